@@ -1,0 +1,51 @@
+# The front door: `make demo` and `make check` do all the set-up on a fresh
+# Debian 12 machine (packages, configure, Release build). CMake does the rest.
+BUILD      ?= build
+PREFIX     ?= /usr/local
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+DEPS       := cmake make gcc pkg-config liblzf-dev libcjson-dev
+BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy
+PTREG      := $(BUILD)/ptreg
+DEMO_DIR   := $(BUILD)/demo
+
+.PHONY: all deps configure build demo check install bench bench-deps clean
+
+all: build
+
+deps:
+	@scripts/ensure-deps.sh $(DEPS)
+
+configure: deps
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_ARGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+# The main job on built-in data: a scan of the built-in shape in a random
+# pose, registered back onto the model, with the pose error.
+demo: build
+	@mkdir -p $(DEMO_DIR)
+	@$(PTREG) synth --shape blob --model $(DEMO_DIR)/model.ply --model-points 40000 \
+	    -o $(DEMO_DIR)/scan.ply --points 30000 --max-angle 10 --noise 0.002 \
+	    --truth $(DEMO_DIR)/truth.txt --seed 1
+	@$(PTREG) icp $(DEMO_DIR)/scan.ply $(DEMO_DIR)/model.ply --max-iter 100 \
+	    --truth $(DEMO_DIR)/truth.txt -o $(DEMO_DIR)/scan_registered.ply
+
+check: build
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+install: build
+	@cmake --install $(BUILD)
+
+bench-deps:
+	@scripts/ensure-deps.sh $(DEPS) $(BENCH_DEPS)
+
+# Speed against the peers (Open3D, PCL): see bench/README.md.
+bench: build bench-deps
+	@cmake -S bench/peers -B $(BUILD)/peers -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD)/peers -j $(JOBS)
+	@/usr/bin/python3 bench/icp_bench.py --ptreg $(PTREG) --pcl $(BUILD)/peers/pcl_icp --work $(BUILD)/bench
+
+clean:
+	@rm -rf $(BUILD)

@@ -1,0 +1,153 @@
+/* ptreg core: status codes, errors, point clouds, rigid transforms, the Horn
+ * solver, threads and deterministic reductions. */
+#ifndef PTREG_CORE_H
+#define PTREG_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PTREG_VERSION_MAJOR 0
+#define PTREG_VERSION_MINOR 1
+#define PTREG_VERSION_PATCH 0
+#define PTREG_VERSION_STRING "0.1.0"
+
+/* Library-side status. The CLI maps FORMAT and IO-on-read to exit code 3,
+ * ARG to 2 and the rest to 4. */
+typedef enum ptreg_status {
+    PTREG_OK = 0,
+    PTREG_ERR_ARG = 1,         /* invalid argument from the caller */
+    PTREG_ERR_IO = 2,          /* a file could not be opened, read or written */
+    PTREG_ERR_FORMAT = 3,      /* malformed or unusable input data */
+    PTREG_ERR_NOMEM = 4,       /* allocation failed */
+    PTREG_ERR_UNSUPPORTED = 5, /* valid input that ptreg cannot handle */
+    PTREG_ERR_RUNTIME = 6      /* an algorithm could not produce a result */
+} ptreg_status;
+
+/* Where an algorithm runs. AUTO uses the GPU when ptreg was built with CUDA
+ * and a device is present, the CPU otherwise; the CPU path is the reference. */
+typedef enum ptreg_device {
+    PTREG_DEVICE_AUTO = 0,
+    PTREG_DEVICE_CPU,
+    PTREG_DEVICE_CUDA
+} ptreg_device;
+
+#define PTREG_ERROR_MESSAGE_MAX 512
+
+/* Filled by functions that fail. The message names the input and the place
+ * (file, line or byte offset) when there is one. */
+typedef struct ptreg_error {
+    ptreg_status status;
+    char message[PTREG_ERROR_MESSAGE_MAX];
+} ptreg_error;
+
+const char *ptreg_version(void);
+const char *ptreg_status_string(ptreg_status status);
+void ptreg_error_clear(ptreg_error *err);
+/* Sets err (which may be NULL) and returns status, so callers can write
+ * `return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: line %zu: ...", ...)`. */
+ptreg_status ptreg_error_set(ptreg_error *err, ptreg_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* A point cloud: interleaved float xyz (NumPy's N x 3 layout), optional
+ * normals in the same layout. The caller owns it; free with
+ * ptreg_cloud_free. */
+typedef struct ptreg_cloud {
+    size_t n;
+    float *xyz;
+    float *normals;           /* NULL when the cloud has none */
+    size_t dropped_nonfinite; /* points dropped on load (NaN/inf coordinates) */
+} ptreg_cloud;
+
+void ptreg_cloud_init(ptreg_cloud *cloud);
+ptreg_status ptreg_cloud_alloc(ptreg_cloud *cloud, size_t n, int with_normals, ptreg_error *err);
+void ptreg_cloud_free(ptreg_cloud *cloud);
+/* Removes points with a non-finite coordinate (normals do not decide: a NaN
+ * normal is a valid "unknown") and adds the count to dropped_nonfinite. */
+void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud);
+
+/* Rigid transforms are 4x4 row-major double matrices, T[4*r + c]. A point p
+ * maps to R p + t with R = T[0..2][0..2], t = T[0..2][3]. */
+void ptreg_transform_identity(double T[16]);
+/* out = A * B (apply B first). out may alias A or B. */
+void ptreg_transform_mul(const double A[16], const double B[16], double out[16]);
+/* Inverse of a rigid transform (R^T, -R^T t). */
+void ptreg_transform_invert_rigid(const double T[16], double out[16]);
+/* out[i] = T * in[i] for n points; in and out may be the same array. */
+void ptreg_transform_points(const double T[16], const float *in, float *out, size_t n);
+/* Rotates n vectors (normals) by T's rotation. */
+void ptreg_transform_vectors(const double T[16], const float *in, float *out, size_t n);
+/* The rotation angle of R(T) in degrees and |t| of A^-1 B: the pose error. */
+void ptreg_transform_difference(const double A[16], const double B[16], double *angle_deg,
+                                double *translation);
+/* R from a unit quaternion (w, x, y, z); normalises q first. */
+void ptreg_quaternion_to_matrix(const double q[4], double R[9]);
+/* T from an axis (any length > 0), an angle in degrees and a translation. */
+void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, const double t[3],
+                                     double T[16]);
+/* Checks that T is finite, its last row is 0 0 0 1 and R is a rotation to
+ * within tol (R^T R = I, det = +1). */
+int ptreg_transform_is_rigid(const double T[16], double tol);
+
+/* Weighted first and second moments of paired points p_i -> q_i, taken
+ * relative to reference points so the cross-covariance keeps its digits
+ * when the clouds sit far from the origin. */
+typedef struct ptreg_moments {
+    double ref_p[3], ref_q[3];
+    double w;       /* sum of weights */
+    double sp[3];   /* sum w (p - ref_p) */
+    double sq[3];   /* sum w (q - ref_q) */
+    double spq[9];  /* sum w (p - ref_p)(q - ref_q)^T, row-major */
+} ptreg_moments;
+
+void ptreg_moments_init(ptreg_moments *m, const double ref_p[3], const double ref_q[3]);
+void ptreg_moments_add(ptreg_moments *m, const double p[3], const double q[3], double w);
+/* a += b; both must share reference points. */
+void ptreg_moments_merge(ptreg_moments *a, const ptreg_moments *b);
+
+/* Horn's closed-form absolute orientation (unit quaternion, the largest
+ * eigenvector of the 4x4 symmetric matrix, solved by Jacobi in double):
+ * T minimises sum w |R p + t - q|^2, a proper rotation (det = +1).
+ * Returns PTREG_ERR_RUNTIME when the total weight is not positive; sets
+ * *degenerate (may be NULL) when the rotation is not unique (collinear or
+ * single points). */
+ptreg_status ptreg_horn_solve(const ptreg_moments *m, double T[16], int *degenerate,
+                              ptreg_error *err);
+/* Convenience: Horn on n float point pairs, weights may be NULL (all 1). */
+ptreg_status ptreg_horn(const float *p, const float *q, const float *weights, size_t n,
+                        double T[16], ptreg_error *err);
+
+/* Symmetric eigenproblem of small matrices by cyclic Jacobi, in double.
+ * A is n x n row-major (n <= 8) and is not modified; eigenvalues come out
+ * ascending with eigenvectors as the columns of V (row-major n x n). */
+void ptreg_eigen_symmetric(const double *A, int n, double *eigenvalues, double *V);
+
+/* Threads: default all cores, or env PTREG_NUM_THREADS; n <= 0 resets to the
+ * default. Results never depend on the number. */
+void ptreg_set_num_threads(int n);
+int ptreg_get_num_threads(void);
+
+/* Deterministic random numbers (xoshiro256**), seeded by splitmix64. */
+typedef struct ptreg_rng {
+    uint64_t s[4];
+} ptreg_rng;
+
+void ptreg_rng_seed(ptreg_rng *rng, uint64_t seed);
+uint64_t ptreg_rng_next(ptreg_rng *rng);
+double ptreg_rng_uniform(ptreg_rng *rng); /* [0, 1) */
+double ptreg_rng_normal(ptreg_rng *rng);  /* standard normal */
+
+/* Monotonic wall clock in milliseconds. */
+double ptreg_time_ms(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

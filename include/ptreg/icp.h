@@ -1,0 +1,71 @@
+/* ptreg rigid ICP: Besl & McKay point-to-point with Horn's quaternion
+ * solution, exact nearest neighbours, the sigma filter of the aerial
+ * refuelling study and trimming. */
+#ifndef PTREG_ICP_H
+#define PTREG_ICP_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ptreg_nn_method {
+    PTREG_NN_AUTO = 0, /* the fastest exact method for the sizes */
+    PTREG_NN_BRUTE,
+    PTREG_NN_KDTREE
+} ptreg_nn_method;
+
+const char *ptreg_nn_method_name(ptreg_nn_method method);
+/* Returns -1 for an unknown name. */
+int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method);
+
+typedef enum ptreg_stop_reason {
+    PTREG_STOP_CONVERGED = 0,   /* the drop in MSE fell below tol */
+    PTREG_STOP_MAX_ITERATIONS,  /* ran max_iter updates */
+    PTREG_STOP_TOO_FEW_PAIRS,   /* fewer than 3 correspondences survived the filters */
+    PTREG_STOP_DEGENERATE       /* the pairs do not fix a unique rotation */
+} ptreg_stop_reason;
+
+const char *ptreg_stop_reason_name(ptreg_stop_reason reason);
+
+typedef struct ptreg_icp_options {
+    int max_iter;         /* transform updates, default 30 */
+    double tol;           /* stop when MSE drops by less (Besl); 0: never; < 0: auto
+                             = 1e-10 * (target bounding-box diagonal)^2 (default) */
+    double max_dist;      /* pairs farther apart are not used; <= 0: no limit */
+    double filter_sigma;  /* leave out pairs with error > mean + s * std; <= 0: off */
+    int filter_start;     /* first iteration (0-based) the sigma filter applies */
+    double trim;          /* keep this fraction of the closest pairs, (0, 1]; 1: off */
+    double init[16];      /* initial transform of the source (identity) */
+    ptreg_nn_method nn;
+    ptreg_device device;
+} ptreg_icp_options;
+
+void ptreg_icp_options_default(ptreg_icp_options *opt);
+
+typedef struct ptreg_icp_result {
+    double transformation[16]; /* takes the source onto the target */
+    double rmse;               /* over the pairs used, at the final transform */
+    double fitness;            /* pairs used / source points, at the final transform */
+    size_t pairs;              /* pairs used at the final transform */
+    int iterations;            /* transform updates made */
+    int converged;             /* stopped by tol */
+    ptreg_stop_reason stop_reason;
+    double *mse;               /* MSE before each update and at the end: iterations + 1 */
+    double time_ms;            /* clouds in memory to result, search build included */
+    double build_ms;           /* search-structure build, part of time_ms */
+    ptreg_nn_method nn;        /* the method that ran */
+} ptreg_icp_result;
+
+void ptreg_icp_result_free(ptreg_icp_result *result);
+
+/* Registers source (n points) onto target (m points). */
+ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,
+                       const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,12 @@
+/* ptreg: accelerated point-set registration and 3-D feature extraction.
+ * One header per module; this one pulls them all in. */
+#ifndef PTREG_H
+#define PTREG_H
+
+#include "core.h"
+#include "icp.h"
+#include "io.h"
+#include "nn.h"
+#include "synth.h"
+
+#endif

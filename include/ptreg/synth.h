@@ -1,0 +1,49 @@
+/* ptreg built-in test data: scan-like clouds of analytic shapes with a known
+ * pose, for the demo, the tests and the benchmarks. */
+#ifndef PTREG_SYNTH_H
+#define PTREG_SYNTH_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ptreg_shape {
+    PTREG_SHAPE_BLOB = 0, /* a lumpy, asymmetric closed surface of radius ~1 */
+    PTREG_SHAPE_AIRCRAFT  /* fuselage, wings and tail: the refuelling study's kind of model */
+} ptreg_shape;
+
+const char *ptreg_shape_name(ptreg_shape shape);
+int ptreg_shape_parse(const char *name, ptreg_shape *shape);
+
+/* n points uniform over the whole surface (the model), with outward normals. */
+ptreg_status ptreg_synth_model(ptreg_shape shape, size_t n, uint64_t seed, ptreg_cloud *model,
+                               ptreg_error *err);
+
+typedef struct ptreg_synth_options {
+    size_t points;        /* sensed points (default 30000) */
+    double max_angle_deg; /* rotation angle drawn uniformly in [-a, a] per axis (default 20) */
+    double max_translation; /* translation components in [-t, t] (default 0.1) */
+    double noise;         /* Gaussian noise sigma (default 0.005) */
+    double outliers;      /* fraction of points replaced by uniform outliers (default 0) */
+    double overlap;       /* visible fraction kept by a planar crop, (0, 1] (default 1) */
+    double view[3];       /* sensor position, looking at the origin (default 1, -2, 5) */
+    uint64_t seed;
+} ptreg_synth_options;
+
+void ptreg_synth_options_default(ptreg_synth_options *opt);
+
+/* A scan of the shape as a range sensor at opt->view would see it: surface
+ * samples independent of the model's, the nearest surface per pixel of a
+ * depth buffer, in raster order; then cropped by a plane to the overlap
+ * fraction, noisy, with outliers, and moved by a random pose. *truth takes
+ * the sensed cloud back onto the model frame (what ICP should return). */
+ptreg_status ptreg_synth_scan(ptreg_shape shape, const ptreg_synth_options *opt,
+                              ptreg_cloud *sensed, double truth[16], ptreg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,239 @@
+#include "cli/args.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    fprintf(stderr, "ptreg %s: ", cmd);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+void cli_print_help(const cli_command *cmd)
+{
+    printf("usage: ptreg %s %s\n\n%s\n", cmd->name, cmd->synopsis, cmd->summary);
+    if (cmd->description)
+        printf("\n%s\n", cmd->description);
+    printf("\noptions:\n");
+    for (size_t i = 0; i < cmd->option_count; i++) {
+        const cli_option *o = &cmd->options[i];
+        char left[64];
+        if (o->short_name)
+            snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, o->value ? " " : "",
+                     o->value ? o->value : "");
+        else
+            snprintf(left, sizeof left, "    --%s%s%s", o->name, o->value ? " " : "", o->value ? o->value : "");
+        printf("  %-28s %s\n", left, o->help);
+    }
+    printf("  %-28s %s\n", "-h, --help", "show this help");
+}
+
+static int find_long(const cli_command *cmd, const char *name, size_t len)
+{
+    for (size_t i = 0; i < cmd->option_count; i++)
+        if (strlen(cmd->options[i].name) == len && !strncmp(cmd->options[i].name, name, len))
+            return (int)i;
+    return -1;
+}
+
+static int find_short(const cli_command *cmd, char c)
+{
+    for (size_t i = 0; i < cmd->option_count; i++)
+        if (cmd->options[i].short_name == c)
+            return (int)i;
+    return -1;
+}
+
+/* One option at argv[*i]; advances *i past a separate value. */
+static int parse_option(const cli_command *cmd, int argc, char **argv, int *i, cli_args *args)
+{
+    const char *arg = argv[*i], *inline_value = NULL;
+    int idx;
+    if (arg[1] == '-') {
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        idx = find_long(cmd, name, len);
+        inline_value = eq ? eq + 1 : NULL;
+    } else {
+        idx = arg[2] == '\0' ? find_short(cmd, arg[1]) : -1;
+    }
+    if (idx < 0) {
+        cli_error(cmd->name, "unknown option '%s' (see 'ptreg %s --help')", arg, cmd->name);
+        return EXIT_USAGE;
+    }
+    const cli_option *o = &cmd->options[idx];
+    if (!o->value) {
+        if (inline_value) {
+            cli_error(cmd->name, "option --%s takes no value", o->name);
+            return EXIT_USAGE;
+        }
+        args->value[idx] = "";
+        return EXIT_OK;
+    }
+    if (!inline_value) {
+        if (*i + 1 >= argc) {
+            cli_error(cmd->name, "option --%s needs a value (%s)", o->name, o->value);
+            return EXIT_USAGE;
+        }
+        inline_value = argv[++*i];
+    }
+    args->value[idx] = inline_value;
+    return EXIT_OK;
+}
+
+int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args)
+{
+    memset(args, 0, sizeof *args);
+    args->cmd = cmd;
+    int only_positional = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!only_positional && (!strcmp(arg, "-h") || !strcmp(arg, "--help"))) {
+            cli_print_help(cmd);
+            return -1;
+        }
+        if (!only_positional && !strcmp(arg, "--")) {
+            only_positional = 1;
+            continue;
+        }
+        if (!only_positional && arg[0] == '-' && arg[1] != '\0') {
+            int rc = parse_option(cmd, argc, argv, &i, args);
+            if (rc)
+                return rc;
+            continue;
+        }
+        if (args->positional_count >= cmd->max_positional) {
+            cli_error(cmd->name, "unexpected argument '%s' (usage: ptreg %s %s)", arg, cmd->name, cmd->synopsis);
+            return EXIT_USAGE;
+        }
+        args->positional[args->positional_count++] = arg;
+    }
+    if (args->positional_count < cmd->min_positional) {
+        cli_error(cmd->name, "missing arguments (usage: ptreg %s %s)", cmd->name, cmd->synopsis);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+static int option_index(const cli_args *args, const char *name)
+{
+    int idx = find_long(args->cmd, name, strlen(name));
+    if (idx < 0) { /* a programming error: the command asked for an option it lacks */
+        fprintf(stderr, "ptreg: internal error: no option --%s in %s\n", name, args->cmd->name);
+        abort();
+    }
+    return idx;
+}
+
+int cli_has(const cli_args *args, const char *name) { return args->value[option_index(args, name)] != NULL; }
+
+const char *cli_string(const cli_args *args, const char *name, const char *fallback)
+{
+    const char *v = args->value[option_index(args, name)];
+    return v ? v : fallback;
+}
+
+int cli_double(const cli_args *args, const char *name, double lo, double hi, double *out)
+{
+    const char *v = cli_string(args, name, NULL);
+    if (!v)
+        return EXIT_OK;
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || *end != '\0' || errno == ERANGE || !isfinite(d)) {
+        cli_error(args->cmd->name, "--%s: '%s' is not a number", name, v);
+        return EXIT_USAGE;
+    }
+    if (d < lo || d > hi) {
+        cli_error(args->cmd->name, "--%s: %s is outside [%g, %g]", name, v, lo, hi);
+        return EXIT_USAGE;
+    }
+    *out = d;
+    return EXIT_OK;
+}
+
+static int parse_integer(const cli_args *args, const char *name, long long lo, long long hi, long long *out)
+{
+    const char *v = cli_string(args, name, NULL);
+    if (!v)
+        return 1;
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (end == v || *end != '\0' || errno == ERANGE) {
+        cli_error(args->cmd->name, "--%s: '%s' is not an integer", name, v);
+        return EXIT_USAGE;
+    }
+    if (x < lo || x > hi) {
+        cli_error(args->cmd->name, "--%s: %s is outside [%lld, %lld]", name, v, lo, hi);
+        return EXIT_USAGE;
+    }
+    *out = x;
+    return EXIT_OK;
+}
+
+int cli_int(const cli_args *args, const char *name, long lo, long hi, int *out)
+{
+    long long x;
+    int rc = parse_integer(args, name, lo, hi, &x);
+    if (rc == EXIT_OK)
+        *out = (int)x;
+    return rc == 1 ? EXIT_OK : rc;
+}
+
+int cli_size(const cli_args *args, const char *name, size_t lo, size_t hi, size_t *out)
+{
+    long long x;
+    long long lim = hi > (size_t)LLONG_MAX ? LLONG_MAX : (long long)hi;
+    int rc = parse_integer(args, name, (long long)lo, lim, &x);
+    if (rc == EXIT_OK)
+        *out = (size_t)x;
+    return rc == 1 ? EXIT_OK : rc;
+}
+
+int cli_u64(const cli_args *args, const char *name, uint64_t *out)
+{
+    const char *v = cli_string(args, name, NULL);
+    if (!v)
+        return EXIT_OK;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (end == v || *end != '\0' || errno == ERANGE || v[0] == '-') {
+        cli_error(args->cmd->name, "--%s: '%s' is not a non-negative integer", name, v);
+        return EXIT_USAGE;
+    }
+    *out = (uint64_t)x;
+    return EXIT_OK;
+}
+
+int cli_vec3(const cli_args *args, const char *name, double out[3])
+{
+    const char *v = cli_string(args, name, NULL);
+    if (!v)
+        return EXIT_OK;
+    double tmp[3];
+    const char *p = v;
+    for (int k = 0; k < 3; k++) {
+        char *end;
+        tmp[k] = strtod(p, &end);
+        if (end == p || !isfinite(tmp[k]) || (k < 2 && *end != ',') || (k == 2 && *end != '\0')) {
+            cli_error(args->cmd->name, "--%s: '%s' is not three numbers x,y,z", name, v);
+            return EXIT_USAGE;
+        }
+        p = end + 1;
+    }
+    memcpy(out, tmp, sizeof tmp);
+    return EXIT_OK;
+}

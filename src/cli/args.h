@@ -1,0 +1,63 @@
+/* Command-line parsing shared by the commands: a table of options per
+ * command drives parsing, value checks and the --help text. */
+#ifndef PTREG_CLI_ARGS_H
+#define PTREG_CLI_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Exit codes of every command (DESIGN.md). */
+enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_BAD_INPUT = 3, EXIT_RUNTIME = 4 };
+
+typedef struct cli_option {
+    const char *name;  /* long name without the dashes */
+    char short_name;   /* 0 when none */
+    const char *value; /* the value's placeholder, NULL for a flag */
+    const char *help;
+} cli_option;
+
+typedef struct cli_command {
+    const char *name;
+    const char *synopsis;    /* "SOURCE TARGET [options]" */
+    const char *summary;     /* one line */
+    const char *description; /* a paragraph for --help, may be NULL */
+    const cli_option *options;
+    size_t option_count;
+    int min_positional, max_positional;
+} cli_command;
+
+#define CLI_MAX_OPTIONS 48
+#define CLI_MAX_POSITIONAL 8
+
+typedef struct cli_args {
+    const cli_command *cmd;
+    const char *value[CLI_MAX_OPTIONS]; /* NULL when absent; "" for a present flag */
+    const char *positional[CLI_MAX_POSITIONAL];
+    int positional_count;
+} cli_args;
+
+/* Parses argv (after the command name). Returns -1 after printing --help,
+ * EXIT_USAGE after printing a usage error, EXIT_OK otherwise. */
+int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args);
+void cli_print_help(const cli_command *cmd);
+
+int cli_has(const cli_args *args, const char *name);
+const char *cli_string(const cli_args *args, const char *name, const char *fallback);
+/* Typed values: keep *out when the option is absent; print an error naming
+ * the option and return EXIT_USAGE when the value is malformed or outside
+ * [lo, hi]. */
+int cli_double(const cli_args *args, const char *name, double lo, double hi, double *out);
+int cli_int(const cli_args *args, const char *name, long lo, long hi, int *out);
+int cli_size(const cli_args *args, const char *name, size_t lo, size_t hi, size_t *out);
+int cli_u64(const cli_args *args, const char *name, uint64_t *out);
+/* "x,y,z" */
+int cli_vec3(const cli_args *args, const char *name, double out[3]);
+
+/* Prints "ptreg CMD: message" to stderr. */
+void cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+#endif

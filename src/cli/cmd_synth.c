@@ -1,0 +1,146 @@
+/* ptreg synth: the built-in test shapes, a simulated scan and its true pose. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/common.h"
+
+static const cli_option synth_options[] = {
+    {"shape", 0, "NAME", "blob (lumpy closed surface, radius ~1) or aircraft (default blob)"},
+    {"model", 'm', "FILE", "write the model: points uniform over the whole surface, with normals"},
+    {"model-points", 0, "N", "model points (default 40000)"},
+    {"output", 'o', "FILE", "write the sensed scan"},
+    {"points", 'n', "M", "sensed points (default 30000)"},
+    {"truth", 0, "FILE", "write the 4x4 transform taking the scan onto the model"},
+    {"max-angle", 0, "DEG", "roll, pitch and yaw each drawn from [-DEG, DEG] (default 20)"},
+    {"max-translation", 0, "T", "translation components drawn from [-T, T] (default 0.1)"},
+    {"noise", 0, "S", "Gaussian noise sigma (default 0.005)"},
+    {"outliers", 0, "F", "fraction of scan points replaced by uniform outliers (default 0)"},
+    {"overlap", 0, "F", "fraction of the visible surface kept by a planar crop (default 1)"},
+    {"view", 0, "X,Y,Z", "sensor position, looking at the origin (default 1,-2,5)"},
+    {"seed", 0, "S", "random seed (default 1); the same seed gives the same bits"},
+    {"ascii", 0, NULL, "write text PLY/PCD"},
+    {"json", 0, NULL, "print what was made as one JSON object"},
+};
+
+const cli_command cli_cmd_synth = {
+    "synth",
+    "[options]",
+    "Make test data: a model of a built-in shape and a scan of it in a known random pose.",
+    "The scan sees the surface from --view through a depth buffer (front faces, nearest\n"
+    "surface per pixel, in raster order) with samples independent of the model's, then\n"
+    "is cropped, made noisy, given outliers and moved. Register the scan onto the model\n"
+    "and compare with --truth:\n"
+    "  ptreg synth --model model.ply -o scan.ply --truth truth.txt\n"
+    "  ptreg icp scan.ply model.ply --truth truth.txt",
+    synth_options,
+    sizeof synth_options / sizeof synth_options[0],
+    0,
+    0,
+};
+
+static int read_synth_options(const cli_args *a, ptreg_shape *shape, size_t *model_points,
+                              ptreg_synth_options *o)
+{
+    const char *name = cli_string(a, "shape", "blob");
+    if (ptreg_shape_parse(name, shape)) {
+        cli_error("synth", "--shape: '%s' is not blob or aircraft", name);
+        return EXIT_USAGE;
+    }
+    int rc = 0;
+    rc = rc ? rc : cli_size(a, "model-points", 1, 100000000, model_points);
+    rc = rc ? rc : cli_size(a, "points", 1, 100000000, &o->points);
+    rc = rc ? rc : cli_double(a, "max-angle", 0.0, 180.0, &o->max_angle_deg);
+    rc = rc ? rc : cli_double(a, "max-translation", 0.0, 1e6, &o->max_translation);
+    rc = rc ? rc : cli_double(a, "noise", 0.0, 1e3, &o->noise);
+    rc = rc ? rc : cli_double(a, "outliers", 0.0, 0.99, &o->outliers);
+    rc = rc ? rc : cli_double(a, "overlap", 0.01, 1.0, &o->overlap);
+    rc = rc ? rc : cli_vec3(a, "view", o->view);
+    rc = rc ? rc : cli_u64(a, "seed", &o->seed);
+    if (!rc && !cli_has(a, "model") && !cli_has(a, "output")) {
+        cli_error("synth", "nothing to write: give --model FILE and/or --output FILE");
+        rc = EXIT_USAGE;
+    }
+    return rc;
+}
+
+/* The model and the scan draw from different streams of the one seed. */
+#define SCAN_STREAM 0x5ca9ull
+
+static int make_outputs(const cli_args *a, ptreg_shape shape, size_t model_points,
+                        ptreg_synth_options *so, double truth[16])
+{
+    int ascii = cli_has(a, "ascii"), rc = EXIT_OK;
+    ptreg_error err;
+    ptreg_status st;
+    ptreg_cloud model, scan;
+    ptreg_cloud_init(&model);
+    ptreg_cloud_init(&scan);
+    uint64_t seed = so->seed;
+    if (cli_has(a, "model") && (st = ptreg_synth_model(shape, model_points, seed, &model, &err)))
+        goto fail;
+    so->seed = seed ^ SCAN_STREAM;
+    if (cli_has(a, "output") && (st = ptreg_synth_scan(shape, so, &scan, truth, &err)))
+        goto fail;
+    so->seed = seed;
+    if (cli_has(a, "model"))
+        rc = cli_write_cloud("synth", cli_string(a, "model", NULL), &model, ascii);
+    if (!rc && cli_has(a, "output"))
+        rc = cli_write_cloud("synth", cli_string(a, "output", NULL), &scan, ascii);
+    if (!rc && cli_has(a, "truth"))
+        rc = cli_write_transform("synth", cli_string(a, "truth", NULL), truth);
+    ptreg_cloud_free(&model);
+    ptreg_cloud_free(&scan);
+    return rc;
+fail:
+    cli_error("synth", "%s", err.message);
+    ptreg_cloud_free(&model);
+    ptreg_cloud_free(&scan);
+    return cli_exit_code(st, 0);
+}
+
+int cli_run_synth(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_synth, argc, argv, &a);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    ptreg_shape shape;
+    size_t model_points = 40000;
+    ptreg_synth_options so;
+    ptreg_synth_options_default(&so);
+    if ((rc = read_synth_options(&a, &shape, &model_points, &so)))
+        return rc;
+    if (cli_has(&a, "truth") && !cli_has(&a, "output")) {
+        cli_error("synth", "--truth needs a scan: give --output FILE too");
+        return EXIT_USAGE;
+    }
+    double truth[16];
+    ptreg_transform_identity(truth);
+    if ((rc = make_outputs(&a, shape, model_points, &so, truth)))
+        return rc;
+    if (cli_has(&a, "json")) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "command", "synth");
+        cJSON_AddStringToObject(o, "shape", ptreg_shape_name(shape));
+        if (cli_has(&a, "model")) {
+            cJSON_AddStringToObject(o, "model", cli_string(&a, "model", NULL));
+            cJSON_AddNumberToObject(o, "model_points", (double)model_points);
+        }
+        if (cli_has(&a, "output")) {
+            cJSON_AddStringToObject(o, "output", cli_string(&a, "output", NULL));
+            cJSON_AddNumberToObject(o, "points", (double)so.points);
+            cJSON_AddItemToObject(o, "truth", cli_json_matrix(truth));
+        }
+        cJSON_AddNumberToObject(o, "seed", (double)so.seed);
+        return cli_json_print(o);
+    }
+    if (cli_has(&a, "model"))
+        printf("model: %s (%zu points of the %s)\n", cli_string(&a, "model", NULL), model_points,
+               ptreg_shape_name(shape));
+    if (cli_has(&a, "output")) {
+        printf("scan: %s (%zu points); the transform taking it onto the model:\n",
+               cli_string(&a, "output", NULL), so.points);
+        cli_print_matrix("  ", truth);
+    }
+    return EXIT_OK;
+}

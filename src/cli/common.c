@@ -1,0 +1,125 @@
+#include "cli/common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_exit_code(ptreg_status status, int reading)
+{
+    switch (status) {
+    case PTREG_OK: return EXIT_OK;
+    case PTREG_ERR_FORMAT:
+    case PTREG_ERR_UNSUPPORTED: return EXIT_BAD_INPUT;
+    case PTREG_ERR_IO: return reading ? EXIT_BAD_INPUT : EXIT_RUNTIME;
+    case PTREG_ERR_ARG: return reading ? EXIT_BAD_INPUT : EXIT_USAGE;
+    case PTREG_ERR_NOMEM:
+    case PTREG_ERR_RUNTIME: break;
+    }
+    return EXIT_RUNTIME;
+}
+
+int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet)
+{
+    ptreg_error err;
+    ptreg_status st = ptreg_cloud_read(path, PTREG_FORMAT_AUTO, cloud, &err);
+    if (st) {
+        cli_error(cmd, "%s", err.message);
+        return cli_exit_code(st, 1);
+    }
+    if (cloud->dropped_nonfinite && !quiet)
+        fprintf(stderr, "ptreg %s: warning: %s: dropped %zu points with non-finite coordinates\n", cmd, path,
+                cloud->dropped_nonfinite);
+    return EXIT_OK;
+}
+
+int cli_write_cloud(const char *cmd, const char *path, const ptreg_cloud *cloud, int ascii)
+{
+    ptreg_write_options opt;
+    ptreg_write_options_default(&opt);
+    opt.ascii = ascii;
+    ptreg_error err;
+    ptreg_status st = ptreg_cloud_write(path, cloud, &opt, &err);
+    if (st) {
+        cli_error(cmd, "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    return EXIT_OK;
+}
+
+int cli_read_transform(const char *cmd, const char *path, double T[16])
+{
+    ptreg_error err;
+    ptreg_status st = ptreg_transform_read(path, T, &err);
+    if (st) {
+        cli_error(cmd, "%s", err.message);
+        return cli_exit_code(st, 1);
+    }
+    if (!ptreg_transform_is_rigid(T, 1e-4)) {
+        cli_error(cmd, "%s: the matrix is not a rigid transform (rotation and translation)", path);
+        return EXIT_BAD_INPUT;
+    }
+    return EXIT_OK;
+}
+
+int cli_write_transform(const char *cmd, const char *path, const double T[16])
+{
+    ptreg_error err;
+    ptreg_status st = ptreg_transform_write(path, T, &err);
+    if (st) {
+        cli_error(cmd, "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    return EXIT_OK;
+}
+
+int cli_apply_threads(const cli_args *args)
+{
+    int threads = 0;
+    int rc = cli_int(args, "threads", 0, 4096, &threads);
+    if (!rc && threads > 0)
+        ptreg_set_num_threads(threads);
+    return rc;
+}
+
+int cli_parse_device(const cli_args *args, ptreg_device *device)
+{
+    const char *v = cli_string(args, "device", "auto");
+    if (!strcmp(v, "auto"))
+        *device = PTREG_DEVICE_AUTO;
+    else if (!strcmp(v, "cpu"))
+        *device = PTREG_DEVICE_CPU;
+    else if (!strcmp(v, "cuda"))
+        *device = PTREG_DEVICE_CUDA;
+    else {
+        cli_error(args->cmd->name, "--device: '%s' is not auto, cpu or cuda", v);
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+cJSON *cli_json_matrix(const double T[16])
+{
+    cJSON *rows = cJSON_CreateArray();
+    for (int r = 0; r < 4; r++)
+        cJSON_AddItemToArray(rows, cJSON_CreateDoubleArray(T + 4 * r, 4));
+    return rows;
+}
+
+int cli_json_print(cJSON *obj)
+{
+    char *text = cJSON_Print(obj);
+    cJSON_Delete(obj);
+    if (!text) {
+        fprintf(stderr, "ptreg: out of memory printing JSON\n");
+        return EXIT_RUNTIME;
+    }
+    int ok = puts(text) >= 0 && fflush(stdout) == 0;
+    free(text);
+    return ok ? EXIT_OK : EXIT_RUNTIME;
+}
+
+void cli_print_matrix(const char *indent, const double T[16])
+{
+    for (int r = 0; r < 4; r++)
+        printf("%s%12.8f %12.8f %12.8f %12.8f\n", indent, T[4 * r], T[4 * r + 1], T[4 * r + 2], T[4 * r + 3]);
+}

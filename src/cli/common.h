@@ -1,0 +1,37 @@
+/* What the commands share: loading and writing clouds with the CLI's error
+ * conventions, exit codes from library statuses, JSON helpers. */
+#ifndef PTREG_CLI_COMMON_H
+#define PTREG_CLI_COMMON_H
+
+#include <cjson/cJSON.h>
+
+#include "cli/args.h"
+#include "ptreg/ptreg.h"
+
+/* Library status -> exit code: bad input is 3, the caller's mistakes 2,
+ * the rest (memory, write failures, algorithm failures) 4. */
+int cli_exit_code(ptreg_status status, int reading);
+
+/* Reads a cloud; on failure prints the library's message and returns 3.
+ * Dropped non-finite points are reported on stderr unless quiet. */
+int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet);
+int cli_write_cloud(const char *cmd, const char *path, const ptreg_cloud *cloud, int ascii);
+int cli_read_transform(const char *cmd, const char *path, double T[16]);
+int cli_write_transform(const char *cmd, const char *path, const double T[16]);
+/* --threads N; 0 keeps the default. */
+int cli_apply_threads(const cli_args *args);
+int cli_parse_device(const cli_args *args, ptreg_device *device);
+
+cJSON *cli_json_matrix(const double T[16]);
+/* Prints the object to stdout and frees it; returns EXIT_RUNTIME when
+ * printing fails. */
+int cli_json_print(cJSON *obj);
+void cli_print_matrix(const char *indent, const double T[16]);
+
+extern const cli_command cli_cmd_icp, cli_cmd_synth, cli_cmd_convert, cli_cmd_info;
+int cli_run_icp(int argc, char **argv);
+int cli_run_synth(int argc, char **argv);
+int cli_run_convert(int argc, char **argv);
+int cli_run_info(int argc, char **argv);
+
+#endif

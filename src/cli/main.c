@@ -1,0 +1,87 @@
+/* ptreg: the command-line tool. Dispatches to one command per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/common.h"
+#include "core/cpu.h"
+
+typedef struct command_entry {
+    const cli_command *cmd;
+    int (*run)(int argc, char **argv);
+} command_entry;
+
+static const command_entry commands[] = {
+    {&cli_cmd_icp, cli_run_icp},
+    {&cli_cmd_synth, cli_run_synth},
+    {&cli_cmd_convert, cli_run_convert},
+    {&cli_cmd_info, cli_run_info},
+};
+#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
+
+static void print_usage(FILE *out)
+{
+    fprintf(out, "usage: ptreg <command> [options]\n\n"
+                 "Accelerated point-set registration and 3-D features.\n\ncommands:\n");
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].cmd->name, commands[i].cmd->summary);
+    fprintf(out, "  %-10s %s\n", "help", "'ptreg help COMMAND' shows a command's options");
+    fprintf(out, "  %-10s %s\n", "version", "print the version (also --version)");
+    fprintf(out, "\nExit codes: 0 ok, 2 usage, 3 bad input, 4 runtime failure.\n"
+                 "Environment: PTREG_NUM_THREADS (threads), PTREG_ISA (generic|avx2|avx512 cap).\n"
+                 "See man ptreg.\n");
+}
+
+static const command_entry *find_command(const char *name)
+{
+    for (size_t i = 0; i < COMMAND_COUNT; i++)
+        if (!strcmp(commands[i].cmd->name, name))
+            return &commands[i];
+    return NULL;
+}
+
+static int print_version(void)
+{
+    printf("ptreg %s (cpu: %s, cuda: %s)\n", ptreg_version(), ptreg_isa_name(ptreg_cpu_isa()),
+#ifdef PTREG_HAVE_CUDA_BACKEND
+           "yes"
+#else
+           "no"
+#endif
+    );
+    return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--version") || !strcmp(name, "version"))
+        return print_version();
+    if (!strcmp(name, "--help") || !strcmp(name, "-h")) {
+        print_usage(stdout);
+        return EXIT_OK;
+    }
+    if (!strcmp(name, "help")) {
+        if (argc < 3) {
+            print_usage(stdout);
+            return EXIT_OK;
+        }
+        const command_entry *e = find_command(argv[2]);
+        if (!e) {
+            fprintf(stderr, "ptreg help: unknown command '%s'\n", argv[2]);
+            return EXIT_USAGE;
+        }
+        cli_print_help(e->cmd);
+        return EXIT_OK;
+    }
+    const command_entry *e = find_command(name);
+    if (!e) {
+        fprintf(stderr, "ptreg: unknown command '%s'\n\n", name);
+        print_usage(stderr);
+        return EXIT_USAGE;
+    }
+    return e->run(argc - 2, argv + 2);
+}

@@ -1,0 +1,51 @@
+#include "ptreg/core.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ptreg_cloud_init(ptreg_cloud *cloud) { memset(cloud, 0, sizeof *cloud); }
+
+ptreg_status ptreg_cloud_alloc(ptreg_cloud *cloud, size_t n, int with_normals, ptreg_error *err)
+{
+    ptreg_cloud_init(cloud);
+    if (n > SIZE_MAX / (3 * sizeof(float)))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "cloud of %zu points is too large", n);
+    size_t bytes = (n ? n : 1) * 3 * sizeof(float);
+    cloud->xyz = malloc(bytes);
+    if (with_normals)
+        cloud->normals = malloc(bytes);
+    if (!cloud->xyz || (with_normals && !cloud->normals)) {
+        ptreg_cloud_free(cloud);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for a cloud of %zu points", n);
+    }
+    cloud->n = n;
+    return PTREG_OK;
+}
+
+void ptreg_cloud_free(ptreg_cloud *cloud)
+{
+    if (!cloud)
+        return;
+    free(cloud->xyz);
+    free(cloud->normals);
+    ptreg_cloud_init(cloud);
+}
+
+void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < cloud->n; i++) {
+        const float *p = cloud->xyz + 3 * i;
+        if (!(isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2])))
+            continue;
+        if (kept != i) {
+            memcpy(cloud->xyz + 3 * kept, p, 3 * sizeof(float));
+            if (cloud->normals)
+                memcpy(cloud->normals + 3 * kept, cloud->normals + 3 * i, 3 * sizeof(float));
+        }
+        kept++;
+    }
+    cloud->dropped_nonfinite += cloud->n - kept;
+    cloud->n = kept;
+}

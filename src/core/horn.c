@@ -1,0 +1,171 @@
+/* Horn's closed-form absolute orientation with unit quaternions
+ * (B.K.P. Horn, JOSA A 4(4), 1987; see docs/ALGORITHMS.md). */
+#include "ptreg/core.h"
+
+#include <math.h>
+#include <string.h>
+
+void ptreg_moments_init(ptreg_moments *m, const double ref_p[3], const double ref_q[3])
+{
+    memset(m, 0, sizeof *m);
+    for (int k = 0; k < 3; k++) {
+        m->ref_p[k] = ref_p ? ref_p[k] : 0.0;
+        m->ref_q[k] = ref_q ? ref_q[k] : 0.0;
+    }
+}
+
+void ptreg_moments_add(ptreg_moments *m, const double p[3], const double q[3], double w)
+{
+    double a[3], b[3];
+    for (int k = 0; k < 3; k++) {
+        a[k] = p[k] - m->ref_p[k];
+        b[k] = q[k] - m->ref_q[k];
+    }
+    m->w += w;
+    for (int r = 0; r < 3; r++) {
+        m->sp[r] += w * a[r];
+        m->sq[r] += w * b[r];
+        for (int c = 0; c < 3; c++)
+            m->spq[3 * r + c] += w * a[r] * b[c];
+    }
+}
+
+void ptreg_moments_merge(ptreg_moments *a, const ptreg_moments *b)
+{
+    a->w += b->w;
+    for (int k = 0; k < 3; k++) {
+        a->sp[k] += b->sp[k];
+        a->sq[k] += b->sq[k];
+    }
+    for (int k = 0; k < 9; k++)
+        a->spq[k] += b->spq[k];
+}
+
+void ptreg_eigen_symmetric(const double *A_in, int n, double *eval, double *V)
+{
+    double A[64];
+    memcpy(A, A_in, (size_t)(n * n) * sizeof(double));
+    for (int i = 0; i < n * n; i++)
+        V[i] = (i % (n + 1) == 0) ? 1.0 : 0.0;
+    for (int sweep = 0; sweep < 100; sweep++) {
+        double off = 0.0, diag = 0.0;
+        for (int i = 0; i < n; i++) {
+            diag += A[i * n + i] * A[i * n + i];
+            for (int j = i + 1; j < n; j++)
+                off += A[i * n + j] * A[i * n + j];
+        }
+        if (off <= 1e-36 * diag || off == 0.0)
+            break;
+        for (int p = 0; p < n; p++)
+            for (int q = p + 1; q < n; q++) {
+                double apq = A[p * n + q];
+                if (apq == 0.0)
+                    continue;
+                /* The rotation that zeroes A[p][q], in the stable form of
+                 * Golub & Van Loan (8.4.2). */
+                double theta = (A[q * n + q] - A[p * n + p]) / (2.0 * apq);
+                double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
+                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                for (int k = 0; k < n; k++) {
+                    double akp = A[k * n + p], akq = A[k * n + q];
+                    A[k * n + p] = c * akp - s * akq;
+                    A[k * n + q] = s * akp + c * akq;
+                }
+                for (int k = 0; k < n; k++) {
+                    double apk = A[p * n + k], aqk = A[q * n + k];
+                    A[p * n + k] = c * apk - s * aqk;
+                    A[q * n + k] = s * apk + c * aqk;
+                }
+                for (int k = 0; k < n; k++) {
+                    double vkp = V[k * n + p], vkq = V[k * n + q];
+                    V[k * n + p] = c * vkp - s * vkq;
+                    V[k * n + q] = s * vkp + c * vkq;
+                }
+            }
+    }
+    for (int i = 0; i < n; i++)
+        eval[i] = A[i * n + i];
+    /* Selection sort keeps eigenvalue i with column i of V. */
+    for (int i = 0; i < n; i++) {
+        int best = i;
+        for (int j = i + 1; j < n; j++)
+            if (eval[j] < eval[best])
+                best = j;
+        if (best == i)
+            continue;
+        double tmp = eval[i];
+        eval[i] = eval[best];
+        eval[best] = tmp;
+        for (int k = 0; k < n; k++) {
+            tmp = V[k * n + i];
+            V[k * n + i] = V[k * n + best];
+            V[k * n + best] = tmp;
+        }
+    }
+}
+
+ptreg_status ptreg_horn_solve(const ptreg_moments *m, double T[16], int *degenerate,
+                              ptreg_error *err)
+{
+    if (degenerate)
+        *degenerate = 0;
+    if (!(m->w > 0.0) || !isfinite(m->w))
+        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "Horn solver: no weighted point pairs");
+    double cp[3], cq[3], S[9];
+    for (int k = 0; k < 3; k++) {
+        cp[k] = m->sp[k] / m->w;
+        cq[k] = m->sq[k] / m->w;
+    }
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            S[3 * r + c] = m->spq[3 * r + c] - m->w * cp[r] * cq[c];
+    double xx = S[0], xy = S[1], xz = S[2], yx = S[3], yy = S[4], yz = S[5], zx = S[6],
+           zy = S[7], zz = S[8];
+    double N[16] = {xx + yy + zz, yz - zy,       zx - xz,       xy - yx,
+                    yz - zy,      xx - yy - zz,  xy + yx,       zx + xz,
+                    zx - xz,      xy + yx,       -xx + yy - zz, yz + zy,
+                    xy - yx,      zx + xz,       yz + zy,       -xx - yy + zz};
+    for (int i = 0; i < 16; i++)
+        if (!isfinite(N[i]))
+            return ptreg_error_set(err, PTREG_ERR_RUNTIME, "Horn solver: non-finite moments");
+    double eval[4], V[16];
+    ptreg_eigen_symmetric(N, 4, eval, V);
+    double q[4] = {V[3], V[7], V[11], V[15]};
+    /* A repeated top eigenvalue means a family of equally good rotations:
+     * collinear or coincident points. */
+    double scale = fabs(eval[0]) + fabs(eval[3]);
+    if (degenerate && eval[3] - eval[2] <= 1e-12 * scale)
+        *degenerate = 1;
+    if (scale == 0.0) {
+        q[0] = 1.0;
+        q[1] = q[2] = q[3] = 0.0;
+    }
+    double R[9];
+    ptreg_quaternion_to_matrix(q, R);
+    ptreg_transform_identity(T);
+    for (int r = 0; r < 3; r++) {
+        double rp = 0.0;
+        for (int c = 0; c < 3; c++) {
+            T[4 * r + c] = R[3 * r + c];
+            rp += R[3 * r + c] * (m->ref_p[c] + cp[c]);
+        }
+        T[4 * r + 3] = m->ref_q[r] + cq[r] - rp;
+    }
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_horn(const float *p, const float *q, const float *weights, size_t n,
+                        double T[16], ptreg_error *err)
+{
+    if (n == 0)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "Horn solver: no point pairs");
+    double ref_p[3] = {p[0], p[1], p[2]}, ref_q[3] = {q[0], q[1], q[2]};
+    ptreg_moments m;
+    ptreg_moments_init(&m, ref_p, ref_q);
+    for (size_t i = 0; i < n; i++) {
+        double a[3] = {p[3 * i], p[3 * i + 1], p[3 * i + 2]};
+        double b[3] = {q[3 * i], q[3 * i + 1], q[3 * i + 2]};
+        ptreg_moments_add(&m, a, b, weights ? weights[i] : 1.0);
+    }
+    return ptreg_horn_solve(&m, T, NULL, err);
+}

@@ -1,0 +1,133 @@
+#include "ptreg/core.h"
+
+#include <math.h>
+#include <string.h>
+
+void ptreg_transform_identity(double T[16])
+{
+    memset(T, 0, 16 * sizeof(double));
+    T[0] = T[5] = T[10] = T[15] = 1.0;
+}
+
+void ptreg_transform_mul(const double A[16], const double B[16], double out[16])
+{
+    double C[16];
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 4; c++) {
+            double s = 0.0;
+            for (int k = 0; k < 4; k++)
+                s += A[4 * r + k] * B[4 * k + c];
+            C[4 * r + c] = s;
+        }
+    memcpy(out, C, sizeof C);
+}
+
+void ptreg_transform_invert_rigid(const double T[16], double out[16])
+{
+    double R[9] = {T[0], T[1], T[2], T[4], T[5], T[6], T[8], T[9], T[10]};
+    double t[3] = {T[3], T[7], T[11]};
+    double M[16];
+    for (int r = 0; r < 3; r++) {
+        for (int c = 0; c < 3; c++)
+            M[4 * r + c] = R[3 * c + r];
+        M[4 * r + 3] = -(R[r] * t[0] + R[3 + r] * t[1] + R[6 + r] * t[2]);
+    }
+    M[12] = M[13] = M[14] = 0.0;
+    M[15] = 1.0;
+    memcpy(out, M, sizeof M);
+}
+
+void ptreg_transform_points(const double T[16], const float *in, float *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double x = in[3 * i], y = in[3 * i + 1], z = in[3 * i + 2];
+        out[3 * i] = (float)(T[0] * x + T[1] * y + T[2] * z + T[3]);
+        out[3 * i + 1] = (float)(T[4] * x + T[5] * y + T[6] * z + T[7]);
+        out[3 * i + 2] = (float)(T[8] * x + T[9] * y + T[10] * z + T[11]);
+    }
+}
+
+void ptreg_transform_vectors(const double T[16], const float *in, float *out, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double x = in[3 * i], y = in[3 * i + 1], z = in[3 * i + 2];
+        out[3 * i] = (float)(T[0] * x + T[1] * y + T[2] * z);
+        out[3 * i + 1] = (float)(T[4] * x + T[5] * y + T[6] * z);
+        out[3 * i + 2] = (float)(T[8] * x + T[9] * y + T[10] * z);
+    }
+}
+
+/* acos loses digits near 0 degrees, so the angle comes from atan2 of the
+ * rotation's sine (half the skew part's norm) and cosine. */
+static double rotation_angle_deg(const double R[9])
+{
+    double c = 0.5 * (R[0] + R[4] + R[8] - 1.0);
+    double sx = R[7] - R[5], sy = R[2] - R[6], sz = R[3] - R[1];
+    double s = 0.5 * sqrt(sx * sx + sy * sy + sz * sz);
+    return atan2(s, c) * (180.0 / 3.14159265358979323846);
+}
+
+void ptreg_transform_difference(const double A[16], const double B[16], double *angle_deg,
+                                double *translation)
+{
+    double Ainv[16], D[16];
+    ptreg_transform_invert_rigid(A, Ainv);
+    ptreg_transform_mul(Ainv, B, D);
+    double R[9] = {D[0], D[1], D[2], D[4], D[5], D[6], D[8], D[9], D[10]};
+    if (angle_deg)
+        *angle_deg = rotation_angle_deg(R);
+    if (translation)
+        *translation = sqrt(D[3] * D[3] + D[7] * D[7] + D[11] * D[11]);
+}
+
+void ptreg_quaternion_to_matrix(const double q_in[4], double R[9])
+{
+    double n = sqrt(q_in[0] * q_in[0] + q_in[1] * q_in[1] + q_in[2] * q_in[2] + q_in[3] * q_in[3]);
+    double w = q_in[0] / n, x = q_in[1] / n, y = q_in[2] / n, z = q_in[3] / n;
+    R[0] = 1 - 2 * (y * y + z * z);
+    R[1] = 2 * (x * y - w * z);
+    R[2] = 2 * (x * z + w * y);
+    R[3] = 2 * (x * y + w * z);
+    R[4] = 1 - 2 * (x * x + z * z);
+    R[5] = 2 * (y * z - w * x);
+    R[6] = 2 * (x * z - w * y);
+    R[7] = 2 * (y * z + w * x);
+    R[8] = 1 - 2 * (x * x + y * y);
+}
+
+void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, const double t[3],
+                                     double T[16])
+{
+    double n = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
+    double half = 0.5 * angle_deg * (3.14159265358979323846 / 180.0);
+    double s = sin(half) / n;
+    double q[4] = {cos(half), axis[0] * s, axis[1] * s, axis[2] * s};
+    double R[9];
+    ptreg_quaternion_to_matrix(q, R);
+    ptreg_transform_identity(T);
+    for (int r = 0; r < 3; r++) {
+        for (int c = 0; c < 3; c++)
+            T[4 * r + c] = R[3 * r + c];
+        T[4 * r + 3] = t ? t[r] : 0.0;
+    }
+}
+
+int ptreg_transform_is_rigid(const double T[16], double tol)
+{
+    for (int i = 0; i < 16; i++)
+        if (!isfinite(T[i]))
+            return 0;
+    if (T[12] != 0.0 || T[13] != 0.0 || T[14] != 0.0 || T[15] != 1.0)
+        return 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double dot = 0.0;
+            for (int k = 0; k < 3; k++)
+                dot += T[4 * k + a] * T[4 * k + b];
+            if (fabs(dot - (a == b ? 1.0 : 0.0)) > tol)
+                return 0;
+        }
+    double det = T[0] * (T[5] * T[10] - T[6] * T[9]) - T[1] * (T[4] * T[10] - T[6] * T[8]) +
+                 T[2] * (T[4] * T[9] - T[5] * T[8]);
+    return fabs(det - 1.0) <= tol;
+}

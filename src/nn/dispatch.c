@@ -1,0 +1,28 @@
+/* Picks the per-ISA nearest-neighbour kernel for this CPU. */
+#include "nn/nn_dispatch.h"
+
+void ptreg_brute_range(const ptreg_brute_target *t, const float *q, size_t nq, uint32_t *index,
+                       float *dist2)
+{
+#if defined(__x86_64__)
+    switch (ptreg_cpu_isa()) {
+    case PTREG_ISA_AVX512: ptreg_brute_range_avx512(t, q, nq, index, dist2); return;
+    case PTREG_ISA_AVX2: ptreg_brute_range_avx2(t, q, nq, index, dist2); return;
+    case PTREG_ISA_GENERIC: break;
+    }
+#endif
+    ptreg_brute_range_generic(t, q, nq, index, dist2);
+}
+
+void ptreg_kd_nearest_range(const ptreg_kdtree *tree, const float *q, size_t nq,
+                            const uint32_t *hint_slot, uint32_t *out_slot, float *dist2)
+{
+#if defined(__x86_64__)
+    switch (ptreg_cpu_isa()) {
+    case PTREG_ISA_AVX512: ptreg_kd_nearest_range_avx512(tree, q, nq, hint_slot, out_slot, dist2); return;
+    case PTREG_ISA_AVX2: ptreg_kd_nearest_range_avx2(tree, q, nq, hint_slot, out_slot, dist2); return;
+    case PTREG_ISA_GENERIC: break;
+    }
+#endif
+    ptreg_kd_nearest_range_generic(tree, q, nq, hint_slot, out_slot, dist2);
+}

@@ -1,0 +1,494 @@
+/* A 3-D k-d tree for exact nearest-neighbour queries: splits on the widest
+ * axis into whole leaves, leaf buckets stored as SoA chunks (kdtree_impl.h),
+ * depth-first node order. 1-NN runs in the per-ISA kernels; k-NN and radius
+ * queries are here. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn_dispatch.h"
+#include "ptreg/nn.h"
+
+void ptreg_kdtree_options_default(ptreg_kdtree_options *opt) { opt->leaf_size = 16; }
+
+/* ---- build ---- */
+
+typedef struct build_point {
+    float p[3];
+    uint32_t index;
+} build_point;
+
+static int key_less(const build_point *a, const build_point *b, unsigned dim)
+{
+    return a->p[dim] < b->p[dim] || (a->p[dim] == b->p[dim] && a->index < b->index);
+}
+
+static void swap_points(build_point *a, build_point *b)
+{
+    build_point t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Reorders pts[0..n) so pts[k] is the k-th smallest by (coordinate, index),
+ * smaller keys before it and larger after. Keys are unique, so equal
+ * coordinates never degrade the partition; the pivot position is a hash of
+ * the range so sorted input is no worst case either. */
+static void select_kth(build_point *pts, size_t n, size_t k, unsigned dim)
+{
+    size_t lo = 0, hi = n; /* the k-th lies in [lo, hi) */
+    while (hi - lo > 1) {
+        size_t h = (lo * 0x9e3779b97f4a7c15ull + hi * 0xbf58476d1ce4e5b9ull) >> 7;
+        swap_points(&pts[lo + h % (hi - lo)], &pts[hi - 1]);
+        build_point pivot = pts[hi - 1];
+        size_t store = lo;
+        for (size_t i = lo; i + 1 < hi; i++)
+            if (key_less(&pts[i], &pivot, dim))
+                swap_points(&pts[i], &pts[store++]);
+        swap_points(&pts[store], &pts[hi - 1]);
+        if (store == k)
+            return;
+        if (k < store)
+            hi = store;
+        else
+            lo = store + 1;
+    }
+}
+
+typedef struct box {
+    float lo[3], hi[3];
+} box;
+
+static box bounding_box(const build_point *pts, size_t count)
+{
+    box b;
+    for (int d = 0; d < 3; d++)
+        b.lo[d] = b.hi[d] = pts[0].p[d];
+    for (size_t i = 1; i < count; i++)
+        for (int d = 0; d < 3; d++) {
+            float v = pts[i].p[d];
+            b.lo[d] = v < b.lo[d] ? v : b.lo[d];
+            b.hi[d] = v > b.hi[d] ? v : b.hi[d];
+        }
+    return b;
+}
+
+static unsigned widest_axis(const box *b)
+{
+    unsigned best = 0;
+    for (unsigned d = 1; d < 3; d++)
+        if (b->hi[d] - b->lo[d] > b->hi[best] - b->lo[best])
+            best = d;
+    return best;
+}
+
+/* Stores a leaf's points as chunks; returns its reference. */
+static uint32_t make_leaf(ptreg_kdtree *t, const build_point *pts, size_t count, uint32_t parent,
+                          const ptreg_kd_cell *cell)
+{
+    size_t chunks = (count + PTREG_KD_LANES - 1) / PTREG_KD_LANES;
+    uint32_t ref = PTREG_KD_LEAF_BIT | (uint32_t)t->chunk_count | (uint32_t)(chunks - 1) << 28;
+    for (size_t c = 0; c < chunks; c++) {
+        size_t chunk = t->chunk_count + c;
+        ptreg_kd_chunk *ch = &t->chunks[chunk];
+        ch->cell = *cell;
+        ch->leaf = ref;
+        ch->parent = parent;
+        for (unsigned l = 0; l < PTREG_KD_LANES; l++) {
+            size_t k = c * PTREG_KD_LANES + l, s = chunk * PTREG_KD_LANES + l;
+            int real = k < count;
+            ch->x[l] = real ? pts[k].p[0] : NAN;
+            ch->y[l] = real ? pts[k].p[1] : NAN;
+            ch->z[l] = real ? pts[k].p[2] : NAN;
+            t->index[s] = real ? pts[k].index : PTREG_NO_NEIGHBOR;
+            if (real)
+                t->slot[pts[k].index] = (uint32_t)s;
+        }
+    }
+    t->chunk_count += chunks;
+    return ref;
+}
+
+/* How many points go left: whole leaves of leaf_size (a multiple of the
+ * chunk width fills every chunk), half of them on each side, so all leaves
+ * but the last are full and the depth stays ceil(log2(leaves)). */
+static size_t left_count(size_t count, size_t leaf_size)
+{
+    if (count <= leaf_size) /* a root of two small leaves */
+        return count / 2;
+    size_t leaves = (count + leaf_size - 1) / leaf_size;
+    return leaves / 2 * leaf_size;
+}
+
+static void set_child_box(ptreg_kd_node *nd, int c, const box *b)
+{
+    for (int k = 0; k < 3; k++) {
+        nd->lo[k][c] = b->lo[k];
+        nd->hi[k][c] = b->hi[k];
+    }
+}
+
+/* Builds the internal node for pts[0..count) (count >= 2, bounding box bb,
+ * outside beyond `cell`) at index t->node_count. Points are split on
+ * the widest axis by (coordinate, index), so even equal points split. */
+static uint32_t build_node(ptreg_kdtree *t, build_point *pts, size_t count, const box *bb,
+                           uint32_t parent, const ptreg_kd_cell *cell, uint32_t depth)
+{
+    uint32_t self = (uint32_t)t->node_count++;
+    t->cells[self] = *cell;
+    t->parent[self] = parent;
+    if (depth > t->depth)
+        t->depth = depth;
+    unsigned dim = widest_axis(bb);
+    size_t mid = left_count(count, t->leaf_size);
+    select_kth(pts, count, mid, dim);
+    box sub[2] = {bounding_box(pts, mid), bounding_box(pts + mid, count - mid)};
+    ptreg_kd_cell sub_cell[2] = {*cell, *cell};
+    sub_cell[0].hi[dim] = fminf(cell->hi[dim], sub[1].lo[dim]); /* the right subtree starts there */
+    sub_cell[1].lo[dim] = fmaxf(cell->lo[dim], sub[0].hi[dim]);
+    uint32_t child[2];
+    for (int c = 0; c < 2; c++) {
+        build_point *p = c ? pts + mid : pts;
+        size_t n = c ? count - mid : mid;
+        child[c] = n <= t->leaf_size ? make_leaf(t, p, n, self, &sub_cell[c])
+                                     : build_node(t, p, n, &sub[c], self, &sub_cell[c], depth + 1);
+    }
+    ptreg_kd_node *nd = &t->nodes[self];
+    for (int c = 0; c < 2; c++) {
+        set_child_box(nd, c, &sub[c]);
+        nd->child[c] = child[c];
+    }
+    nd->unused[0] = nd->unused[1] = 0;
+    return self;
+}
+
+/* A one-point cloud still gets a root: both children are its leaf, the
+ * second with an empty box, so searches enter it once. */
+static void build_single_leaf(ptreg_kdtree *t, build_point *pts, size_t count, const box *bb,
+                              const ptreg_kd_cell *everything)
+{
+    t->node_count = 1;
+    t->cells[0] = *everything;
+    t->parent[0] = 0;
+    t->depth = 1;
+    ptreg_kd_node *nd = &t->nodes[0];
+    uint32_t ref = make_leaf(t, pts, count, 0, everything);
+    box empty = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
+    set_child_box(nd, 0, bb);
+    set_child_box(nd, 1, &empty);
+    nd->child[0] = nd->child[1] = ref;
+    nd->unused[0] = nd->unused[1] = 0;
+}
+
+static ptreg_status check_build_input(const float *xyz, size_t n, const ptreg_kdtree_options *opt,
+                                      ptreg_error *err)
+{
+    if (n == 0)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree: no points");
+    if (n >= PTREG_NO_NEIGHBOR / 2)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree: %zu points, at most %u", n,
+                               PTREG_NO_NEIGHBOR / 2 - 1);
+    if (opt->leaf_size < 4 || opt->leaf_size > PTREG_KD_MAX_LEAF)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree: leaf size %d outside 4..%d",
+                               opt->leaf_size, PTREG_KD_MAX_LEAF);
+    for (size_t i = 0; i < 3 * n; i++)
+        if (!isfinite(xyz[i]))
+            return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree: point %zu is not finite", i / 3);
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_options *opt,
+                                 ptreg_kdtree **out, ptreg_error *err)
+{
+    *out = NULL;
+    ptreg_kdtree_options def;
+    if (!opt) {
+        ptreg_kdtree_options_default(&def);
+        opt = &def;
+    }
+    ptreg_status st = check_build_input(xyz, n, opt, err);
+    if (st)
+        return st;
+    /* Every leaf but the last is full: leaves <= n / leaf_size + 1, each
+     * wasting under one chunk, and one internal node fewer than leaves. */
+    size_t leaves = n / (size_t)opt->leaf_size + 1;
+    size_t max_chunks = n / PTREG_KD_LANES + leaves + 1;
+    ptreg_kdtree *t = calloc(1, sizeof *t);
+    build_point *pts = malloc(n * sizeof *pts);
+    if (t) {
+        t->nodes = aligned_alloc(64, leaves * sizeof *t->nodes);
+        t->cells = malloc(leaves * sizeof *t->cells);
+        t->parent = malloc(leaves * sizeof *t->parent);
+        t->chunks = aligned_alloc(64, max_chunks * sizeof *t->chunks);
+        t->index = malloc(max_chunks * PTREG_KD_LANES * sizeof *t->index);
+        t->slot = malloc(n * sizeof *t->slot);
+    }
+    if (!t || !pts || !t->nodes || !t->cells || !t->parent || !t->chunks || !t->index || !t->slot ||
+        max_chunks > PTREG_KD_MAX_CHUNKS) {
+        free(pts);
+        ptreg_kdtree_destroy(t);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree: out of memory for %zu points", n);
+    }
+    t->n = n;
+    t->leaf_size = (uint32_t)opt->leaf_size;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(pts[i].p, xyz + 3 * i, 3 * sizeof(float));
+        pts[i].index = (uint32_t)i;
+    }
+    ptreg_kd_cell everything = {{-INFINITY, -INFINITY, -INFINITY}, {INFINITY, INFINITY, INFINITY}};
+    box bb = bounding_box(pts, n);
+    if (n == 1)
+        build_single_leaf(t, pts, n, &bb, &everything);
+    else
+        build_node(t, pts, n, &bb, 0, &everything, 1);
+    free(pts);
+    *out = t;
+    return PTREG_OK;
+}
+
+void ptreg_kdtree_destroy(ptreg_kdtree *t)
+{
+    if (!t)
+        return;
+    free(t->nodes);
+    free(t->cells);
+    free(t->parent);
+    free(t->chunks);
+    free(t->index);
+    free(t->slot);
+    free(t);
+}
+
+size_t ptreg_kdtree_size(const ptreg_kdtree *t) { return t->n; }
+
+/* ---- 1-NN ---- */
+
+#define NEAREST_CHUNK 512
+
+void ptreg_kdtree_nearest_slots(const ptreg_kdtree *t, const float *queries, size_t nq,
+                                const uint32_t *hint_slot, uint32_t *out_slot, float *dist2)
+{
+    long chunks = (long)((nq + NEAREST_CHUNK - 1) / NEAREST_CHUNK);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
+    for (long c = 0; c < chunks; c++) {
+        size_t i0 = (size_t)c * NEAREST_CHUNK;
+        size_t cnt = nq - i0 < NEAREST_CHUNK ? nq - i0 : NEAREST_CHUNK;
+        ptreg_kd_nearest_range(t, queries + 3 * i0, cnt, hint_slot ? hint_slot + i0 : NULL,
+                               out_slot + i0, dist2 + i0);
+    }
+}
+
+void ptreg_kdtree_nearest(const ptreg_kdtree *t, const float *queries, size_t nq,
+                          const uint32_t *hint, uint32_t *index, float *dist2)
+{
+    long chunks = (long)((nq + NEAREST_CHUNK - 1) / NEAREST_CHUNK);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
+    for (long c = 0; c < chunks; c++) {
+        size_t i0 = (size_t)c * NEAREST_CHUNK;
+        size_t cnt = nq - i0 < NEAREST_CHUNK ? nq - i0 : NEAREST_CHUNK;
+        uint32_t slots[NEAREST_CHUNK];
+        for (size_t i = 0; i < cnt; i++) {
+            uint32_t h = hint ? hint[i0 + i] : PTREG_NO_NEIGHBOR;
+            slots[i] = h < t->n ? t->slot[h] : PTREG_NO_NEIGHBOR;
+        }
+        ptreg_kd_nearest_range(t, queries + 3 * i0, cnt, slots, slots, dist2 + i0);
+        for (size_t i = 0; i < cnt; i++)
+            index[i0 + i] = slots[i] == PTREG_NO_NEIGHBOR ? PTREG_NO_NEIGHBOR : t->index[slots[i]];
+    }
+}
+
+/* ---- k-NN and radius: a generic traversal with a visitor per leaf ---- */
+
+typedef struct kd_visit {
+    uint32_t ref;
+    float bound;
+} kd_visit;
+
+typedef struct knn_heap {
+    float *d;
+    uint32_t *i;
+    size_t size, k;
+} knn_heap;
+
+/* Max-heap by (distance, index): the root is the worst of the k kept. */
+static int heap_above(const knn_heap *h, size_t a, size_t b)
+{
+    return ptreg_kd_better(h->d[b], h->i[b], h->d[a], h->i[a]);
+}
+
+static void heap_swap(knn_heap *h, size_t a, size_t b)
+{
+    float td = h->d[a];
+    uint32_t ti = h->i[a];
+    h->d[a] = h->d[b], h->i[a] = h->i[b];
+    h->d[b] = td, h->i[b] = ti;
+}
+
+static void heap_sift_down(knn_heap *h, size_t at)
+{
+    for (;;) {
+        size_t l = 2 * at + 1, r = l + 1, top = at;
+        if (l < h->size && heap_above(h, l, top))
+            top = l;
+        if (r < h->size && heap_above(h, r, top))
+            top = r;
+        if (top == at)
+            return;
+        heap_swap(h, at, top);
+        at = top;
+    }
+}
+
+static void heap_offer(knn_heap *h, float d, uint32_t i)
+{
+    if (h->size < h->k) {
+        size_t at = h->size++;
+        h->d[at] = d, h->i[at] = i;
+        while (at > 0 && heap_above(h, at, (at - 1) / 2)) {
+            heap_swap(h, at, (at - 1) / 2);
+            at = (at - 1) / 2;
+        }
+    } else if (ptreg_kd_better(d, i, h->d[0], h->i[0])) {
+        h->d[0] = d, h->i[0] = i;
+        heap_sift_down(h, 0);
+    }
+}
+
+/* Heapsort of parallel arrays into ascending (distance, index). */
+static void sort_pairs(float *d, uint32_t *idx, size_t n)
+{
+    knn_heap h = {d, idx, n, n};
+    for (size_t s = n / 2; s-- > 0;)
+        heap_sift_down(&h, s);
+    while (h.size > 1) {
+        heap_swap(&h, 0, h.size - 1);
+        h.size--;
+        heap_sift_down(&h, 0);
+    }
+}
+
+typedef struct leaf_visitor {
+    void (*visit)(struct leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3]);
+    float limit; /* subtrees whose bound exceeds it are skipped */
+} leaf_visitor;
+
+/* Depth-first, nearer child first; a subtree is entered only while its
+ * box bound is within the visitor's limit, which may shrink as it goes. */
+static void kd_traverse(const ptreg_kdtree *t, const float q[3], leaf_visitor *v)
+{
+    kd_visit stack[2 * PTREG_KD_MAX_DEPTH + 2];
+    int sp = 0;
+    stack[sp++] = (kd_visit){0, 0.0f};
+    while (sp > 0) {
+        kd_visit cur = stack[--sp];
+        if (cur.bound > v->limit)
+            continue;
+        if (cur.ref & PTREG_KD_LEAF_BIT) {
+            uint32_t first = PTREG_KD_LEAF_FIRST(cur.ref), chunks = PTREG_KD_LEAF_CHUNKS(cur.ref);
+            for (uint32_t k = 0; k < chunks; k++)
+                v->visit(v, t, first + k, q);
+            continue;
+        }
+        const ptreg_kd_node *nd = &t->nodes[cur.ref];
+        float b0 = ptreg_kd_box_bound(nd, 0, q), b1 = ptreg_kd_box_bound(nd, 1, q);
+        int near = b1 < b0;
+        /* far first on the stack, so the near child pops next */
+        if (nd->child[1] != nd->child[0])
+            stack[sp++] = (kd_visit){nd->child[!near], near ? b0 : b1};
+        stack[sp++] = (kd_visit){nd->child[near], near ? b1 : b0};
+    }
+}
+
+typedef struct knn_visitor {
+    leaf_visitor base;
+    knn_heap heap;
+} knn_visitor;
+
+static void knn_visit(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3])
+{
+    knn_visitor *kv = (knn_visitor *)v;
+    const ptreg_kd_chunk *c = &t->chunks[chunk];
+    const uint32_t *index = t->index + chunk * PTREG_KD_LANES;
+    for (int l = 0; l < PTREG_KD_LANES && index[l] != PTREG_NO_NEIGHBOR; l++)
+        heap_offer(&kv->heap, ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]), index[l]);
+    if (kv->heap.size == kv->heap.k)
+        v->limit = kv->heap.d[0];
+}
+
+size_t ptreg_kdtree_knn(const ptreg_kdtree *t, const float q[3], size_t k, uint32_t *index,
+                        float *dist2)
+{
+    if (k > t->n)
+        k = t->n;
+    if (k == 0)
+        return 0;
+    knn_visitor v = {{knn_visit, INFINITY}, {dist2, index, 0, k}};
+    kd_traverse(t, q, &v.base);
+    sort_pairs(dist2, index, v.heap.size);
+    return v.heap.size;
+}
+
+typedef struct radius_visitor {
+    leaf_visitor base;
+    ptreg_neighbors *nb;
+    int failed;
+} radius_visitor;
+
+static int reserve_neighbors(ptreg_neighbors *nb)
+{
+    if (nb->count < nb->capacity)
+        return 0;
+    size_t cap = nb->capacity ? 2 * nb->capacity : 64;
+    uint32_t *ni = realloc(nb->index, cap * sizeof *ni);
+    if (ni)
+        nb->index = ni;
+    float *nd = realloc(nb->dist2, cap * sizeof *nd);
+    if (nd)
+        nb->dist2 = nd;
+    if (!ni || !nd)
+        return -1;
+    nb->capacity = cap;
+    return 0;
+}
+
+static void radius_visit(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3])
+{
+    radius_visitor *rv = (radius_visitor *)v;
+    const ptreg_kd_chunk *c = &t->chunks[chunk];
+    const uint32_t *index = t->index + chunk * PTREG_KD_LANES;
+    for (int l = 0; l < PTREG_KD_LANES && index[l] != PTREG_NO_NEIGHBOR; l++) {
+        float d = ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
+        if (!(d <= v->limit))
+            continue;
+        if (reserve_neighbors(rv->nb)) {
+            rv->failed = 1;
+            return;
+        }
+        rv->nb->index[rv->nb->count] = index[l];
+        rv->nb->dist2[rv->nb->count++] = d;
+    }
+}
+
+void ptreg_neighbors_free(ptreg_neighbors *nb)
+{
+    free(nb->index);
+    free(nb->dist2);
+    memset(nb, 0, sizeof *nb);
+}
+
+ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *t, const float q[3], float radius,
+                                 ptreg_neighbors *nb, ptreg_error *err)
+{
+    nb->count = 0;
+    if (!(radius >= 0.0f))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree radius search: radius %g is not >= 0",
+                               (double)radius);
+    radius_visitor v = {{radius_visit, radius * radius}, nb, 0};
+    kd_traverse(t, q, &v.base);
+    if (v.failed) {
+        nb->count = 0;
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree radius search: out of memory");
+    }
+    sort_pairs(nb->dist2, nb->index, nb->count);
+    return PTREG_OK;
+}

@@ -1,0 +1,109 @@
+/* The k-d tree's private layout, shared by kdtree.c (build, k-NN, radius),
+ * the per-ISA 1-NN kernels (nn_kernels_isa.c) and ICP, which works in the
+ * tree's own point order ("slots") to skip index translation. */
+#ifndef PTREG_NN_KDTREE_IMPL_H
+#define PTREG_NN_KDTREE_IMPL_H
+
+#include <stdint.h>
+
+#include "ptreg/nn.h"
+
+/* Leaf points are stored in SoA chunks of PTREG_KD_LANES points so a chunk's
+ * distances are one vector operation; unused lanes hold NaN coordinates,
+ * whose distances compare false with everything. A point's slot is
+ * chunk * PTREG_KD_LANES + lane. */
+#define PTREG_KD_LANES 8
+#define PTREG_KD_MAX_LEAF 64 /* at most 8 chunks a leaf */
+
+/* What lies outside a node: every point not in its subtree has, on some
+ * axis k, coordinate <= lo[k] or >= hi[k] (the extents of the siblings of
+ * its ancestors). A ball around the query that stays strictly inside
+ * (lo, hi) holds no point of any other subtree, so a search seeded with a
+ * good candidate can start at that node instead of the root. */
+typedef struct ptreg_kd_cell {
+    float lo[3], hi[3];
+} ptreg_kd_cell;
+
+/* A child reference: an internal node's index, or a leaf (PTREG_KD_LEAF_BIT)
+ * with its first chunk in the low 28 bits and its chunk count - 1 above. */
+#define PTREG_KD_LEAF_BIT 0x80000000u
+#define PTREG_KD_LEAF_FIRST(ref) ((ref) & 0x0fffffffu)
+#define PTREG_KD_LEAF_CHUNKS(ref) ((((ref) >> 28) & 7u) + 1u)
+#define PTREG_KD_MAX_CHUNKS 0x0fffffffu
+
+/* 128 bytes, two cache lines: a seeded search reads the seed's coordinates,
+ * its leaf and the leaf's outside bounds from the same chunk. */
+typedef struct ptreg_kd_chunk {
+    float x[PTREG_KD_LANES], y[PTREG_KD_LANES], z[PTREG_KD_LANES];
+    ptreg_kd_cell cell; /* of the chunk's leaf */
+    uint32_t leaf;      /* the leaf's reference */
+    uint32_t parent;    /* the internal node holding the leaf */
+} ptreg_kd_chunk;
+
+/* Internal nodes hold both children's tight bounding boxes (one cache line),
+ * so a visit bounds the distance to each child on all three axes at once.
+ * Nodes are in depth-first order. A missing child (a tree of one leaf) has
+ * an empty box (lo = +inf, hi = -inf), which no search enters. */
+typedef struct ptreg_kd_node {
+    float lo[3][2], hi[3][2]; /* [axis][child] */
+    uint32_t child[2];
+    uint32_t unused[2];
+} ptreg_kd_node;
+
+#define PTREG_KD_MAX_DEPTH 64
+
+struct ptreg_kdtree {
+    size_t n;
+    uint32_t leaf_size;
+    uint32_t depth;         /* internal nodes on the longest root-to-leaf path */
+    ptreg_kd_node *nodes;   /* the root is node 0 */
+    ptreg_kd_cell *cells;   /* per node */
+    uint32_t *parent;       /* per node; the root's is itself */
+    size_t node_count;
+    ptreg_kd_chunk *chunks;
+    size_t chunk_count;
+    uint32_t *index;        /* per slot: original index; PTREG_NO_NEIGHBOR in padding */
+    uint32_t *slot;         /* per original index: its slot */
+};
+
+/* The one distance formula of every exact method (see nn.h). */
+static inline float ptreg_kd_dist2(float qx, float qy, float qz, float px, float py, float pz)
+{
+    float dx = qx - px, dy = qy - py, dz = qz - pz;
+    return (dx * dx + dy * dy) + dz * dz;
+}
+
+/* (d, i) < (best_d, best_i) in the order that makes all methods agree. */
+static inline int ptreg_kd_better(float d, uint32_t i, float best_d, uint32_t best_i)
+{
+    return d < best_d || (d == best_d && i < best_i);
+}
+
+/* Lower bound of the distance from q to any point in child c's box: per
+ * axis the gap to the box (rounded exactly as a coordinate difference to a
+ * point inside would be, or more), combined by the distance formula, so it
+ * never exceeds a point's computed distance. */
+static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, int c, const float q[3])
+{
+    float g[3];
+    for (int k = 0; k < 3; k++) {
+        float below = nd->lo[k][c] - q[k], above = q[k] - nd->hi[k][c];
+        float gap = below > above ? below : above;
+        g[k] = gap > 0.0f ? gap : 0.0f;
+    }
+    return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
+}
+
+/* 1-NN in slot space, OpenMP over queries: hint_slot (may be NULL, or hold
+ * PTREG_NO_NEIGHBOR) seeds each search; out_slot may alias hint_slot. */
+void ptreg_kdtree_nearest_slots(const ptreg_kdtree *tree, const float *queries, size_t nq,
+                                const uint32_t *hint_slot, uint32_t *out_slot, float *dist2);
+
+static inline void ptreg_kdtree_slot_point(const ptreg_kdtree *t, uint32_t slot, float p[3])
+{
+    const ptreg_kd_chunk *c = &t->chunks[slot / PTREG_KD_LANES];
+    unsigned l = slot % PTREG_KD_LANES;
+    p[0] = c->x[l], p[1] = c->y[l], p[2] = c->z[l];
+}
+
+#endif

@@ -1,0 +1,14 @@
+/* Entry points that run the nearest-neighbour kernel of the ISA chosen by
+ * ptreg_cpu_isa() on one range of queries (the callers spread ranges over
+ * threads). */
+#ifndef PTREG_NN_DISPATCH_H
+#define PTREG_NN_DISPATCH_H
+
+#include "nn/nn_kernels.h"
+
+void ptreg_brute_range(const ptreg_brute_target *t, const float *q, size_t nq, uint32_t *index,
+                       float *dist2);
+void ptreg_kd_nearest_range(const ptreg_kdtree *tree, const float *q, size_t nq,
+                            const uint32_t *hint_slot, uint32_t *out_slot, float *dist2);
+
+#endif

@@ -1,0 +1,293 @@
+/* Nearest-neighbour kernels, compiled once per ISA by cmake/isa.cmake:
+ * PTREG_ISA_SUFFIX names the copy (_generic, _avx2, _avx512) and the
+ * compiler flags decide which vector path below is built. Every path
+ * computes each distance with the formula of nn.h and resolves ties by the
+ * lowest index, so all copies return the same bits. */
+#include <math.h>
+#include <string.h>
+
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
+#include "nn/nn_kernels.h"
+
+#define PTREG_CAT_(a, b) a##b
+#define PTREG_CAT(a, b) PTREG_CAT_(a, b)
+#define ISA_FN(name) PTREG_CAT(name, PTREG_ISA_SUFFIX)
+
+/* Brute force: the target in tiles that stay in L1 while a block of
+ * queries runs over them. */
+#define BRUTE_TILE 2048
+#define BRUTE_QUERY_BLOCK 64
+
+#if defined(__AVX512F__)
+/* Best (d, j) of one query over target [j0, j1): per-lane minima with the
+ * strict < keep each lane's lowest index, then a lexicographic reduction. */
+static void brute_tile(const ptreg_brute_target *t, size_t j0, size_t j1, const float *q,
+                       float *best_d, uint32_t *best_i)
+{
+    __m512 qx = _mm512_set1_ps(q[0]), qy = _mm512_set1_ps(q[1]), qz = _mm512_set1_ps(q[2]);
+    __m512 bd = _mm512_set1_ps(INFINITY);
+    __m512i bi = _mm512_set1_epi32(-1);
+    __m512i j = _mm512_add_epi32(_mm512_set1_epi32((int)j0),
+                                 _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+    const __m512i step = _mm512_set1_epi32(16);
+    for (size_t k = j0; k < j1; k += 16) {
+        __m512 dx = _mm512_sub_ps(qx, _mm512_loadu_ps(t->x + k));
+        __m512 dy = _mm512_sub_ps(qy, _mm512_loadu_ps(t->y + k));
+        __m512 dz = _mm512_sub_ps(qz, _mm512_loadu_ps(t->z + k));
+        __m512 d = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)),
+                                 _mm512_mul_ps(dz, dz));
+        __mmask16 lt = _mm512_cmp_ps_mask(d, bd, _CMP_LT_OQ);
+        bd = _mm512_mask_mov_ps(bd, lt, d);
+        bi = _mm512_mask_mov_epi32(bi, lt, j);
+        j = _mm512_add_epi32(j, step);
+    }
+    float lane_d[16];
+    uint32_t lane_i[16];
+    _mm512_storeu_ps(lane_d, bd);
+    _mm512_storeu_si512((void *)lane_i, bi);
+    for (int l = 0; l < 16; l++)
+        if (lane_i[l] != PTREG_NO_NEIGHBOR && ptreg_kd_better(lane_d[l], lane_i[l], *best_d, *best_i)) {
+            *best_d = lane_d[l];
+            *best_i = lane_i[l];
+        }
+}
+#elif defined(__AVX2__)
+static void brute_tile(const ptreg_brute_target *t, size_t j0, size_t j1, const float *q,
+                       float *best_d, uint32_t *best_i)
+{
+    __m256 qx = _mm256_set1_ps(q[0]), qy = _mm256_set1_ps(q[1]), qz = _mm256_set1_ps(q[2]);
+    __m256 bd = _mm256_set1_ps(INFINITY);
+    __m256i bi = _mm256_set1_epi32(-1);
+    __m256i j = _mm256_add_epi32(_mm256_set1_epi32((int)j0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i step = _mm256_set1_epi32(8);
+    for (size_t k = j0; k < j1; k += 8) {
+        __m256 dx = _mm256_sub_ps(qx, _mm256_loadu_ps(t->x + k));
+        __m256 dy = _mm256_sub_ps(qy, _mm256_loadu_ps(t->y + k));
+        __m256 dz = _mm256_sub_ps(qz, _mm256_loadu_ps(t->z + k));
+        __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+                                 _mm256_mul_ps(dz, dz));
+        __m256 lt = _mm256_cmp_ps(d, bd, _CMP_LT_OQ);
+        bd = _mm256_blendv_ps(bd, d, lt);
+        bi = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(bi), _mm256_castsi256_ps(j), lt));
+        j = _mm256_add_epi32(j, step);
+    }
+    float lane_d[8];
+    uint32_t lane_i[8];
+    _mm256_storeu_ps(lane_d, bd);
+    _mm256_storeu_si256((__m256i *)lane_i, bi);
+    for (int l = 0; l < 8; l++)
+        if (lane_i[l] != PTREG_NO_NEIGHBOR && ptreg_kd_better(lane_d[l], lane_i[l], *best_d, *best_i)) {
+            *best_d = lane_d[l];
+            *best_i = lane_i[l];
+        }
+}
+#else
+static void brute_tile(const ptreg_brute_target *t, size_t j0, size_t j1, const float *q,
+                       float *best_d, uint32_t *best_i)
+{
+    if (j1 > t->m)
+        j1 = t->m;
+    for (size_t k = j0; k < j1; k++) {
+        float d = ptreg_kd_dist2(q[0], q[1], q[2], t->x[k], t->y[k], t->z[k]);
+        if (ptreg_kd_better(d, (uint32_t)k, *best_d, *best_i)) {
+            *best_d = d;
+            *best_i = (uint32_t)k;
+        }
+    }
+}
+#endif
+
+/* The vector paths skip distances that overflow to +inf (inf < inf is
+ * false); the rare query whose every distance overflows is redone in the
+ * lexicographic scalar order so the answer still matches the other
+ * methods. */
+static void brute_scalar(const ptreg_brute_target *t, const float *q, float *best_d,
+                         uint32_t *best_i)
+{
+    for (size_t k = 0; k < t->m; k++) {
+        float d = ptreg_kd_dist2(q[0], q[1], q[2], t->x[k], t->y[k], t->z[k]);
+        if (ptreg_kd_better(d, (uint32_t)k, *best_d, *best_i)) {
+            *best_d = d;
+            *best_i = (uint32_t)k;
+        }
+    }
+}
+
+void ISA_FN(ptreg_brute_range)(const ptreg_brute_target *t, const float *q, size_t nq,
+                               uint32_t *index, float *dist2)
+{
+    for (size_t b0 = 0; b0 < nq; b0 += BRUTE_QUERY_BLOCK) {
+        size_t b1 = b0 + BRUTE_QUERY_BLOCK < nq ? b0 + BRUTE_QUERY_BLOCK : nq;
+        for (size_t i = b0; i < b1; i++) {
+            dist2[i] = INFINITY;
+            index[i] = PTREG_NO_NEIGHBOR;
+        }
+        for (size_t j0 = 0; j0 < t->m_pad; j0 += BRUTE_TILE) {
+            size_t j1 = j0 + BRUTE_TILE < t->m_pad ? j0 + BRUTE_TILE : t->m_pad;
+            for (size_t i = b0; i < b1; i++)
+                brute_tile(t, j0, j1, q + 3 * i, &dist2[i], &index[i]);
+        }
+        for (size_t i = b0; i < b1; i++)
+            if (index[i] == PTREG_NO_NEIGHBOR)
+                brute_scalar(t, q + 3 * i, &dist2[i], &index[i]);
+    }
+}
+
+/* ---- k-d tree 1-NN, in slot space ---- */
+
+/* (d, slot s) beats the best so far: ties go to the lower original index,
+ * looked up only for a true tie with another point. */
+static inline int kd_better_slot(const ptreg_kdtree *t, float d, uint32_t s, float best_d,
+                                 uint32_t best_s)
+{
+    if (d < best_d)
+        return 1;
+    if (!(d == best_d) || s == best_s)
+        return 0;
+    return best_s == PTREG_NO_NEIGHBOR || t->index[s] < t->index[best_s];
+}
+
+/* Scans one leaf chunk. The vector path finds the lanes with d <= best_d
+ * (NaN padding never qualifies) and settles those in lane order. */
+static inline void kd_scan_chunk(const ptreg_kdtree *t, uint32_t chunk, float qx, float qy,
+                                 float qz, float *best_d, uint32_t *best_s)
+{
+    const ptreg_kd_chunk *c = &t->chunks[chunk];
+    const uint32_t base = chunk * PTREG_KD_LANES;
+#if defined(__AVX2__)
+    __m256 dx = _mm256_sub_ps(_mm256_set1_ps(qx), _mm256_load_ps(c->x));
+    __m256 dy = _mm256_sub_ps(_mm256_set1_ps(qy), _mm256_load_ps(c->y));
+    __m256 dz = _mm256_sub_ps(_mm256_set1_ps(qz), _mm256_load_ps(c->z));
+    __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+                             _mm256_mul_ps(dz, dz));
+    unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(d, _mm256_set1_ps(*best_d), _CMP_LE_OQ));
+    if (!mask)
+        return;
+    float lane_d[PTREG_KD_LANES];
+    _mm256_storeu_ps(lane_d, d);
+    while (mask) {
+        unsigned l = (unsigned)__builtin_ctz(mask);
+        mask &= mask - 1;
+        if (kd_better_slot(t, lane_d[l], base + l, *best_d, *best_s)) {
+            *best_d = lane_d[l];
+            *best_s = base + l;
+        }
+    }
+#else
+    for (unsigned l = 0; l < PTREG_KD_LANES; l++) {
+        float d = ptreg_kd_dist2(qx, qy, qz, c->x[l], c->y[l], c->z[l]);
+        if (kd_better_slot(t, d, base + l, *best_d, *best_s)) {
+            *best_d = d;
+            *best_s = base + l;
+        }
+    }
+#endif
+}
+
+static inline void kd_scan_leaf(const ptreg_kdtree *t, uint32_t ref, float qx, float qy, float qz,
+                                float *best_d, uint32_t *best_s)
+{
+    uint32_t c = PTREG_KD_LEAF_FIRST(ref), end = c + PTREG_KD_LEAF_CHUNKS(ref);
+    for (; c < end; c++)
+        kd_scan_chunk(t, c, qx, qy, qz, best_d, best_s);
+}
+
+/* True when no point outside the cell's subtree can be as close to q as
+ * best_d: on every axis the query's gap to the outside is positive and its
+ * square (rounded as in a distance) exceeds best_d. */
+static inline int kd_ball_inside(const ptreg_kd_cell *cell, const float *q, float best_d)
+{
+    for (int k = 0; k < 3; k++) {
+        float below = q[k] - cell->lo[k], above = cell->hi[k] - q[k];
+        if (!(below > 0.0f && above > 0.0f && below * below > best_d && above * above > best_d))
+            return 0;
+    }
+    return 1;
+}
+
+/* A subtree waiting to be searched and the lower bound of its distance. */
+typedef struct kd_frame {
+    uint32_t ref;
+    float bound;
+} kd_frame;
+
+/* Depth-first search below internal node `node`, nearer child first;
+ * children whose box bound exceeds the best distance are skipped. */
+static void kd_search_from(const ptreg_kdtree *t, uint32_t node, const float *q, float *best_d,
+                           uint32_t *best_s)
+{
+    kd_frame stack[PTREG_KD_MAX_DEPTH + 2];
+    int sp = 0;
+    uint32_t ref = node;
+    for (;;) {
+        if (ref & PTREG_KD_LEAF_BIT) {
+            kd_scan_leaf(t, ref, q[0], q[1], q[2], best_d, best_s);
+        } else {
+            const ptreg_kd_node *nd = &t->nodes[ref];
+            const float b0 = ptreg_kd_box_bound(nd, 0, q), b1 = ptreg_kd_box_bound(nd, 1, q);
+            /* Branch-free: which side is nearer is a coin flip per level. */
+            const int near = b1 < b0;
+            const float near_b = near ? b1 : b0, far_b = near ? b0 : b1;
+            stack[sp] = (kd_frame){nd->child[!near], far_b};
+            sp += far_b <= *best_d;
+            if (near_b <= *best_d) {
+                ref = nd->child[near];
+                continue;
+            }
+        }
+        for (;;) {
+            if (sp == 0)
+                return;
+            const kd_frame *f = &stack[--sp];
+            if (f->bound <= *best_d) {
+                ref = f->ref;
+                break;
+            }
+        }
+    }
+}
+
+/* A seeded search starts from the seed's leaf when the ball through the
+ * seed stays inside it, else from the nearest ancestor it stays inside, else
+ * from the root; an unseeded one from the root. */
+static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed,
+                           uint32_t *out_s, float *out_d)
+{
+    float best_d = INFINITY;
+    uint32_t best_s = PTREG_NO_NEIGHBOR, node = 0;
+    if (seed != PTREG_NO_NEIGHBOR) {
+        const ptreg_kd_chunk *c = &t->chunks[seed / PTREG_KD_LANES];
+        unsigned l = seed % PTREG_KD_LANES;
+        best_d = ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
+        best_s = seed;
+        if (kd_ball_inside(&c->cell, q, best_d)) {
+            kd_scan_leaf(t, c->leaf, q[0], q[1], q[2], &best_d, &best_s);
+            *out_s = best_s;
+            *out_d = best_d;
+            return;
+        }
+        node = c->parent;
+        while (node != 0 && !kd_ball_inside(&t->cells[node], q, best_d))
+            node = t->parent[node];
+    }
+    kd_search_from(t, node, q, &best_d, &best_s);
+    *out_s = best_s;
+    *out_d = best_d;
+}
+
+void ISA_FN(ptreg_kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq,
+                                    const uint32_t *hint_slot, uint32_t *out_slot, float *dist2)
+{
+    /* Without a seed of its own a query starts from its predecessor's
+     * answer: callers pass spatially coherent batches (scans in raster
+     * order, ICP's moved source), where that is usually close. */
+    for (size_t i = 0; i < nq; i++) {
+        uint32_t seed = hint_slot ? hint_slot[i] : PTREG_NO_NEIGHBOR;
+        if (seed == PTREG_NO_NEIGHBOR && i > 0)
+            seed = out_slot[i - 1];
+        kd_nearest_one(tree, q + 3 * i, seed, &out_slot[i], &dist2[i]);
+    }
+}

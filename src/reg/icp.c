@@ -1,0 +1,406 @@
+/* Rigid point-to-point ICP (Besl & McKay 1992) with Horn's quaternion
+ * solution, the sigma filter of the aerial-refuelling study and trimming.
+ * See docs/ALGORITHMS.md. Every sum over points is taken in fixed blocks
+ * added in block order, so the result has the same bits for any thread
+ * count. */
+#include "ptreg/icp.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/kdtree_impl.h"
+#include "ptreg/nn.h"
+
+#define SUM_BLOCK 2048 /* points per deterministic partial sum */
+
+const char *ptreg_nn_method_name(ptreg_nn_method method)
+{
+    switch (method) {
+    case PTREG_NN_BRUTE: return "brute";
+    case PTREG_NN_KDTREE: return "kdtree";
+    case PTREG_NN_AUTO: break;
+    }
+    return "auto";
+}
+
+int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method)
+{
+    static const ptreg_nn_method all[] = {PTREG_NN_AUTO, PTREG_NN_BRUTE, PTREG_NN_KDTREE};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (!strcmp(name, ptreg_nn_method_name(all[i]))) {
+            *method = all[i];
+            return 0;
+        }
+    return -1;
+}
+
+const char *ptreg_stop_reason_name(ptreg_stop_reason reason)
+{
+    switch (reason) {
+    case PTREG_STOP_CONVERGED: return "converged";
+    case PTREG_STOP_MAX_ITERATIONS: return "max_iterations";
+    case PTREG_STOP_TOO_FEW_PAIRS: return "too_few_pairs";
+    case PTREG_STOP_DEGENERATE: return "degenerate";
+    }
+    return "unknown";
+}
+
+void ptreg_icp_options_default(ptreg_icp_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->max_iter = 30;
+    opt->tol = -1.0;
+    opt->max_dist = 0.0;
+    opt->filter_sigma = 0.0;
+    opt->filter_start = 0;
+    opt->trim = 1.0;
+    ptreg_transform_identity(opt->init);
+    opt->nn = PTREG_NN_AUTO;
+    opt->device = PTREG_DEVICE_AUTO;
+}
+
+void ptreg_icp_result_free(ptreg_icp_result *result)
+{
+    free(result->mse);
+    result->mse = NULL;
+}
+
+/* ---- the working state of one registration ---- */
+
+typedef struct icp_state {
+    const float *source, *target;
+    size_t n, m;
+    const ptreg_icp_options *opt;
+    ptreg_nn_method nn;
+    ptreg_kdtree *tree;
+    float *moved;       /* source under the current transform */
+    uint32_t *nearest;  /* its nearest target point: a tree slot or an index;
+                           also the next pass's seed */
+    float *dist2;
+    float *matched;     /* the nearest target point's coordinates */
+    unsigned char *use; /* the pair survives the filters */
+    uint64_t *keys;     /* trimming: (distance bits, index) */
+    double ref[3];      /* reference point of the moment sums */
+    size_t blocks;
+    ptreg_moments *block_moments;
+    double *block_sums; /* two per block */
+} icp_state;
+
+static int finite_points(const float *p, size_t n, size_t *bad)
+{
+    for (size_t i = 0; i < 3 * n; i++)
+        if (!isfinite(p[i])) {
+            *bad = i / 3;
+            return 0;
+        }
+    return 1;
+}
+
+static ptreg_status check_inputs(const float *source, size_t n, const float *target, size_t m,
+                                 const ptreg_icp_options *opt, ptreg_error *err)
+{
+    size_t bad;
+    if (n == 0 || m == 0)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: the %s cloud is empty", n == 0 ? "source" : "target");
+    if (n >= PTREG_NO_NEIGHBOR || m >= PTREG_NO_NEIGHBOR)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: clouds are limited to %u points", PTREG_NO_NEIGHBOR - 1);
+    if (!finite_points(source, n, &bad))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: source point %zu is not finite", bad);
+    if (!finite_points(target, m, &bad))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: target point %zu is not finite", bad);
+    if (opt->max_iter < 0 || opt->max_iter > 1000000)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: max_iter %d is outside 0..1000000", opt->max_iter);
+    if (!(opt->trim > 0.0 && opt->trim <= 1.0))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: trim fraction %g is outside (0, 1]", opt->trim);
+    if (isnan(opt->tol) || isnan(opt->max_dist) || isnan(opt->filter_sigma) || opt->filter_start < 0)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: invalid tolerance, distance or filter option");
+    if (!ptreg_transform_is_rigid(opt->init, 1e-6))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: the initial transform is not a rigid motion");
+    if (opt->device == PTREG_DEVICE_CUDA)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "ICP: this build has no CUDA backend");
+    return PTREG_OK;
+}
+
+static ptreg_nn_method choose_nn(ptreg_nn_method asked, size_t n, size_t m)
+{
+    if (asked != PTREG_NN_AUTO)
+        return asked;
+    /* Below a few thousand pair distances per query batch the tree's
+     * build and descent cost more than scanning everything. */
+    return (double)m * (double)n < 2e5 || m <= 32 ? PTREG_NN_BRUTE : PTREG_NN_KDTREE;
+}
+
+/* Bounding-box centre and squared diagonal of the target. */
+static void target_extent(const float *t, size_t m, double centre[3], double *diag2)
+{
+    double lo[3] = {t[0], t[1], t[2]}, hi[3] = {t[0], t[1], t[2]};
+    for (size_t j = 1; j < m; j++)
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(lo[k], t[3 * j + k]);
+            hi[k] = fmax(hi[k], t[3 * j + k]);
+        }
+    *diag2 = 0.0;
+    for (int k = 0; k < 3; k++) {
+        centre[k] = 0.5 * (lo[k] + hi[k]);
+        *diag2 += (hi[k] - lo[k]) * (hi[k] - lo[k]);
+    }
+}
+
+static void state_free(icp_state *s)
+{
+    ptreg_kdtree_destroy(s->tree);
+    free(s->moved);
+    free(s->nearest);
+    free(s->dist2);
+    free(s->matched);
+    free(s->use);
+    free(s->keys);
+    free(s->block_moments);
+    free(s->block_sums);
+}
+
+static ptreg_status state_init(icp_state *s, const float *source, size_t n, const float *target,
+                               size_t m, const ptreg_icp_options *opt, ptreg_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->source = source, s->target = target, s->n = n, s->m = m, s->opt = opt;
+    s->nn = choose_nn(opt->nn, n, m);
+    s->blocks = (n + SUM_BLOCK - 1) / SUM_BLOCK;
+    s->moved = malloc(3 * n * sizeof(float));
+    s->nearest = malloc(n * sizeof(uint32_t));
+    s->dist2 = malloc(n * sizeof(float));
+    s->matched = malloc(3 * n * sizeof(float));
+    s->use = malloc(n);
+    s->keys = opt->trim < 1.0 ? malloc(n * sizeof(uint64_t)) : NULL;
+    s->block_moments = malloc(s->blocks * sizeof(ptreg_moments));
+    s->block_sums = malloc(2 * s->blocks * sizeof(double));
+    if (!s->moved || !s->nearest || !s->dist2 || !s->matched || !s->use || (opt->trim < 1.0 && !s->keys) ||
+        !s->block_moments || !s->block_sums)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
+    for (size_t i = 0; i < n; i++)
+        s->nearest[i] = PTREG_NO_NEIGHBOR;
+    return PTREG_OK;
+}
+
+/* Moves the source by T and pairs each point with its nearest target
+ * point. The tree is searched in its own slot order, seeded by last pass's
+ * answer, which after the first few iterations is usually the answer. */
+static void find_nearest(icp_state *s, const double T[16])
+{
+    long blocks = (long)s->blocks;
+#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads())
+    for (long b = 0; b < blocks; b++) {
+        size_t i0 = (size_t)b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
+        ptreg_transform_points(T, s->source + 3 * i0, s->moved + 3 * i0, cnt);
+    }
+    if (s->nn == PTREG_NN_KDTREE)
+        ptreg_kdtree_nearest_slots(s->tree, s->moved, s->n, s->nearest, s->nearest, s->dist2);
+    else
+        ptreg_brute_nearest(s->target, s->m, s->moved, s->n, s->nearest, s->dist2, NULL);
+#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads())
+    for (long b = 0; b < blocks; b++) {
+        size_t i0 = (size_t)b * SUM_BLOCK, i1 = i0 + SUM_BLOCK < s->n ? i0 + SUM_BLOCK : s->n;
+        for (size_t i = i0; i < i1; i++) {
+            if (s->nn == PTREG_NN_KDTREE)
+                ptreg_kdtree_slot_point(s->tree, s->nearest[i], s->matched + 3 * i);
+            else
+                memcpy(s->matched + 3 * i, s->target + 3 * (size_t)s->nearest[i], 3 * sizeof(float));
+        }
+    }
+}
+
+/* Sums of x and x^2 over the used pairs' errors, x = sqrt(d2), in fixed
+ * blocks. */
+static void error_moments(icp_state *s, double *count, double *sum, double *sum_sq)
+{
+    long blocks = (long)s->blocks;
+#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads())
+    for (long b = 0; b < blocks; b++) {
+        size_t i0 = (size_t)b * SUM_BLOCK, i1 = i0 + SUM_BLOCK < s->n ? i0 + SUM_BLOCK : s->n;
+        double a = 0.0, q = 0.0;
+        for (size_t i = i0; i < i1; i++)
+            if (s->use[i]) {
+                double e = sqrt((double)s->dist2[i]);
+                a += e;
+                q += e * e;
+            }
+        s->block_sums[2 * b] = a;
+        s->block_sums[2 * b + 1] = q;
+    }
+    *count = *sum = *sum_sq = 0.0;
+    for (size_t i = 0; i < s->n; i++)
+        *count += s->use[i];
+    for (size_t b = 0; b < s->blocks; b++) {
+        *sum += s->block_sums[2 * b];
+        *sum_sq += s->block_sums[2 * b + 1];
+    }
+}
+
+/* The sigma filter: pairs whose error is more than sigma standard
+ * deviations above the mean error are left out this iteration. */
+static void sigma_filter(icp_state *s, double sigma)
+{
+    double count, sum, sum_sq;
+    error_moments(s, &count, &sum, &sum_sq);
+    if (count < 2)
+        return;
+    double mean = sum / count;
+    double var = fmax(0.0, sum_sq / count - mean * mean);
+    double limit = mean + sigma * sqrt(var);
+    for (size_t i = 0; i < s->n; i++)
+        if (s->use[i] && sqrt((double)s->dist2[i]) > limit)
+            s->use[i] = 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Keeps the closest `trim` fraction of the used pairs. Non-negative float
+ * bits order like the floats, so (bits << 32 | index) orders pairs by
+ * distance with ties broken by index: the kept set is unique. */
+static void trim_pairs(icp_state *s, double trim)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->use[i]) {
+            uint32_t bits;
+            memcpy(&bits, &s->dist2[i], sizeof bits);
+            s->keys[used++] = (uint64_t)bits << 32 | (uint64_t)i;
+        }
+    size_t keep = (size_t)ceil(trim * (double)used);
+    if (keep >= used)
+        return;
+    qsort(s->keys, used, sizeof *s->keys, key_cmp);
+    for (size_t k = keep; k < used; k++)
+        s->use[s->keys[k] & 0xffffffffu] = 0;
+}
+
+static size_t select_pairs(icp_state *s, int iteration)
+{
+    const ptreg_icp_options *opt = s->opt;
+    float max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
+    for (size_t i = 0; i < s->n; i++)
+        s->use[i] = s->dist2[i] <= max_d2;
+    if (opt->filter_sigma > 0.0 && iteration >= opt->filter_start)
+        sigma_filter(s, opt->filter_sigma);
+    if (opt->trim < 1.0)
+        trim_pairs(s, opt->trim);
+    size_t used = 0;
+    for (size_t i = 0; i < s->n; i++)
+        used += s->use[i];
+    return used;
+}
+
+/* Moments of the used pairs (moved source -> target) and their summed
+ * squared distance, in fixed blocks. */
+static void pair_moments(icp_state *s, ptreg_moments *total, double *sum_d2)
+{
+    long blocks = (long)s->blocks;
+#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads())
+    for (long b = 0; b < blocks; b++) {
+        size_t i0 = (size_t)b * SUM_BLOCK, i1 = i0 + SUM_BLOCK < s->n ? i0 + SUM_BLOCK : s->n;
+        ptreg_moments *mb = &s->block_moments[b];
+        ptreg_moments_init(mb, s->ref, s->ref);
+        double d2 = 0.0;
+        for (size_t i = i0; i < i1; i++) {
+            if (!s->use[i])
+                continue;
+            const float *p = s->moved + 3 * i, *q = s->matched + 3 * i;
+            double pd[3] = {p[0], p[1], p[2]}, qd[3] = {q[0], q[1], q[2]};
+            ptreg_moments_add(mb, pd, qd, 1.0);
+            d2 += s->dist2[i];
+        }
+        s->block_sums[b] = d2;
+    }
+    ptreg_moments_init(total, s->ref, s->ref);
+    *sum_d2 = 0.0;
+    for (size_t b = 0; b < s->blocks; b++) {
+        ptreg_moments_merge(total, &s->block_moments[b]);
+        *sum_d2 += s->block_sums[b];
+    }
+}
+
+static ptreg_status run_iterations(icp_state *s, ptreg_icp_result *r, double tol, ptreg_error *err)
+{
+    const ptreg_icp_options *opt = s->opt;
+    double *T = r->transformation;
+    memcpy(T, opt->init, 16 * sizeof(double));
+    for (int k = 0;; k++) {
+        find_nearest(s, T);
+        size_t used = select_pairs(s, k);
+        ptreg_moments mom;
+        double sum_d2;
+        pair_moments(s, &mom, &sum_d2);
+        double mse = used ? sum_d2 / (double)used : 0.0;
+        r->mse[k] = mse;
+        r->iterations = k;
+        r->pairs = used;
+        r->rmse = sqrt(mse);
+        r->fitness = (double)used / (double)s->n;
+        if (k > 0 && tol > 0.0 && r->mse[k - 1] - mse < tol) {
+            r->converged = 1;
+            r->stop_reason = PTREG_STOP_CONVERGED;
+            return PTREG_OK;
+        }
+        if (k == opt->max_iter) {
+            r->stop_reason = PTREG_STOP_MAX_ITERATIONS;
+            return PTREG_OK;
+        }
+        if (used < 3) {
+            r->stop_reason = PTREG_STOP_TOO_FEW_PAIRS;
+            return PTREG_OK;
+        }
+        double dT[16];
+        int degenerate;
+        ptreg_status st = ptreg_horn_solve(&mom, dT, &degenerate, err);
+        if (st)
+            return st;
+        if (degenerate) {
+            r->stop_reason = PTREG_STOP_DEGENERATE;
+            return PTREG_OK;
+        }
+        ptreg_transform_mul(dT, T, T);
+    }
+}
+
+ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,
+                       const ptreg_icp_options *opt_in, ptreg_icp_result *r, ptreg_error *err)
+{
+    double t0 = ptreg_time_ms();
+    memset(r, 0, sizeof *r);
+    ptreg_icp_options def;
+    if (!opt_in) {
+        ptreg_icp_options_default(&def);
+        opt_in = &def;
+    }
+    ptreg_status st = check_inputs(source, n, target, m, opt_in, err);
+    if (st)
+        return st;
+    icp_state s;
+    st = state_init(&s, source, n, target, m, opt_in, err);
+    r->mse = malloc(((size_t)opt_in->max_iter + 1) * sizeof(double));
+    if (!st && !r->mse)
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
+    double diag2;
+    target_extent(target, m, s.ref, &diag2);
+    double tol = opt_in->tol < 0.0 ? 1e-10 * diag2 : opt_in->tol;
+    r->nn = s.nn;
+    if (!st && s.nn == PTREG_NN_KDTREE) {
+        double tb = ptreg_time_ms();
+        st = ptreg_kdtree_create(target, m, NULL, &s.tree, err);
+        r->build_ms = ptreg_time_ms() - tb;
+    }
+    if (!st)
+        st = run_iterations(&s, r, tol, err);
+    state_free(&s);
+    if (st) {
+        ptreg_icp_result_free(r);
+        return st;
+    }
+    r->time_ms = ptreg_time_ms() - t0;
+    return PTREG_OK;
+}

@@ -1,0 +1,203 @@
+/* Core: Horn's solver (random rotations, near-180 degrees, weights, far from
+ * the origin), the symmetric eigen solver, transforms, the RNG. */
+#include "check.h"
+#include "ptreg/core.h"
+
+static void random_rotation(ptreg_rng *rng, double angle_deg, double T[16])
+{
+    double axis[3] = {ptreg_rng_normal(rng), ptreg_rng_normal(rng), ptreg_rng_normal(rng)};
+    double t[3] = {ptreg_rng_normal(rng), ptreg_rng_normal(rng), ptreg_rng_normal(rng)};
+    ptreg_transform_from_axis_angle(axis, angle_deg, t, T);
+}
+
+static void apply_d(const double T[16], const double p[3], double out[3])
+{
+    for (int r = 0; r < 3; r++)
+        out[r] = T[4 * r] * p[0] + T[4 * r + 1] * p[1] + T[4 * r + 2] * p[2] + T[4 * r + 3];
+}
+
+static double max_abs_diff(const double A[16], const double B[16])
+{
+    double m = 0.0;
+    for (int i = 0; i < 16; i++)
+        m = fmax(m, fabs(A[i] - B[i]));
+    return m;
+}
+
+/* Exact pairs in double: Horn must return the rotation to 1e-9. */
+static void test_horn_exact(void)
+{
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, 42);
+    double angles[] = {0.0, 1e-6, 0.5, 20.0, 90.0, 135.0, 179.0, 179.999, 180.0};
+    for (size_t a = 0; a < sizeof angles / sizeof angles[0]; a++)
+        for (int trial = 0; trial < 20; trial++) {
+            double T[16], E[16];
+            random_rotation(&rng, angles[a], T);
+            double offset = trial % 2 ? 1e4 : 0.0; /* far from the origin: moment digits */
+            ptreg_moments m;
+            double ref[3] = {offset, offset, offset};
+            ptreg_moments_init(&m, ref, ref);
+            size_t n = 3 + (size_t)trial * 7;
+            for (size_t i = 0; i < n; i++) {
+                double p[3], q[3];
+                for (int k = 0; k < 3; k++)
+                    p[k] = offset + ptreg_rng_normal(&rng);
+                apply_d(T, p, q);
+                ptreg_moments_add(&m, p, q, 0.5 + ptreg_rng_uniform(&rng));
+            }
+            int degenerate = 1;
+            CHECK(ptreg_horn_solve(&m, E, &degenerate, NULL) == PTREG_OK);
+            CHECK(!degenerate);
+            double tol = offset > 0 ? 1e-9 * offset : 1e-9;
+            CHECK_MSG(max_abs_diff(T, E) <= (offset > 0 ? 1e-6 : tol), "angle %g trial %d: error %g",
+                      angles[a], trial, max_abs_diff(T, E));
+            double rot_err = 0.0;
+            for (int r = 0; r < 3; r++)
+                for (int c = 0; c < 3; c++)
+                    rot_err = fmax(rot_err, fabs(T[4 * r + c] - E[4 * r + c]));
+            CHECK_MSG(rot_err <= 1e-9, "angle %g trial %d: rotation error %g", angles[a], trial, rot_err);
+            CHECK(ptreg_transform_is_rigid(E, 1e-12));
+        }
+}
+
+/* Float convenience entry on noisy data equals a direct least-squares check:
+ * perturbing the answer never lowers the cost. */
+static void test_horn_float_optimal(void)
+{
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, 7);
+    size_t n = 200;
+    float *p = malloc(3 * n * sizeof(float)), *q = malloc(3 * n * sizeof(float));
+    double T[16], E[16];
+    random_rotation(&rng, 60.0, T);
+    for (size_t i = 0; i < n; i++) {
+        double a[3] = {ptreg_rng_normal(&rng), ptreg_rng_normal(&rng), ptreg_rng_normal(&rng)}, b[3];
+        apply_d(T, a, b);
+        for (int k = 0; k < 3; k++) {
+            p[3 * i + k] = (float)a[k];
+            q[3 * i + k] = (float)(b[k] + 0.05 * ptreg_rng_normal(&rng));
+        }
+    }
+    CHECK(ptreg_horn(p, q, NULL, n, E, NULL) == PTREG_OK);
+    double base = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double a[3] = {p[3 * i], p[3 * i + 1], p[3 * i + 2]}, b[3];
+        apply_d(E, a, b);
+        for (int k = 0; k < 3; k++)
+            base += (b[k] - q[3 * i + k]) * (b[k] - q[3 * i + k]);
+    }
+    for (int trial = 0; trial < 50; trial++) {
+        double D[16], P[16];
+        random_rotation(&rng, 0.05, D);
+        D[3] *= 1e-3, D[7] *= 1e-3, D[11] *= 1e-3;
+        ptreg_transform_mul(D, E, P);
+        double cost = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            double a[3] = {p[3 * i], p[3 * i + 1], p[3 * i + 2]}, b[3];
+            apply_d(P, a, b);
+            for (int k = 0; k < 3; k++)
+                cost += (b[k] - q[3 * i + k]) * (b[k] - q[3 * i + k]);
+        }
+        CHECK(cost >= base * (1 - 1e-12));
+    }
+    free(p);
+    free(q);
+}
+
+static void test_horn_degenerate(void)
+{
+    ptreg_moments m;
+    ptreg_moments_init(&m, NULL, NULL);
+    double T[16];
+    int degenerate = 0;
+    ptreg_error err;
+    CHECK(ptreg_horn_solve(&m, T, &degenerate, &err) == PTREG_ERR_RUNTIME);
+    /* collinear points: rotation about the line is free */
+    for (int i = 0; i < 5; i++) {
+        double p[3] = {i, 0, 0}, q[3] = {i + 1.0, 2, 3};
+        ptreg_moments_add(&m, p, q, 1.0);
+    }
+    CHECK(ptreg_horn_solve(&m, T, &degenerate, &err) == PTREG_OK);
+    CHECK(degenerate);
+    CHECK(ptreg_transform_is_rigid(T, 1e-12));
+}
+
+static void test_eigen(void)
+{
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, 3);
+    for (int n = 1; n <= 8; n++)
+        for (int trial = 0; trial < 20; trial++) {
+            double A[64], V[64], ev[8];
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j <= i; j++)
+                    A[i * n + j] = A[j * n + i] = trial == 0 ? (i == j) : ptreg_rng_normal(&rng);
+            ptreg_eigen_symmetric(A, n, ev, V);
+            for (int k = 0; k < n; k++) {
+                if (k)
+                    CHECK(ev[k - 1] <= ev[k]);
+                for (int i = 0; i < n; i++) {
+                    double av = 0.0;
+                    for (int j = 0; j < n; j++)
+                        av += A[i * n + j] * V[j * n + k];
+                    CHECK_NEAR(av, ev[k] * V[i * n + k], 1e-12 * (1 + fabs(ev[k])));
+                }
+            }
+        }
+}
+
+static void test_transforms(void)
+{
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, 5);
+    double T[16], I[16], P[16], id[16];
+    random_rotation(&rng, 33.0, T);
+    ptreg_transform_invert_rigid(T, I);
+    ptreg_transform_mul(T, I, P);
+    ptreg_transform_identity(id);
+    CHECK(max_abs_diff(P, id) < 1e-14);
+    double angle, trans;
+    ptreg_transform_difference(T, T, &angle, &trans);
+    CHECK_NEAR(angle, 0.0, 1e-9);
+    CHECK_NEAR(trans, 0.0, 1e-12);
+    ptreg_transform_difference(id, T, &angle, &trans);
+    CHECK_NEAR(angle, 33.0, 1e-9);
+    CHECK_NEAR(trans, sqrt(T[3] * T[3] + T[7] * T[7] + T[11] * T[11]), 1e-12);
+    double axis[3] = {0, 0, 1};
+    ptreg_transform_from_axis_angle(axis, 90.0, NULL, T);
+    float p[3] = {1, 0, 0}, out[3];
+    ptreg_transform_points(T, p, out, 1);
+    CHECK_NEAR(out[0], 0.0, 1e-7);
+    CHECK_NEAR(out[1], 1.0, 1e-7);
+    CHECK(!ptreg_transform_is_rigid((double[16]){2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, 1e-6));
+    CHECK(!ptreg_transform_is_rigid((double[16]){-1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, 1e-6));
+}
+
+static void test_rng(void)
+{
+    ptreg_rng a, b;
+    ptreg_rng_seed(&a, 9);
+    ptreg_rng_seed(&b, 9);
+    double mean = 0.0, var = 0.0;
+    for (int i = 0; i < 100000; i++) {
+        CHECK(ptreg_rng_next(&a) == ptreg_rng_next(&b));
+        double x = ptreg_rng_normal(&a);
+        ptreg_rng_normal(&b);
+        mean += x;
+        var += x * x;
+    }
+    CHECK_NEAR(mean / 1e5, 0.0, 0.02);
+    CHECK_NEAR(var / 1e5, 1.0, 0.02);
+}
+
+int main(void)
+{
+    test_horn_exact();
+    test_horn_float_optimal();
+    test_horn_degenerate();
+    test_eigen();
+    test_transforms();
+    test_rng();
+    return check_exit();
+}

@@ -1,0 +1,264 @@
+/* Nearest neighbours: brute force and the k-d tree (1-NN with and without
+ * hints, k-NN, radius) against a plain reference loop, on every ISA path,
+ * on random, clustered, duplicated and lattice (all-ties) clouds and on the
+ * real scans. */
+#include <stdint.h>
+
+#include "check.h"
+#include "core/cpu.h"
+#include "ptreg/io.h"
+#include "ptreg/nn.h"
+
+static float ref_dist2(const float *q, const float *p)
+{
+    float dx = q[0] - p[0], dy = q[1] - p[1], dz = q[2] - p[2];
+    return (dx * dx + dy * dy) + dz * dz;
+}
+
+static int ref_better(float d, uint32_t i, float bd, uint32_t bi)
+{
+    return d < bd || (d == bd && i < bi);
+}
+
+static void ref_nearest(const float *t, size_t m, const float *q, uint32_t *bi, float *bd)
+{
+    *bd = INFINITY;
+    *bi = PTREG_NO_NEIGHBOR;
+    for (size_t j = 0; j < m; j++) {
+        float d = ref_dist2(q, t + 3 * j);
+        if (ref_better(d, (uint32_t)j, *bd, *bi))
+            *bd = d, *bi = (uint32_t)j;
+    }
+}
+
+typedef enum { CLOUD_UNIFORM, CLOUD_CLUSTERED, CLOUD_DUPLICATES, CLOUD_LATTICE, CLOUD_PLANE } cloud_kind;
+
+static float *make_cloud(cloud_kind kind, size_t n, uint64_t seed)
+{
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, seed);
+    float *p = malloc(3 * n * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        float *v = p + 3 * i;
+        switch (kind) {
+        case CLOUD_UNIFORM:
+            for (int d = 0; d < 3; d++)
+                v[d] = (float)(ptreg_rng_uniform(&rng) * 2 - 1);
+            break;
+        case CLOUD_CLUSTERED: {
+            double c = (double)(i % 5);
+            for (int d = 0; d < 3; d++)
+                v[d] = (float)(c + 0.01 * ptreg_rng_normal(&rng));
+            break;
+        }
+        case CLOUD_DUPLICATES:
+            for (int d = 0; d < 3; d++)
+                v[d] = (float)((int)(ptreg_rng_uniform(&rng) * 4)); /* many exact copies */
+            break;
+        case CLOUD_LATTICE: /* unit lattice: queries at half-integers tie everywhere */
+            v[0] = (float)(i % 17), v[1] = (float)((i / 17) % 17), v[2] = (float)(i / 289);
+            break;
+        case CLOUD_PLANE:
+            v[0] = (float)ptreg_rng_uniform(&rng), v[1] = (float)ptreg_rng_uniform(&rng), v[2] = 0.5f;
+            break;
+        }
+    }
+    return p;
+}
+
+static float *make_queries(cloud_kind kind, size_t n, uint64_t seed)
+{
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, seed);
+    float *q = malloc(3 * n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < 3; d++) {
+            double u = ptreg_rng_uniform(&rng);
+            if (kind == CLOUD_LATTICE)
+                q[3 * i + d] = (float)(0.5 * (int)(u * 36) - 0.5); /* half-integer grid */
+            else if (i % 10 == 0)
+                q[3 * i + d] = (float)(u * 40 - 20); /* far outside */
+            else
+                q[3 * i + d] = (float)(u * 3 - 1);
+        }
+    return q;
+}
+
+static void check_nearest(const char *what, const float *t, size_t m, const float *q, size_t nq)
+{
+    uint32_t *ri = malloc(nq * sizeof *ri), *bi = malloc(nq * sizeof *bi);
+    uint32_t *ki = malloc(nq * sizeof *ki), *hint = malloc(nq * sizeof *hint);
+    float *rd = malloc(nq * sizeof *rd), *bd = malloc(nq * sizeof *bd), *kd = malloc(nq * sizeof *kd);
+    for (size_t i = 0; i < nq; i++)
+        ref_nearest(t, m, q + 3 * i, &ri[i], &rd[i]);
+    ptreg_kdtree *tree = NULL;
+    ptreg_kdtree_options opt;
+    ptreg_kdtree_options_default(&opt);
+    int leaf_sizes[] = {4, 16, 64};
+    int best_isa = ptreg_cpu_best_isa();
+    for (int isa = 0; isa <= best_isa; isa++) {
+        ptreg_cpu_set_isa(isa);
+        CHECK(ptreg_brute_nearest(t, m, q, nq, bi, bd, NULL) == PTREG_OK);
+        size_t bad = 0;
+        for (size_t i = 0; i < nq; i++)
+            bad += bi[i] != ri[i] || memcmp(&bd[i], &rd[i], sizeof(float)) != 0;
+        CHECK_MSG(bad == 0, "%s: brute force (%s) differs on %zu of %zu queries", what,
+                  ptreg_isa_name((ptreg_isa)isa), bad, nq);
+        for (int ls = 0; ls < 3; ls++) {
+            opt.leaf_size = leaf_sizes[ls];
+            CHECK(ptreg_kdtree_create(t, m, &opt, &tree, NULL) == PTREG_OK);
+            /* no hints, good hints, arbitrary hints: the answer never changes */
+            for (int h = 0; h < 3; h++) {
+                for (size_t i = 0; i < nq; i++)
+                    hint[i] = h == 1 ? ri[i] : (uint32_t)((i * 7919u) % m);
+                ptreg_kdtree_nearest(tree, q, nq, h ? hint : NULL, ki, kd);
+                bad = 0;
+                for (size_t i = 0; i < nq; i++)
+                    bad += ki[i] != ri[i] || memcmp(&kd[i], &rd[i], sizeof(float)) != 0;
+                CHECK_MSG(bad == 0, "%s: k-d tree (%s, leaf %d, hints %d) differs on %zu of %zu", what,
+                          ptreg_isa_name((ptreg_isa)isa), opt.leaf_size, h, bad, nq);
+            }
+            ptreg_kdtree_destroy(tree);
+        }
+    }
+    ptreg_cpu_set_isa(-1);
+    free(ri), free(bi), free(ki), free(hint), free(rd), free(bd), free(kd);
+}
+
+typedef struct pair {
+    float d;
+    uint32_t i;
+} pair;
+
+static int pair_cmp(const void *a, const void *b)
+{
+    const pair *x = a, *y = b;
+    if (ref_better(x->d, x->i, y->d, y->i))
+        return -1;
+    return ref_better(y->d, y->i, x->d, x->i);
+}
+
+static void check_knn_radius(const char *what, const float *t, size_t m, const float *q, size_t nq)
+{
+    ptreg_kdtree *tree = NULL;
+    CHECK(ptreg_kdtree_create(t, m, NULL, &tree, NULL) == PTREG_OK);
+    pair *all = malloc(m * sizeof *all);
+    size_t ks[] = {1, 5, 17, m, m + 3};
+    uint32_t *ki = malloc((m + 3) * sizeof *ki);
+    float *kd = malloc((m + 3) * sizeof *kd);
+    ptreg_neighbors nb = {0};
+    size_t bad_knn = 0, bad_radius = 0;
+    for (size_t i = 0; i < nq; i++) {
+        const float *qi = q + 3 * i;
+        for (size_t j = 0; j < m; j++)
+            all[j] = (pair){ref_dist2(qi, t + 3 * j), (uint32_t)j};
+        qsort(all, m, sizeof *all, pair_cmp);
+        for (size_t s = 0; s < sizeof ks / sizeof ks[0]; s++) {
+            size_t k = ks[s], want = k < m ? k : m;
+            size_t got = ptreg_kdtree_knn(tree, qi, k, ki, kd);
+            int ok = got == want;
+            for (size_t j = 0; ok && j < got; j++)
+                ok = ki[j] == all[j].i && kd[j] == all[j].d;
+            bad_knn += !ok;
+        }
+        float radius = (float)(0.05 + 0.3 * (double)(i % 4));
+        CHECK(ptreg_kdtree_radius(tree, qi, radius, &nb, NULL) == PTREG_OK);
+        size_t want = 0;
+        while (want < m && all[want].d <= radius * radius)
+            want++;
+        int ok = nb.count == want;
+        for (size_t j = 0; ok && j < want; j++)
+            ok = nb.index[j] == all[j].i && nb.dist2[j] == all[j].d;
+        bad_radius += !ok;
+    }
+    CHECK_MSG(bad_knn == 0, "%s: k-NN differs on %zu queries", what, bad_knn);
+    CHECK_MSG(bad_radius == 0, "%s: radius search differs on %zu queries", what, bad_radius);
+    ptreg_neighbors_free(&nb);
+    ptreg_kdtree_destroy(tree);
+    free(all), free(ki), free(kd);
+}
+
+static void test_synthetic(void)
+{
+    const char *names[] = {"uniform", "clustered", "duplicates", "lattice", "plane"};
+    size_t sizes[] = {1, 2, 7, 100, 1000, 20011};
+    for (int kind = 0; kind < 5; kind++)
+        for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+            size_t m = sizes[s], nq = 1500;
+            float *t = make_cloud((cloud_kind)kind, m, 11 + s);
+            float *q = make_queries((cloud_kind)kind, nq, 97 + s);
+            char what[64];
+            snprintf(what, sizeof what, "%s m=%zu", names[kind], m);
+            check_nearest(what, t, m, q, nq);
+            if (m <= 1000)
+                check_knn_radius(what, t, m, q, 200);
+            free(t);
+            free(q);
+        }
+}
+
+static void test_threads_identical(void)
+{
+    size_t m = 30000, nq = 20000;
+    float *t = make_cloud(CLOUD_UNIFORM, m, 5), *q = make_queries(CLOUD_UNIFORM, nq, 6);
+    ptreg_kdtree *tree = NULL;
+    CHECK(ptreg_kdtree_create(t, m, NULL, &tree, NULL) == PTREG_OK);
+    uint32_t *i1 = malloc(nq * 4), *i2 = malloc(nq * 4);
+    float *d1 = malloc(nq * 4), *d2 = malloc(nq * 4);
+    ptreg_set_num_threads(1);
+    ptreg_kdtree_nearest(tree, q, nq, NULL, i1, d1);
+    ptreg_set_num_threads(2);
+    ptreg_kdtree_nearest(tree, q, nq, NULL, i2, d2);
+    CHECK(memcmp(i1, i2, nq * 4) == 0 && memcmp(d1, d2, nq * 4) == 0);
+    ptreg_brute_nearest(t, m, q, 2000, i2, d2, NULL);
+    CHECK(memcmp(i1, i2, 2000 * 4) == 0 && memcmp(d1, d2, 2000 * 4) == 0);
+    ptreg_set_num_threads(0);
+    ptreg_kdtree_destroy(tree);
+    free(t), free(q), free(i1), free(i2), free(d1), free(d2);
+}
+
+static void test_bad_arguments(void)
+{
+    ptreg_kdtree *tree = (ptreg_kdtree *)1;
+    ptreg_error err;
+    float p[6] = {0, 0, 0, NAN, 0, 0};
+    CHECK(ptreg_kdtree_create(p, 0, NULL, &tree, &err) == PTREG_ERR_ARG && tree == NULL);
+    CHECK(ptreg_kdtree_create(p, 2, NULL, &tree, &err) == PTREG_ERR_ARG);
+    CHECK(strstr(err.message, "point 1") != NULL);
+    ptreg_kdtree_options opt = {3};
+    CHECK(ptreg_kdtree_create(p, 1, &opt, &tree, &err) == PTREG_ERR_ARG);
+    uint32_t i;
+    float d;
+    CHECK(ptreg_brute_nearest(p, 0, p, 1, &i, &d, &err) == PTREG_ERR_ARG);
+}
+
+/* Every point of bun045 against bun000: the real scans, exact on all paths. */
+static void test_real_scans(void)
+{
+    const char *dir = check_data_dir();
+    if (!dir)
+        return;
+    char a[4096], b[4096];
+    snprintf(a, sizeof a, "%s/bunny/bun000.ply", dir);
+    snprintf(b, sizeof b, "%s/bunny/bun045.ply", dir);
+    ptreg_cloud target, query;
+    ptreg_error err;
+    if (ptreg_cloud_read(a, PTREG_FORMAT_AUTO, &target, &err) != PTREG_OK ||
+        ptreg_cloud_read(b, PTREG_FORMAT_AUTO, &query, &err) != PTREG_OK) {
+        CHECK_MSG(0, "reading the bunny scans: %s", err.message);
+        return;
+    }
+    check_nearest("bun045 -> bun000", target.xyz, target.n, query.xyz, 8000);
+    check_knn_radius("bun045 -> bun000", target.xyz, 3000, query.xyz, 100);
+    ptreg_cloud_free(&target);
+    ptreg_cloud_free(&query);
+}
+
+int main(void)
+{
+    test_synthetic();
+    test_threads_identical();
+    test_bad_arguments();
+    test_real_scans();
+    return check_exit();
+}
