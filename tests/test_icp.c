@@ -25,7 +25,7 @@ static double translation_error(const double A[16], const double B[16])
 static void test_model_subset_protocol(void)
 {
     ptreg_cloud model;
-    CHECK(ptreg_synth_model(PTREG_SHAPE_AIRCRAFT, 20000, 3, &model, NULL) == PTREG_OK);
+    CHECK(ptreg_synth_model(PTREG_SHAPE_AIRCRAFT, 8000, 3, &model, NULL) == PTREG_OK);
     double noises[] = {1e-4, 1e-3, 1e-2};
     ptreg_rng rng;
     ptreg_rng_seed(&rng, 99);
@@ -70,13 +70,13 @@ static void test_synthetic_scans(void)
 {
     for (int shape = 0; shape < 2; shape++) {
         ptreg_cloud model;
-        CHECK(ptreg_synth_model((ptreg_shape)shape, 20000, 7, &model, NULL) == PTREG_OK);
+        CHECK(ptreg_synth_model((ptreg_shape)shape, 12000, 7, &model, NULL) == PTREG_OK);
         double noises[] = {1e-4, 1e-3, 1e-2};
         for (int ni = 0; ni < 3; ni++)
-            for (uint64_t seed = 1; seed <= 3; seed++) {
+            for (uint64_t seed = 1; seed <= 2; seed++) {
                 ptreg_synth_options so;
                 ptreg_synth_options_default(&so);
-                so.points = 5000, so.noise = noises[ni], so.max_angle_deg = 20.0, so.seed = seed + 10 * (uint64_t)ni;
+                so.points = 3000, so.noise = noises[ni], so.max_angle_deg = 20.0, so.seed = seed + 10 * (uint64_t)ni;
                 ptreg_cloud scan;
                 double truth[16];
                 CHECK(ptreg_synth_scan((ptreg_shape)shape, &so, &scan, truth, NULL) == PTREG_OK);
@@ -114,7 +114,7 @@ static void test_outlier_filters(void)
     opt.max_iter = 300;
     ptreg_icp_result plain, sigma, trimmed;
     CHECK(ptreg_icp(scan.xyz, scan.n, model.xyz, model.n, &opt, &plain, NULL) == PTREG_OK);
-    opt.filter_sigma = 1.0, opt.filter_start = 2;
+    opt.filter_sigma = 0.5, opt.filter_start = 2;
     CHECK(ptreg_icp(scan.xyz, scan.n, model.xyz, model.n, &opt, &sigma, NULL) == PTREG_OK);
     opt.filter_sigma = 0.0, opt.trim = 0.75;
     CHECK(ptreg_icp(scan.xyz, scan.n, model.xyz, model.n, &opt, &trimmed, NULL) == PTREG_OK);
@@ -123,9 +123,8 @@ static void test_outlier_filters(void)
     double e_trim = rotation_error(truth, trimmed.transformation);
     CHECK_MSG(e_sigma < 0.5 && e_trim < 0.5, "with 20%% outliers: sigma filter %g deg, trim %g deg", e_sigma, e_trim);
     CHECK_MSG(e_sigma < e_plain && e_trim < e_plain, "filters %g, %g deg vs plain %g deg", e_sigma, e_trim, e_plain);
-    CHECK(sigma.fitness < 0.95 && sigma.fitness > 0.6);
-    CHECK(trimmed.pairs == (size_t)ceil(0.75 * (double)scan.n) || trimmed.pairs < scan.n);
-    CHECK_NEAR(trimmed.fitness, 0.75, 1e-3);
+    CHECK(sigma.fitness < 0.9 && sigma.fitness > 0.7);
+    CHECK(trimmed.pairs == (size_t)ceil(0.75 * (double)scan.n));
     ptreg_icp_result_free(&plain);
     ptreg_icp_result_free(&sigma);
     ptreg_icp_result_free(&trimmed);
@@ -315,8 +314,9 @@ static int bunny_pose(const char *dir, const char *scan, double T[16])
     return found;
 }
 
-/* The real scans from the ground truth moved by 4 degrees and 5 mm: ICP
- * must come back to it. */
+/* The real scans from the ground truth moved by 4 degrees and 5 mm about
+ * two axes: ICP must come back to the same pose, within the accuracy of the
+ * published alignment (about 1 mm, ../shared/data/README.md). */
 static void test_bunny_scans(const char *dir)
 {
     double pose000[16], pose045[16], inv000[16], truth[16];
@@ -328,21 +328,26 @@ static void test_bunny_scans(const char *dir)
     ptreg_transform_mul(inv000, pose045, truth);
     size_t n, m;
     float *src = read_points(dir, "bunny/bun045.ply", &n), *tgt = read_points(dir, "bunny/bun000.ply", &m);
-    if (src && tgt) {
-        double axis[3] = {0.3, 1.0, -0.2}, t[3] = {0.005, -0.002, 0.003}, P[16];
-        ptreg_transform_from_axis_angle(axis, 4.0, t, P);
+    double axes[2][3] = {{0.3, 1.0, -0.2}, {1.0, 0.0, 0.4}}, results[2][16];
+    for (int k = 0; k < 2 && src && tgt; k++) {
+        double t[3] = {0.005, -0.002, 0.003}, P[16];
+        ptreg_transform_from_axis_angle(axes[k], 4.0, t, P);
         ptreg_icp_options opt;
         ptreg_icp_options_default(&opt);
         ptreg_transform_mul(P, truth, opt.init);
         opt.max_iter = 100, opt.max_dist = 0.005;
         ptreg_icp_result r;
         CHECK(ptreg_icp(src, n, tgt, m, &opt, &r, NULL) == PTREG_OK);
-        CHECK_MSG(rotation_error(truth, r.transformation) < 0.3 && translation_error(truth, r.transformation) < 1e-3,
+        CHECK_MSG(rotation_error(truth, r.transformation) < 0.5 && translation_error(truth, r.transformation) < 5e-4,
                   "bun045 -> bun000: %g deg, %g m from the ground truth", rotation_error(truth, r.transformation),
                   translation_error(truth, r.transformation));
-        CHECK(r.rmse < 1e-3 && r.fitness > 0.5);
+        CHECK(r.converged && r.rmse < 1e-3 && r.fitness > 0.9);
+        memcpy(results[k], r.transformation, sizeof results[k]);
         ptreg_icp_result_free(&r);
     }
+    if (src && tgt)
+        CHECK_MSG(rotation_error(results[0], results[1]) < 0.02, "two starts end %g deg apart",
+                  rotation_error(results[0], results[1]));
     free(src);
     free(tgt);
 }

@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "ptreg/core.h"
 
 #include <math.h>

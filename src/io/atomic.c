@@ -1,0 +1,110 @@
+/* Temporary file + rename: see atomic.h. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "io/atomic.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A short fixed stem: a long target name cannot push the temporary one
+ * past NAME_MAX, and a leftover from a killed run is easy to spot. */
+#define TEMP_STEM ".ptreg-tmp-XXXXXX"
+
+static char *temp_template(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
+    char *t = malloc(dir + sizeof TEMP_STEM);
+    if (t) {
+        memcpy(t, path, dir);
+        memcpy(t + dir, TEMP_STEM, sizeof TEMP_STEM);
+    }
+    return t;
+}
+
+/* mkstemp makes the file 0600; a replaced file keeps its permissions and a
+ * new one gets the usual 0644. */
+static mode_t target_mode(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        return st.st_mode & 0777;
+    return 0644;
+}
+
+static void release(ptreg_atomic_file *af)
+{
+    free(af->path);
+    free(af->tmp_path);
+    memset(af, 0, sizeof *af);
+}
+
+static ptreg_status fail_errno(ptreg_atomic_file *af, int e, const char *what, ptreg_error *err)
+{
+    ptreg_status s = ptreg_error_set(err, PTREG_ERR_IO, "%s: %s: %s", af->path, what, strerror(e));
+    if (af->tmp_path)
+        unlink(af->tmp_path);
+    release(af);
+    return s;
+}
+
+ptreg_status ptreg_atomic_open(const char *path, ptreg_atomic_file *af, ptreg_error *err)
+{
+    memset(af, 0, sizeof *af);
+    if (!path || !*path)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "no output path");
+    af->path = strdup(path);
+    af->tmp_path = temp_template(path);
+    if (!af->path || !af->tmp_path) {
+        release(af);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", path);
+    }
+    int fd = mkstemp(af->tmp_path);
+    if (fd < 0) {
+        int e = errno;
+        free(af->tmp_path);
+        af->tmp_path = NULL; /* nothing was created */
+        return fail_errno(af, e, "cannot create a temporary file in its folder", err);
+    }
+    if (fchmod(fd, target_mode(path)) != 0 || !(af->fp = fdopen(fd, "wb"))) {
+        int e = errno;
+        close(fd);
+        return fail_errno(af, e, "cannot open a temporary file in its folder", err);
+    }
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_atomic_commit(ptreg_atomic_file *af, ptreg_error *err)
+{
+    if (!af->fp)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "atomic commit: no file is open");
+    /* The stream's error flag is all that is left of a failed write; its
+     * reason (ENOSPC, EFBIG ...) is still in errno unless something failed
+     * since, and a flush of what is left gives a fresh one. */
+    int last = errno, e = 0, had_error = ferror(af->fp);
+    if (fflush(af->fp) != 0)
+        e = errno;
+    if (had_error && !e)
+        e = last ? last : EIO;
+    if (fclose(af->fp) != 0 && !e)
+        e = errno;
+    af->fp = NULL;
+    if (e)
+        return fail_errno(af, e, "cannot write", err);
+    if (rename(af->tmp_path, af->path) != 0)
+        return fail_errno(af, errno, "cannot replace", err);
+    release(af);
+    return PTREG_OK;
+}
+
+void ptreg_atomic_abort(ptreg_atomic_file *af)
+{
+    if (af->fp)
+        fclose(af->fp);
+    if (af->tmp_path)
+        unlink(af->tmp_path);
+    release(af);
+}

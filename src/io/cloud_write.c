@@ -1,0 +1,127 @@
+/* Writers: PLY (binary little-endian or ascii), PCD (binary or ascii) and
+ * XYZ text. Text uses %.9g, enough digits for every float to read back
+ * bit-exact. Output goes through the atomic file of atomic.h, so a failed
+ * write leaves nothing behind. */
+#include "io/atomic.h"
+#include "io/io_internal.h"
+
+/* Points per fwrite of the binary writers. */
+#define CHUNK_POINTS 1024
+
+static void write_text_rows(FILE *f, const ptreg_cloud *cloud, int normals)
+{
+    for (size_t i = 0; i < cloud->n; i++) {
+        const float *p = cloud->xyz + 3 * i;
+        fprintf(f, "%.9g %.9g %.9g", p[0], p[1], p[2]);
+        if (normals) {
+            const float *q = cloud->normals + 3 * i;
+            fprintf(f, " %.9g %.9g %.9g", q[0], q[1], q[2]);
+        }
+        fputc('\n', f);
+    }
+}
+
+/* Little-endian float32 records, as PLY binary_little_endian and PCD
+ * binary (which PCL writes in the host's order, little-endian in practice)
+ * both want. */
+static void write_binary_rows(FILE *f, const ptreg_cloud *cloud, int normals)
+{
+    unsigned char buf[CHUNK_POINTS * 6 * 4];
+    size_t rec = normals ? 24 : 12;
+    for (size_t start = 0; start < cloud->n; start += CHUNK_POINTS) {
+        size_t end = cloud->n - start < CHUNK_POINTS ? cloud->n : start + CHUNK_POINTS;
+        unsigned char *o = buf;
+        for (size_t i = start; i < end; i++, o += rec)
+            for (int c = 0; c < 3; c++) {
+                io_store_f32le(o + 4 * c, cloud->xyz[3 * i + c]);
+                if (normals)
+                    io_store_f32le(o + 12 + 4 * c, cloud->normals[3 * i + c]);
+            }
+        fwrite(buf, 1, (size_t)(o - buf), f);
+    }
+}
+
+void io_write_ply(FILE *f, const ptreg_cloud *cloud, int ascii, int normals)
+{
+    fprintf(f, "ply\nformat %s 1.0\ncomment written by ptreg %s\nelement vertex %zu\n",
+            ascii ? "ascii" : "binary_little_endian", PTREG_VERSION_STRING, cloud->n);
+    fputs("property float x\nproperty float y\nproperty float z\n", f);
+    if (normals)
+        fputs("property float nx\nproperty float ny\nproperty float nz\n", f);
+    fputs("end_header\n", f);
+    if (ascii)
+        write_text_rows(f, cloud, normals);
+    else
+        write_binary_rows(f, cloud, normals);
+}
+
+void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals)
+{
+    fputs("# .PCD v0.7 - Point Cloud Data file format\nVERSION 0.7\n", f);
+    fprintf(f, "FIELDS x y z%s\n", normals ? " normal_x normal_y normal_z" : "");
+    fprintf(f, "SIZE 4 4 4%s\n", normals ? " 4 4 4" : "");
+    fprintf(f, "TYPE F F F%s\n", normals ? " F F F" : "");
+    fprintf(f, "COUNT 1 1 1%s\n", normals ? " 1 1 1" : "");
+    fprintf(f, "WIDTH %zu\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS %zu\nDATA %s\n", cloud->n,
+            cloud->n, ascii ? "ascii" : "binary");
+    if (ascii)
+        write_text_rows(f, cloud, normals);
+    else
+        write_binary_rows(f, cloud, normals);
+}
+
+void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals)
+{
+    write_text_rows(f, cloud, normals);
+}
+
+void ptreg_write_options_default(ptreg_write_options *opt)
+{
+    opt->format = PTREG_FORMAT_AUTO;
+    opt->ascii = 0;
+    opt->with_normals = 1;
+}
+
+static ptreg_status check_write_args(const char *path, const ptreg_cloud *cloud,
+                                     ptreg_format format, ptreg_error *err)
+{
+    if (!path || !cloud)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "cloud write: no path or no cloud");
+    if (cloud->n && !cloud->xyz)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: the cloud has %zu points but no data", path,
+                               cloud->n);
+    if (format == PTREG_FORMAT_VTK)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: VTK files are read, not written",
+                               path);
+    if (format < PTREG_FORMAT_PLY || format > PTREG_FORMAT_VTK)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: unknown format %d", path, (int)format);
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
+                               const ptreg_write_options *opt, ptreg_error *err)
+{
+    ptreg_write_options defaults;
+    ptreg_write_options_default(&defaults);
+    if (!opt)
+        opt = &defaults;
+    ptreg_format format = opt->format;
+    if (format == PTREG_FORMAT_AUTO && path)
+        format = ptreg_format_from_path(path);
+    if (format == PTREG_FORMAT_AUTO)
+        format = PTREG_FORMAT_PLY;
+    ptreg_status s = check_write_args(path, cloud, format, err);
+    if (s != PTREG_OK)
+        return s;
+    int normals = opt->with_normals && cloud->normals != NULL;
+    ptreg_atomic_file af;
+    if ((s = ptreg_atomic_open(path, &af, err)) != PTREG_OK)
+        return s;
+    if (format == PTREG_FORMAT_PLY)
+        io_write_ply(af.fp, cloud, opt->ascii, normals);
+    else if (format == PTREG_FORMAT_PCD)
+        io_write_pcd(af.fp, cloud, opt->ascii, normals);
+    else
+        io_write_xyz(af.fp, cloud, normals);
+    return ptreg_atomic_commit(&af, err);
+}

@@ -1,0 +1,145 @@
+/* Shared pieces of the point-cloud readers and writers: the input being
+ * parsed, error messages that name the place, a text cursor that never reads
+ * past the buffer, number scanning, binary scalar types and the last steps
+ * every reader takes. Private to src/io. */
+#ifndef PTREG_IO_INTERNAL_H
+#define PTREG_IO_INTERNAL_H
+
+#include "ptreg/io.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#if defined(__GNUC__)
+#define IO_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define IO_PRINTF(a, b)
+#endif
+
+/* The input of one read: a buffer that is not NUL-terminated, and the name
+ * used in messages. */
+typedef struct io_in {
+    const unsigned char *data;
+    size_t size;
+    const char *name;
+    ptreg_error *err;
+} io_in;
+
+/* "NAME: line L: ..." and "NAME: byte B: ..." (line is 1-based, byte is the
+ * 0-based offset from the start of the file). Return status. */
+ptreg_status io_fail_line(const io_in *in, ptreg_status status, size_t line, const char *fmt, ...)
+    IO_PRINTF(4, 5);
+ptreg_status io_fail_byte(const io_in *in, ptreg_status status, size_t offset, const char *fmt, ...)
+    IO_PRINTF(4, 5);
+
+/* ---- text ---------------------------------------------------------------- */
+
+/* A token: bytes of the input, not NUL-terminated. */
+typedef struct io_token {
+    const char *s;
+    size_t len;
+} io_token;
+
+/* A cursor over text. Tokens are separated by blanks (space, tab, CR, VT,
+ * FF); with commas set, one comma between tokens is a separator as well and
+ * a second one makes an empty token; with comments set, a token starting
+ * with '#' ends the line. A token never crosses a newline. */
+typedef struct io_text {
+    const char *p;   /* next unread byte */
+    const char *end; /* one past the last byte */
+    size_t line;     /* 1-based line of p */
+    int commas;
+    int comments;
+} io_text;
+
+void io_text_init(io_text *t, const void *data, size_t size);
+/* 1 at the end of the input. */
+int io_text_eof(const io_text *t);
+/* The next token on the current line; 0 at the end of the line. */
+int io_text_token(io_text *t, io_token *tok);
+/* 1 when nothing but blanks (or a comment) is left on the current line. */
+int io_text_eol(io_text *t);
+/* Moves to the start of the next line. */
+void io_text_next_line(io_text *t);
+/* Skips blank lines (and comment lines with t->comments); 0 at the end of
+ * the input. */
+int io_text_skip_empty_lines(io_text *t);
+/* Fails with "unexpected 'TOKEN' after WHAT" when the line has more. */
+ptreg_status io_text_no_more(const io_in *in, io_text *t, const char *after);
+/* Bytes left from the cursor to the end. */
+size_t io_text_left(const io_text *t);
+
+int io_token_is(io_token tok, const char *word);
+int io_token_is_nocase(io_token tok, const char *word);
+
+/* Numbers. A token is a number only when the whole of it is one. Floats and
+ * doubles use strtof/strtod, which follow LC_NUMERIC: the library relies on
+ * the "C" locale that a program has unless it calls setlocale. */
+int io_parse_float(io_token tok, float *out);
+int io_parse_double(io_token tok, double *out);
+/* Decimal digits only, no sign; fails on overflow. */
+int io_parse_u64(io_token tok, uint64_t *out);
+
+/* A token made safe to quote in a message: printable ASCII, at most
+ * IO_QUOTE_MAX - 1 bytes, "..." when cut. */
+#define IO_QUOTE_MAX 40
+const char *io_quote(io_token tok, char buf[IO_QUOTE_MAX]);
+
+/* ---- binary scalars ------------------------------------------------------ */
+
+typedef enum io_type {
+    IO_I8,
+    IO_U8,
+    IO_I16,
+    IO_U16,
+    IO_I32,
+    IO_U32,
+    IO_I64,
+    IO_U64,
+    IO_F32,
+    IO_F64
+} io_type;
+
+size_t io_type_size(io_type type);
+int io_type_is_integer(io_type type);
+/* The value at p (io_type_size(type) bytes, little- or big-endian). */
+double io_load(const unsigned char *p, io_type type, int big_endian);
+/* double -> float with IEEE rounding to +-inf instead of C's undefined
+ * behaviour for values out of range. */
+float io_to_float(double d);
+/* The same as io_load, straight to float: exact for IO_F32. */
+float io_load_float(const unsigned char *p, io_type type, int big_endian);
+/* Little-endian float32 store, whatever the host's byte order. */
+void io_store_f32le(unsigned char *p, float v);
+
+/* a * b into *out; 0 on overflow. */
+int io_mul_size(size_t a, size_t b, size_t *out);
+
+/* ---- clouds -------------------------------------------------------------- */
+
+/* Room for cap points (at least one), n = 0. NOMEM names the input. */
+ptreg_status io_cloud_reserve(const io_in *in, ptreg_cloud *cloud, size_t cap, int normals);
+/* The last step of every reader: drops points with a non-finite coordinate,
+ * gives back unused room and fails with "no usable point" when none is left.
+ * is_line says how the place `at` is shown (1: line, 0: byte). */
+ptreg_status io_cloud_finish(const io_in *in, ptreg_cloud *cloud, size_t cap, int is_line,
+                             size_t at);
+
+/* ---- readers and writers ------------------------------------------------- */
+
+ptreg_status io_read_ply(const io_in *in, ptreg_cloud *cloud);
+ptreg_status io_read_pcd(const io_in *in, ptreg_cloud *cloud);
+ptreg_status io_read_xyz(const io_in *in, ptreg_cloud *cloud);
+ptreg_status io_read_vtk(const io_in *in, ptreg_cloud *cloud);
+
+/* Writers stream to f and leave error detection to the stream's error flag,
+ * which the atomic commit checks. */
+void io_write_ply(FILE *f, const ptreg_cloud *cloud, int ascii, int normals);
+void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals);
+void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals);
+
+/* Reads a whole file into a malloc'ed buffer (*data is never NULL on
+ * success, even for an empty file). IO errors name the path. */
+ptreg_status io_read_file(const char *path, unsigned char **data, size_t *size, ptreg_error *err);
+
+#endif

@@ -1,0 +1,32 @@
+# The command line itself: help, version, usage errors and their exit codes.
+. "$(dirname "$0")/lib.sh"
+
+expect 0 -- "$PTREG" --version; out_has "ptreg 0.1.0"
+expect 0 -- "$PTREG" version; out_has "ptreg"
+expect 0 -- "$PTREG" help; out_has "icp"; out_has "Exit codes"
+expect 0 -- "$PTREG" --help; out_has "synth"
+for cmd in icp synth convert info; do
+    expect 0 -- "$PTREG" help $cmd; out_has "usage: ptreg $cmd"
+    expect 0 -- "$PTREG" $cmd --help; out_has "options:"
+done
+expect 2 -- "$PTREG"
+expect 2 -- "$PTREG" frobnicate; err_has "unknown command"
+expect 2 -- "$PTREG" help frobnicate
+expect 2 -- "$PTREG" icp only_one.ply; err_has "missing arguments"
+expect 2 -- "$PTREG" icp a.ply b.ply c.ply; err_has "unexpected argument"
+expect 2 -- "$PTREG" icp a.ply b.ply --bogus; err_has "unknown option"
+expect 2 -- "$PTREG" icp a.ply b.ply --max-iter; err_has "needs a value"
+expect 2 -- "$PTREG" icp a.ply b.ply --max-iter ten; err_has "max-iter"
+expect 2 -- "$PTREG" icp a.ply b.ply --max-iter -3
+expect 2 -- "$PTREG" icp a.ply b.ply --trim 1.5; err_has "trim"
+expect 2 -- "$PTREG" icp a.ply b.ply --max-dist 0
+expect 2 -- "$PTREG" icp a.ply b.ply --nn octree; err_has "nn"
+expect 2 -- "$PTREG" icp a.ply b.ply --device tpu
+expect 2 -- "$PTREG" icp a.ply b.ply --json=yes; err_has "takes no value"
+expect 2 -- "$PTREG" synth; err_has "nothing to write"
+expect 2 -- "$PTREG" synth -o "$WORK/s.ply" --shape teapot
+expect 2 -- "$PTREG" synth -o "$WORK/s.ply" --view 1,2
+expect 2 -- "$PTREG" synth --model "$WORK/m.ply" --truth "$WORK/t.txt"
+expect 2 -- "$PTREG" convert "$WORK/x.ply"; err_has "-o OUTPUT"
+no_file "$WORK/s.ply"
+finish

@@ -1,0 +1,35 @@
+# Shared helpers for the CLI tests: sourced, not run (CTest runs *.sh files
+# other than this one; see tests/CMakeLists.txt).
+set -u
+PTREG=$1
+DATA=${2:-}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+failures=0
+
+fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+
+# expect CODE -- command...: runs it, checks the exit code, keeps its output.
+expect() {
+    local want=$1; shift; shift
+    "$@" >"$WORK/out" 2>"$WORK/err"
+    local got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "exit $got (want $want): $*"
+        sed 's/^/  stderr: /' "$WORK/err" | head -5 >&2
+    fi
+}
+
+out_has() { grep -q -- "$1" "$WORK/out" || fail "stdout lacks '$1'"; }
+err_has() { grep -q -- "$1" "$WORK/err" || fail "stderr lacks '$1'"; }
+no_file() { [ ! -e "$1" ] || fail "$1 exists but should not"; }
+has_file() { [ -s "$1" ] || fail "$1 missing or empty"; }
+
+finish() {
+    if [ "$failures" -ne 0 ]; then
+        echo "$failures failures" >&2
+        exit 1
+    fi
+    echo "ok"
+    exit 0
+}
