@@ -31,7 +31,7 @@ const char *ptreg_stop_reason_name(ptreg_stop_reason reason);
 
 typedef struct ptreg_icp_options {
     int max_iter;         /* transform updates, default 30 */
-    double tol;           /* stop when MSE drops by less (Besl); 0: never; < 0: auto
+    double tol;           /* stop when MSE changes by less (Besl); 0: never; < 0: auto
                              = 1e-10 * (target bounding-box diagonal)^2 (default) */
     double max_dist;      /* pairs farther apart are not used; <= 0: no limit */
     double filter_sigma;  /* leave out pairs with error > mean + s * std; <= 0: off */

@@ -8,8 +8,8 @@ int cli_exit_code(ptreg_status status, int reading)
 {
     switch (status) {
     case PTREG_OK: return EXIT_OK;
-    case PTREG_ERR_FORMAT:
-    case PTREG_ERR_UNSUPPORTED: return EXIT_BAD_INPUT;
+    case PTREG_ERR_FORMAT: return EXIT_BAD_INPUT;
+    case PTREG_ERR_UNSUPPORTED:
     case PTREG_ERR_IO: return reading ? EXIT_BAD_INPUT : EXIT_RUNTIME;
     case PTREG_ERR_ARG: return reading ? EXIT_BAD_INPUT : EXIT_USAGE;
     case PTREG_ERR_NOMEM:

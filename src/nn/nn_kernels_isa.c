@@ -200,12 +200,24 @@ static inline void kd_scan_leaf(const ptreg_kdtree *t, uint32_t ref, float qx, f
  * square (rounded as in a distance) exceeds best_d. */
 static inline int kd_ball_inside(const ptreg_kd_cell *cell, const float *q, float best_d)
 {
+#if defined(__AVX2__)
+    /* lanes x y z; the fourth reads the next field and is masked off */
+    const __m128 qv = _mm_setr_ps(q[0], q[1], q[2], 0.0f), bd = _mm_set1_ps(best_d);
+    const __m128 below = _mm_sub_ps(qv, _mm_loadu_ps(cell->lo));
+    const __m128 above = _mm_sub_ps(_mm_loadu_ps(cell->hi), qv);
+    const __m128 zero = _mm_setzero_ps();
+    __m128 ok = _mm_and_ps(_mm_cmpgt_ps(below, zero), _mm_cmpgt_ps(above, zero));
+    ok = _mm_and_ps(ok, _mm_cmpgt_ps(_mm_mul_ps(below, below), bd));
+    ok = _mm_and_ps(ok, _mm_cmpgt_ps(_mm_mul_ps(above, above), bd));
+    return (_mm_movemask_ps(ok) & 7) == 7;
+#else
     for (int k = 0; k < 3; k++) {
         float below = q[k] - cell->lo[k], above = cell->hi[k] - q[k];
         if (!(below > 0.0f && above > 0.0f && below * below > best_d && above * above > best_d))
             return 0;
     }
     return 1;
+#endif
 }
 
 /* A subtree waiting to be searched and the lower bound of its distance. */
@@ -213,6 +225,38 @@ typedef struct kd_frame {
     uint32_t ref;
     float bound;
 } kd_frame;
+
+/* Both children's box bounds (ptreg_kd_box_bound) at once: lanes hold
+ * x0 x1 y0 y1 z0 z1 of the node's boxes; lanes 6 and 7 read past them and
+ * are ignored. The sum keeps the distance formula's order,
+ * (x*x + y*y) + z*z, so the bounds are the same bits as the scalar ones. */
+#if defined(__AVX2__)
+typedef __m256 kd_query_lanes; /* the query as x x y y z z 0 0 */
+static inline kd_query_lanes kd_query_lanes_of(const float *q)
+{
+    return _mm256_setr_ps(q[0], q[0], q[1], q[1], q[2], q[2], 0.0f, 0.0f);
+}
+#else
+typedef const float *kd_query_lanes;
+static inline kd_query_lanes kd_query_lanes_of(const float *q) { return q; }
+#endif
+
+static inline void kd_child_bounds(const ptreg_kd_node *nd, kd_query_lanes qv, float *b0, float *b1)
+{
+#if defined(__AVX2__)
+    const __m256 below = _mm256_sub_ps(_mm256_loadu_ps(&nd->lo[0][0]), qv);
+    const __m256 above = _mm256_sub_ps(qv, _mm256_loadu_ps(&nd->hi[0][0]));
+    const __m256 gap = _mm256_max_ps(_mm256_max_ps(below, above), _mm256_setzero_ps());
+    const __m256 sq = _mm256_mul_ps(gap, gap);
+    const __m128 xy = _mm256_castps256_ps128(sq), z = _mm256_extractf128_ps(sq, 1);
+    const __m128 sum = _mm_add_ps(_mm_add_ps(xy, _mm_movehl_ps(xy, xy)), z);
+    *b0 = _mm_cvtss_f32(sum);
+    *b1 = _mm_cvtss_f32(_mm_shuffle_ps(sum, sum, 1));
+#else
+    *b0 = ptreg_kd_box_bound(nd, 0, qv);
+    *b1 = ptreg_kd_box_bound(nd, 1, qv);
+#endif
+}
 
 /* Depth-first search below internal node `node`, nearer child first;
  * children whose box bound exceeds the best distance are skipped. */
@@ -222,12 +266,14 @@ static void kd_search_from(const ptreg_kdtree *t, uint32_t node, const float *q,
     kd_frame stack[PTREG_KD_MAX_DEPTH + 2];
     int sp = 0;
     uint32_t ref = node;
+    const kd_query_lanes qv = kd_query_lanes_of(q);
     for (;;) {
         if (ref & PTREG_KD_LEAF_BIT) {
             kd_scan_leaf(t, ref, q[0], q[1], q[2], best_d, best_s);
         } else {
             const ptreg_kd_node *nd = &t->nodes[ref];
-            const float b0 = ptreg_kd_box_bound(nd, 0, q), b1 = ptreg_kd_box_bound(nd, 1, q);
+            float b0, b1;
+            kd_child_bounds(nd, qv, &b0, &b1);
             /* Branch-free: which side is nearer is a coin flip per level. */
             const int near = b1 < b0;
             const float near_b = near ? b1 : b0, far_b = near ? b0 : b1;

@@ -305,15 +305,28 @@ static void pair_moments(icp_state *s, ptreg_moments *total, double *sum_d2)
         size_t i0 = (size_t)b * SUM_BLOCK, i1 = i0 + SUM_BLOCK < s->n ? i0 + SUM_BLOCK : s->n;
         ptreg_moments *mb = &s->block_moments[b];
         ptreg_moments_init(mb, s->ref, s->ref);
-        double d2 = 0.0;
+        /* ptreg_moments_add with unit weights, kept in registers: the same
+         * sums in the same order, without a call per pair */
+        double w = 0.0, sp[3] = {0, 0, 0}, sq[3] = {0, 0, 0}, spq[9] = {0}, d2 = 0.0;
         for (size_t i = i0; i < i1; i++) {
             if (!s->use[i])
                 continue;
             const float *p = s->moved + 3 * i, *q = s->matched + 3 * i;
-            double pd[3] = {p[0], p[1], p[2]}, qd[3] = {q[0], q[1], q[2]};
-            ptreg_moments_add(mb, pd, qd, 1.0);
+            double a[3] = {p[0] - s->ref[0], p[1] - s->ref[1], p[2] - s->ref[2]};
+            double c[3] = {q[0] - s->ref[0], q[1] - s->ref[1], q[2] - s->ref[2]};
+            w += 1.0;
+            for (int r = 0; r < 3; r++) {
+                sp[r] += a[r];
+                sq[r] += c[r];
+                for (int k = 0; k < 3; k++)
+                    spq[3 * r + k] += a[r] * c[k];
+            }
             d2 += s->dist2[i];
         }
+        mb->w = w;
+        memcpy(mb->sp, sp, sizeof sp);
+        memcpy(mb->sq, sq, sizeof sq);
+        memcpy(mb->spq, spq, sizeof spq);
         s->block_sums[b] = d2;
     }
     ptreg_moments_init(total, s->ref, s->ref);
@@ -341,7 +354,9 @@ static ptreg_status run_iterations(icp_state *s, ptreg_icp_result *r, double tol
         r->pairs = used;
         r->rmse = sqrt(mse);
         r->fitness = (double)used / (double)s->n;
-        if (k > 0 && tol > 0.0 && r->mse[k - 1] - mse < tol) {
+        /* Besl's test on the size of the change: with rejection the MSE can
+         * rise as pairs rejoin, which is not convergence. */
+        if (k > 0 && tol > 0.0 && fabs(r->mse[k - 1] - mse) < tol) {
             r->converged = 1;
             r->stop_reason = PTREG_STOP_CONVERGED;
             return PTREG_OK;
