@@ -11,4 +11,9 @@ void ptreg_brute_range(const ptreg_brute_target *t, const float *q, size_t nq, u
 void ptreg_kd_nearest_range(const ptreg_kdtree *tree, const float *q, size_t nq,
                             const uint32_t *hint_slot, uint32_t *out_slot, float *dist2);
 
+/* The target as brute force wants it (SoA, NaN-padded), made once and
+ * reused across query batches. */
+ptreg_status ptreg_brute_target_init(ptreg_brute_target *t, const float *xyz, size_t m, ptreg_error *err);
+void ptreg_brute_target_free(ptreg_brute_target *t);
+
 #endif

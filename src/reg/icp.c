@@ -10,9 +10,12 @@
 #include <string.h>
 
 #include "nn/kdtree_impl.h"
+#include "nn/nn_dispatch.h"
 #include "ptreg/nn.h"
 
-#define SUM_BLOCK 2048 /* points per deterministic partial sum */
+/* Points per block: the unit of work a thread takes and of every
+ * deterministic partial sum. */
+#define SUM_BLOCK 1024
 
 const char *ptreg_nn_method_name(ptreg_nn_method method)
 {
@@ -74,6 +77,9 @@ typedef struct icp_state {
     const ptreg_icp_options *opt;
     ptreg_nn_method nn;
     ptreg_kdtree *tree;
+    ptreg_brute_target brute;
+    float max_d2;       /* pairs farther apart are not used */
+    int filters;        /* sigma filter or trimming: a second pass picks pairs */
     float *moved;       /* source under the current transform */
     uint32_t *nearest;  /* its nearest target point: a tree slot or an index;
                            also the next pass's seed */
@@ -150,6 +156,7 @@ static void target_extent(const float *t, size_t m, double centre[3], double *di
 static void state_free(icp_state *s)
 {
     ptreg_kdtree_destroy(s->tree);
+    ptreg_brute_target_free(&s->brute);
     free(s->moved);
     free(s->nearest);
     free(s->dist2);
@@ -166,6 +173,8 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     memset(s, 0, sizeof *s);
     s->source = source, s->target = target, s->n = n, s->m = m, s->opt = opt;
     s->nn = choose_nn(opt->nn, n, m);
+    s->max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
+    s->filters = opt->filter_sigma > 0.0 || opt->trim < 1.0;
     s->blocks = (n + SUM_BLOCK - 1) / SUM_BLOCK;
     s->moved = malloc(3 * n * sizeof(float));
     s->nearest = malloc(n * sizeof(uint32_t));
@@ -183,66 +192,75 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     return PTREG_OK;
 }
 
-/* Moves the source by T and pairs each point with its nearest target
- * point. The tree is searched in its own slot order, seeded by last pass's
- * answer, which after the first few iterations is usually the answer. */
-static void find_nearest(icp_state *s, const double T[16])
+/* Moments of block b's used pairs (moved source -> matched target) and
+ * their summed squared distance: ptreg_moments_add with unit weights, kept
+ * in registers, the same sums in the same order without a call per pair. */
+static void block_moments(icp_state *s, size_t b)
 {
-    long blocks = (long)s->blocks;
-#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads())
-    for (long b = 0; b < blocks; b++) {
-        size_t i0 = (size_t)b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
-        ptreg_transform_points(T, s->source + 3 * i0, s->moved + 3 * i0, cnt);
-    }
-    if (s->nn == PTREG_NN_KDTREE)
-        ptreg_kdtree_nearest_slots(s->tree, s->moved, s->n, s->nearest, s->nearest, s->dist2);
-    else
-        ptreg_brute_nearest(s->target, s->m, s->moved, s->n, s->nearest, s->dist2, NULL);
-#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads())
-    for (long b = 0; b < blocks; b++) {
-        size_t i0 = (size_t)b * SUM_BLOCK, i1 = i0 + SUM_BLOCK < s->n ? i0 + SUM_BLOCK : s->n;
-        for (size_t i = i0; i < i1; i++) {
-            if (s->nn == PTREG_NN_KDTREE)
-                ptreg_kdtree_slot_point(s->tree, s->nearest[i], s->matched + 3 * i);
-            else
-                memcpy(s->matched + 3 * i, s->target + 3 * (size_t)s->nearest[i], 3 * sizeof(float));
+    size_t i0 = b * SUM_BLOCK, i1 = i0 + SUM_BLOCK < s->n ? i0 + SUM_BLOCK : s->n;
+    ptreg_moments *mb = &s->block_moments[b];
+    ptreg_moments_init(mb, s->ref, s->ref);
+    double w = 0.0, sp[3] = {0, 0, 0}, sq[3] = {0, 0, 0}, spq[9] = {0}, d2 = 0.0;
+    for (size_t i = i0; i < i1; i++) {
+        if (!s->use[i])
+            continue;
+        const float *p = s->moved + 3 * i, *q = s->matched + 3 * i;
+        double a[3] = {p[0] - s->ref[0], p[1] - s->ref[1], p[2] - s->ref[2]};
+        double c[3] = {q[0] - s->ref[0], q[1] - s->ref[1], q[2] - s->ref[2]};
+        w += 1.0;
+        for (int r = 0; r < 3; r++) {
+            sp[r] += a[r];
+            sq[r] += c[r];
+            for (int k = 0; k < 3; k++)
+                spq[3 * r + k] += a[r] * c[k];
         }
+        d2 += s->dist2[i];
     }
+    mb->w = w;
+    memcpy(mb->sp, sp, sizeof sp);
+    memcpy(mb->sq, sq, sizeof sq);
+    memcpy(mb->spq, spq, sizeof spq);
+    s->block_sums[b] = d2;
 }
 
-/* Sums of x and x^2 over the used pairs' errors, x = sqrt(d2), in fixed
- * blocks. */
-static void error_moments(icp_state *s, double *count, double *sum, double *sum_sq)
+/* Block b of one iteration: move the source points by T, find each one's
+ * nearest target point, keep those within max_dist, and, when no filter
+ * needs global statistics first, take the block's moments too. The tree is
+ * searched in its own slot order, seeded by the last iteration's answer,
+ * which after the first few iterations usually is the answer. */
+static void correspond_block(icp_state *s, const double T[16], size_t b)
 {
-    long blocks = (long)s->blocks;
-#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads())
-    for (long b = 0; b < blocks; b++) {
-        size_t i0 = (size_t)b * SUM_BLOCK, i1 = i0 + SUM_BLOCK < s->n ? i0 + SUM_BLOCK : s->n;
-        double a = 0.0, q = 0.0;
-        for (size_t i = i0; i < i1; i++)
-            if (s->use[i]) {
-                double e = sqrt((double)s->dist2[i]);
-                a += e;
-                q += e * e;
-            }
-        s->block_sums[2 * b] = a;
-        s->block_sums[2 * b + 1] = q;
+    size_t i0 = b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
+    float *moved = s->moved + 3 * i0, *matched = s->matched + 3 * i0, *d2 = s->dist2 + i0;
+    uint32_t *nearest = s->nearest + i0;
+    ptreg_transform_points(T, s->source + 3 * i0, moved, cnt);
+    if (s->nn == PTREG_NN_KDTREE) {
+        ptreg_kd_nearest_range(s->tree, moved, cnt, nearest, nearest, d2);
+        for (size_t i = 0; i < cnt; i++)
+            ptreg_kdtree_slot_point(s->tree, nearest[i], matched + 3 * i);
+    } else {
+        ptreg_brute_range(&s->brute, moved, cnt, nearest, d2);
+        for (size_t i = 0; i < cnt; i++)
+            memcpy(matched + 3 * i, s->target + 3 * (size_t)nearest[i], 3 * sizeof(float));
     }
-    *count = *sum = *sum_sq = 0.0;
-    for (size_t i = 0; i < s->n; i++)
-        *count += s->use[i];
-    for (size_t b = 0; b < s->blocks; b++) {
-        *sum += s->block_sums[2 * b];
-        *sum_sq += s->block_sums[2 * b + 1];
-    }
+    for (size_t i = 0; i < cnt; i++)
+        s->use[i0 + i] = d2[i] <= s->max_d2;
+    if (!s->filters)
+        block_moments(s, b);
 }
 
 /* The sigma filter: pairs whose error is more than sigma standard
  * deviations above the mean error are left out this iteration. */
 static void sigma_filter(icp_state *s, double sigma)
 {
-    double count, sum, sum_sq;
-    error_moments(s, &count, &sum, &sum_sq);
+    double count = 0.0, sum = 0.0, sum_sq = 0.0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->use[i]) {
+            double e = sqrt((double)s->dist2[i]);
+            count += 1.0;
+            sum += e;
+            sum_sq += e * e;
+        }
     if (count < 2)
         return;
     double mean = sum / count;
@@ -279,55 +297,25 @@ static void trim_pairs(icp_state *s, double trim)
         s->use[s->keys[k] & 0xffffffffu] = 0;
 }
 
-static size_t select_pairs(icp_state *s, int iteration)
-{
-    const ptreg_icp_options *opt = s->opt;
-    float max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
-    for (size_t i = 0; i < s->n; i++)
-        s->use[i] = s->dist2[i] <= max_d2;
-    if (opt->filter_sigma > 0.0 && iteration >= opt->filter_start)
-        sigma_filter(s, opt->filter_sigma);
-    if (opt->trim < 1.0)
-        trim_pairs(s, opt->trim);
-    size_t used = 0;
-    for (size_t i = 0; i < s->n; i++)
-        used += s->use[i];
-    return used;
-}
-
-/* Moments of the used pairs (moved source -> target) and their summed
- * squared distance, in fixed blocks. */
-static void pair_moments(icp_state *s, ptreg_moments *total, double *sum_d2)
+/* One pass of correspondences under T: pairs, filters, and the moments of
+ * the pairs kept, summed over blocks in block order. Returns the pairs
+ * kept. */
+static size_t correspond(icp_state *s, const double T[16], int iteration, ptreg_moments *total,
+                         double *sum_d2)
 {
     long blocks = (long)s->blocks;
-#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads())
-    for (long b = 0; b < blocks; b++) {
-        size_t i0 = (size_t)b * SUM_BLOCK, i1 = i0 + SUM_BLOCK < s->n ? i0 + SUM_BLOCK : s->n;
-        ptreg_moments *mb = &s->block_moments[b];
-        ptreg_moments_init(mb, s->ref, s->ref);
-        /* ptreg_moments_add with unit weights, kept in registers: the same
-         * sums in the same order, without a call per pair */
-        double w = 0.0, sp[3] = {0, 0, 0}, sq[3] = {0, 0, 0}, spq[9] = {0}, d2 = 0.0;
-        for (size_t i = i0; i < i1; i++) {
-            if (!s->use[i])
-                continue;
-            const float *p = s->moved + 3 * i, *q = s->matched + 3 * i;
-            double a[3] = {p[0] - s->ref[0], p[1] - s->ref[1], p[2] - s->ref[2]};
-            double c[3] = {q[0] - s->ref[0], q[1] - s->ref[1], q[2] - s->ref[2]};
-            w += 1.0;
-            for (int r = 0; r < 3; r++) {
-                sp[r] += a[r];
-                sq[r] += c[r];
-                for (int k = 0; k < 3; k++)
-                    spq[3 * r + k] += a[r] * c[k];
-            }
-            d2 += s->dist2[i];
-        }
-        mb->w = w;
-        memcpy(mb->sp, sp, sizeof sp);
-        memcpy(mb->sq, sq, sizeof sq);
-        memcpy(mb->spq, spq, sizeof spq);
-        s->block_sums[b] = d2;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
+    for (long b = 0; b < blocks; b++)
+        correspond_block(s, T, (size_t)b);
+    if (s->filters) {
+        const ptreg_icp_options *opt = s->opt;
+        if (opt->filter_sigma > 0.0 && iteration >= opt->filter_start)
+            sigma_filter(s, opt->filter_sigma);
+        if (opt->trim < 1.0)
+            trim_pairs(s, opt->trim);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
+        for (long b = 0; b < blocks; b++)
+            block_moments(s, (size_t)b);
     }
     ptreg_moments_init(total, s->ref, s->ref);
     *sum_d2 = 0.0;
@@ -335,6 +323,7 @@ static void pair_moments(icp_state *s, ptreg_moments *total, double *sum_d2)
         ptreg_moments_merge(total, &s->block_moments[b]);
         *sum_d2 += s->block_sums[b];
     }
+    return (size_t)total->w;
 }
 
 static ptreg_status run_iterations(icp_state *s, ptreg_icp_result *r, double tol, ptreg_error *err)
@@ -343,11 +332,9 @@ static ptreg_status run_iterations(icp_state *s, ptreg_icp_result *r, double tol
     double *T = r->transformation;
     memcpy(T, opt->init, 16 * sizeof(double));
     for (int k = 0;; k++) {
-        find_nearest(s, T);
-        size_t used = select_pairs(s, k);
         ptreg_moments mom;
         double sum_d2;
-        pair_moments(s, &mom, &sum_d2);
+        size_t used = correspond(s, T, k, &mom, &sum_d2);
         double mse = used ? sum_d2 / (double)used : 0.0;
         r->mse[k] = mse;
         r->iterations = k;
@@ -404,9 +391,12 @@ ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_
     target_extent(target, m, s.ref, &diag2);
     double tol = opt_in->tol < 0.0 ? 1e-10 * diag2 : opt_in->tol;
     r->nn = s.nn;
-    if (!st && s.nn == PTREG_NN_KDTREE) {
+    if (!st) {
         double tb = ptreg_time_ms();
-        st = ptreg_kdtree_create(target, m, NULL, &s.tree, err);
+        if (s.nn == PTREG_NN_KDTREE)
+            st = ptreg_kdtree_create(target, m, NULL, &s.tree, err);
+        else
+            st = ptreg_brute_target_init(&s.brute, target, m, err);
         r->build_ms = ptreg_time_ms() - tb;
     }
     if (!st)
