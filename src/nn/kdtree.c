@@ -9,7 +9,7 @@
 #include "nn/nn_dispatch.h"
 #include "ptreg/nn.h"
 
-void ptreg_kdtree_options_default(ptreg_kdtree_options *opt) { opt->leaf_size = 16; }
+void ptreg_kdtree_options_default(ptreg_kdtree_options *opt) { opt->leaf_size = 64; }
 
 /* ---- build ---- */
 
@@ -91,6 +91,7 @@ static uint32_t make_leaf(ptreg_kdtree *t, const build_point *pts, size_t count,
     for (size_t c = 0; c < chunks; c++) {
         size_t chunk = t->chunk_count + c;
         ptreg_kd_chunk *ch = &t->chunks[chunk];
+        memset(ch, 0, sizeof *ch);
         ch->cell = *cell;
         ch->leaf = ref;
         ch->parent = parent;
@@ -197,6 +198,9 @@ static ptreg_status check_build_input(const float *xyz, size_t n, const ptreg_kd
     return PTREG_OK;
 }
 
+/* aligned_alloc wants a size that is a multiple of the alignment. */
+static size_t round_up(size_t size, size_t align) { return (size + align - 1) / align * align; }
+
 ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_options *opt,
                                  ptreg_kdtree **out, ptreg_error *err)
 {
@@ -216,10 +220,10 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
     ptreg_kdtree *t = calloc(1, sizeof *t);
     build_point *pts = malloc(n * sizeof *pts);
     if (t) {
-        t->nodes = aligned_alloc(64, leaves * sizeof *t->nodes);
+        t->nodes = aligned_alloc(64, round_up(leaves * sizeof *t->nodes, 64));
         t->cells = malloc(leaves * sizeof *t->cells);
         t->parent = malloc(leaves * sizeof *t->parent);
-        t->chunks = aligned_alloc(64, max_chunks * sizeof *t->chunks);
+        t->chunks = aligned_alloc(64, round_up(max_chunks * sizeof *t->chunks, 64));
         t->index = malloc(max_chunks * PTREG_KD_LANES * sizeof *t->index);
         t->slot = malloc(n * sizeof *t->slot);
     }

@@ -12,8 +12,8 @@
  * distances are one vector operation; unused lanes hold NaN coordinates,
  * whose distances compare false with everything. A point's slot is
  * chunk * PTREG_KD_LANES + lane. */
-#define PTREG_KD_LANES 8
-#define PTREG_KD_MAX_LEAF 64 /* at most 8 chunks a leaf */
+#define PTREG_KD_LANES 16
+#define PTREG_KD_MAX_LEAF 128 /* at most 8 chunks a leaf */
 
 /* What lies outside a node: every point not in its subtree has, on some
  * axis k, coordinate <= lo[k] or >= hi[k] (the extents of the siblings of
@@ -31,13 +31,15 @@ typedef struct ptreg_kd_cell {
 #define PTREG_KD_LEAF_CHUNKS(ref) ((((ref) >> 28) & 7u) + 1u)
 #define PTREG_KD_MAX_CHUNKS 0x0fffffffu
 
-/* 128 bytes, two cache lines: a seeded search reads the seed's coordinates,
- * its leaf and the leaf's outside bounds from the same chunk. */
+/* 256 bytes, four cache lines, 16 lanes: one AVX-512 operation or two AVX2
+ * ones per coordinate. A seeded search reads the seed's coordinates, its
+ * leaf and the leaf's outside bounds from the same chunk. */
 typedef struct ptreg_kd_chunk {
     float x[PTREG_KD_LANES], y[PTREG_KD_LANES], z[PTREG_KD_LANES];
     ptreg_kd_cell cell; /* of the chunk's leaf */
     uint32_t leaf;      /* the leaf's reference */
     uint32_t parent;    /* the internal node holding the leaf */
+    uint32_t unused[8]; /* keeps every chunk 64-byte aligned */
 } ptreg_kd_chunk;
 
 /* Internal nodes hold both children's tight bounding boxes (one cache line),

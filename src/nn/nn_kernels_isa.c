@@ -150,24 +150,51 @@ static inline int kd_better_slot(const ptreg_kdtree *t, float d, uint32_t s, flo
     return best_s == PTREG_NO_NEIGHBOR || t->index[s] < t->index[best_s];
 }
 
-/* Scans one leaf chunk. The vector path finds the lanes with d <= best_d
- * (NaN padding never qualifies) and settles those in lane order. */
-static inline void kd_scan_chunk(const ptreg_kdtree *t, uint32_t chunk, float qx, float qy,
-                                 float qz, float *best_d, uint32_t *best_s)
+/* Lanes of chunk c whose distance is <= best_d (NaN padding never
+ * qualifies), and their distances. */
+static inline unsigned kd_chunk_candidates(const ptreg_kd_chunk *c, float qx, float qy, float qz,
+                                           float best_d, float lane_d[PTREG_KD_LANES])
 {
-    const ptreg_kd_chunk *c = &t->chunks[chunk];
-    const uint32_t base = chunk * PTREG_KD_LANES;
-#if defined(__AVX2__)
-    __m256 dx = _mm256_sub_ps(_mm256_set1_ps(qx), _mm256_load_ps(c->x));
-    __m256 dy = _mm256_sub_ps(_mm256_set1_ps(qy), _mm256_load_ps(c->y));
-    __m256 dz = _mm256_sub_ps(_mm256_set1_ps(qz), _mm256_load_ps(c->z));
-    __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
-                             _mm256_mul_ps(dz, dz));
-    unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(d, _mm256_set1_ps(*best_d), _CMP_LE_OQ));
-    if (!mask)
-        return;
+#if defined(__AVX512F__)
+    __m512 dx = _mm512_sub_ps(_mm512_set1_ps(qx), _mm512_load_ps(c->x));
+    __m512 dy = _mm512_sub_ps(_mm512_set1_ps(qy), _mm512_load_ps(c->y));
+    __m512 dz = _mm512_sub_ps(_mm512_set1_ps(qz), _mm512_load_ps(c->z));
+    __m512 d = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)), _mm512_mul_ps(dz, dz));
+    unsigned mask = _mm512_cmp_ps_mask(d, _mm512_set1_ps(best_d), _CMP_LE_OQ);
+    if (mask)
+        _mm512_storeu_ps(lane_d, d);
+    return mask;
+#elif defined(__AVX2__)
+    unsigned mask = 0;
+    for (int h = 0; h < 2; h++) {
+        __m256 dx = _mm256_sub_ps(_mm256_set1_ps(qx), _mm256_load_ps(c->x + 8 * h));
+        __m256 dy = _mm256_sub_ps(_mm256_set1_ps(qy), _mm256_load_ps(c->y + 8 * h));
+        __m256 dz = _mm256_sub_ps(_mm256_set1_ps(qz), _mm256_load_ps(c->z + 8 * h));
+        __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
+                                 _mm256_mul_ps(dz, dz));
+        unsigned m = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(d, _mm256_set1_ps(best_d), _CMP_LE_OQ));
+        if (m)
+            _mm256_storeu_ps(lane_d + 8 * h, d);
+        mask |= m << (8 * h);
+    }
+    return mask;
+#else
+    unsigned mask = 0;
+    for (unsigned l = 0; l < PTREG_KD_LANES; l++) {
+        lane_d[l] = ptreg_kd_dist2(qx, qy, qz, c->x[l], c->y[l], c->z[l]);
+        mask |= (unsigned)(lane_d[l] <= best_d) << l;
+    }
+    return mask;
+#endif
+}
+
+/* Scans one leaf chunk: the candidate lanes are settled in lane order. */
+static inline void kd_scan_chunk(const ptreg_kdtree *t, uint32_t chunk, float qx, float qy, float qz,
+                                 float *best_d, uint32_t *best_s)
+{
     float lane_d[PTREG_KD_LANES];
-    _mm256_storeu_ps(lane_d, d);
+    unsigned mask = kd_chunk_candidates(&t->chunks[chunk], qx, qy, qz, *best_d, lane_d);
+    const uint32_t base = chunk * PTREG_KD_LANES;
     while (mask) {
         unsigned l = (unsigned)__builtin_ctz(mask);
         mask &= mask - 1;
@@ -176,15 +203,6 @@ static inline void kd_scan_chunk(const ptreg_kdtree *t, uint32_t chunk, float qx
             *best_s = base + l;
         }
     }
-#else
-    for (unsigned l = 0; l < PTREG_KD_LANES; l++) {
-        float d = ptreg_kd_dist2(qx, qy, qz, c->x[l], c->y[l], c->z[l]);
-        if (kd_better_slot(t, d, base + l, *best_d, *best_s)) {
-            *best_d = d;
-            *best_s = base + l;
-        }
-    }
-#endif
 }
 
 static inline void kd_scan_leaf(const ptreg_kdtree *t, uint32_t ref, float qx, float qy, float qz,
