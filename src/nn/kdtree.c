@@ -82,14 +82,17 @@ static unsigned widest_axis(const box *b)
     return best;
 }
 
-/* Stores a leaf's points as chunks; returns its reference. */
+static size_t chunks_of(size_t count) { return (count + PTREG_KD_LANES - 1) / PTREG_KD_LANES; }
+
+/* Stores a leaf's points as chunks from chunk `first` on; returns its
+ * reference. */
 static uint32_t make_leaf(ptreg_kdtree *t, const build_point *pts, size_t count, uint32_t parent,
-                          const ptreg_kd_cell *cell)
+                          const ptreg_kd_cell *cell, size_t first)
 {
-    size_t chunks = (count + PTREG_KD_LANES - 1) / PTREG_KD_LANES;
-    uint32_t ref = PTREG_KD_LEAF_BIT | (uint32_t)t->chunk_count | (uint32_t)(chunks - 1) << 28;
+    size_t chunks = chunks_of(count);
+    uint32_t ref = PTREG_KD_LEAF_BIT | (uint32_t)first | (uint32_t)(chunks - 1) << 28;
     for (size_t c = 0; c < chunks; c++) {
-        size_t chunk = t->chunk_count + c;
+        size_t chunk = first + c;
         ptreg_kd_chunk *ch = &t->chunks[chunk];
         memset(ch, 0, sizeof *ch);
         ch->cell = *cell;
@@ -106,7 +109,6 @@ static uint32_t make_leaf(ptreg_kdtree *t, const build_point *pts, size_t count,
                 t->slot[pts[k].index] = (uint32_t)s;
         }
     }
-    t->chunk_count += chunks;
     return ref;
 }
 
@@ -129,51 +131,96 @@ static void set_child_box(ptreg_kd_node *nd, int c, const box *b)
     }
 }
 
-/* Builds the internal node for pts[0..count) (count >= 2, bounding box bb,
- * outside beyond `cell`) at index t->node_count. Points are split on
- * the widest axis by (coordinate, index), so even equal points split. */
-static uint32_t build_node(ptreg_kdtree *t, build_point *pts, size_t count, const box *bb,
-                           uint32_t parent, const ptreg_kd_cell *cell, uint32_t depth)
+/* The shape of a subtree follows from its point count alone, so every
+ * subtree's node and chunk ranges are known before it is built and
+ * subtrees can be built in parallel into their own ranges. */
+static size_t subtree_nodes(size_t count, size_t leaf_size)
 {
-    uint32_t self = (uint32_t)t->node_count++;
-    t->cells[self] = *cell;
-    t->parent[self] = parent;
-    if (depth > t->depth)
-        t->depth = depth;
-    unsigned dim = widest_axis(bb);
+    if (count <= leaf_size)
+        return count < 2 ? 0 : 1; /* a leaf; or the root of two small leaves */
+    return (count + leaf_size - 1) / leaf_size - 1;
+}
+
+static size_t subtree_chunks(size_t count, size_t leaf_size)
+{
+    if (count <= leaf_size)
+        return chunks_of(count / 2) + chunks_of(count - count / 2);
+    return count / leaf_size * chunks_of(leaf_size) + chunks_of(count % leaf_size);
+}
+
+/* Subtrees above this many points are built as separate tasks. */
+#define PARALLEL_BUILD_MIN 8192
+
+typedef struct build_job {
+    build_point *pts;
+    size_t count;
+    box bb;
+    uint32_t parent;
+    ptreg_kd_cell cell;
+    size_t node;  /* index of this subtree's root */
+    size_t chunk; /* its first chunk */
+} build_job;
+
+static uint32_t build_child(ptreg_kdtree *t, const build_job *job);
+
+/* Builds the internal node for job->pts (count >= 2) at job->node. Points
+ * are split on the widest axis by (coordinate, index), so even equal
+ * points split. */
+static void build_node(ptreg_kdtree *t, const build_job *job)
+{
+    size_t self = job->node, count = job->count;
+    t->cells[self] = job->cell;
+    t->parent[self] = job->parent;
+    unsigned dim = widest_axis(&job->bb);
     size_t mid = left_count(count, t->leaf_size);
-    select_kth(pts, count, mid, dim);
-    box sub[2] = {bounding_box(pts, mid), bounding_box(pts + mid, count - mid)};
-    ptreg_kd_cell sub_cell[2] = {*cell, *cell};
-    sub_cell[0].hi[dim] = fminf(cell->hi[dim], sub[1].lo[dim]); /* the right subtree starts there */
-    sub_cell[1].lo[dim] = fmaxf(cell->lo[dim], sub[0].hi[dim]);
-    uint32_t child[2];
+    select_kth(job->pts, count, mid, dim);
+    build_job sub[2];
     for (int c = 0; c < 2; c++) {
-        build_point *p = c ? pts + mid : pts;
+        build_point *p = c ? job->pts + mid : job->pts;
         size_t n = c ? count - mid : mid;
-        child[c] = n <= t->leaf_size ? make_leaf(t, p, n, self, &sub_cell[c])
-                                     : build_node(t, p, n, &sub[c], self, &sub_cell[c], depth + 1);
+        sub[c] = (build_job){p, n, bounding_box(p, n), (uint32_t)self, job->cell, 0, 0};
+    }
+    sub[0].cell.hi[dim] = fminf(job->cell.hi[dim], sub[1].bb.lo[dim]); /* the right subtree starts there */
+    sub[1].cell.lo[dim] = fmaxf(job->cell.lo[dim], sub[0].bb.hi[dim]);
+    sub[0].node = self + 1;
+    sub[0].chunk = job->chunk;
+    sub[1].node = sub[0].node + (mid > t->leaf_size ? subtree_nodes(mid, t->leaf_size) : 0);
+    sub[1].chunk = job->chunk + (mid > t->leaf_size ? subtree_chunks(mid, t->leaf_size) : chunks_of(mid));
+    uint32_t child[2];
+    if (mid >= PARALLEL_BUILD_MIN) {
+#pragma omp task default(none) shared(t, sub, child)
+        child[0] = build_child(t, &sub[0]);
+        child[1] = build_child(t, &sub[1]);
+#pragma omp taskwait
+    } else {
+        child[0] = build_child(t, &sub[0]);
+        child[1] = build_child(t, &sub[1]);
     }
     ptreg_kd_node *nd = &t->nodes[self];
     for (int c = 0; c < 2; c++) {
-        set_child_box(nd, c, &sub[c]);
+        set_child_box(nd, c, &sub[c].bb);
         nd->child[c] = child[c];
     }
     nd->unused[0] = nd->unused[1] = 0;
-    return self;
+}
+
+static uint32_t build_child(ptreg_kdtree *t, const build_job *job)
+{
+    if (job->count <= t->leaf_size)
+        return make_leaf(t, job->pts, job->count, job->parent, &job->cell, job->chunk);
+    build_node(t, job);
+    return (uint32_t)job->node;
 }
 
 /* A one-point cloud still gets a root: both children are its leaf, the
  * second with an empty box, so searches enter it once. */
-static void build_single_leaf(ptreg_kdtree *t, build_point *pts, size_t count, const box *bb,
+static void build_single_leaf(ptreg_kdtree *t, build_point *pts, const box *bb,
                               const ptreg_kd_cell *everything)
 {
-    t->node_count = 1;
     t->cells[0] = *everything;
     t->parent[0] = 0;
-    t->depth = 1;
     ptreg_kd_node *nd = &t->nodes[0];
-    uint32_t ref = make_leaf(t, pts, count, 0, everything);
+    uint32_t ref = make_leaf(t, pts, 1, 0, everything, 0);
     box empty = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
     set_child_box(nd, 0, bb);
     set_child_box(nd, 1, &empty);
@@ -213,38 +260,42 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
     ptreg_status st = check_build_input(xyz, n, opt, err);
     if (st)
         return st;
-    /* Every leaf but the last is full: leaves <= n / leaf_size + 1, each
-     * wasting under one chunk, and one internal node fewer than leaves. */
-    size_t leaves = n / (size_t)opt->leaf_size + 1;
-    size_t max_chunks = n / PTREG_KD_LANES + leaves + 1;
+    size_t ls = (size_t)opt->leaf_size;
+    size_t nodes = n < 2 ? 1 : subtree_nodes(n, ls), chunks = n < 2 ? 1 : subtree_chunks(n, ls);
     ptreg_kdtree *t = calloc(1, sizeof *t);
     build_point *pts = malloc(n * sizeof *pts);
     if (t) {
-        t->nodes = aligned_alloc(64, round_up(leaves * sizeof *t->nodes, 64));
-        t->cells = malloc(leaves * sizeof *t->cells);
-        t->parent = malloc(leaves * sizeof *t->parent);
-        t->chunks = aligned_alloc(64, round_up(max_chunks * sizeof *t->chunks, 64));
-        t->index = malloc(max_chunks * PTREG_KD_LANES * sizeof *t->index);
+        t->nodes = aligned_alloc(64, round_up(nodes * sizeof *t->nodes, 64));
+        t->cells = malloc(nodes * sizeof *t->cells);
+        t->parent = malloc(nodes * sizeof *t->parent);
+        t->chunks = aligned_alloc(64, round_up(chunks * sizeof *t->chunks, 64));
+        t->index = malloc(chunks * PTREG_KD_LANES * sizeof *t->index);
         t->slot = malloc(n * sizeof *t->slot);
     }
     if (!t || !pts || !t->nodes || !t->cells || !t->parent || !t->chunks || !t->index || !t->slot ||
-        max_chunks > PTREG_KD_MAX_CHUNKS) {
+        chunks > PTREG_KD_MAX_CHUNKS) {
         free(pts);
         ptreg_kdtree_destroy(t);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree: out of memory for %zu points", n);
     }
     t->n = n;
-    t->leaf_size = (uint32_t)opt->leaf_size;
+    t->leaf_size = (uint32_t)ls;
+    t->node_count = nodes;
+    t->chunk_count = chunks;
     for (size_t i = 0; i < n; i++) {
         memcpy(pts[i].p, xyz + 3 * i, 3 * sizeof(float));
         pts[i].index = (uint32_t)i;
     }
     ptreg_kd_cell everything = {{-INFINITY, -INFINITY, -INFINITY}, {INFINITY, INFINITY, INFINITY}};
     box bb = bounding_box(pts, n);
-    if (n == 1)
-        build_single_leaf(t, pts, n, &bb, &everything);
-    else
-        build_node(t, pts, n, &bb, 0, &everything, 1);
+    if (n == 1) {
+        build_single_leaf(t, pts, &bb, &everything);
+    } else {
+        build_job root = {pts, n, bb, 0, everything, 0, 0};
+#pragma omp parallel num_threads(ptreg_get_num_threads())
+#pragma omp single
+        build_node(t, &root);
+    }
     free(pts);
     *out = t;
     return PTREG_OK;

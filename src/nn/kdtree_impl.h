@@ -52,12 +52,13 @@ typedef struct ptreg_kd_node {
     uint32_t unused[2];
 } ptreg_kd_node;
 
+/* Splits into halves of whole leaves keep the tree balanced: at most
+ * log2(2^31 / 4) + 1 = 30 internal nodes on any path. */
 #define PTREG_KD_MAX_DEPTH 64
 
 struct ptreg_kdtree {
     size_t n;
     uint32_t leaf_size;
-    uint32_t depth;         /* internal nodes on the longest root-to-leaf path */
     ptreg_kd_node *nodes;   /* the root is node 0 */
     ptreg_kd_cell *cells;   /* per node */
     uint32_t *parent;       /* per node; the root's is itself */
