@@ -200,26 +200,33 @@ static void block_moments(icp_state *s, size_t b)
     size_t i0 = b * SUM_BLOCK, i1 = i0 + SUM_BLOCK < s->n ? i0 + SUM_BLOCK : s->n;
     ptreg_moments *mb = &s->block_moments[b];
     ptreg_moments_init(mb, s->ref, s->ref);
-    double w = 0.0, sp[3] = {0, 0, 0}, sq[3] = {0, 0, 0}, spq[9] = {0}, d2 = 0.0;
+    /* Rows of four (the fourth lane is zero) so the compiler can pair the
+     * lanes into vector operations; each lane still sums in pair order. */
+    double sp[4] = {0}, sq[4] = {0}, spq[3][4] = {{0}}, w = 0.0, d2 = 0.0;
+    const double ref[4] = {s->ref[0], s->ref[1], s->ref[2], 0.0};
     for (size_t i = i0; i < i1; i++) {
         if (!s->use[i])
             continue;
         const float *p = s->moved + 3 * i, *q = s->matched + 3 * i;
-        double a[3] = {p[0] - s->ref[0], p[1] - s->ref[1], p[2] - s->ref[2]};
-        double c[3] = {q[0] - s->ref[0], q[1] - s->ref[1], q[2] - s->ref[2]};
+        const double a[4] = {p[0] - ref[0], p[1] - ref[1], p[2] - ref[2], 0.0};
+        const double c[4] = {q[0] - ref[0], q[1] - ref[1], q[2] - ref[2], 0.0};
         w += 1.0;
-        for (int r = 0; r < 3; r++) {
-            sp[r] += a[r];
-            sq[r] += c[r];
-            for (int k = 0; k < 3; k++)
-                spq[3 * r + k] += a[r] * c[k];
+        for (int k = 0; k < 4; k++) {
+            sp[k] += a[k];
+            sq[k] += c[k];
         }
+        for (int r = 0; r < 3; r++)
+            for (int k = 0; k < 4; k++)
+                spq[r][k] += a[r] * c[k];
         d2 += s->dist2[i];
     }
     mb->w = w;
-    memcpy(mb->sp, sp, sizeof sp);
-    memcpy(mb->sq, sq, sizeof sq);
-    memcpy(mb->spq, spq, sizeof spq);
+    for (int r = 0; r < 3; r++) {
+        mb->sp[r] = sp[r];
+        mb->sq[r] = sq[r];
+        for (int k = 0; k < 3; k++)
+            mb->spq[3 * r + k] = spq[r][k];
+    }
     s->block_sums[b] = d2;
 }
 
