@@ -9,7 +9,7 @@
 #include "nn/nn_dispatch.h"
 #include "ptreg/nn.h"
 
-void ptreg_kdtree_options_default(ptreg_kdtree_options *opt) { opt->leaf_size = 64; }
+void ptreg_kdtree_options_default(ptreg_kdtree_options *opt) { opt->leaf_size = 128; }
 
 /* ---- build ---- */
 
@@ -84,20 +84,48 @@ static unsigned widest_axis(const box *b)
 
 static size_t chunks_of(size_t count) { return (count + PTREG_KD_LANES - 1) / PTREG_KD_LANES; }
 
-/* Stores a leaf's points as chunks from chunk `first` on; returns its
- * reference. */
-static uint32_t make_leaf(ptreg_kdtree *t, const build_point *pts, size_t count, uint32_t parent,
-                          const ptreg_kd_cell *cell, size_t first)
+static size_t left_count(size_t count, size_t leaf_size);
+
+/* Orders a leaf's points by k-d splits into runs of whole chunks, so each
+ * chunk is a spatial cluster with a small box. */
+static void order_into_chunks(build_point *pts, size_t count)
+{
+    if (count <= PTREG_KD_LANES)
+        return;
+    box b = bounding_box(pts, count);
+    size_t mid = left_count(count, PTREG_KD_LANES);
+    select_kth(pts, count, mid, widest_axis(&b));
+    order_into_chunks(pts, mid);
+    order_into_chunks(pts + mid, count - mid);
+}
+
+/* Stores leaf number `id` (its points, outside bounds and parent) in
+ * chunks from `first` on; returns its reference. */
+static uint32_t make_leaf(ptreg_kdtree *t, build_point *pts, size_t count, uint32_t parent,
+                          const ptreg_kd_cell *cell, size_t first, size_t id)
 {
     size_t chunks = chunks_of(count);
-    uint32_t ref = PTREG_KD_LEAF_BIT | (uint32_t)first | (uint32_t)(chunks - 1) << 28;
+    order_into_chunks(pts, count);
+    ptreg_kd_leaf *leaf = &t->leaves[id];
+    memset(leaf, 0, sizeof *leaf);
+    leaf->cell = *cell;
+    leaf->first_chunk = (uint32_t)first;
+    leaf->chunks = (uint32_t)chunks;
+    leaf->parent = parent;
+    for (size_t c = 0; c < PTREG_KD_LEAF_CHUNKS; c++) {
+        size_t k0 = c * PTREG_KD_LANES, n = c < chunks ? (count - k0 < PTREG_KD_LANES ? count - k0 : PTREG_KD_LANES) : 0;
+        box b = n ? bounding_box(pts + k0, n)
+                  : (box){{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
+        for (int k = 0; k < 3; k++) {
+            leaf->lo[k][c] = b.lo[k];
+            leaf->hi[k][c] = b.hi[k];
+        }
+    }
     for (size_t c = 0; c < chunks; c++) {
         size_t chunk = first + c;
         ptreg_kd_chunk *ch = &t->chunks[chunk];
         memset(ch, 0, sizeof *ch);
-        ch->cell = *cell;
-        ch->leaf = ref;
-        ch->parent = parent;
+        ch->leaf = (uint32_t)id;
         for (unsigned l = 0; l < PTREG_KD_LANES; l++) {
             size_t k = c * PTREG_KD_LANES + l, s = chunk * PTREG_KD_LANES + l;
             int real = k < count;
@@ -109,7 +137,7 @@ static uint32_t make_leaf(ptreg_kdtree *t, const build_point *pts, size_t count,
                 t->slot[pts[k].index] = (uint32_t)s;
         }
     }
-    return ref;
+    return PTREG_KD_LEAF_BIT | (uint32_t)id;
 }
 
 /* How many points go left: whole leaves of leaf_size (a multiple of the
@@ -141,6 +169,13 @@ static size_t subtree_nodes(size_t count, size_t leaf_size)
     return (count + leaf_size - 1) / leaf_size - 1;
 }
 
+static size_t subtree_leaves(size_t count, size_t leaf_size)
+{
+    if (count <= leaf_size)
+        return count < 2 ? 1 : 2;
+    return (count + leaf_size - 1) / leaf_size;
+}
+
 static size_t subtree_chunks(size_t count, size_t leaf_size)
 {
     if (count <= leaf_size)
@@ -159,6 +194,7 @@ typedef struct build_job {
     ptreg_kd_cell cell;
     size_t node;  /* index of this subtree's root */
     size_t chunk; /* its first chunk */
+    size_t leaf;  /* its first leaf */
 } build_job;
 
 static uint32_t build_child(ptreg_kdtree *t, const build_job *job);
@@ -178,7 +214,7 @@ static void build_node(ptreg_kdtree *t, const build_job *job)
     for (int c = 0; c < 2; c++) {
         build_point *p = c ? job->pts + mid : job->pts;
         size_t n = c ? count - mid : mid;
-        sub[c] = (build_job){p, n, bounding_box(p, n), (uint32_t)self, job->cell, 0, 0};
+        sub[c] = (build_job){p, n, bounding_box(p, n), (uint32_t)self, job->cell, 0, 0, 0};
     }
     sub[0].cell.hi[dim] = fminf(job->cell.hi[dim], sub[1].bb.lo[dim]); /* the right subtree starts there */
     sub[1].cell.lo[dim] = fmaxf(job->cell.lo[dim], sub[0].bb.hi[dim]);
@@ -186,6 +222,8 @@ static void build_node(ptreg_kdtree *t, const build_job *job)
     sub[0].chunk = job->chunk;
     sub[1].node = sub[0].node + (mid > t->leaf_size ? subtree_nodes(mid, t->leaf_size) : 0);
     sub[1].chunk = job->chunk + (mid > t->leaf_size ? subtree_chunks(mid, t->leaf_size) : chunks_of(mid));
+    sub[0].leaf = job->leaf;
+    sub[1].leaf = job->leaf + (mid > t->leaf_size ? subtree_leaves(mid, t->leaf_size) : 1);
     uint32_t child[2];
     if (mid >= PARALLEL_BUILD_MIN) {
 #pragma omp task default(none) shared(t, sub, child)
@@ -207,7 +245,7 @@ static void build_node(ptreg_kdtree *t, const build_job *job)
 static uint32_t build_child(ptreg_kdtree *t, const build_job *job)
 {
     if (job->count <= t->leaf_size)
-        return make_leaf(t, job->pts, job->count, job->parent, &job->cell, job->chunk);
+        return make_leaf(t, job->pts, job->count, job->parent, &job->cell, job->chunk, job->leaf);
     build_node(t, job);
     return (uint32_t)job->node;
 }
@@ -220,7 +258,7 @@ static void build_single_leaf(ptreg_kdtree *t, build_point *pts, const box *bb,
     t->cells[0] = *everything;
     t->parent[0] = 0;
     ptreg_kd_node *nd = &t->nodes[0];
-    uint32_t ref = make_leaf(t, pts, 1, 0, everything, 0);
+    uint32_t ref = make_leaf(t, pts, 1, 0, everything, 0, 0);
     box empty = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
     set_child_box(nd, 0, bb);
     set_child_box(nd, 1, &empty);
@@ -262,6 +300,7 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
         return st;
     size_t ls = (size_t)opt->leaf_size;
     size_t nodes = n < 2 ? 1 : subtree_nodes(n, ls), chunks = n < 2 ? 1 : subtree_chunks(n, ls);
+    size_t leaves = subtree_leaves(n, ls);
     ptreg_kdtree *t = calloc(1, sizeof *t);
     build_point *pts = malloc(n * sizeof *pts);
     if (t) {
@@ -271,9 +310,10 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
         t->chunks = aligned_alloc(64, round_up(chunks * sizeof *t->chunks, 64));
         t->index = malloc(chunks * PTREG_KD_LANES * sizeof *t->index);
         t->slot = malloc(n * sizeof *t->slot);
+        t->leaves = aligned_alloc(64, leaves * sizeof *t->leaves);
     }
     if (!t || !pts || !t->nodes || !t->cells || !t->parent || !t->chunks || !t->index || !t->slot ||
-        chunks > PTREG_KD_MAX_CHUNKS) {
+        !t->leaves) {
         free(pts);
         ptreg_kdtree_destroy(t);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree: out of memory for %zu points", n);
@@ -282,6 +322,7 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
     t->leaf_size = (uint32_t)ls;
     t->node_count = nodes;
     t->chunk_count = chunks;
+    t->leaf_count = leaves;
     for (size_t i = 0; i < n; i++) {
         memcpy(pts[i].p, xyz + 3 * i, 3 * sizeof(float));
         pts[i].index = (uint32_t)i;
@@ -291,7 +332,7 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
     if (n == 1) {
         build_single_leaf(t, pts, &bb, &everything);
     } else {
-        build_job root = {pts, n, bb, 0, everything, 0, 0};
+        build_job root = {pts, n, bb, 0, everything, 0, 0, 0};
 #pragma omp parallel num_threads(ptreg_get_num_threads())
 #pragma omp single
         build_node(t, &root);
@@ -311,6 +352,7 @@ void ptreg_kdtree_destroy(ptreg_kdtree *t)
     free(t->chunks);
     free(t->index);
     free(t->slot);
+    free(t->leaves);
     free(t);
 }
 
@@ -439,9 +481,10 @@ static void kd_traverse(const ptreg_kdtree *t, const float q[3], leaf_visitor *v
         if (cur.bound > v->limit)
             continue;
         if (cur.ref & PTREG_KD_LEAF_BIT) {
-            uint32_t first = PTREG_KD_LEAF_FIRST(cur.ref), chunks = PTREG_KD_LEAF_CHUNKS(cur.ref);
-            for (uint32_t k = 0; k < chunks; k++)
-                v->visit(v, t, first + k, q);
+            const ptreg_kd_leaf *leaf = &t->leaves[cur.ref & ~PTREG_KD_LEAF_BIT];
+            for (uint32_t c = 0; c < leaf->chunks; c++)
+                if (ptreg_kd_chunk_bound(leaf, c, q) <= v->limit)
+                    v->visit(v, t, leaf->first_chunk + c, q);
             continue;
         }
         const ptreg_kd_node *nd = &t->nodes[cur.ref];

@@ -13,7 +13,8 @@
  * whose distances compare false with everything. A point's slot is
  * chunk * PTREG_KD_LANES + lane. */
 #define PTREG_KD_LANES 16
-#define PTREG_KD_MAX_LEAF 128 /* at most 8 chunks a leaf */
+#define PTREG_KD_LEAF_CHUNKS 8 /* at most, so a leaf holds up to 128 points */
+#define PTREG_KD_MAX_LEAF (PTREG_KD_LANES * PTREG_KD_LEAF_CHUNKS)
 
 /* What lies outside a node: every point not in its subtree has, on some
  * axis k, coordinate <= lo[k] or >= hi[k] (the extents of the siblings of
@@ -24,33 +25,47 @@ typedef struct ptreg_kd_cell {
     float lo[3], hi[3];
 } ptreg_kd_cell;
 
-/* A child reference: an internal node's index, or a leaf (PTREG_KD_LEAF_BIT)
- * with its first chunk in the low 28 bits and its chunk count - 1 above. */
-#define PTREG_KD_LEAF_BIT 0x80000000u
-#define PTREG_KD_LEAF_FIRST(ref) ((ref) & 0x0fffffffu)
-#define PTREG_KD_LEAF_CHUNKS(ref) ((((ref) >> 28) & 7u) + 1u)
-#define PTREG_KD_MAX_CHUNKS 0x0fffffffu
-
 /* 256 bytes, four cache lines, 16 lanes: one AVX-512 operation or two AVX2
- * ones per coordinate. A seeded search reads the seed's coordinates, its
- * leaf and the leaf's outside bounds from the same chunk. */
+ * ones per coordinate. */
 typedef struct ptreg_kd_chunk {
     float x[PTREG_KD_LANES], y[PTREG_KD_LANES], z[PTREG_KD_LANES];
-    ptreg_kd_cell cell; /* of the chunk's leaf */
-    uint32_t leaf;      /* the leaf's reference */
-    uint32_t parent;    /* the internal node holding the leaf */
-    uint32_t unused[8]; /* keeps every chunk 64-byte aligned */
+    uint32_t leaf;        /* the leaf holding the chunk */
+    uint32_t unused[15];  /* keeps every chunk 64-byte aligned */
 } ptreg_kd_chunk;
+
+/* A leaf's points are ordered by further k-d splits into its chunks, so
+ * each chunk is a compact cluster. The leaf keeps its chunks' boxes side by
+ * side (lanes of 8; missing chunks have empty boxes, lo = +inf, hi = -inf)
+ * so one vector operation tells which chunks can hold a point within the
+ * best distance. 256 bytes. */
+typedef struct ptreg_kd_leaf {
+    float lo[3][PTREG_KD_LEAF_CHUNKS], hi[3][PTREG_KD_LEAF_CHUNKS];
+    ptreg_kd_cell cell;   /* the leaf's outside bounds */
+    uint32_t first_chunk;
+    uint32_t chunks;
+    uint32_t parent;      /* the internal node holding the leaf */
+    uint32_t unused[7];
+} ptreg_kd_leaf;
+
+
+/* A child reference: an internal node's index, or a leaf's
+ * (PTREG_KD_LEAF_BIT | leaf index). */
+#define PTREG_KD_LEAF_BIT 0x80000000u
 
 /* Internal nodes hold both children's tight bounding boxes (one cache line),
  * so a visit bounds the distance to each child on all three axes at once.
  * Nodes are in depth-first order. A missing child (a tree of one leaf) has
- * an empty box (lo = +inf, hi = -inf), which no search enters. */
+ * an empty box, which no search enters. */
 typedef struct ptreg_kd_node {
     float lo[3][2], hi[3][2]; /* [axis][child] */
     uint32_t child[2];
     uint32_t unused[2];
 } ptreg_kd_node;
+
+/* Vector loads from these need every element 64-byte aligned. */
+_Static_assert(sizeof(ptreg_kd_chunk) % 64 == 0, "chunk size");
+_Static_assert(sizeof(ptreg_kd_leaf) % 64 == 0, "leaf size");
+_Static_assert(sizeof(ptreg_kd_node) % 64 == 0, "node size");
 
 /* Splits into halves of whole leaves keep the tree balanced: at most
  * log2(2^31 / 4) + 1 = 30 internal nodes on any path. */
@@ -63,6 +78,8 @@ struct ptreg_kdtree {
     ptreg_kd_cell *cells;   /* per node */
     uint32_t *parent;       /* per node; the root's is itself */
     size_t node_count;
+    ptreg_kd_leaf *leaves;
+    size_t leaf_count;
     ptreg_kd_chunk *chunks;
     size_t chunk_count;
     uint32_t *index;        /* per slot: original index; PTREG_NO_NEIGHBOR in padding */
@@ -91,6 +108,18 @@ static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, int c, const flo
     float g[3];
     for (int k = 0; k < 3; k++) {
         float below = nd->lo[k][c] - q[k], above = q[k] - nd->hi[k][c];
+        float gap = below > above ? below : above;
+        g[k] = gap > 0.0f ? gap : 0.0f;
+    }
+    return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
+}
+
+/* The same bound for chunk c of a leaf. */
+static inline float ptreg_kd_chunk_bound(const ptreg_kd_leaf *leaf, unsigned c, const float q[3])
+{
+    float g[3];
+    for (int k = 0; k < 3; k++) {
+        float below = leaf->lo[k][c] - q[k], above = q[k] - leaf->hi[k][c];
         float gap = below > above ? below : above;
         g[k] = gap > 0.0f ? gap : 0.0f;
     }

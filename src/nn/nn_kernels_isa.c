@@ -205,12 +205,41 @@ static inline void kd_scan_chunk(const ptreg_kdtree *t, uint32_t chunk, float qx
     }
 }
 
-static inline void kd_scan_leaf(const ptreg_kdtree *t, uint32_t ref, float qx, float qy, float qz,
+/* Which of the leaf's chunks can hold a point within best_d: bit c set
+ * when chunk c's box bound (ptreg_kd_chunk_bound, same bits) is <= best_d. */
+static inline unsigned kd_leaf_chunk_mask(const ptreg_kd_leaf *leaf, const float *q, float best_d)
+{
+#if defined(__AVX2__)
+    __m256 g2[3];
+    for (int k = 0; k < 3; k++) {
+        const __m256 qk = _mm256_set1_ps(q[k]);
+        const __m256 below = _mm256_sub_ps(_mm256_load_ps(leaf->lo[k]), qk);
+        const __m256 above = _mm256_sub_ps(qk, _mm256_load_ps(leaf->hi[k]));
+        const __m256 gap = _mm256_max_ps(_mm256_max_ps(below, above), _mm256_setzero_ps());
+        g2[k] = _mm256_mul_ps(gap, gap);
+    }
+    const __m256 bound = _mm256_add_ps(_mm256_add_ps(g2[0], g2[1]), g2[2]);
+    return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(bound, _mm256_set1_ps(best_d), _CMP_LE_OQ));
+#else
+    unsigned mask = 0;
+    for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++)
+        mask |= (unsigned)(ptreg_kd_chunk_bound(leaf, c, q) <= best_d) << c;
+    return mask;
+#endif
+}
+
+/* Scans the chunks of a leaf that can hold a point within best_d. */
+static inline void kd_scan_leaf(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, const float *q,
                                 float *best_d, uint32_t *best_s)
 {
-    uint32_t c = PTREG_KD_LEAF_FIRST(ref), end = c + PTREG_KD_LEAF_CHUNKS(ref);
-    for (; c < end; c++)
-        kd_scan_chunk(t, c, qx, qy, qz, best_d, best_s);
+    /* the empty boxes of missing chunks bound to +inf, which an unseeded
+     * search's best (+inf) would not reject */
+    unsigned mask = kd_leaf_chunk_mask(leaf, q, *best_d) & ((1u << leaf->chunks) - 1u);
+    while (mask) {
+        unsigned c = (unsigned)__builtin_ctz(mask);
+        mask &= mask - 1;
+        kd_scan_chunk(t, leaf->first_chunk + c, q[0], q[1], q[2], best_d, best_s);
+    }
 }
 
 /* True when no point outside the cell's subtree can be as close to q as
@@ -287,7 +316,7 @@ static void kd_search_from(const ptreg_kdtree *t, uint32_t node, const float *q,
     const kd_query_lanes qv = kd_query_lanes_of(q);
     for (;;) {
         if (ref & PTREG_KD_LEAF_BIT) {
-            kd_scan_leaf(t, ref, q[0], q[1], q[2], best_d, best_s);
+            kd_scan_leaf(t, &t->leaves[ref & ~PTREG_KD_LEAF_BIT], q, best_d, best_s);
         } else {
             const ptreg_kd_node *nd = &t->nodes[ref];
             float b0, b1;
@@ -327,13 +356,14 @@ static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed,
         unsigned l = seed % PTREG_KD_LANES;
         best_d = ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
         best_s = seed;
-        if (kd_ball_inside(&c->cell, q, best_d)) {
-            kd_scan_leaf(t, c->leaf, q[0], q[1], q[2], &best_d, &best_s);
+        const ptreg_kd_leaf *leaf = &t->leaves[c->leaf];
+        if (kd_ball_inside(&leaf->cell, q, best_d)) {
+            kd_scan_leaf(t, leaf, q, &best_d, &best_s);
             *out_s = best_s;
             *out_d = best_d;
             return;
         }
-        node = c->parent;
+        node = leaf->parent;
         while (node != 0 && !kd_ball_inside(&t->cells[node], q, best_d))
             node = t->parent[node];
     }
