@@ -112,6 +112,9 @@ static uint32_t make_leaf(ptreg_kdtree *t, build_point *pts, size_t count, uint3
     leaf->first_chunk = (uint32_t)first;
     leaf->chunks = (uint32_t)chunks;
     leaf->parent = parent;
+    box whole = bounding_box(pts, count);
+    memcpy(leaf->box_lo, whole.lo, sizeof whole.lo);
+    memcpy(leaf->box_hi, whole.hi, sizeof whole.hi);
     for (size_t c = 0; c < PTREG_KD_LEAF_CHUNKS; c++) {
         size_t k0 = c * PTREG_KD_LANES, n = c < chunks ? (count - k0 < PTREG_KD_LANES ? count - k0 : PTREG_KD_LANES) : 0;
         box b = n ? bounding_box(pts + k0, n)
@@ -338,6 +341,10 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
         build_node(t, &root);
     }
     free(pts);
+    if (ptreg_kd_build_neighbours(t)) {
+        ptreg_kdtree_destroy(t);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree: out of memory for %zu points", n);
+    }
     *out = t;
     return PTREG_OK;
 }
@@ -353,6 +360,7 @@ void ptreg_kdtree_destroy(ptreg_kdtree *t)
     free(t->index);
     free(t->slot);
     free(t->leaves);
+    free(t->near);
     free(t);
 }
 

@@ -44,8 +44,27 @@ typedef struct ptreg_kd_leaf {
     uint32_t first_chunk;
     uint32_t chunks;
     uint32_t parent;      /* the internal node holding the leaf */
-    uint32_t unused[7];
+    float box_lo[3], box_hi[3]; /* the leaf's tight box */
+    double reach;         /* 0: no neighbour list */
+    uint32_t near_first;  /* its neighbours: blocks of t->near */
+    uint32_t near_blocks;
+    uint32_t unused[12];  /* 320 bytes */
 } ptreg_kd_leaf;
+
+/* A leaf's neighbours: every leaf whose box comes within `reach` of its box
+ * (itself included), in blocks of 8 with their boxes side by side. For a
+ * query q at distance g from the leaf's box, a point of any other leaf is
+ * farther than reach - g, so once the neighbours that can beat the best
+ * distance are scanned, a best distance below reach - g is final: the slow
+ * case of a seeded query (the ball leaves the seed's leaf) then needs no
+ * tree walk either. Missing lanes have empty boxes and leaf
+ * PTREG_NO_NEIGHBOR. 256 bytes. */
+#define PTREG_KD_NEAR_LANES 8
+typedef struct ptreg_kd_near {
+    float lo[3][PTREG_KD_NEAR_LANES], hi[3][PTREG_KD_NEAR_LANES];
+    uint32_t leaf[PTREG_KD_NEAR_LANES];
+    uint32_t unused[8];
+} ptreg_kd_near;
 
 
 /* A child reference: an internal node's index, or a leaf's
@@ -65,6 +84,7 @@ typedef struct ptreg_kd_node {
 /* Vector loads from these need every element 64-byte aligned. */
 _Static_assert(sizeof(ptreg_kd_chunk) % 64 == 0, "chunk size");
 _Static_assert(sizeof(ptreg_kd_leaf) % 64 == 0, "leaf size");
+_Static_assert(sizeof(ptreg_kd_near) % 64 == 0, "neighbour block size");
 _Static_assert(sizeof(ptreg_kd_node) % 64 == 0, "node size");
 
 /* Splits into halves of whole leaves keep the tree balanced: at most
@@ -80,6 +100,8 @@ struct ptreg_kdtree {
     size_t node_count;
     ptreg_kd_leaf *leaves;
     size_t leaf_count;
+    ptreg_kd_near *near;    /* the leaves' neighbour lists */
+    size_t near_count;      /* blocks */
     ptreg_kd_chunk *chunks;
     size_t chunk_count;
     uint32_t *index;        /* per slot: original index; PTREG_NO_NEIGHBOR in padding */
@@ -113,6 +135,10 @@ static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, int c, const flo
     }
     return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
 }
+
+/* Builds every leaf's neighbour list (kdtree_near.c); -1 when out of
+ * memory. */
+int ptreg_kd_build_neighbours(ptreg_kdtree *t);
 
 /* The same bound for chunk c of a leaf. */
 static inline float ptreg_kd_chunk_bound(const ptreg_kd_leaf *leaf, unsigned c, const float q[3])

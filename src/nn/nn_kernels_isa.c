@@ -242,6 +242,61 @@ static inline void kd_scan_leaf(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf
     }
 }
 
+/* Scans the seed leaf's neighbours that can hold a point within best_d
+ * (8 box bounds per vector operation, same bits as ptreg_kd_box_bound). */
+static inline void kd_scan_neighbours(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, const float *q,
+                                      float *best_d, uint32_t *best_s)
+{
+    const ptreg_kd_near *blk = &t->near[leaf->near_first], *end = blk + leaf->near_blocks;
+    for (; blk < end; blk++) {
+#if defined(__AVX2__)
+        __m256 g2[3];
+        for (int k = 0; k < 3; k++) {
+            const __m256 qk = _mm256_set1_ps(q[k]);
+            const __m256 below = _mm256_sub_ps(_mm256_load_ps(blk->lo[k]), qk);
+            const __m256 above = _mm256_sub_ps(qk, _mm256_load_ps(blk->hi[k]));
+            const __m256 gap = _mm256_max_ps(_mm256_max_ps(below, above), _mm256_setzero_ps());
+            g2[k] = _mm256_mul_ps(gap, gap);
+        }
+        const __m256 bound = _mm256_add_ps(_mm256_add_ps(g2[0], g2[1]), g2[2]);
+        unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(bound, _mm256_set1_ps(*best_d), _CMP_LE_OQ));
+#else
+        unsigned mask = 0;
+        for (unsigned l = 0; l < PTREG_KD_NEAR_LANES; l++) {
+            float g[3];
+            for (int k = 0; k < 3; k++) {
+                float below = blk->lo[k][l] - q[k], above = q[k] - blk->hi[k][l];
+                float gap = below > above ? below : above;
+                g[k] = gap > 0.0f ? gap : 0.0f;
+            }
+            mask |= (unsigned)(((g[0] * g[0] + g[1] * g[1]) + g[2] * g[2]) <= *best_d) << l;
+        }
+#endif
+        /* missing lanes bound to +inf, which a +inf best would not reject */
+        while (mask) {
+            unsigned l = (unsigned)__builtin_ctz(mask);
+            mask &= mask - 1;
+            if (blk->leaf[l] != PTREG_NO_NEIGHBOR)
+                kd_scan_leaf(t, &t->leaves[blk->leaf[l]], q, best_d, best_s);
+        }
+    }
+}
+
+/* True when no point outside the seed leaf's neighbours can tie or beat
+ * best_d: such a point is farther than reach - g from q (g: q's distance to
+ * the leaf's box). Worked in double with margins far above every rounding
+ * of the float distances (1e-5 relative on best_d), so the answer stays the
+ * one brute force gives. */
+static inline int kd_neighbours_certify(const ptreg_kd_leaf *leaf, const float *q, float best_d)
+{
+    double g2 = 0.0;
+    for (int k = 0; k < 3; k++) {
+        double g = fmax(fmax((double)leaf->box_lo[k] - q[k], (double)q[k] - leaf->box_hi[k]), 0.0);
+        g2 += g * g;
+    }
+    return sqrt((double)best_d * (1.0 + 1e-5)) + sqrt(g2) * (1.0 + 1e-12) < leaf->reach * (1.0 - 1e-12);
+}
+
 /* True when no point outside the cell's subtree can be as close to q as
  * best_d: on every axis the query's gap to the outside is positive and its
  * square (rounded as in a distance) exceeds best_d. */
@@ -343,9 +398,10 @@ static void kd_search_from(const ptreg_kdtree *t, uint32_t node, const float *q,
     }
 }
 
-/* A seeded search starts from the seed's leaf when the ball through the
- * seed stays inside it, else from the nearest ancestor it stays inside, else
- * from the root; an unseeded one from the root. */
+/* A seeded search ends in the seed's leaf when the ball through the seed
+ * stays inside it, or in the leaf's neighbours when they certify the best;
+ * otherwise it climbs to the nearest ancestor the ball stays inside (or the
+ * root) and searches below. An unseeded one searches from the root. */
 static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed,
                            uint32_t *out_s, float *out_d)
 {
@@ -362,6 +418,14 @@ static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed,
             *out_s = best_s;
             *out_d = best_d;
             return;
+        }
+        if (leaf->reach > 0.0) {
+            kd_scan_neighbours(t, leaf, q, &best_d, &best_s);
+            if (kd_neighbours_certify(leaf, q, best_d)) {
+                *out_s = best_s;
+                *out_d = best_d;
+                return;
+            }
         }
         node = leaf->parent;
         while (node != 0 && !kd_ball_inside(&t->cells[node], q, best_d))
