@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "nn/nn_dispatch.h"
 #include "ptreg/nn.h"
 
@@ -59,9 +63,24 @@ typedef struct box {
     float lo[3], hi[3];
 } box;
 
+/* The build's most frequent loop: each point's x y z (and its index bits,
+ * ignored) as one SSE vector. */
 static box bounding_box(const build_point *pts, size_t count)
 {
     box b;
+#if defined(__SSE2__)
+    __m128 lo = _mm_loadu_ps(pts[0].p), hi = lo;
+    for (size_t i = 1; i < count; i++) {
+        __m128 v = _mm_loadu_ps(pts[i].p);
+        lo = _mm_min_ps(lo, v);
+        hi = _mm_max_ps(hi, v);
+    }
+    float l[4], h[4];
+    _mm_storeu_ps(l, lo);
+    _mm_storeu_ps(h, hi);
+    for (int d = 0; d < 3; d++)
+        b.lo[d] = l[d], b.hi[d] = h[d];
+#else
     for (int d = 0; d < 3; d++)
         b.lo[d] = b.hi[d] = pts[0].p[d];
     for (size_t i = 1; i < count; i++)
@@ -70,6 +89,7 @@ static box bounding_box(const build_point *pts, size_t count)
             b.lo[d] = v < b.lo[d] ? v : b.lo[d];
             b.hi[d] = v > b.hi[d] ? v : b.hi[d];
         }
+#endif
     return b;
 }
 
