@@ -242,10 +242,11 @@ static inline void kd_scan_leaf(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf
     }
 }
 
-/* Scans the seed leaf's neighbours that can hold a point within best_d
- * (8 box bounds per vector operation, same bits as ptreg_kd_box_bound). */
-static inline void kd_scan_neighbours(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, const float *q,
-                                      float *best_d, uint32_t *best_s)
+/* Scans the seed leaf's neighbours (but leaf `skip`, already scanned) that
+ * can hold a point within best_d (8 box bounds per vector operation, same
+ * bits as ptreg_kd_box_bound). */
+static inline void kd_scan_neighbours(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, uint32_t skip,
+                                      const float *q, float *best_d, uint32_t *best_s)
 {
     const ptreg_kd_near *blk = &t->near[leaf->near_first], *end = blk + leaf->near_blocks;
     for (; blk < end; blk++) {
@@ -276,7 +277,7 @@ static inline void kd_scan_neighbours(const ptreg_kdtree *t, const ptreg_kd_leaf
         while (mask) {
             unsigned l = (unsigned)__builtin_ctz(mask);
             mask &= mask - 1;
-            if (blk->leaf[l] != PTREG_NO_NEIGHBOR)
+            if (blk->leaf[l] != PTREG_NO_NEIGHBOR && blk->leaf[l] != skip)
                 kd_scan_leaf(t, &t->leaves[blk->leaf[l]], q, best_d, best_s);
         }
     }
@@ -412,15 +413,19 @@ static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed,
         unsigned l = seed % PTREG_KD_LANES;
         best_d = ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
         best_s = seed;
-        const ptreg_kd_leaf *leaf = &t->leaves[c->leaf];
+        /* The answer is usually in the seed's leaf: scanning it first
+         * shrinks the ball, which then more often stays inside the leaf and
+         * meets fewer of its neighbours. */
+        const uint32_t seed_leaf = c->leaf;
+        const ptreg_kd_leaf *leaf = &t->leaves[seed_leaf];
+        kd_scan_leaf(t, leaf, q, &best_d, &best_s);
         if (kd_ball_inside(&leaf->cell, q, best_d)) {
-            kd_scan_leaf(t, leaf, q, &best_d, &best_s);
             *out_s = best_s;
             *out_d = best_d;
             return;
         }
         if (leaf->reach > 0.0) {
-            kd_scan_neighbours(t, leaf, q, &best_d, &best_s);
+            kd_scan_neighbours(t, leaf, seed_leaf, q, &best_d, &best_s);
             if (kd_neighbours_certify(leaf, q, best_d)) {
                 *out_s = best_s;
                 *out_d = best_d;
