@@ -424,7 +424,8 @@ static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed,
             *out_d = best_d;
             return;
         }
-        if (leaf->reach > 0.0) {
+        /* the neighbours can only certify a ball narrower than their reach */
+        if ((double)best_d < leaf->reach * leaf->reach) {
             kd_scan_neighbours(t, leaf, seed_leaf, q, &best_d, &best_s);
             if (kd_neighbours_certify(leaf, q, best_d)) {
                 *out_s = best_s;
