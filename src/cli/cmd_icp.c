@@ -1,5 +1,6 @@
 /* ptreg icp: rigid point-to-point ICP of SOURCE onto TARGET. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/common.h"
@@ -18,6 +19,7 @@ static const cli_option icp_options[] = {
     {"init", 0, "FILE", "initial 4x4 transform of SOURCE (default identity)"},
     {"truth", 0, "FILE", "known answer: report the rotation and translation error"},
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    {"repeat", 0, "N", "run the registration N times in one process and report the median time (default 1)"},
     {"device", 0, "DEV", "auto, cpu or cuda (default auto)"},
     {"ascii", 0, NULL, "write --output as text (PLY/PCD)"},
     {"json", 0, NULL, "print the result as one JSON object on stdout"},
@@ -63,6 +65,30 @@ static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
     return EXIT_OK;
 }
 
+/* The timings of --repeat runs; the reported time_ms is their median. */
+typedef struct run_times {
+    double *ms;
+    int count;
+} run_times;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_ms(const run_times *rt)
+{
+    double *sorted = malloc((size_t)rt->count * sizeof *sorted);
+    if (!sorted)
+        return rt->ms[rt->count - 1];
+    memcpy(sorted, rt->ms, (size_t)rt->count * sizeof *sorted);
+    qsort(sorted, (size_t)rt->count, sizeof *sorted, cmp_double);
+    double m = rt->count % 2 ? sorted[rt->count / 2] : 0.5 * (sorted[rt->count / 2 - 1] + sorted[rt->count / 2]);
+    free(sorted);
+    return m;
+}
+
 static void print_human(const char **paths, const ptreg_cloud *src, const ptreg_cloud *tgt,
                         const ptreg_icp_result *r, const double *truth)
 {
@@ -81,7 +107,7 @@ static void print_human(const char **paths, const ptreg_cloud *src, const ptreg_
 }
 
 static int print_json(const char **paths, const ptreg_cloud *src, const ptreg_cloud *tgt,
-                      const ptreg_icp_result *r, const double *truth)
+                      const ptreg_icp_result *r, const double *truth, const run_times *rt)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "command", "icp");
@@ -99,6 +125,8 @@ static int print_json(const char **paths, const ptreg_cloud *src, const ptreg_cl
     cJSON_AddStringToObject(o, "stop_reason", ptreg_stop_reason_name(r->stop_reason));
     cJSON_AddNumberToObject(o, "time_ms", r->time_ms);
     cJSON_AddNumberToObject(o, "build_ms", r->build_ms);
+    if (rt->count > 1)
+        cJSON_AddItemToObject(o, "times_ms", cJSON_CreateDoubleArray(rt->ms, rt->count));
     cJSON_AddStringToObject(o, "nn", ptreg_nn_method_name(r->nn));
     cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
     cJSON_AddItemToObject(o, "mse", cJSON_CreateDoubleArray(r->mse, r->iterations + 1));
@@ -135,6 +163,32 @@ static int write_outputs(const cli_args *a, const ptreg_cloud *src, const ptreg_
     return rc;
 }
 
+/* Runs the registration `repeat` times, keeping the last result; every run
+ * must give the same bits (ptreg is deterministic), which is checked. */
+static ptreg_status run_repeated(const ptreg_cloud *src, const ptreg_cloud *tgt, const ptreg_icp_options *opt,
+                                 int repeat, ptreg_icp_result *r, run_times *rt, ptreg_error *err)
+{
+    for (int i = 0; i < repeat; i++) {
+        ptreg_icp_result cur;
+        ptreg_status st = ptreg_icp(src->xyz, src->n, tgt->xyz, tgt->n, opt, &cur, err);
+        if (st) {
+            if (i)
+                ptreg_icp_result_free(r);
+            return st;
+        }
+        rt->ms[rt->count++] = cur.time_ms;
+        int same = !i || memcmp(cur.transformation, r->transformation, sizeof cur.transformation) == 0;
+        if (i)
+            ptreg_icp_result_free(r);
+        *r = cur;
+        if (!same) {
+            ptreg_icp_result_free(r);
+            return ptreg_error_set(err, PTREG_ERR_RUNTIME, "run %d of %d gave a different result", i + 1, repeat);
+        }
+    }
+    return PTREG_OK;
+}
+
 int cli_run_icp(int argc, char **argv)
 {
     cli_args a;
@@ -143,7 +197,8 @@ int cli_run_icp(int argc, char **argv)
         return rc < 0 ? EXIT_OK : rc;
     ptreg_icp_options opt;
     ptreg_icp_options_default(&opt);
-    if ((rc = read_icp_options(&a, &opt)))
+    int repeat = 1;
+    if ((rc = read_icp_options(&a, &opt)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)))
         return rc;
     double truth[16];
     if (cli_has(&a, "init") && (rc = cli_read_transform("icp", cli_string(&a, "init", NULL), opt.init)))
@@ -161,19 +216,23 @@ int cli_run_icp(int argc, char **argv)
     }
     ptreg_icp_result r;
     ptreg_error err;
-    ptreg_status st = ptreg_icp(src.xyz, src.n, tgt.xyz, tgt.n, &opt, &r, &err);
+    run_times rt = {calloc((size_t)repeat, sizeof(double)), 0};
+    ptreg_status st = rt.ms ? run_repeated(&src, &tgt, &opt, repeat, &r, &rt, &err)
+                            : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
     if (st) {
         cli_error("icp", "%s", err.message);
         rc = cli_exit_code(st, 0);
     } else {
+        r.time_ms = median_ms(&rt);
         rc = write_outputs(&a, &src, &r);
         const double *t = cli_has(&a, "truth") ? truth : NULL;
         if (!rc && json)
-            rc = print_json(a.positional, &src, &tgt, &r, t);
+            rc = print_json(a.positional, &src, &tgt, &r, t, &rt);
         else if (!rc)
             print_human(a.positional, &src, &tgt, &r, t);
         ptreg_icp_result_free(&r);
     }
+    free(rt.ms);
     ptreg_cloud_free(&src);
     ptreg_cloud_free(&tgt);
     return rc;
