@@ -350,7 +350,7 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
         memcpy(pts[i].p, xyz + 3 * i, 3 * sizeof(float));
         pts[i].index = (uint32_t)i;
     }
-    ptreg_kd_cell everything = {{-INFINITY, -INFINITY, -INFINITY}, {INFINITY, INFINITY, INFINITY}};
+    ptreg_kd_cell everything = {.lo = {-INFINITY, -INFINITY, -INFINITY}, .hi = {INFINITY, INFINITY, INFINITY}};
     box bb = bounding_box(pts, n);
     if (n == 1) {
         build_single_leaf(t, pts, &bb, &everything);

@@ -22,7 +22,8 @@
  * (lo, hi) holds no point of any other subtree, so a search seeded with a
  * good candidate can start at that node instead of the root. */
 typedef struct ptreg_kd_cell {
-    float lo[3], hi[3];
+    float lo[3], lo_pad; /* the pads (0) let x y z load as one vector */
+    float hi[3], hi_pad;
 } ptreg_kd_cell;
 
 /* 256 bytes, four cache lines, 16 lanes: one AVX-512 operation or two AVX2
@@ -48,7 +49,7 @@ typedef struct ptreg_kd_leaf {
     double reach;         /* 0: no neighbour list */
     uint32_t near_first;  /* its neighbours: blocks of t->near */
     uint32_t near_blocks;
-    uint32_t unused[12];  /* 320 bytes */
+    uint32_t unused[10];  /* 320 bytes */
 } ptreg_kd_leaf;
 
 /* A leaf's neighbours: every leaf whose box comes within `reach` of its box
