@@ -12,6 +12,9 @@ set(PTREG_PC_PRIVATE_LIBS "-lm")
 if(OpenMP_C_FOUND)
   string(APPEND PTREG_PC_PRIVATE_LIBS " ${OpenMP_C_FLAGS}")
 endif()
+# Relocatable: the prefix is found from the .pc file's own folder, so
+# `cmake --install --prefix DIR` works as well as the configured prefix.
+file(RELATIVE_PATH PTREG_PC_TO_PREFIX "/root/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/root")
 configure_file(cmake/ptreg.pc.in ${CMAKE_CURRENT_BINARY_DIR}/ptreg.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/ptreg.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

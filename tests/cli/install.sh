@@ -1,0 +1,30 @@
+# `make install` works for users: the library, headers, ptreg.pc, the CMake
+# package and the CLI land under a prefix, and a program builds against them
+# both through pkg-config and through find_package(ptreg).
+. "$(dirname "$0")/lib.sh"
+BUILD=$(cd "$(dirname "$PTREG")" && pwd)
+SRC=$(cd "$(dirname "$0")/../install" && pwd)
+PREFIX="$WORK/prefix"
+
+expect 0 -- cmake --install "$BUILD" --prefix "$PREFIX"
+for f in include/ptreg/ptreg.h include/ptreg/icp.h bin/ptreg share/man/man1/ptreg.1; do
+    has_file "$PREFIX/$f"
+done
+libdir=$(dirname "$(find "$PREFIX" -name ptreg.pc | head -n 1)")/..
+has_file "$libdir/pkgconfig/ptreg.pc"
+ls "$libdir"/libptreg.so* >/dev/null 2>&1 || fail "no shared library in $libdir"
+has_file "$libdir/libptreg.a"
+expect 0 -- "$PREFIX/bin/ptreg" --version
+
+# pkg-config, shared library
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+expect 0 -- sh -c "cc -std=c11 \"$SRC/consumer.c\" \$(pkg-config --cflags --libs ptreg) -o \"$WORK/consumer_pc\""
+expect 0 -- env LD_LIBRARY_PATH="$libdir" "$WORK/consumer_pc"; out_has "ptreg 0.1.0"
+# pkg-config, static library
+expect 0 -- sh -c "cc -std=c11 \"$SRC/consumer.c\" \$(pkg-config --static --cflags ptreg) \"$libdir/libptreg.a\" \$(pkg-config --static --libs-only-other --libs-only-l ptreg | sed 's/-lptreg//') -o \"$WORK/consumer_static\""
+expect 0 -- "$WORK/consumer_static"
+# CMake package
+expect 0 -- cmake -S "$SRC" -B "$WORK/consumer_build" -DCMAKE_PREFIX_PATH="$PREFIX" -DCMAKE_BUILD_TYPE=Release
+expect 0 -- cmake --build "$WORK/consumer_build"
+expect 0 -- env LD_LIBRARY_PATH="$libdir" "$WORK/consumer_build/consumer"; out_has "deg"
+finish
