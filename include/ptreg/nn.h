@@ -23,7 +23,7 @@ ptreg_status ptreg_brute_nearest(const float *target, size_t m, const float *que
 typedef struct ptreg_kdtree ptreg_kdtree;
 
 typedef struct ptreg_kdtree_options {
-    int leaf_size; /* most points in a leaf, 4..256 (default 128) */
+    int leaf_size; /* most points in a leaf, 4..256 (default 256) */
 } ptreg_kdtree_options;
 
 void ptreg_kdtree_options_default(ptreg_kdtree_options *opt);

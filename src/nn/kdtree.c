@@ -13,7 +13,7 @@
 #include "nn/nn_dispatch.h"
 #include "ptreg/nn.h"
 
-void ptreg_kdtree_options_default(ptreg_kdtree_options *opt) { opt->leaf_size = 128; }
+void ptreg_kdtree_options_default(ptreg_kdtree_options *opt) { opt->leaf_size = 256; }
 
 /* ---- build ---- */
 

@@ -13,7 +13,7 @@
  * whose distances compare false with everything. A point's slot is
  * chunk * PTREG_KD_LANES + lane. */
 #define PTREG_KD_LANES 16
-#define PTREG_KD_LEAF_CHUNKS 8 /* at most, so a leaf holds up to 128 points */
+#define PTREG_KD_LEAF_CHUNKS 16 /* at most, so a leaf holds up to 256 points */
 #define PTREG_KD_MAX_LEAF (PTREG_KD_LANES * PTREG_KD_LEAF_CHUNKS)
 
 /* What lies outside a node: every point not in its subtree has, on some
@@ -49,7 +49,7 @@ typedef struct ptreg_kd_leaf {
     double reach;         /* 0: no neighbour list */
     uint32_t near_first;  /* its neighbours: blocks of t->near */
     uint32_t near_blocks;
-    uint32_t unused[10];  /* 320 bytes */
+    uint32_t unused[10];  /* 512 bytes */
 } ptreg_kd_leaf;
 
 /* A leaf's neighbours: every leaf whose box comes within `reach` of its box

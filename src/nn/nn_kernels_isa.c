@@ -209,17 +209,32 @@ static inline void kd_scan_chunk(const ptreg_kdtree *t, uint32_t chunk, float qx
  * when chunk c's box bound (ptreg_kd_chunk_bound, same bits) is <= best_d. */
 static inline unsigned kd_leaf_chunk_mask(const ptreg_kd_leaf *leaf, const float *q, float best_d)
 {
-#if defined(__AVX2__)
-    __m256 g2[3];
+#if defined(__AVX512F__)
+    __m512 g2[3];
     for (int k = 0; k < 3; k++) {
-        const __m256 qk = _mm256_set1_ps(q[k]);
-        const __m256 below = _mm256_sub_ps(_mm256_load_ps(leaf->lo[k]), qk);
-        const __m256 above = _mm256_sub_ps(qk, _mm256_load_ps(leaf->hi[k]));
-        const __m256 gap = _mm256_max_ps(_mm256_max_ps(below, above), _mm256_setzero_ps());
-        g2[k] = _mm256_mul_ps(gap, gap);
+        const __m512 qk = _mm512_set1_ps(q[k]);
+        const __m512 below = _mm512_sub_ps(_mm512_load_ps(leaf->lo[k]), qk);
+        const __m512 above = _mm512_sub_ps(qk, _mm512_load_ps(leaf->hi[k]));
+        const __m512 gap = _mm512_max_ps(_mm512_max_ps(below, above), _mm512_setzero_ps());
+        g2[k] = _mm512_mul_ps(gap, gap);
     }
-    const __m256 bound = _mm256_add_ps(_mm256_add_ps(g2[0], g2[1]), g2[2]);
-    return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(bound, _mm256_set1_ps(best_d), _CMP_LE_OQ));
+    const __m512 bound = _mm512_add_ps(_mm512_add_ps(g2[0], g2[1]), g2[2]);
+    return _mm512_cmp_ps_mask(bound, _mm512_set1_ps(best_d), _CMP_LE_OQ);
+#elif defined(__AVX2__)
+    unsigned mask = 0;
+    for (int h = 0; h < PTREG_KD_LEAF_CHUNKS / 8; h++) {
+        __m256 g2[3];
+        for (int k = 0; k < 3; k++) {
+            const __m256 qk = _mm256_set1_ps(q[k]);
+            const __m256 below = _mm256_sub_ps(_mm256_load_ps(leaf->lo[k] + 8 * h), qk);
+            const __m256 above = _mm256_sub_ps(qk, _mm256_load_ps(leaf->hi[k] + 8 * h));
+            const __m256 gap = _mm256_max_ps(_mm256_max_ps(below, above), _mm256_setzero_ps());
+            g2[k] = _mm256_mul_ps(gap, gap);
+        }
+        const __m256 bound = _mm256_add_ps(_mm256_add_ps(g2[0], g2[1]), g2[2]);
+        mask |= (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(bound, _mm256_set1_ps(best_d), _CMP_LE_OQ)) << (8 * h);
+    }
+    return mask;
 #else
     unsigned mask = 0;
     for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++)
