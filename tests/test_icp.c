@@ -4,6 +4,7 @@
  * ground truth, the filters, determinism across threads and methods, and
  * bad arguments. */
 #include "check.h"
+#include "core/cpu.h"
 #include "ptreg/ptreg.h"
 
 static double rotation_error(const double A[16], const double B[16])
@@ -132,7 +133,8 @@ static void test_outlier_filters(void)
     ptreg_cloud_free(&model);
 }
 
-/* Same bits for 1 and 2 threads and for brute force vs the k-d tree. */
+/* Same bits for 1 and 2 threads, for brute force vs the k-d tree, and for
+ * every instruction set the CPU runs. */
 static void test_deterministic(void)
 {
     ptreg_cloud model, scan;
@@ -145,23 +147,29 @@ static void test_deterministic(void)
     ptreg_icp_options opt;
     ptreg_icp_options_default(&opt);
     opt.tol = 0.0, opt.max_iter = 25, opt.filter_sigma = 2.0, opt.filter_start = 5, opt.trim = 0.97;
-    ptreg_icp_result r[4];
-    int threads[4] = {1, 2, 2, 1};
-    ptreg_nn_method methods[4] = {PTREG_NN_KDTREE, PTREG_NN_KDTREE, PTREG_NN_BRUTE, PTREG_NN_BRUTE};
-    for (int i = 0; i < 4; i++) {
+    enum { RUNS = 7 };
+    ptreg_icp_result r[RUNS];
+    int threads[RUNS] = {1, 2, 2, 1, 2, 2, 1};
+    ptreg_nn_method methods[RUNS] = {PTREG_NN_KDTREE, PTREG_NN_KDTREE, PTREG_NN_BRUTE, PTREG_NN_BRUTE,
+                                     PTREG_NN_KDTREE, PTREG_NN_KDTREE, PTREG_NN_BRUTE};
+    int isas[RUNS] = {-1, -1, -1, -1, PTREG_ISA_GENERIC, PTREG_ISA_AVX2, PTREG_ISA_GENERIC};
+    for (int i = 0; i < RUNS; i++) {
         ptreg_set_num_threads(threads[i]);
+        ptreg_cpu_set_isa(isas[i]);
         opt.nn = methods[i];
         CHECK(ptreg_icp(scan.xyz, scan.n, model.xyz, model.n, &opt, &r[i], NULL) == PTREG_OK);
         CHECK(r[i].nn == methods[i]);
     }
     ptreg_set_num_threads(0);
-    for (int i = 1; i < 4; i++) {
+    ptreg_cpu_set_isa(-1);
+    for (int i = 1; i < RUNS; i++) {
         CHECK_MSG(memcmp(r[0].transformation, r[i].transformation, sizeof r[0].transformation) == 0,
-                  "run %d (threads %d, %s) differs", i, threads[i], ptreg_nn_method_name(methods[i]));
+                  "run %d (threads %d, %s, isa cap %d) differs", i, threads[i], ptreg_nn_method_name(methods[i]),
+                  isas[i]);
         CHECK(r[0].iterations == r[i].iterations && r[0].pairs == r[i].pairs);
         CHECK(memcmp(r[0].mse, r[i].mse, (size_t)(r[0].iterations + 1) * sizeof(double)) == 0);
     }
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < RUNS; i++)
         ptreg_icp_result_free(&r[i]);
     ptreg_cloud_free(&scan);
     ptreg_cloud_free(&model);

@@ -17,7 +17,9 @@ static double box_box_gap2(const float alo[3], const float ahi[3], const float b
 {
     double s = 0.0;
     for (int k = 0; k < 3; k++) {
-        double g = fmax(fmax((double)alo[k] - bhi[k], (double)blo[k] - ahi[k]), 0.0);
+        double below = (double)alo[k] - bhi[k], above = (double)blo[k] - ahi[k];
+        double g = below > above ? below : above;
+        g = g > 0.0 ? g : 0.0; /* compares, not fmax: that is a call to libm */
         s += g * g;
     }
     return s;

@@ -307,7 +307,9 @@ static inline int kd_neighbours_certify(const ptreg_kd_leaf *leaf, const float *
 {
     double g2 = 0.0;
     for (int k = 0; k < 3; k++) {
-        double g = fmax(fmax((double)leaf->box_lo[k] - q[k], (double)q[k] - leaf->box_hi[k]), 0.0);
+        double below = (double)leaf->box_lo[k] - q[k], above = (double)q[k] - leaf->box_hi[k];
+        double g = below > above ? below : above;
+        g = g > 0.0 ? g : 0.0; /* compares, not fmax: that is a call to libm */
         g2 += g * g;
     }
     return sqrt((double)best_d * (1.0 + 1e-5)) + sqrt(g2) * (1.0 + 1e-12) < leaf->reach * (1.0 - 1e-12);

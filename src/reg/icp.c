@@ -11,6 +11,7 @@
 
 #include "nn/kdtree_impl.h"
 #include "nn/nn_dispatch.h"
+#include "reg/icp_kernels.h"
 #include "ptreg/nn.h"
 
 /* Points per block: the unit of work a thread takes and of every
@@ -143,8 +144,9 @@ static void target_extent(const float *t, size_t m, double centre[3], double *di
     double lo[3] = {t[0], t[1], t[2]}, hi[3] = {t[0], t[1], t[2]};
     for (size_t j = 1; j < m; j++)
         for (int k = 0; k < 3; k++) {
-            lo[k] = fmin(lo[k], t[3 * j + k]);
-            hi[k] = fmax(hi[k], t[3 * j + k]);
+            double v = t[3 * j + k];
+            lo[k] = v < lo[k] ? v : lo[k];
+            hi[k] = v > hi[k] ? v : hi[k];
         }
     *diag2 = 0.0;
     for (int k = 0; k < 3; k++) {
@@ -193,41 +195,20 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
 }
 
 /* Moments of block b's used pairs (moved source -> matched target) and
- * their summed squared distance: ptreg_moments_add with unit weights, kept
- * in registers, the same sums in the same order without a call per pair. */
+ * their summed squared distance: what ptreg_moments_add with unit weights
+ * would sum, in the same order, by the per-ISA kernel. */
 static void block_moments(icp_state *s, size_t b)
 {
-    size_t i0 = b * SUM_BLOCK, i1 = i0 + SUM_BLOCK < s->n ? i0 + SUM_BLOCK : s->n;
+    size_t i0 = b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
+    ptreg_pair_sums sums;
+    ptreg_pair_sums_range(s->moved + 3 * i0, s->matched + 3 * i0, s->dist2 + i0, s->use + i0, cnt, s->ref, &sums);
     ptreg_moments *mb = &s->block_moments[b];
     ptreg_moments_init(mb, s->ref, s->ref);
-    /* Rows of four (the fourth lane is zero) so the compiler can pair the
-     * lanes into vector operations; each lane still sums in pair order. */
-    double sp[4] = {0}, sq[4] = {0}, spq[3][4] = {{0}}, w = 0.0, d2 = 0.0;
-    const double ref[4] = {s->ref[0], s->ref[1], s->ref[2], 0.0};
-    for (size_t i = i0; i < i1; i++) {
-        if (!s->use[i])
-            continue;
-        const float *p = s->moved + 3 * i, *q = s->matched + 3 * i;
-        const double a[4] = {p[0] - ref[0], p[1] - ref[1], p[2] - ref[2], 0.0};
-        const double c[4] = {q[0] - ref[0], q[1] - ref[1], q[2] - ref[2], 0.0};
-        w += 1.0;
-        for (int k = 0; k < 4; k++) {
-            sp[k] += a[k];
-            sq[k] += c[k];
-        }
-        for (int r = 0; r < 3; r++)
-            for (int k = 0; k < 4; k++)
-                spq[r][k] += a[r] * c[k];
-        d2 += s->dist2[i];
-    }
-    mb->w = w;
-    for (int r = 0; r < 3; r++) {
-        mb->sp[r] = sp[r];
-        mb->sq[r] = sq[r];
-        for (int k = 0; k < 3; k++)
-            mb->spq[3 * r + k] = spq[r][k];
-    }
-    s->block_sums[b] = d2;
+    mb->w = sums.w;
+    memcpy(mb->sp, sums.sp, sizeof mb->sp);
+    memcpy(mb->sq, sums.sq, sizeof mb->sq);
+    memcpy(mb->spq, sums.spq, sizeof mb->spq);
+    s->block_sums[b] = sums.d2sum;
 }
 
 /* Block b of one iteration: move the source points by T, find each one's
