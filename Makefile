@@ -26,7 +26,7 @@ build: configure
 # pose, registered back onto the model, with the pose error.
 demo: build
 	@mkdir -p $(DEMO_DIR)
-	@$(PTREG) synth --shape blob --model $(DEMO_DIR)/model.ply --model-points 40000 \
+	@$(PTREG) synth --shape aircraft --model $(DEMO_DIR)/model.ply --model-points 40000 \
 	    -o $(DEMO_DIR)/scan.ply --points 30000 --max-angle 10 --noise 0.002 \
 	    --truth $(DEMO_DIR)/truth.txt --seed 1
 	@$(PTREG) icp $(DEMO_DIR)/scan.ply $(DEMO_DIR)/model.ply --max-iter 100 \

@@ -21,9 +21,12 @@ transform, its exact nearest target point, pairs within max_dist counted;
 rmse = sqrt(mean squared distance), fitness = counted / source points.
 
 Cases:
-  synth   ptreg's own blob: a 40k-point model and a 30k-point scan of it, known pose
-  bunny   Stanford bun045 onto bun000 (~40k each), from the true pose perturbed by
-          3 degrees and 5 mm; truth from bun.conf
+  synth     ptreg's own blob: a 40k-point model and a 30k-point scan of it, known pose
+            (a smooth, lumpy shape: ICP converges slowly, pairs change every iteration)
+  aircraft  the same sizes on ptreg's aircraft shape (the refuelling study's kind of
+            model: ICP converges within the 30 iterations)
+  bunny     Stanford bun045 onto bun000 (~40k each), from the true pose perturbed by
+            3 degrees and 5 mm; truth from bun.conf
 """
 
 import argparse
@@ -51,10 +54,10 @@ RUN_TIMEOUT_S = 900
 # Data
 
 
-def ptreg_synth_command(ptreg, model, sensed, truth):
-    """The one place that says how ptreg makes the synthetic pair (see
+def ptreg_synth_command(ptreg, shape, model, sensed, truth):
+    """The one place that says how ptreg makes the synthetic pairs (see
     `ptreg synth --help`). The truth file takes sensed onto model."""
-    return [ptreg, "synth", "--shape", "blob",
+    return [ptreg, "synth", "--shape", shape,
             "--model", model, "--model-points", "40000",
             "-o", sensed, "--points", "30000",
             "--truth", truth, "--seed", "1", "--max-angle", "10", "--noise", "0.002"]
@@ -118,21 +121,22 @@ def load_points(path):
     return pts
 
 
-def prepare_synth(args, work):
+def prepare_synth(args, work, shape):
     ptreg = args.ptreg
     if not is_executable(ptreg):
         return None, "ptreg not found at %s (it makes the synthetic data)" % ptreg
-    d = os.path.join(work, "synth")
+    d = os.path.join(work, "synth" if shape == "blob" else shape)
     os.makedirs(d, exist_ok=True)
     model = os.path.join(d, "model.ply")
     sensed = os.path.join(d, "sensed.ply")
     truth = os.path.join(d, "truth.txt")
-    cmd = ptreg_synth_command(ptreg, model, sensed, truth)
+    cmd = ptreg_synth_command(ptreg, shape, model, sensed, truth)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     if p.returncode != 0:
         return None, "`%s` failed (%d): %s" % (" ".join(cmd), p.returncode,
                                                p.stderr.strip()[-500:])
-    return {"name": "synth 40k/30k", "key": "synth", "source": sensed, "target": model,
+    key = "synth" if shape == "blob" else shape
+    return {"name": "%s 40k/30k" % key, "key": key, "source": sensed, "target": model,
             "truth": read_matrix(truth), "init": np.eye(4),
             "made_by": " ".join(cmd)}, None
 
@@ -154,7 +158,9 @@ def prepare_bunny(args, work):
             "made_by": "bun.conf truth, perturbed 3 deg about (1,2,3) and 5 mm along x"}, None
 
 
-CASES = {"synth": prepare_synth, "bunny": prepare_bunny}
+CASES = {"synth": lambda args, work: prepare_synth(args, work, "blob"),
+         "aircraft": lambda args, work: prepare_synth(args, work, "aircraft"),
+         "bunny": prepare_bunny}
 
 
 # ---------------------------------------------------------------------------
@@ -356,7 +362,7 @@ def main():
     ap.add_argument("--open3d-python", default="/usr/bin/python3",
                     help="Python that can import open3d (default /usr/bin/python3)")
     ap.add_argument("--repeat", type=int, default=5, help="timed repetitions per tool")
-    ap.add_argument("--cases", default="synth,bunny",
+    ap.add_argument("--cases", default="synth,aircraft,bunny",
                     help="comma-separated, from: " + ",".join(CASES))
     ap.add_argument("--tools", default=",".join(TOOLS), help="comma-separated subset")
     ap.add_argument("--max-dist", type=float, default=None,

@@ -22,9 +22,15 @@ typedef struct build_point {
     uint32_t index;
 } build_point;
 
-static int key_less(const build_point *a, const build_point *b, unsigned dim)
+/* The split order: coordinate `dim`, then index. The float's bits are
+ * mapped to an unsigned integer that orders like the float (-0 below +0,
+ * which only makes the order total), so one 64-bit compare decides. */
+static uint64_t split_key(const build_point *a, unsigned dim)
 {
-    return a->p[dim] < b->p[dim] || (a->p[dim] == b->p[dim] && a->index < b->index);
+    uint32_t bits;
+    memcpy(&bits, &a->p[dim], sizeof bits);
+    bits ^= (bits >> 31) ? 0xffffffffu : 0x80000000u;
+    return (uint64_t)bits << 32 | a->index;
 }
 
 static void swap_points(build_point *a, build_point *b)
@@ -34,21 +40,30 @@ static void swap_points(build_point *a, build_point *b)
     *b = t;
 }
 
-/* Reorders pts[0..n) so pts[k] is the k-th smallest by (coordinate, index),
- * smaller keys before it and larger after. Keys are unique, so equal
- * coordinates never degrade the partition; the pivot position is a hash of
- * the range so sorted input is no worst case either. */
+/* Reorders pts[0..n) so pts[k] is the k-th smallest by split_key, smaller
+ * keys before it and larger after. Keys are unique, so equal coordinates
+ * never degrade the partition; the pivot is the median of three positions
+ * hashed from the range, so sorted input is no worst case either. The
+ * partition swaps every element unconditionally and advances by the
+ * comparison: no branch to mispredict. */
 static void select_kth(build_point *pts, size_t n, size_t k, unsigned dim)
 {
     size_t lo = 0, hi = n; /* the k-th lies in [lo, hi) */
     while (hi - lo > 1) {
-        size_t h = (lo * 0x9e3779b97f4a7c15ull + hi * 0xbf58476d1ce4e5b9ull) >> 7;
-        swap_points(&pts[lo + h % (hi - lo)], &pts[hi - 1]);
-        build_point pivot = pts[hi - 1];
+        size_t span = hi - lo, h = (lo * 0x9e3779b97f4a7c15ull + hi * 0xbf58476d1ce4e5b9ull) >> 7;
+        size_t a = lo + h % span, b = lo + (h >> 20) % span, c = lo + (h >> 40) % span;
+        uint64_t ka = split_key(&pts[a], dim), kb = split_key(&pts[b], dim), kc = split_key(&pts[c], dim);
+        size_t m = (ka < kb) ? (kb < kc ? b : (ka < kc ? c : a)) : (ka < kc ? a : (kb < kc ? c : b));
+        swap_points(&pts[m], &pts[hi - 1]);
+        const uint64_t pivot = split_key(&pts[hi - 1], dim);
         size_t store = lo;
-        for (size_t i = lo; i + 1 < hi; i++)
-            if (key_less(&pts[i], &pivot, dim))
-                swap_points(&pts[i], &pts[store++]);
+        for (size_t i = lo; i + 1 < hi; i++) {
+            build_point t = pts[i];
+            size_t less = split_key(&t, dim) < pivot;
+            pts[i] = pts[store];
+            pts[store] = t;
+            store += less;
+        }
         swap_points(&pts[store], &pts[hi - 1]);
         if (store == k)
             return;
