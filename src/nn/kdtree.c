@@ -405,19 +405,6 @@ size_t ptreg_kdtree_size(const ptreg_kdtree *t) { return t->n; }
 
 #define NEAREST_CHUNK 512
 
-void ptreg_kdtree_nearest_slots(const ptreg_kdtree *t, const float *queries, size_t nq,
-                                const uint32_t *hint_slot, uint32_t *out_slot, float *dist2)
-{
-    long chunks = (long)((nq + NEAREST_CHUNK - 1) / NEAREST_CHUNK);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
-    for (long c = 0; c < chunks; c++) {
-        size_t i0 = (size_t)c * NEAREST_CHUNK;
-        size_t cnt = nq - i0 < NEAREST_CHUNK ? nq - i0 : NEAREST_CHUNK;
-        ptreg_kd_nearest_range(t, queries + 3 * i0, cnt, hint_slot ? hint_slot + i0 : NULL,
-                               out_slot + i0, dist2 + i0);
-    }
-}
-
 void ptreg_kdtree_nearest(const ptreg_kdtree *t, const float *queries, size_t nq,
                           const uint32_t *hint, uint32_t *index, float *dist2)
 {

@@ -122,15 +122,17 @@ static inline int ptreg_kd_better(float d, uint32_t i, float best_d, uint32_t be
     return d < best_d || (d == best_d && i < best_i);
 }
 
-/* Lower bound of the distance from q to any point in child c's box: per
- * axis the gap to the box (rounded exactly as a coordinate difference to a
- * point inside would be, or more), combined by the distance formula, so it
- * never exceeds a point's computed distance. */
-static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, int c, const float q[3])
+/* Lower bound of the distance from q to any point in a box: per axis the
+ * gap to the box (rounded exactly as a coordinate difference to a point
+ * inside would be, or more), combined by the distance formula, so it never
+ * exceeds a point's computed distance. Boxes are stored side by side: box
+ * `lane`'s lower corner on axis k is lo[k * stride + lane]. */
+static inline float ptreg_kd_lane_bound(const float *lo, const float *hi, unsigned stride, unsigned lane,
+                                        const float q[3])
 {
     float g[3];
-    for (int k = 0; k < 3; k++) {
-        float below = nd->lo[k][c] - q[k], above = q[k] - nd->hi[k][c];
+    for (unsigned k = 0; k < 3; k++) {
+        float below = lo[k * stride + lane] - q[k], above = q[k] - hi[k * stride + lane];
         float gap = below > above ? below : above;
         g[k] = gap > 0.0f ? gap : 0.0f;
     }
@@ -141,22 +143,16 @@ static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, int c, const flo
  * memory. */
 int ptreg_kd_build_neighbours(ptreg_kdtree *t);
 
-/* The same bound for chunk c of a leaf. */
-static inline float ptreg_kd_chunk_bound(const ptreg_kd_leaf *leaf, unsigned c, const float q[3])
+/* The bound for child c of a node, and for chunk c of a leaf. */
+static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, unsigned c, const float q[3])
 {
-    float g[3];
-    for (int k = 0; k < 3; k++) {
-        float below = leaf->lo[k][c] - q[k], above = q[k] - leaf->hi[k][c];
-        float gap = below > above ? below : above;
-        g[k] = gap > 0.0f ? gap : 0.0f;
-    }
-    return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
+    return ptreg_kd_lane_bound(&nd->lo[0][0], &nd->hi[0][0], 2, c, q);
 }
 
-/* 1-NN in slot space, OpenMP over queries: hint_slot (may be NULL, or hold
- * PTREG_NO_NEIGHBOR) seeds each search; out_slot may alias hint_slot. */
-void ptreg_kdtree_nearest_slots(const ptreg_kdtree *tree, const float *queries, size_t nq,
-                                const uint32_t *hint_slot, uint32_t *out_slot, float *dist2);
+static inline float ptreg_kd_chunk_bound(const ptreg_kd_leaf *leaf, unsigned c, const float q[3])
+{
+    return ptreg_kd_lane_bound(&leaf->lo[0][0], &leaf->hi[0][0], PTREG_KD_LEAF_CHUNKS, c, q);
+}
 
 static inline void ptreg_kdtree_slot_point(const ptreg_kdtree *t, uint32_t slot, float p[3])
 {

@@ -205,6 +205,23 @@ static inline void kd_scan_chunk(const ptreg_kdtree *t, uint32_t chunk, float qx
     }
 }
 
+#if defined(__AVX2__)
+/* ptreg_kd_lane_bound for 8 boxes side by side (lanes 0..7 of rows
+ * `stride` apart), same bits. */
+static inline __m256 kd_bounds8(const float *lo, const float *hi, unsigned stride, const float *q)
+{
+    __m256 g2[3];
+    for (unsigned k = 0; k < 3; k++) {
+        const __m256 qk = _mm256_set1_ps(q[k]);
+        const __m256 below = _mm256_sub_ps(_mm256_loadu_ps(lo + k * stride), qk);
+        const __m256 above = _mm256_sub_ps(qk, _mm256_loadu_ps(hi + k * stride));
+        const __m256 gap = _mm256_max_ps(_mm256_max_ps(below, above), _mm256_setzero_ps());
+        g2[k] = _mm256_mul_ps(gap, gap);
+    }
+    return _mm256_add_ps(_mm256_add_ps(g2[0], g2[1]), g2[2]);
+}
+#endif
+
 /* Which of the leaf's chunks can hold a point within best_d: bit c set
  * when chunk c's box bound (ptreg_kd_chunk_bound, same bits) is <= best_d. */
 static inline unsigned kd_leaf_chunk_mask(const ptreg_kd_leaf *leaf, const float *q, float best_d)
@@ -222,16 +239,8 @@ static inline unsigned kd_leaf_chunk_mask(const ptreg_kd_leaf *leaf, const float
     return _mm512_cmp_ps_mask(bound, _mm512_set1_ps(best_d), _CMP_LE_OQ);
 #elif defined(__AVX2__)
     unsigned mask = 0;
-    for (int h = 0; h < PTREG_KD_LEAF_CHUNKS / 8; h++) {
-        __m256 g2[3];
-        for (int k = 0; k < 3; k++) {
-            const __m256 qk = _mm256_set1_ps(q[k]);
-            const __m256 below = _mm256_sub_ps(_mm256_load_ps(leaf->lo[k] + 8 * h), qk);
-            const __m256 above = _mm256_sub_ps(qk, _mm256_load_ps(leaf->hi[k] + 8 * h));
-            const __m256 gap = _mm256_max_ps(_mm256_max_ps(below, above), _mm256_setzero_ps());
-            g2[k] = _mm256_mul_ps(gap, gap);
-        }
-        const __m256 bound = _mm256_add_ps(_mm256_add_ps(g2[0], g2[1]), g2[2]);
+    for (unsigned h = 0; h < PTREG_KD_LEAF_CHUNKS / 8; h++) {
+        const __m256 bound = kd_bounds8(&leaf->lo[0][8 * h], &leaf->hi[0][8 * h], PTREG_KD_LEAF_CHUNKS, q);
         mask |= (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(bound, _mm256_set1_ps(best_d), _CMP_LE_OQ)) << (8 * h);
     }
     return mask;
@@ -266,27 +275,14 @@ static inline void kd_scan_neighbours(const ptreg_kdtree *t, const ptreg_kd_leaf
     const ptreg_kd_near *blk = &t->near[leaf->near_first], *end = blk + leaf->near_blocks;
     for (; blk < end; blk++) {
 #if defined(__AVX2__)
-        __m256 g2[3];
-        for (int k = 0; k < 3; k++) {
-            const __m256 qk = _mm256_set1_ps(q[k]);
-            const __m256 below = _mm256_sub_ps(_mm256_load_ps(blk->lo[k]), qk);
-            const __m256 above = _mm256_sub_ps(qk, _mm256_load_ps(blk->hi[k]));
-            const __m256 gap = _mm256_max_ps(_mm256_max_ps(below, above), _mm256_setzero_ps());
-            g2[k] = _mm256_mul_ps(gap, gap);
-        }
-        const __m256 bound = _mm256_add_ps(_mm256_add_ps(g2[0], g2[1]), g2[2]);
+        const __m256 bound = kd_bounds8(&blk->lo[0][0], &blk->hi[0][0], PTREG_KD_NEAR_LANES, q);
         unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(bound, _mm256_set1_ps(*best_d), _CMP_LE_OQ));
 #else
         unsigned mask = 0;
-        for (unsigned l = 0; l < PTREG_KD_NEAR_LANES; l++) {
-            float g[3];
-            for (int k = 0; k < 3; k++) {
-                float below = blk->lo[k][l] - q[k], above = q[k] - blk->hi[k][l];
-                float gap = below > above ? below : above;
-                g[k] = gap > 0.0f ? gap : 0.0f;
-            }
-            mask |= (unsigned)(((g[0] * g[0] + g[1] * g[1]) + g[2] * g[2]) <= *best_d) << l;
-        }
+        for (unsigned l = 0; l < PTREG_KD_NEAR_LANES; l++)
+            mask |= (unsigned)(ptreg_kd_lane_bound(&blk->lo[0][0], &blk->hi[0][0], PTREG_KD_NEAR_LANES, l, q) <=
+                               *best_d)
+                    << l;
 #endif
         /* missing lanes bound to +inf, which a +inf best would not reject */
         while (mask) {
