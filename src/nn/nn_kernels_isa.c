@@ -317,7 +317,7 @@ static inline int kd_neighbours_certify(const ptreg_kd_leaf *leaf, const float *
 static inline int kd_ball_inside(const ptreg_kd_cell *cell, const float *q, float best_d)
 {
 #if defined(__AVX2__)
-    /* lanes x y z; the fourth reads the next field and is masked off */
+    /* lanes x y z and the cell's pad, masked off */
     const __m128 qv = _mm_setr_ps(q[0], q[1], q[2], 0.0f), bd = _mm_set1_ps(best_d);
     const __m128 below = _mm_sub_ps(qv, _mm_loadu_ps(cell->lo));
     const __m128 above = _mm_sub_ps(_mm_loadu_ps(cell->hi), qv);

@@ -91,7 +91,7 @@ typedef struct icp_state {
     double ref[3];      /* reference point of the moment sums */
     size_t blocks;
     ptreg_moments *block_moments;
-    double *block_sums; /* two per block */
+    double *block_sums; /* per block: summed squared distance */
 } icp_state;
 
 static int finite_points(const float *p, size_t n, size_t *bad)
@@ -185,7 +185,7 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->use = malloc(n);
     s->keys = opt->trim < 1.0 ? malloc(n * sizeof(uint64_t)) : NULL;
     s->block_moments = malloc(s->blocks * sizeof(ptreg_moments));
-    s->block_sums = malloc(2 * s->blocks * sizeof(double));
+    s->block_sums = malloc(s->blocks * sizeof(double));
     if (!s->moved || !s->nearest || !s->dist2 || !s->matched || !s->use || (opt->trim < 1.0 && !s->keys) ||
         !s->block_moments || !s->block_sums)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
