@@ -40,6 +40,8 @@ import tempfile
 
 import numpy as np
 
+from icp_measure import common_error, nn_backend
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
@@ -165,38 +167,6 @@ CASES = {"synth": lambda args, work: prepare_synth(args, work, "blob"),
 
 # ---------------------------------------------------------------------------
 # Measures
-
-
-def nearest_sq_dists(moved, target_pts):
-    """Exact nearest-neighbour squared distances in float64: SciPy's cKDTree when it
-    is installed, else Open3D's exact k-d tree (nanoflann, k = 1)."""
-    try:
-        from scipy.spatial import cKDTree
-        d, _ = cKDTree(target_pts).query(moved, k=1)
-        return d * d
-    except ImportError:
-        import open3d as o3d
-        src = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(moved))
-        tgt = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(target_pts))
-        d = np.asarray(src.compute_point_cloud_distance(tgt))
-        return d * d
-
-
-def nn_backend():
-    try:
-        import scipy  # noqa: F401
-        return "scipy.spatial.cKDTree %s" % scipy.__version__
-    except ImportError:
-        return "open3d compute_point_cloud_distance (scipy not installed)"
-
-
-def common_error(src_pts, tgt_pts, T, max_dist):
-    moved = src_pts @ T[:3, :3].T + T[:3, 3]
-    d2 = nearest_sq_dists(moved, tgt_pts)
-    keep = d2 <= max_dist * max_dist
-    n = int(keep.sum())
-    rmse = float(np.sqrt(d2[keep].mean())) if n else float("nan")
-    return rmse, n / len(src_pts)
 
 
 def pose_error(T, truth):

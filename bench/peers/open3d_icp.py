@@ -79,6 +79,9 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from icp_measure import common_error  # noqa: E402  (bench/icp_measure.py)
+
 try:
     import open3d as o3d  # noqa: E402
 except ImportError as e:  # pragma: no cover - reported by the driver
@@ -108,30 +111,6 @@ def read_matrix(path):
                          % (path, vals.size))
         sys.exit(3)
     return vals.reshape(4, 4)
-
-
-def nearest_sq_dists(moved, target_pts):
-    """Exact nearest-neighbour squared distances, in float64."""
-    try:
-        from scipy.spatial import cKDTree
-        d, _ = cKDTree(target_pts).query(moved, k=1)
-        return d * d
-    except ImportError:
-        src = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(moved))
-        tgt = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(target_pts))
-        d = np.asarray(src.compute_point_cloud_distance(tgt))
-        return d * d
-
-
-def common_error(src_pts, tgt_pts, T, max_dist):
-    """The benchmark's common measure: each source point moved by T, its exact
-    nearest target point; pairs within max_dist count."""
-    moved = src_pts @ T[:3, :3].T + T[:3, 3]
-    d2 = nearest_sq_dists(moved, tgt_pts)
-    keep = d2 <= max_dist * max_dist
-    n = int(keep.sum())
-    rmse = float(np.sqrt(d2[keep].mean())) if n else float("nan")
-    return rmse, n / len(src_pts)
 
 
 def count_iterations(source, target, max_dist, init, criteria):
