@@ -17,10 +17,7 @@ void ptreg_kdtree_options_default(ptreg_kdtree_options *opt) { opt->leaf_size = 
 
 /* ---- build ---- */
 
-typedef struct build_point {
-    float p[3];
-    uint32_t index;
-} build_point;
+typedef ptreg_kd_point build_point;
 
 /* The split order: coordinate `dim`, then index. The float's bits are
  * mapped to an unsigned integer that orders like the float (-0 below +0,
@@ -388,14 +385,18 @@ void ptreg_kdtree_destroy(ptreg_kdtree *t)
 {
     if (!t)
         return;
-    free(t->nodes);
-    free(t->cells);
-    free(t->parent);
-    free(t->chunks);
-    free(t->index);
-    free(t->slot);
-    free(t->leaves);
-    free(t->near);
+    if (t->storage) {
+        free(t->storage);
+    } else {
+        free(t->nodes);
+        free(t->cells);
+        free(t->parent);
+        free(t->leaves);
+        free(t->near);
+        free(t->chunks);
+        free(t->index);
+        free(t->slot);
+    }
     free(t);
 }
 

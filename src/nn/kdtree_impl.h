@@ -107,7 +107,15 @@ struct ptreg_kdtree {
     size_t chunk_count;
     uint32_t *index;        /* per slot: original index; PTREG_NO_NEIGHBOR in padding */
     uint32_t *slot;         /* per original index: its slot */
+    void *storage;          /* loaded from an index file: the one buffer every
+                               array above lives in (else NULL) */
 };
+
+/* A point while building: coordinates and original index. */
+typedef struct ptreg_kd_point {
+    float p[3];
+    uint32_t index;
+} ptreg_kd_point;
 
 /* The one distance formula of every exact method (see nn.h). */
 static inline float ptreg_kd_dist2(float qx, float qy, float qz, float px, float py, float pz)

@@ -11,6 +11,12 @@ void ptreg_brute_range(const ptreg_brute_target *t, const float *q, size_t nq, u
 void ptreg_kd_nearest_range(const ptreg_kdtree *tree, const float *q, size_t nq,
                             const uint32_t *hint_slot, uint32_t *out_slot, float *dist2);
 
+/* Nearest points by Delaunay walks from `start` (with PTREG_WALK_SEED,
+ * slot holds the seeds; PTREG_NO_NEIGHBOR starts at the graph's start);
+ * slot receives the answers, tally the walk statistics (added to). */
+void ptreg_dt_nearest_range(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, size_t nq,
+                            ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_walk_tally *tally);
+
 /* The target as brute force wants it (SoA, NaN-padded), made once and
  * reused across query batches. */
 ptreg_status ptreg_brute_target_init(ptreg_brute_target *t, const float *xyz, size_t m, ptreg_error *err);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/cpu.h"
+#include "nn/delaunay_impl.h"
 #include "nn/kdtree_impl.h"
 
 /* Target points for brute force: SoA, padded with NaN to a multiple of
@@ -23,7 +24,10 @@ typedef struct ptreg_brute_target {
     void ptreg_brute_range##sfx(const ptreg_brute_target *t, const float *q, size_t nq,     \
                                 uint32_t *index, float *dist2);                             \
     void ptreg_kd_nearest_range##sfx(const ptreg_kdtree *tree, const float *q, size_t nq,   \
-                                     const uint32_t *hint_slot, uint32_t *out_slot, float *dist2);
+                                     const uint32_t *hint_slot, uint32_t *out_slot, float *dist2); \
+    void ptreg_dt_nearest_range##sfx(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, \
+                                     size_t nq, ptreg_walk_start start, uint32_t *slot, float *dist2,   \
+                                     ptreg_walk_tally *tally);
 
 PTREG_DECLARE_NN_KERNELS(_generic)
 #if defined(__x86_64__)

@@ -468,3 +468,150 @@ void ISA_FN(ptreg_kd_nearest_range)(const ptreg_kdtree *tree, const float *q, si
         kd_nearest_one(tree, q + 3 * i, seed, &out_slot[i], &dist2[i]);
     }
 }
+
+/* ---- Delaunay walks ---- */
+
+/* The leaf the tree's descent reaches without backtracking (nearer box at
+ * each node), and the best point in it: delaunay-kdann's start. */
+static uint32_t kd_descend_best(const ptreg_kdtree *t, const float *q)
+{
+    uint32_t ref = 0;
+    const kd_query_lanes qv = kd_query_lanes_of(q);
+    while (!(ref & PTREG_KD_LEAF_BIT)) {
+        const ptreg_kd_node *nd = &t->nodes[ref];
+        float b0, b1;
+        kd_child_bounds(nd, qv, &b0, &b1);
+        ref = nd->child[b1 < b0];
+    }
+    float best_d = INFINITY;
+    uint32_t best_s = PTREG_NO_NEIGHBOR;
+    kd_scan_leaf(t, &t->leaves[ref & ~PTREG_KD_LEAF_BIT], q, &best_d, &best_s);
+    return best_s;
+}
+
+/* One step's test over point i's edges, u = q - x_i: the neighbour with the
+ * largest c = u.e among those with c > half (q is closer to it than to x_i),
+ * or PTREG_NO_NEIGHBOR when there is none and x_i is where the walk stops.
+ * Then *certain tells whether x_i is certainly q's nearest point under the
+ * float distances of nn.h: q lies inside x_i's Voronoi cell (the half-spaces
+ * of its Delaunay neighbours) by a margin delta that makes every other point
+ * at least 4 * half_min * delta farther in squared distance (the point
+ * nearest x_i is a neighbour, so no other is closer to x_i than
+ * 2 * half_min), and that gap is over 1e-5 of q's squared distance, far
+ * above the rounding of float distances. delta is each edge's half - c less
+ * 4e-7 of |u| + half, more than the rounding of c and of the stored edge. */
+#define DT_ROUNDING 4e-7f
+#define DT_GAP 1e-5f
+
+static inline uint32_t dt_next(const ptreg_delaunay *g, uint32_t i, const float u[3], int *certain)
+{
+    uint32_t e = g->offset[i], end = g->offset[i + 1], next = PTREG_NO_NEIGHBOR;
+    const float ulen = sqrtf((u[0] * u[0] + u[1] * u[1]) + u[2] * u[2]);
+    float best_c = -INFINITY, delta = INFINITY, half_min = INFINITY;
+#if defined(__AVX512F__)
+    const __m512 ux = _mm512_set1_ps(u[0]), uy = _mm512_set1_ps(u[1]), uz = _mm512_set1_ps(u[2]);
+    const __m512 slack = _mm512_set1_ps(DT_ROUNDING * ulen), keep = _mm512_set1_ps(1.0f - DT_ROUNDING);
+    __m512 gap_min = _mm512_set1_ps(INFINITY), half_lo = gap_min;
+    for (; e < end; e += 16) {
+        const __mmask16 live = end - e >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (end - e)) - 1u);
+        const __m512 half = _mm512_maskz_loadu_ps(live, g->half + e);
+        const __m512 c = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(ux, _mm512_maskz_loadu_ps(live, g->ex + e)),
+                                                     _mm512_mul_ps(uy, _mm512_maskz_loadu_ps(live, g->ey + e))),
+                                       _mm512_mul_ps(uz, _mm512_maskz_loadu_ps(live, g->ez + e)));
+        const __mmask16 over = _mm512_mask_cmp_ps_mask(live, c, half, _CMP_GT_OQ);
+        if (over) {
+            float m = _mm512_mask_reduce_max_ps(over, c);
+            if (m > best_c) {
+                __mmask16 at = _mm512_mask_cmp_ps_mask(over, c, _mm512_set1_ps(m), _CMP_EQ_OQ);
+                best_c = m;
+                next = g->nbr[e + (uint32_t)__builtin_ctz(at)];
+            }
+            continue;
+        }
+        const __m512 gap = _mm512_sub_ps(_mm512_sub_ps(_mm512_mul_ps(half, keep), c), slack);
+        gap_min = _mm512_mask_min_ps(gap_min, live, gap_min, gap);
+        half_lo = _mm512_mask_min_ps(half_lo, live, half_lo, half);
+    }
+    if (next == PTREG_NO_NEIGHBOR) {
+        delta = _mm512_reduce_min_ps(gap_min);
+        half_min = _mm512_reduce_min_ps(half_lo);
+    }
+#else
+    for (; e < end; e++) {
+        float c = (u[0] * g->ex[e] + u[1] * g->ey[e]) + u[2] * g->ez[e];
+        if (c > g->half[e] && c > best_c) {
+            best_c = c;
+            next = g->nbr[e];
+        }
+        float gap = (g->half[e] * (1.0f - DT_ROUNDING) - c) - DT_ROUNDING * ulen;
+        delta = gap < delta ? gap : delta;
+        half_min = g->half[e] < half_min ? g->half[e] : half_min;
+    }
+#endif
+    *certain = next == PTREG_NO_NEIGHBOR && g->offset[i] < end && delta > 0.0f &&
+               4.0f * half_min * delta > DT_GAP * ulen * ulen;
+    return next;
+}
+
+/* Walks from slot s towards q while a neighbour is closer (its float
+ * distance must drop too, so rounding cannot make the walk cycle); returns
+ * where it stopped, its distance, the steps taken and whether the stop is
+ * certain (dt_next). */
+#define DT_MAX_STEPS 100000
+
+static uint32_t dt_walk(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, uint32_t s, float *d,
+                        unsigned *steps, int *certain)
+{
+    float p[3];
+    ptreg_kdtree_slot_point(t, s, p);
+    *d = ptreg_kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
+    *certain = 0;
+    for (*steps = 0; *steps < DT_MAX_STEPS; ++*steps) {
+        const float u[3] = {q[0] - p[0], q[1] - p[1], q[2] - p[2]};
+        uint32_t next = dt_next(g, s, u, certain);
+        if (next == PTREG_NO_NEIGHBOR)
+            break;
+        float pn[3];
+        ptreg_kdtree_slot_point(t, next, pn);
+        float dn = ptreg_kd_dist2(q[0], q[1], q[2], pn[0], pn[1], pn[2]);
+        if (!(dn < *d))
+            break;
+        s = next, *d = dn;
+        memcpy(p, pn, sizeof p);
+    }
+    return s;
+}
+
+static void tally_walk(ptreg_walk_tally *tally, unsigned steps, int fallback)
+{
+    tally->queries++;
+    tally->steps += steps;
+    tally->max_steps = steps > tally->max_steps ? steps : tally->max_steps;
+    tally->histogram[steps < PTREG_WALK_BINS - 1 ? steps : PTREG_WALK_BINS - 1]++;
+    tally->fallbacks += (uint64_t)fallback;
+}
+
+/* Nearest points by Delaunay walks. A walk the certificate does not accept
+ * (q near a Voronoi face, or a row missing) is finished by the tree's
+ * search seeded with where it stopped, so every answer is exact. */
+void ISA_FN(ptreg_dt_nearest_range)(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, size_t nq,
+                                    ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_walk_tally *tally)
+{
+    for (size_t i = 0; i < nq; i++) {
+        const float *qi = q + 3 * i;
+        uint32_t s = start == PTREG_WALK_SEED ? slot[i] : PTREG_NO_NEIGHBOR;
+        if (start == PTREG_WALK_KDANN)
+            s = kd_descend_best(t, qi);
+        if (s == PTREG_NO_NEIGHBOR || g->offset[s] == g->offset[s + 1])
+            s = g->start;
+        unsigned steps;
+        int certain;
+        float d;
+        s = dt_walk(t, g, qi, s, &d, &steps, &certain);
+        if (!certain)
+            kd_nearest_one(t, qi, s, &s, &d);
+        slot[i] = s;
+        dist2[i] = d;
+        tally_walk(tally, steps, !certain);
+    }
+}

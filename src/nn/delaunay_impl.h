@@ -1,0 +1,54 @@
+/* The Delaunay graph of a model and the walk over it (the aerial-refuelling
+ * study's nearest-neighbour method). Private to the library: built by
+ * delaunay.c, walked by the per-ISA kernels, stored in model indexes. */
+#ifndef PTREG_NN_DELAUNAY_IMPL_H
+#define PTREG_NN_DELAUNAY_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nn/kdtree_impl.h"
+
+/* Rows are the k-d tree's slots, so a walk and a tree search name points
+ * the same way and either can finish what the other started. Exact
+ * duplicates share one row (the lowest original index, which is the answer
+ * brute force gives among them); the other duplicates' rows are empty. For
+ * the edge to neighbour j of point i: nbr = j's slot, (ex, ey, ez) the unit
+ * vector from x_i to x_j, half = |x_j - x_i| / 2. */
+typedef struct ptreg_delaunay {
+    size_t slots;       /* rows: the tree's slot count */
+    uint32_t *offset;   /* slots + 1: row i is edges [offset[i], offset[i + 1]) */
+    size_t edges;
+    uint32_t *nbr;
+    float *ex, *ey, *ez, *half;
+    uint32_t start;     /* delaunay-zero's start: the point nearest the centroid */
+    size_t duplicates;  /* points merged into another */
+    void *storage;      /* loaded from an index file: the one buffer of the arrays */
+} ptreg_delaunay;
+
+/* Builds the graph of the tree's points with Qhull. Returns PTREG_OK, or
+ * PTREG_ERR_UNSUPPORTED with a message saying why there is no graph (fewer
+ * than 5 distinct points, all coplanar or collinear, Qhull left points
+ * out), or PTREG_ERR_NOMEM. */
+ptreg_status ptreg_delaunay_create(const ptreg_kdtree *tree, ptreg_delaunay **out, ptreg_error *err);
+void ptreg_delaunay_destroy(ptreg_delaunay *g);
+
+/* Walk statistics of one batch of queries. */
+#define PTREG_WALK_BINS 33 /* steps 0..31, and 32 or more */
+
+typedef struct ptreg_walk_tally {
+    uint64_t queries, steps, max_steps;
+    uint64_t fallbacks;     /* walks the certificate refused: finished by the tree */
+    uint64_t histogram[PTREG_WALK_BINS];
+} ptreg_walk_tally;
+
+void ptreg_walk_tally_merge(ptreg_walk_tally *a, const ptreg_walk_tally *b);
+
+/* How a walk starts (ptreg_nn_method's Delaunay choices). */
+typedef enum ptreg_walk_start {
+    PTREG_WALK_FIXED = 0, /* the graph's start point */
+    PTREG_WALK_KDANN,     /* the best point of the leaf the tree's descent reaches */
+    PTREG_WALK_SEED       /* the slot given (last answer); PTREG_WALK_FIXED without one */
+} ptreg_walk_start;
+
+#endif
