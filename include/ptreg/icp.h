@@ -5,15 +5,24 @@
 #define PTREG_ICP_H
 
 #include "core.h"
+#include "nn.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* Nearest-neighbour methods, all exact (the same answers, bit for bit).
+ * The Delaunay walks (the aerial-refuelling study's method) need the
+ * model's Delaunay graph, built once in a model index; they differ in where
+ * each walk starts. */
 typedef enum ptreg_nn_method {
-    PTREG_NN_AUTO = 0, /* the fastest exact method for the sizes */
+    PTREG_NN_AUTO = 0,        /* pnnopt with a graph, else the k-d tree (brute force if tiny) */
     PTREG_NN_BRUTE,
-    PTREG_NN_KDTREE
+    PTREG_NN_KDTREE,
+    PTREG_NN_DELAUNAY_ZERO,   /* from a fixed point: the one nearest the model's centroid */
+    PTREG_NN_DELAUNAY_KDANN,  /* from the best point of the leaf the tree's descent reaches */
+    PTREG_NN_DELAUNAY_PNN,    /* from the last iteration's answer (the fixed point at first) */
+    PTREG_NN_DELAUNAY_PNNOPT  /* kdann in the first iteration, pnn after */
 } ptreg_nn_method;
 
 const char *ptreg_nn_method_name(ptreg_nn_method method);
@@ -53,12 +62,21 @@ typedef struct ptreg_icp_result {
     int converged;             /* stopped by tol */
     ptreg_stop_reason stop_reason;
     double *mse;               /* MSE before each update and at the end: iterations + 1 */
-    double time_ms;            /* clouds in memory to result, search build included */
+    double time_ms;            /* clouds in memory to result, search build included
+                                  (not an index's, for ptreg_icp_indexed) */
     double build_ms;           /* search-structure build, part of time_ms */
     ptreg_nn_method nn;        /* the method that ran */
+    char nn_note[256];         /* why it is not the one asked for ("" when it is) */
+    ptreg_walk_stats *walk;    /* Delaunay methods: per correspondence pass
+                                  (iterations + 1), else NULL */
 } ptreg_icp_result;
 
 void ptreg_icp_result_free(ptreg_icp_result *result);
+
+/* Registers source (n points) onto the model of a prebuilt index: the
+ * index's build is not part of time_ms. */
+ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_index *target,
+                               const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
 /* Registers source (n points) onto target (m points). */
 ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,

@@ -59,6 +59,62 @@ void ptreg_neighbors_free(ptreg_neighbors *nb);
 ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *tree, const float q[3], float radius,
                                  ptreg_neighbors *nb, ptreg_error *err);
 
+/* Statistics of one batch of Delaunay walks: steps per query (a step moves
+ * to a closer neighbour), and walks the certificate refused near a Voronoi
+ * face, which the k-d tree finished. */
+#define PTREG_WALK_HISTOGRAM 33 /* steps 0..31, and 32 or more */
+
+typedef struct ptreg_walk_stats {
+    uint64_t queries, steps, max_steps, fallbacks;
+    uint64_t histogram[PTREG_WALK_HISTOGRAM];
+} ptreg_walk_stats;
+
+/* ---- the model index: a model's search structures, built once ---- */
+
+/* The k-d tree and the Delaunay graph of a model (the truth point set of a
+ * registration, known before sensing starts), built once, saved to and
+ * loaded from a .pti file (docs/FORMATS.md), and used by ptreg_icp_indexed
+ * for every registration against that model. */
+typedef struct ptreg_model_index ptreg_model_index;
+
+typedef struct ptreg_index_options {
+    int delaunay;  /* build the Delaunay graph (default 1) */
+    int leaf_size; /* the k-d tree's (default: ptreg_kdtree_options_default) */
+} ptreg_index_options;
+
+void ptreg_index_options_default(ptreg_index_options *opt);
+
+/* Builds the index of n model points. A model Qhull cannot triangulate
+ * (fewer than 5 distinct points, coplanar, collinear) still gets an index,
+ * without a graph; info.delaunay_note says why. */
+ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_index_options *opt,
+                                     ptreg_model_index **index, ptreg_error *err);
+void ptreg_model_index_destroy(ptreg_model_index *index);
+
+typedef struct ptreg_model_index_info {
+    size_t points;          /* the model's, duplicates included */
+    size_t duplicates;      /* exact duplicates merged in the graph */
+    int has_delaunay;
+    size_t delaunay_edges;  /* directed: each edge counted from both ends */
+    char delaunay_note[256]; /* why there is no graph ("" when there is) */
+    double kdtree_ms, delaunay_ms; /* build times (0 for a loaded index) */
+} ptreg_model_index_info;
+
+void ptreg_model_index_get_info(const ptreg_model_index *index, ptreg_model_index_info *info);
+/* The model's points, in their original order. */
+const float *ptreg_model_index_points(const ptreg_model_index *index, size_t *n);
+
+/* Writes the index atomically (temporary file + rename). */
+ptreg_status ptreg_model_index_save(const ptreg_model_index *index, const char *path, ptreg_error *err);
+/* Reads an index in one read. A truncated, corrupted (checksum), foreign
+ * (magic, endianness) or version-mismatched file is PTREG_ERR_FORMAT with a
+ * message naming the file and the problem. */
+ptreg_status ptreg_model_index_load(const char *path, ptreg_model_index **index, ptreg_error *err);
+/* The same from memory (used by the tests and fuzzers); name is used in
+ * messages. */
+ptreg_status ptreg_model_index_load_memory(const void *data, size_t size, const char *name,
+                                           ptreg_model_index **index, ptreg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,13 +11,13 @@
 
 #include "nn/delaunay_impl.h"
 
-void ptreg_walk_tally_merge(ptreg_walk_tally *a, const ptreg_walk_tally *b)
+void ptreg_walk_stats_merge(ptreg_walk_stats *a, const ptreg_walk_stats *b)
 {
     a->queries += b->queries;
     a->steps += b->steps;
     a->max_steps = b->max_steps > a->max_steps ? b->max_steps : a->max_steps;
     a->fallbacks += b->fallbacks;
-    for (int i = 0; i < PTREG_WALK_BINS; i++)
+    for (int i = 0; i < PTREG_WALK_HISTOGRAM; i++)
         a->histogram[i] += b->histogram[i];
 }
 
@@ -25,9 +25,7 @@ void ptreg_delaunay_destroy(ptreg_delaunay *g)
 {
     if (!g)
         return;
-    if (g->storage) {
-        free(g->storage);
-    } else {
+    if (!g->borrowed) {
         free(g->offset);
         free(g->nbr);
         free(g->ex);

@@ -23,7 +23,7 @@ typedef struct ptreg_delaunay {
     float *ex, *ey, *ez, *half;
     uint32_t start;     /* delaunay-zero's start: the point nearest the centroid */
     size_t duplicates;  /* points merged into another */
-    void *storage;      /* loaded from an index file: the one buffer of the arrays */
+    int borrowed;       /* the arrays live in a loaded index's buffer */
 } ptreg_delaunay;
 
 /* Builds the graph of the tree's points with Qhull. Returns PTREG_OK, or
@@ -33,16 +33,8 @@ typedef struct ptreg_delaunay {
 ptreg_status ptreg_delaunay_create(const ptreg_kdtree *tree, ptreg_delaunay **out, ptreg_error *err);
 void ptreg_delaunay_destroy(ptreg_delaunay *g);
 
-/* Walk statistics of one batch of queries. */
-#define PTREG_WALK_BINS 33 /* steps 0..31, and 32 or more */
-
-typedef struct ptreg_walk_tally {
-    uint64_t queries, steps, max_steps;
-    uint64_t fallbacks;     /* walks the certificate refused: finished by the tree */
-    uint64_t histogram[PTREG_WALK_BINS];
-} ptreg_walk_tally;
-
-void ptreg_walk_tally_merge(ptreg_walk_tally *a, const ptreg_walk_tally *b);
+/* Adds b's counts to a (ptreg_walk_stats, nn.h). */
+void ptreg_walk_stats_merge(ptreg_walk_stats *a, const ptreg_walk_stats *b);
 
 /* How a walk starts (ptreg_nn_method's Delaunay choices). */
 typedef enum ptreg_walk_start {

@@ -28,7 +28,7 @@ void ptreg_kd_nearest_range(const ptreg_kdtree *tree, const float *q, size_t nq,
 }
 
 void ptreg_dt_nearest_range(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, size_t nq,
-                            ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_walk_tally *tally)
+                            ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_walk_stats *tally)
 {
 #if defined(__x86_64__)
     switch (ptreg_cpu_isa()) {

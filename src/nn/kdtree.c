@@ -385,9 +385,7 @@ void ptreg_kdtree_destroy(ptreg_kdtree *t)
 {
     if (!t)
         return;
-    if (t->storage) {
-        free(t->storage);
-    } else {
+    if (!t->borrowed) {
         free(t->nodes);
         free(t->cells);
         free(t->parent);

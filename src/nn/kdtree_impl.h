@@ -107,8 +107,7 @@ struct ptreg_kdtree {
     size_t chunk_count;
     uint32_t *index;        /* per slot: original index; PTREG_NO_NEIGHBOR in padding */
     uint32_t *slot;         /* per original index: its slot */
-    void *storage;          /* loaded from an index file: the one buffer every
-                               array above lives in (else NULL) */
+    int borrowed;           /* the arrays live in a loaded index's buffer */
 };
 
 /* A point while building: coordinates and original index. */

@@ -582,12 +582,12 @@ static uint32_t dt_walk(const ptreg_kdtree *t, const ptreg_delaunay *g, const fl
     return s;
 }
 
-static void tally_walk(ptreg_walk_tally *tally, unsigned steps, int fallback)
+static void tally_walk(ptreg_walk_stats *tally, unsigned steps, int fallback)
 {
     tally->queries++;
     tally->steps += steps;
     tally->max_steps = steps > tally->max_steps ? steps : tally->max_steps;
-    tally->histogram[steps < PTREG_WALK_BINS - 1 ? steps : PTREG_WALK_BINS - 1]++;
+    tally->histogram[steps < PTREG_WALK_HISTOGRAM - 1 ? steps : PTREG_WALK_HISTOGRAM - 1]++;
     tally->fallbacks += (uint64_t)fallback;
 }
 
@@ -595,7 +595,7 @@ static void tally_walk(ptreg_walk_tally *tally, unsigned steps, int fallback)
  * (q near a Voronoi face, or a row missing) is finished by the tree's
  * search seeded with where it stopped, so every answer is exact. */
 void ISA_FN(ptreg_dt_nearest_range)(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, size_t nq,
-                                    ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_walk_tally *tally)
+                                    ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_walk_stats *tally)
 {
     for (size_t i = 0; i < nq; i++) {
         const float *qi = q + 3 * i;

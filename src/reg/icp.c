@@ -6,9 +6,11 @@
 #include "ptreg/icp.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/index_impl.h"
 #include "nn/kdtree_impl.h"
 #include "nn/nn_dispatch.h"
 #include "reg/icp_kernels.h"
@@ -23,6 +25,10 @@ const char *ptreg_nn_method_name(ptreg_nn_method method)
     switch (method) {
     case PTREG_NN_BRUTE: return "brute";
     case PTREG_NN_KDTREE: return "kdtree";
+    case PTREG_NN_DELAUNAY_ZERO: return "delaunay-zero";
+    case PTREG_NN_DELAUNAY_KDANN: return "delaunay-kdann";
+    case PTREG_NN_DELAUNAY_PNN: return "delaunay-pnn";
+    case PTREG_NN_DELAUNAY_PNNOPT: return "delaunay-pnnopt";
     case PTREG_NN_AUTO: break;
     }
     return "auto";
@@ -30,14 +36,15 @@ const char *ptreg_nn_method_name(ptreg_nn_method method)
 
 int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method)
 {
-    static const ptreg_nn_method all[] = {PTREG_NN_AUTO, PTREG_NN_BRUTE, PTREG_NN_KDTREE};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (!strcmp(name, ptreg_nn_method_name(all[i]))) {
-            *method = all[i];
+    for (int m = PTREG_NN_AUTO; m <= PTREG_NN_DELAUNAY_PNNOPT; m++)
+        if (!strcmp(name, ptreg_nn_method_name((ptreg_nn_method)m))) {
+            *method = (ptreg_nn_method)m;
             return 0;
         }
     return -1;
 }
+
+static int is_delaunay(ptreg_nn_method m) { return m >= PTREG_NN_DELAUNAY_ZERO && m <= PTREG_NN_DELAUNAY_PNNOPT; }
 
 const char *ptreg_stop_reason_name(ptreg_stop_reason reason)
 {
@@ -67,7 +74,9 @@ void ptreg_icp_options_default(ptreg_icp_options *opt)
 void ptreg_icp_result_free(ptreg_icp_result *result)
 {
     free(result->mse);
+    free(result->walk);
     result->mse = NULL;
+    result->walk = NULL;
 }
 
 /* ---- the working state of one registration ---- */
@@ -77,8 +86,11 @@ typedef struct icp_state {
     size_t n, m;
     const ptreg_icp_options *opt;
     ptreg_nn_method nn;
-    ptreg_kdtree *tree;
+    const ptreg_kdtree *tree;
+    const ptreg_delaunay *graph;
     ptreg_brute_target brute;
+    ptreg_walk_stats *block_walk; /* Delaunay methods: per block, this pass */
+    int pass;           /* correspondence passes made */
     float max_d2;       /* pairs farther apart are not used */
     int filters;        /* sigma filter or trimming: a second pass picks pairs */
     float *moved;       /* source under the current transform */
@@ -129,13 +141,25 @@ static ptreg_status check_inputs(const float *source, size_t n, const float *tar
     return PTREG_OK;
 }
 
-static ptreg_nn_method choose_nn(ptreg_nn_method asked, size_t n, size_t m)
+/* The method that runs: the one asked for, unless it needs a Delaunay
+ * graph the model has not got (then the k-d tree, and a note says why). */
+static ptreg_nn_method choose_nn(ptreg_nn_method asked, size_t n, const ptreg_model_index *idx, char *note,
+                                 size_t note_size)
 {
-    if (asked != PTREG_NN_AUTO)
-        return asked;
-    /* Below a few thousand pair distances per query batch the tree's
-     * build and descent cost more than scanning everything. */
-    return (double)m * (double)n < 2e5 || m <= 32 ? PTREG_NN_BRUTE : PTREG_NN_KDTREE;
+    note[0] = '\0';
+    if (asked == PTREG_NN_AUTO) {
+        if (idx->graph)
+            return PTREG_NN_DELAUNAY_PNNOPT;
+        /* Below a few thousand pair distances per query batch the tree's
+         * descent costs more than scanning everything. */
+        return (double)idx->n * (double)n < 2e5 || idx->n <= 32 ? PTREG_NN_BRUTE : PTREG_NN_KDTREE;
+    }
+    if (is_delaunay(asked) && !idx->graph) {
+        snprintf(note, note_size, "%s asked for; the model has no Delaunay graph (%.180s): the k-d tree ran",
+                 ptreg_nn_method_name(asked), idx->note);
+        return PTREG_NN_KDTREE;
+    }
+    return asked;
 }
 
 /* Bounding-box centre and squared diagonal of the target. */
@@ -157,8 +181,8 @@ static void target_extent(const float *t, size_t m, double centre[3], double *di
 
 static void state_free(icp_state *s)
 {
-    ptreg_kdtree_destroy(s->tree);
     ptreg_brute_target_free(&s->brute);
+    free(s->block_walk);
     free(s->moved);
     free(s->nearest);
     free(s->dist2);
@@ -169,12 +193,14 @@ static void state_free(icp_state *s)
     free(s->block_sums);
 }
 
-static ptreg_status state_init(icp_state *s, const float *source, size_t n, const float *target,
-                               size_t m, const ptreg_icp_options *opt, ptreg_error *err)
+static ptreg_status state_init(icp_state *s, const float *source, size_t n, const ptreg_model_index *idx,
+                               const ptreg_icp_options *opt, ptreg_nn_method nn, ptreg_error *err)
 {
     memset(s, 0, sizeof *s);
-    s->source = source, s->target = target, s->n = n, s->m = m, s->opt = opt;
-    s->nn = choose_nn(opt->nn, n, m);
+    s->source = source, s->target = idx->points, s->n = n, s->m = idx->n, s->opt = opt;
+    s->nn = nn;
+    s->tree = idx->tree;
+    s->graph = is_delaunay(nn) ? idx->graph : NULL;
     s->max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
     s->filters = opt->filter_sigma > 0.0 || opt->trim < 1.0;
     s->blocks = (n + SUM_BLOCK - 1) / SUM_BLOCK;
@@ -186,8 +212,9 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->keys = opt->trim < 1.0 ? malloc(n * sizeof(uint64_t)) : NULL;
     s->block_moments = malloc(s->blocks * sizeof(ptreg_moments));
     s->block_sums = malloc(s->blocks * sizeof(double));
+    s->block_walk = s->graph ? malloc(s->blocks * sizeof(ptreg_walk_stats)) : NULL;
     if (!s->moved || !s->nearest || !s->dist2 || !s->matched || !s->use || (opt->trim < 1.0 && !s->keys) ||
-        !s->block_moments || !s->block_sums)
+        !s->block_moments || !s->block_sums || (s->graph && !s->block_walk))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     for (size_t i = 0; i < n; i++)
         s->nearest[i] = PTREG_NO_NEIGHBOR;
@@ -211,6 +238,17 @@ static void block_moments(icp_state *s, size_t b)
     s->block_sums[b] = sums.d2sum;
 }
 
+/* Where the Delaunay walks of correspondence pass `pass` start. */
+static ptreg_walk_start walk_start(ptreg_nn_method nn, int pass)
+{
+    switch (nn) {
+    case PTREG_NN_DELAUNAY_KDANN: return PTREG_WALK_KDANN;
+    case PTREG_NN_DELAUNAY_PNN: return PTREG_WALK_SEED; /* no answer yet on the first pass: the fixed start */
+    case PTREG_NN_DELAUNAY_PNNOPT: return pass == 0 ? PTREG_WALK_KDANN : PTREG_WALK_SEED;
+    default: return PTREG_WALK_FIXED;
+    }
+}
+
 /* Block b of one iteration: move the source points by T, find each one's
  * nearest target point, keep those within max_dist, and, when no filter
  * needs global statistics first, take the block's moments too. The tree is
@@ -222,7 +260,13 @@ static void correspond_block(icp_state *s, const double T[16], size_t b)
     float *moved = s->moved + 3 * i0, *matched = s->matched + 3 * i0, *d2 = s->dist2 + i0;
     uint32_t *nearest = s->nearest + i0;
     ptreg_transform_points(T, s->source + 3 * i0, moved, cnt);
-    if (s->nn == PTREG_NN_KDTREE) {
+    if (s->graph) {
+        memset(&s->block_walk[b], 0, sizeof s->block_walk[b]);
+        ptreg_dt_nearest_range(s->tree, s->graph, moved, cnt, walk_start(s->nn, s->pass), nearest, d2,
+                               &s->block_walk[b]);
+        for (size_t i = 0; i < cnt; i++)
+            ptreg_kdtree_slot_point(s->tree, nearest[i], matched + 3 * i);
+    } else if (s->nn == PTREG_NN_KDTREE) {
         ptreg_kd_nearest_range(s->tree, moved, cnt, nearest, nearest, d2);
         for (size_t i = 0; i < cnt; i++)
             ptreg_kdtree_slot_point(s->tree, nearest[i], matched + 3 * i);
@@ -289,12 +333,18 @@ static void trim_pairs(icp_state *s, double trim)
  * the pairs kept, summed over blocks in block order. Returns the pairs
  * kept. */
 static size_t correspond(icp_state *s, const double T[16], int iteration, ptreg_moments *total,
-                         double *sum_d2)
+                         double *sum_d2, ptreg_walk_stats *walk)
 {
     long blocks = (long)s->blocks;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
     for (long b = 0; b < blocks; b++)
         correspond_block(s, T, (size_t)b);
+    s->pass++;
+    if (walk) {
+        memset(walk, 0, sizeof *walk);
+        for (size_t b = 0; b < s->blocks; b++)
+            ptreg_walk_stats_merge(walk, &s->block_walk[b]);
+    }
     if (s->filters) {
         const ptreg_icp_options *opt = s->opt;
         if (opt->filter_sigma > 0.0 && iteration >= opt->filter_start)
@@ -322,7 +372,7 @@ static ptreg_status run_iterations(icp_state *s, ptreg_icp_result *r, double tol
     for (int k = 0;; k++) {
         ptreg_moments mom;
         double sum_d2;
-        size_t used = correspond(s, T, k, &mom, &sum_d2);
+        size_t used = correspond(s, T, k, &mom, &sum_d2, r->walk ? &r->walk[k] : NULL);
         double mse = used ? sum_d2 / (double)used : 0.0;
         r->mse[k] = mse;
         r->iterations = k;
@@ -357,6 +407,53 @@ static ptreg_status run_iterations(icp_state *s, ptreg_icp_result *r, double tol
     }
 }
 
+/* The registration proper, on an index; t0 is when the caller's clouds were
+ * in memory (time_ms counts from it). */
+static ptreg_status icp_run(const float *source, size_t n, const ptreg_model_index *idx,
+                            const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err)
+{
+    icp_state s;
+    ptreg_nn_method nn = choose_nn(opt->nn, n, idx, r->nn_note, sizeof r->nn_note);
+    ptreg_status st = state_init(&s, source, n, idx, opt, nn, err);
+    r->nn = nn;
+    r->mse = malloc(((size_t)opt->max_iter + 1) * sizeof(double));
+    if (!st && s.graph)
+        r->walk = calloc((size_t)opt->max_iter + 1, sizeof *r->walk);
+    if (!st && (!r->mse || (s.graph && !r->walk)))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
+    double diag2;
+    target_extent(idx->points, idx->n, s.ref, &diag2);
+    double tol = opt->tol < 0.0 ? 1e-10 * diag2 : opt->tol;
+    if (!st && nn == PTREG_NN_BRUTE) {
+        double tb = ptreg_time_ms();
+        st = ptreg_brute_target_init(&s.brute, idx->points, idx->n, err);
+        r->build_ms += ptreg_time_ms() - tb;
+    }
+    if (!st)
+        st = run_iterations(&s, r, tol, err);
+    state_free(&s);
+    if (st) {
+        ptreg_icp_result_free(r);
+        return st;
+    }
+    r->time_ms = ptreg_time_ms() - t0;
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_index *target,
+                               const ptreg_icp_options *opt_in, ptreg_icp_result *r, ptreg_error *err)
+{
+    double t0 = ptreg_time_ms();
+    memset(r, 0, sizeof *r);
+    ptreg_icp_options def;
+    if (!opt_in) {
+        ptreg_icp_options_default(&def);
+        opt_in = &def;
+    }
+    ptreg_status st = check_inputs(source, n, target->points, target->n, opt_in, err);
+    return st ? st : icp_run(source, n, target, opt_in, t0, r, err);
+}
+
 ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,
                        const ptreg_icp_options *opt_in, ptreg_icp_result *r, ptreg_error *err)
 {
@@ -370,30 +467,18 @@ ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_
     ptreg_status st = check_inputs(source, n, target, m, opt_in, err);
     if (st)
         return st;
-    icp_state s;
-    st = state_init(&s, source, n, target, m, opt_in, err);
-    r->mse = malloc(((size_t)opt_in->max_iter + 1) * sizeof(double));
-    if (!st && !r->mse)
-        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
-    double diag2;
-    target_extent(target, m, s.ref, &diag2);
-    double tol = opt_in->tol < 0.0 ? 1e-10 * diag2 : opt_in->tol;
-    r->nn = s.nn;
-    if (!st) {
-        double tb = ptreg_time_ms();
-        if (s.nn == PTREG_NN_KDTREE)
-            st = ptreg_kdtree_create(target, m, NULL, &s.tree, err);
-        else
-            st = ptreg_brute_target_init(&s.brute, target, m, err);
-        r->build_ms = ptreg_time_ms() - tb;
-    }
-    if (!st)
-        st = run_iterations(&s, r, tol, err);
-    state_free(&s);
-    if (st) {
-        ptreg_icp_result_free(r);
+    /* Without a prebuilt index only the structures the method needs are
+     * built, inside the timing: the tree always (Delaunay walks fall back on
+     * it), the Delaunay graph (seconds for 40k points) only when asked. */
+    ptreg_index_options io;
+    ptreg_index_options_default(&io);
+    io.delaunay = is_delaunay(opt_in->nn);
+    ptreg_model_index *idx;
+    double tb = ptreg_time_ms();
+    if ((st = ptreg_model_index_create(target, m, &io, &idx, err)))
         return st;
-    }
-    r->time_ms = ptreg_time_ms() - t0;
-    return PTREG_OK;
+    r->build_ms = ptreg_time_ms() - tb;
+    st = icp_run(source, n, idx, opt_in, t0, r, err);
+    ptreg_model_index_destroy(idx);
+    return st;
 }
