@@ -25,6 +25,8 @@ void ptreg_delaunay_destroy(ptreg_delaunay *g)
 {
     if (!g)
         return;
+    free(g->rows);
+    free(g->row_at);
     if (!g->borrowed) {
         free(g->offset);
         free(g->nbr);
@@ -217,6 +219,44 @@ static int fill_rows(const ptreg_kdtree *t, edge_list *edges, ptreg_delaunay *g)
     return 0;
 }
 
+int ptreg_delaunay_make_rows(ptreg_delaunay *g, const ptreg_kdtree *t)
+{
+    const size_t unit = sizeof(ptreg_dt_head);
+    size_t units = 0;
+    g->row_at = malloc(g->slots * sizeof *g->row_at);
+    if (!g->row_at)
+        return -1;
+    for (size_t s = 0; s < g->slots; s++) {
+        uint32_t deg = g->offset[s + 1] - g->offset[s];
+        g->row_at[s] = deg ? (uint32_t)units : UINT32_MAX;
+        if (deg)
+            units += 1 + (deg + PTREG_DT_LANES - 1) / PTREG_DT_LANES * (sizeof(ptreg_dt_block) / unit);
+    }
+    if (units >= UINT32_MAX || !(g->rows = aligned_alloc(64, (units ? units : 1) * unit)))
+        return -1;
+    for (size_t s = 0; s < g->slots; s++) {
+        if (g->row_at[s] == UINT32_MAX)
+            continue;
+        ptreg_dt_head *h = (ptreg_dt_head *)(g->rows + (size_t)g->row_at[s] * unit);
+        uint32_t first = g->offset[s], deg = g->offset[s + 1] - first;
+        float p[3];
+        ptreg_kdtree_slot_point(t, (uint32_t)s, p);
+        memset(h, 0, sizeof *h);
+        h->x = p[0], h->y = p[1], h->z = p[2], h->degree = deg, h->nbr_first = first;
+        ptreg_dt_block *b = (ptreg_dt_block *)(h + 1);
+        for (uint32_t k = 0; k < (deg + PTREG_DT_LANES - 1) / PTREG_DT_LANES * PTREG_DT_LANES; k++) {
+            ptreg_dt_block *blk = &b[k / PTREG_DT_LANES];
+            unsigned l = k % PTREG_DT_LANES;
+            int real = k < deg;
+            blk->ex[l] = real ? g->ex[first + k] : 0.0f;
+            blk->ey[l] = real ? g->ey[first + k] : 0.0f;
+            blk->ez[l] = real ? g->ez[first + k] : 0.0f;
+            blk->half[l] = real ? g->half[first + k] : INFINITY;
+        }
+    }
+    return 0;
+}
+
 /* The distinct point nearest the model's centroid: delaunay-zero's start. */
 static uint32_t centre_point(const ptreg_kdtree *t, const distinct_points *d)
 {
@@ -265,7 +305,7 @@ ptreg_status ptreg_delaunay_create(const ptreg_kdtree *t, ptreg_delaunay **out, 
     int rc = triangulate(t, &d, &edges, why, sizeof why);
     if (rc == 1)
         st = ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "Delaunay graph: %s", why);
-    else if (rc < 0 || fill_rows(t, &edges, g))
+    else if (rc < 0 || fill_rows(t, &edges, g) || ptreg_delaunay_make_rows(g, t))
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "Delaunay graph: out of memory");
     else
         g->start = centre_point(t, &d);

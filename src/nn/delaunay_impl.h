@@ -15,6 +15,24 @@
  * brute force gives among them); the other duplicates' rows are empty. For
  * the edge to neighbour j of point i: nbr = j's slot, (ex, ey, ez) the unit
  * vector from x_i to x_j, half = |x_j - x_i| / 2. */
+/* The walk reads a row as one run of cache lines: a 64-byte head (the
+ * point, its degree, where its neighbours' slots are) and blocks of 16
+ * edges (ex, ey, ez, half: 256 bytes). Lanes past the degree hold a zero
+ * vector and half = +inf, which never qualify and never lower a minimum.
+ * Built from the CSR arrays (which the index file stores). */
+#define PTREG_DT_LANES 16
+
+typedef struct ptreg_dt_head {
+    float x, y, z;
+    uint32_t degree;
+    uint32_t nbr_first; /* the row's neighbours: nbr[nbr_first ...] */
+    uint32_t unused[11];
+} ptreg_dt_head;
+
+typedef struct ptreg_dt_block {
+    float ex[PTREG_DT_LANES], ey[PTREG_DT_LANES], ez[PTREG_DT_LANES], half[PTREG_DT_LANES];
+} ptreg_dt_block;
+
 typedef struct ptreg_delaunay {
     size_t slots;       /* rows: the tree's slot count */
     uint32_t *offset;   /* slots + 1: row i is edges [offset[i], offset[i + 1]) */
@@ -23,8 +41,13 @@ typedef struct ptreg_delaunay {
     float *ex, *ey, *ez, *half;
     uint32_t start;     /* delaunay-zero's start: the point nearest the centroid */
     size_t duplicates;  /* points merged into another */
-    int borrowed;       /* the arrays live in a loaded index's buffer */
+    int borrowed;       /* the CSR arrays live in a loaded index's buffer */
+    unsigned char *rows; /* the walk's rows (always owned) */
+    uint32_t *row_at;   /* per slot: its row, in 64-byte units; UINT32_MAX: none */
 } ptreg_delaunay;
+
+/* Builds the walk's rows from the CSR arrays; -1 when out of memory. */
+int ptreg_delaunay_make_rows(ptreg_delaunay *g, const ptreg_kdtree *t);
 
 /* Builds the graph of the tree's points with Qhull. Returns PTREG_OK, or
  * PTREG_ERR_UNSUPPORTED with a message saying why there is no graph (fewer

@@ -340,6 +340,8 @@ static ptreg_status assemble(pti_reader *r, const pti_meta *m, ptreg_model_index
         return st;
     if (!graph_sane(g))
         return bad(r, "the Delaunay graph's references are inconsistent");
+    if (ptreg_delaunay_make_rows(g, t))
+        return ptreg_error_set(r->err, PTREG_ERR_NOMEM, "%s: out of memory", r->name);
     return PTREG_OK;
 }
 

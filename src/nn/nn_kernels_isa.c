@@ -471,9 +471,11 @@ void ISA_FN(ptreg_kd_nearest_range)(const ptreg_kdtree *tree, const float *q, si
 
 /* ---- Delaunay walks ---- */
 
-/* The leaf the tree's descent reaches without backtracking (nearer box at
- * each node), and the best point in it: delaunay-kdann's start. */
-static uint32_t kd_descend_best(const ptreg_kdtree *t, const float *q)
+/* delaunay-kdann's start: the leaf the tree's descent reaches without
+ * backtracking (nearer box at each node), and in it the nearest point of
+ * the chunk whose box is nearest. The walk makes the answer exact, so the
+ * start only has to be close, and cheap. */
+static uint32_t kd_descend_start(const ptreg_kdtree *t, const float *q)
 {
     uint32_t ref = 0;
     const kd_query_lanes qv = kd_query_lanes_of(q);
@@ -483,10 +485,24 @@ static uint32_t kd_descend_best(const ptreg_kdtree *t, const float *q)
         kd_child_bounds(nd, qv, &b0, &b1);
         ref = nd->child[b1 < b0];
     }
+    const ptreg_kd_leaf *leaf = &t->leaves[ref & ~PTREG_KD_LEAF_BIT];
+    unsigned best_c = 0;
+    float best_b = INFINITY;
+    for (unsigned c = 0; c < leaf->chunks; c++) {
+        float b = ptreg_kd_chunk_bound(leaf, c, q);
+        if (b < best_b)
+            best_b = b, best_c = c;
+    }
+    const uint32_t chunk = leaf->first_chunk + best_c;
+    const ptreg_kd_chunk *ch = &t->chunks[chunk];
+    unsigned best_l = 0;
     float best_d = INFINITY;
-    uint32_t best_s = PTREG_NO_NEIGHBOR;
-    kd_scan_leaf(t, &t->leaves[ref & ~PTREG_KD_LEAF_BIT], q, &best_d, &best_s);
-    return best_s;
+    for (unsigned l = 0; l < PTREG_KD_LANES; l++) {
+        float d = ptreg_kd_dist2(q[0], q[1], q[2], ch->x[l], ch->y[l], ch->z[l]);
+        if (d < best_d) /* NaN padding never wins */
+            best_d = d, best_l = l;
+    }
+    return chunk * PTREG_KD_LANES + best_l;
 }
 
 /* One step's test over point i's edges, u = q - x_i: the neighbour with the
@@ -503,81 +519,120 @@ static uint32_t kd_descend_best(const ptreg_kdtree *t, const float *q)
 #define DT_ROUNDING 4e-7f
 #define DT_GAP 1e-5f
 
-static inline uint32_t dt_next(const ptreg_delaunay *g, uint32_t i, const float u[3], int *certain)
+static inline const ptreg_dt_head *dt_row(const ptreg_delaunay *g, uint32_t slot)
 {
-    uint32_t e = g->offset[i], end = g->offset[i + 1], next = PTREG_NO_NEIGHBOR;
+    return (const ptreg_dt_head *)(g->rows + (size_t)g->row_at[slot] * sizeof(ptreg_dt_head));
+}
+
+static inline uint32_t dt_next(const ptreg_delaunay *g, const ptreg_dt_head *row, const float u[3], int *certain)
+{
+    const ptreg_dt_block *blk = (const ptreg_dt_block *)(row + 1);
+    const uint32_t blocks = (row->degree + PTREG_DT_LANES - 1) / PTREG_DT_LANES;
     const float ulen = sqrtf((u[0] * u[0] + u[1] * u[1]) + u[2] * u[2]);
+    uint32_t next = PTREG_NO_NEIGHBOR;
     float best_c = -INFINITY, delta = INFINITY, half_min = INFINITY;
 #if defined(__AVX512F__)
     const __m512 ux = _mm512_set1_ps(u[0]), uy = _mm512_set1_ps(u[1]), uz = _mm512_set1_ps(u[2]);
     const __m512 slack = _mm512_set1_ps(DT_ROUNDING * ulen), keep = _mm512_set1_ps(1.0f - DT_ROUNDING);
     __m512 gap_min = _mm512_set1_ps(INFINITY), half_lo = gap_min;
-    for (; e < end; e += 16) {
-        const __mmask16 live = end - e >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (end - e)) - 1u);
-        const __m512 half = _mm512_maskz_loadu_ps(live, g->half + e);
-        const __m512 c = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(ux, _mm512_maskz_loadu_ps(live, g->ex + e)),
-                                                     _mm512_mul_ps(uy, _mm512_maskz_loadu_ps(live, g->ey + e))),
-                                       _mm512_mul_ps(uz, _mm512_maskz_loadu_ps(live, g->ez + e)));
-        const __mmask16 over = _mm512_mask_cmp_ps_mask(live, c, half, _CMP_GT_OQ);
+    for (uint32_t b = 0; b < blocks; b++) {
+        const __m512 half = _mm512_load_ps(blk[b].half);
+        const __m512 c = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(ux, _mm512_load_ps(blk[b].ex)),
+                                                     _mm512_mul_ps(uy, _mm512_load_ps(blk[b].ey))),
+                                       _mm512_mul_ps(uz, _mm512_load_ps(blk[b].ez)));
+        const __mmask16 over = _mm512_cmp_ps_mask(c, half, _CMP_GT_OQ);
         if (over) {
             float m = _mm512_mask_reduce_max_ps(over, c);
             if (m > best_c) {
                 __mmask16 at = _mm512_mask_cmp_ps_mask(over, c, _mm512_set1_ps(m), _CMP_EQ_OQ);
                 best_c = m;
-                next = g->nbr[e + (uint32_t)__builtin_ctz(at)];
+                next = g->nbr[row->nbr_first + b * PTREG_DT_LANES + (uint32_t)__builtin_ctz(at)];
             }
             continue;
         }
-        const __m512 gap = _mm512_sub_ps(_mm512_sub_ps(_mm512_mul_ps(half, keep), c), slack);
-        gap_min = _mm512_mask_min_ps(gap_min, live, gap_min, gap);
-        half_lo = _mm512_mask_min_ps(half_lo, live, half_lo, half);
+        gap_min = _mm512_min_ps(gap_min, _mm512_sub_ps(_mm512_sub_ps(_mm512_mul_ps(half, keep), c), slack));
+        half_lo = _mm512_min_ps(half_lo, half);
     }
     if (next == PTREG_NO_NEIGHBOR) {
         delta = _mm512_reduce_min_ps(gap_min);
         half_min = _mm512_reduce_min_ps(half_lo);
     }
-#else
-    for (; e < end; e++) {
-        float c = (u[0] * g->ex[e] + u[1] * g->ey[e]) + u[2] * g->ez[e];
-        if (c > g->half[e] && c > best_c) {
-            best_c = c;
-            next = g->nbr[e];
+#elif defined(__AVX2__)
+    const __m256 ux = _mm256_set1_ps(u[0]), uy = _mm256_set1_ps(u[1]), uz = _mm256_set1_ps(u[2]);
+    const __m256 slack = _mm256_set1_ps(DT_ROUNDING * ulen), keep = _mm256_set1_ps(1.0f - DT_ROUNDING);
+    __m256 gap_min = _mm256_set1_ps(INFINITY), half_lo = gap_min;
+    for (uint32_t k = 0; k < blocks * 2; k++) {
+        const ptreg_dt_block *b = &blk[k / 2];
+        const unsigned h = 8 * (k % 2);
+        const __m256 half = _mm256_load_ps(b->half + h);
+        const __m256 c = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(ux, _mm256_load_ps(b->ex + h)),
+                                                     _mm256_mul_ps(uy, _mm256_load_ps(b->ey + h))),
+                                       _mm256_mul_ps(uz, _mm256_load_ps(b->ez + h)));
+        unsigned over = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(c, half, _CMP_GT_OQ));
+        if (over) {
+            float lanes[8];
+            _mm256_storeu_ps(lanes, c);
+            for (; over; over &= over - 1) {
+                unsigned l = (unsigned)__builtin_ctz(over);
+                if (lanes[l] > best_c) {
+                    best_c = lanes[l];
+                    next = g->nbr[row->nbr_first + k * 8 + l];
+                }
+            }
+            continue;
         }
-        float gap = (g->half[e] * (1.0f - DT_ROUNDING) - c) - DT_ROUNDING * ulen;
+        gap_min = _mm256_min_ps(gap_min, _mm256_sub_ps(_mm256_sub_ps(_mm256_mul_ps(half, keep), c), slack));
+        half_lo = _mm256_min_ps(half_lo, half);
+    }
+    if (next == PTREG_NO_NEIGHBOR) {
+        float g8[8], h8[8];
+        _mm256_storeu_ps(g8, gap_min);
+        _mm256_storeu_ps(h8, half_lo);
+        for (int l = 0; l < 8; l++) {
+            delta = g8[l] < delta ? g8[l] : delta;
+            half_min = h8[l] < half_min ? h8[l] : half_min;
+        }
+    }
+#else
+    for (uint32_t k = 0; k < blocks * PTREG_DT_LANES; k++) {
+        const ptreg_dt_block *b = &blk[k / PTREG_DT_LANES];
+        unsigned l = k % PTREG_DT_LANES;
+        float c = (u[0] * b->ex[l] + u[1] * b->ey[l]) + u[2] * b->ez[l];
+        if (c > b->half[l] && c > best_c) {
+            best_c = c;
+            next = g->nbr[row->nbr_first + k];
+        }
+        float gap = (b->half[l] * (1.0f - DT_ROUNDING) - c) - DT_ROUNDING * ulen;
         delta = gap < delta ? gap : delta;
-        half_min = g->half[e] < half_min ? g->half[e] : half_min;
+        half_min = b->half[l] < half_min ? b->half[l] : half_min;
     }
 #endif
-    *certain = next == PTREG_NO_NEIGHBOR && g->offset[i] < end && delta > 0.0f &&
-               4.0f * half_min * delta > DT_GAP * ulen * ulen;
+    *certain = next == PTREG_NO_NEIGHBOR && blocks && delta > 0.0f && 4.0f * half_min * delta > DT_GAP * ulen * ulen;
     return next;
 }
 
-/* Walks from slot s towards q while a neighbour is closer (its float
- * distance must drop too, so rounding cannot make the walk cycle); returns
- * where it stopped, its distance, the steps taken and whether the stop is
- * certain (dt_next). */
+/* Walks from slot s (one with a row) towards q while a neighbour is closer
+ * (its float distance must drop too, so rounding cannot make the walk
+ * cycle); returns where it stopped, its distance, the steps taken and
+ * whether the stop is certain (dt_next). */
 #define DT_MAX_STEPS 100000
 
-static uint32_t dt_walk(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, uint32_t s, float *d,
-                        unsigned *steps, int *certain)
+static uint32_t dt_walk(const ptreg_delaunay *g, const float *q, uint32_t s, float *d, unsigned *steps,
+                        int *certain)
 {
-    float p[3];
-    ptreg_kdtree_slot_point(t, s, p);
-    *d = ptreg_kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
+    const ptreg_dt_head *row = dt_row(g, s);
+    *d = ptreg_kd_dist2(q[0], q[1], q[2], row->x, row->y, row->z);
     *certain = 0;
     for (*steps = 0; *steps < DT_MAX_STEPS; ++*steps) {
-        const float u[3] = {q[0] - p[0], q[1] - p[1], q[2] - p[2]};
-        uint32_t next = dt_next(g, s, u, certain);
+        const float u[3] = {q[0] - row->x, q[1] - row->y, q[2] - row->z};
+        uint32_t next = dt_next(g, row, u, certain);
         if (next == PTREG_NO_NEIGHBOR)
             break;
-        float pn[3];
-        ptreg_kdtree_slot_point(t, next, pn);
-        float dn = ptreg_kd_dist2(q[0], q[1], q[2], pn[0], pn[1], pn[2]);
+        const ptreg_dt_head *nrow = dt_row(g, next);
+        float dn = ptreg_kd_dist2(q[0], q[1], q[2], nrow->x, nrow->y, nrow->z);
         if (!(dn < *d))
             break;
-        s = next, *d = dn;
-        memcpy(p, pn, sizeof p);
+        s = next, row = nrow, *d = dn;
     }
     return s;
 }
@@ -601,13 +656,13 @@ void ISA_FN(ptreg_dt_nearest_range)(const ptreg_kdtree *t, const ptreg_delaunay 
         const float *qi = q + 3 * i;
         uint32_t s = start == PTREG_WALK_SEED ? slot[i] : PTREG_NO_NEIGHBOR;
         if (start == PTREG_WALK_KDANN)
-            s = kd_descend_best(t, qi);
-        if (s == PTREG_NO_NEIGHBOR || g->offset[s] == g->offset[s + 1])
+            s = kd_descend_start(t, qi);
+        if (s == PTREG_NO_NEIGHBOR || g->row_at[s] == UINT32_MAX)
             s = g->start;
         unsigned steps;
         int certain;
         float d;
-        s = dt_walk(t, g, qi, s, &d, &steps, &certain);
+        s = dt_walk(g, qi, s, &d, &steps, &certain);
         if (!certain)
             kd_nearest_one(t, qi, s, &s, &d);
         slot[i] = s;
