@@ -5,6 +5,7 @@ PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 DEPS       := cmake make gcc pkg-config liblzf-dev libcjson-dev libqhull-dev
+TEST_DEPS  := python3
 BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy
 PTREG      := $(BUILD)/ptreg
 DEMO_DIR   := $(BUILD)/demo
@@ -32,7 +33,9 @@ demo: build
 	@$(PTREG) icp $(DEMO_DIR)/scan.ply $(DEMO_DIR)/model.ply --max-iter 100 \
 	    --truth $(DEMO_DIR)/truth.txt -o $(DEMO_DIR)/scan_registered.ply
 
+# The CLI tests read --json with Python's json module.
 check: build
+	@scripts/ensure-deps.sh $(TEST_DEPS)
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 install: build

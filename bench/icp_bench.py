@@ -27,6 +27,12 @@ Cases:
             model: ICP converges within the 30 iterations)
   bunny     Stanford bun045 onto bun000 (~40k each), from the true pose perturbed by
             3 degrees and 5 mm; truth from bun.conf
+
+With --index-methods M1,M2,... ptreg also builds each case's model index once
+(`ptreg index`, its build time reported apart) and registers on it with each
+nearest-neighbour method (`ptreg icp --target-index --nn M`): rows "ptreg M
+(index)", their time without the index build, plus the Delaunay walks' statistics
+(mean steps per pass, longest walk, k-d tree fallbacks, histogram).
 """
 
 import argparse
@@ -244,6 +250,63 @@ def run_pcl(case, init_path, max_dist, args):
 
 RUNNERS = {"ptreg": run_ptreg, "open3d": run_open3d, "pcl": run_pcl}
 
+INDEX_METHODS = ("kdtree", "delaunay-zero", "delaunay-kdann", "delaunay-pnn", "delaunay-pnnopt")
+
+
+def build_index(case, key, work, args):
+    """The model's index, built once per case by `ptreg index`."""
+    path = os.path.join(work, "%s.pti" % key)
+    cmd = [args.ptreg, "index", case["target"], "-o", path, "--threads", str(THREADS), "--json"]
+    out = run_json(cmd)
+    out["command"] = cmd
+    return path, out
+
+
+def run_ptreg_indexed(case, index_path, method, init_path, max_dist, args):
+    cmd = [args.ptreg, "icp", case["source"], "--target-index", index_path, "--nn", method,
+           "--max-iter", str(ITERATIONS), "--tol", "0", "--max-dist", repr(max_dist),
+           "--init", init_path, "--threads", str(THREADS), "--repeat", str(args.repeat), "--json"]
+    out = run_json(cmd)
+    if out.get("nn") != method:
+        raise RuntimeError("asked for %s, ran %s: %s" % (method, out.get("nn"), out.get("nn_note")))
+    out.update({"peer": "ptreg", "times_ms": out.get("times_ms", [out["time_ms"]]), "command": cmd})
+    return out
+
+
+def walk_summary(raw):
+    """Per-pass mean steps and the histogram summed over the passes."""
+    walks = raw.get("walk") or []
+    if not walks:
+        return None
+    hist = np.sum([w["histogram"] for w in walks], axis=0).astype(int).tolist()
+    queries = sum(w["queries"] for w in walks)
+    return {"mean_steps_per_pass": [w["mean_steps"] for w in walks],
+            "mean_steps": sum(w["mean_steps"] * w["queries"] for w in walks) / queries,
+            "max_steps": max(w["max_steps"] for w in walks),
+            "fallbacks": sum(w["fallbacks"] for w in walks), "queries": queries,
+            "histogram": hist}
+
+
+def print_walks(res, markdown):
+    rows = [(m, w) for m, w in res.get("walks", {}).items() if w]
+    if not rows:
+        return
+    mk = "- " if markdown else "  "
+    print("")
+    print("%sindex: built in %.1f ms (k-d tree %.1f, Delaunay graph %.1f), %d duplicates merged, "
+          "not in the times above" % (mk, res["index"]["build_ms"], res["index"]["kdtree_ms"],
+                                      res["index"]["delaunay_ms"], res["index"]["duplicates_merged"]))
+    for m, w in rows:
+        per = w["mean_steps_per_pass"]
+        print("%s%s walks: mean %.2f steps (first pass %.2f, second %.2f, last %.2f), longest %d, "
+              "%.3f%% finished by the k-d tree" % (mk, m, w["mean_steps"], per[0],
+                                                   per[1] if len(per) > 1 else float("nan"), per[-1],
+                                                   w["max_steps"], 100.0 * w["fallbacks"] / w["queries"]))
+        hist = w["histogram"]
+        shown = " ".join("%d:%d" % (i, c) for i, c in enumerate(hist[:-1]) if c)
+        print("%s  histogram over all passes (steps:walks): %s%s" % (
+            mk, shown, (" 32+:%d" % hist[-1]) if hist[-1] else ""))
+
 
 def ptreg_version(ptreg):
     for flag in ("--version", "version"):
@@ -340,6 +403,9 @@ def main():
                          "bounding-box diagonal, per case)")
     ap.add_argument("--markdown", action="store_true", help="tables in markdown")
     ap.add_argument("--json", metavar="FILE", help="write all raw results here")
+    ap.add_argument("--index-methods", default="",
+                    help="also run ptreg on a prebuilt model index with these --nn methods, "
+                         "comma-separated, or 'all' (%s)" % ",".join(INDEX_METHODS))
     ap.add_argument("--work", metavar="DIR",
                     help="folder for generated data (kept); default a temporary one")
     args = ap.parse_args()
@@ -356,6 +422,11 @@ def main():
     for t in tools:
         if t not in TOOLS:
             ap.error("unknown tool %r (have: %s)" % (t, ", ".join(TOOLS)))
+    index_methods = list(INDEX_METHODS) if args.index_methods == "all" else \
+        [m.strip() for m in args.index_methods.split(",") if m.strip()]
+    for m in index_methods:
+        if m not in INDEX_METHODS:
+            ap.error("unknown index method %r (have: %s)" % (m, ", ".join(INDEX_METHODS)))
     args.ptreg = os.path.abspath(args.ptreg)
     args.pcl = os.path.abspath(args.pcl)
 
@@ -418,17 +489,25 @@ def main():
                    "init": case["init"].tolist(), "init_error": pose_error(case["init"],
                                                                            case["truth"]),
                    "raw": {}, "rows": [], "skipped": dict(missing)}
-            for tool in tools:
-                if tool in missing:
-                    continue
+            runs = [(tool, lambda tool=tool: RUNNERS[tool](case, init_path, max_dist, args))
+                    for tool in tools if tool not in missing]
+            if index_methods and "ptreg" in tools and "ptreg" not in missing:
+                index_path, res["index"] = build_index(case, key, work, args)
+                res["walks"] = {}
+                runs[1:1] = [("ptreg %s (index)" % m,
+                              lambda m=m: run_ptreg_indexed(case, index_path, m, init_path, max_dist, args))
+                             for m in index_methods]
+            for tool, runner in runs:
                 try:
-                    raw = RUNNERS[tool](case, init_path, max_dist, args)
+                    raw = runner()
                 except (RuntimeError, ValueError, subprocess.TimeoutExpired, OSError) as e:
                     res["skipped"][tool] = "failed: %s" % e
                     continue
                 res["raw"][tool] = raw
+                if "walks" in res and tool.startswith("ptreg "):
+                    res["walks"][raw["nn"]] = walk_summary(raw)
                 if raw.get("version"):
-                    report["versions"].setdefault(tool, raw["version"])
+                    report["versions"].setdefault(tool.split()[0], raw["version"])
                 T = np.asarray(raw["transformation"], dtype=np.float64)
                 rmse, fitness = common_error(src_pts, tgt_pts, T, max_dist)
                 rot, trans = pose_error(T, case["truth"])
@@ -455,6 +534,7 @@ def main():
             if args.markdown:
                 print("", file=out)
             print_table(res, args.markdown)
+            print_walks(res, args.markdown)
             for r in res["rows"]:
                 pts = r.get("points") or (None, None)
                 if pts[0] is not None and (pts[0] != len(src_pts) or pts[1] != len(tgt_pts)):

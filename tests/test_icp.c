@@ -1,7 +1,9 @@
 /* ICP: pose recovery on synthetic scans (the aerial-refuelling protocol:
  * noise 1e-4..1e-2, roll/pitch/yaw up to 20 degrees), PCL's own regression
  * (bun0 onto bun4), the real scans bun045 onto bun000 from a perturbed
- * ground truth, the filters, determinism across threads and methods, and
+ * ground truth, the filters, determinism across threads and methods, every
+ * nearest-neighbour method (Delaunay walks included) giving the same bits
+ * on random data, the 40k/30k case and the bunny, degenerate models, and
  * bad arguments. */
 #include "check.h"
 #include "core/cpu.h"
@@ -173,6 +175,122 @@ static void test_deterministic(void)
         ptreg_icp_result_free(&r[i]);
     ptreg_cloud_free(&scan);
     ptreg_cloud_free(&model);
+}
+
+/* Every method on one prebuilt index, and the k-d tree without one, gives
+ * the same transform, MSE history and pairs; the walks are tallied for
+ * every correspondence pass. Brute force only where it is affordable. */
+static void check_methods_identical(const char *what, const float *src, size_t n, const float *tgt, size_t m,
+                                    const ptreg_icp_options *base, int with_brute)
+{
+    ptreg_model_index *idx;
+    ptreg_error err;
+    if (ptreg_model_index_create(tgt, m, NULL, &idx, &err) != PTREG_OK) {
+        CHECK_MSG(0, "%s: %s", what, err.message);
+        return;
+    }
+    ptreg_icp_options opt = *base;
+    ptreg_icp_result ref;
+    opt.nn = PTREG_NN_KDTREE;
+    CHECK(ptreg_icp(src, n, tgt, m, &opt, &ref, NULL) == PTREG_OK);
+    for (int method = PTREG_NN_AUTO; method <= PTREG_NN_DELAUNAY_PNNOPT; method++) {
+        if (method == PTREG_NN_BRUTE && !with_brute)
+            continue;
+        opt.nn = (ptreg_nn_method)method;
+        ptreg_icp_result r;
+        if (ptreg_icp_indexed(src, n, idx, &opt, &r, &err) != PTREG_OK) {
+            CHECK_MSG(0, "%s: %s: %s", what, ptreg_nn_method_name(opt.nn), err.message);
+            continue;
+        }
+        const char *name = ptreg_nn_method_name(r.nn);
+        CHECK_MSG(memcmp(ref.transformation, r.transformation, sizeof r.transformation) == 0 &&
+                      ref.iterations == r.iterations && ref.pairs == r.pairs &&
+                      memcmp(ref.mse, r.mse, (size_t)(r.iterations + 1) * sizeof(double)) == 0,
+                  "%s: %s differs from the k-d tree", what, name);
+        CHECK(r.nn_note[0] == '\0');
+        CHECK(method == PTREG_NN_AUTO ? r.nn == PTREG_NN_DELAUNAY_PNNOPT : (int)r.nn == method);
+        int walks = ptreg_nn_method_is_delaunay(r.nn);
+        CHECK((r.walk != NULL) == walks);
+        for (int k = 0; walks && r.walk && k <= r.iterations; k++)
+            CHECK_MSG(r.walk[k].queries == n, "%s: %s pass %d tallied %llu walks", what, name, k,
+                      (unsigned long long)r.walk[k].queries);
+        if (r.nn == PTREG_NN_DELAUNAY_PNN && r.iterations > 3)
+            CHECK_MSG(r.walk[r.iterations].steps < r.walk[0].steps, "%s: pnn walks do not shorten", what);
+        if ((r.nn == PTREG_NN_DELAUNAY_PNN || r.nn == PTREG_NN_DELAUNAY_PNNOPT) && r.iterations > 10)
+            CHECK_MSG(r.walk[r.iterations].kept > 0 && r.walk[0].kept == 0,
+                      "%s: %s kept %llu answers in the last pass", what, name,
+                      (unsigned long long)r.walk[r.iterations].kept);
+        ptreg_icp_result_free(&r);
+    }
+    ptreg_icp_result_free(&ref);
+    ptreg_model_index_destroy(idx);
+}
+
+static void test_methods_identical(void)
+{
+    ptreg_cloud model, scan;
+    double truth[16];
+    CHECK(ptreg_synth_model(PTREG_SHAPE_BLOB, 6000, 9, &model, NULL) == PTREG_OK);
+    ptreg_synth_options so;
+    ptreg_synth_options_default(&so);
+    so.points = 4000, so.outliers = 0.05, so.seed = 9;
+    CHECK(ptreg_synth_scan(PTREG_SHAPE_BLOB, &so, &scan, truth, NULL) == PTREG_OK);
+    ptreg_icp_options opt;
+    ptreg_icp_options_default(&opt);
+    opt.tol = 0.0, opt.max_iter = 20, opt.filter_sigma = 2.0, opt.filter_start = 4, opt.trim = 0.95;
+    check_methods_identical("blob 6k/4k, filters", scan.xyz, scan.n, model.xyz, model.n, &opt, 1);
+    ptreg_cloud_free(&scan);
+    ptreg_cloud_free(&model);
+
+    /* the benchmark's 40k/30k case (bench/icp_bench.py: seed 1, 10 degrees, noise 0.002) */
+    CHECK(ptreg_synth_model(PTREG_SHAPE_BLOB, 40000, 1, &model, NULL) == PTREG_OK);
+    ptreg_synth_options_default(&so);
+    so.max_angle_deg = 10, so.noise = 0.002, so.seed = 17;
+    CHECK(ptreg_synth_scan(PTREG_SHAPE_BLOB, &so, &scan, truth, NULL) == PTREG_OK);
+    ptreg_icp_options_default(&opt);
+    opt.tol = 0.0, opt.max_iter = 30;
+    check_methods_identical("blob 40k/30k", scan.xyz, scan.n, model.xyz, model.n, &opt, 0);
+    ptreg_cloud_free(&scan);
+    ptreg_cloud_free(&model);
+}
+
+/* Models Qhull cannot triangulate: a Delaunay method runs the k-d tree,
+ * says why, and gives the k-d tree's result. */
+static void test_degenerate_models(void)
+{
+    size_t m = 2000, n = 500;
+    float *plane = malloc(3 * m * sizeof(float)), *src = malloc(3 * n * sizeof(float));
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, 4);
+    for (size_t i = 0; i < m; i++)
+        plane[3 * i] = (float)ptreg_rng_uniform(&rng), plane[3 * i + 1] = (float)ptreg_rng_uniform(&rng),
+                  plane[3 * i + 2] = 0.25f;
+    for (size_t i = 0; i < n; i++)
+        for (int d = 0; d < 3; d++)
+            src[3 * i + d] = plane[3 * (3 * i) + d] + (d == 2 ? 0.01f : 0.02f);
+    ptreg_icp_options opt;
+    ptreg_icp_options_default(&opt);
+    opt.max_iter = 10;
+    ptreg_icp_result kd, dt;
+    opt.nn = PTREG_NN_KDTREE;
+    CHECK(ptreg_icp(src, n, plane, m, &opt, &kd, NULL) == PTREG_OK);
+    opt.nn = PTREG_NN_DELAUNAY_PNNOPT;
+    CHECK(ptreg_icp(src, n, plane, m, &opt, &dt, NULL) == PTREG_OK);
+    CHECK(dt.nn == PTREG_NN_KDTREE && dt.walk == NULL);
+    CHECK_MSG(strstr(dt.nn_note, "delaunay-pnnopt asked for") && strstr(dt.nn_note, "coplanar"), "note: %s",
+              dt.nn_note);
+    CHECK(memcmp(kd.transformation, dt.transformation, sizeof kd.transformation) == 0);
+    ptreg_icp_result_free(&kd);
+    ptreg_icp_result_free(&dt);
+    /* auto on a graphless index is the k-d tree, without a note */
+    ptreg_model_index *idx;
+    CHECK(ptreg_model_index_create(plane, m, NULL, &idx, NULL) == PTREG_OK);
+    opt.nn = PTREG_NN_AUTO;
+    CHECK(ptreg_icp_indexed(src, n, idx, &opt, &dt, NULL) == PTREG_OK);
+    CHECK(dt.nn == PTREG_NN_KDTREE && dt.nn_note[0] == '\0');
+    ptreg_icp_result_free(&dt);
+    ptreg_model_index_destroy(idx);
+    free(plane), free(src);
 }
 
 static void test_options_and_stops(void)
@@ -352,6 +470,10 @@ static void test_bunny_scans(const char *dir)
         CHECK(r.converged && r.rmse < 1e-3 && r.fitness > 0.9);
         memcpy(results[k], r.transformation, sizeof results[k]);
         ptreg_icp_result_free(&r);
+        if (k == 0) {
+            opt.max_iter = 30, opt.tol = 0.0;
+            check_methods_identical("bun045 -> bun000", src, n, tgt, m, &opt, 0);
+        }
     }
     if (src && tgt)
         CHECK_MSG(rotation_error(results[0], results[1]) < 0.02, "two starts end %g deg apart",
@@ -366,6 +488,8 @@ int main(void)
     test_synthetic_scans();
     test_outlier_filters();
     test_deterministic();
+    test_methods_identical();
+    test_degenerate_models();
     test_options_and_stops();
     test_bad_arguments();
     const char *dir = check_data_dir();

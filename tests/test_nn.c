@@ -2,87 +2,11 @@
  * hints, k-NN, radius) against a plain reference loop, on every ISA path,
  * on random, clustered, duplicated and lattice (all-ties) clouds and on the
  * real scans. */
-#include <stdint.h>
-
 #include "check.h"
+#include "nn_ref.h"
 #include "core/cpu.h"
 #include "ptreg/io.h"
 #include "ptreg/nn.h"
-
-static float ref_dist2(const float *q, const float *p)
-{
-    float dx = q[0] - p[0], dy = q[1] - p[1], dz = q[2] - p[2];
-    return (dx * dx + dy * dy) + dz * dz;
-}
-
-static int ref_better(float d, uint32_t i, float bd, uint32_t bi)
-{
-    return d < bd || (d == bd && i < bi);
-}
-
-static void ref_nearest(const float *t, size_t m, const float *q, uint32_t *bi, float *bd)
-{
-    *bd = INFINITY;
-    *bi = PTREG_NO_NEIGHBOR;
-    for (size_t j = 0; j < m; j++) {
-        float d = ref_dist2(q, t + 3 * j);
-        if (ref_better(d, (uint32_t)j, *bd, *bi))
-            *bd = d, *bi = (uint32_t)j;
-    }
-}
-
-typedef enum { CLOUD_UNIFORM, CLOUD_CLUSTERED, CLOUD_DUPLICATES, CLOUD_LATTICE, CLOUD_PLANE } cloud_kind;
-
-static float *make_cloud(cloud_kind kind, size_t n, uint64_t seed)
-{
-    ptreg_rng rng;
-    ptreg_rng_seed(&rng, seed);
-    float *p = malloc(3 * n * sizeof(float));
-    for (size_t i = 0; i < n; i++) {
-        float *v = p + 3 * i;
-        switch (kind) {
-        case CLOUD_UNIFORM:
-            for (int d = 0; d < 3; d++)
-                v[d] = (float)(ptreg_rng_uniform(&rng) * 2 - 1);
-            break;
-        case CLOUD_CLUSTERED: {
-            double c = (double)(i % 5);
-            for (int d = 0; d < 3; d++)
-                v[d] = (float)(c + 0.01 * ptreg_rng_normal(&rng));
-            break;
-        }
-        case CLOUD_DUPLICATES:
-            for (int d = 0; d < 3; d++)
-                v[d] = (float)((int)(ptreg_rng_uniform(&rng) * 4)); /* many exact copies */
-            break;
-        case CLOUD_LATTICE: /* unit lattice: queries at half-integers tie everywhere */
-            v[0] = (float)(i % 17), v[1] = (float)((i / 17) % 17), v[2] = (float)(i / 289);
-            break;
-        case CLOUD_PLANE:
-            v[0] = (float)ptreg_rng_uniform(&rng), v[1] = (float)ptreg_rng_uniform(&rng), v[2] = 0.5f;
-            break;
-        }
-    }
-    return p;
-}
-
-static float *make_queries(cloud_kind kind, size_t n, uint64_t seed)
-{
-    ptreg_rng rng;
-    ptreg_rng_seed(&rng, seed);
-    float *q = malloc(3 * n * sizeof(float));
-    for (size_t i = 0; i < n; i++)
-        for (int d = 0; d < 3; d++) {
-            double u = ptreg_rng_uniform(&rng);
-            if (kind == CLOUD_LATTICE)
-                q[3 * i + d] = (float)(0.5 * (int)(u * 36) - 0.5); /* half-integer grid */
-            else if (i % 10 == 0)
-                q[3 * i + d] = (float)(u * 40 - 20); /* far outside */
-            else
-                q[3 * i + d] = (float)(u * 3 - 1);
-        }
-    return q;
-}
 
 static void check_nearest(const char *what, const float *t, size_t m, const float *q, size_t nq)
 {
@@ -180,15 +104,14 @@ static void check_knn_radius(const char *what, const float *t, size_t m, const f
 
 static void test_synthetic(void)
 {
-    const char *names[] = {"uniform", "clustered", "duplicates", "lattice", "plane"};
     size_t sizes[] = {1, 2, 7, 100, 1000, 20011};
-    for (int kind = 0; kind < 5; kind++)
+    for (int kind = 0; kind < CLOUD_KINDS; kind++)
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
             size_t m = sizes[s], nq = 1500;
             float *t = make_cloud((cloud_kind)kind, m, 11 + s);
             float *q = make_queries((cloud_kind)kind, nq, 97 + s);
             char what[64];
-            snprintf(what, sizeof what, "%s m=%zu", names[kind], m);
+            snprintf(what, sizeof what, "%s m=%zu", cloud_kind_names[kind], m);
             check_nearest(what, t, m, q, nq);
             if (m <= 1000)
                 check_knn_radius(what, t, m, q, 200);

@@ -28,6 +28,8 @@ typedef enum ptreg_nn_method {
 const char *ptreg_nn_method_name(ptreg_nn_method method);
 /* Returns -1 for an unknown name. */
 int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method);
+/* Whether the method walks a Delaunay graph (needs a model index's graph). */
+int ptreg_nn_method_is_delaunay(ptreg_nn_method method);
 
 typedef enum ptreg_stop_reason {
     PTREG_STOP_CONVERGED = 0,   /* the drop in MSE fell below tol */

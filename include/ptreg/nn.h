@@ -60,12 +60,14 @@ ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *tree, const float q[3], flo
                                  ptreg_neighbors *nb, ptreg_error *err);
 
 /* Statistics of one batch of Delaunay walks: steps per query (a step moves
- * to a closer neighbour), and walks the certificate refused near a Voronoi
- * face, which the k-d tree finished. */
+ * to a closer neighbour), walks the certificate refused near a Voronoi
+ * face, which the k-d tree finished, and (ICP's seeded passes) queries that
+ * kept their last answer without a walk: they moved less than their
+ * margin inside its Voronoi cell (counted as 0 steps). */
 #define PTREG_WALK_HISTOGRAM 33 /* steps 0..31, and 32 or more */
 
 typedef struct ptreg_walk_stats {
-    uint64_t queries, steps, max_steps, fallbacks;
+    uint64_t queries, steps, max_steps, fallbacks, kept;
     uint64_t histogram[PTREG_WALK_HISTOGRAM];
 } ptreg_walk_stats;
 
@@ -97,12 +99,30 @@ typedef struct ptreg_model_index_info {
     int has_delaunay;
     size_t delaunay_edges;  /* directed: each edge counted from both ends */
     char delaunay_note[256]; /* why there is no graph ("" when there is) */
-    double kdtree_ms, delaunay_ms; /* build times (0 for a loaded index) */
+    double kdtree_ms, delaunay_ms; /* build times (a loaded index: as its file records) */
 } ptreg_model_index_info;
 
 void ptreg_model_index_get_info(const ptreg_model_index *index, ptreg_model_index_info *info);
 /* The model's points, in their original order. */
 const float *ptreg_model_index_points(const ptreg_model_index *index, size_t *n);
+
+/* How ptreg_model_index_nearest searches; every way is exact and gives
+ * the same bits. The walks follow the Delaunay graph from a start point,
+ * each step to a neighbour closer to the query, until none is closer. */
+typedef enum ptreg_index_search {
+    PTREG_SEARCH_KDTREE = 0,  /* the k-d tree; seed[i] (if given) bounds the search first */
+    PTREG_SEARCH_WALK_FIXED,  /* walk from the model point nearest its centroid */
+    PTREG_SEARCH_WALK_KDANN,  /* from the best point of the leaf the tree's descent reaches */
+    PTREG_SEARCH_WALK_SEED    /* from seed[i] (PTREG_NO_NEIGHBOR or no seed: the fixed start) */
+} ptreg_index_search;
+
+/* Exact 1-NN of nq queries among the index's model points: nearest[i] is a
+ * model index (original order), dist2[i] its squared distance. seed may be
+ * NULL; stats (may be NULL) receives the walks' statistics. A walk on an
+ * index without a graph is PTREG_ERR_UNSUPPORTED. OpenMP over queries. */
+ptreg_status ptreg_model_index_nearest(const ptreg_model_index *index, const float *queries, size_t nq,
+                                       ptreg_index_search search, const uint32_t *seed, uint32_t *nearest,
+                                       float *dist2, ptreg_walk_stats *stats, ptreg_error *err);
 
 /* Writes the index atomically (temporary file + rename). */
 ptreg_status ptreg_model_index_save(const ptreg_model_index *index, const char *path, ptreg_error *err);

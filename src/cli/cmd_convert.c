@@ -63,8 +63,8 @@ static const cli_option info_options[] = {
 
 const cli_command cli_cmd_info = {
     "info",
-    "CLOUD [--json]",
-    "Describe a cloud: points, normals, dropped non-finite points, bounding box, centroid.",
+    "CLOUD|MODEL.pti [--json]",
+    "Describe a cloud (points, normals, dropped non-finite points, bounding box, centroid) or a model index.",
     NULL,
     info_options,
     sizeof info_options / sizeof info_options[0],
@@ -78,6 +78,8 @@ int cli_run_info(int argc, char **argv)
     int rc = cli_parse(&cli_cmd_info, argc, argv, &a);
     if (rc)
         return rc < 0 ? EXIT_OK : rc;
+    if (cli_is_index_path(a.positional[0]))
+        return cli_describe_index(a.positional[0], cli_has(&a, "json"));
     ptreg_cloud c;
     if ((rc = cli_load_cloud("info", a.positional[0], &c, 1)))
         return rc;

@@ -12,7 +12,9 @@ static const cli_option icp_options[] = {
     {"tol", 0, "T", "stop when the MSE drops by less than T; 0 runs all iterations "
                     "(default 1e-10 x target bounding-box diagonal^2)"},
     {"max-dist", 0, "D", "leave out pairs farther apart than D (default: no limit)"},
-    {"nn", 0, "METHOD", "nearest neighbours: auto, brute or kdtree (default auto)"},
+    {"target-index", 0, "FILE", "register onto the model of this index (from 'ptreg index') instead of TARGET"},
+    {"nn", 0, "METHOD", "nearest neighbours: auto, brute, kdtree, delaunay-zero, delaunay-kdann, "
+                        "delaunay-pnn, delaunay-pnnopt (default auto)"},
     {"filter-sigma", 0, "S", "leave out pairs whose error is over mean + S std (default off)"},
     {"filter-start", 0, "K", "first iteration (0-based) of the sigma filter (default 0)"},
     {"trim", 0, "F", "keep the closest fraction F of the pairs, (0, 1] (default 1)"},
@@ -27,16 +29,24 @@ static const cli_option icp_options[] = {
 
 const cli_command cli_cmd_icp = {
     "icp",
-    "SOURCE TARGET [options]",
+    "SOURCE TARGET [options]\n       ptreg icp SOURCE --target-index MODEL.pti [options]",
     "Register SOURCE onto TARGET by point-to-point ICP (Besl & McKay, Horn's quaternion solution).",
     "Each iteration pairs every SOURCE point with its exact nearest TARGET point, leaves\n"
     "out pairs by --max-dist, then the sigma filter, then --trim, and moves SOURCE by the\n"
     "rigid transform that best aligns the pairs. The result takes SOURCE onto TARGET.\n"
-    "Clouds: PLY, PCD, XYZ/CSV/TXT, VTK. time_ms counts from both clouds in memory to\n"
-    "the result, the search structure's build included.",
+    "Clouds: PLY, PCD, XYZ/CSV/TXT, VTK.\n\n"
+    "Every --nn method is exact and gives the same result bits. The delaunay-* methods\n"
+    "walk the model's Delaunay graph from a start point: zero (the point nearest the\n"
+    "centroid), kdann (the k-d tree's leaf, no backtracking), pnn (each point's last\n"
+    "neighbour), pnnopt (kdann first, pnn after). auto: delaunay-pnnopt with an index that\n"
+    "has a graph, else the k-d tree (brute force for tiny inputs).\n\n"
+    "Timing: time_ms counts from both clouds in memory to the result, the k-d tree's build\n"
+    "included. The Delaunay graph takes seconds to build and is meant to be built once:\n"
+    "with --target-index (or a delaunay-* method and TARGET, when ptreg builds the index\n"
+    "first) the index build or load is reported apart and is not in time_ms.",
     icp_options,
     sizeof icp_options / sizeof icp_options[0],
-    2,
+    1,
     2,
 };
 
@@ -59,7 +69,8 @@ static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
     }
     const char *nn = cli_string(a, "nn", "auto");
     if (ptreg_nn_method_parse(nn, &o->nn)) {
-        cli_error("icp", "--nn: '%s' is not auto, brute or kdtree", nn);
+        cli_error("icp", "--nn: '%s' is not auto, brute, kdtree, delaunay-zero, delaunay-kdann, delaunay-pnn "
+                         "or delaunay-pnnopt", nn);
         return EXIT_USAGE;
     }
     return EXIT_OK;
@@ -89,14 +100,100 @@ static double median_ms(const run_times *rt)
     return m;
 }
 
-static void print_human(const char **paths, const ptreg_cloud *src, const ptreg_cloud *tgt,
-                        const ptreg_icp_result *r, const double *truth)
+/* What one `ptreg icp` registers: the source, and the target as a cloud or
+ * as a model index (loaded from --target-index, or built here for a
+ * Delaunay method so that its build stays out of time_ms). */
+typedef struct icp_job {
+    const char *source_path, *target_path;
+    ptreg_cloud source, target;
+    ptreg_model_index *index;
+    int index_loaded;     /* from a file (else built here, or none) */
+    double index_load_ms; /* reading and checking the file */
+    size_t target_points;
+} icp_job;
+
+static int load_job(const cli_args *a, ptreg_nn_method nn, icp_job *job)
 {
-    printf("ptreg icp: %s (%zu points) onto %s (%zu points), nn %s, %d threads\n", paths[0], src->n,
-           paths[1], tgt->n, ptreg_nn_method_name(r->nn), ptreg_get_num_threads());
+    memset(job, 0, sizeof *job);
+    ptreg_cloud_init(&job->source);
+    ptreg_cloud_init(&job->target);
+    const char *index_path = cli_string(a, "target-index", NULL);
+    if ((index_path != NULL) == (a->positional_count == 2)) {
+        cli_error("icp", index_path ? "give TARGET or --target-index, not both"
+                                    : "missing arguments: give TARGET, or the model's index by --target-index FILE");
+        return EXIT_USAGE;
+    }
+    job->source_path = a->positional[0];
+    job->target_path = index_path ? index_path : a->positional[1];
+    int rc = cli_load_cloud("icp", job->source_path, &job->source, 0);
+    if (rc)
+        return rc;
+    if (index_path) {
+        double t0 = ptreg_time_ms();
+        if ((rc = cli_load_index("icp", index_path, &job->index)))
+            return rc;
+        job->index_load_ms = ptreg_time_ms() - t0;
+        job->index_loaded = 1;
+        ptreg_model_index_points(job->index, &job->target_points);
+        return EXIT_OK;
+    }
+    if ((rc = cli_load_cloud("icp", job->target_path, &job->target, 0)))
+        return rc;
+    job->target_points = job->target.n;
+    if (ptreg_nn_method_is_delaunay(nn)) {
+        ptreg_error err;
+        ptreg_status st = ptreg_model_index_create(job->target.xyz, job->target.n, NULL, &job->index, &err);
+        if (st) {
+            cli_error("icp", "%s", err.message);
+            return cli_exit_code(st, 0);
+        }
+    }
+    return EXIT_OK;
+}
+
+static void free_job(icp_job *job)
+{
+    ptreg_model_index_destroy(job->index);
+    ptreg_cloud_free(&job->source);
+    ptreg_cloud_free(&job->target);
+}
+
+/* Mean steps per walk of one correspondence pass. */
+static double mean_steps(const ptreg_walk_stats *w) { return w->queries ? (double)w->steps / (double)w->queries : 0.0; }
+
+static void print_walks(const ptreg_icp_result *r)
+{
+    if (!r->walk)
+        return;
+    uint64_t max = 0, fallbacks = 0, queries = 0, steps = 0, kept = 0;
+    for (int k = 0; k <= r->iterations; k++) {
+        max = r->walk[k].max_steps > max ? r->walk[k].max_steps : max;
+        fallbacks += r->walk[k].fallbacks, queries += r->walk[k].queries, steps += r->walk[k].steps;
+        kept += r->walk[k].kept;
+    }
+    printf("  walks: %.2f steps on the first pass, %.2f mean over all, longest %llu; %llu finished by the k-d tree,\n"
+           "    %.1f%% of the queries kept their last answer without a walk (moved less than their margin)\n",
+           mean_steps(&r->walk[0]), queries ? (double)steps / (double)queries : 0.0, (unsigned long long)max,
+           (unsigned long long)fallbacks, queries ? 100.0 * (double)kept / (double)queries : 0.0);
+}
+
+static void print_human(const icp_job *job, const ptreg_icp_result *r, const double *truth)
+{
+    printf("ptreg icp: %s (%zu points) onto %s (%zu points), nn %s, %d threads\n", job->source_path,
+           job->source.n, job->target_path, job->target_points, ptreg_nn_method_name(r->nn),
+           ptreg_get_num_threads());
+    if (r->nn_note[0])
+        printf("  note: %s\n", r->nn_note);
+    if (job->index) {
+        printf("  index %s, not in the time:\n", job->index_loaded ? "loaded" : "built first");
+        if (job->index_loaded)
+            printf("    read and checked in %.2f ms\n", job->index_load_ms);
+        cli_print_index("    ", job->index);
+    }
     printf("  iterations %d, stopped: %s\n", r->iterations, ptreg_stop_reason_name(r->stop_reason));
     printf("  rmse %.6g, fitness %.4f (%zu pairs)\n", r->rmse, r->fitness, r->pairs);
     printf("  time %.2f ms (search build %.2f ms)\n", r->time_ms, r->build_ms);
+    print_walks(r);
     printf("  transformation (SOURCE -> TARGET):\n");
     cli_print_matrix("    ", r->transformation);
     if (truth) {
@@ -106,16 +203,49 @@ static void print_human(const char **paths, const ptreg_cloud *src, const ptreg_
     }
 }
 
-static int print_json(const char **paths, const ptreg_cloud *src, const ptreg_cloud *tgt,
-                      const ptreg_icp_result *r, const double *truth, const run_times *rt)
+static cJSON *json_walk(const ptreg_walk_stats *w)
+{
+    cJSON *o = cJSON_CreateObject();
+    double hist[PTREG_WALK_HISTOGRAM];
+    for (int b = 0; b < PTREG_WALK_HISTOGRAM; b++)
+        hist[b] = (double)w->histogram[b];
+    cJSON_AddNumberToObject(o, "queries", (double)w->queries);
+    cJSON_AddNumberToObject(o, "mean_steps", mean_steps(w));
+    cJSON_AddNumberToObject(o, "max_steps", (double)w->max_steps);
+    cJSON_AddNumberToObject(o, "fallbacks", (double)w->fallbacks);
+    cJSON_AddNumberToObject(o, "kept", (double)w->kept);
+    cJSON_AddItemToObject(o, "histogram", cJSON_CreateDoubleArray(hist, PTREG_WALK_HISTOGRAM));
+    return o;
+}
+
+/* The index's part of the JSON: where it came from and what it cost, apart
+ * from time_ms. */
+static void json_add_index(cJSON *o, const icp_job *job)
+{
+    if (!job->index) {
+        cJSON_AddNullToObject(o, "index");
+        return;
+    }
+    cJSON *ix = cli_json_index(job->index);
+    cJSON_AddStringToObject(ix, "origin", job->index_loaded ? "file" : "built");
+    if (job->index_loaded)
+        cJSON_AddNumberToObject(ix, "load_ms", job->index_load_ms);
+    cJSON_AddItemToObject(o, "index", ix);
+    ptreg_model_index_info info;
+    ptreg_model_index_get_info(job->index, &info);
+    cJSON_AddNumberToObject(o, "index_build_ms", info.kdtree_ms + info.delaunay_ms);
+}
+
+static int print_json(const icp_job *job, const ptreg_icp_result *r, const double *truth, const run_times *rt)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "command", "icp");
-    cJSON_AddStringToObject(o, "source", paths[0]);
-    cJSON_AddStringToObject(o, "target", paths[1]);
-    cJSON_AddNumberToObject(o, "source_points", (double)src->n);
-    cJSON_AddNumberToObject(o, "target_points", (double)tgt->n);
-    cJSON_AddNumberToObject(o, "dropped_nonfinite", (double)(src->dropped_nonfinite + tgt->dropped_nonfinite));
+    cJSON_AddStringToObject(o, "source", job->source_path);
+    cJSON_AddStringToObject(o, "target", job->target_path);
+    cJSON_AddNumberToObject(o, "source_points", (double)job->source.n);
+    cJSON_AddNumberToObject(o, "target_points", (double)job->target_points);
+    cJSON_AddNumberToObject(o, "dropped_nonfinite",
+                            (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
     cJSON_AddItemToObject(o, "transformation", cli_json_matrix(r->transformation));
     cJSON_AddNumberToObject(o, "rmse", r->rmse);
     cJSON_AddNumberToObject(o, "fitness", r->fitness);
@@ -128,8 +258,15 @@ static int print_json(const char **paths, const ptreg_cloud *src, const ptreg_cl
     if (rt->count > 1)
         cJSON_AddItemToObject(o, "times_ms", cJSON_CreateDoubleArray(rt->ms, rt->count));
     cJSON_AddStringToObject(o, "nn", ptreg_nn_method_name(r->nn));
+    cJSON_AddStringToObject(o, "nn_note", r->nn_note);
+    json_add_index(o, job);
     cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
     cJSON_AddItemToObject(o, "mse", cJSON_CreateDoubleArray(r->mse, r->iterations + 1));
+    if (r->walk) {
+        cJSON *walks = cJSON_AddArrayToObject(o, "walk");
+        for (int k = 0; k <= r->iterations; k++)
+            cJSON_AddItemToArray(walks, json_walk(&r->walk[k]));
+    }
     if (truth) {
         double angle, trans;
         ptreg_transform_difference(truth, r->transformation, &angle, &trans);
@@ -163,14 +300,23 @@ static int write_outputs(const cli_args *a, const ptreg_cloud *src, const ptreg_
     return rc;
 }
 
+static ptreg_status register_once(const icp_job *job, const ptreg_icp_options *opt, ptreg_icp_result *r,
+                                  ptreg_error *err)
+{
+    const ptreg_cloud *s = &job->source;
+    if (job->index)
+        return ptreg_icp_indexed(s->xyz, s->n, job->index, opt, r, err);
+    return ptreg_icp(s->xyz, s->n, job->target.xyz, job->target.n, opt, r, err);
+}
+
 /* Runs the registration `repeat` times, keeping the last result; every run
  * must give the same bits (ptreg is deterministic), which is checked. */
-static ptreg_status run_repeated(const ptreg_cloud *src, const ptreg_cloud *tgt, const ptreg_icp_options *opt,
-                                 int repeat, ptreg_icp_result *r, run_times *rt, ptreg_error *err)
+static ptreg_status run_repeated(const icp_job *job, const ptreg_icp_options *opt, int repeat, ptreg_icp_result *r,
+                                 run_times *rt, ptreg_error *err)
 {
     for (int i = 0; i < repeat; i++) {
         ptreg_icp_result cur;
-        ptreg_status st = ptreg_icp(src->xyz, src->n, tgt->xyz, tgt->n, opt, &cur, err);
+        ptreg_status st = register_once(job, opt, &cur, err);
         if (st) {
             if (i)
                 ptreg_icp_result_free(r);
@@ -189,6 +335,16 @@ static ptreg_status run_repeated(const ptreg_cloud *src, const ptreg_cloud *tgt,
     return PTREG_OK;
 }
 
+static int read_transforms(const cli_args *a, ptreg_icp_options *opt, double truth[16])
+{
+    int rc = EXIT_OK;
+    if (cli_has(a, "init"))
+        rc = cli_read_transform("icp", cli_string(a, "init", NULL), opt->init);
+    if (!rc && cli_has(a, "truth"))
+        rc = cli_read_transform("icp", cli_string(a, "truth", NULL), truth);
+    return rc;
+}
+
 int cli_run_icp(int argc, char **argv)
 {
     cli_args a;
@@ -198,42 +354,34 @@ int cli_run_icp(int argc, char **argv)
     ptreg_icp_options opt;
     ptreg_icp_options_default(&opt);
     int repeat = 1;
-    if ((rc = read_icp_options(&a, &opt)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)))
-        return rc;
     double truth[16];
-    if (cli_has(&a, "init") && (rc = cli_read_transform("icp", cli_string(&a, "init", NULL), opt.init)))
+    if ((rc = read_icp_options(&a, &opt)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
+        (rc = read_transforms(&a, &opt, truth)))
         return rc;
-    if (cli_has(&a, "truth") && (rc = cli_read_transform("icp", cli_string(&a, "truth", NULL), truth)))
-        return rc;
-    ptreg_cloud src, tgt;
-    ptreg_cloud_init(&src);
-    ptreg_cloud_init(&tgt);
-    int json = cli_has(&a, "json");
-    if ((rc = cli_load_cloud("icp", a.positional[0], &src, 0)) ||
-        (rc = cli_load_cloud("icp", a.positional[1], &tgt, 0))) {
-        ptreg_cloud_free(&src);
+    icp_job job;
+    if ((rc = load_job(&a, opt.nn, &job))) {
+        free_job(&job);
         return rc;
     }
     ptreg_icp_result r;
     ptreg_error err;
     run_times rt = {calloc((size_t)repeat, sizeof(double)), 0};
-    ptreg_status st = rt.ms ? run_repeated(&src, &tgt, &opt, repeat, &r, &rt, &err)
+    ptreg_status st = rt.ms ? run_repeated(&job, &opt, repeat, &r, &rt, &err)
                             : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
     if (st) {
         cli_error("icp", "%s", err.message);
         rc = cli_exit_code(st, 0);
     } else {
         r.time_ms = median_ms(&rt);
-        rc = write_outputs(&a, &src, &r);
+        rc = write_outputs(&a, &job.source, &r);
         const double *t = cli_has(&a, "truth") ? truth : NULL;
-        if (!rc && json)
-            rc = print_json(a.positional, &src, &tgt, &r, t, &rt);
+        if (!rc && cli_has(&a, "json"))
+            rc = print_json(&job, &r, t, &rt);
         else if (!rc)
-            print_human(a.positional, &src, &tgt, &r, t);
+            print_human(&job, &r, t);
         ptreg_icp_result_free(&r);
     }
     free(rt.ms);
-    ptreg_cloud_free(&src);
-    ptreg_cloud_free(&tgt);
+    free_job(&job);
     return rc;
 }

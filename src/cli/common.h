@@ -28,8 +28,17 @@ cJSON *cli_json_matrix(const double T[16]);
 int cli_json_print(cJSON *obj);
 void cli_print_matrix(const char *indent, const double T[16]);
 
-extern const cli_command cli_cmd_icp, cli_cmd_synth, cli_cmd_convert, cli_cmd_info;
+/* Model index files (.pti): recognised by extension; loading prints the
+ * library's message and returns 3 for a bad file. */
+int cli_is_index_path(const char *path);
+int cli_load_index(const char *cmd, const char *path, ptreg_model_index **index);
+cJSON *cli_json_index(const ptreg_model_index *index);
+void cli_print_index(const char *indent, const ptreg_model_index *index);
+int cli_describe_index(const char *path, int json);
+
+extern const cli_command cli_cmd_icp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info;
 int cli_run_icp(int argc, char **argv);
+int cli_run_index(int argc, char **argv);
 int cli_run_synth(int argc, char **argv);
 int cli_run_convert(int argc, char **argv);
 int cli_run_info(int argc, char **argv);

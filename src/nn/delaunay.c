@@ -17,6 +17,7 @@ void ptreg_walk_stats_merge(ptreg_walk_stats *a, const ptreg_walk_stats *b)
     a->steps += b->steps;
     a->max_steps = b->max_steps > a->max_steps ? b->max_steps : a->max_steps;
     a->fallbacks += b->fallbacks;
+    a->kept += b->kept;
     for (int i = 0; i < PTREG_WALK_HISTOGRAM; i++)
         a->histogram[i] += b->histogram[i];
 }
@@ -97,6 +98,15 @@ static int add_edge(edge_list *e, uint32_t a, uint32_t b)
     return 0;
 }
 
+/* Qhull's messages run over many lines; the first says what went wrong. */
+static size_t first_line_length(const char *msg, size_t most)
+{
+    size_t len = 0;
+    while (msg && len < most && msg[len] && msg[len] != '\n')
+        len++;
+    return len;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -134,8 +144,8 @@ static int triangulate(const ptreg_kdtree *t, const distinct_points *d, edge_lis
     int status = 0;
     if (rc) {
         fflush(errfile);
-        snprintf(why, why_size, "Qhull could not triangulate the model (all points coplanar or collinear?): %.160s",
-                 msg && msg_len ? msg : "no message");
+        snprintf(why, why_size, "Qhull cannot triangulate the model (all points coplanar or collinear?): %.*s",
+                 (int)first_line_length(msg, 160), msg && msg_len ? msg : "no message");
         status = 1;
     } else {
         size_t vertices = 0;
@@ -297,14 +307,17 @@ ptreg_status ptreg_delaunay_create(const ptreg_kdtree *t, ptreg_delaunay **out, 
     }
     g->slots = t->chunk_count * PTREG_KD_LANES;
     g->duplicates = d.duplicates;
+    char merged[64] = "";
+    if (d.duplicates)
+        snprintf(merged, sizeof merged, " (%zu exact duplicates merged)", d.duplicates);
     if (d.count < 5) {
-        st = ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "Delaunay graph: %zu distinct points, 3-D needs 5",
-                             d.count);
+        st = ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%zu distinct points%s; a 3-D triangulation needs 5",
+                             d.count, merged);
         goto done;
     }
     int rc = triangulate(t, &d, &edges, why, sizeof why);
     if (rc == 1)
-        st = ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "Delaunay graph: %s", why);
+        st = ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s%s", why, merged);
     else if (rc < 0 || fill_rows(t, &edges, g) || ptreg_delaunay_make_rows(g, t))
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "Delaunay graph: out of memory");
     else

@@ -59,6 +59,17 @@ void ptreg_delaunay_destroy(ptreg_delaunay *g);
 /* Adds b's counts to a (ptreg_walk_stats, nn.h). */
 void ptreg_walk_stats_merge(ptreg_walk_stats *a, const ptreg_walk_stats *b);
 
+/* What a certain walk leaves for the next query of the same source point
+ * (ICP's next pass, seeded by this answer): the query, its margin inside
+ * the answer's Voronoi cell (a lower bound of its distance to the cell's
+ * boundary) and 4 x the answer's shortest half edge. A query that has moved
+ * less than the margin is still in the cell (ALGORITHMS.md). margin <= 0:
+ * nothing to reuse. */
+typedef struct ptreg_dt_memory {
+    float q[3], margin;
+    float p[3], scale; /* the answer's point: no lookup when it is kept */
+} ptreg_dt_memory;
+
 /* How a walk starts (ptreg_nn_method's Delaunay choices). */
 typedef enum ptreg_walk_start {
     PTREG_WALK_FIXED = 0, /* the graph's start point */

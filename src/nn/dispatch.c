@@ -28,14 +28,15 @@ void ptreg_kd_nearest_range(const ptreg_kdtree *tree, const float *q, size_t nq,
 }
 
 void ptreg_dt_nearest_range(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, size_t nq,
-                            ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_walk_stats *tally)
+                            ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_dt_memory *mem,
+                            ptreg_walk_stats *tally)
 {
 #if defined(__x86_64__)
     switch (ptreg_cpu_isa()) {
-    case PTREG_ISA_AVX512: ptreg_dt_nearest_range_avx512(t, g, q, nq, start, slot, dist2, tally); return;
-    case PTREG_ISA_AVX2: ptreg_dt_nearest_range_avx2(t, g, q, nq, start, slot, dist2, tally); return;
+    case PTREG_ISA_AVX512: ptreg_dt_nearest_range_avx512(t, g, q, nq, start, slot, dist2, mem, tally); return;
+    case PTREG_ISA_AVX2: ptreg_dt_nearest_range_avx2(t, g, q, nq, start, slot, dist2, mem, tally); return;
     case PTREG_ISA_GENERIC: break;
     }
 #endif
-    ptreg_dt_nearest_range_generic(t, g, q, nq, start, slot, dist2, tally);
+    ptreg_dt_nearest_range_generic(t, g, q, nq, start, slot, dist2, mem, tally);
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "nn/index_impl.h"
+#include "nn/nn_dispatch.h"
 #include "ptreg/nn.h"
 
 void ptreg_index_options_default(ptreg_index_options *opt)
@@ -87,4 +88,66 @@ const float *ptreg_model_index_points(const ptreg_model_index *idx, size_t *n)
 {
     *n = idx->n;
     return idx->points;
+}
+
+#define WALK_CHUNK 512
+
+static ptreg_walk_start walk_start_of(ptreg_index_search search)
+{
+    switch (search) {
+    case PTREG_SEARCH_WALK_KDANN: return PTREG_WALK_KDANN;
+    case PTREG_SEARCH_WALK_SEED: return PTREG_WALK_SEED;
+    default: return PTREG_WALK_FIXED;
+    }
+}
+
+/* Walks chunk by chunk over threads; each chunk tallies its own walks and
+ * the tallies are added in chunk order afterwards. */
+static ptreg_status walk_nearest(const ptreg_model_index *idx, const float *queries, size_t nq,
+                                 ptreg_walk_start start, const uint32_t *seed, uint32_t *nearest, float *dist2,
+                                 ptreg_walk_stats *stats, ptreg_error *err)
+{
+    const ptreg_kdtree *t = idx->tree;
+    long chunks = (long)((nq + WALK_CHUNK - 1) / WALK_CHUNK);
+    ptreg_walk_stats *tally = calloc(chunks ? (size_t)chunks : 1, sizeof *tally);
+    if (!tally)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest neighbours: out of memory");
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
+    for (long c = 0; c < chunks; c++) {
+        size_t i0 = (size_t)c * WALK_CHUNK;
+        size_t cnt = nq - i0 < WALK_CHUNK ? nq - i0 : WALK_CHUNK;
+        uint32_t slots[WALK_CHUNK];
+        for (size_t i = 0; i < cnt; i++) {
+            uint32_t s = seed ? seed[i0 + i] : PTREG_NO_NEIGHBOR;
+            slots[i] = s < t->n ? t->slot[s] : PTREG_NO_NEIGHBOR;
+        }
+        ptreg_dt_nearest_range(t, idx->graph, queries + 3 * i0, cnt, start, slots, dist2 + i0, NULL, &tally[c]);
+        for (size_t i = 0; i < cnt; i++)
+            nearest[i0 + i] = t->index[slots[i]];
+    }
+    if (stats) {
+        memset(stats, 0, sizeof *stats);
+        for (long c = 0; c < chunks; c++)
+            ptreg_walk_stats_merge(stats, &tally[c]);
+    }
+    free(tally);
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_model_index_nearest(const ptreg_model_index *idx, const float *queries, size_t nq,
+                                       ptreg_index_search search, const uint32_t *seed, uint32_t *nearest,
+                                       float *dist2, ptreg_walk_stats *stats, ptreg_error *err)
+{
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (search == PTREG_SEARCH_KDTREE) {
+        ptreg_kdtree_nearest(idx->tree, queries, nq, seed, nearest, dist2);
+        return PTREG_OK;
+    }
+    if (search != PTREG_SEARCH_WALK_FIXED && search != PTREG_SEARCH_WALK_KDANN && search != PTREG_SEARCH_WALK_SEED)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "nearest neighbours: unknown search %d", (int)search);
+    if (!idx->graph)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "nearest neighbours: the index has no Delaunay graph (%s)",
+                               idx->note);
+    return walk_nearest(idx, queries, nq, walk_start_of(search), seed, nearest, dist2, stats, err);
 }

@@ -41,6 +41,7 @@ typedef struct pti_section {
 typedef struct pti_meta {
     uint64_t points, leaf_size, nodes, leaves, near_blocks, chunks;
     uint64_t has_graph, graph_slots, graph_edges, graph_start, graph_duplicates;
+    double kdtree_ms, delaunay_ms; /* how long the build took, for reports */
     char note[256];
 } pti_meta;
 
@@ -108,6 +109,7 @@ static void fill_meta(const ptreg_model_index *idx, pti_meta *m)
     if (g)
         m->graph_slots = g->slots, m->graph_edges = g->edges, m->graph_start = g->start,
         m->graph_duplicates = g->duplicates;
+    m->kdtree_ms = idx->kdtree_ms, m->delaunay_ms = idx->delaunay_ms;
     snprintf(m->note, sizeof m->note, "%s", idx->note);
 }
 
@@ -246,6 +248,7 @@ static int meta_sane(const pti_meta *m)
            m->nodes <= m->points && m->leaves <= m->points && m->near_blocks <= m->leaves * 64 &&
            (!m->has_graph || (m->graph_slots == m->chunks * PTREG_KD_LANES && m->graph_start < m->graph_slots &&
                               m->graph_edges < UINT32_MAX && m->graph_duplicates < m->points)) &&
+           m->kdtree_ms >= 0.0 && m->kdtree_ms < 1e12 && m->delaunay_ms >= 0.0 && m->delaunay_ms < 1e12 &&
            memchr(m->note, '\0', sizeof m->note) != NULL;
 }
 
@@ -279,21 +282,43 @@ static int tree_sane(const ptreg_kdtree *t)
         if (t->slot[i] >= t->chunk_count * PTREG_KD_LANES || t->index[t->slot[i]] != i)
             return 0;
     for (size_t s = 0; s < t->chunk_count * PTREG_KD_LANES; s++)
-        if (t->index[s] != PTREG_NO_NEIGHBOR && t->index[s] >= t->n)
+        if (t->index[s] != PTREG_NO_NEIGHBOR && (t->index[s] >= t->n || t->slot[t->index[s]] != s))
             return 0;
     return 1;
 }
 
-static int graph_sane(const ptreg_delaunay *g)
+/* Each slot holds its model point's bits, or NaN padding where no point
+ * is, so no search can return an empty slot. */
+static int chunks_match_points(const ptreg_kdtree *t, const float *points)
+{
+    for (size_t s = 0; s < t->chunk_count * PTREG_KD_LANES; s++) {
+        const ptreg_kd_chunk *ch = &t->chunks[s / PTREG_KD_LANES];
+        size_t l = s % PTREG_KD_LANES;
+        float p[3] = {ch->x[l], ch->y[l], ch->z[l]};
+        uint32_t i = t->index[s];
+        if (i == PTREG_NO_NEIGHBOR ? !isnan(p[0]) || !isnan(p[1]) || !isnan(p[2])
+                                   : memcmp(p, &points[3 * (size_t)i], sizeof p) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* Walks only ever stand on points with a row (edges): the start and every
+ * neighbour must have one. */
+static int graph_sane(const ptreg_delaunay *g, const ptreg_kdtree *t)
 {
     if (g->offset[0] != 0 || g->offset[g->slots] != g->edges)
         return 0;
     for (size_t s = 0; s < g->slots; s++)
-        if (g->offset[s + 1] < g->offset[s])
+        if (g->offset[s + 1] < g->offset[s] || (g->offset[s + 1] > g->offset[s] && t->index[s] == PTREG_NO_NEIGHBOR))
             return 0;
-    for (size_t e = 0; e < g->edges; e++)
-        if (g->nbr[e] >= g->slots || !(g->half[e] >= 0.0f) || !isfinite(g->half[e]))
+    if (g->offset[g->start + 1] == g->offset[g->start])
+        return 0;
+    for (size_t e = 0; e < g->edges; e++) {
+        uint32_t j = g->nbr[e];
+        if (j >= g->slots || g->offset[j + 1] == g->offset[j] || !(g->half[e] >= 0.0f) || !isfinite(g->half[e]))
             return 0;
+    }
     return 1;
 }
 
@@ -326,6 +351,8 @@ static ptreg_status assemble(pti_reader *r, const pti_meta *m, ptreg_model_index
             return bad(r, "a model point is not finite");
     if (!tree_sane(t))
         return bad(r, "the k-d tree's references are inconsistent");
+    if (!chunks_match_points(t, idx->points))
+        return bad(r, "the k-d tree's points differ from the model's");
     if (!g)
         return PTREG_OK;
     g->borrowed = 1;
@@ -338,7 +365,7 @@ static ptreg_status assemble(pti_reader *r, const pti_meta *m, ptreg_model_index
         !(g->ez = (float *)section(r, TAG_DT_EZ, sizeof(float), g->edges, &st)) ||
         !(g->half = (float *)section(r, TAG_DT_HALF, sizeof(float), g->edges, &st)))
         return st;
-    if (!graph_sane(g))
+    if (!graph_sane(g, t))
         return bad(r, "the Delaunay graph's references are inconsistent");
     if (ptreg_delaunay_make_rows(g, t))
         return ptreg_error_set(r->err, PTREG_ERR_NOMEM, "%s: out of memory", r->name);
@@ -361,6 +388,7 @@ static ptreg_status load_buffer(void *buf, size_t size, const char *name, ptreg_
     if (!st) {
         idx->storage = buf;
         snprintf(idx->note, sizeof idx->note, "%s", m->note);
+        idx->kdtree_ms = m->kdtree_ms, idx->delaunay_ms = m->delaunay_ms;
         st = assemble(&r, m, idx);
     }
     if (st) {

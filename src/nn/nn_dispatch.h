@@ -13,9 +13,12 @@ void ptreg_kd_nearest_range(const ptreg_kdtree *tree, const float *q, size_t nq,
 
 /* Nearest points by Delaunay walks from `start` (with PTREG_WALK_SEED,
  * slot holds the seeds; PTREG_NO_NEIGHBOR starts at the graph's start);
- * slot receives the answers, tally the walk statistics (added to). */
+ * slot receives the answers, tally the walk statistics (added to). mem
+ * (NULL, or one per query) carries each answer's certificate to the next
+ * call for the same queries moved a little (ptreg_dt_memory). */
 void ptreg_dt_nearest_range(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, size_t nq,
-                            ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_walk_stats *tally);
+                            ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_dt_memory *mem,
+                            ptreg_walk_stats *tally);
 
 /* The target as brute force wants it (SoA, NaN-padded), made once and
  * reused across query batches. */

@@ -27,7 +27,7 @@ typedef struct ptreg_brute_target {
                                      const uint32_t *hint_slot, uint32_t *out_slot, float *dist2); \
     void ptreg_dt_nearest_range##sfx(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, \
                                      size_t nq, ptreg_walk_start start, uint32_t *slot, float *dist2,   \
-                                     ptreg_walk_stats *tally);
+                                     ptreg_dt_memory *mem, ptreg_walk_stats *tally);
 
 PTREG_DECLARE_NN_KERNELS(_generic)
 #if defined(__x86_64__)

@@ -475,6 +475,84 @@ void ISA_FN(ptreg_kd_nearest_range)(const ptreg_kdtree *tree, const float *q, si
  * backtracking (nearer box at each node), and in it the nearest point of
  * the chunk whose box is nearest. The walk makes the answer exact, so the
  * start only has to be close, and cheap. */
+#if defined(__AVX512F__)
+/* The lane holding the smallest value (NaN lanes never): ties to the
+ * lowest lane. */
+static inline unsigned argmin16(__m512 v)
+{
+    v = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v, _mm512_set1_ps(INFINITY));
+    const __m512 least = _mm512_set1_ps(_mm512_reduce_min_ps(v));
+    return (unsigned)__builtin_ctz(_mm512_cmp_ps_mask(v, least, _CMP_EQ_OQ) | 0x10000u) & 15u;
+}
+#elif defined(__AVX2__)
+static inline unsigned argmin16(__m256 lo, __m256 hi)
+{
+    const __m256 inf = _mm256_set1_ps(INFINITY);
+    lo = _mm256_blendv_ps(lo, inf, _mm256_cmp_ps(lo, lo, _CMP_UNORD_Q));
+    hi = _mm256_blendv_ps(hi, inf, _mm256_cmp_ps(hi, hi, _CMP_UNORD_Q));
+    __m256 m = _mm256_min_ps(lo, hi);
+    m = _mm256_min_ps(m, _mm256_permute2f128_ps(m, m, 1));
+    m = _mm256_min_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
+    m = _mm256_min_ps(m, _mm256_shuffle_ps(m, m, _MM_SHUFFLE(2, 3, 0, 1)));
+    unsigned mask = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(lo, m, _CMP_EQ_OQ)) |
+                    (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(hi, m, _CMP_EQ_OQ)) << 8;
+    return (unsigned)__builtin_ctz(mask | 0x10000u) & 15u;
+}
+#else
+static inline unsigned argmin16(const float *v)
+{
+    unsigned best = 0;
+    for (unsigned l = 1; l < 16; l++)
+        best = v[l] < v[best] || v[best] != v[best] ? l : best;
+    return best;
+}
+#endif
+
+/* The leaf's chunk whose box is nearest q (missing chunks' empty boxes
+ * bound to +inf). */
+static inline unsigned kd_nearest_chunk(const ptreg_kd_leaf *leaf, const float *q)
+{
+#if defined(__AVX512F__)
+    __m512 g2[3];
+    for (int k = 0; k < 3; k++) {
+        const __m512 qk = _mm512_set1_ps(q[k]);
+        const __m512 below = _mm512_sub_ps(_mm512_load_ps(leaf->lo[k]), qk);
+        const __m512 above = _mm512_sub_ps(qk, _mm512_load_ps(leaf->hi[k]));
+        const __m512 gap = _mm512_max_ps(_mm512_max_ps(below, above), _mm512_setzero_ps());
+        g2[k] = _mm512_mul_ps(gap, gap);
+    }
+    return argmin16(_mm512_add_ps(_mm512_add_ps(g2[0], g2[1]), g2[2]));
+#elif defined(__AVX2__)
+    return argmin16(kd_bounds8(&leaf->lo[0][0], &leaf->hi[0][0], PTREG_KD_LEAF_CHUNKS, q),
+                    kd_bounds8(&leaf->lo[0][8], &leaf->hi[0][8], PTREG_KD_LEAF_CHUNKS, q));
+#else
+    float b[PTREG_KD_LEAF_CHUNKS];
+    for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++)
+        b[c] = ptreg_kd_chunk_bound(leaf, c, q);
+    return argmin16(b);
+#endif
+}
+
+/* The chunk's lane nearest q (NaN padding never). */
+static inline unsigned kd_nearest_lane(const ptreg_kd_chunk *c, const float *q)
+{
+    float d[PTREG_KD_LANES];
+    for (unsigned l = 0; l < PTREG_KD_LANES; l++) /* kept where no lane qualifies (q not finite) */
+        d[l] = INFINITY;
+    kd_chunk_candidates(c, q[0], q[1], q[2], INFINITY, d);
+#if defined(__AVX512F__)
+    return argmin16(_mm512_loadu_ps(d));
+#elif defined(__AVX2__)
+    return argmin16(_mm256_loadu_ps(d), _mm256_loadu_ps(d + 8));
+#else
+    return argmin16(d);
+#endif
+}
+
+/* delaunay-kdann's start: descend the tree towards q without
+ * backtracking, to the leaf's chunk whose box is nearest and its nearest
+ * point. The walk makes the answer exact, so the start only has to be
+ * close, and cheap. */
 static uint32_t kd_descend_start(const ptreg_kdtree *t, const float *q)
 {
     uint32_t ref = 0;
@@ -486,23 +564,8 @@ static uint32_t kd_descend_start(const ptreg_kdtree *t, const float *q)
         ref = nd->child[b1 < b0];
     }
     const ptreg_kd_leaf *leaf = &t->leaves[ref & ~PTREG_KD_LEAF_BIT];
-    unsigned best_c = 0;
-    float best_b = INFINITY;
-    for (unsigned c = 0; c < leaf->chunks; c++) {
-        float b = ptreg_kd_chunk_bound(leaf, c, q);
-        if (b < best_b)
-            best_b = b, best_c = c;
-    }
-    const uint32_t chunk = leaf->first_chunk + best_c;
-    const ptreg_kd_chunk *ch = &t->chunks[chunk];
-    unsigned best_l = 0;
-    float best_d = INFINITY;
-    for (unsigned l = 0; l < PTREG_KD_LANES; l++) {
-        float d = ptreg_kd_dist2(q[0], q[1], q[2], ch->x[l], ch->y[l], ch->z[l]);
-        if (d < best_d) /* NaN padding never wins */
-            best_d = d, best_l = l;
-    }
-    return chunk * PTREG_KD_LANES + best_l;
+    const uint32_t chunk = leaf->first_chunk + kd_nearest_chunk(leaf, q);
+    return chunk * PTREG_KD_LANES + kd_nearest_lane(&t->chunks[chunk], q);
 }
 
 /* One step's test over point i's edges, u = q - x_i: the neighbour with the
@@ -524,7 +587,15 @@ static inline const ptreg_dt_head *dt_row(const ptreg_delaunay *g, uint32_t slot
     return (const ptreg_dt_head *)(g->rows + (size_t)g->row_at[slot] * sizeof(ptreg_dt_head));
 }
 
-static inline uint32_t dt_next(const ptreg_delaunay *g, const ptreg_dt_head *row, const float u[3], int *certain)
+/* A walk's stop: whether it is certain, and then q's margin inside the
+ * cell (delta) and 4 * half_min, which ICP's next pass can reuse
+ * (ptreg_dt_memory). */
+typedef struct dt_stop {
+    int certain;
+    float margin, scale;
+} dt_stop;
+
+static inline uint32_t dt_next(const ptreg_delaunay *g, const ptreg_dt_head *row, const float u[3], dt_stop *stop)
 {
     const ptreg_dt_block *blk = (const ptreg_dt_block *)(row + 1);
     const uint32_t blocks = (row->degree + PTREG_DT_LANES - 1) / PTREG_DT_LANES;
@@ -607,50 +678,74 @@ static inline uint32_t dt_next(const ptreg_delaunay *g, const ptreg_dt_head *row
         half_min = b->half[l] < half_min ? b->half[l] : half_min;
     }
 #endif
-    *certain = next == PTREG_NO_NEIGHBOR && blocks && delta > 0.0f && 4.0f * half_min * delta > DT_GAP * ulen * ulen;
+    stop->margin = delta, stop->scale = 4.0f * half_min;
+    stop->certain = next == PTREG_NO_NEIGHBOR && blocks && delta > 0.0f && stop->scale * delta > DT_GAP * ulen * ulen;
     return next;
 }
 
 /* Walks from slot s (one with a row) towards q while a neighbour is closer
  * (its float distance must drop too, so rounding cannot make the walk
- * cycle); returns where it stopped, its distance, the steps taken and
- * whether the stop is certain (dt_next). */
+ * cycle); returns where it stopped, its distance, the steps taken and the
+ * stop (dt_next). */
 #define DT_MAX_STEPS 100000
 
 static uint32_t dt_walk(const ptreg_delaunay *g, const float *q, uint32_t s, float *d, unsigned *steps,
-                        int *certain)
+                        dt_stop *stop)
 {
     const ptreg_dt_head *row = dt_row(g, s);
     *d = ptreg_kd_dist2(q[0], q[1], q[2], row->x, row->y, row->z);
-    *certain = 0;
+    stop->certain = 0;
     for (*steps = 0; *steps < DT_MAX_STEPS; ++*steps) {
         const float u[3] = {q[0] - row->x, q[1] - row->y, q[2] - row->z};
-        uint32_t next = dt_next(g, row, u, certain);
+        uint32_t next = dt_next(g, row, u, stop);
         if (next == PTREG_NO_NEIGHBOR)
             break;
         const ptreg_dt_head *nrow = dt_row(g, next);
         float dn = ptreg_kd_dist2(q[0], q[1], q[2], nrow->x, nrow->y, nrow->z);
-        if (!(dn < *d))
+        if (!(dn < *d)) {
+            stop->certain = 0;
             break;
+        }
         s = next, row = nrow, *d = dn;
     }
     return s;
 }
 
-static void tally_walk(ptreg_walk_stats *tally, unsigned steps, int fallback)
+/* The last answer, for a query that has moved since it was certain there:
+ * q is still inside the answer's Voronoi cell by at least the old margin
+ * less the distance moved (each rounded the safe way), and that margin
+ * certifies exactly as in dt_next, with d = q's distance to the answer. */
+static inline int dt_still_certain(const ptreg_dt_memory *mem, const float *q, float d, float *margin)
+{
+    const float dx = q[0] - mem->q[0], dy = q[1] - mem->q[1], dz = q[2] - mem->q[2];
+    const float moved = sqrtf((dx * dx + dy * dy) + dz * dz);
+    *margin = mem->margin * (1.0f - DT_ROUNDING) - moved * (1.0f + DT_ROUNDING);
+    return *margin > 0.0f && mem->scale * *margin > DT_GAP * d * (1.0f + DT_ROUNDING);
+}
+
+static inline void dt_remember(ptreg_dt_memory *mem, const float *q, float margin, const float *p, float scale)
+{
+    *mem = (ptreg_dt_memory){{q[0], q[1], q[2]}, margin, {p[0], p[1], p[2]}, scale};
+}
+
+static void tally_walk(ptreg_walk_stats *tally, unsigned steps, int fallback, int kept)
 {
     tally->queries++;
     tally->steps += steps;
     tally->max_steps = steps > tally->max_steps ? steps : tally->max_steps;
     tally->histogram[steps < PTREG_WALK_HISTOGRAM - 1 ? steps : PTREG_WALK_HISTOGRAM - 1]++;
     tally->fallbacks += (uint64_t)fallback;
+    tally->kept += (uint64_t)kept;
 }
 
 /* Nearest points by Delaunay walks. A walk the certificate does not accept
  * (q near a Voronoi face, or a row missing) is finished by the tree's
- * search seeded with where it stopped, so every answer is exact. */
+ * search seeded with where it stopped, so every answer is exact. With
+ * memory (seeded starts only: mem[i] belongs to the seed slot[i]), a query
+ * that moved less than its margin keeps its answer without a walk. */
 void ISA_FN(ptreg_dt_nearest_range)(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, size_t nq,
-                                    ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_walk_stats *tally)
+                                    ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_dt_memory *mem,
+                                    ptreg_walk_stats *tally)
 {
     for (size_t i = 0; i < nq; i++) {
         const float *qi = q + 3 * i;
@@ -659,14 +754,32 @@ void ISA_FN(ptreg_dt_nearest_range)(const ptreg_kdtree *t, const ptreg_delaunay 
             s = kd_descend_start(t, qi);
         if (s == PTREG_NO_NEIGHBOR || g->row_at[s] == UINT32_MAX)
             s = g->start;
-        unsigned steps;
-        int certain;
         float d;
-        s = dt_walk(g, qi, s, &d, &steps, &certain);
-        if (!certain)
+        if (mem && start == PTREG_WALK_SEED && s == slot[i] && mem[i].margin > 0.0f) {
+            const float *p = mem[i].p;
+            float margin;
+            d = ptreg_kd_dist2(qi[0], qi[1], qi[2], p[0], p[1], p[2]);
+            if (dt_still_certain(&mem[i], qi, d, &margin)) {
+                mem[i].q[0] = qi[0], mem[i].q[1] = qi[1], mem[i].q[2] = qi[2], mem[i].margin = margin;
+                dist2[i] = d;
+                tally_walk(tally, 0, 0, 1);
+                continue;
+            }
+        }
+        unsigned steps;
+        dt_stop stop;
+        s = dt_walk(g, qi, s, &d, &steps, &stop);
+        if (!stop.certain)
             kd_nearest_one(t, qi, s, &s, &d);
+        if (mem && stop.certain) {
+            const ptreg_dt_head *row = dt_row(g, s);
+            const float p[3] = {row->x, row->y, row->z};
+            dt_remember(&mem[i], qi, stop.margin, p, stop.scale);
+        } else if (mem) {
+            mem[i].margin = -1.0f; /* the tree's answer comes without a margin */
+        }
         slot[i] = s;
         dist2[i] = d;
-        tally_walk(tally, steps, !certain);
+        tally_walk(tally, steps, !stop.certain, 0);
     }
 }
