@@ -29,14 +29,23 @@ static unsigned char *read_whole(const char *path, size_t *size)
     return buf;
 }
 
-/* FNV-1a 64 over every byte after the header, as docs/FORMATS.md says. */
+/* The checksum of every byte after the header, written from
+ * docs/FORMATS.md (not the library's code): four lanes of FNV-1a 64 over
+ * 64-bit words with a fold, then FNV-1a 64 of the lanes. */
 static void fix_checksum(unsigned char *buf, size_t size)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = HEADER_BYTES; i < size; i++) {
-        h ^= buf[i];
-        h *= 0x100000001b3ull;
-    }
+    const uint64_t basis = 0xcbf29ce484222325ull, prime = 0x100000001b3ull;
+    uint64_t lane[4] = {basis, basis, basis, basis}, h = basis;
+    for (size_t at = HEADER_BYTES; at + 32 <= size; at += 32)
+        for (int k = 0; k < 4; k++) {
+            uint64_t w;
+            memcpy(&w, buf + at + 8 * k, 8);
+            lane[k] = (lane[k] ^ w) * prime;
+            lane[k] ^= lane[k] >> 32;
+        }
+    for (int k = 0; k < 4; k++)
+        for (int b = 0; b < 8; b++)
+            h = (h ^ ((lane[k] >> (8 * b)) & 0xff)) * prime;
     memcpy(buf + CHECKSUM_AT, &h, sizeof h);
 }
 

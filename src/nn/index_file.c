@@ -24,7 +24,7 @@ typedef struct pti_header {
     uint32_t version;
     uint32_t endian;
     uint64_t file_size;
-    uint64_t checksum;      /* FNV-1a 64 of every byte after the header */
+    uint64_t checksum;      /* ptreg_pti_checksum of every byte after the header */
     uint32_t sections;
     uint32_t header_bytes;
     uint8_t unused[24];
@@ -58,13 +58,24 @@ typedef struct pti_part {
     const void *data;
 } pti_part;
 
-static uint64_t fnv1a(uint64_t h, const void *data, size_t size)
+uint64_t ptreg_pti_checksum(const void *data, size_t size)
 {
+    const uint64_t basis = 0xcbf29ce484222325ull, prime = 0x100000001b3ull;
     const unsigned char *p = data;
-    for (size_t i = 0; i < size; i++) {
-        h ^= p[i];
-        h *= 0x100000001b3ull;
-    }
+    uint64_t lane[4] = {basis, basis, basis, basis};
+    for (size_t at = 0; at + 32 <= size; at += 32)
+        for (int k = 0; k < 4; k++) {
+            uint64_t w;
+            memcpy(&w, p + at + 8 * (size_t)k, sizeof w);
+            lane[k] = (lane[k] ^ w) * prime;
+            lane[k] ^= lane[k] >> 32;
+        }
+    uint64_t h = basis;
+    const unsigned char *bytes = (const unsigned char *)lane;
+    for (size_t i = 0; i < sizeof lane; i++)
+        h = (h ^ bytes[i]) * prime;
+    for (size_t i = size / 32 * 32; i < size; i++) /* none in a valid file: its body is whole 64-byte units */
+        h = (h ^ p[i]) * prime;
     return h;
 }
 
@@ -124,27 +135,18 @@ static uint64_t lay_out(const pti_part *parts, size_t count, pti_section *table)
     return at;
 }
 
-/* Writes (or, with fp NULL, only checksums) every byte after the header. */
-static uint64_t emit_body(FILE *fp, const pti_part *parts, const pti_section *table, size_t count, int *failed)
+/* Everything after the header, as the file holds it: the section table,
+ * then each section at its offset, zero padding between. */
+static unsigned char *make_body(const pti_part *parts, const pti_section *table, size_t count, uint64_t file_size)
 {
-    static const unsigned char zeros[PTI_ALIGN];
-    uint64_t h = 0xcbf29ce484222325ull, at = PTI_HEADER + count * sizeof *table;
-    h = fnv1a(h, table, count * sizeof *table);
-    if (fp && fwrite(table, sizeof *table, count, fp) != count)
-        *failed = 1;
-    for (size_t i = 0; i < count; i++) {
-        size_t pad = (size_t)(table[i].offset - at), bytes = (size_t)(parts[i].count * parts[i].elem_size);
-        h = fnv1a(h, zeros, pad);
-        h = fnv1a(h, parts[i].data, bytes);
-        if (fp && ((pad && fwrite(zeros, 1, pad, fp) != pad) || (bytes && fwrite(parts[i].data, 1, bytes, fp) != bytes)))
-            *failed = 1;
-        at = table[i].offset + bytes;
-    }
-    size_t tail = (size_t)(align_up(at) - at);
-    h = fnv1a(h, zeros, tail);
-    if (fp && tail && fwrite(zeros, 1, tail, fp) != tail)
-        *failed = 1;
-    return h;
+    unsigned char *body = calloc(1, (size_t)(file_size - PTI_HEADER));
+    if (!body)
+        return NULL;
+    memcpy(body, table, count * sizeof *table);
+    for (size_t i = 0; i < count; i++)
+        if (parts[i].count)
+            memcpy(body + table[i].offset - PTI_HEADER, parts[i].data, (size_t)(parts[i].count * parts[i].elem_size));
+    return body;
 }
 
 ptreg_status ptreg_model_index_save(const ptreg_model_index *idx, const char *path, ptreg_error *err)
@@ -159,20 +161,22 @@ ptreg_status ptreg_model_index_save(const ptreg_model_index *idx, const char *pa
     memcpy(h.magic, PTI_MAGIC, sizeof h.magic);
     h.version = PTI_VERSION, h.endian = PTI_ENDIAN, h.sections = (uint32_t)count, h.header_bytes = PTI_HEADER;
     h.file_size = lay_out(parts, count, table);
-    int failed = 0;
-    h.checksum = emit_body(NULL, parts, table, count, &failed);
+    unsigned char *body = make_body(parts, table, count, h.file_size);
+    if (!body)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory for %llu bytes", path,
+                               (unsigned long long)h.file_size);
+    size_t body_size = (size_t)(h.file_size - PTI_HEADER);
+    h.checksum = ptreg_pti_checksum(body, body_size);
     ptreg_atomic_file af;
     ptreg_status st = ptreg_atomic_open(path, &af, err);
-    if (st)
-        return st;
-    if (fwrite(&h, sizeof h, 1, af.fp) != 1)
-        failed = 1;
-    emit_body(af.fp, parts, table, count, &failed);
-    if (failed) {
+    if (!st && (fwrite(&h, sizeof h, 1, af.fp) != 1 || fwrite(body, 1, body_size, af.fp) != body_size)) {
         ptreg_atomic_abort(&af);
-        return ptreg_error_set(err, PTREG_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+        st = ptreg_error_set(err, PTREG_ERR_IO, "%s: write failed: %s", path, strerror(errno));
+    } else if (!st) {
+        st = ptreg_atomic_commit(&af, err);
     }
-    return ptreg_atomic_commit(&af, err);
+    free(body);
+    return st;
 }
 
 /* ---- reading ---- */
@@ -206,10 +210,12 @@ static ptreg_status check_header(pti_reader *r, const pti_header **out)
     if (h->file_size != r->size)
         return ptreg_error_set(r->err, PTREG_ERR_FORMAT, "%s: the header says %llu bytes, the file has %zu (truncated?)",
                                r->name, (unsigned long long)h->file_size, r->size);
+    if (r->size % PTI_ALIGN)
+        return bad(r, "not a whole number of 64-byte units (truncated?)");
     if (h->header_bytes != PTI_HEADER || h->sections == 0 || h->sections > TAG_COUNT ||
         PTI_HEADER + (uint64_t)h->sections * sizeof(pti_section) > r->size)
         return bad(r, "bad section table");
-    if (fnv1a(0xcbf29ce484222325ull, r->data + PTI_HEADER, r->size - PTI_HEADER) != h->checksum)
+    if (ptreg_pti_checksum(r->data + PTI_HEADER, r->size - PTI_HEADER) != h->checksum)
         return bad(r, "checksum mismatch (corrupted)");
     r->table = (const pti_section *)(r->data + PTI_HEADER);
     r->sections = h->sections;

@@ -55,7 +55,7 @@ fuzz_index() {
     cmake --build "$lib" -j "$(nproc)" --target ptreg_static ptreg_cli >/dev/null
     # shellcheck disable=SC2046
     $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fopenmp \
-        -I"$root/include" "$root/tests/fuzz/fuzz_index.c" "$lib/libptreg.a" \
+        -I"$root/include" -I"$root/src" "$root/tests/fuzz/fuzz_index.c" "$lib/libptreg.a" \
         $(pkg-config --libs liblzf qhull_r) -lm -o "$bin"
     mkdir -p "$corpus" "$build/crash-index"
     "$lib/ptreg" synth --shape blob --model "$build/blob300.ply" --model-points 300 >/dev/null
