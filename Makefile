@@ -48,7 +48,7 @@ bench-deps:
 bench: build bench-deps
 	@cmake -S bench/peers -B $(BUILD)/peers -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD)/peers -j $(JOBS)
-	@/usr/bin/python3 bench/icp_bench.py --ptreg $(PTREG) --pcl $(BUILD)/peers/pcl_icp --work $(BUILD)/bench
+	@/usr/bin/python3 bench/icp_bench.py --ptreg $(PTREG) --pcl $(BUILD)/peers/pcl_icp --work $(BUILD)/bench --index-methods all
 
 clean:
 	@rm -rf $(BUILD)

@@ -284,6 +284,8 @@ def walk_summary(raw):
             "mean_steps": sum(w["mean_steps"] * w["queries"] for w in walks) / queries,
             "max_steps": max(w["max_steps"] for w in walks),
             "fallbacks": sum(w["fallbacks"] for w in walks), "queries": queries,
+            "kept": sum(w.get("kept", 0) for w in walks),
+            "kept_per_pass": [w.get("kept", 0) / w["queries"] for w in walks],
             "histogram": hist}
 
 
@@ -299,9 +301,10 @@ def print_walks(res, markdown):
     for m, w in rows:
         per = w["mean_steps_per_pass"]
         print("%s%s walks: mean %.2f steps (first pass %.2f, second %.2f, last %.2f), longest %d, "
-              "%.3f%% finished by the k-d tree" % (mk, m, w["mean_steps"], per[0],
-                                                   per[1] if len(per) > 1 else float("nan"), per[-1],
-                                                   w["max_steps"], 100.0 * w["fallbacks"] / w["queries"]))
+              "%.3f%% finished by the k-d tree, %.1f%% kept without a walk (%.1f%% in the last pass)"
+              % (mk, m, w["mean_steps"], per[0], per[1] if len(per) > 1 else float("nan"), per[-1],
+                 w["max_steps"], 100.0 * w["fallbacks"] / w["queries"], 100.0 * w["kept"] / w["queries"],
+                 100.0 * w["kept_per_pass"][-1]))
         hist = w["histogram"]
         shown = " ".join("%d:%d" % (i, c) for i, c in enumerate(hist[:-1]) if c)
         print("%s  histogram over all passes (steps:walks): %s%s" % (

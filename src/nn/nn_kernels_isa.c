@@ -564,7 +564,9 @@ static uint32_t kd_descend_start(const ptreg_kdtree *t, const float *q)
         ref = nd->child[b1 < b0];
     }
     const ptreg_kd_leaf *leaf = &t->leaves[ref & ~PTREG_KD_LEAF_BIT];
-    const uint32_t chunk = leaf->first_chunk + kd_nearest_chunk(leaf, q);
+    unsigned c = kd_nearest_chunk(leaf, q);
+    c = c < leaf->chunks ? c : 0; /* missing chunks' boxes are empty, unless a loaded file lies */
+    const uint32_t chunk = leaf->first_chunk + c;
     return chunk * PTREG_KD_LANES + kd_nearest_lane(&t->chunks[chunk], q);
 }
 
