@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+#include "ptreg/io.h"
 #include "ptreg/nn.h"
 
 static inline float ref_dist2(const float *q, const float *p)
@@ -109,6 +111,28 @@ static inline float *make_queries(cloud_kind kind, size_t n, uint64_t seed)
                 q[3 * i + d] = (float)(u * 3 - 1);
         }
     return q;
+}
+
+/* The real scans bun000 (target) and bun045 (queries) from ../shared/data:
+ * 1 when read, 0 when the data is absent or unreadable (a failed check). */
+static inline int read_bunny_pair(ptreg_cloud *target, ptreg_cloud *query)
+{
+    const char *dir = check_data_dir();
+    if (!dir)
+        return 0;
+    char a[4096], b[4096];
+    snprintf(a, sizeof a, "%s/bunny/bun000.ply", dir);
+    snprintf(b, sizeof b, "%s/bunny/bun045.ply", dir);
+    ptreg_error err;
+    ptreg_cloud_init(target);
+    ptreg_cloud_init(query);
+    if (ptreg_cloud_read(a, PTREG_FORMAT_AUTO, target, &err) != PTREG_OK ||
+        ptreg_cloud_read(b, PTREG_FORMAT_AUTO, query, &err) != PTREG_OK) {
+        CHECK_MSG(0, "reading the bunny scans: %s", err.message);
+        ptreg_cloud_free(target);
+        return 0;
+    }
+    return 1;
 }
 
 #endif

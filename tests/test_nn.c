@@ -158,19 +158,9 @@ static void test_bad_arguments(void)
 /* Every point of bun045 against bun000: the real scans, exact on all paths. */
 static void test_real_scans(void)
 {
-    const char *dir = check_data_dir();
-    if (!dir)
-        return;
-    char a[4096], b[4096];
-    snprintf(a, sizeof a, "%s/bunny/bun000.ply", dir);
-    snprintf(b, sizeof b, "%s/bunny/bun045.ply", dir);
     ptreg_cloud target, query;
-    ptreg_error err;
-    if (ptreg_cloud_read(a, PTREG_FORMAT_AUTO, &target, &err) != PTREG_OK ||
-        ptreg_cloud_read(b, PTREG_FORMAT_AUTO, &query, &err) != PTREG_OK) {
-        CHECK_MSG(0, "reading the bunny scans: %s", err.message);
+    if (!read_bunny_pair(&target, &query))
         return;
-    }
     check_nearest("bun045 -> bun000", target.xyz, target.n, query.xyz, 8000);
     check_knn_radius("bun045 -> bun000", target.xyz, 3000, query.xyz, 100);
     ptreg_cloud_free(&target);

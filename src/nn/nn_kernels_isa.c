@@ -222,11 +222,10 @@ static inline __m256 kd_bounds8(const float *lo, const float *hi, unsigned strid
 }
 #endif
 
-/* Which of the leaf's chunks can hold a point within best_d: bit c set
- * when chunk c's box bound (ptreg_kd_chunk_bound, same bits) is <= best_d. */
-static inline unsigned kd_leaf_chunk_mask(const ptreg_kd_leaf *leaf, const float *q, float best_d)
-{
 #if defined(__AVX512F__)
+/* The box bounds of a leaf's 16 chunks (ptreg_kd_chunk_bound, same bits). */
+static inline __m512 kd_leaf_bounds16(const ptreg_kd_leaf *leaf, const float *q)
+{
     __m512 g2[3];
     for (int k = 0; k < 3; k++) {
         const __m512 qk = _mm512_set1_ps(q[k]);
@@ -235,8 +234,16 @@ static inline unsigned kd_leaf_chunk_mask(const ptreg_kd_leaf *leaf, const float
         const __m512 gap = _mm512_max_ps(_mm512_max_ps(below, above), _mm512_setzero_ps());
         g2[k] = _mm512_mul_ps(gap, gap);
     }
-    const __m512 bound = _mm512_add_ps(_mm512_add_ps(g2[0], g2[1]), g2[2]);
-    return _mm512_cmp_ps_mask(bound, _mm512_set1_ps(best_d), _CMP_LE_OQ);
+    return _mm512_add_ps(_mm512_add_ps(g2[0], g2[1]), g2[2]);
+}
+#endif
+
+/* Which of the leaf's chunks can hold a point within best_d: bit c set
+ * when chunk c's box bound (ptreg_kd_chunk_bound, same bits) is <= best_d. */
+static inline unsigned kd_leaf_chunk_mask(const ptreg_kd_leaf *leaf, const float *q, float best_d)
+{
+#if defined(__AVX512F__)
+    return _mm512_cmp_ps_mask(kd_leaf_bounds16(leaf, q), _mm512_set1_ps(best_d), _CMP_LE_OQ);
 #elif defined(__AVX2__)
     unsigned mask = 0;
     for (unsigned h = 0; h < PTREG_KD_LEAF_CHUNKS / 8; h++) {
@@ -513,15 +520,7 @@ static inline unsigned argmin16(const float *v)
 static inline unsigned kd_nearest_chunk(const ptreg_kd_leaf *leaf, const float *q)
 {
 #if defined(__AVX512F__)
-    __m512 g2[3];
-    for (int k = 0; k < 3; k++) {
-        const __m512 qk = _mm512_set1_ps(q[k]);
-        const __m512 below = _mm512_sub_ps(_mm512_load_ps(leaf->lo[k]), qk);
-        const __m512 above = _mm512_sub_ps(qk, _mm512_load_ps(leaf->hi[k]));
-        const __m512 gap = _mm512_max_ps(_mm512_max_ps(below, above), _mm512_setzero_ps());
-        g2[k] = _mm512_mul_ps(gap, gap);
-    }
-    return argmin16(_mm512_add_ps(_mm512_add_ps(g2[0], g2[1]), g2[2]));
+    return argmin16(kd_leaf_bounds16(leaf, q));
 #elif defined(__AVX2__)
     return argmin16(kd_bounds8(&leaf->lo[0][0], &leaf->hi[0][0], PTREG_KD_LEAF_CHUNKS, q),
                     kd_bounds8(&leaf->lo[0][8], &leaf->hi[0][8], PTREG_KD_LEAF_CHUNKS, q));

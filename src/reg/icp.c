@@ -518,17 +518,26 @@ static ptreg_status icp_run(const float *source, size_t n, const ptreg_model_ind
     return PTREG_OK;
 }
 
+/* What both entry points do first: an empty result, the options (the
+ * defaults for NULL), the inputs checked. */
+static ptreg_status begin(const float *source, size_t n, const float *target, size_t m,
+                          const ptreg_icp_options **opt, ptreg_icp_options *defaults, ptreg_icp_result *r,
+                          ptreg_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (!*opt) {
+        ptreg_icp_options_default(defaults);
+        *opt = defaults;
+    }
+    return check_inputs(source, n, target, m, *opt, err);
+}
+
 ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_index *target,
                                const ptreg_icp_options *opt_in, ptreg_icp_result *r, ptreg_error *err)
 {
     double t0 = ptreg_time_ms();
-    memset(r, 0, sizeof *r);
     ptreg_icp_options def;
-    if (!opt_in) {
-        ptreg_icp_options_default(&def);
-        opt_in = &def;
-    }
-    ptreg_status st = check_inputs(source, n, target->points, target->n, opt_in, err);
+    ptreg_status st = begin(source, n, target->points, target->n, &opt_in, &def, r, err);
     return st ? st : icp_run(source, n, target, opt_in, t0, r, err);
 }
 
@@ -536,13 +545,8 @@ ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_
                        const ptreg_icp_options *opt_in, ptreg_icp_result *r, ptreg_error *err)
 {
     double t0 = ptreg_time_ms();
-    memset(r, 0, sizeof *r);
     ptreg_icp_options def;
-    if (!opt_in) {
-        ptreg_icp_options_default(&def);
-        opt_in = &def;
-    }
-    ptreg_status st = check_inputs(source, n, target, m, opt_in, err);
+    ptreg_status st = begin(source, n, target, m, &opt_in, &def, r, err);
     if (st)
         return st;
     /* Without a prebuilt index only the structures the method needs are
