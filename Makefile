@@ -44,11 +44,12 @@ install: build
 bench-deps:
 	@scripts/ensure-deps.sh $(DEPS) $(BENCH_DEPS)
 
-# Speed against the peers (Open3D, PCL): see bench/README.md.
+# Speed against the peers (Open3D, PCL, NumPy): see bench/README.md.
 bench: build bench-deps
 	@cmake -S bench/peers -B $(BUILD)/peers -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD)/peers -j $(JOBS)
 	@/usr/bin/python3 bench/icp_bench.py --ptreg $(PTREG) --pcl $(BUILD)/peers/pcl_icp --work $(BUILD)/bench --index-methods all
+	@/usr/bin/python3 bench/emicp_bench.py --ptreg $(PTREG) --work $(BUILD)/bench/emicp
 
 clean:
 	@rm -rf $(BUILD)

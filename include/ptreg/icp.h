@@ -35,7 +35,8 @@ typedef enum ptreg_stop_reason {
     PTREG_STOP_CONVERGED = 0,   /* the drop in MSE fell below tol */
     PTREG_STOP_MAX_ITERATIONS,  /* ran max_iter updates */
     PTREG_STOP_TOO_FEW_PAIRS,   /* fewer than 3 correspondences survived the filters */
-    PTREG_STOP_DEGENERATE       /* the pairs do not fix a unique rotation */
+    PTREG_STOP_DEGENERATE,      /* the pairs do not fix a unique rotation */
+    PTREG_STOP_SIGMA_FINAL      /* EM-ICP: the annealed sigma^2 reached its final value */
 } ptreg_stop_reason;
 
 const char *ptreg_stop_reason_name(ptreg_stop_reason reason);

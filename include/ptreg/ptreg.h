@@ -4,9 +4,11 @@
 #define PTREG_H
 
 #include "core.h"
+#include "emicp.h"
 #include "icp.h"
 #include "io.h"
 #include "nn.h"
+#include "pair.h"
 #include "synth.h"
 
 #endif

@@ -6,8 +6,7 @@
 #include "cli/common.h"
 
 static const cli_option icp_options[] = {
-    {"output", 'o', "FILE", "write SOURCE moved onto TARGET (format from the extension)"},
-    {"transform-out", 't', "FILE", "write the 4x4 result (text, row-major)"},
+    CLI_REGISTRATION_OUTPUTS,
     {"max-iter", 0, "N", "most transform updates (default 30)"},
     {"tol", 0, "T", "stop when the MSE drops by less than T; 0 runs all iterations "
                     "(default 1e-10 x target bounding-box diagonal^2)"},
@@ -18,13 +17,7 @@ static const cli_option icp_options[] = {
     {"filter-sigma", 0, "S", "leave out pairs whose error is over mean + S std (default off)"},
     {"filter-start", 0, "K", "first iteration (0-based) of the sigma filter (default 0)"},
     {"trim", 0, "F", "keep the closest fraction F of the pairs, (0, 1] (default 1)"},
-    {"init", 0, "FILE", "initial 4x4 transform of SOURCE (default identity)"},
-    {"truth", 0, "FILE", "known answer: report the rotation and translation error"},
-    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
-    {"repeat", 0, "N", "run the registration N times in one process and report the median time (default 1)"},
-    {"device", 0, "DEV", "auto, cpu or cuda (default auto)"},
-    {"ascii", 0, NULL, "write --output as text (PLY/PCD)"},
-    {"json", 0, NULL, "print the result as one JSON object on stdout"},
+    CLI_REGISTRATION_COMMON,
 };
 
 const cli_command cli_cmd_icp = {
@@ -81,24 +74,6 @@ typedef struct run_times {
     double *ms;
     int count;
 } run_times;
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_ms(const run_times *rt)
-{
-    double *sorted = malloc((size_t)rt->count * sizeof *sorted);
-    if (!sorted)
-        return rt->ms[rt->count - 1];
-    memcpy(sorted, rt->ms, (size_t)rt->count * sizeof *sorted);
-    qsort(sorted, (size_t)rt->count, sizeof *sorted, cmp_double);
-    double m = rt->count % 2 ? sorted[rt->count / 2] : 0.5 * (sorted[rt->count / 2 - 1] + sorted[rt->count / 2]);
-    free(sorted);
-    return m;
-}
 
 /* What one `ptreg icp` registers: the source, and the target as a cloud or
  * as a model index (loaded from --target-index, or built here for a
@@ -277,29 +252,6 @@ static int print_json(const icp_job *job, const ptreg_icp_result *r, const doubl
     return cli_json_print(o);
 }
 
-/* Writes the moved source and the transform; nothing is written unless
- * the registration succeeded. */
-static int write_outputs(const cli_args *a, const ptreg_cloud *src, const ptreg_icp_result *r)
-{
-    int rc = EXIT_OK;
-    if (cli_has(a, "output")) {
-        ptreg_cloud moved;
-        ptreg_error err;
-        if (ptreg_cloud_alloc(&moved, src->n, src->normals != NULL, &err)) {
-            cli_error("icp", "%s", err.message);
-            return EXIT_RUNTIME;
-        }
-        ptreg_transform_points(r->transformation, src->xyz, moved.xyz, src->n);
-        if (src->normals)
-            ptreg_transform_vectors(r->transformation, src->normals, moved.normals, src->n);
-        rc = cli_write_cloud("icp", cli_string(a, "output", NULL), &moved, cli_has(a, "ascii"));
-        ptreg_cloud_free(&moved);
-    }
-    if (!rc && cli_has(a, "transform-out"))
-        rc = cli_write_transform("icp", cli_string(a, "transform-out", NULL), r->transformation);
-    return rc;
-}
-
 static ptreg_status register_once(const icp_job *job, const ptreg_icp_options *opt, ptreg_icp_result *r,
                                   ptreg_error *err)
 {
@@ -372,8 +324,8 @@ int cli_run_icp(int argc, char **argv)
         cli_error("icp", "%s", err.message);
         rc = cli_exit_code(st, 0);
     } else {
-        r.time_ms = median_ms(&rt);
-        rc = write_outputs(&a, &job.source, &r);
+        r.time_ms = cli_median(rt.ms, rt.count);
+        rc = cli_write_registration("icp", &a, &job.source, r.transformation);
         const double *t = cli_has(&a, "truth") ? truth : NULL;
         if (!rc && cli_has(&a, "json"))
             rc = print_json(&job, &r, t, &rt);

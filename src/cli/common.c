@@ -123,3 +123,44 @@ void cli_print_matrix(const char *indent, const double T[16])
     for (int r = 0; r < 4; r++)
         printf("%s%12.8f %12.8f %12.8f %12.8f\n", indent, T[4 * r], T[4 * r + 1], T[4 * r + 2], T[4 * r + 3]);
 }
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double cli_median(const double *v, int n)
+{
+    double *sorted = malloc((size_t)n * sizeof *sorted);
+    if (!sorted)
+        return v[n - 1];
+    memcpy(sorted, v, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    const double m = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+    free(sorted);
+    return m;
+}
+
+/* Writes the moved source and the transform; nothing is written unless
+ * the registration succeeded. */
+int cli_write_registration(const char *cmd, const cli_args *a, const ptreg_cloud *src, const double T[16])
+{
+    int rc = EXIT_OK;
+    if (cli_has(a, "output")) {
+        ptreg_cloud moved;
+        ptreg_error err;
+        if (ptreg_cloud_alloc(&moved, src->n, src->normals != NULL, &err)) {
+            cli_error(cmd, "%s", err.message);
+            return EXIT_RUNTIME;
+        }
+        ptreg_transform_points(T, src->xyz, moved.xyz, src->n);
+        if (src->normals)
+            ptreg_transform_vectors(T, src->normals, moved.normals, src->n);
+        rc = cli_write_cloud(cmd, cli_string(a, "output", NULL), &moved, cli_has(a, "ascii"));
+        ptreg_cloud_free(&moved);
+    }
+    if (!rc && cli_has(a, "transform-out"))
+        rc = cli_write_transform(cmd, cli_string(a, "transform-out", NULL), T);
+    return rc;
+}

@@ -36,8 +36,29 @@ cJSON *cli_json_index(const ptreg_model_index *index);
 void cli_print_index(const char *indent, const ptreg_model_index *index);
 int cli_describe_index(const char *path, int json);
 
-extern const cli_command cli_cmd_icp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info;
+extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info;
+/* The options both registration commands take, in their option tables. */
+#define CLI_REGISTRATION_OUTPUTS                                                               \
+    {"output", 'o', "FILE", "write SOURCE moved onto TARGET (format from the extension)"},     \
+    {"transform-out", 't', "FILE", "write the 4x4 result (text, row-major)"}
+#define CLI_REGISTRATION_COMMON                                                                \
+    {"init", 0, "FILE", "initial 4x4 transform of SOURCE (default identity)"},                 \
+    {"truth", 0, "FILE", "known answer: report the rotation and translation error"},           \
+    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},             \
+    {"repeat", 0, "N", "run the registration N times in one process and report the median "   \
+                       "time (default 1)"},                                                    \
+    {"device", 0, "DEV", "auto, cpu or cuda (default auto)"},                                  \
+    {"ascii", 0, NULL, "write --output as text (PLY/PCD)"},                                    \
+    {"json", 0, NULL, "print the result as one JSON object on stdout"}
+
+/* Writes --output (SOURCE moved by T) and --transform-out (T): what both
+ * registration commands write, only after they succeeded. */
+int cli_write_registration(const char *cmd, const cli_args *a, const ptreg_cloud *src, const double T[16]);
+/* The median of n > 0 values (the reported time of --repeat runs). */
+double cli_median(const double *v, int n);
+
 int cli_run_icp(int argc, char **argv);
+int cli_run_emicp(int argc, char **argv);
 int cli_run_index(int argc, char **argv);
 int cli_run_synth(int argc, char **argv);
 int cli_run_convert(int argc, char **argv);

@@ -22,6 +22,8 @@ ptreg_isa ptreg_cpu_best_isa(void)
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw"))
         return PTREG_ISA_AVX512;
+    /* The avx2 kernels also use F16C, which every AVX2 + FMA CPU has (clang 14
+     * cannot test for it here). */
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         return PTREG_ISA_AVX2;
 #endif

@@ -53,6 +53,7 @@ const char *ptreg_stop_reason_name(ptreg_stop_reason reason)
     case PTREG_STOP_MAX_ITERATIONS: return "max_iterations";
     case PTREG_STOP_TOO_FEW_PAIRS: return "too_few_pairs";
     case PTREG_STOP_DEGENERATE: return "degenerate";
+    case PTREG_STOP_SIGMA_FINAL: return "sigma_final";
     }
     return "unknown";
 }

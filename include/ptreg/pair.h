@@ -1,0 +1,81 @@
+/* ptreg pair engine: fused reductions over all (row, column) point pairs,
+ * "for each a_i, reduce f(a_i, b_j) over every b_j", in O(n + m) memory.
+ * Rows are processed a vector of them at a time, columns in tiles that stay
+ * in L1; each tile's sums are kept in float32 and added to float64 row sums,
+ * tile by tile, in column order. Row blocks run in parallel, and no sum
+ * depends on which thread ran it: results are the same bits for any thread
+ * count. See docs/ALGORITHMS.md, "Pair engine". */
+#ifndef PTREG_PAIR_H
+#define PTREG_PAIR_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Arithmetic of the pair terms. Sums across tiles are float64 in every mode. */
+typedef enum ptreg_precision {
+    PTREG_PRECISION_FP32 = 0, /* float32 pair arithmetic, vectorised (default) */
+    PTREG_PRECISION_FP64,     /* float64 throughout with libm exp: the reference */
+    PTREG_PRECISION_FP16      /* points stored as float16, widened (F16C) to float32 per tile */
+} ptreg_precision;
+
+const char *ptreg_precision_name(ptreg_precision precision);
+/* Returns -1 for an unknown name (fp32, fp64, fp16). */
+int ptreg_precision_parse(const char *name, ptreg_precision *precision);
+
+/* Which loop runs outside inside one row block. Both give the same bits;
+ * they differ in what stays in cache. */
+typedef enum ptreg_pair_order {
+    PTREG_PAIR_TILES_INSIDE = 0, /* per group of row vectors, sweep every column tile */
+    PTREG_PAIR_TILES_OUTSIDE     /* per column tile, sweep every row group of the block */
+} ptreg_pair_order;
+
+/* The engine's tuning knobs (the autotuner's search space). Only col_tile
+ * changes results (it sets where float32 tile sums are added into float64);
+ * the others change speed only. */
+typedef struct ptreg_pair_options {
+    int row_block;   /* rows per parallel work item, rounded up to the vector width (default 512) */
+    int col_tile;    /* columns per tile, 16..8192 (default 1024) */
+    int row_vectors; /* row vectors swept together over a tile: 1, 2 or 4 (default 2) */
+    ptreg_pair_order order;
+    ptreg_precision precision;
+} ptreg_pair_options;
+
+void ptreg_pair_options_default(ptreg_pair_options *opt);
+/* PTREG_ERR_ARG naming the field when an option is out of range. */
+ptreg_status ptreg_pair_options_check(const ptreg_pair_options *opt, ptreg_error *err);
+
+/* Columns packed once (centred on their centroid, in the options'
+ * precision) and reused for many row sets, as EM-ICP does each iteration. */
+typedef struct ptreg_pair_plan ptreg_pair_plan;
+
+ptreg_status ptreg_pair_plan_create(const float *cols, size_t m, const ptreg_pair_options *opt,
+                                    ptreg_pair_plan **plan, ptreg_error *err);
+void ptreg_pair_plan_free(ptreg_pair_plan *plan);
+/* The instruction set the plan's kernels run with: "avx512", "avx2" or "generic". */
+const char *ptreg_pair_plan_isa(const ptreg_pair_plan *plan);
+
+/* Gaussian sums for each row point a_i (n of them, xyz in double) over the
+ * plan's columns b_j, with e_ij = exp(-scale * |a_i - b_j|^2):
+ *   sum_e[i] = sum_j e_ij, sum_e2[i] = sum_j e_ij^2, sum_eb[3i+k] = sum_j e_ij b_jk.
+ * scale must be finite and > 0. Terms below float32's smallest normal
+ * (about 1e-38) count as 0 in the float32 and float16 modes. */
+ptreg_status ptreg_pair_gauss(ptreg_pair_plan *plan, const double *rows, size_t n, double scale,
+                              double *sum_e, double *sum_e2, double *sum_eb, ptreg_error *err);
+
+/* One-shot form of the above for float rows and columns. */
+ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const float *cols, size_t m, double scale,
+                                   const ptreg_pair_options *opt, double *sum_e, double *sum_e2,
+                                   double *sum_eb, ptreg_error *err);
+
+/* The engine's vectorised exp on n floats (out may alias in), for tests and
+ * benchmarks: relative error under 1e-6 for x in [-87.3, 0], 0 below. */
+void ptreg_pair_exp(const float *in, float *out, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,41 @@
+/* The pair engine's kernels, built once per ISA (pair_kernels_isa.c). */
+#ifndef PTREG_PAIR_KERNELS_H
+#define PTREG_PAIR_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Rows are padded to a multiple of this (the widest vector). */
+#define PTREG_PAIR_ROW_PAD 16
+#define PTREG_PAIR_MAX_COL_TILE 8192
+
+/* One row block's Gaussian sums over all columns. Row coordinates are
+ * float32 (the driver widens float16 rows); columns are float32 (cx, cy, cz)
+ * or float16 (hx, hy, hz, widened tile by tile). */
+typedef struct ptreg_pair_gauss_block {
+    const float *rx, *ry, *rz; /* nr rows, nr a multiple of PTREG_PAIR_ROW_PAD */
+    size_t nr;
+    const float *cx, *cy, *cz;    /* float32 columns, or NULL */
+    const uint16_t *hx, *hy, *hz; /* float16 columns, or NULL */
+    size_t m;
+    float neg_scale; /* e = exp(neg_scale * d^2) */
+    int col_tile, row_vectors, tiles_outside;
+    float *tile; /* 3 * col_tile floats of scratch (float16 columns) */
+    double *se, *se2, *sbx, *sby, *sbz; /* nr each, overwritten */
+} ptreg_pair_gauss_block;
+
+#define PTREG_DECLARE_PAIR_KERNELS(sfx)                                     \
+    void ptreg_pair_gauss_block##sfx(const ptreg_pair_gauss_block *blk);   \
+    void ptreg_pair_exp_array##sfx(const float *in, float *out, size_t n);
+
+PTREG_DECLARE_PAIR_KERNELS(_generic)
+#if defined(__x86_64__)
+PTREG_DECLARE_PAIR_KERNELS(_avx2)
+PTREG_DECLARE_PAIR_KERNELS(_avx512)
+#endif
+
+/* IEEE binary16 conversions, round to nearest even (as F16C does). */
+uint16_t ptreg_half_from_float(float f);
+float ptreg_half_to_float(uint16_t h);
+
+#endif

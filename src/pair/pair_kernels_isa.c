@@ -1,0 +1,309 @@
+/* Pair-engine kernels, compiled once per ISA by cmake/isa.cmake
+ * (PTREG_ISA_SUFFIX names the copy). Rows sit in vector lanes, columns are
+ * broadcast one at a time, so the per-row sums need no horizontal
+ * reductions and a row's sum order is fixed by the tiling alone. */
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "pair/pair_kernels.h"
+
+#define PTREG_CAT_(a, b) a##b
+#define PTREG_CAT(a, b) PTREG_CAT_(a, b)
+#define ISA_FN(name) PTREG_CAT(name, PTREG_ISA_SUFFIX)
+
+/* exp(x) = 2^n * p(r), n = round(x / ln2), r = x - n ln2 in [-ln2/2, ln2/2];
+ * p is a degree-5 fit minimising the relative error (1.7e-7 evaluated in
+ * float). Results below float32's smallest normal are returned as 0. */
+#define EXP_LOG2E 1.44269504088896341f
+#define EXP_LN2 0.693147180559945309f
+#define EXP_LN2_HI 0.693145751953125f /* 12 significant bits: n * LN2_HI is exact */
+#define EXP_LN2_LO 1.42860682030941723e-6f
+#define EXP_MIN_X (-87.33654f)        /* ln(FLT_MIN) */
+#define EXP_MAX_X 88.0f
+#define EXP_C1 0x1.fffff6p-1f
+#define EXP_C2 0x1.fffdc4p-2f
+#define EXP_C3 0x1.555a6ep-3f
+#define EXP_C4 0x1.573ad0p-5f
+#define EXP_C5 0x1.0fa7d8p-7f
+
+#if defined(__AVX512F__)
+#define VW 16
+typedef __m512 vf;
+static inline vf v_set1(float x) { return _mm512_set1_ps(x); }
+static inline vf v_zero(void) { return _mm512_setzero_ps(); }
+static inline vf v_load(const float *p) { return _mm512_loadu_ps(p); }
+static inline void v_store(float *p, vf a) { _mm512_storeu_ps(p, a); }
+static inline vf v_add(vf a, vf b) { return _mm512_add_ps(a, b); }
+static inline vf v_sub(vf a, vf b) { return _mm512_sub_ps(a, b); }
+static inline vf v_mul(vf a, vf b) { return _mm512_mul_ps(a, b); }
+static inline vf v_fma(vf a, vf b, vf c) { return _mm512_fmadd_ps(a, b, c); }
+static inline vf v_exp(vf x)
+{
+    const __mmask16 normal = _mm512_cmp_ps_mask(x, v_set1(EXP_MIN_X), _CMP_GE_OQ);
+    x = _mm512_min_ps(x, v_set1(EXP_MAX_X));
+    const vf n = _mm512_roundscale_ps(v_mul(x, v_set1(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const vf r = _mm512_fnmadd_ps(n, v_set1(EXP_LN2), x);
+    vf p = v_fma(v_set1(EXP_C5), r, v_set1(EXP_C4));
+    p = v_fma(p, r, v_set1(EXP_C3));
+    p = v_fma(p, r, v_set1(EXP_C2));
+    p = v_fma(p, r, v_set1(EXP_C1));
+    p = v_fma(p, r, v_set1(1.0f));
+    return _mm512_maskz_scalef_ps(normal, p, n);
+}
+#elif defined(__AVX2__)
+#define VW 8
+typedef __m256 vf;
+static inline vf v_set1(float x) { return _mm256_set1_ps(x); }
+static inline vf v_zero(void) { return _mm256_setzero_ps(); }
+static inline vf v_load(const float *p) { return _mm256_loadu_ps(p); }
+static inline void v_store(float *p, vf a) { _mm256_storeu_ps(p, a); }
+static inline vf v_add(vf a, vf b) { return _mm256_add_ps(a, b); }
+static inline vf v_sub(vf a, vf b) { return _mm256_sub_ps(a, b); }
+static inline vf v_mul(vf a, vf b) { return _mm256_mul_ps(a, b); }
+static inline vf v_fma(vf a, vf b, vf c) { return _mm256_fmadd_ps(a, b, c); }
+static inline vf v_exp(vf x)
+{
+    const vf normal = _mm256_cmp_ps(x, v_set1(EXP_MIN_X), _CMP_GE_OQ);
+    x = _mm256_min_ps(_mm256_max_ps(x, v_set1(EXP_MIN_X)), v_set1(EXP_MAX_X));
+    const vf n = _mm256_round_ps(v_mul(x, v_set1(EXP_LOG2E)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const vf r = _mm256_fnmadd_ps(n, v_set1(EXP_LN2), x);
+    vf p = v_fma(v_set1(EXP_C5), r, v_set1(EXP_C4));
+    p = v_fma(p, r, v_set1(EXP_C3));
+    p = v_fma(p, r, v_set1(EXP_C2));
+    p = v_fma(p, r, v_set1(EXP_C1));
+    p = v_fma(p, r, v_set1(1.0f));
+    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_and_ps(v_mul(p, _mm256_castsi256_ps(bits)), normal);
+}
+#else
+/* Portable lanes: plain arrays the compiler may vectorise. */
+#define VW 8
+typedef struct vf {
+    float v[VW];
+} vf;
+static inline vf v_set1(float x)
+{
+    vf r;
+    for (int k = 0; k < VW; k++)
+        r.v[k] = x;
+    return r;
+}
+static inline vf v_zero(void) { return v_set1(0.0f); }
+static inline vf v_load(const float *p)
+{
+    vf r;
+    memcpy(r.v, p, sizeof r.v);
+    return r;
+}
+static inline void v_store(float *p, vf a) { memcpy(p, a.v, sizeof a.v); }
+#define V_LANEWISE(name, expr)                 \
+    static inline vf name(vf a, vf b)          \
+    {                                          \
+        vf r;                                  \
+        for (int k = 0; k < VW; k++)           \
+            r.v[k] = expr;                     \
+        return r;                              \
+    }
+V_LANEWISE(v_add, a.v[k] + b.v[k])
+V_LANEWISE(v_sub, a.v[k] - b.v[k])
+V_LANEWISE(v_mul, a.v[k] * b.v[k])
+static inline vf v_fma(vf a, vf b, vf c) { return v_add(v_mul(a, b), c); }
+
+/* Without a fused multiply-add the reduction needs the two-part ln2 of
+ * Cody and Waite to keep r exact. */
+static inline float exp_scalar(float x)
+{
+    if (!(x >= EXP_MIN_X))
+        return 0.0f;
+    if (x > EXP_MAX_X)
+        x = EXP_MAX_X;
+    const float n = rintf(x * EXP_LOG2E);
+    const float r = (x - n * EXP_LN2_HI) - n * EXP_LN2_LO;
+    const float p = 1.0f + r * (EXP_C1 + r * (EXP_C2 + r * (EXP_C3 + r * (EXP_C4 + r * EXP_C5))));
+    return ldexpf(p, (int)n);
+}
+static inline vf v_exp(vf x)
+{
+    vf r;
+    for (int k = 0; k < VW; k++)
+        r.v[k] = exp_scalar(x.v[k]);
+    return r;
+}
+#endif
+
+/* Denormal sums are flushed to zero: their assists cost far more than the
+ * pair itself, and terms that small carry no weight. */
+typedef struct fp_env {
+    unsigned csr;
+} fp_env;
+
+static fp_env flush_denormals(void)
+{
+    fp_env env = {0};
+#if defined(__x86_64__)
+    env.csr = _mm_getcsr();
+    _mm_setcsr(env.csr | 0x8040u); /* FTZ | DAZ */
+#endif
+    return env;
+}
+
+static void restore_fp(fp_env env)
+{
+#if defined(__x86_64__)
+    _mm_setcsr(env.csr);
+#else
+    (void)env;
+#endif
+}
+
+void ISA_FN(ptreg_pair_exp_array)(const float *in, float *out, size_t n)
+{
+    size_t i = 0;
+    for (; i + VW <= n; i += VW)
+        v_store(out + i, v_exp(v_load(in + i)));
+    if (i < n) {
+        float buf[VW] = {0};
+        memcpy(buf, in + i, (n - i) * sizeof(float));
+        v_store(buf, v_exp(v_load(buf)));
+        memcpy(out + i, buf, (n - i) * sizeof(float));
+    }
+}
+
+/* The float32 sums of rv row vectors over one column tile. */
+typedef struct tile_sums {
+    float e[4][VW], e2[4][VW], bx[4][VW], by[4][VW], bz[4][VW];
+} tile_sums;
+
+/* rv is a literal at every call, so the compiler keeps each row vector's
+ * coordinates and sums in registers. */
+static inline __attribute__((always_inline)) void sweep_tile(const float *rx, const float *ry, const float *rz,
+                                                             int rv, const float *cx, const float *cy,
+                                                             const float *cz, size_t len, vf neg_scale,
+                                                             tile_sums *out)
+{
+    vf ax[4], ay[4], az[4], se[4], se2[4], sx[4], sy[4], sz[4];
+    for (int v = 0; v < rv; v++) {
+        ax[v] = v_load(rx + v * VW);
+        ay[v] = v_load(ry + v * VW);
+        az[v] = v_load(rz + v * VW);
+        se[v] = se2[v] = sx[v] = sy[v] = sz[v] = v_zero();
+    }
+    for (size_t j = 0; j < len; j++) {
+        const vf bx = v_set1(cx[j]), by = v_set1(cy[j]), bz = v_set1(cz[j]);
+        for (int v = 0; v < rv; v++) {
+            const vf dx = v_sub(ax[v], bx), dy = v_sub(ay[v], by), dz = v_sub(az[v], bz);
+            const vf d2 = v_fma(dz, dz, v_fma(dy, dy, v_mul(dx, dx)));
+            const vf e = v_exp(v_mul(d2, neg_scale));
+            se[v] = v_add(se[v], e);
+            se2[v] = v_fma(e, e, se2[v]);
+            sx[v] = v_fma(e, bx, sx[v]);
+            sy[v] = v_fma(e, by, sy[v]);
+            sz[v] = v_fma(e, bz, sz[v]);
+        }
+    }
+    for (int v = 0; v < rv; v++) {
+        v_store(out->e[v], se[v]);
+        v_store(out->e2[v], se2[v]);
+        v_store(out->bx[v], sx[v]);
+        v_store(out->by[v], sy[v]);
+        v_store(out->bz[v], sz[v]);
+    }
+}
+
+static void sweep_tile_rv(const ptreg_pair_gauss_block *b, size_t row, int rv, const float *cx, const float *cy,
+                          const float *cz, size_t len, tile_sums *out)
+{
+    const vf ns = v_set1(b->neg_scale);
+    switch (rv) {
+    case 4: sweep_tile(b->rx + row, b->ry + row, b->rz + row, 4, cx, cy, cz, len, ns, out); break;
+    case 2: sweep_tile(b->rx + row, b->ry + row, b->rz + row, 2, cx, cy, cz, len, ns, out); break;
+    default: sweep_tile(b->rx + row, b->ry + row, b->rz + row, 1, cx, cy, cz, len, ns, out); break;
+    }
+}
+
+/* Adds one tile's float32 sums into the float64 row sums. */
+static void add_tile(const ptreg_pair_gauss_block *b, size_t row, int rv, const tile_sums *t)
+{
+    for (int v = 0; v < rv; v++)
+        for (int k = 0; k < VW; k++) {
+            const size_t i = row + (size_t)v * VW + (size_t)k;
+            b->se[i] += t->e[v][k];
+            b->se2[i] += t->e2[v][k];
+            b->sbx[i] += t->bx[v][k];
+            b->sby[i] += t->by[v][k];
+            b->sbz[i] += t->bz[v][k];
+        }
+}
+
+/* Column tile [j0, j0 + len) as float32: the columns themselves, or the
+ * float16 columns widened into the scratch tile. */
+static void tile_columns(const ptreg_pair_gauss_block *b, size_t j0, size_t len, const float **cx,
+                         const float **cy, const float **cz)
+{
+    if (!b->hx) {
+        *cx = b->cx + j0;
+        *cy = b->cy + j0;
+        *cz = b->cz + j0;
+        return;
+    }
+    float *t = b->tile;
+    const uint16_t *src[3] = {b->hx + j0, b->hy + j0, b->hz + j0};
+    for (int c = 0; c < 3; c++) {
+        float *dst = t + (size_t)c * (size_t)b->col_tile;
+        size_t j = 0;
+#if defined(__AVX2__)
+        for (; j + 8 <= len; j += 8)
+            _mm256_storeu_ps(dst + j, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src[c] + j))));
+#endif
+        for (; j < len; j++)
+            dst[j] = ptreg_half_to_float(src[c][j]);
+    }
+    *cx = t;
+    *cy = t + b->col_tile;
+    *cz = t + 2 * (size_t)b->col_tile;
+}
+
+/* Row vectors of the block taken rv at a time, the remainder one by one. */
+static int group_vectors(size_t row, size_t nr, int rv)
+{
+    const size_t left = (nr - row) / VW;
+    return left >= (size_t)rv ? rv : 1;
+}
+
+void ISA_FN(ptreg_pair_gauss_block)(const ptreg_pair_gauss_block *b)
+{
+    const fp_env env = flush_denormals();
+    const size_t tile = (size_t)b->col_tile;
+    tile_sums t;
+    for (size_t i = 0; i < b->nr; i++)
+        b->se[i] = b->se2[i] = b->sbx[i] = b->sby[i] = b->sbz[i] = 0.0;
+    const float *cx, *cy, *cz;
+    if (b->tiles_outside) {
+        for (size_t j0 = 0; j0 < b->m; j0 += tile) {
+            const size_t len = b->m - j0 < tile ? b->m - j0 : tile;
+            tile_columns(b, j0, len, &cx, &cy, &cz);
+            for (size_t row = 0; row < b->nr;) {
+                const int rv = group_vectors(row, b->nr, b->row_vectors);
+                sweep_tile_rv(b, row, rv, cx, cy, cz, len, &t);
+                add_tile(b, row, rv, &t);
+                row += (size_t)rv * VW;
+            }
+        }
+    } else {
+        for (size_t row = 0; row < b->nr;) {
+            const int rv = group_vectors(row, b->nr, b->row_vectors);
+            for (size_t j0 = 0; j0 < b->m; j0 += tile) {
+                const size_t len = b->m - j0 < tile ? b->m - j0 : tile;
+                tile_columns(b, j0, len, &cx, &cy, &cz);
+                sweep_tile_rv(b, row, rv, cx, cy, cz, len, &t);
+                add_tile(b, row, rv, &t);
+            }
+            row += (size_t)rv * VW;
+        }
+    }
+    restore_fp(env);
+}
