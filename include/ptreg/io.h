@@ -1,5 +1,5 @@
-/* ptreg point-cloud I/O: PLY, PCD, XYZ/CSV/TXT, VTK legacy POLYDATA, and
- * 4x4 transform files. */
+/* ptreg I/O: point clouds (PLY, PCD, XYZ/CSV/TXT, VTK legacy POLYDATA),
+ * 4x4 transform files, volumes (raw, NRRD, NIfTI-1) and keypoints. */
 #ifndef PTREG_IO_H
 #define PTREG_IO_H
 
@@ -51,6 +51,53 @@ ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
  * '#' comments) or 12 (the top three rows). */
 ptreg_status ptreg_transform_read(const char *path, double T[16], ptreg_error *err);
 ptreg_status ptreg_transform_write(const char *path, const double T[16], ptreg_error *err);
+
+/* ---- volumes ------------------------------------------------------------- */
+
+typedef enum ptreg_volume_format {
+    PTREG_VOLUME_AUTO = 0, /* by extension (.nrrd .nhdr .nii .nii.gz .raw), then by content */
+    PTREG_VOLUME_RAW,      /* headerless voxels: sizes and type from ptreg_raw_options */
+    PTREG_VOLUME_NRRD,     /* NRRD 1-5: raw, gzip or ascii encoding, attached or detached */
+    PTREG_VOLUME_NIFTI     /* NIfTI-1 single file (.nii, or .nii.gz) */
+} ptreg_volume_format;
+
+ptreg_volume_format ptreg_volume_format_from_path(const char *path);
+const char *ptreg_volume_format_name(ptreg_volume_format format);
+
+/* How to read a headerless volume. Sizes of 0 (and type_set 0) are taken
+ * from a file name of the form NAME_XxYxZ_TYPE.raw (tooth_103x94x161_uint8.raw),
+ * the naming of the classic volume collections. */
+typedef struct ptreg_raw_options {
+    size_t dims[3];
+    ptreg_voxel_type type;
+    int type_set;
+    int big_endian;    /* default 0 (little) */
+    double spacing[3]; /* default 1, 1, 1 */
+} ptreg_raw_options;
+void ptreg_raw_options_default(ptreg_raw_options *opt);
+
+/* Reads a volume. raw is used for PTREG_VOLUME_RAW only (may be NULL
+ * otherwise). Sizes are checked against what the file holds before
+ * anything is allocated; on failure *vol is left empty and err names the
+ * file and the place (header line or byte offset). */
+ptreg_status ptreg_volume_read(const char *path, ptreg_volume_format format,
+                               const ptreg_raw_options *raw, ptreg_volume *vol, ptreg_error *err);
+/* The same from memory (the fuzzers); a detached NRRD header cannot be read
+ * this way. */
+ptreg_status ptreg_volume_read_memory(const void *data, size_t size, ptreg_volume_format format,
+                                      const char *name, const ptreg_raw_options *raw,
+                                      ptreg_volume *vol, ptreg_error *err);
+
+/* Writes a NRRD file (attached, raw little-endian data, spacings and
+ * origin), atomically. */
+ptreg_status ptreg_volume_write_nrrd(const char *path, const ptreg_volume *vol, ptreg_error *err);
+
+/* Writes keypoints, atomically, as PLY (by extension .ply: float x y z
+ * score, int i j k) or CSV (.csv .txt: header x,y,z,score,i,j,k): x y z are
+ * physical coordinates origin + index * spacing from geometry (voxel
+ * indices when geometry is NULL), i j k the voxel. */
+ptreg_status ptreg_keypoints_write(const char *path, const ptreg_keypoint *kp, size_t n,
+                                   const ptreg_volume *geometry, ptreg_error *err);
 
 #ifdef __cplusplus
 }

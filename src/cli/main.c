@@ -13,6 +13,7 @@ typedef struct command_entry {
 static const command_entry commands[] = {
     {&cli_cmd_icp, cli_run_icp},
     {&cli_cmd_emicp, cli_run_emicp},
+    {&cli_cmd_harris3d, cli_run_harris3d},
     {&cli_cmd_index, cli_run_index},
     {&cli_cmd_synth, cli_run_synth},
     {&cli_cmd_convert, cli_run_convert},

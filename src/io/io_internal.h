@@ -138,6 +138,34 @@ void io_write_ply(FILE *f, const ptreg_cloud *cloud, int ascii, int normals);
 void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals);
 void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals);
 
+/* ---- volumes ------------------------------------------------------------- */
+
+/* Bytes of nx*ny*nz voxels of type; fails (naming the input) on overflow. */
+ptreg_status io_volume_bytes(const io_in *in, const size_t dims[3], ptreg_voxel_type type,
+                             size_t *bytes);
+int io_host_big_endian(void);
+/* Allocates vol and fills it from the voxels at bytes (byte order as
+ * given), converting to the host's order. */
+ptreg_status io_volume_from_bytes(const io_in *in, const unsigned char *bytes, const size_t dims[3],
+                                  ptreg_voxel_type type, int big_endian, ptreg_volume *vol);
+
+/* Inflates the gzip (or zlib) stream of n bytes at src, which starts at
+ * byte `offset` of the input, into out: up to out_size bytes. *produced
+ * says how many came; *more (may be NULL) is set when the stream holds
+ * more than out_size. Corrupt data fails, naming the input and offset. */
+ptreg_status io_gunzip(const io_in *in, size_t offset, const unsigned char *src, size_t n,
+                       unsigned char *out, size_t out_size, size_t *produced, int *more);
+/* The most bytes n bytes of deflate data can expand to (deflate's
+ * limit is 1032:1), so a size in a header can be checked before any
+ * allocation. */
+size_t io_gunzip_bound(size_t n);
+
+/* dir: the folder of the header file, for detached data (NULL from
+ * memory). */
+ptreg_status io_read_nrrd(const io_in *in, const char *dir, ptreg_volume *vol);
+ptreg_status io_read_nifti(const io_in *in, ptreg_volume *vol);
+ptreg_status io_read_raw_volume(const io_in *in, const ptreg_raw_options *raw, ptreg_volume *vol);
+
 /* Reads a whole file into a malloc'ed buffer (*data is never NULL on
  * success, even for an empty file). IO errors name the path. */
 ptreg_status io_read_file(const char *path, unsigned char **data, size_t *size, ptreg_error *err);

@@ -1,0 +1,89 @@
+/* 3-D Harris interest points on volumes (CT scans): the structure tensor
+ * of central-difference gradients under a Gaussian window, scored by
+ * det(M) - k trace(M)^3, then thresholded, non-maximum suppressed over the
+ * 26 neighbours, thinned by distance and cut to the best N. Formulas and
+ * defaults: docs/ALGORITHMS.md, "3-D Harris". */
+#ifndef PTREG_HARRIS3D_H
+#define PTREG_HARRIS3D_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ptreg_harris_border {
+    /* Voxels within window radius + 1 of an edge, whose window needs
+     * gradients from outside the volume, score 0 (the study's loop skips
+     * them). */
+    PTREG_HARRIS_BORDER_SKIP = 0,
+    /* The volume is extended by repeating its edge voxels; every voxel
+     * gets a score. */
+    PTREG_HARRIS_BORDER_CLAMP
+} ptreg_harris_border;
+
+typedef enum ptreg_harris_threshold {
+    PTREG_HARRIS_RELATIVE = 0, /* threshold * the largest score */
+    PTREG_HARRIS_ABSOLUTE
+} ptreg_harris_threshold;
+
+#define PTREG_HARRIS_MAX_WINDOW 31
+#define PTREG_HARRIS_MAX_RADIUS 15
+
+typedef struct ptreg_harris3d_options {
+    int window;   /* odd, 3 .. PTREG_HARRIS_MAX_WINDOW (default 5) */
+    double sigma; /* Gaussian weight's sigma in voxels; 0: (window - 1) / 4 */
+    double k;     /* score det - k tr^3; corners need k < 1/27 (default 0.01) */
+    ptreg_harris_border border;
+    /* Keypoints: score > threshold and > 0, a local maximum of its 26
+     * neighbours, at least min_distance voxels from a better one, the best
+     * `top` of them (0: all). */
+    ptreg_harris_threshold threshold_mode;
+    double threshold;    /* default 0.01, relative */
+    double min_distance; /* voxels; 0 keeps every local maximum */
+    size_t top;
+    int reference;       /* the literal loop (w^3 terms per voxel, double): tests */
+    ptreg_device device;
+} ptreg_harris3d_options;
+
+void ptreg_harris3d_options_default(ptreg_harris3d_options *opt);
+/* The sigma the options mean (the default when opt->sigma is 0). */
+double ptreg_harris3d_sigma(const ptreg_harris3d_options *opt);
+
+typedef struct ptreg_harris3d_result {
+    float *scores; /* nx*ny*nz, the volume's layout; owned */
+    ptreg_keypoint *keypoints; /* best first (score, then x fastest index); owned */
+    size_t keypoint_count;
+    size_t local_maxima;  /* above the threshold, before min_distance and top */
+    float max_score;
+    double threshold;     /* the absolute threshold used */
+    double sigma;
+    double time_ms;       /* scores + keypoints, the volume in memory */
+    double scores_ms, keypoints_ms;
+    const char *isa;      /* the kernels' instruction set ("reference" for the literal loop) */
+} ptreg_harris3d_result;
+
+/* Scores of every voxel into scores (nx*ny*nz floats). Voxels must be
+ * finite (PTREG_ERR_FORMAT names the first that is not). The fast path and
+ * the reference agree to 1e-5 of trace(M)^3; the fast path gives the same
+ * bits for any thread count and instruction set. */
+ptreg_status ptreg_harris3d_scores(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+                                   float *scores, ptreg_error *err);
+
+/* Keypoints from a score volume (see the options). *keypoints is malloc'ed
+ * (NULL when none); threshold_used and local_maxima may be NULL. */
+ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny, size_t nz,
+                                      const ptreg_harris3d_options *opt, ptreg_keypoint **keypoints,
+                                      size_t *count, double *threshold_used, size_t *local_maxima,
+                                      ptreg_error *err);
+
+/* Both steps, timed. */
+ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+                            ptreg_harris3d_result *result, ptreg_error *err);
+void ptreg_harris3d_result_free(ptreg_harris3d_result *result);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

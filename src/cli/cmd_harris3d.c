@@ -1,0 +1,284 @@
+/* ptreg harris3d: 3-D Harris interest points of a volume. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/common.h"
+
+static const cli_option harris_options[] = {
+    {"output", 'o', "FILE", "write the keypoints: .ply (x y z score i j k) or .csv/.txt"},
+    {"scores", 0, "FILE", "write every voxel's score as a float32 NRRD volume"},
+    {"window", 0, "W", "window of W x W x W voxels, odd, 3..31 (default 5)"},
+    {"sigma", 0, "S", "Gaussian weight's sigma in voxels (default (W - 1) / 4)"},
+    {"k", 0, "K", "score det(M) - K trace(M)^3; corners need K < 1/27 (default 0.01)"},
+    {"border", 0, "MODE", "skip (default: voxels within W/2 + 1 of an edge score 0) or clamp (the edge "
+                          "voxels repeat outward)"},
+    {"threshold", 0, "T", "keep scores above T (absolute)"},
+    {"relative", 0, "R", "keep scores above R times the largest (default 0.01)"},
+    {"top", 0, "N", "keep the N best keypoints (with no threshold given: of all positive maxima)"},
+    {"min-distance", 0, "D", "drop a keypoint closer than D voxels to a better one (default 0)"},
+    {"dims", 0, "X,Y,Z", "raw volumes: sizes (default: from a name like NAME_XxYxZ_TYPE.raw)"},
+    {"type", 0, "TYPE", "raw volumes: u8, i8, u16, i16, u32, i32, f32 or f64 (uint8, int16, float ... too)"},
+    {"endian", 0, "E", "raw volumes: little (default) or big"},
+    {"spacing", 0, "A,B,C", "voxel spacing for physical coordinates (default: the file's, or 1,1,1)"},
+    {"format", 0, "F", "raw, nrrd or nifti (default: by extension, then by content)"},
+    {"reference", 0, NULL, "use the literal loop (w^3 terms per voxel, double): slow, for checking"},
+    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    {"repeat", 0, "N", "run N times in one process and report the median time (default 1)"},
+    {"json", 0, NULL, "print the result as one JSON object on stdout"},
+};
+
+const cli_command cli_cmd_harris3d = {
+    "harris3d",
+    "VOLUME [options]",
+    "Find 3-D Harris interest points (corners) in a volume.",
+    "Gradients by central differences g = (I[x+1] - I[x-1], ...), the structure tensor\n"
+    "M = sum over a W^3 window of w g g^T with Gaussian weights w, and the score\n"
+    "det(M) - K trace(M)^3 at every voxel. For an isotropic tensor (all eigenvalues lambda)\n"
+    "the score is lambda^3 (1 - 27 K), so corners score above 0 only when K < 1/27; edges and\n"
+    "flat regions score at most 0. Keypoints are local maxima of their 26 neighbours\n"
+    "above the threshold (and above 0), thinned by --min-distance, best first, cut by --top.\n\n"
+    "Volumes: NRRD (.nrrd, .nhdr: raw, gzip or ascii data, attached or detached), NIfTI-1\n"
+    "(.nii, .nii.gz) and headerless raw files (x fastest; --dims and --type, or a name like\n"
+    "tooth_103x94x161_uint8.raw). Voxels are converted to float32.\n\n"
+    "time_ms counts from the volume in memory to the keypoints (scores and selection).\n"
+    "Keypoint coordinates x y z are origin + index * spacing; i j k are the voxel.",
+    harris_options,
+    sizeof harris_options / sizeof harris_options[0],
+    1,
+    1,
+};
+
+static int parse_dims(const cli_args *a, size_t dims[3])
+{
+    const char *v = cli_string(a, "dims", NULL);
+    if (!v)
+        return EXIT_OK;
+    const char *p = v;
+    for (int k = 0; k < 3; k++) {
+        char *end;
+        unsigned long long n = strtoull(p, &end, 10);
+        if (end == p || *p == '-' || n == 0 || n > 1u << 30 || (k < 2 ? *end != ',' : *end != 0)) {
+            cli_error("harris3d", "--dims: '%s' is not three sizes X,Y,Z (1 .. 2^30)", v);
+            return EXIT_USAGE;
+        }
+        dims[k] = (size_t)n;
+        p = end + 1;
+    }
+    return EXIT_OK;
+}
+
+static int read_raw_options(const cli_args *a, ptreg_raw_options *raw, ptreg_volume_format *format)
+{
+    int rc = parse_dims(a, raw->dims);
+    rc = rc ? rc : cli_vec3(a, "spacing", raw->spacing);
+    if (rc)
+        return rc;
+    const char *type = cli_string(a, "type", NULL);
+    if (type && !(raw->type_set = ptreg_voxel_type_parse(type, &raw->type))) {
+        cli_error("harris3d", "--type: '%s' is not u8, i8, u16, i16, u32, i32, f32 or f64", type);
+        return EXIT_USAGE;
+    }
+    const char *endian = cli_string(a, "endian", "little");
+    if (strcmp(endian, "little") && strcmp(endian, "big")) {
+        cli_error("harris3d", "--endian: '%s' is not little or big", endian);
+        return EXIT_USAGE;
+    }
+    raw->big_endian = !strcmp(endian, "big");
+    const char *f = cli_string(a, "format", "auto");
+    static const char *const names[] = {"auto", "raw", "nrrd", "nifti"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(f, names[i])) {
+            *format = (ptreg_volume_format)i;
+            return EXIT_OK;
+        }
+    cli_error("harris3d", "--format: '%s' is not raw, nrrd or nifti", f);
+    return EXIT_USAGE;
+}
+
+static int read_detector_options(const cli_args *a, ptreg_harris3d_options *o)
+{
+    int rc = cli_int(a, "window", 3, PTREG_HARRIS_MAX_WINDOW, &o->window);
+    rc = rc ? rc : cli_double(a, "sigma", 1e-6, 1e6, &o->sigma);
+    rc = rc ? rc : cli_double(a, "k", -1e6, 1e6, &o->k);
+    rc = rc ? rc : cli_double(a, "min-distance", 0, 1e9, &o->min_distance);
+    rc = rc ? rc : cli_size(a, "top", 1, SIZE_MAX, &o->top);
+    if (rc)
+        return rc;
+    if (o->window % 2 == 0) {
+        cli_error("harris3d", "--window must be odd");
+        return EXIT_USAGE;
+    }
+    const char *border = cli_string(a, "border", "skip");
+    if (strcmp(border, "skip") && strcmp(border, "clamp")) {
+        cli_error("harris3d", "--border: '%s' is not skip or clamp", border);
+        return EXIT_USAGE;
+    }
+    o->border = strcmp(border, "skip") ? PTREG_HARRIS_BORDER_CLAMP : PTREG_HARRIS_BORDER_SKIP;
+    if (cli_has(a, "threshold") && cli_has(a, "relative")) {
+        cli_error("harris3d", "--threshold and --relative exclude each other");
+        return EXIT_USAGE;
+    }
+    if (cli_has(a, "threshold")) {
+        o->threshold_mode = PTREG_HARRIS_ABSOLUTE;
+        return cli_double(a, "threshold", -1e300, 1e300, &o->threshold);
+    }
+    if (cli_has(a, "top") && !cli_has(a, "relative"))
+        o->threshold = 0; /* --top alone ranks every positive maximum */
+    o->reference = cli_has(a, "reference");
+    return cli_double(a, "relative", 0, 1, &o->threshold);
+}
+
+static int load_volume(const cli_args *a, const char *path, ptreg_volume *vol)
+{
+    ptreg_raw_options raw;
+    ptreg_raw_options_default(&raw);
+    ptreg_volume_format format;
+    int rc = read_raw_options(a, &raw, &format);
+    if (rc)
+        return rc;
+    ptreg_error err;
+    ptreg_status st = ptreg_volume_read(path, format, &raw, vol, &err);
+    if (st) {
+        cli_error("harris3d", "%s", err.message);
+        return st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 1);
+    }
+    if (cli_has(a, "spacing"))
+        memcpy(vol->spacing, raw.spacing, sizeof raw.spacing);
+    return EXIT_OK;
+}
+
+/* Runs `repeat` times, keeping the last result; every run must give the
+ * same scores and keypoints. */
+static ptreg_status run_repeated(const ptreg_volume *vol, const ptreg_harris3d_options *o, int repeat,
+                                 ptreg_harris3d_result *r, double *times, ptreg_error *err)
+{
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < repeat; i++) {
+        ptreg_harris3d_result cur;
+        ptreg_status st = ptreg_harris3d(vol, o, &cur, err);
+        if (st)
+            return st;
+        times[i] = cur.time_ms;
+        int same = !i || (cur.keypoint_count == r->keypoint_count &&
+                          !memcmp(cur.scores, r->scores, ptreg_volume_count(vol) * sizeof(float)) &&
+                          (!cur.keypoint_count ||
+                           !memcmp(cur.keypoints, r->keypoints, cur.keypoint_count * sizeof *cur.keypoints)));
+        ptreg_harris3d_result_free(r);
+        *r = cur;
+        if (!same)
+            return ptreg_error_set(err, PTREG_ERR_RUNTIME, "run %d of %d gave a different result", i + 1, repeat);
+    }
+    return PTREG_OK;
+}
+
+static int write_outputs(const cli_args *a, const ptreg_volume *vol, const ptreg_harris3d_result *r)
+{
+    ptreg_error err;
+    ptreg_status st = PTREG_OK;
+    if (cli_has(a, "scores")) {
+        ptreg_volume s = *vol;
+        s.type = PTREG_VOXEL_F32;
+        s.data = r->scores;
+        st = ptreg_volume_write_nrrd(cli_string(a, "scores", NULL), &s, &err);
+    }
+    if (!st && cli_has(a, "output"))
+        st = ptreg_keypoints_write(cli_string(a, "output", NULL), r->keypoints, r->keypoint_count, vol, &err);
+    if (st) {
+        cli_error("harris3d", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    return EXIT_OK;
+}
+
+static double voxels_per_s(const ptreg_volume *vol, double ms)
+{
+    return ms > 0 ? (double)ptreg_volume_count(vol) / (ms * 1e-3) : 0;
+}
+
+static int print_json(const char *path, const ptreg_volume *vol, const ptreg_harris3d_options *o,
+                      const ptreg_harris3d_result *r, const double *times, int count)
+{
+    cJSON *j = cJSON_CreateObject();
+    double dims[3] = {(double)vol->nx, (double)vol->ny, (double)vol->nz};
+    cJSON_AddStringToObject(j, "command", "harris3d");
+    cJSON_AddStringToObject(j, "volume", path);
+    cJSON_AddItemToObject(j, "dims", cJSON_CreateDoubleArray(dims, 3));
+    cJSON_AddStringToObject(j, "type", ptreg_voxel_type_name(vol->type));
+    cJSON_AddItemToObject(j, "spacing", cJSON_CreateDoubleArray(vol->spacing, 3));
+    cJSON_AddNumberToObject(j, "window", o->window);
+    cJSON_AddNumberToObject(j, "sigma", r->sigma);
+    cJSON_AddNumberToObject(j, "k", o->k);
+    cJSON_AddStringToObject(j, "border", o->border == PTREG_HARRIS_BORDER_SKIP ? "skip" : "clamp");
+    cJSON_AddNumberToObject(j, "threshold", r->threshold);
+    cJSON_AddStringToObject(j, "threshold_mode", o->threshold_mode == PTREG_HARRIS_RELATIVE ? "relative" : "absolute");
+    cJSON_AddNumberToObject(j, "max_score", r->max_score);
+    cJSON_AddNumberToObject(j, "local_maxima", (double)r->local_maxima);
+    cJSON_AddNumberToObject(j, "keypoints", (double)r->keypoint_count);
+    cJSON_AddNumberToObject(j, "time_ms", r->time_ms);
+    if (count > 1)
+        cJSON_AddItemToObject(j, "times_ms", cJSON_CreateDoubleArray(times, count));
+    cJSON_AddNumberToObject(j, "scores_ms", r->scores_ms);
+    cJSON_AddNumberToObject(j, "keypoints_ms", r->keypoints_ms);
+    cJSON_AddNumberToObject(j, "voxels_per_s", voxels_per_s(vol, r->time_ms));
+    cJSON_AddStringToObject(j, "isa", r->isa);
+    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
+    cJSON_AddStringToObject(j, "version", ptreg_version());
+    return cli_json_print(j);
+}
+
+static void print_human(const char *path, const ptreg_volume *vol, const ptreg_harris3d_options *o,
+                        const ptreg_harris3d_result *r)
+{
+    printf("ptreg harris3d: %s (%zu x %zu x %zu %s), window %d, sigma %.4g, k %.4g, border %s\n", path, vol->nx,
+           vol->ny, vol->nz, ptreg_voxel_type_name(vol->type), o->window, r->sigma, o->k,
+           o->border == PTREG_HARRIS_BORDER_SKIP ? "skip" : "clamp");
+    printf("  max score %.6g, threshold %.6g, %zu local maxima, %zu keypoints\n", r->max_score, r->threshold,
+           r->local_maxima, r->keypoint_count);
+    printf("  time %.2f ms (scores %.2f, keypoints %.2f), %.3g voxels/s, %s, %d threads\n", r->time_ms,
+           r->scores_ms, r->keypoints_ms, voxels_per_s(vol, r->time_ms), r->isa, ptreg_get_num_threads());
+    size_t show = r->keypoint_count < 10 ? r->keypoint_count : 10;
+    for (size_t i = 0; i < show; i++)
+        printf("  %4zu  voxel (%u, %u, %u)  score %.6g\n", i + 1, r->keypoints[i].x, r->keypoints[i].y,
+               r->keypoints[i].z, r->keypoints[i].score);
+    if (show < r->keypoint_count)
+        printf("  ... (%zu more; -o FILE writes them all)\n", r->keypoint_count - show);
+}
+
+int cli_run_harris3d(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_harris3d, argc, argv, &a);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    ptreg_harris3d_options o;
+    ptreg_harris3d_options_default(&o);
+    int repeat = 1;
+    if ((rc = read_detector_options(&a, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
+        (rc = cli_apply_threads(&a)))
+        return rc;
+    const char *path = a.positional[0];
+    ptreg_volume vol;
+    if ((rc = load_volume(&a, path, &vol)))
+        return rc;
+    double *times = calloc((size_t)repeat, sizeof *times);
+    ptreg_harris3d_result r;
+    ptreg_error err;
+    ptreg_status st = times ? run_repeated(&vol, &o, repeat, &r, times, &err)
+                            : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    if (st) {
+        cli_error("harris3d", "%s: %s", path, err.message);
+        rc = cli_exit_code(st, 1);
+    } else {
+        r.time_ms = cli_median(times, repeat);
+        rc = write_outputs(&a, &vol, &r);
+        if (!rc && cli_has(&a, "json"))
+            rc = print_json(path, &vol, &o, &r, times, repeat);
+        else if (!rc)
+            print_human(path, &vol, &o, &r);
+    }
+    ptreg_harris3d_result_free(&r);
+    free(times);
+    ptreg_volume_free(&vol);
+    return rc;
+}

@@ -1,0 +1,124 @@
+/* Volume and keypoint writers: NRRD (attached, raw little-endian) and
+ * keypoints as PLY or CSV, through the atomic file of atomic.h. */
+#include "io/atomic.h"
+#include "io/io_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* NRRD's names for our voxel types. */
+static const char *nrrd_type(ptreg_voxel_type type)
+{
+    static const char *const names[] = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "float", "double"};
+    return (unsigned)type < sizeof names / sizeof names[0] ? names[type] : NULL;
+}
+
+#define WRITE_CHUNK (1u << 16)
+
+/* Voxels in little-endian order, a chunk at a time. */
+static void write_voxels_le(FILE *f, const ptreg_volume *vol)
+{
+    size_t size = ptreg_voxel_size(vol->type), n = ptreg_volume_count(vol) * size;
+    const unsigned char *p = vol->data;
+    if (size == 1 || !io_host_big_endian()) {
+        fwrite(p, 1, n, f);
+        return;
+    }
+    unsigned char buf[WRITE_CHUNK];
+    for (size_t at = 0; at < n; at += WRITE_CHUNK) {
+        size_t len = n - at < WRITE_CHUNK ? n - at : WRITE_CHUNK;
+        for (size_t i = 0; i < len; i += size)
+            for (size_t b = 0; b < size; b++)
+                buf[i + b] = p[at + i + size - 1 - b];
+        fwrite(buf, 1, len, f);
+    }
+}
+
+ptreg_status ptreg_volume_write_nrrd(const char *path, const ptreg_volume *vol, ptreg_error *err)
+{
+    if (!vol || !vol->data || !nrrd_type(vol->type) || !ptreg_volume_count(vol))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: no volume to write", path ? path : "NRRD");
+    ptreg_atomic_file af;
+    ptreg_status s = ptreg_atomic_open(path, &af, err);
+    if (s)
+        return s;
+    FILE *f = af.fp;
+    fprintf(f, "NRRD0004\n# written by ptreg %s\ntype: %s\ndimension: 3\nsizes: %zu %zu %zu\n",
+            PTREG_VERSION_STRING, nrrd_type(vol->type), vol->nx, vol->ny, vol->nz);
+    const double *sp = vol->spacing, *o = vol->origin;
+    if (o[0] != 0 || o[1] != 0 || o[2] != 0)
+        /* An origin needs a space; spacings and space directions exclude each other. */
+        fprintf(f, "space dimension: 3\nspace directions: (%.17g,0,0) (0,%.17g,0) (0,0,%.17g)\n"
+                   "space origin: (%.17g,%.17g,%.17g)\n",
+                sp[0], sp[1], sp[2], o[0], o[1], o[2]);
+    else
+        fprintf(f, "spacings: %.17g %.17g %.17g\n", sp[0], sp[1], sp[2]);
+    fputs("endian: little\nencoding: raw\n\n", f);
+    write_voxels_le(f, vol);
+    return ptreg_atomic_commit(&af, err);
+}
+
+static int has_extension(const char *path, const char *ext)
+{
+    const char *dot = strrchr(path, '.');
+    return dot && !strchr(dot, '/') && !strcasecmp(dot + 1, ext);
+}
+
+static void physical(const ptreg_keypoint *k, const ptreg_volume *g, double out[3])
+{
+    const uint32_t idx[3] = {k->x, k->y, k->z};
+    for (int a = 0; a < 3; a++)
+        out[a] = g ? g->origin[a] + idx[a] * g->spacing[a] : idx[a];
+}
+
+static void write_keypoints_ply(FILE *f, const ptreg_keypoint *kp, size_t n, const ptreg_volume *g)
+{
+    fprintf(f, "ply\nformat binary_little_endian 1.0\ncomment written by ptreg %s: Harris keypoints\n"
+               "element vertex %zu\nproperty float x\nproperty float y\nproperty float z\n"
+               "property float score\nproperty int i\nproperty int j\nproperty int k\nend_header\n",
+            PTREG_VERSION_STRING, n);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char rec[28];
+        double p[3];
+        physical(&kp[i], g, p);
+        for (int a = 0; a < 3; a++)
+            io_store_f32le(rec + 4 * a, (float)p[a]);
+        io_store_f32le(rec + 12, kp[i].score);
+        const uint32_t idx[3] = {kp[i].x, kp[i].y, kp[i].z};
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 4; b++)
+                rec[16 + 4 * a + b] = (unsigned char)(idx[a] >> (8 * b));
+        fwrite(rec, 1, sizeof rec, f);
+    }
+}
+
+static void write_keypoints_csv(FILE *f, const ptreg_keypoint *kp, size_t n, const ptreg_volume *g)
+{
+    fputs("x,y,z,score,i,j,k\n", f);
+    for (size_t i = 0; i < n; i++) {
+        double p[3];
+        physical(&kp[i], g, p);
+        fprintf(f, "%.9g,%.9g,%.9g,%.9g,%u,%u,%u\n", p[0], p[1], p[2], kp[i].score, (unsigned)kp[i].x,
+                (unsigned)kp[i].y, (unsigned)kp[i].z);
+    }
+}
+
+ptreg_status ptreg_keypoints_write(const char *path, const ptreg_keypoint *kp, size_t n,
+                                   const ptreg_volume *geometry, ptreg_error *err)
+{
+    if (!path || (n && !kp))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "keypoints write: no path or no keypoints");
+    int ply = has_extension(path, "ply");
+    if (!ply && !has_extension(path, "csv") && !has_extension(path, "txt"))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: keypoints are written as .ply, .csv or .txt", path);
+    ptreg_atomic_file af;
+    ptreg_status s = ptreg_atomic_open(path, &af, err);
+    if (s)
+        return s;
+    if (ply)
+        write_keypoints_ply(af.fp, kp, n, geometry);
+    else
+        write_keypoints_csv(af.fp, kp, n, geometry);
+    return ptreg_atomic_commit(&af, err);
+}
