@@ -41,7 +41,8 @@ const cli_command cli_cmd_harris3d = {
     "Volumes: NRRD (.nrrd, .nhdr: raw, gzip or ascii data, attached or detached), NIfTI-1\n"
     "(.nii, .nii.gz) and headerless raw files (x fastest; --dims and --type, or a name like\n"
     "tooth_103x94x161_uint8.raw). Voxels are converted to float32.\n\n"
-    "time_ms counts from the volume in memory to the keypoints (scores and selection).\n"
+    "time_ms counts from the volume in memory to the keypoints (scores and selection);\n"
+    "with --repeat, it and scores_ms, keypoints_ms are medians over the runs.\n"
     "Keypoint coordinates x y z are origin + index * spacing; i j k are the voxel.",
     harris_options,
     sizeof harris_options / sizeof harris_options[0],
@@ -115,6 +116,7 @@ static int read_detector_options(const cli_args *a, ptreg_harris3d_options *o)
         return EXIT_USAGE;
     }
     o->border = strcmp(border, "skip") ? PTREG_HARRIS_BORDER_CLAMP : PTREG_HARRIS_BORDER_SKIP;
+    o->reference = cli_has(a, "reference");
     if (cli_has(a, "threshold") && cli_has(a, "relative")) {
         cli_error("harris3d", "--threshold and --relative exclude each other");
         return EXIT_USAGE;
@@ -125,7 +127,6 @@ static int read_detector_options(const cli_args *a, ptreg_harris3d_options *o)
     }
     if (cli_has(a, "top") && !cli_has(a, "relative"))
         o->threshold = 0; /* --top alone ranks every positive maximum */
-    o->reference = cli_has(a, "reference");
     return cli_double(a, "relative", 0, 1, &o->threshold);
 }
 
@@ -160,6 +161,8 @@ static ptreg_status run_repeated(const ptreg_volume *vol, const ptreg_harris3d_o
         if (st)
             return st;
         times[i] = cur.time_ms;
+        times[repeat + i] = cur.scores_ms;
+        times[2 * repeat + i] = cur.keypoints_ms;
         int same = !i || (cur.keypoint_count == r->keypoint_count &&
                           !memcmp(cur.scores, r->scores, ptreg_volume_count(vol) * sizeof(float)) &&
                           (!cur.keypoint_count ||
@@ -261,7 +264,7 @@ int cli_run_harris3d(int argc, char **argv)
     ptreg_volume vol;
     if ((rc = load_volume(&a, path, &vol)))
         return rc;
-    double *times = calloc((size_t)repeat, sizeof *times);
+    double *times = calloc(3 * (size_t)repeat, sizeof *times); /* total, scores, keypoints */
     ptreg_harris3d_result r;
     ptreg_error err;
     ptreg_status st = times ? run_repeated(&vol, &o, repeat, &r, times, &err)
@@ -271,6 +274,8 @@ int cli_run_harris3d(int argc, char **argv)
         rc = cli_exit_code(st, 1);
     } else {
         r.time_ms = cli_median(times, repeat);
+        r.scores_ms = cli_median(times + repeat, repeat);
+        r.keypoints_ms = cli_median(times + 2 * repeat, repeat);
         rc = write_outputs(&a, &vol, &r);
         if (!rc && cli_has(&a, "json"))
             rc = print_json(path, &vol, &o, &r, times, repeat);

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Fuzzes the cloud readers and the model index loader with libFuzzer
-# (clang, ASan, UBSan).
+# Fuzzes the cloud readers, the volume readers and the model index loader
+# with libFuzzer (clang, ASan, UBSan).
 #
-#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all index
+#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all volume index
+#
+# "volume" drives fuzz_volume.c (NRRD, NIfTI-1, raw) from small NRRD/NIfTI
+# seeds that it writes itself.
 #
 # "index" builds the whole library with the sanitizers (CMake, in
 # build-fuzz/lib), seeds the corpus with indexes of a few small clouds, and
@@ -20,12 +23,12 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 shift || true
 formats=("$@")
-[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all index)
+[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
 # The parts of core the readers use: errors and clouds.
-core=("$root/src/core/error.c" "$root/src/core/cloud.c")
+core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c")
 
 declare -A enum=([ply]=PTREG_FORMAT_PLY [pcd]=PTREG_FORMAT_PCD [xyz]=PTREG_FORMAT_XYZ
                  [vtk]=PTREG_FORMAT_VTK [all]="")
@@ -69,9 +72,39 @@ fuzz_index() {
         2>&1 | tee "$build/fuzz-index.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
 }
 
+fuzz_volume() {
+    local bin=$build/fuzz_volume corpus=$build/corpus-volume
+    # shellcheck disable=SC2046
+    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) "$root/tests/fuzz/fuzz_volume.c" \
+        "$root"/src/io/*.c "${core[@]}" \
+        $(pkg-config --libs liblzf zlib) -lm -o "$bin"
+    mkdir -p "$corpus" "$build/crash-volume"
+    printf 'NRRD0004\ntype: short\ndimension: 3\nsizes: 2 2 2\nendian: big\nencoding: raw\n\n0123456789abcdef' \
+        >"$corpus/raw.nrrd"
+    printf 'NRRD0005\ntype: float\ndimension: 2\nsizes: 2 2\nspacings: 1 2\nencoding: ascii\n\n1 2\n3 4\n' \
+        >"$corpus/ascii.nrrd"
+    { printf 'NRRD0004\ntype: uchar\ndimension: 3\nsizes: 4 4 4\nencoding: gzip\n\n'; head -c 64 /dev/zero | gzip -c; } \
+        >"$corpus/gzip.nrrd"
+    /usr/bin/python3 -c '
+import struct, sys
+h = bytearray(352); struct.pack_into("<i", h, 0, 348); struct.pack_into("<8h", h, 40, 3, 2, 2, 2, 1, 1, 1, 1)
+struct.pack_into("<hh", h, 70, 2, 8); struct.pack_into("<f", h, 108, 352.0); h[344:348] = b"n+1\0"
+sys.stdout.buffer.write(bytes(h) + bytes(range(8)))' >"$corpus/small.nii"
+    gzip -c "$corpus/small.nii" >"$corpus/small.nii.gz"
+    echo "== volume: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
+    "$bin" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+        -print_final_stats=1 -artifact_prefix="$build/crash-volume/" "$corpus" \
+        2>&1 | tee "$build/fuzz-volume.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+}
+
 for fmt in "${formats[@]}"; do
     if [ "$fmt" = index ]; then
         fuzz_index
+        continue
+    fi
+    if [ "$fmt" = volume ]; then
+        fuzz_volume
         continue
     fi
     [ -n "${exts[$fmt]+x}" ] || { echo "unknown format $fmt" >&2; exit 2; }
@@ -82,7 +115,7 @@ for fmt in "${formats[@]}"; do
     $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
         "${define[@]}" -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) \
         "$root"/tests/fuzz/fuzz_read.c "$root"/src/io/*.c "${core[@]}" \
-        $(pkg-config --libs liblzf) -lm -o "$bin"
+        $(pkg-config --libs liblzf zlib) -lm -o "$bin"
     corpus=$build/corpus-$fmt
     # shellcheck disable=SC2086
     seed "$corpus" ${exts[$fmt]}
