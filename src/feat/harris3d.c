@@ -216,17 +216,11 @@ static float max_score(const float *s, size_t n);
 static void rows_max(const float *s, size_t nx, size_t rows, float *row_max);
 
 /* Scores, each row's maximum (row_max: ny * nz floats) and the overall
- * maximum, which the fast path finds on the way. */
+ * maximum, which the fast path finds on the way. The caller has checked
+ * the options and the volume. */
 static ptreg_status compute_scores(const ptreg_volume *vol, const ptreg_harris3d_options *opt, float *scores,
                                    float *row_max, float *max, ptreg_error *err)
 {
-    ptreg_status s = check_options(opt, err);
-    if (!s)
-        s = check_volume(vol, err);
-    if (!s && !scores)
-        s = ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no score buffer");
-    if (s)
-        return s;
     if (!opt->reference)
         return fast_scores(vol, opt, scores, row_max, max, err);
     reference_scores(vol, opt, scores);
@@ -243,10 +237,16 @@ ptreg_status ptreg_harris3d_scores(const ptreg_volume *vol, const ptreg_harris3d
         ptreg_harris3d_options_default(&d);
         opt = &d;
     }
-    float max, *row_max = vol ? malloc(vol->ny * vol->nz * sizeof *row_max) : NULL;
-    ptreg_status s = row_max ? compute_scores(vol, opt, scores, row_max, &max, err)
-                             : ptreg_error_set(err, vol ? PTREG_ERR_NOMEM : PTREG_ERR_ARG, "harris3d: %s",
-                                               vol ? "out of memory" : "no volume");
+    ptreg_status s = check_options(opt, err);
+    if (!s)
+        s = check_volume(vol, err);
+    if (!s && !scores)
+        s = ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no score buffer");
+    if (s)
+        return s;
+    float max, *row_max = malloc(vol->ny * vol->nz * sizeof *row_max);
+    s = row_max ? compute_scores(vol, opt, scores, row_max, &max, err)
+                : ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
     free(row_max);
     return s;
 }

@@ -3,7 +3,8 @@
  * (-ffp-contract=off), so every ISA computes the same operations in the
  * same order and gives the same bits. Per tile of rows, planes stream in z:
  *   intensity rows (edge-clamped) -> gradient products g g^T (6 channels)
- *   -> x pass -> y pass into a ring of 2r+1 planes -> z pass -> score.
+ *   -> x pass, row by row into a ring of 2r+1 rows (L1) -> y pass into a
+ *   ring of 2r+1 planes (L2) -> z pass and score, fused.
  * Every voxel's sums run in the same order whatever the tile, so tiles and
  * threads never change the result. */
 #include "feat/harris3d_kernels.h"
