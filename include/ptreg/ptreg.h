@@ -5,6 +5,7 @@
 
 #include "core.h"
 #include "emicp.h"
+#include "features.h"
 #include "harris3d.h"
 #include "icp.h"
 #include "io.h"

@@ -1,0 +1,70 @@
+/* Point features: normals by PCA of a neighbourhood, and the point feature
+ * histograms PFH (125 bins) and FPFH (33 bins) with PCL's pair feature.
+ * Formulas and conventions: docs/ALGORITHMS.md, "Normals, PFH and FPFH". */
+#ifndef PTREG_FEATURES_H
+#define PTREG_FEATURES_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A neighbourhood: the k nearest points (the point itself included, as
+ * PCL's k-NN search has it) or every point within radius. */
+typedef struct ptreg_neighborhood {
+    size_t k;      /* > 0: k nearest */
+    double radius; /* used when k == 0 */
+} ptreg_neighborhood;
+
+typedef struct ptreg_normals_options {
+    ptreg_neighborhood neighbors; /* default k = 30 */
+    double viewpoint[3];          /* normals point toward it (default the origin) */
+} ptreg_normals_options;
+
+void ptreg_normals_options_default(ptreg_normals_options *opt);
+
+/* normals (3n floats) and curvature (n floats, may be NULL) of every point:
+ * the eigenvector of the smallest eigenvalue of the neighbourhood's
+ * covariance (double), curvature l0 / (l0 + l1 + l2), flipped toward the
+ * viewpoint. Points with fewer than 3 neighbours get NaN and are counted
+ * in *missing (may be NULL). The same bits for any thread count. */
+ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
+                           float *curvature, size_t *missing, ptreg_error *err);
+
+/* PCL's pair feature of (p1, n1) and (p2, n2): theta, alpha, phi and the
+ * distance. Returns 0 (features unset) when the points coincide or the
+ * source normal is parallel to p2 - p1. */
+int ptreg_pair_feature(const float p1[3], const float n1[3], const float p2[3], const float n2[3],
+                       float f[4]);
+
+typedef enum ptreg_fpfh_convention {
+    PTREG_FPFH_PCL = 0, /* FPFH(p) = normalised sum of neighbours' SPFH / d^2: blocks sum to 100 */
+    PTREG_FPFH_OPEN3D   /* the same plus p's own SPFH: blocks sum to about 200 */
+} ptreg_fpfh_convention;
+
+#define PTREG_PFH_BINS 125
+#define PTREG_FPFH_BINS 33
+
+typedef struct ptreg_feature_options {
+    ptreg_neighborhood neighbors; /* default k = 30 */
+    ptreg_fpfh_convention convention;
+} ptreg_feature_options;
+
+void ptreg_feature_options_default(ptreg_feature_options *opt);
+
+/* Descriptors of every point (n x 125 or n x 33 floats, row-major). Points
+ * whose normal is not finite or that have too few neighbours (PFH: 2, FPFH:
+ * 2) get NaN rows, counted in *missing (may be NULL). Memory beyond the
+ * output: O(n * 33) for FPFH, O(k) per thread for PFH. The same bits for
+ * any thread count. */
+ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
+                       float *out, size_t *missing, ptreg_error *err);
+ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
+                        float *out, size_t *missing, ptreg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
