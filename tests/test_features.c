@@ -213,6 +213,90 @@ static void test_bad_arguments(void)
     CHECK(ptreg_normals(xyz, 3, NULL, NULL, NULL, NULL, &err) == PTREG_ERR_ARG);
 }
 
+/* Rows of a golden CSV (index,v0,v1,...) against ptreg's descriptors:
+ * how many rows differ by more than 0.01 in some bin, and how many of
+ * those differ by one pair moved to another bin (PFH: two bins off by
+ * 100 / pairs, nothing else). */
+static void compare_golden(const char *path, const float *out, int bins, size_t n, size_t *rows, size_t *off,
+                           size_t *one_pair)
+{
+    FILE *f = fopen(path, "r");
+    CHECK_MSG(f != NULL, "cannot open %s", path);
+    *rows = *off = *one_pair = 0;
+    static char line[1 << 15];
+    while (f && fgets(line, sizeof line, f)) {
+        char *p = line;
+        size_t idx = strtoul(p, &p, 10);
+        if (idx >= n)
+            break;
+        int over = 0, moved = 0;
+        for (int b = 0; b < bins; b++) {
+            double v = strtod(p + 1, &p), d = fabs(v - out[idx * (size_t)bins + (size_t)b]);
+            if (isnan(v) && isnan(out[idx * (size_t)bins + (size_t)b]))
+                d = 0;
+            over += d > 0.01;
+            moved += d > 0.01 && d < 0.5;
+        }
+        (*rows)++;
+        *off += over > 0;
+        *one_pair += over == 2 && moved == 2;
+    }
+    if (f)
+        fclose(f);
+}
+
+/* PCL's PFHEstimation / FPFHEstimation and Open3D's compute_fpfh_feature on
+ * cloud_bin_0 (every 10th point; tests/data/features/README.md remakes them). */
+static void test_goldens(const char *data)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/features/cloud_bin_0.pcd", data);
+    ptreg_cloud c;
+    ptreg_error err;
+    if (ptreg_cloud_read(path, PTREG_FORMAT_AUTO, &c, &err)) {
+        CHECK_MSG(0, "%s", err.message);
+        return;
+    }
+    CHECK(c.normals != NULL);
+    static const struct {
+        const char *file;
+        int pfh;
+        size_t k;
+        double radius;
+        ptreg_fpfh_convention conv;
+    } cases[] = {
+        {"pcl_fpfh_k30_every10.csv", 0, 30, 0, PTREG_FPFH_PCL},
+        {"pcl_fpfh_r0.15_every10.csv", 0, 0, 0.15, PTREG_FPFH_PCL},
+        {"open3d_fpfh_k30_every10.csv", 0, 30, 0, PTREG_FPFH_OPEN3D},
+        {"open3d_fpfh_r0.15_every10.csv", 0, 0, 0.15, PTREG_FPFH_OPEN3D},
+        {"pcl_pfh_k30_every10.csv", 1, 30, 0, PTREG_FPFH_PCL},
+        {"pcl_pfh_r0.15_every10.csv", 1, 0, 0.15, PTREG_FPFH_PCL},
+    };
+    float *out = malloc(c.n * PTREG_PFH_BINS * sizeof *out);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ptreg_feature_options o;
+        ptreg_feature_options_default(&o);
+        o.neighbors.k = cases[i].k;
+        o.neighbors.radius = cases[i].radius;
+        o.convention = cases[i].conv;
+        int bins = cases[i].pfh ? PTREG_PFH_BINS : PTREG_FPFH_BINS;
+        CHECK((cases[i].pfh ? ptreg_pfh : ptreg_fpfh)(c.xyz, c.normals, c.n, &o, out, NULL, &err) == PTREG_OK);
+        snprintf(path, sizeof path, "%s/data/features/%s", PTREG_TEST_SOURCE_DIR, cases[i].file);
+        size_t rows, off, one_pair;
+        compare_golden(path, out, bins, c.n, &rows, &off, &one_pair);
+        CHECK_MSG(rows == 391, "%s: %zu rows", cases[i].file, rows);
+        /* FPFH: every bin within 0.01. PFH: a few rows (under 1%) have one pair
+         * in the neighbouring bin, a float rounding at a bin edge that is not
+         * yet matched (issue 6 is open on this). */
+        size_t allowed = cases[i].pfh ? rows / 100 : 0;
+        CHECK_MSG(off <= allowed && (off == 0 || one_pair == off), "%s: %zu of %zu rows off by > 0.01 (%zu by one pair)",
+                  cases[i].file, off, rows, one_pair);
+        printf("%s: %zu rows, %zu off by one pair\n", cases[i].file, rows, off);
+    }
+    free(out);
+    ptreg_cloud_free(&c);
+}
+
 int main(void)
 {
     test_plane_bins();
@@ -220,5 +304,8 @@ int main(void)
     test_rigid_invariance_and_threads();
     test_pair_feature_symmetry();
     test_bad_arguments();
+    const char *data = check_data_dir();
+    if (data)
+        test_goldens(data);
     return check_exit();
 }
