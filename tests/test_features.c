@@ -285,13 +285,10 @@ static void test_goldens(const char *data)
         size_t rows, off, one_pair;
         compare_golden(path, out, bins, c.n, &rows, &off, &one_pair);
         CHECK_MSG(rows == 391, "%s: %zu rows", cases[i].file, rows);
-        /* FPFH: every bin within 0.01. PFH: a few rows (under 1%) have one pair
-         * in the neighbouring bin, a float rounding at a bin edge that is not
-         * yet matched (issue 6 is open on this). */
-        size_t allowed = cases[i].pfh ? rows / 100 : 0;
-        CHECK_MSG(off <= allowed && (off == 0 || one_pair == off), "%s: %zu of %zu rows off by > 0.01 (%zu by one pair)",
-                  cases[i].file, off, rows, one_pair);
-        printf("%s: %zu rows, %zu off by one pair\n", cases[i].file, rows, off);
+        /* Every bin within 0.01 (the issue's tolerance). */
+        CHECK_MSG(off == 0, "%s: %zu of %zu rows off by > 0.01 (%zu by one pair)", cases[i].file, off, rows,
+                  one_pair);
+        printf("%s: %zu rows, all within 0.01\n", cases[i].file, rows);
     }
     free(out);
     ptreg_cloud_free(&c);

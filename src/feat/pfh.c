@@ -96,8 +96,7 @@ static void fill_nan(float *row, int bins)
 /* ---- PFH ----------------------------------------------------------------- */
 
 /* All unordered pairs of the neighbourhood (the query included), each
- * adding 100 / (number of pairs) to bin i_theta + 5 i_alpha + 25 i_phi;
- * pairs without a feature add nothing. */
+ * adding 100 / (number of pairs) to bin i_theta + 5 i_alpha + 25 i_phi. */
 static void pfh_of(const float *xyz, const float *normals, const ptreg_neighbors *nb, float *hist)
 {
     memset(hist, 0, PTREG_PFH_BINS * sizeof *hist);
@@ -108,8 +107,10 @@ static void pfh_of(const float *xyz, const float *normals, const ptreg_neighbors
         for (size_t j = i + 1; j < m; j++) {
             float f[4];
             const float *pj = xyz + 3 * (size_t)nb->index[j], *nj = normals + 3 * (size_t)nb->index[j];
-            if (!ptreg_pair_feature(pi, ni, pj, nj, f))
-                continue;
+            /* PCL's order: the later (farther) neighbour first. A pair without
+             * a feature is binned as zeros, as PCL's estimators do. */
+            if (!ptreg_pair_feature(pj, nj, pi, ni, f))
+                f[0] = f[1] = f[2] = f[3] = 0.0f;
             int bin = angle_bin(f[0], PFH_SPLIT) + PFH_SPLIT * cosine_bin(f[1], PFH_SPLIT) +
                       PFH_SPLIT * PFH_SPLIT * cosine_bin(f[2], PFH_SPLIT);
             hist[bin] += incr;
@@ -190,8 +191,10 @@ static void spfh_of(const float *xyz, const float *normals, size_t i, const ptre
     for (size_t j = 0; j < nb->count; j++) {
         size_t q = nb->index[j];
         float f[4];
-        if (q == i || !ptreg_pair_feature(p, np, xyz + 3 * q, normals + 3 * q, f))
+        if (q == i)
             continue;
+        if (!ptreg_pair_feature(p, np, xyz + 3 * q, normals + 3 * q, f))
+            f[0] = f[1] = f[2] = f[3] = 0.0f; /* binned as zeros, as PCL does */
         hist[angle_bin(f[0], FPFH_SPLIT)] += incr;
         hist[FPFH_SPLIT + cosine_bin(f[1], FPFH_SPLIT)] += incr;
         hist[2 * FPFH_SPLIT + cosine_bin(f[2], FPFH_SPLIT)] += incr;
