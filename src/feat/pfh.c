@@ -129,6 +129,20 @@ static int normals_finite(const float *normals, const ptreg_neighbors *nb)
     return 1;
 }
 
+/* What both descriptors start with: the options (defaults for NULL, kept
+ * in *storage), the checks, and the k-d tree over the points. */
+static ptreg_status begin_features(const float *xyz, const float *normals, size_t n,
+                                   const ptreg_feature_options **opt, ptreg_feature_options *storage,
+                                   const float *out, ptreg_kdtree **tree, ptreg_error *err)
+{
+    if (!*opt) {
+        ptreg_feature_options_default(storage);
+        *opt = storage;
+    }
+    ptreg_status s = check_inputs(xyz, normals, n, *opt, out, err);
+    return s ? s : ptreg_kdtree_create(xyz, n, NULL, tree, err);
+}
+
 typedef struct feature_job {
     const float *xyz, *normals;
     size_t n;
@@ -140,14 +154,8 @@ ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const p
                        float *out, size_t *missing, ptreg_error *err)
 {
     ptreg_feature_options d;
-    if (!opt) {
-        ptreg_feature_options_default(&d);
-        opt = &d;
-    }
-    ptreg_status s = check_inputs(xyz, normals, n, opt, out, err);
     ptreg_kdtree *tree = NULL;
-    if (!s)
-        s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
+    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, out, &tree, err);
     if (s)
         return s;
     size_t lacking = 0;
@@ -275,14 +283,8 @@ ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const 
                         float *out, size_t *missing, ptreg_error *err)
 {
     ptreg_feature_options d;
-    if (!opt) {
-        ptreg_feature_options_default(&d);
-        opt = &d;
-    }
-    ptreg_status s = check_inputs(xyz, normals, n, opt, out, err);
     ptreg_kdtree *tree = NULL;
-    if (!s)
-        s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
+    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, out, &tree, err);
     if (s)
         return s;
     float *spfh = malloc(n * PTREG_FPFH_BINS * sizeof *spfh);
