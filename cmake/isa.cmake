@@ -2,6 +2,9 @@
 # as foo_isa.c.generic / .avx2 / .avx512 objects, each defining its functions
 # with the suffix PTREG_ISA_SUFFIX, and src/core/cpu.c picks one at run time.
 set(PTREG_ISA_LIST generic)
+# No errno from sqrtf and friends: the kernels never read it, and a call
+# that may set it stops GCC from vectorising the loop around it.
+set(PTREG_ISA_COMMON_FLAGS -fno-math-errno)
 set(PTREG_ISA_FLAGS_generic "")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
   list(APPEND PTREG_ISA_LIST avx2 avx512)
@@ -20,7 +23,7 @@ function(ptreg_add_isa_kernels target)
                                ${CMAKE_CURRENT_SOURCE_DIR}/src)
     string(TOUPPER ${isa} ISA_UPPER)
     target_compile_definitions(${lib} PRIVATE PTREG_BUILD_ISA_${ISA_UPPER}=1 PTREG_ISA_SUFFIX=_${isa})
-    target_compile_options(${lib} PRIVATE ${PTREG_C_FLAGS} ${PTREG_ISA_FLAGS_${isa}})
+    target_compile_options(${lib} PRIVATE ${PTREG_C_FLAGS} ${PTREG_ISA_COMMON_FLAGS} ${PTREG_ISA_FLAGS_${isa}})
     if(OpenMP_C_FOUND)
       target_link_libraries(${lib} PRIVATE OpenMP::OpenMP_C)
     endif()

@@ -49,15 +49,21 @@ typedef enum ptreg_fpfh_convention {
 typedef struct ptreg_feature_options {
     ptreg_neighborhood neighbors; /* default k = 30 */
     ptreg_fpfh_convention convention;
+    int reference; /* 1: the plain path (one search and one scalar pair at a
+                    * time), for checking; the same bits, slower */
 } ptreg_feature_options;
 
 void ptreg_feature_options_default(ptreg_feature_options *opt);
 
-/* Descriptors of every point (n x 125 or n x 33 floats, row-major). Points
- * whose normal is not finite or that have too few neighbours (PFH: 2, FPFH:
- * 2) get NaN rows, counted in *missing (may be NULL). Memory beyond the
- * output: O(n * 33) for FPFH, O(k) per thread for PFH. The same bits for
- * any thread count. */
+/* Descriptors of every point (n x 125 or n x 33 floats, row-major).
+ * Neighbourhoods as PCL and Open3D search them: k-NN counts the point
+ * itself; a radius keeps distances strictly below it. A point alone in its
+ * neighbourhood gets an all-zero row (as from PCL and Open3D). A point
+ * whose normal, or a neighbour's normal, is not finite gets a NaN row (for
+ * FPFH also when a neighbour's SPFH is NaN), counted in *missing (may be
+ * NULL). Memory beyond the output: the neighbour lists (8 bytes per
+ * neighbour) and, for FPFH, n x 33 floats of SPFH. The same bits for any
+ * thread count, any ISA and the reference path. */
 ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
                        float *out, size_t *missing, ptreg_error *err);
 ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,

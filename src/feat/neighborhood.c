@@ -2,6 +2,9 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "nn/kdtree_impl.h"
 
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err)
 {
@@ -11,6 +14,21 @@ ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *
     if (nb->k > ((size_t)1 << 20))
         return ptreg_error_set(err, PTREG_ERR_ARG, "neighbourhood: k %zu is too large", nb->k);
     return PTREG_OK;
+}
+
+/* The squared radius as PCL hands it to FLANN: r * r in double, then float. */
+static float strict_radius2(double radius) { return (float)(radius * radius); }
+
+/* A radius search that finds every point the strict test keeps (the tree's
+ * own test is d <= r^2 in float), then drops those at or beyond r^2. */
+static ptreg_status radius_strict(const ptreg_kdtree *tree, const float q[3], double radius, ptreg_neighbors *out,
+                                  ptreg_error *err)
+{
+    ptreg_status s = ptreg_kdtree_radius(tree, q, nextafterf((float)radius, INFINITY), out, err);
+    float r2 = strict_radius2(radius);
+    while (out->count > 0 && !(out->dist2[out->count - 1] < r2))
+        out->count--;
+    return s;
 }
 
 static int reserve(ptreg_neighbors *out, size_t k)
@@ -33,9 +51,199 @@ ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *
                             ptreg_neighbors *out, ptreg_error *err)
 {
     if (nb->k == 0)
-        return ptreg_kdtree_radius(tree, q, (float)nb->radius, out, err);
+        return radius_strict(tree, q, nb->radius, out, err);
     if (!reserve(out, nb->k))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbours", nb->k);
     out->count = ptreg_kdtree_knn(tree, q, nb->k, out->index, out->dist2);
     return PTREG_OK;
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+/* Queries run in blocks of the tree's slots: nearby points, one after the
+ * other, so each k-NN search starts bounded by its predecessor's answer. */
+#define TABLE_BLOCK_SLOTS 256
+
+/* The farthest of a seed's neighbours from q: at least kk points (those
+ * neighbours) lie within it, so it bounds q's k-th nearest. */
+static float bound_from(const float *xyz, const float q[3], const feat_list *seed)
+{
+    float limit = 0;
+    for (size_t j = 0; j < seed->count; j++) {
+        const float *p = xyz + 3 * (size_t)seed->index[j];
+        float d = ptreg_kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
+        limit = d > limit ? d : limit;
+    }
+    return limit;
+}
+
+/* Of the points already done in this block, the one nearest q among the
+ * last few (q's chunk-mates, in a cluster of 16): its neighbours give the
+ * tightest bound of those cheaply at hand. */
+#define SEED_CANDIDATES PTREG_KD_LANES
+
+static const feat_list *nearest_done(const float *xyz, const float q[3], const uint32_t *done, size_t count,
+                                     const feat_list *list)
+{
+    const feat_list *best = NULL;
+    float best_d = INFINITY;
+    for (size_t j = count > SEED_CANDIDATES ? count - SEED_CANDIDATES : 0; j < count; j++) {
+        const float *p = xyz + 3 * (size_t)done[j];
+        float d = ptreg_kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
+        if (d < best_d) {
+            best_d = d;
+            best = &list[done[j]];
+        }
+    }
+    return best;
+}
+
+static void knn_block(const ptreg_kdtree *t, const float *xyz, size_t kk, size_t block, uint32_t *index,
+                      float *dist2, feat_list *list)
+{
+    size_t end = (block + 1) * TABLE_BLOCK_SLOTS, slots = t->chunk_count * PTREG_KD_LANES, done_count = 0;
+    uint32_t done[TABLE_BLOCK_SLOTS];
+    for (size_t s = block * TABLE_BLOCK_SLOTS; s < end && s < slots; s++) {
+        uint32_t i = t->index[s];
+        if (i == PTREG_NO_NEIGHBOR)
+            continue;
+        const float *q = xyz + 3 * (size_t)i;
+        const feat_list *seed = nearest_done(xyz, q, done, done_count, list);
+        float limit = seed ? bound_from(xyz, q, seed) : INFINITY;
+        feat_list *l = &list[i];
+        l->index = index + kk * i;
+        l->dist2 = dist2 + kk * i;
+        l->count = ptreg_kd_knn_within(t, q, kk, limit, index + kk * i, dist2 + kk * i);
+        done[done_count++] = i;
+    }
+}
+
+static ptreg_status build_knn(const ptreg_kdtree *t, const float *xyz, size_t n, size_t k, feat_table *table)
+{
+    size_t kk = k < n ? k : n;
+    uint32_t *index = malloc(n * kk * sizeof *index);
+    float *dist2 = malloc(n * kk * sizeof *dist2);
+    table->blocks[table->block_count++] = index;
+    table->blocks[table->block_count++] = dist2;
+    if (!index || !dist2)
+        return PTREG_ERR_NOMEM;
+    long blocks = (long)((t->chunk_count * PTREG_KD_LANES + TABLE_BLOCK_SLOTS - 1) / TABLE_BLOCK_SLOTS);
+#pragma omp parallel for schedule(dynamic, 4) num_threads(ptreg_get_num_threads())
+    for (long b = 0; b < blocks; b++)
+        knn_block(t, xyz, kk, (size_t)b, index, dist2, table->list);
+    return PTREG_OK;
+}
+
+typedef struct table_job {
+    const ptreg_kdtree *tree;
+    const float *xyz;
+    size_t n;
+    const ptreg_neighborhood *nb;
+    int reference; /* points in index order, k-NN unbounded */
+} table_job;
+
+/* The point at position s of the query order, or PTREG_NO_NEIGHBOR. */
+static uint32_t point_at(const table_job *job, size_t s)
+{
+    if (job->reference)
+        return s < job->n ? (uint32_t)s : PTREG_NO_NEIGHBOR;
+    return s < job->tree->chunk_count * PTREG_KD_LANES ? job->tree->index[s] : PTREG_NO_NEIGHBOR;
+}
+
+static size_t positions(const table_job *job)
+{
+    return job->reference ? job->n : job->tree->chunk_count * PTREG_KD_LANES;
+}
+
+/* One block's lists by independent searches, appended to one buffer the
+ * block owns (storage[0], storage[1]). */
+static int search_block(const table_job *job, size_t block, ptreg_neighbors *nb, void **storage, feat_list *list)
+{
+    size_t first = block * TABLE_BLOCK_SLOTS, used = 0, cap = 0, start[TABLE_BLOCK_SLOTS];
+    uint32_t *index = NULL;
+    float *dist2 = NULL;
+    for (size_t s = first; s < first + TABLE_BLOCK_SLOTS; s++) {
+        uint32_t i = point_at(job, s);
+        start[s - first] = used;
+        if (i == PTREG_NO_NEIGHBOR)
+            continue;
+        if (feat_neighbors(job->tree, job->nb, job->xyz + 3 * (size_t)i, nb, NULL))
+            return 0;
+        if (used + nb->count > cap) {
+            cap = 2 * (used + nb->count) + 64;
+            uint32_t *ni = realloc(index, cap * sizeof *ni);
+            if (ni)
+                index = ni;
+            float *nd = realloc(dist2, cap * sizeof *nd);
+            if (nd)
+                dist2 = nd;
+            storage[0] = index;
+            storage[1] = dist2;
+            if (!ni || !nd)
+                return 0;
+        }
+        memcpy(index + used, nb->index, nb->count * sizeof *index);
+        memcpy(dist2 + used, nb->dist2, nb->count * sizeof *dist2);
+        list[i].count = nb->count;
+        used += nb->count;
+    }
+    for (size_t s = first; s < first + TABLE_BLOCK_SLOTS; s++) {
+        uint32_t i = point_at(job, s);
+        if (i != PTREG_NO_NEIGHBOR) {
+            list[i].index = index + start[s - first];
+            list[i].dist2 = dist2 + start[s - first];
+        }
+    }
+    return 1;
+}
+
+static ptreg_status build_by_search(const table_job *job, feat_table *table)
+{
+    long blocks = (long)((positions(job) + TABLE_BLOCK_SLOTS - 1) / TABLE_BLOCK_SLOTS);
+    int failed = 0;
+#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed)
+    {
+        ptreg_neighbors nb = {0};
+#pragma omp for schedule(dynamic, 4)
+        for (long b = 0; b < blocks; b++)
+            if (!failed && !search_block(job, (size_t)b, &nb, table->blocks + 2 * b, table->list))
+                failed = 1;
+        ptreg_neighbors_free(&nb);
+    }
+    return failed ? PTREG_ERR_NOMEM : PTREG_OK;
+}
+
+ptreg_status feat_table_build(const ptreg_kdtree *tree, const float *xyz, size_t n, const ptreg_neighborhood *nb,
+                              int reference, feat_table *table, ptreg_error *err)
+{
+    memset(table, 0, sizeof *table);
+    ptreg_status s = feat_check_neighborhood(nb, err);
+    if (s)
+        return s;
+    table_job job = {tree, xyz, n, nb, reference};
+    int bounded_knn = nb->k && !reference;
+    size_t blocks = bounded_knn ? 2 : 2 * ((positions(&job) + TABLE_BLOCK_SLOTS - 1) / TABLE_BLOCK_SLOTS);
+    table->n = n;
+    table->list = calloc(n, sizeof *table->list);
+    table->blocks = calloc(blocks, sizeof *table->blocks);
+    table->block_count = bounded_knn ? 0 : blocks;
+    s = table->list && table->blocks ? PTREG_OK : PTREG_ERR_NOMEM;
+    if (!s)
+        s = bounded_knn ? build_knn(tree, xyz, n, nb->k, table) : build_by_search(&job, table);
+    if (s) {
+        feat_table_free(table);
+        return ptreg_error_set(err, s, "out of memory for the neighbourhoods of %zu points", n);
+    }
+    for (size_t i = 0; i < n; i++)
+        table->max_count = table->list[i].count > table->max_count ? table->list[i].count : table->max_count;
+    return PTREG_OK;
+}
+
+void feat_table_free(feat_table *table)
+{
+    for (size_t b = 0; table->blocks && b < table->block_count; b++)
+        free(table->blocks[b]);
+    free(table->blocks);
+    free(table->list);
+    memset(table, 0, sizeof *table);
 }

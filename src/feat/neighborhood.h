@@ -1,13 +1,46 @@
-/* Neighbourhood queries shared by the point features: k nearest or within
- * a radius, through the k-d tree, into a list each thread reuses. */
+/* The neighbourhoods of every point of a cloud, found once and shared by
+ * the passes of the point features (FPFH reads them twice).
+ *
+ * k-NN: the k nearest, the point itself among them, as PCL's and Open3D's
+ * searches count them. Radius: every point with squared distance strictly
+ * below (float)(r * r), as FLANN (PCL) and nanoflann (Open3D) test it, so a
+ * point exactly at distance r is not a neighbour. Lists are sorted by
+ * (squared distance, index); float squared distances as the k-d tree
+ * computes them. Memory: the lists themselves, n * (k or the mean count) *
+ * 8 bytes, plus 24 bytes per point. */
 #ifndef PTREG_FEAT_NEIGHBORHOOD_H
 #define PTREG_FEAT_NEIGHBORHOOD_H
 
 #include "ptreg/features.h"
 #include "ptreg/nn.h"
 
+typedef struct feat_list {
+    const uint32_t *index;
+    const float *dist2;
+    size_t count;
+} feat_list;
+
+typedef struct feat_table {
+    size_t n;
+    feat_list *list;  /* per point, by its index in the cloud */
+    size_t max_count; /* the longest list */
+    void **blocks;    /* the storage the lists point into */
+    size_t block_count;
+} feat_table;
+
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err);
-/* The neighbours of q, sorted by (distance, index). */
+
+/* Every point's neighbourhood within the cloud the tree was built on (xyz,
+ * the same n points). Queries run in the tree's order, each k-NN search
+ * bounded from the start by its predecessor's neighbours; the lists equal
+ * those of independent searches (reference != 0: feat_neighbors for each
+ * point in index order), for any thread count. */
+ptreg_status feat_table_build(const ptreg_kdtree *tree, const float *xyz, size_t n, const ptreg_neighborhood *nb,
+                              int reference, feat_table *table, ptreg_error *err);
+void feat_table_free(feat_table *table);
+
+/* The plain reference: one independent k-d tree search per point, the
+ * same rules. Tests compare the table with it. */
 ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, const float q[3],
                             ptreg_neighbors *out, ptreg_error *err);
 

@@ -16,7 +16,7 @@ void ptreg_normals_options_default(ptreg_normals_options *opt)
 }
 
 /* Normal and curvature of one neighbourhood; 0 with fewer than 3 points. */
-static int pca_normal(const float *xyz, const ptreg_neighbors *nb, const float p[3], const double vp[3],
+static int pca_normal(const float *xyz, const feat_list *nb, const float p[3], const double vp[3],
                       float normal[3], float *curvature)
 {
     if (nb->count < 3)
@@ -61,42 +61,26 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
     }
     if (!xyz || !normals || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "normals: no points or no output");
-    ptreg_status s = feat_check_neighborhood(&opt->neighbors, err);
     ptreg_kdtree *tree = NULL;
+    feat_table table = {0};
+    ptreg_status s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
     if (!s)
-        s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
+        s = feat_table_build(tree, xyz, n, &opt->neighbors, 0, &table, err);
+    ptreg_kdtree_destroy(tree);
     if (s)
         return s;
     size_t lacking = 0;
-    int nt = ptreg_get_num_threads(), failed = 0;
-    ptreg_error first = {PTREG_OK, ""};
-#pragma omp parallel num_threads(nt) reduction(+ : lacking) reduction(| : failed)
-    {
-        ptreg_neighbors nb = {0};
-        ptreg_error e;
-#pragma omp for schedule(dynamic, 256)
-        for (size_t i = 0; i < n; i++) {
-            float *nrm = normals + 3 * i, curv = NAN;
-            if (failed || feat_neighbors(tree, &opt->neighbors, xyz + 3 * i, &nb, &e)) {
-                if (!failed) {
-#pragma omp critical
-                    first = e;
-                }
-                failed = 1;
-                continue;
-            }
-            if (!pca_normal(xyz, &nb, xyz + 3 * i, opt->viewpoint, nrm, &curv)) {
-                nrm[0] = nrm[1] = nrm[2] = NAN;
-                lacking++;
-            }
-            if (curvature)
-                curvature[i] = curv;
+#pragma omp parallel for schedule(dynamic, 256) num_threads(ptreg_get_num_threads()) reduction(+ : lacking)
+    for (size_t i = 0; i < n; i++) {
+        float *nrm = normals + 3 * i, curv = NAN;
+        if (!pca_normal(xyz, &table.list[i], xyz + 3 * i, opt->viewpoint, nrm, &curv)) {
+            nrm[0] = nrm[1] = nrm[2] = NAN;
+            lacking++;
         }
-        ptreg_neighbors_free(&nb);
+        if (curvature)
+            curvature[i] = curv;
     }
-    ptreg_kdtree_destroy(tree);
-    if (failed)
-        return ptreg_error_set(err, first.status ? first.status : PTREG_ERR_NOMEM, "normals: %s", first.message);
+    feat_table_free(&table);
     if (missing)
         *missing = lacking;
     return PTREG_OK;

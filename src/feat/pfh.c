@@ -2,14 +2,22 @@
  * PCL's PFHEstimation and FPFHEstimation). Arithmetic follows PCL's order
  * where a different rounding could move a value across a bin edge: float
  * pair features, 4-lane dot products summed as (x + z) + y (Eigen's SSE
- * reduction of a 4-vector whose w is 0), bin indices in double. */
+ * reduction of a 4-vector whose w is 0), bin indices in double.
+ *
+ * Two paths give the same bits: the reference (one k-d tree search and one
+ * scalar pair feature at a time) and the fast path (neighbourhoods found in
+ * the tree's order, pair bins in batches by the per-ISA kernels). Bins are
+ * counted and turned into values once, count * 100 / pairs, where PCL adds
+ * 100 / pairs per pair in float; the two differ by float rounding only. */
 #include "ptreg/features.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cpu.h"
 #include "feat/neighborhood.h"
+#include "feat/pfh_kernels.h"
 
 #define PFH_SPLIT 5
 #define PFH_PI 3.14159265358979323846 /* M_PI, which strict C11 lacks */
@@ -20,6 +28,7 @@ void ptreg_feature_options_default(ptreg_feature_options *opt)
     memset(opt, 0, sizeof *opt);
     opt->neighbors.k = 30;
     opt->convention = PTREG_FPFH_PCL;
+    opt->reference = 0;
 }
 
 static float dot3(const float a[3], const float b[3]) { return (a[0] * b[0] + a[2] * b[2]) + a[1] * b[1]; }
@@ -65,15 +74,39 @@ int ptreg_pair_feature(const float p1[3], const float n1[3], const float p2[3], 
 
 /* PCL's bin of an angle in [-pi, pi] and of a cosine in [-1, 1], in double
  * as PCL computes them (float + M_PI promotes), clamped to the range. */
-static int clamp_bin(double b, int bins) { return b < 0 ? 0 : b >= bins ? bins - 1 : (int)b; }
+static int32_t clamp_bin(double b, int bins) { return b < 0 ? 0 : b >= bins ? bins - 1 : (int32_t)b; }
 
-static int angle_bin(float f, int bins)
+static int32_t angle_bin(float f, int bins)
 {
     const float inv_2pi = 1.0f / (2.0f * (float)PFH_PI);
     return clamp_bin(floor(bins * ((f + PFH_PI) * inv_2pi)), bins);
 }
 
-static int cosine_bin(float f, int bins) { return clamp_bin(floor(bins * ((f + 1.0) * 0.5)), bins); }
+static int32_t cosine_bin(float f, int bins) { return clamp_bin(floor(bins * ((f + 1.0) * 0.5)), bins); }
+
+void feat_pair_bins_exact(const float p1[3], const float n1[3], const float p2[3], const float n2[3], int split,
+                          int32_t bins[3])
+{
+    float f[4];
+    if (!ptreg_pair_feature(p1, n1, p2, n2, f))
+        f[0] = f[1] = f[2] = f[3] = 0.0f; /* binned as zeros, as PCL's estimators do */
+    bins[0] = angle_bin(f[0], split);
+    bins[1] = cosine_bin(f[1], split);
+    bins[2] = cosine_bin(f[2], split);
+}
+
+typedef void (*pair_bins_fn)(const feat_pair_batch *b);
+
+static pair_bins_fn pair_kernel(void)
+{
+    switch (ptreg_cpu_isa()) {
+#if defined(__x86_64__)
+    case PTREG_ISA_AVX512: return feat_pair_bins_avx512;
+    case PTREG_ISA_AVX2: return feat_pair_bins_avx2;
+#endif
+    default: return feat_pair_bins_generic;
+    }
+}
 
 static int finite3(const float *v) { return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]); }
 
@@ -87,41 +120,15 @@ static ptreg_status check_inputs(const float *xyz, const float *normals, size_t 
     return feat_check_neighborhood(&o->neighbors, err);
 }
 
-static void fill_nan(float *row, int bins)
+static void fill(float *row, int bins, float value)
 {
     for (int b = 0; b < bins; b++)
-        row[b] = NAN;
+        row[b] = value;
 }
 
-/* ---- PFH ----------------------------------------------------------------- */
-
-/* All unordered pairs of the neighbourhood (the query included), each
- * adding 100 / (number of pairs) to bin i_theta + 5 i_alpha + 25 i_phi. */
-static void pfh_of(const float *xyz, const float *normals, const ptreg_neighbors *nb, float *hist)
-{
-    memset(hist, 0, PTREG_PFH_BINS * sizeof *hist);
-    size_t m = nb->count;
-    float incr = 100.0f / (float)(m * (m - 1) / 2);
-    for (size_t i = 0; i < m; i++) {
-        const float *pi = xyz + 3 * (size_t)nb->index[i], *ni = normals + 3 * (size_t)nb->index[i];
-        for (size_t j = i + 1; j < m; j++) {
-            float f[4];
-            const float *pj = xyz + 3 * (size_t)nb->index[j], *nj = normals + 3 * (size_t)nb->index[j];
-            /* PCL's order: the later (farther) neighbour first. A pair without
-             * a feature is binned as zeros, as PCL's estimators do. */
-            if (!ptreg_pair_feature(pj, nj, pi, ni, f))
-                f[0] = f[1] = f[2] = f[3] = 0.0f;
-            int bin = angle_bin(f[0], PFH_SPLIT) + PFH_SPLIT * cosine_bin(f[1], PFH_SPLIT) +
-                      PFH_SPLIT * PFH_SPLIT * cosine_bin(f[2], PFH_SPLIT);
-            hist[bin] += incr;
-        }
-    }
-}
-
-/* Every point's neighbourhood has a finite normal where it matters: a
- * neighbour with a NaN normal gives NaN features, which land in bin 0 after
- * clamping in PCL; here such pairs are skipped. */
-static int normals_finite(const float *normals, const ptreg_neighbors *nb)
+/* A neighbour with a non-finite normal has no pair feature: its point's
+ * PFH or SPFH is NaN (PCL would bin its NaN features into bin 0). */
+static int normals_finite(const float *normals, const feat_list *nb)
 {
     for (size_t i = 0; i < nb->count; i++)
         if (!finite3(normals + 3 * (size_t)nb->index[i]))
@@ -129,59 +136,166 @@ static int normals_finite(const float *normals, const ptreg_neighbors *nb)
     return 1;
 }
 
+/* What a thread needs for one point: the neighbours side by side (all of
+ * them, or all but the query), the bins of one batch, the bin counts. */
+typedef struct pair_scratch {
+    float *soa; /* x, y, z, nx, ny, nz: 6 * cap */
+    int32_t *bins; /* theta, alpha, phi: 3 * cap */
+    uint32_t count[PTREG_PFH_BINS];
+    size_t cap;
+} pair_scratch;
+
+static int scratch_init(pair_scratch *s, size_t cap)
+{
+    s->cap = cap ? cap : 1;
+    s->soa = malloc(6 * s->cap * sizeof *s->soa);
+    s->bins = malloc(3 * s->cap * sizeof *s->bins);
+    return s->soa && s->bins;
+}
+
+static void scratch_free(pair_scratch *s)
+{
+    free(s->soa);
+    free(s->bins);
+}
+
+/* The neighbours of a list (but `skip`, an index or SIZE_MAX) side by side;
+ * returns how many. */
+static size_t gather(const float *xyz, const float *normals, const feat_list *nb, size_t skip, pair_scratch *s)
+{
+    size_t m = 0, c = s->cap;
+    for (size_t j = 0; j < nb->count; j++) {
+        size_t q = nb->index[j];
+        if (q == skip)
+            continue;
+        for (int a = 0; a < 3; a++) {
+            s->soa[(size_t)a * c + m] = xyz[3 * q + (size_t)a];
+            s->soa[(size_t)(3 + a) * c + m] = normals[3 * q + (size_t)a];
+        }
+        m++;
+    }
+    return m;
+}
+
+/* Bins of the pairs between (p, n) and gathered neighbours from..to. */
+static void batch_bins(pair_bins_fn kernel, pair_scratch *s, const float *p, const float *n, int fixed_first,
+                       size_t from, size_t to, int split)
+{
+    size_t c = s->cap;
+    feat_pair_batch b = {p,          n,          fixed_first, s->soa + from,         s->soa + c + from,
+                         s->soa + 2 * c + from,  s->soa + 3 * c + from, s->soa + 4 * c + from,
+                         s->soa + 5 * c + from,  to - from,  split,     s->bins,     s->bins + c,
+                         s->bins + 2 * c};
+    kernel(&b);
+}
+
+static void counts_to_values(const uint32_t *count, int bins, size_t pairs, float *hist)
+{
+    double per = 100.0 / (double)pairs;
+    for (int b = 0; b < bins; b++)
+        hist[b] = (float)(count[b] * per);
+}
+
+/* ---- PFH ----------------------------------------------------------------- */
+
+/* All unordered pairs of the neighbourhood (the query included), counted
+ * in bin theta + 5 alpha + 25 phi. PCL's order: of neighbours i < j in the
+ * list, the later one, j, is the pair feature's first point. */
+static void pfh_counts_reference(const float *xyz, const float *normals, const feat_list *nb, uint32_t *count)
+{
+    for (size_t i = 0; i < nb->count; i++) {
+        const float *pi = xyz + 3 * (size_t)nb->index[i], *ni = normals + 3 * (size_t)nb->index[i];
+        for (size_t j = i + 1; j < nb->count; j++) {
+            int32_t bins[3];
+            size_t q = nb->index[j];
+            feat_pair_bins_exact(xyz + 3 * q, normals + 3 * q, pi, ni, PFH_SPLIT, bins);
+            count[bins[0] + PFH_SPLIT * bins[1] + PFH_SPLIT * PFH_SPLIT * bins[2]]++;
+        }
+    }
+}
+
+static void pfh_counts_fast(pair_bins_fn kernel, const float *xyz, const float *normals, const feat_list *nb,
+                            pair_scratch *s)
+{
+    size_t m = gather(xyz, normals, nb, SIZE_MAX, s), c = s->cap;
+    for (size_t i = 0; i + 1 < m; i++) {
+        float p[3] = {s->soa[i], s->soa[c + i], s->soa[2 * c + i]};
+        float n[3] = {s->soa[3 * c + i], s->soa[4 * c + i], s->soa[5 * c + i]};
+        batch_bins(kernel, s, p, n, 0, i + 1, m, PFH_SPLIT);
+        for (size_t j = 0; j < m - i - 1; j++)
+            s->count[s->bins[j] + PFH_SPLIT * s->bins[c + j] + PFH_SPLIT * PFH_SPLIT * s->bins[2 * c + j]]++;
+    }
+}
+
+/* A point alone in its neighbourhood has no pair: an all-zero row, as PCL
+ * and Open3D give it. */
+static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, const feat_list *nb,
+                   pair_scratch *s, float *hist)
+{
+    memset(s->count, 0, sizeof s->count);
+    if (kernel)
+        pfh_counts_fast(kernel, xyz, normals, nb, s);
+    else
+        pfh_counts_reference(xyz, normals, nb, s->count);
+    size_t m = nb->count;
+    counts_to_values(s->count, PTREG_PFH_BINS, m > 1 ? m * (m - 1) / 2 : 1, hist);
+}
+
 /* What both descriptors start with: the options (defaults for NULL, kept
- * in *storage), the checks, and the k-d tree over the points. */
+ * in *storage), the checks, every point's neighbourhood, and the pair
+ * kernel (NULL for the reference). */
 static ptreg_status begin_features(const float *xyz, const float *normals, size_t n,
                                    const ptreg_feature_options **opt, ptreg_feature_options *storage,
-                                   const float *out, ptreg_kdtree **tree, ptreg_error *err)
+                                   const float *out, feat_table *table, pair_bins_fn *kernel, ptreg_error *err)
 {
     if (!*opt) {
         ptreg_feature_options_default(storage);
         *opt = storage;
     }
     ptreg_status s = check_inputs(xyz, normals, n, *opt, out, err);
-    return s ? s : ptreg_kdtree_create(xyz, n, NULL, tree, err);
+    ptreg_kdtree *tree = NULL;
+    if (!s)
+        s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
+    if (!s)
+        s = feat_table_build(tree, xyz, n, &(*opt)->neighbors, (*opt)->reference, table, err);
+    ptreg_kdtree_destroy(tree);
+    *kernel = (*opt)->reference ? NULL : pair_kernel();
+    return s;
 }
-
-typedef struct feature_job {
-    const float *xyz, *normals;
-    size_t n;
-    const ptreg_feature_options *opt;
-    const ptreg_kdtree *tree;
-} feature_job;
 
 ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
                        float *out, size_t *missing, ptreg_error *err)
 {
     ptreg_feature_options d;
-    ptreg_kdtree *tree = NULL;
-    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, out, &tree, err);
+    feat_table table;
+    pair_bins_fn kernel;
+    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, out, &table, &kernel, err);
     if (s)
         return s;
     size_t lacking = 0;
-    int nt = ptreg_get_num_threads(), failed = 0;
-#pragma omp parallel num_threads(nt) reduction(+ : lacking) reduction(| : failed)
+    int failed = 0;
+#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(+ : lacking) reduction(| : failed)
     {
-        ptreg_neighbors nb = {0};
+        pair_scratch scratch;
+        failed = !scratch_init(&scratch, table.max_count);
 #pragma omp for schedule(dynamic, 64)
         for (size_t i = 0; i < n; i++) {
             float *row = out + PTREG_PFH_BINS * i;
-            if (failed || feat_neighbors(tree, &opt->neighbors, xyz + 3 * i, &nb, NULL)) {
-                failed = 1;
+            const feat_list *nb = &table.list[i];
+            if (failed) {
                 continue;
-            }
-            if (nb.count < 2 || !finite3(normals + 3 * i) || !normals_finite(normals, &nb)) {
-                fill_nan(row, PTREG_PFH_BINS);
+            } else if (!finite3(normals + 3 * i) || !normals_finite(normals, nb)) {
+                fill(row, PTREG_PFH_BINS, NAN);
                 lacking++;
-                continue;
+            } else {
+                pfh_of(kernel, xyz, normals, nb, &scratch, row);
             }
-            pfh_of(xyz, normals, &nb, row);
         }
-        ptreg_neighbors_free(&nb);
+        scratch_free(&scratch);
     }
-    ptreg_kdtree_destroy(tree);
+    feat_table_free(&table);
     if (failed)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "pfh: out of memory for neighbourhoods");
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "pfh: out of memory");
     if (missing)
         *missing = lacking;
     return PTREG_OK;
@@ -189,110 +303,141 @@ ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const p
 
 /* ---- FPFH ---------------------------------------------------------------- */
 
-/* SPFH of point i: its pairs with every other neighbour (i first), 11 bins
- * per feature, each pair adding 100 / (neighbours - 1). */
-static void spfh_of(const float *xyz, const float *normals, size_t i, const ptreg_neighbors *nb, float *hist)
+/* SPFH of point i: its pairs with every other neighbour (i first; the
+ * query is skipped by index, as PCL does), 11 bins per feature, each block
+ * summing to 100. All zero for a point alone. */
+static void spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, size_t i, const feat_list *nb,
+                    pair_scratch *s, float *hist)
 {
-    memset(hist, 0, PTREG_FPFH_BINS * sizeof *hist);
-    float incr = 100.0f / (float)(nb->count - 1);
+    uint32_t *count = s->count;
+    memset(count, 0, PTREG_FPFH_BINS * sizeof *count);
     const float *p = xyz + 3 * i, *np = normals + 3 * i;
-    for (size_t j = 0; j < nb->count; j++) {
-        size_t q = nb->index[j];
-        float f[4];
-        if (q == i)
-            continue;
-        if (!ptreg_pair_feature(p, np, xyz + 3 * q, normals + 3 * q, f))
-            f[0] = f[1] = f[2] = f[3] = 0.0f; /* binned as zeros, as PCL does */
-        hist[angle_bin(f[0], FPFH_SPLIT)] += incr;
-        hist[FPFH_SPLIT + cosine_bin(f[1], FPFH_SPLIT)] += incr;
-        hist[2 * FPFH_SPLIT + cosine_bin(f[2], FPFH_SPLIT)] += incr;
+    size_t pairs = 0;
+    if (kernel) {
+        size_t c = s->cap;
+        pairs = gather(xyz, normals, nb, i, s);
+        batch_bins(kernel, s, p, np, 1, 0, pairs, FPFH_SPLIT);
+        for (size_t j = 0; j < pairs; j++) {
+            count[s->bins[j]]++;
+            count[FPFH_SPLIT + s->bins[c + j]]++;
+            count[2 * FPFH_SPLIT + s->bins[2 * c + j]]++;
+        }
+    } else {
+        for (size_t j = 0; j < nb->count; j++) {
+            size_t q = nb->index[j];
+            int32_t bins[3];
+            if (q == i)
+                continue;
+            feat_pair_bins_exact(p, np, xyz + 3 * q, normals + 3 * q, FPFH_SPLIT, bins);
+            count[bins[0]]++;
+            count[FPFH_SPLIT + bins[1]]++;
+            count[2 * FPFH_SPLIT + bins[2]]++;
+            pairs++;
+        }
     }
+    counts_to_values(count, PTREG_FPFH_BINS, pairs ? pairs : 1, hist);
 }
 
 /* FPFH of a query from its neighbours' SPFHs weighted by 1 / d^2 (d^2 the
  * squared distance; neighbours at distance 0, the query among them, are
- * left out), each 11-bin block scaled to sum to 100; the Open3D convention
- * then adds the query's own SPFH. */
-static void fpfh_of(const float *spfh, const ptreg_neighbors *nb, size_t query, ptreg_fpfh_convention conv,
-                    float *hist)
+ * left out), each 11-bin block scaled to sum to 100 (float values, block
+ * sums in double, a float scale, as PCL; PCL sums the weighted values as
+ * they come, here the block's bins are summed at the end, which differs by
+ * rounding only; a block with nothing stays 0); the Open3D convention then
+ * adds the query's own SPFH. */
+static void fpfh_of(const float *spfh, const feat_list *nb, size_t query, ptreg_fpfh_convention conv, float *hist)
 {
-    float sum[3] = {0, 0, 0};
     memset(hist, 0, PTREG_FPFH_BINS * sizeof *hist);
     for (size_t j = 0; j < nb->count; j++) {
         if (nb->dist2[j] == 0.0f)
             continue;
         float weight = 1.0f / nb->dist2[j];
         const float *s = spfh + PTREG_FPFH_BINS * (size_t)nb->index[j];
-        for (int b = 0; b < PTREG_FPFH_BINS; b++) {
-            float v = s[b] * weight;
-            sum[b / FPFH_SPLIT] += v;
-            hist[b] += v;
-        }
+        for (int b = 0; b < PTREG_FPFH_BINS; b++)
+            hist[b] += s[b] * weight;
     }
-    for (int b = 0; b < PTREG_FPFH_BINS; b++) {
-        float total = sum[b / FPFH_SPLIT];
-        hist[b] *= total != 0.0f ? 100.0f / total : 1.0f;
+    for (int block = 0; block < 3; block++) {
+        float *h = hist + FPFH_SPLIT * block;
+        double total = 0;
+        for (int b = 0; b < FPFH_SPLIT; b++)
+            total += h[b];
+        float scale = total != 0.0 ? (float)(100.0 / total) : 1.0f;
+        for (int b = 0; b < FPFH_SPLIT; b++)
+            h[b] *= scale;
     }
     if (conv == PTREG_FPFH_OPEN3D)
         for (int b = 0; b < PTREG_FPFH_BINS; b++)
             hist[b] += spfh[PTREG_FPFH_BINS * query + (size_t)b];
 }
 
-/* One pass over every point: SPFHs (pass 0) or FPFHs (pass 1). A point's
- * SPFH is NaN when it cannot have one; an FPFH is NaN when its own SPFH is,
- * or when a neighbour's is. */
-static int feature_pass(const feature_job *job, int pass, float *spfh, float *out, size_t *lacking)
+typedef struct feature_job {
+    const float *xyz, *normals;
+    size_t n;
+    const ptreg_feature_options *opt;
+    const feat_table *table;
+    pair_bins_fn kernel;
+    float *spfh, *out;
+} feature_job;
+
+/* Every point's SPFH: NaN when its normal or a neighbour's is not finite. */
+static int spfh_pass(const feature_job *job)
 {
-    int nt = ptreg_get_num_threads(), failed = 0;
-    size_t count = 0;
-#pragma omp parallel num_threads(nt) reduction(+ : count) reduction(| : failed)
+    int failed = 0;
+#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed)
     {
-        ptreg_neighbors nb = {0};
+        pair_scratch scratch;
+        failed = !scratch_init(&scratch, job->table->max_count);
 #pragma omp for schedule(dynamic, 64)
         for (size_t i = 0; i < job->n; i++) {
-            if (failed || feat_neighbors(job->tree, &job->opt->neighbors, job->xyz + 3 * i, &nb, NULL)) {
-                failed = 1;
+            const feat_list *nb = &job->table->list[i];
+            float *row = job->spfh + PTREG_FPFH_BINS * i;
+            if (failed)
                 continue;
-            }
-            if (pass == 0) {
-                float *row = spfh + PTREG_FPFH_BINS * i;
-                if (nb.count < 2 || !normals_finite(job->normals, &nb) || !finite3(job->normals + 3 * i))
-                    fill_nan(row, PTREG_FPFH_BINS);
-                else
-                    spfh_of(job->xyz, job->normals, i, &nb, row);
-                continue;
-            }
-            float *row = out + PTREG_FPFH_BINS * i;
-            int usable = !isnan(spfh[PTREG_FPFH_BINS * i]);
-            for (size_t j = 0; j < nb.count && usable; j++)
-                usable = !isnan(spfh[PTREG_FPFH_BINS * (size_t)nb.index[j]]);
-            if (!usable) {
-                fill_nan(row, PTREG_FPFH_BINS);
-                count++;
-                continue;
-            }
-            fpfh_of(spfh, &nb, i, job->opt->convention, row);
+            if (!finite3(job->normals + 3 * i) || !normals_finite(job->normals, nb))
+                fill(row, PTREG_FPFH_BINS, NAN);
+            else
+                spfh_of(job->kernel, job->xyz, job->normals, i, nb, &scratch, row);
         }
-        ptreg_neighbors_free(&nb);
+        scratch_free(&scratch);
     }
-    *lacking = count;
     return !failed;
+}
+
+/* Every point's FPFH: NaN when its own SPFH or a neighbour's is. */
+static size_t fpfh_pass(const feature_job *job)
+{
+    size_t lacking = 0;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(ptreg_get_num_threads()) reduction(+ : lacking)
+    for (size_t i = 0; i < job->n; i++) {
+        const feat_list *nb = &job->table->list[i];
+        float *row = job->out + PTREG_FPFH_BINS * i;
+        int usable = !isnan(job->spfh[PTREG_FPFH_BINS * i]);
+        for (size_t j = 0; j < nb->count && usable; j++)
+            usable = !isnan(job->spfh[PTREG_FPFH_BINS * (size_t)nb->index[j]]);
+        if (usable) {
+            fpfh_of(job->spfh, nb, i, job->opt->convention, row);
+        } else {
+            fill(row, PTREG_FPFH_BINS, NAN);
+            lacking++;
+        }
+    }
+    return lacking;
 }
 
 ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
                         float *out, size_t *missing, ptreg_error *err)
 {
     ptreg_feature_options d;
-    ptreg_kdtree *tree = NULL;
-    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, out, &tree, err);
+    feat_table table;
+    pair_bins_fn kernel;
+    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, out, &table, &kernel, err);
     if (s)
         return s;
-    float *spfh = malloc(n * PTREG_FPFH_BINS * sizeof *spfh);
-    feature_job job = {xyz, normals, n, opt, tree};
-    size_t lacking = 0;
-    int ok = spfh && feature_pass(&job, 0, spfh, out, &lacking) && feature_pass(&job, 1, spfh, out, &lacking);
-    free(spfh);
-    ptreg_kdtree_destroy(tree);
+    feature_job job = {xyz, normals, n, opt, &table, kernel, malloc(n * PTREG_FPFH_BINS * sizeof(float)), out};
+    int ok = job.spfh && spfh_pass(&job);
+    size_t lacking = ok ? fpfh_pass(&job) : 0;
+    free(job.spfh);
+    feat_table_free(&table);
     if (!ok)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "fpfh: out of memory");
     if (missing)

@@ -40,3 +40,27 @@ void ptreg_dt_nearest_range(const ptreg_kdtree *t, const ptreg_delaunay *g, cons
 #endif
     ptreg_dt_nearest_range_generic(t, g, q, nq, start, slot, dist2, mem, tally);
 }
+
+size_t ptreg_kd_knn(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index, float *dist2)
+{
+#if defined(__x86_64__)
+    switch (ptreg_cpu_isa()) {
+    case PTREG_ISA_AVX512: return ptreg_kd_knn_avx512(t, q, k, limit, index, dist2);
+    case PTREG_ISA_AVX2: return ptreg_kd_knn_avx2(t, q, k, limit, index, dist2);
+    case PTREG_ISA_GENERIC: break;
+    }
+#endif
+    return ptreg_kd_knn_generic(t, q, k, limit, index, dist2);
+}
+
+int ptreg_kd_radius(const ptreg_kdtree *t, const float q[3], float limit, ptreg_neighbors *nb)
+{
+#if defined(__x86_64__)
+    switch (ptreg_cpu_isa()) {
+    case PTREG_ISA_AVX512: return ptreg_kd_radius_avx512(t, q, limit, nb);
+    case PTREG_ISA_AVX2: return ptreg_kd_radius_avx2(t, q, limit, nb);
+    case PTREG_ISA_GENERIC: break;
+    }
+#endif
+    return ptreg_kd_radius_generic(t, q, limit, nb);
+}

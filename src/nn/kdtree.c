@@ -423,177 +423,20 @@ void ptreg_kdtree_nearest(const ptreg_kdtree *t, const float *queries, size_t nq
     }
 }
 
-/* ---- k-NN and radius: a generic traversal with a visitor per leaf ---- */
+/* ---- k-NN and radius: the per-ISA kernels (knn_kernels_isa.c) ---- */
 
-typedef struct kd_visit {
-    uint32_t ref;
-    float bound;
-} kd_visit;
-
-typedef struct knn_heap {
-    float *d;
-    uint32_t *i;
-    size_t size, k;
-} knn_heap;
-
-/* Max-heap by (distance, index): the root is the worst of the k kept. */
-static int heap_above(const knn_heap *h, size_t a, size_t b)
+size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
+                           float *dist2)
 {
-    return ptreg_kd_better(h->d[b], h->i[b], h->d[a], h->i[a]);
-}
-
-static void heap_swap(knn_heap *h, size_t a, size_t b)
-{
-    float td = h->d[a];
-    uint32_t ti = h->i[a];
-    h->d[a] = h->d[b], h->i[a] = h->i[b];
-    h->d[b] = td, h->i[b] = ti;
-}
-
-static void heap_sift_down(knn_heap *h, size_t at)
-{
-    for (;;) {
-        size_t l = 2 * at + 1, r = l + 1, top = at;
-        if (l < h->size && heap_above(h, l, top))
-            top = l;
-        if (r < h->size && heap_above(h, r, top))
-            top = r;
-        if (top == at)
-            return;
-        heap_swap(h, at, top);
-        at = top;
-    }
-}
-
-static void heap_offer(knn_heap *h, float d, uint32_t i)
-{
-    if (h->size < h->k) {
-        size_t at = h->size++;
-        h->d[at] = d, h->i[at] = i;
-        while (at > 0 && heap_above(h, at, (at - 1) / 2)) {
-            heap_swap(h, at, (at - 1) / 2);
-            at = (at - 1) / 2;
-        }
-    } else if (ptreg_kd_better(d, i, h->d[0], h->i[0])) {
-        h->d[0] = d, h->i[0] = i;
-        heap_sift_down(h, 0);
-    }
-}
-
-/* Heapsort of parallel arrays into ascending (distance, index). */
-static void sort_pairs(float *d, uint32_t *idx, size_t n)
-{
-    knn_heap h = {d, idx, n, n};
-    for (size_t s = n / 2; s-- > 0;)
-        heap_sift_down(&h, s);
-    while (h.size > 1) {
-        heap_swap(&h, 0, h.size - 1);
-        h.size--;
-        heap_sift_down(&h, 0);
-    }
-}
-
-typedef struct leaf_visitor {
-    void (*visit)(struct leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3]);
-    float limit; /* subtrees whose bound exceeds it are skipped */
-} leaf_visitor;
-
-/* Depth-first, nearer child first; a subtree is entered only while its
- * box bound is within the visitor's limit, which may shrink as it goes. */
-static void kd_traverse(const ptreg_kdtree *t, const float q[3], leaf_visitor *v)
-{
-    kd_visit stack[2 * PTREG_KD_MAX_DEPTH + 2];
-    int sp = 0;
-    stack[sp++] = (kd_visit){0, 0.0f};
-    while (sp > 0) {
-        kd_visit cur = stack[--sp];
-        if (cur.bound > v->limit)
-            continue;
-        if (cur.ref & PTREG_KD_LEAF_BIT) {
-            const ptreg_kd_leaf *leaf = &t->leaves[cur.ref & ~PTREG_KD_LEAF_BIT];
-            for (uint32_t c = 0; c < leaf->chunks; c++)
-                if (ptreg_kd_chunk_bound(leaf, c, q) <= v->limit)
-                    v->visit(v, t, leaf->first_chunk + c, q);
-            continue;
-        }
-        const ptreg_kd_node *nd = &t->nodes[cur.ref];
-        float b0 = ptreg_kd_box_bound(nd, 0, q), b1 = ptreg_kd_box_bound(nd, 1, q);
-        int near = b1 < b0;
-        /* far first on the stack, so the near child pops next */
-        if (nd->child[1] != nd->child[0])
-            stack[sp++] = (kd_visit){nd->child[!near], near ? b0 : b1};
-        stack[sp++] = (kd_visit){nd->child[near], near ? b1 : b0};
-    }
-}
-
-typedef struct knn_visitor {
-    leaf_visitor base;
-    knn_heap heap;
-} knn_visitor;
-
-static void knn_visit(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3])
-{
-    knn_visitor *kv = (knn_visitor *)v;
-    const ptreg_kd_chunk *c = &t->chunks[chunk];
-    const uint32_t *index = t->index + chunk * PTREG_KD_LANES;
-    for (int l = 0; l < PTREG_KD_LANES && index[l] != PTREG_NO_NEIGHBOR; l++)
-        heap_offer(&kv->heap, ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]), index[l]);
-    if (kv->heap.size == kv->heap.k)
-        v->limit = kv->heap.d[0];
+    if (k > t->n)
+        k = t->n;
+    return k ? ptreg_kd_knn(t, q, k, limit, index, dist2) : 0;
 }
 
 size_t ptreg_kdtree_knn(const ptreg_kdtree *t, const float q[3], size_t k, uint32_t *index,
                         float *dist2)
 {
-    if (k > t->n)
-        k = t->n;
-    if (k == 0)
-        return 0;
-    knn_visitor v = {{knn_visit, INFINITY}, {dist2, index, 0, k}};
-    kd_traverse(t, q, &v.base);
-    sort_pairs(dist2, index, v.heap.size);
-    return v.heap.size;
-}
-
-typedef struct radius_visitor {
-    leaf_visitor base;
-    ptreg_neighbors *nb;
-    int failed;
-} radius_visitor;
-
-static int reserve_neighbors(ptreg_neighbors *nb)
-{
-    if (nb->count < nb->capacity)
-        return 0;
-    size_t cap = nb->capacity ? 2 * nb->capacity : 64;
-    uint32_t *ni = realloc(nb->index, cap * sizeof *ni);
-    if (ni)
-        nb->index = ni;
-    float *nd = realloc(nb->dist2, cap * sizeof *nd);
-    if (nd)
-        nb->dist2 = nd;
-    if (!ni || !nd)
-        return -1;
-    nb->capacity = cap;
-    return 0;
-}
-
-static void radius_visit(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3])
-{
-    radius_visitor *rv = (radius_visitor *)v;
-    const ptreg_kd_chunk *c = &t->chunks[chunk];
-    const uint32_t *index = t->index + chunk * PTREG_KD_LANES;
-    for (int l = 0; l < PTREG_KD_LANES && index[l] != PTREG_NO_NEIGHBOR; l++) {
-        float d = ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
-        if (!(d <= v->limit))
-            continue;
-        if (reserve_neighbors(rv->nb)) {
-            rv->failed = 1;
-            return;
-        }
-        rv->nb->index[rv->nb->count] = index[l];
-        rv->nb->dist2[rv->nb->count++] = d;
-    }
+    return ptreg_kd_knn_within(t, q, k, INFINITY, index, dist2);
 }
 
 void ptreg_neighbors_free(ptreg_neighbors *nb)
@@ -610,12 +453,9 @@ ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *t, const float q[3], float 
     if (!(radius >= 0.0f))
         return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree radius search: radius %g is not >= 0",
                                (double)radius);
-    radius_visitor v = {{radius_visit, radius * radius}, nb, 0};
-    kd_traverse(t, q, &v.base);
-    if (v.failed) {
+    if (ptreg_kd_radius(t, q, radius * radius, nb)) {
         nb->count = 0;
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree radius search: out of memory");
     }
-    sort_pairs(nb->dist2, nb->index, nb->count);
     return PTREG_OK;
 }

@@ -150,6 +150,13 @@ static inline float ptreg_kd_lane_bound(const float *lo, const float *hi, unsign
  * memory. */
 int ptreg_kd_build_neighbours(ptreg_kdtree *t);
 
+/* The k nearest points of q (sorted by (distance, index)) among those with
+ * squared distance <= limit: the whole k-NN answer when at least k points
+ * lie within the limit, which a caller that knows such points (a nearby
+ * query's neighbours) uses to prune the search from the start. */
+size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
+                           float *dist2);
+
 /* The bound for child c of a node, and for chunk c of a leaf. */
 static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, unsigned c, const float q[3])
 {

@@ -20,6 +20,13 @@ void ptreg_dt_nearest_range(const ptreg_kdtree *t, const ptreg_delaunay *g, cons
                             ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_dt_memory *mem,
                             ptreg_walk_stats *tally);
 
+/* The k nearest points of q within squared distance limit, 0 < k <= n,
+ * sorted by (distance, index) (knn_kernels_isa.c). */
+size_t ptreg_kd_knn(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index, float *dist2);
+/* Every point within squared distance limit (d <= limit), sorted; -1 when
+ * out of memory. */
+int ptreg_kd_radius(const ptreg_kdtree *t, const float q[3], float limit, ptreg_neighbors *nb);
+
 /* The target as brute force wants it (SoA, NaN-padded), made once and
  * reused across query batches. */
 ptreg_status ptreg_brute_target_init(ptreg_brute_target *t, const float *xyz, size_t m, ptreg_error *err);

@@ -27,7 +27,10 @@ typedef struct ptreg_brute_target {
                                      const uint32_t *hint_slot, uint32_t *out_slot, float *dist2); \
     void ptreg_dt_nearest_range##sfx(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, \
                                      size_t nq, ptreg_walk_start start, uint32_t *slot, float *dist2,   \
-                                     ptreg_dt_memory *mem, ptreg_walk_stats *tally);
+                                     ptreg_dt_memory *mem, ptreg_walk_stats *tally);          \
+    size_t ptreg_kd_knn##sfx(const ptreg_kdtree *t, const float q[3], size_t k, float limit,          \
+                             uint32_t *index, float *dist2);                                          \
+    int ptreg_kd_radius##sfx(const ptreg_kdtree *t, const float q[3], float limit, ptreg_neighbors *nb);
 
 PTREG_DECLARE_NN_KERNELS(_generic)
 #if defined(__x86_64__)

@@ -1,0 +1,365 @@
+/* k-NN and radius searches in the k-d tree, compiled once per ISA by
+ * cmake/isa.cmake (PTREG_ISA_SUFFIX names the copy). Plain loops over the
+ * 16 lanes of a chunk and the 16 chunk boxes of a leaf, which the compiler
+ * vectorises for the ISA; every copy computes each distance with the
+ * formula of nn.h and orders by (distance, index), so all give the same
+ * lists. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn_kernels.h"
+
+#define PTREG_CAT_(a, b) a##b
+#define PTREG_CAT(a, b) PTREG_CAT_(a, b)
+#define ISA_FN(name) PTREG_CAT(name, PTREG_ISA_SUFFIX)
+
+
+typedef struct kd_visit {
+    uint32_t ref;
+    float bound;
+} kd_visit;
+
+typedef struct knn_heap {
+    float *d;
+    uint32_t *i;
+    size_t size, k;
+} knn_heap;
+
+/* Max-heap by (distance, index): the root is the worst of the k kept. */
+static int heap_above(const knn_heap *h, size_t a, size_t b)
+{
+    return ptreg_kd_better(h->d[b], h->i[b], h->d[a], h->i[a]);
+}
+
+static void heap_swap(knn_heap *h, size_t a, size_t b)
+{
+    float td = h->d[a];
+    uint32_t ti = h->i[a];
+    h->d[a] = h->d[b], h->i[a] = h->i[b];
+    h->d[b] = td, h->i[b] = ti;
+}
+
+static void heap_sift_down(knn_heap *h, size_t at)
+{
+    for (;;) {
+        size_t l = 2 * at + 1, r = l + 1, top = at;
+        if (l < h->size && heap_above(h, l, top))
+            top = l;
+        if (r < h->size && heap_above(h, r, top))
+            top = r;
+        if (top == at)
+            return;
+        heap_swap(h, at, top);
+        at = top;
+    }
+}
+
+static void heap_offer(knn_heap *h, float d, uint32_t i)
+{
+    if (h->size < h->k) {
+        size_t at = h->size++;
+        h->d[at] = d, h->i[at] = i;
+        while (at > 0 && heap_above(h, at, (at - 1) / 2)) {
+            heap_swap(h, at, (at - 1) / 2);
+            at = (at - 1) / 2;
+        }
+    } else if (ptreg_kd_better(d, i, h->d[0], h->i[0])) {
+        h->d[0] = d, h->i[0] = i;
+        heap_sift_down(h, 0);
+    }
+}
+
+/* Heapsort of parallel arrays into ascending (distance, index). */
+static void sort_pairs(float *d, uint32_t *idx, size_t n)
+{
+    knn_heap h = {d, idx, n, n};
+    for (size_t s = n / 2; s-- > 0;)
+        heap_sift_down(&h, s);
+    while (h.size > 1) {
+        heap_swap(&h, 0, h.size - 1);
+        h.size--;
+        heap_sift_down(&h, 0);
+    }
+}
+
+typedef struct leaf_visitor {
+    void (*visit)(struct leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3]);
+    float limit; /* subtrees whose bound exceeds it are skipped */
+} leaf_visitor;
+
+/* A leaf's chunks whose box is within the limit (bounds computed side by
+ * side, one vector pass); each is checked again against the limit as it
+ * shrinks. */
+static void visit_leaf(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, const float q[3], leaf_visitor *v)
+{
+    float bound[PTREG_KD_LEAF_CHUNKS];
+    unsigned near = 0;
+    for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++) {
+        bound[c] = ptreg_kd_chunk_bound(leaf, c, q);
+        near |= (unsigned)(bound[c] <= v->limit) << c;
+    }
+    for (; near; near &= near - 1) {
+        unsigned c = (unsigned)__builtin_ctz(near);
+        if (c < leaf->chunks && bound[c] <= v->limit)
+            v->visit(v, t, leaf->first_chunk + c, q);
+    }
+}
+
+/* Depth-first, nearer child first; a subtree is entered only while its
+ * box bound is within the visitor's limit, which may shrink as it goes. */
+static void kd_traverse(const ptreg_kdtree *t, const float q[3], leaf_visitor *v)
+{
+    kd_visit stack[2 * PTREG_KD_MAX_DEPTH + 2];
+    int sp = 0;
+    stack[sp++] = (kd_visit){0, 0.0f};
+    while (sp > 0) {
+        kd_visit cur = stack[--sp];
+        if (cur.bound > v->limit)
+            continue;
+        if (cur.ref & PTREG_KD_LEAF_BIT) {
+            visit_leaf(t, &t->leaves[cur.ref & ~PTREG_KD_LEAF_BIT], q, v);
+            continue;
+        }
+        const ptreg_kd_node *nd = &t->nodes[cur.ref];
+        float b0 = ptreg_kd_box_bound(nd, 0, q), b1 = ptreg_kd_box_bound(nd, 1, q);
+        int near = b1 < b0;
+        /* far first on the stack, so the near child pops next */
+        if (nd->child[1] != nd->child[0])
+            stack[sp++] = (kd_visit){nd->child[!near], near ? b0 : b1};
+        stack[sp++] = (kd_visit){nd->child[near], near ? b1 : b0};
+    }
+}
+
+/* The lanes of a chunk within limit, as a bit mask; the distances go to d.
+ * Padding lanes hold NaN and never pass. */
+static unsigned chunk_within(const ptreg_kd_chunk *c, const float q[3], float limit, float d[PTREG_KD_LANES])
+{
+    unsigned mask = 0;
+    for (int l = 0; l < PTREG_KD_LANES; l++) {
+        d[l] = ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
+        mask |= (unsigned)(d[l] <= limit) << l;
+    }
+    return mask;
+}
+
+/* Small k (the features' neighbourhoods) collect candidates within the
+ * limit in a buffer of 2k + a chunk; when it fills, a selection keeps the
+ * k best and the k-th becomes the limit. Each candidate then costs O(1),
+ * where a sorted array or a heap pays per insertion. A candidate is one
+ * 64-bit key, the distance's bits above the index: squared distances are
+ * >= 0, whose float bits order as integers, so keys order as (distance,
+ * index). Large k use a heap. */
+#define KNN_BUFFERED_MAX 96
+#define KNN_BUFFER (2 * KNN_BUFFERED_MAX + PTREG_KD_LANES)
+
+typedef struct knn_visitor {
+    leaf_visitor base;
+    knn_heap heap;
+} knn_visitor;
+
+typedef struct knn_buffer {
+    leaf_visitor base;
+    uint64_t key[KNN_BUFFER];
+    size_t size, k;
+} knn_buffer;
+
+static uint64_t knn_key(float d, uint32_t index)
+{
+    uint32_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    return (uint64_t)bits << 32 | index;
+}
+
+static float key_dist2(uint64_t key)
+{
+    uint32_t bits = (uint32_t)(key >> 32);
+    float d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* Reorders so the k smallest keys come first, the k-th last of them
+ * (quickselect; the partition swaps unconditionally, so it has no
+ * data-dependent branch). */
+static void select_keys(uint64_t *key, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1, target = k - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint64_t pivot = key[mid];
+        key[mid] = key[hi];
+        key[hi] = pivot;
+        size_t store = lo;
+        for (size_t j = lo; j < hi; j++) {
+            uint64_t x = key[j];
+            int less = x < pivot;
+            key[j] = key[store]; /* when x >= pivot this swaps two keys >= pivot: harmless */
+            key[store] = x;
+            store += (size_t)less;
+        }
+        key[hi] = key[store];
+        key[store] = pivot;
+        if (store == target)
+            return;
+        if (store < target)
+            lo = store + 1;
+        else
+            hi = store - 1;
+    }
+}
+
+/* The k smallest of n distinct keys, in order, into out: each key's rank
+ * is the count of smaller keys, a loop without branches that vectorises
+ * (n^2 compares, but fewer instructions than a selection and a sort spend
+ * on mispredicted branches for the few dozen candidates of a bounded
+ * search). */
+static void rank_keys(const uint64_t *key, size_t n, size_t k, uint64_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = key[i];
+        size_t rank = 0;
+        for (size_t j = 0; j < n; j++)
+            rank += key[j] < x;
+        if (rank < k)
+            out[rank] = x;
+    }
+}
+
+static void knn_visit_buffered(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3])
+{
+    knn_buffer *b = (knn_buffer *)v;
+    if (b->size + PTREG_KD_LANES > KNN_BUFFER) {
+        select_keys(b->key, b->size, b->k);
+        b->size = b->k;
+        v->limit = key_dist2(b->key[b->k - 1]);
+    }
+    float d[PTREG_KD_LANES];
+    const uint32_t *index = t->index + chunk * PTREG_KD_LANES;
+    size_t before = b->size;
+    for (unsigned m = chunk_within(&t->chunks[chunk], q, v->limit, d); m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        b->key[b->size++] = knn_key(d[l], index[l]);
+    }
+    if (before < b->k && b->size >= b->k) { /* the worst of the first k bounds the k-th best */
+        uint64_t worst = 0;
+        for (size_t j = 0; j < b->size; j++)
+            worst = b->key[j] > worst ? b->key[j] : worst;
+        float w = key_dist2(worst);
+        v->limit = w < v->limit ? w : v->limit;
+    }
+}
+
+static void knn_visit_heap(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3])
+{
+    knn_visitor *kv = (knn_visitor *)v;
+    float d[PTREG_KD_LANES];
+    const uint32_t *index = t->index + chunk * PTREG_KD_LANES;
+    for (unsigned m = chunk_within(&t->chunks[chunk], q, v->limit, d); m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        heap_offer(&kv->heap, d[l], index[l]);
+    }
+    if (kv->heap.size == kv->heap.k)
+        v->limit = kv->heap.d[0];
+}
+
+static size_t knn_buffered(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
+                           float *dist2)
+{
+    knn_buffer b;
+    b.base = (leaf_visitor){knn_visit_buffered, limit};
+    b.size = 0;
+    b.k = k;
+    kd_traverse(t, q, &b.base);
+    size_t found = b.size < k ? b.size : k;
+    uint64_t best[KNN_BUFFERED_MAX];
+    rank_keys(b.key, b.size, found, best);
+    for (size_t j = 0; j < found; j++) {
+        dist2[j] = key_dist2(best[j]);
+        index[j] = (uint32_t)best[j];
+    }
+    return found;
+}
+
+typedef struct radius_visitor {
+    leaf_visitor base;
+    ptreg_neighbors *nb;
+    int failed;
+} radius_visitor;
+
+static int reserve_neighbors(ptreg_neighbors *nb)
+{
+    if (nb->count < nb->capacity)
+        return 0;
+    size_t cap = nb->capacity ? 2 * nb->capacity : 64;
+    uint32_t *ni = realloc(nb->index, cap * sizeof *ni);
+    if (ni)
+        nb->index = ni;
+    float *nd = realloc(nb->dist2, cap * sizeof *nd);
+    if (nd)
+        nb->dist2 = nd;
+    if (!ni || !nd)
+        return -1;
+    nb->capacity = cap;
+    return 0;
+}
+
+static void radius_visit(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3])
+{
+    radius_visitor *rv = (radius_visitor *)v;
+    float d[PTREG_KD_LANES];
+    const uint32_t *index = t->index + chunk * PTREG_KD_LANES;
+    for (unsigned m = chunk_within(&t->chunks[chunk], q, v->limit, d); m; m &= m - 1) {
+        int l = __builtin_ctz(m);
+        if (reserve_neighbors(rv->nb)) {
+            rv->failed = 1;
+            return;
+        }
+        rv->nb->index[rv->nb->count] = index[l];
+        rv->nb->dist2[rv->nb->count++] = d[l];
+    }
+}
+
+/* Ascending (distance, index): insertion for the short lists radius
+ * searches usually give, heapsort beyond. */
+static void sort_neighbors(float *d, uint32_t *idx, size_t n)
+{
+    if (n > KNN_BUFFERED_MAX) {
+        sort_pairs(d, idx, n);
+        return;
+    }
+    for (size_t j = 1; j < n; j++) {
+        float dj = d[j];
+        uint32_t ij = idx[j];
+        size_t at = j;
+        for (; at > 0 && ptreg_kd_better(dj, ij, d[at - 1], idx[at - 1]); at--) {
+            d[at] = d[at - 1];
+            idx[at] = idx[at - 1];
+        }
+        d[at] = dj;
+        idx[at] = ij;
+    }
+}
+
+
+size_t ISA_FN(ptreg_kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
+                            float *dist2)
+{
+    if (k <= KNN_BUFFERED_MAX)
+        return knn_buffered(t, q, k, limit, index, dist2);
+    knn_visitor v = {{knn_visit_heap, limit}, {dist2, index, 0, k}};
+    kd_traverse(t, q, &v.base);
+    sort_pairs(dist2, index, v.heap.size);
+    return v.heap.size;
+}
+
+int ISA_FN(ptreg_kd_radius)(const ptreg_kdtree *t, const float q[3], float limit, ptreg_neighbors *nb)
+{
+    nb->count = 0;
+    radius_visitor v = {{radius_visit, limit}, nb, 0};
+    kd_traverse(t, q, &v.base);
+    if (v.failed)
+        return -1;
+    sort_neighbors(nb->dist2, nb->index, nb->count);
+    return 0;
+}
