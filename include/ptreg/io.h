@@ -99,6 +99,18 @@ ptreg_status ptreg_volume_write_nrrd(const char *path, const ptreg_volume *vol, 
 ptreg_status ptreg_keypoints_write(const char *path, const ptreg_keypoint *kp, size_t n,
                                    const ptreg_volume *geometry, ptreg_error *err);
 
+/* ---- point descriptors ---------------------------------------------------- */
+
+/* Writes n rows of `bins` float descriptors, atomically, by extension:
+ *   .pcd  one field `field` (e.g. "fpfh", "pfh") of COUNT bins, TYPE F,
+ *         binary: the layout PCL gives FPFHSignature33 / PFHSignature125,
+ *         so pcl::io::loadPCDFile reads it;
+ *   .npy  NumPy float32 array of shape (n, bins), C order;
+ *   .csv .txt  a header f0,f1,... and one row per point (%.9g, "nan").
+ * NaN rows (points without a descriptor) are written as NaN. */
+ptreg_status ptreg_descriptors_write(const char *path, const float *values, size_t n, int bins, const char *field,
+                                     ptreg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 static const struct {
@@ -169,4 +170,10 @@ ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud
     s = ptreg_cloud_read_memory(data, size, format, path, cloud, err);
     free(data);
     return s;
+}
+
+int io_has_extension(const char *path, const char *ext)
+{
+    const char *dot = strrchr(path, '.');
+    return dot && !strchr(dot, '/') && !strcasecmp(dot + 1, ext);
 }

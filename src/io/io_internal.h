@@ -170,4 +170,11 @@ ptreg_status io_read_raw_volume(const io_in *in, const ptreg_raw_options *raw, p
  * success, even for an empty file). IO errors name the path. */
 ptreg_status io_read_file(const char *path, unsigned char **data, size_t *size, ptreg_error *err);
 
+/* count values of `size` bytes in little-endian order (swapped a chunk at
+ * a time on a big-endian host). */
+void io_write_le(FILE *f, const void *data, size_t count, size_t size);
+
+/* Whether the path's last extension is ext (case-insensitive, no dot). */
+int io_has_extension(const char *path, const char *ext);
+
 #endif

@@ -5,7 +5,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* NRRD's names for our voxel types. */
 static const char *nrrd_type(ptreg_voxel_type type)
@@ -16,11 +15,10 @@ static const char *nrrd_type(ptreg_voxel_type type)
 
 #define WRITE_CHUNK (1u << 16)
 
-/* Voxels in little-endian order, a chunk at a time. */
-static void write_voxels_le(FILE *f, const ptreg_volume *vol)
+void io_write_le(FILE *f, const void *data, size_t count, size_t size)
 {
-    size_t size = ptreg_voxel_size(vol->type), n = ptreg_volume_count(vol) * size;
-    const unsigned char *p = vol->data;
+    size_t n = count * size;
+    const unsigned char *p = data;
     if (size == 1 || !io_host_big_endian()) {
         fwrite(p, 1, n, f);
         return;
@@ -55,14 +53,8 @@ ptreg_status ptreg_volume_write_nrrd(const char *path, const ptreg_volume *vol, 
     else
         fprintf(f, "spacings: %.17g %.17g %.17g\n", sp[0], sp[1], sp[2]);
     fputs("endian: little\nencoding: raw\n\n", f);
-    write_voxels_le(f, vol);
+    io_write_le(f, vol->data, ptreg_volume_count(vol), ptreg_voxel_size(vol->type));
     return ptreg_atomic_commit(&af, err);
-}
-
-static int has_extension(const char *path, const char *ext)
-{
-    const char *dot = strrchr(path, '.');
-    return dot && !strchr(dot, '/') && !strcasecmp(dot + 1, ext);
 }
 
 static void physical(const ptreg_keypoint *k, const ptreg_volume *g, double out[3])
@@ -109,8 +101,8 @@ ptreg_status ptreg_keypoints_write(const char *path, const ptreg_keypoint *kp, s
 {
     if (!path || (n && !kp))
         return ptreg_error_set(err, PTREG_ERR_ARG, "keypoints write: no path or no keypoints");
-    int ply = has_extension(path, "ply");
-    if (!ply && !has_extension(path, "csv") && !has_extension(path, "txt"))
+    int ply = io_has_extension(path, "ply");
+    if (!ply && !io_has_extension(path, "csv") && !io_has_extension(path, "txt"))
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: keypoints are written as .ply, .csv or .txt", path);
     ptreg_atomic_file af;
     ptreg_status s = ptreg_atomic_open(path, &af, err);

@@ -1,0 +1,384 @@
+/* ptreg normals, ptreg pfh, ptreg fpfh: point features of a cloud. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/common.h"
+#include "core/cpu.h"
+
+#define NEIGHBORHOOD_OPTIONS                                                                            \
+    {"k", 'k', "N", "the N nearest points, the point itself among them (default 30)"},                 \
+    {"radius", 'r', "R", "every point closer than R (strictly), the point itself among them"}
+#define RUN_OPTIONS                                                                                      \
+    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},                     \
+    {"repeat", 0, "N", "compute N times in one process and report the median time (default 1)"},      \
+    {"json", 0, NULL, "print the result as one JSON object on stdout"}
+
+static const cli_option normals_options[] = {
+    {"output", 'o', "FILE", "write the cloud with its normals (.ply, .pcd, .xyz/.txt/.csv)"},
+    NEIGHBORHOOD_OPTIONS,
+    {"viewpoint", 0, "X,Y,Z", "normals face this point (default 0,0,0, the sensor of most scans)"},
+    {"ascii", 0, NULL, "write text PLY/PCD (default binary)"},
+    RUN_OPTIONS,
+};
+
+const cli_command cli_cmd_normals = {
+    "normals",
+    "CLOUD [-o OUT] [--k N | --radius R] [options]",
+    "Estimate normals by PCA of each point's neighbourhood.",
+    "A point's normal is the eigenvector of the smallest eigenvalue of its neighbourhood's\n"
+    "covariance (about the neighbourhood's centroid, in double), turned to face the viewpoint;\n"
+    "curvature is l0 / (l0 + l1 + l2). Points with fewer than 3 neighbours get NaN normals\n"
+    "and are counted as missing. This is what PCL's NormalEstimation computes.\n\n"
+    "time_ms counts from the cloud in memory to the normals (k-d tree included).",
+    normals_options,
+    sizeof normals_options / sizeof normals_options[0],
+    1,
+    1,
+};
+
+static const cli_option pfh_options[] = {
+    {"output", 'o', "FILE", "write the descriptors: .pcd (field pfh, PCL's layout), .npy (n x 125 "
+                            "float32) or .csv/.txt"},
+    NEIGHBORHOOD_OPTIONS,
+    {"recompute", 0, NULL, "estimate normals even when the cloud has them"},
+    {"normal-k", 0, "N", "normals, when estimated: the N nearest (default 30)"},
+    {"normal-radius", 0, "R", "normals, when estimated: every point closer than R"},
+    {"viewpoint", 0, "X,Y,Z", "estimated normals face this point (default 0,0,0)"},
+    {"reference", 0, NULL, "use the plain path (one search, one scalar pair at a time): same bits, slow"},
+    RUN_OPTIONS,
+};
+
+static const cli_option fpfh_options[] = {
+    {"output", 'o', "FILE", "write the descriptors: .pcd (field fpfh, PCL's layout), .npy (n x 33 "
+                            "float32) or .csv/.txt"},
+    NEIGHBORHOOD_OPTIONS,
+    {"convention", 0, "C", "pcl (default: blocks sum to 100) or open3d (the point's own SPFH added: "
+                           "blocks sum to 200)"},
+    {"recompute", 0, NULL, "estimate normals even when the cloud has them"},
+    {"normal-k", 0, "N", "normals, when estimated: the N nearest (default 30)"},
+    {"normal-radius", 0, "R", "normals, when estimated: every point closer than R"},
+    {"viewpoint", 0, "X,Y,Z", "estimated normals face this point (default 0,0,0)"},
+    {"reference", 0, NULL, "use the plain path (one search, one scalar pair at a time): same bits, slow"},
+    RUN_OPTIONS,
+};
+
+#define DESCRIPTOR_HELP                                                                                  \
+    "Normals come from the cloud (PLY nx ny nz, PCD normal_x normal_y normal_z, ...) unless\n"        \
+    "--recompute, or when it has none: then they are estimated as `ptreg normals` does.\n"             \
+    "Neighbourhoods are those of PCL and Open3D: k-NN counts the point itself, a radius keeps\n"       \
+    "points strictly closer than R. A point alone in its neighbourhood gets an all-zero row (as\n"     \
+    "from PCL and Open3D); a point whose normal or a neighbour's normal is not finite gets a NaN\n"     \
+    "row, counted as missing.\n\n"                                                                       \
+    "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"          \
+    "neighbourhoods included, normal estimation and file I/O not); with --repeat it is the median.\n"
+
+const cli_command cli_cmd_pfh = {
+    "pfh",
+    "CLOUD [-o OUT] [--k N | --radius R] [options]",
+    "Point feature histograms (PFH, 125 bins) as PCL's PFHEstimation computes them.",
+    "Every unordered pair of a point's neighbourhood (the point included) adds 100 / pairs to\n"
+    "bin theta + 5 alpha + 25 phi of PCL's pair feature (5 bins per feature); rows sum to 100.\n\n" DESCRIPTOR_HELP,
+    pfh_options,
+    sizeof pfh_options / sizeof pfh_options[0],
+    1,
+    1,
+};
+
+const cli_command cli_cmd_fpfh = {
+    "fpfh",
+    "CLOUD [-o OUT] [--k N | --radius R] [--convention pcl|open3d] [options]",
+    "Fast point feature histograms (FPFH, 33 bins) as PCL's FPFHEstimation or Open3D computes them.",
+    "SPFH(p): the pairs of p with each neighbour, 11 bins each for theta, alpha and phi.\n"
+    "FPFH(p) = sum over neighbours q of SPFH(q) / |p - q|^2, each 11-bin block scaled to sum to\n"
+    "100 (--convention pcl); --convention open3d adds SPFH(p), so blocks sum to 200.\n\n" DESCRIPTOR_HELP,
+    fpfh_options,
+    sizeof fpfh_options / sizeof fpfh_options[0],
+    1,
+    1,
+};
+
+static int read_neighborhood(const cli_args *a, const char *cmd, const char *k_name, const char *r_name,
+                             ptreg_neighborhood *nb)
+{
+    if (cli_has(a, k_name) && cli_has(a, r_name)) {
+        cli_error(cmd, "--%s and --%s exclude each other", k_name, r_name);
+        return EXIT_USAGE;
+    }
+    if (cli_has(a, r_name)) {
+        nb->k = 0;
+        return cli_double(a, r_name, 1e-30, 1e30, &nb->radius);
+    }
+    return cli_size(a, k_name, 1, (size_t)1 << 20, &nb->k);
+}
+
+static cJSON *json_neighborhood(const ptreg_neighborhood *nb)
+{
+    cJSON *o = cJSON_CreateObject();
+    if (nb->k)
+        cJSON_AddNumberToObject(o, "k", (double)nb->k);
+    else
+        cJSON_AddNumberToObject(o, "radius", nb->radius);
+    return o;
+}
+
+static void print_neighborhood(const ptreg_neighborhood *nb)
+{
+    if (nb->k)
+        printf("k = %zu", nb->k);
+    else
+        printf("radius %g", nb->radius);
+}
+
+static void add_run_fields(cJSON *j, double time_ms, const double *times, int repeat, size_t n, const char *isa)
+{
+    cJSON_AddNumberToObject(j, "time_ms", time_ms);
+    if (repeat > 1)
+        cJSON_AddItemToObject(j, "times_ms", cJSON_CreateDoubleArray(times, repeat));
+    cJSON_AddNumberToObject(j, "points_per_s", time_ms > 0 ? (double)n / (time_ms * 1e-3) : 0);
+    cJSON_AddStringToObject(j, "isa", isa);
+    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
+    cJSON_AddStringToObject(j, "version", ptreg_version());
+}
+
+/* ---- normals ------------------------------------------------------------- */
+
+int cli_run_normals(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_normals, argc, argv, &a);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    ptreg_normals_options o;
+    ptreg_normals_options_default(&o);
+    int repeat = 1;
+    if ((rc = read_neighborhood(&a, "normals", "k", "radius", &o.neighbors)) ||
+        (rc = cli_vec3(&a, "viewpoint", o.viewpoint)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
+        (rc = cli_apply_threads(&a)))
+        return rc;
+    ptreg_cloud c;
+    if ((rc = cli_load_cloud("normals", a.positional[0], &c, cli_has(&a, "json"))))
+        return rc;
+    double *times = calloc((size_t)repeat, sizeof *times);
+    float *normals = malloc(3 * c.n * sizeof *normals);
+    size_t missing = 0;
+    ptreg_error err;
+    ptreg_status st = times && normals ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < repeat && !st; i++) {
+        double t0 = ptreg_time_ms();
+        st = ptreg_normals(c.xyz, c.n, &o, normals, NULL, &missing, &err);
+        times[i] = ptreg_time_ms() - t0;
+    }
+    if (st) {
+        cli_error("normals", "%s: %s", a.positional[0], err.message);
+        rc = cli_exit_code(st, 1);
+    } else {
+        free(c.normals);
+        c.normals = normals;
+        normals = NULL;
+        if (cli_has(&a, "output"))
+            rc = cli_write_cloud("normals", cli_string(&a, "output", NULL), &c, cli_has(&a, "ascii"));
+    }
+    double t = st ? 0 : cli_median(times, repeat);
+    if (!st && !rc && cli_has(&a, "json")) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "command", "normals");
+        cJSON_AddStringToObject(j, "cloud", a.positional[0]);
+        cJSON_AddNumberToObject(j, "points", (double)c.n);
+        cJSON_AddItemToObject(j, "neighbors", json_neighborhood(&o.neighbors));
+        cJSON_AddItemToObject(j, "viewpoint", cJSON_CreateDoubleArray(o.viewpoint, 3));
+        cJSON_AddNumberToObject(j, "missing", (double)missing);
+        add_run_fields(j, t, times, repeat, c.n, ptreg_isa_name(ptreg_cpu_isa()));
+        rc = cli_json_print(j);
+    } else if (!st && !rc) {
+        printf("ptreg normals: %s, %zu points, ", a.positional[0], c.n);
+        print_neighborhood(&o.neighbors);
+        printf("\n  %zu without a normal (fewer than 3 neighbours), time %.2f ms, %d threads\n", missing, t,
+               ptreg_get_num_threads());
+    }
+    free(normals);
+    free(times);
+    ptreg_cloud_free(&c);
+    return rc;
+}
+
+/* ---- pfh / fpfh ---------------------------------------------------------- */
+
+typedef struct descriptor_kind {
+    const cli_command *cmd;
+    int bins;
+    ptreg_status (*compute)(const float *, const float *, size_t, const ptreg_feature_options *, float *, size_t *,
+                            ptreg_error *);
+} descriptor_kind;
+
+/* The cloud's own normals, or estimated ones (returned in *source). */
+static int ensure_normals(const cli_args *a, const char *cmd, ptreg_cloud *c, const char **source)
+{
+    int recompute = cli_has(a, "recompute") || !c->normals;
+    *source = recompute ? "estimated" : "file";
+    if (!recompute)
+        return EXIT_OK;
+    ptreg_normals_options o;
+    ptreg_normals_options_default(&o);
+    int rc = read_neighborhood(a, cmd, "normal-k", "normal-radius", &o.neighbors);
+    rc = rc ? rc : cli_vec3(a, "viewpoint", o.viewpoint);
+    if (rc)
+        return rc;
+    float *normals = malloc(3 * c->n * sizeof *normals);
+    ptreg_error err;
+    ptreg_status st = normals ? ptreg_normals(c->xyz, c->n, &o, normals, NULL, NULL, &err)
+                              : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for normals");
+    if (st) {
+        free(normals);
+        cli_error(cmd, "%s: %s", a->positional[0], err.message);
+        return cli_exit_code(st, 1);
+    }
+    free(c->normals);
+    c->normals = normals;
+    if (!cli_has(a, "json") && !cli_has(a, "recompute"))
+        fprintf(stderr, "ptreg %s: %s has no normals: estimated them (see --normal-k)\n", cmd, a->positional[0]);
+    return EXIT_OK;
+}
+
+/* The output's format, known before any work is done. */
+static int check_output(const cli_args *a, const char *cmd)
+{
+    const char *path = cli_string(a, "output", NULL);
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    static const char *const known[] = {".pcd", ".npy", ".csv", ".txt", ".PCD", ".NPY", ".CSV", ".TXT"};
+    for (size_t i = 0; dot && i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp(dot, known[i]))
+            return EXIT_OK;
+    if (!path)
+        return EXIT_OK;
+    cli_error(cmd, "-o %s: descriptors are written as .pcd, .npy, .csv or .txt", path);
+    return EXIT_USAGE;
+}
+
+static int read_feature_options(const cli_args *a, const descriptor_kind *kind, ptreg_feature_options *o)
+{
+    const char *cmd = kind->cmd->name;
+    int rc = read_neighborhood(a, cmd, "k", "radius", &o->neighbors);
+    if (!rc)
+        rc = check_output(a, cmd);
+    if (rc)
+        return rc;
+    o->reference = cli_has(a, "reference");
+    if (kind->bins != PTREG_FPFH_BINS)
+        return EXIT_OK;
+    const char *conv = cli_string(a, "convention", "pcl");
+    if (strcmp(conv, "pcl") && strcmp(conv, "open3d")) {
+        cli_error(cmd, "--convention: '%s' is not pcl or open3d", conv);
+        return EXIT_USAGE;
+    }
+    o->convention = strcmp(conv, "pcl") ? PTREG_FPFH_OPEN3D : PTREG_FPFH_PCL;
+    return EXIT_OK;
+}
+
+/* Runs `repeat` times into out (the last run's values); every run must
+ * give the same bits. */
+static ptreg_status compute_repeated(const descriptor_kind *kind, const ptreg_cloud *c,
+                                     const ptreg_feature_options *o, int repeat, float *out, double *times,
+                                     size_t *missing, ptreg_error *err)
+{
+    size_t size = c->n * (size_t)kind->bins * sizeof *out;
+    float *first = repeat > 1 ? malloc(size) : NULL;
+    if (repeat > 1 && !first)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    ptreg_status st = PTREG_OK;
+    for (int i = 0; i < repeat && !st; i++) {
+        double t0 = ptreg_time_ms();
+        st = kind->compute(c->xyz, c->normals, c->n, o, out, missing, err);
+        times[i] = ptreg_time_ms() - t0;
+        if (!st && i == 0 && first)
+            memcpy(first, out, size);
+        else if (!st && first && memcmp(first, out, size))
+            st = ptreg_error_set(err, PTREG_ERR_RUNTIME, "run %d of %d gave different descriptors", i + 1, repeat);
+    }
+    free(first);
+    return st;
+}
+
+static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_cloud *c,
+                   const ptreg_feature_options *o, const char *normals, size_t missing, const double *times,
+                   int repeat, int *rc)
+{
+    const char *name = kind->cmd->name;
+    double t = cli_median(times, repeat);
+    const char *isa = o->reference ? "reference" : ptreg_isa_name(ptreg_cpu_isa());
+    if (!cli_has(a, "json")) {
+        printf("ptreg %s: %s, %zu points, ", name, a->positional[0], c->n);
+        print_neighborhood(&o->neighbors);
+        if (kind->bins == PTREG_FPFH_BINS)
+            printf(", convention %s", o->convention == PTREG_FPFH_PCL ? "pcl" : "open3d");
+        printf(", normals from the %s\n  %zu without a descriptor, time %.2f ms, %s, %d threads\n",
+               strcmp(normals, "file") ? "estimate" : "file", missing, t, isa, ptreg_get_num_threads());
+        return;
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "command", name);
+    cJSON_AddStringToObject(j, "cloud", a->positional[0]);
+    cJSON_AddNumberToObject(j, "points", (double)c->n);
+    cJSON_AddNumberToObject(j, "bins", kind->bins);
+    cJSON_AddItemToObject(j, "neighbors", json_neighborhood(&o->neighbors));
+    if (kind->bins == PTREG_FPFH_BINS)
+        cJSON_AddStringToObject(j, "convention", o->convention == PTREG_FPFH_PCL ? "pcl" : "open3d");
+    cJSON_AddStringToObject(j, "normals", normals);
+    cJSON_AddNumberToObject(j, "missing", (double)missing);
+    add_run_fields(j, t, times, repeat, c->n, isa);
+    *rc = cli_json_print(j);
+}
+
+static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
+{
+    const char *name = kind->cmd->name;
+    cli_args a;
+    int rc = cli_parse(kind->cmd, argc, argv, &a);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    ptreg_feature_options o;
+    ptreg_feature_options_default(&o);
+    int repeat = 1;
+    if ((rc = read_feature_options(&a, kind, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
+        (rc = cli_apply_threads(&a)))
+        return rc;
+    ptreg_cloud c;
+    const char *normals = NULL;
+    if ((rc = cli_load_cloud(name, a.positional[0], &c, cli_has(&a, "json"))))
+        return rc;
+    if ((rc = ensure_normals(&a, name, &c, &normals))) {
+        ptreg_cloud_free(&c);
+        return rc;
+    }
+    float *out = malloc(c.n * (size_t)kind->bins * sizeof *out);
+    double *times = calloc((size_t)repeat, sizeof *times);
+    size_t missing = 0;
+    ptreg_error err;
+    ptreg_status st = out && times ? compute_repeated(kind, &c, &o, repeat, out, times, &missing, &err)
+                                   : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    if (!st && cli_has(&a, "output"))
+        st = ptreg_descriptors_write(cli_string(&a, "output", NULL), out, c.n, kind->bins, name, &err);
+    if (st) {
+        cli_error(name, "%s", err.message);
+        rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
+    } else {
+        report(&a, kind, &c, &o, normals, missing, times, repeat, &rc);
+    }
+    free(out);
+    free(times);
+    ptreg_cloud_free(&c);
+    return rc;
+}
+
+int cli_run_pfh(int argc, char **argv)
+{
+    static const descriptor_kind kind = {&cli_cmd_pfh, PTREG_PFH_BINS, ptreg_pfh};
+    return run_descriptor(&kind, argc, argv);
+}
+
+int cli_run_fpfh(int argc, char **argv)
+{
+    static const descriptor_kind kind = {&cli_cmd_fpfh, PTREG_FPFH_BINS, ptreg_fpfh};
+    return run_descriptor(&kind, argc, argv);
+}

@@ -1,0 +1,120 @@
+# ptreg normals, pfh and fpfh end to end: a plane's known normals and bins,
+# every output format (PCD in PCL's layout, .npy, CSV), the Open3D
+# convention, normals from the file or estimated, thread counts and the
+# reference path giving the same bytes, exit codes for bad options and bad
+# input with nothing written.
+. "$(dirname "$0")/lib.sh"
+
+# A 20 x 20 grid on z = 0 (spacing 0.1) plus a lone point far away, as
+# ascii PLY, once without normals and once with normals +z.
+python3 - "$WORK" <<'PY'
+import sys
+w = sys.argv[1]
+pts = [(0.1 * (i % 20), 0.1 * (i // 20), 0.0) for i in range(400)] + [(50.0, 50.0, 50.0)]
+def ply(path, normals):
+    with open(path, "w") as f:
+        props = "property float x\nproperty float y\nproperty float z\n"
+        if normals:
+            props += "property float nx\nproperty float ny\nproperty float nz\n"
+        f.write(f"ply\nformat ascii 1.0\nelement vertex {len(pts)}\n{props}end_header\n")
+        for p in pts:
+            f.write("%g %g %g%s\n" % (p + (" 0 0 1" if normals else "",)))
+ply(f"{w}/plane.ply", False)
+ply(f"{w}/plane_n.ply", True)
+open(f"{w}/broken.ply", "w").write("ply\nformat ascii 1.0\nelement vertex 5\nproperty float x\nend_header\n1\n2\n")
+PY
+
+# Normals: facing the viewpoint above the plane, every point but the lone one.
+expect 0 -- "$PTREG" normals "$WORK/plane.ply" --k 8 --viewpoint 1,1,10 -o "$WORK/n.ply" --ascii --json
+out_has '"missing":	0'; out_has '"k":	8'
+python3 - "$WORK/n.ply" <<'PY' || fail "normals of the plane are not +z"
+import sys
+lines = open(sys.argv[1]).read().split("end_header\n")[1].split("\n")[:400]
+assert all(abs(float(l.split()[5]) - 1) < 1e-5 for l in lines), "not +z"
+PY
+expect 0 -- "$PTREG" normals "$WORK/plane.ply" --radius 0.15 --json
+out_has '"missing":	1' # the lone point has no neighbour
+
+# FPFH (PCL convention) as CSV: the plane puts 100 in bins 5, 16 and 27; the
+# lone point (alone within the radius) gets an all-zero row.
+expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --radius 0.25 -o "$WORK/f.csv" --json
+out_has '"bins":	33'; out_has '"normals":	"file"'; out_has '"convention":	"pcl"'; out_has '"time_ms"'
+python3 - "$WORK/f.csv" <<'PY' || fail "FPFH CSV is not the plane's bins"
+import sys
+rows = open(sys.argv[1]).read().splitlines()
+assert rows[0].split(",") == ["f%d" % b for b in range(33)], rows[0]
+assert len(rows) == 402, len(rows)
+v = [float(x) for x in rows[1 + 210].split(",")]
+assert all(abs(x - (100 if b in (5, 16, 27) else 0)) < 1e-3 for b, x in enumerate(v)), v
+assert all(float(x) == 0 for x in rows[401].split(",")), rows[401]
+PY
+# Open3D's convention: blocks sum to 200.
+expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --radius 0.25 --convention open3d -o "$WORK/o.csv"
+python3 - "$WORK/o.csv" <<'PY' || fail "open3d convention does not sum to 200"
+import sys
+v = [float(x) for x in open(sys.argv[1]).read().splitlines()[1 + 210].split(",")]
+assert abs(sum(v[:11]) - 200) < 1e-3 and abs(v[16] - 200) < 1e-3, v
+PY
+
+# PFH as .npy (float32, n x 125) with bin 62 at 100; as PCD in PCL's layout.
+expect 0 -- "$PTREG" pfh "$WORK/plane_n.ply" --k 10 -o "$WORK/p.npy"
+python3 - "$WORK/p.npy" <<'PY' || fail "PFH .npy is not n x 125 float32 with bin 62 at 100"
+import struct, sys, ast
+b = open(sys.argv[1], "rb").read()
+assert b[:8] == b"\x93NUMPY\x01\x00"
+hl = struct.unpack("<H", b[8:10])[0]
+assert (10 + hl) % 64 == 0
+d = ast.literal_eval(b[10:10 + hl].decode())
+assert d == {"descr": "<f4", "fortran_order": False, "shape": (401, 125)}, d
+vals = struct.unpack("<%df" % (401 * 125), b[10 + hl:])
+row = vals[5 * 125:6 * 125]
+assert abs(row[62] - 100) < 1e-3 and abs(sum(row) - 100) < 1e-3, row[60:64]
+PY
+expect 0 -- "$PTREG" pfh "$WORK/plane_n.ply" --k 10 -o "$WORK/p.pcd"
+head -c 300 "$WORK/p.pcd" | grep -q "^FIELDS pfh$" || fail "PFH PCD lacks FIELDS pfh"
+head -c 300 "$WORK/p.pcd" | grep -q "^COUNT 125$" || fail "PFH PCD lacks COUNT 125"
+expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --k 10 -o "$WORK/f.pcd"
+python3 - "$WORK/f.pcd" <<'PY' || fail "FPFH PCD is not PCL's layout"
+import sys
+b = open(sys.argv[1], "rb").read()
+head, data = b.split(b"DATA binary\n", 1)
+h = head.decode()
+for line in ("FIELDS fpfh", "SIZE 4", "TYPE F", "COUNT 33", "WIDTH 401", "HEIGHT 1", "POINTS 401"):
+    assert line + "\n" in h, line
+assert len(data) == 401 * 33 * 4, len(data)
+PY
+
+# Normals: from the file unless --recompute; estimated (with a note) when the file has none.
+expect 0 -- "$PTREG" fpfh "$WORK/plane.ply" --k 10 -o "$WORK/e.csv"
+err_has "has no normals: estimated"
+expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --k 10 --recompute --normal-k 8 --viewpoint 0,0,5 --json
+out_has '"normals":	"estimated"'
+
+# The same bytes for 1 and 2 threads, the reference path, and repeats.
+expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --k 10 --threads 1 -o "$WORK/t1.csv"
+expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --k 10 --threads 2 --repeat 3 -o "$WORK/t2.csv"
+expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --k 10 --reference -o "$WORK/r.csv"
+cmp -s "$WORK/t1.csv" "$WORK/t2.csv" || fail "1 and 2 threads differ"
+cmp -s "$WORK/t1.csv" "$WORK/r.csv" || fail "the reference path differs"
+
+# Mistakes: exit 2, nothing written.
+expect 2 -- "$PTREG" fpfh "$WORK/plane_n.ply" --k 10 --radius 0.2 -o "$WORK/x.csv"
+err_has "exclude each other"
+expect 2 -- "$PTREG" fpfh "$WORK/plane_n.ply" -o "$WORK/x.ply"
+err_has "written as .pcd, .npy, .csv or .txt"
+expect 2 -- "$PTREG" fpfh "$WORK/plane_n.ply" --convention pcl2 -o "$WORK/x.csv"
+expect 2 -- "$PTREG" pfh "$WORK/plane_n.ply" --k 0 -o "$WORK/x.csv"
+expect 2 -- "$PTREG" normals "$WORK/plane_n.ply" --radius -1 -o "$WORK/x.ply"
+no_file "$WORK/x.csv"; no_file "$WORK/x.ply"
+
+# Bad input: exit 3 naming the file, nothing written.
+expect 3 -- "$PTREG" fpfh "$WORK/missing.ply" -o "$WORK/x.csv"
+expect 3 -- "$PTREG" pfh "$WORK/broken.ply" -o "$WORK/x.csv"
+err_has "broken.ply"
+expect 3 -- "$PTREG" normals "$WORK/broken.ply" -o "$WORK/x.ply"
+no_file "$WORK/x.csv"; no_file "$WORK/x.ply"
+
+# --help answers the questions.
+expect 0 -- "$PTREG" fpfh --help
+out_has "open3d"; out_has "strictly"
+finish
