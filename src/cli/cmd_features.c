@@ -15,6 +15,15 @@
     {"repeat", 0, "N", "compute N times in one process and report the median time (default 1)"},      \
     {"json", 0, NULL, "print the result as one JSON object on stdout"}
 
+/* What pfh and fpfh share after their own options. */
+#define DESCRIPTOR_OPTIONS                                                                               \
+    {"recompute", 0, NULL, "estimate normals even when the cloud has them"},                            \
+    {"normal-k", 0, "N", "normals, when estimated: the N nearest (default 30)"},                         \
+    {"normal-radius", 0, "R", "normals, when estimated: every point closer than R"},                     \
+    {"viewpoint", 0, "X,Y,Z", "estimated normals face this point (default 0,0,0)"},                     \
+    {"reference", 0, NULL, "use the plain path (one search, one scalar pair at a time): same bits, slow"}, \
+    RUN_OPTIONS
+
 static const cli_option normals_options[] = {
     {"output", 'o', "FILE", "write the cloud with its normals (.ply, .pcd, .xyz/.txt/.csv)"},
     NEIGHBORHOOD_OPTIONS,
@@ -42,12 +51,7 @@ static const cli_option pfh_options[] = {
     {"output", 'o', "FILE", "write the descriptors: .pcd (field pfh, PCL's layout), .npy (n x 125 "
                             "float32) or .csv/.txt"},
     NEIGHBORHOOD_OPTIONS,
-    {"recompute", 0, NULL, "estimate normals even when the cloud has them"},
-    {"normal-k", 0, "N", "normals, when estimated: the N nearest (default 30)"},
-    {"normal-radius", 0, "R", "normals, when estimated: every point closer than R"},
-    {"viewpoint", 0, "X,Y,Z", "estimated normals face this point (default 0,0,0)"},
-    {"reference", 0, NULL, "use the plain path (one search, one scalar pair at a time): same bits, slow"},
-    RUN_OPTIONS,
+    DESCRIPTOR_OPTIONS,
 };
 
 static const cli_option fpfh_options[] = {
@@ -56,12 +60,7 @@ static const cli_option fpfh_options[] = {
     NEIGHBORHOOD_OPTIONS,
     {"convention", 0, "C", "pcl (default: blocks sum to 100) or open3d (the point's own SPFH added: "
                            "blocks sum to 200)"},
-    {"recompute", 0, NULL, "estimate normals even when the cloud has them"},
-    {"normal-k", 0, "N", "normals, when estimated: the N nearest (default 30)"},
-    {"normal-radius", 0, "R", "normals, when estimated: every point closer than R"},
-    {"viewpoint", 0, "X,Y,Z", "estimated normals face this point (default 0,0,0)"},
-    {"reference", 0, NULL, "use the plain path (one search, one scalar pair at a time): same bits, slow"},
-    RUN_OPTIONS,
+    DESCRIPTOR_OPTIONS,
 };
 
 #define DESCRIPTOR_HELP                                                                                  \
@@ -72,7 +71,7 @@ static const cli_option fpfh_options[] = {
     "from PCL and Open3D); a point whose normal or a neighbour's normal is not finite gets a NaN\n"     \
     "row, counted as missing.\n\n"                                                                       \
     "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"          \
-    "neighbourhoods included, normal estimation and file I/O not); with --repeat it is the median.\n"
+    "neighbourhoods included, normal estimation and file I/O not); with --repeat it is the median."
 
 const cli_command cli_cmd_pfh = {
     "pfh",
