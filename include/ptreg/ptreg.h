@@ -10,6 +10,7 @@
 #include "icp.h"
 #include "io.h"
 #include "nn.h"
+#include "lddmm.h"
 #include "pair.h"
 #include "synth.h"
 

@@ -1,0 +1,94 @@
+/* LDDMM landmark matching by geodesic shooting: template landmarks q0 and
+ * initial momenta p0 flow by Hamilton's equations with a Gaussian kernel;
+ * the momenta that carry q0 onto target landmarks are found by L-BFGS on
+ * the exact discrete adjoint gradient. Formulas and conventions:
+ * docs/ALGORITHMS.md, "LDDMM landmark shooting". Points are n x 3 doubles
+ * (2-D landmarks: z = 0, which the flow keeps). */
+#ifndef PTREG_LDDMM_H
+#define PTREG_LDDMM_H
+
+#include "core.h"
+#include "pair.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ptreg_lddmm_integrator {
+    PTREG_LDDMM_EULER = 0, /* explicit Euler */
+    PTREG_LDDMM_RK2        /* Ralston's second-order Runge-Kutta */
+} ptreg_lddmm_integrator;
+
+/* Where L-BFGS starts when no initial momenta are given. */
+typedef enum ptreg_lddmm_init {
+    PTREG_LDDMM_INIT_SCALED = 0, /* (target - q0) / sum_j K(q_i, q_j): the first velocity is about the
+                                  * displacement even where landmarks are dense against sigma (default) */
+    PTREG_LDDMM_INIT_DISPLACEMENT, /* target - q0 */
+    PTREG_LDDMM_INIT_ZERO
+} ptreg_lddmm_init;
+
+typedef struct ptreg_lddmm_options {
+    double sigma;      /* K(x, y) = exp(-|x - y|^2 / (2 sigma^2)); > 0 (default 1) */
+    int time_points;   /* T >= 2: T - 1 steps of 1 / (T - 1) over [0, 1] (default 20) */
+    double lambda;     /* data term weight (default 1000) */
+    double gamma;      /* energy term weight (default 1) */
+    int max_iter;      /* L-BFGS iterations (default 400) */
+    double gtol;       /* stop when |grad| < gtol * max(1, |p0|) (default 1e-6) */
+    double ftol;       /* stop when the objective fell by less than ftol (relative) over 10
+                        * iterations (default 1e-10) */
+    ptreg_lddmm_integrator integrator;
+    ptreg_precision precision; /* FP32 (default: float32 pairs, float64 sums) or FP64 */
+    ptreg_lddmm_init init;     /* the start of ptreg_lddmm_register without p0_init */
+} ptreg_lddmm_options;
+
+void ptreg_lddmm_options_default(ptreg_lddmm_options *opt);
+/* Parameters of the macaque optic-nerve-head study: sigma 1.5, T 40, 400
+ * iterations, lambda 500000, gamma 1. */
+void ptreg_lddmm_options_mtl(ptreg_lddmm_options *opt);
+
+/* Shoots (q0, p0) to t = 1: q1 and p1 (either may be NULL); trajectory, when
+ * not NULL, receives q at every time point (T x n x 3). */
+ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
+                               double *q1, double *p1, double *trajectory, ptreg_error *err);
+
+/* The objective f(p0) = gamma H(q0, p0) + lambda/2 sum |q_i(1) - target_i|^2
+ * and, when grad is not NULL, its gradient with respect to p0 (the exact
+ * discrete adjoint of the integrator). H is returned in *hamiltonian (may
+ * be NULL). */
+ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_t n, const double *p0,
+                                   const ptreg_lddmm_options *opt, double *f, double *grad, double *hamiltonian,
+                                   ptreg_error *err);
+
+typedef struct ptreg_lddmm_result {
+    size_t n;
+    double *p0;          /* n x 3: the optimal initial momenta */
+    double *q1;          /* n x 3: the template shot to t = 1 */
+    double hamiltonian;  /* H(q0, p0) */
+    double objective;
+    int iterations;      /* L-BFGS iterations */
+    int evaluations;     /* objective + gradient evaluations */
+    const char *stop_reason;
+    double avg_distance_before, max_distance_before; /* |q0 - target| */
+    double avg_distance_after, max_distance_after;   /* |q1 - target| */
+    double time_ms;
+    double pair_terms;   /* kernel pair terms evaluated (one per (i, j) per sum pass) */
+} ptreg_lddmm_result;
+
+/* Registers template onto target (n landmarks each, corresponding by
+ * index), starting from p0_init (NULL: as opt->init says). */
+ptreg_status ptreg_lddmm_register(const double *template_q, const double *target, size_t n,
+                                  const double *p0_init, const ptreg_lddmm_options *opt,
+                                  ptreg_lddmm_result *result, ptreg_error *err);
+void ptreg_lddmm_result_free(ptreg_lddmm_result *result);
+
+/* Carries m other points x along the flow of (q0, p0): dx/dt = sum_l K(x,
+ * q_l(t)) p_l(t), with the same integrator and steps. out is m x 3 (may
+ * alias x). */
+ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
+                              const double *x, size_t m, double *out, ptreg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
