@@ -87,6 +87,29 @@ void ptreg_lddmm_result_free(ptreg_lddmm_result *result);
 ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
                               const double *x, size_t m, double *out, ptreg_error *err);
 
+/* ---- results on disk ------------------------------------------------------ */
+
+/* What a warp needs: the template landmarks, their initial momenta and the
+ * flow's parameters. */
+typedef struct ptreg_lddmm_model {
+    size_t n;
+    double *q0, *p0; /* n x 3 each */
+    double sigma;
+    int time_points;
+    ptreg_lddmm_integrator integrator;
+} ptreg_lddmm_model;
+
+/* Writes, atomically, by extension: .vtk, legacy ASCII POLYDATA of the
+ * template with point data VECTORS InitialMomentum and dataset field data
+ * sigma, time_points, integrator (0 Euler, 1 RK2); or .csv/.txt, a line
+ * "# ptreg lddmm sigma S time_points T integrator euler|rk2", a header
+ * x,y,z,px,py,pz and one row per landmark. Numbers in %.17g. */
+ptreg_status ptreg_lddmm_model_write(const char *path, const double *q0, const double *p0, size_t n,
+                                     const ptreg_lddmm_options *opt, ptreg_error *err);
+/* Reads either form back; bad input is PTREG_ERR_FORMAT naming the line. */
+ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *model, ptreg_error *err);
+void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
+
 #ifdef __cplusplus
 }
 #endif

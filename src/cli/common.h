@@ -36,7 +36,7 @@ cJSON *cli_json_index(const ptreg_model_index *index);
 void cli_print_index(const char *indent, const ptreg_model_index *index);
 int cli_describe_index(const char *path, int json);
 
-extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_normals, cli_cmd_pfh, cli_cmd_fpfh, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info;
+extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_normals, cli_cmd_pfh, cli_cmd_fpfh, cli_cmd_lddmm, cli_cmd_warp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info;
 /* The options both registration commands take, in their option tables. */
 #define CLI_REGISTRATION_OUTPUTS                                                               \
     {"output", 'o', "FILE", "write SOURCE moved onto TARGET (format from the extension)"},     \
@@ -63,6 +63,8 @@ int cli_run_harris3d(int argc, char **argv);
 int cli_run_normals(int argc, char **argv);
 int cli_run_pfh(int argc, char **argv);
 int cli_run_fpfh(int argc, char **argv);
+int cli_run_lddmm(int argc, char **argv);
+int cli_run_warp(int argc, char **argv);
 int cli_run_index(int argc, char **argv);
 int cli_run_synth(int argc, char **argv);
 int cli_run_convert(int argc, char **argv);

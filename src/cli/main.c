@@ -17,6 +17,8 @@ static const command_entry commands[] = {
     {&cli_cmd_normals, cli_run_normals},
     {&cli_cmd_pfh, cli_run_pfh},
     {&cli_cmd_fpfh, cli_run_fpfh},
+    {&cli_cmd_lddmm, cli_run_lddmm},
+    {&cli_cmd_warp, cli_run_warp},
     {&cli_cmd_index, cli_run_index},
     {&cli_cmd_synth, cli_run_synth},
     {&cli_cmd_convert, cli_run_convert},

@@ -1,0 +1,379 @@
+/* ptreg lddmm: landmark matching by geodesic shooting; ptreg warp: carry
+ * other points along a result's flow. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/common.h"
+#include "core/cpu.h"
+
+static const cli_option lddmm_options[] = {
+    {"output", 'o', "RESULT", "write the template and its initial momenta: .vtk (POLYDATA, point data "
+                              "InitialMomentum, field data sigma/time_points/integrator) or .csv"},
+    {"sigma", 0, "S", "kernel width: K = exp(-|x - y|^2 / (2 S^2)) (default 1)"},
+    {"steps", 0, "T", "time points over [0, 1], T - 1 steps of 1/(T - 1) (default 20)"},
+    {"lambda", 0, "L", "weight of the data term L/2 sum |q_i(1) - target_i|^2 (default 1000)"},
+    {"gamma", 0, "G", "weight of the energy term G H(q0, p0) (default 1)"},
+    {"max-iter", 0, "I", "L-BFGS iterations (default 400)"},
+    {"gtol", 0, "E", "stop when |gradient| < E max(1, |p0|) (default 1e-6)"},
+    {"ftol", 0, "E", "stop when the objective fell by less than E (relative) over 10 iterations (default 1e-10)"},
+    {"integrator", 0, "NAME", "euler (default) or rk2 (Ralston)"},
+    {"precision", 0, "P", "fp32 (default: float32 pair terms, float64 sums) or fp64 (the reference)"},
+    {"init", 0, "RULE", "initial momenta: scaled (default: (target - q0) / sum_j K(q_i, q_j)), displacement "
+                        "(target - q0), zero, or a file (a result of ptreg lddmm, or points read as momenta)"},
+    {"preset", 0, "NAME", "mtl: the optic-nerve-head study's sigma 1.5, T 40, 400 iterations, lambda 500000"},
+    {"moved", 0, "FILE", "write the template shot to t = 1 (a cloud: .ply, .pcd, .xyz/.csv)"},
+    {"trajectory", 0, "DIR", "write the landmarks at every time point as DIR/t_000.ply ..."},
+    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    {"json", 0, NULL, "print the result as one JSON object on stdout"},
+};
+
+const cli_command cli_cmd_lddmm = {
+    "lddmm",
+    "TEMPLATE TARGET [-o RESULT] [options]",
+    "Match template landmarks onto target landmarks (by index) with an LDDMM geodesic shooting.",
+    "The template q0 and momenta p0 flow by Hamilton's equations with a Gaussian kernel\n"
+    "K(x, y) = exp(-|x - y|^2 / (2 sigma^2)) (KeOps and Deformetrica write exp(-|x - y|^2 / sigma^2):\n"
+    "their sigma is ours times sqrt 2): dq/dt = dH/dp, dp/dt = -dH/dq, H = 1/2 sum K_ij p_i.p_j,\n"
+    "over t in [0, 1] by Euler or RK2 steps. L-BFGS (liblbfgs) minimises\n"
+    "gamma H(q0, p0) + lambda/2 sum |q_i(1) - target_i|^2 over p0 with the exact gradient of the\n"
+    "discrete flow. Landmarks: CSV/TXT, PLY, PCD or VTK POLYDATA (2-D sets have z = 0); both\n"
+    "files must hold the same number of finite points.\n\n"
+    "JSON: H, objective, iterations, evaluations, avg/max_distance_before/after, time_ms,\n"
+    "pair_terms (kernel pair terms evaluated) and pair_terms_per_s.",
+    lddmm_options,
+    sizeof lddmm_options / sizeof lddmm_options[0],
+    2,
+    2,
+};
+
+static const cli_option warp_options[] = {
+    {"output", 'o', "FILE", "the moved points (a cloud: .ply, .pcd, .xyz/.csv; normals are not carried)"},
+    {"precision", 0, "P", "fp32 (default) or fp64"},
+    {"ascii", 0, NULL, "write text PLY/PCD (default binary)"},
+    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    {"json", 0, NULL, "print a summary as one JSON object on stdout"},
+};
+
+const cli_command cli_cmd_warp = {
+    "warp",
+    "RESULT POINTS -o OUT [options]",
+    "Carry points (a mesh's vertices, a cloud) along the flow of an lddmm RESULT.",
+    "Each point x moves by dx/dt = sum_l K(x, q_l(t)) p_l(t) with the landmarks' trajectory,\n"
+    "the result's sigma, time points and integrator.",
+    warp_options,
+    sizeof warp_options / sizeof warp_options[0],
+    2,
+    2,
+};
+
+/* A cloud's points as doubles; every point must be finite (landmarks
+ * correspond by index, so a dropped point would shift them all). */
+static int load_points(const char *cmd, const char *path, double **xyz, size_t *n)
+{
+    ptreg_cloud c;
+    int rc = cli_load_cloud(cmd, path, &c, 1);
+    if (rc)
+        return rc;
+    if (c.dropped_nonfinite) {
+        cli_error(cmd, "%s: %zu points have non-finite coordinates (NaN or inf); landmarks correspond by index, "
+                       "so none may be dropped", path, c.dropped_nonfinite);
+        ptreg_cloud_free(&c);
+        return EXIT_BAD_INPUT;
+    }
+    *n = c.n;
+    *xyz = malloc(3 * c.n * sizeof **xyz);
+    for (size_t i = 0; *xyz && i < 3 * c.n; i++)
+        (*xyz)[i] = c.xyz[i];
+    ptreg_cloud_free(&c);
+    if (!*xyz) {
+        cli_error(cmd, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+static int read_choice(const cli_args *a, const char *name, const char *const *names, int count, int *out)
+{
+    const char *v = cli_string(a, name, NULL);
+    if (!v)
+        return EXIT_OK;
+    for (int i = 0; i < count; i++)
+        if (!strcmp(v, names[i])) {
+            *out = i;
+            return EXIT_OK;
+        }
+    cli_error(a->cmd->name, "--%s: '%s' is not one of the accepted values (see --help)", name, v);
+    return EXIT_USAGE;
+}
+
+static int read_precision(const cli_args *a, ptreg_precision *p)
+{
+    static const char *const names[] = {"fp32", "fp64"};
+    int i = *p == PTREG_PRECISION_FP64;
+    int rc = read_choice(a, "precision", names, 2, &i);
+    *p = i ? PTREG_PRECISION_FP64 : PTREG_PRECISION_FP32;
+    return rc;
+}
+
+static int read_lddmm_options(const cli_args *a, ptreg_lddmm_options *o)
+{
+    const char *preset = cli_string(a, "preset", NULL);
+    if (preset && strcmp(preset, "mtl")) {
+        cli_error("lddmm", "--preset: '%s' is not mtl", preset);
+        return EXIT_USAGE;
+    }
+    if (preset)
+        ptreg_lddmm_options_mtl(o);
+    static const char *const integrators[] = {"euler", "rk2"};
+    int integrator = o->integrator;
+    int rc = cli_double(a, "sigma", 1e-300, 1e300, &o->sigma);
+    rc = rc ? rc : cli_int(a, "steps", 2, 100000, &o->time_points);
+    rc = rc ? rc : cli_double(a, "lambda", 0, 1e300, &o->lambda);
+    rc = rc ? rc : cli_double(a, "gamma", 0, 1e300, &o->gamma);
+    rc = rc ? rc : cli_int(a, "max-iter", 0, 1000000, &o->max_iter);
+    rc = rc ? rc : cli_double(a, "gtol", 0, 1e300, &o->gtol);
+    rc = rc ? rc : cli_double(a, "ftol", 0, 1e300, &o->ftol);
+    rc = rc ? rc : read_choice(a, "integrator", integrators, 2, &integrator);
+    rc = rc ? rc : read_precision(a, &o->precision);
+    o->integrator = (ptreg_lddmm_integrator)integrator;
+    return rc;
+}
+
+/* --init: a rule, or a file of momenta (an lddmm result, or any cloud). */
+static int read_init(const cli_args *a, ptreg_lddmm_options *o, size_t n, double **p0)
+{
+    static const char *const rules[] = {"scaled", "displacement", "zero"};
+    const char *v = cli_string(a, "init", "scaled");
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(v, rules[i])) {
+            o->init = (ptreg_lddmm_init)i;
+            return EXIT_OK;
+        }
+    ptreg_lddmm_model m;
+    ptreg_error err;
+    size_t count = 0;
+    int rc = EXIT_OK;
+    if (!ptreg_lddmm_model_read(v, &m, &err)) {
+        *p0 = m.p0, count = m.n;
+        m.p0 = NULL;
+        ptreg_lddmm_model_free(&m);
+    } else if ((rc = load_points("lddmm", v, p0, &count))) {
+        return rc;
+    }
+    if (count != n) {
+        cli_error("lddmm", "--init %s: %zu momenta for %zu landmarks", v, count, n);
+        free(*p0);
+        *p0 = NULL;
+        return EXIT_BAD_INPUT;
+    }
+    return EXIT_OK;
+}
+
+static int write_trajectory(const char *dir, const double *q0, const double *p0, size_t n,
+                            const ptreg_lddmm_options *o)
+{
+    if (mkdir(dir, 0755) && errno != EEXIST) {
+        cli_error("lddmm", "--trajectory %s: %s", dir, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    size_t T = (size_t)o->time_points;
+    double *traj = malloc(T * 3 * n * sizeof *traj);
+    ptreg_cloud c;
+    ptreg_error err;
+    int rc = traj && !ptreg_cloud_alloc(&c, n, 0, &err) ? EXIT_OK : EXIT_RUNTIME;
+    if (!rc && ptreg_lddmm_shoot(q0, p0, n, o, NULL, NULL, traj, &err))
+        rc = EXIT_RUNTIME;
+    for (size_t t = 0; !rc && t < T; t++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/t_%03zu.ply", dir, t);
+        for (size_t i = 0; i < 3 * n; i++)
+            c.xyz[i] = (float)traj[t * 3 * n + i];
+        rc = cli_write_cloud("lddmm", path, &c, 0);
+    }
+    if (traj && rc != EXIT_RUNTIME)
+        ptreg_cloud_free(&c);
+    free(traj);
+    return rc;
+}
+
+static int write_moved(const char *path, const double *q1, size_t n)
+{
+    ptreg_cloud c;
+    ptreg_error err;
+    if (ptreg_cloud_alloc(&c, n, 0, &err)) {
+        cli_error("lddmm", "%s", err.message);
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < 3 * n; i++)
+        c.xyz[i] = (float)q1[i];
+    int rc = cli_write_cloud("lddmm", path, &c, 0);
+    ptreg_cloud_free(&c);
+    return rc;
+}
+
+static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_lddmm_result *r, int *rc)
+{
+    static const char *const integrators[] = {"euler", "rk2"};
+    double rate = r->time_ms > 0 ? r->pair_terms / (r->time_ms * 1e-3) : 0;
+    if (!cli_has(a, "json")) {
+        printf("ptreg lddmm: %zu landmarks, sigma %g, %d time points (%s), lambda %g, gamma %g, %s\n", r->n,
+               o->sigma, o->time_points, integrators[o->integrator], o->lambda, o->gamma,
+               ptreg_precision_name(o->precision));
+        printf("  average distance %.6g -> %.6g (%.1f-fold), max %.6g -> %.6g\n", r->avg_distance_before,
+               r->avg_distance_after, r->avg_distance_after > 0 ? r->avg_distance_before / r->avg_distance_after : 0,
+               r->max_distance_before, r->max_distance_after);
+        printf("  objective %.8g, H %.8g, %d iterations, %d evaluations (%s)\n", r->objective, r->hamiltonian,
+               r->iterations, r->evaluations, r->stop_reason);
+        printf("  time %.1f ms, %.3g pair terms (%.3g per s), %d threads\n", r->time_ms, r->pair_terms, rate,
+               ptreg_get_num_threads());
+        return;
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "command", "lddmm");
+    cJSON_AddStringToObject(j, "template", a->positional[0]);
+    cJSON_AddStringToObject(j, "target", a->positional[1]);
+    cJSON_AddNumberToObject(j, "landmarks", (double)r->n);
+    cJSON_AddNumberToObject(j, "sigma", o->sigma);
+    cJSON_AddNumberToObject(j, "time_points", o->time_points);
+    cJSON_AddNumberToObject(j, "lambda", o->lambda);
+    cJSON_AddNumberToObject(j, "gamma", o->gamma);
+    cJSON_AddStringToObject(j, "integrator", integrators[o->integrator]);
+    cJSON_AddStringToObject(j, "precision", ptreg_precision_name(o->precision));
+    cJSON_AddNumberToObject(j, "H", r->hamiltonian);
+    cJSON_AddNumberToObject(j, "objective", r->objective);
+    cJSON_AddNumberToObject(j, "iterations", r->iterations);
+    cJSON_AddNumberToObject(j, "evaluations", r->evaluations);
+    cJSON_AddStringToObject(j, "stop_reason", r->stop_reason);
+    cJSON_AddNumberToObject(j, "avg_distance_before", r->avg_distance_before);
+    cJSON_AddNumberToObject(j, "avg_distance_after", r->avg_distance_after);
+    cJSON_AddNumberToObject(j, "max_distance_before", r->max_distance_before);
+    cJSON_AddNumberToObject(j, "max_distance_after", r->max_distance_after);
+    cJSON_AddNumberToObject(j, "time_ms", r->time_ms);
+    cJSON_AddNumberToObject(j, "pair_terms", r->pair_terms);
+    cJSON_AddNumberToObject(j, "pair_terms_per_s", rate);
+    cJSON_AddStringToObject(j, "isa", o->precision == PTREG_PRECISION_FP64 ? "reference" : ptreg_isa_name(ptreg_cpu_isa()));
+    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
+    cJSON_AddStringToObject(j, "version", ptreg_version());
+    *rc = cli_json_print(j);
+}
+
+static int write_outputs(const cli_args *a, const double *q0, size_t n, const ptreg_lddmm_options *o,
+                         const ptreg_lddmm_result *r)
+{
+    ptreg_error err;
+    if (cli_has(a, "output") && ptreg_lddmm_model_write(cli_string(a, "output", NULL), q0, r->p0, n, o, &err)) {
+        cli_error("lddmm", "%s", err.message);
+        return EXIT_RUNTIME;
+    }
+    int rc = cli_has(a, "moved") ? write_moved(cli_string(a, "moved", NULL), r->q1, n) : EXIT_OK;
+    if (!rc && cli_has(a, "trajectory"))
+        rc = write_trajectory(cli_string(a, "trajectory", NULL), q0, r->p0, n, o);
+    return rc;
+}
+
+int cli_run_lddmm(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_lddmm, argc, argv, &a);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    ptreg_lddmm_options o;
+    ptreg_lddmm_options_default(&o);
+    if ((rc = read_lddmm_options(&a, &o)) || (rc = cli_apply_threads(&a)))
+        return rc;
+    double *q0 = NULL, *target = NULL, *p0 = NULL;
+    size_t n = 0, m = 0;
+    if ((rc = load_points("lddmm", a.positional[0], &q0, &n)) || (rc = load_points("lddmm", a.positional[1], &target, &m)))
+        goto done;
+    if (n != m) {
+        cli_error("lddmm", "%s has %zu landmarks, %s has %zu: they must correspond one to one", a.positional[0], n,
+                  a.positional[1], m);
+        rc = EXIT_BAD_INPUT;
+        goto done;
+    }
+    if ((rc = read_init(&a, &o, n, &p0)))
+        goto done;
+    ptreg_lddmm_result r;
+    ptreg_error err;
+    ptreg_status st = ptreg_lddmm_register(q0, target, n, p0, &o, &r, &err);
+    if (st) {
+        cli_error("lddmm", "%s", err.message);
+        rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
+        goto done;
+    }
+    rc = write_outputs(&a, q0, n, &o, &r);
+    if (!rc)
+        report(&a, &o, &r, &rc);
+    ptreg_lddmm_result_free(&r);
+done:
+    free(q0);
+    free(target);
+    free(p0);
+    return rc;
+}
+
+int cli_run_warp(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_warp, argc, argv, &a);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    if (!cli_has(&a, "output")) {
+        cli_error("warp", "give the output file: -o OUT");
+        return EXIT_USAGE;
+    }
+    ptreg_lddmm_options o;
+    ptreg_lddmm_options_default(&o);
+    if ((rc = read_precision(&a, &o.precision)) || (rc = cli_apply_threads(&a)))
+        return rc;
+    ptreg_lddmm_model model;
+    ptreg_error err;
+    if (ptreg_lddmm_model_read(a.positional[0], &model, &err)) {
+        cli_error("warp", "%s", err.message);
+        return EXIT_BAD_INPUT;
+    }
+    o.sigma = model.sigma;
+    o.time_points = model.time_points;
+    o.integrator = model.integrator;
+    ptreg_cloud c;
+    if ((rc = cli_load_cloud("warp", a.positional[1], &c, cli_has(&a, "json")))) {
+        ptreg_lddmm_model_free(&model);
+        return rc;
+    }
+    double *x = malloc(3 * c.n * sizeof *x);
+    double t0 = ptreg_time_ms();
+    ptreg_status st = x ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; x && i < 3 * c.n; i++)
+        x[i] = c.xyz[i];
+    if (!st)
+        st = ptreg_lddmm_warp(model.q0, model.p0, model.n, &o, x, c.n, x, &err);
+    double ms = ptreg_time_ms() - t0;
+    if (st) {
+        cli_error("warp", "%s", err.message);
+        rc = cli_exit_code(st, 0);
+    } else {
+        for (size_t i = 0; i < 3 * c.n; i++)
+            c.xyz[i] = (float)x[i];
+        free(c.normals);
+        c.normals = NULL;
+        rc = cli_write_cloud("warp", cli_string(&a, "output", NULL), &c, cli_has(&a, "ascii"));
+    }
+    if (!rc && cli_has(&a, "json")) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "command", "warp");
+        cJSON_AddNumberToObject(j, "points", (double)c.n);
+        cJSON_AddNumberToObject(j, "landmarks", (double)model.n);
+        cJSON_AddNumberToObject(j, "time_ms", ms);
+        rc = cli_json_print(j);
+    } else if (!rc) {
+        printf("ptreg warp: %zu points along %zu landmarks' flow (sigma %g, %d time points), %.1f ms\n", c.n,
+               model.n, model.sigma, model.time_points, ms);
+    }
+    free(x);
+    ptreg_cloud_free(&c);
+    ptreg_lddmm_model_free(&model);
+    return rc;
+}

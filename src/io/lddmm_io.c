@@ -1,0 +1,283 @@
+/* LDDMM results: the template landmarks with their initial momenta and the
+ * flow's parameters, as VTK legacy POLYDATA (point data InitialMomentum,
+ * field data sigma, time_points, integrator) or CSV (x,y,z,px,py,pz with a
+ * `# ptreg lddmm` parameter line). Both are read back by `ptreg warp`. */
+#include "ptreg/io.h"
+#include "ptreg/lddmm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/atomic.h"
+#include "io/io_internal.h"
+
+static const char *integrator_name(ptreg_lddmm_integrator i) { return i == PTREG_LDDMM_RK2 ? "rk2" : "euler"; }
+
+static void write_vtk(FILE *f, const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *o)
+{
+    fprintf(f, "# vtk DataFile Version 3.0\nptreg lddmm: template landmarks and initial momenta\nASCII\n"
+               "DATASET POLYDATA\nFIELD FieldData 3\nsigma 1 1 double\n%.17g\ntime_points 1 1 int\n%d\n"
+               "integrator 1 1 int\n%d\nPOINTS %zu double\n",
+            o->sigma, o->time_points, o->integrator == PTREG_LDDMM_RK2 ? 1 : 0, n);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%.17g %.17g %.17g\n", q0[3 * i], q0[3 * i + 1], q0[3 * i + 2]);
+    fprintf(f, "POINT_DATA %zu\nVECTORS InitialMomentum double\n", n);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%.17g %.17g %.17g\n", p0[3 * i], p0[3 * i + 1], p0[3 * i + 2]);
+}
+
+static void write_csv(FILE *f, const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *o)
+{
+    fprintf(f, "# ptreg lddmm sigma %.17g time_points %d integrator %s\nx,y,z,px,py,pz\n", o->sigma, o->time_points,
+            integrator_name(o->integrator));
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", q0[3 * i], q0[3 * i + 1], q0[3 * i + 2], p0[3 * i],
+                p0[3 * i + 1], p0[3 * i + 2]);
+}
+
+ptreg_status ptreg_lddmm_model_write(const char *path, const double *q0, const double *p0, size_t n,
+                                     const ptreg_lddmm_options *opt, ptreg_error *err)
+{
+    if (!path || !q0 || !p0 || !n || !opt)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm result write: nothing to write");
+    int vtk = io_has_extension(path, "vtk");
+    if (!vtk && !io_has_extension(path, "csv") && !io_has_extension(path, "txt"))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: an lddmm result is written as .vtk, .csv or .txt", path);
+    ptreg_atomic_file af;
+    ptreg_status s = ptreg_atomic_open(path, &af, err);
+    if (s)
+        return s;
+    (vtk ? write_vtk : write_csv)(af.fp, q0, p0, n, opt);
+    return ptreg_atomic_commit(&af, err);
+}
+
+/* ---- reading ---------------------------------------------------------------- */
+
+/* The next token, on this line or a later one; 0 at the end. */
+static int next_token(io_text *t, io_token *tok)
+{
+    while (!io_text_token(t, tok)) {
+        if (io_text_eof(t))
+            return 0;
+        io_text_next_line(t);
+    }
+    return 1;
+}
+
+static ptreg_status number(const io_in *in, io_text *t, double *v)
+{
+    io_token tok;
+    char q[IO_QUOTE_MAX];
+    if (!next_token(t, &tok))
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the file ends early");
+    if (!io_parse_double(tok, v) || !isfinite(*v))
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' is not a finite number", io_quote(tok, q));
+    return PTREG_OK;
+}
+
+static ptreg_status expect_word(const io_in *in, io_text *t, const char *word)
+{
+    io_token tok;
+    char q[IO_QUOTE_MAX];
+    if (!next_token(t, &tok) || !io_token_is_nocase(tok, word))
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "expected %s, found '%s'", word,
+                            io_text_eof(t) ? "the end" : io_quote(tok, q));
+    return PTREG_OK;
+}
+
+/* A count the rest of the file can hold: each of its `per` numbers takes at
+ * least two bytes. */
+static ptreg_status count_value(const io_in *in, io_text *t, size_t per, size_t *n)
+{
+    double v;
+    ptreg_status s = number(in, t, &v);
+    if (s)
+        return s;
+    if (v < 1 || v != floor(v) || v > (double)(io_text_left(t) / (2 * per) + 1))
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "count %g is not one the file can hold", v);
+    *n = (size_t)v;
+    return PTREG_OK;
+}
+
+static ptreg_status read_numbers(const io_in *in, io_text *t, double *out, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        ptreg_status s = number(in, t, &out[i]);
+        if (s)
+            return s;
+    }
+    return PTREG_OK;
+}
+
+/* FIELD name k, then k arrays "name components tuples type" with their
+ * values: sigma, time_points and integrator are kept, others skipped. */
+static ptreg_status read_field_data(const io_in *in, io_text *t, ptreg_lddmm_model *m, int *seen)
+{
+    io_token name, type;
+    size_t arrays = 0;
+    if (!next_token(t, &name))
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "FIELD lacks a name");
+    ptreg_status s = count_value(in, t, 4, &arrays);
+    for (size_t a = 0; !s && a < arrays; a++) {
+        size_t comps = 0, tuples = 0;
+        double v = 0;
+        if (!next_token(t, &name))
+            return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "FIELD array %zu lacks a name", a + 1);
+        if ((s = count_value(in, t, 1, &comps)) || (s = count_value(in, t, comps, &tuples)))
+            return s;
+        if (!next_token(t, &type))
+            return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "FIELD array %zu lacks a type", a + 1);
+        for (size_t j = 0; !s && j < comps * tuples; j++)
+            s = number(in, t, &v);
+        if (io_token_is(name, "sigma"))
+            m->sigma = v, *seen |= 1;
+        else if (io_token_is(name, "time_points"))
+            m->time_points = v >= 2 && v <= 100000 ? (int)v : 0, *seen |= 2;
+        else if (io_token_is(name, "integrator"))
+            m->integrator = v == 1 ? PTREG_LDDMM_RK2 : PTREG_LDDMM_EULER, *seen |= 4;
+    }
+    return s;
+}
+
+static ptreg_status read_points(const io_in *in, io_text *t, ptreg_lddmm_model *m)
+{
+    io_token type;
+    if (m->q0)
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "a second POINTS section");
+    ptreg_status s = count_value(in, t, 6, &m->n);
+    if (!s && !next_token(t, &type))
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "POINTS lacks a type");
+    if (!s && (!(m->q0 = malloc(3 * m->n * sizeof *m->q0)) || !(m->p0 = malloc(3 * m->n * sizeof *m->p0))))
+        return io_fail_line(in, PTREG_ERR_NOMEM, t->line, "out of memory for %zu landmarks", m->n);
+    return s ? s : read_numbers(in, t, m->q0, 3 * m->n);
+}
+
+static ptreg_status read_point_data(const io_in *in, io_text *t, ptreg_lddmm_model *m, int *seen)
+{
+    size_t count = 0;
+    io_token tok, name;
+    char q[IO_QUOTE_MAX];
+    ptreg_status s = count_value(in, t, 3, &count);
+    if (s)
+        return s;
+    if (!m->q0 || count != m->n)
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "POINT_DATA %zu does not follow POINTS %zu", count, m->n);
+    if ((s = expect_word(in, t, "VECTORS")))
+        return s;
+    if (!next_token(t, &name) || !io_token_is(name, "InitialMomentum"))
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "VECTORS '%s': expected InitialMomentum", io_quote(name, q));
+    if (!next_token(t, &tok))
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "VECTORS lacks a type");
+    *seen |= 8;
+    return read_numbers(in, t, m->p0, 3 * m->n);
+}
+
+static ptreg_status read_vtk(const io_in *in, io_text *t, ptreg_lddmm_model *m)
+{
+    io_token tok;
+    char q[IO_QUOTE_MAX];
+    int seen = 0;
+    io_text_next_line(t);
+    io_text_next_line(t); /* the magic line and the title */
+    ptreg_status s = expect_word(in, t, "ASCII");
+    s = s ? s : expect_word(in, t, "DATASET");
+    s = s ? s : expect_word(in, t, "POLYDATA");
+    while (!s && next_token(t, &tok)) {
+        if (io_token_is_nocase(tok, "FIELD"))
+            s = read_field_data(in, t, m, &seen);
+        else if (io_token_is_nocase(tok, "POINTS"))
+            s = read_points(in, t, m);
+        else if (io_token_is_nocase(tok, "POINT_DATA"))
+            s = read_point_data(in, t, m, &seen);
+        else
+            s = io_fail_line(in, PTREG_ERR_FORMAT, t->line, "unexpected '%s'", io_quote(tok, q));
+    }
+    if (!s && seen != 15)
+        s = io_fail_line(in, PTREG_ERR_FORMAT, t->line, "not an lddmm result: no %s",
+                         !(seen & 8) ? "InitialMomentum vectors" : "sigma, time_points or integrator field");
+    return s;
+}
+
+/* "# ptreg lddmm sigma S time_points T integrator I", the column names,
+ * then x,y,z,px,py,pz rows. */
+static ptreg_status read_csv(const io_in *in, io_text *t, ptreg_lddmm_model *m)
+{
+    static const char *const words[] = {"#", "ptreg", "lddmm", "sigma"};
+    io_token tok;
+    double v;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (!io_text_token(t, &tok) || !io_token_is(tok, words[i]))
+            return io_fail_line(in, PTREG_ERR_FORMAT, 1, "not '# ptreg lddmm sigma S time_points T integrator I'");
+    ptreg_status s = number(in, t, &m->sigma);
+    s = s ? s : expect_word(in, t, "time_points");
+    s = s ? s : number(in, t, &v);
+    s = s ? s : expect_word(in, t, "integrator");
+    if (s)
+        return s;
+    m->time_points = v >= 2 && v <= 100000 ? (int)v : 0;
+    if (!io_text_token(t, &tok) || !(io_token_is(tok, "euler") || io_token_is(tok, "rk2")))
+        return io_fail_line(in, PTREG_ERR_FORMAT, 1, "the integrator is not euler or rk2");
+    m->integrator = io_token_is(tok, "rk2") ? PTREG_LDDMM_RK2 : PTREG_LDDMM_EULER;
+    io_text_next_line(t);
+    io_text_next_line(t); /* the column names */
+    t->commas = 1;
+    size_t rows = 0;
+    for (const char *p = t->p; p < t->end; p++)
+        rows += *p == '\n';
+    rows += t->end > t->p && t->end[-1] != '\n';
+    double *vals = rows ? malloc(6 * rows * sizeof *vals) : NULL;
+    m->q0 = malloc((rows ? rows : 1) * 3 * sizeof *m->q0);
+    m->p0 = malloc((rows ? rows : 1) * 3 * sizeof *m->p0);
+    if (!rows)
+        s = io_fail_line(in, PTREG_ERR_FORMAT, t->line, "no landmarks");
+    else if (!vals || !m->q0 || !m->p0)
+        s = io_fail_line(in, PTREG_ERR_NOMEM, t->line, "out of memory for %zu landmarks", rows);
+    for (size_t i = 0; !s && i < rows; i++) {
+        s = read_numbers(in, t, vals + 6 * i, 6);
+        s = s ? s : io_text_no_more(in, t, "six values");
+        io_text_next_line(t);
+    }
+    for (size_t i = 0; !s && i < rows; i++)
+        for (int k = 0; k < 3; k++) {
+            m->q0[3 * i + (size_t)k] = vals[6 * i + (size_t)k];
+            m->p0[3 * i + (size_t)k] = vals[6 * i + 3 + (size_t)k];
+        }
+    m->n = rows;
+    free(vals);
+    return s;
+}
+
+ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *m, ptreg_error *err)
+{
+    memset(m, 0, sizeof *m);
+    unsigned char *data;
+    size_t size;
+    ptreg_status s = io_read_file(path, &data, &size, err);
+    if (s)
+        return s;
+    io_in in = {data, size, path, err};
+    io_text t;
+    io_text_init(&t, data, size);
+    if (size >= 5 && !memcmp(data, "# vtk", 5))
+        s = read_vtk(&in, &t, m);
+    else if (size >= 13 && !memcmp(data, "# ptreg lddmm", 13))
+        s = read_csv(&in, &t, m);
+    else
+        s = io_fail_line(&in, PTREG_ERR_FORMAT, 1, "not an lddmm result (VTK with InitialMomentum, or CSV from "
+                                                   "ptreg lddmm)");
+    if (!s && (!(m->sigma > 0) || m->time_points < 2))
+        s = io_fail_line(&in, PTREG_ERR_FORMAT, 1, "sigma %g or time_points %d is not usable", m->sigma,
+                         m->time_points);
+    free(data);
+    if (s)
+        ptreg_lddmm_model_free(m);
+    return s;
+}
+
+void ptreg_lddmm_model_free(ptreg_lddmm_model *m)
+{
+    free(m->q0);
+    free(m->p0);
+    memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,76 @@
+# ptreg lddmm and ptreg warp end to end: an ellipse matched onto a circle
+# (JSON fields, the distance cut), results as VTK and CSV read back by warp
+# (which moves the landmarks as the flow did), the trajectory, and exit codes
+# for mismatched counts, NaNs, sigma <= 0 and bad result files.
+. "$(dirname "$0")/lib.sh"
+
+python3 - "$WORK" <<'PY'
+import math, sys
+w = sys.argv[1]
+n = 40
+def write(name, pts):
+    with open(f"{w}/{name}", "w") as f:
+        f.write("x,y,z\n")
+        for p in pts:
+            f.write("%.9g,%.9g,%.9g\n" % p)
+ell = [(1.5 * math.cos(2 * math.pi * i / n), 0.6 * math.sin(2 * math.pi * i / n), 0.0) for i in range(n)]
+cir = [(math.cos(2 * math.pi * i / n), math.sin(2 * math.pi * i / n), 0.0) for i in range(n)]
+write("ellipse.csv", ell)
+write("circle.csv", cir)
+write("short.csv", cir[:-1])
+open(f"{w}/nan.csv", "w").write("x,y,z\n" + "".join("%g,%g,0\n" % p[:2] for p in cir[:-1]) + "nan,0,0\n")
+# a cloud to warp: points inside the ellipse
+write("inside.csv", [(0.5 * math.cos(a), 0.2 * math.sin(a), 0.0) for a in [0.1 * k for k in range(30)]])
+open(f"{w}/bad_result.vtk", "w").write("# vtk DataFile Version 3.0\nx\nASCII\nDATASET POLYDATA\nPOINTS 2 double\n0 0 0 1 1 1\n")
+open(f"{w}/huge_result.vtk", "w").write("# vtk DataFile Version 3.0\nx\nASCII\nDATASET POLYDATA\nPOINTS 99999999999 double\n0 0 0\n")
+PY
+
+expect 0 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0.3 --steps 20 --lambda 1000 --gamma 1 \
+    -o "$WORK/r.vtk" --moved "$WORK/moved.ply" --trajectory "$WORK/traj" --json
+for f in H objective iterations evaluations avg_distance_before avg_distance_after max_distance_before \
+    max_distance_after time_ms pair_terms_per_s; do out_has "\"$f\":"; done
+python3 - "$WORK/out" <<'PY' || fail "the ellipse is not matched onto the circle 100-fold"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["avg_distance_before"] / r["avg_distance_after"] >= 100, r
+assert r["landmarks"] == 40 and r["integrator"] == "euler" and r["precision"] == "fp32"
+PY
+has_file "$WORK/r.vtk"; has_file "$WORK/moved.ply"; has_file "$WORK/traj/t_000.ply"; has_file "$WORK/traj/t_019.ply"
+grep -q "^VECTORS InitialMomentum double$" "$WORK/r.vtk" || fail "no InitialMomentum in the result"
+grep -q "^sigma 1 1 double$" "$WORK/r.vtk" || fail "no sigma field data in the result"
+
+# warp: the template's own landmarks land where the flow took them; the CSV form reads back the same.
+expect 0 -- "$PTREG" warp "$WORK/r.vtk" "$WORK/ellipse.csv" -o "$WORK/w.ply" --ascii
+expect 0 -- "$PTREG" convert "$WORK/moved.ply" -o "$WORK/moved_a.ply" --ascii
+cmp -s <(sed -n '/end_header/,$p' "$WORK/w.ply") <(sed -n '/end_header/,$p' "$WORK/moved_a.ply") ||
+    fail "warped landmarks differ from the shot template"
+expect 0 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0.3 --max-iter 20 --integrator rk2 \
+    -o "$WORK/r.csv" --moved "$WORK/m2.ply"
+head -1 "$WORK/r.csv" | grep -q "^# ptreg lddmm sigma 0.29999999999999999 time_points 20 integrator rk2$" ||
+    fail "CSV result header"
+expect 0 -- "$PTREG" warp "$WORK/r.csv" "$WORK/inside.csv" -o "$WORK/w2.csv" --json
+out_has '"points":	30'
+# a result as the starting momenta: 0 more iterations reproduce it
+expect 0 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0.3 --max-iter 0 --integrator rk2 \
+    --init "$WORK/r.csv" --moved "$WORK/m3.ply"
+cmp -s "$WORK/m2.ply" "$WORK/m3.ply" || fail "--init from a result does not reproduce it"
+
+# Mistakes: exit 2; bad input: exit 3; nothing written.
+expect 2 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0 -o "$WORK/x.vtk"
+expect 2 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma -1 -o "$WORK/x.vtk"
+expect 2 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --integrator rk4 -o "$WORK/x.vtk"
+expect 2 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --steps 1 -o "$WORK/x.vtk"
+expect 3 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/short.csv" -o "$WORK/x.vtk"
+err_has "must correspond one to one"
+expect 3 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/nan.csv" -o "$WORK/x.vtk"
+err_has "non-finite"
+expect 3 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/missing.csv" -o "$WORK/x.vtk"
+no_file "$WORK/x.vtk"
+expect 3 -- "$PTREG" warp "$WORK/bad_result.vtk" "$WORK/inside.csv" -o "$WORK/x.ply"
+err_has "bad_result.vtk"
+expect 3 -- "$PTREG" warp "$WORK/huge_result.vtk" "$WORK/inside.csv" -o "$WORK/x.ply"
+err_has "line 5"
+expect 3 -- "$PTREG" warp "$WORK/circle.csv" "$WORK/inside.csv" -o "$WORK/x.ply"
+expect 2 -- "$PTREG" warp "$WORK/r.vtk" "$WORK/inside.csv"
+no_file "$WORK/x.ply"
+finish
