@@ -51,6 +51,8 @@ bench: build bench-deps
 	@/usr/bin/python3 bench/icp_bench.py --ptreg $(PTREG) --pcl $(BUILD)/peers/pcl_icp --work $(BUILD)/bench --index-methods all
 	@/usr/bin/python3 bench/emicp_bench.py --ptreg $(PTREG) --work $(BUILD)/bench/emicp
 	@/usr/bin/python3 bench/harris_bench.py --ptreg $(PTREG)
+	@/usr/bin/python3 bench/features_bench.py
+	@/usr/bin/python3 bench/lddmm_bench.py --ptreg $(PTREG)
 
 clean:
 	@rm -rf $(BUILD)
