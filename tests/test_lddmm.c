@@ -4,10 +4,12 @@
  * conserved total momentum, rigid-motion equivariance); float32 against
  * float64; thread-count determinism; a 2-D ellipse matched onto a circle;
  * the shared data's 80 <-> 80 pair when present; bad input. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "check.h"
 #include "ptreg/ptreg.h"
 
 #include <stdint.h>
+#include <unistd.h>
 
 static void random_points(double *v, size_t n, double scale, uint64_t seed)
 {
@@ -254,8 +256,64 @@ static void test_bad_input(void)
     CHECK(ptreg_lddmm_shoot(q, p, 0, &o, NULL, NULL, NULL, &err) == PTREG_ERR_ARG);
 }
 
+/* Results written and read back (exact doubles, both forms); bad results
+ * fail with a line number and leave nothing allocated. */
+static void test_result_files(void)
+{
+    const size_t n = 5;
+    double q[15], p[15];
+    random_points(q, n, 2.0, 41);
+    random_points(p, n, 0.3, 42);
+    ptreg_lddmm_options o;
+    ptreg_lddmm_options_default(&o);
+    o.sigma = 0.7;
+    o.time_points = 13;
+    o.integrator = PTREG_LDDMM_RK2;
+    char dir[] = "/tmp/ptreg-lddmm-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    const char *exts[] = {"vtk", "csv"};
+    for (int e = 0; e < 2; e++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/r.%s", dir, exts[e]);
+        CHECK(ptreg_lddmm_model_write(path, q, p, n, &o, NULL) == PTREG_OK);
+        ptreg_lddmm_model m;
+        ptreg_error err;
+        CHECK_MSG(ptreg_lddmm_model_read(path, &m, &err) == PTREG_OK, "%s", err.message);
+        CHECK(m.n == n && m.sigma == 0.7 && m.time_points == 13 && m.integrator == PTREG_LDDMM_RK2);
+        CHECK(m.q0 && !memcmp(m.q0, q, sizeof q) && !memcmp(m.p0, p, sizeof p));
+        ptreg_lddmm_model_free(&m);
+        remove(path);
+    }
+    rmdir(dir);
+    static const char *const bad[] = {
+        "# vtk DataFile Version 3.0\nx\nASCII\nDATASET POLYDATA\nPOINTS 2 double\n0 0 0 1 1 1\n",
+        "# vtk DataFile Version 3.0\nx\nASCII\nDATASET POLYDATA\nPOINTS 99999999999 double\n0 0 0\n",
+        "# vtk DataFile Version 3.0\nx\nASCII\nDATASET POLYDATA\nFIELD FieldData 1\nsigma 1 1 double\n0.5\n"
+        "POINTS 1 double\n0 0 0\nPOINT_DATA 1\nVECTORS InitialMomentum double\n1 2\n",
+        "# ptreg lddmm sigma 0.5 time_points 5 integrator rk4\nx,y,z,px,py,pz\n0,0,0,0,0,0\n",
+        "# ptreg lddmm sigma -1 time_points 5 integrator euler\nx,y,z,px,py,pz\n0,0,0,0,0,0\n",
+        "# ptreg lddmm sigma 0.5 time_points 5 integrator euler\nx,y,z,px,py,pz\n0,0,0,0,0\n",
+        "# ptreg lddmm sigma 0.5 time_points 5 integrator euler\nx,y,z,px,py,pz\n0,0,0,0,0,nan\n",
+        "NRRD0004\n",
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        ptreg_lddmm_model m;
+        ptreg_error err;
+        ptreg_status st = ptreg_lddmm_model_read_memory(bad[b], strlen(bad[b]), "bad.vtk", &m, &err);
+        CHECK_MSG(st == PTREG_ERR_FORMAT && strstr(err.message, "bad.vtk: line ") && !m.q0 && !m.p0 && !m.n,
+                  "bad result %zu: status %d, '%s'", b, (int)st, err.message);
+    }
+    /* the fuzzer's first find: VECTORS whose name is missing at the end */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/data/lddmm/fuzz_vectors_without_name.vtk", PTREG_TEST_SOURCE_DIR);
+    ptreg_lddmm_model m;
+    ptreg_error err;
+    CHECK(ptreg_lddmm_model_read(path, &m, &err) == PTREG_ERR_FORMAT && !m.q0);
+}
+
 int main(void)
 {
+    test_result_files();
     test_gradient();
     test_flow_properties();
     test_precision_and_threads();

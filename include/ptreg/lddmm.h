@@ -108,6 +108,9 @@ ptreg_status ptreg_lddmm_model_write(const char *path, const double *q0, const d
                                      const ptreg_lddmm_options *opt, ptreg_error *err);
 /* Reads either form back; bad input is PTREG_ERR_FORMAT naming the line. */
 ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *model, ptreg_error *err);
+/* The same from memory; name is used in messages (the fuzzer). */
+ptreg_status ptreg_lddmm_model_read_memory(const void *data, size_t size, const char *name,
+                                           ptreg_lddmm_model *model, ptreg_error *err);
 void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
 
 #ifdef __cplusplus

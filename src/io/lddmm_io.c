@@ -67,7 +67,7 @@ static int next_token(io_text *t, io_token *tok)
 
 static ptreg_status number(const io_in *in, io_text *t, double *v)
 {
-    io_token tok;
+    io_token tok = {"", 0};
     char q[IO_QUOTE_MAX];
     if (!next_token(t, &tok))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the file ends early");
@@ -78,7 +78,7 @@ static ptreg_status number(const io_in *in, io_text *t, double *v)
 
 static ptreg_status expect_word(const io_in *in, io_text *t, const char *word)
 {
-    io_token tok;
+    io_token tok = {"", 0};
     char q[IO_QUOTE_MAX];
     if (!next_token(t, &tok) || !io_token_is_nocase(tok, word))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "expected %s, found '%s'", word,
@@ -114,7 +114,7 @@ static ptreg_status read_numbers(const io_in *in, io_text *t, double *out, size_
  * values: sigma, time_points and integrator are kept, others skipped. */
 static ptreg_status read_field_data(const io_in *in, io_text *t, ptreg_lddmm_model *m, int *seen)
 {
-    io_token name, type;
+    io_token name = {"", 0}, type = {"", 0};
     size_t arrays = 0;
     if (!next_token(t, &name))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "FIELD lacks a name");
@@ -142,7 +142,7 @@ static ptreg_status read_field_data(const io_in *in, io_text *t, ptreg_lddmm_mod
 
 static ptreg_status read_points(const io_in *in, io_text *t, ptreg_lddmm_model *m)
 {
-    io_token type;
+    io_token type = {"", 0};
     if (m->q0)
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "a second POINTS section");
     ptreg_status s = count_value(in, t, 6, &m->n);
@@ -156,7 +156,7 @@ static ptreg_status read_points(const io_in *in, io_text *t, ptreg_lddmm_model *
 static ptreg_status read_point_data(const io_in *in, io_text *t, ptreg_lddmm_model *m, int *seen)
 {
     size_t count = 0;
-    io_token tok, name;
+    io_token tok = {"", 0}, name = {"", 0};
     char q[IO_QUOTE_MAX];
     ptreg_status s = count_value(in, t, 3, &count);
     if (s)
@@ -175,7 +175,7 @@ static ptreg_status read_point_data(const io_in *in, io_text *t, ptreg_lddmm_mod
 
 static ptreg_status read_vtk(const io_in *in, io_text *t, ptreg_lddmm_model *m)
 {
-    io_token tok;
+    io_token tok = {"", 0};
     char q[IO_QUOTE_MAX];
     int seen = 0;
     io_text_next_line(t);
@@ -204,7 +204,7 @@ static ptreg_status read_vtk(const io_in *in, io_text *t, ptreg_lddmm_model *m)
 static ptreg_status read_csv(const io_in *in, io_text *t, ptreg_lddmm_model *m)
 {
     static const char *const words[] = {"#", "ptreg", "lddmm", "sigma"};
-    io_token tok;
+    io_token tok = {"", 0};
     double v;
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (!io_text_token(t, &tok) || !io_token_is(tok, words[i]))
@@ -248,17 +248,14 @@ static ptreg_status read_csv(const io_in *in, io_text *t, ptreg_lddmm_model *m)
     return s;
 }
 
-ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *m, ptreg_error *err)
+ptreg_status ptreg_lddmm_model_read_memory(const void *data, size_t size, const char *name, ptreg_lddmm_model *m,
+                                           ptreg_error *err)
 {
     memset(m, 0, sizeof *m);
-    unsigned char *data;
-    size_t size;
-    ptreg_status s = io_read_file(path, &data, &size, err);
-    if (s)
-        return s;
-    io_in in = {data, size, path, err};
+    io_in in = {data, size, name, err};
     io_text t;
     io_text_init(&t, data, size);
+    ptreg_status s;
     if (size >= 5 && !memcmp(data, "# vtk", 5))
         s = read_vtk(&in, &t, m);
     else if (size >= 13 && !memcmp(data, "# ptreg lddmm", 13))
@@ -269,9 +266,21 @@ ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *m, ptre
     if (!s && (!(m->sigma > 0) || m->time_points < 2))
         s = io_fail_line(&in, PTREG_ERR_FORMAT, 1, "sigma %g or time_points %d is not usable", m->sigma,
                          m->time_points);
-    free(data);
     if (s)
         ptreg_lddmm_model_free(m);
+    return s;
+}
+
+ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *m, ptreg_error *err)
+{
+    memset(m, 0, sizeof *m);
+    unsigned char *data;
+    size_t size;
+    ptreg_status s = io_read_file(path, &data, &size, err);
+    if (s)
+        return s;
+    s = ptreg_lddmm_model_read_memory(data, size, path, m, err);
+    free(data);
     return s;
 }
 

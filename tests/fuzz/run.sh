@@ -2,7 +2,7 @@
 # Fuzzes the cloud readers, the volume readers and the model index loader
 # with libFuzzer (clang, ASan, UBSan).
 #
-#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all volume index
+#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all volume index lddmm
 #
 # "volume" drives fuzz_volume.c (NRRD, NIfTI-1, raw) from small NRRD/NIfTI
 # seeds that it writes itself.
@@ -23,7 +23,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 shift || true
 formats=("$@")
-[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index)
+[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index lddmm)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
@@ -98,7 +98,29 @@ sys.stdout.buffer.write(bytes(h) + bytes(range(8)))' >"$corpus/small.nii"
         2>&1 | tee "$build/fuzz-volume.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
 }
 
+fuzz_lddmm() {
+    local bin=$build/fuzz_lddmm corpus=$build/corpus-lddmm
+    # shellcheck disable=SC2046
+    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) "$root/tests/fuzz/fuzz_lddmm.c" \
+        "$root"/src/io/*.c "${core[@]}" \
+        $(pkg-config --libs liblzf zlib) -lm -o "$bin"
+    mkdir -p "$corpus" "$build/crash-lddmm"
+    printf '# vtk DataFile Version 3.0\nr\nASCII\nDATASET POLYDATA\nFIELD FieldData 3\nsigma 1 1 double\n0.5\ntime_points 1 1 int\n5\nintegrator 1 1 int\n1\nPOINTS 2 double\n0 0 0 1 0 0\nPOINT_DATA 2\nVECTORS InitialMomentum double\n0 1 0 0 -1 0\n' \
+        >"$corpus/result.vtk"
+    printf '# ptreg lddmm sigma 0.5 time_points 5 integrator euler\nx,y,z,px,py,pz\n0,0,0,0,1,0\n1,0,0,0,-1,0\n' \
+        >"$corpus/result.csv"
+    echo "== lddmm: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
+    "$bin" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+        -print_final_stats=1 -artifact_prefix="$build/crash-lddmm/" "$corpus" \
+        2>&1 | tee "$build/fuzz-lddmm.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+}
+
 for fmt in "${formats[@]}"; do
+    if [ "$fmt" = lddmm ]; then
+        fuzz_lddmm
+        continue
+    fi
     if [ "$fmt" = index ]; then
         fuzz_index
         continue
