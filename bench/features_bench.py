@@ -34,8 +34,8 @@ Clouds (from ../shared/data):
                query included, and printed).
   --quick runs cloud_bin_0 at k = 30 only (under a minute); --clouds picks the clouds.
 
-Runs, each tool on --threads threads (default 2) and each repeated in its own process
-(--repeat, default 5), the median reported:
+Runs, each tool on --threads threads (default 2), each repeated --repeat times (default
+5) inside its own process, the median reported:
   ptreg fpfh (--convention pcl)   PCL FPFHEstimationOMP (fpfh-omp)   Open3D compute_fpfh_feature
   ptreg pfh                       PCL PFHEstimation (single-threaded in PCL)
 PCL's PFH on the LiDAR cloud takes tens of seconds a run: it runs once there (its
@@ -50,7 +50,9 @@ What the times cover (compute only, no file I/O, the search structure included):
           k-d tree inside; OMP_NUM_THREADS = --threads
 Ratios: PCL OMP FPFH / ptreg FPFH (target >= 5x), Open3D FPFH / ptreg FPFH (target
 >= 3x), PCL PFH / ptreg PFH (target >= 5x; PCL's PFH is serial, ptreg's threaded).
-A missed target is printed, not an error.
+A missed target is printed, not an error. The machine may be shared: for each row the
+output also gives how many CPUs other processes kept busy meanwhile (/proc/stat, less
+this script and its children) and flags rows above 0.1 as suspect.
 
 Agreement (the same run): the timed runs also write their descriptors (-o, outside
 the timed region; ptreg .npy float32, the peers CSV "index,v0,..." whose index column
@@ -60,11 +62,22 @@ vs PCL pfh. Reported: the largest |difference| of any bin, and the fraction of r
 whose largest |difference| is <= 0.01. On cloud_bin_0 every row must agree; on the
 LiDAR cloud a few rows may not (a neighbour tied at the k-th distance or on the radius,
 taken by one tool and not the other, or a pair feature on a bin edge), so at least
-99% of rows must. Otherwise the script exits 1. Differing rows are attributed to
-near-ties where they can be: a point is "tied" when its k-th and (k+1)-th squared
-distances, or a neighbour's squared distance and R^2, are within 1e-7 m^2; an FPFH
-row is tie-affected when its point or any of its neighbours is tied (the
-neighbours' own neighbourhoods make their SPFHs), a PFH row when its point is.
+99% of rows must. Otherwise the script exits 1. Each differing row is attributed,
+in this order, to:
+  near-ties   a point is "tied" when its k-th and (k+1)-th squared distances, or a
+              neighbour's squared distance and R^2, are within 1e-7 m^2; an FPFH row
+              is affected when its point or any of its neighbours is tied (the
+              neighbours' own neighbourhoods make their SPFHs), a PFH row when its
+              point is
+  mirrored    the difference only moves mass between mirror bins: theta's first and
+              last bins (theta = -pi or +pi: antiparallel normals give atan2(+-0, -1)),
+              or phi bins j and nb-1-j (a pair whose source choice is a tie: |n1.d|
+              and |n2.d| nearly equal, e.g. equal normals, where PCL compares acosf
+              in float and Open3D acos in double; or, in PFH, equal normals and two
+              neighbours at exactly the same distance from the query, whose order,
+              which picks the pair's p1, differs between the tools' searches); one
+              pair feature decided differently, not a formula error
+  other       the rest (a pair feature on an inner bin edge, or a real difference)
 """
 
 import argparse
@@ -95,6 +108,7 @@ MIN_AGREE = {"cloud_bin_0": 1.0, "lidar": 0.99}  # fraction of rows within AGREE
 TIE_EPS = 1e-7  # m^2: squared distances closer than this count as tied
 TARGETS = {"pcl_omp": 5.0, "open3d": 3.0, "pcl_pfh": 5.0}
 RUN_TIMEOUT_S = 3600
+OTHERS_CPUS_WARN = 0.1  # other processes' average CPU use above which a row's times are flagged
 
 
 # ---- running tools ----------------------------------------------------------
@@ -122,6 +136,25 @@ def run_json(cmd):
     if "times_ms" not in out:
         out["times_ms"] = [out["time_ms"]]
     return out
+
+
+def cpu_snapshot():
+    """(CPU seconds the whole machine has been busy, CPU seconds of this process and its
+    waited-for children, monotonic time), to tell how much other work ran alongside."""
+    try:
+        with open("/proc/stat") as fh:
+            v = [int(x) for x in fh.readline().split()[1:9]]
+        busy = (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / os.sysconf("SC_CLK_TCK")  # all but idle, iowait
+    except (OSError, ValueError, IndexError):
+        busy = float("nan")
+    t = os.times()
+    return busy, t.user + t.system + t.children_user + t.children_system, time.monotonic()
+
+
+def others_cpus(before, after):
+    """CPUs kept busy by other processes on average between two snapshots."""
+    wall = after[2] - before[2]
+    return max(0.0, ((after[0] - before[0]) - (after[1] - before[1])) / wall) if wall > 0 else float("nan")
 
 
 def is_executable(path):
@@ -366,34 +399,43 @@ def compare(name, ours, theirs, cloud_key, tree, nb, fpfh):
            "mean_abs_diff": float(diff[np.isfinite(diff)].mean())}
     if bad.any():
         _, affected = tie_affected(tree, nb, spread=fpfh)
-        wrap = theta_wrap_rows(ours - theirs, fpfh) & ~affected
+        mirrored = mirrored_rows(ours - theirs, fpfh) & ~affected
         res["differing_tie_affected"] = int((bad & affected).sum())
-        res["differing_theta_wrap"] = int((bad & wrap).sum())
-        res["differing_other"] = int((bad & ~affected & ~wrap).sum())
+        res["differing_mirrored"] = int((bad & mirrored).sum())
+        res["differing_other"] = int((bad & ~affected & ~mirrored).sum())
         res["tie_affected_rows"] = int(affected.sum())
         res["worst_rows"] = [int(i) for i in np.argsort(-row_max)[:5]]
     return res
 
 
-def theta_wrap_rows(signed, fpfh):
-    """Rows whose differences only move mass between the first and last theta bin (theta
-    = -pi and +pi are the same angle: a pair with exactly antiparallel normals has
-    theta = atan2(+-0, -1), and the sign of that zero differs between float32 and
-    float64 evaluations)."""
-    bins = signed.shape[1]
-    theta = np.arange(bins) % 11 if fpfh else np.arange(bins) % 5
-    last = 10 if fpfh else 4
-    edge = (theta == 0) | (theta == last)
-    if fpfh:
-        edge &= np.arange(bins) < 11  # the theta block
-        group = np.zeros(bins, dtype=int)
-    else:
-        group = np.arange(bins) // 5  # one (alpha, phi) cell
+def mirrored_rows(signed, fpfh):
+    """Rows whose differences only move mass between mirror bins, which one precision-
+    dependent decision about a single pair explains:
+      theta +-pi: -pi and +pi are the same angle, but the first and last theta bins. A
+        pair with antiparallel normals has theta = atan2(+-0, -1), and the sign of that
+        zero can differ between float32 and float64 evaluations.
+      phi sign: when |n1.d| and |n2.d| are (nearly) equal, e.g. equal normals, whether
+        the pair's source is swapped is a tie that the precision and the comparison
+        (acosf in PCL, acos in double in Open3D) decide, or, in PFH, that the pair's
+        order decides (two neighbours at exactly the same distance from the query may
+        be listed in either order); a swap negates phi, moving the pair from phi bin j
+        to bin nb-1-j.
+    FPFH: theta differences only in its first and last bins and summing to 0, none in
+    alpha, phi differences antisymmetric (d[j] = -d[10-j]). PFH: either the theta wrap
+    (d[t=0] = -d[t=4] for each alpha, phi cell, nothing else) or the phi mirror
+    (d[p] = -d[4-p] for each theta, alpha)."""
     s = np.nan_to_num(signed, nan=np.inf)
-    off_edge = (np.abs(s[:, ~edge]) > AGREE_TOL).any(axis=1) if (~edge).any() else np.zeros(len(s), bool)
-    sums = np.zeros((len(s), group.max() + 1))
-    np.add.at(sums.T, group[edge], s[:, edge].T)
-    return ~off_edge & (np.abs(sums) <= AGREE_TOL).all(axis=1)
+    tol = AGREE_TOL
+    if fpfh:
+        th, al, ph = s[:, 0:11], s[:, 11:22], s[:, 22:33]
+        theta_ok = (np.abs(th[:, 1:10]) <= tol).all(axis=1) & (np.abs(th[:, 0] + th[:, 10]) <= tol)
+        alpha_ok = (np.abs(al) <= tol).all(axis=1)
+        phi_ok = (np.abs(ph + ph[:, ::-1]) <= tol).all(axis=1)
+        return theta_ok & alpha_ok & phi_ok
+    d = s.reshape(-1, 5, 5, 5)  # [row, phi, alpha, theta]
+    wrap = (np.abs(d[..., 1:4]) <= tol).all(axis=(1, 2, 3)) & (np.abs(d[..., 0] + d[..., 4]) <= tol).all(axis=(1, 2))
+    mirror = (np.abs(d + d[:, ::-1]) <= tol).all(axis=(1, 2, 3))
+    return wrap | mirror
 
 
 # ---- the benchmark ----------------------------------------------------------
@@ -404,6 +446,7 @@ def bench_case(a, key, cloud, npts, nb, tree, stats, pcl_pfh_repeat):
                                                          "pcl_fpfh.csv", "open3d_fpfh.csv", "pcl_pfh.csv")}
     row = {"cloud": key, "points": npts, "neighbourhood": nb_label(nb), "neighbours": stats, "raw": {}, "checks": []}
     raw = row["raw"]
+    snap = cpu_snapshot()
 
     def step(what, fn):
         log(f"  {key} {nb_label(nb)}: {what} ...")
@@ -443,6 +486,7 @@ def bench_case(a, key, cloud, npts, nb, tree, stats, pcl_pfh_repeat):
     row["ratio"] = {"pcl_omp": t["pcl_fpfh_omp"] / t["ptreg_fpfh"], "open3d": t["open3d_fpfh"] / t["ptreg_fpfh"],
                     "pcl_pfh": t["pcl_pfh"] / t["ptreg_pfh"]}
     row["pcl_pfh_repeat"] = pcl_pfh_repeat
+    row["others_cpus"] = others_cpus(snap, cpu_snapshot())
     for c in row["checks"]:
         print(json.dumps({"cloud": key, "neighbourhood": nb_label(nb), **{k: c[k] for k in (
             "comparison", "max_abs_diff", "frac_within", "rows_differing", "pass")}}), file=sys.stderr, flush=True)
@@ -514,7 +558,7 @@ def main():
                 log(f"{key}: radius {nb[1]:g}: {stats['mean']:.1f} neighbours on average (median {stats['median']:g}, "
                     f"{stats['min']}..{stats['max']}, {100 * stats['alone']:.2f}% alone), query included")
             rows.append(bench_case(a, key, path, npts, nb, tree, stats, pcl_pfh_repeat))
-    report(a, clouds, rows, time.time() - started, (load_before, os.getloadavg()[0]))
+    report(a, clouds, rows, time.time() - started, load_before)
     failed = [(r, c) for r in rows for c in r["checks"] if not c["pass"]]
     for r, c in failed:
         print(f"AGREEMENT FAILED: {r['cloud']} {r['neighbourhood']}: {c['comparison']}: "
@@ -546,6 +590,7 @@ def pct(frac):
 
 
 def report(a, clouds, rows, elapsed, load):
+    """load: the 1-minute load average before the first run."""
     mk = a.markdown
     li = "- " if mk else ""
     m = machine_info()
@@ -592,13 +637,13 @@ def report(a, clouds, rows, elapsed, load):
     out += table(head, cells, mk, right_from=3)
     out.append("")
     head = ["cloud", "neighbourhood", "comparison", "max abs diff", "rows within 0.01", "rows differing",
-            "near-ties / theta +-pi / other", "worst rows", "result"]
+            "near-ties / mirrored bins / other", "worst rows", "result"]
     cells = []
     for r in rows:
         for c in r["checks"]:
             cells.append([r["cloud"], r["neighbourhood"], c["comparison"], f"{c['max_abs_diff']:.3g}",
                           f"{c['rows_within']}/{c['rows']} ({pct(c['frac_within'])})", str(c["rows_differing"]),
-                          (f"{c['differing_tie_affected']} / {c['differing_theta_wrap']} / {c['differing_other']}"
+                          (f"{c['differing_tie_affected']} / {c['differing_mirrored']} / {c['differing_other']}"
                            if "differing_tie_affected" in c else "-"),
                           " ".join(str(i) for i in c.get("worst_rows", [])) or "-",
                           f"{'PASS' if c['pass'] else 'FAIL'} (need {pct(c['need'])})"])
@@ -614,12 +659,18 @@ def report(a, clouds, rows, elapsed, load):
                + ", ".join(f"{k} {pct(v)}" for k, v in MIN_AGREE.items() if any(r['cloud'] == k for r in rows))
                + f"; differing rows attributed to near-ties (squared distances within {TIE_EPS:g} m^2 of the "
                "k-th/(k+1)-th or of R^2, in the row's own neighbourhood (PFH) or its own or a neighbour's (FPFH)), "
-               "else to theta +-pi (the difference only moves mass between the first and last theta bins: "
-               "antiparallel normals give theta = atan2(+-0, -1), whose sign float32 and float64 evaluations "
-               "may disagree), else other")
-    out.append(f"{li}bench wall time {elapsed:.0f} s; load average (1 min) {load[0]:.2f} before, {load[1]:.2f} after"
-               + (f" (this machine has {m['nproc']} CPUs: other work ran alongside, the times are suspect)"
-                  if load[0] > 0.5 * m["nproc"] else ""))
+               "else to mirrored bins (mass moved only between theta's first and last bins, theta = -pi vs +pi, "
+               "or between phi bins j and nb-1-j, a pair whose source choice is a tie: nearly equal |n.d| decided "
+               "differently in float and double, or, in PFH, two equidistant neighbours listed in another order), "
+               "else other")
+    busy = [f"{r['cloud']} {r['neighbourhood']} ({r['others_cpus']:.2f})" for r in rows
+            if r["others_cpus"] > OTHERS_CPUS_WARN]
+    others = ", ".join(f"{r['others_cpus']:.2f}" for r in rows)
+    out.append(f"{li}bench wall time {elapsed:.0f} s; load average (1 min) {load:.2f} before it; other processes "
+               f"kept {others} CPUs (of {m['nproc']}) busy on average during the rows above")
+    if busy:
+        out.append(f"{li}WARNING: other work ran alongside (more than {OTHERS_CPUS_WARN:g} CPUs on average): "
+                   + ", ".join(busy) + "; those times are suspect, run again on a quiet machine")
     text = "\n".join(out)
     print(text)
     sys.stdout.flush()
