@@ -11,7 +11,8 @@
 //
 // Neighbourhoods come from pcl::search::KdTree (FLANN) with sorted results:
 // setKSearch(k) (the k nearest, the query itself among them) or setRadiusSearch(R)
-// (every point with squared distance <= R^2, the query itself among them, no cap).
+// (every point with squared distance < R^2, strictly, as FLANN tests it; the query itself
+// among them, no cap).
 //
 // Estimators: pfh      pcl::PFHEstimation<PointNormal, PointNormal, PFHSignature125>
 //             fpfh     pcl::FPFHEstimation<PointNormal, PointNormal, FPFHSignature33>

@@ -272,6 +272,10 @@ static size_t knn_buffered(const ptreg_kdtree *t, const float q[3], size_t k, fl
     b.k = k;
     kd_traverse(t, q, &b.base);
     size_t found = b.size < k ? b.size : k;
+    if (b.size > k + k / 2) { /* ranking is quadratic: cut to the k best first */
+        select_keys(b.key, b.size, k);
+        b.size = k;
+    }
     uint64_t best[KNN_BUFFERED_MAX];
     rank_keys(b.key, b.size, found, best);
     for (size_t j = 0; j < found; j++) {
@@ -322,25 +326,27 @@ static void radius_visit(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, c
 
 /* Ascending (distance, index): insertion for the short lists radius
  * searches usually give, heapsort beyond. */
+/* Lists up to this long are sorted by ranking their keys (branch-free,
+ * O(n^2) vector compares, below a heapsort's mispredicted branches); longer
+ * ones by heapsort. */
+#define RANK_SORT_MAX 256
+
+/* Ascending (distance, index). */
 static void sort_neighbors(float *d, uint32_t *idx, size_t n)
 {
-    if (n > KNN_BUFFERED_MAX) {
+    if (n > RANK_SORT_MAX) {
         sort_pairs(d, idx, n);
         return;
     }
-    for (size_t j = 1; j < n; j++) {
-        float dj = d[j];
-        uint32_t ij = idx[j];
-        size_t at = j;
-        for (; at > 0 && ptreg_kd_better(dj, ij, d[at - 1], idx[at - 1]); at--) {
-            d[at] = d[at - 1];
-            idx[at] = idx[at - 1];
-        }
-        d[at] = dj;
-        idx[at] = ij;
+    uint64_t key[RANK_SORT_MAX], sorted[RANK_SORT_MAX];
+    for (size_t j = 0; j < n; j++)
+        key[j] = knn_key(d[j], idx[j]);
+    rank_keys(key, n, n, sorted);
+    for (size_t j = 0; j < n; j++) {
+        d[j] = key_dist2(sorted[j]);
+        idx[j] = (uint32_t)sorted[j];
     }
 }
-
 
 size_t ISA_FN(ptreg_kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
                             float *dist2)
