@@ -288,8 +288,8 @@ static void test_result_files(void)
     static const char *const bad[] = {
         "# vtk DataFile Version 3.0\nx\nASCII\nDATASET POLYDATA\nPOINTS 2 double\n0 0 0 1 1 1\n",
         "# vtk DataFile Version 3.0\nx\nASCII\nDATASET POLYDATA\nPOINTS 99999999999 double\n0 0 0\n",
-        "# vtk DataFile Version 3.0\nx\nASCII\nDATASET POLYDATA\nFIELD FieldData 1\nsigma 1 1 double\n0.5\n"
-        "POINTS 1 double\n0 0 0\nPOINT_DATA 1\nVECTORS InitialMomentum double\n1 2\n",
+        ("# vtk DataFile Version 3.0\nx\nASCII\nDATASET POLYDATA\nFIELD FieldData 1\nsigma 1 1 double\n0.5\n"
+         "POINTS 1 double\n0 0 0\nPOINT_DATA 1\nVECTORS InitialMomentum double\n1 2\n"),
         "# ptreg lddmm sigma 0.5 time_points 5 integrator rk4\nx,y,z,px,py,pz\n0,0,0,0,0,0\n",
         "# ptreg lddmm sigma -1 time_points 5 integrator euler\nx,y,z,px,py,pz\n0,0,0,0,0,0\n",
         "# ptreg lddmm sigma 0.5 time_points 5 integrator euler\nx,y,z,px,py,pz\n0,0,0,0,0\n",
