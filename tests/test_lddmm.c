@@ -228,6 +228,15 @@ static void test_shared_pair(const char *data)
     ptreg_lddmm_result_free(&r);
     ptreg_cloud_free(&ct);
     ptreg_cloud_free(&cg);
+    /* the optic-nerve table: row 1 holds 5 landmarks S T N I V */
+    snprintf(a, sizeof a, "%s/landmarks/optical_nerves.txt", data);
+    double *xyz;
+    size_t n;
+    ptreg_error err;
+    CHECK_MSG(ptreg_landmark_table_read(a, 1, &xyz, &n, &err) == PTREG_OK, "%s", err.message);
+    CHECK(n == 5 && xyz[0] == 2580 && xyz[1] == 1060 && xyz[2] == 60.31 && xyz[14] == -542.77);
+    free(xyz);
+    CHECK(ptreg_landmark_table_read(a, 25, &xyz, &n, &err) == PTREG_ERR_FORMAT && strstr(err.message, "row 25"));
 }
 
 static void test_bad_input(void)

@@ -113,6 +113,14 @@ ptreg_status ptreg_lddmm_model_read_memory(const void *data, size_t size, const 
                                            ptreg_lddmm_model *model, ptreg_error *err);
 void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
 
+/* A landmark table (../shared/data/landmarks/optical_nerves.txt): a header
+ * of column names (quotes allowed), then one landmark set per row; columns
+ * STEMx STEMy STEMz side by side make one landmark, in column order, and
+ * other columns (a file name ...) are skipped. Tabs, blanks or commas
+ * separate. Reads data row `row` (1 = the first after the header) into
+ * *xyz (n x 3, malloc'ed). */
+ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n, ptreg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

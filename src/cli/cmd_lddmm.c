@@ -24,6 +24,9 @@ static const cli_option lddmm_options[] = {
     {"init", 0, "RULE", "initial momenta: scaled (default: (target - q0) / sum_j K(q_i, q_j)), displacement "
                         "(target - q0), zero, or a file (a result of ptreg lddmm, or points read as momenta)"},
     {"preset", 0, "NAME", "mtl: the optic-nerve-head study's sigma 1.5, T 40, 400 iterations, lambda 500000"},
+    {"template-row", 0, "R", "read TEMPLATE as a landmark table (a header with columns like Sx Sy Sz ..., "
+                             "one landmark set per row) and take data row R (1 = the first)"},
+    {"target-row", 0, "R", "the same for TARGET"},
     {"moved", 0, "FILE", "write the template shot to t = 1 (a cloud: .ply, .pcd, .xyz/.csv)"},
     {"trajectory", 0, "DIR", "write the landmarks at every time point as DIR/t_000.ply ..."},
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
@@ -39,8 +42,9 @@ const cli_command cli_cmd_lddmm = {
     "their sigma is ours times sqrt 2): dq/dt = dH/dp, dp/dt = -dH/dq, H = 1/2 sum K_ij p_i.p_j,\n"
     "over t in [0, 1] by Euler or RK2 steps. L-BFGS (liblbfgs) minimises\n"
     "gamma H(q0, p0) + lambda/2 sum |q_i(1) - target_i|^2 over p0 with the exact gradient of the\n"
-    "discrete flow. Landmarks: CSV/TXT, PLY, PCD or VTK POLYDATA (2-D sets have z = 0); both\n"
-    "files must hold the same number of finite points.\n\n"
+    "discrete flow. Landmarks: CSV/TXT, PLY, PCD or VTK POLYDATA (2-D sets have z = 0), or a\n"
+    "row of a landmark table (--template-row, --target-row: optical_nerves.txt's layout); both\n"
+    "must hold the same number of finite points.\n\n"
     "JSON: H, objective, iterations, evaluations, avg/max_distance_before/after, time_ms,\n"
     "pair_terms (kernel pair terms evaluated) and pair_terms_per_s.",
     lddmm_options,
@@ -91,6 +95,24 @@ static int load_points(const char *cmd, const char *path, double **xyz, size_t *
     if (!*xyz) {
         cli_error(cmd, "out of memory");
         return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+/* Landmarks from a cloud file, or from row --NAME-row of a landmark table. */
+static int load_landmarks(const cli_args *a, const char *row_option, const char *path, double **xyz, size_t *n)
+{
+    if (!cli_has(a, row_option))
+        return load_points("lddmm", path, xyz, n);
+    size_t row = 0;
+    int rc = cli_size(a, row_option, 1, SIZE_MAX, &row);
+    if (rc)
+        return rc;
+    ptreg_error err;
+    ptreg_status st = ptreg_landmark_table_read(path, row, xyz, n, &err);
+    if (st) {
+        cli_error("lddmm", "%s", err.message);
+        return cli_exit_code(st, 1);
     }
     return EXIT_OK;
 }
@@ -286,7 +308,8 @@ int cli_run_lddmm(int argc, char **argv)
         return rc;
     double *q0 = NULL, *target = NULL, *p0 = NULL;
     size_t n = 0, m = 0;
-    if ((rc = load_points("lddmm", a.positional[0], &q0, &n)) || (rc = load_points("lddmm", a.positional[1], &target, &m)))
+    if ((rc = load_landmarks(&a, "template-row", a.positional[0], &q0, &n)) ||
+        (rc = load_landmarks(&a, "target-row", a.positional[1], &target, &m)))
         goto done;
     if (n != m) {
         cli_error("lddmm", "%s has %zu landmarks, %s has %zu: they must correspond one to one", a.positional[0], n,

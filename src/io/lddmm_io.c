@@ -290,3 +290,121 @@ void ptreg_lddmm_model_free(ptreg_lddmm_model *m)
     free(m->p0);
     memset(m, 0, sizeof *m);
 }
+
+/* ---- landmark tables ---------------------------------------------------------- */
+
+#define TABLE_MAX_COLUMNS 3000
+
+/* A header name without surrounding quotes. */
+static io_token unquoted(io_token tok)
+{
+    if (tok.len >= 2 && tok.s[0] == '"' && tok.s[tok.len - 1] == '"')
+        return (io_token){tok.s + 1, tok.len - 2};
+    return tok;
+}
+
+/* Whether columns c, c+1, c+2 are STEMx, STEMy, STEMz (either case). */
+static int xyz_triple(const io_token *names, size_t c)
+{
+    const char axes[3] = {'x', 'y', 'z'};
+    size_t stem = names[c].len;
+    if (stem < 1)
+        return 0;
+    for (int k = 0; k < 3; k++) {
+        io_token t = names[c + (size_t)k];
+        if (t.len != stem || (t.s[stem - 1] | 0x20) != axes[k] || memcmp(t.s, names[c].s, stem - 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* The header: column names; *first[j] = the first column of landmark j. */
+static ptreg_status table_header(const io_in *in, io_text *t, io_token *names, size_t *columns, size_t *first,
+                                 size_t *n)
+{
+    io_token tok;
+    *columns = *n = 0;
+    while (io_text_token(t, &tok)) {
+        if (*columns == TABLE_MAX_COLUMNS)
+            return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "more than %d columns", TABLE_MAX_COLUMNS);
+        names[(*columns)++] = unquoted(tok);
+    }
+    for (size_t c = 0; c + 2 < *columns; c++)
+        if (xyz_triple(names, c)) {
+            first[(*n)++] = c;
+            c += 2;
+        }
+    if (!*n)
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "no landmark columns (names ending in x, y, z, "
+                                                           "like Sx Sy Sz)");
+    io_text_next_line(t);
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n, ptreg_error *err)
+{
+    *xyz = NULL;
+    *n = 0;
+    unsigned char *data;
+    size_t size, columns, count = 0;
+    ptreg_status s = io_read_file(path, &data, &size, err);
+    if (s)
+        return s;
+    io_in in = {data, size, path, err};
+    io_text t;
+    io_text_init(&t, data, size);
+    t.commas = 1;
+    io_token *names = malloc(TABLE_MAX_COLUMNS * sizeof *names);
+    size_t *first = malloc(TABLE_MAX_COLUMNS * sizeof *first);
+    double *values = malloc(TABLE_MAX_COLUMNS * sizeof *values);
+    if (!names || !first || !values)
+        s = ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", path);
+    if (!s && !io_text_skip_empty_lines(&t))
+        s = io_fail_line(&in, PTREG_ERR_FORMAT, 1, "an empty file");
+    if (!s)
+        s = table_header(&in, &t, names, &columns, first, &count);
+    for (size_t r = 1; !s && r < row; r++) { /* rows before the one asked for */
+        if (!io_text_skip_empty_lines(&t))
+            break;
+        io_text_next_line(&t);
+    }
+    if (!s && (row < 1 || !io_text_skip_empty_lines(&t)))
+        s = io_fail_line(&in, PTREG_ERR_FORMAT, t.line, "no data row %zu", row);
+    size_t got = 0;
+    io_token tok;
+    char q[IO_QUOTE_MAX];
+    while (!s && io_text_token(&t, &tok)) {
+        if (got == columns) {
+            s = io_fail_line(&in, PTREG_ERR_FORMAT, t.line, "more values than the %zu columns", columns);
+            break;
+        }
+        values[got] = NAN;
+        io_parse_double(tok, &values[got]);
+        got++;
+    }
+    if (!s && got != columns)
+        s = io_fail_line(&in, PTREG_ERR_FORMAT, t.line, "%zu values for %zu columns", got, columns);
+    if (!s && !(*xyz = malloc(3 * count * sizeof **xyz)))
+        s = ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", path);
+    for (size_t j = 0; !s && j < count; j++)
+        for (int k = 0; k < 3; k++) {
+            double v = values[first[j] + (size_t)k];
+            if (!isfinite(v)) {
+                io_token name = names[first[j] + (size_t)k];
+                s = io_fail_line(&in, PTREG_ERR_FORMAT, t.line, "column %s is not a finite number",
+                                 io_quote(name, q));
+            }
+            (*xyz)[3 * j + (size_t)k] = v;
+        }
+    if (s) {
+        free(*xyz);
+        *xyz = NULL;
+    } else {
+        *n = count;
+    }
+    free(names);
+    free(first);
+    free(values);
+    free(data);
+    return s;
+}

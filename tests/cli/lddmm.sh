@@ -55,6 +55,24 @@ expect 0 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0.3 --
     --init "$WORK/r.csv" --moved "$WORK/m3.ply"
 cmp -s "$WORK/m2.ply" "$WORK/m3.ply" || fail "--init from a result does not reproduce it"
 
+# A landmark table (optical_nerves.txt's layout): rows are landmark sets.
+printf '"Filename"\t"Ax"\t"Ay"\t"Az"\t"Note"\t"Bx"\t"By"\t"Bz"\t"Cx"\t"Cy"\t"Cz"\n' >"$WORK/table.tsv"
+printf '"one"\t0\t0\t0\t"x"\t2\t0\t0\t0\t2\t0\n"two"\t0.3\t0\t0\t"y"\t2.2\t0.1\t0\t0\t2.1\t0.2\n' >>"$WORK/table.tsv"
+printf '"Filename"\t"S"\t"T"\n"a"\t1\t2\n' >"$WORK/notable.tsv"
+expect 0 -- "$PTREG" lddmm "$WORK/table.tsv" "$WORK/table.tsv" --template-row 1 --target-row 2 --sigma 1 --json
+out_has '"landmarks":	3'
+python3 - "$WORK/out" <<'PY' || fail "the table's landmark sets are not matched"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert abs(r["avg_distance_before"] - (0.3 + (0.2**2 + 0.1**2) ** 0.5 + (0.1**2 + 0.2**2) ** 0.5) / 3) < 1e-6, r
+assert r["avg_distance_after"] < 1e-3 * r["avg_distance_before"], r
+PY
+expect 3 -- "$PTREG" lddmm "$WORK/table.tsv" "$WORK/table.tsv" --template-row 1 --target-row 3
+err_has "no data row 3"
+expect 3 -- "$PTREG" lddmm "$WORK/notable.tsv" "$WORK/table.tsv" --template-row 1 --target-row 2
+err_has "no landmark columns"
+expect 2 -- "$PTREG" lddmm "$WORK/table.tsv" "$WORK/table.tsv" --template-row 0 --target-row 2
+
 # Mistakes: exit 2; bad input: exit 3; nothing written.
 expect 2 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0 -o "$WORK/x.vtk"
 expect 2 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma -1 -o "$WORK/x.vtk"
