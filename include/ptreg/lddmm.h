@@ -120,6 +120,9 @@ void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
  * separate. Reads data row `row` (1 = the first after the header) into
  * *xyz (n x 3, malloc'ed). */
 ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n, ptreg_error *err);
+/* The same from memory; name is used in messages (the fuzzer). */
+ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, const char *name, size_t row,
+                                              double **xyz, size_t *n, ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -341,15 +341,13 @@ static ptreg_status table_header(const io_in *in, io_text *t, io_token *names, s
     return PTREG_OK;
 }
 
-ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n, ptreg_error *err)
+ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, const char *path, size_t row,
+                                              double **xyz, size_t *n, ptreg_error *err)
 {
     *xyz = NULL;
     *n = 0;
-    unsigned char *data;
-    size_t size, columns, count = 0;
-    ptreg_status s = io_read_file(path, &data, &size, err);
-    if (s)
-        return s;
+    size_t columns, count = 0;
+    ptreg_status s = PTREG_OK;
     io_in in = {data, size, path, err};
     io_text t;
     io_text_init(&t, data, size);
@@ -405,6 +403,19 @@ ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xy
     free(names);
     free(first);
     free(values);
+    return s;
+}
+
+ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n, ptreg_error *err)
+{
+    unsigned char *data;
+    size_t size;
+    *xyz = NULL;
+    *n = 0;
+    ptreg_status s = io_read_file(path, &data, &size, err);
+    if (s)
+        return s;
+    s = ptreg_landmark_table_read_memory(data, size, path, row, xyz, n, err);
     free(data);
     return s;
 }

@@ -1,4 +1,5 @@
-/* libFuzzer entry point for the LDDMM result reader (VTK and CSV forms).
+/* libFuzzer entry point for the LDDMM result reader (VTK and CSV forms)
+ * and the landmark-table reader.
  * Any broken contract aborts. See run.sh. */
 #include "ptreg/lddmm.h"
 
@@ -29,5 +30,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
     ptreg_lddmm_model_free(&m);
+    /* the same bytes as a landmark table, rows 1 and 2 */
+    for (size_t row = 1; row <= 2; row++) {
+        double *xyz;
+        size_t n;
+        s = ptreg_landmark_table_read_memory(data, size, "fuzz.tsv", row, &xyz, &n, &err);
+        if (s == PTREG_OK) {
+            if (!n || !xyz)
+                abort();
+            for (size_t i = 0; i < 3 * n; i++)
+                if (!isfinite(xyz[i]))
+                    abort();
+            free(xyz);
+        } else if (xyz || n || !strstr(err.message, "fuzz.tsv") ||
+                   (s == PTREG_ERR_FORMAT && !strstr(err.message, ": line "))) {
+            abort();
+        }
+    }
     return 0;
 }

@@ -110,6 +110,8 @@ fuzz_lddmm() {
         >"$corpus/result.vtk"
     printf '# ptreg lddmm sigma 0.5 time_points 5 integrator euler\nx,y,z,px,py,pz\n0,0,0,0,1,0\n1,0,0,0,-1,0\n' \
         >"$corpus/result.csv"
+    printf '"Filename"\t"Sx"\t"Sy"\t"Sz"\t"Tx"\t"Ty"\t"Tz"\n"a"\t1\t2\t3\t4\t5\t6\n"b"\t1\t2\t3.5\t4\t5\t-6\n' \
+        >"$corpus/table.tsv"
     echo "== lddmm: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
     "$bin" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
         -print_final_stats=1 -artifact_prefix="$build/crash-lddmm/" "$corpus" \
