@@ -57,6 +57,9 @@ void io_text_init(io_text *t, const void *data, size_t size);
 int io_text_eof(const io_text *t);
 /* The next token on the current line; 0 at the end of the line. */
 int io_text_token(io_text *t, io_token *tok);
+/* The next token on this line or a later one (for formats whose data runs
+ * across lines freely); 0 at the end of the input. */
+int io_text_next_token(io_text *t, io_token *tok);
 /* 1 when nothing but blanks (or a comment) is left on the current line. */
 int io_text_eol(io_text *t);
 /* Moves to the start of the next line. */

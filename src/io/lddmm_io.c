@@ -54,22 +54,11 @@ ptreg_status ptreg_lddmm_model_write(const char *path, const double *q0, const d
 
 /* ---- reading ---------------------------------------------------------------- */
 
-/* The next token, on this line or a later one; 0 at the end. */
-static int next_token(io_text *t, io_token *tok)
-{
-    while (!io_text_token(t, tok)) {
-        if (io_text_eof(t))
-            return 0;
-        io_text_next_line(t);
-    }
-    return 1;
-}
-
 static ptreg_status number(const io_in *in, io_text *t, double *v)
 {
     io_token tok = {"", 0};
     char q[IO_QUOTE_MAX];
-    if (!next_token(t, &tok))
+    if (!io_text_next_token(t, &tok))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the file ends early");
     if (!io_parse_double(tok, v) || !isfinite(*v))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' is not a finite number", io_quote(tok, q));
@@ -80,7 +69,7 @@ static ptreg_status expect_word(const io_in *in, io_text *t, const char *word)
 {
     io_token tok = {"", 0};
     char q[IO_QUOTE_MAX];
-    if (!next_token(t, &tok) || !io_token_is_nocase(tok, word))
+    if (!io_text_next_token(t, &tok) || !io_token_is_nocase(tok, word))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "expected %s, found '%s'", word,
                             io_text_eof(t) ? "the end" : io_quote(tok, q));
     return PTREG_OK;
@@ -116,17 +105,17 @@ static ptreg_status read_field_data(const io_in *in, io_text *t, ptreg_lddmm_mod
 {
     io_token name = {"", 0}, type = {"", 0};
     size_t arrays = 0;
-    if (!next_token(t, &name))
+    if (!io_text_next_token(t, &name))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "FIELD lacks a name");
     ptreg_status s = count_value(in, t, 4, &arrays);
     for (size_t a = 0; !s && a < arrays; a++) {
         size_t comps = 0, tuples = 0;
         double v = 0;
-        if (!next_token(t, &name))
+        if (!io_text_next_token(t, &name))
             return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "FIELD array %zu lacks a name", a + 1);
         if ((s = count_value(in, t, 1, &comps)) || (s = count_value(in, t, comps, &tuples)))
             return s;
-        if (!next_token(t, &type))
+        if (!io_text_next_token(t, &type))
             return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "FIELD array %zu lacks a type", a + 1);
         for (size_t j = 0; !s && j < comps * tuples; j++)
             s = number(in, t, &v);
@@ -146,7 +135,7 @@ static ptreg_status read_points(const io_in *in, io_text *t, ptreg_lddmm_model *
     if (m->q0)
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "a second POINTS section");
     ptreg_status s = count_value(in, t, 6, &m->n);
-    if (!s && !next_token(t, &type))
+    if (!s && !io_text_next_token(t, &type))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "POINTS lacks a type");
     if (!s && (!(m->q0 = malloc(3 * m->n * sizeof *m->q0)) || !(m->p0 = malloc(3 * m->n * sizeof *m->p0))))
         return io_fail_line(in, PTREG_ERR_NOMEM, t->line, "out of memory for %zu landmarks", m->n);
@@ -165,9 +154,9 @@ static ptreg_status read_point_data(const io_in *in, io_text *t, ptreg_lddmm_mod
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "POINT_DATA %zu does not follow POINTS %zu", count, m->n);
     if ((s = expect_word(in, t, "VECTORS")))
         return s;
-    if (!next_token(t, &name) || !io_token_is(name, "InitialMomentum"))
+    if (!io_text_next_token(t, &name) || !io_token_is(name, "InitialMomentum"))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "VECTORS '%s': expected InitialMomentum", io_quote(name, q));
-    if (!next_token(t, &tok))
+    if (!io_text_next_token(t, &tok))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "VECTORS lacks a type");
     *seen |= 8;
     return read_numbers(in, t, m->p0, 3 * m->n);
@@ -183,7 +172,7 @@ static ptreg_status read_vtk(const io_in *in, io_text *t, ptreg_lddmm_model *m)
     ptreg_status s = expect_word(in, t, "ASCII");
     s = s ? s : expect_word(in, t, "DATASET");
     s = s ? s : expect_word(in, t, "POLYDATA");
-    while (!s && next_token(t, &tok)) {
+    while (!s && io_text_next_token(t, &tok)) {
         if (io_token_is_nocase(tok, "FIELD"))
             s = read_field_data(in, t, m, &seen);
         else if (io_token_is_nocase(tok, "POINTS"))

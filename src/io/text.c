@@ -103,6 +103,16 @@ void io_text_next_line(io_text *t)
     }
 }
 
+int io_text_next_token(io_text *t, io_token *tok)
+{
+    while (!io_text_token(t, tok)) {
+        if (io_text_eof(t))
+            return 0;
+        io_text_next_line(t);
+    }
+    return 1;
+}
+
 int io_text_skip_empty_lines(io_text *t)
 {
     while (t->p < t->end) {

@@ -12,18 +12,6 @@ static const char *const vtk_types[] = {
     "double",       "vtktypeint64",  "vtktypeuint64", "vtkidtype",
 };
 
-/* The next token, on this line or a later one; 0 at the end of the input.
- * Data sections run across lines freely. */
-static int next_token(io_text *t, io_token *tok)
-{
-    while (!io_text_token(t, tok)) {
-        if (io_text_eof(t))
-            return 0;
-        io_text_next_line(t);
-    }
-    return 1;
-}
-
 static ptreg_status check_magic(const io_in *in, io_text *t)
 {
     static const char *const words[] = {"#", "vtk", "DataFile", "Version"};
@@ -75,7 +63,7 @@ static ptreg_status read_count(const io_in *in, io_text *t, const char *what, ui
 {
     io_token tok;
     char q[IO_QUOTE_MAX];
-    if (!next_token(t, &tok))
+    if (!io_text_next_token(t, &tok))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the file ends inside %s", what);
     if (!io_parse_u64(tok, n))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "%s: '%s' is not a non-negative integer",
@@ -90,21 +78,21 @@ static ptreg_status skip_field(const io_in *in, io_text *t)
     io_token tok;
     uint64_t arrays, comps, tuples;
     ptreg_status s;
-    if (!next_token(t, &tok))
+    if (!io_text_next_token(t, &tok))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the file ends inside FIELD");
     if ((s = read_count(in, t, "FIELD", &arrays)) != PTREG_OK)
         return s;
     for (uint64_t a = 0; a < arrays; a++) {
-        if (!next_token(t, &tok))
+        if (!io_text_next_token(t, &tok))
             return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the file ends inside FIELD");
         if ((s = read_count(in, t, "a FIELD array", &comps)) != PTREG_OK ||
             (s = read_count(in, t, "a FIELD array", &tuples)) != PTREG_OK)
             return s;
-        if (!next_token(t, &tok))
+        if (!io_text_next_token(t, &tok))
             return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the file ends inside FIELD");
         uint64_t values = tuples && comps > UINT64_MAX / tuples ? UINT64_MAX : comps * tuples;
         for (uint64_t v = 0; v < values; v++)
-            if (!next_token(t, &tok))
+            if (!io_text_next_token(t, &tok))
                 return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
                                     "the file ends inside a FIELD array");
     }
@@ -168,7 +156,7 @@ static ptreg_status read_points(const io_in *in, io_text *t, uint64_t n, int is_
         float p[3];
         for (int c = 0; c < 3; c++) {
             double d;
-            if (!next_token(t, &tok))
+            if (!io_text_next_token(t, &tok))
                 return points_short(in, t->line, n, cloud->n);
             int ok = is_float ? io_parse_float(tok, &p[c]) : io_parse_double(tok, &d);
             if (!ok)

@@ -468,6 +468,24 @@ static ptreg_status session_init(lddmm_session *s, size_t n, const ptreg_lddmm_o
     return st;
 }
 
+/* The named n x 3 inputs (NULL entries skipped) checked finite, then the
+ * session; on failure nothing is left allocated. */
+typedef struct named_points {
+    const double *v;
+    const char *what;
+} named_points;
+
+static ptreg_status session_begin(lddmm_session *s, size_t n, const ptreg_lddmm_options *opt,
+                                  const named_points *inputs, int count, ptreg_error *err)
+{
+    memset(s, 0, sizeof *s);
+    ptreg_status st = check_options(opt, n, err);
+    for (int i = 0; !st && i < count; i++)
+        if (inputs[i].v)
+            st = check_points(inputs[i].v, n, inputs[i].what, err);
+    return st ? st : session_init(s, n, opt, err);
+}
+
 static const ptreg_lddmm_options *options_or_default(const ptreg_lddmm_options *opt, ptreg_lddmm_options *storage)
 {
     if (opt)
@@ -484,15 +502,10 @@ ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, con
     if (!q0 || !p0)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no landmarks or momenta");
     lddmm_session s;
-    ptreg_status st = session_init(&s, n, opt, err);
-    if (!st)
-        st = check_points(q0, n, "landmark", err);
-    if (!st)
-        st = check_points(p0, n, "momentum", err);
-    if (st) {
-        session_free(&s);
+    const named_points in[] = {{q0, "landmark"}, {p0, "momentum"}};
+    ptreg_status st = session_begin(&s, n, opt, in, 2, err);
+    if (st)
         return st;
-    }
     shoot(&s.c, q0, p0, &s.tr, NULL);
     size_t n3 = 3 * n, len = 6 * n, T = (size_t)opt->time_points;
     const double *last = s.tr.x + (T - 1) * len;
@@ -515,17 +528,13 @@ ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_
     if (!q0 || !target || !p0 || !f)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no landmarks, target, momenta or output");
     lddmm_session s;
-    ptreg_status st = session_init(&s, n, opt, err);
-    if (!st)
-        st = check_points(q0, n, "landmark", err);
-    if (!st)
-        st = check_points(target, n, "target landmark", err);
-    if (!st)
-        st = check_points(p0, n, "momentum", err);
-    if (!st)
-        evaluate(&s.c, &s.tr, q0, target, p0, f, grad, hamiltonian, s.scratch);
+    const named_points in[] = {{q0, "landmark"}, {target, "target landmark"}, {p0, "momentum"}};
+    ptreg_status st = session_begin(&s, n, opt, in, 3, err);
+    if (st)
+        return st;
+    evaluate(&s.c, &s.tr, q0, target, p0, f, grad, hamiltonian, s.scratch);
     session_free(&s);
-    return st;
+    return PTREG_OK;
 }
 
 /* ---- registration by L-BFGS ---------------------------------------------- */
@@ -650,20 +659,16 @@ ptreg_status ptreg_lddmm_register(const double *template_q, const double *target
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no template or target");
     double t0 = ptreg_time_ms();
     lddmm_session s;
-    ptreg_status st = session_init(&s, n, opt, err);
-    if (!st)
-        st = check_points(template_q, n, "template landmark", err);
-    if (!st)
-        st = check_points(target, n, "target landmark", err);
-    if (!st && p0_init)
-        st = check_points(p0_init, n, "initial momentum", err);
+    const named_points in[] = {{template_q, "template landmark"}, {target, "target landmark"},
+                               {p0_init, "initial momentum"}};
+    ptreg_status st = session_begin(&s, n, opt, in, 3, err);
+    if (st)
+        return st;
     size_t n3 = 3 * n;
-    if (!st && (!(r->p0 = malloc(n3 * sizeof *r->p0)) || !(r->q1 = malloc(n3 * sizeof *r->q1))))
-        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory for the result");
-    if (st) {
+    if (!(r->p0 = malloc(n3 * sizeof *r->p0)) || !(r->q1 = malloc(n3 * sizeof *r->q1))) {
         session_free(&s);
         ptreg_lddmm_result_free(r);
-        return st;
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory for the result");
     }
     r->n = n;
     if (p0_init)
@@ -729,11 +734,8 @@ ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, cons
     if (!q0 || !p0 || (m && (!x || !out)))
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm warp: no landmarks, momenta or points");
     lddmm_session s;
-    ptreg_status st = session_init(&s, n, opt, err);
-    if (!st)
-        st = check_points(q0, n, "landmark", err);
-    if (!st)
-        st = check_points(p0, n, "momentum", err);
+    const named_points in[] = {{q0, "landmark"}, {p0, "momentum"}};
+    ptreg_status st = session_begin(&s, n, opt, in, 2, err);
     if (!st && m)
         st = check_points(x, m, "point", err);
     size_t m3 = 3 * m, len = 6 * n, np = padded(m);
