@@ -204,10 +204,15 @@ static int write_trajectory(const char *dir, const double *q0, const double *p0,
     size_t T = (size_t)o->time_points;
     double *traj = malloc(T * 3 * n * sizeof *traj);
     ptreg_cloud c;
+    ptreg_cloud_init(&c);
     ptreg_error err;
-    int rc = traj && !ptreg_cloud_alloc(&c, n, 0, &err) ? EXIT_OK : EXIT_RUNTIME;
-    if (!rc && ptreg_lddmm_shoot(q0, p0, n, o, NULL, NULL, traj, &err))
-        rc = EXIT_RUNTIME;
+    ptreg_status st = traj ? ptreg_cloud_alloc(&c, n, 0, &err)
+                           : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for the trajectory");
+    if (!st)
+        st = ptreg_lddmm_shoot(q0, p0, n, o, NULL, NULL, traj, &err);
+    int rc = st ? EXIT_RUNTIME : EXIT_OK;
+    if (st)
+        cli_error("lddmm", "--trajectory: %s", err.message);
     for (size_t t = 0; !rc && t < T; t++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/t_%03zu.ply", dir, t);
@@ -215,8 +220,7 @@ static int write_trajectory(const char *dir, const double *q0, const double *p0,
             c.xyz[i] = (float)traj[t * 3 * n + i];
         rc = cli_write_cloud("lddmm", path, &c, 0);
     }
-    if (traj && rc != EXIT_RUNTIME)
-        ptreg_cloud_free(&c);
+    ptreg_cloud_free(&c);
     free(traj);
     return rc;
 }
