@@ -294,6 +294,52 @@ static void test_goldens(const char *data)
     ptreg_cloud_free(&c);
 }
 
+/* PCL's NormalEstimation on cloud_bin_0's points (the file's normals
+ * ignored), every 10th point: the same normal (sign included, viewpoint the
+ * origin) to 1e-5 and the same curvature to 1e-5. */
+static void test_normal_goldens(const char *data)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/features/cloud_bin_0.pcd", data);
+    ptreg_cloud c;
+    if (ptreg_cloud_read(path, PTREG_FORMAT_AUTO, &c, NULL)) {
+        CHECK_MSG(0, "cannot read %s", path);
+        return;
+    }
+    float *nrm = malloc(3 * c.n * sizeof *nrm), *curv = malloc(c.n * sizeof *curv);
+    static const struct {
+        const char *file;
+        ptreg_neighborhood nb;
+    } cases[] = {{"pcl_normals_k30_every10.csv", {30, 0}}, {"pcl_normals_r0.15_every10.csv", {0, 0.15}}};
+    for (size_t k = 0; k < 2; k++) {
+        ptreg_normals_options o;
+        ptreg_normals_options_default(&o);
+        o.neighbors = cases[k].nb;
+        CHECK(ptreg_normals(c.xyz, c.n, &o, nrm, curv, NULL, NULL) == PTREG_OK);
+        snprintf(path, sizeof path, "%s/data/features/%s", PTREG_TEST_SOURCE_DIR, cases[k].file);
+        FILE *f = fopen(path, "r");
+        size_t rows = 0, off = 0, i;
+        double v[4], worst_n = 0, worst_c = 0;
+        while (f && fscanf(f, "%zu,%lf,%lf,%lf,%lf", &i, &v[0], &v[1], &v[2], &v[3]) == 5 && i < c.n) {
+            double dn = 0;
+            for (int a = 0; a < 3; a++)
+                dn = fmax(dn, fabs(v[a] - nrm[3 * i + (size_t)a]));
+            worst_n = fmax(worst_n, dn);
+            worst_c = fmax(worst_c, fabs(v[3] - curv[i]));
+            off += dn > 1e-5 || fabs(v[3] - curv[i]) > 1e-5;
+            rows++;
+        }
+        if (f)
+            fclose(f);
+        CHECK_MSG(rows == 391 && off == 0, "%s: %zu rows, %zu off (normal %.2g, curvature %.2g)", cases[k].file, rows,
+                  off, worst_n, worst_c);
+        printf("%s: %zu rows, normals within %.2g, curvature within %.2g\n", cases[k].file, rows, worst_n, worst_c);
+    }
+    free(nrm);
+    free(curv);
+    ptreg_cloud_free(&c);
+}
+
 int main(void)
 {
     test_plane_bins();
@@ -302,7 +348,9 @@ int main(void)
     test_pair_feature_symmetry();
     test_bad_arguments();
     const char *data = check_data_dir();
-    if (data)
+    if (data) {
         test_goldens(data);
+        test_normal_goldens(data);
+    }
     return check_exit();
 }

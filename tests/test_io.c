@@ -799,7 +799,7 @@ static void test_write_failures(void)
     CHECK(file_exists(path) && count_files(".ptreg-tmp-") == 0);
     unlink(path);
 
-    ptreg_cloud bad = {5, NULL, NULL, 0};
+    ptreg_cloud bad = {.n = 5};
     CHECK(ptreg_cloud_write(path, &bad, NULL, &err) == PTREG_ERR_ARG);
     CHECK(ptreg_cloud_write(NULL, &c, NULL, &err) == PTREG_ERR_ARG);
     ptreg_cloud_free(&c);

@@ -62,6 +62,8 @@ typedef struct ptreg_cloud {
     size_t n;
     float *xyz;
     float *normals;           /* NULL when the cloud has none */
+    float *curvature;         /* NULL when none: set by the caller (ptreg normals), written by the
+                               * PLY and PCD writers next to the normals; readers skip it */
     size_t dropped_nonfinite; /* points dropped on load (NaN/inf coordinates) */
 } ptreg_cloud;
 

@@ -25,7 +25,8 @@
     RUN_OPTIONS
 
 static const cli_option normals_options[] = {
-    {"output", 'o', "FILE", "write the cloud with its normals (.ply, .pcd, .xyz/.txt/.csv)"},
+    {"output", 'o', "FILE", "write the cloud with its normals (.ply, .pcd: also the curvature, as PCL's "
+                            "PointNormal; .xyz/.txt/.csv: x y z nx ny nz)"},
     NEIGHBORHOOD_OPTIONS,
     {"viewpoint", 0, "X,Y,Z", "normals face this point (default 0,0,0, the sensor of most scans)"},
     {"ascii", 0, NULL, "write text PLY/PCD (default binary)"},
@@ -160,13 +161,14 @@ int cli_run_normals(int argc, char **argv)
     if ((rc = cli_load_cloud("normals", a.positional[0], &c, cli_has(&a, "json"))))
         return rc;
     double *times = calloc((size_t)repeat, sizeof *times);
-    float *normals = malloc(3 * c.n * sizeof *normals);
+    float *normals = malloc(3 * c.n * sizeof *normals), *curvature = malloc(c.n * sizeof *curvature);
     size_t missing = 0;
     ptreg_error err;
-    ptreg_status st = times && normals ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    ptreg_status st =
+        times && normals && curvature ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < repeat && !st; i++) {
         double t0 = ptreg_time_ms();
-        st = ptreg_normals(c.xyz, c.n, &o, normals, NULL, &missing, &err);
+        st = ptreg_normals(c.xyz, c.n, &o, normals, curvature, &missing, &err);
         times[i] = ptreg_time_ms() - t0;
     }
     if (st) {
@@ -174,8 +176,10 @@ int cli_run_normals(int argc, char **argv)
         rc = cli_exit_code(st, 1);
     } else {
         free(c.normals);
+        free(c.curvature);
         c.normals = normals;
-        normals = NULL;
+        c.curvature = curvature;
+        normals = curvature = NULL;
         if (cli_has(&a, "output"))
             rc = cli_write_cloud("normals", cli_string(&a, "output", NULL), &c, cli_has(&a, "ascii"));
     }
@@ -197,6 +201,7 @@ int cli_run_normals(int argc, char **argv)
                ptreg_get_num_threads());
     }
     free(normals);
+    free(curvature);
     free(times);
     ptreg_cloud_free(&c);
     return rc;

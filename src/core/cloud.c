@@ -29,6 +29,7 @@ void ptreg_cloud_free(ptreg_cloud *cloud)
         return;
     free(cloud->xyz);
     free(cloud->normals);
+    free(cloud->curvature);
     ptreg_cloud_init(cloud);
 }
 
@@ -43,6 +44,8 @@ void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud)
             memcpy(cloud->xyz + 3 * kept, p, 3 * sizeof(float));
             if (cloud->normals)
                 memcpy(cloud->normals + 3 * kept, cloud->normals + 3 * i, 3 * sizeof(float));
+            if (cloud->curvature)
+                cloud->curvature[kept] = cloud->curvature[i];
         }
         kept++;
     }

@@ -8,7 +8,11 @@
 /* Points per fwrite of the binary writers. */
 #define CHUNK_POINTS 1024
 
-static void write_text_rows(FILE *f, const ptreg_cloud *cloud, int normals)
+/* PLY and PCD carry the curvature next to the normals, as PCL's
+ * PointNormal does; XYZ text never (its readers take 3 or 6 columns). */
+static int with_curvature(const ptreg_cloud *cloud, int normals) { return normals && cloud->curvature != NULL; }
+
+static void write_text_rows(FILE *f, const ptreg_cloud *cloud, int normals, int curvature)
 {
     for (size_t i = 0; i < cloud->n; i++) {
         const float *p = cloud->xyz + 3 * i;
@@ -17,6 +21,8 @@ static void write_text_rows(FILE *f, const ptreg_cloud *cloud, int normals)
             const float *q = cloud->normals + 3 * i;
             fprintf(f, " %.9g %.9g %.9g", q[0], q[1], q[2]);
         }
+        if (curvature)
+            fprintf(f, " %.9g", cloud->curvature[i]);
         fputc('\n', f);
     }
 }
@@ -24,55 +30,62 @@ static void write_text_rows(FILE *f, const ptreg_cloud *cloud, int normals)
 /* Little-endian float32 records, as PLY binary_little_endian and PCD
  * binary (which PCL writes in the host's order, little-endian in practice)
  * both want. */
-static void write_binary_rows(FILE *f, const ptreg_cloud *cloud, int normals)
+static void write_binary_rows(FILE *f, const ptreg_cloud *cloud, int normals, int curvature)
 {
-    unsigned char buf[CHUNK_POINTS * 6 * 4];
-    size_t rec = normals ? 24 : 12;
+    unsigned char buf[CHUNK_POINTS * 7 * 4];
+    size_t rec = 12 + (normals ? 12 : 0) + (curvature ? 4 : 0);
     for (size_t start = 0; start < cloud->n; start += CHUNK_POINTS) {
         size_t end = cloud->n - start < CHUNK_POINTS ? cloud->n : start + CHUNK_POINTS;
         unsigned char *o = buf;
-        for (size_t i = start; i < end; i++, o += rec)
+        for (size_t i = start; i < end; i++, o += rec) {
             for (int c = 0; c < 3; c++) {
                 io_store_f32le(o + 4 * c, cloud->xyz[3 * i + c]);
                 if (normals)
                     io_store_f32le(o + 12 + 4 * c, cloud->normals[3 * i + c]);
             }
+            if (curvature)
+                io_store_f32le(o + 24, cloud->curvature[i]);
+        }
         fwrite(buf, 1, (size_t)(o - buf), f);
     }
 }
 
 void io_write_ply(FILE *f, const ptreg_cloud *cloud, int ascii, int normals)
 {
+    int curvature = with_curvature(cloud, normals);
     fprintf(f, "ply\nformat %s 1.0\ncomment written by ptreg %s\nelement vertex %zu\n",
             ascii ? "ascii" : "binary_little_endian", PTREG_VERSION_STRING, cloud->n);
     fputs("property float x\nproperty float y\nproperty float z\n", f);
     if (normals)
         fputs("property float nx\nproperty float ny\nproperty float nz\n", f);
+    if (curvature)
+        fputs("property float curvature\n", f);
     fputs("end_header\n", f);
     if (ascii)
-        write_text_rows(f, cloud, normals);
+        write_text_rows(f, cloud, normals, curvature);
     else
-        write_binary_rows(f, cloud, normals);
+        write_binary_rows(f, cloud, normals, curvature);
 }
 
 void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals)
 {
+    int curvature = with_curvature(cloud, normals);
     fputs("# .PCD v0.7 - Point Cloud Data file format\nVERSION 0.7\n", f);
-    fprintf(f, "FIELDS x y z%s\n", normals ? " normal_x normal_y normal_z" : "");
-    fprintf(f, "SIZE 4 4 4%s\n", normals ? " 4 4 4" : "");
-    fprintf(f, "TYPE F F F%s\n", normals ? " F F F" : "");
-    fprintf(f, "COUNT 1 1 1%s\n", normals ? " 1 1 1" : "");
+    fprintf(f, "FIELDS x y z%s%s\n", normals ? " normal_x normal_y normal_z" : "", curvature ? " curvature" : "");
+    fprintf(f, "SIZE 4 4 4%s%s\n", normals ? " 4 4 4" : "", curvature ? " 4" : "");
+    fprintf(f, "TYPE F F F%s%s\n", normals ? " F F F" : "", curvature ? " F" : "");
+    fprintf(f, "COUNT 1 1 1%s%s\n", normals ? " 1 1 1" : "", curvature ? " 1" : "");
     fprintf(f, "WIDTH %zu\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS %zu\nDATA %s\n", cloud->n,
             cloud->n, ascii ? "ascii" : "binary");
     if (ascii)
-        write_text_rows(f, cloud, normals);
+        write_text_rows(f, cloud, normals, curvature);
     else
-        write_binary_rows(f, cloud, normals);
+        write_binary_rows(f, cloud, normals, curvature);
 }
 
 void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals)
 {
-    write_text_rows(f, cloud, normals);
+    write_text_rows(f, cloud, normals, 0);
 }
 
 void ptreg_write_options_default(ptreg_write_options *opt)

@@ -27,11 +27,17 @@ PY
 # Normals: facing the viewpoint above the plane, every point but the lone one.
 expect 0 -- "$PTREG" normals "$WORK/plane.ply" --k 8 --viewpoint 1,1,10 -o "$WORK/n.ply" --ascii --json
 out_has '"missing":	0'; out_has '"k":	8'
-python3 - "$WORK/n.ply" <<'PY' || fail "normals of the plane are not +z"
+python3 - "$WORK/n.ply" <<'PY' || fail "normals of the plane are not +z with curvature 0"
 import sys
-lines = open(sys.argv[1]).read().split("end_header\n")[1].split("\n")[:400]
-assert all(abs(float(l.split()[5]) - 1) < 1e-5 for l in lines), "not +z"
+head, body = open(sys.argv[1]).read().split("end_header\n")
+assert "property float curvature\n" in head, head
+lines = body.split("\n")[:400]
+assert all(abs(float(l.split()[5]) - 1) < 1e-5 and abs(float(l.split()[6])) < 1e-6 for l in lines), "not +z, 0"
 PY
+expect 0 -- "$PTREG" normals "$WORK/plane.ply" --k 8 -o "$WORK/n.pcd"
+head -c 200 "$WORK/n.pcd" | grep -q "^FIELDS x y z normal_x normal_y normal_z curvature$" || fail "PCD lacks curvature"
+expect 0 -- "$PTREG" normals "$WORK/plane.ply" --k 8 -o "$WORK/n.xyz"
+[ "$(head -1 "$WORK/n.xyz" | wc -w)" -eq 6 ] || fail "XYZ output should have 6 columns"
 expect 0 -- "$PTREG" normals "$WORK/plane.ply" --radius 0.15 --json
 out_has '"missing":	1' # the lone point has no neighbour
 
