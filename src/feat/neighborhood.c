@@ -31,28 +31,12 @@ static ptreg_status radius_strict(const ptreg_kdtree *tree, const float q[3], do
     return s;
 }
 
-static int reserve(ptreg_neighbors *out, size_t k)
-{
-    if (out->capacity >= k)
-        return 1;
-    uint32_t *index = realloc(out->index, k * sizeof *index);
-    if (index)
-        out->index = index;
-    float *dist2 = realloc(out->dist2, k * sizeof *dist2);
-    if (dist2)
-        out->dist2 = dist2;
-    if (!index || !dist2)
-        return 0;
-    out->capacity = k;
-    return 1;
-}
-
 ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, const float q[3],
                             ptreg_neighbors *out, ptreg_error *err)
 {
     if (nb->k == 0)
         return radius_strict(tree, q, nb->radius, out, err);
-    if (!reserve(out, nb->k))
+    if (ptreg_kd_neighbors_reserve(out, nb->k))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbours", nb->k);
     out->count = ptreg_kdtree_knn(tree, q, nb->k, out->index, out->dist2);
     return PTREG_OK;

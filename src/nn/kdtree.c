@@ -439,6 +439,22 @@ size_t ptreg_kdtree_knn(const ptreg_kdtree *t, const float q[3], size_t k, uint3
     return ptreg_kd_knn_within(t, q, k, INFINITY, index, dist2);
 }
 
+int ptreg_kd_neighbors_reserve(ptreg_neighbors *nb, size_t cap)
+{
+    if (nb->capacity >= cap)
+        return 0;
+    uint32_t *ni = realloc(nb->index, cap * sizeof *ni);
+    if (ni)
+        nb->index = ni;
+    float *nd = realloc(nb->dist2, cap * sizeof *nd);
+    if (nd)
+        nb->dist2 = nd;
+    if (!ni || !nd)
+        return -1;
+    nb->capacity = cap;
+    return 0;
+}
+
 void ptreg_neighbors_free(ptreg_neighbors *nb)
 {
     free(nb->index);

@@ -157,6 +157,10 @@ int ptreg_kd_build_neighbours(ptreg_kdtree *t);
 size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
                            float *dist2);
 
+/* Grows nb's arrays to hold at least cap neighbours (contents kept); -1
+ * when out of memory (the arrays then hold what they held). */
+int ptreg_kd_neighbors_reserve(ptreg_neighbors *nb, size_t cap);
+
 /* The bound for child c of a node, and for chunk c of a leaf. */
 static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, unsigned c, const float q[3])
 {

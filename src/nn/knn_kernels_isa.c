@@ -291,21 +291,12 @@ typedef struct radius_visitor {
     int failed;
 } radius_visitor;
 
+/* Room for one more neighbour, doubling as the list grows. */
 static int reserve_neighbors(ptreg_neighbors *nb)
 {
     if (nb->count < nb->capacity)
         return 0;
-    size_t cap = nb->capacity ? 2 * nb->capacity : 64;
-    uint32_t *ni = realloc(nb->index, cap * sizeof *ni);
-    if (ni)
-        nb->index = ni;
-    float *nd = realloc(nb->dist2, cap * sizeof *nd);
-    if (nd)
-        nb->dist2 = nd;
-    if (!ni || !nd)
-        return -1;
-    nb->capacity = cap;
-    return 0;
+    return ptreg_kd_neighbors_reserve(nb, nb->capacity ? 2 * nb->capacity : 64);
 }
 
 static void radius_visit(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3])
