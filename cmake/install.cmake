@@ -8,7 +8,7 @@ install(DIRECTORY include/ptreg DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES docs/ptreg.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
 # pkg-config: static users need liblzf, qhull, zlib, liblbfgs, OpenMP and libm too.
-set(PTREG_PC_PRIVATE_LIBS "-lm")
+set(PTREG_PC_PRIVATE_LIBS "-lm -ldl -lpthread")
 if(OpenMP_C_FOUND)
   string(APPEND PTREG_PC_PRIVATE_LIBS " ${OpenMP_C_FLAGS}")
 endif()

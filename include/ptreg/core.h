@@ -27,14 +27,6 @@ typedef enum ptreg_status {
     PTREG_ERR_RUNTIME = 6      /* an algorithm could not produce a result */
 } ptreg_status;
 
-/* Where an algorithm runs. AUTO uses the GPU when ptreg was built with CUDA
- * and a device is present, the CPU otherwise; the CPU path is the reference. */
-typedef enum ptreg_device {
-    PTREG_DEVICE_AUTO = 0,
-    PTREG_DEVICE_CPU,
-    PTREG_DEVICE_CUDA
-} ptreg_device;
-
 #define PTREG_ERROR_MESSAGE_MAX 512
 
 /* Filled by functions that fail. The message names the input and the place

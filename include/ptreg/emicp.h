@@ -7,6 +7,7 @@
 #define PTREG_EMICP_H
 
 #include "core.h"
+#include "device.h"
 #include "icp.h"
 #include "pair.h"
 

@@ -5,6 +5,7 @@
 #define PTREG_FEATURES_H
 
 #include "core.h"
+#include "device.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,6 +21,7 @@ typedef struct ptreg_neighborhood {
 typedef struct ptreg_normals_options {
     ptreg_neighborhood neighbors; /* default k = 30 */
     double viewpoint[3];          /* normals point toward it (default the origin) */
+    ptreg_device device;          /* the CPU only, for now (auto: the CPU) */
 } ptreg_normals_options;
 
 void ptreg_normals_options_default(ptreg_normals_options *opt);
@@ -51,6 +53,7 @@ typedef struct ptreg_feature_options {
     ptreg_fpfh_convention convention;
     int reference; /* 1: the plain path (one search and one scalar pair at a
                     * time), for checking; the same bits, slower */
+    ptreg_device device; /* the CPU only, for now (auto: the CPU) */
 } ptreg_feature_options;
 
 void ptreg_feature_options_default(ptreg_feature_options *opt);

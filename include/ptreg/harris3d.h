@@ -7,6 +7,7 @@
 #define PTREG_HARRIS3D_H
 
 #include "core.h"
+#include "device.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -5,6 +5,7 @@
 #define PTREG_ICP_H
 
 #include "core.h"
+#include "device.h"
 #include "nn.h"
 
 #ifdef __cplusplus
@@ -72,6 +73,8 @@ typedef struct ptreg_icp_result {
     char nn_note[256];         /* why it is not the one asked for ("" when it is) */
     ptreg_walk_stats *walk;    /* Delaunay methods: per correspondence pass
                                   (iterations + 1), else NULL */
+    ptreg_device device;       /* where it ran */
+    double upload_ms;          /* a one-off GPU run: the model's upload, part of time_ms */
 } ptreg_icp_result;
 
 void ptreg_icp_result_free(ptreg_icp_result *result);
@@ -81,9 +84,43 @@ void ptreg_icp_result_free(ptreg_icp_result *result);
 ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_index *target,
                                const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
-/* Registers source (n points) onto target (m points). */
+/* Registers source (n points) onto target (m points). On a GPU (opt->device,
+ * resolved by ptreg_device_resolve: auto is a GPU when there is one) the
+ * target's structures are built and uploaded first, inside time_ms; the
+ * result is within 1e-5 of the CPU's (the pairs are the same; the sums are
+ * taken in another fixed order) and the same bits on every run of a device. */
 ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,
                        const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
+
+/* ---- a model resident where its registrations run ---- */
+
+/* The real-time case: one model, a new sensed cloud every frame. On a GPU
+ * the index's points, k-d tree and Delaunay graph (when it has one) are
+ * uploaded once, with the kernels compiled then (and cached on disk for
+ * CUDA); every registration after uploads only its source. On the CPU the
+ * model is the index. The index must outlive the model; one thread uses a
+ * model at a time. */
+typedef struct ptreg_icp_model ptreg_icp_model;
+
+/* device is resolved as by ptreg_device_resolve (NULL: auto). */
+ptreg_status ptreg_icp_model_create(const ptreg_model_index *index, const ptreg_device *device,
+                                    ptreg_icp_model **model, ptreg_error *err);
+void ptreg_icp_model_destroy(ptreg_icp_model *model);
+
+typedef struct ptreg_icp_model_info {
+    ptreg_device device;  /* where the model lives */
+    double compile_ms;    /* building the device's kernels (first use in the process) */
+    double upload_ms;     /* copying the model to the device */
+    size_t device_bytes;  /* device memory the model holds, its registrations' buffers included */
+} ptreg_icp_model_info;
+
+void ptreg_icp_model_get_info(const ptreg_icp_model *model, ptreg_icp_model_info *info);
+
+/* Registers source onto the model, on the model's device (opt->device is
+ * not used). time_ms counts from the source in host memory, its upload
+ * included, to the result. */
+ptreg_status ptreg_icp_model_register(ptreg_icp_model *model, const float *source, size_t n,
+                                      const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
 #ifdef __cplusplus
 }

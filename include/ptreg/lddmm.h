@@ -8,6 +8,7 @@
 #define PTREG_LDDMM_H
 
 #include "core.h"
+#include "device.h"
 #include "pair.h"
 
 #ifdef __cplusplus
@@ -39,6 +40,7 @@ typedef struct ptreg_lddmm_options {
     ptreg_lddmm_integrator integrator;
     ptreg_precision precision; /* FP32 (default: float32 pairs, float64 sums) or FP64 */
     ptreg_lddmm_init init;     /* the start of ptreg_lddmm_register without p0_init */
+    ptreg_device device;       /* the CPU only, for now (auto: the CPU) */
 } ptreg_lddmm_options;
 
 void ptreg_lddmm_options_default(ptreg_lddmm_options *opt);

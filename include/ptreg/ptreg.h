@@ -4,6 +4,7 @@
 #define PTREG_H
 
 #include "core.h"
+#include "device.h"
 #include "emicp.h"
 #include "features.h"
 #include "harris3d.h"

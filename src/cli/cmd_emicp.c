@@ -99,7 +99,7 @@ static int read_options(const cli_args *a, ptreg_emicp_options *o, double truth[
     int rc = read_schedule(a, o);
     rc = rc ? rc : read_engine(a, &o->pair);
     rc = rc ? rc : cli_apply_threads(a);
-    rc = rc ? rc : cli_parse_device(a, &o->device);
+    rc = rc ? rc : cli_device(a, CLI_CPU_ONLY, "EM-ICP", &o->device);
     if (!rc && cli_has(a, "init"))
         rc = cli_read_transform("emicp", cli_string(a, "init", NULL), o->init);
     if (!rc && cli_has(a, "truth"))

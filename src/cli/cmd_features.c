@@ -12,6 +12,7 @@
     {"radius", 'r', "R", "every point closer than R (strictly), the point itself among them"}
 #define RUN_OPTIONS                                                                                      \
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},                     \
+    CLI_DEVICE_OPTION,                                                                                  \
     {"repeat", 0, "N", "compute N times in one process and report the median time (default 1)"},      \
     {"json", 0, NULL, "print the result as one JSON object on stdout"}
 
@@ -155,7 +156,7 @@ int cli_run_normals(int argc, char **argv)
     int repeat = 1;
     if ((rc = read_neighborhood(&a, "normals", "k", "radius", &o.neighbors)) ||
         (rc = cli_vec3(&a, "viewpoint", o.viewpoint)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)))
+        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, CLI_CPU_ONLY, "normals", &o.device)))
         return rc;
     ptreg_cloud c;
     if ((rc = cli_load_cloud("normals", a.positional[0], &c, cli_has(&a, "json"))))
@@ -345,7 +346,7 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
     ptreg_feature_options_default(&o);
     int repeat = 1;
     if ((rc = read_feature_options(&a, kind, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)))
+        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, CLI_CPU_ONLY, kind->cmd->name, &o.device)))
         return rc;
     ptreg_cloud c;
     const char *normals = NULL;

@@ -24,6 +24,7 @@ static const cli_option harris_options[] = {
     {"format", 0, "F", "raw, nrrd or nifti (default: by extension, then by content)"},
     {"reference", 0, NULL, "use the literal loop (w^3 terms per voxel, double): slow, for checking"},
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    CLI_DEVICE_OPTION,
     {"repeat", 0, "N", "run N times in one process and report the median time (default 1)"},
     {"json", 0, NULL, "print the result as one JSON object on stdout"},
 };
@@ -258,7 +259,7 @@ int cli_run_harris3d(int argc, char **argv)
     ptreg_harris3d_options_default(&o);
     int repeat = 1;
     if ((rc = read_detector_options(&a, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)))
+        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, CLI_CPU_ONLY, "harris3d", &o.device)))
         return rc;
     const char *path = a.positional[0];
     ptreg_volume vol;

@@ -13,6 +13,7 @@ static const cli_option index_options[] = {
     {"no-delaunay", 0, NULL, "build the k-d tree only (no Delaunay-walk methods)"},
     {"leaf-size", 0, "N", "most points in a k-d tree leaf, 4..256 (default 256)"},
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    CLI_DEVICE_OPTION,
     {"json", 0, NULL, "print what was built as one JSON object on stdout"},
 };
 
@@ -107,7 +108,9 @@ int cli_run_index(int argc, char **argv)
     ptreg_index_options opt;
     ptreg_index_options_default(&opt);
     opt.delaunay = !cli_has(&a, "no-delaunay");
-    if ((rc = cli_int(&a, "leaf-size", 4, 256, &opt.leaf_size)) || (rc = cli_apply_threads(&a)))
+    ptreg_device device;
+    if ((rc = cli_int(&a, "leaf-size", 4, 256, &opt.leaf_size)) || (rc = cli_apply_threads(&a)) ||
+        (rc = cli_device(&a, CLI_CPU_ONLY, "index (built on the CPU; ICP uploads it)", &device)))
         return rc;
     const char *out = cli_string(&a, "output", NULL);
     if (!out) {

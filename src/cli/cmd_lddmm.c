@@ -30,6 +30,7 @@ static const cli_option lddmm_options[] = {
     {"moved", 0, "FILE", "write the template shot to t = 1 (a cloud: .ply, .pcd, .xyz/.csv)"},
     {"trajectory", 0, "DIR", "write the landmarks at every time point as DIR/t_000.ply ..."},
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    CLI_DEVICE_OPTION,
     {"json", 0, NULL, "print the result as one JSON object on stdout"},
 };
 
@@ -58,6 +59,7 @@ static const cli_option warp_options[] = {
     {"precision", 0, "P", "fp32 (default) or fp64"},
     {"ascii", 0, NULL, "write text PLY/PCD (default binary)"},
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    CLI_DEVICE_OPTION,
     {"json", 0, NULL, "print a summary as one JSON object on stdout"},
 };
 
@@ -308,7 +310,8 @@ int cli_run_lddmm(int argc, char **argv)
         return rc < 0 ? EXIT_OK : rc;
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if ((rc = read_lddmm_options(&a, &o)) || (rc = cli_apply_threads(&a)))
+    if ((rc = read_lddmm_options(&a, &o)) || (rc = cli_apply_threads(&a)) ||
+        (rc = cli_device(&a, CLI_CPU_ONLY, "lddmm", &o.device)))
         return rc;
     double *q0 = NULL, *target = NULL, *p0 = NULL;
     size_t n = 0, m = 0;
@@ -354,7 +357,8 @@ int cli_run_warp(int argc, char **argv)
     }
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if ((rc = read_precision(&a, &o.precision)) || (rc = cli_apply_threads(&a)))
+    if ((rc = read_precision(&a, &o.precision)) || (rc = cli_apply_threads(&a)) ||
+        (rc = cli_device(&a, CLI_CPU_ONLY, "warp", &o.device)))
         return rc;
     ptreg_lddmm_model model;
     ptreg_error err;

@@ -81,17 +81,17 @@ int cli_apply_threads(const cli_args *args)
     return rc;
 }
 
-int cli_parse_device(const cli_args *args, ptreg_device *device)
+int cli_device(const cli_args *args, unsigned supported, const char *operation, ptreg_device *device)
 {
     const char *v = cli_string(args, "device", "auto");
-    if (!strcmp(v, "auto"))
-        *device = PTREG_DEVICE_AUTO;
-    else if (!strcmp(v, "cpu"))
-        *device = PTREG_DEVICE_CPU;
-    else if (!strcmp(v, "cuda"))
-        *device = PTREG_DEVICE_CUDA;
-    else {
-        cli_error(args->cmd->name, "--device: '%s' is not auto, cpu or cuda", v);
+    if (ptreg_device_parse(v, device)) {
+        cli_error(args->cmd->name, "--device: '%s' is not auto, cpu, cuda[:N] or opencl[:N] (see 'ptreg devices')", v);
+        return EXIT_USAGE;
+    }
+    ptreg_device on;
+    ptreg_error err;
+    if (ptreg_device_resolve(device, supported, operation, &on, &err)) {
+        cli_error(args->cmd->name, "%s (see 'ptreg devices')", err.message);
         return EXIT_USAGE;
     }
     return EXIT_OK;

@@ -20,7 +20,12 @@ int cli_read_transform(const char *cmd, const char *path, double T[16]);
 int cli_write_transform(const char *cmd, const char *path, const double T[16]);
 /* --threads N; 0 keeps the default. */
 int cli_apply_threads(const cli_args *args);
-int cli_parse_device(const cli_args *args, ptreg_device *device);
+/* --device (else env PTREG_DEVICE, else auto) for an operation with paths
+ * on the `supported` backends: a name that does not parse, or a device the
+ * operation cannot use, is a usage error (exit 2), printed here. *device
+ * is what was asked for (the library resolves it the same way). */
+int cli_device(const cli_args *args, unsigned supported, const char *operation, ptreg_device *device);
+#define CLI_CPU_ONLY PTREG_BACKEND_BIT(PTREG_BACKEND_CPU)
 
 cJSON *cli_json_matrix(const double T[16]);
 /* Prints the object to stdout and frees it; returns EXIT_RUNTIME when
@@ -36,7 +41,12 @@ cJSON *cli_json_index(const ptreg_model_index *index);
 void cli_print_index(const char *indent, const ptreg_model_index *index);
 int cli_describe_index(const char *path, int json);
 
-extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_normals, cli_cmd_pfh, cli_cmd_fpfh, cli_cmd_lddmm, cli_cmd_warp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info;
+extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_normals, cli_cmd_pfh, cli_cmd_fpfh, cli_cmd_lddmm, cli_cmd_warp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info, cli_cmd_devices;
+/* --device, on every command that computes. */
+#define CLI_DEVICE_OPTION                                                                      \
+    {"device", 0, "DEV", "auto, cpu, cuda[:N] or opencl[:N] (default auto: env PTREG_DEVICE, "  \
+                         "else a GPU where the command has a GPU path, else the CPU; see "     \
+                         "'ptreg devices')"}
 /* The options both registration commands take, in their option tables. */
 #define CLI_REGISTRATION_OUTPUTS                                                               \
     {"output", 'o', "FILE", "write SOURCE moved onto TARGET (format from the extension)"},     \
@@ -47,7 +57,7 @@ extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_n
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},             \
     {"repeat", 0, "N", "run the registration N times in one process and report the median "   \
                        "time (default 1)"},                                                    \
-    {"device", 0, "DEV", "auto, cpu or cuda (default auto)"},                                  \
+    CLI_DEVICE_OPTION,                                                                         \
     {"ascii", 0, NULL, "write --output as text (PLY/PCD)"},                                    \
     {"json", 0, NULL, "print the result as one JSON object on stdout"}
 
@@ -69,5 +79,6 @@ int cli_run_index(int argc, char **argv);
 int cli_run_synth(int argc, char **argv);
 int cli_run_convert(int argc, char **argv);
 int cli_run_info(int argc, char **argv);
+int cli_run_devices(int argc, char **argv);
 
 #endif

@@ -23,6 +23,7 @@ static const command_entry commands[] = {
     {&cli_cmd_synth, cli_run_synth},
     {&cli_cmd_convert, cli_run_convert},
     {&cli_cmd_info, cli_run_info},
+    {&cli_cmd_devices, cli_run_devices},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 
@@ -35,7 +36,8 @@ static void print_usage(FILE *out)
     fprintf(out, "  %-10s %s\n", "help", "'ptreg help COMMAND' shows a command's options");
     fprintf(out, "  %-10s %s\n", "version", "print the version (also --version)");
     fprintf(out, "\nExit codes: 0 ok, 2 usage, 3 bad input, 4 runtime failure.\n"
-                 "Environment: PTREG_NUM_THREADS (threads), PTREG_ISA (generic|avx2|avx512 cap).\n"
+                 "Environment: PTREG_NUM_THREADS (threads), PTREG_ISA (generic|avx2|avx512 cap),\n"
+                 "PTREG_DEVICE (the device of --device auto; see ptreg devices).\n"
                  "See man ptreg.\n");
 }
 
@@ -49,13 +51,8 @@ static const command_entry *find_command(const char *name)
 
 static int print_version(void)
 {
-    printf("ptreg %s (cpu: %s, cuda: %s)\n", ptreg_version(), ptreg_isa_name(ptreg_cpu_isa()),
-#ifdef PTREG_HAVE_CUDA_BACKEND
-           "yes"
-#else
-           "no"
-#endif
-    );
+    printf("ptreg %s (cpu: %s; cuda: %s; opencl: %s)\n", ptreg_version(), ptreg_isa_name(ptreg_cpu_isa()),
+           ptreg_backend_built(PTREG_BACKEND_CUDA) ? "yes" : "no", ptreg_backend_built(PTREG_BACKEND_OPENCL) ? "yes" : "no");
     return EXIT_OK;
 }
 

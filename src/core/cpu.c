@@ -1,9 +1,16 @@
 #include "core/cpu.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int isa_cap = -1;
+/* The CPU and the environment stay put while the process runs, so the best
+ * ISA and the default (the best capped by env PTREG_ISA) are found on first
+ * use and kept: ptreg_cpu_isa runs before every kernel call. -1 until then;
+ * threads that meet the first use together store the same value. */
+static atomic_int best_isa = -1, default_isa = -1;
+/* ptreg_cpu_set_isa's cap, which replaces the environment's; -1: none. */
+static atomic_int isa_cap = -1;
 
 const char *ptreg_isa_name(ptreg_isa isa)
 {
@@ -15,7 +22,7 @@ const char *ptreg_isa_name(ptreg_isa isa)
     return "generic";
 }
 
-ptreg_isa ptreg_cpu_best_isa(void)
+static ptreg_isa detect_best_isa(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
@@ -44,11 +51,36 @@ static int env_cap(void)
     return -1;
 }
 
-void ptreg_cpu_set_isa(int isa) { isa_cap = isa; }
+ptreg_isa ptreg_cpu_best_isa(void)
+{
+    int isa = atomic_load_explicit(&best_isa, memory_order_relaxed);
+    if (isa < 0) {
+        isa = (int)detect_best_isa();
+        atomic_store_explicit(&best_isa, isa, memory_order_relaxed);
+    }
+    return (ptreg_isa)isa;
+}
+
+static ptreg_isa capped(int cap)
+{
+    int best = (int)ptreg_cpu_best_isa();
+    return (ptreg_isa)(cap >= 0 && cap < best ? cap : best);
+}
+
+static ptreg_isa default_cpu_isa(void)
+{
+    int isa = atomic_load_explicit(&default_isa, memory_order_relaxed);
+    if (isa < 0) {
+        isa = (int)capped(env_cap());
+        atomic_store_explicit(&default_isa, isa, memory_order_relaxed);
+    }
+    return (ptreg_isa)isa;
+}
+
+void ptreg_cpu_set_isa(int isa) { atomic_store_explicit(&isa_cap, isa, memory_order_relaxed); }
 
 ptreg_isa ptreg_cpu_isa(void)
 {
-    int best = (int)ptreg_cpu_best_isa();
-    int cap = isa_cap >= 0 ? isa_cap : env_cap();
-    return (ptreg_isa)(cap >= 0 && cap < best ? cap : best);
+    int cap = atomic_load_explicit(&isa_cap, memory_order_relaxed);
+    return cap >= 0 ? capped(cap) : default_cpu_isa();
 }

@@ -1,5 +1,6 @@
 /* Run-time choice of the instruction set for the kernels built per ISA
- * (cmake/isa.cmake). Internal to the library and its tests. */
+ * (cmake/isa.cmake); device/cpu_kernels.h holds each ISA's kernels.
+ * Internal to the library and its tests. */
 #ifndef PTREG_CORE_CPU_H
 #define PTREG_CORE_CPU_H
 
@@ -9,8 +10,8 @@ typedef enum ptreg_isa {
     PTREG_ISA_AVX512 = 2
 } ptreg_isa;
 
-/* The best ISA this CPU runs, capped by env PTREG_ISA (generic|avx2|avx512)
- * or by ptreg_cpu_set_isa. */
+/* The best ISA this CPU runs, capped by env PTREG_ISA (generic|avx2|avx512,
+ * read on first use) or by ptreg_cpu_set_isa. Cheap: call it per use. */
 ptreg_isa ptreg_cpu_isa(void);
 /* The best ISA the CPU supports, ignoring caps. */
 ptreg_isa ptreg_cpu_best_isa(void);

@@ -15,6 +15,7 @@
 #endif
 
 #include "core/cpu.h"
+#include "device/cpu_kernels.h"
 #include "feat/harris3d_kernels.h"
 
 void ptreg_harris3d_options_default(ptreg_harris3d_options *opt)
@@ -25,7 +26,7 @@ void ptreg_harris3d_options_default(ptreg_harris3d_options *opt)
     opt->border = PTREG_HARRIS_BORDER_SKIP;
     opt->threshold_mode = PTREG_HARRIS_RELATIVE;
     opt->threshold = 0.01;
-    opt->device = PTREG_DEVICE_AUTO;
+    opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
 }
 
 /* The window reaches 2 sigma, where the weight is e^-2 = 0.14 of the
@@ -50,9 +51,8 @@ static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_error *
     if (!isfinite(o->threshold) || !(o->min_distance >= 0) || !isfinite(o->min_distance))
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: threshold and min_distance must be finite, "
                                                    "min_distance >= 0");
-    if (o->device == PTREG_DEVICE_CUDA)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "harris3d: no CUDA backend in this build");
-    return PTREG_OK;
+    ptreg_device on;
+    return ptreg_device_resolve(&o->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "harris3d", &on, err);
 }
 
 static ptreg_status check_volume(const ptreg_volume *v, ptreg_error *err)
@@ -143,20 +143,6 @@ static void reference_scores(const ptreg_volume *v, const ptreg_harris3d_options
 
 /* ---- the fast path ------------------------------------------------------ */
 
-static void (*tile_kernel(ptreg_isa isa))(ptreg_harris_tile *)
-{
-#if defined(__x86_64__)
-    switch (isa) {
-    case PTREG_ISA_AVX512: return ptreg_harris_tile_avx512;
-    case PTREG_ISA_AVX2: return ptreg_harris_tile_avx2;
-    case PTREG_ISA_GENERIC: break;
-    }
-#else
-    (void)isa;
-#endif
-    return ptreg_harris_tile_generic;
-}
-
 /* Rows per tile: the ring of 2r + 1 smoothed planes stays within about
  * 512 KiB (half of a 1-2 MiB L2), and there are at least 4 tiles per
  * thread to balance; at least 4 rows, since each tile recomputes 2r rows
@@ -184,7 +170,7 @@ static ptreg_status fast_scores(const ptreg_volume *v, const ptreg_harris3d_opti
         w[t] = (float)wd[t];
     size_t rows = tile_rows(v->nx, v->ny, r, nt), tiles = (v->ny + rows - 1) / rows;
     size_t scratch_bytes = ptreg_harris_pad(ptreg_harris_scratch_floats(v->nx, r, rows)) * sizeof(float);
-    void (*kernel)(ptreg_harris_tile *) = tile_kernel(ptreg_cpu_isa());
+    void (*kernel)(ptreg_harris_tile *) = ptreg_cpu_kernels()->harris_tile;
     int border = o->border == PTREG_HARRIS_BORDER_SKIP ? border_of(o) : 0;
     float best = -INFINITY;
 #pragma omp parallel num_threads(nt) reduction(| : failed) reduction(max : best)
@@ -310,20 +296,6 @@ static int push(keypoint_list *l, size_t x, size_t y, size_t z, float score)
     return 1;
 }
 
-static void (*peaks_kernel(ptreg_isa isa))(const ptreg_harris_peak_row *)
-{
-#if defined(__x86_64__)
-    switch (isa) {
-    case PTREG_ISA_AVX512: return ptreg_harris_peaks_avx512;
-    case PTREG_ISA_AVX2: return ptreg_harris_peaks_avx2;
-    case PTREG_ISA_GENERIC: break;
-    }
-#else
-    (void)isa;
-#endif
-    return ptreg_harris_peaks_generic;
-}
-
 /* Local maxima above thr (which is at least 0), in raster order: planes in
  * parallel, each into its own list, joined in plane order. Rows whose
  * maximum is not above thr are skipped. */
@@ -334,7 +306,7 @@ static int local_maxima(const float *s, const float *row_max, size_t nx, size_t 
     int failed = !planes, nt = ptreg_get_num_threads();
     if (failed)
         return 0;
-    void (*peaks)(const ptreg_harris_peak_row *) = peaks_kernel(ptreg_cpu_isa());
+    void (*peaks)(const ptreg_harris_peak_row *) = ptreg_cpu_kernels()->harris_peaks;
 #pragma omp parallel num_threads(nt) reduction(| : failed)
     {
         ptreg_harris_peak_row row = {s, nx, ny, nz, 0, 0, thr, malloc(nx * sizeof(int32_t))};

@@ -13,12 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#ifndef PTREG_ISA_SUFFIX
-#define PTREG_ISA_SUFFIX _generic
-#endif
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define KERNEL(name) CAT(name, PTREG_ISA_SUFFIX)
+#include "device/cpu_isa.h"
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
@@ -278,7 +273,7 @@ static void score_plane(ptreg_harris_tile *t, const tile_buffers *b, long z, siz
     }
 }
 
-void KERNEL(ptreg_harris_tile)(ptreg_harris_tile *t)
+void ISA_FN(ptreg_harris_tile)(ptreg_harris_tile *t)
 {
     int r = t->r;
     size_t rows = t->y1 - t->y0, slab_rows = rows + 2 * (size_t)r + 2;
@@ -316,7 +311,7 @@ static void beat_row(int32_t *restrict peak, const float *restrict c, const floa
             peak[x] &= earlier ? c[x] > nb[j] : c[x] >= nb[j];
 }
 
-void KERNEL(ptreg_harris_peaks)(const ptreg_harris_peak_row *row)
+void ISA_FN(ptreg_harris_peaks)(const ptreg_harris_peak_row *row)
 {
     size_t nx = row->nx, y = row->y, z = row->z;
     const float *c = row->scores + nx * (y + row->ny * z);

@@ -61,6 +61,10 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
     }
     if (!xyz || !normals || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "normals: no points or no output");
+    ptreg_device on;
+    ptreg_status st = ptreg_device_resolve(&opt->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "normals", &on, err);
+    if (st)
+        return st;
     ptreg_kdtree *tree = NULL;
     feat_table table = {0};
     ptreg_status s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cpu.h"
+#include "device/cpu_kernels.h"
 #include "feat/neighborhood.h"
 #include "feat/pfh_kernels.h"
 
@@ -97,17 +97,6 @@ void feat_pair_bins_exact(const float p1[3], const float n1[3], const float p2[3
 
 typedef void (*pair_bins_fn)(const feat_pair_batch *b);
 
-static pair_bins_fn pair_kernel(void)
-{
-    switch (ptreg_cpu_isa()) {
-#if defined(__x86_64__)
-    case PTREG_ISA_AVX512: return feat_pair_bins_avx512;
-    case PTREG_ISA_AVX2: return feat_pair_bins_avx2;
-#endif
-    default: return feat_pair_bins_generic;
-    }
-}
-
 static int finite3(const float *v) { return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]); }
 
 static ptreg_status check_inputs(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *o,
@@ -117,7 +106,9 @@ static ptreg_status check_inputs(const float *xyz, const float *normals, size_t 
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: no points, normals or output");
     if (o->convention != PTREG_FPFH_PCL && o->convention != PTREG_FPFH_OPEN3D)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: unknown convention %d", (int)o->convention);
-    return feat_check_neighborhood(&o->neighbors, err);
+    ptreg_device on;
+    ptreg_status st = ptreg_device_resolve(&o->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "PFH/FPFH", &on, err);
+    return st ? st : feat_check_neighborhood(&o->neighbors, err);
 }
 
 static void fill(float *row, int bins, float value)
@@ -259,7 +250,7 @@ static ptreg_status begin_features(const float *xyz, const float *normals, size_
     if (!s)
         s = feat_table_build(tree, xyz, n, &(*opt)->neighbors, (*opt)->reference, table, err);
     ptreg_kdtree_destroy(tree);
-    *kernel = (*opt)->reference ? NULL : pair_kernel();
+    *kernel = (*opt)->reference ? NULL : ptreg_cpu_kernels()->pfh_pair_bins;
     return s;
 }
 

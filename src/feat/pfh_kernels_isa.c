@@ -8,12 +8,7 @@
 
 #include <math.h>
 
-#ifndef PTREG_ISA_SUFFIX
-#define PTREG_ISA_SUFFIX _generic
-#endif
-#define CAT_(a, b) a##b
-#define CAT(a, b) CAT_(a, b)
-#define KERNEL(name) CAT(name, PTREG_ISA_SUFFIX)
+#include "device/cpu_isa.h"
 
 #define PAIR_PI 3.14159265358979323846
 #define PAIR_PI_F 3.14159265f
@@ -119,7 +114,7 @@ static void pair_bins_second(const feat_pair_batch *b, size_t j0, size_t count, 
     pair_bins_loop(b, 0, j0, count, unsure);
 }
 
-void KERNEL(feat_pair_bins)(const feat_pair_batch *b)
+void ISA_FN(feat_pair_bins)(const feat_pair_batch *b)
 {
     int32_t unsure[SUB_BATCH];
     for (size_t j0 = 0; j0 < b->m; j0 += SUB_BATCH) {

@@ -244,6 +244,7 @@ int ptreg_delaunay_make_rows(ptreg_delaunay *g, const ptreg_kdtree *t)
     }
     if (units >= UINT32_MAX || !(g->rows = aligned_alloc(64, (units ? units : 1) * unit)))
         return -1;
+    g->row_units = units;
     for (size_t s = 0; s < g->slots; s++) {
         if (g->row_at[s] == UINT32_MAX)
             continue;

@@ -43,6 +43,7 @@ typedef struct ptreg_delaunay {
     size_t duplicates;  /* points merged into another */
     int borrowed;       /* the CSR arrays live in a loaded index's buffer */
     unsigned char *rows; /* the walk's rows (always owned) */
+    size_t row_units;   /* their size in 64-byte units */
     uint32_t *row_at;   /* per slot: its row, in 64-byte units; UINT32_MAX: none */
 } ptreg_delaunay;
 

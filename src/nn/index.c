@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/cpu_kernels.h"
 #include "nn/index_impl.h"
-#include "nn/nn_dispatch.h"
 #include "ptreg/nn.h"
 
 void ptreg_index_options_default(ptreg_index_options *opt)
@@ -49,7 +49,7 @@ ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_in
             ptreg_error_set(err, st, "%s", why.message);
         }
     } else if (!st) {
-        snprintf(idx->note, sizeof idx->note, "not built (--no-delaunay)");
+        snprintf(idx->note, sizeof idx->note, "not asked for");
     }
     if (st) {
         ptreg_model_index_destroy(idx);
@@ -121,7 +121,8 @@ static ptreg_status walk_nearest(const ptreg_model_index *idx, const float *quer
             uint32_t s = seed ? seed[i0 + i] : PTREG_NO_NEIGHBOR;
             slots[i] = s < t->n ? t->slot[s] : PTREG_NO_NEIGHBOR;
         }
-        ptreg_dt_nearest_range(t, idx->graph, queries + 3 * i0, cnt, start, slots, dist2 + i0, NULL, &tally[c]);
+        ptreg_cpu_kernels()->dt_nearest_range(t, idx->graph, queries + 3 * i0, cnt, start, slots, dist2 + i0, NULL,
+                                              &tally[c]);
         for (size_t i = 0; i < cnt; i++)
             nearest[i0 + i] = t->index[slots[i]];
     }

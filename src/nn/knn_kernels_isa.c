@@ -8,12 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/cpu_isa.h"
 #include "nn/nn_kernels.h"
-
-#define PTREG_CAT_(a, b) a##b
-#define PTREG_CAT(a, b) PTREG_CAT_(a, b)
-#define ISA_FN(name) PTREG_CAT(name, PTREG_ISA_SUFFIX)
-
 
 typedef struct kd_visit {
     uint32_t ref;

@@ -1,5 +1,6 @@
-/* The nearest-neighbour kernels built once per ISA (nn_kernels_isa.c) and
- * the dispatch to the one this CPU runs. */
+/* The nearest-neighbour kernels built once per ISA (nn_kernels_isa.c,
+ * knn_kernels_isa.c); the CPU's kernel table (device/cpu_kernels.h) holds
+ * the copy this CPU runs. */
 #ifndef PTREG_NN_KERNELS_H
 #define PTREG_NN_KERNELS_H
 

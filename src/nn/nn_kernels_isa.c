@@ -10,11 +10,8 @@
 #include <immintrin.h>
 #endif
 
+#include "device/cpu_isa.h"
 #include "nn/nn_kernels.h"
-
-#define PTREG_CAT_(a, b) a##b
-#define PTREG_CAT(a, b) PTREG_CAT_(a, b)
-#define ISA_FN(name) PTREG_CAT(name, PTREG_ISA_SUFFIX)
 
 /* Brute force: the target in tiles that stay in L1 while a block of
  * queries runs over them. */

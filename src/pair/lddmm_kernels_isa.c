@@ -4,9 +4,7 @@
 #include "pair/lddmm_kernels.h"
 #include "pair/vec_isa.h"
 
-#define PTREG_CAT_(a, b) a##b
-#define PTREG_CAT(a, b) PTREG_CAT_(a, b)
-#define ISA_FN(name) PTREG_CAT(name, PTREG_ISA_SUFFIX)
+#include "device/cpu_isa.h"
 
 typedef struct vec3 {
     vf x, y, z;

@@ -10,6 +10,7 @@
 #endif
 
 #include "core/cpu.h"
+#include "device/cpu_kernels.h"
 #include "pair/pair_kernels.h"
 
 struct ptreg_pair_plan {
@@ -216,20 +217,6 @@ static ptreg_status reserve_rows(ptreg_pair_plan *plan, size_t padded, int threa
     return PTREG_OK;
 }
 
-static void (*gauss_kernel(ptreg_isa isa))(const ptreg_pair_gauss_block *)
-{
-#if defined(__x86_64__)
-    switch (isa) {
-    case PTREG_ISA_AVX512: return ptreg_pair_gauss_block_avx512;
-    case PTREG_ISA_AVX2: return ptreg_pair_gauss_block_avx2;
-    case PTREG_ISA_GENERIC: break;
-    }
-#else
-    (void)isa;
-#endif
-    return ptreg_pair_gauss_block_generic;
-}
-
 static int thread_index(void)
 {
 #ifdef _OPENMP
@@ -244,7 +231,7 @@ static void gauss_vector(ptreg_pair_plan *plan, size_t padded, double scale, int
 {
     const size_t rb = (size_t)plan->opt.row_block;
     const size_t blocks = (padded + rb - 1) / rb;
-    void (*kernel)(const ptreg_pair_gauss_block *) = gauss_kernel(plan->isa);
+    void (*kernel)(const ptreg_pair_gauss_block *) = ptreg_cpu_kernels_for(plan->isa)->pair_gauss_block;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (size_t b = 0; b < blocks; b++) {
         const size_t r0 = b * rb, nr = padded - r0 < rb ? padded - r0 : rb;
@@ -352,14 +339,4 @@ ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const float *col
     return st;
 }
 
-void ptreg_pair_exp(const float *in, float *out, size_t n)
-{
-#if defined(__x86_64__)
-    switch (ptreg_cpu_isa()) {
-    case PTREG_ISA_AVX512: ptreg_pair_exp_array_avx512(in, out, n); return;
-    case PTREG_ISA_AVX2: ptreg_pair_exp_array_avx2(in, out, n); return;
-    case PTREG_ISA_GENERIC: break;
-    }
-#endif
-    ptreg_pair_exp_array_generic(in, out, n);
-}
+void ptreg_pair_exp(const float *in, float *out, size_t n) { ptreg_cpu_kernels()->pair_exp_array(in, out, n); }

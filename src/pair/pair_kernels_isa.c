@@ -5,12 +5,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "device/cpu_isa.h"
 #include "pair/pair_kernels.h"
 #include "pair/vec_isa.h"
-
-#define PTREG_CAT_(a, b) a##b
-#define PTREG_CAT(a, b) PTREG_CAT_(a, b)
-#define ISA_FN(name) PTREG_CAT(name, PTREG_ISA_SUFFIX)
 
 void ISA_FN(ptreg_pair_exp_array)(const float *in, float *out, size_t n)
 {

@@ -23,7 +23,7 @@ void ptreg_emicp_options_default(ptreg_emicp_options *opt)
     opt->tol = 1e-7;
     ptreg_transform_identity(opt->init);
     ptreg_pair_options_default(&opt->pair);
-    opt->device = PTREG_DEVICE_AUTO;
+    opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
 }
 
 void ptreg_emicp_options_tamaki(ptreg_emicp_options *opt)
@@ -262,6 +262,8 @@ ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, siz
     st = st ? st : check_input(target, m, "target", err);
     if (!st && !ptreg_transform_is_rigid(opt->init, 1e-6))
         st = ptreg_error_set(err, PTREG_ERR_ARG, "EM-ICP: the initial transform is not rigid");
+    ptreg_device on;
+    st = st ? st : ptreg_device_resolve(&opt->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "EM-ICP", &on, err);
     if (st)
         return st;
     const double t0 = ptreg_time_ms();

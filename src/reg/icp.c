@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/cpu_kernels.h"
 #include "nn/index_impl.h"
 #include "nn/kdtree_impl.h"
 #include "nn/nn_dispatch.h"
+#include "reg/icp_impl.h"
 #include "reg/icp_kernels.h"
 #include "ptreg/nn.h"
 
@@ -69,7 +71,7 @@ void ptreg_icp_options_default(ptreg_icp_options *opt)
     opt->trim = 1.0;
     ptreg_transform_identity(opt->init);
     opt->nn = PTREG_NN_AUTO;
-    opt->device = PTREG_DEVICE_AUTO;
+    opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
 }
 
 void ptreg_icp_result_free(ptreg_icp_result *result)
@@ -121,8 +123,8 @@ static int finite_points(const float *p, size_t n, size_t *bad)
     return 1;
 }
 
-static ptreg_status check_inputs(const float *source, size_t n, const float *target, size_t m,
-                                 const ptreg_icp_options *opt, ptreg_error *err)
+ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
+                                    const ptreg_icp_options *opt, ptreg_error *err)
 {
     size_t bad;
     if (n == 0 || m == 0)
@@ -141,15 +143,13 @@ static ptreg_status check_inputs(const float *source, size_t n, const float *tar
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: invalid tolerance, distance or filter option");
     if (!ptreg_transform_is_rigid(opt->init, 1e-6))
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: the initial transform is not a rigid motion");
-    if (opt->device == PTREG_DEVICE_CUDA)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "ICP: this build has no CUDA backend");
     return PTREG_OK;
 }
 
 /* The method that runs: the one asked for, unless it needs a Delaunay
  * graph the model has not got (then the k-d tree, and a note says why). */
-static ptreg_nn_method choose_nn(ptreg_nn_method asked, size_t n, const ptreg_model_index *idx, char *note,
-                                 size_t note_size)
+ptreg_nn_method ptreg_icp_choose_nn(ptreg_nn_method asked, size_t n, const ptreg_model_index *idx, char *note,
+                                    size_t note_size)
 {
     note[0] = '\0';
     if (asked == PTREG_NN_AUTO) {
@@ -168,7 +168,7 @@ static ptreg_nn_method choose_nn(ptreg_nn_method asked, size_t n, const ptreg_mo
 }
 
 /* Bounding-box centre and squared diagonal of the target. */
-static void target_extent(const float *t, size_t m, double centre[3], double *diag2)
+void ptreg_icp_target_extent(const float *t, size_t m, double centre[3], double *diag2)
 {
     double lo[3] = {t[0], t[1], t[2]}, hi[3] = {t[0], t[1], t[2]};
     for (size_t j = 1; j < m; j++)
@@ -222,7 +222,7 @@ static uint32_t morton_code(const float *p, const float lo[3], const float scale
  * cache; the 40k/30k walks get 12-15% faster (bench/NOTES.md). Every
  * method and thread count sees the same order, so they still agree to the
  * bit. */
-static int morton_order(const float *p, size_t n, uint32_t *order)
+int ptreg_icp_morton_order(const float *p, size_t n, uint32_t *order)
 {
     float lo[3] = {p[0], p[1], p[2]}, hi[3] = {p[0], p[1], p[2]}, scale[3];
     for (size_t i = 1; i < n; i++)
@@ -264,7 +264,7 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->target = idx->points, s->n = n, s->m = idx->n, s->opt = opt;
     s->source = malloc(3 * n * sizeof(float));
     s->order = malloc(n * sizeof(uint32_t));
-    if (!s->source || !s->order || morton_order(source, n, s->order))
+    if (!s->source || !s->order || ptreg_icp_morton_order(source, n, s->order))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     for (size_t i = 0; i < n; i++)
         memcpy(s->source + 3 * i, source + 3 * (size_t)s->order[i], 3 * sizeof(float));
@@ -306,7 +306,8 @@ static void block_moments(icp_state *s, size_t b)
 {
     size_t i0 = b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
     ptreg_pair_sums sums;
-    ptreg_pair_sums_range(s->moved + 3 * i0, s->matched + 3 * i0, s->dist2 + i0, s->use + i0, cnt, s->ref, &sums);
+    ptreg_cpu_kernels()->pair_sums_range(s->moved + 3 * i0, s->matched + 3 * i0, s->dist2 + i0, s->use + i0, cnt,
+                                         s->ref, &sums);
     ptreg_moments *mb = &s->block_moments[b];
     ptreg_moments_init(mb, s->ref, s->ref);
     mb->w = sums.w;
@@ -317,7 +318,7 @@ static void block_moments(icp_state *s, size_t b)
 }
 
 /* Where the Delaunay walks of correspondence pass `pass` start. */
-static ptreg_walk_start walk_start(ptreg_nn_method nn, int pass)
+ptreg_walk_start ptreg_icp_walk_start(ptreg_nn_method nn, int pass)
 {
     switch (nn) {
     case PTREG_NN_DELAUNAY_KDANN: return PTREG_WALK_KDANN;
@@ -340,16 +341,16 @@ static void correspond_block(icp_state *s, const double T[16], size_t b)
     ptreg_transform_points(T, s->source + 3 * i0, moved, cnt);
     if (s->graph) {
         memset(&s->block_walk[b], 0, sizeof s->block_walk[b]);
-        ptreg_dt_nearest_range(s->tree, s->graph, moved, cnt, walk_start(s->nn, s->pass), nearest, d2,
-                               s->walk_memory ? s->walk_memory + i0 : NULL, &s->block_walk[b]);
+        ptreg_cpu_kernels()->dt_nearest_range(s->tree, s->graph, moved, cnt, ptreg_icp_walk_start(s->nn, s->pass), nearest,
+                                              d2, s->walk_memory ? s->walk_memory + i0 : NULL, &s->block_walk[b]);
         for (size_t i = 0; i < cnt; i++)
             ptreg_kdtree_slot_point(s->tree, nearest[i], matched + 3 * i);
     } else if (s->nn == PTREG_NN_KDTREE) {
-        ptreg_kd_nearest_range(s->tree, moved, cnt, nearest, nearest, d2);
+        ptreg_cpu_kernels()->kd_nearest_range(s->tree, moved, cnt, nearest, nearest, d2);
         for (size_t i = 0; i < cnt; i++)
             ptreg_kdtree_slot_point(s->tree, nearest[i], matched + 3 * i);
     } else {
-        ptreg_brute_range(&s->brute, moved, cnt, nearest, d2);
+        ptreg_cpu_kernels()->brute_range(&s->brute, moved, cnt, nearest, d2);
         for (size_t i = 0; i < cnt; i++)
             memcpy(matched + 3 * i, s->target + 3 * (size_t)nearest[i], 3 * sizeof(float));
     }
@@ -443,21 +444,32 @@ static size_t correspond(icp_state *s, const double T[16], int iteration, ptreg_
     return (size_t)total->w;
 }
 
-static ptreg_status run_iterations(icp_state *s, ptreg_icp_result *r, double tol, ptreg_error *err)
+static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration, ptreg_moments *total,
+                                   double *sum_d2, size_t *used, ptreg_walk_stats *walk, ptreg_error *err)
 {
-    const ptreg_icp_options *opt = s->opt;
+    (void)err;
+    *used = correspond(ctx, T, iteration, total, sum_d2, walk);
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond_pass, void *ctx, size_t n,
+                               const ptreg_icp_options *opt, double tol, ptreg_icp_result *r, ptreg_error *err)
+{
     double *T = r->transformation;
     memcpy(T, opt->init, 16 * sizeof(double));
     for (int k = 0;; k++) {
         ptreg_moments mom;
         double sum_d2;
-        size_t used = correspond(s, T, k, &mom, &sum_d2, r->walk ? &r->walk[k] : NULL);
+        size_t used;
+        ptreg_status st = correspond_pass(ctx, T, k, &mom, &sum_d2, &used, r->walk ? &r->walk[k] : NULL, err);
+        if (st)
+            return st;
         double mse = used ? sum_d2 / (double)used : 0.0;
         r->mse[k] = mse;
         r->iterations = k;
         r->pairs = used;
         r->rmse = sqrt(mse);
-        r->fitness = (double)used / (double)s->n;
+        r->fitness = (double)used / (double)n;
         /* Besl's test on the size of the change: with rejection the MSE can
          * rise as pairs rejoin, which is not convergence. */
         if (k > 0 && tol > 0.0 && fabs(r->mse[k - 1] - mse) < tol) {
@@ -475,7 +487,7 @@ static ptreg_status run_iterations(icp_state *s, ptreg_icp_result *r, double tol
         }
         double dT[16];
         int degenerate;
-        ptreg_status st = ptreg_horn_solve(&mom, dT, &degenerate, err);
+        st = ptreg_horn_solve(&mom, dT, &degenerate, err);
         if (st)
             return st;
         if (degenerate) {
@@ -486,30 +498,41 @@ static ptreg_status run_iterations(icp_state *s, ptreg_icp_result *r, double tol
     }
 }
 
+ptreg_status ptreg_icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks, ptreg_error *err)
+{
+    r->mse = malloc(((size_t)max_iter + 1) * sizeof(double));
+    if (walks)
+        r->walk = calloc((size_t)max_iter + 1, sizeof *r->walk);
+    if (!r->mse || (walks && !r->walk))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
+    return PTREG_OK;
+}
+
+double ptreg_icp_tolerance(const ptreg_icp_options *opt, double diag2)
+{
+    return opt->tol < 0.0 ? 1e-10 * diag2 : opt->tol;
+}
+
 /* The registration proper, on an index; t0 is when the caller's clouds were
  * in memory (time_ms counts from it). */
 static ptreg_status icp_run(const float *source, size_t n, const ptreg_model_index *idx,
                             const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err)
 {
     icp_state s;
-    ptreg_nn_method nn = choose_nn(opt->nn, n, idx, r->nn_note, sizeof r->nn_note);
+    ptreg_nn_method nn = ptreg_icp_choose_nn(opt->nn, n, idx, r->nn_note, sizeof r->nn_note);
     ptreg_status st = state_init(&s, source, n, idx, opt, nn, err);
     r->nn = nn;
-    r->mse = malloc(((size_t)opt->max_iter + 1) * sizeof(double));
-    if (!st && s.graph)
-        r->walk = calloc((size_t)opt->max_iter + 1, sizeof *r->walk);
-    if (!st && (!r->mse || (s.graph && !r->walk)))
-        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
+    if (!st)
+        st = ptreg_icp_result_alloc(r, opt->max_iter, s.graph != NULL, err);
     double diag2;
-    target_extent(idx->points, idx->n, s.ref, &diag2);
-    double tol = opt->tol < 0.0 ? 1e-10 * diag2 : opt->tol;
+    ptreg_icp_target_extent(idx->points, idx->n, s.ref, &diag2);
     if (!st && nn == PTREG_NN_BRUTE) {
         double tb = ptreg_time_ms();
         st = ptreg_brute_target_init(&s.brute, idx->points, idx->n, err);
         r->build_ms += ptreg_time_ms() - tb;
     }
     if (!st)
-        st = run_iterations(&s, r, tol, err);
+        st = ptreg_icp_iterate(cpu_correspond, &s, s.n, opt, ptreg_icp_tolerance(opt, diag2), r, err);
     state_free(&s);
     if (st) {
         ptreg_icp_result_free(r);
@@ -530,7 +553,17 @@ static ptreg_status begin(const float *source, size_t n, const float *target, si
         ptreg_icp_options_default(defaults);
         *opt = defaults;
     }
-    return check_inputs(source, n, target, m, *opt, err);
+    return ptreg_icp_check_inputs(source, n, target, m, *opt, err);
+}
+
+/* The registration on an index, on the device the options name. */
+static ptreg_status icp_on(const ptreg_device *device, const float *source, size_t n, const ptreg_model_index *idx,
+                           const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err)
+{
+    r->device = *device;
+    if (device->backend == PTREG_BACKEND_CPU)
+        return icp_run(source, n, idx, opt, t0, r, err);
+    return ptreg_icp_device_once(device, source, n, idx, opt, t0, r, err);
 }
 
 ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_index *target,
@@ -538,8 +571,10 @@ ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_
 {
     double t0 = ptreg_time_ms();
     ptreg_icp_options def;
+    ptreg_device on;
     ptreg_status st = begin(source, n, target->points, target->n, &opt_in, &def, r, err);
-    return st ? st : icp_run(source, n, target, opt_in, t0, r, err);
+    st = st ? st : ptreg_device_resolve(&opt_in->device, PTREG_ICP_BACKENDS, "ICP", &on, err);
+    return st ? st : icp_on(&on, source, n, target, opt_in, t0, r, err);
 }
 
 ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,
@@ -547,7 +582,9 @@ ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_
 {
     double t0 = ptreg_time_ms();
     ptreg_icp_options def;
+    ptreg_device on;
     ptreg_status st = begin(source, n, target, m, &opt_in, &def, r, err);
+    st = st ? st : ptreg_device_resolve(&opt_in->device, PTREG_ICP_BACKENDS, "ICP", &on, err);
     if (st)
         return st;
     /* Without a prebuilt index only the structures the method needs are
@@ -561,7 +598,7 @@ ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_
     if ((st = ptreg_model_index_create(target, m, &io, &idx, err)))
         return st;
     r->build_ms = ptreg_time_ms() - tb;
-    st = icp_run(source, n, idx, opt_in, t0, r, err);
+    st = icp_on(&on, source, n, idx, opt_in, t0, r, err);
     ptreg_model_index_destroy(idx);
     return st;
 }

@@ -23,7 +23,4 @@ PTREG_DECLARE_ICP_KERNELS(_avx2)
 PTREG_DECLARE_ICP_KERNELS(_avx512)
 #endif
 
-void ptreg_pair_sums_range(const float *p, const float *q, const float *d2, const unsigned char *use, size_t n,
-                           const double ref[3], ptreg_pair_sums *out);
-
 #endif

@@ -6,11 +6,8 @@
 #endif
 #include <string.h>
 
+#include "device/cpu_isa.h"
 #include "reg/icp_kernels.h"
-
-#define PTREG_CAT_(a, b) a##b
-#define PTREG_CAT(a, b) PTREG_CAT_(a, b)
-#define ISA_FN(name) PTREG_CAT(name, PTREG_ISA_SUFFIX)
 
 void ISA_FN(ptreg_pair_sums_range)(const float *p, const float *q, const float *d2, const unsigned char *use,
                                    size_t n, const double ref[3], ptreg_pair_sums *out)

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cpu.h"
+#include "device/cpu_kernels.h"
 #include "pair/lddmm_kernels.h"
 
 #define ROWS_PER_TASK 64 /* a multiple of PTREG_LDDMM_ROW_PAD */
@@ -63,28 +63,6 @@ typedef struct lddmm_ctx {
 } lddmm_ctx;
 
 typedef void (*block_fn)(const lddmm_block *b);
-
-static block_fn flow_kernel(void)
-{
-    switch (ptreg_cpu_isa()) {
-#if defined(__x86_64__)
-    case PTREG_ISA_AVX512: return ptreg_lddmm_flow_block_avx512;
-    case PTREG_ISA_AVX2: return ptreg_lddmm_flow_block_avx2;
-#endif
-    default: return ptreg_lddmm_flow_block_generic;
-    }
-}
-
-static block_fn adjoint_kernel(void)
-{
-    switch (ptreg_cpu_isa()) {
-#if defined(__x86_64__)
-    case PTREG_ISA_AVX512: return ptreg_lddmm_adjoint_block_avx512;
-    case PTREG_ISA_AVX2: return ptreg_lddmm_adjoint_block_avx2;
-#endif
-    default: return ptreg_lddmm_adjoint_block_generic;
-    }
-}
 
 static size_t padded(size_t n) { return (n + PTREG_LDDMM_ROW_PAD - 1) / PTREG_LDDMM_ROW_PAD * PTREG_LDDMM_ROW_PAD; }
 
@@ -184,7 +162,7 @@ static void landmark_sums(lddmm_ctx *c, const double *q, const double *p, double
     }
     const double *src[2] = {q, p};
     lddmm_points pts = pack_points(c->pack, c->n, src, 2);
-    run_blocks(c, flow_kernel(), &pts, &pts, c->out, 6);
+    run_blocks(c, ptreg_cpu_kernels()->lddmm_flow_block, &pts, &pts, c->out, 6);
     for (size_t i = 0; i < c->n; i++)
         for (int k = 0; k < 3; k++) {
             v[3 * i + (size_t)k] = c->out[(size_t)k * c->npad + i];
@@ -242,7 +220,7 @@ static void adjoint(lddmm_ctx *c, const double *q, const double *p, const double
     }
     const double *src[4] = {q, p, a, b};
     lddmm_points pts = pack_points(c->pack, c->n, src, 4);
-    run_blocks(c, adjoint_kernel(), &pts, &pts, c->out, 15);
+    run_blocks(c, ptreg_cpu_kernels()->lddmm_adjoint_block, &pts, &pts, c->out, 15);
     const double s = c->s;
     for (size_t i = 0; i < c->n; i++)
         for (int k = 0; k < 3; k++) {
@@ -275,7 +253,8 @@ static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_
     if (o->precision != PTREG_PRECISION_FP32 && o->precision != PTREG_PRECISION_FP64)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "lddmm: precision %s is not supported (fp32 or fp64)",
                                ptreg_precision_name(o->precision));
-    return PTREG_OK;
+    ptreg_device on;
+    return ptreg_device_resolve(&o->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "lddmm", &on, err);
 }
 
 static ptreg_status check_points(const double *v, size_t n, const char *what, ptreg_error *err)
@@ -718,7 +697,7 @@ static ptreg_status point_velocity(lddmm_ctx *c, const double *x, size_t m, cons
     const double *colsrc[2] = {q, p}, *rowsrc[2] = {x, NULL};
     lddmm_points cols = pack_points(c->pack, c->n, colsrc, 2);
     lddmm_points rows = pack_points(rowpack, m, rowsrc, 2);
-    run_blocks(c, flow_kernel(), &rows, &cols, out, 6);
+    run_blocks(c, ptreg_cpu_kernels()->lddmm_flow_block, &rows, &cols, out, 6);
     size_t np = padded(m);
     for (size_t i = 0; i < m; i++)
         for (int k = 0; k < 3; k++)

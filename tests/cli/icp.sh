@@ -42,8 +42,9 @@ expect 3 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --init "$WORK/short.
 expect 4 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" -o "$WORK/no/such/dir/moved.ply"
 [ -z "$(ls "$WORK" | grep -v -E '^(model.ply|scan.ply|truth.txt|moved.pcd|T.txt|out|err|one_thread.json|bad.ply|scale.txt|short.txt)$')" ] ||
     fail "stray files: $(ls "$WORK")"
-# the CUDA backend is not in this build
-expect 4 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --device cuda; err_has "CUDA"
+# a device that is not here: a usage error naming it, never a CPU run
+expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --device cuda:9 -o "$WORK/never.ply"; err_has "cuda:9"
+no_file "$WORK/never.ply"
 
 # convert and info round trip
 expect 0 -- "$PTREG" convert "$WORK/scan.ply" -o "$WORK/scan.xyz"

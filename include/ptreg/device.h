@@ -1,0 +1,82 @@
+/* ptreg devices: where an algorithm runs. The CPU (with its instruction set),
+ * each CUDA GPU (the driver API and NVRTC, loaded at run time) and each
+ * OpenCL device. Every algorithm takes a ptreg_device in its options and
+ * resolves it with ptreg_device_resolve; the CPU path is the reference that
+ * every device path is tested against. */
+#ifndef PTREG_DEVICE_H
+#define PTREG_DEVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ptreg_backend {
+    PTREG_BACKEND_AUTO = 0, /* a request only: see ptreg_device_resolve */
+    PTREG_BACKEND_CPU,
+    PTREG_BACKEND_CUDA,
+    PTREG_BACKEND_OPENCL
+} ptreg_backend;
+
+/* A device: a backend and the device's number among that backend's
+ * (cuda:N, opencl:N; 0 for cpu and auto). Zero-initialised, it is auto. */
+typedef struct ptreg_device {
+    ptreg_backend backend;
+    int index;
+} ptreg_device;
+
+/* Which backends an operation has a path for: a mask of PTREG_BACKEND_BIT. */
+#define PTREG_BACKEND_BIT(b) (1u << (unsigned)(b))
+
+const char *ptreg_backend_name(ptreg_backend backend);
+/* Whether this build has the backend (CUDA and OpenCL are build options). */
+int ptreg_backend_built(ptreg_backend backend);
+
+/* "auto", "cpu", "cuda", "cuda:N", "opencl", "opencl:N" ("cuda" is cuda:0).
+ * Returns -1 for anything else. */
+int ptreg_device_parse(const char *text, ptreg_device *device);
+/* "cpu", "cuda:0", ...; returns buf. */
+const char *ptreg_device_format(const ptreg_device *device, char *buf, size_t size);
+
+typedef struct ptreg_device_info {
+    ptreg_device device;
+    char name[128];
+    char vendor[64];
+    char platform[96];      /* OpenCL platform, or "CUDA driver 13.0, NVRTC 13.0" */
+    char version[64];       /* "sm_90", "OpenCL 3.0 ...", or the CPU's ISA */
+    int is_gpu;
+    int for_testing;        /* a CPU OpenCL driver (POCL): never chosen by auto */
+    uint64_t memory_bytes;
+    uint32_t compute_units;
+    uint64_t local_memory_bytes;
+    size_t max_work_group;
+    int fp64;
+} ptreg_device_info;
+
+/* Every device found, the CPU first; enumerated once per process (libraries
+ * missing mean no devices of that backend, see ptreg_backend_note). The
+ * list belongs to the library. */
+void ptreg_devices(const ptreg_device_info **list, size_t *count);
+/* Why a backend has no devices ("" when it has, or has not been looked
+ * for): the library that was not found, the driver's error ... */
+const char *ptreg_backend_note(ptreg_backend backend);
+
+/* The device an operation runs on. `supported` holds the backends the
+ * operation has a path for (the CPU is always among them). AUTO takes env
+ * PTREG_DEVICE when it is set, else the first CUDA GPU, else the first
+ * OpenCL GPU, else the CPU, among the supported backends. A device asked
+ * for (here or by PTREG_DEVICE) that the operation cannot use, that this
+ * build lacks or that is not present is PTREG_ERR_ARG with a message naming
+ * the operation and the device: never a silent run on the CPU. */
+ptreg_status ptreg_device_resolve(const ptreg_device *request, unsigned supported, const char *operation,
+                                  ptreg_device *resolved, ptreg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,121 @@
+/* ptreg devices: what ptreg can run on here. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/common.h"
+
+static const cli_option devices_options[] = {
+    {"json", 0, NULL, "print the list as one JSON object on stdout"},
+};
+
+const cli_command cli_cmd_devices = {
+    "devices",
+    "[options]",
+    "List the devices ptreg finds: the CPU, CUDA GPUs and OpenCL devices.",
+    "Each line gives the name to pass to --device (cpu, cuda:N, opencl:N), the device's\n"
+    "name, backend, memory, compute units, local (shared) memory per work-group and\n"
+    "whether it has double precision. --device auto takes env PTREG_DEVICE when set,\n"
+    "else the first CUDA GPU, else the first OpenCL GPU, else the CPU, for commands that\n"
+    "have a path on that kind of device; CPU OpenCL drivers (POCL) are listed but never\n"
+    "chosen by auto: they are for testing the kernels, and slower than the CPU path.\n"
+    "The CUDA backend loads libcuda.so.1 and NVRTC (libnvrtc.so, or env PTREG_NVRTC) at\n"
+    "run time and caches compiled kernels in $XDG_CACHE_HOME/ptreg/kernels (env\n"
+    "PTREG_KERNEL_CACHE: another folder, or off); the OpenCL backend loads libOpenCL.so.1.",
+    devices_options,
+    sizeof devices_options / sizeof devices_options[0],
+    0,
+    0,
+};
+
+static double gib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
+
+static void print_device(const ptreg_device_info *d)
+{
+    char name[32];
+    ptreg_device_format(&d->device, name, sizeof name);
+    printf("  %-10s %s\n", name, d->name);
+    if (d->device.backend == PTREG_BACKEND_CPU) {
+        printf("             %s kernels, %u threads, %.1f GiB\n", d->version, d->compute_units, gib(d->memory_bytes));
+        return;
+    }
+    printf("             %s, %s; %s\n", d->platform, d->version,
+           d->is_gpu ? "GPU" : d->for_testing ? "CPU driver: for tests, never chosen by auto" : "not a GPU");
+    printf("             %.1f GiB, %u compute units, %llu KiB local memory, work-groups up to %zu, fp64 %s\n",
+           gib(d->memory_bytes), d->compute_units, (unsigned long long)(d->local_memory_bytes / 1024),
+           d->max_work_group, d->fp64 ? "yes" : "no");
+}
+
+static cJSON *json_device(const ptreg_device_info *d)
+{
+    char name[32];
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "device", ptreg_device_format(&d->device, name, sizeof name));
+    cJSON_AddStringToObject(o, "backend", ptreg_backend_name(d->device.backend));
+    cJSON_AddStringToObject(o, "name", d->name);
+    cJSON_AddStringToObject(o, "vendor", d->vendor);
+    cJSON_AddStringToObject(o, "platform", d->platform);
+    cJSON_AddStringToObject(o, "version", d->version);
+    cJSON_AddBoolToObject(o, "gpu", d->is_gpu);
+    cJSON_AddBoolToObject(o, "for_testing", d->for_testing);
+    cJSON_AddNumberToObject(o, "memory_bytes", (double)d->memory_bytes);
+    cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
+    cJSON_AddNumberToObject(o, "local_memory_bytes", (double)d->local_memory_bytes);
+    cJSON_AddNumberToObject(o, "max_work_group", (double)d->max_work_group);
+    cJSON_AddBoolToObject(o, "fp64", d->fp64);
+    return o;
+}
+
+/* What auto picks for a command with a path on every backend (icp), or
+ * why it cannot pick (a PTREG_DEVICE naming a missing device). */
+static void auto_choice(char *text, size_t size)
+{
+    ptreg_device any = {PTREG_BACKEND_AUTO, 0}, on;
+    unsigned all = PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |
+                   PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL);
+    ptreg_error err;
+    if (ptreg_device_resolve(&any, all, "a GPU command", &on, &err))
+        snprintf(text, size, "none: %s", err.message);
+    else
+        ptreg_device_format(&on, text, size);
+}
+
+static int print_json(const ptreg_device_info *list, size_t count, const char *choice)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "command", "devices");
+    cJSON *arr = cJSON_AddArrayToObject(o, "devices");
+    for (size_t i = 0; i < count; i++)
+        cJSON_AddItemToArray(arr, json_device(&list[i]));
+    cJSON *backends = cJSON_AddObjectToObject(o, "backends");
+    for (ptreg_backend b = PTREG_BACKEND_CPU; b <= PTREG_BACKEND_OPENCL; b++) {
+        cJSON *bo = cJSON_AddObjectToObject(backends, ptreg_backend_name(b));
+        cJSON_AddBoolToObject(bo, "built", ptreg_backend_built(b));
+        cJSON_AddStringToObject(bo, "note", ptreg_backend_note(b));
+    }
+    cJSON_AddStringToObject(o, "auto", choice);
+    cJSON_AddStringToObject(o, "version", ptreg_version());
+    return cli_json_print(o);
+}
+
+int cli_run_devices(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_devices, argc, argv, &a);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    const ptreg_device_info *list;
+    size_t count;
+    ptreg_devices(&list, &count);
+    char choice[PTREG_ERROR_MESSAGE_MAX + 8];
+    auto_choice(choice, sizeof choice);
+    if (cli_has(&a, "json"))
+        return print_json(list, count, choice);
+    printf("ptreg devices: %zu found\n", count);
+    for (size_t i = 0; i < count; i++)
+        print_device(&list[i]);
+    for (ptreg_backend b = PTREG_BACKEND_CUDA; b <= PTREG_BACKEND_OPENCL; b++)
+        if (ptreg_backend_note(b)[0])
+            printf("  %-10s none: %s\n", ptreg_backend_name(b), ptreg_backend_note(b));
+    printf("auto picks %s for a command with a GPU path (icp), the CPU for the others\n", choice);
+    return EXIT_OK;
+}

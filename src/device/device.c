@@ -1,0 +1,599 @@
+#define _DEFAULT_SOURCE /* sysconf(_SC_PHYS_PAGES) */
+/* The device registry (the CPU, then every CUDA and OpenCL device found),
+ * ptreg_device_resolve, and the layer every device path calls: opened
+ * devices kept for the process, programs built once per device and option
+ * set, buffers with guard words, launches, events. */
+#include "device/backend.h"
+
+#include <ctype.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/cpu.h"
+#include "device/nvrtc.h"
+
+#define MAX_DEVICES 64
+/* Bytes after every buffer, filled with GUARD_WORD: a kernel that writes
+ * past its output is caught when the buffer is freed (check_guards). */
+#define GUARD_BYTES 64
+#define GUARD_WORD 0xa5a5a5a5u
+
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static ptreg_device_info device_list[MAX_DEVICES];
+static size_t device_count;
+static int enumerated;
+static char backend_notes[4][256];
+static ptreg_dev *opened[MAX_DEVICES];
+
+/* ---- names ---- */
+
+const char *ptreg_backend_name(ptreg_backend backend)
+{
+    switch (backend) {
+    case PTREG_BACKEND_CPU: return "cpu";
+    case PTREG_BACKEND_CUDA: return "cuda";
+    case PTREG_BACKEND_OPENCL: return "opencl";
+    case PTREG_BACKEND_AUTO: break;
+    }
+    return "auto";
+}
+
+static const ptreg_backend_ops *backend_ops(ptreg_backend backend)
+{
+#ifdef PTREG_HAVE_CUDA
+    if (backend == PTREG_BACKEND_CUDA)
+        return &ptreg_cuda_ops;
+#endif
+#ifdef PTREG_HAVE_OPENCL
+    if (backend == PTREG_BACKEND_OPENCL)
+        return &ptreg_opencl_ops;
+#endif
+    (void)backend;
+    return NULL;
+}
+
+int ptreg_backend_built(ptreg_backend backend)
+{
+    return backend == PTREG_BACKEND_CPU || backend_ops(backend) != NULL;
+}
+
+int ptreg_device_parse(const char *text, ptreg_device *device)
+{
+    static const ptreg_backend named[] = {PTREG_BACKEND_AUTO, PTREG_BACKEND_CPU, PTREG_BACKEND_CUDA,
+                                          PTREG_BACKEND_OPENCL};
+    for (size_t b = 0; b < sizeof named / sizeof named[0]; b++) {
+        const char *name = ptreg_backend_name(named[b]);
+        size_t len = strlen(name);
+        if (strncmp(text, name, len))
+            continue;
+        const char *rest = text + len;
+        int gpu = named[b] == PTREG_BACKEND_CUDA || named[b] == PTREG_BACKEND_OPENCL;
+        if (*rest == '\0') {
+            *device = (ptreg_device){named[b], 0};
+            return 0;
+        }
+        if (!gpu || *rest != ':' || !isdigit((unsigned char)rest[1]))
+            return -1;
+        char *end;
+        long index = strtol(rest + 1, &end, 10);
+        if (*end || index > 1000)
+            return -1;
+        *device = (ptreg_device){named[b], (int)index};
+        return 0;
+    }
+    return -1;
+}
+
+const char *ptreg_device_format(const ptreg_device *device, char *buf, size_t size)
+{
+    if (device->backend == PTREG_BACKEND_CUDA || device->backend == PTREG_BACKEND_OPENCL)
+        snprintf(buf, size, "%s:%d", ptreg_backend_name(device->backend), device->index);
+    else
+        snprintf(buf, size, "%s", ptreg_backend_name(device->backend));
+    return buf;
+}
+
+/* ---- the registry ---- */
+
+static void cpu_model_name(char *name, size_t size)
+{
+    snprintf(name, size, "CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (!strncmp(line, "model name", 10) && colon) {
+            colon += 1 + (colon[1] == ' ');
+            colon[strcspn(colon, "\n")] = '\0';
+            snprintf(name, size, "%s", colon);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+static void describe_cpu(ptreg_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    cpu_model_name(info->name, sizeof info->name);
+    snprintf(info->vendor, sizeof info->vendor, "host");
+    snprintf(info->platform, sizeof info->platform, "ptreg CPU kernels, OpenMP");
+    snprintf(info->version, sizeof info->version, "%s", ptreg_isa_name(ptreg_cpu_isa()));
+    long procs = sysconf(_SC_NPROCESSORS_ONLN), pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    info->compute_units = procs > 0 ? (uint32_t)procs : 1;
+    info->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    info->max_work_group = 1;
+    info->fp64 = 1;
+}
+
+static void enumerate_backend(ptreg_backend backend)
+{
+    const ptreg_backend_ops *ops = backend_ops(backend);
+    char *note = backend_notes[backend];
+    if (!ops) {
+        snprintf(note, sizeof backend_notes[0], "this build has no %s backend", ptreg_backend_name(backend));
+        return;
+    }
+    size_t cap = MAX_DEVICES - device_count;
+    size_t found = ops->enumerate(device_list + device_count, cap, note, sizeof backend_notes[0]);
+    device_count += found < cap ? found : cap;
+}
+
+static void enumerate_locked(void)
+{
+    if (enumerated)
+        return;
+    describe_cpu(&device_list[0]);
+    device_count = 1;
+    enumerate_backend(PTREG_BACKEND_CUDA);
+    enumerate_backend(PTREG_BACKEND_OPENCL);
+    enumerated = 1;
+}
+
+void ptreg_devices(const ptreg_device_info **list, size_t *count)
+{
+    pthread_mutex_lock(&registry_lock);
+    enumerate_locked();
+    pthread_mutex_unlock(&registry_lock);
+    *list = device_list;
+    *count = device_count;
+}
+
+const char *ptreg_backend_note(ptreg_backend backend)
+{
+    if (backend != PTREG_BACKEND_CUDA && backend != PTREG_BACKEND_OPENCL)
+        return "";
+    const ptreg_device_info *list;
+    size_t count;
+    ptreg_devices(&list, &count);
+    return backend_notes[backend];
+}
+
+static const ptreg_device_info *find_device(const ptreg_device *d, size_t *at)
+{
+    const ptreg_device_info *list;
+    size_t count;
+    ptreg_devices(&list, &count);
+    for (size_t i = 0; i < count; i++)
+        if (list[i].device.backend == d->backend &&
+            (d->backend == PTREG_BACKEND_CPU || list[i].device.index == d->index)) {
+            if (at)
+                *at = i;
+            return &list[i];
+        }
+    return NULL;
+}
+
+/* AUTO's choice: a CUDA GPU, else an OpenCL GPU (never a CPU driver such
+ * as POCL: it is for tests, and slower than the CPU path), else the CPU. */
+static ptreg_device auto_device(unsigned supported)
+{
+    const ptreg_device_info *list;
+    size_t count;
+    ptreg_devices(&list, &count);
+    static const ptreg_backend order[] = {PTREG_BACKEND_CUDA, PTREG_BACKEND_OPENCL};
+    for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
+        if (!(supported & PTREG_BACKEND_BIT(order[o])))
+            continue;
+        for (size_t i = 0; i < count; i++)
+            if (list[i].device.backend == order[o] && list[i].is_gpu && !list[i].for_testing)
+                return list[i].device;
+    }
+    return (ptreg_device){PTREG_BACKEND_CPU, 0};
+}
+
+/* The devices a backend has, for messages: "cuda:0 (NVIDIA H100), ...". */
+static void list_backend_devices(ptreg_backend backend, char *buf, size_t size)
+{
+    const ptreg_device_info *list;
+    size_t count, used = 0;
+    ptreg_devices(&list, &count);
+    buf[0] = '\0';
+    for (size_t i = 0; i < count && used + 1 < size; i++) {
+        if (list[i].device.backend != backend)
+            continue;
+        char name[32];
+        int w = snprintf(buf + used, size - used, "%s%s (%s)", used ? ", " : "",
+                         ptreg_device_format(&list[i].device, name, sizeof name), list[i].name);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
+static ptreg_status check_requested(const ptreg_device *d, unsigned supported, const char *operation,
+                                    const char *origin, ptreg_error *err)
+{
+    char name[32], have[256];
+    ptreg_device_format(d, name, sizeof name);
+    if (!(supported & PTREG_BACKEND_BIT(d->backend)))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s has no %s path%s: it runs on %s", operation, name, origin,
+                               supported == PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) ? "the CPU only" : "other devices");
+    if (!ptreg_backend_built(d->backend))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s on %s%s: this build has no %s backend", operation, name, origin,
+                               ptreg_backend_name(d->backend));
+    if (find_device(d, NULL))
+        return PTREG_OK;
+    list_backend_devices(d->backend, have, sizeof have);
+    return ptreg_error_set(err, PTREG_ERR_ARG, "%s on %s%s: no such device (%s%s)", operation, name, origin,
+                           have[0] ? "found: " : "", have[0] ? have : ptreg_backend_note(d->backend));
+}
+
+ptreg_status ptreg_device_resolve(const ptreg_device *request, unsigned supported, const char *operation,
+                                  ptreg_device *resolved, ptreg_error *err)
+{
+    ptreg_device d = request ? *request : (ptreg_device){PTREG_BACKEND_AUTO, 0};
+    const char *origin = "";
+    supported |= PTREG_BACKEND_BIT(PTREG_BACKEND_CPU);
+    if (d.backend == PTREG_BACKEND_AUTO) {
+        const char *env = getenv("PTREG_DEVICE");
+        if (env && *env) {
+            if (ptreg_device_parse(env, &d))
+                return ptreg_error_set(err, PTREG_ERR_ARG,
+                                       "PTREG_DEVICE='%.64s' is not auto, cpu, cuda[:N] or opencl[:N]", env);
+            origin = " (from PTREG_DEVICE)";
+        }
+    }
+    if (d.backend == PTREG_BACKEND_AUTO) {
+        *resolved = auto_device(supported);
+        return PTREG_OK;
+    }
+    if (d.backend == PTREG_BACKEND_CPU) {
+        *resolved = (ptreg_device){PTREG_BACKEND_CPU, 0};
+        return PTREG_OK;
+    }
+    ptreg_status st = check_requested(&d, supported, operation, origin, err);
+    if (!st)
+        *resolved = d;
+    return st;
+}
+
+/* ---- opened devices ---- */
+
+ptreg_status ptreg_dev_fail(ptreg_dev *dev, ptreg_error *err, const char *call, const char *what, const char *code_name,
+                            long code)
+{
+    return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: %s failed%s%s: %s (%ld)", dev ? dev->label : "device", call,
+                           what && *what ? " for " : "", what ? what : "", code_name ? code_name : "?", code);
+}
+
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **out, ptreg_error *err)
+{
+    size_t at;
+    const ptreg_device_info *info = find_device(device, &at);
+    const ptreg_backend_ops *ops = backend_ops(device->backend);
+    char name[32];
+    ptreg_device_format(device, name, sizeof name);
+    if (!info || !ops || device->backend == PTREG_BACKEND_CPU)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s is not a device this build can open", name);
+    pthread_mutex_lock(&registry_lock);
+    ptreg_status st = PTREG_OK;
+    if (!opened[at]) {
+        ptreg_dev *dev = calloc(1, sizeof *dev);
+        if (!dev) {
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", name);
+        } else {
+            dev->ops = ops;
+            dev->info = *info;
+            snprintf(dev->label, sizeof dev->label, "%s (%.120s)", name, info->name);
+            dev->check_guards = env_flag("PTREG_DEVICE_GUARDS");
+            /* the tests run the kernels' single-precision variants on
+             * devices that have double precision too */
+            dev->info.fp64 = dev->info.fp64 && !env_flag("PTREG_DEVICE_NO_FP64");
+            st = ops->open(dev, err);
+            if (st)
+                free(dev);
+            else
+                opened[at] = dev;
+        }
+    }
+    *out = opened[at];
+    pthread_mutex_unlock(&registry_lock);
+    return st;
+}
+
+/* ---- programs ---- */
+
+static const char *const basics_files[] = {"device/basics.cl", NULL};
+const ptreg_kernel_program ptreg_basics_kernels = {"basics", basics_files};
+
+struct ptreg_dprogram {
+    ptreg_dprogram *next;
+    ptreg_dev *dev;
+    const ptreg_kernel_program *program;
+    char *defines;
+    void *handle;
+    ptreg_dkernel **kernels;
+    size_t kernel_count;
+};
+
+/* The dialect, then each file, each announced by a #line so that compiler
+ * messages name the file and line. */
+ptreg_status ptreg_kernel_program_source(const ptreg_kernel_program *program, char **out, ptreg_error *err)
+{
+    const char *dialect_name = "device/dialect.h";
+    size_t total = 1, size;
+    if (!ptreg_kernel_source(dialect_name, &size))
+        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "kernel source %s is not embedded", dialect_name);
+    total += size + 64;
+    for (const char *const *f = program->files; *f; f++) {
+        if (!ptreg_kernel_source(*f, &size))
+            return ptreg_error_set(err, PTREG_ERR_RUNTIME, "kernel source %s is not embedded", *f);
+        total += size + 64 + strlen(*f);
+    }
+    char *text = malloc(total);
+    if (!text)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the %s kernels", program->name);
+    size_t used = (size_t)snprintf(text, total, "%s\n", ptreg_kernel_source(dialect_name, &size));
+    for (const char *const *f = program->files; *f; f++)
+        used += (size_t)snprintf(text + used, total - used, "#line 1 \"%s\"\n%s\n", *f, ptreg_kernel_source(*f, &size));
+    *out = text;
+    return PTREG_OK;
+}
+
+static void program_free(ptreg_dprogram *p)
+{
+    for (size_t k = 0; k < p->kernel_count; k++) {
+        if (p->dev->ops->kernel_free)
+            p->dev->ops->kernel_free(p->dev, p->kernels[k]->handle);
+        free(p->kernels[k]);
+    }
+    free(p->kernels);
+    if (p->handle)
+        p->dev->ops->program_free(p->dev, p->handle);
+    free(p->defines);
+    free(p);
+}
+
+static char *full_defines(const ptreg_dev *dev, const char *defines)
+{
+    const char *fp64 = dev->info.fp64 ? "-DPTREG_FP64=1 " : "";
+    size_t size = strlen(fp64) + strlen(defines ? defines : "") + 1;
+    char *all = malloc(size);
+    if (all)
+        snprintf(all, size, "%s%s", fp64, defines ? defines : "");
+    return all;
+}
+
+ptreg_status ptreg_dev_program(ptreg_dev *dev, const ptreg_kernel_program *program, const char *defines,
+                               ptreg_dprogram **out, ptreg_error *err)
+{
+    char *all = full_defines(dev, defines);
+    if (!all)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    for (ptreg_dprogram *p = dev->programs; p; p = p->next)
+        if (p->program == program && !strcmp(p->defines, all)) {
+            free(all);
+            *out = p;
+            return PTREG_OK;
+        }
+    ptreg_dprogram *p = calloc(1, sizeof *p);
+    if (!p) {
+        free(all);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    }
+    p->dev = dev, p->program = program, p->defines = all;
+    char *source = NULL;
+    ptreg_status st = ptreg_kernel_program_source(program, &source, err);
+    if (!st)
+        st = dev->ops->build(dev, source, all, program->name, &p->handle, err);
+    free(source);
+    if (st) {
+        program_free(p);
+        return st;
+    }
+    p->next = dev->programs;
+    dev->programs = p;
+    *out = p;
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_dev_kernel(ptreg_dprogram *p, const char *name, ptreg_dkernel **out, ptreg_error *err)
+{
+    for (size_t k = 0; k < p->kernel_count; k++)
+        if (!strcmp(p->kernels[k]->name, name)) {
+            *out = p->kernels[k];
+            return PTREG_OK;
+        }
+    ptreg_dkernel **grown = realloc(p->kernels, (p->kernel_count + 1) * sizeof *grown);
+    ptreg_dkernel *k = grown ? calloc(1, sizeof *k) : NULL;
+    if (grown)
+        p->kernels = grown;
+    if (!k)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    k->dev = p->dev;
+    snprintf(k->name, sizeof k->name, "%s", name);
+    ptreg_status st = p->dev->ops->kernel(p->dev, p->handle, name, &k->handle, err);
+    if (st) {
+        free(k);
+        return st;
+    }
+    p->kernels[p->kernel_count++] = k;
+    *out = k;
+    return PTREG_OK;
+}
+
+/* ---- buffers ---- */
+
+ptreg_status ptreg_dbuf_alloc(ptreg_dev *dev, size_t bytes, ptreg_dbuf **out, ptreg_error *err)
+{
+    /* whole words, so that fills and guards stay aligned */
+    size_t padded = (bytes + 3) / 4 * 4;
+    ptreg_dbuf *b = calloc(1, sizeof *b);
+    if (!b)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    b->dev = dev, b->bytes = padded;
+    ptreg_status st = dev->ops->alloc(dev, padded + GUARD_BYTES, &b->handle, err);
+    if (!st)
+        st = dev->ops->fill(dev, b->handle, padded, GUARD_BYTES, GUARD_WORD, err);
+    if (st) {
+        if (b->handle)
+            dev->ops->free(dev, b->handle);
+        free(b);
+        return st;
+    }
+    *out = b;
+    return PTREG_OK;
+}
+
+static void check_guard(ptreg_dbuf *b)
+{
+    uint32_t words[GUARD_BYTES / 4];
+    ptreg_error err;
+    if (b->dev->ops->read(b->dev, b->handle, b->bytes, words, sizeof words, &err)) {
+        b->dev->guard_violations++;
+        return;
+    }
+    for (size_t i = 0; i < GUARD_BYTES / 4; i++)
+        if (words[i] != GUARD_WORD) {
+            b->dev->guard_violations++;
+            return;
+        }
+}
+
+void ptreg_dbuf_free(ptreg_dbuf *b)
+{
+    if (!b)
+        return;
+    if (b->dev->check_guards)
+        check_guard(b);
+    b->dev->ops->free(b->dev, b->handle);
+    free(b);
+}
+
+static ptreg_status out_of_range(const ptreg_dbuf *b, const char *op, size_t offset, size_t bytes, ptreg_error *err)
+{
+    return ptreg_error_set(err, PTREG_ERR_ARG, "%s: %s of %zu bytes at %zu outside a buffer of %zu", b->dev->label, op,
+                           bytes, offset, b->bytes);
+}
+
+ptreg_status ptreg_dbuf_write(ptreg_dbuf *b, size_t offset, const void *src, size_t bytes, ptreg_error *err)
+{
+    if (offset > b->bytes || bytes > b->bytes - offset)
+        return out_of_range(b, "write", offset, bytes, err);
+    return bytes ? b->dev->ops->write(b->dev, b->handle, offset, src, bytes, err) : PTREG_OK;
+}
+
+ptreg_status ptreg_dbuf_read(const ptreg_dbuf *b, size_t offset, void *dst, size_t bytes, ptreg_error *err)
+{
+    if (offset > b->bytes || bytes > b->bytes - offset)
+        return out_of_range(b, "read", offset, bytes, err);
+    return bytes ? b->dev->ops->read(b->dev, b->handle, offset, dst, bytes, err) : PTREG_OK;
+}
+
+ptreg_status ptreg_dbuf_fill(ptreg_dbuf *b, size_t offset, size_t bytes, uint32_t word, ptreg_error *err)
+{
+    if (offset > b->bytes || bytes > b->bytes - offset || offset % 4 || bytes % 4)
+        return out_of_range(b, "fill", offset, bytes, err);
+    return bytes ? b->dev->ops->fill(b->dev, b->handle, offset, bytes, word, err) : PTREG_OK;
+}
+
+ptreg_status ptreg_dbuf_copy(ptreg_dbuf *dst, size_t dst_offset, const ptreg_dbuf *src, size_t src_offset,
+                             size_t bytes, ptreg_error *err)
+{
+    if (dst_offset > dst->bytes || bytes > dst->bytes - dst_offset)
+        return out_of_range(dst, "copy", dst_offset, bytes, err);
+    if (src_offset > src->bytes || bytes > src->bytes - src_offset)
+        return out_of_range(src, "copy", src_offset, bytes, err);
+    return bytes ? dst->dev->ops->copy(dst->dev, dst->handle, dst_offset, src->handle, src_offset, bytes, err)
+                 : PTREG_OK;
+}
+
+ptreg_status ptreg_dbuf_upload(ptreg_dev *dev, const void *src, size_t bytes, ptreg_dbuf **out, ptreg_error *err)
+{
+    ptreg_status st = ptreg_dbuf_alloc(dev, bytes, out, err);
+    if (!st && (st = ptreg_dbuf_write(*out, 0, src, bytes, err))) {
+        ptreg_dbuf_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+/* ---- launches and events ---- */
+
+ptreg_status ptreg_dev_launch_groups(const ptreg_dkernel *k, unsigned dims, const size_t groups[3],
+                                     const size_t local[3], size_t nargs, const ptreg_karg *args, ptreg_error *err)
+{
+    for (unsigned d = 0; d < dims; d++)
+        if (groups[d] == 0)
+            return PTREG_OK; /* nothing to do */
+    return k->dev->ops->launch(k->dev, k->handle, k->name, dims, groups, local, nargs, args, err);
+}
+
+ptreg_status ptreg_dev_launch(const ptreg_dkernel *k, size_t threads, size_t local, size_t nargs,
+                              const ptreg_karg *args, ptreg_error *err)
+{
+    const size_t groups[3] = {(threads + local - 1) / local, 1, 1}, sizes[3] = {local, 1, 1};
+    return ptreg_dev_launch_groups(k, 1, groups, sizes, nargs, args, err);
+}
+
+ptreg_status ptreg_dev_finish(ptreg_dev *dev, ptreg_error *err) { return dev->ops->finish(dev, err); }
+
+ptreg_status ptreg_dev_event_record(ptreg_dev *dev, ptreg_devent *event, ptreg_error *err)
+{
+    event->dev = dev;
+    event->handle = NULL;
+    return dev->ops->event_record(dev, &event->handle, err);
+}
+
+ptreg_status ptreg_dev_event_elapsed(const ptreg_devent *start, const ptreg_devent *end, double *ms, ptreg_error *err)
+{
+    return start->dev->ops->event_elapsed(start->dev, start->handle, end->handle, ms, err);
+}
+
+void ptreg_dev_event_free(ptreg_devent *event)
+{
+    if (event->handle)
+        event->dev->ops->event_free(event->dev, event->handle);
+    event->handle = NULL;
+}
+
+#ifndef PTREG_HAVE_CUDA
+/* Without the CUDA backend there is no NVRTC to load. */
+int ptreg_nvrtc_available(char *note, size_t note_size)
+{
+    if (note)
+        snprintf(note, note_size, "this build has no CUDA backend");
+    return 0;
+}
+
+ptreg_status ptreg_nvrtc_compile(const char *source, const char *defines, const char *label, int arch, int ptx,
+                                 int verbose, ptreg_nvrtc_output *out, ptreg_error *err)
+{
+    (void)source, (void)defines, (void)label, (void)arch, (void)ptx, (void)verbose;
+    memset(out, 0, sizeof *out);
+    return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "this build has no CUDA backend");
+}
+
+void ptreg_nvrtc_output_free(ptreg_nvrtc_output *out) { memset(out, 0, sizeof *out); }
+#endif

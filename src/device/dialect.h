@@ -1,0 +1,91 @@
+/* The kernel dialect: every kernel is written once, in the common subset of
+ * OpenCL C 1.2 and CUDA C++ (NVRTC), and this header, prepended to every
+ * program, maps the differences (DESIGN.md, "The device layer"). It is
+ * kernel source, embedded in the library, never compiled by the host's C
+ * compiler.
+ *
+ * Rules the macros exist for:
+ * - address spaces: GLOBAL and LOCAL qualify pointers (__global/__local or
+ *   nothing); SHARED declares local arrays (__local or __shared__), with
+ *   compile-time sizes, at a kernel's outermost scope;
+ * - one macro per id; every thread bounds-checks its data and reaches every
+ *   BARRIER (guard the data, never the barrier);
+ * - no warp-synchronous code, no atomics on floats: reductions write
+ *   partials that a later launch sums in a fixed order;
+ * - fixed-width types below, no vector types or 3-vectors in buffers;
+ * - no contraction into FMA (FP_CONTRACT OFF here, --fmad=false on NVRTC),
+ *   so distances are the CPU's bits. */
+
+#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#define PTREG_DIALECT_CUDA 1
+
+typedef unsigned char u8;
+typedef unsigned short u16;
+typedef unsigned int u32;
+typedef int i32;
+typedef unsigned long long u64;
+typedef long long i64;
+
+#define KERNEL extern "C" __global__ void
+#define FN static __device__ __forceinline__
+#define GLOBAL
+#define LOCAL
+#define SHARED __shared__
+#define RESTRICT __restrict__
+
+#define LOCAL_ID_X ((u32)threadIdx.x)
+#define GROUP_ID_X ((u32)blockIdx.x)
+#define GROUP_SIZE_X ((u32)blockDim.x)
+#define GROUPS_X ((u32)gridDim.x)
+#define GLOBAL_ID_X ((u32)(blockIdx.x * blockDim.x + threadIdx.x))
+#define BARRIER() __syncthreads()
+
+#define AS_FLOAT(u) __uint_as_float(u)
+#define AS_UINT(f) __float_as_uint(f)
+#define SQRTF(x) sqrtf(x)
+#define SQRT(x) sqrt(x)
+#define EXPF(x) expf(x)
+#define CEIL(x) ceil(x)
+#define LOCAL_ATOMIC_INC(p) atomicAdd((p), 1u)
+
+#else /* OpenCL C 1.2 */
+#define PTREG_DIALECT_OPENCL 1
+#pragma OPENCL FP_CONTRACT OFF
+#if PTREG_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+
+typedef uchar u8;
+typedef ushort u16;
+typedef uint u32;
+typedef int i32;
+typedef ulong u64;
+typedef long i64;
+
+#define KERNEL __kernel void
+#define FN static inline
+#define GLOBAL __global
+#define LOCAL __local
+#define SHARED __local
+#define RESTRICT restrict
+
+#define LOCAL_ID_X ((u32)get_local_id(0))
+#define GROUP_ID_X ((u32)get_group_id(0))
+#define GROUP_SIZE_X ((u32)get_local_size(0))
+#define GROUPS_X ((u32)get_num_groups(0))
+#define GLOBAL_ID_X ((u32)get_global_id(0))
+#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+
+#define AS_FLOAT(u) as_float(u)
+#define AS_UINT(f) as_uint(f)
+#define SQRTF(x) sqrt(x)
+#define SQRT(x) sqrt(x)
+#define EXPF(x) exp(x)
+#define CEIL(x) ceil(x)
+#define LOCAL_ATOMIC_INC(p) atomic_inc(p)
+#endif
+
+#define INF_F AS_FLOAT(0x7f800000u)
+#define NO_NEIGHBOR 0xffffffffu
+#define MIN_U32(a, b) ((a) < (b) ? (a) : (b))
+#define MAX_U32(a, b) ((a) > (b) ? (a) : (b))

@@ -1,0 +1,227 @@
+/* The k-d tree's exact 1-NN on a device: the CPU tree's own arrays
+ * (kdtree_impl.h), uploaded once as words, searched by one thread per
+ * query, seeded by the last answer. The layout's offsets come as -D options
+ * from the host's structs (nn_device.c), so the two cannot drift apart.
+ * Every distance and box bound is the CPU's formula in the CPU's order
+ * (no FMA), and ties go to the lower original index: the answer is the
+ * CPU's, bit for bit. The CPU's leaf neighbour lists (a shortcut in double
+ * precision) are not used: the climb to an enclosing cell is exact too. */
+
+typedef struct kd_tree {
+    GLOBAL const u32 *nodes;  /* KD_NODE_WORDS per internal node */
+    GLOBAL const u32 *cells;  /* KD_CELL_WORDS per node: what lies outside it */
+    GLOBAL const u32 *parent; /* per node */
+    GLOBAL const u32 *leaves; /* KD_LEAF_WORDS per leaf */
+    GLOBAL const u32 *chunks; /* KD_CHUNK_WORDS per chunk of KD_LANES points */
+    GLOBAL const u32 *index;  /* per slot: the original index */
+} kd_tree;
+
+FN float kd_dist2(float qx, float qy, float qz, float px, float py, float pz)
+{
+    float dx = qx - px, dy = qy - py, dz = qz - pz;
+    return (dx * dx + dy * dy) + dz * dz;
+}
+
+FN float kd_word(GLOBAL const u32 *a, u32 at) { return AS_FLOAT(a[at]); }
+
+FN void kd_slot_point(const kd_tree *t, u32 slot, float p[3])
+{
+    u32 base = (slot / KD_LANES) * KD_CHUNK_WORDS + slot % KD_LANES;
+    p[0] = kd_word(t->chunks, base + KD_CHUNK_X);
+    p[1] = kd_word(t->chunks, base + KD_CHUNK_Y);
+    p[2] = kd_word(t->chunks, base + KD_CHUNK_Z);
+}
+
+/* ptreg_kd_lane_bound: boxes side by side, lane `lane` of rows `stride`
+ * words apart starting at lo and hi. */
+FN float kd_lane_bound(GLOBAL const u32 *lo, GLOBAL const u32 *hi, u32 stride, u32 lane, const float q[3])
+{
+    float g[3];
+    for (u32 k = 0; k < 3; k++) {
+        float below = AS_FLOAT(lo[k * stride + lane]) - q[k], above = q[k] - AS_FLOAT(hi[k * stride + lane]);
+        float gap = below > above ? below : above;
+        g[k] = gap > 0.0f ? gap : 0.0f;
+    }
+    return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
+}
+
+/* (d, slot s) beats the best: ties go to the lower original index. */
+FN int kd_better_slot(const kd_tree *t, float d, u32 s, float best_d, u32 best_s)
+{
+    if (d < best_d)
+        return 1;
+    if (!(d == best_d) || s == best_s)
+        return 0;
+    return best_s == NO_NEIGHBOR || t->index[s] < t->index[best_s];
+}
+
+FN void kd_scan_chunk(const kd_tree *t, u32 chunk, const float q[3], float *best_d, u32 *best_s)
+{
+    GLOBAL const u32 *c = t->chunks + (size_t)chunk * KD_CHUNK_WORDS;
+    for (u32 l = 0; l < KD_LANES; l++) {
+        float d = kd_dist2(q[0], q[1], q[2], AS_FLOAT(c[KD_CHUNK_X + l]), AS_FLOAT(c[KD_CHUNK_Y + l]),
+                           AS_FLOAT(c[KD_CHUNK_Z + l]));
+        /* NaN padding never qualifies */
+        if (d <= *best_d && kd_better_slot(t, d, chunk * KD_LANES + l, *best_d, *best_s)) {
+            *best_d = d;
+            *best_s = chunk * KD_LANES + l;
+        }
+    }
+}
+
+/* The chunks of a leaf that can hold a point within best_d, in order. */
+FN void kd_scan_leaf(const kd_tree *t, u32 leaf, const float q[3], float *best_d, u32 *best_s)
+{
+    GLOBAL const u32 *lf = t->leaves + (size_t)leaf * KD_LEAF_WORDS;
+    u32 first = lf[KD_LEAF_FIRST_CHUNK], chunks = lf[KD_LEAF_CHUNK_COUNT];
+    for (u32 c = 0; c < chunks && c < KD_LEAF_MAX_CHUNKS; c++)
+        if (kd_lane_bound(lf + KD_LEAF_LO, lf + KD_LEAF_HI, KD_LEAF_MAX_CHUNKS, c, q) <= *best_d)
+            kd_scan_chunk(t, first + c, q, best_d, best_s);
+}
+
+/* No point outside the cell's subtree can be as close to q as best_d. */
+FN int kd_ball_inside(GLOBAL const u32 *cell, const float q[3], float best_d)
+{
+    for (u32 k = 0; k < 3; k++) {
+        float below = q[k] - AS_FLOAT(cell[KD_CELL_LO + k]), above = AS_FLOAT(cell[KD_CELL_HI + k]) - q[k];
+        if (!(below > 0.0f && above > 0.0f && below * below > best_d && above * above > best_d))
+            return 0;
+    }
+    return 1;
+}
+
+FN void kd_child_bounds(GLOBAL const u32 *nd, const float q[3], float *b0, float *b1)
+{
+    *b0 = kd_lane_bound(nd + KD_NODE_LO, nd + KD_NODE_HI, 2, 0, q);
+    *b1 = kd_lane_bound(nd + KD_NODE_LO, nd + KD_NODE_HI, 2, 1, q);
+}
+
+/* Depth-first below node `node`, nearer child first, skipping subtrees
+ * whose box bound exceeds the best distance. */
+FN void kd_search_from(const kd_tree *t, u32 node, const float q[3], float *best_d, u32 *best_s)
+{
+    u32 stack_ref[KD_MAX_DEPTH + 2];
+    float stack_bound[KD_MAX_DEPTH + 2];
+    int sp = 0;
+    u32 ref = node;
+    for (;;) {
+        int descend = 0;
+        if (ref & KD_LEAF_BIT) {
+            kd_scan_leaf(t, ref & ~KD_LEAF_BIT, q, best_d, best_s);
+        } else {
+            GLOBAL const u32 *nd = t->nodes + (size_t)ref * KD_NODE_WORDS;
+            float b0, b1;
+            kd_child_bounds(nd, q, &b0, &b1);
+            int near = b1 < b0;
+            float near_b = near ? b1 : b0, far_b = near ? b0 : b1;
+            if (far_b <= *best_d) {
+                stack_ref[sp] = nd[KD_NODE_CHILD + !near];
+                stack_bound[sp] = far_b;
+                sp++;
+            }
+            if (near_b <= *best_d) {
+                ref = nd[KD_NODE_CHILD + near];
+                descend = 1;
+            }
+        }
+        if (descend)
+            continue;
+        for (;;) {
+            if (sp == 0)
+                return;
+            sp--;
+            if (stack_bound[sp] <= *best_d) {
+                ref = stack_ref[sp];
+                break;
+            }
+        }
+    }
+}
+
+/* Exact 1-NN of q. A seeded search scans the seed's leaf, then climbs to
+ * the nearest enclosing cell the ball through the best point stays inside
+ * (or the root) and searches below it. */
+FN void kd_nearest(const kd_tree *t, const float q[3], u32 seed, u32 *out_s, float *out_d)
+{
+    float best_d = INF_F;
+    u32 best_s = NO_NEIGHBOR, node = 0;
+    if (seed != NO_NEIGHBOR) {
+        float p[3];
+        kd_slot_point(t, seed, p);
+        best_d = kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
+        best_s = seed;
+        u32 leaf = t->chunks[(size_t)(seed / KD_LANES) * KD_CHUNK_WORDS + KD_CHUNK_LEAF];
+        GLOBAL const u32 *lf = t->leaves + (size_t)leaf * KD_LEAF_WORDS;
+        kd_scan_leaf(t, leaf, q, &best_d, &best_s);
+        if (kd_ball_inside(lf + KD_LEAF_CELL, q, best_d)) {
+            *out_s = best_s;
+            *out_d = best_d;
+            return;
+        }
+        node = lf[KD_LEAF_PARENT];
+        while (node != 0 && !kd_ball_inside(t->cells + (size_t)node * KD_CELL_WORDS, q, best_d))
+            node = t->parent[node];
+    }
+    kd_search_from(t, node, q, &best_d, &best_s);
+    *out_s = best_s;
+    *out_d = best_d;
+}
+
+/* The lane of the smallest of v[0..count) treating NaN as +inf, ties to the
+ * lowest lane (the CPU's argmin16). */
+FN u32 kd_argmin(const float *v, u32 count)
+{
+    u32 best = 0;
+    float best_v = INF_F;
+    for (u32 l = 0; l < count; l++) {
+        float x = v[l] == v[l] ? v[l] : INF_F;
+        if (x < best_v) {
+            best_v = x;
+            best = l;
+        }
+    }
+    return best;
+}
+
+/* delaunay-kdann's start: descend towards q without backtracking, to the
+ * leaf's chunk whose box is nearest, and its nearest point. */
+FN u32 kd_descend_start(const kd_tree *t, const float q[3])
+{
+    u32 ref = 0;
+    while (!(ref & KD_LEAF_BIT)) {
+        GLOBAL const u32 *nd = t->nodes + (size_t)ref * KD_NODE_WORDS;
+        float b0, b1;
+        kd_child_bounds(nd, q, &b0, &b1);
+        ref = nd[KD_NODE_CHILD + (b1 < b0)];
+    }
+    GLOBAL const u32 *lf = t->leaves + (size_t)(ref & ~KD_LEAF_BIT) * KD_LEAF_WORDS;
+    float v[KD_LANES > KD_LEAF_MAX_CHUNKS ? KD_LANES : KD_LEAF_MAX_CHUNKS];
+    for (u32 c = 0; c < KD_LEAF_MAX_CHUNKS; c++)
+        v[c] = kd_lane_bound(lf + KD_LEAF_LO, lf + KD_LEAF_HI, KD_LEAF_MAX_CHUNKS, c, q);
+    u32 c = kd_argmin(v, KD_LEAF_MAX_CHUNKS);
+    c = c < lf[KD_LEAF_CHUNK_COUNT] ? c : 0;
+    u32 chunk = lf[KD_LEAF_FIRST_CHUNK] + c;
+    GLOBAL const u32 *ch = t->chunks + (size_t)chunk * KD_CHUNK_WORDS;
+    for (u32 l = 0; l < KD_LANES; l++)
+        v[l] = kd_dist2(q[0], q[1], q[2], AS_FLOAT(ch[KD_CHUNK_X + l]), AS_FLOAT(ch[KD_CHUNK_Y + l]),
+                        AS_FLOAT(ch[KD_CHUNK_Z + l]));
+    return chunk * KD_LANES + kd_argmin(v, KD_LANES);
+}
+
+/* nearest[i] (a slot; in: the seed, NO_NEIGHBOR for none) and dist2[i] of
+ * query i. */
+KERNEL ptreg_nn_kdtree(GLOBAL const float *queries, u32 n, GLOBAL u32 *nearest, GLOBAL float *dist2,
+                       GLOBAL const u32 *nodes, GLOBAL const u32 *cells, GLOBAL const u32 *parent,
+                       GLOBAL const u32 *leaves, GLOBAL const u32 *chunks, GLOBAL const u32 *index)
+{
+    u32 i = GLOBAL_ID_X;
+    if (i >= n)
+        return;
+    kd_tree t = {nodes, cells, parent, leaves, chunks, index};
+    float q[3] = {queries[3 * i], queries[3 * i + 1], queries[3 * i + 2]};
+    u32 s;
+    float d;
+    kd_nearest(&t, q, nearest[i], &s, &d);
+    nearest[i] = s;
+    dist2[i] = d;
+}

@@ -1,0 +1,56 @@
+# Devices: the list, --device and PTREG_DEVICE on every command, and ICP on
+# an OpenCL device when one is found (in CI: POCL, the CPU OpenCL driver).
+. "$(dirname "$0")/lib.sh"
+
+expect 0 -- "$PTREG" --version; out_has "cuda: "; out_has "opencl: "
+expect 0 -- "$PTREG" devices; out_has "cpu"; out_has "auto picks"
+expect 0 -- "$PTREG" devices --json; out_has '"devices"'; out_has '"backend":	"cpu"'
+expect 0 -- "$PTREG" help devices; out_has "PTREG_DEVICE"
+
+"$PTREG" synth --shape blob --model "$WORK/model.ply" --model-points 3000 -o "$WORK/scan.ply" --points 2000 \
+    --max-angle 8 --truth "$WORK/truth.txt" --seed 3 >/dev/null || fail "synth"
+"$PTREG" normals "$WORK/scan.ply" -o "$WORK/scan_n.ply" >/dev/null || fail "normals"
+printf 'x,y,z\n0,0,0\n1,0,0\n0,1,0\n' >"$WORK/a.csv"
+printf 'x,y,z\n0,0,1\n1,0,1\n0,1,1\n' >"$WORK/b.csv"
+
+# every command that computes takes --device; a device it cannot use is a
+# usage error that names the device (exit 2), and nothing is written
+for dev in cuda cuda:3 opencl:7; do
+    expect 2 -- "$PTREG" emicp "$WORK/scan.ply" "$WORK/model.ply" --device $dev -o "$WORK/never.ply"; err_has "$dev"
+    expect 2 -- "$PTREG" normals "$WORK/scan.ply" --device $dev -o "$WORK/never.ply"; err_has "$dev"
+    expect 2 -- "$PTREG" fpfh "$WORK/scan_n.ply" --device $dev -o "$WORK/never.npy"; err_has "$dev"
+    expect 2 -- "$PTREG" pfh "$WORK/scan_n.ply" --device $dev -o "$WORK/never.npy"; err_has "$dev"
+    expect 2 -- "$PTREG" lddmm "$WORK/a.csv" "$WORK/b.csv" --device $dev -o "$WORK/never.vtk"; err_has "$dev"
+    expect 2 -- "$PTREG" index "$WORK/model.ply" --device $dev -o "$WORK/never.pti"; err_has "$dev"
+    expect 2 -- "$PTREG" harris3d "$WORK/none_8x8x8_uint8.raw" --device $dev; err_has "$dev"
+done
+expect 2 -- "$PTREG" emicp "$WORK/scan.ply" "$WORK/model.ply" --device opencl; err_has "CPU only"
+expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --device gpu; err_has "opencl"
+no_file "$WORK/never.ply"; no_file "$WORK/never.npy"; no_file "$WORK/never.vtk"; no_file "$WORK/never.pti"
+
+# PTREG_DEVICE stands in for --device auto, with the same checks
+PTREG_DEVICE=cuda:5 expect 2 -- "$PTREG" normals "$WORK/scan.ply"; err_has "PTREG_DEVICE"
+PTREG_DEVICE=quantum expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply"; err_has "PTREG_DEVICE"
+PTREG_DEVICE=cpu expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --json; out_has '"device":	"cpu"'
+# commands that compute nothing do not read it
+PTREG_DEVICE=cuda:5 expect 0 -- "$PTREG" info "$WORK/model.ply"
+PTREG_DEVICE=cuda:5 expect 0 -- "$PTREG" convert "$WORK/scan.ply" -o "$WORK/scan.xyz"
+# an explicit --device wins over PTREG_DEVICE
+PTREG_DEVICE=cuda:5 expect 0 -- "$PTREG" normals "$WORK/scan.ply" --device cpu
+
+# ICP on an OpenCL device, when there is one: the CPU's answer
+if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
+    for nn in kdtree delaunay-pnnopt; do
+        expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --nn $nn --device cpu --json -t "$WORK/T_cpu.txt"
+        expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --nn $nn --device opencl:0 --repeat 2 --json \
+            -t "$WORK/T_dev.txt" -o "$WORK/moved.ply"
+        out_has '"device":	"opencl:0"'; out_has '"model_upload_ms"'; out_has '"times_ms"'; has_file "$WORK/moved.ply"
+        paste "$WORK/T_cpu.txt" "$WORK/T_dev.txt" | awk '{for (i = 1; i <= 4; i++) {d = $i - $(i + 4); if (d < 0) d = -d;
+            if (d > 1e-5) bad = 1}} END {exit bad}' || fail "$nn: the transforms on the CPU and opencl:0 differ"
+    done
+    expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --device opencl:0 --trim 0.8 --filter-sigma 2
+    out_has "on opencl:0"
+else
+    echo "no OpenCL device: the device runs were skipped"
+fi
+finish

@@ -1,0 +1,266 @@
+#define _POSIX_C_SOURCE 200809L /* setenv */
+/* The device layer: device names, ptreg_device_resolve's rules, and on every
+ * GPU-backend device found (in CI: POCL) the backend interface itself:
+ * buffers, copies, fills, programs with -D options and their cache, kernels
+ * with local memory and barriers, guard words, events and error messages.
+ * PTREG_TEST_DEVICE=opencl:0 (say) limits the device runs to one device. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "device/backend.h"
+#include "ptreg/device.h"
+
+
+static void test_names(void)
+{
+    ptreg_device d;
+    char buf[32];
+    const char *good[] = {"auto", "cpu", "cuda", "cuda:3", "opencl", "opencl:12"};
+    const char *formatted[] = {"auto", "cpu", "cuda:0", "cuda:3", "opencl:0", "opencl:12"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        CHECK_MSG(ptreg_device_parse(good[i], &d) == 0, "%s", good[i]);
+        CHECK_MSG(!strcmp(ptreg_device_format(&d, buf, sizeof buf), formatted[i]), "%s -> %s", good[i], buf);
+    }
+    const char *bad[] = {"", "gpu", "cuda:", "cuda:x", "cpu:0", "opencl:-1", "cuda:1x", "CUDA", "auto:1", "cuda:99999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK_MSG(ptreg_device_parse(bad[i], &d) == -1, "'%s' parsed", bad[i]);
+    ptreg_device zero;
+    memset(&zero, 0, sizeof zero);
+    CHECK(zero.backend == PTREG_BACKEND_AUTO);
+}
+
+static const unsigned cpu_only = PTREG_BACKEND_BIT(PTREG_BACKEND_CPU);
+static const unsigned every = PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |
+                              PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL);
+
+static void test_resolve(void)
+{
+    ptreg_device req = {PTREG_BACKEND_AUTO, 0}, on;
+    ptreg_error err;
+    unsetenv("PTREG_DEVICE");
+    CHECK(ptreg_device_resolve(&req, cpu_only, "op", &on, &err) == PTREG_OK && on.backend == PTREG_BACKEND_CPU);
+    CHECK(ptreg_device_resolve(NULL, cpu_only, "op", &on, &err) == PTREG_OK && on.backend == PTREG_BACKEND_CPU);
+    /* auto never takes a CPU OpenCL driver */
+    CHECK(ptreg_device_resolve(&req, every, "op", &on, &err) == PTREG_OK);
+    const ptreg_device_info *list;
+    size_t count;
+    ptreg_devices(&list, &count);
+    CHECK(count >= 1 && list[0].device.backend == PTREG_BACKEND_CPU);
+    for (size_t i = 0; i < count; i++)
+        if (list[i].device.backend == on.backend && list[i].device.index == on.index)
+            CHECK_MSG(!list[i].for_testing, "auto chose %s, a device for tests", list[i].name);
+    /* a device the operation has no path for: an error naming both */
+    req = (ptreg_device){PTREG_BACKEND_CUDA, 0};
+    CHECK(ptreg_device_resolve(&req, cpu_only, "EM-ICP", &on, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "EM-ICP") && strstr(err.message, "cuda:0") && strstr(err.message, "CPU only"),
+              "%s", err.message);
+    req = (ptreg_device){PTREG_BACKEND_OPENCL, 99};
+    CHECK(ptreg_device_resolve(&req, every, "ICP", &on, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "opencl:99"), "%s", err.message);
+    req = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    CHECK(ptreg_device_resolve(&req, cpu_only, "op", &on, &err) == PTREG_OK && on.backend == PTREG_BACKEND_CPU);
+    /* PTREG_DEVICE stands in for auto, with the same checks */
+    req = (ptreg_device){PTREG_BACKEND_AUTO, 0};
+    setenv("PTREG_DEVICE", "cpu", 1);
+    CHECK(ptreg_device_resolve(&req, every, "op", &on, &err) == PTREG_OK && on.backend == PTREG_BACKEND_CPU);
+    setenv("PTREG_DEVICE", "tpu", 1);
+    CHECK(ptreg_device_resolve(&req, every, "op", &on, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "PTREG_DEVICE"), "%s", err.message);
+    setenv("PTREG_DEVICE", "cuda:7", 1);
+    CHECK(ptreg_device_resolve(&req, cpu_only, "harris3d", &on, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "PTREG_DEVICE") && strstr(err.message, "harris3d"), "%s", err.message);
+    unsetenv("PTREG_DEVICE");
+    CHECK(ptreg_backend_built(PTREG_BACKEND_CPU));
+}
+
+/* The block sum's tree, in the kernel's order, on the host. */
+static float tree_sum(const float *x, size_t n, size_t g, size_t wg)
+{
+    float tile[1024];
+    for (size_t t = 0; t < wg; t++)
+        tile[t] = g * wg + t < n ? x[g * wg + t] : 0.0f;
+    for (size_t half = wg / 2; half > 0; half /= 2)
+        for (size_t t = 0; t < half; t++)
+            tile[t] += tile[t + half];
+    return tile[0];
+}
+
+static void test_block_sums(ptreg_dev *dev, const char *name)
+{
+    const size_t wg = 64, sizes[] = {1, wg - 1, wg, wg + 1, 1000};
+    ptreg_dprogram *prog;
+    ptreg_dkernel *sum, *total;
+    ptreg_error err;
+    CHECK_MSG(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK, "%s: %s", name, err.message);
+    CHECK(ptreg_dev_kernel(prog, "ptreg_basics_block_sum", &sum, &err) == PTREG_OK);
+    int fp64 = dev->info.fp64 && ptreg_dev_kernel(prog, "ptreg_basics_total", &total, &err) == PTREG_OK;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s], groups = (n + wg - 1) / wg;
+        float *x = malloc(n * sizeof *x), *partial = malloc(groups * sizeof *partial);
+        for (size_t i = 0; i < n; i++)
+            x[i] = (float)((i * 2654435761u) % 1000u) / 7.0f - 60.0f;
+        ptreg_dbuf *bx, *bp, *bt = NULL;
+        CHECK(ptreg_dbuf_upload(dev, x, n * sizeof *x, &bx, &err) == PTREG_OK);
+        CHECK(ptreg_dbuf_alloc(dev, groups * sizeof(float), &bp, &err) == PTREG_OK);
+        ptreg_karg args[] = {KARG_BUF(bx), KARG_U32(n), KARG_BUF(bp)};
+        CHECK_MSG(ptreg_dev_launch(sum, n, wg, 3, args, &err) == PTREG_OK, "%s", err.message);
+        CHECK(ptreg_dbuf_read(bp, 0, partial, groups * sizeof *partial, &err) == PTREG_OK);
+        size_t bad = 0;
+        double host_total = 0.0;
+        for (size_t g = 0; g < groups; g++) {
+            float expect = tree_sum(x, n, g, wg);
+            bad += memcmp(&expect, &partial[g], sizeof expect) != 0;
+            host_total += expect;
+        }
+        CHECK_MSG(bad == 0, "%s: block sums of %zu differ from the host's tree in %zu of %zu groups", name, n, bad,
+                  groups);
+        if (fp64) {
+            double got = 0.0;
+            CHECK(ptreg_dbuf_alloc(dev, sizeof(double), &bt, &err) == PTREG_OK);
+            ptreg_karg targs[] = {KARG_BUF(bp), KARG_U32(groups), KARG_BUF(bt)};
+            CHECK(ptreg_dev_launch(total, 1, 1, 3, targs, &err) == PTREG_OK);
+            CHECK(ptreg_dbuf_read(bt, 0, &got, sizeof got, &err) == PTREG_OK);
+            CHECK_MSG(got == host_total, "%s: total %.17g, host %.17g", name, got, host_total);
+        }
+        ptreg_dbuf_free(bx);
+        ptreg_dbuf_free(bp);
+        ptreg_dbuf_free(bt);
+        free(x);
+        free(partial);
+    }
+}
+
+static void test_buffers(ptreg_dev *dev, const char *name)
+{
+    ptreg_error err;
+    uint32_t in[100], out[100];
+    for (int i = 0; i < 100; i++)
+        in[i] = 3u * (uint32_t)i + 7u;
+    ptreg_dbuf *a, *b;
+    CHECK(ptreg_dbuf_upload(dev, in, sizeof in, &a, &err) == PTREG_OK);
+    CHECK(ptreg_dbuf_alloc(dev, sizeof in, &b, &err) == PTREG_OK);
+    CHECK(ptreg_dbuf_fill(b, 0, sizeof in, 0xdeadbeefu, &err) == PTREG_OK);
+    CHECK(ptreg_dbuf_copy(b, 40, a, 0, 80, &err) == PTREG_OK);
+    CHECK(ptreg_dbuf_read(b, 0, out, sizeof out, &err) == PTREG_OK);
+    int ok = 1;
+    for (int i = 0; i < 100; i++)
+        ok &= out[i] == (i >= 10 && i < 30 ? in[i - 10] : 0xdeadbeefu);
+    CHECK_MSG(ok, "%s: fill and copy", name);
+    CHECK(ptreg_dbuf_write(b, 4, in, 8, &err) == PTREG_OK);
+    CHECK(ptreg_dbuf_read(b, 0, out, 12, &err) == PTREG_OK);
+    CHECK(out[0] == 0xdeadbeefu && out[1] == in[0] && out[2] == in[1]);
+    /* out of range is refused before the backend sees it */
+    CHECK(ptreg_dbuf_read(b, 396, out, 8, &err) == PTREG_ERR_ARG);
+    CHECK(ptreg_dbuf_write(b, 401, in, 0, &err) == PTREG_ERR_ARG);
+    ptreg_dbuf_free(a);
+    ptreg_dbuf_free(b);
+}
+
+/* A kernel that writes one word past its buffer is caught by the guard. */
+static void test_guards(ptreg_dev *dev, const char *name)
+{
+    ptreg_error err;
+    ptreg_dprogram *prog;
+    ptreg_dkernel *iota;
+    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK);
+    CHECK(ptreg_dev_kernel(prog, "ptreg_basics_iota", &iota, &err) == PTREG_OK);
+    int was = dev->check_guards;
+    uint64_t before = dev->guard_violations;
+    dev->check_guards = 1;
+    for (uint32_t extra = 0; extra < 2; extra++) {
+        ptreg_dbuf *b;
+        uint32_t out[50];
+        CHECK(ptreg_dbuf_alloc(dev, sizeof out, &b, &err) == PTREG_OK);
+        ptreg_karg args[] = {KARG_BUF(b), KARG_U32(50 + extra), KARG_U32(5), KARG_U32(1)};
+        CHECK(ptreg_dev_launch(iota, 50 + extra, 64, 4, args, &err) == PTREG_OK);
+        CHECK(ptreg_dbuf_read(b, 0, out, sizeof out, &err) == PTREG_OK);
+        int ok = 1;
+        for (uint32_t i = 0; i < 50; i++)
+            ok &= out[i] == 5 * i + 1;
+        CHECK_MSG(ok, "%s: iota", name);
+        ptreg_dbuf_free(b);
+        CHECK_MSG(dev->guard_violations == before + extra, "%s: %llu guard violations after %u words too many", name,
+                  (unsigned long long)(dev->guard_violations - before), extra);
+    }
+    dev->guard_violations = before;
+    dev->check_guards = was;
+}
+
+static void test_programs(ptreg_dev *dev, const char *name)
+{
+    ptreg_error err;
+    ptreg_dprogram *p1, *p2, *p3;
+    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p1, &err) == PTREG_OK);
+    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p2, &err) == PTREG_OK);
+    CHECK_MSG(p1 == p2, "%s: the same program and options were built twice", name);
+    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=128", &p3, &err) == PTREG_OK);
+    CHECK(p3 != p1);
+    ptreg_dkernel *k1, *k2;
+    CHECK(ptreg_dev_kernel(p1, "ptreg_basics_iota", &k1, &err) == PTREG_OK);
+    CHECK(ptreg_dev_kernel(p1, "ptreg_basics_iota", &k2, &err) == PTREG_OK && k1 == k2);
+    /* errors name the device and what failed */
+    CHECK(ptreg_dev_kernel(p1, "no_such_kernel", &k2, &err) == PTREG_ERR_RUNTIME);
+    CHECK_MSG(strstr(err.message, "no_such_kernel") && strstr(err.message, dev->label), "%s", err.message);
+    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=", &p2, &err) == PTREG_ERR_RUNTIME);
+    CHECK_MSG(strstr(err.message, "basics"), "%s", err.message);
+    static const char *const missing_files[] = {"nn/missing.cl", NULL};
+    static const ptreg_kernel_program missing = {"missing", missing_files};
+    CHECK(ptreg_dev_program(dev, &missing, "", &p2, &err) == PTREG_ERR_RUNTIME);
+    CHECK_MSG(strstr(err.message, "nn/missing.cl"), "%s", err.message);
+}
+
+static void test_events(ptreg_dev *dev, const char *name)
+{
+    ptreg_error err;
+    ptreg_devent a, b;
+    double ms = -1.0;
+    CHECK(ptreg_dev_event_record(dev, &a, &err) == PTREG_OK);
+    test_buffers(dev, name);
+    CHECK(ptreg_dev_event_record(dev, &b, &err) == PTREG_OK);
+    CHECK_MSG(ptreg_dev_event_elapsed(&a, &b, &ms, &err) == PTREG_OK, "%s", err.message);
+    CHECK_MSG(ms >= 0.0 && ms < 60000.0, "%s: %g ms between events", name, ms);
+    ptreg_dev_event_free(&a);
+    ptreg_dev_event_free(&b);
+    CHECK(ptreg_dev_finish(dev, &err) == PTREG_OK);
+}
+
+static int wanted(const ptreg_device_info *d)
+{
+    const char *only = getenv("PTREG_TEST_DEVICE");
+    ptreg_device want;
+    if (!only || !*only || ptreg_device_parse(only, &want))
+        return 1;
+    return want.backend == d->device.backend && want.index == d->device.index;
+}
+
+int main(void)
+{
+    test_names();
+    test_resolve();
+    const ptreg_device_info *list;
+    size_t count, ran = 0;
+    ptreg_devices(&list, &count);
+    for (size_t i = 0; i < count; i++) {
+        if (list[i].device.backend == PTREG_BACKEND_CPU || !wanted(&list[i]))
+            continue;
+        ptreg_dev *dev;
+        ptreg_error err;
+        char name[32];
+        ptreg_device_format(&list[i].device, name, sizeof name);
+        if (ptreg_dev_get(&list[i].device, &dev, &err)) {
+            CHECK_MSG(0, "%s: %s", name, err.message);
+            continue;
+        }
+        printf("device %s: %s\n", name, list[i].name);
+        test_buffers(dev, name);
+        test_programs(dev, name);
+        test_block_sums(dev, name);
+        test_guards(dev, name);
+        test_events(dev, name);
+        ran++;
+    }
+    if (!ran)
+        printf("no CUDA or OpenCL device found (%s; %s): the device runs were skipped\n",
+               ptreg_backend_note(PTREG_BACKEND_CUDA), ptreg_backend_note(PTREG_BACKEND_OPENCL));
+    return check_exit();
+}

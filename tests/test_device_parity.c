@@ -1,0 +1,479 @@
+/* The device parity suite (after ggml's test-backend-ops): one table of
+ * cases (operation, cloud, sizes, seed), each run on every CUDA and
+ * OpenCL device found against the CPU path. Neighbours must be the CPU's
+ * (index and distance bits), sums within a normalised error, ICP's
+ * transform within 1e-5 of the CPU's with the same pairs, and every run of
+ * a device the same bits; every buffer's guard words are checked. Seeds are
+ * fixed and printed; the last line is "N passed, N failed". Exits 77 (skip)
+ * when there is no device (fails instead with PTREG_TEST_REQUIRE_DEVICE=1).
+ * PTREG_TEST_DEVICE=cuda:0 (say) runs one device; PTREG_PARITY_QUICK=1
+ * leaves out the 40k x 30k cases. */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "nn/nn_device.h"
+#include "ptreg/ptreg.h"
+
+typedef enum parity_op {
+    OP_BRUTE,
+    OP_KDTREE,
+    OP_WALK_FIXED,
+    OP_WALK_KDANN,
+    OP_WALK_SEED,
+    OP_ICP_PASS, /* one correspondence pass at a random pose: pairs and MSE */
+    OP_ICP_STEP, /* one Horn step: the moments, through the transform they give */
+    OP_ICP       /* whole registrations */
+} parity_op;
+
+typedef enum parity_cloud {
+    CLOUD_RANDOM,     /* uniform in a box; queries near the points */
+    CLOUD_DUPLICATES, /* every point three times; queries on the points (ties) */
+    CLOUD_LATTICE,    /* a grid; queries at cell centres (eight-way ties) */
+    CLOUD_FAR,        /* queries far outside the model */
+    CLOUD_SURFACE     /* the built-in aircraft and a scan of it */
+} parity_cloud;
+
+typedef struct parity_case {
+    parity_op op;
+    parity_cloud cloud;
+    size_t m, n;
+    uint64_t seed;
+    ptreg_nn_method nn;           /* ICP cases */
+    double max_dist, sigma, trim; /* ICP cases' filters (0, 0, 1: none) */
+    int large;                    /* left out by PTREG_PARITY_QUICK */
+} parity_case;
+
+#define NN_CASE(op, cloud, m, n, seed) {op, cloud, m, n, seed, PTREG_NN_AUTO, 0, 0, 1, 0}
+#define ICP_CASE(op, cloud, m, n, seed, nn, d, s, t) {op, cloud, m, n, seed, nn, d, s, t, 0}
+
+/* Sizes around the work-group (256) and the reduction group (1024). */
+static const parity_case cases[] = {
+    NN_CASE(OP_BRUTE, CLOUD_RANDOM, 1, 1, 1),
+    NN_CASE(OP_BRUTE, CLOUD_RANDOM, 255, 257, 2),
+    NN_CASE(OP_BRUTE, CLOUD_RANDOM, 257, 255, 3),
+    NN_CASE(OP_BRUTE, CLOUD_DUPLICATES, 1000, 1023, 4),
+    NN_CASE(OP_BRUTE, CLOUD_LATTICE, 512, 343, 5),
+    NN_CASE(OP_BRUTE, CLOUD_FAR, 1847, 1025, 6),
+    {OP_BRUTE, CLOUD_RANDOM, 40000, 30000, 7, PTREG_NN_AUTO, 0, 0, 1, 1},
+    NN_CASE(OP_KDTREE, CLOUD_RANDOM, 1, 1, 11),
+    NN_CASE(OP_KDTREE, CLOUD_RANDOM, 255, 257, 12),
+    NN_CASE(OP_KDTREE, CLOUD_RANDOM, 4097, 1025, 13),
+    NN_CASE(OP_KDTREE, CLOUD_DUPLICATES, 3000, 1023, 14),
+    NN_CASE(OP_KDTREE, CLOUD_LATTICE, 1000, 729, 15),
+    NN_CASE(OP_KDTREE, CLOUD_FAR, 1847, 1025, 16),
+    {OP_KDTREE, CLOUD_SURFACE, 40000, 30000, 17, PTREG_NN_AUTO, 0, 0, 1, 1},
+    NN_CASE(OP_WALK_FIXED, CLOUD_RANDOM, 257, 255, 21),
+    NN_CASE(OP_WALK_FIXED, CLOUD_DUPLICATES, 1000, 1025, 22),
+    NN_CASE(OP_WALK_KDANN, CLOUD_RANDOM, 2000, 1023, 23),
+    NN_CASE(OP_WALK_KDANN, CLOUD_LATTICE, 512, 343, 24),
+    NN_CASE(OP_WALK_KDANN, CLOUD_FAR, 1000, 257, 25),
+    NN_CASE(OP_WALK_SEED, CLOUD_RANDOM, 2000, 1025, 26),
+    NN_CASE(OP_WALK_SEED, CLOUD_DUPLICATES, 999, 1023, 27),
+    {OP_WALK_SEED, CLOUD_SURFACE, 40000, 30000, 28, PTREG_NN_AUTO, 0, 0, 1, 1},
+    ICP_CASE(OP_ICP_PASS, CLOUD_SURFACE, 2000, 1, 31, PTREG_NN_KDTREE, 0, 0, 1),
+    ICP_CASE(OP_ICP_PASS, CLOUD_SURFACE, 2000, 1023, 32, PTREG_NN_BRUTE, 0.05, 0, 1),
+    ICP_CASE(OP_ICP_PASS, CLOUD_SURFACE, 3000, 1025, 33, PTREG_NN_KDTREE, 0, 1.5, 1),
+    ICP_CASE(OP_ICP_PASS, CLOUD_SURFACE, 3000, 2049, 34, PTREG_NN_DELAUNAY_PNNOPT, 0, 0, 0.7),
+    ICP_CASE(OP_ICP_PASS, CLOUD_DUPLICATES, 1000, 1025, 35, PTREG_NN_KDTREE, 0.2, 2.0, 0.5),
+    ICP_CASE(OP_ICP_PASS, CLOUD_FAR, 1000, 300, 36, PTREG_NN_KDTREE, 0, 0, 0.9),
+    ICP_CASE(OP_ICP_STEP, CLOUD_SURFACE, 4000, 3000, 41, PTREG_NN_KDTREE, 0, 0, 1),
+    ICP_CASE(OP_ICP_STEP, CLOUD_SURFACE, 4000, 1025, 42, PTREG_NN_BRUTE, 0.1, 0, 0.8),
+    ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 51, PTREG_NN_BRUTE, 0, 0, 1),
+    ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 52, PTREG_NN_KDTREE, 0.1, 2.0, 1),
+    ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 53, PTREG_NN_DELAUNAY_ZERO, 0, 0, 0.9),
+    ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 54, PTREG_NN_DELAUNAY_KDANN, 0, 1.0, 1),
+    ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 55, PTREG_NN_DELAUNAY_PNN, 0, 0, 1),
+    {OP_ICP, CLOUD_SURFACE, 40000, 30000, 56, PTREG_NN_DELAUNAY_PNNOPT, 0, 0, 1, 1},
+    {OP_ICP, CLOUD_SURFACE, 40000, 30000, 57, PTREG_NN_KDTREE, 0, 0, 1, 1},
+};
+
+static const char *op_name(parity_op op)
+{
+    static const char *names[] = {"brute", "kdtree", "walk-fixed", "walk-kdann", "walk-seed", "icp-pass", "icp-step", "icp"};
+    return names[op];
+}
+
+static const char *cloud_name(parity_cloud c)
+{
+    static const char *names[] = {"random", "duplicates", "lattice", "far", "surface"};
+    return names[c];
+}
+
+/* ---- inputs ---- */
+
+static double uniform(ptreg_rng *rng) { return ptreg_rng_uniform(rng); }
+
+typedef struct clouds {
+    float *model, *queries;
+    size_t m, n;
+    double truth[16]; /* surface scans: the pose */
+} clouds;
+
+static void free_clouds(clouds *c)
+{
+    free(c->model);
+    free(c->queries);
+}
+
+static void fill_model(const parity_case *pc, ptreg_rng *rng, float *model, size_t m)
+{
+    size_t side = (size_t)ceil(cbrt((double)m));
+    for (size_t i = 0; i < m; i++) {
+        size_t src = pc->cloud == CLOUD_DUPLICATES ? i / 3 : i;
+        for (int k = 0; k < 3; k++) {
+            if (pc->cloud == CLOUD_LATTICE)
+                model[3 * i + k] = (float)(k == 0 ? i % side : k == 1 ? i / side % side : i / (side * side));
+            else if (pc->cloud == CLOUD_DUPLICATES && src != i)
+                model[3 * i + k] = model[3 * src + k];
+            else
+                model[3 * i + k] = (float)(uniform(rng) * 2.0 - 1.0);
+        }
+        if (pc->cloud == CLOUD_DUPLICATES && i % 3 == 0)
+            for (int k = 0; k < 3; k++)
+                model[3 * i + k] = (float)(uniform(rng) * 2.0 - 1.0);
+    }
+}
+
+static void fill_queries(const parity_case *pc, ptreg_rng *rng, const float *model, size_t m, float *q, size_t n)
+{
+    size_t side = (size_t)ceil(cbrt((double)m));
+    for (size_t i = 0; i < n; i++) {
+        size_t at = (size_t)(uniform(rng) * (double)m) % m;
+        for (int k = 0; k < 3; k++) {
+            double v = model[3 * at + k];
+            if (pc->cloud == CLOUD_RANDOM)
+                v += (uniform(rng) - 0.5) * 0.1;
+            else if (pc->cloud == CLOUD_LATTICE)
+                v = (double)((k == 0 ? i % side : k == 1 ? i / side % side : i / (side * side)) % (side > 1 ? side - 1 : 1)) + 0.5;
+            else if (pc->cloud == CLOUD_FAR)
+                v = (uniform(rng) - 0.5) * 2000.0 + (k == 0 ? 500.0 : 0.0);
+            q[3 * i + k] = (float)v;
+        }
+    }
+}
+
+static int make_clouds(const parity_case *pc, clouds *c)
+{
+    memset(c, 0, sizeof *c);
+    c->m = pc->m, c->n = pc->n;
+    ptreg_transform_identity(c->truth);
+    if (pc->cloud == CLOUD_SURFACE) {
+        ptreg_cloud model, scan;
+        ptreg_synth_options so;
+        ptreg_synth_options_default(&so);
+        so.points = pc->n;
+        so.seed = pc->seed;
+        so.max_angle_deg = 10.0;
+        if (ptreg_synth_model(PTREG_SHAPE_AIRCRAFT, pc->m, pc->seed, &model, NULL) ||
+            ptreg_synth_scan(PTREG_SHAPE_AIRCRAFT, &so, &scan, c->truth, NULL))
+            return -1;
+        c->model = model.xyz, c->queries = scan.xyz, c->n = scan.n;
+        free(model.normals), free(scan.normals);
+        free(model.curvature), free(scan.curvature);
+        return 0;
+    }
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, pc->seed);
+    c->model = malloc(3 * c->m * sizeof(float));
+    c->queries = malloc(3 * c->n * sizeof(float));
+    if (!c->model || !c->queries)
+        return -1;
+    fill_model(pc, &rng, c->model, c->m);
+    fill_queries(pc, &rng, c->model, c->m, c->queries, c->n);
+    return 0;
+}
+
+/* ---- nearest neighbours ---- */
+
+typedef struct nn_answer {
+    uint32_t *index; /* original indices */
+    float *dist2;
+    ptreg_walk_stats stats;
+} nn_answer;
+
+static ptreg_index_search search_of(parity_op op)
+{
+    return op == OP_KDTREE ? PTREG_SEARCH_KDTREE
+           : op == OP_WALK_FIXED ? PTREG_SEARCH_WALK_FIXED
+           : op == OP_WALK_KDANN ? PTREG_SEARCH_WALK_KDANN
+                                 : PTREG_SEARCH_WALK_SEED;
+}
+
+/* Seeds for the seeded cases: arbitrary points (the answer must not
+ * depend on them), some missing. */
+static uint32_t *make_seeds(size_t n, size_t m, uint64_t seed)
+{
+    uint32_t *s = malloc(n * sizeof *s);
+    for (size_t i = 0; s && i < n; i++)
+        s[i] = (i + seed) % 7 == 0 ? PTREG_NO_NEIGHBOR : (uint32_t)((i * 2654435761u + seed) % m);
+    return s;
+}
+
+static ptreg_status cpu_nearest(const parity_case *pc, const clouds *c, const ptreg_model_index *idx,
+                                const uint32_t *seeds, nn_answer *a, ptreg_error *err)
+{
+    memset(&a->stats, 0, sizeof a->stats);
+    if (pc->op == OP_BRUTE)
+        return ptreg_brute_nearest(c->model, c->m, c->queries, c->n, a->index, a->dist2, err);
+    return ptreg_model_index_nearest(idx, c->queries, c->n, search_of(pc->op), seeds, a->index, a->dist2,
+                                     pc->op == OP_KDTREE ? NULL : &a->stats, err);
+}
+
+static ptreg_status device_nearest(const parity_case *pc, const clouds *c, ptreg_nn_device *dm,
+                                   const uint32_t *seeds, nn_answer *a, ptreg_error *err)
+{
+    ptreg_dev *dev = dm->dev;
+    const ptreg_kdtree *t = dm->index->tree;
+    size_t n = c->n, groups = ptreg_device_groups(n);
+    uint32_t *slots = malloc(n * sizeof *slots);
+    if (!slots)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        slots[i] = seeds && seeds[i] != PTREG_NO_NEIGHBOR ? t->slot[seeds[i]] : PTREG_NO_NEIGHBOR;
+    ptreg_dbuf *q = NULL, *near = NULL, *d2 = NULL, *info = NULL, *part = NULL, *stats = NULL;
+    ptreg_status st = ptreg_dbuf_upload(dev, c->queries, 3 * n * sizeof(float), &q, err);
+    st = st ? st : ptreg_dbuf_upload(dev, slots, n * sizeof *slots, &near, err);
+    st = st ? st : ptreg_dbuf_alloc(dev, n * sizeof(float), &d2, err);
+    st = st ? st : ptreg_dbuf_alloc(dev, n * sizeof(uint32_t), &info, err);
+    st = st ? st : ptreg_dbuf_alloc(dev, groups * PTREG_WALK_FIELDS * sizeof(uint64_t), &part, err);
+    st = st ? st : ptreg_dbuf_alloc(dev, PTREG_WALK_FIELDS * sizeof(uint64_t), &stats, err);
+    int start = pc->op == OP_WALK_FIXED ? PTREG_WALK_FIXED : pc->op == OP_WALK_KDANN ? PTREG_WALK_KDANN : PTREG_WALK_SEED;
+    if (!st && pc->op == OP_BRUTE)
+        st = ptreg_nn_device_brute(dm, q, n, near, d2, err);
+    else if (!st && pc->op == OP_KDTREE)
+        st = ptreg_nn_device_kdtree(dm, q, n, near, d2, err);
+    else if (!st) {
+        st = ptreg_nn_device_walk(dm, q, n, start, near, d2, NULL, info, err);
+        st = st ? st : ptreg_nn_device_walk_stats(dm, info, n, part, stats, 0, err);
+    }
+    uint64_t words[PTREG_WALK_FIELDS] = {0};
+    st = st ? st : ptreg_dbuf_read(near, 0, a->index, n * sizeof(uint32_t), err);
+    st = st ? st : ptreg_dbuf_read(d2, 0, a->dist2, n * sizeof(float), err);
+    if (!st && pc->op >= OP_WALK_FIXED)
+        st = ptreg_dbuf_read(stats, 0, words, sizeof words, err);
+    ptreg_walk_stats_from_words(words, &a->stats);
+    for (size_t i = 0; !st && pc->op != OP_BRUTE && i < n; i++)
+        a->index[i] = a->index[i] == PTREG_NO_NEIGHBOR ? PTREG_NO_NEIGHBOR : t->index[a->index[i]];
+    ptreg_dbuf *all[] = {q, near, d2, info, part, stats};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        ptreg_dbuf_free(all[i]);
+    free(slots);
+    return st;
+}
+
+static int nn_answers_alloc(nn_answer *a, size_t n)
+{
+    a->index = malloc(n * sizeof *a->index);
+    a->dist2 = malloc(n * sizeof *a->dist2);
+    return a->index && a->dist2 ? 0 : -1;
+}
+
+static int run_nn_case(ptreg_dev *dev, const parity_case *pc, const clouds *c, char *detail, size_t size)
+{
+    ptreg_model_index *idx = NULL;
+    ptreg_nn_device *dm = NULL;
+    ptreg_error err;
+    nn_answer ref = {0}, got = {0};
+    uint32_t *seeds = pc->op == OP_WALK_SEED ? make_seeds(c->n, c->m, pc->seed) : NULL;
+    int ok = 0;
+    if (ptreg_model_index_create(c->model, c->m, NULL, &idx, &err) ||
+        ptreg_nn_device_create(dev, idx, 1, &dm, &err) || nn_answers_alloc(&ref, c->n) ||
+        nn_answers_alloc(&got, c->n)) {
+        snprintf(detail, size, "set-up failed: %s", err.message);
+        goto done;
+    }
+    if (pc->op >= OP_WALK_FIXED && !idx->graph) {
+        snprintf(detail, size, "no Delaunay graph: %s", idx->note);
+        ok = -1;
+        goto done;
+    }
+    if (cpu_nearest(pc, c, idx, seeds, &ref, &err) || device_nearest(pc, c, dm, seeds, &got, &err)) {
+        snprintf(detail, size, "%s", err.message);
+        goto done;
+    }
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (ref.index[i] != got.index[i] || memcmp(&ref.dist2[i], &got.dist2[i], sizeof(float))) {
+            first = bad++ ? first : i;
+        }
+    int same_walks = pc->op < OP_WALK_FIXED || !memcmp(&ref.stats, &got.stats, sizeof ref.stats);
+    ok = bad == 0 && same_walks;
+    if (bad)
+        snprintf(detail, size, "%zu of %zu answers differ (query %zu: cpu %u %.9g, device %u %.9g)", bad, c->n, first,
+                 ref.index[first], ref.dist2[first], got.index[first], got.dist2[first]);
+    else if (!same_walks)
+        snprintf(detail, size, "the walks differ: steps %llu vs %llu, fallbacks %llu vs %llu",
+                 (unsigned long long)ref.stats.steps, (unsigned long long)got.stats.steps,
+                 (unsigned long long)ref.stats.fallbacks, (unsigned long long)got.stats.fallbacks);
+    else
+        snprintf(detail, size, "all %zu answers equal%s", c->n, pc->op >= OP_WALK_FIXED ? ", the walks too" : "");
+done:
+    free(seeds);
+    free(ref.index), free(ref.dist2), free(got.index), free(got.dist2);
+    ptreg_nn_device_destroy(dm);
+    ptreg_model_index_destroy(idx);
+    return ok;
+}
+
+/* ---- ICP ---- */
+
+static double max_abs_diff(const double *a, const double *b, int n)
+{
+    double d = 0.0;
+    for (int i = 0; i < n; i++)
+        d = fmax(d, fabs(a[i] - b[i]));
+    return d;
+}
+
+static void icp_options(const parity_case *pc, const clouds *c, ptreg_icp_options *o)
+{
+    ptreg_icp_options_default(o);
+    o->nn = pc->nn;
+    o->max_dist = pc->max_dist;
+    o->filter_sigma = pc->sigma;
+    o->trim = pc->trim;
+    o->max_iter = pc->op == OP_ICP_PASS ? 0 : pc->op == OP_ICP_STEP ? 1 : 30;
+    o->tol = 0.0;
+    /* the pass and the step start off the answer, where pairs differ */
+    double angle = pc->op == OP_ICP ? 0.0 : 3.0, axis[3] = {1, 2, 3}, t[3] = {0.01, -0.02, 0.005};
+    double off[16];
+    ptreg_transform_from_axis_angle(axis, angle, t, off);
+    ptreg_transform_mul(off, c->truth, o->init);
+}
+
+static int same_walks(const ptreg_icp_result *a, const ptreg_icp_result *b)
+{
+    if (!a->walk || !b->walk)
+        return a->walk == b->walk;
+    return !memcmp(a->walk, b->walk, (size_t)(a->iterations + 1) * sizeof *a->walk);
+}
+
+static int run_icp_case(const ptreg_device *device, int fp64, const parity_case *pc, const clouds *c, char *detail,
+                        size_t size)
+{
+    ptreg_icp_options o;
+    icp_options(pc, c, &o);
+    ptreg_icp_result ref, got, again;
+    ptreg_error err;
+    ptreg_model_index *idx = NULL;
+    ptreg_icp_model *model = NULL;
+    ptreg_index_options io;
+    ptreg_index_options_default(&io);
+    io.delaunay = ptreg_nn_method_is_delaunay(pc->nn);
+    o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    if (ptreg_model_index_create(c->model, c->m, &io, &idx, &err) ||
+        ptreg_icp_indexed(c->queries, c->n, idx, &o, &ref, &err)) {
+        snprintf(detail, size, "CPU: %s", err.message);
+        ptreg_model_index_destroy(idx);
+        return 0;
+    }
+    int ok = 0;
+    if (ptreg_icp_model_create(idx, device, &model, &err) ||
+        ptreg_icp_model_register(model, c->queries, c->n, &o, &got, &err)) {
+        snprintf(detail, size, "device: %s", err.message);
+        goto done;
+    }
+    if (ptreg_icp_model_register(model, c->queries, c->n, &o, &again, &err)) {
+        snprintf(detail, size, "device, second run: %s", err.message);
+        ptreg_icp_result_free(&got);
+        goto done;
+    }
+    double dT = max_abs_diff(ref.transformation, got.transformation, 16);
+    double dmse = fabs(ref.mse[ref.iterations] - got.mse[got.iterations]) / fmax(ref.mse[ref.iterations], DBL_MIN);
+    int repeatable = !memcmp(got.transformation, again.transformation, sizeof got.transformation) &&
+                     got.iterations == again.iterations && got.pairs == again.pairs;
+    /* without double precision the sums and the moved points round
+     * differently: a pair on a filter's edge may change sides */
+    double tol_T = pc->op == OP_ICP ? 1e-5 : fp64 ? 1e-12 : 1e-5;
+    double tol_mse = pc->op == OP_ICP ? 1e-6 : fp64 ? 1e-12 : 1e-5;
+    size_t pair_slack = fp64 ? 0 : (ref.pairs + 999) / 1000;
+    size_t dpairs = ref.pairs > got.pairs ? ref.pairs - got.pairs : got.pairs - ref.pairs;
+    int walks = !fp64 || same_walks(&ref, &got);
+    ok = dT <= tol_T && dmse <= tol_mse && dpairs <= pair_slack && ref.iterations == got.iterations && walks &&
+         repeatable;
+    snprintf(detail, size, "%s: |dT| %.2g (tol %.0g), mse rel %.2g, pairs %zu vs %zu, iterations %d vs %d%s%s",
+             ptreg_nn_method_name(got.nn), dT, tol_T, dmse, ref.pairs, got.pairs, ref.iterations, got.iterations,
+             walks ? "" : ", the walks differ", repeatable ? "" : ", NOT REPEATABLE");
+    ptreg_icp_result_free(&got);
+    ptreg_icp_result_free(&again);
+done:
+    ptreg_icp_result_free(&ref);
+    ptreg_icp_model_destroy(model);
+    ptreg_model_index_destroy(idx);
+    return ok;
+}
+
+/* ---- the runner ---- */
+
+static int wanted(const ptreg_device_info *d)
+{
+    const char *only = getenv("PTREG_TEST_DEVICE");
+    ptreg_device want;
+    if (!only || !*only || ptreg_device_parse(only, &want))
+        return d->device.backend != PTREG_BACKEND_CPU;
+    return want.backend == d->device.backend && want.index == d->device.index;
+}
+
+static void run_device(const ptreg_device_info *info, int quick, int *passed, int *failed)
+{
+    ptreg_dev *dev;
+    ptreg_error err;
+    char name[32];
+    ptreg_device_format(&info->device, name, sizeof name);
+    if (ptreg_dev_get(&info->device, &dev, &err)) {
+        printf("FAIL %s: %s\n", name, err.message);
+        ++*failed;
+        return;
+    }
+    printf("device %s: %s (%s; fp64 %s)\n", name, info->name, info->platform, dev->info.fp64 ? "yes" : "no");
+    dev->check_guards = 1;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const parity_case *pc = &cases[k];
+        if (quick && pc->large)
+            continue;
+        clouds c;
+        char detail[PTREG_ERROR_MESSAGE_MAX + 128] = "";
+        uint64_t guards = dev->guard_violations;
+        double t0 = ptreg_time_ms();
+        int ok = make_clouds(pc, &c) ? 0 : pc->op >= OP_ICP_PASS
+                                              ? run_icp_case(&info->device, dev->info.fp64, pc, &c, detail, sizeof detail)
+                                              : run_nn_case(dev, pc, &c, detail, sizeof detail);
+        if (dev->guard_violations != guards) {
+            ok = 0;
+            snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "; %llu guard words overwritten",
+                     (unsigned long long)(dev->guard_violations - guards));
+        }
+        printf("%s %-10s %-10s m=%zu n=%zu seed=%llu: %s (%.0f ms)\n", ok > 0 ? "ok  " : ok < 0 ? "skip" : "FAIL",
+               op_name(pc->op), cloud_name(pc->cloud), c.m, c.n, (unsigned long long)pc->seed, detail,
+               ptreg_time_ms() - t0);
+        *passed += ok > 0;
+        *failed += ok == 0;
+        free_clouds(&c);
+    }
+}
+
+int main(void)
+{
+    const ptreg_device_info *list;
+    size_t count;
+    ptreg_devices(&list, &count);
+    const char *q = getenv("PTREG_PARITY_QUICK");
+    int quick = q && *q && strcmp(q, "0"), passed = 0, failed = 0, devices = 0;
+    for (size_t i = 0; i < count; i++)
+        if (wanted(&list[i]) && list[i].device.backend != PTREG_BACKEND_CPU) {
+            run_device(&list[i], quick, &passed, &failed);
+            devices++;
+        }
+    if (!devices) {
+        const char *require = getenv("PTREG_TEST_REQUIRE_DEVICE");
+        int required = require && *require && strcmp(require, "0");
+        printf("no CUDA or OpenCL device to test (cuda: %s; opencl: %s): %s\n",
+               ptreg_backend_note(PTREG_BACKEND_CUDA), ptreg_backend_note(PTREG_BACKEND_OPENCL),
+               required ? "FAILED (PTREG_TEST_REQUIRE_DEVICE: POCL is installed)" : "skipped");
+        return required ? 1 : CHECK_EXIT_SKIP;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,124 @@
+/* Every kernel program compiles for sm_90 (the H100) through NVRTC, on a
+ * machine without a GPU, and ptxas's resource report per kernel is printed:
+ * registers, spill stores and loads, stack frame, shared memory. Every
+ * embedded .cl file must belong to a program compiled here. Skips (77) when
+ * the build has no CUDA backend or NVRTC cannot be loaded. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "device/backend.h"
+#include "device/nvrtc.h"
+#include "nn/nn_device.h"
+#include "reg/icp_impl.h"
+
+#define ARCH 90
+
+static const ptreg_kernel_program *const programs[] = {&ptreg_basics_kernels, &ptreg_nn_kernels, &ptreg_icp_kernels};
+#define PROGRAMS (sizeof programs / sizeof programs[0])
+
+typedef struct kernel_report {
+    char name[64];
+    long registers, spill_stores, spill_loads, stack, shared;
+} kernel_report;
+
+static long number_before(const char *line, const char *what)
+{
+    const char *at = strstr(line, what);
+    if (!at)
+        return -1;
+    while (at > line && (at[-1] == ' '))
+        at--;
+    while (at > line && at[-1] >= '0' && at[-1] <= '9')
+        at--;
+    return strtol(at, NULL, 10);
+}
+
+/* Reads ptxas's verbose log: an entry line names the kernel, the next
+ * lines give its stack frame, spills, registers and shared memory. */
+static size_t parse_log(const char *log, kernel_report *out, size_t cap)
+{
+    size_t count = 0;
+    const char *line = log;
+    while (line && *line) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char buf[512];
+        snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf - 1 ? len : sizeof buf - 1), line);
+        const char *entry = strstr(buf, "Compiling entry function '");
+        if (entry && count < cap) {
+            kernel_report *k = &out[count++];
+            memset(k, 0, sizeof *k);
+            sscanf(entry + strlen("Compiling entry function '"), "%63[^']", k->name);
+        } else if (count && strstr(buf, "stack frame")) {
+            out[count - 1].stack = number_before(buf, "bytes stack frame");
+            out[count - 1].spill_stores = number_before(buf, "bytes spill stores");
+            out[count - 1].spill_loads = number_before(buf, "bytes spill loads");
+        } else if (count && strstr(buf, "registers")) {
+            out[count - 1].registers = number_before(buf, "registers");
+            long smem = number_before(buf, "bytes smem");
+            out[count - 1].shared = smem < 0 ? 0 : smem;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return count;
+}
+
+/* The number of KERNEL definitions in a program's source. */
+static size_t count_kernels(const char *source)
+{
+    size_t n = 0;
+    for (const char *p = source; (p = strstr(p, "\nKERNEL ")); p++)
+        n++;
+    return n;
+}
+
+static int in_some_program(const char *file)
+{
+    for (size_t p = 0; p < PROGRAMS; p++)
+        for (const char *const *f = programs[p]->files; *f; f++)
+            if (!strcmp(*f, file))
+                return 1;
+    return 0;
+}
+
+int main(void)
+{
+    char note[200];
+    if (!ptreg_nvrtc_available(note, sizeof note)) {
+        printf("NVRTC not available (%s): skipped\n", note);
+        return CHECK_EXIT_SKIP;
+    }
+    for (size_t i = 0; ptreg_kernel_source_name(i); i++) {
+        const char *name = ptreg_kernel_source_name(i);
+        if (strstr(name, ".cl"))
+            CHECK_MSG(in_some_program(name), "%s is in no program: add it to one, and here", name);
+    }
+    char defines[1024];
+    ptreg_nn_device_layout(NULL, defines, sizeof defines);
+    printf("%-28s %9s %5s %8s %8s %6s %6s\n", "kernel (sm_90)", "program", "regs", "spill-st", "spill-ld", "stack",
+           "smem");
+    for (size_t p = 0; p < PROGRAMS; p++) {
+        char *source = NULL;
+        ptreg_error err;
+        ptreg_nvrtc_output out;
+        CHECK(ptreg_kernel_program_source(programs[p], &source, &err) == PTREG_OK);
+        if (!source)
+            continue;
+        double t0 = ptreg_time_ms();
+        ptreg_status st = ptreg_nvrtc_compile(source, defines, programs[p]->name, ARCH, 0, 1, &out, &err);
+        CHECK_MSG(st == PTREG_OK, "%s: %s", programs[p]->name, err.message);
+        if (!st) {
+            kernel_report k[64];
+            size_t found = parse_log(out.log ? out.log : "", k, 64), expected = count_kernels(source);
+            for (size_t i = 0; i < found; i++)
+                printf("%-28s %9.9s %5ld %8ld %8ld %6ld %6ld\n", k[i].name, programs[p]->name, k[i].registers,
+                       k[i].spill_stores, k[i].spill_loads, k[i].stack, k[i].shared);
+            CHECK_MSG(found == expected && out.size > 0, "%s: ptxas reported %zu kernels, the source has %zu",
+                      programs[p]->name, found, expected);
+            printf("  %s: %zu-byte cubin in %.0f ms\n", programs[p]->name, out.size, ptreg_time_ms() - t0);
+            ptreg_nvrtc_output_free(&out);
+        }
+        free(source);
+    }
+    return check_exit();
+}
