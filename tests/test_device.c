@@ -257,6 +257,12 @@ int main(void)
         test_block_sums(dev, name);
         test_guards(dev, name);
         test_events(dev, name);
+        /* closed, then opened again on the next use */
+        ptreg_devices_release();
+        CHECK_MSG(ptreg_dev_get(&list[i].device, &dev, &err) == PTREG_OK, "%s: reopening: %s", name, err.message);
+        test_buffers(dev, name);
+        test_block_sums(dev, name);
+        ptreg_devices_release();
         ran++;
     }
     if (!ran)

@@ -75,6 +75,11 @@ const char *ptreg_backend_note(ptreg_backend backend);
 ptreg_status ptreg_device_resolve(const ptreg_device *request, unsigned supported, const char *operation,
                                   ptreg_device *resolved, ptreg_error *err);
 
+/* Closes every device ptreg opened (contexts, streams, compiled kernels):
+ * for a program that is done with the GPU, or a leak checker. Every model
+ * and buffer on them must be gone first. Later use opens them again. */
+void ptreg_devices_release(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,6 +6,7 @@
 #ifndef PTREG_DEVICE_BACKEND_H
 #define PTREG_DEVICE_BACKEND_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -85,12 +86,16 @@ extern const ptreg_backend_ops ptreg_cuda_ops, ptreg_opencl_ops;
 typedef struct ptreg_dprogram ptreg_dprogram;
 
 /* An opened device, kept for the life of the process (contexts are costly
- * to make). One host thread uses a device at a time. */
+ * to make). Its commands go to one in-order queue (stream); the program
+ * cache and the launches (an OpenCL kernel's arguments are set, then it is
+ * queued) hold the lock, so threads may share a device, each waiting for
+ * its own results. */
 struct ptreg_dev {
     const ptreg_backend_ops *ops;
     ptreg_device_info info;
     char label[160];          /* "cuda:0 (NVIDIA H100 80GB HBM3)" for messages */
     void *impl;               /* the backend's state */
+    pthread_mutex_t lock;
     ptreg_dprogram *programs; /* built programs, by name and options */
     int check_guards;         /* buffers' guard words checked when freed */
     uint64_t guard_violations;

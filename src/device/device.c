@@ -305,6 +305,7 @@ ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **out, ptreg_er
         } else {
             dev->ops = ops;
             dev->info = *info;
+            pthread_mutex_init(&dev->lock, NULL);
             snprintf(dev->label, sizeof dev->label, "%s (%.120s)", name, info->name);
             dev->check_guards = env_flag("PTREG_DEVICE_GUARDS");
             /* the tests run the kernels' single-precision variants on
@@ -324,9 +325,6 @@ ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **out, ptreg_er
 
 /* ---- programs ---- */
 
-static const char *const basics_files[] = {"device/basics.cl", NULL};
-const ptreg_kernel_program ptreg_basics_kernels = {"basics", basics_files};
-
 struct ptreg_dprogram {
     ptreg_dprogram *next;
     ptreg_dev *dev;
@@ -336,6 +334,25 @@ struct ptreg_dprogram {
     ptreg_dkernel **kernels;
     size_t kernel_count;
 };
+
+static void program_free(ptreg_dprogram *p)
+{
+    for (size_t k = 0; k < p->kernel_count; k++) {
+        if (p->dev->ops->kernel_free)
+            p->dev->ops->kernel_free(p->dev, p->kernels[k]->handle);
+        free(p->kernels[k]);
+    }
+    free(p->kernels);
+    if (p->handle)
+        p->dev->ops->program_free(p->dev, p->handle);
+    free(p->defines);
+    free(p);
+}
+
+
+static const char *const basics_files[] = {"device/basics.cl", NULL};
+const ptreg_kernel_program ptreg_basics_kernels = {"basics", basics_files};
+
 
 /* The dialect, then each file, each announced by a #line so that compiler
  * messages name the file and line. */
@@ -361,20 +378,6 @@ ptreg_status ptreg_kernel_program_source(const ptreg_kernel_program *program, ch
     return PTREG_OK;
 }
 
-static void program_free(ptreg_dprogram *p)
-{
-    for (size_t k = 0; k < p->kernel_count; k++) {
-        if (p->dev->ops->kernel_free)
-            p->dev->ops->kernel_free(p->dev, p->kernels[k]->handle);
-        free(p->kernels[k]);
-    }
-    free(p->kernels);
-    if (p->handle)
-        p->dev->ops->program_free(p->dev, p->handle);
-    free(p->defines);
-    free(p);
-}
-
 static char *full_defines(const ptreg_dev *dev, const char *defines)
 {
     const char *fp64 = dev->info.fp64 ? "-DPTREG_FP64=1 " : "";
@@ -385,8 +388,8 @@ static char *full_defines(const ptreg_dev *dev, const char *defines)
     return all;
 }
 
-ptreg_status ptreg_dev_program(ptreg_dev *dev, const ptreg_kernel_program *program, const char *defines,
-                               ptreg_dprogram **out, ptreg_error *err)
+static ptreg_status program_locked(ptreg_dev *dev, const ptreg_kernel_program *program, const char *defines,
+                                   ptreg_dprogram **out, ptreg_error *err)
 {
     char *all = full_defines(dev, defines);
     if (!all)
@@ -418,7 +421,16 @@ ptreg_status ptreg_dev_program(ptreg_dev *dev, const ptreg_kernel_program *progr
     return PTREG_OK;
 }
 
-ptreg_status ptreg_dev_kernel(ptreg_dprogram *p, const char *name, ptreg_dkernel **out, ptreg_error *err)
+ptreg_status ptreg_dev_program(ptreg_dev *dev, const ptreg_kernel_program *program, const char *defines,
+                               ptreg_dprogram **out, ptreg_error *err)
+{
+    pthread_mutex_lock(&dev->lock);
+    ptreg_status st = program_locked(dev, program, defines, out, err);
+    pthread_mutex_unlock(&dev->lock);
+    return st;
+}
+
+static ptreg_status kernel_locked(ptreg_dprogram *p, const char *name, ptreg_dkernel **out, ptreg_error *err)
 {
     for (size_t k = 0; k < p->kernel_count; k++)
         if (!strcmp(p->kernels[k]->name, name)) {
@@ -441,6 +453,34 @@ ptreg_status ptreg_dev_kernel(ptreg_dprogram *p, const char *name, ptreg_dkernel
     p->kernels[p->kernel_count++] = k;
     *out = k;
     return PTREG_OK;
+}
+
+ptreg_status ptreg_dev_kernel(ptreg_dprogram *p, const char *name, ptreg_dkernel **out, ptreg_error *err)
+{
+    pthread_mutex_lock(&p->dev->lock);
+    ptreg_status st = kernel_locked(p, name, out, err);
+    pthread_mutex_unlock(&p->dev->lock);
+    return st;
+}
+
+void ptreg_devices_release(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (size_t i = 0; i < MAX_DEVICES; i++) {
+        ptreg_dev *dev = opened[i];
+        if (!dev)
+            continue;
+        while (dev->programs) {
+            ptreg_dprogram *next = dev->programs->next;
+            program_free(dev->programs);
+            dev->programs = next;
+        }
+        dev->ops->close(dev);
+        pthread_mutex_destroy(&dev->lock);
+        free(dev);
+        opened[i] = NULL;
+    }
+    pthread_mutex_unlock(&registry_lock);
 }
 
 /* ---- buffers ---- */
@@ -547,7 +587,10 @@ ptreg_status ptreg_dev_launch_groups(const ptreg_dkernel *k, unsigned dims, cons
     for (unsigned d = 0; d < dims; d++)
         if (groups[d] == 0)
             return PTREG_OK; /* nothing to do */
-    return k->dev->ops->launch(k->dev, k->handle, k->name, dims, groups, local, nargs, args, err);
+    pthread_mutex_lock(&k->dev->lock);
+    ptreg_status st = k->dev->ops->launch(k->dev, k->handle, k->name, dims, groups, local, nargs, args, err);
+    pthread_mutex_unlock(&k->dev->lock);
+    return st;
 }
 
 ptreg_status ptreg_dev_launch(const ptreg_dkernel *k, size_t threads, size_t local, size_t nargs,

@@ -91,7 +91,7 @@ static void device_string(cl_device_id id, cl_device_info what, char *buf, size_
     if (cl.clGetDeviceInfo(id, what, sizeof whole, whole, NULL) != CL_SUCCESS)
         whole[0] = '\0';
     whole[sizeof whole - 1] = '\0';
-    snprintf(buf, size, "%s", whole);
+    snprintf(buf, size, "%.*s", (int)(size - 1), whole);
 }
 
 static void describe(ptreg_device_info *info, int index, cl_platform_id platform, cl_device_id id)
@@ -105,7 +105,7 @@ static void describe(ptreg_device_info *info, int index, cl_platform_id platform
     if (cl.clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof platform_name, platform_name, NULL) != CL_SUCCESS)
         platform_name[0] = '\0';
     platform_name[sizeof platform_name - 1] = '\0';
-    snprintf(info->platform, sizeof info->platform, "%s", platform_name);
+    snprintf(info->platform, sizeof info->platform, "%.*s", (int)sizeof info->platform - 1, platform_name);
     cl_device_type type = 0;
     cl_ulong mem = 0, local = 0;
     cl_uint units = 0;

@@ -23,6 +23,8 @@ const ptreg_kernel_program ptreg_icp_kernels = {"ICP", icp_files};
 #define TRIM_PASSES 8
 #define SELECT_WORDS 5
 #define SELECT_KTH 0
+/* The kernels index items with 32-bit integers, three per point. */
+#define MAX_DEVICE_POINTS ((size_t)1 << 30)
 /* -1.0f: a walk memory with no certificate (margin <= 0) */
 #define NO_MEMORY 0xbf800000u
 
@@ -365,6 +367,8 @@ static ptreg_status device_register(ptreg_icp_model *m, const float *source, siz
                                     ptreg_icp_result *r, ptreg_error *err)
 {
     const ptreg_model_index *idx = m->index;
+    if (n > MAX_DEVICE_POINTS || idx->n > MAX_DEVICE_POINTS)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "ICP on %s: at most 2^30 points per cloud", m->dev->label);
     device_run run = {.m = m, .opt = opt, .n = n, .groups = ptreg_device_groups(n)};
     run.nn = ptreg_icp_choose_nn(opt->nn, n, idx, r->nn_note, sizeof r->nn_note);
     run.max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;

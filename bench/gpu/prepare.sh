@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Run here, on the development machine, before a call to the GPU machine:
+# that machine has CUDA, Python and CMake but no network, and may lack the
+# Debian libraries ptreg builds against. This makes .gpu/ (ignored by git,
+# carried with the call: `carry: [".gpu"]`):
+#   .gpu/bin    ptreg and the device tests, built here with both backends
+#   .gpu/lib    the shared libraries they need beyond glibc (and the OpenCL
+#               ICD loader, which ptreg opens at run time)
+#   .gpu/data   the Stanford bunny scans for the benchmark
+# bench/gpu/run.sh builds afresh on the GPU machine when it can, and falls
+# back to .gpu/bin otherwise. Needs CUDA's headers (for the CUDA backend).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$root/.gpu
+build=$root/build-gpu-prepare
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib" "$out/data/bunny"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPTREG_CUDA=ON -DPTREG_OPENCL=ON >/dev/null
+cmake --build "$build" -j "$(nproc)" >/dev/null
+cp "$build/ptreg" "$build/tests/test_device_parity" "$build/tests/test_device" "$build/tests/test_kernels_nvrtc" \
+    "$out/bin/"
+# the libraries outside glibc and the compiler's runtime that every Linux has
+for bin in "$out"/bin/*; do
+    ldd "$bin" | awk '/=> \// {print $3}'
+done | sort -u | grep -E 'liblzf|libcjson|libqhull|liblbfgs|libgomp|libz\.' | while read -r lib; do
+    cp -L "$lib" "$out/lib/"
+done
+for lib in /usr/lib/x86_64-linux-gnu/libOpenCL.so.1; do
+    [ -e "$lib" ] && cp -L "$lib" "$out/lib/"
+done
+data=$root/../shared/data/bunny
+for f in bun000.ply bun045.ply bun.conf; do
+    [ -e "$data/$f" ] && cp "$data/$f" "$out/data/bunny/"
+done
+echo "prepared $out ($(du -sh "$out" | cut -f1)): carry it with the call; then run bench/gpu/run.sh OUTDIR there"

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# The one call for a GPU machine, whatever the issue at hand (bench/README.md):
+#   here:   bench/gpu/prepare.sh          (makes .gpu/: a build and libraries to fall back on)
+#   there:  bench/gpu/run.sh "$OUT"       (the device tool's run, carrying .gpu)
+# It builds ptreg with the CUDA and OpenCL backends (or takes .gpu/bin when
+# the machine cannot build it), lists the devices, runs the device tests and
+# the parity suite on every GPU backend found, prints ptxas's resources per
+# kernel, then every GPU benchmark in bench/ against ptreg's CPU path on all
+# of the machine's cores. It writes OUTDIR/report.md and OUTDIR/results.json
+# (plus log.txt, parity.txt, nvrtc.txt) and prints a short table last. It
+# keeps within 10 minutes: --quick (or less than 5 minutes left after the
+# tests) leaves out the bunny and the 1M-point case.
+set -uo pipefail
+OUT=${1:?usage: bench/gpu/run.sh OUTDIR [--quick]}
+QUICK=${2:-}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+scratch=${TMPDIR:-/tmp}/ptreg-gpu
+mkdir -p "$OUT" "$scratch"
+exec > >(tee "$OUT/log.txt") 2>&1
+started=$(date +%s)
+elapsed() { echo $(($(date +%s) - started)); }
+step() { echo; echo "== [$(elapsed) s] $*"; }
+
+step "machine"
+date -u
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null ||
+    echo "nvidia-smi: not here"
+echo "cores: $(nproc); commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+
+# Libraries carried from the development machine, and the two things a
+# container's driver mount may not say: where NVRTC is, and the OpenCL
+# vendor file that points the ICD loader at NVIDIA's driver.
+[ -d "$root/.gpu/lib" ] && export LD_LIBRARY_PATH="$root/.gpu/lib:${LD_LIBRARY_PATH:-}"
+find_library() {
+    { ldconfig -p 2>/dev/null | awk -v n="$1" '$1 == n {print $NF}'
+      ls /usr/local/nvidia/lib64/"$1" /usr/local/cuda/lib64/"$1" /usr/lib/x86_64-linux-gnu/"$1" 2>/dev/null
+      python3 -c "import nvidia.cuda_nvrtc, os; print(os.path.join(nvidia.cuda_nvrtc.__path__[0], 'lib', '$1'))" \
+          2>/dev/null; } | while read -r f; do [ -e "$f" ] && echo "$f"; done | head -1
+}
+if ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then
+    nvrtc=$(find_library libnvrtc.so; find_library libnvrtc.so.13; find_library libnvrtc.so.12)
+    nvrtc=${nvrtc%%$'\n'*}
+    [ -n "$nvrtc" ] && export PTREG_NVRTC=$nvrtc && echo "NVRTC: $nvrtc"
+fi
+if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then
+    ocl=$(find_library libnvidia-opencl.so.1)
+    if [ -n "$ocl" ]; then
+        mkdir -p "$scratch/vendors" && echo "$ocl" >"$scratch/vendors/nvidia.icd"
+        export OCL_ICD_VENDORS=$scratch/vendors && echo "OpenCL: NVIDIA's ICD at $ocl"
+    fi
+fi
+
+step "build (CUDA and OpenCL backends)"
+bin="" tests=""
+if command -v cmake >/dev/null && command -v pkg-config >/dev/null &&
+    timeout 300 cmake -S "$root" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release -DPTREG_CUDA=ON -DPTREG_OPENCL=ON \
+        >"$scratch/build.log" 2>&1 &&
+    timeout 300 cmake --build "$scratch/build" -j "$(nproc)" >>"$scratch/build.log" 2>&1; then
+    bin=$scratch/build/ptreg tests=$scratch/build/tests
+    echo "built here in $scratch/build"
+elif [ -x "$root/.gpu/bin/ptreg" ]; then
+    bin=$root/.gpu/bin/ptreg tests=$root/.gpu/bin
+    echo "could not build here (tail of the log below); using the build carried in .gpu/bin"
+    tail -5 "$scratch/build.log" 2>/dev/null
+else
+    echo "cannot build here and no .gpu/bin: run bench/gpu/prepare.sh on the development machine and carry .gpu"
+    tail -20 "$scratch/build.log" 2>/dev/null
+    exit 1
+fi
+"$bin" --version
+
+step "devices"
+"$bin" devices
+"$bin" devices --json >"$scratch/devices.json"
+# PTREG_GPU_DEVICES=opencl:0 (say) names the devices instead: a dry run on POCL
+gpus=${PTREG_GPU_DEVICES:-$(python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(','.join(x['device'] for x in d['devices'] if x['gpu'] and x['backend'] in ('cuda', 'opencl')))" \
+    "$scratch/devices.json")}
+echo "GPU devices: ${gpus:-none}"
+
+step "device tests and the parity suite on every GPU device"
+: >"$OUT/parity.txt"
+for dev in ${gpus//,/ }; do
+    for t in test_device test_device_parity; do
+        PTREG_TEST_DEVICE=$dev timeout 600 "$tests/$t" >"$scratch/$t.txt" 2>&1
+        rc=$?
+        { echo "--- $t on $dev: exit $rc"; cat "$scratch/$t.txt"; } >>"$OUT/parity.txt"
+        echo "$t on $dev: exit $rc: $(tail -1 "$scratch/$t.txt")"
+        grep "^FAIL" "$scratch/$t.txt" | head -20
+    done
+done
+[ -n "$gpus" ] || echo "no GPU device found: nothing to test" | tee -a "$OUT/parity.txt"
+
+step "every kernel through NVRTC for sm_90: registers, spills, shared memory"
+timeout 120 "$tests/test_kernels_nvrtc" >"$OUT/nvrtc.txt" 2>&1
+cat "$OUT/nvrtc.txt"
+
+step "benchmarks: ICP on each GPU against the CPU path on $(nproc) threads"
+data=$root/.gpu/data
+[ -e "$data/bunny/bun.conf" ] || data=$root/../shared/data
+cases=blob,aircraft,bunny,1m
+if [ "$QUICK" = "--quick" ] || [ "$(elapsed)" -gt 300 ]; then
+    cases=blob,aircraft
+    echo "(quick: $cases)"
+fi
+# PTREG_GPU_BENCH_ARGS: more options for icp_gpu.py (a dry run's "--rounds 1 --repeat 2")
+# shellcheck disable=SC2086
+timeout $((570 - $(elapsed))) python3 "$root/bench/gpu/icp_gpu.py" --ptreg "$bin" --devices "$gpus" --cases "$cases" \
+    --work "$scratch/icp" --out "$scratch" --data "$data" --threads "$(nproc)" ${PTREG_GPU_BENCH_ARGS:-}
+echo "exit $?"
+
+step "report"
+python3 - "$OUT" "$scratch" "$(elapsed)" "$gpus" <<'PY'
+import json, os, re, subprocess, sys
+out, scratch, seconds, gpus = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+def read(path, default=""):
+    try:
+        return open(path).read()
+    except OSError:
+        return default
+parity = read(os.path.join(out, "parity.txt"))
+summary = [l for l in parity.splitlines() if re.match(r"^(---|FAIL|\d+ passed|all \d+ checks)", l)]
+smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                     capture_output=True, text=True).stdout.strip() if os.path.exists("/usr/bin/nvidia-smi") else ""
+icp = read(os.path.join(scratch, "icp_gpu.md"), "(the ICP benchmark did not finish)\n")
+nvrtc = read(os.path.join(out, "nvrtc.txt"))
+report = ["# ptreg on the GPU machine", "",
+          "Made by `bench/gpu/run.sh` in %d s. GPU: %s. GPU devices ptreg found: %s." % (seconds, smi or "?", gpus or "none"),
+          "", "## Device tests and parity suite", "", "```", *summary, "```", "",
+          "## ICP, 30 iterations: ms per frame (model resident), and from host memory (+ the model's upload)", "",
+          icp, "## Kernels for sm_90 (NVRTC, ptxas -v)", "", "```", nvrtc.strip(), "```", ""]
+open(os.path.join(out, "report.md"), "w").write("\n".join(report))
+results = {"seconds": seconds, "gpu": smi, "gpu_devices": gpus.split(",") if gpus else [], "parity": summary}
+for name in ("devices.json", "icp_gpu.json"):
+    try:
+        results[name[:-5]] = json.load(open(os.path.join(scratch, name)))
+    except (OSError, ValueError):
+        results[name[:-5]] = None
+json.dump(results, open(os.path.join(out, "results.json"), "w"), indent=1)
+print("\n".join(summary[-8:]))
+print()
+print(icp)
+PY
+echo "done in $(elapsed) s: $OUT/report.md, $OUT/results.json"
