@@ -91,7 +91,8 @@ static void test_block_sums(ptreg_dev *dev, const char *name)
     ptreg_dprogram *prog;
     ptreg_dkernel *sum, *total;
     ptreg_error err;
-    CHECK_MSG(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK, "%s: %s", name, err.message);
+    CHECK_MSG(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK, "%s: %s", name,
+              err.message);
     CHECK(ptreg_dev_kernel(prog, "ptreg_basics_block_sum", &sum, &err) == PTREG_OK);
     int fp64 = dev->info.fp64 && ptreg_dev_kernel(prog, "ptreg_basics_total", &total, &err) == PTREG_OK;
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {

@@ -52,7 +52,8 @@ static const command_entry *find_command(const char *name)
 static int print_version(void)
 {
     printf("ptreg %s (cpu: %s; cuda: %s; opencl: %s)\n", ptreg_version(), ptreg_isa_name(ptreg_cpu_isa()),
-           ptreg_backend_built(PTREG_BACKEND_CUDA) ? "yes" : "no", ptreg_backend_built(PTREG_BACKEND_OPENCL) ? "yes" : "no");
+           ptreg_backend_built(PTREG_BACKEND_CUDA) ? "yes" : "no",
+           ptreg_backend_built(PTREG_BACKEND_OPENCL) ? "yes" : "no");
     return EXIT_OK;
 }
 

@@ -43,14 +43,17 @@ static struct {
 } nvrtc;
 
 /* Each symbol by the name its header maps it to (STRINGIFY expands
- * cuMemAlloc to "cuMemAlloc_v2"). */
-#define LOAD_POINTER(table, f)                                                                     \
-    if (!(*(void **)&table.f = dlsym(lib, STRINGIFY(f)))) {                                         \
-        snprintf(note, note_size, "%s lacks %s (too old a version)", library, STRINGIFY(f));        \
-        return 0;                                                                                  \
+ * cuMemAlloc to "cuMemAlloc_v2"), else by its plain name: an older driver
+ * has cuEventElapsedTime, not CUDA 13's cuEventElapsedTime_v2 of the same
+ * signature. */
+#define LOAD_POINTER(table, f, plain)                                                               \
+    if (!(*(void **)&table.f = dlsym(lib, STRINGIFY(f))) && !(*(void **)&table.f = dlsym(lib, plain))) { \
+        snprintf(note, note_size, "%s lacks %s (too old a version)", library, STRINGIFY(f));         \
+        return 0;                                                                                   \
     }
-#define LOAD_CU(f) LOAD_POINTER(cu, f)
-#define LOAD_NVRTC(f) LOAD_POINTER(nvrtc, f)
+/* #f here names the function before the header's macro renames it */
+#define LOAD_CU(f) LOAD_POINTER(cu, f, #f)
+#define LOAD_NVRTC(f) LOAD_POINTER(nvrtc, f, #f)
 
 static void *open_first(const char *const *names, size_t count, const char **which)
 {

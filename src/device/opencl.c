@@ -205,8 +205,9 @@ static ptreg_status build_failed(ptreg_dev *dev, cl_program program, const char 
         log = calloc(size + 1, 1);
     if (log && cl.clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, size, log, NULL) != CL_SUCCESS)
         log[0] = '\0';
-    ptreg_status st = ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: clBuildProgram failed for the %s kernels: %s (%d): %s",
-                                      dev->label, label, cl_error_name(rc), (int)rc, log ? log : "");
+    ptreg_status st =
+        ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: clBuildProgram failed for the %s kernels: %s (%d): %s",
+                        dev->label, label, cl_error_name(rc), (int)rc, log ? log : "");
     free(log);
     return st;
 }

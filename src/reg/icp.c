@@ -341,8 +341,9 @@ static void correspond_block(icp_state *s, const double T[16], size_t b)
     ptreg_transform_points(T, s->source + 3 * i0, moved, cnt);
     if (s->graph) {
         memset(&s->block_walk[b], 0, sizeof s->block_walk[b]);
-        ptreg_cpu_kernels()->dt_nearest_range(s->tree, s->graph, moved, cnt, ptreg_icp_walk_start(s->nn, s->pass), nearest,
-                                              d2, s->walk_memory ? s->walk_memory + i0 : NULL, &s->block_walk[b]);
+        ptreg_walk_start start = ptreg_icp_walk_start(s->nn, s->pass);
+        ptreg_cpu_kernels()->dt_nearest_range(s->tree, s->graph, moved, cnt, start, nearest, d2,
+                                              s->walk_memory ? s->walk_memory + i0 : NULL, &s->block_walk[b]);
         for (size_t i = 0; i < cnt; i++)
             ptreg_kdtree_slot_point(s->tree, nearest[i], matched + 3 * i);
     } else if (s->nn == PTREG_NN_KDTREE) {

@@ -229,8 +229,9 @@ static ptreg_status find_pairs(device_run *r, int want_walk_stats, ptreg_error *
     if (!ptreg_nn_method_is_delaunay(r->nn))
         return ptreg_nn_device_kdtree(m->nn, b[WS_MOVED], r->n, b[WS_NEAREST], b[WS_DIST2], err);
     int start = (int)ptreg_icp_walk_start(r->nn, r->pass);
-    ptreg_status st = ptreg_nn_device_walk(m->nn, b[WS_MOVED], r->n, start, b[WS_NEAREST], b[WS_DIST2],
-                                           seeded_walk(r->nn) ? b[WS_MEMORY] : NULL, b[WS_INFO], err);
+    ptreg_dbuf *memory = seeded_walk(r->nn) ? b[WS_MEMORY] : NULL;
+    ptreg_status st =
+        ptreg_nn_device_walk(m->nn, b[WS_MOVED], r->n, start, b[WS_NEAREST], b[WS_DIST2], memory, b[WS_INFO], err);
     if (!st && want_walk_stats)
         st = ptreg_nn_device_walk_stats(m->nn, b[WS_INFO], r->n, b[WS_WALK_PARTIALS], b[WS_SUMMARY],
                                         summary_walk_offset(m), err);
@@ -246,7 +247,8 @@ static ptreg_status sigma_limit(device_run *r, int iteration, ptreg_error *err)
     int apply = iteration >= r->opt->filter_start;
     ptreg_status st = PTREG_OK;
     if (apply) {
-        ptreg_karg part[] = {KARG_BUF(b[WS_DIST2]), KARG_U32(r->n), KARG_F32(r->max_d2), KARG_BUF(b[WS_SIGMA_PARTIALS])};
+        ptreg_karg part[] = {KARG_BUF(b[WS_DIST2]), KARG_U32(r->n), KARG_F32(r->max_d2),
+                             KARG_BUF(b[WS_SIGMA_PARTIALS])};
         st = ptreg_dev_launch(m->sigma_partials, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 4, part, err);
     }
     ptreg_karg lim[] = {KARG_BUF(b[WS_SIGMA_PARTIALS]), KARG_U32(r->groups), KARG_U32(apply),
@@ -262,8 +264,8 @@ static ptreg_status trim_select(device_run *r, ptreg_error *err)
     ptreg_status st = PTREG_OK;
     for (uint32_t pass = 0; pass < TRIM_PASSES && !st; pass++) {
         ptreg_karg hist[] = {KARG_BUF(b[WS_DIST2]),  KARG_BUF(b[WS_ORDER]),  KARG_U32(r->n),
-                             KARG_F32(r->max_d2),  KARG_BUF(b[WS_FILTER]), KARG_BUF(b[WS_SELECT]),
-                             KARG_U32(pass),       KARG_BUF(b[WS_HIST])};
+                             KARG_F32(r->max_d2),    KARG_BUF(b[WS_FILTER]), KARG_BUF(b[WS_SELECT]),
+                             KARG_U32(pass),         KARG_BUF(b[WS_HIST])};
         ptreg_karg pick[] = {KARG_BUF(b[WS_HIST]), KARG_U32(r->groups), KARG_U32(pass), karg_acc(m, r->opt->trim),
                              KARG_BUF(b[WS_SELECT])};
         st = ptreg_dev_launch(m->trim_histogram, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 8, hist, err);
@@ -276,11 +278,13 @@ static ptreg_status launch_moments(device_run *r, ptreg_error *err)
 {
     const ptreg_icp_model *m = r->m;
     ptreg_dbuf *const *b = m->ws.buf;
-    ptreg_karg args[] = {KARG_BUF(b[WS_MOVED]),  KARG_BUF(b[WS_NEAREST]), KARG_BUF(b[WS_DIST2]),  KARG_BUF(b[WS_ORDER]),
-                         KARG_U32(r->n),       KARG_BUF(r->names),    KARG_F32(r->max_d2), KARG_BUF(b[WS_FILTER]),
-                         KARG_BUF(b[WS_SELECT]), karg_acc(m, m->ref[0]), karg_acc(m, m->ref[1]),
-                         karg_acc(m, m->ref[2]), KARG_BUF(b[WS_PARTIALS])};
-    ptreg_karg total[] = {KARG_BUF(b[WS_PARTIALS]), KARG_U32(r->groups), KARG_U32(MOMENTS), KARG_BUF(b[WS_SUMMARY])};
+    ptreg_karg args[] = {KARG_BUF(b[WS_MOVED]),   KARG_BUF(b[WS_NEAREST]), KARG_BUF(b[WS_DIST2]),
+                         KARG_BUF(b[WS_ORDER]),   KARG_U32(r->n),          KARG_BUF(r->names),
+                         KARG_F32(r->max_d2),     KARG_BUF(b[WS_FILTER]),  KARG_BUF(b[WS_SELECT]),
+                         karg_acc(m, m->ref[0]),  karg_acc(m, m->ref[1]),  karg_acc(m, m->ref[2]),
+                         KARG_BUF(b[WS_PARTIALS])};
+    ptreg_karg total[] = {KARG_BUF(b[WS_PARTIALS]), KARG_U32(r->groups), KARG_U32(MOMENTS),
+                          KARG_BUF(b[WS_SUMMARY])};
     ptreg_status st = ptreg_dev_launch(m->moments, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 13, args, err);
     return st ? st : ptreg_dev_launch(m->total, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 4, total, err);
 }
