@@ -42,6 +42,11 @@ typedef enum ptreg_stop_reason {
 
 const char *ptreg_stop_reason_name(ptreg_stop_reason reason);
 
+/* The backends ICP runs on (ptreg_device_resolve's mask): every one. */
+#define PTREG_ICP_BACKENDS                                                                              \
+    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                     \
+     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
+
 typedef struct ptreg_icp_options {
     int max_iter;         /* transform updates, default 30 */
     double tol;           /* stop when MSE changes by less (Besl); 0: never; < 0: auto

@@ -70,10 +70,8 @@ static cJSON *json_device(const ptreg_device_info *d)
 static void auto_choice(char *text, size_t size)
 {
     ptreg_device any = {PTREG_BACKEND_AUTO, 0}, on;
-    unsigned all = PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |
-                   PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL);
     ptreg_error err;
-    if (ptreg_device_resolve(&any, all, "a GPU command", &on, &err))
+    if (ptreg_device_resolve(&any, PTREG_ICP_BACKENDS, "a GPU command", &on, &err))
         snprintf(text, size, "none: %s", err.message);
     else
         ptreg_device_format(&on, text, size);

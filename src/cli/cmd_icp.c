@@ -5,10 +5,6 @@
 
 #include "cli/common.h"
 
-#define ICP_BACKENDS                                                                                    \
-    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                     \
-     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
-
 static const cli_option icp_options[] = {
     CLI_REGISTRATION_OUTPUTS,
     {"max-iter", 0, "N", "most transform updates (default 30)"},
@@ -64,7 +60,7 @@ static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
     rc = rc ? rc : cli_int(a, "filter-start", 0, 1000000, &o->filter_start);
     rc = rc ? rc : cli_double(a, "trim", 1e-9, 1.0, &o->trim);
     rc = rc ? rc : cli_apply_threads(a);
-    rc = rc ? rc : cli_device(a, ICP_BACKENDS, "ICP", &o->device);
+    rc = rc ? rc : cli_device(a, PTREG_ICP_BACKENDS, "ICP", &o->device);
     if (rc)
         return rc;
     if (cli_has(a, "max-dist") && !(o->max_dist > 0.0)) {
@@ -395,7 +391,7 @@ int cli_run_icp(int argc, char **argv)
     icp_job job;
     ptreg_device device;
     ptreg_error err;
-    if (ptreg_device_resolve(&opt.device, ICP_BACKENDS, "ICP", &device, &err)) {
+    if (ptreg_device_resolve(&opt.device, PTREG_ICP_BACKENDS, "ICP", &device, &err)) {
         cli_error("icp", "%s", err.message);
         return EXIT_USAGE;
     }

@@ -8,11 +8,6 @@
 #include "nn/index_impl.h"
 #include "ptreg/icp.h"
 
-/* The backends ICP has a path on. */
-#define PTREG_ICP_BACKENDS                                                                              \
-    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                     \
-     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
-
 ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
                                     const ptreg_icp_options *opt, ptreg_error *err);
 /* The method that runs: the one asked for, unless it needs a Delaunay
