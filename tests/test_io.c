@@ -817,7 +817,7 @@ static void test_format_names(void)
     CHECK(ptreg_format_from_path("x.obj") == PTREG_FORMAT_AUTO);
     CHECK(ptreg_format_parse("csv") == PTREG_FORMAT_XYZ);
     CHECK(ptreg_format_parse("nope") == PTREG_FORMAT_AUTO);
-    for (int f = PTREG_FORMAT_AUTO; f <= PTREG_FORMAT_VTK; f++)
+    for (int f = PTREG_FORMAT_AUTO; f <= PTREG_FORMAT_EPOS; f++)
         CHECK(ptreg_format_parse(ptreg_format_name((ptreg_format)f)) == (ptreg_format)f);
 }
 

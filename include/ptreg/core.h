@@ -133,6 +133,8 @@ void ptreg_transform_difference(const double A[16], const double B[16], double *
                                 double *translation);
 /* R from a unit quaternion (w, x, y, z); normalises q first. */
 void ptreg_quaternion_to_matrix(const double q[4], double R[9]);
+/* The unit quaternion (w, x, y, z) of a rotation matrix, with w >= 0. */
+void ptreg_matrix_to_quaternion(const double R[9], double q[4]);
 /* T from an axis (any length > 0), an angle in degrees and a translation. */
 void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, const double t[3],
                                      double T[16]);

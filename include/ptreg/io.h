@@ -10,17 +10,20 @@ extern "C" {
 #endif
 
 typedef enum ptreg_format {
-    PTREG_FORMAT_AUTO = 0, /* by file extension: .ply .pcd .xyz .txt .csv .pts .vtk */
+    PTREG_FORMAT_AUTO = 0, /* by file extension: .ply .pcd .xyz .txt .csv .pts .vtk .pos .epos */
     PTREG_FORMAT_PLY,
     PTREG_FORMAT_PCD,
     PTREG_FORMAT_XYZ,      /* whitespace- or comma-separated text (.xyz .txt .csv .pts) */
-    PTREG_FORMAT_VTK
+    PTREG_FORMAT_VTK,
+    PTREG_FORMAT_POS,      /* atom probe (apt.h): the ions' positions; written with m/q 0 */
+    PTREG_FORMAT_EPOS      /* atom probe, read only */
 } ptreg_format;
 
 /* The format named by a path's extension (case-insensitive), or
  * PTREG_FORMAT_AUTO when the extension is unknown. */
 ptreg_format ptreg_format_from_path(const char *path);
-/* "ply", "pcd", "xyz", "vtk"; parses the same names (and "csv", "txt"). */
+/* "ply", "pcd", "xyz", "vtk", "pos", "epos"; parses the same names (and
+ * "csv", "txt"). */
 const char *ptreg_format_name(ptreg_format format);
 ptreg_format ptreg_format_parse(const char *name);
 

@@ -3,6 +3,8 @@
 #ifndef PTREG_H
 #define PTREG_H
 
+#include "apt.h"
+#include "batch.h"
 #include "core.h"
 #include "device.h"
 #include "emicp.h"

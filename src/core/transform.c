@@ -95,6 +95,28 @@ void ptreg_quaternion_to_matrix(const double q_in[4], double R[9])
     R[8] = 1 - 2 * (x * x + y * y);
 }
 
+/* Shepperd's method: the largest of the four squares decides the formula. */
+void ptreg_matrix_to_quaternion(const double R[9], double q[4])
+{
+    const double t = R[0] + R[4] + R[8];
+    double w, x, y, z;
+    if (t >= R[0] && t >= R[4] && t >= R[8]) {
+        const double s = 2.0 * sqrt(1.0 + t);
+        w = 0.25 * s, x = (R[7] - R[5]) / s, y = (R[2] - R[6]) / s, z = (R[3] - R[1]) / s;
+    } else if (R[0] >= R[4] && R[0] >= R[8]) {
+        const double s = 2.0 * sqrt(1.0 + R[0] - R[4] - R[8]);
+        w = (R[7] - R[5]) / s, x = 0.25 * s, y = (R[1] + R[3]) / s, z = (R[2] + R[6]) / s;
+    } else if (R[4] >= R[8]) {
+        const double s = 2.0 * sqrt(1.0 - R[0] + R[4] - R[8]);
+        w = (R[2] - R[6]) / s, x = (R[1] + R[3]) / s, y = 0.25 * s, z = (R[5] + R[7]) / s;
+    } else {
+        const double s = 2.0 * sqrt(1.0 - R[0] - R[4] + R[8]);
+        w = (R[3] - R[1]) / s, x = (R[2] + R[6]) / s, y = (R[5] + R[7]) / s, z = 0.25 * s;
+    }
+    const double n = sqrt(w * w + x * x + y * y + z * z) * (w < 0 ? -1.0 : 1.0);
+    q[0] = w / n, q[1] = x / n, q[2] = y / n, q[3] = z / n;
+}
+
 void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, const double t[3],
                                      double T[16])
 {

@@ -21,6 +21,8 @@
         .pfh_pair_bins = feat_pair_bins##sfx,                  \
         .pair_gauss_block = ptreg_pair_gauss_block##sfx,       \
         .pair_exp_array = ptreg_pair_exp_array##sfx,           \
+        .batch_lanes = ptreg_batch_lanes##sfx,                 \
+        .batch_block = ptreg_batch_block_run##sfx,             \
     }
 
 static const struct ptreg_cpu_kernels generic_kernels = PTREG_CPU_KERNELS(PTREG_ISA_GENERIC, _generic);

@@ -13,6 +13,7 @@
 #include "nn/nn_kernels.h"
 #include "pair/lddmm_kernels.h"
 #include "pair/pair_kernels.h"
+#include "reg/batch_kernels.h"
 #include "reg/icp_kernels.h"
 
 /* One ISA's copy of every kernel. Where the comment names a header, that
@@ -55,6 +56,9 @@ struct ptreg_cpu_kernels {
     /* pair/pair_kernels.h */
     void (*pair_gauss_block)(const ptreg_pair_gauss_block *blk);
     void (*pair_exp_array)(const float *in, float *out, size_t n);
+    /* reg/batch_kernels.h: the lanes of a block, and one block's schedule */
+    int (*batch_lanes)(void);
+    void (*batch_block)(ptreg_batch_block *b);
 };
 
 /* The table of ptreg_cpu_isa(): read it at each use, not once per process,

@@ -103,10 +103,10 @@ static ptreg_status check_write_args(const char *path, const ptreg_cloud *cloud,
     if (cloud->n && !cloud->xyz)
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: the cloud has %zu points but no data", path,
                                cloud->n);
-    if (format == PTREG_FORMAT_VTK)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: VTK files are read, not written",
-                               path);
-    if (format < PTREG_FORMAT_PLY || format > PTREG_FORMAT_VTK)
+    if (format == PTREG_FORMAT_VTK || format == PTREG_FORMAT_EPOS)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: %s files are read, not written", path,
+                               format == PTREG_FORMAT_VTK ? "VTK" : ".epos");
+    if (format < PTREG_FORMAT_PLY || format > PTREG_FORMAT_EPOS)
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: unknown format %d", path, (int)format);
     return PTREG_OK;
 }
@@ -126,6 +126,8 @@ ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
     ptreg_status s = check_write_args(path, cloud, format, err);
     if (s != PTREG_OK)
         return s;
+    if (format == PTREG_FORMAT_POS)
+        return ptreg_apt_write_pos(path, cloud->xyz, NULL, cloud->n, err);
     int normals = opt->with_normals && cloud->normals != NULL;
     ptreg_atomic_file af;
     if ((s = ptreg_atomic_open(path, &af, err)) != PTREG_OK)

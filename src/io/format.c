@@ -16,7 +16,7 @@ static const struct {
 } format_names[] = {
     {"ply", PTREG_FORMAT_PLY}, {"pcd", PTREG_FORMAT_PCD}, {"xyz", PTREG_FORMAT_XYZ},
     {"txt", PTREG_FORMAT_XYZ}, {"csv", PTREG_FORMAT_XYZ}, {"pts", PTREG_FORMAT_XYZ},
-    {"vtk", PTREG_FORMAT_VTK},
+    {"vtk", PTREG_FORMAT_VTK},  {"pos", PTREG_FORMAT_POS}, {"epos", PTREG_FORMAT_EPOS},
 };
 
 static int same_nocase(const char *a, const char *b)
@@ -51,6 +51,8 @@ const char *ptreg_format_name(ptreg_format format)
     case PTREG_FORMAT_PCD: return "pcd";
     case PTREG_FORMAT_XYZ: return "xyz";
     case PTREG_FORMAT_VTK: return "vtk";
+    case PTREG_FORMAT_POS: return "pos";
+    case PTREG_FORMAT_EPOS: return "epos";
     }
     return "unknown";
 }
@@ -104,6 +106,8 @@ ptreg_status ptreg_cloud_read_memory(const void *data, size_t size, ptreg_format
     case PTREG_FORMAT_PCD: s = io_read_pcd(&in, cloud); break;
     case PTREG_FORMAT_XYZ: s = io_read_xyz(&in, cloud); break;
     case PTREG_FORMAT_VTK: s = io_read_vtk(&in, cloud); break;
+    case PTREG_FORMAT_POS: s = io_read_apt_cloud(&in, PTREG_APT_POS, cloud); break;
+    case PTREG_FORMAT_EPOS: s = io_read_apt_cloud(&in, PTREG_APT_EPOS, cloud); break;
     default:
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: unknown format %d", in.name, (int)format);
     }

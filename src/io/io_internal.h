@@ -5,6 +5,7 @@
 #ifndef PTREG_IO_INTERNAL_H
 #define PTREG_IO_INTERNAL_H
 
+#include "ptreg/apt.h"
 #include "ptreg/io.h"
 
 #include <stdint.h>
@@ -134,6 +135,8 @@ ptreg_status io_read_ply(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_pcd(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_xyz(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_vtk(const io_in *in, ptreg_cloud *cloud);
+/* A .pos or .epos reconstruction's positions as a cloud (apt_read.c). */
+ptreg_status io_read_apt_cloud(const io_in *in, ptreg_apt_format format, ptreg_cloud *cloud);
 
 /* Writers stream to f and leave error detection to the stream's error flag,
  * which the atomic commit checks. */

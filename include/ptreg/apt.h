@@ -1,0 +1,86 @@
+/* ptreg atom-probe tomography (APT) data: reconstructions (.pos, .epos) and
+ * range files (.rrng, .rng) that name the ion species by mass-to-charge.
+ * docs/FORMATS.md has the layouts. Both readers count records from what
+ * the file holds and name the file and the place on bad input. */
+#ifndef PTREG_APT_H
+#define PTREG_APT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A reconstruction, one entry per detected ion, in the file's order.
+ * Unlike a cloud, atoms with non-finite coordinates are kept (batch
+ * results are one row per atom of the file). */
+typedef struct ptreg_apt {
+    size_t n;
+    float *xyz; /* nm, interleaved */
+    float *mq;  /* mass-to-charge-state ratio (Da) */
+    /* .epos only (NULL for .pos): */
+    float *tof;              /* time of flight (ns) */
+    float *vdc, *vpulse;     /* standing and pulse voltages (V) */
+    float *detector;         /* detector hit x, y (mm), interleaved */
+    uint32_t *pulse_delta;   /* pulses since the last detected ion */
+    uint32_t *ions_per_pulse;
+} ptreg_apt;
+
+typedef enum ptreg_apt_format {
+    PTREG_APT_AUTO = 0, /* by extension: .pos or .epos */
+    PTREG_APT_POS,      /* 16-byte big-endian records: x y z m/q (float32) */
+    PTREG_APT_EPOS      /* 44-byte big-endian records: 9 float32, 2 uint32 */
+} ptreg_apt_format;
+
+void ptreg_apt_init(ptreg_apt *apt);
+void ptreg_apt_free(ptreg_apt *apt);
+/* The format of a path's extension, or PTREG_APT_AUTO when it is neither. */
+ptreg_apt_format ptreg_apt_format_from_path(const char *path);
+
+/* Reads a reconstruction. A file that is empty or not a whole number of
+ * records is PTREG_ERR_FORMAT naming the byte where the last record breaks
+ * off. On failure *apt is left empty. */
+ptreg_status ptreg_apt_read(const char *path, ptreg_apt_format format, ptreg_apt *apt, ptreg_error *err);
+/* The same from memory; name is used in messages (the fuzzers). */
+ptreg_status ptreg_apt_read_memory(const void *data, size_t size, ptreg_apt_format format, const char *name,
+                                   ptreg_apt *apt, ptreg_error *err);
+/* Writes a .pos file (atomically). mq may be NULL (written as 0). */
+ptreg_status ptreg_apt_write_pos(const char *path, const float *xyz, const float *mq, size_t n, ptreg_error *err);
+
+/* ---- ranges ---- */
+
+#define PTREG_ION_NAME_MAX 32
+
+/* A mass-to-charge interval [lo, hi] and the ion it names: the range's
+ * Name: in a .rrng file, else its composition written out (Al, AlO, Al2O3:
+ * elements in the file's order, counts above 1 after them). */
+typedef struct ptreg_range {
+    double lo, hi;
+    char ion[PTREG_ION_NAME_MAX];
+} ptreg_range;
+
+typedef struct ptreg_ranges {
+    size_t n;
+    ptreg_range *range;
+} ptreg_ranges;
+
+/* Reads a range file: IVAS's .rrng ([Ions] and [Ranges] sections) or the
+ * older .rng (counts, ion names, a dashed header, then ". lo hi counts..."
+ * rows), told apart by content. */
+ptreg_status ptreg_ranges_read(const char *path, ptreg_ranges *ranges, ptreg_error *err);
+ptreg_status ptreg_ranges_read_memory(const void *data, size_t size, const char *name, ptreg_ranges *ranges,
+                                      ptreg_error *err);
+void ptreg_ranges_free(ptreg_ranges *ranges);
+/* The index of the first range holding mq, or -1. */
+long ptreg_ranges_find(const ptreg_ranges *ranges, double mq);
+/* Whether some range names this ion (exact, case-sensitive). */
+int ptreg_ranges_has_ion(const ptreg_ranges *ranges, const char *ion);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

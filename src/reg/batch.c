@@ -1,0 +1,423 @@
+/* Many small EM-ICP registrations in one call (batch.h): pairs packed W to
+ * a block, one pair per lane of the CPU kernel (batch_kernels_isa.c),
+ * blocks spread over threads; and the plain path, one pair at a time, that
+ * the tests hold the kernel to. */
+#include "ptreg/batch.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device/cpu_kernels.h"
+#include "ptreg/emicp.h"
+
+void ptreg_batch_options_default(ptreg_batch_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->translation = 1;
+    opt->sigma_factor = 0.9;
+    opt->d02 = -1.0;
+    opt->max_iter = 1000;
+    opt->tol = 1e-7;
+}
+
+/* ---- checks and each pair's schedule ---- */
+
+static size_t source_points(const ptreg_pair_set *p, size_t i) { return p->source_offset[i + 1] - p->source_offset[i]; }
+
+static size_t target_points(const ptreg_pair_set *p, size_t i)
+{
+    return p->target_offset ? p->target_offset[i + 1] - p->target_offset[i] : p->target_points;
+}
+
+static const float *target_of(const ptreg_pair_set *p, size_t i)
+{
+    return p->target + 3 * (p->target_offset ? p->target_offset[i] : 0);
+}
+
+static const float *source_of(const ptreg_pair_set *p, size_t i) { return p->source + 3 * p->source_offset[i]; }
+
+static int all_finite(const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return 0;
+    return 1;
+}
+
+static ptreg_status check_pairs(const ptreg_pair_set *p, const ptreg_batch_options *o, ptreg_error *err)
+{
+    if (p->count && (!p->source || !p->source_offset || !p->target))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "batch: no points or no offsets");
+    if (!(o->sigma_factor > 0 && o->sigma_factor < 1) || o->max_iter < 0 || !(o->tol >= 0) ||
+        !isfinite(o->sigma2_init) || !isfinite(o->sigma2_final) || !isfinite(o->d02))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "batch: the schedule's values are out of range");
+    for (size_t i = 0; i < p->count; i++) {
+        if (p->source_offset[i + 1] <= p->source_offset[i] ||
+            (p->target_offset && p->target_offset[i + 1] <= p->target_offset[i]) || !target_points(p, i))
+            return ptreg_error_set(err, PTREG_ERR_ARG, "batch: pair %zu has no source or no target points", i);
+        if (!all_finite(source_of(p, i), 3 * source_points(p, i)) ||
+            !all_finite(target_of(p, i), 3 * target_points(p, i)))
+            return ptreg_error_set(err, PTREG_ERR_ARG, "batch: pair %zu has a point that is not finite", i);
+    }
+    ptreg_device on;
+    return ptreg_device_resolve(&o->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "batch", &on, err);
+}
+
+static void centroid(const float *p, size_t n, double c[3])
+{
+    double s[3] = {0, 0, 0};
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            s[k] += p[3 * i + k];
+    for (int k = 0; k < 3; k++)
+        c[k] = s[k] / (double)n;
+}
+
+static double rms_radius(const float *p, size_t n, const double c[3])
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            const double d = p[3 * i + k] - c[k];
+            s += d * d;
+        }
+    return sqrt(s / (double)n);
+}
+
+/* One pair's schedule and reference points: ptreg_emicp's, from its
+ * target. */
+typedef struct pair_setup {
+    double source_c[3], target_c[3], radius;
+    double sigma2_init, sigma2_final, d02;
+} pair_setup;
+
+static int setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, pair_setup *s)
+{
+    centroid(source_of(p, i), source_points(p, i), s->source_c);
+    centroid(target_of(p, i), target_points(p, i), s->target_c);
+    const double r = rms_radius(target_of(p, i), target_points(p, i), s->target_c);
+    s->radius = r;
+    s->sigma2_init = o->sigma2_init > 0 ? o->sigma2_init : PTREG_EMICP_SIGMA2_INIT_REL * r * r;
+    s->sigma2_final = o->sigma2_final > 0 ? o->sigma2_final : PTREG_EMICP_SIGMA2_FINAL_REL * r * r;
+    s->d02 = o->d02 >= 0 ? o->d02 : s->sigma2_init;
+    return s->sigma2_init > 0 && s->sigma2_final > 0 && isfinite(s->sigma2_init) && r > 0;
+}
+
+/* ---- the lanes ---- */
+
+/* The buffers of one block, sized for the block's largest pair. */
+typedef struct block_buffers {
+    float *src, *smask, *tgt, *tmask, *shared;
+    size_t ns, nt;
+} block_buffers;
+
+static void buffers_free(block_buffers *bb)
+{
+    free(bb->src);
+    free(bb->smask);
+    free(bb->tgt);
+    free(bb->tmask);
+    memset(bb, 0, sizeof *bb);
+}
+
+static int buffers_reserve(block_buffers *bb, size_t ns, size_t nt, int W, int per_lane_target)
+{
+    if (ns > bb->ns || (per_lane_target && nt > bb->nt)) {
+        buffers_free(bb);
+        bb->ns = ns, bb->nt = nt;
+        bb->src = malloc(3 * ns * (size_t)W * sizeof(float));
+        bb->smask = malloc(ns * (size_t)W * sizeof(float));
+        if (per_lane_target) {
+            bb->tgt = malloc(3 * nt * (size_t)W * sizeof(float));
+            bb->tmask = malloc(nt * (size_t)W * sizeof(float));
+        }
+    }
+    return bb->src && bb->smask && (!per_lane_target || (bb->tgt && bb->tmask));
+}
+
+/* Lane l's source points, padded with masked copies of its first point. */
+static void pack_source(const ptreg_pair_set *p, size_t pair, int l, int W, size_t ns, block_buffers *bb)
+{
+    const float *s = source_of(p, pair);
+    const size_t n = source_points(p, pair);
+    for (size_t j = 0; j < ns; j++) {
+        const size_t from = j < n ? j : 0;
+        for (int c = 0; c < 3; c++)
+            bb->src[(3 * j + (size_t)c) * (size_t)W + (size_t)l] = s[3 * from + (size_t)c];
+        bb->smask[j * (size_t)W + (size_t)l] = j < n ? 1.0f : 0.0f;
+    }
+}
+
+/* A target as the pair engine stores it: float(point - centroid). */
+static void pack_target_lane(const ptreg_pair_set *p, size_t pair, const double c[3], int l, int W, size_t nt,
+                             block_buffers *bb)
+{
+    const float *t = target_of(p, pair);
+    const size_t n = target_points(p, pair);
+    for (size_t i = 0; i < nt; i++) {
+        const size_t from = i < n ? i : 0;
+        for (int k = 0; k < 3; k++)
+            bb->tgt[(3 * i + (size_t)k) * (size_t)W + (size_t)l] = (float)(t[3 * from + (size_t)k] - c[k]);
+        bb->tmask[i * (size_t)W + (size_t)l] = i < n ? 1.0f : 0.0f;
+    }
+}
+
+static void set_lane(ptreg_batch_block *b, int l, const pair_setup *s, int translation)
+{
+    for (int k = 0; k < 3; k++) {
+        b->center[k][l] = s->target_c[k];
+        b->ref_p[k][l] = translation ? s->source_c[k] : 0.0;
+        b->ref_q[k][l] = translation ? s->target_c[k] : 0.0;
+    }
+    b->sigma2_init[l] = s->sigma2_init;
+    b->sigma2_final[l] = s->sigma2_final;
+    b->d02[l] = s->d02;
+    b->radius[l] = s->radius;
+    for (int k = 0; k < 12; k++)
+        b->T[k][l] = k % 5 == 0 ? 1.0 : 0.0;
+}
+
+/* The lanes left over in a block run a copy of its first pair. */
+typedef struct batch_job {
+    const ptreg_pair_set *p;
+    const ptreg_batch_options *o;
+    const pair_setup *setup;
+    const float *shared_target; /* centred, when the target is shared */
+    const struct ptreg_cpu_kernels *k;
+    int W;
+    double *transform;
+    int *iterations, *stop;
+    double *terms; /* per block */
+} batch_job;
+
+static int run_block(const batch_job *job, size_t first, block_buffers *bb)
+{
+    const ptreg_pair_set *p = job->p;
+    const int W = job->W;
+    const size_t lanes = p->count - first < (size_t)W ? p->count - first : (size_t)W;
+    size_t ns = 0, nt = 0;
+    for (size_t l = 0; l < lanes; l++) {
+        ns = source_points(p, first + l) > ns ? source_points(p, first + l) : ns;
+        nt = target_points(p, first + l) > nt ? target_points(p, first + l) : nt;
+    }
+    const int per_lane = p->target_offset != NULL;
+    if (!buffers_reserve(bb, ns, nt, W, per_lane))
+        return -1;
+    ptreg_batch_block b;
+    memset(&b, 0, sizeof b);
+    b.lanes = (int)lanes, b.width = W, b.ns = (int)ns, b.nt = (int)nt;
+    b.rotation_only = !job->o->translation;
+    b.factor = job->o->sigma_factor, b.tol = job->o->tol, b.max_iter = job->o->max_iter;
+    for (int l = 0; l < W; l++) {
+        const size_t pair = first + ((size_t)l < lanes ? (size_t)l : 0);
+        pack_source(p, pair, l, W, ns, bb);
+        if (per_lane)
+            pack_target_lane(p, pair, job->setup[pair].target_c, l, W, nt, bb);
+        set_lane(&b, l, &job->setup[pair], job->o->translation);
+    }
+    b.src = bb->src;
+    b.smask = bb->smask;
+    b.shared_target = !per_lane;
+    b.tgt = per_lane ? bb->tgt : job->shared_target;
+    b.tmask = per_lane ? bb->tmask : NULL;
+    job->k->batch_block(&b);
+    double terms = 0.0;
+    for (size_t l = 0; l < lanes; l++) {
+        double *T = job->transform + 16 * (first + l);
+        for (int k = 0; k < 12; k++)
+            T[k] = b.T[k][l];
+        T[12] = T[13] = T[14] = 0.0, T[15] = 1.0;
+        if (job->iterations)
+            job->iterations[first + l] = b.iterations[l];
+        if (job->stop)
+            job->stop[first + l] = b.stop[l];
+        terms += (double)source_points(p, first + l) * (double)target_points(p, first + l) * b.iterations[l];
+    }
+    job->terms[first / (size_t)W] = terms;
+    return 0;
+}
+
+static int run_blocks(const batch_job *job)
+{
+    const long blocks = (long)((job->p->count + (size_t)job->W - 1) / (size_t)job->W);
+    int failed = 0;
+#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed)
+    {
+        block_buffers bb = {0};
+#pragma omp for schedule(dynamic, 4)
+        for (long blk = 0; blk < blocks; blk++)
+            failed |= run_block(job, (size_t)blk * (size_t)job->W, &bb);
+        buffers_free(&bb);
+    }
+    return failed;
+}
+
+/* ---- the plain path: one pair at a time ---- */
+
+/* Horn's rotation about the origin: the top eigenvector of the matrix of
+ * the uncentred cross-covariance. */
+static void rotation_about_origin(const ptreg_moments *m, double T[16])
+{
+    const double *S = m->spq;
+    const double xx = S[0], xy = S[1], xz = S[2], yx = S[3], yy = S[4], yz = S[5], zx = S[6], zy = S[7], zz = S[8];
+    const double N[16] = {xx + yy + zz, yz - zy,      zx - xz,       xy - yx,       yz - zy,      xx - yy - zz,
+                          xy + yx,      zx + xz,      zx - xz,       xy + yx,       -xx + yy - zz, yz + zy,
+                          xy - yx,      zx + xz,      yz + zy,       -xx - yy + zz};
+    double eval[4], V[16], R[9];
+    ptreg_eigen_symmetric(N, 4, eval, V);
+    double q[4] = {V[3], V[7], V[11], V[15]};
+    if (fabs(eval[0]) + fabs(eval[3]) == 0.0)
+        q[0] = 1.0, q[1] = q[2] = q[3] = 0.0;
+    ptreg_quaternion_to_matrix(q, R);
+    ptreg_transform_identity(T);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            T[4 * r + c] = R[3 * r + c];
+}
+
+/* One E-step and M-step of ptreg_emicp with plain arithmetic: libm's expf,
+ * no fused multiply-add. Returns 0 when no point has any weight. */
+static int plain_iteration(const float *src, size_t n, const float *tgt, size_t m, const pair_setup *s,
+                           double sigma2, int translation, double T[16])
+{
+    const float neg = (float)-(0.5 / sigma2);
+    const double outlier = exp(-s->d02 / sigma2);
+    ptreg_moments mom;
+    ptreg_moments_init(&mom, translation ? s->source_c : NULL, translation ? s->target_c : NULL);
+    for (size_t j = 0; j < n; j++) {
+        double moved[3];
+        float r[3];
+        for (int k = 0; k < 3; k++) {
+            moved[k] = T[4 * k] * src[3 * j] + T[4 * k + 1] * src[3 * j + 1] + T[4 * k + 2] * src[3 * j + 2] +
+                       T[4 * k + 3];
+            r[k] = (float)(moved[k] - s->target_c[k]);
+        }
+        float se = 0, se2 = 0, sb[3] = {0, 0, 0};
+        for (size_t i = 0; i < m; i++) {
+            float b[3];
+            for (int k = 0; k < 3; k++)
+                b[k] = (float)(tgt[3 * i + k] - s->target_c[k]);
+            const float dx = r[0] - b[0], dy = r[1] - b[1], dz = r[2] - b[2];
+            const float e = expf((dx * dx + dy * dy + dz * dz) * neg);
+            se += e, se2 += e * e;
+            for (int k = 0; k < 3; k++)
+                sb[k] += e * b[k];
+        }
+        const double c = (double)se2 + outlier, p[3] = {src[3 * j], src[3 * j + 1], src[3 * j + 2]};
+        if (c < 1e-6) {
+            ptreg_moments_add(&mom, p, s->target_c, 1.0);
+        } else if (se > 0) {
+            const double q[3] = {(sb[0] + s->target_c[0] * se) / se, (sb[1] + s->target_c[1] * se) / se,
+                                 (sb[2] + s->target_c[2] * se) / se};
+            ptreg_moments_add(&mom, p, q, se / sqrt(c));
+        }
+    }
+    if (!(mom.w > 0))
+        return 0;
+    if (!translation)
+        rotation_about_origin(&mom, T);
+    else if (ptreg_horn_solve(&mom, T, NULL, NULL))
+        return 0;
+    return 1;
+}
+
+static void plain_pair(const ptreg_pair_set *p, size_t i, const pair_setup *s, const ptreg_batch_options *o,
+                       double T[16], int *iterations, int *stop)
+{
+    double sigma2 = s->sigma2_init;
+    ptreg_transform_identity(T);
+    *iterations = 0;
+    *stop = PTREG_STOP_MAX_ITERATIONS;
+    while (*iterations < o->max_iter) {
+        if (sigma2 <= s->sigma2_final) {
+            *stop = PTREG_STOP_SIGMA_FINAL;
+            return;
+        }
+        double next[16], angle_deg, trans;
+        memcpy(next, T, sizeof next);
+        if (!plain_iteration(source_of(p, i), source_points(p, i), target_of(p, i), target_points(p, i), s, sigma2,
+                             o->translation, next)) {
+            *stop = PTREG_STOP_TOO_FEW_PAIRS;
+            return;
+        }
+        ++*iterations;
+        ptreg_transform_difference(T, next, &angle_deg, &trans);
+        memcpy(T, next, sizeof next);
+        sigma2 *= o->sigma_factor;
+        if (o->tol > 0 && angle_deg * (3.14159265358979323846 / 180.0) + trans / s->radius < o->tol) {
+            *stop = PTREG_STOP_CONVERGED;
+            return;
+        }
+    }
+}
+
+/* ---- the entry point ---- */
+
+static ptreg_status setup_all(const ptreg_pair_set *p, const ptreg_batch_options *o, pair_setup *setup,
+                              ptreg_error *err)
+{
+    for (size_t i = 0; i < p->count; i++)
+        if (!setup_pair(p, i, o, &setup[i]))
+            return ptreg_error_set(err, PTREG_ERR_ARG,
+                                   "batch: pair %zu: its target has no extent (all points equal): give sigma2 values",
+                                   i);
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_options *o_in, double *transform,
+                                  int *iterations, int *stop, ptreg_batch_stats *stats, ptreg_error *err)
+{
+    const double t0 = ptreg_time_ms();
+    ptreg_batch_options defaults;
+    if (!o_in)
+        ptreg_batch_options_default(&defaults);
+    const ptreg_batch_options *o = o_in ? o_in : &defaults;
+    ptreg_status st = check_pairs(p, o, err);
+    if (st)
+        return st;
+    const struct ptreg_cpu_kernels *k = ptreg_cpu_kernels();
+    const int W = k->batch_lanes();
+    pair_setup *setup = malloc((p->count ? p->count : 1) * sizeof *setup);
+    double *terms = calloc(p->count / (size_t)W + 1, sizeof *terms);
+    float *shared = NULL;
+    if (!setup || !terms)
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for %zu pairs", p->count);
+    st = st ? st : setup_all(p, o, setup, err);
+    if (!st && p->count && !p->target_offset) {
+        if (!(shared = malloc(3 * p->target_points * sizeof *shared)))
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory");
+        for (size_t i = 0; shared && i < 3 * p->target_points; i++)
+            shared[i] = (float)(p->target[i] - setup[0].target_c[i % 3]);
+    }
+    double pair_terms = 0.0;
+    if (!st && o->reference) {
+        for (size_t i = 0; i < p->count; i++) {
+            int it, why;
+            plain_pair(p, i, &setup[i], o, transform + 16 * i, &it, &why);
+            if (iterations)
+                iterations[i] = it;
+            if (stop)
+                stop[i] = why;
+            pair_terms += (double)source_points(p, i) * (double)target_points(p, i) * it;
+        }
+    } else if (!st) {
+        batch_job job = {p, o, setup, shared, k, W, transform, iterations, stop, terms};
+        if (run_blocks(&job))
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for a block of pairs");
+        for (size_t b = 0; !st && b <= p->count / (size_t)W; b++)
+            pair_terms += terms[b];
+    }
+    free(setup);
+    free(terms);
+    free(shared);
+    if (!st && stats) {
+        stats->pairs = p->count;
+        stats->pair_terms = pair_terms;
+        stats->time_ms = ptreg_time_ms() - t0;
+        stats->pairs_per_s = stats->time_ms > 0 ? (double)p->count / (stats->time_ms * 1e-3) : 0.0;
+        stats->gpts = stats->time_ms > 0 ? pair_terms / (stats->time_ms * 1e-3) / 1e9 : 0.0;
+        stats->isa = o->reference ? "reference" : ptreg_isa_name(k->isa);
+    }
+    return st;
+}

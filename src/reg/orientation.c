@@ -1,0 +1,394 @@
+/* Orientations of atomic neighbourhoods (batch.h): each selected atom's
+ * nearest selected neighbours, relative to it, registered onto the motif
+ * by the batch engine (rotation only by default), reduced by the motif's
+ * symmetry, and judged by how well the rotated neighbours sit on motif
+ * points. With estimate_motif the motif is replaced, round after round, by
+ * the mean of the registered neighbourhoods (generalised Procrustes), the
+ * "true, average local structure" of the EM-ICP study's Eq. 4. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptreg/batch.h"
+#include "ptreg/nn.h"
+
+#define MAX_K 256
+/* Motif estimation sums rotated points in fixed point (2^-32 nm), so the
+ * mean is the same bits whatever the order of the atoms (threads, ranks). */
+#define FIXED_SCALE 4294967296.0
+
+void ptreg_orientation_options_default(ptreg_orientation_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->k = 12;
+    opt->min_matched = 0.5;
+    opt->symmetry_tol = 0.1;
+    ptreg_batch_options_default(&opt->batch);
+    opt->batch.translation = 0;
+}
+
+const char *ptreg_orientation_flag_name(ptreg_orientation_flag flag)
+{
+    switch (flag) {
+    case PTREG_ORIENT_OK: return "ok";
+    case PTREG_ORIENT_POOR: return "poor";
+    case PTREG_ORIENT_NOT_SELECTED: return "not_selected";
+    case PTREG_ORIENT_TOO_FEW: return "too_few_neighbours";
+    case PTREG_ORIENT_NOT_FINITE: return "not_finite";
+    }
+    return "unknown";
+}
+
+void ptreg_orientations_free(ptreg_orientations *o)
+{
+    if (!o)
+        return;
+    free(o->q);
+    free(o->residual);
+    free(o->matched);
+    free(o->flag);
+    free(o->assignment);
+    free(o->motif);
+    memset(o, 0, sizeof *o);
+}
+
+static ptreg_status check_options(const ptreg_orientation_options *o, ptreg_error *err)
+{
+    if (o->k < 3 || o->k > MAX_K)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: k = %zu: take 3 to %d neighbours", o->k, MAX_K);
+    if (!(o->radius >= 0) || !isfinite(o->radius))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: the radius must be >= 0 (0: the k nearest)");
+    if (!o->motif || o->motif_points < 3 || o->motif_points > MAX_K)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: the motif needs 3 to %d points", MAX_K);
+    if (o->estimate_motif < 0 || o->estimate_motif > 100 || !(o->min_matched >= 0 && o->min_matched <= 1) ||
+        !(o->symmetry_tol > 0 && o->symmetry_tol < 1))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: estimate_motif 0..100, min_matched and "
+                                                   "symmetry_tol in [0, 1]");
+    for (size_t i = 0; i < 3 * o->motif_points; i++)
+        if (!isfinite(o->motif[i]))
+            return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: motif point %zu is not finite", i / 3);
+    return PTREG_OK;
+}
+
+static ptreg_status allocate(ptreg_orientations *out, size_t n, const ptreg_orientation_options *o, ptreg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->n = n;
+    out->k = o->k;
+    out->motif_points = o->motif_points;
+    out->q = malloc((4 * n + 1) * sizeof(float));
+    out->residual = malloc((n + 1) * sizeof(float));
+    out->matched = malloc((n + 1) * sizeof(float));
+    out->flag = malloc(n + 1);
+    out->motif = malloc(3 * o->motif_points * sizeof(float));
+    out->assignment = o->assignment ? malloc((n * o->k + 1) * sizeof(uint16_t)) : NULL;
+    if (!out->q || !out->residual || !out->matched || !out->flag || !out->motif || (o->assignment && !out->assignment))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for %zu atoms", n);
+    memcpy(out->motif, o->motif, 3 * o->motif_points * sizeof(float));
+    for (size_t i = 0; i < n; i++) {
+        for (int c = 0; c < 4; c++)
+            out->q[4 * i + (size_t)c] = NAN;
+        out->residual[i] = out->matched[i] = NAN;
+    }
+    if (out->assignment)
+        for (size_t i = 0; i < n * o->k; i++)
+            out->assignment[i] = 65535;
+    return PTREG_OK;
+}
+
+/* ---- neighbourhoods ---- */
+
+/* The atoms taken (selected and finite), compacted; flags for the rest. */
+typedef struct atoms {
+    size_t m;
+    float *xyz;      /* the taken atoms' coordinates */
+    size_t *atom;    /* per taken atom: its index in the input */
+    size_t *offset;  /* m + 1: neighbourhood i is points [offset[i], offset[i + 1]) */
+    float *nbr;      /* the neighbourhoods, relative to their atoms */
+    uint32_t *nbr_atom; /* per neighbourhood point: the taken atom it is */
+} atoms;
+
+static void atoms_free(atoms *a)
+{
+    free(a->xyz);
+    free(a->atom);
+    free(a->offset);
+    free(a->nbr);
+    free(a->nbr_atom);
+    memset(a, 0, sizeof *a);
+}
+
+static int taken(const float *xyz, size_t i, const uint8_t *selected)
+{
+    return (!selected || selected[i]) && isfinite(xyz[3 * i]) && isfinite(xyz[3 * i + 1]) && isfinite(xyz[3 * i + 2]);
+}
+
+static ptreg_status take_atoms(const float *xyz, size_t n, const uint8_t *selected, ptreg_orientations *out,
+                               atoms *a, ptreg_error *err)
+{
+    memset(a, 0, sizeof *a);
+    for (size_t i = 0; i < n; i++) {
+        a->m += taken(xyz, i, selected);
+        const int finite = isfinite(xyz[3 * i]) && isfinite(xyz[3 * i + 1]) && isfinite(xyz[3 * i + 2]);
+        out->flag[i] = selected && !selected[i] ? PTREG_ORIENT_NOT_SELECTED
+                       : !finite                ? PTREG_ORIENT_NOT_FINITE
+                                                : PTREG_ORIENT_TOO_FEW;
+    }
+    a->xyz = malloc((3 * a->m + 1) * sizeof(float));
+    a->atom = malloc((a->m + 1) * sizeof(size_t));
+    a->offset = malloc((a->m + 1) * sizeof(size_t));
+    if (!a->xyz || !a->atom || !a->offset)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for %zu atoms", a->m);
+    size_t t = 0;
+    for (size_t i = 0; i < n; i++)
+        if (taken(xyz, i, selected)) {
+            memcpy(a->xyz + 3 * t, xyz + 3 * i, 3 * sizeof(float));
+            a->atom[t++] = i;
+        }
+    return PTREG_OK;
+}
+
+/* Atom t's neighbours: the k nearest other taken atoms (ties by index),
+ * or those of them within the radius. Returns how many. */
+static size_t neighbours_of(const ptreg_kdtree *tree, const atoms *a, size_t t, const ptreg_orientation_options *o,
+                            uint32_t *index, float *d2)
+{
+    const size_t want = o->k + 1 < a->m ? o->k + 1 : a->m;
+    const size_t found = ptreg_kdtree_knn(tree, a->xyz + 3 * t, want, index, d2);
+    const float r2 = (float)(o->radius * o->radius);
+    size_t kept = 0;
+    for (size_t j = 0; j < found && kept < o->k; j++)
+        if (index[j] != t && (o->radius == 0 || d2[j] < r2))
+            index[kept++] = index[j];
+    return kept;
+}
+
+static ptreg_status find_neighbourhoods(atoms *a, const ptreg_orientation_options *o, ptreg_error *err)
+{
+    ptreg_kdtree *tree = NULL;
+    ptreg_status st = a->m ? ptreg_kdtree_create(a->xyz, a->m, NULL, &tree, err) : PTREG_OK;
+    uint32_t *lists = malloc((a->m * o->k + 1) * sizeof *lists);
+    size_t *counts = malloc((a->m + 1) * sizeof *counts);
+    if (!st && (!lists || !counts))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the neighbourhoods");
+    if (!st) {
+        const long m = (long)a->m;
+#pragma omp parallel num_threads(ptreg_get_num_threads())
+        {
+            uint32_t index[MAX_K + 1];
+            float d2[MAX_K + 1];
+#pragma omp for schedule(dynamic, 256)
+            for (long t = 0; t < m; t++) {
+                counts[t] = neighbours_of(tree, a, (size_t)t, o, index, d2);
+                memcpy(lists + (size_t)t * o->k, index, counts[t] * sizeof *index);
+            }
+        }
+        a->offset[0] = 0;
+        for (size_t t = 0; t < a->m; t++)
+            a->offset[t + 1] = a->offset[t] + (counts[t] >= 3 ? counts[t] : 0);
+        a->nbr = malloc((3 * a->offset[a->m] + 1) * sizeof(float));
+        a->nbr_atom = malloc((a->offset[a->m] + 1) * sizeof(uint32_t));
+        if (!a->nbr || !a->nbr_atom)
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the neighbourhoods");
+        for (size_t t = 0; !st && t < a->m; t++)
+            for (size_t j = 0; j < a->offset[t + 1] - a->offset[t]; j++) {
+                const uint32_t nb = lists[t * o->k + j];
+                const size_t at = a->offset[t] + j;
+                a->nbr_atom[at] = nb;
+                for (int c = 0; c < 3; c++)
+                    a->nbr[3 * at + (size_t)c] = a->xyz[3 * (size_t)nb + (size_t)c] - a->xyz[3 * t + (size_t)c];
+            }
+    }
+    free(lists);
+    free(counts);
+    ptreg_kdtree_destroy(tree);
+    return st;
+}
+
+/* ---- judging and estimating ---- */
+
+static double shortest_distance(const float *m, size_t k)
+{
+    double best = INFINITY;
+    for (size_t i = 0; i < k; i++)
+        for (size_t j = i + 1; j < k; j++) {
+            const double dx = m[3 * i] - m[3 * j], dy = m[3 * i + 1] - m[3 * j + 1], dz = m[3 * i + 2] - m[3 * j + 2];
+            best = fmin(best, dx * dx + dy * dy + dz * dz);
+        }
+    return sqrt(best);
+}
+
+/* Neighbour j rotated by T, its nearest motif point (ties: the lowest) and
+ * the squared distance. */
+static size_t nearest_motif(const double T[16], const float *p, const float *motif, size_t mk, double r[3],
+                            double *best_d2)
+{
+    for (int c = 0; c < 3; c++)
+        r[c] = T[4 * c] * p[0] + T[4 * c + 1] * p[1] + T[4 * c + 2] * p[2] + T[4 * c + 3];
+    size_t best = 0;
+    *best_d2 = INFINITY;
+    for (size_t i = 0; i < mk; i++) {
+        const double dx = r[0] - motif[3 * i], dy = r[1] - motif[3 * i + 1], dz = r[2] - motif[3 * i + 2];
+        const double d = dx * dx + dy * dy + dz * dz;
+        if (d < *best_d2)
+            *best_d2 = d, best = i;
+    }
+    return best;
+}
+
+/* Residual, matched fraction, assignment and flag of taken atom t. */
+static void judge(const atoms *a, size_t t, const double T[16], const ptreg_orientation_options *o, double match_d,
+                  ptreg_orientations *out)
+{
+    const size_t first = a->offset[t], count = a->offset[t + 1] - first, i = a->atom[t];
+    double sum = 0.0;
+    size_t matched = 0;
+    for (size_t j = 0; j < count; j++) {
+        double r[3], d2;
+        const size_t m = nearest_motif(T, a->nbr + 3 * (first + j), out->motif, out->motif_points, r, &d2);
+        sum += d2;
+        matched += d2 <= match_d * match_d;
+        if (out->assignment)
+            out->assignment[i * o->k + j] = (uint16_t)m;
+    }
+    out->residual[i] = (float)sqrt(sum / (double)count);
+    out->matched[i] = (float)((double)matched / (double)count);
+    out->flag[i] = out->matched[i] >= o->min_matched ? PTREG_ORIENT_OK : PTREG_ORIENT_POOR;
+}
+
+/* The new motif: each motif point the mean of the rotated neighbours
+ * assigned to it, over the atoms judged ok (points nobody was assigned to
+ * stay). Sums in fixed point: the same bits in any order. */
+static ptreg_status estimate(const atoms *a, const size_t *pair_atom, size_t pairs, const double *T,
+                             ptreg_orientations *out, ptreg_error *err)
+{
+    const size_t mk = out->motif_points;
+    int64_t *sum = calloc(3 * mk, sizeof *sum);
+    uint64_t *count = calloc(mk, sizeof *count);
+    if (!sum || !count) {
+        free(sum), free(count);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory");
+    }
+    for (size_t p = 0; p < pairs; p++) {
+        const size_t t = pair_atom[p];
+        if (out->flag[a->atom[t]] != PTREG_ORIENT_OK)
+            continue;
+        for (size_t j = a->offset[t]; j < a->offset[t + 1]; j++) {
+            double r[3], d2;
+            const size_t m = nearest_motif(T + 16 * p, a->nbr + 3 * j, out->motif, mk, r, &d2);
+            for (int c = 0; c < 3; c++)
+                sum[3 * m + (size_t)c] += llround(r[c] * FIXED_SCALE);
+            count[m]++;
+        }
+    }
+    for (size_t m = 0; m < mk; m++)
+        for (int c = 0; c < 3 && count[m]; c++)
+            out->motif[3 * m + (size_t)c] = (float)((double)sum[3 * m + (size_t)c] / FIXED_SCALE / (double)count[m]);
+    free(sum), free(count);
+    return PTREG_OK;
+}
+
+/* ---- the whole ---- */
+
+typedef struct registration {
+    size_t pairs;
+    size_t *pair_atom; /* per pair: the taken atom */
+    size_t *offset;    /* pairs + 1 into the neighbourhood points */
+    double *T;
+} registration;
+
+static void registration_free(registration *r)
+{
+    free(r->pair_atom);
+    free(r->offset);
+    free(r->T);
+}
+
+/* The taken atoms with a neighbourhood, as one pair set. */
+static ptreg_status build_pairs(const atoms *a, registration *r, ptreg_error *err)
+{
+    r->pairs = 0;
+    for (size_t t = 0; t < a->m; t++)
+        r->pairs += a->offset[t + 1] > a->offset[t];
+    r->pair_atom = malloc((r->pairs + 1) * sizeof *r->pair_atom);
+    r->offset = malloc((r->pairs + 1) * sizeof *r->offset);
+    r->T = malloc((16 * r->pairs + 1) * sizeof *r->T);
+    if (!r->pair_atom || !r->offset || !r->T)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for %zu pairs", r->pairs);
+    size_t p = 0;
+    r->offset[0] = 0;
+    for (size_t t = 0; t < a->m; t++)
+        if (a->offset[t + 1] > a->offset[t]) {
+            r->pair_atom[p] = t;
+            r->offset[p + 1] = r->offset[p] + (a->offset[t + 1] - a->offset[t]);
+            p++;
+        }
+    return PTREG_OK;
+}
+
+static ptreg_status register_all(const atoms *a, registration *r, const ptreg_orientation_options *o,
+                                 ptreg_orientations *out, ptreg_error *err)
+{
+    const ptreg_pair_set set = {r->pairs, a->nbr, r->offset, out->motif, NULL, out->motif_points};
+    ptreg_status st = ptreg_batch_register(&set, &o->batch, r->T, NULL, NULL, &out->stats, err);
+    const double match_d = 0.5 * shortest_distance(out->motif, out->motif_points);
+    for (size_t p = 0; !st && p < r->pairs; p++)
+        judge(a, r->pair_atom[p], r->T + 16 * p, o, match_d, out);
+    return st;
+}
+
+/* Each registered atom's rotation as a quaternion in the fundamental zone. */
+static void finish(const atoms *a, const registration *r, const ptreg_orientation_options *o, ptreg_orientations *out)
+{
+    out->symmetry_count = ptreg_motif_symmetry(out->motif, out->motif_points, o->symmetry_tol, out->symmetry);
+    out->registered = r->pairs;
+    out->flagged = 0;
+    for (size_t p = 0; p < r->pairs; p++) {
+        const double *T = r->T + 16 * p;
+        const double R[9] = {T[0], T[1], T[2], T[4], T[5], T[6], T[8], T[9], T[10]};
+        double q[4], fz[4];
+        ptreg_matrix_to_quaternion(R, q);
+        ptreg_orientation_reduce(q, (const double(*)[4])out->symmetry, out->symmetry_count, fz);
+        const size_t i = a->atom[r->pair_atom[p]];
+        for (int c = 0; c < 4; c++)
+            out->q[4 * i + (size_t)c] = (float)fz[c];
+    }
+    for (size_t i = 0; i < out->n; i++)
+        out->flagged += out->flag[i] != PTREG_ORIENT_OK;
+}
+
+ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_t *selected,
+                                        const ptreg_orientation_options *o_in, ptreg_orientations *out,
+                                        ptreg_error *err)
+{
+    ptreg_orientation_options defaults;
+    if (!o_in)
+        ptreg_orientation_options_default(&defaults);
+    const ptreg_orientation_options *o = o_in ? o_in : &defaults;
+    if (out)
+        memset(out, 0, sizeof *out);
+    if (!out || (n && !xyz))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: no atoms or no output");
+    ptreg_status st = check_options(o, err);
+    st = st ? st : allocate(out, n, o, err);
+    atoms a;
+    registration r = {0};
+    memset(&a, 0, sizeof a);
+    st = st ? st : take_atoms(xyz, n, selected, out, &a, err);
+    const double t0 = ptreg_time_ms();
+    st = st ? st : find_neighbourhoods(&a, o, err);
+    out->neighbour_ms = ptreg_time_ms() - t0;
+    st = st ? st : build_pairs(&a, &r, err);
+    st = st ? st : register_all(&a, &r, o, out, err);
+    for (int round = 0; !st && round < o->estimate_motif; round++) {
+        st = estimate(&a, r.pair_atom, r.pairs, r.T, out, err);
+        st = st ? st : register_all(&a, &r, o, out, err);
+    }
+    if (!st)
+        finish(&a, &r, o, out);
+    registration_free(&r);
+    atoms_free(&a);
+    if (st)
+        ptreg_orientations_free(out);
+    return st;
+}

@@ -1,0 +1,202 @@
+/* Atom-probe data: .pos and .epos records (byte order, every field), sizes
+ * that are not whole records, the same files as clouds, and range files
+ * (.rrng and .rng: compositions, names, counts checked against the file). */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "ptreg/apt.h"
+#include "ptreg/io.h"
+
+static char tmp_dir[64];
+
+static void put_be32(unsigned char *p, uint32_t u)
+{
+    p[0] = (unsigned char)(u >> 24), p[1] = (unsigned char)(u >> 16), p[2] = (unsigned char)(u >> 8);
+    p[3] = (unsigned char)u;
+}
+
+static void put_be_float(unsigned char *p, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    put_be32(p, u);
+}
+
+static void test_pos(void)
+{
+    /* 1.0f is 3f 80 00 00 in big-endian order */
+    unsigned char rec[32] = {0x3f, 0x80, 0, 0};
+    put_be_float(rec + 4, -2.5f);
+    put_be_float(rec + 8, 0.125f);
+    put_be_float(rec + 12, 26.98f);
+    put_be_float(rec + 16, 3.0f);
+    put_be_float(rec + 28, 13.5f);
+    ptreg_apt a;
+    ptreg_error err;
+    CHECK(ptreg_apt_read_memory(rec, 32, PTREG_APT_POS, "x.pos", &a, &err) == PTREG_OK);
+    CHECK(a.n == 2 && a.xyz[0] == 1.0f && a.xyz[1] == -2.5f && a.xyz[2] == 0.125f && a.mq[0] == 26.98f);
+    CHECK(a.xyz[3] == 3.0f && a.mq[1] == 13.5f && a.tof == NULL);
+    ptreg_apt_free(&a);
+    /* the format from the name */
+    CHECK(ptreg_apt_read_memory(rec, 16, PTREG_APT_AUTO, "a/b.POS", &a, &err) == PTREG_OK && a.n == 1);
+    ptreg_apt_free(&a);
+    CHECK(ptreg_apt_read_memory(rec, 16, PTREG_APT_AUTO, "b.ply", &a, &err) == PTREG_ERR_ARG);
+    /* not a whole number of records: the byte where the last breaks off */
+    CHECK(ptreg_apt_read_memory(rec, 23, PTREG_APT_POS, "t.pos", &a, &err) == PTREG_ERR_FORMAT);
+    CHECK_MSG(strstr(err.message, "t.pos: byte 16") && strstr(err.message, "truncated"), "%s", err.message);
+    CHECK(a.n == 0 && a.xyz == NULL);
+    CHECK(ptreg_apt_read_memory(rec, 0, PTREG_APT_POS, "e.pos", &a, &err) == PTREG_ERR_FORMAT);
+    CHECK_MSG(strstr(err.message, "empty"), "%s", err.message);
+}
+
+static void test_epos(void)
+{
+    unsigned char rec[88] = {0};
+    for (int r = 0; r < 2; r++) {
+        unsigned char *p = rec + 44 * r;
+        for (int k = 0; k < 9; k++)
+            put_be_float(p + 4 * k, (float)(10 * r + k) + 0.5f);
+        put_be32(p + 36, 7u + (uint32_t)r);
+        put_be32(p + 40, 0x01020304u);
+    }
+    ptreg_apt a;
+    ptreg_error err;
+    CHECK(ptreg_apt_read_memory(rec, sizeof rec, PTREG_APT_EPOS, "x.epos", &a, &err) == PTREG_OK);
+    CHECK(a.n == 2 && a.xyz[3] == 10.5f && a.mq[1] == 13.5f && a.tof[0] == 4.5f && a.vdc[1] == 15.5f);
+    CHECK(a.vpulse[0] == 6.5f && a.detector[0] == 7.5f && a.detector[3] == 18.5f);
+    CHECK(a.pulse_delta[0] == 7 && a.pulse_delta[1] == 8 && a.ions_per_pulse[1] == 0x01020304u);
+    ptreg_apt_free(&a);
+    CHECK(ptreg_apt_read_memory(rec, 87, PTREG_APT_EPOS, "x.epos", &a, &err) == PTREG_ERR_FORMAT);
+    CHECK_MSG(strstr(err.message, "byte 44"), "%s", err.message);
+    /* as a cloud, by extension */
+    ptreg_cloud c;
+    CHECK(ptreg_cloud_read_memory(rec, sizeof rec, PTREG_FORMAT_EPOS, "x.epos", &c, &err) == PTREG_OK);
+    CHECK(c.n == 2 && c.xyz[4] == 11.5f);
+    ptreg_cloud_free(&c);
+}
+
+static void test_pos_files(void)
+{
+    float xyz[9] = {1, 2, 3, NAN, 0, 0, -1, -2, -3}, mq[3] = {27, 28, 29};
+    char path[128];
+    snprintf(path, sizeof path, "%s/a.pos", tmp_dir);
+    ptreg_error err;
+    CHECK(ptreg_apt_write_pos(path, xyz, mq, 3, &err) == PTREG_OK);
+    ptreg_apt a;
+    CHECK(ptreg_apt_read(path, PTREG_APT_AUTO, &a, &err) == PTREG_OK);
+    CHECK(a.n == 3 && a.xyz[6] == -1.0f && a.mq[2] == 29.0f && a.xyz[3] != a.xyz[3]);
+    ptreg_apt_free(&a);
+    /* a cloud keeps the finite points only, as every reader does */
+    ptreg_cloud c;
+    CHECK(ptreg_cloud_read(path, PTREG_FORMAT_AUTO, &c, &err) == PTREG_OK);
+    CHECK(c.n == 2 && c.dropped_nonfinite == 1 && c.xyz[3] == -1.0f);
+    /* and clouds can be written as .pos */
+    snprintf(path, sizeof path, "%s/b.pos", tmp_dir);
+    CHECK(ptreg_cloud_write(path, &c, NULL, &err) == PTREG_OK);
+    ptreg_cloud_free(&c);
+    CHECK(ptreg_apt_read(path, PTREG_APT_AUTO, &a, &err) == PTREG_OK && a.n == 2 && a.mq[0] == 0.0f);
+    ptreg_apt_free(&a);
+    snprintf(path, sizeof path, "%s/missing.pos", tmp_dir);
+    CHECK(ptreg_apt_read(path, PTREG_APT_AUTO, &a, &err) == PTREG_ERR_IO && strstr(err.message, "missing.pos"));
+}
+
+static const char rrng[] = "[Ions]\r\nNumber=3\r\nIon1=Al\r\nIon2=Mg\r\nIon3=O\r\n"
+                           "[Ranges]\r\nNumber=4\r\n"
+                           "Range1=26.8000 27.2000 Vol:0.01661 Al:1 Color:33FFFF\r\n"
+                           "Range2=13.4 13.6 vol:0.01661 Al:1 color:33FFFF\r\n"
+                           "Range3=11.9 12.2 Vol:0.02325 Mg:1 Color:FF00FF\r\n"
+                           "Range4=43.0 43.4 Vol:0.03 Al:1 O:1 Color:00FF00\r\n";
+
+static void test_rrng(void)
+{
+    ptreg_ranges r;
+    ptreg_error err;
+    CHECK_MSG(ptreg_ranges_read_memory(rrng, strlen(rrng), "r.rrng", &r, &err) == PTREG_OK, "%s", err.message);
+    CHECK(r.n == 4 && !strcmp(r.range[0].ion, "Al") && !strcmp(r.range[2].ion, "Mg") &&
+          !strcmp(r.range[3].ion, "AlO"));
+    CHECK(r.range[0].lo == 26.8 && r.range[0].hi == 27.2);
+    CHECK(ptreg_ranges_find(&r, 27.0) == 0 && ptreg_ranges_find(&r, 13.5) == 1 && ptreg_ranges_find(&r, 20) == -1);
+    CHECK(ptreg_ranges_has_ion(&r, "Al") && ptreg_ranges_has_ion(&r, "AlO") && !ptreg_ranges_has_ion(&r, "Si"));
+    ptreg_ranges_free(&r);
+    /* Name: wins over the composition; counts above 1 follow the element */
+    const char named[] = "[Ranges]\nNumber=2\nRange1=1 2 Name:Gap Vol:1\nRange2=3 4 Al:2 O:3 Color:FFFFFF\n";
+    CHECK(ptreg_ranges_read_memory(named, strlen(named), "n.rrng", &r, &err) == PTREG_OK);
+    CHECK(r.n == 2 && !strcmp(r.range[0].ion, "Gap") && !strcmp(r.range[1].ion, "Al2O3"));
+    ptreg_ranges_free(&r);
+    /* counts are checked against the lines, and the place is named */
+    const char *bad[] = {"[Ranges]\nNumber=3\nRange1=1 2 Al:1\n",       "[Ranges]\nNumber=1\nRange1=2 1 Al:1\n",
+                         "[Ranges]\nNumber=1\nRange1=1 2 Al\n",         "[Ranges]\nNumber=1\nRange1=1 2 Vol:1\n",
+                         "[Ranges]\nNumber=1\nRange1=x 2 Al:1\n",       "[Ions]\nIon1=Al\n"};
+    const char *where[] = {"line 2", "line 3", "line 3", "line 3", "line 3", "no [Ranges]"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(ptreg_ranges_read_memory(bad[i], strlen(bad[i]), "b.rrng", &r, &err) == PTREG_ERR_FORMAT);
+        CHECK_MSG(strstr(err.message, "b.rrng") && strstr(err.message, where[i]), "%zu: %s", i, err.message);
+        CHECK(r.n == 0 && r.range == NULL);
+    }
+}
+
+static const char rng[] = "2 3\n"
+                          "Al\nAl 0.2 1.0 1.0\n"
+                          "O\nO 1.0 0.0 0.0\n"
+                          "------------------- Al O\n"
+                          ". 26.80 27.20 1 0\n"
+                          ". 15.9 16.1 0 1\n"
+                          ". 43.0 43.4 1 1\n";
+
+static void test_rng(void)
+{
+    ptreg_ranges r;
+    ptreg_error err;
+    CHECK_MSG(ptreg_ranges_read_memory(rng, strlen(rng), "r.rng", &r, &err) == PTREG_OK, "%s", err.message);
+    CHECK(r.n == 3 && !strcmp(r.range[0].ion, "Al") && !strcmp(r.range[1].ion, "O") &&
+          !strcmp(r.range[2].ion, "AlO"));
+    CHECK(ptreg_ranges_find(&r, 16.0) == 1);
+    ptreg_ranges_free(&r);
+    const char *bad[] = {"2 4\nAl\nAl 1 1 1\nO\nO 1 0 0\n--- Al O\n. 1 2 1 0\n",
+                         "900 2\nAl\n",
+                         "2 1\nAl\nAl 1 1 1\nO\nO 1 0 0\n--- Al\n. 1 2 1\n",
+                         "1 1\nAl\nAl 1 1 1\n--- Al\n. 1 2 x\n",
+                         "x y\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(ptreg_ranges_read_memory(bad[i], strlen(bad[i]), "b.rng", &r, &err) == PTREG_ERR_FORMAT);
+        CHECK_MSG(strstr(err.message, "b.rng: line "), "%zu: %s", i, err.message);
+    }
+}
+
+static void test_shared_data(void)
+{
+    const char *dir = check_data_dir();
+    if (!dir)
+        return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/apt/cubicTestSmall.pos", dir);
+    ptreg_apt a;
+    ptreg_error err;
+    CHECK_MSG(ptreg_apt_read(path, PTREG_APT_AUTO, &a, &err) == PTREG_OK, "%s", err.message);
+    CHECK(a.n == 4000);
+    size_t finite = 0;
+    for (size_t i = 0; i < 3 * a.n; i++)
+        finite += isfinite(a.xyz[i]) != 0;
+    CHECK(finite == 3 * a.n);
+    ptreg_apt_free(&a);
+}
+
+int main(void)
+{
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/ptreg_test_apt_XXXXXX");
+    if (!mkdtemp(tmp_dir))
+        return 1;
+    test_pos();
+    test_epos();
+    test_pos_files();
+    test_rrng();
+    test_rng();
+    test_shared_data();
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir);
+    if (system(cmd))
+        fprintf(stderr, "could not remove %s\n", tmp_dir);
+    return check_exit();
+}

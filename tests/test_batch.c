@@ -1,0 +1,202 @@
+/* Batched registration: every pair's answer is ptreg_emicp's on the same
+ * schedule, bit for bit, on every ISA and for any thread count, padded or
+ * not; the plain path agrees within rounding, with and without
+ * translation; bad pairs are refused by name. */
+#include <stdlib.h>
+
+#include "check.h"
+#include "core/cpu.h"
+#include "ptreg/batch.h"
+#include "ptreg/emicp.h"
+
+/* n pairs: an fcc first shell (12 points, a = 0.405) as every target, and
+ * as sources its points turned by random rotations (up to 40 degrees),
+ * shifted (with translation), noisy, and some points dropped or doubled so
+ * that sizes differ when `ragged`. */
+typedef struct pairs_data {
+    ptreg_pair_set set;
+    float *source, *target;
+    size_t *offsets, *target_offsets;
+} pairs_data;
+
+static void free_pairs(pairs_data *d)
+{
+    free(d->source);
+    free(d->target);
+    free(d->offsets);
+    free(d->target_offsets);
+}
+
+static void random_rotation(ptreg_rng *rng, double max_deg, double R[9])
+{
+    double axis[3] = {ptreg_rng_normal(rng), ptreg_rng_normal(rng), ptreg_rng_normal(rng)}, t[3] = {0, 0, 0}, T[16];
+    ptreg_transform_from_axis_angle(axis, max_deg * (2.0 * ptreg_rng_uniform(rng) - 1.0), t, T);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            R[3 * r + c] = T[4 * r + c];
+}
+
+static void make_pairs(size_t n, int ragged, int shared, int translation, uint64_t seed, pairs_data *d)
+{
+    float motif[3 * 12];
+    CHECK(ptreg_motif_lattice(PTREG_LATTICE_FCC, 0.405, 12, motif, NULL) == PTREG_OK);
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, seed);
+    d->offsets = malloc((n + 1) * sizeof *d->offsets);
+    d->target_offsets = shared ? NULL : malloc((n + 1) * sizeof *d->target_offsets);
+    d->source = malloc(n * 14 * 3 * sizeof(float));
+    d->target = malloc((shared ? 1 : n) * 12 * 3 * sizeof(float));
+    d->offsets[0] = 0;
+    if (!shared)
+        d->target_offsets[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = ragged ? 10 + (size_t)(ptreg_rng_next(&rng) % 5) : 12; /* 10 .. 14 */
+        double R[9];
+        random_rotation(&rng, 40.0, R);
+        float *s = d->source + 3 * d->offsets[i];
+        for (size_t j = 0; j < k; j++) {
+            const float *m = motif + 3 * (j % 12);
+            for (int r = 0; r < 3; r++)
+                s[3 * j + (size_t)r] = (float)(R[3 * r] * m[0] + R[3 * r + 1] * m[1] + R[3 * r + 2] * m[2] +
+                                               0.01 * ptreg_rng_normal(&rng) + (translation ? 0.05 * r : 0.0));
+        }
+        d->offsets[i + 1] = d->offsets[i] + k;
+        if (!shared) {
+            size_t m_pts = ragged ? 8 + i % 5 : 12;
+            memcpy(d->target + 3 * d->target_offsets[i], motif, 3 * m_pts * sizeof(float));
+            d->target_offsets[i + 1] = d->target_offsets[i] + m_pts;
+        }
+    }
+    if (shared)
+        memcpy(d->target, motif, sizeof motif);
+    d->set = (ptreg_pair_set){n, d->source, d->offsets, d->target, d->target_offsets, 12};
+}
+
+/* Pair i through ptreg_emicp with the batch's schedule. */
+static void emicp_pair(const pairs_data *d, size_t i, double T[16])
+{
+    const ptreg_pair_set *p = &d->set;
+    const size_t s0 = p->source_offset[i], ns = p->source_offset[i + 1] - s0;
+    const size_t t0 = p->target_offset ? p->target_offset[i] : 0;
+    const size_t nt = p->target_offset ? p->target_offset[i + 1] - t0 : p->target_points;
+    ptreg_emicp_options o;
+    ptreg_emicp_options_default(&o);
+    ptreg_emicp_result r;
+    CHECK(ptreg_emicp(p->source + 3 * s0, ns, p->target + 3 * t0, nt, &o, &r, NULL) == PTREG_OK);
+    memcpy(T, r.transformation, sizeof r.transformation);
+}
+
+static void test_same_as_emicp(int ragged, int shared)
+{
+    pairs_data d;
+    const size_t n = 37; /* blocks of 8 or 16 and a part-filled one */
+    make_pairs(n, ragged, shared, 1, 11 + (uint64_t)ragged, &d);
+    double *T = malloc(16 * n * sizeof *T), E[16];
+    int *it = malloc(n * sizeof *it), *why = malloc(n * sizeof *why);
+    for (int isa = 0; isa <= (int)ptreg_cpu_best_isa(); isa++) {
+        ptreg_cpu_set_isa(isa);
+        ptreg_batch_stats st;
+        ptreg_error err;
+        CHECK_MSG(ptreg_batch_register(&d.set, NULL, T, it, why, &st, &err) == PTREG_OK, "%s", err.message);
+        size_t differ = 0;
+        for (size_t i = 0; i < n; i++) {
+            emicp_pair(&d, i, E);
+            differ += memcmp(E, T + 16 * i, sizeof E) != 0;
+        }
+        CHECK_MSG(differ == 0, "ISA %s, ragged %d, shared %d: %zu of %zu pairs differ from ptreg_emicp",
+                  ptreg_isa_name((ptreg_isa)isa), ragged, shared, differ, n);
+        CHECK(st.pairs == n && st.pair_terms > 0);
+    }
+    ptreg_cpu_set_isa(-1);
+    free(T), free(it), free(why);
+    free_pairs(&d);
+}
+
+static double max_diff(const double *a, const double *b, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fmax(m, fabs(a[i] - b[i]));
+    return m;
+}
+
+static void test_plain_path(int translation)
+{
+    pairs_data d;
+    const size_t n = 21;
+    make_pairs(n, 1, 1, translation, 5, &d);
+    ptreg_batch_options o;
+    ptreg_batch_options_default(&o);
+    o.translation = translation;
+    double *fast = malloc(16 * n * sizeof *fast), *plain = malloc(16 * n * sizeof *plain);
+    CHECK(ptreg_batch_register(&d.set, &o, fast, NULL, NULL, NULL, NULL) == PTREG_OK);
+    o.reference = 1;
+    CHECK(ptreg_batch_register(&d.set, &o, plain, NULL, NULL, NULL, NULL) == PTREG_OK);
+    double worst = max_diff(fast, plain, 16 * n);
+    CHECK_MSG(worst < 1e-5, "translation %d: the plain path differs by %g", translation, worst);
+    /* rotation only: no translation, a proper rotation */
+    for (size_t i = 0; !translation && i < n; i++) {
+        CHECK(fast[16 * i + 3] == 0.0 && fast[16 * i + 7] == 0.0 && fast[16 * i + 11] == 0.0);
+        CHECK(ptreg_transform_is_rigid(fast + 16 * i, 1e-9));
+    }
+    free(fast), free(plain);
+    free_pairs(&d);
+}
+
+static void test_threads(void)
+{
+    pairs_data d;
+    const size_t n = 100;
+    make_pairs(n, 0, 1, 0, 9, &d);
+    ptreg_batch_options o;
+    ptreg_batch_options_default(&o);
+    o.translation = 0;
+    double *a = malloc(16 * n * sizeof *a), *b = malloc(16 * n * sizeof *b);
+    ptreg_set_num_threads(1);
+    CHECK(ptreg_batch_register(&d.set, &o, a, NULL, NULL, NULL, NULL) == PTREG_OK);
+    ptreg_set_num_threads(3);
+    CHECK(ptreg_batch_register(&d.set, &o, b, NULL, NULL, NULL, NULL) == PTREG_OK);
+    ptreg_set_num_threads(0);
+    CHECK(memcmp(a, b, 16 * n * sizeof *a) == 0);
+    free(a), free(b);
+    free_pairs(&d);
+}
+
+static void test_bad_pairs(void)
+{
+    float src[6] = {0, 0, 0, 1, 0, 0}, tgt[6] = {0, 0, 0, 0, 1, 0}, same[6] = {1, 1, 1, 1, 1, 1};
+    size_t off_empty[3] = {0, 2, 2}, off[2] = {0, 2};
+    double T[32];
+    ptreg_error err;
+    ptreg_pair_set p = {2, src, off_empty, tgt, NULL, 2};
+    CHECK(ptreg_batch_register(&p, NULL, T, NULL, NULL, NULL, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "pair 1"), "%s", err.message);
+    src[4] = NAN;
+    p = (ptreg_pair_set){1, src, off, tgt, NULL, 2};
+    CHECK(ptreg_batch_register(&p, NULL, T, NULL, NULL, NULL, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "pair 0") && strstr(err.message, "finite"), "%s", err.message);
+    src[4] = 0;
+    p = (ptreg_pair_set){1, src, off, same, NULL, 2};
+    CHECK(ptreg_batch_register(&p, NULL, T, NULL, NULL, NULL, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "no extent"), "%s", err.message);
+    ptreg_batch_options o;
+    ptreg_batch_options_default(&o);
+    o.device = (ptreg_device){PTREG_BACKEND_CUDA, 0};
+    p = (ptreg_pair_set){1, src, off, tgt, NULL, 2};
+    CHECK(ptreg_batch_register(&p, &o, T, NULL, NULL, NULL, &err) == PTREG_ERR_ARG);
+    /* no pairs: nothing to do */
+    p.count = 0;
+    CHECK(ptreg_batch_register(&p, NULL, T, NULL, NULL, NULL, &err) == PTREG_OK);
+}
+
+int main(void)
+{
+    test_same_as_emicp(0, 1);
+    test_same_as_emicp(1, 1);
+    test_same_as_emicp(1, 0);
+    test_plain_path(1);
+    test_plain_path(0);
+    test_threads();
+    test_bad_pairs();
+    return check_exit();
+}
