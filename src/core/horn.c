@@ -41,10 +41,41 @@ void ptreg_moments_merge(ptreg_moments *a, const ptreg_moments *b)
         a->spq[k] += b->spq[k];
 }
 
+/* The power of two that brings A's largest entry into [0.5, 1), so that
+ * the rotations below may square entries: 2^-e, e clamped to [-1000, 1000]
+ * so that 2^-e and 2^e are normal numbers and scaling is exact. */
+static int eigen_scale_exponent(const double *A, int count)
+{
+    double amax = 0.0;
+    for (int i = 0; i < count; i++)
+        amax = fabs(A[i]) > amax ? fabs(A[i]) : amax;
+    int e = 0;
+    if (amax > 0.0 && isfinite(amax))
+        frexp(amax, &e);
+    return e < -1000 ? -1000 : e > 1000 ? 1000 : e;
+}
+
+static void jacobi_rotation(double app, double aqq, double apq, double *c, double *s)
+{
+    /* tan of the angle that zeroes apq is t = sgn(h) 2 apq / (|h| + r),
+     * h = aqq - app, r = sqrt(h^2 + 4 apq^2) (Golub & Van Loan 8.4.2's
+     * stable root); then 1 + t^2 = 2 r / (|h| + r), so c and s take two
+     * square roots and one division where the textbook form takes five
+     * operations. */
+    const double h = aqq - app, ah = fabs(h);
+    const double r = sqrt(h * h + 4.0 * apq * apq);
+    const double inv = 1.0 / sqrt(2.0 * r * (r + ah));
+    *c = (ah + r) * inv;
+    *s = (h >= 0.0 ? 2.0 * apq : -2.0 * apq) * inv;
+}
+
 void ptreg_eigen_symmetric(const double *A_in, int n, double *eval, double *V)
 {
     double A[64];
-    memcpy(A, A_in, (size_t)(n * n) * sizeof(double));
+    const int e = eigen_scale_exponent(A_in, n * n);
+    const double down = ldexp(1.0, -e), up = ldexp(1.0, e);
+    for (int i = 0; i < n * n; i++)
+        A[i] = A_in[i] * down;
     for (int i = 0; i < n * n; i++)
         V[i] = (i % (n + 1) == 0) ? 1.0 : 0.0;
     for (int sweep = 0; sweep < 100; sweep++) {
@@ -58,14 +89,13 @@ void ptreg_eigen_symmetric(const double *A_in, int n, double *eval, double *V)
             break;
         for (int p = 0; p < n; p++)
             for (int q = p + 1; q < n; q++) {
-                double apq = A[p * n + q];
-                if (apq == 0.0)
+                const double apq = A[p * n + q];
+                /* An entry this small (2^-537 of the largest) is zero for
+                 * the convergence test too. */
+                if (apq * apq == 0.0)
                     continue;
-                /* The rotation that zeroes A[p][q], in the stable form of
-                 * Golub & Van Loan (8.4.2). */
-                double theta = (A[q * n + q] - A[p * n + p]) / (2.0 * apq);
-                double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
-                double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
+                double c, s;
+                jacobi_rotation(A[p * n + p], A[q * n + q], apq, &c, &s);
                 for (int k = 0; k < n; k++) {
                     double akp = A[k * n + p], akq = A[k * n + q];
                     A[k * n + p] = c * akp - s * akq;
@@ -84,7 +114,7 @@ void ptreg_eigen_symmetric(const double *A_in, int n, double *eval, double *V)
             }
     }
     for (int i = 0; i < n; i++)
-        eval[i] = A[i * n + i];
+        eval[i] = A[i * n + i] * up;
     /* Selection sort keeps eigenvalue i with column i of V. */
     for (int i = 0; i < n; i++) {
         int best = i;

@@ -242,15 +242,41 @@ static void e_step(const ptreg_batch_block *b, const chunk_consts k[NC], const v
 
 /* ---- Horn's solution, per lane (horn.c's arithmetic) ---- */
 
-/* Cyclic Jacobi on every lane's 4x4 symmetric A (eigen_symmetric), all
- * chunks of the block in step: a lane whose off-diagonal part has vanished
- * gets identity rotations, which leave it exactly as it is. */
+/* horn.c's exact scaling of each lane's A by a power of two: 2^-e with
+ * frexp's e of the largest |entry| (its exponent field less 1022; 0 for
+ * zero and non-finite), clamped to [-1000, 1000], which takes in every
+ * subnormal. */
+static void jacobi_scale(vd A[16])
+{
+    vd amax = vd_set(0.0);
+    for (int i = 0; i < 16; i++) {
+        const vd x = vd_abs(A[i]);
+        amax = vd_sel(x > amax, x, amax);
+    }
+    const vm biased = ((vm)amax >> 52) & 0x7ff;
+    vm e = biased - 1022;
+    const vm low = e < -1000, high = e > 1000, none = (amax == vd_set(0.0)) | (biased == 0x7ff);
+    e = (e & ~low) | (-1000 & low);
+    e = (e & ~high) | (1000 & high);
+    e &= ~none;
+    const vd down = (vd)((1023 - e) << 52);
+    for (int i = 0; i < 16; i++)
+        A[i] *= down;
+}
+
+/* Cyclic Jacobi on every lane's 4x4 symmetric A (eigen_symmetric, with
+ * its rotation formula), all chunks of the block in step: a lane whose
+ * off-diagonal part has vanished gets identity rotations, which leave it
+ * exactly as it is. A comes out scaled (its eigenvalues' order is what
+ * counts). */
 static void jacobi4(vd A[NC][16], vd V[NC][16])
 {
-    const vd zero = vd_set(0.0), one = vd_set(1.0);
-    for (int c = 0; c < NC; c++)
+    const vd zero = vd_set(0.0), one = vd_set(1.0), two = vd_set(2.0), four = vd_set(4.0);
+    for (int c = 0; c < NC; c++) {
+        jacobi_scale(A[c]);
         for (int i = 0; i < 16; i++)
             V[c][i] = i % 5 == 0 ? one : zero;
+    }
     for (int sweep = 0; sweep < JACOBI_SWEEPS; sweep++) {
         vm done[NC];
         int all = 1;
@@ -271,11 +297,12 @@ static void jacobi4(vd A[NC][16], vd V[NC][16])
                 for (int c = 0; c < NC; c++) {
                     vd *a = A[c], *v = V[c];
                     const vd apq = a[p * 4 + q];
-                    const vm skip = done[c] | (apq == zero);
-                    const vd theta = (a[q * 5] - a[p * 5]) / (vd_set(2.0) * vd_sel(skip, one, apq));
-                    const vd t = vd_sel(theta >= zero, one, -one) / (vd_abs(theta) + vd_sqrt(theta * theta + one));
-                    const vd cc = one / vd_sqrt(t * t + one);
-                    const vd cs = vd_sel(skip, one, cc), sn = vd_sel(skip, zero, t * cc);
+                    const vm skip = done[c] | (apq * apq == zero);
+                    const vd h = a[q * 5] - a[p * 5], ah = vd_abs(h);
+                    const vd r = vd_sqrt(h * h + four * apq * apq);
+                    const vd inv = one / vd_sqrt(two * r * (r + ah));
+                    const vd cs = vd_sel(skip, one, (ah + r) * inv);
+                    const vd sn = vd_sel(skip, zero, vd_sel(h >= zero, two * apq, -two * apq) * inv);
                     for (int k = 0; k < 4; k++) {
                         const vd akp = a[k * 4 + p], akq = a[k * 4 + q];
                         a[k * 4 + p] = cs * akp - sn * akq;
