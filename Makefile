@@ -7,7 +7,7 @@ CMAKE_ARGS ?=
 DEPS       := cmake make gcc pkg-config liblzf-dev libcjson-dev libqhull-dev zlib1g-dev liblbfgs-dev \
               opencl-c-headers
 # POCL, the CPU OpenCL driver, runs every device kernel in the tests.
-TEST_DEPS  := python3 pocl-opencl-icd ocl-icd-libopencl1
+TEST_DEPS  := python3 python3-numpy pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev openmpi-bin
 BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy
 PTREG      := $(BUILD)/ptreg
 DEMO_DIR   := $(BUILD)/demo

@@ -1,6 +1,8 @@
-/* Atom-probe data: .pos and .epos records (byte order, every field), sizes
- * that are not whole records, the same files as clouds, and range files
- * (.rrng and .rng: compositions, names, counts checked against the file). */
+/* The inputs of ptreg batch. Atom-probe data: .pos and .epos records (byte
+ * order, every field), sizes that are not whole records, the same files as
+ * clouds, and range files (.rrng and .rng: compositions, names, counts
+ * checked against the file). Pairs files: round trips, every check of the
+ * header, offsets and size. And a seeded mutation run over all of them. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <stdlib.h>
 #include <unistd.h>
@@ -137,7 +139,7 @@ static void test_rrng(void)
     }
 }
 
-static const char rng[] = "2 3\n"
+static const char rng_text[] = "2 3\n"
                           "Al\nAl 0.2 1.0 1.0\n"
                           "O\nO 1.0 0.0 0.0\n"
                           "------------------- Al O\n"
@@ -149,7 +151,7 @@ static void test_rng(void)
 {
     ptreg_ranges r;
     ptreg_error err;
-    CHECK_MSG(ptreg_ranges_read_memory(rng, strlen(rng), "r.rng", &r, &err) == PTREG_OK, "%s", err.message);
+    CHECK_MSG(ptreg_ranges_read_memory(rng_text, strlen(rng_text), "r.rng", &r, &err) == PTREG_OK, "%s", err.message);
     CHECK(r.n == 3 && !strcmp(r.range[0].ion, "Al") && !strcmp(r.range[1].ion, "O") &&
           !strcmp(r.range[2].ion, "AlO"));
     CHECK(ptreg_ranges_find(&r, 16.0) == 1);
@@ -163,6 +165,153 @@ static void test_rng(void)
         CHECK(ptreg_ranges_read_memory(bad[i], strlen(bad[i]), "b.rng", &r, &err) == PTREG_ERR_FORMAT);
         CHECK_MSG(strstr(err.message, "b.rng: line "), "%zu: %s", i, err.message);
     }
+}
+
+/* ---- pairs files ---- */
+
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int b = 0; b < 8; b++)
+        p[b] = (unsigned char)(v >> (8 * b));
+}
+
+/* Two pairs (2 and 3 source points) onto one shared 2-point target. */
+static size_t small_pairs(unsigned char *buf)
+{
+    memcpy(buf, "PTPAIRS1", 8);
+    put_le64(buf + 8, 2);
+    put_le64(buf + 16, 1);
+    const uint64_t offsets[] = {0, 2, 5, 0, 2};
+    for (int i = 0; i < 5; i++)
+        put_le64(buf + 24 + 8 * i, offsets[i]);
+    for (int i = 0; i < 21; i++) { /* 7 points */
+        const float v = (float)i * 0.5f;
+        memcpy(buf + 64 + 4 * i, &v, 4);
+    }
+    return 64 + 84;
+}
+
+static void test_pairs_file(void)
+{
+    unsigned char buf[256];
+    const size_t size = small_pairs(buf);
+    ptreg_pairs_file pf;
+    ptreg_error err;
+    CHECK_MSG(ptreg_pairs_read_memory(buf, size, "p.ptpairs", &pf, &err) == PTREG_OK, "%s", err.message);
+    CHECK(pf.count == 2 && pf.targets == 1 && pf.source_offset[2] == 5 && pf.target_offset[1] == 2);
+    CHECK(pf.source[14] == 7.0f && pf.target[0] == 7.5f && pf.target[5] == 10.0f);
+    char path[128];
+    snprintf(path, sizeof path, "%s/p.ptpairs", tmp_dir);
+    CHECK(ptreg_pairs_write(path, &pf, &err) == PTREG_OK);
+    ptreg_pairs_file back;
+    CHECK(ptreg_pairs_read(path, &back, &err) == PTREG_OK && back.count == 2);
+    CHECK(back.source_offset[1] == 2 && !memcmp(back.source, pf.source, 15 * sizeof(float)));
+    ptreg_pairs_file_free(&back);
+    ptreg_pairs_file_free(&pf);
+    /* each broken in one place: the message names the byte */
+    struct {
+        size_t at;
+        uint64_t value;
+        const char *where;
+    } bad[] = {{0, 0x5858585858585858ull, "byte 0: not a ptreg pairs file"},
+               {8, 0, "byte 8: no pairs"},
+               {16, 3, "byte 16: 3 targets for 2 pairs"},
+               {8, 1ull << 40, "byte 8:"},
+               {24, 1, "byte 24: the first source offset is 1"},
+               {32, 0, "byte 32: source 0 has no points"},
+               {40, 999, "byte 40: source offset 999 is past"},
+               {56, 9, "target offset 9 is past"},
+               {40, 4, "byte 136: 4 source and 2 target points end here"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unsigned char b[256];
+        memcpy(b, buf, size);
+        put_le64(b + bad[i].at, bad[i].value);
+        CHECK(ptreg_pairs_read_memory(b, size, "b.ptpairs", &pf, &err) == PTREG_ERR_FORMAT);
+        CHECK_MSG(strstr(err.message, "b.ptpairs: ") && strstr(err.message, bad[i].where), "%zu: %s", i,
+                  err.message);
+        CHECK(pf.count == 0 && pf.source == NULL && pf.source_offset == NULL);
+    }
+    CHECK(ptreg_pairs_read_memory(buf, size - 1, "t.ptpairs", &pf, &err) == PTREG_ERR_FORMAT);
+    CHECK_MSG(strstr(err.message, "t.ptpairs: byte 64") && strstr(err.message, "truncated"), "%s", err.message);
+    const float nan = NAN;
+    memcpy(buf + 64 + 4 * 16, &nan, 4);
+    CHECK(ptreg_pairs_read_memory(buf, size, "n.ptpairs", &pf, &err) == PTREG_ERR_FORMAT);
+    CHECK_MSG(strstr(err.message, "n.ptpairs: byte 128: target point 0"), "%s", err.message);
+}
+
+/* ---- mutations ---- */
+
+/* A read either succeeds or fails naming the input and a place. */
+static void check_outcome(ptreg_status s, const ptreg_error *err, const char *name, int empty_on_failure)
+{
+    if (s == PTREG_OK)
+        return;
+    CHECK_MSG(strstr(err->message, name) && (strstr(err->message, ": byte ") || strstr(err->message, ": line ") ||
+                                             strstr(err->message, "empty") || strstr(err->message, "no [Ranges]")),
+              "%s", err->message);
+    CHECK(empty_on_failure);
+}
+
+/* One mutated input through every reader of batch inputs, from a buffer
+ * of exactly its size (so ASan sees reads past the end). */
+static void read_all(const unsigned char *data, size_t size)
+{
+    unsigned char *b = malloc(size ? size : 1);
+    memcpy(b, data, size);
+    ptreg_error err;
+    ptreg_apt a;
+    for (int f = PTREG_APT_POS; f <= PTREG_APT_EPOS; f++) {
+        ptreg_status s = ptreg_apt_read_memory(b, size, (ptreg_apt_format)f, "m", &a, &err);
+        check_outcome(s, &err, "m", a.n == 0 && a.xyz == NULL);
+        if (!s)
+            CHECK(a.n == size / (f == PTREG_APT_POS ? 16 : 44));
+        ptreg_apt_free(&a);
+    }
+    ptreg_ranges r;
+    ptreg_status s = ptreg_ranges_read_memory(b, size, "m", &r, &err);
+    check_outcome(s, &err, "m", r.n == 0 && r.range == NULL);
+    for (size_t i = 0; !s && i < r.n; i++)
+        CHECK(r.range[i].lo <= r.range[i].hi && r.range[i].ion[0]);
+    ptreg_ranges_free(&r);
+    ptreg_pairs_file pf;
+    s = ptreg_pairs_read_memory(b, size, "m", &pf, &err);
+    check_outcome(s, &err, "m", pf.count == 0 && pf.source == NULL);
+    for (size_t i = 0; !s && i < pf.count; i++)
+        CHECK(pf.source_offset[i] < pf.source_offset[i + 1]);
+    ptreg_pairs_file_free(&pf);
+    free(b);
+}
+
+static void mutate(const unsigned char *data, size_t size, ptreg_rng *rng)
+{
+    for (size_t cut = 0; cut <= size; cut++)
+        read_all(data, cut);
+    unsigned char *b = malloc(size);
+    for (int round = 0; round < 2000; round++) {
+        memcpy(b, data, size);
+        for (int k = 0, flips = 1 + (int)(ptreg_rng_next(rng) % 3); k < flips; k++) {
+            static const unsigned char specials[] = {0, '\n', ' ', '-', '9', '=', 0xff, 0x80, '['};
+            const uint64_t r = ptreg_rng_next(rng);
+            b[(size_t)(r % size)] = (r >> 40) & 1 ? (unsigned char)(r >> 48) : specials[(r >> 48) % sizeof specials];
+        }
+        read_all(b, size);
+    }
+    free(b);
+}
+
+static void test_mutations(void)
+{
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, 14);
+    unsigned char pairs[256], pos[64], epos[88];
+    memset(pos, 0x41, sizeof pos);
+    for (size_t i = 0; i < sizeof epos; i++)
+        epos[i] = (unsigned char)(i * 37);
+    mutate(pairs, small_pairs(pairs), &rng);
+    mutate(pos, sizeof pos, &rng);
+    mutate(epos, sizeof epos, &rng);
+    mutate((const unsigned char *)rrng, strlen(rrng), &rng);
+    mutate((const unsigned char *)rng_text, strlen(rng_text), &rng);
 }
 
 static void test_shared_data(void)
@@ -193,6 +342,8 @@ int main(void)
     test_pos_files();
     test_rrng();
     test_rng();
+    test_pairs_file();
+    test_mutations();
     test_shared_data();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmp_dir);

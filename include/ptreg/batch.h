@@ -37,6 +37,9 @@ typedef struct ptreg_batch_options {
 
 void ptreg_batch_options_default(ptreg_batch_options *opt);
 
+/* The backends batch registration runs on (ptreg_device_resolve's mask). */
+#define PTREG_BATCH_BACKENDS PTREG_BACKEND_BIT(PTREG_BACKEND_CPU)
+
 /* Pairs of small clouds: pair i registers its source points
  * source[source_offset[i] .. source_offset[i + 1]) onto target points
  * target[target_offset[i] .. target_offset[i + 1]), or onto one target of
@@ -131,6 +134,14 @@ typedef struct ptreg_orientation_options {
     double symmetry_tol;    /* ptreg_motif_symmetry's tol (default 0.1) */
     int assignment;         /* 1: keep each neighbour's motif point */
     ptreg_batch_options batch; /* default: rotation only */
+    /* Distributed runs (ptreg batch under MPI), else left NULL: */
+    const uint8_t *registered; /* only atoms with a nonzero entry are registered; the other taken
+                                  atoms are neighbours only (a process's halo) */
+    /* Adds the other processes' motif-estimation sums into these (3 per motif
+     * point, fixed point 2^-32 nm; and how many rotated neighbours each point
+     * got), so that every process gets the same motif. */
+    ptreg_status (*combine_motif_sums)(int64_t *sum, uint64_t *count, size_t points, void *ctx, ptreg_error *err);
+    void *combine_ctx;
 } ptreg_orientation_options;
 
 void ptreg_orientation_options_default(ptreg_orientation_options *opt);
@@ -145,6 +156,7 @@ typedef struct ptreg_orientations {
     float *matched;     /* n: fraction of the neighbours within half the motif's shortest
                            distance of their motif point */
     uint8_t *flag;      /* n: ptreg_orientation_flag */
+    float *reach;       /* n: the distance to the farthest neighbour taken (NaN where none) */
     uint16_t *assignment; /* k per atom (with opt->assignment): the motif point of each
                              neighbour, nearest first; 65535 where none */
     size_t k;
@@ -159,7 +171,8 @@ typedef struct ptreg_orientations {
 
 /* Orientations of the atoms' neighbourhoods. selected (NULL: all) picks
  * the atoms taken: only they are registered, and only they are each
- * other's neighbours. */
+ * other's neighbours. An atom's answer depends on its neighbourhood and
+ * the motif alone, never on which other atoms share the call. */
 ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_t *selected,
                                         const ptreg_orientation_options *opt, ptreg_orientations *out,
                                         ptreg_error *err);

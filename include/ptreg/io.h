@@ -102,6 +102,44 @@ ptreg_status ptreg_volume_write_nrrd(const char *path, const ptreg_volume *vol, 
 ptreg_status ptreg_keypoints_write(const char *path, const ptreg_keypoint *kp, size_t n,
                                    const ptreg_volume *geometry, ptreg_error *err);
 
+/* ---- NumPy arrays ----------------------------------------------------------- */
+
+typedef enum ptreg_npy_type { PTREG_NPY_F32 = 0, PTREG_NPY_F64, PTREG_NPY_I32, PTREG_NPY_U8 } ptreg_npy_type;
+
+/* The longest header ptreg_npy_header writes. */
+#define PTREG_NPY_HEADER_MAX 192
+
+size_t ptreg_npy_type_size(ptreg_npy_type type);
+/* The header of a C-order rows x cols array (format 1.0; its length, a
+ * multiple of 64, is returned): the data follows it, little-endian. */
+size_t ptreg_npy_header(ptreg_npy_type type, size_t rows, size_t cols, char buf[PTREG_NPY_HEADER_MAX]);
+/* Writes a rows x cols array (values in the host's order), atomically. */
+ptreg_status ptreg_npy_write(const char *path, ptreg_npy_type type, const void *data, size_t rows, size_t cols,
+                             ptreg_error *err);
+
+/* ---- pairs files (ptreg batch) ---------------------------------------------- */
+
+/* Many small registration problems (docs/FORMATS.md, "ptreg pairs file"):
+ * pair i registers source points [source_offset[i], source_offset[i + 1])
+ * onto target i's points, or onto the one shared target (targets == 1).
+ * Offsets count points; points are interleaved x y z. */
+typedef struct ptreg_pairs_file {
+    size_t count;   /* pairs */
+    size_t targets; /* 1 (shared) or count */
+    size_t *source_offset, *target_offset; /* count + 1, targets + 1 */
+    float *source, *target;
+} ptreg_pairs_file;
+
+void ptreg_pairs_file_init(ptreg_pairs_file *pf);
+void ptreg_pairs_file_free(ptreg_pairs_file *pf);
+/* Reads a pairs file: every pair and target has points, every coordinate
+ * is finite, and the size is exactly what the counts imply (else
+ * PTREG_ERR_FORMAT naming the byte). On failure *pf is left empty. */
+ptreg_status ptreg_pairs_read(const char *path, ptreg_pairs_file *pf, ptreg_error *err);
+ptreg_status ptreg_pairs_read_memory(const void *data, size_t size, const char *name, ptreg_pairs_file *pf,
+                                     ptreg_error *err);
+ptreg_status ptreg_pairs_write(const char *path, const ptreg_pairs_file *pf, ptreg_error *err);
+
 /* ---- point descriptors ---------------------------------------------------- */
 
 /* Writes n rows of `bins` float descriptors, atomically, by extension:

@@ -42,7 +42,8 @@ void cli_print_index(const char *indent, const ptreg_model_index *index);
 int cli_describe_index(const char *path, int json);
 
 extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_normals, cli_cmd_pfh, cli_cmd_fpfh,
-    cli_cmd_lddmm, cli_cmd_warp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info, cli_cmd_devices;
+    cli_cmd_lddmm, cli_cmd_warp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info, cli_cmd_devices,
+    cli_cmd_batch;
 /* --device, on every command that computes. */
 #define CLI_DEVICE_OPTION                                                                      \
     {"device", 0, "DEV", "auto, cpu, cuda[:N] or opencl[:N] (default auto: env PTREG_DEVICE, "  \
@@ -81,5 +82,6 @@ int cli_run_synth(int argc, char **argv);
 int cli_run_convert(int argc, char **argv);
 int cli_run_info(int argc, char **argv);
 int cli_run_devices(int argc, char **argv);
+int cli_run_batch(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const command_entry commands[] = {
     {&cli_cmd_normals, cli_run_normals},
     {&cli_cmd_pfh, cli_run_pfh},
     {&cli_cmd_fpfh, cli_run_fpfh},
+    {&cli_cmd_batch, cli_run_batch},
     {&cli_cmd_lddmm, cli_run_lddmm},
     {&cli_cmd_warp, cli_run_warp},
     {&cli_cmd_index, cli_run_index},
@@ -51,9 +52,14 @@ static const command_entry *find_command(const char *name)
 
 static int print_version(void)
 {
-    printf("ptreg %s (cpu: %s; cuda: %s; opencl: %s)\n", ptreg_version(), ptreg_isa_name(ptreg_cpu_isa()),
+#ifdef PTREG_HAVE_MPI
+    const char *mpi = "yes";
+#else
+    const char *mpi = "no";
+#endif
+    printf("ptreg %s (cpu: %s; cuda: %s; opencl: %s; mpi: %s)\n", ptreg_version(), ptreg_isa_name(ptreg_cpu_isa()),
            ptreg_backend_built(PTREG_BACKEND_CUDA) ? "yes" : "no",
-           ptreg_backend_built(PTREG_BACKEND_OPENCL) ? "yes" : "no");
+           ptreg_backend_built(PTREG_BACKEND_OPENCL) ? "yes" : "no", mpi);
     return EXIT_OK;
 }
 

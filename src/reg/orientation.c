@@ -47,6 +47,7 @@ void ptreg_orientations_free(ptreg_orientations *o)
     free(o->residual);
     free(o->matched);
     free(o->flag);
+    free(o->reach);
     free(o->assignment);
     free(o->motif);
     memset(o, 0, sizeof *o);
@@ -80,15 +81,17 @@ static ptreg_status allocate(ptreg_orientations *out, size_t n, const ptreg_orie
     out->residual = malloc((n + 1) * sizeof(float));
     out->matched = malloc((n + 1) * sizeof(float));
     out->flag = malloc(n + 1);
+    out->reach = malloc((n + 1) * sizeof(float));
     out->motif = malloc(3 * o->motif_points * sizeof(float));
     out->assignment = o->assignment ? malloc((n * o->k + 1) * sizeof(uint16_t)) : NULL;
-    if (!out->q || !out->residual || !out->matched || !out->flag || !out->motif || (o->assignment && !out->assignment))
+    if (!out->q || !out->residual || !out->matched || !out->flag || !out->reach || !out->motif ||
+        (o->assignment && !out->assignment))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for %zu atoms", n);
     memcpy(out->motif, o->motif, 3 * o->motif_points * sizeof(float));
     for (size_t i = 0; i < n; i++) {
         for (int c = 0; c < 4; c++)
             out->q[4 * i + (size_t)c] = NAN;
-        out->residual[i] = out->matched[i] = NAN;
+        out->residual[i] = out->matched[i] = out->reach[i] = NAN;
     }
     if (out->assignment)
         for (size_t i = 0; i < n * o->k; i++)
@@ -123,16 +126,15 @@ static int taken(const float *xyz, size_t i, const uint8_t *selected)
     return (!selected || selected[i]) && isfinite(xyz[3 * i]) && isfinite(xyz[3 * i + 1]) && isfinite(xyz[3 * i + 2]);
 }
 
-static ptreg_status take_atoms(const float *xyz, size_t n, const uint8_t *selected, ptreg_orientations *out,
-                               atoms *a, ptreg_error *err)
+static ptreg_status take_atoms(const float *xyz, size_t n, const uint8_t *selected, const uint8_t *registered,
+                               ptreg_orientations *out, atoms *a, ptreg_error *err)
 {
     memset(a, 0, sizeof *a);
     for (size_t i = 0; i < n; i++) {
         a->m += taken(xyz, i, selected);
         const int finite = isfinite(xyz[3 * i]) && isfinite(xyz[3 * i + 1]) && isfinite(xyz[3 * i + 2]);
-        out->flag[i] = selected && !selected[i] ? PTREG_ORIENT_NOT_SELECTED
-                       : !finite                ? PTREG_ORIENT_NOT_FINITE
-                                                : PTREG_ORIENT_TOO_FEW;
+        const int chosen = (!selected || selected[i]) && (!registered || registered[i]);
+        out->flag[i] = !chosen ? PTREG_ORIENT_NOT_SELECTED : !finite ? PTREG_ORIENT_NOT_FINITE : PTREG_ORIENT_TOO_FEW;
     }
     a->xyz = malloc((3 * a->m + 1) * sizeof(float));
     a->atom = malloc((a->m + 1) * sizeof(size_t));
@@ -158,12 +160,15 @@ static size_t neighbours_of(const ptreg_kdtree *tree, const atoms *a, size_t t, 
     const float r2 = (float)(o->radius * o->radius);
     size_t kept = 0;
     for (size_t j = 0; j < found && kept < o->k; j++)
-        if (index[j] != t && (o->radius == 0 || d2[j] < r2))
+        if (index[j] != t && (o->radius == 0 || d2[j] < r2)) {
+            d2[kept] = d2[j];
             index[kept++] = index[j];
+        }
     return kept;
 }
 
-static ptreg_status find_neighbourhoods(atoms *a, const ptreg_orientation_options *o, ptreg_error *err)
+static ptreg_status find_neighbourhoods(atoms *a, const ptreg_orientation_options *o, ptreg_orientations *out,
+                                        ptreg_error *err)
 {
     ptreg_kdtree *tree = NULL;
     ptreg_status st = a->m ? ptreg_kdtree_create(a->xyz, a->m, NULL, &tree, err) : PTREG_OK;
@@ -179,8 +184,11 @@ static ptreg_status find_neighbourhoods(atoms *a, const ptreg_orientation_option
             float d2[MAX_K + 1];
 #pragma omp for schedule(dynamic, 256)
             for (long t = 0; t < m; t++) {
-                counts[t] = neighbours_of(tree, a, (size_t)t, o, index, d2);
+                const size_t i = a->atom[t];
+                counts[t] = !o->registered || o->registered[i] ? neighbours_of(tree, a, (size_t)t, o, index, d2) : 0;
                 memcpy(lists + (size_t)t * o->k, index, counts[t] * sizeof *index);
+                if (counts[t])
+                    out->reach[i] = sqrtf(d2[counts[t] - 1]);
             }
         }
         a->offset[0] = 0;
@@ -260,7 +268,7 @@ static void judge(const atoms *a, size_t t, const double T[16], const ptreg_orie
  * assigned to it, over the atoms judged ok (points nobody was assigned to
  * stay). Sums in fixed point: the same bits in any order. */
 static ptreg_status estimate(const atoms *a, const size_t *pair_atom, size_t pairs, const double *T,
-                             ptreg_orientations *out, ptreg_error *err)
+                             const ptreg_orientation_options *o, ptreg_orientations *out, ptreg_error *err)
 {
     const size_t mk = out->motif_points;
     int64_t *sum = calloc(3 * mk, sizeof *sum);
@@ -281,11 +289,12 @@ static ptreg_status estimate(const atoms *a, const size_t *pair_atom, size_t pai
             count[m]++;
         }
     }
-    for (size_t m = 0; m < mk; m++)
+    ptreg_status st = o->combine_motif_sums ? o->combine_motif_sums(sum, count, mk, o->combine_ctx, err) : PTREG_OK;
+    for (size_t m = 0; !st && m < mk; m++)
         for (int c = 0; c < 3 && count[m]; c++)
             out->motif[3 * m + (size_t)c] = (float)((double)sum[3 * m + (size_t)c] / FIXED_SCALE / (double)count[m]);
     free(sum), free(count);
-    return PTREG_OK;
+    return st;
 }
 
 /* ---- the whole ---- */
@@ -374,14 +383,14 @@ ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_
     atoms a;
     registration r = {0};
     memset(&a, 0, sizeof a);
-    st = st ? st : take_atoms(xyz, n, selected, out, &a, err);
+    st = st ? st : take_atoms(xyz, n, selected, o->registered, out, &a, err);
     const double t0 = ptreg_time_ms();
-    st = st ? st : find_neighbourhoods(&a, o, err);
+    st = st ? st : find_neighbourhoods(&a, o, out, err);
     out->neighbour_ms = ptreg_time_ms() - t0;
     st = st ? st : build_pairs(&a, &r, err);
     st = st ? st : register_all(&a, &r, o, out, err);
     for (int round = 0; !st && round < o->estimate_motif; round++) {
-        st = estimate(&a, r.pair_atom, r.pairs, r.T, out, err);
+        st = estimate(&a, r.pair_atom, r.pairs, r.T, o, out, err);
         st = st ? st : register_all(&a, &r, o, out, err);
     }
     if (!st)

@@ -2,7 +2,10 @@
 # Fuzzes the cloud readers, the volume readers and the model index loader
 # with libFuzzer (clang, ASan, UBSan).
 #
-#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all volume index lddmm
+#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all volume index lddmm batch
+#
+# "batch" drives fuzz_batch_inputs.c (.pos/.epos, .rrng/.rng, pairs files)
+# from seeds it writes itself and the shared .pos file.
 #
 # "volume" drives fuzz_volume.c (NRRD, NIfTI-1, raw) from small NRRD/NIfTI
 # seeds that it writes itself.
@@ -23,7 +26,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 shift || true
 formats=("$@")
-[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index lddmm)
+[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index lddmm batch)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
@@ -118,7 +121,34 @@ fuzz_lddmm() {
         2>&1 | tee "$build/fuzz-lddmm.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
 }
 
+fuzz_batch() {
+    local bin=$build/fuzz_batch corpus=$build/corpus-batch f
+    # shellcheck disable=SC2046
+    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) "$root/tests/fuzz/fuzz_batch_inputs.c" \
+        "$root"/src/io/*.c "${core[@]}" \
+        $(pkg-config --libs liblzf zlib) -lm -o "$bin"
+    mkdir -p "$corpus" "$build/crash-batch"
+    printf '[Ions]\nNumber=2\nIon1=Al\nIon2=O\n[Ranges]\nNumber=2\nRange1=26.8 27.2 Vol:0.01661 Al:1 Color:FF0000\nRange2=43.0 43.4 Al:1 O:1\n' \
+        >"$corpus/a.rrng"
+    printf '2 2\nAl\nAl 1 0 0\nO\nO 0 1 0\n------- Al O\n. 26.8 27.2 1 0\n. 15.9 16.1 0 1\n' >"$corpus/a.rng"
+    /usr/bin/python3 -c '
+import struct, sys
+head = b"PTPAIRS1" + struct.pack("<7Q", 2, 1, 0, 2, 3, 0, 2)
+sys.stdout.buffer.write(head + struct.pack("<15f", *range(15)))' >"$corpus/two.ptpairs"
+    f=$root/../shared/data/apt/cubicTestSmall.pos
+    [ -f "$f" ] && head -c 4096 "$f" >"$corpus/cubic.pos"
+    echo "== batch: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
+    "$bin" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
+        -print_final_stats=1 -artifact_prefix="$build/crash-batch/" "$corpus" \
+        2>&1 | tee "$build/fuzz-batch.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+}
+
 for fmt in "${formats[@]}"; do
+    if [ "$fmt" = batch ]; then
+        fuzz_batch
+        continue
+    fi
     if [ "$fmt" = lddmm ]; then
         fuzz_lddmm
         continue

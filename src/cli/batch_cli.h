@@ -1,0 +1,110 @@
+/* ptreg batch, in parts: the command (cmd_batch.c), its per-atom and
+ * per-pair outputs (batch_output.c) and its runs under MPI (batch_mpi.c). */
+#ifndef PTREG_CLI_BATCH_H
+#define PTREG_CLI_BATCH_H
+
+#include <stdio.h>
+
+#include "cli/common.h"
+
+/* The atoms of an input: a reconstruction keeps every ion (rows of the
+ * output are the file's records); a cloud has its non-finite points
+ * dropped by the reader. */
+typedef struct batch_atoms {
+    const char *path;
+    size_t n;
+    float *xyz;
+    float *mq;         /* NULL for clouds */
+    uint8_t *selected; /* NULL: every atom */
+    size_t selected_count;
+} batch_atoms;
+
+/* ---- per-atom output files ---- */
+
+/* Whether the path ends in "." ext (ext in lower case; any case matches). */
+int batch_has_extension(const char *path, const char *ext);
+
+typedef enum batch_format { BATCH_NPY = 0, BATCH_PLY, BATCH_PLY_ASCII, BATCH_CSV } batch_format;
+
+/* The format of -o from its extension; prints a usage error naming what
+ * the command writes when it is none of them. */
+int batch_output_format(const char *path, int ascii, batch_format *format);
+/* The bytes of one row of a binary format (0 for text formats). */
+size_t batch_row_bytes(batch_format format);
+/* The header of an output of n rows; returns its length (buf: 1 KiB). */
+size_t batch_header(batch_format format, size_t n, const ptreg_orientations *o, char *buf);
+/* Row `row` of the output: atom xyz's result, at index i of o. */
+void batch_encode_row(batch_format format, const float xyz[3], const ptreg_orientations *o, size_t i,
+                      unsigned char *dst);
+void batch_print_row(FILE *f, batch_format format, const float xyz[3], const ptreg_orientations *o, size_t i);
+/* Writes every atom's row (one process), atomically. */
+int batch_write_orientations(const char *path, batch_format format, const batch_atoms *atoms,
+                             const ptreg_orientations *o);
+/* The assignment as an n x k int32 .npy, -1 where a neighbour has none. */
+void batch_assignment_row(const ptreg_orientations *o, size_t i, int32_t *row);
+int batch_write_assignment(const char *path, const ptreg_orientations *o);
+
+/* ---- summaries ---- */
+
+#define BATCH_HIST_BINS 20
+
+/* What the summary reports, summed over processes (integers, so any
+ * split adds up to the same). Residuals in bins of the motif's shortest
+ * distance / BATCH_HIST_BINS, the last bin open-ended. */
+typedef struct batch_tally {
+    uint64_t flags[PTREG_ORIENT_NOT_FINITE + 1];
+    uint64_t hist[BATCH_HIST_BINS + 1];
+    int64_t residual_sum, matched_sum; /* fixed point, 2^-32 */
+    uint64_t registered;
+    double pair_terms;
+} batch_tally;
+
+void batch_tally_rows(const ptreg_orientations *o, const uint8_t *rows, batch_tally *t);
+
+/* An atoms run's figures: times are the slowest rank's. */
+typedef struct batch_atom_stats {
+    batch_tally tally;
+    double neighbour_ms, register_ms;
+    double halo;     /* under MPI: the halo's final width (nm) */
+    int halo_rounds; /* and how many tries it took */
+} batch_atom_stats;
+
+/* ---- pairs ---- */
+
+/* Writes rows of 9 (qw qx qy qz tx ty tz rms iterations) as .npy (float64)
+ * or .csv, atomically. */
+int batch_write_pair_rows(const char *path, const double *rows, size_t n);
+
+/* ---- several processes (batch_mpi.c) ---- */
+
+typedef struct batch_comm {
+    int rank, size;
+    int joined; /* MPI was initialised here */
+} batch_comm;
+
+/* Joins the ranks when this process was started by mpirun and ptreg was
+ * built with MPI; otherwise one process (rank 0 of 1). */
+int batch_comm_open(batch_comm *c);
+/* Leaves (MPI_Finalize); returns rc. */
+int batch_comm_close(batch_comm *c, int rc);
+/* The worst exit code of every rank (collective); rc on one process. */
+int batch_mpi_agree(const batch_comm *c, int rc);
+/* This rank's share of n items: a contiguous range, the first ranks
+ * taking one more when n does not divide. */
+void batch_mpi_split(const batch_comm *c, size_t n, size_t *first, size_t *count);
+
+/* Orientations of every atom on size > 1 ranks: slabs along the longest
+ * axis with halos wide enough that each atom's neighbourhood is the one a
+ * single process finds (checked, and widened until it is); outputs written
+ * in atom order with MPI-IO. *o gets this rank's part (its motif and
+ * symmetry are everyone's) and the figures, summed over the ranks. */
+int batch_mpi_atoms(const batch_comm *c, const char *output, batch_format format, const char *assignment,
+                    const batch_atoms *atoms, const ptreg_orientation_options *opt, ptreg_orientations *o,
+                    batch_atom_stats *stats);
+/* Writes this rank's rows [first, first + count) of the pairs output
+ * (.npy only) and sums the report's counts over the ranks. */
+int batch_mpi_pairs(const batch_comm *c, const char *output, size_t first, size_t count, const double *rows,
+                    ptreg_batch_stats *stats, uint64_t *stops, double *iterations_sum, double *iterations_max,
+                    double *rms_sum);
+
+#endif

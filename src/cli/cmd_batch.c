@@ -1,0 +1,734 @@
+/* ptreg batch: many small registrations in one run. Atoms (an APT
+ * reconstruction or any cloud): every atom's neighbourhood onto a motif,
+ * as orientations; or pairs (a ptreg pairs file): every pair. Under mpirun
+ * the work is divided among the ranks (batch_mpi.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/batch_cli.h"
+
+static const cli_option batch_options[] = {
+    {"output", 'o', "FILE", "atoms: .npy (atoms x 6 float32: qw qx qy qz residual matched), .ply (the atoms with "
+                            "their results and an orientation colour) or .csv; pairs: .npy (pairs x 9 float64: "
+                            "qw qx qy qz tx ty tz rms iterations) or .csv"},
+    {"pairs", 0, NULL, "INPUT is a ptreg pairs file (docs/FORMATS.md): register each pair"},
+    {"motif", 0, "NAME", "the reference: fcc (default), bcc, hcp or sc, the first shells of the lattice"},
+    {"lattice", 0, "A", "lattice constant of --motif in nm (default 0.405, aluminium)"},
+    {"motif-points", 0, "N", "points of the built-in motif (default: --k)"},
+    {"motif-file", 0, "FILE", "the motif's points about the origin (any cloud format), instead of --motif"},
+    {"estimate-motif", 0, "N", "rounds of motif estimation: the motif becomes the mean of the registered "
+                               "neighbourhoods (default 0)"},
+    {"motif-out", 0, "FILE", "write the motif used (the estimate, with --estimate-motif) as a cloud"},
+    {"k", 0, "N", "neighbours per atom, 3..256 (default 12)"},
+    {"radius", 0, "R", "only neighbours nearer than R nm (still at most --k; default: the k nearest)"},
+    {"ranges", 0, "FILE", "range file (.rrng or .rng) naming ions by mass-to-charge; needs a .pos/.epos INPUT"},
+    {"ion", 0, "NAMES", "with --ranges: the ions taken, comma-separated (e.g. Al or Al,Mg); the others are "
+                        "neither registered nor anyone's neighbours"},
+    {"assignment", 0, "FILE", "write each neighbour's motif point: .npy, atoms x k int32 (-1: none), "
+                              "neighbours nearest first"},
+    {"min-matched", 0, "F", "flag an atom poor below this matched fraction (default 0.5)"},
+    {"translation", 0, NULL, "free the translation too (the default with --pairs)"},
+    {"rotation-only", 0, NULL, "rotation about the origin only (the default for atoms)"},
+    {"sigma2", 0, "S", "first sigma^2 (default 3 r^2, r the target's (motif's) RMS radius)"},
+    {"sigma2-final", 0, "S", "stop once sigma^2 is at or below S (default 3e-3 r^2)"},
+    {"sigma-factor", 0, "F", "sigma^2 <- sigma^2 * F each iteration, 0 < F < 1 (default 0.9)"},
+    {"d02", 0, "D", "outlier distance^2 (default: the first sigma^2)"},
+    {"max-iter", 0, "N", "most iterations per pair (default 1000)"},
+    {"tol", 0, "T", "stop a pair when its pose changes by less than T (radians + translation / r); 0 runs "
+                    "the whole schedule (default 1e-7)"},
+    {"engine", 0, "NAME", "lanes (default: many pairs in the CPU's vector lanes), plain (one pair at a time, "
+                          "plain arithmetic: the reference) or loop (one ptreg_emicp call per pair; needs "
+                          "--translation)"},
+    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    CLI_DEVICE_OPTION,
+    {"ascii", 0, NULL, "write a .ply output as text"},
+    {"json", 0, NULL, "print a summary as one JSON object on stdout"},
+};
+
+const cli_command cli_cmd_batch = {
+    "batch",
+    "INPUT -o OUT [options]",
+    "Register many small neighbourhoods (atom-probe orientation maps) or pairs in one run.",
+    "Atoms (INPUT a .pos/.epos reconstruction or any cloud, coordinates in nm): each atom's\n"
+    "--k nearest neighbours, relative to the atom, are registered onto the motif by\n"
+    "EM-ICP (soft assignment: no correspondences needed), rotation only by default; sigma^2\n"
+    "anneals from 3 r^2 to 3e-3 r^2, r the motif's RMS radius (for fcc's 12 neighbours, the\n"
+    "nearest-neighbour distance). The rotation q takes the neighbourhood onto the motif\n"
+    "(motif ~ R(q) * neighbourhood); rotations that differ by a symmetry of the motif are\n"
+    "the same answer, and q is reported in the fundamental zone (the equivalent of smallest\n"
+    "angle, w >= 0). residual is the RMS distance from each rotated neighbour to its nearest\n"
+    "motif point; matched the fraction of neighbours within half the motif's shortest\n"
+    "distance of one. One output row per atom of INPUT, in its order; NaN rows for atoms\n"
+    "not registered (flag: not_selected, too_few_neighbours, not_finite). PLY colours are the\n"
+    "inverse pole figure of the sample's z axis for cubic motifs ([001] red, [101] green,\n"
+    "[111] blue), grey for atoms without an orientation.\n\n"
+    "Pairs (--pairs INPUT): each pair's source onto its target, with translation by default;\n"
+    "T takes source onto target (target ~ R(q) source + t); rms is the RMS distance from\n"
+    "each moved source point to its nearest target point.\n\n"
+    "A pair's answer is ptreg emicp's on the same schedule, the same bits on the same\n"
+    "instruction set, and the same bits for any thread count. Under mpirun (when ptreg is\n"
+    "built with MPI) the atoms are divided into slabs with halos, each rank registers its\n"
+    "own, and one output is written in atom order with MPI-IO: the same bits as one\n"
+    "process (.npy and binary .ply only).",
+    batch_options,
+    sizeof batch_options / sizeof batch_options[0],
+    1,
+    1,
+};
+
+typedef enum batch_engine { ENGINE_LANES = 0, ENGINE_PLAIN, ENGINE_LOOP } batch_engine;
+
+/* What the command line asked for. */
+typedef struct batch_request {
+    const cli_args *a;
+    const char *input, *output;
+    batch_engine engine;
+    ptreg_batch_options batch;
+    ptreg_lattice lattice;
+    double lattice_constant;
+    size_t motif_points;
+    ptreg_orientation_options orient;
+    int json;
+} batch_request;
+
+static int read_engine(const cli_args *a, batch_engine *engine)
+{
+    static const char *const names[] = {"lanes", "plain", "loop"};
+    const char *name = cli_string(a, "engine", "lanes");
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(name, names[i])) {
+            *engine = (batch_engine)i;
+            return EXIT_OK;
+        }
+    cli_error("batch", "--engine: '%s' is not lanes, plain or loop", name);
+    return EXIT_USAGE;
+}
+
+static int read_schedule(const cli_args *a, int pairs, ptreg_batch_options *o)
+{
+    ptreg_batch_options_default(o);
+    if (cli_has(a, "translation") && cli_has(a, "rotation-only")) {
+        cli_error("batch", "--translation and --rotation-only: give one");
+        return EXIT_USAGE;
+    }
+    o->translation = cli_has(a, "translation") || (pairs && !cli_has(a, "rotation-only"));
+    int rc = 0;
+    rc = rc ? rc : cli_double(a, "sigma2", 1e-300, 1e300, &o->sigma2_init);
+    rc = rc ? rc : cli_double(a, "sigma2-final", 1e-300, 1e300, &o->sigma2_final);
+    rc = rc ? rc : cli_double(a, "sigma-factor", 1e-9, 1.0 - 1e-12, &o->sigma_factor);
+    rc = rc ? rc : cli_double(a, "d02", 0.0, 1e300, &o->d02);
+    rc = rc ? rc : cli_int(a, "max-iter", 0, 1000000, &o->max_iter);
+    rc = rc ? rc : cli_double(a, "tol", 0.0, 1e300, &o->tol);
+    return rc;
+}
+
+/* Options that make sense for atoms only. */
+static int refuse_atom_options(const cli_args *a)
+{
+    static const char *const atom_only[] = {"motif", "lattice", "motif-points", "motif-file", "estimate-motif",
+                                            "motif-out", "k", "radius", "ranges", "ion", "assignment",
+                                            "min-matched"};
+    for (size_t i = 0; i < sizeof atom_only / sizeof atom_only[0]; i++)
+        if (cli_has(a, atom_only[i])) {
+            cli_error("batch", "--%s is for atoms, not --pairs", atom_only[i]);
+            return EXIT_USAGE;
+        }
+    return EXIT_OK;
+}
+
+static int read_atom_options(const cli_args *a, batch_request *r)
+{
+    ptreg_orientation_options_default(&r->orient);
+    const char *motif = cli_string(a, "motif", "fcc");
+    if (ptreg_lattice_parse(motif, &r->lattice)) {
+        cli_error("batch", "--motif: '%s' is not fcc, bcc, hcp or sc", motif);
+        return EXIT_USAGE;
+    }
+    if (cli_has(a, "motif-file") && (cli_has(a, "motif") || cli_has(a, "lattice") || cli_has(a, "motif-points"))) {
+        cli_error("batch", "--motif-file replaces --motif, --lattice and --motif-points: give one kind");
+        return EXIT_USAGE;
+    }
+    if (cli_has(a, "ion") != cli_has(a, "ranges")) {
+        cli_error("batch", "--ranges and --ion go together: the range file names the ions");
+        return EXIT_USAGE;
+    }
+    r->lattice_constant = 0.405;
+    int rc = cli_double(a, "lattice", 1e-6, 1e6, &r->lattice_constant);
+    rc = rc ? rc : cli_size(a, "k", 3, 256, &r->orient.k);
+    r->motif_points = r->orient.k;
+    rc = rc ? rc : cli_size(a, "motif-points", 3, 256, &r->motif_points);
+    rc = rc ? rc : cli_double(a, "radius", 1e-12, 1e6, &r->orient.radius);
+    rc = rc ? rc : cli_int(a, "estimate-motif", 0, 100, &r->orient.estimate_motif);
+    rc = rc ? rc : cli_double(a, "min-matched", 0.0, 1.0, &r->orient.min_matched);
+    r->orient.assignment = cli_has(a, "assignment");
+    return rc;
+}
+
+static int read_request(const cli_args *a, batch_request *r)
+{
+    memset(r, 0, sizeof *r);
+    r->a = a;
+    r->input = a->positional[0];
+    r->output = cli_string(a, "output", NULL);
+    r->json = cli_has(a, "json");
+    const int pairs = cli_has(a, "pairs");
+    int rc = read_engine(a, &r->engine);
+    rc = rc ? rc : read_schedule(a, pairs, &r->batch);
+    rc = rc ? rc : pairs ? refuse_atom_options(a) : read_atom_options(a, r);
+    rc = rc ? rc : cli_apply_threads(a);
+    rc = rc ? rc : cli_device(a, PTREG_BATCH_BACKENDS, "batch registration", &r->batch.device);
+    if (rc)
+        return rc;
+    if (r->engine == ENGINE_LOOP && !r->batch.translation) {
+        cli_error("batch", "--engine loop calls ptreg_emicp, which always frees the translation: add --translation");
+        return EXIT_USAGE;
+    }
+    if (r->engine == ENGINE_LOOP && !pairs) {
+        cli_error("batch", "--engine loop is for --pairs (a benchmark baseline)");
+        return EXIT_USAGE;
+    }
+    r->batch.reference = r->engine == ENGINE_PLAIN;
+    if (!r->output && !r->json) {
+        cli_error("batch", "nothing to do: give -o OUT, --json or both");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* ---- atoms ---- */
+
+static int load_atoms(const char *path, batch_atoms *atoms)
+{
+    memset(atoms, 0, sizeof *atoms);
+    atoms->path = path;
+    ptreg_error err;
+    if (ptreg_apt_format_from_path(path) != PTREG_APT_AUTO) {
+        ptreg_apt apt;
+        ptreg_status st = ptreg_apt_read(path, PTREG_APT_AUTO, &apt, &err);
+        if (st) {
+            cli_error("batch", "%s", err.message);
+            return cli_exit_code(st, 1);
+        }
+        atoms->n = apt.n, atoms->xyz = apt.xyz, atoms->mq = apt.mq;
+        apt.xyz = apt.mq = NULL;
+        ptreg_apt_free(&apt);
+        return EXIT_OK;
+    }
+    ptreg_cloud cloud;
+    int rc = cli_load_cloud("batch", path, &cloud, 0);
+    if (rc)
+        return rc;
+    atoms->n = cloud.n, atoms->xyz = cloud.xyz;
+    cloud.xyz = NULL;
+    ptreg_cloud_free(&cloud);
+    return EXIT_OK;
+}
+
+static void atoms_free(batch_atoms *atoms)
+{
+    free(atoms->xyz);
+    free(atoms->mq);
+    free(atoms->selected);
+}
+
+/* Is the ion of this range one of the comma-separated names? */
+static int ion_wanted(const char *names, const char *ion)
+{
+    const size_t len = strlen(ion);
+    for (const char *p = names; *p;) {
+        const char *end = strchr(p, ',');
+        const size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && !strncmp(p, ion, n))
+            return 1;
+        p += n + (end != NULL);
+    }
+    return 0;
+}
+
+static int check_ion_names(const char *path, const char *names, const ptreg_ranges *ranges)
+{
+    char name[PTREG_ION_NAME_MAX];
+    for (const char *p = names; *p;) {
+        const char *end = strchr(p, ',');
+        const size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == 0 || n >= sizeof name) {
+            cli_error("batch", "--ion '%s': give ion names separated by commas", names);
+            return EXIT_USAGE;
+        }
+        memcpy(name, p, n), name[n] = 0;
+        if (!ptreg_ranges_has_ion(ranges, name)) {
+            cli_error("batch", "--ion %s: %s names no such ion (it has %zu ranges; see its Name: entries)", name,
+                      path, ranges->n);
+            return EXIT_USAGE;
+        }
+        p += n + (end != NULL);
+    }
+    return EXIT_OK;
+}
+
+/* --ranges / --ion: the atoms whose mass-to-charge falls in a range of the
+ * ions asked for. */
+static int select_ions(const cli_args *a, batch_atoms *atoms)
+{
+    const char *path = cli_string(a, "ranges", NULL), *names = cli_string(a, "ion", NULL);
+    if (!path)
+        return EXIT_OK;
+    if (!atoms->mq) {
+        cli_error("batch", "--ranges: %s has no mass-to-charge: give a .pos or .epos reconstruction", atoms->path);
+        return EXIT_USAGE;
+    }
+    ptreg_ranges ranges;
+    ptreg_error err;
+    ptreg_status st = ptreg_ranges_read(path, &ranges, &err);
+    if (st) {
+        cli_error("batch", "%s", err.message);
+        return cli_exit_code(st, 1);
+    }
+    int rc = check_ion_names(path, names, &ranges);
+    if (!rc && !(atoms->selected = malloc(atoms->n + 1))) {
+        cli_error("batch", "out of memory");
+        rc = EXIT_RUNTIME;
+    }
+    for (size_t i = 0; !rc && i < atoms->n; i++) {
+        const long r = ptreg_ranges_find(&ranges, atoms->mq[i]);
+        atoms->selected[i] = r >= 0 && ion_wanted(names, ranges.range[r].ion);
+        atoms->selected_count += atoms->selected[i];
+    }
+    ptreg_ranges_free(&ranges);
+    return rc;
+}
+
+static int make_motif(const batch_request *r, ptreg_cloud *motif)
+{
+    ptreg_cloud_init(motif);
+    const char *file = cli_string(r->a, "motif-file", NULL);
+    if (file) {
+        int rc = cli_load_cloud("batch", file, motif, 0);
+        if (!rc && (motif->n < 3 || motif->n > 256)) {
+            cli_error("batch", "--motif-file %s: a motif has 3 to 256 points, this one %zu", file, motif->n);
+            rc = EXIT_BAD_INPUT;
+        }
+        return rc;
+    }
+    ptreg_error err;
+    ptreg_status st = ptreg_cloud_alloc(motif, r->motif_points, 0, &err);
+    st = st ? st : ptreg_motif_lattice(r->lattice, r->lattice_constant, r->motif_points, motif->xyz, &err);
+    if (st) {
+        cli_error("batch", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    return EXIT_OK;
+}
+
+static cJSON *json_tally(const batch_tally *t, const ptreg_orientations *o)
+{
+    cJSON *flags = cJSON_CreateObject();
+    for (int f = 0; f <= PTREG_ORIENT_NOT_FINITE; f++)
+        cJSON_AddNumberToObject(flags, ptreg_orientation_flag_name((ptreg_orientation_flag)f), (double)t->flags[f]);
+    double edges[BATCH_HIST_BINS + 1], counts[BATCH_HIST_BINS + 1], shortest = INFINITY;
+    for (size_t i = 0; i < o->motif_points; i++)
+        for (size_t j = i + 1; j < o->motif_points; j++) {
+            double d2 = 0.0;
+            for (int c = 0; c < 3; c++)
+                d2 += pow(o->motif[3 * i + c] - o->motif[3 * j + c], 2);
+            shortest = fmin(shortest, sqrt(d2));
+        }
+    for (int b = 0; b <= BATCH_HIST_BINS; b++) {
+        edges[b] = shortest * b / BATCH_HIST_BINS;
+        counts[b] = (double)t->hist[b];
+    }
+    cJSON *hist = cJSON_CreateObject();
+    cJSON_AddItemToObject(hist, "edges", cJSON_CreateDoubleArray(edges, BATCH_HIST_BINS + 1));
+    cJSON_AddItemToObject(hist, "counts", cJSON_CreateDoubleArray(counts, BATCH_HIST_BINS + 1));
+    cJSON_AddStringToObject(hist, "note", "residual (nm) in bins of the motif's shortest distance / 20; the last "
+                                          "count is everything beyond");
+    cJSON *o_json = cJSON_CreateObject();
+    cJSON_AddItemToObject(o_json, "flags", flags);
+    const double reg = t->registered ? (double)t->registered : 1.0;
+    cJSON_AddNumberToObject(o_json, "residual_mean", (double)t->residual_sum / 4294967296.0 / reg);
+    cJSON_AddNumberToObject(o_json, "matched_mean", (double)t->matched_sum / 4294967296.0 / reg);
+    cJSON_AddItemToObject(o_json, "residual_histogram", hist);
+    return o_json;
+}
+
+/* The timings and counts of an atoms run, summed over ranks where they
+ * are counts, the slowest rank's where they are times. */
+typedef struct atoms_report {
+    const batch_request *r;
+    const batch_atoms *atoms;
+    const ptreg_orientations *o; /* any rank's: motif, symmetry, stats' isa */
+    batch_atom_stats s;
+    double read_ms, total_ms;
+    int ranks;
+} atoms_report;
+
+static int print_atoms_json(const atoms_report *rep)
+{
+    const batch_request *r = rep->r;
+    const ptreg_orientations *o = rep->o;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "command", "batch");
+    cJSON_AddStringToObject(j, "mode", "atoms");
+    cJSON_AddStringToObject(j, "input", rep->atoms->path);
+    cJSON_AddNumberToObject(j, "atoms", (double)rep->atoms->n);
+    cJSON_AddNumberToObject(j, "selected", (double)(rep->atoms->selected ? rep->atoms->selected_count
+                                                                         : rep->atoms->n));
+    cJSON_AddNumberToObject(j, "registered", (double)rep->s.tally.registered);
+    cJSON_AddItemToObject(j, "orientations", json_tally(&rep->s.tally, o));
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "source", cli_string(r->a, "motif-file", ptreg_lattice_name(r->lattice)));
+    if (!cli_has(r->a, "motif-file"))
+        cJSON_AddNumberToObject(m, "lattice", r->lattice_constant);
+    cJSON_AddNumberToObject(m, "points", (double)o->motif_points);
+    cJSON_AddNumberToObject(m, "symmetry", (double)o->symmetry_count);
+    cJSON_AddNumberToObject(m, "estimate_rounds", r->orient.estimate_motif);
+    cJSON_AddItemToObject(j, "motif", m);
+    cJSON_AddNumberToObject(j, "k", (double)r->orient.k);
+    cJSON_AddNumberToObject(j, "radius", r->orient.radius);
+    cJSON_AddBoolToObject(j, "translation", r->batch.translation);
+    cJSON_AddNumberToObject(j, "read_ms", rep->read_ms);
+    cJSON_AddNumberToObject(j, "neighbour_ms", rep->s.neighbour_ms);
+    cJSON_AddNumberToObject(j, "register_ms", rep->s.register_ms);
+    cJSON_AddNumberToObject(j, "total_ms", rep->total_ms);
+    const double s = rep->s.register_ms * 1e-3;
+    cJSON_AddNumberToObject(j, "pairs_per_s", s > 0 ? (double)rep->s.tally.registered / s : 0.0);
+    cJSON_AddNumberToObject(j, "gpts", s > 0 ? rep->s.tally.pair_terms / s / 1e9 : 0.0);
+    cJSON_AddNumberToObject(j, "pair_terms", rep->s.tally.pair_terms);
+    cJSON_AddStringToObject(j, "isa", o->stats.isa ? o->stats.isa : "");
+    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
+    cJSON_AddNumberToObject(j, "ranks", rep->ranks);
+    if (rep->ranks > 1) {
+        cJSON_AddNumberToObject(j, "halo", rep->s.halo);
+        cJSON_AddNumberToObject(j, "halo_rounds", rep->s.halo_rounds);
+    }
+    if (r->output)
+        cJSON_AddStringToObject(j, "output", r->output);
+    cJSON_AddStringToObject(j, "version", ptreg_version());
+    return cli_json_print(j);
+}
+
+static void print_atoms_human(const atoms_report *rep)
+{
+    const ptreg_orientations *o = rep->o;
+    const batch_tally *t = &rep->s.tally;
+    printf("ptreg batch: %s, %zu atoms, %zu selected, %llu registered (%d threads, %d ranks, %s)\n",
+           rep->atoms->path, rep->atoms->n, rep->atoms->selected ? rep->atoms->selected_count : rep->atoms->n,
+           (unsigned long long)t->registered, ptreg_get_num_threads(), rep->ranks, o->stats.isa ? o->stats.isa : "");
+    printf("  motif: %zu points, %zu symmetries; k %zu%s\n", o->motif_points, o->symmetry_count, rep->r->orient.k,
+           rep->r->batch.translation ? ", with translation" : ", rotation only");
+    for (int f = 0; f <= PTREG_ORIENT_NOT_FINITE; f++)
+        if (t->flags[f])
+            printf("  %-20s %llu\n", ptreg_orientation_flag_name((ptreg_orientation_flag)f),
+                   (unsigned long long)t->flags[f]);
+    const double reg = t->registered ? (double)t->registered : 1.0;
+    printf("  residual mean %.4g nm, matched mean %.3f\n", (double)t->residual_sum / 4294967296.0 / reg,
+           (double)t->matched_sum / 4294967296.0 / reg);
+    const double s = rep->s.register_ms * 1e-3;
+    printf("  time: read %.1f ms, neighbours %.1f ms, registration %.1f ms (%.0f pairs/s, %.3f Gpts/s)\n",
+           rep->read_ms, rep->s.neighbour_ms, rep->s.register_ms, s > 0 ? (double)t->registered / s : 0.0,
+           s > 0 ? t->pair_terms / s / 1e9 : 0.0);
+    if (rep->r->output)
+        printf("  wrote %s\n", rep->r->output);
+}
+
+static int write_motif(const char *path, const ptreg_orientations *o)
+{
+    ptreg_cloud c;
+    ptreg_cloud_init(&c);
+    c.n = o->motif_points;
+    c.xyz = o->motif; /* borrowed: not freed */
+    return cli_write_cloud("batch", path, &c, 0);
+}
+
+/* Every atom on this one process. */
+static int atoms_here(const batch_request *r, const batch_atoms *atoms, const ptreg_orientation_options *opt,
+                      batch_format format, atoms_report *rep, ptreg_orientations *o)
+{
+    ptreg_error err;
+    ptreg_status st = ptreg_orientations_compute(atoms->xyz, atoms->n, atoms->selected, opt, o, &err);
+    if (st) {
+        cli_error("batch", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    rep->o = o;
+    rep->s.neighbour_ms = o->neighbour_ms;
+    rep->s.register_ms = o->stats.time_ms;
+    rep->s.tally.pair_terms = o->stats.pair_terms;
+    batch_tally_rows(o, NULL, &rep->s.tally);
+    int rc = r->output ? batch_write_orientations(r->output, format, atoms, o) : EXIT_OK;
+    const char *assignment = cli_string(r->a, "assignment", NULL);
+    rc = rc ? rc : assignment ? batch_write_assignment(assignment, o) : EXIT_OK;
+    return rc;
+}
+
+static int check_atom_outputs(const cli_args *a, const char *output, batch_format *format)
+{
+    int rc = output ? batch_output_format(output, cli_has(a, "ascii"), format) : EXIT_OK;
+    const char *assignment = cli_string(a, "assignment", NULL);
+    if (!rc && assignment && !batch_has_extension(assignment, "npy")) {
+        cli_error("batch", "--assignment %s: the assignment is written as .npy", assignment);
+        rc = EXIT_USAGE;
+    }
+    return rc;
+}
+
+static int run_atoms(const batch_request *r, const batch_comm *comm)
+{
+    batch_format format = BATCH_NPY;
+    int rc = check_atom_outputs(r->a, r->output, &format);
+    if (rc)
+        return rc;
+    const double t0 = ptreg_time_ms();
+    batch_atoms atoms;
+    rc = load_atoms(r->input, &atoms);
+    rc = rc ? rc : select_ions(r->a, &atoms);
+    ptreg_cloud motif;
+    ptreg_cloud_init(&motif);
+    rc = rc ? rc : make_motif(r, &motif);
+    atoms_report rep = {.r = r, .atoms = &atoms, .ranks = comm->size, .read_ms = ptreg_time_ms() - t0};
+    ptreg_orientations o;
+    memset(&o, 0, sizeof o);
+    if (!rc) {
+        ptreg_orientation_options opt = r->orient;
+        opt.batch = r->batch;
+        opt.motif = motif.xyz;
+        opt.motif_points = motif.n;
+        rc = comm->size > 1 ? batch_mpi_atoms(comm, r->output, format, cli_string(r->a, "assignment", NULL),
+                                              &atoms, &opt, &o, &rep.s)
+                            : atoms_here(r, &atoms, &opt, format, &rep, &o);
+        rep.o = &o;
+    }
+    const char *motif_out = cli_string(r->a, "motif-out", NULL);
+    if (!rc && motif_out && comm->rank == 0)
+        rc = write_motif(motif_out, &o);
+    rep.total_ms = ptreg_time_ms() - t0;
+    if (!rc && comm->rank == 0)
+        r->json ? (rc = print_atoms_json(&rep)) : print_atoms_human(&rep);
+    ptreg_orientations_free(&o);
+    ptreg_cloud_free(&motif);
+    atoms_free(&atoms);
+    return rc;
+}
+
+/* ---- pairs ---- */
+
+/* The single-call baseline: one ptreg_emicp per pair, in order. */
+static ptreg_status loop_emicp(const ptreg_pair_set *p, const ptreg_batch_options *b, double *T, int *iterations,
+                               int *stop, ptreg_batch_stats *stats, ptreg_error *err)
+{
+    const double t0 = ptreg_time_ms();
+    ptreg_emicp_options o;
+    ptreg_emicp_options_default(&o);
+    o.sigma2_init = b->sigma2_init, o.sigma2_final = b->sigma2_final, o.sigma_factor = b->sigma_factor;
+    o.d02 = b->d02, o.max_iter = b->max_iter, o.tol = b->tol;
+    memset(stats, 0, sizeof *stats);
+    for (size_t i = 0; i < p->count; i++) {
+        const size_t s0 = p->source_offset[i], s1 = p->source_offset[i + 1];
+        const size_t t0i = p->target_offset ? p->target_offset[i] : 0;
+        const size_t t1i = p->target_offset ? p->target_offset[i + 1] : p->target_points;
+        ptreg_emicp_result res;
+        ptreg_status st = ptreg_emicp(p->source + 3 * s0, s1 - s0, p->target + 3 * t0i, t1i - t0i, &o, &res, err);
+        if (st)
+            return st;
+        memcpy(T + 16 * i, res.transformation, sizeof res.transformation);
+        iterations[i] = res.iterations;
+        stop[i] = res.stop_reason;
+        stats->pair_terms += res.pair_terms;
+        stats->isa = res.isa;
+    }
+    stats->pairs = p->count;
+    stats->time_ms = ptreg_time_ms() - t0;
+    return PTREG_OK;
+}
+
+/* RMS distance from each moved source point of pair i to its nearest
+ * target point. */
+static double pair_rms(const ptreg_pair_set *p, size_t i, const double T[16])
+{
+    const size_t s0 = p->source_offset[i], s1 = p->source_offset[i + 1];
+    const size_t t0 = p->target_offset ? p->target_offset[i] : 0;
+    const size_t t1 = p->target_offset ? p->target_offset[i + 1] : p->target_points;
+    double sum = 0.0;
+    for (size_t s = s0; s < s1; s++) {
+        const float *y = p->source + 3 * s;
+        double m[3], best = INFINITY;
+        for (int r = 0; r < 3; r++)
+            m[r] = T[4 * r] * y[0] + T[4 * r + 1] * y[1] + T[4 * r + 2] * y[2] + T[4 * r + 3];
+        for (size_t t = t0; t < t1; t++) {
+            const float *x = p->target + 3 * t;
+            const double d = (m[0] - x[0]) * (m[0] - x[0]) + (m[1] - x[1]) * (m[1] - x[1]) +
+                             (m[2] - x[2]) * (m[2] - x[2]);
+            best = fmin(best, d);
+        }
+        sum += best;
+    }
+    return sqrt(sum / (double)(s1 - s0));
+}
+
+/* Rows of 9: qw qx qy qz tx ty tz rms iterations. */
+static void pair_rows(const ptreg_pair_set *p, const double *T, const int *iterations, double *rows)
+{
+    const long n = (long)p->count;
+#pragma omp parallel for schedule(dynamic, 64) num_threads(ptreg_get_num_threads())
+    for (long i = 0; i < n; i++) {
+        const double *t = T + 16 * i;
+        const double R[9] = {t[0], t[1], t[2], t[4], t[5], t[6], t[8], t[9], t[10]};
+        double *row = rows + 9 * i;
+        ptreg_matrix_to_quaternion(R, row);
+        row[4] = t[3], row[5] = t[7], row[6] = t[11];
+        row[7] = pair_rms(p, (size_t)i, t);
+        row[8] = iterations[i];
+    }
+}
+
+typedef struct pairs_report {
+    const batch_request *r;
+    size_t pairs, points;
+    uint64_t stops[PTREG_STOP_SIGMA_FINAL + 1];
+    double iterations_sum, iterations_max, rms_sum;
+    ptreg_batch_stats stats; /* time: the slowest rank's; terms: summed */
+    double read_ms, total_ms;
+    int ranks;
+} pairs_report;
+
+static void tally_pairs(const double *rows, const int *stop, size_t n, pairs_report *rep)
+{
+    for (size_t i = 0; i < n; i++) {
+        rep->stops[stop[i]]++;
+        rep->iterations_sum += rows[9 * i + 8];
+        rep->iterations_max = fmax(rep->iterations_max, rows[9 * i + 8]);
+        rep->rms_sum += rows[9 * i + 7];
+    }
+}
+
+static int print_pairs_report(const pairs_report *rep)
+{
+    const double s = rep->stats.time_ms * 1e-3, n = rep->pairs ? (double)rep->pairs : 1.0;
+    const double per_s = s > 0 ? (double)rep->pairs / s : 0.0, gpts = s > 0 ? rep->stats.pair_terms / s / 1e9 : 0.0;
+    const char *engine = rep->r->engine == ENGINE_LOOP ? "loop" : rep->r->engine == ENGINE_PLAIN ? "plain" : "lanes";
+    if (!rep->r->json) {
+        printf("ptreg batch: %s, %zu pairs (%zu points), engine %s on %s, %d threads, %d ranks\n", rep->r->input,
+               rep->pairs, rep->points, engine, rep->stats.isa ? rep->stats.isa : "", ptreg_get_num_threads(),
+               rep->ranks);
+        printf("  iterations mean %.2f, max %.0f; rms mean %.4g\n", rep->iterations_sum / n, rep->iterations_max,
+               rep->rms_sum / n);
+        printf("  registration %.1f ms: %.0f pairs/s, %.3f Gpts/s\n", rep->stats.time_ms, per_s, gpts);
+        if (rep->r->output)
+            printf("  wrote %s\n", rep->r->output);
+        return EXIT_OK;
+    }
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "command", "batch");
+    cJSON_AddStringToObject(j, "mode", "pairs");
+    cJSON_AddStringToObject(j, "input", rep->r->input);
+    cJSON_AddNumberToObject(j, "pairs", (double)rep->pairs);
+    cJSON_AddNumberToObject(j, "points", (double)rep->points);
+    cJSON_AddStringToObject(j, "engine", engine);
+    cJSON_AddBoolToObject(j, "translation", rep->r->batch.translation);
+    cJSON *stops = cJSON_CreateObject();
+    for (int k = 0; k <= PTREG_STOP_SIGMA_FINAL; k++)
+        if (rep->stops[k])
+            cJSON_AddNumberToObject(stops, ptreg_stop_reason_name((ptreg_stop_reason)k), (double)rep->stops[k]);
+    cJSON_AddItemToObject(j, "stop_reasons", stops);
+    cJSON_AddNumberToObject(j, "iterations_mean", rep->iterations_sum / n);
+    cJSON_AddNumberToObject(j, "iterations_max", rep->iterations_max);
+    cJSON_AddNumberToObject(j, "rms_mean", rep->rms_sum / n);
+    cJSON_AddNumberToObject(j, "read_ms", rep->read_ms);
+    cJSON_AddNumberToObject(j, "register_ms", rep->stats.time_ms);
+    cJSON_AddNumberToObject(j, "total_ms", rep->total_ms);
+    cJSON_AddNumberToObject(j, "pairs_per_s", per_s);
+    cJSON_AddNumberToObject(j, "gpts", gpts);
+    cJSON_AddNumberToObject(j, "pair_terms", rep->stats.pair_terms);
+    cJSON_AddStringToObject(j, "isa", rep->stats.isa ? rep->stats.isa : "");
+    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
+    cJSON_AddNumberToObject(j, "ranks", rep->ranks);
+    if (rep->r->output)
+        cJSON_AddStringToObject(j, "output", rep->r->output);
+    cJSON_AddStringToObject(j, "version", ptreg_version());
+    return cli_json_print(j);
+}
+
+/* Registers pairs [first, first + count) of the file: rows and stops. */
+static int register_pairs(const batch_request *r, const ptreg_pairs_file *pf, size_t first, size_t count,
+                          double *rows, int *stop, ptreg_batch_stats *stats)
+{
+    const ptreg_pair_set set = {count, pf->source, pf->source_offset + first, pf->target,
+                                pf->targets > 1 ? pf->target_offset + first : NULL, pf->target_offset[1]};
+    double *T = malloc((16 * count + 1) * sizeof *T);
+    int *iterations = malloc((count + 1) * sizeof *iterations);
+    ptreg_error err;
+    ptreg_status st = PTREG_OK;
+    if (!T || !iterations)
+        st = ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for %zu pairs", count);
+    else if (r->engine == ENGINE_LOOP)
+        st = loop_emicp(&set, &r->batch, T, iterations, stop, stats, &err);
+    else
+        st = ptreg_batch_register(&set, &r->batch, T, iterations, stop, stats, &err);
+    if (!st)
+        pair_rows(&set, T, iterations, rows);
+    free(T);
+    free(iterations);
+    if (st) {
+        cli_error("batch", "%s: %s", r->input, err.message);
+        return cli_exit_code(st, 1);
+    }
+    return EXIT_OK;
+}
+
+static int run_pairs(const batch_request *r, const batch_comm *comm)
+{
+    if (r->output && !batch_has_extension(r->output, "npy") && !batch_has_extension(r->output, "csv")) {
+        cli_error("batch", "-o %s: pair results are written as .npy or .csv", r->output);
+        return EXIT_USAGE;
+    }
+    const double t0 = ptreg_time_ms();
+    ptreg_pairs_file pf;
+    ptreg_error err;
+    ptreg_status st = ptreg_pairs_read(r->input, &pf, &err);
+    if (st) {
+        cli_error("batch", "%s", err.message);
+        return cli_exit_code(st, 1);
+    }
+    pairs_report rep = {.r = r, .pairs = pf.count, .ranks = comm->size, .read_ms = ptreg_time_ms() - t0};
+    rep.points = pf.source_offset[pf.count];
+    size_t first = 0, count = pf.count;
+    batch_mpi_split(comm, pf.count, &first, &count);
+    double *rows = malloc((9 * count + 1) * sizeof *rows);
+    int *stop = malloc((count + 1) * sizeof *stop);
+    int rc = rows && stop ? EXIT_OK : EXIT_RUNTIME;
+    if (rc)
+        cli_error("batch", "out of memory for %zu pairs", count);
+    rc = rc ? rc : register_pairs(r, &pf, first, count, rows, stop, &rep.stats);
+    rc = batch_mpi_agree(comm, rc);
+    if (!rc) {
+        tally_pairs(rows, stop, count, &rep);
+        if (comm->size > 1)
+            rc = batch_mpi_pairs(comm, r->output, first, count, rows, &rep.stats, rep.stops, &rep.iterations_sum,
+                                 &rep.iterations_max, &rep.rms_sum);
+        else if (r->output)
+            rc = batch_write_pair_rows(r->output, rows, count);
+    }
+    rep.total_ms = ptreg_time_ms() - t0;
+    if (!rc && comm->rank == 0)
+        rc = print_pairs_report(&rep);
+    free(rows);
+    free(stop);
+    ptreg_pairs_file_free(&pf);
+    return rc;
+}
+
+int cli_run_batch(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_batch, argc, argv, &a);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    batch_request r;
+    batch_comm comm;
+    if ((rc = read_request(&a, &r)) || (rc = batch_comm_open(&comm)))
+        return rc;
+    rc = cli_has(&a, "pairs") ? run_pairs(&r, &comm) : run_atoms(&r, &comm);
+    return batch_comm_close(&comm, rc);
+}

@@ -1,0 +1,116 @@
+# ptreg batch end to end: atoms (.pos with ranges, clouds) to orientations
+# in every output format, pairs files, the engines agreeing (lanes and the
+# ptreg_emicp loop bit for bit), one pair equal to ptreg emicp, thread
+# counts, and exit codes for bad options and bad input. Needs numpy.
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+$PY -c "import numpy" 2>/dev/null || { echo "skip: numpy is not installed for $PY"; exit 77; }
+
+$PY "$(dirname "$0")/batch_data.py" "$WORK" || { fail "batch_data.py"; finish; }
+
+# ---- pairs ----
+
+# one pair: ptreg emicp's answer
+expect 0 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/one.npy" --json
+out_has '"mode":	"pairs"'; out_has '"pairs":	1'; out_has '"pairs_per_s"'
+expect 0 -- "$PTREG" emicp "$WORK/one_src.xyz" "$WORK/one_tgt.xyz" --json
+cp "$WORK/out" "$WORK/emicp.json"
+$PY - "$WORK" <<'EOF' || fail "one pair differs from ptreg emicp"
+import json, numpy as np, sys
+w = sys.argv[1]
+row = np.load(w + '/one.npy')[0]
+T = np.array(json.load(open(w + '/emicp.json'))['transformation'])
+qw, qx, qy, qz = row[:4]
+R = np.array([[1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qw * qz), 2 * (qx * qz + qw * qy)],
+              [2 * (qx * qy + qw * qz), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qw * qx)],
+              [2 * (qx * qz - qw * qy), 2 * (qy * qz + qw * qx), 1 - 2 * (qx * qx + qy * qy)]])
+assert np.abs(R - T[:3, :3]).max() < 1e-12, np.abs(R - T[:3, :3]).max()
+assert (row[4:7] == T[:3, 3]).all(), (row[4:7], T[:3, 3])
+assert row[8] == json.load(open(w + '/emicp.json'))['iterations']
+EOF
+
+# many pairs: the lanes give the ptreg_emicp loop's bits, for any thread count
+expect 0 -- "$PTREG" batch --pairs "$WORK/ragged.ptpairs" -o "$WORK/lanes.npy" --threads 1
+expect 0 -- "$PTREG" batch --pairs "$WORK/ragged.ptpairs" -o "$WORK/lanes2.npy" --threads 2
+expect 0 -- "$PTREG" batch --pairs "$WORK/ragged.ptpairs" -o "$WORK/loop.npy" --engine loop
+expect 0 -- "$PTREG" batch --pairs "$WORK/ragged.ptpairs" -o "$WORK/plain.csv" --engine plain
+cmp -s "$WORK/lanes.npy" "$WORK/lanes2.npy" || fail "1 and 2 threads differ"
+cmp -s "$WORK/lanes.npy" "$WORK/loop.npy" || fail "the lanes and the ptreg_emicp loop differ"
+$PY - "$WORK" <<'EOF' || fail "the plain engine is far from the lanes"
+import numpy as np, sys
+w = sys.argv[1]
+a = np.load(w + '/lanes.npy'); b = np.loadtxt(w + '/plain.csv', delimiter=',', skiprows=1)
+assert a.shape == (53, 9) and b.shape == (53, 9)
+assert np.abs(a[:, :8] - b[:, :8]).max() < 1e-5, np.abs(a[:, :8] - b[:, :8]).max()
+assert (np.abs(a[:, 0] ** 2 + (a[:, 1:4] ** 2).sum(1) - 1) < 1e-9).all()
+EOF
+expect 0 -- "$PTREG" batch --pairs "$WORK/shared.ptpairs" --rotation-only --tol 0 --max-iter 10 --json
+out_has '"pairs":	40'; out_has '"iterations_max":	10'; out_has '"translation":	false'
+
+# ---- atoms ----
+expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/o.npy" --radius 0.35 --json --assignment "$WORK/assign.npy" \
+    --motif-out "$WORK/motif.xyz"
+for key in '"mode":	"atoms"' '"atoms":	864' '"registered":	863' '"not_finite":	1' '"symmetry":	24' \
+    '"residual_histogram"' '"pairs_per_s"' '"neighbour_ms"'; do
+    out_has "$key"
+done
+has_file "$WORK/motif.xyz"
+$PY - "$WORK" <<'EOF' || fail "a perfect crystal's orientations are not the identity"
+import numpy as np, sys
+w = sys.argv[1]
+o = np.load(w + '/o.npy'); s = np.load(w + '/assign.npy')
+assert o.shape == (864, 6) and o.dtype == np.float32 and s.shape == (864, 12) and s.dtype == np.int32
+assert np.isnan(o[5]).all() and (s[5] == -1).all()
+ok = np.delete(o, 5, axis=0)
+assert (np.abs(ok[:, 0] - 1) < 1e-6).all() and (ok[:, 5] == 1).all() and (ok[:, 4] < 1e-5).all()
+EOF
+expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/o.ply" --ranges "$WORK/ranges.rrng" --ion Al --json
+out_has '"selected":	741'; out_has '"not_selected":	123'
+head -c 300 "$WORK/o.ply" | grep -q "binary_little_endian" || fail "the PLY is not binary"
+head -c 800 "$WORK/o.ply" | grep -q "property uchar red" || fail "the PLY has no colour"
+expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/o.csv" --ranges "$WORK/ranges.rrng" --ion Al,Mg \
+    --estimate-motif 1 --k 8 --motif-points 12
+head -1 "$WORK/o.csv" | grep -q "^x,y,z,qw,qx,qy,qz,residual,matched,flag$" || fail "CSV header"
+grep -q ",not_finite$" "$WORK/o.csv" || fail "CSV lacks the not_finite flag"
+expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/t.ply" --ascii --motif bcc --lattice 0.3 --k 8
+head -3 "$WORK/t.ply" | grep -q "format ascii" || fail "--ascii PLY"
+expect 0 -- "$PTREG" batch --help; out_has "onto the motif"; out_has "fundamental zone"
+
+if [ -n "$DATA" ] && [ -f "$DATA/apt/cubicTestSmall.pos" ]; then
+    expect 0 -- "$PTREG" batch "$DATA/apt/cubicTestSmall.pos" -o "$WORK/cubic.npy" --json
+    out_has '"atoms":	4000'
+    $PY - "$WORK" <<'EOF' || fail "cubicTestSmall.pos does not give one orientation"
+import numpy as np, sys
+o = np.load(sys.argv[1] + '/cubic.npy')
+good = o[:, 5] >= 0.9   # neighbourhoods matched throughout: the crystal's inside
+angle = 2 * np.degrees(np.arccos(np.clip(o[good, 0], -1, 1)))
+assert good.sum() >= 2900 and np.percentile(angle, 99) < 0.01, (good.sum(), np.percentile(angle, 99))
+EOF
+fi
+
+# ---- bad options: exit 2, nothing written ----
+expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --motif xyz; err_has "xyz"
+expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --ion Al; err_has "ranges"
+expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --ranges "$WORK/ranges.rrng" --ion Fe
+err_has "Fe"
+expect 2 -- "$PTREG" batch "$WORK/one_src.xyz" -o "$WORK/never.npy" --ranges "$WORK/ranges.rrng" --ion Al
+err_has "mass-to-charge"
+expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.vtk"; err_has ".npy"
+expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --k 2; err_has "k"
+expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --translation --rotation-only
+expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --engine loop --translation; err_has "pairs"
+expect 2 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/never.npy" --k 12; err_has "for atoms"
+expect 2 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/never.npy" --engine loop --rotation-only
+expect 2 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/never.ply"; err_has "npy or .csv"
+expect 2 -- "$PTREG" batch "$WORK/crystal.pos"; err_has "nothing to do"
+no_file "$WORK/never.npy"
+
+# ---- bad input: exit 3, the file named, nothing written ----
+expect 3 -- "$PTREG" batch "$WORK/bad.pos" -o "$WORK/never.npy"; err_has "bad.pos: byte"; no_file "$WORK/never.npy"
+expect 3 -- "$PTREG" batch --pairs "$WORK/truncated.ptpairs" -o "$WORK/never.npy"
+err_has "truncated.ptpairs: byte"; no_file "$WORK/never.npy"
+expect 3 -- "$PTREG" batch --pairs "$WORK/huge.ptpairs" -o "$WORK/never.npy"; err_has "huge.ptpairs: byte 8"
+expect 3 -- "$PTREG" batch --pairs "$WORK/crystal.pos" -o "$WORK/never.npy"; err_has "not a ptreg pairs file"
+expect 3 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --ranges "$WORK/bad.pos" --ion Al
+no_file "$WORK/never.npy"
+finish
