@@ -386,6 +386,72 @@ static void test_many_grains(void)
     ptreg_apt_synth_free(&s);
 }
 
+
+/* The truth is what ptreg_orientations_compute finds: atoms 0.8 nm inside
+ * their grain (from its cell's faces and the box's), noiseless, in grains
+ * whose orientation is within 38 degrees of the motif's frame (EM-ICP from
+ * the identity misses orientations beyond about 45 degrees), up to the
+ * cube's symmetry; float quaternions resolve about 0.02 degrees. */
+static void test_orientation_convention(void)
+{
+    ptreg_apt_synth_options o;
+    ptreg_apt_synth_options_default(&o);
+    o.box[0] = o.box[1] = o.box[2] = 6;
+    o.grains = 4;
+    o.efficiency = 1;
+    o.noise = 0;
+    o.seed = 4; /* grains 20, 35, 37 and 20 degrees from the motif's frame */
+    ptreg_apt_synth s;
+    ptreg_error err;
+    CHECK(ptreg_synth_apt_polycrystal(&o, &s, &err) == PTREG_OK);
+    float motif[36];
+    CHECK(ptreg_motif_lattice(PTREG_LATTICE_FCC, o.a, 12, motif, &err) == PTREG_OK);
+    ptreg_orientation_options oo;
+    ptreg_orientation_options_default(&oo);
+    oo.motif = motif;
+    oo.motif_points = 12;
+    ptreg_orientations r;
+    CHECK(ptreg_orientations_compute(s.xyz, s.n, NULL, &oo, &r, &err) == PTREG_OK);
+    const double identity[4] = {1, 0, 0, 0};
+    size_t tested = 0, wrong = 0, grains = 0;
+    for (size_t g = 0; g < s.grains; g++) {
+        const double *truth = s.orientation + 4 * g;
+        if (ptreg_misorientation_deg(identity, truth, r.symmetry, r.symmetry_count) > 38)
+            continue;
+        grains++;
+        for (size_t i = 0; i < s.n; i++) {
+            if (s.grain[i] != g)
+                continue;
+            const float *p = s.xyz + 3 * i;
+            double inside = INFINITY;
+            for (int c = 0; c < 3; c++)
+                inside = fmin(inside, fmin(p[c], o.box[c] - p[c]));
+            for (size_t h = 0; h < s.grains; h++) {
+                if (h == g)
+                    continue;
+                const double *a = s.seed + 3 * g, *b = s.seed + 3 * h;
+                double da = 0, db = 0, ab = 0;
+                for (int c = 0; c < 3; c++) {
+                    da += (p[c] - a[c]) * (p[c] - a[c]);
+                    db += (p[c] - b[c]) * (p[c] - b[c]);
+                    ab += (b[c] - a[c]) * (b[c] - a[c]);
+                }
+                inside = fmin(inside, (db - da) / (2 * sqrt(ab))); /* distance to the bisector */
+            }
+            if (inside < 0.8)
+                continue;
+            tested++;
+            const double q[4] = {r.q[4 * i], r.q[4 * i + 1], r.q[4 * i + 2], r.q[4 * i + 3]};
+            wrong += !(r.flag[i] == PTREG_ORIENT_OK &&
+                       ptreg_misorientation_deg(q, truth, r.symmetry, r.symmetry_count) < 0.1);
+        }
+    }
+    CHECK_MSG(grains == 4 && tested > 500 && wrong == 0, "%zu grains, %zu atoms, %zu not at their truth", grains,
+              tested, wrong);
+    ptreg_orientations_free(&r);
+    ptreg_apt_synth_free(&s);
+}
+
 static void test_errors(void)
 {
     ptreg_apt_synth_options o;
@@ -432,6 +498,7 @@ int main(void)
     test_noise();
     test_determinism();
     test_many_grains();
+    test_orientation_convention();
     test_errors();
     return check_exit();
 }
