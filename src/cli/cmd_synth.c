@@ -5,18 +5,32 @@
 #include "cli/common.h"
 
 static const cli_option synth_options[] = {
-    {"shape", 0, "NAME", "blob (lumpy closed surface, radius ~1) or aircraft (default blob)"},
+    {"shape", 0, "NAME", "blob (lumpy closed surface, radius ~1), aircraft, or apt-polycrystal (an atom-probe "
+                         "reconstruction of a polycrystal, in nm: see below) (default blob)"},
     {"model", 'm', "FILE", "write the model: points uniform over the whole surface, with normals"},
     {"model-points", 0, "N", "model points (default 40000)"},
-    {"output", 'o', "FILE", "write the sensed scan"},
+    {"output", 'o', "FILE", "write the sensed scan; apt-polycrystal: the atoms (.pos with m/q, or any point "
+                            "format)"},
     {"points", 'n', "M", "sensed points (default 30000)"},
-    {"truth", 0, "FILE", "write the 4x4 transform taking the scan onto the model"},
+    {"truth", 0, "FILE", "write the 4x4 transform taking the scan onto the model; apt-polycrystal: per atom "
+                         "grain, qw, qx, qy, qz (.npy float32 n x 5, or .csv)"},
     {"max-angle", 0, "DEG", "roll, pitch and yaw each drawn from [-DEG, DEG] (default 20)"},
     {"max-translation", 0, "T", "translation components drawn from [-T, T] (default 0.1)"},
-    {"noise", 0, "S", "Gaussian noise sigma (default 0.005)"},
+    {"noise", 0, "S", "Gaussian noise sigma (default 0.005); apt-polycrystal: along x and y, nm (default 0.05)"},
     {"outliers", 0, "F", "fraction of scan points replaced by uniform outliers (default 0)"},
     {"overlap", 0, "F", "fraction of the visible surface kept by a planar crop (default 1)"},
     {"view", 0, "X,Y,Z", "sensor position, looking at the origin (default 1,-2,5)"},
+    {"motif", 0, "NAME", "apt-polycrystal: the lattice, fcc, bcc, hcp (ideal c/a) or sc (default fcc)"},
+    {"lattice", 0, "A", "apt-polycrystal: the lattice constant, nm; hcp: the nearest-neighbour distance "
+                        "(default 0.405, aluminium)"},
+    {"grains", 0, "N", "apt-polycrystal: grains, Voronoi cells of random points, 1 to 10000 (default 8)"},
+    {"box", 0, "X[,Y,Z]", "apt-polycrystal: the box [0,X) x [0,Y) x [0,Z), nm; one number: a cube "
+                          "(default 12)"},
+    {"efficiency", 0, "F", "apt-polycrystal: detection efficiency, the fraction of atoms kept (each "
+                           "independently), (0, 1] (default 0.5)"},
+    {"noise-depth", 0, "S", "apt-polycrystal: Gaussian sigma along z, nm (default: --noise / 2)"},
+    {"solute", 0, "F", "apt-polycrystal: fraction of the atoms that are solute, m/q 24 (Mg); the others "
+                       "27 (Al) (default 0)"},
     {"seed", 0, "S", "random seed (default 1); the same seed gives the same bits"},
     {"ascii", 0, NULL, "write text PLY/PCD"},
     {"json", 0, NULL, "print what was made as one JSON object"},
@@ -25,13 +39,28 @@ static const cli_option synth_options[] = {
 const cli_command cli_cmd_synth = {
     "synth",
     "[options]",
-    "Make test data: a model of a built-in shape and a scan of it in a known random pose.",
+    "Make test data: a scan of a built-in shape in a known pose, or an atom-probe polycrystal.",
     "The scan sees the surface from --view through a depth buffer (front faces, nearest\n"
     "surface per pixel, in raster order) with samples independent of the model's, then\n"
     "is cropped, made noisy, given outliers and moved. Register the scan onto the model\n"
     "and compare with --truth:\n"
     "  ptreg synth --model model.ply -o scan.ply --truth truth.txt\n"
-    "  ptreg icp scan.ply model.ply --truth truth.txt",
+    "  ptreg icp scan.ply model.ply --truth truth.txt\n"
+    "\n"
+    "--shape apt-polycrystal makes a synthetic atom-probe reconstruction (units: nm) with\n"
+    "the grains' orientations known: the box is cut into --grains Voronoi cells of uniform\n"
+    "random points, each filled with the --motif lattice (constant --lattice) in a uniform\n"
+    "random orientation, a lattice point at the cell's seed; each lattice site in the box\n"
+    "is made once, by the grain of the nearest seed. Each atom is then detected with\n"
+    "probability --efficiency and moved by Gaussian noise, --noise along x and y,\n"
+    "--noise-depth along z (atoms can end up a few sigma outside the box). .pos output\n"
+    "carries m/q: 27 (Al) for lattice atoms, 24 (Mg) for the --solute fraction.\n"
+    "--truth writes one row per atom, in the output's order: grain, qw, qx, qy, qz, where\n"
+    "q (w >= 0) is the rotation taking the grain's atoms, relative to one of them, onto\n"
+    "the crystal's axes (ptreg_motif_lattice's frame): the transpose of the rotation that\n"
+    "placed the lattice, what an orientation map of the atoms should find (up to the\n"
+    "motif's symmetry). hcp's second basis atom sees the motif turned 180 degrees about c.\n"
+    "  ptreg synth --shape apt-polycrystal -o al.pos --truth truth.npy --grains 12 --box 20",
     synth_options,
     sizeof synth_options / sizeof synth_options[0],
     0,
@@ -43,9 +72,15 @@ static int read_synth_options(const cli_args *a, ptreg_shape *shape, size_t *mod
 {
     const char *name = cli_string(a, "shape", "blob");
     if (ptreg_shape_parse(name, shape)) {
-        cli_error("synth", "--shape: '%s' is not blob or aircraft", name);
+        cli_error("synth", "--shape: '%s' is not blob, aircraft or apt-polycrystal", name);
         return EXIT_USAGE;
     }
+    static const char *const apt_only[] = {"motif", "lattice", "grains", "box", "efficiency", "noise-depth", "solute"};
+    for (size_t i = 0; i < sizeof apt_only / sizeof apt_only[0]; i++)
+        if (cli_has(a, apt_only[i])) {
+            cli_error("synth", "--%s is an option of --shape apt-polycrystal, not of %s", apt_only[i], name);
+            return EXIT_USAGE;
+        }
     int rc = 0;
     rc = rc ? rc : cli_size(a, "model-points", 1, 100000000, model_points);
     rc = rc ? rc : cli_size(a, "points", 1, 100000000, &o->points);
@@ -104,6 +139,8 @@ int cli_run_synth(int argc, char **argv)
     int rc = cli_parse(&cli_cmd_synth, argc, argv, &a);
     if (rc)
         return rc < 0 ? EXIT_OK : rc;
+    if (!strcmp(cli_string(&a, "shape", ""), "apt-polycrystal"))
+        return cli_synth_apt(&a);
     ptreg_shape shape;
     size_t model_points = 40000;
     ptreg_synth_options so;

@@ -79,6 +79,8 @@ int cli_run_lddmm(int argc, char **argv);
 int cli_run_warp(int argc, char **argv);
 int cli_run_index(int argc, char **argv);
 int cli_run_synth(int argc, char **argv);
+/* ptreg synth --shape apt-polycrystal (cmd_synth_apt.c), on parsed options. */
+int cli_synth_apt(const cli_args *args);
 int cli_run_convert(int argc, char **argv);
 int cli_run_info(int argc, char **argv);
 int cli_run_devices(int argc, char **argv);

@@ -55,8 +55,9 @@ static size_t lattice_sites(ptreg_lattice l, double a, site *out)
             for (int j = -CELLS; j <= CELLS; j++)
                 for (int k = -CELLS; k <= CELLS; k++)
                     for (int b = 0; b < 2; b++) {
-                        /* a1 = (1, 0, 0), a2 = (1/2, sqrt3/2, 0), basis 0 and (2/3, 1/3, 1/2) */
-                        const double u = i + (b ? 2.0 / 3.0 : 0.0), v = j + (b ? 1.0 / 3.0 : 0.0);
+                        /* a1 = (1, 0, 0), a2 = (1/2, sqrt3/2, 0) (60 degrees apart), basis 0
+                         * and (1/3, 1/3, 1/2): the second layer over the triangles' centres */
+                        const double u = i + (b ? 1.0 / 3.0 : 0.0), v = j + (b ? 1.0 / 3.0 : 0.0);
                         const double x = u + 0.5 * v, y = s3 * v, z = c * (k + (b ? 0.5 : 0.0));
                         if (i == 0 && j == 0 && k == 0 && b == 0)
                             continue;
