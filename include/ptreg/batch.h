@@ -37,6 +37,13 @@ typedef struct ptreg_batch_options {
 
 void ptreg_batch_options_default(ptreg_batch_options *opt);
 
+/* The schedule a pair with this target runs: sigma^2 from and to, and d0^2
+ * (the options', or ptreg_emicp's defaults from the target's RMS radius
+ * about its centroid, *radius); PTREG_ERR_ARG when the target has no
+ * extent and the options give none. */
+ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_batch_options *opt, double *sigma2_init,
+                                  double *sigma2_final, double *d02, double *radius, ptreg_error *err);
+
 /* The backends batch registration runs on (ptreg_device_resolve's mask). */
 #define PTREG_BATCH_BACKENDS PTREG_BACKEND_BIT(PTREG_BACKEND_CPU)
 
@@ -133,6 +140,17 @@ typedef struct ptreg_orientation_options {
     double min_matched;     /* below this matched fraction an atom is flagged poor (default 0.5) */
     double symmetry_tol;    /* ptreg_motif_symmetry's tol (default 0.1) */
     int assignment;         /* 1: keep each neighbour's motif point */
+    double start_spacing;   /* degrees: rotation-only registration starts from rotations that
+                               cover the motif's orientations this closely, and keeps the best
+                               (EM-ICP's basin is ~40 degrees wide); >= 180: from the identity
+                               alone; 0 (default): 35, or 25 for grain pools */
+    double grain_radius;    /* > 0 (nm): report each atom's grain orientation instead of its own
+                               neighbourhood's: registered pools of the neighbourhoods within this
+                               radius of seed atoms on a grid of this spacing, each atom taking
+                               the nearby pool's orientation its neighbourhood fits best (for
+                               noisy data; default 0) */
+    size_t pool_points;     /* the most points a pool takes (default 384); a pool's schedule ends
+                               at sigma^2 = 0.01 r^2 unless batch.sigma2_final says */
     ptreg_batch_options batch; /* default: rotation only */
     /* Distributed runs (ptreg batch under MPI), else left NULL: */
     const uint8_t *registered; /* only atoms with a nonzero entry are registered; the other taken
@@ -156,7 +174,9 @@ typedef struct ptreg_orientations {
     float *matched;     /* n: fraction of the neighbours within half the motif's shortest
                            distance of their motif point */
     uint8_t *flag;      /* n: ptreg_orientation_flag */
-    float *reach;       /* n: the distance to the farthest neighbour taken (NaN where none) */
+    float *reach;       /* n: how far from the atom anything can change its answer: its farthest
+                           neighbour's distance, or with grain pooling the reach of the pools it
+                           chose from (NaN where not registered) */
     uint16_t *assignment; /* k per atom (with opt->assignment): the motif point of each
                              neighbour, nearest first; 65535 where none */
     size_t k;
@@ -165,6 +185,8 @@ typedef struct ptreg_orientations {
     double symmetry[PTREG_MAX_SYMMETRY][4];
     size_t symmetry_count;
     size_t registered, flagged;
+    size_t starts;       /* starting rotations per neighbourhood */
+    size_t pools;        /* with grain pooling: the pools registered */
     ptreg_batch_stats stats;
     double neighbour_ms; /* finding the neighbourhoods */
 } ptreg_orientations;

@@ -176,10 +176,12 @@ static int make_slabs(const batch_comm *c, const batch_atoms *a, slabs *s)
  * mean density of the taken atoms' box (or the search radius). */
 static double first_halo(const slabs *s, const ptreg_orientation_options *o)
 {
-    if (o->radius > 0)
-        return o->radius;
     const double density = s->taken ? (double)s->taken / s->volume : 1.0;
-    return 2.0 * cbrt(3.0 * (double)(o->k + 1) / (4.0 * 3.14159265358979323846 * density));
+    const double knn = 2.0 * cbrt(3.0 * (double)(o->k + 1) / (4.0 * 3.14159265358979323846 * density));
+    const double neighbours = o->radius > 0 ? o->radius : knn;
+    /* grain pooling: the candidate cells' corners, their pools' radius, and
+     * the neighbourhoods of the atoms in those pools and around the atom */
+    return o->grain_radius > 0 ? (2.0 * sqrt(3.0) + 1.0) * o->grain_radius + 2.0 * neighbours : neighbours;
 }
 
 /* This rank's atoms: its slab's and the halo's (taken ones only, plus,
@@ -247,13 +249,14 @@ static int build_local(const batch_comm *c, const batch_atoms *a, const slabs *s
     return EXIT_OK;
 }
 
-/* Whether every owned atom's neighbourhood is certainly a single
- * process's: its farthest neighbour nearer than the local region's edge,
- * and the region holding more than k taken atoms (or being everything). */
+/* Whether every owned atom's answer is certainly a single process's: all
+ * it depends on (its reach: its farthest neighbour, or with grain pooling
+ * the pools it chose from) nearer than the local region's edge, and the
+ * region holding more than k taken atoms (or being everything). */
 static int neighbourhoods_exact(const local_set *l, const slabs *s, const ptreg_orientations *o, size_t k,
-                                double radius)
+                                double radius, double grain_radius)
 {
-    if (radius > 0)
+    if (radius > 0 && grain_radius == 0)
         return 1; /* halo = radius: every atom nearer than it is here */
     size_t taken = 0;
     for (size_t j = 0; j < l->m; j++)
@@ -435,7 +438,7 @@ static int compute_local(const batch_comm *c, const batch_atoms *atoms, const sl
         rc = batch_mpi_agree(c, st ? cli_exit_code(st, 0) : EXIT_OK);
         if (rc)
             return rc;
-        const int exact = !batch_mpi_agree(c, !neighbourhoods_exact(l, s, o, opt.k, opt.radius));
+        const int exact = !batch_mpi_agree(c, !neighbourhoods_exact(l, s, o, opt.k, opt.radius, opt.grain_radius));
         if (exact)
             return EXIT_OK;
         ptreg_orientations_free(o);

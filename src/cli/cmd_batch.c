@@ -26,6 +26,12 @@ static const cli_option batch_options[] = {
     {"ranges", 0, "FILE", "range file (.rrng or .rng) naming ions by mass-to-charge; needs a .pos/.epos INPUT"},
     {"ion", 0, "NAMES", "with --ranges: the ions taken, comma-separated (e.g. Al or Al,Mg); the others are "
                         "neither registered nor anyone's neighbours"},
+    {"grain-radius", 0, "R", "report each atom's grain orientation, from pooled neighbourhoods within R nm "
+                             "(for noisy data, e.g. 1; default: each atom's own neighbourhood's)"},
+    {"pool-points", 0, "N", "with --grain-radius: the most points a pool takes (default 384)"},
+    {"start-spacing", 0, "DEG", "rotation only: start from rotations covering the motif's orientations this "
+                                "closely and keep the best (default 35, with --grain-radius 25; 180: the "
+                                "identity alone)"},
     {"assignment", 0, "FILE", "write each neighbour's motif point: .npy, atoms x k int32 (-1: none), "
                               "neighbours nearest first"},
     {"min-matched", 0, "F", "flag an atom poor below this matched fraction (default 0.5)"},
@@ -129,7 +135,7 @@ static int refuse_atom_options(const cli_args *a)
 {
     static const char *const atom_only[] = {"motif", "lattice", "motif-points", "motif-file", "estimate-motif",
                                             "motif-out", "k", "radius", "ranges", "ion", "assignment",
-                                            "min-matched"};
+                                            "min-matched", "grain-radius", "pool-points", "start-spacing"};
     for (size_t i = 0; i < sizeof atom_only / sizeof atom_only[0]; i++)
         if (cli_has(a, atom_only[i])) {
             cli_error("batch", "--%s is for atoms, not --pairs", atom_only[i]);
@@ -162,6 +168,9 @@ static int read_atom_options(const cli_args *a, batch_request *r)
     rc = rc ? rc : cli_double(a, "radius", 1e-12, 1e6, &r->orient.radius);
     rc = rc ? rc : cli_int(a, "estimate-motif", 0, 100, &r->orient.estimate_motif);
     rc = rc ? rc : cli_double(a, "min-matched", 0.0, 1.0, &r->orient.min_matched);
+    rc = rc ? rc : cli_double(a, "grain-radius", 1e-6, 1e6, &r->orient.grain_radius);
+    rc = rc ? rc : cli_size(a, "pool-points", 3, 1 << 20, &r->orient.pool_points);
+    rc = rc ? rc : cli_double(a, "start-spacing", 1.0, 180.0, &r->orient.start_spacing);
     r->orient.assignment = cli_has(a, "assignment");
     return rc;
 }
@@ -383,6 +392,10 @@ static int print_atoms_json(const atoms_report *rep)
         cJSON_AddNumberToObject(m, "lattice", r->lattice_constant);
     cJSON_AddNumberToObject(m, "points", (double)o->motif_points);
     cJSON_AddNumberToObject(m, "symmetry", (double)o->symmetry_count);
+    cJSON_AddNumberToObject(j, "starts", (double)o->starts);
+    cJSON_AddNumberToObject(j, "grain_radius", r->orient.grain_radius);
+    if (r->orient.grain_radius > 0)
+        cJSON_AddNumberToObject(j, "pools", (double)o->pools);
     cJSON_AddNumberToObject(m, "estimate_rounds", r->orient.estimate_motif);
     cJSON_AddItemToObject(j, "motif", m);
     cJSON_AddNumberToObject(j, "k", (double)r->orient.k);

@@ -92,16 +92,29 @@ typedef struct pair_setup {
     double sigma2_init, sigma2_final, d02;
 } pair_setup;
 
+ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_batch_options *o, double *sigma2_init,
+                                  double *sigma2_final, double *d02, double *radius, ptreg_error *err)
+{
+    double c[3];
+    centroid(target, m, c);
+    const double r = rms_radius(target, m, c);
+    if (radius)
+        *radius = r;
+    *sigma2_init = o->sigma2_init > 0 ? o->sigma2_init : PTREG_EMICP_SIGMA2_INIT_REL * r * r;
+    *sigma2_final = o->sigma2_final > 0 ? o->sigma2_final : PTREG_EMICP_SIGMA2_FINAL_REL * r * r;
+    *d02 = o->d02 >= 0 ? o->d02 : *sigma2_init;
+    if (!(*sigma2_init > 0 && *sigma2_final > 0 && isfinite(*sigma2_init) && r > 0))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "batch: the target has no extent (all points equal): give "
+                                                   "sigma2 values");
+    return PTREG_OK;
+}
+
 static int setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, pair_setup *s)
 {
     centroid(source_of(p, i), source_points(p, i), s->source_c);
     centroid(target_of(p, i), target_points(p, i), s->target_c);
-    const double r = rms_radius(target_of(p, i), target_points(p, i), s->target_c);
-    s->radius = r;
-    s->sigma2_init = o->sigma2_init > 0 ? o->sigma2_init : PTREG_EMICP_SIGMA2_INIT_REL * r * r;
-    s->sigma2_final = o->sigma2_final > 0 ? o->sigma2_final : PTREG_EMICP_SIGMA2_FINAL_REL * r * r;
-    s->d02 = o->d02 >= 0 ? o->d02 : s->sigma2_init;
-    return s->sigma2_init > 0 && s->sigma2_final > 0 && isfinite(s->sigma2_init) && r > 0;
+    return !ptreg_batch_schedule(target_of(p, i), target_points(p, i), o, &s->sigma2_init, &s->sigma2_final, &s->d02,
+                                 &s->radius, NULL);
 }
 
 /* ---- the lanes ---- */

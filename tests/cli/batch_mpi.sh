@@ -26,6 +26,7 @@ same_bits() {
 same_bits crystal 2 -- "$WORK/crystal.pos" -o @OUT@.npy --assignment @OUT@.a.npy --threads 1
 same_bits ions 3 -- "$WORK/crystal.pos" -o @OUT@.ply --ranges "$WORK/ranges.rrng" --ion Al --estimate-motif 2
 same_bits radius 2 -- "$WORK/crystal.pos" -o @OUT@.npy --radius 0.35 --k 14
+same_bits grains 2 -- "$WORK/crystal.pos" -o @OUT@.npy --grain-radius 0.6 --motif-points 18 --estimate-motif 1
 same_bits sparse 2 -- "$WORK/sparse_middle.xyz" -o @OUT@.npy --estimate-motif 1
 rounds=$(sed -n 's/.*"halo_rounds":\t\([0-9]*\).*/\1/p' "$WORK/out")
 [ "${rounds:-0}" -gt 1 ] || fail "the sparse middle took ${rounds:-no} halo rounds: it should need more than one"

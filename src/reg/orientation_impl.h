@@ -1,0 +1,64 @@
+/* The parts of the orientation module (batch.h) that registration of many
+ * neighbourhoods onto one motif shares: starting rotations that cover the
+ * motif's orientations (EM-ICP finds the equivalent of the truth only
+ * within about 40 degrees of where it starts) and registration from each,
+ * keeping the best. Private to src/reg. */
+#ifndef PTREG_ORIENTATION_IMPL_H
+#define PTREG_ORIENTATION_IMPL_H
+
+#include "ptreg/batch.h"
+#include "ptreg/nn.h"
+
+#define ORIENT_MAX_STARTS 64
+
+/* Starting rotations, the identity first, such that every rotation lies
+ * within spacing_deg (misorientation under sym) of one (at most
+ * ORIENT_MAX_STARTS: then as evenly as that allows). Returns how many. */
+size_t orient_starts(const double sym[][4], size_t nsym, double spacing_deg, double starts[][4]);
+
+/* How well points p (n, rotated by R) sit on the motif: the mean over the
+ * points of min(d^2, tau2), d the distance to the nearest motif point. */
+double orient_fit(const double R[9], const float *p, size_t n, const float *motif, size_t mk, double tau2);
+
+/* Registers every source of set (the motif its shared target) from each
+ * start: first a coarse part of the schedule from every start, then, from
+ * the start that fits best (orient_fit, ties to the first), the rest of
+ * it. T[16 i] takes source i onto the motif. With one start: the plain
+ * batch registration. Stats add up both parts. */
+ptreg_status orient_register(const ptreg_pair_set *set, const ptreg_batch_options *opt, const double starts[][4],
+                             size_t nstarts, double tau2, double *T, ptreg_batch_stats *stats, ptreg_error *err);
+
+/* ---- grain orientations (orientation_grains.c) ---- */
+
+/* The taken atoms and their neighbourhoods (relative to each atom). */
+typedef struct orient_grain_input {
+    const float *xyz;
+    size_t m;
+    const size_t *offset; /* m + 1 */
+    const float *nbr;
+    const uint32_t *nbr_atom; /* per neighbourhood point: the atom it is */
+    const float *reach;   /* per atom: its farthest neighbour's distance */
+    const ptreg_kdtree *tree;
+    const uint8_t *wanted; /* per atom: it needs an orientation */
+} orient_grain_input;
+
+typedef struct orient_grain_options {
+    double radius;      /* R: the cells' size and the pooling radius */
+    size_t pool_points; /* the most points a pool takes */
+    const float *motif;
+    size_t motif_points;
+    const ptreg_batch_options *batch;
+    const double (*starts)[4];
+    size_t nstarts;
+    double tau2;
+    const double (*sym)[4]; /* the motif's symmetry */
+    size_t nsym;
+} orient_grain_options;
+
+/* Each wanted atom's grain orientation into T[16 t] (rotation only), and
+ * the distance from it within which anything can change that answer into
+ * reach[t]; *pools_used: the pools registered. */
+ptreg_status orient_grains(const orient_grain_input *in, const orient_grain_options *opt, double *T, float *reach,
+                           size_t *pools_used, ptreg_batch_stats *stats, ptreg_error *err);
+
+#endif
