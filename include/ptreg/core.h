@@ -66,6 +66,11 @@ void ptreg_cloud_free(ptreg_cloud *cloud);
  * normal is a valid "unknown") and adds the count to dropped_nonfinite. */
 void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud);
 
+/* The mean of n > 0 points (interleaved xyz), summed in double in order,
+ * and their RMS distance from c. */
+void ptreg_points_centroid(const float *xyz, size_t n, double c[3]);
+double ptreg_points_rms_radius(const float *xyz, size_t n, const double c[3]);
+
 /* Voxel types of volumes. Computation converts voxels to float32, which is
  * exact for the 8- and 16-bit types. */
 typedef enum ptreg_voxel_type {

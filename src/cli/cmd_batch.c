@@ -37,13 +37,7 @@ static const cli_option batch_options[] = {
     {"min-matched", 0, "F", "flag an atom poor below this matched fraction (default 0.5)"},
     {"translation", 0, NULL, "free the translation too (the default with --pairs)"},
     {"rotation-only", 0, NULL, "rotation about the origin only (the default for atoms)"},
-    {"sigma2", 0, "S", "first sigma^2 (default 3 r^2, r the target's (motif's) RMS radius)"},
-    {"sigma2-final", 0, "S", "stop once sigma^2 is at or below S (default 3e-3 r^2)"},
-    {"sigma-factor", 0, "F", "sigma^2 <- sigma^2 * F each iteration, 0 < F < 1 (default 0.9)"},
-    {"d02", 0, "D", "outlier distance^2 (default: the first sigma^2)"},
-    {"max-iter", 0, "N", "most iterations per pair (default 1000)"},
-    {"tol", 0, "T", "stop a pair when its pose changes by less than T (radians + translation / r); 0 runs "
-                    "the whole schedule (default 1e-7)"},
+    CLI_EMICP_SCHEDULE,
     {"engine", 0, "NAME", "lanes (default: many pairs in the CPU's vector lanes), plain (one pair at a time, "
                           "plain arithmetic: the reference) or loop (one ptreg_emicp call per pair; needs "
                           "--translation)"},
@@ -120,14 +114,8 @@ static int read_schedule(const cli_args *a, int pairs, ptreg_batch_options *o)
         return EXIT_USAGE;
     }
     o->translation = cli_has(a, "translation") || (pairs && !cli_has(a, "rotation-only"));
-    int rc = 0;
-    rc = rc ? rc : cli_double(a, "sigma2", 1e-300, 1e300, &o->sigma2_init);
-    rc = rc ? rc : cli_double(a, "sigma2-final", 1e-300, 1e300, &o->sigma2_final);
-    rc = rc ? rc : cli_double(a, "sigma-factor", 1e-9, 1.0 - 1e-12, &o->sigma_factor);
-    rc = rc ? rc : cli_double(a, "d02", 0.0, 1e300, &o->d02);
-    rc = rc ? rc : cli_int(a, "max-iter", 0, 1000000, &o->max_iter);
-    rc = rc ? rc : cli_double(a, "tol", 0.0, 1e300, &o->tol);
-    return rc;
+    return cli_read_emicp_schedule(a, &o->sigma2_init, &o->sigma2_final, &o->sigma_factor, &o->d02, &o->max_iter,
+                                   &o->tol);
 }
 
 /* Options that make sense for atoms only. */

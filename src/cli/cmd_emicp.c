@@ -9,13 +9,7 @@ static const cli_option emicp_options[] = {
     CLI_REGISTRATION_OUTPUTS,
     {"preset", 0, "NAME", "scale-free (default: sigma^2 relative to the target's RMS radius r) or tamaki "
                           "(the study's absolute values: sigma^2 0.01 -> 1e-5, factor 0.9, d0^2 0.01)"},
-    {"sigma2", 0, "S", "first sigma^2 (default 3 r^2)"},
-    {"sigma2-final", 0, "S", "stop once sigma^2 is at or below S (default 3e-3 r^2)"},
-    {"sigma-factor", 0, "F", "sigma^2 <- sigma^2 * F each iteration, 0 < F < 1 (default 0.9)"},
-    {"d02", 0, "D", "outlier distance^2 d0^2 (default: the first sigma^2)"},
-    {"max-iter", 0, "N", "most iterations (default 1000)"},
-    {"tol", 0, "T", "stop when the pose changes by less than T (radians + translation / r); "
-                    "0 never stops early (default 1e-7)"},
+    CLI_EMICP_SCHEDULE,
     {"precision", 0, "P", "fp32 (default), fp64 (the reference) or fp16 (points stored as half)"},
     {"tile", 0, "N", "pair engine: columns per tile, 16..8192 (default 1024)"},
     {"row-block", 0, "N", "pair engine: rows per parallel work item (default 512)"},
@@ -58,14 +52,8 @@ static int read_schedule(const cli_args *a, ptreg_emicp_options *o)
         cli_error("emicp", "--preset: '%s' is not scale-free or tamaki", preset);
         return EXIT_USAGE;
     }
-    int rc = 0;
-    rc = rc ? rc : cli_double(a, "sigma2", 1e-300, 1e300, &o->sigma2_init);
-    rc = rc ? rc : cli_double(a, "sigma2-final", 1e-300, 1e300, &o->sigma2_final);
-    rc = rc ? rc : cli_double(a, "sigma-factor", 1e-9, 1.0 - 1e-12, &o->sigma_factor);
-    rc = rc ? rc : cli_double(a, "d02", 0.0, 1e300, &o->d02);
-    rc = rc ? rc : cli_int(a, "max-iter", 0, 1000000, &o->max_iter);
-    rc = rc ? rc : cli_double(a, "tol", 0.0, 1e300, &o->tol);
-    return rc;
+    return cli_read_emicp_schedule(a, &o->sigma2_init, &o->sigma2_final, &o->sigma_factor, &o->d02, &o->max_iter,
+                                   &o->tol);
 }
 
 static int read_engine(const cli_args *a, ptreg_pair_options *p)

@@ -52,3 +52,24 @@ void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud)
     cloud->dropped_nonfinite += cloud->n - kept;
     cloud->n = kept;
 }
+
+void ptreg_points_centroid(const float *xyz, size_t n, double c[3])
+{
+    double s[3] = {0, 0, 0};
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            s[k] += xyz[3 * i + k];
+    for (int k = 0; k < 3; k++)
+        c[k] = s[k] / (double)n;
+}
+
+double ptreg_points_rms_radius(const float *xyz, size_t n, const double c[3])
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            const double d = xyz[3 * i + k] - c[k];
+            s += d * d;
+        }
+    return sqrt(s / (double)n);
+}

@@ -64,26 +64,6 @@ static ptreg_status check_pairs(const ptreg_pair_set *p, const ptreg_batch_optio
     return ptreg_device_resolve(&o->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "batch", &on, err);
 }
 
-static void centroid(const float *p, size_t n, double c[3])
-{
-    double s[3] = {0, 0, 0};
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++)
-            s[k] += p[3 * i + k];
-    for (int k = 0; k < 3; k++)
-        c[k] = s[k] / (double)n;
-}
-
-static double rms_radius(const float *p, size_t n, const double c[3])
-{
-    double s = 0.0;
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) {
-            const double d = p[3 * i + k] - c[k];
-            s += d * d;
-        }
-    return sqrt(s / (double)n);
-}
 
 /* One pair's schedule and reference points: ptreg_emicp's, from its
  * target. */
@@ -96,8 +76,8 @@ ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_bat
                                   double *sigma2_final, double *d02, double *radius, ptreg_error *err)
 {
     double c[3];
-    centroid(target, m, c);
-    const double r = rms_radius(target, m, c);
+    ptreg_points_centroid(target, m, c);
+    const double r = ptreg_points_rms_radius(target, m, c);
     if (radius)
         *radius = r;
     *sigma2_init = o->sigma2_init > 0 ? o->sigma2_init : PTREG_EMICP_SIGMA2_INIT_REL * r * r;
@@ -111,8 +91,8 @@ ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_bat
 
 static int setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, pair_setup *s)
 {
-    centroid(source_of(p, i), source_points(p, i), s->source_c);
-    centroid(target_of(p, i), target_points(p, i), s->target_c);
+    ptreg_points_centroid(source_of(p, i), source_points(p, i), s->source_c);
+    ptreg_points_centroid(target_of(p, i), target_points(p, i), s->target_c);
     return !ptreg_batch_schedule(target_of(p, i), target_points(p, i), o, &s->sigma2_init, &s->sigma2_final, &s->d02,
                                  &s->radius, NULL);
 }

@@ -34,26 +34,6 @@ void ptreg_emicp_options_tamaki(ptreg_emicp_options *opt)
     opt->d02 = 0.01;
 }
 
-static void centroid(const float *p, size_t n, double c[3])
-{
-    double s[3] = {0, 0, 0};
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++)
-            s[k] += p[3 * i + k];
-    for (int k = 0; k < 3; k++)
-        c[k] = s[k] / (double)n;
-}
-
-static double rms_radius(const float *p, size_t n, const double c[3])
-{
-    double s = 0.0;
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) {
-            const double d = p[3 * i + k] - c[k];
-            s += d * d;
-        }
-    return sqrt(s / (double)n);
-}
 
 /* The schedule actually used: explicit values, or the defaults scaled by r. */
 static ptreg_status resolve_schedule(const ptreg_emicp_options *opt, double r, ptreg_emicp_result *res,
@@ -268,9 +248,9 @@ ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, siz
         return st;
     const double t0 = ptreg_time_ms();
     emicp_run run = {.source = source, .target = target, .n = n, .m = m};
-    centroid(source, n, run.source_c);
-    centroid(target, m, run.target_c);
-    res->radius = rms_radius(target, m, run.target_c);
+    ptreg_points_centroid(source, n, run.source_c);
+    ptreg_points_centroid(target, m, run.target_c);
+    res->radius = ptreg_points_rms_radius(target, m, run.target_c);
     res->precision = opt->pair.precision;
     st = resolve_schedule(opt, res->radius, res, err);
     if (st)

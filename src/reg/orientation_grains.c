@@ -4,10 +4,11 @@
  * one, though. Space is cut into cubic cells of the pooling radius R; each
  * cell's seed (its atom nearest the cell's centre) pools the
  * neighbourhoods of the atoms nearest it within R, a few hundred points
- * that sit on the lattice sites and register to about a degree; each atom
- * then takes the orientation of the seed, among those of the 27 cells
- * around it, under which its own neighbourhood fits the motif best, so
- * that atoms near a grain boundary pick their own grain. */
+ * that sit on the lattice sites and register to a degree or two; each
+ * atom then takes the orientation of a seed among those of the 27 cells
+ * around it: the one under which its own neighbourhood and its
+ * neighbours' fit the motif best, so that atoms near a grain boundary pick
+ * their own grain. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
