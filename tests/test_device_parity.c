@@ -676,34 +676,47 @@ done:
     return ok;
 }
 
+/* The CPU's refusal of a set, and the device's: the same status and message. */
+static int same_refusal(const ptreg_pair_set *p, const ptreg_device *device)
+{
+    double T[32];
+    ptreg_batch_options o;
+    ptreg_batch_options_default(&o);
+    ptreg_error cpu_err, dev_err;
+    o.device = *device;
+    ptreg_status dev_st = ptreg_batch_register(p, &o, T, NULL, NULL, NULL, &dev_err);
+    o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    ptreg_status cpu_st = ptreg_batch_register(p, &o, T, NULL, NULL, NULL, &cpu_err);
+    return dev_st == PTREG_ERR_ARG && cpu_st == dev_st && !strcmp(cpu_err.message, dev_err.message);
+}
+
 /* Refusals the device path shares with the CPU's, and its own: a pair
- * with a non-finite point (named), a pair over the device's cap. */
+ * with a non-finite point, a target without extent (both named), a pair
+ * over the device's cap. */
 static int run_batch_refusals(const ptreg_device *device, char *detail, size_t size)
 {
-    float src[3 * 65], tgt[6] = {0, 0, 0, 0, 1, 0};
+    float src[3 * 65], tgt[6] = {0, 0, 0, 0, 1, 0}, flat[12] = {0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1};
     size_t off[3] = {0, 2, 4}, big[2] = {0, 65};
     for (size_t i = 0; i < 3 * 65; i++)
         src[i] = (float)(i % 7) * 0.1f;
     src[7] = NAN; /* pair 1's first point */
-    double T[32];
+    ptreg_pair_set p = {2, src, off, tgt, NULL, 2};
+    const int same = same_refusal(&p, device);
+    src[7] = 0.0f;
+    p = (ptreg_pair_set){2, src, off, flat, off, 2}; /* pair 1's target: one point twice */
+    const int extent = same_refusal(&p, device);
+    double T[16];
     ptreg_batch_options o;
     ptreg_batch_options_default(&o);
     o.device = *device;
-    ptreg_error cpu_err, dev_err;
-    ptreg_pair_set p = {2, src, off, tgt, NULL, 2};
-    const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
-    ptreg_status dev_st = ptreg_batch_register(&p, &o, T, NULL, NULL, NULL, &dev_err);
-    o.device = cpu;
-    ptreg_status cpu_st = ptreg_batch_register(&p, &o, T, NULL, NULL, NULL, &cpu_err);
-    const int same = dev_st == PTREG_ERR_ARG && cpu_st == dev_st && !strcmp(cpu_err.message, dev_err.message);
-    src[7] = 0.0f;
+    ptreg_error dev_err;
     p = (ptreg_pair_set){1, src, big, tgt, NULL, 2};
-    o.device = *device;
     ptreg_status cap_st = ptreg_batch_register(&p, &o, T, NULL, NULL, NULL, &dev_err);
     const int cap = cap_st == PTREG_ERR_ARG && strstr(dev_err.message, "at most 64");
-    snprintf(detail, size, "non-finite point: %s; 65 points: %s", same ? "refused as on the CPU" : "NOT AS ON THE CPU",
+    snprintf(detail, size, "non-finite point: %s; no extent: %s; 65 points: %s",
+             same ? "refused as on the CPU" : "NOT AS ON THE CPU", extent ? "refused as on the CPU" : "NOT AS ON THE CPU",
              cap ? dev_err.message : "NOT REFUSED");
-    return same && cap;
+    return same && extent && cap;
 }
 
 /* ---- the runner ---- */

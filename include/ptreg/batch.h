@@ -68,7 +68,8 @@ typedef struct ptreg_batch_stats {
     double pair_terms;  /* source points x target points x iterations, summed over the pairs */
     double time_ms;
     double pairs_per_s, gpts; /* pairs / s; pair terms / s / 1e9 */
-    const char *isa;
+    const char *isa;          /* the CPU's instruction set, or the device's name */
+    double kernel_ms;         /* on a device: the launches alone (its events); time_ms adds packing and copies */
 } ptreg_batch_stats;
 
 /* Registers every pair: transform[16 * i ...] (row-major 4x4, taking pair

@@ -46,6 +46,19 @@ static int all_finite(const float *v, size_t n)
     return 1;
 }
 
+/* What is wrong with pair i: 0 nothing, 1 no points, 2 a point that is
+ * not finite. A shared target is looked at with pair 0 only. */
+static int pair_fault(const ptreg_pair_set *p, size_t i)
+{
+    if (p->source_offset[i + 1] <= p->source_offset[i] ||
+        (p->target_offset && p->target_offset[i + 1] <= p->target_offset[i]) || !target_points(p, i))
+        return 1;
+    if (!all_finite(source_of(p, i), 3 * source_points(p, i)) ||
+        ((p->target_offset || i == 0) && !all_finite(target_of(p, i), 3 * target_points(p, i))))
+        return 2;
+    return 0;
+}
+
 static ptreg_status check_pairs(const ptreg_pair_set *p, const ptreg_batch_options *o, ptreg_device *on,
                                 ptreg_error *err)
 {
@@ -54,14 +67,19 @@ static ptreg_status check_pairs(const ptreg_pair_set *p, const ptreg_batch_optio
     if (!(o->sigma_factor > 0 && o->sigma_factor < 1) || o->max_iter < 0 || !(o->tol >= 0) ||
         !isfinite(o->sigma2_init) || !isfinite(o->sigma2_final) || !isfinite(o->d02))
         return ptreg_error_set(err, PTREG_ERR_ARG, "batch: the schedule's values are out of range");
-    for (size_t i = 0; i < p->count; i++) {
-        if (p->source_offset[i + 1] <= p->source_offset[i] ||
-            (p->target_offset && p->target_offset[i + 1] <= p->target_offset[i]) || !target_points(p, i))
-            return ptreg_error_set(err, PTREG_ERR_ARG, "batch: pair %zu has no source or no target points", i);
-        if (!all_finite(source_of(p, i), 3 * source_points(p, i)) ||
-            !all_finite(target_of(p, i), 3 * target_points(p, i)))
-            return ptreg_error_set(err, PTREG_ERR_ARG, "batch: pair %zu has a point that is not finite", i);
-    }
+    /* on all threads (a million pairs are 100 M coordinates); the first
+     * faulty pair is named, whatever the thread count */
+    const long count = (long)p->count;
+    size_t first = SIZE_MAX;
+#pragma omp parallel for num_threads(ptreg_get_num_threads()) schedule(static, 4096) reduction(min : first)
+    for (long i = 0; i < count; i++)
+        if ((size_t)i < first && pair_fault(p, (size_t)i))
+            first = (size_t)i;
+    if (first != SIZE_MAX)
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               pair_fault(p, first) == 1 ? "batch: pair %zu has no source or no target points"
+                                                         : "batch: pair %zu has a point that is not finite",
+                               first);
     return ptreg_device_resolve(&o->device, PTREG_BATCH_BACKENDS, "batch", on, err);
 }
 
@@ -365,9 +383,10 @@ ptreg_status ptreg_batch_no_extent(size_t pair, ptreg_error *err)
                            "batch: pair %zu: its target has no extent (all points equal): give sigma2 values", pair);
 }
 
-static void fill_stats(const ptreg_pair_set *p, double t0, double pair_terms, const char *isa,
+static void fill_stats(const ptreg_pair_set *p, double t0, double pair_terms, const char *isa, double kernel_ms,
                        ptreg_batch_stats *stats)
 {
+    stats->kernel_ms = kernel_ms;
     stats->pairs = p->count;
     stats->pair_terms = pair_terms;
     stats->time_ms = ptreg_time_ms() - t0;
@@ -376,8 +395,7 @@ static void fill_stats(const ptreg_pair_set *p, double t0, double pair_terms, co
     stats->isa = isa;
 }
 
-/* The most source or target points of a pair. */
-static size_t largest_pair(const ptreg_pair_set *p)
+size_t ptreg_batch_largest_pair(const ptreg_pair_set *p)
 {
     size_t largest = p->target_offset ? 0 : p->target_points;
     for (size_t i = 0; i < p->count; i++) {
@@ -393,7 +411,7 @@ static size_t largest_pair(const ptreg_pair_set *p)
 static ptreg_status device_takes(const ptreg_pair_set *p, const ptreg_batch_options *o, const ptreg_device *on,
                                  int *takes, ptreg_error *err)
 {
-    const size_t largest = largest_pair(p);
+    const size_t largest = ptreg_batch_largest_pair(p);
     const char *env = getenv("PTREG_DEVICE");
     *takes = largest <= PTREG_BATCH_DEVICE_MAX_POINTS;
     if (*takes || (o->device.backend == PTREG_BACKEND_AUTO && !(env && *env)))
@@ -425,11 +443,11 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
     if (st)
         return st;
     if (on_device) {
-        double pair_terms = 0.0;
-        const char *name = NULL;
-        st = ptreg_batch_device_register(p, o, &on, transform, iterations, stop, &pair_terms, &name, err);
+        ptreg_batch_stats s;
+        memset(&s, 0, sizeof s);
+        st = ptreg_batch_device_register(p, o, &on, transform, iterations, stop, &s, err);
         if (!st && stats)
-            fill_stats(p, t0, pair_terms, name, stats);
+            fill_stats(p, t0, s.pair_terms, s.isa, s.kernel_ms, stats);
         return st;
     }
     const struct ptreg_cpu_kernels *k = ptreg_cpu_kernels();
@@ -468,6 +486,6 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
     free(terms);
     free(shared);
     if (!st && stats)
-        fill_stats(p, t0, pair_terms, o->reference ? "reference" : ptreg_isa_name(k->isa), stats);
+        fill_stats(p, t0, pair_terms, o->reference ? "reference" : ptreg_isa_name(k->isa), 0.0, stats);
     return st;
 }

@@ -29,15 +29,17 @@
 
 #define BATCH_MOMENTS 16 /* w, sp[3], sq[3], spq[9] (ptreg_moments) */
 
-/* A pair's numbers from the host (acc_t each): params[PARAM_WORDS * pair + ...] */
-#define PARAM_CENTER 0       /* the target's centroid (the E-step's origin) */
-#define PARAM_REF_P 3        /* the moments' reference points (zero for rotation only) */
-#define PARAM_REF_Q 6
-#define PARAM_SIGMA2_INIT 9
-#define PARAM_SIGMA2_FINAL 10
-#define PARAM_D02 11
-#define PARAM_RADIUS 12
-#define PARAM_WORDS 13
+/* A target's numbers from the host (acc_t each): target_params[PARAM_WORDS
+ * * pair + ...], one row for all pairs with BATCH_SHARED. With translation
+ * each pair also has its source's centroid (source_params[3 pair + k]), the
+ * moments' other reference point; rotation only, both are zero. */
+#define PARAM_CENTER 0 /* the target's centroid (the E-step's origin) */
+#define PARAM_REF_Q 3  /* the moments' reference point: the centroid again, or zero */
+#define PARAM_SIGMA2_INIT 6
+#define PARAM_SIGMA2_FINAL 7
+#define PARAM_D02 8
+#define PARAM_RADIUS 9
+#define PARAM_WORDS 10
 
 /* A pair's slot in local memory: its pose and the E-step's constants,
  * written by its Horn thread, read by its E-step threads. */
@@ -380,15 +382,16 @@ FN void next_iteration(pair_state *s, u32 max_iter, LOCAL acc_t *slot, LOCAL flo
     }
 }
 
-FN void begin_pair(GLOBAL const acc_t *params, u32 pair, u32 count, u32 max_iter, pair_state *s, LOCAL acc_t *slot,
-                   LOCAL float *neg)
+FN void begin_pair(GLOBAL const acc_t *target_params, GLOBAL const acc_t *source_params, u32 translation, u32 pair,
+                   u32 count, u32 max_iter, pair_state *s, LOCAL acc_t *slot, LOCAL float *neg)
 {
-    GLOBAL const acc_t *pp = params + (size_t)PARAM_WORDS * (pair < count ? pair : 0);
+    const u32 at = pair < count ? pair : 0;
+    GLOBAL const acc_t *pp = target_params + (BATCH_SHARED ? 0 : (size_t)PARAM_WORDS * at);
     for (int k = 0; k < 12; k++)
         slot[SLOT_T + k] = k % 5 == 0 ? (acc_t)1 : (acc_t)0;
     for (int k = 0; k < 3; k++) {
         slot[SLOT_CENTER + k] = pp[PARAM_CENTER + k];
-        slot[SLOT_REF_P + k] = pp[PARAM_REF_P + k];
+        slot[SLOT_REF_P + k] = translation ? source_params[3 * (size_t)at + k] : (acc_t)0;
         slot[SLOT_REF_Q + k] = pp[PARAM_REF_Q + k];
     }
     s->sigma2 = pp[PARAM_SIGMA2_INIT];
@@ -451,14 +454,16 @@ FN void load_targets(GLOBAL const float *target, GLOBAL const u32 *target_offset
 #endif
 }
 
-/* One group registers pairs GROUP_ID_X * BATCH_PAIRS ...: transform[12
- * pair ...] (rows 0..2 of T), outcome[2 pair] the iterations and [2 pair +
- * 1] the stop reason. Offsets count points; with BATCH_SHARED the target
- * has shared_points points and target_offset is not read. */
+/* One group registers pairs GROUP_ID_X * BATCH_PAIRS ...: transform[16
+ * pair ...] (the 4x4, row-major: the caller's layout), iterations[pair],
+ * stop[pair]. Offsets count points; with BATCH_SHARED the target has
+ * shared_points points and target_offset is not read; source_params is
+ * read with translation only. */
 KERNEL ptreg_batch_emicp(GLOBAL const float *source, GLOBAL const u32 *source_offset, GLOBAL const float *target,
-                         GLOBAL const u32 *target_offset, GLOBAL const acc_t *params, u32 count, u32 shared_points,
-                         u32 translation, u32 max_iter, acc_t factor, acc_t tol, GLOBAL acc_t *transform,
-                         GLOBAL i32 *outcome)
+                         GLOBAL const u32 *target_offset, GLOBAL const acc_t *target_params,
+                         GLOBAL const acc_t *source_params, u32 count, u32 shared_points, u32 translation,
+                         u32 max_iter, acc_t factor, acc_t tol, GLOBAL acc_t *transform, GLOBAL i32 *iterations,
+                         GLOBAL i32 *stop)
 {
     SHARED acc_t partials[WG * BATCH_MOMENTS];
     SHARED acc_t slots[BATCH_PAIRS * SLOT_WORDS];
@@ -480,7 +485,8 @@ KERNEL ptreg_batch_emicp(GLOBAL const float *source, GLOBAL const u32 *source_of
     const u32 horn_pair = GROUP_ID_X * BATCH_PAIRS + t;
     pair_state state;
     if (t < BATCH_PAIRS) {
-        begin_pair(params, horn_pair, count, max_iter, &state, slots + t * SLOT_WORDS, &negs[t]);
+        begin_pair(target_params, source_params, translation, horn_pair, count, max_iter, &state,
+                   slots + t * SLOT_WORDS, &negs[t]);
         live[t] = state.live;
     }
     BARRIER();
@@ -509,9 +515,10 @@ KERNEL ptreg_batch_emicp(GLOBAL const float *source, GLOBAL const u32 *source_of
         BARRIER();
     }
     if (t < BATCH_PAIRS && horn_pair < count) {
-        for (int k = 0; k < 12; k++)
-            transform[12 * (size_t)horn_pair + k] = slots[t * SLOT_WORDS + SLOT_T + k];
-        outcome[2 * (size_t)horn_pair] = state.iterations;
-        outcome[2 * (size_t)horn_pair + 1] = state.stop;
+        for (int k = 0; k < 16; k++)
+            transform[16 * (size_t)horn_pair + k] =
+                k < 12 ? slots[t * SLOT_WORDS + SLOT_T + k] : k == 15 ? (acc_t)1 : (acc_t)0;
+        iterations[horn_pair] = state.iterations;
+        stop[horn_pair] = state.stop;
     }
 }

@@ -15,20 +15,18 @@ static const char *const batch_files[] = {"device/reduce.cl", "reg/batch.cl", NU
 const ptreg_kernel_program ptreg_batch_kernels = {"batch", batch_files};
 
 /* batch.cl's layouts */
-#define PARAM_WORDS 13
+#define PARAM_WORDS 10 /* per target: centre, reference point, sigma2 init and final, d02, radius */
 #define PARAM_CENTER 0
-#define PARAM_REF_P 3
-#define PARAM_REF_Q 6
-#define PARAM_SIGMA2_INIT 9
-#define PARAM_SIGMA2_FINAL 10
-#define PARAM_D02 11
-#define PARAM_RADIUS 12
+#define PARAM_REF_Q 3
+#define PARAM_SIGMA2_INIT 6
+#define PARAM_SIGMA2_FINAL 7
+#define PARAM_D02 8
+#define PARAM_RADIUS 9
 #define SLOT_WORDS 22
 #define MOMENTS 16
-#define POSE_WORDS 12
 
 /* 2^20 pairs of at most 64 points: 2^26 points, 3 * 2^26 floats, well
- * inside the kernels' u32 indices; ~0.3 GB of device memory at most. */
+ * inside the kernels' u32 indices; ~0.5 GB of device memory at most. */
 #define CHUNK_PAIRS ((size_t)1 << 20)
 
 /* ---- the layout ---- */
@@ -91,16 +89,29 @@ typedef struct batch_run {
 } batch_run;
 
 /* A chunk's arrays on the host, then on the device. */
-enum { B_SOURCE, B_SOURCE_OFFSET, B_TARGET, B_TARGET_OFFSET, B_PARAMS, B_TRANSFORM, B_OUTCOME, B_COUNT };
+enum {
+    B_SOURCE,
+    B_SOURCE_OFFSET,
+    B_TARGET,
+    B_TARGET_OFFSET,
+    B_TARGET_PARAMS,
+    B_SOURCE_PARAMS,
+    B_TRANSFORM,
+    B_ITERATIONS,
+    B_STOP,
+    B_COUNT
+};
 
 typedef struct chunk {
     size_t first, n;
     uint32_t *source_offset, *target_offset; /* n + 1, from the chunk's first point */
     float *target;                           /* centred: per pair, or the shared one */
-    size_t target_count;                     /* floats in target */
-    void *params;                            /* PARAM_WORDS acc per pair */
-    void *transform;                         /* POSE_WORDS acc per pair */
-    int32_t *outcome;                        /* iterations, stop per pair */
+    size_t targets;                          /* target rows: n, or 1 when shared */
+    size_t target_floats;
+    void *target_params;                     /* PARAM_WORDS acc per target */
+    void *source_params;                     /* with translation: each source's centroid (3 acc) */
+    float *transform;                        /* float devices: the poses before widening */
+    int *iterations, *stop;                  /* where the caller passed none (the kernel writes i32) */
     ptreg_dbuf *buf[B_COUNT];
 } chunk;
 
@@ -109,9 +120,11 @@ static void chunk_free(chunk *c)
     free(c->source_offset);
     free(c->target_offset);
     free(c->target);
-    free(c->params);
+    free(c->target_params);
+    free(c->source_params);
     free(c->transform);
-    free(c->outcome);
+    free(c->iterations);
+    free(c->stop);
     for (int b = 0; b < B_COUNT; b++)
         ptreg_dbuf_free(c->buf[b]);
     memset(c, 0, sizeof *c);
@@ -125,90 +138,96 @@ static void put(const batch_run *r, void *array, size_t i, double v)
         ((float *)array)[i] = (float)v;
 }
 
-static double get(const batch_run *r, const void *array, size_t i)
-{
-    return r->acc == sizeof(double) ? ((const double *)array)[i] : ((const float *)array)[i];
-}
-
 static size_t target_points_of(const ptreg_pair_set *p, size_t i)
 {
     return p->target_offset ? p->target_offset[i + 1] - p->target_offset[i] : p->target_points;
 }
 
-/* Pair first + i's schedule and reference points into the chunk's
- * parameters; 0 when ptreg_batch_setup_pair refuses it. */
-static int pack_params(const batch_run *r, chunk *c, size_t i, ptreg_batch_setup *s)
+/* A target's schedule and reference points (row `row` of the chunk's
+ * target parameters) and its points as the CPU path's lanes take them:
+ * float(point - centroid). */
+static void pack_target(const batch_run *r, chunk *c, size_t row, const float *t, size_t n,
+                        const ptreg_batch_setup *s)
 {
-    if (!ptreg_batch_setup_pair(r->p, c->first + i, r->o, s))
-        return 0;
-    const int translation = r->o->translation;
-    const size_t at = PARAM_WORDS * i;
+    const size_t at = PARAM_WORDS * row;
     for (int k = 0; k < 3; k++) {
-        put(r, c->params, at + PARAM_CENTER + (size_t)k, s->target_c[k]);
-        put(r, c->params, at + PARAM_REF_P + (size_t)k, translation ? s->source_c[k] : 0.0);
-        put(r, c->params, at + PARAM_REF_Q + (size_t)k, translation ? s->target_c[k] : 0.0);
+        put(r, c->target_params, at + PARAM_CENTER + (size_t)k, s->target_c[k]);
+        put(r, c->target_params, at + PARAM_REF_Q + (size_t)k, r->o->translation ? s->target_c[k] : 0.0);
     }
-    put(r, c->params, at + PARAM_SIGMA2_INIT, s->sigma2_init);
-    put(r, c->params, at + PARAM_SIGMA2_FINAL, s->sigma2_final);
-    put(r, c->params, at + PARAM_D02, s->d02);
-    put(r, c->params, at + PARAM_RADIUS, s->radius);
+    put(r, c->target_params, at + PARAM_SIGMA2_INIT, s->sigma2_init);
+    put(r, c->target_params, at + PARAM_SIGMA2_FINAL, s->sigma2_final);
+    put(r, c->target_params, at + PARAM_D02, s->d02);
+    put(r, c->target_params, at + PARAM_RADIUS, s->radius);
+    float *out = c->target + 3 * (size_t)c->target_offset[row];
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            out[3 * i + (size_t)k] = (float)(t[3 * i + (size_t)k] - s->target_c[k]);
+}
+
+/* Pair first + i: its setup (ptreg_batch_setup_pair), its source's
+ * centroid with translation, and its own target. 0 when refused. */
+static int pack_pair(const batch_run *r, chunk *c, size_t i)
+{
+    const ptreg_pair_set *p = r->p;
+    const size_t pair = c->first + i;
+    ptreg_batch_setup s;
+    if (!ptreg_batch_setup_pair(p, pair, r->o, &s))
+        return 0;
+    for (int k = 0; r->o->translation && k < 3; k++)
+        put(r, c->source_params, 3 * i + (size_t)k, s.source_c[k]);
+    if (p->target_offset)
+        pack_target(r, c, i, p->target + 3 * p->target_offset[pair], target_points_of(p, pair), &s);
+    else if (i == 0)
+        pack_target(r, c, 0, p->target, p->target_points, &s);
     return 1;
 }
 
-/* A target as the CPU path's lanes take it: float(point - centroid). */
-static void centre_target(const float *t, size_t n, const double c[3], float *out)
-{
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++)
-            out[3 * i + (size_t)k] = (float)(t[3 * i + (size_t)k] - c[k]);
-}
-
-/* Every pair's setup and centred target, on all threads; the first pair
- * refused (its index is the same for any thread count), or SIZE_MAX. */
+/* Every pair's numbers, on all threads; the first pair refused (its index
+ * is the same for any thread count), or SIZE_MAX. A shared target without
+ * translation needs the first pair's setup only: the others' are the same
+ * numbers. */
 static size_t pack_pairs(const batch_run *r, chunk *c)
 {
-    const ptreg_pair_set *p = r->p;
+    if (!r->p->target_offset && !r->o->translation)
+        return pack_pair(r, c, 0) ? SIZE_MAX : c->first;
     const long n = (long)c->n;
     size_t refused = SIZE_MAX;
 #pragma omp parallel for num_threads(ptreg_get_num_threads()) schedule(static, 4096) reduction(min : refused)
-    for (long i = 0; i < n; i++) {
-        ptreg_batch_setup s;
-        const size_t pair = c->first + (size_t)i;
-        if (!pack_params(r, c, (size_t)i, &s)) {
-            refused = pair < refused ? pair : refused;
-            continue;
-        }
-        if (p->target_offset)
-            centre_target(p->target + 3 * p->target_offset[pair], target_points_of(p, pair), s.target_c,
-                          c->target + 3 * (size_t)c->target_offset[i]);
-        else if (i == 0)
-            centre_target(p->target, p->target_points, s.target_c, c->target);
-    }
+    for (long i = 0; i < n; i++)
+        if (!pack_pair(r, c, (size_t)i))
+            refused = c->first + (size_t)i < refused ? c->first + (size_t)i : refused;
     return refused;
 }
 
-static ptreg_status chunk_prepare(const batch_run *r, chunk *c, ptreg_error *err)
+static ptreg_status chunk_prepare(const batch_run *r, chunk *c, int *iterations, int *stop, ptreg_error *err)
 {
     const ptreg_pair_set *p = r->p;
     const size_t n = c->n;
+    c->targets = p->target_offset ? n : 1;
     c->source_offset = malloc((n + 1) * sizeof *c->source_offset);
-    c->target_offset = malloc((n + 1) * sizeof *c->target_offset);
-    c->params = malloc(n * PARAM_WORDS * r->acc);
-    c->transform = malloc(n * POSE_WORDS * r->acc);
-    c->outcome = malloc(2 * n * sizeof *c->outcome);
-    if (!c->source_offset || !c->target_offset || !c->params || !c->transform || !c->outcome)
+    c->target_offset = malloc((c->targets + 1) * sizeof *c->target_offset);
+    c->target_params = malloc(c->targets * PARAM_WORDS * r->acc);
+    c->source_params = malloc((r->o->translation ? n : 1) * 3 * r->acc);
+    if (r->acc != sizeof(double))
+        c->transform = malloc(16 * n * sizeof *c->transform);
+    if (!iterations)
+        c->iterations = malloc(n * sizeof *c->iterations);
+    if (!stop)
+        c->stop = malloc(n * sizeof *c->stop);
+    if (!c->source_offset || !c->target_offset || !c->target_params || !c->source_params ||
+        (r->acc != sizeof(double) && !c->transform) || (!iterations && !c->iterations) || (!stop && !c->stop))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for %zu pairs", n);
     /* offsets from the chunk's first point (< 2^26: CHUNK_PAIRS pairs of
      * at most 64 points) */
     c->target_offset[0] = c->source_offset[0] = 0;
-    for (size_t i = 0; i < n; i++) {
-        const size_t pair = c->first + i;
-        c->source_offset[i + 1] = (uint32_t)(p->source_offset[pair + 1] - p->source_offset[c->first]);
-        c->target_offset[i + 1] = c->target_offset[i] + (uint32_t)target_points_of(p, pair);
-    }
-    c->target_count = 3 * (p->target_offset ? (size_t)c->target_offset[n] : p->target_points);
-    if (!(c->target = malloc(c->target_count * sizeof *c->target)))
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for %zu target points", c->target_count / 3);
+    for (size_t i = 0; i < n; i++)
+        c->source_offset[i + 1] = (uint32_t)(p->source_offset[c->first + i + 1] - p->source_offset[c->first]);
+    for (size_t i = 0; i < c->targets; i++)
+        c->target_offset[i + 1] = c->target_offset[i] + (uint32_t)target_points_of(p, c->first + i);
+    c->target_floats = 3 * (size_t)c->target_offset[c->targets];
+    if (!(c->target = malloc(c->target_floats * sizeof *c->target)))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for %zu target points",
+                               c->target_floats / 3);
     const size_t refused = pack_pairs(r, c);
     return refused == SIZE_MAX ? PTREG_OK : ptreg_batch_no_extent(refused, err);
 }
@@ -217,15 +236,22 @@ static ptreg_status chunk_upload(const batch_run *r, chunk *c, ptreg_error *err)
 {
     const ptreg_pair_set *p = r->p;
     const size_t n = c->n, source_floats = 3 * (size_t)c->source_offset[n];
-    ptreg_status st =
-        ptreg_dbuf_upload(r->dev, p->source + 3 * p->source_offset[c->first], source_floats * sizeof(float),
-                          &c->buf[B_SOURCE], err);
-    st = st ? st : ptreg_dbuf_upload(r->dev, c->source_offset, (n + 1) * sizeof(uint32_t), &c->buf[B_SOURCE_OFFSET], err);
-    st = st ? st : ptreg_dbuf_upload(r->dev, c->target, c->target_count * sizeof(float), &c->buf[B_TARGET], err);
-    st = st ? st : ptreg_dbuf_upload(r->dev, c->target_offset, (n + 1) * sizeof(uint32_t), &c->buf[B_TARGET_OFFSET], err);
-    st = st ? st : ptreg_dbuf_upload(r->dev, c->params, n * PARAM_WORDS * r->acc, &c->buf[B_PARAMS], err);
-    st = st ? st : ptreg_dbuf_alloc(r->dev, n * POSE_WORDS * r->acc, &c->buf[B_TRANSFORM], err);
-    st = st ? st : ptreg_dbuf_alloc(r->dev, 2 * n * sizeof(int32_t), &c->buf[B_OUTCOME], err);
+    const size_t source_params = (r->o->translation ? n : 1) * 3 * r->acc;
+    ptreg_status st = ptreg_dbuf_upload(r->dev, p->source + 3 * p->source_offset[c->first],
+                                        source_floats * sizeof(float), &c->buf[B_SOURCE], err);
+    st = st ? st
+            : ptreg_dbuf_upload(r->dev, c->source_offset, (n + 1) * sizeof(uint32_t), &c->buf[B_SOURCE_OFFSET], err);
+    st = st ? st : ptreg_dbuf_upload(r->dev, c->target, c->target_floats * sizeof(float), &c->buf[B_TARGET], err);
+    st = st ? st
+            : ptreg_dbuf_upload(r->dev, c->target_offset, (c->targets + 1) * sizeof(uint32_t),
+                                &c->buf[B_TARGET_OFFSET], err);
+    st = st ? st
+            : ptreg_dbuf_upload(r->dev, c->target_params, c->targets * PARAM_WORDS * r->acc,
+                                &c->buf[B_TARGET_PARAMS], err);
+    st = st ? st : ptreg_dbuf_upload(r->dev, c->source_params, source_params, &c->buf[B_SOURCE_PARAMS], err);
+    st = st ? st : ptreg_dbuf_alloc(r->dev, 16 * n * r->acc, &c->buf[B_TRANSFORM], err);
+    st = st ? st : ptreg_dbuf_alloc(r->dev, n * sizeof(int32_t), &c->buf[B_ITERATIONS], err);
+    st = st ? st : ptreg_dbuf_alloc(r->dev, n * sizeof(int32_t), &c->buf[B_STOP], err);
     return st;
 }
 
@@ -234,7 +260,8 @@ static ptreg_karg karg_acc(const batch_run *r, double v)
     return r->acc == sizeof(double) ? KARG_F64(v) : KARG_F32(v);
 }
 
-static ptreg_status chunk_launch(const batch_run *r, chunk *c, ptreg_error *err)
+/* The launch, timed by the device's events (kernel_ms). */
+static ptreg_status chunk_launch(const batch_run *r, chunk *c, double *kernel_ms, ptreg_error *err)
 {
     const ptreg_batch_options *o = r->o;
     ptreg_dbuf *const *b = c->buf;
@@ -242,7 +269,8 @@ static ptreg_status chunk_launch(const batch_run *r, chunk *c, ptreg_error *err)
                                KARG_BUF(b[B_SOURCE_OFFSET]),
                                KARG_BUF(b[B_TARGET]),
                                KARG_BUF(b[B_TARGET_OFFSET]),
-                               KARG_BUF(b[B_PARAMS]),
+                               KARG_BUF(b[B_TARGET_PARAMS]),
+                               KARG_BUF(b[B_SOURCE_PARAMS]),
                                KARG_U32(c->n),
                                KARG_U32(r->p->target_offset ? 0 : r->p->target_points),
                                KARG_U32(o->translation ? 1 : 0),
@@ -250,55 +278,58 @@ static ptreg_status chunk_launch(const batch_run *r, chunk *c, ptreg_error *err)
                                karg_acc(r, o->sigma_factor),
                                karg_acc(r, o->tol),
                                KARG_BUF(b[B_TRANSFORM]),
-                               KARG_BUF(b[B_OUTCOME])};
+                               KARG_BUF(b[B_ITERATIONS]),
+                               KARG_BUF(b[B_STOP])};
     const size_t groups[3] = {(c->n + r->layout.pairs - 1) / r->layout.pairs, 1, 1};
     const size_t local[3] = {(size_t)r->layout.pairs * r->layout.threads, 1, 1};
-    ptreg_status st =
-        ptreg_dev_launch_groups(r->kernel, 1, groups, local, sizeof args / sizeof args[0], args, err);
-    st = st ? st : ptreg_dbuf_read(b[B_TRANSFORM], 0, c->transform, c->n * POSE_WORDS * r->acc, err);
-    st = st ? st : ptreg_dbuf_read(b[B_OUTCOME], 0, c->outcome, 2 * c->n * sizeof(int32_t), err);
+    ptreg_devent start = {0}, end = {0};
+    double ms = 0.0;
+    ptreg_status st = ptreg_dev_event_record(r->dev, &start, err);
+    st = st ? st : ptreg_dev_launch_groups(r->kernel, 1, groups, local, sizeof args / sizeof args[0], args, err);
+    st = st ? st : ptreg_dev_event_record(r->dev, &end, err);
+    st = st ? st : ptreg_dev_event_elapsed(&start, &end, &ms, err);
+    ptreg_dev_event_free(&start);
+    ptreg_dev_event_free(&end);
+    *kernel_ms += ms;
     return st;
 }
 
-/* The chunk's answers into the caller's arrays; the work they took. */
-static double chunk_results(const batch_run *r, const chunk *c, double *transform, int *iterations, int *stop)
+/* The answers straight into the caller's arrays (a float device's poses
+ * widened on all threads); the work they took, summed in pair order. */
+static ptreg_status chunk_results(const batch_run *r, chunk *c, double *transform, int *iterations, int *stop,
+                                  double *terms, ptreg_error *err)
 {
     const ptreg_pair_set *p = r->p;
-    double terms = 0.0;
-    for (size_t i = 0; i < c->n; i++) {
-        const size_t pair = c->first + i;
-        double *T = transform + 16 * pair;
-        for (size_t k = 0; k < POSE_WORDS; k++)
-            T[k] = get(r, c->transform, POSE_WORDS * i + k);
-        T[12] = T[13] = T[14] = 0.0, T[15] = 1.0;
-        if (iterations)
-            iterations[pair] = c->outcome[2 * i];
-        if (stop)
-            stop[pair] = c->outcome[2 * i + 1];
-        terms += (double)(p->source_offset[pair + 1] - p->source_offset[pair]) * (double)target_points_of(p, pair) *
-                 c->outcome[2 * i];
+    const size_t n = c->n;
+    int *its = iterations ? iterations + c->first : c->iterations;
+    void *poses = r->acc == sizeof(double) ? (void *)(transform + 16 * c->first) : (void *)c->transform;
+    ptreg_status st = ptreg_dbuf_read(c->buf[B_TRANSFORM], 0, poses, 16 * n * r->acc, err);
+    st = st ? st : ptreg_dbuf_read(c->buf[B_ITERATIONS], 0, its, n * sizeof(int), err);
+    if (!st && stop)
+        st = ptreg_dbuf_read(c->buf[B_STOP], 0, stop + c->first, n * sizeof(int), err);
+    if (st)
+        return st;
+    if (r->acc != sizeof(double)) {
+        const long words = (long)(16 * n);
+#pragma omp parallel for num_threads(ptreg_get_num_threads()) schedule(static, 65536)
+        for (long i = 0; i < words; i++)
+            transform[16 * c->first + (size_t)i] = c->transform[i];
     }
-    return terms;
+    for (size_t i = 0; i < n; i++) {
+        const size_t pair = c->first + i;
+        *terms += (double)(p->source_offset[pair + 1] - p->source_offset[pair]) * (double)target_points_of(p, pair) *
+                  its[i];
+    }
+    return PTREG_OK;
 }
 
 /* ---- the entry ---- */
-
-static size_t largest_pair(const ptreg_pair_set *p)
-{
-    size_t largest = p->target_offset ? 0 : p->target_points;
-    for (size_t i = 0; i < p->count; i++) {
-        const size_t ns = p->source_offset[i + 1] - p->source_offset[i], nt = target_points_of(p, i);
-        largest = ns > largest ? ns : largest;
-        largest = nt > largest ? nt : largest;
-    }
-    return largest;
-}
 
 /* The program for the pairs' layout, and its kernel. */
 static ptreg_status open_kernel(batch_run *r, ptreg_error *err)
 {
     r->acc = r->dev->info.fp64 ? sizeof(double) : sizeof(float);
-    ptreg_status st = ptreg_batch_device_layout(largest_pair(r->p), r->p->target_offset == NULL, &r->layout, err);
+    ptreg_status st = ptreg_batch_device_layout(ptreg_batch_largest_pair(r->p), r->p->target_offset == NULL, &r->layout, err);
     if (st)
         return st;
     const size_t wg = (size_t)r->layout.pairs * r->layout.threads;
@@ -330,20 +361,19 @@ static const char *registry_name(const ptreg_device *device)
 
 ptreg_status ptreg_batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o,
                                          const ptreg_device *device, double *transform, int *iterations, int *stop,
-                                         double *pair_terms, const char **device_name, ptreg_error *err)
+                                         ptreg_batch_stats *stats, ptreg_error *err)
 {
     batch_run r = {.p = p, .o = o};
-    *pair_terms = 0.0;
-    *device_name = registry_name(device);
+    stats->pair_terms = stats->kernel_ms = 0.0;
+    stats->isa = registry_name(device);
     ptreg_status st = ptreg_dev_get(device, &r.dev, err);
     st = st ? st : open_kernel(&r, err);
     for (size_t first = 0; !st && first < p->count; first += CHUNK_PAIRS) {
         chunk c = {.first = first, .n = p->count - first < CHUNK_PAIRS ? p->count - first : CHUNK_PAIRS};
-        st = chunk_prepare(&r, &c, err);
+        st = chunk_prepare(&r, &c, iterations, stop, err);
         st = st ? st : chunk_upload(&r, &c, err);
-        st = st ? st : chunk_launch(&r, &c, err);
-        if (!st)
-            *pair_terms += chunk_results(&r, &c, transform, iterations, stop);
+        st = st ? st : chunk_launch(&r, &c, &stats->kernel_ms, err);
+        st = st ? st : chunk_results(&r, &c, transform, iterations, stop, &stats->pair_terms, err);
         chunk_free(&c);
     }
     return st;

@@ -17,6 +17,8 @@ typedef struct ptreg_batch_setup {
 /* Pair i's setup; 0 when its target has no extent and the schedule was
  * not given. */
 int ptreg_batch_setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, ptreg_batch_setup *s);
+/* The most source or target points of a pair. */
+size_t ptreg_batch_largest_pair(const ptreg_pair_set *p);
 /* The message for a pair that ptreg_batch_setup_pair refuses. */
 ptreg_status ptreg_batch_no_extent(size_t pair, ptreg_error *err);
 
@@ -42,10 +44,10 @@ void ptreg_batch_device_defines(const ptreg_batch_layout *layout, char *defines,
 
 /* Every pair on a device (the pairs and options already checked, the
  * device resolved to a GPU backend): transform, iterations, stop as
- * ptreg_batch_register; *pair_terms the work done; *device_name the
- * device's name (library-owned). */
+ * ptreg_batch_register; stats' pair_terms, isa (the device's name) and
+ * kernel_ms. */
 ptreg_status ptreg_batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o,
                                          const ptreg_device *device, double *transform, int *iterations, int *stop,
-                                         double *pair_terms, const char **device_name, ptreg_error *err);
+                                         ptreg_batch_stats *stats, ptreg_error *err);
 
 #endif
