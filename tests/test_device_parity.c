@@ -451,7 +451,8 @@ done:
 typedef struct batch_case {
     const char *name;
     size_t pairs, motif; /* the shared motif's points (fcc: 12 or 42); 0: per pair, 6 to 14 */
-    int translation, ragged; /* ragged: 0 to 2 of a source's points repeated */
+    int translation;
+    size_t ragged;       /* up to this many of a source's points repeated */
     double tol;          /* 0: the whole schedule */
     int bad;             /* pair 3's source is far from its target: no weight, it stops at once */
     uint64_t seed;
@@ -459,17 +460,18 @@ typedef struct batch_case {
 
 /* The APT case (one motif, many rotated noisy neighbourhoods), per-pair
  * targets of ragged sizes with translation (groups of 32 pairs: the last
- * one part-filled), lanes that stop early on the tolerance, a pair that
- * cannot register, and pairs of up to 44 points (the 64-point layout).
+ * one part-filled), lanes that stop early on the tolerance (with sources of
+ * up to 34 points against the 12-point motif: the 64-point layout), a pair
+ * that cannot register, and per-pair targets of up to 44 points.
  * Sources hold every point of their motif: a source that lacks some
  * matches several poses almost equally well, and there rounding alone
  * picks the pose (the CPU's own plain path and its lanes then differ too). */
 static const batch_case batch_cases[] = {
     {"shared-12", 1200, 12, 0, 0, 0.0, 0, 61},
-    {"ragged-targets", 301, 0, 1, 1, 0.0, 0, 62},
-    {"early-stop", 403, 12, 1, 1, 1e-4, 0, 63},
-    {"bad-pair", 70, 0, 1, 1, 0.0, 1, 64},
-    {"ragged-42", 97, 42, 1, 1, 0.0, 0, 65},
+    {"ragged-targets", 301, 0, 1, 2, 0.0, 0, 62},
+    {"early-stop", 403, 12, 1, 22, 1e-4, 0, 63},
+    {"bad-pair", 70, 0, 1, 2, 0.0, 1, 64},
+    {"ragged-42", 97, 42, 1, 2, 0.0, 0, 65},
 };
 
 typedef struct batch_pairs {
@@ -500,7 +502,7 @@ static const struct {
     size_t k;
 } pair_motifs[] = {{PTREG_LATTICE_SC, 6}, {PTREG_LATTICE_BCC, 8}, {PTREG_LATTICE_FCC, 12}, {PTREG_LATTICE_BCC, 14}};
 
-/* Sources: their motif's points (0 to 2 of them repeated when ragged)
+/* Sources: their motif's points (up to `ragged` of them repeated)
  * turned up to 30 degrees (40 for the shared fcc shell, whose nearest
  * equivalent turn is 90 degrees away), with noise, shifted when with
  * translation; targets: the shared motif, or per pair one of
@@ -508,7 +510,7 @@ static const struct {
 static int make_batch_pairs(const batch_case *bc, batch_pairs *b)
 {
     memset(b, 0, sizeof *b);
-    const size_t n = bc->pairs, k_max = (bc->motif ? bc->motif : 14) + 2;
+    const size_t n = bc->pairs, k_max = (bc->motif ? bc->motif : 14) + bc->ragged;
     float motif[3 * 42];
     if (bc->motif && ptreg_motif_lattice(PTREG_LATTICE_FCC, 0.405, bc->motif, motif, NULL))
         return -1;
@@ -535,7 +537,7 @@ static int make_batch_pairs(const batch_case *bc, batch_pairs *b)
                 return -1;
             b->target_offsets[i + 1] = b->target_offsets[i] + m_pts;
         }
-        const size_t k = m_pts + (bc->ragged ? (size_t)(ptreg_rng_next(&rng) % 3) : 0);
+        const size_t k = m_pts + (size_t)(ptreg_rng_next(&rng) % (bc->ragged + 1));
         double R[9], shift[3];
         random_rotation(&rng, bc->motif ? 40.0 : 30.0, R);
         for (int r = 0; r < 3; r++)

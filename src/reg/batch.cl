@@ -1,7 +1,8 @@
 /* Batched EM-ICP on a device (batch_device.c drives it): the whole
  * annealing schedule of every pair in one launch. Each pair computes what
- * the CPU's lanes compute for it (batch_kernels_isa.c, the same order of
- * operations): the source moved by T in double and rounded to float
+ * the CPU's lanes compute for it (batch_kernels_isa.c: the same operations
+ * in the same order, less the lanes' FMAs): the source moved by T in
+ * double and rounded to float
  * relative to the target's centroid, the E-step's per-point sums over the
  * target in float32 with the pair engine's exp, the weights and moments in
  * double, Horn's solution by horn.c's cyclic Jacobi in double, the schedule
@@ -17,7 +18,8 @@
  * its pair's TPP partials in order. Why so: the Jacobi solve is a few
  * thousand double operations per pair and iteration, on one thread per
  * pair; with one pair per group a warp would run it on 1 lane of 32, and
- * it would cost 5-10x the E-step (bench/NOTES.md, issue 14). With 32
+ * it would take twice the E-step's instructions for pairs of 32 points,
+ * fifteen times for 12 (bench/NOTES.md, issue 14). With 32
  * pairs per group the Horn step keeps every lane of one warp busy while
  * the group's other warps wait at the barrier and other groups use the
  * SM. Everything is summed in a fixed order: the same bits on every run.
@@ -438,13 +440,15 @@ FN void finish_iteration(LOCAL const acc_t *partials, u32 translation, u32 max_i
 
 /* The pairs' targets into local memory, centred on their centroids
  * (float(point - centroid), packed by the host). */
-FN void load_targets(GLOBAL const float *target, GLOBAL const u32 *target_offset, u32 count, LOCAL float *local_target)
+FN void load_targets(GLOBAL const float *target, GLOBAL const u32 *target_offset, u32 count, u32 shared_points,
+                     LOCAL float *local_target)
 {
 #if BATCH_SHARED
     (void)target_offset, (void)count;
-    for (u32 w = LOCAL_ID_X; w < TARGET_FLOATS; w += WG)
+    for (u32 w = LOCAL_ID_X; w < 3 * shared_points; w += WG)
         local_target[w] = target[w];
 #else
+    (void)shared_points;
     const u32 slot = LOCAL_ID_X / BATCH_TPP, pair = GROUP_ID_X * BATCH_PAIRS + slot;
     if (pair < count) {
         const u32 first = target_offset[pair], floats = 3 * (target_offset[pair + 1] - first);
@@ -478,9 +482,8 @@ KERNEL ptreg_batch_emicp(GLOBAL const float *source, GLOBAL const u32 *source_of
     const u32 nt = shared_points;
 #else
     const u32 nt = mine ? target_offset[pair + 1] - target_offset[pair] : 0;
-    (void)shared_points;
 #endif
-    load_targets(target, target_offset, count, targets);
+    load_targets(target, target_offset, count, shared_points, targets);
     /* thread s < BATCH_PAIRS keeps pair s's schedule */
     const u32 horn_pair = GROUP_ID_X * BATCH_PAIRS + t;
     pair_state state;

@@ -111,7 +111,7 @@ typedef struct chunk {
     void *target_params;                     /* PARAM_WORDS acc per target */
     void *source_params;                     /* with translation: each source's centroid (3 acc) */
     float *transform;                        /* float devices: the poses before widening */
-    int *iterations, *stop;                  /* where the caller passed none (the kernel writes i32) */
+    int *iterations;                         /* when the caller passed none (the work is counted from them) */
     ptreg_dbuf *buf[B_COUNT];
 } chunk;
 
@@ -124,7 +124,6 @@ static void chunk_free(chunk *c)
     free(c->source_params);
     free(c->transform);
     free(c->iterations);
-    free(c->stop);
     for (int b = 0; b < B_COUNT; b++)
         ptreg_dbuf_free(c->buf[b]);
     memset(c, 0, sizeof *c);
@@ -199,7 +198,7 @@ static size_t pack_pairs(const batch_run *r, chunk *c)
     return refused;
 }
 
-static ptreg_status chunk_prepare(const batch_run *r, chunk *c, int *iterations, int *stop, ptreg_error *err)
+static ptreg_status chunk_prepare(const batch_run *r, chunk *c, int *iterations, ptreg_error *err)
 {
     const ptreg_pair_set *p = r->p;
     const size_t n = c->n;
@@ -212,10 +211,8 @@ static ptreg_status chunk_prepare(const batch_run *r, chunk *c, int *iterations,
         c->transform = malloc(16 * n * sizeof *c->transform);
     if (!iterations)
         c->iterations = malloc(n * sizeof *c->iterations);
-    if (!stop)
-        c->stop = malloc(n * sizeof *c->stop);
     if (!c->source_offset || !c->target_offset || !c->target_params || !c->source_params ||
-        (r->acc != sizeof(double) && !c->transform) || (!iterations && !c->iterations) || (!stop && !c->stop))
+        (r->acc != sizeof(double) && !c->transform) || (!iterations && !c->iterations))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for %zu pairs", n);
     /* offsets from the chunk's first point (< 2^26: CHUNK_PAIRS pairs of
      * at most 64 points) */
@@ -370,7 +367,7 @@ ptreg_status ptreg_batch_device_register(const ptreg_pair_set *p, const ptreg_ba
     st = st ? st : open_kernel(&r, err);
     for (size_t first = 0; !st && first < p->count; first += CHUNK_PAIRS) {
         chunk c = {.first = first, .n = p->count - first < CHUNK_PAIRS ? p->count - first : CHUNK_PAIRS};
-        st = chunk_prepare(&r, &c, iterations, stop, err);
+        st = chunk_prepare(&r, &c, iterations, err);
         st = st ? st : chunk_upload(&r, &c, err);
         st = st ? st : chunk_launch(&r, &c, &stats->kernel_ms, err);
         st = st ? st : chunk_results(&r, &c, transform, iterations, stop, &stats->pair_terms, err);
