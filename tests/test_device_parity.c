@@ -715,9 +715,9 @@ static int run_batch_refusals(const ptreg_device *device, char *detail, size_t s
     p = (ptreg_pair_set){1, src, big, tgt, NULL, 2};
     ptreg_status cap_st = ptreg_batch_register(&p, &o, T, NULL, NULL, NULL, &dev_err);
     const int cap = cap_st == PTREG_ERR_ARG && strstr(dev_err.message, "at most 64");
-    snprintf(detail, size, "non-finite point: %s; no extent: %s; 65 points: %s",
-             same ? "refused as on the CPU" : "NOT AS ON THE CPU", extent ? "refused as on the CPU" : "NOT AS ON THE CPU",
-             cap ? dev_err.message : "NOT REFUSED");
+    const char *as_cpu = "refused as on the CPU", *not_as_cpu = "NOT AS ON THE CPU";
+    snprintf(detail, size, "non-finite point: %s; no extent: %s; 65 points: %s", same ? as_cpu : not_as_cpu,
+             extent ? as_cpu : not_as_cpu, cap ? dev_err.message : "NOT REFUSED");
     return same && extent && cap;
 }
 

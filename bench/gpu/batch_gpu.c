@@ -313,9 +313,9 @@ static int run_case(const options *o, const char *device_name, const ptreg_devic
     /* got holds the last run's answers: its first pairs are the CPU's */
     const parity par = compare(&ref, &got, cpu_n < last ? cpu_n : last, p->radius);
     if (r->parity_rows < MAX_PARITY)
-        snprintf(r->parity[r->parity_rows++], sizeof r->parity[0], "| %zu | %s | %s | %s | %zu | %.2g | %.2g | %zu | %zu |\n",
-                 p->k, targets, full ? "full (66)" : "10", device_name, par.pairs, par.dq, par.dt, par.beyond,
-                 par.iterations_differ);
+        snprintf(r->parity[r->parity_rows++], sizeof r->parity[0],
+                 "| %zu | %s | %s | %s | %zu | %.2g | %.2g | %zu | %zu |\n", p->k, targets, full ? "full (66)" : "10",
+                 device_name, par.pairs, par.dq, par.dt, par.beyond, par.iterations_differ);
     status = 0;
 done:
     answer_free(&ref), answer_free(&got);

@@ -326,17 +326,25 @@ static ptreg_status chunk_results(const batch_run *r, chunk *c, double *transfor
 static ptreg_status open_kernel(batch_run *r, ptreg_error *err)
 {
     r->acc = r->dev->info.fp64 ? sizeof(double) : sizeof(float);
-    ptreg_status st = ptreg_batch_device_layout(ptreg_batch_largest_pair(r->p), r->p->target_offset == NULL, &r->layout, err);
+    ptreg_status st =
+        ptreg_batch_device_layout(ptreg_batch_largest_pair(r->p), r->p->target_offset == NULL, &r->layout, err);
     if (st)
         return st;
+    /* fewer pairs per group on a device with less local memory than the
+     * layout wants (OpenCL promises only 32 KB) */
+    const ptreg_device_info *info = &r->dev->info;
+    const char *asked = getenv("PTREG_BATCH_LAYOUT");
+    while (!(asked && *asked) && r->layout.pairs > 1 &&
+           ptreg_batch_device_local_bytes(&r->layout, r->acc) > info->local_memory_bytes)
+        r->layout.pairs /= 2;
     const size_t wg = (size_t)r->layout.pairs * r->layout.threads;
     const size_t local = ptreg_batch_device_local_bytes(&r->layout, r->acc);
-    if (wg > r->dev->info.max_work_group || local > r->dev->info.local_memory_bytes)
+    if (wg > info->max_work_group || local > info->local_memory_bytes)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
                                "batch on %s: a group of %u pairs x %u threads needs %zu threads and %zu bytes of "
                                "local memory; the device has %zu and %llu",
-                               r->dev->label, r->layout.pairs, r->layout.threads, wg, local,
-                               r->dev->info.max_work_group, (unsigned long long)r->dev->info.local_memory_bytes);
+                               r->dev->label, r->layout.pairs, r->layout.threads, wg, local, info->max_work_group,
+                               (unsigned long long)info->local_memory_bytes);
     char defines[512];
     ptreg_batch_device_defines(&r->layout, defines, sizeof defines);
     ptreg_dprogram *program;
