@@ -284,9 +284,10 @@ static int run_case(const options *o, const char *device_name, const ptreg_devic
     int status = -1;
     if (answer_alloc(&ref, cpu_n) || answer_alloc(&got, p->count))
         goto done;
-    ptreg_pair_set set = set_of(p, cpu_n, shared);
+    ptreg_pair_set set = set_of(p, cpu_n < 64 ? cpu_n : 64, shared);
     schedule(full, &cpu, &bo);
-    if (cpu_n && timed(&set, &bo, 1, &ref))
+    /* a first call starts the CPU's threads; then the best of two */
+    if (cpu_n && (timed(&set, &bo, 1, &ref) || (set = set_of(p, cpu_n, shared), timed(&set, &bo, 2, &ref))))
         goto done;
     schedule(full, device, &bo);
     set = set_of(p, 64 < p->count ? 64 : p->count, shared);
