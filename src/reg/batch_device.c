@@ -26,7 +26,9 @@ const ptreg_kernel_program ptreg_batch_kernels = {"batch", batch_files};
 #define MOMENTS 16
 
 /* 2^20 pairs of at most 64 points: 2^26 points, 3 * 2^26 floats, well
- * inside the kernels' u32 indices; ~0.5 GB of device memory at most. */
+ * inside the kernels' u32 indices; at most ~1.7 GB of device memory (64-point
+ * pairs with their own targets; 0.5 GB for 10^6 pairs of 32 points and a
+ * shared target). */
 #define CHUNK_PAIRS ((size_t)1 << 20)
 
 /* ---- the layout ---- */
