@@ -38,7 +38,7 @@ static size_t make_builds(build *b, size_t cap)
     static const struct {
         size_t points;
         int shared;
-    } batch[] = {{12, 1}, {14, 0}, {32, 1}, {32, 0}, {64, 0}};
+    } batch[] = {{12, 1}, {14, 0}, {32, 1}, {32, 0}, {64, 1}, {64, 0}};
     for (size_t k = 0; k < sizeof batch / sizeof batch[0] && n < cap; k++, n++) {
         ptreg_batch_layout l;
         CHECK(ptreg_batch_device_layout(batch[k].points, batch[k].shared, &l, NULL) == PTREG_OK);
