@@ -93,11 +93,14 @@ static void test_same_as_emicp(int ragged, int shared)
     make_pairs(n, ragged, shared, 1, 11 + (uint64_t)ragged, &d);
     double *T = malloc(16 * n * sizeof *T), E[16];
     int *it = malloc(n * sizeof *it), *why = malloc(n * sizeof *why);
+    ptreg_batch_options o; /* the CPU's lanes (auto would take a GPU) */
+    ptreg_batch_options_default(&o);
+    o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
     for (int isa = 0; isa <= (int)ptreg_cpu_best_isa(); isa++) {
         ptreg_cpu_set_isa(isa);
         ptreg_batch_stats st;
         ptreg_error err;
-        CHECK_MSG(ptreg_batch_register(&d.set, NULL, T, it, why, &st, &err) == PTREG_OK, "%s", err.message);
+        CHECK_MSG(ptreg_batch_register(&d.set, &o, T, it, why, &st, &err) == PTREG_OK, "%s", err.message);
         size_t differ = 0;
         for (size_t i = 0; i < n; i++) {
             emicp_pair(&d, i, E);
@@ -127,6 +130,7 @@ static void test_plain_path(int translation)
     make_pairs(n, 1, 1, translation, 5, &d);
     ptreg_batch_options o;
     ptreg_batch_options_default(&o);
+    o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
     o.translation = translation;
     double *fast = malloc(16 * n * sizeof *fast), *plain = malloc(16 * n * sizeof *plain);
     CHECK(ptreg_batch_register(&d.set, &o, fast, NULL, NULL, NULL, NULL) == PTREG_OK);
@@ -150,6 +154,7 @@ static void test_threads(void)
     make_pairs(n, 0, 1, 0, 9, &d);
     ptreg_batch_options o;
     ptreg_batch_options_default(&o);
+    o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
     o.translation = 0;
     double *a = malloc(16 * n * sizeof *a), *b = malloc(16 * n * sizeof *b);
     ptreg_set_num_threads(1);
@@ -181,7 +186,7 @@ static void test_bad_pairs(void)
     CHECK_MSG(strstr(err.message, "no extent"), "%s", err.message);
     ptreg_batch_options o;
     ptreg_batch_options_default(&o);
-    o.device = (ptreg_device){PTREG_BACKEND_CUDA, 0};
+    o.device = (ptreg_device){PTREG_BACKEND_CUDA, 999}; /* no such device, or no CUDA backend */
     p = (ptreg_pair_set){1, src, off, tgt, NULL, 2};
     CHECK(ptreg_batch_register(&p, &o, T, NULL, NULL, NULL, &err) == PTREG_ERR_ARG);
     /* no pairs: nothing to do */

@@ -2,8 +2,10 @@
  * cases (operation, cloud, sizes, seed), each run on every CUDA and
  * OpenCL device found against the CPU path. Neighbours must be the CPU's
  * (index and distance bits), sums within a normalised error, ICP's
- * transform within 1e-5 of the CPU's with the same pairs, and every run of
- * a device the same bits; every buffer's guard words are checked. Seeds are
+ * transform within 1e-5 of the CPU's with the same pairs, batched EM-ICP's
+ * rotations within 1e-5 per quaternion component with the same iterations
+ * and stop reasons, and every run of a device the same bits; every
+ * buffer's guard words are checked. Seeds are
  * fixed and printed; the last line is "N passed, N failed". Exits 77 (skip)
  * when there is no device (fails instead with PTREG_TEST_REQUIRE_DEVICE=1).
  * PTREG_TEST_DEVICE=cuda:0 (say) runs one device; PTREG_PARITY_QUICK=1
@@ -14,6 +16,7 @@
 #include "check.h"
 #include "nn/nn_device.h"
 #include "ptreg/ptreg.h"
+#include "reg/batch_impl.h"
 
 typedef enum parity_op {
     OP_BRUTE,
@@ -443,6 +446,281 @@ done:
     return ok;
 }
 
+/* ---- batched EM-ICP ---- */
+
+typedef struct batch_case {
+    const char *name;
+    size_t pairs, motif; /* the shared motif's points (fcc: 12 or 42); 0: per pair, 6 to 14 */
+    int translation;
+    size_t ragged;       /* up to this many of a source's points repeated */
+    double tol;          /* 0: the whole schedule */
+    int bad;             /* pair 3's source is far from its target: no weight, it stops at once */
+    uint64_t seed;
+} batch_case;
+
+/* The APT case (one motif, many rotated noisy neighbourhoods), per-pair
+ * targets of ragged sizes with translation (groups of 32 pairs: the last
+ * one part-filled), lanes that stop early on the tolerance (with sources of
+ * up to 34 points against the 12-point motif: the 64-point layout), a pair
+ * that cannot register, and per-pair targets of up to 44 points.
+ * Sources hold every point of their motif: a source that lacks some
+ * matches several poses almost equally well, and there rounding alone
+ * picks the pose (the CPU's own plain path and its lanes then differ too). */
+static const batch_case batch_cases[] = {
+    {"shared-12", 1200, 12, 0, 0, 0.0, 0, 61},
+    {"ragged-targets", 301, 0, 1, 2, 0.0, 0, 62},
+    {"early-stop", 403, 12, 1, 22, 1e-4, 0, 63},
+    {"bad-pair", 70, 0, 1, 2, 0.0, 1, 64},
+    {"ragged-42", 97, 42, 1, 2, 0.0, 0, 65},
+};
+
+typedef struct batch_pairs {
+    ptreg_pair_set set;
+    float *source, *target;
+    size_t *offsets, *target_offsets;
+    double radius; /* the motif's RMS radius */
+} batch_pairs;
+
+static void free_batch_pairs(batch_pairs *b)
+{
+    free(b->source), free(b->target), free(b->offsets), free(b->target_offsets);
+}
+
+static void random_rotation(ptreg_rng *rng, double max_deg, double R[9])
+{
+    double axis[3] = {ptreg_rng_normal(rng), ptreg_rng_normal(rng), ptreg_rng_normal(rng)}, T[16];
+    ptreg_transform_from_axis_angle(axis, max_deg * (2.0 * ptreg_rng_uniform(rng) - 1.0), NULL, T);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            R[3 * r + c] = T[4 * r + c];
+}
+
+/* The per-pair motifs: simple cubic, bcc's first one and two shells,
+ * fcc's first shell (a = 0.405). */
+static const struct {
+    ptreg_lattice lattice;
+    size_t k;
+} pair_motifs[] = {{PTREG_LATTICE_SC, 6}, {PTREG_LATTICE_BCC, 8}, {PTREG_LATTICE_FCC, 12}, {PTREG_LATTICE_BCC, 14}};
+
+/* Sources: their motif's points (up to `ragged` of them repeated)
+ * turned up to 30 degrees (40 for the shared fcc shell, whose nearest
+ * equivalent turn is 90 degrees away), with noise, shifted when with
+ * translation; targets: the shared motif, or per pair one of
+ * pair_motifs. */
+static int make_batch_pairs(const batch_case *bc, batch_pairs *b)
+{
+    memset(b, 0, sizeof *b);
+    const size_t n = bc->pairs, k_max = (bc->motif ? bc->motif : 14) + bc->ragged;
+    float motif[3 * 42];
+    if (bc->motif && ptreg_motif_lattice(PTREG_LATTICE_FCC, 0.405, bc->motif, motif, NULL))
+        return -1;
+    b->offsets = malloc((n + 1) * sizeof *b->offsets);
+    b->target_offsets = bc->motif ? NULL : malloc((n + 1) * sizeof *b->target_offsets);
+    b->source = malloc(n * k_max * 3 * sizeof(float));
+    b->target = malloc((bc->motif ? 1 : n) * 3 * k_max * sizeof(float));
+    if (!b->offsets || (!bc->motif && !b->target_offsets) || !b->source || !b->target)
+        return -1;
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, bc->seed);
+    b->offsets[0] = 0;
+    if (!bc->motif)
+        b->target_offsets[0] = 0;
+    double sum = 0.0, count = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        size_t m_pts = bc->motif;
+        float *t = motif;
+        if (!bc->motif) {
+            const size_t which = (size_t)(ptreg_rng_next(&rng) % 4);
+            m_pts = pair_motifs[which].k;
+            t = b->target + 3 * b->target_offsets[i];
+            if (ptreg_motif_lattice(pair_motifs[which].lattice, 0.405, m_pts, t, NULL))
+                return -1;
+            b->target_offsets[i + 1] = b->target_offsets[i] + m_pts;
+        }
+        const size_t k = m_pts + (size_t)(ptreg_rng_next(&rng) % (bc->ragged + 1));
+        double R[9], shift[3];
+        random_rotation(&rng, bc->motif ? 40.0 : 30.0, R);
+        for (int r = 0; r < 3; r++)
+            shift[r] = bc->translation ? 0.1 * (ptreg_rng_uniform(&rng) - 0.5) : 0.0;
+        if (bc->bad && i == 3)
+            shift[0] += 1000.0;
+        float *src = b->source + 3 * b->offsets[i];
+        for (size_t j = 0; j < k; j++) {
+            const float *m = t + 3 * (j % m_pts);
+            for (int r = 0; r < 3; r++)
+                src[3 * j + (size_t)r] = (float)(R[3 * r] * m[0] + R[3 * r + 1] * m[1] + R[3 * r + 2] * m[2] +
+                                                 0.01 * ptreg_rng_normal(&rng) + shift[r]);
+        }
+        b->offsets[i + 1] = b->offsets[i] + k;
+        for (size_t j = 0; j < 3 * m_pts && (!bc->motif || i == 0); j++)
+            sum += (double)t[j] * t[j], count += 1.0 / 3.0;
+    }
+    if (bc->motif)
+        memcpy(b->target, motif, 3 * bc->motif * sizeof(float));
+    b->radius = sqrt(sum / count); /* the targets' RMS radius, about */
+    b->set = (ptreg_pair_set){n, b->source, b->offsets, b->target, b->target_offsets, bc->motif};
+    return 0;
+}
+
+typedef struct batch_answer {
+    double *T;
+    int *iterations, *stop;
+    ptreg_batch_stats stats;
+} batch_answer;
+
+static void free_batch_answer(batch_answer *a) { free(a->T), free(a->iterations), free(a->stop); }
+
+static ptreg_status batch_run(const batch_pairs *b, const batch_case *bc, const ptreg_device *device, int reference,
+                              batch_answer *a, ptreg_error *err)
+{
+    const size_t n = b->set.count;
+    a->T = malloc(16 * n * sizeof *a->T);
+    a->iterations = malloc(n * sizeof *a->iterations);
+    a->stop = malloc(n * sizeof *a->stop);
+    if (!a->T || !a->iterations || !a->stop)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    ptreg_batch_options o;
+    ptreg_batch_options_default(&o);
+    o.translation = bc->translation;
+    o.tol = bc->tol;
+    o.device = *device;
+    o.reference = reference;
+    return ptreg_batch_register(&b->set, &o, a->T, a->iterations, a->stop, &a->stats, err);
+}
+
+/* The rotation's quaternion (w >= 0); q and -q are the same rotation. */
+static double quaternion_difference(const double *A, const double *B)
+{
+    double RA[9], RB[9], qa[4], qb[4], plus = 0.0, minus = 0.0;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            RA[3 * r + c] = A[4 * r + c], RB[3 * r + c] = B[4 * r + c];
+    ptreg_matrix_to_quaternion(RA, qa);
+    ptreg_matrix_to_quaternion(RB, qb);
+    for (int k = 0; k < 4; k++) {
+        plus = fmax(plus, fabs(qa[k] - qb[k]));
+        minus = fmax(minus, fabs(qa[k] + qb[k]));
+    }
+    return fmin(plus, minus);
+}
+
+typedef struct batch_parity {
+    double dq, dt; /* the largest quaternion component and translation (over r) differences */
+    size_t worst, iterations_differ, stops_differ, stopped_early, no_weight;
+} batch_parity;
+
+static batch_parity compare_batch(const batch_pairs *b, const batch_answer *ref, const batch_answer *got)
+{
+    batch_parity p = {0};
+    for (size_t i = 0; i < b->set.count; i++) {
+        const double *A = ref->T + 16 * i, *B = got->T + 16 * i;
+        const double dq = quaternion_difference(A, B);
+        double dt = 0.0;
+        for (int r = 0; r < 3; r++)
+            dt = fmax(dt, fabs(A[4 * r + 3] - B[4 * r + 3]) / b->radius);
+        if (dq > p.dq)
+            p.worst = i;
+        p.dq = fmax(p.dq, dq), p.dt = fmax(p.dt, dt);
+        p.iterations_differ += ref->iterations[i] != got->iterations[i];
+        p.stops_differ += ref->stop[i] != got->stop[i];
+        p.stopped_early += ref->stop[i] == PTREG_STOP_CONVERGED;
+        p.no_weight += ref->stop[i] == PTREG_STOP_TOO_FEW_PAIRS;
+    }
+    return p;
+}
+
+static int same_batch_bits(const batch_answer *a, const batch_answer *b, size_t n)
+{
+    return !memcmp(a->T, b->T, 16 * n * sizeof *a->T) && !memcmp(a->iterations, b->iterations, n * sizeof(int)) &&
+           !memcmp(a->stop, b->stop, n * sizeof(int));
+}
+
+static int run_batch_case(const ptreg_device_info *info, const batch_case *bc, char *detail, size_t size)
+{
+    batch_pairs b;
+    batch_answer ref = {0}, got = {0}, again = {0}, plain = {0};
+    ptreg_error err;
+    const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
+    int ok = 0;
+    if (make_batch_pairs(bc, &b)) {
+        snprintf(detail, size, "set-up failed");
+        goto done;
+    }
+    if (batch_run(&b, bc, &cpu, 0, &ref, &err) || batch_run(&b, bc, &cpu, 1, &plain, &err)) {
+        snprintf(detail, size, "CPU: %s", err.message);
+        goto done;
+    }
+    if (batch_run(&b, bc, &info->device, 0, &got, &err) || batch_run(&b, bc, &info->device, 0, &again, &err)) {
+        snprintf(detail, size, "device: %s", err.message);
+        goto done;
+    }
+    /* the CPU's plain path (libm's exp, no FMA) against its lanes: how far
+     * rounding alone moves these answers */
+    const batch_parity p = compare_batch(&b, &ref, &got), base = compare_batch(&b, &ref, &plain);
+    /* the same tolerance without double precision (moments and Horn in
+     * float): the answers are then within ~3e-7 on POCL */
+    const double tol = 1e-5;
+    const size_t n = b.set.count;
+    const int repeatable = same_batch_bits(&got, &again, n);
+    const int named = got.stats.isa && !strcmp(got.stats.isa, info->name) && got.stats.pairs == n &&
+                      got.stats.pair_terms == ref.stats.pair_terms && got.stats.pairs_per_s > 0;
+    const int early = bc->tol == 0.0 || p.stopped_early > 0, bad = !bc->bad || ref.stop[3] == PTREG_STOP_TOO_FEW_PAIRS;
+    ok = p.dq <= tol && p.dt <= tol && p.iterations_differ == 0 && p.stops_differ == 0 && repeatable && named &&
+         early && bad;
+    snprintf(detail, size,
+             "%zu pairs: |dq| %.2g (pair %zu), |dt|/r %.2g (tol %.0g), iterations differ in %zu, stops in %zu, "
+             "%zu stopped early, %zu without weight; CPU plain path vs lanes |dq| %.2g%s%s",
+             n, p.dq, p.worst, p.dt, tol, p.iterations_differ, p.stops_differ, p.stopped_early, p.no_weight, base.dq,
+             repeatable ? "" : ", NOT REPEATABLE", named ? "" : ", stats wrong");
+done:
+    free_batch_answer(&ref), free_batch_answer(&got), free_batch_answer(&again), free_batch_answer(&plain);
+    free_batch_pairs(&b);
+    return ok;
+}
+
+/* The CPU's refusal of a set, and the device's: the same status and message. */
+static int same_refusal(const ptreg_pair_set *p, const ptreg_device *device)
+{
+    double T[32];
+    ptreg_batch_options o;
+    ptreg_batch_options_default(&o);
+    ptreg_error cpu_err, dev_err;
+    o.device = *device;
+    ptreg_status dev_st = ptreg_batch_register(p, &o, T, NULL, NULL, NULL, &dev_err);
+    o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    ptreg_status cpu_st = ptreg_batch_register(p, &o, T, NULL, NULL, NULL, &cpu_err);
+    return dev_st == PTREG_ERR_ARG && cpu_st == dev_st && !strcmp(cpu_err.message, dev_err.message);
+}
+
+/* Refusals the device path shares with the CPU's, and its own: a pair
+ * with a non-finite point, a target without extent (both named), a pair
+ * over the device's cap. */
+static int run_batch_refusals(const ptreg_device *device, char *detail, size_t size)
+{
+    float src[3 * 65], tgt[6] = {0, 0, 0, 0, 1, 0}, flat[12] = {0, 0, 0, 0, 1, 0, 1, 1, 1, 1, 1, 1};
+    size_t off[3] = {0, 2, 4}, big[2] = {0, 65};
+    for (size_t i = 0; i < 3 * 65; i++)
+        src[i] = (float)(i % 7) * 0.1f;
+    src[7] = NAN; /* pair 1's first point */
+    ptreg_pair_set p = {2, src, off, tgt, NULL, 2};
+    const int same = same_refusal(&p, device);
+    src[7] = 0.0f;
+    p = (ptreg_pair_set){2, src, off, flat, off, 2}; /* pair 1's target: one point twice */
+    const int extent = same_refusal(&p, device);
+    double T[16];
+    ptreg_batch_options o;
+    ptreg_batch_options_default(&o);
+    o.device = *device;
+    ptreg_error dev_err;
+    p = (ptreg_pair_set){1, src, big, tgt, NULL, 2};
+    ptreg_status cap_st = ptreg_batch_register(&p, &o, T, NULL, NULL, NULL, &dev_err);
+    const int cap = cap_st == PTREG_ERR_ARG && strstr(dev_err.message, "at most 64");
+    const char *as_cpu = "refused as on the CPU", *not_as_cpu = "NOT AS ON THE CPU";
+    snprintf(detail, size, "non-finite point: %s; no extent: %s; 65 points: %s", same ? as_cpu : not_as_cpu,
+             extent ? as_cpu : not_as_cpu, cap ? dev_err.message : "NOT REFUSED");
+    return same && extent && cap;
+}
+
 /* ---- the runner ---- */
 
 static int wanted(const ptreg_device_info *d)
@@ -490,6 +768,23 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
         *passed += ok > 0;
         *failed += ok == 0;
         free_clouds(&c);
+    }
+    for (size_t k = 0; k <= sizeof batch_cases / sizeof batch_cases[0]; k++) {
+        const batch_case *bc = k < sizeof batch_cases / sizeof batch_cases[0] ? &batch_cases[k] : NULL;
+        char detail[PTREG_ERROR_MESSAGE_MAX + 256] = "";
+        uint64_t guards = dev->guard_violations;
+        double t0 = ptreg_time_ms();
+        int ok = bc ? run_batch_case(info, bc, detail, sizeof detail)
+                    : run_batch_refusals(&info->device, detail, sizeof detail);
+        if (dev->guard_violations != guards) {
+            ok = 0;
+            snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "; %llu guard words overwritten",
+                     (unsigned long long)(dev->guard_violations - guards));
+        }
+        printf("%s batch      %-14s seed=%llu: %s (%.0f ms)\n", ok ? "ok  " : "FAIL", bc ? bc->name : "refusals",
+               (unsigned long long)(bc ? bc->seed : 0), detail, ptreg_time_ms() - t0);
+        *passed += ok;
+        *failed += !ok;
     }
 }
 

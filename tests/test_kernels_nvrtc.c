@@ -9,12 +9,45 @@
 #include "device/backend.h"
 #include "device/nvrtc.h"
 #include "nn/nn_device.h"
+#include "reg/batch_impl.h"
 #include "reg/icp_impl.h"
 
 #define ARCH 90
 
-static const ptreg_kernel_program *const programs[] = {&ptreg_basics_kernels, &ptreg_nn_kernels, &ptreg_icp_kernels};
+static const ptreg_kernel_program *const programs[] = {&ptreg_basics_kernels, &ptreg_nn_kernels, &ptreg_icp_kernels,
+                                                       &ptreg_batch_kernels};
 #define PROGRAMS (sizeof programs / sizeof programs[0])
+
+/* The builds compiled: every program with the nearest-neighbour layout,
+ * and the batch program in the layouts its device path picks (pairs of
+ * 16, 32 and 64 points; shared and per-pair targets). */
+typedef struct build {
+    const ptreg_kernel_program *program;
+    char label[24];
+    char defines[1024];
+} build;
+
+static size_t make_builds(build *b, size_t cap)
+{
+    size_t n = 0;
+    for (size_t p = 0; p + 1 < PROGRAMS && n < cap; p++, n++) {
+        b[n].program = programs[p];
+        snprintf(b[n].label, sizeof b[n].label, "%.20s", programs[p]->name);
+        ptreg_nn_device_layout(NULL, b[n].defines, sizeof b[n].defines);
+    }
+    static const struct {
+        size_t points;
+        int shared;
+    } batch[] = {{12, 1}, {14, 0}, {32, 1}, {32, 0}, {64, 1}, {64, 0}};
+    for (size_t k = 0; k < sizeof batch / sizeof batch[0] && n < cap; k++, n++) {
+        ptreg_batch_layout l;
+        CHECK(ptreg_batch_device_layout(batch[k].points, batch[k].shared, &l, NULL) == PTREG_OK);
+        b[n].program = &ptreg_batch_kernels;
+        snprintf(b[n].label, sizeof b[n].label, "b%u/%ux%u%s", l.cap, l.pairs, l.threads, l.shared ? "s" : "");
+        ptreg_batch_device_defines(&l, b[n].defines, sizeof b[n].defines);
+    }
+    return n;
+}
 
 typedef struct kernel_report {
     char name[64];
@@ -93,29 +126,35 @@ int main(void)
         if (strstr(name, ".cl"))
             CHECK_MSG(in_some_program(name), "%s is in no program: add it to one, and here", name);
     }
-    char defines[1024];
-    ptreg_nn_device_layout(NULL, defines, sizeof defines);
-    printf("%-28s %9s %5s %8s %8s %6s %6s\n", "kernel (sm_90)", "program", "regs", "spill-st", "spill-ld", "stack",
+    build builds[16];
+    size_t count = make_builds(builds, 16);
+    printf("%-28s %12s %5s %8s %8s %6s %6s\n", "kernel (sm_90)", "program", "regs", "spill-st", "spill-ld", "stack",
            "smem");
-    for (size_t p = 0; p < PROGRAMS; p++) {
+    for (size_t b = 0; b < count; b++) {
         char *source = NULL;
         ptreg_error err;
         ptreg_nvrtc_output out;
-        CHECK(ptreg_kernel_program_source(programs[p], &source, &err) == PTREG_OK);
+        CHECK(ptreg_kernel_program_source(builds[b].program, &source, &err) == PTREG_OK);
         if (!source)
             continue;
         double t0 = ptreg_time_ms();
-        ptreg_status st = ptreg_nvrtc_compile(source, defines, programs[p]->name, ARCH, 0, 1, &out, &err);
-        CHECK_MSG(st == PTREG_OK, "%s: %s", programs[p]->name, err.message);
+        ptreg_status st = ptreg_nvrtc_compile(source, builds[b].defines, builds[b].label, ARCH, 0, 1, &out, &err);
+        CHECK_MSG(st == PTREG_OK, "%s: %s", builds[b].label, err.message);
         if (!st) {
             kernel_report k[64];
             size_t found = parse_log(out.log ? out.log : "", k, 64), expected = count_kernels(source);
-            for (size_t i = 0; i < found; i++)
-                printf("%-28s %9.9s %5ld %8ld %8ld %6ld %6ld\n", k[i].name, programs[p]->name, k[i].registers,
+            for (size_t i = 0; i < found; i++) {
+                printf("%-28s %12.12s %5ld %8ld %8ld %6ld %6ld\n", k[i].name, builds[b].label, k[i].registers,
                        k[i].spill_stores, k[i].spill_loads, k[i].stack, k[i].shared);
+                /* the batch kernel keeps its 4x4 solve in registers */
+                if (builds[b].program == &ptreg_batch_kernels)
+                    CHECK_MSG(k[i].spill_stores == 0 && k[i].spill_loads == 0 && k[i].stack == 0,
+                              "%s (%s): %ld-byte stack frame, %ld/%ld bytes of spills", k[i].name, builds[b].label,
+                              k[i].stack, k[i].spill_stores, k[i].spill_loads);
+            }
             CHECK_MSG(found == expected && out.size > 0, "%s: ptxas reported %zu kernels, the source has %zu",
-                      programs[p]->name, found, expected);
-            printf("  %s: %zu-byte cubin in %.0f ms\n", programs[p]->name, out.size, ptreg_time_ms() - t0);
+                      builds[b].label, found, expected);
+            printf("  %s: %zu-byte cubin in %.0f ms\n", builds[b].label, out.size, ptreg_time_ms() - t0);
             ptreg_nvrtc_output_free(&out);
         }
         free(source);

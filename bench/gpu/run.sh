@@ -6,10 +6,12 @@
 # the machine cannot build it), lists the devices, runs the device tests and
 # the parity suite on every GPU backend found, prints ptxas's resources per
 # kernel, then every GPU benchmark in bench/ against ptreg's CPU path on all
-# of the machine's cores. It writes OUTDIR/report.md and OUTDIR/results.json
-# (plus log.txt, parity.txt, nvrtc.txt) and prints a short table last. It
-# keeps within 10 minutes: --quick (or less than 5 minutes left after the
-# tests) leaves out the bunny and the 1M-point case.
+# of the machine's cores (batched EM-ICP: batch_gpu; ICP: icp_gpu.py). It
+# writes OUTDIR/report.md and OUTDIR/results.json (plus log.txt, parity.txt,
+# nvrtc.txt) and prints a short table last. It keeps within 10 minutes:
+# --quick (or less than 5 minutes left after the tests and the batch
+# benchmark) leaves out the bunny and the 1M-point case, and the batch
+# benchmark's 10^6 pairs, per-pair targets and most layouts.
 set -uo pipefail
 OUT=${1:?usage: bench/gpu/run.sh OUTDIR [--quick]}
 QUICK=${2:-}
@@ -51,16 +53,16 @@ if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then
 fi
 
 step "build (CUDA and OpenCL backends)"
-bin="" tests=""
+bin="" tests="" batch=""
 # PTREG_GPU_PREBUILT=1 takes .gpu/bin without trying to build
 if [ -z "${PTREG_GPU_PREBUILT:-}" ] && command -v cmake >/dev/null && command -v pkg-config >/dev/null &&
     timeout 300 cmake -S "$root" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release -DPTREG_CUDA=ON -DPTREG_OPENCL=ON \
         >"$scratch/build.log" 2>&1 &&
     timeout 300 cmake --build "$scratch/build" -j "$(nproc)" >>"$scratch/build.log" 2>&1; then
-    bin=$scratch/build/ptreg tests=$scratch/build/tests
+    bin=$scratch/build/ptreg tests=$scratch/build/tests batch=$scratch/build/bench/batch_gpu
     echo "built here in $scratch/build"
 elif [ -x "$root/.gpu/bin/ptreg" ]; then
-    bin=$root/.gpu/bin/ptreg tests=$root/.gpu/bin
+    bin=$root/.gpu/bin/ptreg tests=$root/.gpu/bin batch=$root/.gpu/bin/batch_gpu
     if [ -n "${PTREG_GPU_PREBUILT:-}" ]; then
         echo "PTREG_GPU_PREBUILT: using the build carried in .gpu/bin"
     else
@@ -102,6 +104,21 @@ step "every kernel through NVRTC for sm_90: registers, spills, shared memory"
 timeout 120 "$tests/test_kernels_nvrtc" >"$OUT/nvrtc.txt" 2>&1
 cat "$OUT/nvrtc.txt"
 
+step "benchmarks: batched EM-ICP on each GPU against the CPU path on $(nproc) threads"
+# 10^4 .. 10^6 pairs of 12 and 32 points, 10 iterations and the whole
+# schedule, shared and per-pair targets, then the work-group layouts;
+# PTREG_GPU_BATCH_ARGS: more options (a dry run's smaller sizes)
+batch_args="--sizes 10000,100000,1000000 --targets shared,pairs --layouts 32x4,32x2,32x8,16x8,8x4,4x8,1x32"
+[ "$QUICK" = "--quick" ] && batch_args="--sizes 10000,100000 --targets shared --layouts 32x4,1x32"
+if [ -n "$gpus" ] && [ -x "$batch" ]; then
+    # shellcheck disable=SC2086
+    timeout 200 "$batch" --devices "$gpus" --md "$scratch/batch_gpu.md" --json "$scratch/batch_gpu.json" \
+        $batch_args ${PTREG_GPU_BATCH_ARGS:-}
+    echo "exit $?"
+else
+    echo "no GPU device or no batch_gpu ($batch): skipped" | tee "$scratch/batch_gpu.md"
+fi
+
 step "benchmarks: ICP on each GPU against the CPU path on $(nproc) threads"
 data=$root/.gpu/data
 [ -e "$data/bunny/bun.conf" ] || data=$root/../shared/data
@@ -130,21 +147,26 @@ summary = [l for l in parity.splitlines() if re.match(r"^(---|FAIL|\d+ passed|al
 smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
                      capture_output=True, text=True).stdout.strip() if os.path.exists("/usr/bin/nvidia-smi") else ""
 icp = read(os.path.join(scratch, "icp_gpu.md"), "(the ICP benchmark did not finish)\n")
+batch = read(os.path.join(scratch, "batch_gpu.md"), "(the batch benchmark did not finish)\n")
 nvrtc = read(os.path.join(out, "nvrtc.txt"))
 report = ["# ptreg on the GPU machine", "",
           "Made by `bench/gpu/run.sh` in %d s. GPU: %s. GPU devices ptreg found: %s." % (seconds, smi or "?", gpus or "none"),
           "", "## Device tests and parity suite", "", "```", *summary, "```", "",
+          "## Batched EM-ICP (`batch_gpu`): ms per call from host memory, the kernel alone, pairs/s", "",
+          batch, "",
           "## ICP, 30 iterations: ms per frame (model resident), and from host memory (+ the model's upload)", "",
           icp, "## Kernels for sm_90 (NVRTC, ptxas -v)", "", "```", nvrtc.strip(), "```", ""]
 open(os.path.join(out, "report.md"), "w").write("\n".join(report))
 results = {"seconds": seconds, "gpu": smi, "gpu_devices": gpus.split(",") if gpus else [], "parity": summary}
-for name in ("devices.json", "icp_gpu.json"):
+for name in ("devices.json", "icp_gpu.json", "batch_gpu.json"):
     try:
         results[name[:-5]] = json.load(open(os.path.join(scratch, name)))
     except (OSError, ValueError):
         results[name[:-5]] = None
 json.dump(results, open(os.path.join(out, "results.json"), "w"), indent=1)
 print("\n".join(summary[-8:]))
+print()
+print("\n".join(l for l in batch.splitlines() if l.startswith("Target")) or "(batch: no target line)")
 print()
 print(icp)
 PY

@@ -6,7 +6,10 @@
  * Every pair is registered by ptreg_emicp's soft-assign EM-ICP (no
  * correspondences: the permutation is the soft assignment), many pairs in
  * the lanes of the CPU's vectors; a pair's answer is ptreg_emicp's on the
- * same schedule, bit for bit on the same instruction set. */
+ * same schedule, bit for bit on the same instruction set. On a GPU (CUDA
+ * or OpenCL, with double precision) the whole schedule of every pair runs
+ * in one launch, a work-group to a few pairs, and gives the CPU's answer
+ * to rounding (docs/ALGORITHMS.md, "Batched EM-ICP on devices"). */
 #ifndef PTREG_BATCH_H
 #define PTREG_BATCH_H
 
@@ -32,8 +35,17 @@ typedef struct ptreg_batch_options {
     int max_iter;        /* default 1000 */
     double tol;          /* ptreg_emicp's (default 1e-7; 0: run the whole schedule) */
     int reference;       /* 1: the plain path, one pair at a time (for checking; slow) */
-    ptreg_device device; /* the CPU only, for now */
+    ptreg_device device; /* auto (default), cpu, cuda[:N], opencl[:N]: PTREG_BATCH_BACKENDS */
 } ptreg_batch_options;
+
+/* The backends batched registration runs on (ptreg_device_resolve's mask). */
+#define PTREG_BATCH_BACKENDS                                                                            \
+    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                     \
+     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
+/* The most source or target points a pair may have on a GPU (the kernel's
+ * local arrays are sized for it). A set with a larger pair is
+ * PTREG_ERR_ARG on a device asked for; auto then takes the CPU. */
+#define PTREG_BATCH_DEVICE_MAX_POINTS 64
 
 void ptreg_batch_options_default(ptreg_batch_options *opt);
 
@@ -43,9 +55,6 @@ void ptreg_batch_options_default(ptreg_batch_options *opt);
  * extent and the options give none. */
 ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_batch_options *opt, double *sigma2_init,
                                   double *sigma2_final, double *d02, double *radius, ptreg_error *err);
-
-/* The backends batch registration runs on (ptreg_device_resolve's mask). */
-#define PTREG_BATCH_BACKENDS PTREG_BACKEND_BIT(PTREG_BACKEND_CPU)
 
 /* Pairs of small clouds: pair i registers its source points
  * source[source_offset[i] .. source_offset[i + 1]) onto target points
@@ -66,14 +75,16 @@ typedef struct ptreg_batch_stats {
     double pair_terms;  /* source points x target points x iterations, summed over the pairs */
     double time_ms;
     double pairs_per_s, gpts; /* pairs / s; pair terms / s / 1e9 */
-    const char *isa;
+    const char *isa;          /* the CPU's instruction set, or the device's name */
+    double kernel_ms;         /* on a device: the launches alone (its events); time_ms adds packing and copies */
 } ptreg_batch_stats;
 
 /* Registers every pair: transform[16 * i ...] (row-major 4x4, taking pair
  * i's source onto its target; in: ignored), and when not NULL iterations[i]
  * and stop[i] (ptreg_stop_reason). Pairs need at least one source and one
  * target point and finite coordinates (else PTREG_ERR_ARG naming the
- * pair). The same bits for any thread count. */
+ * pair). The same bits for any thread count, and on every run of a
+ * device. stats->isa names the device on a GPU. */
 ptreg_status ptreg_batch_register(const ptreg_pair_set *pairs, const ptreg_batch_options *opt, double *transform,
                                   int *iterations, int *stop, ptreg_batch_stats *stats, ptreg_error *err);
 

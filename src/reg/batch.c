@@ -10,6 +10,7 @@
 
 #include "device/cpu_kernels.h"
 #include "ptreg/emicp.h"
+#include "reg/batch_impl.h"
 
 void ptreg_batch_options_default(ptreg_batch_options *opt)
 {
@@ -45,32 +46,44 @@ static int all_finite(const float *v, size_t n)
     return 1;
 }
 
-static ptreg_status check_pairs(const ptreg_pair_set *p, const ptreg_batch_options *o, ptreg_error *err)
+/* What is wrong with pair i: 0 nothing, 1 no points, 2 a point that is
+ * not finite. A shared target is looked at with pair 0 only. */
+static int pair_fault(const ptreg_pair_set *p, size_t i)
+{
+    if (p->source_offset[i + 1] <= p->source_offset[i] ||
+        (p->target_offset && p->target_offset[i + 1] <= p->target_offset[i]) || !target_points(p, i))
+        return 1;
+    if (!all_finite(source_of(p, i), 3 * source_points(p, i)) ||
+        ((p->target_offset || i == 0) && !all_finite(target_of(p, i), 3 * target_points(p, i))))
+        return 2;
+    return 0;
+}
+
+static ptreg_status check_pairs(const ptreg_pair_set *p, const ptreg_batch_options *o, ptreg_device *on,
+                                ptreg_error *err)
 {
     if (p->count && (!p->source || !p->source_offset || !p->target))
         return ptreg_error_set(err, PTREG_ERR_ARG, "batch: no points or no offsets");
     if (!(o->sigma_factor > 0 && o->sigma_factor < 1) || o->max_iter < 0 || !(o->tol >= 0) ||
         !isfinite(o->sigma2_init) || !isfinite(o->sigma2_final) || !isfinite(o->d02))
         return ptreg_error_set(err, PTREG_ERR_ARG, "batch: the schedule's values are out of range");
-    for (size_t i = 0; i < p->count; i++) {
-        if (p->source_offset[i + 1] <= p->source_offset[i] ||
-            (p->target_offset && p->target_offset[i + 1] <= p->target_offset[i]) || !target_points(p, i))
-            return ptreg_error_set(err, PTREG_ERR_ARG, "batch: pair %zu has no source or no target points", i);
-        if (!all_finite(source_of(p, i), 3 * source_points(p, i)) ||
-            !all_finite(target_of(p, i), 3 * target_points(p, i)))
-            return ptreg_error_set(err, PTREG_ERR_ARG, "batch: pair %zu has a point that is not finite", i);
-    }
-    ptreg_device on;
-    return ptreg_device_resolve(&o->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "batch", &on, err);
+    /* on all threads (a million pairs are 100 M coordinates); the first
+     * faulty pair is named, whatever the thread count */
+    const long count = (long)p->count;
+    size_t first = SIZE_MAX;
+#pragma omp parallel for num_threads(ptreg_get_num_threads()) schedule(static, 4096) reduction(min : first)
+    for (long i = 0; i < count; i++)
+        if ((size_t)i < first && pair_fault(p, (size_t)i))
+            first = (size_t)i;
+    if (first != SIZE_MAX)
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               pair_fault(p, first) == 1 ? "batch: pair %zu has no source or no target points"
+                                                         : "batch: pair %zu has a point that is not finite",
+                               first);
+    return ptreg_device_resolve(&o->device, PTREG_BATCH_BACKENDS, "batch", on, err);
 }
 
-
-/* One pair's schedule and reference points: ptreg_emicp's, from its
- * target. */
-typedef struct pair_setup {
-    double source_c[3], target_c[3], radius;
-    double sigma2_init, sigma2_final, d02;
-} pair_setup;
+typedef ptreg_batch_setup pair_setup;
 
 ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_batch_options *o, double *sigma2_init,
                                   double *sigma2_final, double *d02, double *radius, ptreg_error *err)
@@ -89,7 +102,7 @@ ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_bat
     return PTREG_OK;
 }
 
-static int setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, pair_setup *s)
+int ptreg_batch_setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, pair_setup *s)
 {
     ptreg_points_centroid(source_of(p, i), source_points(p, i), s->source_c);
     ptreg_points_centroid(target_of(p, i), target_points(p, i), s->target_c);
@@ -351,11 +364,59 @@ static ptreg_status setup_all(const ptreg_pair_set *p, const ptreg_batch_options
                               ptreg_error *err)
 {
     for (size_t i = 0; i < p->count; i++)
-        if (!setup_pair(p, i, o, &setup[i]))
-            return ptreg_error_set(err, PTREG_ERR_ARG,
-                                   "batch: pair %zu: its target has no extent (all points equal): give sigma2 values",
-                                   i);
+        if (!ptreg_batch_setup_pair(p, i, o, &setup[i]))
+            return ptreg_batch_no_extent(i, err);
     return PTREG_OK;
+}
+
+ptreg_status ptreg_batch_no_extent(size_t pair, ptreg_error *err)
+{
+    return ptreg_error_set(err, PTREG_ERR_ARG,
+                           "batch: pair %zu: its target has no extent (all points equal): give sigma2 values", pair);
+}
+
+static void fill_stats(const ptreg_pair_set *p, double t0, double pair_terms, const char *isa, double kernel_ms,
+                       ptreg_batch_stats *stats)
+{
+    stats->kernel_ms = kernel_ms;
+    stats->pairs = p->count;
+    stats->pair_terms = pair_terms;
+    stats->time_ms = ptreg_time_ms() - t0;
+    stats->pairs_per_s = stats->time_ms > 0 ? (double)p->count / (stats->time_ms * 1e-3) : 0.0;
+    stats->gpts = stats->time_ms > 0 ? pair_terms / (stats->time_ms * 1e-3) / 1e9 : 0.0;
+    stats->isa = isa;
+}
+
+size_t ptreg_batch_largest_pair(const ptreg_pair_set *p)
+{
+    size_t largest = p->target_offset ? 0 : p->target_points;
+    for (size_t i = 0; i < p->count; i++) {
+        largest = source_points(p, i) > largest ? source_points(p, i) : largest;
+        largest = target_points(p, i) > largest ? target_points(p, i) : largest;
+    }
+    return largest;
+}
+
+/* Whether a GPU the device resolved to takes these pairs. Pairs over its
+ * cap are an error when a device was asked for (in the options or by
+ * PTREG_DEVICE); auto then means the CPU. */
+static ptreg_status device_takes(const ptreg_pair_set *p, const ptreg_batch_options *o, const ptreg_device *on,
+                                 int *takes, ptreg_error *err)
+{
+    const size_t largest = ptreg_batch_largest_pair(p);
+    const char *env = getenv("PTREG_DEVICE");
+    *takes = largest <= PTREG_BATCH_DEVICE_MAX_POINTS;
+    if (*takes || (o->device.backend == PTREG_BACKEND_AUTO && !(env && *env)))
+        return PTREG_OK;
+    size_t pair = 0;
+    while (source_points(p, pair) != largest && target_points(p, pair) != largest)
+        pair++;
+    char name[32];
+    return ptreg_error_set(err, PTREG_ERR_ARG,
+                           "batch on %s: pair %zu has %zu source and %zu target points; the device path takes at "
+                           "most %d per pair (PTREG_BATCH_DEVICE_MAX_POINTS): run it on the CPU",
+                           ptreg_device_format(on, name, sizeof name), pair, source_points(p, pair),
+                           target_points(p, pair), PTREG_BATCH_DEVICE_MAX_POINTS);
 }
 
 ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_options *o_in, double *transform,
@@ -366,9 +427,21 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
     if (!o_in)
         ptreg_batch_options_default(&defaults);
     const ptreg_batch_options *o = o_in ? o_in : &defaults;
-    ptreg_status st = check_pairs(p, o, err);
+    ptreg_device on;
+    int on_device = 0;
+    ptreg_status st = check_pairs(p, o, &on, err);
+    if (!st && on.backend != PTREG_BACKEND_CPU && !o->reference && p->count)
+        st = device_takes(p, o, &on, &on_device, err);
     if (st)
         return st;
+    if (on_device) {
+        ptreg_batch_stats s;
+        memset(&s, 0, sizeof s);
+        st = ptreg_batch_device_register(p, o, &on, transform, iterations, stop, &s, err);
+        if (!st && stats)
+            fill_stats(p, t0, s.pair_terms, s.isa, s.kernel_ms, stats);
+        return st;
+    }
     const struct ptreg_cpu_kernels *k = ptreg_cpu_kernels();
     const int W = k->batch_lanes();
     pair_setup *setup = malloc((p->count ? p->count : 1) * sizeof *setup);
@@ -404,13 +477,7 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
     free(setup);
     free(terms);
     free(shared);
-    if (!st && stats) {
-        stats->pairs = p->count;
-        stats->pair_terms = pair_terms;
-        stats->time_ms = ptreg_time_ms() - t0;
-        stats->pairs_per_s = stats->time_ms > 0 ? (double)p->count / (stats->time_ms * 1e-3) : 0.0;
-        stats->gpts = stats->time_ms > 0 ? pair_terms / (stats->time_ms * 1e-3) / 1e9 : 0.0;
-        stats->isa = o->reference ? "reference" : ptreg_isa_name(k->isa);
-    }
+    if (!st && stats)
+        fill_stats(p, t0, pair_terms, o->reference ? "reference" : ptreg_isa_name(k->isa), 0.0, stats);
     return st;
 }
