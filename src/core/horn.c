@@ -69,6 +69,47 @@ static void jacobi_rotation(double app, double aqq, double apq, double *c, doubl
     *s = (h >= 0.0 ? 2.0 * apq : -2.0 * apq) * inv;
 }
 
+/* A <- J^T A J for the rotation J in the (p, q) plane that zeroes a_pq:
+ * the two diagonal entries, the zero, and rows and columns p and q of the
+ * others, kept symmetric (half the work of rotating all of A's entries). */
+static void rotate_symmetric(double *A, int n, int p, int q, double c, double s)
+{
+    const double app = A[p * n + p], aqq = A[q * n + q], apq = A[p * n + q];
+    const double cc = c * c, ss = s * s, cs2 = 2.0 * c * s;
+    A[p * n + p] = cc * app - cs2 * apq + ss * aqq;
+    A[q * n + q] = ss * app + cs2 * apq + cc * aqq;
+    A[p * n + q] = A[q * n + p] = 0.0;
+    for (int k = 0; k < n; k++) {
+        if (k == p || k == q)
+            continue;
+        const double akp = A[k * n + p], akq = A[k * n + q];
+        A[k * n + p] = A[p * n + k] = c * akp - s * akq;
+        A[k * n + q] = A[q * n + k] = s * akp + c * akq;
+    }
+}
+
+/* Every pair (p < q) of n <= 8 indices once, in the order of a round-robin
+ * tournament (the circle method, a dummy index when n is odd): each round
+ * a set of disjoint pairs, whose rotations touch different rows and
+ * columns, so that a rotation's angle does not depend on the one before it
+ * in its round. The batched lanes (batch_kernels_isa.c) compute a round's
+ * angles together. n = 4: (0,3) (1,2), (1,3) (0,2), (2,3) (0,1). */
+static int round_robin(int n, int pairs[28][2])
+{
+    const int players = n + (n & 1), turns = players - 1;
+    int count = 0;
+    for (int r = 0; r < turns; r++) {
+        int a = r, b = players - 1;
+        for (int k = 0; k < players / 2; k++) {
+            if (k > 0)
+                a = (r + k) % turns, b = (r - k + turns) % turns;
+            if (a < n && b < n)
+                pairs[count][0] = a < b ? a : b, pairs[count++][1] = a < b ? b : a;
+        }
+    }
+    return count;
+}
+
 void ptreg_eigen_symmetric(const double *A_in, int n, double *eval, double *V)
 {
     double A[64];
@@ -78,6 +119,8 @@ void ptreg_eigen_symmetric(const double *A_in, int n, double *eval, double *V)
         A[i] = A_in[i] * down;
     for (int i = 0; i < n * n; i++)
         V[i] = (i % (n + 1) == 0) ? 1.0 : 0.0;
+    int pairs[28][2];
+    const int count = round_robin(n, pairs);
     for (int sweep = 0; sweep < 100; sweep++) {
         double off = 0.0, diag = 0.0;
         for (int i = 0; i < n; i++) {
@@ -87,31 +130,22 @@ void ptreg_eigen_symmetric(const double *A_in, int n, double *eval, double *V)
         }
         if (off <= 1e-36 * diag || off == 0.0)
             break;
-        for (int p = 0; p < n; p++)
-            for (int q = p + 1; q < n; q++) {
-                const double apq = A[p * n + q];
-                /* An entry this small (2^-537 of the largest) is zero for
-                 * the convergence test too. */
-                if (apq * apq == 0.0)
-                    continue;
-                double c, s;
-                jacobi_rotation(A[p * n + p], A[q * n + q], apq, &c, &s);
-                for (int k = 0; k < n; k++) {
-                    double akp = A[k * n + p], akq = A[k * n + q];
-                    A[k * n + p] = c * akp - s * akq;
-                    A[k * n + q] = s * akp + c * akq;
-                }
-                for (int k = 0; k < n; k++) {
-                    double apk = A[p * n + k], aqk = A[q * n + k];
-                    A[p * n + k] = c * apk - s * aqk;
-                    A[q * n + k] = s * apk + c * aqk;
-                }
-                for (int k = 0; k < n; k++) {
-                    double vkp = V[k * n + p], vkq = V[k * n + q];
-                    V[k * n + p] = c * vkp - s * vkq;
-                    V[k * n + q] = s * vkp + c * vkq;
-                }
+        for (int r = 0; r < count; r++) {
+            const int p = pairs[r][0], q = pairs[r][1];
+            const double apq = A[p * n + q];
+            /* An entry this small (2^-537 of the largest) is zero for the
+             * convergence test too. */
+            if (apq * apq == 0.0)
+                continue;
+            double c, s;
+            jacobi_rotation(A[p * n + p], A[q * n + q], apq, &c, &s);
+            rotate_symmetric(A, n, p, q, c, s);
+            for (int k = 0; k < n; k++) {
+                double vkp = V[k * n + p], vkq = V[k * n + q];
+                V[k * n + p] = c * vkp - s * vkq;
+                V[k * n + q] = s * vkp + c * vkq;
             }
+        }
     }
     for (int i = 0; i < n; i++)
         eval[i] = A[i * n + i] * up;

@@ -264,14 +264,54 @@ static void jacobi_scale(vd A[16])
         A[i] *= down;
 }
 
-/* Cyclic Jacobi on every lane's 4x4 symmetric A (eigen_symmetric, with
+/* horn.c's jacobi_rotation for the (p, q) entry of every lane, and which
+ * lanes skip it: done, or the entry negligible (their cs and sn are
+ * whatever came out, unused). */
+static inline void rotation_angle(const vd *a, int p, int q, vm done, vd *cs, vd *sn, vm *skip_out)
+{
+    const vd zero = vd_set(0.0), one = vd_set(1.0), two = vd_set(2.0), four = vd_set(4.0);
+    const vd apq = a[p * 4 + q];
+    const vm skip = done | (apq * apq == zero);
+    *skip_out = skip;
+    const vd h = a[q * 5] - a[p * 5], ah = vd_abs(h);
+    const vd r = vd_sqrt(h * h + four * apq * apq);
+    const vd inv = one / vd_sqrt(two * r * (r + ah));
+    *cs = (ah + r) * inv;
+    *sn = vd_sel(h >= zero, two * apq, -two * apq) * inv;
+}
+
+/* horn.c's rotate_symmetric, then V <- V J, in the lanes that rotate; the
+ * others (done, or a_pq negligible: horn.c skips the rotation) keep their
+ * bits, zeros' signs included. */
+static inline void rotate(vd *a, vd *v, int p, int q, vd cs, vd sn, vm skip)
+{
+    const vd app = a[p * 5], aqq = a[q * 5], apq = a[p * 4 + q];
+    const vd cc = cs * cs, ss = sn * sn, cs2 = vd_set(2.0) * cs * sn;
+    a[p * 5] = vd_sel(skip, app, cc * app - cs2 * apq + ss * aqq);
+    a[q * 5] = vd_sel(skip, aqq, ss * app + cs2 * apq + cc * aqq);
+    a[p * 4 + q] = a[q * 4 + p] = vd_sel(skip, apq, vd_set(0.0));
+    for (int k = 0; k < 4; k++) {
+        if (k == p || k == q)
+            continue;
+        const vd akp = a[k * 4 + p], akq = a[k * 4 + q];
+        a[k * 4 + p] = a[p * 4 + k] = vd_sel(skip, akp, cs * akp - sn * akq);
+        a[k * 4 + q] = a[q * 4 + k] = vd_sel(skip, akq, sn * akp + cs * akq);
+    }
+    for (int k = 0; k < 4; k++) {
+        const vd vkp = v[k * 4 + p], vkq = v[k * 4 + q];
+        v[k * 4 + p] = vd_sel(skip, vkp, cs * vkp - sn * vkq);
+        v[k * 4 + q] = vd_sel(skip, vkq, sn * vkp + cs * vkq);
+    }
+}
+
+/* Jacobi on every lane's 4x4 symmetric A (eigen_symmetric: its order and
  * its rotation formula), all chunks of the block in step: a lane whose
  * off-diagonal part has vanished gets identity rotations, which leave it
  * exactly as it is. A comes out scaled (its eigenvalues' order is what
  * counts). */
 static void jacobi4(vd A[NC][16], vd V[NC][16])
 {
-    const vd zero = vd_set(0.0), one = vd_set(1.0), two = vd_set(2.0), four = vd_set(4.0);
+    const vd zero = vd_set(0.0), one = vd_set(1.0);
     for (int c = 0; c < NC; c++) {
         jacobi_scale(A[c]);
         for (int i = 0; i < 16; i++)
@@ -292,56 +332,63 @@ static void jacobi4(vd A[NC][16], vd V[NC][16])
         }
         if (all)
             return;
-        for (int p = 0; p < 4; p++)
-            for (int q = p + 1; q < 4; q++)
-                for (int c = 0; c < NC; c++) {
-                    vd *a = A[c], *v = V[c];
-                    const vd apq = a[p * 4 + q];
-                    const vm skip = done[c] | (apq * apq == zero);
-                    const vd h = a[q * 5] - a[p * 5], ah = vd_abs(h);
-                    const vd r = vd_sqrt(h * h + four * apq * apq);
-                    const vd inv = one / vd_sqrt(two * r * (r + ah));
-                    const vd cs = vd_sel(skip, one, (ah + r) * inv);
-                    const vd sn = vd_sel(skip, zero, vd_sel(h >= zero, two * apq, -two * apq) * inv);
-                    for (int k = 0; k < 4; k++) {
-                        const vd akp = a[k * 4 + p], akq = a[k * 4 + q];
-                        a[k * 4 + p] = cs * akp - sn * akq;
-                        a[k * 4 + q] = sn * akp + cs * akq;
-                    }
-                    for (int k = 0; k < 4; k++) {
-                        const vd apk = a[p * 4 + k], aqk = a[q * 4 + k];
-                        a[p * 4 + k] = cs * apk - sn * aqk;
-                        a[q * 4 + k] = sn * apk + cs * aqk;
-                    }
-                    for (int k = 0; k < 4; k++) {
-                        const vd vkp = v[k * 4 + p], vkq = v[k * 4 + q];
-                        v[k * 4 + p] = cs * vkp - sn * vkq;
-                        v[k * 4 + q] = sn * vkp + cs * vkq;
-                    }
-                }
+        /* horn.c's round-robin order: a round's two rotations touch
+         * different rows and columns, so their angles are computed
+         * together (two chains of square roots in flight per chunk) */
+        static const int rounds[3][2][2] = {{{0, 3}, {1, 2}}, {{1, 3}, {0, 2}}, {{2, 3}, {0, 1}}};
+        for (int r = 0; r < 3; r++) {
+            vd cs[NC][2], sn[NC][2];
+            vm skip[NC][2];
+            for (int c = 0; c < NC; c++)
+                for (int j = 0; j < 2; j++)
+                    rotation_angle(A[c], rounds[r][j][0], rounds[r][j][1], done[c], &cs[c][j], &sn[c][j],
+                                   &skip[c][j]);
+            for (int c = 0; c < NC; c++)
+                for (int j = 0; j < 2; j++)
+                    rotate(A[c], V[c], rounds[r][j][0], rounds[r][j][1], cs[c][j], sn[c][j], skip[c][j]);
+        }
     }
 }
 
+static inline vm vm_set(long long x)
+{
+    vm v;
+    for (int l = 0; l < DW; l++)
+        v[l] = x;
+    return v;
+}
+
+static inline vm vm_sel(vm mask, vm a, vm b) { return (mask & a) | (~mask & b); }
+
 /* The eigenvector of the largest eigenvalue: the column the selection sort
- * of eigen_symmetric would put last; the identity when A is zero. */
+ * of eigen_symmetric would put last (the sort itself, with masks, so that
+ * ties go where it puts them); the identity when A is zero. */
 static void top_vector(const vd A[16], const vd V[16], vd q[4])
 {
-    for (int l = 0; l < DW; l++) {
-        int order[4] = {0, 1, 2, 3};
-        double eval[4] = {A[0][l], A[5][l], A[10][l], A[15][l]};
-        for (int i = 0; i < 4; i++) {
-            int best = i;
-            for (int j = i + 1; j < 4; j++)
-                best = eval[j] < eval[best] ? j : best;
-            const double te = eval[i];
-            const int to = order[i];
-            eval[i] = eval[best], order[i] = order[best];
-            eval[best] = te, order[best] = to;
+    vd eval[4] = {A[0], A[5], A[10], A[15]};
+    vm order[4] = {vm_set(0), vm_set(1), vm_set(2), vm_set(3)};
+    for (int i = 0; i < 3; i++) {
+        vd best = eval[i];
+        vm pos = vm_set(i);
+        for (int j = i + 1; j < 4; j++) {
+            const vm lt = eval[j] < best;
+            best = vd_sel(lt, eval[j], best);
+            pos = vm_sel(lt, vm_set(j), pos);
         }
-        const int col = order[3];
-        const double scale = fabs(eval[0]) + fabs(eval[3]);
-        for (int k = 0; k < 4; k++)
-            q[k][l] = scale == 0.0 ? (k == 0 ? 1.0 : 0.0) : V[k * 4 + col][l];
+        for (int j = i + 1; j < 4; j++) {
+            const vm swap = pos == vm_set(j);
+            const vd te = eval[i];
+            const vm to = order[i];
+            eval[i] = vd_sel(swap, eval[j], eval[i]), order[i] = vm_sel(swap, order[j], order[i]);
+            eval[j] = vd_sel(swap, te, eval[j]), order[j] = vm_sel(swap, to, order[j]);
+        }
+    }
+    const vm zero = (vd_abs(eval[0]) + vd_abs(eval[3])) == vd_set(0.0);
+    for (int k = 0; k < 4; k++) {
+        const vd *row = V + 4 * k;
+        const vd v = vd_sel(order[3] == vm_set(0), row[0],
+                            vd_sel(order[3] == vm_set(1), row[1], vd_sel(order[3] == vm_set(2), row[2], row[3])));
+        q[k] = vd_sel(zero, vd_set(k == 0 ? 1.0 : 0.0), v);
     }
 }
 

@@ -11,7 +11,7 @@ $PY "$(dirname "$0")/batch_data.py" "$WORK" || { fail "batch_data.py"; finish; }
 # ---- pairs ----
 
 # one pair: ptreg emicp's answer
-expect 0 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/one.npy" --json
+expect 0 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/one.npy" --json --device cpu
 out_has '"mode":	"pairs"'; out_has '"pairs":	1'; out_has '"pairs_per_s"'
 expect 0 -- "$PTREG" emicp "$WORK/one_src.xyz" "$WORK/one_tgt.xyz" --json
 cp "$WORK/out" "$WORK/emicp.json"
@@ -30,8 +30,8 @@ assert row[8] == json.load(open(w + '/emicp.json'))['iterations']
 EOF
 
 # many pairs: the lanes give the ptreg_emicp loop's bits, for any thread count
-expect 0 -- "$PTREG" batch --pairs "$WORK/ragged.ptpairs" -o "$WORK/lanes.npy" --threads 1
-expect 0 -- "$PTREG" batch --pairs "$WORK/ragged.ptpairs" -o "$WORK/lanes2.npy" --threads 2
+expect 0 -- "$PTREG" batch --pairs "$WORK/ragged.ptpairs" -o "$WORK/lanes.npy" --threads 1 --device cpu
+expect 0 -- "$PTREG" batch --pairs "$WORK/ragged.ptpairs" -o "$WORK/lanes2.npy" --threads 2 --device cpu
 expect 0 -- "$PTREG" batch --pairs "$WORK/ragged.ptpairs" -o "$WORK/loop.npy" --engine loop
 expect 0 -- "$PTREG" batch --pairs "$WORK/ragged.ptpairs" -o "$WORK/plain.csv" --engine plain
 cmp -s "$WORK/lanes.npy" "$WORK/lanes2.npy" || fail "1 and 2 threads differ"
