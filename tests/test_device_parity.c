@@ -607,6 +607,7 @@ static double quaternion_difference(const double *A, const double *B)
 typedef struct batch_parity {
     double dq, dt; /* the largest quaternion component and translation (over r) differences */
     size_t worst, iterations_differ, stops_differ, stopped_early, no_weight;
+    double dq_step, dt_step; /* the same over the pairs one iteration apart */
 } batch_parity;
 
 static batch_parity compare_batch(const batch_pairs *b, const batch_answer *ref, const batch_answer *got)
@@ -618,6 +619,12 @@ static batch_parity compare_batch(const batch_pairs *b, const batch_answer *ref,
         double dt = 0.0;
         for (int r = 0; r < 3; r++)
             dt = fmax(dt, fabs(A[4 * r + 3] - B[4 * r + 3]) / b->radius);
+        if (abs(ref->iterations[i] - got->iterations[i]) == 1) {
+            p.dq_step = fmax(p.dq_step, dq), p.dt_step = fmax(p.dt_step, dt);
+            p.iterations_differ++;
+            p.stops_differ += ref->stop[i] != got->stop[i];
+            continue;
+        }
         if (dq > p.dq)
             p.worst = i;
         p.dq = fmax(p.dq, dq), p.dt = fmax(p.dt, dt);
@@ -635,7 +642,7 @@ static int same_batch_bits(const batch_answer *a, const batch_answer *b, size_t 
            !memcmp(a->stop, b->stop, n * sizeof(int));
 }
 
-static int run_batch_case(const ptreg_device_info *info, const batch_case *bc, char *detail, size_t size)
+static int run_batch_case(const ptreg_device_info *info, int fp64, const batch_case *bc, char *detail, size_t size)
 {
     batch_pairs b;
     batch_answer ref = {0}, got = {0}, again = {0}, plain = {0};
@@ -663,15 +670,22 @@ static int run_batch_case(const ptreg_device_info *info, const batch_case *bc, c
     const size_t n = b.set.count;
     const int repeatable = same_batch_bits(&got, &again, n);
     const int named = got.stats.isa && !strcmp(got.stats.isa, info->name) && got.stats.pairs == n &&
-                      got.stats.pair_terms == ref.stats.pair_terms && got.stats.pairs_per_s > 0;
+                      got.stats.pairs_per_s > 0;
     const int early = bc->tol == 0.0 || p.stopped_early > 0, bad = !bc->bad || ref.stop[3] == PTREG_STOP_TOO_FEW_PAIRS;
-    ok = p.dq <= tol && p.dt <= tol && p.iterations_differ == 0 && p.stops_differ == 0 && repeatable && named &&
-         early && bad;
+    /* In single precision a pair whose last pose change is within float
+     * rounding of tol may stop one iteration apart (at most 1% of them):
+     * its answers then differ by about that last step, under tol. */
+    const size_t step_slack = fp64 ? 0 : (n + 99) / 100;
+    const int steps_ok = p.iterations_differ <= step_slack && p.dq_step <= bc->tol && p.dt_step <= bc->tol;
+    const int terms_ok = p.iterations_differ ? 1 : got.stats.pair_terms == ref.stats.pair_terms;
+    ok = p.dq <= tol && p.dt <= tol && steps_ok && p.stops_differ == 0 && repeatable && named && terms_ok && early &&
+         bad;
     snprintf(detail, size,
-             "%zu pairs: |dq| %.2g (pair %zu), |dt|/r %.2g (tol %.0g), iterations differ in %zu, stops in %zu, "
-             "%zu stopped early, %zu without weight; CPU plain path vs lanes |dq| %.2g%s%s",
-             n, p.dq, p.worst, p.dt, tol, p.iterations_differ, p.stops_differ, p.stopped_early, p.no_weight, base.dq,
-             repeatable ? "" : ", NOT REPEATABLE", named ? "" : ", stats wrong");
+             "%zu pairs: |dq| %.2g (pair %zu), |dt|/r %.2g (tol %.0g), iterations differ in %zu (allowed %zu; "
+             "|dq| %.2g, |dt|/r %.2g there), stops in %zu, %zu stopped early, %zu without weight; CPU plain path vs "
+             "lanes |dq| %.2g%s%s",
+             n, p.dq, p.worst, p.dt, tol, p.iterations_differ, step_slack, p.dq_step, p.dt_step, p.stops_differ,
+             p.stopped_early, p.no_weight, base.dq, repeatable ? "" : ", NOT REPEATABLE", named ? "" : ", stats wrong");
 done:
     free_batch_answer(&ref), free_batch_answer(&got), free_batch_answer(&again), free_batch_answer(&plain);
     free_batch_pairs(&b);
@@ -774,7 +788,7 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
         char detail[PTREG_ERROR_MESSAGE_MAX + 256] = "";
         uint64_t guards = dev->guard_violations;
         double t0 = ptreg_time_ms();
-        int ok = bc ? run_batch_case(info, bc, detail, sizeof detail)
+        int ok = bc ? run_batch_case(info, dev->info.fp64, bc, detail, sizeof detail)
                     : run_batch_refusals(&info->device, detail, sizeof detail);
         if (dev->guard_violations != guards) {
             ok = 0;

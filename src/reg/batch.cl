@@ -184,9 +184,10 @@ FN void jacobi_scale(acc_t A[16])
         A[i] *= down;
 }
 
-/* One rotation of the cyclic sweep (horn.c's jacobi_rotation: two square
- * roots and one division). p and q are constants once inlined, so A and V
- * stay in registers. */
+/* One rotation (horn.c's jacobi_rotation: two square roots and one
+ * division; its rotate_symmetric: the diagonal pair, the zero, the other
+ * rows and columns mirrored). p and q are constants once inlined, so A and
+ * V stay in registers. */
 FN void jacobi_rotate(acc_t A[16], acc_t V[16], int p, int q)
 {
     const acc_t apq = A[p * 4 + q];
@@ -197,15 +198,17 @@ FN void jacobi_rotate(acc_t A[16], acc_t V[16], int p, int q)
     const acc_t inv = (acc_t)1 / SQRT((acc_t)2 * r * (r + ah));
     const acc_t c = (ah + r) * inv;
     const acc_t s = (h >= (acc_t)0 ? (acc_t)2 * apq : (acc_t)-2 * apq) * inv;
+    const acc_t app = A[p * 5], aqq = A[q * 5];
+    const acc_t cc = c * c, ss = s * s, cs2 = (acc_t)2 * c * s;
+    A[p * 5] = cc * app - cs2 * apq + ss * aqq;
+    A[q * 5] = ss * app + cs2 * apq + cc * aqq;
+    A[p * 4 + q] = A[q * 4 + p] = (acc_t)0;
     for (int k = 0; k < 4; k++) {
+        if (k == p || k == q)
+            continue;
         const acc_t akp = A[k * 4 + p], akq = A[k * 4 + q];
-        A[k * 4 + p] = c * akp - s * akq;
-        A[k * 4 + q] = s * akp + c * akq;
-    }
-    for (int k = 0; k < 4; k++) {
-        const acc_t apk = A[p * 4 + k], aqk = A[q * 4 + k];
-        A[p * 4 + k] = c * apk - s * aqk;
-        A[q * 4 + k] = s * apk + c * aqk;
+        A[k * 4 + p] = A[p * 4 + k] = c * akp - s * akq;
+        A[k * 4 + q] = A[q * 4 + k] = s * akp + c * akq;
     }
     for (int k = 0; k < 4; k++) {
         const acc_t vkp = V[k * 4 + p], vkq = V[k * 4 + q];
@@ -230,12 +233,13 @@ FN void jacobi4(acc_t A[16], acc_t V[16])
         }
         if (off <= (acc_t)JACOBI_TOL * diag || off == (acc_t)0)
             break;
-        jacobi_rotate(A, V, 0, 1);
-        jacobi_rotate(A, V, 0, 2);
+        /* horn.c's round-robin order */
         jacobi_rotate(A, V, 0, 3);
         jacobi_rotate(A, V, 1, 2);
         jacobi_rotate(A, V, 1, 3);
+        jacobi_rotate(A, V, 0, 2);
         jacobi_rotate(A, V, 2, 3);
+        jacobi_rotate(A, V, 0, 1);
     }
 }
 
