@@ -8,7 +8,7 @@ DEPS       := cmake make gcc pkg-config liblzf-dev libcjson-dev libqhull-dev zli
               opencl-c-headers
 # POCL, the CPU OpenCL driver, runs every device kernel in the tests.
 TEST_DEPS  := python3 python3-numpy pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev openmpi-bin
-BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy
+BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy libopenmpi-dev openmpi-bin
 PTREG      := $(BUILD)/ptreg
 DEMO_DIR   := $(BUILD)/demo
 
@@ -58,6 +58,7 @@ bench: build bench-deps
 	@/usr/bin/python3 bench/emicp_bench.py --ptreg $(PTREG) --work $(BUILD)/bench/emicp
 	@/usr/bin/python3 bench/harris_bench.py --ptreg $(PTREG)
 	@/usr/bin/python3 bench/features_bench.py
+	@/usr/bin/python3 bench/batch_bench.py --ptreg $(PTREG)
 	@/usr/bin/python3 bench/lddmm_bench.py --ptreg $(PTREG)
 
 clean:

@@ -64,6 +64,12 @@ const cli_command cli_cmd_batch = {
     "not registered (flag: not_selected, too_few_neighbours, not_finite). PLY colours are the\n"
     "inverse pole figure of the sample's z axis for cubic motifs ([001] red, [101] green,\n"
     "[111] blue), grey for atoms without an orientation.\n\n"
+    "EM-ICP finds the right equivalent only within ~40 degrees of where it starts, so each\n"
+    "neighbourhood starts from rotations covering the motif's orientations (8 for cubic\n"
+    "motifs) and keeps the best. Noisy, thinned data (atom probes: 0.05 nm, 60% detection)\n"
+    "leaves one atom's neighbours too few to say: --grain-radius 1 reports each atom's grain\n"
+    "orientation from pooled neighbourhoods (with --motif-points 18, as 12 neighbours then\n"
+    "reach the second shell: median error 2.6 degrees on the synthetic polycrystal).\n\n"
     "Pairs (--pairs INPUT): each pair's source onto its target, with translation by default;\n"
     "T takes source onto target (target ~ R(q) source + t); rms is the RMS distance from\n"
     "each moved source point to its nearest target point.\n\n"
@@ -505,8 +511,10 @@ static int run_atoms(const batch_request *r, const batch_comm *comm)
     if (!rc && motif_out && comm->rank == 0)
         rc = write_motif(motif_out, &o);
     rep.total_ms = ptreg_time_ms() - t0;
-    if (!rc && comm->rank == 0)
-        r->json ? (rc = print_atoms_json(&rep)) : print_atoms_human(&rep);
+    if (!rc && comm->rank == 0 && r->json)
+        rc = print_atoms_json(&rep);
+    else if (!rc && comm->rank == 0)
+        print_atoms_human(&rep);
     ptreg_orientations_free(&o);
     ptreg_cloud_free(&motif);
     atoms_free(&atoms);
