@@ -588,22 +588,6 @@ static ptreg_status batch_run(const batch_pairs *b, const batch_case *bc, const 
     return ptreg_batch_register(&b->set, &o, a->T, a->iterations, a->stop, &a->stats, err);
 }
 
-/* The rotation's quaternion (w >= 0); q and -q are the same rotation. */
-static double quaternion_difference(const double *A, const double *B)
-{
-    double RA[9], RB[9], qa[4], qb[4], plus = 0.0, minus = 0.0;
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++)
-            RA[3 * r + c] = A[4 * r + c], RB[3 * r + c] = B[4 * r + c];
-    ptreg_matrix_to_quaternion(RA, qa);
-    ptreg_matrix_to_quaternion(RB, qb);
-    for (int k = 0; k < 4; k++) {
-        plus = fmax(plus, fabs(qa[k] - qb[k]));
-        minus = fmax(minus, fabs(qa[k] + qb[k]));
-    }
-    return fmin(plus, minus);
-}
-
 typedef struct batch_parity {
     double dq, dt; /* the largest quaternion component and translation (over r) differences */
     size_t worst, iterations_differ, stops_differ, stopped_early, no_weight;
@@ -615,7 +599,7 @@ static batch_parity compare_batch(const batch_pairs *b, const batch_answer *ref,
     batch_parity p = {0};
     for (size_t i = 0; i < b->set.count; i++) {
         const double *A = ref->T + 16 * i, *B = got->T + 16 * i;
-        const double dq = quaternion_difference(A, B);
+        const double dq = ptreg_transform_quaternion_difference(A, B);
         double dt = 0.0;
         for (int r = 0; r < 3; r++)
             dt = fmax(dt, fabs(A[4 * r + 3] - B[4 * r + 3]) / b->radius);

@@ -195,21 +195,6 @@ static int timed(const ptreg_pair_set *set, const ptreg_batch_options *o, int re
     return 0;
 }
 
-static double quaternion_difference(const double *A, const double *B)
-{
-    double RA[9], RB[9], qa[4], qb[4], plus = 0.0, minus = 0.0;
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++)
-            RA[3 * r + c] = A[4 * r + c], RB[3 * r + c] = B[4 * r + c];
-    ptreg_matrix_to_quaternion(RA, qa);
-    ptreg_matrix_to_quaternion(RB, qb);
-    for (int k = 0; k < 4; k++) {
-        plus = fmax(plus, fabs(qa[k] - qb[k]));
-        minus = fmax(minus, fabs(qa[k] + qb[k]));
-    }
-    return fmin(plus, minus);
-}
-
 typedef struct parity {
     size_t pairs, beyond, iterations_differ;
     double dq, dt;
@@ -219,7 +204,7 @@ static parity compare(const answer *cpu, const answer *dev, size_t n, double rad
 {
     parity p = {n, 0, 0, 0.0, 0.0};
     for (size_t i = 0; i < n; i++) {
-        const double dq = quaternion_difference(cpu->T + 16 * i, dev->T + 16 * i);
+        const double dq = ptreg_transform_quaternion_difference(cpu->T + 16 * i, dev->T + 16 * i);
         double dt = 0.0;
         for (int r = 0; r < 3; r++)
             dt = fmax(dt, fabs(cpu->T[16 * i + 4 * (size_t)r + 3] - dev->T[16 * i + 4 * (size_t)r + 3]) / radius);

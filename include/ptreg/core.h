@@ -136,6 +136,10 @@ void ptreg_transform_vectors(const double T[16], const float *in, float *out, si
 /* The rotation angle of R(T) in degrees and |t| of A^-1 B: the pose error. */
 void ptreg_transform_difference(const double A[16], const double B[16], double *angle_deg,
                                 double *translation);
+/* The largest difference between the components of A's and B's rotation
+ * quaternions (4x4 transforms), q and -q being one rotation: the parity
+ * measure of the batch device suites. */
+double ptreg_transform_quaternion_difference(const double A[16], const double B[16]);
 /* R from a unit quaternion (w, x, y, z); normalises q first. */
 void ptreg_quaternion_to_matrix(const double q[4], double R[9]);
 /* The unit quaternion (w, x, y, z) of a rotation matrix, with w >= 0. */

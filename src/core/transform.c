@@ -153,3 +153,18 @@ int ptreg_transform_is_rigid(const double T[16], double tol)
                  T[2] * (T[4] * T[9] - T[5] * T[8]);
     return fabs(det - 1.0) <= tol;
 }
+
+double ptreg_transform_quaternion_difference(const double A[16], const double B[16])
+{
+    double RA[9], RB[9], qa[4], qb[4], plus = 0.0, minus = 0.0;
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            RA[3 * r + c] = A[4 * r + c], RB[3 * r + c] = B[4 * r + c];
+    ptreg_matrix_to_quaternion(RA, qa);
+    ptreg_matrix_to_quaternion(RB, qb);
+    for (int k = 0; k < 4; k++) {
+        plus = fmax(plus, fabs(qa[k] - qb[k]));
+        minus = fmax(minus, fabs(qa[k] + qb[k]));
+    }
+    return fmin(plus, minus);
+}

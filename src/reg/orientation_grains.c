@@ -179,9 +179,11 @@ static int fill_pool(const orient_grain_input *in, size_t atom, double R, size_t
 /* Candidates closer than this (degrees, up to the motif's symmetry) are
  * one grain's orientation: pools of one grain agree to a few degrees. */
 #define SAME_GRAIN_DEG 5.0
-#ifndef OWN_WEIGHT
+/* The atom's own neighbourhood counts this many times a neighbour's: more
+ * sharpens grain boundaries at low noise, less steadies them at high
+ * (weights 1, 2, 4 at 0.02 / 0.05 nm: 97.7 / 95.5%, 98.1 / 95.3%,
+ * 98.5 / 95.3% within 10 degrees). */
 #define OWN_WEIGHT 2.0
-#endif
 
 /* How well atom t's neighbourhood and those of its neighbours sit on the
  * motif under R: one atom's dozen noisy neighbours pick the wrong grain
