@@ -110,6 +110,10 @@ ptreg_status ptreg_motif_lattice(ptreg_lattice lattice, double a, size_t k, floa
  * (up to max, written to shells[]; returns how many). */
 size_t ptreg_lattice_shells(ptreg_lattice lattice, size_t *shells, size_t max);
 
+/* The shortest distance between two of the motif's k points: the scale of
+ * "matched" (within half of it) and of the residual histogram. */
+double ptreg_motif_shortest_distance(const float *motif, size_t k);
+
 #define PTREG_MAX_SYMMETRY 48
 
 /* The proper rotations that map the motif onto itself, each point to

@@ -136,6 +136,8 @@ void ptreg_transform_vectors(const double T[16], const float *in, float *out, si
 /* The rotation angle of R(T) in degrees and |t| of A^-1 B: the pose error. */
 void ptreg_transform_difference(const double A[16], const double B[16], double *angle_deg,
                                 double *translation);
+/* R, the rotation part of T (row-major 3x3). */
+void ptreg_transform_rotation(const double T[16], double R[9]);
 /* The largest difference between the components of A's and B's rotation
  * quaternions (4x4 transforms), q and -q being one rotation: the parity
  * measure of the batch device suites. */

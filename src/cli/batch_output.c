@@ -214,22 +214,9 @@ int batch_write_pair_rows(const char *path, const double *rows, size_t n)
 
 /* ---- summaries ---- */
 
-static double shortest_distance(const float *m, size_t k)
-{
-    double best = INFINITY;
-    for (size_t i = 0; i < k; i++)
-        for (size_t j = i + 1; j < k; j++) {
-            double d2 = 0.0;
-            for (int c = 0; c < 3; c++)
-                d2 += (double)(m[3 * i + c] - m[3 * j + c]) * (m[3 * i + c] - m[3 * j + c]);
-            best = fmin(best, d2);
-        }
-    return sqrt(best);
-}
-
 void batch_tally_rows(const ptreg_orientations *o, const uint8_t *rows, batch_tally *t)
 {
-    const double bin = shortest_distance(o->motif, o->motif_points) / BATCH_HIST_BINS;
+    const double bin = ptreg_motif_shortest_distance(o->motif, o->motif_points) / BATCH_HIST_BINS;
     for (size_t i = 0; i < o->n; i++) {
         if (rows && !rows[i])
             continue;

@@ -330,14 +330,8 @@ static cJSON *json_tally(const batch_tally *t, const ptreg_orientations *o)
     cJSON *flags = cJSON_CreateObject();
     for (int f = 0; f <= PTREG_ORIENT_NOT_FINITE; f++)
         cJSON_AddNumberToObject(flags, ptreg_orientation_flag_name((ptreg_orientation_flag)f), (double)t->flags[f]);
-    double edges[BATCH_HIST_BINS + 1], counts[BATCH_HIST_BINS + 1], shortest = INFINITY;
-    for (size_t i = 0; i < o->motif_points; i++)
-        for (size_t j = i + 1; j < o->motif_points; j++) {
-            double d2 = 0.0;
-            for (int c = 0; c < 3; c++)
-                d2 += pow(o->motif[3 * i + c] - o->motif[3 * j + c], 2);
-            shortest = fmin(shortest, sqrt(d2));
-        }
+    double edges[BATCH_HIST_BINS + 1], counts[BATCH_HIST_BINS + 1];
+    const double shortest = ptreg_motif_shortest_distance(o->motif, o->motif_points);
     for (int b = 0; b <= BATCH_HIST_BINS; b++) {
         edges[b] = shortest * b / BATCH_HIST_BINS;
         counts[b] = (double)t->hist[b];
@@ -583,8 +577,8 @@ static void pair_rows(const ptreg_pair_set *p, const double *T, const int *itera
 #pragma omp parallel for schedule(dynamic, 64) num_threads(ptreg_get_num_threads())
     for (long i = 0; i < n; i++) {
         const double *t = T + 16 * i;
-        const double R[9] = {t[0], t[1], t[2], t[4], t[5], t[6], t[8], t[9], t[10]};
-        double *row = rows + 9 * i;
+        double R[9], *row = rows + 9 * i;
+        ptreg_transform_rotation(t, R);
         ptreg_matrix_to_quaternion(R, row);
         row[4] = t[3], row[5] = t[7], row[6] = t[11];
         row[7] = pair_rms(p, (size_t)i, t);

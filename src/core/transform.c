@@ -22,9 +22,17 @@ void ptreg_transform_mul(const double A[16], const double B[16], double out[16])
     memcpy(out, C, sizeof C);
 }
 
+void ptreg_transform_rotation(const double T[16], double R[9])
+{
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            R[3 * r + c] = T[4 * r + c];
+}
+
 void ptreg_transform_invert_rigid(const double T[16], double out[16])
 {
-    double R[9] = {T[0], T[1], T[2], T[4], T[5], T[6], T[8], T[9], T[10]};
+    double R[9];
+    ptreg_transform_rotation(T, R);
     double t[3] = {T[3], T[7], T[11]};
     double M[16];
     for (int r = 0; r < 3; r++) {
@@ -157,9 +165,8 @@ int ptreg_transform_is_rigid(const double T[16], double tol)
 double ptreg_transform_quaternion_difference(const double A[16], const double B[16])
 {
     double RA[9], RB[9], qa[4], qb[4], plus = 0.0, minus = 0.0;
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++)
-            RA[3 * r + c] = A[4 * r + c], RB[3 * r + c] = B[4 * r + c];
+    ptreg_transform_rotation(A, RA);
+    ptreg_transform_rotation(B, RB);
     ptreg_matrix_to_quaternion(RA, qa);
     ptreg_matrix_to_quaternion(RB, qb);
     for (int k = 0; k < 4; k++) {

@@ -190,12 +190,15 @@ static int maps_onto(const double *m, size_t k, const double R[9], double tol2)
     return 1;
 }
 
-static double shortest_distance(const double *m, size_t k)
+double ptreg_motif_shortest_distance(const float *motif, size_t k)
 {
     double best = INFINITY;
     for (size_t i = 0; i < k; i++)
-        for (size_t j = i + 1; j < k; j++)
-            best = fmin(best, dist2(m + 3 * i, m + 3 * j));
+        for (size_t j = i + 1; j < k; j++) {
+            const double a[3] = {motif[3 * i], motif[3 * i + 1], motif[3 * i + 2]};
+            const double b[3] = {motif[3 * j], motif[3 * j + 1], motif[3 * j + 2]};
+            best = fmin(best, dist2(a, b));
+        }
     return sqrt(best);
 }
 
@@ -243,7 +246,7 @@ size_t ptreg_motif_symmetry(const float *motif, size_t k, double tol, double q[P
     size_t p1, p2, count = 1;
     if (!reference_points(m, k, &p1, &p2))
         return 1;
-    const double tol2 = tol * shortest_distance(m, k) * tol * shortest_distance(m, k);
+    const double shortest = ptreg_motif_shortest_distance(motif, k), tol2 = tol * shortest * tol * shortest;
     const double n1 = norm3(m + 3 * p1), n2 = norm3(m + 3 * p2);
     const double cosine = (m[3 * p1] * m[3 * p2] + m[3 * p1 + 1] * m[3 * p2 + 1] + m[3 * p1 + 2] * m[3 * p2 + 2]);
     double Fp[9];

@@ -245,17 +245,6 @@ static ptreg_status find_neighbourhoods(atoms *a, const ptreg_orientation_option
 
 /* ---- judging and estimating ---- */
 
-static double shortest_distance(const float *m, size_t k)
-{
-    double best = INFINITY;
-    for (size_t i = 0; i < k; i++)
-        for (size_t j = i + 1; j < k; j++) {
-            const double dx = m[3 * i] - m[3 * j], dy = m[3 * i + 1] - m[3 * j + 1], dz = m[3 * i + 2] - m[3 * j + 2];
-            best = fmin(best, dx * dx + dy * dy + dz * dz);
-        }
-    return sqrt(best);
-}
-
 /* Neighbour j rotated by T, its nearest motif point (ties: the lowest) and
  * the squared distance. */
 static size_t nearest_motif(const double T[16], const float *p, const float *motif, size_t mk, double r[3],
@@ -347,7 +336,7 @@ static ptreg_status estimate(const atoms *a, const size_t *pair_atom, size_t pai
         free(sum), free(count);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory");
     }
-    const double match_d = ESTIMATE_MATCH * shortest_distance(out->motif, mk);
+    const double match_d = ESTIMATE_MATCH * ptreg_motif_shortest_distance(out->motif, mk);
     for (size_t p = 0; p < pairs; p++) {
         const size_t t = pair_atom[p];
         if (out->flag[a->atom[t]] != PTREG_ORIENT_OK)
@@ -451,15 +440,18 @@ static ptreg_status register_all(atoms *a, registration *r, const ptreg_orientat
                                  ptreg_orientations *out, ptreg_error *err)
 {
     const ptreg_pair_set set = {r->pairs, a->nbr, r->offset, out->motif, NULL, out->motif_points};
-    const double match_d = 0.5 * shortest_distance(out->motif, out->motif_points);
-    double sym[PTREG_MAX_SYMMETRY][4], starts[ORIENT_MAX_STARTS][4];
-    const size_t nsym = ptreg_motif_symmetry(out->motif, out->motif_points, o->symmetry_tol, sym);
+    const double match_d = 0.5 * ptreg_motif_shortest_distance(out->motif, out->motif_points);
+    double starts[ORIENT_MAX_STARTS][4];
+    /* the motif's symmetry, kept for finish(): the motif changes only
+     * between rounds */
+    out->symmetry_count = ptreg_motif_symmetry(out->motif, out->motif_points, o->symmetry_tol, out->symmetry);
+    const double(*sym)[4] = (const double(*)[4])out->symmetry;
+    const size_t nsym = out->symmetry_count;
     const double spacing = o->start_spacing > 0 ? o->start_spacing : o->grain_radius > 0 ? POOL_SPACING : ATOM_SPACING;
-    out->starts = o->batch.translation ? 1 : orient_starts((const double(*)[4])sym, nsym, spacing, starts);
+    out->starts = o->batch.translation ? 1 : orient_starts(sym, nsym, spacing, starts);
     ptreg_status st;
     if (o->grain_radius > 0) {
-        st = register_grains(a, r, o, (const double(*)[4])starts, (const double(*)[4])sym, nsym, match_d * match_d,
-                             out, err);
+        st = register_grains(a, r, o, (const double(*)[4])starts, sym, nsym, match_d * match_d, out, err);
     } else {
         st = orient_register(&set, &o->batch, (const double(*)[4])starts, out->starts, match_d * match_d, r->T,
                              &out->stats, err);
@@ -474,16 +466,15 @@ static ptreg_status register_all(atoms *a, registration *r, const ptreg_orientat
     return st;
 }
 
-/* Each registered atom's rotation as a quaternion in the fundamental zone. */
-static void finish(const atoms *a, const registration *r, const ptreg_orientation_options *o, ptreg_orientations *out)
+/* Each registered atom's rotation as a quaternion in the fundamental zone
+ * of the motif's symmetry (register_all's). */
+static void finish(const atoms *a, const registration *r, ptreg_orientations *out)
 {
-    out->symmetry_count = ptreg_motif_symmetry(out->motif, out->motif_points, o->symmetry_tol, out->symmetry);
     out->registered = r->pairs;
     out->flagged = 0;
     for (size_t p = 0; p < r->pairs; p++) {
-        const double *T = r->T + 16 * p;
-        const double R[9] = {T[0], T[1], T[2], T[4], T[5], T[6], T[8], T[9], T[10]};
-        double q[4], fz[4];
+        double R[9], q[4], fz[4];
+        ptreg_transform_rotation(r->T + 16 * p, R);
         ptreg_matrix_to_quaternion(R, q);
         ptreg_orientation_reduce(q, (const double(*)[4])out->symmetry, out->symmetry_count, fz);
         const size_t i = a->atom[r->pair_atom[p]];
@@ -522,7 +513,7 @@ ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_
         st = st ? st : register_all(&a, &r, o, out, err);
     }
     if (!st)
-        finish(&a, &r, o, out);
+        finish(&a, &r, out);
     registration_free(&r);
     atoms_free(&a);
     if (st)

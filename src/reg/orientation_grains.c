@@ -201,17 +201,10 @@ static double local_fit(const orient_grain_input *in, const orient_grain_options
     return sum;
 }
 
-static void rotation_of(const double *T, double R[9])
-{
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++)
-            R[3 * r + c] = T[4 * r + c];
-}
-
 static double misorientation(const double *Ta, const double *Tb, const orient_grain_options *go)
 {
     double Ra[9], Rb[9], qa[4], qb[4];
-    rotation_of(Ta, Ra), rotation_of(Tb, Rb);
+    ptreg_transform_rotation(Ta, Ra), ptreg_transform_rotation(Tb, Rb);
     ptreg_matrix_to_quaternion(Ra, qa), ptreg_matrix_to_quaternion(Rb, qb);
     return ptreg_misorientation_deg(qa, qb, go->sym, go->nsym);
 }
@@ -248,7 +241,7 @@ static double assign(const orient_grain_input *in, const seeds *s, const pools *
     int pick = -1;
     for (int g = 0; g < groups; g++) {
         double R[9];
-        rotation_of(Tp + 16 * rep[g], R);
+        ptreg_transform_rotation(Tp + 16 * rep[g], R);
         const double fit = local_fit(in, go, t, R);
         if (fit < best)
             best = fit, pick = g;

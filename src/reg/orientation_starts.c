@@ -91,14 +91,7 @@ double orient_fit(const double R[9], const float *p, size_t n, const float *moti
     return sum / (double)n;
 }
 
-/* R of a transform, and products of rotations in double. */
-static void rotation_of(const double T[16], double R[9])
-{
-    for (int r = 0; r < 3; r++)
-        for (int c = 0; c < 3; c++)
-            R[3 * r + c] = T[4 * r + c];
-}
-
+/* C = A B, rotations in double. */
 static void multiply(const double A[9], const double B[9], double C[9])
 {
     for (int r = 0; r < 3; r++)
@@ -183,7 +176,7 @@ static ptreg_status register_chunk(const ptreg_pair_set *set, size_t first, size
             double best_fit = INFINITY, Rb[9] = {0};
             for (size_t s = 0; s < nstarts; s++) {
                 double Rc[9], Rt[9];
-                rotation_of(Tc + 16 * (i * nstarts + s), Rc);
+                ptreg_transform_rotation(Tc + 16 * (i * nstarts + s), Rc);
                 multiply(Rc, R + 9 * (i * nstarts + s), Rt);
                 const double fit = orient_fit(Rt, p, n, set->target, set->target_points, tau2);
                 if (fit < best_fit)
@@ -199,7 +192,7 @@ static ptreg_status register_chunk(const ptreg_pair_set *set, size_t first, size
         add_stats(stats, &part);
         for (size_t i = 0; i < count; i++) {
             double Rf[9], Rt[9];
-            rotation_of(Tc + 16 * i, Rf);
+            ptreg_transform_rotation(Tc + 16 * i, Rf);
             multiply(Rf, Rbest + 9 * i, Rt);
             double *out = T + 16 * (first + i);
             ptreg_transform_identity(out);
