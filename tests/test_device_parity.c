@@ -1,10 +1,12 @@
+#define _POSIX_C_SOURCE 200809L /* setenv */
 /* The device parity suite (after ggml's test-backend-ops): one table of
  * cases (operation, cloud, sizes, seed), each run on every CUDA and
  * OpenCL device found against the CPU path. Neighbours must be the CPU's
  * (index and distance bits), sums within a normalised error, ICP's
  * transform within 1e-5 of the CPU's with the same pairs, batched EM-ICP's
  * rotations within 1e-5 per quaternion component with the same iterations
- * and stop reasons, and every run of a device the same bits; every
+ * and stop reasons, EM-ICP's and LDDMM's pair sums as parity_pairs.h
+ * says, and every run of a device the same bits; every
  * buffer's guard words are checked. Seeds are
  * fixed and printed; the last line is "N passed, N failed". Exits 77 (skip)
  * when there is no device (fails instead with PTREG_TEST_REQUIRE_DEVICE=1).
@@ -719,6 +721,10 @@ static int run_batch_refusals(const ptreg_device *device, char *detail, size_t s
     return same && extent && cap;
 }
 
+/* ---- EM-ICP's and LDDMM's pair sums ---- */
+
+#include "parity_pairs.h"
+
 /* ---- the runner ---- */
 
 static int wanted(const ptreg_device_info *d)
@@ -783,6 +789,12 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
                (unsigned long long)(bc ? bc->seed : 0), detail, ptreg_time_ms() - t0);
         *passed += ok;
         *failed += !ok;
+    }
+    uint64_t guards = dev->guard_violations;
+    run_pair_operations(info, dev, passed, failed);
+    if (dev->guard_violations != guards) {
+        printf("FAIL pair sums: %llu guard words overwritten\n", (unsigned long long)(dev->guard_violations - guards));
+        ++*failed;
     }
 }
 

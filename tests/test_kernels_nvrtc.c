@@ -3,6 +3,7 @@
  * registers, spill stores and loads, stack frame, shared memory. Every
  * embedded .cl file must belong to a program compiled here. Skips (77) when
  * the build has no CUDA backend or NVRTC cannot be loaded. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdlib.h>
 
 #include "check.h"
@@ -10,17 +11,24 @@
 #include "device/nvrtc.h"
 #include "nn/nn_device.h"
 #include "reg/batch_impl.h"
+#include "pair/pair_device.h"
+#include "reg/emicp_impl.h"
 #include "reg/icp_impl.h"
+#include "reg/lddmm_impl.h"
 
 #define ARCH 90
 
 static const ptreg_kernel_program *const programs[] = {&ptreg_basics_kernels, &ptreg_nn_kernels, &ptreg_icp_kernels,
-                                                       &ptreg_batch_kernels};
+                                                       &ptreg_batch_kernels, &ptreg_emicp_kernels,
+                                                       &ptreg_lddmm_kernels};
+/* the first three take the nearest-neighbour layout */
+#define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
 
-/* The builds compiled: every program with the nearest-neighbour layout,
- * and the batch program in the layouts its device path picks (pairs of
- * 16, 32 and 64 points; shared and per-pair targets). */
+/* The builds compiled: the programs of nearest neighbours and ICP with
+ * their layout, the batch program in the layouts its device path picks
+ * (pairs of 16, 32 and 64 points; shared and per-pair targets), EM-ICP's
+ * in each precision (fp32 with both exps) and LDDMM's in both. */
 typedef struct build {
     const ptreg_kernel_program *program;
     char label[24];
@@ -30,7 +38,7 @@ typedef struct build {
 static size_t make_builds(build *b, size_t cap)
 {
     size_t n = 0;
-    for (size_t p = 0; p + 1 < PROGRAMS && n < cap; p++, n++) {
+    for (size_t p = 0; p < NN_LAYOUT_PROGRAMS && n < cap; p++, n++) {
         b[n].program = programs[p];
         snprintf(b[n].label, sizeof b[n].label, "%.20s", programs[p]->name);
         ptreg_nn_device_layout(NULL, b[n].defines, sizeof b[n].defines);
@@ -45,6 +53,25 @@ static size_t make_builds(build *b, size_t cap)
         b[n].program = &ptreg_batch_kernels;
         snprintf(b[n].label, sizeof b[n].label, "b%u/%ux%u%s", l.cap, l.pairs, l.threads, l.shared ? "s" : "");
         ptreg_batch_device_defines(&l, b[n].defines, sizeof b[n].defines);
+    }
+    ptreg_dev h100 = {0};
+    h100.info.fp64 = 1;
+    h100.info.device.backend = PTREG_BACKEND_CUDA;
+    static const struct {
+        const char *label, *exp;
+        ptreg_precision precision;
+        int lddmm;
+    } pairs[] = {{"emicp/fp32", NULL, PTREG_PRECISION_FP32, 0},  {"emicp/fp32e", "engine", PTREG_PRECISION_FP32, 0},
+                 {"emicp/fp16", NULL, PTREG_PRECISION_FP16, 0},  {"emicp/fp64", NULL, PTREG_PRECISION_FP64, 0},
+                 {"lddmm/fp32", NULL, PTREG_PRECISION_FP32, 1},  {"lddmm/fp64", NULL, PTREG_PRECISION_FP64, 1}};
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0] && n < cap; k++, n++) {
+        if (pairs[k].exp)
+            setenv("PTREG_PAIR_EXP", pairs[k].exp, 1);
+        b[n].program = pairs[k].lddmm ? &ptreg_lddmm_kernels : &ptreg_emicp_kernels;
+        snprintf(b[n].label, sizeof b[n].label, "%s", pairs[k].label);
+        CHECK((pairs[k].lddmm ? ptreg_lddmm_device_defines : ptreg_pair_device_defines)(
+                  &h100, pairs[k].precision, b[n].defines, sizeof b[n].defines, NULL) == PTREG_OK);
+        unsetenv("PTREG_PAIR_EXP");
     }
     return n;
 }
@@ -126,8 +153,8 @@ int main(void)
         if (strstr(name, ".cl"))
             CHECK_MSG(in_some_program(name), "%s is in no program: add it to one, and here", name);
     }
-    build builds[16];
-    size_t count = make_builds(builds, 16);
+    build builds[32];
+    size_t count = make_builds(builds, 32);
     printf("%-28s %12s %5s %8s %8s %6s %6s\n", "kernel (sm_90)", "program", "regs", "spill-st", "spill-ld", "stack",
            "smem");
     for (size_t b = 0; b < count; b++) {
@@ -146,8 +173,10 @@ int main(void)
             for (size_t i = 0; i < found; i++) {
                 printf("%-28s %12.12s %5ld %8ld %8ld %6ld %6ld\n", k[i].name, builds[b].label, k[i].registers,
                        k[i].spill_stores, k[i].spill_loads, k[i].stack, k[i].shared);
-                /* the batch kernel keeps its 4x4 solve in registers */
-                if (builds[b].program == &ptreg_batch_kernels)
+                /* the batch kernel keeps its 4x4 solve in registers, the
+                 * pair sums their accumulators */
+                if (builds[b].program == &ptreg_batch_kernels || builds[b].program == &ptreg_emicp_kernels ||
+                    builds[b].program == &ptreg_lddmm_kernels)
                     CHECK_MSG(k[i].spill_stores == 0 && k[i].spill_loads == 0 && k[i].stack == 0,
                               "%s (%s): %ld-byte stack frame, %ld/%ld bytes of spills", k[i].name, builds[b].label,
                               k[i].stack, k[i].spill_stores, k[i].spill_loads);

@@ -20,6 +20,12 @@ extern "C" {
 #define PTREG_EMICP_SIGMA2_INIT_REL 3.0
 #define PTREG_EMICP_SIGMA2_FINAL_REL 3e-3
 
+/* The backends EM-ICP runs on: the E-steps on a GPU, Horn's solution on
+ * the host from the moments (one small copy per iteration). */
+#define PTREG_EMICP_BACKENDS                                                                                          \
+    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                                   \
+     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
+
 typedef struct ptreg_emicp_options {
     double sigma2_init;  /* first sigma^2; <= 0: PTREG_EMICP_SIGMA2_INIT_REL r^2 (default) */
     double sigma2_final; /* stop once sigma^2 <= this; <= 0: PTREG_EMICP_SIGMA2_FINAL_REL r^2 */
@@ -29,8 +35,9 @@ typedef struct ptreg_emicp_options {
     double tol;          /* stop when rotation change (rad) + |translation change| / r < tol;
                             0: never (default 1e-7). Stopping early ends the annealing early. */
     double init[16];     /* initial transform of the source (identity) */
-    ptreg_pair_options pair; /* the engine's tiling and precision (fp32 by default) */
-    ptreg_device device;
+    ptreg_pair_options pair; /* the engine's tiling and precision (fp32 by default); on a GPU
+                                device only the precision applies */
+    ptreg_device device;     /* auto (the first GPU, else the CPU), cpu, cuda:N or opencl:N */
 } ptreg_emicp_options;
 
 /* Scale-free defaults. */
@@ -54,7 +61,8 @@ typedef struct ptreg_emicp_result {
     double pair_terms;                     /* n * m * iterations */
     double gpts;                           /* pair_terms / time / 1e9 */
     ptreg_precision precision;
-    const char *isa; /* the engine's instruction set */
+    ptreg_device device; /* where the E-steps ran */
+    const char *isa;     /* the engine's instruction set, or the device's name */
 } ptreg_emicp_result;
 
 /* Registers source (n points) onto target (m points). */

@@ -28,6 +28,11 @@ typedef enum ptreg_lddmm_init {
     PTREG_LDDMM_INIT_ZERO
 } ptreg_lddmm_init;
 
+/* The backends landmark shooting, its gradient and warps run on. */
+#define PTREG_LDDMM_BACKENDS                                                                                          \
+    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                                   \
+     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
+
 typedef struct ptreg_lddmm_options {
     double sigma;      /* K(x, y) = exp(-|x - y|^2 / (2 sigma^2)); > 0 (default 1) */
     int time_points;   /* T >= 2: T - 1 steps of 1 / (T - 1) over [0, 1] (default 20) */
@@ -40,7 +45,9 @@ typedef struct ptreg_lddmm_options {
     ptreg_lddmm_integrator integrator;
     ptreg_precision precision; /* FP32 (default: float32 pairs, float64 sums) or FP64 */
     ptreg_lddmm_init init;     /* the start of ptreg_lddmm_register without p0_init */
-    ptreg_device device;       /* the CPU only, for now (auto: the CPU) */
+    ptreg_device device;       /* auto (the first GPU, else the CPU), cpu, cuda:N or opencl:N: on a GPU
+                                * the whole time loop and its adjoint run there (double precision
+                                * needed); L-BFGS stays on the host */
 } ptreg_lddmm_options;
 
 void ptreg_lddmm_options_default(ptreg_lddmm_options *opt);

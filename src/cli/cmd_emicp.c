@@ -36,7 +36,14 @@ const cli_command cli_cmd_emicp = {
     "the study: they pull toward the target's centroid with weight 1.\n\n"
     "Timing: time_ms counts from both clouds in memory to the result. rmse and fitness\n"
     "are measured afterwards by exact nearest neighbours, over the source points within\n"
-    "3 sigma of the target (sigma of the last iteration).",
+    "3 sigma of the target (sigma of the last iteration).\n\n"
+    "On a GPU (--device cuda[:N] or opencl[:N]; auto takes one when there is one) the target\n"
+    "stays on the device and every E-step runs there: rows in threads, columns through\n"
+    "local memory in tiles, float32 tile sums added into float64 (fp32, fp16 storage) or\n"
+    "double throughout (fp64, devices with double precision); only the 16 moments of\n"
+    "Horn's problem come back per iteration. --tile, --row-block, --row-vectors and --loop\n"
+    "are the CPU engine's; PTREG_PAIR_EXP=engine|native picks the device's exp (native on\n"
+    "CUDA by default). Every run on one device gives the same bits.",
     emicp_options,
     sizeof emicp_options / sizeof emicp_options[0],
     2,
@@ -87,7 +94,7 @@ static int read_options(const cli_args *a, ptreg_emicp_options *o, double truth[
     int rc = read_schedule(a, o);
     rc = rc ? rc : read_engine(a, &o->pair);
     rc = rc ? rc : cli_apply_threads(a);
-    rc = rc ? rc : cli_device(a, CLI_CPU_ONLY, "EM-ICP", &o->device);
+    rc = rc ? rc : cli_device(a, PTREG_EMICP_BACKENDS, "EM-ICP", &o->device);
     if (!rc && cli_has(a, "init"))
         rc = cli_read_transform("emicp", cli_string(a, "init", NULL), o->init);
     if (!rc && cli_has(a, "truth"))
@@ -148,6 +155,8 @@ static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const d
     cJSON_AddNumberToObject(o, "radius", r->radius);
     cJSON_AddStringToObject(o, "precision", ptreg_precision_name(r->precision));
     cJSON_AddStringToObject(o, "isa", r->isa);
+    char device[32];
+    cJSON_AddStringToObject(o, "device", ptreg_device_format(&r->device, device, sizeof device));
     cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
     if (truth) {
         double angle, trans;

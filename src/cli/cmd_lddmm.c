@@ -47,7 +47,12 @@ const cli_command cli_cmd_lddmm = {
     "row of a landmark table (--template-row, --target-row: optical_nerves.txt's layout); both\n"
     "must hold the same number of finite points.\n\n"
     "JSON: H, objective, iterations, evaluations, avg/max_distance_before/after, time_ms,\n"
-    "pair_terms (kernel pair terms evaluated) and pair_terms_per_s.",
+    "pair_terms (kernel pair terms evaluated), pair_terms_per_s and device.\n\n"
+    "On a GPU (--device cuda[:N] or opencl[:N]; auto takes one when there is one) the whole\n"
+    "time loop and its adjoint run on the device, the trajectory kept there: the pair sums\n"
+    "in local-memory tiles (never an n x n matrix), the states in double (the device needs\n"
+    "double precision); only p0, the objective and the gradient cross per evaluation, and\n"
+    "L-BFGS stays here. Every run on one device gives the same bits.",
     lddmm_options,
     sizeof lddmm_options / sizeof lddmm_options[0],
     2,
@@ -68,7 +73,8 @@ const cli_command cli_cmd_warp = {
     "RESULT POINTS -o OUT [options]",
     "Carry points (a mesh's vertices, a cloud) along the flow of an lddmm RESULT.",
     "Each point x moves by dx/dt = sum_l K(x, q_l(t)) p_l(t) with the landmarks' trajectory,\n"
-    "the result's sigma, time points and integrator.",
+    "the result's sigma, time points and integrator. On a GPU (--device) the landmarks'\n"
+    "trajectory and the points' steps run on the device.",
     warp_options,
     sizeof warp_options / sizeof warp_options[0],
     2,
@@ -242,8 +248,34 @@ static int write_moved(const char *path, const double *q1, size_t n)
     return rc;
 }
 
+/* Where the options run (their device, resolved as the library does). */
+static ptreg_device device_of(const ptreg_lddmm_options *o)
+{
+    ptreg_device on = {PTREG_BACKEND_CPU, 0};
+    ptreg_device_resolve(&o->device, PTREG_LDDMM_BACKENDS, "lddmm", &on, NULL);
+    return on;
+}
+
+/* The engine that ran: the CPU's instruction set (or its double reference)
+ * or the device's name. */
+static const char *engine_of(const ptreg_lddmm_options *o, const ptreg_device *on)
+{
+    if (on->backend == PTREG_BACKEND_CPU)
+        return o->precision == PTREG_PRECISION_FP64 ? "reference" : ptreg_isa_name(ptreg_cpu_isa());
+    const ptreg_device_info *list;
+    size_t count;
+    ptreg_devices(&list, &count);
+    for (size_t i = 0; i < count; i++)
+        if (list[i].device.backend == on->backend && list[i].device.index == on->index)
+            return list[i].name;
+    return "device";
+}
+
 static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_lddmm_result *r, int *rc)
 {
+    const ptreg_device on = device_of(o);
+    char device[32];
+    ptreg_device_format(&on, device, sizeof device);
     static const char *const integrators[] = {"euler", "rk2"};
     double rate = r->time_ms > 0 ? r->pair_terms / (r->time_ms * 1e-3) : 0;
     if (!cli_has(a, "json")) {
@@ -255,8 +287,8 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
                r->max_distance_before, r->max_distance_after);
         printf("  objective %.8g, H %.8g, %d iterations, %d evaluations (%s)\n", r->objective, r->hamiltonian,
                r->iterations, r->evaluations, r->stop_reason);
-        printf("  time %.1f ms, %.3g pair terms (%.3g per s), %d threads\n", r->time_ms, r->pair_terms, rate,
-               ptreg_get_num_threads());
+        printf("  time %.1f ms, %.3g pair terms (%.3g per s), on %s (%s), %d threads\n", r->time_ms, r->pair_terms,
+               rate, device, engine_of(o, &on), ptreg_get_num_threads());
         return;
     }
     cJSON *j = cJSON_CreateObject();
@@ -282,7 +314,8 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
     cJSON_AddNumberToObject(j, "time_ms", r->time_ms);
     cJSON_AddNumberToObject(j, "pair_terms", r->pair_terms);
     cJSON_AddNumberToObject(j, "pair_terms_per_s", rate);
-    cJSON_AddStringToObject(j, "isa", o->precision == PTREG_PRECISION_FP64 ? "reference" : ptreg_isa_name(ptreg_cpu_isa()));
+    cJSON_AddStringToObject(j, "isa", engine_of(o, &on));
+    cJSON_AddStringToObject(j, "device", device);
     cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
     cJSON_AddStringToObject(j, "version", ptreg_version());
     *rc = cli_json_print(j);
@@ -311,7 +344,7 @@ int cli_run_lddmm(int argc, char **argv)
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
     if ((rc = read_lddmm_options(&a, &o)) || (rc = cli_apply_threads(&a)) ||
-        (rc = cli_device(&a, CLI_CPU_ONLY, "lddmm", &o.device)))
+        (rc = cli_device(&a, PTREG_LDDMM_BACKENDS, "lddmm", &o.device)))
         return rc;
     double *q0 = NULL, *target = NULL, *p0 = NULL;
     size_t n = 0, m = 0;
@@ -358,7 +391,7 @@ int cli_run_warp(int argc, char **argv)
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
     if ((rc = read_precision(&a, &o.precision)) || (rc = cli_apply_threads(&a)) ||
-        (rc = cli_device(&a, CLI_CPU_ONLY, "warp", &o.device)))
+        (rc = cli_device(&a, PTREG_LDDMM_BACKENDS, "warp", &o.device)))
         return rc;
     ptreg_lddmm_model model;
     ptreg_error err;
@@ -392,16 +425,20 @@ int cli_run_warp(int argc, char **argv)
         c.normals = NULL;
         rc = cli_write_cloud("warp", cli_string(&a, "output", NULL), &c, cli_has(&a, "ascii"));
     }
+    const ptreg_device on = device_of(&o);
+    char device[32];
+    ptreg_device_format(&on, device, sizeof device);
     if (!rc && cli_has(&a, "json")) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "command", "warp");
         cJSON_AddNumberToObject(j, "points", (double)c.n);
         cJSON_AddNumberToObject(j, "landmarks", (double)model.n);
         cJSON_AddNumberToObject(j, "time_ms", ms);
+        cJSON_AddStringToObject(j, "device", device);
         rc = cli_json_print(j);
     } else if (!rc) {
-        printf("ptreg warp: %zu points along %zu landmarks' flow (sigma %g, %d time points), %.1f ms\n", c.n,
-               model.n, model.sigma, model.time_points, ms);
+        printf("ptreg warp: %zu points along %zu landmarks' flow (sigma %g, %d time points), %.1f ms on %s\n", c.n,
+               model.n, model.sigma, model.time_points, ms, device);
     }
     free(x);
     ptreg_cloud_free(&c);

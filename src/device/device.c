@@ -287,6 +287,17 @@ static int env_flag(const char *name)
     return v && *v && strcmp(v, "0") != 0;
 }
 
+const char *ptreg_device_name(const ptreg_device *device)
+{
+    const ptreg_device_info *list;
+    size_t count;
+    ptreg_devices(&list, &count);
+    for (size_t i = 0; i < count; i++)
+        if (list[i].device.backend == device->backend && list[i].device.index == device->index)
+            return list[i].name;
+    return "device";
+}
+
 ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **out, ptreg_error *err)
 {
     size_t at;

@@ -13,7 +13,9 @@
  * - no warp-synchronous code, no atomics on floats: reductions write
  *   partials that a later launch sums in a fixed order;
  * - fixed-width types below, no vector types or 3-vectors in buffers;
- * - no contraction into FMA (FP_CONTRACT OFF here, --fmad=false on NVRTC),
+ *   binary16 only as storage (half_load, round_through_half);
+ * - no contraction into FMA (FP_CONTRACT OFF here, --fmad=false on NVRTC;
+ *   a kernel fuses where it writes FMAF),
  *   so distances are the CPU's bits. */
 
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
@@ -45,8 +47,26 @@ typedef long long i64;
 #define SQRTF(x) sqrtf(x)
 #define SQRT(x) sqrt(x)
 #define EXPF(x) expf(x)
+#define EXP(x) exp(x)
+#define FMAF(a, b, c) fmaf((a), (b), (c))
 #define CEIL(x) ceil(x)
 #define LOCAL_ATOMIC_INC(p) atomicAdd((p), 1u)
+
+/* binary16 storage: the hardware's conversions (round to nearest even) */
+FN float half_load(GLOBAL const u16 *p, u32 i)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(p[i]));
+    return f;
+}
+FN float round_through_half(float x)
+{
+    u16 h;
+    float f;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
 
 #else /* OpenCL C 1.2 */
 #define PTREG_DIALECT_OPENCL 1
@@ -81,8 +101,19 @@ typedef long i64;
 #define SQRTF(x) sqrt(x)
 #define SQRT(x) sqrt(x)
 #define EXPF(x) exp(x)
+#define EXP(x) exp(x)
+#define FMAF(a, b, c) fma((a), (b), (c))
 #define CEIL(x) ceil(x)
 #define LOCAL_ATOMIC_INC(p) atomic_inc(p)
+
+/* binary16 storage (no cl_khr_fp16 needed: half only behind pointers) */
+FN float half_load(GLOBAL const u16 *p, u32 i) { return vload_half(i, (GLOBAL const half *)p); }
+FN float round_through_half(float x)
+{
+    u16 h;
+    vstore_half_rte(x, 0, (half *)&h);
+    return vload_half(0, (const half *)&h);
+}
 #endif
 
 #define INF_F AS_FLOAT(0x7f800000u)

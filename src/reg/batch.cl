@@ -7,7 +7,8 @@
  * target in float32 with the pair engine's exp, the weights and moments in
  * double, Horn's solution by horn.c's cyclic Jacobi in double, the schedule
  * of ptreg_emicp (sigma2 lowered by a factor, max_iter, tol, the stop
- * reasons). Needs device/reduce.cl before it (acc_t: double where the
+ * reasons). Needs device/reduce.cl, pair/exp.cl and reg/emicp_weights.cl
+ * before it (acc_t: double where the
  * device has it, float in the variant for devices without).
  *
  * The mapping: a work-group holds BATCH_PAIRS pairs, BATCH_TPP threads
@@ -29,7 +30,7 @@
  * 1 when every pair has the same target; the stop reasons' values
  * (STOP_MAX_ITERATIONS, STOP_CONVERGED, STOP_SIGMA_FINAL, STOP_TOO_FEW). */
 
-#define BATCH_MOMENTS 16 /* w, sp[3], sq[3], spq[9] (ptreg_moments) */
+#define BATCH_MOMENTS EMICP_MOMENTS
 
 /* A target's numbers from the host (acc_t each): target_params[PARAM_WORDS
  * * pair + ...], one row for all pairs with BATCH_SHARED. With translation
@@ -62,7 +63,6 @@
 #define TARGET_FLOATS (BATCH_PAIRS * TARGET_STRIDE)
 #endif
 
-#define MIN_NORMALISER 1e-6 /* ptreg_emicp's: below it the weights are uniform */
 #define JACOBI_SWEEPS 100
 #if PTREG_FP64
 #define JACOBI_TOL 1e-36 /* horn.c's */
@@ -73,68 +73,24 @@
 #define SCALE_LIMIT 120
 #endif
 
-/* ---- the pair engine's exp (src/pair/vec_isa.h, the portable form) ---- */
-
-#define EXP_LOG2E 1.44269504088896341f
-#define EXP_LN2_HI 0.693145751953125f /* 12 significant bits: n * LN2_HI is exact */
-#define EXP_LN2_LO 1.42860682030941723e-6f
-#define EXP_MIN_X (-87.33654f) /* ln(FLT_MIN) */
-#define EXP_MAX_X 88.0f
-/* the degree-5 fit, as decimals (NVRTC's C++14 has no hexadecimal floats):
- * 0x1.fffff6p-1, 0x1.fffdc4p-2, 0x1.555a6ep-3, 0x1.573ad0p-5, 0x1.0fa7d8p-7 */
-#define EXP_C1 9.999997020e-01f
-#define EXP_C2 4.999914765e-01f
-#define EXP_C3 1.666763872e-01f
-#define EXP_C4 4.189816117e-02f
-#define EXP_C5 8.290272206e-03f
-
-/* 2^n p(r) with Cody and Waite's two-part ln2: every operation is
- * correctly rounded or exact, so every device gives the same bits (the
- * CPU's vector forms round r once with an FMA: a few ulps apart). */
-FN float engine_exp(float x)
-{
-    const float clamped = x > EXP_MAX_X ? EXP_MAX_X : x;
-    const float n = rint(clamped * EXP_LOG2E);
-    const float r = (clamped - n * EXP_LN2_HI) - n * EXP_LN2_LO;
-    const float p = 1.0f + r * (EXP_C1 + r * (EXP_C2 + r * (EXP_C3 + r * (EXP_C4 + r * EXP_C5))));
-    return x >= EXP_MIN_X ? ldexp(p, (int)n) : 0.0f;
-}
-
 FN int is_finite(acc_t x) { return x - x == (acc_t)0; }
 
 /* ---- the E-step ---- */
 
-/* One source point's pair with its weighted target point, added to m
- * (ptreg_moments_add), with ptreg_emicp's weights: lambda = sum e /
- * sqrt(C), the point sum e b / sum e; uniform (lambda 1, the centroid)
- * when C is tiny; nothing when no target point has any weight. */
+/* One source point's pair with its weighted target point, added to m with
+ * ptreg_emicp's weights (emicp_weights.cl). */
 FN void add_point(LOCAL const volatile acc_t *slot, const acc_t p[3], float se, float se2, const float sb[3],
                   acc_t m[BATCH_MOMENTS])
 {
-    const acc_t c = (acc_t)se2 + slot[SLOT_OUTLIER];
-    acc_t lambda = 1, q[3];
-    if (c < (acc_t)MIN_NORMALISER) {
-        for (int r = 0; r < 3; r++)
-            q[r] = slot[SLOT_CENTER + r];
-    } else if (se > 0.0f) {
-        lambda = (acc_t)se / SQRT(c);
-        for (int r = 0; r < 3; r++)
-            q[r] = ((acc_t)sb[r] + slot[SLOT_CENTER + r] * (acc_t)se) / (acc_t)se;
-    } else {
-        return; /* only the outlier term: no weight */
-    }
-    acc_t a[3], d[3];
+    acc_t center[3], ref_p[3], ref_q[3], q[3], lambda;
+    const acc_t sums[3] = {sb[0], sb[1], sb[2]};
     for (int r = 0; r < 3; r++) {
-        a[r] = p[r] - slot[SLOT_REF_P + r];
-        d[r] = q[r] - slot[SLOT_REF_Q + r];
+        center[r] = slot[SLOT_CENTER + r];
+        ref_p[r] = slot[SLOT_REF_P + r];
+        ref_q[r] = slot[SLOT_REF_Q + r];
     }
-    m[0] += lambda;
-    for (int r = 0; r < 3; r++) {
-        m[1 + r] += lambda * a[r];
-        m[4 + r] += lambda * d[r];
-        for (int c2 = 0; c2 < 3; c2++)
-            m[7 + 3 * r + c2] += lambda * a[r] * d[c2];
-    }
+    if (emicp_weight(se, se2, sums, slot[SLOT_OUTLIER], center, &lambda, q))
+        moments_add(m, p, q, ref_p, ref_q, lambda);
 }
 
 /* The moments of source points first, first + TPP, ... of a pair: each

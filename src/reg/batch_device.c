@@ -11,7 +11,8 @@
 #include "ptreg/icp.h"
 #include "reg/batch_impl.h"
 
-static const char *const batch_files[] = {"device/reduce.cl", "reg/batch.cl", NULL};
+static const char *const batch_files[] = {"device/reduce.cl", "pair/exp.cl", "reg/emicp_weights.cl", "reg/batch.cl",
+                                          NULL};
 const ptreg_kernel_program ptreg_batch_kernels = {"batch", batch_files};
 
 /* batch.cl's layouts */
@@ -354,25 +355,13 @@ static ptreg_status open_kernel(batch_run *r, ptreg_error *err)
     return st ? st : ptreg_dev_kernel(program, "ptreg_batch_emicp", &r->kernel, err);
 }
 
-/* The device's name in the registry (which lives as long as the process). */
-static const char *registry_name(const ptreg_device *device)
-{
-    const ptreg_device_info *list;
-    size_t count;
-    ptreg_devices(&list, &count);
-    for (size_t i = 0; i < count; i++)
-        if (list[i].device.backend == device->backend && list[i].device.index == device->index)
-            return list[i].name;
-    return "device";
-}
-
 ptreg_status ptreg_batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o,
                                          const ptreg_device *device, double *transform, int *iterations, int *stop,
                                          ptreg_batch_stats *stats, ptreg_error *err)
 {
     batch_run r = {.p = p, .o = o};
     stats->pair_terms = stats->kernel_ms = 0.0;
-    stats->isa = registry_name(device);
+    stats->isa = ptreg_device_name(device);
     ptreg_status st = ptreg_dev_get(device, &r.dev, err);
     st = st ? st : open_kernel(&r, err);
     for (size_t first = 0; !st && first < p->count; first += CHUNK_PAIRS) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ptreg/nn.h"
+#include "reg/emicp_impl.h"
 
 /* Rows whose normaliser C_i falls below this get uniform weights (1/m each),
  * the study's guard against dividing by ~0. */
@@ -153,36 +154,53 @@ static double pose_change(const double before[16], const double after[16], doubl
     return angle_deg * (3.14159265358979323846 / 180.0) + trans / r;
 }
 
-typedef struct emicp_run {
-    const float *source, *target;
-    size_t n, m;
-    double source_c[3], target_c[3];
+/* The CPU's E-step: the pair engine's sums, then the weights. */
+typedef struct cpu_estep {
+    const float *source;
+    size_t n;
+    double target_c[3];
     ptreg_pair_plan *plan;
     estep e;
+} cpu_estep;
+
+static ptreg_status cpu_estep_run(void *ctx, const double T[16], double sigma2, double outlier, ptreg_moments *mom,
+                                  double *pair_ms, ptreg_error *err)
+{
+    cpu_estep *c = ctx;
+    move_points(T, c->source, c->n, c->e.moved);
+    const double t0 = ptreg_time_ms();
+    ptreg_status st = ptreg_pair_gauss(c->plan, c->e.moved, c->n, 0.5 / sigma2, c->e.se, c->e.se2, c->e.seb, err);
+    *pair_ms += ptreg_time_ms() - t0;
+    if (!st)
+        weighted_moments(&c->e, c->source, c->n, outlier, c->target_c, mom);
+    return st;
+}
+
+/* Where an EM-ICP runs: its E-step and the centroids the moments are
+ * taken about. */
+typedef struct emicp_run {
+    ptreg_emicp_estep_fn estep;
+    void *ctx;
+    double source_c[3], target_c[3];
 } emicp_run;
 
 /* One iteration at sigma2: E-step on the moved source, weighted Horn into
  * T. Sets *no_weight (and leaves T) when no source point has any weight. */
-static ptreg_status iterate(emicp_run *run, double sigma2, double d02, double T[16], double *pair_ms,
+static ptreg_status iterate(const emicp_run *run, double sigma2, double d02, double T[16], double *pair_ms,
                             int *no_weight, ptreg_error *err)
 {
-    move_points(T, run->source, run->n, run->e.moved);
-    const double t0 = ptreg_time_ms();
-    ptreg_status st = ptreg_pair_gauss(run->plan, run->e.moved, run->n, 0.5 / sigma2, run->e.se, run->e.se2,
-                                       run->e.seb, err);
-    *pair_ms += ptreg_time_ms() - t0;
-    if (st)
-        return st;
     ptreg_moments mom;
     ptreg_moments_init(&mom, run->source_c, run->target_c);
-    weighted_moments(&run->e, run->source, run->n, exp(-d02 / sigma2), run->target_c, &mom);
+    ptreg_status st = run->estep(run->ctx, T, sigma2, exp(-d02 / sigma2), &mom, pair_ms, err);
+    if (st)
+        return st;
     *no_weight = !(mom.w > 0);
     if (*no_weight)
         return PTREG_OK;
     return ptreg_horn_solve(&mom, T, NULL, err);
 }
 
-static ptreg_status anneal(emicp_run *run, const ptreg_emicp_options *opt, ptreg_emicp_result *res,
+static ptreg_status anneal(const emicp_run *run, const ptreg_emicp_options *opt, ptreg_emicp_result *res,
                            ptreg_error *err)
 {
     double T[16], sigma2 = res->sigma2_init;
@@ -229,6 +247,45 @@ static ptreg_status check_input(const float *p, size_t n, const char *what, ptre
     return PTREG_OK;
 }
 
+/* The registration on the CPU: the target packed once in the pair engine. */
+static ptreg_status emicp_cpu(const float *source, size_t n, const float *target, size_t m, const ptreg_emicp_options *opt,
+                              emicp_run *run, ptreg_emicp_result *res, ptreg_error *err)
+{
+    cpu_estep c = {.source = source, .n = n};
+    memcpy(c.target_c, run->target_c, sizeof c.target_c);
+    ptreg_status st = ptreg_pair_plan_create(target, m, &opt->pair, &c.plan, err);
+    if (!st) {
+        res->isa = opt->pair.precision == PTREG_PRECISION_FP64 ? "scalar" : ptreg_pair_plan_isa(c.plan);
+        st = estep_alloc(&c.e, n, err);
+    }
+    run->estep = cpu_estep_run;
+    run->ctx = &c;
+    if (!st)
+        st = anneal(run, opt, res, err);
+    estep_free(&c.e);
+    ptreg_pair_plan_free(c.plan);
+    return st;
+}
+
+/* The registration on a GPU device: the E-steps there, the rest here. */
+static ptreg_status emicp_device(const ptreg_device *device, const float *source, size_t n, const float *target,
+                                 size_t m, const ptreg_emicp_options *opt, emicp_run *run, ptreg_emicp_result *res,
+                                 ptreg_error *err)
+{
+    ptreg_emicp_device *ed;
+    ptreg_status st = ptreg_pair_options_check(&opt->pair, err);
+    st = st ? st
+            : ptreg_emicp_device_open(device, source, n, target, m, opt->pair.precision, run->source_c,
+                                      run->target_c, &ed, &res->isa, err);
+    if (st)
+        return st;
+    run->estep = ptreg_emicp_device_estep;
+    run->ctx = ed;
+    st = anneal(run, opt, res, err);
+    ptreg_emicp_device_close(ed);
+    return st;
+}
+
 ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, size_t m,
                          const ptreg_emicp_options *opt, ptreg_emicp_result *res, ptreg_error *err)
 {
@@ -243,30 +300,24 @@ ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, siz
     if (!st && !ptreg_transform_is_rigid(opt->init, 1e-6))
         st = ptreg_error_set(err, PTREG_ERR_ARG, "EM-ICP: the initial transform is not rigid");
     ptreg_device on;
-    st = st ? st : ptreg_device_resolve(&opt->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "EM-ICP", &on, err);
+    st = st ? st : ptreg_device_resolve(&opt->device, PTREG_EMICP_BACKENDS, "EM-ICP", &on, err);
     if (st)
         return st;
     const double t0 = ptreg_time_ms();
-    emicp_run run = {.source = source, .target = target, .n = n, .m = m};
+    emicp_run run = {0};
     ptreg_points_centroid(source, n, run.source_c);
     ptreg_points_centroid(target, m, run.target_c);
     res->radius = ptreg_points_rms_radius(target, m, run.target_c);
     res->precision = opt->pair.precision;
+    res->device = on;
     st = resolve_schedule(opt, res->radius, res, err);
     if (st)
         return st;
     if (!(res->radius > 0))
         res->radius = 1.0; /* only tol uses it now: a point target has no scale */
-    st = ptreg_pair_plan_create(target, m, &opt->pair, &run.plan, err);
-    if (!st) {
-        res->isa = opt->pair.precision == PTREG_PRECISION_FP64 ? "scalar" : ptreg_pair_plan_isa(run.plan);
-        st = estep_alloc(&run.e, n, err);
-    }
-    if (!st)
-        st = anneal(&run, opt, res, err);
+    st = on.backend == PTREG_BACKEND_CPU ? emicp_cpu(source, n, target, m, opt, &run, res, err)
+                                         : emicp_device(&on, source, n, target, m, opt, &run, res, err);
     res->time_ms = ptreg_time_ms() - t0;
-    estep_free(&run.e);
-    ptreg_pair_plan_free(run.plan);
     if (st)
         return st;
     res->pair_terms = (double)n * (double)m * (double)res->iterations;

@@ -18,6 +18,7 @@
 
 #include "device/cpu_kernels.h"
 #include "pair/lddmm_kernels.h"
+#include "reg/lddmm_impl.h"
 
 #define ROWS_PER_TASK 64 /* a multiple of PTREG_LDDMM_ROW_PAD */
 #define COL_TILE 512
@@ -57,6 +58,7 @@ typedef struct lddmm_ctx {
     double s, h;
     int steps;
     const ptreg_lddmm_options *opt;
+    ptreg_device device; /* resolved: the CPU or a GPU */
     float *pack;     /* 12 * npad floats: q, p, a, b side by side */
     double *out;     /* 15 * npad doubles */
     double pair_terms;
@@ -233,7 +235,7 @@ static void adjoint(lddmm_ctx *c, const double *q, const double *p, const double
 
 /* ---- shooting and its adjoint ------------------------------------------------ */
 
-static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_error *err)
+static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_device *on, ptreg_error *err)
 {
     if (!n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no landmarks");
@@ -253,8 +255,7 @@ static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_
     if (o->precision != PTREG_PRECISION_FP32 && o->precision != PTREG_PRECISION_FP64)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "lddmm: precision %s is not supported (fp32 or fp64)",
                                ptreg_precision_name(o->precision));
-    ptreg_device on;
-    return ptreg_device_resolve(&o->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "lddmm", &on, err);
+    return ptreg_device_resolve(&o->device, PTREG_LDDMM_BACKENDS, "lddmm", on, err);
 }
 
 static ptreg_status check_points(const double *v, size_t n, const char *what, ptreg_error *err)
@@ -275,7 +276,7 @@ static void ctx_free(lddmm_ctx *c)
 static ptreg_status ctx_init(lddmm_ctx *c, size_t n, const ptreg_lddmm_options *opt, ptreg_error *err)
 {
     memset(c, 0, sizeof *c);
-    ptreg_status st = check_options(opt, n, err);
+    ptreg_status st = check_options(opt, n, &c->device, err);
     if (st)
         return st;
     c->n = n;
@@ -394,9 +395,9 @@ static void pull_back(lddmm_ctx *c, const trajectory *tr, double *mu, double *sc
     }
 }
 
-/* f, H and (grad != NULL) the gradient, on a context and a trajectory
- * allocated by the caller. */
-static void evaluate(lddmm_ctx *c, trajectory *tr, const double *q0, const double *target, const double *p0,
+/* f, H and (grad != NULL) the gradient on the CPU, on a context and a
+ * trajectory allocated by the caller. */
+static void evaluate_cpu(lddmm_ctx *c, trajectory *tr, const double *q0, const double *target, const double *p0,
                      double *f, double *grad, double *hamiltonian, double *scratch)
 {
     size_t n3 = 3 * c->n, len = 6 * c->n;
@@ -420,11 +421,13 @@ static void evaluate(lddmm_ctx *c, trajectory *tr, const double *q0, const doubl
         grad[i] = c->opt->gamma * v0[i] + mu[n3 + i];
 }
 
-/* What every public call holds: the context, a trajectory, scratch. */
+/* What every public call holds: the context, and a trajectory and
+ * scratch on the CPU, or a session on a GPU device. */
 typedef struct lddmm_session {
     lddmm_ctx c;
     trajectory tr;
-    double *scratch; /* 27n doubles: evaluate's */
+    double *scratch; /* 27n doubles: evaluate_cpu's */
+    ptreg_lddmm_device *dev;
 } lddmm_session;
 
 static void session_free(lddmm_session *s)
@@ -432,19 +435,50 @@ static void session_free(lddmm_session *s)
     ctx_free(&s->c);
     trajectory_free(&s->tr);
     free(s->scratch);
+    ptreg_lddmm_device_close(s->dev);
+    s->dev = NULL;
 }
 
-static ptreg_status session_init(lddmm_session *s, size_t n, const ptreg_lddmm_options *opt, ptreg_error *err)
+static ptreg_status session_init(lddmm_session *s, const double *q0, size_t n, const ptreg_lddmm_options *opt,
+                                 ptreg_error *err)
 {
     memset(s, 0, sizeof *s);
     ptreg_status st = ctx_init(&s->c, n, opt, err);
-    if (!st)
+    if (!st && s->c.device.backend != PTREG_BACKEND_CPU)
+        st = ptreg_lddmm_device_open(&s->c.device, q0, n, opt, 0, &s->dev, err);
+    else if (!st)
         st = trajectory_alloc(&s->c, &s->tr, err);
-    if (!st && !(s->scratch = malloc(27 * n * sizeof *s->scratch)))
+    if (!st && !s->dev && !(s->scratch = malloc(27 * n * sizeof *s->scratch)))
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory for %zu landmarks", n);
     if (st)
         session_free(s);
     return st;
+}
+
+/* The objective at p0, H and (grad != NULL) the gradient, where the
+ * session runs; q0 is the session's template. */
+static ptreg_status evaluate(lddmm_session *s, const double *q0, const double *target, const double *p0, double *f,
+                             double *grad, double *hamiltonian, ptreg_error *err)
+{
+    if (s->dev)
+        return ptreg_lddmm_device_evaluate(s->dev, target, p0, f, grad, hamiltonian, err);
+    evaluate_cpu(&s->c, &s->tr, q0, target, p0, f, grad, hamiltonian, s->scratch);
+    return PTREG_OK;
+}
+
+/* Pair terms evaluated so far, on the CPU or the device. */
+static double session_pair_terms(const lddmm_session *s)
+{
+    return s->c.pair_terms + (s->dev ? ptreg_lddmm_device_pair_terms(s->dev) : 0.0);
+}
+
+/* q1 of the last shooting. */
+static ptreg_status session_q1(lddmm_session *s, double *q1, ptreg_error *err)
+{
+    if (s->dev)
+        return ptreg_lddmm_device_state(s->dev, s->c.steps, q1, NULL, err);
+    memcpy(q1, s->tr.x + (size_t)s->c.steps * 6 * s->c.n, 3 * s->c.n * sizeof *q1);
+    return PTREG_OK;
 }
 
 /* The named n x 3 inputs (NULL entries skipped) checked finite, then the
@@ -458,11 +492,13 @@ static ptreg_status session_begin(lddmm_session *s, size_t n, const ptreg_lddmm_
                                   const named_points *inputs, int count, ptreg_error *err)
 {
     memset(s, 0, sizeof *s);
-    ptreg_status st = check_options(opt, n, err);
+    ptreg_device on;
+    ptreg_status st = check_options(opt, n, &on, err);
     for (int i = 0; !st && i < count; i++)
         if (inputs[i].v)
             st = check_points(inputs[i].v, n, inputs[i].what, err);
-    return st ? st : session_init(s, n, opt, err);
+    /* the first input is the template */
+    return st ? st : session_init(s, inputs[0].v, n, opt, err);
 }
 
 static const ptreg_lddmm_options *options_or_default(const ptreg_lddmm_options *opt, ptreg_lddmm_options *storage)
@@ -485,8 +521,16 @@ ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, con
     ptreg_status st = session_begin(&s, n, opt, in, 2, err);
     if (st)
         return st;
-    shoot(&s.c, q0, p0, &s.tr, NULL);
     size_t n3 = 3 * n, len = 6 * n, T = (size_t)opt->time_points;
+    if (s.dev) {
+        st = ptreg_lddmm_device_shoot(s.dev, p0, err);
+        st = st ? st : ptreg_lddmm_device_state(s.dev, (int)T - 1, q1, p1, err);
+        for (size_t t = 0; !st && trajectory_q && t < T; t++)
+            st = ptreg_lddmm_device_state(s.dev, (int)t, trajectory_q + t * n3, NULL, err);
+        session_free(&s);
+        return st;
+    }
+    shoot(&s.c, q0, p0, &s.tr, NULL);
     const double *last = s.tr.x + (T - 1) * len;
     if (q1)
         memcpy(q1, last, n3 * sizeof *q1);
@@ -511,9 +555,9 @@ ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_
     ptreg_status st = session_begin(&s, n, opt, in, 3, err);
     if (st)
         return st;
-    evaluate(&s.c, &s.tr, q0, target, p0, f, grad, hamiltonian, s.scratch);
+    st = evaluate(&s, q0, target, p0, f, grad, hamiltonian, err);
     session_free(&s);
-    return PTREG_OK;
+    return st;
 }
 
 /* ---- registration by L-BFGS ---------------------------------------------- */
@@ -548,6 +592,8 @@ typedef struct lbfgs_job {
     lddmm_session *s;
     const double *q0, *target;
     int evaluations, iterations;
+    ptreg_status st; /* the first failure of an evaluation (a device's) */
+    ptreg_error *err;
 } lbfgs_job;
 
 static lbfgsfloatval_t lbfgs_evaluate(void *instance, const lbfgsfloatval_t *x, lbfgsfloatval_t *g, const int n,
@@ -556,8 +602,11 @@ static lbfgsfloatval_t lbfgs_evaluate(void *instance, const lbfgsfloatval_t *x, 
     (void)n;
     (void)step;
     lbfgs_job *job = instance;
-    double f;
-    evaluate(&job->s->c, &job->s->tr, job->q0, job->target, x, &f, g, NULL, job->s->scratch);
+    double f = 0.0;
+    if (!job->st)
+        job->st = evaluate(job->s, job->q0, job->target, x, &f, g, NULL, job->err);
+    if (job->st) /* NaN stops liblbfgs's line search; the failure is reported */
+        f = NAN;
     job->evaluations++;
     return f;
 }
@@ -616,6 +665,10 @@ static ptreg_status run_lbfgs(lbfgs_job *job, double *p, size_t n3, ptreg_lddmm_
     param.delta = job->s->c.opt->ftol;
     lbfgsfloatval_t fx = 0;
     int ret = lbfgs((int)n3, x, &fx, lbfgs_evaluate, lbfgs_progress, job, &param);
+    if (job->st) {
+        lbfgs_free(x);
+        return job->st;
+    }
     r->stop_reason = stop_reason(ret);
     if (r->stop_reason)
         memcpy(p, x, n3 * sizeof *p);
@@ -654,18 +707,18 @@ ptreg_status ptreg_lddmm_register(const double *template_q, const double *target
         memcpy(r->p0, p0_init, n3 * sizeof *r->p0);
     else
         initial_momentum(&s.c, template_q, target, r->p0);
-    lbfgs_job job = {&s, template_q, target, 0, 0};
+    lbfgs_job job = {&s, template_q, target, 0, 0, PTREG_OK, err};
     st = opt->max_iter > 0 ? run_lbfgs(&job, r->p0, n3, r, err) : PTREG_OK;
     if (opt->max_iter == 0)
         r->stop_reason = "no iterations asked";
+    st = st ? st : evaluate(&s, template_q, target, r->p0, &r->objective, NULL, &r->hamiltonian, err);
+    st = st ? st : session_q1(&s, r->q1, err);
     if (!st) {
-        evaluate(&s.c, &s.tr, template_q, target, r->p0, &r->objective, NULL, &r->hamiltonian, s.scratch);
-        memcpy(r->q1, s.tr.x + (size_t)s.c.steps * 6 * n, n3 * sizeof *r->q1);
         r->iterations = job.iterations;
         r->evaluations = job.evaluations;
         distances(template_q, target, n, &r->avg_distance_before, &r->max_distance_before);
         distances(r->q1, target, n, &r->avg_distance_after, &r->max_distance_after);
-        r->pair_terms = s.c.pair_terms;
+        r->pair_terms = session_pair_terms(&s);
         r->time_ms = ptreg_time_ms() - t0;
     } else {
         ptreg_lddmm_result_free(r);
@@ -717,6 +770,11 @@ ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, cons
     ptreg_status st = session_begin(&s, n, opt, in, 2, err);
     if (!st && m)
         st = check_points(x, m, "point", err);
+    if (!st && m && s.dev) {
+        st = ptreg_lddmm_device_warp(s.dev, p0, x, m, out, err);
+        session_free(&s);
+        return st;
+    }
     size_t m3 = 3 * m, len = 6 * n, np = padded(m);
     double *k1 = NULL, *k2 = NULL, *mid = NULL, *outbuf = NULL;
     float *rowpack = NULL;

@@ -24,7 +24,7 @@ for dev in cuda cuda:3 opencl:7; do
     expect 2 -- "$PTREG" index "$WORK/model.ply" --device $dev -o "$WORK/never.pti"; err_has "$dev"
     expect 2 -- "$PTREG" harris3d "$WORK/none_8x8x8_uint8.raw" --device $dev; err_has "$dev"
 done
-expect 2 -- "$PTREG" emicp "$WORK/scan.ply" "$WORK/model.ply" --device opencl; err_has "CPU only"
+expect 2 -- "$PTREG" normals "$WORK/scan.ply" --device opencl; err_has "CPU only"
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --device gpu; err_has "opencl"
 no_file "$WORK/never.ply"; no_file "$WORK/never.npy"; no_file "$WORK/never.vtk"; no_file "$WORK/never.pti"
 
@@ -50,6 +50,29 @@ if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
     done
     expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --device opencl:0 --trim 0.8 --filter-sigma 2
     out_has "on opencl:0"
+    # EM-ICP's E-steps and LDDMM's time loop on the device: the CPU's answers
+    for p in fp32 fp16 fp64; do
+        expect 0 -- "$PTREG" emicp "$WORK/scan.ply" "$WORK/model.ply" --precision $p --max-iter 20 -t "$WORK/E_cpu.txt"
+        expect 0 -- "$PTREG" emicp "$WORK/scan.ply" "$WORK/model.ply" --precision $p --max-iter 20 \
+            --device opencl:0 --json -t "$WORK/E_dev.txt"
+        out_has '"device":	"opencl:0"'; out_has '"gpts"'
+        paste "$WORK/E_cpu.txt" "$WORK/E_dev.txt" | awk '{for (i = 1; i <= 4; i++) {d = $i - $(i + 4); if (d < 0) d = -d;
+            if (d > 1e-5) bad = 1}} END {exit bad}' || fail "emicp $p: the transforms on the CPU and opencl:0 differ"
+    done
+    printf 'x,y,z\n0,0,0\n1,0,0\n0,1,0\n1,1,0.5\n' >"$WORK/l1.csv"
+    printf 'x,y,z\n0.1,0,0\n1.2,0.1,0\n0,1.1,0.1\n1,1.2,0.4\n' >"$WORK/l2.csv"
+    for dev in cpu opencl:0; do
+        expect 0 -- "$PTREG" lddmm "$WORK/l1.csv" "$WORK/l2.csv" --integrator rk2 --precision fp64 --device $dev \
+            -o "$WORK/lddmm_$dev.csv"
+        expect 0 -- "$PTREG" warp "$WORK/lddmm_$dev.csv" "$WORK/scan.ply" --device $dev -o "$WORK/warped_$dev.xyz"
+    done
+    cmp -s "$WORK/lddmm_cpu.csv" "$WORK/lddmm_opencl:0.csv" ||
+        paste -d, "$WORK/lddmm_cpu.csv" "$WORK/lddmm_opencl:0.csv" | awk -F, 'NR > 2 {for (i = 1; i <= 6; i++) {
+            d = $i - $(i + 6); if (d < 0) d = -d; if (d > 1e-6) bad = 1}} END {exit bad}' ||
+        fail "lddmm: the momenta on the CPU and opencl:0 differ"
+    paste "$WORK/warped_cpu.xyz" "$WORK/warped_opencl:0.xyz" | awk '!/^#/ {for (i = 1; i <= 3; i++) {
+        d = $i - $(i + 3); if (d < 0) d = -d; if (d > 1e-6) bad = 1}} END {exit bad}' ||
+        fail "warp: the points on the CPU and opencl:0 differ"
 else
     echo "no OpenCL device: the device runs were skipped"
 fi

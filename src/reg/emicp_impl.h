@@ -1,0 +1,33 @@
+/* What EM-ICP's CPU path (emicp.c) and device path (emicp_device.c) share:
+ * the iterations call one E-step, which leaves the weighted moments of
+ * Horn's problem; Horn and the schedule stay on the host. */
+#ifndef PTREG_REG_EMICP_IMPL_H
+#define PTREG_REG_EMICP_IMPL_H
+
+#include "device/backend.h"
+#include "ptreg/emicp.h"
+
+/* One E-step under T at sigma2 (outlier: exp(-d0^2 / sigma^2)): the
+ * weighted moments of every source point's pair, about the source's and
+ * the target's centroids (mom arrives initialised so); the time it took is
+ * added to *pair_ms. */
+typedef ptreg_status (*ptreg_emicp_estep_fn)(void *ctx, const double T[16], double sigma2, double outlier,
+                                              ptreg_moments *mom, double *pair_ms, ptreg_error *err);
+
+/* The program of EM-ICP on a device: pair.cl's sums, emicp.cl's steps. */
+extern const ptreg_kernel_program ptreg_emicp_kernels;
+
+typedef struct ptreg_emicp_device ptreg_emicp_device;
+
+/* The target resident on the device, the source uploaded; *name: the
+ * device's (for the result's isa). */
+ptreg_status ptreg_emicp_device_open(const ptreg_device *device, const float *source, size_t n, const float *target,
+                                     size_t m, ptreg_precision precision, const double source_c[3],
+                                     const double target_c[3], ptreg_emicp_device **out, const char **name,
+                                     ptreg_error *err);
+/* ptreg_emicp_estep_fn on the device (ctx: the ptreg_emicp_device). */
+ptreg_status ptreg_emicp_device_estep(void *ctx, const double T[16], double sigma2, double outlier,
+                                      ptreg_moments *mom, double *pair_ms, ptreg_error *err);
+void ptreg_emicp_device_close(ptreg_emicp_device *ed);
+
+#endif

@@ -1,0 +1,403 @@
+/* Landmark shooting on a GPU device (lddmm_impl.h; kernels: pair/lddmm.cl
+ * and reg/lddmm.cl). The trajectory (every time point's state, and RK2's
+ * intermediate states) lives on the device; each step is a pair-sum launch
+ * and a combining launch that also updates the state, in the CPU's
+ * arithmetic (lddmm.c's shoot, pull_back and evaluate). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pair/pair_device.h"
+#include "reg/lddmm_impl.h"
+
+static const char *const lddmm_files[] = {"device/reduce.cl", "pair/exp.cl", "pair/lddmm.cl", "reg/lddmm.cl", NULL};
+const ptreg_kernel_program ptreg_lddmm_kernels = {"lddmm", lddmm_files};
+
+#define WG PTREG_PAIR_DEVICE_WG
+#define ADJOINT_OUTPUTS 15 /* pair/lddmm.cl's */
+#define FLOW_OUTPUTS 6
+
+/* reg/lddmm.cl's modes */
+enum { MODE_STORE, MODE_AXPY, MODE_RK2, MODE_LIN, MODE_ACC2 };
+
+struct ptreg_lddmm_device {
+    ptreg_dev *dev;
+    size_t n, len; /* landmarks, and a state's doubles (6n) */
+    int steps, rk2;
+    double s, h, neg_half_s;
+    unsigned forced_splits;
+    ptreg_precision precision;
+    double lambda, gamma;
+    double pair_terms;
+    ptreg_dkernel *flow, *adjoint, *flow_combine, *adjoint_combine, *scale, *objective, *gradient;
+    /* x: (steps + 1) states; y: RK2's steps intermediate states; v0, k1,
+     * mu, w, g, cot: one state each; partial: the pair sums' partials */
+    ptreg_dbuf *x, *y, *v0, *k1, *mu, *w, *g, *cot, *target, *partial, *group_sums, *grad;
+    size_t partial_rows; /* rows the partial buffer was sized for */
+    /* warp: the points, RK2's midpoints and the two velocities */
+    ptreg_dbuf *points, *mid, *pk1, *pk2;
+    size_t points_cap;
+};
+
+ptreg_status ptreg_lddmm_device_defines(const ptreg_dev *dev, ptreg_precision precision, char *defines, size_t size,
+                                        ptreg_error *err)
+{
+    if (!dev->info.fp64)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "lddmm on %s: the device has no double precision, which the states and sums need",
+                               dev->label);
+    int native;
+    ptreg_status st = ptreg_pair_device_exp(dev, &native, err);
+    if (!st)
+        snprintf(defines, size, "-DWG=%d -DITEMS=1 -DLDDMM_FP64=%d -DPAIR_EXP_NATIVE=%d", WG,
+                 precision == PTREG_PRECISION_FP64, native);
+    return st;
+}
+
+void ptreg_lddmm_device_close(ptreg_lddmm_device *d)
+{
+    if (!d)
+        return;
+    ptreg_dbuf *bufs[] = {d->x,       d->y,          d->v0,   d->k1,     d->mu,  d->w,   d->g,  d->cot,
+                          d->target,  d->partial,    d->grad, d->points, d->mid, d->pk1, d->pk2, d->group_sums};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        ptreg_dbuf_free(bufs[i]);
+    free(d);
+}
+
+double ptreg_lddmm_device_pair_terms(const ptreg_lddmm_device *d) { return d->pair_terms; }
+
+static ptreg_status get_kernels(ptreg_lddmm_device *d, ptreg_dprogram *program, ptreg_error *err)
+{
+    struct {
+        const char *name;
+        ptreg_dkernel **k;
+    } want[] = {{"ptreg_lddmm_flow_partial", &d->flow},
+                {"ptreg_lddmm_adjoint_partial", &d->adjoint},
+                {"ptreg_lddmm_flow_combine", &d->flow_combine},
+                {"ptreg_lddmm_adjoint_combine", &d->adjoint_combine},
+                {"ptreg_lddmm_scale", &d->scale},
+                {"ptreg_lddmm_objective", &d->objective},
+                {"ptreg_lddmm_gradient", &d->gradient}};
+    ptreg_status st = PTREG_OK;
+    for (size_t i = 0; !st && i < sizeof want / sizeof want[0]; i++)
+        st = ptreg_dev_kernel(program, want[i].name, want[i].k, err);
+    return st;
+}
+
+static ptreg_status alloc_state(ptreg_lddmm_device *d, ptreg_dbuf **buf, size_t states, ptreg_error *err)
+{
+    return ptreg_dbuf_alloc(d->dev, states * d->len * sizeof(double), buf, err);
+}
+
+/* The partials for launches of up to rows rows (grown for a warp). */
+static ptreg_status reserve_partials(ptreg_lddmm_device *d, size_t rows, ptreg_error *err)
+{
+    if (d->partial && rows <= d->partial_rows)
+        return PTREG_OK;
+    ptreg_dbuf_free(d->partial);
+    d->partial = NULL;
+    d->partial_rows = rows;
+    const size_t planes = ptreg_pair_device_planes(d->dev, rows, d->forced_splits);
+    return ptreg_dbuf_alloc(d->dev, ADJOINT_OUTPUTS * planes * sizeof(double), &d->partial, err);
+}
+
+ptreg_status ptreg_lddmm_device_open(const ptreg_device *device, const double *q0, size_t n,
+                                     const ptreg_lddmm_options *opt, unsigned splits, ptreg_lddmm_device **out,
+                                     ptreg_error *err)
+{
+    *out = NULL;
+    ptreg_dev *dev;
+    ptreg_status st = ptreg_dev_get(device, &dev, err);
+    if (st)
+        return st;
+    const size_t states = (size_t)opt->time_points;
+    if (n > UINT32_MAX / 6 / states)
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "lddmm on %s: %zu landmarks over %zu time points exceed the kernels' 32-bit indices",
+                               dev->label, n, states);
+    char defines[256];
+    ptreg_dprogram *program;
+    st = ptreg_lddmm_device_defines(dev, opt->precision, defines, sizeof defines, err);
+    st = st ? st : ptreg_dev_program(dev, &ptreg_lddmm_kernels, defines, &program, err);
+    if (st)
+        return st;
+    ptreg_lddmm_device *d = calloc(1, sizeof *d);
+    if (!d)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory");
+    d->dev = dev;
+    d->n = n;
+    d->len = 6 * n;
+    d->steps = opt->time_points - 1;
+    d->rk2 = opt->integrator == PTREG_LDDMM_RK2;
+    d->s = 1.0 / (opt->sigma * opt->sigma);
+    d->h = 1.0 / d->steps;
+    d->neg_half_s = -0.5 * d->s;
+    d->forced_splits = splits;
+    d->precision = opt->precision;
+    d->lambda = opt->lambda;
+    d->gamma = opt->gamma;
+    st = get_kernels(d, program, err);
+    st = st ? st : alloc_state(d, &d->x, states, err);
+    if (!st && d->rk2)
+        st = alloc_state(d, &d->y, states - 1, err);
+    ptreg_dbuf **one[] = {&d->v0, &d->k1, &d->mu, &d->w, &d->g, &d->cot};
+    for (size_t i = 0; !st && i < sizeof one / sizeof one[0]; i++)
+        st = alloc_state(d, one[i], 1, err);
+    st = st ? st : reserve_partials(d, n, err);
+    st = st ? st : ptreg_dbuf_alloc(dev, 2 * ((n + WG - 1) / WG) * sizeof(double), &d->group_sums, err);
+    st = st ? st : ptreg_dbuf_write(d->x, 0, q0, 3 * n * sizeof(double), err);
+    if (st) {
+        ptreg_lddmm_device_close(d);
+        return st;
+    }
+    *out = d;
+    return PTREG_OK;
+}
+
+static ptreg_karg karg_pair(const ptreg_lddmm_device *d, double v)
+{
+    return d->precision == PTREG_PRECISION_FP64 ? KARG_F64(v) : KARG_F32(v);
+}
+
+/* Where a launch's rows and columns come from: a buffer and the element
+ * offsets of q and p in it. */
+typedef struct points_at {
+    const ptreg_dbuf *buf;
+    size_t q, p;
+    size_t count;
+} points_at;
+
+static points_at state_at(const ptreg_lddmm_device *d, const ptreg_dbuf *buf, size_t index)
+{
+    return (points_at){buf, index * d->len, index * d->len + 3 * d->n, d->n};
+}
+
+static size_t split_cols(size_t cols, unsigned splits)
+{
+    const size_t tiles = (cols + WG - 1) / WG;
+    return (tiles + splits - 1) / splits * WG;
+}
+
+/* The flow's partial sums of rows against cols (with_f: f as well). */
+static ptreg_status flow_sums(ptreg_lddmm_device *d, points_at rows, int with_f, points_at cols, unsigned *splits,
+                              ptreg_error *err)
+{
+    *splits = ptreg_pair_device_splits(d->dev, rows.count, cols.count, d->forced_splits);
+    const size_t blocks = (rows.count + WG - 1) / WG;
+    const ptreg_karg args[] = {KARG_BUF(rows.buf),   KARG_U32(rows.q),       KARG_BUF(rows.buf),
+                               KARG_U32(rows.p),     KARG_U32(with_f),       KARG_U32(rows.count),
+                               KARG_BUF(cols.buf),   KARG_U32(cols.q),       KARG_BUF(cols.buf),
+                               KARG_U32(cols.p),     KARG_U32(cols.count),   karg_pair(d, d->neg_half_s),
+                               KARG_U32(blocks),     KARG_U32(split_cols(cols.count, *splits)),
+                               KARG_BUF(d->partial)};
+    d->pair_terms += (double)rows.count * (double)cols.count;
+    return ptreg_dev_launch(d->flow, blocks * *splits * WG, WG, sizeof args / sizeof args[0], args, err);
+}
+
+/* The adjoint's partial sums at state x with cotangent cot. */
+static ptreg_status adjoint_sums(ptreg_lddmm_device *d, points_at x, const ptreg_dbuf *cot, unsigned *splits,
+                                 ptreg_error *err)
+{
+    *splits = ptreg_pair_device_splits(d->dev, d->n, d->n, d->forced_splits);
+    const size_t blocks = (d->n + WG - 1) / WG;
+    const ptreg_karg args[] = {KARG_BUF(x.buf),          KARG_U32(x.q),    KARG_BUF(cot),
+                               KARG_U32(d->n),           karg_pair(d, d->neg_half_s),
+                               KARG_U32(blocks),         KARG_U32(split_cols(d->n, *splits)),
+                               KARG_BUF(d->partial)};
+    d->pair_terms += (double)d->n * (double)d->n;
+    return ptreg_dev_launch(d->adjoint, blocks * *splits * WG, WG, sizeof args / sizeof args[0], args, err);
+}
+
+/* What a combining launch does with its result r (reg/lddmm.cl's modes). */
+typedef struct update {
+    int mode;
+    const ptreg_dbuf *out;
+    const ptreg_dbuf *dst;
+    size_t dst_off;
+    const ptreg_dbuf *base;
+    size_t base_off;
+    const ptreg_dbuf *k1;
+    double w1, w2;
+} update;
+
+static ptreg_status combine(ptreg_lddmm_device *d, int adjoint, size_t rows, int parts, unsigned splits,
+                            const update *u, ptreg_error *err)
+{
+    const size_t npad = (rows + WG - 1) / WG * WG;
+    const ptreg_dbuf *k1 = u->k1 ? u->k1 : u->out;
+    ptreg_karg args[15];
+    size_t count = 0;
+    args[count++] = KARG_BUF(d->partial);
+    args[count++] = KARG_U32(splits);
+    args[count++] = KARG_U32(npad);
+    args[count++] = KARG_U32(rows);
+    if (!adjoint)
+        args[count++] = KARG_U32(parts);
+    args[count++] = KARG_F64(d->s);
+    args[count++] = KARG_U32(u->mode);
+    args[count++] = KARG_BUF(u->out);
+    args[count++] = KARG_BUF(u->dst);
+    args[count++] = KARG_U32(u->dst_off);
+    args[count++] = KARG_BUF(u->base);
+    args[count++] = KARG_U32(u->base_off);
+    args[count++] = KARG_BUF(k1);
+    args[count++] = KARG_F64(u->w1);
+    args[count++] = KARG_F64(u->w2);
+    return ptreg_dev_launch(adjoint ? d->adjoint_combine : d->flow_combine, rows, WG, count, args, err);
+}
+
+/* One step of the landmarks from state t: the velocity (into v0 at t = 0,
+ * for the Hamiltonian), then the integrator (lddmm.c's shoot). */
+static ptreg_status shoot_step(ptreg_lddmm_device *d, int t, ptreg_error *err)
+{
+    const points_at x = state_at(d, d->x, (size_t)t);
+    const ptreg_dbuf *k1 = t == 0 ? d->v0 : d->k1;
+    unsigned splits;
+    ptreg_status st = flow_sums(d, x, 1, x, &splits, err);
+    if (!d->rk2) {
+        const update u = {MODE_AXPY, k1, d->x, (size_t)(t + 1) * d->len, d->x, x.q, NULL, d->h, 0};
+        return st ? st : combine(d, 0, d->n, 2, splits, &u, err);
+    }
+    const update mid = {MODE_AXPY, k1, d->y, (size_t)t * d->len, d->x, x.q, NULL, 2.0 * d->h / 3.0, 0};
+    st = st ? st : combine(d, 0, d->n, 2, splits, &mid, err);
+    const points_at y = state_at(d, d->y, (size_t)t);
+    st = st ? st : flow_sums(d, y, 1, y, &splits, err);
+    const update next = {MODE_RK2, d->g, d->x, (size_t)(t + 1) * d->len, d->x, x.q, k1, d->h, 0};
+    return st ? st : combine(d, 0, d->n, 2, splits, &next, err);
+}
+
+ptreg_status ptreg_lddmm_device_shoot(ptreg_lddmm_device *d, const double *p0, ptreg_error *err)
+{
+    ptreg_status st = ptreg_dbuf_write(d->x, 3 * d->n * sizeof(double), p0, 3 * d->n * sizeof(double), err);
+    for (int t = 0; !st && t < d->steps; t++)
+        st = shoot_step(d, t, err);
+    return st;
+}
+
+ptreg_status ptreg_lddmm_device_state(ptreg_lddmm_device *d, int t, double *q, double *p, ptreg_error *err)
+{
+    const size_t at = (size_t)t * d->len * sizeof(double), bytes = 3 * d->n * sizeof(double);
+    ptreg_status st = q ? ptreg_dbuf_read(d->x, at, q, bytes, err) : PTREG_OK;
+    return st || !p ? st : ptreg_dbuf_read(d->x, at + bytes, p, bytes, err);
+}
+
+/* mu carried back through step t (lddmm.c's pull_back). */
+static ptreg_status pull_back_step(ptreg_lddmm_device *d, int t, ptreg_error *err)
+{
+    const points_at x = state_at(d, d->x, (size_t)t);
+    unsigned splits;
+    if (!d->rk2) {
+        /* mu <- mu + h J(x)^T mu */
+        const update u = {MODE_AXPY, d->g, d->mu, 0, d->mu, 0, NULL, d->h, 0};
+        ptreg_status st = adjoint_sums(d, x, d->mu, &splits, err);
+        return st ? st : combine(d, 1, d->n, 2, splits, &u, err);
+    }
+    /* w = J(y)^T (3h/4 mu); cot = h/4 mu + 2h/3 w; mu <- mu + (w + J(x)^T cot) */
+    const ptreg_karg scale[] = {KARG_BUF(d->mu), KARG_F64(0.75 * d->h), KARG_U32(d->len), KARG_BUF(d->cot)};
+    ptreg_status st = ptreg_dev_launch(d->scale, d->len, WG, sizeof scale / sizeof scale[0], scale, err);
+    st = st ? st : adjoint_sums(d, state_at(d, d->y, (size_t)t), d->cot, &splits, err);
+    const update w = {MODE_LIN, d->w, d->cot, 0, d->mu, 0, NULL, 0.25 * d->h, 2.0 * d->h / 3.0};
+    st = st ? st : combine(d, 1, d->n, 2, splits, &w, err);
+    st = st ? st : adjoint_sums(d, x, d->cot, &splits, err);
+    const update acc = {MODE_ACC2, d->g, d->mu, 0, d->mu, 0, d->w, 0, 0};
+    return st ? st : combine(d, 1, d->n, 2, splits, &acc, err);
+}
+
+/* H and the data term's sums, the groups' partials added in group order. */
+static ptreg_status objective_sums(ptreg_lddmm_device *d, double *pv, double *data, ptreg_error *err)
+{
+    const size_t groups = (d->n + WG - 1) / WG;
+    const ptreg_karg args[] = {KARG_BUF(d->x),      KARG_BUF(d->v0),  KARG_U32((size_t)d->steps * d->len),
+                               KARG_BUF(d->target), KARG_F64(d->lambda), KARG_U32(d->n),
+                               KARG_BUF(d->mu),     KARG_BUF(d->group_sums)};
+    ptreg_status st = ptreg_dev_launch(d->objective, d->n, WG, sizeof args / sizeof args[0], args, err);
+    double *sums = st ? NULL : malloc(2 * groups * sizeof *sums);
+    if (!st && !sums)
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory");
+    st = st ? st : ptreg_dbuf_read(d->group_sums, 0, sums, 2 * groups * sizeof *sums, err);
+    *pv = *data = 0.0;
+    for (size_t g = 0; !st && g < groups; g++) {
+        *pv += sums[2 * g];
+        *data += sums[2 * g + 1];
+    }
+    free(sums);
+    return st;
+}
+
+ptreg_status ptreg_lddmm_device_evaluate(ptreg_lddmm_device *d, const double *target, const double *p0, double *f,
+                                         double *grad, double *hamiltonian, ptreg_error *err)
+{
+    ptreg_status st = PTREG_OK;
+    if (!d->target) {
+        st = ptreg_dbuf_upload(d->dev, target, 3 * d->n * sizeof(double), &d->target, err);
+        st = st ? st : ptreg_dbuf_alloc(d->dev, 3 * d->n * sizeof(double), &d->grad, err);
+    }
+    st = st ? st : ptreg_lddmm_device_shoot(d, p0, err);
+    double pv, data;
+    st = st ? st : objective_sums(d, &pv, &data, err);
+    if (st)
+        return st;
+    const double H = 0.5 * pv;
+    *f = d->gamma * H + 0.5 * d->lambda * data;
+    if (hamiltonian)
+        *hamiltonian = H;
+    if (!grad)
+        return PTREG_OK;
+    for (int t = d->steps - 1; !st && t >= 0; t--)
+        st = pull_back_step(d, t, err);
+    const ptreg_karg args[] = {KARG_BUF(d->v0), KARG_BUF(d->mu), KARG_F64(d->gamma), KARG_U32(d->n),
+                               KARG_BUF(d->grad)};
+    st = st ? st : ptreg_dev_launch(d->gradient, 3 * d->n, WG, sizeof args / sizeof args[0], args, err);
+    return st ? st : ptreg_dbuf_read(d->grad, 0, grad, 3 * d->n * sizeof(double), err);
+}
+
+/* ---- other points along the flow ---- */
+
+static ptreg_status reserve_points(ptreg_lddmm_device *d, size_t m, ptreg_error *err)
+{
+    if (m > UINT32_MAX / 3)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm warp on %s: %zu points is more than %u", d->dev->label, m,
+                               UINT32_MAX / 3);
+    ptreg_status st = reserve_partials(d, m > d->n ? m : d->n, err);
+    if (st || m <= d->points_cap)
+        return st;
+    ptreg_dbuf **bufs[] = {&d->points, &d->mid, &d->pk1, &d->pk2};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
+        ptreg_dbuf_free(*bufs[i]);
+        *bufs[i] = NULL;
+    }
+    for (size_t i = 0; !st && i < sizeof bufs / sizeof bufs[0]; i++)
+        st = ptreg_dbuf_alloc(d->dev, 3 * m * sizeof(double), bufs[i], err);
+    d->points_cap = st ? 0 : m;
+    return st;
+}
+
+/* The points' step t along the landmarks' flow (lddmm.c's warp). */
+static ptreg_status warp_step(ptreg_lddmm_device *d, int t, size_t m, ptreg_error *err)
+{
+    const points_at pts = {d->points, 0, 0, m}, x = state_at(d, d->x, (size_t)t);
+    unsigned splits;
+    ptreg_status st = flow_sums(d, pts, 0, x, &splits, err);
+    if (!d->rk2) {
+        const update u = {MODE_AXPY, d->pk1, d->points, 0, d->points, 0, NULL, d->h, 0};
+        return st ? st : combine(d, 0, m, 1, splits, &u, err);
+    }
+    const update mid = {MODE_AXPY, d->pk1, d->mid, 0, d->points, 0, NULL, 2.0 * d->h / 3.0, 0};
+    st = st ? st : combine(d, 0, m, 1, splits, &mid, err);
+    const points_at mids = {d->mid, 0, 0, m};
+    st = st ? st : flow_sums(d, mids, 0, state_at(d, d->y, (size_t)t), &splits, err);
+    const update next = {MODE_RK2, d->pk2, d->points, 0, d->points, 0, d->pk1, d->h, 0};
+    return st ? st : combine(d, 0, m, 1, splits, &next, err);
+}
+
+ptreg_status ptreg_lddmm_device_warp(ptreg_lddmm_device *d, const double *p0, const double *x, size_t m,
+                                     double *out, ptreg_error *err)
+{
+    ptreg_status st = reserve_points(d, m, err);
+    st = st ? st : ptreg_dbuf_write(d->points, 0, x, 3 * m * sizeof(double), err);
+    st = st ? st : ptreg_lddmm_device_shoot(d, p0, err);
+    for (int t = 0; !st && t < d->steps; t++)
+        st = warp_step(d, t, m, err);
+    return st ? st : ptreg_dbuf_read(d->points, 0, out, 3 * m * sizeof(double), err);
+}

@@ -1,0 +1,44 @@
+/* LDDMM's device path (lddmm_device.c), called by lddmm.c: the whole time
+ * loop of a shooting and of its adjoint on a GPU, the trajectory kept
+ * there; only the momenta, the objective and the gradient cross per
+ * evaluation. Private to the library and its tests. */
+#ifndef PTREG_REG_LDDMM_IMPL_H
+#define PTREG_REG_LDDMM_IMPL_H
+
+#include "device/backend.h"
+#include "ptreg/lddmm.h"
+
+/* The program: pair/lddmm.cl's sums, reg/lddmm.cl's updates. */
+extern const ptreg_kernel_program ptreg_lddmm_kernels;
+/* Its -D options for a device and precision (fp32 or fp64 pair terms). */
+ptreg_status ptreg_lddmm_device_defines(const ptreg_dev *dev, ptreg_precision precision, char *defines, size_t size,
+                                        ptreg_error *err);
+
+typedef struct ptreg_lddmm_device ptreg_lddmm_device;
+
+/* A session for n landmarks with the options' flow (sigma, time points,
+ * integrator, precision) on a resolved GPU device, the template q0 (n x 3)
+ * uploaded; splits > 0 forces the pair sums' column splits (the tests). */
+ptreg_status ptreg_lddmm_device_open(const ptreg_device *device, const double *q0, size_t n,
+                                     const ptreg_lddmm_options *opt, unsigned splits, ptreg_lddmm_device **out,
+                                     ptreg_error *err);
+void ptreg_lddmm_device_close(ptreg_lddmm_device *d);
+/* Pair terms evaluated so far (as the CPU path counts them). */
+double ptreg_lddmm_device_pair_terms(const ptreg_lddmm_device *d);
+
+/* Shoots (q0, p0); the state at time point t then reads back into q and p
+ * (n x 3 each, either may be NULL). */
+ptreg_status ptreg_lddmm_device_shoot(ptreg_lddmm_device *d, const double *p0, ptreg_error *err);
+ptreg_status ptreg_lddmm_device_state(ptreg_lddmm_device *d, int t, double *q, double *p, ptreg_error *err);
+
+/* The objective at p0 against target (uploaded on the first call; the
+ * same target for the session), H, and (grad not NULL) the gradient. */
+ptreg_status ptreg_lddmm_device_evaluate(ptreg_lddmm_device *d, const double *target, const double *p0, double *f,
+                                         double *grad, double *hamiltonian, ptreg_error *err);
+
+/* m points x carried along the flow of (q0, p0) into out (may alias x). */
+ptreg_status ptreg_lddmm_device_warp(ptreg_lddmm_device *d, const double *p0, const double *x, size_t m,
+                                     double *out, ptreg_error *err);
+
+
+#endif
