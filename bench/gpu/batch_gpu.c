@@ -24,17 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_common.h"
 #include "ptreg/ptreg.h"
 
-#define MAX_LIST 16
 #define TARGET_PAIRS 1000000
 #define TARGET_POINTS 32
 #define TARGET_SECONDS 0.25
-
-typedef struct list {
-    size_t n;
-    char *item[MAX_LIST];
-} list;
 
 typedef struct options {
     list devices, sizes, points, targets, layouts;
@@ -42,13 +37,6 @@ typedef struct options {
     int repeat;
     const char *md, *json;
 } options;
-
-static void split(char *text, list *l)
-{
-    l->n = 0;
-    for (char *tok = strtok(text, ","); tok && l->n < MAX_LIST; tok = strtok(NULL, ","))
-        l->item[l->n++] = tok;
-}
 
 static int parse(int argc, char **argv, options *o)
 {
@@ -232,13 +220,8 @@ static void out(report *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vprintf(fmt, ap);
+    out_md(r->md, fmt, ap);
     va_end(ap);
-    if (r->md) {
-        va_start(ap, fmt);
-        vfprintf(r->md, fmt, ap);
-        va_end(ap);
-    }
 }
 
 static void json_row(report *r, const char *kind, const char *device, size_t k, const char *targets, int full,

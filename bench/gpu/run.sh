@@ -6,7 +6,9 @@
 # the machine cannot build it), lists the devices, runs the device tests and
 # the parity suite on every GPU backend found, prints ptxas's resources per
 # kernel, then every GPU benchmark in bench/ against ptreg's CPU path on all
-# of the machine's cores (batched EM-ICP: batch_gpu; ICP: icp_gpu.py). It
+# of the machine's cores (batched EM-ICP: batch_gpu; EM-ICP and LDDMM:
+# pairs_gpu, and a dense PyTorch peer where PyTorch is installed:
+# peers/torch_pairs.py; ICP: icp_gpu.py). It
 # writes OUTDIR/report.md and OUTDIR/results.json (plus log.txt, parity.txt,
 # nvrtc.txt) and prints a short table last. It keeps within 10 minutes:
 # --quick (or less than 5 minutes left after the tests and the batch
@@ -53,16 +55,17 @@ if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then
 fi
 
 step "build (CUDA and OpenCL backends)"
-bin="" tests="" batch=""
+bin="" tests="" batch="" pairs=""
 # PTREG_GPU_PREBUILT=1 takes .gpu/bin without trying to build
 if [ -z "${PTREG_GPU_PREBUILT:-}" ] && command -v cmake >/dev/null && command -v pkg-config >/dev/null &&
     timeout 300 cmake -S "$root" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release -DPTREG_CUDA=ON -DPTREG_OPENCL=ON \
         >"$scratch/build.log" 2>&1 &&
     timeout 300 cmake --build "$scratch/build" -j "$(nproc)" >>"$scratch/build.log" 2>&1; then
     bin=$scratch/build/ptreg tests=$scratch/build/tests batch=$scratch/build/bench/batch_gpu
+    pairs=$scratch/build/bench/pairs_gpu
     echo "built here in $scratch/build"
 elif [ -x "$root/.gpu/bin/ptreg" ]; then
-    bin=$root/.gpu/bin/ptreg tests=$root/.gpu/bin batch=$root/.gpu/bin/batch_gpu
+    bin=$root/.gpu/bin/ptreg tests=$root/.gpu/bin batch=$root/.gpu/bin/batch_gpu pairs=$root/.gpu/bin/pairs_gpu
     if [ -n "${PTREG_GPU_PREBUILT:-}" ]; then
         echo "PTREG_GPU_PREBUILT: using the build carried in .gpu/bin"
     else
@@ -119,6 +122,34 @@ else
     echo "no GPU device or no batch_gpu ($batch): skipped" | tee "$scratch/batch_gpu.md"
 fi
 
+step "benchmarks: EM-ICP and LDDMM on each GPU against the CPU path on $(nproc) threads"
+# EM-ICP at n = m = 10^4 .. 10^6 per precision (the CPU to 10^5), one LDDMM
+# evaluation at N = 2*10^4 and 10^5 (the CPU at 2*10^4), the study's
+# configuration end to end; PTREG_GPU_PAIRS_ARGS: more options (a dry run's)
+pairs_args="--emicp-sizes 10000,100000,1000000 --lddmm-sizes 20000,100000"
+[ "$QUICK" = "--quick" ] && pairs_args="--emicp-sizes 10000,100000 --precisions fp32 --lddmm-sizes 20000 --no-cpu-study"
+if [ -n "$gpus" ] && [ -x "$pairs" ]; then
+    # shellcheck disable=SC2086
+    timeout 120 "$pairs" --devices "$gpus" --md "$scratch/pairs_gpu.md" --json "$scratch/pairs_gpu.json" \
+        $pairs_args ${PTREG_GPU_PAIRS_ARGS:-}
+    echo "exit $?"
+else
+    echo "no GPU device or no pairs_gpu ($pairs): skipped" | tee "$scratch/pairs_gpu.md"
+fi
+# the dense PyTorch peer (what a PyTorch user writes), where PyTorch is
+# installed, in what time is left before the ICP step's share
+torch_s=$((450 - $(elapsed)))
+[ "$torch_s" -gt 100 ] && torch_s=100
+if [ "$torch_s" -gt 20 ]; then
+    # shellcheck disable=SC2086
+    timeout "$torch_s" python3 "$root/bench/peers/torch_pairs.py" --json "$scratch/torch_pairs.json" --repeat 2 \
+        --emicp-sizes 10000,100000,1000000 --lddmm-sizes 1847,20000,100000 --lddmm-study ${PTREG_GPU_TORCH_ARGS:-} \
+        >"$scratch/torch_pairs.txt" 2>&1
+    echo "exit $?"; cat "$scratch/torch_pairs.txt"
+else
+    echo "no time left for the PyTorch peer" | tee "$scratch/torch_pairs.txt"
+fi
+
 step "benchmarks: ICP on each GPU against the CPU path on $(nproc) threads"
 data=$root/.gpu/data
 [ -e "$data/bunny/bun.conf" ] || data=$root/../shared/data
@@ -129,7 +160,9 @@ if [ "$QUICK" = "--quick" ] || [ "$(elapsed)" -gt 300 ]; then
 fi
 # PTREG_GPU_BENCH_ARGS: more options for icp_gpu.py (a dry run's "--rounds 1 --repeat 2")
 # shellcheck disable=SC2086
-timeout $((570 - $(elapsed))) python3 "$root/bench/gpu/icp_gpu.py" --ptreg "$bin" --devices "$gpus" --cases "$cases" \
+icp_s=$((570 - $(elapsed)))
+[ "$icp_s" -lt 30 ] && icp_s=30
+timeout "$icp_s" python3 "$root/bench/gpu/icp_gpu.py" --ptreg "$bin" --devices "$gpus" --cases "$cases" \
     --work "$scratch/icp" --out "$scratch" --data "$data" --threads "$(nproc)" ${PTREG_GPU_BENCH_ARGS:-}
 echo "exit $?"
 
@@ -148,17 +181,21 @@ smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.tota
                      capture_output=True, text=True).stdout.strip() if os.path.exists("/usr/bin/nvidia-smi") else ""
 icp = read(os.path.join(scratch, "icp_gpu.md"), "(the ICP benchmark did not finish)\n")
 batch = read(os.path.join(scratch, "batch_gpu.md"), "(the batch benchmark did not finish)\n")
+pairs = read(os.path.join(scratch, "pairs_gpu.md"), "(the EM-ICP and LDDMM benchmark did not finish)\n")
+torch = read(os.path.join(scratch, "torch_pairs.txt"), "(the PyTorch peer did not run)\n")
 nvrtc = read(os.path.join(out, "nvrtc.txt"))
 report = ["# ptreg on the GPU machine", "",
           "Made by `bench/gpu/run.sh` in %d s. GPU: %s. GPU devices ptreg found: %s." % (seconds, smi or "?", gpus or "none"),
           "", "## Device tests and parity suite", "", "```", *summary, "```", "",
           "## Batched EM-ICP (`batch_gpu`): ms per call from host memory, the kernel alone, pairs/s", "",
           batch, "",
+          "## EM-ICP and LDDMM (`pairs_gpu`)", "", pairs, "",
+          "## The dense PyTorch peer (`peers/torch_pairs.py`)", "", "```", torch.strip(), "```", "",
           "## ICP, 30 iterations: ms per frame (model resident), and from host memory (+ the model's upload)", "",
           icp, "## Kernels for sm_90 (NVRTC, ptxas -v)", "", "```", nvrtc.strip(), "```", ""]
 open(os.path.join(out, "report.md"), "w").write("\n".join(report))
 results = {"seconds": seconds, "gpu": smi, "gpu_devices": gpus.split(",") if gpus else [], "parity": summary}
-for name in ("devices.json", "icp_gpu.json", "batch_gpu.json"):
+for name in ("devices.json", "icp_gpu.json", "batch_gpu.json", "pairs_gpu.json", "torch_pairs.json"):
     try:
         results[name[:-5]] = json.load(open(os.path.join(scratch, name)))
     except (OSError, ValueError):

@@ -61,6 +61,9 @@ typedef struct ptreg_device_info {
  * missing mean no devices of that backend, see ptreg_backend_note). The
  * list belongs to the library. */
 void ptreg_devices(const ptreg_device_info **list, size_t *count);
+/* A device's name ("NVIDIA H100 80GB HBM3", the CPU's model ...) from the
+ * list; "device" when it is not there. The string belongs to the library. */
+const char *ptreg_device_name(const ptreg_device *device);
 /* Why a backend has no devices ("" when it has, or has not been looked
  * for): the library that was not found, the driver's error ... */
 const char *ptreg_backend_note(ptreg_backend backend);

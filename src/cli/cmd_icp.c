@@ -187,13 +187,10 @@ static const char *device_label(const icp_job *job, char *buf, size_t size)
 {
     char name[32];
     ptreg_device_format(&job->device, name, sizeof name);
-    const ptreg_device_info *list;
-    size_t count;
-    ptreg_devices(&list, &count);
-    snprintf(buf, size, "%s", name);
-    for (size_t i = 0; i < count && job->device.backend != PTREG_BACKEND_CPU; i++)
-        if (list[i].device.backend == job->device.backend && list[i].device.index == job->device.index)
-            snprintf(buf, size, "%s (%.100s)", name, list[i].name);
+    if (job->device.backend == PTREG_BACKEND_CPU)
+        snprintf(buf, size, "%s", name);
+    else
+        snprintf(buf, size, "%s (%.100s)", name, ptreg_device_name(&job->device));
     return buf;
 }
 

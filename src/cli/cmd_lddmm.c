@@ -262,13 +262,7 @@ static const char *engine_of(const ptreg_lddmm_options *o, const ptreg_device *o
 {
     if (on->backend == PTREG_BACKEND_CPU)
         return o->precision == PTREG_PRECISION_FP64 ? "reference" : ptreg_isa_name(ptreg_cpu_isa());
-    const ptreg_device_info *list;
-    size_t count;
-    ptreg_devices(&list, &count);
-    for (size_t i = 0; i < count; i++)
-        if (list[i].device.backend == on->backend && list[i].device.index == on->index)
-            return list[i].name;
-    return "device";
+    return ptreg_device_name(on);
 }
 
 static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_lddmm_result *r, int *rc)

@@ -109,10 +109,6 @@ struct ptreg_dbuf {
 
 /* ---- what algorithms call ---- */
 
-/* The device's name in the registry ("device" when it is not there); the
- * string lives as long as the process. */
-const char *ptreg_device_name(const ptreg_device *device);
-
 /* The opened device for a resolved GPU device (ptreg_device_resolve). */
 ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **dev, ptreg_error *err);
 
