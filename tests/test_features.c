@@ -269,6 +269,7 @@ static void test_goldens(const char *data)
         {"pcl_fpfh_r0.15_every10.csv", 0, 0, 0.15, PTREG_FPFH_PCL},
         {"open3d_fpfh_k30_every10.csv", 0, 30, 0, PTREG_FPFH_OPEN3D},
         {"open3d_fpfh_r0.15_every10.csv", 0, 0, 0.15, PTREG_FPFH_OPEN3D},
+        {"open3d_fpfh_r0.25_nn100_every10.csv", 0, 100, 0.25, PTREG_FPFH_OPEN3D}, /* KDTreeSearchParamHybrid */
         {"pcl_pfh_k30_every10.csv", 1, 30, 0, PTREG_FPFH_PCL},
         {"pcl_pfh_r0.15_every10.csv", 1, 0, 0.15, PTREG_FPFH_PCL},
     };

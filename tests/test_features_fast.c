@@ -46,29 +46,91 @@ static int same_lists(const feat_table *a, const feat_table *b)
     return 1;
 }
 
-static void check_table(const float *xyz, size_t n, ptreg_neighborhood nb, const char *what)
+/* List i of a, sorted by (squared distance, index), equals list i of b. */
+static int same_sets(const feat_table *a, const feat_table *b)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        const feat_list *x = &a->list[i], *y = &b->list[i];
+        if (x->count != y->count)
+            return 0;
+        for (size_t j = 0; j < x->count; j++) {
+            size_t at = 0; /* where x's entry j sits in y, which is sorted */
+            while (at < y->count && y->index[at] != x->index[j])
+                at++;
+            if (at == y->count || y->dist2[at] != x->dist2[j])
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static void check_table_order(const float *xyz, size_t n, ptreg_neighborhood nb, feat_order order, const char *what)
 {
     ptreg_kdtree *tree;
     CHECK(ptreg_kdtree_create(xyz, n, NULL, &tree, NULL) == PTREG_OK);
-    feat_table fast, ref;
-    CHECK(feat_table_build(tree, xyz, n, &nb, 0, &fast, NULL) == PTREG_OK);
-    CHECK(feat_table_build(tree, xyz, n, &nb, 1, &ref, NULL) == PTREG_OK);
-    CHECK_MSG(same_lists(&fast, &ref), "%s k %zu radius %g: table differs from the reference", what, nb.k,
-              nb.radius);
+    feat_table fast, ref, sorted;
+    CHECK(feat_table_build(tree, xyz, n, &nb, 0, order, &fast, NULL) == PTREG_OK);
+    CHECK(feat_table_build(tree, xyz, n, &nb, 1, order, &ref, NULL) == PTREG_OK);
+    CHECK(feat_table_build(tree, xyz, n, &nb, 1, FEAT_SORTED, &sorted, NULL) == PTREG_OK);
+    CHECK_MSG(same_lists(&fast, &ref), "%s k %zu radius %g order %d: table differs from the reference", what, nb.k,
+              nb.radius, (int)order);
+    CHECK_MSG(same_sets(&fast, &sorted), "%s k %zu radius %g order %d: not the sorted lists' points", what, nb.k,
+              nb.radius, (int)order);
     size_t expect = nb.k ? (nb.k < n ? nb.k : n) : 0;
-    for (size_t i = 0; nb.k && i < n; i++)
+    for (size_t i = 0; nb.k && !(nb.radius > 0) && i < n; i++)
         if (fast.list[i].count != expect) {
             CHECK_MSG(0, "%s: point %zu has %zu neighbours, not %zu", what, i, fast.list[i].count, expect);
             break;
         }
     ptreg_set_num_threads(1);
     feat_table one;
-    CHECK(feat_table_build(tree, xyz, n, &nb, 0, &one, NULL) == PTREG_OK);
+    CHECK(feat_table_build(tree, xyz, n, &nb, 0, order, &one, NULL) == PTREG_OK);
     CHECK_MSG(same_lists(&fast, &one), "%s: 1 and 2 threads differ", what);
     ptreg_set_num_threads(2);
     feat_table_free(&one);
     feat_table_free(&fast);
     feat_table_free(&ref);
+    feat_table_free(&sorted);
+    ptreg_kdtree_destroy(tree);
+}
+
+static void check_table(const float *xyz, size_t n, ptreg_neighborhood nb, const char *what)
+{
+    check_table_order(xyz, n, nb, FEAT_SORTED, what);
+    check_table_order(xyz, n, nb, FEAT_TREE_ORDER, what);
+}
+
+/* Open3D's hybrid search: each list is the k-NN list cut where the strict
+ * radius test fails, and is the radius list when that holds at most k. */
+static void check_hybrid(const float *xyz, size_t n, size_t k, double radius, const char *what)
+{
+    ptreg_kdtree *tree;
+    CHECK(ptreg_kdtree_create(xyz, n, NULL, &tree, NULL) == PTREG_OK);
+    feat_table hybrid, knn, ball;
+    const ptreg_neighborhood both = {k, radius}, nearest = {k, 0}, within = {0, radius};
+    CHECK(feat_table_build(tree, xyz, n, &both, 0, FEAT_SORTED, &hybrid, NULL) == PTREG_OK);
+    CHECK(feat_table_build(tree, xyz, n, &nearest, 0, FEAT_SORTED, &knn, NULL) == PTREG_OK);
+    CHECK(feat_table_build(tree, xyz, n, &within, 0, FEAT_SORTED, &ball, NULL) == PTREG_OK);
+    const float r2 = (float)(radius * radius);
+    size_t bad = 0, cut = 0, whole = 0;
+    for (size_t i = 0; i < n; i++) {
+        const feat_list *h = &hybrid.list[i], *a = &knn.list[i], *b = &ball.list[i];
+        size_t expect = 0;
+        while (expect < a->count && a->dist2[expect] < r2)
+            expect++;
+        int ok = h->count == expect && !memcmp(h->index, a->index, expect * sizeof *h->index);
+        if (b->count <= k)
+            ok = ok && h->count == b->count && !memcmp(h->index, b->index, b->count * sizeof *h->index);
+        bad += !ok;
+        cut += h->count < a->count;
+        whole += h->count == k;
+    }
+    CHECK_MSG(bad == 0, "%s hybrid k %zu radius %g: %zu lists are not Open3D's", what, k, radius, bad);
+    CHECK_MSG(cut > 0 && whole > 0, "%s hybrid k %zu radius %g: the case cuts %zu lists, fills %zu", what, k, radius,
+              cut, whole);
+    feat_table_free(&hybrid);
+    feat_table_free(&knn);
+    feat_table_free(&ball);
     ptreg_kdtree_destroy(tree);
 }
 
@@ -84,6 +146,9 @@ static void test_table(void)
             check_table(xyz, n, (ptreg_neighborhood){ks[i], 0}, what);
         check_table(xyz, n, (ptreg_neighborhood){0, 0.5}, what); /* on the grid: many at exactly 0.5 */
         check_table(xyz, n, (ptreg_neighborhood){0, 1.3}, what);
+        check_table(xyz, n, (ptreg_neighborhood){30, 0.5}, what);
+        check_table(xyz, n, (ptreg_neighborhood){97, 1.3}, what);
+        check_hybrid(xyz, n, shape ? 20 : 30, shape ? 1.3 : 0.4, what);
         free(xyz);
     }
     float *few = random_cloud(5, 3); /* k beyond n: every point */
@@ -100,7 +165,7 @@ static void test_strict_radius(void)
     CHECK(ptreg_kdtree_create(xyz, 4, NULL, &tree, NULL) == PTREG_OK);
     ptreg_neighbors nb = {0};
     ptreg_neighborhood r = {0, 0.5};
-    CHECK(feat_neighbors(tree, &r, xyz, &nb, NULL) == PTREG_OK);
+    CHECK(feat_neighbors(tree, &r, FEAT_SORTED, xyz, &nb, NULL) == PTREG_OK);
     CHECK_MSG(nb.count == 3 && nb.index[0] == 0 && nb.index[1] == 2 && nb.index[2] == 3,
               "radius 0.5 from the origin: %zu neighbours (want 0, 2, 3; the point at 0.5 is out)", nb.count);
     ptreg_neighbors_free(&nb);

@@ -12,7 +12,8 @@ did not load them, or loaded something else, the parsed ones are used instead an
 "normals_source" says so.
 
 The descriptor is o3d.pipelines.registration.compute_fpfh_feature(cloud, param) with
-KDTreeSearchParamKNN(k) or KDTreeSearchParamRadius(R) on the whole cloud; Open3D has
+KDTreeSearchParamKNN(k), KDTreeSearchParamRadius(R) or (--radius R --max-nn N)
+KDTreeSearchParamHybrid(R, N) on the whole cloud; Open3D has
 no query subset, so it always computes all points, and --every S only selects which
 rows (points 0, S, 2S, ...) are written. The timing (median of --repeat calls)
 therefore always covers the whole cloud, k-d tree build included (Open3D builds it
@@ -151,7 +152,9 @@ def neighbour_counts(pcd, param, rows):
     pts = np.asarray(pcd.points)
     counts = []
     for i in rows:
-        if isinstance(param, o3d.geometry.KDTreeSearchParamRadius):
+        if isinstance(param, o3d.geometry.KDTreeSearchParamHybrid):
+            c, _, _ = tree.search_hybrid_vector_3d(pts[i], param.radius, param.max_nn)
+        elif isinstance(param, o3d.geometry.KDTreeSearchParamRadius):
             c, _, _ = tree.search_radius_vector_3d(pts[i], param.radius)
         else:
             c, _, _ = tree.search_knn_vector_3d(pts[i], param.knn)
@@ -169,6 +172,8 @@ def main():
     grp = ap.add_mutually_exclusive_group()
     grp.add_argument("--k", type=int, help="k nearest neighbours, query included (default 30)")
     grp.add_argument("--radius", type=float, help="all neighbours within R")
+    ap.add_argument("--max-nn", type=int, help="with --radius: KDTreeSearchParamHybrid(R, max_nn), the N nearest "
+                    "within R")
     ap.add_argument("--every", type=int, default=1, help="rows written: points 0, S, 2S, ...")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2,
@@ -182,13 +187,17 @@ def main():
         ap.error("--k must be >= 2")
     if args.radius is not None and not args.radius > 0:
         ap.error("--radius must be positive")
+    if args.max_nn is not None and (args.radius is None or args.max_nn < 1):
+        ap.error("--max-nn needs --radius and must be >= 1")
     if args.every < 1 or args.repeat < 1:
         ap.error("--every and --repeat must be >= 1")
 
     o3d.utility.set_verbosity_level(o3d.utility.VerbosityLevel.Error)
     pcd, normals_source = load(args.cloud)
     n = len(pcd.points)
-    if args.radius is not None:
+    if args.max_nn is not None:
+        param = o3d.geometry.KDTreeSearchParamHybrid(args.radius, args.max_nn)
+    elif args.radius is not None:
         param = o3d.geometry.KDTreeSearchParamRadius(args.radius)
     else:
         param = o3d.geometry.KDTreeSearchParamKNN(args.k)

@@ -12,10 +12,12 @@ extern "C" {
 #endif
 
 /* A neighbourhood: the k nearest points (the point itself included, as
- * PCL's k-NN search has it) or every point within radius. */
+ * PCL's k-NN search has it), every point strictly within radius, or both
+ * (Open3D's KDTreeSearchParamHybrid(radius, max_nn = k): the k nearest,
+ * those strictly within radius). */
 typedef struct ptreg_neighborhood {
-    size_t k;      /* > 0: k nearest */
-    double radius; /* used when k == 0 */
+    size_t k;      /* > 0: at most the k nearest; 0: radius only */
+    double radius; /* > 0: strictly within radius; 0 with k > 0: k-NN only */
 } ptreg_neighborhood;
 
 typedef struct ptreg_normals_options {

@@ -8,8 +8,10 @@
 #include "core/cpu.h"
 
 #define NEIGHBORHOOD_OPTIONS                                                                            \
-    {"k", 'k', "N", "the N nearest points, the point itself among them (default 30)"},                 \
-    {"radius", 'r', "R", "every point closer than R (strictly), the point itself among them"}
+    {"k", 'k', "N", "the N nearest points, the point itself among them (default 30); with --radius, "  \
+                    "at most N"},                                                                      \
+    {"radius", 'r', "R", "every point closer than R (strictly), the point itself among them; with --k, " \
+                         "the N nearest of them (Open3D's KDTreeSearchParamHybrid(R, max_nn = N))"}
 #define RUN_OPTIONS                                                                                      \
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},                     \
     CLI_DEVICE_OPTION,                                                                                  \
@@ -36,7 +38,7 @@ static const cli_option normals_options[] = {
 
 const cli_command cli_cmd_normals = {
     "normals",
-    "CLOUD [-o OUT] [--k N | --radius R] [options]",
+    "CLOUD [-o OUT] [--k N] [--radius R] [options]",
     "Estimate normals by PCA of each point's neighbourhood.",
     "A point's normal is the eigenvector of the smallest eigenvalue of its neighbourhood's\n"
     "covariance (about the neighbourhood's centroid, in double), turned to face the viewpoint;\n"
@@ -69,7 +71,8 @@ static const cli_option fpfh_options[] = {
     "Normals come from the cloud (PLY nx ny nz, PCD normal_x normal_y normal_z, ...) unless\n"        \
     "--recompute, or when it has none: then they are estimated as `ptreg normals` does.\n"             \
     "Neighbourhoods are those of PCL and Open3D: k-NN counts the point itself, a radius keeps\n"       \
-    "points strictly closer than R. A point alone in its neighbourhood gets an all-zero row (as\n"     \
+    "points strictly closer than R, and --k N --radius R together keep the N nearest of those\n"      \
+    "(Open3D's KDTreeSearchParamHybrid(R, N), the search its tutorials use for FPFH). A point alone in its neighbourhood gets an all-zero row (as\n"     \
     "from PCL and Open3D); a point whose normal or a neighbour's normal is not finite gets a NaN\n"     \
     "row, counted as missing.\n\n"                                                                       \
     "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"          \
@@ -77,7 +80,7 @@ static const cli_option fpfh_options[] = {
 
 const cli_command cli_cmd_pfh = {
     "pfh",
-    "CLOUD [-o OUT] [--k N | --radius R] [options]",
+    "CLOUD [-o OUT] [--k N] [--radius R] [options]",
     "Point feature histograms (PFH, 125 bins) as PCL's PFHEstimation computes them.",
     "Every unordered pair of a point's neighbourhood (the point included) adds 100 / pairs to\n"
     "bin theta + 5 alpha + 25 phi of PCL's pair feature (5 bins per feature); rows sum to 100.\n\n" DESCRIPTOR_HELP,
@@ -89,7 +92,7 @@ const cli_command cli_cmd_pfh = {
 
 const cli_command cli_cmd_fpfh = {
     "fpfh",
-    "CLOUD [-o OUT] [--k N | --radius R] [--convention pcl|open3d] [options]",
+    "CLOUD [-o OUT] [--k N] [--radius R] [--convention pcl|open3d] [options]",
     "Fast point feature histograms (FPFH, 33 bins) as PCL's FPFHEstimation or Open3D computes them.",
     "SPFH(p): the pairs of p with each neighbour, 11 bins each for theta, alpha and phi.\n"
     "FPFH(p) = sum over neighbours q of SPFH(q) / |p - q|^2, each 11-bin block scaled to sum to\n"
@@ -100,16 +103,17 @@ const cli_command cli_cmd_fpfh = {
     1,
 };
 
+/* --k alone: k-NN; --radius alone: a ball; both: Open3D's hybrid search. */
 static int read_neighborhood(const cli_args *a, const char *cmd, const char *k_name, const char *r_name,
                              ptreg_neighborhood *nb)
 {
-    if (cli_has(a, k_name) && cli_has(a, r_name)) {
-        cli_error(cmd, "--%s and --%s exclude each other", k_name, r_name);
-        return EXIT_USAGE;
-    }
+    (void)cmd;
+    nb->radius = 0.0;
     if (cli_has(a, r_name)) {
         nb->k = 0;
-        return cli_double(a, r_name, 1e-30, 1e30, &nb->radius);
+        int rc = cli_double(a, r_name, 1e-30, 1e30, &nb->radius);
+        if (rc || !cli_has(a, k_name))
+            return rc;
     }
     return cli_size(a, k_name, 1, (size_t)1 << 20, &nb->k);
 }
@@ -119,14 +123,16 @@ static cJSON *json_neighborhood(const ptreg_neighborhood *nb)
     cJSON *o = cJSON_CreateObject();
     if (nb->k)
         cJSON_AddNumberToObject(o, "k", (double)nb->k);
-    else
+    if (nb->radius > 0)
         cJSON_AddNumberToObject(o, "radius", nb->radius);
     return o;
 }
 
 static void print_neighborhood(const ptreg_neighborhood *nb)
 {
-    if (nb->k)
+    if (nb->k && nb->radius > 0)
+        printf("the %zu nearest within radius %g", nb->k, nb->radius);
+    else if (nb->k)
         printf("k = %zu", nb->k);
     else
         printf("radius %g", nb->radius);

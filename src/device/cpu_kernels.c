@@ -19,6 +19,7 @@
         .harris_tile = ptreg_harris_tile##sfx,                 \
         .harris_peaks = ptreg_harris_peaks##sfx,               \
         .pfh_pair_bins = feat_pair_bins##sfx,                  \
+        .fpfh_sum = feat_fpfh_sum##sfx,                        \
         .pair_gauss_block = ptreg_pair_gauss_block##sfx,       \
         .pair_exp_array = ptreg_pair_exp_array##sfx,           \
         .batch_lanes = ptreg_batch_lanes##sfx,                 \

@@ -41,7 +41,7 @@ struct ptreg_cpu_kernels {
                      float *dist2);
     /* Every point within squared distance limit (d <= limit), sorted; -1 when
      * out of memory. */
-    int (*kd_radius)(const ptreg_kdtree *t, const float q[3], float limit, ptreg_neighbors *nb);
+    int (*kd_radius)(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);
     /* reg/icp_kernels.h */
     void (*pair_sums_range)(const float *p, const float *q, const float *d2, const unsigned char *use, size_t n,
                             const double ref[3], ptreg_pair_sums *out);
@@ -53,6 +53,7 @@ struct ptreg_cpu_kernels {
     void (*harris_peaks)(const ptreg_harris_peak_row *row);
     /* feat/pfh_kernels.h */
     void (*pfh_pair_bins)(const feat_pair_batch *b);
+    void (*fpfh_sum)(feat_fpfh_gather *g);
     /* pair/pair_kernels.h */
     void (*pair_gauss_block)(const ptreg_pair_gauss_block *blk);
     void (*pair_exp_array)(const float *in, float *out, size_t n);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/cpu_kernels.h"
 #include "nn/kdtree_impl.h"
 
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err)
@@ -11,6 +12,8 @@ ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *
     if (nb->k == 0 && !(nb->radius > 0 && isfinite(nb->radius)))
         return ptreg_error_set(err, PTREG_ERR_ARG, "neighbourhood: k must be > 0 or the radius > 0 (got k %zu, "
                                                    "radius %g)", nb->k, nb->radius);
+    if (nb->k > 0 && !(nb->radius >= 0 && isfinite(nb->radius)))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "neighbourhood: the radius %g is not finite and >= 0", nb->radius);
     if (nb->k > ((size_t)1 << 20))
         return ptreg_error_set(err, PTREG_ERR_ARG, "neighbourhood: k %zu is too large", nb->k);
     return PTREG_OK;
@@ -20,25 +23,48 @@ ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *
 static float strict_radius2(double radius) { return (float)(radius * radius); }
 
 /* A radius search that finds every point the strict test keeps (the tree's
- * own test is d <= r^2 in float), then drops those at or beyond r^2. */
-static ptreg_status radius_strict(const ptreg_kdtree *tree, const float q[3], double radius, ptreg_neighbors *out,
-                                  ptreg_error *err)
+ * own test is d <= r^2 in float, with the radius one float step out), then
+ * drops those at or beyond r^2, keeping the order. */
+static ptreg_status radius_strict(const ptreg_kdtree *tree, const float q[3], double radius, feat_order order,
+                                  ptreg_neighbors *out, ptreg_error *err)
 {
-    ptreg_status s = ptreg_kdtree_radius(tree, q, nextafterf((float)radius, INFINITY), out, err);
-    float r2 = strict_radius2(radius);
-    while (out->count > 0 && !(out->dist2[out->count - 1] < r2))
-        out->count--;
-    return s;
+    const float reach = nextafterf((float)radius, INFINITY);
+    if (ptreg_cpu_kernels()->kd_radius(tree, q, reach * reach, order == FEAT_SORTED, out)) {
+        out->count = 0;
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for a radius neighbourhood");
+    }
+    const float r2 = strict_radius2(radius);
+    size_t kept = 0;
+    for (size_t j = 0; j < out->count; j++)
+        if (out->dist2[j] < r2) {
+            out->index[kept] = out->index[j];
+            out->dist2[kept++] = out->dist2[j];
+        }
+    out->count = kept;
+    return PTREG_OK;
 }
 
-ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, const float q[3],
-                            ptreg_neighbors *out, ptreg_error *err)
+/* A sorted list's length once the entries at or beyond the radius (the
+ * strict test) are cut: Open3D's hybrid search keeps the k nearest that
+ * are strictly within it. */
+static size_t within_radius(const float *dist2, size_t count, double radius)
+{
+    if (!(radius > 0))
+        return count;
+    const float r2 = strict_radius2(radius);
+    while (count > 0 && !(dist2[count - 1] < r2))
+        count--;
+    return count;
+}
+
+ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, feat_order order,
+                            const float q[3], ptreg_neighbors *out, ptreg_error *err)
 {
     if (nb->k == 0)
-        return radius_strict(tree, q, nb->radius, out, err);
+        return radius_strict(tree, q, nb->radius, order, out, err);
     if (ptreg_kd_neighbors_reserve(out, nb->k))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbours", nb->k);
-    out->count = ptreg_kdtree_knn(tree, q, nb->k, out->index, out->dist2);
+    out->count = within_radius(out->dist2, ptreg_kdtree_knn(tree, q, nb->k, out->index, out->dist2), nb->radius);
     return PTREG_OK;
 }
 
@@ -82,8 +108,8 @@ static const feat_list *nearest_done(const float *xyz, const float q[3], const u
     return best;
 }
 
-static void knn_block(const ptreg_kdtree *t, const float *xyz, size_t kk, size_t block, uint32_t *index,
-                      float *dist2, feat_list *list)
+static void knn_block(const ptreg_kdtree *t, const float *xyz, size_t kk, double radius, size_t block,
+                      uint32_t *index, float *dist2, feat_list *list)
 {
     size_t end = (block + 1) * TABLE_BLOCK_SLOTS, slots = t->chunk_count * PTREG_KD_LANES, done_count = 0;
     uint32_t done[TABLE_BLOCK_SLOTS];
@@ -93,17 +119,25 @@ static void knn_block(const ptreg_kdtree *t, const float *xyz, size_t kk, size_t
             continue;
         const float *q = xyz + 3 * (size_t)i;
         const feat_list *seed = nearest_done(xyz, q, done, done_count, list);
-        float limit = seed ? bound_from(xyz, q, seed) : INFINITY;
+        /* a seed cut by the radius holds fewer than kk points: no bound */
+        float limit = seed && seed->count == kk ? bound_from(xyz, q, seed) : INFINITY;
+        if (radius > 0) { /* the hybrid search keeps nothing beyond the radius */
+            const float reach = nextafterf((float)radius, INFINITY);
+            limit = fminf(limit, reach * reach);
+        }
         feat_list *l = &list[i];
         l->index = index + kk * i;
         l->dist2 = dist2 + kk * i;
-        l->count = ptreg_kd_knn_within(t, q, kk, limit, index + kk * i, dist2 + kk * i);
+        l->count = within_radius(dist2 + kk * i, ptreg_kd_knn_within(t, q, kk, limit, index + kk * i, dist2 + kk * i),
+                                 radius);
         done[done_count++] = i;
     }
 }
 
-static ptreg_status build_knn(const ptreg_kdtree *t, const float *xyz, size_t n, size_t k, feat_table *table)
+static ptreg_status build_knn(const ptreg_kdtree *t, const float *xyz, size_t n, const ptreg_neighborhood *nb,
+                              feat_table *table)
 {
+    const size_t k = nb->k;
     size_t kk = k < n ? k : n;
     uint32_t *index = malloc(n * kk * sizeof *index);
     float *dist2 = malloc(n * kk * sizeof *dist2);
@@ -114,7 +148,7 @@ static ptreg_status build_knn(const ptreg_kdtree *t, const float *xyz, size_t n,
     long blocks = (long)((t->chunk_count * PTREG_KD_LANES + TABLE_BLOCK_SLOTS - 1) / TABLE_BLOCK_SLOTS);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(ptreg_get_num_threads())
     for (long b = 0; b < blocks; b++)
-        knn_block(t, xyz, kk, (size_t)b, index, dist2, table->list);
+        knn_block(t, xyz, kk, nb->radius, (size_t)b, index, dist2, table->list);
     return PTREG_OK;
 }
 
@@ -124,6 +158,7 @@ typedef struct table_job {
     size_t n;
     const ptreg_neighborhood *nb;
     int reference; /* points in index order, k-NN unbounded */
+    feat_order order;
 } table_job;
 
 /* The point at position s of the query order, or PTREG_NO_NEIGHBOR. */
@@ -151,7 +186,7 @@ static int search_block(const table_job *job, size_t block, ptreg_neighbors *nb,
         start[s - first] = used;
         if (i == PTREG_NO_NEIGHBOR)
             continue;
-        if (feat_neighbors(job->tree, job->nb, job->xyz + 3 * (size_t)i, nb, NULL))
+        if (feat_neighbors(job->tree, job->nb, job->order, job->xyz + 3 * (size_t)i, nb, NULL))
             return 0;
         if (used + nb->count > cap) {
             cap = 2 * (used + nb->count) + 64;
@@ -198,13 +233,13 @@ static ptreg_status build_by_search(const table_job *job, feat_table *table)
 }
 
 ptreg_status feat_table_build(const ptreg_kdtree *tree, const float *xyz, size_t n, const ptreg_neighborhood *nb,
-                              int reference, feat_table *table, ptreg_error *err)
+                              int reference, feat_order order, feat_table *table, ptreg_error *err)
 {
     memset(table, 0, sizeof *table);
     ptreg_status s = feat_check_neighborhood(nb, err);
     if (s)
         return s;
-    table_job job = {tree, xyz, n, nb, reference};
+    table_job job = {tree, xyz, n, nb, reference, order};
     int bounded_knn = nb->k && !reference;
     size_t blocks = bounded_knn ? 2 : 2 * ((positions(&job) + TABLE_BLOCK_SLOTS - 1) / TABLE_BLOCK_SLOTS);
     table->n = n;
@@ -213,7 +248,7 @@ ptreg_status feat_table_build(const ptreg_kdtree *tree, const float *xyz, size_t
     table->block_count = bounded_knn ? 0 : blocks;
     s = table->list && table->blocks ? PTREG_OK : PTREG_ERR_NOMEM;
     if (!s)
-        s = bounded_knn ? build_knn(tree, xyz, n, nb->k, table) : build_by_search(&job, table);
+        s = bounded_knn ? build_knn(tree, xyz, n, nb, table) : build_by_search(&job, table);
     if (s) {
         feat_table_free(table);
         return ptreg_error_set(err, s, "out of memory for the neighbourhoods of %zu points", n);

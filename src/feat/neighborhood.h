@@ -4,15 +4,20 @@
  * k-NN: the k nearest, the point itself among them, as PCL's and Open3D's
  * searches count them. Radius: every point with squared distance strictly
  * below (float)(r * r), as FLANN (PCL) and nanoflann (Open3D) test it, so a
- * point exactly at distance r is not a neighbour. Lists are sorted by
- * (squared distance, index); float squared distances as the k-d tree
- * computes them. Memory: the lists themselves, n * (k or the mean count) *
+ * point exactly at distance r is not a neighbour. k-NN lists are sorted by
+ * (squared distance, index); radius lists too (FEAT_SORTED), or in the
+ * order the k-d tree's traversal meets the points (FEAT_TREE_ORDER: the
+ * same on every run, and no sort, which at a hundred neighbours costs more
+ * than the search; for FPFH, whose sums need no order). Float squared
+ * distances as the k-d tree computes them. Memory: the lists themselves, n * (k or the mean count) *
  * 8 bytes, plus 24 bytes per point. */
 #ifndef PTREG_FEAT_NEIGHBORHOOD_H
 #define PTREG_FEAT_NEIGHBORHOOD_H
 
 #include "ptreg/features.h"
 #include "ptreg/nn.h"
+
+typedef enum feat_order { FEAT_SORTED = 0, FEAT_TREE_ORDER } feat_order;
 
 typedef struct feat_list {
     const uint32_t *index;
@@ -36,12 +41,12 @@ ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *
  * those of independent searches (reference != 0: feat_neighbors for each
  * point in index order), for any thread count. */
 ptreg_status feat_table_build(const ptreg_kdtree *tree, const float *xyz, size_t n, const ptreg_neighborhood *nb,
-                              int reference, feat_table *table, ptreg_error *err);
+                              int reference, feat_order order, feat_table *table, ptreg_error *err);
 void feat_table_free(feat_table *table);
 
 /* The plain reference: one independent k-d tree search per point, the
  * same rules. Tests compare the table with it. */
-ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, const float q[3],
-                            ptreg_neighbors *out, ptreg_error *err);
+ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, feat_order order,
+                            const float q[3], ptreg_neighbors *out, ptreg_error *err);
 
 #endif

@@ -69,7 +69,7 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
     feat_table table = {0};
     ptreg_status s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
     if (!s)
-        s = feat_table_build(tree, xyz, n, &opt->neighbors, 0, &table, err);
+        s = feat_table_build(tree, xyz, n, &opt->neighbors, 0, FEAT_SORTED, &table, err);
     ptreg_kdtree_destroy(tree);
     if (s)
         return s;

@@ -151,12 +151,17 @@ static void scratch_free(pair_scratch *s)
 }
 
 /* The neighbours of a list (but `skip`, an index or SIZE_MAX) side by side;
- * returns how many. */
-static size_t gather(const float *xyz, const float *normals, const feat_list *nb, size_t skip, pair_scratch *s)
+ * returns how many. *finite: whether every neighbour's normal (skip's
+ * too) is finite, found on the way (one pass over the neighbours' memory
+ * instead of two). */
+static size_t gather(const float *xyz, const float *normals, const feat_list *nb, size_t skip, pair_scratch *s,
+                     int *finite)
 {
     size_t m = 0, c = s->cap;
+    int ok = 1;
     for (size_t j = 0; j < nb->count; j++) {
         size_t q = nb->index[j];
+        ok &= finite3(normals + 3 * q);
         if (q == skip)
             continue;
         for (int a = 0; a < 3; a++) {
@@ -165,6 +170,7 @@ static size_t gather(const float *xyz, const float *normals, const feat_list *nb
         }
         m++;
     }
+    *finite = ok;
     return m;
 }
 
@@ -208,7 +214,8 @@ static void pfh_counts_reference(const float *xyz, const float *normals, const f
 static void pfh_counts_fast(pair_bins_fn kernel, const float *xyz, const float *normals, const feat_list *nb,
                             pair_scratch *s)
 {
-    size_t m = gather(xyz, normals, nb, SIZE_MAX, s), c = s->cap;
+    int finite; /* checked by the caller */
+    size_t m = gather(xyz, normals, nb, SIZE_MAX, s, &finite), c = s->cap;
     for (size_t i = 0; i + 1 < m; i++) {
         float p[3] = {s->soa[i], s->soa[c + i], s->soa[2 * c + i]};
         float n[3] = {s->soa[3 * c + i], s->soa[4 * c + i], s->soa[5 * c + i]};
@@ -233,11 +240,13 @@ static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, 
 }
 
 /* What both descriptors start with: the options (defaults for NULL, kept
- * in *storage), the checks, every point's neighbourhood, and the pair
- * kernel (NULL for the reference). */
+ * in *storage), the checks, every point's neighbourhood (radius lists
+ * sorted, or in the tree's order where no result depends on it: FPFH),
+ * and the pair kernel (NULL for the reference). */
 static ptreg_status begin_features(const float *xyz, const float *normals, size_t n,
                                    const ptreg_feature_options **opt, ptreg_feature_options *storage,
-                                   const float *out, feat_table *table, pair_bins_fn *kernel, ptreg_error *err)
+                                   feat_order order, const float *out, feat_table *table, pair_bins_fn *kernel,
+                                   ptreg_error *err)
 {
     if (!*opt) {
         ptreg_feature_options_default(storage);
@@ -248,7 +257,7 @@ static ptreg_status begin_features(const float *xyz, const float *normals, size_
     if (!s)
         s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
     if (!s)
-        s = feat_table_build(tree, xyz, n, &(*opt)->neighbors, (*opt)->reference, table, err);
+        s = feat_table_build(tree, xyz, n, &(*opt)->neighbors, (*opt)->reference, order, table, err);
     ptreg_kdtree_destroy(tree);
     *kernel = (*opt)->reference ? NULL : ptreg_cpu_kernels()->pfh_pair_bins;
     return s;
@@ -260,7 +269,7 @@ ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const p
     ptreg_feature_options d;
     feat_table table;
     pair_bins_fn kernel;
-    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, out, &table, &kernel, err);
+    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, FEAT_SORTED, out, &table, &kernel, err);
     if (s)
         return s;
     size_t lacking = 0;
@@ -296,9 +305,10 @@ ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const p
 
 /* SPFH of point i: its pairs with every other neighbour (i first; the
  * query is skipped by index, as PCL does), 11 bins per feature, each block
- * summing to 100. All zero for a point alone. */
-static void spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, size_t i, const feat_list *nb,
-                    pair_scratch *s, float *hist)
+ * summing to 100. All zero for a point alone. Returns 0 (hist untouched)
+ * when a neighbour's normal is not finite. */
+static int spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, size_t i, const feat_list *nb,
+                   pair_scratch *s, float *hist)
 {
     uint32_t *count = s->count;
     memset(count, 0, PTREG_FPFH_BINS * sizeof *count);
@@ -306,7 +316,10 @@ static void spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals,
     size_t pairs = 0;
     if (kernel) {
         size_t c = s->cap;
-        pairs = gather(xyz, normals, nb, i, s);
+        int finite;
+        pairs = gather(xyz, normals, nb, i, s, &finite);
+        if (!finite)
+            return 0;
         batch_bins(kernel, s, p, np, 1, 0, pairs, FPFH_SPLIT);
         for (size_t j = 0; j < pairs; j++) {
             count[s->bins[j]]++;
@@ -314,6 +327,8 @@ static void spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals,
             count[2 * FPFH_SPLIT + s->bins[2 * c + j]]++;
         }
     } else {
+        if (!normals_finite(normals, nb))
+            return 0;
         for (size_t j = 0; j < nb->count; j++) {
             size_t q = nb->index[j];
             int32_t bins[3];
@@ -327,6 +342,7 @@ static void spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals,
         }
     }
     counts_to_values(count, PTREG_FPFH_BINS, pairs ? pairs : 1, hist);
+    return 1;
 }
 
 /* FPFH of a query from its neighbours' SPFHs weighted by 1 / d^2 (d^2 the
@@ -335,17 +351,28 @@ static void spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals,
  * sums in double, a float scale, as PCL; PCL sums the weighted values as
  * they come, here the block's bins are summed at the end, which differs by
  * rounding only; a block with nothing stays 0); the Open3D convention then
- * adds the query's own SPFH. */
-static void fpfh_of(const float *spfh, const feat_list *nb, size_t query, ptreg_fpfh_convention conv, float *hist)
+ * adds the query's own SPFH. Returns 0 when a neighbour's SPFH is NaN. */
+static int fpfh_of(const float *spfh, const feat_list *nb, size_t query, ptreg_fpfh_convention conv, int fast,
+                   float *hist)
 {
-    memset(hist, 0, PTREG_FPFH_BINS * sizeof *hist);
-    for (size_t j = 0; j < nb->count; j++) {
-        if (nb->dist2[j] == 0.0f)
-            continue;
-        float weight = 1.0f / nb->dist2[j];
-        const float *s = spfh + PTREG_FPFH_BINS * (size_t)nb->index[j];
-        for (int b = 0; b < PTREG_FPFH_BINS; b++)
-            hist[b] += s[b] * weight;
+    if (fast) {
+        feat_fpfh_gather g = {spfh, nb->index, nb->dist2, nb->count, hist, 0};
+        ptreg_cpu_kernels()->fpfh_sum(&g);
+        if (g.any_nan)
+            return 0;
+    } else {
+        for (size_t j = 0; j < nb->count; j++)
+            if (isnan(spfh[PTREG_FPFH_BINS * (size_t)nb->index[j]]))
+                return 0;
+        memset(hist, 0, PTREG_FPFH_BINS * sizeof *hist);
+        for (size_t j = 0; j < nb->count; j++) {
+            if (nb->dist2[j] == 0.0f)
+                continue;
+            float weight = 1.0f / nb->dist2[j];
+            const float *s = spfh + PTREG_FPFH_BINS * (size_t)nb->index[j];
+            for (int b = 0; b < PTREG_FPFH_BINS; b++)
+                hist[b] += s[b] * weight;
+        }
     }
     for (int block = 0; block < 3; block++) {
         float *h = hist + FPFH_SPLIT * block;
@@ -359,6 +386,7 @@ static void fpfh_of(const float *spfh, const feat_list *nb, size_t query, ptreg_
     if (conv == PTREG_FPFH_OPEN3D)
         for (int b = 0; b < PTREG_FPFH_BINS; b++)
             hist[b] += spfh[PTREG_FPFH_BINS * query + (size_t)b];
+    return 1;
 }
 
 typedef struct feature_job {
@@ -384,10 +412,9 @@ static int spfh_pass(const feature_job *job)
             float *row = job->spfh + PTREG_FPFH_BINS * i;
             if (failed)
                 continue;
-            if (!finite3(job->normals + 3 * i) || !normals_finite(job->normals, nb))
+            if (!finite3(job->normals + 3 * i) ||
+                !spfh_of(job->kernel, job->xyz, job->normals, i, nb, &scratch, row))
                 fill(row, PTREG_FPFH_BINS, NAN);
-            else
-                spfh_of(job->kernel, job->xyz, job->normals, i, nb, &scratch, row);
         }
         scratch_free(&scratch);
     }
@@ -402,12 +429,8 @@ static size_t fpfh_pass(const feature_job *job)
     for (size_t i = 0; i < job->n; i++) {
         const feat_list *nb = &job->table->list[i];
         float *row = job->out + PTREG_FPFH_BINS * i;
-        int usable = !isnan(job->spfh[PTREG_FPFH_BINS * i]);
-        for (size_t j = 0; j < nb->count && usable; j++)
-            usable = !isnan(job->spfh[PTREG_FPFH_BINS * (size_t)nb->index[j]]);
-        if (usable) {
-            fpfh_of(job->spfh, nb, i, job->opt->convention, row);
-        } else {
+        if (isnan(job->spfh[PTREG_FPFH_BINS * i]) ||
+            !fpfh_of(job->spfh, nb, i, job->opt->convention, job->kernel != NULL, row)) {
             fill(row, PTREG_FPFH_BINS, NAN);
             lacking++;
         }
@@ -421,7 +444,7 @@ ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const 
     ptreg_feature_options d;
     feat_table table;
     pair_bins_fn kernel;
-    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, out, &table, &kernel, err);
+    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, FEAT_TREE_ORDER, out, &table, &kernel, err);
     if (s)
         return s;
     feature_job job = {xyz, normals, n, opt, &table, kernel, malloc(n * PTREG_FPFH_BINS * sizeof(float)), out};

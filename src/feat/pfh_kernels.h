@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptreg/features.h"
+
 typedef struct feat_pair_batch {
     const float *p, *n;  /* the fixed point and its normal */
     int fixed_first;     /* 1: pairs (fixed, other); 0: (other, fixed) */
@@ -26,7 +28,23 @@ typedef struct feat_pair_batch {
 void feat_pair_bins_exact(const float p1[3], const float n1[3], const float p2[3], const float n2[3], int split,
                           int32_t bins[3]);
 
-#define PTREG_DECLARE_PFH_KERNELS(sfx) void feat_pair_bins##sfx(const feat_pair_batch *b);
+/* FPFH's weighted sum of its neighbours' SPFH rows (PTREG_FPFH_BINS floats
+ * each): hist[b] = sum over j of row_j[b] * (1 / d_j^2), in list order,
+ * neighbours at d^2 = 0 left out; each term a multiply then an add, as the
+ * scalar loop rounds them, so the bits are the reference's. any_nan: whether
+ * some neighbour's row (at d^2 = 0 too) is NaN, which makes the FPFH NaN. */
+typedef struct feat_fpfh_gather {
+    const float *spfh; /* n rows */
+    const uint32_t *index;
+    const float *dist2;
+    size_t count;
+    float *hist; /* out: PTREG_FPFH_BINS */
+    int any_nan; /* out */
+} feat_fpfh_gather;
+
+#define PTREG_DECLARE_PFH_KERNELS(sfx)                     \
+    void feat_pair_bins##sfx(const feat_pair_batch *b);    \
+    void feat_fpfh_sum##sfx(feat_fpfh_gather *g);
 
 PTREG_DECLARE_PFH_KERNELS(_generic)
 #if defined(__x86_64__)

@@ -9,6 +9,7 @@
 #include <math.h>
 
 #include "device/cpu_isa.h"
+#include "pair/vec_isa.h"
 
 #define PAIR_PI 3.14159265358979323846
 #define PAIR_PI_F 3.14159265f
@@ -138,4 +139,32 @@ void ISA_FN(feat_pair_bins)(const feat_pair_batch *b)
             b->phi[j] = bins[2];
         }
     }
+}
+
+/* The first 32 bins in whole vectors held in registers across the
+ * neighbours, the 33rd alone. */
+_Static_assert(PTREG_FPFH_BINS == 33, "feat_fpfh_sum's vectors cover 32 bins and one more");
+void ISA_FN(feat_fpfh_sum)(feat_fpfh_gather *g)
+{
+    enum { VECTORS = 32 / VW };
+    vf acc[VECTORS];
+    for (int v = 0; v < VECTORS; v++)
+        acc[v] = v_zero();
+    float last = 0.0f;
+    int nan = 0;
+    for (size_t j = 0; j < g->count; j++) {
+        const float *row = g->spfh + PTREG_FPFH_BINS * (size_t)g->index[j];
+        nan |= isnan(row[0]); /* NaN rows are NaN in every bin */
+        if (g->dist2[j] == 0.0f)
+            continue;
+        const float w = 1.0f / g->dist2[j];
+        const vf wv = v_set1(w);
+        for (int v = 0; v < VECTORS; v++)
+            acc[v] = v_add(acc[v], v_mul(v_load(row + v * VW), wv));
+        last += row[32] * w;
+    }
+    for (int v = 0; v < VECTORS; v++)
+        v_store(g->hist + v * VW, acc[v]);
+    g->hist[32] = last;
+    g->any_nan = nan;
 }

@@ -469,7 +469,7 @@ ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *t, const float q[3], float 
     if (!(radius >= 0.0f))
         return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree radius search: radius %g is not >= 0",
                                (double)radius);
-    if (ptreg_cpu_kernels()->kd_radius(t, q, radius * radius, nb)) {
+    if (ptreg_cpu_kernels()->kd_radius(t, q, radius * radius, 1, nb)) {
         nb->count = 0;
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree radius search: out of memory");
     }

@@ -346,13 +346,17 @@ size_t ISA_FN(ptreg_kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, f
     return v.heap.size;
 }
 
-int ISA_FN(ptreg_kd_radius)(const ptreg_kdtree *t, const float q[3], float limit, ptreg_neighbors *nb)
+/* sorted 0 leaves the list in the order the traversal met the points: the
+ * same for a tree and a query on every run, without the sort, which at a
+ * hundred neighbours costs more than the search (bench/NOTES.md, issue 16). */
+int ISA_FN(ptreg_kd_radius)(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb)
 {
     nb->count = 0;
     radius_visitor v = {{radius_visit, limit}, nb, 0};
     kd_traverse(t, q, &v.base);
     if (v.failed)
         return -1;
-    sort_neighbors(nb->dist2, nb->index, nb->count);
+    if (sorted)
+        sort_neighbors(nb->dist2, nb->index, nb->count);
     return 0;
 }

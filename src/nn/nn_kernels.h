@@ -31,7 +31,7 @@ typedef struct ptreg_brute_target {
                                      ptreg_dt_memory *mem, ptreg_walk_stats *tally);          \
     size_t ptreg_kd_knn##sfx(const ptreg_kdtree *t, const float q[3], size_t k, float limit,          \
                              uint32_t *index, float *dist2);                                          \
-    int ptreg_kd_radius##sfx(const ptreg_kdtree *t, const float q[3], float limit, ptreg_neighbors *nb);
+    int ptreg_kd_radius##sfx(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);
 
 PTREG_DECLARE_NN_KERNELS(_generic)
 #if defined(__x86_64__)

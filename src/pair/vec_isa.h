@@ -140,7 +140,7 @@ typedef struct fp_env {
     unsigned csr;
 } fp_env;
 
-static fp_env flush_denormals(void)
+static inline fp_env flush_denormals(void)
 {
     fp_env env = {0};
 #if defined(__x86_64__)
@@ -150,7 +150,7 @@ static fp_env flush_denormals(void)
     return env;
 }
 
-static void restore_fp(fp_env env)
+static inline void restore_fp(fp_env env)
 {
 #if defined(__x86_64__)
     _mm_setcsr(env.csr);

@@ -104,8 +104,15 @@ cmp -s "$WORK/t1.csv" "$WORK/t2.csv" || fail "1 and 2 threads differ"
 cmp -s "$WORK/t1.csv" "$WORK/r.csv" || fail "the reference path differs"
 
 # Mistakes: exit 2, nothing written.
-expect 2 -- "$PTREG" fpfh "$WORK/plane_n.ply" --k 10 --radius 0.2 -o "$WORK/x.csv"
-err_has "exclude each other"
+# --k with --radius: Open3D's hybrid search, the k nearest within the radius
+expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --k 10 --radius 0.2 --json -o "$WORK/h.csv"
+out_has '"k":	10'; out_has '"radius":	0.2'
+expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --k 100000 --radius 0.2 -o "$WORK/h_ball.csv"
+expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --radius 0.2 -o "$WORK/ball.csv"
+# (the same points; the sums' order, hence the last bits, may differ)
+paste -d, "$WORK/h_ball.csv" "$WORK/ball.csv" | awk -F, '!/^#/ {h = NF / 2; for (i = 1; i <= h; i++) {
+    d = $i - $(i + h); if (d < 0) d = -d; if (d > 1e-3) bad = 1}} END {exit bad}' ||
+    fail "hybrid with a k above every ball is not the ball"
 expect 2 -- "$PTREG" fpfh "$WORK/plane_n.ply" -o "$WORK/x.ply"
 err_has "written as .pcd, .npy, .csv or .txt"
 expect 2 -- "$PTREG" fpfh "$WORK/plane_n.ply" --convention pcl2 -o "$WORK/x.csv"
