@@ -724,6 +724,8 @@ static int run_batch_refusals(const ptreg_device *device, char *detail, size_t s
 /* ---- EM-ICP's and LDDMM's pair sums ---- */
 
 #include "parity_pairs.h"
+#include "parity_features.h"
+#include "parity_harris.h"
 
 /* ---- the runner ---- */
 
@@ -792,6 +794,8 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
     }
     uint64_t guards = dev->guard_violations;
     run_pair_operations(info, dev, passed, failed);
+    run_feature_operations(info, passed, failed);
+    run_harris_operations(info, passed, failed);
     if (dev->guard_violations != guards) {
         printf("FAIL pair sums: %llu guard words overwritten\n", (unsigned long long)(dev->guard_violations - guards));
         ++*failed;

@@ -15,12 +15,15 @@
 #include "reg/emicp_impl.h"
 #include "reg/icp_impl.h"
 #include "reg/lddmm_impl.h"
+#include "feat/harris3d_impl.h"
+#include "feat/pfh_impl.h"
 
 #define ARCH 90
 
 static const ptreg_kernel_program *const programs[] = {&ptreg_basics_kernels, &ptreg_nn_kernels, &ptreg_icp_kernels,
                                                        &ptreg_batch_kernels, &ptreg_emicp_kernels,
-                                                       &ptreg_lddmm_kernels};
+                                                       &ptreg_lddmm_kernels, &ptreg_harris3d_kernels,
+                                                       &ptreg_knn_kernels, &ptreg_feat_kernels};
 /* the first three take the nearest-neighbour layout */
 #define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
@@ -28,11 +31,14 @@ static const ptreg_kernel_program *const programs[] = {&ptreg_basics_kernels, &p
 /* The builds compiled: the programs of nearest neighbours and ICP with
  * their layout, the batch program in the layouts its device path picks
  * (pairs of 16, 32 and 64 points; shared and per-pair targets), EM-ICP's
- * in each precision (fp32 with both exps) and LDDMM's in both. */
+ * in each precision (fp32 with both exps), LDDMM's in both, and 3-D
+ * Harris's per method and input type (W = 5, 256 x 256 x 128, the H100's
+ * 48 KiB of shared memory per block and 132 units). */
 typedef struct build {
     const ptreg_kernel_program *program;
     char label[24];
     char defines[1024];
+    size_t kernels; /* the build's kernels, where #if leaves some out; 0: every KERNEL */
 } build;
 
 static size_t make_builds(build *b, size_t cap)
@@ -72,6 +78,29 @@ static size_t make_builds(build *b, size_t cap)
         CHECK((pairs[k].lddmm ? ptreg_lddmm_device_defines : ptreg_pair_device_defines)(
                   &h100, pairs[k].precision, b[n].defines, sizeof b[n].defines, NULL) == PTREG_OK);
         unsetenv("PTREG_PAIR_EXP");
+    }
+    static const int inputs[] = {8, 16, 32};
+    const size_t dims[3] = {256, 256, 128};
+    for (int m = 0; m < PTREG_HARRIS_METHODS; m++)
+        for (int i = 0; i < 3 && n < cap; i++, n++) {
+            b[n].program = &ptreg_harris3d_kernels;
+            snprintf(b[n].label, sizeof b[n].label, "harris/%.9s/%d", ptreg_harris3d_method_name(m), inputs[i]);
+            CHECK(ptreg_harris3d_device_defines(m, inputs[i], 2, 48 << 10, 1024, 132, dims, b[n].defines,
+                                                sizeof b[n].defines, &b[n].kernels, NULL) == PTREG_OK);
+        }
+    /* the point features' neighbourhoods (the nearest-neighbour layout),
+     * and their descriptors for lists of up to 64 and of the most */
+    if (n < cap) {
+        b[n].program = &ptreg_knn_kernels;
+        snprintf(b[n].label, sizeof b[n].label, "knn");
+        ptreg_nn_device_layout(NULL, b[n].defines, sizeof b[n].defines);
+        n++;
+    }
+    static const size_t feat_caps[] = {64, PTREG_FEAT_DEVICE_CAP_MAX};
+    for (size_t k = 0; k < sizeof feat_caps / sizeof feat_caps[0] && n < cap; k++, n++) {
+        b[n].program = &ptreg_feat_kernels;
+        snprintf(b[n].label, sizeof b[n].label, "feat/%zu", feat_caps[k]);
+        CHECK(ptreg_feat_device_defines(feat_caps[k], b[n].defines, sizeof b[n].defines, NULL) == PTREG_OK);
     }
     return n;
 }
@@ -153,8 +182,8 @@ int main(void)
         if (strstr(name, ".cl"))
             CHECK_MSG(in_some_program(name), "%s is in no program: add it to one, and here", name);
     }
-    build builds[32];
-    size_t count = make_builds(builds, 32);
+    build builds[40];
+    size_t count = make_builds(builds, 40);
     printf("%-28s %12s %5s %8s %8s %6s %6s\n", "kernel (sm_90)", "program", "regs", "spill-st", "spill-ld", "stack",
            "smem");
     for (size_t b = 0; b < count; b++) {
@@ -169,14 +198,15 @@ int main(void)
         CHECK_MSG(st == PTREG_OK, "%s: %s", builds[b].label, err.message);
         if (!st) {
             kernel_report k[64];
-            size_t found = parse_log(out.log ? out.log : "", k, 64), expected = count_kernels(source);
+            size_t found = parse_log(out.log ? out.log : "", k, 64), expected = builds[b].kernels ? builds[b].kernels : count_kernels(source);
             for (size_t i = 0; i < found; i++) {
                 printf("%-28s %12.12s %5ld %8ld %8ld %6ld %6ld\n", k[i].name, builds[b].label, k[i].registers,
                        k[i].spill_stores, k[i].spill_loads, k[i].stack, k[i].shared);
                 /* the batch kernel keeps its 4x4 solve in registers, the
                  * pair sums their accumulators */
                 if (builds[b].program == &ptreg_batch_kernels || builds[b].program == &ptreg_emicp_kernels ||
-                    builds[b].program == &ptreg_lddmm_kernels)
+                    builds[b].program == &ptreg_lddmm_kernels || builds[b].program == &ptreg_harris3d_kernels ||
+                    builds[b].program == &ptreg_feat_kernels)
                     CHECK_MSG(k[i].spill_stores == 0 && k[i].spill_loads == 0 && k[i].stack == 0,
                               "%s (%s): %ld-byte stack frame, %ld/%ld bytes of spills", k[i].name, builds[b].label,
                               k[i].stack, k[i].spill_stores, k[i].spill_loads);

@@ -3,7 +3,7 @@
 # that machine has CUDA, Python and CMake but no network, and may lack the
 # Debian libraries ptreg builds against. This makes .gpu/ (ignored by git,
 # carried with the call: `carry: [".gpu"]`):
-#   .gpu/bin    ptreg, the device tests, batch_gpu and pairs_gpu, built here with both backends
+#   .gpu/bin    ptreg, the device tests and the GPU benchmarks, built here with both backends
 #   .gpu/lib    the shared libraries they need beyond glibc (and the OpenCL
 #               ICD loader, which ptreg opens at run time)
 #   .gpu/data   the Stanford bunny scans for the benchmark
@@ -18,7 +18,8 @@ mkdir -p "$out/bin" "$out/lib" "$out/data/bunny"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPTREG_CUDA=ON -DPTREG_OPENCL=ON >/dev/null
 cmake --build "$build" -j "$(nproc)" >/dev/null
 cp "$build/ptreg" "$build/tests/test_device_parity" "$build/tests/test_device" "$build/tests/test_kernels_nvrtc" \
-    "$build/bench/batch_gpu" "$build/bench/pairs_gpu" "$out/bin/"
+    "$build/bench/batch_gpu" "$build/bench/pairs_gpu" "$build/bench/harris_gpu" "$build/bench/features_gpu" \
+    "$out/bin/"
 # the libraries outside glibc and the compiler's runtime that every Linux has
 for bin in "$out"/bin/*; do
     ldd "$bin" | awk '/=> \// {print $3}'

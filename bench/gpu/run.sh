@@ -8,7 +8,8 @@
 # kernel, then every GPU benchmark in bench/ against ptreg's CPU path on all
 # of the machine's cores (batched EM-ICP: batch_gpu; EM-ICP and LDDMM:
 # pairs_gpu, and a dense PyTorch peer where PyTorch is installed:
-# peers/torch_pairs.py; ICP: icp_gpu.py). It
+# peers/torch_pairs.py; 3-D Harris: harris_gpu; FPFH: features_gpu; ICP:
+# icp_gpu.py). It
 # writes OUTDIR/report.md and OUTDIR/results.json (plus log.txt, parity.txt,
 # nvrtc.txt) and prints a short table last. It keeps within 10 minutes:
 # --quick (or less than 5 minutes left after the tests and the batch
@@ -55,17 +56,19 @@ if ! ls /etc/OpenCL/vendors/*.icd >/dev/null 2>&1; then
 fi
 
 step "build (CUDA and OpenCL backends)"
-bin="" tests="" batch="" pairs=""
+bin="" tests="" batch="" pairs="" harris="" features=""
 # PTREG_GPU_PREBUILT=1 takes .gpu/bin without trying to build
 if [ -z "${PTREG_GPU_PREBUILT:-}" ] && command -v cmake >/dev/null && command -v pkg-config >/dev/null &&
     timeout 300 cmake -S "$root" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release -DPTREG_CUDA=ON -DPTREG_OPENCL=ON \
         >"$scratch/build.log" 2>&1 &&
     timeout 300 cmake --build "$scratch/build" -j "$(nproc)" >>"$scratch/build.log" 2>&1; then
     bin=$scratch/build/ptreg tests=$scratch/build/tests batch=$scratch/build/bench/batch_gpu
-    pairs=$scratch/build/bench/pairs_gpu
+    pairs=$scratch/build/bench/pairs_gpu harris=$scratch/build/bench/harris_gpu
+    features=$scratch/build/bench/features_gpu
     echo "built here in $scratch/build"
 elif [ -x "$root/.gpu/bin/ptreg" ]; then
     bin=$root/.gpu/bin/ptreg tests=$root/.gpu/bin batch=$root/.gpu/bin/batch_gpu pairs=$root/.gpu/bin/pairs_gpu
+    harris=$root/.gpu/bin/harris_gpu features=$root/.gpu/bin/features_gpu
     if [ -n "${PTREG_GPU_PREBUILT:-}" ]; then
         echo "PTREG_GPU_PREBUILT: using the build carried in .gpu/bin"
     else
@@ -115,7 +118,7 @@ batch_args="--sizes 10000,100000,1000000 --targets shared,pairs --layouts 32x4,3
 [ "$QUICK" = "--quick" ] && batch_args="--sizes 10000,100000 --targets shared --layouts 32x4,1x32"
 if [ -n "$gpus" ] && [ -x "$batch" ]; then
     # shellcheck disable=SC2086
-    timeout 200 "$batch" --devices "$gpus" --md "$scratch/batch_gpu.md" --json "$scratch/batch_gpu.json" \
+    timeout 150 "$batch" --devices "$gpus" --md "$scratch/batch_gpu.md" --json "$scratch/batch_gpu.json" \
         $batch_args ${PTREG_GPU_BATCH_ARGS:-}
     echo "exit $?"
 else
@@ -130,15 +133,36 @@ pairs_args="--emicp-sizes 10000,100000,1000000 --lddmm-sizes 20000,100000"
 [ "$QUICK" = "--quick" ] && pairs_args="--emicp-sizes 10000,100000 --precisions fp32 --lddmm-sizes 20000 --no-cpu-study"
 if [ -n "$gpus" ] && [ -x "$pairs" ]; then
     # shellcheck disable=SC2086
-    timeout 120 "$pairs" --devices "$gpus" --md "$scratch/pairs_gpu.md" --json "$scratch/pairs_gpu.json" \
+    timeout 110 "$pairs" --devices "$gpus" --md "$scratch/pairs_gpu.md" --json "$scratch/pairs_gpu.json" \
         $pairs_args ${PTREG_GPU_PAIRS_ARGS:-}
     echo "exit $?"
 else
     echo "no GPU device or no pairs_gpu ($pairs): skipped" | tee "$scratch/pairs_gpu.md"
 fi
+step "benchmarks: 3-D Harris and FPFH on each GPU against the CPU path on $(nproc) threads"
+# Harris: 256x256x128 uint8, W = 5, every kernel variant, resident and with
+# the upload; FPFH: 10^6 points, ~50 neighbours. PTREG_GPU_HARRIS_ARGS,
+# PTREG_GPU_FEATURES_ARGS: more options (a dry run's smaller sizes)
+if [ -n "$gpus" ] && [ -x "$harris" ]; then
+    # shellcheck disable=SC2086
+    timeout 45 "$harris" --devices "$gpus" --md "$scratch/harris_gpu.md" --json "$scratch/harris_gpu.json" \
+        ${PTREG_GPU_HARRIS_ARGS:-}
+    echo "exit $?"
+else
+    echo "no GPU device or no harris_gpu ($harris): skipped" | tee "$scratch/harris_gpu.md"
+fi
+if [ -n "$gpus" ] && [ -x "$features" ]; then
+    # shellcheck disable=SC2086
+    timeout 60 "$features" --devices "$gpus" --md "$scratch/features_gpu.md" --json "$scratch/features_gpu.json" \
+        ${PTREG_GPU_FEATURES_ARGS:-}
+    echo "exit $?"
+else
+    echo "no GPU device or no features_gpu ($features): skipped" | tee "$scratch/features_gpu.md"
+fi
+
 # the dense PyTorch peer (what a PyTorch user writes), where PyTorch is
 # installed, in what time is left before the ICP step's share
-torch_s=$((450 - $(elapsed)))
+torch_s=$((480 - $(elapsed)))
 [ "$torch_s" -gt 100 ] && torch_s=100
 if [ "$torch_s" -gt 20 ]; then
     # shellcheck disable=SC2086
@@ -183,6 +207,8 @@ icp = read(os.path.join(scratch, "icp_gpu.md"), "(the ICP benchmark did not fini
 batch = read(os.path.join(scratch, "batch_gpu.md"), "(the batch benchmark did not finish)\n")
 pairs = read(os.path.join(scratch, "pairs_gpu.md"), "(the EM-ICP and LDDMM benchmark did not finish)\n")
 torch = read(os.path.join(scratch, "torch_pairs.txt"), "(the PyTorch peer did not run)\n")
+harris = read(os.path.join(scratch, "harris_gpu.md"), "(the Harris benchmark did not finish)\n")
+features = read(os.path.join(scratch, "features_gpu.md"), "(the FPFH benchmark did not finish)\n")
 nvrtc = read(os.path.join(out, "nvrtc.txt"))
 report = ["# ptreg on the GPU machine", "",
           "Made by `bench/gpu/run.sh` in %d s. GPU: %s. GPU devices ptreg found: %s." % (seconds, smi or "?", gpus or "none"),
@@ -191,11 +217,14 @@ report = ["# ptreg on the GPU machine", "",
           batch, "",
           "## EM-ICP and LDDMM (`pairs_gpu`)", "", pairs, "",
           "## The dense PyTorch peer (`peers/torch_pairs.py`)", "", "```", torch.strip(), "```", "",
+          "## 3-D Harris (`harris_gpu`)", "", harris, "",
+          "## FPFH (`features_gpu`)", "", features, "",
           "## ICP, 30 iterations: ms per frame (model resident), and from host memory (+ the model's upload)", "",
           icp, "## Kernels for sm_90 (NVRTC, ptxas -v)", "", "```", nvrtc.strip(), "```", ""]
 open(os.path.join(out, "report.md"), "w").write("\n".join(report))
 results = {"seconds": seconds, "gpu": smi, "gpu_devices": gpus.split(",") if gpus else [], "parity": summary}
-for name in ("devices.json", "icp_gpu.json", "batch_gpu.json", "pairs_gpu.json", "torch_pairs.json"):
+for name in ("devices.json", "icp_gpu.json", "batch_gpu.json", "pairs_gpu.json", "torch_pairs.json",
+             "harris_gpu.json", "features_gpu.json"):
     try:
         results[name[:-5]] = json.load(open(os.path.join(scratch, name)))
     except (OSError, ValueError):

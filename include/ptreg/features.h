@@ -54,9 +54,17 @@ typedef struct ptreg_feature_options {
     ptreg_neighborhood neighbors; /* default k = 30 */
     ptreg_fpfh_convention convention;
     int reference; /* 1: the plain path (one search and one scalar pair at a
-                    * time), for checking; the same bits, slower */
-    ptreg_device device; /* the CPU only, for now (auto: the CPU) */
+                    * time), for checking; the same bits, slower; CPU only */
+    ptreg_device device; /* PTREG_FEATURES_BACKENDS (auto: as ptreg_device_resolve); on a GPU
+                          * the histograms are the CPU's within float
+                          * rounding of the sums and, rarely, a pair at a
+                          * bin edge; lists of at most 1024 points */
 } ptreg_feature_options;
+
+/* The backends ptreg_pfh and ptreg_fpfh run on. */
+#define PTREG_FEATURES_BACKENDS                                                                                       \
+    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                                   \
+     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
 
 void ptreg_feature_options_default(ptreg_feature_options *opt);
 

@@ -28,6 +28,15 @@ typedef enum ptreg_harris_threshold {
     PTREG_HARRIS_ABSOLUTE
 } ptreg_harris_threshold;
 
+/* The backends 3-D Harris runs on: scores and the keypoints' peaks and
+ * order on a GPU (harris3d.cl; methods by env PTREG_HARRIS_METHOD=direct,
+ * tile, separable or zchunk, default zchunk), the min-distance thinning
+ * and the top-N cut on the host. The device's scores have the CPU fast
+ * path's bits; `reference` runs on the CPU only. */
+#define PTREG_HARRIS3D_BACKENDS                                                                                       \
+    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                                   \
+     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
+
 #define PTREG_HARRIS_MAX_WINDOW 31
 #define PTREG_HARRIS_MAX_RADIUS 15
 
@@ -61,7 +70,7 @@ typedef struct ptreg_harris3d_result {
     double sigma;
     double time_ms;       /* scores + keypoints, the volume in memory */
     double scores_ms, keypoints_ms;
-    const char *isa;      /* the kernels' instruction set ("reference" for the literal loop) */
+    const char *isa;      /* the kernels' instruction set ("reference" for the literal loop), or the GPU's name */
 } ptreg_harris3d_result;
 
 /* Scores of every voxel into scores (nx*ny*nz floats). Voxels must be

@@ -66,7 +66,7 @@ static cJSON *json_device(const ptreg_device_info *d)
 }
 
 /* What auto picks for a command with a path on every backend (icp,
- * emicp, lddmm, warp), or
+ * emicp, lddmm, warp, harris3d, pfh, fpfh), or
  * why it cannot pick (a PTREG_DEVICE naming a missing device). */
 static void auto_choice(char *text, size_t size)
 {
@@ -115,6 +115,8 @@ int cli_run_devices(int argc, char **argv)
     for (ptreg_backend b = PTREG_BACKEND_CUDA; b <= PTREG_BACKEND_OPENCL; b++)
         if (ptreg_backend_note(b)[0])
             printf("  %-10s none: %s\n", ptreg_backend_name(b), ptreg_backend_note(b));
-    printf("auto picks %s for a command with a GPU path (icp, emicp, lddmm, warp), the CPU for the others\n", choice);
+    printf("auto picks %s for a command with a GPU path (icp, emicp, lddmm, warp, harris3d, pfh, fpfh), the CPU "
+           "for the others\n",
+           choice);
     return EXIT_OK;
 }

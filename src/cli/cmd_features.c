@@ -74,7 +74,9 @@ static const cli_option fpfh_options[] = {
     "points strictly closer than R, and --k N --radius R together keep the N nearest of those\n"      \
     "(Open3D's KDTreeSearchParamHybrid(R, N), the search its tutorials use for FPFH). A point alone in its neighbourhood gets an all-zero row (as\n"     \
     "from PCL and Open3D); a point whose normal or a neighbour's normal is not finite gets a NaN\n"     \
-    "row, counted as missing.\n\n"                                                                       \
+    "row, counted as missing.\n"                                                                         \
+    "On a GPU (--device cuda[:N]|opencl[:N]; normals stay on the CPU) the bins equal the CPU's\n"      \
+    "but for float rounding of the FPFH sums and rare pairs at a bin edge; lists of <= 1024.\n\n"      \
     "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"          \
     "neighbourhoods included, normal estimation and file I/O not); with --repeat it is the median."
 
@@ -312,12 +314,16 @@ static ptreg_status compute_repeated(const descriptor_kind *kind, const ptreg_cl
 }
 
 static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_cloud *c,
-                   const ptreg_feature_options *o, const char *normals, size_t missing, const double *times,
-                   int repeat, int *rc)
+                   const ptreg_feature_options *o, const ptreg_device *on, const char *normals, size_t missing,
+                   const double *times, int repeat, int *rc)
 {
     const char *name = kind->cmd->name;
     double t = cli_median(times, repeat);
-    const char *isa = o->reference ? "reference" : ptreg_isa_name(ptreg_cpu_isa());
+    char device[32];
+    ptreg_device_format(on, device, sizeof device);
+    const char *isa = on->backend != PTREG_BACKEND_CPU ? device
+                      : o->reference                 ? "reference"
+                                                     : ptreg_isa_name(ptreg_cpu_isa());
     if (!cli_has(a, "json")) {
         printf("ptreg %s: %s, %zu points, ", name, a->positional[0], c->n);
         print_neighborhood(&o->neighbors);
@@ -337,6 +343,7 @@ static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_c
         cJSON_AddStringToObject(j, "convention", o->convention == PTREG_FPFH_PCL ? "pcl" : "open3d");
     cJSON_AddStringToObject(j, "normals", normals);
     cJSON_AddNumberToObject(j, "missing", (double)missing);
+    cJSON_AddStringToObject(j, "device", device);
     add_run_fields(j, t, times, repeat, c->n, isa);
     *rc = cli_json_print(j);
 }
@@ -352,8 +359,12 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
     ptreg_feature_options_default(&o);
     int repeat = 1;
     if ((rc = read_feature_options(&a, kind, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, CLI_CPU_ONLY, kind->cmd->name, &o.device)))
+        (rc = cli_apply_threads(&a)) ||
+        (rc = cli_device(&a, o.reference ? CLI_CPU_ONLY : PTREG_FEATURES_BACKENDS, kind->cmd->name, &o.device)))
         return rc;
+    ptreg_device on; /* what auto becomes, for the report (cli_device has checked the request) */
+    if (ptreg_device_resolve(&o.device, o.reference ? CLI_CPU_ONLY : PTREG_FEATURES_BACKENDS, name, &on, NULL))
+        on = (ptreg_device){PTREG_BACKEND_CPU, 0};
     ptreg_cloud c;
     const char *normals = NULL;
     if ((rc = cli_load_cloud(name, a.positional[0], &c, cli_has(&a, "json"))))
@@ -374,7 +385,7 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
         cli_error(name, "%s", err.message);
         rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
     } else {
-        report(&a, kind, &c, &o, normals, missing, times, repeat, &rc);
+        report(&a, kind, &c, &o, &on, normals, missing, times, repeat, &rc);
     }
     free(out);
     free(times);

@@ -42,6 +42,10 @@ const cli_command cli_cmd_harris3d = {
     "Volumes: NRRD (.nrrd, .nhdr: raw, gzip or ascii data, attached or detached), NIfTI-1\n"
     "(.nii, .nii.gz) and headerless raw files (x fastest; --dims and --type, or a name like\n"
     "tooth_103x94x161_uint8.raw). Voxels are converted to float32.\n\n"
+    "--device runs it on a GPU (CUDA or OpenCL): the scores (the CPU's bits), the peaks and\n"
+    "their order there, --min-distance and --top on the host; env PTREG_HARRIS_METHOD picks\n"
+    "the kernels (direct, tile, separable, zchunk; default zchunk). --reference is CPU only.\n"
+    "On a GPU, scores_ms includes the volume's upload and the scores' copy back.\n\n"
     "time_ms counts from the volume in memory to the keypoints (scores and selection);\n"
     "with --repeat, it and scores_ms, keypoints_ms are medians over the runs.\n"
     "Keypoint coordinates x y z are origin + index * spacing; i j k are the voxel.",
@@ -226,6 +230,11 @@ static int print_json(const char *path, const ptreg_volume *vol, const ptreg_har
     cJSON_AddNumberToObject(j, "keypoints_ms", r->keypoints_ms);
     cJSON_AddNumberToObject(j, "voxels_per_s", voxels_per_s(vol, r->time_ms));
     cJSON_AddStringToObject(j, "isa", r->isa);
+    ptreg_device on;
+    char device[32] = "cpu";
+    if (!ptreg_device_resolve(&o->device, PTREG_HARRIS3D_BACKENDS, "harris3d", &on, NULL))
+        ptreg_device_format(&on, device, sizeof device);
+    cJSON_AddStringToObject(j, "device", device);
     cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
     cJSON_AddStringToObject(j, "version", ptreg_version());
     return cli_json_print(j);
@@ -259,7 +268,7 @@ int cli_run_harris3d(int argc, char **argv)
     ptreg_harris3d_options_default(&o);
     int repeat = 1;
     if ((rc = read_detector_options(&a, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, CLI_CPU_ONLY, "harris3d", &o.device)))
+        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, PTREG_HARRIS3D_BACKENDS, "harris3d", &o.device)))
         return rc;
     const char *path = a.positional[0];
     ptreg_volume vol;
@@ -272,7 +281,9 @@ int cli_run_harris3d(int argc, char **argv)
                             : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
     if (st) {
         cli_error("harris3d", "%s: %s", path, err.message);
-        rc = cli_exit_code(st, 1);
+        /* a voxel that is not finite is bad input; a bad PTREG_HARRIS_METHOD a usage
+         * error; what the device cannot do (the reference loop) a runtime failure */
+        rc = st == PTREG_ERR_FORMAT ? EXIT_BAD_INPUT : cli_exit_code(st, 0);
     } else {
         r.time_ms = cli_median(times, repeat);
         r.scores_ms = cli_median(times + repeat, repeat);

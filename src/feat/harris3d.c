@@ -16,6 +16,7 @@
 
 #include "core/cpu.h"
 #include "device/cpu_kernels.h"
+#include "feat/harris3d_impl.h"
 #include "feat/harris3d_kernels.h"
 
 void ptreg_harris3d_options_default(ptreg_harris3d_options *opt)
@@ -37,7 +38,7 @@ double ptreg_harris3d_sigma(const ptreg_harris3d_options *opt)
     return opt->sigma > 0 ? opt->sigma : (opt->window - 1) / 4.0;
 }
 
-static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_error *err)
+static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_device *on, ptreg_error *err)
 {
     if (o->window < 3 || o->window > PTREG_HARRIS_MAX_WINDOW || o->window % 2 == 0)
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: window %d: must be odd, 3 to %d", o->window,
@@ -51,9 +52,10 @@ static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_error *
     if (!isfinite(o->threshold) || !(o->min_distance >= 0) || !isfinite(o->min_distance))
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: threshold and min_distance must be finite, "
                                                    "min_distance >= 0");
-    ptreg_device on;
-    return ptreg_device_resolve(&o->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "harris3d", &on, err);
+    return ptreg_device_resolve(&o->device, PTREG_HARRIS3D_BACKENDS, "harris3d", on, err);
 }
+
+static int on_gpu(const ptreg_device *on) { return on->backend != PTREG_BACKEND_CPU; }
 
 static ptreg_status check_volume(const ptreg_volume *v, ptreg_error *err)
 {
@@ -81,6 +83,14 @@ static void gaussian_weights(int r, double sigma, double *w)
         sum += w[t + r] = exp(-(double)(t * t) / (2 * sigma * sigma));
     for (int t = 0; t <= 2 * r; t++)
         w[t] /= sum;
+}
+
+void ptreg_harris3d_weights(int r, double sigma, float *w)
+{
+    double wd[2 * PTREG_HARRIS_MAX_RADIUS + 1];
+    gaussian_weights(r, sigma, wd);
+    for (int t = 0; t <= 2 * r; t++)
+        w[t] = (float)wd[t];
 }
 
 static int border_of(const ptreg_harris3d_options *o) { return (o->window - 1) / 2 + 1; }
@@ -163,11 +173,8 @@ static ptreg_status fast_scores(const ptreg_volume *v, const ptreg_harris3d_opti
                                 float *row_max, float *max, ptreg_error *err)
 {
     int r = (o->window - 1) / 2, nt = ptreg_get_num_threads(), failed = 0;
-    double wd[2 * PTREG_HARRIS_MAX_RADIUS + 1];
     float w[2 * PTREG_HARRIS_MAX_RADIUS + 1];
-    gaussian_weights(r, ptreg_harris3d_sigma(o), wd);
-    for (int t = 0; t <= 2 * r; t++)
-        w[t] = (float)wd[t];
+    ptreg_harris3d_weights(r, ptreg_harris3d_sigma(o), w);
     size_t rows = tile_rows(v->nx, v->ny, r, nt), tiles = (v->ny + rows - 1) / rows;
     size_t scratch_bytes = ptreg_harris_pad(ptreg_harris_scratch_floats(v->nx, r, rows)) * sizeof(float);
     void (*kernel)(ptreg_harris_tile *) = ptreg_cpu_kernels()->harris_tile;
@@ -223,13 +230,16 @@ ptreg_status ptreg_harris3d_scores(const ptreg_volume *vol, const ptreg_harris3d
         ptreg_harris3d_options_default(&d);
         opt = &d;
     }
-    ptreg_status s = check_options(opt, err);
+    ptreg_device on;
+    ptreg_status s = check_options(opt, &on, err);
     if (!s)
         s = check_volume(vol, err);
     if (!s && !scores)
         s = ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no score buffer");
     if (s)
         return s;
+    if (on_gpu(&on))
+        return ptreg_harris3d_device_scores_only(vol, opt, &on, scores, err);
     float max, *row_max = malloc(vol->ny * vol->nz * sizeof *row_max);
     s = row_max ? compute_scores(vol, opt, scores, row_max, &max, err)
                 : ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
@@ -376,8 +386,7 @@ static int sort_by_score(ptreg_keypoint *kp, size_t n)
 /* Greedy thinning, best first: a keypoint closer than d to one already
  * kept is dropped. Kept points are binned in cells of at least d voxels, so
  * only the 27 cells around a point can hold one that close. */
-static size_t thin_by_distance(ptreg_keypoint *kp, size_t n, double d, size_t top, size_t nx, size_t ny,
-                               size_t nz)
+size_t ptreg_harris3d_thin(ptreg_keypoint *kp, size_t n, double d, size_t top, size_t nx, size_t ny, size_t nz)
 {
     size_t cell = (size_t)ceil(d) < 4 ? 4 : (size_t)ceil(d);
     size_t gx = (nx + cell - 1) / cell, gy = (ny + cell - 1) / cell, gz = (nz + cell - 1) / cell;
@@ -436,7 +445,7 @@ static ptreg_status select_keypoints(const float *scores, const float *row_max, 
     }
     size_t n = all.n;
     if (opt->min_distance > 0)
-        n = thin_by_distance(all.v, all.n, opt->min_distance, opt->top, nx, ny, nz);
+        n = ptreg_harris3d_thin(all.v, all.n, opt->min_distance, opt->top, nx, ny, nz);
     if (n == SIZE_MAX) {
         free(all.v);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for keypoints");
@@ -466,9 +475,13 @@ ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny,
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d keypoints: no scores or no output");
     *keypoints = NULL;
     *count = 0;
-    ptreg_status s = check_options(opt, err);
+    ptreg_device on;
+    ptreg_status s = check_options(opt, &on, err);
     if (s)
         return s;
+    if (on_gpu(&on))
+        return ptreg_harris3d_device_select(scores, nx, ny, nz, opt, &on, keypoints, count, threshold_used,
+                                            local_maxima_count, err);
     float *row_max = malloc(ny * nz * sizeof *row_max);
     if (!row_max)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
@@ -510,11 +523,18 @@ ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_option
     if (!result)
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no result");
     memset(result, 0, sizeof *result);
-    ptreg_status s = check_options(opt, err);
+    ptreg_device on;
+    ptreg_status s = check_options(opt, &on, err);
     if (!s)
         s = check_volume(vol, err);
     if (s)
         return s;
+    if (on_gpu(&on)) {
+        s = ptreg_harris3d_device_run(vol, opt, &on, result, err);
+        if (s)
+            ptreg_harris3d_result_free(result);
+        return s;
+    }
     size_t n = ptreg_volume_count(vol);
     result->scores = alloc_scores(n);
     float *row_max = malloc(vol->ny * vol->nz * sizeof *row_max);

@@ -17,6 +17,7 @@
 
 #include "device/cpu_kernels.h"
 #include "feat/neighborhood.h"
+#include "feat/pfh_impl.h"
 #include "feat/pfh_kernels.h"
 
 #define PFH_SPLIT 5
@@ -99,15 +100,17 @@ typedef void (*pair_bins_fn)(const feat_pair_batch *b);
 
 static int finite3(const float *v) { return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]); }
 
+/* The inputs and options; *on: the device they run on (auto: as ptreg_device_resolve picks). */
 static ptreg_status check_inputs(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *o,
-                                 const float *out, ptreg_error *err)
+                                 const float *out, ptreg_device *on, ptreg_error *err)
 {
     if (!xyz || !normals || !out || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: no points, normals or output");
     if (o->convention != PTREG_FPFH_PCL && o->convention != PTREG_FPFH_OPEN3D)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: unknown convention %d", (int)o->convention);
-    ptreg_device on;
-    ptreg_status st = ptreg_device_resolve(&o->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "PFH/FPFH", &on, err);
+    /* the reference path is the CPU's by definition */
+    const unsigned backends = o->reference ? PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) : PTREG_FEATURES_BACKENDS;
+    ptreg_status st = ptreg_device_resolve(&o->device, backends, "PFH/FPFH", on, err);
     return st ? st : feat_check_neighborhood(&o->neighbors, err);
 }
 
@@ -246,13 +249,16 @@ static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, 
 static ptreg_status begin_features(const float *xyz, const float *normals, size_t n,
                                    const ptreg_feature_options **opt, ptreg_feature_options *storage,
                                    feat_order order, const float *out, feat_table *table, pair_bins_fn *kernel,
-                                   ptreg_error *err)
+                                   ptreg_device *on, ptreg_error *err)
 {
     if (!*opt) {
         ptreg_feature_options_default(storage);
         *opt = storage;
     }
-    ptreg_status s = check_inputs(xyz, normals, n, *opt, out, err);
+    memset(table, 0, sizeof *table);
+    ptreg_status s = check_inputs(xyz, normals, n, *opt, out, on, err);
+    if (!s && on->backend != PTREG_BACKEND_CPU)
+        return PTREG_OK; /* the device finds its own neighbourhoods */
     ptreg_kdtree *tree = NULL;
     if (!s)
         s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
@@ -269,9 +275,12 @@ ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const p
     ptreg_feature_options d;
     feat_table table;
     pair_bins_fn kernel;
-    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, FEAT_SORTED, out, &table, &kernel, err);
+    ptreg_device on;
+    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, FEAT_SORTED, out, &table, &kernel, &on, err);
     if (s)
         return s;
+    if (on.backend != PTREG_BACKEND_CPU)
+        return ptreg_feat_device_pfh(&on, xyz, normals, n, opt, out, missing, err);
     size_t lacking = 0;
     int failed = 0;
 #pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(+ : lacking) reduction(| : failed)
@@ -444,9 +453,12 @@ ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const 
     ptreg_feature_options d;
     feat_table table;
     pair_bins_fn kernel;
-    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, FEAT_TREE_ORDER, out, &table, &kernel, err);
+    ptreg_device on;
+    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, FEAT_TREE_ORDER, out, &table, &kernel, &on, err);
     if (s)
         return s;
+    if (on.backend != PTREG_BACKEND_CPU)
+        return ptreg_feat_device_fpfh(&on, xyz, normals, n, opt, out, missing, err);
     feature_job job = {xyz, normals, n, opt, &table, kernel, malloc(n * PTREG_FPFH_BINS * sizeof(float)), out};
     int ok = job.spfh && spfh_pass(&job);
     size_t lacking = ok ? fpfh_pass(&job) : 0;

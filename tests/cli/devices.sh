@@ -73,6 +73,14 @@ if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
     paste "$WORK/warped_cpu.xyz" "$WORK/warped_opencl:0.xyz" | awk '!/^#/ {for (i = 1; i <= 3; i++) {
         d = $i - $(i + 3); if (d < 0) d = -d; if (d > 1e-6) bad = 1}} END {exit bad}' ||
         fail "warp: the points on the CPU and opencl:0 differ"
+    # FPFH on the device: the CPU's rows within 0.01; --reference stays on the CPU
+    expect 0 -- "$PTREG" fpfh "$WORK/scan_n.ply" --k 20 --device opencl:0 --json -o "$WORK/f_dev.csv"
+    out_has '"device":	"opencl:0"'
+    expect 0 -- "$PTREG" fpfh "$WORK/scan_n.ply" --k 20 --device cpu -o "$WORK/f_cpu.csv"
+    paste -d, "$WORK/f_cpu.csv" "$WORK/f_dev.csv" | awk -F, '!/^#/ && NF == 66 {for (i = 1; i <= 33; i++) {
+        d = $i - $(i + 33); if (d < 0) d = -d; if (d > 0.01) bad = 1}} END {exit bad}' ||
+        fail "fpfh: the rows on the CPU and opencl:0 differ"
+    expect 2 -- "$PTREG" pfh "$WORK/scan_n.ply" --reference --device opencl:0; err_has "opencl:0"
 else
     echo "no OpenCL device: the device runs were skipped"
 fi

@@ -70,6 +70,22 @@ expect 3 -- "$PTREG" harris3d "$WORK/headerless.raw" --dims 40,36,31 --type u8 -
 err_has "headerless.raw"; err_has "need"; no_file "$WORK/x.csv"
 expect 3 -- "$PTREG" harris3d "$WORK/nonexistent.nrrd"; err_has "nonexistent.nrrd"
 
+# On a device (POCL here): the CPU's keypoints, every method; the device in the JSON; --reference refused.
+if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
+    expect 0 -- "$PTREG" harris3d "$WORK/box.nrrd" --json --window 3 --border clamp --top 4 --device cpu -o "$WORK/hc.csv"
+    out_has '"device":	"cpu"'
+    for m in direct tile separable zchunk; do
+        expect 0 -- env PTREG_HARRIS_METHOD=$m "$PTREG" harris3d "$WORK/box.nrrd" --json --window 3 --border clamp \
+            --top 4 --device opencl:0 -o "$WORK/hg.csv"
+        out_has '"device":	"opencl:0"'; out_has '"keypoints":	4'
+        diff "$WORK/hc.csv" "$WORK/hg.csv" >/dev/null || fail "$m: opencl:0 and the CPU give different keypoints"
+    done
+    expect 0 -- "$PTREG" harris3d "$WORK/box_40x36x30_uint8.raw" --device opencl:0; out_has "8 keypoints"
+    expect 2 -- env PTREG_HARRIS_METHOD=best "$PTREG" harris3d "$WORK/box.nrrd" --device opencl:0
+    err_has "PTREG_HARRIS_METHOD"
+    expect 4 -- "$PTREG" harris3d "$WORK/box.nrrd" --device opencl:0 --reference; err_has "CPU only"
+fi
+
 # The real tooth volume (skipped without ../shared/data).
 if [ -f "$DATA/volumes/tooth_103x94x161_uint8.raw" ]; then
     expect 0 -- "$PTREG" harris3d "$DATA/volumes/tooth_103x94x161_uint8.raw" --json --relative 1e-4 --window 3

@@ -1,0 +1,293 @@
+/* PFH and FPFH on a GPU device (pfh_impl.h). The k-d tree is built on the
+ * CPU (as the CPU path builds it) and its arrays uploaded; the
+ * neighbourhoods are found on the device (neighbors.cl), their lengths
+ * come back once (the radius lists' offsets are summed here, in order, and
+ * the longest list picks the descriptor program's local arrays), then the
+ * descriptors run (pfh.cl) and only the rows come back. */
+#include "feat/pfh_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/kdtree_impl.h"
+#include "nn/nn_device.h"
+
+static const char *const knn_files[] = {"nn/kdtree.cl", "feat/neighbors.cl", NULL};
+static const char *const feat_files[] = {"feat/pfh.cl", NULL};
+const ptreg_kernel_program ptreg_knn_kernels = {"neighbourhoods", knn_files};
+const ptreg_kernel_program ptreg_feat_kernels = {"point-features", feat_files};
+
+#define FEAT_CAP_MIN 32
+
+ptreg_status ptreg_feat_device_defines(size_t cap, char *defines, size_t size, ptreg_error *err)
+{
+    if (cap > PTREG_FEAT_DEVICE_CAP_MAX)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "PFH/FPFH on a device: a neighbourhood of %zu points is more than the %d the kernels "
+                               "hold (use a smaller k or radius, or the CPU)",
+                               cap, PTREG_FEAT_DEVICE_CAP_MAX);
+    size_t c = FEAT_CAP_MIN;
+    while (c < cap)
+        c *= 2;
+    snprintf(defines, size, "-DFEAT_WG=%d -DFEAT_CAP=%zu", PTREG_FEAT_DEVICE_WG, c);
+    return PTREG_OK;
+}
+
+/* One run's device state: the cloud, the tree, the lists. */
+typedef struct feat_run {
+    ptreg_dev *dev;
+    size_t n, total, max_count;
+    ptreg_dbuf *xyz, *normals, *nodes, *leaves, *chunks, *slot_index;
+    ptreg_dbuf *start, *count, *index, *dist2;
+    uint32_t *host_start, *host_count;
+} feat_run;
+
+static void run_free(feat_run *r)
+{
+    ptreg_dbuf *bufs[] = {r->xyz,   r->normals, r->nodes, r->leaves, r->chunks,
+                          r->slot_index, r->start, r->count, r->index, r->dist2};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        ptreg_dbuf_free(bufs[i]);
+    free(r->host_start);
+    free(r->host_count);
+    memset(r, 0, sizeof *r);
+}
+
+static ptreg_status upload_tree(feat_run *r, const ptreg_kdtree *t, ptreg_error *err)
+{
+    const size_t slots = t->chunk_count * PTREG_KD_LANES;
+    ptreg_status st = ptreg_dbuf_upload(r->dev, t->nodes, t->node_count * sizeof *t->nodes, &r->nodes, err);
+    st = st ? st : ptreg_dbuf_upload(r->dev, t->leaves, t->leaf_count * sizeof *t->leaves, &r->leaves, err);
+    st = st ? st : ptreg_dbuf_upload(r->dev, t->chunks, t->chunk_count * sizeof *t->chunks, &r->chunks, err);
+    st = st ? st : ptreg_dbuf_upload(r->dev, t->index, slots * sizeof *t->index, &r->slot_index, err);
+    return st;
+}
+
+static ptreg_status knn_kernel(feat_run *r, const char *name, ptreg_dkernel **k, ptreg_error *err)
+{
+    char defines[1024];
+    ptreg_dprogram *p;
+    ptreg_nn_device_layout(r->dev, defines, sizeof defines);
+    ptreg_status st = ptreg_dev_program(r->dev, &ptreg_knn_kernels, defines, &p, err);
+    return st ? st : ptreg_dev_kernel(p, name, k, err);
+}
+
+/* The lists' lengths back on the host: the longest, and (radius) the
+ * offsets, summed in index order. */
+static ptreg_status read_counts(feat_run *r, int offsets, ptreg_error *err)
+{
+    r->host_count = malloc(r->n * sizeof *r->host_count);
+    r->host_start = malloc(r->n * sizeof *r->host_start);
+    if (!r->host_count || !r->host_start)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "PFH/FPFH: out of memory for %zu lists", r->n);
+    ptreg_status st = ptreg_dbuf_read(r->count, 0, r->host_count, r->n * sizeof *r->host_count, err);
+    if (st)
+        return st;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        r->max_count = r->host_count[i] > r->max_count ? r->host_count[i] : r->max_count;
+        if (offsets)
+            r->host_start[i] = (uint32_t)sum;
+        sum += r->host_count[i];
+        if (sum > UINT32_MAX)
+            return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                                   "%s: PFH/FPFH's neighbour lists hold more than %u entries", r->dev->label,
+                                   UINT32_MAX);
+    }
+    if (offsets)
+        r->total = (size_t)sum;
+    return PTREG_OK;
+}
+
+static ptreg_status knn_lists(feat_run *r, const ptreg_neighborhood *nb, ptreg_error *err)
+{
+    const size_t kk = nb->k < r->n ? nb->k : r->n;
+    if (kk * r->n > UINT32_MAX)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: %zu points x %zu neighbours is too many for PFH/FPFH",
+                               r->dev->label, r->n, kk);
+    r->total = kk * r->n;
+    const float r2 = nb->radius > 0 ? (float)(nb->radius * nb->radius) : 0.0f;
+    ptreg_dkernel *k;
+    ptreg_status st = knn_kernel(r, "ptreg_knn_lists", &k, err);
+    st = st ? st : ptreg_dbuf_alloc(r->dev, r->total * sizeof(uint32_t), &r->index, err);
+    st = st ? st : ptreg_dbuf_alloc(r->dev, r->total * sizeof(float), &r->dist2, err);
+    st = st ? st : ptreg_dbuf_alloc(r->dev, r->n * sizeof(uint32_t), &r->count, err);
+    if (st)
+        return st;
+    ptreg_karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),      KARG_U32(kk),         KARG_F32(r2),
+                         KARG_BUF(r->index), KARG_BUF(r->dist2),  KARG_BUF(r->count),   KARG_BUF(r->nodes),
+                         KARG_BUF(r->leaves), KARG_BUF(r->chunks), KARG_BUF(r->slot_index)};
+    st = ptreg_dev_launch(k, r->n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
+    st = st ? st : read_counts(r, 0, err);
+    if (st)
+        return st;
+    for (size_t i = 0; i < r->n; i++)
+        r->host_start[i] = (uint32_t)(i * kk);
+    return ptreg_dbuf_upload(r->dev, r->host_start, r->n * sizeof(uint32_t), &r->start, err);
+}
+
+static ptreg_status radius_lists(feat_run *r, const ptreg_neighborhood *nb, ptreg_error *err)
+{
+    const float r2 = (float)(nb->radius * nb->radius); /* as the CPU's strict test */
+    ptreg_dkernel *counter, *writer;
+    ptreg_status st = knn_kernel(r, "ptreg_knn_radius_count", &counter, err);
+    st = st ? st : knn_kernel(r, "ptreg_knn_radius_lists", &writer, err);
+    st = st ? st : ptreg_dbuf_alloc(r->dev, r->n * sizeof(uint32_t), &r->count, err);
+    if (st)
+        return st;
+    ptreg_karg count_args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),       KARG_F32(r2),
+                               KARG_BUF(r->count), KARG_BUF(r->nodes),   KARG_BUF(r->leaves),
+                               KARG_BUF(r->chunks), KARG_BUF(r->slot_index)};
+    st = ptreg_dev_launch(counter, r->n, PTREG_DEVICE_WG, sizeof count_args / sizeof count_args[0], count_args, err);
+    st = st ? st : read_counts(r, 1, err);
+    st = st ? st : ptreg_dbuf_upload(r->dev, r->host_start, r->n * sizeof(uint32_t), &r->start, err);
+    /* every point finds itself: total >= n > 0 */
+    st = st ? st : ptreg_dbuf_alloc(r->dev, r->total * sizeof(uint32_t), &r->index, err);
+    st = st ? st : ptreg_dbuf_alloc(r->dev, r->total * sizeof(float), &r->dist2, err);
+    if (st)
+        return st;
+    ptreg_karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),     KARG_F32(r2),          KARG_BUF(r->start),
+                         KARG_BUF(r->count), KARG_BUF(r->index), KARG_BUF(r->dist2),    KARG_BUF(r->nodes),
+                         KARG_BUF(r->leaves), KARG_BUF(r->chunks), KARG_BUF(r->slot_index)};
+    return ptreg_dev_launch(writer, r->n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
+}
+
+/* The cloud (and normals, when given) on the device, its tree, and every
+ * point's neighbour list. */
+static ptreg_status run_begin(feat_run *r, const ptreg_device *device, const float *xyz, const float *normals,
+                              size_t n, const ptreg_neighborhood *nb, ptreg_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->n = n;
+    if (n > UINT32_MAX / 4)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH on a device: %zu points is too many", n);
+    ptreg_status st = ptreg_dev_get(device, &r->dev, err);
+    ptreg_kdtree *tree = NULL;
+    st = st ? st : ptreg_kdtree_create(xyz, n, NULL, &tree, err);
+    st = st ? st : upload_tree(r, tree, err);
+    ptreg_kdtree_destroy(tree);
+    st = st ? st : ptreg_dbuf_upload(r->dev, xyz, 3 * n * sizeof(float), &r->xyz, err);
+    if (!st && normals)
+        st = ptreg_dbuf_upload(r->dev, normals, 3 * n * sizeof(float), &r->normals, err);
+    if (!st)
+        st = nb->k ? knn_lists(r, nb, err) : radius_lists(r, nb, err);
+    return st;
+}
+
+static ptreg_status feat_kernel(feat_run *r, const char *name, ptreg_dkernel **k, ptreg_error *err)
+{
+    char defines[256];
+    ptreg_dprogram *p;
+    ptreg_status st = ptreg_feat_device_defines(r->max_count, defines, sizeof defines, err);
+    st = st ? st : ptreg_dev_program(r->dev, &ptreg_feat_kernels, defines, &p, err);
+    return st ? st : ptreg_dev_kernel(p, name, k, err);
+}
+
+/* One group per point. */
+static ptreg_status launch_per_point(feat_run *r, const ptreg_dkernel *k, size_t nargs, const ptreg_karg *args,
+                                     ptreg_error *err)
+{
+    const size_t groups[3] = {r->n, 1, 1}, local[3] = {PTREG_FEAT_DEVICE_WG, 1, 1};
+    return ptreg_dev_launch_groups(k, 1, groups, local, nargs, args, err);
+}
+
+/* The rows back, and the NaN rows counted (the CPU's missing). */
+static ptreg_status read_rows(feat_run *r, const ptreg_dbuf *rows, size_t bins, float *out, size_t *missing,
+                              ptreg_error *err)
+{
+    ptreg_status st = ptreg_dbuf_read(rows, 0, out, r->n * bins * sizeof(float), err);
+    if (st || !missing)
+        return st;
+    size_t lacking = 0;
+    for (size_t i = 0; i < r->n; i++)
+        lacking += isnan(out[bins * i]) != 0;
+    *missing = lacking;
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+                                   const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err)
+{
+    feat_run r;
+    ptreg_dkernel *k;
+    ptreg_dbuf *rows = NULL;
+    ptreg_status st = run_begin(&r, device, xyz, normals, n, &opt->neighbors, err);
+    st = st ? st : feat_kernel(&r, "ptreg_feat_pfh", &k, err);
+    st = st ? st : ptreg_dbuf_alloc(r.dev, n * PTREG_PFH_BINS * sizeof(float), &rows, err);
+    if (!st) {
+        ptreg_karg args[] = {KARG_BUF(r.xyz),   KARG_BUF(r.normals), KARG_U32(n),  KARG_BUF(r.start),
+                             KARG_BUF(r.count), KARG_BUF(r.index),   KARG_BUF(rows)};
+        st = launch_per_point(&r, k, sizeof args / sizeof args[0], args, err);
+    }
+    st = st ? st : read_rows(&r, rows, PTREG_PFH_BINS, out, missing, err);
+    ptreg_dbuf_free(rows);
+    run_free(&r);
+    return st;
+}
+
+ptreg_status ptreg_feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+                                    const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err)
+{
+    feat_run r;
+    ptreg_dkernel *spfh_k, *fpfh_k;
+    ptreg_dbuf *spfh = NULL, *rows = NULL;
+    ptreg_status st = run_begin(&r, device, xyz, normals, n, &opt->neighbors, err);
+    st = st ? st : feat_kernel(&r, "ptreg_feat_spfh", &spfh_k, err);
+    st = st ? st : feat_kernel(&r, "ptreg_feat_fpfh", &fpfh_k, err);
+    st = st ? st : ptreg_dbuf_alloc(r.dev, n * PTREG_FPFH_BINS * sizeof(float), &spfh, err);
+    st = st ? st : ptreg_dbuf_alloc(r.dev, n * PTREG_FPFH_BINS * sizeof(float), &rows, err);
+    if (!st) {
+        ptreg_karg args[] = {KARG_BUF(r.xyz),   KARG_BUF(r.normals), KARG_U32(n),  KARG_BUF(r.start),
+                             KARG_BUF(r.count), KARG_BUF(r.index),   KARG_BUF(spfh)};
+        st = launch_per_point(&r, spfh_k, sizeof args / sizeof args[0], args, err);
+    }
+    if (!st) {
+        ptreg_karg args[] = {KARG_BUF(spfh),    KARG_U32(n),        KARG_BUF(r.start),
+                             KARG_BUF(r.count), KARG_BUF(r.index),  KARG_BUF(r.dist2),
+                             KARG_U32(opt->convention == PTREG_FPFH_OPEN3D), KARG_BUF(rows)};
+        st = launch_per_point(&r, fpfh_k, sizeof args / sizeof args[0], args, err);
+    }
+    st = st ? st : read_rows(&r, rows, PTREG_FPFH_BINS, out, missing, err);
+    ptreg_dbuf_free(spfh);
+    ptreg_dbuf_free(rows);
+    run_free(&r);
+    return st;
+}
+
+void ptreg_feat_device_lists_free(ptreg_feat_device_lists *l)
+{
+    free(l->start);
+    free(l->count);
+    free(l->index);
+    free(l->dist2);
+    memset(l, 0, sizeof *l);
+}
+
+ptreg_status ptreg_feat_device_neighbors(const ptreg_device *device, const float *xyz, size_t n,
+                                         const ptreg_neighborhood *nb, ptreg_feat_device_lists *out,
+                                         ptreg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    feat_run r;
+    ptreg_status st = run_begin(&r, device, xyz, NULL, n, nb, err);
+    if (!st) {
+        out->n = n;
+        out->total = r.total;
+        out->max_count = r.max_count;
+        out->start = r.host_start;
+        out->count = r.host_count;
+        r.host_start = r.host_count = NULL;
+        out->index = malloc(r.total * sizeof *out->index);
+        out->dist2 = malloc(r.total * sizeof *out->dist2);
+        if (!out->index || !out->dist2)
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbours", r.total);
+    }
+    st = st ? st : ptreg_dbuf_read(r.index, 0, out->index, r.total * sizeof *out->index, err);
+    st = st ? st : ptreg_dbuf_read(r.dist2, 0, out->dist2, r.total * sizeof *out->dist2, err);
+    run_free(&r);
+    if (st)
+        ptreg_feat_device_lists_free(out);
+    return st;
+}

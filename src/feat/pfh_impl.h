@@ -1,0 +1,46 @@
+/* PFH and FPFH on a GPU device (pfh_device.c; kernels: feat/neighbors.cl,
+ * feat/pfh.cl): what pfh.c dispatches to, and what the parity suite and
+ * the NVRTC build test reach. Private to the library and its tests. */
+#ifndef PTREG_FEAT_PFH_IMPL_H
+#define PTREG_FEAT_PFH_IMPL_H
+
+#include "device/backend.h"
+#include "ptreg/features.h"
+
+/* Threads per work-group of the feature kernels (one group per point). */
+#define PTREG_FEAT_DEVICE_WG 64
+/* The longest neighbour list the feature kernels take (7 words of local
+ * memory per entry: 28 KiB at 1024). */
+#define PTREG_FEAT_DEVICE_CAP_MAX 1024
+
+/* The neighbourhood searches (nn/kdtree.cl, feat/neighbors.cl), built with
+ * ptreg_nn_device_layout's options, and the descriptors (feat/pfh.cl),
+ * built with ptreg_feat_device_defines'. */
+extern const ptreg_kernel_program ptreg_knn_kernels, ptreg_feat_kernels;
+
+/* The -D options of the descriptor program for lists of up to cap entries
+ * (rounded up to a power of two, at least 32). */
+ptreg_status ptreg_feat_device_defines(size_t cap, char *defines, size_t size, ptreg_error *err);
+
+/* ptreg_pfh / ptreg_fpfh on a resolved GPU device (pfh.c has checked the
+ * inputs and options). */
+ptreg_status ptreg_feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+                                   const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err);
+ptreg_status ptreg_feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+                                    const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err);
+
+/* Every point's neighbour list as the device finds it, brought back (for
+ * the parity suite): list i is index/dist2[start[i] .. start[i] + count[i]),
+ * sorted by (squared distance, index). The caller frees the four arrays. */
+typedef struct ptreg_feat_device_lists {
+    size_t n, total, max_count;
+    uint32_t *start, *count, *index;
+    float *dist2;
+} ptreg_feat_device_lists;
+
+ptreg_status ptreg_feat_device_neighbors(const ptreg_device *device, const float *xyz, size_t n,
+                                         const ptreg_neighborhood *nb, ptreg_feat_device_lists *out,
+                                         ptreg_error *err);
+void ptreg_feat_device_lists_free(ptreg_feat_device_lists *l);
+
+#endif

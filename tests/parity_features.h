@@ -1,0 +1,217 @@
+/* The device parity suite's PFH and FPFH (included by test_device_parity.c):
+ * clouds on a lumpy sphere (normals from the CPU) of 300 to 3000 points,
+ * with lone points far out, points repeated (ties at distance 0) and a few
+ * non-finite normals; k-NN (k beyond n too), radius and hybrid
+ * neighbourhoods; FPFH in both conventions and PFH; against the CPU path:
+ *   - the device's neighbour lists are the CPU's (sorted lists: the same
+ *     indices and distance bits);
+ *   - every bin within 0.01 of the CPU's, NaN rows in the same places and
+ *     the same missing count; a row off by more is counted and printed
+ *     (a pair within a float ulp of a bin edge where the device's acos or
+ *     atan2 rounds the other way): at most 0.1% of rows may be;
+ *   - a second device run gives the same bits. */
+#include "feat/neighborhood.h"
+#include "feat/pfh_impl.h"
+
+typedef enum feat_op { FEAT_OP_FPFH_PCL, FEAT_OP_FPFH_OPEN3D, FEAT_OP_PFH } feat_op;
+
+typedef struct feat_case {
+    feat_op op;
+    size_t n;        /* points on the sphere, before the extras */
+    size_t k;        /* neighbourhood: k */
+    double radius_n; /* radius in mean spacings (0: none) */
+    int extras;      /* lone points, repeats and non-finite normals */
+    uint64_t seed;
+} feat_case;
+
+static const feat_case feat_cases[] = {
+    {FEAT_OP_FPFH_PCL, 300, 12, 0, 1, 91},    {FEAT_OP_FPFH_OPEN3D, 300, 12, 0, 1, 92},
+    {FEAT_OP_PFH, 300, 12, 0, 1, 93},         {FEAT_OP_FPFH_PCL, 5, 10, 0, 0, 94},
+    {FEAT_OP_FPFH_PCL, 1000, 0, 2.5, 1, 95},  {FEAT_OP_FPFH_OPEN3D, 1000, 0, 2.5, 1, 96},
+    {FEAT_OP_PFH, 1000, 0, 2.0, 1, 97},       {FEAT_OP_FPFH_PCL, 1000, 30, 2.0, 1, 98},
+    {FEAT_OP_PFH, 1000, 20, 2.0, 1, 99},      {FEAT_OP_FPFH_PCL, 3000, 40, 0, 1, 100},
+    {FEAT_OP_FPFH_OPEN3D, 3000, 0, 3.0, 0, 101},
+};
+
+static const char *feat_op_name(feat_op op)
+{
+    return op == FEAT_OP_PFH ? "pfh" : op == FEAT_OP_FPFH_OPEN3D ? "fpfh/o3d" : "fpfh/pcl";
+}
+
+/* A lumpy unit sphere; extras: 3 lone points far out, every 10th point
+ * repeated twice more, the normals of 3 points NaN. */
+static int feat_cloud(const feat_case *fc, float **xyz, float **normals, size_t *count)
+{
+    const size_t n = fc->n, extra = fc->extras ? 3 + 2 * (n / 10) : 0, total = n + extra;
+    float *p = malloc(3 * total * sizeof *p), *nv = malloc(3 * total * sizeof *nv);
+    if (!p || !nv) {
+        free(p);
+        free(nv);
+        return -1;
+    }
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, fc->seed);
+    for (size_t i = 0; i < n; i++) {
+        double v[3], len = 0;
+        for (int a = 0; a < 3; a++) {
+            v[a] = ptreg_rng_normal(&rng);
+            len += v[a] * v[a];
+        }
+        len = sqrt(len) / (1.0 + 0.1 * sin(3 * v[0] / sqrt(len)));
+        for (int a = 0; a < 3; a++)
+            p[3 * i + (size_t)a] = (float)(v[a] / len);
+    }
+    size_t at = n;
+    for (size_t i = 0; fc->extras && i < n; i += 10)
+        for (int r = 0; r < 2; r++, at++)
+            memcpy(p + 3 * at, p + 3 * i, 3 * sizeof *p);
+    for (int l = 0; fc->extras && l < 3; l++, at++)
+        for (int a = 0; a < 3; a++)
+            p[3 * at + (size_t)a] = (float)(50.0 * (l + 1) + a);
+    ptreg_normals_options no;
+    ptreg_normals_options_default(&no);
+    no.neighbors.k = 10;
+    if (ptreg_normals(p, total, &no, nv, NULL, NULL, NULL)) {
+        free(p);
+        free(nv);
+        return -1;
+    }
+    for (size_t j = 0; fc->extras && j < 3; j++)
+        nv[3 * (7 + 97 * j) + j] = NAN;
+    *xyz = p;
+    *normals = nv;
+    *count = total;
+    return 0;
+}
+
+static ptreg_neighborhood feat_neighborhood(const feat_case *fc)
+{
+    ptreg_neighborhood nb = {fc->k, 0};
+    if (fc->radius_n > 0) /* the mean spacing of n points on the unit sphere */
+        nb.radius = fc->radius_n * sqrt(4.0 * 3.14159265358979 / (double)fc->n);
+    return nb;
+}
+
+/* The device's lists against the CPU's sorted table: -1 for an error. */
+static int feat_lists_same(const ptreg_device *device, const float *xyz, size_t n, const ptreg_neighborhood *nb,
+                           size_t *max_count, char *detail, size_t size)
+{
+    ptreg_kdtree *tree;
+    feat_table table;
+    ptreg_feat_device_lists dl;
+    ptreg_error err;
+    if (ptreg_kdtree_create(xyz, n, NULL, &tree, &err))
+        return -1;
+    ptreg_status st = feat_table_build(tree, xyz, n, nb, 1, FEAT_SORTED, &table, &err);
+    ptreg_kdtree_destroy(tree);
+    if (st)
+        return -1;
+    if (ptreg_feat_device_neighbors(device, xyz, n, nb, &dl, &err)) {
+        snprintf(detail, size, "device lists: %.400s", err.message);
+        feat_table_free(&table);
+        return 0;
+    }
+    size_t differ = 0;
+    for (size_t i = 0; i < n; i++) {
+        const feat_list *l = &table.list[i];
+        int same = dl.count[i] == l->count &&
+                   !memcmp(dl.index + dl.start[i], l->index, l->count * sizeof *l->index) &&
+                   !memcmp(dl.dist2 + dl.start[i], l->dist2, l->count * sizeof *l->dist2);
+        differ += !same;
+    }
+    *max_count = dl.max_count;
+    snprintf(detail, size, "lists: %zu of %zu differ (longest %zu)", differ, n, dl.max_count);
+    ptreg_feat_device_lists_free(&dl);
+    feat_table_free(&table);
+    return differ == 0;
+}
+
+static ptreg_status feat_run_op(const feat_case *fc, const ptreg_device *device, const float *xyz,
+                                const float *normals, size_t n, float *out, size_t *missing, ptreg_error *err)
+{
+    ptreg_feature_options o;
+    ptreg_feature_options_default(&o);
+    o.neighbors = feat_neighborhood(fc);
+    o.convention = fc->op == FEAT_OP_FPFH_OPEN3D ? PTREG_FPFH_OPEN3D : PTREG_FPFH_PCL;
+    o.device = *device;
+    return fc->op == FEAT_OP_PFH ? ptreg_pfh(xyz, normals, n, &o, out, missing, err)
+                                 : ptreg_fpfh(xyz, normals, n, &o, out, missing, err);
+}
+
+/* Rows whose bins differ by more than 0.01 (NaN where the other is not
+ * counts), and the largest difference elsewhere. */
+static size_t feat_rows_off(const float *ref, const float *got, size_t n, size_t bins, double *worst)
+{
+    size_t off = 0;
+    *worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        int bad = 0;
+        for (size_t b = 0; b < bins; b++) {
+            float r = ref[bins * i + b], g = got[bins * i + b];
+            if (isnan(r) || isnan(g)) {
+                bad |= isnan(r) != isnan(g);
+                continue;
+            }
+            double d = fabs((double)r - (double)g);
+            bad |= d > 0.01;
+            *worst = d > *worst && d <= 0.01 ? d : *worst;
+        }
+        off += bad;
+    }
+    return off;
+}
+
+static int run_feature_case(const ptreg_device *device, const feat_case *fc, char *detail, size_t size)
+{
+    float *xyz, *normals;
+    size_t n, max_count = 0;
+    if (feat_cloud(fc, &xyz, &normals, &n))
+        return 0;
+    ptreg_neighborhood nb = feat_neighborhood(fc);
+    char lists[PTREG_ERROR_MESSAGE_MAX + 64];
+    int ok = feat_lists_same(device, xyz, n, &nb, &max_count, lists, sizeof lists);
+    const size_t bins = fc->op == FEAT_OP_PFH ? PTREG_PFH_BINS : PTREG_FPFH_BINS;
+    float *ref = malloc(n * bins * sizeof *ref), *got = malloc(n * bins * sizeof *got),
+          *again = malloc(n * bins * sizeof *again);
+    size_t miss_ref = 0, miss_got = 0, miss_again = 0;
+    ptreg_error err = {0};
+    const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
+    ptreg_status st = !ref || !got || !again ? PTREG_ERR_NOMEM : PTREG_OK;
+    st = st ? st : feat_run_op(fc, &cpu, xyz, normals, n, ref, &miss_ref, &err);
+    st = st ? st : feat_run_op(fc, device, xyz, normals, n, got, &miss_got, &err);
+    st = st ? st : feat_run_op(fc, device, xyz, normals, n, again, &miss_again, &err);
+    if (st) {
+        snprintf(detail, size, "%s; error: %s", lists, err.message);
+        ok = 0;
+    } else {
+        double worst;
+        size_t off = feat_rows_off(ref, got, n, bins, &worst);
+        int same_bits = !memcmp(got, again, n * bins * sizeof *got) && miss_got == miss_again;
+        ok = ok > 0 && miss_ref == miss_got && same_bits && (double)off <= 0.001 * (double)n;
+        snprintf(detail, size, "%s; %zu rows off by > 0.01 (allowed %zu), largest other diff %.2g; missing %zu/%zu; "
+                               "rerun %s",
+                 lists, off, (size_t)(0.001 * (double)n), worst, miss_got, miss_ref,
+                 same_bits ? "same bits" : "DIFFERENT BITS");
+    }
+    free(ref);
+    free(got);
+    free(again);
+    free(xyz);
+    free(normals);
+    return ok;
+}
+
+static void run_feature_operations(const ptreg_device_info *info, int *passed, int *failed)
+{
+    for (size_t k = 0; k < sizeof feat_cases / sizeof feat_cases[0]; k++) {
+        const feat_case *fc = &feat_cases[k];
+        char detail[2 * PTREG_ERROR_MESSAGE_MAX + 400] = "";
+        double t0 = ptreg_time_ms();
+        int ok = run_feature_case(&info->device, fc, detail, sizeof detail);
+        printf("%s features   %-8s n=%zu k=%zu r=%.1f seed=%llu: %s (%.0f ms)\n", ok ? "ok  " : "FAIL",
+               feat_op_name(fc->op), fc->n, fc->k, fc->radius_n, (unsigned long long)fc->seed, detail,
+               ptreg_time_ms() - t0);
+        *passed += ok;
+        *failed += !ok;
+    }
+}
