@@ -62,45 +62,6 @@ static int parse(int argc, char **argv, options *o)
     return o->devices.n && o->points > 0 && o->k > 0 && o->repeat > 0 && o->repeat <= 16 ? 0 : -1;
 }
 
-typedef struct report {
-    FILE *md, *json;
-    int first_json;
-} report;
-
-static void out(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void out(report *r, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    out_md(r->md, fmt, ap);
-    va_end(ap);
-}
-
-static void json_row(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void json_row(report *r, const char *fmt, ...)
-{
-    if (!r->json)
-        return;
-    fprintf(r->json, "%s\n {", r->first_json ? "" : ",");
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(r->json, fmt, ap);
-    va_end(ap);
-    fprintf(r->json, "}");
-    r->first_json = 0;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, by_value);
-    return v[n / 2];
-}
 
 /* The radius at which the median point has k neighbours (itself included). */
 static double radius_for(const float *xyz, size_t n, size_t k)
