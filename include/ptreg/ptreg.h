@@ -16,5 +16,6 @@
 #include "lddmm.h"
 #include "pair.h"
 #include "synth.h"
+#include "tune.h"
 
 #endif

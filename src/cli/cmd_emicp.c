@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/tune_cache.h"
 
 static const cli_option emicp_options[] = {
     CLI_REGISTRATION_OUTPUTS,
@@ -15,6 +16,7 @@ static const cli_option emicp_options[] = {
     {"row-block", 0, "N", "pair engine: rows per parallel work item (default 512)"},
     {"row-vectors", 0, "N", "pair engine: row vectors swept together, 1, 2 or 4 (default 2)"},
     {"loop", 0, "ORDER", "pair engine: tiles-inside (default) or tiles-outside"},
+    {"no-tune", 0, NULL, "ignore `ptreg tune`'s winner for this machine (used when no engine option is given)"},
     CLI_REGISTRATION_COMMON,
 };
 
@@ -105,7 +107,56 @@ static int read_options(const cli_args *a, ptreg_emicp_options *o, double truth[
 typedef struct emicp_job {
     const char *source_path, *target_path;
     ptreg_cloud source, target;
+    const ptreg_emicp_options *opt;
+    const char *variant;   /* where the engine's knobs came from: options, tuned or default */
+    char tuned_class[16];  /* the cache's size class used */
 } emicp_job;
+
+/* The pair engine's knobs from `ptreg tune`'s cache, for a CPU run given
+ * none on the command line (nor --no-tune): the winner of this machine's
+ * nearest size class; the built-in defaults when there is none. */
+static void apply_tuned(const cli_args *a, emicp_job *job, ptreg_emicp_options *o)
+{
+    static const char *const knobs[] = {"tile", "row-block", "row-vectors", "loop"};
+    job->variant = "default";
+    for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++)
+        if (cli_has(a, knobs[k]))
+            job->variant = "options";
+    ptreg_device on;
+    if (strcmp(job->variant, "default") || cli_has(a, "no-tune") || o->pair.precision == PTREG_PRECISION_FP64 ||
+        ptreg_device_resolve(&o->device, PTREG_EMICP_BACKENDS, "EM-ICP", &on, NULL) || on.backend != PTREG_BACKEND_CPU)
+        return;
+    ptreg_tune_space space;
+    ptreg_tune_space_pair(&space);
+    if (o->pair.precision == PTREG_PRECISION_FP16)
+        space.kernel = "pair-fp16";
+    ptreg_tune_machine m;
+    ptreg_tune_machine_cpu(&m);
+    char size_class[16];
+    cli_tune_size_class((double)job->source.n * (double)job->target.n, size_class, sizeof size_class);
+    double p[PTREG_TUNE_MAX_PARAMS];
+    if (!cli_tune_lookup(&space, m.name, size_class, p, job->tuned_class, sizeof job->tuned_class))
+        return;
+    int threads;
+    ptreg_tune_pair_apply(p, &o->pair, &threads);
+    if (!cli_has(a, "threads"))
+        ptreg_set_num_threads(threads);
+    job->variant = "tuned";
+}
+
+static cJSON *json_variant(const emicp_job *job, const ptreg_emicp_options *o)
+{
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddStringToObject(v, "source", job->variant);
+    if (!strcmp(job->variant, "tuned"))
+        cJSON_AddStringToObject(v, "size_class", job->tuned_class);
+    cJSON_AddNumberToObject(v, "col_tile", o->pair.col_tile);
+    cJSON_AddNumberToObject(v, "row_block", o->pair.row_block);
+    cJSON_AddNumberToObject(v, "row_vectors", o->pair.row_vectors);
+    cJSON_AddStringToObject(v, "loop", o->pair.order == PTREG_PAIR_TILES_OUTSIDE ? "tiles-outside" : "tiles-inside");
+    cJSON_AddNumberToObject(v, "threads", ptreg_get_num_threads());
+    return v;
+}
 
 static void print_human(const emicp_job *job, const ptreg_emicp_result *r, const double *truth)
 {
@@ -116,6 +167,11 @@ static void print_human(const emicp_job *job, const ptreg_emicp_result *r, const
     printf("  iterations %d, stopped: %s\n", r->iterations, ptreg_stop_reason_name(r->stop_reason));
     printf("  rmse %.6g, fitness %.4f (%zu pairs within 3 sigma)\n", r->rmse, r->fitness, r->pairs);
     printf("  time %.2f ms (pair engine %.2f ms), %.3f Gpts/s\n", r->time_ms, r->pair_ms, r->gpts);
+    if (r->device.backend == PTREG_BACKEND_CPU)
+        printf("  engine: %s%s%s: tile %d, row block %d, row vectors %d, %s\n", job->variant,
+               strcmp(job->variant, "tuned") ? "" : " for ", strcmp(job->variant, "tuned") ? "" : job->tuned_class,
+               job->opt->pair.col_tile, job->opt->pair.row_block, job->opt->pair.row_vectors,
+               job->opt->pair.order == PTREG_PAIR_TILES_OUTSIDE ? "tiles outside" : "tiles inside");
     printf("  transformation (SOURCE -> TARGET):\n");
     cli_print_matrix("    ", r->transformation);
     if (truth) {
@@ -155,6 +211,8 @@ static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const d
     cJSON_AddNumberToObject(o, "radius", r->radius);
     cJSON_AddStringToObject(o, "precision", ptreg_precision_name(r->precision));
     cJSON_AddStringToObject(o, "isa", r->isa);
+    if (r->device.backend == PTREG_BACKEND_CPU)
+        cJSON_AddItemToObject(o, "variant", json_variant(job, job->opt));
     char device[32];
     cJSON_AddStringToObject(o, "device", ptreg_device_format(&r->device, device, sizeof device));
     cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
@@ -197,7 +255,7 @@ int cli_run_emicp(int argc, char **argv)
     double truth[16];
     if ((rc = read_options(&a, &opt, truth)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)))
         return rc;
-    emicp_job job = {a.positional[0], a.positional[1], {0}, {0}};
+    emicp_job job = {a.positional[0], a.positional[1], {0}, {0}, &opt, "default", ""};
     ptreg_cloud_init(&job.source);
     ptreg_cloud_init(&job.target);
     double *times = calloc((size_t)repeat, sizeof(double));
@@ -207,6 +265,8 @@ int cli_run_emicp(int argc, char **argv)
     }
     if (!(rc = cli_load_cloud("emicp", job.source_path, &job.source, 0)))
         rc = cli_load_cloud("emicp", job.target_path, &job.target, 0);
+    if (!rc)
+        apply_tuned(&a, &job, &opt);
     ptreg_emicp_result r;
     ptreg_error err;
     ptreg_status st = rc ? PTREG_OK : run_repeated(&job, &opt, repeat, &r, times, &err);

@@ -25,6 +25,7 @@ static const command_entry commands[] = {
     {&cli_cmd_convert, cli_run_convert},
     {&cli_cmd_info, cli_run_info},
     {&cli_cmd_devices, cli_run_devices},
+    {&cli_cmd_tune, cli_run_tune},
 };
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
 

@@ -1,0 +1,180 @@
+/* ptreg's autotuner (the EM-ICP study's idea: the fastest variant of a
+ * kernel depends on the machine, and a generated search over a constrained
+ * space of variants beats hand tuning). A kernel declares its parameters
+ * and constraints as data (a ptreg_tune_space); the space is enumerated as
+ * a tree, each constraint tested at the first level where its parameters
+ * are all bound, so a pruned subtree is never visited; candidates run on
+ * the same inputs (warm-up, repetitions, median) and must pass the kernel's
+ * check against its reference before they may win; small spaces are
+ * searched exhaustively, large ones by successive halving on a random
+ * sample. docs/ALGORITHMS.md, "Autotuner". */
+#ifndef PTREG_TUNE_H
+#define PTREG_TUNE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core.h"
+#include "pair.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PTREG_TUNE_MAX_PARAMS 8
+#define PTREG_TUNE_MAX_VALUES 16
+#define PTREG_TUNE_MAX_CONSTRAINTS 8
+
+typedef enum ptreg_tune_kind {
+    PTREG_TUNE_BINARY = 0, /* 0 or 1 */
+    PTREG_TUNE_LIST,       /* the listed values (ordinal) */
+    PTREG_TUNE_RANGE,      /* integers lo, lo + step, ..., hi */
+    PTREG_TUNE_CONTINUOUS  /* [lo, hi], enumerated at `count` evenly spaced points */
+} ptreg_tune_kind;
+
+typedef struct ptreg_tune_param {
+    const char *name;
+    ptreg_tune_kind kind;
+    int count;                            /* LIST: values; CONTINUOUS: grid points */
+    double values[PTREG_TUNE_MAX_VALUES]; /* LIST */
+    double lo, hi, step;                  /* RANGE, CONTINUOUS */
+    double fallback;                      /* the built-in default */
+} ptreg_tune_param;
+
+/* What a constraint's limit is: a constant or a quantity of the machine. */
+typedef enum ptreg_tune_limit {
+    PTREG_TUNE_CONST = 0,
+    PTREG_TUNE_L1_BYTES,
+    PTREG_TUNE_L2_BYTES,
+    PTREG_TUNE_CORES,
+    PTREG_TUNE_WORK_GROUP, /* a device's largest work-group */
+    PTREG_TUNE_LOCAL_BYTES /* a device's local memory per group */
+} ptreg_tune_limit;
+
+typedef enum ptreg_tune_op {
+    PTREG_TUNE_LE = 0,  /* a * scale (* b when b >= 0) <= limit */
+    PTREG_TUNE_MULTIPLE /* a is a multiple of b * scale (b >= 0), or of scale */
+} ptreg_tune_op;
+
+typedef struct ptreg_tune_constraint {
+    const char *text; /* as a person writes it: "col_tile * 12 <= L1" */
+    ptreg_tune_op op;
+    int a, b;         /* parameter indices; b < 0: none */
+    double scale;
+    ptreg_tune_limit limit;
+    double value;     /* PTREG_TUNE_CONST's */
+} ptreg_tune_constraint;
+
+typedef struct ptreg_tune_space {
+    const char *kernel;
+    int param_count;
+    ptreg_tune_param params[PTREG_TUNE_MAX_PARAMS];
+    int constraint_count;
+    ptreg_tune_constraint constraints[PTREG_TUNE_MAX_CONSTRAINTS];
+} ptreg_tune_space;
+
+/* The machine the limits come from, and its name in the cache. */
+typedef struct ptreg_tune_machine {
+    char name[192]; /* "cpu: MODEL, N cores, ISA" or a device's name and driver */
+    double l1_bytes, l2_bytes, cores, work_group, local_bytes;
+} ptreg_tune_machine;
+
+/* This CPU: its model, core count (ptreg's threads), ISA and data caches
+ * (sysfs; 32 KiB and 1 MiB when it does not say). */
+void ptreg_tune_machine_cpu(ptreg_tune_machine *m);
+
+/* The values parameter p takes, in order, into out (PTREG_TUNE_MAX_VALUES
+ * at most); returns how many. */
+int ptreg_tune_param_values(const ptreg_tune_param *p, double *out);
+
+typedef struct ptreg_tune_enum_stats {
+    double full;    /* the product of the parameters' value counts */
+    double valid;   /* points that satisfy every constraint */
+    double visited; /* tree nodes visited (partial points included) */
+} ptreg_tune_enum_stats;
+
+/* The valid points in lexicographic order (the first parameter slowest):
+ * up to cap points of param_count doubles each into points (may be NULL to
+ * count); returns how many are valid. A constraint is tested as soon as its
+ * parameters are bound. */
+size_t ptreg_tune_enumerate(const ptreg_tune_space *space, const ptreg_tune_machine *m, double *points, size_t cap,
+                            ptreg_tune_enum_stats *stats);
+/* Whether a whole point satisfies every constraint (the plain filter the
+ * enumeration is tested against). */
+int ptreg_tune_valid(const ptreg_tune_space *space, const ptreg_tune_machine *m, const double *point);
+
+/* Runs the candidate `point` reps times on the kernel's inputs: *seconds
+ * the median, *error the output's distance from the reference (the
+ * kernel's own measure), ctx the kernel's. */
+typedef ptreg_status (*ptreg_tune_measure_fn)(void *ctx, const double *point, int reps, double *seconds,
+                                              double *error, ptreg_error *err);
+
+typedef enum ptreg_tune_method {
+    PTREG_TUNE_AUTO = 0,   /* exhaustive up to 64 valid points, else halving */
+    PTREG_TUNE_EXHAUSTIVE,
+    PTREG_TUNE_HALVING     /* successive halving on a random sample */
+} ptreg_tune_method;
+
+typedef struct ptreg_tune_options {
+    ptreg_tune_method method;
+    double sample_fraction; /* halving: the share of the valid points sampled (default 0.25) */
+    int reps;               /* repetitions of an exhaustive measure, or halving's last round (default 5) */
+    double budget_s;        /* stop measuring new candidates after this long; 0: no limit */
+    double tolerance;       /* a candidate whose error exceeds it cannot win */
+    uint64_t seed;
+    /* called after each measurement (NULL: none) */
+    void (*progress)(void *ctx, size_t done, size_t planned, const double *point, double seconds);
+    void *progress_ctx;
+} ptreg_tune_options;
+
+void ptreg_tune_options_default(ptreg_tune_options *o);
+
+typedef struct ptreg_tune_candidate {
+    double point[PTREG_TUNE_MAX_PARAMS];
+    double seconds; /* the median of its last measurement */
+    double error;
+    int reps;       /* repetitions of that measurement */
+    int rounds;     /* halving rounds it took part in */
+    int passed;     /* error <= tolerance */
+} ptreg_tune_candidate;
+
+typedef struct ptreg_tune_result {
+    ptreg_tune_candidate *candidates; /* every candidate measured, in the order measured first */
+    size_t count;
+    size_t best;     /* index of the winner among candidates; count when none passed */
+    size_t fallback; /* index of the built-in default's candidate, count when not measured */
+    ptreg_tune_enum_stats stats;
+    ptreg_tune_method method; /* the one used */
+    size_t measurements;      /* measure calls made */
+    double elapsed_s;
+} ptreg_tune_result;
+
+ptreg_status ptreg_tune_search(const ptreg_tune_space *space, const ptreg_tune_machine *m,
+                               ptreg_tune_measure_fn measure, void *ctx, const ptreg_tune_options *opt,
+                               ptreg_tune_result *result, ptreg_error *err);
+void ptreg_tune_result_free(ptreg_tune_result *result);
+
+/* ---- the kernels' spaces ---- */
+
+/* The pair engine (pair.h): threads, col_tile, row_block, row_vectors and
+ * the loop order (0 tiles inside, 1 outside), on n x n Gaussian sums in
+ * the given precision. */
+void ptreg_tune_space_pair(ptreg_tune_space *space);
+/* A point of that space as the engine's options and a thread count. */
+void ptreg_tune_pair_apply(const double *point, ptreg_pair_options *opt, int *threads);
+
+typedef struct ptreg_tune_pair_job ptreg_tune_pair_job;
+/* Inputs for the pair engine's candidates: n random rows and columns
+ * (fixed seed), the reference sums (the built-in defaults' options). */
+ptreg_status ptreg_tune_pair_job_create(size_t n, int precision, ptreg_tune_pair_job **job, ptreg_error *err);
+void ptreg_tune_pair_job_free(ptreg_tune_pair_job *job);
+/* ptreg_tune_measure_fn for the pair engine (error: the sums' normalised
+ * distance from the reference's). */
+ptreg_status ptreg_tune_pair_measure(void *job, const double *point, int reps, double *seconds, double *error,
+                                     ptreg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,314 @@
+/* ptreg tune: search a kernel's variants on this machine, keep the winner. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/common.h"
+#include "cli/tune_cache.h"
+#include "io/atomic.h"
+
+static const cli_option tune_options[] = {
+    {"kernel", 0, "K", "the kernel to tune: pair (the EM-ICP E-step's engine; default)"},
+    {"size", 0, "N", "the problem: N x N point pairs (default 20000); the winner is kept for its size class"},
+    {"precision", 0, "P", "fp32 (default) or fp16: the pair terms' arithmetic, never changed by tuning"},
+    {"search", 0, "S", "auto (default: exhaustive up to 64 candidates, else halving), exhaustive or halving"},
+    {"sample", 0, "F", "halving: the share of the valid candidates sampled (default 0.25)"},
+    {"reps", 0, "N", "repetitions of a final measurement, median (default 5)"},
+    {"budget", 0, "SECONDS", "stop starting new measurements after this long (default 300; 0: no limit)"},
+    {"csv", 0, "FILE", "write every candidate: parameters, seconds, Gpts/s, error, passed, rounds"},
+    {"plot", 0, "FILE.svg", "draw the rate of every candidate, the winner and the default marked"},
+    {"no-save", 0, NULL, "do not keep the winner in the cache"},
+    {"threads", 0, "N", "the most threads a candidate may use (default: all cores)"},
+    {"json", 0, NULL, "print the result as one JSON object on stdout"},
+};
+
+const cli_command cli_cmd_tune = {
+    "tune",
+    "[--kernel pair] [--size N] [options]",
+    "Search a kernel's variants on this machine and keep the fastest for later commands.",
+    "The kernel declares its parameters and the constraints between them as data (for the pair\n"
+    "engine: column tile, row block, row vectors, loop order, threads; tiles within the caches,\n"
+    "row blocks of whole vector groups, threads <= cores); the valid candidates are enumerated\n"
+    "with each constraint tested as soon as its parameters are known. Each candidate runs on the\n"
+    "same inputs (a warm-up, then repetitions, the median) and its answer is checked against\n"
+    "the built-in default's (normalised error <= 1e-5) before it may win. Small spaces are\n"
+    "searched exhaustively; large ones by successive halving: a random sample (--sample), every\n"
+    "candidate once, the faster half twice as long, and so on (cheap candidates are weeded out\n"
+    "early, the close ones measured longest). The built-in default is always a candidate.\n\n"
+    "The winner goes into the cache (env PTREG_TUNE_CACHE, else $XDG_CACHE_HOME/ptreg/tune.json,\n"
+    "else ~/.cache/ptreg/tune.json; PTREG_TUNE_CACHE=off disables it), per machine (CPU model,\n"
+    "threads, instruction set), kernel and size class (pairs, rounded to a power of ten).\n"
+    "`ptreg emicp` then uses it (its JSON says which variant ran) unless given engine options or\n"
+    "--no-tune. A missing, stale or corrupted cache means the defaults, with a warning.\n"
+    "Progress shows on stderr when it is a terminal.",
+    tune_options,
+    sizeof tune_options / sizeof tune_options[0],
+    0,
+    0,
+};
+
+typedef struct tune_job {
+    size_t n;
+    ptreg_tune_space space;
+    ptreg_tune_machine machine;
+    ptreg_tune_options opt;
+    ptreg_tune_result result;
+    char size_class[16];
+    int tty;
+} tune_job;
+
+static double gpts(const tune_job *j, double seconds)
+{
+    return seconds > 0 ? (double)j->n * (double)j->n / seconds * 1e-9 : 0.0;
+}
+
+static void progress(void *ctx, size_t done, size_t planned, const double *point, double seconds)
+{
+    const tune_job *j = ctx;
+    fprintf(stderr, "\r  [%zu/~%zu]", done, planned);
+    for (int p = 0; p < j->space.param_count; p++)
+        fprintf(stderr, " %s=%g", j->space.params[p].name, point[p]);
+    fprintf(stderr, ": %.3f ms, %.2f Gpts/s   ", seconds * 1e3, gpts(j, seconds));
+}
+
+static int read_options(const cli_args *a, tune_job *j, ptreg_precision *precision)
+{
+    const char *kernel = cli_string(a, "kernel", "pair");
+    if (strcmp(kernel, "pair")) {
+        cli_error("tune", "--kernel: '%s' is not a kernel this version tunes (pair)", kernel);
+        return EXIT_USAGE;
+    }
+    const char *prec = cli_string(a, "precision", "fp32");
+    if (ptreg_precision_parse(prec, precision) || *precision == PTREG_PRECISION_FP64) {
+        cli_error("tune", "--precision: '%s' is not fp32 or fp16", prec);
+        return EXIT_USAGE;
+    }
+    const char *search = cli_string(a, "search", "auto");
+    j->opt.method = !strcmp(search, "exhaustive") ? PTREG_TUNE_EXHAUSTIVE
+                    : !strcmp(search, "halving")  ? PTREG_TUNE_HALVING
+                                                  : PTREG_TUNE_AUTO;
+    if (j->opt.method == PTREG_TUNE_AUTO && strcmp(search, "auto")) {
+        cli_error("tune", "--search: '%s' is not auto, exhaustive or halving", search);
+        return EXIT_USAGE;
+    }
+    j->opt.budget_s = 300;
+    int rc = cli_size(a, "size", 16, (size_t)1 << 26, &j->n);
+    rc = rc ? rc : cli_double(a, "sample", 1e-3, 1.0, &j->opt.sample_fraction);
+    rc = rc ? rc : cli_int(a, "reps", 1, 64, &j->opt.reps);
+    rc = rc ? rc : cli_double(a, "budget", 0.0, 1e7, &j->opt.budget_s);
+    return rc ? rc : cli_apply_threads(a);
+}
+
+static int write_csv(const char *path, const tune_job *j)
+{
+    ptreg_atomic_file af;
+    ptreg_error err;
+    if (ptreg_atomic_open(path, &af, &err)) {
+        cli_error("tune", "%s", err.message);
+        return EXIT_RUNTIME;
+    }
+    for (int p = 0; p < j->space.param_count; p++)
+        fprintf(af.fp, "%s,", j->space.params[p].name);
+    fprintf(af.fp, "seconds,gpts,error,passed,reps,rounds,winner,default\n");
+    const ptreg_tune_result *r = &j->result;
+    for (size_t i = 0; i < r->count; i++) {
+        const ptreg_tune_candidate *c = &r->candidates[i];
+        for (int p = 0; p < j->space.param_count; p++)
+            fprintf(af.fp, "%g,", c->point[p]);
+        fprintf(af.fp, "%.9g,%.6g,%.3g,%d,%d,%d,%d,%d\n", c->seconds, gpts(j, c->seconds), c->error, c->passed,
+                c->reps, c->rounds, i == r->best, i == r->fallback);
+    }
+    if (ptreg_atomic_commit(&af, &err)) {
+        cli_error("tune", "%s", err.message);
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+static int measured(const ptreg_tune_candidate *c) { return c->rounds > 0; }
+
+/* A bar per measured candidate, fastest first: its rate, the winner green,
+ * the default orange, candidates that failed their check grey. */
+static void svg_bars(FILE *f, const tune_job *j, const size_t *order, size_t count, double top)
+{
+    const double w = 900.0 / (double)(count ? count : 1);
+    for (size_t k = 0; k < count; k++) {
+        const ptreg_tune_candidate *c = &j->result.candidates[order[k]];
+        const double h = top > 0 ? 360.0 * gpts(j, c->seconds) / top : 0;
+        const char *fill = order[k] == j->result.best       ? "#2a9d3a"
+                           : order[k] == j->result.fallback ? "#e08a1e"
+                           : c->passed                      ? "#4a74b8"
+                                                            : "#aaaaaa";
+        fprintf(f, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"><title>", 60 + k * w,
+                420 - h, w > 1.5 ? w - 0.5 : w, h, fill);
+        for (int p = 0; p < j->space.param_count; p++)
+            fprintf(f, "%s=%g ", j->space.params[p].name, c->point[p]);
+        fprintf(f, "%.3f Gpts/s</title></rect>\n", gpts(j, c->seconds));
+    }
+}
+
+/* qsort has no context argument: the job being plotted. */
+static const tune_job *sort_job;
+
+/* Fastest (fewest seconds) first. */
+static int compare_order(const void *a, const void *b)
+{
+    const double x = sort_job->result.candidates[*(const size_t *)a].seconds,
+                 y = sort_job->result.candidates[*(const size_t *)b].seconds;
+    return (x > y) - (x < y);
+}
+
+static int write_plot(const char *path, const tune_job *j)
+{
+    size_t *order = malloc((j->result.count + 1) * sizeof *order), count = 0;
+    double top = 0;
+    for (size_t i = 0; order && i < j->result.count; i++)
+        if (measured(&j->result.candidates[i])) {
+            order[count++] = i;
+            top = fmax(top, gpts(j, j->result.candidates[i].seconds));
+        }
+    sort_job = j;
+    if (order)
+        qsort(order, count, sizeof *order, compare_order);
+    ptreg_atomic_file af;
+    ptreg_error err;
+    if (!order || ptreg_atomic_open(path, &af, &err)) {
+        cli_error("tune", "%s", order ? err.message : "out of memory");
+        free(order);
+        return EXIT_RUNTIME;
+    }
+    FILE *f = af.fp;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"480\" font-family=\"sans-serif\" "
+               "font-size=\"13\">\n<rect width=\"1000\" height=\"480\" fill=\"white\"/>\n");
+    fprintf(f, "<text x=\"60\" y=\"24\">ptreg tune %s, %zu x %zu pairs, %s: %zu candidates (%s), Gpts/s</text>\n",
+            j->space.kernel, j->n, j->n, j->machine.name, count,
+            j->result.method == PTREG_TUNE_HALVING ? "successive halving" : "exhaustive");
+    fprintf(f, "<line x1=\"58\" y1=\"420\" x2=\"962\" y2=\"420\" stroke=\"black\"/>\n"
+               "<line x1=\"58\" y1=\"60\" x2=\"58\" y2=\"420\" stroke=\"black\"/>\n"
+               "<text x=\"6\" y=\"64\">%.2f</text><text x=\"6\" y=\"424\">0</text>\n", top);
+    svg_bars(f, j, order, count, top);
+    fprintf(f, "<text x=\"60\" y=\"450\" fill=\"#2a9d3a\">winner</text><text x=\"130\" y=\"450\" "
+               "fill=\"#e08a1e\">built-in default</text><text x=\"260\" y=\"450\" fill=\"#aaaaaa\">failed its "
+               "check</text><text x=\"400\" y=\"450\">candidates, fastest first</text>\n</svg>\n");
+    free(order);
+    if (ptreg_atomic_commit(&af, &err)) {
+        cli_error("tune", "%s", err.message);
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+static cJSON *json_point(const tune_job *j, const ptreg_tune_candidate *c)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int p = 0; p < j->space.param_count; p++)
+        cJSON_AddNumberToObject(o, j->space.params[p].name, c->point[p]);
+    cJSON_AddNumberToObject(o, "seconds", c->seconds);
+    cJSON_AddNumberToObject(o, "gpts", gpts(j, c->seconds));
+    return o;
+}
+
+static int report(const cli_args *a, const tune_job *j)
+{
+    const ptreg_tune_result *r = &j->result;
+    const ptreg_tune_candidate *best = &r->candidates[r->best];
+    const ptreg_tune_candidate *def = r->fallback < r->count ? &r->candidates[r->fallback] : NULL;
+    const double gain = def && measured(def) && best->seconds > 0 ? def->seconds / best->seconds : 0.0;
+    if (cli_has(a, "json")) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "command", "tune");
+        cJSON_AddStringToObject(o, "kernel", j->space.kernel);
+        cJSON_AddStringToObject(o, "machine", j->machine.name);
+        cJSON_AddNumberToObject(o, "size", (double)j->n);
+        cJSON_AddStringToObject(o, "size_class", j->size_class);
+        cJSON_AddStringToObject(o, "search", r->method == PTREG_TUNE_HALVING ? "halving" : "exhaustive");
+        cJSON_AddNumberToObject(o, "space_points", r->stats.full);
+        cJSON_AddNumberToObject(o, "valid_points", r->stats.valid);
+        cJSON_AddNumberToObject(o, "nodes_visited", r->stats.visited);
+        cJSON_AddNumberToObject(o, "candidates", (double)r->count);
+        cJSON_AddNumberToObject(o, "measurements", (double)r->measurements);
+        cJSON_AddNumberToObject(o, "seconds", r->elapsed_s);
+        cJSON_AddItemToObject(o, "winner", json_point(j, best));
+        if (def)
+            cJSON_AddItemToObject(o, "default", json_point(j, def));
+        cJSON_AddNumberToObject(o, "speedup_over_default", gain);
+        cJSON_AddStringToObject(o, "version", ptreg_version());
+        return cli_json_print(o);
+    }
+    printf("ptreg tune %s: %zu x %zu pairs on %s\n", j->space.kernel, j->n, j->n, j->machine.name);
+    printf("  space: %.0f points, %.0f valid (%.0f tree nodes visited); %s over %zu candidates, %zu measurements, "
+           "%.1f s\n",
+           r->stats.full, r->stats.valid, r->stats.visited,
+           r->method == PTREG_TUNE_HALVING ? "successive halving" : "exhaustive", r->count, r->measurements,
+           r->elapsed_s);
+    printf("  winner: ");
+    for (int p = 0; p < j->space.param_count; p++)
+        printf("%s=%g ", j->space.params[p].name, best->point[p]);
+    printf("%.3f ms, %.2f Gpts/s\n", best->seconds * 1e3, gpts(j, best->seconds));
+    if (def && measured(def))
+        printf("  built-in default: %.3f ms, %.2f Gpts/s: the winner is %.2fx\n", def->seconds * 1e3,
+               gpts(j, def->seconds), gain);
+    return EXIT_OK;
+}
+
+static int run_search(tune_job *j, ptreg_precision precision)
+{
+    ptreg_tune_pair_job *pj;
+    ptreg_error err;
+    ptreg_status st = ptreg_tune_pair_job_create(j->n, precision, &pj, &err);
+    if (!st) {
+        if (j->tty) {
+            j->opt.progress = progress;
+            j->opt.progress_ctx = j;
+        }
+        st = ptreg_tune_search(&j->space, &j->machine, ptreg_tune_pair_measure, pj, &j->opt, &j->result, &err);
+        if (j->tty)
+            fprintf(stderr, "\n");
+        ptreg_tune_pair_job_free(pj);
+    }
+    if (!st && j->result.best == j->result.count)
+        st = ptreg_error_set(&err, PTREG_ERR_RUNTIME, "no candidate passed its check");
+    if (st) {
+        cli_error("tune", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    return EXIT_OK;
+}
+
+int cli_run_tune(int argc, char **argv)
+{
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_tune, argc, argv, &a);
+    if (rc)
+        return rc < 0 ? EXIT_OK : rc;
+    tune_job j;
+    memset(&j, 0, sizeof j);
+    ptreg_tune_options_default(&j.opt);
+    j.n = 20000;
+    ptreg_precision precision = PTREG_PRECISION_FP32;
+    if ((rc = read_options(&a, &j, &precision)))
+        return rc;
+    j.tty = isatty(2) && !cli_has(&a, "json");
+    ptreg_tune_space_pair(&j.space);
+    if (precision == PTREG_PRECISION_FP16)
+        j.space.kernel = "pair-fp16"; /* kept apart from fp32's winners */
+    ptreg_tune_machine_cpu(&j.machine);
+    cli_tune_size_class((double)j.n * (double)j.n, j.size_class, sizeof j.size_class);
+    rc = run_search(&j, precision);
+    const ptreg_tune_result *r = &j.result;
+    const double def_s = r->fallback < r->count ? r->candidates[r->fallback].seconds : 0.0;
+    if (!rc && cli_has(&a, "csv"))
+        rc = write_csv(cli_string(&a, "csv", NULL), &j);
+    if (!rc && cli_has(&a, "plot"))
+        rc = write_plot(cli_string(&a, "plot", NULL), &j);
+    if (!rc && !cli_has(&a, "no-save"))
+        rc = cli_tune_store(&j.space, j.machine.name, j.size_class, r->candidates[r->best].point,
+                            r->candidates[r->best].seconds, def_s);
+    if (!rc)
+        rc = report(&a, &j);
+    ptreg_tune_result_free(&j.result);
+    return rc;
+}

@@ -1,0 +1,190 @@
+/* The tuner's cache (tune_cache.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "cli/tune_cache.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/common.h"
+#include "io/atomic.h"
+
+#define CACHE_FORMAT 1
+#define CACHE_MAX_BYTES (16u << 20)
+
+int cli_tune_cache_path(char *buf, size_t size)
+{
+    const char *env = getenv("PTREG_TUNE_CACHE");
+    if (env && *env) {
+        if (!strcmp(env, "off"))
+            return 0;
+        snprintf(buf, size, "%s", env);
+        return 1;
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    if (xdg && *xdg)
+        snprintf(buf, size, "%s/ptreg/tune.json", xdg);
+    else if (home && *home)
+        snprintf(buf, size, "%s/.cache/ptreg/tune.json", home);
+    else
+        return 0;
+    return 1;
+}
+
+void cli_tune_size_class(double work, char *buf, size_t size)
+{
+    snprintf(buf, size, "1e%d", work > 1 ? (int)lround(log10(work)) : 0);
+}
+
+static void warn_once(const char *path, const char *why)
+{
+    static int warned;
+    if (!warned++)
+        fprintf(stderr, "ptreg: warning: the tuning cache %s %s: built-in defaults used\n", path, why);
+}
+
+/* The whole cache, or NULL (absent: silently; unusable: with a warning). */
+static cJSON *load(const char *path, int quiet)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno != ENOENT && !quiet)
+            warn_once(path, "cannot be read");
+        return NULL;
+    }
+    char *text = malloc(CACHE_MAX_BYTES + 1);
+    size_t got = text ? fread(text, 1, CACHE_MAX_BYTES + 1, f) : 0;
+    fclose(f);
+    cJSON *root = NULL;
+    if (text && got <= CACHE_MAX_BYTES) {
+        text[got] = '\0';
+        root = cJSON_Parse(text);
+    }
+    free(text);
+    const cJSON *format = root ? cJSON_GetObjectItemCaseSensitive(root, "format") : NULL;
+    if (!root || !cJSON_IsNumber(format) || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "machines"))) {
+        if (!quiet)
+            warn_once(path, "is corrupted");
+        cJSON_Delete(root);
+        return NULL;
+    }
+    if (format->valuedouble != CACHE_FORMAT) {
+        if (!quiet)
+            warn_once(path, "has another format (stale)");
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+static double class_exponent(const char *name) { return strncmp(name, "1e", 2) ? NAN : atof(name + 2); }
+
+/* The entry of the class, or of the nearest class stored. */
+static const cJSON *nearest_class(const cJSON *classes, const char *size_class)
+{
+    const cJSON *best = NULL, *c;
+    double want = class_exponent(size_class), best_d = INFINITY;
+    cJSON_ArrayForEach(c, classes)
+    {
+        const double d = fabs(class_exponent(c->string) - want);
+        if (d < best_d)
+            best = c, best_d = d;
+    }
+    return best;
+}
+
+int cli_tune_lookup(const ptreg_tune_space *s, const char *machine, const char *size_class, double *point,
+                    char *found_class, size_t class_size)
+{
+    char path[1024];
+    if (!cli_tune_cache_path(path, sizeof path))
+        return 0;
+    cJSON *root = load(path, 0);
+    const cJSON *machines = root ? cJSON_GetObjectItemCaseSensitive(root, "machines") : NULL;
+    const cJSON *kernels = machines ? cJSON_GetObjectItemCaseSensitive(machines, machine) : NULL;
+    const cJSON *classes = kernels ? cJSON_GetObjectItemCaseSensitive(kernels, s->kernel) : NULL;
+    const cJSON *entry = classes ? nearest_class(classes, size_class) : NULL;
+    const cJSON *params = entry ? cJSON_GetObjectItemCaseSensitive(entry, "params") : NULL;
+    const cJSON *by = entry ? cJSON_GetObjectItemCaseSensitive(entry, "ptreg") : NULL;
+    int found = cJSON_IsObject(params);
+    if (found && (!cJSON_IsString(by) || strcmp(by->valuestring, ptreg_version()))) {
+        warn_once(path, "was written by another ptreg version (stale)");
+        found = 0;
+    }
+    for (int p = 0; found && p < s->param_count; p++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, s->params[p].name);
+        point[p] = cJSON_IsNumber(v) ? v->valuedouble : s->params[p].fallback;
+    }
+    if (found && found_class)
+        snprintf(found_class, class_size, "%s", entry->string);
+    cJSON_Delete(root);
+    return found;
+}
+
+/* The directories of path, made as needed. */
+static void make_parents(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(dir, 0755);
+            *p = '/';
+        }
+}
+
+static cJSON *child(cJSON *parent, const char *name)
+{
+    cJSON *c = cJSON_GetObjectItemCaseSensitive(parent, name);
+    if (!cJSON_IsObject(c)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(parent, name);
+        c = cJSON_AddObjectToObject(parent, name);
+    }
+    return c;
+}
+
+int cli_tune_store(const ptreg_tune_space *s, const char *machine, const char *size_class, const double *point,
+                   double seconds, double default_seconds)
+{
+    char path[1024];
+    if (!cli_tune_cache_path(path, sizeof path)) {
+        fprintf(stderr, "ptreg tune: no cache (PTREG_TUNE_CACHE=off, or no HOME): the winner is not kept\n");
+        return EXIT_OK;
+    }
+    cJSON *root = load(path, 1); /* an unusable cache is replaced */
+    if (!root) {
+        root = cJSON_CreateObject();
+        cJSON_AddNumberToObject(root, "format", CACHE_FORMAT);
+        cJSON_AddObjectToObject(root, "machines");
+    }
+    cJSON *classes = child(child(child(root, "machines"), machine), s->kernel);
+    cJSON_DeleteItemFromObjectCaseSensitive(classes, size_class);
+    cJSON *entry = cJSON_AddObjectToObject(classes, size_class), *params = cJSON_AddObjectToObject(entry, "params");
+    for (int p = 0; p < s->param_count; p++)
+        cJSON_AddNumberToObject(params, s->params[p].name, point[p]);
+    cJSON_AddNumberToObject(entry, "seconds", seconds);
+    cJSON_AddNumberToObject(entry, "default_seconds", default_seconds);
+    cJSON_AddStringToObject(entry, "ptreg", ptreg_version());
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    make_parents(path);
+    ptreg_atomic_file af;
+    ptreg_error err;
+    ptreg_status st = text ? ptreg_atomic_open(path, &af, &err) : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    if (!st && fputs(text, af.fp) < 0) {
+        ptreg_atomic_abort(&af);
+        st = ptreg_error_set(&err, PTREG_ERR_IO, "%s: write failed", path);
+    } else if (!st) {
+        st = ptreg_atomic_commit(&af, &err);
+    }
+    free(text);
+    if (st) {
+        fprintf(stderr, "ptreg tune: cannot write the cache: %s\n", err.message);
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}

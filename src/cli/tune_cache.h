@@ -1,0 +1,33 @@
+/* The tuner's cache of winners, shared by `ptreg tune` (which writes it)
+ * and the commands that use a tuned kernel (which read it): JSON at
+ * $PTREG_TUNE_CACHE, else $XDG_CACHE_HOME/ptreg/tune.json, else
+ * ~/.cache/ptreg/tune.json ("off" disables it):
+ *   {"format": 1, "machines": {MACHINE: {KERNEL: {SIZE CLASS:
+ *     {"params": {NAME: VALUE, ...}, "seconds": S, "default_seconds": S,
+ *      "ptreg": VERSION}}}}}
+ * A missing cache means the built-in defaults; an unreadable, corrupted or
+ * stale one (another format, or written by another ptreg version) is
+ * ignored with one warning on stderr, never an error. */
+#ifndef PTREG_CLI_TUNE_CACHE_H
+#define PTREG_CLI_TUNE_CACHE_H
+
+#include "ptreg/tune.h"
+
+/* The cache's path; 0 when the cache is off or no home is known. */
+int cli_tune_cache_path(char *buf, size_t size);
+
+/* The size class of a problem of `work` units (n * m pairs ...): "1e8". */
+void cli_tune_size_class(double work, char *buf, size_t size);
+
+/* The winner for (machine, space's kernel, size class), or the nearest
+ * size class stored for them, into point (the space's parameters by name;
+ * a parameter missing from the entry keeps its fallback). Returns 1 when
+ * found; 0 otherwise (a warning is printed when the cache is unusable). */
+int cli_tune_lookup(const ptreg_tune_space *space, const char *machine, const char *size_class, double *point,
+                    char *found_class, size_t class_size);
+
+/* Stores a winner, atomically; an exit code (a failure is printed). */
+int cli_tune_store(const ptreg_tune_space *space, const char *machine, const char *size_class, const double *point,
+                   double seconds, double default_seconds);
+
+#endif

@@ -1,0 +1,47 @@
+# ptreg tune: the pair engine's search, its CSV, plot and cache, and emicp
+# using the cached winner (or not: --no-tune, engine options, a corrupted,
+# stale or foreign cache, each with the defaults).
+. "$(dirname "$0")/lib.sh"
+
+export PTREG_TUNE_CACHE="$WORK/cache/tune.json"
+expect 0 -- "$PTREG" tune --size 300 --search halving --sample 0.05 --reps 1 --csv "$WORK/t.csv" \
+    --plot "$WORK/t.svg" --json
+out_has '"winner"'; out_has '"kernel":	"pair"'; out_has '"search":	"halving"'; out_has '"valid_points"'
+has_file "$WORK/t.csv"; has_file "$WORK/t.svg"; has_file "$PTREG_TUNE_CACHE"
+head -1 "$WORK/t.csv" | grep -q "^threads,col_tile,row_block,row_vectors,tiles_outside,seconds,gpts" ||
+    fail "the CSV's header"
+[ "$(awk -F, 'NR > 1 && $NF == 1' "$WORK/t.csv" | wc -l)" = 1 ] || fail "one default row in the CSV"
+[ "$(awk -F, 'NR > 1 && $(NF - 1) == 1' "$WORK/t.csv" | wc -l)" = 1 ] || fail "one winner row in the CSV"
+grep -q "<svg" "$WORK/t.svg" || fail "the plot is not SVG"
+
+"$PTREG" synth --shape blob --model "$WORK/m.ply" --model-points 300 -o "$WORK/s.ply" --points 300 \
+    --max-angle 8 --seed 4 >/dev/null || fail "synth"
+emicp() { "$PTREG" emicp "$WORK/s.ply" "$WORK/m.ply" --max-iter 15 "$@"; }
+expect 0 -- emicp --json; out_has '"source":	"tuned"'
+expect 0 -- emicp --json --no-tune -t "$WORK/T_default.txt"; out_has '"source":	"default"'
+expect 0 -- emicp --json --tile 128; out_has '"source":	"options"'
+expect 0 -- emicp -t "$WORK/T_tuned.txt"; out_has "engine: tuned"
+# a tuned run is the default run up to rounding (only the column tile moves sums)
+paste "$WORK/T_default.txt" "$WORK/T_tuned.txt" | awk '{for (i = 1; i <= 4; i++) {d = $i - $(i + 4);
+    if (d < 0) d = -d; if (d > 1e-6) bad = 1}} END {exit bad}' || fail "the tuned run moved the answer"
+
+# unusable caches: the defaults, a warning, never a failure
+printf '{"format": 1, "machines": {' >"$PTREG_TUNE_CACHE"
+expect 0 -- emicp --json; out_has '"source":	"default"'; err_has "corrupted"
+printf '{"format": 99, "machines": {}}' >"$PTREG_TUNE_CACHE"
+expect 0 -- emicp --json; out_has '"source":	"default"'; err_has "stale"
+printf '{"format": 1, "machines": {"cpu: another machine": {"pair": {"1e5": {"params": {"col_tile": 64}, "ptreg": "0.1.0"}}}}}' \
+    >"$PTREG_TUNE_CACHE"
+expect 0 -- emicp --json; out_has '"source":	"default"'
+# tuning here adds this machine beside the other one
+expect 0 -- "$PTREG" tune --size 200 --search halving --sample 0.03 --reps 1
+expect 0 -- emicp --json; out_has '"source":	"tuned"'
+grep -q "another machine" "$PTREG_TUNE_CACHE" || fail "the other machine's entry was lost"
+
+PTREG_TUNE_CACHE=off expect 0 -- "$PTREG" tune --size 100 --search halving --sample 0.03 --reps 1
+err_has "not kept"
+expect 2 -- "$PTREG" tune --kernel harris; err_has "pair"
+expect 2 -- "$PTREG" tune --precision fp64
+expect 2 -- "$PTREG" tune --search greedy
+expect 0 -- "$PTREG" tune --help; out_has "successive halving"
+finish

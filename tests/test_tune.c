@@ -1,0 +1,170 @@
+/* The autotuner (tune.h): enumeration against a brute-force filter, the
+ * search methods on a known cost surface, a failed check never winning,
+ * and the pair engine's space and candidates. */
+#include "check.h"
+#include "ptreg/ptreg.h"
+
+/* Every point of the full product, in the enumeration's order, filtered. */
+static size_t brute_valid(const ptreg_tune_space *s, const ptreg_tune_machine *m, double *out)
+{
+    double values[PTREG_TUNE_MAX_PARAMS][PTREG_TUNE_MAX_VALUES];
+    int counts[PTREG_TUNE_MAX_PARAMS], at[PTREG_TUNE_MAX_PARAMS] = {0};
+    size_t total = 1, found = 0;
+    for (int p = 0; p < s->param_count; p++) {
+        counts[p] = ptreg_tune_param_values(&s->params[p], values[p]);
+        total *= (size_t)counts[p];
+    }
+    for (size_t i = 0; i < total; i++) {
+        double point[PTREG_TUNE_MAX_PARAMS];
+        for (int p = 0; p < s->param_count; p++)
+            point[p] = values[p][at[p]];
+        if (ptreg_tune_valid(s, m, point)) {
+            memcpy(out + found * (size_t)s->param_count, point, (size_t)s->param_count * sizeof *point);
+            found++;
+        }
+        for (int p = s->param_count - 1; p >= 0 && ++at[p] == counts[p]; p--)
+            at[p] = 0; /* the last parameter fastest, as the enumeration */
+    }
+    return found;
+}
+
+static void check_space(const ptreg_tune_space *s, const ptreg_tune_machine *m, const char *what)
+{
+    ptreg_tune_enum_stats st;
+    size_t valid = ptreg_tune_enumerate(s, m, NULL, 0, &st);
+    double *a = malloc((valid + 1) * (size_t)s->param_count * sizeof *a);
+    double *b = malloc((size_t)st.full * (size_t)s->param_count * sizeof *b);
+    CHECK(ptreg_tune_enumerate(s, m, a, valid, NULL) == valid);
+    size_t brute = brute_valid(s, m, b);
+    CHECK_MSG(brute == valid && !memcmp(a, b, valid * (size_t)s->param_count * sizeof *a),
+              "%s: enumeration %zu points, the brute-force filter %zu", what, valid, brute);
+    CHECK_MSG(st.valid == (double)valid && st.full >= st.valid, "%s: stats %g of %g", what, st.valid, st.full);
+    printf("%s: %g points, %g valid, %g nodes visited\n", what, st.full, st.valid, st.visited);
+    free(a), free(b);
+}
+
+/* A space whose constraints prune at every level. */
+static void test_enumeration(void)
+{
+    ptreg_tune_machine m;
+    ptreg_tune_machine_cpu(&m);
+    m.l1_bytes = 4096, m.l2_bytes = 65536, m.cores = 3;
+    ptreg_tune_space s = {
+        .kernel = "test",
+        .param_count = 4,
+        .params = {{"a", PTREG_TUNE_LIST, 5, {1, 2, 4, 8, 16}, 0, 0, 0, 4},
+                   {"b", PTREG_TUNE_RANGE, 0, {0}, 2, 12, 2, 4},
+                   {"c", PTREG_TUNE_BINARY, 0, {0}, 0, 0, 0, 0},
+                   {"d", PTREG_TUNE_CONTINUOUS, 5, {0}, 0.5, 2.5, 0, 1.0}},
+        .constraint_count = 4,
+        .constraints = {{"a <= cores", PTREG_TUNE_LE, 0, -1, 1.0, PTREG_TUNE_CORES, 0},
+                        {"b multiple of a", PTREG_TUNE_MULTIPLE, 1, 0, 1.0, PTREG_TUNE_CONST, 0},
+                        {"a * b * 512 <= L1", PTREG_TUNE_LE, 0, 1, 512.0, PTREG_TUNE_L1_BYTES, 0},
+                        {"d * c <= 1", PTREG_TUNE_LE, 3, 2, 1.0, PTREG_TUNE_CONST, 1.0}},
+    };
+    check_space(&s, &m, "test space");
+    ptreg_tune_enum_stats st;
+    ptreg_tune_enumerate(&s, &m, NULL, 0, &st);
+    /* a in {1, 2}: 2 of 5 first-level values survive; the nodes visited
+     * are far fewer than a full walk's (5 + 30 + 60 + 300) */
+    CHECK_MSG(st.visited < 150, "pruning: %g nodes visited", st.visited);
+    ptreg_tune_space pair;
+    ptreg_tune_space_pair(&pair);
+    check_space(&pair, &m, "pair space (small caches)");
+    ptreg_tune_machine_cpu(&m);
+    check_space(&pair, &m, "pair space (this machine)");
+}
+
+/* A known cost surface: time = |a - 8| + |b - 6| / 4 + 1, with the point
+ * (8, 6) failing its check, so (8, 4) or (8, 8) must win. */
+typedef struct fake {
+    int calls;
+} fake;
+
+static ptreg_status fake_measure(void *ctx, const double *p, int reps, double *seconds, double *error,
+                                 ptreg_error *err)
+{
+    (void)reps, (void)err;
+    ((fake *)ctx)->calls++;
+    *seconds = fabs(p[0] - 8) + fabs(p[1] - 6) / 4 + 1;
+    *error = p[0] == 8 && p[1] == 6 ? 1.0 : 0.0;
+    return PTREG_OK;
+}
+
+static void test_search(void)
+{
+    ptreg_tune_machine m;
+    ptreg_tune_machine_cpu(&m);
+    ptreg_tune_space s = {.kernel = "fake",
+                          .param_count = 2,
+                          .params = {{"a", PTREG_TUNE_RANGE, 0, {0}, 1, 16, 1, 1},
+                                     {"b", PTREG_TUNE_RANGE, 0, {0}, 2, 12, 2, 2}},
+                          .constraint_count = 0};
+    ptreg_tune_options o;
+    ptreg_tune_options_default(&o);
+    o.method = PTREG_TUNE_EXHAUSTIVE;
+    o.reps = 1;
+    fake f = {0};
+    ptreg_tune_result r;
+    CHECK(ptreg_tune_search(&s, &m, fake_measure, &f, &o, &r, NULL) == PTREG_OK);
+    CHECK(r.count == 96 && f.calls == 96 && r.best < r.count && r.fallback < r.count);
+    const double *w = r.candidates[r.best].point;
+    CHECK_MSG(w[0] == 8 && (w[1] == 4 || w[1] == 8) && r.candidates[r.best].passed,
+              "exhaustive picked (%g, %g): the failed (8, 6) must not win", w[0], w[1]);
+    ptreg_tune_result_free(&r);
+    o.method = PTREG_TUNE_HALVING;
+    o.sample_fraction = 0.25;
+    o.reps = 4;
+    f.calls = 0;
+    CHECK(ptreg_tune_search(&s, &m, fake_measure, &f, &o, &r, NULL) == PTREG_OK);
+    CHECK_MSG(r.count == 24 && r.fallback < r.count, "halving sampled %zu of 96 (the default among them: %d)",
+              r.count, r.fallback < r.count);
+    CHECK(r.best < r.count && r.candidates[r.best].passed && r.candidates[r.best].reps == 4);
+    /* the winner is the sample's best */
+    for (size_t i = 0; i < r.count; i++)
+        if (r.candidates[i].passed)
+            CHECK(fake_measure(&f, r.candidates[i].point, 1, &(double){0}, &(double){0}, NULL) == PTREG_OK &&
+                  fabs(r.candidates[i].point[0] - 8) + fabs(r.candidates[i].point[1] - 6) / 4 + 1 >=
+                      r.candidates[r.best].seconds);
+    ptreg_tune_result_free(&r);
+}
+
+/* The pair engine's candidates: every one checked against the reference;
+ * col_tile alone moves the sums (where float sums enter double). */
+static void test_pair(void)
+{
+    ptreg_tune_pair_job *job;
+    CHECK(ptreg_tune_pair_job_create(600, PTREG_PRECISION_FP32, &job, NULL) == PTREG_OK);
+    double secs, error;
+    /* threads, col_tile, row_block, row_vectors, tiles_outside */
+    const double same_tile[5] = {1, 1024, 128, 4, 1}, other_tile[5] = {2, 64, 512, 1, 0};
+    CHECK(ptreg_tune_pair_measure(job, same_tile, 1, &secs, &error, NULL) == PTREG_OK);
+    CHECK_MSG(error == 0.0, "the default's column tile: the same bits (error %g)", error);
+    CHECK(ptreg_tune_pair_measure(job, other_tile, 1, &secs, &error, NULL) == PTREG_OK);
+    CHECK_MSG(error > 0.0 && error < 1e-6, "another column tile: within rounding (error %g)", error);
+    ptreg_tune_space s;
+    ptreg_tune_space_pair(&s);
+    ptreg_tune_machine m;
+    ptreg_tune_machine_cpu(&m);
+    ptreg_tune_options o;
+    ptreg_tune_options_default(&o);
+    o.method = PTREG_TUNE_HALVING;
+    o.sample_fraction = 0.05;
+    o.reps = 1;
+    ptreg_tune_result r;
+    CHECK(ptreg_tune_search(&s, &m, ptreg_tune_pair_measure, job, &o, &r, NULL) == PTREG_OK);
+    CHECK(r.best < r.count);
+    for (size_t i = 0; i < r.count; i++)
+        CHECK_MSG(r.candidates[i].passed, "candidate %zu failed its check (error %g)", i, r.candidates[i].error);
+    ptreg_tune_result_free(&r);
+    ptreg_tune_pair_job_free(job);
+    CHECK(ptreg_tune_pair_job_create(3, PTREG_PRECISION_FP32, &job, NULL) == PTREG_ERR_ARG);
+}
+
+int main(void)
+{
+    test_enumeration();
+    test_search();
+    test_pair();
+    return check_exit();
+}
