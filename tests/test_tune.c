@@ -161,10 +161,38 @@ static void test_pair(void)
     CHECK(ptreg_tune_pair_job_create(3, PTREG_PRECISION_FP32, &job, NULL) == PTREG_ERR_ARG);
 }
 
+/* Harris's tiling and FPFH's threads never change their output: every
+ * candidate's error is 0. */
+static void test_features(void)
+{
+    for (int harris = 1; harris >= 0; harris--) {
+        ptreg_tune_feature_job *job;
+        CHECK(ptreg_tune_feature_job_create(harris, harris ? 24 : 400, &job, NULL) == PTREG_OK);
+        ptreg_tune_space s;
+        (harris ? ptreg_tune_space_harris : ptreg_tune_space_fpfh)(&s);
+        ptreg_tune_machine m;
+        ptreg_tune_machine_cpu(&m);
+        check_space(&s, &m, harris ? "harris space" : "fpfh space");
+        ptreg_tune_options o;
+        ptreg_tune_options_default(&o);
+        o.method = PTREG_TUNE_EXHAUSTIVE;
+        o.reps = 1;
+        o.tolerance = 0.0;
+        ptreg_tune_result r;
+        CHECK(ptreg_tune_search(&s, &m, ptreg_tune_feature_measure, job, &o, &r, NULL) == PTREG_OK);
+        for (size_t i = 0; i < r.count; i++)
+            CHECK_MSG(r.candidates[i].passed && r.candidates[i].error == 0.0, "%s candidate %zu: error %g",
+                      s.kernel, i, r.candidates[i].error);
+        ptreg_tune_result_free(&r);
+        ptreg_tune_feature_job_free(job);
+    }
+}
+
 int main(void)
 {
     test_enumeration();
     test_search();
     test_pair();
+    test_features();
     return check_exit();
 }

@@ -53,6 +53,12 @@ typedef struct ptreg_harris3d_options {
     double min_distance; /* voxels; 0 keeps every local maximum */
     size_t top;
     int reference;       /* the literal loop (w^3 terms per voxel, double): tests */
+    /* The CPU fast path's tiling (speed only: the scores' bits do not
+     * depend on it; `ptreg tune --kernel harris` picks them): the ring of
+     * smoothed planes a tile keeps (bytes; 0: 512 KiB, about an L2), and
+     * tiles per thread for the balance (0: 4). */
+    size_t slab_bytes;
+    int tiles_per_thread;
     ptreg_device device;
 } ptreg_harris3d_options;
 

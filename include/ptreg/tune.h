@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core.h"
+#include "harris3d.h"
 #include "pair.h"
 
 #ifdef __cplusplus
@@ -172,6 +173,26 @@ void ptreg_tune_pair_job_free(ptreg_tune_pair_job *job);
  * distance from the reference's). */
 ptreg_status ptreg_tune_pair_measure(void *job, const double *point, int reps, double *seconds, double *error,
                                      ptreg_error *err);
+
+/* 3-D Harris's CPU fast path (harris3d.h): threads, the plane ring's
+ * size (slab_kib) and tiles per thread; the scores' bits never change. */
+void ptreg_tune_space_harris(ptreg_tune_space *space);
+void ptreg_tune_harris_apply(const double *point, ptreg_harris3d_options *opt, int *threads);
+/* FPFH (features.h): threads (its work is per point, with no tile to
+ * choose). */
+void ptreg_tune_space_fpfh(ptreg_tune_space *space);
+void ptreg_tune_fpfh_apply(const double *point, int *threads);
+
+typedef struct ptreg_tune_feature_job ptreg_tune_feature_job;
+/* Harris (harris != 0): an n x n x n/2 uint8 volume of boxes, W = 5; FPFH:
+ * a blob of n points with normals, radius 0.12 (about fifty neighbours);
+ * the reference: the built-in defaults' output. */
+ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feature_job **job, ptreg_error *err);
+void ptreg_tune_feature_job_free(ptreg_tune_feature_job *job);
+/* ptreg_tune_measure_fn (error: the largest difference relative to the
+ * reference's largest value). */
+ptreg_status ptreg_tune_feature_measure(void *job, const double *point, int reps, double *seconds, double *error,
+                                        ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/tune_cache.h"
 #include "core/cpu.h"
 
 #define NEIGHBORHOOD_OPTIONS                                                                            \
@@ -25,6 +26,7 @@
     {"normal-radius", 0, "R", "normals, when estimated: every point closer than R"},                     \
     {"viewpoint", 0, "X,Y,Z", "estimated normals face this point (default 0,0,0)"},                     \
     {"reference", 0, NULL, "use the plain path (one search, one scalar pair at a time): same bits, slow"}, \
+    {"no-tune", 0, NULL, "fpfh: ignore `ptreg tune --kernel fpfh`'s winner (threads)"},                 \
     RUN_OPTIONS
 
 static const cli_option normals_options[] = {
@@ -315,7 +317,7 @@ static ptreg_status compute_repeated(const descriptor_kind *kind, const ptreg_cl
 
 static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_cloud *c,
                    const ptreg_feature_options *o, const ptreg_device *on, const char *normals, size_t missing,
-                   const double *times, int repeat, int *rc)
+                   const double *times, int repeat, cJSON *variant, int *rc)
 {
     const char *name = kind->cmd->name;
     double t = cli_median(times, repeat);
@@ -344,8 +346,29 @@ static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_c
     cJSON_AddStringToObject(j, "normals", normals);
     cJSON_AddNumberToObject(j, "missing", (double)missing);
     cJSON_AddStringToObject(j, "device", device);
+    if (variant)
+        cJSON_AddItemToObject(j, "variant", cJSON_Duplicate(variant, 1));
     add_run_fields(j, t, times, repeat, c->n, isa);
     *rc = cli_json_print(j);
+}
+
+/* FPFH's threads from `ptreg tune --kernel fpfh` on the CPU (unless
+ * --no-tune or --threads): what ran, for the JSON; NULL on a GPU or with
+ * --reference. */
+static cJSON *tuned_threads(const cli_args *a, const ptreg_feature_options *o, const ptreg_device *on, size_t n)
+{
+    if (o->reference || on->backend != PTREG_BACKEND_CPU)
+        return NULL;
+    ptreg_tune_space space;
+    ptreg_tune_space_fpfh(&space);
+    double point[PTREG_TUNE_MAX_PARAMS];
+    char cls[16] = "";
+    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, (double)n, point, cls, sizeof cls);
+    int threads;
+    ptreg_tune_fpfh_apply(point, &threads);
+    if (!strcmp(source, "tuned") && !cli_has(a, "threads"))
+        ptreg_set_num_threads(threads);
+    return cli_tune_json(&space, source, cls, point);
 }
 
 static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
@@ -373,6 +396,7 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
         ptreg_cloud_free(&c);
         return rc;
     }
+    cJSON *variant = kind->bins == PTREG_FPFH_BINS ? tuned_threads(&a, &o, &on, c.n) : NULL;
     float *out = malloc(c.n * (size_t)kind->bins * sizeof *out);
     double *times = calloc((size_t)repeat, sizeof *times);
     size_t missing = 0;
@@ -385,8 +409,9 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
         cli_error(name, "%s", err.message);
         rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
     } else {
-        report(&a, kind, &c, &o, &on, normals, missing, times, repeat, &rc);
+        report(&a, kind, &c, &o, &on, normals, missing, times, repeat, variant, &rc);
     }
+    cJSON_Delete(variant);
     free(out);
     free(times);
     ptreg_cloud_free(&c);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/tune_cache.h"
 
 static const cli_option harris_options[] = {
     {"output", 'o', "FILE", "write the keypoints: .ply (x y z score i j k) or .csv/.txt"},
@@ -26,6 +27,7 @@ static const cli_option harris_options[] = {
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
     CLI_DEVICE_OPTION,
     {"repeat", 0, "N", "run N times in one process and report the median time (default 1)"},
+    {"no-tune", 0, NULL, "ignore `ptreg tune --kernel harris`'s winner (the CPU path's tiling and threads)"},
     {"json", 0, NULL, "print the result as one JSON object on stdout"},
 };
 
@@ -205,7 +207,7 @@ static double voxels_per_s(const ptreg_volume *vol, double ms)
 }
 
 static int print_json(const char *path, const ptreg_volume *vol, const ptreg_harris3d_options *o,
-                      const ptreg_harris3d_result *r, const double *times, int count)
+                      const ptreg_harris3d_result *r, const double *times, int count, cJSON *variant)
 {
     cJSON *j = cJSON_CreateObject();
     double dims[3] = {(double)vol->nx, (double)vol->ny, (double)vol->nz};
@@ -230,6 +232,8 @@ static int print_json(const char *path, const ptreg_volume *vol, const ptreg_har
     cJSON_AddNumberToObject(j, "keypoints_ms", r->keypoints_ms);
     cJSON_AddNumberToObject(j, "voxels_per_s", voxels_per_s(vol, r->time_ms));
     cJSON_AddStringToObject(j, "isa", r->isa);
+    if (variant)
+        cJSON_AddItemToObject(j, "variant", variant);
     ptreg_device on;
     char device[32] = "cpu";
     if (!ptreg_device_resolve(&o->device, PTREG_HARRIS3D_BACKENDS, "harris3d", &on, NULL))
@@ -258,6 +262,28 @@ static void print_human(const char *path, const ptreg_volume *vol, const ptreg_h
         printf("  ... (%zu more; -o FILE writes them all)\n", r->keypoint_count - show);
 }
 
+/* The CPU fast path's tiling and threads from `ptreg tune --kernel harris`
+ * (unless --no-tune, or --threads for the threads): what ran, for the JSON;
+ * NULL on a GPU or with --reference. */
+static cJSON *tuned_tiling(const cli_args *a, const ptreg_volume *vol, ptreg_harris3d_options *o)
+{
+    ptreg_device on;
+    if (o->reference || ptreg_device_resolve(&o->device, PTREG_HARRIS3D_BACKENDS, "harris3d", &on, NULL) ||
+        on.backend != PTREG_BACKEND_CPU)
+        return NULL;
+    ptreg_tune_space space;
+    ptreg_tune_space_harris(&space);
+    double point[PTREG_TUNE_MAX_PARAMS];
+    char cls[16] = "";
+    const double voxels = (double)vol->nx * (double)vol->ny * (double)vol->nz;
+    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, voxels, point, cls, sizeof cls);
+    int threads;
+    ptreg_tune_harris_apply(point, o, &threads);
+    if (!strcmp(source, "tuned") && !cli_has(a, "threads"))
+        ptreg_set_num_threads(threads);
+    return cli_tune_json(&space, source, cls, point);
+}
+
 int cli_run_harris3d(int argc, char **argv)
 {
     cli_args a;
@@ -274,6 +300,7 @@ int cli_run_harris3d(int argc, char **argv)
     ptreg_volume vol;
     if ((rc = load_volume(&a, path, &vol)))
         return rc;
+    cJSON *variant = tuned_tiling(&a, &vol, &o);
     double *times = calloc(3 * (size_t)repeat, sizeof *times); /* total, scores, keypoints */
     ptreg_harris3d_result r;
     ptreg_error err;
@@ -290,11 +317,12 @@ int cli_run_harris3d(int argc, char **argv)
         r.keypoints_ms = cli_median(times + 2 * repeat, repeat);
         rc = write_outputs(&a, &vol, &r);
         if (!rc && cli_has(&a, "json"))
-            rc = print_json(path, &vol, &o, &r, times, repeat);
+            rc = print_json(path, &vol, &o, &r, times, repeat, variant), variant = NULL;
         else if (!rc)
             print_human(path, &vol, &o, &r);
     }
     ptreg_harris3d_result_free(&r);
+    cJSON_Delete(variant);
     free(times);
     ptreg_volume_free(&vol);
     return rc;

@@ -11,8 +11,9 @@
 #include "io/atomic.h"
 
 static const cli_option tune_options[] = {
-    {"kernel", 0, "K", "the kernel to tune: pair (the EM-ICP E-step's engine; default)"},
-    {"size", 0, "N", "the problem: N x N point pairs (default 20000); the winner is kept for its size class"},
+    {"kernel", 0, "K", "pair (the EM-ICP E-step's engine; default), harris (3-D Harris's CPU tiling) or fpfh"},
+    {"size", 0, "N", "the problem: pair N x N point pairs (default 20000), harris an N x N x N/2 volume (128), "
+                     "fpfh N points (50000); the winner is kept for its size class"},
     {"precision", 0, "P", "fp32 (default) or fp16: the pair terms' arithmetic, never changed by tuning"},
     {"search", 0, "S", "auto (default: exhaustive up to 64 candidates, else halving), exhaustive or halving"},
     {"sample", 0, "F", "halving: the share of the valid candidates sampled (default 0.25)"},
@@ -27,11 +28,12 @@ static const cli_option tune_options[] = {
 
 const cli_command cli_cmd_tune = {
     "tune",
-    "[--kernel pair] [--size N] [options]",
+    "[--kernel pair|harris|fpfh] [--size N] [options]",
     "Search a kernel's variants on this machine and keep the fastest for later commands.",
     "The kernel declares its parameters and the constraints between them as data (for the pair\n"
     "engine: column tile, row block, row vectors, loop order, threads; tiles within the caches,\n"
-    "row blocks of whole vector groups, threads <= cores); the valid candidates are enumerated\n"
+    "row blocks of whole vector groups, threads <= cores; for harris: threads, the plane ring's\n"
+    "size and tiles per thread; for fpfh: threads); the valid candidates are enumerated\n"
     "with each constraint tested as soon as its parameters are known. Each candidate runs on the\n"
     "same inputs (a warm-up, then repetitions, the median) and its answer is checked against\n"
     "the built-in default's (normalised error <= 1e-5) before it may win. Small spaces are\n"
@@ -41,8 +43,9 @@ const cli_command cli_cmd_tune = {
     "The winner goes into the cache (env PTREG_TUNE_CACHE, else $XDG_CACHE_HOME/ptreg/tune.json,\n"
     "else ~/.cache/ptreg/tune.json; PTREG_TUNE_CACHE=off disables it), per machine (CPU model,\n"
     "threads, instruction set), kernel and size class (pairs, rounded to a power of ten).\n"
-    "`ptreg emicp` then uses it (its JSON says which variant ran) unless given engine options or\n"
-    "--no-tune. A missing, stale or corrupted cache means the defaults, with a warning.\n"
+    "`ptreg emicp`, `ptreg harris3d` and `ptreg fpfh` then use it (their JSON says which variant\n"
+    "ran) unless given --no-tune (or, for emicp, engine options). A missing, stale or corrupted\n"
+    "cache means the defaults, with a warning.\n"
     "Progress shows on stderr when it is a terminal.",
     tune_options,
     sizeof tune_options / sizeof tune_options[0],
@@ -50,7 +53,23 @@ const cli_command cli_cmd_tune = {
     0,
 };
 
+/* A tunable kernel: its space, inputs, run and rate. */
+typedef struct tune_kernel {
+    const char *name;
+    void (*space)(ptreg_tune_space *space);
+    size_t default_size, max_size;
+    const char *unit; /* of the rate */
+    double scale;     /* rate = work / seconds / scale */
+} tune_kernel;
+
+static const tune_kernel kernels[] = {
+    {"pair", ptreg_tune_space_pair, 20000, (size_t)1 << 26, "Gpts/s", 1e9},
+    {"harris", ptreg_tune_space_harris, 128, 1024, "Mvoxels/s", 1e6},
+    {"fpfh", ptreg_tune_space_fpfh, 50000, (size_t)1 << 24, "Mpoints/s", 1e6},
+};
+
 typedef struct tune_job {
+    const tune_kernel *kernel;
     size_t n;
     ptreg_tune_space space;
     ptreg_tune_machine machine;
@@ -60,9 +79,16 @@ typedef struct tune_job {
     int tty;
 } tune_job;
 
-static double gpts(const tune_job *j, double seconds)
+/* The problem's work: pairs, voxels or points. */
+static double work(const tune_job *j)
 {
-    return seconds > 0 ? (double)j->n * (double)j->n / seconds * 1e-9 : 0.0;
+    const double n = (double)j->n;
+    return !strcmp(j->kernel->name, "pair") ? n * n : !strcmp(j->kernel->name, "harris") ? n * n * floor(n / 2) : n;
+}
+
+static double rate(const tune_job *j, double seconds)
+{
+    return seconds > 0 ? work(j) / seconds / j->kernel->scale : 0.0;
 }
 
 static void progress(void *ctx, size_t done, size_t planned, const double *point, double seconds)
@@ -71,16 +97,20 @@ static void progress(void *ctx, size_t done, size_t planned, const double *point
     fprintf(stderr, "\r  [%zu/~%zu]", done, planned);
     for (int p = 0; p < j->space.param_count; p++)
         fprintf(stderr, " %s=%g", j->space.params[p].name, point[p]);
-    fprintf(stderr, ": %.3f ms, %.2f Gpts/s   ", seconds * 1e3, gpts(j, seconds));
+    fprintf(stderr, ": %.3f ms, %.2f %s   ", seconds * 1e3, rate(j, seconds), j->kernel->unit);
 }
 
 static int read_options(const cli_args *a, tune_job *j, ptreg_precision *precision)
 {
     const char *kernel = cli_string(a, "kernel", "pair");
-    if (strcmp(kernel, "pair")) {
-        cli_error("tune", "--kernel: '%s' is not a kernel this version tunes (pair)", kernel);
+    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
+        if (!strcmp(kernel, kernels[k].name))
+            j->kernel = &kernels[k];
+    if (!j->kernel) {
+        cli_error("tune", "--kernel: '%s' is not pair, harris or fpfh", kernel);
         return EXIT_USAGE;
     }
+    j->n = j->kernel->default_size;
     const char *prec = cli_string(a, "precision", "fp32");
     if (ptreg_precision_parse(prec, precision) || *precision == PTREG_PRECISION_FP64) {
         cli_error("tune", "--precision: '%s' is not fp32 or fp16", prec);
@@ -95,7 +125,7 @@ static int read_options(const cli_args *a, tune_job *j, ptreg_precision *precisi
         return EXIT_USAGE;
     }
     j->opt.budget_s = 300;
-    int rc = cli_size(a, "size", 16, (size_t)1 << 26, &j->n);
+    int rc = cli_size(a, "size", 16, j->kernel->max_size, &j->n);
     rc = rc ? rc : cli_double(a, "sample", 1e-3, 1.0, &j->opt.sample_fraction);
     rc = rc ? rc : cli_int(a, "reps", 1, 64, &j->opt.reps);
     rc = rc ? rc : cli_double(a, "budget", 0.0, 1e7, &j->opt.budget_s);
@@ -112,13 +142,13 @@ static int write_csv(const char *path, const tune_job *j)
     }
     for (int p = 0; p < j->space.param_count; p++)
         fprintf(af.fp, "%s,", j->space.params[p].name);
-    fprintf(af.fp, "seconds,gpts,error,passed,reps,rounds,winner,default\n");
+    fprintf(af.fp, "seconds,rate,error,passed,reps,rounds,winner,default\n");
     const ptreg_tune_result *r = &j->result;
     for (size_t i = 0; i < r->count; i++) {
         const ptreg_tune_candidate *c = &r->candidates[i];
         for (int p = 0; p < j->space.param_count; p++)
             fprintf(af.fp, "%g,", c->point[p]);
-        fprintf(af.fp, "%.9g,%.6g,%.3g,%d,%d,%d,%d,%d\n", c->seconds, gpts(j, c->seconds), c->error, c->passed,
+        fprintf(af.fp, "%.9g,%.6g,%.3g,%d,%d,%d,%d,%d\n", c->seconds, rate(j, c->seconds), c->error, c->passed,
                 c->reps, c->rounds, i == r->best, i == r->fallback);
     }
     if (ptreg_atomic_commit(&af, &err)) {
@@ -137,7 +167,7 @@ static void svg_bars(FILE *f, const tune_job *j, const size_t *order, size_t cou
     const double w = 900.0 / (double)(count ? count : 1);
     for (size_t k = 0; k < count; k++) {
         const ptreg_tune_candidate *c = &j->result.candidates[order[k]];
-        const double h = top > 0 ? 360.0 * gpts(j, c->seconds) / top : 0;
+        const double h = top > 0 ? 360.0 * rate(j, c->seconds) / top : 0;
         const char *fill = order[k] == j->result.best       ? "#2a9d3a"
                            : order[k] == j->result.fallback ? "#e08a1e"
                            : c->passed                      ? "#4a74b8"
@@ -146,7 +176,7 @@ static void svg_bars(FILE *f, const tune_job *j, const size_t *order, size_t cou
                 420 - h, w > 1.5 ? w - 0.5 : w, h, fill);
         for (int p = 0; p < j->space.param_count; p++)
             fprintf(f, "%s=%g ", j->space.params[p].name, c->point[p]);
-        fprintf(f, "%.3f Gpts/s</title></rect>\n", gpts(j, c->seconds));
+        fprintf(f, "%.3f %s</title></rect>\n", rate(j, c->seconds), j->kernel->unit);
     }
 }
 
@@ -168,7 +198,7 @@ static int write_plot(const char *path, const tune_job *j)
     for (size_t i = 0; order && i < j->result.count; i++)
         if (measured(&j->result.candidates[i])) {
             order[count++] = i;
-            top = fmax(top, gpts(j, j->result.candidates[i].seconds));
+            top = fmax(top, rate(j, j->result.candidates[i].seconds));
         }
     sort_job = j;
     if (order)
@@ -183,9 +213,9 @@ static int write_plot(const char *path, const tune_job *j)
     FILE *f = af.fp;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"480\" font-family=\"sans-serif\" "
                "font-size=\"13\">\n<rect width=\"1000\" height=\"480\" fill=\"white\"/>\n");
-    fprintf(f, "<text x=\"60\" y=\"24\">ptreg tune %s, %zu x %zu pairs, %s: %zu candidates (%s), Gpts/s</text>\n",
-            j->space.kernel, j->n, j->n, j->machine.name, count,
-            j->result.method == PTREG_TUNE_HALVING ? "successive halving" : "exhaustive");
+    fprintf(f, "<text x=\"60\" y=\"24\">ptreg tune %s, size %zu, %s: %zu candidates (%s), %s</text>\n",
+            j->space.kernel, j->n, j->machine.name, count,
+            j->result.method == PTREG_TUNE_HALVING ? "successive halving" : "exhaustive", j->kernel->unit);
     fprintf(f, "<line x1=\"58\" y1=\"420\" x2=\"962\" y2=\"420\" stroke=\"black\"/>\n"
                "<line x1=\"58\" y1=\"60\" x2=\"58\" y2=\"420\" stroke=\"black\"/>\n"
                "<text x=\"6\" y=\"64\">%.2f</text><text x=\"6\" y=\"424\">0</text>\n", top);
@@ -207,7 +237,7 @@ static cJSON *json_point(const tune_job *j, const ptreg_tune_candidate *c)
     for (int p = 0; p < j->space.param_count; p++)
         cJSON_AddNumberToObject(o, j->space.params[p].name, c->point[p]);
     cJSON_AddNumberToObject(o, "seconds", c->seconds);
-    cJSON_AddNumberToObject(o, "gpts", gpts(j, c->seconds));
+    cJSON_AddNumberToObject(o, "rate", rate(j, c->seconds));
     return o;
 }
 
@@ -221,6 +251,7 @@ static int report(const cli_args *a, const tune_job *j)
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "command", "tune");
         cJSON_AddStringToObject(o, "kernel", j->space.kernel);
+        cJSON_AddStringToObject(o, "rate_unit", j->kernel->unit);
         cJSON_AddStringToObject(o, "machine", j->machine.name);
         cJSON_AddNumberToObject(o, "size", (double)j->n);
         cJSON_AddStringToObject(o, "size_class", j->size_class);
@@ -238,7 +269,7 @@ static int report(const cli_args *a, const tune_job *j)
         cJSON_AddStringToObject(o, "version", ptreg_version());
         return cli_json_print(o);
     }
-    printf("ptreg tune %s: %zu x %zu pairs on %s\n", j->space.kernel, j->n, j->n, j->machine.name);
+    printf("ptreg tune %s: size %zu on %s\n", j->space.kernel, j->n, j->machine.name);
     printf("  space: %.0f points, %.0f valid (%.0f tree nodes visited); %s over %zu candidates, %zu measurements, "
            "%.1f s\n",
            r->stats.full, r->stats.valid, r->stats.visited,
@@ -247,28 +278,33 @@ static int report(const cli_args *a, const tune_job *j)
     printf("  winner: ");
     for (int p = 0; p < j->space.param_count; p++)
         printf("%s=%g ", j->space.params[p].name, best->point[p]);
-    printf("%.3f ms, %.2f Gpts/s\n", best->seconds * 1e3, gpts(j, best->seconds));
+    printf("%.3f ms, %.2f %s\n", best->seconds * 1e3, rate(j, best->seconds), j->kernel->unit);
     if (def && measured(def))
-        printf("  built-in default: %.3f ms, %.2f Gpts/s: the winner is %.2fx\n", def->seconds * 1e3,
-               gpts(j, def->seconds), gain);
+        printf("  built-in default: %.3f ms, %.2f %s: the winner is %.2fx\n", def->seconds * 1e3,
+               rate(j, def->seconds), j->kernel->unit, gain);
     return EXIT_OK;
 }
 
 static int run_search(tune_job *j, ptreg_precision precision)
 {
-    ptreg_tune_pair_job *pj;
+    ptreg_tune_pair_job *pj = NULL;
+    ptreg_tune_feature_job *fj = NULL;
     ptreg_error err;
-    ptreg_status st = ptreg_tune_pair_job_create(j->n, precision, &pj, &err);
+    const int pair = !strcmp(j->kernel->name, "pair");
+    ptreg_status st = pair ? ptreg_tune_pair_job_create(j->n, precision, &pj, &err)
+                           : ptreg_tune_feature_job_create(!strcmp(j->kernel->name, "harris"), j->n, &fj, &err);
     if (!st) {
         if (j->tty) {
             j->opt.progress = progress;
             j->opt.progress_ctx = j;
         }
-        st = ptreg_tune_search(&j->space, &j->machine, ptreg_tune_pair_measure, pj, &j->opt, &j->result, &err);
+        st = ptreg_tune_search(&j->space, &j->machine, pair ? ptreg_tune_pair_measure : ptreg_tune_feature_measure,
+                               pair ? (void *)pj : (void *)fj, &j->opt, &j->result, &err);
         if (j->tty)
             fprintf(stderr, "\n");
-        ptreg_tune_pair_job_free(pj);
     }
+    ptreg_tune_pair_job_free(pj);
+    ptreg_tune_feature_job_free(fj);
     if (!st && j->result.best == j->result.count)
         st = ptreg_error_set(&err, PTREG_ERR_RUNTIME, "no candidate passed its check");
     if (st) {
@@ -287,16 +323,15 @@ int cli_run_tune(int argc, char **argv)
     tune_job j;
     memset(&j, 0, sizeof j);
     ptreg_tune_options_default(&j.opt);
-    j.n = 20000;
     ptreg_precision precision = PTREG_PRECISION_FP32;
     if ((rc = read_options(&a, &j, &precision)))
         return rc;
     j.tty = isatty(2) && !cli_has(&a, "json");
-    ptreg_tune_space_pair(&j.space);
-    if (precision == PTREG_PRECISION_FP16)
+    j.kernel->space(&j.space);
+    if (precision == PTREG_PRECISION_FP16 && !strcmp(j.kernel->name, "pair"))
         j.space.kernel = "pair-fp16"; /* kept apart from fp32's winners */
     ptreg_tune_machine_cpu(&j.machine);
-    cli_tune_size_class((double)j.n * (double)j.n, j.size_class, sizeof j.size_class);
+    cli_tune_size_class(work(&j), j.size_class, sizeof j.size_class);
     rc = run_search(&j, precision);
     const ptreg_tune_result *r = &j.result;
     const double def_s = r->fallback < r->count ? r->candidates[r->fallback].seconds : 0.0;

@@ -188,3 +188,28 @@ int cli_tune_store(const ptreg_tune_space *s, const char *machine, const char *s
     }
     return EXIT_OK;
 }
+
+const char *cli_tune_winner(int no_tune, const ptreg_tune_space *space, double work, double *point, char *cls,
+                            size_t cls_size)
+{
+    for (int p = 0; p < space->param_count; p++)
+        point[p] = space->params[p].fallback;
+    if (no_tune)
+        return "default";
+    ptreg_tune_machine m;
+    ptreg_tune_machine_cpu(&m);
+    char want[16];
+    cli_tune_size_class(work, want, sizeof want);
+    return cli_tune_lookup(space, m.name, want, point, cls, cls_size) ? "tuned" : "default";
+}
+
+struct cJSON *cli_tune_json(const ptreg_tune_space *space, const char *source, const char *cls, const double *point)
+{
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddStringToObject(v, "source", source);
+    if (!strcmp(source, "tuned"))
+        cJSON_AddStringToObject(v, "size_class", cls);
+    for (int p = 0; p < space->param_count; p++)
+        cJSON_AddNumberToObject(v, space->params[p].name, point[p]);
+    return v;
+}

@@ -157,11 +157,13 @@ static void reference_scores(const ptreg_volume *v, const ptreg_harris3d_options
  * 512 KiB (half of a 1-2 MiB L2), and there are at least 4 tiles per
  * thread to balance; at least 4 rows, since each tile recomputes 2r rows
  * of halo. The choice never changes the result. */
-static size_t tile_rows(size_t nx, size_t ny, int r, int threads)
+static size_t tile_rows(const ptreg_harris3d_options *o, size_t nx, size_t ny, int r, int threads)
 {
+    const size_t slab = o->slab_bytes ? o->slab_bytes : (512u << 10);
+    const size_t per_thread = o->tiles_per_thread > 0 ? (size_t)o->tiles_per_thread : 4;
     size_t per_row = (2 * (size_t)r + 1) * 6 * ptreg_harris_stride(nx, r) * sizeof(float);
-    size_t rows = (512u << 10) / per_row;
-    size_t balanced = (ny + 4 * (size_t)threads - 1) / (4 * (size_t)threads);
+    size_t rows = slab / per_row;
+    size_t balanced = (ny + per_thread * (size_t)threads - 1) / (per_thread * (size_t)threads);
     if (rows > balanced)
         rows = balanced;
     if (rows < 4)
@@ -175,7 +177,7 @@ static ptreg_status fast_scores(const ptreg_volume *v, const ptreg_harris3d_opti
     int r = (o->window - 1) / 2, nt = ptreg_get_num_threads(), failed = 0;
     float w[2 * PTREG_HARRIS_MAX_RADIUS + 1];
     ptreg_harris3d_weights(r, ptreg_harris3d_sigma(o), w);
-    size_t rows = tile_rows(v->nx, v->ny, r, nt), tiles = (v->ny + rows - 1) / rows;
+    size_t rows = tile_rows(o, v->nx, v->ny, r, nt), tiles = (v->ny + rows - 1) / rows;
     size_t scratch_bytes = ptreg_harris_pad(ptreg_harris_scratch_floats(v->nx, r, rows)) * sizeof(float);
     void (*kernel)(ptreg_harris_tile *) = ptreg_cpu_kernels()->harris_tile;
     int border = o->border == PTREG_HARRIS_BORDER_SKIP ? border_of(o) : 0;

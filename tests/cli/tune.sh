@@ -8,7 +8,7 @@ expect 0 -- "$PTREG" tune --size 300 --search halving --sample 0.05 --reps 1 --c
     --plot "$WORK/t.svg" --json
 out_has '"winner"'; out_has '"kernel":	"pair"'; out_has '"search":	"halving"'; out_has '"valid_points"'
 has_file "$WORK/t.csv"; has_file "$WORK/t.svg"; has_file "$PTREG_TUNE_CACHE"
-head -1 "$WORK/t.csv" | grep -q "^threads,col_tile,row_block,row_vectors,tiles_outside,seconds,gpts" ||
+head -1 "$WORK/t.csv" | grep -q "^threads,col_tile,row_block,row_vectors,tiles_outside,seconds,rate" ||
     fail "the CSV's header"
 [ "$(awk -F, 'NR > 1 && $NF == 1' "$WORK/t.csv" | wc -l)" = 1 ] || fail "one default row in the CSV"
 [ "$(awk -F, 'NR > 1 && $(NF - 1) == 1' "$WORK/t.csv" | wc -l)" = 1 ] || fail "one winner row in the CSV"
@@ -38,9 +38,22 @@ expect 0 -- "$PTREG" tune --size 200 --search halving --sample 0.03 --reps 1
 expect 0 -- emicp --json; out_has '"source":	"tuned"'
 grep -q "another machine" "$PTREG_TUNE_CACHE" || fail "the other machine's entry was lost"
 
+# Harris's tiling and FPFH's threads: tuned, then used (the same answers)
+expect 0 -- "$PTREG" tune --kernel harris --size 32 --search exhaustive --reps 1 --json; out_has '"slab_kib"'
+head -c $((32 * 32 * 16)) /dev/urandom >"$WORK/v_32x32x16_uint8.raw"
+expect 0 -- "$PTREG" harris3d "$WORK/v_32x32x16_uint8.raw" --json --threshold 0 -o "$WORK/k_tuned.csv"
+out_has '"source":	"tuned"'
+expect 0 -- "$PTREG" harris3d "$WORK/v_32x32x16_uint8.raw" --json --no-tune --threshold 0 -o "$WORK/k_def.csv"
+out_has '"source":	"default"'
+cmp -s "$WORK/k_tuned.csv" "$WORK/k_def.csv" || fail "harris3d: the tuned tiling changed the keypoints"
+expect 0 -- "$PTREG" tune --kernel fpfh --size 500 --search exhaustive --reps 1
+expect 0 -- "$PTREG" fpfh "$WORK/m.ply" --k 20 --json -o "$WORK/f_tuned.csv"; out_has '"source":	"tuned"'
+expect 0 -- "$PTREG" fpfh "$WORK/m.ply" --k 20 --no-tune -o "$WORK/f_def.csv"
+cmp -s "$WORK/f_tuned.csv" "$WORK/f_def.csv" || fail "fpfh: the tuned threads changed the descriptors"
+
 PTREG_TUNE_CACHE=off expect 0 -- "$PTREG" tune --size 100 --search halving --sample 0.03 --reps 1
 err_has "not kept"
-expect 2 -- "$PTREG" tune --kernel harris; err_has "pair"
+expect 2 -- "$PTREG" tune --kernel pfh; err_has "pair, harris or fpfh"
 expect 2 -- "$PTREG" tune --precision fp64
 expect 2 -- "$PTREG" tune --search greedy
 expect 0 -- "$PTREG" tune --help; out_has "successive halving"

@@ -1,0 +1,217 @@
+/* The search spaces of 3-D Harris and FPFH on the CPU (tune.h), and their
+ * candidates' runs on fixed synthetic inputs. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptreg/features.h"
+#include "ptreg/harris3d.h"
+#include "ptreg/synth.h"
+#include "ptreg/tune.h"
+
+/* Threads, the first level (cut by the cores), every value up to 16 and
+ * the core count itself. */
+static ptreg_tune_param threads_param(void)
+{
+    ptreg_tune_param p = {"threads", PTREG_TUNE_LIST, 5, {1, 2, 4, 8, 16}, 0, 0, 0, 0};
+    const int cores = ptreg_get_num_threads();
+    p.fallback = cores;
+    int listed = 0;
+    for (int v = 0; v < p.count; v++)
+        listed |= p.values[v] == cores;
+    if (!listed)
+        p.values[p.count++] = cores;
+    return p;
+}
+
+static const ptreg_tune_constraint threads_le_cores = {"threads <= cores", PTREG_TUNE_LE, 0, -1, 1.0,
+                                                       PTREG_TUNE_CORES, 0};
+
+enum { H_THREADS, H_SLAB_KIB, H_TILES_PER_THREAD, H_COUNT };
+
+void ptreg_tune_space_harris(ptreg_tune_space *s)
+{
+    *s = (ptreg_tune_space){
+        .kernel = "harris",
+        .param_count = H_COUNT,
+        .params = {[H_THREADS] = threads_param(),
+                   [H_SLAB_KIB] = {"slab_kib", PTREG_TUNE_LIST, 7, {64, 128, 256, 512, 1024, 2048, 4096}, 0, 0, 0,
+                                   512},
+                   [H_TILES_PER_THREAD] = {"tiles_per_thread", PTREG_TUNE_LIST, 5, {1, 2, 4, 8, 16}, 0, 0, 0, 4}},
+        .constraint_count = 2,
+        .constraints = {threads_le_cores,
+                        /* the plane ring is meant for the L2: at most four of them */
+                        {"slab_kib * 1024 <= 4 L2", PTREG_TUNE_LE, H_SLAB_KIB, -1, 1024.0 / 4.0,
+                         PTREG_TUNE_L2_BYTES, 0}},
+    };
+}
+
+enum { F_THREADS, F_COUNT };
+
+void ptreg_tune_space_fpfh(ptreg_tune_space *s)
+{
+    *s = (ptreg_tune_space){.kernel = "fpfh",
+                            .param_count = F_COUNT,
+                            .params = {[F_THREADS] = threads_param()},
+                            .constraint_count = 1,
+                            .constraints = {threads_le_cores}};
+}
+
+void ptreg_tune_harris_apply(const double *point, ptreg_harris3d_options *o, int *threads)
+{
+    o->slab_bytes = (size_t)point[H_SLAB_KIB] * 1024;
+    o->tiles_per_thread = (int)point[H_TILES_PER_THREAD];
+    *threads = (int)point[H_THREADS];
+}
+
+void ptreg_tune_fpfh_apply(const double *point, int *threads) { *threads = (int)point[F_THREADS]; }
+
+/* ---- the candidates' runs ---- */
+
+struct ptreg_tune_feature_job {
+    int harris;
+    ptreg_volume vol; /* Harris: a uint8 volume of boxes */
+    ptreg_cloud cloud; /* FPFH: a blob with normals */
+    float *ref, *got;
+    size_t len;
+};
+
+void ptreg_tune_feature_job_free(ptreg_tune_feature_job *j)
+{
+    if (!j)
+        return;
+    free(j->vol.data);
+    ptreg_cloud_free(&j->cloud);
+    free(j->ref), free(j->got);
+    free(j);
+}
+
+/* Boxes of random levels on a dark background, with noise: corners to find. */
+static int make_volume(size_t n, ptreg_volume *v)
+{
+    memset(v, 0, sizeof *v);
+    v->nx = v->ny = n, v->nz = n / 2 > 8 ? n / 2 : 8;
+    v->type = PTREG_VOXEL_U8;
+    v->spacing[0] = v->spacing[1] = v->spacing[2] = 1.0;
+    uint8_t *d = malloc(v->nx * v->ny * v->nz);
+    if (!d)
+        return -1;
+    v->data = d;
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, 23);
+    for (size_t i = 0; i < v->nx * v->ny * v->nz; i++)
+        d[i] = (uint8_t)(ptreg_rng_next(&rng) % 8);
+    for (int b = 0; b < 24; b++) {
+        size_t lo[3], hi[3], dims[3] = {v->nx, v->ny, v->nz};
+        for (int k = 0; k < 3; k++) {
+            lo[k] = (size_t)(ptreg_rng_uniform(&rng) * dims[k] * 0.8);
+            hi[k] = lo[k] + 2 + (size_t)(ptreg_rng_uniform(&rng) * dims[k] * 0.3);
+            hi[k] = hi[k] < dims[k] ? hi[k] : dims[k];
+        }
+        const uint8_t level = (uint8_t)(60 + ptreg_rng_next(&rng) % 180);
+        for (size_t z = lo[2]; z < hi[2]; z++)
+            for (size_t y = lo[1]; y < hi[1]; y++)
+                for (size_t x = lo[0]; x < hi[0]; x++)
+                    d[(z * v->ny + y) * v->nx + x] = level;
+    }
+    return 0;
+}
+
+static ptreg_status run_kernel(ptreg_tune_feature_job *j, const double *point, float *out, ptreg_error *err)
+{
+    if (j->harris) {
+        ptreg_harris3d_options o;
+        ptreg_harris3d_options_default(&o);
+        o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+        int threads = ptreg_get_num_threads();
+        if (point)
+            ptreg_tune_harris_apply(point, &o, &threads);
+        return ptreg_harris3d_scores(&j->vol, &o, out, err);
+    }
+    ptreg_feature_options o;
+    ptreg_feature_options_default(&o);
+    o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    o.neighbors = (ptreg_neighborhood){0, 0.12}; /* about fifty neighbours on the blob */
+    return ptreg_fpfh(j->cloud.xyz, j->cloud.normals, j->cloud.n, &o, out, NULL, err);
+}
+
+ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feature_job **out, ptreg_error *err)
+{
+    *out = NULL;
+    if (n < 16 || n > (harris ? 1024u : (1u << 24)))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "tune %s: size %zu is not in 16..%u", harris ? "harris" : "fpfh",
+                               n, harris ? 1024u : (1u << 24));
+    ptreg_tune_feature_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "tune: out of memory");
+    j->harris = harris;
+    ptreg_status st = PTREG_OK;
+    if (harris) {
+        if (make_volume(n, &j->vol))
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "tune harris: out of memory for a %zu^3 volume", n);
+        j->len = j->vol.nx * j->vol.ny * j->vol.nz;
+    } else {
+        st = ptreg_synth_model(PTREG_SHAPE_BLOB, n, 29, &j->cloud, err);
+        j->len = j->cloud.n * PTREG_FPFH_BINS;
+    }
+    if (!st && (!(j->ref = malloc(j->len * sizeof(float))) || !(j->got = malloc(j->len * sizeof(float)))))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "tune: out of memory");
+    st = st ? st : run_kernel(j, NULL, j->ref, err);
+    if (st) {
+        ptreg_tune_feature_job_free(j);
+        return st;
+    }
+    *out = j;
+    return PTREG_OK;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The largest difference from the reference, relative to its largest
+ * value (NaN rows compared as NaN). */
+static double relative_error(const float *ref, const float *got, size_t len)
+{
+    double top = 0, worst = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (isnan(ref[i]) || isnan(got[i])) {
+            worst = isnan(ref[i]) && isnan(got[i]) ? worst : INFINITY;
+            continue;
+        }
+        top = fmax(top, fabs(ref[i]));
+        worst = fmax(worst, fabs((double)got[i] - ref[i]));
+    }
+    return top > 0 ? worst / top : worst;
+}
+
+ptreg_status ptreg_tune_feature_measure(void *ctx, const double *point, int reps, double *seconds, double *error,
+                                        ptreg_error *err)
+{
+    ptreg_tune_feature_job *j = ctx;
+    const int threads = ptreg_get_num_threads();
+    int wanted = threads;
+    ptreg_harris3d_options unused;
+    if (j->harris)
+        ptreg_tune_harris_apply(point, &unused, &wanted);
+    else
+        ptreg_tune_fpfh_apply(point, &wanted);
+    ptreg_set_num_threads(wanted);
+    double times[64];
+    reps = reps > 64 ? 64 : reps;
+    ptreg_status st = run_kernel(j, point, j->got, err); /* warm-up, and the checked answer */
+    for (int r = 0; !st && r < reps; r++) {
+        const double t0 = ptreg_time_ms();
+        st = run_kernel(j, point, j->got, err);
+        times[r] = (ptreg_time_ms() - t0) * 1e-3;
+    }
+    ptreg_set_num_threads(threads);
+    if (st)
+        return st;
+    qsort(times, (size_t)reps, sizeof *times, by_value);
+    *seconds = times[reps / 2];
+    *error = relative_error(j->ref, j->got, j->len);
+    return PTREG_OK;
+}
