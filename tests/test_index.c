@@ -215,9 +215,9 @@ static void test_damaged_files(const unsigned char *good, size_t size)
     memcpy(buf + 12, &swapped, 4);
     check_refused(buf, size, "byte order", "endianness");
     memcpy(buf, good, size);
-    uint32_t version = 2;
+    uint32_t version = 9;
     memcpy(buf + 8, &version, 4);
-    check_refused(buf, size, "index version 2", "version");
+    check_refused(buf, size, "index version 9", "version");
     free(buf);
 }
 

@@ -104,6 +104,7 @@ static void test_search(void)
     ptreg_tune_options_default(&o);
     o.method = PTREG_TUNE_EXHAUSTIVE;
     o.reps = 1;
+    o.confirm = 0;
     fake f = {0};
     ptreg_tune_result r;
     CHECK(ptreg_tune_search(&s, &m, fake_measure, &f, &o, &r, NULL) == PTREG_OK);
@@ -126,6 +127,27 @@ static void test_search(void)
             CHECK(fake_measure(&f, r.candidates[i].point, 1, &(double){0}, &(double){0}, NULL) == PTREG_OK &&
                   fabs(r.candidates[i].point[0] - 8) + fabs(r.candidates[i].point[1] - 6) / 4 + 1 >=
                       r.candidates[r.best].seconds);
+    ptreg_tune_result_free(&r);
+    /* coordinate descent from (1, 2): along a to 8, along b to 4 or 8, in
+     * at most a quarter of the space */
+    o.method = PTREG_TUNE_COORDINATE;
+    f.calls = 0;
+    CHECK(ptreg_tune_search(&s, &m, fake_measure, &f, &o, &r, NULL) == PTREG_OK);
+    w = r.candidates[r.best].point;
+    CHECK_MSG(r.count <= 24 && w[0] == 8 && (w[1] == 4 || w[1] == 8) && r.fallback == 0,
+              "coordinate descent: %zu measured, picked (%g, %g)", r.count, w[0], w[1]);
+    ptreg_tune_result_free(&r);
+    /* the confirmation: the default (1, 2) kept unless the winner beats it
+     * by min_gain; here the winner (time 1.5) is 6x the default (9): it stays */
+    o.method = PTREG_TUNE_EXHAUSTIVE;
+    o.confirm = 3;
+    f.calls = 0;
+    CHECK(ptreg_tune_search(&s, &m, fake_measure, &f, &o, &r, NULL) == PTREG_OK);
+    CHECK(f.calls == 96 + 6 && !r.default_kept && fabs(r.gain - 6.0) < 1e-9 && r.best != r.fallback);
+    ptreg_tune_result_free(&r);
+    o.min_gain = 100.0; /* more than any candidate gains: the default is kept */
+    CHECK(ptreg_tune_search(&s, &m, fake_measure, &f, &o, &r, NULL) == PTREG_OK);
+    CHECK(r.default_kept && r.best == r.fallback);
     ptreg_tune_result_free(&r);
 }
 

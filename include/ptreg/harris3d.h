@@ -53,12 +53,11 @@ typedef struct ptreg_harris3d_options {
     double min_distance; /* voxels; 0 keeps every local maximum */
     size_t top;
     int reference;       /* the literal loop (w^3 terms per voxel, double): tests */
-    /* The CPU fast path's tiling (speed only: the scores' bits do not
-     * depend on it; `ptreg tune --kernel harris` picks them): the ring of
-     * smoothed planes a tile keeps (bytes; 0: 512 KiB, about an L2), and
-     * tiles per thread for the balance (0: 4). */
-    size_t slab_bytes;
-    int tiles_per_thread;
+    /* The CPU fast path's rows per tile (speed only: the scores' bits do
+     * not depend on it; `ptreg tune --kernel harris` picks it). 0: as many
+     * as keep a tile's ring of smoothed planes within 512 KiB (about an
+     * L2), at most a quarter of a thread's share of the rows, at least 4. */
+    size_t tile_rows;
     ptreg_device device;
 } ptreg_harris3d_options;
 

@@ -17,7 +17,8 @@ extern "C" {
  * model's Delaunay graph, built once in a model index; they differ in where
  * each walk starts. */
 typedef enum ptreg_nn_method {
-    PTREG_NN_AUTO = 0,        /* pnnopt with a graph, else the k-d tree (brute force if tiny) */
+    PTREG_NN_AUTO = 0,        /* the index's measured choice (ptreg_model_index_tune) when it has
+                                 one; else pnnopt with a graph, else the k-d tree (brute force if tiny) */
     PTREG_NN_BRUTE,
     PTREG_NN_KDTREE,
     PTREG_NN_DELAUNAY_ZERO,   /* from a fixed point: the one nearest the model's centroid */
@@ -57,6 +58,7 @@ typedef struct ptreg_icp_options {
     double trim;          /* keep this fraction of the closest pairs, (0, 1]; 1: off */
     double init[16];      /* initial transform of the source (identity) */
     ptreg_nn_method nn;
+    int no_tune;          /* auto ignores an index's measured method: the rule decides */
     ptreg_device device;
 } ptreg_icp_options;
 
@@ -76,6 +78,7 @@ typedef struct ptreg_icp_result {
     double build_ms;           /* search-structure build, part of time_ms */
     ptreg_nn_method nn;        /* the method that ran */
     char nn_note[256];         /* why it is not the one asked for ("" when it is) */
+    int nn_measured;           /* auto ran the index's measured choice (not the rule) */
     ptreg_walk_stats *walk;    /* Delaunay methods: per correspondence pass
                                   (iterations + 1), else NULL */
     ptreg_device device;       /* where it ran */
@@ -96,6 +99,51 @@ ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_
  * taken in another fixed order) and the same bits on every run of a device. */
 ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,
                        const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
+
+/* ---- measuring the nearest-neighbour methods on a model ---- */
+
+/* How ptreg_model_index_tune measures. Every method is timed as what it is
+ * used for: a whole ICP run (tol 0: every iteration runs) of the queries
+ * onto the model, on the CPU, so the seeded walks see the short moves of
+ * consecutive passes they are made for. */
+typedef struct ptreg_nn_tune_options {
+    size_t sample;     /* model points the default queries are made of (default 40000; all when fewer) */
+    double noise;      /* their Gaussian noise, std dev / bounding-box diagonal (default 0.002) */
+    double angle_deg;  /* then moved by this rotation about a random axis (default 5) */
+    double shift;      /* and a translation of this fraction of the diagonal (default 0.01) */
+    uint64_t seed;     /* of the sample, noise and motion (default 1) */
+    int iterations;    /* ICP updates per run (default 30) */
+    int warmup;        /* untimed runs per method first, at least 1 (default 1) */
+    int repeat;        /* timed runs per method, interleaved; the median is kept (default 5) */
+    double prune;      /* a method whose warm-up run took over prune x the fastest's is not
+                          repeated: it cannot win (default 3; <= 0: repeat every method) */
+    double brute_max;  /* brute force is measured when model points x queries <= this (default 5e7) */
+} ptreg_nn_tune_options;
+
+void ptreg_nn_tune_options_default(ptreg_nn_tune_options *opt);
+
+typedef struct ptreg_nn_tune_report {
+    ptreg_nn_method choice;                  /* the fastest that gave the k-d tree's bits */
+    double median_ms[PTREG_INDEX_NN_SLOTS];  /* per method: the median of its timed runs, or its
+                                                warm-up time when pruned; < 0: not measured */
+    int runs[PTREG_INDEX_NN_SLOTS];          /* timed runs; 0 with a time: pruned after warm-up */
+    int differs[PTREG_INDEX_NN_SLOTS];       /* its ICP result was not the k-d tree's bits (a bug:
+                                                it may not win) */
+    size_t queries;
+    int threads, iterations;
+    double total_ms;                         /* the whole measurement */
+} ptreg_nn_tune_report;
+
+/* Times each nearest-neighbour method the index can run (the k-d tree;
+ * brute force when small; each Delaunay start when it has a graph) by ICP
+ * runs of queries (nq points; NULL: a noisy, moved sample of the model,
+ * deterministic by opt->seed) onto the model, and stores the fastest in the
+ * index (saved with it), so that ICP's auto runs it. Each method's result
+ * must have the k-d tree's bits to win. On the CPU, with the current
+ * thread count. */
+ptreg_status ptreg_model_index_tune(ptreg_model_index *index, const float *queries, size_t nq,
+                                    const ptreg_nn_tune_options *opt, ptreg_nn_tune_report *report,
+                                    ptreg_error *err);
 
 /* ---- a model resident where its registrations run ---- */
 

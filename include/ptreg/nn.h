@@ -103,6 +103,29 @@ typedef struct ptreg_model_index_info {
 } ptreg_model_index_info;
 
 void ptreg_model_index_get_info(const ptreg_model_index *index, ptreg_model_index_info *info);
+/* The nearest-neighbour method measured fastest on this model
+ * (ptreg_model_index_tune in icp.h, `ptreg index --tune`), kept with the
+ * index and saved in its file, so that ICP's auto runs it. Methods are
+ * ptreg_nn_method values (icp.h: this layer only stores them). */
+#define PTREG_INDEX_NN_SLOTS 8
+
+typedef struct ptreg_index_nn_tuning {
+    int method;       /* the choice; 0 (auto): none measured, auto follows its rule */
+    int threads;      /* threads the times were taken with */
+    int iterations;   /* ICP updates per timed run */
+    int repeat;       /* timed runs per method (each time is their median) */
+    size_t queries;   /* sample queries per correspondence pass */
+    double median_ms[PTREG_INDEX_NN_SLOTS]; /* per method value; < 0: not measured */
+} ptreg_index_nn_tuning;
+
+/* What the index holds: method 0 and no times when it was never tuned. */
+void ptreg_model_index_get_nn_tuning(const ptreg_model_index *index, ptreg_index_nn_tuning *tuning);
+/* Stores a measurement (ptreg_model_index_tune does); a method the index
+ * cannot run (a walk without a graph), or one without a time of its own, is
+ * PTREG_ERR_ARG. method 0 clears it. */
+ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *index, const ptreg_index_nn_tuning *tuning,
+                                             ptreg_error *err);
+
 /* The model's points, in their original order. */
 const float *ptreg_model_index_points(const ptreg_model_index *index, size_t *n);
 

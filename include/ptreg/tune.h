@@ -111,17 +111,23 @@ typedef ptreg_status (*ptreg_tune_measure_fn)(void *ctx, const double *point, in
                                               double *error, ptreg_error *err);
 
 typedef enum ptreg_tune_method {
-    PTREG_TUNE_AUTO = 0,   /* exhaustive up to 64 valid points, else halving */
+    PTREG_TUNE_AUTO = 0,   /* exhaustive up to 64 valid points, else coordinate descent */
     PTREG_TUNE_EXHAUSTIVE,
-    PTREG_TUNE_HALVING     /* successive halving on a random sample */
+    PTREG_TUNE_HALVING,    /* successive halving on a random sample */
+    PTREG_TUNE_COORDINATE  /* from the default, one parameter at a time: every value of it, the
+                            * best kept, sweep after sweep, within sample_fraction of the space */
 } ptreg_tune_method;
 
 typedef struct ptreg_tune_options {
     ptreg_tune_method method;
-    double sample_fraction; /* halving: the share of the valid points sampled (default 0.25) */
+    double sample_fraction; /* halving, coordinate: the share of the valid points measured (default 0.25) */
     int reps;               /* repetitions of an exhaustive measure, or halving's last round (default 5) */
     double budget_s;        /* stop measuring new candidates after this long; 0: no limit */
     double tolerance;       /* a candidate whose error exceeds it cannot win */
+    int confirm;            /* rounds of the winner and the default measured in turn at the end (default 3;
+                             * 0: none): on a shared machine one run's noise can crown a candidate */
+    double min_gain;        /* the winner must then beat the default by this factor, else the default
+                             * wins (default 1.02) */
     uint64_t seed;
     /* called after each measurement (NULL: none) */
     void (*progress)(void *ctx, size_t done, size_t planned, const double *point, double seconds);
@@ -148,6 +154,8 @@ typedef struct ptreg_tune_result {
     ptreg_tune_method method; /* the one used */
     size_t measurements;      /* measure calls made */
     double elapsed_s;
+    double gain;              /* the default's time over the winner's in the confirmation (1: none) */
+    int default_kept;         /* the search's winner did not beat the default by min_gain */
 } ptreg_tune_result;
 
 ptreg_status ptreg_tune_search(const ptreg_tune_space *space, const ptreg_tune_machine *m,
@@ -174,8 +182,8 @@ void ptreg_tune_pair_job_free(ptreg_tune_pair_job *job);
 ptreg_status ptreg_tune_pair_measure(void *job, const double *point, int reps, double *seconds, double *error,
                                      ptreg_error *err);
 
-/* 3-D Harris's CPU fast path (harris3d.h): threads, the plane ring's
- * size (slab_kib) and tiles per thread; the scores' bits never change. */
+/* 3-D Harris's CPU fast path (harris3d.h): threads and rows per tile
+ * (0: the built-in rule); the scores' bits never change. */
 void ptreg_tune_space_harris(ptreg_tune_space *space);
 void ptreg_tune_harris_apply(const double *point, ptreg_harris3d_options *opt, int *threads);
 /* FPFH (features.h): threads (its work is per point, with no tile to

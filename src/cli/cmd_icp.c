@@ -14,6 +14,7 @@ static const cli_option icp_options[] = {
     {"target-index", 0, "FILE", "register onto the model of this index (from 'ptreg index') instead of TARGET"},
     {"nn", 0, "METHOD", "nearest neighbours: auto, brute, kdtree, delaunay-zero, delaunay-kdann, "
                         "delaunay-pnn, delaunay-pnnopt (default auto)"},
+    {"no-tune", 0, NULL, "--nn auto ignores the index's measured method ('ptreg index --tune'): the rule"},
     {"filter-sigma", 0, "S", "leave out pairs whose error is over mean + S std (default off)"},
     {"filter-start", 0, "K", "first iteration (0-based) of the sigma filter (default 0)"},
     {"trim", 0, "F", "keep the closest fraction F of the pairs, (0, 1] (default 1)"},
@@ -31,8 +32,10 @@ const cli_command cli_cmd_icp = {
     "Every --nn method is exact and gives the same result bits. The delaunay-* methods\n"
     "walk the model's Delaunay graph from a start point: zero (the point nearest the\n"
     "centroid), kdann (the k-d tree's leaf, no backtracking), pnn (each point's last\n"
-    "neighbour), pnnopt (kdann first, pnn after). auto: delaunay-pnnopt with an index that\n"
-    "has a graph, else the k-d tree (brute force for tiny inputs).\n\n"
+    "neighbour), pnnopt (kdann first, pnn after). auto: the method measured fastest on\n"
+    "the model by 'ptreg index --tune' when the --target-index has one (on the CPU; not\n"
+    "with --no-tune), else delaunay-pnnopt with an index that has a graph, else the k-d\n"
+    "tree (brute force for tiny inputs); the JSON's nn_auto says which (measured, rule).\n\n"
     "Timing: time_ms counts from both clouds in memory to the result, the k-d tree's build\n"
     "included. The Delaunay graph takes seconds to build and is meant to be built once:\n"
     "with --target-index (or a delaunay-* method and TARGET, when ptreg builds the index\n"
@@ -60,6 +63,7 @@ static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
     rc = rc ? rc : cli_int(a, "filter-start", 0, 1000000, &o->filter_start);
     rc = rc ? rc : cli_double(a, "trim", 1e-9, 1.0, &o->trim);
     rc = rc ? rc : cli_apply_threads(a);
+    o->no_tune = cli_has(a, "no-tune");
     rc = rc ? rc : cli_device(a, PTREG_ICP_BACKENDS, "ICP", &o->device);
     if (rc)
         return rc;
@@ -94,6 +98,7 @@ typedef struct icp_job {
     size_t target_points;
     ptreg_device device;     /* resolved */
     ptreg_icp_model *model;  /* on a GPU: the model resident there */
+    int asked_auto;          /* --nn auto: the JSON says how it chose */
 } icp_job;
 
 static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg_device *device, icp_job *job)
@@ -101,6 +106,7 @@ static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg
     ptreg_nn_method nn = opt->nn;
     memset(job, 0, sizeof *job);
     job->device = *device;
+    job->asked_auto = nn == PTREG_NN_AUTO;
     ptreg_cloud_init(&job->source);
     ptreg_cloud_init(&job->target);
     const char *index_path = cli_string(a, "target-index", NULL);
@@ -216,6 +222,8 @@ static void print_human(const icp_job *job, const ptreg_icp_result *r, const dou
            job->target_points, ptreg_nn_method_name(r->nn));
     if (r->nn_note[0])
         printf("  note: %s\n", r->nn_note);
+    if (r->nn_measured)
+        printf("  nn auto: the method measured fastest on this model ('ptreg index --tune')\n");
     if (job->index) {
         printf("  index %s, not in the time:\n", job->index_loaded ? "loaded" : "built first");
         if (job->index_loaded)
@@ -306,6 +314,10 @@ static int print_json(const icp_job *job, const ptreg_icp_result *r, const doubl
         cJSON_AddItemToObject(o, "times_ms", cJSON_CreateDoubleArray(rt->ms, rt->count));
     cJSON_AddStringToObject(o, "nn", ptreg_nn_method_name(r->nn));
     cJSON_AddStringToObject(o, "nn_note", r->nn_note);
+    if (job->asked_auto)
+        cJSON_AddStringToObject(o, "nn_auto", r->nn_measured ? "measured" : "rule");
+    else
+        cJSON_AddNullToObject(o, "nn_auto");
     json_add_index(o, job);
     cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
     json_add_device(o, job);

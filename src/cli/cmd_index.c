@@ -12,6 +12,10 @@ static const cli_option index_options[] = {
     {"output", 'o', "FILE", "the index file to write (.pti)"},
     {"no-delaunay", 0, NULL, "build the k-d tree only (no Delaunay-walk methods)"},
     {"leaf-size", 0, "N", "most points in a k-d tree leaf, 4..256 (default 256)"},
+    {"tune", 0, NULL, "measure the nearest-neighbour methods on this model and store the fastest "
+                      "for 'icp --nn auto'"},
+    {"tune-repeat", 0, "N", "timed ICP runs per method when tuning, median kept (default 5)"},
+    {"tune-sample", 0, "N", "model points in the tuning queries (default 40000; all when fewer)"},
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
     CLI_DEVICE_OPTION,
     {"json", 0, NULL, "print what was built as one JSON object on stdout"},
@@ -19,7 +23,7 @@ static const cli_option index_options[] = {
 
 const cli_command cli_cmd_index = {
     "index",
-    "MODEL -o MODEL.pti [options]",
+    "MODEL -o MODEL.pti [options]\n       ptreg index MODEL.pti -o MODEL.pti --tune [options]",
     "Build a model's search index (k-d tree and Delaunay graph) once, for many registrations.",
     "The model is the point set every sensed cloud is registered onto, known in advance.\n"
     "The index holds its k-d tree and its 3-D Delaunay triangulation (Qhull) as a graph,\n"
@@ -27,7 +31,17 @@ const cli_command cli_cmd_index = {
     "points are merged in the graph; a model Qhull cannot triangulate (fewer than 5\n"
     "distinct points, all coplanar or collinear) gets a k-d tree only, and the reason is\n"
     "printed. Use it with 'ptreg icp SOURCE --target-index MODEL.pti'; 'ptreg info\n"
-    "MODEL.pti' describes a saved index. Format: docs/FORMATS.md.",
+    "MODEL.pti' describes a saved index. Format: docs/FORMATS.md.\n\n"
+    "--tune measures which exact nearest-neighbour method is fastest on this model, on\n"
+    "this machine, with these threads: a sample of the model's own points (--tune-sample),\n"
+    "noisy and moved by a small rigid motion (fixed seed), is registered onto the model by\n"
+    "30-iteration ICP runs with the k-d tree, brute force (small models only) and each\n"
+    "Delaunay walk; one warm-up run each (a method over 3x the fastest warm-up is not\n"
+    "repeated), then --tune-repeat interleaved timed runs, median kept. A method must give\n"
+    "the k-d tree's result bits to win. The winner and the times are stored in the index,\n"
+    "and 'ptreg icp --nn auto' on it runs the winner (its JSON says \"nn_auto\": \"measured\";\n"
+    "--no-tune there keeps the built-in rule). MODEL may be a saved .pti, to tune it again\n"
+    "without rebuilding. Tuning takes a few seconds for 40k points.",
     index_options,
     sizeof index_options / sizeof index_options[0],
     1,
@@ -65,7 +79,31 @@ cJSON *cli_json_index(const ptreg_model_index *index)
     cJSON_AddNumberToObject(o, "kdtree_ms", info.kdtree_ms);
     cJSON_AddNumberToObject(o, "delaunay_ms", info.delaunay_ms);
     cJSON_AddNumberToObject(o, "build_ms", info.kdtree_ms + info.delaunay_ms);
+    ptreg_index_nn_tuning t;
+    ptreg_model_index_get_nn_tuning(index, &t);
+    if (t.method)
+        cJSON_AddStringToObject(o, "nn_measured", ptreg_nn_method_name((ptreg_nn_method)t.method));
+    else
+        cJSON_AddNullToObject(o, "nn_measured");
     return o;
+}
+
+/* The stored measurement, one line per measured method. */
+static void print_tuning(const char *indent, const ptreg_model_index *index)
+{
+    ptreg_index_nn_tuning t;
+    ptreg_model_index_get_nn_tuning(index, &t);
+    if (!t.method) {
+        printf("%snearest neighbours not measured ('ptreg index --tune'): auto follows its rule\n", indent);
+        return;
+    }
+    printf("%snearest neighbours measured (%zu queries, %d ICP iterations, %d threads, median of %d): "
+           "auto runs %s\n", indent, t.queries, t.iterations, t.threads, t.repeat,
+           ptreg_nn_method_name((ptreg_nn_method)t.method));
+    for (int m = 1; m < PTREG_INDEX_NN_SLOTS; m++)
+        if (t.median_ms[m] >= 0.0)
+            printf("%s  %-16s %9.2f ms%s\n", indent, ptreg_nn_method_name((ptreg_nn_method)m), t.median_ms[m],
+                   m == t.method ? "  <- chosen" : "");
 }
 
 void cli_print_index(const char *indent, const ptreg_model_index *index)
@@ -79,6 +117,7 @@ void cli_print_index(const char *indent, const ptreg_model_index *index)
                (double)info.delaunay_edges / (double)(info.points - info.duplicates), info.duplicates);
     else
         printf("%sno Delaunay graph: %s\n", indent, info.delaunay_note);
+    print_tuning(indent, index);
 }
 
 int cli_describe_index(const char *path, int json)
@@ -99,6 +138,66 @@ int cli_describe_index(const char *path, int json)
     return rc;
 }
 
+/* The index to save: built from a cloud, or a saved one read back (to be
+ * tuned again without the seconds of a Delaunay build). */
+static int get_index(const char *path, const ptreg_index_options *opt, int tune, ptreg_cloud *model,
+                     ptreg_model_index **index)
+{
+    if (cli_is_index_path(path)) {
+        if (!tune) {
+            cli_error("index", "%s is an index already: give a cloud, or --tune to measure it again", path);
+            return EXIT_USAGE;
+        }
+        return cli_load_index("index", path, index);
+    }
+    int rc = cli_load_cloud("index", path, model, 0);
+    if (rc)
+        return rc;
+    ptreg_error err;
+    ptreg_status st = ptreg_model_index_create(model->xyz, model->n, opt, index, &err);
+    if (st) {
+        cli_error("index", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    return EXIT_OK;
+}
+
+/* What a --tune run found beyond what the index keeps (cli_print_index
+ * shows the times and the choice): the methods not repeated, any whose
+ * result differed. */
+static void print_report(const char *indent, const ptreg_nn_tune_report *r)
+{
+    printf("%stuned in %.1f s", indent, r->total_ms / 1000.0);
+    for (int m = 1; m < PTREG_INDEX_NN_SLOTS; m++) {
+        if (r->median_ms[m] >= 0.0 && r->differs[m])
+            printf("; %s gave other result bits than the k-d tree (a bug): excluded", ptreg_nn_method_name((ptreg_nn_method)m));
+        else if (r->median_ms[m] >= 0.0 && !r->runs[m])
+            printf("; %s: its warm-up time (over 3x the fastest: not repeated)", ptreg_nn_method_name((ptreg_nn_method)m));
+    }
+    printf("\n");
+}
+
+static cJSON *json_report(const ptreg_nn_tune_report *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "choice", ptreg_nn_method_name(r->choice));
+    cJSON_AddNumberToObject(o, "queries", (double)r->queries);
+    cJSON_AddNumberToObject(o, "iterations", r->iterations);
+    cJSON_AddNumberToObject(o, "threads", r->threads);
+    cJSON_AddNumberToObject(o, "total_ms", r->total_ms);
+    cJSON *methods = cJSON_AddObjectToObject(o, "methods");
+    for (int m = 1; m < PTREG_INDEX_NN_SLOTS; m++) {
+        if (r->median_ms[m] < 0.0)
+            continue;
+        cJSON *x = cJSON_AddObjectToObject(methods, ptreg_nn_method_name((ptreg_nn_method)m));
+        cJSON_AddNumberToObject(x, "median_ms", r->median_ms[m]);
+        cJSON_AddNumberToObject(x, "runs", r->runs[m]);
+        cJSON_AddBoolToObject(x, "pruned", r->runs[m] == 0);
+        cJSON_AddBoolToObject(x, "same_bits", !r->differs[m]);
+    }
+    return o;
+}
+
 int cli_run_index(int argc, char **argv)
 {
     cli_args a;
@@ -117,12 +216,21 @@ int cli_run_index(int argc, char **argv)
         cli_error("index", "give the output file: -o MODEL.pti");
         return EXIT_USAGE;
     }
-    ptreg_cloud model;
-    if ((rc = cli_load_cloud("index", a.positional[0], &model, 0)))
+    ptreg_nn_tune_options topt;
+    ptreg_nn_tune_options_default(&topt);
+    int tune = cli_has(&a, "tune"), sample = (int)topt.sample;
+    if ((rc = cli_int(&a, "tune-repeat", 1, 1000, &topt.repeat)) ||
+        (rc = cli_int(&a, "tune-sample", 1, 1 << 30, &sample)))
         return rc;
+    topt.sample = (size_t)sample;
+    ptreg_cloud model;
+    ptreg_cloud_init(&model);
     ptreg_model_index *index = NULL;
+    if ((rc = get_index(a.positional[0], &opt, tune, &model, &index)))
+        return rc;
     ptreg_error err;
-    ptreg_status st = ptreg_model_index_create(model.xyz, model.n, &opt, &index, &err);
+    ptreg_nn_tune_report report;
+    ptreg_status st = tune ? ptreg_model_index_tune(index, NULL, 0, &topt, &report, &err) : PTREG_OK;
     if (!st)
         st = ptreg_model_index_save(index, out, &err);
     if (st) {
@@ -138,11 +246,15 @@ int cli_run_index(int argc, char **argv)
             cJSON_AddStringToObject(o, "output", out);
             cJSON_AddNumberToObject(o, "file_bytes", bytes);
             cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
+            if (tune)
+                cJSON_AddItemToObject(o, "tune", json_report(&report));
             cJSON_AddStringToObject(o, "version", ptreg_version());
             rc = cli_json_print(o);
         } else {
             printf("ptreg index: %s -> %s (%.1f MB)\n", a.positional[0], out, bytes / 1e6);
             cli_print_index("  ", index);
+            if (tune)
+                print_report("  ", &report);
         }
     }
     ptreg_model_index_destroy(index);

@@ -11,12 +11,13 @@
 #include "io/atomic.h"
 
 static const cli_option tune_options[] = {
-    {"kernel", 0, "K", "pair (the EM-ICP E-step's engine; default), harris (3-D Harris's CPU tiling) or fpfh"},
-    {"size", 0, "N", "the problem: pair N x N point pairs (default 20000), harris an N x N x N/2 volume (128), "
+    {"kernel", 0, "K", "pair (the EM-ICP E-step's engine; default), harris (3-D Harris's CPU tile rows) or fpfh"},
+    {"size", 0, "N", "the problem: pair N x N point pairs (default 20000), harris an N x N x N/2 volume (256), "
                      "fpfh N points (50000); the winner is kept for its size class"},
     {"precision", 0, "P", "fp32 (default) or fp16: the pair terms' arithmetic, never changed by tuning"},
-    {"search", 0, "S", "auto (default: exhaustive up to 64 candidates, else halving), exhaustive or halving"},
-    {"sample", 0, "F", "halving: the share of the valid candidates sampled (default 0.25)"},
+    {"search", 0, "S", "auto (default: exhaustive up to 64 candidates, else coordinate), exhaustive, "
+                       "coordinate or halving"},
+    {"sample", 0, "F", "coordinate, halving: the share of the valid candidates measured (default 0.25)"},
     {"reps", 0, "N", "repetitions of a final measurement, median (default 5)"},
     {"budget", 0, "SECONDS", "stop starting new measurements after this long (default 300; 0: no limit)"},
     {"csv", 0, "FILE", "write every candidate: parameters, seconds, Gpts/s, error, passed, rounds"},
@@ -32,14 +33,19 @@ const cli_command cli_cmd_tune = {
     "Search a kernel's variants on this machine and keep the fastest for later commands.",
     "The kernel declares its parameters and the constraints between them as data (for the pair\n"
     "engine: column tile, row block, row vectors, loop order, threads; tiles within the caches,\n"
-    "row blocks of whole vector groups, threads <= cores; for harris: threads, the plane ring's\n"
-    "size and tiles per thread; for fpfh: threads); the valid candidates are enumerated\n"
+    "row blocks of whole vector groups, threads <= cores; for harris: threads and rows per\n"
+    "tile; for fpfh: threads); the valid candidates are enumerated\n"
     "with each constraint tested as soon as its parameters are known. Each candidate runs on the\n"
     "same inputs (a warm-up, then repetitions, the median) and its answer is checked against\n"
     "the built-in default's (normalised error <= 1e-5) before it may win. Small spaces are\n"
-    "searched exhaustively; large ones by successive halving: a random sample (--sample), every\n"
-    "candidate once, the faster half twice as long, and so on (cheap candidates are weeded out\n"
-    "early, the close ones measured longest). The built-in default is always a candidate.\n\n"
+    "searched exhaustively; large ones by coordinate descent from the built-in default: every\n"
+    "value of one parameter with the others held, the fastest kept, parameter after parameter,\n"
+    "sweep after sweep, until a sweep changes nothing or --sample of the space is measured\n"
+    "(these kernels' costs are nearly separable in their knobs). --search halving instead\n"
+    "samples --sample of the space at random and measures every candidate once, the faster half\n"
+    "twice as long, and so on. The built-in default is always a candidate, and at the end the\n"
+    "winner and the default are measured in turn three times: the winner must beat the default\n"
+    "by 2% there, or the default is kept (one noisy run must not change a command's speed).\n\n"
     "The winner goes into the cache (env PTREG_TUNE_CACHE, else $XDG_CACHE_HOME/ptreg/tune.json,\n"
     "else ~/.cache/ptreg/tune.json; PTREG_TUNE_CACHE=off disables it), per machine (CPU model,\n"
     "threads, instruction set), kernel and size class (pairs, rounded to a power of ten).\n"
@@ -64,7 +70,7 @@ typedef struct tune_kernel {
 
 static const tune_kernel kernels[] = {
     {"pair", ptreg_tune_space_pair, 20000, (size_t)1 << 26, "Gpts/s", 1e9},
-    {"harris", ptreg_tune_space_harris, 128, 1024, "Mvoxels/s", 1e6},
+    {"harris", ptreg_tune_space_harris, 256, 1024, "Mvoxels/s", 1e6},
     {"fpfh", ptreg_tune_space_fpfh, 50000, (size_t)1 << 24, "Mpoints/s", 1e6},
 };
 
@@ -117,11 +123,12 @@ static int read_options(const cli_args *a, tune_job *j, ptreg_precision *precisi
         return EXIT_USAGE;
     }
     const char *search = cli_string(a, "search", "auto");
-    j->opt.method = !strcmp(search, "exhaustive") ? PTREG_TUNE_EXHAUSTIVE
-                    : !strcmp(search, "halving")  ? PTREG_TUNE_HALVING
-                                                  : PTREG_TUNE_AUTO;
+    j->opt.method = !strcmp(search, "exhaustive")   ? PTREG_TUNE_EXHAUSTIVE
+                    : !strcmp(search, "halving")    ? PTREG_TUNE_HALVING
+                    : !strcmp(search, "coordinate") ? PTREG_TUNE_COORDINATE
+                                                    : PTREG_TUNE_AUTO;
     if (j->opt.method == PTREG_TUNE_AUTO && strcmp(search, "auto")) {
-        cli_error("tune", "--search: '%s' is not auto, exhaustive or halving", search);
+        cli_error("tune", "--search: '%s' is not auto, exhaustive, coordinate or halving", search);
         return EXIT_USAGE;
     }
     j->opt.budget_s = 300;
@@ -156,6 +163,12 @@ static int write_csv(const char *path, const tune_job *j)
         return EXIT_RUNTIME;
     }
     return EXIT_OK;
+}
+
+static const char *method_name(ptreg_tune_method m)
+{
+    return m == PTREG_TUNE_HALVING ? "successive halving" : m == PTREG_TUNE_COORDINATE ? "coordinate descent"
+                                                                                       : "exhaustive";
 }
 
 static int measured(const ptreg_tune_candidate *c) { return c->rounds > 0; }
@@ -215,7 +228,7 @@ static int write_plot(const char *path, const tune_job *j)
                "font-size=\"13\">\n<rect width=\"1000\" height=\"480\" fill=\"white\"/>\n");
     fprintf(f, "<text x=\"60\" y=\"24\">ptreg tune %s, size %zu, %s: %zu candidates (%s), %s</text>\n",
             j->space.kernel, j->n, j->machine.name, count,
-            j->result.method == PTREG_TUNE_HALVING ? "successive halving" : "exhaustive", j->kernel->unit);
+            method_name(j->result.method), j->kernel->unit);
     fprintf(f, "<line x1=\"58\" y1=\"420\" x2=\"962\" y2=\"420\" stroke=\"black\"/>\n"
                "<line x1=\"58\" y1=\"60\" x2=\"58\" y2=\"420\" stroke=\"black\"/>\n"
                "<text x=\"6\" y=\"64\">%.2f</text><text x=\"6\" y=\"424\">0</text>\n", top);
@@ -255,7 +268,9 @@ static int report(const cli_args *a, const tune_job *j)
         cJSON_AddStringToObject(o, "machine", j->machine.name);
         cJSON_AddNumberToObject(o, "size", (double)j->n);
         cJSON_AddStringToObject(o, "size_class", j->size_class);
-        cJSON_AddStringToObject(o, "search", r->method == PTREG_TUNE_HALVING ? "halving" : "exhaustive");
+        cJSON_AddStringToObject(o, "search", r->method == PTREG_TUNE_HALVING      ? "halving"
+                                             : r->method == PTREG_TUNE_COORDINATE ? "coordinate"
+                                                                                  : "exhaustive");
         cJSON_AddNumberToObject(o, "space_points", r->stats.full);
         cJSON_AddNumberToObject(o, "valid_points", r->stats.valid);
         cJSON_AddNumberToObject(o, "nodes_visited", r->stats.visited);
@@ -266,6 +281,8 @@ static int report(const cli_args *a, const tune_job *j)
         if (def)
             cJSON_AddItemToObject(o, "default", json_point(j, def));
         cJSON_AddNumberToObject(o, "speedup_over_default", gain);
+        cJSON_AddNumberToObject(o, "confirmed_gain", r->gain);
+        cJSON_AddBoolToObject(o, "default_kept", r->default_kept);
         cJSON_AddStringToObject(o, "version", ptreg_version());
         return cli_json_print(o);
     }
@@ -273,15 +290,19 @@ static int report(const cli_args *a, const tune_job *j)
     printf("  space: %.0f points, %.0f valid (%.0f tree nodes visited); %s over %zu candidates, %zu measurements, "
            "%.1f s\n",
            r->stats.full, r->stats.valid, r->stats.visited,
-           r->method == PTREG_TUNE_HALVING ? "successive halving" : "exhaustive", r->count, r->measurements,
+           method_name(r->method), r->count, r->measurements,
            r->elapsed_s);
     printf("  winner: ");
     for (int p = 0; p < j->space.param_count; p++)
         printf("%s=%g ", j->space.params[p].name, best->point[p]);
     printf("%.3f ms, %.2f %s\n", best->seconds * 1e3, rate(j, best->seconds), j->kernel->unit);
-    if (def && measured(def))
-        printf("  built-in default: %.3f ms, %.2f %s: the winner is %.2fx\n", def->seconds * 1e3,
-               rate(j, def->seconds), j->kernel->unit, gain);
+    if (def && measured(def) && r->default_kept)
+        printf("  the built-in default kept: the search's winner was %.3fx it over %d alternating rounds, under "
+               "the %.2fx a change must show\n",
+               r->gain, j->opt.confirm, j->opt.min_gain);
+    else if (def && measured(def))
+        printf("  built-in default: %.3f ms, %.2f %s: the winner is %.2fx (confirmed over %d alternating rounds)\n",
+               def->seconds * 1e3, rate(j, def->seconds), j->kernel->unit, gain, j->opt.confirm);
     return EXIT_OK;
 }
 

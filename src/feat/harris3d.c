@@ -159,11 +159,11 @@ static void reference_scores(const ptreg_volume *v, const ptreg_harris3d_options
  * of halo. The choice never changes the result. */
 static size_t tile_rows(const ptreg_harris3d_options *o, size_t nx, size_t ny, int r, int threads)
 {
-    const size_t slab = o->slab_bytes ? o->slab_bytes : (512u << 10);
-    const size_t per_thread = o->tiles_per_thread > 0 ? (size_t)o->tiles_per_thread : 4;
+    if (o->tile_rows)
+        return o->tile_rows < ny ? o->tile_rows : ny;
     size_t per_row = (2 * (size_t)r + 1) * 6 * ptreg_harris_stride(nx, r) * sizeof(float);
-    size_t rows = slab / per_row;
-    size_t balanced = (ny + per_thread * (size_t)threads - 1) / (per_thread * (size_t)threads);
+    size_t rows = (512u << 10) / per_row;
+    size_t balanced = (ny + 4 * (size_t)threads - 1) / (4 * (size_t)threads);
     if (rows > balanced)
         rows = balanced;
     if (rows < 4)

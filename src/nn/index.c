@@ -33,6 +33,7 @@ ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_in
     }
     memcpy(idx->points, xyz, n * 3 * sizeof(float));
     idx->n = n;
+    ptreg_index_nn_tuning_clear(&idx->tuning);
     ptreg_kdtree_options kd = {opt->leaf_size};
     double t0 = ptreg_time_ms();
     ptreg_status st = ptreg_kdtree_create(xyz, n, &kd, &idx->tree, err);
@@ -88,6 +89,55 @@ const float *ptreg_model_index_points(const ptreg_model_index *idx, size_t *n)
 {
     *n = idx->n;
     return idx->points;
+}
+
+void ptreg_index_nn_tuning_clear(ptreg_index_nn_tuning *t)
+{
+    memset(t, 0, sizeof *t);
+    for (int k = 0; k < PTREG_INDEX_NN_SLOTS; k++)
+        t->median_ms[k] = -1.0;
+}
+
+/* A time is -1 (not measured) or a finite duration; anything else is damage. */
+static int time_sane(double ms) { return ms == -1.0 || (ms >= 0.0 && ms < 1e12); }
+
+int ptreg_index_nn_tuning_valid(const ptreg_index_nn_tuning *t, int has_graph, const char **why)
+{
+    for (int k = 0; k < PTREG_INDEX_NN_SLOTS; k++)
+        if (!time_sane(t->median_ms[k])) {
+            *why = "a measured time is not a duration";
+            return 0;
+        }
+    if (t->method == 0)
+        return 1;
+    if (t->method < 0 || t->method > PTREG_INDEX_NN_LAST) {
+        *why = "the measured nearest-neighbour method is not one ptreg knows";
+        return 0;
+    }
+    if (t->method >= PTREG_INDEX_NN_FIRST_WALK && !has_graph) {
+        *why = "the measured nearest-neighbour method walks a Delaunay graph the index has not got";
+        return 0;
+    }
+    if (t->median_ms[t->method] < 0.0 || t->threads < 1 || t->iterations < 0 || t->repeat < 1 || t->queries < 1) {
+        *why = "the measured nearest-neighbour method has no measurement of its own";
+        return 0;
+    }
+    return 1;
+}
+
+void ptreg_model_index_get_nn_tuning(const ptreg_model_index *idx, ptreg_index_nn_tuning *tuning)
+{
+    *tuning = idx->tuning;
+}
+
+ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *idx, const ptreg_index_nn_tuning *tuning,
+                                             ptreg_error *err)
+{
+    const char *why = "";
+    if (!ptreg_index_nn_tuning_valid(tuning, idx->graph != NULL, &why))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "model index: %s (method %d)", why, tuning->method);
+    idx->tuning = *tuning;
+    return PTREG_OK;
 }
 
 #define WALK_CHUNK 512

@@ -14,7 +14,8 @@
 #include "ptreg/nn.h"
 
 #define PTI_MAGIC "PTREGIDX"
-#define PTI_VERSION 1u
+#define PTI_VERSION 2u        /* 2: the TUNE section (the measured method) */
+#define PTI_OLDEST_VERSION 1u /* still read: no measurement, auto follows its rule */
 #define PTI_ENDIAN 0x01020304u
 #define PTI_HEADER 64u
 #define PTI_ALIGN 64u
@@ -47,8 +48,18 @@ typedef struct pti_meta {
 
 enum {
     TAG_META = 1, TAG_POINTS, TAG_NODES, TAG_CELLS, TAG_PARENT, TAG_LEAVES, TAG_NEAR, TAG_CHUNKS, TAG_INDEX,
-    TAG_SLOT, TAG_DT_OFFSET, TAG_DT_NBR, TAG_DT_EX, TAG_DT_EY, TAG_DT_EZ, TAG_DT_HALF, TAG_COUNT
+    TAG_SLOT, TAG_DT_OFFSET, TAG_DT_NBR, TAG_DT_EX, TAG_DT_EY, TAG_DT_EZ, TAG_DT_HALF, TAG_TUNE, TAG_COUNT
 };
+
+/* Version 2's TUNE section: ptreg_index_nn_tuning at fixed widths. */
+typedef struct pti_tune {
+    uint32_t method;     /* a ptreg_nn_method; 0: none measured */
+    uint32_t threads, iterations, repeat;
+    uint64_t queries;
+    double median_ms[PTREG_INDEX_NN_SLOTS]; /* -1: not measured */
+} pti_tune;
+
+_Static_assert(sizeof(pti_tune) == 88, "TUNE section size");
 
 _Static_assert(sizeof(pti_header) == PTI_HEADER, "header size");
 
@@ -83,7 +94,7 @@ static uint64_t align_up(uint64_t x) { return (x + PTI_ALIGN - 1) / PTI_ALIGN * 
 
 /* ---- writing ---- */
 
-static size_t list_parts(const ptreg_model_index *idx, const pti_meta *meta, pti_part *parts)
+static size_t list_parts(const ptreg_model_index *idx, const pti_meta *meta, const pti_tune *tune, pti_part *parts)
 {
     const ptreg_kdtree *t = idx->tree;
     const ptreg_delaunay *g = idx->graph;
@@ -106,6 +117,8 @@ static size_t list_parts(const ptreg_model_index *idx, const pti_meta *meta, pti
         parts[k++] = (pti_part){TAG_DT_EZ, sizeof(float), g->edges, g->ez};
         parts[k++] = (pti_part){TAG_DT_HALF, sizeof(float), g->edges, g->half};
     }
+    if (tune)
+        parts[k++] = (pti_part){TAG_TUNE, sizeof *tune, 1, tune};
     return k;
 }
 
@@ -122,6 +135,15 @@ static void fill_meta(const ptreg_model_index *idx, pti_meta *m)
         m->graph_duplicates = g->duplicates;
     m->kdtree_ms = idx->kdtree_ms, m->delaunay_ms = idx->delaunay_ms;
     snprintf(m->note, sizeof m->note, "%s", idx->note);
+}
+
+static void fill_tune(const ptreg_index_nn_tuning *t, pti_tune *f)
+{
+    memset(f, 0, sizeof *f);
+    f->method = (uint32_t)t->method, f->threads = (uint32_t)t->threads;
+    f->iterations = (uint32_t)t->iterations, f->repeat = (uint32_t)t->repeat;
+    f->queries = t->queries;
+    memcpy(f->median_ms, t->median_ms, sizeof f->median_ms);
 }
 
 /* Section table and offsets; returns the file size. */
@@ -149,17 +171,22 @@ static unsigned char *make_body(const pti_part *parts, const pti_section *table,
     return body;
 }
 
-ptreg_status ptreg_model_index_save(const ptreg_model_index *idx, const char *path, ptreg_error *err)
+ptreg_status ptreg_pti_save_version(const ptreg_model_index *idx, const char *path, unsigned version,
+                                    ptreg_error *err)
 {
+    if (version < PTI_OLDEST_VERSION || version > PTI_VERSION)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: no index version %u", path, version);
     pti_meta meta;
     fill_meta(idx, &meta);
+    pti_tune tune;
+    fill_tune(&idx->tuning, &tune);
     pti_part parts[TAG_COUNT];
     pti_section table[TAG_COUNT];
-    size_t count = list_parts(idx, &meta, parts);
+    size_t count = list_parts(idx, &meta, version >= 2 ? &tune : NULL, parts);
     pti_header h;
     memset(&h, 0, sizeof h);
     memcpy(h.magic, PTI_MAGIC, sizeof h.magic);
-    h.version = PTI_VERSION, h.endian = PTI_ENDIAN, h.sections = (uint32_t)count, h.header_bytes = PTI_HEADER;
+    h.version = version, h.endian = PTI_ENDIAN, h.sections = (uint32_t)count, h.header_bytes = PTI_HEADER;
     h.file_size = lay_out(parts, count, table);
     unsigned char *body = make_body(parts, table, count, h.file_size);
     if (!body)
@@ -179,6 +206,11 @@ ptreg_status ptreg_model_index_save(const ptreg_model_index *idx, const char *pa
     return st;
 }
 
+ptreg_status ptreg_model_index_save(const ptreg_model_index *idx, const char *path, ptreg_error *err)
+{
+    return ptreg_pti_save_version(idx, path, PTI_VERSION, err);
+}
+
 /* ---- reading ---- */
 
 typedef struct pti_reader {
@@ -188,6 +220,7 @@ typedef struct pti_reader {
     ptreg_error *err;
     const pti_section *table;
     uint32_t sections;
+    uint32_t version;
 } pti_reader;
 
 static ptreg_status bad(const pti_reader *r, const char *what)
@@ -204,9 +237,10 @@ static ptreg_status check_header(pti_reader *r, const pti_header **out)
         return bad(r, "wrong magic (not a .pti file)");
     if (h->endian != PTI_ENDIAN)
         return bad(r, "written on a machine of the other byte order");
-    if (h->version != PTI_VERSION)
-        return ptreg_error_set(r->err, PTREG_ERR_FORMAT, "%s: index version %u, this ptreg reads version %u (rebuild it with `ptreg index`)",
-                               r->name, h->version, PTI_VERSION);
+    if (h->version < PTI_OLDEST_VERSION || h->version > PTI_VERSION)
+        return ptreg_error_set(r->err, PTREG_ERR_FORMAT,
+                               "%s: index version %u, this ptreg reads versions %u to %u (rebuild it with `ptreg index`)",
+                               r->name, h->version, PTI_OLDEST_VERSION, PTI_VERSION);
     if (h->file_size != r->size)
         return ptreg_error_set(r->err, PTREG_ERR_FORMAT, "%s: the header says %llu bytes, the file has %zu (truncated?)",
                                r->name, (unsigned long long)h->file_size, r->size);
@@ -219,6 +253,7 @@ static ptreg_status check_header(pti_reader *r, const pti_header **out)
         return bad(r, "checksum mismatch (corrupted)");
     r->table = (const pti_section *)(r->data + PTI_HEADER);
     r->sections = h->sections;
+    r->version = h->version;
     *out = h;
     return PTREG_OK;
 }
@@ -378,11 +413,37 @@ static ptreg_status assemble(pti_reader *r, const pti_meta *m, ptreg_model_index
     return PTREG_OK;
 }
 
+/* The measured method: version 2 files must hold one (method 0 when never
+ * tuned); version 1 files predate it and get none. */
+static ptreg_status read_tuning(const pti_reader *r, const pti_meta *m, ptreg_index_nn_tuning *t)
+{
+    ptreg_index_nn_tuning_clear(t);
+    if (r->version < 2)
+        return PTREG_OK;
+    ptreg_status st = PTREG_OK;
+    const pti_tune *f = section(r, TAG_TUNE, sizeof *f, 1, &st);
+    if (!f)
+        return st;
+    if (f->method > PTREG_INDEX_NN_LAST || f->threads > 1u << 20 || f->iterations > 1000000u ||
+        f->repeat > 1000000u || f->queries >= PTREG_NO_NEIGHBOR)
+        return bad(r, "the TUNE section's measurement is out of range");
+    t->method = (int)f->method, t->threads = (int)f->threads, t->iterations = (int)f->iterations;
+    t->repeat = (int)f->repeat, t->queries = (size_t)f->queries;
+    memcpy(t->median_ms, f->median_ms, sizeof t->median_ms);
+    const char *why = "";
+    if (!ptreg_index_nn_tuning_valid(t, m->has_graph != 0, &why)) {
+        char what[160];
+        snprintf(what, sizeof what, "TUNE section: %s", why);
+        return bad(r, what);
+    }
+    return PTREG_OK;
+}
+
 /* Takes ownership of buf (64-byte aligned, size bytes) on success and on
  * failure. */
 static ptreg_status load_buffer(void *buf, size_t size, const char *name, ptreg_model_index **out, ptreg_error *err)
 {
-    pti_reader r = {buf, size, name, err, NULL, 0};
+    pti_reader r = {buf, size, name, err, NULL, 0, 0};
     const pti_header *h;
     ptreg_status st = check_header(&r, &h);
     const pti_meta *m = st ? NULL : section(&r, TAG_META, sizeof(pti_meta), 1, &st);
@@ -395,7 +456,8 @@ static ptreg_status load_buffer(void *buf, size_t size, const char *name, ptreg_
         idx->storage = buf;
         snprintf(idx->note, sizeof idx->note, "%s", m->note);
         idx->kdtree_ms = m->kdtree_ms, idx->delaunay_ms = m->delaunay_ms;
-        st = assemble(&r, m, idx);
+        st = read_tuning(&r, m, &idx->tuning);
+        st = st ? st : assemble(&r, m, idx);
     }
     if (st) {
         if (idx)

@@ -13,8 +13,26 @@ struct ptreg_model_index {
     ptreg_delaunay *graph;  /* NULL when the model has none (see note) */
     char note[256];
     double kdtree_ms, delaunay_ms;
+    ptreg_index_nn_tuning tuning; /* the measured method (method 0: none) */
     void *storage;          /* loaded: the one buffer the arrays live in */
 };
+
+/* The ptreg_nn_method values (icp.h) the index may store as its measured
+ * choice: 1 (brute) .. PTREG_INDEX_NN_LAST, the walks from
+ * PTREG_INDEX_NN_FIRST_WALK on. The reg layer checks they match its enum. */
+#define PTREG_INDEX_NN_LAST 6
+#define PTREG_INDEX_NN_FIRST_WALK 3
+
+/* No measurement: method 0, every time "not measured". */
+void ptreg_index_nn_tuning_clear(ptreg_index_nn_tuning *tuning);
+/* Whether t is a measurement an index (with a graph or not) may hold; why
+ * not in why (for messages). */
+int ptreg_index_nn_tuning_valid(const ptreg_index_nn_tuning *t, int has_graph, const char **why);
+
+/* Writes the index in an older layout of the .pti format (version 1: no
+ * tuning section), for the tests of reading old files. */
+ptreg_status ptreg_pti_save_version(const ptreg_model_index *index, const char *path, unsigned version,
+                                    ptreg_error *err);
 
 /* The .pti checksum (docs/FORMATS.md): four lanes of FNV-1a 64 over
  * little 64-bit words (lane k takes words k, k + 4, ...; each step

@@ -22,6 +22,11 @@
  * deterministic partial sum. */
 #define SUM_BLOCK 1024
 
+/* The index stores methods by number (nn/index_impl.h). */
+_Static_assert(PTREG_NN_DELAUNAY_PNNOPT == PTREG_INDEX_NN_LAST && PTREG_NN_DELAUNAY_ZERO == PTREG_INDEX_NN_FIRST_WALK &&
+                   PTREG_INDEX_NN_LAST < PTREG_INDEX_NN_SLOTS,
+               "ptreg_nn_method as the model index stores it");
+
 const char *ptreg_nn_method_name(ptreg_nn_method method)
 {
     switch (method) {
@@ -147,11 +152,22 @@ ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *
 }
 
 /* The method that runs: the one asked for, unless it needs a Delaunay
- * graph the model has not got (then the k-d tree, and a note says why). */
-ptreg_nn_method ptreg_icp_choose_nn(ptreg_nn_method asked, size_t n, const ptreg_model_index *idx, char *note,
-                                    size_t note_size)
+ * graph the model has not got (then the k-d tree, and a note says why).
+ * auto is the index's measured choice when it has one and use_measured
+ * (r->nn_measured says so), else the rule. */
+ptreg_nn_method ptreg_icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptreg_model_index *idx,
+                                    int use_measured, ptreg_icp_result *r)
 {
+    ptreg_nn_method asked = opt->nn;
+    char *note = r->nn_note;
+    size_t note_size = sizeof r->nn_note;
     note[0] = '\0';
+    r->nn_measured = 0;
+    if (asked == PTREG_NN_AUTO && use_measured && !opt->no_tune && idx->tuning.method != PTREG_NN_AUTO) {
+        /* the index's loader and setter checked that it can run it */
+        r->nn_measured = 1;
+        return (ptreg_nn_method)idx->tuning.method;
+    }
     if (asked == PTREG_NN_AUTO) {
         if (idx->graph)
             return PTREG_NN_DELAUNAY_PNNOPT;
@@ -520,7 +536,7 @@ static ptreg_status icp_run(const float *source, size_t n, const ptreg_model_ind
                             const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err)
 {
     icp_state s;
-    ptreg_nn_method nn = ptreg_icp_choose_nn(opt->nn, n, idx, r->nn_note, sizeof r->nn_note);
+    ptreg_nn_method nn = ptreg_icp_choose_nn(opt, n, idx, 1, r);
     ptreg_status st = state_init(&s, source, n, idx, opt, nn, err);
     r->nn = nn;
     if (!st)

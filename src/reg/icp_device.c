@@ -374,7 +374,8 @@ static ptreg_status device_register(ptreg_icp_model *m, const float *source, siz
     if (n > MAX_DEVICE_POINTS || idx->n > MAX_DEVICE_POINTS)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "ICP on %s: at most 2^30 points per cloud", m->dev->label);
     device_run run = {.m = m, .opt = opt, .n = n, .groups = ptreg_device_groups(n)};
-    run.nn = ptreg_icp_choose_nn(opt->nn, n, idx, r->nn_note, sizeof r->nn_note);
+    /* the index's measured method was timed on the CPU; on a device auto keeps the rule */
+    run.nn = ptreg_icp_choose_nn(opt, n, idx, 0, r);
     run.max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
     run.names = run.nn == PTREG_NN_BRUTE ? m->nn->point_xyz : m->nn->slot_xyz;
     r->nn = run.nn;

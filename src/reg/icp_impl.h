@@ -11,9 +11,12 @@
 ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
                                     const ptreg_icp_options *opt, ptreg_error *err);
 /* The method that runs: the one asked for, unless it needs a Delaunay
- * graph the model has not got (then the k-d tree, and a note says why). */
-ptreg_nn_method ptreg_icp_choose_nn(ptreg_nn_method asked, size_t n, const ptreg_model_index *idx, char *note,
-                                    size_t note_size);
+ * graph the model has not got (then the k-d tree, and r->nn_note says why).
+ * auto: the index's measured method (ptreg_model_index_tune) when
+ * use_measured, the index has one and opt->no_tune is off (r->nn_measured
+ * set), else the rule. */
+ptreg_nn_method ptreg_icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptreg_model_index *idx,
+                                    int use_measured, ptreg_icp_result *r);
 /* Bounding-box centre and squared diagonal of the target. */
 void ptreg_icp_target_extent(const float *t, size_t m, double centre[3], double *diag2);
 /* The convergence tolerance: opt->tol, or the default for a target of

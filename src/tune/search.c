@@ -17,6 +17,8 @@ void ptreg_tune_options_default(ptreg_tune_options *o)
     o->sample_fraction = 0.25;
     o->reps = 5;
     o->tolerance = 1e-5;
+    o->confirm = 3;
+    o->min_gain = 1.02;
     o->seed = 0x74756e65u; /* "tune" */
 }
 
@@ -155,12 +157,102 @@ static ptreg_status halve(search *x, ptreg_error *err)
     return st;
 }
 
+/* The candidate at point p, measured now when it is new and the budget
+ * allows; NULL when it is not valid or there is no budget left. */
+static ptreg_tune_candidate *at_point(search *x, const ptreg_tune_machine *m, const double *p, size_t budget,
+                                      ptreg_status *st, ptreg_error *err)
+{
+    ptreg_tune_result *r = x->r;
+    for (size_t i = 0; i < r->count; i++)
+        if (same_point(r->candidates[i].point, p, x->s->param_count))
+            return &r->candidates[i];
+    if (!ptreg_tune_valid(x->s, m, p) || r->count >= budget || over_budget(x))
+        return NULL;
+    ptreg_tune_candidate *c = &r->candidates[r->count++];
+    memcpy(c->point, p, (size_t)x->s->param_count * sizeof *p);
+    *st = measure(x, c, x->o->reps, err);
+    return c;
+}
+
+/* Coordinate descent from the start point: for each parameter in turn,
+ * every value of it with the others held, the fastest passed one kept;
+ * sweeps until one changes nothing or `budget` points are measured. Why:
+ * the kernels' costs are nearly separable in their knobs (a tile size, a
+ * thread count, a slab), so a line search per knob finds the valley that a
+ * random sample may never touch, and every measurement is a full one. */
+static ptreg_status descend(search *x, const ptreg_tune_machine *m, const double *start, size_t budget,
+                            ptreg_error *err)
+{
+    double cur[PTREG_TUNE_MAX_PARAMS], values[PTREG_TUNE_MAX_VALUES];
+    memcpy(cur, start, (size_t)x->s->param_count * sizeof *cur);
+    ptreg_status st = PTREG_OK;
+    ptreg_tune_candidate *best = at_point(x, m, cur, budget, &st, err);
+    for (int moved = 1; !st && best && moved;) {
+        moved = 0;
+        for (int p = 0; !st && p < x->s->param_count; p++) {
+            const int n = ptreg_tune_param_values(&x->s->params[p], values);
+            double line[PTREG_TUNE_MAX_PARAMS];
+            memcpy(line, cur, sizeof line);
+            for (int v = 0; !st && v < n; v++) {
+                line[p] = values[v];
+                ptreg_tune_candidate *c = at_point(x, m, line, budget, &st, err);
+                if (c && better(c, best) && !same_point(c->point, cur, x->s->param_count)) {
+                    best = c;
+                    moved = 1;
+                }
+            }
+            memcpy(cur, best->point, sizeof cur);
+        }
+    }
+    return st;
+}
+
 static ptreg_status exhaust(search *x, ptreg_error *err)
 {
     ptreg_status st = PTREG_OK;
     for (size_t i = 0; !st && i < x->r->count && !over_budget(x); i++)
         st = measure(x, &x->r->candidates[i], x->o->reps, err);
     return st;
+}
+
+static int by_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The winner and the default measured in turn, `confirm` rounds each (the
+ * order alternating, so a slow spell falls on both): the winner stays only
+ * if its median beats the default's by min_gain. */
+static ptreg_status confirm_winner(search *x, ptreg_error *err)
+{
+    ptreg_tune_result *r = x->r;
+    r->gain = 1.0;
+    if (x->o->confirm < 1 || r->best == r->count || r->fallback == r->count || r->best == r->fallback ||
+        !r->candidates[r->fallback].passed)
+        return PTREG_OK;
+    double tw[64], td[64];
+    const int rounds = x->o->confirm < 64 ? x->o->confirm : 64;
+    ptreg_tune_candidate w = r->candidates[r->best], d = r->candidates[r->fallback];
+    ptreg_status st = PTREG_OK;
+    for (int k = 0; !st && k < rounds; k++) {
+        ptreg_tune_candidate *first = k % 2 ? &d : &w, *second = k % 2 ? &w : &d;
+        st = measure(x, first, x->o->reps, err);
+        st = st ? st : measure(x, second, x->o->reps, err);
+        tw[k] = w.seconds, td[k] = d.seconds;
+    }
+    if (st)
+        return st;
+    qsort(tw, (size_t)rounds, sizeof *tw, by_double);
+    qsort(td, (size_t)rounds, sizeof *td, by_double);
+    w.seconds = tw[rounds / 2], d.seconds = td[rounds / 2];
+    r->candidates[r->best] = w, r->candidates[r->fallback] = d;
+    r->gain = w.seconds > 0 ? d.seconds / w.seconds : 1.0;
+    if (r->gain < x->o->min_gain) {
+        r->best = r->fallback;
+        r->default_kept = 1;
+    }
+    return PTREG_OK;
 }
 
 ptreg_status ptreg_tune_search(const ptreg_tune_space *s, const ptreg_tune_machine *m, ptreg_tune_measure_fn fn,
@@ -189,8 +281,24 @@ ptreg_status ptreg_tune_search(const ptreg_tune_space *s, const ptreg_tune_machi
     ptreg_tune_enumerate(s, m, points, valid, NULL);
     r->method = opt->method != PTREG_TUNE_AUTO ? opt->method
                 : valid <= EXHAUSTIVE_MAX     ? PTREG_TUNE_EXHAUSTIVE
-                                              : PTREG_TUNE_HALVING;
+                                              : PTREG_TUNE_COORDINATE;
     const size_t fallback = find_fallback(s, points, valid);
+    if (r->method == PTREG_TUNE_COORDINATE) {
+        size_t budget = (size_t)ceil(opt->sample_fraction * (double)valid);
+        search x = {s, fn, ctx, opt, r, ptreg_time_ms(), budget};
+        ptreg_status st = descend(&x, m, points + (fallback < valid ? fallback : 0) * (size_t)s->param_count,
+                                  budget < 2 ? 2 : budget, err);
+        r->fallback = fallback < valid ? 0 : r->count; /* the start is the first measured */
+        free(points), free(pick);
+        if (!st) {
+            pick_best(r);
+            st = confirm_winner(&x, err);
+        }
+        r->elapsed_s = (ptreg_time_ms() - x.t0) * 1e-3;
+        if (st)
+            ptreg_tune_result_free(r);
+        return st;
+    }
     r->count = choose(&(search){.o = opt}, valid, fallback, r->method == PTREG_TUNE_HALVING, pick);
     r->fallback = r->count;
     for (size_t i = 0; i < r->count; i++) {
@@ -202,11 +310,12 @@ ptreg_status ptreg_tune_search(const ptreg_tune_space *s, const ptreg_tune_machi
     free(points), free(pick);
     search x = {s, fn, ctx, opt, r, ptreg_time_ms(), r->method == PTREG_TUNE_HALVING ? 2 * r->count : r->count};
     ptreg_status st = r->method == PTREG_TUNE_HALVING ? halve(&x, err) : exhaust(&x, err);
-    r->elapsed_s = (ptreg_time_ms() - x.t0) * 1e-3;
-    if (st) {
-        ptreg_tune_result_free(r);
-        return st;
+    if (!st) {
+        pick_best(r);
+        st = confirm_winner(&x, err);
     }
-    pick_best(r);
-    return PTREG_OK;
+    r->elapsed_s = (ptreg_time_ms() - x.t0) * 1e-3;
+    if (st)
+        ptreg_tune_result_free(r);
+    return st;
 }

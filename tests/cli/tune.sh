@@ -34,12 +34,12 @@ printf '{"format": 1, "machines": {"cpu: another machine": {"pair": {"1e5": {"pa
     >"$PTREG_TUNE_CACHE"
 expect 0 -- emicp --json; out_has '"source":	"default"'
 # tuning here adds this machine beside the other one
-expect 0 -- "$PTREG" tune --size 200 --search halving --sample 0.03 --reps 1
+expect 0 -- "$PTREG" tune --size 200 --search coordinate --sample 0.03 --reps 1 --json; out_has '"search":	"coordinate"'
 expect 0 -- emicp --json; out_has '"source":	"tuned"'
 grep -q "another machine" "$PTREG_TUNE_CACHE" || fail "the other machine's entry was lost"
 
 # Harris's tiling and FPFH's threads: tuned, then used (the same answers)
-expect 0 -- "$PTREG" tune --kernel harris --size 32 --search exhaustive --reps 1 --json; out_has '"slab_kib"'
+expect 0 -- "$PTREG" tune --kernel harris --size 32 --search exhaustive --reps 1 --json; out_has '"tile_rows"'
 head -c $((32 * 32 * 16)) /dev/urandom >"$WORK/v_32x32x16_uint8.raw"
 expect 0 -- "$PTREG" harris3d "$WORK/v_32x32x16_uint8.raw" --json --threshold 0 -o "$WORK/k_tuned.csv"
 out_has '"source":	"tuned"'
@@ -56,5 +56,5 @@ err_has "not kept"
 expect 2 -- "$PTREG" tune --kernel pfh; err_has "pair, harris or fpfh"
 expect 2 -- "$PTREG" tune --precision fp64
 expect 2 -- "$PTREG" tune --search greedy
-expect 0 -- "$PTREG" tune --help; out_has "successive halving"
+expect 0 -- "$PTREG" tune --help; out_has "coordinate descent"; out_has "halving"
 finish
