@@ -69,7 +69,7 @@ static ptreg_status device_sums(ptreg_dev *dev, const double *rows, size_t n, co
                                 ptreg_error *err)
 {
     ptreg_pair_device *pd;
-    ptreg_status st = ptreg_pair_device_create(dev, &ptreg_emicp_kernels, cols, m, prec, n, splits, &pd, err);
+    ptreg_status st = ptreg_pair_device_create(dev, &ptreg_emicp_kernels, cols, m, prec, NULL, n, splits, &pd, err);
     if (st)
         return st;
     st = ptreg_pair_device_gauss(pd, rows, n, scale, out, out + n, out + 2 * n, err);

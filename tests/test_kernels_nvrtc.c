@@ -62,6 +62,8 @@ static size_t make_builds(build *b, size_t cap)
     }
     ptreg_dev h100 = {0};
     h100.info.fp64 = 1;
+    h100.info.max_work_group = 1024;
+    h100.info.local_memory_bytes = 227 * 1024;
     h100.info.device.backend = PTREG_BACKEND_CUDA;
     static const struct {
         const char *label, *exp;
@@ -75,8 +77,12 @@ static size_t make_builds(build *b, size_t cap)
             setenv("PTREG_PAIR_EXP", pairs[k].exp, 1);
         b[n].program = pairs[k].lddmm ? &ptreg_lddmm_kernels : &ptreg_emicp_kernels;
         snprintf(b[n].label, sizeof b[n].label, "%s", pairs[k].label);
-        CHECK((pairs[k].lddmm ? ptreg_lddmm_device_defines : ptreg_pair_device_defines)(
-                  &h100, pairs[k].precision, b[n].defines, sizeof b[n].defines, NULL) == PTREG_OK);
+        if (pairs[k].lddmm)
+            CHECK(ptreg_lddmm_device_defines(&h100, pairs[k].precision, b[n].defines, sizeof b[n].defines, NULL) ==
+                  PTREG_OK);
+        else
+            CHECK(ptreg_pair_device_defines(&h100, pairs[k].precision, NULL, b[n].defines, sizeof b[n].defines,
+                                            NULL) == PTREG_OK);
         unsetenv("PTREG_PAIR_EXP");
     }
     static const int inputs[] = {8, 16, 32};

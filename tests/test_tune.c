@@ -210,11 +210,53 @@ static void test_features(void)
     }
 }
 
+/* The pair engine's device space on the first OpenCL or CUDA device (in
+ * CI: POCL): it enumerates within the device's limits and every candidate
+ * passes its check against the CPU's sums. */
+static void test_pair_device(void)
+{
+    const ptreg_device_info *list;
+    size_t count;
+    ptreg_devices(&list, &count);
+    const ptreg_device_info *gpu = NULL;
+    for (size_t i = 0; i < count && !gpu; i++)
+        if (list[i].device.backend != PTREG_BACKEND_CPU)
+            gpu = &list[i];
+    if (!gpu) {
+        printf("no CUDA or OpenCL device: the device space is not run\n");
+        return;
+    }
+    ptreg_tune_machine m;
+    CHECK(ptreg_tune_machine_device(&gpu->device, &m, NULL) == PTREG_OK);
+    ptreg_tune_space s;
+    ptreg_tune_space_pair_device(&s);
+    check_space(&s, &m, "pair device space");
+    ptreg_tune_pair_device_job *job;
+    CHECK(ptreg_tune_pair_device_job_create(&gpu->device, 300, PTREG_PRECISION_FP32, &job, NULL) == PTREG_OK);
+    ptreg_tune_options o;
+    ptreg_tune_options_default(&o);
+    o.method = PTREG_TUNE_EXHAUSTIVE;
+    o.reps = 1;
+    o.confirm = 0;
+    ptreg_tune_result r;
+    ptreg_error err;
+    CHECK_MSG(ptreg_tune_search(&s, &m, ptreg_tune_pair_device_measure, job, &o, &r, &err) == PTREG_OK, "%s",
+              err.message);
+    for (size_t i = 0; i < r.count; i++)
+        CHECK_MSG(r.candidates[i].passed, "device candidate %zu (wg %g, exp %g, groups %g): error %g", i,
+                  r.candidates[i].point[0], r.candidates[i].point[1], r.candidates[i].point[2],
+                  r.candidates[i].error);
+    printf("%s: %zu candidates, all within %g of the CPU's sums\n", m.name, r.count, o.tolerance);
+    ptreg_tune_result_free(&r);
+    ptreg_tune_pair_device_job_free(job);
+}
+
 int main(void)
 {
     test_enumeration();
     test_search();
     test_pair();
     test_features();
+    test_pair_device();
     return check_exit();
 }

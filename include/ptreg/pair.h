@@ -41,6 +41,12 @@ typedef struct ptreg_pair_options {
     int row_vectors; /* row vectors swept together over a tile: 1, 2 or 4 (default 2) */
     ptreg_pair_order order;
     ptreg_precision precision;
+    /* On a GPU device (EM-ICP's E-steps there; `ptreg tune --device` picks
+     * them; speed only, except the exp's last bits): */
+    int device_wg;     /* rows per work-group and columns per local tile: 32, 64, 128 or 256 (0: 128) */
+    int device_exp;    /* -1 (default): env PTREG_PAIR_EXP, else native on CUDA; 0 the engine's
+                        * polynomial; 1 the device's fast exp */
+    int device_groups; /* column splits until this many groups per compute unit, 1..64 (0: 8) */
 } ptreg_pair_options;
 
 void ptreg_pair_options_default(ptreg_pair_options *opt);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core.h"
+#include "device.h"
 #include "harris3d.h"
 #include "pair.h"
 
@@ -190,6 +191,24 @@ void ptreg_tune_harris_apply(const double *point, ptreg_harris3d_options *opt, i
  * choose). */
 void ptreg_tune_space_fpfh(ptreg_tune_space *space);
 void ptreg_tune_fpfh_apply(const double *point, int *threads);
+
+/* The pair engine on a GPU device (EM-ICP's E-steps there): work-group
+ * size, the exp (0 the engine's polynomial, 1 the device's), the column
+ * splits' groups per compute unit; wg within the device's work-group and
+ * local memory. */
+void ptreg_tune_space_pair_device(ptreg_tune_space *space);
+void ptreg_tune_pair_device_apply(const double *point, ptreg_pair_options *opt);
+/* The device's limits and its name in the cache (its name and driver). */
+ptreg_status ptreg_tune_machine_device(const ptreg_device *device, ptreg_tune_machine *m, ptreg_error *err);
+
+typedef struct ptreg_tune_pair_device_job ptreg_tune_pair_device_job;
+/* n random rows and columns; the reference: the CPU engine's sums in the
+ * same precision. */
+ptreg_status ptreg_tune_pair_device_job_create(const ptreg_device *device, size_t n, int precision,
+                                               ptreg_tune_pair_device_job **job, ptreg_error *err);
+void ptreg_tune_pair_device_job_free(ptreg_tune_pair_device_job *job);
+ptreg_status ptreg_tune_pair_device_measure(void *job, const double *point, int reps, double *seconds,
+                                            double *error, ptreg_error *err);
 
 typedef struct ptreg_tune_feature_job ptreg_tune_feature_job;
 /* Harris (harris != 0): an n x n x n/2 uint8 volume of boxes, W = 5; FPFH:

@@ -110,7 +110,33 @@ typedef struct emicp_job {
     const ptreg_emicp_options *opt;
     const char *variant;   /* where the engine's knobs came from: options, tuned or default */
     char tuned_class[16];  /* the cache's size class used */
+    cJSON *device_variant; /* on a GPU: the device kernels' knobs and where they came from */
 } emicp_job;
+
+/* On a GPU: the device kernels' knobs from `ptreg tune --device` for this
+ * device (unless --no-tune), for the JSON. */
+static void apply_tuned_device(const cli_args *a, emicp_job *job, ptreg_emicp_options *o, const ptreg_device *on)
+{
+    ptreg_tune_space space;
+    ptreg_tune_space_pair_device(&space);
+    if (o->pair.precision == PTREG_PRECISION_FP16)
+        space.kernel = "pair-device-fp16";
+    double p[PTREG_TUNE_MAX_PARAMS];
+    char cls[16] = "";
+    const char *source = "default";
+    ptreg_tune_machine m;
+    for (int k = 0; k < space.param_count; k++)
+        p[k] = space.params[k].fallback;
+    if (!cli_has(a, "no-tune") && !ptreg_tune_machine_device(on, &m, NULL)) {
+        char want[16];
+        cli_tune_size_class((double)job->source.n * (double)job->target.n, want, sizeof want);
+        if (cli_tune_lookup(&space, m.name, want, p, cls, sizeof cls)) {
+            ptreg_tune_pair_device_apply(p, &o->pair);
+            source = "tuned";
+        }
+    }
+    job->device_variant = cli_tune_json(&space, source, cls, p);
+}
 
 /* The pair engine's knobs from `ptreg tune`'s cache, for a CPU run given
  * none on the command line (nor --no-tune): the winner of this machine's
@@ -123,8 +149,13 @@ static void apply_tuned(const cli_args *a, emicp_job *job, ptreg_emicp_options *
         if (cli_has(a, knobs[k]))
             job->variant = "options";
     ptreg_device on;
-    if (strcmp(job->variant, "default") || cli_has(a, "no-tune") || o->pair.precision == PTREG_PRECISION_FP64 ||
-        ptreg_device_resolve(&o->device, PTREG_EMICP_BACKENDS, "EM-ICP", &on, NULL) || on.backend != PTREG_BACKEND_CPU)
+    if (ptreg_device_resolve(&o->device, PTREG_EMICP_BACKENDS, "EM-ICP", &on, NULL))
+        return;
+    if (on.backend != PTREG_BACKEND_CPU) {
+        apply_tuned_device(a, job, o, &on);
+        return;
+    }
+    if (strcmp(job->variant, "default") || cli_has(a, "no-tune") || o->pair.precision == PTREG_PRECISION_FP64)
         return;
     ptreg_tune_space space;
     ptreg_tune_space_pair(&space);
@@ -213,6 +244,8 @@ static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const d
     cJSON_AddStringToObject(o, "isa", r->isa);
     if (r->device.backend == PTREG_BACKEND_CPU)
         cJSON_AddItemToObject(o, "variant", json_variant(job, job->opt));
+    else if (job->device_variant)
+        cJSON_AddItemToObject(o, "variant", cJSON_Duplicate(job->device_variant, 1));
     char device[32];
     cJSON_AddStringToObject(o, "device", ptreg_device_format(&r->device, device, sizeof device));
     cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
@@ -255,7 +288,7 @@ int cli_run_emicp(int argc, char **argv)
     double truth[16];
     if ((rc = read_options(&a, &opt, truth)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)))
         return rc;
-    emicp_job job = {a.positional[0], a.positional[1], {0}, {0}, &opt, "default", ""};
+    emicp_job job = {a.positional[0], a.positional[1], {0}, {0}, &opt, "default", "", NULL};
     ptreg_cloud_init(&job.source);
     ptreg_cloud_init(&job.target);
     double *times = calloc((size_t)repeat, sizeof(double));
@@ -283,6 +316,7 @@ int cli_run_emicp(int argc, char **argv)
             print_human(&job, &r, t);
     }
     free(times);
+    cJSON_Delete(job.device_variant);
     ptreg_cloud_free(&job.source);
     ptreg_cloud_free(&job.target);
     return rc;

@@ -24,6 +24,8 @@ static const cli_option tune_options[] = {
     {"plot", 0, "FILE.svg", "draw the rate of every candidate, the winner and the default marked"},
     {"no-save", 0, NULL, "do not keep the winner in the cache"},
     {"threads", 0, "N", "the most threads a candidate may use (default: all cores)"},
+    {"device", 0, "DEV", "pair: tune the E-step's kernels on a GPU (cuda[:N], opencl[:N]): work-group size, "
+                         "exp, column splits (default: the CPU engine)"},
     {"json", 0, NULL, "print the result as one JSON object on stdout"},
 };
 
@@ -76,6 +78,8 @@ static const tune_kernel kernels[] = {
 
 typedef struct tune_job {
     const tune_kernel *kernel;
+    ptreg_device device; /* --device: a GPU (the pair engine's device kernels) */
+    int on_device;
     size_t n;
     ptreg_tune_space space;
     ptreg_tune_machine machine;
@@ -310,22 +314,29 @@ static int run_search(tune_job *j, ptreg_precision precision)
 {
     ptreg_tune_pair_job *pj = NULL;
     ptreg_tune_feature_job *fj = NULL;
+    ptreg_tune_pair_device_job *dj = NULL;
     ptreg_error err;
     const int pair = !strcmp(j->kernel->name, "pair");
-    ptreg_status st = pair ? ptreg_tune_pair_job_create(j->n, precision, &pj, &err)
-                           : ptreg_tune_feature_job_create(!strcmp(j->kernel->name, "harris"), j->n, &fj, &err);
+    ptreg_status st = j->on_device ? ptreg_tune_pair_device_job_create(&j->device, j->n, precision, &dj, &err)
+                      : pair       ? ptreg_tune_pair_job_create(j->n, precision, &pj, &err)
+                                   : ptreg_tune_feature_job_create(!strcmp(j->kernel->name, "harris"), j->n, &fj,
+                                                                   &err);
+    ptreg_tune_measure_fn measure = j->on_device ? ptreg_tune_pair_device_measure
+                                    : pair       ? ptreg_tune_pair_measure
+                                                 : ptreg_tune_feature_measure;
+    void *ctx = j->on_device ? (void *)dj : pair ? (void *)pj : (void *)fj;
     if (!st) {
         if (j->tty) {
             j->opt.progress = progress;
             j->opt.progress_ctx = j;
         }
-        st = ptreg_tune_search(&j->space, &j->machine, pair ? ptreg_tune_pair_measure : ptreg_tune_feature_measure,
-                               pair ? (void *)pj : (void *)fj, &j->opt, &j->result, &err);
+        st = ptreg_tune_search(&j->space, &j->machine, measure, ctx, &j->opt, &j->result, &err);
         if (j->tty)
             fprintf(stderr, "\n");
     }
     ptreg_tune_pair_job_free(pj);
     ptreg_tune_feature_job_free(fj);
+    ptreg_tune_pair_device_job_free(dj);
     if (!st && j->result.best == j->result.count)
         st = ptreg_error_set(&err, PTREG_ERR_RUNTIME, "no candidate passed its check");
     if (st) {
@@ -333,6 +344,25 @@ static int run_search(tune_job *j, ptreg_precision precision)
         return cli_exit_code(st, 0);
     }
     return EXIT_OK;
+}
+
+/* --device: the CPU (the default), or a GPU for the pair engine's device
+ * kernels. */
+static int device_of(const cli_args *a, tune_job *j)
+{
+    if (!cli_has(a, "device"))
+        return EXIT_OK;
+    const unsigned gpus = PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) | PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL);
+    int rc = cli_device(a, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | gpus, "tune", &j->device);
+    ptreg_device on;
+    if (!rc && !ptreg_device_resolve(&j->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | gpus, "tune", &on, NULL))
+        j->on_device = on.backend != PTREG_BACKEND_CPU;
+    j->device = j->on_device ? on : j->device;
+    if (!rc && j->on_device && strcmp(j->kernel->name, "pair")) {
+        cli_error("tune", "--device: only the pair engine has device kernels to tune");
+        return EXIT_USAGE;
+    }
+    return rc;
 }
 
 int cli_run_tune(int argc, char **argv)
@@ -348,10 +378,22 @@ int cli_run_tune(int argc, char **argv)
     if ((rc = read_options(&a, &j, &precision)))
         return rc;
     j.tty = isatty(2) && !cli_has(&a, "json");
-    j.kernel->space(&j.space);
+    if ((rc = device_of(&a, &j)))
+        return rc;
+    if (j.on_device)
+        ptreg_tune_space_pair_device(&j.space);
+    else
+        j.kernel->space(&j.space);
     if (precision == PTREG_PRECISION_FP16 && !strcmp(j.kernel->name, "pair"))
-        j.space.kernel = "pair-fp16"; /* kept apart from fp32's winners */
-    ptreg_tune_machine_cpu(&j.machine);
+        j.space.kernel = j.on_device ? "pair-device-fp16" : "pair-fp16"; /* kept apart from fp32's winners */
+    ptreg_error err;
+    ptreg_status st = j.on_device ? ptreg_tune_machine_device(&j.device, &j.machine, &err) : PTREG_OK;
+    if (st) {
+        cli_error("tune", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    if (!j.on_device)
+        ptreg_tune_machine_cpu(&j.machine);
     cli_tune_size_class(work(&j), j.size_class, sizeof j.size_class);
     rc = run_search(&j, precision);
     const ptreg_tune_result *r = &j.result;

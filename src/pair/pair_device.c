@@ -8,9 +8,6 @@
 
 #include "pair/pair_kernels.h"
 
-/* Column splits are added until the launch has this many groups per
- * compute unit (or every split is one tile). */
-#define GROUPS_PER_UNIT 8
 #define PAIR_SUMS 5 /* pair.cl's: e, e^2, e b */
 
 static int prec_bits(ptreg_precision precision)
@@ -27,41 +24,66 @@ ptreg_status ptreg_pair_device_exp(const ptreg_dev *dev, int *native, ptreg_erro
     return PTREG_OK;
 }
 
-ptreg_status ptreg_pair_device_defines(const ptreg_dev *dev, ptreg_precision precision, char *defines, size_t size,
+void ptreg_pair_device_config_of(const ptreg_pair_options *o, ptreg_pair_device_config *c)
+{
+    c->wg = o && o->device_wg ? (unsigned)o->device_wg : PTREG_PAIR_DEVICE_WG;
+    c->native_exp = o ? o->device_exp : -1;
+    c->groups_per_unit = o && o->device_groups ? (unsigned)o->device_groups : PTREG_PAIR_DEVICE_GROUPS;
+}
+
+static ptreg_pair_device_config config_or_default(const ptreg_pair_device_config *cfg)
+{
+    ptreg_pair_device_config c;
+    if (cfg)
+        return *cfg;
+    ptreg_pair_device_config_of(NULL, &c);
+    return c;
+}
+
+ptreg_status ptreg_pair_device_defines(const ptreg_dev *dev, ptreg_precision precision,
+                                       const ptreg_pair_device_config *cfg, char *defines, size_t size,
                                        ptreg_error *err)
 {
-    int native;
-    ptreg_status st = ptreg_pair_device_exp(dev, &native, err);
+    const ptreg_pair_device_config c = config_or_default(cfg);
+    int native = c.native_exp;
+    ptreg_status st = native < 0 ? ptreg_pair_device_exp(dev, &native, err) : PTREG_OK;
     if (st)
         return st;
     if (precision == PTREG_PRECISION_FP64 && !dev->info.fp64)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
                                "%s has no double precision: fp64 pair sums need it (use fp32 or fp16)", dev->label);
-    snprintf(defines, size, "-DWG=%d -DITEMS=1 -DPAIR_PREC=%d -DPAIR_EXP_NATIVE=%d", PTREG_PAIR_DEVICE_WG,
-             prec_bits(precision), native);
+    if (c.wg > dev->info.max_work_group)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: work-groups of %u threads; the device takes %zu",
+                               dev->label, c.wg, dev->info.max_work_group);
+    snprintf(defines, size, "-DWG=%u -DITEMS=1 -DPAIR_PREC=%d -DPAIR_EXP_NATIVE=%d", c.wg, prec_bits(precision),
+             native);
     return PTREG_OK;
 }
 
-static size_t group_target(const ptreg_dev *dev)
+static size_t group_target(const ptreg_dev *dev, const ptreg_pair_device_config *c)
 {
-    return (size_t)GROUPS_PER_UNIT * (dev->info.compute_units ? dev->info.compute_units : 1);
+    return (size_t)c->groups_per_unit * (dev->info.compute_units ? dev->info.compute_units : 1);
 }
 
-unsigned ptreg_pair_device_splits(const ptreg_dev *dev, size_t rows, size_t cols, unsigned forced)
+unsigned ptreg_pair_device_splits(const ptreg_dev *dev, const ptreg_pair_device_config *cfg, size_t rows,
+                                  size_t cols, unsigned forced)
 {
-    const size_t wg = PTREG_PAIR_DEVICE_WG, blocks = (rows + wg - 1) / wg, tiles = (cols + wg - 1) / wg;
+    const ptreg_pair_device_config c = config_or_default(cfg);
+    const size_t wg = c.wg, blocks = (rows + wg - 1) / wg, tiles = (cols + wg - 1) / wg;
     size_t want = forced;
     if (!want)
-        want = blocks >= group_target(dev) ? 1 : (group_target(dev) + blocks - 1) / blocks;
+        want = blocks >= group_target(dev, &c) ? 1 : (group_target(dev, &c) + blocks - 1) / blocks;
     return (unsigned)(want < tiles ? want : tiles);
 }
 
-size_t ptreg_pair_device_planes(const ptreg_dev *dev, size_t rows_cap, unsigned forced)
+size_t ptreg_pair_device_planes(const ptreg_dev *dev, const ptreg_pair_device_config *cfg, size_t rows_cap,
+                                unsigned forced)
 {
     /* splits * row blocks is at most the group target plus one split per
      * row block, or the splits forced per row block */
-    const size_t npad = (rows_cap + PTREG_PAIR_DEVICE_WG - 1) / PTREG_PAIR_DEVICE_WG * PTREG_PAIR_DEVICE_WG;
-    return forced ? (size_t)forced * npad : group_target(dev) * PTREG_PAIR_DEVICE_WG + npad;
+    const ptreg_pair_device_config c = config_or_default(cfg);
+    const size_t npad = (rows_cap + c.wg - 1) / c.wg * c.wg;
+    return forced ? (size_t)forced * npad : group_target(dev, &c) * c.wg + npad;
 }
 
 void ptreg_pair_device_free(ptreg_pair_device *pd)
@@ -113,13 +135,13 @@ static ptreg_status check_columns(const float *cols, size_t m, ptreg_error *err)
 }
 
 ptreg_status ptreg_pair_device_create(ptreg_dev *dev, const ptreg_kernel_program *program, const float *cols,
-                                      size_t m, ptreg_precision precision, size_t rows_cap, unsigned splits,
-                                      ptreg_pair_device **out, ptreg_error *err)
+                                      size_t m, ptreg_precision precision, const ptreg_pair_device_config *cfg,
+                                      size_t rows_cap, unsigned splits, ptreg_pair_device **out, ptreg_error *err)
 {
     *out = NULL;
     char defines[256];
     ptreg_status st = check_columns(cols, m, err);
-    st = st ? st : ptreg_pair_device_defines(dev, precision, defines, sizeof defines, err);
+    st = st ? st : ptreg_pair_device_defines(dev, precision, cfg, defines, sizeof defines, err);
     if (!st && (rows_cap == 0 || rows_cap > UINT32_MAX / 4))
         st = ptreg_error_set(err, PTREG_ERR_ARG, "pair engine on a device: %zu rows is not in 1..%u", rows_cap,
                              UINT32_MAX / 4);
@@ -132,7 +154,8 @@ ptreg_status ptreg_pair_device_create(ptreg_dev *dev, const ptreg_kernel_program
     pd->precision = precision;
     pd->m = m;
     pd->rows_cap = rows_cap;
-    pd->wg = PTREG_PAIR_DEVICE_WG;
+    pd->cfg = config_or_default(cfg);
+    pd->wg = pd->cfg.wg;
     pd->forced_splits = splits;
     pd->acc = dev->info.fp64 ? sizeof(double) : sizeof(float);
     pd->pair_bytes = precision == PTREG_PRECISION_FP64 ? sizeof(double) : sizeof(float);
@@ -146,7 +169,7 @@ ptreg_status ptreg_pair_device_create(ptreg_dev *dev, const ptreg_kernel_program
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "pair engine: out of memory for %zu columns", m);
     st = st ? st : ptreg_dbuf_upload(dev, packed, bytes, &pd->cols, err);
     free(packed);
-    const size_t planes = ptreg_pair_device_planes(dev, rows_cap, splits);
+    const size_t planes = ptreg_pair_device_planes(dev, &pd->cfg, rows_cap, splits);
     st = st ? st : ptreg_dbuf_alloc(dev, 3 * rows_cap * pd->pair_bytes, &pd->rows, err);
     st = st ? st : ptreg_dbuf_alloc(dev, PAIR_SUMS * planes * pd->acc, &pd->partial, err);
     if (st) {
@@ -177,7 +200,7 @@ ptreg_status ptreg_pair_device_run(ptreg_pair_device *pd, size_t n, double scale
         return ptreg_error_set(err, PTREG_ERR_ARG, "pair engine on a device: %zu rows is not in 1..%zu", n,
                                pd->rows_cap);
     pd->row_blocks = (unsigned)((n + pd->wg - 1) / pd->wg);
-    pd->splits = ptreg_pair_device_splits(pd->dev, n, pd->m, pd->forced_splits);
+    pd->splits = ptreg_pair_device_splits(pd->dev, &pd->cfg, n, pd->m, pd->forced_splits);
     const size_t tiles = (pd->m + pd->wg - 1) / pd->wg;
     const size_t split_cols = (tiles + pd->splits - 1) / pd->splits * pd->wg;
     const ptreg_karg args[] = {KARG_BUF(pd->rows), KARG_U32(n), KARG_U32(pd->rows_cap), KARG_BUF(pd->cols),

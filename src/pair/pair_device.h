@@ -9,6 +9,22 @@
 #include "device/backend.h"
 #include "ptreg/pair.h"
 
+/* Rows per work-group, and columns per local-memory tile, in the pair
+ * kernels (pair.cl, lddmm.cl), unless a configuration says otherwise. */
+#define PTREG_PAIR_DEVICE_WG 128
+#define PTREG_PAIR_DEVICE_GROUPS 8
+
+/* The pair kernels' knobs on a device (ptreg_pair_options' device_*, with
+ * their defaults filled in). */
+typedef struct ptreg_pair_device_config {
+    unsigned wg;              /* a power of two, 32..256 */
+    int native_exp;           /* -1: the environment's or the backend's choice */
+    unsigned groups_per_unit; /* column splits aim for this many groups per compute unit */
+} ptreg_pair_device_config;
+
+/* The configuration of options (NULL: the defaults). */
+void ptreg_pair_device_config_of(const ptreg_pair_options *opt, ptreg_pair_device_config *cfg);
+
 typedef struct ptreg_pair_device {
     ptreg_dev *dev;
     ptreg_precision precision;
@@ -17,6 +33,7 @@ typedef struct ptreg_pair_device {
     size_t pair_bytes; /* of a row coordinate: 8 (fp64) or 4 */
     double center[3];  /* the columns' centroid, which every point is taken relative to */
     unsigned wg, forced_splits;
+    ptreg_pair_device_config cfg;
     /* the launch of the last run */
     unsigned row_blocks, splits;
     ptreg_dprogram *program; /* the caller's program, pair.cl among its files */
@@ -24,9 +41,7 @@ typedef struct ptreg_pair_device {
     ptreg_dbuf *cols, *rows, *partial, *sums;
 } ptreg_pair_device;
 
-/* Rows per work-group, and columns per local-memory tile, in the pair
- * kernels (pair.cl, lddmm.cl). */
-#define PTREG_PAIR_DEVICE_WG 128
+
 
 /* Whether the kernels take the device's own exp (PTREG_PAIR_EXP=engine|
  * native in the environment; by default native on CUDA, the engine's
@@ -34,17 +49,20 @@ typedef struct ptreg_pair_device {
 ptreg_status ptreg_pair_device_exp(const ptreg_dev *dev, int *native, ptreg_error *err);
 
 /* The column splits of a launch over rows x cols: as many as fill the
- * device (GROUPS_PER_UNIT groups per compute unit), at most one per local
+ * device (the configuration's groups per compute unit), at most one per local
  * tile of columns; forced (> 0) instead of that, still at most one per
  * tile. The same for every run of a device. */
-unsigned ptreg_pair_device_splits(const ptreg_dev *dev, size_t rows, size_t cols, unsigned forced);
+unsigned ptreg_pair_device_splits(const ptreg_dev *dev, const ptreg_pair_device_config *cfg, size_t rows,
+                                  size_t cols, unsigned forced);
 /* The padded rows (splits times padded row count) the partials of any
  * launch of at most rows_cap rows take. */
-size_t ptreg_pair_device_planes(const ptreg_dev *dev, size_t rows_cap, unsigned forced);
+size_t ptreg_pair_device_planes(const ptreg_dev *dev, const ptreg_pair_device_config *cfg, size_t rows_cap,
+                                unsigned forced);
 
 /* The -D options of a program holding pair.cl for this device and
  * precision: WG, PAIR_PREC and the exp. */
-ptreg_status ptreg_pair_device_defines(const ptreg_dev *dev, ptreg_precision precision, char *defines, size_t size,
+ptreg_status ptreg_pair_device_defines(const ptreg_dev *dev, ptreg_precision precision,
+                                       const ptreg_pair_device_config *cfg, char *defines, size_t size,
                                        ptreg_error *err);
 
 /* Columns uploaded (centred on their centroid, in the precision's storage)
@@ -52,8 +70,8 @@ ptreg_status ptreg_pair_device_defines(const ptreg_dev *dev, ptreg_precision pre
  * the device (the same for every run of a device). The program must have
  * been built with ptreg_pair_device_defines'. */
 ptreg_status ptreg_pair_device_create(ptreg_dev *dev, const ptreg_kernel_program *program, const float *cols,
-                                      size_t m, ptreg_precision precision, size_t rows_cap, unsigned splits,
-                                      ptreg_pair_device **out, ptreg_error *err);
+                                      size_t m, ptreg_precision precision, const ptreg_pair_device_config *cfg,
+                                      size_t rows_cap, unsigned splits, ptreg_pair_device **out, ptreg_error *err);
 void ptreg_pair_device_free(ptreg_pair_device *pd);
 
 /* The padded row count of the partials' planes. */

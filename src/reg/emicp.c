@@ -275,7 +275,7 @@ static ptreg_status emicp_device(const ptreg_device *device, const float *source
     ptreg_emicp_device *ed;
     ptreg_status st = ptreg_pair_options_check(&opt->pair, err);
     st = st ? st
-            : ptreg_emicp_device_open(device, source, n, target, m, opt->pair.precision, run->source_c,
+            : ptreg_emicp_device_open(device, source, n, target, m, &opt->pair, run->source_c,
                                       run->target_c, &ed, &res->isa, err);
     if (st)
         return st;

@@ -43,7 +43,7 @@ void ptreg_emicp_device_close(ptreg_emicp_device *ed)
 }
 
 ptreg_status ptreg_emicp_device_open(const ptreg_device *device, const float *source, size_t n, const float *target,
-                                     size_t m, ptreg_precision precision, const double source_c[3],
+                                     size_t m, const ptreg_pair_options *pair, const double source_c[3],
                                      const double target_c[3], ptreg_emicp_device **out, const char **name,
                                      ptreg_error *err)
 {
@@ -59,7 +59,9 @@ ptreg_status ptreg_emicp_device_open(const ptreg_device *device, const float *so
     ed->n = n;
     memcpy(ed->source_c, source_c, sizeof ed->source_c);
     memcpy(ed->target_c, target_c, sizeof ed->target_c);
-    st = ptreg_pair_device_create(dev, &ptreg_emicp_kernels, target, m, precision, n, 0, &ed->pd, err);
+    ptreg_pair_device_config cfg;
+    ptreg_pair_device_config_of(pair, &cfg);
+    st = ptreg_pair_device_create(dev, &ptreg_emicp_kernels, target, m, pair->precision, &cfg, n, 0, &ed->pd, err);
     if (!st) {
         ed->groups = ptreg_pair_device_npad(ed->pd, n) / ed->pd->wg;
         if (!(ed->host_moments = malloc(ed->groups * MOMENTS * ed->pd->acc)))

@@ -22,7 +22,7 @@ typedef struct ptreg_emicp_device ptreg_emicp_device;
 /* The target resident on the device, the source uploaded; *name: the
  * device's (for the result's isa). */
 ptreg_status ptreg_emicp_device_open(const ptreg_device *device, const float *source, size_t n, const float *target,
-                                     size_t m, ptreg_precision precision, const double source_c[3],
+                                     size_t m, const ptreg_pair_options *pair, const double source_c[3],
                                      const double target_c[3], ptreg_emicp_device **out, const char **name,
                                      ptreg_error *err);
 /* ptreg_emicp_estep_fn on the device (ctx: the ptreg_emicp_device). */

@@ -98,7 +98,7 @@ static ptreg_status reserve_partials(ptreg_lddmm_device *d, size_t rows, ptreg_e
     ptreg_dbuf_free(d->partial);
     d->partial = NULL;
     d->partial_rows = rows;
-    const size_t planes = ptreg_pair_device_planes(d->dev, rows, d->forced_splits);
+    const size_t planes = ptreg_pair_device_planes(d->dev, NULL, rows, d->forced_splits);
     return ptreg_dbuf_alloc(d->dev, ADJOINT_OUTPUTS * planes * sizeof(double), &d->partial, err);
 }
 
@@ -183,7 +183,7 @@ static size_t split_cols(size_t cols, unsigned splits)
 static ptreg_status flow_sums(ptreg_lddmm_device *d, points_at rows, int with_f, points_at cols, unsigned *splits,
                               ptreg_error *err)
 {
-    *splits = ptreg_pair_device_splits(d->dev, rows.count, cols.count, d->forced_splits);
+    *splits = ptreg_pair_device_splits(d->dev, NULL, rows.count, cols.count, d->forced_splits);
     const size_t blocks = (rows.count + WG - 1) / WG;
     const ptreg_karg args[] = {KARG_BUF(rows.buf),   KARG_U32(rows.q),       KARG_BUF(rows.buf),
                                KARG_U32(rows.p),     KARG_U32(with_f),       KARG_U32(rows.count),
@@ -199,7 +199,7 @@ static ptreg_status flow_sums(ptreg_lddmm_device *d, points_at rows, int with_f,
 static ptreg_status adjoint_sums(ptreg_lddmm_device *d, points_at x, const ptreg_dbuf *cot, unsigned *splits,
                                  ptreg_error *err)
 {
-    *splits = ptreg_pair_device_splits(d->dev, d->n, d->n, d->forced_splits);
+    *splits = ptreg_pair_device_splits(d->dev, NULL, d->n, d->n, d->forced_splits);
     const size_t blocks = (d->n + WG - 1) / WG;
     const ptreg_karg args[] = {KARG_BUF(x.buf),          KARG_U32(x.q),    KARG_BUF(cot),
                                KARG_U32(d->n),           karg_pair(d, d->neg_half_s),

@@ -51,6 +51,15 @@ expect 0 -- "$PTREG" fpfh "$WORK/m.ply" --k 20 --json -o "$WORK/f_tuned.csv"; ou
 expect 0 -- "$PTREG" fpfh "$WORK/m.ply" --k 20 --no-tune -o "$WORK/f_def.csv"
 cmp -s "$WORK/f_tuned.csv" "$WORK/f_def.csv" || fail "fpfh: the tuned threads changed the descriptors"
 
+# the E-step's device kernels, where there is a device (in CI: POCL)
+if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
+    expect 0 -- "$PTREG" tune --device opencl:0 --size 300 --search coordinate --sample 0.3 --reps 1 --json
+    out_has '"kernel":	"pair-device"'; out_has '"wg"'
+    expect 0 -- emicp --device opencl:0 --json; out_has '"source":	"tuned"'; out_has '"native_exp"'
+    expect 0 -- emicp --device opencl:0 --json --no-tune; out_has '"source":	"default"'
+    expect 2 -- "$PTREG" tune --kernel harris --device opencl:0; err_has "only the pair engine"
+fi
+
 PTREG_TUNE_CACHE=off expect 0 -- "$PTREG" tune --size 100 --search halving --sample 0.03 --reps 1
 err_has "not kept"
 expect 2 -- "$PTREG" tune --kernel pfh; err_has "pair, harris or fpfh"

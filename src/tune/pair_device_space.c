@@ -1,0 +1,166 @@
+/* The pair engine's space on a GPU device (tune.h): the kernels'
+ * work-group size, exp and column-split target (pair_device.h), each
+ * candidate's sums checked against the CPU's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pair/pair_device.h"
+#include "ptreg/tune.h"
+#include "reg/emicp_impl.h"
+
+enum { D_WG, D_EXP, D_GROUPS, D_COUNT };
+
+void ptreg_tune_space_pair_device(ptreg_tune_space *s)
+{
+    *s = (ptreg_tune_space){
+        .kernel = "pair-device",
+        .param_count = D_COUNT,
+        .params = {[D_WG] = {"wg", PTREG_TUNE_LIST, 4, {32, 64, 128, 256}, 0, 0, 0, PTREG_PAIR_DEVICE_WG},
+                   [D_EXP] = {"native_exp", PTREG_TUNE_BINARY, 0, {0}, 0, 0, 0, -1},
+                   [D_GROUPS] = {"groups_per_unit", PTREG_TUNE_LIST, 5, {2, 4, 8, 16, 32}, 0, 0, 0,
+                                 PTREG_PAIR_DEVICE_GROUPS}},
+        .constraint_count = 2,
+        .constraints = {{"wg <= the device's work-group", PTREG_TUNE_LE, D_WG, -1, 1.0, PTREG_TUNE_WORK_GROUP, 0},
+                        /* the column tile: x, y, z floats per thread */
+                        {"wg * 12 <= local memory", PTREG_TUNE_LE, D_WG, -1, 12.0, PTREG_TUNE_LOCAL_BYTES, 0}},
+    };
+}
+
+void ptreg_tune_pair_device_apply(const double *point, ptreg_pair_options *o)
+{
+    o->device_wg = (int)point[D_WG];
+    o->device_exp = (int)point[D_EXP];
+    o->device_groups = (int)point[D_GROUPS];
+}
+
+ptreg_status ptreg_tune_machine_device(const ptreg_device *device, ptreg_tune_machine *m, ptreg_error *err)
+{
+    memset(m, 0, sizeof *m);
+    ptreg_dev *dev;
+    ptreg_status st = ptreg_dev_get(device, &dev, err);
+    if (st)
+        return st;
+    char name[32];
+    ptreg_device_format(device, name, sizeof name);
+    snprintf(m->name, sizeof m->name, "%.24s: %.96s, %.64s", name, dev->info.name, dev->info.platform);
+    m->cores = dev->info.compute_units;
+    m->work_group = (double)dev->info.max_work_group;
+    m->local_bytes = (double)dev->info.local_memory_bytes;
+    m->l1_bytes = m->local_bytes;
+    m->l2_bytes = m->local_bytes;
+    return PTREG_OK;
+}
+
+struct ptreg_tune_pair_device_job {
+    ptreg_device device;
+    ptreg_dev *dev;
+    size_t n;
+    ptreg_precision precision;
+    float *cols;
+    double *rows, *ref, *got; /* rows: n x 3; sums: 5n */
+};
+
+void ptreg_tune_pair_device_job_free(ptreg_tune_pair_device_job *j)
+{
+    if (!j)
+        return;
+    free(j->cols), free(j->rows), free(j->ref), free(j->got);
+    free(j);
+}
+
+#define SCALE (0.5 / (0.03 * 0.25)) /* sigma^2 = 0.03 r^2 of a unit cube, as the CPU space's job */
+
+ptreg_status ptreg_tune_pair_device_job_create(const ptreg_device *device, size_t n, int precision,
+                                               ptreg_tune_pair_device_job **out, ptreg_error *err)
+{
+    *out = NULL;
+    if (n < 16 || n > ((size_t)1 << 24))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "tune pair on a device: size %zu is not in 16..%zu", n,
+                               (size_t)1 << 24);
+    ptreg_tune_pair_device_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "tune: out of memory");
+    j->device = *device;
+    j->n = n;
+    j->precision = (ptreg_precision)precision;
+    j->cols = malloc(3 * n * sizeof *j->cols);
+    j->rows = malloc(3 * n * sizeof *j->rows);
+    j->ref = malloc(5 * n * sizeof *j->ref);
+    j->got = malloc(5 * n * sizeof *j->got);
+    ptreg_status st = j->cols && j->rows && j->ref && j->got
+                          ? ptreg_dev_get(device, &j->dev, err)
+                          : ptreg_error_set(err, PTREG_ERR_NOMEM, "tune: out of memory for %zu points", n);
+    if (!st) {
+        ptreg_rng rng;
+        ptreg_rng_seed(&rng, 17);
+        for (size_t i = 0; i < 3 * n; i++) {
+            j->cols[i] = (float)ptreg_rng_uniform(&rng);
+            j->rows[i] = (double)(float)(ptreg_rng_uniform(&rng) * 1.1 - 0.05);
+        }
+        ptreg_pair_options o;
+        ptreg_pair_options_default(&o);
+        o.precision = j->precision;
+        ptreg_pair_plan *plan;
+        st = ptreg_pair_plan_create(j->cols, n, &o, &plan, err);
+        st = st ? st : ptreg_pair_gauss(plan, j->rows, n, SCALE, j->ref, j->ref + n, j->ref + 2 * n, err);
+        if (!st)
+            ptreg_pair_plan_free(plan);
+    }
+    if (st) {
+        ptreg_tune_pair_device_job_free(j);
+        return st;
+    }
+    *out = j;
+    return PTREG_OK;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double normalised_error(const double *ref, const double *got, size_t len)
+{
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < len; i++) {
+        num += (got[i] - ref[i]) * (got[i] - ref[i]);
+        den += ref[i] * ref[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* The candidate's sums on the device: the columns resident, the rows
+ * uploaded and the sums back each run (what an E-step moves, and more). */
+ptreg_status ptreg_tune_pair_device_measure(void *ctx, const double *point, int reps, double *seconds,
+                                            double *error, ptreg_error *err)
+{
+    ptreg_tune_pair_device_job *j = ctx;
+    ptreg_pair_options o;
+    ptreg_pair_options_default(&o);
+    ptreg_tune_pair_device_apply(point, &o);
+    ptreg_pair_device_config cfg;
+    ptreg_pair_device_config_of(&o, &cfg);
+    ptreg_pair_device *pd;
+    ptreg_status st =
+        ptreg_pair_device_create(j->dev, &ptreg_emicp_kernels, j->cols, j->n, j->precision, &cfg, j->n, 0, &pd, err);
+    if (st)
+        return st;
+    double times[64];
+    reps = reps > 64 ? 64 : reps;
+    st = ptreg_pair_device_gauss(pd, j->rows, j->n, SCALE, j->got, j->got + j->n, j->got + 2 * j->n, err);
+    for (int r = 0; !st && r < reps; r++) {
+        const double t0 = ptreg_time_ms();
+        st = ptreg_pair_device_gauss(pd, j->rows, j->n, SCALE, j->got, j->got + j->n, j->got + 2 * j->n, err);
+        times[r] = (ptreg_time_ms() - t0) * 1e-3;
+    }
+    ptreg_pair_device_free(pd);
+    if (st)
+        return st;
+    qsort(times, (size_t)reps, sizeof *times, by_value);
+    *seconds = times[reps / 2];
+    *error = normalised_error(j->ref, j->got, 5 * j->n);
+    return PTREG_OK;
+}
