@@ -8,6 +8,7 @@
 #include "ptreg/harris3d.h"
 #include "ptreg/synth.h"
 #include "ptreg/tune.h"
+#include "tune/tune_impl.h"
 
 /* Threads, the first level (cut by the cores), every value up to 16 and
  * the core count itself. */
@@ -164,12 +165,6 @@ ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feat
     return PTREG_OK;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The largest difference from the reference, relative to its largest
  * value (NaN rows compared as NaN). */
 static double relative_error(const float *ref, const float *got, size_t len)
@@ -186,31 +181,31 @@ static double relative_error(const float *ref, const float *got, size_t len)
     return top > 0 ? worst / top : worst;
 }
 
+/* One run of a candidate (tune_run_fn). */
+typedef struct feature_run {
+    ptreg_tune_feature_job *job;
+    const double *point;
+} feature_run;
+
+static ptreg_status run_candidate(void *ctx, ptreg_error *err)
+{
+    feature_run *r = ctx;
+    return run_kernel(r->job, r->point, r->job->got, err);
+}
+
 ptreg_status ptreg_tune_feature_measure(void *ctx, const double *point, int reps, double *seconds, double *error,
                                         ptreg_error *err)
 {
     ptreg_tune_feature_job *j = ctx;
-    const int threads = ptreg_get_num_threads();
-    int wanted = threads;
+    int threads;
     ptreg_harris3d_options unused;
     if (j->harris)
-        ptreg_tune_harris_apply(point, &unused, &wanted);
+        ptreg_tune_harris_apply(point, &unused, &threads);
     else
-        ptreg_tune_fpfh_apply(point, &wanted);
-    ptreg_set_num_threads(wanted);
-    double times[64];
-    reps = reps > 64 ? 64 : reps;
-    ptreg_status st = run_kernel(j, point, j->got, err); /* warm-up, and the checked answer */
-    for (int r = 0; !st && r < reps; r++) {
-        const double t0 = ptreg_time_ms();
-        st = run_kernel(j, point, j->got, err);
-        times[r] = (ptreg_time_ms() - t0) * 1e-3;
-    }
-    ptreg_set_num_threads(threads);
-    if (st)
-        return st;
-    qsort(times, (size_t)reps, sizeof *times, by_value);
-    *seconds = times[reps / 2];
-    *error = relative_error(j->ref, j->got, j->len);
-    return PTREG_OK;
+        ptreg_tune_fpfh_apply(point, &threads);
+    feature_run run = {j, point};
+    ptreg_status st = tune_time_runs(run_candidate, &run, threads, reps, seconds, err);
+    if (!st)
+        *error = relative_error(j->ref, j->got, j->len);
+    return st;
 }

@@ -8,6 +8,7 @@
 
 #include "pair/pair_device.h"
 #include "ptreg/tune.h"
+#include "tune/tune_impl.h"
 #include "reg/emicp_impl.h"
 
 enum { D_WG, D_EXP, D_GROUPS, D_COUNT };
@@ -116,20 +117,18 @@ ptreg_status ptreg_tune_pair_device_job_create(const ptreg_device *device, size_
     return PTREG_OK;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+/* One run of the device sums (tune_run_fn). */
+typedef struct device_run {
+    ptreg_tune_pair_device_job *job;
+    ptreg_pair_device *pd;
+} device_run;
 
-static double normalised_error(const double *ref, const double *got, size_t len)
+static ptreg_status run_device_sums(void *ctx, ptreg_error *err)
 {
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < len; i++) {
-        num += (got[i] - ref[i]) * (got[i] - ref[i]);
-        den += ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
+    device_run *r = ctx;
+    const size_t n = r->job->n;
+    return ptreg_pair_device_gauss(r->pd, r->job->rows, n, SCALE, r->job->got, r->job->got + n, r->job->got + 2 * n,
+                                   err);
 }
 
 /* The candidate's sums on the device: the columns resident, the rows
@@ -148,19 +147,10 @@ ptreg_status ptreg_tune_pair_device_measure(void *ctx, const double *point, int 
         ptreg_pair_device_create(j->dev, &ptreg_emicp_kernels, j->cols, j->n, j->precision, &cfg, j->n, 0, &pd, err);
     if (st)
         return st;
-    double times[64];
-    reps = reps > 64 ? 64 : reps;
-    st = ptreg_pair_device_gauss(pd, j->rows, j->n, SCALE, j->got, j->got + j->n, j->got + 2 * j->n, err);
-    for (int r = 0; !st && r < reps; r++) {
-        const double t0 = ptreg_time_ms();
-        st = ptreg_pair_device_gauss(pd, j->rows, j->n, SCALE, j->got, j->got + j->n, j->got + 2 * j->n, err);
-        times[r] = (ptreg_time_ms() - t0) * 1e-3;
-    }
+    device_run run = {j, pd};
+    st = tune_time_runs(run_device_sums, &run, ptreg_get_num_threads(), reps, seconds, err);
     ptreg_pair_device_free(pd);
-    if (st)
-        return st;
-    qsort(times, (size_t)reps, sizeof *times, by_value);
-    *seconds = times[reps / 2];
-    *error = normalised_error(j->ref, j->got, 5 * j->n);
-    return PTREG_OK;
+    if (!st)
+        *error = tune_normalised_error(j->ref, j->got, 5 * j->n);
+    return st;
 }

@@ -7,6 +7,7 @@
 
 #include "ptreg/pair.h"
 #include "ptreg/tune.h"
+#include "tune/tune_impl.h"
 
 /* threads first: its constraint (<= cores) then cuts the tree at the root */
 enum { P_THREADS, P_COL_TILE, P_ROW_BLOCK, P_ROW_VECTORS, P_ORDER, P_COUNT };
@@ -110,22 +111,6 @@ ptreg_status ptreg_tune_pair_job_create(size_t n, int precision, ptreg_tune_pair
     return PTREG_OK;
 }
 
-static double normalised_error(const double *ref, const double *got, size_t len)
-{
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < len; i++) {
-        num += (got[i] - ref[i]) * (got[i] - ref[i]);
-        den += ref[i] * ref[i];
-    }
-    return den > 0 ? sqrt(num / den) : sqrt(num);
-}
-
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void ptreg_tune_pair_apply(const double *point, ptreg_pair_options *o, int *threads)
 {
     o->col_tile = (int)point[P_COL_TILE];
@@ -135,30 +120,29 @@ void ptreg_tune_pair_apply(const double *point, ptreg_pair_options *o, int *thre
     *threads = (int)point[P_THREADS];
 }
 
+/* One run of the candidate's options (tune_run_fn). */
+typedef struct pair_run {
+    ptreg_tune_pair_job *job;
+    ptreg_pair_options o;
+} pair_run;
+
+static ptreg_status run_sums(void *ctx, ptreg_error *err)
+{
+    pair_run *r = ctx;
+    return sums(r->job, &r->o, r->job->got, err);
+}
+
 ptreg_status ptreg_tune_pair_measure(void *ctx, const double *point, int reps, double *seconds, double *error,
                                      ptreg_error *err)
 {
     ptreg_tune_pair_job *j = ctx;
-    ptreg_pair_options o;
-    ptreg_pair_options_default(&o);
-    o.precision = j->precision;
-    int threads_wanted;
-    ptreg_tune_pair_apply(point, &o, &threads_wanted);
-    const int threads = ptreg_get_num_threads();
-    ptreg_set_num_threads(threads_wanted);
-    double times[64];
-    reps = reps > 64 ? 64 : reps;
-    ptreg_status st = sums(j, &o, j->got, err); /* warm-up, and the checked answer */
-    for (int r = 0; !st && r < reps; r++) {
-        const double t0 = ptreg_time_ms();
-        st = sums(j, &o, j->got, err);
-        times[r] = (ptreg_time_ms() - t0) * 1e-3;
-    }
-    ptreg_set_num_threads(threads);
-    if (st)
-        return st;
-    qsort(times, (size_t)reps, sizeof *times, by_value);
-    *seconds = times[reps / 2];
-    *error = normalised_error(j->ref, j->got, 5 * j->n);
-    return PTREG_OK;
+    pair_run run = {j, {0}};
+    ptreg_pair_options_default(&run.o);
+    run.o.precision = j->precision;
+    int threads;
+    ptreg_tune_pair_apply(point, &run.o, &threads);
+    ptreg_status st = tune_time_runs(run_sums, &run, threads, reps, seconds, err);
+    if (!st)
+        *error = tune_normalised_error(j->ref, j->got, 5 * j->n);
+    return st;
 }

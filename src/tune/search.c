@@ -255,6 +255,19 @@ static ptreg_status confirm_winner(search *x, ptreg_error *err)
     return PTREG_OK;
 }
 
+/* After the search: the winner, its confirmation, the time taken. */
+static ptreg_status finish(search *x, ptreg_status st, ptreg_error *err)
+{
+    if (!st) {
+        pick_best(x->r);
+        st = confirm_winner(x, err);
+    }
+    x->r->elapsed_s = (ptreg_time_ms() - x->t0) * 1e-3;
+    if (st)
+        ptreg_tune_result_free(x->r);
+    return st;
+}
+
 ptreg_status ptreg_tune_search(const ptreg_tune_space *s, const ptreg_tune_machine *m, ptreg_tune_measure_fn fn,
                                void *ctx, const ptreg_tune_options *opt, ptreg_tune_result *r, ptreg_error *err)
 {
@@ -283,21 +296,17 @@ ptreg_status ptreg_tune_search(const ptreg_tune_space *s, const ptreg_tune_machi
                 : valid <= EXHAUSTIVE_MAX     ? PTREG_TUNE_EXHAUSTIVE
                                               : PTREG_TUNE_COORDINATE;
     const size_t fallback = find_fallback(s, points, valid);
+    search x = {s, fn, ctx, opt, r, 0.0, 0};
+    ptreg_status st;
     if (r->method == PTREG_TUNE_COORDINATE) {
-        size_t budget = (size_t)ceil(opt->sample_fraction * (double)valid);
-        search x = {s, fn, ctx, opt, r, ptreg_time_ms(), budget};
-        ptreg_status st = descend(&x, m, points + (fallback < valid ? fallback : 0) * (size_t)s->param_count,
-                                  budget < 2 ? 2 : budget, err);
+        const size_t budget = (size_t)ceil(opt->sample_fraction * (double)valid);
+        x.planned = budget;
+        x.t0 = ptreg_time_ms();
+        st = descend(&x, m, points + (fallback < valid ? fallback : 0) * (size_t)s->param_count,
+                     budget < 2 ? 2 : budget, err);
         r->fallback = fallback < valid ? 0 : r->count; /* the start is the first measured */
         free(points), free(pick);
-        if (!st) {
-            pick_best(r);
-            st = confirm_winner(&x, err);
-        }
-        r->elapsed_s = (ptreg_time_ms() - x.t0) * 1e-3;
-        if (st)
-            ptreg_tune_result_free(r);
-        return st;
+        return finish(&x, st, err);
     }
     r->count = choose(&(search){.o = opt}, valid, fallback, r->method == PTREG_TUNE_HALVING, pick);
     r->fallback = r->count;
@@ -308,14 +317,8 @@ ptreg_status ptreg_tune_search(const ptreg_tune_space *s, const ptreg_tune_machi
             r->fallback = i;
     }
     free(points), free(pick);
-    search x = {s, fn, ctx, opt, r, ptreg_time_ms(), r->method == PTREG_TUNE_HALVING ? 2 * r->count : r->count};
-    ptreg_status st = r->method == PTREG_TUNE_HALVING ? halve(&x, err) : exhaust(&x, err);
-    if (!st) {
-        pick_best(r);
-        st = confirm_winner(&x, err);
-    }
-    r->elapsed_s = (ptreg_time_ms() - x.t0) * 1e-3;
-    if (st)
-        ptreg_tune_result_free(r);
-    return st;
+    x.planned = r->method == PTREG_TUNE_HALVING ? 2 * r->count : r->count;
+    x.t0 = ptreg_time_ms();
+    st = r->method == PTREG_TUNE_HALVING ? halve(&x, err) : exhaust(&x, err);
+    return finish(&x, st, err);
 }
