@@ -249,6 +249,19 @@ static void test_pair_device(void)
     printf("%s: %zu candidates, all within %g of the CPU's sums\n", m.name, r.count, o.tolerance);
     ptreg_tune_result_free(&r);
     ptreg_tune_pair_device_job_free(job);
+    /* Harris's four methods on the device: the CPU's scores, every one */
+    ptreg_tune_feature_job *hj;
+    CHECK(ptreg_tune_feature_job_create(1, 24, &hj, NULL) == PTREG_OK);
+    ptreg_tune_feature_job_on(hj, &gpu->device);
+    ptreg_tune_space_harris_device(&s);
+    o.tolerance = 0.0;
+    CHECK(ptreg_tune_search(&s, &m, ptreg_tune_feature_measure, hj, &o, &r, &err) == PTREG_OK);
+    CHECK(r.count == 4);
+    for (size_t i = 0; i < r.count; i++)
+        CHECK_MSG(r.candidates[i].passed, "harris method %g on the device: error %g", r.candidates[i].point[0],
+                  r.candidates[i].error);
+    ptreg_tune_result_free(&r);
+    ptreg_tune_feature_job_free(hj);
 }
 
 int main(void)

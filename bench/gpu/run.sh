@@ -8,8 +8,8 @@
 # kernel, then every GPU benchmark in bench/ against ptreg's CPU path on all
 # of the machine's cores (batched EM-ICP: batch_gpu; EM-ICP and LDDMM:
 # pairs_gpu, and a dense PyTorch peer where PyTorch is installed:
-# peers/torch_pairs.py; 3-D Harris: harris_gpu; FPFH: features_gpu; ICP:
-# icp_gpu.py). It
+# peers/torch_pairs.py; 3-D Harris: harris_gpu; FPFH: features_gpu; the
+# tuner: ptreg tune --device; ICP: icp_gpu.py). It
 # writes OUTDIR/report.md and OUTDIR/results.json (plus log.txt, parity.txt,
 # nvrtc.txt) and prints a short table last. It keeps within 10 minutes:
 # --quick (or less than 5 minutes left after the tests and the batch
@@ -160,6 +160,16 @@ else
     echo "no GPU device or no features_gpu ($features): skipped" | tee "$scratch/features_gpu.md"
 fi
 
+step "the autotuner on each GPU: the E-step's kernels, tuned against their defaults"
+: >"$scratch/tune_gpu.txt"
+for dev in ${gpus//,/ }; do
+    # every candidate (40 at most), 10^5 x 10^5 pairs, a private cache
+    PTREG_TUNE_CACHE="$scratch/tune.json" timeout 60 "$bin" tune --device "$dev" --size 100000 --search exhaustive \
+        --reps 3 --csv "$scratch/tune_$dev.csv" >>"$scratch/tune_gpu.txt" 2>&1
+    echo "exit $?" >>"$scratch/tune_gpu.txt"
+done
+cat "$scratch/tune_gpu.txt"
+
 # the dense PyTorch peer (what a PyTorch user writes), where PyTorch is
 # installed, in what time is left before the ICP step's share
 torch_s=$((480 - $(elapsed)))
@@ -209,6 +219,7 @@ pairs = read(os.path.join(scratch, "pairs_gpu.md"), "(the EM-ICP and LDDMM bench
 torch = read(os.path.join(scratch, "torch_pairs.txt"), "(the PyTorch peer did not run)\n")
 harris = read(os.path.join(scratch, "harris_gpu.md"), "(the Harris benchmark did not finish)\n")
 features = read(os.path.join(scratch, "features_gpu.md"), "(the FPFH benchmark did not finish)\n")
+tune = read(os.path.join(scratch, "tune_gpu.txt"), "(the tuner did not run)\n")
 nvrtc = read(os.path.join(out, "nvrtc.txt"))
 report = ["# ptreg on the GPU machine", "",
           "Made by `bench/gpu/run.sh` in %d s. GPU: %s. GPU devices ptreg found: %s." % (seconds, smi or "?", gpus or "none"),
@@ -219,6 +230,7 @@ report = ["# ptreg on the GPU machine", "",
           "## The dense PyTorch peer (`peers/torch_pairs.py`)", "", "```", torch.strip(), "```", "",
           "## 3-D Harris (`harris_gpu`)", "", harris, "",
           "## FPFH (`features_gpu`)", "", features, "",
+          "## The autotuner on the GPU (`ptreg tune --device`)", "", "```", tune.strip(), "```", "",
           "## ICP, 30 iterations: ms per frame (model resident), and from host memory (+ the model's upload)", "",
           icp, "## Kernels for sm_90 (NVRTC, ptxas -v)", "", "```", nvrtc.strip(), "```", ""]
 open(os.path.join(out, "report.md"), "w").write("\n".join(report))

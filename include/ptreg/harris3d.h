@@ -58,6 +58,10 @@ typedef struct ptreg_harris3d_options {
      * as keep a tile's ring of smoothed planes within 512 KiB (about an
      * L2), at most a quarter of a thread's share of the rows, at least 4. */
     size_t tile_rows;
+    /* On a GPU, the kernels: -1 (default) env PTREG_HARRIS_METHOD, else
+     * zchunk (separable where its planes do not fit); 0 direct, 1 tile,
+     * 2 separable, 3 zchunk (`ptreg tune --kernel harris --device` picks). */
+    int device_method;
     ptreg_device device;
 } ptreg_harris3d_options;
 

@@ -216,6 +216,11 @@ typedef struct ptreg_tune_feature_job ptreg_tune_feature_job;
  * the reference: the built-in defaults' output. */
 ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feature_job **job, ptreg_error *err);
 void ptreg_tune_feature_job_free(ptreg_tune_feature_job *job);
+/* Harris's candidates on a GPU from here on (the reference stays the
+ * CPU's scores): the space of ptreg_tune_space_harris_device. */
+void ptreg_tune_feature_job_on(ptreg_tune_feature_job *job, const ptreg_device *device);
+/* Harris on a GPU: its kernels, direct, tile, separable or zchunk (0..3). */
+void ptreg_tune_space_harris_device(ptreg_tune_space *space);
 /* ptreg_tune_measure_fn (error: the largest difference relative to the
  * reference's largest value). */
 ptreg_status ptreg_tune_feature_measure(void *job, const double *point, int reps, double *seconds, double *error,

@@ -265,12 +265,33 @@ static void print_human(const char *path, const ptreg_volume *vol, const ptreg_h
 /* The CPU fast path's tiling and threads from `ptreg tune --kernel harris`
  * (unless --no-tune, or --threads for the threads): what ran, for the JSON;
  * NULL on a GPU or with --reference. */
+/* On a GPU: the kernels' method from `ptreg tune --kernel harris --device`. */
+static cJSON *tuned_method(const cli_args *a, const ptreg_volume *vol, ptreg_harris3d_options *o,
+                           const ptreg_device *on)
+{
+    ptreg_tune_space space;
+    ptreg_tune_space_harris_device(&space);
+    double point[PTREG_TUNE_MAX_PARAMS] = {-1};
+    char cls[16] = "", want[16];
+    const char *source = "default";
+    ptreg_tune_machine m;
+    cli_tune_size_class((double)vol->nx * (double)vol->ny * (double)vol->nz, want, sizeof want);
+    if (!cli_has(a, "no-tune") && !ptreg_tune_machine_device(on, &m, NULL) &&
+        cli_tune_lookup(&space, m.name, want, point, cls, sizeof cls)) {
+        o->device_method = (int)point[0];
+        source = "tuned";
+    }
+    point[0] = o->device_method;
+    return cli_tune_json(&space, source, cls, point);
+}
+
 static cJSON *tuned_tiling(const cli_args *a, const ptreg_volume *vol, ptreg_harris3d_options *o)
 {
     ptreg_device on;
-    if (o->reference || ptreg_device_resolve(&o->device, PTREG_HARRIS3D_BACKENDS, "harris3d", &on, NULL) ||
-        on.backend != PTREG_BACKEND_CPU)
+    if (o->reference || ptreg_device_resolve(&o->device, PTREG_HARRIS3D_BACKENDS, "harris3d", &on, NULL))
         return NULL;
+    if (on.backend != PTREG_BACKEND_CPU)
+        return tuned_method(a, vol, o, &on);
     ptreg_tune_space space;
     ptreg_tune_space_harris(&space);
     double point[PTREG_TUNE_MAX_PARAMS];

@@ -24,8 +24,8 @@ static const cli_option tune_options[] = {
     {"plot", 0, "FILE.svg", "draw the rate of every candidate, the winner and the default marked"},
     {"no-save", 0, NULL, "do not keep the winner in the cache"},
     {"threads", 0, "N", "the most threads a candidate may use (default: all cores)"},
-    {"device", 0, "DEV", "pair: tune the E-step's kernels on a GPU (cuda[:N], opencl[:N]): work-group size, "
-                         "exp, column splits (default: the CPU engine)"},
+    {"device", 0, "DEV", "tune the kernels on a GPU (cuda[:N], opencl[:N]): pair, the E-step's work-group size, "
+                         "exp and column splits; harris, its method (default: the CPU's)"},
     {"json", 0, NULL, "print the result as one JSON object on stdout"},
 };
 
@@ -317,14 +317,17 @@ static int run_search(tune_job *j, ptreg_precision precision)
     ptreg_tune_pair_device_job *dj = NULL;
     ptreg_error err;
     const int pair = !strcmp(j->kernel->name, "pair");
-    ptreg_status st = j->on_device ? ptreg_tune_pair_device_job_create(&j->device, j->n, precision, &dj, &err)
-                      : pair       ? ptreg_tune_pair_job_create(j->n, precision, &pj, &err)
-                                   : ptreg_tune_feature_job_create(!strcmp(j->kernel->name, "harris"), j->n, &fj,
-                                                                   &err);
-    ptreg_tune_measure_fn measure = j->on_device ? ptreg_tune_pair_device_measure
-                                    : pair       ? ptreg_tune_pair_measure
-                                                 : ptreg_tune_feature_measure;
-    void *ctx = j->on_device ? (void *)dj : pair ? (void *)pj : (void *)fj;
+    const int pair_device = j->on_device && pair;
+    ptreg_status st = pair_device ? ptreg_tune_pair_device_job_create(&j->device, j->n, precision, &dj, &err)
+                      : pair      ? ptreg_tune_pair_job_create(j->n, precision, &pj, &err)
+                                  : ptreg_tune_feature_job_create(!strcmp(j->kernel->name, "harris"), j->n, &fj,
+                                                                  &err);
+    if (!st && fj && j->on_device)
+        ptreg_tune_feature_job_on(fj, &j->device);
+    ptreg_tune_measure_fn measure = pair_device ? ptreg_tune_pair_device_measure
+                                    : pair      ? ptreg_tune_pair_measure
+                                                : ptreg_tune_feature_measure;
+    void *ctx = pair_device ? (void *)dj : pair ? (void *)pj : (void *)fj;
     if (!st) {
         if (j->tty) {
             j->opt.progress = progress;
@@ -358,8 +361,8 @@ static int device_of(const cli_args *a, tune_job *j)
     if (!rc && !ptreg_device_resolve(&j->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | gpus, "tune", &on, NULL))
         j->on_device = on.backend != PTREG_BACKEND_CPU;
     j->device = j->on_device ? on : j->device;
-    if (!rc && j->on_device && strcmp(j->kernel->name, "pair")) {
-        cli_error("tune", "--device: only the pair engine has device kernels to tune");
+    if (!rc && j->on_device && !strcmp(j->kernel->name, "fpfh")) {
+        cli_error("tune", "--device: the pair engine and harris have device kernels to tune, fpfh not yet");
         return EXIT_USAGE;
     }
     return rc;
@@ -380,7 +383,9 @@ int cli_run_tune(int argc, char **argv)
     j.tty = isatty(2) && !cli_has(&a, "json");
     if ((rc = device_of(&a, &j)))
         return rc;
-    if (j.on_device)
+    if (j.on_device && !strcmp(j.kernel->name, "harris"))
+        ptreg_tune_space_harris_device(&j.space);
+    else if (j.on_device)
         ptreg_tune_space_pair_device(&j.space);
     else
         j.kernel->space(&j.space);

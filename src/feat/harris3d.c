@@ -27,6 +27,7 @@ void ptreg_harris3d_options_default(ptreg_harris3d_options *opt)
     opt->border = PTREG_HARRIS_BORDER_SKIP;
     opt->threshold_mode = PTREG_HARRIS_RELATIVE;
     opt->threshold = 0.01;
+    opt->device_method = -1;
     opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
 }
 
@@ -49,6 +50,9 @@ static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_device 
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: k must be finite");
     if (o->border != PTREG_HARRIS_BORDER_SKIP && o->border != PTREG_HARRIS_BORDER_CLAMP)
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: unknown border mode %d", (int)o->border);
+    if (o->device_method < -1 || o->device_method > 3)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: device method %d is not -1 (auto) or 0..3",
+                               o->device_method);
     if (!isfinite(o->threshold) || !(o->min_distance >= 0) || !isfinite(o->min_distance))
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: threshold and min_distance must be finite, "
                                                    "min_distance >= 0");

@@ -479,7 +479,7 @@ ptreg_status ptreg_harris3d_device_run(const ptreg_volume *vol, const ptreg_harr
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %zu scores", n);
     double t0 = ptreg_time_ms();
     st = st ? st : ptreg_harris3d_device_upload(hd, vol, err);
-    st = st ? st : ptreg_harris3d_device_scores(hd, opt, PTREG_HARRIS_AUTO, NULL, err);
+    st = st ? st : ptreg_harris3d_device_scores(hd, opt, opt->device_method, NULL, err);
     double t1 = ptreg_time_ms();
     st = st ? st : ptreg_harris3d_device_keypoints(hd, opt, &result->keypoints, &result->keypoint_count,
                                                    &result->threshold, &result->local_maxima, &result->max_score, err);
@@ -507,7 +507,7 @@ ptreg_status ptreg_harris3d_device_scores_only(const ptreg_volume *vol, const pt
     ptreg_harris3d_device *hd;
     ptreg_status st = ptreg_harris3d_device_open(on, &hd, err);
     st = st ? st : ptreg_harris3d_device_upload(hd, vol, err);
-    st = st ? st : ptreg_harris3d_device_scores(hd, opt, PTREG_HARRIS_AUTO, NULL, err);
+    st = st ? st : ptreg_harris3d_device_scores(hd, opt, opt->device_method, NULL, err);
     st = st ? st : ptreg_harris3d_device_read_scores(hd, scores, err);
     ptreg_harris3d_device_close(hd);
     return st;

@@ -47,6 +47,14 @@ void ptreg_tune_space_harris(ptreg_tune_space *s)
     };
 }
 
+void ptreg_tune_space_harris_device(ptreg_tune_space *s)
+{
+    *s = (ptreg_tune_space){.kernel = "harris-device",
+                            .param_count = 1,
+                            .params = {{"method", PTREG_TUNE_LIST, 4, {0, 1, 2, 3}, 0, 0, 0, 3}},
+                            .constraint_count = 0};
+}
+
 enum { F_THREADS, F_COUNT };
 
 void ptreg_tune_space_fpfh(ptreg_tune_space *s)
@@ -70,6 +78,7 @@ void ptreg_tune_fpfh_apply(const double *point, int *threads) { *threads = (int)
 
 struct ptreg_tune_feature_job {
     int harris;
+    ptreg_device device; /* Harris's device kernels: a GPU; else the CPU */
     ptreg_volume vol; /* Harris: a uint8 volume of boxes */
     ptreg_cloud cloud; /* FPFH: a blob with normals */
     float *ref, *got;
@@ -122,9 +131,11 @@ static ptreg_status run_kernel(ptreg_tune_feature_job *j, const double *point, f
     if (j->harris) {
         ptreg_harris3d_options o;
         ptreg_harris3d_options_default(&o);
-        o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+        o.device = j->device;
         int threads = ptreg_get_num_threads();
-        if (point)
+        if (point && j->device.backend != PTREG_BACKEND_CPU)
+            o.device_method = (int)point[0];
+        else if (point)
             ptreg_tune_harris_apply(point, &o, &threads);
         return ptreg_harris3d_scores(&j->vol, &o, out, err);
     }
@@ -134,6 +145,8 @@ static ptreg_status run_kernel(ptreg_tune_feature_job *j, const double *point, f
     o.neighbors = (ptreg_neighborhood){0, 0.12}; /* about fifty neighbours on the blob */
     return ptreg_fpfh(j->cloud.xyz, j->cloud.normals, j->cloud.n, &o, out, NULL, err);
 }
+
+void ptreg_tune_feature_job_on(ptreg_tune_feature_job *j, const ptreg_device *device) { j->device = *device; }
 
 ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feature_job **out, ptreg_error *err)
 {
@@ -145,6 +158,7 @@ ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feat
     if (!j)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "tune: out of memory");
     j->harris = harris;
+    j->device = (ptreg_device){PTREG_BACKEND_CPU, 0};
     ptreg_status st = PTREG_OK;
     if (harris) {
         if (make_volume(n, &j->vol))
@@ -197,11 +211,12 @@ ptreg_status ptreg_tune_feature_measure(void *ctx, const double *point, int reps
                                         ptreg_error *err)
 {
     ptreg_tune_feature_job *j = ctx;
-    int threads;
+    int threads = ptreg_get_num_threads();
     ptreg_harris3d_options unused;
-    if (j->harris)
+    const int on_cpu = j->device.backend == PTREG_BACKEND_CPU; /* on a GPU the point is its method */
+    if (on_cpu && j->harris)
         ptreg_tune_harris_apply(point, &unused, &threads);
-    else
+    else if (on_cpu)
         ptreg_tune_fpfh_apply(point, &threads);
     feature_run run = {j, point};
     ptreg_status st = tune_time_runs(run_candidate, &run, threads, reps, seconds, err);

@@ -57,7 +57,12 @@ if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
     out_has '"kernel":	"pair-device"'; out_has '"wg"'
     expect 0 -- emicp --device opencl:0 --json; out_has '"source":	"tuned"'; out_has '"native_exp"'
     expect 0 -- emicp --device opencl:0 --json --no-tune; out_has '"source":	"default"'
-    expect 2 -- "$PTREG" tune --kernel harris --device opencl:0; err_has "only the pair engine"
+    expect 2 -- "$PTREG" tune --kernel fpfh --device opencl:0; err_has "fpfh not yet"
+    expect 0 -- "$PTREG" tune --kernel harris --device opencl:0 --size 32 --reps 1 --json; out_has '"method"'
+    expect 0 -- "$PTREG" harris3d "$WORK/v_32x32x16_uint8.raw" --device opencl:0 --threshold 0 --json \
+        -o "$WORK/k_dev.csv"
+    out_has '"source":	"tuned"'
+    cmp -s "$WORK/k_dev.csv" "$WORK/k_def.csv" || fail "harris3d on opencl:0: not the CPU's keypoints"
 fi
 
 PTREG_TUNE_CACHE=off expect 0 -- "$PTREG" tune --size 100 --search halving --sample 0.03 --reps 1
