@@ -239,6 +239,19 @@ int main(void)
         test_auto_uses_choice(idx);
         ptreg_model_index_destroy(idx);
     }
+    /* the leaf size: one of the candidates, each measured */
+    int leaf = 0, sizes[PTREG_LEAF_CANDIDATES];
+    double ms[PTREG_LEAF_CANDIDATES];
+    ptreg_nn_tune_options o;
+    ptreg_nn_tune_options_default(&o);
+    o.sample = 500, o.repeat = 1, o.iterations = 5;
+    CHECK(ptreg_model_index_tune_leaf(model, m, &o, &leaf, sizes, ms, NULL) == PTREG_OK);
+    int listed = 0;
+    for (int c = 0; c < PTREG_LEAF_CANDIDATES; c++) {
+        listed |= sizes[c] == leaf;
+        CHECK_MSG(ms[c] > 0, "leaf %d not measured", sizes[c]);
+    }
+    CHECK_MSG(listed, "leaf size %d is not a candidate", leaf);
     free(model);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

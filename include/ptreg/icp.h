@@ -145,6 +145,17 @@ ptreg_status ptreg_model_index_tune(ptreg_model_index *index, const float *queri
                                     const ptreg_nn_tune_options *opt, ptreg_nn_tune_report *report,
                                     ptreg_error *err);
 
+#define PTREG_LEAF_CANDIDATES 5
+/* The k-d tree's leaf size for a model (exact either way: speed only): a
+ * tree-only index of each of 16, 32, 64, 128 and 256 points per leaf,
+ * timed as ptreg_model_index_tune times the k-d tree (the same queries for
+ * all); the fastest goes into *leaf unless it beats the default (256) by
+ * less than 2%, which is noise on a shared machine. sizes[] and median_ms[]
+ * receive the candidates and their times (may be NULL). */
+ptreg_status ptreg_model_index_tune_leaf(const float *xyz, size_t n, const ptreg_nn_tune_options *opt, int *leaf,
+                                         int sizes[PTREG_LEAF_CANDIDATES], double median_ms[PTREG_LEAF_CANDIDATES],
+                                         ptreg_error *err);
+
 /* ---- a model resident where its registrations run ---- */
 
 /* The real-time case: one model, a new sensed cloud every frame. On a GPU

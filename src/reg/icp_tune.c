@@ -271,3 +271,43 @@ ptreg_status ptreg_model_index_tune(ptreg_model_index *idx, const float *queries
     rep->total_ms = ptreg_time_ms() - t0;
     return PTREG_OK;
 }
+
+ptreg_status ptreg_model_index_tune_leaf(const float *xyz, size_t n, const ptreg_nn_tune_options *opt, int *leaf,
+                                         int sizes[PTREG_LEAF_CANDIDATES], double median_ms[PTREG_LEAF_CANDIDATES],
+                                         ptreg_error *err)
+{
+    static const int candidates[PTREG_LEAF_CANDIDATES] = {16, 32, 64, 128, 256};
+    ptreg_index_options io;
+    ptreg_index_options_default(&io);
+    const int fallback = io.leaf_size;
+    io.delaunay = 0;
+    double ms[PTREG_LEAF_CANDIDATES], best = INFINITY, at_default = INFINITY;
+    *leaf = fallback;
+    ptreg_status st = PTREG_OK;
+    for (int c = 0; !st && c < PTREG_LEAF_CANDIDATES; c++) {
+        ptreg_model_index *idx = NULL;
+        ptreg_nn_tune_report rep;
+        io.leaf_size = candidates[c];
+        st = ptreg_model_index_create(xyz, n, &io, &idx, err);
+        st = st ? st : ptreg_model_index_tune(idx, NULL, 0, opt, &rep, err);
+        ptreg_model_index_destroy(idx);
+        ms[c] = st ? -1.0 : rep.median_ms[PTREG_NN_KDTREE];
+        if (!st && ms[c] >= 0 && ms[c] < best) {
+            best = ms[c];
+            *leaf = candidates[c];
+        }
+        if (!st && candidates[c] == fallback)
+            at_default = ms[c];
+    }
+    if (st)
+        return st;
+    if (best > at_default / 1.02) /* within the noise of the default */
+        *leaf = fallback;
+    for (int c = 0; c < PTREG_LEAF_CANDIDATES; c++) {
+        if (sizes)
+            sizes[c] = candidates[c];
+        if (median_ms)
+            median_ms[c] = ms[c];
+    }
+    return PTREG_OK;
+}

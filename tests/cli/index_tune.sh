@@ -10,6 +10,14 @@ expect 0 -- "$PTREG" index "$WORK/model.ply" -o "$WORK/plain.pti"
 out_has "not measured"
 expect 0 -- "$PTREG" index "$WORK/model.ply" -o "$WORK/model.pti" --tune --tune-repeat 2 --tune-sample 1500
 out_has "nearest neighbours measured"; out_has "<- chosen"; out_has "kdtree"; out_has "delaunay-pnnopt"
+out_has "k-d tree leaf size"
+expect 0 -- "$PTREG" index "$WORK/model.ply" -o "$WORK/leaf.pti" --tune --tune-repeat 1 --tune-sample 500 --json
+out_has '"leaf_tune"'; out_has '"128"'
+# a leaf size given is kept: only the methods are measured
+expect 0 -- "$PTREG" index "$WORK/model.ply" -o "$WORK/leaf16.pti" --tune --tune-repeat 1 --tune-sample 500 \
+    --leaf-size 16 --json
+/usr/bin/python3 -c "import json, sys; d = json.load(open('$WORK/out')); sys.exit('leaf_tune' in d)" ||
+    fail "--leaf-size with --tune still measured leaf sizes"
 expect 0 -- "$PTREG" index "$WORK/plain.pti" -o "$WORK/retuned.pti" --tune --tune-repeat 1 --json
 out_has '"tune"'; out_has '"choice"'; out_has '"median_ms"'; out_has '"same_bits":	true'
 choice=$(/usr/bin/python3 -c "import json; print(json.load(open('$WORK/out'))['tune']['choice'])") ||
