@@ -65,23 +65,32 @@ static size_t make_builds(build *b, size_t cap)
     h100.info.max_work_group = 1024;
     h100.info.local_memory_bytes = 227 * 1024;
     h100.info.device.backend = PTREG_BACKEND_CUDA;
+    /* the defaults, and the tuner's largest work-group (the most local memory) */
     static const struct {
         const char *label, *exp;
         ptreg_precision precision;
-        int lddmm;
-    } pairs[] = {{"emicp/fp32", NULL, PTREG_PRECISION_FP32, 0},  {"emicp/fp32e", "engine", PTREG_PRECISION_FP32, 0},
-                 {"emicp/fp16", NULL, PTREG_PRECISION_FP16, 0},  {"emicp/fp64", NULL, PTREG_PRECISION_FP64, 0},
-                 {"lddmm/fp32", NULL, PTREG_PRECISION_FP32, 1},  {"lddmm/fp64", NULL, PTREG_PRECISION_FP64, 1}};
+        int lddmm, wg;
+    } pairs[] = {{"emicp/fp32", NULL, PTREG_PRECISION_FP32, 0, 0},
+                 {"emicp/fp32e", "engine", PTREG_PRECISION_FP32, 0, 0},
+                 {"emicp/fp16", NULL, PTREG_PRECISION_FP16, 0, 0},
+                 {"emicp/fp64", NULL, PTREG_PRECISION_FP64, 0, 0},
+                 {"emicp/fp32/256", NULL, PTREG_PRECISION_FP32, 0, 256},
+                 {"lddmm/fp32", NULL, PTREG_PRECISION_FP32, 1, 0},
+                 {"lddmm/fp64", NULL, PTREG_PRECISION_FP64, 1, 0},
+                 {"lddmm/fp64/256", NULL, PTREG_PRECISION_FP64, 1, 256}};
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0] && n < cap; k++, n++) {
         if (pairs[k].exp)
             setenv("PTREG_PAIR_EXP", pairs[k].exp, 1);
         b[n].program = pairs[k].lddmm ? &ptreg_lddmm_kernels : &ptreg_emicp_kernels;
         snprintf(b[n].label, sizeof b[n].label, "%s", pairs[k].label);
+        const ptreg_pair_gpu gpu = {pairs[k].wg, -1, 0};
+        ptreg_pair_device_config cfg;
+        ptreg_pair_device_config_of(&gpu, &cfg);
         if (pairs[k].lddmm)
-            CHECK(ptreg_lddmm_device_defines(&h100, pairs[k].precision, b[n].defines, sizeof b[n].defines, NULL) ==
-                  PTREG_OK);
+            CHECK(ptreg_lddmm_device_defines(&h100, pairs[k].precision, &gpu, b[n].defines, sizeof b[n].defines,
+                                             NULL) == PTREG_OK);
         else
-            CHECK(ptreg_pair_device_defines(&h100, pairs[k].precision, NULL, b[n].defines, sizeof b[n].defines,
+            CHECK(ptreg_pair_device_defines(&h100, pairs[k].precision, &cfg, b[n].defines, sizeof b[n].defines,
                                             NULL) == PTREG_OK);
         unsetenv("PTREG_PAIR_EXP");
     }
@@ -102,11 +111,15 @@ static size_t make_builds(build *b, size_t cap)
         ptreg_nn_device_layout(NULL, b[n].defines, sizeof b[n].defines);
         n++;
     }
-    static const size_t feat_caps[] = {64, PTREG_FEAT_DEVICE_CAP_MAX};
-    for (size_t k = 0; k < sizeof feat_caps / sizeof feat_caps[0] && n < cap; k++, n++) {
+    static const struct {
+        size_t cap;
+        int wg;
+    } feats[] = {{64, 0}, {PTREG_FEAT_DEVICE_CAP_MAX, 0}, {PTREG_FEAT_DEVICE_CAP_MAX, 256}};
+    for (size_t k = 0; k < sizeof feats / sizeof feats[0] && n < cap; k++, n++) {
         b[n].program = &ptreg_feat_kernels;
-        snprintf(b[n].label, sizeof b[n].label, "feat/%zu", feat_caps[k]);
-        CHECK(ptreg_feat_device_defines(feat_caps[k], b[n].defines, sizeof b[n].defines, NULL) == PTREG_OK);
+        snprintf(b[n].label, sizeof b[n].label, "feat/%zu/%d", feats[k].cap, feats[k].wg);
+        CHECK(ptreg_feat_device_defines(feats[k].cap, feats[k].wg, b[n].defines, sizeof b[n].defines, NULL) ==
+              PTREG_OK);
     }
     return n;
 }
@@ -188,8 +201,8 @@ int main(void)
         if (strstr(name, ".cl"))
             CHECK_MSG(in_some_program(name), "%s is in no program: add it to one, and here", name);
     }
-    build builds[40];
-    size_t count = make_builds(builds, 40);
+    build builds[48];
+    size_t count = make_builds(builds, 48);
     printf("%-28s %12s %5s %8s %8s %6s %6s\n", "kernel (sm_90)", "program", "regs", "spill-st", "spill-ld", "stack",
            "smem");
     for (size_t b = 0; b < count; b++) {

@@ -210,10 +210,43 @@ static void test_features(void)
     }
 }
 
-/* The pair engine's device space on the first OpenCL or CUDA device (in
- * CI: POCL): it enumerates within the device's limits and every candidate
- * passes its check against the CPU's sums. */
-static void test_pair_device(void)
+/* A device space on the device: it enumerates within the device's limits,
+ * the built-in default (its fallbacks resolved there) is a candidate, and
+ * every candidate, measured once, passes its check within tolerance.
+ * Returns the largest error. */
+static double check_device_space(ptreg_tune_space *s, const ptreg_device_info *gpu, const ptreg_tune_machine *m,
+                                 ptreg_tune_measure_fn measure, void *job, double tolerance)
+{
+    char what[64];
+    snprintf(what, sizeof what, "%s space", s->kernel);
+    check_space(s, m, what);
+    CHECK(ptreg_tune_space_on_device(s, &gpu->device, NULL) == PTREG_OK);
+    ptreg_tune_options o;
+    ptreg_tune_options_default(&o);
+    o.method = PTREG_TUNE_EXHAUSTIVE;
+    o.reps = 1;
+    o.confirm = 0;
+    o.tolerance = tolerance;
+    ptreg_tune_result r;
+    ptreg_error err;
+    CHECK_MSG(ptreg_tune_search(s, m, measure, job, &o, &r, &err) == PTREG_OK, "%s: %s", s->kernel, err.message);
+    CHECK_MSG(r.count == (size_t)r.stats.valid && r.fallback < r.count,
+              "%s: %zu of %g candidates measured, the default among them: %d", s->kernel, r.count, r.stats.valid,
+              r.fallback < r.count);
+    double worst = 0;
+    for (size_t i = 0; i < r.count; i++) {
+        const ptreg_tune_candidate *c = &r.candidates[i];
+        CHECK_MSG(c->passed, "%s candidate %zu (%s %g ...): error %g", s->kernel, i, s->params[0].name, c->point[0],
+                  c->error);
+        worst = c->error > worst ? c->error : worst;
+    }
+    printf("%s on %s: %zu candidates, errors at most %.2g\n", s->kernel, m->name, r.count, worst);
+    ptreg_tune_result_free(&r);
+    return worst;
+}
+
+/* The device spaces on the first OpenCL or CUDA device (in CI: POCL). */
+static void test_device_spaces(void)
 {
     const ptreg_device_info *list;
     size_t count;
@@ -223,45 +256,43 @@ static void test_pair_device(void)
         if (list[i].device.backend != PTREG_BACKEND_CPU)
             gpu = &list[i];
     if (!gpu) {
-        printf("no CUDA or OpenCL device: the device space is not run\n");
+        printf("no CUDA or OpenCL device: the device spaces are not run\n");
         return;
     }
     ptreg_tune_machine m;
     CHECK(ptreg_tune_machine_device(&gpu->device, &m, NULL) == PTREG_OK);
     ptreg_tune_space s;
-    ptreg_tune_space_pair_device(&s);
-    check_space(&s, &m, "pair device space");
-    ptreg_tune_pair_device_job *job;
-    CHECK(ptreg_tune_pair_device_job_create(&gpu->device, 300, PTREG_PRECISION_FP32, &job, NULL) == PTREG_OK);
-    ptreg_tune_options o;
-    ptreg_tune_options_default(&o);
-    o.method = PTREG_TUNE_EXHAUSTIVE;
-    o.reps = 1;
-    o.confirm = 0;
-    ptreg_tune_result r;
     ptreg_error err;
-    CHECK_MSG(ptreg_tune_search(&s, &m, ptreg_tune_pair_device_measure, job, &o, &r, &err) == PTREG_OK, "%s",
-              err.message);
-    for (size_t i = 0; i < r.count; i++)
-        CHECK_MSG(r.candidates[i].passed, "device candidate %zu (wg %g, exp %g, groups %g): error %g", i,
-                  r.candidates[i].point[0], r.candidates[i].point[1], r.candidates[i].point[2],
-                  r.candidates[i].error);
-    printf("%s: %zu candidates, all within %g of the CPU's sums\n", m.name, r.count, o.tolerance);
-    ptreg_tune_result_free(&r);
-    ptreg_tune_pair_device_job_free(job);
-    /* Harris's four methods on the device: the CPU's scores, every one */
-    ptreg_tune_feature_job *hj;
-    CHECK(ptreg_tune_feature_job_create(1, 24, &hj, NULL) == PTREG_OK);
-    ptreg_tune_feature_job_on(hj, &gpu->device);
+    /* the E-step's sums: within 1e-5 of the CPU engine's */
+    ptreg_tune_pair_device_job *pair;
+    CHECK(ptreg_tune_pair_device_job_create(&gpu->device, 300, PTREG_PRECISION_FP32, &pair, NULL) == PTREG_OK);
+    ptreg_tune_space_pair_device(&s);
+    check_device_space(&s, gpu, &m, ptreg_tune_pair_device_measure, pair, 1e-5);
+    ptreg_tune_pair_device_job_free(pair);
+    /* Harris's four methods: the CPU's scores, every one */
+    ptreg_tune_feature_job *feat;
+    CHECK(ptreg_tune_feature_job_create(1, 24, &feat, NULL) == PTREG_OK);
+    CHECK(ptreg_tune_feature_job_on(feat, &gpu->device, NULL) == PTREG_OK);
     ptreg_tune_space_harris_device(&s);
-    o.tolerance = 0.0;
-    CHECK(ptreg_tune_search(&s, &m, ptreg_tune_feature_measure, hj, &o, &r, &err) == PTREG_OK);
-    CHECK(r.count == 4);
-    for (size_t i = 0; i < r.count; i++)
-        CHECK_MSG(r.candidates[i].passed, "harris method %g on the device: error %g", r.candidates[i].point[0],
-                  r.candidates[i].error);
-    ptreg_tune_result_free(&r);
-    ptreg_tune_feature_job_free(hj);
+    check_device_space(&s, gpu, &m, ptreg_tune_feature_measure, feat, 0.0);
+    ptreg_tune_feature_job_free(feat);
+    /* FPFH's work-groups: the device default's bits, every one */
+    CHECK(ptreg_tune_feature_job_create(0, 600, &feat, NULL) == PTREG_OK);
+    CHECK_MSG(ptreg_tune_feature_job_on(feat, &gpu->device, &err) == PTREG_OK, "%s", err.message);
+    ptreg_tune_space_fpfh_device(&s);
+    check_device_space(&s, gpu, &m, ptreg_tune_feature_measure, feat, 0.0);
+    ptreg_tune_feature_job_free(feat);
+    /* LDDMM's knobs: gradients within 1e-5 of the CPU's */
+    if (!gpu->fp64) {
+        printf("%s has no fp64: lddmm's device space is not run\n", m.name);
+        return;
+    }
+    ptreg_tune_lddmm_device_job *lddmm;
+    CHECK_MSG(ptreg_tune_lddmm_device_job_create(&gpu->device, 150, PTREG_PRECISION_FP32, &lddmm, &err) == PTREG_OK,
+              "%s", err.message);
+    ptreg_tune_space_lddmm_device(&s);
+    check_device_space(&s, gpu, &m, ptreg_tune_lddmm_device_measure, lddmm, 1e-5);
+    ptreg_tune_lddmm_device_job_free(lddmm);
 }
 
 int main(void)
@@ -270,6 +301,6 @@ int main(void)
     test_search();
     test_pair();
     test_features();
-    test_pair_device();
+    test_device_spaces();
     return check_exit();
 }

@@ -50,6 +50,13 @@ typedef enum ptreg_fpfh_convention {
 #define PTREG_PFH_BINS 125
 #define PTREG_FPFH_BINS 33
 
+/* The descriptor kernels' knobs on a GPU (`ptreg tune --kernel fpfh
+ * --device` picks them): speed only, the same bits. */
+typedef struct ptreg_feature_gpu {
+    int wg;        /* threads of each point's work-group: 64, 128 or 256 (0: 64) */
+    int search_wg; /* the neighbour searches' work-group: 32, 64, 128 or 256 (0: 256) */
+} ptreg_feature_gpu;
+
 typedef struct ptreg_feature_options {
     ptreg_neighborhood neighbors; /* default k = 30 */
     ptreg_fpfh_convention convention;
@@ -59,6 +66,7 @@ typedef struct ptreg_feature_options {
                           * the histograms are the CPU's within float
                           * rounding of the sums and, rarely, a pair at a
                           * bin edge; lists of at most 1024 points */
+    ptreg_feature_gpu gpu;
 } ptreg_feature_options;
 
 /* The backends ptreg_pfh and ptreg_fpfh run on. */

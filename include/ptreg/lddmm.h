@@ -48,6 +48,8 @@ typedef struct ptreg_lddmm_options {
     ptreg_device device;       /* auto (the first GPU, else the CPU), cpu, cuda:N or opencl:N: on a GPU
                                 * the whole time loop and its adjoint run there (double precision
                                 * needed); L-BFGS stays on the host */
+    ptreg_pair_gpu gpu;        /* there, the pair kernels' knobs (`ptreg tune --kernel lddmm --device`
+                                * picks them); the column splits change the sums' last bits */
 } ptreg_lddmm_options;
 
 void ptreg_lddmm_options_default(ptreg_lddmm_options *opt);

@@ -32,6 +32,21 @@ typedef enum ptreg_pair_order {
     PTREG_PAIR_TILES_OUTSIDE     /* per column tile, sweep every row group of the block */
 } ptreg_pair_order;
 
+/* The pair kernels' knobs on a GPU device (EM-ICP's E-steps, LDDMM's flow
+ * and adjoint; `ptreg tune --device` picks them). Speed only, except the
+ * exp's last bits and where column splits add their partial sums. */
+typedef struct ptreg_pair_gpu {
+    int wg;     /* rows per work-group and columns per local tile: 32, 64, 128 or 256 (0: 128) */
+    int exp;    /* -1 (default): env PTREG_PAIR_EXP, else native on CUDA; 0 the engine's
+                 * polynomial; 1 the device's fast exp */
+    int groups; /* column splits until this many groups per compute unit, 1..64 (0: 8) */
+} ptreg_pair_gpu;
+
+/* The defaults: {0, -1, 0}. */
+void ptreg_pair_gpu_default(ptreg_pair_gpu *gpu);
+/* PTREG_ERR_ARG naming `who` and the field when a knob is out of range. */
+ptreg_status ptreg_pair_gpu_check(const ptreg_pair_gpu *gpu, const char *who, ptreg_error *err);
+
 /* The engine's tuning knobs (the autotuner's search space). Only col_tile
  * changes results (it sets where float32 tile sums are added into float64);
  * the others change speed only. */
@@ -41,12 +56,7 @@ typedef struct ptreg_pair_options {
     int row_vectors; /* row vectors swept together over a tile: 1, 2 or 4 (default 2) */
     ptreg_pair_order order;
     ptreg_precision precision;
-    /* On a GPU device (EM-ICP's E-steps there; `ptreg tune --device` picks
-     * them; speed only, except the exp's last bits): */
-    int device_wg;     /* rows per work-group and columns per local tile: 32, 64, 128 or 256 (0: 128) */
-    int device_exp;    /* -1 (default): env PTREG_PAIR_EXP, else native on CUDA; 0 the engine's
-                        * polynomial; 1 the device's fast exp */
-    int device_groups; /* column splits until this many groups per compute unit, 1..64 (0: 8) */
+    ptreg_pair_gpu gpu; /* on a GPU device */
 } ptreg_pair_options;
 
 void ptreg_pair_options_default(ptreg_pair_options *opt);

@@ -16,6 +16,7 @@
 
 #include "core.h"
 #include "device.h"
+#include "features.h"
 #include "harris3d.h"
 #include "pair.h"
 
@@ -197,7 +198,10 @@ void ptreg_tune_fpfh_apply(const double *point, int *threads);
  * splits' groups per compute unit; wg within the device's work-group and
  * local memory. */
 void ptreg_tune_space_pair_device(ptreg_tune_space *space);
-void ptreg_tune_pair_device_apply(const double *point, ptreg_pair_options *opt);
+void ptreg_tune_pair_device_apply(const double *point, ptreg_pair_gpu *gpu);
+/* A device space's fallbacks as the device resolves them (the exp its
+ * backend takes by default), so that the built-in default is a candidate. */
+ptreg_status ptreg_tune_space_on_device(ptreg_tune_space *space, const ptreg_device *device, ptreg_error *err);
 /* The device's limits and its name in the cache (its name and driver). */
 ptreg_status ptreg_tune_machine_device(const ptreg_device *device, ptreg_tune_machine *m, ptreg_error *err);
 
@@ -210,17 +214,38 @@ void ptreg_tune_pair_device_job_free(ptreg_tune_pair_device_job *job);
 ptreg_status ptreg_tune_pair_device_measure(void *job, const double *point, int reps, double *seconds,
                                             double *error, ptreg_error *err);
 
+/* LDDMM's shooting and adjoint on a GPU device: the pair engine's device
+ * space (ptreg_tune_pair_device_apply sets its points), wg within the
+ * adjoint's local memory too; wg also orders LDDMM's reductions. Measured
+ * on one objective and gradient evaluation of n landmarks over 10 steps. */
+void ptreg_tune_space_lddmm_device(ptreg_tune_space *space);
+typedef struct ptreg_tune_lddmm_device_job ptreg_tune_lddmm_device_job;
+/* The reference: the CPU's gradient in the same precision (fp32 or fp64). */
+ptreg_status ptreg_tune_lddmm_device_job_create(const ptreg_device *device, size_t n, int precision,
+                                                ptreg_tune_lddmm_device_job **job, ptreg_error *err);
+void ptreg_tune_lddmm_device_job_free(ptreg_tune_lddmm_device_job *job);
+/* ptreg_tune_measure_fn (error: the gradient's normalised distance from
+ * the reference). */
+ptreg_status ptreg_tune_lddmm_device_measure(void *job, const double *point, int reps, double *seconds,
+                                             double *error, ptreg_error *err);
+
 typedef struct ptreg_tune_feature_job ptreg_tune_feature_job;
 /* Harris (harris != 0): an n x n x n/2 uint8 volume of boxes, W = 5; FPFH:
  * a blob of n points with normals, radius 0.12 (about fifty neighbours);
  * the reference: the built-in defaults' output. */
 ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feature_job **job, ptreg_error *err);
 void ptreg_tune_feature_job_free(ptreg_tune_feature_job *job);
-/* Harris's candidates on a GPU from here on (the reference stays the
- * CPU's scores): the space of ptreg_tune_space_harris_device. */
-void ptreg_tune_feature_job_on(ptreg_tune_feature_job *job, const ptreg_device *device);
+/* The candidates on a GPU from here on, the spaces of
+ * ptreg_tune_space_harris_device and ptreg_tune_space_fpfh_device. Harris's
+ * reference stays the CPU's scores (the device's are the same bits);
+ * FPFH's becomes the device's default output (its knobs keep the bits). */
+ptreg_status ptreg_tune_feature_job_on(ptreg_tune_feature_job *job, const ptreg_device *device, ptreg_error *err);
 /* Harris on a GPU: its kernels, direct, tile, separable or zchunk (0..3). */
 void ptreg_tune_space_harris_device(ptreg_tune_space *space);
+/* FPFH on a GPU: threads per point's work-group (64, 128, 256) and per
+ * neighbour-search group (32..256), within the device's work-group. */
+void ptreg_tune_space_fpfh_device(ptreg_tune_space *space);
+void ptreg_tune_fpfh_device_apply(const double *point, ptreg_feature_gpu *gpu);
 /* ptreg_tune_measure_fn (error: the largest difference relative to the
  * reference's largest value). */
 ptreg_status ptreg_tune_feature_measure(void *job, const double *point, int reps, double *seconds, double *error,

@@ -123,18 +123,10 @@ static void apply_tuned_device(const cli_args *a, emicp_job *job, ptreg_emicp_op
         space.kernel = "pair-device-fp16";
     double p[PTREG_TUNE_MAX_PARAMS];
     char cls[16] = "";
-    const char *source = "default";
-    ptreg_tune_machine m;
-    for (int k = 0; k < space.param_count; k++)
-        p[k] = space.params[k].fallback;
-    if (!cli_has(a, "no-tune") && !ptreg_tune_machine_device(on, &m, NULL)) {
-        char want[16];
-        cli_tune_size_class((double)job->source.n * (double)job->target.n, want, sizeof want);
-        if (cli_tune_lookup(&space, m.name, want, p, cls, sizeof cls)) {
-            ptreg_tune_pair_device_apply(p, &o->pair);
-            source = "tuned";
-        }
-    }
+    const double pairs = (double)job->source.n * (double)job->target.n;
+    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, on, pairs, p, cls, sizeof cls);
+    if (!strcmp(source, "tuned"))
+        ptreg_tune_pair_device_apply(p, &o->pair.gpu);
     job->device_variant = cli_tune_json(&space, source, cls, p);
 }
 

@@ -26,7 +26,7 @@
     {"normal-radius", 0, "R", "normals, when estimated: every point closer than R"},                     \
     {"viewpoint", 0, "X,Y,Z", "estimated normals face this point (default 0,0,0)"},                     \
     {"reference", 0, NULL, "use the plain path (one search, one scalar pair at a time): same bits, slow"}, \
-    {"no-tune", 0, NULL, "fpfh: ignore `ptreg tune --kernel fpfh`'s winner (threads)"},                 \
+    {"no-tune", 0, NULL, "fpfh: ignore `ptreg tune --kernel fpfh`'s winner (threads; on a GPU, work-groups)"},   \
     RUN_OPTIONS
 
 static const cli_option normals_options[] = {
@@ -352,18 +352,23 @@ static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_c
     *rc = cli_json_print(j);
 }
 
-/* FPFH's threads from `ptreg tune --kernel fpfh` on the CPU (unless
- * --no-tune or --threads): what ran, for the JSON; NULL on a GPU or with
- * --reference. */
-static cJSON *tuned_threads(const cli_args *a, const ptreg_feature_options *o, const ptreg_device *on, size_t n)
+/* FPFH's knobs from `ptreg tune --kernel fpfh [--device]` (unless
+ * --no-tune; on the CPU its threads, unless --threads): what ran, for the
+ * JSON; NULL with --reference. */
+static cJSON *tuned_variant(const cli_args *a, ptreg_feature_options *o, const ptreg_device *on, size_t n)
 {
-    if (o->reference || on->backend != PTREG_BACKEND_CPU)
+    if (o->reference)
         return NULL;
     ptreg_tune_space space;
-    ptreg_tune_space_fpfh(&space);
+    (on->backend == PTREG_BACKEND_CPU ? ptreg_tune_space_fpfh : ptreg_tune_space_fpfh_device)(&space);
     double point[PTREG_TUNE_MAX_PARAMS];
     char cls[16] = "";
-    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, (double)n, point, cls, sizeof cls);
+    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, on, (double)n, point, cls, sizeof cls);
+    if (on->backend != PTREG_BACKEND_CPU) {
+        if (!strcmp(source, "tuned"))
+            ptreg_tune_fpfh_device_apply(point, &o->gpu);
+        return cli_tune_json(&space, source, cls, point);
+    }
     int threads;
     ptreg_tune_fpfh_apply(point, &threads);
     if (!strcmp(source, "tuned") && !cli_has(a, "threads"))
@@ -396,7 +401,7 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
         ptreg_cloud_free(&c);
         return rc;
     }
-    cJSON *variant = kind->bins == PTREG_FPFH_BINS ? tuned_threads(&a, &o, &on, c.n) : NULL;
+    cJSON *variant = kind->bins == PTREG_FPFH_BINS ? tuned_variant(&a, &o, &on, c.n) : NULL;
     float *out = malloc(c.n * (size_t)kind->bins * sizeof *out);
     double *times = calloc((size_t)repeat, sizeof *times);
     size_t missing = 0;

@@ -262,29 +262,25 @@ static void print_human(const char *path, const ptreg_volume *vol, const ptreg_h
         printf("  ... (%zu more; -o FILE writes them all)\n", r->keypoint_count - show);
 }
 
-/* The CPU fast path's tiling and threads from `ptreg tune --kernel harris`
- * (unless --no-tune, or --threads for the threads): what ran, for the JSON;
- * NULL on a GPU or with --reference. */
 /* On a GPU: the kernels' method from `ptreg tune --kernel harris --device`. */
 static cJSON *tuned_method(const cli_args *a, const ptreg_volume *vol, ptreg_harris3d_options *o,
                            const ptreg_device *on)
 {
     ptreg_tune_space space;
     ptreg_tune_space_harris_device(&space);
-    double point[PTREG_TUNE_MAX_PARAMS] = {-1};
-    char cls[16] = "", want[16];
-    const char *source = "default";
-    ptreg_tune_machine m;
-    cli_tune_size_class((double)vol->nx * (double)vol->ny * (double)vol->nz, want, sizeof want);
-    if (!cli_has(a, "no-tune") && !ptreg_tune_machine_device(on, &m, NULL) &&
-        cli_tune_lookup(&space, m.name, want, point, cls, sizeof cls)) {
+    double point[PTREG_TUNE_MAX_PARAMS];
+    char cls[16] = "";
+    const double voxels = (double)vol->nx * (double)vol->ny * (double)vol->nz;
+    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, on, voxels, point, cls, sizeof cls);
+    if (!strcmp(source, "tuned"))
         o->device_method = (int)point[0];
-        source = "tuned";
-    }
     point[0] = o->device_method;
     return cli_tune_json(&space, source, cls, point);
 }
 
+/* The CPU fast path's tiling and threads from `ptreg tune --kernel harris`
+ * (unless --no-tune, or --threads for the threads), or on a GPU its method:
+ * what ran, for the JSON; NULL with --reference. */
 static cJSON *tuned_tiling(const cli_args *a, const ptreg_volume *vol, ptreg_harris3d_options *o)
 {
     ptreg_device on;
@@ -297,7 +293,7 @@ static cJSON *tuned_tiling(const cli_args *a, const ptreg_volume *vol, ptreg_har
     double point[PTREG_TUNE_MAX_PARAMS];
     char cls[16] = "";
     const double voxels = (double)vol->nx * (double)vol->ny * (double)vol->nz;
-    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, voxels, point, cls, sizeof cls);
+    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, &on, voxels, point, cls, sizeof cls);
     int threads;
     ptreg_tune_harris_apply(point, o, &threads);
     if (!strcmp(source, "tuned") && !cli_has(a, "threads"))

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli/common.h"
+#include "cli/tune_cache.h"
 #include "core/cpu.h"
 
 static const cli_option lddmm_options[] = {
@@ -31,6 +32,8 @@ static const cli_option lddmm_options[] = {
     {"trajectory", 0, "DIR", "write the landmarks at every time point as DIR/t_000.ply ..."},
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
     CLI_DEVICE_OPTION,
+    {"no-tune", 0, NULL, "on a GPU: ignore `ptreg tune --kernel lddmm --device`'s winner (work-groups, exp, "
+                         "column splits)"},
     {"json", 0, NULL, "print the result as one JSON object on stdout"},
 };
 
@@ -52,7 +55,10 @@ const cli_command cli_cmd_lddmm = {
     "time loop and its adjoint run on the device, the trajectory kept there: the pair sums\n"
     "in local-memory tiles (never an n x n matrix), the states in double (the device needs\n"
     "double precision); only p0, the objective and the gradient cross per evaluation, and\n"
-    "L-BFGS stays here. Every run on one device gives the same bits.",
+    "L-BFGS stays here. The kernels' work-group size, exp and column splits are `ptreg tune\n"
+    "--kernel lddmm --device`'s winner for the device and landmark count when there is one\n"
+    "(JSON: variant; --no-tune: the defaults). Every run on one device with one variant gives\n"
+    "the same bits.",
     lddmm_options,
     sizeof lddmm_options / sizeof lddmm_options[0],
     2,
@@ -65,6 +71,7 @@ static const cli_option warp_options[] = {
     {"ascii", 0, NULL, "write text PLY/PCD (default binary)"},
     {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
     CLI_DEVICE_OPTION,
+    {"no-tune", 0, NULL, "on a GPU: ignore `ptreg tune --kernel lddmm --device`'s winner"},
     {"json", 0, NULL, "print a summary as one JSON object on stdout"},
 };
 
@@ -256,6 +263,25 @@ static ptreg_device device_of(const ptreg_lddmm_options *o)
     return on;
 }
 
+/* On a GPU: the kernels' knobs from `ptreg tune --kernel lddmm --device`
+ * for n landmarks (unless --no-tune): what ran, for the JSON; NULL on the
+ * CPU. */
+static cJSON *tuned_gpu(const cli_args *a, ptreg_lddmm_options *o, size_t n)
+{
+    const ptreg_device on = device_of(o);
+    if (on.backend == PTREG_BACKEND_CPU)
+        return NULL;
+    ptreg_tune_space space;
+    ptreg_tune_space_lddmm_device(&space);
+    double point[PTREG_TUNE_MAX_PARAMS];
+    char cls[16] = "";
+    const char *source =
+        cli_tune_winner(cli_has(a, "no-tune"), &space, &on, (double)n * (double)n, point, cls, sizeof cls);
+    if (!strcmp(source, "tuned"))
+        ptreg_tune_pair_device_apply(point, &o->gpu);
+    return cli_tune_json(&space, source, cls, point);
+}
+
 /* The engine that ran: the CPU's instruction set (or its double reference)
  * or the device's name. */
 static const char *engine_of(const ptreg_lddmm_options *o, const ptreg_device *on)
@@ -265,7 +291,8 @@ static const char *engine_of(const ptreg_lddmm_options *o, const ptreg_device *o
     return ptreg_device_name(on);
 }
 
-static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_lddmm_result *r, int *rc)
+static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_lddmm_result *r, cJSON *variant,
+                   int *rc)
 {
     const ptreg_device on = device_of(o);
     char device[32];
@@ -283,6 +310,7 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
                r->iterations, r->evaluations, r->stop_reason);
         printf("  time %.1f ms, %.3g pair terms (%.3g per s), on %s (%s), %d threads\n", r->time_ms, r->pair_terms,
                rate, device, engine_of(o, &on), ptreg_get_num_threads());
+        cJSON_Delete(variant);
         return;
     }
     cJSON *j = cJSON_CreateObject();
@@ -310,6 +338,8 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
     cJSON_AddNumberToObject(j, "pair_terms_per_s", rate);
     cJSON_AddStringToObject(j, "isa", engine_of(o, &on));
     cJSON_AddStringToObject(j, "device", device);
+    if (variant)
+        cJSON_AddItemToObject(j, "variant", variant);
     cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
     cJSON_AddStringToObject(j, "version", ptreg_version());
     *rc = cli_json_print(j);
@@ -353,17 +383,21 @@ int cli_run_lddmm(int argc, char **argv)
     }
     if ((rc = read_init(&a, &o, n, &p0)))
         goto done;
+    cJSON *variant = tuned_gpu(&a, &o, n);
     ptreg_lddmm_result r;
     ptreg_error err;
     ptreg_status st = ptreg_lddmm_register(q0, target, n, p0, &o, &r, &err);
     if (st) {
         cli_error("lddmm", "%s", err.message);
+        cJSON_Delete(variant);
         rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
         goto done;
     }
     rc = write_outputs(&a, q0, n, &o, &r);
     if (!rc)
-        report(&a, &o, &r, &rc);
+        report(&a, &o, &r, variant, &rc);
+    else
+        cJSON_Delete(variant);
     ptreg_lddmm_result_free(&r);
 done:
     free(q0);
@@ -396,8 +430,10 @@ int cli_run_warp(int argc, char **argv)
     o.sigma = model.sigma;
     o.time_points = model.time_points;
     o.integrator = model.integrator;
+    cJSON *variant = tuned_gpu(&a, &o, model.n);
     ptreg_cloud c;
     if ((rc = cli_load_cloud("warp", a.positional[1], &c, cli_has(&a, "json")))) {
+        cJSON_Delete(variant);
         ptreg_lddmm_model_free(&model);
         return rc;
     }
@@ -429,11 +465,15 @@ int cli_run_warp(int argc, char **argv)
         cJSON_AddNumberToObject(j, "landmarks", (double)model.n);
         cJSON_AddNumberToObject(j, "time_ms", ms);
         cJSON_AddStringToObject(j, "device", device);
+        if (variant)
+            cJSON_AddItemToObject(j, "variant", variant);
+        variant = NULL;
         rc = cli_json_print(j);
     } else if (!rc) {
         printf("ptreg warp: %zu points along %zu landmarks' flow (sigma %g, %d time points), %.1f ms on %s\n", c.n,
                model.n, model.sigma, model.time_points, ms, device);
     }
+    cJSON_Delete(variant);
     free(x);
     ptreg_cloud_free(&c);
     ptreg_lddmm_model_free(&model);

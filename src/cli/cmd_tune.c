@@ -11,10 +11,11 @@
 #include "io/atomic.h"
 
 static const cli_option tune_options[] = {
-    {"kernel", 0, "K", "pair (the EM-ICP E-step's engine; default), harris (3-D Harris's CPU tile rows) or fpfh"},
+    {"kernel", 0, "K", "pair (the EM-ICP E-step's engine; default), harris (3-D Harris), fpfh, or lddmm "
+                       "(shooting and its adjoint; --device only)"},
     {"size", 0, "N", "the problem: pair N x N point pairs (default 20000), harris an N x N x N/2 volume (256), "
-                     "fpfh N points (50000); the winner is kept for its size class"},
-    {"precision", 0, "P", "fp32 (default) or fp16: the pair terms' arithmetic, never changed by tuning"},
+                     "fpfh N points (50000), lddmm N landmarks (2000); the winner is kept for its size class"},
+    {"precision", 0, "P", "fp32 (default) or fp16 (pair only): the pair terms' arithmetic, never changed by tuning"},
     {"search", 0, "S", "auto (default: exhaustive up to 64 candidates, else coordinate), exhaustive, "
                        "coordinate or halving"},
     {"sample", 0, "F", "coordinate, halving: the share of the valid candidates measured (default 0.25)"},
@@ -24,23 +25,25 @@ static const cli_option tune_options[] = {
     {"plot", 0, "FILE.svg", "draw the rate of every candidate, the winner and the default marked"},
     {"no-save", 0, NULL, "do not keep the winner in the cache"},
     {"threads", 0, "N", "the most threads a candidate may use (default: all cores)"},
-    {"device", 0, "DEV", "tune the kernels on a GPU (cuda[:N], opencl[:N]): pair, the E-step's work-group size, "
-                         "exp and column splits; harris, its method (default: the CPU's)"},
+    {"device", 0, "DEV", "tune the kernels on a GPU (cuda[:N], opencl[:N]): pair and lddmm, the work-group size, "
+                         "exp and column splits; harris, its method; fpfh, the work-groups (default: the CPU's)"},
     {"json", 0, NULL, "print the result as one JSON object on stdout"},
 };
 
 const cli_command cli_cmd_tune = {
     "tune",
-    "[--kernel pair|harris|fpfh] [--size N] [options]",
+    "[--kernel pair|harris|fpfh|lddmm] [--size N] [--device DEV] [options]",
     "Search a kernel's variants on this machine and keep the fastest for later commands.",
     "The kernel declares its parameters and the constraints between them as data (for the pair\n"
     "engine: column tile, row block, row vectors, loop order, threads; tiles within the caches,\n"
     "row blocks of whole vector groups, threads <= cores; for harris: threads and rows per\n"
-    "tile; for fpfh: threads); the valid candidates are enumerated\n"
+    "tile; for fpfh: threads; on a GPU, work-group sizes within the device's limits and local\n"
+    "memory, the exp, column splits, Harris's kernel variant); the valid candidates are enumerated\n"
     "with each constraint tested as soon as its parameters are known. Each candidate runs on the\n"
     "same inputs (a warm-up, then repetitions, the median) and its answer is checked against\n"
-    "the built-in default's (normalised error <= 1e-5) before it may win. Small spaces are\n"
-    "searched exhaustively; large ones by coordinate descent from the built-in default: every\n"
+    "a reference (the built-in default's output, or the CPU's: normalised error <= 1e-5) before\n"
+    "it may win. Small spaces are searched exhaustively; large ones by coordinate descent from\n"
+    "the built-in default: every\n"
     "value of one parameter with the others held, the fastest kept, parameter after parameter,\n"
     "sweep after sweep, until a sweep changes nothing or --sample of the space is measured\n"
     "(these kernels' costs are nearly separable in their knobs). --search halving instead\n"
@@ -50,9 +53,10 @@ const cli_command cli_cmd_tune = {
     "by 2% there, or the default is kept (one noisy run must not change a command's speed).\n\n"
     "The winner goes into the cache (env PTREG_TUNE_CACHE, else $XDG_CACHE_HOME/ptreg/tune.json,\n"
     "else ~/.cache/ptreg/tune.json; PTREG_TUNE_CACHE=off disables it), per machine (CPU model,\n"
-    "threads, instruction set), kernel and size class (pairs, rounded to a power of ten).\n"
-    "`ptreg emicp`, `ptreg harris3d` and `ptreg fpfh` then use it (their JSON says which variant\n"
-    "ran) unless given --no-tune (or, for emicp, engine options). A missing, stale or corrupted\n"
+    "threads, instruction set; a GPU's name and driver), kernel and size class (its work rounded\n"
+    "to a power of ten). `ptreg emicp`, `ptreg harris3d`, `ptreg fpfh` and (on a GPU) `ptreg\n"
+    "lddmm` then use it (their JSON says which variant ran) unless given --no-tune (or, for\n"
+    "emicp, engine options). A missing, stale or corrupted\n"
     "cache means the defaults, with a warning.\n"
     "Progress shows on stderr when it is a terminal.",
     tune_options,
@@ -61,19 +65,24 @@ const cli_command cli_cmd_tune = {
     0,
 };
 
-/* A tunable kernel: its space, inputs, run and rate. */
+/* A tunable kernel: its spaces, inputs, run and rate. */
 typedef struct tune_kernel {
     const char *name;
-    void (*space)(ptreg_tune_space *space);
+    void (*space)(ptreg_tune_space *space);        /* on the CPU; NULL: none */
+    void (*device_space)(ptreg_tune_space *space); /* on a GPU */
     size_t default_size, max_size;
     const char *unit; /* of the rate */
-    double scale;     /* rate = work / seconds / scale */
+    double scale;     /* rate = work * terms / seconds / scale */
+    double terms;     /* the rate's units per unit of work */
 } tune_kernel;
 
+/* lddmm's work is n^2 landmark pairs, and its candidate, one evaluation
+ * over 10 Euler steps, sums 20 pair terms for each */
 static const tune_kernel kernels[] = {
-    {"pair", ptreg_tune_space_pair, 20000, (size_t)1 << 26, "Gpts/s", 1e9},
-    {"harris", ptreg_tune_space_harris, 256, 1024, "Mvoxels/s", 1e6},
-    {"fpfh", ptreg_tune_space_fpfh, 50000, (size_t)1 << 24, "Mpoints/s", 1e6},
+    {"pair", ptreg_tune_space_pair, ptreg_tune_space_pair_device, 20000, (size_t)1 << 26, "Gpts/s", 1e9, 1},
+    {"harris", ptreg_tune_space_harris, ptreg_tune_space_harris_device, 256, 1024, "Mvoxels/s", 1e6, 1},
+    {"fpfh", ptreg_tune_space_fpfh, ptreg_tune_space_fpfh_device, 50000, (size_t)1 << 24, "Mpoints/s", 1e6, 1},
+    {"lddmm", NULL, ptreg_tune_space_lddmm_device, 2000, (size_t)1 << 22, "Gpts/s", 1e9, 20},
 };
 
 typedef struct tune_job {
@@ -89,16 +98,17 @@ typedef struct tune_job {
     int tty;
 } tune_job;
 
-/* The problem's work: pairs, voxels or points. */
+/* The problem's work (what its size class counts): pairs, voxels or points. */
 static double work(const tune_job *j)
 {
     const double n = (double)j->n;
-    return !strcmp(j->kernel->name, "pair") ? n * n : !strcmp(j->kernel->name, "harris") ? n * n * floor(n / 2) : n;
+    const char *k = j->kernel->name;
+    return !strcmp(k, "pair") || !strcmp(k, "lddmm") ? n * n : !strcmp(k, "harris") ? n * n * floor(n / 2) : n;
 }
 
 static double rate(const tune_job *j, double seconds)
 {
-    return seconds > 0 ? work(j) / seconds / j->kernel->scale : 0.0;
+    return seconds > 0 ? work(j) * j->kernel->terms / seconds / j->kernel->scale : 0.0;
 }
 
 static void progress(void *ctx, size_t done, size_t planned, const double *point, double seconds)
@@ -117,13 +127,14 @@ static int read_options(const cli_args *a, tune_job *j, ptreg_precision *precisi
         if (!strcmp(kernel, kernels[k].name))
             j->kernel = &kernels[k];
     if (!j->kernel) {
-        cli_error("tune", "--kernel: '%s' is not pair, harris or fpfh", kernel);
+        cli_error("tune", "--kernel: '%s' is not pair, harris, fpfh or lddmm", kernel);
         return EXIT_USAGE;
     }
     j->n = j->kernel->default_size;
     const char *prec = cli_string(a, "precision", "fp32");
-    if (ptreg_precision_parse(prec, precision) || *precision == PTREG_PRECISION_FP64) {
-        cli_error("tune", "--precision: '%s' is not fp32 or fp16", prec);
+    if (ptreg_precision_parse(prec, precision) || *precision == PTREG_PRECISION_FP64 ||
+        (*precision == PTREG_PRECISION_FP16 && strcmp(kernel, "pair"))) {
+        cli_error("tune", "--precision: '%s' is not fp32 or, for pair, fp16", prec);
         return EXIT_USAGE;
     }
     const char *search = cli_string(a, "search", "auto");
@@ -310,36 +321,62 @@ static int report(const cli_args *a, const tune_job *j)
     return EXIT_OK;
 }
 
+/* The kernel's inputs and reference: one of the jobs, and its measure. */
+typedef struct tune_inputs {
+    ptreg_tune_pair_job *pair;
+    ptreg_tune_pair_device_job *pair_device;
+    ptreg_tune_lddmm_device_job *lddmm;
+    ptreg_tune_feature_job *feature;
+    ptreg_tune_measure_fn measure;
+    void *ctx;
+} tune_inputs;
+
+static ptreg_status inputs_create(const tune_job *j, ptreg_precision precision, tune_inputs *in, ptreg_error *err)
+{
+    memset(in, 0, sizeof *in);
+    const char *k = j->kernel->name;
+    ptreg_status st;
+    if (!strcmp(k, "pair") && j->on_device) {
+        st = ptreg_tune_pair_device_job_create(&j->device, j->n, precision, &in->pair_device, err);
+        in->measure = ptreg_tune_pair_device_measure, in->ctx = in->pair_device;
+    } else if (!strcmp(k, "pair")) {
+        st = ptreg_tune_pair_job_create(j->n, precision, &in->pair, err);
+        in->measure = ptreg_tune_pair_measure, in->ctx = in->pair;
+    } else if (!strcmp(k, "lddmm")) {
+        st = ptreg_tune_lddmm_device_job_create(&j->device, j->n, precision, &in->lddmm, err);
+        in->measure = ptreg_tune_lddmm_device_measure, in->ctx = in->lddmm;
+    } else {
+        st = ptreg_tune_feature_job_create(!strcmp(k, "harris"), j->n, &in->feature, err);
+        if (!st && j->on_device)
+            st = ptreg_tune_feature_job_on(in->feature, &j->device, err);
+        in->measure = ptreg_tune_feature_measure, in->ctx = in->feature;
+    }
+    return st;
+}
+
+static void inputs_free(tune_inputs *in)
+{
+    ptreg_tune_pair_job_free(in->pair);
+    ptreg_tune_pair_device_job_free(in->pair_device);
+    ptreg_tune_lddmm_device_job_free(in->lddmm);
+    ptreg_tune_feature_job_free(in->feature);
+}
+
 static int run_search(tune_job *j, ptreg_precision precision)
 {
-    ptreg_tune_pair_job *pj = NULL;
-    ptreg_tune_feature_job *fj = NULL;
-    ptreg_tune_pair_device_job *dj = NULL;
+    tune_inputs in;
     ptreg_error err;
-    const int pair = !strcmp(j->kernel->name, "pair");
-    const int pair_device = j->on_device && pair;
-    ptreg_status st = pair_device ? ptreg_tune_pair_device_job_create(&j->device, j->n, precision, &dj, &err)
-                      : pair      ? ptreg_tune_pair_job_create(j->n, precision, &pj, &err)
-                                  : ptreg_tune_feature_job_create(!strcmp(j->kernel->name, "harris"), j->n, &fj,
-                                                                  &err);
-    if (!st && fj && j->on_device)
-        ptreg_tune_feature_job_on(fj, &j->device);
-    ptreg_tune_measure_fn measure = pair_device ? ptreg_tune_pair_device_measure
-                                    : pair      ? ptreg_tune_pair_measure
-                                                : ptreg_tune_feature_measure;
-    void *ctx = pair_device ? (void *)dj : pair ? (void *)pj : (void *)fj;
+    ptreg_status st = inputs_create(j, precision, &in, &err);
     if (!st) {
         if (j->tty) {
             j->opt.progress = progress;
             j->opt.progress_ctx = j;
         }
-        st = ptreg_tune_search(&j->space, &j->machine, measure, ctx, &j->opt, &j->result, &err);
+        st = ptreg_tune_search(&j->space, &j->machine, in.measure, in.ctx, &j->opt, &j->result, &err);
         if (j->tty)
             fprintf(stderr, "\n");
     }
-    ptreg_tune_pair_job_free(pj);
-    ptreg_tune_feature_job_free(fj);
-    ptreg_tune_pair_device_job_free(dj);
+    inputs_free(&in);
     if (!st && j->result.best == j->result.count)
         st = ptreg_error_set(&err, PTREG_ERR_RUNTIME, "no candidate passed its check");
     if (st) {
@@ -361,10 +398,6 @@ static int device_of(const cli_args *a, tune_job *j)
     if (!rc && !ptreg_device_resolve(&j->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | gpus, "tune", &on, NULL))
         j->on_device = on.backend != PTREG_BACKEND_CPU;
     j->device = j->on_device ? on : j->device;
-    if (!rc && j->on_device && !strcmp(j->kernel->name, "fpfh")) {
-        cli_error("tune", "--device: the pair engine and harris have device kernels to tune, fpfh not yet");
-        return EXIT_USAGE;
-    }
     return rc;
 }
 
@@ -383,16 +416,16 @@ int cli_run_tune(int argc, char **argv)
     j.tty = isatty(2) && !cli_has(&a, "json");
     if ((rc = device_of(&a, &j)))
         return rc;
-    if (j.on_device && !strcmp(j.kernel->name, "harris"))
-        ptreg_tune_space_harris_device(&j.space);
-    else if (j.on_device)
-        ptreg_tune_space_pair_device(&j.space);
-    else
-        j.kernel->space(&j.space);
+    if (!j.on_device && !j.kernel->space) {
+        cli_error("tune", "--kernel %s: its tunable kernels run on a GPU; give --device", j.kernel->name);
+        return EXIT_USAGE;
+    }
+    (j.on_device ? j.kernel->device_space : j.kernel->space)(&j.space);
     if (precision == PTREG_PRECISION_FP16 && !strcmp(j.kernel->name, "pair"))
         j.space.kernel = j.on_device ? "pair-device-fp16" : "pair-fp16"; /* kept apart from fp32's winners */
     ptreg_error err;
     ptreg_status st = j.on_device ? ptreg_tune_machine_device(&j.device, &j.machine, &err) : PTREG_OK;
+    st = st || !j.on_device ? st : ptreg_tune_space_on_device(&j.space, &j.device, &err);
     if (st) {
         cli_error("tune", "%s", err.message);
         return cli_exit_code(st, 0);

@@ -189,15 +189,18 @@ int cli_tune_store(const ptreg_tune_space *s, const char *machine, const char *s
     return EXIT_OK;
 }
 
-const char *cli_tune_winner(int no_tune, const ptreg_tune_space *space, double work, double *point, char *cls,
-                            size_t cls_size)
+const char *cli_tune_winner(int no_tune, const ptreg_tune_space *space, const ptreg_device *on, double work,
+                            double *point, char *cls, size_t cls_size)
 {
     for (int p = 0; p < space->param_count; p++)
         point[p] = space->params[p].fallback;
     if (no_tune)
         return "default";
     ptreg_tune_machine m;
-    ptreg_tune_machine_cpu(&m);
+    if (on->backend == PTREG_BACKEND_CPU)
+        ptreg_tune_machine_cpu(&m);
+    else if (ptreg_tune_machine_device(on, &m, NULL))
+        return "default";
     char want[16];
     cli_tune_size_class(work, want, sizeof want);
     return cli_tune_lookup(space, m.name, want, point, cls, cls_size) ? "tuned" : "default";

@@ -26,12 +26,13 @@ void cli_tune_size_class(double work, char *buf, size_t size);
 int cli_tune_lookup(const ptreg_tune_space *space, const char *machine, const char *size_class, double *point,
                     char *found_class, size_t class_size);
 
-/* For a command about to run a tunable kernel on the CPU: the winner of
- * this machine for the space's kernel and the problem's work, into point,
- * unless the command was given --no-tune. Returns "tuned" (class, the size
- * class used, filled) or "default". */
-const char *cli_tune_winner(int no_tune, const ptreg_tune_space *space, double work, double *point, char *cls,
-                            size_t cls_size);
+/* For a command about to run a tunable kernel on `on` (the CPU or a
+ * resolved GPU): that machine's winner for the space's kernel and the
+ * problem's work, else the space's fallbacks, into point, unless the
+ * command was given --no-tune. Returns "tuned" (cls, the size class used,
+ * filled) or "default". */
+const char *cli_tune_winner(int no_tune, const ptreg_tune_space *space, const ptreg_device *on, double work,
+                            double *point, char *cls, size_t cls_size);
 /* {"source": ..., "size_class": ..., NAME: VALUE ...} for a command's JSON. */
 struct cJSON *cli_tune_json(const ptreg_tune_space *space, const char *source, const char *cls, const double *point);
 

@@ -110,6 +110,12 @@ static ptreg_status check_inputs(const float *xyz, const float *normals, size_t 
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: unknown convention %d", (int)o->convention);
     /* the reference path is the CPU's by definition */
     const unsigned backends = o->reference ? PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) : PTREG_FEATURES_BACKENDS;
+    const int wg = o->gpu.wg, swg = o->gpu.search_wg;
+    if ((wg && wg != 64 && wg != 128 && wg != 256) || (swg && swg != 32 && swg != 64 && swg != 128 && swg != 256))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "features: gpu.wg %d (64, 128, 256; 0: 64) or gpu.search_wg %d (32..256, a power of "
+                               "two; 0: 256) out of range",
+                               wg, swg);
     ptreg_status st = ptreg_device_resolve(&o->device, backends, "PFH/FPFH", on, err);
     return st ? st : feat_check_neighborhood(&o->neighbors, err);
 }

@@ -21,7 +21,7 @@ const ptreg_kernel_program ptreg_feat_kernels = {"point-features", feat_files};
 
 #define FEAT_CAP_MIN 32
 
-ptreg_status ptreg_feat_device_defines(size_t cap, char *defines, size_t size, ptreg_error *err)
+ptreg_status ptreg_feat_device_defines(size_t cap, int wg, char *defines, size_t size, ptreg_error *err)
 {
     if (cap > PTREG_FEAT_DEVICE_CAP_MAX)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
@@ -31,13 +31,14 @@ ptreg_status ptreg_feat_device_defines(size_t cap, char *defines, size_t size, p
     size_t c = FEAT_CAP_MIN;
     while (c < cap)
         c *= 2;
-    snprintf(defines, size, "-DFEAT_WG=%d -DFEAT_CAP=%zu", PTREG_FEAT_DEVICE_WG, c);
+    snprintf(defines, size, "-DFEAT_WG=%d -DFEAT_CAP=%zu", wg ? wg : PTREG_FEAT_DEVICE_WG, c);
     return PTREG_OK;
 }
 
 /* One run's device state: the cloud, the tree, the lists. */
 typedef struct feat_run {
     ptreg_dev *dev;
+    size_t wg, search_wg; /* threads per point's group; per search group */
     size_t n, total, max_count;
     ptreg_dbuf *xyz, *normals, *nodes, *leaves, *chunks, *slot_index;
     ptreg_dbuf *start, *count, *index, *dist2;
@@ -119,7 +120,7 @@ static ptreg_status knn_lists(feat_run *r, const ptreg_neighborhood *nb, ptreg_e
     ptreg_karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),      KARG_U32(kk),         KARG_F32(r2),
                          KARG_BUF(r->index), KARG_BUF(r->dist2),  KARG_BUF(r->count),   KARG_BUF(r->nodes),
                          KARG_BUF(r->leaves), KARG_BUF(r->chunks), KARG_BUF(r->slot_index)};
-    st = ptreg_dev_launch(k, r->n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
+    st = ptreg_dev_launch(k, r->n, r->search_wg, sizeof args / sizeof args[0], args, err);
     st = st ? st : read_counts(r, 0, err);
     if (st)
         return st;
@@ -140,7 +141,7 @@ static ptreg_status radius_lists(feat_run *r, const ptreg_neighborhood *nb, ptre
     ptreg_karg count_args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),       KARG_F32(r2),
                                KARG_BUF(r->count), KARG_BUF(r->nodes),   KARG_BUF(r->leaves),
                                KARG_BUF(r->chunks), KARG_BUF(r->slot_index)};
-    st = ptreg_dev_launch(counter, r->n, PTREG_DEVICE_WG, sizeof count_args / sizeof count_args[0], count_args, err);
+    st = ptreg_dev_launch(counter, r->n, r->search_wg, sizeof count_args / sizeof count_args[0], count_args, err);
     st = st ? st : read_counts(r, 1, err);
     st = st ? st : ptreg_dbuf_upload(r->dev, r->host_start, r->n * sizeof(uint32_t), &r->start, err);
     /* every point finds itself: total >= n > 0 */
@@ -151,19 +152,25 @@ static ptreg_status radius_lists(feat_run *r, const ptreg_neighborhood *nb, ptre
     ptreg_karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),     KARG_F32(r2),          KARG_BUF(r->start),
                          KARG_BUF(r->count), KARG_BUF(r->index), KARG_BUF(r->dist2),    KARG_BUF(r->nodes),
                          KARG_BUF(r->leaves), KARG_BUF(r->chunks), KARG_BUF(r->slot_index)};
-    return ptreg_dev_launch(writer, r->n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
+    return ptreg_dev_launch(writer, r->n, r->search_wg, sizeof args / sizeof args[0], args, err);
 }
 
 /* The cloud (and normals, when given) on the device, its tree, and every
  * point's neighbour list. */
 static ptreg_status run_begin(feat_run *r, const ptreg_device *device, const float *xyz, const float *normals,
-                              size_t n, const ptreg_neighborhood *nb, ptreg_error *err)
+                              size_t n, const ptreg_neighborhood *nb, const ptreg_feature_gpu *gpu,
+                              ptreg_error *err)
 {
     memset(r, 0, sizeof *r);
     r->n = n;
+    r->wg = gpu->wg ? (size_t)gpu->wg : PTREG_FEAT_DEVICE_WG;
+    r->search_wg = gpu->search_wg ? (size_t)gpu->search_wg : PTREG_FEAT_SEARCH_WG;
     if (n > UINT32_MAX / 4)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH on a device: %zu points is too many", n);
     ptreg_status st = ptreg_dev_get(device, &r->dev, err);
+    if (!st && (r->wg > r->dev->info.max_work_group || r->search_wg > r->dev->info.max_work_group))
+        st = ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH on %s: work-groups of %zu and %zu threads; the "
+                             "device takes %zu", r->dev->label, r->wg, r->search_wg, r->dev->info.max_work_group);
     ptreg_kdtree *tree = NULL;
     st = st ? st : ptreg_kdtree_create(xyz, n, NULL, &tree, err);
     st = st ? st : upload_tree(r, tree, err);
@@ -180,7 +187,7 @@ static ptreg_status feat_kernel(feat_run *r, const char *name, ptreg_dkernel **k
 {
     char defines[256];
     ptreg_dprogram *p;
-    ptreg_status st = ptreg_feat_device_defines(r->max_count, defines, sizeof defines, err);
+    ptreg_status st = ptreg_feat_device_defines(r->max_count, (int)r->wg, defines, sizeof defines, err);
     st = st ? st : ptreg_dev_program(r->dev, &ptreg_feat_kernels, defines, &p, err);
     return st ? st : ptreg_dev_kernel(p, name, k, err);
 }
@@ -189,7 +196,7 @@ static ptreg_status feat_kernel(feat_run *r, const char *name, ptreg_dkernel **k
 static ptreg_status launch_per_point(feat_run *r, const ptreg_dkernel *k, size_t nargs, const ptreg_karg *args,
                                      ptreg_error *err)
 {
-    const size_t groups[3] = {r->n, 1, 1}, local[3] = {PTREG_FEAT_DEVICE_WG, 1, 1};
+    const size_t groups[3] = {r->n, 1, 1}, local[3] = {r->wg, 1, 1};
     return ptreg_dev_launch_groups(k, 1, groups, local, nargs, args, err);
 }
 
@@ -213,7 +220,7 @@ ptreg_status ptreg_feat_device_pfh(const ptreg_device *device, const float *xyz,
     feat_run r;
     ptreg_dkernel *k;
     ptreg_dbuf *rows = NULL;
-    ptreg_status st = run_begin(&r, device, xyz, normals, n, &opt->neighbors, err);
+    ptreg_status st = run_begin(&r, device, xyz, normals, n, &opt->neighbors, &opt->gpu, err);
     st = st ? st : feat_kernel(&r, "ptreg_feat_pfh", &k, err);
     st = st ? st : ptreg_dbuf_alloc(r.dev, n * PTREG_PFH_BINS * sizeof(float), &rows, err);
     if (!st) {
@@ -233,7 +240,7 @@ ptreg_status ptreg_feat_device_fpfh(const ptreg_device *device, const float *xyz
     feat_run r;
     ptreg_dkernel *spfh_k, *fpfh_k;
     ptreg_dbuf *spfh = NULL, *rows = NULL;
-    ptreg_status st = run_begin(&r, device, xyz, normals, n, &opt->neighbors, err);
+    ptreg_status st = run_begin(&r, device, xyz, normals, n, &opt->neighbors, &opt->gpu, err);
     st = st ? st : feat_kernel(&r, "ptreg_feat_spfh", &spfh_k, err);
     st = st ? st : feat_kernel(&r, "ptreg_feat_fpfh", &fpfh_k, err);
     st = st ? st : ptreg_dbuf_alloc(r.dev, n * PTREG_FPFH_BINS * sizeof(float), &spfh, err);
@@ -271,7 +278,8 @@ ptreg_status ptreg_feat_device_neighbors(const ptreg_device *device, const float
 {
     memset(out, 0, sizeof *out);
     feat_run r;
-    ptreg_status st = run_begin(&r, device, xyz, NULL, n, nb, err);
+    const ptreg_feature_gpu defaults = {0, 0};
+    ptreg_status st = run_begin(&r, device, xyz, NULL, n, nb, &defaults, err);
     if (!st) {
         out->n = n;
         out->total = r.total;

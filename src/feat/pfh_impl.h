@@ -7,8 +7,10 @@
 #include "device/backend.h"
 #include "ptreg/features.h"
 
-/* Threads per work-group of the feature kernels (one group per point). */
+/* Threads per work-group of the feature kernels (one group per point; at
+ * least FPFH's 33 bins) and of the neighbour searches, by default. */
 #define PTREG_FEAT_DEVICE_WG 64
+#define PTREG_FEAT_SEARCH_WG 256
 /* The longest neighbour list the feature kernels take (7 words of local
  * memory per entry: 28 KiB at 1024). */
 #define PTREG_FEAT_DEVICE_CAP_MAX 1024
@@ -19,8 +21,9 @@
 extern const ptreg_kernel_program ptreg_knn_kernels, ptreg_feat_kernels;
 
 /* The -D options of the descriptor program for lists of up to cap entries
- * (rounded up to a power of two, at least 32). */
-ptreg_status ptreg_feat_device_defines(size_t cap, char *defines, size_t size, ptreg_error *err);
+ * (rounded up to a power of two, at least 32) and wg threads per point (0:
+ * PTREG_FEAT_DEVICE_WG). */
+ptreg_status ptreg_feat_device_defines(size_t cap, int wg, char *defines, size_t size, ptreg_error *err);
 
 /* ptreg_pfh / ptreg_fpfh on a resolved GPU device (pfh.c has checked the
  * inputs and options). */

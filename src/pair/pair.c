@@ -57,9 +57,20 @@ void ptreg_pair_options_default(ptreg_pair_options *opt)
     opt->row_vectors = 2;
     opt->order = PTREG_PAIR_TILES_INSIDE;
     opt->precision = PTREG_PRECISION_FP32;
-    opt->device_wg = 0;
-    opt->device_exp = -1;
-    opt->device_groups = 0;
+    ptreg_pair_gpu_default(&opt->gpu);
+}
+
+void ptreg_pair_gpu_default(ptreg_pair_gpu *gpu) { *gpu = (ptreg_pair_gpu){0, -1, 0}; }
+
+ptreg_status ptreg_pair_gpu_check(const ptreg_pair_gpu *gpu, const char *who, ptreg_error *err)
+{
+    if (gpu->wg != 0 && gpu->wg != 32 && gpu->wg != 64 && gpu->wg != 128 && gpu->wg != 256)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: gpu.wg %d is not 32, 64, 128 or 256 (0: 128)", who, gpu->wg);
+    if (gpu->exp < -1 || gpu->exp > 1)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: gpu.exp %d is not -1, 0 or 1", who, gpu->exp);
+    if (gpu->groups < 0 || gpu->groups > 64)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: gpu.groups %d is not in 0..64", who, gpu->groups);
+    return PTREG_OK;
 }
 
 ptreg_status ptreg_pair_options_check(const ptreg_pair_options *opt, ptreg_error *err)
@@ -75,18 +86,10 @@ ptreg_status ptreg_pair_options_check(const ptreg_pair_options *opt, ptreg_error
                                opt->row_vectors);
     if (opt->order != PTREG_PAIR_TILES_INSIDE && opt->order != PTREG_PAIR_TILES_OUTSIDE)
         return ptreg_error_set(err, PTREG_ERR_ARG, "pair options: unknown loop order %d", (int)opt->order);
-    if (opt->device_wg != 0 && opt->device_wg != 32 && opt->device_wg != 64 && opt->device_wg != 128 &&
-        opt->device_wg != 256)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pair options: device_wg %d is not 32, 64, 128 or 256 (0: 128)",
-                               opt->device_wg);
-    if (opt->device_exp < -1 || opt->device_exp > 1 || opt->device_groups < 0 || opt->device_groups > 64)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pair options: device_exp %d (-1, 0, 1) or device_groups %d "
-                                                   "(0..64) out of range",
-                               opt->device_exp, opt->device_groups);
     if (opt->precision != PTREG_PRECISION_FP32 && opt->precision != PTREG_PRECISION_FP64 &&
         opt->precision != PTREG_PRECISION_FP16)
         return ptreg_error_set(err, PTREG_ERR_ARG, "pair options: unknown precision %d", (int)opt->precision);
-    return PTREG_OK;
+    return ptreg_pair_gpu_check(&opt->gpu, "pair options", err);
 }
 
 void ptreg_pair_plan_free(ptreg_pair_plan *plan)

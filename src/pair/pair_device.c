@@ -24,11 +24,11 @@ ptreg_status ptreg_pair_device_exp(const ptreg_dev *dev, int *native, ptreg_erro
     return PTREG_OK;
 }
 
-void ptreg_pair_device_config_of(const ptreg_pair_options *o, ptreg_pair_device_config *c)
+void ptreg_pair_device_config_of(const ptreg_pair_gpu *g, ptreg_pair_device_config *c)
 {
-    c->wg = o && o->device_wg ? (unsigned)o->device_wg : PTREG_PAIR_DEVICE_WG;
-    c->native_exp = o ? o->device_exp : -1;
-    c->groups_per_unit = o && o->device_groups ? (unsigned)o->device_groups : PTREG_PAIR_DEVICE_GROUPS;
+    c->wg = g && g->wg ? (unsigned)g->wg : PTREG_PAIR_DEVICE_WG;
+    c->native_exp = g ? g->exp : -1;
+    c->groups_per_unit = g && g->groups ? (unsigned)g->groups : PTREG_PAIR_DEVICE_GROUPS;
 }
 
 static ptreg_pair_device_config config_or_default(const ptreg_pair_device_config *cfg)

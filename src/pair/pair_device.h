@@ -14,8 +14,8 @@
 #define PTREG_PAIR_DEVICE_WG 128
 #define PTREG_PAIR_DEVICE_GROUPS 8
 
-/* The pair kernels' knobs on a device (ptreg_pair_options' device_*, with
- * their defaults filled in). */
+/* The pair kernels' knobs on a device (ptreg_pair_gpu, with its defaults
+ * filled in). */
 typedef struct ptreg_pair_device_config {
     unsigned wg;              /* a power of two, 32..256 */
     int native_exp;           /* -1: the environment's or the backend's choice */
@@ -23,7 +23,7 @@ typedef struct ptreg_pair_device_config {
 } ptreg_pair_device_config;
 
 /* The configuration of options (NULL: the defaults). */
-void ptreg_pair_device_config_of(const ptreg_pair_options *opt, ptreg_pair_device_config *cfg);
+void ptreg_pair_device_config_of(const ptreg_pair_gpu *gpu, ptreg_pair_device_config *cfg);
 
 typedef struct ptreg_pair_device {
     ptreg_dev *dev;

@@ -60,7 +60,7 @@ ptreg_status ptreg_emicp_device_open(const ptreg_device *device, const float *so
     memcpy(ed->source_c, source_c, sizeof ed->source_c);
     memcpy(ed->target_c, target_c, sizeof ed->target_c);
     ptreg_pair_device_config cfg;
-    ptreg_pair_device_config_of(pair, &cfg);
+    ptreg_pair_device_config_of(&pair->gpu, &cfg);
     st = ptreg_pair_device_create(dev, &ptreg_emicp_kernels, target, m, pair->precision, &cfg, n, 0, &ed->pd, err);
     if (!st) {
         ed->groups = ptreg_pair_device_npad(ed->pd, n) / ed->pd->wg;

@@ -37,6 +37,7 @@ void ptreg_lddmm_options_default(ptreg_lddmm_options *opt)
     opt->ftol = 1e-10;
     opt->integrator = PTREG_LDDMM_EULER;
     opt->precision = PTREG_PRECISION_FP32;
+    ptreg_pair_gpu_default(&opt->gpu);
 }
 
 void ptreg_lddmm_options_mtl(ptreg_lddmm_options *opt)
@@ -255,7 +256,8 @@ static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_
     if (o->precision != PTREG_PRECISION_FP32 && o->precision != PTREG_PRECISION_FP64)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "lddmm: precision %s is not supported (fp32 or fp64)",
                                ptreg_precision_name(o->precision));
-    return ptreg_device_resolve(&o->device, PTREG_LDDMM_BACKENDS, "lddmm", on, err);
+    ptreg_status st = ptreg_pair_gpu_check(&o->gpu, "lddmm", err);
+    return st ? st : ptreg_device_resolve(&o->device, PTREG_LDDMM_BACKENDS, "lddmm", on, err);
 }
 
 static ptreg_status check_points(const double *v, size_t n, const char *what, ptreg_error *err)

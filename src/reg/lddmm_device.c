@@ -13,7 +13,6 @@
 static const char *const lddmm_files[] = {"device/reduce.cl", "pair/exp.cl", "pair/lddmm.cl", "reg/lddmm.cl", NULL};
 const ptreg_kernel_program ptreg_lddmm_kernels = {"lddmm", lddmm_files};
 
-#define WG PTREG_PAIR_DEVICE_WG
 #define ADJOINT_OUTPUTS 15 /* pair/lddmm.cl's */
 #define FLOW_OUTPUTS 6
 
@@ -22,6 +21,8 @@ enum { MODE_STORE, MODE_AXPY, MODE_RK2, MODE_LIN, MODE_ACC2 };
 
 struct ptreg_lddmm_device {
     ptreg_dev *dev;
+    ptreg_pair_device_config cfg;
+    size_t wg;     /* the configuration's: rows per group, columns per local tile */
     size_t n, len; /* landmarks, and a state's doubles (6n) */
     int steps, rk2;
     double s, h, neg_half_s;
@@ -39,17 +40,23 @@ struct ptreg_lddmm_device {
     size_t points_cap;
 };
 
-ptreg_status ptreg_lddmm_device_defines(const ptreg_dev *dev, ptreg_precision precision, char *defines, size_t size,
-                                        ptreg_error *err)
+ptreg_status ptreg_lddmm_device_defines(const ptreg_dev *dev, ptreg_precision precision, const ptreg_pair_gpu *gpu,
+                                        char *defines, size_t size, ptreg_error *err)
 {
     if (!dev->info.fp64)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
                                "lddmm on %s: the device has no double precision, which the states and sums need",
                                dev->label);
-    int native;
-    ptreg_status st = ptreg_pair_device_exp(dev, &native, err);
+    ptreg_pair_device_config c;
+    ptreg_pair_device_config_of(gpu, &c);
+    if (c.wg > dev->info.max_work_group)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "lddmm on %s: work-groups of %u threads; the device takes %zu", dev->label, c.wg,
+                               dev->info.max_work_group);
+    int native = c.native_exp;
+    ptreg_status st = native < 0 ? ptreg_pair_device_exp(dev, &native, err) : PTREG_OK;
     if (!st)
-        snprintf(defines, size, "-DWG=%d -DITEMS=1 -DLDDMM_FP64=%d -DPAIR_EXP_NATIVE=%d", WG,
+        snprintf(defines, size, "-DWG=%u -DITEMS=1 -DLDDMM_FP64=%d -DPAIR_EXP_NATIVE=%d", c.wg,
                  precision == PTREG_PRECISION_FP64, native);
     return st;
 }
@@ -98,7 +105,7 @@ static ptreg_status reserve_partials(ptreg_lddmm_device *d, size_t rows, ptreg_e
     ptreg_dbuf_free(d->partial);
     d->partial = NULL;
     d->partial_rows = rows;
-    const size_t planes = ptreg_pair_device_planes(d->dev, NULL, rows, d->forced_splits);
+    const size_t planes = ptreg_pair_device_planes(d->dev, &d->cfg, rows, d->forced_splits);
     return ptreg_dbuf_alloc(d->dev, ADJOINT_OUTPUTS * planes * sizeof(double), &d->partial, err);
 }
 
@@ -118,7 +125,7 @@ ptreg_status ptreg_lddmm_device_open(const ptreg_device *device, const double *q
                                dev->label, n, states);
     char defines[256];
     ptreg_dprogram *program;
-    st = ptreg_lddmm_device_defines(dev, opt->precision, defines, sizeof defines, err);
+    st = ptreg_lddmm_device_defines(dev, opt->precision, &opt->gpu, defines, sizeof defines, err);
     st = st ? st : ptreg_dev_program(dev, &ptreg_lddmm_kernels, defines, &program, err);
     if (st)
         return st;
@@ -126,6 +133,8 @@ ptreg_status ptreg_lddmm_device_open(const ptreg_device *device, const double *q
     if (!d)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory");
     d->dev = dev;
+    ptreg_pair_device_config_of(&opt->gpu, &d->cfg);
+    d->wg = d->cfg.wg;
     d->n = n;
     d->len = 6 * n;
     d->steps = opt->time_points - 1;
@@ -145,7 +154,7 @@ ptreg_status ptreg_lddmm_device_open(const ptreg_device *device, const double *q
     for (size_t i = 0; !st && i < sizeof one / sizeof one[0]; i++)
         st = alloc_state(d, one[i], 1, err);
     st = st ? st : reserve_partials(d, n, err);
-    st = st ? st : ptreg_dbuf_alloc(dev, 2 * ((n + WG - 1) / WG) * sizeof(double), &d->group_sums, err);
+    st = st ? st : ptreg_dbuf_alloc(dev, 2 * ((n + d->wg - 1) / d->wg) * sizeof(double), &d->group_sums, err);
     st = st ? st : ptreg_dbuf_write(d->x, 0, q0, 3 * n * sizeof(double), err);
     if (st) {
         ptreg_lddmm_device_close(d);
@@ -173,40 +182,40 @@ static points_at state_at(const ptreg_lddmm_device *d, const ptreg_dbuf *buf, si
     return (points_at){buf, index * d->len, index * d->len + 3 * d->n, d->n};
 }
 
-static size_t split_cols(size_t cols, unsigned splits)
+static size_t split_cols(const ptreg_lddmm_device *d, size_t cols, unsigned splits)
 {
-    const size_t tiles = (cols + WG - 1) / WG;
-    return (tiles + splits - 1) / splits * WG;
+    const size_t tiles = (cols + d->wg - 1) / d->wg;
+    return (tiles + splits - 1) / splits * d->wg;
 }
 
 /* The flow's partial sums of rows against cols (with_f: f as well). */
 static ptreg_status flow_sums(ptreg_lddmm_device *d, points_at rows, int with_f, points_at cols, unsigned *splits,
                               ptreg_error *err)
 {
-    *splits = ptreg_pair_device_splits(d->dev, NULL, rows.count, cols.count, d->forced_splits);
-    const size_t blocks = (rows.count + WG - 1) / WG;
+    *splits = ptreg_pair_device_splits(d->dev, &d->cfg, rows.count, cols.count, d->forced_splits);
+    const size_t blocks = (rows.count + d->wg - 1) / d->wg;
     const ptreg_karg args[] = {KARG_BUF(rows.buf),   KARG_U32(rows.q),       KARG_BUF(rows.buf),
                                KARG_U32(rows.p),     KARG_U32(with_f),       KARG_U32(rows.count),
                                KARG_BUF(cols.buf),   KARG_U32(cols.q),       KARG_BUF(cols.buf),
                                KARG_U32(cols.p),     KARG_U32(cols.count),   karg_pair(d, d->neg_half_s),
-                               KARG_U32(blocks),     KARG_U32(split_cols(cols.count, *splits)),
+                               KARG_U32(blocks),     KARG_U32(split_cols(d, cols.count, *splits)),
                                KARG_BUF(d->partial)};
     d->pair_terms += (double)rows.count * (double)cols.count;
-    return ptreg_dev_launch(d->flow, blocks * *splits * WG, WG, sizeof args / sizeof args[0], args, err);
+    return ptreg_dev_launch(d->flow, blocks * *splits * d->wg, d->wg, sizeof args / sizeof args[0], args, err);
 }
 
 /* The adjoint's partial sums at state x with cotangent cot. */
 static ptreg_status adjoint_sums(ptreg_lddmm_device *d, points_at x, const ptreg_dbuf *cot, unsigned *splits,
                                  ptreg_error *err)
 {
-    *splits = ptreg_pair_device_splits(d->dev, NULL, d->n, d->n, d->forced_splits);
-    const size_t blocks = (d->n + WG - 1) / WG;
+    *splits = ptreg_pair_device_splits(d->dev, &d->cfg, d->n, d->n, d->forced_splits);
+    const size_t blocks = (d->n + d->wg - 1) / d->wg;
     const ptreg_karg args[] = {KARG_BUF(x.buf),          KARG_U32(x.q),    KARG_BUF(cot),
                                KARG_U32(d->n),           karg_pair(d, d->neg_half_s),
-                               KARG_U32(blocks),         KARG_U32(split_cols(d->n, *splits)),
+                               KARG_U32(blocks),         KARG_U32(split_cols(d, d->n, *splits)),
                                KARG_BUF(d->partial)};
     d->pair_terms += (double)d->n * (double)d->n;
-    return ptreg_dev_launch(d->adjoint, blocks * *splits * WG, WG, sizeof args / sizeof args[0], args, err);
+    return ptreg_dev_launch(d->adjoint, blocks * *splits * d->wg, d->wg, sizeof args / sizeof args[0], args, err);
 }
 
 /* What a combining launch does with its result r (reg/lddmm.cl's modes). */
@@ -224,7 +233,7 @@ typedef struct update {
 static ptreg_status combine(ptreg_lddmm_device *d, int adjoint, size_t rows, int parts, unsigned splits,
                             const update *u, ptreg_error *err)
 {
-    const size_t npad = (rows + WG - 1) / WG * WG;
+    const size_t npad = (rows + d->wg - 1) / d->wg * d->wg;
     const ptreg_dbuf *k1 = u->k1 ? u->k1 : u->out;
     ptreg_karg args[15];
     size_t count = 0;
@@ -244,7 +253,7 @@ static ptreg_status combine(ptreg_lddmm_device *d, int adjoint, size_t rows, int
     args[count++] = KARG_BUF(k1);
     args[count++] = KARG_F64(u->w1);
     args[count++] = KARG_F64(u->w2);
-    return ptreg_dev_launch(adjoint ? d->adjoint_combine : d->flow_combine, rows, WG, count, args, err);
+    return ptreg_dev_launch(adjoint ? d->adjoint_combine : d->flow_combine, rows, d->wg, count, args, err);
 }
 
 /* One step of the landmarks from state t: the velocity (into v0 at t = 0,
@@ -295,7 +304,7 @@ static ptreg_status pull_back_step(ptreg_lddmm_device *d, int t, ptreg_error *er
     }
     /* w = J(y)^T (3h/4 mu); cot = h/4 mu + 2h/3 w; mu <- mu + (w + J(x)^T cot) */
     const ptreg_karg scale[] = {KARG_BUF(d->mu), KARG_F64(0.75 * d->h), KARG_U32(d->len), KARG_BUF(d->cot)};
-    ptreg_status st = ptreg_dev_launch(d->scale, d->len, WG, sizeof scale / sizeof scale[0], scale, err);
+    ptreg_status st = ptreg_dev_launch(d->scale, d->len, d->wg, sizeof scale / sizeof scale[0], scale, err);
     st = st ? st : adjoint_sums(d, state_at(d, d->y, (size_t)t), d->cot, &splits, err);
     const update w = {MODE_LIN, d->w, d->cot, 0, d->mu, 0, NULL, 0.25 * d->h, 2.0 * d->h / 3.0};
     st = st ? st : combine(d, 1, d->n, 2, splits, &w, err);
@@ -307,11 +316,11 @@ static ptreg_status pull_back_step(ptreg_lddmm_device *d, int t, ptreg_error *er
 /* H and the data term's sums, the groups' partials added in group order. */
 static ptreg_status objective_sums(ptreg_lddmm_device *d, double *pv, double *data, ptreg_error *err)
 {
-    const size_t groups = (d->n + WG - 1) / WG;
+    const size_t groups = (d->n + d->wg - 1) / d->wg;
     const ptreg_karg args[] = {KARG_BUF(d->x),      KARG_BUF(d->v0),  KARG_U32((size_t)d->steps * d->len),
                                KARG_BUF(d->target), KARG_F64(d->lambda), KARG_U32(d->n),
                                KARG_BUF(d->mu),     KARG_BUF(d->group_sums)};
-    ptreg_status st = ptreg_dev_launch(d->objective, d->n, WG, sizeof args / sizeof args[0], args, err);
+    ptreg_status st = ptreg_dev_launch(d->objective, d->n, d->wg, sizeof args / sizeof args[0], args, err);
     double *sums = st ? NULL : malloc(2 * groups * sizeof *sums);
     if (!st && !sums)
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory");
@@ -348,7 +357,7 @@ ptreg_status ptreg_lddmm_device_evaluate(ptreg_lddmm_device *d, const double *ta
         st = pull_back_step(d, t, err);
     const ptreg_karg args[] = {KARG_BUF(d->v0), KARG_BUF(d->mu), KARG_F64(d->gamma), KARG_U32(d->n),
                                KARG_BUF(d->grad)};
-    st = st ? st : ptreg_dev_launch(d->gradient, 3 * d->n, WG, sizeof args / sizeof args[0], args, err);
+    st = st ? st : ptreg_dev_launch(d->gradient, 3 * d->n, d->wg, sizeof args / sizeof args[0], args, err);
     return st ? st : ptreg_dbuf_read(d->grad, 0, grad, 3 * d->n * sizeof(double), err);
 }
 

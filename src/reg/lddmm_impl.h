@@ -10,9 +10,10 @@
 
 /* The program: pair/lddmm.cl's sums, reg/lddmm.cl's updates. */
 extern const ptreg_kernel_program ptreg_lddmm_kernels;
-/* Its -D options for a device and precision (fp32 or fp64 pair terms). */
-ptreg_status ptreg_lddmm_device_defines(const ptreg_dev *dev, ptreg_precision precision, char *defines, size_t size,
-                                        ptreg_error *err);
+/* Its -D options for a device, precision (fp32 or fp64 pair terms) and
+ * the pair kernels' knobs (NULL: the defaults). */
+ptreg_status ptreg_lddmm_device_defines(const ptreg_dev *dev, ptreg_precision precision, const ptreg_pair_gpu *gpu,
+                                        char *defines, size_t size, ptreg_error *err);
 
 typedef struct ptreg_lddmm_device ptreg_lddmm_device;
 

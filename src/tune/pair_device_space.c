@@ -29,11 +29,22 @@ void ptreg_tune_space_pair_device(ptreg_tune_space *s)
     };
 }
 
-void ptreg_tune_pair_device_apply(const double *point, ptreg_pair_options *o)
+void ptreg_tune_pair_device_apply(const double *point, ptreg_pair_gpu *gpu)
 {
-    o->device_wg = (int)point[D_WG];
-    o->device_exp = (int)point[D_EXP];
-    o->device_groups = (int)point[D_GROUPS];
+    *gpu = (ptreg_pair_gpu){(int)point[D_WG], (int)point[D_EXP], (int)point[D_GROUPS]};
+}
+
+ptreg_status ptreg_tune_space_on_device(ptreg_tune_space *s, const ptreg_device *device, ptreg_error *err)
+{
+    ptreg_dev *dev;
+    ptreg_status st = ptreg_dev_get(device, &dev, err);
+    for (int p = 0; !st && p < s->param_count; p++)
+        if (!strcmp(s->params[p].name, "native_exp") && s->params[p].fallback < 0) {
+            int native;
+            st = ptreg_pair_device_exp(dev, &native, err);
+            s->params[p].fallback = native;
+        }
+    return st;
 }
 
 ptreg_status ptreg_tune_machine_device(const ptreg_device *device, ptreg_tune_machine *m, ptreg_error *err)
@@ -137,11 +148,10 @@ ptreg_status ptreg_tune_pair_device_measure(void *ctx, const double *point, int 
                                             double *error, ptreg_error *err)
 {
     ptreg_tune_pair_device_job *j = ctx;
-    ptreg_pair_options o;
-    ptreg_pair_options_default(&o);
-    ptreg_tune_pair_device_apply(point, &o);
+    ptreg_pair_gpu gpu;
+    ptreg_tune_pair_device_apply(point, &gpu);
     ptreg_pair_device_config cfg;
-    ptreg_pair_device_config_of(&o, &cfg);
+    ptreg_pair_device_config_of(&gpu, &cfg);
     ptreg_pair_device *pd;
     ptreg_status st =
         ptreg_pair_device_create(j->dev, &ptreg_emicp_kernels, j->cols, j->n, j->precision, &cfg, j->n, 0, &pd, err);

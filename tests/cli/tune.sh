@@ -57,7 +57,21 @@ if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
     out_has '"kernel":	"pair-device"'; out_has '"wg"'
     expect 0 -- emicp --device opencl:0 --json; out_has '"source":	"tuned"'; out_has '"native_exp"'
     expect 0 -- emicp --device opencl:0 --json --no-tune; out_has '"source":	"default"'
-    expect 2 -- "$PTREG" tune --kernel fpfh --device opencl:0; err_has "fpfh not yet"
+    expect 0 -- "$PTREG" tune --kernel fpfh --device opencl:0 --size 500 --reps 1 --json; out_has '"search_wg"'
+    expect 0 -- "$PTREG" fpfh "$WORK/m.ply" --k 20 --device opencl:0 --json -o "$WORK/f_dev_tuned.csv"
+    out_has '"source":	"tuned"'
+    expect 0 -- "$PTREG" fpfh "$WORK/m.ply" --k 20 --device opencl:0 --no-tune -o "$WORK/f_dev_def.csv"
+    cmp -s "$WORK/f_dev_tuned.csv" "$WORK/f_dev_def.csv" || fail "fpfh on opencl:0: the work-groups moved bits"
+    expect 0 -- "$PTREG" tune --kernel lddmm --device opencl:0 --size 300 --search coordinate --sample 0.3 \
+        --reps 1 --json
+    out_has '"kernel":	"lddmm-device"'; out_has '"groups_per_unit"'
+    lddmm() { "$PTREG" lddmm "$WORK/m.ply" "$WORK/s.ply" --steps 5 --max-iter 3 --device opencl:0 --json "$@"; }
+    expect 0 -- lddmm; out_has '"source":	"tuned"'
+    tuned=$(sed -n 's/.*"objective":[^0-9-]*\([-0-9.e+]*\).*/\1/p' "$WORK/out")
+    expect 0 -- lddmm --no-tune; out_has '"source":	"default"'
+    plain=$(sed -n 's/.*"objective":[^0-9-]*\([-0-9.e+]*\).*/\1/p' "$WORK/out")
+    awk -v a="$tuned" -v b="$plain" 'BEGIN {d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= 1e-5 * b)}' ||
+        fail "lddmm on opencl:0: the tuned objective $tuned is not the default's $plain"
     expect 0 -- "$PTREG" tune --kernel harris --device opencl:0 --size 32 --reps 1 --json; out_has '"method"'
     expect 0 -- "$PTREG" harris3d "$WORK/v_32x32x16_uint8.raw" --device opencl:0 --threshold 0 --json \
         -o "$WORK/k_dev.csv"
@@ -67,7 +81,9 @@ fi
 
 PTREG_TUNE_CACHE=off expect 0 -- "$PTREG" tune --size 100 --search halving --sample 0.03 --reps 1
 err_has "not kept"
-expect 2 -- "$PTREG" tune --kernel pfh; err_has "pair, harris or fpfh"
+expect 2 -- "$PTREG" tune --kernel pfh; err_has "pair, harris, fpfh or lddmm"
+expect 2 -- "$PTREG" tune --kernel lddmm; err_has "give --device"
+expect 2 -- "$PTREG" tune --kernel harris --precision fp16; err_has "for pair, fp16"
 expect 2 -- "$PTREG" tune --precision fp64
 expect 2 -- "$PTREG" tune --search greedy
 expect 0 -- "$PTREG" tune --help; out_has "coordinate descent"; out_has "halving"
