@@ -5,8 +5,28 @@
 #include "check.h"
 #include "nn_ref.h"
 #include "core/cpu.h"
+#include "device/cpu_kernels.h"
+#include "nn/kdtree_impl.h"
 #include "ptreg/io.h"
 #include "ptreg/nn.h"
+
+/* The tree's search bounded by a squared distance (ICP's max_dist): the
+ * unbounded answer where it lies within the bound, no answer (and
+ * INFINITY) where it does not. */
+static void check_bounded(const char *what, const ptreg_kdtree *tree, const float *q, size_t nq, const uint32_t *ri,
+                          const float *rd)
+{
+    const float limit = rd[nq / 2];
+    uint32_t *slot = malloc(nq * sizeof *slot);
+    float *d = malloc(nq * sizeof *d);
+    ptreg_cpu_kernels()->kd_nearest_range(tree, q, nq, limit, NULL, slot, d);
+    size_t bad = 0;
+    for (size_t i = 0; i < nq; i++)
+        bad += rd[i] <= limit ? slot[i] == PTREG_NO_NEIGHBOR || tree->index[slot[i]] != ri[i] || d[i] != rd[i]
+                              : slot[i] != PTREG_NO_NEIGHBOR || d[i] != INFINITY;
+    CHECK_MSG(bad == 0, "%s: the k-d tree bounded by %g differs on %zu of %zu", what, (double)limit, bad, nq);
+    free(slot), free(d);
+}
 
 static void check_nearest(const char *what, const float *t, size_t m, const float *q, size_t nq)
 {
@@ -42,6 +62,7 @@ static void check_nearest(const char *what, const float *t, size_t m, const floa
                 CHECK_MSG(bad == 0, "%s: k-d tree (%s, leaf %d, hints %d) differs on %zu of %zu", what,
                           ptreg_isa_name((ptreg_isa)isa), opt.leaf_size, h, bad, nq);
             }
+            check_bounded(what, tree, q, nq, ri, rd);
             ptreg_kdtree_destroy(tree);
         }
     }
@@ -110,6 +131,13 @@ static void test_synthetic(void)
             size_t m = sizes[s], nq = 1500;
             float *t = make_cloud((cloud_kind)kind, m, 11 + s);
             float *q = make_queries((cloud_kind)kind, nq, 97 + s);
+            /* runs of equal queries and of equal targets (a scanner's
+             * invalid returns): a query equal to its predecessor takes its
+             * answer */
+            for (size_t i = 100; i < 400; i++)
+                memcpy(q + 3 * i, q + 300, 3 * sizeof(float));
+            for (size_t j = m / 2; j < m && j < m / 2 + 200; j++)
+                memcpy(t + 3 * j, t + 3 * (m / 2), 3 * sizeof(float));
             char what[64];
             snprintf(what, sizeof what, "%s m=%zu", cloud_kind_names[kind], m);
             check_nearest(what, t, m, q, nq);

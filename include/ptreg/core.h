@@ -149,9 +149,22 @@ void ptreg_matrix_to_quaternion(const double R[9], double q[4]);
 /* T from an axis (any length > 0), an angle in degrees and a translation. */
 void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, const double t[3],
                                      double T[16]);
+/* What the library takes as rigid (ptreg_transform_is_rigid's tol for
+ * every initial transform), and how far from it ptreg_transform_make_rigid
+ * repairs (Open3D's tutorials ship matrices 7.5e-4 off). */
+#define PTREG_RIGID_TOL 1e-6
+#define PTREG_NEARLY_RIGID_TOL 1e-2
+/* How far T is from a rigid motion: the largest of |R^T R - I| (entries)
+ * and |det R - 1|; INFINITY when T is not finite or its last row is not
+ * 0 0 0 1. */
+double ptreg_transform_rigidity_error(const double T[16]);
 /* Checks that T is finite, its last row is 0 0 0 1 and R is a rotation to
  * within tol (R^T R = I, det = +1). */
 int ptreg_transform_is_rigid(const double T[16], double tol);
+/* Replaces T's R by the nearest rotation (its polar factor), keeping t,
+ * when T is within PTREG_NEARLY_RIGID_TOL of rigid; returns its rigidity
+ * error before (T unchanged, and the error returned, when it is further). */
+double ptreg_transform_make_rigid(double T[16]);
 
 /* Weighted first and second moments of paired points p_i -> q_i, taken
  * relative to reference points so the cross-covariance keeps its digits

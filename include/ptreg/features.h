@@ -31,7 +31,8 @@ void ptreg_normals_options_default(ptreg_normals_options *opt);
 /* normals (3n floats) and curvature (n floats, may be NULL) of every point:
  * the eigenvector of the smallest eigenvalue of the neighbourhood's
  * covariance (double), curvature l0 / (l0 + l1 + l2), flipped toward the
- * viewpoint. Points with fewer than 3 neighbours get NaN and are counted
+ * viewpoint. Points with fewer than 3 neighbours, or whose neighbours all
+ * coincide, get NaN and are counted
  * in *missing (may be NULL). The same bits for any thread count. */
 ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
                            float *curvature, size_t *missing, ptreg_error *err);

@@ -1,6 +1,7 @@
 /* ptreg rigid ICP: Besl & McKay point-to-point with Horn's quaternion
- * solution, exact nearest neighbours, the sigma filter of the aerial
- * refuelling study and trimming. */
+ * solution, or point-to-plane by Gauss-Newton, with robust kernels (IRLS),
+ * exact nearest neighbours, the sigma filter of the aerial refuelling study
+ * and trimming. */
 #ifndef PTREG_ICP_H
 #define PTREG_ICP_H
 
@@ -37,8 +38,10 @@ typedef enum ptreg_stop_reason {
     PTREG_STOP_CONVERGED = 0,   /* the drop in MSE fell below tol */
     PTREG_STOP_MAX_ITERATIONS,  /* ran max_iter updates */
     PTREG_STOP_TOO_FEW_PAIRS,   /* fewer than 3 correspondences survived the filters */
-    PTREG_STOP_DEGENERATE,      /* the pairs do not fix a unique rotation */
-    PTREG_STOP_SIGMA_FINAL      /* EM-ICP: the annealed sigma^2 reached its final value */
+    PTREG_STOP_DEGENERATE,      /* the pairs do not fix a unique rotation (or, by Gauss-Newton, motion) */
+    PTREG_STOP_SIGMA_FINAL,     /* EM-ICP: the annealed sigma^2 reached its final value */
+    PTREG_STOP_RELATIVE_CHANGE, /* Open3D's test: fitness and RMSE both changed by less than asked */
+    PTREG_STOP_SMALL_STEP       /* PCL's transformation epsilon: the last step was that small */
 } ptreg_stop_reason;
 
 const char *ptreg_stop_reason_name(ptreg_stop_reason reason);
@@ -47,6 +50,37 @@ const char *ptreg_stop_reason_name(ptreg_stop_reason reason);
 #define PTREG_ICP_BACKENDS                                                                              \
     (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                     \
      PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
+
+/* What each pair's residual is. */
+typedef enum ptreg_icp_method {
+    PTREG_ICP_POINT = 0, /* T p - q (Besl & McKay); without a robust kernel Horn's closed form
+                          * solves each step, with one Gauss-Newton as for the others */
+    PTREG_ICP_PLANE      /* (T p - q) . n_q (Chen & Medioni), linearised: a 6 x 6 Gauss-Newton
+                          * step in double per iteration; needs the target's normals */
+} ptreg_icp_method;
+
+const char *ptreg_icp_method_name(ptreg_icp_method method);
+/* "point" or "plane"; -1 for another name. */
+int ptreg_icp_method_parse(const char *name, ptreg_icp_method *method);
+
+/* Robust kernels by iteratively reweighted least squares: each pair's
+ * weight in an iteration is w(r) of its residual r (the distance for
+ * POINT, the signed plane distance for PLANE) and the scale k, as Open3D's
+ * RobustKernel.Weight: Huber k / max(|r|, k); Cauchy 1 / (1 + (r/k)^2);
+ * Tukey (1 - (r/k)^2)^2 within k, else 0; Geman-McClure k / (k + r^2)^2. */
+typedef enum ptreg_robust_kernel {
+    PTREG_KERNEL_NONE = 0,
+    PTREG_KERNEL_HUBER,
+    PTREG_KERNEL_CAUCHY,
+    PTREG_KERNEL_TUKEY,
+    PTREG_KERNEL_GM
+} ptreg_robust_kernel;
+
+const char *ptreg_robust_kernel_name(ptreg_robust_kernel kernel);
+/* "none", "huber", "cauchy", "tukey" or "gm"; -1 for another name. */
+int ptreg_robust_kernel_parse(const char *name, ptreg_robust_kernel *kernel);
+/* w(r) of the kernel with scale k (1 for NONE). */
+double ptreg_robust_weight(ptreg_robust_kernel kernel, double k, double r);
 
 typedef struct ptreg_icp_options {
     int max_iter;         /* transform updates, default 30 */
@@ -59,20 +93,35 @@ typedef struct ptreg_icp_options {
     double init[16];      /* initial transform of the source (identity) */
     ptreg_nn_method nn;
     int no_tune;          /* auto ignores an index's measured method: the rule decides */
-    ptreg_device device;
+    ptreg_device device;  /* a GPU runs POINT without a kernel; auto takes the CPU for the rest */
+    ptreg_icp_method method;
+    ptreg_robust_kernel kernel;
+    double kernel_scale;  /* the kernel's k, > 0 (in the clouds' units); default 1 */
+    const float *target_normals; /* PLANE: the target's normals (m x 3, either sign; a pair whose normal
+                                    is not finite is left out); NULL: estimated from normal_k neighbours */
+    int normal_k;         /* default 10 (PCL's point-to-plane test) */
+    double relative_fitness; /* Open3D's stop: fitness and RMSE each changed by less than these between */
+    double relative_rmse;    /* two passes (both > 0 to apply; default 0: off) */
+    double transformation_epsilon; /* PCL's stop: the last step's squared translation <= eps and its
+                                      rotation's cosine >= 1 - eps (default 0: off) */
 } ptreg_icp_options;
 
 void ptreg_icp_options_default(ptreg_icp_options *opt);
+/* Whether the options take Gauss-Newton steps (every method and kernel
+ * but POINT without a kernel, which Horn's closed form solves): these run
+ * on the CPU only, for now. */
+int ptreg_icp_uses_gauss_newton(const ptreg_icp_options *opt);
 
 typedef struct ptreg_icp_result {
     double transformation[16]; /* takes the source onto the target */
-    double rmse;               /* over the pairs used, at the final transform */
+    double rmse;               /* of the pairs' distances, at the final transform (every method, as
+                                  Open3D's inlier_rmse) */
     double fitness;            /* pairs used / source points, at the final transform */
     size_t pairs;              /* pairs used at the final transform */
     int iterations;            /* transform updates made */
     int converged;             /* stopped by tol */
     ptreg_stop_reason stop_reason;
-    double *mse;               /* MSE before each update and at the end: iterations + 1 */
+    double *mse;               /* MSE (rmse squared) before each update and at the end: iterations + 1 */
     double time_ms;            /* clouds in memory to result, search build included
                                   (not an index's, for ptreg_icp_indexed) */
     double build_ms;           /* search-structure build, part of time_ms */

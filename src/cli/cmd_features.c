@@ -44,7 +44,8 @@ const cli_command cli_cmd_normals = {
     "Estimate normals by PCA of each point's neighbourhood.",
     "A point's normal is the eigenvector of the smallest eigenvalue of its neighbourhood's\n"
     "covariance (about the neighbourhood's centroid, in double), turned to face the viewpoint;\n"
-    "curvature is l0 / (l0 + l1 + l2). Points with fewer than 3 neighbours get NaN normals\n"
+    "curvature is l0 / (l0 + l1 + l2). Points with fewer than 3 neighbours, or whose\n"
+    "neighbours all coincide (a scanner's invalid returns at the origin), get NaN normals\n"
     "and are counted as missing. This is what PCL's NormalEstimation computes.\n\n"
     "time_ms counts from the cloud in memory to the normals (k-d tree included).",
     normals_options,
@@ -208,7 +209,7 @@ int cli_run_normals(int argc, char **argv)
     } else if (!st && !rc) {
         printf("ptreg normals: %s, %zu points, ", a.positional[0], c.n);
         print_neighborhood(&o.neighbors);
-        printf("\n  %zu without a normal (fewer than 3 neighbours), time %.2f ms, %d threads\n", missing, t,
+        printf("\n  %zu without a normal (fewer than 3 neighbours, or all in one place), time %.2f ms, %d threads\n", missing, t,
                ptreg_get_num_threads());
     }
     free(normals);

@@ -1,4 +1,5 @@
-/* ptreg icp: rigid point-to-point ICP of SOURCE onto TARGET. */
+/* ptreg icp: rigid ICP of SOURCE onto TARGET, point-to-point or
+ * point-to-plane, with robust kernels. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,17 +19,40 @@ static const cli_option icp_options[] = {
     {"filter-sigma", 0, "S", "leave out pairs whose error is over mean + S std (default off)"},
     {"filter-start", 0, "K", "first iteration (0-based) of the sigma filter (default 0)"},
     {"trim", 0, "F", "keep the closest fraction F of the pairs, (0, 1] (default 1)"},
+    {"method", 0, "M", "point (default: |T p - q|^2, Horn's steps) or plane (((T p - q) . n_q)^2, Gauss-Newton)"},
+    {"kernel", 0, "K", "robust kernel by reweighting: none (default), huber, cauchy, tukey or gm (Geman-McClure), "
+                       "as Open3D's; needs --kernel-scale"},
+    {"kernel-scale", 0, "S", "the kernel's scale k, in the clouds' units (the residual where it starts to "
+                             "discount a pair)"},
+    {"normal-k", 0, "K", "plane: estimate TARGET's normals from K neighbours (default 10; by default a "
+                         "TARGET file's own normals are used when it has them)"},
+    {"relative-fitness", 0, "F", "stop when fitness and rmse change by less than F and --relative-rmse "
+                                 "(Open3D's criteria; default off)"},
+    {"relative-rmse", 0, "R", "see --relative-fitness"},
+    {"transformation-epsilon", 0, "E", "stop after a step of squared translation <= E and rotation cosine "
+                                       ">= 1 - E (PCL's; default off)"},
     CLI_REGISTRATION_COMMON,
 };
 
 const cli_command cli_cmd_icp = {
     "icp",
     "SOURCE TARGET [options]\n       ptreg icp SOURCE --target-index MODEL.pti [options]",
-    "Register SOURCE onto TARGET by point-to-point ICP (Besl & McKay, Horn's quaternion solution).",
+    "Register SOURCE onto TARGET by rigid ICP: point-to-point or point-to-plane, robust kernels.",
     "Each iteration pairs every SOURCE point with its exact nearest TARGET point, leaves\n"
     "out pairs by --max-dist, then the sigma filter, then --trim, and moves SOURCE by the\n"
     "rigid transform that best aligns the pairs. The result takes SOURCE onto TARGET.\n"
     "Clouds: PLY, PCD, XYZ/CSV/TXT, VTK.\n\n"
+    "--method point (default) minimises the pairs' squared distances (Besl & McKay) by Horn's\n"
+    "closed form; --method plane minimises their squared distances along the TARGET point's\n"
+    "normal (Chen & Medioni; the right choice for scans of surfaces), one linearised 6 x 6\n"
+    "Gauss-Newton step in double per iteration (rmse and fitness are of the pairs'\n"
+    "distances for every method, as Open3D's). TARGET's normals: the file's own (PLY nx ny\n"
+    "nz, PCD normal_x ...)\n"
+    "or, without them, with --target-index, or with --normal-k, estimated from K neighbours.\n"
+    "--kernel reweights each pair by its residual every iteration (IRLS) with Open3D's\n"
+    "weights: huber k/max(|r|,k), cauchy 1/(1+(r/k)^2), tukey (1-(r/k)^2)^2 within k, gm\n"
+    "k/(k+r^2)^2; --max-dist also bounds the nearest-neighbour search, so points far from\n"
+    "TARGET cost little. Gauss-Newton runs on the CPU (auto picks it; a GPU named is refused).\n\n"
     "Every --nn method is exact and gives the same result bits. The delaunay-* methods\n"
     "walk the model's Delaunay graph from a start point: zero (the point nearest the\n"
     "centroid), kdann (the k-d tree's leaf, no backtracking), pnn (each point's last\n"
@@ -52,6 +76,36 @@ const cli_command cli_cmd_icp = {
     1,
     2,
 };
+
+/* --method, --kernel and the stopping rules of the peers. */
+static int read_objective_options(const cli_args *a, ptreg_icp_options *o)
+{
+    const char *method = cli_string(a, "method", "point"), *kernel = cli_string(a, "kernel", "none");
+    if (ptreg_icp_method_parse(method, &o->method)) {
+        cli_error("icp", "--method: '%s' is not point or plane", method);
+        return EXIT_USAGE;
+    }
+    if (ptreg_robust_kernel_parse(kernel, &o->kernel)) {
+        cli_error("icp", "--kernel: '%s' is not none, huber, cauchy, tukey or gm", kernel);
+        return EXIT_USAGE;
+    }
+    if (o->kernel != PTREG_KERNEL_NONE && !cli_has(a, "kernel-scale")) {
+        cli_error("icp", "--kernel %s: give its scale, --kernel-scale S (the residual, in the clouds' units, "
+                         "where it starts to discount a pair)",
+                  kernel);
+        return EXIT_USAGE;
+    }
+    int rc = cli_double(a, "kernel-scale", 1e-30, 1e30, &o->kernel_scale);
+    rc = rc ? rc : cli_int(a, "normal-k", 3, 1000, &o->normal_k);
+    rc = rc ? rc : cli_double(a, "relative-fitness", 0.0, 1.0, &o->relative_fitness);
+    rc = rc ? rc : cli_double(a, "relative-rmse", 0.0, 1e300, &o->relative_rmse);
+    rc = rc ? rc : cli_double(a, "transformation-epsilon", 0.0, 1.0, &o->transformation_epsilon);
+    if (!rc && cli_has(a, "relative-fitness") != cli_has(a, "relative-rmse")) {
+        cli_error("icp", "--relative-fitness and --relative-rmse go together (Open3D stops when both hold)");
+        return EXIT_USAGE;
+    }
+    return rc;
+}
 
 static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
 {
@@ -77,7 +131,7 @@ static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
                          "or delaunay-pnnopt", nn);
         return EXIT_USAGE;
     }
-    return EXIT_OK;
+    return read_objective_options(a, o);
 }
 
 /* The timings of --repeat runs; the reported time_ms is their median. */
@@ -215,11 +269,26 @@ static void print_device(const icp_job *job)
            (double)info.device_bytes / (1024.0 * 1024.0));
 }
 
-static void print_human(const icp_job *job, const ptreg_icp_result *r, const double *truth)
+/* Where PLANE's target normals came from (NULL for POINT). */
+static const char *normals_source(const ptreg_icp_options *opt)
+{
+    return opt->method != PTREG_ICP_PLANE ? NULL : opt->target_normals ? "file" : "estimated";
+}
+
+static void print_human(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
+                        const double *truth)
 {
     print_device(job);
     printf("  %s (%zu points) onto %s (%zu points), nn %s\n", job->source_path, job->source.n, job->target_path,
            job->target_points, ptreg_nn_method_name(r->nn));
+    printf("  method %s", ptreg_icp_method_name(opt->method));
+    if (opt->kernel)
+        printf(", %s kernel (scale %g)", ptreg_robust_kernel_name(opt->kernel), opt->kernel_scale);
+    if (normals_source(opt))
+        printf(", target normals %s%s", normals_source(opt), opt->target_normals ? "" : " (k ");
+    if (normals_source(opt) && !opt->target_normals)
+        printf("%d)", opt->normal_k);
+    printf("\n");
     if (r->nn_note[0])
         printf("  note: %s\n", r->nn_note);
     if (r->nn_measured)
@@ -291,10 +360,17 @@ static void json_add_device(cJSON *o, const icp_job *job)
     cJSON_AddNumberToObject(o, "device_bytes", (double)info.device_bytes);
 }
 
-static int print_json(const icp_job *job, const ptreg_icp_result *r, const double *truth, const run_times *rt)
+static int print_json(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
+                      const double *truth, const run_times *rt)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "command", "icp");
+    cJSON_AddStringToObject(o, "method", ptreg_icp_method_name(opt->method));
+    cJSON_AddStringToObject(o, "kernel", ptreg_robust_kernel_name(opt->kernel));
+    if (opt->kernel)
+        cJSON_AddNumberToObject(o, "kernel_scale", opt->kernel_scale);
+    if (normals_source(opt))
+        cJSON_AddStringToObject(o, "target_normals", normals_source(opt));
     cJSON_AddStringToObject(o, "source", job->source_path);
     cJSON_AddStringToObject(o, "target", job->target_path);
     cJSON_AddNumberToObject(o, "source_points", (double)job->source.n);
@@ -374,6 +450,25 @@ static ptreg_status run_repeated(const icp_job *job, const ptreg_icp_options *op
     return PTREG_OK;
 }
 
+/* Where the registration runs: the library's rule (Gauss-Newton steps on
+ * the CPU; auto takes it for them), a GPU named for them refused here. */
+static int resolve_device(const ptreg_icp_options *opt, ptreg_device *device)
+{
+    ptreg_error err;
+    if (ptreg_device_resolve(&opt->device, PTREG_ICP_BACKENDS, "ICP", device, &err)) {
+        cli_error("icp", "%s", err.message);
+        return EXIT_USAGE;
+    }
+    if (device->backend == PTREG_BACKEND_CPU || !ptreg_icp_uses_gauss_newton(opt))
+        return EXIT_OK;
+    if (opt->device.backend != PTREG_BACKEND_AUTO) {
+        cli_error("icp", "--device: on a GPU only --method point without --kernel runs (so far); use the CPU");
+        return EXIT_USAGE;
+    }
+    *device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    return EXIT_OK;
+}
+
 static int read_transforms(const cli_args *a, ptreg_icp_options *opt, double truth[16])
 {
     int rc = EXIT_OK;
@@ -400,14 +495,15 @@ int cli_run_icp(int argc, char **argv)
     icp_job job;
     ptreg_device device;
     ptreg_error err;
-    if (ptreg_device_resolve(&opt.device, PTREG_ICP_BACKENDS, "ICP", &device, &err)) {
-        cli_error("icp", "%s", err.message);
-        return EXIT_USAGE;
-    }
+    if ((rc = resolve_device(&opt, &device)))
+        return rc;
     if ((rc = load_job(&a, &opt, &device, &job)) || (rc = prepare_model(&job))) {
         free_job(&job);
         return rc;
     }
+    /* plane: TARGET's own normals unless asked to estimate them */
+    if (opt.method == PTREG_ICP_PLANE && job.target.normals && !cli_has(&a, "normal-k"))
+        opt.target_normals = job.target.normals;
     ptreg_icp_result r;
     run_times rt = {calloc((size_t)repeat, sizeof(double)), 0};
     ptreg_status st = rt.ms ? run_repeated(&job, &opt, repeat, &r, &rt, &err)
@@ -420,9 +516,9 @@ int cli_run_icp(int argc, char **argv)
         rc = cli_write_registration("icp", &a, &job.source, r.transformation);
         const double *t = cli_has(&a, "truth") ? truth : NULL;
         if (!rc && cli_has(&a, "json"))
-            rc = print_json(&job, &r, t, &rt);
+            rc = print_json(&job, &opt, &r, t, &rt);
         else if (!rc)
-            print_human(&job, &r, t);
+            print_human(&job, &opt, &r, t);
         ptreg_icp_result_free(&r);
     }
     free(rt.ms);

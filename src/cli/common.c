@@ -54,10 +54,16 @@ int cli_read_transform(const char *cmd, const char *path, double T[16])
         cli_error(cmd, "%s", err.message);
         return cli_exit_code(st, 1);
     }
-    if (!ptreg_transform_is_rigid(T, 1e-4)) {
-        cli_error(cmd, "%s: the matrix is not a rigid transform (rotation and translation)", path);
+    const double off = ptreg_transform_make_rigid(T);
+    if (!(off <= PTREG_NEARLY_RIGID_TOL)) {
+        cli_error(cmd, "%s: the matrix is not a rigid transform (its rotation is %.3g from orthonormal with "
+                       "determinant 1; at most %g is repaired)",
+                  path, off, PTREG_NEARLY_RIGID_TOL);
         return EXIT_BAD_INPUT;
     }
+    if (off > PTREG_RIGID_TOL)
+        fprintf(stderr, "ptreg %s: warning: %s: the rotation is %.3g from orthonormal; its nearest rotation is used\n",
+                cmd, path, off);
     return EXIT_OK;
 }
 

@@ -142,24 +142,62 @@ void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, con
     }
 }
 
-int ptreg_transform_is_rigid(const double T[16], double tol)
+static double det3(const double R[9])
+{
+    return R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
+           R[2] * (R[3] * R[7] - R[4] * R[6]);
+}
+
+double ptreg_transform_rigidity_error(const double T[16])
 {
     for (int i = 0; i < 16; i++)
         if (!isfinite(T[i]))
-            return 0;
+            return INFINITY;
     if (T[12] != 0.0 || T[13] != 0.0 || T[14] != 0.0 || T[15] != 1.0)
-        return 0;
+        return INFINITY;
+    double R[9], worst = 0.0;
+    ptreg_transform_rotation(T, R);
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 3; b++) {
             double dot = 0.0;
             for (int k = 0; k < 3; k++)
-                dot += T[4 * k + a] * T[4 * k + b];
-            if (fabs(dot - (a == b ? 1.0 : 0.0)) > tol)
-                return 0;
+                dot += R[3 * k + a] * R[3 * k + b];
+            worst = fmax(worst, fabs(dot - (a == b ? 1.0 : 0.0)));
         }
-    double det = T[0] * (T[5] * T[10] - T[6] * T[9]) - T[1] * (T[4] * T[10] - T[6] * T[8]) +
-                 T[2] * (T[4] * T[9] - T[5] * T[8]);
-    return fabs(det - 1.0) <= tol;
+    return fmax(worst, fabs(det3(R) - 1.0));
+}
+
+int ptreg_transform_is_rigid(const double T[16], double tol) { return ptreg_transform_rigidity_error(T) <= tol; }
+
+double ptreg_transform_make_rigid(double T[16])
+{
+    const double before = ptreg_transform_rigidity_error(T);
+    if (!(before <= PTREG_NEARLY_RIGID_TOL))
+        return before;
+    /* Newton's iteration for the polar factor, R <- (R + R^-T) / 2: from a
+     * matrix this near a rotation it converges in a few steps */
+    double R[9];
+    ptreg_transform_rotation(T, R);
+    for (int it = 0; it < 20; it++) {
+        const double d = det3(R);
+        const double inv_t[9] = {(R[4] * R[8] - R[5] * R[7]) / d, (R[5] * R[6] - R[3] * R[8]) / d,
+                                 (R[3] * R[7] - R[4] * R[6]) / d, (R[2] * R[7] - R[1] * R[8]) / d,
+                                 (R[0] * R[8] - R[2] * R[6]) / d, (R[1] * R[6] - R[0] * R[7]) / d,
+                                 (R[1] * R[5] - R[2] * R[4]) / d, (R[2] * R[3] - R[0] * R[5]) / d,
+                                 (R[0] * R[4] - R[1] * R[3]) / d};
+        double change = 0.0;
+        for (int i = 0; i < 9; i++) {
+            const double next = 0.5 * (R[i] + inv_t[i]);
+            change = fmax(change, fabs(next - R[i]));
+            R[i] = next;
+        }
+        if (change < 1e-16)
+            break;
+    }
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            T[4 * r + c] = R[3 * r + c];
+    return before;
 }
 
 double ptreg_transform_quaternion_difference(const double A[16], const double B[16])

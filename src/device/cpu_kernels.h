@@ -23,10 +23,12 @@ struct ptreg_cpu_kernels {
     /* Nearest neighbours of one range of queries (the callers spread ranges
      * over threads): by brute force, and in the k-d tree, each search
      * seeded by hint_slot (NULL or PTREG_NO_NEIGHBOR: by the previous
-     * query's answer). */
+     * query's answer) and bounded by limit (a squared distance; INFINITY:
+     * none): a query with no point within it gets PTREG_NO_NEIGHBOR and
+     * INFINITY. */
     void (*brute_range)(const ptreg_brute_target *t, const float *q, size_t nq, uint32_t *index, float *dist2);
-    void (*kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq, const uint32_t *hint_slot,
-                             uint32_t *out_slot, float *dist2);
+    void (*kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq, float limit,
+                             const uint32_t *hint_slot, uint32_t *out_slot, float *dist2);
     /* Nearest points by Delaunay walks from `start` (with PTREG_WALK_SEED,
      * slot holds the seeds; PTREG_NO_NEIGHBOR starts at the graph's start);
      * slot receives the answers, tally the walk statistics (added to). mem

@@ -15,7 +15,10 @@ void ptreg_normals_options_default(ptreg_normals_options *opt)
     opt->neighbors.k = 30;
 }
 
-/* Normal and curvature of one neighbourhood; 0 with fewer than 3 points. */
+/* Normal and curvature of one neighbourhood; 0 with fewer than 3 points
+ * or with all of them in one place (a scanner's invalid returns at the
+ * origin), where no plane is defined and any axis would pin registration
+ * pairs to it. */
 static int pca_normal(const float *xyz, const feat_list *nb, const float p[3], const double vp[3],
                       float normal[3], float *curvature)
 {
@@ -38,7 +41,9 @@ static int pca_normal(const float *xyz, const feat_list *nb, const float p[3], c
     ptreg_eigen_symmetric(cov, 3, lambda, V);
     double nx = V[0], ny = V[3], nz = V[6]; /* column 0: the smallest eigenvalue */
     double sum = lambda[0] + lambda[1] + lambda[2];
-    *curvature = sum > 0 ? (float)(lambda[0] / sum) : 0.0f;
+    if (!(sum > 0))
+        return 0;
+    *curvature = (float)(lambda[0] / sum);
     /* Face the viewpoint: (vp - p) . n >= 0. */
     if ((vp[0] - p[0]) * nx + (vp[1] - p[1]) * ny + (vp[2] - p[2]) * nz < 0) {
         nx = -nx;

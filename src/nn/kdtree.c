@@ -417,7 +417,7 @@ void ptreg_kdtree_nearest(const ptreg_kdtree *t, const float *queries, size_t nq
             uint32_t h = hint ? hint[i0 + i] : PTREG_NO_NEIGHBOR;
             slots[i] = h < t->n ? t->slot[h] : PTREG_NO_NEIGHBOR;
         }
-        ptreg_cpu_kernels()->kd_nearest_range(t, queries + 3 * i0, cnt, slots, slots, dist2 + i0);
+        ptreg_cpu_kernels()->kd_nearest_range(t, queries + 3 * i0, cnt, INFINITY, slots, slots, dist2 + i0);
         for (size_t i = 0; i < cnt; i++)
             index[i0 + i] = slots[i] == PTREG_NO_NEIGHBOR ? PTREG_NO_NEIGHBOR : t->index[slots[i]];
     }

@@ -24,7 +24,7 @@ typedef struct ptreg_brute_target {
 #define PTREG_DECLARE_NN_KERNELS(sfx)                                                       \
     void ptreg_brute_range##sfx(const ptreg_brute_target *t, const float *q, size_t nq,     \
                                 uint32_t *index, float *dist2);                             \
-    void ptreg_kd_nearest_range##sfx(const ptreg_kdtree *tree, const float *q, size_t nq,   \
+    void ptreg_kd_nearest_range##sfx(const ptreg_kdtree *tree, const float *q, size_t nq, float limit, \
                                      const uint32_t *hint_slot, uint32_t *out_slot, float *dist2); \
     void ptreg_dt_nearest_range##sfx(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, \
                                      size_t nq, ptreg_walk_start start, uint32_t *slot, float *dist2,   \

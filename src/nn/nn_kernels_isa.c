@@ -419,57 +419,64 @@ static void kd_search_from(const ptreg_kdtree *t, uint32_t node, const float *q,
 /* A seeded search ends in the seed's leaf when the ball through the seed
  * stays inside it, or in the leaf's neighbours when they certify the best;
  * otherwise it climbs to the nearest ancestor the ball stays inside (or the
- * root) and searches below. An unseeded one searches from the root. */
-static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed,
+ * root) and searches below. An unseeded one searches from the root. The
+ * ball starts no wider than limit: a query far from every point then
+ * prunes at once instead of searching far (no answer: NO_NEIGHBOR). */
+static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed, float limit,
                            uint32_t *out_s, float *out_d)
 {
-    float best_d = INFINITY;
+    float best_d = limit;
     uint32_t best_s = PTREG_NO_NEIGHBOR, node = 0;
     if (seed != PTREG_NO_NEIGHBOR) {
         const ptreg_kd_chunk *c = &t->chunks[seed / PTREG_KD_LANES];
         unsigned l = seed % PTREG_KD_LANES;
-        best_d = ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
-        best_s = seed;
+        const float seed_d = ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
+        if (seed_d <= limit)
+            best_d = seed_d, best_s = seed;
         /* The answer is usually in the seed's leaf: scanning it first
          * shrinks the ball, which then more often stays inside the leaf and
          * meets fewer of its neighbours. */
         const uint32_t seed_leaf = c->leaf;
         const ptreg_kd_leaf *leaf = &t->leaves[seed_leaf];
         kd_scan_leaf(t, leaf, q, &best_d, &best_s);
-        if (kd_ball_inside(&leaf->cell, q, best_d)) {
-            *out_s = best_s;
-            *out_d = best_d;
-            return;
-        }
+        if (kd_ball_inside(&leaf->cell, q, best_d))
+            goto found;
         /* the neighbours can only certify a ball narrower than their reach */
         if ((double)best_d < leaf->reach * leaf->reach) {
             kd_scan_neighbours(t, leaf, seed_leaf, q, &best_d, &best_s);
-            if (kd_neighbours_certify(leaf, q, best_d)) {
-                *out_s = best_s;
-                *out_d = best_d;
-                return;
-            }
+            if (kd_neighbours_certify(leaf, q, best_d))
+                goto found;
         }
         node = leaf->parent;
         while (node != 0 && !kd_ball_inside(&t->cells[node], q, best_d))
             node = t->parent[node];
     }
     kd_search_from(t, node, q, &best_d, &best_s);
+found:
     *out_s = best_s;
-    *out_d = best_d;
+    *out_d = best_s == PTREG_NO_NEIGHBOR ? INFINITY : best_d;
 }
 
-void ISA_FN(ptreg_kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq,
+void ISA_FN(ptreg_kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq, float limit,
                                     const uint32_t *hint_slot, uint32_t *out_slot, float *dist2)
 {
     /* Without a seed of its own a query starts from its predecessor's
      * answer: callers pass spatially coherent batches (scans in raster
-     * order, ICP's moved source), where that is usually close. */
+     * order, ICP's moved source), where that is usually close. A query
+     * equal to its predecessor takes its answer: a scanner's invalid
+     * returns, thousands of points at the origin, would each scan the
+     * target's thousands of copies of it. */
     for (size_t i = 0; i < nq; i++) {
+        const float *qi = q + 3 * i;
+        if (i > 0 && qi[0] == qi[-3] && qi[1] == qi[-2] && qi[2] == qi[-1]) {
+            out_slot[i] = out_slot[i - 1];
+            dist2[i] = dist2[i - 1];
+            continue;
+        }
         uint32_t seed = hint_slot ? hint_slot[i] : PTREG_NO_NEIGHBOR;
         if (seed == PTREG_NO_NEIGHBOR && i > 0)
             seed = out_slot[i - 1];
-        kd_nearest_one(tree, q + 3 * i, seed, &out_slot[i], &dist2[i]);
+        kd_nearest_one(tree, q + 3 * i, seed, limit, &out_slot[i], &dist2[i]);
     }
 }
 
@@ -768,7 +775,7 @@ void ISA_FN(ptreg_dt_nearest_range)(const ptreg_kdtree *t, const ptreg_delaunay 
         dt_stop stop;
         s = dt_walk(g, qi, s, &d, &steps, &stop);
         if (!stop.certain)
-            kd_nearest_one(t, qi, s, &s, &d);
+            kd_nearest_one(t, qi, s, INFINITY, &s, &d);
         if (mem && stop.certain) {
             const ptreg_dt_head *row = dt_row(g, s);
             const float p[3] = {row->x, row->y, row->z};

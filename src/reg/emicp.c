@@ -297,7 +297,7 @@ ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, siz
     }
     ptreg_status st = check_input(source, n, "source", err);
     st = st ? st : check_input(target, m, "target", err);
-    if (!st && !ptreg_transform_is_rigid(opt->init, 1e-6))
+    if (!st && !ptreg_transform_is_rigid(opt->init, PTREG_RIGID_TOL))
         st = ptreg_error_set(err, PTREG_ERR_ARG, "EM-ICP: the initial transform is not rigid");
     ptreg_device on;
     st = st ? st : ptreg_device_resolve(&opt->device, PTREG_EMICP_BACKENDS, "EM-ICP", &on, err);

@@ -1,5 +1,6 @@
-/* Rigid point-to-point ICP (Besl & McKay 1992) with Horn's quaternion
- * solution, the sigma filter of the aerial-refuelling study and trimming.
+/* Rigid ICP: point-to-point (Besl & McKay 1992) with Horn's quaternion
+ * solution, or Gauss-Newton steps (point-to-plane, robust kernels:
+ * icp_gn.c), the sigma filter of the aerial-refuelling study and trimming.
  * See docs/ALGORITHMS.md. Every sum over points is taken in fixed blocks
  * added in block order, so the result has the same bits for any thread
  * count. */
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "device/cpu_kernels.h"
+#include "ptreg/features.h"
 #include "nn/index_impl.h"
 #include "nn/kdtree_impl.h"
 #include "nn/nn_dispatch.h"
@@ -61,6 +63,8 @@ const char *ptreg_stop_reason_name(ptreg_stop_reason reason)
     case PTREG_STOP_TOO_FEW_PAIRS: return "too_few_pairs";
     case PTREG_STOP_DEGENERATE: return "degenerate";
     case PTREG_STOP_SIGMA_FINAL: return "sigma_final";
+    case PTREG_STOP_RELATIVE_CHANGE: return "relative_change";
+    case PTREG_STOP_SMALL_STEP: return "small_step";
     }
     return "unknown";
 }
@@ -77,6 +81,10 @@ void ptreg_icp_options_default(ptreg_icp_options *opt)
     ptreg_transform_identity(opt->init);
     opt->nn = PTREG_NN_AUTO;
     opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
+    opt->method = PTREG_ICP_POINT;
+    opt->kernel = PTREG_KERNEL_NONE;
+    opt->kernel_scale = 1.0;
+    opt->normal_k = 10;
 }
 
 void ptreg_icp_result_free(ptreg_icp_result *result)
@@ -109,13 +117,18 @@ typedef struct icp_state {
                            also the next pass's seed */
     float *dist2;
     float *matched;     /* the nearest target point's coordinates */
+    const float *normals; /* PLANE: the target's normals, in its order */
+    float *matched_n;   /* PLANE: the nearest target point's normal */
+    float limit;        /* the k-d tree's search bound: max_d2 */
+    int gauss_newton;   /* steps by Gauss-Newton (else Horn's) */
     unsigned char *use; /* the pair survives the filters */
     uint64_t *keys;     /* trimming: (distance bits, the caller's index) */
     uint32_t *position; /* trimming: per caller's index, its position here */
     double ref[3];      /* reference point of the moment sums */
     size_t blocks;
     ptreg_moments *block_moments;
-    double *block_sums; /* per block: summed squared distance */
+    ptreg_icp_normal_eq *block_eq;
+    double *block_sums; /* per block: summed squared residuals */
 } icp_state;
 
 static int finite_points(const float *p, size_t n, size_t *bad)
@@ -146,8 +159,22 @@ ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: trim fraction %g is outside (0, 1]", opt->trim);
     if (isnan(opt->tol) || isnan(opt->max_dist) || isnan(opt->filter_sigma) || opt->filter_start < 0)
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: invalid tolerance, distance or filter option");
-    if (!ptreg_transform_is_rigid(opt->init, 1e-6))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: the initial transform is not a rigid motion");
+    if (!ptreg_transform_is_rigid(opt->init, PTREG_RIGID_TOL))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "ICP: the initial transform is not a rigid motion (ptreg_transform_make_rigid "
+                               "repairs one within %g)",
+                               PTREG_NEARLY_RIGID_TOL);
+    if ((unsigned)opt->method > PTREG_ICP_PLANE || (unsigned)opt->kernel > PTREG_KERNEL_GM)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: unknown method %d or robust kernel %d", (int)opt->method,
+                               (int)opt->kernel);
+    if (opt->kernel != PTREG_KERNEL_NONE && !(opt->kernel_scale > 0.0 && isfinite(opt->kernel_scale)))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: the %s kernel's scale %g is not a positive number",
+                               ptreg_robust_kernel_name(opt->kernel), opt->kernel_scale);
+    if (opt->method == PTREG_ICP_PLANE && !opt->target_normals && (opt->normal_k < 3 || opt->normal_k > 1000))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: normal_k %d is outside 3..1000", opt->normal_k);
+    if (!(opt->relative_fitness >= 0.0) || !(opt->relative_rmse >= 0.0) || !(opt->transformation_epsilon >= 0.0))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "ICP: relative fitness, relative RMSE and transformation epsilon must be >= 0");
     return PTREG_OK;
 }
 
@@ -211,6 +238,8 @@ static void state_free(icp_state *s)
     free(s->nearest);
     free(s->dist2);
     free(s->matched);
+    free(s->matched_n);
+    free(s->block_eq);
     free(s->use);
     free(s->keys);
     free(s->position);
@@ -288,6 +317,8 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->tree = idx->tree;
     s->graph = ptreg_nn_method_is_delaunay(nn) ? idx->graph : NULL;
     s->max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
+    s->limit = s->max_d2;
+    s->gauss_newton = ptreg_icp_uses_gauss_newton(opt);
     s->filters = opt->filter_sigma > 0.0 || opt->trim < 1.0;
     s->blocks = (n + SUM_BLOCK - 1) / SUM_BLOCK;
     s->moved = malloc(3 * n * sizeof(float));
@@ -298,13 +329,16 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->keys = opt->trim < 1.0 ? malloc(n * sizeof(uint64_t)) : NULL;
     s->position = opt->trim < 1.0 ? malloc(n * sizeof(uint32_t)) : NULL;
     s->block_moments = malloc(s->blocks * sizeof(ptreg_moments));
+    s->block_eq = s->gauss_newton ? malloc(s->blocks * sizeof(ptreg_icp_normal_eq)) : NULL;
+    s->matched_n = opt->method == PTREG_ICP_PLANE ? malloc(3 * n * sizeof(float)) : NULL;
     s->block_sums = malloc(s->blocks * sizeof(double));
     s->block_walk = s->graph ? malloc(s->blocks * sizeof(ptreg_walk_stats)) : NULL;
     int seeded = nn == PTREG_NN_DELAUNAY_PNN || nn == PTREG_NN_DELAUNAY_PNNOPT;
     s->walk_memory = s->graph && seeded ? malloc(n * sizeof(ptreg_dt_memory)) : NULL;
     if (!s->moved || !s->nearest || !s->dist2 || !s->matched || !s->use ||
         (opt->trim < 1.0 && (!s->keys || !s->position)) ||
-        !s->block_moments || !s->block_sums || (s->graph && (!s->block_walk || (seeded && !s->walk_memory))))
+        !s->block_moments || !s->block_sums || (s->graph && (!s->block_walk || (seeded && !s->walk_memory))) ||
+        (s->gauss_newton && !s->block_eq) || (opt->method == PTREG_ICP_PLANE && !s->matched_n))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     for (size_t i = 0; i < n; i++)
         s->nearest[i] = PTREG_NO_NEIGHBOR;
@@ -315,12 +349,19 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     return PTREG_OK;
 }
 
-/* Moments of block b's used pairs (moved source -> matched target) and
- * their summed squared distance: what ptreg_moments_add with unit weights
- * would sum, in the same order, by the per-ISA kernel. */
-static void block_moments(icp_state *s, size_t b)
+/* What a step needs of block b's used pairs (moved source -> matched
+ * target) and their summed squared residuals. Horn's: the moments, what
+ * ptreg_moments_add with unit weights would sum, in the same order, by the
+ * per-ISA kernel; Gauss-Newton's: the normal equations (icp_gn.c). */
+static void block_sums(icp_state *s, size_t b)
 {
     size_t i0 = b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
+    if (s->gauss_newton) {
+        ptreg_icp_gn_block(s->opt, s->ref, s->moved + 3 * i0, s->matched + 3 * i0,
+                           s->matched_n ? s->matched_n + 3 * i0 : NULL, s->use + i0, cnt, &s->block_eq[b],
+                           &s->block_sums[b]);
+        return;
+    }
     ptreg_pair_sums sums;
     ptreg_cpu_kernels()->pair_sums_range(s->moved + 3 * i0, s->matched + 3 * i0, s->dist2 + i0, s->use + i0, cnt,
                                          s->ref, &sums);
@@ -344,15 +385,50 @@ ptreg_walk_start ptreg_icp_walk_start(ptreg_nn_method nn, int pass)
     }
 }
 
+/* The target's index of an answer (a tree slot, or brute force's index). */
+static uint32_t target_index(const icp_state *s, uint32_t answer)
+{
+    return s->nn == PTREG_NN_BRUTE ? answer : s->tree->index[answer];
+}
+
+/* Each answered pair's target point (and normal), and whether it is used:
+ * within max_dist and, for PLANE, with a finite normal. An unanswered
+ * query (none within the k-d tree's bound) is matched to itself, unused. */
+static void gather_matches(icp_state *s, size_t i0, size_t cnt)
+{
+    const float *moved = s->moved + 3 * i0, *d2 = s->dist2 + i0;
+    const uint32_t *nearest = s->nearest + i0;
+    float *matched = s->matched + 3 * i0;
+    for (size_t i = 0; i < cnt; i++) {
+        int use = nearest[i] != PTREG_NO_NEIGHBOR && d2[i] <= s->max_d2;
+        if (!use)
+            memcpy(matched + 3 * i, moved + 3 * i, 3 * sizeof(float));
+        else if (s->nn == PTREG_NN_BRUTE)
+            memcpy(matched + 3 * i, s->target + 3 * (size_t)nearest[i], 3 * sizeof(float));
+        else
+            ptreg_kdtree_slot_point(s->tree, nearest[i], matched + 3 * i);
+        if (s->matched_n) {
+            float *nm = s->matched_n + 3 * (i0 + i);
+            if (use)
+                memcpy(nm, s->normals + 3 * (size_t)target_index(s, nearest[i]), 3 * sizeof(float));
+            use = use && isfinite(nm[0]) && isfinite(nm[1]) && isfinite(nm[2]);
+            if (!use)
+                nm[0] = nm[1] = nm[2] = 0.0f;
+        }
+        s->use[i0 + i] = (unsigned char)use;
+    }
+}
+
 /* Block b of one iteration: move the source points by T, find each one's
  * nearest target point, keep those within max_dist, and, when no filter
- * needs global statistics first, take the block's moments too. The tree is
+ * needs global statistics first, take the block's sums too. The tree is
  * searched in its own slot order, seeded by the last iteration's answer,
- * which after the first few iterations usually is the answer. */
+ * which after the first few iterations usually is the answer, and bounded
+ * by max_dist, so a point far from the target costs little. */
 static void correspond_block(icp_state *s, const double T[16], size_t b)
 {
     size_t i0 = b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
-    float *moved = s->moved + 3 * i0, *matched = s->matched + 3 * i0, *d2 = s->dist2 + i0;
+    float *moved = s->moved + 3 * i0, *d2 = s->dist2 + i0;
     uint32_t *nearest = s->nearest + i0;
     ptreg_transform_points(T, s->source + 3 * i0, moved, cnt);
     if (s->graph) {
@@ -360,21 +436,14 @@ static void correspond_block(icp_state *s, const double T[16], size_t b)
         ptreg_walk_start start = ptreg_icp_walk_start(s->nn, s->pass);
         ptreg_cpu_kernels()->dt_nearest_range(s->tree, s->graph, moved, cnt, start, nearest, d2,
                                               s->walk_memory ? s->walk_memory + i0 : NULL, &s->block_walk[b]);
-        for (size_t i = 0; i < cnt; i++)
-            ptreg_kdtree_slot_point(s->tree, nearest[i], matched + 3 * i);
     } else if (s->nn == PTREG_NN_KDTREE) {
-        ptreg_cpu_kernels()->kd_nearest_range(s->tree, moved, cnt, nearest, nearest, d2);
-        for (size_t i = 0; i < cnt; i++)
-            ptreg_kdtree_slot_point(s->tree, nearest[i], matched + 3 * i);
+        ptreg_cpu_kernels()->kd_nearest_range(s->tree, moved, cnt, s->limit, nearest, nearest, d2);
     } else {
         ptreg_cpu_kernels()->brute_range(&s->brute, moved, cnt, nearest, d2);
-        for (size_t i = 0; i < cnt; i++)
-            memcpy(matched + 3 * i, s->target + 3 * (size_t)nearest[i], 3 * sizeof(float));
     }
-    for (size_t i = 0; i < cnt; i++)
-        s->use[i0 + i] = d2[i] <= s->max_d2;
+    gather_matches(s, i0, cnt);
     if (!s->filters)
-        block_moments(s, b);
+        block_sums(s, b);
 }
 
 /* The sigma filter: pairs whose error is more than sigma standard
@@ -426,11 +495,9 @@ static void trim_pairs(icp_state *s, double trim)
         s->use[s->position[s->keys[k] & 0xffffffffu]] = 0;
 }
 
-/* One pass of correspondences under T: pairs, filters, and the moments of
- * the pairs kept, summed over blocks in block order. Returns the pairs
- * kept. */
-static size_t correspond(icp_state *s, const double T[16], int iteration, ptreg_moments *total,
-                         double *sum_d2, ptreg_walk_stats *walk)
+/* One pass of correspondences under T: pairs, filters, and the sums of
+ * the pairs kept, over blocks in block order. */
+static void correspond(icp_state *s, const double T[16], int iteration, ptreg_icp_pass *pass, ptreg_walk_stats *walk)
 {
     long blocks = (long)s->blocks;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
@@ -450,23 +517,75 @@ static size_t correspond(icp_state *s, const double T[16], int iteration, ptreg_
             trim_pairs(s, opt->trim);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
         for (long b = 0; b < blocks; b++)
-            block_moments(s, (size_t)b);
+            block_sums(s, (size_t)b);
     }
-    ptreg_moments_init(total, s->ref, s->ref);
-    *sum_d2 = 0.0;
+    memset(pass, 0, sizeof *pass);
+    ptreg_moments_init(&pass->moments, s->ref, s->ref);
     for (size_t b = 0; b < s->blocks; b++) {
-        ptreg_moments_merge(total, &s->block_moments[b]);
-        *sum_d2 += s->block_sums[b];
+        if (s->gauss_newton)
+            ptreg_icp_normal_eq_merge(&pass->eq, &s->block_eq[b]);
+        else
+            ptreg_moments_merge(&pass->moments, &s->block_moments[b]);
+        pass->sum_r2 += s->block_sums[b];
     }
-    return (size_t)total->w;
+    /* counted, not summed: Gauss-Newton's blocks carry no count */
+    for (size_t i = 0; i < s->n; i++)
+        pass->used += s->use[i];
 }
 
-static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration, ptreg_moments *total,
-                                   double *sum_d2, size_t *used, ptreg_walk_stats *walk, ptreg_error *err)
+static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration, ptreg_icp_pass *pass,
+                                   ptreg_walk_stats *walk, ptreg_error *err)
 {
     (void)err;
-    *used = correspond(ctx, T, iteration, total, sum_d2, walk);
+    correspond(ctx, T, iteration, pass, walk);
     return PTREG_OK;
+}
+
+/* PCL's transformation epsilon: the step's squared translation and its
+ * rotation's cosine, (trace R - 1) / 2, against eps (DefaultConvergenceCriteria
+ * with the rotation threshold it derives from eps). */
+static int small_step(const double dT[16], double eps)
+{
+    const double t2 = dT[3] * dT[3] + dT[7] * dT[7] + dT[11] * dT[11];
+    const double cos_angle = 0.5 * (dT[0] + dT[5] + dT[10] - 1.0);
+    return t2 <= eps && cos_angle >= 1.0 - eps;
+}
+
+/* Why the iterations stop after pass k (its MSE and fitness in r), or -1
+ * to go on; small: the step before it was PCL's small step. */
+static int stop_after_pass(const ptreg_icp_options *opt, double tol, const ptreg_icp_result *r, int k,
+                           double last_fitness, double last_rmse, int small)
+{
+    if (small)
+        return PTREG_STOP_SMALL_STEP;
+    /* Besl's test on the size of the change: with rejection the MSE can
+     * rise as pairs rejoin, which is not convergence. */
+    if (k > 0 && tol > 0.0 && fabs(r->mse[k - 1] - r->mse[k]) < tol)
+        return PTREG_STOP_CONVERGED;
+    /* Open3D's: both changed by less than asked */
+    if (k > 0 && opt->relative_fitness > 0.0 && opt->relative_rmse > 0.0 &&
+        fabs(r->fitness - last_fitness) < opt->relative_fitness && fabs(r->rmse - last_rmse) < opt->relative_rmse)
+        return PTREG_STOP_RELATIVE_CHANGE;
+    if (k == opt->max_iter)
+        return PTREG_STOP_MAX_ITERATIONS;
+    if (r->pairs < (opt->method == PTREG_ICP_PLANE ? 6u : 3u))
+        return PTREG_STOP_TOO_FEW_PAIRS;
+    return -1;
+}
+
+/* The step from a pass: Horn's closed form, or Gauss-Newton's; 0 when the
+ * pairs do not fix it. */
+static ptreg_status step_of(const ptreg_icp_options *opt, const ptreg_icp_pass *pass, double dT[16], int *fixed,
+                            ptreg_error *err)
+{
+    if (ptreg_icp_uses_gauss_newton(opt)) {
+        *fixed = ptreg_icp_gn_step(&pass->eq, pass->moments.ref_p, dT);
+        return PTREG_OK;
+    }
+    int degenerate;
+    ptreg_status st = ptreg_horn_solve(&pass->moments, dT, &degenerate, err);
+    *fixed = !degenerate;
+    return st;
 }
 
 ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond_pass, void *ctx, size_t n,
@@ -474,44 +593,37 @@ ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond_pass, void *ct
 {
     double *T = r->transformation;
     memcpy(T, opt->init, 16 * sizeof(double));
+    int small = 0;
     for (int k = 0;; k++) {
-        ptreg_moments mom;
-        double sum_d2;
-        size_t used;
-        ptreg_status st = correspond_pass(ctx, T, k, &mom, &sum_d2, &used, r->walk ? &r->walk[k] : NULL, err);
+        ptreg_icp_pass pass;
+        ptreg_status st = correspond_pass(ctx, T, k, &pass, r->walk ? &r->walk[k] : NULL, err);
         if (st)
             return st;
-        double mse = used ? sum_d2 / (double)used : 0.0;
+        const double last_fitness = r->fitness, last_rmse = r->rmse;
+        double mse = pass.used ? pass.sum_r2 / (double)pass.used : 0.0;
         r->mse[k] = mse;
         r->iterations = k;
-        r->pairs = used;
+        r->pairs = pass.used;
         r->rmse = sqrt(mse);
-        r->fitness = (double)used / (double)n;
-        /* Besl's test on the size of the change: with rejection the MSE can
-         * rise as pairs rejoin, which is not convergence. */
-        if (k > 0 && tol > 0.0 && fabs(r->mse[k - 1] - mse) < tol) {
-            r->converged = 1;
-            r->stop_reason = PTREG_STOP_CONVERGED;
-            return PTREG_OK;
-        }
-        if (k == opt->max_iter) {
-            r->stop_reason = PTREG_STOP_MAX_ITERATIONS;
-            return PTREG_OK;
-        }
-        if (used < 3) {
-            r->stop_reason = PTREG_STOP_TOO_FEW_PAIRS;
+        r->fitness = (double)pass.used / (double)n;
+        const int stop = stop_after_pass(opt, tol, r, k, last_fitness, last_rmse, small);
+        if (stop >= 0) {
+            r->stop_reason = (ptreg_stop_reason)stop;
+            r->converged = stop == PTREG_STOP_CONVERGED || stop == PTREG_STOP_RELATIVE_CHANGE ||
+                           stop == PTREG_STOP_SMALL_STEP;
             return PTREG_OK;
         }
         double dT[16];
-        int degenerate;
-        st = ptreg_horn_solve(&mom, dT, &degenerate, err);
-        if (st)
+        int fixed;
+        if ((st = step_of(opt, &pass, dT, &fixed, err)))
             return st;
-        if (degenerate) {
+        if (!fixed) {
             r->stop_reason = PTREG_STOP_DEGENERATE;
             return PTREG_OK;
         }
         ptreg_transform_mul(dT, T, T);
+        /* one more pass measures the pairs at the final transform */
+        small = opt->transformation_epsilon > 0.0 && small_step(dT, opt->transformation_epsilon);
     }
 }
 
@@ -530,6 +642,27 @@ double ptreg_icp_tolerance(const ptreg_icp_options *opt, double diag2)
     return opt->tol < 0.0 ? 1e-10 * diag2 : opt->tol;
 }
 
+/* PLANE's target normals: the caller's, or estimated from normal_k
+ * neighbours into *owned (build_ms counts them). */
+static ptreg_status target_normals(const ptreg_model_index *idx, const ptreg_icp_options *opt, const float **normals,
+                                   float **owned, ptreg_icp_result *r, ptreg_error *err)
+{
+    *normals = opt->target_normals;
+    *owned = NULL;
+    if (opt->method != PTREG_ICP_PLANE || *normals)
+        return PTREG_OK;
+    if (!(*owned = malloc(3 * idx->n * sizeof(float))))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", idx->n);
+    ptreg_normals_options no;
+    ptreg_normals_options_default(&no);
+    no.neighbors = (ptreg_neighborhood){(size_t)opt->normal_k, 0.0};
+    double tb = ptreg_time_ms();
+    ptreg_status st = ptreg_normals(idx->points, idx->n, &no, *owned, NULL, NULL, err);
+    r->build_ms += ptreg_time_ms() - tb;
+    *normals = *owned;
+    return st;
+}
+
 /* The registration proper, on an index; t0 is when the caller's clouds were
  * in memory (time_ms counts from it). */
 static ptreg_status icp_run(const float *source, size_t n, const ptreg_model_index *idx,
@@ -537,7 +670,9 @@ static ptreg_status icp_run(const float *source, size_t n, const ptreg_model_ind
 {
     icp_state s;
     ptreg_nn_method nn = ptreg_icp_choose_nn(opt, n, idx, 1, r);
+    float *owned_normals = NULL;
     ptreg_status st = state_init(&s, source, n, idx, opt, nn, err);
+    st = st ? st : target_normals(idx, opt, &s.normals, &owned_normals, r, err);
     r->nn = nn;
     if (!st)
         st = ptreg_icp_result_alloc(r, opt->max_iter, s.graph != NULL, err);
@@ -551,6 +686,7 @@ static ptreg_status icp_run(const float *source, size_t n, const ptreg_model_ind
     if (!st)
         st = ptreg_icp_iterate(cpu_correspond, &s, s.n, opt, ptreg_icp_tolerance(opt, diag2), r, err);
     state_free(&s);
+    free(owned_normals);
     if (st) {
         ptreg_icp_result_free(r);
         return st;
@@ -583,6 +719,25 @@ static ptreg_status icp_on(const ptreg_device *device, const float *source, size
     return ptreg_icp_device_once(device, source, n, idx, opt, t0, r, err);
 }
 
+/* Where the options run: their device, except that Gauss-Newton steps
+ * have no device kernels yet, so auto takes the CPU for them and a GPU
+ * asked for by name is refused. */
+static ptreg_status resolve_device(const ptreg_icp_options *opt, ptreg_device *on, ptreg_error *err)
+{
+    ptreg_status st = ptreg_device_resolve(&opt->device, PTREG_ICP_BACKENDS, "ICP", on, err);
+    if (st || on->backend == PTREG_BACKEND_CPU || !ptreg_icp_uses_gauss_newton(opt))
+        return st;
+    if (opt->device.backend == PTREG_BACKEND_AUTO) {
+        *on = (ptreg_device){PTREG_BACKEND_CPU, 0};
+        return PTREG_OK;
+    }
+    return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                           "ICP on a GPU: point-to-point without a robust kernel only (%s%s%s asked for); use "
+                           "the CPU",
+                           ptreg_icp_method_name(opt->method), opt->kernel ? " with the kernel " : "",
+                           opt->kernel ? ptreg_robust_kernel_name(opt->kernel) : "");
+}
+
 ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_index *target,
                                const ptreg_icp_options *opt_in, ptreg_icp_result *r, ptreg_error *err)
 {
@@ -590,7 +745,7 @@ ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_
     ptreg_icp_options def;
     ptreg_device on;
     ptreg_status st = begin(source, n, target->points, target->n, &opt_in, &def, r, err);
-    st = st ? st : ptreg_device_resolve(&opt_in->device, PTREG_ICP_BACKENDS, "ICP", &on, err);
+    st = st ? st : resolve_device(opt_in, &on, err);
     return st ? st : icp_on(&on, source, n, target, opt_in, t0, r, err);
 }
 
@@ -601,7 +756,7 @@ ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_
     ptreg_icp_options def;
     ptreg_device on;
     ptreg_status st = begin(source, n, target, m, &opt_in, &def, r, err);
-    st = st ? st : ptreg_device_resolve(&opt_in->device, PTREG_ICP_BACKENDS, "ICP", &on, err);
+    st = st ? st : resolve_device(opt_in, &on, err);
     if (st)
         return st;
     /* Without a prebuilt index only the structures the method needs are

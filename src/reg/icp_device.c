@@ -320,8 +320,8 @@ static ptreg_status read_summary(device_run *r, ptreg_moments *total, double *su
     return PTREG_OK;
 }
 
-static ptreg_status device_correspond(void *ctx, const double T[16], int iteration, ptreg_moments *total,
-                                      double *sum_d2, size_t *used, ptreg_walk_stats *walk, ptreg_error *err)
+static ptreg_status device_correspond(void *ctx, const double T[16], int iteration, ptreg_icp_pass *pass,
+                                      ptreg_walk_stats *walk, ptreg_error *err)
 {
     device_run *r = ctx;
     ptreg_status st = launch_transform(r, T, err);
@@ -332,9 +332,10 @@ static ptreg_status device_correspond(void *ctx, const double T[16], int iterati
     if (!st && r->opt->trim < 1.0)
         st = trim_select(r, err);
     st = st ? st : launch_moments(r, err);
-    st = st ? st : read_summary(r, total, sum_d2, walk, err);
+    memset(pass, 0, sizeof *pass);
+    st = st ? st : read_summary(r, &pass->moments, &pass->sum_r2, walk, err);
     if (!st)
-        *used = (size_t)total->w;
+        pass->used = (size_t)pass->moments.w;
     return st;
 }
 
@@ -413,6 +414,9 @@ ptreg_status ptreg_icp_model_register(ptreg_icp_model *m, const float *source, s
         on_model.device = m->device;
         return ptreg_icp_indexed(source, n, m->index, &on_model, r, err);
     }
+    if (ptreg_icp_uses_gauss_newton(opt))
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "ICP on %s: point-to-point without a robust kernel only",
+                               m->dev->label);
     st = device_register(m, source, n, opt, r, err);
     if (st) {
         ptreg_icp_result_free(r);

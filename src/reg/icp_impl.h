@@ -30,15 +30,44 @@ ptreg_walk_start ptreg_icp_walk_start(ptreg_nn_method nn, int pass);
 /* The result's per-iteration arrays (mse; walk statistics when walks). */
 ptreg_status ptreg_icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks, ptreg_error *err);
 
+/* The Gauss-Newton normal equations of a set of pairs about a centre c,
+ * in the step x = (omega, t) that moves a point p to c + R(omega)(p - c) + t:
+ * H (the upper triangle of sum w J^T J, row by row) and g = sum w J^T r. */
+typedef struct ptreg_icp_normal_eq {
+    double H[21], g[6];
+} ptreg_icp_normal_eq;
+
+/* Block sums of n pairs (moved source p, matched target q, the target's
+ * normal nq for PLANE; pairs with use[i] only), about centre c, in pair
+ * order in double: the normal equations (kernel weights in them) and the
+ * pairs' summed squared distances (unweighted: the RMSE Open3D reports for
+ * every method). */
+void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const float *p, const float *q,
+                        const float *nq, const unsigned char *use, size_t n, ptreg_icp_normal_eq *eq,
+                        double *sum_r2);
+void ptreg_icp_normal_eq_merge(ptreg_icp_normal_eq *a, const ptreg_icp_normal_eq *b);
+/* The step solving H x = -g (Cholesky, double) as a transform dT; 0 when H
+ * is not positive definite (the pairs do not fix the motion). */
+int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], double dT[16]);
+
+/* What one pass of correspondences gives the iterations. */
+typedef struct ptreg_icp_pass {
+    ptreg_moments moments;  /* Horn's steps: the pairs' moments */
+    ptreg_icp_normal_eq eq; /* Gauss-Newton steps: the normal equations */
+    double sum_r2;          /* the pairs' summed squared distances */
+    size_t used;            /* pairs kept */
+} ptreg_icp_pass;
+
 /* One pass of correspondences under T: the pairs kept after the filters
- * (iteration decides whether the sigma filter applies), their moments and
- * summed squared distance, and (walk not NULL) the walks' statistics. */
-typedef ptreg_status (*ptreg_icp_correspond_fn)(void *ctx, const double T[16], int iteration, ptreg_moments *total,
-                                                double *sum_d2, size_t *used, ptreg_walk_stats *walk,
-                                                ptreg_error *err);
-/* Besl & McKay's iterations from opt->init: correspondences, Horn, until
- * the MSE settles (tol), max_iter, too few pairs or a degenerate set. Fills
- * r's transformation, mse, rmse, fitness, pairs, iterations and stop. */
+ * (iteration decides whether the sigma filter applies), what the step
+ * needs of them, and (walk not NULL) the walks' statistics. */
+typedef ptreg_status (*ptreg_icp_correspond_fn)(void *ctx, const double T[16], int iteration, ptreg_icp_pass *pass,
+                                                ptreg_walk_stats *walk, ptreg_error *err);
+/* The iterations from opt->init: correspondences, then Horn's or a
+ * Gauss-Newton step, until the MSE settles (tol), Open3D's relative
+ * change or PCL's step size says so, max_iter, too few pairs or a
+ * degenerate set. Fills r's transformation, mse, rmse, fitness, pairs,
+ * iterations and stop. */
 ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond, void *ctx, size_t n, const ptreg_icp_options *opt,
                                double tol, ptreg_icp_result *r, ptreg_error *err);
 

@@ -38,9 +38,33 @@ printf '1 0 0 0\n0 2 0 0\n0 0 1 0\n0 0 0 1\n' >"$WORK/scale.txt"
 expect 3 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --init "$WORK/scale.txt"; err_has "rigid"
 printf '1 0 0\n' >"$WORK/short.txt"
 expect 3 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --init "$WORK/short.txt"; err_has "short.txt"
+# Open3D's ICP tutorial's start, 7.5e-4 from rigid: repaired with a warning, as the library takes it
+printf '0.862 0.011 -0.507 0.5\n-0.139 0.967 -0.215 0.7\n0.487 0.255 0.835 -1.4\n0 0 0 1\n' >"$WORK/o3d_init.txt"
+expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --init "$WORK/o3d_init.txt" --max-iter 2
+err_has "o3d_init.txt"; err_has "nearest rotation"
+
+# point-to-plane: the model file's normals, or estimated ones; the pose recovered; robust kernels
+expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method plane --normal-k 12 --truth "$WORK/truth.txt" \
+    --json
+out_has '"method":	"plane"'; out_has '"target_normals":	"estimated"'; out_has '"kernel":	"none"'
+angle=$(sed -n 's/.*"rotation_error_deg":[^0-9]*\([0-9.e-]*\).*/\1/p' "$WORK/out")
+awk -v a="$angle" 'BEGIN { exit !(a < 0.5) }' || fail "plane: rotation error $angle deg is not below 0.5"
+expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method plane --kernel tukey --kernel-scale 0.05 \
+    --relative-fitness 1e-6 --relative-rmse 1e-6 --json
+out_has '"kernel":	"tukey"'; out_has '"kernel_scale":	0.05'; out_has '"target_normals":	"file"'
+expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --kernel huber --kernel-scale 0.01 \
+    --transformation-epsilon 1e-12 --tol 0 --max-iter 500 --json
+out_has '"stop_reason":	"small_step"'
+expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --kernel huber; err_has "--kernel-scale"
+expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method gicp; err_has "point or plane"
+expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --kernel welsch --kernel-scale 1; err_has "--kernel"
+expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --relative-fitness 1e-6; err_has "--relative-rmse"
+if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
+    expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method plane --device opencl:0; err_has "GPU"
+fi
 # a write that cannot happen: exit 4, nothing left behind
 expect 4 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" -o "$WORK/no/such/dir/moved.ply"
-[ -z "$(ls "$WORK" | grep -v -E '^(model.ply|scan.ply|truth.txt|moved.pcd|T.txt|out|err|one_thread.json|bad.ply|scale.txt|short.txt)$')" ] ||
+[ -z "$(ls "$WORK" | grep -v -E '^(model.ply|scan.ply|truth.txt|moved.pcd|T.txt|out|err|one_thread.json|bad.ply|scale.txt|short.txt|o3d_init.txt)$')" ] ||
     fail "stray files: $(ls "$WORK")"
 # a device that is not here: a usage error naming it, never a CPU run
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --device cuda:9 -o "$WORK/never.ply"; err_has "cuda:9"

@@ -1,0 +1,210 @@
+/* ICP's Gauss-Newton steps (icp_impl.h): point-to-point and point-to-plane
+ * residuals, robust kernels by iteratively reweighted least squares, the
+ * 6 x 6 normal equations in double. docs/ALGORITHMS.md, "Point-to-plane
+ * ICP and robust kernels". */
+#include <math.h>
+#include <string.h>
+
+#include "reg/icp_impl.h"
+
+const char *ptreg_icp_method_name(ptreg_icp_method method)
+{
+    return method == PTREG_ICP_PLANE ? "plane" : "point";
+}
+
+int ptreg_icp_method_parse(const char *name, ptreg_icp_method *method)
+{
+    for (int m = PTREG_ICP_POINT; m <= PTREG_ICP_PLANE; m++)
+        if (!strcmp(name, ptreg_icp_method_name((ptreg_icp_method)m))) {
+            *method = (ptreg_icp_method)m;
+            return 0;
+        }
+    return -1;
+}
+
+static const char *const kernel_names[] = {"none", "huber", "cauchy", "tukey", "gm"};
+
+const char *ptreg_robust_kernel_name(ptreg_robust_kernel kernel)
+{
+    return (unsigned)kernel <= PTREG_KERNEL_GM ? kernel_names[kernel] : "unknown";
+}
+
+int ptreg_robust_kernel_parse(const char *name, ptreg_robust_kernel *kernel)
+{
+    for (int k = PTREG_KERNEL_NONE; k <= PTREG_KERNEL_GM; k++)
+        if (!strcmp(name, kernel_names[k])) {
+            *kernel = (ptreg_robust_kernel)k;
+            return 0;
+        }
+    return -1;
+}
+
+double ptreg_robust_weight(ptreg_robust_kernel kernel, double k, double r)
+{
+    const double e = fabs(r);
+    switch (kernel) {
+    case PTREG_KERNEL_HUBER: return e > k ? k / e : 1.0;
+    case PTREG_KERNEL_CAUCHY: return 1.0 / (1.0 + (r / k) * (r / k));
+    case PTREG_KERNEL_TUKEY: {
+        if (e > k)
+            return 0.0;
+        const double u = 1.0 - (e / k) * (e / k);
+        return u * u;
+    }
+    case PTREG_KERNEL_GM: {
+        const double s = k + r * r;
+        return k / (s * s);
+    }
+    case PTREG_KERNEL_NONE: break;
+    }
+    return 1.0;
+}
+
+int ptreg_icp_uses_gauss_newton(const ptreg_icp_options *opt)
+{
+    return opt->method != PTREG_ICP_POINT || opt->kernel != PTREG_KERNEL_NONE;
+}
+
+/* H += w J J^T (upper triangle, row by row), g += w r J. */
+static void add_row(ptreg_icp_normal_eq *eq, const double J[6], double r, double w)
+{
+    int at = 0;
+    for (int i = 0; i < 6; i++) {
+        const double wi = w * J[i];
+        for (int j = i; j < 6; j++)
+            eq->H[at++] += wi * J[j];
+        eq->g[i] += wi * r;
+    }
+}
+
+/* The point's three rows: d + omega x p + t, p relative to the centre. */
+static void add_point_pair(ptreg_icp_normal_eq *eq, const double p[3], const double d[3], double w)
+{
+    const double rows[3][6] = {{0.0, p[2], -p[1], 1.0, 0.0, 0.0},
+                               {-p[2], 0.0, p[0], 0.0, 1.0, 0.0},
+                               {p[1], -p[0], 0.0, 0.0, 0.0, 1.0}};
+    for (int k = 0; k < 3; k++)
+        add_row(eq, rows[k], d[k], w);
+}
+
+/* The plane's row: d.n + omega . (p x n) + t . n. */
+static void add_plane_pair(ptreg_icp_normal_eq *eq, const double p[3], const double n[3], double r, double w)
+{
+    const double J[6] = {p[1] * n[2] - p[2] * n[1], p[2] * n[0] - p[0] * n[2], p[0] * n[1] - p[1] * n[0],
+                         n[0], n[1], n[2]};
+    add_row(eq, J, r, w);
+}
+
+void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const float *p, const float *q,
+                        const float *nq, const unsigned char *use, size_t n, ptreg_icp_normal_eq *eq,
+                        double *sum_r2)
+{
+    memset(eq, 0, sizeof *eq);
+    double r2 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (!use[i])
+            continue;
+        double pc[3], d[3];
+        for (int k = 0; k < 3; k++) {
+            pc[k] = (double)p[3 * i + k] - c[k];
+            d[k] = (double)p[3 * i + k] - (double)q[3 * i + k];
+        }
+        const double dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        if (opt->method == PTREG_ICP_PLANE) {
+            const double nrm[3] = {nq[3 * i], nq[3 * i + 1], nq[3 * i + 2]};
+            const double r = d[0] * nrm[0] + d[1] * nrm[1] + d[2] * nrm[2];
+            add_plane_pair(eq, pc, nrm, r, ptreg_robust_weight(opt->kernel, opt->kernel_scale, r));
+        } else {
+            add_point_pair(eq, pc, d, ptreg_robust_weight(opt->kernel, opt->kernel_scale, sqrt(dd)));
+        }
+        r2 += dd;
+    }
+    *sum_r2 = r2;
+}
+
+void ptreg_icp_normal_eq_merge(ptreg_icp_normal_eq *a, const ptreg_icp_normal_eq *b)
+{
+    for (int i = 0; i < 21; i++)
+        a->H[i] += b->H[i];
+    for (int i = 0; i < 6; i++)
+        a->g[i] += b->g[i];
+}
+
+/* Solves H x = b by Cholesky, H from the packed upper triangle; 0 when H
+ * is not (numerically) positive definite. */
+static int cholesky_solve(const double packed[21], const double b[6], double x[6])
+{
+    double L[6][6] = {{0}}, A[6][6];
+    int at = 0;
+    for (int i = 0; i < 6; i++)
+        for (int j = i; j < 6; j++)
+            A[i][j] = A[j][i] = packed[at++];
+    double largest = 0.0;
+    for (int i = 0; i < 6; i++)
+        largest = fmax(largest, A[i][i]);
+    for (int j = 0; j < 6; j++) {
+        double s = A[j][j];
+        for (int k = 0; k < j; k++)
+            s -= L[j][k] * L[j][k];
+        /* a pivot lost to rounding against the largest: a direction the
+         * pairs do not constrain */
+        if (!(s > 1e-12 * largest))
+            return 0;
+        L[j][j] = sqrt(s);
+        for (int i = j + 1; i < 6; i++) {
+            double t = A[i][j];
+            for (int k = 0; k < j; k++)
+                t -= L[i][k] * L[j][k];
+            L[i][j] = t / L[j][j];
+        }
+    }
+    double y[6];
+    for (int i = 0; i < 6; i++) {
+        double t = b[i];
+        for (int k = 0; k < i; k++)
+            t -= L[i][k] * y[k];
+        y[i] = t / L[i][i];
+    }
+    for (int i = 5; i >= 0; i--) {
+        double t = y[i];
+        for (int k = i + 1; k < 6; k++)
+            t -= L[k][i] * x[k];
+        x[i] = t / L[i][i];
+    }
+    return 1;
+}
+
+/* R = exp([omega]x) by Rodrigues' formula (its series near 0). */
+static void rotation_of(const double w[3], double R[9])
+{
+    const double th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2], th = sqrt(th2);
+    const double a = th2 < 1e-16 ? 1.0 - th2 / 6.0 : sin(th) / th;
+    const double b = th2 < 1e-16 ? 0.5 - th2 / 24.0 : (1.0 - cos(th)) / th2;
+    const double K[9] = {0.0, -w[2], w[1], w[2], 0.0, -w[0], -w[1], w[0], 0.0};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            double kk = 0.0;
+            for (int k = 0; k < 3; k++)
+                kk += K[3 * i + k] * K[3 * k + j];
+            R[3 * i + j] = (i == j) + a * K[3 * i + j] + b * kk;
+        }
+}
+
+int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], double dT[16])
+{
+    const double minus_g[6] = {-eq->g[0], -eq->g[1], -eq->g[2], -eq->g[3], -eq->g[4], -eq->g[5]};
+    double x[6], R[9];
+    if (!cholesky_solve(eq->H, minus_g, x))
+        return 0;
+    rotation_of(x, R);
+    ptreg_transform_identity(dT);
+    for (int i = 0; i < 3; i++) {
+        double rc = 0.0;
+        for (int j = 0; j < 3; j++) {
+            dT[4 * i + j] = R[3 * i + j];
+            rc += R[3 * i + j] * c[j];
+        }
+        dT[4 * i + 3] = c[i] + x[3 + i] - rc;
+    }
+    return 1;
+}
