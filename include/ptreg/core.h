@@ -66,6 +66,16 @@ void ptreg_cloud_free(ptreg_cloud *cloud);
  * normal is a valid "unknown") and adds the count to dropped_nonfinite. */
 void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud);
 
+/* Voxel-grid downsampling as Open3D's VoxelDownSample: cubes of side voxel
+ * (> 0) from half a voxel below the cloud's minimum; each occupied cube's
+ * points become their centroid (in double, in point order) and, when the
+ * cloud has normals, their mean normal made unit (NaN where they cancel;
+ * Open3D leaves the mean unnormalised). The same output for every run: in
+ * the order of each cube's first point (Open3D's is a hash map's). A voxel
+ * so small that an axis holds 2^21 cubes, or a non-finite point, is
+ * PTREG_ERR_ARG. out is allocated (ptreg_cloud_free). */
+ptreg_status ptreg_voxel_downsample(const ptreg_cloud *in, double voxel, ptreg_cloud *out, ptreg_error *err);
+
 /* The mean of n > 0 points (interleaved xyz), summed in double in order,
  * and their RMS distance from c. */
 void ptreg_points_centroid(const float *xyz, size_t n, double c[3]);

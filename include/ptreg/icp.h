@@ -55,17 +55,21 @@ const char *ptreg_stop_reason_name(ptreg_stop_reason reason);
 typedef enum ptreg_icp_method {
     PTREG_ICP_POINT = 0, /* T p - q (Besl & McKay); without a robust kernel Horn's closed form
                           * solves each step, with one Gauss-Newton as for the others */
-    PTREG_ICP_PLANE      /* (T p - q) . n_q (Chen & Medioni), linearised: a 6 x 6 Gauss-Newton
+    PTREG_ICP_PLANE,     /* (T p - q) . n_q (Chen & Medioni), linearised: a 6 x 6 Gauss-Newton
                           * step in double per iteration; needs the target's normals */
+    PTREG_ICP_GICP       /* (T p - q)^T (C_q + R C_p R^T)^-1 (T p - q) (Segal, Haehnel, Thrun):
+                          * each point's covariance plane-regularised from its normal,
+                          * C = I - (1 - eps) n n^T; needs both clouds' normals */
 } ptreg_icp_method;
 
 const char *ptreg_icp_method_name(ptreg_icp_method method);
-/* "point" or "plane"; -1 for another name. */
+/* "point", "plane" or "gicp"; -1 for another name. */
 int ptreg_icp_method_parse(const char *name, ptreg_icp_method *method);
 
 /* Robust kernels by iteratively reweighted least squares: each pair's
  * weight in an iteration is w(r) of its residual r (the distance for
- * POINT, the signed plane distance for PLANE) and the scale k, as Open3D's
+ * POINT, the signed plane distance for PLANE, the Mahalanobis distance for
+ * GICP) and the scale k, as Open3D's
  * RobustKernel.Weight: Huber k / max(|r|, k); Cauchy 1 / (1 + (r/k)^2);
  * Tukey (1 - (r/k)^2)^2 within k, else 0; Geman-McClure k / (k + r^2)^2. */
 typedef enum ptreg_robust_kernel {
@@ -97,9 +101,13 @@ typedef struct ptreg_icp_options {
     ptreg_icp_method method;
     ptreg_robust_kernel kernel;
     double kernel_scale;  /* the kernel's k, > 0 (in the clouds' units); default 1 */
-    const float *target_normals; /* PLANE: the target's normals (m x 3, either sign; a pair whose normal
-                                    is not finite is left out); NULL: estimated from normal_k neighbours */
+    const float *target_normals; /* PLANE, GICP: the target's normals (m x 3, either sign; a pair whose
+                                    normal is not finite counts in fitness and rmse but not in the step);
+                                    NULL: estimated from normal_k neighbours */
+    const float *source_normals; /* GICP: the source's normals (n x 3), the same way */
     int normal_k;         /* default 10 (PCL's point-to-plane test) */
+    double gicp_epsilon;  /* GICP: a covariance's variance along its normal, the others 1 (default 1e-3,
+                             Segal's and Open3D's) */
     double relative_fitness; /* Open3D's stop: fitness and RMSE each changed by less than these between */
     double relative_rmse;    /* two passes (both > 0 to apply; default 0: off) */
     double transformation_epsilon; /* PCL's stop: the last step's squared translation <= eps and its

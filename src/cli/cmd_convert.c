@@ -7,6 +7,8 @@
 static const cli_option convert_options[] = {
     {"output", 'o', "FILE", "the converted cloud (format from the extension: ply, pcd, xyz, txt, csv)"},
     {"transform", 0, "FILE", "move the points (and normals) by this 4x4 transform"},
+    {"voxel", 0, "V", "keep one point per cube of side V: the centroid of its points (Open3D's VoxelDownSample; "
+                      "normals averaged and made unit), in the order of each cube's first point"},
     {"no-normals", 0, NULL, "leave normals out"},
     {"ascii", 0, NULL, "write text PLY/PCD (default binary)"},
 };
@@ -14,7 +16,7 @@ static const cli_option convert_options[] = {
 const cli_command cli_cmd_convert = {
     "convert",
     "INPUT -o OUTPUT [options]",
-    "Convert a cloud between PLY, PCD, XYZ/CSV/TXT (and read VTK), optionally moved by a transform.",
+    "Convert a cloud between PLY, PCD, XYZ/CSV/TXT (and read VTK), optionally moved or downsampled.",
     NULL,
     convert_options,
     sizeof convert_options / sizeof convert_options[0],
@@ -35,9 +37,23 @@ int cli_run_convert(int argc, char **argv)
     double T[16];
     if (cli_has(&a, "transform") && (rc = cli_read_transform("convert", cli_string(&a, "transform", NULL), T)))
         return rc;
+    double voxel = 0.0;
+    if ((rc = cli_double(&a, "voxel", 1e-30, 1e30, &voxel)))
+        return rc;
     ptreg_cloud c;
     if ((rc = cli_load_cloud("convert", a.positional[0], &c, 0)))
         return rc;
+    ptreg_error err;
+    if (voxel > 0.0) {
+        ptreg_cloud down;
+        if (ptreg_voxel_downsample(&c, voxel, &down, &err)) {
+            cli_error("convert", "--voxel: %s", err.message);
+            ptreg_cloud_free(&c);
+            return EXIT_USAGE;
+        }
+        ptreg_cloud_free(&c);
+        c = down;
+    }
     if (cli_has(&a, "transform")) {
         ptreg_transform_points(T, c.xyz, c.xyz, c.n);
         if (c.normals)
@@ -47,7 +63,6 @@ int cli_run_convert(int argc, char **argv)
     ptreg_write_options_default(&opt);
     opt.ascii = cli_has(&a, "ascii");
     opt.with_normals = !cli_has(&a, "no-normals");
-    ptreg_error err;
     ptreg_status st = ptreg_cloud_write(cli_string(&a, "output", NULL), &c, &opt, &err);
     if (st) {
         cli_error("convert", "%s", err.message);

@@ -19,40 +19,47 @@ static const cli_option icp_options[] = {
     {"filter-sigma", 0, "S", "leave out pairs whose error is over mean + S std (default off)"},
     {"filter-start", 0, "K", "first iteration (0-based) of the sigma filter (default 0)"},
     {"trim", 0, "F", "keep the closest fraction F of the pairs, (0, 1] (default 1)"},
-    {"method", 0, "M", "point (default: |T p - q|^2, Horn's steps) or plane (((T p - q) . n_q)^2, Gauss-Newton)"},
+    {"method", 0, "M", "point (default: |T p - q|^2, Horn's steps), plane (((T p - q) . n_q)^2) or gicp "
+                       "(Generalized-ICP, plane-regularised covariances); the last two by Gauss-Newton"},
     {"kernel", 0, "K", "robust kernel by reweighting: none (default), huber, cauchy, tukey or gm (Geman-McClure), "
                        "as Open3D's; needs --kernel-scale"},
     {"kernel-scale", 0, "S", "the kernel's scale k, in the clouds' units (the residual where it starts to "
                              "discount a pair)"},
-    {"normal-k", 0, "K", "plane: estimate TARGET's normals from K neighbours (default 10; by default a "
-                         "TARGET file's own normals are used when it has them)"},
+    {"normal-k", 0, "K", "plane, gicp: estimate the normals from K neighbours (default 10; by default a "
+                         "file's own normals are used when it has them)"},
+    {"gicp-epsilon", 0, "E", "gicp: each covariance's variance along the normal, the others 1 (default 1e-3)"},
     {"relative-fitness", 0, "F", "stop when fitness and rmse change by less than F and --relative-rmse "
                                  "(Open3D's criteria; default off)"},
     {"relative-rmse", 0, "R", "see --relative-fitness"},
     {"transformation-epsilon", 0, "E", "stop after a step of squared translation <= E and rotation cosine "
                                        ">= 1 - E (PCL's; default off)"},
+    {"voxel", 0, "V", "register voxel-grid centroids (Open3D's VoxelDownSample) of SOURCE and TARGET instead "
+                      "of all points (with --target-index: of SOURCE); -o still moves all of SOURCE"},
     CLI_REGISTRATION_COMMON,
 };
 
 const cli_command cli_cmd_icp = {
     "icp",
     "SOURCE TARGET [options]\n       ptreg icp SOURCE --target-index MODEL.pti [options]",
-    "Register SOURCE onto TARGET by rigid ICP: point-to-point or point-to-plane, robust kernels.",
+    "Register SOURCE onto TARGET by rigid ICP: point-to-point, point-to-plane or GICP, robust kernels.",
     "Each iteration pairs every SOURCE point with its exact nearest TARGET point, leaves\n"
     "out pairs by --max-dist, then the sigma filter, then --trim, and moves SOURCE by the\n"
     "rigid transform that best aligns the pairs. The result takes SOURCE onto TARGET.\n"
     "Clouds: PLY, PCD, XYZ/CSV/TXT, VTK.\n\n"
     "--method point (default) minimises the pairs' squared distances (Besl & McKay) by Horn's\n"
-    "closed form; --method plane minimises their squared distances along the TARGET point's\n"
-    "normal (Chen & Medioni; the right choice for scans of surfaces), one linearised 6 x 6\n"
-    "Gauss-Newton step in double per iteration (rmse and fitness are of the pairs'\n"
-    "distances for every method, as Open3D's). TARGET's normals: the file's own (PLY nx ny\n"
-    "nz, PCD normal_x ...)\n"
-    "or, without them, with --target-index, or with --normal-k, estimated from K neighbours.\n"
-    "--kernel reweights each pair by its residual every iteration (IRLS) with Open3D's\n"
-    "weights: huber k/max(|r|,k), cauchy 1/(1+(r/k)^2), tukey (1-(r/k)^2)^2 within k, gm\n"
-    "k/(k+r^2)^2; --max-dist also bounds the nearest-neighbour search, so points far from\n"
-    "TARGET cost little. Gauss-Newton runs on the CPU (auto picks it; a GPU named is refused).\n\n"
+    "closed form; --method plane their squared distances along the TARGET point's normal\n"
+    "(Chen & Medioni; the right choice for scans of surfaces); --method gicp their\n"
+    "Mahalanobis distances under both points' covariances, plane-regularised from the\n"
+    "normals (Generalized-ICP: Segal, Haehnel & Thrun; Open3D's covariances). These two take\n"
+    "one linearised 6 x 6 Gauss-Newton step in double per iteration; rmse and fitness are of\n"
+    "the pairs' distances for every method, as Open3D's. Normals: a file's own (PLY nx ny nz,\n"
+    "PCD normal_x ...), else (or with --target-index for TARGET, or with --normal-k)\n"
+    "estimated from K neighbours; a point whose neighbours all coincide has none and its\n"
+    "pair does not pull. --kernel reweights each pair by its residual every iteration\n"
+    "(IRLS) with Open3D's weights: huber k/max(|r|,k), cauchy 1/(1+(r/k)^2), tukey\n"
+    "(1-(r/k)^2)^2 within k, gm k/(k+r^2)^2. --max-dist also bounds the nearest-neighbour\n"
+    "search, so points far from TARGET cost little. Gauss-Newton runs on the CPU (auto\n"
+    "picks it; a GPU named is refused).\n\n"
     "Every --nn method is exact and gives the same result bits. The delaunay-* methods\n"
     "walk the model's Delaunay graph from a start point: zero (the point nearest the\n"
     "centroid), kdann (the k-d tree's leaf, no backtracking), pnn (each point's last\n"
@@ -82,7 +89,7 @@ static int read_objective_options(const cli_args *a, ptreg_icp_options *o)
 {
     const char *method = cli_string(a, "method", "point"), *kernel = cli_string(a, "kernel", "none");
     if (ptreg_icp_method_parse(method, &o->method)) {
-        cli_error("icp", "--method: '%s' is not point or plane", method);
+        cli_error("icp", "--method: '%s' is not point, plane or gicp", method);
         return EXIT_USAGE;
     }
     if (ptreg_robust_kernel_parse(kernel, &o->kernel)) {
@@ -97,6 +104,7 @@ static int read_objective_options(const cli_args *a, ptreg_icp_options *o)
     }
     int rc = cli_double(a, "kernel-scale", 1e-30, 1e30, &o->kernel_scale);
     rc = rc ? rc : cli_int(a, "normal-k", 3, 1000, &o->normal_k);
+    rc = rc ? rc : cli_double(a, "gicp-epsilon", 1e-12, 1.0, &o->gicp_epsilon);
     rc = rc ? rc : cli_double(a, "relative-fitness", 0.0, 1.0, &o->relative_fitness);
     rc = rc ? rc : cli_double(a, "relative-rmse", 0.0, 1e300, &o->relative_rmse);
     rc = rc ? rc : cli_double(a, "transformation-epsilon", 0.0, 1.0, &o->transformation_epsilon);
@@ -145,7 +153,10 @@ typedef struct run_times {
  * Delaunay method so that its build stays out of time_ms). */
 typedef struct icp_job {
     const char *source_path, *target_path;
-    ptreg_cloud source, target;
+    ptreg_cloud source, target;   /* what is registered: with --voxel, the centroids */
+    ptreg_cloud source_full;      /* with --voxel: SOURCE as read (for -o) */
+    size_t source_points;         /* in the file */
+    double voxel, downsample_ms;
     ptreg_model_index *index;
     int index_loaded;     /* from a file (else built here, or none) */
     double index_load_ms; /* reading and checking the file */
@@ -155,6 +166,29 @@ typedef struct icp_job {
     int asked_auto;          /* --nn auto: the JSON says how it chose */
 } icp_job;
 
+/* --voxel: the cloud replaced by its voxel-grid centroids (the original
+ * kept in *full when full is not NULL). */
+static int downsample(icp_job *job, ptreg_cloud *cloud, ptreg_cloud *full)
+{
+    if (!(job->voxel > 0.0))
+        return EXIT_OK;
+    ptreg_cloud down;
+    ptreg_error err;
+    double t0 = ptreg_time_ms();
+    if (ptreg_voxel_downsample(cloud, job->voxel, &down, &err)) {
+        cli_error("icp", "--voxel: %s", err.message);
+        return EXIT_USAGE;
+    }
+    job->downsample_ms += ptreg_time_ms() - t0;
+    down.dropped_nonfinite = cloud->dropped_nonfinite;
+    if (full)
+        *full = *cloud;
+    else
+        ptreg_cloud_free(cloud);
+    *cloud = down;
+    return EXIT_OK;
+}
+
 static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg_device *device, icp_job *job)
 {
     ptreg_nn_method nn = opt->nn;
@@ -163,6 +197,10 @@ static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg
     job->asked_auto = nn == PTREG_NN_AUTO;
     ptreg_cloud_init(&job->source);
     ptreg_cloud_init(&job->target);
+    ptreg_cloud_init(&job->source_full);
+    int rc = cli_double(a, "voxel", 1e-30, 1e30, &job->voxel);
+    if (rc)
+        return rc;
     const char *index_path = cli_string(a, "target-index", NULL);
     if ((index_path != NULL) == (a->positional_count == 2)) {
         cli_error("icp", index_path ? "give TARGET or --target-index, not both"
@@ -171,8 +209,10 @@ static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg
     }
     job->source_path = a->positional[0];
     job->target_path = index_path ? index_path : a->positional[1];
-    int rc = cli_load_cloud("icp", job->source_path, &job->source, 0);
-    if (rc)
+    if ((rc = cli_load_cloud("icp", job->source_path, &job->source, 0)))
+        return rc;
+    job->source_points = job->source.n;
+    if ((rc = downsample(job, &job->source, &job->source_full)))
         return rc;
     if (index_path) {
         double t0 = ptreg_time_ms();
@@ -186,6 +226,8 @@ static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg
     if ((rc = cli_load_cloud("icp", job->target_path, &job->target, 0)))
         return rc;
     job->target_points = job->target.n;
+    if ((rc = downsample(job, &job->target, NULL)))
+        return rc;
     /* a GPU needs the index to upload; the CPU builds its tree inside the timing */
     if (ptreg_nn_method_is_delaunay(nn) || job->device.backend != PTREG_BACKEND_CPU) {
         ptreg_index_options io;
@@ -221,6 +263,7 @@ static void free_job(icp_job *job)
     ptreg_model_index_destroy(job->index);
     ptreg_cloud_free(&job->source);
     ptreg_cloud_free(&job->target);
+    ptreg_cloud_free(&job->source_full);
 }
 
 /* Mean steps per walk of one correspondence pass. */
@@ -269,25 +312,31 @@ static void print_device(const icp_job *job)
            (double)info.device_bytes / (1024.0 * 1024.0));
 }
 
-/* Where PLANE's target normals came from (NULL for POINT). */
-static const char *normals_source(const ptreg_icp_options *opt)
+/* Where a cloud's normals came from (NULL when the method needs none). */
+static const char *normals_source(const ptreg_icp_options *opt, int target)
 {
-    return opt->method != PTREG_ICP_PLANE ? NULL : opt->target_normals ? "file" : "estimated";
+    if (opt->method == PTREG_ICP_POINT || (!target && opt->method != PTREG_ICP_GICP))
+        return NULL;
+    return (target ? opt->target_normals : opt->source_normals) ? "file" : "estimated";
 }
 
 static void print_human(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
                         const double *truth)
 {
     print_device(job);
-    printf("  %s (%zu points) onto %s (%zu points), nn %s\n", job->source_path, job->source.n, job->target_path,
-           job->target_points, ptreg_nn_method_name(r->nn));
+    printf("  %s (%zu points) onto %s (%zu points), nn %s\n", job->source_path, job->source_points,
+           job->target_path, job->target_points, ptreg_nn_method_name(r->nn));
+    if (job->voxel > 0.0)
+        printf("  voxel %g: %zu and %zu centroids registered (%.2f ms)\n", job->voxel, job->source.n,
+               job->target.xyz ? job->target.n : job->target_points, job->downsample_ms);
     printf("  method %s", ptreg_icp_method_name(opt->method));
     if (opt->kernel)
         printf(", %s kernel (scale %g)", ptreg_robust_kernel_name(opt->kernel), opt->kernel_scale);
-    if (normals_source(opt))
-        printf(", target normals %s%s", normals_source(opt), opt->target_normals ? "" : " (k ");
-    if (normals_source(opt) && !opt->target_normals)
-        printf("%d)", opt->normal_k);
+    for (int target = 1; target >= 0; target--)
+        if (normals_source(opt, target))
+            printf(", %s normals %s", target ? "target" : "source", normals_source(opt, target));
+    if (opt->method != PTREG_ICP_POINT && (!opt->target_normals || !opt->source_normals))
+        printf(" (estimated from %d neighbours)", opt->normal_k);
     printf("\n");
     if (r->nn_note[0])
         printf("  note: %s\n", r->nn_note);
@@ -369,11 +418,19 @@ static int print_json(const icp_job *job, const ptreg_icp_options *opt, const pt
     cJSON_AddStringToObject(o, "kernel", ptreg_robust_kernel_name(opt->kernel));
     if (opt->kernel)
         cJSON_AddNumberToObject(o, "kernel_scale", opt->kernel_scale);
-    if (normals_source(opt))
-        cJSON_AddStringToObject(o, "target_normals", normals_source(opt));
+    if (normals_source(opt, 1))
+        cJSON_AddStringToObject(o, "target_normals", normals_source(opt, 1));
+    if (normals_source(opt, 0))
+        cJSON_AddStringToObject(o, "source_normals", normals_source(opt, 0));
     cJSON_AddStringToObject(o, "source", job->source_path);
     cJSON_AddStringToObject(o, "target", job->target_path);
-    cJSON_AddNumberToObject(o, "source_points", (double)job->source.n);
+    cJSON_AddNumberToObject(o, "source_points", (double)job->source_points);
+    if (job->voxel > 0.0) {
+        cJSON_AddNumberToObject(o, "voxel", job->voxel);
+        cJSON_AddNumberToObject(o, "source_points_used", (double)job->source.n);
+        cJSON_AddNumberToObject(o, "target_points_used", (double)(job->target.xyz ? job->target.n : job->target_points));
+        cJSON_AddNumberToObject(o, "downsample_ms", job->downsample_ms);
+    }
     cJSON_AddNumberToObject(o, "target_points", (double)job->target_points);
     cJSON_AddNumberToObject(o, "dropped_nonfinite",
                             (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
@@ -501,9 +558,12 @@ int cli_run_icp(int argc, char **argv)
         free_job(&job);
         return rc;
     }
-    /* plane: TARGET's own normals unless asked to estimate them */
-    if (opt.method == PTREG_ICP_PLANE && job.target.normals && !cli_has(&a, "normal-k"))
+    /* plane, gicp: the files' own normals unless asked to estimate them */
+    if (opt.method != PTREG_ICP_POINT && !cli_has(&a, "normal-k")) {
         opt.target_normals = job.target.normals;
+        if (opt.method == PTREG_ICP_GICP)
+            opt.source_normals = job.source.normals;
+    }
     ptreg_icp_result r;
     run_times rt = {calloc((size_t)repeat, sizeof(double)), 0};
     ptreg_status st = rt.ms ? run_repeated(&job, &opt, repeat, &r, &rt, &err)
@@ -513,7 +573,8 @@ int cli_run_icp(int argc, char **argv)
         rc = cli_exit_code(st, 0);
     } else {
         r.time_ms = cli_median(rt.ms, rt.count);
-        rc = cli_write_registration("icp", &a, &job.source, r.transformation);
+        rc = cli_write_registration("icp", &a, job.source_full.xyz ? &job.source_full : &job.source,
+                                    r.transformation);
         const double *t = cli_has(&a, "truth") ? truth : NULL;
         if (!rc && cli_has(&a, "json"))
             rc = print_json(&job, &opt, &r, t, &rt);

@@ -85,6 +85,7 @@ void ptreg_icp_options_default(ptreg_icp_options *opt)
     opt->kernel = PTREG_KERNEL_NONE;
     opt->kernel_scale = 1.0;
     opt->normal_k = 10;
+    opt->gicp_epsilon = 1e-3;
 }
 
 void ptreg_icp_result_free(ptreg_icp_result *result)
@@ -117,8 +118,10 @@ typedef struct icp_state {
                            also the next pass's seed */
     float *dist2;
     float *matched;     /* the nearest target point's coordinates */
-    const float *normals; /* PLANE: the target's normals, in its order */
-    float *matched_n;   /* PLANE: the nearest target point's normal */
+    const float *normals; /* PLANE, GICP: the target's normals, in its order */
+    float *matched_n;   /* PLANE, GICP: the nearest target point's normal */
+    float *source_n;    /* GICP: the source's normals, in the source's order here */
+    float *moved_n;     /* GICP: them under the current transform */
     float limit;        /* the k-d tree's search bound: max_d2 */
     int gauss_newton;   /* steps by Gauss-Newton (else Horn's) */
     unsigned char *use; /* the pair survives the filters */
@@ -164,14 +167,16 @@ ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *
                                "ICP: the initial transform is not a rigid motion (ptreg_transform_make_rigid "
                                "repairs one within %g)",
                                PTREG_NEARLY_RIGID_TOL);
-    if ((unsigned)opt->method > PTREG_ICP_PLANE || (unsigned)opt->kernel > PTREG_KERNEL_GM)
+    if ((unsigned)opt->method > PTREG_ICP_GICP || (unsigned)opt->kernel > PTREG_KERNEL_GM)
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: unknown method %d or robust kernel %d", (int)opt->method,
                                (int)opt->kernel);
     if (opt->kernel != PTREG_KERNEL_NONE && !(opt->kernel_scale > 0.0 && isfinite(opt->kernel_scale)))
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: the %s kernel's scale %g is not a positive number",
                                ptreg_robust_kernel_name(opt->kernel), opt->kernel_scale);
-    if (opt->method == PTREG_ICP_PLANE && !opt->target_normals && (opt->normal_k < 3 || opt->normal_k > 1000))
+    if (opt->method != PTREG_ICP_POINT && (opt->normal_k < 3 || opt->normal_k > 1000))
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: normal_k %d is outside 3..1000", opt->normal_k);
+    if (opt->method == PTREG_ICP_GICP && !(opt->gicp_epsilon > 0.0 && opt->gicp_epsilon <= 1.0))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: gicp_epsilon %g is outside (0, 1]", opt->gicp_epsilon);
     if (!(opt->relative_fitness >= 0.0) || !(opt->relative_rmse >= 0.0) || !(opt->transformation_epsilon >= 0.0))
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "ICP: relative fitness, relative RMSE and transformation epsilon must be >= 0");
@@ -239,6 +244,8 @@ static void state_free(icp_state *s)
     free(s->dist2);
     free(s->matched);
     free(s->matched_n);
+    free(s->source_n);
+    free(s->moved_n);
     free(s->block_eq);
     free(s->use);
     free(s->keys);
@@ -330,7 +337,8 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->position = opt->trim < 1.0 ? malloc(n * sizeof(uint32_t)) : NULL;
     s->block_moments = malloc(s->blocks * sizeof(ptreg_moments));
     s->block_eq = s->gauss_newton ? malloc(s->blocks * sizeof(ptreg_icp_normal_eq)) : NULL;
-    s->matched_n = opt->method == PTREG_ICP_PLANE ? malloc(3 * n * sizeof(float)) : NULL;
+    s->matched_n = opt->method != PTREG_ICP_POINT ? malloc(3 * n * sizeof(float)) : NULL;
+    s->moved_n = opt->method == PTREG_ICP_GICP ? malloc(3 * n * sizeof(float)) : NULL;
     s->block_sums = malloc(s->blocks * sizeof(double));
     s->block_walk = s->graph ? malloc(s->blocks * sizeof(ptreg_walk_stats)) : NULL;
     int seeded = nn == PTREG_NN_DELAUNAY_PNN || nn == PTREG_NN_DELAUNAY_PNNOPT;
@@ -338,7 +346,8 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     if (!s->moved || !s->nearest || !s->dist2 || !s->matched || !s->use ||
         (opt->trim < 1.0 && (!s->keys || !s->position)) ||
         !s->block_moments || !s->block_sums || (s->graph && (!s->block_walk || (seeded && !s->walk_memory))) ||
-        (s->gauss_newton && !s->block_eq) || (opt->method == PTREG_ICP_PLANE && !s->matched_n))
+        (s->gauss_newton && !s->block_eq) || (opt->method != PTREG_ICP_POINT && !s->matched_n) ||
+        (opt->method == PTREG_ICP_GICP && !s->moved_n))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     for (size_t i = 0; i < n; i++)
         s->nearest[i] = PTREG_NO_NEIGHBOR;
@@ -357,9 +366,10 @@ static void block_sums(icp_state *s, size_t b)
 {
     size_t i0 = b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
     if (s->gauss_newton) {
-        ptreg_icp_gn_block(s->opt, s->ref, s->moved + 3 * i0, s->matched + 3 * i0,
-                           s->matched_n ? s->matched_n + 3 * i0 : NULL, s->use + i0, cnt, &s->block_eq[b],
-                           &s->block_sums[b]);
+        const ptreg_icp_gn_pairs pairs = {s->moved + 3 * i0, s->matched + 3 * i0,
+                                          s->matched_n ? s->matched_n + 3 * i0 : NULL,
+                                          s->moved_n ? s->moved_n + 3 * i0 : NULL, s->use + i0, cnt};
+        ptreg_icp_gn_block(s->opt, s->ref, &pairs, &s->block_eq[b], &s->block_sums[b]);
         return;
     }
     ptreg_pair_sums sums;
@@ -392,8 +402,8 @@ static uint32_t target_index(const icp_state *s, uint32_t answer)
 }
 
 /* Each answered pair's target point (and normal), and whether it is used:
- * within max_dist and, for PLANE, with a finite normal. An unanswered
- * query (none within the k-d tree's bound) is matched to itself, unused. */
+ * within max_dist. An unanswered query (none within the k-d tree's bound)
+ * is matched to itself, unused. */
 static void gather_matches(icp_state *s, size_t i0, size_t cnt)
 {
     const float *moved = s->moved + 3 * i0, *d2 = s->dist2 + i0;
@@ -411,8 +421,7 @@ static void gather_matches(icp_state *s, size_t i0, size_t cnt)
             float *nm = s->matched_n + 3 * (i0 + i);
             if (use)
                 memcpy(nm, s->normals + 3 * (size_t)target_index(s, nearest[i]), 3 * sizeof(float));
-            use = use && isfinite(nm[0]) && isfinite(nm[1]) && isfinite(nm[2]);
-            if (!use)
+            else
                 nm[0] = nm[1] = nm[2] = 0.0f;
         }
         s->use[i0 + i] = (unsigned char)use;
@@ -431,6 +440,8 @@ static void correspond_block(icp_state *s, const double T[16], size_t b)
     float *moved = s->moved + 3 * i0, *d2 = s->dist2 + i0;
     uint32_t *nearest = s->nearest + i0;
     ptreg_transform_points(T, s->source + 3 * i0, moved, cnt);
+    if (s->moved_n)
+        ptreg_transform_vectors(T, s->source_n + 3 * i0, s->moved_n + 3 * i0, cnt);
     if (s->graph) {
         memset(&s->block_walk[b], 0, sizeof s->block_walk[b]);
         ptreg_walk_start start = ptreg_icp_walk_start(s->nn, s->pass);
@@ -568,7 +579,7 @@ static int stop_after_pass(const ptreg_icp_options *opt, double tol, const ptreg
         return PTREG_STOP_RELATIVE_CHANGE;
     if (k == opt->max_iter)
         return PTREG_STOP_MAX_ITERATIONS;
-    if (r->pairs < (opt->method == PTREG_ICP_PLANE ? 6u : 3u))
+    if (r->pairs < (opt->method == PTREG_ICP_PLANE ? 6u : 3u)) /* a plane's pair fixes one direction */
         return PTREG_STOP_TOO_FEW_PAIRS;
     return -1;
 }
@@ -642,24 +653,43 @@ double ptreg_icp_tolerance(const ptreg_icp_options *opt, double diag2)
     return opt->tol < 0.0 ? 1e-10 * diag2 : opt->tol;
 }
 
-/* PLANE's target normals: the caller's, or estimated from normal_k
+/* A cloud's normals: the caller's (given), or estimated from normal_k
  * neighbours into *owned (build_ms counts them). */
-static ptreg_status target_normals(const ptreg_model_index *idx, const ptreg_icp_options *opt, const float **normals,
-                                   float **owned, ptreg_icp_result *r, ptreg_error *err)
+static ptreg_status cloud_normals(const float *xyz, size_t n, const float *given, const ptreg_icp_options *opt,
+                                  const float **normals, float **owned, ptreg_icp_result *r, ptreg_error *err)
 {
-    *normals = opt->target_normals;
+    *normals = given;
     *owned = NULL;
-    if (opt->method != PTREG_ICP_PLANE || *normals)
+    if (given)
         return PTREG_OK;
-    if (!(*owned = malloc(3 * idx->n * sizeof(float))))
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", idx->n);
+    if (!(*owned = malloc(3 * n * sizeof(float))))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", n);
     ptreg_normals_options no;
     ptreg_normals_options_default(&no);
     no.neighbors = (ptreg_neighborhood){(size_t)opt->normal_k, 0.0};
     double tb = ptreg_time_ms();
-    ptreg_status st = ptreg_normals(idx->points, idx->n, &no, *owned, NULL, NULL, err);
+    ptreg_status st = ptreg_normals(xyz, n, &no, *owned, NULL, NULL, err);
     r->build_ms += ptreg_time_ms() - tb;
     *normals = *owned;
+    return st;
+}
+
+/* PLANE's and GICP's target normals, and GICP's source normals in the
+ * source's order here; *owned: what was estimated. */
+static ptreg_status state_normals(icp_state *s, const float *source, const ptreg_model_index *idx,
+                                  const ptreg_icp_options *opt, float **owned, ptreg_icp_result *r, ptreg_error *err)
+{
+    if (opt->method == PTREG_ICP_POINT)
+        return PTREG_OK;
+    ptreg_status st = cloud_normals(idx->points, idx->n, opt->target_normals, opt, &s->normals, &owned[0], r, err);
+    if (st || opt->method != PTREG_ICP_GICP)
+        return st;
+    const float *src_n;
+    st = cloud_normals(source, s->n, opt->source_normals, opt, &src_n, &owned[1], r, err);
+    if (!st && !(s->source_n = malloc(3 * s->n * sizeof(float))))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", s->n);
+    for (size_t i = 0; !st && i < s->n; i++)
+        memcpy(s->source_n + 3 * i, src_n + 3 * (size_t)s->order[i], 3 * sizeof(float));
     return st;
 }
 
@@ -670,9 +700,9 @@ static ptreg_status icp_run(const float *source, size_t n, const ptreg_model_ind
 {
     icp_state s;
     ptreg_nn_method nn = ptreg_icp_choose_nn(opt, n, idx, 1, r);
-    float *owned_normals = NULL;
+    float *owned_normals[2] = {NULL, NULL};
     ptreg_status st = state_init(&s, source, n, idx, opt, nn, err);
-    st = st ? st : target_normals(idx, opt, &s.normals, &owned_normals, r, err);
+    st = st ? st : state_normals(&s, source, idx, opt, owned_normals, r, err);
     r->nn = nn;
     if (!st)
         st = ptreg_icp_result_alloc(r, opt->max_iter, s.graph != NULL, err);
@@ -686,7 +716,7 @@ static ptreg_status icp_run(const float *source, size_t n, const ptreg_model_ind
     if (!st)
         st = ptreg_icp_iterate(cpu_correspond, &s, s.n, opt, ptreg_icp_tolerance(opt, diag2), r, err);
     state_free(&s);
-    free(owned_normals);
+    free(owned_normals[0]), free(owned_normals[1]);
     if (st) {
         ptreg_icp_result_free(r);
         return st;

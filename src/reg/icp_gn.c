@@ -9,12 +9,12 @@
 
 const char *ptreg_icp_method_name(ptreg_icp_method method)
 {
-    return method == PTREG_ICP_PLANE ? "plane" : "point";
+    return method == PTREG_ICP_PLANE ? "plane" : method == PTREG_ICP_GICP ? "gicp" : "point";
 }
 
 int ptreg_icp_method_parse(const char *name, ptreg_icp_method *method)
 {
-    for (int m = PTREG_ICP_POINT; m <= PTREG_ICP_PLANE; m++)
+    for (int m = PTREG_ICP_POINT; m <= PTREG_ICP_GICP; m++)
         if (!strcmp(name, ptreg_icp_method_name((ptreg_icp_method)m))) {
             *method = (ptreg_icp_method)m;
             return 0;
@@ -77,14 +77,62 @@ static void add_row(ptreg_icp_normal_eq *eq, const double J[6], double r, double
     }
 }
 
-/* The point's three rows: d + omega x p + t, p relative to the centre. */
+/* The point's three rows of d + omega x p + t, p relative to the centre. */
+static void point_rows(const double p[3], double rows[3][6])
+{
+    const double J[3][6] = {{0.0, p[2], -p[1], 1.0, 0.0, 0.0},
+                            {-p[2], 0.0, p[0], 0.0, 1.0, 0.0},
+                            {p[1], -p[0], 0.0, 0.0, 0.0, 1.0}};
+    memcpy(rows, J, sizeof J);
+}
+
 static void add_point_pair(ptreg_icp_normal_eq *eq, const double p[3], const double d[3], double w)
 {
-    const double rows[3][6] = {{0.0, p[2], -p[1], 1.0, 0.0, 0.0},
-                               {-p[2], 0.0, p[0], 0.0, 1.0, 0.0},
-                               {p[1], -p[0], 0.0, 0.0, 0.0, 1.0}};
+    double rows[3][6];
+    point_rows(p, rows);
     for (int k = 0; k < 3; k++)
         add_row(eq, rows[k], d[k], w);
+}
+
+/* W = (C_q + C_p)^-1 with C = I - (1 - eps) n n^T for each normal: the
+ * plane-regularised covariances of GICP. 0 when a normal is not finite. */
+static int gicp_weight(const float *nq, const float *np, double eps, double W[9])
+{
+    double M[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            M[3 * i + j] = 2.0 * (i == j) - (1.0 - eps) * ((double)nq[i] * nq[j] + (double)np[i] * np[j]);
+    const double C[9] = {M[4] * M[8] - M[5] * M[7], M[2] * M[7] - M[1] * M[8], M[1] * M[5] - M[2] * M[4],
+                         M[5] * M[6] - M[3] * M[8], M[0] * M[8] - M[2] * M[6], M[2] * M[3] - M[0] * M[5],
+                         M[3] * M[7] - M[4] * M[6], M[1] * M[6] - M[0] * M[7], M[0] * M[4] - M[1] * M[3]};
+    const double det = M[0] * C[0] + M[1] * C[3] + M[2] * C[6];
+    if (!(det > 0.0) || !isfinite(det))
+        return 0;
+    for (int i = 0; i < 9; i++)
+        W[i] = C[i] / det;
+    return 1;
+}
+
+/* GICP's pair: sum over rows of J^T W J and J^T W d, weighted by the
+ * kernel of the Mahalanobis distance sqrt(d^T W d). */
+static void add_gicp_pair(ptreg_icp_normal_eq *eq, const ptreg_icp_options *opt, const double p[3],
+                          const double d[3], const double W[9])
+{
+    double J[3][6], WJ[3][6], Wd[3];
+    point_rows(p, J);
+    for (int i = 0; i < 3; i++) {
+        Wd[i] = W[3 * i] * d[0] + W[3 * i + 1] * d[1] + W[3 * i + 2] * d[2];
+        for (int c = 0; c < 6; c++)
+            WJ[i][c] = W[3 * i] * J[0][c] + W[3 * i + 1] * J[1][c] + W[3 * i + 2] * J[2][c];
+    }
+    const double m2 = d[0] * Wd[0] + d[1] * Wd[1] + d[2] * Wd[2];
+    const double w = ptreg_robust_weight(opt->kernel, opt->kernel_scale, sqrt(fmax(m2, 0.0)));
+    int at = 0;
+    for (int a = 0; a < 6; a++) {
+        for (int b = a; b < 6; b++)
+            eq->H[at++] += w * (J[0][a] * WJ[0][b] + J[1][a] * WJ[1][b] + J[2][a] * WJ[2][b]);
+        eq->g[a] += w * (J[0][a] * Wd[0] + J[1][a] * Wd[1] + J[2][a] * Wd[2]);
+    }
 }
 
 /* The plane's row: d.n + omega . (p x n) + t . n. */
@@ -95,14 +143,14 @@ static void add_plane_pair(ptreg_icp_normal_eq *eq, const double p[3], const dou
     add_row(eq, J, r, w);
 }
 
-void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const float *p, const float *q,
-                        const float *nq, const unsigned char *use, size_t n, ptreg_icp_normal_eq *eq,
-                        double *sum_r2)
+void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const ptreg_icp_gn_pairs *pairs,
+                        ptreg_icp_normal_eq *eq, double *sum_r2)
 {
     memset(eq, 0, sizeof *eq);
     double r2 = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        if (!use[i])
+    const float *p = pairs->p, *q = pairs->q, *nq = pairs->nq;
+    for (size_t i = 0; i < pairs->n; i++) {
+        if (!pairs->use[i])
             continue;
         double pc[3], d[3];
         for (int k = 0; k < 3; k++) {
@@ -110,14 +158,22 @@ void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const f
             d[k] = (double)p[3 * i + k] - (double)q[3 * i + k];
         }
         const double dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+        r2 += dd;
         if (opt->method == PTREG_ICP_PLANE) {
             const double nrm[3] = {nq[3 * i], nq[3 * i + 1], nq[3 * i + 2]};
+            /* a pair without a normal counts as Open3D counts it, in fitness
+             * and rmse, but cannot pull along a plane */
+            if (!(isfinite(nrm[0]) && isfinite(nrm[1]) && isfinite(nrm[2])))
+                continue;
             const double r = d[0] * nrm[0] + d[1] * nrm[1] + d[2] * nrm[2];
             add_plane_pair(eq, pc, nrm, r, ptreg_robust_weight(opt->kernel, opt->kernel_scale, r));
+        } else if (opt->method == PTREG_ICP_GICP) {
+            double W[9];
+            if (gicp_weight(nq + 3 * i, pairs->np + 3 * i, opt->gicp_epsilon, W))
+                add_gicp_pair(eq, opt, pc, d, W);
         } else {
             add_point_pair(eq, pc, d, ptreg_robust_weight(opt->kernel, opt->kernel_scale, sqrt(dd)));
         }
-        r2 += dd;
     }
     *sum_r2 = r2;
 }

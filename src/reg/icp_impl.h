@@ -37,14 +37,21 @@ typedef struct ptreg_icp_normal_eq {
     double H[21], g[6];
 } ptreg_icp_normal_eq;
 
-/* Block sums of n pairs (moved source p, matched target q, the target's
- * normal nq for PLANE; pairs with use[i] only), about centre c, in pair
- * order in double: the normal equations (kernel weights in them) and the
- * pairs' summed squared distances (unweighted: the RMSE Open3D reports for
- * every method). */
-void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const float *p, const float *q,
-                        const float *nq, const unsigned char *use, size_t n, ptreg_icp_normal_eq *eq,
-                        double *sum_r2);
+/* A block of pairs: moved source points p, matched target points q, for
+ * PLANE and GICP the target's normals nq, for GICP the moved source's
+ * normals np; pairs with use[i] only. */
+typedef struct ptreg_icp_gn_pairs {
+    const float *p, *q, *nq, *np;
+    const unsigned char *use;
+    size_t n;
+} ptreg_icp_gn_pairs;
+
+/* The block's sums about centre c, in pair order in double: the normal
+ * equations (kernel weights in them; a pair whose normals are not finite
+ * left out) and the pairs' summed squared distances (unweighted: the RMSE
+ * Open3D reports for every method). */
+void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const ptreg_icp_gn_pairs *pairs,
+                        ptreg_icp_normal_eq *eq, double *sum_r2);
 void ptreg_icp_normal_eq_merge(ptreg_icp_normal_eq *a, const ptreg_icp_normal_eq *b);
 /* The step solving H x = -g (Cholesky, double) as a transform dT; 0 when H
  * is not positive definite (the pairs do not fix the motion). */

@@ -56,7 +56,11 @@ expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --kernel huber --ker
     --transformation-epsilon 1e-12 --tol 0 --max-iter 500 --json
 out_has '"stop_reason":	"small_step"'
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --kernel huber; err_has "--kernel-scale"
-expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method gicp; err_has "point or plane"
+expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method symmetric; err_has "point, plane or gicp"
+expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method gicp --truth "$WORK/truth.txt" --json
+out_has '"method":	"gicp"'; out_has '"source_normals":	"estimated"'; out_has '"target_normals":	"file"'
+angle=$(sed -n 's/.*"rotation_error_deg":[^0-9]*\([0-9.e-]*\).*/\1/p' "$WORK/out")
+awk -v a="$angle" 'BEGIN { exit !(a < 0.5) }' || fail "gicp: rotation error $angle deg is not below 0.5"
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --kernel welsch --kernel-scale 1; err_has "--kernel"
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --relative-fitness 1e-6; err_has "--relative-rmse"
 if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
@@ -75,4 +79,17 @@ expect 0 -- "$PTREG" convert "$WORK/scan.ply" -o "$WORK/scan.xyz"
 expect 0 -- "$PTREG" convert "$WORK/scan.xyz" -o "$WORK/scan2.ply" --transform "$WORK/truth.txt"
 expect 0 -- "$PTREG" info "$WORK/scan2.ply" --json; out_has '"points":	3000'
 expect 0 -- "$PTREG" info "$WORK/model.ply"; out_has "8000 points with normals"
+# voxel-grid centroids: fewer points, normals kept; ICP on them still finds the pose, -o moves all of SOURCE
+expect 0 -- "$PTREG" convert "$WORK/model.ply" -o "$WORK/model_v.ply" --voxel 0.1
+expect 0 -- "$PTREG" info "$WORK/model_v.ply" --json
+n=$(sed -n 's/.*"points":[^0-9]*\([0-9]*\).*/\1/p' "$WORK/out")
+[ "$n" -gt 100 ] && [ "$n" -lt 8000 ] || fail "--voxel 0.1 kept $n of 8000 points"
+expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --voxel 0.05 --method plane --truth "$WORK/truth.txt" \
+    -o "$WORK/moved_v.ply" --json
+out_has '"voxel":	0.05'; out_has '"source_points_used"'; out_has '"downsample_ms"'
+angle=$(sed -n 's/.*"rotation_error_deg":[^0-9]*\([0-9.e-]*\).*/\1/p' "$WORK/out")
+awk -v a="$angle" 'BEGIN { exit !(a < 1.0) }' || fail "--voxel: rotation error $angle deg is not below 1"
+expect 0 -- "$PTREG" info "$WORK/moved_v.ply"; out_has "3000 points"
+expect 2 -- "$PTREG" convert "$WORK/model.ply" -o "$WORK/never.ply" --voxel 1e-12; err_has "2^21"
+no_file "$WORK/never.ply"
 finish
