@@ -142,7 +142,7 @@ static void test_kernels_recover(void)
             src[3 * i + k] = (float)(2.4 * ptreg_rng_uniform(&rng) - 1.2);
     static const ptreg_robust_kernel kernels[] = {PTREG_KERNEL_NONE, PTREG_KERNEL_HUBER, PTREG_KERNEL_CAUCHY,
                                                   PTREG_KERNEL_TUKEY, PTREG_KERNEL_GM};
-    for (int method = PTREG_ICP_POINT; method <= PTREG_ICP_GICP; method++) {
+    for (int method = PTREG_ICP_POINT; method <= PTREG_ICP_SYMMETRIC; method++) {
         double plain = 0.0;
         for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
             ptreg_icp_options o;
@@ -151,8 +151,9 @@ static void test_kernels_recover(void)
             o.kernel = kernels[k];
             /* Geman-McClure's k is a squared residual (Open3D's weight); GICP's
              * residual is a Mahalanobis distance, about 20 times the distance
-             * along the normal at eps 1e-3 */
-            const double unit = method == PTREG_ICP_GICP ? 20.0 : 1.0;
+             * along the normal at eps 1e-3; SYMMETRIC's is along two normals
+             * summed, about twice it */
+            const double unit = method == PTREG_ICP_GICP ? 20.0 : method == PTREG_ICP_SYMMETRIC ? 2.0 : 1.0;
             o.kernel_scale = kernels[k] == PTREG_KERNEL_GM      ? 1e-4 * unit * unit
                              : kernels[k] == PTREG_KERNEL_TUKEY ? 0.03 * unit
                                                                 : 0.01 * unit;
@@ -173,6 +174,46 @@ static void test_kernels_recover(void)
     ptreg_cloud_free(&model);
 }
 
+/* Without noise every method recovers the pose to rounding, from 10
+ * degrees; the symmetric objective (Rusinkiewicz: its linearisation holds
+ * further from the answer) takes no more iterations than point-to-plane. */
+static void test_exact_recovery(void)
+{
+    ptreg_cloud model;
+    CHECK(ptreg_synth_model(PTREG_SHAPE_BLOB, 8000, 12, &model, NULL) == PTREG_OK);
+    ptreg_normals_options no;
+    ptreg_normals_options_default(&no);
+    no.neighbors = (ptreg_neighborhood){10, 0.0};
+    float *normals = malloc(3 * model.n * sizeof *normals), *src = malloc(3 * model.n * sizeof *src);
+    CHECK(ptreg_normals(model.xyz, model.n, &no, normals, NULL, NULL, NULL) == PTREG_OK);
+    double T[16], inv[16], axis[3] = {0.3, -1.0, 0.5}, t[3] = {0.05, 0.02, -0.03};
+    ptreg_transform_from_axis_angle(axis, 10.0, t, T);
+    ptreg_transform_invert_rigid(T, inv);
+    ptreg_transform_points(T, model.xyz, src, model.n);
+    int steps[PTREG_ICP_SYMMETRIC + 1] = {0};
+    for (int method = PTREG_ICP_PLANE; method <= PTREG_ICP_SYMMETRIC; method++) {
+        ptreg_icp_options o;
+        ptreg_icp_options_default(&o);
+        o.method = (ptreg_icp_method)method;
+        o.max_iter = 100, o.tol = 0.0, o.transformation_epsilon = 1e-14;
+        o.target_normals = normals;
+        ptreg_icp_result r;
+        CHECK(ptreg_icp(src, model.n, model.xyz, model.n, &o, &r, NULL) == PTREG_OK);
+        CHECK_MSG(rotation_error(inv, r.transformation) < 1e-4 && translation_error(inv, r.transformation) < 1e-5 &&
+                      r.stop_reason == PTREG_STOP_SMALL_STEP,
+                  "%s: %g deg, %g from the truth, stopped %s", ptreg_icp_method_name(o.method),
+                  rotation_error(inv, r.transformation), translation_error(inv, r.transformation),
+                  ptreg_stop_reason_name(r.stop_reason));
+        steps[method] = r.iterations;
+        ptreg_icp_result_free(&r);
+    }
+    printf("iterations from 10 degrees: plane %d, gicp %d, symmetric %d\n", steps[PTREG_ICP_PLANE],
+           steps[PTREG_ICP_GICP], steps[PTREG_ICP_SYMMETRIC]);
+    CHECK(steps[PTREG_ICP_SYMMETRIC] <= steps[PTREG_ICP_PLANE]);
+    free(normals), free(src);
+    ptreg_cloud_free(&model);
+}
+
 /* Gauss-Newton's block sums merge in block order: 1 and 2 threads give
  * the same bits, for every method with a kernel. */
 static void test_threads_identical(void)
@@ -183,7 +224,7 @@ static void test_threads_identical(void)
     ptreg_transform_from_axis_angle(axis, 5.0, t, T);
     float *src = malloc(3 * model.n * sizeof *src);
     ptreg_transform_points(T, model.xyz, src, model.n);
-    for (int method = PTREG_ICP_POINT; method <= PTREG_ICP_GICP; method++) {
+    for (int method = PTREG_ICP_POINT; method <= PTREG_ICP_SYMMETRIC; method++) {
         ptreg_icp_options o;
         ptreg_icp_options_default(&o);
         o.method = (ptreg_icp_method)method;
@@ -283,7 +324,8 @@ static void test_bad_options(void)
     ptreg_robust_kernel k;
     ptreg_icp_method m;
     CHECK(ptreg_robust_kernel_parse("tukey", &k) == 0 && k == PTREG_KERNEL_TUKEY);
-    CHECK(ptreg_robust_kernel_parse("welsch", &k) == -1 && ptreg_icp_method_parse("symmetric", &m) == -1);
+    CHECK(ptreg_robust_kernel_parse("welsch", &k) == -1 && ptreg_icp_method_parse("lm", &m) == -1);
+    CHECK(ptreg_icp_method_parse("symmetric", &m) == 0 && m == PTREG_ICP_SYMMETRIC);
     CHECK(ptreg_icp_method_parse("gicp", &m) == 0 && m == PTREG_ICP_GICP);
     ptreg_icp_options_default(&o);
     o.method = PTREG_ICP_GICP, o.gicp_epsilon = 0.0;
@@ -307,6 +349,7 @@ static void test_bad_options(void)
 int main(void)
 {
     test_kernels_recover();
+    test_exact_recovery();
     test_threads_identical();
     test_peer_stops();
     test_nearly_rigid();

@@ -57,19 +57,22 @@ typedef enum ptreg_icp_method {
                           * solves each step, with one Gauss-Newton as for the others */
     PTREG_ICP_PLANE,     /* (T p - q) . n_q (Chen & Medioni), linearised: a 6 x 6 Gauss-Newton
                           * step in double per iteration; needs the target's normals */
-    PTREG_ICP_GICP       /* (T p - q)^T (C_q + R C_p R^T)^-1 (T p - q) (Segal, Haehnel, Thrun):
+    PTREG_ICP_GICP,      /* (T p - q)^T (C_q + R C_p R^T)^-1 (T p - q) (Segal, Haehnel, Thrun):
                           * each point's covariance plane-regularised from its normal,
                           * C = I - (1 - eps) n n^T; needs both clouds' normals */
+    PTREG_ICP_SYMMETRIC  /* (T p - q) . (R n_p + n_q) (Rusinkiewicz's symmetric objective), each
+                          * step rotating half before and half after its translation; needs both
+                          * clouds' normals */
 } ptreg_icp_method;
 
 const char *ptreg_icp_method_name(ptreg_icp_method method);
-/* "point", "plane" or "gicp"; -1 for another name. */
+/* "point", "plane", "gicp" or "symmetric"; -1 for another name. */
 int ptreg_icp_method_parse(const char *name, ptreg_icp_method *method);
 
 /* Robust kernels by iteratively reweighted least squares: each pair's
  * weight in an iteration is w(r) of its residual r (the distance for
- * POINT, the signed plane distance for PLANE, the Mahalanobis distance for
- * GICP) and the scale k, as Open3D's
+ * POINT, the signed distance along the normal for PLANE and SYMMETRIC, the
+ * Mahalanobis distance for GICP) and the scale k, as Open3D's
  * RobustKernel.Weight: Huber k / max(|r|, k); Cauchy 1 / (1 + (r/k)^2);
  * Tukey (1 - (r/k)^2)^2 within k, else 0; Geman-McClure k / (k + r^2)^2. */
 typedef enum ptreg_robust_kernel {
@@ -101,10 +104,10 @@ typedef struct ptreg_icp_options {
     ptreg_icp_method method;
     ptreg_robust_kernel kernel;
     double kernel_scale;  /* the kernel's k, > 0 (in the clouds' units); default 1 */
-    const float *target_normals; /* PLANE, GICP: the target's normals (m x 3, either sign; a pair whose
+    const float *target_normals; /* PLANE, GICP, SYMMETRIC: the target's normals (m x 3, either sign; a pair whose
                                     normal is not finite counts in fitness and rmse but not in the step);
                                     NULL: estimated from normal_k neighbours */
-    const float *source_normals; /* GICP: the source's normals (n x 3), the same way */
+    const float *source_normals; /* GICP, SYMMETRIC: the source's normals (n x 3), the same way */
     int normal_k;         /* default 10 (PCL's point-to-plane test) */
     double gicp_epsilon;  /* GICP: a covariance's variance along its normal, the others 1 (default 1e-3,
                              Segal's and Open3D's) */

@@ -19,8 +19,8 @@ static const cli_option icp_options[] = {
     {"filter-sigma", 0, "S", "leave out pairs whose error is over mean + S std (default off)"},
     {"filter-start", 0, "K", "first iteration (0-based) of the sigma filter (default 0)"},
     {"trim", 0, "F", "keep the closest fraction F of the pairs, (0, 1] (default 1)"},
-    {"method", 0, "M", "point (default: |T p - q|^2, Horn's steps), plane (((T p - q) . n_q)^2) or gicp "
-                       "(Generalized-ICP, plane-regularised covariances); the last two by Gauss-Newton"},
+    {"method", 0, "M", "point (default: |T p - q|^2, Horn's steps), plane (((T p - q) . n_q)^2), symmetric "
+                       "(((T p - q) . (n_p + n_q))^2) or gicp (Generalized-ICP); all but point by Gauss-Newton"},
     {"kernel", 0, "K", "robust kernel by reweighting: none (default), huber, cauchy, tukey or gm (Geman-McClure), "
                        "as Open3D's; needs --kernel-scale"},
     {"kernel-scale", 0, "S", "the kernel's scale k, in the clouds' units (the residual where it starts to "
@@ -41,7 +41,7 @@ static const cli_option icp_options[] = {
 const cli_command cli_cmd_icp = {
     "icp",
     "SOURCE TARGET [options]\n       ptreg icp SOURCE --target-index MODEL.pti [options]",
-    "Register SOURCE onto TARGET by rigid ICP: point-to-point, point-to-plane or GICP, robust kernels.",
+    "Register SOURCE onto TARGET by rigid ICP: point-to-point, point-to-plane, symmetric or GICP.",
     "Each iteration pairs every SOURCE point with its exact nearest TARGET point, leaves\n"
     "out pairs by --max-dist, then the sigma filter, then --trim, and moves SOURCE by the\n"
     "rigid transform that best aligns the pairs. The result takes SOURCE onto TARGET.\n"
@@ -50,8 +50,9 @@ const cli_command cli_cmd_icp = {
     "closed form; --method plane their squared distances along the TARGET point's normal\n"
     "(Chen & Medioni; the right choice for scans of surfaces); --method gicp their\n"
     "Mahalanobis distances under both points' covariances, plane-regularised from the\n"
-    "normals (Generalized-ICP: Segal, Haehnel & Thrun; Open3D's covariances). These two take\n"
-    "one linearised 6 x 6 Gauss-Newton step in double per iteration; rmse and fitness are of\n"
+    "normals (Generalized-ICP: Segal, Haehnel & Thrun; Open3D's covariances); --method\n"
+    "symmetric their distances along both points' normals summed (Rusinkiewicz 2019). These\n"
+    "take one linearised 6 x 6 Gauss-Newton step in double per iteration; rmse and fitness are of\n"
     "the pairs' distances for every method, as Open3D's. Normals: a file's own (PLY nx ny nz,\n"
     "PCD normal_x ...), else (or with --target-index for TARGET, or with --normal-k)\n"
     "estimated from K neighbours; a point whose neighbours all coincide has none and its\n"
@@ -89,7 +90,7 @@ static int read_objective_options(const cli_args *a, ptreg_icp_options *o)
 {
     const char *method = cli_string(a, "method", "point"), *kernel = cli_string(a, "kernel", "none");
     if (ptreg_icp_method_parse(method, &o->method)) {
-        cli_error("icp", "--method: '%s' is not point, plane or gicp", method);
+        cli_error("icp", "--method: '%s' is not point, plane, symmetric or gicp", method);
         return EXIT_USAGE;
     }
     if (ptreg_robust_kernel_parse(kernel, &o->kernel)) {
@@ -315,7 +316,7 @@ static void print_device(const icp_job *job)
 /* Where a cloud's normals came from (NULL when the method needs none). */
 static const char *normals_source(const ptreg_icp_options *opt, int target)
 {
-    if (opt->method == PTREG_ICP_POINT || (!target && opt->method != PTREG_ICP_GICP))
+    if (opt->method == PTREG_ICP_POINT || (!target && opt->method == PTREG_ICP_PLANE))
         return NULL;
     return (target ? opt->target_normals : opt->source_normals) ? "file" : "estimated";
 }
@@ -561,7 +562,7 @@ int cli_run_icp(int argc, char **argv)
     /* plane, gicp: the files' own normals unless asked to estimate them */
     if (opt.method != PTREG_ICP_POINT && !cli_has(&a, "normal-k")) {
         opt.target_normals = job.target.normals;
-        if (opt.method == PTREG_ICP_GICP)
+        if (opt.method == PTREG_ICP_GICP || opt.method == PTREG_ICP_SYMMETRIC)
             opt.source_normals = job.source.normals;
     }
     ptreg_icp_result r;

@@ -167,7 +167,7 @@ ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *
                                "ICP: the initial transform is not a rigid motion (ptreg_transform_make_rigid "
                                "repairs one within %g)",
                                PTREG_NEARLY_RIGID_TOL);
-    if ((unsigned)opt->method > PTREG_ICP_GICP || (unsigned)opt->kernel > PTREG_KERNEL_GM)
+    if ((unsigned)opt->method > PTREG_ICP_SYMMETRIC || (unsigned)opt->kernel > PTREG_KERNEL_GM)
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: unknown method %d or robust kernel %d", (int)opt->method,
                                (int)opt->kernel);
     if (opt->kernel != PTREG_KERNEL_NONE && !(opt->kernel_scale > 0.0 && isfinite(opt->kernel_scale)))
@@ -309,6 +309,11 @@ int ptreg_icp_morton_order(const float *p, size_t n, uint32_t *order)
     return 0;
 }
 
+static int uses_source_normals(const ptreg_icp_options *opt)
+{
+    return opt->method == PTREG_ICP_GICP || opt->method == PTREG_ICP_SYMMETRIC;
+}
+
 static ptreg_status state_init(icp_state *s, const float *source, size_t n, const ptreg_model_index *idx,
                                const ptreg_icp_options *opt, ptreg_nn_method nn, ptreg_error *err)
 {
@@ -338,7 +343,7 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->block_moments = malloc(s->blocks * sizeof(ptreg_moments));
     s->block_eq = s->gauss_newton ? malloc(s->blocks * sizeof(ptreg_icp_normal_eq)) : NULL;
     s->matched_n = opt->method != PTREG_ICP_POINT ? malloc(3 * n * sizeof(float)) : NULL;
-    s->moved_n = opt->method == PTREG_ICP_GICP ? malloc(3 * n * sizeof(float)) : NULL;
+    s->moved_n = uses_source_normals(opt) ? malloc(3 * n * sizeof(float)) : NULL;
     s->block_sums = malloc(s->blocks * sizeof(double));
     s->block_walk = s->graph ? malloc(s->blocks * sizeof(ptreg_walk_stats)) : NULL;
     int seeded = nn == PTREG_NN_DELAUNAY_PNN || nn == PTREG_NN_DELAUNAY_PNNOPT;
@@ -347,7 +352,7 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
         (opt->trim < 1.0 && (!s->keys || !s->position)) ||
         !s->block_moments || !s->block_sums || (s->graph && (!s->block_walk || (seeded && !s->walk_memory))) ||
         (s->gauss_newton && !s->block_eq) || (opt->method != PTREG_ICP_POINT && !s->matched_n) ||
-        (opt->method == PTREG_ICP_GICP && !s->moved_n))
+        (uses_source_normals(opt) && !s->moved_n))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     for (size_t i = 0; i < n; i++)
         s->nearest[i] = PTREG_NO_NEIGHBOR;
@@ -590,7 +595,7 @@ static ptreg_status step_of(const ptreg_icp_options *opt, const ptreg_icp_pass *
                             ptreg_error *err)
 {
     if (ptreg_icp_uses_gauss_newton(opt)) {
-        *fixed = ptreg_icp_gn_step(&pass->eq, pass->moments.ref_p, dT);
+        *fixed = ptreg_icp_gn_step(&pass->eq, pass->moments.ref_p, opt->method == PTREG_ICP_SYMMETRIC, dT);
         return PTREG_OK;
     }
     int degenerate;
@@ -674,7 +679,7 @@ static ptreg_status cloud_normals(const float *xyz, size_t n, const float *given
     return st;
 }
 
-/* PLANE's and GICP's target normals, and GICP's source normals in the
+/* The target's normals, and for GICP and SYMMETRIC the source's in the
  * source's order here; *owned: what was estimated. */
 static ptreg_status state_normals(icp_state *s, const float *source, const ptreg_model_index *idx,
                                   const ptreg_icp_options *opt, float **owned, ptreg_icp_result *r, ptreg_error *err)
@@ -682,7 +687,7 @@ static ptreg_status state_normals(icp_state *s, const float *source, const ptreg
     if (opt->method == PTREG_ICP_POINT)
         return PTREG_OK;
     ptreg_status st = cloud_normals(idx->points, idx->n, opt->target_normals, opt, &s->normals, &owned[0], r, err);
-    if (st || opt->method != PTREG_ICP_GICP)
+    if (st || !uses_source_normals(opt))
         return st;
     const float *src_n;
     st = cloud_normals(source, s->n, opt->source_normals, opt, &src_n, &owned[1], r, err);

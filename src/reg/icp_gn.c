@@ -7,14 +7,16 @@
 
 #include "reg/icp_impl.h"
 
+static const char *const method_names[] = {"point", "plane", "gicp", "symmetric"};
+
 const char *ptreg_icp_method_name(ptreg_icp_method method)
 {
-    return method == PTREG_ICP_PLANE ? "plane" : method == PTREG_ICP_GICP ? "gicp" : "point";
+    return (unsigned)method <= PTREG_ICP_SYMMETRIC ? method_names[method] : "unknown";
 }
 
 int ptreg_icp_method_parse(const char *name, ptreg_icp_method *method)
 {
-    for (int m = PTREG_ICP_POINT; m <= PTREG_ICP_GICP; m++)
+    for (int m = PTREG_ICP_POINT; m <= PTREG_ICP_SYMMETRIC; m++)
         if (!strcmp(name, ptreg_icp_method_name((ptreg_icp_method)m))) {
             *method = (ptreg_icp_method)m;
             return 0;
@@ -135,12 +137,29 @@ static void add_gicp_pair(ptreg_icp_normal_eq *eq, const ptreg_icp_options *opt,
     }
 }
 
-/* The plane's row: d.n + omega . (p x n) + t . n. */
-static void add_plane_pair(ptreg_icp_normal_eq *eq, const double p[3], const double n[3], double r, double w)
+/* A normal's row: d.n + omega . (p x n) + t . n (PLANE: p the source
+ * point; SYMMETRIC: p the sum of both points, omega then half the
+ * rotation's tangent). */
+static void add_normal_row(ptreg_icp_normal_eq *eq, const double p[3], const double n[3], double r, double w)
 {
     const double J[6] = {p[1] * n[2] - p[2] * n[1], p[2] * n[0] - p[0] * n[2], p[0] * n[1] - p[1] * n[0],
                          n[0], n[1], n[2]};
     add_row(eq, J, r, w);
+}
+
+/* SYMMETRIC's pair: the normals summed (the source's turned to the
+ * target's side first: unoriented normals must not cancel), the points'
+ * sum about the centre. 0 when a normal is not finite. */
+static int symmetric_row(const double pc[3], const float *q, const double c[3], const float *nq, const float *np,
+                         double sum[3], double n[3])
+{
+    const double dot = (double)nq[0] * np[0] + (double)nq[1] * np[1] + (double)nq[2] * np[2];
+    const double sign = dot < 0.0 ? -1.0 : 1.0;
+    for (int k = 0; k < 3; k++) {
+        n[k] = (double)nq[k] + sign * np[k];
+        sum[k] = pc[k] + ((double)q[k] - c[k]);
+    }
+    return isfinite(n[0]) && isfinite(n[1]) && isfinite(n[2]);
 }
 
 void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const ptreg_icp_gn_pairs *pairs,
@@ -166,7 +185,13 @@ void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const p
             if (!(isfinite(nrm[0]) && isfinite(nrm[1]) && isfinite(nrm[2])))
                 continue;
             const double r = d[0] * nrm[0] + d[1] * nrm[1] + d[2] * nrm[2];
-            add_plane_pair(eq, pc, nrm, r, ptreg_robust_weight(opt->kernel, opt->kernel_scale, r));
+            add_normal_row(eq, pc, nrm, r, ptreg_robust_weight(opt->kernel, opt->kernel_scale, r));
+        } else if (opt->method == PTREG_ICP_SYMMETRIC) {
+            double sum[3], n[3];
+            if (!symmetric_row(pc, q + 3 * i, c, nq + 3 * i, pairs->np + 3 * i, sum, n))
+                continue;
+            const double r = d[0] * n[0] + d[1] * n[1] + d[2] * n[2];
+            add_normal_row(eq, sum, n, r, ptreg_robust_weight(opt->kernel, opt->kernel_scale, r));
         } else if (opt->method == PTREG_ICP_GICP) {
             double W[9];
             if (gicp_weight(nq + 3 * i, pairs->np + 3 * i, opt->gicp_epsilon, W))
@@ -246,13 +271,42 @@ static void rotation_of(const double w[3], double R[9])
         }
 }
 
-int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], double dT[16])
+/* SYMMETRIC's step (Rusinkiewicz 2019): a = tan(theta) * axis solved for,
+ * applied as a rotation by theta, the translation t cos(theta), and the
+ * rotation by theta again; in the centred frame p -> R_h (R_h p + t cos
+ * theta). R receives R_h R_h, t the translation R_h t cos(theta). */
+static void symmetric_motion(const double x[6], double R[9], double t[3])
+{
+    const double tan_norm = sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
+    const double theta = atan(tan_norm), scale = tan_norm > 0 ? theta / tan_norm : 1.0;
+    const double w[3] = {x[0] * scale, x[1] * scale, x[2] * scale};
+    double Rh[9];
+    rotation_of(w, Rh);
+    const double ct = cos(theta);
+    for (int i = 0; i < 3; i++) {
+        t[i] = 0.0;
+        for (int j = 0; j < 3; j++) {
+            double rr = 0.0;
+            for (int k = 0; k < 3; k++)
+                rr += Rh[3 * i + k] * Rh[3 * k + j];
+            R[3 * i + j] = rr;
+            t[i] += Rh[3 * i + j] * x[3 + j] * ct;
+        }
+    }
+}
+
+int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], int symmetric, double dT[16])
 {
     const double minus_g[6] = {-eq->g[0], -eq->g[1], -eq->g[2], -eq->g[3], -eq->g[4], -eq->g[5]};
-    double x[6], R[9];
+    double x[6], R[9], t[3];
     if (!cholesky_solve(eq->H, minus_g, x))
         return 0;
-    rotation_of(x, R);
+    if (symmetric) {
+        symmetric_motion(x, R, t);
+    } else {
+        rotation_of(x, R);
+        t[0] = x[3], t[1] = x[4], t[2] = x[5];
+    }
     ptreg_transform_identity(dT);
     for (int i = 0; i < 3; i++) {
         double rc = 0.0;
@@ -260,7 +314,7 @@ int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], double d
             dT[4 * i + j] = R[3 * i + j];
             rc += R[3 * i + j] * c[j];
         }
-        dT[4 * i + 3] = c[i] + x[3 + i] - rc;
+        dT[4 * i + 3] = c[i] + t[i] - rc;
     }
     return 1;
 }

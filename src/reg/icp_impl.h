@@ -37,9 +37,9 @@ typedef struct ptreg_icp_normal_eq {
     double H[21], g[6];
 } ptreg_icp_normal_eq;
 
-/* A block of pairs: moved source points p, matched target points q, for
- * PLANE and GICP the target's normals nq, for GICP the moved source's
- * normals np; pairs with use[i] only. */
+/* A block of pairs: moved source points p, matched target points q, but
+ * for POINT the target's normals nq, for GICP and SYMMETRIC the moved
+ * source's normals np; pairs with use[i] only. */
 typedef struct ptreg_icp_gn_pairs {
     const float *p, *q, *nq, *np;
     const unsigned char *use;
@@ -53,9 +53,10 @@ typedef struct ptreg_icp_gn_pairs {
 void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const ptreg_icp_gn_pairs *pairs,
                         ptreg_icp_normal_eq *eq, double *sum_r2);
 void ptreg_icp_normal_eq_merge(ptreg_icp_normal_eq *a, const ptreg_icp_normal_eq *b);
-/* The step solving H x = -g (Cholesky, double) as a transform dT; 0 when H
- * is not positive definite (the pairs do not fix the motion). */
-int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], double dT[16]);
+/* The step solving H x = -g (Cholesky, double) as a transform dT (x as
+ * SYMMETRIC's half-rotation tangent when symmetric); 0 when H is not
+ * positive definite (the pairs do not fix the motion). */
+int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], int symmetric, double dT[16]);
 
 /* What one pass of correspondences gives the iterations. */
 typedef struct ptreg_icp_pass {
