@@ -9,6 +9,7 @@
 #include "device.h"
 #include "emicp.h"
 #include "features.h"
+#include "global.h"
 #include "harris3d.h"
 #include "icp.h"
 #include "io.h"

@@ -43,7 +43,7 @@ int cli_describe_index(const char *path, int json);
 
 extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_normals, cli_cmd_pfh, cli_cmd_fpfh,
     cli_cmd_lddmm, cli_cmd_warp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info, cli_cmd_devices,
-    cli_cmd_batch, cli_cmd_tune;
+    cli_cmd_batch, cli_cmd_tune, cli_cmd_register;
 /* --device, on every command that computes. */
 #define CLI_DEVICE_OPTION                                                                      \
     {"device", 0, "DEV", "auto, cpu, cuda[:N] or opencl[:N] (default auto: env PTREG_DEVICE, "  \
@@ -96,6 +96,7 @@ int cli_run_synth(int argc, char **argv);
 /* ptreg synth --shape apt-polycrystal (cmd_synth_apt.c), on parsed options. */
 int cli_synth_apt(const cli_args *args);
 int cli_run_convert(int argc, char **argv);
+int cli_run_register(int argc, char **argv);
 int cli_run_info(int argc, char **argv);
 int cli_run_devices(int argc, char **argv);
 int cli_run_tune(int argc, char **argv);

@@ -24,6 +24,7 @@
         .pair_exp_array = ptreg_pair_exp_array##sfx,           \
         .batch_lanes = ptreg_batch_lanes##sfx,                 \
         .batch_block = ptreg_batch_block_run##sfx,             \
+        .desc_scan_rows = ptreg_desc_scan_rows##sfx,           \
     }
 
 static const struct ptreg_cpu_kernels generic_kernels = PTREG_CPU_KERNELS(PTREG_ISA_GENERIC, _generic);

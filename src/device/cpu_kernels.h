@@ -14,6 +14,7 @@
 #include "pair/lddmm_kernels.h"
 #include "pair/pair_kernels.h"
 #include "reg/batch_kernels.h"
+#include "reg/global_kernels.h"
 #include "reg/icp_kernels.h"
 
 /* One ISA's copy of every kernel. Where the comment names a header, that
@@ -62,6 +63,8 @@ struct ptreg_cpu_kernels {
     /* reg/batch_kernels.h: the lanes of a block, and one block's schedule */
     int (*batch_lanes)(void);
     void (*batch_block)(ptreg_batch_block *b);
+    /* reg/global_kernels.h */
+    void (*desc_scan_rows)(const ptreg_desc_scan *s);
 };
 
 /* The table of ptreg_cpu_isa(): read it at each use, not once per process,

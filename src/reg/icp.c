@@ -672,6 +672,7 @@ static ptreg_status cloud_normals(const float *xyz, size_t n, const float *given
     ptreg_normals_options no;
     ptreg_normals_options_default(&no);
     no.neighbors = (ptreg_neighborhood){(size_t)opt->normal_k, 0.0};
+    no.device = (ptreg_device){PTREG_BACKEND_CPU, 0}; /* auto would look for devices first */
     double tb = ptreg_time_ms();
     ptreg_status st = ptreg_normals(xyz, n, &no, *owned, NULL, NULL, err);
     r->build_ms += ptreg_time_ms() - tb;

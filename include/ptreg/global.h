@@ -1,0 +1,109 @@
+/* Global registration without an initial guess: feature correspondences
+ * (FPFH, mutual nearest in feature space), RANSAC over them with Open3D's
+ * correspondence checkers, and the whole pipeline (downsampling, normals,
+ * features, RANSAC, local refinement) as ptreg_register. docs/ALGORITHMS.md,
+ * "Global registration". */
+#ifndef PTREG_GLOBAL_H
+#define PTREG_GLOBAL_H
+
+#include <stdint.h>
+
+#include "core.h"
+#include "icp.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Correspondences: source point source[i] matched to target point target[i]. */
+typedef struct ptreg_matches {
+    size_t count;
+    uint32_t *source, *target;
+} ptreg_matches;
+
+void ptreg_matches_free(ptreg_matches *m);
+
+/* Each source descriptor's nearest target descriptor (Euclidean, dim floats
+ * per row; ties to the lower index), and with mutual only the pairs each
+ * of which is the other's nearest (Open3D's mutual filter, both ways).
+ * Rows with a NaN (a point without a descriptor) match nothing. Exact: a
+ * brute-force scan, rows split over threads; the same pairs for any thread
+ * count. */
+ptreg_status ptreg_match_features(const float *source, size_t ns, const float *target, size_t nt, int dim,
+                                  int mutual, ptreg_matches *out, ptreg_error *err);
+
+typedef struct ptreg_ransac_options {
+    double max_dist;        /* a correspondence is an inlier within this distance after the transform
+                               (Open3D's max_correspondence_distance); > 0 */
+    double edge_length;     /* Open3D's edge-length checker: the sample's edges agree to this ratio (0.9;
+                               0: off) */
+    double check_distance;  /* Open3D's distance checker: every sampled pair within this (default:
+                               max_dist; < 0: off) */
+    double normal_angle;    /* Open3D's normal checker, radians (0: off; needs both clouds' normals) */
+    int max_iter;           /* hypotheses at most (default 100000) */
+    double confidence;      /* stop once this sure to have drawn an all-inlier sample (default 0.999) */
+    uint64_t seed;          /* of the samples (default 1): the same result for every run */
+} ptreg_ransac_options;
+
+void ptreg_ransac_options_default(ptreg_ransac_options *opt);
+
+typedef struct ptreg_ransac_result {
+    double transformation[16]; /* takes the source onto the target */
+    size_t inliers;            /* correspondences within max_dist under it */
+    int hypotheses;            /* samples drawn */
+    int checked;               /* of them, passed the checkers and were scored */
+    double time_ms;
+} ptreg_ransac_result;
+
+/* RANSAC over the correspondences: three distinct ones drawn at a time,
+ * Horn's transform of them, Open3D's checkers, then scored by how many
+ * correspondences it brings within max_dist; the most (ties: the first
+ * drawn) wins, refit by Horn on its inliers. Stops after max_iter
+ * hypotheses or once confidence says enough were drawn for the best
+ * inlier ratio (Open3D's rule). Normals (n x 3, may be NULL) only for the
+ * normal checker. Fewer than 3 correspondences is PTREG_ERR_ARG. */
+ptreg_status ptreg_ransac(const float *source, const float *source_normals, size_t ns, const float *target,
+                          const float *target_normals, size_t nt, const ptreg_matches *matches,
+                          const ptreg_ransac_options *opt, ptreg_ransac_result *result, ptreg_error *err);
+
+/* ---- the whole pipeline ---- */
+
+typedef struct ptreg_register_options {
+    double voxel;            /* downsampling cube (default 0: the target's bounding-box diagonal / 80) */
+    int mutual;              /* feature matches both ways (default 1) */
+    ptreg_ransac_options ransac; /* max_dist 0: 1.5 voxels (Open3D's tutorial) */
+    ptreg_icp_method refine; /* local refinement on all points: PLANE (default), GICP, ... */
+    int no_refine;           /* stop after RANSAC */
+    double refine_dist;      /* its max_dist (default 0: 0.4 voxels, Open3D's tutorial) */
+    int refine_iter;         /* its iterations (default 30) */
+} ptreg_register_options;
+
+void ptreg_register_options_default(ptreg_register_options *opt);
+
+typedef struct ptreg_register_result {
+    double transformation[16];
+    double voxel;                   /* the one used */
+    size_t source_down, target_down; /* points after downsampling */
+    size_t matches;                 /* feature correspondences */
+    ptreg_ransac_result ransac;
+    double fitness, rmse;           /* of the final transform on all points, within the refinement's distance */
+    /* stage times, ms */
+    double downsample_ms, normals_ms, features_ms, match_ms, ransac_ms, refine_ms, total_ms;
+} ptreg_register_result;
+
+/* Registers source onto target without an initial guess: voxel-grid
+ * centroids, normals from their hybrid (2 voxels, 30) neighbourhoods,
+ * FPFH from hybrid (5 voxels, 100) ones (Open3D's convention), matches,
+ * RANSAC, then ICP by opt->refine on all points from RANSAC's transform.
+ * Normals of the full clouds for the refinement: given (may be NULL: then
+ * estimated from 10 neighbours). On the CPU; the same result for any
+ * thread count. */
+ptreg_status ptreg_register(const float *source, const float *source_normals, size_t ns, const float *target,
+                            const float *target_normals, size_t nt, const ptreg_register_options *opt,
+                            ptreg_register_result *result, ptreg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

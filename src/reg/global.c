@@ -1,0 +1,480 @@
+/* Global registration (global.h): feature matches, RANSAC with Open3D's
+ * checkers, and the pipeline from two clouds to a refined transform. */
+#include "ptreg/global.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device/cpu_kernels.h"
+#include "ptreg/features.h"
+
+void ptreg_matches_free(ptreg_matches *m)
+{
+    free(m->source);
+    free(m->target);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- nearest descriptors ---- */
+
+static int row_is_nan(const float *row, int dim)
+{
+    for (int k = 0; k < dim; k++)
+        if (isnan(row[k]))
+            return 1;
+    return 0;
+}
+
+/* b's rows as columns (dim x nb), a NaN row as infinities: it is then
+ * nobody's nearest. */
+static float *columns_of(const float *b, size_t nb, int dim, const unsigned char *b_nan)
+{
+    float *bt = malloc((size_t)dim * (nb ? nb : 1) * sizeof *bt);
+    for (size_t j = 0; bt && j < nb; j++)
+        for (int k = 0; k < dim; k++)
+            bt[(size_t)k * nb + j] = b_nan[j] ? INFINITY : b[j * (size_t)dim + k];
+    return bt;
+}
+
+#define MATCH_ROWS 64 /* rows per unit of work, each with its own columns' best */
+
+/* (d, i) beats (bd, bi): nearer, or as near and a lower index. */
+static int nearer(float d, uint32_t i, float bd, uint32_t bi) { return d < bd || (d == bd && i < bi); }
+
+/* Every row's nearest column and, with col_best, every column's nearest
+ * row, from one pass over the distances: units of MATCH_ROWS rows run on
+ * threads, each with its own columns' best, merged in unit order: the
+ * same answer for any thread count. */
+static ptreg_status nearest_both(const float *a, size_t na, const unsigned char *a_nan, const float *bt, size_t nb,
+                                 int dim, uint32_t *row_best, uint32_t *col_best, ptreg_error *err)
+{
+    const size_t units = (na + MATCH_ROWS - 1) / MATCH_ROWS;
+    float *cd = col_best ? malloc((units ? units : 1) * nb * sizeof *cd) : NULL;
+    uint32_t *ci = col_best ? malloc((units ? units : 1) * nb * sizeof *ci) : NULL;
+    if (col_best && (!cd || !ci)) {
+        free(cd), free(ci);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
+    }
+    for (size_t k = 0; cd && k < units * nb; k++)
+        cd[k] = INFINITY, ci[k] = UINT32_MAX;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
+    for (long u = 0; u < (long)units; u++) {
+        const size_t r0 = (size_t)u * MATCH_ROWS, r1 = r0 + MATCH_ROWS < na ? r0 + MATCH_ROWS : na;
+        const ptreg_desc_scan scan = {a, bt, a_nan, r0, r1, nb, dim, row_best, cd ? cd + (size_t)u * nb : NULL,
+                                      ci ? ci + (size_t)u * nb : NULL};
+        ptreg_cpu_kernels()->desc_scan_rows(&scan);
+    }
+    for (size_t j = 0; col_best && j < nb; j++) {
+        float bd = INFINITY;
+        uint32_t bi = UINT32_MAX;
+        for (size_t u = 0; u < units; u++)
+            if (ci[u * nb + j] != UINT32_MAX && nearer(cd[u * nb + j], ci[u * nb + j], bd, bi))
+                bd = cd[u * nb + j], bi = ci[u * nb + j];
+        col_best[j] = bi;
+    }
+    free(cd), free(ci);
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_match_features(const float *source, size_t ns, const float *target, size_t nt, int dim,
+                                  int mutual, ptreg_matches *out, ptreg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (dim < 1 || ns >= UINT32_MAX || nt >= UINT32_MAX)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "feature matching: dimension %d or sizes out of range", dim);
+    uint32_t *fwd = malloc((ns ? ns : 1) * sizeof *fwd), *back = malloc((nt ? nt : 1) * sizeof *back);
+    unsigned char *s_nan = malloc(ns ? ns : 1), *t_nan = malloc(nt ? nt : 1);
+    out->source = malloc((ns ? ns : 1) * sizeof *out->source);
+    out->target = malloc((ns ? ns : 1) * sizeof *out->target);
+    ptreg_status st = fwd && back && s_nan && t_nan && out->source && out->target
+                          ? PTREG_OK
+                          : ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
+    for (size_t i = 0; !st && i < ns; i++)
+        s_nan[i] = (unsigned char)row_is_nan(source + i * (size_t)dim, dim);
+    for (size_t j = 0; !st && j < nt; j++)
+        t_nan[j] = (unsigned char)row_is_nan(target + j * (size_t)dim, dim);
+    float *tt = st ? NULL : columns_of(target, nt, dim, t_nan);
+    if (!st && !tt)
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
+    st = st ? st : nearest_both(source, ns, s_nan, tt, nt, dim, fwd, mutual ? back : NULL, err);
+    for (size_t i = 0; !st && i < ns; i++) {
+        const uint32_t j = fwd[i];
+        /* a NaN target row is at infinity: only a NaN-free source row can
+         * be matched, and only to a finite distance */
+        if (j == UINT32_MAX || t_nan[j] || (mutual && back[j] != (uint32_t)i))
+            continue;
+        out->source[out->count] = (uint32_t)i;
+        out->target[out->count++] = j;
+    }
+    free(tt), free(fwd), free(back), free(s_nan), free(t_nan);
+    if (st)
+        ptreg_matches_free(out);
+    return st;
+}
+
+/* ---- RANSAC ---- */
+
+void ptreg_ransac_options_default(ptreg_ransac_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->edge_length = 0.9;
+    opt->check_distance = 0.0;
+    opt->max_iter = 100000;
+    opt->confidence = 0.999;
+    opt->seed = 1;
+}
+
+/* Hypotheses are drawn in batches from one generator and scored in
+ * parallel; the stopping rule is tested between batches, so the result is
+ * the same for any thread count. */
+#define RANSAC_BATCH 256
+
+typedef struct ransac_ctx {
+    const float *src, *src_n, *tgt, *tgt_n;
+    const ptreg_matches *m;
+    const ptreg_ransac_options *opt;
+    double max_d2, check_d2, cos_normal;
+} ransac_ctx;
+
+static void point_of(const float *xyz, uint32_t i, double p[3])
+{
+    for (int k = 0; k < 3; k++)
+        p[k] = xyz[3 * (size_t)i + k];
+}
+
+static void apply(const double T[16], const double p[3], double out[3])
+{
+    for (int r = 0; r < 3; r++)
+        out[r] = T[4 * r] * p[0] + T[4 * r + 1] * p[1] + T[4 * r + 2] * p[2] + T[4 * r + 3];
+}
+
+static double dist2(const double a[3], const double b[3])
+{
+    return (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]);
+}
+
+/* Open3D's edge-length checker: every edge of the sample agrees between
+ * the clouds to the ratio. */
+static int edges_agree(const ransac_ctx *c, const uint32_t pick[3])
+{
+    if (c->opt->edge_length <= 0.0)
+        return 1;
+    double p[3][3], q[3][3];
+    for (int a = 0; a < 3; a++) {
+        point_of(c->src, c->m->source[pick[a]], p[a]);
+        point_of(c->tgt, c->m->target[pick[a]], q[a]);
+    }
+    for (int a = 0; a < 3; a++)
+        for (int b = a + 1; b < 3; b++) {
+            const double ds = sqrt(dist2(p[a], p[b])), dt = sqrt(dist2(q[a], q[b]));
+            if (ds < c->opt->edge_length * dt || dt < c->opt->edge_length * ds)
+                return 0;
+        }
+    return 1;
+}
+
+/* Horn's transform of the matches listed (all when list is NULL); 0 when
+ * they do not fix it. */
+static int fit(const ransac_ctx *c, const uint32_t *list, size_t n, double T[16])
+{
+    const double zero[3] = {0, 0, 0};
+    ptreg_moments mom;
+    ptreg_moments_init(&mom, zero, zero);
+    for (size_t i = 0; i < n; i++) {
+        const uint32_t k = list[i];
+        double p[3], q[3];
+        point_of(c->src, c->m->source[k], p);
+        point_of(c->tgt, c->m->target[k], q);
+        ptreg_moments_add(&mom, p, q, 1.0);
+    }
+    int degenerate = 1;
+    return ptreg_horn_solve(&mom, T, &degenerate, NULL) == PTREG_OK && !degenerate;
+}
+
+/* Open3D's distance and normal checkers on the sample under T. */
+static int sample_checks(const ransac_ctx *c, const uint32_t pick[3], const double T[16])
+{
+    for (int a = 0; a < 3; a++) {
+        double p[3], q[3], tp[3];
+        point_of(c->src, c->m->source[pick[a]], p);
+        point_of(c->tgt, c->m->target[pick[a]], q);
+        apply(T, p, tp);
+        if (c->check_d2 >= 0.0 && dist2(tp, q) > c->check_d2)
+            return 0;
+        if (c->cos_normal > -2.0) {
+            double n[3], tn[3], nq[3];
+            point_of(c->src_n, c->m->source[pick[a]], n);
+            point_of(c->tgt_n, c->m->target[pick[a]], nq);
+            for (int r = 0; r < 3; r++)
+                tn[r] = T[4 * r] * n[0] + T[4 * r + 1] * n[1] + T[4 * r + 2] * n[2];
+            if (tn[0] * nq[0] + tn[1] * nq[1] + tn[2] * nq[2] < c->cos_normal)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* The matches within max_dist under T (into list when not NULL). */
+static size_t count_inliers(const ransac_ctx *c, const double T[16], uint32_t *list)
+{
+    size_t count = 0;
+    for (size_t k = 0; k < c->m->count; k++) {
+        double p[3], q[3], tp[3];
+        point_of(c->src, c->m->source[k], p);
+        point_of(c->tgt, c->m->target[k], q);
+        apply(T, p, tp);
+        if (dist2(tp, q) <= c->max_d2) {
+            if (list)
+                list[count] = (uint32_t)k;
+            count++;
+        }
+    }
+    return count;
+}
+
+/* Three distinct matches. */
+static void draw(ptreg_rng *rng, size_t count, uint32_t pick[3])
+{
+    for (int a = 0; a < 3; a++) {
+        int fresh;
+        do {
+            pick[a] = (uint32_t)(ptreg_rng_next(rng) % count);
+            fresh = 1;
+            for (int b = 0; b < a; b++)
+                fresh &= pick[b] != pick[a];
+        } while (!fresh);
+    }
+}
+
+/* One hypothesis: its inliers (0 when a checker or the fit refused it). */
+static size_t score(const ransac_ctx *c, const uint32_t pick[3], double T[16])
+{
+    if (!edges_agree(c, pick) || !fit(c, pick, 3, T) || !sample_checks(c, pick, T))
+        return 0;
+    return count_inliers(c, T, NULL);
+}
+
+static ptreg_status check_ransac(const float *source_normals, const float *target_normals, const ptreg_matches *m,
+                                 const ptreg_ransac_options *opt, ptreg_error *err)
+{
+    if (m->count < 3)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "RANSAC: %zu correspondences; at least 3 are needed", m->count);
+    if (!(opt->max_dist > 0.0) || !isfinite(opt->max_dist))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "RANSAC: max_dist %g is not a positive number", opt->max_dist);
+    if (!(opt->confidence > 0.0 && opt->confidence < 1.0) || opt->max_iter < 1 || !(opt->edge_length < 1.0) ||
+        isnan(opt->check_distance) || !(opt->normal_angle >= 0.0))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "RANSAC: confidence in (0, 1), max_iter >= 1, edge_length < 1, a distance and a "
+                               "normal angle >= 0 are needed");
+    if (opt->normal_angle > 0.0 && (!source_normals || !target_normals))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "RANSAC: the normal checker needs both clouds' normals");
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_ransac(const float *source, const float *source_normals, size_t ns, const float *target,
+                          const float *target_normals, size_t nt, const ptreg_matches *matches,
+                          const ptreg_ransac_options *opt, ptreg_ransac_result *r, ptreg_error *err)
+{
+    const double t0 = ptreg_time_ms();
+    memset(r, 0, sizeof *r);
+    ptreg_transform_identity(r->transformation);
+    ptreg_status st = check_ransac(source_normals, target_normals, matches, opt, err);
+    for (size_t k = 0; !st && k < matches->count; k++)
+        if (matches->source[k] >= ns || matches->target[k] >= nt)
+            st = ptreg_error_set(err, PTREG_ERR_ARG, "RANSAC: correspondence %zu names a point out of range", k);
+    uint32_t(*picks)[3] = st ? NULL : malloc(RANSAC_BATCH * sizeof *picks);
+    size_t *counts = st ? NULL : malloc(RANSAC_BATCH * sizeof *counts);
+    uint32_t *list = st ? NULL : malloc(matches->count * sizeof *list);
+    if (!st && (!picks || !counts || !list))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "RANSAC: out of memory");
+    const double check = opt->check_distance == 0.0 ? opt->max_dist : opt->check_distance;
+    const ransac_ctx c = {source, source_normals, target, target_normals, matches, opt,
+                          opt->max_dist * opt->max_dist, check < 0.0 ? -1.0 : check * check,
+                          opt->normal_angle > 0.0 ? cos(opt->normal_angle) : -3.0};
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, opt->seed);
+    double needed = opt->max_iter, best_T[16];
+    size_t best = 0;
+    while (!st && r->hypotheses < opt->max_iter && r->hypotheses < needed) {
+        const int batch = opt->max_iter - r->hypotheses < RANSAC_BATCH ? opt->max_iter - r->hypotheses : RANSAC_BATCH;
+        for (int h = 0; h < batch; h++)
+            draw(&rng, matches->count, picks[h]);
+#pragma omp parallel for schedule(dynamic, 8) num_threads(ptreg_get_num_threads())
+        for (int h = 0; h < batch; h++) {
+            double T[16];
+            counts[h] = score(&c, picks[h], T);
+        }
+        for (int h = 0; h < batch; h++) {
+            r->checked += counts[h] > 0;
+            if (counts[h] > best) {
+                best = counts[h];
+                score(&c, picks[h], best_T);
+                /* Open3D's rule: enough samples for this inlier ratio */
+                const double w = (double)best / (double)matches->count;
+                const double miss = 1.0 - w * w * w;
+                needed = miss <= 0.0 ? 0.0 : fmin(needed, log(1.0 - opt->confidence) / log(miss));
+            }
+        }
+        r->hypotheses += batch;
+    }
+    if (!st && best >= 3) {
+        /* the winner refit on all its inliers, kept when it holds as many */
+        double T[16];
+        const size_t n = count_inliers(&c, best_T, list);
+        if (fit(&c, list, n, T) && count_inliers(&c, T, NULL) >= best)
+            memcpy(best_T, T, sizeof T);
+        memcpy(r->transformation, best_T, sizeof best_T);
+        r->inliers = count_inliers(&c, best_T, NULL);
+    }
+    free(picks), free(counts), free(list);
+    r->time_ms = ptreg_time_ms() - t0;
+    return st;
+}
+
+/* ---- the pipeline ---- */
+
+void ptreg_register_options_default(ptreg_register_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->mutual = 1;
+    ptreg_ransac_options_default(&opt->ransac);
+    opt->refine = PTREG_ICP_PLANE;
+    opt->refine_iter = 30;
+}
+
+/* A cloud's voxel-grid centroids with normals from their hybrid (2 voxels,
+ * 30) neighbourhoods, turned to agree with the given normals' mean where
+ * the cloud came with normals (Open3D's EstimateNormals does the same), else
+ * to face the origin (a scan's sensor). */
+static ptreg_status prepare_cloud(const float *xyz, const float *normals, size_t n, double voxel, ptreg_cloud *down,
+                                  double *normals_ms, ptreg_error *err)
+{
+    const ptreg_cloud in = {n, (float *)xyz, (float *)normals, NULL, 0};
+    ptreg_status st = ptreg_voxel_downsample(&in, voxel, down, err);
+    float *est = st ? NULL : malloc(3 * (down->n ? down->n : 1) * sizeof *est);
+    if (!st && !est)
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "register: out of memory");
+    const double t0 = ptreg_time_ms();
+    ptreg_normals_options no;
+    ptreg_normals_options_default(&no);
+    no.neighbors = (ptreg_neighborhood){30, 2.0 * voxel};
+    no.device = (ptreg_device){PTREG_BACKEND_CPU, 0}; /* auto would look for devices: 25 ms of OpenCL loading */
+    st = st ? st : ptreg_normals(down->xyz, down->n, &no, est, NULL, NULL, err);
+    for (size_t i = 0; !st && down->normals && i < down->n; i++) {
+        const float *g = down->normals + 3 * i;
+        float *e = est + 3 * i;
+        if (e[0] * g[0] + e[1] * g[1] + e[2] * g[2] < 0.0f)
+            e[0] = -e[0], e[1] = -e[1], e[2] = -e[2];
+    }
+    *normals_ms += ptreg_time_ms() - t0;
+    if (!st) {
+        free(down->normals);
+        down->normals = est;
+    } else {
+        free(est);
+    }
+    return st;
+}
+
+static ptreg_status fpfh_of(const ptreg_cloud *c, double voxel, float **out, ptreg_error *err)
+{
+    ptreg_feature_options fo;
+    ptreg_feature_options_default(&fo);
+    fo.neighbors = (ptreg_neighborhood){100, 5.0 * voxel};
+    fo.convention = PTREG_FPFH_OPEN3D;
+    fo.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    if (!(*out = malloc((c->n ? c->n : 1) * PTREG_FPFH_BINS * sizeof **out)))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "register: out of memory for %zu descriptors", c->n);
+    return ptreg_fpfh(c->xyz, c->normals, c->n, &fo, *out, NULL, err);
+}
+
+/* The bounding-box diagonal of n points. */
+static double diagonal(const float *xyz, size_t n)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, d2 = 0.0;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(lo[k], xyz[3 * i + k]);
+            hi[k] = fmax(hi[k], xyz[3 * i + k]);
+        }
+    for (int k = 0; k < 3; k++)
+        d2 += (hi[k] - lo[k]) * (hi[k] - lo[k]);
+    return sqrt(d2);
+}
+
+/* ICP from RANSAC's transform on all points (max_iter 0 with no_refine:
+ * only the fitness and rmse there). */
+static ptreg_status refine(const float *source, const float *source_normals, size_t ns, const float *target,
+                           const float *target_normals, size_t nt, const ptreg_register_options *opt,
+                           ptreg_register_result *r, ptreg_error *err)
+{
+    ptreg_icp_options io;
+    ptreg_icp_options_default(&io);
+    memcpy(io.init, r->ransac.transformation, sizeof io.init);
+    io.method = opt->no_refine ? PTREG_ICP_POINT : opt->refine;
+    io.max_iter = opt->no_refine ? 0 : opt->refine_iter;
+    io.max_dist = opt->refine_dist > 0.0 ? opt->refine_dist : 0.4 * r->voxel;
+    io.target_normals = target_normals;
+    io.source_normals = source_normals;
+    io.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    ptreg_icp_result ir;
+    const double t0 = ptreg_time_ms();
+    ptreg_status st = ptreg_icp(source, ns, target, nt, &io, &ir, err);
+    r->refine_ms = ptreg_time_ms() - t0;
+    if (st)
+        return st;
+    memcpy(r->transformation, ir.transformation, sizeof r->transformation);
+    r->fitness = ir.fitness;
+    r->rmse = ir.rmse;
+    ptreg_icp_result_free(&ir);
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_register(const float *source, const float *source_normals, size_t ns, const float *target,
+                            const float *target_normals, size_t nt, const ptreg_register_options *opt_in,
+                            ptreg_register_result *r, ptreg_error *err)
+{
+    const double t0 = ptreg_time_ms();
+    memset(r, 0, sizeof *r);
+    ptreg_transform_identity(r->transformation);
+    ptreg_register_options opt;
+    if (opt_in)
+        opt = *opt_in;
+    else
+        ptreg_register_options_default(&opt);
+    if (!ns || !nt)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "register: the %s cloud is empty", ns ? "target" : "source");
+    if (!(opt.voxel >= 0.0) || !isfinite(opt.voxel))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "register: voxel %g is not a size", opt.voxel);
+    r->voxel = opt.voxel > 0.0 ? opt.voxel : diagonal(target, nt) / 80.0;
+    if (!(r->voxel > 0.0))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "register: the target has no extent to scale a voxel by");
+    ptreg_cloud ds, dt;
+    ptreg_cloud_init(&ds), ptreg_cloud_init(&dt);
+    float *fs = NULL, *ft = NULL;
+    ptreg_matches m = {0, NULL, NULL};
+    double t = ptreg_time_ms();
+    ptreg_status st = prepare_cloud(source, source_normals, ns, r->voxel, &ds, &r->normals_ms, err);
+    st = st ? st : prepare_cloud(target, target_normals, nt, r->voxel, &dt, &r->normals_ms, err);
+    r->downsample_ms = ptreg_time_ms() - t - r->normals_ms;
+    r->source_down = ds.n, r->target_down = dt.n;
+    t = ptreg_time_ms();
+    st = st ? st : fpfh_of(&ds, r->voxel, &fs, err);
+    st = st ? st : fpfh_of(&dt, r->voxel, &ft, err);
+    r->features_ms = ptreg_time_ms() - t;
+    t = ptreg_time_ms();
+    st = st ? st : ptreg_match_features(fs, ds.n, ft, dt.n, PTREG_FPFH_BINS, opt.mutual, &m, err);
+    r->match_ms = ptreg_time_ms() - t;
+    r->matches = m.count;
+    if (opt.ransac.max_dist <= 0.0)
+        opt.ransac.max_dist = 1.5 * r->voxel;
+    st = st ? st : ptreg_ransac(ds.xyz, ds.normals, ds.n, dt.xyz, dt.normals, dt.n, &m, &opt.ransac, &r->ransac, err);
+    r->ransac_ms = r->ransac.time_ms;
+    st = st ? st : refine(source, source_normals, ns, target, target_normals, nt, &opt, r, err);
+    ptreg_cloud_free(&ds), ptreg_cloud_free(&dt);
+    free(fs), free(ft);
+    ptreg_matches_free(&m);
+    r->total_ms = ptreg_time_ms() - t0;
+    return st;
+}

@@ -1,0 +1,35 @@
+/* Feature matching's distance scan, built once per ISA
+ * (global_kernels_isa.c). */
+#ifndef PTREG_REG_GLOBAL_KERNELS_H
+#define PTREG_REG_GLOBAL_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Rows [r0, r1) of a (dim floats each; a_nan marks rows without a
+ * descriptor) against every column of bt (dim x nb, a missing column all
+ * infinities): each row's nearest column into row_best[i] (ties: the lower
+ * index; UINT32_MAX for a NaN row) and, when col_d is not NULL, each
+ * column's nearest of these rows into col_d/col_i (kept when strictly
+ * nearer: rows come in increasing order). Each distance is summed over the
+ * dimensions in order, with separate multiplies and adds: every ISA gives
+ * the same bits. */
+typedef struct ptreg_desc_scan {
+    const float *a, *bt;
+    const unsigned char *a_nan;
+    size_t r0, r1, nb;
+    int dim;
+    uint32_t *row_best;
+    float *col_d;
+    uint32_t *col_i;
+} ptreg_desc_scan;
+
+#define PTREG_DECLARE_GLOBAL_KERNELS(sfx) void ptreg_desc_scan_rows##sfx(const ptreg_desc_scan *s);
+
+PTREG_DECLARE_GLOBAL_KERNELS(_generic)
+#if defined(__x86_64__)
+PTREG_DECLARE_GLOBAL_KERNELS(_avx2)
+PTREG_DECLARE_GLOBAL_KERNELS(_avx512)
+#endif
+
+#endif

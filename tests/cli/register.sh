@@ -1,0 +1,28 @@
+# ptreg register: a blob's scan turned anywhere comes back without a guess;
+# JSON fields, outputs, the same bits when repeated, bad options.
+. "$(dirname "$0")/lib.sh"
+
+expect 0 -- "$PTREG" synth --shape blob --model "$WORK/m.ply" --model-points 8000 -o "$WORK/s.ply" --points 6000 \
+    --max-angle 180 --truth "$WORK/truth.txt" --noise 0.001 --seed 6
+expect 0 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --truth "$WORK/truth.txt" --json --repeat 2 \
+    -o "$WORK/moved.ply" -t "$WORK/T.txt"
+for key in '"voxel"' '"matches"' '"ransac_hypotheses"' '"ransac_inliers"' '"features_ms"' '"match_ms"' \
+    '"ransac_ms"' '"refine_ms"' '"fitness"'; do
+    out_has "$key"
+done
+has_file "$WORK/moved.ply"; has_file "$WORK/T.txt"
+angle=$(sed -n 's/.*"rotation_error_deg":[^0-9]*\([0-9.e-]*\).*/\1/p' "$WORK/out")
+awk -v a="$angle" 'BEGIN { exit !(a < 1.0) }' || fail "register: rotation error $angle deg is not below 1"
+# the stages alone: RANSAC only, a GICP refinement, one-way matches; the same bits with 1 thread
+expect 0 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --no-refine --truth "$WORK/truth.txt"
+out_has "pose error vs truth"
+expect 0 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --method gicp --one-way -t "$WORK/T2.txt" --threads 2
+expect 0 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --method gicp --one-way -t "$WORK/T1.txt" --threads 1
+cmp -s "$WORK/T1.txt" "$WORK/T2.txt" || fail "register: 1 and 2 threads differ"
+expect 2 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --global fgr; err_has "not built yet"
+expect 2 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --method bogus; err_has "--method"
+expect 2 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --voxel -1; err_has "--voxel"
+expect 3 -- "$PTREG" register "$WORK/s.ply" "$WORK/missing.ply" -o "$WORK/never.ply"; err_has "missing.ply"
+no_file "$WORK/never.ply"
+expect 0 -- "$PTREG" register --help; out_has "RANSAC"
+finish
