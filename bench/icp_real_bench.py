@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """Registration of real scans: ptreg's point-to-plane against Open3D's on the
 shared LiDAR pair, and ptreg's raw point-to-point run against an earlier
-ptreg build, in one run, interleaved, medians of the rounds.
+ptreg build, in one run, interleaved, medians of the rounds; with
+--small-gicp, ptreg's Generalized-ICP against small_gicp's too.
 
 Run with Debian's /usr/bin/python3 (it sees python3-open3d):
 
   /usr/bin/python3 bench/icp_real_bench.py [--ptreg build/ptreg] [--before OLD/ptreg]
+                                           [--small-gicp build-small-gicp/driver/small_gicp_icp]
+                                           [--small-gicp-optimizer gn|lm|both]
                                            [--rounds 5] [--threads 2] [--json FILE]
 
 Cases (../shared/data/lidar: two consecutive outdoor scans, ~69k points each,
@@ -29,6 +32,16 @@ and on the Stanford bunny (bun045 onto bun000, ~40k points each, truth from
 bun.conf), Generalized-ICP from the truth perturbed by 8 degrees about
 (1, 2, 3) and 5 mm along x, pairs within 1 cm, 30 iterations, normals from
 10 nearest points inside the time.
+
+With --small-gicp (the driver bench/peers/small_gicp.sh builds from
+bench/peers/small_gicp_icp.cpp), the two GICP cases also run on small_gicp:
+the same clouds, voxel size (its voxelgrid_sampling_omp, centroids), pairs
+distance and start, covariances from 10 nearest points regularised like
+ptreg's and Open3D's (eigenvalues 1e-3, 1, 1), the same threads, its
+convergence test disabled. "small_gicp" rows take 30 Gauss-Newton steps, as
+ptreg does; "small_gicp LM" rows use its default Levenberg-Marquardt
+optimizer, which ends by itself once no damped step lowers the error (the
+iterations it ran are printed under the table).
 
 Each time is from both clouds in memory to the result. The pose error against
 the truth is reported for every run.
@@ -117,6 +130,15 @@ def run_open3d(case, threads):
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
 
 
+def run_small_gicp(binary, case, threads, optimizer):
+    cmd = [binary, case["source"], case["target"], "--method", case["method"], "--max-dist", str(case["max_dist"]),
+           "--max-iter", "30", "--num-neighbors", "10", "--threads", str(threads), "--optimizer", optimizer,
+           "--downsample", str(case.get("voxel", 0.0)), "--json"]
+    if case.get("init"):
+        cmd += ["--init", case["init"]]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
 def bunny_case(work):
     """bun045 onto bun000 from the truth (bun.conf: x_world = R(q)^T x_scan + t)
     moved by 8 degrees about (1, 2, 3) and 5 mm along x."""
@@ -153,6 +175,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ptreg", default="build/ptreg")
     ap.add_argument("--before", help="an earlier ptreg build for the raw point-to-point case")
+    ap.add_argument("--small-gicp", metavar="PATH", help="small_gicp's driver (bench/peers/small_gicp.sh builds it) "
+                    "for the two GICP cases")
+    ap.add_argument("--small-gicp-optimizer", choices=["gn", "lm", "both"], default="both",
+                    help="gn: 30 Gauss-Newton steps (\"small_gicp\" rows), lm: its default Levenberg-Marquardt "
+                    "(\"small_gicp LM\" rows), both (default)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--json")
@@ -187,6 +214,13 @@ def main():
     if args.before:
         c = cases["point raw"]
         runs["ptreg before, point raw"] = (c, lambda: run_ptreg(args.before, c, args.threads))
+    sg_cases = ["gicp 0.25 m grid", "bunny gicp"] if args.small_gicp else []
+    sg_optimizers = {"gn": ["gn"], "lm": ["lm"], "both": ["gn", "lm"]}[args.small_gicp_optimizer]
+    sg_label = {"gn": "small_gicp ", "lm": "small_gicp LM "}
+    for name in sg_cases:
+        for opt in sg_optimizers:
+            runs[sg_label[opt] + name] = (cases[name], lambda c=cases[name], o=opt:
+                                          run_small_gicp(args.small_gicp, c, args.threads, o))
     times = {k: [] for k in runs}
     last = {}
     for r in range(args.rounds):
@@ -200,7 +234,7 @@ def main():
         angle, trans = pose_error(runs[name][0]["truth"], last[name]["transformation"])
         rows.append({"run": name, "median_ms": statistics.median(times[name]), "times_ms": times[name],
                      "rotation_error_deg": angle, "translation_error_m": trans,
-                     "fitness": last[name]["fitness"]})
+                     "fitness": last[name]["fitness"], "iterations": last[name].get("iterations")})
     med = {r["run"]: r["median_ms"] for r in rows}
     print(f"{args.threads} threads, {args.rounds} interleaved rounds, medians:")
     print("| run | ms | rotation error (deg) | translation error (m) | fitness |")
@@ -211,8 +245,15 @@ def main():
     ratios = {f"Open3D / ptreg, {name}": med["Open3D " + name] / med["ptreg " + name] for name in cases}
     if args.before:
         ratios["ptreg before / ptreg now, point raw"] = med["ptreg before, point raw"] / med["ptreg point raw"]
+    for name in sg_cases:
+        for opt in sg_optimizers:
+            ratios[f"{sg_label[opt]}/ ptreg, {name}"] = med[sg_label[opt] + name] / med["ptreg " + name]
     for k, v in ratios.items():
         print(f"{k}: {v:.2f}x")
+    for name in sg_cases:
+        if "lm" in sg_optimizers:
+            it = last[sg_label["lm"] + name]["iterations"]
+            print(f"small_gicp LM {name}: {it} iterations" + (" (then no damped step lowered the error)" if it < 30 else ""))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "ratios": ratios, "threads": args.threads, "rounds": args.rounds}, f, indent=1)

@@ -341,10 +341,57 @@ static void test_normal_goldens(const char *data)
     ptreg_cloud_free(&c);
 }
 
+/* Orientations: along a direction, as the solver gives it (the same
+ * axes), and consistent over a closed surface by the tangent-plane
+ * propagation (outward: the highest point's normal faces +z), for any
+ * thread count. */
+static void test_orientations(void)
+{
+    ptreg_cloud c;
+    CHECK(ptreg_synth_model(PTREG_SHAPE_BLOB, 6000, 9, &c, NULL) == PTREG_OK);
+    const size_t n = c.n;
+    float *ref = malloc(3 * n * sizeof *ref), *got = malloc(3 * n * sizeof *got), *again = malloc(3 * n * sizeof *again);
+    ptreg_normals_options o;
+    ptreg_normals_options_default(&o);
+    o.neighbors.k = 15;
+    CHECK(ptreg_normals(c.xyz, n, &o, ref, NULL, NULL, NULL) == PTREG_OK);
+    o.orientation = PTREG_ORIENT_DIRECTION;
+    o.direction[0] = 1.0, o.direction[1] = -2.0, o.direction[2] = 0.5;
+    CHECK(ptreg_normals(c.xyz, n, &o, got, NULL, NULL, NULL) == PTREG_OK);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += got[3 * i] - 2.0f * got[3 * i + 1] + 0.5f * got[3 * i + 2] < 0.0f ||
+               fabsf(fabsf(got[3 * i] * ref[3 * i] + got[3 * i + 1] * ref[3 * i + 1] +
+                           got[3 * i + 2] * ref[3 * i + 2]) - 1.0f) > 1e-5f;
+    CHECK_MSG(bad == 0, "direction: %zu normals against it or off their axis", bad);
+    o.orientation = PTREG_ORIENT_TANGENT_PLANE;
+    double centre[3];
+    ptreg_points_centroid(c.xyz, n, centre);
+    for (int threads = 1; threads <= 2; threads++) {
+        ptreg_set_num_threads(threads);
+        CHECK(ptreg_normals(c.xyz, n, &o, threads == 1 ? got : again, NULL, NULL, NULL) == PTREG_OK);
+    }
+    ptreg_set_num_threads(0);
+    CHECK(!memcmp(got, again, 3 * n * sizeof *got));
+    size_t inward = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float *p = c.xyz + 3 * i, *nr = got + 3 * i;
+        inward += (p[0] - centre[0]) * nr[0] + (p[1] - centre[1]) * nr[1] + (p[2] - centre[2]) * nr[2] < 0.0;
+    }
+    /* the blob is star-shaped about its centre except at the steep flanks of
+     * its bumps, where an outward normal may face the centre a little */
+    CHECK_MSG(inward < n / 100, "tangent plane: %zu of %zu normals face inward", inward, n);
+    o.orient_k = 0;
+    CHECK(ptreg_normals(c.xyz, n, &o, got, NULL, NULL, NULL) == PTREG_ERR_ARG);
+    free(ref), free(got), free(again);
+    ptreg_cloud_free(&c);
+}
+
 int main(void)
 {
     test_plane_bins();
     test_normals();
+    test_orientations();
     test_rigid_invariance_and_threads();
     test_pair_feature_symmetry();
     test_bad_arguments();

@@ -20,9 +20,25 @@ typedef struct ptreg_neighborhood {
     double radius; /* > 0: strictly within radius; 0 with k > 0: k-NN only */
 } ptreg_neighborhood;
 
+/* Which way a normal points (PCA gives an axis, not a side). */
+typedef enum ptreg_normal_orientation {
+    PTREG_ORIENT_VIEWPOINT = 0, /* toward the viewpoint (default; a scan's sensor) */
+    PTREG_ORIENT_DIRECTION,     /* along a direction: n . d >= 0 */
+    PTREG_ORIENT_NONE,          /* as the eigen-solver gives it (deterministic, not meaningful) */
+    PTREG_ORIENT_TANGENT_PLANE  /* consistent over the surface (Hoppe et al. 1992; Open3D's
+                                 * OrientNormalsConsistentTangentPlane): flips propagated along a
+                                 * minimum spanning tree of the orient_k-nearest graph weighted by
+                                 * 1 - |n_i . n_j|, from each component's highest point, whose
+                                 * normal faces +z */
+} ptreg_normal_orientation;
+
 typedef struct ptreg_normals_options {
     ptreg_neighborhood neighbors; /* default k = 30 */
-    double viewpoint[3];          /* normals point toward it (default the origin) */
+    ptreg_normal_orientation orientation;
+    double viewpoint[3];          /* VIEWPOINT: normals point toward it (default the origin) */
+    double direction[3];          /* DIRECTION (default +z) */
+    int orient_k;                 /* TANGENT_PLANE: graph neighbours (default 10; at most the
+                                     neighbourhood's own size) */
     ptreg_device device;          /* the CPU only, for now (auto: the CPU) */
 } ptreg_normals_options;
 
@@ -30,8 +46,8 @@ void ptreg_normals_options_default(ptreg_normals_options *opt);
 
 /* normals (3n floats) and curvature (n floats, may be NULL) of every point:
  * the eigenvector of the smallest eigenvalue of the neighbourhood's
- * covariance (double), curvature l0 / (l0 + l1 + l2), flipped toward the
- * viewpoint. Points with fewer than 3 neighbours, or whose neighbours all
+ * covariance (double), curvature l0 / (l0 + l1 + l2), oriented by
+ * opt->orientation. Points with fewer than 3 neighbours, or whose neighbours all
  * coincide, get NaN and are counted
  * in *missing (may be NULL). The same bits for any thread count. */
 ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,

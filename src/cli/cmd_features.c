@@ -33,7 +33,12 @@ static const cli_option normals_options[] = {
     {"output", 'o', "FILE", "write the cloud with its normals (.ply, .pcd: also the curvature, as PCL's "
                             "PointNormal; .xyz/.txt/.csv: x y z nx ny nz)"},
     NEIGHBORHOOD_OPTIONS,
+    {"orient", 0, "HOW", "viewpoint (default: face --viewpoint), direction (along --direction), none (as "
+                         "PCA gives them) or tangent-plane (consistent over the surface, Open3D's "
+                         "OrientNormalsConsistentTangentPlane)"},
     {"viewpoint", 0, "X,Y,Z", "normals face this point (default 0,0,0, the sensor of most scans)"},
+    {"direction", 0, "X,Y,Z", "--orient direction: n . d >= 0 (default 0,0,1)"},
+    {"orient-k", 0, "K", "--orient tangent-plane: the graph's neighbours (default 10)"},
     {"ascii", 0, NULL, "write text PLY/PCD (default binary)"},
     RUN_OPTIONS,
 };
@@ -43,7 +48,10 @@ const cli_command cli_cmd_normals = {
     "CLOUD [-o OUT] [--k N] [--radius R] [options]",
     "Estimate normals by PCA of each point's neighbourhood.",
     "A point's normal is the eigenvector of the smallest eigenvalue of its neighbourhood's\n"
-    "covariance (about the neighbourhood's centroid, in double), turned to face the viewpoint;\n"
+    "covariance (about the neighbourhood's centroid, in double), turned to face the viewpoint\n"
+    "(or as --orient says: along a direction; as computed; or consistent over the surface by\n"
+    "flips spread along a minimum spanning tree of the --orient-k nearest graph weighted by\n"
+    "1 - |n_i . n_j|, from each component's highest point, whose normal faces +z);\n"
     "curvature is l0 / (l0 + l1 + l2). Points with fewer than 3 neighbours, or whose\n"
     "neighbours all coincide (a scanner's invalid returns at the origin), get NaN normals\n"
     "and are counted as missing. This is what PCL's NormalEstimation computes.\n\n"
@@ -156,6 +164,22 @@ static void add_run_fields(cJSON *j, double time_ms, const double *times, int re
 
 /* ---- normals ------------------------------------------------------------- */
 
+static int read_orientation(const cli_args *a, ptreg_normals_options *o)
+{
+    static const char *const names[] = {"viewpoint", "direction", "none", "tangent-plane"};
+    const char *how = cli_string(a, "orient", "viewpoint");
+    int found = 0;
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(how, names[k]))
+            o->orientation = (ptreg_normal_orientation)k, found = 1;
+    if (!found) {
+        cli_error("normals", "--orient: '%s' is not viewpoint, direction, none or tangent-plane", how);
+        return EXIT_USAGE;
+    }
+    int rc = cli_vec3(a, "direction", o->direction);
+    return rc ? rc : cli_int(a, "orient-k", 1, 1000, &o->orient_k);
+}
+
 int cli_run_normals(int argc, char **argv)
 {
     cli_args a;
@@ -165,7 +189,7 @@ int cli_run_normals(int argc, char **argv)
     ptreg_normals_options o;
     ptreg_normals_options_default(&o);
     int repeat = 1;
-    if ((rc = read_neighborhood(&a, "normals", "k", "radius", &o.neighbors)) ||
+    if ((rc = read_neighborhood(&a, "normals", "k", "radius", &o.neighbors)) || (rc = read_orientation(&a, &o)) ||
         (rc = cli_vec3(&a, "viewpoint", o.viewpoint)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
         (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, CLI_CPU_ONLY, "normals", &o.device)))
         return rc;

@@ -5,6 +5,7 @@
 #include "ptreg/features.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "feat/neighborhood.h"
@@ -13,13 +14,16 @@ void ptreg_normals_options_default(ptreg_normals_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->neighbors.k = 30;
+    opt->orientation = PTREG_ORIENT_VIEWPOINT;
+    opt->direction[2] = 1.0;
+    opt->orient_k = 10;
 }
 
 /* Normal and curvature of one neighbourhood; 0 with fewer than 3 points
  * or with all of them in one place (a scanner's invalid returns at the
  * origin), where no plane is defined and any axis would pin registration
  * pairs to it. */
-static int pca_normal(const float *xyz, const feat_list *nb, const float p[3], const double vp[3],
+static int pca_normal(const float *xyz, const feat_list *nb, const float p[3], const ptreg_normals_options *o,
                       float normal[3], float *curvature)
 {
     if (nb->count < 3)
@@ -44,8 +48,12 @@ static int pca_normal(const float *xyz, const feat_list *nb, const float p[3], c
     if (!(sum > 0))
         return 0;
     *curvature = (float)(lambda[0] / sum);
-    /* Face the viewpoint: (vp - p) . n >= 0. */
-    if ((vp[0] - p[0]) * nx + (vp[1] - p[1]) * ny + (vp[2] - p[2]) * nz < 0) {
+    /* Face the viewpoint, (vp - p) . n >= 0, or the direction, d . n >= 0. */
+    const double *vp = o->viewpoint, *d = o->direction;
+    const int flip = o->orientation == PTREG_ORIENT_VIEWPOINT
+                         ? (vp[0] - p[0]) * nx + (vp[1] - p[1]) * ny + (vp[2] - p[2]) * nz < 0
+                         : o->orientation == PTREG_ORIENT_DIRECTION && d[0] * nx + d[1] * ny + d[2] * nz < 0;
+    if (flip) {
         nx = -nx;
         ny = -ny;
         nz = -nz;
@@ -54,6 +62,148 @@ static int pca_normal(const float *xyz, const feat_list *nb, const float p[3], c
     normal[1] = (float)ny;
     normal[2] = (float)nz;
     return 1;
+}
+
+/* ---- consistent orientation over the surface (Hoppe et al. 1992) ---- */
+
+typedef struct graph_edge {
+    double w;
+    uint32_t a, b;
+} graph_edge;
+
+static int by_weight(const void *x, const void *y)
+{
+    const graph_edge *e = x, *f = y;
+    if (e->w != f->w)
+        return e->w < f->w ? -1 : 1;
+    if (e->a != f->a)
+        return e->a < f->a ? -1 : 1;
+    return (e->b > f->b) - (e->b < f->b);
+}
+
+static uint32_t find_root(uint32_t *parent, uint32_t v)
+{
+    while (parent[v] != v)
+        v = parent[v] = parent[parent[v]];
+    return v;
+}
+
+static int finite_normal(const float *n) { return isfinite(n[0]) && isfinite(n[1]) && isfinite(n[2]); }
+
+/* The k-nearest graph's edges between points with normals, each once
+ * (a < b), weighted 1 - |n_a . n_b|; sorted by (weight, a, b). */
+static graph_edge *knn_edges(const feat_table *t, const float *normals, int k, size_t *count)
+{
+    graph_edge *e = malloc((t->n ? t->n : 1) * (size_t)k * sizeof *e);
+    size_t m = 0;
+    for (size_t i = 0; e && i < t->n; i++) {
+        if (!finite_normal(normals + 3 * i))
+            continue;
+        int taken = 0;
+        for (size_t q = 0; q < t->list[i].count && taken < k; q++) {
+            const uint32_t j = t->list[i].index[q];
+            if (j == i || !finite_normal(normals + 3 * (size_t)j))
+                continue;
+            taken++;
+            const float *a = normals + 3 * i, *b = normals + 3 * (size_t)j;
+            const double dot = (double)a[0] * b[0] + (double)a[1] * b[1] + (double)a[2] * b[2];
+            e[m++] = (graph_edge){1.0 - fabs(dot), (uint32_t)(i < j ? i : j), (uint32_t)(i < j ? j : i)};
+        }
+    }
+    if (e)
+        qsort(e, m, sizeof *e, by_weight);
+    *count = m;
+    return e;
+}
+
+/* Kruskal's tree of the graph (the first of equal edges wins), as
+ * adjacency lists (CSR: first[v] .. first[v + 1] in adj). */
+static int spanning_tree(const graph_edge *e, size_t m, size_t n, uint32_t **first, uint32_t **adj)
+{
+    uint32_t *parent = malloc(n * sizeof *parent), *deg = calloc(n + 1, sizeof *deg);
+    graph_edge *kept = malloc((m ? m : 1) * sizeof *kept);
+    *first = NULL, *adj = NULL;
+    size_t t = 0;
+    if (parent && deg && kept) {
+        for (size_t v = 0; v < n; v++)
+            parent[v] = (uint32_t)v;
+        for (size_t q = 0; q < m; q++) {
+            const uint32_t ra = find_root(parent, e[q].a), rb = find_root(parent, e[q].b);
+            if (ra == rb)
+                continue;
+            parent[ra < rb ? rb : ra] = ra < rb ? ra : rb;
+            kept[t++] = e[q];
+            deg[e[q].a + 1]++, deg[e[q].b + 1]++;
+        }
+        for (size_t v = 0; v < n; v++)
+            deg[v + 1] += deg[v];
+        *first = deg, deg = NULL;
+        *adj = malloc((t ? 2 * t : 1) * sizeof **adj);
+        uint32_t *fill = *adj ? malloc((n ? n : 1) * sizeof *fill) : NULL;
+        for (size_t v = 0; fill && v < n; v++)
+            fill[v] = (*first)[v];
+        for (size_t q = 0; fill && q < t; q++) {
+            (*adj)[fill[kept[q].a]++] = kept[q].b;
+            (*adj)[fill[kept[q].b]++] = kept[q].a;
+        }
+        if (!fill) {
+            free(*first), free(*adj);
+            *first = NULL, *adj = NULL;
+        }
+        free(fill);
+    }
+    free(parent), free(deg), free(kept);
+    return *first != NULL;
+}
+
+/* From each component's highest point (normal turned to +z; ties: the
+ * lower index), flips spread down the tree: a child agrees with its
+ * parent. */
+static void propagate(const float *xyz, size_t n, const uint32_t *first, const uint32_t *adj, float *normals,
+                      unsigned char *seen, uint32_t *queue)
+{
+    for (;;) {
+        size_t root = n;
+        for (size_t v = 0; v < n; v++)
+            if (!seen[v] && finite_normal(normals + 3 * v) && (root == n || xyz[3 * v + 2] > xyz[3 * root + 2]))
+                root = v;
+        if (root == n)
+            return;
+        float *nr = normals + 3 * root;
+        if (nr[2] < 0.0f)
+            nr[0] = -nr[0], nr[1] = -nr[1], nr[2] = -nr[2];
+        size_t head = 0, tail = 0;
+        queue[tail++] = (uint32_t)root;
+        seen[root] = 1;
+        while (head < tail) {
+            const uint32_t u = queue[head++];
+            const float *nu = normals + 3 * (size_t)u;
+            for (uint32_t q = first[u]; q < first[u + 1]; q++) {
+                const uint32_t v = adj[q];
+                if (seen[v])
+                    continue;
+                float *nv = normals + 3 * (size_t)v;
+                if (nu[0] * nv[0] + nu[1] * nv[1] + nu[2] * nv[2] < 0.0f)
+                    nv[0] = -nv[0], nv[1] = -nv[1], nv[2] = -nv[2];
+                seen[v] = 1;
+                queue[tail++] = v;
+            }
+        }
+    }
+}
+
+static ptreg_status orient_tangent_plane(const float *xyz, size_t n, const feat_table *t, int k, float *normals,
+                                         ptreg_error *err)
+{
+    size_t m;
+    graph_edge *e = knn_edges(t, normals, k, &m);
+    uint32_t *first = NULL, *adj = NULL, *queue = malloc((n ? n : 1) * sizeof *queue);
+    unsigned char *seen = calloc(n ? n : 1, 1);
+    int ok = e && queue && seen && spanning_tree(e, m, n, &first, &adj);
+    if (ok)
+        propagate(xyz, n, first, adj, normals, seen, queue);
+    free(e), free(first), free(adj), free(queue), free(seen);
+    return ok ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "normals: out of memory orienting %zu points", n);
 }
 
 ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
@@ -66,6 +216,9 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
     }
     if (!xyz || !normals || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "normals: no points or no output");
+    if ((unsigned)opt->orientation > PTREG_ORIENT_TANGENT_PLANE || opt->orient_k < 1 || opt->orient_k > 1000)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "normals: orientation %d or orient_k %d out of range",
+                               (int)opt->orientation, opt->orient_k);
     ptreg_device on;
     ptreg_status st = ptreg_device_resolve(&opt->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "normals", &on, err);
     if (st)
@@ -82,15 +235,18 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
 #pragma omp parallel for schedule(dynamic, 256) num_threads(ptreg_get_num_threads()) reduction(+ : lacking)
     for (size_t i = 0; i < n; i++) {
         float *nrm = normals + 3 * i, curv = NAN;
-        if (!pca_normal(xyz, &table.list[i], xyz + 3 * i, opt->viewpoint, nrm, &curv)) {
+        if (!pca_normal(xyz, &table.list[i], xyz + 3 * i, opt, nrm, &curv)) {
             nrm[0] = nrm[1] = nrm[2] = NAN;
             lacking++;
         }
         if (curvature)
             curvature[i] = curv;
     }
+    ptreg_status st2 = opt->orientation == PTREG_ORIENT_TANGENT_PLANE
+                           ? orient_tangent_plane(xyz, n, &table, opt->orient_k, normals, err)
+                           : PTREG_OK;
     feat_table_free(&table);
     if (missing)
         *missing = lacking;
-    return PTREG_OK;
+    return st2;
 }

@@ -127,6 +127,13 @@ err_has "broken.ply"
 expect 3 -- "$PTREG" normals "$WORK/broken.ply" -o "$WORK/x.ply"
 no_file "$WORK/x.csv"; no_file "$WORK/x.ply"
 
+# orientations: the plane's normals along -z by --direction, +z by the tangent-plane rule
+expect 0 -- "$PTREG" normals "$WORK/plane.ply" --k 8 --orient direction --direction 0,0,-1 -o "$WORK/nd.xyz"
+awk '$3 == 0 { if ($6 > -0.99) bad = 1 } END { exit bad }' "$WORK/nd.xyz" || fail "--orient direction 0,0,-1: not -z"
+expect 0 -- "$PTREG" normals "$WORK/plane.ply" --k 8 --orient tangent-plane --orient-k 6 -o "$WORK/nt.xyz"
+awk '$3 == 0 { if ($6 < 0.99) bad = 1 } END { exit bad }' "$WORK/nt.xyz" || fail "--orient tangent-plane: not +z"
+expect 2 -- "$PTREG" normals "$WORK/plane.ply" --orient sideways; err_has "tangent-plane"
+
 # --help answers the questions.
 expect 0 -- "$PTREG" fpfh --help
 out_has "open3d"; out_has "strictly"
