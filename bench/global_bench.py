@@ -16,8 +16,9 @@ Both tools run the pipeline of Open3D's global-registration tutorial with ptreg'
 default voxel (the target's bounding-box diagonal / 80): voxel-grid centroids,
 normals from hybrid (2 voxels, 30) neighbourhoods, FPFH from hybrid (5 voxels, 100)
 ones, mutual feature matches, RANSAC (3 at a time; edge-length 0.9 and distance 1.5
-voxels checkers; inliers within 1.5 voxels; 100000 hypotheses or 0.999 confidence),
-then point-to-plane ICP on all points (0.4 voxels, 30 iterations). Each time is from
+voxels checkers; inliers within 1.5 voxels; 100000 hypotheses or 0.999 confidence) or
+Fast Global Registration (Open3D's default options: tuple test 0.95, 1000 tuples, 64
+iterations, mu from 1 to 0.025 by 1.4), then point-to-plane ICP on all points (0.4 voxels, 30 iterations). Each time is from
 both clouds in memory to the result, every stage included, in a warm process: Open3D
 registers every pose in one Python process, ptreg each pose with --repeat 3 (the median
 of three runs in one process). --rounds passes over all poses alternate between the
@@ -56,10 +57,15 @@ def open3d_peer(args):
             d.estimate_normals(o3d.geometry.KDTreeSearchParamHybrid(radius=2 * v, max_nn=30))
             feats.append(reg.compute_fpfh_feature(d, o3d.geometry.KDTreeSearchParamHybrid(radius=5 * v, max_nn=100)))
             down.append(d)
-        checkers = [reg.CorrespondenceCheckerBasedOnEdgeLength(0.9), reg.CorrespondenceCheckerBasedOnDistance(1.5 * v)]
-        ransac = reg.registration_ransac_based_on_feature_matching(
-            down[0], down[1], feats[0], feats[1], True, 1.5 * v, reg.TransformationEstimationPointToPoint(False), 3,
-            checkers, reg.RANSACConvergenceCriteria(100000, 0.999))
+        if args.fgr:
+            ransac = reg.registration_fgr_based_on_feature_matching(down[0], down[1], feats[0], feats[1],
+                                                                    reg.FastGlobalRegistrationOption())
+        else:
+            checkers = [reg.CorrespondenceCheckerBasedOnEdgeLength(0.9),
+                        reg.CorrespondenceCheckerBasedOnDistance(1.5 * v)]
+            ransac = reg.registration_ransac_based_on_feature_matching(
+                down[0], down[1], feats[0], feats[1], True, 1.5 * v, reg.TransformationEstimationPointToPoint(False),
+                3, checkers, reg.RANSACConvergenceCriteria(100000, 0.999))
         if not target.has_normals():
             target.estimate_normals(o3d.geometry.KDTreeSearchParamKNN(10))
         fine = reg.registration_icp(source, target, 0.4 * v, ransac.transformation,
@@ -114,6 +120,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--json")
     ap.add_argument("--peer-open3d", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--fgr", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--voxel", type=float, help=argparse.SUPPRESS)
     ap.add_argument("sources", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -123,19 +130,26 @@ def main():
     poses = make_poses(args.poses, work)
     target = os.path.join(FEATURES, "cloud_bin_1.pcd")
 
-    def run_ptreg(pose):
+    def run_ptreg(pose, method):
         out = subprocess.run([args.ptreg, "register", pose["source"], target, "--json", "--repeat", "3", "--threads",
-                              str(args.threads)], check=True, capture_output=True, text=True).stdout
+                              str(args.threads), "--global", method], check=True, capture_output=True,
+                             text=True).stdout
         return json.loads(out)
 
-    voxel = run_ptreg(poses[0])["voxel"]
-    results = {"ptreg": [], "Open3D": []}
-    for _ in range(args.rounds):
-        results["ptreg"].append([run_ptreg(p) for p in poses])
+    def run_open3d(method):
         env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+        extra = ["--fgr"] if method == "fgr" else []
         peer = subprocess.run([sys.executable, os.path.abspath(__file__), "--peer-open3d", "--voxel", str(voxel)] +
-                              [p["source"] for p in poses], check=True, capture_output=True, text=True, env=env)
-        results["Open3D"].append(json.loads(peer.stdout))
+                              extra + [p["source"] for p in poses], check=True, capture_output=True, text=True, env=env)
+        return json.loads(peer.stdout)
+
+    voxel = run_ptreg(poses[0], "ransac")["voxel"]
+    results = {"ptreg RANSAC": [], "Open3D RANSAC": [], "ptreg FGR": [], "Open3D FGR": []}
+    for _ in range(args.rounds):
+        results["ptreg RANSAC"].append([run_ptreg(p, "ransac") for p in poses])
+        results["Open3D RANSAC"].append(run_open3d("ransac"))
+        results["ptreg FGR"].append([run_ptreg(p, "fgr") for p in poses])
+        results["Open3D FGR"].append(run_open3d("fgr"))
     rows = {}
     for tool, rounds in results.items():
         times = [r["time_ms"] for run in rounds for r in run]
@@ -148,8 +162,9 @@ def main():
     print("|---|---:|---:|")
     for tool, r in rows.items():
         print(f"| {tool} | {r['recovered']} / {r['poses']} | {r['median_ms']:.1f} |")
-    ratio = rows["Open3D"]["median_ms"] / rows["ptreg"]["median_ms"]
-    print(f"Open3D / ptreg: {ratio:.2f}x")
+    ratio = {m: rows["Open3D " + m]["median_ms"] / rows["ptreg " + m]["median_ms"] for m in ("RANSAC", "FGR")}
+    for m, v in ratio.items():
+        print(f"Open3D / ptreg, {m}: {v:.2f}x")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "ratio": ratio, "voxel": voxel}, f, indent=1)

@@ -114,6 +114,21 @@ static void test_ransac_planted(void)
           r[0].hypotheses == r[1].hypotheses);
     /* confidence stops it long before max_iter at a 60% inlier ratio */
     CHECK_MSG(r[0].hypotheses < 2000, "%d hypotheses", r[0].hypotheses);
+    /* FGR on the same matches: the pose too, to its line process's rounding */
+    ptreg_fgr_options fo;
+    ptreg_fgr_options_default(&fo);
+    ptreg_fgr_result fr[2];
+    for (int k = 0; k < 2; k++) {
+        ptreg_set_num_threads(k + 1);
+        CHECK(ptreg_fgr(src, n, tgt, n, &m, &fo, &fr[k], NULL) == PTREG_OK);
+    }
+    ptreg_set_num_threads(0);
+    ptreg_transform_difference(T, fr[0].transformation, &angle, &trans);
+    CHECK_MSG(angle < 0.05 && trans < 1e-3 && fr[0].tuples > 100, "FGR: %g deg, %g off; %zu tuples", angle, trans,
+              fr[0].tuples);
+    CHECK(!memcmp(fr[0].transformation, fr[1].transformation, sizeof fr[0].transformation));
+    fo.tuple_scale = 1.0;
+    CHECK(ptreg_fgr(src, n, tgt, n, &m, &fo, &fr[0], NULL) == PTREG_ERR_ARG);
     ptreg_error err;
     m.count = 2;
     CHECK(ptreg_ransac(src, NULL, n, tgt, NULL, n, &m, &o, &r[0], &err) == PTREG_ERR_ARG && strstr(err.message, "3"));
@@ -141,8 +156,11 @@ static void test_fragments(const char *dir)
     ptreg_rng rng;
     ptreg_rng_seed(&rng, 11);
     const int trials = 8;
-    int ok = 0;
+    int ok = 0, ok_fgr = 0;
     double ms = 0.0;
+    ptreg_register_options fgr;
+    ptreg_register_options_default(&fgr);
+    fgr.global = PTREG_GLOBAL_FGR;
     for (int k = 0; k < trials; k++) {
         double T[16], inv[16];
         random_pose(&rng, 1.0, T);
@@ -157,10 +175,13 @@ static void test_fragments(const char *dir)
         ptreg_transform_difference(inv, r.transformation, &angle, &trans);
         ok += angle < 3.0 && trans < 0.1;
         ms += r.total_ms;
+        CHECK(ptreg_register(moved, moved_n, a.n, b.xyz, b.normals, b.n, &fgr, &r, NULL) == PTREG_OK);
+        ptreg_transform_difference(inv, r.transformation, &angle, &trans);
+        ok_fgr += angle < 3.0 && trans < 0.1;
     }
-    printf("cloud_bin_0 onto cloud_bin_1 from %d random poses: %d recovered, %.1f ms each\n", trials, ok,
-           ms / trials);
-    CHECK_MSG(ok >= trials - 1, "%d of %d poses recovered", ok, trials);
+    printf("cloud_bin_0 onto cloud_bin_1 from %d random poses: %d recovered (FGR: %d), %.1f ms each\n", trials, ok,
+           ok_fgr, ms / trials);
+    CHECK_MSG(ok >= trials - 1 && ok_fgr >= trials - 1, "%d (FGR %d) of %d poses recovered", ok, ok_fgr, trials);
     free(moved), free(moved_n);
     ptreg_cloud_free(&a);
     ptreg_cloud_free(&b);

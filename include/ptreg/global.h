@@ -66,12 +66,48 @@ ptreg_status ptreg_ransac(const float *source, const float *source_normals, size
                           const float *target_normals, size_t nt, const ptreg_matches *matches,
                           const ptreg_ransac_options *opt, ptreg_ransac_result *result, ptreg_error *err);
 
+/* Fast Global Registration (Q.-Y. Zhou, J. Park, V. Koltun, ECCV 2016), as
+ * Open3D's: the matches' tuple test (three drawn at a time, every edge
+ * agreeing to tuple_scale both ways; kept triples' matches used, up to
+ * max_tuples triples from 100 draws per match), both clouds centred and
+ * scaled into the unit ball, then Gauss-Newton steps of the Geman-McClure
+ * cost with a line process, mu from 1 divided by division_factor every 4
+ * iterations while above max_dist (graduated non-convexity). */
+typedef struct ptreg_fgr_options {
+    double division_factor; /* 1.4 */
+    double max_dist;        /* mu's floor, in the unit ball's units (0.025) */
+    int iterations;         /* 64 */
+    double tuple_scale;     /* 0.95 */
+    int max_tuples;         /* 1000 */
+    uint64_t seed;          /* the tuple test's draws (1) */
+} ptreg_fgr_options;
+
+void ptreg_fgr_options_default(ptreg_fgr_options *opt);
+
+typedef struct ptreg_fgr_result {
+    double transformation[16]; /* takes the source onto the target */
+    size_t tuples;             /* triples that passed the tuple test */
+    double time_ms;
+} ptreg_fgr_result;
+
+/* Fewer than 10 matches after the tuple test leave the identity (as
+ * Open3D). The same result for every run and thread count. */
+ptreg_status ptreg_fgr(const float *source, size_t ns, const float *target, size_t nt, const ptreg_matches *matches,
+                       const ptreg_fgr_options *opt, ptreg_fgr_result *result, ptreg_error *err);
+
 /* ---- the whole pipeline ---- */
+
+typedef enum ptreg_global_method {
+    PTREG_GLOBAL_RANSAC = 0,
+    PTREG_GLOBAL_FGR
+} ptreg_global_method;
 
 typedef struct ptreg_register_options {
     double voxel;            /* downsampling cube (default 0: the target's bounding-box diagonal / 80) */
     int mutual;              /* feature matches both ways (default 1) */
+    ptreg_global_method global;  /* RANSAC (default) or FGR */
     ptreg_ransac_options ransac; /* max_dist 0: 1.5 voxels (Open3D's tutorial) */
+    ptreg_fgr_options fgr;
     ptreg_icp_method refine; /* local refinement on all points: PLANE (default), GICP, ... */
     int no_refine;           /* stop after RANSAC */
     double refine_dist;      /* its max_dist (default 0: 0.4 voxels, Open3D's tutorial) */
@@ -85,10 +121,11 @@ typedef struct ptreg_register_result {
     double voxel;                   /* the one used */
     size_t source_down, target_down; /* points after downsampling */
     size_t matches;                 /* feature correspondences */
-    ptreg_ransac_result ransac;
+    ptreg_ransac_result ransac; /* with RANSAC */
+    ptreg_fgr_result fgr;       /* with FGR */
     double fitness, rmse;           /* of the final transform on all points, within the refinement's distance */
     /* stage times, ms */
-    double downsample_ms, normals_ms, features_ms, match_ms, ransac_ms, refine_ms, total_ms;
+    double downsample_ms, normals_ms, features_ms, match_ms, global_ms, refine_ms, total_ms;
 } ptreg_register_result;
 
 /* Registers source onto target without an initial guess: voxel-grid

@@ -7,7 +7,7 @@ expect 0 -- "$PTREG" synth --shape blob --model "$WORK/m.ply" --model-points 800
 expect 0 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --truth "$WORK/truth.txt" --json --repeat 2 \
     -o "$WORK/moved.ply" -t "$WORK/T.txt"
 for key in '"voxel"' '"matches"' '"ransac_hypotheses"' '"ransac_inliers"' '"features_ms"' '"match_ms"' \
-    '"ransac_ms"' '"refine_ms"' '"fitness"'; do
+    '"global_ms"' '"refine_ms"' '"fitness"'; do
     out_has "$key"
 done
 has_file "$WORK/moved.ply"; has_file "$WORK/T.txt"
@@ -19,7 +19,11 @@ out_has "pose error vs truth"
 expect 0 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --method gicp --one-way -t "$WORK/T2.txt" --threads 2
 expect 0 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --method gicp --one-way -t "$WORK/T1.txt" --threads 1
 cmp -s "$WORK/T1.txt" "$WORK/T2.txt" || fail "register: 1 and 2 threads differ"
-expect 2 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --global fgr; err_has "not built yet"
+expect 0 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --global fgr --truth "$WORK/truth.txt" --json
+out_has '"fgr_tuples"'
+angle=$(sed -n 's/.*"rotation_error_deg":[^0-9]*\([0-9.e-]*\).*/\1/p' "$WORK/out")
+awk -v a="$angle" 'BEGIN { exit !(a < 1.0) }' || fail "register --global fgr: rotation error $angle deg"
+expect 2 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --global teaser; err_has "ransac or fgr"
 expect 2 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --method bogus; err_has "--method"
 expect 2 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --voxel -1; err_has "--voxel"
 expect 3 -- "$PTREG" register "$WORK/s.ply" "$WORK/missing.ply" -o "$WORK/never.ply"; err_has "missing.ply"
