@@ -6,6 +6,7 @@
  * on random data, the 40k/30k case and the bunny, degenerate models, and
  * bad arguments. */
 #include "check.h"
+#include "data_points.h"
 #include "core/cpu.h"
 #include "ptreg/ptreg.h"
 
@@ -373,20 +374,6 @@ static void test_bad_arguments(void)
     CHECK(r.mse == NULL);
 }
 
-static float *read_points(const char *dir, const char *name, size_t *n)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    ptreg_cloud c;
-    ptreg_error err;
-    if (ptreg_cloud_read(path, PTREG_FORMAT_AUTO, &c, &err) != PTREG_OK) {
-        CHECK_MSG(0, "%s", err.message);
-        return NULL;
-    }
-    free(c.normals);
-    *n = c.n;
-    return c.xyz;
-}
 
 /* PCL's test_registration: bun0 onto bun4, 50 iterations, max distance
  * 0.05; the expected matrix is in ../shared/data/README.md. */

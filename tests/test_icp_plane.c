@@ -5,6 +5,7 @@
  * the same bits for any thread count, repaired and refused initial
  * transforms, and bad options. */
 #include "check.h"
+#include "data_points.h"
 #include "ptreg/ptreg.h"
 
 static double rotation_error(const double A[16], const double B[16])
@@ -21,20 +22,6 @@ static double translation_error(const double A[16], const double B[16])
     return trans;
 }
 
-static float *read_points(const char *dir, const char *name, size_t *n)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    ptreg_cloud c;
-    ptreg_error err;
-    if (ptreg_cloud_read(path, PTREG_FORMAT_AUTO, &c, &err) != PTREG_OK) {
-        CHECK_MSG(0, "%s", err.message);
-        return NULL;
-    }
-    free(c.normals);
-    *n = c.n;
-    return c.xyz;
-}
 
 /* A golden case's options from its name: plane[_KERNEL_SCALE][_maxdist_D]
  * or gicp (both clouds' normals estimated). */

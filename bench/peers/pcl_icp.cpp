@@ -1,9 +1,24 @@
-// Benchmark peer: PCL 1.13 point-to-point ICP (pcl::IterativeClosestPoint with its
-// default SVD estimation), timed the way bench/icp_bench.py times every tool.
+// Benchmark peer: PCL 1.13 ICP, timed the way bench/icp_bench.py times every tool.
+//   --method point (default): pcl::IterativeClosestPoint, its default SVD estimation.
+//   --method plane: pcl::IterativeClosestPointWithNormals on PointNormal clouds (its
+//     TransformationEstimationPointToPlaneLLS, linearised point-to-plane), the target's
+//     normals from pcl::NormalEstimation over its K nearest points (--normal-k, serial)
+//     inside the time. The source is copied into a PointNormal cloud (normals unused)
+//     inside the time too (a millisecond or so).
+//   --method gicp: pcl::GeneralizedIterativeClosestPoint, setCorrespondenceRandomness(K):
+//     both clouds' covariances from K neighbours, computed inside align() (PCL's
+//     regularisation: eigenvalues 1, 1, gicp_epsilon 1e-3); its inner BFGS
+//     (setMaximumOptimizerIterations, default 20, and its gradient tolerances) as PCL
+//     sets them by default.
+//   --voxel V: both clouds replaced by pcl::VoxelGrid centroids (leaf V, grid anchored
+//     at multiples of V) inside the time; 0 (default) = none. The common error and the
+//     fitness below are then measured on the downsampled clouds.
 //
-//   pcl_icp SOURCE TARGET [--max-iter N] [--max-dist D] [--init FILE] [--repeat R]
+//   pcl_icp SOURCE TARGET [--method point|plane|gicp] [--normal-k K] [--voxel V]
+//           [--max-iter N] [--max-dist D] [--init FILE] [--repeat R]
 //           [--tol-transform E] [--json]
 //
+// Early stops, point and plane (both run IterativeClosestPoint::computeTransformation).
 // Early stops. PCL 1.13's DefaultConvergenceCriteria::hasConverged() (read in
 // pcl/registration/impl/default_convergence_criteria.hpp) ends the loop on the first of:
 //   1. iterations_ >= max_iterations_                      (the one we want)
@@ -31,16 +46,37 @@
 // a PCL user gets from setInputTarget + align, so it stays in the timed region; the cost
 // of one tree build is measured separately and reported as "kdtree_build_ms".
 //
-// PCL's ICP is single-threaded (correspondence search and SVD alike); "threads": 1.
+// Early stops, gicp. GeneralizedIterativeClosestPoint::computeTransformation() (read in
+// pcl/registration/impl/gicp.hpp) has its own loop and never consults the convergence
+// criteria object nor the Euclidean fitness epsilon. It stops on the first of:
+//   1. nr_iterations_ >= max_iterations_                   (the one we want)
+//   2. delta < 1, delta = the largest |change of a matrix entry| in one iteration, the
+//      rotation entries divided by rotation_epsilon_ (GICP's setRotationEpsilon,
+//      default 2e-3), the translation entries by transformation_epsilon_ (default 5e-4)
+//   3. the BFGS step throwing (fewer than 4 pairs, or the solver reporting failure).
+// A negative epsilon would make every ratio negative, delta 0 and stop after one
+// iteration; so we set both epsilons to 0: each ratio is then +inf, any change of the
+// transform gives delta = +inf, and only an iteration that leaves the transform exactly
+// unchanged (a fixed point: later iterations would repeat it) stops early. 3 cannot be
+// turned off; the iteration count is reported, so any early stop shows.
+// With --tol-transform E, gicp keeps PCL's rotation epsilon and sets transformation E.
+//
+// PCL's ICP is single-threaded (correspondence search, normals, SVD, GICP's covariances
+// and BFGS alike); "threads": 1.
 
+#include <pcl/common/io.h>
 #include <pcl/common/transforms.h>
+#include <pcl/features/normal_3d.h>
 #include <pcl/filters/filter.h>
+#include <pcl/filters/voxel_grid.h>
 #include <pcl/io/pcd_io.h>
 #include <pcl/io/ply_io.h>
 #include <pcl/kdtree/kdtree_flann.h>
 #include <pcl/pcl_config.h>
 #include <pcl/point_types.h>
+#include <pcl/registration/gicp.h>
 #include <pcl/registration/icp.h>
+#include <pcl/search/kdtree.h>
 
 #include <algorithm>
 #include <chrono>
@@ -55,6 +91,7 @@
 #include <vector>
 
 using Cloud = pcl::PointCloud<pcl::PointXYZ>;
+using NCloud = pcl::PointCloud<pcl::PointNormal>;
 
 namespace {
 
@@ -63,6 +100,45 @@ class CountingICP : public pcl::IterativeClosestPoint<pcl::PointXYZ, pcl::PointX
 public:
   int iterations() const { return nr_iterations_; }
 };
+
+class CountingICPN
+    : public pcl::IterativeClosestPointWithNormals<pcl::PointNormal, pcl::PointNormal> {
+public:
+  int iterations() const { return nr_iterations_; }
+};
+
+class CountingGICP
+    : public pcl::GeneralizedIterativeClosestPoint<pcl::PointXYZ, pcl::PointXYZ> {
+public:
+  int iterations() const { return nr_iterations_; }
+};
+
+// Point and plane: ICP's DefaultConvergenceCriteria, disabled as described above.
+template <class ICP>
+void set_icp_stops(ICP& icp, bool use_tol, double tol_transform)
+{
+  if (use_tol) {
+    icp.setTransformationEpsilon(tol_transform);
+  }
+  else {
+    icp.setTransformationEpsilon(-1.0);
+    icp.setTransformationRotationEpsilon(2.0);
+    icp.setEuclideanFitnessEpsilon(-1.0);
+    icp.getConvergeCriteria()->setAbsoluteMSE(-1.0);
+    icp.getConvergeCriteria()->setMaximumIterationsSimilarTransforms(0);
+  }
+}
+
+Cloud::Ptr voxel_down(const Cloud::Ptr& in, double leaf)
+{
+  Cloud::Ptr out(new Cloud);
+  pcl::VoxelGrid<pcl::PointXYZ> grid;
+  const float l = static_cast<float>(leaf);
+  grid.setLeafSize(l, l, l);
+  grid.setInputCloud(in);
+  grid.filter(*out);
+  return out;
+}
 
 const char* state_name(int s)
 {
@@ -84,9 +160,15 @@ const char* state_name(int s)
   if (msg)
     std::fprintf(stderr, "pcl_icp: %s\n", msg);
   std::fprintf(stderr,
-               "usage: pcl_icp SOURCE TARGET [--max-iter N] [--max-dist D] [--init FILE]\n"
+               "usage: pcl_icp SOURCE TARGET [--method point|plane|gicp] [--normal-k K]\n"
+               "               [--voxel V] [--max-iter N] [--max-dist D] [--init FILE]\n"
                "               [--repeat R] [--tol-transform E] [--json]\n"
                "  SOURCE, TARGET  .ply or .pcd (x y z used)\n"
+               "  --method M      point (default): point-to-point; plane: point-to-plane,\n"
+               "                  target normals from K nearest points; gicp: Generalized-ICP,\n"
+               "                  covariances from K nearest points\n"
+               "  --normal-k K    neighbours for plane's normals and gicp's covariances (10)\n"
+               "  --voxel V       voxel-grid centroids of both clouds first (0: none)\n"
                "  --max-iter N    ICP iterations (default 30); exactly N unless --tol-transform\n"
                "  --max-dist D    max correspondence distance (default 1e10: no limit)\n"
                "  --init FILE     4x4 row-major initial transform (16 numbers)\n"
@@ -211,9 +293,10 @@ int main(int argc, char** argv)
 {
   std::vector<std::string> pos;
   int max_iter = 30, repeat = 5;
-  double max_dist = 1e10, tol_transform = -1.0;
+  int normal_k = 10;
+  double max_dist = 1e10, tol_transform = -1.0, voxel = 0.0;
   bool use_tol = false, json = false;
-  std::string init_path;
+  std::string init_path, method = "point";
 
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -228,6 +311,12 @@ int main(int argc, char** argv)
       max_dist = parse_double(need("--max-dist"), "--max-dist");
     else if (a == "--init")
       init_path = need("--init");
+    else if (a == "--method")
+      method = need("--method");
+    else if (a == "--normal-k")
+      normal_k = static_cast<int>(parse_double(need("--normal-k"), "--normal-k"));
+    else if (a == "--voxel")
+      voxel = parse_double(need("--voxel"), "--voxel");
     else if (a == "--repeat")
       repeat = static_cast<int>(parse_double(need("--repeat"), "--repeat"));
     else if (a == "--tol-transform") {
@@ -247,6 +336,10 @@ int main(int argc, char** argv)
     usage("want SOURCE and TARGET");
   if (max_iter < 1 || repeat < 1 || !(max_dist > 0))
     usage("--max-iter, --repeat and --max-dist must be positive");
+  if (method != "point" && method != "plane" && method != "gicp")
+    usage(("unknown --method " + method).c_str());
+  if (normal_k < 3 || !(voxel >= 0))
+    usage("--normal-k must be at least 3, --voxel not negative");
 
   pcl::console::setVerbosityLevel(pcl::console::L_ERROR);
   Cloud::Ptr src = load(pos[0]);
@@ -264,52 +357,110 @@ int main(int argc, char** argv)
   double pcl_fitness_score = 0.0;
   Cloud out;
 
+  // The clouds registered (the downsampled ones with --voxel), for the error below.
+  Cloud::Ptr reg_src = src, reg_tgt = tgt;
   for (int r = 0; r < repeat; ++r) {
+    // Made and set up before the clock starts, as the point-to-point run always was.
     CountingICP icp;
+    CountingICPN icpn;
+    CountingGICP gicp;
+    pcl::NormalEstimation<pcl::PointXYZ, pcl::Normal> ne;
     icp.setMaximumIterations(max_iter);
     icp.setMaxCorrespondenceDistance(max_dist);
+    set_icp_stops(icp, use_tol, tol_transform);
+    icpn.setMaximumIterations(max_iter);
+    icpn.setMaxCorrespondenceDistance(max_dist);
+    set_icp_stops(icpn, use_tol, tol_transform);
+    gicp.setMaximumIterations(max_iter);
+    gicp.setMaxCorrespondenceDistance(max_dist);
+    gicp.setCorrespondenceRandomness(normal_k);
     if (use_tol) {
-      icp.setTransformationEpsilon(tol_transform);
+      gicp.setTransformationEpsilon(tol_transform);
     }
     else {
-      icp.setTransformationEpsilon(-1.0);
-      icp.setTransformationRotationEpsilon(2.0);
-      icp.setEuclideanFitnessEpsilon(-1.0);
-      icp.getConvergeCriteria()->setAbsoluteMSE(-1.0);
-      icp.getConvergeCriteria()->setMaximumIterationsSimilarTransforms(0);
+      gicp.setTransformationEpsilon(0.0); // see "Early stops, gicp" above
+      gicp.setRotationEpsilon(0.0);
     }
+    ne.setSearchMethod(pcl::make_shared<pcl::search::KdTree<pcl::PointXYZ>>());
+    ne.setKSearch(normal_k);
 
     auto t0 = std::chrono::steady_clock::now();
-    icp.setInputSource(src);
-    icp.setInputTarget(tgt);
-    icp.align(out, guess);
+    Cloud::Ptr s = src, t = tgt;
+    if (voxel > 0) {
+      s = voxel_down(src, voxel);
+      t = voxel_down(tgt, voxel);
+    }
+    if (method == "point") {
+      icp.setInputSource(s);
+      icp.setInputTarget(t);
+      icp.align(out, guess);
+    }
+    else if (method == "plane") {
+      pcl::PointCloud<pcl::Normal> normals;
+      ne.setInputCloud(t);
+      ne.compute(normals);
+      NCloud::Ptr tn(new NCloud), sn(new NCloud);
+      pcl::concatenateFields(*t, normals, *tn);
+      pcl::copyPointCloud(*s, *sn); // normals zero: point-to-plane reads the target's
+      icpn.setInputSource(sn);
+      icpn.setInputTarget(tn);
+      NCloud nout;
+      icpn.align(nout, guess);
+    }
+    else {
+      gicp.setInputSource(s);
+      gicp.setInputTarget(t);
+      gicp.align(out, guess);
+    }
     auto t1 = std::chrono::steady_clock::now();
     times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    reg_src = s;
+    reg_tgt = t;
 
-    final_T = icp.getFinalTransformation().cast<double>();
-    iterations = icp.iterations();
-    converged = icp.hasConverged();
-    stop = state_name(icp.getConvergeCriteria()->getConvergenceState());
-    if (r == repeat - 1)
-      pcl_fitness_score = icp.getFitnessScore(max_dist);
+    const bool last = r == repeat - 1;
+    if (method == "point") {
+      final_T = icp.getFinalTransformation().cast<double>();
+      iterations = icp.iterations();
+      converged = icp.hasConverged();
+      stop = state_name(icp.getConvergeCriteria()->getConvergenceState());
+      if (last)
+        pcl_fitness_score = icp.getFitnessScore(max_dist);
+    }
+    else if (method == "plane") {
+      final_T = icpn.getFinalTransformation().cast<double>();
+      iterations = icpn.iterations();
+      converged = icpn.hasConverged();
+      stop = state_name(icpn.getConvergeCriteria()->getConvergenceState());
+      if (last)
+        pcl_fitness_score = icpn.getFitnessScore(max_dist);
+    }
+    else {
+      final_T = gicp.getFinalTransformation().cast<double>();
+      iterations = gicp.iterations();
+      converged = gicp.hasConverged();
+      stop = iterations >= max_iter ? "max_iterations" : "gicp_early_stop";
+      if (last)
+        pcl_fitness_score = gicp.getFitnessScore(max_dist);
+    }
   }
 
   // Outside the timed region: one target tree build on its own, and the common error.
   auto b0 = std::chrono::steady_clock::now();
   {
     pcl::KdTreeFLANN<pcl::PointXYZ> tree;
-    tree.setInputCloud(tgt);
+    tree.setInputCloud(reg_tgt);
   }
   auto b1 = std::chrono::steady_clock::now();
   const double build_ms = std::chrono::duration<double, std::milli>(b1 - b0).count();
 
   double rmse = 0.0, fitness = 0.0;
-  common_error(*src, tgt, final_T, max_dist, &rmse, &fitness);
+  common_error(*reg_src, reg_tgt, final_T, max_dist, &rmse, &fitness);
   const double med = median(times);
 
   if (!json) {
-    std::printf("pcl %s: %zu -> %zu points, %d iterations (%s), converged %d\n",
-                PCL_VERSION_PRETTY, src->size(), tgt->size(), iterations, stop, converged);
+    std::printf("pcl %s %s: %zu -> %zu points, %d iterations (%s), converged %d\n",
+                PCL_VERSION_PRETTY, method.c_str(), reg_src->size(), reg_tgt->size(), iterations,
+                stop, converged);
     std::printf("transformation:\n");
     for (int i = 0; i < 4; ++i)
       std::printf("  %12.7f %12.7f %12.7f %12.7f\n", final_T(i, 0), final_T(i, 1),
@@ -323,7 +474,10 @@ int main(int argc, char** argv)
   }
 
   std::printf("{\"peer\":\"pcl\",\"version\":\"%s\",\"threads\":1,", PCL_VERSION_PRETTY);
-  std::printf("\"source_points\":%zu,\"target_points\":%zu,", src->size(), tgt->size());
+  std::printf("\"method\":\"%s\",\"normal_k\":%d,\"voxel\":", method.c_str(), normal_k);
+  print_number(voxel);
+  std::printf(",\"source_points\":%zu,\"target_points\":%zu,", reg_src->size(),
+              reg_tgt->size());
   std::printf("\"max_dist\":");
   print_number(max_dist);
   std::printf(",\"max_iter\":%d,\"early_stop\":%s,", max_iter, use_tol ? "true" : "false");

@@ -38,19 +38,19 @@ static float *columns_of(const float *b, size_t nb, int dim, const unsigned char
     return bt;
 }
 
-#define MATCH_ROWS 64 /* rows per unit of work, each with its own columns' best */
+#define MATCH_UNITS 64 /* units of work, each with its own columns' best: memory 64 x 8 bytes per column */
 
 /* (d, i) beats (bd, bi): nearer, or as near and a lower index. */
 static int nearer(float d, uint32_t i, float bd, uint32_t bi) { return d < bd || (d == bd && i < bi); }
 
 /* Every row's nearest column and, with col_best, every column's nearest
- * row, from one pass over the distances: units of MATCH_ROWS rows run on
+ * row, from one pass over the distances: MATCH_UNITS runs of rows go to
  * threads, each with its own columns' best, merged in unit order: the
  * same answer for any thread count. */
 static ptreg_status nearest_both(const float *a, size_t na, const unsigned char *a_nan, const float *bt, size_t nb,
                                  int dim, uint32_t *row_best, uint32_t *col_best, ptreg_error *err)
 {
-    const size_t units = (na + MATCH_ROWS - 1) / MATCH_ROWS;
+    const size_t units = na < MATCH_UNITS ? na : MATCH_UNITS, per_unit = units ? (na + units - 1) / units : 0;
     float *cd = col_best ? malloc((units ? units : 1) * nb * sizeof *cd) : NULL;
     uint32_t *ci = col_best ? malloc((units ? units : 1) * nb * sizeof *ci) : NULL;
     if (col_best && (!cd || !ci)) {
@@ -61,7 +61,7 @@ static ptreg_status nearest_both(const float *a, size_t na, const unsigned char 
         cd[k] = INFINITY, ci[k] = UINT32_MAX;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
     for (long u = 0; u < (long)units; u++) {
-        const size_t r0 = (size_t)u * MATCH_ROWS, r1 = r0 + MATCH_ROWS < na ? r0 + MATCH_ROWS : na;
+        const size_t r0 = (size_t)u * per_unit, r1 = r0 + per_unit < na ? r0 + per_unit : na;
         const ptreg_desc_scan scan = {a, bt, a_nan, r0, r1, nb, dim, row_best, cd ? cd + (size_t)u * nb : NULL,
                                       ci ? ci + (size_t)u * nb : NULL};
         ptreg_cpu_kernels()->desc_scan_rows(&scan);
@@ -541,14 +541,8 @@ static ptreg_status fpfh_of(const ptreg_cloud *c, double voxel, float **out, ptr
 /* The bounding-box diagonal of n points. */
 static double diagonal(const float *xyz, size_t n)
 {
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, d2 = 0.0;
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) {
-            lo[k] = fmin(lo[k], xyz[3 * i + k]);
-            hi[k] = fmax(hi[k], xyz[3 * i + k]);
-        }
-    for (int k = 0; k < 3; k++)
-        d2 += (hi[k] - lo[k]) * (hi[k] - lo[k]);
+    double centre[3], d2;
+    ptreg_icp_target_extent(xyz, n, centre, &d2);
     return sqrt(d2);
 }
 
