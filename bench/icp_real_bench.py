@@ -2,13 +2,15 @@
 """Registration of real scans: ptreg's point-to-plane against Open3D's on the
 shared LiDAR pair, and ptreg's raw point-to-point run against an earlier
 ptreg build, in one run, interleaved, medians of the rounds; with
---small-gicp, ptreg's Generalized-ICP against small_gicp's too.
+--small-gicp, ptreg's Generalized-ICP against small_gicp's too; with --pcl,
+ptreg's point-to-plane and Generalized-ICP against PCL's.
 
 Run with Debian's /usr/bin/python3 (it sees python3-open3d):
 
   /usr/bin/python3 bench/icp_real_bench.py [--ptreg build/ptreg] [--before OLD/ptreg]
                                            [--small-gicp build-small-gicp/driver/small_gicp_icp]
                                            [--small-gicp-optimizer gn|lm|both]
+                                           [--pcl build-peers/pcl_icp]
                                            [--rounds 5] [--threads 2] [--json FILE]
 
 Cases (../shared/data/lidar: two consecutive outdoor scans, ~69k points each,
@@ -42,6 +44,21 @@ convergence test disabled. "small_gicp" rows take 30 Gauss-Newton steps, as
 ptreg does; "small_gicp LM" rows use its default Levenberg-Marquardt
 optimizer, which ends by itself once no damped step lowers the error (the
 iterations it ran are printed under the table).
+
+With --pcl (bench/peers/pcl_icp, built by bench/peers/CMakeLists.txt against
+Debian's PCL 1.13), "PCL" rows run the plane and the two GICP cases on the
+same clouds, pairs distance, start and 30 iterations: plane with
+IterativeClosestPointWithNormals (point-to-plane LLS), the target's normals
+from pcl::NormalEstimation over 10 nearest points inside the time; gicp with
+GeneralizedIterativeClosestPoint, covariances from 10 neighbours
+(setCorrespondenceRandomness, PCL's eigenvalues 1, 1, 1e-3) inside the time,
+its inner BFGS at PCL's defaults, the grid from pcl::VoxelGrid (anchored at
+the origin) inside the time. Early stops are off (the peer's header says how;
+the iterations run are printed under the table). PCL's registration is
+single-threaded whatever --threads says.
+PCL's BFGS gradient tolerances (1e-2, absolute) end each inner solve almost
+at once on the 15 cm bunny, so "PCL bunny gicp" stays near its 8 degree
+start; `pcl_icp --gicp-grad-tol 1e-6` reaches 0.08 degrees there.
 
 Each time is from both clouds in memory to the result. The pose error against
 the truth is reported for every run.
@@ -139,6 +156,15 @@ def run_small_gicp(binary, case, threads, optimizer):
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
 
 
+def run_pcl(binary, case):
+    cmd = [binary, case["source"], case["target"], "--method", case["method"], "--max-dist", str(case["max_dist"]),
+           "--max-iter", "30", "--normal-k", "10", "--voxel", str(case.get("voxel", 0.0)), "--repeat", "1",
+           "--json"]
+    if case.get("init"):
+        cmd += ["--init", case["init"]]
+    return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
+
+
 def bunny_case(work):
     """bun045 onto bun000 from the truth (bun.conf: x_world = R(q)^T x_scan + t)
     moved by 8 degrees about (1, 2, 3) and 5 mm along x."""
@@ -180,6 +206,8 @@ def main():
     ap.add_argument("--small-gicp-optimizer", choices=["gn", "lm", "both"], default="both",
                     help="gn: 30 Gauss-Newton steps (\"small_gicp\" rows), lm: its default Levenberg-Marquardt "
                     "(\"small_gicp LM\" rows), both (default)")
+    ap.add_argument("--pcl", metavar="PATH", help="PCL's peer (bench/peers/pcl_icp) for the plane and the two GICP "
+                    "cases (single-threaded)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--json")
@@ -221,6 +249,9 @@ def main():
         for opt in sg_optimizers:
             runs[sg_label[opt] + name] = (cases[name], lambda c=cases[name], o=opt:
                                           run_small_gicp(args.small_gicp, c, args.threads, o))
+    pcl_cases = ["plane", "gicp 0.25 m grid", "bunny gicp"] if args.pcl else []
+    for name in pcl_cases:
+        runs["PCL " + name] = (cases[name], lambda c=cases[name]: run_pcl(args.pcl, c))
     times = {k: [] for k in runs}
     last = {}
     for r in range(args.rounds):
@@ -248,12 +279,17 @@ def main():
     for name in sg_cases:
         for opt in sg_optimizers:
             ratios[f"{sg_label[opt]}/ ptreg, {name}"] = med[sg_label[opt] + name] / med["ptreg " + name]
+    for name in pcl_cases:
+        ratios[f"PCL (1 thread) / ptreg, {name}"] = med["PCL " + name] / med["ptreg " + name]
     for k, v in ratios.items():
         print(f"{k}: {v:.2f}x")
     for name in sg_cases:
         if "lm" in sg_optimizers:
             it = last[sg_label["lm"] + name]["iterations"]
             print(f"small_gicp LM {name}: {it} iterations" + (" (then no damped step lowered the error)" if it < 30 else ""))
+    for name in pcl_cases:
+        it = last["PCL " + name]["iterations"]
+        print(f"PCL {name}: {it} iterations" + ("" if it == 30 else " (stopped early)"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": rows, "ratios": ratios, "threads": args.threads, "rounds": args.rounds}, f, indent=1)
