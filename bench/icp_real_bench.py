@@ -21,7 +21,9 @@ T_target_source.txt):
           (no early stop), the target's normals estimated from its 10 nearest
           points inside the time (Open3D: EstimateNormals(KNN 10), then
           registration_icp with TransformationEstimationPointToPlane and the
-          relative criteria at 0 so all 30 run).
+          relative criteria at 0 so all 30 run); "plane, hybrid normals" the
+          same with normals from the 30 nearest within 1 m (Open3D's
+          KDTreeSearchParamHybrid(1.0, 30)).
   raw     point-to-point from the identity, pairs within 1 m, 30 iterations,
           no early stop: ptreg against --before (an earlier build: the issue's
           "today"), and Open3D's point-to-point for reference.
@@ -88,7 +90,8 @@ def open3d_peer(args):
     tgt = o3d.io.read_point_cloud(args.target)
     init = np.loadtxt(args.init) if args.init else np.eye(4)
     criteria = reg.ICPConvergenceCriteria(relative_fitness=0.0, relative_rmse=0.0, max_iteration=30)
-    knn = o3d.geometry.KDTreeSearchParamKNN(10)
+    knn = (o3d.geometry.KDTreeSearchParamHybrid(radius=args.normal_radius, max_nn=args.normal_k)
+           if args.normal_radius > 0 else o3d.geometry.KDTreeSearchParamKNN(args.normal_k))
     t0 = time.perf_counter()
     if args.voxel > 0:
         src, tgt = src.voxel_down_sample(args.voxel), tgt.voxel_down_sample(args.voxel)
@@ -127,7 +130,9 @@ def run_ptreg(binary, case, threads):
     cmd = [binary, "icp", case["source"], case["target"], "--max-dist", str(case["max_dist"]), "--max-iter", "30",
            "--tol", "0", "--threads", str(threads), "--json"]
     if case["method"] != "point":  # an earlier build knows no --method
-        cmd += ["--method", case["method"], "--normal-k", "10"]
+        cmd += ["--method", case["method"], "--normal-k", str(case.get("normal_k", 10))]
+        if case.get("normal_radius"):
+            cmd += ["--normal-radius", str(case["normal_radius"])]
     if case.get("voxel"):
         cmd += ["--voxel", str(case["voxel"])]
     if case.get("init"):
@@ -141,7 +146,8 @@ def run_open3d(case, threads):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     cmd = [sys.executable, os.path.abspath(__file__), "--peer-open3d", case["method"], "--max-dist",
            str(case["max_dist"]), "--source", case["source"], "--target", case["target"], "--voxel",
-           str(case.get("voxel", 0.0))]
+           str(case.get("voxel", 0.0)), "--normal-k", str(case.get("normal_k", 10)), "--normal-radius",
+           str(case.get("normal_radius", 0.0))]
     if case.get("init"):
         cmd += ["--init", case["init"]]
     return json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout)
@@ -217,6 +223,8 @@ def main():
     ap.add_argument("--target", help=argparse.SUPPRESS)
     ap.add_argument("--init", help=argparse.SUPPRESS)
     ap.add_argument("--voxel", type=float, default=0.0, help=argparse.SUPPRESS)
+    ap.add_argument("--normal-k", type=int, default=10, help=argparse.SUPPRESS)
+    ap.add_argument("--normal-radius", type=float, default=0.0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.method:
         return open3d_peer(args)
@@ -232,6 +240,7 @@ def main():
     bunny = {"source": os.path.join(BUNNY, "bun045.ply"), "target": os.path.join(BUNNY, "bun000.ply"),
              "truth": bunny_truth, "init": bunny_init}
     cases = {"plane": dict(lidar, method="plane", max_dist=0.5),
+             "plane, hybrid normals": dict(lidar, method="plane", max_dist=0.5, normal_k=30, normal_radius=1.0),
              "point raw": dict(lidar, method="point", max_dist=1.0),
              "gicp 0.25 m grid": dict(lidar, method="gicp", max_dist=1.0, voxel=0.25),
              "bunny gicp": dict(bunny, method="gicp", max_dist=0.01)}

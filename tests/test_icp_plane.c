@@ -306,6 +306,9 @@ static void test_bad_options(void)
     o.method = PTREG_ICP_PLANE, o.normal_k = 2;
     CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, &err) == PTREG_ERR_ARG && strstr(err.message, "normal_k"));
     ptreg_icp_options_default(&o);
+    o.method = PTREG_ICP_PLANE, o.normal_radius = -1.0;
+    CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, &err) == PTREG_ERR_ARG && strstr(err.message, "normal_radius"));
+    ptreg_icp_options_default(&o);
     o.relative_rmse = -1.0;
     CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, NULL) == PTREG_ERR_ARG);
     ptreg_robust_kernel k;

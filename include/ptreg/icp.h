@@ -109,6 +109,7 @@ typedef struct ptreg_icp_options {
                                     NULL: estimated from normal_k neighbours */
     const float *source_normals; /* GICP, SYMMETRIC: the source's normals (n x 3), the same way */
     int normal_k;         /* default 10 (PCL's point-to-plane test) */
+    double normal_radius; /* > 0: only those of the normal_k within it (Open3D's hybrid search; default 0) */
     double gicp_epsilon;  /* GICP: a covariance's variance along its normal, the others 1 (default 1e-3,
                              Segal's and Open3D's) */
     double relative_fitness; /* Open3D's stop: fitness and RMSE each changed by less than these between */

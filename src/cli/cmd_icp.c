@@ -27,6 +27,8 @@ static const cli_option icp_options[] = {
                              "discount a pair)"},
     {"normal-k", 0, "K", "plane, gicp: estimate the normals from K neighbours (default 10; by default a "
                          "file's own normals are used when it has them)"},
+    {"normal-radius", 0, "R", "plane, symmetric, gicp: estimate the normals from the --normal-k nearest within R "
+                              "(Open3D's KDTreeSearchParamHybrid; default: no radius)"},
     {"gicp-epsilon", 0, "E", "gicp: each covariance's variance along the normal, the others 1 (default 1e-3)"},
     {"relative-fitness", 0, "F", "stop when fitness and rmse change by less than F and --relative-rmse "
                                  "(Open3D's criteria; default off)"},
@@ -105,6 +107,7 @@ static int read_objective_options(const cli_args *a, ptreg_icp_options *o)
     }
     int rc = cli_double(a, "kernel-scale", 1e-30, 1e30, &o->kernel_scale);
     rc = rc ? rc : cli_int(a, "normal-k", 3, 1000, &o->normal_k);
+    rc = rc ? rc : cli_double(a, "normal-radius", 1e-30, 1e30, &o->normal_radius);
     rc = rc ? rc : cli_double(a, "gicp-epsilon", 1e-12, 1.0, &o->gicp_epsilon);
     rc = rc ? rc : cli_double(a, "relative-fitness", 0.0, 1.0, &o->relative_fitness);
     rc = rc ? rc : cli_double(a, "relative-rmse", 0.0, 1e300, &o->relative_rmse);
@@ -560,7 +563,7 @@ int cli_run_icp(int argc, char **argv)
         return rc;
     }
     /* plane, gicp: the files' own normals unless asked to estimate them */
-    if (opt.method != PTREG_ICP_POINT && !cli_has(&a, "normal-k")) {
+    if (opt.method != PTREG_ICP_POINT && !cli_has(&a, "normal-k") && !cli_has(&a, "normal-radius")) {
         opt.target_normals = job.target.normals;
         if (opt.method == PTREG_ICP_GICP || opt.method == PTREG_ICP_SYMMETRIC)
             opt.source_normals = job.source.normals;

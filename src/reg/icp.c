@@ -175,6 +175,8 @@ ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *
                                ptreg_robust_kernel_name(opt->kernel), opt->kernel_scale);
     if (opt->method != PTREG_ICP_POINT && (opt->normal_k < 3 || opt->normal_k > 1000))
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: normal_k %d is outside 3..1000", opt->normal_k);
+    if (!(opt->normal_radius >= 0.0) || !isfinite(opt->normal_radius))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: normal_radius %g is not a distance", opt->normal_radius);
     if (opt->method == PTREG_ICP_GICP && !(opt->gicp_epsilon > 0.0 && opt->gicp_epsilon <= 1.0))
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: gicp_epsilon %g is outside (0, 1]", opt->gicp_epsilon);
     if (!(opt->relative_fitness >= 0.0) || !(opt->relative_rmse >= 0.0) || !(opt->transformation_epsilon >= 0.0))
@@ -671,7 +673,7 @@ static ptreg_status cloud_normals(const float *xyz, size_t n, const float *given
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", n);
     ptreg_normals_options no;
     ptreg_normals_options_default(&no);
-    no.neighbors = (ptreg_neighborhood){(size_t)opt->normal_k, 0.0};
+    no.neighbors = (ptreg_neighborhood){(size_t)opt->normal_k, opt->normal_radius};
     no.device = (ptreg_device){PTREG_BACKEND_CPU, 0}; /* auto would look for devices first */
     double tb = ptreg_time_ms();
     ptreg_status st = ptreg_normals(xyz, n, &no, *owned, NULL, NULL, err);

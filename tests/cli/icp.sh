@@ -44,8 +44,8 @@ expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --init "$WORK/o3d_in
 err_has "o3d_init.txt"; err_has "nearest rotation"
 
 # point-to-plane: the model file's normals, or estimated ones; the pose recovered; robust kernels
-expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method plane --normal-k 12 --truth "$WORK/truth.txt" \
-    --json
+expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method plane --normal-k 12 --normal-radius 0.3 \
+    --truth "$WORK/truth.txt" --json
 out_has '"method":	"plane"'; out_has '"target_normals":	"estimated"'; out_has '"kernel":	"none"'
 angle=$(sed -n 's/.*"rotation_error_deg":[^0-9]*\([0-9.e-]*\).*/\1/p' "$WORK/out")
 awk -v a="$angle" 'BEGIN { exit !(a < 0.5) }' || fail "plane: rotation error $angle deg is not below 0.5"
