@@ -6,23 +6,9 @@
  * on random data, the 40k/30k case and the bunny, degenerate models, and
  * bad arguments. */
 #include "check.h"
-#include "data_points.h"
+#include "registration_check.h"
 #include "core/cpu.h"
 #include "ptreg/ptreg.h"
-
-static double rotation_error(const double A[16], const double B[16])
-{
-    double angle, trans;
-    ptreg_transform_difference(A, B, &angle, &trans);
-    return angle;
-}
-
-static double translation_error(const double A[16], const double B[16])
-{
-    double angle, trans;
-    ptreg_transform_difference(A, B, &angle, &trans);
-    return trans;
-}
 
 /* Sensed = every k-th model point moved by a random pose, plus noise: ICP
  * must undo the pose to well within the noise. */
@@ -373,7 +359,6 @@ static void test_bad_arguments(void)
     CHECK(ptreg_icp(p, 3, p, 3, &opt, &r, &err) == PTREG_ERR_ARG);
     CHECK(r.mse == NULL);
 }
-
 
 /* PCL's test_registration: bun0 onto bun4, 50 iterations, max distance
  * 0.05; the expected matrix is in ../shared/data/README.md. */

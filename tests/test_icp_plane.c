@@ -5,23 +5,8 @@
  * the same bits for any thread count, repaired and refused initial
  * transforms, and bad options. */
 #include "check.h"
-#include "data_points.h"
+#include "registration_check.h"
 #include "ptreg/ptreg.h"
-
-static double rotation_error(const double A[16], const double B[16])
-{
-    double angle, trans;
-    ptreg_transform_difference(A, B, &angle, &trans);
-    return angle;
-}
-
-static double translation_error(const double A[16], const double B[16])
-{
-    double angle, trans;
-    ptreg_transform_difference(A, B, &angle, &trans);
-    return trans;
-}
-
 
 /* A golden case's options from its name: plane[_KERNEL_SCALE][_maxdist_D]
  * or gicp (both clouds' normals estimated). */

@@ -12,49 +12,9 @@
 #include "check.h"
 #include "nn/index_impl.h"
 #include "nn_ref.h"
+#include "pti_bytes.h"
 #include "ptreg/icp.h"
 #include "ptreg/nn.h"
-
-#define HEADER_BYTES 64
-#define CHECKSUM_AT 24
-#define SECTION_BYTES 24
-#define TAG_TUNE 17
-
-static unsigned char *read_whole(const char *path, size_t *size)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *buf = malloc(n > 0 ? (size_t)n : 1);
-    *size = fread(buf, 1, (size_t)n, fp);
-    fclose(fp);
-    return buf;
-}
-
-/* Where the section with `tag` starts (0: none), from the file's table. */
-static size_t section_offset(const unsigned char *buf, uint32_t tag)
-{
-    uint32_t sections;
-    memcpy(&sections, buf + 32, sizeof sections);
-    for (uint32_t i = 0; i < sections; i++) {
-        uint32_t t;
-        uint64_t offset;
-        memcpy(&t, buf + HEADER_BYTES + i * SECTION_BYTES, sizeof t);
-        memcpy(&offset, buf + HEADER_BYTES + i * SECTION_BYTES + 8, sizeof offset);
-        if (t == tag)
-            return (size_t)offset;
-    }
-    return 0;
-}
-
-static void fix_checksum(unsigned char *buf, size_t size)
-{
-    uint64_t h = ptreg_pti_checksum(buf + HEADER_BYTES, size - HEADER_BYTES);
-    memcpy(buf + CHECKSUM_AT, &h, sizeof h);
-}
 
 /* A quick measurement: small sample, few iterations and runs. */
 static ptreg_status quick_tune(ptreg_model_index *idx, ptreg_nn_tune_report *rep, ptreg_error *err)

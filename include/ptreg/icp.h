@@ -123,6 +123,10 @@ void ptreg_icp_options_default(ptreg_icp_options *opt);
  * but POINT without a kernel, which Horn's closed form solves): these run
  * on the CPU only, for now. */
 int ptreg_icp_uses_gauss_newton(const ptreg_icp_options *opt);
+/* Where ptreg_icp runs the options: their device (ptreg_device_resolve),
+ * except that Gauss-Newton steps have no device kernels yet, so auto takes
+ * the CPU for them and a GPU asked for by name is PTREG_ERR_UNSUPPORTED. */
+ptreg_status ptreg_icp_resolve_device(const ptreg_icp_options *opt, ptreg_device *on, ptreg_error *err);
 
 typedef struct ptreg_icp_result {
     double transformation[16]; /* takes the source onto the target */

@@ -511,22 +511,15 @@ static ptreg_status run_repeated(const icp_job *job, const ptreg_icp_options *op
     return PTREG_OK;
 }
 
-/* Where the registration runs: the library's rule (Gauss-Newton steps on
- * the CPU; auto takes it for them), a GPU named for them refused here. */
+/* Where the registration runs (ptreg_icp_resolve_device): a device that
+ * cannot run the options is a usage error. */
 static int resolve_device(const ptreg_icp_options *opt, ptreg_device *device)
 {
     ptreg_error err;
-    if (ptreg_device_resolve(&opt->device, PTREG_ICP_BACKENDS, "ICP", device, &err)) {
-        cli_error("icp", "%s", err.message);
+    if (ptreg_icp_resolve_device(opt, device, &err)) {
+        cli_error("icp", "--device: %s", err.message);
         return EXIT_USAGE;
     }
-    if (device->backend == PTREG_BACKEND_CPU || !ptreg_icp_uses_gauss_newton(opt))
-        return EXIT_OK;
-    if (opt->device.backend != PTREG_BACKEND_AUTO) {
-        cli_error("icp", "--device: on a GPU only --method point without --kernel runs (so far); use the CPU");
-        return EXIT_USAGE;
-    }
-    *device = (ptreg_device){PTREG_BACKEND_CPU, 0};
     return EXIT_OK;
 }
 

@@ -194,6 +194,10 @@ static const ptreg_device_info *find_device(const ptreg_device *d, size_t *at)
  * as POCL: it is for tests, and slower than the CPU path), else the CPU. */
 static ptreg_device auto_device(unsigned supported)
 {
+    /* a CPU-only operation must not pay for looking: the first look loads
+     * the OpenCL ICD and its drivers, 25 ms with POCL */
+    if (!(supported & ~PTREG_BACKEND_BIT(PTREG_BACKEND_CPU)))
+        return (ptreg_device){PTREG_BACKEND_CPU, 0};
     const ptreg_device_info *list;
     size_t count;
     ptreg_devices(&list, &count);

@@ -378,22 +378,18 @@ static size_t tuple_test(const float *src, const float *tgt, const ptreg_matches
     return tuples;
 }
 
-/* A cloud's points centred on its mean, as floats, and its largest radius. */
-static float *centred(const float *xyz, size_t n, double mean[3], double *radius)
+/* A cloud's mean and its largest distance from it. */
+static double mean_and_radius(const float *xyz, size_t n, double mean[3])
 {
-    float *out = malloc(3 * (n ? n : 1) * sizeof *out);
     ptreg_points_centroid(xyz, n, mean);
-    *radius = 0.0;
-    for (size_t i = 0; out && i < n; i++) {
-        double r2 = 0.0;
-        for (int k = 0; k < 3; k++) {
-            const double v = xyz[3 * i + k] - mean[k];
-            out[3 * i + k] = (float)v;
-            r2 += v * v;
-        }
-        *radius = fmax(*radius, sqrt(r2));
+    double r2 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d2 = 0.0;
+        for (int k = 0; k < 3; k++)
+            d2 += (xyz[3 * i + k] - mean[k]) * (xyz[3 * i + k] - mean[k]);
+        r2 = fmax(r2, d2);
     }
-    return out;
+    return sqrt(r2);
 }
 
 /* Gauss-Newton on the kept pairs (in the unit ball): the Geman-McClure
@@ -422,7 +418,8 @@ static ptreg_status fgr_optimise(const float *p, const float *q, size_t n, const
         const ptreg_icp_gn_pairs pairs = {moved, q, NULL, NULL, use, n};
         ptreg_icp_normal_eq eq;
         double r2, dT[16];
-        ptreg_icp_gn_block(&io, origin, &pairs, &eq, &r2);
+        size_t used;
+        ptreg_icp_gn_block(&io, origin, &pairs, &eq, &r2, &used);
         if (!ptreg_icp_gn_step(&eq, origin, 0, dT))
             break;
         ptreg_transform_mul(dT, T, T);
@@ -447,19 +444,19 @@ ptreg_status ptreg_fgr(const float *source, size_t ns, const float *target, size
         r->time_ms = ptreg_time_ms() - t0;
         return PTREG_OK;
     }
-    double ms[3], mt[3], rs, rt;
-    float *ps = centred(source, ns, ms, &rs), *pt = centred(target, nt, mt, &rt);
+    double ms[3], mt[3];
+    const double radius = fmax(mean_and_radius(source, ns, ms), mean_and_radius(target, nt, mt));
+    const double scale = radius > 0.0 ? radius : 1.0;
     uint32_t *keep = malloc(3 * (size_t)opt->max_tuples * sizeof *keep);
     float *p = malloc(9 * (size_t)opt->max_tuples * sizeof *p), *q = malloc(9 * (size_t)opt->max_tuples * sizeof *q);
-    ptreg_status st = ps && pt && keep && p && q ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "FGR: out of memory");
-    const double scale = fmax(rs, rt) > 0.0 ? fmax(rs, rt) : 1.0;
+    ptreg_status st = keep && p && q ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "FGR: out of memory");
     if (!st) {
         r->tuples = tuple_test(source, target, m, opt, keep);
         const size_t n = 3 * r->tuples;
         for (size_t k = 0; k < n; k++)
             for (int a = 0; a < 3; a++) {
-                p[3 * k + a] = (float)(ps[3 * (size_t)m->source[keep[k]] + a] / scale);
-                q[3 * k + a] = (float)(pt[3 * (size_t)m->target[keep[k]] + a] / scale);
+                p[3 * k + a] = (float)(((double)source[3 * (size_t)m->source[keep[k]] + a] - ms[a]) / scale);
+                q[3 * k + a] = (float)(((double)target[3 * (size_t)m->target[keep[k]] + a] - mt[a]) / scale);
             }
         double T[16];
         if (n >= 10 && !(st = fgr_optimise(p, q, n, opt, T, err))) {
@@ -474,7 +471,7 @@ ptreg_status ptreg_fgr(const float *source, size_t ns, const float *target, size
             }
         }
     }
-    free(ps), free(pt), free(keep), free(p), free(q);
+    free(keep), free(p), free(q);
     r->time_ms = ptreg_time_ms() - t0;
     return st;
 }
@@ -508,7 +505,6 @@ static ptreg_status prepare_cloud(const float *xyz, const float *normals, size_t
     ptreg_normals_options no;
     ptreg_normals_options_default(&no);
     no.neighbors = (ptreg_neighborhood){30, 2.0 * voxel};
-    no.device = (ptreg_device){PTREG_BACKEND_CPU, 0}; /* auto would look for devices: 25 ms of OpenCL loading */
     st = st ? st : ptreg_normals(down->xyz, down->n, &no, est, NULL, NULL, err);
     for (size_t i = 0; !st && down->normals && i < down->n; i++) {
         const float *g = down->normals + 3 * i;

@@ -131,7 +131,8 @@ typedef struct icp_state {
     size_t blocks;
     ptreg_moments *block_moments;
     ptreg_icp_normal_eq *block_eq;
-    double *block_sums; /* per block: summed squared residuals */
+    double *block_sums; /* per block: summed squared distances */
+    size_t *block_used; /* per block: pairs used */
 } icp_state;
 
 static int finite_points(const float *p, size_t n, size_t *bad)
@@ -254,6 +255,7 @@ static void state_free(icp_state *s)
     free(s->position);
     free(s->block_moments);
     free(s->block_sums);
+    free(s->block_used);
 }
 
 /* 10 bits of x, y and z interleaved (z y x z y x ...). */
@@ -347,12 +349,14 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->matched_n = opt->method != PTREG_ICP_POINT ? malloc(3 * n * sizeof(float)) : NULL;
     s->moved_n = uses_source_normals(opt) ? malloc(3 * n * sizeof(float)) : NULL;
     s->block_sums = malloc(s->blocks * sizeof(double));
+    s->block_used = malloc(s->blocks * sizeof(size_t));
     s->block_walk = s->graph ? malloc(s->blocks * sizeof(ptreg_walk_stats)) : NULL;
     int seeded = nn == PTREG_NN_DELAUNAY_PNN || nn == PTREG_NN_DELAUNAY_PNNOPT;
     s->walk_memory = s->graph && seeded ? malloc(n * sizeof(ptreg_dt_memory)) : NULL;
     if (!s->moved || !s->nearest || !s->dist2 || !s->matched || !s->use ||
         (opt->trim < 1.0 && (!s->keys || !s->position)) ||
-        !s->block_moments || !s->block_sums || (s->graph && (!s->block_walk || (seeded && !s->walk_memory))) ||
+        !s->block_moments || !s->block_sums || !s->block_used ||
+        (s->graph && (!s->block_walk || (seeded && !s->walk_memory))) ||
         (s->gauss_newton && !s->block_eq) || (opt->method != PTREG_ICP_POINT && !s->matched_n) ||
         (uses_source_normals(opt) && !s->moved_n))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
@@ -376,7 +380,7 @@ static void block_sums(icp_state *s, size_t b)
         const ptreg_icp_gn_pairs pairs = {s->moved + 3 * i0, s->matched + 3 * i0,
                                           s->matched_n ? s->matched_n + 3 * i0 : NULL,
                                           s->moved_n ? s->moved_n + 3 * i0 : NULL, s->use + i0, cnt};
-        ptreg_icp_gn_block(s->opt, s->ref, &pairs, &s->block_eq[b], &s->block_sums[b]);
+        ptreg_icp_gn_block(s->opt, s->ref, &pairs, &s->block_eq[b], &s->block_sums[b], &s->block_used[b]);
         return;
     }
     ptreg_pair_sums sums;
@@ -389,6 +393,7 @@ static void block_sums(icp_state *s, size_t b)
     memcpy(mb->sq, sums.sq, sizeof mb->sq);
     memcpy(mb->spq, sums.spq, sizeof mb->spq);
     s->block_sums[b] = sums.d2sum;
+    s->block_used[b] = (size_t)sums.w;
 }
 
 /* Where the Delaunay walks of correspondence pass `pass` start. */
@@ -545,10 +550,8 @@ static void correspond(icp_state *s, const double T[16], int iteration, ptreg_ic
         else
             ptreg_moments_merge(&pass->moments, &s->block_moments[b]);
         pass->sum_r2 += s->block_sums[b];
+        pass->used += s->block_used[b];
     }
-    /* counted, not summed: Gauss-Newton's blocks carry no count */
-    for (size_t i = 0; i < s->n; i++)
-        pass->used += s->use[i];
 }
 
 static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration, ptreg_icp_pass *pass,
@@ -674,7 +677,6 @@ static ptreg_status cloud_normals(const float *xyz, size_t n, const float *given
     ptreg_normals_options no;
     ptreg_normals_options_default(&no);
     no.neighbors = (ptreg_neighborhood){(size_t)opt->normal_k, opt->normal_radius};
-    no.device = (ptreg_device){PTREG_BACKEND_CPU, 0}; /* auto would look for devices first */
     double tb = ptreg_time_ms();
     ptreg_status st = ptreg_normals(xyz, n, &no, *owned, NULL, NULL, err);
     r->build_ms += ptreg_time_ms() - tb;
@@ -757,10 +759,7 @@ static ptreg_status icp_on(const ptreg_device *device, const float *source, size
     return ptreg_icp_device_once(device, source, n, idx, opt, t0, r, err);
 }
 
-/* Where the options run: their device, except that Gauss-Newton steps
- * have no device kernels yet, so auto takes the CPU for them and a GPU
- * asked for by name is refused. */
-static ptreg_status resolve_device(const ptreg_icp_options *opt, ptreg_device *on, ptreg_error *err)
+ptreg_status ptreg_icp_resolve_device(const ptreg_icp_options *opt, ptreg_device *on, ptreg_error *err)
 {
     ptreg_status st = ptreg_device_resolve(&opt->device, PTREG_ICP_BACKENDS, "ICP", on, err);
     if (st || on->backend == PTREG_BACKEND_CPU || !ptreg_icp_uses_gauss_newton(opt))
@@ -783,7 +782,7 @@ ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_
     ptreg_icp_options def;
     ptreg_device on;
     ptreg_status st = begin(source, n, target->points, target->n, &opt_in, &def, r, err);
-    st = st ? st : resolve_device(opt_in, &on, err);
+    st = st ? st : ptreg_icp_resolve_device(opt_in, &on, err);
     return st ? st : icp_on(&on, source, n, target, opt_in, t0, r, err);
 }
 
@@ -794,7 +793,7 @@ ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_
     ptreg_icp_options def;
     ptreg_device on;
     ptreg_status st = begin(source, n, target, m, &opt_in, &def, r, err);
-    st = st ? st : resolve_device(opt_in, &on, err);
+    st = st ? st : ptreg_icp_resolve_device(opt_in, &on, err);
     if (st)
         return st;
     /* Without a prebuilt index only the structures the method needs are

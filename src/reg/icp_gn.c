@@ -163,10 +163,11 @@ static int symmetric_row(const double pc[3], const float *q, const double c[3], 
 }
 
 void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const ptreg_icp_gn_pairs *pairs,
-                        ptreg_icp_normal_eq *eq, double *sum_r2)
+                        ptreg_icp_normal_eq *eq, double *sum_r2, size_t *used)
 {
     memset(eq, 0, sizeof *eq);
     double r2 = 0.0;
+    size_t count = 0;
     const float *p = pairs->p, *q = pairs->q, *nq = pairs->nq;
     for (size_t i = 0; i < pairs->n; i++) {
         if (!pairs->use[i])
@@ -178,6 +179,7 @@ void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const p
         }
         const double dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
         r2 += dd;
+        count++;
         if (opt->method == PTREG_ICP_PLANE) {
             const double nrm[3] = {nq[3 * i], nq[3 * i + 1], nq[3 * i + 2]};
             /* a pair without a normal counts as Open3D counts it, in fitness
@@ -201,6 +203,7 @@ void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const p
         }
     }
     *sum_r2 = r2;
+    *used = count;
 }
 
 void ptreg_icp_normal_eq_merge(ptreg_icp_normal_eq *a, const ptreg_icp_normal_eq *b)

@@ -48,10 +48,10 @@ typedef struct ptreg_icp_gn_pairs {
 
 /* The block's sums about centre c, in pair order in double: the normal
  * equations (kernel weights in them; a pair whose normals are not finite
- * left out) and the pairs' summed squared distances (unweighted: the RMSE
- * Open3D reports for every method). */
+ * left out), the pairs' summed squared distances (unweighted: the RMSE
+ * Open3D reports for every method) and how many pairs were used. */
 void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const ptreg_icp_gn_pairs *pairs,
-                        ptreg_icp_normal_eq *eq, double *sum_r2);
+                        ptreg_icp_normal_eq *eq, double *sum_r2, size_t *used);
 void ptreg_icp_normal_eq_merge(ptreg_icp_normal_eq *a, const ptreg_icp_normal_eq *b);
 /* The step solving H x = -g (Cholesky, double) as a transform dT (x as
  * SYMMETRIC's half-rotation tangent when symmetric); 0 when H is not

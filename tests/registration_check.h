@@ -1,7 +1,7 @@
-/* A cloud of the shared data folder as bare points, for the tests that
- * register real scans. */
-#ifndef PTREG_TESTS_DATA_POINTS_H
-#define PTREG_TESTS_DATA_POINTS_H
+/* What the registration tests share: a cloud of the shared data folder as
+ * bare points, and a result's distance from a pose. */
+#ifndef PTREG_TESTS_REGISTRATION_CHECK_H
+#define PTREG_TESTS_REGISTRATION_CHECK_H
 
 #include "check.h"
 #include "ptreg/ptreg.h"
@@ -22,6 +22,20 @@ static inline float *read_points(const char *dir, const char *name, size_t *n)
     free(c.curvature);
     *n = c.n;
     return c.xyz;
+}
+
+static inline double rotation_error(const double A[16], const double B[16])
+{
+    double angle, trans;
+    ptreg_transform_difference(A, B, &angle, &trans);
+    return angle;
+}
+
+static inline double translation_error(const double A[16], const double B[16])
+{
+    double angle, trans;
+    ptreg_transform_difference(A, B, &angle, &trans);
+    return trans;
 }
 
 #endif
