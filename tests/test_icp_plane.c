@@ -187,7 +187,7 @@ static void test_exact_recovery(void)
 }
 
 /* Gauss-Newton's block sums merge in block order: 1 and 2 threads give
- * the same bits, for every method with a kernel. */
+ * the same bits, for every method with a kernel, damped or not. */
 static void test_threads_identical(void)
 {
     ptreg_cloud model;
@@ -196,11 +196,12 @@ static void test_threads_identical(void)
     ptreg_transform_from_axis_angle(axis, 5.0, t, T);
     float *src = malloc(3 * model.n * sizeof *src);
     ptreg_transform_points(T, model.xyz, src, model.n);
-    for (int method = PTREG_ICP_POINT; method <= PTREG_ICP_SYMMETRIC; method++) {
+    for (int run = 0; run < 2 * (PTREG_ICP_SYMMETRIC + 1); run++) {
         ptreg_icp_options o;
         ptreg_icp_options_default(&o);
-        o.method = (ptreg_icp_method)method;
+        o.method = (ptreg_icp_method)(run / 2);
         o.kernel = PTREG_KERNEL_CAUCHY, o.kernel_scale = 0.05;
+        o.lm_lambda = run % 2 ? 1e-2 : 0.0;
         o.max_iter = 20, o.tol = 0.0;
         ptreg_icp_result r[2];
         for (int k = 0; k < 2; k++) {
@@ -213,6 +214,64 @@ static void test_threads_identical(void)
                   "%s: 1 and 2 threads differ", ptreg_icp_method_name(o.method));
         ptreg_icp_result_free(&r[0]);
         ptreg_icp_result_free(&r[1]);
+    }
+    free(src);
+    ptreg_cloud_free(&model);
+}
+
+/* A flat target fixes only the tilt and the height: Gauss-Newton's system
+ * is singular and it stops where it started; Levenberg-Marquardt's damping
+ * holds the three free directions and brings the source onto the plane. On
+ * a shape that fixes everything it finds the truth as Gauss-Newton does. */
+static void test_levenberg_marquardt(void)
+{
+    enum { side = 60 };
+    float *plane = malloc(3 * side * side * sizeof *plane), *normals = malloc(3 * side * side * sizeof *normals),
+          *src = malloc(3 * side * side * sizeof *src);
+    for (int i = 0; i < side * side; i++) {
+        float *p = plane + 3 * i, *nrm = normals + 3 * i;
+        p[0] = 0.01f * (float)(i % side), p[1] = 0.01f * (float)(i / side), p[2] = 0.0f;
+        nrm[0] = nrm[1] = 0.0f, nrm[2] = 1.0f;
+    }
+    double T[16], axis[3] = {1.0, 0.3, 0.0}, t[3] = {0.003, 0.0, 0.02};
+    ptreg_transform_from_axis_angle(axis, 2.0, t, T);
+    ptreg_transform_points(T, plane, src, side * side);
+    ptreg_icp_options o;
+    ptreg_icp_options_default(&o);
+    o.method = PTREG_ICP_PLANE, o.target_normals = normals, o.max_iter = 50;
+    ptreg_icp_result r;
+    CHECK(ptreg_icp(src, side * side, plane, side * side, &o, &r, NULL) == PTREG_OK);
+    CHECK(r.stop_reason == PTREG_STOP_DEGENERATE && r.iterations == 0);
+    ptreg_icp_result_free(&r);
+    o.lm_lambda = 1e-3;
+    CHECK(ptreg_icp(src, side * side, plane, side * side, &o, &r, NULL) == PTREG_OK);
+    float *moved = malloc(3 * side * side * sizeof *moved);
+    ptreg_transform_points(r.transformation, src, moved, side * side);
+    double worst = 0.0;
+    for (int i = 0; i < side * side; i++)
+        worst = fmax(worst, fabs(moved[3 * i + 2]));
+    CHECK_MSG(worst < 1e-5 && r.stop_reason != PTREG_STOP_DEGENERATE, "LM on a plane: %g off it, stopped %s", worst,
+              ptreg_stop_reason_name(r.stop_reason));
+    ptreg_icp_result_free(&r);
+    free(plane), free(normals), free(src), free(moved);
+
+    ptreg_cloud model;
+    CHECK(ptreg_synth_model(PTREG_SHAPE_BLOB, 8000, 12, &model, NULL) == PTREG_OK);
+    src = malloc(3 * model.n * sizeof *src);
+    double inv[16], axis2[3] = {0.3, -1.0, 0.5}, t2[3] = {0.05, 0.02, -0.03};
+    ptreg_transform_from_axis_angle(axis2, 10.0, t2, T);
+    ptreg_transform_invert_rigid(T, inv);
+    ptreg_transform_points(T, model.xyz, src, model.n);
+    for (int method = PTREG_ICP_POINT; method <= PTREG_ICP_SYMMETRIC; method++) {
+        ptreg_icp_options_default(&o);
+        o.method = (ptreg_icp_method)method, o.lm_lambda = 1e-3;
+        o.max_iter = 100, o.tol = 0.0, o.transformation_epsilon = 1e-14;
+        CHECK(ptreg_icp(src, model.n, model.xyz, model.n, &o, &r, NULL) == PTREG_OK);
+        CHECK_MSG(rotation_error(inv, r.transformation) < 1e-4 && translation_error(inv, r.transformation) < 1e-5,
+                  "LM %s: %g deg, %g from the truth, stopped %s", ptreg_icp_method_name(o.method),
+                  rotation_error(inv, r.transformation), translation_error(inv, r.transformation),
+                  ptreg_stop_reason_name(r.stop_reason));
+        ptreg_icp_result_free(&r);
     }
     free(src);
     ptreg_cloud_free(&model);
@@ -296,6 +355,11 @@ static void test_bad_options(void)
     ptreg_icp_options_default(&o);
     o.relative_rmse = -1.0;
     CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, NULL) == PTREG_ERR_ARG);
+    ptreg_icp_options_default(&o);
+    o.lm_lambda = NAN;
+    CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, &err) == PTREG_ERR_ARG && strstr(err.message, "lm_lambda"));
+    o.lm_lambda = -1.0;
+    CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, NULL) == PTREG_ERR_ARG);
     ptreg_robust_kernel k;
     ptreg_icp_method m;
     CHECK(ptreg_robust_kernel_parse("tukey", &k) == 0 && k == PTREG_KERNEL_TUKEY);
@@ -326,6 +390,7 @@ int main(void)
     test_kernels_recover();
     test_exact_recovery();
     test_threads_identical();
+    test_levenberg_marquardt();
     test_peer_stops();
     test_nearly_rigid();
     test_bad_options();

@@ -116,12 +116,15 @@ typedef struct ptreg_icp_options {
     double relative_rmse;    /* two passes (both > 0 to apply; default 0: off) */
     double transformation_epsilon; /* PCL's stop: the last step's squared translation <= eps and its
                                       rotation's cosine >= 1 - eps (default 0: off) */
+    double lm_lambda; /* > 0: Levenberg-Marquardt steps from this damping (small_gicp's default is 1e-3;
+                         a step that raises the mean cost is taken back and retried with 10x the damping,
+                         an accepted one lowers it 10x); 0 (default): Gauss-Newton, as Open3D */
 } ptreg_icp_options;
 
 void ptreg_icp_options_default(ptreg_icp_options *opt);
 /* Whether the options take Gauss-Newton steps (every method and kernel
- * but POINT without a kernel, which Horn's closed form solves): these run
- * on the CPU only, for now. */
+ * but POINT without a kernel or damping, which Horn's closed form
+ * solves): these run on the CPU only, for now. */
 int ptreg_icp_uses_gauss_newton(const ptreg_icp_options *opt);
 /* Where ptreg_icp runs the options: their device (ptreg_device_resolve),
  * except that Gauss-Newton steps have no device kernels yet, so auto takes

@@ -35,6 +35,9 @@ static const cli_option icp_options[] = {
     {"relative-rmse", 0, "R", "see --relative-fitness"},
     {"transformation-epsilon", 0, "E", "stop after a step of squared translation <= E and rotation cosine "
                                        ">= 1 - E (PCL's; default off)"},
+    {"lm", 0, "L", "Levenberg-Marquardt steps (small_gicp's default optimizer; it starts at 1e-3): damping L, "
+                   "10x up when a step raises the mean cost (taken back), 10x down when it lowers it; holds "
+                   "directions no pair fixes (a flat target) where Gauss-Newton stops (default: Gauss-Newton)"},
     {"voxel", 0, "V", "register voxel-grid centroids (Open3D's VoxelDownSample) of SOURCE and TARGET instead "
                       "of all points (with --target-index: of SOURCE); -o still moves all of SOURCE"},
     CLI_REGISTRATION_COMMON,
@@ -112,6 +115,7 @@ static int read_objective_options(const cli_args *a, ptreg_icp_options *o)
     rc = rc ? rc : cli_double(a, "relative-fitness", 0.0, 1.0, &o->relative_fitness);
     rc = rc ? rc : cli_double(a, "relative-rmse", 0.0, 1e300, &o->relative_rmse);
     rc = rc ? rc : cli_double(a, "transformation-epsilon", 0.0, 1.0, &o->transformation_epsilon);
+    rc = rc ? rc : cli_double(a, "lm", 1e-12, 1e6, &o->lm_lambda);
     if (!rc && cli_has(a, "relative-fitness") != cli_has(a, "relative-rmse")) {
         cli_error("icp", "--relative-fitness and --relative-rmse go together (Open3D stops when both hold)");
         return EXIT_USAGE;
@@ -336,6 +340,8 @@ static void print_human(const icp_job *job, const ptreg_icp_options *opt, const 
     printf("  method %s", ptreg_icp_method_name(opt->method));
     if (opt->kernel)
         printf(", %s kernel (scale %g)", ptreg_robust_kernel_name(opt->kernel), opt->kernel_scale);
+    if (opt->lm_lambda > 0.0)
+        printf(", Levenberg-Marquardt from damping %g", opt->lm_lambda);
     for (int target = 1; target >= 0; target--)
         if (normals_source(opt, target))
             printf(", %s normals %s", target ? "target" : "source", normals_source(opt, target));
@@ -422,6 +428,9 @@ static int print_json(const icp_job *job, const ptreg_icp_options *opt, const pt
     cJSON_AddStringToObject(o, "kernel", ptreg_robust_kernel_name(opt->kernel));
     if (opt->kernel)
         cJSON_AddNumberToObject(o, "kernel_scale", opt->kernel_scale);
+    cJSON_AddStringToObject(o, "optimizer", opt->lm_lambda > 0.0 ? "lm" : ptreg_icp_uses_gauss_newton(opt) ? "gn" : "horn");
+    if (opt->lm_lambda > 0.0)
+        cJSON_AddNumberToObject(o, "lm_lambda", opt->lm_lambda);
     if (normals_source(opt, 1))
         cJSON_AddStringToObject(o, "target_normals", normals_source(opt, 1));
     if (normals_source(opt, 0))

@@ -49,4 +49,11 @@ void feat_table_free(feat_table *table);
 ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, feat_order order,
                             const float q[3], ptreg_neighbors *out, ptreg_error *err);
 
+/* ptreg_normals on a tree the caller built on xyz (the same n points), for
+ * callers that hold one already (ICP's target index); opt as checked by
+ * ptreg_normals. */
+ptreg_status feat_normals_on_tree(const ptreg_kdtree *tree, const float *xyz, size_t n,
+                                  const ptreg_normals_options *opt, float *normals, float *curvature,
+                                  size_t *missing, ptreg_error *err);
+
 #endif

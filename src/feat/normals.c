@@ -252,29 +252,21 @@ static ptreg_status orient_tangent_plane(const float *xyz, size_t n, const feat_
     return ok ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "normals: out of memory orienting %zu points", n);
 }
 
-ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
-                           float *curvature, size_t *missing, ptreg_error *err)
+/* The orientation options' range; 0 when valid. */
+static ptreg_status check_orientation(const ptreg_normals_options *opt, ptreg_error *err)
 {
-    ptreg_normals_options d;
-    if (!opt) {
-        ptreg_normals_options_default(&d);
-        opt = &d;
-    }
-    if (!xyz || !normals || !n)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "normals: no points or no output");
     if ((unsigned)opt->orientation > PTREG_ORIENT_TANGENT_PLANE || opt->orient_k < 1 || opt->orient_k > 1000)
         return ptreg_error_set(err, PTREG_ERR_ARG, "normals: orientation %d or orient_k %d out of range",
                                (int)opt->orientation, opt->orient_k);
-    ptreg_device on;
-    ptreg_status st = ptreg_device_resolve(&opt->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "normals", &on, err);
-    if (st)
-        return st;
-    ptreg_kdtree *tree = NULL;
+    return PTREG_OK;
+}
+
+ptreg_status feat_normals_on_tree(const ptreg_kdtree *tree, const float *xyz, size_t n,
+                                  const ptreg_normals_options *opt, float *normals, float *curvature,
+                                  size_t *missing, ptreg_error *err)
+{
     feat_table table = {0};
-    ptreg_status s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
-    if (!s)
-        s = feat_table_build(tree, xyz, n, &opt->neighbors, 0, FEAT_SORTED, &table, err);
-    ptreg_kdtree_destroy(tree);
+    ptreg_status s = feat_table_build(tree, xyz, n, &opt->neighbors, 0, FEAT_SORTED, &table, err);
     if (s)
         return s;
     size_t lacking = 0;
@@ -288,11 +280,34 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
         if (curvature)
             curvature[i] = curv;
     }
-    ptreg_status st2 = opt->orientation == PTREG_ORIENT_TANGENT_PLANE
-                           ? orient_tangent_plane(xyz, n, &table, opt->orient_k, normals, err)
-                           : PTREG_OK;
+    s = opt->orientation == PTREG_ORIENT_TANGENT_PLANE
+            ? orient_tangent_plane(xyz, n, &table, opt->orient_k, normals, err)
+            : PTREG_OK;
     feat_table_free(&table);
     if (missing)
         *missing = lacking;
-    return st2;
+    return s;
+}
+
+ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
+                           float *curvature, size_t *missing, ptreg_error *err)
+{
+    ptreg_normals_options d;
+    if (!opt) {
+        ptreg_normals_options_default(&d);
+        opt = &d;
+    }
+    if (!xyz || !normals || !n)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "normals: no points or no output");
+    ptreg_device on;
+    ptreg_status st = check_orientation(opt, err);
+    st = st ? st : ptreg_device_resolve(&opt->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "normals", &on, err);
+    if (st)
+        return st;
+    ptreg_kdtree *tree = NULL;
+    st = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
+    if (!st)
+        st = feat_normals_on_tree(tree, xyz, n, opt, normals, curvature, missing, err);
+    ptreg_kdtree_destroy(tree);
+    return st;
 }

@@ -420,7 +420,7 @@ static ptreg_status fgr_optimise(const float *p, const float *q, size_t n, const
         double r2, dT[16];
         size_t used;
         ptreg_icp_gn_block(&io, origin, &pairs, &eq, &r2, &used);
-        if (!ptreg_icp_gn_step(&eq, origin, 0, dT))
+        if (!ptreg_icp_gn_step(&eq, origin, 0, 0.0, dT))
             break;
         ptreg_transform_mul(dT, T, T);
         if (it % 4 == 0 && mu > opt->max_dist)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "device/cpu_kernels.h"
+#include "feat/neighborhood.h"
 #include "ptreg/features.h"
 #include "nn/index_impl.h"
 #include "nn/kdtree_impl.h"
@@ -183,6 +184,8 @@ ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *
     if (!(opt->relative_fitness >= 0.0) || !(opt->relative_rmse >= 0.0) || !(opt->transformation_epsilon >= 0.0))
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "ICP: relative fitness, relative RMSE and transformation epsilon must be >= 0");
+    if (!(opt->lm_lambda >= 0.0 && opt->lm_lambda <= 1e6))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: lm_lambda %g is outside [0, 1e6]", opt->lm_lambda);
     return PTREG_OK;
 }
 
@@ -594,13 +597,13 @@ static int stop_after_pass(const ptreg_icp_options *opt, double tol, const ptreg
     return -1;
 }
 
-/* The step from a pass: Horn's closed form, or Gauss-Newton's; 0 when the
- * pairs do not fix it. */
-static ptreg_status step_of(const ptreg_icp_options *opt, const ptreg_icp_pass *pass, double dT[16], int *fixed,
-                            ptreg_error *err)
+/* The step from a pass: Horn's closed form, or Gauss-Newton's damped by
+ * lambda; 0 when the pairs do not fix it. */
+static ptreg_status step_of(const ptreg_icp_options *opt, const ptreg_icp_pass *pass, double lambda, double dT[16],
+                            int *fixed, ptreg_error *err)
 {
     if (ptreg_icp_uses_gauss_newton(opt)) {
-        *fixed = ptreg_icp_gn_step(&pass->eq, pass->moments.ref_p, opt->method == PTREG_ICP_SYMMETRIC, dT);
+        *fixed = ptreg_icp_gn_step(&pass->eq, pass->moments.ref_p, opt->method == PTREG_ICP_SYMMETRIC, lambda, dT);
         return PTREG_OK;
     }
     int degenerate;
@@ -609,12 +612,57 @@ static ptreg_status step_of(const ptreg_icp_options *opt, const ptreg_icp_pass *
     return st;
 }
 
+/* Levenberg-Marquardt's memory: the last accepted pass, where it was taken
+ * and what it reported, and the damping. A pass whose mean cost (over the
+ * pairs it kept: their sets differ) is above the accepted one's is taken
+ * back; the next try starts from the accepted pass with 10x the damping. */
+#define LM_LAMBDA_MIN 1e-12
+#define LM_LAMBDA_MAX 1e12 /* about 10 failed tries from the default: nothing left to gain */
+
+typedef struct lm_memory {
+    int on, have;
+    double lambda, T[16], mean_cost, fitness, rmse;
+    size_t pairs;
+    ptreg_icp_pass pass;
+} lm_memory;
+
+static double mean_cost(const ptreg_icp_pass *pass) { return pass->used ? pass->eq.cost / (double)pass->used : 0.0; }
+
+/* Whether pass (at T, reported in r) is taken back; if not, it becomes the
+ * accepted one and the damping drops. */
+static int lm_rejects(lm_memory *lm, const ptreg_icp_pass *pass, const double T[16], const ptreg_icp_result *r)
+{
+    if (!lm->on)
+        return 0;
+    const double cost = mean_cost(pass);
+    if (lm->have && !(cost <= lm->mean_cost)) {
+        lm->lambda *= 10.0;
+        return 1;
+    }
+    if (lm->have)
+        lm->lambda = fmax(lm->lambda / 10.0, LM_LAMBDA_MIN);
+    lm->have = 1;
+    memcpy(lm->T, T, sizeof lm->T);
+    lm->pass = *pass;
+    lm->mean_cost = cost;
+    lm->fitness = r->fitness, lm->rmse = r->rmse, lm->pairs = r->pairs;
+    return 0;
+}
+
+/* Back to the accepted pass: its transform and what it reported. */
+static void lm_restore(const lm_memory *lm, double T[16], ptreg_icp_result *r)
+{
+    memcpy(T, lm->T, 16 * sizeof(double));
+    r->fitness = lm->fitness, r->rmse = lm->rmse, r->pairs = lm->pairs;
+}
+
 ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond_pass, void *ctx, size_t n,
                                const ptreg_icp_options *opt, double tol, ptreg_icp_result *r, ptreg_error *err)
 {
     double *T = r->transformation;
     memcpy(T, opt->init, 16 * sizeof(double));
     int small = 0;
+    lm_memory lm = {.on = opt->lm_lambda > 0.0, .lambda = opt->lm_lambda};
     for (int k = 0;; k++) {
         ptreg_icp_pass pass;
         ptreg_status st = correspond_pass(ctx, T, k, &pass, r->walk ? &r->walk[k] : NULL, err);
@@ -627,16 +675,27 @@ ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond_pass, void *ct
         r->pairs = pass.used;
         r->rmse = sqrt(mse);
         r->fitness = (double)pass.used / (double)n;
-        const int stop = stop_after_pass(opt, tol, r, k, last_fitness, last_rmse, small);
-        if (stop >= 0) {
-            r->stop_reason = (ptreg_stop_reason)stop;
-            r->converged = stop == PTREG_STOP_CONVERGED || stop == PTREG_STOP_RELATIVE_CHANGE ||
-                           stop == PTREG_STOP_SMALL_STEP;
-            return PTREG_OK;
+        const ptreg_icp_pass *from = &pass;
+        if (lm_rejects(&lm, &pass, T, r)) {
+            lm_restore(&lm, T, r);
+            if (k == opt->max_iter || lm.lambda > LM_LAMBDA_MAX) {
+                r->stop_reason = k == opt->max_iter ? PTREG_STOP_MAX_ITERATIONS : PTREG_STOP_CONVERGED;
+                r->converged = r->stop_reason == PTREG_STOP_CONVERGED;
+                return PTREG_OK;
+            }
+            from = &lm.pass;
+        } else {
+            const int stop = stop_after_pass(opt, tol, r, k, last_fitness, last_rmse, small);
+            if (stop >= 0) {
+                r->stop_reason = (ptreg_stop_reason)stop;
+                r->converged = stop == PTREG_STOP_CONVERGED || stop == PTREG_STOP_RELATIVE_CHANGE ||
+                               stop == PTREG_STOP_SMALL_STEP;
+                return PTREG_OK;
+            }
         }
         double dT[16];
         int fixed;
-        if ((st = step_of(opt, &pass, dT, &fixed, err)))
+        if ((st = step_of(opt, from, lm.lambda, dT, &fixed, err)))
             return st;
         if (!fixed) {
             r->stop_reason = PTREG_STOP_DEGENERATE;
@@ -664,9 +723,11 @@ double ptreg_icp_tolerance(const ptreg_icp_options *opt, double diag2)
 }
 
 /* A cloud's normals: the caller's (given), or estimated from normal_k
- * neighbours into *owned (build_ms counts them). */
-static ptreg_status cloud_normals(const float *xyz, size_t n, const float *given, const ptreg_icp_options *opt,
-                                  const float **normals, float **owned, ptreg_icp_result *r, ptreg_error *err)
+ * neighbours into *owned (build_ms counts them), on tree when one was built
+ * on xyz already. */
+static ptreg_status cloud_normals(const float *xyz, size_t n, const ptreg_kdtree *tree, const float *given,
+                                  const ptreg_icp_options *opt, const float **normals, float **owned,
+                                  ptreg_icp_result *r, ptreg_error *err)
 {
     *normals = given;
     *owned = NULL;
@@ -678,7 +739,8 @@ static ptreg_status cloud_normals(const float *xyz, size_t n, const float *given
     ptreg_normals_options_default(&no);
     no.neighbors = (ptreg_neighborhood){(size_t)opt->normal_k, opt->normal_radius};
     double tb = ptreg_time_ms();
-    ptreg_status st = ptreg_normals(xyz, n, &no, *owned, NULL, NULL, err);
+    ptreg_status st = tree ? feat_normals_on_tree(tree, xyz, n, &no, *owned, NULL, NULL, err)
+                           : ptreg_normals(xyz, n, &no, *owned, NULL, NULL, err);
     r->build_ms += ptreg_time_ms() - tb;
     *normals = *owned;
     return st;
@@ -691,11 +753,12 @@ static ptreg_status state_normals(icp_state *s, const float *source, const ptreg
 {
     if (opt->method == PTREG_ICP_POINT)
         return PTREG_OK;
-    ptreg_status st = cloud_normals(idx->points, idx->n, opt->target_normals, opt, &s->normals, &owned[0], r, err);
+    ptreg_status st =
+        cloud_normals(idx->points, idx->n, idx->tree, opt->target_normals, opt, &s->normals, &owned[0], r, err);
     if (st || !uses_source_normals(opt))
         return st;
     const float *src_n;
-    st = cloud_normals(source, s->n, opt->source_normals, opt, &src_n, &owned[1], r, err);
+    st = cloud_normals(source, s->n, NULL, opt->source_normals, opt, &src_n, &owned[1], r, err);
     if (!st && !(s->source_n = malloc(3 * s->n * sizeof(float))))
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", s->n);
     for (size_t i = 0; !st && i < s->n; i++)

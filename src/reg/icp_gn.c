@@ -64,12 +64,13 @@ double ptreg_robust_weight(ptreg_robust_kernel kernel, double k, double r)
 
 int ptreg_icp_uses_gauss_newton(const ptreg_icp_options *opt)
 {
-    return opt->method != PTREG_ICP_POINT || opt->kernel != PTREG_KERNEL_NONE;
+    return opt->method != PTREG_ICP_POINT || opt->kernel != PTREG_KERNEL_NONE || opt->lm_lambda > 0.0;
 }
 
 /* H += w J J^T (upper triangle, row by row), g += w r J. */
 static void add_row(ptreg_icp_normal_eq *eq, const double J[6], double r, double w)
 {
+    eq->cost += w * r * r;
     int at = 0;
     for (int i = 0; i < 6; i++) {
         const double wi = w * J[i];
@@ -115,25 +116,45 @@ static int gicp_weight(const float *nq, const float *np, double eps, double W[9]
     return 1;
 }
 
-/* GICP's pair: sum over rows of J^T W J and J^T W d, weighted by the
- * kernel of the Mahalanobis distance sqrt(d^T W d). */
+static void cross3(const double a[3], const double b[3], double out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* GICP's pair: J^T W J and J^T W d, weighted by the kernel of the
+ * Mahalanobis distance sqrt(d^T W d). J = [A | I] with A's column c the
+ * unit vector e_c x p (point_rows), so the blocks are A^T W A, A^T W and W,
+ * and A^T v = p x v: a third of the generic triple product's work. */
 static void add_gicp_pair(ptreg_icp_normal_eq *eq, const ptreg_icp_options *opt, const double p[3],
                           const double d[3], const double W[9])
 {
-    double J[3][6], WJ[3][6], Wd[3];
-    point_rows(p, J);
-    for (int i = 0; i < 3; i++) {
-        Wd[i] = W[3 * i] * d[0] + W[3 * i + 1] * d[1] + W[3 * i + 2] * d[2];
-        for (int c = 0; c < 6; c++)
-            WJ[i][c] = W[3 * i] * J[0][c] + W[3 * i + 1] * J[1][c] + W[3 * i + 2] * J[2][c];
+    const double A[3][3] = {{0.0, -p[2], p[1]}, {p[2], 0.0, -p[0]}, {-p[1], p[0], 0.0}}; /* rows: columns of A */
+    double WA[3][3], AtWA[3][3], Wd[3], AtWd[3];
+    for (int c = 0; c < 3; c++) {
+        for (int i = 0; i < 3; i++)
+            WA[c][i] = W[3 * i] * A[c][0] + W[3 * i + 1] * A[c][1] + W[3 * i + 2] * A[c][2];
+        cross3(p, WA[c], AtWA[c]);
     }
+    for (int i = 0; i < 3; i++)
+        Wd[i] = W[3 * i] * d[0] + W[3 * i + 1] * d[1] + W[3 * i + 2] * d[2];
+    cross3(p, Wd, AtWd);
     const double m2 = d[0] * Wd[0] + d[1] * Wd[1] + d[2] * Wd[2];
     const double w = ptreg_robust_weight(opt->kernel, opt->kernel_scale, sqrt(fmax(m2, 0.0)));
+    eq->cost += w * m2;
     int at = 0;
-    for (int a = 0; a < 6; a++) {
-        for (int b = a; b < 6; b++)
-            eq->H[at++] += w * (J[0][a] * WJ[0][b] + J[1][a] * WJ[1][b] + J[2][a] * WJ[2][b]);
-        eq->g[a] += w * (J[0][a] * Wd[0] + J[1][a] * Wd[1] + J[2][a] * Wd[2]);
+    for (int a = 0; a < 3; a++) { /* rows of the rotation: A^T W A, then A^T W = (W A)^T */
+        for (int b = a; b < 3; b++)
+            eq->H[at++] += w * AtWA[b][a];
+        for (int b = 0; b < 3; b++)
+            eq->H[at++] += w * WA[a][b];
+        eq->g[a] += w * AtWd[a];
+    }
+    for (int a = 0; a < 3; a++) { /* rows of the translation: W */
+        for (int b = a; b < 3; b++)
+            eq->H[at++] += w * W[3 * a + b];
+        eq->g[3 + a] += w * Wd[a];
     }
 }
 
@@ -212,6 +233,19 @@ void ptreg_icp_normal_eq_merge(ptreg_icp_normal_eq *a, const ptreg_icp_normal_eq
         a->H[i] += b->H[i];
     for (int i = 0; i < 6; i++)
         a->g[i] += b->g[i];
+    a->cost += b->cost;
+}
+
+/* H + lambda D in packed form (ptreg_icp_gn_step). */
+static void damp(const double H[21], double lambda, double out[21])
+{
+    static const int diagonal[6] = {0, 6, 11, 15, 18, 20};
+    memcpy(out, H, 21 * sizeof(double));
+    double largest = 0.0;
+    for (int i = 0; i < 6; i++)
+        largest = fmax(largest, H[diagonal[i]]);
+    for (int i = 0; i < 6; i++)
+        out[diagonal[i]] += lambda * fmax(H[diagonal[i]], 1e-6 * largest);
 }
 
 /* Solves H x = b by Cholesky, H from the packed upper triangle; 0 when H
@@ -298,11 +332,13 @@ static void symmetric_motion(const double x[6], double R[9], double t[3])
     }
 }
 
-int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], int symmetric, double dT[16])
+int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], int symmetric, double lambda,
+                      double dT[16])
 {
     const double minus_g[6] = {-eq->g[0], -eq->g[1], -eq->g[2], -eq->g[3], -eq->g[4], -eq->g[5]};
-    double x[6], R[9], t[3];
-    if (!cholesky_solve(eq->H, minus_g, x))
+    double x[6], R[9], t[3], H[21];
+    damp(eq->H, lambda, H);
+    if (!cholesky_solve(H, minus_g, x))
         return 0;
     if (symmetric) {
         symmetric_motion(x, R, t);

@@ -32,9 +32,10 @@ ptreg_status ptreg_icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks
 
 /* The Gauss-Newton normal equations of a set of pairs about a centre c,
  * in the step x = (omega, t) that moves a point p to c + R(omega)(p - c) + t:
- * H (the upper triangle of sum w J^T J, row by row) and g = sum w J^T r. */
+ * H (the upper triangle of sum w J^T J, row by row), g = sum w J^T r and
+ * the cost they minimise, sum w r^T r (GICP: r^T W r). */
 typedef struct ptreg_icp_normal_eq {
-    double H[21], g[6];
+    double H[21], g[6], cost;
 } ptreg_icp_normal_eq;
 
 /* A block of pairs: moved source points p, matched target points q, but
@@ -53,10 +54,14 @@ typedef struct ptreg_icp_gn_pairs {
 void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const ptreg_icp_gn_pairs *pairs,
                         ptreg_icp_normal_eq *eq, double *sum_r2, size_t *used);
 void ptreg_icp_normal_eq_merge(ptreg_icp_normal_eq *a, const ptreg_icp_normal_eq *b);
-/* The step solving H x = -g (Cholesky, double) as a transform dT (x as
- * SYMMETRIC's half-rotation tangent when symmetric); 0 when H is not
- * positive definite (the pairs do not fix the motion). */
-int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], int symmetric, double dT[16]);
+/* The step solving (H + lambda D) x = -g (Cholesky, double; D: H's
+ * diagonal, floored at 1e-6 of its largest entry, so damping also holds
+ * the directions no pair constrains; lambda 0: Gauss-Newton) as a
+ * transform dT (x as SYMMETRIC's half-rotation tangent when symmetric); 0
+ * when the system is not positive definite (the pairs do not fix the
+ * motion). */
+int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], int symmetric, double lambda,
+                      double dT[16]);
 
 /* What one pass of correspondences gives the iterations. */
 typedef struct ptreg_icp_pass {

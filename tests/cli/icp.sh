@@ -63,6 +63,11 @@ expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method gicp --trut
 out_has '"method":	"gicp"'; out_has '"source_normals":	"estimated"'; out_has '"target_normals":	"file"'
 angle=$(sed -n 's/.*"rotation_error_deg":[^0-9]*\([0-9.e-]*\).*/\1/p' "$WORK/out")
 awk -v a="$angle" 'BEGIN { exit !(a < 0.5) }' || fail "gicp: rotation error $angle deg is not below 0.5"
+expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method gicp --lm 1e-3 --truth "$WORK/truth.txt" --json
+out_has '"optimizer":	"lm"'; out_has '"lm_lambda":	0.001'
+angle=$(sed -n 's/.*"rotation_error_deg":[^0-9]*\([0-9.e-]*\).*/\1/p' "$WORK/out")
+awk -v a="$angle" 'BEGIN { exit !(a < 0.5) }' || fail "gicp --lm: rotation error $angle deg is not below 0.5"
+expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --lm -1; err_has "--lm"
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --kernel welsch --kernel-scale 1; err_has "--kernel"
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --relative-fitness 1e-6; err_has "--relative-rmse"
 if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
