@@ -19,7 +19,7 @@ function(ptreg_add_isa_kernels target)
   foreach(isa ${PTREG_ISA_LIST})
     set(lib ${target}_isa_${isa})
     add_library(${lib} OBJECT ${ARGN})
-    set_target_properties(${lib} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    set_target_properties(${lib} PROPERTIES POSITION_INDEPENDENT_CODE ON C_VISIBILITY_PRESET hidden)
     target_include_directories(${lib} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/include
                                ${CMAKE_CURRENT_SOURCE_DIR}/src)
     string(TOUPPER ${isa} ISA_UPPER)

@@ -47,13 +47,13 @@ typedef struct ptreg_batch_options {
  * PTREG_ERR_ARG on a device asked for; auto then takes the CPU. */
 #define PTREG_BATCH_DEVICE_MAX_POINTS 64
 
-void ptreg_batch_options_default(ptreg_batch_options *opt);
+PTREG_API void ptreg_batch_options_default(ptreg_batch_options *opt);
 
 /* The schedule a pair with this target runs: sigma^2 from and to, and d0^2
  * (the options', or ptreg_emicp's defaults from the target's RMS radius
  * about its centroid, *radius); PTREG_ERR_ARG when the target has no
  * extent and the options give none. */
-ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_batch_options *opt, double *sigma2_init,
+PTREG_API ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_batch_options *opt, double *sigma2_init,
                                   double *sigma2_final, double *d02, double *radius, ptreg_error *err);
 
 /* Pairs of small clouds: pair i registers its source points
@@ -85,7 +85,7 @@ typedef struct ptreg_batch_stats {
  * target point and finite coordinates (else PTREG_ERR_ARG naming the
  * pair). The same bits for any thread count, and on every run of a
  * device. stats->isa names the device on a GPU. */
-ptreg_status ptreg_batch_register(const ptreg_pair_set *pairs, const ptreg_batch_options *opt, double *transform,
+PTREG_API ptreg_status ptreg_batch_register(const ptreg_pair_set *pairs, const ptreg_batch_options *opt, double *transform,
                                   int *iterations, int *stop, ptreg_batch_stats *stats, ptreg_error *err);
 
 /* ---- motifs: the reference local structures ---- */
@@ -97,22 +97,22 @@ typedef enum ptreg_lattice {
     PTREG_LATTICE_SC
 } ptreg_lattice;
 
-const char *ptreg_lattice_name(ptreg_lattice lattice);
-int ptreg_lattice_parse(const char *name, ptreg_lattice *lattice); /* -1 when unknown */
+PTREG_API const char *ptreg_lattice_name(ptreg_lattice lattice);
+PTREG_API int ptreg_lattice_parse(const char *name, ptreg_lattice *lattice); /* -1 when unknown */
 
 /* The k lattice points nearest a lattice point (which is left out), lattice
  * constant a (nm), in the crystal's axes: whole shells nearest first (fcc:
  * 12, 18, 42 ...; bcc: 8, 14, 26; sc: 6, 18, 26; hcp: 12, 18). A k that
  * cuts a shell takes its points in a fixed order (by distance, then z, y,
  * x): such a motif loses the lattice's symmetry. xyz: 3k floats. */
-ptreg_status ptreg_motif_lattice(ptreg_lattice lattice, double a, size_t k, float *xyz, ptreg_error *err);
+PTREG_API ptreg_status ptreg_motif_lattice(ptreg_lattice lattice, double a, size_t k, float *xyz, ptreg_error *err);
 /* The number of points in the first shells: the k values that close a shell
  * (up to max, written to shells[]; returns how many). */
-size_t ptreg_lattice_shells(ptreg_lattice lattice, size_t *shells, size_t max);
+PTREG_API size_t ptreg_lattice_shells(ptreg_lattice lattice, size_t *shells, size_t max);
 
 /* The shortest distance between two of the motif's k points: the scale of
  * "matched" (within half of it) and of the residual histogram. */
-double ptreg_motif_shortest_distance(const float *motif, size_t k);
+PTREG_API double ptreg_motif_shortest_distance(const float *motif, size_t k);
 
 #define PTREG_MAX_SYMMETRY 48
 
@@ -120,19 +120,19 @@ double ptreg_motif_shortest_distance(const float *motif, size_t k);
  * within tol x its shortest distance between two points: the identity
  * first, as unit quaternions (w x y z, w >= 0). Returns how many (24 for a
  * cube's shells, 6 for hcp's 12 neighbours, 1 for an irregular motif). */
-size_t ptreg_motif_symmetry(const float *motif, size_t k, double tol, double q[PTREG_MAX_SYMMETRY][4]);
+PTREG_API size_t ptreg_motif_symmetry(const float *motif, size_t k, double tol, double q[PTREG_MAX_SYMMETRY][4]);
 
 /* The representative of rotation q (taking a neighbourhood onto the
  * motif) among its equivalents g q, g in the motif's symmetry: the one of
  * smallest angle (largest w), ties to the first g; written with w >= 0. */
-void ptreg_orientation_reduce(const double q[4], const double sym[][4], size_t count, double out[4]);
+PTREG_API void ptreg_orientation_reduce(const double q[4], const double sym[][4], size_t count, double out[4]);
 /* The smallest angle (degrees) between a and b up to the symmetry: the
  * misorientation. */
-double ptreg_misorientation_deg(const double a[4], const double b[4], const double sym[][4], size_t count);
+PTREG_API double ptreg_misorientation_deg(const double a[4], const double b[4], const double sym[][4], size_t count);
 /* An inverse-pole-figure colour for cubic motifs: the sample's z axis in
  * the crystal frame (q applied to (0, 0, 1)) in the standard triangle
  * [001] red, [101] green, [111] blue. */
-void ptreg_ipf_color(const double q[4], unsigned char rgb[3]);
+PTREG_API void ptreg_ipf_color(const double q[4], unsigned char rgb[3]);
 
 /* ---- orientations of atomic neighbourhoods ---- */
 
@@ -144,7 +144,7 @@ typedef enum ptreg_orientation_flag {
     PTREG_ORIENT_NOT_FINITE    /* the atom's coordinates are not finite */
 } ptreg_orientation_flag;
 
-const char *ptreg_orientation_flag_name(ptreg_orientation_flag flag);
+PTREG_API const char *ptreg_orientation_flag_name(ptreg_orientation_flag flag);
 
 typedef struct ptreg_orientation_options {
     size_t k;               /* neighbours (default 12) */
@@ -177,7 +177,7 @@ typedef struct ptreg_orientation_options {
     void *combine_ctx;
 } ptreg_orientation_options;
 
-void ptreg_orientation_options_default(ptreg_orientation_options *opt);
+PTREG_API void ptreg_orientation_options_default(ptreg_orientation_options *opt);
 
 /* Per atom of the input, in its order. */
 typedef struct ptreg_orientations {
@@ -210,10 +210,10 @@ typedef struct ptreg_orientations {
  * the atoms taken: only they are registered, and only they are each
  * other's neighbours. An atom's answer depends on its neighbourhood and
  * the motif alone, never on which other atoms share the call. */
-ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_t *selected,
+PTREG_API ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_t *selected,
                                         const ptreg_orientation_options *opt, ptreg_orientations *out,
                                         ptreg_error *err);
-void ptreg_orientations_free(ptreg_orientations *o);
+PTREG_API void ptreg_orientations_free(ptreg_orientations *o);
 
 #ifdef __cplusplus
 }

@@ -15,6 +15,16 @@ extern "C" {
 #define PTREG_VERSION_PATCH 0
 #define PTREG_VERSION_STRING "0.1.0"
 
+/* What the shared library exports: the declarations marked PTREG_API, and
+ * nothing else (the library is built with hidden visibility). */
+#if defined(_WIN32)
+#define PTREG_API
+#elif defined(__GNUC__)
+#define PTREG_API __attribute__((visibility("default")))
+#else
+#define PTREG_API
+#endif
+
 /* Library-side status. The CLI maps FORMAT and IO-on-read to exit code 3,
  * ARG to 2 and the rest to 4. */
 typedef enum ptreg_status {
@@ -36,12 +46,12 @@ typedef struct ptreg_error {
     char message[PTREG_ERROR_MESSAGE_MAX];
 } ptreg_error;
 
-const char *ptreg_version(void);
-const char *ptreg_status_string(ptreg_status status);
-void ptreg_error_clear(ptreg_error *err);
+PTREG_API const char *ptreg_version(void);
+PTREG_API const char *ptreg_status_string(ptreg_status status);
+PTREG_API void ptreg_error_clear(ptreg_error *err);
 /* Sets err (which may be NULL) and returns status, so callers can write
  * `return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: line %zu: ...", ...)`. */
-ptreg_status ptreg_error_set(ptreg_error *err, ptreg_status status, const char *fmt, ...)
+PTREG_API ptreg_status ptreg_error_set(ptreg_error *err, ptreg_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -59,12 +69,12 @@ typedef struct ptreg_cloud {
     size_t dropped_nonfinite; /* points dropped on load (NaN/inf coordinates) */
 } ptreg_cloud;
 
-void ptreg_cloud_init(ptreg_cloud *cloud);
-ptreg_status ptreg_cloud_alloc(ptreg_cloud *cloud, size_t n, int with_normals, ptreg_error *err);
-void ptreg_cloud_free(ptreg_cloud *cloud);
+PTREG_API void ptreg_cloud_init(ptreg_cloud *cloud);
+PTREG_API ptreg_status ptreg_cloud_alloc(ptreg_cloud *cloud, size_t n, int with_normals, ptreg_error *err);
+PTREG_API void ptreg_cloud_free(ptreg_cloud *cloud);
 /* Removes points with a non-finite coordinate (normals do not decide: a NaN
  * normal is a valid "unknown") and adds the count to dropped_nonfinite. */
-void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud);
+PTREG_API void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud);
 
 /* Voxel-grid downsampling as Open3D's VoxelDownSample: cubes of side voxel
  * (> 0) from half a voxel below the cloud's minimum; each occupied cube's
@@ -74,12 +84,12 @@ void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud);
  * the order of each cube's first point (Open3D's is a hash map's). A voxel
  * so small that an axis holds 2^21 cubes, or a non-finite point, is
  * PTREG_ERR_ARG. out is allocated (ptreg_cloud_free). */
-ptreg_status ptreg_voxel_downsample(const ptreg_cloud *in, double voxel, ptreg_cloud *out, ptreg_error *err);
+PTREG_API ptreg_status ptreg_voxel_downsample(const ptreg_cloud *in, double voxel, ptreg_cloud *out, ptreg_error *err);
 
 /* The mean of n > 0 points (interleaved xyz), summed in double in order,
  * and their RMS distance from c. */
-void ptreg_points_centroid(const float *xyz, size_t n, double c[3]);
-double ptreg_points_rms_radius(const float *xyz, size_t n, const double c[3]);
+PTREG_API void ptreg_points_centroid(const float *xyz, size_t n, double c[3]);
+PTREG_API double ptreg_points_rms_radius(const float *xyz, size_t n, const double c[3]);
 
 /* Voxel types of volumes. Computation converts voxels to float32, which is
  * exact for the 8- and 16-bit types. */
@@ -95,12 +105,12 @@ typedef enum ptreg_voxel_type {
 } ptreg_voxel_type;
 
 /* Bytes per voxel (0 for an unknown type). */
-size_t ptreg_voxel_size(ptreg_voxel_type type);
+PTREG_API size_t ptreg_voxel_size(ptreg_voxel_type type);
 /* "u8", "i8", "u16", "i16", "u32", "i32", "f32", "f64". */
-const char *ptreg_voxel_type_name(ptreg_voxel_type type);
+PTREG_API const char *ptreg_voxel_type_name(ptreg_voxel_type type);
 /* Parses those names and the C/NRRD spellings (uint8, uchar, unsigned char,
  * int16, short, float, double ...). Returns 0 when the name is unknown. */
-int ptreg_voxel_type_parse(const char *name, ptreg_voxel_type *type);
+PTREG_API int ptreg_voxel_type_parse(const char *name, ptreg_voxel_type *type);
 
 /* A volume: voxel (x, y, z) is element x + nx * (y + ny * z) of data (x
  * varies fastest), in the host's byte order. Physical position of a voxel:
@@ -114,17 +124,17 @@ typedef struct ptreg_volume {
     double origin[3];  /* default 0, 0, 0 */
 } ptreg_volume;
 
-void ptreg_volume_init(ptreg_volume *vol);
+PTREG_API void ptreg_volume_init(ptreg_volume *vol);
 /* Allocates nx*ny*nz voxels (uninitialised), spacing 1 and origin 0.
  * Every size must be at least 1. */
-ptreg_status ptreg_volume_alloc(ptreg_volume *vol, size_t nx, size_t ny, size_t nz,
+PTREG_API ptreg_status ptreg_volume_alloc(ptreg_volume *vol, size_t nx, size_t ny, size_t nz,
                                 ptreg_voxel_type type, ptreg_error *err);
-void ptreg_volume_free(ptreg_volume *vol);
-size_t ptreg_volume_count(const ptreg_volume *vol);
+PTREG_API void ptreg_volume_free(ptreg_volume *vol);
+PTREG_API size_t ptreg_volume_count(const ptreg_volume *vol);
 /* double -> float, infinity beyond FLT_MAX (C leaves that undefined). */
-float ptreg_double_to_float(double v);
+PTREG_API float ptreg_double_to_float(double v);
 /* Voxel i (linear index) as float32, as the algorithms see it. */
-float ptreg_volume_voxel(const ptreg_volume *vol, size_t i);
+PTREG_API float ptreg_volume_voxel(const ptreg_volume *vol, size_t i);
 
 /* A detected point of a volume: its voxel and its score. */
 typedef struct ptreg_keypoint {
@@ -134,30 +144,30 @@ typedef struct ptreg_keypoint {
 
 /* Rigid transforms are 4x4 row-major double matrices, T[4*r + c]. A point p
  * maps to R p + t with R = T[0..2][0..2], t = T[0..2][3]. */
-void ptreg_transform_identity(double T[16]);
+PTREG_API void ptreg_transform_identity(double T[16]);
 /* out = A * B (apply B first). out may alias A or B. */
-void ptreg_transform_mul(const double A[16], const double B[16], double out[16]);
+PTREG_API void ptreg_transform_mul(const double A[16], const double B[16], double out[16]);
 /* Inverse of a rigid transform (R^T, -R^T t). */
-void ptreg_transform_invert_rigid(const double T[16], double out[16]);
+PTREG_API void ptreg_transform_invert_rigid(const double T[16], double out[16]);
 /* out[i] = T * in[i] for n points; in and out may be the same array. */
-void ptreg_transform_points(const double T[16], const float *in, float *out, size_t n);
+PTREG_API void ptreg_transform_points(const double T[16], const float *in, float *out, size_t n);
 /* Rotates n vectors (normals) by T's rotation. */
-void ptreg_transform_vectors(const double T[16], const float *in, float *out, size_t n);
+PTREG_API void ptreg_transform_vectors(const double T[16], const float *in, float *out, size_t n);
 /* The rotation angle of R(T) in degrees and |t| of A^-1 B: the pose error. */
-void ptreg_transform_difference(const double A[16], const double B[16], double *angle_deg,
+PTREG_API void ptreg_transform_difference(const double A[16], const double B[16], double *angle_deg,
                                 double *translation);
 /* R, the rotation part of T (row-major 3x3). */
-void ptreg_transform_rotation(const double T[16], double R[9]);
+PTREG_API void ptreg_transform_rotation(const double T[16], double R[9]);
 /* The largest difference between the components of A's and B's rotation
  * quaternions (4x4 transforms), q and -q being one rotation: the parity
  * measure of the batch device suites. */
-double ptreg_transform_quaternion_difference(const double A[16], const double B[16]);
+PTREG_API double ptreg_transform_quaternion_difference(const double A[16], const double B[16]);
 /* R from a unit quaternion (w, x, y, z); normalises q first. */
-void ptreg_quaternion_to_matrix(const double q[4], double R[9]);
+PTREG_API void ptreg_quaternion_to_matrix(const double q[4], double R[9]);
 /* The unit quaternion (w, x, y, z) of a rotation matrix, with w >= 0. */
-void ptreg_matrix_to_quaternion(const double R[9], double q[4]);
+PTREG_API void ptreg_matrix_to_quaternion(const double R[9], double q[4]);
 /* T from an axis (any length > 0), an angle in degrees and a translation. */
-void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, const double t[3],
+PTREG_API void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, const double t[3],
                                      double T[16]);
 /* What the library takes as rigid (ptreg_transform_is_rigid's tol for
  * every initial transform), and how far from it ptreg_transform_make_rigid
@@ -167,14 +177,14 @@ void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, con
 /* How far T is from a rigid motion: the largest of |R^T R - I| (entries)
  * and |det R - 1|; INFINITY when T is not finite or its last row is not
  * 0 0 0 1. */
-double ptreg_transform_rigidity_error(const double T[16]);
+PTREG_API double ptreg_transform_rigidity_error(const double T[16]);
 /* Checks that T is finite, its last row is 0 0 0 1 and R is a rotation to
  * within tol (R^T R = I, det = +1). */
-int ptreg_transform_is_rigid(const double T[16], double tol);
+PTREG_API int ptreg_transform_is_rigid(const double T[16], double tol);
 /* Replaces T's R by the nearest rotation (its polar factor), keeping t,
  * when T is within PTREG_NEARLY_RIGID_TOL of rigid; returns its rigidity
  * error before (T unchanged, and the error returned, when it is further). */
-double ptreg_transform_make_rigid(double T[16]);
+PTREG_API double ptreg_transform_make_rigid(double T[16]);
 
 /* Weighted first and second moments of paired points p_i -> q_i, taken
  * relative to reference points so the cross-covariance keeps its digits
@@ -187,10 +197,10 @@ typedef struct ptreg_moments {
     double spq[9];  /* sum w (p - ref_p)(q - ref_q)^T, row-major */
 } ptreg_moments;
 
-void ptreg_moments_init(ptreg_moments *m, const double ref_p[3], const double ref_q[3]);
-void ptreg_moments_add(ptreg_moments *m, const double p[3], const double q[3], double w);
+PTREG_API void ptreg_moments_init(ptreg_moments *m, const double ref_p[3], const double ref_q[3]);
+PTREG_API void ptreg_moments_add(ptreg_moments *m, const double p[3], const double q[3], double w);
 /* a += b; both must share reference points. */
-void ptreg_moments_merge(ptreg_moments *a, const ptreg_moments *b);
+PTREG_API void ptreg_moments_merge(ptreg_moments *a, const ptreg_moments *b);
 
 /* Horn's closed-form absolute orientation (unit quaternion, the largest
  * eigenvector of the 4x4 symmetric matrix, solved by Jacobi in double):
@@ -198,34 +208,34 @@ void ptreg_moments_merge(ptreg_moments *a, const ptreg_moments *b);
  * Returns PTREG_ERR_RUNTIME when the total weight is not positive; sets
  * *degenerate (may be NULL) when the rotation is not unique (collinear or
  * single points). */
-ptreg_status ptreg_horn_solve(const ptreg_moments *m, double T[16], int *degenerate,
+PTREG_API ptreg_status ptreg_horn_solve(const ptreg_moments *m, double T[16], int *degenerate,
                               ptreg_error *err);
 /* Convenience: Horn on n float point pairs, weights may be NULL (all 1). */
-ptreg_status ptreg_horn(const float *p, const float *q, const float *weights, size_t n,
+PTREG_API ptreg_status ptreg_horn(const float *p, const float *q, const float *weights, size_t n,
                         double T[16], ptreg_error *err);
 
 /* Symmetric eigenproblem of small matrices by cyclic Jacobi, in double.
  * A is n x n row-major (n <= 8) and is not modified; eigenvalues come out
  * ascending with eigenvectors as the columns of V (row-major n x n). */
-void ptreg_eigen_symmetric(const double *A, int n, double *eigenvalues, double *V);
+PTREG_API void ptreg_eigen_symmetric(const double *A, int n, double *eigenvalues, double *V);
 
 /* Threads: default all cores, or env PTREG_NUM_THREADS; n <= 0 resets to the
  * default. Results never depend on the number. */
-void ptreg_set_num_threads(int n);
-int ptreg_get_num_threads(void);
+PTREG_API void ptreg_set_num_threads(int n);
+PTREG_API int ptreg_get_num_threads(void);
 
 /* Deterministic random numbers (xoshiro256**), seeded by splitmix64. */
 typedef struct ptreg_rng {
     uint64_t s[4];
 } ptreg_rng;
 
-void ptreg_rng_seed(ptreg_rng *rng, uint64_t seed);
-uint64_t ptreg_rng_next(ptreg_rng *rng);
-double ptreg_rng_uniform(ptreg_rng *rng); /* [0, 1) */
-double ptreg_rng_normal(ptreg_rng *rng);  /* standard normal */
+PTREG_API void ptreg_rng_seed(ptreg_rng *rng, uint64_t seed);
+PTREG_API uint64_t ptreg_rng_next(ptreg_rng *rng);
+PTREG_API double ptreg_rng_uniform(ptreg_rng *rng); /* [0, 1) */
+PTREG_API double ptreg_rng_normal(ptreg_rng *rng);  /* standard normal */
 
 /* Monotonic wall clock in milliseconds. */
-double ptreg_time_ms(void);
+PTREG_API double ptreg_time_ms(void);
 
 #ifdef __cplusplus
 }

@@ -32,15 +32,15 @@ typedef struct ptreg_device {
 /* Which backends an operation has a path for: a mask of PTREG_BACKEND_BIT. */
 #define PTREG_BACKEND_BIT(b) (1u << (unsigned)(b))
 
-const char *ptreg_backend_name(ptreg_backend backend);
+PTREG_API const char *ptreg_backend_name(ptreg_backend backend);
 /* Whether this build has the backend (CUDA and OpenCL are build options). */
-int ptreg_backend_built(ptreg_backend backend);
+PTREG_API int ptreg_backend_built(ptreg_backend backend);
 
 /* "auto", "cpu", "cuda", "cuda:N", "opencl", "opencl:N" ("cuda" is cuda:0).
  * Returns -1 for anything else. */
-int ptreg_device_parse(const char *text, ptreg_device *device);
+PTREG_API int ptreg_device_parse(const char *text, ptreg_device *device);
 /* "cpu", "cuda:0", ...; returns buf. */
-const char *ptreg_device_format(const ptreg_device *device, char *buf, size_t size);
+PTREG_API const char *ptreg_device_format(const ptreg_device *device, char *buf, size_t size);
 
 typedef struct ptreg_device_info {
     ptreg_device device;
@@ -60,13 +60,13 @@ typedef struct ptreg_device_info {
 /* Every device found, the CPU first; enumerated once per process (libraries
  * missing mean no devices of that backend, see ptreg_backend_note). The
  * list belongs to the library. */
-void ptreg_devices(const ptreg_device_info **list, size_t *count);
+PTREG_API void ptreg_devices(const ptreg_device_info **list, size_t *count);
 /* A device's name ("NVIDIA H100 80GB HBM3", the CPU's model ...) from the
  * list; "device" when it is not there. The string belongs to the library. */
-const char *ptreg_device_name(const ptreg_device *device);
+PTREG_API const char *ptreg_device_name(const ptreg_device *device);
 /* Why a backend has no devices ("" when it has, or has not been looked
  * for): the library that was not found, the driver's error ... */
-const char *ptreg_backend_note(ptreg_backend backend);
+PTREG_API const char *ptreg_backend_note(ptreg_backend backend);
 
 /* The device an operation runs on. `supported` holds the backends the
  * operation has a path for (the CPU is always among them). AUTO takes env
@@ -75,13 +75,13 @@ const char *ptreg_backend_note(ptreg_backend backend);
  * for (here or by PTREG_DEVICE) that the operation cannot use, that this
  * build lacks or that is not present is PTREG_ERR_ARG with a message naming
  * the operation and the device: never a silent run on the CPU. */
-ptreg_status ptreg_device_resolve(const ptreg_device *request, unsigned supported, const char *operation,
+PTREG_API ptreg_status ptreg_device_resolve(const ptreg_device *request, unsigned supported, const char *operation,
                                   ptreg_device *resolved, ptreg_error *err);
 
 /* Closes every device ptreg opened (contexts, streams, compiled kernels):
  * for a program that is done with the GPU, or a leak checker. Every model
  * and buffer on them must be gone first. Later use opens them again. */
-void ptreg_devices_release(void);
+PTREG_API void ptreg_devices_release(void);
 
 #ifdef __cplusplus
 }

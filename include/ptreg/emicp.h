@@ -41,9 +41,9 @@ typedef struct ptreg_emicp_options {
 } ptreg_emicp_options;
 
 /* Scale-free defaults. */
-void ptreg_emicp_options_default(ptreg_emicp_options *opt);
+PTREG_API void ptreg_emicp_options_default(ptreg_emicp_options *opt);
 /* The study's absolute values: sigma^2 0.01 -> 1e-5, factor 0.9, d0^2 0.01. */
-void ptreg_emicp_options_tamaki(ptreg_emicp_options *opt);
+PTREG_API void ptreg_emicp_options_tamaki(ptreg_emicp_options *opt);
 
 typedef struct ptreg_emicp_result {
     double transformation[16]; /* takes the source onto the target */
@@ -66,7 +66,7 @@ typedef struct ptreg_emicp_result {
 } ptreg_emicp_result;
 
 /* Registers source (n points) onto target (m points). */
-ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, size_t m,
+PTREG_API ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, size_t m,
                          const ptreg_emicp_options *opt, ptreg_emicp_result *result, ptreg_error *err);
 
 #ifdef __cplusplus

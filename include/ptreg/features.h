@@ -42,7 +42,7 @@ typedef struct ptreg_normals_options {
     ptreg_device device;          /* the CPU only, for now (auto: the CPU) */
 } ptreg_normals_options;
 
-void ptreg_normals_options_default(ptreg_normals_options *opt);
+PTREG_API void ptreg_normals_options_default(ptreg_normals_options *opt);
 
 /* normals (3n floats) and curvature (n floats, may be NULL) of every point:
  * the eigenvector of the smallest eigenvalue of the neighbourhood's
@@ -50,13 +50,13 @@ void ptreg_normals_options_default(ptreg_normals_options *opt);
  * opt->orientation. Points with fewer than 3 neighbours, or whose neighbours all
  * coincide, get NaN and are counted
  * in *missing (may be NULL). The same bits for any thread count. */
-ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
+PTREG_API ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
                            float *curvature, size_t *missing, ptreg_error *err);
 
 /* PCL's pair feature of (p1, n1) and (p2, n2): theta, alpha, phi and the
  * distance. Returns 0 (features unset) when the points coincide or the
  * source normal is parallel to p2 - p1. */
-int ptreg_pair_feature(const float p1[3], const float n1[3], const float p2[3], const float n2[3],
+PTREG_API int ptreg_pair_feature(const float p1[3], const float n1[3], const float p2[3], const float n2[3],
                        float f[4]);
 
 typedef enum ptreg_fpfh_convention {
@@ -91,7 +91,7 @@ typedef struct ptreg_feature_options {
     (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                                   \
      PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
 
-void ptreg_feature_options_default(ptreg_feature_options *opt);
+PTREG_API void ptreg_feature_options_default(ptreg_feature_options *opt);
 
 /* Descriptors of every point (n x 125 or n x 33 floats, row-major).
  * Neighbourhoods as PCL and Open3D search them: k-NN counts the point
@@ -102,9 +102,9 @@ void ptreg_feature_options_default(ptreg_feature_options *opt);
  * NULL). Memory beyond the output: the neighbour lists (8 bytes per
  * neighbour) and, for FPFH, n x 33 floats of SPFH. The same bits for any
  * thread count, any ISA and the reference path. */
-ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
+PTREG_API ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
                        float *out, size_t *missing, ptreg_error *err);
-ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
+PTREG_API ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
                         float *out, size_t *missing, ptreg_error *err);
 
 #ifdef __cplusplus

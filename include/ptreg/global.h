@@ -21,7 +21,7 @@ typedef struct ptreg_matches {
     uint32_t *source, *target;
 } ptreg_matches;
 
-void ptreg_matches_free(ptreg_matches *m);
+PTREG_API void ptreg_matches_free(ptreg_matches *m);
 
 /* Each source descriptor's nearest target descriptor (Euclidean, dim floats
  * per row; ties to the lower index), and with mutual only the pairs each
@@ -29,7 +29,7 @@ void ptreg_matches_free(ptreg_matches *m);
  * Rows with a NaN (a point without a descriptor) match nothing. Exact: a
  * brute-force scan, rows split over threads; the same pairs for any thread
  * count. */
-ptreg_status ptreg_match_features(const float *source, size_t ns, const float *target, size_t nt, int dim,
+PTREG_API ptreg_status ptreg_match_features(const float *source, size_t ns, const float *target, size_t nt, int dim,
                                   int mutual, ptreg_matches *out, ptreg_error *err);
 
 typedef struct ptreg_ransac_options {
@@ -45,7 +45,7 @@ typedef struct ptreg_ransac_options {
     uint64_t seed;          /* of the samples (default 1): the same result for every run */
 } ptreg_ransac_options;
 
-void ptreg_ransac_options_default(ptreg_ransac_options *opt);
+PTREG_API void ptreg_ransac_options_default(ptreg_ransac_options *opt);
 
 typedef struct ptreg_ransac_result {
     double transformation[16]; /* takes the source onto the target */
@@ -62,7 +62,7 @@ typedef struct ptreg_ransac_result {
  * hypotheses or once confidence says enough were drawn for the best
  * inlier ratio (Open3D's rule). Normals (n x 3, may be NULL) only for the
  * normal checker. Fewer than 3 correspondences is PTREG_ERR_ARG. */
-ptreg_status ptreg_ransac(const float *source, const float *source_normals, size_t ns, const float *target,
+PTREG_API ptreg_status ptreg_ransac(const float *source, const float *source_normals, size_t ns, const float *target,
                           const float *target_normals, size_t nt, const ptreg_matches *matches,
                           const ptreg_ransac_options *opt, ptreg_ransac_result *result, ptreg_error *err);
 
@@ -82,7 +82,7 @@ typedef struct ptreg_fgr_options {
     uint64_t seed;          /* the tuple test's draws (1) */
 } ptreg_fgr_options;
 
-void ptreg_fgr_options_default(ptreg_fgr_options *opt);
+PTREG_API void ptreg_fgr_options_default(ptreg_fgr_options *opt);
 
 typedef struct ptreg_fgr_result {
     double transformation[16]; /* takes the source onto the target */
@@ -92,7 +92,7 @@ typedef struct ptreg_fgr_result {
 
 /* Fewer than 10 matches after the tuple test leave the identity (as
  * Open3D). The same result for every run and thread count. */
-ptreg_status ptreg_fgr(const float *source, size_t ns, const float *target, size_t nt, const ptreg_matches *matches,
+PTREG_API ptreg_status ptreg_fgr(const float *source, size_t ns, const float *target, size_t nt, const ptreg_matches *matches,
                        const ptreg_fgr_options *opt, ptreg_fgr_result *result, ptreg_error *err);
 
 /* ---- the whole pipeline ---- */
@@ -114,7 +114,7 @@ typedef struct ptreg_register_options {
     int refine_iter;         /* its iterations (default 30) */
 } ptreg_register_options;
 
-void ptreg_register_options_default(ptreg_register_options *opt);
+PTREG_API void ptreg_register_options_default(ptreg_register_options *opt);
 
 typedef struct ptreg_register_result {
     double transformation[16];
@@ -135,7 +135,7 @@ typedef struct ptreg_register_result {
  * Normals of the full clouds for the refinement: given (may be NULL: then
  * estimated from 10 neighbours). On the CPU; the same result for any
  * thread count. */
-ptreg_status ptreg_register(const float *source, const float *source_normals, size_t ns, const float *target,
+PTREG_API ptreg_status ptreg_register(const float *source, const float *source_normals, size_t ns, const float *target,
                             const float *target_normals, size_t nt, const ptreg_register_options *opt,
                             ptreg_register_result *result, ptreg_error *err);
 

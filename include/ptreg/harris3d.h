@@ -65,9 +65,9 @@ typedef struct ptreg_harris3d_options {
     ptreg_device device;
 } ptreg_harris3d_options;
 
-void ptreg_harris3d_options_default(ptreg_harris3d_options *opt);
+PTREG_API void ptreg_harris3d_options_default(ptreg_harris3d_options *opt);
 /* The sigma the options mean (the default when opt->sigma is 0). */
-double ptreg_harris3d_sigma(const ptreg_harris3d_options *opt);
+PTREG_API double ptreg_harris3d_sigma(const ptreg_harris3d_options *opt);
 
 typedef struct ptreg_harris3d_result {
     float *scores; /* nx*ny*nz, the volume's layout; owned */
@@ -86,20 +86,20 @@ typedef struct ptreg_harris3d_result {
  * finite (PTREG_ERR_FORMAT names the first that is not). The fast path and
  * the reference agree to 1e-5 of trace(M)^3; the fast path gives the same
  * bits for any thread count and instruction set. */
-ptreg_status ptreg_harris3d_scores(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+PTREG_API ptreg_status ptreg_harris3d_scores(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                    float *scores, ptreg_error *err);
 
 /* Keypoints from a score volume (see the options). *keypoints is malloc'ed
  * (NULL when none); threshold_used and local_maxima may be NULL. */
-ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny, size_t nz,
+PTREG_API ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny, size_t nz,
                                       const ptreg_harris3d_options *opt, ptreg_keypoint **keypoints,
                                       size_t *count, double *threshold_used, size_t *local_maxima,
                                       ptreg_error *err);
 
 /* Both steps, timed. */
-ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+PTREG_API ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                             ptreg_harris3d_result *result, ptreg_error *err);
-void ptreg_harris3d_result_free(ptreg_harris3d_result *result);
+PTREG_API void ptreg_harris3d_result_free(ptreg_harris3d_result *result);
 
 #ifdef __cplusplus
 }

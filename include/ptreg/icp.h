@@ -28,11 +28,11 @@ typedef enum ptreg_nn_method {
     PTREG_NN_DELAUNAY_PNNOPT  /* kdann in the first iteration, pnn after */
 } ptreg_nn_method;
 
-const char *ptreg_nn_method_name(ptreg_nn_method method);
+PTREG_API const char *ptreg_nn_method_name(ptreg_nn_method method);
 /* Returns -1 for an unknown name. */
-int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method);
+PTREG_API int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method);
 /* Whether the method walks a Delaunay graph (needs a model index's graph). */
-int ptreg_nn_method_is_delaunay(ptreg_nn_method method);
+PTREG_API int ptreg_nn_method_is_delaunay(ptreg_nn_method method);
 
 typedef enum ptreg_stop_reason {
     PTREG_STOP_CONVERGED = 0,   /* the drop in MSE fell below tol */
@@ -44,7 +44,7 @@ typedef enum ptreg_stop_reason {
     PTREG_STOP_SMALL_STEP       /* PCL's transformation epsilon: the last step was that small */
 } ptreg_stop_reason;
 
-const char *ptreg_stop_reason_name(ptreg_stop_reason reason);
+PTREG_API const char *ptreg_stop_reason_name(ptreg_stop_reason reason);
 
 /* The backends ICP runs on (ptreg_device_resolve's mask): every one. */
 #define PTREG_ICP_BACKENDS                                                                              \
@@ -65,9 +65,9 @@ typedef enum ptreg_icp_method {
                           * clouds' normals */
 } ptreg_icp_method;
 
-const char *ptreg_icp_method_name(ptreg_icp_method method);
+PTREG_API const char *ptreg_icp_method_name(ptreg_icp_method method);
 /* "point", "plane", "gicp" or "symmetric"; -1 for another name. */
-int ptreg_icp_method_parse(const char *name, ptreg_icp_method *method);
+PTREG_API int ptreg_icp_method_parse(const char *name, ptreg_icp_method *method);
 
 /* Robust kernels by iteratively reweighted least squares: each pair's
  * weight in an iteration is w(r) of its residual r (the distance for
@@ -83,11 +83,11 @@ typedef enum ptreg_robust_kernel {
     PTREG_KERNEL_GM
 } ptreg_robust_kernel;
 
-const char *ptreg_robust_kernel_name(ptreg_robust_kernel kernel);
+PTREG_API const char *ptreg_robust_kernel_name(ptreg_robust_kernel kernel);
 /* "none", "huber", "cauchy", "tukey" or "gm"; -1 for another name. */
-int ptreg_robust_kernel_parse(const char *name, ptreg_robust_kernel *kernel);
+PTREG_API int ptreg_robust_kernel_parse(const char *name, ptreg_robust_kernel *kernel);
 /* w(r) of the kernel with scale k (1 for NONE). */
-double ptreg_robust_weight(ptreg_robust_kernel kernel, double k, double r);
+PTREG_API double ptreg_robust_weight(ptreg_robust_kernel kernel, double k, double r);
 
 typedef struct ptreg_icp_options {
     int max_iter;         /* transform updates, default 30 */
@@ -121,15 +121,15 @@ typedef struct ptreg_icp_options {
                          an accepted one lowers it 10x); 0 (default): Gauss-Newton, as Open3D */
 } ptreg_icp_options;
 
-void ptreg_icp_options_default(ptreg_icp_options *opt);
+PTREG_API void ptreg_icp_options_default(ptreg_icp_options *opt);
 /* Whether the options take Gauss-Newton steps (every method and kernel
  * but POINT without a kernel or damping, which Horn's closed form
  * solves): these run on the CPU only, for now. */
-int ptreg_icp_uses_gauss_newton(const ptreg_icp_options *opt);
+PTREG_API int ptreg_icp_uses_gauss_newton(const ptreg_icp_options *opt);
 /* Where ptreg_icp runs the options: their device (ptreg_device_resolve),
  * except that Gauss-Newton steps have no device kernels yet, so auto takes
  * the CPU for them and a GPU asked for by name is PTREG_ERR_UNSUPPORTED. */
-ptreg_status ptreg_icp_resolve_device(const ptreg_icp_options *opt, ptreg_device *on, ptreg_error *err);
+PTREG_API ptreg_status ptreg_icp_resolve_device(const ptreg_icp_options *opt, ptreg_device *on, ptreg_error *err);
 
 typedef struct ptreg_icp_result {
     double transformation[16]; /* takes the source onto the target */
@@ -153,11 +153,11 @@ typedef struct ptreg_icp_result {
     double upload_ms;          /* a one-off GPU run: the model's upload, part of time_ms */
 } ptreg_icp_result;
 
-void ptreg_icp_result_free(ptreg_icp_result *result);
+PTREG_API void ptreg_icp_result_free(ptreg_icp_result *result);
 
 /* Registers source (n points) onto the model of a prebuilt index: the
  * index's build is not part of time_ms. */
-ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_index *target,
+PTREG_API ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_index *target,
                                const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
 /* Registers source (n points) onto target (m points). On a GPU (opt->device,
@@ -165,7 +165,7 @@ ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_
  * target's structures are built and uploaded first, inside time_ms; the
  * result is within 1e-5 of the CPU's (the pairs are the same; the sums are
  * taken in another fixed order) and the same bits on every run of a device. */
-ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,
+PTREG_API ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,
                        const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
 /* ---- measuring the nearest-neighbour methods on a model ---- */
@@ -188,7 +188,7 @@ typedef struct ptreg_nn_tune_options {
     double brute_max;  /* brute force is measured when model points x queries <= this (default 5e7) */
 } ptreg_nn_tune_options;
 
-void ptreg_nn_tune_options_default(ptreg_nn_tune_options *opt);
+PTREG_API void ptreg_nn_tune_options_default(ptreg_nn_tune_options *opt);
 
 typedef struct ptreg_nn_tune_report {
     ptreg_nn_method choice;                  /* the fastest that gave the k-d tree's bits */
@@ -209,7 +209,7 @@ typedef struct ptreg_nn_tune_report {
  * index (saved with it), so that ICP's auto runs it. Each method's result
  * must have the k-d tree's bits to win. On the CPU, with the current
  * thread count. */
-ptreg_status ptreg_model_index_tune(ptreg_model_index *index, const float *queries, size_t nq,
+PTREG_API ptreg_status ptreg_model_index_tune(ptreg_model_index *index, const float *queries, size_t nq,
                                     const ptreg_nn_tune_options *opt, ptreg_nn_tune_report *report,
                                     ptreg_error *err);
 
@@ -220,7 +220,7 @@ ptreg_status ptreg_model_index_tune(ptreg_model_index *index, const float *queri
  * all); the fastest goes into *leaf unless it beats the default (256) by
  * less than 2%, which is noise on a shared machine. sizes[] and median_ms[]
  * receive the candidates and their times (may be NULL). */
-ptreg_status ptreg_model_index_tune_leaf(const float *xyz, size_t n, const ptreg_nn_tune_options *opt, int *leaf,
+PTREG_API ptreg_status ptreg_model_index_tune_leaf(const float *xyz, size_t n, const ptreg_nn_tune_options *opt, int *leaf,
                                          int sizes[PTREG_LEAF_CANDIDATES], double median_ms[PTREG_LEAF_CANDIDATES],
                                          ptreg_error *err);
 
@@ -235,9 +235,9 @@ ptreg_status ptreg_model_index_tune_leaf(const float *xyz, size_t n, const ptreg
 typedef struct ptreg_icp_model ptreg_icp_model;
 
 /* device is resolved as by ptreg_device_resolve (NULL: auto). */
-ptreg_status ptreg_icp_model_create(const ptreg_model_index *index, const ptreg_device *device,
+PTREG_API ptreg_status ptreg_icp_model_create(const ptreg_model_index *index, const ptreg_device *device,
                                     ptreg_icp_model **model, ptreg_error *err);
-void ptreg_icp_model_destroy(ptreg_icp_model *model);
+PTREG_API void ptreg_icp_model_destroy(ptreg_icp_model *model);
 
 typedef struct ptreg_icp_model_info {
     ptreg_device device;  /* where the model lives */
@@ -246,12 +246,12 @@ typedef struct ptreg_icp_model_info {
     size_t device_bytes;  /* device memory the model holds, its registrations' buffers included */
 } ptreg_icp_model_info;
 
-void ptreg_icp_model_get_info(const ptreg_icp_model *model, ptreg_icp_model_info *info);
+PTREG_API void ptreg_icp_model_get_info(const ptreg_icp_model *model, ptreg_icp_model_info *info);
 
 /* Registers source onto the model, on the model's device (opt->device is
  * not used). time_ms counts from the source in host memory, its upload
  * included, to the result. */
-ptreg_status ptreg_icp_model_register(ptreg_icp_model *model, const float *source, size_t n,
+PTREG_API ptreg_status ptreg_icp_model_register(ptreg_icp_model *model, const float *source, size_t n,
                                       const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
 #ifdef __cplusplus

@@ -21,21 +21,21 @@ typedef enum ptreg_format {
 
 /* The format named by a path's extension (case-insensitive), or
  * PTREG_FORMAT_AUTO when the extension is unknown. */
-ptreg_format ptreg_format_from_path(const char *path);
+PTREG_API ptreg_format ptreg_format_from_path(const char *path);
 /* "ply", "pcd", "xyz", "vtk", "pos", "epos"; parses the same names (and
  * "csv", "txt"). */
-const char *ptreg_format_name(ptreg_format format);
-ptreg_format ptreg_format_parse(const char *name);
+PTREG_API const char *ptreg_format_name(ptreg_format format);
+PTREG_API ptreg_format ptreg_format_parse(const char *name);
 
 /* Reads a cloud. Points with a non-finite coordinate (including the NaN
  * points of organised PCD clouds) are dropped and counted in
  * cloud->dropped_nonfinite; a file with no usable point left is
  * PTREG_ERR_FORMAT. On failure *cloud is left empty and err names the file
  * and the place (line or byte offset). */
-ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud *cloud,
+PTREG_API ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud *cloud,
                               ptreg_error *err);
 /* The same from memory; name is used in messages (used by the fuzzers). */
-ptreg_status ptreg_cloud_read_memory(const void *data, size_t size, ptreg_format format,
+PTREG_API ptreg_status ptreg_cloud_read_memory(const void *data, size_t size, ptreg_format format,
                                      const char *name, ptreg_cloud *cloud, ptreg_error *err);
 
 typedef struct ptreg_write_options {
@@ -44,16 +44,16 @@ typedef struct ptreg_write_options {
     int with_normals;    /* write normals when the cloud has them (default 1) */
 } ptreg_write_options;
 
-void ptreg_write_options_default(ptreg_write_options *opt);
+PTREG_API void ptreg_write_options_default(ptreg_write_options *opt);
 /* Writes atomically: to a temporary file in the same folder, then renamed
  * over path, so a failure leaves no partial file. */
-ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
+PTREG_API ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
                                const ptreg_write_options *opt, ptreg_error *err);
 
 /* A 4x4 transform file: 16 numbers (row-major, whitespace/comma separated,
  * '#' comments) or 12 (the top three rows). */
-ptreg_status ptreg_transform_read(const char *path, double T[16], ptreg_error *err);
-ptreg_status ptreg_transform_write(const char *path, const double T[16], ptreg_error *err);
+PTREG_API ptreg_status ptreg_transform_read(const char *path, double T[16], ptreg_error *err);
+PTREG_API ptreg_status ptreg_transform_write(const char *path, const double T[16], ptreg_error *err);
 
 /* ---- volumes ------------------------------------------------------------- */
 
@@ -64,8 +64,8 @@ typedef enum ptreg_volume_format {
     PTREG_VOLUME_NIFTI     /* NIfTI-1 single file (.nii, or .nii.gz) */
 } ptreg_volume_format;
 
-ptreg_volume_format ptreg_volume_format_from_path(const char *path);
-const char *ptreg_volume_format_name(ptreg_volume_format format);
+PTREG_API ptreg_volume_format ptreg_volume_format_from_path(const char *path);
+PTREG_API const char *ptreg_volume_format_name(ptreg_volume_format format);
 
 /* How to read a headerless volume. Sizes of 0 (and type_set 0) are taken
  * from a file name of the form NAME_XxYxZ_TYPE.raw (tooth_103x94x161_uint8.raw),
@@ -77,29 +77,29 @@ typedef struct ptreg_raw_options {
     int big_endian;    /* default 0 (little) */
     double spacing[3]; /* default 1, 1, 1 */
 } ptreg_raw_options;
-void ptreg_raw_options_default(ptreg_raw_options *opt);
+PTREG_API void ptreg_raw_options_default(ptreg_raw_options *opt);
 
 /* Reads a volume. raw is used for PTREG_VOLUME_RAW only (may be NULL
  * otherwise). Sizes are checked against what the file holds before
  * anything is allocated; on failure *vol is left empty and err names the
  * file and the place (header line or byte offset). */
-ptreg_status ptreg_volume_read(const char *path, ptreg_volume_format format,
+PTREG_API ptreg_status ptreg_volume_read(const char *path, ptreg_volume_format format,
                                const ptreg_raw_options *raw, ptreg_volume *vol, ptreg_error *err);
 /* The same from memory (the fuzzers); a detached NRRD header cannot be read
  * this way. */
-ptreg_status ptreg_volume_read_memory(const void *data, size_t size, ptreg_volume_format format,
+PTREG_API ptreg_status ptreg_volume_read_memory(const void *data, size_t size, ptreg_volume_format format,
                                       const char *name, const ptreg_raw_options *raw,
                                       ptreg_volume *vol, ptreg_error *err);
 
 /* Writes a NRRD file (attached, raw little-endian data, spacings and
  * origin), atomically. */
-ptreg_status ptreg_volume_write_nrrd(const char *path, const ptreg_volume *vol, ptreg_error *err);
+PTREG_API ptreg_status ptreg_volume_write_nrrd(const char *path, const ptreg_volume *vol, ptreg_error *err);
 
 /* Writes keypoints, atomically, as PLY (by extension .ply: float x y z
  * score, int i j k) or CSV (.csv .txt: header x,y,z,score,i,j,k): x y z are
  * physical coordinates origin + index * spacing from geometry (voxel
  * indices when geometry is NULL), i j k the voxel. */
-ptreg_status ptreg_keypoints_write(const char *path, const ptreg_keypoint *kp, size_t n,
+PTREG_API ptreg_status ptreg_keypoints_write(const char *path, const ptreg_keypoint *kp, size_t n,
                                    const ptreg_volume *geometry, ptreg_error *err);
 
 /* ---- NumPy arrays ----------------------------------------------------------- */
@@ -109,12 +109,12 @@ typedef enum ptreg_npy_type { PTREG_NPY_F32 = 0, PTREG_NPY_F64, PTREG_NPY_I32, P
 /* The longest header ptreg_npy_header writes. */
 #define PTREG_NPY_HEADER_MAX 192
 
-size_t ptreg_npy_type_size(ptreg_npy_type type);
+PTREG_API size_t ptreg_npy_type_size(ptreg_npy_type type);
 /* The header of a C-order rows x cols array (format 1.0; its length, a
  * multiple of 64, is returned): the data follows it, little-endian. */
-size_t ptreg_npy_header(ptreg_npy_type type, size_t rows, size_t cols, char buf[PTREG_NPY_HEADER_MAX]);
+PTREG_API size_t ptreg_npy_header(ptreg_npy_type type, size_t rows, size_t cols, char buf[PTREG_NPY_HEADER_MAX]);
 /* Writes a rows x cols array (values in the host's order), atomically. */
-ptreg_status ptreg_npy_write(const char *path, ptreg_npy_type type, const void *data, size_t rows, size_t cols,
+PTREG_API ptreg_status ptreg_npy_write(const char *path, ptreg_npy_type type, const void *data, size_t rows, size_t cols,
                              ptreg_error *err);
 
 /* ---- pairs files (ptreg batch) ---------------------------------------------- */
@@ -130,15 +130,15 @@ typedef struct ptreg_pairs_file {
     float *source, *target;
 } ptreg_pairs_file;
 
-void ptreg_pairs_file_init(ptreg_pairs_file *pf);
-void ptreg_pairs_file_free(ptreg_pairs_file *pf);
+PTREG_API void ptreg_pairs_file_init(ptreg_pairs_file *pf);
+PTREG_API void ptreg_pairs_file_free(ptreg_pairs_file *pf);
 /* Reads a pairs file: every pair and target has points, every coordinate
  * is finite, and the size is exactly what the counts imply (else
  * PTREG_ERR_FORMAT naming the byte). On failure *pf is left empty. */
-ptreg_status ptreg_pairs_read(const char *path, ptreg_pairs_file *pf, ptreg_error *err);
-ptreg_status ptreg_pairs_read_memory(const void *data, size_t size, const char *name, ptreg_pairs_file *pf,
+PTREG_API ptreg_status ptreg_pairs_read(const char *path, ptreg_pairs_file *pf, ptreg_error *err);
+PTREG_API ptreg_status ptreg_pairs_read_memory(const void *data, size_t size, const char *name, ptreg_pairs_file *pf,
                                      ptreg_error *err);
-ptreg_status ptreg_pairs_write(const char *path, const ptreg_pairs_file *pf, ptreg_error *err);
+PTREG_API ptreg_status ptreg_pairs_write(const char *path, const ptreg_pairs_file *pf, ptreg_error *err);
 
 /* ---- point descriptors ---------------------------------------------------- */
 
@@ -149,7 +149,7 @@ ptreg_status ptreg_pairs_write(const char *path, const ptreg_pairs_file *pf, ptr
  *   .npy  NumPy float32 array of shape (n, bins), C order;
  *   .csv .txt  a header f0,f1,... and one row per point (%.9g, "nan").
  * NaN rows (points without a descriptor) are written as NaN. */
-ptreg_status ptreg_descriptors_write(const char *path, const float *values, size_t n, int bins, const char *field,
+PTREG_API ptreg_status ptreg_descriptors_write(const char *path, const float *values, size_t n, int bins, const char *field,
                                      ptreg_error *err);
 
 #ifdef __cplusplus

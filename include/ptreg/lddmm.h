@@ -52,21 +52,21 @@ typedef struct ptreg_lddmm_options {
                                 * picks them); the column splits change the sums' last bits */
 } ptreg_lddmm_options;
 
-void ptreg_lddmm_options_default(ptreg_lddmm_options *opt);
+PTREG_API void ptreg_lddmm_options_default(ptreg_lddmm_options *opt);
 /* Parameters of the macaque optic-nerve-head study: sigma 1.5, T 40, 400
  * iterations, lambda 500000, gamma 1. */
-void ptreg_lddmm_options_mtl(ptreg_lddmm_options *opt);
+PTREG_API void ptreg_lddmm_options_mtl(ptreg_lddmm_options *opt);
 
 /* Shoots (q0, p0) to t = 1: q1 and p1 (either may be NULL); trajectory, when
  * not NULL, receives q at every time point (T x n x 3). */
-ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
+PTREG_API ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
                                double *q1, double *p1, double *trajectory, ptreg_error *err);
 
 /* The objective f(p0) = gamma H(q0, p0) + lambda/2 sum |q_i(1) - target_i|^2
  * and, when grad is not NULL, its gradient with respect to p0 (the exact
  * discrete adjoint of the integrator). H is returned in *hamiltonian (may
  * be NULL). */
-ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_t n, const double *p0,
+PTREG_API ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_t n, const double *p0,
                                    const ptreg_lddmm_options *opt, double *f, double *grad, double *hamiltonian,
                                    ptreg_error *err);
 
@@ -87,15 +87,15 @@ typedef struct ptreg_lddmm_result {
 
 /* Registers template onto target (n landmarks each, corresponding by
  * index), starting from p0_init (NULL: as opt->init says). */
-ptreg_status ptreg_lddmm_register(const double *template_q, const double *target, size_t n,
+PTREG_API ptreg_status ptreg_lddmm_register(const double *template_q, const double *target, size_t n,
                                   const double *p0_init, const ptreg_lddmm_options *opt,
                                   ptreg_lddmm_result *result, ptreg_error *err);
-void ptreg_lddmm_result_free(ptreg_lddmm_result *result);
+PTREG_API void ptreg_lddmm_result_free(ptreg_lddmm_result *result);
 
 /* Carries m other points x along the flow of (q0, p0): dx/dt = sum_l K(x,
  * q_l(t)) p_l(t), with the same integrator and steps. out is m x 3 (may
  * alias x). */
-ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
+PTREG_API ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
                               const double *x, size_t m, double *out, ptreg_error *err);
 
 /* ---- results on disk ------------------------------------------------------ */
@@ -115,14 +115,14 @@ typedef struct ptreg_lddmm_model {
  * sigma, time_points, integrator (0 Euler, 1 RK2); or .csv/.txt, a line
  * "# ptreg lddmm sigma S time_points T integrator euler|rk2", a header
  * x,y,z,px,py,pz and one row per landmark. Numbers in %.17g. */
-ptreg_status ptreg_lddmm_model_write(const char *path, const double *q0, const double *p0, size_t n,
+PTREG_API ptreg_status ptreg_lddmm_model_write(const char *path, const double *q0, const double *p0, size_t n,
                                      const ptreg_lddmm_options *opt, ptreg_error *err);
 /* Reads either form back; bad input is PTREG_ERR_FORMAT naming the line. */
-ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *model, ptreg_error *err);
+PTREG_API ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *model, ptreg_error *err);
 /* The same from memory; name is used in messages (the fuzzer). */
-ptreg_status ptreg_lddmm_model_read_memory(const void *data, size_t size, const char *name,
+PTREG_API ptreg_status ptreg_lddmm_model_read_memory(const void *data, size_t size, const char *name,
                                            ptreg_lddmm_model *model, ptreg_error *err);
-void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
+PTREG_API void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
 
 /* A landmark table (../shared/data/landmarks/optical_nerves.txt): a header
  * of column names (quotes allowed), then one landmark set per row; columns
@@ -130,9 +130,9 @@ void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
  * other columns (a file name ...) are skipped. Tabs, blanks or commas
  * separate. Reads data row `row` (1 = the first after the header) into
  * *xyz (n x 3, malloc'ed). */
-ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n, ptreg_error *err);
+PTREG_API ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n, ptreg_error *err);
 /* The same from memory; name is used in messages (the fuzzer). */
-ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, const char *name, size_t row,
+PTREG_API ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, const char *name, size_t row,
                                               double **xyz, size_t *n, ptreg_error *err);
 
 #ifdef __cplusplus

@@ -17,7 +17,7 @@ extern "C" {
 
 /* 1-NN of nq queries against m target points by brute force, blocked over
  * the target, OpenMP over queries. */
-ptreg_status ptreg_brute_nearest(const float *target, size_t m, const float *queries, size_t nq,
+PTREG_API ptreg_status ptreg_brute_nearest(const float *target, size_t m, const float *queries, size_t nq,
                                  uint32_t *index, float *dist2, ptreg_error *err);
 
 typedef struct ptreg_kdtree ptreg_kdtree;
@@ -26,24 +26,24 @@ typedef struct ptreg_kdtree_options {
     int leaf_size; /* most points in a leaf, 4..256 (default 256) */
 } ptreg_kdtree_options;
 
-void ptreg_kdtree_options_default(ptreg_kdtree_options *opt);
+PTREG_API void ptreg_kdtree_options_default(ptreg_kdtree_options *opt);
 /* Builds the tree over a copy of the points (one reordered array); the
  * caller's array is not kept. */
-ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_options *opt,
+PTREG_API ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_options *opt,
                                  ptreg_kdtree **tree, ptreg_error *err);
-void ptreg_kdtree_destroy(ptreg_kdtree *tree);
-size_t ptreg_kdtree_size(const ptreg_kdtree *tree);
+PTREG_API void ptreg_kdtree_destroy(ptreg_kdtree *tree);
+PTREG_API size_t ptreg_kdtree_size(const ptreg_kdtree *tree);
 
 /* Exact 1-NN for nq queries, OpenMP over queries. hint (may be NULL) gives
  * a candidate per query, e.g. last iteration's neighbour, or
  * PTREG_NO_NEIGHBOR: its distance bounds the search from the start; the
  * answer does not depend on it. */
-void ptreg_kdtree_nearest(const ptreg_kdtree *tree, const float *queries, size_t nq,
+PTREG_API void ptreg_kdtree_nearest(const ptreg_kdtree *tree, const float *queries, size_t nq,
                           const uint32_t *hint, uint32_t *index, float *dist2);
 
 /* The k nearest points of q, sorted by (distance, index); returns how many
  * were found (min(k, n)). */
-size_t ptreg_kdtree_knn(const ptreg_kdtree *tree, const float q[3], size_t k, uint32_t *index,
+PTREG_API size_t ptreg_kdtree_knn(const ptreg_kdtree *tree, const float q[3], size_t k, uint32_t *index,
                         float *dist2);
 
 /* A growable list of neighbours the caller owns; reuse it across queries. */
@@ -53,10 +53,10 @@ typedef struct ptreg_neighbors {
     size_t count, capacity;
 } ptreg_neighbors;
 
-void ptreg_neighbors_free(ptreg_neighbors *nb);
+PTREG_API void ptreg_neighbors_free(ptreg_neighbors *nb);
 /* All points with d <= radius^2, sorted by (distance, index); replaces
  * nb's contents. */
-ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *tree, const float q[3], float radius,
+PTREG_API ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *tree, const float q[3], float radius,
                                  ptreg_neighbors *nb, ptreg_error *err);
 
 /* Statistics of one batch of Delaunay walks: steps per query (a step moves
@@ -84,14 +84,14 @@ typedef struct ptreg_index_options {
     int leaf_size; /* the k-d tree's (default: ptreg_kdtree_options_default) */
 } ptreg_index_options;
 
-void ptreg_index_options_default(ptreg_index_options *opt);
+PTREG_API void ptreg_index_options_default(ptreg_index_options *opt);
 
 /* Builds the index of n model points. A model Qhull cannot triangulate
  * (fewer than 5 distinct points, coplanar, collinear) still gets an index,
  * without a graph; info.delaunay_note says why. */
-ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_index_options *opt,
+PTREG_API ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_index_options *opt,
                                      ptreg_model_index **index, ptreg_error *err);
-void ptreg_model_index_destroy(ptreg_model_index *index);
+PTREG_API void ptreg_model_index_destroy(ptreg_model_index *index);
 
 typedef struct ptreg_model_index_info {
     size_t points;          /* the model's, duplicates included */
@@ -102,7 +102,7 @@ typedef struct ptreg_model_index_info {
     double kdtree_ms, delaunay_ms; /* build times (a loaded index: as its file records) */
 } ptreg_model_index_info;
 
-void ptreg_model_index_get_info(const ptreg_model_index *index, ptreg_model_index_info *info);
+PTREG_API void ptreg_model_index_get_info(const ptreg_model_index *index, ptreg_model_index_info *info);
 /* The nearest-neighbour method measured fastest on this model
  * (ptreg_model_index_tune in icp.h, `ptreg index --tune`), kept with the
  * index and saved in its file, so that ICP's auto runs it. Methods are
@@ -119,15 +119,15 @@ typedef struct ptreg_index_nn_tuning {
 } ptreg_index_nn_tuning;
 
 /* What the index holds: method 0 and no times when it was never tuned. */
-void ptreg_model_index_get_nn_tuning(const ptreg_model_index *index, ptreg_index_nn_tuning *tuning);
+PTREG_API void ptreg_model_index_get_nn_tuning(const ptreg_model_index *index, ptreg_index_nn_tuning *tuning);
 /* Stores a measurement (ptreg_model_index_tune does); a method the index
  * cannot run (a walk without a graph), or one without a time of its own, is
  * PTREG_ERR_ARG. method 0 clears it. */
-ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *index, const ptreg_index_nn_tuning *tuning,
+PTREG_API ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *index, const ptreg_index_nn_tuning *tuning,
                                              ptreg_error *err);
 
 /* The model's points, in their original order. */
-const float *ptreg_model_index_points(const ptreg_model_index *index, size_t *n);
+PTREG_API const float *ptreg_model_index_points(const ptreg_model_index *index, size_t *n);
 
 /* How ptreg_model_index_nearest searches; every way is exact and gives
  * the same bits. The walks follow the Delaunay graph from a start point,
@@ -143,19 +143,19 @@ typedef enum ptreg_index_search {
  * model index (original order), dist2[i] its squared distance. seed may be
  * NULL; stats (may be NULL) receives the walks' statistics. A walk on an
  * index without a graph is PTREG_ERR_UNSUPPORTED. OpenMP over queries. */
-ptreg_status ptreg_model_index_nearest(const ptreg_model_index *index, const float *queries, size_t nq,
+PTREG_API ptreg_status ptreg_model_index_nearest(const ptreg_model_index *index, const float *queries, size_t nq,
                                        ptreg_index_search search, const uint32_t *seed, uint32_t *nearest,
                                        float *dist2, ptreg_walk_stats *stats, ptreg_error *err);
 
 /* Writes the index atomically (temporary file + rename). */
-ptreg_status ptreg_model_index_save(const ptreg_model_index *index, const char *path, ptreg_error *err);
+PTREG_API ptreg_status ptreg_model_index_save(const ptreg_model_index *index, const char *path, ptreg_error *err);
 /* Reads an index in one read. A truncated, corrupted (checksum), foreign
  * (magic, endianness) or version-mismatched file is PTREG_ERR_FORMAT with a
  * message naming the file and the problem. */
-ptreg_status ptreg_model_index_load(const char *path, ptreg_model_index **index, ptreg_error *err);
+PTREG_API ptreg_status ptreg_model_index_load(const char *path, ptreg_model_index **index, ptreg_error *err);
 /* The same from memory (used by the tests and fuzzers); name is used in
  * messages. */
-ptreg_status ptreg_model_index_load_memory(const void *data, size_t size, const char *name,
+PTREG_API ptreg_status ptreg_model_index_load_memory(const void *data, size_t size, const char *name,
                                            ptreg_model_index **index, ptreg_error *err);
 
 #ifdef __cplusplus

@@ -15,11 +15,11 @@ typedef enum ptreg_shape {
     PTREG_SHAPE_AIRCRAFT  /* fuselage, wings and tail: the refuelling study's kind of model */
 } ptreg_shape;
 
-const char *ptreg_shape_name(ptreg_shape shape);
-int ptreg_shape_parse(const char *name, ptreg_shape *shape);
+PTREG_API const char *ptreg_shape_name(ptreg_shape shape);
+PTREG_API int ptreg_shape_parse(const char *name, ptreg_shape *shape);
 
 /* n points uniform over the whole surface (the model), with outward normals. */
-ptreg_status ptreg_synth_model(ptreg_shape shape, size_t n, uint64_t seed, ptreg_cloud *model,
+PTREG_API ptreg_status ptreg_synth_model(ptreg_shape shape, size_t n, uint64_t seed, ptreg_cloud *model,
                                ptreg_error *err);
 
 typedef struct ptreg_synth_options {
@@ -33,14 +33,14 @@ typedef struct ptreg_synth_options {
     uint64_t seed;
 } ptreg_synth_options;
 
-void ptreg_synth_options_default(ptreg_synth_options *opt);
+PTREG_API void ptreg_synth_options_default(ptreg_synth_options *opt);
 
 /* A scan of the shape as a range sensor at opt->view would see it: surface
  * samples independent of the model's, the nearest surface per pixel of a
  * depth buffer, in raster order; then cropped by a plane to the overlap
  * fraction, noisy, with outliers, and moved by a random pose. *truth takes
  * the sensed cloud back onto the model frame (what ICP should return). */
-ptreg_status ptreg_synth_scan(ptreg_shape shape, const ptreg_synth_options *opt,
+PTREG_API ptreg_status ptreg_synth_scan(ptreg_shape shape, const ptreg_synth_options *opt,
                               ptreg_cloud *sensed, double truth[16], ptreg_error *err);
 
 /* ---- atom probe: a polycrystal with known grain orientations ---- */
@@ -76,7 +76,7 @@ typedef struct ptreg_apt_synth_options {
 #define PTREG_APT_SYNTH_MAX_ATOMS 2147483648.0
 #define PTREG_APT_SYNTH_MAX_SITES 8589934592.0
 
-void ptreg_apt_synth_options_default(ptreg_apt_synth_options *opt);
+PTREG_API void ptreg_apt_synth_options_default(ptreg_apt_synth_options *opt);
 
 /* The atoms in the order made: the box in slabs of bins (z slowest, then y,
  * x), within a bin grain by grain. The caller owns it; free with
@@ -102,14 +102,14 @@ typedef struct ptreg_apt_synth {
     size_t solutes;    /* solute atoms */
 } ptreg_apt_synth;
 
-void ptreg_apt_synth_init(ptreg_apt_synth *s);
-void ptreg_apt_synth_free(ptreg_apt_synth *s);
+PTREG_API void ptreg_apt_synth_init(ptreg_apt_synth *s);
+PTREG_API void ptreg_apt_synth_free(ptreg_apt_synth *s);
 
 /* Makes the polycrystal. Options outside their ranges, or a box that
  * would hold more atoms than the limits above, are PTREG_ERR_ARG with the
  * numbers. Memory O(atoms + grains); time O(sites + bins x grains). On
  * failure *out is left empty. */
-ptreg_status ptreg_synth_apt_polycrystal(const ptreg_apt_synth_options *opt, ptreg_apt_synth *out,
+PTREG_API ptreg_status ptreg_synth_apt_polycrystal(const ptreg_apt_synth_options *opt, ptreg_apt_synth *out,
                                          ptreg_error *err);
 
 #ifdef __cplusplus

@@ -84,11 +84,11 @@ typedef struct ptreg_tune_machine {
 
 /* This CPU: its model, core count (ptreg's threads), ISA and data caches
  * (sysfs; 32 KiB and 1 MiB when it does not say). */
-void ptreg_tune_machine_cpu(ptreg_tune_machine *m);
+PTREG_API void ptreg_tune_machine_cpu(ptreg_tune_machine *m);
 
 /* The values parameter p takes, in order, into out (PTREG_TUNE_MAX_VALUES
  * at most); returns how many. */
-int ptreg_tune_param_values(const ptreg_tune_param *p, double *out);
+PTREG_API int ptreg_tune_param_values(const ptreg_tune_param *p, double *out);
 
 typedef struct ptreg_tune_enum_stats {
     double full;    /* the product of the parameters' value counts */
@@ -100,11 +100,11 @@ typedef struct ptreg_tune_enum_stats {
  * up to cap points of param_count doubles each into points (may be NULL to
  * count); returns how many are valid. A constraint is tested as soon as its
  * parameters are bound. */
-size_t ptreg_tune_enumerate(const ptreg_tune_space *space, const ptreg_tune_machine *m, double *points, size_t cap,
+PTREG_API size_t ptreg_tune_enumerate(const ptreg_tune_space *space, const ptreg_tune_machine *m, double *points, size_t cap,
                             ptreg_tune_enum_stats *stats);
 /* Whether a whole point satisfies every constraint (the plain filter the
  * enumeration is tested against). */
-int ptreg_tune_valid(const ptreg_tune_space *space, const ptreg_tune_machine *m, const double *point);
+PTREG_API int ptreg_tune_valid(const ptreg_tune_space *space, const ptreg_tune_machine *m, const double *point);
 
 /* Runs the candidate `point` reps times on the kernel's inputs: *seconds
  * the median, *error the output's distance from the reference (the
@@ -136,7 +136,7 @@ typedef struct ptreg_tune_options {
     void *progress_ctx;
 } ptreg_tune_options;
 
-void ptreg_tune_options_default(ptreg_tune_options *o);
+PTREG_API void ptreg_tune_options_default(ptreg_tune_options *o);
 
 typedef struct ptreg_tune_candidate {
     double point[PTREG_TUNE_MAX_PARAMS];
@@ -160,95 +160,95 @@ typedef struct ptreg_tune_result {
     int default_kept;         /* the search's winner did not beat the default by min_gain */
 } ptreg_tune_result;
 
-ptreg_status ptreg_tune_search(const ptreg_tune_space *space, const ptreg_tune_machine *m,
+PTREG_API ptreg_status ptreg_tune_search(const ptreg_tune_space *space, const ptreg_tune_machine *m,
                                ptreg_tune_measure_fn measure, void *ctx, const ptreg_tune_options *opt,
                                ptreg_tune_result *result, ptreg_error *err);
-void ptreg_tune_result_free(ptreg_tune_result *result);
+PTREG_API void ptreg_tune_result_free(ptreg_tune_result *result);
 
 /* ---- the kernels' spaces ---- */
 
 /* The pair engine (pair.h): threads, col_tile, row_block, row_vectors and
  * the loop order (0 tiles inside, 1 outside), on n x n Gaussian sums in
  * the given precision. */
-void ptreg_tune_space_pair(ptreg_tune_space *space);
+PTREG_API void ptreg_tune_space_pair(ptreg_tune_space *space);
 /* A point of that space as the engine's options and a thread count. */
-void ptreg_tune_pair_apply(const double *point, ptreg_pair_options *opt, int *threads);
+PTREG_API void ptreg_tune_pair_apply(const double *point, ptreg_pair_options *opt, int *threads);
 
 typedef struct ptreg_tune_pair_job ptreg_tune_pair_job;
 /* Inputs for the pair engine's candidates: n random rows and columns
  * (fixed seed), the reference sums (the built-in defaults' options). */
-ptreg_status ptreg_tune_pair_job_create(size_t n, int precision, ptreg_tune_pair_job **job, ptreg_error *err);
-void ptreg_tune_pair_job_free(ptreg_tune_pair_job *job);
+PTREG_API ptreg_status ptreg_tune_pair_job_create(size_t n, int precision, ptreg_tune_pair_job **job, ptreg_error *err);
+PTREG_API void ptreg_tune_pair_job_free(ptreg_tune_pair_job *job);
 /* ptreg_tune_measure_fn for the pair engine (error: the sums' normalised
  * distance from the reference's). */
-ptreg_status ptreg_tune_pair_measure(void *job, const double *point, int reps, double *seconds, double *error,
+PTREG_API ptreg_status ptreg_tune_pair_measure(void *job, const double *point, int reps, double *seconds, double *error,
                                      ptreg_error *err);
 
 /* 3-D Harris's CPU fast path (harris3d.h): threads and rows per tile
  * (0: the built-in rule); the scores' bits never change. */
-void ptreg_tune_space_harris(ptreg_tune_space *space);
-void ptreg_tune_harris_apply(const double *point, ptreg_harris3d_options *opt, int *threads);
+PTREG_API void ptreg_tune_space_harris(ptreg_tune_space *space);
+PTREG_API void ptreg_tune_harris_apply(const double *point, ptreg_harris3d_options *opt, int *threads);
 /* FPFH (features.h): threads (its work is per point, with no tile to
  * choose). */
-void ptreg_tune_space_fpfh(ptreg_tune_space *space);
-void ptreg_tune_fpfh_apply(const double *point, int *threads);
+PTREG_API void ptreg_tune_space_fpfh(ptreg_tune_space *space);
+PTREG_API void ptreg_tune_fpfh_apply(const double *point, int *threads);
 
 /* The pair engine on a GPU device (EM-ICP's E-steps there): work-group
  * size, the exp (0 the engine's polynomial, 1 the device's), the column
  * splits' groups per compute unit; wg within the device's work-group and
  * local memory. */
-void ptreg_tune_space_pair_device(ptreg_tune_space *space);
-void ptreg_tune_pair_device_apply(const double *point, ptreg_pair_gpu *gpu);
+PTREG_API void ptreg_tune_space_pair_device(ptreg_tune_space *space);
+PTREG_API void ptreg_tune_pair_device_apply(const double *point, ptreg_pair_gpu *gpu);
 /* A device space's fallbacks as the device resolves them (the exp its
  * backend takes by default), so that the built-in default is a candidate. */
-ptreg_status ptreg_tune_space_on_device(ptreg_tune_space *space, const ptreg_device *device, ptreg_error *err);
+PTREG_API ptreg_status ptreg_tune_space_on_device(ptreg_tune_space *space, const ptreg_device *device, ptreg_error *err);
 /* The device's limits and its name in the cache (its name and driver). */
-ptreg_status ptreg_tune_machine_device(const ptreg_device *device, ptreg_tune_machine *m, ptreg_error *err);
+PTREG_API ptreg_status ptreg_tune_machine_device(const ptreg_device *device, ptreg_tune_machine *m, ptreg_error *err);
 
 typedef struct ptreg_tune_pair_device_job ptreg_tune_pair_device_job;
 /* n random rows and columns; the reference: the CPU engine's sums in the
  * same precision. */
-ptreg_status ptreg_tune_pair_device_job_create(const ptreg_device *device, size_t n, int precision,
+PTREG_API ptreg_status ptreg_tune_pair_device_job_create(const ptreg_device *device, size_t n, int precision,
                                                ptreg_tune_pair_device_job **job, ptreg_error *err);
-void ptreg_tune_pair_device_job_free(ptreg_tune_pair_device_job *job);
-ptreg_status ptreg_tune_pair_device_measure(void *job, const double *point, int reps, double *seconds,
+PTREG_API void ptreg_tune_pair_device_job_free(ptreg_tune_pair_device_job *job);
+PTREG_API ptreg_status ptreg_tune_pair_device_measure(void *job, const double *point, int reps, double *seconds,
                                             double *error, ptreg_error *err);
 
 /* LDDMM's shooting and adjoint on a GPU device: the pair engine's device
  * space (ptreg_tune_pair_device_apply sets its points), wg within the
  * adjoint's local memory too; wg also orders LDDMM's reductions. Measured
  * on one objective and gradient evaluation of n landmarks over 10 steps. */
-void ptreg_tune_space_lddmm_device(ptreg_tune_space *space);
+PTREG_API void ptreg_tune_space_lddmm_device(ptreg_tune_space *space);
 typedef struct ptreg_tune_lddmm_device_job ptreg_tune_lddmm_device_job;
 /* The reference: the CPU's gradient in the same precision (fp32 or fp64). */
-ptreg_status ptreg_tune_lddmm_device_job_create(const ptreg_device *device, size_t n, int precision,
+PTREG_API ptreg_status ptreg_tune_lddmm_device_job_create(const ptreg_device *device, size_t n, int precision,
                                                 ptreg_tune_lddmm_device_job **job, ptreg_error *err);
-void ptreg_tune_lddmm_device_job_free(ptreg_tune_lddmm_device_job *job);
+PTREG_API void ptreg_tune_lddmm_device_job_free(ptreg_tune_lddmm_device_job *job);
 /* ptreg_tune_measure_fn (error: the gradient's normalised distance from
  * the reference). */
-ptreg_status ptreg_tune_lddmm_device_measure(void *job, const double *point, int reps, double *seconds,
+PTREG_API ptreg_status ptreg_tune_lddmm_device_measure(void *job, const double *point, int reps, double *seconds,
                                              double *error, ptreg_error *err);
 
 typedef struct ptreg_tune_feature_job ptreg_tune_feature_job;
 /* Harris (harris != 0): an n x n x n/2 uint8 volume of boxes, W = 5; FPFH:
  * a blob of n points with normals, radius 0.12 (about fifty neighbours);
  * the reference: the built-in defaults' output. */
-ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feature_job **job, ptreg_error *err);
-void ptreg_tune_feature_job_free(ptreg_tune_feature_job *job);
+PTREG_API ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feature_job **job, ptreg_error *err);
+PTREG_API void ptreg_tune_feature_job_free(ptreg_tune_feature_job *job);
 /* The candidates on a GPU from here on, the spaces of
  * ptreg_tune_space_harris_device and ptreg_tune_space_fpfh_device. Harris's
  * reference stays the CPU's scores (the device's are the same bits);
  * FPFH's becomes the device's default output (its knobs keep the bits). */
-ptreg_status ptreg_tune_feature_job_on(ptreg_tune_feature_job *job, const ptreg_device *device, ptreg_error *err);
+PTREG_API ptreg_status ptreg_tune_feature_job_on(ptreg_tune_feature_job *job, const ptreg_device *device, ptreg_error *err);
 /* Harris on a GPU: its kernels, direct, tile, separable or zchunk (0..3). */
-void ptreg_tune_space_harris_device(ptreg_tune_space *space);
+PTREG_API void ptreg_tune_space_harris_device(ptreg_tune_space *space);
 /* FPFH on a GPU: threads per point's work-group (64, 128, 256) and per
  * neighbour-search group (32..256), within the device's work-group. */
-void ptreg_tune_space_fpfh_device(ptreg_tune_space *space);
-void ptreg_tune_fpfh_device_apply(const double *point, ptreg_feature_gpu *gpu);
+PTREG_API void ptreg_tune_space_fpfh_device(ptreg_tune_space *space);
+PTREG_API void ptreg_tune_fpfh_device_apply(const double *point, ptreg_feature_gpu *gpu);
 /* ptreg_tune_measure_fn (error: the largest difference relative to the
  * reference's largest value). */
-ptreg_status ptreg_tune_feature_measure(void *job, const double *point, int reps, double *seconds, double *error,
+PTREG_API ptreg_status ptreg_tune_feature_measure(void *job, const double *point, int reps, double *seconds, double *error,
                                         ptreg_error *err);
 
 #ifdef __cplusplus

@@ -149,7 +149,7 @@ ptreg_status io_read_raw_volume(const io_in *in, const ptreg_raw_options *raw, p
     if (!o.dims[0] || !o.dims[1] || !o.dims[2])
         return io_fail_byte(in, PTREG_ERR_ARG, 0, "sizes %zu x %zu x %zu: each must be at least 1",
                             o.dims[0], o.dims[1], o.dims[2]);
-    size_t bytes;
+    size_t bytes = 0;
     ptreg_status s = io_volume_bytes(in, o.dims, o.type, &bytes);
     if (s)
         return s;

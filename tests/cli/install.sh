@@ -14,6 +14,12 @@ libdir=$(dirname "$(find "$PREFIX" -name ptreg.pc | head -n 1)")/..
 has_file "$libdir/pkgconfig/ptreg.pc"
 ls "$libdir"/libptreg.so* >/dev/null 2>&1 || fail "no shared library in $libdir"
 has_file "$libdir/libptreg.a"
+# the shared library exports its API and nothing else
+if command -v nm >/dev/null; then
+    foreign=$(nm -D --defined-only "$libdir/libptreg.so" | awk '{print $3}' | grep -v '^ptreg_' | head -n 5)
+    [ -z "$foreign" ] || fail "libptreg.so exports non-API symbols: $foreign"
+    [ "$(nm -D --defined-only "$libdir/libptreg.so" | grep -c ' ptreg_version$')" = 1 ] || fail "ptreg_version not exported"
+fi
 expect 0 -- "$PREFIX/bin/ptreg" --version
 
 # pkg-config, shared library
