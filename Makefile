@@ -7,7 +7,9 @@ CMAKE_ARGS ?=
 DEPS       := cmake make gcc pkg-config liblzf-dev libcjson-dev libqhull-dev zlib1g-dev liblbfgs-dev \
               opencl-c-headers
 # POCL, the CPU OpenCL driver, runs every device kernel in the tests.
-TEST_DEPS  := python3 python3-numpy pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev openmpi-bin
+# The Python package: built with Debian's setuptools and pip, offline.
+PYTHON_DEPS := python3 python3-dev python3-numpy python3-pip python3-setuptools
+TEST_DEPS  := $(PYTHON_DEPS) python3-pytest pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev openmpi-bin
 BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy libopenmpi-dev openmpi-bin
 PTREG      := $(BUILD)/ptreg
 DEMO_DIR   := $(BUILD)/demo
@@ -44,8 +46,12 @@ check: test-deps
 	@$(MAKE) --no-print-directory build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The library, headers, CLI and man page, then the Python package against
+# that library (PREFIX/lib/python3.X/dist-packages).
 install: build
+	@scripts/ensure-deps.sh $(PYTHON_DEPS)
 	@cmake --install $(BUILD)
+	@scripts/install-python.sh --prefix $(PREFIX)
 
 bench-deps:
 	@scripts/ensure-deps.sh $(DEPS) $(BENCH_DEPS)

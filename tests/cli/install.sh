@@ -22,6 +22,15 @@ if command -v nm >/dev/null; then
 fi
 expect 0 -- "$PREFIX/bin/ptreg" --version
 
+# the Python package, as `make install` puts it next to the library
+TREE=$(cd "$(dirname "$0")/../.." && pwd)
+expect 0 -- "$TREE/scripts/install-python.sh" --prefix "$PREFIX"
+site=$(ls -d "$PREFIX"/lib/python3.*/dist-packages)
+expect 0 -- env PYTHONPATH="$site" /usr/bin/python3 -c "import numpy as np, ptreg
+rng = np.random.default_rng(0); a = rng.normal(size=(2000, 3)); b = a + [0.01, 0.0, 0.0]
+r = ptreg.icp(a, b); print(ptreg.__version__, r.transformation[0, 3])"
+out_has "0.1.0 0.01"
+
 # pkg-config, shared library
 export PKG_CONFIG_PATH="$libdir/pkgconfig"
 expect 0 -- sh -c "cc -std=c11 \"$SRC/consumer.c\" \$(pkg-config --cflags --libs ptreg) -o \"$WORK/consumer_pc\""

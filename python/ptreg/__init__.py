@@ -1,0 +1,464 @@
+"""ptreg: accelerated point-set registration and 3-D features, from Python.
+
+NumPy arrays in and out. Points are ``(N, 3)`` arrays: C-contiguous float32
+arrays are read in place, anything else (Open3D's float64
+``np.asarray(pcd.points)``, lists, strided views) is converted first. The
+library runs without the GIL, so Python threads can run registrations side by
+side. Errors are raised as :class:`ptreg.Error` subclasses with the library's
+message, which names the file and the place where there is one.
+
+Register two Open3D clouds::
+
+    import numpy as np, open3d as o3d, ptreg
+    source, target = (np.asarray(o3d.io.read_point_cloud(p).points) for p in ("a.ply", "b.ply"))
+    result = ptreg.icp(source, target, method="plane", max_dist=0.05)
+    print(result.transformation, result.fitness, result.rmse)
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _core
+from ._core import (  # noqa: F401  (re-exported)
+    ArgumentError,
+    ComputationError,
+    Error,
+    FileError,
+    FormatError,
+    OutOfMemoryError,
+    UnsupportedError,
+)
+
+__all__ = [
+    "Cloud", "Volume", "Result", "ModelIndex", "LDDMMResult",
+    "Error", "ArgumentError", "FileError", "FormatError", "OutOfMemoryError", "UnsupportedError",
+    "ComputationError",
+    "version", "set_num_threads", "get_num_threads", "devices",
+    "read_cloud", "write_cloud", "read_transform", "write_transform", "read_volume", "write_volume",
+    "voxel_downsample", "normals", "fpfh", "pfh",
+    "icp", "register", "emicp", "harris3d", "lddmm", "warp",
+]
+
+__version__: str = _core.version()
+
+ArrayLike = Union[np.ndarray, Sequence[Sequence[float]]]
+Matrix = Union[np.ndarray, Sequence[Sequence[float]]]
+
+#: The voxel types of volumes, as NumPy dtypes (the library's names).
+VOXEL_DTYPES = {"u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16,
+                "u32": np.uint32, "i32": np.int32, "f32": np.float32, "f64": np.float64}
+
+#: A Harris keypoint: its voxel (x fastest in the volume) and its score.
+KEYPOINT_DTYPE = np.dtype([("x", "<u4"), ("y", "<u4"), ("z", "<u4"), ("score", "<f4")])
+
+
+class Result(dict):
+    """A registration's or detector's result: a dict whose keys are also
+    attributes (``result.transformation``, ``result["fitness"]``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __dir__(self):
+        return list(self.keys()) + list(super().__dir__())
+
+
+class Cloud(NamedTuple):
+    """A point cloud: ``points`` (N, 3) float32, ``normals`` (N, 3) float32
+    or None, ``dropped`` the points read with a non-finite coordinate."""
+    points: np.ndarray
+    normals: Optional[np.ndarray] = None
+    dropped: int = 0
+
+
+class Volume(NamedTuple):
+    """A volume: ``data`` indexed ``[z, y, x]`` (x fastest in memory, as in
+    the files), ``spacing`` and ``origin`` per axis in (x, y, z) order."""
+    data: np.ndarray
+    spacing: tuple = (1.0, 1.0, 1.0)
+    origin: tuple = (0.0, 0.0, 0.0)
+
+
+# ---- conversions -------------------------------------------------------------
+
+def _points(a: ArrayLike, name: str = "points") -> np.ndarray:
+    """(N, 3) C-contiguous float32: the array itself when it is one (no copy)."""
+    arr = np.ascontiguousarray(a, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[1] != 3:
+        raise ValueError(f"{name}: an (N, 3) array is needed, got shape {arr.shape}")
+    return arr
+
+
+def _points64(a: ArrayLike, name: str) -> np.ndarray:
+    arr = np.ascontiguousarray(a, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[1] != 3:
+        raise ValueError(f"{name}: an (N, 3) array is needed, got shape {arr.shape}")
+    return arr
+
+
+def _optional_points(a: Optional[ArrayLike], name: str) -> Optional[np.ndarray]:
+    return None if a is None else _points(a, name)
+
+
+def _matrix(m: Optional[Matrix], name: str) -> Optional[list]:
+    if m is None:
+        return None
+    arr = np.asarray(m, dtype=np.float64)
+    if arr.shape != (4, 4):
+        raise ValueError(f"{name}: a 4 x 4 matrix is needed, got shape {arr.shape}")
+    return arr.ravel().tolist()
+
+
+def _rows(buffer: bytearray, dtype, width: int) -> np.ndarray:
+    return np.frombuffer(buffer, dtype=dtype).reshape(-1, width)
+
+
+def _with_transform(d: dict, *keys: str) -> Result:
+    r = Result(d)
+    for k in keys:
+        r[k] = np.array(r[k], dtype=np.float64).reshape(4, 4)
+    if "mse" in r:
+        r["mse"] = np.array(r["mse"], dtype=np.float64)
+    return r
+
+
+# ---- the library ---------------------------------------------------------------
+
+def version() -> str:
+    """The library's version, e.g. ``"0.1.0"``."""
+    return _core.version()
+
+
+def set_num_threads(n: int) -> None:
+    """Threads every later call uses; 0: one per core (the default). Results
+    are the same bits for any thread count."""
+    _core.set_num_threads(int(n))
+
+
+def get_num_threads() -> int:
+    """Threads the library uses now."""
+    return _core.get_num_threads()
+
+
+def devices() -> list:
+    """The compute devices found: dicts with ``device`` (the name ``device=``
+    options take: ``"cpu"``, ``"cuda:0"``, ``"opencl:1"`` ...), ``name``,
+    ``vendor``, ``platform``, ``version``, ``is_gpu``, ``for_testing`` (a CPU
+    OpenCL driver, which ``"auto"`` never picks), ``memory_bytes``,
+    ``compute_units`` and ``fp64``."""
+    return _core.devices()
+
+
+# ---- files -------------------------------------------------------------------
+
+def read_cloud(path: str, format: Optional[str] = None) -> Cloud:
+    """Reads a point cloud: PLY, PCD (ascii, binary, binary_compressed), XYZ/CSV/TXT,
+    VTK, or an atom-probe POS/EPOS file; the format from the extension unless
+    ``format`` names it. Points with a non-finite coordinate are dropped (counted
+    in ``dropped``). Malformed files raise :class:`FormatError` naming the place."""
+    xyz, nrm, dropped = _core.read_cloud(str(path), format)
+    return Cloud(_rows(xyz, np.float32, 3), None if nrm is None else _rows(nrm, np.float32, 3), dropped)
+
+
+def write_cloud(path: str, points: ArrayLike, normals: Optional[ArrayLike] = None, *,
+                format: Optional[str] = None, ascii: bool = False) -> None:
+    """Writes a point cloud (PLY, PCD, XYZ, VTK or POS by extension or ``format``;
+    binary unless ``ascii``), atomically: a failure leaves no partial file."""
+    pts = _points(points)
+    nrm = _optional_points(normals, "normals")
+    _core.write_cloud(str(path), pts, nrm, format, bool(ascii))
+
+
+def read_transform(path: str) -> np.ndarray:
+    """Reads a 4 x 4 transform (16 numbers, or the top 12) from a text file."""
+    return np.array(_core.read_transform(str(path)), dtype=np.float64).reshape(4, 4)
+
+
+def write_transform(path: str, transformation: Matrix) -> None:
+    """Writes a 4 x 4 transform as text, atomically."""
+    _core.write_transform(str(path), _matrix(transformation, "transformation"))
+
+
+def read_volume(path: str, *, dims: Optional[Sequence[int]] = None, dtype: Optional[str] = None,
+                big_endian: bool = False) -> Volume:
+    """Reads a volume: NRRD (raw, gzip or ascii; attached or detached), NIfTI-1
+    (.nii, .nii.gz), or headerless raw voxels, whose ``dims`` (x, y, z) and
+    ``dtype`` (``"u8"`` ... ``"f64"``) come from the arguments or a name like
+    ``NAME_64x64x32_u16.raw``. ``data`` is indexed ``[z, y, x]``."""
+    nx, ny, nz = dims if dims is not None else (0, 0, 0)
+    data, (nx, ny, nz), tname, spacing, origin = _core.read_volume(str(path), (nx, ny, nz), dtype, big_endian)
+    arr = np.frombuffer(data, dtype=VOXEL_DTYPES[tname]).reshape(nz, ny, nx)
+    return Volume(arr, tuple(spacing), tuple(origin))
+
+
+def _voxel_type(arr: np.ndarray) -> str:
+    for name, dt in VOXEL_DTYPES.items():
+        if arr.dtype == np.dtype(dt):
+            return name
+    raise TypeError(f"volume: dtype {arr.dtype} is not a voxel type ({', '.join(VOXEL_DTYPES)})")
+
+
+def _volume_array(data: Union[Volume, np.ndarray]) -> tuple:
+    """(C-contiguous [z, y, x] array in native byte order, spacing, origin)."""
+    spacing, origin = (1.0, 1.0, 1.0), (0.0, 0.0, 0.0)
+    if isinstance(data, Volume):
+        data, spacing, origin = data.data, data.spacing, data.origin
+    arr = np.asarray(data)
+    if arr.ndim != 3:
+        raise ValueError(f"volume: a 3-D array [z, y, x] is needed, got shape {arr.shape}")
+    arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
+    return arr, tuple(spacing), tuple(origin)
+
+
+def write_volume(path: str, data: Union[Volume, np.ndarray], *, spacing: Optional[Sequence[float]] = None,
+                 origin: Optional[Sequence[float]] = None) -> None:
+    """Writes a volume (a :class:`Volume` or an array indexed ``[z, y, x]``) as
+    NRRD, atomically."""
+    arr, sp, org = _volume_array(data)
+    nz, ny, nx = arr.shape
+    _core.write_volume(str(path), arr, (nx, ny, nz), _voxel_type(arr), list(spacing or sp), list(origin or org))
+
+
+# ---- preprocessing and features ---------------------------------------------
+
+def voxel_downsample(points: ArrayLike, voxel: float, normals: Optional[ArrayLike] = None) -> Cloud:
+    """Open3D's VoxelDownSample: the centroid of each occupied cube of side
+    ``voxel`` (cubes from half a voxel below the cloud's minimum), and the
+    cube's mean normal made unit; in the order of each cube's first point."""
+    xyz, nrm = _core.voxel_downsample(_points(points), _optional_points(normals, "normals"), float(voxel))
+    return Cloud(_rows(xyz, np.float32, 3), None if nrm is None else _rows(nrm, np.float32, 3))
+
+
+def normals(points: ArrayLike, *, k: int = 30, radius: float = 0.0, orientation: str = "viewpoint",
+            viewpoint: Sequence[float] = (0.0, 0.0, 0.0), direction: Sequence[float] = (0.0, 0.0, 1.0),
+            orient_k: int = 10, curvature: bool = False, device: str = "auto"):
+    """Normals by PCA of each point's ``k`` nearest neighbours (within ``radius``
+    when > 0: Open3D's hybrid search), oriented toward ``viewpoint``, along
+    ``direction``, ``"none"``, or ``"tangent_plane"`` (consistent over the
+    surface, as Open3D's). A point whose neighbourhood is degenerate gets NaN.
+    Returns the (N, 3) normals, or ``(normals, curvature)`` when ``curvature``."""
+    pts = _points(points)
+    out = np.empty_like(pts)
+    curv = np.empty(len(pts), dtype=np.float32) if curvature else None
+    _core.normals(pts, out, curv, k=k, radius=radius, orientation=orientation, viewpoint=list(viewpoint),
+                  direction=list(direction), orient_k=orient_k, device=device)
+    return (out, curv) if curvature else out
+
+
+def _feature(fn, bins: int, points, normals_, k, radius, convention, device) -> np.ndarray:
+    pts = _points(points)
+    nrm = _points(normals_, "normals")
+    out = np.empty((len(pts), bins), dtype=np.float32)
+    fn(pts, nrm, out, k=k, radius=radius, convention=convention, device=device)
+    return out
+
+
+def fpfh(points: ArrayLike, normals: ArrayLike, *, k: int = 30, radius: float = 0.0, convention: str = "pcl",
+         device: str = "auto") -> np.ndarray:
+    """Fast Point Feature Histograms, (N, 33) float32: each point's ``k`` nearest
+    neighbours, within ``radius`` when > 0 (``k=0``: all within ``radius``, as
+    PCL's setRadiusSearch; both: Open3D's hybrid search). ``convention``
+    ``"pcl"`` (blocks sum to 100) or ``"open3d"`` (the point's own SPFH added).
+    Rows of points without enough neighbours are NaN."""
+    return _feature(_core.fpfh, _core.FPFH_BINS, points, normals, k, radius, convention, device)
+
+
+def pfh(points: ArrayLike, normals: ArrayLike, *, k: int = 30, radius: float = 0.0, device: str = "auto") -> np.ndarray:
+    """Point Feature Histograms, (N, 125) float32 (PCL's), neighbourhoods as :func:`fpfh`."""
+    return _feature(_core.pfh, _core.PFH_BINS, points, normals, k, radius, "pcl", device)
+
+
+# ---- registration --------------------------------------------------------------
+
+class ModelIndex:
+    """A model's search structures (k-d tree and Delaunay graph), built once and
+    reused by many :func:`icp` calls (pass it as the target), saved to and loaded
+    from ``.pti`` files (``ptreg index`` writes the same)."""
+
+    def __init__(self, points: Optional[ArrayLike] = None, *, delaunay: bool = True,
+                 leaf_size: Optional[int] = None, _capsule=None):
+        if _capsule is None:
+            _capsule = _core.index_create(_points(points), delaunay=int(delaunay), leaf_size=leaf_size)
+        self._capsule = _capsule
+
+    @classmethod
+    def load(cls, path: str) -> "ModelIndex":
+        """Reads a ``.pti`` index (checked: a corrupted or foreign file raises FormatError)."""
+        return cls(_capsule=_core.index_load(str(path)))
+
+    def save(self, path: str) -> None:
+        """Writes the index as a ``.pti`` file, atomically."""
+        _core.index_save(self._capsule, str(path))
+
+    @property
+    def info(self) -> Result:
+        """``points`` (the model), ``has_delaunay``, ``delaunay_edges``,
+        ``delaunay_note`` (why there is no graph), ``duplicates`` and build times."""
+        d = Result(_core.index_info(self._capsule))
+        d["points"] = _rows(d["points"], np.float32, 3)
+        return d
+
+    @property
+    def points(self) -> np.ndarray:
+        return self.info.points
+
+
+def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str = "point",
+        max_iter: int = 30, max_dist: Optional[float] = None, init: Optional[Matrix] = None,
+        kernel: str = "none", kernel_scale: Optional[float] = None, lm: Optional[float] = None,
+        source_normals: Optional[ArrayLike] = None, target_normals: Optional[ArrayLike] = None,
+        normal_k: int = 10, normal_radius: float = 0.0, gicp_epsilon: Optional[float] = None,
+        tol: Optional[float] = None, relative_fitness: Optional[float] = None,
+        relative_rmse: Optional[float] = None, transformation_epsilon: Optional[float] = None,
+        filter_sigma: Optional[float] = None, filter_start: Optional[int] = None, trim: Optional[float] = None,
+        nn: str = "auto", device: str = "auto") -> Result:
+    """Rigid ICP of ``source`` onto ``target`` (an (M, 3) array or a :class:`ModelIndex`).
+
+    ``method``: ``"point"`` (Besl & McKay, Horn's closed form), ``"plane"``
+    (point-to-plane), ``"symmetric"`` (Rusinkiewicz) or ``"gicp"`` (Generalized-ICP),
+    the last three by Gauss-Newton in double (Levenberg-Marquardt from damping
+    ``lm``). Normals: given, or estimated from ``normal_k`` neighbours (within
+    ``normal_radius``). ``kernel``: ``"huber"``, ``"cauchy"``, ``"tukey"`` or ``"gm"``
+    with ``kernel_scale``, as Open3D's. Stops: ``tol`` (the MSE's change; default
+    1e-10 x the target's diagonal squared; 0: never), Open3D's ``relative_fitness``
+    and ``relative_rmse``, PCL's ``transformation_epsilon``, ``max_iter``.
+
+    Returns a :class:`Result`: ``transformation`` (4 x 4, takes source onto
+    target), ``fitness``, ``rmse`` (as Open3D's), ``pairs``, ``iterations``,
+    ``converged``, ``stop_reason``, ``mse`` per iteration, ``time_ms``, ``nn``,
+    ``device``."""
+    if kernel != "none" and kernel_scale is None:
+        raise ValueError(f"kernel {kernel!r}: give kernel_scale, the residual where it starts to discount a pair")
+    if (relative_fitness is None) != (relative_rmse is None):
+        raise ValueError("relative_fitness and relative_rmse go together (Open3D stops when both hold)")
+    options = dict(method=method, max_iter=max_iter, max_dist=max_dist, init=_matrix(init, "init"), kernel=kernel,
+                   kernel_scale=kernel_scale, lm=lm, normal_k=normal_k, normal_radius=normal_radius,
+                   gicp_epsilon=gicp_epsilon, tol=tol, relative_fitness=relative_fitness,
+                   relative_rmse=relative_rmse, transformation_epsilon=transformation_epsilon,
+                   filter_sigma=filter_sigma, filter_start=filter_start, trim=trim, nn=nn, device=device)
+    src = _points(source, "source")
+    sn = _optional_points(source_normals, "source_normals")
+    tn = _optional_points(target_normals, "target_normals")
+    if isinstance(target, ModelIndex):
+        d = _core.icp_indexed(src, target._capsule, sn, tn, **options)
+    else:
+        d = _core.icp(src, _points(target, "target"), sn, tn, **options)
+    return _with_transform(d, "transformation")
+
+
+def register(source: ArrayLike, target: ArrayLike, *, voxel: float = 0.0, method: str = "ransac",
+             refine: Optional[str] = "plane", source_normals: Optional[ArrayLike] = None,
+             target_normals: Optional[ArrayLike] = None, mutual: bool = True, max_dist: Optional[float] = None,
+             refine_dist: Optional[float] = None, refine_iter: Optional[int] = None,
+             ransac_max_iter: Optional[int] = None, confidence: Optional[float] = None,
+             edge_length: Optional[float] = None, check_distance: Optional[float] = None,
+             normal_angle: Optional[float] = None, seed: Optional[int] = None) -> Result:
+    """Global registration without an initial guess, as Open3D's pipeline:
+    voxel-grid downsampling (``voxel``; 0: the target's diagonal / 80), normals,
+    FPFH, mutual feature matches, then RANSAC (Open3D's checkers) or FGR
+    (``method="fgr"``), then local refinement (``refine``: ``"plane"``, ``"gicp"``,
+    ``"symmetric"``, ``"point"``, or None) on all points.
+
+    Returns a :class:`Result`: ``transformation``, ``global_transformation`` (before
+    refinement), ``fitness``, ``rmse``, ``voxel``, ``matches``, ``inliers`` and each
+    stage's time (``downsample_ms`` ... ``time_ms``)."""
+    d = _core.register(_points(source, "source"), _points(target, "target"),
+                       _optional_points(source_normals, "source_normals"),
+                       _optional_points(target_normals, "target_normals"),
+                       voxel=voxel, method=method, refine=refine or "plane", no_refine=int(refine is None),
+                       mutual=int(mutual), max_dist=max_dist, refine_dist=refine_dist, refine_iter=refine_iter,
+                       ransac_max_iter=ransac_max_iter, confidence=confidence, edge_length=edge_length,
+                       check_distance=check_distance, normal_angle=normal_angle, seed=seed)
+    return _with_transform(d, "transformation", "global_transformation")
+
+
+def emicp(source: ArrayLike, target: ArrayLike, *, sigma2_init: Optional[float] = None,
+          sigma2_final: Optional[float] = None, sigma_factor: Optional[float] = None, d02: Optional[float] = None,
+          max_iter: Optional[int] = None, tol: Optional[float] = None, init: Optional[Matrix] = None,
+          precision: str = "fp32", device: str = "auto") -> Result:
+    """EM-ICP (Granger & Pennec; Tamaki et al.): every source point softly paired
+    with every target point by Gaussian weights, sigma^2 annealed from
+    ``sigma2_init`` down to ``sigma2_final`` by ``sigma_factor`` per iteration (the
+    defaults scale with the clouds), in ``precision`` ``"fp32"``, ``"fp16"`` or
+    ``"fp64"``, on ``device``. Returns ``transformation``, ``fitness``, ``rmse``,
+    ``iterations``, ``stop_reason``, ``gpts`` (10^9 pair terms per second) ..."""
+    d = _core.emicp(_points(source, "source"), _points(target, "target"), sigma2_init=sigma2_init,
+                    sigma2_final=sigma2_final, sigma_factor=sigma_factor, d02=d02, max_iter=max_iter, tol=tol,
+                    init=_matrix(init, "init"), precision=precision, device=device)
+    return _with_transform(d, "transformation")
+
+
+# ---- volumes ---------------------------------------------------------------------
+
+def harris3d(volume: Union[Volume, np.ndarray], *, window: int = 5, sigma: float = 0.0, k: float = 0.01,
+             threshold: float = 0.01, threshold_mode: str = "relative", min_distance: float = 0.0, top: int = 0,
+             border: str = "skip", scores: bool = False, device: str = "auto") -> Result:
+    """3-D Harris interest points of a volume (a :class:`Volume` or an array
+    indexed ``[z, y, x]``): score det(M) - k tr(M)^3 of the Gaussian-weighted
+    gradient tensor over a ``window``^3 neighbourhood; keypoints above
+    ``threshold`` (relative to the largest score, or absolute), local maxima of
+    their 26 neighbours, ``min_distance`` apart, the best ``top`` (0: all).
+
+    Returns a :class:`Result`: ``keypoints`` (a structured array of x, y, z,
+    score, best first), ``max_score``, ``threshold`` (absolute), ``time_ms``, and
+    with ``scores=True`` the score volume ``[z, y, x]``."""
+    arr, spacing, origin = _volume_array(volume)
+    nz, ny, nx = arr.shape
+    d = Result(_core.harris3d(arr, (nx, ny, nz), _voxel_type(arr), list(spacing), list(origin), bool(scores),
+                              window=window, sigma=sigma, k=k, threshold=threshold, threshold_mode=threshold_mode,
+                              min_distance=min_distance, top=top, border=border, device=device))
+    d["keypoints"] = np.frombuffer(d["keypoints"], dtype=KEYPOINT_DTYPE)
+    if scores:
+        d["scores"] = np.frombuffer(d["scores"], dtype=np.float32).reshape(nz, ny, nx)
+    return d
+
+
+# ---- LDDMM ---------------------------------------------------------------------
+
+_LDDMM_FLOW = ("sigma", "time_points", "integrator", "device")
+
+
+class LDDMMResult(Result):
+    """:func:`lddmm`'s result: ``p0`` (the initial momenta), ``q1`` (the template
+    shot to t = 1), ``objective``, ``iterations``, ``stop_reason``, distances before
+    and after; :meth:`warp` moves any points by the same flow."""
+
+    def warp(self, points: ArrayLike) -> np.ndarray:
+        """``points`` (M, 3) moved by the diffeomorphism found (float64)."""
+        return warp(self["q0"], self["p0"], points, **{k: self["options"][k] for k in _LDDMM_FLOW})
+
+
+def lddmm(template: ArrayLike, target: ArrayLike, *, sigma: float = 1.0, time_points: int = 20,
+          lam: float = 1000.0, gamma: float = 1.0, max_iter: int = 400, gtol: Optional[float] = None,
+          ftol: Optional[float] = None, integrator: str = "euler", precision: str = "fp32",
+          init: str = "scaled", device: str = "auto") -> LDDMMResult:
+    """LDDMM landmark matching by geodesic shooting (Gaussian kernel of width
+    ``sigma``, ``time_points`` steps, ``lam`` the data term's weight, ``gamma`` the
+    energy's), optimised by L-BFGS, in O(n) memory. ``template`` and ``target``:
+    (n, 3) landmarks in correspondence."""
+    q0 = _points64(template, "template")
+    options = dict(sigma=sigma, time_points=time_points, lam=lam, gamma=gamma, max_iter=max_iter, gtol=gtol,
+                   ftol=ftol, integrator=integrator, precision=precision, init=init, device=device)
+    d = LDDMMResult(_core.lddmm_register(q0, _points64(target, "target"), **options))
+    d["p0"] = _rows(d["p0"], np.float64, 3)
+    d["q1"] = _rows(d["q1"], np.float64, 3)
+    d["q0"] = q0
+    d["options"] = options
+    return d
+
+
+def warp(q0: ArrayLike, p0: ArrayLike, points: ArrayLike, *, sigma: float = 1.0, time_points: int = 20,
+         integrator: str = "euler", device: str = "auto") -> np.ndarray:
+    """``points`` moved by the flow shot from landmarks ``q0`` with momenta ``p0``
+    (with the ``sigma``, ``time_points`` and ``integrator`` of the registration)."""
+    x = _points64(points, "points")
+    out = np.empty_like(x)
+    _core.lddmm_warp(_points64(q0, "q0"), _points64(p0, "p0"), x, out, sigma=sigma, time_points=time_points,
+                     integrator=integrator, device=device)
+    return out

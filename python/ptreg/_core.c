@@ -1,0 +1,1265 @@
+/* ptreg._core: the CPython binding of libptreg that ptreg/__init__.py wraps.
+ *
+ * Arrays cross as buffers: the Python layer hands over C-contiguous float32
+ * (float64 for LDDMM) arrays, read in place (no copy), and preallocated
+ * NumPy outputs the library writes into. Options arrive as keyword
+ * arguments, set on the library's own *_options_default structs through a
+ * table per struct (one place each option's name and type live). Every
+ * library call runs without the GIL; a ptreg_error becomes a ptreg.Error
+ * (or a subclass) with the library's message. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stddef.h>
+#include <string.h>
+
+#include "ptreg/ptreg.h"
+
+/* Runs stmt with the GIL released: the library never calls back into
+ * Python. */
+#define WITHOUT_GIL(stmt)                                                                                          \
+    do {                                                                                                            \
+        Py_BEGIN_ALLOW_THREADS stmt;                                                                                \
+        Py_END_ALLOW_THREADS                                                                                        \
+    } while (0)
+
+/* ---- errors --------------------------------------------------------------- */
+
+static PyObject *error_base;                  /* ptreg.Error */
+static PyObject *error_types[PTREG_ERR_RUNTIME + 1]; /* per status, the base for OK */
+
+/* Raises the exception of st with the library's message; returns NULL. */
+static PyObject *raise_ptreg(ptreg_status st, const ptreg_error *err)
+{
+    PyObject *type = (unsigned)st <= PTREG_ERR_RUNTIME && error_types[st] ? error_types[st] : error_base;
+    const char *msg = err && err->message[0] ? err->message : ptreg_status_string(st);
+    PyObject *exc = PyObject_CallFunction(type, "s", msg);
+    if (!exc)
+        return NULL;
+    PyObject *status = PyUnicode_FromString(ptreg_status_string(st));
+    if (status) {
+        PyObject_SetAttrString(exc, "status", status);
+        Py_DECREF(status);
+    }
+    PyErr_SetObject(type, exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+/* ---- buffers -------------------------------------------------------------- */
+
+/* A C-contiguous buffer of rows of `width` items of the format's type
+ * ('f' float32, 'd' float64, 'B' bytes); rows in *rows. Writable when
+ * asked. None gives an empty view when allow_none. */
+static int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, int writable, int allow_none,
+                    const char *what, size_t *rows)
+{
+    memset(view, 0, sizeof *view);
+    *rows = 0;
+    if (obj == Py_None) {
+        if (allow_none)
+            return 0;
+        PyErr_Format(PyExc_TypeError, "%s: an array is needed, not None", what);
+        return -1;
+    }
+    int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) < 0)
+        return -1;
+    const size_t item = format == 'd' ? 8 : format == 'f' ? 4 : 1;
+    const char *f = view->format ? view->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@')
+        f++;
+    if ((size_t)view->itemsize != item || f[0] != format || f[1]) {
+        PyErr_Format(PyExc_TypeError, "%s: %s items are needed (got format '%s')", what,
+                     format == 'd' ? "float64" : format == 'f' ? "float32" : "byte", view->format ? view->format : "B");
+        PyBuffer_Release(view);
+        return -1;
+    }
+    if ((size_t)view->len % (item * width)) {
+        PyErr_Format(PyExc_ValueError, "%s: %zd values are not rows of %zu", what, view->len / (Py_ssize_t)item,
+                     width);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    *rows = (size_t)view->len / (item * width);
+    return 0;
+}
+
+static void release(Py_buffer *view)
+{
+    if (view->obj)
+        PyBuffer_Release(view);
+}
+
+/* ---- options -------------------------------------------------------------- */
+
+typedef enum field_kind { F_INT, F_SIZE, F_DOUBLE, F_U64, F_ENUM, F_DEVICE, F_MAT16, F_VEC3 } field_kind;
+
+/* Names an enum's value; 0 when known. */
+typedef int (*enum_parse_fn)(const char *name, int *value);
+
+typedef struct field {
+    const char *name;
+    field_kind kind;
+    size_t offset;
+    enum_parse_fn parse;
+} field;
+
+static int set_doubles(PyObject *value, double *out, Py_ssize_t count, const char *name)
+{
+    PyObject *seq = PySequence_Fast(value, "");
+    if (!seq || PySequence_Fast_GET_SIZE(seq) != count) {
+        Py_XDECREF(seq);
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s: %zd numbers are needed", name, count);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < count; i++) {
+        double v = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(seq, i));
+        if (v == -1.0 && PyErr_Occurred()) {
+            Py_DECREF(seq);
+            return -1;
+        }
+        out[i] = v;
+    }
+    Py_DECREF(seq);
+    return 0;
+}
+
+static int set_field(void *opt, const field *f, PyObject *value)
+{
+    char *at = (char *)opt + f->offset;
+    switch (f->kind) {
+    case F_INT: {
+        long v = PyLong_AsLong(value);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        if (v < -2147483647L || v > 2147483647L) {
+            PyErr_Format(PyExc_OverflowError, "%s: %ld is out of range", f->name, v);
+            return -1;
+        }
+        *(int *)at = (int)v;
+        return 0;
+    }
+    case F_SIZE: {
+        size_t v = PyLong_AsSize_t(value);
+        if (v == (size_t)-1 && PyErr_Occurred())
+            return -1;
+        *(size_t *)at = v;
+        return 0;
+    }
+    case F_U64: {
+        unsigned long long v = PyLong_AsUnsignedLongLong(value);
+        if (v == (unsigned long long)-1 && PyErr_Occurred())
+            return -1;
+        *(uint64_t *)at = (uint64_t)v;
+        return 0;
+    }
+    case F_DOUBLE: {
+        double v = PyFloat_AsDouble(value);
+        if (v == -1.0 && PyErr_Occurred())
+            return -1;
+        *(double *)at = v;
+        return 0;
+    }
+    case F_ENUM:
+    case F_DEVICE: {
+        const char *s = PyUnicode_AsUTF8(value);
+        if (!s)
+            return -1;
+        if (f->kind == F_DEVICE) {
+            if (ptreg_device_parse(s, (ptreg_device *)at) != 0) {
+                PyErr_Format(PyExc_ValueError, "%s: '%s' is not auto, cpu, cuda[:N] or opencl[:N]", f->name, s);
+                return -1;
+            }
+            return 0;
+        }
+        int v;
+        if (f->parse(s, &v) != 0) {
+            PyErr_Format(PyExc_ValueError, "%s: '%s' is not one of its values", f->name, s);
+            return -1;
+        }
+        *(int *)at = v;
+        return 0;
+    }
+    case F_MAT16: return set_doubles(value, (double *)at, 16, f->name);
+    case F_VEC3: return set_doubles(value, (double *)at, 3, f->name);
+    }
+    return -1;
+}
+
+/* Sets each keyword (None: the default stays) on opt; an unknown one is a
+ * TypeError, as for any Python function. */
+static int apply_options(void *opt, const field *fields, PyObject *kwargs, const char *func)
+{
+    if (!kwargs)
+        return 0;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(kwargs, &pos, &key, &value)) {
+        const char *name = PyUnicode_AsUTF8(key);
+        if (!name)
+            return -1;
+        const field *f = fields;
+        while (f->name && strcmp(f->name, name))
+            f++;
+        if (!f->name) {
+            PyErr_Format(PyExc_TypeError, "%s() got an unexpected keyword argument '%s'", func, name);
+            return -1;
+        }
+        if (value != Py_None && set_field(opt, f, value) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The enums' names, for the fields above: each adapter returns 0 when it
+ * knows the name. */
+#define ENUM_FROM_PARSER(fn, parser, type)                                                                         \
+    static int fn(const char *name, int *value)                                                                     \
+    {                                                                                                               \
+        type v;                                                                                                     \
+        if (parser(name, &v) != 0)                                                                                  \
+            return -1;                                                                                              \
+        *value = (int)v;                                                                                            \
+        return 0;                                                                                                   \
+    }
+ENUM_FROM_PARSER(parse_icp_method, ptreg_icp_method_parse, ptreg_icp_method)
+ENUM_FROM_PARSER(parse_kernel, ptreg_robust_kernel_parse, ptreg_robust_kernel)
+ENUM_FROM_PARSER(parse_nn, ptreg_nn_method_parse, ptreg_nn_method)
+ENUM_FROM_PARSER(parse_precision, ptreg_precision_parse, ptreg_precision)
+
+static int parse_from_names(const char *const *names, const char *name, int *value)
+{
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(names[i], name)) {
+            *value = i;
+            return 0;
+        }
+    return -1;
+}
+
+#define ENUM_FROM_NAMES(fn, ...)                                                                                   \
+    static int fn(const char *name, int *value)                                                                     \
+    {                                                                                                               \
+        static const char *const names[] = {__VA_ARGS__, NULL};                                                    \
+        return parse_from_names(names, name, value);                                                                \
+    }
+/* in each enum's order (features.h, global.h, lddmm.h, harris3d.h) */
+ENUM_FROM_NAMES(parse_orientation, "viewpoint", "direction", "none", "tangent_plane")
+ENUM_FROM_NAMES(parse_convention, "pcl", "open3d")
+ENUM_FROM_NAMES(parse_global, "ransac", "fgr")
+ENUM_FROM_NAMES(parse_integrator, "euler", "rk2")
+ENUM_FROM_NAMES(parse_lddmm_init, "scaled", "displacement", "zero")
+ENUM_FROM_NAMES(parse_border, "skip", "clamp")
+ENUM_FROM_NAMES(parse_threshold_mode, "relative", "absolute")
+
+#define OPT(type, name, kind, member) {name, kind, offsetof(type, member), NULL}
+#define OPT_ENUM(type, name, member, parser) {name, F_ENUM, offsetof(type, member), parser}
+
+static const field icp_fields[] = {
+    OPT(ptreg_icp_options, "max_iter", F_INT, max_iter),
+    OPT(ptreg_icp_options, "tol", F_DOUBLE, tol),
+    OPT(ptreg_icp_options, "max_dist", F_DOUBLE, max_dist),
+    OPT(ptreg_icp_options, "filter_sigma", F_DOUBLE, filter_sigma),
+    OPT(ptreg_icp_options, "filter_start", F_INT, filter_start),
+    OPT(ptreg_icp_options, "trim", F_DOUBLE, trim),
+    OPT(ptreg_icp_options, "init", F_MAT16, init),
+    OPT_ENUM(ptreg_icp_options, "nn", nn, parse_nn),
+    OPT(ptreg_icp_options, "no_tune", F_INT, no_tune),
+    OPT(ptreg_icp_options, "device", F_DEVICE, device),
+    OPT_ENUM(ptreg_icp_options, "method", method, parse_icp_method),
+    OPT_ENUM(ptreg_icp_options, "kernel", kernel, parse_kernel),
+    OPT(ptreg_icp_options, "kernel_scale", F_DOUBLE, kernel_scale),
+    OPT(ptreg_icp_options, "normal_k", F_INT, normal_k),
+    OPT(ptreg_icp_options, "normal_radius", F_DOUBLE, normal_radius),
+    OPT(ptreg_icp_options, "gicp_epsilon", F_DOUBLE, gicp_epsilon),
+    OPT(ptreg_icp_options, "relative_fitness", F_DOUBLE, relative_fitness),
+    OPT(ptreg_icp_options, "relative_rmse", F_DOUBLE, relative_rmse),
+    OPT(ptreg_icp_options, "transformation_epsilon", F_DOUBLE, transformation_epsilon),
+    OPT(ptreg_icp_options, "lm", F_DOUBLE, lm_lambda),
+    {NULL, F_INT, 0, NULL},
+};
+
+static const field normals_fields[] = {
+    OPT(ptreg_normals_options, "k", F_SIZE, neighbors.k),
+    OPT(ptreg_normals_options, "radius", F_DOUBLE, neighbors.radius),
+    OPT_ENUM(ptreg_normals_options, "orientation", orientation, parse_orientation),
+    OPT(ptreg_normals_options, "viewpoint", F_VEC3, viewpoint),
+    OPT(ptreg_normals_options, "direction", F_VEC3, direction),
+    OPT(ptreg_normals_options, "orient_k", F_INT, orient_k),
+    OPT(ptreg_normals_options, "device", F_DEVICE, device),
+    {NULL, F_INT, 0, NULL},
+};
+
+static const field feature_fields[] = {
+    OPT(ptreg_feature_options, "k", F_SIZE, neighbors.k),
+    OPT(ptreg_feature_options, "radius", F_DOUBLE, neighbors.radius),
+    OPT_ENUM(ptreg_feature_options, "convention", convention, parse_convention),
+    OPT(ptreg_feature_options, "device", F_DEVICE, device),
+    {NULL, F_INT, 0, NULL},
+};
+
+static const field register_fields[] = {
+    OPT(ptreg_register_options, "voxel", F_DOUBLE, voxel),
+    OPT(ptreg_register_options, "mutual", F_INT, mutual),
+    OPT_ENUM(ptreg_register_options, "method", global, parse_global),
+    OPT(ptreg_register_options, "max_dist", F_DOUBLE, ransac.max_dist),
+    OPT(ptreg_register_options, "edge_length", F_DOUBLE, ransac.edge_length),
+    OPT(ptreg_register_options, "check_distance", F_DOUBLE, ransac.check_distance),
+    OPT(ptreg_register_options, "normal_angle", F_DOUBLE, ransac.normal_angle),
+    OPT(ptreg_register_options, "ransac_max_iter", F_INT, ransac.max_iter),
+    OPT(ptreg_register_options, "confidence", F_DOUBLE, ransac.confidence),
+    OPT(ptreg_register_options, "seed", F_U64, ransac.seed),
+    OPT(ptreg_register_options, "fgr_iterations", F_INT, fgr.iterations),
+    OPT(ptreg_register_options, "fgr_division_factor", F_DOUBLE, fgr.division_factor),
+    OPT_ENUM(ptreg_register_options, "refine", refine, parse_icp_method),
+    OPT(ptreg_register_options, "no_refine", F_INT, no_refine),
+    OPT(ptreg_register_options, "refine_dist", F_DOUBLE, refine_dist),
+    OPT(ptreg_register_options, "refine_iter", F_INT, refine_iter),
+    {NULL, F_INT, 0, NULL},
+};
+
+static const field emicp_fields[] = {
+    OPT(ptreg_emicp_options, "sigma2_init", F_DOUBLE, sigma2_init),
+    OPT(ptreg_emicp_options, "sigma2_final", F_DOUBLE, sigma2_final),
+    OPT(ptreg_emicp_options, "sigma_factor", F_DOUBLE, sigma_factor),
+    OPT(ptreg_emicp_options, "d02", F_DOUBLE, d02),
+    OPT(ptreg_emicp_options, "max_iter", F_INT, max_iter),
+    OPT(ptreg_emicp_options, "tol", F_DOUBLE, tol),
+    OPT(ptreg_emicp_options, "init", F_MAT16, init),
+    OPT_ENUM(ptreg_emicp_options, "precision", pair.precision, parse_precision),
+    OPT(ptreg_emicp_options, "device", F_DEVICE, device),
+    {NULL, F_INT, 0, NULL},
+};
+
+static const field harris_fields[] = {
+    OPT(ptreg_harris3d_options, "window", F_INT, window),
+    OPT(ptreg_harris3d_options, "sigma", F_DOUBLE, sigma),
+    OPT(ptreg_harris3d_options, "k", F_DOUBLE, k),
+    OPT_ENUM(ptreg_harris3d_options, "border", border, parse_border),
+    OPT_ENUM(ptreg_harris3d_options, "threshold_mode", threshold_mode, parse_threshold_mode),
+    OPT(ptreg_harris3d_options, "threshold", F_DOUBLE, threshold),
+    OPT(ptreg_harris3d_options, "min_distance", F_DOUBLE, min_distance),
+    OPT(ptreg_harris3d_options, "top", F_SIZE, top),
+    OPT(ptreg_harris3d_options, "device", F_DEVICE, device),
+    {NULL, F_INT, 0, NULL},
+};
+
+static const field lddmm_fields[] = {
+    OPT(ptreg_lddmm_options, "sigma", F_DOUBLE, sigma),
+    OPT(ptreg_lddmm_options, "time_points", F_INT, time_points),
+    OPT(ptreg_lddmm_options, "lam", F_DOUBLE, lambda),
+    OPT(ptreg_lddmm_options, "gamma", F_DOUBLE, gamma),
+    OPT(ptreg_lddmm_options, "max_iter", F_INT, max_iter),
+    OPT(ptreg_lddmm_options, "gtol", F_DOUBLE, gtol),
+    OPT(ptreg_lddmm_options, "ftol", F_DOUBLE, ftol),
+    OPT_ENUM(ptreg_lddmm_options, "integrator", integrator, parse_integrator),
+    OPT_ENUM(ptreg_lddmm_options, "precision", precision, parse_precision),
+    OPT_ENUM(ptreg_lddmm_options, "init", init, parse_lddmm_init),
+    OPT(ptreg_lddmm_options, "device", F_DEVICE, device),
+    {NULL, F_INT, 0, NULL},
+};
+
+static const field index_fields[] = {
+    OPT(ptreg_index_options, "delaunay", F_INT, delaunay),
+    OPT(ptreg_index_options, "leaf_size", F_INT, leaf_size),
+    {NULL, F_INT, 0, NULL},
+};
+
+/* ---- results -------------------------------------------------------------- */
+
+/* d[key] = value, value's reference taken over; -1 (error set) when value
+ * is NULL. */
+static int put(PyObject *d, const char *key, PyObject *value)
+{
+    if (!value)
+        return -1;
+    int rc = PyDict_SetItemString(d, key, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+static PyObject *doubles_list(const double *v, size_t n)
+{
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l && i < n; i++) {
+        PyObject *x = PyFloat_FromDouble(v[i]);
+        if (!x) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SET_ITEM(l, (Py_ssize_t)i, x);
+    }
+    return l;
+}
+
+static PyObject *device_string(const ptreg_device *d)
+{
+    char buf[32];
+    return PyUnicode_FromString(ptreg_device_format(d, buf, sizeof buf));
+}
+
+static PyObject *bytes_of(const void *data, size_t size)
+{
+    return PyByteArray_FromStringAndSize(size ? (const char *)data : "", (Py_ssize_t)size);
+}
+
+/* ---- module functions ----------------------------------------------------- */
+
+static PyObject *py_version(PyObject *self, PyObject *args)
+{
+    (void)self, (void)args;
+    return PyUnicode_FromString(ptreg_version());
+}
+
+static PyObject *py_set_num_threads(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 0 || n > 4096)
+        return PyErr_Format(PyExc_ValueError, "threads: %ld is not 0 (all cores) .. 4096", n);
+    ptreg_set_num_threads((int)n);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_get_num_threads(PyObject *self, PyObject *args)
+{
+    (void)self, (void)args;
+    return PyLong_FromLong(ptreg_get_num_threads());
+}
+
+static PyObject *py_devices(PyObject *self, PyObject *args)
+{
+    (void)self, (void)args;
+    const ptreg_device_info *list;
+    size_t count;
+    WITHOUT_GIL(ptreg_devices(&list, &count));
+    PyObject *out = PyList_New(0);
+    for (size_t i = 0; out && i < count; i++) {
+        const ptreg_device_info *d = &list[i];
+        PyObject *e = PyDict_New();
+        int bad = !e || put(e, "device", device_string(&d->device)) || put(e, "name", PyUnicode_FromString(d->name)) ||
+                  put(e, "vendor", PyUnicode_FromString(d->vendor)) ||
+                  put(e, "platform", PyUnicode_FromString(d->platform)) ||
+                  put(e, "version", PyUnicode_FromString(d->version)) || put(e, "is_gpu", PyBool_FromLong(d->is_gpu)) ||
+                  put(e, "for_testing", PyBool_FromLong(d->for_testing)) ||
+                  put(e, "memory_bytes", PyLong_FromUnsignedLongLong(d->memory_bytes)) ||
+                  put(e, "compute_units", PyLong_FromUnsignedLong(d->compute_units)) ||
+                  put(e, "fp64", PyBool_FromLong(d->fp64)) || PyList_Append(out, e);
+        Py_XDECREF(e);
+        if (bad)
+            Py_CLEAR(out);
+    }
+    return out;
+}
+
+static PyObject *py_read_cloud(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path, *format_name = NULL;
+    if (!PyArg_ParseTuple(args, "s|z", &path, &format_name))
+        return NULL;
+    ptreg_format format = format_name ? ptreg_format_parse(format_name) : PTREG_FORMAT_AUTO;
+    if (format_name && format == PTREG_FORMAT_AUTO)
+        return PyErr_Format(PyExc_ValueError, "format: '%s' is not ply, pcd, xyz, vtk, pos or epos", format_name);
+    ptreg_cloud c;
+    ptreg_error err;
+    ptreg_status st;
+    ptreg_cloud_init(&c);
+    WITHOUT_GIL(st = ptreg_cloud_read(path, format, &c, &err));
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *xyz = bytes_of(c.xyz, 3 * c.n * sizeof(float));
+    PyObject *normals = c.normals ? bytes_of(c.normals, 3 * c.n * sizeof(float)) : (Py_INCREF(Py_None), Py_None);
+    PyObject *out = xyz && normals ? Py_BuildValue("(OOn)", xyz, normals, (Py_ssize_t)c.dropped_nonfinite) : NULL;
+    Py_XDECREF(xyz), Py_XDECREF(normals);
+    ptreg_cloud_free(&c);
+    return out;
+}
+
+static PyObject *py_write_cloud(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path, *format_name = NULL;
+    PyObject *xyz_obj, *normals_obj;
+    int ascii = 0;
+    if (!PyArg_ParseTuple(args, "sOO|zp", &path, &xyz_obj, &normals_obj, &format_name, &ascii))
+        return NULL;
+    ptreg_write_options wo;
+    ptreg_write_options_default(&wo);
+    wo.ascii = ascii;
+    if (format_name && (wo.format = ptreg_format_parse(format_name)) == PTREG_FORMAT_AUTO)
+        return PyErr_Format(PyExc_ValueError, "format: '%s' is not ply, pcd, xyz, vtk or pos", format_name);
+    Py_buffer xv, nv;
+    size_t n, nn;
+    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
+        return NULL;
+    if (get_rows(normals_obj, &nv, 'f', 3, 0, 1, "normals", &nn) < 0) {
+        release(&xv);
+        return NULL;
+    }
+    if (nv.obj && nn != n) {
+        release(&xv), release(&nv);
+        return PyErr_Format(PyExc_ValueError, "normals: %zu rows for %zu points", nn, n);
+    }
+    ptreg_cloud c = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0};
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_cloud_write(path, &c, &wo, &err));
+    release(&xv);
+    release(&nv);
+    if (st)
+        return raise_ptreg(st, &err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_read_transform(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path))
+        return NULL;
+    double T[16];
+    ptreg_error err;
+    ptreg_status st = ptreg_transform_read(path, T, &err);
+    return st ? raise_ptreg(st, &err) : doubles_list(T, 16);
+}
+
+static PyObject *py_write_transform(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path;
+    PyObject *m;
+    if (!PyArg_ParseTuple(args, "sO", &path, &m))
+        return NULL;
+    double T[16];
+    if (set_doubles(m, T, 16, "transformation") < 0)
+        return NULL;
+    ptreg_error err;
+    ptreg_status st = ptreg_transform_write(path, T, &err);
+    if (st)
+        return raise_ptreg(st, &err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *volume_tuple(const ptreg_volume *v)
+{
+    PyObject *data = bytes_of(v->data, ptreg_volume_count(v) * ptreg_voxel_size(v->type));
+    if (!data)
+        return NULL;
+    PyObject *out = Py_BuildValue("(O(nnn)s(ddd)(ddd))", data, (Py_ssize_t)v->nx, (Py_ssize_t)v->ny,
+                                  (Py_ssize_t)v->nz, ptreg_voxel_type_name(v->type), v->spacing[0], v->spacing[1],
+                                  v->spacing[2], v->origin[0], v->origin[1], v->origin[2]);
+    Py_DECREF(data);
+    return out;
+}
+
+static PyObject *py_read_volume(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path, *type_name = NULL;
+    Py_ssize_t nx = 0, ny = 0, nz = 0;
+    int big_endian = 0;
+    if (!PyArg_ParseTuple(args, "s|(nnn)zp", &path, &nx, &ny, &nz, &type_name, &big_endian))
+        return NULL;
+    ptreg_raw_options raw;
+    ptreg_raw_options_default(&raw);
+    if (nx < 0 || ny < 0 || nz < 0)
+        return PyErr_Format(PyExc_ValueError, "dims: sizes must be positive");
+    raw.dims[0] = (size_t)nx, raw.dims[1] = (size_t)ny, raw.dims[2] = (size_t)nz;
+    raw.big_endian = big_endian;
+    if (type_name) {
+        if (!ptreg_voxel_type_parse(type_name, &raw.type))
+            return PyErr_Format(PyExc_ValueError, "dtype: '%s' is not a voxel type (u8 ... f64)", type_name);
+        raw.type_set = 1;
+    }
+    ptreg_volume v;
+    ptreg_volume_init(&v);
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_volume_read(path, PTREG_VOLUME_AUTO, &raw, &v, &err));
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *out = volume_tuple(&v);
+    ptreg_volume_free(&v);
+    return out;
+}
+
+/* A volume viewing a buffer of nx*ny*nz voxels of the named type. */
+static int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t nz, const char *type_name,
+                       PyObject *spacing, PyObject *origin, Py_buffer *view, ptreg_volume *v)
+{
+    ptreg_volume_init(v);
+    if (!ptreg_voxel_type_parse(type_name, &v->type)) {
+        PyErr_Format(PyExc_ValueError, "dtype: '%s' is not a voxel type (u8 ... f64)", type_name);
+        return -1;
+    }
+    if (nx < 1 || ny < 1 || nz < 1) {
+        PyErr_Format(PyExc_ValueError, "volume: sizes %zd x %zd x %zd must be at least 1", nx, ny, nz);
+        return -1;
+    }
+    if ((spacing != Py_None && set_doubles(spacing, v->spacing, 3, "spacing") < 0) ||
+        (origin != Py_None && set_doubles(origin, v->origin, 3, "origin") < 0))
+        return -1;
+    if (PyObject_GetBuffer(data, view, PyBUF_C_CONTIGUOUS) < 0)
+        return -1;
+    v->nx = (size_t)nx, v->ny = (size_t)ny, v->nz = (size_t)nz;
+    if ((size_t)view->len != ptreg_volume_count(v) * ptreg_voxel_size(v->type)) {
+        PyErr_Format(PyExc_ValueError, "volume: %zd bytes for %zd x %zd x %zd voxels of %s", view->len, nx, ny, nz,
+                     type_name);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    v->data = view->buf;
+    return 0;
+}
+
+static PyObject *py_write_volume(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path, *type_name;
+    PyObject *data, *spacing, *origin;
+    Py_ssize_t nx, ny, nz;
+    if (!PyArg_ParseTuple(args, "sO(nnn)sOO", &path, &data, &nx, &ny, &nz, &type_name, &spacing, &origin))
+        return NULL;
+    Py_buffer view;
+    ptreg_volume v;
+    if (volume_view(data, nx, ny, nz, type_name, spacing, origin, &view, &v) < 0)
+        return NULL;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_volume_write_nrrd(path, &v, &err));
+    PyBuffer_Release(&view);
+    if (st)
+        return raise_ptreg(st, &err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_voxel_downsample(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *xyz_obj, *normals_obj;
+    double voxel;
+    if (!PyArg_ParseTuple(args, "OOd", &xyz_obj, &normals_obj, &voxel))
+        return NULL;
+    Py_buffer xv, nv;
+    size_t n, nn;
+    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
+        return NULL;
+    if (get_rows(normals_obj, &nv, 'f', 3, 0, 1, "normals", &nn) < 0) {
+        release(&xv);
+        return NULL;
+    }
+    if (nv.obj && nn != n) {
+        release(&xv), release(&nv);
+        return PyErr_Format(PyExc_ValueError, "normals: %zu rows for %zu points", nn, n);
+    }
+    ptreg_cloud in = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0}, out;
+    ptreg_cloud_init(&out);
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_voxel_downsample(&in, voxel, &out, &err));
+    release(&xv);
+    release(&nv);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *x = bytes_of(out.xyz, 3 * out.n * sizeof(float));
+    PyObject *nrm = out.normals ? bytes_of(out.normals, 3 * out.n * sizeof(float)) : (Py_INCREF(Py_None), Py_None);
+    PyObject *res = x && nrm ? Py_BuildValue("(OO)", x, nrm) : NULL;
+    Py_XDECREF(x), Py_XDECREF(nrm);
+    ptreg_cloud_free(&out);
+    return res;
+}
+
+/* normals(points, out, curvature_out, **options) -> points without a normal */
+static PyObject *py_normals(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *xyz_obj, *out_obj, *curv_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &xyz_obj, &out_obj, &curv_obj))
+        return NULL;
+    ptreg_normals_options o;
+    ptreg_normals_options_default(&o);
+    if (apply_options(&o, normals_fields, kwargs, "normals") < 0)
+        return NULL;
+    Py_buffer xv, ov, cv;
+    size_t n, no, nc;
+    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
+        return NULL;
+    if (get_rows(out_obj, &ov, 'f', 3, 1, 0, "normals out", &no) < 0) {
+        release(&xv);
+        return NULL;
+    }
+    if (get_rows(curv_obj, &cv, 'f', 1, 1, 1, "curvature out", &nc) < 0 || no != n || (cv.obj && nc != n)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "normals: the outputs must have one row per point");
+        release(&xv), release(&ov), release(&cv);
+        return NULL;
+    }
+    size_t missing = 0;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_normals(xv.buf, n, &o, ov.buf, cv.obj ? cv.buf : NULL, &missing, &err));
+    release(&xv);
+    release(&ov), release(&cv);
+    if (st)
+        return raise_ptreg(st, &err);
+    return PyLong_FromSize_t(missing);
+}
+
+typedef ptreg_status (*feature_fn)(const float *, const float *, size_t, const ptreg_feature_options *, float *,
+                                   size_t *, ptreg_error *);
+
+static PyObject *run_feature(PyObject *args, PyObject *kwargs, feature_fn fn, size_t bins, const char *name)
+{
+    PyObject *xyz_obj, *n_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &xyz_obj, &n_obj, &out_obj))
+        return NULL;
+    ptreg_feature_options o;
+    ptreg_feature_options_default(&o);
+    if (apply_options(&o, feature_fields, kwargs, name) < 0)
+        return NULL;
+    Py_buffer xv, nv, ov;
+    size_t n, nn, no;
+    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
+        return NULL;
+    if (get_rows(n_obj, &nv, 'f', 3, 0, 0, "normals", &nn) < 0) {
+        release(&xv);
+        return NULL;
+    }
+    if (get_rows(out_obj, &ov, 'f', bins, 1, 0, "descriptors out", &no) < 0 || nn != n || no != n) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "%s: normals and output need one row per point", name);
+        release(&xv), release(&nv), release(&ov);
+        return NULL;
+    }
+    size_t missing = 0;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = fn(xv.buf, nv.buf, n, &o, ov.buf, &missing, &err));
+    release(&xv);
+    release(&nv), release(&ov);
+    if (st)
+        return raise_ptreg(st, &err);
+    return PyLong_FromSize_t(missing);
+}
+
+static PyObject *py_fpfh(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    return run_feature(args, kwargs, ptreg_fpfh, PTREG_FPFH_BINS, "fpfh");
+}
+
+static PyObject *py_pfh(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    return run_feature(args, kwargs, ptreg_pfh, PTREG_PFH_BINS, "pfh");
+}
+
+/* Two clouds and their optional normals: views (released by the caller
+ * through release_pair) and the row counts. */
+typedef struct cloud_pair {
+    Py_buffer s, t, sn, tn;
+    size_t ns, nt;
+} cloud_pair;
+
+static void release_pair(cloud_pair *p)
+{
+    release(&p->s), release(&p->t), release(&p->sn), release(&p->tn);
+}
+
+static int get_pair(PyObject *s, PyObject *t, PyObject *sn, PyObject *tn, cloud_pair *p)
+{
+    memset(p, 0, sizeof *p);
+    size_t a = 0, b = 0;
+    if (get_rows(s, &p->s, 'f', 3, 0, 0, "source", &p->ns) < 0 || get_rows(t, &p->t, 'f', 3, 0, 0, "target", &p->nt) < 0 ||
+        get_rows(sn, &p->sn, 'f', 3, 0, 1, "source_normals", &a) < 0 ||
+        get_rows(tn, &p->tn, 'f', 3, 0, 1, "target_normals", &b) < 0) {
+        release_pair(p);
+        return -1;
+    }
+    if ((p->sn.obj && a != p->ns) || (p->tn.obj && b != p->nt)) {
+        PyErr_SetString(PyExc_ValueError, "normals: one row per point of their cloud");
+        release_pair(p);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *icp_result_dict(const ptreg_icp_result *r)
+{
+    PyObject *d = PyDict_New();
+    if (!d || put(d, "transformation", doubles_list(r->transformation, 16)) ||
+        put(d, "fitness", PyFloat_FromDouble(r->fitness)) || put(d, "rmse", PyFloat_FromDouble(r->rmse)) ||
+        put(d, "pairs", PyLong_FromSize_t(r->pairs)) || put(d, "iterations", PyLong_FromLong(r->iterations)) ||
+        put(d, "converged", PyBool_FromLong(r->converged)) ||
+        put(d, "stop_reason", PyUnicode_FromString(ptreg_stop_reason_name(r->stop_reason))) ||
+        put(d, "mse", doubles_list(r->mse, (size_t)r->iterations + 1)) ||
+        put(d, "time_ms", PyFloat_FromDouble(r->time_ms)) || put(d, "build_ms", PyFloat_FromDouble(r->build_ms)) ||
+        put(d, "nn", PyUnicode_FromString(ptreg_nn_method_name(r->nn))) ||
+        put(d, "nn_note", PyUnicode_FromString(r->nn_note)) || put(d, "device", device_string(&r->device))) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* icp(source, target, source_normals, target_normals, **options) */
+static PyObject *py_icp(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *s, *t, *sn, *tn;
+    if (!PyArg_ParseTuple(args, "OOOO", &s, &t, &sn, &tn))
+        return NULL;
+    ptreg_icp_options o;
+    ptreg_icp_options_default(&o);
+    if (apply_options(&o, icp_fields, kwargs, "icp") < 0)
+        return NULL;
+    cloud_pair p;
+    if (get_pair(s, t, sn, tn, &p) < 0)
+        return NULL;
+    o.source_normals = p.sn.obj ? p.sn.buf : NULL;
+    o.target_normals = p.tn.obj ? p.tn.buf : NULL;
+    ptreg_icp_result r;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_icp(p.s.buf, p.ns, p.t.buf, p.nt, &o, &r, &err));
+    release_pair(&p);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *d = icp_result_dict(&r);
+    ptreg_icp_result_free(&r);
+    return d;
+}
+
+static PyObject *py_register(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *s, *t, *sn, *tn;
+    if (!PyArg_ParseTuple(args, "OOOO", &s, &t, &sn, &tn))
+        return NULL;
+    ptreg_register_options o;
+    ptreg_register_options_default(&o);
+    if (apply_options(&o, register_fields, kwargs, "register") < 0)
+        return NULL;
+    cloud_pair p;
+    if (get_pair(s, t, sn, tn, &p) < 0)
+        return NULL;
+    ptreg_register_result r;
+    ptreg_error err;
+    ptreg_status st;
+    const float *sn_buf = p.sn.obj ? p.sn.buf : NULL, *tn_buf = p.tn.obj ? p.tn.buf : NULL;
+    WITHOUT_GIL(st = ptreg_register(p.s.buf, sn_buf, p.ns, p.t.buf, tn_buf, p.nt, &o, &r, &err));
+    release_pair(&p);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *d = PyDict_New();
+    if (!d || put(d, "transformation", doubles_list(r.transformation, 16)) ||
+        put(d, "fitness", PyFloat_FromDouble(r.fitness)) || put(d, "rmse", PyFloat_FromDouble(r.rmse)) ||
+        put(d, "voxel", PyFloat_FromDouble(r.voxel)) || put(d, "source_down", PyLong_FromSize_t(r.source_down)) ||
+        put(d, "target_down", PyLong_FromSize_t(r.target_down)) || put(d, "matches", PyLong_FromSize_t(r.matches)) ||
+        put(d, "inliers", PyLong_FromSize_t(r.ransac.inliers)) ||
+        put(d, "global_transformation",
+            doubles_list(o.global == PTREG_GLOBAL_FGR ? r.fgr.transformation : r.ransac.transformation, 16)) ||
+        put(d, "downsample_ms", PyFloat_FromDouble(r.downsample_ms)) ||
+        put(d, "normals_ms", PyFloat_FromDouble(r.normals_ms)) ||
+        put(d, "features_ms", PyFloat_FromDouble(r.features_ms)) ||
+        put(d, "match_ms", PyFloat_FromDouble(r.match_ms)) || put(d, "global_ms", PyFloat_FromDouble(r.global_ms)) ||
+        put(d, "refine_ms", PyFloat_FromDouble(r.refine_ms)) || put(d, "time_ms", PyFloat_FromDouble(r.total_ms))) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *s, *t;
+    if (!PyArg_ParseTuple(args, "OO", &s, &t))
+        return NULL;
+    ptreg_emicp_options o;
+    ptreg_emicp_options_default(&o);
+    if (apply_options(&o, emicp_fields, kwargs, "emicp") < 0)
+        return NULL;
+    cloud_pair p;
+    if (get_pair(s, t, Py_None, Py_None, &p) < 0)
+        return NULL;
+    ptreg_emicp_result r;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_emicp(p.s.buf, p.ns, p.t.buf, p.nt, &o, &r, &err));
+    release_pair(&p);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *d = PyDict_New();
+    if (!d || put(d, "transformation", doubles_list(r.transformation, 16)) ||
+        put(d, "fitness", PyFloat_FromDouble(r.fitness)) || put(d, "rmse", PyFloat_FromDouble(r.rmse)) ||
+        put(d, "pairs", PyLong_FromSize_t(r.pairs)) || put(d, "iterations", PyLong_FromLong(r.iterations)) ||
+        put(d, "converged", PyBool_FromLong(r.converged)) ||
+        put(d, "stop_reason", PyUnicode_FromString(ptreg_stop_reason_name(r.stop_reason))) ||
+        put(d, "sigma2_init", PyFloat_FromDouble(r.sigma2_init)) ||
+        put(d, "sigma2_final", PyFloat_FromDouble(r.sigma2_final)) || put(d, "d02", PyFloat_FromDouble(r.d02)) ||
+        put(d, "time_ms", PyFloat_FromDouble(r.time_ms)) || put(d, "gpts", PyFloat_FromDouble(r.gpts)) ||
+        put(d, "precision", PyUnicode_FromString(ptreg_precision_name(r.precision))) ||
+        put(d, "device", device_string(&r.device))) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* harris3d(data, (nx, ny, nz), dtype, spacing, origin, want_scores, **options) */
+static PyObject *py_harris3d(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *data, *spacing, *origin;
+    Py_ssize_t nx, ny, nz;
+    const char *type_name;
+    int want_scores = 0;
+    if (!PyArg_ParseTuple(args, "O(nnn)sOOp", &data, &nx, &ny, &nz, &type_name, &spacing, &origin, &want_scores))
+        return NULL;
+    ptreg_harris3d_options o;
+    ptreg_harris3d_options_default(&o);
+    if (apply_options(&o, harris_fields, kwargs, "harris3d") < 0)
+        return NULL;
+    Py_buffer view;
+    ptreg_volume v;
+    if (volume_view(data, nx, ny, nz, type_name, spacing, origin, &view, &v) < 0)
+        return NULL;
+    ptreg_harris3d_result r;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_harris3d(&v, &o, &r, &err));
+    PyBuffer_Release(&view);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *d = PyDict_New();
+    int bad = !d || put(d, "keypoints", bytes_of(r.keypoints, r.keypoint_count * sizeof(ptreg_keypoint))) ||
+              put(d, "local_maxima", PyLong_FromSize_t(r.local_maxima)) ||
+              put(d, "max_score", PyFloat_FromDouble(r.max_score)) ||
+              put(d, "threshold", PyFloat_FromDouble(r.threshold)) || put(d, "sigma", PyFloat_FromDouble(r.sigma)) ||
+              put(d, "time_ms", PyFloat_FromDouble(r.time_ms)) ||
+              put(d, "isa", PyUnicode_FromString(r.isa ? r.isa : "")) ||
+              (want_scores && put(d, "scores", bytes_of(r.scores, ptreg_volume_count(&v) * sizeof(float))));
+    ptreg_harris3d_result_free(&r);
+    if (bad) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* lddmm_register(template, target, **options) over float64 n x 3 rows */
+static PyObject *py_lddmm_register(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *q_obj, *t_obj;
+    if (!PyArg_ParseTuple(args, "OO", &q_obj, &t_obj))
+        return NULL;
+    ptreg_lddmm_options o;
+    ptreg_lddmm_options_default(&o);
+    if (apply_options(&o, lddmm_fields, kwargs, "lddmm") < 0)
+        return NULL;
+    Py_buffer qv, tv;
+    size_t n, m;
+    if (get_rows(q_obj, &qv, 'd', 3, 0, 0, "template", &n) < 0)
+        return NULL;
+    if (get_rows(t_obj, &tv, 'd', 3, 0, 0, "target", &m) < 0) {
+        release(&qv);
+        return NULL;
+    }
+    if (n != m) {
+        release(&qv), release(&tv);
+        return PyErr_Format(PyExc_ValueError, "lddmm: %zu template landmarks against %zu target landmarks", n, m);
+    }
+    ptreg_lddmm_result r;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_lddmm_register(qv.buf, tv.buf, n, NULL, &o, &r, &err));
+    release(&qv);
+    release(&tv);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *d = PyDict_New();
+    int bad = !d || put(d, "p0", bytes_of(r.p0, 3 * r.n * sizeof(double))) ||
+              put(d, "q1", bytes_of(r.q1, 3 * r.n * sizeof(double))) ||
+              put(d, "hamiltonian", PyFloat_FromDouble(r.hamiltonian)) ||
+              put(d, "objective", PyFloat_FromDouble(r.objective)) ||
+              put(d, "iterations", PyLong_FromLong(r.iterations)) ||
+              put(d, "evaluations", PyLong_FromLong(r.evaluations)) ||
+              put(d, "stop_reason", PyUnicode_FromString(r.stop_reason ? r.stop_reason : "")) ||
+              put(d, "avg_distance_before", PyFloat_FromDouble(r.avg_distance_before)) ||
+              put(d, "avg_distance_after", PyFloat_FromDouble(r.avg_distance_after)) ||
+              put(d, "max_distance_after", PyFloat_FromDouble(r.max_distance_after)) ||
+              put(d, "time_ms", PyFloat_FromDouble(r.time_ms));
+    ptreg_lddmm_result_free(&r);
+    if (bad) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* lddmm_warp(q0, p0, points, out, **options): points (float64 m x 3) moved
+ * by the flow of (q0, p0) into out */
+static PyObject *py_lddmm_warp(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *q_obj, *p_obj, *x_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OOOO", &q_obj, &p_obj, &x_obj, &out_obj))
+        return NULL;
+    ptreg_lddmm_options o;
+    ptreg_lddmm_options_default(&o);
+    if (apply_options(&o, lddmm_fields, kwargs, "warp") < 0)
+        return NULL;
+    Py_buffer qv, pv, xv, ov;
+    size_t n = 0, np = 0, m = 0, mo = 0;
+    memset(&pv, 0, sizeof pv), memset(&xv, 0, sizeof xv), memset(&ov, 0, sizeof ov);
+    int bad = get_rows(q_obj, &qv, 'd', 3, 0, 0, "q0", &n) < 0 || get_rows(p_obj, &pv, 'd', 3, 0, 0, "p0", &np) < 0 ||
+              get_rows(x_obj, &xv, 'd', 3, 0, 0, "points", &m) < 0 ||
+              get_rows(out_obj, &ov, 'd', 3, 1, 0, "out", &mo) < 0;
+    if (!bad && (np != n || mo != m)) {
+        PyErr_SetString(PyExc_ValueError, "warp: p0 needs one row per landmark and out one per point");
+        bad = 1;
+    }
+    ptreg_status st = PTREG_OK;
+    ptreg_error err;
+    if (!bad)
+        WITHOUT_GIL(st = ptreg_lddmm_warp(qv.buf, pv.buf, n, &o, xv.buf, m, ov.buf, &err));
+    release(&qv), release(&pv), release(&xv), release(&ov);
+    if (bad)
+        return NULL;
+    if (st)
+        return raise_ptreg(st, &err);
+    Py_RETURN_NONE;
+}
+
+/* ---- the model index ------------------------------------------------------ */
+
+static const char *const INDEX_CAPSULE = "ptreg.model_index";
+
+static void index_capsule_free(PyObject *capsule)
+{
+    ptreg_model_index_destroy(PyCapsule_GetPointer(capsule, INDEX_CAPSULE));
+}
+
+static PyObject *index_capsule(ptreg_model_index *idx)
+{
+    PyObject *c = PyCapsule_New(idx, INDEX_CAPSULE, index_capsule_free);
+    if (!c)
+        ptreg_model_index_destroy(idx);
+    return c;
+}
+
+static PyObject *py_index_create(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *xyz_obj;
+    if (!PyArg_ParseTuple(args, "O", &xyz_obj))
+        return NULL;
+    ptreg_index_options o;
+    ptreg_index_options_default(&o);
+    if (apply_options(&o, index_fields, kwargs, "ModelIndex") < 0)
+        return NULL;
+    Py_buffer xv;
+    size_t n;
+    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
+        return NULL;
+    ptreg_model_index *idx = NULL;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_model_index_create(xv.buf, n, &o, &idx, &err));
+    release(&xv);
+    return st ? raise_ptreg(st, &err) : index_capsule(idx);
+}
+
+static PyObject *py_index_load(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path))
+        return NULL;
+    ptreg_model_index *idx = NULL;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_model_index_load(path, &idx, &err));
+    return st ? raise_ptreg(st, &err) : index_capsule(idx);
+}
+
+static ptreg_model_index *index_of(PyObject *capsule)
+{
+    return PyCapsule_GetPointer(capsule, INDEX_CAPSULE);
+}
+
+static PyObject *py_index_save(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "Os", &capsule, &path))
+        return NULL;
+    ptreg_model_index *idx = index_of(capsule);
+    if (!idx)
+        return NULL;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_model_index_save(idx, path, &err));
+    if (st)
+        return raise_ptreg(st, &err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *py_index_info(PyObject *self, PyObject *capsule)
+{
+    (void)self;
+    ptreg_model_index *idx = index_of(capsule);
+    if (!idx)
+        return NULL;
+    ptreg_model_index_info info;
+    ptreg_model_index_get_info(idx, &info);
+    size_t n;
+    const float *pts = ptreg_model_index_points(idx, &n);
+    PyObject *d = PyDict_New();
+    if (!d || put(d, "points", bytes_of(pts, 3 * n * sizeof(float))) ||
+        put(d, "duplicates", PyLong_FromSize_t(info.duplicates)) ||
+        put(d, "has_delaunay", PyBool_FromLong(info.has_delaunay)) ||
+        put(d, "delaunay_edges", PyLong_FromSize_t(info.delaunay_edges)) ||
+        put(d, "delaunay_note", PyUnicode_FromString(info.delaunay_note)) ||
+        put(d, "kdtree_ms", PyFloat_FromDouble(info.kdtree_ms)) ||
+        put(d, "delaunay_ms", PyFloat_FromDouble(info.delaunay_ms))) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* icp_indexed(source, index, source_normals, **options) */
+static PyObject *py_icp_indexed(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *s, *capsule, *sn, *tn;
+    if (!PyArg_ParseTuple(args, "OOOO", &s, &capsule, &sn, &tn))
+        return NULL;
+    ptreg_model_index *idx = index_of(capsule);
+    if (!idx)
+        return NULL;
+    ptreg_icp_options o;
+    ptreg_icp_options_default(&o);
+    if (apply_options(&o, icp_fields, kwargs, "icp") < 0)
+        return NULL;
+    Py_buffer sv, snv, tnv;
+    size_t n, a, b;
+    memset(&snv, 0, sizeof snv), memset(&tnv, 0, sizeof tnv);
+    size_t m;
+    ptreg_model_index_points(idx, &m);
+    if (get_rows(s, &sv, 'f', 3, 0, 0, "source", &n) < 0)
+        return NULL;
+    if (get_rows(sn, &snv, 'f', 3, 0, 1, "source_normals", &a) < 0 ||
+        get_rows(tn, &tnv, 'f', 3, 0, 1, "target_normals", &b) < 0 || (snv.obj && a != n) || (tnv.obj && b != m)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "normals: one row per point of their cloud");
+        release(&sv), release(&snv), release(&tnv);
+        return NULL;
+    }
+    o.source_normals = snv.obj ? snv.buf : NULL;
+    o.target_normals = tnv.obj ? tnv.buf : NULL;
+    ptreg_icp_result r;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_icp_indexed(sv.buf, n, idx, &o, &r, &err));
+    release(&sv);
+    release(&snv), release(&tnv);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *d = icp_result_dict(&r);
+    ptreg_icp_result_free(&r);
+    return d;
+}
+
+/* ---- the module ----------------------------------------------------------- */
+
+#define KW (PyCFunction)(void (*)(void))
+
+static PyMethodDef methods[] = {
+    {"version", py_version, METH_NOARGS, NULL},
+    {"set_num_threads", py_set_num_threads, METH_O, NULL},
+    {"get_num_threads", py_get_num_threads, METH_NOARGS, NULL},
+    {"devices", py_devices, METH_NOARGS, NULL},
+    {"read_cloud", py_read_cloud, METH_VARARGS, NULL},
+    {"write_cloud", py_write_cloud, METH_VARARGS, NULL},
+    {"read_transform", py_read_transform, METH_VARARGS, NULL},
+    {"write_transform", py_write_transform, METH_VARARGS, NULL},
+    {"read_volume", py_read_volume, METH_VARARGS, NULL},
+    {"write_volume", py_write_volume, METH_VARARGS, NULL},
+    {"voxel_downsample", py_voxel_downsample, METH_VARARGS, NULL},
+    {"normals", KW py_normals, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"fpfh", KW py_fpfh, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"pfh", KW py_pfh, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"icp", KW py_icp, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"register", KW py_register, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"emicp", KW py_emicp, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"harris3d", KW py_harris3d, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"lddmm_register", KW py_lddmm_register, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"lddmm_warp", KW py_lddmm_warp, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"index_create", KW py_index_create, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"index_load", py_index_load, METH_VARARGS, NULL},
+    {"index_save", py_index_save, METH_VARARGS, NULL},
+    {"index_info", py_index_info, METH_O, NULL},
+    {"icp_indexed", KW py_icp_indexed, METH_VARARGS | METH_KEYWORDS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ptreg._core",
+                                    "The C binding of libptreg; use the ptreg package.", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+/* ptreg.Error and one subclass per status, each also a subclass of the
+ * built-in exception a Python user would catch for it. */
+static int add_errors(PyObject *m)
+{
+    error_base = PyErr_NewExceptionWithDoc("ptreg.Error", "An error reported by libptreg; .status names its kind.",
+                                           NULL, NULL);
+    if (!error_base || PyModule_AddObjectRef(m, "Error", error_base) < 0)
+        return -1;
+    static const struct {
+        ptreg_status status;
+        const char *name, *doc;
+        PyObject **builtin;
+    } kinds[] = {
+        {PTREG_ERR_ARG, "ptreg.ArgumentError", "An invalid argument or option.", &PyExc_ValueError},
+        {PTREG_ERR_IO, "ptreg.FileError", "A file could not be opened, read or written.", &PyExc_OSError},
+        {PTREG_ERR_FORMAT, "ptreg.FormatError", "Malformed or unusable input data (the message names the place).",
+         &PyExc_ValueError},
+        {PTREG_ERR_NOMEM, "ptreg.OutOfMemoryError", "An allocation failed.", &PyExc_MemoryError},
+        {PTREG_ERR_UNSUPPORTED, "ptreg.UnsupportedError", "Valid input that ptreg cannot handle (yet).",
+         &PyExc_NotImplementedError},
+        {PTREG_ERR_RUNTIME, "ptreg.ComputationError", "An algorithm could not produce a result.",
+         &PyExc_RuntimeError},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        PyObject *bases = PyTuple_Pack(2, error_base, *kinds[i].builtin);
+        PyObject *type = bases ? PyErr_NewExceptionWithDoc(kinds[i].name, kinds[i].doc, bases, NULL) : NULL;
+        Py_XDECREF(bases);
+        if (!type || PyModule_AddObjectRef(m, strchr(kinds[i].name, '.') + 1, type) < 0)
+            return -1;
+        error_types[kinds[i].status] = type;
+    }
+    return 0;
+}
+
+PyMODINIT_FUNC PyInit__core(void)
+{
+    PyObject *m = PyModule_Create(&module);
+    if (!m)
+        return NULL;
+    if (add_errors(m) < 0 || PyModule_AddIntConstant(m, "FPFH_BINS", PTREG_FPFH_BINS) < 0 ||
+        PyModule_AddIntConstant(m, "PFH_BINS", PTREG_PFH_BINS) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,283 @@
+"""ptreg's Python package against the library: every call compared with the
+CLI on the same files (the same bits: both are the same library), known poses
+recovered, the errors, zero-copy input, the GIL released, the binding's
+overhead. PTREG_CLI names the ptreg program (tests/cli/python.sh sets it)."""
+
+import json
+import os
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import ptreg
+
+CLI = os.environ.get("PTREG_CLI", os.path.join(os.path.dirname(__file__), "..", "..", "build", "ptreg"))
+
+
+def cli(*args):
+    run = subprocess.run([CLI, *map(str, args)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def cli_json(*args):
+    return json.loads(cli(*args, "--json"))
+
+
+@pytest.fixture(scope="module")
+def scene(tmp_path_factory):
+    """The built-in aircraft: a 20k-point model with normals, a 15k-point scan
+    of it in a known pose (5 degrees), the truth."""
+    d = tmp_path_factory.mktemp("scene")
+    cli("synth", "--shape", "aircraft", "--model", d / "model.ply", "--model-points", 20000, "-o", d / "scan.ply",
+        "--points", 15000, "--max-angle", 5, "--noise", 0.001, "--truth", d / "truth.txt", "--seed", 3)
+    return d
+
+
+def rotation_error_deg(a, b):
+    r = a[:3, :3].T @ b[:3, :3]
+    return np.degrees(np.arccos(np.clip((np.trace(r) - 1) / 2, -1, 1)))
+
+
+# ---- the package ---------------------------------------------------------------
+
+def test_version_and_devices():
+    assert ptreg.__version__ == ptreg.version() == cli("--version").split()[1]
+    devs = ptreg.devices()
+    assert any(d["device"] == "cpu" for d in devs)
+    assert all({"device", "name", "is_gpu", "memory_bytes"} <= set(d) for d in devs)
+
+
+def test_threads():
+    before = ptreg.get_num_threads()
+    ptreg.set_num_threads(1)
+    assert ptreg.get_num_threads() == 1
+    ptreg.set_num_threads(0)
+    assert ptreg.get_num_threads() == before
+    with pytest.raises(ValueError):
+        ptreg.set_num_threads(-1)
+
+
+def test_every_public_name_documented():
+    for name in ptreg.__all__:
+        obj = getattr(ptreg, name)
+        assert obj.__doc__ and obj.__doc__.strip(), name
+
+
+# ---- files ---------------------------------------------------------------------
+
+def test_cloud_round_trip(tmp_path):
+    rng = np.random.default_rng(1)
+    pts = rng.normal(size=(500, 3)).astype(np.float32)
+    nrm = rng.normal(size=(500, 3)).astype(np.float32)
+    for name, ascii_ in (("c.ply", False), ("c.pcd", True), ("c.xyz", False)):
+        ptreg.write_cloud(tmp_path / name, pts, nrm, ascii=ascii_)
+        back = ptreg.read_cloud(tmp_path / name)
+        assert back.points.dtype == np.float32 and back.points.shape == (500, 3)
+        np.testing.assert_allclose(back.points, pts, rtol=1e-6 if name.endswith("xyz") else 0)
+        np.testing.assert_allclose(back.normals, nrm, rtol=1e-6 if name.endswith("xyz") else 0)
+    points, normals, dropped = ptreg.read_cloud(tmp_path / "c.ply")  # a tuple too
+    assert dropped == 0 and normals is not None
+
+
+def test_transform_and_volume_round_trip(tmp_path):
+    T = np.eye(4)
+    T[:3, 3] = [1.5, -2, 0.25]
+    ptreg.write_transform(tmp_path / "T.txt", T)
+    np.testing.assert_array_equal(ptreg.read_transform(tmp_path / "T.txt"), T)
+    vol = np.arange(4 * 5 * 6, dtype=np.uint16).reshape(6, 5, 4)  # [z, y, x]
+    ptreg.write_volume(tmp_path / "v.nrrd", vol, spacing=(0.5, 1, 2), origin=(1, 2, 3))
+    back = ptreg.read_volume(tmp_path / "v.nrrd")
+    np.testing.assert_array_equal(back.data, vol)
+    assert back.spacing == (0.5, 1.0, 2.0) and back.origin == (1.0, 2.0, 3.0)
+    vol.tofile(tmp_path / "raw_4x5x6_u16.raw")
+    np.testing.assert_array_equal(ptreg.read_volume(tmp_path / "raw_4x5x6_u16.raw").data, vol)
+    np.testing.assert_array_equal(ptreg.read_volume(tmp_path / "raw_4x5x6_u16.raw", dims=(4, 5, 6),
+                                                    dtype="u16").data, vol)
+
+
+def test_errors(tmp_path):
+    with pytest.raises(ptreg.FileError) as e:
+        ptreg.read_cloud(tmp_path / "missing.ply")
+    assert "missing.ply" in str(e.value) and isinstance(e.value, OSError) and e.value.status == "i/o error"
+    bad = tmp_path / "bad.ply"
+    bad.write_bytes(b"ply\nformat ascii 1.0\nelement vertex 1000000000\nproperty float x\nend_header\n1 2 3\n")
+    with pytest.raises(ptreg.FormatError) as e:
+        ptreg.read_cloud(bad)
+    assert "bad.ply" in str(e.value)
+    pts = np.zeros((10, 3), dtype=np.float32)
+    with pytest.raises(ValueError, match="method"):
+        ptreg.icp(pts, pts, method="nope")
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        ptreg._core.icp(pts, pts, None, None, bogus=1)
+    with pytest.raises(ValueError, match="kernel_scale"):
+        ptreg.icp(pts, pts, kernel="huber")
+    with pytest.raises(ptreg.ArgumentError) as e:
+        ptreg.icp(pts, pts, max_iter=-5)
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(ValueError, match=r"\(N, 3\)"):
+        ptreg.icp(np.zeros((10, 2)), pts)
+    with pytest.raises(ValueError, match="device"):
+        ptreg.icp(pts, pts, device="tpu")
+
+
+# ---- input handling ------------------------------------------------------------
+
+def test_zero_copy_and_conversion(scene):
+    model = ptreg.read_cloud(scene / "model.ply").points
+    assert ptreg._points(model) is model  # C-contiguous float32: passed as it is
+    as64 = model.astype(np.float64)  # Open3D's np.asarray(pcd.points)
+    assert ptreg._points(as64) is not as64
+    strided = np.asfortranarray(model)
+    scan = ptreg.read_cloud(scene / "scan.ply").points
+    a = ptreg.icp(scan, model, max_iter=10)
+    b = ptreg.icp(scan.astype(np.float64), strided, max_iter=10)
+    np.testing.assert_array_equal(a.transformation, b.transformation)
+
+
+# ---- registration -------------------------------------------------------------
+
+@pytest.mark.parametrize("method", ["point", "plane", "symmetric", "gicp"])
+def test_icp_equals_cli(scene, method, tmp_path):
+    """The binding passes every option through: the CLI's transform, bit for
+    bit (its -t file holds 17 digits; its JSON 15)."""
+    scan, model = ptreg.read_cloud(scene / "scan.ply"), ptreg.read_cloud(scene / "model.ply")
+    # with --normal-k the CLI estimates both clouds' normals, as the call does
+    r = ptreg.icp(scan.points, model.points, method=method, max_dist=0.1, max_iter=40, normal_k=12)
+    ref = cli_json("icp", scene / "scan.ply", scene / "model.ply", "--method", method, "--max-dist", 0.1,
+                   "--max-iter", 40, "--normal-k", 12, "--truth", scene / "truth.txt", "-t", tmp_path / "T.txt")
+    np.testing.assert_array_equal(r.transformation, ptreg.read_transform(tmp_path / "T.txt"))
+    assert r.iterations == ref["iterations"] and r.pairs == ref["pairs"]
+    assert r.fitness == pytest.approx(ref["fitness"], rel=1e-14) and r.rmse == pytest.approx(ref["rmse"], rel=1e-14)
+    assert ref["rotation_error_deg"] < 0.5
+    assert r.stop_reason == ref["stop_reason"] and r.mse.shape == (r.iterations + 1,)
+
+
+def test_icp_kernel_lm_init_and_index(scene, tmp_path):
+    scan, model = ptreg.read_cloud(scene / "scan.ply"), ptreg.read_cloud(scene / "model.ply")
+    truth = ptreg.read_transform(scene / "truth.txt")
+    r = ptreg.icp(scan.points, model.points, method="plane", kernel="huber", kernel_scale=0.01, lm=1e-3,
+                  target_normals=model.normals, init=np.eye(4))
+    assert rotation_error_deg(r.transformation, truth) < 0.5
+    index = ptreg.ModelIndex(model.points)
+    assert index.info.has_delaunay and index.points.shape == model.points.shape
+    index.save(tmp_path / "m.pti")
+    loaded = ptreg.ModelIndex.load(tmp_path / "m.pti")
+    plain = ptreg.icp(scan.points, model.points, nn="kdtree")
+    for idx in (index, loaded):
+        for nn in ("kdtree", "delaunay-pnnopt"):
+            np.testing.assert_array_equal(ptreg.icp(scan.points, idx, nn=nn).transformation, plain.transformation)
+    (tmp_path / "junk.pti").write_bytes(b"not an index")
+    with pytest.raises(ptreg.FormatError):
+        ptreg.ModelIndex.load(tmp_path / "junk.pti")
+
+
+def test_register_recovers_a_rotation(scene):
+    model = ptreg.read_cloud(scene / "model.ply").points
+    rng = np.random.default_rng(7)
+    q = rng.normal(size=4)
+    q /= np.linalg.norm(q)
+    w, x, y, z = q
+    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    moved = model @ R.T + np.array([0.3, -0.2, 0.1])
+    r = ptreg.register(moved, model)
+    T = r.transformation
+    assert rotation_error_deg(T, np.block([[R.T, (-R.T @ [0.3, -0.2, 0.1])[:, None]], [np.zeros((1, 3)), 1]])) < 1
+    assert r.fitness > 0.9 and r.matches > 0 and r.time_ms > 0
+
+
+def test_emicp(scene):
+    scan = ptreg.read_cloud(scene / "scan.ply").points[::15]
+    model = ptreg.read_cloud(scene / "model.ply").points[::20]
+    r = ptreg.emicp(scan, model)
+    ref = cli_json("emicp", scene / "scan.ply", scene / "model.ply", "--truth", scene / "truth.txt")
+    assert r.iterations > 0 and r.precision == "fp32" and r.gpts > 0
+    assert ref["rotation_error_deg"] < 2
+
+
+# ---- features ------------------------------------------------------------------
+
+def test_normals_and_fpfh_equal_cli(scene, tmp_path):
+    model = ptreg.read_cloud(scene / "model.ply").points
+    n, curv = ptreg.normals(model, k=15, curvature=True)
+    cli("normals", scene / "model.ply", "-k", 15, "-o", tmp_path / "n.ply")
+    ref = ptreg.read_cloud(tmp_path / "n.ply")
+    np.testing.assert_array_equal(n, ref.normals)
+    assert curv.shape == (len(model),) and np.all((curv >= 0) & (curv <= 1 / 3 + 1e-6))
+    f = ptreg.fpfh(model, n, k=0, radius=0.05)
+    cli("fpfh", tmp_path / "n.ply", "--radius", 0.05, "-o", tmp_path / "f.npy")
+    np.testing.assert_array_equal(f, np.load(tmp_path / "f.npy"))
+    p = ptreg.pfh(model[:2000], n[:2000], k=10)
+    assert p.shape == (2000, 125)
+    down = ptreg.voxel_downsample(model, 0.05, normals=n)
+    cli("convert", scene / "model.ply", "--voxel", 0.05, "-o", tmp_path / "d.ply")
+    np.testing.assert_array_equal(down.points, ptreg.read_cloud(tmp_path / "d.ply").points)
+    assert np.allclose(np.linalg.norm(down.normals, axis=1), 1, atol=1e-5)
+
+
+def test_harris3d_finds_a_cubes_corners():
+    vol = np.zeros((32, 32, 32), dtype=np.uint8)
+    vol[8:24, 8:24, 8:24] = 200
+    r = ptreg.harris3d(vol, window=5, threshold=0.1, min_distance=3, scores=True)
+    corners = {(x, y, z) for x in (8, 23) for y in (8, 23) for z in (8, 23)}
+    found = {(int(k["x"]), int(k["y"]), int(k["z"])) for k in r.keypoints}
+    near = sum(any(max(abs(a - b) for a, b in zip(c, f)) <= 2 for f in found) for c in corners)
+    assert near == 8, found
+    assert r.scores.shape == vol.shape and r.max_score == pytest.approx(float(r.scores.max()))
+    assert np.all(np.diff(r.keypoints["score"]) <= 0)
+
+
+def test_lddmm_and_warp():
+    rng = np.random.default_rng(2)
+    q0 = rng.uniform(-1, 1, size=(40, 3))
+    target = q0 + 0.2 * np.sin(q0[:, [1, 2, 0]])
+    r = ptreg.lddmm(q0, target, sigma=0.8, time_points=10, max_iter=200)
+    assert r.avg_distance_after < 0.2 * r.avg_distance_before
+    np.testing.assert_allclose(r.warp(q0), r.q1, atol=1e-9)
+    moved = ptreg.warp(q0, r.p0, q0[:5], sigma=0.8, time_points=10)
+    np.testing.assert_allclose(moved, r.q1[:5], atol=1e-9)
+    with pytest.raises(ValueError, match="40 template"):
+        ptreg.lddmm(q0, target[:30])
+
+
+# ---- the GIL and the overhead ------------------------------------------------
+
+def test_gil_released(scene):
+    """While a registration runs in one thread, another keeps running Python."""
+    scan, model = ptreg.read_cloud(scene / "scan.ply").points, ptreg.read_cloud(scene / "model.ply").points
+    done = threading.Event()
+    result = {}
+
+    def work():
+        result["r"] = ptreg.icp(scan, model, method="gicp", max_iter=200, tol=0)
+        done.set()
+
+    t = threading.Thread(target=work)
+    start = time.perf_counter()
+    t.start()
+    ticks = 0
+    while not done.is_set():
+        ticks += 1
+    t.join()
+    elapsed = time.perf_counter() - start
+    # with the GIL held for the call this thread would get almost no turns
+    assert ticks > 1000 and elapsed > 0.01, (ticks, elapsed)
+    assert result["r"].iterations == 200
+
+
+def test_binding_overhead(scene):
+    """The Python call adds at most 5% to the library's time at 30k points."""
+    model = ptreg.read_cloud(scene / "model.ply").points
+    scan = np.ascontiguousarray(np.concatenate([ptreg.read_cloud(scene / "scan.ply").points] * 2)[:30000])
+    ratios = []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        r = ptreg.icp(scan, model, max_iter=30, tol=0)
+        wall = (time.perf_counter() - t0) * 1e3
+        ratios.append((wall - r.time_ms) / r.time_ms)
+    assert np.median(ratios) < 0.05, ratios
