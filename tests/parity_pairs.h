@@ -60,7 +60,7 @@ static int cpu_sums(const double *rows, size_t n, const float *cols, size_t m, d
     if (ptreg_pair_plan_create(cols, m, &o, &plan, NULL))
         return -1;
     int rc = ptreg_pair_gauss(plan, rows, n, scale, out, out + n, out + 2 * n, NULL) ? -1 : 0;
-    ptreg_pair_plan_free(plan);
+    ptreg_pair_plan_destroy(plan);
     return rc;
 }
 

@@ -62,11 +62,7 @@ static int stats_consistent(const ptreg_walk_stats *s, size_t nq)
            s->fallbacks <= nq && (top < PTREG_WALK_HISTOGRAM - 1 ? s->steps == least_steps : 1);
 }
 
-static const char *search_name(ptreg_index_search s)
-{
-    static const char *const names[] = {"kdtree", "walk-fixed", "walk-kdann", "walk-seed"};
-    return names[s];
-}
+static const char *search_name(ptreg_nn_method s) { return ptreg_nn_method_name(s); }
 
 /* Every search of an index with a graph, on every ISA, equals the
  * reference; a walk seeded by the answers takes no step. */
@@ -80,21 +76,21 @@ static void check_walks(const char *what, const ptreg_model_index *idx, const re
     for (int isa = 0; isa <= best_isa; isa++) {
         ptreg_cpu_set_isa(isa);
         const char *isa_name = ptreg_isa_name((ptreg_isa)isa);
-        for (int s = PTREG_SEARCH_KDTREE; s <= PTREG_SEARCH_WALK_SEED; s++)
-            for (int seeds = 0; seeds < (s == PTREG_SEARCH_WALK_SEED ? 4 : 1); seeds++) {
+        for (int s = PTREG_NN_KDTREE; s <= PTREG_NN_DELAUNAY_PNN; s++)
+            for (int seeds = 0; seeds < (s == PTREG_NN_DELAUNAY_PNN ? 4 : 1); seeds++) {
                 /* seeds: none, the answers, arbitrary points, "no neighbour" */
                 for (size_t i = 0; i < nq; i++)
                     seed[i] = seeds == 1 ? ref->index[i] : seeds == 2 ? (uint32_t)((i * 7919u) % m) : PTREG_NO_NEIGHBOR;
-                ptreg_status st = ptreg_model_index_nearest(idx, q, nq, (ptreg_index_search)s, seeds ? seed : NULL,
+                ptreg_status st = ptreg_model_index_nearest(idx, q, nq, (ptreg_nn_method)s, seeds ? seed : NULL,
                                                             got, d2, &stats, NULL);
                 CHECK_MSG(st == PTREG_OK, "%s: %s failed", what, search_name(s));
                 size_t bad = count_wrong(ref, got, d2, nq);
                 CHECK_MSG(bad == 0, "%s: %s (%s, seeds %d) differs on %zu of %zu queries", what, search_name(s),
                           isa_name, seeds, bad, nq);
-                if (s != PTREG_SEARCH_KDTREE)
+                if (s != PTREG_NN_KDTREE)
                     CHECK_MSG(stats_consistent(&stats, nq), "%s: %s (%s) statistics inconsistent", what,
                               search_name(s), isa_name);
-                if (s == PTREG_SEARCH_WALK_SEED && seeds == 1)
+                if (s == PTREG_NN_DELAUNAY_PNN && seeds == 1)
                     CHECK_MSG(stats.steps == 0, "%s: walks from the answers took %llu steps", what,
                               (unsigned long long)stats.steps);
             }
@@ -114,10 +110,10 @@ static void check_no_graph(const char *what, const ptreg_model_index *idx, const
     uint32_t *got = malloc(nq * sizeof *got);
     float *d2 = malloc(nq * sizeof *d2);
     ptreg_error err;
-    CHECK(ptreg_model_index_nearest(idx, q, nq, PTREG_SEARCH_WALK_KDANN, NULL, got, d2, NULL, &err) ==
+    CHECK(ptreg_model_index_nearest(idx, q, nq, PTREG_NN_DELAUNAY_KDANN, NULL, got, d2, NULL, &err) ==
           PTREG_ERR_UNSUPPORTED);
     CHECK(strstr(err.message, "no Delaunay graph") != NULL);
-    CHECK(ptreg_model_index_nearest(idx, q, nq, PTREG_SEARCH_KDTREE, NULL, got, d2, NULL, &err) == PTREG_OK);
+    CHECK(ptreg_model_index_nearest(idx, q, nq, PTREG_NN_KDTREE, NULL, got, d2, NULL, &err) == PTREG_OK);
     CHECK_MSG(count_wrong(ref, got, d2, nq) == 0, "%s: k-d tree of a graphless index differs", what);
     free(got), free(d2);
 }
@@ -199,9 +195,9 @@ static void test_far_queries_and_threads(void)
     float *d1 = malloc(nq * 4), *d2 = malloc(nq * 4);
     ptreg_walk_stats s1, s2;
     ptreg_set_num_threads(1);
-    CHECK(ptreg_model_index_nearest(idx, q, nq, PTREG_SEARCH_WALK_FIXED, NULL, i1, d1, &s1, NULL) == PTREG_OK);
+    CHECK(ptreg_model_index_nearest(idx, q, nq, PTREG_NN_DELAUNAY_ZERO, NULL, i1, d1, &s1, NULL) == PTREG_OK);
     ptreg_set_num_threads(2);
-    CHECK(ptreg_model_index_nearest(idx, q, nq, PTREG_SEARCH_WALK_FIXED, NULL, i2, d2, &s2, NULL) == PTREG_OK);
+    CHECK(ptreg_model_index_nearest(idx, q, nq, PTREG_NN_DELAUNAY_ZERO, NULL, i2, d2, &s2, NULL) == PTREG_OK);
     ptreg_set_num_threads(0);
     CHECK(count_wrong(&ref, i1, d1, nq) == 0);
     CHECK(memcmp(i1, i2, nq * 4) == 0 && memcmp(d1, d2, nq * 4) == 0);

@@ -203,12 +203,12 @@ typedef struct nn_answer {
     ptreg_walk_stats stats;
 } nn_answer;
 
-static ptreg_index_search search_of(parity_op op)
+static ptreg_nn_method search_of(parity_op op)
 {
-    return op == OP_KDTREE ? PTREG_SEARCH_KDTREE
-           : op == OP_WALK_FIXED ? PTREG_SEARCH_WALK_FIXED
-           : op == OP_WALK_KDANN ? PTREG_SEARCH_WALK_KDANN
-                                 : PTREG_SEARCH_WALK_SEED;
+    return op == OP_KDTREE ? PTREG_NN_KDTREE
+           : op == OP_WALK_FIXED ? PTREG_NN_DELAUNAY_ZERO
+           : op == OP_WALK_KDANN ? PTREG_NN_DELAUNAY_KDANN
+                                 : PTREG_NN_DELAUNAY_PNN;
 }
 
 /* Seeds for the seeded cases: arbitrary points (the answer must not

@@ -50,15 +50,21 @@ static void same_answers(const ptreg_model_index *a, const ptreg_model_index *b,
     float *da = malloc(nq * 4), *db = malloc(nq * 4);
     ptreg_model_index_info info;
     ptreg_model_index_get_info(a, &info);
-    int last = info.has_delaunay ? PTREG_SEARCH_WALK_SEED : PTREG_SEARCH_KDTREE;
-    for (int s = PTREG_SEARCH_KDTREE; s <= last; s++) {
+    /* every method, brute force to the walks, on both: the k-d tree's answers */
+    uint32_t *ref = malloc(nq * 4);
+    float *ref_d = malloc(nq * 4);
+    CHECK(ptreg_model_index_nearest(a, q, nq, PTREG_NN_KDTREE, NULL, ref, ref_d, NULL, NULL) == PTREG_OK);
+    int last = info.has_delaunay ? PTREG_NN_DELAUNAY_PNNOPT : PTREG_NN_KDTREE;
+    for (int s = PTREG_NN_BRUTE; s <= last; s++) {
         ptreg_walk_stats sa, sb;
-        CHECK(ptreg_model_index_nearest(a, q, nq, (ptreg_index_search)s, NULL, ia, da, &sa, NULL) == PTREG_OK);
-        CHECK(ptreg_model_index_nearest(b, q, nq, (ptreg_index_search)s, NULL, ib, db, &sb, NULL) == PTREG_OK);
+        CHECK(ptreg_model_index_nearest(a, q, nq, (ptreg_nn_method)s, NULL, ia, da, &sa, NULL) == PTREG_OK);
+        CHECK(ptreg_model_index_nearest(b, q, nq, (ptreg_nn_method)s, NULL, ib, db, &sb, NULL) == PTREG_OK);
         CHECK_MSG(memcmp(ia, ib, nq * 4) == 0 && memcmp(da, db, nq * 4) == 0 && memcmp(&sa, &sb, sizeof sa) == 0,
-                  "%s: search %d answers differently after loading", what, s);
+                  "%s: %s answers differently after loading", what, ptreg_nn_method_name((ptreg_nn_method)s));
+        CHECK_MSG(memcmp(da, ref_d, nq * 4) == 0, "%s: %s's distances are not the k-d tree's", what,
+                  ptreg_nn_method_name((ptreg_nn_method)s));
     }
-    free(q), free(ia), free(ib), free(da), free(db);
+    free(q), free(ia), free(ib), free(da), free(db), free(ref), free(ref_d);
 }
 
 static void check_round_trip(const char *what, const float *t, size_t m, const ptreg_index_options *opt,
@@ -230,8 +236,8 @@ static int refused_or_harmless(const unsigned char *buf, size_t size, const char
     if (st == PTREG_OK) {
         size_t n;
         ptreg_model_index_points(idx, &n);
-        for (int s = PTREG_SEARCH_KDTREE; s <= PTREG_SEARCH_WALK_SEED; s++)
-            if (ptreg_model_index_nearest(idx, q, nq, (ptreg_index_search)s, NULL, nearest, d2, NULL, NULL) ==
+        for (int s = PTREG_NN_KDTREE; s <= PTREG_NN_DELAUNAY_PNN; s++)
+            if (ptreg_model_index_nearest(idx, q, nq, (ptreg_nn_method)s, NULL, nearest, d2, NULL, NULL) ==
                 PTREG_OK)
                 for (size_t j = 0; j < nq; j++)
                     CHECK_MSG(nearest[j] < n, "%s: search %d answered %u", what, s, nearest[j]);

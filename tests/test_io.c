@@ -815,10 +815,11 @@ static void test_format_names(void)
     CHECK(ptreg_format_from_path("x.vtk") == PTREG_FORMAT_VTK);
     CHECK(ptreg_format_from_path("dir.ply/x") == PTREG_FORMAT_AUTO);
     CHECK(ptreg_format_from_path("x.obj") == PTREG_FORMAT_AUTO);
-    CHECK(ptreg_format_parse("csv") == PTREG_FORMAT_XYZ);
-    CHECK(ptreg_format_parse("nope") == PTREG_FORMAT_AUTO);
-    for (int f = PTREG_FORMAT_AUTO; f <= PTREG_FORMAT_EPOS; f++)
-        CHECK(ptreg_format_parse(ptreg_format_name((ptreg_format)f)) == (ptreg_format)f);
+    ptreg_format parsed = PTREG_FORMAT_AUTO;
+    CHECK(ptreg_format_parse("csv", &parsed) == 0 && parsed == PTREG_FORMAT_XYZ);
+    CHECK(ptreg_format_parse("nope", &parsed) == -1 && parsed == PTREG_FORMAT_XYZ);
+    for (int f = PTREG_FORMAT_PLY; f <= PTREG_FORMAT_EPOS; f++)
+        CHECK(ptreg_format_parse(ptreg_format_name((ptreg_format)f), &parsed) == 0 && parsed == (ptreg_format)f);
 }
 
 int main(void)

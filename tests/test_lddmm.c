@@ -184,7 +184,7 @@ static void test_ellipse_to_circle(void)
     double cut = r.avg_distance_before / r.avg_distance_after;
     printf("ellipse -> circle: avg distance %.4g -> %.4g (%.0f-fold), objective %.4g, %d iterations, %d "
            "evaluations (%s)\n",
-           r.avg_distance_before, r.avg_distance_after, cut, r.objective, r.iterations, r.evaluations, r.stop_reason);
+           r.avg_distance_before, r.avg_distance_after, cut, r.objective, r.iterations, r.evaluations, r.stop_detail);
     CHECK_MSG(cut >= 100, "average distance cut only %.1f-fold", cut);
     for (size_t i = 0; i < 3 * n; i += 3)
         CHECK(r.q1[i + 2] == 0 && r.p0[i + 2] == 0); /* stays in the plane */
@@ -223,7 +223,7 @@ static void test_shared_pair(const char *data)
     CHECK(ptreg_lddmm_register(q0, target, 80, NULL, &o, &r, NULL) == PTREG_OK);
     double cut = r.avg_distance_before / r.avg_distance_after;
     printf("shared 80 <-> 80: avg distance %.4g -> %.4g (%.0f-fold), objective %.4g, %d iterations (%s)\n",
-           r.avg_distance_before, r.avg_distance_after, cut, r.objective, r.iterations, r.stop_reason);
+           r.avg_distance_before, r.avg_distance_after, cut, r.objective, r.iterations, r.stop_detail);
     CHECK_MSG(cut >= 100, "average distance cut only %.1f-fold", cut);
     ptreg_lddmm_result_free(&r);
     ptreg_cloud_free(&ct);

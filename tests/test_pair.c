@@ -306,7 +306,7 @@ static void test_plan_reuse(void)
         free(a);
         free(ad);
     }
-    ptreg_pair_plan_free(plan);
+    ptreg_pair_plan_destroy(plan);
     free(b);
 }
 

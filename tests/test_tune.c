@@ -179,7 +179,7 @@ static void test_pair(void)
     for (size_t i = 0; i < r.count; i++)
         CHECK_MSG(r.candidates[i].passed, "candidate %zu failed its check (error %g)", i, r.candidates[i].error);
     ptreg_tune_result_free(&r);
-    ptreg_tune_pair_job_free(job);
+    ptreg_tune_pair_job_destroy(job);
     CHECK(ptreg_tune_pair_job_create(3, PTREG_PRECISION_FP32, &job, NULL) == PTREG_ERR_ARG);
 }
 
@@ -206,7 +206,7 @@ static void test_features(void)
             CHECK_MSG(r.candidates[i].passed && r.candidates[i].error == 0.0, "%s candidate %zu: error %g",
                       s.kernel, i, r.candidates[i].error);
         ptreg_tune_result_free(&r);
-        ptreg_tune_feature_job_free(job);
+        ptreg_tune_feature_job_destroy(job);
     }
 }
 
@@ -268,20 +268,20 @@ static void test_device_spaces(void)
     CHECK(ptreg_tune_pair_device_job_create(&gpu->device, 300, PTREG_PRECISION_FP32, &pair, NULL) == PTREG_OK);
     ptreg_tune_space_pair_device(&s);
     check_device_space(&s, gpu, &m, ptreg_tune_pair_device_measure, pair, 1e-5);
-    ptreg_tune_pair_device_job_free(pair);
+    ptreg_tune_pair_device_job_destroy(pair);
     /* Harris's four methods: the CPU's scores, every one */
     ptreg_tune_feature_job *feat;
     CHECK(ptreg_tune_feature_job_create(1, 24, &feat, NULL) == PTREG_OK);
     CHECK(ptreg_tune_feature_job_on(feat, &gpu->device, NULL) == PTREG_OK);
     ptreg_tune_space_harris_device(&s);
     check_device_space(&s, gpu, &m, ptreg_tune_feature_measure, feat, 0.0);
-    ptreg_tune_feature_job_free(feat);
+    ptreg_tune_feature_job_destroy(feat);
     /* FPFH's work-groups: the device default's bits, every one */
     CHECK(ptreg_tune_feature_job_create(0, 600, &feat, NULL) == PTREG_OK);
     CHECK_MSG(ptreg_tune_feature_job_on(feat, &gpu->device, &err) == PTREG_OK, "%s", err.message);
     ptreg_tune_space_fpfh_device(&s);
     check_device_space(&s, gpu, &m, ptreg_tune_feature_measure, feat, 0.0);
-    ptreg_tune_feature_job_free(feat);
+    ptreg_tune_feature_job_destroy(feat);
     /* LDDMM's knobs: gradients within 1e-5 of the CPU's */
     if (!gpu->fp64) {
         printf("%s has no fp64: lddmm's device space is not run\n", m.name);
@@ -292,7 +292,7 @@ static void test_device_spaces(void)
               "%s", err.message);
     ptreg_tune_space_lddmm_device(&s);
     check_device_space(&s, gpu, &m, ptreg_tune_lddmm_device_measure, lddmm, 1e-5);
-    ptreg_tune_lddmm_device_job_free(lddmm);
+    ptreg_tune_lddmm_device_job_destroy(lddmm);
 }
 
 int main(void)

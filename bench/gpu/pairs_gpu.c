@@ -353,7 +353,7 @@ static void study_row(report *rep, const landmarks *l, const ptreg_device *devic
     if (cpu_s > 0)
         snprintf(vs, sizeof vs, "%.1f", cpu_s / *seconds);
     out(rep, "| %zu | %s | %.2f | %d | %d | %.4g -> %.3g | %.6g | %s | %s |\n", l->n, name, *seconds, r.iterations,
-        r.evaluations, r.avg_distance_before, r.avg_distance_after, r.objective, r.stop_reason, vs);
+        r.evaluations, r.avg_distance_before, r.avg_distance_after, r.objective, r.stop_detail, vs);
     json_row(rep, "\"kind\": \"lddmm_study\", \"n\": %zu, \"device\": \"%s\", \"seconds\": %.6g, \"iterations\": %d, "
                   "\"evaluations\": %d, \"objective\": %.9g",
              l->n, name, *seconds, r.iterations, r.evaluations, r.objective);

@@ -46,6 +46,25 @@ typedef struct ptreg_error {
     char message[PTREG_ERROR_MESSAGE_MAX];
 } ptreg_error;
 
+/* Why an iterative method stopped: one list for every method (ICP, EM-ICP,
+ * LDDMM's L-BFGS, batch). */
+typedef enum ptreg_stop_reason {
+    PTREG_STOP_CONVERGED = 0,   /* the drop in MSE fell below tol */
+    PTREG_STOP_MAX_ITERATIONS,  /* ran max_iter updates */
+    PTREG_STOP_TOO_FEW_PAIRS,   /* fewer than 3 correspondences survived the filters */
+    PTREG_STOP_DEGENERATE,      /* the pairs do not fix a unique rotation (or, by Gauss-Newton, motion) */
+    PTREG_STOP_SIGMA_FINAL,     /* EM-ICP: the annealed sigma^2 reached its final value */
+    PTREG_STOP_RELATIVE_CHANGE, /* Open3D's test: fitness and RMSE both changed by less than asked */
+    PTREG_STOP_SMALL_STEP,      /* PCL's transformation epsilon: the last step was that small */
+    PTREG_STOP_GRADIENT,        /* L-BFGS: the gradient fell below gtol (relative) */
+    PTREG_STOP_OBJECTIVE_CHANGE, /* L-BFGS: the objective fell by less than ftol (relative) over 10 steps */
+    PTREG_STOP_NO_PROGRESS      /* L-BFGS: already at a minimum, or the line search found no lower
+                                 * point (rounding; the result's stop_detail says which) */
+} ptreg_stop_reason;
+
+/* "converged", "max_iterations", ..., "no_progress"; "unknown" for another value. */
+PTREG_API const char *ptreg_stop_reason_name(ptreg_stop_reason reason);
+
 PTREG_API const char *ptreg_version(void);
 PTREG_API const char *ptreg_status_string(ptreg_status status);
 PTREG_API void ptreg_error_clear(ptreg_error *err);
@@ -109,7 +128,7 @@ PTREG_API size_t ptreg_voxel_size(ptreg_voxel_type type);
 /* "u8", "i8", "u16", "i16", "u32", "i32", "f32", "f64". */
 PTREG_API const char *ptreg_voxel_type_name(ptreg_voxel_type type);
 /* Parses those names and the C/NRRD spellings (uint8, uchar, unsigned char,
- * int16, short, float, double ...). Returns 0 when the name is unknown. */
+ * int16, short, float, double ...). Returns -1 when the name is unknown. */
 PTREG_API int ptreg_voxel_type_parse(const char *name, ptreg_voxel_type *type);
 
 /* A volume: voxel (x, y, z) is element x + nx * (y + ny * z) of data (x

@@ -13,38 +13,7 @@
 extern "C" {
 #endif
 
-/* Nearest-neighbour methods, all exact (the same answers, bit for bit).
- * The Delaunay walks (the aerial-refuelling study's method) need the
- * model's Delaunay graph, built once in a model index; they differ in where
- * each walk starts. */
-typedef enum ptreg_nn_method {
-    PTREG_NN_AUTO = 0,        /* the index's measured choice (ptreg_model_index_tune) when it has
-                                 one; else pnnopt with a graph, else the k-d tree (brute force if tiny) */
-    PTREG_NN_BRUTE,
-    PTREG_NN_KDTREE,
-    PTREG_NN_DELAUNAY_ZERO,   /* from a fixed point: the one nearest the model's centroid */
-    PTREG_NN_DELAUNAY_KDANN,  /* from the best point of the leaf the tree's descent reaches */
-    PTREG_NN_DELAUNAY_PNN,    /* from the last iteration's answer (the fixed point at first) */
-    PTREG_NN_DELAUNAY_PNNOPT  /* kdann in the first iteration, pnn after */
-} ptreg_nn_method;
 
-PTREG_API const char *ptreg_nn_method_name(ptreg_nn_method method);
-/* Returns -1 for an unknown name. */
-PTREG_API int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method);
-/* Whether the method walks a Delaunay graph (needs a model index's graph). */
-PTREG_API int ptreg_nn_method_is_delaunay(ptreg_nn_method method);
-
-typedef enum ptreg_stop_reason {
-    PTREG_STOP_CONVERGED = 0,   /* the drop in MSE fell below tol */
-    PTREG_STOP_MAX_ITERATIONS,  /* ran max_iter updates */
-    PTREG_STOP_TOO_FEW_PAIRS,   /* fewer than 3 correspondences survived the filters */
-    PTREG_STOP_DEGENERATE,      /* the pairs do not fix a unique rotation (or, by Gauss-Newton, motion) */
-    PTREG_STOP_SIGMA_FINAL,     /* EM-ICP: the annealed sigma^2 reached its final value */
-    PTREG_STOP_RELATIVE_CHANGE, /* Open3D's test: fitness and RMSE both changed by less than asked */
-    PTREG_STOP_SMALL_STEP       /* PCL's transformation epsilon: the last step was that small */
-} ptreg_stop_reason;
-
-PTREG_API const char *ptreg_stop_reason_name(ptreg_stop_reason reason);
 
 /* The backends ICP runs on (ptreg_device_resolve's mask): every one. */
 #define PTREG_ICP_BACKENDS                                                                              \

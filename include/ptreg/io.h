@@ -25,7 +25,7 @@ PTREG_API ptreg_format ptreg_format_from_path(const char *path);
 /* "ply", "pcd", "xyz", "vtk", "pos", "epos"; parses the same names (and
  * "csv", "txt"). */
 PTREG_API const char *ptreg_format_name(ptreg_format format);
-PTREG_API ptreg_format ptreg_format_parse(const char *name);
+PTREG_API int ptreg_format_parse(const char *name, ptreg_format *format); /* -1 when unknown */
 
 /* Reads a cloud. Points with a non-finite coordinate (including the NaN
  * points of organised PCD clouds) are dropped and counted in

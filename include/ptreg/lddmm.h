@@ -78,7 +78,9 @@ typedef struct ptreg_lddmm_result {
     double objective;
     int iterations;      /* L-BFGS iterations */
     int evaluations;     /* objective + gradient evaluations */
-    const char *stop_reason;
+    ptreg_stop_reason stop_reason; /* GRADIENT, OBJECTIVE_CHANGE, MAX_ITERATIONS (also when max_iter is 0)
+                                      or NO_PROGRESS */
+    const char *stop_detail;       /* liblbfgs's reason in words (static) */
     double avg_distance_before, max_distance_before; /* |q0 - target| */
     double avg_distance_after, max_distance_after;   /* |q1 - target| */
     double time_ms;

@@ -79,6 +79,28 @@ typedef struct ptreg_walk_stats {
  * for every registration against that model. */
 typedef struct ptreg_model_index ptreg_model_index;
 
+/* Nearest-neighbour methods, all exact (the same answers, bit for bit):
+ * ICP's choice and the model index's searches.
+ * The Delaunay walks (the aerial-refuelling study's method) need the
+ * model's Delaunay graph, built once in a model index; they differ in where
+ * each walk starts. */
+typedef enum ptreg_nn_method {
+    PTREG_NN_AUTO = 0,        /* the index's measured choice (ptreg_model_index_tune) when it has
+                                 one; else pnnopt with a graph, else the k-d tree (brute force if tiny) */
+    PTREG_NN_BRUTE,
+    PTREG_NN_KDTREE,
+    PTREG_NN_DELAUNAY_ZERO,   /* from a fixed point: the one nearest the model's centroid */
+    PTREG_NN_DELAUNAY_KDANN,  /* from the best point of the leaf the tree's descent reaches */
+    PTREG_NN_DELAUNAY_PNN,    /* from the last iteration's answer (the fixed point at first) */
+    PTREG_NN_DELAUNAY_PNNOPT  /* kdann in the first iteration, pnn after */
+} ptreg_nn_method;
+
+PTREG_API const char *ptreg_nn_method_name(ptreg_nn_method method);
+/* Returns -1 for an unknown name. */
+PTREG_API int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method);
+/* Whether the method walks a Delaunay graph (needs a model index's graph). */
+PTREG_API int ptreg_nn_method_is_delaunay(ptreg_nn_method method);
+
 typedef struct ptreg_index_options {
     int delaunay;  /* build the Delaunay graph (default 1) */
     int leaf_size; /* the k-d tree's (default: ptreg_kdtree_options_default) */
@@ -129,22 +151,17 @@ PTREG_API ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *index,
 /* The model's points, in their original order. */
 PTREG_API const float *ptreg_model_index_points(const ptreg_model_index *index, size_t *n);
 
-/* How ptreg_model_index_nearest searches; every way is exact and gives
- * the same bits. The walks follow the Delaunay graph from a start point,
- * each step to a neighbour closer to the query, until none is closer. */
-typedef enum ptreg_index_search {
-    PTREG_SEARCH_KDTREE = 0,  /* the k-d tree; seed[i] (if given) bounds the search first */
-    PTREG_SEARCH_WALK_FIXED,  /* walk from the model point nearest its centroid */
-    PTREG_SEARCH_WALK_KDANN,  /* from the best point of the leaf the tree's descent reaches */
-    PTREG_SEARCH_WALK_SEED    /* from seed[i] (PTREG_NO_NEIGHBOR or no seed: the fixed start) */
-} ptreg_index_search;
-
 /* Exact 1-NN of nq queries among the index's model points: nearest[i] is a
- * model index (original order), dist2[i] its squared distance. seed may be
+ * model index (original order), dist2[i] its squared distance. method:
+ * KDTREE (or AUTO; seed[i], if given, bounds each search first), BRUTE, or
+ * a walk of the Delaunay graph from the model point nearest its centroid
+ * (DELAUNAY_ZERO), the best point of the leaf the tree's descent reaches
+ * (DELAUNAY_KDANN), or seed[i] (DELAUNAY_PNN; without a seed the fixed
+ * start; DELAUNAY_PNNOPT: kdann without seeds, pnn with them). seed may be
  * NULL; stats (may be NULL) receives the walks' statistics. A walk on an
  * index without a graph is PTREG_ERR_UNSUPPORTED. OpenMP over queries. */
 PTREG_API ptreg_status ptreg_model_index_nearest(const ptreg_model_index *index, const float *queries, size_t nq,
-                                       ptreg_index_search search, const uint32_t *seed, uint32_t *nearest,
+                                       ptreg_nn_method method, const uint32_t *seed, uint32_t *nearest,
                                        float *dist2, ptreg_walk_stats *stats, ptreg_error *err);
 
 /* Writes the index atomically (temporary file + rename). */

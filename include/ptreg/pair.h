@@ -69,7 +69,7 @@ typedef struct ptreg_pair_plan ptreg_pair_plan;
 
 PTREG_API ptreg_status ptreg_pair_plan_create(const float *cols, size_t m, const ptreg_pair_options *opt,
                                     ptreg_pair_plan **plan, ptreg_error *err);
-PTREG_API void ptreg_pair_plan_free(ptreg_pair_plan *plan);
+PTREG_API void ptreg_pair_plan_destroy(ptreg_pair_plan *plan);
 /* The instruction set the plan's kernels run with: "avx512", "avx2" or "generic". */
 PTREG_API const char *ptreg_pair_plan_isa(const ptreg_pair_plan *plan);
 

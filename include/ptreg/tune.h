@@ -178,7 +178,7 @@ typedef struct ptreg_tune_pair_job ptreg_tune_pair_job;
 /* Inputs for the pair engine's candidates: n random rows and columns
  * (fixed seed), the reference sums (the built-in defaults' options). */
 PTREG_API ptreg_status ptreg_tune_pair_job_create(size_t n, int precision, ptreg_tune_pair_job **job, ptreg_error *err);
-PTREG_API void ptreg_tune_pair_job_free(ptreg_tune_pair_job *job);
+PTREG_API void ptreg_tune_pair_job_destroy(ptreg_tune_pair_job *job);
 /* ptreg_tune_measure_fn for the pair engine (error: the sums' normalised
  * distance from the reference's). */
 PTREG_API ptreg_status ptreg_tune_pair_measure(void *job, const double *point, int reps, double *seconds, double *error,
@@ -210,7 +210,7 @@ typedef struct ptreg_tune_pair_device_job ptreg_tune_pair_device_job;
  * same precision. */
 PTREG_API ptreg_status ptreg_tune_pair_device_job_create(const ptreg_device *device, size_t n, int precision,
                                                ptreg_tune_pair_device_job **job, ptreg_error *err);
-PTREG_API void ptreg_tune_pair_device_job_free(ptreg_tune_pair_device_job *job);
+PTREG_API void ptreg_tune_pair_device_job_destroy(ptreg_tune_pair_device_job *job);
 PTREG_API ptreg_status ptreg_tune_pair_device_measure(void *job, const double *point, int reps, double *seconds,
                                             double *error, ptreg_error *err);
 
@@ -223,7 +223,7 @@ typedef struct ptreg_tune_lddmm_device_job ptreg_tune_lddmm_device_job;
 /* The reference: the CPU's gradient in the same precision (fp32 or fp64). */
 PTREG_API ptreg_status ptreg_tune_lddmm_device_job_create(const ptreg_device *device, size_t n, int precision,
                                                 ptreg_tune_lddmm_device_job **job, ptreg_error *err);
-PTREG_API void ptreg_tune_lddmm_device_job_free(ptreg_tune_lddmm_device_job *job);
+PTREG_API void ptreg_tune_lddmm_device_job_destroy(ptreg_tune_lddmm_device_job *job);
 /* ptreg_tune_measure_fn (error: the gradient's normalised distance from
  * the reference). */
 PTREG_API ptreg_status ptreg_tune_lddmm_device_measure(void *job, const double *point, int reps, double *seconds,
@@ -234,7 +234,7 @@ typedef struct ptreg_tune_feature_job ptreg_tune_feature_job;
  * a blob of n points with normals, radius 0.12 (about fifty neighbours);
  * the reference: the built-in defaults' output. */
 PTREG_API ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feature_job **job, ptreg_error *err);
-PTREG_API void ptreg_tune_feature_job_free(ptreg_tune_feature_job *job);
+PTREG_API void ptreg_tune_feature_job_destroy(ptreg_tune_feature_job *job);
 /* The candidates on a GPU from here on, the spaces of
  * ptreg_tune_space_harris_device and ptreg_tune_space_fpfh_device. Harris's
  * reference stays the CPU's scores (the device's are the same bits);

@@ -462,8 +462,8 @@ static PyObject *py_read_cloud(PyObject *self, PyObject *args)
     const char *path, *format_name = NULL;
     if (!PyArg_ParseTuple(args, "s|z", &path, &format_name))
         return NULL;
-    ptreg_format format = format_name ? ptreg_format_parse(format_name) : PTREG_FORMAT_AUTO;
-    if (format_name && format == PTREG_FORMAT_AUTO)
+    ptreg_format format = PTREG_FORMAT_AUTO;
+    if (format_name && ptreg_format_parse(format_name, &format) != 0)
         return PyErr_Format(PyExc_ValueError, "format: '%s' is not ply, pcd, xyz, vtk, pos or epos", format_name);
     ptreg_cloud c;
     ptreg_error err;
@@ -491,7 +491,7 @@ static PyObject *py_write_cloud(PyObject *self, PyObject *args)
     ptreg_write_options wo;
     ptreg_write_options_default(&wo);
     wo.ascii = ascii;
-    if (format_name && (wo.format = ptreg_format_parse(format_name)) == PTREG_FORMAT_AUTO)
+    if (format_name && ptreg_format_parse(format_name, &wo.format) != 0)
         return PyErr_Format(PyExc_ValueError, "format: '%s' is not ply, pcd, xyz, vtk or pos", format_name);
     Py_buffer xv, nv;
     size_t n, nn;
@@ -572,7 +572,7 @@ static PyObject *py_read_volume(PyObject *self, PyObject *args)
     raw.dims[0] = (size_t)nx, raw.dims[1] = (size_t)ny, raw.dims[2] = (size_t)nz;
     raw.big_endian = big_endian;
     if (type_name) {
-        if (!ptreg_voxel_type_parse(type_name, &raw.type))
+        if (ptreg_voxel_type_parse(type_name, &raw.type) != 0)
             return PyErr_Format(PyExc_ValueError, "dtype: '%s' is not a voxel type (u8 ... f64)", type_name);
         raw.type_set = 1;
     }
@@ -593,7 +593,7 @@ static int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t 
                        PyObject *spacing, PyObject *origin, Py_buffer *view, ptreg_volume *v)
 {
     ptreg_volume_init(v);
-    if (!ptreg_voxel_type_parse(type_name, &v->type)) {
+    if (ptreg_voxel_type_parse(type_name, &v->type) != 0) {
         PyErr_Format(PyExc_ValueError, "dtype: '%s' is not a voxel type (u8 ... f64)", type_name);
         return -1;
     }
@@ -991,7 +991,8 @@ static PyObject *py_lddmm_register(PyObject *self, PyObject *args, PyObject *kwa
               put(d, "objective", PyFloat_FromDouble(r.objective)) ||
               put(d, "iterations", PyLong_FromLong(r.iterations)) ||
               put(d, "evaluations", PyLong_FromLong(r.evaluations)) ||
-              put(d, "stop_reason", PyUnicode_FromString(r.stop_reason ? r.stop_reason : "")) ||
+              put(d, "stop_reason", PyUnicode_FromString(ptreg_stop_reason_name(r.stop_reason))) ||
+              put(d, "stop_detail", PyUnicode_FromString(r.stop_detail ? r.stop_detail : "")) ||
               put(d, "avg_distance_before", PyFloat_FromDouble(r.avg_distance_before)) ||
               put(d, "avg_distance_after", PyFloat_FromDouble(r.avg_distance_after)) ||
               put(d, "max_distance_after", PyFloat_FromDouble(r.max_distance_after)) ||

@@ -83,7 +83,7 @@ static int read_raw_options(const cli_args *a, ptreg_raw_options *raw, ptreg_vol
     if (rc)
         return rc;
     const char *type = cli_string(a, "type", NULL);
-    if (type && !(raw->type_set = ptreg_voxel_type_parse(type, &raw->type))) {
+    if (type && !(raw->type_set = ptreg_voxel_type_parse(type, &raw->type) == 0)) {
         cli_error("harris3d", "--type: '%s' is not u8, i8, u16, i16, u32, i32, f32 or f64", type);
         return EXIT_USAGE;
     }

@@ -307,7 +307,7 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
                r->avg_distance_after, r->avg_distance_after > 0 ? r->avg_distance_before / r->avg_distance_after : 0,
                r->max_distance_before, r->max_distance_after);
         printf("  objective %.8g, H %.8g, %d iterations, %d evaluations (%s)\n", r->objective, r->hamiltonian,
-               r->iterations, r->evaluations, r->stop_reason);
+               r->iterations, r->evaluations, r->stop_detail);
         printf("  time %.1f ms, %.3g pair terms (%.3g per s), on %s (%s), %d threads\n", r->time_ms, r->pair_terms,
                rate, device, engine_of(o, &on), ptreg_get_num_threads());
         cJSON_Delete(variant);
@@ -328,7 +328,8 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
     cJSON_AddNumberToObject(j, "objective", r->objective);
     cJSON_AddNumberToObject(j, "iterations", r->iterations);
     cJSON_AddNumberToObject(j, "evaluations", r->evaluations);
-    cJSON_AddStringToObject(j, "stop_reason", r->stop_reason);
+    cJSON_AddStringToObject(j, "stop_reason", ptreg_stop_reason_name(r->stop_reason));
+    cJSON_AddStringToObject(j, "stop_detail", r->stop_detail);
     cJSON_AddNumberToObject(j, "avg_distance_before", r->avg_distance_before);
     cJSON_AddNumberToObject(j, "avg_distance_after", r->avg_distance_after);
     cJSON_AddNumberToObject(j, "max_distance_before", r->max_distance_before);

@@ -356,10 +356,10 @@ static ptreg_status inputs_create(const tune_job *j, ptreg_precision precision, 
 
 static void inputs_free(tune_inputs *in)
 {
-    ptreg_tune_pair_job_free(in->pair);
-    ptreg_tune_pair_device_job_free(in->pair_device);
-    ptreg_tune_lddmm_device_job_free(in->lddmm);
-    ptreg_tune_feature_job_free(in->feature);
+    ptreg_tune_pair_job_destroy(in->pair);
+    ptreg_tune_pair_device_job_destroy(in->pair_device);
+    ptreg_tune_lddmm_device_job_destroy(in->lddmm);
+    ptreg_tune_feature_job_destroy(in->feature);
 }
 
 static int run_search(tune_job *j, ptreg_precision precision)

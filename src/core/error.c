@@ -39,3 +39,20 @@ ptreg_status ptreg_error_set(ptreg_error *err, ptreg_status status, const char *
     va_end(ap);
     return status;
 }
+
+const char *ptreg_stop_reason_name(ptreg_stop_reason reason)
+{
+    switch (reason) {
+    case PTREG_STOP_CONVERGED: return "converged";
+    case PTREG_STOP_MAX_ITERATIONS: return "max_iterations";
+    case PTREG_STOP_TOO_FEW_PAIRS: return "too_few_pairs";
+    case PTREG_STOP_DEGENERATE: return "degenerate";
+    case PTREG_STOP_SIGMA_FINAL: return "sigma_final";
+    case PTREG_STOP_RELATIVE_CHANGE: return "relative_change";
+    case PTREG_STOP_SMALL_STEP: return "small_step";
+    case PTREG_STOP_GRADIENT: return "gradient";
+    case PTREG_STOP_OBJECTIVE_CHANGE: return "objective_change";
+    case PTREG_STOP_NO_PROGRESS: return "no_progress";
+    }
+    return "unknown";
+}

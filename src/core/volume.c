@@ -56,9 +56,9 @@ int ptreg_voxel_type_parse(const char *name, ptreg_voxel_type *type)
     for (size_t i = 0; name && i < sizeof type_names / sizeof type_names[0]; i++)
         if (!strcasecmp(name, type_names[i].name)) {
             *type = type_names[i].type;
-            return 1;
+            return 0;
         }
-    return 0;
+    return -1;
 }
 
 void ptreg_volume_init(ptreg_volume *vol)

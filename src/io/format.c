@@ -25,12 +25,14 @@ static int same_nocase(const char *a, const char *b)
     return io_token_is_nocase(tok, b);
 }
 
-ptreg_format ptreg_format_parse(const char *name)
+int ptreg_format_parse(const char *name, ptreg_format *format)
 {
     for (size_t i = 0; name && i < sizeof format_names / sizeof format_names[0]; i++)
-        if (same_nocase(name, format_names[i].name))
-            return format_names[i].format;
-    return PTREG_FORMAT_AUTO;
+        if (same_nocase(name, format_names[i].name)) {
+            *format = format_names[i].format;
+            return 0;
+        }
+    return -1;
 }
 
 ptreg_format ptreg_format_from_path(const char *path)
@@ -40,7 +42,10 @@ ptreg_format ptreg_format_from_path(const char *path)
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     const char *dot = strrchr(base, '.');
-    return dot ? ptreg_format_parse(dot + 1) : PTREG_FORMAT_AUTO;
+    ptreg_format format = PTREG_FORMAT_AUTO;
+    if (dot)
+        ptreg_format_parse(dot + 1, &format);
+    return format;
 }
 
 const char *ptreg_format_name(ptreg_format format)

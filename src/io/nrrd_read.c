@@ -160,7 +160,7 @@ static ptreg_status parse_field(const io_in *in, const nrrd_line *l, const char 
     long long n;
     ptreg_status s = PTREG_OK;
     if (!strcasecmp(field, "type")) {
-        if (!ptreg_voxel_type_parse(v, &h->type))
+        if (ptreg_voxel_type_parse(v, &h->type) != 0)
             return bad(in, l, "unsupported type (8-, 16-, 32-bit integers, float, double)", v);
         h->has_type = 1;
     } else if (!strcasecmp(field, "dimension")) {

@@ -117,7 +117,7 @@ static int raw_from_name(const char *name, size_t dims[3], ptreg_voxel_type *typ
             continue;
         memcpy(tname, q + 1, len);
         tname[len] = 0;
-        if (ptreg_voxel_type_parse(tname, type))
+        if (ptreg_voxel_type_parse(tname, type) == 0)
             return 1;
     }
     return 0;

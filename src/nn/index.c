@@ -140,13 +140,40 @@ ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *idx, const ptreg
     return PTREG_OK;
 }
 
+const char *ptreg_nn_method_name(ptreg_nn_method method)
+{
+    switch (method) {
+    case PTREG_NN_BRUTE: return "brute";
+    case PTREG_NN_KDTREE: return "kdtree";
+    case PTREG_NN_DELAUNAY_ZERO: return "delaunay-zero";
+    case PTREG_NN_DELAUNAY_KDANN: return "delaunay-kdann";
+    case PTREG_NN_DELAUNAY_PNN: return "delaunay-pnn";
+    case PTREG_NN_DELAUNAY_PNNOPT: return "delaunay-pnnopt";
+    case PTREG_NN_AUTO: break;
+    }
+    return "auto";
+}
+
+int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method)
+{
+    for (int m = PTREG_NN_AUTO; m <= PTREG_NN_DELAUNAY_PNNOPT; m++)
+        if (!strcmp(name, ptreg_nn_method_name((ptreg_nn_method)m))) {
+            *method = (ptreg_nn_method)m;
+            return 0;
+        }
+    return -1;
+}
+
+int ptreg_nn_method_is_delaunay(ptreg_nn_method m) { return m >= PTREG_NN_DELAUNAY_ZERO && m <= PTREG_NN_DELAUNAY_PNNOPT; }
+
 #define WALK_CHUNK 512
 
-static ptreg_walk_start walk_start_of(ptreg_index_search search)
+static ptreg_walk_start walk_start_of(ptreg_nn_method method, const uint32_t *seed)
 {
-    switch (search) {
-    case PTREG_SEARCH_WALK_KDANN: return PTREG_WALK_KDANN;
-    case PTREG_SEARCH_WALK_SEED: return PTREG_WALK_SEED;
+    switch (method) {
+    case PTREG_NN_DELAUNAY_KDANN: return PTREG_WALK_KDANN;
+    case PTREG_NN_DELAUNAY_PNN: return PTREG_WALK_SEED;
+    case PTREG_NN_DELAUNAY_PNNOPT: return seed ? PTREG_WALK_SEED : PTREG_WALK_KDANN;
     default: return PTREG_WALK_FIXED;
     }
 }
@@ -186,19 +213,21 @@ static ptreg_status walk_nearest(const ptreg_model_index *idx, const float *quer
 }
 
 ptreg_status ptreg_model_index_nearest(const ptreg_model_index *idx, const float *queries, size_t nq,
-                                       ptreg_index_search search, const uint32_t *seed, uint32_t *nearest,
+                                       ptreg_nn_method method, const uint32_t *seed, uint32_t *nearest,
                                        float *dist2, ptreg_walk_stats *stats, ptreg_error *err)
 {
     if (stats)
         memset(stats, 0, sizeof *stats);
-    if (search == PTREG_SEARCH_KDTREE) {
+    if (method == PTREG_NN_KDTREE || method == PTREG_NN_AUTO) {
         ptreg_kdtree_nearest(idx->tree, queries, nq, seed, nearest, dist2);
         return PTREG_OK;
     }
-    if (search != PTREG_SEARCH_WALK_FIXED && search != PTREG_SEARCH_WALK_KDANN && search != PTREG_SEARCH_WALK_SEED)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "nearest neighbours: unknown search %d", (int)search);
+    if (method == PTREG_NN_BRUTE)
+        return ptreg_brute_nearest(idx->points, idx->n, queries, nq, nearest, dist2, err);
+    if (!ptreg_nn_method_is_delaunay(method))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "nearest neighbours: unknown method %d", (int)method);
     if (!idx->graph)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "nearest neighbours: the index has no Delaunay graph (%s)",
                                idx->note);
-    return walk_nearest(idx, queries, nq, walk_start_of(search), seed, nearest, dist2, stats, err);
+    return walk_nearest(idx, queries, nq, walk_start_of(method, seed), seed, nearest, dist2, stats, err);
 }

@@ -17,11 +17,14 @@ struct ptreg_model_index {
     void *storage;          /* loaded: the one buffer the arrays live in */
 };
 
-/* The ptreg_nn_method values (icp.h) the index may store as its measured
- * choice: 1 (brute) .. PTREG_INDEX_NN_LAST, the walks from
- * PTREG_INDEX_NN_FIRST_WALK on. The reg layer checks they match its enum. */
-#define PTREG_INDEX_NN_LAST 6
-#define PTREG_INDEX_NN_FIRST_WALK 3
+/* The ptreg_nn_method values the index may store as its measured choice:
+ * 1 (brute) .. PTREG_INDEX_NN_LAST, the walks from PTREG_INDEX_NN_FIRST_WALK
+ * on. The .pti file stores the numbers: they must not change. */
+#define PTREG_INDEX_NN_LAST PTREG_NN_DELAUNAY_PNNOPT
+#define PTREG_INDEX_NN_FIRST_WALK PTREG_NN_DELAUNAY_ZERO
+_Static_assert(PTREG_NN_BRUTE == 1 && PTREG_NN_DELAUNAY_ZERO == 3 && PTREG_NN_DELAUNAY_PNNOPT == 6 &&
+                   PTREG_INDEX_NN_LAST < PTREG_INDEX_NN_SLOTS,
+               "ptreg_nn_method as .pti files store it");
 
 /* No measurement: method 0, every time "not measured". */
 void ptreg_index_nn_tuning_clear(ptreg_index_nn_tuning *tuning);

@@ -92,7 +92,7 @@ ptreg_status ptreg_pair_options_check(const ptreg_pair_options *opt, ptreg_error
     return ptreg_pair_gpu_check(&opt->gpu, "pair options", err);
 }
 
-void ptreg_pair_plan_free(ptreg_pair_plan *plan)
+void ptreg_pair_plan_destroy(ptreg_pair_plan *plan)
 {
     if (!plan)
         return;
@@ -191,7 +191,7 @@ ptreg_status ptreg_pair_plan_create(const float *cols, size_t m, const ptreg_pai
     plan->m = m;
     st = pack_columns(plan, cols, m, err);
     if (st) {
-        ptreg_pair_plan_free(plan);
+        ptreg_pair_plan_destroy(plan);
         return st;
     }
     *out = plan;
@@ -342,14 +342,14 @@ ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const float *col
         return st;
     double *r = malloc((n ? n : 1) * 3 * sizeof(double));
     if (!r) {
-        ptreg_pair_plan_free(plan);
+        ptreg_pair_plan_destroy(plan);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "pair engine: out of memory for %zu rows", n);
     }
     for (size_t i = 0; i < 3 * n; i++)
         r[i] = rows[i];
     st = ptreg_pair_gauss(plan, r, n, scale, sum_e, sum_e2, sum_eb, err);
     free(r);
-    ptreg_pair_plan_free(plan);
+    ptreg_pair_plan_destroy(plan);
     return st;
 }
 

@@ -263,7 +263,7 @@ static ptreg_status emicp_cpu(const float *source, size_t n, const float *target
     if (!st)
         st = anneal(run, opt, res, err);
     estep_free(&c.e);
-    ptreg_pair_plan_free(c.plan);
+    ptreg_pair_plan_destroy(c.plan);
     return st;
 }
 

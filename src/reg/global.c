@@ -12,6 +12,8 @@
 
 void ptreg_matches_free(ptreg_matches *m)
 {
+    if (!m)
+        return;
     free(m->source);
     free(m->target);
     memset(m, 0, sizeof *m);

@@ -25,50 +25,6 @@
  * deterministic partial sum. */
 #define SUM_BLOCK 1024
 
-/* The index stores methods by number (nn/index_impl.h). */
-_Static_assert(PTREG_NN_DELAUNAY_PNNOPT == PTREG_INDEX_NN_LAST && PTREG_NN_DELAUNAY_ZERO == PTREG_INDEX_NN_FIRST_WALK &&
-                   PTREG_INDEX_NN_LAST < PTREG_INDEX_NN_SLOTS,
-               "ptreg_nn_method as the model index stores it");
-
-const char *ptreg_nn_method_name(ptreg_nn_method method)
-{
-    switch (method) {
-    case PTREG_NN_BRUTE: return "brute";
-    case PTREG_NN_KDTREE: return "kdtree";
-    case PTREG_NN_DELAUNAY_ZERO: return "delaunay-zero";
-    case PTREG_NN_DELAUNAY_KDANN: return "delaunay-kdann";
-    case PTREG_NN_DELAUNAY_PNN: return "delaunay-pnn";
-    case PTREG_NN_DELAUNAY_PNNOPT: return "delaunay-pnnopt";
-    case PTREG_NN_AUTO: break;
-    }
-    return "auto";
-}
-
-int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method)
-{
-    for (int m = PTREG_NN_AUTO; m <= PTREG_NN_DELAUNAY_PNNOPT; m++)
-        if (!strcmp(name, ptreg_nn_method_name((ptreg_nn_method)m))) {
-            *method = (ptreg_nn_method)m;
-            return 0;
-        }
-    return -1;
-}
-
-int ptreg_nn_method_is_delaunay(ptreg_nn_method m) { return m >= PTREG_NN_DELAUNAY_ZERO && m <= PTREG_NN_DELAUNAY_PNNOPT; }
-
-const char *ptreg_stop_reason_name(ptreg_stop_reason reason)
-{
-    switch (reason) {
-    case PTREG_STOP_CONVERGED: return "converged";
-    case PTREG_STOP_MAX_ITERATIONS: return "max_iterations";
-    case PTREG_STOP_TOO_FEW_PAIRS: return "too_few_pairs";
-    case PTREG_STOP_DEGENERATE: return "degenerate";
-    case PTREG_STOP_SIGMA_FINAL: return "sigma_final";
-    case PTREG_STOP_RELATIVE_CHANGE: return "relative_change";
-    case PTREG_STOP_SMALL_STEP: return "small_step";
-    }
-    return "unknown";
-}
 
 void ptreg_icp_options_default(ptreg_icp_options *opt)
 {
@@ -91,6 +47,8 @@ void ptreg_icp_options_default(ptreg_icp_options *opt)
 
 void ptreg_icp_result_free(ptreg_icp_result *result)
 {
+    if (!result)
+        return;
     free(result->mse);
     free(result->walk);
     result->mse = NULL;

@@ -622,21 +622,23 @@ static int lbfgs_progress(void *instance, const lbfgsfloatval_t *x, const lbfgsf
     return 0;
 }
 
-/* Why liblbfgs stopped, in words; NULL for a failure that yields nothing. */
-static const char *stop_reason(int ret)
+/* Why liblbfgs stopped: the reason and its words; 0 for a failure that
+ * yields nothing. */
+static int stop_reason(int ret, ptreg_stop_reason *reason, const char **detail)
 {
+    *reason = PTREG_STOP_NO_PROGRESS;
     switch (ret) {
-    case LBFGS_SUCCESS: return "gradient tolerance";
-    case LBFGS_STOP: return "function tolerance";
-    case LBFGS_ALREADY_MINIMIZED: return "already at a minimum";
-    case LBFGSERR_MAXIMUMITERATION: return "max iterations";
-    case LBFGSERR_ROUNDING_ERROR: return "rounding error (no further decrease)";
-    case LBFGSERR_MAXIMUMLINESEARCH: return "line search: too many evaluations";
-    case LBFGSERR_MINIMUMSTEP: return "line search: step below the minimum";
-    case LBFGSERR_MAXIMUMSTEP: return "line search: step above the maximum";
-    case LBFGSERR_WIDTHTOOSMALL: return "line search: interval too small";
-    case LBFGSERR_INCREASEGRADIENT: return "line search: not a descent direction";
-    default: return NULL;
+    case LBFGS_SUCCESS: *reason = PTREG_STOP_GRADIENT, *detail = "gradient tolerance"; return 1;
+    case LBFGS_STOP: *reason = PTREG_STOP_OBJECTIVE_CHANGE, *detail = "function tolerance"; return 1;
+    case LBFGS_ALREADY_MINIMIZED: *detail = "already at a minimum"; return 1;
+    case LBFGSERR_MAXIMUMITERATION: *reason = PTREG_STOP_MAX_ITERATIONS, *detail = "max iterations"; return 1;
+    case LBFGSERR_ROUNDING_ERROR: *detail = "rounding error (no further decrease)"; return 1;
+    case LBFGSERR_MAXIMUMLINESEARCH: *detail = "line search: too many evaluations"; return 1;
+    case LBFGSERR_MINIMUMSTEP: *detail = "line search: step below the minimum"; return 1;
+    case LBFGSERR_MAXIMUMSTEP: *detail = "line search: step above the maximum"; return 1;
+    case LBFGSERR_WIDTHTOOSMALL: *detail = "line search: interval too small"; return 1;
+    case LBFGSERR_INCREASEGRADIENT: *detail = "line search: not a descent direction"; return 1;
+    default: return 0;
     }
 }
 
@@ -671,11 +673,11 @@ static ptreg_status run_lbfgs(lbfgs_job *job, double *p, size_t n3, ptreg_lddmm_
         lbfgs_free(x);
         return job->st;
     }
-    r->stop_reason = stop_reason(ret);
-    if (r->stop_reason)
+    const int stopped = stop_reason(ret, &r->stop_reason, &r->stop_detail);
+    if (stopped)
         memcpy(p, x, n3 * sizeof *p);
     lbfgs_free(x);
-    if (!r->stop_reason)
+    if (!stopped)
         return ptreg_error_set(err, PTREG_ERR_RUNTIME, "lddmm: L-BFGS failed (liblbfgs status %d)", ret);
     return PTREG_OK;
 }
@@ -712,7 +714,7 @@ ptreg_status ptreg_lddmm_register(const double *template_q, const double *target
     lbfgs_job job = {&s, template_q, target, 0, 0, PTREG_OK, err};
     st = opt->max_iter > 0 ? run_lbfgs(&job, r->p0, n3, r, err) : PTREG_OK;
     if (opt->max_iter == 0)
-        r->stop_reason = "no iterations asked";
+        r->stop_reason = PTREG_STOP_MAX_ITERATIONS, r->stop_detail = "no iterations asked";
     st = st ? st : evaluate(&s, template_q, target, r->p0, &r->objective, NULL, &r->hamiltonian, err);
     st = st ? st : session_q1(&s, r->q1, err);
     if (!st) {

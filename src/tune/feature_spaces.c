@@ -107,7 +107,7 @@ struct ptreg_tune_feature_job {
     size_t len;
 };
 
-void ptreg_tune_feature_job_free(ptreg_tune_feature_job *j)
+void ptreg_tune_feature_job_destroy(ptreg_tune_feature_job *j)
 {
     if (!j)
         return;
@@ -203,7 +203,7 @@ ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feat
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "tune: out of memory");
     st = st ? st : run_kernel(j, NULL, j->ref, err);
     if (st) {
-        ptreg_tune_feature_job_free(j);
+        ptreg_tune_feature_job_destroy(j);
         return st;
     }
     *out = j;

@@ -25,7 +25,7 @@ struct ptreg_tune_lddmm_device_job {
     double *q0, *target, *p0, *ref, *got; /* n x 3 each: ref and got are gradients */
 };
 
-void ptreg_tune_lddmm_device_job_free(ptreg_tune_lddmm_device_job *j)
+void ptreg_tune_lddmm_device_job_destroy(ptreg_tune_lddmm_device_job *j)
 {
     if (!j)
         return;
@@ -81,7 +81,7 @@ ptreg_status ptreg_tune_lddmm_device_job_create(const ptreg_device *device, size
         j->opt.device = *device;
     }
     if (st) {
-        ptreg_tune_lddmm_device_job_free(j);
+        ptreg_tune_lddmm_device_job_destroy(j);
         return st;
     }
     *out = j;

@@ -74,7 +74,7 @@ struct ptreg_tune_pair_device_job {
     double *rows, *ref, *got; /* rows: n x 3; sums: 5n */
 };
 
-void ptreg_tune_pair_device_job_free(ptreg_tune_pair_device_job *j)
+void ptreg_tune_pair_device_job_destroy(ptreg_tune_pair_device_job *j)
 {
     if (!j)
         return;
@@ -118,10 +118,10 @@ ptreg_status ptreg_tune_pair_device_job_create(const ptreg_device *device, size_
         st = ptreg_pair_plan_create(j->cols, n, &o, &plan, err);
         st = st ? st : ptreg_pair_gauss(plan, j->rows, n, SCALE, j->ref, j->ref + n, j->ref + 2 * n, err);
         if (!st)
-            ptreg_pair_plan_free(plan);
+            ptreg_pair_plan_destroy(plan);
     }
     if (st) {
-        ptreg_tune_pair_device_job_free(j);
+        ptreg_tune_pair_device_job_destroy(j);
         return st;
     }
     *out = j;

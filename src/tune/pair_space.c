@@ -61,7 +61,7 @@ struct ptreg_tune_pair_job {
     double *ref, *got; /* 5n each: e, e^2, e b */
 };
 
-void ptreg_tune_pair_job_free(ptreg_tune_pair_job *j)
+void ptreg_tune_pair_job_destroy(ptreg_tune_pair_job *j)
 {
     if (!j)
         return;
@@ -89,7 +89,7 @@ ptreg_status ptreg_tune_pair_job_create(size_t n, int precision, ptreg_tune_pair
     j->ref = malloc(5 * n * sizeof(double));
     j->got = malloc(5 * n * sizeof(double));
     if (!j->rows || !j->cols || !j->ref || !j->got) {
-        ptreg_tune_pair_job_free(j);
+        ptreg_tune_pair_job_destroy(j);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "tune pair: out of memory for %zu points", n);
     }
     ptreg_rng rng;
@@ -104,7 +104,7 @@ ptreg_status ptreg_tune_pair_job_create(size_t n, int precision, ptreg_tune_pair
     o.precision = j->precision;
     ptreg_status st = sums(j, &o, j->ref, err);
     if (st) {
-        ptreg_tune_pair_job_free(j);
+        ptreg_tune_pair_job_destroy(j);
         return st;
     }
     *out = j;

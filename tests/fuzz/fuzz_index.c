@@ -27,10 +27,10 @@ static void search_all(const ptreg_model_index *idx)
     enum { NQ = sizeof q / sizeof q[0] / 3 };
     size_t n;
     ptreg_model_index_points(idx, &n);
-    for (int s = PTREG_SEARCH_KDTREE; s <= PTREG_SEARCH_WALK_SEED; s++) {
+    for (int s = PTREG_NN_KDTREE; s <= PTREG_NN_DELAUNAY_PNN; s++) {
         uint32_t nearest[NQ], seed[NQ] = {0, 1, 2, 3, PTREG_NO_NEIGHBOR};
         float d2[NQ];
-        if (ptreg_model_index_nearest(idx, q, NQ, (ptreg_index_search)s, seed, nearest, d2, NULL, NULL))
+        if (ptreg_model_index_nearest(idx, q, NQ, (ptreg_nn_method)s, seed, nearest, d2, NULL, NULL))
             continue;
         for (int i = 0; i < NQ; i++)
             if (nearest[i] >= n)
