@@ -125,6 +125,13 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args)
     return EXIT_OK;
 }
 
+int cli_begin(const cli_command *cmd, int argc, char **argv, cli_args *args, int *exit_code)
+{
+    int rc = cli_parse(cmd, argc, argv, args);
+    *exit_code = rc < 0 ? EXIT_OK : rc;
+    return rc == EXIT_OK;
+}
+
 static int option_index(const cli_args *args, const char *name)
 {
     int idx = find_long(args->cmd, name, strlen(name));

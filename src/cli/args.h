@@ -26,6 +26,11 @@ typedef struct cli_command {
     int min_positional, max_positional;
 } cli_command;
 
+/* A command's entry: the option count from its table's size. */
+#define CLI_COMMAND(name, synopsis, summary, description, options, min_positional, max_positional)            \
+    {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
+     max_positional}
+
 #define CLI_MAX_OPTIONS 48
 #define CLI_MAX_POSITIONAL 8
 
@@ -40,6 +45,9 @@ typedef struct cli_args {
  * EXIT_USAGE after printing a usage error, EXIT_OK otherwise. */
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args);
 void cli_print_help(const cli_command *cmd);
+/* A command's first step: parses argv; 1 to go on, or 0 with *exit_code
+ * the command returns at once (0 after --help, 2 after a usage error). */
+int cli_begin(const cli_command *cmd, int argc, char **argv, cli_args *args, int *exit_code);
 
 int cli_has(const cli_args *args, const char *name);
 const char *cli_string(const cli_args *args, const char *name, const char *fallback);

@@ -41,14 +41,13 @@ static const cli_option batch_options[] = {
     {"engine", 0, "NAME", "lanes (default: many pairs in the CPU's vector lanes), plain (one pair at a time, "
                           "plain arithmetic: the reference) or loop (one ptreg_emicp call per pair; needs "
                           "--translation)"},
-    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
-    {"ascii", 0, NULL, "write a .ply output as text"},
-    {"json", 0, NULL, "print a summary as one JSON object on stdout"},
+    CLI_OPT_ASCII,
+    CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_batch = {
-    "batch",
+const cli_command cli_cmd_batch = CLI_COMMAND("batch",
     "INPUT -o OUT [options]",
     "Register many small neighbourhoods (atom-probe orientation maps) or pairs in one run.",
     "Atoms (INPUT a .pos/.epos reconstruction or any cloud, coordinates in nm): each atom's\n"
@@ -78,11 +77,7 @@ const cli_command cli_cmd_batch = {
     "built with MPI) the atoms are divided into slabs with halos, each rank registers its\n"
     "own, and one output is written in atom order with MPI-IO: the same bits as one\n"
     "process (.npy and binary .ply only).",
-    batch_options,
-    sizeof batch_options / sizeof batch_options[0],
-    1,
-    1,
-};
+    batch_options, 1, 1);
 
 typedef enum batch_engine { ENGINE_LANES = 0, ENGINE_PLAIN, ENGINE_LOOP } batch_engine;
 
@@ -725,9 +720,9 @@ static int run_pairs(const batch_request *r, const batch_comm *comm)
 int cli_run_batch(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_batch, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_batch, argc, argv, &a, &rc))
+        return rc;
     batch_request r;
     batch_comm comm;
     if ((rc = read_request(&a, &r)) || (rc = batch_comm_open(&comm)))

@@ -10,26 +10,21 @@ static const cli_option convert_options[] = {
     {"voxel", 0, "V", "keep one point per cube of side V: the centroid of its points (Open3D's VoxelDownSample; "
                       "normals averaged and made unit), in the order of each cube's first point"},
     {"no-normals", 0, NULL, "leave normals out"},
-    {"ascii", 0, NULL, "write text PLY/PCD (default binary)"},
+    CLI_OPT_ASCII,
 };
 
-const cli_command cli_cmd_convert = {
-    "convert",
+const cli_command cli_cmd_convert = CLI_COMMAND("convert",
     "INPUT -o OUTPUT [options]",
     "Convert a cloud between PLY, PCD, XYZ/CSV/TXT (and read VTK), optionally moved or downsampled.",
     NULL,
-    convert_options,
-    sizeof convert_options / sizeof convert_options[0],
-    1,
-    1,
-};
+    convert_options, 1, 1);
 
 int cli_run_convert(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_convert, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_convert, argc, argv, &a, &rc))
+        return rc;
     if (!cli_has(&a, "output")) {
         cli_error("convert", "give the output file: -o OUTPUT");
         return EXIT_USAGE;
@@ -73,26 +68,21 @@ int cli_run_convert(int argc, char **argv)
 }
 
 static const cli_option info_options[] = {
-    {"json", 0, NULL, "print as one JSON object"},
+    CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_info = {
-    "info",
+const cli_command cli_cmd_info = CLI_COMMAND("info",
     "CLOUD|MODEL.pti [--json]",
     "Describe a cloud (points, normals, dropped non-finite points, bounding box, centroid) or a model index.",
     NULL,
-    info_options,
-    sizeof info_options / sizeof info_options[0],
-    1,
-    1,
-};
+    info_options, 1, 1);
 
 int cli_run_info(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_info, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_info, argc, argv, &a, &rc))
+        return rc;
     if (cli_is_index_path(a.positional[0]))
         return cli_describe_index(a.positional[0], cli_has(&a, "json"));
     ptreg_cloud c;

@@ -5,11 +5,10 @@
 #include "cli/common.h"
 
 static const cli_option devices_options[] = {
-    {"json", 0, NULL, "print the list as one JSON object on stdout"},
+    CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_devices = {
-    "devices",
+const cli_command cli_cmd_devices = CLI_COMMAND("devices",
     "[options]",
     "List the devices ptreg finds: the CPU, CUDA GPUs and OpenCL devices.",
     "Each line gives the name to pass to --device (cpu, cuda:N, opencl:N), the device's\n"
@@ -21,11 +20,7 @@ const cli_command cli_cmd_devices = {
     "The CUDA backend loads libcuda.so.1 and NVRTC (libnvrtc.so, or env PTREG_NVRTC) at\n"
     "run time and caches compiled kernels in $XDG_CACHE_HOME/ptreg/kernels (env\n"
     "PTREG_KERNEL_CACHE: another folder, or off); the OpenCL backend loads libOpenCL.so.1.",
-    devices_options,
-    sizeof devices_options / sizeof devices_options[0],
-    0,
-    0,
-};
+    devices_options, 0, 0);
 
 static double gib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
 
@@ -99,9 +94,9 @@ static int print_json(const ptreg_device_info *list, size_t count, const char *c
 int cli_run_devices(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_devices, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_devices, argc, argv, &a, &rc))
+        return rc;
     const ptreg_device_info *list;
     size_t count;
     ptreg_devices(&list, &count);

@@ -20,8 +20,7 @@ static const cli_option emicp_options[] = {
     CLI_REGISTRATION_COMMON,
 };
 
-const cli_command cli_cmd_emicp = {
-    "emicp",
+const cli_command cli_cmd_emicp = CLI_COMMAND("emicp",
     "SOURCE TARGET [options]",
     "Register SOURCE onto TARGET by EM-ICP (soft assignment over all point pairs, annealed sigma).",
     "Each iteration weighs every (SOURCE, TARGET) pair by exp(-d^2 / sigma^2), normalises\n"
@@ -46,11 +45,7 @@ const cli_command cli_cmd_emicp = {
     "Horn's problem come back per iteration. --tile, --row-block, --row-vectors and --loop\n"
     "are the CPU engine's; PTREG_PAIR_EXP=engine|native picks the device's exp (native on\n"
     "CUDA by default). Every run on one device gives the same bits.",
-    emicp_options,
-    sizeof emicp_options / sizeof emicp_options[0],
-    2,
-    2,
-};
+    emicp_options, 2, 2);
 
 static int read_schedule(const cli_args *a, ptreg_emicp_options *o)
 {
@@ -181,13 +176,13 @@ static cJSON *json_variant(const emicp_job *job, const ptreg_emicp_options *o)
     return v;
 }
 
-static void print_human(const emicp_job *job, const ptreg_emicp_result *r, const double *truth)
+static void print_human(const emicp_job *job, const ptreg_emicp_result *r, const cli_result *res)
 {
     printf("ptreg emicp: %s (%zu points) onto %s (%zu points), %s on %s, %d threads\n", job->source_path,
            job->source.n, job->target_path, job->target.n, ptreg_precision_name(r->precision), r->isa,
            ptreg_get_num_threads());
     printf("  sigma^2 %.6g -> %.6g, d0^2 %.6g (r = %.6g)\n", r->sigma2_init, r->sigma2_final, r->d02, r->radius);
-    printf("  iterations %d, stopped: %s\n", r->iterations, ptreg_stop_reason_name(r->stop_reason));
+    cli_result_print_iterations(res);
     printf("  rmse %.6g, fitness %.4f (%zu pairs within 3 sigma)\n", r->rmse, r->fitness, r->pairs);
     printf("  time %.2f ms (pair engine %.2f ms), %.3f Gpts/s\n", r->time_ms, r->pair_ms, r->gpts);
     if (r->device.backend == PTREG_BACKEND_CPU)
@@ -195,36 +190,16 @@ static void print_human(const emicp_job *job, const ptreg_emicp_result *r, const
                strcmp(job->variant, "tuned") ? "" : " for ", strcmp(job->variant, "tuned") ? "" : job->tuned_class,
                job->opt->pair.col_tile, job->opt->pair.row_block, job->opt->pair.row_vectors,
                job->opt->pair.order == PTREG_PAIR_TILES_OUTSIDE ? "tiles outside" : "tiles inside");
-    printf("  transformation (SOURCE -> TARGET):\n");
-    cli_print_matrix("    ", r->transformation);
-    if (truth) {
-        double angle, trans;
-        ptreg_transform_difference(truth, r->transformation, &angle, &trans);
-        printf("  pose error vs truth: rotation %.6f deg, translation %.6g\n", angle, trans);
-    }
+    cli_result_print_pose(res);
 }
 
-static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const double *truth, const double *times,
-                      int count)
+static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const cli_result *res)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "command", "emicp");
-    cJSON_AddStringToObject(o, "source", job->source_path);
-    cJSON_AddStringToObject(o, "target", job->target_path);
+    cJSON *o = cli_result_json(res);
     cJSON_AddNumberToObject(o, "source_points", (double)job->source.n);
     cJSON_AddNumberToObject(o, "target_points", (double)job->target.n);
     cJSON_AddNumberToObject(o, "dropped_nonfinite",
                             (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
-    cJSON_AddItemToObject(o, "transformation", cli_json_matrix(r->transformation));
-    cJSON_AddNumberToObject(o, "rmse", r->rmse);
-    cJSON_AddNumberToObject(o, "fitness", r->fitness);
-    cJSON_AddNumberToObject(o, "pairs", (double)r->pairs);
-    cJSON_AddNumberToObject(o, "iterations", r->iterations);
-    cJSON_AddBoolToObject(o, "converged", r->converged);
-    cJSON_AddStringToObject(o, "stop_reason", ptreg_stop_reason_name(r->stop_reason));
-    cJSON_AddNumberToObject(o, "time_ms", r->time_ms);
-    if (count > 1)
-        cJSON_AddItemToObject(o, "times_ms", cJSON_CreateDoubleArray(times, count));
     cJSON_AddNumberToObject(o, "pair_ms", r->pair_ms);
     cJSON_AddNumberToObject(o, "pair_terms", r->pair_terms);
     cJSON_AddNumberToObject(o, "gpts", r->gpts);
@@ -240,40 +215,33 @@ static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const d
         cJSON_AddItemToObject(o, "variant", cJSON_Duplicate(job->device_variant, 1));
     char device[32];
     cJSON_AddStringToObject(o, "device", ptreg_device_format(&r->device, device, sizeof device));
-    cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
-    if (truth) {
-        double angle, trans;
-        ptreg_transform_difference(truth, r->transformation, &angle, &trans);
-        cJSON_AddNumberToObject(o, "rotation_error_deg", angle);
-        cJSON_AddNumberToObject(o, "translation_error", trans);
-    }
-    cJSON_AddStringToObject(o, "version", ptreg_version());
-    return cli_json_print(o);
+    return cli_result_json_print(o, res);
 }
 
-/* Runs `repeat` registrations, keeping the last; all must give the same bits. */
-static ptreg_status run_repeated(const emicp_job *job, const ptreg_emicp_options *opt, int repeat,
-                                 ptreg_emicp_result *r, double *times, ptreg_error *err)
+/* One registration of --repeat (cli_repeat). */
+typedef struct emicp_run {
+    const emicp_job *job;
+    ptreg_emicp_result r;
+} emicp_run;
+
+static ptreg_status emicp_once(void *ctx, double *time_ms, const void **bits, size_t *size, ptreg_error *err)
 {
-    for (int i = 0; i < repeat; i++) {
-        ptreg_emicp_result cur;
-        ptreg_status st = ptreg_emicp(job->source.xyz, job->source.n, job->target.xyz, job->target.n, opt, &cur, err);
-        if (st)
-            return st;
-        times[i] = cur.time_ms;
-        if (i && memcmp(cur.transformation, r->transformation, sizeof cur.transformation))
-            return ptreg_error_set(err, PTREG_ERR_RUNTIME, "run %d of %d gave a different result", i + 1, repeat);
-        *r = cur;
-    }
-    return PTREG_OK;
+    emicp_run *run = ctx;
+    const emicp_job *job = run->job;
+    ptreg_status st =
+        ptreg_emicp(job->source.xyz, job->source.n, job->target.xyz, job->target.n, job->opt, &run->r, err);
+    *time_ms = run->r.time_ms;
+    *bits = run->r.transformation;
+    *size = sizeof run->r.transformation;
+    return st;
 }
 
 int cli_run_emicp(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_emicp, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_emicp, argc, argv, &a, &rc))
+        return rc;
     ptreg_emicp_options opt;
     ptreg_emicp_options_default(&opt);
     int repeat = 1;
@@ -292,20 +260,23 @@ int cli_run_emicp(int argc, char **argv)
         rc = cli_load_cloud("emicp", job.target_path, &job.target, 0);
     if (!rc)
         apply_tuned(&a, &job, &opt);
-    ptreg_emicp_result r;
+    emicp_run run;
+    run.job = &job;
     ptreg_error err;
-    ptreg_status st = rc ? PTREG_OK : run_repeated(&job, &opt, repeat, &r, times, &err);
+    ptreg_status st = rc ? PTREG_OK : cli_repeat(repeat, emicp_once, &run, times, &run.r.time_ms, &err);
     if (st) {
         cli_error("emicp", "%s", err.message);
         rc = cli_exit_code(st, 0);
     } else if (!rc) {
-        r.time_ms = cli_median(times, repeat);
-        rc = cli_write_registration("emicp", &a, &job.source, r.transformation);
-        const double *t = cli_has(&a, "truth") ? truth : NULL;
+        const ptreg_emicp_result *r = &run.r;
+        const cli_result res = {"emicp", job.source_path, job.target_path, r->transformation, r->rmse, r->fitness,
+                                (double)r->pairs, r->iterations, r->converged, r->stop_reason, r->time_ms, times, repeat,
+                                cli_has(&a, "truth") ? truth : NULL};
+        rc = cli_write_registration("emicp", &a, &job.source, r->transformation);
         if (!rc && cli_has(&a, "json"))
-            rc = print_json(&job, &r, t, times, repeat);
+            rc = print_json(&job, r, &res);
         else if (!rc)
-            print_human(&job, &r, t);
+            print_human(&job, r, &res);
     }
     free(times);
     cJSON_Delete(job.device_variant);

@@ -14,10 +14,10 @@
     {"radius", 'r', "R", "every point closer than R (strictly), the point itself among them; with --k, " \
                          "the N nearest of them (Open3D's KDTreeSearchParamHybrid(R, max_nn = N))"}
 #define RUN_OPTIONS                                                                                      \
-    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},                     \
+    CLI_OPT_THREADS,                     \
     CLI_DEVICE_OPTION,                                                                                  \
-    {"repeat", 0, "N", "compute N times in one process and report the median time (default 1)"},      \
-    {"json", 0, NULL, "print the result as one JSON object on stdout"}
+    CLI_OPT_REPEAT,      \
+    CLI_OPT_JSON
 
 /* What pfh and fpfh share after their own options. */
 #define DESCRIPTOR_OPTIONS                                                                               \
@@ -39,12 +39,11 @@ static const cli_option normals_options[] = {
     {"viewpoint", 0, "X,Y,Z", "normals face this point (default 0,0,0, the sensor of most scans)"},
     {"direction", 0, "X,Y,Z", "--orient direction: n . d >= 0 (default 0,0,1)"},
     {"orient-k", 0, "K", "--orient tangent-plane: the graph's neighbours (default 10)"},
-    {"ascii", 0, NULL, "write text PLY/PCD (default binary)"},
+    CLI_OPT_ASCII,
     RUN_OPTIONS,
 };
 
-const cli_command cli_cmd_normals = {
-    "normals",
+const cli_command cli_cmd_normals = CLI_COMMAND("normals",
     "CLOUD [-o OUT] [--k N] [--radius R] [options]",
     "Estimate normals by PCA of each point's neighbourhood.",
     "A point's normal is the eigenvector of the smallest eigenvalue of its neighbourhood's\n"
@@ -56,11 +55,7 @@ const cli_command cli_cmd_normals = {
     "neighbours all coincide (a scanner's invalid returns at the origin), get NaN normals\n"
     "and are counted as missing. This is what PCL's NormalEstimation computes.\n\n"
     "time_ms counts from the cloud in memory to the normals (k-d tree included).",
-    normals_options,
-    sizeof normals_options / sizeof normals_options[0],
-    1,
-    1,
-};
+    normals_options, 1, 1);
 
 static const cli_option pfh_options[] = {
     {"output", 'o', "FILE", "write the descriptors: .pcd (field pfh, PCL's layout), .npy (n x 125 "
@@ -91,30 +86,20 @@ static const cli_option fpfh_options[] = {
     "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"          \
     "neighbourhoods included, normal estimation and file I/O not); with --repeat it is the median."
 
-const cli_command cli_cmd_pfh = {
-    "pfh",
+const cli_command cli_cmd_pfh = CLI_COMMAND("pfh",
     "CLOUD [-o OUT] [--k N] [--radius R] [options]",
     "Point feature histograms (PFH, 125 bins) as PCL's PFHEstimation computes them.",
     "Every unordered pair of a point's neighbourhood (the point included) adds 100 / pairs to\n"
     "bin theta + 5 alpha + 25 phi of PCL's pair feature (5 bins per feature); rows sum to 100.\n\n" DESCRIPTOR_HELP,
-    pfh_options,
-    sizeof pfh_options / sizeof pfh_options[0],
-    1,
-    1,
-};
+    pfh_options, 1, 1);
 
-const cli_command cli_cmd_fpfh = {
-    "fpfh",
+const cli_command cli_cmd_fpfh = CLI_COMMAND("fpfh",
     "CLOUD [-o OUT] [--k N] [--radius R] [--convention pcl|open3d] [options]",
     "Fast point feature histograms (FPFH, 33 bins) as PCL's FPFHEstimation or Open3D computes them.",
     "SPFH(p): the pairs of p with each neighbour, 11 bins each for theta, alpha and phi.\n"
     "FPFH(p) = sum over neighbours q of SPFH(q) / |p - q|^2, each 11-bin block scaled to sum to\n"
     "100 (--convention pcl); --convention open3d adds SPFH(p), so blocks sum to 200.\n\n" DESCRIPTOR_HELP,
-    fpfh_options,
-    sizeof fpfh_options / sizeof fpfh_options[0],
-    1,
-    1,
-};
+    fpfh_options, 1, 1);
 
 /* --k alone: k-NN; --radius alone: a ball; both: Open3D's hybrid search. */
 static int read_neighborhood(const cli_args *a, const char *cmd, const char *k_name, const char *r_name,
@@ -180,12 +165,31 @@ static int read_orientation(const cli_args *a, ptreg_normals_options *o)
     return rc ? rc : cli_int(a, "orient-k", 1, 1000, &o->orient_k);
 }
 
+/* One estimate of --repeat (cli_repeat): the normals must repeat exactly. */
+typedef struct normals_run {
+    const ptreg_cloud *c;
+    const ptreg_normals_options *o;
+    float *normals, *curvature;
+    size_t missing;
+} normals_run;
+
+static ptreg_status normals_once(void *ctx, double *time_ms, const void **bits, size_t *size, ptreg_error *err)
+{
+    normals_run *run = ctx;
+    double t0 = ptreg_time_ms();
+    ptreg_status st = ptreg_normals(run->c->xyz, run->c->n, run->o, run->normals, run->curvature, &run->missing, err);
+    *time_ms = ptreg_time_ms() - t0;
+    *bits = run->normals;
+    *size = 3 * run->c->n * sizeof *run->normals;
+    return st;
+}
+
 int cli_run_normals(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_normals, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_normals, argc, argv, &a, &rc))
+        return rc;
     ptreg_normals_options o;
     ptreg_normals_options_default(&o);
     int repeat = 1;
@@ -200,13 +204,11 @@ int cli_run_normals(int argc, char **argv)
     float *normals = malloc(3 * c.n * sizeof *normals), *curvature = malloc(c.n * sizeof *curvature);
     size_t missing = 0;
     ptreg_error err;
-    ptreg_status st =
-        times && normals && curvature ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < repeat && !st; i++) {
-        double t0 = ptreg_time_ms();
-        st = ptreg_normals(c.xyz, c.n, &o, normals, curvature, &missing, &err);
-        times[i] = ptreg_time_ms() - t0;
-    }
+    normals_run run = {&c, &o, normals, curvature, 0};
+    double t = 0;
+    ptreg_status st = times && normals && curvature ? cli_repeat(repeat, normals_once, &run, times, &t, &err)
+                                                    : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    missing = run.missing;
     if (st) {
         cli_error("normals", "%s: %s", a.positional[0], err.message);
         rc = cli_exit_code(st, 1);
@@ -219,7 +221,6 @@ int cli_run_normals(int argc, char **argv)
         if (cli_has(&a, "output"))
             rc = cli_write_cloud("normals", cli_string(&a, "output", NULL), &c, cli_has(&a, "ascii"));
     }
-    double t = st ? 0 : cli_median(times, repeat);
     if (!st && !rc && cli_has(&a, "json")) {
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "command", "normals");
@@ -316,27 +317,25 @@ static int read_feature_options(const cli_args *a, const descriptor_kind *kind, 
     return EXIT_OK;
 }
 
-/* Runs `repeat` times into out (the last run's values); every run must
- * give the same bits. */
-static ptreg_status compute_repeated(const descriptor_kind *kind, const ptreg_cloud *c,
-                                     const ptreg_feature_options *o, int repeat, float *out, double *times,
-                                     size_t *missing, ptreg_error *err)
+/* One computation of --repeat (cli_repeat) into out: the descriptors must
+ * repeat exactly. */
+typedef struct descriptor_run {
+    const descriptor_kind *kind;
+    const ptreg_cloud *c;
+    const ptreg_feature_options *o;
+    float *out;
+    size_t missing;
+} descriptor_run;
+
+static ptreg_status descriptor_once(void *ctx, double *time_ms, const void **bits, size_t *size, ptreg_error *err)
 {
-    size_t size = c->n * (size_t)kind->bins * sizeof *out;
-    float *first = repeat > 1 ? malloc(size) : NULL;
-    if (repeat > 1 && !first)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
-    ptreg_status st = PTREG_OK;
-    for (int i = 0; i < repeat && !st; i++) {
-        double t0 = ptreg_time_ms();
-        st = kind->compute(c->xyz, c->normals, c->n, o, out, missing, err);
-        times[i] = ptreg_time_ms() - t0;
-        if (!st && i == 0 && first)
-            memcpy(first, out, size);
-        else if (!st && first && memcmp(first, out, size))
-            st = ptreg_error_set(err, PTREG_ERR_RUNTIME, "run %d of %d gave different descriptors", i + 1, repeat);
-    }
-    free(first);
+    descriptor_run *run = ctx;
+    const ptreg_cloud *c = run->c;
+    double t0 = ptreg_time_ms();
+    ptreg_status st = run->kind->compute(c->xyz, c->normals, c->n, run->o, run->out, &run->missing, err);
+    *time_ms = ptreg_time_ms() - t0;
+    *bits = run->out;
+    *size = c->n * (size_t)run->kind->bins * sizeof *run->out;
     return st;
 }
 
@@ -405,9 +404,9 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
 {
     const char *name = kind->cmd->name;
     cli_args a;
-    int rc = cli_parse(kind->cmd, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(kind->cmd, argc, argv, &a, &rc))
+        return rc;
     ptreg_feature_options o;
     ptreg_feature_options_default(&o);
     int repeat = 1;
@@ -429,10 +428,12 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
     cJSON *variant = kind->bins == PTREG_FPFH_BINS ? tuned_variant(&a, &o, &on, c.n) : NULL;
     float *out = malloc(c.n * (size_t)kind->bins * sizeof *out);
     double *times = calloc((size_t)repeat, sizeof *times);
-    size_t missing = 0;
+    descriptor_run run = {kind, &c, &o, out, 0};
+    double median;
     ptreg_error err;
-    ptreg_status st = out && times ? compute_repeated(kind, &c, &o, repeat, out, times, &missing, &err)
+    ptreg_status st = out && times ? cli_repeat(repeat, descriptor_once, &run, times, &median, &err)
                                    : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    const size_t missing = run.missing;
     if (!st && cli_has(&a, "output"))
         st = ptreg_descriptors_write(cli_string(&a, "output", NULL), out, c.n, kind->bins, name, &err);
     if (st) {

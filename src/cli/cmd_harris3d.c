@@ -24,15 +24,14 @@ static const cli_option harris_options[] = {
     {"spacing", 0, "A,B,C", "voxel spacing for physical coordinates (default: the file's, or 1,1,1)"},
     {"format", 0, "F", "raw, nrrd or nifti (default: by extension, then by content)"},
     {"reference", 0, NULL, "use the literal loop (w^3 terms per voxel, double): slow, for checking"},
-    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
-    {"repeat", 0, "N", "run N times in one process and report the median time (default 1)"},
+    CLI_OPT_REPEAT,
     {"no-tune", 0, NULL, "ignore `ptreg tune --kernel harris`'s winner (the CPU path's tiling and threads)"},
-    {"json", 0, NULL, "print the result as one JSON object on stdout"},
+    CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_harris3d = {
-    "harris3d",
+const cli_command cli_cmd_harris3d = CLI_COMMAND("harris3d",
     "VOLUME [options]",
     "Find 3-D Harris interest points (corners) in a volume.",
     "Gradients by central differences g = (I[x+1] - I[x-1], ...), the structure tensor\n"
@@ -51,11 +50,7 @@ const cli_command cli_cmd_harris3d = {
     "time_ms counts from the volume in memory to the keypoints (scores and selection);\n"
     "with --repeat, it and scores_ms, keypoints_ms are medians over the runs.\n"
     "Keypoint coordinates x y z are origin + index * spacing; i j k are the voxel.",
-    harris_options,
-    sizeof harris_options / sizeof harris_options[0],
-    1,
-    1,
-};
+    harris_options, 1, 1);
 
 static int parse_dims(const cli_args *a, size_t dims[3])
 {
@@ -156,30 +151,29 @@ static int load_volume(const cli_args *a, const char *path, ptreg_volume *vol)
     return EXIT_OK;
 }
 
-/* Runs `repeat` times, keeping the last result; every run must give the
- * same scores and keypoints. */
-static ptreg_status run_repeated(const ptreg_volume *vol, const ptreg_harris3d_options *o, int repeat,
-                                 ptreg_harris3d_result *r, double *times, ptreg_error *err)
+/* One detection of --repeat (cli_repeat): the last run's result (empty
+ * before the first: ptreg_harris3d zeroes it, so freeing it is always
+ * safe) and each run's stage times. The scores must repeat exactly; the
+ * keypoints follow from them. */
+typedef struct harris_run {
+    const ptreg_volume *vol;
+    const ptreg_harris3d_options *o;
+    ptreg_harris3d_result r;
+    double *scores_ms, *keypoints_ms;
+    int runs;
+} harris_run;
+
+static ptreg_status harris_once(void *ctx, double *time_ms, const void **bits, size_t *size, ptreg_error *err)
 {
-    memset(r, 0, sizeof *r);
-    for (int i = 0; i < repeat; i++) {
-        ptreg_harris3d_result cur;
-        ptreg_status st = ptreg_harris3d(vol, o, &cur, err);
-        if (st)
-            return st;
-        times[i] = cur.time_ms;
-        times[repeat + i] = cur.scores_ms;
-        times[2 * repeat + i] = cur.keypoints_ms;
-        int same = !i || (cur.keypoint_count == r->keypoint_count &&
-                          !memcmp(cur.scores, r->scores, ptreg_volume_count(vol) * sizeof(float)) &&
-                          (!cur.keypoint_count ||
-                           !memcmp(cur.keypoints, r->keypoints, cur.keypoint_count * sizeof *cur.keypoints)));
-        ptreg_harris3d_result_free(r);
-        *r = cur;
-        if (!same)
-            return ptreg_error_set(err, PTREG_ERR_RUNTIME, "run %d of %d gave a different result", i + 1, repeat);
-    }
-    return PTREG_OK;
+    harris_run *run = ctx;
+    ptreg_harris3d_result_free(&run->r);
+    ptreg_status st = ptreg_harris3d(run->vol, run->o, &run->r, err);
+    *time_ms = run->r.time_ms;
+    run->scores_ms[run->runs] = run->r.scores_ms;
+    run->keypoints_ms[run->runs++] = run->r.keypoints_ms;
+    *bits = run->r.scores;
+    *size = run->r.scores ? ptreg_volume_count(run->vol) * sizeof(float) : 0;
+    return st;
 }
 
 static int write_outputs(const cli_args *a, const ptreg_volume *vol, const ptreg_harris3d_result *r)
@@ -304,9 +298,9 @@ static cJSON *tuned_tiling(const cli_args *a, const ptreg_volume *vol, ptreg_har
 int cli_run_harris3d(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_harris3d, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_harris3d, argc, argv, &a, &rc))
+        return rc;
     ptreg_harris3d_options o;
     ptreg_harris3d_options_default(&o);
     int repeat = 1;
@@ -319,26 +313,28 @@ int cli_run_harris3d(int argc, char **argv)
         return rc;
     cJSON *variant = tuned_tiling(&a, &vol, &o);
     double *times = calloc(3 * (size_t)repeat, sizeof *times); /* total, scores, keypoints */
-    ptreg_harris3d_result r;
+    harris_run run = {&vol, &o, {0}, NULL, NULL, 0};
+    if (times)
+        run.scores_ms = times + repeat, run.keypoints_ms = times + 2 * repeat;
     ptreg_error err;
-    ptreg_status st = times ? run_repeated(&vol, &o, repeat, &r, times, &err)
+    ptreg_status st = times ? cli_repeat(repeat, harris_once, &run, times, &run.r.time_ms, &err)
                             : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    ptreg_harris3d_result *r = &run.r;
     if (st) {
         cli_error("harris3d", "%s: %s", path, err.message);
         /* a voxel that is not finite is bad input; a bad PTREG_HARRIS_METHOD a usage
          * error; what the device cannot do (the reference loop) a runtime failure */
         rc = st == PTREG_ERR_FORMAT ? EXIT_BAD_INPUT : cli_exit_code(st, 0);
     } else {
-        r.time_ms = cli_median(times, repeat);
-        r.scores_ms = cli_median(times + repeat, repeat);
-        r.keypoints_ms = cli_median(times + 2 * repeat, repeat);
-        rc = write_outputs(&a, &vol, &r);
+        r->scores_ms = cli_median(run.scores_ms, repeat);
+        r->keypoints_ms = cli_median(run.keypoints_ms, repeat);
+        rc = write_outputs(&a, &vol, r);
         if (!rc && cli_has(&a, "json"))
-            rc = print_json(path, &vol, &o, &r, times, repeat, variant), variant = NULL;
+            rc = print_json(path, &vol, &o, r, times, repeat, variant), variant = NULL;
         else if (!rc)
-            print_human(path, &vol, &o, &r);
+            print_human(path, &vol, &o, r);
     }
-    ptreg_harris3d_result_free(&r);
+    ptreg_harris3d_result_free(r);
     cJSON_Delete(variant);
     free(times);
     ptreg_volume_free(&vol);

@@ -43,8 +43,7 @@ static const cli_option icp_options[] = {
     CLI_REGISTRATION_COMMON,
 };
 
-const cli_command cli_cmd_icp = {
-    "icp",
+const cli_command cli_cmd_icp = CLI_COMMAND("icp",
     "SOURCE TARGET [options]\n       ptreg icp SOURCE --target-index MODEL.pti [options]",
     "Register SOURCE onto TARGET by rigid ICP: point-to-point, point-to-plane, symmetric or GICP.",
     "Each iteration pairs every SOURCE point with its exact nearest TARGET point, leaves\n"
@@ -84,11 +83,7 @@ const cli_command cli_cmd_icp = {
     "the model resident; model_upload_ms and kernel_compile_ms are reported apart. The\n"
     "pairs are the CPU's and the transform within 1e-5 of it (the sums run in another fixed\n"
     "order); every run on one device gives the same bits.",
-    icp_options,
-    sizeof icp_options / sizeof icp_options[0],
-    1,
-    2,
-};
+    icp_options, 1, 2);
 
 /* --method, --kernel and the stopping rules of the peers. */
 static int read_objective_options(const cli_args *a, ptreg_icp_options *o)
@@ -151,11 +146,6 @@ static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
 }
 
 /* The timings of --repeat runs; the reported time_ms is their median. */
-typedef struct run_times {
-    double *ms;
-    int count;
-} run_times;
-
 /* What one `ptreg icp` registers: the source, and the target as a cloud or
  * as a model index (loaded from --target-index, or built here for a
  * Delaunay method so that its build stays out of time_ms). */
@@ -329,7 +319,7 @@ static const char *normals_source(const ptreg_icp_options *opt, int target)
 }
 
 static void print_human(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
-                        const double *truth)
+                        const cli_result *res)
 {
     print_device(job);
     printf("  %s (%zu points) onto %s (%zu points), nn %s\n", job->source_path, job->source_points,
@@ -358,17 +348,11 @@ static void print_human(const icp_job *job, const ptreg_icp_options *opt, const 
             printf("    read and checked in %.2f ms\n", job->index_load_ms);
         cli_print_index("    ", job->index);
     }
-    printf("  iterations %d, stopped: %s\n", r->iterations, ptreg_stop_reason_name(r->stop_reason));
+    cli_result_print_iterations(res);
     printf("  rmse %.6g, fitness %.4f (%zu pairs)\n", r->rmse, r->fitness, r->pairs);
     printf("  time %.2f ms (search build %.2f ms)\n", r->time_ms, r->build_ms);
     print_walks(r);
-    printf("  transformation (SOURCE -> TARGET):\n");
-    cli_print_matrix("    ", r->transformation);
-    if (truth) {
-        double angle, trans;
-        ptreg_transform_difference(truth, r->transformation, &angle, &trans);
-        printf("  pose error vs truth: rotation %.6f deg, translation %.6g\n", angle, trans);
-    }
+    cli_result_print_pose(res);
 }
 
 static cJSON *json_walk(const ptreg_walk_stats *w)
@@ -420,10 +404,9 @@ static void json_add_device(cJSON *o, const icp_job *job)
 }
 
 static int print_json(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
-                      const double *truth, const run_times *rt)
+                      const cli_result *res)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "command", "icp");
+    cJSON *o = cli_result_json(res);
     cJSON_AddStringToObject(o, "method", ptreg_icp_method_name(opt->method));
     cJSON_AddStringToObject(o, "kernel", ptreg_robust_kernel_name(opt->kernel));
     if (opt->kernel)
@@ -435,8 +418,6 @@ static int print_json(const icp_job *job, const ptreg_icp_options *opt, const pt
         cJSON_AddStringToObject(o, "target_normals", normals_source(opt, 1));
     if (normals_source(opt, 0))
         cJSON_AddStringToObject(o, "source_normals", normals_source(opt, 0));
-    cJSON_AddStringToObject(o, "source", job->source_path);
-    cJSON_AddStringToObject(o, "target", job->target_path);
     cJSON_AddNumberToObject(o, "source_points", (double)job->source_points);
     if (job->voxel > 0.0) {
         cJSON_AddNumberToObject(o, "voxel", job->voxel);
@@ -447,17 +428,7 @@ static int print_json(const icp_job *job, const ptreg_icp_options *opt, const pt
     cJSON_AddNumberToObject(o, "target_points", (double)job->target_points);
     cJSON_AddNumberToObject(o, "dropped_nonfinite",
                             (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
-    cJSON_AddItemToObject(o, "transformation", cli_json_matrix(r->transformation));
-    cJSON_AddNumberToObject(o, "rmse", r->rmse);
-    cJSON_AddNumberToObject(o, "fitness", r->fitness);
-    cJSON_AddNumberToObject(o, "pairs", (double)r->pairs);
-    cJSON_AddNumberToObject(o, "iterations", r->iterations);
-    cJSON_AddBoolToObject(o, "converged", r->converged);
-    cJSON_AddStringToObject(o, "stop_reason", ptreg_stop_reason_name(r->stop_reason));
-    cJSON_AddNumberToObject(o, "time_ms", r->time_ms);
     cJSON_AddNumberToObject(o, "build_ms", r->build_ms);
-    if (rt->count > 1)
-        cJSON_AddItemToObject(o, "times_ms", cJSON_CreateDoubleArray(rt->ms, rt->count));
     cJSON_AddStringToObject(o, "nn", ptreg_nn_method_name(r->nn));
     cJSON_AddStringToObject(o, "nn_note", r->nn_note);
     if (job->asked_auto)
@@ -465,7 +436,6 @@ static int print_json(const icp_job *job, const ptreg_icp_options *opt, const pt
     else
         cJSON_AddNullToObject(o, "nn_auto");
     json_add_index(o, job);
-    cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
     json_add_device(o, job);
     cJSON_AddItemToObject(o, "mse", cJSON_CreateDoubleArray(r->mse, r->iterations + 1));
     if (r->walk) {
@@ -473,14 +443,7 @@ static int print_json(const icp_job *job, const ptreg_icp_options *opt, const pt
         for (int k = 0; k <= r->iterations; k++)
             cJSON_AddItemToArray(walks, json_walk(&r->walk[k]));
     }
-    if (truth) {
-        double angle, trans;
-        ptreg_transform_difference(truth, r->transformation, &angle, &trans);
-        cJSON_AddNumberToObject(o, "rotation_error_deg", angle);
-        cJSON_AddNumberToObject(o, "translation_error", trans);
-    }
-    cJSON_AddStringToObject(o, "version", ptreg_version());
-    return cli_json_print(o);
+    return cli_result_json_print(o, res);
 }
 
 static ptreg_status register_once(const icp_job *job, const ptreg_icp_options *opt, ptreg_icp_result *r,
@@ -494,30 +457,26 @@ static ptreg_status register_once(const icp_job *job, const ptreg_icp_options *o
     return ptreg_icp(s->xyz, s->n, job->target.xyz, job->target.n, opt, r, err);
 }
 
-/* Runs the registration `repeat` times, keeping the last result; every run
- * must give the same bits (ptreg is deterministic), which is checked. */
-static ptreg_status run_repeated(const icp_job *job, const ptreg_icp_options *opt, int repeat, ptreg_icp_result *r,
-                                 run_times *rt, ptreg_error *err)
+/* One registration of --repeat (cli_repeat); r holds the last run's
+ * result when have is set. */
+typedef struct icp_run {
+    const icp_job *job;
+    const ptreg_icp_options *opt;
+    ptreg_icp_result r;
+    int have;
+} icp_run;
+
+static ptreg_status icp_once(void *ctx, double *time_ms, const void **bits, size_t *size, ptreg_error *err)
 {
-    for (int i = 0; i < repeat; i++) {
-        ptreg_icp_result cur;
-        ptreg_status st = register_once(job, opt, &cur, err);
-        if (st) {
-            if (i)
-                ptreg_icp_result_free(r);
-            return st;
-        }
-        rt->ms[rt->count++] = cur.time_ms;
-        int same = !i || memcmp(cur.transformation, r->transformation, sizeof cur.transformation) == 0;
-        if (i)
-            ptreg_icp_result_free(r);
-        *r = cur;
-        if (!same) {
-            ptreg_icp_result_free(r);
-            return ptreg_error_set(err, PTREG_ERR_RUNTIME, "run %d of %d gave a different result", i + 1, repeat);
-        }
-    }
-    return PTREG_OK;
+    icp_run *run = ctx;
+    if (run->have)
+        ptreg_icp_result_free(&run->r);
+    ptreg_status st = register_once(run->job, run->opt, &run->r, err);
+    run->have = !st;
+    *time_ms = run->r.time_ms;
+    *bits = run->r.transformation;
+    *size = sizeof run->r.transformation;
+    return st;
 }
 
 /* Where the registration runs (ptreg_icp_resolve_device): a device that
@@ -545,9 +504,9 @@ static int read_transforms(const cli_args *a, ptreg_icp_options *opt, double tru
 int cli_run_icp(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_icp, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_icp, argc, argv, &a, &rc))
+        return rc;
     ptreg_icp_options opt;
     ptreg_icp_options_default(&opt);
     int repeat = 1;
@@ -570,25 +529,29 @@ int cli_run_icp(int argc, char **argv)
         if (opt.method == PTREG_ICP_GICP || opt.method == PTREG_ICP_SYMMETRIC)
             opt.source_normals = job.source.normals;
     }
-    ptreg_icp_result r;
-    run_times rt = {calloc((size_t)repeat, sizeof(double)), 0};
-    ptreg_status st = rt.ms ? run_repeated(&job, &opt, repeat, &r, &rt, &err)
+    double *times = calloc((size_t)repeat, sizeof(double));
+    icp_run run;
+    run.job = &job, run.opt = &opt, run.have = 0;
+    ptreg_status st = times ? cli_repeat(repeat, icp_once, &run, times, &run.r.time_ms, &err)
                             : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
     if (st) {
         cli_error("icp", "%s", err.message);
         rc = cli_exit_code(st, 0);
     } else {
-        r.time_ms = cli_median(rt.ms, rt.count);
+        const ptreg_icp_result *r = &run.r;
+        const cli_result res = {"icp", job.source_path, job.target_path, r->transformation, r->rmse, r->fitness,
+                                (double)r->pairs, r->iterations, r->converged, r->stop_reason, r->time_ms, times, repeat,
+                                cli_has(&a, "truth") ? truth : NULL};
         rc = cli_write_registration("icp", &a, job.source_full.xyz ? &job.source_full : &job.source,
-                                    r.transformation);
-        const double *t = cli_has(&a, "truth") ? truth : NULL;
+                                    r->transformation);
         if (!rc && cli_has(&a, "json"))
-            rc = print_json(&job, &opt, &r, t, &rt);
+            rc = print_json(&job, &opt, r, &res);
         else if (!rc)
-            print_human(&job, &opt, &r, t);
-        ptreg_icp_result_free(&r);
+            print_human(&job, &opt, r, &res);
     }
-    free(rt.ms);
+    if (run.have)
+        ptreg_icp_result_free(&run.r);
+    free(times);
     free_job(&job);
     return rc;
 }

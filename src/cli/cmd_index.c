@@ -16,13 +16,12 @@ static const cli_option index_options[] = {
                       "for 'icp --nn auto'"},
     {"tune-repeat", 0, "N", "timed ICP runs per method when tuning, median kept (default 5)"},
     {"tune-sample", 0, "N", "model points in the tuning queries (default 40000; all when fewer)"},
-    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
-    {"json", 0, NULL, "print what was built as one JSON object on stdout"},
+    CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_index = {
-    "index",
+const cli_command cli_cmd_index = CLI_COMMAND("index",
     "MODEL -o MODEL.pti [options]\n       ptreg index MODEL.pti -o MODEL.pti --tune [options]",
     "Build a model's search index (k-d tree and Delaunay graph) once, for many registrations.",
     "The model is the point set every sensed cloud is registered onto, known in advance.\n"
@@ -44,11 +43,7 @@ const cli_command cli_cmd_index = {
     "and 'ptreg icp --nn auto' on it runs the winner (its JSON says \"nn_auto\": \"measured\";\n"
     "--no-tune there keeps the built-in rule). MODEL may be a saved .pti, to tune it again\n"
     "without rebuilding. Tuning takes a few seconds for 40k points.",
-    index_options,
-    sizeof index_options / sizeof index_options[0],
-    1,
-    1,
-};
+    index_options, 1, 1);
 
 int cli_is_index_path(const char *path)
 {
@@ -223,9 +218,9 @@ static int tune_leaf(const char *path, const ptreg_nn_tune_options *topt, ptreg_
 int cli_run_index(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_index, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_index, argc, argv, &a, &rc))
+        return rc;
     ptreg_index_options opt;
     ptreg_index_options_default(&opt);
     opt.delaunay = !cli_has(&a, "no-delaunay");

@@ -30,15 +30,14 @@ static const cli_option lddmm_options[] = {
     {"target-row", 0, "R", "the same for TARGET"},
     {"moved", 0, "FILE", "write the template shot to t = 1 (a cloud: .ply, .pcd, .xyz/.csv)"},
     {"trajectory", 0, "DIR", "write the landmarks at every time point as DIR/t_000.ply ..."},
-    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
     {"no-tune", 0, NULL, "on a GPU: ignore `ptreg tune --kernel lddmm --device`'s winner (work-groups, exp, "
                          "column splits)"},
-    {"json", 0, NULL, "print the result as one JSON object on stdout"},
+    CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_lddmm = {
-    "lddmm",
+const cli_command cli_cmd_lddmm = CLI_COMMAND("lddmm",
     "TEMPLATE TARGET [-o RESULT] [options]",
     "Match template landmarks onto target landmarks (by index) with an LDDMM geodesic shooting.",
     "The template q0 and momenta p0 flow by Hamilton's equations with a Gaussian kernel\n"
@@ -59,34 +58,25 @@ const cli_command cli_cmd_lddmm = {
     "--kernel lddmm --device`'s winner for the device and landmark count when there is one\n"
     "(JSON: variant; --no-tune: the defaults). Every run on one device with one variant gives\n"
     "the same bits.",
-    lddmm_options,
-    sizeof lddmm_options / sizeof lddmm_options[0],
-    2,
-    2,
-};
+    lddmm_options, 2, 2);
 
 static const cli_option warp_options[] = {
     {"output", 'o', "FILE", "the moved points (a cloud: .ply, .pcd, .xyz/.csv; normals are not carried)"},
     {"precision", 0, "P", "fp32 (default) or fp64"},
-    {"ascii", 0, NULL, "write text PLY/PCD (default binary)"},
-    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
+    CLI_OPT_ASCII,
+    CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
     {"no-tune", 0, NULL, "on a GPU: ignore `ptreg tune --kernel lddmm --device`'s winner"},
-    {"json", 0, NULL, "print a summary as one JSON object on stdout"},
+    CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_warp = {
-    "warp",
+const cli_command cli_cmd_warp = CLI_COMMAND("warp",
     "RESULT POINTS -o OUT [options]",
     "Carry points (a mesh's vertices, a cloud) along the flow of an lddmm RESULT.",
     "Each point x moves by dx/dt = sum_l K(x, q_l(t)) p_l(t) with the landmarks' trajectory,\n"
     "the result's sigma, time points and integrator. On a GPU (--device) the landmarks'\n"
     "trajectory and the points' steps run on the device.",
-    warp_options,
-    sizeof warp_options / sizeof warp_options[0],
-    2,
-    2,
-};
+    warp_options, 2, 2);
 
 /* A cloud's points as doubles; every point must be finite (landmarks
  * correspond by index, so a dropped point would shift them all). */
@@ -363,9 +353,9 @@ static int write_outputs(const cli_args *a, const double *q0, size_t n, const pt
 int cli_run_lddmm(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_lddmm, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_lddmm, argc, argv, &a, &rc))
+        return rc;
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
     if ((rc = read_lddmm_options(&a, &o)) || (rc = cli_apply_threads(&a)) ||
@@ -410,9 +400,9 @@ done:
 int cli_run_warp(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_warp, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_warp, argc, argv, &a, &rc))
+        return rc;
     if (!cli_has(&a, "output")) {
         cli_error("warp", "give the output file: -o OUT");
         return EXIT_USAGE;

@@ -18,15 +18,13 @@ static const cli_option register_options[] = {
     {"seed", 0, "S", "RANSAC's samples (default 1)"},
     {"one-way", 0, NULL, "keep every source point's nearest descriptor, not only mutual ones"},
     {"truth", 0, "FILE", "known answer: report the rotation and translation error"},
-    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},
-    {"repeat", 0, "N", "run N times in one process (each must give the same bits) and report the median time "
-                       "(default 1)"},
-    {"ascii", 0, NULL, "write --output as text (PLY/PCD)"},
-    {"json", 0, NULL, "print the result as one JSON object on stdout"},
+    CLI_OPT_THREADS,
+    CLI_OPT_REPEAT,
+    CLI_OPT_ASCII,
+    CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_register = {
-    "register",
+const cli_command cli_cmd_register = CLI_COMMAND("register",
     "SOURCE TARGET [options]",
     "Register SOURCE onto TARGET without an initial guess: downsample, features, RANSAC, ICP.",
     "The pipeline of Open3D's global-registration tutorial, with its scales: both clouds'\n"
@@ -41,11 +39,7 @@ const cli_command cli_cmd_register = {
     "by --method on all points from RANSAC's transform (pairs within 0.4V, 30 iterations).\n"
     "Every stage's time is reported; the same result for any thread count and every run.\n"
     "The stages stand alone too: ptreg convert --voxel, ptreg normals, ptreg fpfh, ptreg icp.",
-    register_options,
-    sizeof register_options / sizeof register_options[0],
-    2,
-    2,
-};
+    register_options, 2, 2);
 
 static int read_register_options(const cli_args *a, ptreg_register_options *o)
 {
@@ -72,7 +66,7 @@ static int read_register_options(const cli_args *a, ptreg_register_options *o)
     return rc ? rc : cli_apply_threads(a);
 }
 
-static void print_human(const cli_args *a, const ptreg_register_result *r, const double *truth)
+static void print_human(const cli_args *a, const ptreg_register_result *r, const cli_result *res)
 {
     printf("ptreg register: %s onto %s, %d threads\n", a->positional[0], a->positional[1], ptreg_get_num_threads());
     printf("  voxel %g: %zu and %zu points, %zu feature matches\n", r->voxel, r->source_down, r->target_down,
@@ -85,22 +79,12 @@ static void print_human(const cli_args *a, const ptreg_register_result *r, const
     printf("  fitness %.4f, rmse %.6g\n", r->fitness, r->rmse);
     printf("  time %.1f ms: downsample %.1f, normals %.1f, features %.1f, match %.1f, global %.1f, refine %.1f\n",
            r->total_ms, r->downsample_ms, r->normals_ms, r->features_ms, r->match_ms, r->global_ms, r->refine_ms);
-    printf("  transformation (SOURCE -> TARGET):\n");
-    cli_print_matrix("    ", r->transformation);
-    if (truth) {
-        double angle, trans;
-        ptreg_transform_difference(truth, r->transformation, &angle, &trans);
-        printf("  pose error vs truth: rotation %.6f deg, translation %.6g\n", angle, trans);
-    }
+    cli_result_print_pose(res);
 }
 
-static int print_json(const cli_args *a, const ptreg_register_result *r, const double *truth)
+static int print_json(const ptreg_register_result *r, const cli_result *res)
 {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "command", "register");
-    cJSON_AddStringToObject(o, "source", a->positional[0]);
-    cJSON_AddStringToObject(o, "target", a->positional[1]);
-    cJSON_AddItemToObject(o, "transformation", cli_json_matrix(r->transformation));
+    cJSON *o = cli_result_json(res);
     cJSON_AddNumberToObject(o, "voxel", r->voxel);
     cJSON_AddNumberToObject(o, "source_points_down", (double)r->source_down);
     cJSON_AddNumberToObject(o, "target_points_down", (double)r->target_down);
@@ -109,33 +93,40 @@ static int print_json(const cli_args *a, const ptreg_register_result *r, const d
     cJSON_AddNumberToObject(o, "ransac_checked", r->ransac.checked);
     cJSON_AddNumberToObject(o, "ransac_inliers", (double)r->ransac.inliers);
     cJSON_AddNumberToObject(o, "fgr_tuples", (double)r->fgr.tuples);
-    cJSON_AddNumberToObject(o, "fitness", r->fitness);
-    cJSON_AddNumberToObject(o, "rmse", r->rmse);
     const struct {
         const char *name;
         double ms;
-    } times[] = {{"downsample_ms", r->downsample_ms}, {"normals_ms", r->normals_ms}, {"features_ms", r->features_ms},
-                 {"match_ms", r->match_ms},           {"global_ms", r->global_ms},   {"refine_ms", r->refine_ms},
-                 {"time_ms", r->total_ms}};
-    for (size_t k = 0; k < sizeof times / sizeof times[0]; k++)
-        cJSON_AddNumberToObject(o, times[k].name, times[k].ms);
-    cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
-    if (truth) {
-        double angle, trans;
-        ptreg_transform_difference(truth, r->transformation, &angle, &trans);
-        cJSON_AddNumberToObject(o, "rotation_error_deg", angle);
-        cJSON_AddNumberToObject(o, "translation_error", trans);
-    }
-    cJSON_AddStringToObject(o, "version", ptreg_version());
-    return cli_json_print(o);
+    } stages[] = {{"downsample_ms", r->downsample_ms}, {"normals_ms", r->normals_ms}, {"features_ms", r->features_ms},
+                  {"match_ms", r->match_ms},           {"global_ms", r->global_ms},   {"refine_ms", r->refine_ms}};
+    for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++)
+        cJSON_AddNumberToObject(o, stages[k].name, stages[k].ms);
+    return cli_result_json_print(o, res);
+}
+
+/* One registration of --repeat (cli_repeat). */
+typedef struct register_run {
+    const ptreg_cloud *s, *t;
+    const ptreg_register_options *o;
+    ptreg_register_result r;
+} register_run;
+
+static ptreg_status register_once(void *ctx, double *time_ms, const void **bits, size_t *size, ptreg_error *err)
+{
+    register_run *run = ctx;
+    const ptreg_cloud *s = run->s, *t = run->t;
+    ptreg_status st = ptreg_register(s->xyz, s->normals, s->n, t->xyz, t->normals, t->n, run->o, &run->r, err);
+    *time_ms = run->r.total_ms;
+    *bits = run->r.transformation;
+    *size = sizeof run->r.transformation;
+    return st;
 }
 
 int cli_run_register(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_register, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_register, argc, argv, &a, &rc))
+        return rc;
     ptreg_register_options o;
     ptreg_register_options_default(&o);
     double truth[16];
@@ -150,30 +141,24 @@ int cli_run_register(int argc, char **argv)
         ptreg_cloud_free(&s);
         return rc;
     }
-    ptreg_register_result r;
+    register_run run;
+    run.s = &s, run.t = &t, run.o = &o;
     ptreg_error err;
     double times[1000];
-    ptreg_status st = PTREG_OK;
-    for (int k = 0; !st && k < repeat; k++) {
-        ptreg_register_result run;
-        st = ptreg_register(s.xyz, s.normals, s.n, t.xyz, t.normals, t.n, &o, &run, &err);
-        if (!st && k && memcmp(run.transformation, r.transformation, sizeof r.transformation))
-            st = ptreg_error_set(&err, PTREG_ERR_RUNTIME, "run %d of %d gave a different result", k + 1, repeat);
-        times[k] = run.total_ms;
-        r = run;
-    }
-    if (!st)
-        r.total_ms = cli_median(times, repeat);
+    ptreg_status st = cli_repeat(repeat, register_once, &run, times, &run.r.total_ms, &err);
     if (st) {
         cli_error("register", "%s", err.message);
         rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
     } else {
-        rc = cli_write_registration("register", &a, &s, r.transformation);
-        const double *known = cli_has(&a, "truth") ? truth : NULL;
+        const ptreg_register_result *r = &run.r;
+        const cli_result res = {"register", a.positional[0], a.positional[1], r->transformation, r->rmse,
+                                r->fitness, -1.0, -1, 0, PTREG_STOP_CONVERGED, r->total_ms, times, repeat,
+                                cli_has(&a, "truth") ? truth : NULL};
+        rc = cli_write_registration("register", &a, &s, r->transformation);
         if (!rc && cli_has(&a, "json"))
-            rc = print_json(&a, &r, known);
+            rc = print_json(r, &res);
         else if (!rc)
-            print_human(&a, &r, known);
+            print_human(&a, r, &res);
     }
     ptreg_cloud_free(&s);
     ptreg_cloud_free(&t);

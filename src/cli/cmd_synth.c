@@ -32,12 +32,11 @@ static const cli_option synth_options[] = {
     {"solute", 0, "F", "apt-polycrystal: fraction of the atoms that are solute, m/q 24 (Mg); the others "
                        "27 (Al) (default 0)"},
     {"seed", 0, "S", "random seed (default 1); the same seed gives the same bits"},
-    {"ascii", 0, NULL, "write text PLY/PCD"},
-    {"json", 0, NULL, "print what was made as one JSON object"},
+    CLI_OPT_ASCII,
+    CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_synth = {
-    "synth",
+const cli_command cli_cmd_synth = CLI_COMMAND("synth",
     "[options]",
     "Make test data: a scan of a built-in shape in a known pose, or an atom-probe polycrystal.",
     "The scan sees the surface from --view through a depth buffer (front faces, nearest\n"
@@ -61,11 +60,7 @@ const cli_command cli_cmd_synth = {
     "placed the lattice, what an orientation map of the atoms should find (up to the\n"
     "motif's symmetry). hcp's second basis atom sees the motif turned 180 degrees about c.\n"
     "  ptreg synth --shape apt-polycrystal -o al.pos --truth truth.npy --grains 12 --box 20",
-    synth_options,
-    sizeof synth_options / sizeof synth_options[0],
-    0,
-    0,
-};
+    synth_options, 0, 0);
 
 static int read_synth_options(const cli_args *a, ptreg_shape *shape, size_t *model_points,
                               ptreg_synth_options *o)
@@ -136,9 +131,9 @@ fail:
 int cli_run_synth(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_synth, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_synth, argc, argv, &a, &rc))
+        return rc;
     if (!strcmp(cli_string(&a, "shape", ""), "apt-polycrystal"))
         return cli_synth_apt(&a);
     ptreg_shape shape;

@@ -27,11 +27,10 @@ static const cli_option tune_options[] = {
     {"threads", 0, "N", "the most threads a candidate may use (default: all cores)"},
     {"device", 0, "DEV", "tune the kernels on a GPU (cuda[:N], opencl[:N]): pair and lddmm, the work-group size, "
                          "exp and column splits; harris, its method; fpfh, the work-groups (default: the CPU's)"},
-    {"json", 0, NULL, "print the result as one JSON object on stdout"},
+    CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_tune = {
-    "tune",
+const cli_command cli_cmd_tune = CLI_COMMAND("tune",
     "[--kernel pair|harris|fpfh|lddmm] [--size N] [--device DEV] [options]",
     "Search a kernel's variants on this machine and keep the fastest for later commands.",
     "The kernel declares its parameters and the constraints between them as data (for the pair\n"
@@ -59,11 +58,7 @@ const cli_command cli_cmd_tune = {
     "emicp, engine options). A missing, stale or corrupted\n"
     "cache means the defaults, with a warning.\n"
     "Progress shows on stderr when it is a terminal.",
-    tune_options,
-    sizeof tune_options / sizeof tune_options[0],
-    0,
-    0,
-};
+    tune_options, 0, 0);
 
 /* A tunable kernel: its spaces, inputs, run and rate. */
 typedef struct tune_kernel {
@@ -404,9 +399,9 @@ static int device_of(const cli_args *a, tune_job *j)
 int cli_run_tune(int argc, char **argv)
 {
     cli_args a;
-    int rc = cli_parse(&cli_cmd_tune, argc, argv, &a);
-    if (rc)
-        return rc < 0 ? EXIT_OK : rc;
+    int rc;
+    if (!cli_begin(&cli_cmd_tune, argc, argv, &a, &rc))
+        return rc;
     tune_job j;
     memset(&j, 0, sizeof j);
     ptreg_tune_options_default(&j.opt);

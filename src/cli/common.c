@@ -148,6 +148,82 @@ double cli_median(const double *v, int n)
     return m;
 }
 
+ptreg_status cli_repeat(int repeat, cli_run_fn fn, void *ctx, double *times, double *median, ptreg_error *err)
+{
+    void *first = NULL;
+    size_t first_size = 0;
+    ptreg_status st = PTREG_OK;
+    for (int i = 0; i < repeat && !st; i++) {
+        const void *bits;
+        size_t size;
+        if ((st = fn(ctx, &times[i], &bits, &size, err)))
+            break;
+        if (i == 0 && repeat > 1) {
+            if (!(first = malloc(size ? size : 1)))
+                st = ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+            else
+                memcpy(first, bits, size), first_size = size;
+        } else if (i > 0 && (size != first_size || memcmp(bits, first, size))) {
+            st = ptreg_error_set(err, PTREG_ERR_RUNTIME, "run %d of %d gave a different result", i + 1, repeat);
+        }
+    }
+    free(first);
+    if (!st)
+        *median = cli_median(times, repeat);
+    return st;
+}
+
+cJSON *cli_result_json(const cli_result *r)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "command", r->command);
+    cJSON_AddStringToObject(o, "source", r->source);
+    cJSON_AddStringToObject(o, "target", r->target);
+    cJSON_AddItemToObject(o, "transformation", cli_json_matrix(r->transformation));
+    cJSON_AddNumberToObject(o, "rmse", r->rmse);
+    cJSON_AddNumberToObject(o, "fitness", r->fitness);
+    if (r->pairs >= 0)
+        cJSON_AddNumberToObject(o, "pairs", r->pairs);
+    if (r->iterations >= 0) {
+        cJSON_AddNumberToObject(o, "iterations", r->iterations);
+        cJSON_AddBoolToObject(o, "converged", r->converged);
+        cJSON_AddStringToObject(o, "stop_reason", ptreg_stop_reason_name(r->stop_reason));
+    }
+    cJSON_AddNumberToObject(o, "time_ms", r->time_ms);
+    if (r->runs > 1)
+        cJSON_AddItemToObject(o, "times_ms", cJSON_CreateDoubleArray(r->times, r->runs));
+    return o;
+}
+
+int cli_result_json_print(cJSON *o, const cli_result *r)
+{
+    cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
+    if (r->truth) {
+        double angle, trans;
+        ptreg_transform_difference(r->truth, r->transformation, &angle, &trans);
+        cJSON_AddNumberToObject(o, "rotation_error_deg", angle);
+        cJSON_AddNumberToObject(o, "translation_error", trans);
+    }
+    cJSON_AddStringToObject(o, "version", ptreg_version());
+    return cli_json_print(o);
+}
+
+void cli_result_print_iterations(const cli_result *r)
+{
+    printf("  iterations %d, stopped: %s\n", r->iterations, ptreg_stop_reason_name(r->stop_reason));
+}
+
+void cli_result_print_pose(const cli_result *r)
+{
+    printf("  transformation (SOURCE -> TARGET):\n");
+    cli_print_matrix("    ", r->transformation);
+    if (r->truth) {
+        double angle, trans;
+        ptreg_transform_difference(r->truth, r->transformation, &angle, &trans);
+        printf("  pose error vs truth: rotation %.6f deg, translation %.6g\n", angle, trans);
+    }
+}
+
 /* Writes the moved source and the transform; nothing is written unless
  * the registration succeeded. */
 int cli_write_registration(const char *cmd, const cli_args *a, const ptreg_cloud *src, const double T[16])

@@ -44,6 +44,13 @@ int cli_describe_index(const char *path, int json);
 extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_normals, cli_cmd_pfh, cli_cmd_fpfh,
     cli_cmd_lddmm, cli_cmd_warp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info, cli_cmd_devices,
     cli_cmd_batch, cli_cmd_tune, cli_cmd_register;
+/* Options many commands take, defined once. */
+#define CLI_OPT_THREADS {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"}
+#define CLI_OPT_REPEAT                                                                              \
+    {"repeat", 0, "N", "run N times in one process (each run must give the same bits) and report "  \
+                       "the median time (default 1)"}
+#define CLI_OPT_JSON {"json", 0, NULL, "print the result as one JSON object on stdout"}
+#define CLI_OPT_ASCII {"ascii", 0, NULL, "write text PLY/PCD (default binary)"}
 /* --device, on every command that computes. */
 #define CLI_DEVICE_OPTION                                                                      \
     {"device", 0, "DEV", "auto, cpu, cuda[:N] or opencl[:N] (default auto: env PTREG_DEVICE, "  \
@@ -56,12 +63,11 @@ extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_n
 #define CLI_REGISTRATION_COMMON                                                                \
     {"init", 0, "FILE", "initial 4x4 transform of SOURCE (default identity)"},                 \
     {"truth", 0, "FILE", "known answer: report the rotation and translation error"},           \
-    {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"},             \
-    {"repeat", 0, "N", "run the registration N times in one process and report the median "   \
-                       "time (default 1)"},                                                    \
+    CLI_OPT_THREADS,                                                                           \
+    CLI_OPT_REPEAT,                                                                            \
     CLI_DEVICE_OPTION,                                                                         \
-    {"ascii", 0, NULL, "write --output as text (PLY/PCD)"},                                    \
-    {"json", 0, NULL, "print the result as one JSON object on stdout"}
+    CLI_OPT_ASCII,                                                                             \
+    CLI_OPT_JSON
 
 /* EM-ICP's schedule: ptreg emicp's and ptreg batch's options. */
 #define CLI_EMICP_SCHEDULE                                                                     \
@@ -82,6 +88,42 @@ int cli_read_emicp_schedule(const cli_args *a, double *sigma2_init, double *sigm
 int cli_write_registration(const char *cmd, const cli_args *a, const ptreg_cloud *src, const double T[16]);
 /* The median of n > 0 values (the reported time of --repeat runs). */
 double cli_median(const double *v, int n);
+
+/* One run of --repeat: it keeps its result in ctx (releasing the previous
+ * run's), and gives its time and the bytes every run must repeat exactly
+ * (ptreg is deterministic: a difference is a bug, reported as one). */
+typedef ptreg_status (*cli_run_fn)(void *ctx, double *time_ms, const void **bits, size_t *size, ptreg_error *err);
+/* Runs fn `repeat` (>= 1) times, each run's time into times[]; *median:
+ * their median. */
+ptreg_status cli_repeat(int repeat, cli_run_fn fn, void *ctx, double *times, double *median, ptreg_error *err);
+
+/* What every registration command (icp, emicp, register) reports, in both
+ * forms; the command adds its own fields around these. */
+typedef struct cli_result {
+    const char *command, *source, *target;
+    const double *transformation;
+    double rmse, fitness;
+    double pairs;          /* < 0: not counted (register) */
+    int iterations;        /* < 0: not an iterative method (no iterations, converged, stop_reason) */
+    int converged;
+    ptreg_stop_reason stop_reason;
+    double time_ms;        /* the median over the runs */
+    const double *times;   /* each run's, when runs > 1 */
+    int runs;
+    const double *truth;   /* --truth, or NULL */
+} cli_result;
+
+/* A JSON object holding the shared fields; the command adds its own and
+ * prints it with cli_result_json_print. */
+cJSON *cli_result_json(const cli_result *r);
+/* Adds the pose error against --truth, the threads and the version, then
+ * prints and frees the object (cli_json_print's return). */
+int cli_result_json_print(cJSON *o, const cli_result *r);
+/* The human lines of an iterative method's end: "iterations N, stopped: why". */
+void cli_result_print_iterations(const cli_result *r);
+/* The human lines that close every registration: the matrix and the error
+ * against --truth. */
+void cli_result_print_pose(const cli_result *r);
 
 int cli_run_icp(int argc, char **argv);
 int cli_run_emicp(int argc, char **argv);
