@@ -65,6 +65,16 @@ typedef enum ptreg_stop_reason {
 /* "converged", "max_iterations", ..., "no_progress"; "unknown" for another value. */
 PTREG_API const char *ptreg_stop_reason_name(ptreg_stop_reason reason);
 
+/* A caller's view of an iterative method as it runs (a progress display, a
+ * convergence plot): called on the calling thread after each step with the
+ * steps done, the most there can be, and the step's measure (ICP: the MSE
+ * before the step; EM-ICP: the pose change, radians + translation / r;
+ * LDDMM: the objective). fn NULL (the default): not called. */
+typedef struct ptreg_progress {
+    void (*fn)(void *ctx, int step, int most, double value);
+    void *ctx;
+} ptreg_progress;
+
 PTREG_API const char *ptreg_version(void);
 PTREG_API const char *ptreg_status_string(ptreg_status status);
 PTREG_API void ptreg_error_clear(ptreg_error *err);

@@ -38,6 +38,7 @@ typedef struct ptreg_emicp_options {
     ptreg_pair_options pair; /* the engine's tiling and precision (fp32 by default); on a GPU
                                 device only the precision applies */
     ptreg_device device;     /* auto (the first GPU, else the CPU), cpu, cuda:N or opencl:N */
+    ptreg_progress progress; /* after each iteration: the pose change (what tol is compared with) */
 } ptreg_emicp_options;
 
 /* Scale-free defaults. */

@@ -48,6 +48,7 @@ typedef struct ptreg_lddmm_options {
     ptreg_device device;       /* auto (the first GPU, else the CPU), cpu, cuda:N or opencl:N: on a GPU
                                 * the whole time loop and its adjoint run there (double precision
                                 * needed); L-BFGS stays on the host */
+    ptreg_progress progress;   /* after each L-BFGS iteration: the objective */
     ptreg_pair_gpu gpu;        /* there, the pair kernels' knobs (`ptreg tune --kernel lddmm --device`
                                 * picks them); the column splits change the sums' last bits */
 } ptreg_lddmm_options;

@@ -19,12 +19,33 @@ void cli_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* " (default V)" for an option whose default the library holds, else "". */
+static void library_default(const cli_command *cmd, const void *filled, const char *option, char *out, size_t size)
+{
+    out[0] = '\0';
+    for (size_t k = 0; filled && k < cmd->defaults->count; k++) {
+        const cli_default *d = &cmd->defaults->fields[k];
+        if (strcmp(d->option, option))
+            continue;
+        const char *at = (const char *)filled + d->offset;
+        if (d->kind == CLI_DEFAULT_INT)
+            snprintf(out, size, " (default %d)", *(const int *)at);
+        else if (d->kind == CLI_DEFAULT_SIZE)
+            snprintf(out, size, " (default %zu)", *(const size_t *)at);
+        else
+            snprintf(out, size, " (default %g)", *(const double *)at);
+    }
+}
+
 void cli_print_help(const cli_command *cmd)
 {
     printf("usage: ptreg %s %s\n\n%s\n", cmd->name, cmd->synopsis, cmd->summary);
     if (cmd->description)
         printf("\n%s\n", cmd->description);
     printf("\noptions:\n");
+    void *filled = cmd->defaults ? calloc(1, cmd->defaults->size) : NULL;
+    if (filled)
+        cmd->defaults->fill(filled);
     for (size_t i = 0; i < cmd->option_count; i++) {
         const cli_option *o = &cmd->options[i];
         char left[64];
@@ -33,8 +54,11 @@ void cli_print_help(const cli_command *cmd)
                      o->value ? o->value : "");
         else
             snprintf(left, sizeof left, "    --%s%s%s", o->name, o->value ? " " : "", o->value ? o->value : "");
-        printf("  %-28s %s\n", left, o->help);
+        char dflt[64];
+        library_default(cmd, filled, o->name, dflt, sizeof dflt);
+        printf("  %-28s %s%s\n", left, o->help, dflt);
     }
+    free(filled);
     printf("  %-28s %s\n", "-h, --help", "show this help");
 }
 

@@ -16,6 +16,26 @@ typedef struct cli_option {
     const char *help;
 } cli_option;
 
+/* An option whose default is a field of the library's options struct:
+ * --help prints "(default V)" from the library's *_options_default, so
+ * the help cannot drift from the library. */
+typedef enum cli_default_kind { CLI_DEFAULT_INT, CLI_DEFAULT_DOUBLE, CLI_DEFAULT_SIZE } cli_default_kind;
+
+typedef struct cli_default {
+    const char *option;
+    cli_default_kind kind;
+    size_t offset;
+} cli_default;
+
+typedef struct cli_library_defaults {
+    void (*fill)(void *options); /* calls the library's *_options_default */
+    size_t size;                 /* of its options struct */
+    const cli_default *fields;
+    size_t count;
+} cli_library_defaults;
+
+#define CLI_DEFAULTS(fill, type, fields) {fill, sizeof(type), fields, sizeof fields / sizeof fields[0]}
+
 typedef struct cli_command {
     const char *name;
     const char *synopsis;    /* "SOURCE TARGET [options]" */
@@ -24,12 +44,18 @@ typedef struct cli_command {
     const cli_option *options;
     size_t option_count;
     int min_positional, max_positional;
+    const cli_library_defaults *defaults; /* NULL: none */
 } cli_command;
 
 /* A command's entry: the option count from its table's size. */
 #define CLI_COMMAND(name, synopsis, summary, description, options, min_positional, max_positional)            \
     {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
-     max_positional}
+     max_positional, NULL}
+/* The same with its options' defaults read from the library. */
+#define CLI_COMMAND_DEFAULTS(name, synopsis, summary, description, options, min_positional, max_positional,   \
+                             defaults)                                                                       \
+    {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
+     max_positional, defaults}
 
 #define CLI_MAX_OPTIONS 48
 #define CLI_MAX_POSITIONAL 8

@@ -47,7 +47,16 @@ static const cli_option batch_options[] = {
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_batch = CLI_COMMAND("batch",
+static void batch_defaults_fill(void *o) { ptreg_batch_options_default(o); }
+
+static const cli_default batch_defaults[] = {
+    {"sigma-factor", CLI_DEFAULT_DOUBLE, offsetof(ptreg_batch_options, sigma_factor)},
+    {"max-iter", CLI_DEFAULT_INT, offsetof(ptreg_batch_options, max_iter)},
+    {"tol", CLI_DEFAULT_DOUBLE, offsetof(ptreg_batch_options, tol)},
+};
+static const cli_library_defaults batch_defaults_library = CLI_DEFAULTS(batch_defaults_fill, ptreg_batch_options, batch_defaults);
+
+const cli_command cli_cmd_batch = CLI_COMMAND_DEFAULTS("batch",
     "INPUT -o OUT [options]",
     "Register many small neighbourhoods (atom-probe orientation maps) or pairs in one run.",
     "Atoms (INPUT a .pos/.epos reconstruction or any cloud, coordinates in nm): each atom's\n"
@@ -77,7 +86,7 @@ const cli_command cli_cmd_batch = CLI_COMMAND("batch",
     "built with MPI) the atoms are divided into slabs with halos, each rank registers its\n"
     "own, and one output is written in atom order with MPI-IO: the same bits as one\n"
     "process (.npy and binary .ply only).",
-    batch_options, 1, 1);
+    batch_options, 1, 1, &batch_defaults_library);
 
 typedef enum batch_engine { ENGINE_LANES = 0, ENGINE_PLAIN, ENGINE_LOOP } batch_engine;
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/progress.h"
 #include "cli/tune_cache.h"
 
 static const cli_option emicp_options[] = {
@@ -16,11 +17,22 @@ static const cli_option emicp_options[] = {
     {"row-block", 0, "N", "pair engine: rows per parallel work item (default 512)"},
     {"row-vectors", 0, "N", "pair engine: row vectors swept together, 1, 2 or 4 (default 2)"},
     {"loop", 0, "ORDER", "pair engine: tiles-inside (default) or tiles-outside"},
+    CLI_OPT_PLOT("the pose change (radians + translation / r)"),
+    CLI_OPT_QUIET,
     {"no-tune", 0, NULL, "ignore `ptreg tune`'s winner for this machine (used when no engine option is given)"},
     CLI_REGISTRATION_COMMON,
 };
 
-const cli_command cli_cmd_emicp = CLI_COMMAND("emicp",
+static void emicp_defaults_fill(void *o) { ptreg_emicp_options_default(o); }
+
+static const cli_default emicp_defaults[] = {
+    {"sigma-factor", CLI_DEFAULT_DOUBLE, offsetof(ptreg_emicp_options, sigma_factor)},
+    {"max-iter", CLI_DEFAULT_INT, offsetof(ptreg_emicp_options, max_iter)},
+    {"tol", CLI_DEFAULT_DOUBLE, offsetof(ptreg_emicp_options, tol)},
+};
+static const cli_library_defaults emicp_defaults_library = CLI_DEFAULTS(emicp_defaults_fill, ptreg_emicp_options, emicp_defaults);
+
+const cli_command cli_cmd_emicp = CLI_COMMAND_DEFAULTS("emicp",
     "SOURCE TARGET [options]",
     "Register SOURCE onto TARGET by EM-ICP (soft assignment over all point pairs, annealed sigma).",
     "Each iteration weighs every (SOURCE, TARGET) pair by exp(-d^2 / sigma^2), normalises\n"
@@ -45,7 +57,7 @@ const cli_command cli_cmd_emicp = CLI_COMMAND("emicp",
     "Horn's problem come back per iteration. --tile, --row-block, --row-vectors and --loop\n"
     "are the CPU engine's; PTREG_PAIR_EXP=engine|native picks the device's exp (native on\n"
     "CUDA by default). Every run on one device gives the same bits.",
-    emicp_options, 2, 2);
+    emicp_options, 2, 2, &emicp_defaults_library);
 
 static int read_schedule(const cli_args *a, ptreg_emicp_options *o)
 {
@@ -260,10 +272,14 @@ int cli_run_emicp(int argc, char **argv)
         rc = cli_load_cloud("emicp", job.target_path, &job.target, 0);
     if (!rc)
         apply_tuned(&a, &job, &opt);
+    cli_progress progress;
+    cli_progress_begin(&progress, &a, "emicp", "pose change");
+    opt.progress = cli_progress_hook(&progress);
     emicp_run run;
     run.job = &job;
     ptreg_error err;
     ptreg_status st = rc ? PTREG_OK : cli_repeat(repeat, emicp_once, &run, times, &run.r.time_ms, &err);
+    const int plot_rc = cli_progress_end(&progress, &a, !st && !rc);
     if (st) {
         cli_error("emicp", "%s", err.message);
         rc = cli_exit_code(st, 0);
@@ -272,7 +288,7 @@ int cli_run_emicp(int argc, char **argv)
         const cli_result res = {"emicp", job.source_path, job.target_path, r->transformation, r->rmse, r->fitness,
                                 (double)r->pairs, r->iterations, r->converged, r->stop_reason, r->time_ms, times, repeat,
                                 cli_has(&a, "truth") ? truth : NULL};
-        rc = cli_write_registration("emicp", &a, &job.source, r->transformation);
+        rc = plot_rc ? plot_rc : cli_write_registration("emicp", &a, &job.source, r->transformation);
         if (!rc && cli_has(&a, "json"))
             rc = print_json(&job, r, &res);
         else if (!rc)

@@ -9,13 +9,13 @@
 static const cli_option harris_options[] = {
     {"output", 'o', "FILE", "write the keypoints: .ply (x y z score i j k) or .csv/.txt"},
     {"scores", 0, "FILE", "write every voxel's score as a float32 NRRD volume"},
-    {"window", 0, "W", "window of W x W x W voxels, odd, 3..31 (default 5)"},
+    {"window", 0, "W", "window of W x W x W voxels, odd, 3..31"},
     {"sigma", 0, "S", "Gaussian weight's sigma in voxels (default (W - 1) / 4)"},
-    {"k", 0, "K", "score det(M) - K trace(M)^3; corners need K < 1/27 (default 0.01)"},
+    {"k", 0, "K", "score det(M) - K trace(M)^3; corners need K < 1/27"},
     {"border", 0, "MODE", "skip (default: voxels within W/2 + 1 of an edge score 0) or clamp (the edge "
                           "voxels repeat outward)"},
     {"threshold", 0, "T", "keep scores above T (absolute)"},
-    {"relative", 0, "R", "keep scores above R times the largest (default 0.01)"},
+    {"relative", 0, "R", "keep scores above R times the largest"},
     {"top", 0, "N", "keep the N best keypoints (with no threshold given: of all positive maxima)"},
     {"min-distance", 0, "D", "drop a keypoint closer than D voxels to a better one (default 0)"},
     {"dims", 0, "X,Y,Z", "raw volumes: sizes (default: from a name like NAME_XxYxZ_TYPE.raw)"},
@@ -31,7 +31,16 @@ static const cli_option harris_options[] = {
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_harris3d = CLI_COMMAND("harris3d",
+static void harris_defaults_fill(void *o) { ptreg_harris3d_options_default(o); }
+
+static const cli_default harris_defaults[] = {
+    {"window", CLI_DEFAULT_INT, offsetof(ptreg_harris3d_options, window)},
+    {"k", CLI_DEFAULT_DOUBLE, offsetof(ptreg_harris3d_options, k)},
+    {"relative", CLI_DEFAULT_DOUBLE, offsetof(ptreg_harris3d_options, threshold)},
+};
+static const cli_library_defaults harris_defaults_library = CLI_DEFAULTS(harris_defaults_fill, ptreg_harris3d_options, harris_defaults);
+
+const cli_command cli_cmd_harris3d = CLI_COMMAND_DEFAULTS("harris3d",
     "VOLUME [options]",
     "Find 3-D Harris interest points (corners) in a volume.",
     "Gradients by central differences g = (I[x+1] - I[x-1], ...), the structure tensor\n"
@@ -50,7 +59,7 @@ const cli_command cli_cmd_harris3d = CLI_COMMAND("harris3d",
     "time_ms counts from the volume in memory to the keypoints (scores and selection);\n"
     "with --repeat, it and scores_ms, keypoints_ms are medians over the runs.\n"
     "Keypoint coordinates x y z are origin + index * spacing; i j k are the voxel.",
-    harris_options, 1, 1);
+    harris_options, 1, 1, &harris_defaults_library);
 
 static int parse_dims(const cli_args *a, size_t dims[3])
 {

@@ -5,10 +5,11 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/progress.h"
 
 static const cli_option icp_options[] = {
     CLI_REGISTRATION_OUTPUTS,
-    {"max-iter", 0, "N", "most transform updates (default 30)"},
+    {"max-iter", 0, "N", "most transform updates"},
     {"tol", 0, "T", "stop when the MSE drops by less than T; 0 runs all iterations "
                     "(default 1e-10 x target bounding-box diagonal^2)"},
     {"max-dist", 0, "D", "leave out pairs farther apart than D (default: no limit)"},
@@ -17,24 +18,26 @@ static const cli_option icp_options[] = {
                         "delaunay-pnn, delaunay-pnnopt (default auto)"},
     {"no-tune", 0, NULL, "--nn auto ignores the index's measured method ('ptreg index --tune'): the rule"},
     {"filter-sigma", 0, "S", "leave out pairs whose error is over mean + S std (default off)"},
-    {"filter-start", 0, "K", "first iteration (0-based) of the sigma filter (default 0)"},
-    {"trim", 0, "F", "keep the closest fraction F of the pairs, (0, 1] (default 1)"},
+    {"filter-start", 0, "K", "first iteration (0-based) of the sigma filter"},
+    {"trim", 0, "F", "keep the closest fraction F of the pairs, (0, 1]"},
     {"method", 0, "M", "point (default: |T p - q|^2, Horn's steps), plane (((T p - q) . n_q)^2), symmetric "
                        "(((T p - q) . (n_p + n_q))^2) or gicp (Generalized-ICP); all but point by Gauss-Newton"},
     {"kernel", 0, "K", "robust kernel by reweighting: none (default), huber, cauchy, tukey or gm (Geman-McClure), "
                        "as Open3D's; needs --kernel-scale"},
     {"kernel-scale", 0, "S", "the kernel's scale k, in the clouds' units (the residual where it starts to "
                              "discount a pair)"},
-    {"normal-k", 0, "K", "plane, gicp: estimate the normals from K neighbours (default 10; by default a "
-                         "file's own normals are used when it has them)"},
+    {"normal-k", 0, "K", "plane, gicp: estimate the normals from K neighbours (by default a file's own normals are used "
+                         "when it has them)"},
     {"normal-radius", 0, "R", "plane, symmetric, gicp: estimate the normals from the --normal-k nearest within R "
                               "(Open3D's KDTreeSearchParamHybrid; default: no radius)"},
-    {"gicp-epsilon", 0, "E", "gicp: each covariance's variance along the normal, the others 1 (default 1e-3)"},
+    {"gicp-epsilon", 0, "E", "gicp: each covariance's variance along the normal, the others 1"},
     {"relative-fitness", 0, "F", "stop when fitness and rmse change by less than F and --relative-rmse "
                                  "(Open3D's criteria; default off)"},
     {"relative-rmse", 0, "R", "see --relative-fitness"},
     {"transformation-epsilon", 0, "E", "stop after a step of squared translation <= E and rotation cosine "
                                        ">= 1 - E (PCL's; default off)"},
+    CLI_OPT_PLOT("the MSE"),
+    CLI_OPT_QUIET,
     {"lm", 0, "L", "Levenberg-Marquardt steps (small_gicp's default optimizer; it starts at 1e-3): damping L, "
                    "10x up when a step raises the mean cost (taken back), 10x down when it lowers it; holds "
                    "directions no pair fixes (a flat target) where Gauss-Newton stops (default: Gauss-Newton)"},
@@ -43,7 +46,18 @@ static const cli_option icp_options[] = {
     CLI_REGISTRATION_COMMON,
 };
 
-const cli_command cli_cmd_icp = CLI_COMMAND("icp",
+static void icp_defaults(void *o) { ptreg_icp_options_default(o); }
+
+static const cli_default icp_default_fields[] = {
+    {"max-iter", CLI_DEFAULT_INT, offsetof(ptreg_icp_options, max_iter)},
+    {"filter-start", CLI_DEFAULT_INT, offsetof(ptreg_icp_options, filter_start)},
+    {"trim", CLI_DEFAULT_DOUBLE, offsetof(ptreg_icp_options, trim)},
+    {"normal-k", CLI_DEFAULT_INT, offsetof(ptreg_icp_options, normal_k)},
+    {"gicp-epsilon", CLI_DEFAULT_DOUBLE, offsetof(ptreg_icp_options, gicp_epsilon)},
+};
+static const cli_library_defaults icp_library_defaults = CLI_DEFAULTS(icp_defaults, ptreg_icp_options, icp_default_fields);
+
+const cli_command cli_cmd_icp = CLI_COMMAND_DEFAULTS("icp",
     "SOURCE TARGET [options]\n       ptreg icp SOURCE --target-index MODEL.pti [options]",
     "Register SOURCE onto TARGET by rigid ICP: point-to-point, point-to-plane, symmetric or GICP.",
     "Each iteration pairs every SOURCE point with its exact nearest TARGET point, leaves\n"
@@ -83,7 +97,7 @@ const cli_command cli_cmd_icp = CLI_COMMAND("icp",
     "the model resident; model_upload_ms and kernel_compile_ms are reported apart. The\n"
     "pairs are the CPU's and the transform within 1e-5 of it (the sums run in another fixed\n"
     "order); every run on one device gives the same bits.",
-    icp_options, 1, 2);
+    icp_options, 1, 2, &icp_library_defaults);
 
 /* --method, --kernel and the stopping rules of the peers. */
 static int read_objective_options(const cli_args *a, ptreg_icp_options *o)
@@ -529,11 +543,15 @@ int cli_run_icp(int argc, char **argv)
         if (opt.method == PTREG_ICP_GICP || opt.method == PTREG_ICP_SYMMETRIC)
             opt.source_normals = job.source.normals;
     }
+    cli_progress progress;
+    cli_progress_begin(&progress, &a, "icp", "MSE");
+    opt.progress = cli_progress_hook(&progress);
     double *times = calloc((size_t)repeat, sizeof(double));
     icp_run run;
     run.job = &job, run.opt = &opt, run.have = 0;
     ptreg_status st = times ? cli_repeat(repeat, icp_once, &run, times, &run.r.time_ms, &err)
                             : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    const int plot_rc = cli_progress_end(&progress, &a, !st);
     if (st) {
         cli_error("icp", "%s", err.message);
         rc = cli_exit_code(st, 0);
@@ -542,8 +560,9 @@ int cli_run_icp(int argc, char **argv)
         const cli_result res = {"icp", job.source_path, job.target_path, r->transformation, r->rmse, r->fitness,
                                 (double)r->pairs, r->iterations, r->converged, r->stop_reason, r->time_ms, times, repeat,
                                 cli_has(&a, "truth") ? truth : NULL};
-        rc = cli_write_registration("icp", &a, job.source_full.xyz ? &job.source_full : &job.source,
-                                    r->transformation);
+        rc = plot_rc ? plot_rc
+                     : cli_write_registration("icp", &a, job.source_full.xyz ? &job.source_full : &job.source,
+                                              r->transformation);
         if (!rc && cli_has(&a, "json"))
             rc = print_json(&job, &opt, r, &res);
         else if (!rc)

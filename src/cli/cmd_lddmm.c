@@ -7,19 +7,20 @@
 #include <sys/stat.h>
 
 #include "cli/common.h"
+#include "cli/progress.h"
 #include "cli/tune_cache.h"
 #include "core/cpu.h"
 
 static const cli_option lddmm_options[] = {
     {"output", 'o', "RESULT", "write the template and its initial momenta: .vtk (POLYDATA, point data "
                               "InitialMomentum, field data sigma/time_points/integrator) or .csv"},
-    {"sigma", 0, "S", "kernel width: K = exp(-|x - y|^2 / (2 S^2)) (default 1)"},
-    {"steps", 0, "T", "time points over [0, 1], T - 1 steps of 1/(T - 1) (default 20)"},
-    {"lambda", 0, "L", "weight of the data term L/2 sum |q_i(1) - target_i|^2 (default 1000)"},
-    {"gamma", 0, "G", "weight of the energy term G H(q0, p0) (default 1)"},
-    {"max-iter", 0, "I", "L-BFGS iterations (default 400)"},
-    {"gtol", 0, "E", "stop when |gradient| < E max(1, |p0|) (default 1e-6)"},
-    {"ftol", 0, "E", "stop when the objective fell by less than E (relative) over 10 iterations (default 1e-10)"},
+    {"sigma", 0, "S", "kernel width: K = exp(-|x - y|^2 / (2 S^2))"},
+    {"steps", 0, "T", "time points over [0, 1], T - 1 steps of 1/(T - 1)"},
+    {"lambda", 0, "L", "weight of the data term L/2 sum |q_i(1) - target_i|^2"},
+    {"gamma", 0, "G", "weight of the energy term G H(q0, p0)"},
+    {"max-iter", 0, "I", "L-BFGS iterations"},
+    {"gtol", 0, "E", "stop when |gradient| < E max(1, |p0|)"},
+    {"ftol", 0, "E", "stop when the objective fell by less than E (relative) over 10 iterations"},
     {"integrator", 0, "NAME", "euler (default) or rk2 (Ralston)"},
     {"precision", 0, "P", "fp32 (default: float32 pair terms, float64 sums) or fp64 (the reference)"},
     {"init", 0, "RULE", "initial momenta: scaled (default: (target - q0) / sum_j K(q_i, q_j)), displacement "
@@ -30,6 +31,8 @@ static const cli_option lddmm_options[] = {
     {"target-row", 0, "R", "the same for TARGET"},
     {"moved", 0, "FILE", "write the template shot to t = 1 (a cloud: .ply, .pcd, .xyz/.csv)"},
     {"trajectory", 0, "DIR", "write the landmarks at every time point as DIR/t_000.ply ..."},
+    CLI_OPT_PLOT("the objective"),
+    CLI_OPT_QUIET,
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
     {"no-tune", 0, NULL, "on a GPU: ignore `ptreg tune --kernel lddmm --device`'s winner (work-groups, exp, "
@@ -37,7 +40,20 @@ static const cli_option lddmm_options[] = {
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_lddmm = CLI_COMMAND("lddmm",
+static void lddmm_defaults_fill(void *o) { ptreg_lddmm_options_default(o); }
+
+static const cli_default lddmm_defaults[] = {
+    {"sigma", CLI_DEFAULT_DOUBLE, offsetof(ptreg_lddmm_options, sigma)},
+    {"steps", CLI_DEFAULT_INT, offsetof(ptreg_lddmm_options, time_points)},
+    {"lambda", CLI_DEFAULT_DOUBLE, offsetof(ptreg_lddmm_options, lambda)},
+    {"gamma", CLI_DEFAULT_DOUBLE, offsetof(ptreg_lddmm_options, gamma)},
+    {"max-iter", CLI_DEFAULT_INT, offsetof(ptreg_lddmm_options, max_iter)},
+    {"gtol", CLI_DEFAULT_DOUBLE, offsetof(ptreg_lddmm_options, gtol)},
+    {"ftol", CLI_DEFAULT_DOUBLE, offsetof(ptreg_lddmm_options, ftol)},
+};
+static const cli_library_defaults lddmm_defaults_library = CLI_DEFAULTS(lddmm_defaults_fill, ptreg_lddmm_options, lddmm_defaults);
+
+const cli_command cli_cmd_lddmm = CLI_COMMAND_DEFAULTS("lddmm",
     "TEMPLATE TARGET [-o RESULT] [options]",
     "Match template landmarks onto target landmarks (by index) with an LDDMM geodesic shooting.",
     "The template q0 and momenta p0 flow by Hamilton's equations with a Gaussian kernel\n"
@@ -58,7 +74,7 @@ const cli_command cli_cmd_lddmm = CLI_COMMAND("lddmm",
     "--kernel lddmm --device`'s winner for the device and landmark count when there is one\n"
     "(JSON: variant; --no-tune: the defaults). Every run on one device with one variant gives\n"
     "the same bits.",
-    lddmm_options, 2, 2);
+    lddmm_options, 2, 2, &lddmm_defaults_library);
 
 static const cli_option warp_options[] = {
     {"output", 'o', "FILE", "the moved points (a cloud: .ply, .pcd, .xyz/.csv; normals are not carried)"},
@@ -377,14 +393,18 @@ int cli_run_lddmm(int argc, char **argv)
     cJSON *variant = tuned_gpu(&a, &o, n);
     ptreg_lddmm_result r;
     ptreg_error err;
+    cli_progress progress;
+    cli_progress_begin(&progress, &a, "lddmm", "objective");
+    o.progress = cli_progress_hook(&progress);
     ptreg_status st = ptreg_lddmm_register(q0, target, n, p0, &o, &r, &err);
+    const int plot_rc = cli_progress_end(&progress, &a, !st);
     if (st) {
         cli_error("lddmm", "%s", err.message);
         cJSON_Delete(variant);
         rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
         goto done;
     }
-    rc = write_outputs(&a, q0, n, &o, &r);
+    rc = plot_rc ? plot_rc : write_outputs(&a, q0, n, &o, &r);
     if (!rc)
         report(&a, &o, &r, variant, &rc);
     else

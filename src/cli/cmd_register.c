@@ -13,8 +13,8 @@ static const cli_option register_options[] = {
     {"no-refine", 0, NULL, "stop after RANSAC (fitness and rmse are then RANSAC's transform's)"},
     {"refine-dist", 0, "D", "the refinement's pair distance (default 0.4 voxels)"},
     {"ransac-dist", 0, "D", "RANSAC's inlier distance (default 1.5 voxels)"},
-    {"ransac-iter", 0, "N", "RANSAC's most hypotheses (default 100000)"},
-    {"confidence", 0, "C", "RANSAC stops once this sure of an all-inlier sample (default 0.999)"},
+    {"ransac-iter", 0, "N", "RANSAC's most hypotheses"},
+    {"confidence", 0, "C", "RANSAC stops once this sure of an all-inlier sample"},
     {"seed", 0, "S", "RANSAC's samples (default 1)"},
     {"one-way", 0, NULL, "keep every source point's nearest descriptor, not only mutual ones"},
     {"truth", 0, "FILE", "known answer: report the rotation and translation error"},
@@ -24,7 +24,15 @@ static const cli_option register_options[] = {
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_register = CLI_COMMAND("register",
+static void register_defaults_fill(void *o) { ptreg_register_options_default(o); }
+
+static const cli_default register_defaults[] = {
+    {"ransac-iter", CLI_DEFAULT_INT, offsetof(ptreg_register_options, ransac.max_iter)},
+    {"confidence", CLI_DEFAULT_DOUBLE, offsetof(ptreg_register_options, ransac.confidence)},
+};
+static const cli_library_defaults register_defaults_library = CLI_DEFAULTS(register_defaults_fill, ptreg_register_options, register_defaults);
+
+const cli_command cli_cmd_register = CLI_COMMAND_DEFAULTS("register",
     "SOURCE TARGET [options]",
     "Register SOURCE onto TARGET without an initial guess: downsample, features, RANSAC, ICP.",
     "The pipeline of Open3D's global-registration tutorial, with its scales: both clouds'\n"
@@ -39,7 +47,7 @@ const cli_command cli_cmd_register = CLI_COMMAND("register",
     "by --method on all points from RANSAC's transform (pairs within 0.4V, 30 iterations).\n"
     "Every stage's time is reported; the same result for any thread count and every run.\n"
     "The stages stand alone too: ptreg convert --voxel, ptreg normals, ptreg fpfh, ptreg icp.",
-    register_options, 2, 2);
+    register_options, 2, 2, &register_defaults_library);
 
 static int read_register_options(const cli_args *a, ptreg_register_options *o)
 {

@@ -73,11 +73,11 @@ extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_n
 #define CLI_EMICP_SCHEDULE                                                                     \
     {"sigma2", 0, "S", "first sigma^2 (default 3 r^2, r the target's RMS radius)"},            \
     {"sigma2-final", 0, "S", "stop once sigma^2 is at or below S (default 3e-3 r^2)"},         \
-    {"sigma-factor", 0, "F", "sigma^2 <- sigma^2 * F each iteration, 0 < F < 1 (default 0.9)"}, \
+    {"sigma-factor", 0, "F", "sigma^2 <- sigma^2 * F each iteration, 0 < F < 1"},               \
     {"d02", 0, "D", "outlier distance^2 d0^2 (default: the first sigma^2)"},                   \
-    {"max-iter", 0, "N", "most iterations (default 1000)"},                                    \
+    {"max-iter", 0, "N", "most iterations"},                                                    \
     {"tol", 0, "T", "stop when the pose changes by less than T (radians + translation / r); "  \
-                    "0 never stops early (default 1e-7)"}
+                    "0 never stops early"}
 /* Reads CLI_EMICP_SCHEDULE's options into the fields given (kept when
  * absent); EXIT_USAGE after printing what is wrong. */
 int cli_read_emicp_schedule(const cli_args *a, double *sigma2_init, double *sigma2_final, double *sigma_factor,

@@ -225,6 +225,8 @@ static ptreg_status anneal(const emicp_run *run, const ptreg_emicp_options *opt,
         res->iterations++;
         res->sigma2_final = sigma2;
         const double change = pose_change(T, next, res->radius);
+        if (opt->progress.fn)
+            opt->progress.fn(opt->progress.ctx, res->iterations, opt->max_iter, change);
         memcpy(T, next, sizeof T);
         sigma2 *= opt->sigma_factor;
         if (opt->tol > 0 && change < opt->tol) {

@@ -633,6 +633,8 @@ ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond_pass, void *ct
         r->pairs = pass.used;
         r->rmse = sqrt(mse);
         r->fitness = (double)pass.used / (double)n;
+        if (opt->progress.fn)
+            opt->progress.fn(opt->progress.ctx, k, opt->max_iter, mse);
         const ptreg_icp_pass *from = &pass;
         if (lm_rejects(&lm, &pass, T, r)) {
             lm_restore(&lm, T, r);

@@ -617,8 +617,12 @@ static int lbfgs_progress(void *instance, const lbfgsfloatval_t *x, const lbfgsf
                           const lbfgsfloatval_t fx, const lbfgsfloatval_t xnorm, const lbfgsfloatval_t gnorm,
                           const lbfgsfloatval_t step, int n, int k, int ls)
 {
-    (void)x, (void)g, (void)fx, (void)xnorm, (void)gnorm, (void)step, (void)n, (void)ls;
-    ((lbfgs_job *)instance)->iterations = k;
+    (void)x, (void)g, (void)xnorm, (void)gnorm, (void)step, (void)n, (void)ls;
+    lbfgs_job *job = instance;
+    job->iterations = k;
+    const ptreg_progress *p = &job->s->c.opt->progress;
+    if (p->fn)
+        p->fn(p->ctx, k, job->s->c.opt->max_iter, fx);
     return 0;
 }
 

@@ -5,9 +5,11 @@ expect 0 -- "$PTREG" --version; out_has "ptreg 0.1.0"
 expect 0 -- "$PTREG" version; out_has "ptreg"
 expect 0 -- "$PTREG" help; out_has "icp"; out_has "Exit codes"
 expect 0 -- "$PTREG" --help; out_has "synth"
-for cmd in icp synth convert info; do
+for cmd in icp emicp register index synth convert info normals pfh fpfh harris3d lddmm warp batch tune devices; do
     expect 0 -- "$PTREG" help $cmd; out_has "usage: ptreg $cmd"
     expect 0 -- "$PTREG" $cmd --help; out_has "options:"
+    # defaults the library holds are printed from it: never written twice
+    grep -E -- '--[a-z-]+ .*\(default [^)]*\) \(default' "$WORK/out" && fail "$cmd --help: a default given twice"
 done
 expect 2 -- "$PTREG"
 expect 2 -- "$PTREG" frobnicate; err_has "unknown command"
@@ -29,4 +31,8 @@ expect 2 -- "$PTREG" synth -o "$WORK/s.ply" --view 1,2
 expect 2 -- "$PTREG" synth --model "$WORK/m.ply" --truth "$WORK/t.txt"
 expect 2 -- "$PTREG" convert "$WORK/x.ply"; err_has "-o OUTPUT"
 no_file "$WORK/s.ply"
+# --help's defaults come from the library's *_options_default
+expect 0 -- "$PTREG" icp --help; out_has "most transform updates (default 30)"; out_has "(default 0.001)"
+expect 0 -- "$PTREG" lddmm --help; out_has "L-BFGS iterations (default 400)"
+expect 0 -- "$PTREG" emicp --help; out_has "0 < F < 1 (default 0.9)"
 finish

@@ -68,6 +68,10 @@ out_has '"optimizer":	"lm"'; out_has '"lm_lambda":	0.001'
 angle=$(sed -n 's/.*"rotation_error_deg":[^0-9]*\([0-9.e-]*\).*/\1/p' "$WORK/out")
 awk -v a="$angle" 'BEGIN { exit !(a < 0.5) }' || fail "gicp --lm: rotation error $angle deg is not below 0.5"
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --lm -1; err_has "--lm"
+# --plot: the MSE per iteration, one point per correspondence pass
+expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 12 --tol 0 --plot "$WORK/mse.svg"
+[ "$(grep -o '[0-9.]*,[0-9.]* ' "$WORK/mse.svg" | wc -l)" = 13 ] || fail "--plot: not 13 points"
+rm -f "$WORK/mse.svg"
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --kernel welsch --kernel-scale 1; err_has "--kernel"
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --relative-fitness 1e-6; err_has "--relative-rmse"
 if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then

@@ -91,4 +91,22 @@ err_has "line 5"
 expect 3 -- "$PTREG" warp "$WORK/circle.csv" "$WORK/inside.csv" -o "$WORK/x.ply"
 expect 2 -- "$PTREG" warp "$WORK/r.vtk" "$WORK/inside.csv"
 no_file "$WORK/x.ply"
+# progress: a line on a terminal's stderr (script gives the run one), none in a
+# pipe, with --json or --quiet; --plot draws the objective per iteration
+if command -v script >/dev/null; then
+    args="\"$WORK/ellipse.csv\" \"$WORK/circle.csv\" --sigma 0.3 --max-iter 50"
+    script -qec "\"$PTREG\" lddmm $args" /dev/null >"$WORK/tty.txt" 2>&1
+    grep -q "iteration 1 of at most 50, objective" "$WORK/tty.txt" || fail "no progress line on a terminal"
+    script -qec "\"$PTREG\" lddmm $args --json" /dev/null >"$WORK/tty.txt" 2>&1
+    grep -q "of at most" "$WORK/tty.txt" && fail "a progress line with --json"
+    script -qec "\"$PTREG\" lddmm $args -q" /dev/null >"$WORK/tty.txt" 2>&1
+    grep -q "of at most" "$WORK/tty.txt" && fail "a progress line with --quiet"
+fi
+expect 0 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0.3 --max-iter 50 --plot "$WORK/obj.svg"
+grep -q "of at most" "$WORK/err" && fail "a progress line in a pipe"
+grep -q "<polyline" "$WORK/obj.svg" && grep -q "objective per iteration" "$WORK/obj.svg" || fail "--plot: no curve"
+expect 4 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --max-iter 5 --plot "$WORK/no/dir/p.svg"
+err_has "plot"
+expect 3 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/short.csv" --plot "$WORK/never.svg"
+no_file "$WORK/never.svg"
 finish
