@@ -49,8 +49,9 @@ static PyObject *raise_ptreg(ptreg_status st, const ptreg_error *err)
 /* ---- buffers -------------------------------------------------------------- */
 
 /* A C-contiguous buffer of rows of `width` items of the format's type
- * ('f' float32, 'd' float64, 'B' bytes); rows in *rows. Writable when
- * asked. None gives an empty view when allow_none. */
+ * ('f' float32, 'd' float64, 'B' bytes, 'i' int32, 'Q' uint64: size_t
+ * here); rows in *rows. Writable when asked. None gives an empty view when
+ * allow_none. */
 static int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, int writable, int allow_none,
                     const char *what, size_t *rows)
 {
@@ -65,13 +66,20 @@ static int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, i
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, view, flags) < 0)
         return -1;
-    const size_t item = format == 'd' ? 8 : format == 'f' ? 4 : 1;
+    const size_t item = format == 'd' || format == 'Q' ? 8 : format == 'f' || format == 'i' ? 4 : 1;
     const char *f = view->format ? view->format : "B";
     if (*f == '<' || *f == '=' || *f == '@')
         f++;
-    if ((size_t)view->itemsize != item || f[0] != format || f[1]) {
+    /* NumPy names uint64 'L' where unsigned long has 64 bits */
+    const int same = f[0] == format || (format == 'Q' && f[0] == 'L');
+    if ((size_t)view->itemsize != item || !same || f[1]) {
         PyErr_Format(PyExc_TypeError, "%s: %s items are needed (got format '%s')", what,
-                     format == 'd' ? "float64" : format == 'f' ? "float32" : "byte", view->format ? view->format : "B");
+                     format == 'd'   ? "float64"
+                     : format == 'f' ? "float32"
+                     : format == 'i' ? "int32"
+                     : format == 'Q' ? "uint64"
+                                     : "byte",
+                     view->format ? view->format : "B");
         PyBuffer_Release(view);
         return -1;
     }
@@ -358,6 +366,18 @@ static const field lddmm_fields[] = {
     OPT_ENUM(ptreg_lddmm_options, "precision", precision, parse_precision),
     OPT_ENUM(ptreg_lddmm_options, "init", init, parse_lddmm_init),
     OPT(ptreg_lddmm_options, "device", F_DEVICE, device),
+    {NULL, F_INT, 0, NULL},
+};
+
+static const field batch_fields[] = {
+    OPT(ptreg_batch_options, "translation", F_INT, translation),
+    OPT(ptreg_batch_options, "sigma2_init", F_DOUBLE, sigma2_init),
+    OPT(ptreg_batch_options, "sigma2_final", F_DOUBLE, sigma2_final),
+    OPT(ptreg_batch_options, "sigma_factor", F_DOUBLE, sigma_factor),
+    OPT(ptreg_batch_options, "d02", F_DOUBLE, d02),
+    OPT(ptreg_batch_options, "max_iter", F_INT, max_iter),
+    OPT(ptreg_batch_options, "tol", F_DOUBLE, tol),
+    OPT(ptreg_batch_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
 };
 
@@ -1039,6 +1059,72 @@ static PyObject *py_lddmm_warp(PyObject *self, PyObject *args, PyObject *kwargs)
     Py_RETURN_NONE;
 }
 
+/* batch(source, source_offset, target, target_offset, transforms, iterations,
+ * stops, **options): many small pairs (ptreg_batch_register); the outputs
+ * preallocated (count x 16 float64, count int32 twice); the stats back. */
+static PyObject *py_batch(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *s_obj, *so_obj, *t_obj, *to_obj, *T_obj, *it_obj, *stop_obj;
+    if (!PyArg_ParseTuple(args, "OOOOOOO", &s_obj, &so_obj, &t_obj, &to_obj, &T_obj, &it_obj, &stop_obj))
+        return NULL;
+    ptreg_batch_options o;
+    ptreg_batch_options_default(&o);
+    if (apply_options(&o, batch_fields, kwargs, "batch") < 0)
+        return NULL;
+    Py_buffer v[7];
+    memset(v, 0, sizeof v);
+    size_t ns, nso, nt, nto, nT, nit, nstop;
+    int bad = get_rows(s_obj, &v[0], 'f', 3, 0, 0, "sources", &ns) < 0 ||
+              get_rows(so_obj, &v[1], 'Q', 1, 0, 0, "source offsets", &nso) < 0 ||
+              get_rows(t_obj, &v[2], 'f', 3, 0, 0, "targets", &nt) < 0 ||
+              get_rows(to_obj, &v[3], 'Q', 1, 0, 1, "target offsets", &nto) < 0 ||
+              get_rows(T_obj, &v[4], 'd', 16, 1, 0, "transforms out", &nT) < 0 ||
+              get_rows(it_obj, &v[5], 'i', 1, 1, 0, "iterations out", &nit) < 0 ||
+              get_rows(stop_obj, &v[6], 'i', 1, 1, 0, "stops out", &nstop) < 0;
+    const size_t count = nso ? nso - 1 : 0;
+    if (!bad && (!nso || (v[3].obj && nto != nso) || nT != count || nit != count || nstop != count)) {
+        PyErr_SetString(PyExc_ValueError, "batch: the offsets and outputs disagree on the number of pairs");
+        bad = 1;
+    }
+    const size_t *so = v[1].buf, *to = v[3].obj ? v[3].buf : NULL;
+    if (!bad && (so[count] != ns || (to && to[count] != nt))) {
+        PyErr_SetString(PyExc_ValueError, "batch: the last offset must be the number of points");
+        bad = 1;
+    }
+    ptreg_batch_stats stats;
+    ptreg_error err;
+    ptreg_status st = PTREG_OK;
+    if (!bad) {
+        const ptreg_pair_set set = {count, v[0].buf, so, v[2].buf, to, nt};
+        WITHOUT_GIL(st = ptreg_batch_register(&set, &o, v[4].buf, v[5].buf, v[6].buf, &stats, &err));
+    }
+    for (int k = 0; k < 7; k++)
+        release(&v[k]);
+    if (bad)
+        return NULL;
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *d = PyDict_New();
+    if (!d || put(d, "time_ms", PyFloat_FromDouble(stats.time_ms)) ||
+        put(d, "pairs_per_s", PyFloat_FromDouble(stats.pairs_per_s)) || put(d, "gpts", PyFloat_FromDouble(stats.gpts)) ||
+        put(d, "pair_terms", PyFloat_FromDouble(stats.pair_terms)) ||
+        put(d, "isa", PyUnicode_FromString(stats.isa ? stats.isa : ""))) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *py_stop_reason_name(PyObject *self, PyObject *arg)
+{
+    (void)self;
+    long v = PyLong_AsLong(arg);
+    if (v == -1 && PyErr_Occurred())
+        return NULL;
+    return PyUnicode_FromString(ptreg_stop_reason_name((ptreg_stop_reason)v));
+}
+
 /* ---- the model index ------------------------------------------------------ */
 
 static const char *const INDEX_CAPSULE = "ptreg.model_index";
@@ -1211,6 +1297,8 @@ static PyMethodDef methods[] = {
     {"index_save", py_index_save, METH_VARARGS, NULL},
     {"index_info", py_index_info, METH_O, NULL},
     {"icp_indexed", KW py_icp_indexed, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"batch", KW py_batch, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"stop_reason_name", py_stop_reason_name, METH_O, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -200,6 +200,34 @@ def test_emicp(scene):
     assert ref["rotation_error_deg"] < 2
 
 
+def test_batch_many_pairs():
+    """Rotated copies of a motif registered back, shared and per-pair targets."""
+    rng = np.random.default_rng(5)
+    motif = rng.normal(size=(12, 3))
+    motif -= motif.mean(axis=0)
+    sources, truths = [], []
+    for _ in range(50):
+        q = rng.normal(size=4)
+        q /= np.linalg.norm(q)
+        w, x, y, z = q * 0.05 + np.array([1, 0, 0, 0]) * (1 - 0.05)  # near the identity: EM-ICP's basin
+        n = np.sqrt(w * w + x * x + y * y + z * z)
+        w, x, y, z = w / n, x / n, y / n, z / n
+        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                      [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        sources.append(motif @ R.T)
+        truths.append(R.T)
+    r = ptreg.batch(sources, motif, translation=False)
+    assert r.transformations.shape == (50, 4, 4) and len(r.stop_reasons) == 50
+    worst = max(rotation_error_deg(np.block([[t, np.zeros((3, 1))], [np.zeros((1, 3)), 1]]), T)
+                for t, T in zip(truths, r.transformations))
+    assert worst < 0.1, worst
+    again = ptreg.batch(sources, targets=[motif] * 50, translation=False)
+    np.testing.assert_array_equal(again.transformations, r.transformations)
+    with pytest.raises(ValueError, match="either"):
+        ptreg.batch(sources)
+
+
 # ---- features ------------------------------------------------------------------
 
 def test_normals_and_fpfh_equal_cli(scene, tmp_path):
