@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "device/cpu_kernels.h"
-#include "nn/kdtree_impl.h"
+#include "nn/kdtree_query.h"
 
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err)
 {
@@ -112,10 +112,10 @@ static const feat_list *nearest_done(const float *xyz, const float q[3], const u
 static void knn_block(const ptreg_kdtree *t, const float *xyz, size_t kk, double radius, size_t block,
                       uint32_t *index, float *dist2, feat_list *list)
 {
-    size_t end = (block + 1) * TABLE_BLOCK_SLOTS, slots = t->chunk_count * PTREG_KD_LANES, done_count = 0;
+    size_t end = (block + 1) * TABLE_BLOCK_SLOTS, slots = ptreg_kdtree_slot_count(t), done_count = 0;
     uint32_t done[TABLE_BLOCK_SLOTS];
     for (size_t s = block * TABLE_BLOCK_SLOTS; s < end && s < slots; s++) {
-        uint32_t i = t->index[s];
+        uint32_t i = ptreg_kdtree_slot_index(t, s);
         if (i == PTREG_NO_NEIGHBOR)
             continue;
         const float *q = xyz + 3 * (size_t)i;
@@ -146,7 +146,7 @@ static ptreg_status build_knn(const ptreg_kdtree *t, const float *xyz, size_t n,
     table->blocks[table->block_count++] = dist2;
     if (!index || !dist2)
         return PTREG_ERR_NOMEM;
-    long blocks = (long)((t->chunk_count * PTREG_KD_LANES + TABLE_BLOCK_SLOTS - 1) / TABLE_BLOCK_SLOTS);
+    long blocks = (long)((ptreg_kdtree_slot_count(t) + TABLE_BLOCK_SLOTS - 1) / TABLE_BLOCK_SLOTS);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(ptreg_get_num_threads())
     for (long b = 0; b < blocks; b++)
         knn_block(t, xyz, kk, nb->radius, (size_t)b, index, dist2, table->list);
@@ -167,12 +167,12 @@ static uint32_t point_at(const table_job *job, size_t s)
 {
     if (job->reference)
         return s < job->n ? (uint32_t)s : PTREG_NO_NEIGHBOR;
-    return s < job->tree->chunk_count * PTREG_KD_LANES ? job->tree->index[s] : PTREG_NO_NEIGHBOR;
+    return s < ptreg_kdtree_slot_count(job->tree) ? ptreg_kdtree_slot_index(job->tree, s) : PTREG_NO_NEIGHBOR;
 }
 
 static size_t positions(const table_job *job)
 {
-    return job->reference ? job->n : job->tree->chunk_count * PTREG_KD_LANES;
+    return job->reference ? job->n : ptreg_kdtree_slot_count(job->tree);
 }
 
 /* One block's lists by independent searches, appended to one buffer the

@@ -475,3 +475,14 @@ ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *t, const float q[3], float 
     }
     return PTREG_OK;
 }
+
+size_t ptreg_kdtree_slot_count(const ptreg_kdtree *t) { return t->chunk_count * PTREG_KD_LANES; }
+
+uint32_t ptreg_kdtree_slot_index(const ptreg_kdtree *t, size_t slot) { return t->index[slot]; }
+
+void ptreg_kdtree_slot_point(const ptreg_kdtree *t, uint32_t slot, float p[3])
+{
+    const ptreg_kd_chunk *c = &t->chunks[slot / PTREG_KD_LANES];
+    unsigned l = slot % PTREG_KD_LANES;
+    p[0] = c->x[l], p[1] = c->y[l], p[2] = c->z[l];
+}

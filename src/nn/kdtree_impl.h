@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "nn/kdtree_query.h"
 #include "ptreg/nn.h"
 
 /* Leaf points are stored in SoA chunks of PTREG_KD_LANES points so a chunk's
@@ -116,13 +117,6 @@ typedef struct ptreg_kd_point {
     uint32_t index;
 } ptreg_kd_point;
 
-/* The one distance formula of every exact method (see nn.h). */
-static inline float ptreg_kd_dist2(float qx, float qy, float qz, float px, float py, float pz)
-{
-    float dx = qx - px, dy = qy - py, dz = qz - pz;
-    return (dx * dx + dy * dy) + dz * dz;
-}
-
 /* (d, i) < (best_d, best_i) in the order that makes all methods agree. */
 static inline int ptreg_kd_better(float d, uint32_t i, float best_d, uint32_t best_i)
 {
@@ -150,17 +144,6 @@ static inline float ptreg_kd_lane_bound(const float *lo, const float *hi, unsign
  * memory. */
 int ptreg_kd_build_neighbours(ptreg_kdtree *t);
 
-/* The k nearest points of q (sorted by (distance, index)) among those with
- * squared distance <= limit: the whole k-NN answer when at least k points
- * lie within the limit, which a caller that knows such points (a nearby
- * query's neighbours) uses to prune the search from the start. */
-size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
-                           float *dist2);
-
-/* Grows nb's arrays to hold at least cap neighbours (contents kept); -1
- * when out of memory (the arrays then hold what they held). */
-int ptreg_kd_neighbors_reserve(ptreg_neighbors *nb, size_t cap);
-
 /* The bound for child c of a node, and for chunk c of a leaf. */
 static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, unsigned c, const float q[3])
 {
@@ -170,13 +153,6 @@ static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, unsigned c, cons
 static inline float ptreg_kd_chunk_bound(const ptreg_kd_leaf *leaf, unsigned c, const float q[3])
 {
     return ptreg_kd_lane_bound(&leaf->lo[0][0], &leaf->hi[0][0], PTREG_KD_LEAF_CHUNKS, c, q);
-}
-
-static inline void ptreg_kdtree_slot_point(const ptreg_kdtree *t, uint32_t slot, float p[3])
-{
-    const ptreg_kd_chunk *c = &t->chunks[slot / PTREG_KD_LANES];
-    unsigned l = slot % PTREG_KD_LANES;
-    p[0] = c->x[l], p[1] = c->y[l], p[2] = c->z[l];
 }
 
 #endif

@@ -371,7 +371,7 @@ ptreg_walk_start ptreg_icp_walk_start(ptreg_nn_method nn, int pass)
 /* The target's index of an answer (a tree slot, or brute force's index). */
 static uint32_t target_index(const icp_state *s, uint32_t answer)
 {
-    return s->nn == PTREG_NN_BRUTE ? answer : s->tree->index[answer];
+    return s->nn == PTREG_NN_BRUTE ? answer : ptreg_kdtree_slot_index(s->tree, answer);
 }
 
 /* Each answered pair's target point (and normal), and whether it is used:

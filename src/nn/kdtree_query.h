@@ -1,0 +1,42 @@
+/* What other modules may ask of a k-d tree (feat's neighbourhood tables,
+ * ICP's correspondences), without its layout: the distance formula every
+ * exact method shares, bounded k-NN, and the tree's own order of its
+ * points. A "slot" is a position in that order: searches answer with slots
+ * (nn_kernels.h), which callers hand back as the next search's seeds and
+ * resolve here, never by reading the tree. */
+#ifndef PTREG_NN_KDTREE_QUERY_H
+#define PTREG_NN_KDTREE_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptreg/nn.h"
+
+/* The one distance formula of every exact method (see nn.h). */
+static inline float ptreg_kd_dist2(float qx, float qy, float qz, float px, float py, float pz)
+{
+    float dx = qx - px, dy = qy - py, dz = qz - pz;
+    return (dx * dx + dy * dy) + dz * dz;
+}
+
+/* The k nearest points of q (sorted by (distance, index)) among those with
+ * squared distance <= limit: the whole k-NN answer when at least k points
+ * lie within the limit, which a caller that knows such points (a nearby
+ * query's neighbours) uses to prune the search from the start. */
+size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
+                           float *dist2);
+
+/* Grows nb's arrays to hold at least cap neighbours (contents kept); -1
+ * when out of memory (the arrays then hold what they held). */
+int ptreg_kd_neighbors_reserve(ptreg_neighbors *nb, size_t cap);
+
+/* Slots: positions 0 .. count - 1 in the tree's order (nearby points at
+ * nearby positions; some positions are padding). */
+size_t ptreg_kdtree_slot_count(const ptreg_kdtree *t);
+/* The point at a slot (its index in the cloud), or PTREG_NO_NEIGHBOR for
+ * padding. */
+uint32_t ptreg_kdtree_slot_index(const ptreg_kdtree *t, size_t slot);
+/* The coordinates of the point at a slot (a real one). */
+void ptreg_kdtree_slot_point(const ptreg_kdtree *t, uint32_t slot, float p[3]);
+
+#endif
