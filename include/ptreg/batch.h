@@ -175,6 +175,10 @@ typedef struct ptreg_orientation_options {
      * got), so that every process gets the same motif. */
     ptreg_status (*combine_motif_sums)(int64_t *sum, uint64_t *count, size_t points, void *ctx, ptreg_error *err);
     void *combine_ctx;
+    /* After each stage: 1 the neighbourhoods found (value: the atoms), then
+     * each registration round (value: the neighbourhoods registered), of
+     * 1 + (1 + estimate_motif) stages. */
+    ptreg_progress progress;
 } ptreg_orientation_options;
 
 PTREG_API void ptreg_orientation_options_default(ptreg_orientation_options *opt);

@@ -168,6 +168,11 @@ static int option_index(const cli_args *args, const char *name)
 
 int cli_has(const cli_args *args, const char *name) { return args->value[option_index(args, name)] != NULL; }
 
+int cli_given(const cli_args *args, const char *name)
+{
+    return find_long(args->cmd, name, strlen(name)) >= 0 && cli_has(args, name);
+}
+
 const char *cli_string(const cli_args *args, const char *name, const char *fallback)
 {
     const char *v = args->value[option_index(args, name)];

@@ -76,6 +76,8 @@ void cli_print_help(const cli_command *cmd);
 int cli_begin(const cli_command *cmd, int argc, char **argv, cli_args *args, int *exit_code);
 
 int cli_has(const cli_args *args, const char *name);
+/* cli_has for an option the command may not take (shared code): 0 then. */
+int cli_given(const cli_args *args, const char *name);
 const char *cli_string(const cli_args *args, const char *name, const char *fallback);
 /* Typed values: keep *out when the option is absent; print an error naming
  * the option and return EXIT_USAGE when the value is malformed or outside

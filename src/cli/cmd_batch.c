@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/batch_cli.h"
+#include "cli/progress.h"
 
 static const cli_option batch_options[] = {
     {"output", 'o', "FILE", "atoms: .npy (atoms x 6 float32: qw qx qy qz residual matched), .ply (the atoms with "
@@ -45,6 +46,7 @@ static const cli_option batch_options[] = {
     CLI_DEVICE_OPTION,
     CLI_OPT_ASCII,
     CLI_OPT_JSON,
+    CLI_OPT_QUIET,
 };
 
 static void batch_defaults_fill(void *o) { ptreg_batch_options_default(o); }
@@ -452,7 +454,12 @@ static int atoms_here(const batch_request *r, const batch_atoms *atoms, const pt
                       batch_format format, atoms_report *rep, ptreg_orientations *o)
 {
     ptreg_error err;
-    ptreg_status st = ptreg_orientations_compute(atoms->xyz, atoms->n, atoms->selected, opt, o, &err);
+    cli_progress progress;
+    cli_progress_begin(&progress, r->a, "batch", "stage", "neighbourhoods");
+    ptreg_orientation_options with_progress = *opt;
+    with_progress.progress = cli_progress_hook(&progress);
+    ptreg_status st = ptreg_orientations_compute(atoms->xyz, atoms->n, atoms->selected, &with_progress, o, &err);
+    cli_progress_end(&progress, r->a, 0);
     if (st) {
         cli_error("batch", "%s", err.message);
         return cli_exit_code(st, 0);

@@ -273,7 +273,7 @@ int cli_run_emicp(int argc, char **argv)
     if (!rc)
         apply_tuned(&a, &job, &opt);
     cli_progress progress;
-    cli_progress_begin(&progress, &a, "emicp", "pose change");
+    cli_progress_begin(&progress, &a, "emicp", "iteration", "pose change");
     opt.progress = cli_progress_hook(&progress);
     emicp_run run;
     run.job = &job;

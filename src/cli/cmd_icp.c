@@ -544,7 +544,7 @@ int cli_run_icp(int argc, char **argv)
             opt.source_normals = job.source.normals;
     }
     cli_progress progress;
-    cli_progress_begin(&progress, &a, "icp", "MSE");
+    cli_progress_begin(&progress, &a, "icp", "iteration", "MSE");
     opt.progress = cli_progress_hook(&progress);
     double *times = calloc((size_t)repeat, sizeof(double));
     icp_run run;

@@ -394,7 +394,7 @@ int cli_run_lddmm(int argc, char **argv)
     ptreg_lddmm_result r;
     ptreg_error err;
     cli_progress progress;
-    cli_progress_begin(&progress, &a, "lddmm", "objective");
+    cli_progress_begin(&progress, &a, "lddmm", "iteration", "objective");
     o.progress = cli_progress_hook(&progress);
     ptreg_status st = ptreg_lddmm_register(q0, target, n, p0, &o, &r, &err);
     const int plot_rc = cli_progress_end(&progress, &a, !st);

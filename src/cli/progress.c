@@ -10,13 +10,14 @@
 
 #define REDRAW_MS 100.0
 
-void cli_progress_begin(cli_progress *p, const cli_args *a, const char *command, const char *measure)
+void cli_progress_begin(cli_progress *p, const cli_args *a, const char *command, const char *step,
+                        const char *measure)
 {
-    *p = (cli_progress){command, measure, 0, 0, 0, NULL, 0, 0, 0};
-    p->draw = isatty(STDERR_FILENO) && !cli_has(a, "json") && !cli_has(a, "quiet");
+    *p = (cli_progress){command, step, measure, 0, 0, 0, NULL, 0, 0, 0};
+    p->draw = isatty(STDERR_FILENO) && !cli_given(a, "json") && !cli_given(a, "quiet");
     p->start_ms = ptreg_time_ms();
     p->drawn_ms = -REDRAW_MS;
-    if (cli_has(a, "plot"))
+    if (cli_given(a, "plot"))
         p->capacity = -1; /* keep values: allocated on the first step */
 }
 
@@ -48,7 +49,7 @@ static void on_step(void *ctx, int step, int most, double value)
     if (!p->draw || now - p->drawn_ms < REDRAW_MS)
         return;
     p->drawn_ms = now;
-    fprintf(stderr, "\r  ptreg %s: iteration %d of at most %d, %s %.6g, %.1f s\033[K", p->command, step, most,
+    fprintf(stderr, "\r  ptreg %s: %s %d of at most %d, %s %.6g, %.1f s\033[K", p->command, p->step, step, most,
             p->measure, value, (now - p->start_ms) / 1000.0);
     fflush(stderr);
 }
@@ -65,9 +66,9 @@ int cli_progress_end(cli_progress *p, const cli_args *a, int succeeded)
         fflush(stderr);
     }
     int rc = EXIT_OK;
-    if (succeeded && cli_has(a, "plot")) {
+    if (succeeded && cli_given(a, "plot")) {
         char title[96];
-        snprintf(title, sizeof title, "ptreg %s: %s per iteration", p->command, p->measure);
+        snprintf(title, sizeof title, "ptreg %s: %s per %s", p->command, p->measure, p->step);
         rc = p->lost ? (cli_error(p->command, "--plot: out of memory"), EXIT_RUNTIME)
                      : cli_plot_series(p->command, cli_string(a, "plot", NULL), title, p->measure, p->values,
                                        p->count);

@@ -17,14 +17,16 @@
  * and neither --json nor --quiet is given; with --plot, every step's
  * measure, for the plot. */
 typedef struct cli_progress {
-    const char *command, *measure;
+    const char *command, *step, *measure;
     int draw;
     double start_ms, drawn_ms;
     double *values; /* --plot: the measure per step, else NULL */
     int count, capacity, lost;
 } cli_progress;
 
-void cli_progress_begin(cli_progress *p, const cli_args *a, const char *command, const char *measure);
+/* step names what the library counts ("iteration", "stage"). */
+void cli_progress_begin(cli_progress *p, const cli_args *a, const char *command, const char *step,
+                        const char *measure);
 /* The library's hook feeding p. */
 ptreg_progress cli_progress_hook(cli_progress *p);
 /* Clears the line; with --plot, after a run that succeeded, writes the

@@ -506,11 +506,18 @@ ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_
     const double t0 = ptreg_time_ms();
     st = st ? st : find_neighbourhoods(&a, o, err);
     out->neighbour_ms = ptreg_time_ms() - t0;
+    const int stages = 2 + o->estimate_motif;
+    if (!st && o->progress.fn)
+        o->progress.fn(o->progress.ctx, 1, stages, (double)a.m);
     st = st ? st : build_pairs(&a, &r, err);
     st = st ? st : register_all(&a, &r, o, out, err);
+    if (!st && o->progress.fn)
+        o->progress.fn(o->progress.ctx, 2, stages, (double)r.pairs);
     for (int round = 0; !st && round < o->estimate_motif; round++) {
         st = estimate(&a, r.pair_atom, r.pairs, r.T, o, out, err);
         st = st ? st : register_all(&a, &r, o, out, err);
+        if (!st && o->progress.fn)
+            o->progress.fn(o->progress.ctx, 3 + round, stages, (double)r.pairs);
     }
     if (!st)
         finish(&a, &r, out);
