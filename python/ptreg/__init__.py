@@ -39,7 +39,7 @@ __all__ = [
     "version", "set_num_threads", "get_num_threads", "devices",
     "read_cloud", "write_cloud", "read_transform", "write_transform", "read_volume", "write_volume",
     "voxel_downsample", "normals", "fpfh", "pfh",
-    "icp", "register", "emicp", "batch", "harris3d", "lddmm", "warp",
+    "icp", "register", "emicp", "batch", "harris3d", "lddmm", "warp", "tune",
 ]
 
 __version__: str = _core.version()
@@ -507,3 +507,30 @@ def warp(q0: ArrayLike, p0: ArrayLike, points: ArrayLike, *, sigma: float = 1.0,
     _core.lddmm_warp(_points64(q0, "q0"), _points64(p0, "p0"), x, out, sigma=sigma, time_points=time_points,
                      integrator=integrator, device=device)
     return out
+
+
+# ---- the autotuner ---------------------------------------------------------------
+
+_TUNE_SIZES = {"pair": 20000, "harris": 256, "fpfh": 50000}
+
+
+def tune(kernel: str = "pair", size: Optional[int] = None, *, precision: str = "fp32", method: str = "auto",
+         sample_fraction: Optional[float] = None, reps: Optional[int] = None, budget_s: Optional[float] = None,
+         confirm: Optional[int] = None, min_gain: Optional[float] = None, seed: Optional[int] = None) -> Result:
+    """Searches a CPU kernel's variants on this machine, as ``ptreg tune`` does:
+    ``"pair"`` (EM-ICP's pair engine: threads, column tile, row block, row
+    vectors, loop order; ``size`` points a side, default 20000), ``"harris"``
+    (threads and rows per tile; a ``size``^3 volume, default 256) or ``"fpfh"``
+    (threads; ``size`` points, default 50000). Every candidate must reproduce the
+    default's output; the winner must beat the default by ``min_gain`` in a final
+    confirmation. Nothing is cached here (``ptreg tune`` writes the cache later
+    runs use). Returns ``winner`` (parameter -> value), ``winner_seconds``,
+    ``default_seconds``, ``gain``, ``default_kept``, ``candidates``, ``method``,
+    ``machine`` and ``elapsed_s``."""
+    if kernel not in _TUNE_SIZES:
+        raise ValueError(f"tune: kernel {kernel!r} is not pair, harris or fpfh")
+    if precision not in ("fp32", "fp16"):
+        raise ValueError(f"tune: precision {precision!r} is not fp32 or fp16")
+    return Result(_core.tune(kernel, int(size or _TUNE_SIZES[kernel]), precision == "fp16", method=method,
+                             sample_fraction=sample_fraction, reps=reps, budget_s=budget_s, confirm=confirm,
+                             min_gain=min_gain, seed=seed))

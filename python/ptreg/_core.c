@@ -1116,6 +1116,124 @@ static PyObject *py_batch(PyObject *self, PyObject *args, PyObject *kwargs)
     return d;
 }
 
+/* ---- the autotuner -------------------------------------------------------- */
+
+static PyObject *point_dict(const ptreg_tune_space *s, const double *point)
+{
+    PyObject *d = PyDict_New();
+    for (int p = 0; d && p < s->param_count; p++)
+        if (put(d, s->params[p].name, PyFloat_FromDouble(point[p]))) {
+            Py_DECREF(d);
+            return NULL;
+        }
+    return d;
+}
+
+static PyObject *tune_result_dict(const ptreg_tune_space *s, const ptreg_tune_result *r)
+{
+    PyObject *cands = PyList_New(0);
+    for (size_t i = 0; cands && i < r->count; i++) {
+        const ptreg_tune_candidate *c = &r->candidates[i];
+        if (c->rounds == 0)
+            continue; /* enumerated, never measured */
+        PyObject *e = PyDict_New();
+        int bad = !e || put(e, "point", point_dict(s, c->point)) || put(e, "seconds", PyFloat_FromDouble(c->seconds)) ||
+                  put(e, "error", PyFloat_FromDouble(c->error)) || put(e, "passed", PyBool_FromLong(c->passed)) ||
+                  PyList_Append(cands, e);
+        Py_XDECREF(e);
+        if (bad)
+            Py_CLEAR(cands);
+    }
+    PyObject *d = cands ? PyDict_New() : NULL;
+    const char *methods[] = {"auto", "exhaustive", "halving", "coordinate"};
+    if (!d || put(d, "candidates", (Py_INCREF(cands), cands)) ||
+        put(d, "winner", r->best < r->count ? point_dict(s, r->candidates[r->best].point) : (Py_INCREF(Py_None), Py_None)) ||
+        put(d, "winner_seconds",
+            PyFloat_FromDouble(r->best < r->count ? r->candidates[r->best].seconds : NAN)) ||
+        put(d, "default_seconds",
+            PyFloat_FromDouble(r->fallback < r->count ? r->candidates[r->fallback].seconds : NAN)) ||
+        put(d, "gain", PyFloat_FromDouble(r->gain)) || put(d, "default_kept", PyBool_FromLong(r->default_kept)) ||
+        put(d, "method", PyUnicode_FromString(methods[r->method <= PTREG_TUNE_COORDINATE ? r->method : 0])) ||
+        put(d, "valid_points", PyFloat_FromDouble(r->stats.valid)) ||
+        put(d, "measurements", PyLong_FromSize_t(r->measurements)) ||
+        put(d, "elapsed_s", PyFloat_FromDouble(r->elapsed_s))) {
+        Py_XDECREF(d);
+        d = NULL;
+    }
+    Py_XDECREF(cands);
+    return d;
+}
+
+static int parse_tune_method(const char *name, int *value)
+{
+    static const char *const names[] = {"auto", "exhaustive", "halving", "coordinate", NULL};
+    return parse_from_names(names, name, value);
+}
+
+static const field tune_fields[] = {
+    OPT_ENUM(ptreg_tune_options, "method", method, parse_tune_method),
+    OPT(ptreg_tune_options, "sample_fraction", F_DOUBLE, sample_fraction),
+    OPT(ptreg_tune_options, "reps", F_INT, reps),
+    OPT(ptreg_tune_options, "budget_s", F_DOUBLE, budget_s),
+    OPT(ptreg_tune_options, "confirm", F_INT, confirm),
+    OPT(ptreg_tune_options, "min_gain", F_DOUBLE, min_gain),
+    OPT(ptreg_tune_options, "seed", F_U64, seed),
+    {NULL, F_INT, 0, NULL},
+};
+
+/* tune(kernel, size, fp16, **options): the CPU kernel's space searched on
+ * this machine (ptreg_tune_search); nothing is cached (`ptreg tune` does). */
+static PyObject *py_tune(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    const char *kernel;
+    Py_ssize_t size;
+    int fp16 = 0;
+    if (!PyArg_ParseTuple(args, "snp", &kernel, &size, &fp16))
+        return NULL;
+    ptreg_tune_options o;
+    ptreg_tune_options_default(&o);
+    if (apply_options(&o, tune_fields, kwargs, "tune") < 0)
+        return NULL;
+    if (size < 1)
+        return PyErr_Format(PyExc_ValueError, "tune: size %zd must be positive", size);
+    ptreg_tune_space space;
+    ptreg_tune_machine machine;
+    ptreg_tune_machine_cpu(&machine);
+    ptreg_tune_pair_job *pair = NULL;
+    ptreg_tune_feature_job *feature = NULL;
+    ptreg_tune_measure_fn measure;
+    void *ctx;
+    ptreg_error err;
+    ptreg_status st;
+    if (!strcmp(kernel, "pair")) {
+        ptreg_tune_space_pair(&space);
+        WITHOUT_GIL(st = ptreg_tune_pair_job_create((size_t)size, fp16 ? PTREG_PRECISION_FP16 : PTREG_PRECISION_FP32,
+                                                    &pair, &err));
+        measure = ptreg_tune_pair_measure, ctx = pair;
+    } else if (!strcmp(kernel, "harris") || !strcmp(kernel, "fpfh")) {
+        const int harris = !strcmp(kernel, "harris");
+        (harris ? ptreg_tune_space_harris : ptreg_tune_space_fpfh)(&space);
+        WITHOUT_GIL(st = ptreg_tune_feature_job_create(harris, (size_t)size, &feature, &err));
+        measure = ptreg_tune_feature_measure, ctx = feature;
+    } else {
+        return PyErr_Format(PyExc_ValueError, "tune: kernel '%s' is not pair, harris or fpfh", kernel);
+    }
+    ptreg_tune_result r;
+    memset(&r, 0, sizeof r);
+    if (!st)
+        WITHOUT_GIL(st = ptreg_tune_search(&space, &machine, measure, ctx, &o, &r, &err));
+    ptreg_tune_pair_job_destroy(pair);
+    ptreg_tune_feature_job_destroy(feature);
+    PyObject *d = st ? raise_ptreg(st, &err) : tune_result_dict(&space, &r);
+    if (d && put(d, "machine", PyUnicode_FromString(machine.name))) {
+        Py_DECREF(d);
+        d = NULL;
+    }
+    ptreg_tune_result_free(&r);
+    return d;
+}
+
 static PyObject *py_stop_reason_name(PyObject *self, PyObject *arg)
 {
     (void)self;
@@ -1299,6 +1417,7 @@ static PyMethodDef methods[] = {
     {"icp_indexed", KW py_icp_indexed, METH_VARARGS | METH_KEYWORDS, NULL},
     {"batch", KW py_batch, METH_VARARGS | METH_KEYWORDS, NULL},
     {"stop_reason_name", py_stop_reason_name, METH_O, NULL},
+    {"tune", KW py_tune, METH_VARARGS | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

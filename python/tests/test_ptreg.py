@@ -273,6 +273,17 @@ def test_lddmm_and_warp():
         ptreg.lddmm(q0, target[:30])
 
 
+def test_tune_small():
+    """A small exhaustive search of FPFH's threads: every candidate passes its
+    check, the winner is one of them, the default among them."""
+    r = ptreg.tune("fpfh", 3000, method="exhaustive", reps=1, confirm=1)
+    assert r.candidates and all(c["passed"] for c in r.candidates)
+    assert r.winner in [c["point"] for c in r.candidates] and r.default_seconds > 0
+    assert "threads" in r.winner and r.machine.startswith("cpu")
+    with pytest.raises(ValueError, match="kernel"):
+        ptreg.tune("nope")
+
+
 # ---- the GIL and the overhead ------------------------------------------------
 
 def test_gil_released(scene):
