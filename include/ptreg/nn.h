@@ -104,6 +104,7 @@ PTREG_API int ptreg_nn_method_is_delaunay(ptreg_nn_method method);
 typedef struct ptreg_index_options {
     int delaunay;  /* build the Delaunay graph (default 1) */
     int leaf_size; /* the k-d tree's (default: ptreg_kdtree_options_default) */
+    ptreg_progress progress; /* after each stage: 1 the k-d tree, 2 the graph (value: its ms) */
 } ptreg_index_options;
 
 PTREG_API void ptreg_index_options_default(ptreg_index_options *opt);

@@ -9,14 +9,13 @@
 #include "core/cpu.h"
 
 #define NEIGHBORHOOD_OPTIONS                                                                            \
-    {"k", 'k', "N", "the N nearest points, the point itself among them (default 30); with --radius, "  \
-                    "at most N"},                                                                      \
+    {"k", 'k', "N", "the N nearest points, the point itself among them; with --radius, at most N"},     \
     {"radius", 'r', "R", "every point closer than R (strictly), the point itself among them; with --k, " \
                          "the N nearest of them (Open3D's KDTreeSearchParamHybrid(R, max_nn = N))"}
 #define RUN_OPTIONS                                                                                      \
-    CLI_OPT_THREADS,                     \
+    CLI_OPT_THREADS,                                                                                    \
     CLI_DEVICE_OPTION,                                                                                  \
-    CLI_OPT_REPEAT,      \
+    CLI_OPT_REPEAT,                                                                                     \
     CLI_OPT_JSON
 
 /* What pfh and fpfh share after their own options. */
@@ -38,12 +37,27 @@ static const cli_option normals_options[] = {
                          "OrientNormalsConsistentTangentPlane)"},
     {"viewpoint", 0, "X,Y,Z", "normals face this point (default 0,0,0, the sensor of most scans)"},
     {"direction", 0, "X,Y,Z", "--orient direction: n . d >= 0 (default 0,0,1)"},
-    {"orient-k", 0, "K", "--orient tangent-plane: the graph's neighbours (default 10)"},
+    {"orient-k", 0, "K", "--orient tangent-plane: the graph's neighbours"},
     CLI_OPT_ASCII,
     RUN_OPTIONS,
 };
 
-const cli_command cli_cmd_normals = CLI_COMMAND("normals",
+static void normals_fill(void *o) { ptreg_normals_options_default(o); }
+static void features_fill(void *o) { ptreg_feature_options_default(o); }
+
+static const cli_default normals_default_fields[] = {
+    {"k", CLI_DEFAULT_SIZE, offsetof(ptreg_normals_options, neighbors.k)},
+    {"orient-k", CLI_DEFAULT_INT, offsetof(ptreg_normals_options, orient_k)},
+};
+static const cli_default feature_default_fields[] = {
+    {"k", CLI_DEFAULT_SIZE, offsetof(ptreg_feature_options, neighbors.k)},
+};
+static const cli_library_defaults normals_library =
+    CLI_DEFAULTS(normals_fill, ptreg_normals_options, normals_default_fields);
+static const cli_library_defaults features_library =
+    CLI_DEFAULTS(features_fill, ptreg_feature_options, feature_default_fields);
+
+const cli_command cli_cmd_normals = CLI_COMMAND_DEFAULTS("normals",
     "CLOUD [-o OUT] [--k N] [--radius R] [options]",
     "Estimate normals by PCA of each point's neighbourhood.",
     "A point's normal is the eigenvector of the smallest eigenvalue of its neighbourhood's\n"
@@ -55,7 +69,7 @@ const cli_command cli_cmd_normals = CLI_COMMAND("normals",
     "neighbours all coincide (a scanner's invalid returns at the origin), get NaN normals\n"
     "and are counted as missing. This is what PCL's NormalEstimation computes.\n\n"
     "time_ms counts from the cloud in memory to the normals (k-d tree included).",
-    normals_options, 1, 1);
+    normals_options, 1, 1, &normals_library);
 
 static const cli_option pfh_options[] = {
     {"output", 'o', "FILE", "write the descriptors: .pcd (field pfh, PCL's layout), .npy (n x 125 "
@@ -86,20 +100,20 @@ static const cli_option fpfh_options[] = {
     "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"          \
     "neighbourhoods included, normal estimation and file I/O not); with --repeat it is the median."
 
-const cli_command cli_cmd_pfh = CLI_COMMAND("pfh",
+const cli_command cli_cmd_pfh = CLI_COMMAND_DEFAULTS("pfh",
     "CLOUD [-o OUT] [--k N] [--radius R] [options]",
     "Point feature histograms (PFH, 125 bins) as PCL's PFHEstimation computes them.",
     "Every unordered pair of a point's neighbourhood (the point included) adds 100 / pairs to\n"
     "bin theta + 5 alpha + 25 phi of PCL's pair feature (5 bins per feature); rows sum to 100.\n\n" DESCRIPTOR_HELP,
-    pfh_options, 1, 1);
+    pfh_options, 1, 1, &features_library);
 
-const cli_command cli_cmd_fpfh = CLI_COMMAND("fpfh",
+const cli_command cli_cmd_fpfh = CLI_COMMAND_DEFAULTS("fpfh",
     "CLOUD [-o OUT] [--k N] [--radius R] [--convention pcl|open3d] [options]",
     "Fast point feature histograms (FPFH, 33 bins) as PCL's FPFHEstimation or Open3D computes them.",
     "SPFH(p): the pairs of p with each neighbour, 11 bins each for theta, alpha and phi.\n"
     "FPFH(p) = sum over neighbours q of SPFH(q) / |p - q|^2, each 11-bin block scaled to sum to\n"
     "100 (--convention pcl); --convention open3d adds SPFH(p), so blocks sum to 200.\n\n" DESCRIPTOR_HELP,
-    fpfh_options, 1, 1);
+    fpfh_options, 1, 1, &features_library);
 
 /* --k alone: k-NN; --radius alone: a ball; both: Open3D's hybrid search. */
 static int read_neighborhood(const cli_args *a, const char *cmd, const char *k_name, const char *r_name,

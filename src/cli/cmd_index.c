@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli/common.h"
+#include "cli/progress.h"
 
 static const cli_option index_options[] = {
     {"output", 'o', "FILE", "the index file to write (.pti)"},
@@ -19,6 +20,7 @@ static const cli_option index_options[] = {
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
     CLI_OPT_JSON,
+    CLI_OPT_QUIET,
 };
 
 const cli_command cli_cmd_index = CLI_COMMAND("index",
@@ -137,8 +139,8 @@ int cli_describe_index(const char *path, int json)
 
 /* The index to save: built from a cloud, or a saved one read back (to be
  * tuned again without the seconds of a Delaunay build). */
-static int get_index(const char *path, const ptreg_index_options *opt, int tune, ptreg_cloud *model,
-                     ptreg_model_index **index)
+static int get_index(const cli_args *a, const char *path, const ptreg_index_options *opt, int tune,
+                     ptreg_cloud *model, ptreg_model_index **index)
 {
     if (cli_is_index_path(path)) {
         if (!tune) {
@@ -151,7 +153,12 @@ static int get_index(const char *path, const ptreg_index_options *opt, int tune,
     if (rc)
         return rc;
     ptreg_error err;
-    ptreg_status st = ptreg_model_index_create(model->xyz, model->n, opt, index, &err);
+    cli_progress progress;
+    cli_progress_begin(&progress, a, "index", "stage", "build ms");
+    ptreg_index_options with_progress = *opt;
+    with_progress.progress = cli_progress_hook(&progress);
+    ptreg_status st = ptreg_model_index_create(model->xyz, model->n, &with_progress, index, &err);
+    cli_progress_end(&progress, a, 0);
     if (st) {
         cli_error("index", "%s", err.message);
         return cli_exit_code(st, 0);
@@ -249,7 +256,7 @@ int cli_run_index(int argc, char **argv)
         (rc = tune_leaf(a.positional[0], &topt, &opt, sizes, leaf_ms)))
         return rc;
     leaf_tuned = sizes[0] != 0;
-    if ((rc = get_index(a.positional[0], &opt, tune, &model, &index)))
+    if ((rc = get_index(&a, a.positional[0], &opt, tune, &model, &index)))
         return rc;
     ptreg_error err;
     ptreg_nn_tune_report report;

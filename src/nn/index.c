@@ -13,6 +13,7 @@ void ptreg_index_options_default(ptreg_index_options *opt)
     ptreg_kdtree_options_default(&kd);
     opt->delaunay = 1;
     opt->leaf_size = kd.leaf_size;
+    opt->progress = (ptreg_progress){NULL, NULL};
 }
 
 ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_index_options *opt,
@@ -38,11 +39,15 @@ ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_in
     double t0 = ptreg_time_ms();
     ptreg_status st = ptreg_kdtree_create(xyz, n, &kd, &idx->tree, err);
     idx->kdtree_ms = ptreg_time_ms() - t0;
+    if (!st && opt->progress.fn)
+        opt->progress.fn(opt->progress.ctx, 1, opt->delaunay ? 2 : 1, idx->kdtree_ms);
     if (!st && opt->delaunay) {
         ptreg_error why;
         t0 = ptreg_time_ms();
         st = ptreg_delaunay_create(idx->tree, &idx->graph, &why);
         idx->delaunay_ms = ptreg_time_ms() - t0;
+        if (opt->progress.fn)
+            opt->progress.fn(opt->progress.ctx, 2, 2, idx->delaunay_ms);
         if (st == PTREG_ERR_UNSUPPORTED) { /* a model without a graph: the tree serves */
             snprintf(idx->note, sizeof idx->note, "%.255s", why.message);
             st = PTREG_OK;
