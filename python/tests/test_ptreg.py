@@ -37,6 +37,13 @@ def scene(tmp_path_factory):
     return d
 
 
+def rotation(axis, angle_deg):
+    """Rodrigues: cos t I + sin t [k]x + (1 - cos t) k k^T."""
+    k = np.asarray(axis, dtype=np.float64) / np.linalg.norm(axis)
+    t = np.radians(angle_deg)
+    return np.cos(t) * np.eye(3) + np.sin(t) * np.cross(k, np.eye(3)).T + (1 - np.cos(t)) * np.outer(k, k)
+
+
 def rotation_error_deg(a, b):
     r = a[:3, :3].T @ b[:3, :3]
     return np.degrees(np.arccos(np.clip((np.trace(r) - 1) / 2, -1, 1)))
@@ -177,13 +184,7 @@ def test_icp_kernel_lm_init_and_index(scene, tmp_path):
 
 def test_register_recovers_a_rotation(scene):
     model = ptreg.read_cloud(scene / "model.ply").points
-    rng = np.random.default_rng(7)
-    q = rng.normal(size=4)
-    q /= np.linalg.norm(q)
-    w, x, y, z = q
-    R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    R = rotation([0.3, -0.8, 0.5], 137.0)  # far from the identity: no initial guess helps
     moved = model @ R.T + np.array([0.3, -0.2, 0.1])
     r = ptreg.register(moved, model)
     T = r.transformation
@@ -207,14 +208,7 @@ def test_batch_many_pairs():
     motif -= motif.mean(axis=0)
     sources, truths = [], []
     for _ in range(50):
-        q = rng.normal(size=4)
-        q /= np.linalg.norm(q)
-        w, x, y, z = q * 0.05 + np.array([1, 0, 0, 0]) * (1 - 0.05)  # near the identity: EM-ICP's basin
-        n = np.sqrt(w * w + x * x + y * y + z * z)
-        w, x, y, z = w / n, x / n, y / n, z / n
-        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                      [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        R = rotation(rng.normal(size=3), rng.uniform(0, 8))  # near the identity: EM-ICP's basin
         sources.append(motif @ R.T)
         truths.append(R.T)
     r = ptreg.batch(sources, motif, translation=False)

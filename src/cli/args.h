@@ -34,7 +34,14 @@ typedef struct cli_library_defaults {
     size_t count;
 } cli_library_defaults;
 
-#define CLI_DEFAULTS(fill, type, fields) {fill, sizeof(type), fields, sizeof fields / sizeof fields[0]}
+/* Declares `name`, a command's library defaults: the library's
+ * default_fn(type *) and the option -> field table that follows. */
+#define CLI_LIBRARY_DEFAULTS(name, type, default_fn, ...)                                                   \
+    static void name##_fill(void *options) { default_fn(options); }                                         \
+    static const cli_default name##_fields[] = {__VA_ARGS__};                                               \
+    static const cli_library_defaults name = {name##_fill, sizeof(type), name##_fields,                     \
+                                              sizeof name##_fields / sizeof name##_fields[0]}
+#define CLI_DEFAULT_FIELD(option, kind, type, member) {option, CLI_DEFAULT_##kind, offsetof(type, member)}
 
 typedef struct cli_command {
     const char *name;

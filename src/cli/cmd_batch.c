@@ -49,14 +49,10 @@ static const cli_option batch_options[] = {
     CLI_OPT_QUIET,
 };
 
-static void batch_defaults_fill(void *o) { ptreg_batch_options_default(o); }
-
-static const cli_default batch_defaults[] = {
-    {"sigma-factor", CLI_DEFAULT_DOUBLE, offsetof(ptreg_batch_options, sigma_factor)},
-    {"max-iter", CLI_DEFAULT_INT, offsetof(ptreg_batch_options, max_iter)},
-    {"tol", CLI_DEFAULT_DOUBLE, offsetof(ptreg_batch_options, tol)},
-};
-static const cli_library_defaults batch_defaults_library = CLI_DEFAULTS(batch_defaults_fill, ptreg_batch_options, batch_defaults);
+CLI_LIBRARY_DEFAULTS(batch_defaults_library, ptreg_batch_options, ptreg_batch_options_default,
+                     CLI_DEFAULT_FIELD("sigma-factor", DOUBLE, ptreg_batch_options, sigma_factor),
+                     CLI_DEFAULT_FIELD("max-iter", INT, ptreg_batch_options, max_iter),
+                     CLI_DEFAULT_FIELD("tol", DOUBLE, ptreg_batch_options, tol));
 
 const cli_command cli_cmd_batch = CLI_COMMAND_DEFAULTS("batch",
     "INPUT -o OUT [options]",

@@ -23,14 +23,10 @@ static const cli_option emicp_options[] = {
     CLI_REGISTRATION_COMMON,
 };
 
-static void emicp_defaults_fill(void *o) { ptreg_emicp_options_default(o); }
-
-static const cli_default emicp_defaults[] = {
-    {"sigma-factor", CLI_DEFAULT_DOUBLE, offsetof(ptreg_emicp_options, sigma_factor)},
-    {"max-iter", CLI_DEFAULT_INT, offsetof(ptreg_emicp_options, max_iter)},
-    {"tol", CLI_DEFAULT_DOUBLE, offsetof(ptreg_emicp_options, tol)},
-};
-static const cli_library_defaults emicp_defaults_library = CLI_DEFAULTS(emicp_defaults_fill, ptreg_emicp_options, emicp_defaults);
+CLI_LIBRARY_DEFAULTS(emicp_defaults_library, ptreg_emicp_options, ptreg_emicp_options_default,
+                     CLI_DEFAULT_FIELD("sigma-factor", DOUBLE, ptreg_emicp_options, sigma_factor),
+                     CLI_DEFAULT_FIELD("max-iter", INT, ptreg_emicp_options, max_iter),
+                     CLI_DEFAULT_FIELD("tol", DOUBLE, ptreg_emicp_options, tol));
 
 const cli_command cli_cmd_emicp = CLI_COMMAND_DEFAULTS("emicp",
     "SOURCE TARGET [options]",

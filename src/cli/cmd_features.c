@@ -42,20 +42,11 @@ static const cli_option normals_options[] = {
     RUN_OPTIONS,
 };
 
-static void normals_fill(void *o) { ptreg_normals_options_default(o); }
-static void features_fill(void *o) { ptreg_feature_options_default(o); }
-
-static const cli_default normals_default_fields[] = {
-    {"k", CLI_DEFAULT_SIZE, offsetof(ptreg_normals_options, neighbors.k)},
-    {"orient-k", CLI_DEFAULT_INT, offsetof(ptreg_normals_options, orient_k)},
-};
-static const cli_default feature_default_fields[] = {
-    {"k", CLI_DEFAULT_SIZE, offsetof(ptreg_feature_options, neighbors.k)},
-};
-static const cli_library_defaults normals_library =
-    CLI_DEFAULTS(normals_fill, ptreg_normals_options, normals_default_fields);
-static const cli_library_defaults features_library =
-    CLI_DEFAULTS(features_fill, ptreg_feature_options, feature_default_fields);
+CLI_LIBRARY_DEFAULTS(normals_library, ptreg_normals_options, ptreg_normals_options_default,
+                     CLI_DEFAULT_FIELD("k", SIZE, ptreg_normals_options, neighbors.k),
+                     CLI_DEFAULT_FIELD("orient-k", INT, ptreg_normals_options, orient_k));
+CLI_LIBRARY_DEFAULTS(features_library, ptreg_feature_options, ptreg_feature_options_default,
+                     CLI_DEFAULT_FIELD("k", SIZE, ptreg_feature_options, neighbors.k));
 
 const cli_command cli_cmd_normals = CLI_COMMAND_DEFAULTS("normals",
     "CLOUD [-o OUT] [--k N] [--radius R] [options]",

@@ -31,14 +31,10 @@ static const cli_option harris_options[] = {
     CLI_OPT_JSON,
 };
 
-static void harris_defaults_fill(void *o) { ptreg_harris3d_options_default(o); }
-
-static const cli_default harris_defaults[] = {
-    {"window", CLI_DEFAULT_INT, offsetof(ptreg_harris3d_options, window)},
-    {"k", CLI_DEFAULT_DOUBLE, offsetof(ptreg_harris3d_options, k)},
-    {"relative", CLI_DEFAULT_DOUBLE, offsetof(ptreg_harris3d_options, threshold)},
-};
-static const cli_library_defaults harris_defaults_library = CLI_DEFAULTS(harris_defaults_fill, ptreg_harris3d_options, harris_defaults);
+CLI_LIBRARY_DEFAULTS(harris_defaults_library, ptreg_harris3d_options, ptreg_harris3d_options_default,
+                     CLI_DEFAULT_FIELD("window", INT, ptreg_harris3d_options, window),
+                     CLI_DEFAULT_FIELD("k", DOUBLE, ptreg_harris3d_options, k),
+                     CLI_DEFAULT_FIELD("relative", DOUBLE, ptreg_harris3d_options, threshold));
 
 const cli_command cli_cmd_harris3d = CLI_COMMAND_DEFAULTS("harris3d",
     "VOLUME [options]",

@@ -46,16 +46,12 @@ static const cli_option icp_options[] = {
     CLI_REGISTRATION_COMMON,
 };
 
-static void icp_defaults(void *o) { ptreg_icp_options_default(o); }
-
-static const cli_default icp_default_fields[] = {
-    {"max-iter", CLI_DEFAULT_INT, offsetof(ptreg_icp_options, max_iter)},
-    {"filter-start", CLI_DEFAULT_INT, offsetof(ptreg_icp_options, filter_start)},
-    {"trim", CLI_DEFAULT_DOUBLE, offsetof(ptreg_icp_options, trim)},
-    {"normal-k", CLI_DEFAULT_INT, offsetof(ptreg_icp_options, normal_k)},
-    {"gicp-epsilon", CLI_DEFAULT_DOUBLE, offsetof(ptreg_icp_options, gicp_epsilon)},
-};
-static const cli_library_defaults icp_library_defaults = CLI_DEFAULTS(icp_defaults, ptreg_icp_options, icp_default_fields);
+CLI_LIBRARY_DEFAULTS(icp_library_defaults, ptreg_icp_options, ptreg_icp_options_default,
+                     CLI_DEFAULT_FIELD("max-iter", INT, ptreg_icp_options, max_iter),
+                     CLI_DEFAULT_FIELD("filter-start", INT, ptreg_icp_options, filter_start),
+                     CLI_DEFAULT_FIELD("trim", DOUBLE, ptreg_icp_options, trim),
+                     CLI_DEFAULT_FIELD("normal-k", INT, ptreg_icp_options, normal_k),
+                     CLI_DEFAULT_FIELD("gicp-epsilon", DOUBLE, ptreg_icp_options, gicp_epsilon));
 
 const cli_command cli_cmd_icp = CLI_COMMAND_DEFAULTS("icp",
     "SOURCE TARGET [options]\n       ptreg icp SOURCE --target-index MODEL.pti [options]",

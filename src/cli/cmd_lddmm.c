@@ -40,18 +40,14 @@ static const cli_option lddmm_options[] = {
     CLI_OPT_JSON,
 };
 
-static void lddmm_defaults_fill(void *o) { ptreg_lddmm_options_default(o); }
-
-static const cli_default lddmm_defaults[] = {
-    {"sigma", CLI_DEFAULT_DOUBLE, offsetof(ptreg_lddmm_options, sigma)},
-    {"steps", CLI_DEFAULT_INT, offsetof(ptreg_lddmm_options, time_points)},
-    {"lambda", CLI_DEFAULT_DOUBLE, offsetof(ptreg_lddmm_options, lambda)},
-    {"gamma", CLI_DEFAULT_DOUBLE, offsetof(ptreg_lddmm_options, gamma)},
-    {"max-iter", CLI_DEFAULT_INT, offsetof(ptreg_lddmm_options, max_iter)},
-    {"gtol", CLI_DEFAULT_DOUBLE, offsetof(ptreg_lddmm_options, gtol)},
-    {"ftol", CLI_DEFAULT_DOUBLE, offsetof(ptreg_lddmm_options, ftol)},
-};
-static const cli_library_defaults lddmm_defaults_library = CLI_DEFAULTS(lddmm_defaults_fill, ptreg_lddmm_options, lddmm_defaults);
+CLI_LIBRARY_DEFAULTS(lddmm_defaults_library, ptreg_lddmm_options, ptreg_lddmm_options_default,
+                     CLI_DEFAULT_FIELD("sigma", DOUBLE, ptreg_lddmm_options, sigma),
+                     CLI_DEFAULT_FIELD("steps", INT, ptreg_lddmm_options, time_points),
+                     CLI_DEFAULT_FIELD("lambda", DOUBLE, ptreg_lddmm_options, lambda),
+                     CLI_DEFAULT_FIELD("gamma", DOUBLE, ptreg_lddmm_options, gamma),
+                     CLI_DEFAULT_FIELD("max-iter", INT, ptreg_lddmm_options, max_iter),
+                     CLI_DEFAULT_FIELD("gtol", DOUBLE, ptreg_lddmm_options, gtol),
+                     CLI_DEFAULT_FIELD("ftol", DOUBLE, ptreg_lddmm_options, ftol));
 
 const cli_command cli_cmd_lddmm = CLI_COMMAND_DEFAULTS("lddmm",
     "TEMPLATE TARGET [-o RESULT] [options]",

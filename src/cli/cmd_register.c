@@ -24,13 +24,9 @@ static const cli_option register_options[] = {
     CLI_OPT_JSON,
 };
 
-static void register_defaults_fill(void *o) { ptreg_register_options_default(o); }
-
-static const cli_default register_defaults[] = {
-    {"ransac-iter", CLI_DEFAULT_INT, offsetof(ptreg_register_options, ransac.max_iter)},
-    {"confidence", CLI_DEFAULT_DOUBLE, offsetof(ptreg_register_options, ransac.confidence)},
-};
-static const cli_library_defaults register_defaults_library = CLI_DEFAULTS(register_defaults_fill, ptreg_register_options, register_defaults);
+CLI_LIBRARY_DEFAULTS(register_defaults_library, ptreg_register_options, ptreg_register_options_default,
+                     CLI_DEFAULT_FIELD("ransac-iter", INT, ptreg_register_options, ransac.max_iter),
+                     CLI_DEFAULT_FIELD("confidence", DOUBLE, ptreg_register_options, ransac.confidence));
 
 const cli_command cli_cmd_register = CLI_COMMAND_DEFAULTS("register",
     "SOURCE TARGET [options]",
