@@ -9,12 +9,13 @@ DEPS       := cmake make gcc pkg-config liblzf-dev libcjson-dev libqhull-dev zli
 # POCL, the CPU OpenCL driver, runs every device kernel in the tests.
 # The Python package: built with Debian's setuptools and pip, offline.
 PYTHON_DEPS := python3 python3-dev python3-numpy python3-pip python3-setuptools
-TEST_DEPS  := $(PYTHON_DEPS) python3-pytest pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev openmpi-bin
+TEST_DEPS  := $(PYTHON_DEPS) python3-pytest pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev openmpi-bin clang
 BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy libopenmpi-dev openmpi-bin
 PTREG      := $(BUILD)/ptreg
 DEMO_DIR   := $(BUILD)/demo
 
-.PHONY: all deps test-deps configure build demo check install bench bench-deps clean
+.PHONY: all deps test-deps configure build demo check check-release check-sanitize check-fuzz fuzz install bench \
+        bench-deps clean
 
 all: build
 
@@ -42,9 +43,34 @@ demo: build
 test-deps:
 	@scripts/ensure-deps.sh $(TEST_DEPS)
 
-check: test-deps
+# The suite twice: the Release build, then again under AddressSanitizer +
+# UndefinedBehaviorSanitizer (every test but the two that load the library
+# into uninstrumented programs; tests/sanitize/lsan.supp for the OpenCL
+# drivers' own memory). A failure is retried once there: a sanitizer's
+# finding repeats, a loaded machine's timeout does not. Then every fuzz
+# target for 20 seconds.
+check: check-release check-sanitize check-fuzz
+
+check-fuzz:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+
+check-release: test-deps
 	@$(MAKE) --no-print-directory build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Every parser under libFuzzer (clang, ASan, UBSan) for FUZZ_SECONDS each;
+# a finding fails it (tests/fuzz/run.sh, tests/fuzz/README.md).
+FUZZ_SECONDS ?= 60
+fuzz: test-deps deps
+	@FUZZ_BUILD=$(BUILD)-fuzz tests/fuzz/run.sh $(FUZZ_SECONDS)
+
+SANITIZE_BUILD ?= $(BUILD)-sanitize
+check-sanitize: test-deps deps
+	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPTREG_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+	@cd $(SANITIZE_BUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp \
+	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	    ctest --output-on-failure -j $(JOBS) --repeat until-pass:2
 
 # The library, headers, CLI and man page, then the Python package against
 # that library (PREFIX/lib/python3.X/dist-packages).

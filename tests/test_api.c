@@ -149,6 +149,13 @@ static void test_files(void)
     CHECK(f && fgets(line, sizeof line, f) && !strncmp(line, "f0,f1", 5));
     if (f)
         fclose(f);
+    /* a transform from memory: 12 numbers get the bottom row (0, 0, 0, 1) */
+    double T[16];
+    ptreg_error terr;
+    const char rows[] = "1 0 0 1\n0 1 0 2 # comment\n0,0,1,3\n";
+    CHECK(ptreg_transform_read_memory(rows, strlen(rows), "m", T, NULL) == PTREG_OK && T[3] == 1 && T[11] == 3 &&
+          T[15] == 1 && T[12] == 0);
+    CHECK(ptreg_transform_read_memory("1 2", 3, "m", T, &terr) == PTREG_ERR_FORMAT && strstr(terr.message, "m: line"));
     /* a range file */
     f = fopen(tmp_path("r.rrng"), "w");
     if (f) {

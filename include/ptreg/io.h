@@ -53,6 +53,9 @@ PTREG_API ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cl
 /* A 4x4 transform file: 16 numbers (row-major, whitespace/comma separated,
  * '#' comments) or 12 (the top three rows). */
 PTREG_API ptreg_status ptreg_transform_read(const char *path, double T[16], ptreg_error *err);
+/* The same from memory (the fuzzers); name is used in messages. */
+PTREG_API ptreg_status ptreg_transform_read_memory(const void *data, size_t size, const char *name, double T[16],
+                                                   ptreg_error *err);
 PTREG_API ptreg_status ptreg_transform_write(const char *path, const double T[16], ptreg_error *err);
 
 /* ---- volumes ------------------------------------------------------------- */

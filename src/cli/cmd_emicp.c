@@ -161,7 +161,7 @@ static void apply_tuned(const cli_args *a, emicp_job *job, ptreg_emicp_options *
     char size_class[16];
     cli_tune_size_class((double)job->source.n * (double)job->target.n, size_class, sizeof size_class);
     double p[PTREG_TUNE_MAX_PARAMS];
-    if (!cli_tune_lookup(&space, m.name, size_class, p, job->tuned_class, sizeof job->tuned_class))
+    if (!cli_tune_lookup(&space, &m, size_class, p, job->tuned_class, sizeof job->tuned_class))
         return;
     int threads;
     ptreg_tune_pair_apply(p, &o->pair, &threads);

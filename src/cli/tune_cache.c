@@ -46,38 +46,44 @@ static void warn_once(const char *path, const char *why)
         fprintf(stderr, "ptreg: warning: the tuning cache %s %s: built-in defaults used\n", path, why);
 }
 
-/* The whole cache, or NULL (absent: silently; unusable: with a warning). */
-static cJSON *load(const char *path, int quiet)
+/* The cache's root parsed from text, or NULL with why it is unusable. */
+static cJSON *parse(const char *text, const char **why)
 {
+    cJSON *root = cJSON_Parse(text);
+    const cJSON *format = root ? cJSON_GetObjectItemCaseSensitive(root, "format") : NULL;
+    *why = NULL;
+    if (!root || !cJSON_IsNumber(format) || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "machines")))
+        *why = "is corrupted";
+    else if (format->valuedouble != CACHE_FORMAT)
+        *why = "has another format (stale)";
+    if (*why) {
+        cJSON_Delete(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* The whole cache file as text (NUL-terminated, freed by the caller), or
+ * NULL: absent (*why NULL) or unreadable. */
+static char *read_text(const char *path, const char **why)
+{
+    *why = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) {
-        if (errno != ENOENT && !quiet)
-            warn_once(path, "cannot be read");
+        if (errno != ENOENT)
+            *why = "cannot be read";
         return NULL;
     }
     char *text = malloc(CACHE_MAX_BYTES + 1);
     size_t got = text ? fread(text, 1, CACHE_MAX_BYTES + 1, f) : 0;
     fclose(f);
-    cJSON *root = NULL;
-    if (text && got <= CACHE_MAX_BYTES) {
-        text[got] = '\0';
-        root = cJSON_Parse(text);
-    }
-    free(text);
-    const cJSON *format = root ? cJSON_GetObjectItemCaseSensitive(root, "format") : NULL;
-    if (!root || !cJSON_IsNumber(format) || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "machines"))) {
-        if (!quiet)
-            warn_once(path, "is corrupted");
-        cJSON_Delete(root);
+    if (!text || got > CACHE_MAX_BYTES) {
+        free(text);
+        *why = text ? "is too large (corrupted)" : "cannot be read (out of memory)";
         return NULL;
     }
-    if (format->valuedouble != CACHE_FORMAT) {
-        if (!quiet)
-            warn_once(path, "has another format (stale)");
-        cJSON_Delete(root);
-        return NULL;
-    }
-    return root;
+    text[got] = '\0';
+    return text;
 }
 
 static double class_exponent(const char *name) { return strncmp(name, "1e", 2) ? NAN : atof(name + 2); }
@@ -96,31 +102,71 @@ static const cJSON *nearest_class(const cJSON *classes, const char *size_class)
     return best;
 }
 
-int cli_tune_lookup(const ptreg_tune_space *s, const char *machine, const char *size_class, double *point,
+/* Whether every value is one its parameter takes and the point meets the
+ * space's constraints on this machine: a winner from the file is applied
+ * as options (thread counts, tile sizes), so it must be one the search
+ * could have chosen. */
+static int point_in_space(const ptreg_tune_space *s, const ptreg_tune_machine *m, const double *point)
+{
+    for (int p = 0; p < s->param_count; p++) {
+        double values[PTREG_TUNE_MAX_VALUES];
+        const int count = ptreg_tune_param_values(&s->params[p], values);
+        int known = 0;
+        for (int v = 0; v < count && !known; v++)
+            known = values[v] == point[p];
+        if (!known)
+            return 0;
+    }
+    return ptreg_tune_valid(s, m, point);
+}
+
+int cli_tune_lookup_text(const char *text, const char *path, const ptreg_tune_space *s, const ptreg_tune_machine *m,
+                         const char *size_class, double *point, char *found_class, size_t class_size)
+{
+    const char *why;
+    cJSON *root = parse(text, &why);
+    const cJSON *machines = root ? cJSON_GetObjectItemCaseSensitive(root, "machines") : NULL;
+    const cJSON *kernels = machines ? cJSON_GetObjectItemCaseSensitive(machines, m->name) : NULL;
+    const cJSON *classes = kernels ? cJSON_GetObjectItemCaseSensitive(kernels, s->kernel) : NULL;
+    const cJSON *entry = cJSON_IsObject(classes) ? nearest_class(classes, size_class) : NULL;
+    const cJSON *params = entry ? cJSON_GetObjectItemCaseSensitive(entry, "params") : NULL;
+    const cJSON *by = entry ? cJSON_GetObjectItemCaseSensitive(entry, "ptreg") : NULL;
+    int found = cJSON_IsObject(params);
+    if (found && (!cJSON_IsString(by) || strcmp(by->valuestring, ptreg_version())))
+        why = "was written by another ptreg version (stale)", found = 0;
+    double got[PTREG_TUNE_MAX_PARAMS];
+    for (int p = 0; found && p < s->param_count; p++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, s->params[p].name);
+        got[p] = cJSON_IsNumber(v) ? v->valuedouble : s->params[p].fallback;
+    }
+    if (found && !point_in_space(s, m, got))
+        why = "holds a winner outside the kernel's space (corrupted)", found = 0;
+    if (found) {
+        memcpy(point, got, (size_t)s->param_count * sizeof *point);
+        if (found_class)
+            snprintf(found_class, class_size, "%s", entry->string);
+    }
+    if (why)
+        warn_once(path, why);
+    cJSON_Delete(root);
+    return found;
+}
+
+int cli_tune_lookup(const ptreg_tune_space *s, const ptreg_tune_machine *m, const char *size_class, double *point,
                     char *found_class, size_t class_size)
 {
     char path[1024];
     if (!cli_tune_cache_path(path, sizeof path))
         return 0;
-    cJSON *root = load(path, 0);
-    const cJSON *machines = root ? cJSON_GetObjectItemCaseSensitive(root, "machines") : NULL;
-    const cJSON *kernels = machines ? cJSON_GetObjectItemCaseSensitive(machines, machine) : NULL;
-    const cJSON *classes = kernels ? cJSON_GetObjectItemCaseSensitive(kernels, s->kernel) : NULL;
-    const cJSON *entry = classes ? nearest_class(classes, size_class) : NULL;
-    const cJSON *params = entry ? cJSON_GetObjectItemCaseSensitive(entry, "params") : NULL;
-    const cJSON *by = entry ? cJSON_GetObjectItemCaseSensitive(entry, "ptreg") : NULL;
-    int found = cJSON_IsObject(params);
-    if (found && (!cJSON_IsString(by) || strcmp(by->valuestring, ptreg_version()))) {
-        warn_once(path, "was written by another ptreg version (stale)");
-        found = 0;
+    const char *why;
+    char *text = read_text(path, &why);
+    if (!text) {
+        if (why)
+            warn_once(path, why);
+        return 0;
     }
-    for (int p = 0; found && p < s->param_count; p++) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, s->params[p].name);
-        point[p] = cJSON_IsNumber(v) ? v->valuedouble : s->params[p].fallback;
-    }
-    if (found && found_class)
-        snprintf(found_class, class_size, "%s", entry->string);
-    cJSON_Delete(root);
+    const int found = cli_tune_lookup_text(text, path, s, m, size_class, point, found_class, class_size);
+    free(text);
     return found;
 }
 
@@ -155,7 +201,10 @@ int cli_tune_store(const ptreg_tune_space *s, const char *machine, const char *s
         fprintf(stderr, "ptreg tune: no cache (PTREG_TUNE_CACHE=off, or no HOME): the winner is not kept\n");
         return EXIT_OK;
     }
-    cJSON *root = load(path, 1); /* an unusable cache is replaced */
+    const char *why;
+    char *old = read_text(path, &why);
+    cJSON *root = old ? parse(old, &why) : NULL; /* an unusable cache is replaced */
+    free(old);
     if (!root) {
         root = cJSON_CreateObject();
         cJSON_AddNumberToObject(root, "format", CACHE_FORMAT);
@@ -203,7 +252,7 @@ const char *cli_tune_winner(int no_tune, const ptreg_tune_space *space, const pt
         return "default";
     char want[16];
     cli_tune_size_class(work, want, sizeof want);
-    return cli_tune_lookup(space, m.name, want, point, cls, cls_size) ? "tuned" : "default";
+    return cli_tune_lookup(space, &m, want, point, cls, cls_size) ? "tuned" : "default";
 }
 
 struct cJSON *cli_tune_json(const ptreg_tune_space *space, const char *source, const char *cls, const double *point)

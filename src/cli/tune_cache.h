@@ -22,9 +22,16 @@ void cli_tune_size_class(double work, char *buf, size_t size);
 /* The winner for (machine, space's kernel, size class), or the nearest
  * size class stored for them, into point (the space's parameters by name;
  * a parameter missing from the entry keeps its fallback). Returns 1 when
- * found; 0 otherwise (a warning is printed when the cache is unusable). */
-int cli_tune_lookup(const ptreg_tune_space *space, const char *machine, const char *size_class, double *point,
-                    char *found_class, size_t class_size);
+ * found; 0 otherwise (a warning is printed when the cache is unusable,
+ * stale, or holds a point the space does not: each value must be one its
+ * parameter takes, the point within the constraints on m). */
+int cli_tune_lookup(const ptreg_tune_space *space, const ptreg_tune_machine *m, const char *size_class,
+                    double *point, char *found_class, size_t class_size);
+/* The same on the cache's text (path names it in warnings): the fuzz
+ * target's entry. */
+int cli_tune_lookup_text(const char *text, const char *path, const ptreg_tune_space *space,
+                         const ptreg_tune_machine *m, const char *size_class, double *point, char *found_class,
+                         size_t class_size);
 
 /* For a command about to run a tunable kernel on `on` (the CPU or a
  * resolved GPU): that machine's winner for the space's kernel and the

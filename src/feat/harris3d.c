@@ -347,7 +347,7 @@ static int local_maxima(const float *s, const float *row_max, size_t nx, size_t 
     out->v = failed ? NULL : malloc((total ? total : 1) * sizeof *out->v);
     out->n = 0;
     for (size_t z = 0; z < nz; z++) {
-        if (out->v)
+        if (out->v && planes[z].n) /* an empty plane has no array: memcpy's NULL is undefined */
             memcpy(out->v + out->n, planes[z].v, planes[z].n * sizeof *out->v);
         out->n += planes[z].n;
         free(planes[z].v);

@@ -54,6 +54,15 @@ ptreg_status ptreg_transform_read(const char *path, double T[16], ptreg_error *e
     return s;
 }
 
+ptreg_status ptreg_transform_read_memory(const void *data, size_t size, const char *name, double T[16],
+                                        ptreg_error *err)
+{
+    if ((!data && size) || !T)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "transform read: no data or no matrix");
+    io_in in = {data, size, name ? name : "(memory)", err};
+    return parse_transform(&in, T);
+}
+
 ptreg_status ptreg_transform_write(const char *path, const double T[16], ptreg_error *err)
 {
     if (!path || !T)

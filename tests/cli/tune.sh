@@ -37,6 +37,27 @@ expect 0 -- emicp --json; out_has '"source":	"default"'
 expect 0 -- "$PTREG" tune --size 200 --search coordinate --sample 0.03 --reps 1 --json; out_has '"search":	"coordinate"'
 expect 0 -- emicp --json; out_has '"source":	"tuned"'
 grep -q "another machine" "$PTREG_TUNE_CACHE" || fail "the other machine's entry was lost"
+# a winner outside the space (a hand-edited or hostile cache) is never applied
+cp "$PTREG_TUNE_CACHE" "$WORK/good_cache.json"
+for bad in '"col_tile": 1e300' '"threads": -3' '"row_vectors": 3' '"col_tile": "x"'; do
+    /usr/bin/python3 - "$PTREG_TUNE_CACHE" "$bad" <<'PY'
+import json, sys
+path, bad = sys.argv[1], json.loads("{" + sys.argv[2] + "}")
+c = json.load(open(path))
+for machine, kernels in c["machines"].items():
+    if machine != "cpu: another machine":
+        for entry in kernels.get("pair", {}).values():
+            entry["params"].update(bad)
+json.dump(c, open(path, "w"))
+PY
+    expect 0 -- emicp --json
+    if [ "$bad" = '"col_tile": "x"' ]; then
+        out_has '"source":	"tuned"' # a missing or non-number value keeps its default
+    else
+        out_has '"source":	"default"'; err_has "outside the kernel's space"
+    fi
+    cp "$WORK/good_cache.json" "$PTREG_TUNE_CACHE"
+done
 
 # Harris's tiling and FPFH's threads: tuned, then used (the same answers)
 expect 0 -- "$PTREG" tune --kernel harris --size 32 --search exhaustive --reps 1 --json; out_has '"tile_rows"'

@@ -2,13 +2,17 @@
 # Fuzzes the cloud readers, the volume readers and the model index loader
 # with libFuzzer (clang, ASan, UBSan).
 #
-#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all volume index lddmm batch
+#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all volume index lddmm batch tune
+#                                                        transform
 #
 # "batch" drives fuzz_batch_inputs.c (.pos/.epos, .rrng/.rng, pairs files)
 # from seeds it writes itself and the shared .pos file.
 #
 # "volume" drives fuzz_volume.c (NRRD, NIfTI-1, raw) from small NRRD/NIfTI
 # seeds that it writes itself.
+#
+# "tune" fuzzes the tuner's cache (fuzz_tune_cache.c) against the same
+# sanitized library, from caches `ptreg tune` writes.
 #
 # "index" builds the whole library with the sanitizers (CMake, in
 # build-fuzz/lib), seeds the corpus with indexes of a few small clouds, and
@@ -26,10 +30,13 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 shift || true
 formats=("$@")
-[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index lddmm batch)
+[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index lddmm batch tune transform)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
+# what this run finds: artifacts newer than this mark fail it (exit 1)
+mark=$build/.run-started
+touch "$mark"
 # The parts of core the readers use: errors and clouds.
 core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c")
 
@@ -53,12 +60,52 @@ seed() { # folder extensions...
     done
 }
 
-fuzz_index() {
-    local lib=$build/lib bin=$build/fuzz_index corpus=$build/corpus-index f
+# The whole library with the sanitizers, for the fuzzers that need more
+# than the readers (in $build/lib).
+sanitized_library() {
+    local lib=$build/lib
     cmake -S "$root" -B "$lib" -DCMAKE_BUILD_TYPE=Debug -DPTREG_CUDA=OFF -DCMAKE_C_COMPILER="$cc" \
         -DCMAKE_C_FLAGS="-O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
         >/dev/null
     cmake --build "$lib" -j "$(nproc)" --target ptreg_static ptreg_cli >/dev/null
+}
+
+fuzz_transform() {
+    local bin=$build/fuzz_transform corpus=$build/corpus-transform
+    # shellcheck disable=SC2046
+    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) "$root/tests/fuzz/fuzz_transform.c" \
+        "$root"/src/io/*.c "${core[@]}" $(pkg-config --libs liblzf zlib) -lm -o "$bin"
+    mkdir -p "$corpus" "$build/crash-transform"
+    printf '1 0 0 0.5\n0 1 0 0\n0 0 1 -2 # shifted\n0 0 0 1\n' >"$corpus/four.txt"
+    printf '0.9,0.1,0,1e-3,\n-0.1,0.9,0,0\n0,0,1,0\n' >"$corpus/twelve.csv"
+    echo "== transform: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
+    "$bin" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
+        -print_final_stats=1 -artifact_prefix="$build/crash-transform/" "$corpus" \
+        2>&1 | tee "$build/fuzz-transform.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+}
+
+fuzz_tune() {
+    local lib=$build/lib bin=$build/fuzz_tune corpus=$build/corpus-tune
+    sanitized_library
+    # shellcheck disable=SC2046
+    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fopenmp \
+        -I"$root/include" -I"$root/src" "$root/tests/fuzz/fuzz_tune_cache.c" "$root/src/cli/tune_cache.c" \
+        "$lib/libptreg.a" $(pkg-config --libs liblzf qhull_r libcjson zlib liblbfgs) -ldl -lm -o "$bin"
+    mkdir -p "$corpus" "$build/crash-tune"
+    PTREG_TUNE_CACHE="$corpus/tuned.json" "$lib/ptreg" tune --size 200 --search coordinate --sample 0.03 \
+        --reps 1 >/dev/null 2>&1 || true
+    printf '{"format": 1, "machines": {"cpu: fuzz": {"pair": {"1e8": {"params": {"threads": 2, "col_tile": 512}, "ptreg": "%s"}}}}}' \
+        "$("$lib/ptreg" --version | cut -d' ' -f2)" >"$corpus/fuzz_machine.json"
+    echo "== tune: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
+    PTREG_NUM_THREADS=1 "$bin" -max_total_time="$seconds" -max_len=16384 -rss_limit_mb=2048 -timeout=10 \
+        -print_final_stats=1 -artifact_prefix="$build/crash-tune/" "$corpus" \
+        2>&1 | tee "$build/fuzz-tune.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+}
+
+fuzz_index() {
+    local lib=$build/lib bin=$build/fuzz_index corpus=$build/corpus-index f
+    sanitized_library
     # shellcheck disable=SC2046
     $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fopenmp \
         -I"$root/include" -I"$root/src" "$root/tests/fuzz/fuzz_index.c" "$lib/libptreg.a" \
@@ -145,6 +192,14 @@ sys.stdout.buffer.write(head + struct.pack("<15f", *range(15)))' >"$corpus/two.p
 }
 
 for fmt in "${formats[@]}"; do
+    if [ "$fmt" = tune ]; then
+        fuzz_tune
+        continue
+    fi
+    if [ "$fmt" = transform ]; then
+        fuzz_transform
+        continue
+    fi
     if [ "$fmt" = batch ]; then
         fuzz_batch
         continue
@@ -180,3 +235,10 @@ for fmt in "${formats[@]}"; do
         -print_final_stats=1 -artifact_prefix="$build/crash-$fmt/" "$corpus" \
         2>&1 | tee "$build/fuzz-$fmt.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
 done
+
+found=$(find "$build" -path "$build/crash-*" -type f -newer "$mark" | sort)
+if [ -n "$found" ]; then
+    echo "fuzz: findings (add each to tests/data/io/bad/ once fixed):" >&2
+    echo "$found" >&2
+    exit 1
+fi
