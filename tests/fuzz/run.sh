@@ -34,6 +34,7 @@ formats=("$@")
 build=${FUZZ_BUILD:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
+export PTREG_NUM_THREADS=1
 # what this run finds: artifacts newer than this mark fail it (exit 1)
 mark=$build/.run-started
 touch "$mark"
@@ -70,19 +71,37 @@ sanitized_library() {
     cmake --build "$lib" -j "$(nproc)" --target ptreg_static ptreg_cli >/dev/null
 }
 
+# Builds a fuzzer over the readers alone (src/io and the parts of core they
+# use): name, its source, extra compiler flags.
+build_reader_fuzzer() {
+    local name=$1 source=$2
+    shift 2
+    # shellcheck disable=SC2046
+    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined "$@" \
+        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) "$source" "$root"/src/io/*.c "${core[@]}" \
+        $(pkg-config --libs liblzf zlib) -lm -o "$build/fuzz_$name"
+}
+
+# Runs fuzzer `bin` on its corpus for the run's seconds: name, bin, corpus,
+# the longest input, then any other libFuzzer flags. Its log goes to
+# build-fuzz/fuzz-NAME.log, what it finds to build-fuzz/crash-NAME/.
+run_target() {
+    local name=$1 bin=$2 corpus=$3 max_len=$4
+    shift 4
+    mkdir -p "$corpus" "$build/crash-$name"
+    echo "== $name: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
+    "$bin" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 "$@" \
+        -print_final_stats=1 -artifact_prefix="$build/crash-$name/" "$corpus" 2>&1 |
+        tee "$build/fuzz-$name.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+}
+
 fuzz_transform() {
     local bin=$build/fuzz_transform corpus=$build/corpus-transform
-    # shellcheck disable=SC2046
-    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) "$root/tests/fuzz/fuzz_transform.c" \
-        "$root"/src/io/*.c "${core[@]}" $(pkg-config --libs liblzf zlib) -lm -o "$bin"
-    mkdir -p "$corpus" "$build/crash-transform"
+    build_reader_fuzzer transform "$root/tests/fuzz/fuzz_transform.c"
+    mkdir -p "$corpus"
     printf '1 0 0 0.5\n0 1 0 0\n0 0 1 -2 # shifted\n0 0 0 1\n' >"$corpus/four.txt"
     printf '0.9,0.1,0,1e-3,\n-0.1,0.9,0,0\n0,0,1,0\n' >"$corpus/twelve.csv"
-    echo "== transform: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
-    "$bin" -max_total_time="$seconds" -max_len=4096 -rss_limit_mb=2048 -timeout=10 \
-        -print_final_stats=1 -artifact_prefix="$build/crash-transform/" "$corpus" \
-        2>&1 | tee "$build/fuzz-transform.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+    run_target transform "$bin" "$corpus" 4096
 }
 
 fuzz_tune() {
@@ -92,15 +111,12 @@ fuzz_tune() {
     $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fopenmp \
         -I"$root/include" -I"$root/src" "$root/tests/fuzz/fuzz_tune_cache.c" "$root/src/cli/tune_cache.c" \
         "$lib/libptreg.a" $(pkg-config --libs liblzf qhull_r libcjson zlib liblbfgs) -ldl -lm -o "$bin"
-    mkdir -p "$corpus" "$build/crash-tune"
+    mkdir -p "$corpus"
     PTREG_TUNE_CACHE="$corpus/tuned.json" "$lib/ptreg" tune --size 200 --search coordinate --sample 0.03 \
         --reps 1 >/dev/null 2>&1 || true
     printf '{"format": 1, "machines": {"cpu: fuzz": {"pair": {"1e8": {"params": {"threads": 2, "col_tile": 512}, "ptreg": "%s"}}}}}' \
         "$("$lib/ptreg" --version | cut -d' ' -f2)" >"$corpus/fuzz_machine.json"
-    echo "== tune: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
-    PTREG_NUM_THREADS=1 "$bin" -max_total_time="$seconds" -max_len=16384 -rss_limit_mb=2048 -timeout=10 \
-        -print_final_stats=1 -artifact_prefix="$build/crash-tune/" "$corpus" \
-        2>&1 | tee "$build/fuzz-tune.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+    run_target tune "$bin" "$corpus" 16384
 }
 
 fuzz_index() {
@@ -110,26 +126,19 @@ fuzz_index() {
     $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fopenmp \
         -I"$root/include" -I"$root/src" "$root/tests/fuzz/fuzz_index.c" "$lib/libptreg.a" \
         $(pkg-config --libs liblzf qhull_r) -lm -o "$bin"
-    mkdir -p "$corpus" "$build/crash-index"
+    mkdir -p "$corpus"
     "$lib/ptreg" synth --shape blob --model "$build/blob300.ply" --model-points 300 >/dev/null
     for f in "$build/blob300.ply" "$root"/tests/data/io/good/*.ply "$root"/tests/data/io/good/*.xyz; do
         [ -f "$f" ] && "$lib/ptreg" index "$f" -o "$corpus/$(basename "$f").pti" >/dev/null 2>&1 || true
         [ -f "$f" ] && "$lib/ptreg" index "$f" --leaf-size 4 -o "$corpus/$(basename "$f").4.pti" >/dev/null 2>&1 || true
     done
-    echo "== index: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
-    PTREG_NUM_THREADS=1 "$bin" -max_total_time="$seconds" -max_len=262144 -rss_limit_mb=2048 -timeout=10 \
-        -print_final_stats=1 -artifact_prefix="$build/crash-index/" "$corpus" \
-        2>&1 | tee "$build/fuzz-index.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+    run_target index "$bin" "$corpus" 262144
 }
 
 fuzz_volume() {
     local bin=$build/fuzz_volume corpus=$build/corpus-volume
-    # shellcheck disable=SC2046
-    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) "$root/tests/fuzz/fuzz_volume.c" \
-        "$root"/src/io/*.c "${core[@]}" \
-        $(pkg-config --libs liblzf zlib) -lm -o "$bin"
-    mkdir -p "$corpus" "$build/crash-volume"
+    build_reader_fuzzer volume "$root/tests/fuzz/fuzz_volume.c"
+    mkdir -p "$corpus"
     printf 'NRRD0004\ntype: short\ndimension: 3\nsizes: 2 2 2\nendian: big\nencoding: raw\n\n0123456789abcdef' \
         >"$corpus/raw.nrrd"
     printf 'NRRD0005\ntype: float\ndimension: 2\nsizes: 2 2\nspacings: 1 2\nencoding: ascii\n\n1 2\n3 4\n' \
@@ -142,40 +151,26 @@ h = bytearray(352); struct.pack_into("<i", h, 0, 348); struct.pack_into("<8h", h
 struct.pack_into("<hh", h, 70, 2, 8); struct.pack_into("<f", h, 108, 352.0); h[344:348] = b"n+1\0"
 sys.stdout.buffer.write(bytes(h) + bytes(range(8)))' >"$corpus/small.nii"
     gzip -c "$corpus/small.nii" >"$corpus/small.nii.gz"
-    echo "== volume: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
-    "$bin" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
-        -print_final_stats=1 -artifact_prefix="$build/crash-volume/" "$corpus" \
-        2>&1 | tee "$build/fuzz-volume.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+    run_target volume "$bin" "$corpus" 65536
 }
 
 fuzz_lddmm() {
     local bin=$build/fuzz_lddmm corpus=$build/corpus-lddmm
-    # shellcheck disable=SC2046
-    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) "$root/tests/fuzz/fuzz_lddmm.c" \
-        "$root"/src/io/*.c "${core[@]}" \
-        $(pkg-config --libs liblzf zlib) -lm -o "$bin"
-    mkdir -p "$corpus" "$build/crash-lddmm"
+    build_reader_fuzzer lddmm "$root/tests/fuzz/fuzz_lddmm.c"
+    mkdir -p "$corpus"
     printf '# vtk DataFile Version 3.0\nr\nASCII\nDATASET POLYDATA\nFIELD FieldData 3\nsigma 1 1 double\n0.5\ntime_points 1 1 int\n5\nintegrator 1 1 int\n1\nPOINTS 2 double\n0 0 0 1 0 0\nPOINT_DATA 2\nVECTORS InitialMomentum double\n0 1 0 0 -1 0\n' \
         >"$corpus/result.vtk"
     printf '# ptreg lddmm sigma 0.5 time_points 5 integrator euler\nx,y,z,px,py,pz\n0,0,0,0,1,0\n1,0,0,0,-1,0\n' \
         >"$corpus/result.csv"
     printf '"Filename"\t"Sx"\t"Sy"\t"Sz"\t"Tx"\t"Ty"\t"Tz"\n"a"\t1\t2\t3\t4\t5\t6\n"b"\t1\t2\t3.5\t4\t5\t-6\n' \
         >"$corpus/table.tsv"
-    echo "== lddmm: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
-    "$bin" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
-        -print_final_stats=1 -artifact_prefix="$build/crash-lddmm/" "$corpus" \
-        2>&1 | tee "$build/fuzz-lddmm.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+    run_target lddmm "$bin" "$corpus" 65536
 }
 
 fuzz_batch() {
     local bin=$build/fuzz_batch corpus=$build/corpus-batch f
-    # shellcheck disable=SC2046
-    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) "$root/tests/fuzz/fuzz_batch_inputs.c" \
-        "$root"/src/io/*.c "${core[@]}" \
-        $(pkg-config --libs liblzf zlib) -lm -o "$bin"
-    mkdir -p "$corpus" "$build/crash-batch"
+    build_reader_fuzzer batch "$root/tests/fuzz/fuzz_batch_inputs.c"
+    mkdir -p "$corpus"
     printf '[Ions]\nNumber=2\nIon1=Al\nIon2=O\n[Ranges]\nNumber=2\nRange1=26.8 27.2 Vol:0.01661 Al:1 Color:FF0000\nRange2=43.0 43.4 Al:1 O:1\n' \
         >"$corpus/a.rrng"
     printf '2 2\nAl\nAl 1 0 0\nO\nO 0 1 0\n------- Al O\n. 26.8 27.2 1 0\n. 15.9 16.1 0 1\n' >"$corpus/a.rng"
@@ -185,10 +180,7 @@ head = b"PTPAIRS1" + struct.pack("<7Q", 2, 1, 0, 2, 3, 0, 2)
 sys.stdout.buffer.write(head + struct.pack("<15f", *range(15)))' >"$corpus/two.ptpairs"
     f=$root/../shared/data/apt/cubicTestSmall.pos
     [ -f "$f" ] && head -c 4096 "$f" >"$corpus/cubic.pos"
-    echo "== batch: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
-    "$bin" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
-        -print_final_stats=1 -artifact_prefix="$build/crash-batch/" "$corpus" \
-        2>&1 | tee "$build/fuzz-batch.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+    run_target batch "$bin" "$corpus" 65536
 }
 
 for fmt in "${formats[@]}"; do
@@ -220,20 +212,11 @@ for fmt in "${formats[@]}"; do
     bin=$build/fuzz_read_$fmt
     define=()
     [ -n "${enum[$fmt]}" ] && define=(-DFUZZ_FORMAT="${enum[$fmt]}")
-    # shellcheck disable=SC2046
-    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        "${define[@]}" -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) \
-        "$root"/tests/fuzz/fuzz_read.c "$root"/src/io/*.c "${core[@]}" \
-        $(pkg-config --libs liblzf zlib) -lm -o "$bin"
+    build_reader_fuzzer "read_$fmt" "$root/tests/fuzz/fuzz_read.c" "${define[@]}"
     corpus=$build/corpus-$fmt
     # shellcheck disable=SC2086
     seed "$corpus" ${exts[$fmt]}
-    mkdir -p "$build/crash-$fmt"
-    echo "== $fmt: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
-    "$bin" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
-        -dict="$root/tests/fuzz/formats.dict" \
-        -print_final_stats=1 -artifact_prefix="$build/crash-$fmt/" "$corpus" \
-        2>&1 | tee "$build/fuzz-$fmt.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+    run_target "$fmt" "$bin" "$corpus" 65536 -dict="$root/tests/fuzz/formats.dict"
 done
 
 found=$(find "$build" -path "$build/crash-*" -type f -newer "$mark" | sort)
