@@ -345,10 +345,8 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
     src = _points(source, "source")
     sn = _optional_points(source_normals, "source_normals")
     tn = _optional_points(target_normals, "target_normals")
-    if isinstance(target, ModelIndex):
-        d = _core.icp_indexed(src, target._capsule, sn, tn, **options)
-    else:
-        d = _core.icp(src, _points(target, "target"), sn, tn, **options)
+    tgt = target._capsule if isinstance(target, ModelIndex) else _points(target, "target")
+    d = _core.icp(src, tgt, sn, tn, **options)
     return _with_transform(d, "transformation")
 
 

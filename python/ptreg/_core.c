@@ -791,11 +791,14 @@ static void release_pair(cloud_pair *p)
     release(&p->s), release(&p->t), release(&p->sn), release(&p->tn);
 }
 
-static int get_pair(PyObject *s, PyObject *t, PyObject *sn, PyObject *tn, cloud_pair *p)
+/* t NULL: the target is a model index's t_points points (no view). */
+static int get_pair(PyObject *s, PyObject *t, size_t t_points, PyObject *sn, PyObject *tn, cloud_pair *p)
 {
     memset(p, 0, sizeof *p);
+    p->nt = t_points;
     size_t a = 0, b = 0;
-    if (get_rows(s, &p->s, 'f', 3, 0, 0, "source", &p->ns) < 0 || get_rows(t, &p->t, 'f', 3, 0, 0, "target", &p->nt) < 0 ||
+    if (get_rows(s, &p->s, 'f', 3, 0, 0, "source", &p->ns) < 0 ||
+        (t && get_rows(t, &p->t, 'f', 3, 0, 0, "target", &p->nt) < 0) ||
         get_rows(sn, &p->sn, 'f', 3, 0, 1, "source_normals", &a) < 0 ||
         get_rows(tn, &p->tn, 'f', 3, 0, 1, "target_normals", &b) < 0) {
         release_pair(p);
@@ -827,26 +830,38 @@ static PyObject *icp_result_dict(const ptreg_icp_result *r)
     return d;
 }
 
-/* icp(source, target, source_normals, target_normals, **options) */
+static ptreg_model_index *index_of(PyObject *capsule);
+
+/* icp(source, target, source_normals, target_normals, **options); target
+ * an array, or a model index's capsule */
 static PyObject *py_icp(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     PyObject *s, *t, *sn, *tn;
     if (!PyArg_ParseTuple(args, "OOOO", &s, &t, &sn, &tn))
         return NULL;
+    ptreg_model_index *idx = PyCapsule_CheckExact(t) ? index_of(t) : NULL;
+    if (PyCapsule_CheckExact(t) && !idx)
+        return NULL;
     ptreg_icp_options o;
     ptreg_icp_options_default(&o);
     if (apply_options(&o, icp_fields, kwargs, "icp") < 0)
         return NULL;
+    size_t m = 0;
+    if (idx)
+        ptreg_model_index_points(idx, &m);
     cloud_pair p;
-    if (get_pair(s, t, sn, tn, &p) < 0)
+    if (get_pair(s, idx ? NULL : t, m, sn, tn, &p) < 0)
         return NULL;
     o.source_normals = p.sn.obj ? p.sn.buf : NULL;
     o.target_normals = p.tn.obj ? p.tn.buf : NULL;
     ptreg_icp_result r;
     ptreg_error err;
     ptreg_status st;
-    WITHOUT_GIL(st = ptreg_icp(p.s.buf, p.ns, p.t.buf, p.nt, &o, &r, &err));
+    if (idx)
+        WITHOUT_GIL(st = ptreg_icp_indexed(p.s.buf, p.ns, idx, &o, &r, &err));
+    else
+        WITHOUT_GIL(st = ptreg_icp(p.s.buf, p.ns, p.t.buf, p.nt, &o, &r, &err));
     release_pair(&p);
     if (st)
         return raise_ptreg(st, &err);
@@ -866,7 +881,7 @@ static PyObject *py_register(PyObject *self, PyObject *args, PyObject *kwargs)
     if (apply_options(&o, register_fields, kwargs, "register") < 0)
         return NULL;
     cloud_pair p;
-    if (get_pair(s, t, sn, tn, &p) < 0)
+    if (get_pair(s, t, 0, sn, tn, &p) < 0)
         return NULL;
     ptreg_register_result r;
     ptreg_error err;
@@ -906,7 +921,7 @@ static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
     if (apply_options(&o, emicp_fields, kwargs, "emicp") < 0)
         return NULL;
     cloud_pair p;
-    if (get_pair(s, t, Py_None, Py_None, &p) < 0)
+    if (get_pair(s, t, 0, Py_None, Py_None, &p) < 0)
         return NULL;
     ptreg_emicp_result r;
     ptreg_error err;
@@ -1342,49 +1357,6 @@ static PyObject *py_index_info(PyObject *self, PyObject *capsule)
     return d;
 }
 
-/* icp_indexed(source, index, source_normals, **options) */
-static PyObject *py_icp_indexed(PyObject *self, PyObject *args, PyObject *kwargs)
-{
-    (void)self;
-    PyObject *s, *capsule, *sn, *tn;
-    if (!PyArg_ParseTuple(args, "OOOO", &s, &capsule, &sn, &tn))
-        return NULL;
-    ptreg_model_index *idx = index_of(capsule);
-    if (!idx)
-        return NULL;
-    ptreg_icp_options o;
-    ptreg_icp_options_default(&o);
-    if (apply_options(&o, icp_fields, kwargs, "icp") < 0)
-        return NULL;
-    Py_buffer sv, snv, tnv;
-    size_t n, a, b;
-    memset(&snv, 0, sizeof snv), memset(&tnv, 0, sizeof tnv);
-    size_t m;
-    ptreg_model_index_points(idx, &m);
-    if (get_rows(s, &sv, 'f', 3, 0, 0, "source", &n) < 0)
-        return NULL;
-    if (get_rows(sn, &snv, 'f', 3, 0, 1, "source_normals", &a) < 0 ||
-        get_rows(tn, &tnv, 'f', 3, 0, 1, "target_normals", &b) < 0 || (snv.obj && a != n) || (tnv.obj && b != m)) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "normals: one row per point of their cloud");
-        release(&sv), release(&snv), release(&tnv);
-        return NULL;
-    }
-    o.source_normals = snv.obj ? snv.buf : NULL;
-    o.target_normals = tnv.obj ? tnv.buf : NULL;
-    ptreg_icp_result r;
-    ptreg_error err;
-    ptreg_status st;
-    WITHOUT_GIL(st = ptreg_icp_indexed(sv.buf, n, idx, &o, &r, &err));
-    release(&sv);
-    release(&snv), release(&tnv);
-    if (st)
-        return raise_ptreg(st, &err);
-    PyObject *d = icp_result_dict(&r);
-    ptreg_icp_result_free(&r);
-    return d;
-}
-
 /* ---- the module ----------------------------------------------------------- */
 
 #define KW (PyCFunction)(void (*)(void))
@@ -1414,7 +1386,6 @@ static PyMethodDef methods[] = {
     {"index_load", py_index_load, METH_VARARGS, NULL},
     {"index_save", py_index_save, METH_VARARGS, NULL},
     {"index_info", py_index_info, METH_O, NULL},
-    {"icp_indexed", KW py_icp_indexed, METH_VARARGS | METH_KEYWORDS, NULL},
     {"batch", KW py_batch, METH_VARARGS | METH_KEYWORDS, NULL},
     {"stop_reason_name", py_stop_reason_name, METH_O, NULL},
     {"tune", KW py_tune, METH_VARARGS | METH_KEYWORDS, NULL},
