@@ -46,7 +46,8 @@ test-deps:
 # The suite twice: the Release build, then again under AddressSanitizer +
 # UndefinedBehaviorSanitizer (every test but the two that load the library
 # into uninstrumented programs; tests/sanitize/lsan.supp for the OpenCL
-# drivers' own memory). A failure is retried once there: a sanitizer's
+# drivers' own memory), a build that also injects allocation failures
+# (tests/alloc/sweep.sh). A failure is retried once there: a sanitizer's
 # finding repeats, a loaded machine's timeout does not. Then every fuzz
 # target for 20 seconds.
 check: check-release check-sanitize check-fuzz
@@ -66,7 +67,8 @@ fuzz: test-deps deps
 
 SANITIZE_BUILD ?= $(BUILD)-sanitize
 check-sanitize: test-deps deps
-	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPTREG_SANITIZE=ON $(CMAKE_ARGS) >/dev/null
+	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPTREG_SANITIZE=ON -DPTREG_FAULT_INJECTION=ON \
+	    $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
 	@cd $(SANITIZE_BUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp \
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

@@ -339,16 +339,16 @@ static cJSON *json_tally(const batch_tally *t, const ptreg_orientations *o)
         counts[b] = (double)t->hist[b];
     }
     cJSON *hist = cJSON_CreateObject();
-    cJSON_AddItemToObject(hist, "edges", cJSON_CreateDoubleArray(edges, BATCH_HIST_BINS + 1));
-    cJSON_AddItemToObject(hist, "counts", cJSON_CreateDoubleArray(counts, BATCH_HIST_BINS + 1));
+    cli_json_put(hist, "edges", cJSON_CreateDoubleArray(edges, BATCH_HIST_BINS + 1));
+    cli_json_put(hist, "counts", cJSON_CreateDoubleArray(counts, BATCH_HIST_BINS + 1));
     cJSON_AddStringToObject(hist, "note", "residual (nm) in bins of the motif's shortest distance / 20; the last "
                                           "count is everything beyond");
     cJSON *o_json = cJSON_CreateObject();
-    cJSON_AddItemToObject(o_json, "flags", flags);
+    cli_json_put(o_json, "flags", flags);
     const double reg = t->registered ? (double)t->registered : 1.0;
     cJSON_AddNumberToObject(o_json, "residual_mean", (double)t->residual_sum / 4294967296.0 / reg);
     cJSON_AddNumberToObject(o_json, "matched_mean", (double)t->matched_sum / 4294967296.0 / reg);
-    cJSON_AddItemToObject(o_json, "residual_histogram", hist);
+    cli_json_put(o_json, "residual_histogram", hist);
     return o_json;
 }
 
@@ -375,7 +375,7 @@ static int print_atoms_json(const atoms_report *rep)
     cJSON_AddNumberToObject(j, "selected", (double)(rep->atoms->selected ? rep->atoms->selected_count
                                                                          : rep->atoms->n));
     cJSON_AddNumberToObject(j, "registered", (double)rep->s.tally.registered);
-    cJSON_AddItemToObject(j, "orientations", json_tally(&rep->s.tally, o));
+    cli_json_put(j, "orientations", json_tally(&rep->s.tally, o));
     cJSON *m = cJSON_CreateObject();
     cJSON_AddStringToObject(m, "source", cli_string(r->a, "motif-file", ptreg_lattice_name(r->lattice)));
     if (!cli_has(r->a, "motif-file"))
@@ -387,7 +387,7 @@ static int print_atoms_json(const atoms_report *rep)
     if (r->orient.grain_radius > 0)
         cJSON_AddNumberToObject(j, "pools", (double)o->pools);
     cJSON_AddNumberToObject(m, "estimate_rounds", r->orient.estimate_motif);
-    cJSON_AddItemToObject(j, "motif", m);
+    cli_json_put(j, "motif", m);
     cJSON_AddNumberToObject(j, "k", (double)r->orient.k);
     cJSON_AddNumberToObject(j, "radius", r->orient.radius);
     cJSON_AddBoolToObject(j, "translation", r->batch.translation);
@@ -491,6 +491,11 @@ static int run_atoms(const batch_request *r, const batch_comm *comm)
     const double t0 = ptreg_time_ms();
     batch_atoms atoms;
     rc = load_atoms(r->input, &atoms);
+    if (!rc && atoms.n <= r->orient.k) { /* no atom has k neighbours */
+        cli_error("batch", "--k %zu: %s has %zu atom%s, fewer than k + 1", r->orient.k, r->input, atoms.n,
+                  atoms.n == 1 ? "" : "s");
+        rc = EXIT_USAGE;
+    }
     rc = rc ? rc : select_ions(r->a, &atoms);
     ptreg_cloud motif;
     ptreg_cloud_init(&motif);
@@ -641,7 +646,7 @@ static int print_pairs_report(const pairs_report *rep)
     for (int k = 0; k <= PTREG_STOP_SIGMA_FINAL; k++)
         if (rep->stops[k])
             cJSON_AddNumberToObject(stops, ptreg_stop_reason_name((ptreg_stop_reason)k), (double)rep->stops[k]);
-    cJSON_AddItemToObject(j, "stop_reasons", stops);
+    cli_json_put(j, "stop_reasons", stops);
     cJSON_AddNumberToObject(j, "iterations_mean", rep->iterations_sum / n);
     cJSON_AddNumberToObject(j, "iterations_max", rep->iterations_max);
     cJSON_AddNumberToObject(j, "rms_mean", rep->rms_sum / n);

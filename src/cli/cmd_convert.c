@@ -102,9 +102,9 @@ int cli_run_info(int argc, char **argv)
         cJSON_AddNumberToObject(o, "points", (double)c.n);
         cJSON_AddBoolToObject(o, "normals", c.normals != NULL);
         cJSON_AddNumberToObject(o, "dropped_nonfinite", (double)c.dropped_nonfinite);
-        cJSON_AddItemToObject(o, "min", cJSON_CreateDoubleArray(lo, 3));
-        cJSON_AddItemToObject(o, "max", cJSON_CreateDoubleArray(hi, 3));
-        cJSON_AddItemToObject(o, "centroid", cJSON_CreateDoubleArray(centroid, 3));
+        cli_json_put(o, "min", cJSON_CreateDoubleArray(lo, 3));
+        cli_json_put(o, "max", cJSON_CreateDoubleArray(hi, 3));
+        cli_json_put(o, "centroid", cJSON_CreateDoubleArray(centroid, 3));
         rc = cli_json_print(o);
     } else {
         printf("%s: %zu points%s", a.positional[0], c.n, c.normals ? " with normals" : "");

@@ -79,7 +79,7 @@ static int print_json(const ptreg_device_info *list, size_t count, const char *c
     cJSON_AddStringToObject(o, "command", "devices");
     cJSON *arr = cJSON_AddArrayToObject(o, "devices");
     for (size_t i = 0; i < count; i++)
-        cJSON_AddItemToArray(arr, json_device(&list[i]));
+        cli_json_push(arr, json_device(&list[i]));
     cJSON *backends = cJSON_AddObjectToObject(o, "backends");
     for (ptreg_backend b = PTREG_BACKEND_CPU; b <= PTREG_BACKEND_OPENCL; b++) {
         cJSON *bo = cJSON_AddObjectToObject(backends, ptreg_backend_name(b));

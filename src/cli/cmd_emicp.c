@@ -218,9 +218,9 @@ static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const c
     cJSON_AddStringToObject(o, "precision", ptreg_precision_name(r->precision));
     cJSON_AddStringToObject(o, "isa", r->isa);
     if (r->device.backend == PTREG_BACKEND_CPU)
-        cJSON_AddItemToObject(o, "variant", json_variant(job, job->opt));
+        cli_json_put(o, "variant", json_variant(job, job->opt));
     else if (job->device_variant)
-        cJSON_AddItemToObject(o, "variant", cJSON_Duplicate(job->device_variant, 1));
+        cli_json_put(o, "variant", cJSON_Duplicate(job->device_variant, 1));
     char device[32];
     cJSON_AddStringToObject(o, "device", ptreg_device_format(&r->device, device, sizeof device));
     return cli_result_json_print(o, res);
@@ -264,8 +264,8 @@ int cli_run_emicp(int argc, char **argv)
         cli_error("emicp", "out of memory");
         return EXIT_RUNTIME;
     }
-    if (!(rc = cli_load_cloud("emicp", job.source_path, &job.source, 0)))
-        rc = cli_load_cloud("emicp", job.target_path, &job.target, 0);
+    if (!(rc = cli_load_shape("emicp", job.source_path, &job.source, 0)))
+        rc = cli_load_shape("emicp", job.target_path, &job.target, 0);
     if (!rc)
         apply_tuned(&a, &job, &opt);
     cli_progress progress;

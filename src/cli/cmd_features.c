@@ -121,6 +121,16 @@ static int read_neighborhood(const cli_args *a, const char *cmd, const char *k_n
     return cli_size(a, k_name, 1, (size_t)1 << 20, &nb->k);
 }
 
+/* k-NN without a radius takes k points of the cloud: a k beyond it is a
+ * usage error, named with the cloud's size (with a radius, k only caps). */
+static int check_k(const char *cmd, const char *k_name, const ptreg_neighborhood *nb, const char *path, size_t n)
+{
+    if (nb->radius > 0 || nb->k <= n)
+        return EXIT_OK;
+    cli_error(cmd, "--%s: %zu is more than the %zu points of %s", k_name, nb->k, n, path);
+    return EXIT_USAGE;
+}
+
 static cJSON *json_neighborhood(const ptreg_neighborhood *nb)
 {
     cJSON *o = cJSON_CreateObject();
@@ -145,7 +155,7 @@ static void add_run_fields(cJSON *j, double time_ms, const double *times, int re
 {
     cJSON_AddNumberToObject(j, "time_ms", time_ms);
     if (repeat > 1)
-        cJSON_AddItemToObject(j, "times_ms", cJSON_CreateDoubleArray(times, repeat));
+        cli_json_put(j, "times_ms", cJSON_CreateDoubleArray(times, repeat));
     cJSON_AddNumberToObject(j, "points_per_s", time_ms > 0 ? (double)n / (time_ms * 1e-3) : 0);
     cJSON_AddStringToObject(j, "isa", isa);
     cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
@@ -203,8 +213,12 @@ int cli_run_normals(int argc, char **argv)
         (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, CLI_CPU_ONLY, "normals", &o.device)))
         return rc;
     ptreg_cloud c;
-    if ((rc = cli_load_cloud("normals", a.positional[0], &c, cli_has(&a, "json"))))
+    if ((rc = cli_load_shape("normals", a.positional[0], &c, cli_has(&a, "json"))))
         return rc;
+    if ((rc = check_k("normals", "k", &o.neighbors, a.positional[0], c.n))) {
+        ptreg_cloud_free(&c);
+        return rc;
+    }
     double *times = calloc((size_t)repeat, sizeof *times);
     float *normals = malloc(3 * c.n * sizeof *normals), *curvature = malloc(c.n * sizeof *curvature);
     size_t missing = 0;
@@ -231,8 +245,8 @@ int cli_run_normals(int argc, char **argv)
         cJSON_AddStringToObject(j, "command", "normals");
         cJSON_AddStringToObject(j, "cloud", a.positional[0]);
         cJSON_AddNumberToObject(j, "points", (double)c.n);
-        cJSON_AddItemToObject(j, "neighbors", json_neighborhood(&o.neighbors));
-        cJSON_AddItemToObject(j, "viewpoint", cJSON_CreateDoubleArray(o.viewpoint, 3));
+        cli_json_put(j, "neighbors", json_neighborhood(&o.neighbors));
+        cli_json_put(j, "viewpoint", cJSON_CreateDoubleArray(o.viewpoint, 3));
         cJSON_AddNumberToObject(j, "missing", (double)missing);
         add_run_fields(j, t, times, repeat, c.n, ptreg_isa_name(ptreg_cpu_isa()));
         rc = cli_json_print(j);
@@ -268,6 +282,7 @@ static int ensure_normals(const cli_args *a, const char *cmd, ptreg_cloud *c, co
     ptreg_normals_options o;
     ptreg_normals_options_default(&o);
     int rc = read_neighborhood(a, cmd, "normal-k", "normal-radius", &o.neighbors);
+    rc = rc ? rc : check_k(cmd, "normal-k", &o.neighbors, a->positional[0], c->n);
     rc = rc ? rc : cli_vec3(a, "viewpoint", o.viewpoint);
     if (rc)
         return rc;
@@ -369,14 +384,14 @@ static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_c
     cJSON_AddStringToObject(j, "cloud", a->positional[0]);
     cJSON_AddNumberToObject(j, "points", (double)c->n);
     cJSON_AddNumberToObject(j, "bins", kind->bins);
-    cJSON_AddItemToObject(j, "neighbors", json_neighborhood(&o->neighbors));
+    cli_json_put(j, "neighbors", json_neighborhood(&o->neighbors));
     if (kind->bins == PTREG_FPFH_BINS)
         cJSON_AddStringToObject(j, "convention", o->convention == PTREG_FPFH_PCL ? "pcl" : "open3d");
     cJSON_AddStringToObject(j, "normals", normals);
     cJSON_AddNumberToObject(j, "missing", (double)missing);
     cJSON_AddStringToObject(j, "device", device);
     if (variant)
-        cJSON_AddItemToObject(j, "variant", cJSON_Duplicate(variant, 1));
+        cli_json_put(j, "variant", cJSON_Duplicate(variant, 1));
     add_run_fields(j, t, times, repeat, c->n, isa);
     *rc = cli_json_print(j);
 }
@@ -424,9 +439,10 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
         on = (ptreg_device){PTREG_BACKEND_CPU, 0};
     ptreg_cloud c;
     const char *normals = NULL;
-    if ((rc = cli_load_cloud(name, a.positional[0], &c, cli_has(&a, "json"))))
+    if ((rc = cli_load_shape(name, a.positional[0], &c, cli_has(&a, "json"))))
         return rc;
-    if ((rc = ensure_normals(&a, name, &c, &normals))) {
+    if ((rc = check_k(name, "k", &o.neighbors, a.positional[0], c.n)) ||
+        (rc = ensure_normals(&a, name, &c, &normals))) {
         ptreg_cloud_free(&c);
         return rc;
     }

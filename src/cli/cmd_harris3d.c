@@ -82,6 +82,10 @@ static int read_raw_options(const cli_args *a, ptreg_raw_options *raw, ptreg_vol
     rc = rc ? rc : cli_vec3(a, "spacing", raw->spacing);
     if (rc)
         return rc;
+    if (!(raw->spacing[0] > 0 && raw->spacing[1] > 0 && raw->spacing[2] > 0)) {
+        cli_error("harris3d", "--spacing: %s: each spacing must be above 0", cli_string(a, "spacing", ""));
+        return EXIT_USAGE;
+    }
     const char *type = cli_string(a, "type", NULL);
     if (type && !(raw->type_set = ptreg_voxel_type_parse(type, &raw->type) == 0)) {
         cli_error("harris3d", "--type: '%s' is not u8, i8, u16, i16, u32, i32, f32 or f64", type);
@@ -156,6 +160,17 @@ static int load_volume(const cli_args *a, const char *path, ptreg_volume *vol)
     return EXIT_OK;
 }
 
+/* A window wider than the volume sees only its repeated edges (or, with
+ * --border skip, no voxel at all): a usage error, named with the volume. */
+static int check_window(const char *path, const ptreg_volume *vol, int window)
+{
+    if ((size_t)window <= vol->nx && (size_t)window <= vol->ny && (size_t)window <= vol->nz)
+        return EXIT_OK;
+    cli_error("harris3d", "--window %d is larger than %s, a %zu x %zu x %zu volume", window, path, vol->nx,
+              vol->ny, vol->nz);
+    return EXIT_USAGE;
+}
+
 /* One detection of --repeat (cli_repeat): the last run's result (empty
  * before the first: ptreg_harris3d zeroes it, so freeing it is always
  * safe) and each run's stage times. The scores must repeat exactly; the
@@ -212,9 +227,9 @@ static int print_json(const char *path, const ptreg_volume *vol, const ptreg_har
     double dims[3] = {(double)vol->nx, (double)vol->ny, (double)vol->nz};
     cJSON_AddStringToObject(j, "command", "harris3d");
     cJSON_AddStringToObject(j, "volume", path);
-    cJSON_AddItemToObject(j, "dims", cJSON_CreateDoubleArray(dims, 3));
+    cli_json_put(j, "dims", cJSON_CreateDoubleArray(dims, 3));
     cJSON_AddStringToObject(j, "type", ptreg_voxel_type_name(vol->type));
-    cJSON_AddItemToObject(j, "spacing", cJSON_CreateDoubleArray(vol->spacing, 3));
+    cli_json_put(j, "spacing", cJSON_CreateDoubleArray(vol->spacing, 3));
     cJSON_AddNumberToObject(j, "window", o->window);
     cJSON_AddNumberToObject(j, "sigma", r->sigma);
     cJSON_AddNumberToObject(j, "k", o->k);
@@ -226,13 +241,13 @@ static int print_json(const char *path, const ptreg_volume *vol, const ptreg_har
     cJSON_AddNumberToObject(j, "keypoints", (double)r->keypoint_count);
     cJSON_AddNumberToObject(j, "time_ms", r->time_ms);
     if (count > 1)
-        cJSON_AddItemToObject(j, "times_ms", cJSON_CreateDoubleArray(times, count));
+        cli_json_put(j, "times_ms", cJSON_CreateDoubleArray(times, count));
     cJSON_AddNumberToObject(j, "scores_ms", r->scores_ms);
     cJSON_AddNumberToObject(j, "keypoints_ms", r->keypoints_ms);
     cJSON_AddNumberToObject(j, "voxels_per_s", voxels_per_s(vol, r->time_ms));
     cJSON_AddStringToObject(j, "isa", r->isa);
     if (variant)
-        cJSON_AddItemToObject(j, "variant", variant);
+        cli_json_put(j, "variant", variant);
     ptreg_device on;
     char device[32] = "cpu";
     if (!ptreg_device_resolve(&o->device, PTREG_HARRIS3D_BACKENDS, "harris3d", &on, NULL))
@@ -316,6 +331,10 @@ int cli_run_harris3d(int argc, char **argv)
     ptreg_volume vol;
     if ((rc = load_volume(&a, path, &vol)))
         return rc;
+    if ((rc = check_window(path, &vol, o.window))) {
+        ptreg_volume_free(&vol);
+        return rc;
+    }
     cJSON *variant = tuned_tiling(&a, &vol, &o);
     double *times = calloc(3 * (size_t)repeat, sizeof *times); /* total, scores, keypoints */
     harris_run run = {&vol, &o, {0}, NULL, NULL, 0};

@@ -217,7 +217,7 @@ static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg
     }
     job->source_path = a->positional[0];
     job->target_path = index_path ? index_path : a->positional[1];
-    if ((rc = cli_load_cloud("icp", job->source_path, &job->source, 0)))
+    if ((rc = cli_load_shape("icp", job->source_path, &job->source, 0)))
         return rc;
     job->source_points = job->source.n;
     if ((rc = downsample(job, &job->source, &job->source_full)))
@@ -231,7 +231,7 @@ static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg
         ptreg_model_index_points(job->index, &job->target_points);
         return EXIT_OK;
     }
-    if ((rc = cli_load_cloud("icp", job->target_path, &job->target, 0)))
+    if ((rc = cli_load_shape("icp", job->target_path, &job->target, 0)))
         return rc;
     job->target_points = job->target.n;
     if ((rc = downsample(job, &job->target, NULL)))
@@ -376,7 +376,7 @@ static cJSON *json_walk(const ptreg_walk_stats *w)
     cJSON_AddNumberToObject(o, "max_steps", (double)w->max_steps);
     cJSON_AddNumberToObject(o, "fallbacks", (double)w->fallbacks);
     cJSON_AddNumberToObject(o, "kept", (double)w->kept);
-    cJSON_AddItemToObject(o, "histogram", cJSON_CreateDoubleArray(hist, PTREG_WALK_HISTOGRAM));
+    cli_json_put(o, "histogram", cJSON_CreateDoubleArray(hist, PTREG_WALK_HISTOGRAM));
     return o;
 }
 
@@ -392,7 +392,7 @@ static void json_add_index(cJSON *o, const icp_job *job)
     cJSON_AddStringToObject(ix, "origin", job->index_loaded ? "file" : "built");
     if (job->index_loaded)
         cJSON_AddNumberToObject(ix, "load_ms", job->index_load_ms);
-    cJSON_AddItemToObject(o, "index", ix);
+    cli_json_put(o, "index", ix);
     ptreg_model_index_info info;
     ptreg_model_index_get_info(job->index, &info);
     cJSON_AddNumberToObject(o, "index_build_ms", info.kdtree_ms + info.delaunay_ms);
@@ -447,11 +447,11 @@ static int print_json(const icp_job *job, const ptreg_icp_options *opt, const pt
         cJSON_AddNullToObject(o, "nn_auto");
     json_add_index(o, job);
     json_add_device(o, job);
-    cJSON_AddItemToObject(o, "mse", cJSON_CreateDoubleArray(r->mse, r->iterations + 1));
+    cli_json_put(o, "mse", cJSON_CreateDoubleArray(r->mse, r->iterations + 1));
     if (r->walk) {
         cJSON *walks = cJSON_AddArrayToObject(o, "walk");
         for (int k = 0; k <= r->iterations; k++)
-            cJSON_AddItemToArray(walks, json_walk(&r->walk[k]));
+            cli_json_push(walks, json_walk(&r->walk[k]));
     }
     return cli_result_json_print(o, res);
 }
@@ -511,6 +511,22 @@ static int read_transforms(const cli_args *a, ptreg_icp_options *opt, double tru
     return rc;
 }
 
+/* --normal-k without a radius takes that many points of each cloud whose
+ * normals it estimates: more than a cloud has is a usage error. */
+static int check_normal_k(const cli_args *a, const ptreg_icp_options *opt, const icp_job *job)
+{
+    if (opt->method == PTREG_ICP_POINT || !cli_has(a, "normal-k") || cli_has(a, "normal-radius"))
+        return EXIT_OK;
+    const size_t k = (size_t)opt->normal_k, target = job->index_loaded ? job->target_points : job->target.n;
+    const int both = opt->method == PTREG_ICP_GICP || opt->method == PTREG_ICP_SYMMETRIC;
+    const char *path = k > target ? job->target_path : both && k > job->source.n ? job->source_path : NULL;
+    if (!path)
+        return EXIT_OK;
+    cli_error("icp", "--normal-k: %zu is more than the %zu points of %s", k,
+              path == job->target_path ? target : job->source.n, path);
+    return EXIT_USAGE;
+}
+
 int cli_run_icp(int argc, char **argv)
 {
     cli_args a;
@@ -530,6 +546,10 @@ int cli_run_icp(int argc, char **argv)
     if ((rc = resolve_device(&opt, &device)))
         return rc;
     if ((rc = load_job(&a, &opt, &device, &job)) || (rc = prepare_model(&job))) {
+        free_job(&job);
+        return rc;
+    }
+    if ((rc = check_normal_k(&a, &opt, &job))) {
         free_job(&job);
         return rc;
     }

@@ -256,8 +256,10 @@ int cli_run_index(int argc, char **argv)
         (rc = tune_leaf(a.positional[0], &topt, &opt, sizes, leaf_ms)))
         return rc;
     leaf_tuned = sizes[0] != 0;
-    if ((rc = get_index(&a, a.positional[0], &opt, tune, &model, &index)))
+    if ((rc = get_index(&a, a.positional[0], &opt, tune, &model, &index))) {
+        ptreg_cloud_free(&model);
         return rc;
+    }
     ptreg_error err;
     ptreg_nn_tune_report report;
     ptreg_status st = tune ? ptreg_model_index_tune(index, NULL, 0, &topt, &report, &err) : PTREG_OK;
@@ -277,7 +279,7 @@ int cli_run_index(int argc, char **argv)
             cJSON_AddNumberToObject(o, "file_bytes", bytes);
             cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
             if (tune)
-                cJSON_AddItemToObject(o, "tune", json_report(&report));
+                cli_json_put(o, "tune", json_report(&report));
             if (leaf_tuned) {
                 cJSON *l = cJSON_AddObjectToObject(o, "leaf_tune");
                 cJSON_AddNumberToObject(l, "choice", opt.leaf_size);

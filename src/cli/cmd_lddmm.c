@@ -195,10 +195,14 @@ static int read_init(const cli_args *a, ptreg_lddmm_options *o, size_t n, double
     ptreg_error err;
     size_t count = 0;
     int rc = EXIT_OK;
-    if (!ptreg_lddmm_model_read(v, &m, &err)) {
+    ptreg_status st = ptreg_lddmm_model_read(v, &m, &err);
+    if (!st) {
         *p0 = m.p0, count = m.n;
         m.p0 = NULL;
         ptreg_lddmm_model_free(&m);
+    } else if (st == PTREG_ERR_NOMEM) {
+        cli_error("lddmm", "%s", err.message);
+        return EXIT_RUNTIME;
     } else if ((rc = load_points("lddmm", v, p0, &count))) {
         return rc;
     }
@@ -342,7 +346,7 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
     cJSON_AddStringToObject(j, "isa", engine_of(o, &on));
     cJSON_AddStringToObject(j, "device", device);
     if (variant)
-        cJSON_AddItemToObject(j, "variant", variant);
+        cli_json_put(j, "variant", variant);
     cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
     cJSON_AddStringToObject(j, "version", ptreg_version());
     *rc = cli_json_print(j);
@@ -430,9 +434,10 @@ int cli_run_warp(int argc, char **argv)
         return rc;
     ptreg_lddmm_model model;
     ptreg_error err;
-    if (ptreg_lddmm_model_read(a.positional[0], &model, &err)) {
+    ptreg_status st = ptreg_lddmm_model_read(a.positional[0], &model, &err);
+    if (st) {
         cli_error("warp", "%s", err.message);
-        return EXIT_BAD_INPUT;
+        return cli_exit_code(st, 1);
     }
     o.sigma = model.sigma;
     o.time_points = model.time_points;
@@ -446,7 +451,7 @@ int cli_run_warp(int argc, char **argv)
     }
     double *x = malloc(3 * c.n * sizeof *x);
     double t0 = ptreg_time_ms();
-    ptreg_status st = x ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    st = x ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
     for (size_t i = 0; x && i < 3 * c.n; i++)
         x[i] = c.xyz[i];
     if (!st)
@@ -473,7 +478,7 @@ int cli_run_warp(int argc, char **argv)
         cJSON_AddNumberToObject(j, "time_ms", ms);
         cJSON_AddStringToObject(j, "device", device);
         if (variant)
-            cJSON_AddItemToObject(j, "variant", variant);
+            cli_json_put(j, "variant", variant);
         variant = NULL;
         rc = cli_json_print(j);
     } else if (!rc) {

@@ -139,9 +139,9 @@ int cli_run_register(int argc, char **argv)
         (cli_has(&a, "truth") && (rc = cli_read_transform("register", cli_string(&a, "truth", NULL), truth))))
         return rc;
     ptreg_cloud s, t;
-    if ((rc = cli_load_cloud("register", a.positional[0], &s, 0)))
+    if ((rc = cli_load_shape("register", a.positional[0], &s, 0)))
         return rc;
-    if ((rc = cli_load_cloud("register", a.positional[1], &t, 0))) {
+    if ((rc = cli_load_shape("register", a.positional[1], &t, 0))) {
         ptreg_cloud_free(&s);
         return rc;
     }

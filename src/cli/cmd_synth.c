@@ -161,7 +161,7 @@ int cli_run_synth(int argc, char **argv)
         if (cli_has(&a, "output")) {
             cJSON_AddStringToObject(o, "output", cli_string(&a, "output", NULL));
             cJSON_AddNumberToObject(o, "points", (double)so.points);
-            cJSON_AddItemToObject(o, "truth", cli_json_matrix(truth));
+            cli_json_put(o, "truth", cli_json_matrix(truth));
         }
         cJSON_AddNumberToObject(o, "seed", (double)so.seed);
         return cli_json_print(o);

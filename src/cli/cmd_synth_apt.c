@@ -160,7 +160,7 @@ static int print_json(const cli_args *a, const ptreg_apt_synth_options *o, const
     cJSON_AddNumberToObject(j, "grains", (double)s->grains);
     cJSON_AddStringToObject(j, "motif", ptreg_lattice_name(o->lattice));
     cJSON_AddNumberToObject(j, "lattice", o->a);
-    cJSON_AddItemToObject(j, "box", cJSON_CreateDoubleArray(o->box, 3));
+    cli_json_put(j, "box", cJSON_CreateDoubleArray(o->box, 3));
     cJSON_AddNumberToObject(j, "efficiency", o->efficiency);
     cJSON_AddNumberToObject(j, "noise", o->noise);
     cJSON_AddNumberToObject(j, "noise_depth", o->noise_depth < 0 ? 0.5 * o->noise : o->noise_depth);
@@ -171,13 +171,13 @@ static int print_json(const cli_args *a, const ptreg_apt_synth_options *o, const
     cJSON_AddNumberToObject(j, "seed", (double)o->seed);
     cJSON *atoms = cJSON_CreateArray(), *orient = cJSON_CreateArray(), *seeds = cJSON_CreateArray();
     for (size_t g = 0; g < s->grains; g++) {
-        cJSON_AddItemToArray(atoms, cJSON_CreateNumber((double)s->grain_atoms[g]));
-        cJSON_AddItemToArray(orient, cJSON_CreateDoubleArray(s->orientation + 4 * g, 4));
-        cJSON_AddItemToArray(seeds, cJSON_CreateDoubleArray(s->seed + 3 * g, 3));
+        cli_json_push(atoms, cJSON_CreateNumber((double)s->grain_atoms[g]));
+        cli_json_push(orient, cJSON_CreateDoubleArray(s->orientation + 4 * g, 4));
+        cli_json_push(seeds, cJSON_CreateDoubleArray(s->seed + 3 * g, 3));
     }
-    cJSON_AddItemToObject(j, "grain_atoms", atoms);
-    cJSON_AddItemToObject(j, "orientations", orient);
-    cJSON_AddItemToObject(j, "grain_seeds", seeds);
+    cli_json_put(j, "grain_atoms", atoms);
+    cli_json_put(j, "orientations", orient);
+    cli_json_put(j, "grain_seeds", seeds);
     cJSON_AddNumberToObject(j, "time_ms", ms);
     return cli_json_print(j);
 }

@@ -287,9 +287,9 @@ static int report(const cli_args *a, const tune_job *j)
         cJSON_AddNumberToObject(o, "candidates", (double)r->count);
         cJSON_AddNumberToObject(o, "measurements", (double)r->measurements);
         cJSON_AddNumberToObject(o, "seconds", r->elapsed_s);
-        cJSON_AddItemToObject(o, "winner", json_point(j, best));
+        cli_json_put(o, "winner", json_point(j, best));
         if (def)
-            cJSON_AddItemToObject(o, "default", json_point(j, def));
+            cli_json_put(o, "default", json_point(j, def));
         cJSON_AddNumberToObject(o, "speedup_over_default", gain);
         cJSON_AddNumberToObject(o, "confirmed_gain", r->gain);
         cJSON_AddBoolToObject(o, "default_kept", r->default_kept);

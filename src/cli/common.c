@@ -1,5 +1,6 @@
 #include "cli/common.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,30 @@ int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int qu
         fprintf(stderr, "ptreg %s: warning: %s: dropped %zu points with non-finite coordinates\n", cmd, path,
                 cloud->dropped_nonfinite);
     return EXIT_OK;
+}
+
+/* Whether every point of the cloud is the first one. */
+static int all_one_point(const ptreg_cloud *c)
+{
+    for (size_t i = 1; i < c->n; i++)
+        if (memcmp(c->xyz + 3 * i, c->xyz, 3 * sizeof *c->xyz))
+            return 0;
+    return 1;
+}
+
+int cli_load_shape(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet)
+{
+    int rc = cli_load_cloud(cmd, path, cloud, quiet);
+    if (rc)
+        return rc;
+    if (cloud->n < 3)
+        cli_error(cmd, "%s: %zu point%s: at least 3 are needed", path, cloud->n, cloud->n == 1 ? "" : "s");
+    else if (all_one_point(cloud))
+        cli_error(cmd, "%s: all %zu points are the same point", path, cloud->n);
+    else
+        return EXIT_OK;
+    ptreg_cloud_free(cloud);
+    return EXIT_BAD_INPUT;
 }
 
 int cli_write_cloud(const char *cmd, const char *path, const ptreg_cloud *cloud, int ascii)
@@ -107,7 +132,7 @@ cJSON *cli_json_matrix(const double T[16])
 {
     cJSON *rows = cJSON_CreateArray();
     for (int r = 0; r < 4; r++)
-        cJSON_AddItemToArray(rows, cJSON_CreateDoubleArray(T + 4 * r, 4));
+        cli_json_push(rows, cJSON_CreateDoubleArray(T + 4 * r, 4));
     return rows;
 }
 
@@ -115,12 +140,15 @@ int cli_json_print(cJSON *obj)
 {
     char *text = cJSON_Print(obj);
     cJSON_Delete(obj);
-    if (!text) {
-        fprintf(stderr, "ptreg: out of memory printing JSON\n");
+    if (!text || cli_json_out_of_memory()) {
+        free(text);
+        fprintf(stderr, "ptreg: out of memory for the JSON result\n");
         return EXIT_RUNTIME;
     }
     int ok = puts(text) >= 0 && fflush(stdout) == 0;
     free(text);
+    if (!ok)
+        fprintf(stderr, "ptreg: cannot write the JSON result to stdout: %s\n", strerror(errno));
     return ok ? EXIT_OK : EXIT_RUNTIME;
 }
 
@@ -130,22 +158,25 @@ void cli_print_matrix(const char *indent, const double T[16])
         printf("%s%12.8f %12.8f %12.8f %12.8f\n", indent, T[4 * r], T[4 * r + 1], T[4 * r + 2], T[4 * r + 3]);
 }
 
-static int cmp_double(const void *a, const void *b)
+/* The k-th smallest (from 0) of n times, found without a copy so that it
+ * cannot fail: --repeat is at most 1000, so n^2 comparisons are nothing. */
+static double kth_smallest(const double *v, int n, int k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
+    for (int i = 0; i < n; i++) {
+        int below = 0, equal = 0;
+        for (int j = 0; j < n; j++) {
+            below += v[j] < v[i];
+            equal += v[j] == v[i];
+        }
+        if (below <= k && k < below + equal)
+            return v[i];
+    }
+    return v[n - 1]; /* only NaN times get here */
 }
 
 double cli_median(const double *v, int n)
 {
-    double *sorted = malloc((size_t)n * sizeof *sorted);
-    if (!sorted)
-        return v[n - 1];
-    memcpy(sorted, v, (size_t)n * sizeof *sorted);
-    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
-    const double m = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-    free(sorted);
-    return m;
+    return n % 2 ? kth_smallest(v, n, n / 2) : 0.5 * (kth_smallest(v, n, n / 2 - 1) + kth_smallest(v, n, n / 2));
 }
 
 ptreg_status cli_repeat(int repeat, cli_run_fn fn, void *ctx, double *times, double *median, ptreg_error *err)
@@ -179,7 +210,7 @@ cJSON *cli_result_json(const cli_result *r)
     cJSON_AddStringToObject(o, "command", r->command);
     cJSON_AddStringToObject(o, "source", r->source);
     cJSON_AddStringToObject(o, "target", r->target);
-    cJSON_AddItemToObject(o, "transformation", cli_json_matrix(r->transformation));
+    cli_json_put(o, "transformation", cli_json_matrix(r->transformation));
     cJSON_AddNumberToObject(o, "rmse", r->rmse);
     cJSON_AddNumberToObject(o, "fitness", r->fitness);
     if (r->pairs >= 0)
@@ -191,7 +222,7 @@ cJSON *cli_result_json(const cli_result *r)
     }
     cJSON_AddNumberToObject(o, "time_ms", r->time_ms);
     if (r->runs > 1)
-        cJSON_AddItemToObject(o, "times_ms", cJSON_CreateDoubleArray(r->times, r->runs));
+        cli_json_put(o, "times_ms", cJSON_CreateDoubleArray(r->times, r->runs));
     return o;
 }
 

@@ -15,6 +15,10 @@ int cli_exit_code(ptreg_status status, int reading);
 /* Reads a cloud; on failure prints the library's message and returns 3.
  * Dropped non-finite points are reported on stderr unless quiet. */
 int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet);
+/* cli_load_cloud for a cloud a command takes shape from (registration,
+ * normals, descriptors): fewer than 3 points, or all of them one point,
+ * is bad input (3) rather than a result without meaning. */
+int cli_load_shape(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet);
 int cli_write_cloud(const char *cmd, const char *path, const ptreg_cloud *cloud, int ascii);
 int cli_read_transform(const char *cmd, const char *path, double T[16]);
 int cli_write_transform(const char *cmd, const char *path, const double T[16]);
@@ -27,6 +31,13 @@ int cli_apply_threads(const cli_args *args);
 int cli_device(const cli_args *args, unsigned supported, const char *operation, ptreg_device *device);
 #define CLI_CPU_ONLY PTREG_BACKEND_BIT(PTREG_BACKEND_CPU)
 
+/* Routes cJSON's allocations through a check (main calls it first). */
+void cli_json_init(void);
+/* Whether cJSON ever failed to allocate: a document built since may lack items. */
+int cli_json_out_of_memory(void);
+/* cJSON_AddItemToObject / ToArray that free the item when it cannot be added. */
+void cli_json_put(cJSON *object, const char *name, cJSON *item);
+void cli_json_push(cJSON *array, cJSON *item);
 cJSON *cli_json_matrix(const double T[16]);
 /* Prints the object to stdout and frees it; returns EXIT_RUNTIME when
  * printing fails. */

@@ -4,6 +4,7 @@
 
 #include "cli/common.h"
 #include "core/cpu.h"
+#include "io/atomic.h"
 
 typedef struct command_entry {
     const cli_command *cmd;
@@ -67,6 +68,7 @@ static int print_version(void)
 
 int main(int argc, char **argv)
 {
+    cli_json_init();
     if (argc < 2) {
         print_usage(stderr);
         return EXIT_USAGE;
@@ -97,5 +99,8 @@ int main(int argc, char **argv)
         print_usage(stderr);
         return EXIT_USAGE;
     }
-    return e->run(argc - 2, argv + 2);
+    ptreg_atomic_journal_begin();
+    int rc = e->run(argc - 2, argv + 2);
+    ptreg_atomic_journal_end(rc != EXIT_OK);
+    return rc;
 }

@@ -52,7 +52,9 @@ static cJSON *parse(const char *text, const char **why)
     cJSON *root = cJSON_Parse(text);
     const cJSON *format = root ? cJSON_GetObjectItemCaseSensitive(root, "format") : NULL;
     *why = NULL;
-    if (!root || !cJSON_IsNumber(format) || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "machines")))
+    if (cli_json_out_of_memory())
+        *why = "could not be read: out of memory";
+    else if (!root || !cJSON_IsNumber(format) || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "machines")))
         *why = "is corrupted";
     else if (format->valuedouble != CACHE_FORMAT)
         *why = "has another format (stale)";
@@ -205,6 +207,11 @@ int cli_tune_store(const ptreg_tune_space *s, const char *machine, const char *s
     char *old = read_text(path, &why);
     cJSON *root = old ? parse(old, &why) : NULL; /* an unusable cache is replaced */
     free(old);
+    if (cli_json_out_of_memory()) { /* not a reason to replace the cache */
+        fprintf(stderr, "ptreg tune: out of memory for the cache %s\n", path);
+        cJSON_Delete(root);
+        return EXIT_RUNTIME;
+    }
     if (!root) {
         root = cJSON_CreateObject();
         cJSON_AddNumberToObject(root, "format", CACHE_FORMAT);
@@ -223,7 +230,9 @@ int cli_tune_store(const ptreg_tune_space *s, const char *machine, const char *s
     make_parents(path);
     ptreg_atomic_file af;
     ptreg_error err;
-    ptreg_status st = text ? ptreg_atomic_open(path, &af, &err) : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    ptreg_status st = text && !cli_json_out_of_memory() ? ptreg_atomic_open(path, &af, &err)
+                                                        : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    af.shared = 1; /* the winners of other runs: kept if this one fails later */
     if (!st && fputs(text, af.fp) < 0) {
         ptreg_atomic_abort(&af);
         st = ptreg_error_set(&err, PTREG_ERR_IO, "%s: write failed", path);

@@ -342,39 +342,42 @@ static int compare_double(const void *a, const void *b)
 }
 
 /* Keeps the fraction `overlap` of the samples on one side of a random plane,
- * as a scan that sees only part of what the model covers. */
-static size_t crop_by_plane(sample *s, size_t n, double overlap, ptreg_rng *rng)
+ * as a scan that sees only part of what the model covers: *n becomes how
+ * many are kept. -1 when out of memory. */
+static int crop_by_plane(sample *s, size_t *n, double overlap, ptreg_rng *rng)
 {
-    if (overlap >= 1.0 || n == 0)
-        return n;
+    if (overlap >= 1.0 || *n == 0)
+        return 0;
     double dir[3];
     random_direction(rng, dir);
-    double *proj = malloc(n * sizeof *proj), *sorted = malloc(n * sizeof *sorted);
+    double *proj = malloc(*n * sizeof *proj), *sorted = malloc(*n * sizeof *sorted);
     if (!proj || !sorted) {
         free(proj), free(sorted);
-        return 0;
+        return -1;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < *n; i++) {
         double p[3] = {s[i].p[0], s[i].p[1], s[i].p[2]};
         sorted[i] = proj[i] = dot3(p, dir);
     }
-    qsort(sorted, n, sizeof *sorted, compare_double);
-    size_t k = (size_t)(overlap * (double)n);
-    double cut = sorted[k < n ? k : n - 1];
+    qsort(sorted, *n, sizeof *sorted, compare_double);
+    size_t k = (size_t)(overlap * (double)*n);
+    double cut = sorted[k < *n ? k : *n - 1];
     size_t kept = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < *n; i++)
         if (proj[i] < cut)
             s[kept++] = s[i];
     free(proj), free(sorted);
-    return kept;
+    *n = kept;
+    return 0;
 }
 
-/* Chooses `want` of n samples at random, keeping their raster order. */
-static void choose_subset(sample *s, size_t n, size_t want, ptreg_rng *rng)
+/* Chooses `want` of n samples at random, keeping their raster order; -1
+ * when out of memory. */
+static int choose_subset(sample *s, size_t n, size_t want, ptreg_rng *rng)
 {
     unsigned char *take = calloc(n, 1);
     if (!take)
-        return;
+        return -1;
     /* Floyd's algorithm: `want` distinct indices in O(want) draws. */
     for (size_t j = n - want; j < n; j++) {
         size_t t = (size_t)(ptreg_rng_uniform(rng) * (double)(j + 1));
@@ -387,6 +390,7 @@ static void choose_subset(sample *s, size_t n, size_t want, ptreg_rng *rng)
         if (take[i])
             s[kept++] = s[i];
     free(take);
+    return 0;
 }
 
 static void random_pose(const ptreg_synth_options *opt, ptreg_rng *rng, double M[16])
@@ -440,11 +444,15 @@ ptreg_status ptreg_synth_scan(ptreg_shape shape, const ptreg_synth_options *opt,
     for (size_t want = (size_t)((double)opt->points / opt->overlap) + 1; n < opt->points; want *= 2) {
         free(s);
         n = visible_samples(shape, &cam, want, &rng, &s);
-        if (!s)
+        if (!s || crop_by_plane(s, &n, opt->overlap, &rng)) {
+            free(s);
             return ptreg_error_set(err, PTREG_ERR_NOMEM, "synth: out of memory");
-        n = crop_by_plane(s, n, opt->overlap, &rng);
+        }
     }
-    choose_subset(s, n, opt->points, &rng);
+    if (choose_subset(s, n, opt->points, &rng)) {
+        free(s);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "synth: out of memory");
+    }
     if ((st = ptreg_cloud_alloc(sensed, opt->points, 0, err))) {
         free(s);
         return st;

@@ -4,6 +4,7 @@
 #include "io/atomic.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,6 +36,65 @@ static mode_t target_mode(const char *path)
     return 0644;
 }
 
+/* The journal of committed targets (see atomic.h); its room for one more
+ * is made at open, so that a commit never fails for want of it. */
+static struct {
+    int on;
+    size_t count, capacity;
+    char **paths;
+    pthread_mutex_t lock;
+} journal = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int journal_make_room(void)
+{
+    pthread_mutex_lock(&journal.lock);
+    int ok = 1;
+    if (journal.on && journal.count == journal.capacity) {
+        size_t cap = journal.capacity ? 2 * journal.capacity : 8;
+        char **p = realloc(journal.paths, cap * sizeof *p);
+        if (p) {
+            journal.paths = p;
+            journal.capacity = cap;
+        }
+        ok = p != NULL;
+    }
+    pthread_mutex_unlock(&journal.lock);
+    return ok;
+}
+
+/* Takes the committed target's path into the journal (when it is on). */
+static void journal_record(ptreg_atomic_file *af)
+{
+    pthread_mutex_lock(&journal.lock);
+    if (journal.on && journal.count < journal.capacity) {
+        journal.paths[journal.count++] = af->path;
+        af->path = NULL;
+    }
+    pthread_mutex_unlock(&journal.lock);
+}
+
+void ptreg_atomic_journal_begin(void)
+{
+    pthread_mutex_lock(&journal.lock);
+    journal.on = 1;
+    pthread_mutex_unlock(&journal.lock);
+}
+
+void ptreg_atomic_journal_end(int remove_files)
+{
+    pthread_mutex_lock(&journal.lock);
+    for (size_t i = 0; i < journal.count; i++) {
+        if (remove_files)
+            unlink(journal.paths[i]);
+        free(journal.paths[i]);
+    }
+    free(journal.paths);
+    journal.paths = NULL;
+    journal.count = journal.capacity = 0;
+    journal.on = 0;
+    pthread_mutex_unlock(&journal.lock);
+}
+
 static void release(ptreg_atomic_file *af)
 {
     free(af->path);
@@ -58,7 +118,7 @@ ptreg_status ptreg_atomic_open(const char *path, ptreg_atomic_file *af, ptreg_er
         return ptreg_error_set(err, PTREG_ERR_ARG, "no output path");
     af->path = strdup(path);
     af->tmp_path = temp_template(path);
-    if (!af->path || !af->tmp_path) {
+    if (!af->path || !af->tmp_path || !journal_make_room()) {
         release(af);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", path);
     }
@@ -96,6 +156,8 @@ ptreg_status ptreg_atomic_commit(ptreg_atomic_file *af, ptreg_error *err)
         return fail_errno(af, e, "cannot write", err);
     if (rename(af->tmp_path, af->path) != 0)
         return fail_errno(af, errno, "cannot replace", err);
+    if (!af->shared)
+        journal_record(af);
     release(af);
     return PTREG_OK;
 }

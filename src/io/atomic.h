@@ -21,6 +21,8 @@ typedef struct ptreg_atomic_file {
     FILE *fp;       /* the temporary file, open for binary writing */
     char *path;     /* the target */
     char *tmp_path; /* the temporary file, in the target's folder */
+    int shared;     /* set after open: a file kept across runs (the tuner's
+                       cache), never journaled, so never removed */
 } ptreg_atomic_file;
 
 /* Creates the temporary file. On failure (PTREG_ERR_IO naming path and the
@@ -35,5 +37,13 @@ ptreg_status ptreg_atomic_commit(ptreg_atomic_file *af, ptreg_error *err);
 /* Closes and removes the temporary file; the target is untouched. Safe to
  * call on an af already committed or aborted. */
 void ptreg_atomic_abort(ptreg_atomic_file *af);
+
+/* A run's outputs as one: between begin and end every committed target is
+ * noted, and end(1) removes them all, so that a run that fails after
+ * writing some of its files leaves none (the CLI: any exit but 0). A file
+ * that a removed output had replaced is gone too. Process-wide; library
+ * callers that never begin pay nothing. */
+void ptreg_atomic_journal_begin(void);
+void ptreg_atomic_journal_end(int remove_files);
 
 #endif

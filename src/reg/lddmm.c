@@ -568,18 +568,19 @@ ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_
  * by each landmark's kernel row sum sum_j K_ij (SCALED), so that where
  * neighbours move together the first velocity is the displacement; the
  * displacement itself; or zero. */
-static void initial_momentum(lddmm_ctx *c, const double *q0, const double *target, double *p0)
+static ptreg_status initial_momentum(lddmm_ctx *c, const double *q0, const double *target, double *p0,
+                                     ptreg_error *err)
 {
     size_t n3 = 3 * c->n;
     for (size_t i = 0; i < n3; i++)
         p0[i] = c->opt->init == PTREG_LDDMM_INIT_ZERO ? 0.0 : target[i] - q0[i];
     if (c->opt->init != PTREG_LDDMM_INIT_SCALED)
-        return;
+        return PTREG_OK;
     double *ones = malloc(n3 * sizeof *ones), *rowsum = malloc(n3 * sizeof *rowsum);
-    if (!ones || !rowsum) { /* keep the plain displacement */
+    if (!ones || !rowsum) {
         free(ones);
         free(rowsum);
-        return;
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory for the starting momenta");
     }
     for (size_t i = 0; i < n3; i++)
         ones[i] = 1.0;
@@ -588,6 +589,7 @@ static void initial_momentum(lddmm_ctx *c, const double *q0, const double *targe
         p0[i] /= rowsum[i];
     free(ones);
     free(rowsum);
+    return PTREG_OK;
 }
 
 typedef struct lbfgs_job {
@@ -714,9 +716,9 @@ ptreg_status ptreg_lddmm_register(const double *template_q, const double *target
     if (p0_init)
         memcpy(r->p0, p0_init, n3 * sizeof *r->p0);
     else
-        initial_momentum(&s.c, template_q, target, r->p0);
+        st = initial_momentum(&s.c, template_q, target, r->p0, err);
     lbfgs_job job = {&s, template_q, target, 0, 0, PTREG_OK, err};
-    st = opt->max_iter > 0 ? run_lbfgs(&job, r->p0, n3, r, err) : PTREG_OK;
+    st = st ? st : opt->max_iter > 0 ? run_lbfgs(&job, r->p0, n3, r, err) : PTREG_OK;
     if (opt->max_iter == 0)
         r->stop_reason = PTREG_STOP_MAX_ITERATIONS, r->stop_detail = "no iterations asked";
     st = st ? st : evaluate(&s, template_q, target, r->p0, &r->objective, NULL, &r->hamiltonian, err);

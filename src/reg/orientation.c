@@ -450,7 +450,9 @@ static ptreg_status register_all(atoms *a, registration *r, const ptreg_orientat
     const double spacing = o->start_spacing > 0 ? o->start_spacing : o->grain_radius > 0 ? POOL_SPACING : ATOM_SPACING;
     out->starts = o->batch.translation ? 1 : orient_starts(sym, nsym, spacing, starts);
     ptreg_status st;
-    if (o->grain_radius > 0) {
+    if (!out->starts) {
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the starting rotations");
+    } else if (o->grain_radius > 0) {
         st = register_grains(a, r, o, (const double(*)[4])starts, sym, nsym, match_d * match_d, out, err);
     } else {
         st = orient_register(&set, &o->batch, (const double(*)[4])starts, out->starts, match_d * match_d, r->T,

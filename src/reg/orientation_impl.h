@@ -13,7 +13,8 @@
 
 /* Starting rotations, the identity first, such that every rotation lies
  * within spacing_deg (misorientation under sym) of one (at most
- * ORIENT_MAX_STARTS: then as evenly as that allows). Returns how many. */
+ * ORIENT_MAX_STARTS: then as evenly as that allows). Returns how many, or 0
+ * when out of memory. */
 size_t orient_starts(const double sym[][4], size_t nsym, double spacing_deg, double starts[][4]);
 
 /* How well points p (n, rotated by R) sit on the motif: the mean over the

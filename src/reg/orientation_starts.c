@@ -51,7 +51,7 @@ size_t orient_starts(const double sym[][4], size_t nsym, double spacing_deg, dou
     size_t count = 1;
     if (!cand || !gap) {
         free(cand), free(gap);
-        return 1;
+        return 0;
     }
     for (unsigned i = 0; i < START_CANDIDATES; i++) {
         candidate(i, cand[i]);

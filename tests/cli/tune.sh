@@ -13,6 +13,12 @@ head -1 "$WORK/t.csv" | grep -q "^threads,col_tile,row_block,row_vectors,tiles_o
 [ "$(awk -F, 'NR > 1 && $NF == 1' "$WORK/t.csv" | wc -l)" = 1 ] || fail "one default row in the CSV"
 [ "$(awk -F, 'NR > 1 && $(NF - 1) == 1' "$WORK/t.csv" | wc -l)" = 1 ] || fail "one winner row in the CSV"
 grep -q "<svg" "$WORK/t.svg" || fail "the plot is not SVG"
+# A run that fails after writing (its JSON into a full stdout) removes what it
+# wrote, but never the cache, which holds other runs' winners.
+"$PTREG" tune --size 300 --search halving --sample 0.05 --reps 1 --csv "$WORK/t2.csv" --json >/dev/full \
+    2>"$WORK/err"
+[ $? -eq 4 ] || fail "tune into a full stdout: exit 4"
+err_has "cannot write the JSON result"; no_file "$WORK/t2.csv"; has_file "$PTREG_TUNE_CACHE"
 
 "$PTREG" synth --shape blob --model "$WORK/m.ply" --model-points 300 -o "$WORK/s.ply" --points 300 \
     --max-angle 8 --seed 4 >/dev/null || fail "synth"

@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# Allocation-failure injection over every command (issue 20): in a build
+# with -DPTREG_FAULT_INJECTION=ON (and the sanitizers), each command below
+# first runs as is to count its allocations, then once per allocation n
+# with the n-th made to fail. Each failing run must
+#   - exit 4 with a message about memory that starts "ptreg COMMAND:" (or
+#     "ptreg:" from the JSON printer),
+#   - leave its output folder empty (no file, whole or partial),
+#   - print nothing on stdout when --json was asked for,
+#   - and draw no sanitizer report (a leak, a bad access, UB);
+# or else exit 0 with every output file the same bits as without the
+# failure: an allocation whose failure changes nothing (a buffer's shrink,
+# JSON that --json did not ask for) is "absorbed".
+#
+#   tests/alloc/sweep.sh PTREG [COMMAND...]
+#
+# A failure prints the run to repeat and the failing allocation's stack
+# (PTREG_FAIL_TRACE=1). The counts and results are in tests/fuzz/README.md.
+set -u
+PTREG=$1
+shift
+only=("$@")
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+IN=$WORK/in
+OUT=$WORK/out
+mkdir -p "$IN" "$OUT"
+# One thread: the n-th allocation is then the same one in every run.
+export PTREG_NUM_THREADS=1 PTREG_TUNE_CACHE=off
+export ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=1
+problems=0
+total_runs=0
+
+make_inputs() {
+    "$PTREG" synth --shape aircraft --model "$IN/model.ply" --model-points 1500 -o "$IN/scan.ply" --points 1000 \
+        --max-angle 10 --noise 0.002 --seed 1 >/dev/null &&
+        "$PTREG" normals "$IN/scan.ply" -o "$IN/scan_n.ply" >/dev/null &&
+        "$PTREG" index "$IN/model.ply" -o "$IN/model.pti" >/dev/null &&
+        "$PTREG" synth --shape apt-polycrystal -o "$IN/al.pos" --grains 2 --box 3 --seed 2 >/dev/null &&
+        printf '[Ions]\nNumber=1\nIon1=Al\n[Ranges]\nNumber=1\nRange1=0 100 Vol:0.01 Al:1 Color:FF0000\n' \
+            >"$IN/al.rrng" &&
+        python3 "$(dirname "$0")/../cli/small_inputs.py" "$IN" &&
+        python3 - "$IN" <<'PY' &&
+import math, struct, sys
+w = sys.argv[1]
+# a pairs file (docs/FORMATS.md): two sources of 12 points, one shared target
+a = [(math.cos(i), math.sin(1.3 * i), 0.1 * i) for i in range(12)]
+b = [(x + 0.01, y, z) for x, y, z in a]
+with open(f"{w}/two.ptpairs", "wb") as f:
+    f.write(b"PTPAIRS1" + struct.pack("<QQ", 2, 1) + struct.pack("<3Q", 0, 12, 24) + struct.pack("<2Q", 0, 12))
+    f.write(struct.pack("<%df" % (3 * 36), *[c for p in a + b + a for c in p]))
+PY
+    "$PTREG" lddmm "$IN/ellipse16.csv" "$IN/circle16.csv" --sigma 0.3 --max-iter 5 -o "$IN/r.vtk" >/dev/null
+}
+
+problem() {
+    echo "FAIL: $*" >&2
+    problems=$((problems + 1))
+}
+
+# One failing run's checks: sweep name, command, n, whether --json was
+# given, the exit code. Returns 0 when the failure was handled, 2 when it
+# was absorbed, 1 (after saying why) otherwise.
+check_failed_run() {
+    local name=$1 command=$2 n=$3 json=$4 rc=$5
+    local why=""
+    if grep -qE 'Sanitizer|runtime error' "$WORK/err"; then
+        why="a sanitizer report"
+    elif [ "$rc" -eq 0 ]; then
+        diff -r "$WORK/ref" "$OUT" >/dev/null && return 2
+        why="exit 0 with other outputs than without the failure"
+    elif [ "$rc" -ne 4 ]; then
+        why="exit $rc, not 4"
+    elif ! grep -qE "^ptreg( $command)?: " "$WORK/err" || ! grep -qiE 'memory' "$WORK/err"; then
+        why="no message about memory"
+    elif [ -n "$(ls -A "$OUT")" ]; then
+        why="output left: $(ls -A "$OUT" | tr '\n' ' ')"
+    elif [ "$json" = 1 ] && [ -s "$WORK/stdout" ]; then
+        why="partial JSON on stdout"
+    fi
+    [ -z "$why" ] && return 0
+    problem "$name, allocation $n: $why"
+    sed 's/^/  stderr: /' "$WORK/err" | head -8 >&2
+    return 1
+}
+
+# sweep NAME -- COMMAND ARGS...: the whole sweep of one run. Outputs go
+# under $OUT, which is emptied before each run.
+sweep() {
+    local name=$1
+    shift 2
+    if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " == *" $name "* ]]; then
+        return
+    fi
+    local json=0 arg
+    for arg in "$@"; do [ "$arg" = --json ] && json=1; done
+    rm -rf "$OUT" && mkdir -p "$OUT"
+    if ! PTREG_ALLOC_COUNT="$WORK/count" "$PTREG" "$@" >"$WORK/stdout" 2>"$WORK/err"; then
+        problem "$name: the run without failures failed"
+        sed 's/^/  stderr: /' "$WORK/err" | head -5 >&2
+        return
+    fi
+    rm -rf "$WORK/ref" && cp -r "$OUT" "$WORK/ref"
+    local count start=$SECONDS handled=0 absorbed=0 n rc verdict
+    count=$(cat "$WORK/count")
+    for ((n = 1; n <= count; n++)); do
+        rm -rf "$OUT" && mkdir -p "$OUT"
+        PTREG_FAIL_ALLOC=$n timeout 120 "$PTREG" "$@" >"$WORK/stdout" 2>"$WORK/err"
+        rc=$?
+        check_failed_run "$name" "$1" "$n" "$json" "$rc"
+        verdict=$?
+        if [ "$verdict" -eq 0 ]; then
+            handled=$((handled + 1))
+        elif [ "$verdict" -eq 2 ]; then
+            absorbed=$((absorbed + 1))
+        else
+            echo "  again: PTREG_FAIL_ALLOC=$n PTREG_FAIL_TRACE=1 PTREG_NUM_THREADS=1 $PTREG $*" >&2
+            PTREG_FAIL_ALLOC=$n PTREG_FAIL_TRACE=1 timeout 120 "$PTREG" "$@" 2>&1 >/dev/null |
+                grep -m 8 -E '^ +#[0-9]+ ' | sed 's/^/  /' >&2
+        fi
+    done
+    total_runs=$((total_runs + count))
+    printf '%-14s %5d allocations: %5d failed cleanly, %3d absorbed (%ds)\n' "$name" "$count" "$handled" "$absorbed" \
+        $((SECONDS - start))
+}
+
+make_inputs || { echo "FAIL: could not make the inputs" >&2; exit 1; }
+
+sweep synth -- synth --shape aircraft --model "$OUT/m.ply" --model-points 300 -o "$OUT/s.ply" --points 200 \
+    --truth "$OUT/t.txt" --seed 3
+sweep synth-apt -- synth --shape apt-polycrystal -o "$OUT/a.pos" --truth "$OUT/t.npy" --grains 2 --box 3 --seed 2
+sweep convert -- convert "$IN/scan.ply" -o "$OUT/c.pcd"
+sweep info -- info "$IN/model.pti" --json
+sweep icp -- icp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --transform-out "$OUT/T.txt" --repeat 2 --json
+sweep icp-gicp-lm -- icp "$IN/scan.ply" "$IN/model.ply" --method gicp --lm 1e-3 -o "$OUT/r.ply"
+sweep icp-index -- icp "$IN/scan.ply" --target-index "$IN/model.pti" --nn delaunay-kdann -o "$OUT/r.ply"
+sweep register -- register "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --json
+sweep emicp -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --plot "$OUT/p.svg"
+sweep emicp-fp16 -- emicp "$IN/scan.ply" "$IN/model.ply" --precision fp16 --json
+sweep icp-plane -- icp "$IN/scan.ply" "$IN/model.ply" --method plane --nn brute -t "$OUT/T.txt"
+sweep normals -- normals "$IN/scan.ply" -o "$OUT/n.ply"
+sweep pfh -- pfh "$IN/scan_n.ply" --k 10 -o "$OUT/p.npy"
+sweep fpfh -- fpfh "$IN/scan.ply" -o "$OUT/f.csv" --json
+sweep harris3d -- harris3d "$IN/box_24x24x24_uint8.raw" -o "$OUT/k.csv" --scores "$OUT/s.nrrd"
+sweep harris3d-json -- harris3d "$IN/box_24x24x24_uint8.raw" --reference --json
+sweep lddmm -- lddmm "$IN/ellipse16.csv" "$IN/circle16.csv" --sigma 0.3 --max-iter 5 -o "$OUT/r.vtk" \
+    --moved "$OUT/m.ply" --json
+sweep warp -- warp "$IN/r.vtk" "$IN/ellipse16.csv" -o "$OUT/w.ply"
+sweep index -- index "$IN/model.ply" -o "$OUT/m.pti" --json
+sweep batch-pairs -- batch --pairs "$IN/two.ptpairs" -o "$OUT/o.npy" --device cpu
+sweep batch-atoms -- batch "$IN/al.pos" --ranges "$IN/al.rrng" --ion Al --radius 0.35 -o "$OUT/o.npy" \
+    --assignment "$OUT/s.npy" --device cpu
+sweep tune -- tune --size 200 --search coordinate --sample 0.03 --reps 1 --csv "$OUT/t.csv"
+sweep devices -- devices --json
+
+echo "$total_runs runs with a failed allocation, $problems problems"
+[ "$problems" -eq 0 ] || exit 1
+echo ok
