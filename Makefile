@@ -14,8 +14,8 @@ BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy libopenm
 PTREG      := $(BUILD)/ptreg
 DEMO_DIR   := $(BUILD)/demo
 
-.PHONY: all deps test-deps configure build demo check check-release check-sanitize check-fuzz fuzz install bench \
-        bench-deps clean
+.PHONY: all deps test-deps configure build demo check check-release check-sanitize check-fuzz check-valgrind fuzz install \
+        bench bench-deps clean
 
 all: build
 
@@ -73,6 +73,13 @@ check-sanitize: test-deps deps
 	@cd $(SANITIZE_BUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp \
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    ctest --output-on-failure -j $(JOBS) --repeat until-pass:2
+
+# The CLI tests with every ptreg process under valgrind's memcheck
+# (tests/valgrind/run.sh; not part of check: it takes about half an hour).
+check-valgrind: test-deps
+	@scripts/ensure-deps.sh valgrind
+	@$(MAKE) --no-print-directory build
+	@tests/valgrind/run.sh $(PTREG)
 
 # The library, headers, CLI and man page, then the Python package against
 # that library (PREFIX/lib/python3.X/dist-packages).
