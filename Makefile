@@ -75,7 +75,7 @@ check-sanitize: test-deps deps
 	    ctest --output-on-failure -j $(JOBS) --repeat until-pass:2
 
 # The CLI tests with every ptreg process under valgrind's memcheck
-# (tests/valgrind/run.sh; not part of check: it takes about half an hour).
+# (tests/valgrind/run.sh; not part of check: it takes about an hour).
 check-valgrind: test-deps
 	@scripts/ensure-deps.sh valgrind
 	@$(MAKE) --no-print-directory build

@@ -36,8 +36,9 @@ static mode_t target_mode(const char *path)
     return 0644;
 }
 
-/* The journal of committed targets (see atomic.h); its room for one more
- * is made at open, so that a commit never fails for want of it. */
+/* The journal of committed targets (see atomic.h). Room for one more is
+ * made at open, so that a commit never fails for want of it: enough while
+ * files are written one at a time, as every writer of the CLI does. */
 static struct {
     int on;
     size_t count, capacity;
