@@ -36,8 +36,9 @@ int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int qu
 /* Whether every point of the cloud is the first one. */
 static int all_one_point(const ptreg_cloud *c)
 {
+    const float *p = c->xyz;
     for (size_t i = 1; i < c->n; i++)
-        if (memcmp(c->xyz + 3 * i, c->xyz, 3 * sizeof *c->xyz))
+        if (p[3 * i] != p[0] || p[3 * i + 1] != p[1] || p[3 * i + 2] != p[2])
             return 0;
     return 1;
 }
