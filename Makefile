@@ -74,8 +74,8 @@ check-sanitize: test-deps deps
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    ctest --output-on-failure -j $(JOBS) --repeat until-pass:2
 
-# The CLI tests with every ptreg process under valgrind's memcheck
-# (tests/valgrind/run.sh; not part of check: it takes about an hour).
+# The CLI tests with every ptreg process under valgrind's memcheck, then the
+# test programs (tests/valgrind/run.sh; not part of check: over an hour).
 check-valgrind: test-deps
 	@scripts/ensure-deps.sh valgrind
 	@$(MAKE) --no-print-directory build
