@@ -12,6 +12,12 @@
 # failure: an allocation whose failure changes nothing (a buffer's shrink,
 # JSON that --json did not ask for) is "absorbed".
 #
+# The tuner's path depends on its timings (which candidate wins decides
+# what is measured next), so its runs differ in how many allocations they
+# make: a tune run that ended before its n-th allocation had nothing
+# injected and is counted as "not reached". In every other command the
+# count is the same in every run, and a run that fell short is a problem.
+#
 #   tests/alloc/sweep.sh PTREG [COMMAND...]
 #
 # A failure prints the run to repeat and the failing allocation's stack
@@ -59,13 +65,18 @@ problem() {
 }
 
 # One failing run's checks: sweep name, command, n, whether --json was
-# given, the exit code. Returns 0 when the failure was handled, 2 when it
-# was absorbed, 1 (after saying why) otherwise.
+# given, whether the run is timed, the exit code. Returns 0 when the
+# failure was handled, 2 when it was absorbed, 3 when a timed run never
+# reached allocation n, 1 (after saying why) otherwise.
 check_failed_run() {
-    local name=$1 command=$2 n=$3 json=$4 rc=$5
-    local why=""
+    local name=$1 command=$2 n=$3 json=$4 timed=$5 rc=$6
+    local why="" made
+    made=$(cat "$WORK/count_n" 2>/dev/null || echo 0)
     if grep -qE 'Sanitizer|runtime error' "$WORK/err"; then
         why="a sanitizer report"
+    elif [ "$rc" -eq 0 ] && [ "$made" -lt "$n" ]; then
+        [ "$timed" = 1 ] && return 3
+        why="exit 0 after $made allocations: the run never reached allocation $n"
     elif [ "$rc" -eq 0 ]; then
         diff -r "$WORK/ref" "$OUT" >/dev/null && return 2
         why="exit 0 with other outputs than without the failure"
@@ -84,11 +95,13 @@ check_failed_run() {
     return 1
 }
 
-# sweep NAME -- COMMAND ARGS...: the whole sweep of one run. Outputs go
-# under $OUT, which is emptied before each run.
+# sweep NAME [timed] -- COMMAND ARGS...: the whole sweep of one run.
+# Outputs go under $OUT, which is emptied before each run.
 sweep() {
-    local name=$1
-    shift 2
+    local name=$1 timed=0
+    shift
+    [ "$1" = timed ] && timed=1 && shift
+    shift
     if [ ${#only[@]} -gt 0 ] && [[ ! " ${only[*]} " == *" $name "* ]]; then
         return
     fi
@@ -101,18 +114,22 @@ sweep() {
         return
     fi
     rm -rf "$WORK/ref" && cp -r "$OUT" "$WORK/ref"
-    local count start=$SECONDS handled=0 absorbed=0 n rc verdict
+    local count start=$SECONDS handled=0 absorbed=0 unreached=0 n rc verdict
     count=$(cat "$WORK/count")
     for ((n = 1; n <= count; n++)); do
         rm -rf "$OUT" && mkdir -p "$OUT"
-        PTREG_FAIL_ALLOC=$n timeout 120 "$PTREG" "$@" >"$WORK/stdout" 2>"$WORK/err"
+        rm -f "$WORK/count_n"
+        PTREG_FAIL_ALLOC=$n PTREG_ALLOC_COUNT="$WORK/count_n" timeout 120 "$PTREG" "$@" >"$WORK/stdout" \
+            2>"$WORK/err"
         rc=$?
-        check_failed_run "$name" "$1" "$n" "$json" "$rc"
+        check_failed_run "$name" "$1" "$n" "$json" "$timed" "$rc"
         verdict=$?
         if [ "$verdict" -eq 0 ]; then
             handled=$((handled + 1))
         elif [ "$verdict" -eq 2 ]; then
             absorbed=$((absorbed + 1))
+        elif [ "$verdict" -eq 3 ]; then
+            unreached=$((unreached + 1))
         else
             echo "  again: PTREG_FAIL_ALLOC=$n PTREG_FAIL_TRACE=1 PTREG_NUM_THREADS=1 $PTREG $*" >&2
             PTREG_FAIL_ALLOC=$n PTREG_FAIL_TRACE=1 timeout 120 "$PTREG" "$@" 2>&1 >/dev/null |
@@ -120,8 +137,10 @@ sweep() {
         fi
     done
     total_runs=$((total_runs + count))
-    printf '%-14s %5d allocations: %5d failed cleanly, %3d absorbed (%ds)\n' "$name" "$count" "$handled" "$absorbed" \
-        $((SECONDS - start))
+    local tail=""
+    [ "$timed" = 1 ] && tail=", $unreached not reached"
+    printf '%-14s %5d allocations: %5d failed cleanly, %3d absorbed%s (%ds)\n' "$name" "$count" "$handled" \
+        "$absorbed" "$tail" $((SECONDS - start))
 }
 
 make_inputs || { echo "FAIL: could not make the inputs" >&2; exit 1; }
@@ -150,7 +169,7 @@ sweep index -- index "$IN/model.ply" -o "$OUT/m.pti" --json
 sweep batch-pairs -- batch --pairs "$IN/two.ptpairs" -o "$OUT/o.npy" --device cpu
 sweep batch-atoms -- batch "$IN/al.pos" --ranges "$IN/al.rrng" --ion Al --radius 0.35 -o "$OUT/o.npy" \
     --assignment "$OUT/s.npy" --device cpu
-sweep tune -- tune --size 200 --search coordinate --sample 0.03 --reps 1 --csv "$OUT/t.csv"
+sweep tune timed -- tune --size 200 --search coordinate --sample 0.03 --reps 1 --csv "$OUT/t.csv"
 sweep devices -- devices --json
 
 echo "$total_runs runs with a failed allocation, $problems problems"
