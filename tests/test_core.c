@@ -123,6 +123,21 @@ static void test_horn_degenerate(void)
     CHECK(ptreg_transform_is_rigid(T, 1e-12));
 }
 
+static void test_check_shape(void)
+{
+    const float three[9] = {0, 0, 0, 1, 0, 0, -0.0f, 0, 0}, same[9] = {2, 2, 2, 2, 2, 2, 2, 2, 2};
+    const float signed_zero[9] = {0, 0, 0, -0.0f, 0, 0, 0, -0.0f, -0.0f};
+    ptreg_error err;
+    CHECK(ptreg_check_shape("A", three, 3, &err) == PTREG_OK);
+    CHECK(ptreg_check_shape("A", three, 1, &err) == PTREG_ERR_ARG);
+    CHECK(!strcmp(err.message, "A: 1 point: at least 3 are needed"));
+    CHECK(ptreg_check_shape("B", three, 0, &err) == PTREG_ERR_ARG);
+    CHECK(!strcmp(err.message, "B: 0 points: at least 3 are needed"));
+    CHECK(ptreg_check_shape("C", same, 3, &err) == PTREG_ERR_ARG);
+    CHECK(!strcmp(err.message, "C: all 3 points are the same point"));
+    CHECK(ptreg_check_shape("D", signed_zero, 3, &err) == PTREG_ERR_ARG); /* -0 is 0 */
+}
+
 static void test_eigen(void)
 {
     ptreg_rng rng;
@@ -196,6 +211,7 @@ int main(void)
     test_horn_exact();
     test_horn_float_optimal();
     test_horn_degenerate();
+    test_check_shape();
     test_eigen();
     test_transforms();
     test_rng();

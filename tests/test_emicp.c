@@ -288,8 +288,10 @@ static void test_bad_input(void)
     CHECK(ptreg_emicp(pts, 3, nan_pts, 3, NULL, &r, &err) == PTREG_ERR_FORMAT);
     CHECK(strstr(err.message, "target point 1") != NULL);
     const float same[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
-    CHECK(ptreg_emicp(pts, 3, same, 3, NULL, &r, &err) == PTREG_ERR_FORMAT); /* no scale for the defaults */
-    CHECK(strstr(err.message, "no extent") != NULL);
+    CHECK(ptreg_emicp(pts, 3, same, 3, NULL, &r, &err) == PTREG_ERR_ARG); /* no pose to find */
+    CHECK(strstr(err.message, "EM-ICP: the target: all 3 points are the same point") != NULL);
+    CHECK(ptreg_emicp(pts, 2, pts, 3, NULL, &r, &err) == PTREG_ERR_ARG);
+    CHECK(strstr(err.message, "EM-ICP: the source: 2 points: at least 3 are needed") != NULL);
     ptreg_emicp_options opt;
     ptreg_emicp_options_default(&opt);
     opt.sigma_factor = 1.0;

@@ -139,6 +139,30 @@ static void test_ransac_planted(void)
     free(src), free(tgt);
 }
 
+/* ptreg_register refuses clouds without a shape, and a voxel that leaves
+ * fewer than 3 centroids, rather than matching nothing. */
+static void test_register_refusals(void)
+{
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, 5);
+    float pts[3 * 100];
+    for (size_t i = 0; i < 300; i++)
+        pts[i] = (float)ptreg_rng_uniform(&rng);
+    ptreg_register_options o;
+    ptreg_register_options_default(&o);
+    ptreg_register_result r;
+    ptreg_error err;
+    CHECK(ptreg_register(pts, NULL, 2, pts, NULL, 100, &o, &r, &err) == PTREG_ERR_ARG &&
+          !strcmp(err.message, "register: the source: 2 points: at least 3 are needed"));
+    const float same[9] = {1, 2, 3, 1, 2, 3, 1, 2, 3};
+    CHECK(ptreg_register(pts, NULL, 100, same, NULL, 3, &o, &r, &err) == PTREG_ERR_ARG &&
+          !strcmp(err.message, "register: the target: all 3 points are the same point"));
+    o.voxel = 10.0;
+    CHECK_MSG(ptreg_register(pts, NULL, 100, pts, NULL, 100, &o, &r, &err) == PTREG_ERR_ARG &&
+                  strstr(err.message, "register: voxel 10 leaves 1 point of the source's 100"),
+              "%s", err.message);
+}
+
 /* cloud_bin_0 turned by rotations uniform over SO(3) (and shifted by about
  * a metre) onto cloud_bin_1: the pipeline with its defaults brings it
  * within 3 degrees and 10 cm of the identity (the data's truth, itself
@@ -191,6 +215,7 @@ int main(void)
 {
     test_matches();
     test_ransac_planted();
+    test_register_refusals();
     const char *dir = check_data_dir();
     if (dir)
         test_fragments(dir);

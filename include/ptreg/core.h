@@ -104,6 +104,13 @@ PTREG_API void ptreg_cloud_free(ptreg_cloud *cloud);
 /* Removes points with a non-finite coordinate (normals do not decide: a NaN
  * normal is a valid "unknown") and adds the count to dropped_nonfinite. */
 PTREG_API void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud);
+/* Whether n points can carry a shape: a pose, a normal or a descriptor needs
+ * at least 3 points, not all one point (compared by value: -0 is 0).
+ * Otherwise PTREG_ERR_ARG, "WHAT: 1 point: at least 3 are needed" or "WHAT:
+ * all 64 points are the same point". The registrations and the feature
+ * estimators check their clouds with it; without it such a cloud gave an
+ * arbitrary pose or normals with a success status. */
+PTREG_API ptreg_status ptreg_check_shape(const char *what, const float *xyz, size_t n, ptreg_error *err);
 
 /* Voxel-grid downsampling as Open3D's VoxelDownSample: cubes of side voxel
  * (> 0) from half a voxel below the cloud's minimum; each occupied cube's

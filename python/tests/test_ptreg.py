@@ -115,20 +115,43 @@ def test_errors(tmp_path):
     with pytest.raises(ptreg.FormatError) as e:
         ptreg.read_cloud(bad)
     assert "bad.ply" in str(e.value)
-    pts = np.zeros((10, 3), dtype=np.float32)
+    pts = np.random.default_rng(0).random((10, 3), dtype=np.float32)
     with pytest.raises(ValueError, match="method"):
         ptreg.icp(pts, pts, method="nope")
     with pytest.raises(TypeError, match="unexpected keyword"):
         ptreg._core.icp(pts, pts, None, None, bogus=1)
     with pytest.raises(ValueError, match="kernel_scale"):
         ptreg.icp(pts, pts, kernel="huber")
-    with pytest.raises(ptreg.ArgumentError) as e:
+    with pytest.raises(ptreg.ArgumentError, match="max_iter") as e:
         ptreg.icp(pts, pts, max_iter=-5)
     assert isinstance(e.value, ValueError)
     with pytest.raises(ValueError, match=r"\(N, 3\)"):
         ptreg.icp(np.zeros((10, 2)), pts)
     with pytest.raises(ValueError, match="device"):
         ptreg.icp(pts, pts, device="tpu")
+
+
+def test_clouds_without_a_shape_raise():
+    """Fewer than 3 points, or one point repeated, have no pose, normal or
+    descriptor: every registration and estimator raises (the library's check,
+    the same the CLI makes) rather than returning an arbitrary answer."""
+    good = np.random.default_rng(1).random((50, 3), dtype=np.float32)
+    up = np.tile(np.float32([0, 0, 1]), (50, 1))
+    calls = {
+        "ICP: the source": lambda c: ptreg.icp(c, good),
+        "ICP: the target": lambda c: ptreg.icp(good, c, method="plane"),
+        "register: the source": lambda c: ptreg.register(c, good),
+        "EM-ICP: the target": lambda c: ptreg.emicp(good, c),
+        "normals: the cloud": lambda c: ptreg.normals(c, k=3),
+        "features: the cloud": lambda c: ptreg.fpfh(c, up[:len(c)], k=3),
+    }
+    for what, call in calls.items():
+        with pytest.raises(ptreg.ArgumentError, match=f"{what}: 2 points: at least 3 are needed"):
+            call(good[:2])
+        with pytest.raises(ptreg.ArgumentError, match=f"{what}: all 20 points are the same point"):
+            call(np.tile(good[:1], (20, 1)))
+    with pytest.raises(ptreg.ArgumentError, match="features: the cloud: 1 point: at least 3"):
+        ptreg.pfh(good[:1], up[:1], k=3)
 
 
 # ---- input handling ------------------------------------------------------------

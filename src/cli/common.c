@@ -33,27 +33,15 @@ int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int qu
     return EXIT_OK;
 }
 
-/* Whether every point of the cloud is the first one. */
-static int all_one_point(const ptreg_cloud *c)
-{
-    const float *p = c->xyz;
-    for (size_t i = 1; i < c->n; i++)
-        if (p[3 * i] != p[0] || p[3 * i + 1] != p[1] || p[3 * i + 2] != p[2])
-            return 0;
-    return 1;
-}
-
 int cli_load_shape(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet)
 {
     int rc = cli_load_cloud(cmd, path, cloud, quiet);
     if (rc)
         return rc;
-    if (cloud->n < 3)
-        cli_error(cmd, "%s: %zu point%s: at least 3 are needed", path, cloud->n, cloud->n == 1 ? "" : "s");
-    else if (all_one_point(cloud))
-        cli_error(cmd, "%s: all %zu points are the same point", path, cloud->n);
-    else
+    ptreg_error err;
+    if (!ptreg_check_shape(path, cloud->xyz, cloud->n, &err))
         return EXIT_OK;
+    cli_error(cmd, "%s", err.message);
     ptreg_cloud_free(cloud);
     return EXIT_BAD_INPUT;
 }

@@ -73,3 +73,22 @@ double ptreg_points_rms_radius(const float *xyz, size_t n, const double c[3])
         }
     return sqrt(s / (double)n);
 }
+
+/* Whether every point is the first one. */
+static int all_one_point(const float *p, size_t n)
+{
+    for (size_t i = 1; i < n; i++)
+        if (p[3 * i] != p[0] || p[3 * i + 1] != p[1] || p[3 * i + 2] != p[2])
+            return 0;
+    return 1;
+}
+
+ptreg_status ptreg_check_shape(const char *what, const float *xyz, size_t n, ptreg_error *err)
+{
+    if (n < 3)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: %zu point%s: at least 3 are needed", what, n,
+                               n == 1 ? "" : "s");
+    if (all_one_point(xyz, n))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: all %zu points are the same point", what, n);
+    return PTREG_OK;
+}

@@ -312,7 +312,8 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
     if (!xyz || !normals || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "normals: no points or no output");
     ptreg_device on;
-    ptreg_status st = check_orientation(opt, err);
+    ptreg_status st = ptreg_check_shape("normals: the cloud", xyz, n, err);
+    st = st ? st : check_orientation(opt, err);
     st = st ? st : ptreg_device_resolve(&opt->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "normals", &on, err);
     if (st)
         return st;

@@ -106,6 +106,9 @@ static ptreg_status check_inputs(const float *xyz, const float *normals, size_t 
 {
     if (!xyz || !normals || !out || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: no points, normals or output");
+    ptreg_status st = ptreg_check_shape("features: the cloud", xyz, n, err);
+    if (st)
+        return st;
     if (o->convention != PTREG_FPFH_PCL && o->convention != PTREG_FPFH_OPEN3D)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: unknown convention %d", (int)o->convention);
     /* the reference path is the CPU's by definition */
@@ -116,7 +119,7 @@ static ptreg_status check_inputs(const float *xyz, const float *normals, size_t 
                                "features: gpu.wg %d (64, 128, 256; 0: 64) or gpu.search_wg %d (32..256, a power of "
                                "two; 0: 256) out of range",
                                wg, swg);
-    ptreg_status st = ptreg_device_resolve(&o->device, backends, "PFH/FPFH", on, err);
+    st = ptreg_device_resolve(&o->device, backends, "PFH/FPFH", on, err);
     return st ? st : feat_check_neighborhood(&o->neighbors, err);
 }
 

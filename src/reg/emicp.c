@@ -3,6 +3,7 @@
 #include "ptreg/emicp.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -246,7 +247,9 @@ static ptreg_status check_input(const float *p, size_t n, const char *what, ptre
     for (size_t i = 0; i < 3 * n; i++)
         if (!isfinite(p[i]))
             return ptreg_error_set(err, PTREG_ERR_FORMAT, "EM-ICP: %s point %zu is not finite", what, i / 3);
-    return PTREG_OK;
+    char name[32];
+    snprintf(name, sizeof name, "EM-ICP: the %s", what);
+    return ptreg_check_shape(name, p, n, err);
 }
 
 /* The registration on the CPU: the target packed once in the pair engine. */

@@ -495,11 +495,15 @@ void ptreg_register_options_default(ptreg_register_options *opt)
  * 30) neighbourhoods, turned to agree with the given normals' mean where
  * the cloud came with normals (Open3D's EstimateNormals does the same), else
  * to face the origin (a scan's sensor). */
-static ptreg_status prepare_cloud(const float *xyz, const float *normals, size_t n, double voxel, ptreg_cloud *down,
-                                  double *normals_ms, ptreg_error *err)
+static ptreg_status prepare_cloud(const char *which, const float *xyz, const float *normals, size_t n, double voxel,
+                                  ptreg_cloud *down, double *normals_ms, ptreg_error *err)
 {
     const ptreg_cloud in = {n, (float *)xyz, (float *)normals, NULL, 0};
     ptreg_status st = ptreg_voxel_downsample(&in, voxel, down, err);
+    if (!st && down->n < 3)
+        st = ptreg_error_set(err, PTREG_ERR_ARG,
+                             "register: voxel %g leaves %zu point%s of the %s's %zu: at least 3 are needed", voxel,
+                             down->n, down->n == 1 ? "" : "s", which, n);
     float *est = st ? NULL : malloc(3 * (down->n ? down->n : 1) * sizeof *est);
     if (!st && !est)
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "register: out of memory");
@@ -585,8 +589,9 @@ ptreg_status ptreg_register(const float *source, const float *source_normals, si
         opt = *opt_in;
     else
         ptreg_register_options_default(&opt);
-    if (!ns || !nt)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "register: the %s cloud is empty", ns ? "target" : "source");
+    ptreg_status shape = ptreg_check_shape("register: the source", source, ns, err);
+    if (shape || (shape = ptreg_check_shape("register: the target", target, nt, err)))
+        return shape;
     if (!(opt.voxel >= 0.0) || !isfinite(opt.voxel))
         return ptreg_error_set(err, PTREG_ERR_ARG, "register: voxel %g is not a size", opt.voxel);
     r->voxel = opt.voxel > 0.0 ? opt.voxel : diagonal(target, nt) / 80.0;
@@ -597,8 +602,8 @@ ptreg_status ptreg_register(const float *source, const float *source_normals, si
     float *fs = NULL, *ft = NULL;
     ptreg_matches m = {0, NULL, NULL};
     double t = ptreg_time_ms();
-    ptreg_status st = prepare_cloud(source, source_normals, ns, r->voxel, &ds, &r->normals_ms, err);
-    st = st ? st : prepare_cloud(target, target_normals, nt, r->voxel, &dt, &r->normals_ms, err);
+    ptreg_status st = prepare_cloud("source", source, source_normals, ns, r->voxel, &ds, &r->normals_ms, err);
+    st = st ? st : prepare_cloud("target", target, target_normals, nt, r->voxel, &dt, &r->normals_ms, err);
     r->downsample_ms = ptreg_time_ms() - t - r->normals_ms;
     r->source_down = ds.n, r->target_down = dt.n;
     t = ptreg_time_ms();

@@ -116,6 +116,9 @@ ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: source point %zu is not finite", bad);
     if (!finite_points(target, m, &bad))
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: target point %zu is not finite", bad);
+    ptreg_status st = ptreg_check_shape("ICP: the source", source, n, err);
+    if (st || (st = ptreg_check_shape("ICP: the target", target, m, err)))
+        return st;
     if (opt->max_iter < 0 || opt->max_iter > 1000000)
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: max_iter %d is outside 0..1000000", opt->max_iter);
     if (!(opt->trim > 0.0 && opt->trim <= 1.0))
