@@ -129,7 +129,7 @@ int cli_json_print(cJSON *obj)
 {
     char *text = cJSON_Print(obj);
     cJSON_Delete(obj);
-    if (!text || cli_json_out_of_memory()) {
+    if (!text || cli_out_of_memory()) {
         free(text);
         fprintf(stderr, "ptreg: out of memory for the JSON result\n");
         return EXIT_RUNTIME;

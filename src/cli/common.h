@@ -33,8 +33,11 @@ int cli_device(const cli_args *args, unsigned supported, const char *operation, 
 
 /* Routes cJSON's allocations through a check (main calls it first). */
 void cli_json_init(void);
-/* Whether cJSON ever failed to allocate: a document built since may lack items. */
-int cli_json_out_of_memory(void);
+/* Whether cJSON, or a step that carries on without what it could not
+ * allocate (the tuner's cache), ever failed to allocate: a document built
+ * since may lack items, and a run that ends well still exits 4 (main). */
+int cli_out_of_memory(void);
+void cli_set_out_of_memory(void);
 /* cJSON_AddItemToObject / ToArray that free the item when it cannot be added. */
 void cli_json_put(cJSON *object, const char *name, cJSON *item);
 void cli_json_push(cJSON *array, cJSON *item);

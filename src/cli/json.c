@@ -8,14 +8,15 @@
 
 /* cJSON drops an item it cannot allocate without a word (cJSON_Add*
  * return values go unread): its allocations come through here, and one
- * failure makes every later JSON document of the process a failure. */
-static int json_out_of_memory;
+ * failure makes every later JSON document of the process a failure, and
+ * the run's exit 4 (main). */
+static int out_of_memory;
 
 static void *json_malloc(size_t size)
 {
     void *p = malloc(size);
     if (!p)
-        json_out_of_memory = 1;
+        out_of_memory = 1;
     return p;
 }
 
@@ -24,9 +25,14 @@ void cli_json_init(void)
     cJSON_InitHooks(&(cJSON_Hooks){json_malloc, free});
 }
 
-int cli_json_out_of_memory(void)
+int cli_out_of_memory(void)
 {
-    return json_out_of_memory;
+    return out_of_memory;
+}
+
+void cli_set_out_of_memory(void)
+{
+    out_of_memory = 1;
 }
 
 /* cJSON leaves an item it could not add (its key's copy failed, or the

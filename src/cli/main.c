@@ -101,6 +101,12 @@ int main(int argc, char **argv)
     }
     ptreg_atomic_journal_begin();
     int rc = e->run(argc - 2, argv + 2);
+    /* A step that went on without an allocation (the tuner's winner, JSON
+     * not printed) may have changed the result: not a success. */
+    if (rc == EXIT_OK && cli_out_of_memory()) {
+        fprintf(stderr, "ptreg %s: out of memory along the way: the result is not trusted\n", argv[1]);
+        rc = EXIT_RUNTIME;
+    }
     ptreg_atomic_journal_end(rc != EXIT_OK);
     return rc;
 }

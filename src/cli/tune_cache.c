@@ -52,7 +52,7 @@ static cJSON *parse(const char *text, const char **why)
     cJSON *root = cJSON_Parse(text);
     const cJSON *format = root ? cJSON_GetObjectItemCaseSensitive(root, "format") : NULL;
     *why = NULL;
-    if (cli_json_out_of_memory())
+    if (cli_out_of_memory())
         *why = "could not be read: out of memory";
     else if (!root || !cJSON_IsNumber(format) || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "machines")))
         *why = "is corrupted";
@@ -80,6 +80,8 @@ static char *read_text(const char *path, const char **why)
     size_t got = text ? fread(text, 1, CACHE_MAX_BYTES + 1, f) : 0;
     fclose(f);
     if (!text || got > CACHE_MAX_BYTES) {
+        if (!text)
+            cli_set_out_of_memory();
         free(text);
         *why = text ? "is too large (corrupted)" : "cannot be read (out of memory)";
         return NULL;
@@ -207,7 +209,7 @@ int cli_tune_store(const ptreg_tune_space *s, const char *machine, const char *s
     char *old = read_text(path, &why);
     cJSON *root = old ? parse(old, &why) : NULL; /* an unusable cache is replaced */
     free(old);
-    if (cli_json_out_of_memory()) { /* not a reason to replace the cache */
+    if (cli_out_of_memory()) { /* not a reason to replace the cache */
         fprintf(stderr, "ptreg tune: out of memory for the cache %s\n", path);
         cJSON_Delete(root);
         return EXIT_RUNTIME;
@@ -230,7 +232,7 @@ int cli_tune_store(const ptreg_tune_space *s, const char *machine, const char *s
     make_parents(path);
     ptreg_atomic_file af;
     ptreg_error err;
-    ptreg_status st = text && !cli_json_out_of_memory() ? ptreg_atomic_open(path, &af, &err)
+    ptreg_status st = text && !cli_out_of_memory() ? ptreg_atomic_open(path, &af, &err)
                                                         : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
     af.shared = 1; /* the winners of other runs: kept if this one fails later */
     if (!st && fputs(text, af.fp) < 0) {
@@ -255,9 +257,15 @@ const char *cli_tune_winner(int no_tune, const ptreg_tune_space *space, const pt
     if (no_tune)
         return "default";
     ptreg_tune_machine m;
+    ptreg_error err;
+    ptreg_status st = PTREG_OK;
     if (on->backend == PTREG_BACKEND_CPU)
         ptreg_tune_machine_cpu(&m);
-    else if (ptreg_tune_machine_device(on, &m, NULL))
+    else
+        st = ptreg_tune_machine_device(on, &m, &err);
+    if (st == PTREG_ERR_NOMEM)
+        cli_set_out_of_memory();
+    if (st) /* the command meets the device's error itself */
         return "default";
     char want[16];
     cli_tune_size_class(work, want, sizeof want);
