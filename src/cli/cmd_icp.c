@@ -176,7 +176,7 @@ typedef struct icp_job {
 
 /* --voxel: the cloud replaced by its voxel-grid centroids (the original
  * kept in *full when full is not NULL). */
-static int downsample(icp_job *job, ptreg_cloud *cloud, ptreg_cloud *full)
+static int downsample(icp_job *job, const char *path, ptreg_cloud *cloud, ptreg_cloud *full)
 {
     if (!(job->voxel > 0.0))
         return EXIT_OK;
@@ -188,6 +188,12 @@ static int downsample(icp_job *job, ptreg_cloud *cloud, ptreg_cloud *full)
         return EXIT_USAGE;
     }
     job->downsample_ms += ptreg_time_ms() - t0;
+    if (down.n < 3) {
+        cli_error("icp", "--voxel: %g leaves %zu point%s of the %zu of %s: at least 3 are needed", job->voxel, down.n,
+                  down.n == 1 ? "" : "s", cloud->n, path);
+        ptreg_cloud_free(&down);
+        return EXIT_USAGE;
+    }
     down.dropped_nonfinite = cloud->dropped_nonfinite;
     if (full)
         *full = *cloud;
@@ -220,7 +226,7 @@ static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg
     if ((rc = cli_load_shape("icp", job->source_path, &job->source, 0)))
         return rc;
     job->source_points = job->source.n;
-    if ((rc = downsample(job, &job->source, &job->source_full)))
+    if ((rc = downsample(job, job->source_path, &job->source, &job->source_full)))
         return rc;
     if (index_path) {
         double t0 = ptreg_time_ms();
@@ -228,13 +234,18 @@ static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg
             return rc;
         job->index_load_ms = ptreg_time_ms() - t0;
         job->index_loaded = 1;
-        ptreg_model_index_points(job->index, &job->target_points);
+        const float *model = ptreg_model_index_points(job->index, &job->target_points);
+        ptreg_error err;
+        if (ptreg_check_shape(index_path, model, job->target_points, &err)) {
+            cli_error("icp", "%s", err.message);
+            return EXIT_BAD_INPUT;
+        }
         return EXIT_OK;
     }
     if ((rc = cli_load_shape("icp", job->target_path, &job->target, 0)))
         return rc;
     job->target_points = job->target.n;
-    if ((rc = downsample(job, &job->target, NULL)))
+    if ((rc = downsample(job, job->target_path, &job->target, NULL)))
         return rc;
     /* a GPU needs the index to upload; the CPU builds its tree inside the timing */
     if (ptreg_nn_method_is_delaunay(nn) || job->device.backend != PTREG_BACKEND_CPU) {

@@ -149,7 +149,7 @@ static int get_index(const cli_args *a, const char *path, const ptreg_index_opti
         }
         return cli_load_index("index", path, index);
     }
-    int rc = cli_load_cloud("index", path, model, 0);
+    int rc = cli_load_shape("index", path, model, 0);
     if (rc)
         return rc;
     ptreg_error err;
@@ -209,7 +209,7 @@ static int tune_leaf(const char *path, const ptreg_nn_tune_options *topt, ptreg_
 {
     ptreg_cloud model;
     ptreg_cloud_init(&model);
-    int rc = cli_load_cloud("index", path, &model, 1);
+    int rc = cli_load_shape("index", path, &model, 1);
     if (rc)
         return rc;
     ptreg_error err;

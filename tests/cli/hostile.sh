@@ -87,6 +87,7 @@ row 2 "--max-dist inf" --max-dist -- icp "$S" "$M" -o "$O" --max-dist inf
 row 2 "--trim 0" --trim -- icp "$S" "$M" -o "$O" --trim 0
 row 2 "--voxel 0" --voxel -- icp "$S" "$M" -o "$O" --voxel 0
 row 2 "--voxel -1" --voxel -- icp "$S" "$M" -o "$O" --voxel -1
+row 2 "--voxel leaving 1 point" --voxel -- icp "$S" "$M" -o "$O" --voxel 100
 row 2 "--normal-k 10^5" --normal-k -- icp "$S" "$M" -o "$O" --method plane --normal-k 100000
 row 2 "--normal-k larger than the target" --normal-k -- icp "$S" "$IN/ring64.xyz" -o "$O" --method plane --normal-k 100
 row 2 "--normal-k larger than the source" --normal-k -- icp "$IN/ring64.xyz" "$M" -o "$O" --method gicp --normal-k 100
@@ -195,6 +196,8 @@ row 3 "pairs file of no pairs" empty.ptpairs -- batch --pairs "$IN/empty.ptpairs
 row 2 "--leaf-size 0" --leaf-size -- index "$M" -o "$OUT/m.pti" --leaf-size 0
 row 2 "--tune-repeat 0" --tune-repeat -- index "$M" -o "$OUT/m.pti" --tune --tune-repeat 0
 row 3 "empty cloud" empty.xyz -- index "$IN/empty.xyz" -o "$OUT/m.pti"
+row 3 "one-point cloud" one.xyz -- index "$IN/one.xyz" -o "$OUT/m.pti"
+row 3 "identical points" same.xyz -- index "$IN/same.xyz" -o "$OUT/m.pti"
 
 # ---- synth ----
 row 2 "--points 0" --points -- synth -o "$O" --points 0
