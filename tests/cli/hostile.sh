@@ -109,6 +109,7 @@ row 3 "identical points, TARGET, gicp" same.xyz -- icp "$S" "$IN/same.xyz" -o "$
 # ---- register ----
 row 2 "--voxel 0" --voxel -- register "$S" "$M" -o "$O" --voxel 0
 row 2 "--voxel NaN" --voxel -- register "$S" "$M" -o "$O" --voxel nan
+row 2 "--voxel leaving 1 point" "voxel 100" -- register "$S" "$M" -o "$O" --voxel 100
 row 2 "--ransac-iter 10^12" --ransac-iter -- register "$S" "$M" -o "$O" --ransac-iter 1000000000000
 row 2 "--confidence 1.5" --confidence -- register "$S" "$M" -o "$O" --confidence 1.5
 row 2 "--ransac-dist -1" --ransac-dist -- register "$S" "$M" -o "$O" --ransac-dist -1
