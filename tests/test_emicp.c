@@ -297,6 +297,9 @@ static void test_bad_input(void)
     opt.sigma_factor = 1.0;
     CHECK(ptreg_emicp(pts, 3, pts, 3, &opt, &r, &err) == PTREG_ERR_ARG);
     ptreg_emicp_options_default(&opt);
+    opt.sigma2_init = NAN;
+    CHECK(ptreg_emicp(pts, 3, pts, 3, &opt, &r, &err) == PTREG_ERR_ARG && strstr(err.message, "NaN"));
+    ptreg_emicp_options_default(&opt);
     opt.init[0] = 2.0;
     CHECK(ptreg_emicp(pts, 3, pts, 3, &opt, &r, &err) == PTREG_ERR_ARG);
     ptreg_emicp_options_default(&opt);

@@ -125,6 +125,8 @@ def test_errors(tmp_path):
     with pytest.raises(ptreg.ArgumentError, match="max_iter") as e:
         ptreg.icp(pts, pts, max_iter=-5)
     assert isinstance(e.value, ValueError)
+    with pytest.raises(ptreg.ArgumentError, match="NaN"):  # NaN is not "unset" (<= 0 is)
+        ptreg.emicp(pts, pts, sigma2_init=float("nan"))
     with pytest.raises(ValueError, match=r"\(N, 3\)"):
         ptreg.icp(np.zeros((10, 2)), pts)
     with pytest.raises(ValueError, match="device"):

@@ -41,6 +41,9 @@ void ptreg_emicp_options_tamaki(ptreg_emicp_options *opt)
 static ptreg_status resolve_schedule(const ptreg_emicp_options *opt, double r, ptreg_emicp_result *res,
                                      ptreg_error *err)
 {
+    if (isnan(opt->sigma2_init) || isnan(opt->sigma2_final) || isnan(opt->d02)) /* not "unset": <= 0 is */
+        return ptreg_error_set(err, PTREG_ERR_ARG, "EM-ICP: sigma2_init %g, sigma2_final %g or d02 %g is NaN",
+                               opt->sigma2_init, opt->sigma2_final, opt->d02);
     const int needs_scale = !(opt->sigma2_init > 0) || !(opt->sigma2_final > 0);
     if (needs_scale && !(r > 0))
         return ptreg_error_set(err, PTREG_ERR_FORMAT,
