@@ -185,6 +185,7 @@ static int run_feature_case(const ptreg_device *device, const feat_case *fc, cha
         ok = 0;
     } else {
         double worst;
+        digest(got, n * bins * sizeof *got);
         size_t off = feat_rows_off(ref, got, n, bins, &worst);
         int same_bits = !memcmp(got, again, n * bins * sizeof *got) && miss_got == miss_again;
         ok = ok > 0 && miss_ref == miss_got && same_bits && (double)off <= 0.001 * (double)n;
@@ -208,9 +209,9 @@ static void run_feature_operations(const ptreg_device_info *info, int *passed, i
         char detail[2 * PTREG_ERROR_MESSAGE_MAX + 400] = "";
         double t0 = ptreg_time_ms();
         int ok = run_feature_case(&info->device, fc, detail, sizeof detail);
-        printf("%s features   %-8s n=%zu k=%zu r=%.1f seed=%llu: %s (%.0f ms)\n", ok ? "ok  " : "FAIL",
+        printf("%s features   %-8s n=%zu k=%zu r=%.1f seed=%llu: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL",
                feat_op_name(fc->op), fc->n, fc->k, fc->radius_n, (unsigned long long)fc->seed, detail,
-               ptreg_time_ms() - t0);
+               ptreg_time_ms() - t0, take_digest());
         *passed += ok;
         *failed += !ok;
     }

@@ -171,6 +171,8 @@ static void run_harris_case(const ptreg_device *device, const harris_case *hc, i
             ok = 0;
             snprintf(detail, sizeof detail, "%s", err.message);
         } else if (ok) {
+            digest(a.scores, n * sizeof *a.scores);
+            digest(a.kp, a.count * sizeof *a.kp);
             double e = harris_score_error(cpu.scores, a.scores, n);
             int bits = !memcmp(cpu.scores, a.scores, n * sizeof(float));
             int kp = same_keypoints(cpu.keypoints, cpu.keypoint_count, a.kp, a.count) &&
@@ -181,9 +183,9 @@ static void run_harris_case(const ptreg_device *device, const harris_case *hc, i
                      e, bits ? "bits equal" : "bits differ", a.count, a.maxima,
                      kp ? "as the CPU" : "NOT AS THE CPU", again ? "same bits" : "DIFFERENT BITS");
         }
-        printf("%s harris3d   %zux%zux%zu W%d %-5s %-3s %-9s: %s (%.0f ms)\n", ok ? "ok  " : "FAIL", hc->nx, hc->ny,
-               hc->nz, hc->window, hc->border == PTREG_HARRIS_BORDER_SKIP ? "skip" : "clamp", types[hc->type],
-               ptreg_harris3d_method_name(m), detail, ptreg_time_ms() - t0);
+        printf("%s harris3d   %zux%zux%zu W%d %-5s %-3s %-9s: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL",
+               hc->nx, hc->ny, hc->nz, hc->window, hc->border == PTREG_HARRIS_BORDER_SKIP ? "skip" : "clamp",
+               types[hc->type], ptreg_harris3d_method_name(m), detail, ptreg_time_ms() - t0, take_digest());
         *passed += ok;
         *failed += !ok;
         harris_run_free(&a);

@@ -114,6 +114,7 @@ static int estep_precision(ptreg_dev *dev, const estep_case *ec, ptreg_precision
         snprintf(detail, size, "%s (%s): %s", ptreg_precision_name(prec), label,
                  st == PTREG_ERR_NOMEM || st == PTREG_ERR_RUNTIME ? "CPU or memory failed" : err.message);
     } else {
+        digest(got, 5 * n * sizeof *got);
         const double e = sums_error(ref, got, n), e64 = sums_error(ref64, got, n);
         const double tol = prec == PTREG_PRECISION_FP64 ? 1e-10 : 1e-5;
         const int same = !memcmp(got, again, 5 * n * sizeof *got);
@@ -149,8 +150,8 @@ static void run_estep_cases(ptreg_dev *dev, int *passed, int *failed)
             const double t0 = ptreg_time_ms();
             const int ok = estep_precision(dev, ec, prec, p == 3 ? exps[1] : p == 0 ? exps[0] : NULL, rows, cols,
                                            ref64, detail, sizeof detail);
-            printf("%s estep      n=%zu m=%zu seed=%llu: %s (%.0f ms)\n", ok ? "ok  " : "FAIL", ec->n, ec->m,
-                   (unsigned long long)ec->seed, detail, ptreg_time_ms() - t0);
+            printf("%s estep      n=%zu m=%zu seed=%llu: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL", ec->n,
+                   ec->m, (unsigned long long)ec->seed, detail, ptreg_time_ms() - t0, take_digest());
             *passed += ok;
             *failed += !ok;
         }
@@ -195,6 +196,7 @@ static int run_emicp_case(const ptreg_device_info *info, int fp64, ptreg_precisi
         double d = 0.0;
         for (int k = 0; k < 12; k++)
             d = fmax(d, fabs(ref.transformation[k] - got.transformation[k]) / (k % 4 == 3 ? ref.radius : 1.0));
+        digest(got.transformation, sizeof got.transformation);
         const int same = !memcmp(got.transformation, again.transformation, sizeof got.transformation);
         const int named = !strcmp(got.isa, info->name) && got.device.backend == info->device.backend;
         const double tol = fp64 ? 1e-5 : 5e-5;
@@ -301,6 +303,9 @@ static int run_lddmm_case(const ptreg_device_info *info, int fp64, const lddmm_c
         snprintf(detail, size, "device: %s", err.message);
         goto done;
     }
+    digest(&fd, sizeof fd);
+    digest(gd, n3 * sizeof *gd);
+    digest(wd, 3 * m * sizeof *wd);
     const int dev64 = prec == PTREG_PRECISION_FP64;
     const double rel = fabs(fd - f64) / fmax(fabs(f64), 1e-300), ge = normalised_error(g64, gd, (int)n3);
     const double ge32 = normalised_error(g64, g32, (int)n3), gtol = dev64 ? 1e-8 : 1e-6;
@@ -325,7 +330,8 @@ static void run_pair_operations(const ptreg_device_info *info, ptreg_dev *dev, i
         char detail[PTREG_ERROR_MESSAGE_MAX + 160] = "";
         const double t0 = ptreg_time_ms();
         const int ok = run_emicp_case(info, dev->info.fp64, all_precisions[p], detail, sizeof detail);
-        printf("%s emicp      blob: %s (%.0f ms)\n", ok ? "ok  " : "FAIL", detail, ptreg_time_ms() - t0);
+        printf("%s emicp      blob: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL", detail,
+               ptreg_time_ms() - t0, take_digest());
         *passed += ok;
         *failed += !ok;
     }
@@ -337,8 +343,9 @@ static void run_pair_operations(const ptreg_device_info *info, ptreg_dev *dev, i
             char detail[PTREG_ERROR_MESSAGE_MAX + 256] = "";
             const double t0 = ptreg_time_ms();
             const int ok = run_lddmm_case(info, dev->info.fp64, lc, integ, prec, detail, sizeof detail);
-            printf("%s lddmm      n=%zu T=%d splits=%u seed=%llu: %s (%.0f ms)\n", ok ? "ok  " : "FAIL", lc->n,
-                   lc->time_points, lc->splits, (unsigned long long)lc->seed, detail, ptreg_time_ms() - t0);
+            printf("%s lddmm      n=%zu T=%d splits=%u seed=%llu: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL",
+                   lc->n, lc->time_points, lc->splits, (unsigned long long)lc->seed, detail, ptreg_time_ms() - t0,
+                   take_digest());
             *passed += ok;
             *failed += !ok;
         }

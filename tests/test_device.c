@@ -5,9 +5,11 @@
  * with local memory and barriers, guard words, events and error messages.
  * PTREG_TEST_DEVICE=opencl:0 (say) limits the device runs to one device. */
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "device/backend.h"
+#include "device/kernel_cache.h"
 #include "ptreg/device.h"
 
 
@@ -210,6 +212,63 @@ static void test_programs(ptreg_dev *dev, const char *name)
     CHECK_MSG(strstr(err.message, "nn/missing.cl"), "%s", err.message);
 }
 
+/* A kernel's own work-group limit (its registers and local memory
+ * decide) is asked of the device, and a launch past it refused by ptreg
+ * with a message, before the driver fails it; a buffer larger than an
+ * OpenCL device's largest allocation is refused as such, not as memory
+ * running out. */
+static void test_limits(ptreg_dev *dev, const char *name)
+{
+    ptreg_error err;
+    ptreg_dprogram *p;
+    ptreg_dkernel *k;
+    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p, &err) == PTREG_OK);
+    CHECK(ptreg_dev_kernel(p, "ptreg_basics_iota", &k, &err) == PTREG_OK);
+    CHECK_MSG(k->max_threads >= 64 && k->max_threads <= (dev->info.max_work_group > 64 ? dev->info.max_work_group : 64),
+              "%s: iota runs in groups of up to %zu", name, k->max_threads);
+    const size_t real = k->max_threads;
+    ptreg_dbuf *out;
+    CHECK(ptreg_dbuf_alloc(dev, 64 * 4, &out, &err) == PTREG_OK);
+    const ptreg_karg args[] = {KARG_BUF(out), KARG_U32(64), KARG_U32(1), KARG_U32(0)};
+    k->max_threads = 32;
+    CHECK(ptreg_dev_launch(k, 64, 64, 4, args, &err) == PTREG_ERR_UNSUPPORTED);
+    CHECK_MSG(strstr(err.message, "ptreg_basics_iota") && strstr(err.message, "at most 32"), "%s", err.message);
+    k->max_threads = real;
+    CHECK(ptreg_dev_launch(k, 64, 64, 4, args, &err) == PTREG_OK);
+    ptreg_dbuf_free(out);
+    ptreg_dbuf *huge = NULL;
+    const ptreg_status st = ptreg_dbuf_alloc(dev, (size_t)1 << 34, &huge, &err);
+    if (dev->info.device.backend == PTREG_BACKEND_OPENCL && st == PTREG_ERR_UNSUPPORTED)
+        CHECK_MSG(strstr(err.message, "largest allocation"), "%s", err.message);
+    else
+        CHECK_MSG(st == PTREG_OK || st == PTREG_ERR_NOMEM, "%s: 16 GiB: %s", name, err.message);
+    if (!st)
+        ptreg_dbuf_free(huge);
+    if (strstr(dev->info.platform, "Portable Computing Language")) /* POCL's largest is 1 GiB or so */
+        CHECK_MSG(st == PTREG_ERR_UNSUPPORTED, "%s: 16 GiB: %d", name, (int)st);
+}
+
+/* An image the driver refused is forgotten: the next process compiles
+ * afresh rather than loading it again. */
+static void test_kernel_cache(void)
+{
+    char dir[] = "/tmp/ptreg-cache-test-XXXXXX";
+    CHECK(mkdtemp(dir) != NULL);
+    setenv("PTREG_KERNEL_CACHE", dir, 1);
+    const char *const parts[] = {"source", "-DWG=64", "sm_90", "driver 13000 nvrtc 13.0"};
+    const char image[] = "not really a cubin";
+    void *got = NULL;
+    size_t size = 0;
+    CHECK(!ptreg_kernel_cache_load("cubin", parts, 4, &got, &size));
+    ptreg_kernel_cache_store("cubin", parts, 4, image, sizeof image);
+    CHECK(ptreg_kernel_cache_load("cubin", parts, 4, &got, &size) && size == sizeof image && !memcmp(got, image, size));
+    free(got);
+    ptreg_kernel_cache_forget("cubin", parts, 4);
+    CHECK(!ptreg_kernel_cache_load("cubin", parts, 4, &got, &size));
+    unsetenv("PTREG_KERNEL_CACHE");
+    CHECK(rmdir(dir) == 0);
+}
+
 static void test_events(ptreg_dev *dev, const char *name)
 {
     ptreg_error err;
@@ -238,6 +297,7 @@ int main(void)
 {
     test_names();
     test_resolve();
+    test_kernel_cache();
     const ptreg_device_info *list;
     size_t count, ran = 0;
     ptreg_devices(&list, &count);
@@ -257,6 +317,7 @@ int main(void)
         test_programs(dev, name);
         test_block_sums(dev, name);
         test_guards(dev, name);
+        test_limits(dev, name);
         test_events(dev, name);
         /* closed, then opened again on the next use */
         ptreg_devices_release();

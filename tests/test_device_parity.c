@@ -11,7 +11,10 @@
  * fixed and printed; the last line is "N passed, N failed". Exits 77 (skip)
  * when there is no device (fails instead with PTREG_TEST_REQUIRE_DEVICE=1).
  * PTREG_TEST_DEVICE=cuda:0 (say) runs one device; PTREG_PARITY_QUICK=1
- * leaves out the 40k x 30k cases. */
+ * leaves out the 40k x 30k cases. Each case's line ends with a digest of
+ * the device's answers ("bits 0123..."): runs that must give the same bits
+ * (the CUDA stand-in's thread orders, tests/cuda_standin/orders.sh)
+ * compare them. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -19,6 +22,26 @@
 #include "nn/nn_device.h"
 #include "ptreg/ptreg.h"
 #include "reg/batch_impl.h"
+
+/* ---- the digest of a case's device answers ---- */
+
+#define DIGEST_START 0xcbf29ce484222325ull
+static uint64_t answers_digest = DIGEST_START;
+
+static void digest(const void *data, size_t size)
+{
+    const unsigned char *p = data;
+    for (size_t i = 0; i < size; i++)
+        answers_digest = (answers_digest ^ p[i]) * 0x100000001b3ull;
+}
+
+/* The digest so far, for the line being printed; the next case starts anew. */
+static unsigned long long take_digest(void)
+{
+    const uint64_t d = answers_digest;
+    answers_digest = DIGEST_START;
+    return (unsigned long long)d;
+}
 
 typedef enum parity_op {
     OP_BRUTE,
@@ -305,6 +328,8 @@ static int run_nn_case(ptreg_dev *dev, const parity_case *pc, const clouds *c, c
         snprintf(detail, size, "%s", err.message);
         goto done;
     }
+    digest(got.index, c->n * sizeof *got.index);
+    digest(got.dist2, c->n * sizeof *got.dist2);
     size_t bad = 0, first = 0;
     for (size_t i = 0; i < c->n; i++)
         if (ref.index[i] != got.index[i] || memcmp(&ref.dist2[i], &got.dist2[i], sizeof(float))) {
@@ -419,6 +444,9 @@ static int run_icp_case(const ptreg_device *device, int fp64, const parity_case 
         ptreg_icp_result_free(&got);
         goto done;
     }
+    digest(got.transformation, sizeof got.transformation);
+    digest(got.mse, (size_t)(got.iterations + 1) * sizeof *got.mse);
+    digest(&got.pairs, sizeof got.pairs);
     double dT = max_abs_diff(ref.transformation, got.transformation, 16);
     int both = (ref.iterations < got.iterations ? ref.iterations : got.iterations) + 1;
     double dmse = normalised_error(ref.mse, got.mse, both);
@@ -649,6 +677,8 @@ static int run_batch_case(const ptreg_device_info *info, int fp64, const batch_c
     }
     /* the CPU's plain path (libm's exp, no FMA) against its lanes: how far
      * rounding alone moves these answers */
+    digest(got.T, 16 * b.set.count * sizeof *got.T);
+    digest(got.iterations, b.set.count * sizeof *got.iterations);
     const batch_parity p = compare_batch(&b, &ref, &got), base = compare_batch(&b, &ref, &plain);
     /* the same tolerance without double precision (moments and Horn in
      * float): the answers are then within ~3e-7 on POCL */
@@ -768,9 +798,9 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
             snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "; %llu guard words overwritten",
                      (unsigned long long)(dev->guard_violations - guards));
         }
-        printf("%s %-10s %-10s m=%zu n=%zu seed=%llu: %s (%.0f ms)\n", ok > 0 ? "ok  " : ok < 0 ? "skip" : "FAIL",
-               op_name(pc->op), cloud_name(pc->cloud), c.m, c.n, (unsigned long long)pc->seed, detail,
-               ptreg_time_ms() - t0);
+        printf("%s %-10s %-10s m=%zu n=%zu seed=%llu: %s (%.0f ms) [bits %016llx]\n",
+               ok > 0 ? "ok  " : ok < 0 ? "skip" : "FAIL", op_name(pc->op), cloud_name(pc->cloud), c.m, c.n,
+               (unsigned long long)pc->seed, detail, ptreg_time_ms() - t0, take_digest());
         *passed += ok > 0;
         *failed += ok == 0;
         free_clouds(&c);
@@ -787,8 +817,9 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
             snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "; %llu guard words overwritten",
                      (unsigned long long)(dev->guard_violations - guards));
         }
-        printf("%s batch      %-14s seed=%llu: %s (%.0f ms)\n", ok ? "ok  " : "FAIL", bc ? bc->name : "refusals",
-               (unsigned long long)(bc ? bc->seed : 0), detail, ptreg_time_ms() - t0);
+        printf("%s batch      %-14s seed=%llu: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL",
+               bc ? bc->name : "refusals", (unsigned long long)(bc ? bc->seed : 0), detail, ptreg_time_ms() - t0,
+               take_digest());
         *passed += ok;
         *failed += !ok;
     }
@@ -823,5 +854,6 @@ int main(void)
         return required ? 1 : CHECK_EXIT_SKIP;
     }
     printf("%d passed, %d failed\n", passed, failed);
+    ptreg_devices_release();
     return failed ? 1 : 0;
 }

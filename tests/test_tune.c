@@ -149,6 +149,16 @@ static void test_search(void)
     CHECK(ptreg_tune_search(&s, &m, fake_measure, &f, &o, &r, NULL) == PTREG_OK);
     CHECK(r.default_kept && r.best == r.fallback);
     ptreg_tune_result_free(&r);
+    /* a budget spent at once: the default, last in the enumeration here,
+     * is still measured (first), so a winner has something to beat */
+    s.params[0].fallback = 16;
+    o.budget_s = 1e-9;
+    o.min_gain = 1.0;
+    f.calls = 0;
+    CHECK(ptreg_tune_search(&s, &m, fake_measure, &f, &o, &r, NULL) == PTREG_OK);
+    CHECK_MSG(r.fallback < r.count && r.candidates[r.fallback].passed && r.candidates[r.fallback].point[0] == 16,
+              "a budget run out: the default measured %d", r.fallback < r.count && r.candidates[r.fallback].passed);
+    ptreg_tune_result_free(&r);
 }
 
 /* The pair engine's candidates: every one checked against the reference;

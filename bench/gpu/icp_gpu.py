@@ -15,6 +15,7 @@ the figure is the median over every round's runs.
 
 Cases (the aerial-refuelling sizes, and a LiDAR-sized one):
   blob, aircraft   ptreg synth: a 40k-point model, a 30k-point scan, 10 degrees off
+                   (--model-points, --scan-points: other sizes, for a dry run)
   bunny            Stanford bun045 onto bun000 (~40k each), 3 degrees and 5 mm off
                    the truth of bun.conf (needs --data: the folder holding bunny/)
   1m               ptreg synth blob: 1M-point model, 1M-point scan, 5 degrees off
@@ -93,9 +94,14 @@ def prepare(args, ptreg):
         if name in ("blob", "aircraft", "1m"):
             big = name == "1m"
             shape = "blob" if big else name
+            npts = (1000000, 1000000) if big else (args.model_points, args.scan_points)
+            if npts != ((1000000, 1000000) if big else (40000, 30000)):  # not the default: its own files
+                model, scan = (os.path.join(args.work, "%s_%d_%d_%s.ply" % (name, npts[0], npts[1], w))
+                               for w in ("model", "scan"))
+                index = os.path.join(args.work, "%s_%d_%d.pti" % (name, npts[0], npts[1]))
             if not os.path.exists(scan):
                 run([ptreg, "synth", "--shape", shape, "--model", model, "--model-points",
-                     "1000000" if big else "40000", "-o", scan, "--points", "1000000" if big else "30000",
+                     str(npts[0]), "-o", scan, "--points", str(npts[1]),
                      "--max-angle", "5" if big else "10", "--noise", "0.002", "--seed", "1"])
             write_matrix(init, axis_angle([0, 0, 1], 0.0))  # the scan's own pose: up to 10 degrees off
         elif name == "bunny":
@@ -215,6 +221,8 @@ def main():
     ap.add_argument("--out", default=".")
     ap.add_argument("--data", default=None, help="a folder holding bunny/ (Stanford scans)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--model-points", type=int, default=40000, help="blob and aircraft: the model's points")
+    ap.add_argument("--scan-points", type=int, default=30000, help="blob and aircraft: the scan's points")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=20, help="registrations per GPU run")
     ap.add_argument("--cpu-repeat", type=int, default=3, help="registrations per CPU run")

@@ -15,12 +15,25 @@
 # --quick (or less than 5 minutes left after the tests and the batch
 # benchmark) leaves out the bunny and the 1M-point case, and the batch
 # benchmark's 10^6 pairs, per-pair targets and most layouts.
+# Environment:
+#   PTREG_GPU_BUILD=DIR     take an existing build (DIR/ptreg, DIR/tests, DIR/bench)
+#                           instead of building afresh in scratch
+#   PTREG_GPU_PREBUILT=1    take .gpu/bin without trying to build
+#   PTREG_GPU_DEVICES=LIST  the devices to run on (default: every device that
+#                           says "gpu": true, never a stand-in or POCL)
+#   PTREG_GPU_{BATCH,PAIRS,HARRIS,FEATURES,BENCH,TORCH,TUNE}_ARGS: more options
+#                           for each step (a dry run's smaller sizes);
+#   PTREG_GPU_TUNE_SIZES="pair=N,lddmm=N,harris=N,fpfh=N": the tuner's sizes
+# A dry run through the CUDA driver stand-in: tests/cuda_standin/gpu_run.sh.
 set -uo pipefail
 OUT=${1:?usage: bench/gpu/run.sh OUTDIR [--quick]}
 QUICK=${2:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 scratch=${TMPDIR:-/tmp}/ptreg-gpu
 mkdir -p "$OUT" "$scratch"
+# no result of an earlier run may stand in for this run's (the build and
+# the ICP benchmark's clouds stay)
+rm -f "$scratch"/*.md "$scratch"/*.json "$scratch"/*.txt "$scratch"/*.csv
 exec > >(tee "$OUT/log.txt") 2>&1
 started=$(date +%s)
 elapsed() { echo $(($(date +%s) - started)); }
@@ -57,8 +70,18 @@ fi
 
 step "build (CUDA and OpenCL backends)"
 bin="" tests="" batch="" pairs="" harris="" features=""
-# PTREG_GPU_PREBUILT=1 takes .gpu/bin without trying to build
-if [ -z "${PTREG_GPU_PREBUILT:-}" ] && command -v cmake >/dev/null && command -v pkg-config >/dev/null &&
+# PTREG_GPU_BUILD=DIR takes a build made already; PTREG_GPU_PREBUILT=1 takes
+# .gpu/bin without trying to build
+if [ -n "${PTREG_GPU_BUILD:-}" ]; then
+    b=$(cd "$PTREG_GPU_BUILD" 2>/dev/null && pwd)
+    if [ -z "$b" ] || [ ! -x "$b/ptreg" ]; then
+        echo "PTREG_GPU_BUILD=$PTREG_GPU_BUILD: no ptreg there"
+        exit 1
+    fi
+    bin=$b/ptreg tests=$b/tests batch=$b/bench/batch_gpu pairs=$b/bench/pairs_gpu
+    harris=$b/bench/harris_gpu features=$b/bench/features_gpu
+    echo "PTREG_GPU_BUILD: using the build in $b"
+elif [ -z "${PTREG_GPU_PREBUILT:-}" ] && command -v cmake >/dev/null && command -v pkg-config >/dev/null &&
     timeout 300 cmake -S "$root" -B "$scratch/build" -DCMAKE_BUILD_TYPE=Release -DPTREG_CUDA=ON -DPTREG_OPENCL=ON \
         >"$scratch/build.log" 2>&1 &&
     timeout 300 cmake --build "$scratch/build" -j "$(nproc)" >>"$scratch/build.log" 2>&1; then
@@ -85,13 +108,28 @@ fi
 step "devices"
 "$bin" devices
 "$bin" devices --json >"$scratch/devices.json"
-# PTREG_GPU_DEVICES=opencl:0 (say) names the devices instead: a dry run on POCL
+# PTREG_GPU_DEVICES=opencl:0 (say) names the devices instead: a dry run on
+# POCL or on the CUDA driver stand-in; the automatic pick never takes either
 gpus=${PTREG_GPU_DEVICES:-$(python3 -c "
 import json, sys
 d = json.load(open(sys.argv[1]))
-print(','.join(x['device'] for x in d['devices'] if x['gpu'] and x['backend'] in ('cuda', 'opencl')))" \
+print(','.join(x['device'] for x in d['devices']
+               if x['gpu'] and not x.get('standin') and x['backend'] in ('cuda', 'opencl')))" \
     "$scratch/devices.json")}
 echo "GPU devices: ${gpus:-none}"
+# a device in use that is not a GPU: said here and in the report
+standin=$(python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+use = [x for x in sys.argv[2].split(',') if x]
+for x in d['devices']:
+    if x['device'] in use and x.get('standin'):
+        print('%s is the CUDA driver stand-in on POCL: timings mean nothing, the run proves the script.'
+              % x['device'])
+    elif x['device'] in use and not x['gpu']:
+        print('%s is not a GPU (%s): timings mean nothing, the run proves the script.' % (x['device'], x['name']))" \
+    "$scratch/devices.json" "$gpus" 2>/dev/null)
+[ -n "$standin" ] && echo "NOTE: $standin"
 
 step "device tests and the parity suite on every GPU device"
 : >"$OUT/parity.txt"
@@ -165,13 +203,22 @@ step "the autotuner on the first GPU: each device space, tuned against its defau
 dev=${gpus%%,*}
 # every candidate (40 at most) within a 15 s budget each, a private cache:
 # the E-step at 10^5 x 10^5 pairs, LDDMM at 20k landmarks, Harris on 256^2 x
-# 128, FPFH on 200k points
+# 128, FPFH on 200k points; PTREG_GPU_TUNE_SIZES (pair=N,...) other sizes,
+# PTREG_GPU_TUNE_ARGS more options (a dry run's "--budget 3 --reps 1")
+tune_sizes=${PTREG_GPU_TUNE_SIZES:-}
 for job in "pair 100000" "lddmm 20000" "harris 256" "fpfh 200000"; do
     set -- $job
     [ -n "$dev" ] || break
-    PTREG_TUNE_CACHE="$scratch/tune.json" timeout 45 "$bin" tune --kernel "$1" --device "$dev" --size "$2" \
-        --search exhaustive --reps 3 --budget 15 --csv "$scratch/tune_$1_$dev.csv" >>"$scratch/tune_gpu.txt" 2>&1
-    echo "exit $?" >>"$scratch/tune_gpu.txt"
+    for o in ${tune_sizes//,/ }; do
+        [ "${o%%=*}" = "$1" ] && set -- "$1" "${o#*=}"
+    done
+    {
+        echo "--- tune --kernel $1 --size $2 on $dev"
+        # shellcheck disable=SC2086
+        PTREG_TUNE_CACHE="$scratch/tune.json" timeout 45 "$bin" tune --kernel "$1" --device "$dev" --size "$2" \
+            --search exhaustive --reps 3 --budget 15 --csv "$scratch/tune_$1_$dev.csv" ${PTREG_GPU_TUNE_ARGS:-} 2>&1
+        echo "exit $?"
+    } >>"$scratch/tune_gpu.txt"
 done
 cat "$scratch/tune_gpu.txt"
 
@@ -206,9 +253,9 @@ timeout "$icp_s" python3 "$root/bench/gpu/icp_gpu.py" --ptreg "$bin" --devices "
 echo "exit $?"
 
 step "report"
-python3 - "$OUT" "$scratch" "$(elapsed)" "$gpus" <<'PY'
+python3 - "$OUT" "$scratch" "$(elapsed)" "$gpus" "$standin" <<'PY'
 import json, os, re, subprocess, sys
-out, scratch, seconds, gpus = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+out, scratch, seconds, gpus, standin = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
 def read(path, default=""):
     try:
         return open(path).read()
@@ -226,8 +273,9 @@ harris = read(os.path.join(scratch, "harris_gpu.md"), "(the Harris benchmark did
 features = read(os.path.join(scratch, "features_gpu.md"), "(the FPFH benchmark did not finish)\n")
 tune = read(os.path.join(scratch, "tune_gpu.txt"), "(the tuner did not run)\n")
 nvrtc = read(os.path.join(out, "nvrtc.txt"))
-report = ["# ptreg on the GPU machine", "",
+report = ["# ptreg on the GPU machine" + (" (a dry run: no GPU)" if standin else ""), "",
           "Made by `bench/gpu/run.sh` in %d s. GPU: %s. GPU devices ptreg found: %s." % (seconds, smi or "?", gpus or "none"),
+          *(["", "**Not a GPU run.** " + " ".join(standin.splitlines())] if standin else []),
           "", "## Device tests and parity suite", "", "```", *summary, "```", "",
           "## Batched EM-ICP (`batch_gpu`): ms per call from host memory, the kernel alone, pairs/s", "",
           batch, "",
@@ -239,14 +287,20 @@ report = ["# ptreg on the GPU machine", "",
           "## ICP, 30 iterations: ms per frame (model resident), and from host memory (+ the model's upload)", "",
           icp, "## Kernels for sm_90 (NVRTC, ptxas -v)", "", "```", nvrtc.strip(), "```", ""]
 open(os.path.join(out, "report.md"), "w").write("\n".join(report))
-results = {"seconds": seconds, "gpu": smi, "gpu_devices": gpus.split(",") if gpus else [], "parity": summary}
+results = {"seconds": seconds, "gpu": smi, "gpu_devices": gpus.split(",") if gpus else [],
+           "not_gpu": standin.splitlines(), "parity": summary}
 for name in ("devices.json", "icp_gpu.json", "batch_gpu.json", "pairs_gpu.json", "torch_pairs.json",
              "harris_gpu.json", "features_gpu.json"):
     try:
         results[name[:-5]] = json.load(open(os.path.join(scratch, name)))
     except (OSError, ValueError):
         results[name[:-5]] = None
+used = results["gpu_devices"]
+results["standin_devices"] = [x["device"] for x in (results["devices"] or {}).get("devices", [])
+                              if x["device"] in used and x.get("standin")]
 json.dump(results, open(os.path.join(out, "results.json"), "w"), indent=1)
+if standin:
+    print("NOTE: " + " ".join(standin.splitlines()))
 print("\n".join(summary[-8:]))
 print()
 print("\n".join(l for l in batch.splitlines() if l.startswith("Target")) or "(batch: no target line)")

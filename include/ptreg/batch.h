@@ -76,7 +76,8 @@ typedef struct ptreg_batch_stats {
     double time_ms;
     double pairs_per_s, gpts; /* pairs / s; pair terms / s / 1e9 */
     const char *isa;          /* the CPU's instruction set, or the device's name */
-    double kernel_ms;         /* on a device: the launches alone (its events); time_ms adds packing and copies */
+    double kernel_ms;         /* on a device: the launches alone (its events; -1 when it gave no timing);
+                                 time_ms adds packing and copies */
 } ptreg_batch_stats;
 
 /* Registers every pair: transform[16 * i ...] (row-major 4x4, taking pair

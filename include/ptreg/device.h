@@ -55,6 +55,7 @@ typedef struct ptreg_device_info {
     uint64_t local_memory_bytes;
     size_t max_work_group;
     int fp64;
+    int standin;            /* the CUDA driver stand-in of the tests (tests/cuda_standin): never a real GPU */
 } ptreg_device_info;
 
 /* Every device found, the CPU first; enumerated once per process (libraries
@@ -64,8 +65,9 @@ PTREG_API void ptreg_devices(const ptreg_device_info **list, size_t *count);
 /* A device's name ("NVIDIA H100 80GB HBM3", the CPU's model ...) from the
  * list; "device" when it is not there. The string belongs to the library. */
 PTREG_API const char *ptreg_device_name(const ptreg_device *device);
-/* Why a backend has no devices ("" when it has, or has not been looked
- * for): the library that was not found, the driver's error ... */
+/* Why a backend has no devices, or cannot run on those it has ("" when all
+ * is well, or it has not been looked for): the library that was not found,
+ * the driver's error, an NVRTC newer than the CUDA driver ... */
 PTREG_API const char *ptreg_backend_note(ptreg_backend backend);
 
 /* The device an operation runs on. `supported` holds the backends the

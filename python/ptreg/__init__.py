@@ -150,7 +150,8 @@ def devices() -> list:
     """The compute devices found: dicts with ``device`` (the name ``device=``
     options take: ``"cpu"``, ``"cuda:0"``, ``"opencl:1"`` ...), ``name``,
     ``vendor``, ``platform``, ``version``, ``is_gpu``, ``for_testing`` (a CPU
-    OpenCL driver, which ``"auto"`` never picks), ``memory_bytes``,
+    OpenCL driver, which ``"auto"`` never picks), ``standin`` (the CUDA
+    driver stand-in of ptreg's tests, never a real GPU), ``memory_bytes``,
     ``compute_units`` and ``fp64``."""
     return _core.devices()
 

@@ -466,6 +466,7 @@ static PyObject *py_devices(PyObject *self, PyObject *args)
                   put(e, "platform", PyUnicode_FromString(d->platform)) ||
                   put(e, "version", PyUnicode_FromString(d->version)) || put(e, "is_gpu", PyBool_FromLong(d->is_gpu)) ||
                   put(e, "for_testing", PyBool_FromLong(d->for_testing)) ||
+                  put(e, "standin", PyBool_FromLong(d->standin)) ||
                   put(e, "memory_bytes", PyLong_FromUnsignedLongLong(d->memory_bytes)) ||
                   put(e, "compute_units", PyLong_FromUnsignedLong(d->compute_units)) ||
                   put(e, "fp64", PyBool_FromLong(d->fp64)) || PyList_Append(out, e);

@@ -363,6 +363,16 @@ typedef struct atoms_report {
     int ranks;
 } atoms_report;
 
+/* Where the registrations ran: auto and PTREG_DEVICE resolved as the
+ * library resolves them. */
+static const char *resolved_device(const batch_request *r, char *buf, size_t size)
+{
+    ptreg_device on;
+    if (ptreg_device_resolve(&r->batch.device, PTREG_BATCH_BACKENDS, "batch registration", &on, NULL))
+        on = r->batch.device;
+    return ptreg_device_format(&on, buf, size);
+}
+
 static int print_atoms_json(const atoms_report *rep)
 {
     const batch_request *r = rep->r;
@@ -400,6 +410,8 @@ static int print_atoms_json(const atoms_report *rep)
     cJSON_AddNumberToObject(j, "gpts", s > 0 ? rep->s.tally.pair_terms / s / 1e9 : 0.0);
     cJSON_AddNumberToObject(j, "pair_terms", rep->s.tally.pair_terms);
     cJSON_AddStringToObject(j, "isa", o->stats.isa ? o->stats.isa : "");
+    char device[32];
+    cJSON_AddStringToObject(j, "device", resolved_device(r, device, sizeof device));
     cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
     cJSON_AddNumberToObject(j, "ranks", rep->ranks);
     if (rep->ranks > 1) {
@@ -622,7 +634,13 @@ static int print_pairs_report(const pairs_report *rep)
 {
     const double s = rep->stats.time_ms * 1e-3, n = rep->pairs ? (double)rep->pairs : 1.0;
     const double per_s = s > 0 ? (double)rep->pairs / s : 0.0, gpts = s > 0 ? rep->stats.pair_terms / s / 1e9 : 0.0;
-    const char *engine = rep->r->engine == ENGINE_LOOP ? "loop" : rep->r->engine == ENGINE_PLAIN ? "plain" : "lanes";
+    char device[32];
+    resolved_device(rep->r, device, sizeof device);
+    /* the engines are the CPU's: a device runs its own kernel */
+    const char *engine = strcmp(device, "cpu")                 ? "device"
+                         : rep->r->engine == ENGINE_LOOP  ? "loop"
+                         : rep->r->engine == ENGINE_PLAIN ? "plain"
+                                                          : "lanes";
     if (!rep->r->json) {
         printf("ptreg batch: %s, %zu pairs (%zu points), engine %s on %s, %d threads, %d ranks\n", rep->r->input,
                rep->pairs, rep->points, engine, rep->stats.isa ? rep->stats.isa : "", ptreg_get_num_threads(),
@@ -657,6 +675,7 @@ static int print_pairs_report(const pairs_report *rep)
     cJSON_AddNumberToObject(j, "gpts", gpts);
     cJSON_AddNumberToObject(j, "pair_terms", rep->stats.pair_terms);
     cJSON_AddStringToObject(j, "isa", rep->stats.isa ? rep->stats.isa : "");
+    cJSON_AddStringToObject(j, "device", device);
     cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
     cJSON_AddNumberToObject(j, "ranks", rep->ranks);
     if (rep->r->output)

@@ -33,8 +33,13 @@ static void print_device(const ptreg_device_info *d)
         printf("             %s kernels, %u threads, %.1f GiB\n", d->version, d->compute_units, gib(d->memory_bytes));
         return;
     }
-    printf("             %s, %s; %s\n", d->platform, d->version,
-           d->is_gpu ? "GPU" : d->for_testing ? "CPU driver: for tests, never chosen by auto" : "not a GPU");
+    const char *kind = d->is_gpu ? "GPU"
+                       : d->standin ? (d->for_testing ? "the CUDA driver stand-in on POCL: for tests, never a real GPU, "
+                                                        "chosen by auto only under with-cuda-standin.sh --auto"
+                                                      : "the CUDA driver stand-in on POCL: for tests, never a real GPU")
+                       : d->for_testing ? "CPU driver: for tests, never chosen by auto"
+                                        : "not a GPU";
+    printf("             %s, %s; %s\n", d->platform, d->version, kind);
     printf("             %.1f GiB, %u compute units, %llu KiB local memory, work-groups up to %zu, fp64 %s\n",
            gib(d->memory_bytes), d->compute_units, (unsigned long long)(d->local_memory_bytes / 1024),
            d->max_work_group, d->fp64 ? "yes" : "no");
@@ -52,6 +57,7 @@ static cJSON *json_device(const ptreg_device_info *d)
     cJSON_AddStringToObject(o, "version", d->version);
     cJSON_AddBoolToObject(o, "gpu", d->is_gpu);
     cJSON_AddBoolToObject(o, "for_testing", d->for_testing);
+    cJSON_AddBoolToObject(o, "standin", d->standin);
     cJSON_AddNumberToObject(o, "memory_bytes", (double)d->memory_bytes);
     cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
     cJSON_AddNumberToObject(o, "local_memory_bytes", (double)d->local_memory_bytes);
@@ -91,6 +97,14 @@ static int print_json(const ptreg_device_info *list, size_t count, const char *c
     return cli_json_print(o);
 }
 
+static int has_devices(const ptreg_device_info *list, size_t count, ptreg_backend backend)
+{
+    for (size_t i = 0; i < count; i++)
+        if (list[i].device.backend == backend)
+            return 1;
+    return 0;
+}
+
 int cli_run_devices(int argc, char **argv)
 {
     cli_args a;
@@ -109,7 +123,8 @@ int cli_run_devices(int argc, char **argv)
         print_device(&list[i]);
     for (ptreg_backend b = PTREG_BACKEND_CUDA; b <= PTREG_BACKEND_OPENCL; b++)
         if (ptreg_backend_note(b)[0])
-            printf("  %-10s none: %s\n", ptreg_backend_name(b), ptreg_backend_note(b));
+            printf("  %-10s %s: %s\n", ptreg_backend_name(b), has_devices(list, count, b) ? "but" : "none",
+                   ptreg_backend_note(b));
     printf("auto picks %s for a command with a GPU path (icp, emicp, lddmm, warp, harris3d, pfh, fpfh), the CPU "
            "for the others\n",
            choice);

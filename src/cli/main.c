@@ -101,6 +101,9 @@ int main(int argc, char **argv)
     }
     ptreg_atomic_journal_begin();
     int rc = e->run(argc - 2, argv + 2);
+    /* contexts, streams and kernels given back: a leak checker (the CUDA
+     * stand-in) then sees everything the command made released */
+    ptreg_devices_release();
     /* A step that went on without an allocation (the tuner's winner, JSON
      * not printed) may have changed the result: not a success. */
     if (rc == EXIT_OK && cli_out_of_memory()) {

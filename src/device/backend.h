@@ -60,7 +60,11 @@ typedef struct ptreg_backend_ops {
     ptreg_status (*build)(ptreg_dev *dev, const char *source, const char *defines, const char *label, void **program,
                           ptreg_error *err);
     void (*program_free)(ptreg_dev *dev, void *program);
-    ptreg_status (*kernel)(ptreg_dev *dev, void *program, const char *name, void **kernel, ptreg_error *err);
+    /* The kernel, and the most threads a work-group of it can have on
+     * this device (its registers and local memory decide: fewer than the
+     * device's max_work_group for a heavy kernel). */
+    ptreg_status (*kernel)(ptreg_dev *dev, void *program, const char *name, void **kernel, size_t *max_threads,
+                           ptreg_error *err);
     void (*kernel_free)(ptreg_dev *dev, void *kernel);
     ptreg_status (*alloc)(ptreg_dev *dev, size_t bytes, void **handle, ptreg_error *err);
     void (*free)(ptreg_dev *dev, void *handle);
@@ -99,6 +103,12 @@ struct ptreg_dev {
     ptreg_dprogram *programs; /* built programs, by name and options */
     int check_guards;         /* buffers' guard words checked when freed */
     uint64_t guard_violations;
+    int checked;              /* PTREG_DEVICE_CHECKED: wait after each launch, so a fault names its kernel */
+    size_t live_buffers;
+    /* Set by the backend when the device stopped working (a kernel
+     * faulted: on CUDA every later call fails): why. The device is opened
+     * afresh once its buffers are all freed (ptreg_dev_get). */
+    char fault[PTREG_ERROR_MESSAGE_MAX];
 };
 
 struct ptreg_dbuf {
@@ -135,6 +145,7 @@ typedef struct ptreg_dkernel {
     ptreg_dev *dev;
     void *handle;
     char name[64];
+    size_t max_threads; /* in a work-group, on this device */
 } ptreg_dkernel;
 
 /* A kernel of a built program (looked up once, kept with the program). */

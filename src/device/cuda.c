@@ -1,10 +1,16 @@
 #define _POSIX_C_SOURCE 200809L /* strdup, strtok_r */
 /* The CUDA backend: the driver API (libcuda.so.1) and NVRTC (libnvrtc.so),
  * both loaded with dlopen, so one binary runs with or without them. Kernels
- * are compiled at run time for the device's own architecture and cached on
- * disk (kernel_cache.c); launched with cuLaunchKernel and an argument
- * array, on one stream per device. The headers only give the types and the
- * versioned symbol names (cuMemAlloc is cuMemAlloc_v2 ...). */
+ * are compiled at run time for the device's own architecture by an NVRTC
+ * no newer than the driver, and cached on disk once the driver took them
+ * (kernel_cache.c); launched with cuLaunchKernel and an argument array
+ * whose sizes are checked against the kernel's own, on one stream per
+ * device. Every call makes the device's context current and puts back
+ * the caller's. A kernel fault is named (PTREG_DEVICE_CHECKED waits after
+ * each launch) and marks the device unusable until it is opened afresh.
+ * The headers only give the types and the versioned symbol names
+ * (cuMemAlloc is cuMemAlloc_v2 ...). Tested without a GPU through the
+ * driver stand-in (tests/cuda_standin). */
 #include <cuda.h>
 #include <nvrtc.h>
 
@@ -21,13 +27,16 @@
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 
-#define CU_FUNCTIONS(X)                                                                                        \
-    X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceTotalMem)  \
-    X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)        \
-    X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuModuleLoadData) X(cuModuleUnload)          \
-    X(cuModuleGetFunction) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)                \
-    X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord)               \
+#define CU_FUNCTIONS(X)                                                                                         \
+    X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceTotalMem)   \
+    X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuDevicePrimaryCtxReset) \
+    X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)          \
+    X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuMemAlloc)            \
+    X(cuMemFree) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)                   \
+    X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord)                \
     X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetErrorName)
+/* CUDA 12.4's: without it, argument sizes go unchecked. */
+#define CU_OPTIONAL(X) X(cuFuncGetParamInfo)
 
 #define NVRTC_FUNCTIONS(X)                                                                                    \
     X(nvrtcVersion) X(nvrtcCreateProgram) X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize)                    \
@@ -37,6 +46,7 @@
 #define DECLARE_POINTER(f) __typeof__(f) *f;
 static struct {
     CU_FUNCTIONS(DECLARE_POINTER)
+    CU_OPTIONAL(DECLARE_POINTER)
 } cu;
 static struct {
     NVRTC_FUNCTIONS(DECLARE_POINTER)
@@ -55,51 +65,31 @@ static struct {
 #define LOAD_CU(f) LOAD_POINTER(cu, f, #f)
 #define LOAD_NVRTC(f) LOAD_POINTER(nvrtc, f, #f)
 
-static void *open_first(const char *const *names, size_t count, const char **which)
-{
-    for (size_t i = 0; i < count; i++) {
-        void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (lib) {
-            *which = names[i];
-            return lib;
-        }
-    }
-    return NULL;
-}
+static void *driver_lib;
+static int driver_version;     /* 13000 for CUDA 13.0; 0 without a driver */
+static int nvrtc_major, nvrtc_minor;
+static char nvrtc_path[256];
 
 static int load_driver(char *note, size_t note_size)
 {
     static const char *const names[] = {"libcuda.so.1", "libcuda.so"};
-    const char *library = "libcuda.so.1";
-    void *lib = open_first(names, 2, &library);
+    const char *library = names[0];
+    void *lib = NULL;
+    for (size_t i = 0; i < 2 && !lib; i++)
+        lib = dlopen(library = names[i], RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         snprintf(note, note_size, "no CUDA driver (libcuda.so.1) found");
         return 0;
     }
     CU_FUNCTIONS(LOAD_CU)
-    return 1;
-}
-
-static int load_nvrtc(char *note, size_t note_size)
-{
-    /* PTREG_NVRTC names the library when it is not on the loader's path
-     * (a pip wheel's, say) */
-    const char *env = getenv("PTREG_NVRTC");
-    const char *const names[] = {env && *env ? env : "libnvrtc.so", "libnvrtc.so", "libnvrtc.so.13",
-                                 "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so"};
-    const char *library = "libnvrtc.so";
-    void *lib = open_first(names, sizeof names / sizeof names[0], &library);
-    if (!lib) {
-        snprintf(note, note_size, "no NVRTC (libnvrtc.so) found; set PTREG_NVRTC to its path");
-        return 0;
-    }
-    NVRTC_FUNCTIONS(LOAD_NVRTC)
+    *(void **)&cu.cuFuncGetParamInfo = dlsym(lib, "cuFuncGetParamInfo");
+    driver_lib = lib;
     return 1;
 }
 
 static pthread_once_t driver_once = PTHREAD_ONCE_INIT, nvrtc_once = PTHREAD_ONCE_INIT;
 static int driver_loaded, nvrtc_loaded;
-static char driver_note[200], nvrtc_note[200];
+static char driver_note[200], nvrtc_note[400];
 
 static void driver_load_once(void)
 {
@@ -111,17 +101,85 @@ static void driver_load_once(void)
             cu.cuGetErrorName(rc, &name);
             snprintf(driver_note, sizeof driver_note, "cuInit failed: %s (%d)", name, (int)rc);
             driver_loaded = 0;
+        } else if (cu.cuDriverGetVersion(&driver_version) != CUDA_SUCCESS) {
+            driver_version = 0;
         }
     }
 }
 
-static void nvrtc_load_once(void) { nvrtc_loaded = load_nvrtc(nvrtc_note, sizeof nvrtc_note); }
+/* A driver runs the cubins of its own CUDA major version and older ones:
+ * an NVRTC of a newer major makes images it refuses. */
+static int nvrtc_fits_driver(int major) { return !driver_version || major <= driver_version / 1000; }
+
+/* Opens one NVRTC; NULL when absent, or when it is newer than the driver
+ * (rejected then says so). */
+static void *open_nvrtc(const char *name, char *rejected, size_t rejected_size)
+{
+    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    nvrtcResult (*version)(int *, int *) = NULL;
+    if (lib)
+        *(void **)&version = dlsym(lib, "nvrtcVersion");
+    int major = 0, minor = 0;
+    if (!version || version(&major, &minor) != NVRTC_SUCCESS)
+        return NULL; /* left loaded: an NVRTC may have registered exit handlers */
+    if (!nvrtc_fits_driver(major)) {
+        snprintf(rejected, rejected_size, "%s is NVRTC %d.%d, newer than the CUDA driver (%d.%d), which would refuse "
+                 "its kernels", name, major, minor, driver_version / 1000, driver_version % 1000 / 10);
+        return NULL;
+    }
+    nvrtc_major = major, nvrtc_minor = minor;
+    snprintf(nvrtc_path, sizeof nvrtc_path, "%s", name);
+    return lib;
+}
+
+/* PTREG_NVRTC when set (a pip wheel's NVRTC, say: taken or refused, never
+ * replaced by another); else the newest on the loader's path that the
+ * driver can use. */
+static int load_nvrtc(char *note, size_t note_size)
+{
+    const char *env = getenv("PTREG_NVRTC");
+    char names[12][64], rejected[300] = "";
+    size_t count = 0;
+    if (env && *env)
+        snprintf(names[count++], sizeof names[0], "%.63s", env);
+    else {
+        for (int major = 13; major >= 11; major--)
+            snprintf(names[count++], sizeof names[0], "libnvrtc.so.%d", major);
+        snprintf(names[count++], sizeof names[0], "libnvrtc.so");
+        snprintf(names[count++], sizeof names[0], "/usr/local/cuda/lib64/libnvrtc.so");
+    }
+    void *lib = NULL;
+    for (size_t i = 0; i < count && !lib; i++) {
+        char why[300] = "";
+        lib = open_nvrtc(names[i], why, sizeof why);
+        if (why[0] && !rejected[0])
+            snprintf(rejected, sizeof rejected, "%s", why);
+    }
+    if (!lib && rejected[0]) {
+        snprintf(note, note_size, "no usable NVRTC: %s; install the NVRTC of the driver's CUDA version "
+                 "(pip: nvidia-cuda-nvrtc-cu%d) and name it in PTREG_NVRTC", rejected, driver_version / 1000);
+        return 0;
+    }
+    if (!lib) {
+        snprintf(note, note_size, "no NVRTC (%s) found; set PTREG_NVRTC to its path", env && *env ? env : "libnvrtc.so");
+        return 0;
+    }
+    const char *library = nvrtc_path;
+    NVRTC_FUNCTIONS(LOAD_NVRTC)
+    return 1;
+}
+
+static void nvrtc_load_once(void)
+{
+    pthread_once(&driver_once, driver_load_once);
+    nvrtc_loaded = load_nvrtc(nvrtc_note, sizeof nvrtc_note);
+}
 
 int ptreg_nvrtc_available(char *note, size_t note_size)
 {
     pthread_once(&nvrtc_once, nvrtc_load_once);
-    if (!nvrtc_loaded && note)
-        snprintf(note, note_size, "%s", nvrtc_note);
+    if (!nvrtc_loaded && note && note_size)
+        snprintf(note, note_size, "%.*s", (int)(note_size - 1), nvrtc_note);
     return nvrtc_loaded;
 }
 
@@ -133,17 +191,24 @@ static const char *cu_error_name(CUresult rc)
     return "CUDA_ERROR";
 }
 
-#define CU_FAIL(dev, err, call, what, rc) ptreg_dev_fail(dev, err, call, what, cu_error_name(rc), (long)(rc))
-
 /* ---- NVRTC ---- */
 
-/* "-DA=1 -DB=2" as separate options, after the fixed ones. */
-static int split_options(char *defines, const char **options, int count, int cap)
+/* "-DA=1 -DB=2" as separate options after the fixed ones, in an array
+ * with room for them all; NULL without memory. */
+static const char **split_options(char *defines, const char *const *fixed, int nfixed, int *count)
 {
+    int words = 1;
+    for (const char *c = defines; *c; c++)
+        words += *c == ' ';
+    const char **options = malloc((size_t)(nfixed + words) * sizeof *options);
+    if (!options)
+        return NULL;
+    memcpy(options, fixed, (size_t)nfixed * sizeof *options);
+    *count = nfixed;
     char *save = NULL;
-    for (char *tok = strtok_r(defines, " ", &save); tok && count < cap; tok = strtok_r(NULL, " ", &save))
-        options[count++] = tok;
-    return count;
+    for (char *tok = strtok_r(defines, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+        options[(*count)++] = tok;
+    return options;
 }
 
 static char *program_log(nvrtcProgram p)
@@ -183,23 +248,26 @@ ptreg_status ptreg_nvrtc_compile(const char *source, const char *defines, const 
     if (!ptreg_nvrtc_available(note, sizeof note))
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s", note);
     char arch_option[48], *defs = strdup(defines ? defines : "");
-    if (!defs)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s_%d", ptx ? "compute" : "sm", arch);
-    /* --fmad=false: the kernels' distances are the CPU's bits (dialect.h) */
-    const char *options[64] = {arch_option, "--fmad=false", "--std=c++14", "-DPTREG_FP64=1"};
-    int count = 4;
-    if (verbose)
-        options[count++] = "--ptxas-options=-v";
-    count = split_options(defs, options, count, 64);
+    /* --fmad=false: the kernels' distances are the CPU's bits (dialect.h);
+     * double precision is the program's defines' to say (PTREG_FP64) */
+    const char *const fixed[] = {arch_option, "--fmad=false", "--std=c++14", "--ptxas-options=-v"};
+    int count = 0;
+    const char **options = defs ? split_options(defs, fixed, verbose ? 4 : 3, &count) : NULL;
+    if (!options) {
+        free(defs);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    }
     nvrtcProgram p;
     nvrtcResult rc = nvrtc.nvrtcCreateProgram(&p, source, label, 0, NULL, NULL);
     if (rc != NVRTC_SUCCESS) {
+        free(options);
         free(defs);
         return ptreg_error_set(err, PTREG_ERR_RUNTIME, "NVRTC: nvrtcCreateProgram failed for the %s kernels: %s",
                                label, nvrtc.nvrtcGetErrorString(rc));
     }
     rc = nvrtc.nvrtcCompileProgram(p, count, options);
+    free(options);
     free(defs);
     out->log = program_log(p);
     ptreg_status st = PTREG_OK;
@@ -246,18 +314,69 @@ static int nvrtc_target(int arch, int *ptx)
 
 /* ---- the driver ---- */
 
+#define MAX_ARGS 64
+/* Small uploads go through a pinned ring the stream reads from: the
+ * caller's memory (a pose on its stack, say) may be gone before the
+ * stream gets there. Larger ones wait for their copy. */
+#define STAGE_BYTES (1u << 20)
+#define STAGE_SMALL (64u << 10)
+
 typedef struct cuda_state {
     CUdevice device;
     CUcontext context;
     CUstream stream;
     int arch; /* 90 for sm_90 */
-    int driver_version;
+    pthread_mutex_t stage_lock;
+    char *stage; /* pinned; NULL when the driver gave none (uploads then wait) */
+    size_t stage_used;
+    char last_kernel[64];
 } cuda_state;
+
+typedef struct cuda_function {
+    CUfunction f;
+    int nparams; /* -1: the driver cannot say (cuFuncGetParamInfo is CUDA 12.4's) */
+    uint16_t param_size[MAX_ARGS];
+} cuda_function;
 
 static int attribute(CUdevice d, CUdevice_attribute a)
 {
     int v = 0;
     return cu.cuDeviceGetAttribute(&v, a, d) == CUDA_SUCCESS ? v : 0;
+}
+
+/* The driver stand-in of the tests (tests/cuda_standin) says so. */
+static int driver_is_standin(void) { return driver_lib && dlsym(driver_lib, "ptreg_cuda_standin"); }
+
+static void describe(ptreg_device_info *info, int i, CUdevice d, int have_nvrtc, const char *nvrtc_state)
+{
+    memset(info, 0, sizeof *info);
+    info->device = (ptreg_device){PTREG_BACKEND_CUDA, i};
+    if (cu.cuDeviceGetName(info->name, sizeof info->name, d) != CUDA_SUCCESS)
+        snprintf(info->name, sizeof info->name, "CUDA device %d", i);
+    snprintf(info->vendor, sizeof info->vendor, "NVIDIA");
+    int major = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    int minor = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    snprintf(info->version, sizeof info->version, "sm_%d%d", major, minor);
+    char nv[64] = "no NVRTC: cannot compile kernels";
+    if (have_nvrtc)
+        snprintf(nv, sizeof nv, "NVRTC %d.%d", nvrtc_major, nvrtc_minor);
+    snprintf(info->platform, sizeof info->platform, "CUDA driver %d.%d, %s", driver_version / 1000,
+             driver_version % 1000 / 10, have_nvrtc ? nv : nvrtc_state[0] ? "no usable NVRTC" : nv);
+    size_t mem = 0;
+    cu.cuDeviceTotalMem(&mem, d);
+    info->memory_bytes = mem;
+    info->compute_units = (uint32_t)attribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    info->local_memory_bytes = (uint64_t)attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
+    info->max_work_group = (size_t)attribute(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    info->fp64 = 1;
+    info->is_gpu = 1;
+    if (driver_is_standin()) {
+        /* never a real GPU: auto takes it only when asked (scripts/with-cuda-standin.sh --auto) */
+        const char *asked = getenv("PTREG_CUDA_STANDIN_AUTO");
+        info->standin = 1;
+        info->is_gpu = 0;
+        info->for_testing = !(asked && !strcmp(asked, "1"));
+    }
 }
 
 static size_t cuda_enumerate(ptreg_device_info *infos, size_t cap, char *note, size_t note_size)
@@ -267,51 +386,92 @@ static size_t cuda_enumerate(ptreg_device_info *infos, size_t cap, char *note, s
         snprintf(note, note_size, "%s", driver_note);
         return 0;
     }
-    int count = 0, driver = 0;
+    int count = 0;
     CUresult rc = cu.cuDeviceGetCount(&count);
     if (rc != CUDA_SUCCESS || count == 0) {
         snprintf(note, note_size, "no CUDA device (%s)", rc == CUDA_SUCCESS ? "none present" : cu_error_name(rc));
         return 0;
     }
-    cu.cuDriverGetVersion(&driver);
-    char nvrtc_state[200] = "";
+    char nvrtc_state[400] = "";
     int have_nvrtc = ptreg_nvrtc_available(nvrtc_state, sizeof nvrtc_state);
     size_t n = 0;
     for (int i = 0; i < count && n < cap; i++) {
         CUdevice d;
-        if (cu.cuDeviceGet(&d, i) != CUDA_SUCCESS)
-            continue;
-        ptreg_device_info *info = &infos[n++];
-        memset(info, 0, sizeof *info);
-        info->device = (ptreg_device){PTREG_BACKEND_CUDA, i};
-        if (cu.cuDeviceGetName(info->name, sizeof info->name, d) != CUDA_SUCCESS)
-            snprintf(info->name, sizeof info->name, "CUDA device %d", i);
-        snprintf(info->vendor, sizeof info->vendor, "NVIDIA");
-        int major = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
-        int minor = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-        snprintf(info->version, sizeof info->version, "sm_%d%d", major, minor);
-        snprintf(info->platform, sizeof info->platform, "CUDA driver %d.%d, %s", driver / 1000, driver % 1000 / 10,
-                 have_nvrtc ? "NVRTC" : "no NVRTC: cannot compile kernels");
-        size_t mem = 0;
-        cu.cuDeviceTotalMem(&mem, d);
-        info->memory_bytes = mem;
-        info->compute_units = (uint32_t)attribute(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-        info->local_memory_bytes = (uint64_t)attribute(d, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
-        info->max_work_group = (size_t)attribute(d, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-        info->is_gpu = 1;
-        info->fp64 = 1;
+        if (cu.cuDeviceGet(&d, i) == CUDA_SUCCESS)
+            describe(&infos[n++], i, d, have_nvrtc, nvrtc_state);
     }
+    if (!have_nvrtc) /* the devices are there, but nothing can be compiled for them: say why */
+        snprintf(note, note_size, "cannot compile kernels: %s", nvrtc_state);
     return n;
+}
+
+/* Every call makes the device's context current on the calling thread
+ * (it may not be the one that opened it) and puts the caller's back: an
+ * application with a context of its own finds it current afterwards. */
+static cuda_state *enter(ptreg_dev *dev)
+{
+    cuda_state *s = dev->impl;
+    cu.cuCtxPushCurrent(s->context);
+    return s;
+}
+
+static void leave(void)
+{
+    CUcontext ignored;
+    cu.cuCtxPopCurrent(&ignored);
+}
+
+/* The codes after which the context is lost: a kernel faulted. */
+static int context_lost(CUresult rc)
+{
+    switch (rc) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE: return 1;
+    default: return 0;
+    }
+}
+
+/* A failed call. After a fault, every call fails with the fault's code,
+ * wherever it is first seen: say so, name the last kernel launched, and
+ * mark the device (ptreg_dev_get opens it afresh once its buffers are
+ * freed). */
+static ptreg_status cu_fail(ptreg_dev *dev, ptreg_error *err, const char *call, const char *what, CUresult rc)
+{
+    if (!context_lost(rc))
+        return ptreg_dev_fail(dev, err, call, what, cu_error_name(rc), (long)rc);
+    cuda_state *s = dev->impl;
+    if (!dev->fault[0])
+        snprintf(dev->fault, sizeof dev->fault, "%s: a kernel fault (%s, %d) seen at %s%s%s; the last kernel "
+                 "launched was %s", dev->label, cu_error_name(rc), (int)rc, call, what && *what ? " for " : "",
+                 what ? what : "", s && s->last_kernel[0] ? s->last_kernel : "none");
+    return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s%s", dev->fault,
+                           dev->checked ? "" : " (PTREG_DEVICE_CHECKED=1 waits after each launch and names the kernel "
+                                               "that faulted)");
+}
+
+static void free_state(cuda_state *s)
+{
+    pthread_mutex_destroy(&s->stage_lock);
+    free(s);
 }
 
 static ptreg_status cuda_open(ptreg_dev *dev, ptreg_error *err)
 {
-    char note[200];
+    char note[400];
     if (!ptreg_nvrtc_available(note, sizeof note))
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: cannot compile kernels: %s", dev->label, note);
     cuda_state *s = calloc(1, sizeof *s);
     if (!s)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", dev->label);
+    pthread_mutex_init(&s->stage_lock, NULL);
     const char *call = "cuDeviceGet";
     CUresult rc = cu.cuDeviceGet(&s->device, dev->info.device.index);
     if (rc == CUDA_SUCCESS) {
@@ -319,64 +479,62 @@ static ptreg_status cuda_open(ptreg_dev *dev, ptreg_error *err)
         rc = cu.cuDevicePrimaryCtxRetain(&s->context, s->device);
     }
     if (rc == CUDA_SUCCESS) {
-        call = "cuCtxSetCurrent";
-        rc = cu.cuCtxSetCurrent(s->context);
-        if (rc == CUDA_SUCCESS) {
-            call = "cuStreamCreate";
-            rc = cu.cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING);
-        }
+        dev->impl = s;
+        enter(dev);
+        call = "cuStreamCreate";
+        rc = cu.cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING);
+        if (rc == CUDA_SUCCESS && cu.cuMemAllocHost((void **)&s->stage, STAGE_BYTES) != CUDA_SUCCESS)
+            s->stage = NULL;
+        leave();
         if (rc != CUDA_SUCCESS)
             cu.cuDevicePrimaryCtxRelease(s->device);
     }
     if (rc != CUDA_SUCCESS) {
-        free(s);
-        return CU_FAIL(dev, err, call, "", rc);
+        dev->impl = NULL;
+        free_state(s);
+        return cu_fail(dev, err, call, "", rc);
     }
     s->arch = 10 * attribute(s->device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) +
               attribute(s->device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
-    cu.cuDriverGetVersion(&s->driver_version);
-    dev->impl = s;
     return PTREG_OK;
 }
 
-/* Every call first makes the device's context current: the calling thread
- * may not be the one that opened it. */
-static cuda_state *current(ptreg_dev *dev)
-{
-    cuda_state *s = dev->impl;
-    cu.cuCtxSetCurrent(s->context);
-    return s;
-}
-
+/* A faulted context is reset on the way out: the next open starts clean. */
 static void cuda_close(ptreg_dev *dev)
 {
-    cuda_state *s = current(dev);
+    cuda_state *s = enter(dev);
+    if (s->stage)
+        cu.cuMemFreeHost(s->stage);
     cu.cuStreamDestroy(s->stream);
+    leave();
+    if (dev->fault[0])
+        cu.cuDevicePrimaryCtxReset(s->device);
     cu.cuDevicePrimaryCtxRelease(s->device);
-    free(s);
+    free_state(s);
 }
 
-/* The cubin (or PTX) for this device: from the disk cache, else compiled
- * and stored there. */
-static ptreg_status module_image(cuda_state *s, const char *source, const char *defines, const char *label,
-                                 void **image, size_t *size, ptreg_error *err)
+/* The cubin (or PTX) for this device: from the disk cache, else compiled.
+ * cached says which (a refused cached image is removed, a new one is
+ * stored once the driver took it). */
+static ptreg_status module_image(const cuda_state *s, const char *source, const char *defines, const char *label,
+                                 const char *const parts[4], void **image, size_t *size, int *cached,
+                                 ptreg_error *err)
 {
-    int ptx, target = nvrtc_target(s->arch, &ptx), major = 0, minor = 0;
-    nvrtc.nvrtcVersion(&major, &minor);
-    char arch[32], versions[64];
-    snprintf(arch, sizeof arch, "%s_%d", ptx ? "compute" : "sm", target);
-    snprintf(versions, sizeof versions, "driver %d nvrtc %d.%d", s->driver_version, major, minor);
-    const char *parts[] = {source, defines, arch, versions};
-    const char *kind = ptx ? "ptx" : "cubin";
-    if (ptreg_kernel_cache_load(kind, parts, 4, image, size))
+    int ptx, target = nvrtc_target(s->arch, &ptx);
+    const int nvrtc_version = nvrtc_major * 1000 + nvrtc_minor * 10;
+    if (ptx && nvrtc_version > driver_version)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "NVRTC %d.%d does not know sm_%d, and its PTX needs a CUDA "
+                               "driver of %d.%d or newer (this one is %d.%d)", nvrtc_major, nvrtc_minor, s->arch,
+                               nvrtc_major, nvrtc_minor, driver_version / 1000, driver_version % 1000 / 10);
+    *cached = ptreg_kernel_cache_load(ptx ? "ptx" : "cubin", parts, 4, image, size);
+    if (*cached)
         return PTREG_OK;
     ptreg_nvrtc_output out;
     ptreg_status st = ptreg_nvrtc_compile(source, defines, label, target, ptx, 0, &out, err);
     if (st)
         return st;
-    ptreg_kernel_cache_store(kind, parts, 4, out.image, out.size);
-    *image = out.image;
     *size = out.size;
+    *image = out.image;
     out.image = NULL;
     ptreg_nvrtc_output_free(&out);
     return PTREG_OK;
@@ -385,34 +543,86 @@ static ptreg_status module_image(cuda_state *s, const char *source, const char *
 static ptreg_status cuda_build(ptreg_dev *dev, const char *source, const char *defines, const char *label,
                                void **program, ptreg_error *err)
 {
-    cuda_state *s = current(dev);
-    void *image;
-    size_t size;
-    ptreg_status st = module_image(s, source, defines, label, &image, &size, err);
+    cuda_state *s = dev->impl;
+    int ptx, target = nvrtc_target(s->arch, &ptx), cached = 0;
+    char arch[32], versions[64];
+    snprintf(arch, sizeof arch, "%s_%d", ptx ? "compute" : "sm", target);
+    snprintf(versions, sizeof versions, "driver %d nvrtc %d.%d", driver_version, nvrtc_major, nvrtc_minor);
+    const char *const parts[] = {source, defines, arch, versions};
+    const char *kind = ptx ? "ptx" : "cubin";
+    void *image = NULL;
+    size_t size = 0;
+    ptreg_status st = module_image(s, source, defines, label, parts, &image, &size, &cached, err);
     if (st)
         return st;
+    enter(dev);
     CUmodule module;
     CUresult rc = cu.cuModuleLoadData(&module, image);
+    leave();
+    if (rc == CUDA_SUCCESS && !cached)
+        ptreg_kernel_cache_store(kind, parts, 4, image, size);
+    if (rc != CUDA_SUCCESS && cached)
+        ptreg_kernel_cache_forget(kind, parts, 4);
     free(image);
-    if (rc != CUDA_SUCCESS)
-        return CU_FAIL(dev, err, "cuModuleLoadData", label, rc);
+    if (rc != CUDA_SUCCESS) {
+        char what[480];
+        snprintf(what, sizeof what, "the %s kernels (%s by NVRTC %d.%d at %s, for a CUDA %d.%d driver)", label, arch,
+                 nvrtc_major, nvrtc_minor, nvrtc_path, driver_version / 1000, driver_version % 1000 / 10);
+        return cu_fail(dev, err, "cuModuleLoadData", what, rc);
+    }
     *program = module;
     return PTREG_OK;
 }
 
 static void cuda_program_free(ptreg_dev *dev, void *program)
 {
-    current(dev);
+    enter(dev);
     cu.cuModuleUnload(program);
+    leave();
 }
 
-static ptreg_status cuda_kernel(ptreg_dev *dev, void *program, const char *name, void **kernel, ptreg_error *err)
+/* Each parameter's size, where the driver can say (CUDA 12.4). */
+static void read_param_sizes(cuda_function *k)
 {
-    current(dev);
-    CUfunction f;
-    CUresult rc = cu.cuModuleGetFunction(&f, program, name);
-    *kernel = f;
-    return rc == CUDA_SUCCESS ? PTREG_OK : CU_FAIL(dev, err, "cuModuleGetFunction", name, rc);
+    k->nparams = -1;
+    if (!cu.cuFuncGetParamInfo)
+        return;
+    size_t offset, size;
+    int i = 0;
+    while (i < MAX_ARGS && cu.cuFuncGetParamInfo(k->f, (size_t)i, &offset, &size) == CUDA_SUCCESS)
+        k->param_size[i++] = (uint16_t)size;
+    k->nparams = i;
+}
+
+static ptreg_status cuda_kernel(ptreg_dev *dev, void *program, const char *name, void **kernel, size_t *max_threads,
+                                ptreg_error *err)
+{
+    cuda_function *k = calloc(1, sizeof *k);
+    if (!k)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    enter(dev);
+    int threads = 0;
+    const char *call = "cuModuleGetFunction";
+    CUresult rc = cu.cuModuleGetFunction(&k->f, program, name);
+    if (rc == CUDA_SUCCESS) {
+        call = "cuFuncGetAttribute";
+        rc = cu.cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, k->f);
+        read_param_sizes(k);
+    }
+    leave();
+    if (rc != CUDA_SUCCESS) {
+        free(k);
+        return cu_fail(dev, err, call, name, rc);
+    }
+    *kernel = k;
+    *max_threads = (size_t)threads;
+    return PTREG_OK;
+}
+
+static void cuda_kernel_free(ptreg_dev *dev, void *kernel)
+{
+    (void)dev;
+    free(kernel);
 }
 
 /* A CUdeviceptr travels in the void * handle. */
@@ -420,112 +630,184 @@ static CUdeviceptr dptr(void *handle, size_t offset) { return (CUdeviceptr)(uint
 
 static ptreg_status cuda_alloc(ptreg_dev *dev, size_t bytes, void **handle, ptreg_error *err)
 {
-    current(dev);
+    enter(dev);
     CUdeviceptr p = 0;
     CUresult rc = cu.cuMemAlloc(&p, bytes);
+    leave();
     if (rc == CUDA_ERROR_OUT_OF_MEMORY)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of device memory for %zu bytes", dev->label, bytes);
     if (rc != CUDA_SUCCESS)
-        return CU_FAIL(dev, err, "cuMemAlloc", "", rc);
+        return cu_fail(dev, err, "cuMemAlloc", "", rc);
     *handle = (void *)(uintptr_t)p;
     return PTREG_OK;
 }
 
 static void cuda_free(ptreg_dev *dev, void *handle)
 {
-    current(dev);
+    enter(dev);
     cu.cuMemFree(dptr(handle, 0));
+    leave();
 }
 
-/* From pageable memory the copy has left the caller's buffer when the call
- * returns, so the caller may reuse it at once. */
+/* Through the pinned ring when small (its space is reused only after the
+ * stream has passed it), else straight from the caller's memory, waiting
+ * for the copy: either way the caller may reuse its bytes at once. */
 static ptreg_status cuda_write(ptreg_dev *dev, void *handle, size_t offset, const void *src, size_t bytes,
                                ptreg_error *err)
 {
-    cuda_state *s = current(dev);
-    CUresult rc = cu.cuMemcpyHtoDAsync(dptr(handle, offset), src, bytes, s->stream);
-    return rc == CUDA_SUCCESS ? PTREG_OK : CU_FAIL(dev, err, "cuMemcpyHtoDAsync", "", rc);
+    cuda_state *s = enter(dev);
+    const char *call = "cuMemcpyHtoDAsync";
+    CUresult rc = CUDA_SUCCESS;
+    pthread_mutex_lock(&s->stage_lock);
+    if (s->stage && bytes <= STAGE_SMALL) {
+        if (s->stage_used + bytes > STAGE_BYTES) {
+            call = "cuStreamSynchronize";
+            rc = cu.cuStreamSynchronize(s->stream);
+            s->stage_used = 0;
+        }
+        char *at = s->stage + s->stage_used;
+        if (rc == CUDA_SUCCESS) {
+            memcpy(at, src, bytes);
+            s->stage_used += (bytes + 255) / 256 * 256;
+            call = "cuMemcpyHtoDAsync";
+            rc = cu.cuMemcpyHtoDAsync(dptr(handle, offset), at, bytes, s->stream);
+        }
+    } else {
+        rc = cu.cuMemcpyHtoDAsync(dptr(handle, offset), src, bytes, s->stream);
+        if (rc == CUDA_SUCCESS)
+            call = "cuStreamSynchronize", rc = cu.cuStreamSynchronize(s->stream);
+    }
+    pthread_mutex_unlock(&s->stage_lock);
+    leave();
+    return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, call, "", rc);
 }
 
 static ptreg_status cuda_read(ptreg_dev *dev, void *handle, size_t offset, void *dst, size_t bytes, ptreg_error *err)
 {
-    cuda_state *s = current(dev);
+    cuda_state *s = enter(dev);
     CUresult rc = cu.cuMemcpyDtoHAsync(dst, dptr(handle, offset), bytes, s->stream);
     const char *call = "cuMemcpyDtoHAsync";
     if (rc == CUDA_SUCCESS)
         call = "cuStreamSynchronize", rc = cu.cuStreamSynchronize(s->stream);
-    return rc == CUDA_SUCCESS ? PTREG_OK : CU_FAIL(dev, err, call, "", rc);
+    leave();
+    return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, call, "", rc);
 }
 
 static ptreg_status cuda_fill(ptreg_dev *dev, void *handle, size_t offset, size_t bytes, uint32_t word,
                               ptreg_error *err)
 {
-    cuda_state *s = current(dev);
+    cuda_state *s = enter(dev);
     CUresult rc = cu.cuMemsetD32Async(dptr(handle, offset), word, bytes / 4, s->stream);
-    return rc == CUDA_SUCCESS ? PTREG_OK : CU_FAIL(dev, err, "cuMemsetD32Async", "", rc);
+    leave();
+    return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, "cuMemsetD32Async", "", rc);
 }
 
 static ptreg_status cuda_copy(ptreg_dev *dev, void *dst, size_t dst_offset, void *src, size_t src_offset,
                               size_t bytes, ptreg_error *err)
 {
-    cuda_state *s = current(dev);
+    cuda_state *s = enter(dev);
     CUresult rc = cu.cuMemcpyDtoDAsync(dptr(dst, dst_offset), dptr(src, src_offset), bytes, s->stream);
-    return rc == CUDA_SUCCESS ? PTREG_OK : CU_FAIL(dev, err, "cuMemcpyDtoDAsync", "", rc);
+    leave();
+    return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, "cuMemcpyDtoDAsync", "", rc);
+}
+
+static size_t karg_size(ptreg_karg_kind kind)
+{
+    return kind == PTREG_KARG_U32 || kind == PTREG_KARG_I32 || kind == PTREG_KARG_F32 ? 4 : 8;
+}
+
+/* The arguments against the kernel's own parameters: the driver reads as
+ * many bytes as the kernel says, whatever the caller meant. */
+static ptreg_status check_arguments(const ptreg_dev *dev, const cuda_function *k, const char *name, size_t nargs,
+                                    const ptreg_karg *args, ptreg_error *err)
+{
+    if (nargs > MAX_ARGS)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: %s: %zu arguments (at most %d)", dev->label, name, nargs,
+                               MAX_ARGS);
+    if (k->nparams < 0)
+        return PTREG_OK;
+    if (nargs != (size_t)k->nparams)
+        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: kernel %s takes %d arguments, %zu were given", dev->label,
+                               name, k->nparams, nargs);
+    for (size_t i = 0; i < nargs; i++)
+        if (karg_size(args[i].kind) != k->param_size[i])
+            return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: kernel %s's argument %zu is %u bytes, %zu were given "
+                                   "(float and double mixed up?)", dev->label, name, i,
+                                   (unsigned)k->param_size[i], karg_size(args[i].kind));
+    return PTREG_OK;
 }
 
 static ptreg_status cuda_launch(ptreg_dev *dev, void *kernel, const char *name, unsigned dims, const size_t groups[3],
                                 const size_t local[3], size_t nargs, const ptreg_karg *args, ptreg_error *err)
 {
-    cuda_state *s = current(dev);
-    void *params[64];
-    if (nargs > 64)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: %s: %zu arguments (at most 64)", dev->label, name, nargs);
+    const cuda_function *k = kernel;
+    ptreg_status st = check_arguments(dev, k, name, nargs, args, err);
+    if (st)
+        return st;
+    void *params[MAX_ARGS];
     for (size_t i = 0; i < nargs; i++)
         params[i] = args[i].kind == PTREG_KARG_BUF ? (void *)&args[i].v.buf->handle : (void *)&args[i].v;
     unsigned g[3] = {1, 1, 1}, b[3] = {1, 1, 1};
     for (unsigned d = 0; d < dims && d < 3; d++)
         g[d] = (unsigned)groups[d], b[d] = (unsigned)local[d];
-    CUresult rc = cu.cuLaunchKernel(kernel, g[0], g[1], g[2], b[0], b[1], b[2], 0, s->stream, params, NULL);
-    return rc == CUDA_SUCCESS ? PTREG_OK : CU_FAIL(dev, err, "cuLaunchKernel", name, rc);
+    cuda_state *s = enter(dev);
+    snprintf(s->last_kernel, sizeof s->last_kernel, "%s", name);
+    CUresult rc = cu.cuLaunchKernel(k->f, g[0], g[1], g[2], b[0], b[1], b[2], 0, s->stream, params, NULL);
+    const char *call = "cuLaunchKernel";
+    if (rc == CUDA_SUCCESS && dev->checked) {
+        call = "cuStreamSynchronize after its launch";
+        rc = cu.cuStreamSynchronize(s->stream);
+        if (context_lost(rc) && !dev->fault[0]) /* checked: this kernel is the one */
+            snprintf(dev->fault, sizeof dev->fault, "%s: kernel %s faulted: %s (%d)", dev->label, name,
+                     cu_error_name(rc), (int)rc);
+    }
+    leave();
+    return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, call, name, rc);
 }
 
 static ptreg_status cuda_finish(ptreg_dev *dev, ptreg_error *err)
 {
-    cuda_state *s = current(dev);
+    cuda_state *s = enter(dev);
     CUresult rc = cu.cuStreamSynchronize(s->stream);
-    return rc == CUDA_SUCCESS ? PTREG_OK : CU_FAIL(dev, err, "cuStreamSynchronize", "", rc);
+    leave();
+    return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, "cuStreamSynchronize", "", rc);
 }
 
 static ptreg_status cuda_event_record(ptreg_dev *dev, void **event, ptreg_error *err)
 {
-    cuda_state *s = current(dev);
+    cuda_state *s = enter(dev);
     CUevent e;
+    const char *call = "cuEventCreate";
     CUresult rc = cu.cuEventCreate(&e, CU_EVENT_DEFAULT);
-    if (rc != CUDA_SUCCESS)
-        return CU_FAIL(dev, err, "cuEventCreate", "", rc);
-    if ((rc = cu.cuEventRecord(e, s->stream)) != CUDA_SUCCESS) {
+    if (rc == CUDA_SUCCESS && (rc = cu.cuEventRecord(e, s->stream)) != CUDA_SUCCESS) {
+        call = "cuEventRecord";
         cu.cuEventDestroy(e);
-        return CU_FAIL(dev, err, "cuEventRecord", "", rc);
     }
+    leave();
+    if (rc != CUDA_SUCCESS)
+        return cu_fail(dev, err, call, "", rc);
     *event = e;
     return PTREG_OK;
 }
 
 static ptreg_status cuda_event_elapsed(ptreg_dev *dev, void *start, void *end, double *ms, ptreg_error *err)
 {
-    current(dev);
+    enter(dev);
     float t = 0.0f;
+    const char *call = "cuEventSynchronize";
     CUresult rc = cu.cuEventSynchronize(end);
     if (rc == CUDA_SUCCESS)
-        rc = cu.cuEventElapsedTime(&t, start, end);
+        call = "cuEventElapsedTime", rc = cu.cuEventElapsedTime(&t, start, end);
+    leave();
     *ms = t;
-    return rc == CUDA_SUCCESS ? PTREG_OK : CU_FAIL(dev, err, "cuEventElapsedTime", "", rc);
+    return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, call, "", rc);
 }
 
 static void cuda_event_free(ptreg_dev *dev, void *event)
 {
-    current(dev);
+    enter(dev);
     cu.cuEventDestroy(event);
+    leave();
 }
 
 const ptreg_backend_ops ptreg_cuda_ops = {
@@ -536,7 +818,7 @@ const ptreg_backend_ops ptreg_cuda_ops = {
     .build = cuda_build,
     .program_free = cuda_program_free,
     .kernel = cuda_kernel,
-    .kernel_free = NULL,
+    .kernel_free = cuda_kernel_free,
     .alloc = cuda_alloc,
     .free = cuda_free,
     .write = cuda_write,

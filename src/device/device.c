@@ -25,7 +25,7 @@ static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static ptreg_device_info device_list[MAX_DEVICES];
 static size_t device_count;
 static int enumerated;
-static char backend_notes[4][256];
+static char backend_notes[4][512];
 static ptreg_dev *opened[MAX_DEVICES];
 
 /* ---- names ---- */
@@ -206,7 +206,7 @@ static ptreg_device auto_device(unsigned supported)
         if (!(supported & PTREG_BACKEND_BIT(order[o])))
             continue;
         for (size_t i = 0; i < count; i++)
-            if (list[i].device.backend == order[o] && list[i].is_gpu && !list[i].for_testing)
+            if (list[i].device.backend == order[o] && (list[i].is_gpu || list[i].standin) && !list[i].for_testing)
                 return list[i].device;
     }
     return (ptreg_device){PTREG_BACKEND_CPU, 0};
@@ -302,6 +302,24 @@ const char *ptreg_device_name(const ptreg_device *device)
     return "device";
 }
 
+static void drop_programs(ptreg_dev *dev);
+
+/* A device whose backend said it stopped working (a kernel faulted) is
+ * closed and opened afresh, once nothing of the old one is in use. */
+static ptreg_status reopen_if_faulted(ptreg_dev *dev, ptreg_error *err)
+{
+    if (!dev->fault[0])
+        return PTREG_OK;
+    if (dev->live_buffers)
+        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s; it is unusable until the %zu buffers still on it (models, "
+                               "indices) are freed", dev->fault, dev->live_buffers);
+    drop_programs(dev);
+    dev->ops->close(dev);
+    dev->fault[0] = '\0';
+    dev->impl = NULL;
+    return dev->ops->open(dev, err);
+}
+
 ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **out, ptreg_error *err)
 {
     size_t at;
@@ -323,6 +341,7 @@ ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **out, ptreg_er
             pthread_mutex_init(&dev->lock, NULL);
             snprintf(dev->label, sizeof dev->label, "%s (%.120s)", name, info->name);
             dev->check_guards = env_flag("PTREG_DEVICE_GUARDS");
+            dev->checked = env_flag("PTREG_DEVICE_CHECKED");
             /* the tests run the kernels' single-precision variants on
              * devices that have double precision too */
             dev->info.fp64 = dev->info.fp64 && !env_flag("PTREG_DEVICE_NO_FP64");
@@ -331,6 +350,16 @@ ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **out, ptreg_er
                 free(dev);
             else
                 opened[at] = dev;
+        }
+    }
+    if (!st && opened[at] && opened[at]->fault[0]) {
+        pthread_mutex_lock(&opened[at]->lock);
+        st = reopen_if_faulted(opened[at], err);
+        pthread_mutex_unlock(&opened[at]->lock);
+        if (st && !opened[at]->impl) { /* closed, not opened again: the next call tries anew */
+            pthread_mutex_destroy(&opened[at]->lock);
+            free(opened[at]);
+            opened[at] = NULL;
         }
     }
     *out = opened[at];
@@ -460,7 +489,7 @@ static ptreg_status kernel_locked(ptreg_dprogram *p, const char *name, ptreg_dke
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
     k->dev = p->dev;
     snprintf(k->name, sizeof k->name, "%s", name);
-    ptreg_status st = p->dev->ops->kernel(p->dev, p->handle, name, &k->handle, err);
+    ptreg_status st = p->dev->ops->kernel(p->dev, p->handle, name, &k->handle, &k->max_threads, err);
     if (st) {
         free(k);
         return st;
@@ -478,6 +507,15 @@ ptreg_status ptreg_dev_kernel(ptreg_dprogram *p, const char *name, ptreg_dkernel
     return st;
 }
 
+static void drop_programs(ptreg_dev *dev)
+{
+    while (dev->programs) {
+        ptreg_dprogram *next = dev->programs->next;
+        program_free(dev->programs);
+        dev->programs = next;
+    }
+}
+
 void ptreg_devices_release(void)
 {
     pthread_mutex_lock(&registry_lock);
@@ -485,12 +523,9 @@ void ptreg_devices_release(void)
         ptreg_dev *dev = opened[i];
         if (!dev)
             continue;
-        while (dev->programs) {
-            ptreg_dprogram *next = dev->programs->next;
-            program_free(dev->programs);
-            dev->programs = next;
-        }
-        dev->ops->close(dev);
+        drop_programs(dev);
+        if (dev->impl)
+            dev->ops->close(dev);
         pthread_mutex_destroy(&dev->lock);
         free(dev);
         opened[i] = NULL;
@@ -517,6 +552,7 @@ ptreg_status ptreg_dbuf_alloc(ptreg_dev *dev, size_t bytes, ptreg_dbuf **out, pt
         free(b);
         return st;
     }
+    __atomic_add_fetch(&dev->live_buffers, 1, __ATOMIC_RELAXED);
     *out = b;
     return PTREG_OK;
 }
@@ -540,9 +576,10 @@ void ptreg_dbuf_free(ptreg_dbuf *b)
 {
     if (!b)
         return;
-    if (b->dev->check_guards)
+    if (b->dev->check_guards && !b->dev->fault[0])
         check_guard(b);
     b->dev->ops->free(b->dev, b->handle);
+    __atomic_sub_fetch(&b->dev->live_buffers, 1, __ATOMIC_RELAXED);
     free(b);
 }
 
@@ -599,9 +636,16 @@ ptreg_status ptreg_dbuf_upload(ptreg_dev *dev, const void *src, size_t bytes, pt
 ptreg_status ptreg_dev_launch_groups(const ptreg_dkernel *k, unsigned dims, const size_t groups[3],
                                      const size_t local[3], size_t nargs, const ptreg_karg *args, ptreg_error *err)
 {
-    for (unsigned d = 0; d < dims; d++)
+    size_t threads = 1;
+    for (unsigned d = 0; d < dims; d++) {
         if (groups[d] == 0)
             return PTREG_OK; /* nothing to do */
+        threads *= local[d];
+    }
+    if (k->max_threads && threads > k->max_threads)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: kernel %s in work-groups of %zu threads: on this "
+                               "device it runs at most %zu (its registers and local memory decide)", k->dev->label,
+                               k->name, threads, k->max_threads);
     pthread_mutex_lock(&k->dev->lock);
     ptreg_status st = k->dev->ops->launch(k->dev, k->handle, k->name, dims, groups, local, nargs, args, err);
     pthread_mutex_unlock(&k->dev->lock);

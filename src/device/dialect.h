@@ -48,6 +48,7 @@ typedef long long i64;
 #define SQRT(x) sqrt(x)
 #define EXPF(x) expf(x)
 #define EXP(x) exp(x)
+#define FAST_EXPF(x) __expf(x) /* ex2.approx.ftz of x log2(e) */
 #define FMAF(a, b, c) fmaf((a), (b), (c))
 #define CEIL(x) ceil(x)
 #define LOCAL_ATOMIC_INC(p) atomicAdd((p), 1u)
@@ -89,11 +90,19 @@ typedef long i64;
 #define SHARED __local
 #define RESTRICT restrict
 
-#define LOCAL_ID_X ((u32)get_local_id(0))
 #define GROUP_ID_X ((u32)get_group_id(0))
 #define GROUP_SIZE_X ((u32)get_local_size(0))
 #define GROUPS_X ((u32)get_num_groups(0))
+#if PTREG_CUDA_STANDIN
+/* The CUDA stand-in's OpenCL build of a CUDA program (tests/cuda_standin):
+ * its prelude renumbers a group's threads (to run them between barriers
+ * in another order) and emulates CUDA's fast exp. */
+#define LOCAL_ID_X standin_local_id_x()
+#define GLOBAL_ID_X (GROUP_ID_X * GROUP_SIZE_X + LOCAL_ID_X)
+#else
+#define LOCAL_ID_X ((u32)get_local_id(0))
 #define GLOBAL_ID_X ((u32)get_global_id(0))
+#endif
 #define BARRIER() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 
 #define AS_FLOAT(u) as_float(u)
@@ -102,6 +111,11 @@ typedef long i64;
 #define SQRT(x) sqrt(x)
 #define EXPF(x) exp(x)
 #define EXP(x) exp(x)
+#if PTREG_CUDA_STANDIN
+#define FAST_EXPF(x) standin_expf_fast(x)
+#else
+#define FAST_EXPF(x) native_exp(x)
+#endif
 #define FMAF(a, b, c) fma((a), (b), (c))
 #define CEIL(x) ceil(x)
 #define LOCAL_ATOMIC_INC(p) atomic_inc(p)

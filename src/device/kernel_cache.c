@@ -125,3 +125,10 @@ void ptreg_kernel_cache_store(const char *kind, const char *const parts[], size_
     if (!ok || rename(tmp, path))
         remove(tmp);
 }
+
+void ptreg_kernel_cache_forget(const char *kind, const char *const parts[], size_t count)
+{
+    char path[1024];
+    if (cache_path(kind, parts, count, path, sizeof path))
+        remove(path);
+}

@@ -12,5 +12,7 @@ int ptreg_kernel_cache_load(const char *kind, const char *const parts[], size_t 
 /* Stores it (atomically; failures are silent: the cache is an optimisation). */
 void ptreg_kernel_cache_store(const char *kind, const char *const parts[], size_t count, const void *image,
                               size_t size);
+/* Removes it: an image the driver refused must not be handed back. */
+void ptreg_kernel_cache_forget(const char *kind, const char *const parts[], size_t count);
 
 #endif

@@ -18,7 +18,7 @@
     X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)         \
     X(clReleaseContext) X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clCreateProgramWithSource)        \
     X(clBuildProgram) X(clGetProgramBuildInfo) X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel)      \
-    X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clCreateBuffer) X(clReleaseMemObject)                      \
+    X(clGetKernelWorkGroupInfo) X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clCreateBuffer) X(clReleaseMemObject)                      \
     X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer) X(clEnqueueCopyBuffer) X(clFinish) \
     X(clEnqueueMarkerWithWaitList) X(clWaitForEvents) X(clGetEventProfilingInfo) X(clReleaseEvent)
 
@@ -80,7 +80,8 @@ static cl_platform_id device_platforms[MAX_CL_DEVICES];
 typedef struct ocl_state {
     cl_context context;
     cl_command_queue queue;
-    int rounded_sqrt; /* the device rounds fp32 sqrt and divide correctly when asked */
+    int rounded_sqrt;   /* the device rounds fp32 sqrt and divide correctly when asked */
+    cl_ulong max_alloc; /* the largest single buffer (OpenCL: often a quarter of the memory) */
 } ocl_state;
 
 /* A string property, cut to fit (the call fails outright on a short
@@ -182,6 +183,8 @@ static ptreg_status ocl_open(ptreg_dev *dev, ptreg_error *err)
     cl_device_fp_config fp32 = 0;
     cl.clGetDeviceInfo(id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp32, &fp32, NULL);
     s->rounded_sqrt = (fp32 & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+    if (cl.clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof s->max_alloc, &s->max_alloc, NULL) != CL_SUCCESS)
+        s->max_alloc = 0;
     dev->impl = s;
     return PTREG_OK;
 }
@@ -246,11 +249,20 @@ static void ocl_program_free(ptreg_dev *dev, void *program)
     cl.clReleaseProgram(program);
 }
 
-static ptreg_status ocl_kernel(ptreg_dev *dev, void *program, const char *name, void **kernel, ptreg_error *err)
+static ptreg_status ocl_kernel(ptreg_dev *dev, void *program, const char *name, void **kernel, size_t *max_threads,
+                              ptreg_error *err)
 {
     cl_int rc;
     *kernel = cl.clCreateKernel(program, name, &rc);
-    return *kernel ? PTREG_OK : CL_FAIL(dev, err, "clCreateKernel", name, rc);
+    if (!*kernel)
+        return CL_FAIL(dev, err, "clCreateKernel", name, rc);
+    /* the kernel's own limit, below the device's for a heavy kernel */
+    size_t group = 0;
+    if (cl.clGetKernelWorkGroupInfo(*kernel, device_ids[dev->info.device.index], CL_KERNEL_WORK_GROUP_SIZE,
+                                    sizeof group, &group, NULL) != CL_SUCCESS)
+        group = 0;
+    *max_threads = group;
+    return PTREG_OK;
 }
 
 static void ocl_kernel_free(ptreg_dev *dev, void *kernel)
@@ -261,6 +273,11 @@ static void ocl_kernel_free(ptreg_dev *dev, void *kernel)
 
 static ptreg_status ocl_alloc(ptreg_dev *dev, size_t bytes, void **handle, ptreg_error *err)
 {
+    const cl_ulong largest = ((ocl_state *)dev->impl)->max_alloc;
+    if (largest && bytes > largest)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: a buffer of %zu bytes is larger than the device's "
+                               "largest allocation (%llu bytes), whatever memory is free", dev->label, bytes,
+                               (unsigned long long)largest);
     cl_int rc;
     *handle = cl.clCreateBuffer(((ocl_state *)dev->impl)->context, CL_MEM_READ_WRITE, bytes, NULL, &rc);
     if (*handle)
@@ -363,7 +380,8 @@ static ptreg_status ocl_event_elapsed(ptreg_dev *dev, void *start, void *end, do
         rc = cl.clGetEventProfilingInfo(end, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
     if (rc != CL_SUCCESS)
         return CL_FAIL(dev, err, "clGetEventProfilingInfo", "", rc);
-    *ms = (double)(t1 - t0) * 1e-6;
+    /* the counters are unsigned: an end before the start must not wrap */
+    *ms = ((double)t1 - (double)t0) * 1e-6;
     return PTREG_OK;
 }
 

@@ -21,7 +21,12 @@ const ptreg_kernel_program ptreg_feat_kernels = {"point-features", feat_files};
 
 #define FEAT_CAP_MIN 32
 
-ptreg_status ptreg_feat_device_defines(size_t cap, int wg, char *defines, size_t size, ptreg_error *err)
+/* pfh.cl's local arrays for lists of up to cap entries: the points and
+ * normals (6 floats each), the indices, PFH's 125 bins and two flags. */
+static uint64_t feat_local_bytes(size_t cap) { return 4u * (7u * (uint64_t)cap + 125u + 2u); }
+
+ptreg_status ptreg_feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char *defines, size_t size,
+                                       ptreg_error *err)
 {
     if (cap > PTREG_FEAT_DEVICE_CAP_MAX)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
@@ -31,6 +36,11 @@ ptreg_status ptreg_feat_device_defines(size_t cap, int wg, char *defines, size_t
     size_t c = FEAT_CAP_MIN;
     while (c < cap)
         c *= 2;
+    if (local_bytes && feat_local_bytes(c) > local_bytes)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "PFH/FPFH on a device: neighbourhoods of up to %zu points need %llu bytes of local "
+                               "memory per work-group; the device has %llu (use a smaller k or radius, or the CPU)",
+                               cap, (unsigned long long)feat_local_bytes(c), (unsigned long long)local_bytes);
     snprintf(defines, size, "-DFEAT_WG=%d -DFEAT_CAP=%zu", wg ? wg : PTREG_FEAT_DEVICE_WG, c);
     return PTREG_OK;
 }
@@ -187,7 +197,8 @@ static ptreg_status feat_kernel(feat_run *r, const char *name, ptreg_dkernel **k
 {
     char defines[256];
     ptreg_dprogram *p;
-    ptreg_status st = ptreg_feat_device_defines(r->max_count, (int)r->wg, defines, sizeof defines, err);
+    ptreg_status st = ptreg_feat_device_defines(r->max_count, (int)r->wg, r->dev->info.local_memory_bytes, defines,
+                                                sizeof defines, err);
     st = st ? st : ptreg_dev_program(r->dev, &ptreg_feat_kernels, defines, &p, err);
     return st ? st : ptreg_dev_kernel(p, name, k, err);
 }

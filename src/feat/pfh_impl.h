@@ -22,8 +22,10 @@ extern const ptreg_kernel_program ptreg_knn_kernels, ptreg_feat_kernels;
 
 /* The -D options of the descriptor program for lists of up to cap entries
  * (rounded up to a power of two, at least 32) and wg threads per point (0:
- * PTREG_FEAT_DEVICE_WG). */
-ptreg_status ptreg_feat_device_defines(size_t cap, int wg, char *defines, size_t size, ptreg_error *err);
+ * PTREG_FEAT_DEVICE_WG), on a device with local_bytes of local (shared)
+ * memory per work-group (0: not checked). */
+ptreg_status ptreg_feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char *defines, size_t size,
+                                       ptreg_error *err);
 
 /* ptreg_pfh / ptreg_fpfh on a resolved GPU device (pfh.c has checked the
  * inputs and options). */

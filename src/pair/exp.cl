@@ -32,10 +32,8 @@ FN float engine_exp(float x)
 }
 
 
-#if PAIR_EXP_NATIVE && PTREG_DIALECT_CUDA
-#define PAIR_EXPF(x) __expf(x) /* ex2.approx of x log2(e): 2 instructions */
-#elif PAIR_EXP_NATIVE
-#define PAIR_EXPF(x) native_exp(x)
+#if PAIR_EXP_NATIVE
+#define PAIR_EXPF(x) FAST_EXPF(x) /* CUDA: ex2.approx of x log2(e), 2 instructions */
 #else
 #define PAIR_EXPF(x) engine_exp(x)
 #endif

@@ -260,7 +260,9 @@ static ptreg_karg karg_acc(const batch_run *r, double v)
     return r->acc == sizeof(double) ? KARG_F64(v) : KARG_F32(v);
 }
 
-/* The launch, timed by the device's events (kernel_ms). */
+/* The launch, timed by the device's events (kernel_ms) where the device
+ * can: a timing it refuses leaves the time unknown (-1), never the work
+ * undone (a fault on the device is still seen by the next read). */
 static ptreg_status chunk_launch(const batch_run *r, chunk *c, double *kernel_ms, ptreg_error *err)
 {
     const ptreg_batch_options *o = r->o;
@@ -283,14 +285,15 @@ static ptreg_status chunk_launch(const batch_run *r, chunk *c, double *kernel_ms
     const size_t groups[3] = {(c->n + r->layout.pairs - 1) / r->layout.pairs, 1, 1};
     const size_t local[3] = {(size_t)r->layout.pairs * r->layout.threads, 1, 1};
     ptreg_devent start = {0}, end = {0};
+    ptreg_error timing;
     double ms = 0.0;
-    ptreg_status st = ptreg_dev_event_record(r->dev, &start, err);
-    st = st ? st : ptreg_dev_launch_groups(r->kernel, 1, groups, local, sizeof args / sizeof args[0], args, err);
-    st = st ? st : ptreg_dev_event_record(r->dev, &end, err);
-    st = st ? st : ptreg_dev_event_elapsed(&start, &end, &ms, err);
+    int timed = !ptreg_dev_event_record(r->dev, &start, &timing);
+    ptreg_status st = ptreg_dev_launch_groups(r->kernel, 1, groups, local, sizeof args / sizeof args[0], args, err);
+    timed = timed && !st && !ptreg_dev_event_record(r->dev, &end, &timing) &&
+            !ptreg_dev_event_elapsed(&start, &end, &ms, &timing);
     ptreg_dev_event_free(&start);
     ptreg_dev_event_free(&end);
-    *kernel_ms += ms;
+    *kernel_ms = timed && *kernel_ms >= 0.0 ? *kernel_ms + ms : -1.0;
     return st;
 }
 

@@ -207,11 +207,16 @@ static ptreg_status descend(search *x, const ptreg_tune_machine *m, const double
     return st;
 }
 
+/* Every candidate in order, the default first: a budget that runs out
+ * must still leave the default measured, for the winner to be compared
+ * with (confirm_winner). */
 static ptreg_status exhaust(search *x, ptreg_error *err)
 {
-    ptreg_status st = PTREG_OK;
-    for (size_t i = 0; !st && i < x->r->count && !over_budget(x); i++)
-        st = measure(x, &x->r->candidates[i], x->o->reps, err);
+    ptreg_tune_result *r = x->r;
+    ptreg_status st = r->fallback < r->count ? measure(x, &r->candidates[r->fallback], x->o->reps, err) : PTREG_OK;
+    for (size_t i = 0; !st && i < r->count && !over_budget(x); i++)
+        if (i != r->fallback)
+            st = measure(x, &r->candidates[i], x->o->reps, err);
     return st;
 }
 
