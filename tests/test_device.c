@@ -252,7 +252,8 @@ static void test_limits(ptreg_dev *dev, const char *name)
  * afresh rather than loading it again. */
 static void test_kernel_cache(void)
 {
-    char dir[] = "/tmp/ptreg-cache-test-XXXXXX";
+    char dir[] = "/tmp/ptreg-cache-test-XXXXXX", *was = getenv("PTREG_KERNEL_CACHE");
+    was = was ? strdup(was) : NULL; /* the CUDA stand-in's own cache comes back after */
     CHECK(mkdtemp(dir) != NULL);
     setenv("PTREG_KERNEL_CACHE", dir, 1);
     const char *const parts[] = {"source", "-DWG=64", "sm_90", "driver 13000 nvrtc 13.0"};
@@ -265,7 +266,11 @@ static void test_kernel_cache(void)
     free(got);
     ptreg_kernel_cache_forget("cubin", parts, 4);
     CHECK(!ptreg_kernel_cache_load("cubin", parts, 4, &got, &size));
-    unsetenv("PTREG_KERNEL_CACHE");
+    if (was)
+        setenv("PTREG_KERNEL_CACHE", was, 1);
+    else
+        unsetenv("PTREG_KERNEL_CACHE");
+    free(was);
     CHECK(rmdir(dir) == 0);
 }
 

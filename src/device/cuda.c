@@ -347,7 +347,7 @@ static int attribute(CUdevice d, CUdevice_attribute a)
 /* The driver stand-in of the tests (tests/cuda_standin) says so. */
 static int driver_is_standin(void) { return driver_lib && dlsym(driver_lib, "ptreg_cuda_standin"); }
 
-static void describe(ptreg_device_info *info, int i, CUdevice d, int have_nvrtc, const char *nvrtc_state)
+static void describe(ptreg_device_info *info, int i, CUdevice d, int have_nvrtc)
 {
     memset(info, 0, sizeof *info);
     info->device = (ptreg_device){PTREG_BACKEND_CUDA, i};
@@ -357,11 +357,11 @@ static void describe(ptreg_device_info *info, int i, CUdevice d, int have_nvrtc,
     int major = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     int minor = attribute(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     snprintf(info->version, sizeof info->version, "sm_%d%d", major, minor);
-    char nv[64] = "no NVRTC: cannot compile kernels";
+    char nv[64] = "no usable NVRTC"; /* why: the backend's note */
     if (have_nvrtc)
         snprintf(nv, sizeof nv, "NVRTC %d.%d", nvrtc_major, nvrtc_minor);
     snprintf(info->platform, sizeof info->platform, "CUDA driver %d.%d, %s", driver_version / 1000,
-             driver_version % 1000 / 10, have_nvrtc ? nv : nvrtc_state[0] ? "no usable NVRTC" : nv);
+             driver_version % 1000 / 10, nv);
     size_t mem = 0;
     cu.cuDeviceTotalMem(&mem, d);
     info->memory_bytes = mem;
@@ -398,7 +398,7 @@ static size_t cuda_enumerate(ptreg_device_info *infos, size_t cap, char *note, s
     for (int i = 0; i < count && n < cap; i++) {
         CUdevice d;
         if (cu.cuDeviceGet(&d, i) == CUDA_SUCCESS)
-            describe(&infos[n++], i, d, have_nvrtc, nvrtc_state);
+            describe(&infos[n++], i, d, have_nvrtc);
     }
     if (!have_nvrtc) /* the devices are there, but nothing can be compiled for them: say why */
         snprintf(note, note_size, "cannot compile kernels: %s", nvrtc_state);

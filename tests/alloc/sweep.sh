@@ -46,16 +46,6 @@ make_inputs() {
         printf '[Ions]\nNumber=1\nIon1=Al\n[Ranges]\nNumber=1\nRange1=0 100 Vol:0.01 Al:1 Color:FF0000\n' \
             >"$IN/al.rrng" &&
         python3 "$(dirname "$0")/../cli/small_inputs.py" "$IN" &&
-        python3 - "$IN" <<'PY' &&
-import math, struct, sys
-w = sys.argv[1]
-# a pairs file (docs/FORMATS.md): two sources of 12 points, one shared target
-a = [(math.cos(i), math.sin(1.3 * i), 0.1 * i) for i in range(12)]
-b = [(x + 0.01, y, z) for x, y, z in a]
-with open(f"{w}/two.ptpairs", "wb") as f:
-    f.write(b"PTPAIRS1" + struct.pack("<QQ", 2, 1) + struct.pack("<3Q", 0, 12, 24) + struct.pack("<2Q", 0, 12))
-    f.write(struct.pack("<%df" % (3 * 36), *[c for p in a + b + a for c in p]))
-PY
     "$PTREG" lddmm "$IN/ellipse16.csv" "$IN/circle16.csv" --sigma 0.3 --max-iter 5 -o "$IN/r.vtk" >/dev/null &&
         PTREG_TUNE_CACHE="$IN/tune.json" "$PTREG" tune --size 1000 --sample 0.03 --reps 1 >/dev/null 2>&1 &&
         python3 - "$IN/tune.json" <<'PY'

@@ -1585,6 +1585,8 @@ static void report_at_exit(void)
     report_leaks();
     write_counts();
     const unsigned long total = violations;
+    if (!allocations && !primary.retains)
+        standin_pocl_shutdown();
     pthread_mutex_unlock(&big_lock);
     if (total && strict_exit) {
         fprintf(stderr, "cuda-standin: %lu violation%s: exit code 86\n", total, total == 1 ? "" : "s");

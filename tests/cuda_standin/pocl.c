@@ -19,8 +19,8 @@
 #include "standin.h"
 
 #define CL_CALLS(X)                                                                                              \
-    X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)             \
-    X(clCreateCommandQueue) X(clCreateProgramWithSource) X(clBuildProgram) X(clGetProgramBuildInfo)              \
+    X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext) X(clReleaseContext)            \
+    X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clCreateProgramWithSource) X(clBuildProgram) X(clGetProgramBuildInfo)              \
     X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel) X(clGetKernelInfo) X(clGetKernelArgInfo) X(clGetKernelWorkGroupInfo)   \
     X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clCreateBuffer) X(clReleaseMemObject)     \
     X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer) X(clEnqueueCopyBuffer) X(clFinish)
@@ -151,6 +151,17 @@ int standin_pocl_init(char *why, size_t why_size)
 static size_t back_zone(size_t bytes)
 {
     return bytes < ZONE_CHECKED ? ZONE_CHECKED : bytes > BACK_ZONE_MAX ? BACK_ZONE_MAX : bytes;
+}
+
+void standin_pocl_shutdown(void)
+{
+    if (!queue)
+        return;
+    cl.clFinish(queue);
+    cl.clReleaseCommandQueue(queue);
+    cl.clReleaseContext(context);
+    queue = NULL;
+    context = NULL;
 }
 
 uint64_t standin_pocl_max_alloc(void)

@@ -67,6 +67,9 @@ typedef struct standin_function standin_function;
 
 /* 0, or -1 with why: POCL could not be loaded or has no device. */
 int standin_pocl_init(char *why, size_t why_size);
+/* POCL's context and queue given back (at exit, once ptreg released all:
+ * POCL's worker threads then end before a leak checker stops the world). */
+void standin_pocl_shutdown(void);
 /* The OpenCL device's largest single allocation. */
 uint64_t standin_pocl_max_alloc(void);
 

@@ -64,17 +64,7 @@ make_inputs() {
         python3 "$root/tests/cli/small_inputs.py" "$IN" &&
         "$SI" "$PTREG" lddmm "$IN/ellipse16.csv" "$IN/circle16.csv" --sigma 0.3 --max-iter 5 -o "$IN/r.vtk" \
             >/dev/null &&
-        "$SI" "$PTREG" synth --shape apt-polycrystal -o "$IN/al.pos" --grains 2 --box 2 --seed 2 >/dev/null &&
-        python3 - "$IN" <<'PY'
-import math, struct, sys
-w = sys.argv[1]
-# a pairs file (docs/FORMATS.md): two sources of 12 points, one shared target
-a = [(math.cos(i), math.sin(1.3 * i), 0.1 * i) for i in range(12)]
-b = [(x + 0.01, y, z) for x, y, z in a]
-with open(f"{w}/two.ptpairs", "wb") as f:
-    f.write(b"PTPAIRS1" + struct.pack("<QQ", 2, 1) + struct.pack("<3Q", 0, 12, 24) + struct.pack("<2Q", 0, 12))
-    f.write(struct.pack("<%df" % (3 * 36), *[c for p in a + b + a for c in p]))
-PY
+        "$SI" "$PTREG" synth --shape apt-polycrystal -o "$IN/al.pos" --grains 2 --box 2 --seed 2 >/dev/null
 }
 
 problem() {
