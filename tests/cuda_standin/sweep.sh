@@ -6,7 +6,7 @@
 # included) and launches; then, for each kind of failure (alloc, copy,
 # launch, and fault: the N-th launch faults, seen at the next
 # synchronisation), it runs again with CUDA_STANDIN_FAIL=KIND:N, for every
-# N when the command makes at most SWEEP_SAMPLE (12) calls of that kind,
+# N when the command makes at most SWEEP_SAMPLE (8) calls of that kind,
 # else for a spread: the first 4, the last 4 and the rest evenly between.
 # Each failing run must
 #   - exit 4,
@@ -47,7 +47,7 @@ export PTREG_NUM_THREADS=1 CUDA_STANDIN_STRICT=1
 unset CUDA_STANDIN_FAIL CUDA_STANDIN_COUNTS CUDA_STANDIN_DRIVER_VERSION CUDA_STANDIN_STRICT_EXIT CUDA_STANDIN_QUIET \
     PTREG_DEVICE PTREG_DEVICE_CHECKED PTREG_CUDA_STANDIN_AUTO
 JOBS=${SWEEP_JOBS:-$(nproc 2>/dev/null || echo 2)}
-SAMPLE=${SWEEP_SAMPLE:-12}
+SAMPLE=${SWEEP_SAMPLE:-8}
 KINDS="alloc copy launch fault"
 IN=$WORK/in
 RUNS=$WORK/runs
