@@ -15,6 +15,7 @@
 #include <nvrtc.h>
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +59,7 @@ static struct {
  * signature. */
 #define LOAD_POINTER(table, f, plain)                                                               \
     if (!(*(void **)&table.f = dlsym(lib, STRINGIFY(f))) && !(*(void **)&table.f = dlsym(lib, plain))) { \
-        snprintf(note, note_size, "%s lacks %s (too old a version)", library, STRINGIFY(f));         \
+        snprintf(note, note_size, "%.300s lacks %s (too old a version)", library, STRINGIFY(f));         \
         return 0;                                                                                   \
     }
 /* #f here names the function before the header's macro renames it */
@@ -68,7 +69,8 @@ static struct {
 static void *driver_lib;
 static int driver_version;     /* 13000 for CUDA 13.0; 0 without a driver */
 static int nvrtc_major, nvrtc_minor;
-static char nvrtc_path[256];
+static char nvrtc_path[PATH_MAX];
+static char nvrtc_open_error[300]; /* the loader's words for the last NVRTC it could not open */
 
 static int load_driver(char *note, size_t note_size)
 {
@@ -117,11 +119,17 @@ static void *open_nvrtc(const char *name, char *rejected, size_t rejected_size)
 {
     void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     nvrtcResult (*version)(int *, int *) = NULL;
-    if (lib)
-        *(void **)&version = dlsym(lib, "nvrtcVersion");
+    if (!lib) {
+        const char *why = dlerror();
+        snprintf(nvrtc_open_error, sizeof nvrtc_open_error, "%s", why ? why : "dlopen failed");
+        return NULL;
+    }
+    *(void **)&version = dlsym(lib, "nvrtcVersion");
     int major = 0, minor = 0;
-    if (!version || version(&major, &minor) != NVRTC_SUCCESS)
+    if (!version || version(&major, &minor) != NVRTC_SUCCESS) {
+        snprintf(nvrtc_open_error, sizeof nvrtc_open_error, "%s has no working nvrtcVersion", name);
         return NULL; /* left loaded: an NVRTC may have registered exit handlers */
+    }
     if (!nvrtc_fits_driver(major)) {
         snprintf(rejected, rejected_size, "%s is NVRTC %d.%d, newer than the CUDA driver (%d.%d), which would refuse "
                  "its kernels", name, major, minor, driver_version / 1000, driver_version % 1000 / 10);
@@ -138,15 +146,22 @@ static void *open_nvrtc(const char *name, char *rejected, size_t rejected_size)
 static int load_nvrtc(char *note, size_t note_size)
 {
     const char *env = getenv("PTREG_NVRTC");
-    char names[12][64], rejected[300] = "";
+    char versioned[3][24], rejected[300] = "";
+    const char *names[6];
     size_t count = 0;
-    if (env && *env)
-        snprintf(names[count++], sizeof names[0], "%.63s", env);
-    else {
-        for (int major = 13; major >= 11; major--)
-            snprintf(names[count++], sizeof names[0], "libnvrtc.so.%d", major);
-        snprintf(names[count++], sizeof names[0], "libnvrtc.so");
-        snprintf(names[count++], sizeof names[0], "/usr/local/cuda/lib64/libnvrtc.so");
+    if (env && *env) {
+        if (strlen(env) >= sizeof nvrtc_path) {
+            snprintf(note, note_size, "PTREG_NVRTC is longer than %zu characters", sizeof nvrtc_path - 1);
+            return 0;
+        }
+        names[count++] = env;
+    } else {
+        for (int major = 13; major >= 11; major--) {
+            snprintf(versioned[13 - major], sizeof versioned[0], "libnvrtc.so.%d", major);
+            names[count++] = versioned[13 - major];
+        }
+        names[count++] = "libnvrtc.so";
+        names[count++] = "/usr/local/cuda/lib64/libnvrtc.so";
     }
     void *lib = NULL;
     for (size_t i = 0; i < count && !lib; i++) {
@@ -160,8 +175,12 @@ static int load_nvrtc(char *note, size_t note_size)
                  "(pip: nvidia-cuda-nvrtc-cu%d) and name it in PTREG_NVRTC", rejected, driver_version / 1000);
         return 0;
     }
+    if (!lib && env && *env) {
+        snprintf(note, note_size, "PTREG_NVRTC (%s) is no NVRTC: %s", env, nvrtc_open_error);
+        return 0;
+    }
     if (!lib) {
-        snprintf(note, note_size, "no NVRTC (%s) found; set PTREG_NVRTC to its path", env && *env ? env : "libnvrtc.so");
+        snprintf(note, note_size, "no NVRTC (libnvrtc.so) found; set PTREG_NVRTC to its path");
         return 0;
     }
     const char *library = nvrtc_path;
@@ -566,7 +585,7 @@ static ptreg_status cuda_build(ptreg_dev *dev, const char *source, const char *d
     free(image);
     if (rc != CUDA_SUCCESS) {
         char what[480];
-        snprintf(what, sizeof what, "the %s kernels (%s by NVRTC %d.%d at %s, for a CUDA %d.%d driver)", label, arch,
+        snprintf(what, sizeof what, "the %s kernels (%s by NVRTC %d.%d at %.200s, for a CUDA %d.%d driver)", label, arch,
                  nvrtc_major, nvrtc_minor, nvrtc_path, driver_version / 1000, driver_version % 1000 / 10);
         return cu_fail(dev, err, "cuModuleLoadData", what, rc);
     }
