@@ -59,7 +59,7 @@ static struct {
  * signature. */
 #define LOAD_POINTER(table, f, plain)                                                               \
     if (!(*(void **)&table.f = dlsym(lib, STRINGIFY(f))) && !(*(void **)&table.f = dlsym(lib, plain))) { \
-        snprintf(note, note_size, "%.300s lacks %s (too old a version)", library, STRINGIFY(f));         \
+        snprintf(note, note_size, "%.120s lacks %s (too old a version)", library, STRINGIFY(f));         \
         return 0;                                                                                   \
     }
 /* #f here names the function before the header's macro renames it */
