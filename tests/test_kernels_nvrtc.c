@@ -10,7 +10,7 @@
 #include "device/backend.h"
 #include "device/nvrtc.h"
 #include "nn/nn_device.h"
-#include "reg/batch_impl.h"
+#include "reg/batch_device.h"
 #include "pair/pair_device.h"
 #include "reg/emicp_impl.h"
 #include "reg/icp_impl.h"

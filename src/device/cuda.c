@@ -585,8 +585,8 @@ static ptreg_status cuda_build(ptreg_dev *dev, const char *source, const char *d
     free(image);
     if (rc != CUDA_SUCCESS) {
         char what[480];
-        snprintf(what, sizeof what, "the %s kernels (%s by NVRTC %d.%d at %.200s, for a CUDA %d.%d driver)", label, arch,
-                 nvrtc_major, nvrtc_minor, nvrtc_path, driver_version / 1000, driver_version % 1000 / 10);
+        snprintf(what, sizeof what, "the %s kernels (%s by NVRTC %d.%d at %.200s, for a CUDA %d.%d driver)", label,
+                 arch, nvrtc_major, nvrtc_minor, nvrtc_path, driver_version / 1000, driver_version % 1000 / 10);
         return cu_fail(dev, err, "cuModuleLoadData", what, rc);
     }
     *program = module;

@@ -31,14 +31,6 @@ void ptreg_harris3d_options_default(ptreg_harris3d_options *opt)
     opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
 }
 
-/* The window reaches 2 sigma, where the weight is e^-2 = 0.14 of the
- * centre's: wide enough to average, narrow enough that the window's edge
- * still counts. */
-double ptreg_harris3d_sigma(const ptreg_harris3d_options *opt)
-{
-    return opt->sigma > 0 ? opt->sigma : (opt->window - 1) / 4.0;
-}
-
 static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_device *on, ptreg_error *err)
 {
     if (o->window < 3 || o->window > PTREG_HARRIS_MAX_WINDOW || o->window % 2 == 0)
@@ -77,24 +69,6 @@ static ptreg_status check_volume(const ptreg_volume *v, ptreg_error *err)
                                    "harris3d: voxel (%zu, %zu, %zu) is not a finite float32 value", i % v->nx,
                                    i / v->nx % v->ny, i / (v->nx * v->ny));
     return PTREG_OK;
-}
-
-/* 1-D Gaussian weights over [-r, r], summing to 1. */
-static void gaussian_weights(int r, double sigma, double *w)
-{
-    double sum = 0;
-    for (int t = -r; t <= r; t++)
-        sum += w[t + r] = exp(-(double)(t * t) / (2 * sigma * sigma));
-    for (int t = 0; t <= 2 * r; t++)
-        w[t] /= sum;
-}
-
-void ptreg_harris3d_weights(int r, double sigma, float *w)
-{
-    double wd[2 * PTREG_HARRIS_MAX_RADIUS + 1];
-    gaussian_weights(r, sigma, wd);
-    for (int t = 0; t <= 2 * r; t++)
-        w[t] = (float)wd[t];
 }
 
 static int border_of(const ptreg_harris3d_options *o) { return (o->window - 1) / 2 + 1; }
@@ -141,7 +115,7 @@ static void reference_scores(const ptreg_volume *v, const ptreg_harris3d_options
 {
     int r = (o->window - 1) / 2, b = border_of(o), nt = ptreg_get_num_threads();
     double w[2 * PTREG_HARRIS_MAX_RADIUS + 1];
-    gaussian_weights(r, ptreg_harris3d_sigma(o), w);
+    harris3d_gaussian_weights(r, ptreg_harris3d_sigma(o), w);
     long nz = (long)v->nz;
     (void)nt;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
@@ -387,46 +361,6 @@ static int sort_by_score(ptreg_keypoint *kp, size_t n)
     /* Four passes: the sorted keypoints are back in kp. */
     free(tmp);
     return 1;
-}
-
-/* Greedy thinning, best first: a keypoint closer than d to one already
- * kept is dropped. Kept points are binned in cells of at least d voxels, so
- * only the 27 cells around a point can hold one that close. */
-size_t ptreg_harris3d_thin(ptreg_keypoint *kp, size_t n, double d, size_t top, size_t nx, size_t ny, size_t nz)
-{
-    size_t cell = (size_t)ceil(d) < 4 ? 4 : (size_t)ceil(d);
-    size_t gx = (nx + cell - 1) / cell, gy = (ny + cell - 1) / cell, gz = (nz + cell - 1) / cell;
-    size_t *head = malloc(gx * gy * gz * sizeof *head), *next = malloc((n ? n : 1) * sizeof *next);
-    if (!head || !next) {
-        free(head);
-        free(next);
-        return SIZE_MAX;
-    }
-    for (size_t i = 0; i < gx * gy * gz; i++)
-        head[i] = SIZE_MAX;
-    size_t kept = 0;
-    for (size_t i = 0; i < n && (!top || kept < top); i++) {
-        ptreg_keypoint p = kp[i];
-        size_t cx = p.x / cell, cy = p.y / cell, cz = p.z / cell;
-        int close = 0;
-        for (size_t z = cz ? cz - 1 : 0; z <= cz + 1 && z < gz && !close; z++)
-            for (size_t y = cy ? cy - 1 : 0; y <= cy + 1 && y < gy && !close; y++)
-                for (size_t x = cx ? cx - 1 : 0; x <= cx + 1 && x < gx && !close; x++)
-                    for (size_t j = head[x + gx * (y + gy * z)]; j != SIZE_MAX && !close; j = next[j]) {
-                        double ex = (double)kp[j].x - p.x, ey = (double)kp[j].y - p.y, ez = (double)kp[j].z - p.z;
-                        close = ex * ex + ey * ey + ez * ez < d * d;
-                    }
-        if (close)
-            continue;
-        /* kp[kept] is free: every point before i was kept or dropped. */
-        size_t c = cx + gx * (cy + gy * cz);
-        kp[kept] = p;
-        next[kept] = head[c];
-        head[c] = kept++;
-    }
-    free(head);
-    free(next);
-    return kept;
 }
 
 /* Keypoints, given the scores' maximum. */

@@ -8,10 +8,11 @@
 #include "device/backend.h"
 #include "ptreg/harris3d.h"
 
-/* ---- shared with harris3d.c ---- */
+/* ---- shared by both paths (harris3d_shared.c) ---- */
 
-/* The 2r + 1 normalised 1-D Gaussian weights, as float, exactly as the
- * CPU fast path uses them. */
+/* The 2r + 1 normalised 1-D Gaussian weights over [-r, r], in double (the
+ * literal loop), and as float, exactly as the fast paths use them. */
+void harris3d_gaussian_weights(int r, double sigma, double *w);
 void ptreg_harris3d_weights(int r, double sigma, float *w);
 /* Greedy thinning of keypoints sorted best first: drops those closer than
  * d to one kept, stops after top (0: all). Returns how many are kept (at

@@ -1,5 +1,6 @@
-/* Binary scalars of PLY and PCD. Values are assembled byte by byte, so the
- * readers give the same result on any host and never make unaligned loads. */
+/* Binary scalars of PLY and PCD, and the voxel arrays of the volume
+ * readers. Values are assembled byte by byte, so the readers give the same
+ * result on any host and never make unaligned loads. */
 #include "io/io_internal.h"
 
 #include <float.h>
@@ -96,4 +97,47 @@ int io_mul_size(size_t a, size_t b, size_t *out)
         return 0;
     *out = a * b;
     return 1;
+}
+
+ptreg_status io_volume_bytes(const io_in *in, const size_t dims[3], ptreg_voxel_type type,
+                             size_t *bytes)
+{
+    size_t n = ptreg_voxel_size(type);
+    for (int a = 0; a < 3; a++)
+        if (!io_mul_size(n, dims[a], &n))
+            return io_fail_byte(in, PTREG_ERR_FORMAT, 0, "sizes %zu x %zu x %zu overflow", dims[0],
+                                dims[1], dims[2]);
+    *bytes = n;
+    return PTREG_OK;
+}
+
+int io_host_big_endian(void)
+{
+    const uint16_t one = 1;
+    unsigned char first;
+    memcpy(&first, &one, 1);
+    return first == 0;
+}
+
+static void swap_bytes(unsigned char *p, size_t count, size_t size)
+{
+    for (size_t i = 0; i < count; i++, p += size)
+        for (size_t a = 0, b = size - 1; a < b; a++, b--) {
+            unsigned char t = p[a];
+            p[a] = p[b];
+            p[b] = t;
+        }
+}
+
+ptreg_status io_volume_from_bytes(const io_in *in, const unsigned char *bytes, const size_t dims[3],
+                                  ptreg_voxel_type type, int big_endian, ptreg_volume *vol)
+{
+    ptreg_error quiet;
+    if (ptreg_volume_alloc(vol, dims[0], dims[1], dims[2], type, &quiet) != PTREG_OK)
+        return ptreg_error_set(in->err, quiet.status, "%s: %s", in->name, quiet.message);
+    size_t size = ptreg_voxel_size(type), count = ptreg_volume_count(vol);
+    memcpy(vol->data, bytes, count * size);
+    if (size > 1 && big_endian != io_host_big_endian())
+        swap_bytes(vol->data, count, size);
+    return PTREG_OK;
 }

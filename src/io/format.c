@@ -4,11 +4,8 @@
 
 #include "io/io_internal.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 
 static const struct {
     const char *name;
@@ -121,47 +118,6 @@ ptreg_status ptreg_cloud_read_memory(const void *data, size_t size, ptreg_format
     return s;
 }
 
-/* Regular files are read with one fread of their size; pipes and devices
- * grow the buffer until the end. One byte more than the size asked for
- * tells the end from a file that grew. */
-ptreg_status io_read_file(const char *path, unsigned char **data, size_t *size, ptreg_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return ptreg_error_set(err, PTREG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    size_t cap = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
-    size_t n = 0;
-    unsigned char *buf = malloc(cap);
-    int e = buf ? 0 : ENOMEM;
-    while (!e) {
-        errno = 0;
-        n += fread(buf + n, 1, cap - n, f);
-        if (ferror(f)) {
-            e = errno ? errno : EIO;
-        } else if (n < cap) {
-            break;
-        } else {
-            unsigned char *p = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
-            if (!p)
-                e = ENOMEM;
-            else {
-                buf = p;
-                cap *= 2;
-            }
-        }
-    }
-    fclose(f);
-    if (e) {
-        free(buf);
-        return ptreg_error_set(err, e == ENOMEM ? PTREG_ERR_NOMEM : PTREG_ERR_IO,
-                               "%s: cannot read: %s", path, strerror(e));
-    }
-    *data = buf;
-    *size = n;
-    return PTREG_OK;
-}
-
 ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud *cloud,
                               ptreg_error *err)
 {
@@ -179,10 +135,4 @@ ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud
     s = ptreg_cloud_read_memory(data, size, format, path, cloud, err);
     free(data);
     return s;
-}
-
-int io_has_extension(const char *path, const char *ext)
-{
-    const char *dot = strrchr(path, '.');
-    return dot && !strchr(dot, '/') && !strcasecmp(dot + 1, ext);
 }

@@ -10,7 +10,7 @@
 
 #include "device/cpu_kernels.h"
 #include "ptreg/emicp.h"
-#include "reg/batch_impl.h"
+#include "reg/batch_device.h"
 
 void ptreg_batch_options_default(ptreg_batch_options *opt)
 {
@@ -22,93 +22,7 @@ void ptreg_batch_options_default(ptreg_batch_options *opt)
     opt->tol = 1e-7;
 }
 
-/* ---- checks and each pair's schedule ---- */
-
-static size_t source_points(const ptreg_pair_set *p, size_t i) { return p->source_offset[i + 1] - p->source_offset[i]; }
-
-static size_t target_points(const ptreg_pair_set *p, size_t i)
-{
-    return p->target_offset ? p->target_offset[i + 1] - p->target_offset[i] : p->target_points;
-}
-
-static const float *target_of(const ptreg_pair_set *p, size_t i)
-{
-    return p->target + 3 * (p->target_offset ? p->target_offset[i] : 0);
-}
-
-static const float *source_of(const ptreg_pair_set *p, size_t i) { return p->source + 3 * p->source_offset[i]; }
-
-static int all_finite(const float *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(v[i]))
-            return 0;
-    return 1;
-}
-
-/* What is wrong with pair i: 0 nothing, 1 no points, 2 a point that is
- * not finite. A shared target is looked at with pair 0 only. */
-static int pair_fault(const ptreg_pair_set *p, size_t i)
-{
-    if (p->source_offset[i + 1] <= p->source_offset[i] ||
-        (p->target_offset && p->target_offset[i + 1] <= p->target_offset[i]) || !target_points(p, i))
-        return 1;
-    if (!all_finite(source_of(p, i), 3 * source_points(p, i)) ||
-        ((p->target_offset || i == 0) && !all_finite(target_of(p, i), 3 * target_points(p, i))))
-        return 2;
-    return 0;
-}
-
-static ptreg_status check_pairs(const ptreg_pair_set *p, const ptreg_batch_options *o, ptreg_device *on,
-                                ptreg_error *err)
-{
-    if (p->count && (!p->source || !p->source_offset || !p->target))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "batch: no points or no offsets");
-    if (!(o->sigma_factor > 0 && o->sigma_factor < 1) || o->max_iter < 0 || !(o->tol >= 0) ||
-        !isfinite(o->sigma2_init) || !isfinite(o->sigma2_final) || !isfinite(o->d02))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "batch: the schedule's values are out of range");
-    /* on all threads (a million pairs are 100 M coordinates); the first
-     * faulty pair is named, whatever the thread count */
-    const long count = (long)p->count;
-    size_t first = SIZE_MAX;
-#pragma omp parallel for num_threads(ptreg_get_num_threads()) schedule(static, 4096) reduction(min : first)
-    for (long i = 0; i < count; i++)
-        if ((size_t)i < first && pair_fault(p, (size_t)i))
-            first = (size_t)i;
-    if (first != SIZE_MAX)
-        return ptreg_error_set(err, PTREG_ERR_ARG,
-                               pair_fault(p, first) == 1 ? "batch: pair %zu has no source or no target points"
-                                                         : "batch: pair %zu has a point that is not finite",
-                               first);
-    return ptreg_device_resolve(&o->device, PTREG_BATCH_BACKENDS, "batch", on, err);
-}
-
 typedef ptreg_batch_setup pair_setup;
-
-ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_batch_options *o, double *sigma2_init,
-                                  double *sigma2_final, double *d02, double *radius, ptreg_error *err)
-{
-    double c[3];
-    ptreg_points_centroid(target, m, c);
-    const double r = ptreg_points_rms_radius(target, m, c);
-    if (radius)
-        *radius = r;
-    *sigma2_init = o->sigma2_init > 0 ? o->sigma2_init : PTREG_EMICP_SIGMA2_INIT_REL * r * r;
-    *sigma2_final = o->sigma2_final > 0 ? o->sigma2_final : PTREG_EMICP_SIGMA2_FINAL_REL * r * r;
-    *d02 = o->d02 >= 0 ? o->d02 : *sigma2_init;
-    if (!(*sigma2_init > 0 && *sigma2_final > 0 && isfinite(*sigma2_init) && r > 0))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "batch: the target has no extent (all points equal): give "
-                                                   "sigma2 values");
-    return PTREG_OK;
-}
-
-int ptreg_batch_setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, pair_setup *s)
-{
-    ptreg_points_centroid(source_of(p, i), source_points(p, i), s->source_c);
-    ptreg_points_centroid(target_of(p, i), target_points(p, i), s->target_c);
-    return !ptreg_batch_schedule(target_of(p, i), target_points(p, i), o, &s->sigma2_init, &s->sigma2_final, &s->d02,
-                                 &s->radius, NULL);
-}
 
 /* ---- the lanes ---- */
 
@@ -145,8 +59,8 @@ static int buffers_reserve(block_buffers *bb, size_t ns, size_t nt, int W, int p
 /* Lane l's source points, padded with masked copies of its first point. */
 static void pack_source(const ptreg_pair_set *p, size_t pair, int l, int W, size_t ns, block_buffers *bb)
 {
-    const float *s = source_of(p, pair);
-    const size_t n = source_points(p, pair);
+    const float *s = batch_source_of(p, pair);
+    const size_t n = batch_source_points(p, pair);
     for (size_t j = 0; j < ns; j++) {
         const size_t from = j < n ? j : 0;
         for (int c = 0; c < 3; c++)
@@ -159,8 +73,8 @@ static void pack_source(const ptreg_pair_set *p, size_t pair, int l, int W, size
 static void pack_target_lane(const ptreg_pair_set *p, size_t pair, const double c[3], int l, int W, size_t nt,
                              block_buffers *bb)
 {
-    const float *t = target_of(p, pair);
-    const size_t n = target_points(p, pair);
+    const float *t = batch_target_of(p, pair);
+    const size_t n = batch_target_points(p, pair);
     for (size_t i = 0; i < nt; i++) {
         const size_t from = i < n ? i : 0;
         for (int k = 0; k < 3; k++)
@@ -204,8 +118,8 @@ static int run_block(const batch_job *job, size_t first, block_buffers *bb)
     const size_t lanes = p->count - first < (size_t)W ? p->count - first : (size_t)W;
     size_t ns = 0, nt = 0;
     for (size_t l = 0; l < lanes; l++) {
-        ns = source_points(p, first + l) > ns ? source_points(p, first + l) : ns;
-        nt = target_points(p, first + l) > nt ? target_points(p, first + l) : nt;
+        ns = batch_source_points(p, first + l) > ns ? batch_source_points(p, first + l) : ns;
+        nt = batch_target_points(p, first + l) > nt ? batch_target_points(p, first + l) : nt;
     }
     const int per_lane = p->target_offset != NULL;
     if (!buffers_reserve(bb, ns, nt, W, per_lane))
@@ -238,7 +152,8 @@ static int run_block(const batch_job *job, size_t first, block_buffers *bb)
             job->iterations[first + l] = b.iterations[l];
         if (job->stop)
             job->stop[first + l] = b.stop[l];
-        terms += (double)source_points(p, first + l) * (double)target_points(p, first + l) * b.iterations[l];
+        terms += (double)batch_source_points(p, first + l) * (double)batch_target_points(p, first + l) *
+                 b.iterations[l];
     }
     job->terms[first / (size_t)W] = terms;
     return 0;
@@ -342,8 +257,8 @@ static void plain_pair(const ptreg_pair_set *p, size_t i, const pair_setup *s, c
         }
         double next[16], angle_deg, trans;
         memcpy(next, T, sizeof next);
-        if (!plain_iteration(source_of(p, i), source_points(p, i), target_of(p, i), target_points(p, i), s, sigma2,
-                             o->translation, next)) {
+        if (!plain_iteration(batch_source_of(p, i), batch_source_points(p, i), batch_target_of(p, i),
+                             batch_target_points(p, i), s, sigma2, o->translation, next)) {
             *stop = PTREG_STOP_TOO_FEW_PAIRS;
             return;
         }
@@ -369,12 +284,6 @@ static ptreg_status setup_all(const ptreg_pair_set *p, const ptreg_batch_options
     return PTREG_OK;
 }
 
-ptreg_status ptreg_batch_no_extent(size_t pair, ptreg_error *err)
-{
-    return ptreg_error_set(err, PTREG_ERR_ARG,
-                           "batch: pair %zu: its target has no extent (all points equal): give sigma2 values", pair);
-}
-
 static void fill_stats(const ptreg_pair_set *p, double t0, double pair_terms, const char *isa, double kernel_ms,
                        ptreg_batch_stats *stats)
 {
@@ -385,16 +294,6 @@ static void fill_stats(const ptreg_pair_set *p, double t0, double pair_terms, co
     stats->pairs_per_s = stats->time_ms > 0 ? (double)p->count / (stats->time_ms * 1e-3) : 0.0;
     stats->gpts = stats->time_ms > 0 ? pair_terms / (stats->time_ms * 1e-3) / 1e9 : 0.0;
     stats->isa = isa;
-}
-
-size_t ptreg_batch_largest_pair(const ptreg_pair_set *p)
-{
-    size_t largest = p->target_offset ? 0 : p->target_points;
-    for (size_t i = 0; i < p->count; i++) {
-        largest = source_points(p, i) > largest ? source_points(p, i) : largest;
-        largest = target_points(p, i) > largest ? target_points(p, i) : largest;
-    }
-    return largest;
 }
 
 /* Whether a GPU the device resolved to takes these pairs. Pairs over its
@@ -409,14 +308,14 @@ static ptreg_status device_takes(const ptreg_pair_set *p, const ptreg_batch_opti
     if (*takes || (o->device.backend == PTREG_BACKEND_AUTO && !(env && *env)))
         return PTREG_OK;
     size_t pair = 0;
-    while (source_points(p, pair) != largest && target_points(p, pair) != largest)
+    while (batch_source_points(p, pair) != largest && batch_target_points(p, pair) != largest)
         pair++;
     char name[32];
     return ptreg_error_set(err, PTREG_ERR_ARG,
                            "batch on %s: pair %zu has %zu source and %zu target points; the device path takes at "
                            "most %d per pair (PTREG_BATCH_DEVICE_MAX_POINTS): run it on the CPU",
-                           ptreg_device_format(on, name, sizeof name), pair, source_points(p, pair),
-                           target_points(p, pair), PTREG_BATCH_DEVICE_MAX_POINTS);
+                           ptreg_device_format(on, name, sizeof name), pair, batch_source_points(p, pair),
+                           batch_target_points(p, pair), PTREG_BATCH_DEVICE_MAX_POINTS);
 }
 
 ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_options *o_in, double *transform,
@@ -429,7 +328,8 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
     const ptreg_batch_options *o = o_in ? o_in : &defaults;
     ptreg_device on;
     int on_device = 0;
-    ptreg_status st = check_pairs(p, o, &on, err);
+    ptreg_status st = batch_check_pairs(p, o, err);
+    st = st ? st : ptreg_device_resolve(&o->device, PTREG_BATCH_BACKENDS, "batch", &on, err);
     if (!st && on.backend != PTREG_BACKEND_CPU && !o->reference && p->count)
         st = device_takes(p, o, &on, &on_device, err);
     if (st)
@@ -465,7 +365,7 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
                 iterations[i] = it;
             if (stop)
                 stop[i] = why;
-            pair_terms += (double)source_points(p, i) * (double)target_points(p, i) * it;
+            pair_terms += (double)batch_source_points(p, i) * (double)batch_target_points(p, i) * it;
         }
     } else if (!st) {
         batch_job job = {p, o, setup, shared, k, W, transform, iterations, stop, terms};

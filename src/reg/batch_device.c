@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "ptreg/icp.h"
-#include "reg/batch_impl.h"
+#include "reg/batch_device.h"
 
 static const char *const batch_files[] = {"device/reduce.cl", "pair/exp.cl", "reg/emicp_weights.cl", "reg/batch.cl",
                                           NULL};
@@ -140,11 +140,6 @@ static void put(const batch_run *r, void *array, size_t i, double v)
         ((float *)array)[i] = (float)v;
 }
 
-static size_t target_points_of(const ptreg_pair_set *p, size_t i)
-{
-    return p->target_offset ? p->target_offset[i + 1] - p->target_offset[i] : p->target_points;
-}
-
 /* A target's schedule and reference points (row `row` of the chunk's
  * target parameters) and its points as the CPU path's lanes take them:
  * float(point - centroid). */
@@ -178,7 +173,7 @@ static int pack_pair(const batch_run *r, chunk *c, size_t i)
     for (int k = 0; r->o->translation && k < 3; k++)
         put(r, c->source_params, 3 * i + (size_t)k, s.source_c[k]);
     if (p->target_offset)
-        pack_target(r, c, i, p->target + 3 * p->target_offset[pair], target_points_of(p, pair), &s);
+        pack_target(r, c, i, p->target + 3 * p->target_offset[pair], batch_target_points(p, pair), &s);
     else if (i == 0)
         pack_target(r, c, 0, p->target, p->target_points, &s);
     return 1;
@@ -223,7 +218,7 @@ static ptreg_status chunk_prepare(const batch_run *r, chunk *c, int *iterations,
     for (size_t i = 0; i < n; i++)
         c->source_offset[i + 1] = (uint32_t)(p->source_offset[c->first + i + 1] - p->source_offset[c->first]);
     for (size_t i = 0; i < c->targets; i++)
-        c->target_offset[i + 1] = c->target_offset[i] + (uint32_t)target_points_of(p, c->first + i);
+        c->target_offset[i + 1] = c->target_offset[i] + (uint32_t)batch_target_points(p, c->first + i);
     c->target_floats = 3 * (size_t)c->target_offset[c->targets];
     if (!(c->target = malloc(c->target_floats * sizeof *c->target)))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for %zu target points",
@@ -320,7 +315,7 @@ static ptreg_status chunk_results(const batch_run *r, chunk *c, double *transfor
     }
     for (size_t i = 0; i < n; i++) {
         const size_t pair = c->first + i;
-        *terms += (double)(p->source_offset[pair + 1] - p->source_offset[pair]) * (double)target_points_of(p, pair) *
+        *terms += (double)(p->source_offset[pair + 1] - p->source_offset[pair]) * (double)batch_target_points(p, pair) *
                   its[i];
     }
     return PTREG_OK;

@@ -389,35 +389,30 @@ static ptreg_status device_register(ptreg_icp_model *m, const float *source, siz
     return st;
 }
 
-/* What both entry points check first (ptreg_icp's begin). */
-static ptreg_status begin_register(ptreg_icp_model *m, const float *source, size_t n, const ptreg_icp_options **opt,
-                                   ptreg_icp_options *defaults, ptreg_icp_result *r, ptreg_error *err)
+/* Point-to-point without a robust kernel: the device path has Horn's
+ * steps only. */
+static ptreg_status device_supports(const ptreg_icp_options *opt, ptreg_error *err)
 {
-    memset(r, 0, sizeof *r);
-    if (!*opt) {
-        ptreg_icp_options_default(defaults);
-        *opt = defaults;
-    }
-    return ptreg_icp_check_inputs(source, n, m->index->points, m->index->n, *opt, err);
+    if (!ptreg_icp_uses_gauss_newton(opt))
+        return PTREG_OK;
+    return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                           "ICP on a GPU: point-to-point without a robust kernel only (%s%s%s asked for); use "
+                           "the CPU",
+                           ptreg_icp_method_name(opt->method), opt->kernel ? " with the kernel " : "",
+                           opt->kernel ? ptreg_robust_kernel_name(opt->kernel) : "");
 }
 
 ptreg_status ptreg_icp_model_register(ptreg_icp_model *m, const float *source, size_t n,
                                       const ptreg_icp_options *opt, ptreg_icp_result *r, ptreg_error *err)
 {
     double t0 = ptreg_time_ms();
-    ptreg_icp_options defaults, on_model;
-    ptreg_status st = begin_register(m, source, n, &opt, &defaults, r, err);
-    if (st)
-        return st;
-    if (m->device.backend == PTREG_BACKEND_CPU) {
-        on_model = *opt;
-        on_model.device = m->device;
-        return ptreg_icp_indexed(source, n, m->index, &on_model, r, err);
-    }
-    if (ptreg_icp_uses_gauss_newton(opt))
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "ICP on %s: point-to-point without a robust kernel only",
-                               m->dev->label);
-    st = device_register(m, source, n, opt, r, err);
+    ptreg_icp_options defaults;
+    ptreg_status st = icp_begin(source, n, m->index->points, m->index->n, &opt, &defaults, r, err);
+    r->device = m->device;
+    if (!st && m->device.backend == PTREG_BACKEND_CPU)
+        return icp_cpu_engine.run(&m->device, source, n, m->index, opt, t0, r, err);
+    st = st ? st : device_supports(opt, err);
+    st = st ? st : device_register(m, source, n, opt, r, err);
     if (st) {
         ptreg_icp_result_free(r);
         return st;
@@ -426,13 +421,13 @@ ptreg_status ptreg_icp_model_register(ptreg_icp_model *m, const float *source, s
     return PTREG_OK;
 }
 
-ptreg_status ptreg_icp_device_once(const ptreg_device *device, const float *source, size_t n,
-                                   const ptreg_model_index *idx, const ptreg_icp_options *opt, double t0,
-                                   ptreg_icp_result *r, ptreg_error *err)
+/* One registration: the model uploaded, used once, given back. */
+static ptreg_status device_once(const ptreg_device *on, const float *source, size_t n, const ptreg_model_index *idx,
+                                const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err)
 {
     ptreg_icp_model *m;
     double build_ms = r->build_ms;
-    ptreg_status st = ptreg_icp_model_create(idx, device, &m, err);
+    ptreg_status st = ptreg_icp_model_create(idx, on, &m, err);
     if (st)
         return st;
     st = ptreg_icp_model_register(m, source, n, opt, r, err);
@@ -444,3 +439,5 @@ ptreg_status ptreg_icp_device_once(const ptreg_device *device, const float *sour
     ptreg_icp_model_destroy(m);
     return st;
 }
+
+const icp_engine icp_device_engine = {device_supports, device_once};

@@ -1,5 +1,6 @@
-/* What ICP's CPU path (icp.c) and device path (icp_device.c) share: the
- * checks, the choice of method, the source's order, the iterations. */
+/* What ICP's engines (icp_cpu.c, icp_device.c) share: the checks, the
+ * choice of method, the source's order, the loop (icp_loop.c), and the
+ * engines' own interface. */
 #ifndef PTREG_REG_ICP_IMPL_H
 #define PTREG_REG_ICP_IMPL_H
 
@@ -84,13 +85,29 @@ typedef ptreg_status (*ptreg_icp_correspond_fn)(void *ctx, const double T[16], i
 ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond, void *ctx, size_t n, const ptreg_icp_options *opt,
                                double tol, ptreg_icp_result *r, ptreg_error *err);
 
+/* What both entry points of an engine do first: an empty result, the
+ * options (the defaults for NULL, in *defaults), the inputs checked. */
+ptreg_status icp_begin(const float *source, size_t n, const float *target, size_t m, const ptreg_icp_options **opt,
+                       ptreg_icp_options *defaults, ptreg_icp_result *r, ptreg_error *err);
+
+/* ---- the engines: where the passes of correspondences are made (the
+ * CPU's, icp_cpu.c; a GPU device's, icp_device.c). The entry points
+ * (icp.c) choose one; it runs the loop above. ---- */
+typedef struct icp_engine {
+    /* PTREG_OK when the engine runs these options; else
+     * PTREG_ERR_UNSUPPORTED, and why in err (may be NULL) */
+    ptreg_status (*supports)(const ptreg_icp_options *opt, ptreg_error *err);
+    /* One registration on an index on device `on` (the inputs checked, r
+     * empty but its device); t0: when the caller's clouds were in memory
+     * (time_ms counts from it). */
+    ptreg_status (*run)(const ptreg_device *on, const float *source, size_t n, const ptreg_model_index *idx,
+                        const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err);
+} icp_engine;
+
+extern const icp_engine icp_cpu_engine, icp_device_engine;
+
 /* The program of ICP's steps (icp.cl); built with ptreg_nn_device_layout's
  * options. */
 extern const ptreg_kernel_program ptreg_icp_kernels;
-
-/* One registration on a GPU device, the model uploaded first (icp_device.c). */
-ptreg_status ptreg_icp_device_once(const ptreg_device *device, const float *source, size_t n,
-                                   const ptreg_model_index *idx, const ptreg_icp_options *opt, double t0,
-                                   ptreg_icp_result *r, ptreg_error *err);
 
 #endif

@@ -1,26 +1,10 @@
-/* What batched EM-ICP's CPU path (batch.c) and device path
- * (batch_device.c) share: each pair's schedule and reference points, and
- * the device path's entry. Private to the library and its tests. */
-#ifndef PTREG_REG_BATCH_IMPL_H
-#define PTREG_REG_BATCH_IMPL_H
+/* Batched EM-ICP's device path (batch_device.c, kernels in batch.cl):
+ * its layouts and its entry. Private to the library and its tests. */
+#ifndef PTREG_REG_BATCH_DEVICE_H
+#define PTREG_REG_BATCH_DEVICE_H
 
 #include "device/backend.h"
-#include "ptreg/batch.h"
-
-/* One pair's schedule and reference points: ptreg_emicp's, from its
- * target. */
-typedef struct ptreg_batch_setup {
-    double source_c[3], target_c[3], radius;
-    double sigma2_init, sigma2_final, d02;
-} ptreg_batch_setup;
-
-/* Pair i's setup; 0 when its target has no extent and the schedule was
- * not given. */
-int ptreg_batch_setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, ptreg_batch_setup *s);
-/* The most source or target points of a pair. */
-size_t ptreg_batch_largest_pair(const ptreg_pair_set *p);
-/* The message for a pair that ptreg_batch_setup_pair refuses. */
-ptreg_status ptreg_batch_no_extent(size_t pair, ptreg_error *err);
+#include "reg/batch_pairs.h"
 
 /* The program of the batch kernels (batch.cl). */
 extern const ptreg_kernel_program ptreg_batch_kernels;

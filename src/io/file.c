@@ -1,0 +1,60 @@
+/* A whole file into memory, and what its name's extension says: the
+ * first step of every reader. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "io/io_internal.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+/* Regular files are read with one fread of their size; pipes and devices
+ * grow the buffer until the end. One byte more than the size asked for
+ * tells the end from a file that grew. */
+ptreg_status io_read_file(const char *path, unsigned char **data, size_t *size, ptreg_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ptreg_error_set(err, PTREG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    size_t cap = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size + 1 : 65536;
+    size_t n = 0;
+    unsigned char *buf = malloc(cap);
+    int e = buf ? 0 : ENOMEM;
+    while (!e) {
+        errno = 0;
+        n += fread(buf + n, 1, cap - n, f);
+        if (ferror(f)) {
+            e = errno ? errno : EIO;
+        } else if (n < cap) {
+            break;
+        } else {
+            unsigned char *p = cap <= SIZE_MAX / 2 ? realloc(buf, cap * 2) : NULL;
+            if (!p)
+                e = ENOMEM;
+            else {
+                buf = p;
+                cap *= 2;
+            }
+        }
+    }
+    fclose(f);
+    if (e) {
+        free(buf);
+        return ptreg_error_set(err, e == ENOMEM ? PTREG_ERR_NOMEM : PTREG_ERR_IO,
+                               "%s: cannot read: %s", path, strerror(e));
+    }
+    *data = buf;
+    *size = n;
+    return PTREG_OK;
+}
+
+int io_has_extension(const char *path, const char *ext)
+{
+    const char *dot = strrchr(path, '.');
+    return dot && !strchr(dot, '/') && !strcasecmp(dot + 1, ext);
+}

@@ -1,0 +1,408 @@
+/* ICP's CPU engine: the correspondences of a pass found in fixed blocks of
+ * the source (brute force, the k-d tree, the Delaunay walks), the filters
+ * (max distance, the sigma filter, trimming) and the sums a step needs,
+ * every sum added in block order, so the result has the same bits for any
+ * thread count. The loop is icp_loop.c's. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "device/cpu_kernels.h"
+#include "feat/neighborhood.h"
+#include "ptreg/features.h"
+#include "nn/index_impl.h"
+#include "nn/kdtree_impl.h"
+#include "nn/nn_dispatch.h"
+#include "reg/icp_impl.h"
+#include "reg/icp_kernels.h"
+#include "ptreg/nn.h"
+
+
+/* Points per block: the unit of work a thread takes and of every
+ * deterministic partial sum. */
+#define SUM_BLOCK 1024
+
+/* ---- the working state of one registration ---- */
+
+typedef struct icp_state {
+    float *source;      /* the caller's source in Morton order (see morton_order) */
+    uint32_t *order;    /* per position there: the caller's index */
+    const float *target;
+    size_t n, m;
+    const ptreg_icp_options *opt;
+    ptreg_nn_method nn;
+    const ptreg_kdtree *tree;
+    const ptreg_delaunay *graph;
+    ptreg_brute_target brute;
+    ptreg_walk_stats *block_walk; /* Delaunay methods: per block, this pass */
+    ptreg_dt_memory *walk_memory; /* pnn, pnnopt: each answer's certificate for the next pass */
+    int pass;           /* correspondence passes made */
+    float max_d2;       /* pairs farther apart are not used */
+    int filters;        /* sigma filter or trimming: a second pass picks pairs */
+    float *moved;       /* source under the current transform */
+    uint32_t *nearest;  /* its nearest target point: a tree slot or an index;
+                           also the next pass's seed */
+    float *dist2;
+    float *matched;     /* the nearest target point's coordinates */
+    const float *normals; /* PLANE, GICP: the target's normals, in its order */
+    float *matched_n;   /* PLANE, GICP: the nearest target point's normal */
+    float *source_n;    /* GICP: the source's normals, in the source's order here */
+    float *moved_n;     /* GICP: them under the current transform */
+    float limit;        /* the k-d tree's search bound: max_d2 */
+    int gauss_newton;   /* steps by Gauss-Newton (else Horn's) */
+    unsigned char *use; /* the pair survives the filters */
+    uint64_t *keys;     /* trimming: (distance bits, the caller's index) */
+    uint32_t *position; /* trimming: per caller's index, its position here */
+    double ref[3];      /* reference point of the moment sums */
+    size_t blocks;
+    ptreg_moments *block_moments;
+    ptreg_icp_normal_eq *block_eq;
+    double *block_sums; /* per block: summed squared distances */
+    size_t *block_used; /* per block: pairs used */
+} icp_state;
+
+static void state_free(icp_state *s)
+{
+    ptreg_brute_target_free(&s->brute);
+    free(s->block_walk);
+    free(s->walk_memory);
+    free(s->source);
+    free(s->order);
+    free(s->moved);
+    free(s->nearest);
+    free(s->dist2);
+    free(s->matched);
+    free(s->matched_n);
+    free(s->source_n);
+    free(s->moved_n);
+    free(s->block_eq);
+    free(s->use);
+    free(s->keys);
+    free(s->position);
+    free(s->block_moments);
+    free(s->block_sums);
+    free(s->block_used);
+}
+
+static int uses_source_normals(const ptreg_icp_options *opt)
+{
+    return opt->method == PTREG_ICP_GICP || opt->method == PTREG_ICP_SYMMETRIC;
+}
+
+static ptreg_status state_init(icp_state *s, const float *source, size_t n, const ptreg_model_index *idx,
+                               const ptreg_icp_options *opt, ptreg_nn_method nn, ptreg_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->target = idx->points, s->n = n, s->m = idx->n, s->opt = opt;
+    s->source = malloc(3 * n * sizeof(float));
+    s->order = malloc(n * sizeof(uint32_t));
+    if (!s->source || !s->order || ptreg_icp_morton_order(source, n, s->order))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
+    for (size_t i = 0; i < n; i++)
+        memcpy(s->source + 3 * i, source + 3 * (size_t)s->order[i], 3 * sizeof(float));
+    s->nn = nn;
+    s->tree = idx->tree;
+    s->graph = ptreg_nn_method_is_delaunay(nn) ? idx->graph : NULL;
+    s->max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
+    s->limit = s->max_d2;
+    s->gauss_newton = ptreg_icp_uses_gauss_newton(opt);
+    s->filters = opt->filter_sigma > 0.0 || opt->trim < 1.0;
+    s->blocks = (n + SUM_BLOCK - 1) / SUM_BLOCK;
+    s->moved = malloc(3 * n * sizeof(float));
+    s->nearest = malloc(n * sizeof(uint32_t));
+    s->dist2 = malloc(n * sizeof(float));
+    s->matched = malloc(3 * n * sizeof(float));
+    s->use = malloc(n);
+    s->keys = opt->trim < 1.0 ? malloc(n * sizeof(uint64_t)) : NULL;
+    s->position = opt->trim < 1.0 ? malloc(n * sizeof(uint32_t)) : NULL;
+    s->block_moments = malloc(s->blocks * sizeof(ptreg_moments));
+    s->block_eq = s->gauss_newton ? malloc(s->blocks * sizeof(ptreg_icp_normal_eq)) : NULL;
+    s->matched_n = opt->method != PTREG_ICP_POINT ? malloc(3 * n * sizeof(float)) : NULL;
+    s->moved_n = uses_source_normals(opt) ? malloc(3 * n * sizeof(float)) : NULL;
+    s->block_sums = malloc(s->blocks * sizeof(double));
+    s->block_used = malloc(s->blocks * sizeof(size_t));
+    s->block_walk = s->graph ? malloc(s->blocks * sizeof(ptreg_walk_stats)) : NULL;
+    int seeded = nn == PTREG_NN_DELAUNAY_PNN || nn == PTREG_NN_DELAUNAY_PNNOPT;
+    s->walk_memory = s->graph && seeded ? malloc(n * sizeof(ptreg_dt_memory)) : NULL;
+    if (!s->moved || !s->nearest || !s->dist2 || !s->matched || !s->use ||
+        (opt->trim < 1.0 && (!s->keys || !s->position)) ||
+        !s->block_moments || !s->block_sums || !s->block_used ||
+        (s->graph && (!s->block_walk || (seeded && !s->walk_memory))) ||
+        (s->gauss_newton && !s->block_eq) || (opt->method != PTREG_ICP_POINT && !s->matched_n) ||
+        (uses_source_normals(opt) && !s->moved_n))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
+    for (size_t i = 0; i < n; i++)
+        s->nearest[i] = PTREG_NO_NEIGHBOR;
+    for (size_t i = 0; s->walk_memory && i < n; i++)
+        s->walk_memory[i].margin = -1.0f;
+    for (size_t i = 0; s->position && i < n; i++)
+        s->position[s->order[i]] = (uint32_t)i;
+    return PTREG_OK;
+}
+
+/* What a step needs of block b's used pairs (moved source -> matched
+ * target) and their summed squared residuals. Horn's: the moments, what
+ * ptreg_moments_add with unit weights would sum, in the same order, by the
+ * per-ISA kernel; Gauss-Newton's: the normal equations (icp_gn.c). */
+static void block_sums(icp_state *s, size_t b)
+{
+    size_t i0 = b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
+    if (s->gauss_newton) {
+        const ptreg_icp_gn_pairs pairs = {s->moved + 3 * i0, s->matched + 3 * i0,
+                                          s->matched_n ? s->matched_n + 3 * i0 : NULL,
+                                          s->moved_n ? s->moved_n + 3 * i0 : NULL, s->use + i0, cnt};
+        ptreg_icp_gn_block(s->opt, s->ref, &pairs, &s->block_eq[b], &s->block_sums[b], &s->block_used[b]);
+        return;
+    }
+    ptreg_pair_sums sums;
+    ptreg_cpu_kernels()->pair_sums_range(s->moved + 3 * i0, s->matched + 3 * i0, s->dist2 + i0, s->use + i0, cnt,
+                                         s->ref, &sums);
+    ptreg_moments *mb = &s->block_moments[b];
+    ptreg_moments_init(mb, s->ref, s->ref);
+    mb->w = sums.w;
+    memcpy(mb->sp, sums.sp, sizeof mb->sp);
+    memcpy(mb->sq, sums.sq, sizeof mb->sq);
+    memcpy(mb->spq, sums.spq, sizeof mb->spq);
+    s->block_sums[b] = sums.d2sum;
+    s->block_used[b] = (size_t)sums.w;
+}
+
+/* The target's index of an answer (a tree slot, or brute force's index). */
+static uint32_t target_index(const icp_state *s, uint32_t answer)
+{
+    return s->nn == PTREG_NN_BRUTE ? answer : ptreg_kdtree_slot_index(s->tree, answer);
+}
+
+/* Each answered pair's target point (and normal), and whether it is used:
+ * within max_dist. An unanswered query (none within the k-d tree's bound)
+ * is matched to itself, unused. */
+static void gather_matches(icp_state *s, size_t i0, size_t cnt)
+{
+    const float *moved = s->moved + 3 * i0, *d2 = s->dist2 + i0;
+    const uint32_t *nearest = s->nearest + i0;
+    float *matched = s->matched + 3 * i0;
+    for (size_t i = 0; i < cnt; i++) {
+        int use = nearest[i] != PTREG_NO_NEIGHBOR && d2[i] <= s->max_d2;
+        if (!use)
+            memcpy(matched + 3 * i, moved + 3 * i, 3 * sizeof(float));
+        else if (s->nn == PTREG_NN_BRUTE)
+            memcpy(matched + 3 * i, s->target + 3 * (size_t)nearest[i], 3 * sizeof(float));
+        else
+            ptreg_kdtree_slot_point(s->tree, nearest[i], matched + 3 * i);
+        if (s->matched_n) {
+            float *nm = s->matched_n + 3 * (i0 + i);
+            if (use)
+                memcpy(nm, s->normals + 3 * (size_t)target_index(s, nearest[i]), 3 * sizeof(float));
+            else
+                nm[0] = nm[1] = nm[2] = 0.0f;
+        }
+        s->use[i0 + i] = (unsigned char)use;
+    }
+}
+
+/* Block b of one iteration: move the source points by T, find each one's
+ * nearest target point, keep those within max_dist, and, when no filter
+ * needs global statistics first, take the block's sums too. The tree is
+ * searched in its own slot order, seeded by the last iteration's answer,
+ * which after the first few iterations usually is the answer, and bounded
+ * by max_dist, so a point far from the target costs little. */
+static void correspond_block(icp_state *s, const double T[16], size_t b)
+{
+    size_t i0 = b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
+    float *moved = s->moved + 3 * i0, *d2 = s->dist2 + i0;
+    uint32_t *nearest = s->nearest + i0;
+    ptreg_transform_points(T, s->source + 3 * i0, moved, cnt);
+    if (s->moved_n)
+        ptreg_transform_vectors(T, s->source_n + 3 * i0, s->moved_n + 3 * i0, cnt);
+    if (s->graph) {
+        memset(&s->block_walk[b], 0, sizeof s->block_walk[b]);
+        ptreg_walk_start start = ptreg_icp_walk_start(s->nn, s->pass);
+        ptreg_cpu_kernels()->dt_nearest_range(s->tree, s->graph, moved, cnt, start, nearest, d2,
+                                              s->walk_memory ? s->walk_memory + i0 : NULL, &s->block_walk[b]);
+    } else if (s->nn == PTREG_NN_KDTREE) {
+        ptreg_cpu_kernels()->kd_nearest_range(s->tree, moved, cnt, s->limit, nearest, nearest, d2);
+    } else {
+        ptreg_cpu_kernels()->brute_range(&s->brute, moved, cnt, nearest, d2);
+    }
+    gather_matches(s, i0, cnt);
+    if (!s->filters)
+        block_sums(s, b);
+}
+
+/* The sigma filter: pairs whose error is more than sigma standard
+ * deviations above the mean error are left out this iteration. */
+static void sigma_filter(icp_state *s, double sigma)
+{
+    double count = 0.0, sum = 0.0, sum_sq = 0.0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->use[i]) {
+            double e = sqrt((double)s->dist2[i]);
+            count += 1.0;
+            sum += e;
+            sum_sq += e * e;
+        }
+    if (count < 2)
+        return;
+    double mean = sum / count;
+    double var = fmax(0.0, sum_sq / count - mean * mean);
+    double limit = mean + sigma * sqrt(var);
+    for (size_t i = 0; i < s->n; i++)
+        if (s->use[i] && sqrt((double)s->dist2[i]) > limit)
+            s->use[i] = 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Keeps the closest `trim` fraction of the used pairs. Non-negative float
+ * bits order like the floats, so (bits << 32 | index) orders pairs by
+ * distance with ties broken by the caller's index: the kept set is
+ * unique. */
+static void trim_pairs(icp_state *s, double trim)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->use[i]) {
+            uint32_t bits;
+            memcpy(&bits, &s->dist2[i], sizeof bits);
+            s->keys[used++] = (uint64_t)bits << 32 | (uint64_t)s->order[i];
+        }
+    size_t keep = (size_t)ceil(trim * (double)used);
+    if (keep >= used)
+        return;
+    qsort(s->keys, used, sizeof *s->keys, key_cmp);
+    for (size_t k = keep; k < used; k++)
+        s->use[s->position[s->keys[k] & 0xffffffffu]] = 0;
+}
+
+/* One pass of correspondences under T: pairs, filters, and the sums of
+ * the pairs kept, over blocks in block order. */
+static void correspond(icp_state *s, const double T[16], int iteration, ptreg_icp_pass *pass, ptreg_walk_stats *walk)
+{
+    long blocks = (long)s->blocks;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
+    for (long b = 0; b < blocks; b++)
+        correspond_block(s, T, (size_t)b);
+    s->pass++;
+    if (walk) {
+        memset(walk, 0, sizeof *walk);
+        for (size_t b = 0; b < s->blocks; b++)
+            ptreg_walk_stats_merge(walk, &s->block_walk[b]);
+    }
+    if (s->filters) {
+        const ptreg_icp_options *opt = s->opt;
+        if (opt->filter_sigma > 0.0 && iteration >= opt->filter_start)
+            sigma_filter(s, opt->filter_sigma);
+        if (opt->trim < 1.0)
+            trim_pairs(s, opt->trim);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
+        for (long b = 0; b < blocks; b++)
+            block_sums(s, (size_t)b);
+    }
+    memset(pass, 0, sizeof *pass);
+    ptreg_moments_init(&pass->moments, s->ref, s->ref);
+    for (size_t b = 0; b < s->blocks; b++) {
+        if (s->gauss_newton)
+            ptreg_icp_normal_eq_merge(&pass->eq, &s->block_eq[b]);
+        else
+            ptreg_moments_merge(&pass->moments, &s->block_moments[b]);
+        pass->sum_r2 += s->block_sums[b];
+        pass->used += s->block_used[b];
+    }
+}
+
+static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration, ptreg_icp_pass *pass,
+                                   ptreg_walk_stats *walk, ptreg_error *err)
+{
+    (void)err;
+    correspond(ctx, T, iteration, pass, walk);
+    return PTREG_OK;
+}
+
+/* A cloud's normals: the caller's (given), or estimated from normal_k
+ * neighbours into *owned (build_ms counts them), on tree when one was built
+ * on xyz already. */
+static ptreg_status cloud_normals(const float *xyz, size_t n, const ptreg_kdtree *tree, const float *given,
+                                  const ptreg_icp_options *opt, const float **normals, float **owned,
+                                  ptreg_icp_result *r, ptreg_error *err)
+{
+    *normals = given;
+    *owned = NULL;
+    if (given)
+        return PTREG_OK;
+    if (!(*owned = malloc(3 * n * sizeof(float))))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", n);
+    ptreg_normals_options no;
+    ptreg_normals_options_default(&no);
+    no.neighbors = (ptreg_neighborhood){(size_t)opt->normal_k, opt->normal_radius};
+    double tb = ptreg_time_ms();
+    ptreg_status st = tree ? feat_normals_on_tree(tree, xyz, n, &no, *owned, NULL, NULL, err)
+                           : ptreg_normals(xyz, n, &no, *owned, NULL, NULL, err);
+    r->build_ms += ptreg_time_ms() - tb;
+    *normals = *owned;
+    return st;
+}
+
+/* The target's normals, and for GICP and SYMMETRIC the source's in the
+ * source's order here; *owned: what was estimated. */
+static ptreg_status state_normals(icp_state *s, const float *source, const ptreg_model_index *idx,
+                                  const ptreg_icp_options *opt, float **owned, ptreg_icp_result *r, ptreg_error *err)
+{
+    if (opt->method == PTREG_ICP_POINT)
+        return PTREG_OK;
+    ptreg_status st =
+        cloud_normals(idx->points, idx->n, idx->tree, opt->target_normals, opt, &s->normals, &owned[0], r, err);
+    if (st || !uses_source_normals(opt))
+        return st;
+    const float *src_n;
+    st = cloud_normals(source, s->n, NULL, opt->source_normals, opt, &src_n, &owned[1], r, err);
+    if (!st && !(s->source_n = malloc(3 * s->n * sizeof(float))))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", s->n);
+    for (size_t i = 0; !st && i < s->n; i++)
+        memcpy(s->source_n + 3 * i, src_n + 3 * (size_t)s->order[i], 3 * sizeof(float));
+    return st;
+}
+
+static ptreg_status cpu_run(const ptreg_device *on, const float *source, size_t n, const ptreg_model_index *idx,
+                           const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err)
+{
+    (void)on;
+    icp_state s;
+    ptreg_nn_method nn = ptreg_icp_choose_nn(opt, n, idx, 1, r);
+    float *owned_normals[2] = {NULL, NULL};
+    ptreg_status st = state_init(&s, source, n, idx, opt, nn, err);
+    st = st ? st : state_normals(&s, source, idx, opt, owned_normals, r, err);
+    r->nn = nn;
+    if (!st)
+        st = ptreg_icp_result_alloc(r, opt->max_iter, s.graph != NULL, err);
+    double diag2;
+    ptreg_icp_target_extent(idx->points, idx->n, s.ref, &diag2);
+    if (!st && nn == PTREG_NN_BRUTE) {
+        double tb = ptreg_time_ms();
+        st = ptreg_brute_target_init(&s.brute, idx->points, idx->n, err);
+        r->build_ms += ptreg_time_ms() - tb;
+    }
+    if (!st)
+        st = ptreg_icp_iterate(cpu_correspond, &s, s.n, opt, ptreg_icp_tolerance(opt, diag2), r, err);
+    state_free(&s);
+    free(owned_normals[0]), free(owned_normals[1]);
+    if (st) {
+        ptreg_icp_result_free(r);
+        return st;
+    }
+    r->time_ms = ptreg_time_ms() - t0;
+    return PTREG_OK;
+}
+
+/* Every method, filter and optimiser. */
+static ptreg_status cpu_supports(const ptreg_icp_options *opt, ptreg_error *err)
+{
+    (void)opt, (void)err;
+    return PTREG_OK;
+}
+
+const icp_engine icp_cpu_engine = {cpu_supports, cpu_run};

@@ -1,0 +1,384 @@
+/* The loop ICP's engines share (Besl & McKay 1992; point-to-plane and
+ * robust kernels by Gauss-Newton, icp_gn.c): the method chosen, the
+ * source's order, the iterations (Horn's or a damped Gauss-Newton step,
+ * Levenberg-Marquardt's memory) and when they stop. An engine gives it the
+ * passes of correspondences. See docs/ALGORITHMS.md. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/index_impl.h"
+#include "reg/icp_impl.h"
+
+void ptreg_icp_options_default(ptreg_icp_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->max_iter = 30;
+    opt->tol = -1.0;
+    opt->max_dist = 0.0;
+    opt->filter_sigma = 0.0;
+    opt->filter_start = 0;
+    opt->trim = 1.0;
+    ptreg_transform_identity(opt->init);
+    opt->nn = PTREG_NN_AUTO;
+    opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
+    opt->method = PTREG_ICP_POINT;
+    opt->kernel = PTREG_KERNEL_NONE;
+    opt->kernel_scale = 1.0;
+    opt->normal_k = 10;
+    opt->gicp_epsilon = 1e-3;
+}
+
+void ptreg_icp_result_free(ptreg_icp_result *result)
+{
+    if (!result)
+        return;
+    free(result->mse);
+    free(result->walk);
+    result->mse = NULL;
+    result->walk = NULL;
+}
+
+static int finite_points(const float *p, size_t n, size_t *bad)
+{
+    for (size_t i = 0; i < 3 * n; i++)
+        if (!isfinite(p[i])) {
+            *bad = i / 3;
+            return 0;
+        }
+    return 1;
+}
+
+ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
+                                    const ptreg_icp_options *opt, ptreg_error *err)
+{
+    size_t bad;
+    if (n == 0 || m == 0)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: the %s cloud is empty", n == 0 ? "source" : "target");
+    if (n >= PTREG_NO_NEIGHBOR || m >= PTREG_NO_NEIGHBOR)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: clouds are limited to %u points", PTREG_NO_NEIGHBOR - 1);
+    if (!finite_points(source, n, &bad))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: source point %zu is not finite", bad);
+    if (!finite_points(target, m, &bad))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: target point %zu is not finite", bad);
+    ptreg_status st = ptreg_check_shape("ICP: the source", source, n, err);
+    if (st || (st = ptreg_check_shape("ICP: the target", target, m, err)))
+        return st;
+    if (opt->max_iter < 0 || opt->max_iter > 1000000)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: max_iter %d is outside 0..1000000", opt->max_iter);
+    if (!(opt->trim > 0.0 && opt->trim <= 1.0))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: trim fraction %g is outside (0, 1]", opt->trim);
+    if (isnan(opt->tol) || isnan(opt->max_dist) || isnan(opt->filter_sigma) || opt->filter_start < 0)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: invalid tolerance, distance or filter option");
+    if (!ptreg_transform_is_rigid(opt->init, PTREG_RIGID_TOL))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "ICP: the initial transform is not a rigid motion (ptreg_transform_make_rigid "
+                               "repairs one within %g)",
+                               PTREG_NEARLY_RIGID_TOL);
+    if ((unsigned)opt->method > PTREG_ICP_SYMMETRIC || (unsigned)opt->kernel > PTREG_KERNEL_GM)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: unknown method %d or robust kernel %d", (int)opt->method,
+                               (int)opt->kernel);
+    if (opt->kernel != PTREG_KERNEL_NONE && !(opt->kernel_scale > 0.0 && isfinite(opt->kernel_scale)))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: the %s kernel's scale %g is not a positive number",
+                               ptreg_robust_kernel_name(opt->kernel), opt->kernel_scale);
+    if (opt->method != PTREG_ICP_POINT && (opt->normal_k < 3 || opt->normal_k > 1000))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: normal_k %d is outside 3..1000", opt->normal_k);
+    if (!(opt->normal_radius >= 0.0) || !isfinite(opt->normal_radius))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: normal_radius %g is not a distance", opt->normal_radius);
+    if (opt->method == PTREG_ICP_GICP && !(opt->gicp_epsilon > 0.0 && opt->gicp_epsilon <= 1.0))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: gicp_epsilon %g is outside (0, 1]", opt->gicp_epsilon);
+    if (!(opt->relative_fitness >= 0.0) || !(opt->relative_rmse >= 0.0) || !(opt->transformation_epsilon >= 0.0))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "ICP: relative fitness, relative RMSE and transformation epsilon must be >= 0");
+    if (!(opt->lm_lambda >= 0.0 && opt->lm_lambda <= 1e6))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: lm_lambda %g is outside [0, 1e6]", opt->lm_lambda);
+    return PTREG_OK;
+}
+
+/* What both entry points do first: an empty result, the options (the
+ * defaults for NULL), the inputs checked. */
+ptreg_status icp_begin(const float *source, size_t n, const float *target, size_t m, const ptreg_icp_options **opt,
+                       ptreg_icp_options *defaults, ptreg_icp_result *r, ptreg_error *err)
+{
+    memset(r, 0, sizeof *r);
+    if (!*opt) {
+        ptreg_icp_options_default(defaults);
+        *opt = defaults;
+    }
+    return ptreg_icp_check_inputs(source, n, target, m, *opt, err);
+}
+
+/* The method that runs: the one asked for, unless it needs a Delaunay
+ * graph the model has not got (then the k-d tree, and a note says why).
+ * auto is the index's measured choice when it has one and use_measured
+ * (r->nn_measured says so), else the rule. */
+ptreg_nn_method ptreg_icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptreg_model_index *idx,
+                                    int use_measured, ptreg_icp_result *r)
+{
+    ptreg_nn_method asked = opt->nn;
+    char *note = r->nn_note;
+    size_t note_size = sizeof r->nn_note;
+    note[0] = '\0';
+    r->nn_measured = 0;
+    if (asked == PTREG_NN_AUTO && use_measured && !opt->no_tune && idx->tuning.method != PTREG_NN_AUTO) {
+        /* the index's loader and setter checked that it can run it */
+        r->nn_measured = 1;
+        return (ptreg_nn_method)idx->tuning.method;
+    }
+    if (asked == PTREG_NN_AUTO) {
+        if (idx->graph)
+            return PTREG_NN_DELAUNAY_PNNOPT;
+        /* Below a few thousand pair distances per query batch the tree's
+         * descent costs more than scanning everything. */
+        return (double)idx->n * (double)n < 2e5 || idx->n <= 32 ? PTREG_NN_BRUTE : PTREG_NN_KDTREE;
+    }
+    if (ptreg_nn_method_is_delaunay(asked) && !idx->graph) {
+        snprintf(note, note_size, "%s asked for; the model has no Delaunay graph (%.180s): the k-d tree ran",
+                 ptreg_nn_method_name(asked), idx->note);
+        return PTREG_NN_KDTREE;
+    }
+    return asked;
+}
+
+/* Bounding-box centre and squared diagonal of the target. */
+void ptreg_icp_target_extent(const float *t, size_t m, double centre[3], double *diag2)
+{
+    double lo[3] = {t[0], t[1], t[2]}, hi[3] = {t[0], t[1], t[2]};
+    for (size_t j = 1; j < m; j++)
+        for (int k = 0; k < 3; k++) {
+            double v = t[3 * j + k];
+            lo[k] = v < lo[k] ? v : lo[k];
+            hi[k] = v > hi[k] ? v : hi[k];
+        }
+    *diag2 = 0.0;
+    for (int k = 0; k < 3; k++) {
+        centre[k] = 0.5 * (lo[k] + hi[k]);
+        *diag2 += (hi[k] - lo[k]) * (hi[k] - lo[k]);
+    }
+}
+
+/* 10 bits of x, y and z interleaved (z y x z y x ...). */
+static uint32_t morton_code(const float *p, const float lo[3], const float scale[3])
+{
+    uint32_t code = 0;
+    for (int k = 0; k < 3; k++) {
+        uint32_t v = (uint32_t)((p[k] - lo[k]) * scale[k]);
+        v = v > 1023 ? 1023 : v;
+        for (int bit = 0; bit < 10; bit++)
+            code |= ((v >> bit) & 1u) << (3 * bit + k);
+    }
+    return code;
+}
+
+/* The source's points in the order of a Morton curve over their bounding
+ * box (a stable radix sort: ties keep the caller's order). Consecutive
+ * queries then land near each other in the model, so the rows of the
+ * Delaunay graph (tens of MB) and the tree's leaves they read stay in
+ * cache; the 40k/30k walks get 12-15% faster (bench/NOTES.md). Every
+ * method and thread count sees the same order, so they still agree to the
+ * bit. */
+int ptreg_icp_morton_order(const float *p, size_t n, uint32_t *order)
+{
+    float lo[3] = {p[0], p[1], p[2]}, hi[3] = {p[0], p[1], p[2]}, scale[3];
+    for (size_t i = 1; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            lo[k] = p[3 * i + k] < lo[k] ? p[3 * i + k] : lo[k];
+            hi[k] = p[3 * i + k] > hi[k] ? p[3 * i + k] : hi[k];
+        }
+    for (int k = 0; k < 3; k++)
+        scale[k] = hi[k] > lo[k] ? 1024.0f / (hi[k] - lo[k]) : 0.0f;
+    uint32_t *code = malloc(2 * n * sizeof *code), *tmp = malloc(n * sizeof *tmp);
+    if (!code || !tmp) {
+        free(code), free(tmp);
+        return -1;
+    }
+    uint32_t *sorted_code = code + n;
+    for (size_t i = 0; i < n; i++)
+        code[i] = morton_code(p + 3 * i, lo, scale), order[i] = (uint32_t)i;
+    for (int shift = 0; shift < 30; shift += 10) {
+        size_t count[1025] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[((code[i] >> shift) & 1023u) + 1]++;
+        for (int d = 0; d < 1024; d++)
+            count[d + 1] += count[d];
+        for (size_t i = 0; i < n; i++) {
+            size_t at = count[(code[i] >> shift) & 1023u]++;
+            sorted_code[at] = code[i], tmp[at] = order[i];
+        }
+        memcpy(code, sorted_code, n * sizeof *code);
+        memcpy(order, tmp, n * sizeof *order);
+    }
+    free(code), free(tmp);
+    return 0;
+}
+
+/* Where the Delaunay walks of correspondence pass `pass` start. */
+ptreg_walk_start ptreg_icp_walk_start(ptreg_nn_method nn, int pass)
+{
+    switch (nn) {
+    case PTREG_NN_DELAUNAY_KDANN: return PTREG_WALK_KDANN;
+    case PTREG_NN_DELAUNAY_PNN: return PTREG_WALK_SEED; /* no answer yet on the first pass: the fixed start */
+    case PTREG_NN_DELAUNAY_PNNOPT: return pass == 0 ? PTREG_WALK_KDANN : PTREG_WALK_SEED;
+    default: return PTREG_WALK_FIXED;
+    }
+}
+
+/* PCL's transformation epsilon: the step's squared translation and its
+ * rotation's cosine, (trace R - 1) / 2, against eps (DefaultConvergenceCriteria
+ * with the rotation threshold it derives from eps). */
+static int small_step(const double dT[16], double eps)
+{
+    const double t2 = dT[3] * dT[3] + dT[7] * dT[7] + dT[11] * dT[11];
+    const double cos_angle = 0.5 * (dT[0] + dT[5] + dT[10] - 1.0);
+    return t2 <= eps && cos_angle >= 1.0 - eps;
+}
+
+/* Why the iterations stop after pass k (its MSE and fitness in r), or -1
+ * to go on; small: the step before it was PCL's small step. */
+static int stop_after_pass(const ptreg_icp_options *opt, double tol, const ptreg_icp_result *r, int k,
+                           double last_fitness, double last_rmse, int small)
+{
+    if (small)
+        return PTREG_STOP_SMALL_STEP;
+    /* Besl's test on the size of the change: with rejection the MSE can
+     * rise as pairs rejoin, which is not convergence. */
+    if (k > 0 && tol > 0.0 && fabs(r->mse[k - 1] - r->mse[k]) < tol)
+        return PTREG_STOP_CONVERGED;
+    /* Open3D's: both changed by less than asked */
+    if (k > 0 && opt->relative_fitness > 0.0 && opt->relative_rmse > 0.0 &&
+        fabs(r->fitness - last_fitness) < opt->relative_fitness && fabs(r->rmse - last_rmse) < opt->relative_rmse)
+        return PTREG_STOP_RELATIVE_CHANGE;
+    if (k == opt->max_iter)
+        return PTREG_STOP_MAX_ITERATIONS;
+    if (r->pairs < (opt->method == PTREG_ICP_PLANE ? 6u : 3u)) /* a plane's pair fixes one direction */
+        return PTREG_STOP_TOO_FEW_PAIRS;
+    return -1;
+}
+
+/* The step from a pass: Horn's closed form, or Gauss-Newton's damped by
+ * lambda; 0 when the pairs do not fix it. */
+static ptreg_status step_of(const ptreg_icp_options *opt, const ptreg_icp_pass *pass, double lambda, double dT[16],
+                            int *fixed, ptreg_error *err)
+{
+    if (ptreg_icp_uses_gauss_newton(opt)) {
+        *fixed = ptreg_icp_gn_step(&pass->eq, pass->moments.ref_p, opt->method == PTREG_ICP_SYMMETRIC, lambda, dT);
+        return PTREG_OK;
+    }
+    int degenerate;
+    ptreg_status st = ptreg_horn_solve(&pass->moments, dT, &degenerate, err);
+    *fixed = !degenerate;
+    return st;
+}
+
+/* Levenberg-Marquardt's memory: the last accepted pass, where it was taken
+ * and what it reported, and the damping. A pass whose mean cost (over the
+ * pairs it kept: their sets differ) is above the accepted one's is taken
+ * back; the next try starts from the accepted pass with 10x the damping. */
+#define LM_LAMBDA_MIN 1e-12
+#define LM_LAMBDA_MAX 1e12 /* 15 failed tries in a row from 1e-3: no damped step lowers the cost */
+
+typedef struct lm_memory {
+    int on, have;
+    double lambda, T[16], mean_cost, fitness, rmse;
+    size_t pairs;
+    ptreg_icp_pass pass;
+} lm_memory;
+
+static double mean_cost(const ptreg_icp_pass *pass) { return pass->used ? pass->eq.cost / (double)pass->used : 0.0; }
+
+/* Whether pass (at T, reported in r) is taken back; if not, it becomes the
+ * accepted one and the damping drops. */
+static int lm_rejects(lm_memory *lm, const ptreg_icp_pass *pass, const double T[16], const ptreg_icp_result *r)
+{
+    if (!lm->on)
+        return 0;
+    const double cost = mean_cost(pass);
+    if (lm->have && !(cost <= lm->mean_cost)) {
+        lm->lambda *= 10.0;
+        return 1;
+    }
+    if (lm->have)
+        lm->lambda = fmax(lm->lambda / 10.0, LM_LAMBDA_MIN);
+    lm->have = 1;
+    memcpy(lm->T, T, sizeof lm->T);
+    lm->pass = *pass;
+    lm->mean_cost = cost;
+    lm->fitness = r->fitness, lm->rmse = r->rmse, lm->pairs = r->pairs;
+    return 0;
+}
+
+/* Back to the accepted pass: its transform and what it reported. */
+static void lm_restore(const lm_memory *lm, double T[16], ptreg_icp_result *r)
+{
+    memcpy(T, lm->T, 16 * sizeof(double));
+    r->fitness = lm->fitness, r->rmse = lm->rmse, r->pairs = lm->pairs;
+}
+
+ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond_pass, void *ctx, size_t n,
+                               const ptreg_icp_options *opt, double tol, ptreg_icp_result *r, ptreg_error *err)
+{
+    double *T = r->transformation;
+    memcpy(T, opt->init, 16 * sizeof(double));
+    int small = 0;
+    lm_memory lm = {.on = opt->lm_lambda > 0.0, .lambda = opt->lm_lambda};
+    for (int k = 0;; k++) {
+        ptreg_icp_pass pass;
+        ptreg_status st = correspond_pass(ctx, T, k, &pass, r->walk ? &r->walk[k] : NULL, err);
+        if (st)
+            return st;
+        const double last_fitness = r->fitness, last_rmse = r->rmse;
+        double mse = pass.used ? pass.sum_r2 / (double)pass.used : 0.0;
+        r->mse[k] = mse;
+        r->iterations = k;
+        r->pairs = pass.used;
+        r->rmse = sqrt(mse);
+        r->fitness = (double)pass.used / (double)n;
+        if (opt->progress.fn)
+            opt->progress.fn(opt->progress.ctx, k, opt->max_iter, mse);
+        const ptreg_icp_pass *from = &pass;
+        if (lm_rejects(&lm, &pass, T, r)) {
+            lm_restore(&lm, T, r);
+            if (k == opt->max_iter || lm.lambda > LM_LAMBDA_MAX) {
+                r->stop_reason = k == opt->max_iter ? PTREG_STOP_MAX_ITERATIONS : PTREG_STOP_CONVERGED;
+                r->converged = r->stop_reason == PTREG_STOP_CONVERGED;
+                return PTREG_OK;
+            }
+            from = &lm.pass;
+        } else {
+            const int stop = stop_after_pass(opt, tol, r, k, last_fitness, last_rmse, small);
+            if (stop >= 0) {
+                r->stop_reason = (ptreg_stop_reason)stop;
+                r->converged = stop == PTREG_STOP_CONVERGED || stop == PTREG_STOP_RELATIVE_CHANGE ||
+                               stop == PTREG_STOP_SMALL_STEP;
+                return PTREG_OK;
+            }
+        }
+        double dT[16];
+        int fixed;
+        if ((st = step_of(opt, from, lm.lambda, dT, &fixed, err)))
+            return st;
+        if (!fixed) {
+            r->stop_reason = PTREG_STOP_DEGENERATE;
+            return PTREG_OK;
+        }
+        ptreg_transform_mul(dT, T, T);
+        /* one more pass measures the pairs at the final transform */
+        small = opt->transformation_epsilon > 0.0 && small_step(dT, opt->transformation_epsilon);
+    }
+}
+
+ptreg_status ptreg_icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks, ptreg_error *err)
+{
+    r->mse = malloc(((size_t)max_iter + 1) * sizeof(double));
+    if (walks)
+        r->walk = calloc((size_t)max_iter + 1, sizeof *r->walk);
+    if (!r->mse || (walks && !r->walk))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
+    return PTREG_OK;
+}
+
+double ptreg_icp_tolerance(const ptreg_icp_options *opt, double diag2)
+{
+    return opt->tol < 0.0 ? 1e-10 * diag2 : opt->tol;
+}
