@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Exit codes of every command (DESIGN.md). */
+/* Exit codes of every command (docs/ptreg.1, EXIT STATUS). */
 enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_BAD_INPUT = 3, EXIT_RUNTIME = 4 };
 
 typedef struct cli_option {

@@ -1,8 +1,8 @@
 /* The kernel dialect: every kernel is written once, in the common subset of
  * OpenCL C 1.2 and CUDA C++ (NVRTC), and this header, prepended to every
- * program, maps the differences (DESIGN.md, "The device layer"). It is
- * kernel source, embedded in the library, never compiled by the host's C
- * compiler.
+ * program, maps the differences (docs/DESIGN.md, "How a kernel runs on
+ * every device"). It is kernel source, embedded in the library, never
+ * compiled by the host's C compiler.
  *
  * Rules the macros exist for:
  * - address spaces: GLOBAL and LOCAL qualify pointers (__global/__local or
