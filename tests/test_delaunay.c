@@ -7,7 +7,7 @@
  * moved less than their margin inside the answer's Voronoi cell). */
 #include "check.h"
 #include "core/cpu.h"
-#include "device/cpu_kernels.h"
+#include "nn/nn_kernels.h"
 #include "nn/index_impl.h"
 #include "nn_ref.h"
 #include "ptreg/io.h"
@@ -237,7 +237,7 @@ static void check_memory_rounds(const char *what, const float *t, size_t m, floa
                     moved[i] += (float)(pow(10.0, -6.0 + 5.0 * (double)((i / 3 + (size_t)round) % 6) / 5.0) *
                                         ptreg_rng_normal(&rng));
             ptreg_walk_stats stats = {0};
-            ptreg_cpu_kernels()->dt_nearest_range(tree, idx->graph, moved, nq,
+            nn_cpu_kernels()->dt_nearest_range(tree, idx->graph, moved, nq,
                                                   round ? PTREG_WALK_SEED : PTREG_WALK_KDANN, slot, d2, mem, &stats);
             reference ref = make_reference(t, m, moved, nq);
             for (size_t i = 0; i < nq; i++)

@@ -5,7 +5,7 @@
 #include "check.h"
 #include "nn_ref.h"
 #include "core/cpu.h"
-#include "device/cpu_kernels.h"
+#include "nn/nn_kernels.h"
 #include "nn/kdtree_impl.h"
 #include "ptreg/io.h"
 #include "ptreg/nn.h"
@@ -19,7 +19,7 @@ static void check_bounded(const char *what, const ptreg_kdtree *tree, const floa
     const float limit = rd[nq / 2];
     uint32_t *slot = malloc(nq * sizeof *slot);
     float *d = malloc(nq * sizeof *d);
-    ptreg_cpu_kernels()->kd_nearest_range(tree, q, nq, limit, NULL, slot, d);
+    nn_cpu_kernels()->kd_nearest_range(tree, q, nq, limit, NULL, slot, d);
     size_t bad = 0;
     for (size_t i = 0; i < nq; i++)
         bad += rd[i] <= limit ? slot[i] == PTREG_NO_NEIGHBOR || tree->index[slot[i]] != ri[i] || d[i] != rd[i]

@@ -1,6 +1,7 @@
 /* Run-time choice of the instruction set for the kernels built per ISA
- * (cmake/isa.cmake); device/cpu_kernels.h holds each ISA's kernels.
- * Internal to the library and its tests. */
+ * (cmake/isa.cmake), and the tables through which a module calls the copy
+ * of its kernels that this CPU runs. Internal to the library and its
+ * tests. */
 #ifndef PTREG_CORE_CPU_H
 #define PTREG_CORE_CPU_H
 
@@ -18,5 +19,33 @@ ptreg_isa ptreg_cpu_best_isa(void);
 /* Caps the ISA (tests run every path); -1 removes the cap. */
 void ptreg_cpu_set_isa(int isa);
 const char *ptreg_isa_name(ptreg_isa isa);
+
+/* A module's CPU kernels, one table per ISA its *_isa.c files were built
+ * for, FILL(sfx) giving the table of the copies with suffix sfx. NAME_for
+ * (isa) is one ISA's (the generic one where this build has no copy; for
+ * work that recorded its ISA when it was planned); NAME() is that of
+ * ptreg_cpu_isa(), read at each use so that ptreg_cpu_set_isa takes
+ * effect. Each module defines its tables in one of its C files. */
+#define PTREG_DECLARE_ISA_TABLE(type, name) \
+    const type *name##_for(ptreg_isa isa);  \
+    const type *name(void);
+#if defined(__x86_64__)
+#define PTREG_ISA_TABLE(type, name, FILL)                                                                     \
+    static const type name##_generic = FILL(_generic), name##_avx2 = FILL(_avx2), name##_avx512 = FILL(_avx512); \
+    const type *name##_for(ptreg_isa isa)                                                                     \
+    {                                                                                                         \
+        return isa == PTREG_ISA_AVX512 ? &name##_avx512 : isa == PTREG_ISA_AVX2 ? &name##_avx2 : &name##_generic; \
+    }                                                                                                         \
+    const type *name(void) { return name##_for(ptreg_cpu_isa()); }
+#else
+#define PTREG_ISA_TABLE(type, name, FILL)             \
+    static const type name##_generic = FILL(_generic); \
+    const type *name##_for(ptreg_isa isa)              \
+    {                                                  \
+        (void)isa;                                     \
+        return &name##_generic;                        \
+    }                                                  \
+    const type *name(void) { return &name##_generic; }
+#endif
 
 #endif

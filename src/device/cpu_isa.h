@@ -1,7 +1,7 @@
 /* The prologue of every *_isa.c file: cmake/isa.cmake compiles each once
  * per ISA with PTREG_ISA_SUFFIX set to _generic, _avx2 or _avx512, and
  * ISA_FN(name) gives a function that copy's name (name_avx2, ...), the one
- * the ISA's kernel table (device/cpu_kernels.c) points at. */
+ * its module's kernel table (PTREG_ISA_TABLE, core/cpu.h) points at. */
 #ifndef PTREG_DEVICE_CPU_ISA_H
 #define PTREG_DEVICE_CPU_ISA_H
 

@@ -15,7 +15,6 @@
 #endif
 
 #include "core/cpu.h"
-#include "device/cpu_kernels.h"
 #include "feat/harris3d_impl.h"
 #include "feat/harris3d_kernels.h"
 
@@ -157,7 +156,7 @@ static ptreg_status fast_scores(const ptreg_volume *v, const ptreg_harris3d_opti
     ptreg_harris3d_weights(r, ptreg_harris3d_sigma(o), w);
     size_t rows = tile_rows(o, v->nx, v->ny, r, nt), tiles = (v->ny + rows - 1) / rows;
     size_t scratch_bytes = ptreg_harris_pad(ptreg_harris_scratch_floats(v->nx, r, rows)) * sizeof(float);
-    void (*kernel)(ptreg_harris_tile *) = ptreg_cpu_kernels()->harris_tile;
+    void (*kernel)(ptreg_harris_tile *) = harris_cpu_kernels()->tile;
     int border = o->border == PTREG_HARRIS_BORDER_SKIP ? border_of(o) : 0;
     float best = -INFINITY;
 #pragma omp parallel num_threads(nt) reduction(| : failed) reduction(max : best)
@@ -296,7 +295,7 @@ static int local_maxima(const float *s, const float *row_max, size_t nx, size_t 
     int failed = !planes, nt = ptreg_get_num_threads();
     if (failed)
         return 0;
-    void (*peaks)(const ptreg_harris_peak_row *) = ptreg_cpu_kernels()->harris_peaks;
+    void (*peaks)(const ptreg_harris_peak_row *) = harris_cpu_kernels()->peaks;
 #pragma omp parallel num_threads(nt) reduction(| : failed)
     {
         ptreg_harris_peak_row row = {s, nx, ny, nz, 0, 0, thr, malloc(nx * sizeof(int32_t))};
@@ -512,3 +511,5 @@ void ptreg_harris3d_result_free(ptreg_harris3d_result *result)
     free(result->keypoints);
     memset(result, 0, sizeof *result);
 }
+
+PTREG_ISA_TABLE(harris_cpu_kernel_table, harris_cpu_kernels, HARRIS_CPU_KERNELS)

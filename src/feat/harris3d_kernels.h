@@ -3,6 +3,8 @@
 #ifndef PTREG_HARRIS3D_KERNELS_H
 #define PTREG_HARRIS3D_KERNELS_H
 
+#include "core/cpu.h"
+
 #include "ptreg/harris3d.h"
 
 typedef struct ptreg_harris_tile {
@@ -68,5 +70,15 @@ PTREG_DECLARE_HARRIS_KERNELS(_generic)
 PTREG_DECLARE_HARRIS_KERNELS(_avx2)
 PTREG_DECLARE_HARRIS_KERNELS(_avx512)
 #endif
+
+/* The copies one ISA built (harris_cpu_kernels(): this CPU's; defined in
+ * harris3d.c). */
+typedef struct harris_cpu_kernel_table {
+    void (*tile)(ptreg_harris_tile *t);
+    void (*peaks)(const ptreg_harris_peak_row *row);
+} harris_cpu_kernel_table;
+
+#define HARRIS_CPU_KERNELS(sfx) {ptreg_harris_tile##sfx, ptreg_harris_peaks##sfx}
+PTREG_DECLARE_ISA_TABLE(harris_cpu_kernel_table, harris_cpu_kernels)
 
 #endif

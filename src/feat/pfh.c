@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device/cpu_kernels.h"
 #include "feat/neighborhood.h"
 #include "feat/pfh_impl.h"
 #include "feat/pfh_kernels.h"
@@ -274,7 +273,7 @@ static ptreg_status begin_features(const float *xyz, const float *normals, size_
     if (!s)
         s = feat_table_build(tree, xyz, n, &(*opt)->neighbors, (*opt)->reference, order, table, err);
     ptreg_kdtree_destroy(tree);
-    *kernel = (*opt)->reference ? NULL : ptreg_cpu_kernels()->pfh_pair_bins;
+    *kernel = (*opt)->reference ? NULL : pfh_cpu_kernels()->pair_bins;
     return s;
 }
 
@@ -375,7 +374,7 @@ static int fpfh_of(const float *spfh, const feat_list *nb, size_t query, ptreg_f
 {
     if (fast) {
         feat_fpfh_gather g = {spfh, nb->index, nb->dist2, nb->count, hist, 0};
-        ptreg_cpu_kernels()->fpfh_sum(&g);
+        pfh_cpu_kernels()->fpfh_sum(&g);
         if (g.any_nan)
             return 0;
     } else {
@@ -479,3 +478,5 @@ ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const 
         *missing = lacking;
     return PTREG_OK;
 }
+
+PTREG_ISA_TABLE(pfh_cpu_kernel_table, pfh_cpu_kernels, PFH_CPU_KERNELS)

@@ -9,6 +9,8 @@
 #ifndef PTREG_FEAT_PFH_KERNELS_H
 #define PTREG_FEAT_PFH_KERNELS_H
 
+#include "core/cpu.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,5 +53,15 @@ PTREG_DECLARE_PFH_KERNELS(_generic)
 PTREG_DECLARE_PFH_KERNELS(_avx2)
 PTREG_DECLARE_PFH_KERNELS(_avx512)
 #endif
+
+/* The copies one ISA built (pfh_cpu_kernels(): this CPU's; defined in
+ * pfh.c). */
+typedef struct pfh_cpu_kernel_table {
+    void (*pair_bins)(const feat_pair_batch *b);
+    void (*fpfh_sum)(feat_fpfh_gather *g);
+} pfh_cpu_kernel_table;
+
+#define PFH_CPU_KERNELS(sfx) {feat_pair_bins##sfx, feat_fpfh_sum##sfx}
+PTREG_DECLARE_ISA_TABLE(pfh_cpu_kernel_table, pfh_cpu_kernels)
 
 #endif

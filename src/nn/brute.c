@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device/cpu_kernels.h"
+#include "nn/nn_kernels.h"
 #include "nn/nn_dispatch.h"
 #include "ptreg/nn.h"
 
@@ -51,7 +51,7 @@ ptreg_status ptreg_brute_nearest(const float *target, size_t m, const float *que
     for (long c = 0; c < chunks; c++) {
         size_t i0 = (size_t)c * QUERY_CHUNK;
         size_t cnt = nq - i0 < QUERY_CHUNK ? nq - i0 : QUERY_CHUNK;
-        ptreg_cpu_kernels()->brute_range(&t, queries + 3 * i0, cnt, index + i0, dist2 + i0);
+        nn_cpu_kernels()->brute_range(&t, queries + 3 * i0, cnt, index + i0, dist2 + i0);
     }
     ptreg_brute_target_free(&t);
     return PTREG_OK;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device/cpu_kernels.h"
+#include "nn/nn_kernels.h"
 #include "nn/index_impl.h"
 #include "ptreg/nn.h"
 
@@ -203,7 +203,7 @@ static ptreg_status walk_nearest(const ptreg_model_index *idx, const float *quer
             uint32_t s = seed ? seed[i0 + i] : PTREG_NO_NEIGHBOR;
             slots[i] = s < t->n ? t->slot[s] : PTREG_NO_NEIGHBOR;
         }
-        ptreg_cpu_kernels()->dt_nearest_range(t, idx->graph, queries + 3 * i0, cnt, start, slots, dist2 + i0, NULL,
+        nn_cpu_kernels()->dt_nearest_range(t, idx->graph, queries + 3 * i0, cnt, start, slots, dist2 + i0, NULL,
                                               &tally[c]);
         for (size_t i = 0; i < cnt; i++)
             nearest[i0 + i] = t->index[slots[i]];

@@ -10,7 +10,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "device/cpu_kernels.h"
+#include "nn/nn_kernels.h"
 #include "ptreg/nn.h"
 
 void ptreg_kdtree_options_default(ptreg_kdtree_options *opt) { opt->leaf_size = 256; }
@@ -417,7 +417,7 @@ void ptreg_kdtree_nearest(const ptreg_kdtree *t, const float *queries, size_t nq
             uint32_t h = hint ? hint[i0 + i] : PTREG_NO_NEIGHBOR;
             slots[i] = h < t->n ? t->slot[h] : PTREG_NO_NEIGHBOR;
         }
-        ptreg_cpu_kernels()->kd_nearest_range(t, queries + 3 * i0, cnt, INFINITY, slots, slots, dist2 + i0);
+        nn_cpu_kernels()->kd_nearest_range(t, queries + 3 * i0, cnt, INFINITY, slots, slots, dist2 + i0);
         for (size_t i = 0; i < cnt; i++)
             index[i0 + i] = slots[i] == PTREG_NO_NEIGHBOR ? PTREG_NO_NEIGHBOR : t->index[slots[i]];
     }
@@ -430,7 +430,7 @@ size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, fl
 {
     if (k > t->n)
         k = t->n;
-    return k ? ptreg_cpu_kernels()->kd_knn(t, q, k, limit, index, dist2) : 0;
+    return k ? nn_cpu_kernels()->kd_knn(t, q, k, limit, index, dist2) : 0;
 }
 
 size_t ptreg_kdtree_knn(const ptreg_kdtree *t, const float q[3], size_t k, uint32_t *index,
@@ -469,7 +469,7 @@ ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *t, const float q[3], float 
     if (!(radius >= 0.0f))
         return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree radius search: radius %g is not >= 0",
                                (double)radius);
-    if (ptreg_cpu_kernels()->kd_radius(t, q, radius * radius, 1, nb)) {
+    if (nn_cpu_kernels()->kd_radius(t, q, radius * radius, 1, nb)) {
         nb->count = 0;
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree radius search: out of memory");
     }
@@ -486,3 +486,5 @@ void ptreg_kdtree_slot_point(const ptreg_kdtree *t, uint32_t slot, float p[3])
     unsigned l = slot % PTREG_KD_LANES;
     p[0] = c->x[l], p[1] = c->y[l], p[2] = c->z[l];
 }
+
+PTREG_ISA_TABLE(nn_cpu_kernel_table, nn_cpu_kernels, NN_CPU_KERNELS)

@@ -1,5 +1,5 @@
 /* The brute-force target for the nearest-neighbour kernels, which run
- * through the CPU's kernel table (device/cpu_kernels.h). */
+ * through their table (nn_cpu_kernels(), nn/nn_kernels.h). */
 #ifndef PTREG_NN_DISPATCH_H
 #define PTREG_NN_DISPATCH_H
 

@@ -1,6 +1,5 @@
 /* The nearest-neighbour kernels built once per ISA (nn_kernels_isa.c,
- * knn_kernels_isa.c); the CPU's kernel table (device/cpu_kernels.h) holds
- * the copy this CPU runs. */
+ * knn_kernels_isa.c), and their table (defined in kdtree.c). */
 #ifndef PTREG_NN_KERNELS_H
 #define PTREG_NN_KERNELS_H
 
@@ -38,5 +37,36 @@ PTREG_DECLARE_NN_KERNELS(_generic)
 PTREG_DECLARE_NN_KERNELS(_avx2)
 PTREG_DECLARE_NN_KERNELS(_avx512)
 #endif
+
+/* The copies one ISA built (PTREG_ISA_TABLE: nn_cpu_kernels() is this
+ * CPU's). Nearest neighbours of one range of queries (the callers spread
+ * ranges over threads): by brute force, and in the k-d tree, each search
+ * seeded by hint_slot (NULL or PTREG_NO_NEIGHBOR: by the previous query's
+ * answer) and bounded by limit (a squared distance; INFINITY: none): a
+ * query with no point within it gets PTREG_NO_NEIGHBOR and INFINITY.
+ * Nearest points by Delaunay walks from `start` (with PTREG_WALK_SEED, slot
+ * holds the seeds; PTREG_NO_NEIGHBOR starts at the graph's start); slot
+ * receives the answers, tally the walk statistics (added to). mem (NULL, or
+ * one per query) carries each answer's certificate to the next call for the
+ * same queries moved a little (ptreg_dt_memory). The k nearest points of q
+ * within squared distance limit, 0 < k <= n, sorted by (distance, index);
+ * every point within squared distance limit (d <= limit), sorted, -1 when
+ * out of memory. */
+typedef struct nn_cpu_kernel_table {
+    void (*brute_range)(const ptreg_brute_target *t, const float *q, size_t nq, uint32_t *index, float *dist2);
+    void (*kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq, float limit,
+                             const uint32_t *hint_slot, uint32_t *out_slot, float *dist2);
+    void (*dt_nearest_range)(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, size_t nq,
+                             ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_dt_memory *mem,
+                             ptreg_walk_stats *tally);
+    size_t (*kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
+                     float *dist2);
+    int (*kd_radius)(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);
+} nn_cpu_kernel_table;
+
+#define NN_CPU_KERNELS(sfx) \
+    {ptreg_brute_range##sfx, ptreg_kd_nearest_range##sfx, ptreg_dt_nearest_range##sfx, ptreg_kd_knn##sfx, \
+     ptreg_kd_radius##sfx}
+PTREG_DECLARE_ISA_TABLE(nn_cpu_kernel_table, nn_cpu_kernels)
 
 #endif

@@ -19,6 +19,8 @@
 #ifndef PTREG_PAIR_LDDMM_KERNELS_H
 #define PTREG_PAIR_LDDMM_KERNELS_H
 
+#include "core/cpu.h"
+
 #include <stddef.h>
 
 /* Rows are padded to a multiple of this (the widest vector). */
@@ -49,5 +51,15 @@ PTREG_DECLARE_LDDMM_KERNELS(_generic)
 PTREG_DECLARE_LDDMM_KERNELS(_avx2)
 PTREG_DECLARE_LDDMM_KERNELS(_avx512)
 #endif
+
+/* The copies one ISA built (lddmm_cpu_kernels(): this CPU's; defined in
+ * pair.c). */
+typedef struct lddmm_cpu_kernel_table {
+    void (*flow_block)(const lddmm_block *b);
+    void (*adjoint_block)(const lddmm_block *b);
+} lddmm_cpu_kernel_table;
+
+#define LDDMM_CPU_KERNELS(sfx) {ptreg_lddmm_flow_block##sfx, ptreg_lddmm_adjoint_block##sfx}
+PTREG_DECLARE_ISA_TABLE(lddmm_cpu_kernel_table, lddmm_cpu_kernels)
 
 #endif

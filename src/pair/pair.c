@@ -10,7 +10,7 @@
 #endif
 
 #include "core/cpu.h"
-#include "device/cpu_kernels.h"
+#include "pair/lddmm_kernels.h"
 #include "pair/pair_kernels.h"
 
 struct ptreg_pair_plan {
@@ -245,7 +245,7 @@ static void gauss_vector(ptreg_pair_plan *plan, size_t padded, double scale, int
 {
     const size_t rb = (size_t)plan->opt.row_block;
     const size_t blocks = (padded + rb - 1) / rb;
-    void (*kernel)(const ptreg_pair_gauss_block *) = ptreg_cpu_kernels_for(plan->isa)->pair_gauss_block;
+    void (*kernel)(const ptreg_pair_gauss_block *) = pair_cpu_kernels_for(plan->isa)->pair_gauss_block;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (size_t b = 0; b < blocks; b++) {
         const size_t r0 = b * rb, nr = padded - r0 < rb ? padded - r0 : rb;
@@ -353,4 +353,7 @@ ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const float *col
     return st;
 }
 
-void ptreg_pair_exp(const float *in, float *out, size_t n) { ptreg_cpu_kernels()->pair_exp_array(in, out, n); }
+void ptreg_pair_exp(const float *in, float *out, size_t n) { pair_cpu_kernels()->pair_exp_array(in, out, n); }
+
+PTREG_ISA_TABLE(pair_cpu_kernel_table, pair_cpu_kernels, PAIR_CPU_KERNELS)
+PTREG_ISA_TABLE(lddmm_cpu_kernel_table, lddmm_cpu_kernels, LDDMM_CPU_KERNELS)

@@ -2,6 +2,8 @@
 #ifndef PTREG_PAIR_KERNELS_H
 #define PTREG_PAIR_KERNELS_H
 
+#include "core/cpu.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +35,16 @@ PTREG_DECLARE_PAIR_KERNELS(_generic)
 PTREG_DECLARE_PAIR_KERNELS(_avx2)
 PTREG_DECLARE_PAIR_KERNELS(_avx512)
 #endif
+
+/* The copies one ISA built (pair_cpu_kernels(): this CPU's; defined in
+ * pair.c). */
+typedef struct pair_cpu_kernel_table {
+    void (*pair_gauss_block)(const ptreg_pair_gauss_block *blk);
+    void (*pair_exp_array)(const float *in, float *out, size_t n);
+} pair_cpu_kernel_table;
+
+#define PAIR_CPU_KERNELS(sfx) {ptreg_pair_gauss_block##sfx, ptreg_pair_exp_array##sfx}
+PTREG_DECLARE_ISA_TABLE(pair_cpu_kernel_table, pair_cpu_kernels)
 
 /* IEEE binary16 conversions, round to nearest even (as F16C does). */
 uint16_t ptreg_half_from_float(float f);

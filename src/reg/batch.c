@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device/cpu_kernels.h"
+#include "reg/batch_kernels.h"
 #include "ptreg/emicp.h"
 #include "reg/batch_device.h"
 
@@ -104,7 +104,7 @@ typedef struct batch_job {
     const ptreg_batch_options *o;
     const pair_setup *setup;
     const float *shared_target; /* centred, when the target is shared */
-    const struct ptreg_cpu_kernels *k;
+    const batch_cpu_kernel_table *k;
     int W;
     double *transform;
     int *iterations, *stop;
@@ -141,7 +141,7 @@ static int run_block(const batch_job *job, size_t first, block_buffers *bb)
     b.shared_target = !per_lane;
     b.tgt = per_lane ? bb->tgt : job->shared_target;
     b.tmask = per_lane ? bb->tmask : NULL;
-    job->k->batch_block(&b);
+    job->k->block(&b);
     double terms = 0.0;
     for (size_t l = 0; l < lanes; l++) {
         double *T = job->transform + 16 * (first + l);
@@ -342,8 +342,9 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
             fill_stats(p, t0, s.pair_terms, s.isa, s.kernel_ms, stats);
         return st;
     }
-    const struct ptreg_cpu_kernels *k = ptreg_cpu_kernels();
-    const int W = k->batch_lanes();
+    const ptreg_isa isa = ptreg_cpu_isa();
+    const batch_cpu_kernel_table *k = batch_cpu_kernels_for(isa);
+    const int W = k->lanes();
     pair_setup *setup = malloc((p->count ? p->count : 1) * sizeof *setup);
     double *terms = calloc(p->count / (size_t)W + 1, sizeof *terms);
     float *shared = NULL;
@@ -378,6 +379,8 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
     free(terms);
     free(shared);
     if (!st && stats)
-        fill_stats(p, t0, pair_terms, o->reference ? "reference" : ptreg_isa_name(k->isa), 0.0, stats);
+        fill_stats(p, t0, pair_terms, o->reference ? "reference" : ptreg_isa_name(isa), 0.0, stats);
     return st;
 }
+
+PTREG_ISA_TABLE(batch_cpu_kernel_table, batch_cpu_kernels, BATCH_CPU_KERNELS)

@@ -7,6 +7,8 @@
 #ifndef PTREG_REG_BATCH_KERNELS_H
 #define PTREG_REG_BATCH_KERNELS_H
 
+#include "core/cpu.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,5 +53,15 @@ PTREG_DECLARE_BATCH_KERNELS(_generic)
 PTREG_DECLARE_BATCH_KERNELS(_avx2)
 PTREG_DECLARE_BATCH_KERNELS(_avx512)
 #endif
+
+/* The copies one ISA built (batch_cpu_kernels(): this CPU's; defined in
+ * batch.c): the lanes of a block, and one block's schedule. */
+typedef struct batch_cpu_kernel_table {
+    int (*lanes)(void);
+    void (*block)(ptreg_batch_block *b);
+} batch_cpu_kernel_table;
+
+#define BATCH_CPU_KERNELS(sfx) {ptreg_batch_lanes##sfx, ptreg_batch_block_run##sfx}
+PTREG_DECLARE_ISA_TABLE(batch_cpu_kernel_table, batch_cpu_kernels)
 
 #endif

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device/cpu_kernels.h"
+#include "reg/global_kernels.h"
 #include "ptreg/features.h"
 #include "reg/icp_impl.h"
 
@@ -66,7 +66,7 @@ static ptreg_status nearest_both(const float *a, size_t na, const unsigned char 
         const size_t r0 = (size_t)u * per_unit, r1 = r0 + per_unit < na ? r0 + per_unit : na;
         const ptreg_desc_scan scan = {a, bt, a_nan, r0, r1, nb, dim, row_best, cd ? cd + (size_t)u * nb : NULL,
                                       ci ? ci + (size_t)u * nb : NULL};
-        ptreg_cpu_kernels()->desc_scan_rows(&scan);
+        global_cpu_kernels()->desc_scan_rows(&scan);
     }
     for (size_t j = 0; col_best && j < nb; j++) {
         float bd = INFINITY;
@@ -631,3 +631,5 @@ ptreg_status ptreg_register(const float *source, const float *source_normals, si
     r->total_ms = ptreg_time_ms() - t0;
     return st;
 }
+
+PTREG_ISA_TABLE(global_cpu_kernel_table, global_cpu_kernels, GLOBAL_CPU_KERNELS)

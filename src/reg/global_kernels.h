@@ -3,6 +3,8 @@
 #ifndef PTREG_REG_GLOBAL_KERNELS_H
 #define PTREG_REG_GLOBAL_KERNELS_H
 
+#include "core/cpu.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -31,5 +33,14 @@ PTREG_DECLARE_GLOBAL_KERNELS(_generic)
 PTREG_DECLARE_GLOBAL_KERNELS(_avx2)
 PTREG_DECLARE_GLOBAL_KERNELS(_avx512)
 #endif
+
+/* The copies one ISA built (global_cpu_kernels(): this CPU's; defined in
+ * global.c). */
+typedef struct global_cpu_kernel_table {
+    void (*desc_scan_rows)(const ptreg_desc_scan *s);
+} global_cpu_kernel_table;
+
+#define GLOBAL_CPU_KERNELS(sfx) {ptreg_desc_scan_rows##sfx}
+PTREG_DECLARE_ISA_TABLE(global_cpu_kernel_table, global_cpu_kernels)
 
 #endif

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device/cpu_kernels.h"
+#include "nn/nn_kernels.h"
 #include "feat/neighborhood.h"
 #include "ptreg/features.h"
 #include "nn/index_impl.h"
@@ -156,7 +156,7 @@ static void block_sums(icp_state *s, size_t b)
         return;
     }
     ptreg_pair_sums sums;
-    ptreg_cpu_kernels()->pair_sums_range(s->moved + 3 * i0, s->matched + 3 * i0, s->dist2 + i0, s->use + i0, cnt,
+    icp_cpu_kernels()->pair_sums_range(s->moved + 3 * i0, s->matched + 3 * i0, s->dist2 + i0, s->use + i0, cnt,
                                          s->ref, &sums);
     ptreg_moments *mb = &s->block_moments[b];
     ptreg_moments_init(mb, s->ref, s->ref);
@@ -218,12 +218,12 @@ static void correspond_block(icp_state *s, const double T[16], size_t b)
     if (s->graph) {
         memset(&s->block_walk[b], 0, sizeof s->block_walk[b]);
         ptreg_walk_start start = ptreg_icp_walk_start(s->nn, s->pass);
-        ptreg_cpu_kernels()->dt_nearest_range(s->tree, s->graph, moved, cnt, start, nearest, d2,
+        nn_cpu_kernels()->dt_nearest_range(s->tree, s->graph, moved, cnt, start, nearest, d2,
                                               s->walk_memory ? s->walk_memory + i0 : NULL, &s->block_walk[b]);
     } else if (s->nn == PTREG_NN_KDTREE) {
-        ptreg_cpu_kernels()->kd_nearest_range(s->tree, moved, cnt, s->limit, nearest, nearest, d2);
+        nn_cpu_kernels()->kd_nearest_range(s->tree, moved, cnt, s->limit, nearest, nearest, d2);
     } else {
-        ptreg_cpu_kernels()->brute_range(&s->brute, moved, cnt, nearest, d2);
+        nn_cpu_kernels()->brute_range(&s->brute, moved, cnt, nearest, d2);
     }
     gather_matches(s, i0, cnt);
     if (!s->filters)
@@ -406,3 +406,5 @@ static ptreg_status cpu_supports(const ptreg_icp_options *opt, ptreg_error *err)
 }
 
 const icp_engine icp_cpu_engine = {cpu_supports, cpu_run};
+
+PTREG_ISA_TABLE(icp_cpu_kernel_table, icp_cpu_kernels, ICP_CPU_KERNELS)

@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "device/cpu_kernels.h"
 #include "pair/lddmm_kernels.h"
 #include "reg/lddmm_impl.h"
 
@@ -165,7 +164,7 @@ static void landmark_sums(lddmm_ctx *c, const double *q, const double *p, double
     }
     const double *src[2] = {q, p};
     lddmm_points pts = pack_points(c->pack, c->n, src, 2);
-    run_blocks(c, ptreg_cpu_kernels()->lddmm_flow_block, &pts, &pts, c->out, 6);
+    run_blocks(c, lddmm_cpu_kernels()->flow_block, &pts, &pts, c->out, 6);
     for (size_t i = 0; i < c->n; i++)
         for (int k = 0; k < 3; k++) {
             v[3 * i + (size_t)k] = c->out[(size_t)k * c->npad + i];
@@ -223,7 +222,7 @@ static void adjoint(lddmm_ctx *c, const double *q, const double *p, const double
     }
     const double *src[4] = {q, p, a, b};
     lddmm_points pts = pack_points(c->pack, c->n, src, 4);
-    run_blocks(c, ptreg_cpu_kernels()->lddmm_adjoint_block, &pts, &pts, c->out, 15);
+    run_blocks(c, lddmm_cpu_kernels()->adjoint_block, &pts, &pts, c->out, 15);
     const double s = c->s;
     for (size_t i = 0; i < c->n; i++)
         for (int k = 0; k < 3; k++) {
@@ -760,7 +759,7 @@ static ptreg_status point_velocity(lddmm_ctx *c, const double *x, size_t m, cons
     const double *colsrc[2] = {q, p}, *rowsrc[2] = {x, NULL};
     lddmm_points cols = pack_points(c->pack, c->n, colsrc, 2);
     lddmm_points rows = pack_points(rowpack, m, rowsrc, 2);
-    run_blocks(c, ptreg_cpu_kernels()->lddmm_flow_block, &rows, &cols, out, 6);
+    run_blocks(c, lddmm_cpu_kernels()->flow_block, &rows, &cols, out, 6);
     size_t np = padded(m);
     for (size_t i = 0; i < m; i++)
         for (int k = 0; k < 3; k++)
