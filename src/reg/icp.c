@@ -1,5 +1,5 @@
-/* Rigid ICP's entry points: the options, the inputs checked, and the
- * engine that runs them (icp_cpu.c or icp_device.c), chosen once. Point-to-
+/* Rigid ICP's entry points: the inputs checked (icp_loop.c) and the engine
+ * that runs the options (icp_cpu.c or icp_device.c), chosen once. Point-to-
  * point (Besl & McKay 1992) with Horn's quaternion solution, or Gauss-Newton
  * steps (point-to-plane, robust kernels: icp_gn.c), the sigma filter of the
  * aerial-refuelling study and trimming. See docs/ALGORITHMS.md. */
