@@ -402,16 +402,14 @@ static ptreg_status device_supports(const ptreg_icp_options *opt, ptreg_error *e
                            opt->kernel ? ptreg_robust_kernel_name(opt->kernel) : "");
 }
 
-ptreg_status ptreg_icp_model_register(ptreg_icp_model *m, const float *source, size_t n,
-                                      const ptreg_icp_options *opt, ptreg_icp_result *r, ptreg_error *err)
+/* A registration on a resident model (the inputs checked, r empty but its
+ * device); t0 as the engine's run. */
+static ptreg_status model_run(ptreg_icp_model *m, const float *source, size_t n, const ptreg_icp_options *opt,
+                              double t0, ptreg_icp_result *r, ptreg_error *err)
 {
-    double t0 = ptreg_time_ms();
-    ptreg_icp_options defaults;
-    ptreg_status st = icp_begin(source, n, m->index->points, m->index->n, &opt, &defaults, r, err);
-    r->device = m->device;
-    if (!st && m->device.backend == PTREG_BACKEND_CPU)
+    if (m->device.backend == PTREG_BACKEND_CPU)
         return icp_cpu_engine.run(&m->device, source, n, m->index, opt, t0, r, err);
-    st = st ? st : device_supports(opt, err);
+    ptreg_status st = device_supports(opt, err);
     st = st ? st : device_register(m, source, n, opt, r, err);
     if (st) {
         ptreg_icp_result_free(r);
@@ -421,21 +419,28 @@ ptreg_status ptreg_icp_model_register(ptreg_icp_model *m, const float *source, s
     return PTREG_OK;
 }
 
-/* One registration: the model uploaded, used once, given back. */
+ptreg_status ptreg_icp_model_register(ptreg_icp_model *m, const float *source, size_t n,
+                                      const ptreg_icp_options *opt, ptreg_icp_result *r, ptreg_error *err)
+{
+    double t0 = ptreg_time_ms();
+    ptreg_icp_options defaults;
+    ptreg_status st = icp_begin(source, n, m->index->points, m->index->n, &opt, &defaults, r, err);
+    r->device = m->device;
+    return st ? st : model_run(m, source, n, opt, t0, r, err);
+}
+
+/* One registration (the entry point has checked the inputs): the model
+ * uploaded, used once, given back. */
 static ptreg_status device_once(const ptreg_device *on, const float *source, size_t n, const ptreg_model_index *idx,
                                 const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err)
 {
     ptreg_icp_model *m;
-    double build_ms = r->build_ms;
     ptreg_status st = ptreg_icp_model_create(idx, on, &m, err);
     if (st)
         return st;
-    st = ptreg_icp_model_register(m, source, n, opt, r, err);
-    if (!st) {
-        r->build_ms = build_ms;
+    st = model_run(m, source, n, opt, t0, r, err);
+    if (!st)
         r->upload_ms = m->upload_ms;
-        r->time_ms = ptreg_time_ms() - t0;
-    }
     ptreg_icp_model_destroy(m);
     return st;
 }
