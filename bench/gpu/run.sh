@@ -55,7 +55,10 @@ find_library() {
       python3 -c "import nvidia.cuda_nvrtc, os; print(os.path.join(nvidia.cuda_nvrtc.__path__[0], 'lib', '$1'))" \
           2>/dev/null; } | while read -r f; do [ -e "$f" ] && echo "$f"; done | head -1
 }
-if ! ldconfig -p 2>/dev/null | grep -q 'libnvrtc\.so'; then
+# A PTREG_NVRTC given is kept (the stand-in's recorder, a pip wheel's).
+# grep reads all of ldconfig's list: with -q it could stop early, and under
+# pipefail ldconfig's SIGPIPE would read as "no NVRTC here".
+if [ -z "${PTREG_NVRTC:-}" ] && ! ldconfig -p 2>/dev/null | grep 'libnvrtc\.so' >/dev/null; then
     nvrtc=$(find_library libnvrtc.so; find_library libnvrtc.so.13; find_library libnvrtc.so.12)
     nvrtc=${nvrtc%%$'\n'*}
     [ -n "$nvrtc" ] && export PTREG_NVRTC=$nvrtc && echo "NVRTC: $nvrtc"
