@@ -32,6 +32,17 @@ static int check_count;
         }                                                                             \
     } while (0)
 
+/* CHECK, then leave the (void) test function when it failed: for a step
+ * that what follows needs (a program built, a kernel found), so that a
+ * failure is reported instead of crashing on what was not made. */
+#define REQUIRE(cond)                                                                 \
+    do {                                                                              \
+        const int required_ = (cond);                                                 \
+        CHECK_MSG(required_, "%s", #cond);                                            \
+        if (!required_)                                                               \
+            return;                                                                   \
+    } while (0)
+
 #define CHECK_NEAR(a, b, tol)                                                         \
     do {                                                                              \
         double check_a_ = (double)(a), check_b_ = (double)(b);                        \

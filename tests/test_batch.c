@@ -8,6 +8,7 @@
 #include "core/cpu.h"
 #include "ptreg/batch.h"
 #include "ptreg/emicp.h"
+#include "ptreg/motif.h"
 
 /* n pairs: an fcc first shell (12 points, a = 0.405) as every target, and
  * as sources its points turned by random rotations (up to 40 degrees),

@@ -93,9 +93,11 @@ static void test_block_sums(ptreg_dev *dev, const char *name)
     ptreg_dprogram *prog;
     ptreg_dkernel *sum, *total;
     ptreg_error err;
-    CHECK_MSG(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK, "%s: %s", name,
-              err.message);
-    CHECK(ptreg_dev_kernel(prog, "ptreg_basics_block_sum", &sum, &err) == PTREG_OK);
+    const int built = ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK;
+    CHECK_MSG(built, "%s: %s", name, err.message);
+    if (!built)
+        return;
+    REQUIRE(ptreg_dev_kernel(prog, "ptreg_basics_block_sum", &sum, &err) == PTREG_OK);
     int fp64 = dev->info.fp64 && ptreg_dev_kernel(prog, "ptreg_basics_total", &total, &err) == PTREG_OK;
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s], groups = (n + wg - 1) / wg;
@@ -165,8 +167,8 @@ static void test_guards(ptreg_dev *dev, const char *name)
     ptreg_error err;
     ptreg_dprogram *prog;
     ptreg_dkernel *iota;
-    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK);
-    CHECK(ptreg_dev_kernel(prog, "ptreg_basics_iota", &iota, &err) == PTREG_OK);
+    REQUIRE(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK);
+    REQUIRE(ptreg_dev_kernel(prog, "ptreg_basics_iota", &iota, &err) == PTREG_OK);
     int was = dev->check_guards;
     uint64_t before = dev->guard_violations;
     dev->check_guards = 1;
@@ -193,13 +195,13 @@ static void test_programs(ptreg_dev *dev, const char *name)
 {
     ptreg_error err;
     ptreg_dprogram *p1, *p2, *p3;
-    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p1, &err) == PTREG_OK);
-    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p2, &err) == PTREG_OK);
+    REQUIRE(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p1, &err) == PTREG_OK);
+    REQUIRE(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p2, &err) == PTREG_OK);
     CHECK_MSG(p1 == p2, "%s: the same program and options were built twice", name);
-    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=128", &p3, &err) == PTREG_OK);
+    REQUIRE(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=128", &p3, &err) == PTREG_OK);
     CHECK(p3 != p1);
     ptreg_dkernel *k1, *k2;
-    CHECK(ptreg_dev_kernel(p1, "ptreg_basics_iota", &k1, &err) == PTREG_OK);
+    REQUIRE(ptreg_dev_kernel(p1, "ptreg_basics_iota", &k1, &err) == PTREG_OK);
     CHECK(ptreg_dev_kernel(p1, "ptreg_basics_iota", &k2, &err) == PTREG_OK && k1 == k2);
     /* errors name the device and what failed */
     CHECK(ptreg_dev_kernel(p1, "no_such_kernel", &k2, &err) == PTREG_ERR_RUNTIME);
@@ -222,8 +224,8 @@ static void test_limits(ptreg_dev *dev, const char *name)
     ptreg_error err;
     ptreg_dprogram *p;
     ptreg_dkernel *k;
-    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p, &err) == PTREG_OK);
-    CHECK(ptreg_dev_kernel(p, "ptreg_basics_iota", &k, &err) == PTREG_OK);
+    REQUIRE(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p, &err) == PTREG_OK);
+    REQUIRE(ptreg_dev_kernel(p, "ptreg_basics_iota", &k, &err) == PTREG_OK);
     CHECK_MSG(k->max_threads >= 64 && k->max_threads <= (dev->info.max_work_group > 64 ? dev->info.max_work_group : 64),
               "%s: iota runs in groups of up to %zu", name, k->max_threads);
     const size_t real = k->max_threads;

@@ -6,7 +6,6 @@
 #define _XOPEN_SOURCE 700
 
 #include "check.h"
-#include "io/atomic.h"
 #include "io/io_internal.h"
 #include "ptreg/io.h"
 

@@ -7,8 +7,8 @@
  * same bits, motif estimation with its combining hook, thread counts, bad
  * options. */
 #include "check.h"
-#include "ptreg/batch.h"
-#include "ptreg/synth.h"
+#include "ptreg/orientation.h"
+#include "ptreg/synth_apt.h"
 
 #define PI 3.14159265358979323846
 

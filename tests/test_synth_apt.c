@@ -3,8 +3,8 @@
  * onto the motif), every site made once (against a brute-force count),
  * anisotropic noise, solutes, determinism and the limits. */
 #include "check.h"
-#include "ptreg/batch.h"
-#include "ptreg/synth.h"
+#include "ptreg/orientation.h"
+#include "ptreg/synth_apt.h"
 
 static double dist2f(const float *a, const float *b)
 {

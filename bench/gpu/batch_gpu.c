@@ -208,16 +208,16 @@ static parity compare(const answer *cpu, const answer *dev, size_t n, double rad
 
 #define MAX_PARITY 64
 
-typedef struct report {
+typedef struct bench_report {
     FILE *md, *json;
     int first_json;
     double target_s; /* the 10^6 x 32-point 10-iteration time (the last device's) */
     char parity[MAX_PARITY][256]; /* rows of the parity table, printed after the timings */
     size_t parity_rows;
-} report;
+} bench_report;
 
-static void out(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void out(report *r, const char *fmt, ...)
+static void report_line(bench_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report_line(bench_report *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -225,7 +225,7 @@ static void out(report *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static void json_row(report *r, const char *kind, const char *device, size_t k, const char *targets, int full,
+static void json_row(bench_report *r, const char *kind, const char *device, size_t k, const char *targets, int full,
                      size_t n, const ptreg_batch_stats *s, double cpu_pairs_per_s, const char *layout)
 {
     if (!r->json)
@@ -243,7 +243,7 @@ static void json_row(report *r, const char *kind, const char *device, size_t k, 
 
 /* The CPU path on the first pairs, then every size on the device. */
 static int run_case(const options *o, const char *device_name, const ptreg_device *device, const pairs *p,
-                    int shared, int full, report *r)
+                    int shared, int full, bench_report *r)
 {
     const char *targets = shared ? "shared" : "pairs";
     ptreg_batch_options bo;
@@ -273,7 +273,7 @@ static int run_case(const options *o, const char *device_name, const ptreg_devic
         last = n;
         const ptreg_batch_stats *st = &got.stats;
         const double speedup = ref.stats.pairs_per_s > 0 ? st->pairs_per_s / ref.stats.pairs_per_s : 0.0;
-        out(r, "| %zu | %s | %s | %zu | %s | %.1f | %.1f | %.3g | %.3g | %.3g | %.1fx |\n", p->k, targets,
+        report_line(r, "| %zu | %s | %s | %zu | %s | %.1f | %.1f | %.3g | %.3g | %.3g | %.1fx |\n", p->k, targets,
             full ? "full (66)" : "10", n, device_name, st->time_ms, st->kernel_ms, st->pairs_per_s, st->gpts,
             ref.stats.pairs_per_s, speedup);
         json_row(r, "size", device_name, p->k, targets, full, n, st, ref.stats.pairs_per_s, NULL);
@@ -294,7 +294,7 @@ done:
 
 /* The 32-point 10-iteration case in each work-group layout. */
 static int run_layouts(const options *o, const char *device_name, const ptreg_device *device, const pairs *p,
-                       report *r)
+                       bench_report *r)
 {
     const size_t n = o->layout_pairs < p->count ? o->layout_pairs : p->count;
     answer a = {0};
@@ -309,7 +309,7 @@ static int run_layouts(const options *o, const char *device_name, const ptreg_de
             ptreg_pair_set warm = set_of(p, 64, shared), set = set_of(p, n, shared);
             status = timed(&warm, &bo, 1, &a) || timed(&set, &bo, o->repeat, &a);
             if (!status) {
-                out(r, "| %s | %s | %zu | %s | %.1f | %.1f | %.3g |\n", o->layouts.item[l],
+                report_line(r, "| %s | %s | %zu | %s | %.1f | %.1f | %.3g |\n", o->layouts.item[l],
                     shared ? "shared" : "pairs", n, device_name, a.stats.time_ms, a.stats.kernel_ms,
                     a.stats.pairs_per_s);
                 json_row(r, "layout", device_name, p->k, shared ? "shared" : "pairs", 0, n, &a.stats, 0.0,
@@ -332,7 +332,7 @@ static size_t largest_size(const options *o)
     return n;
 }
 
-static int run_device(const options *o, const char *device_name, report *r, pairs *data, size_t kinds)
+static int run_device(const options *o, const char *device_name, bench_report *r, pairs *data, size_t kinds)
 {
     ptreg_device device;
     if (ptreg_device_parse(device_name, &device)) {
@@ -356,7 +356,7 @@ int main(int argc, char **argv)
                         "[--layout-pairs N] [--md FILE] [--json FILE]\n");
         return 2;
     }
-    static report r; /* zero: no rows yet */
+    static bench_report r; /* zero: no rows yet */
     r.md = o.md ? fopen(o.md, "w") : NULL;
     r.json = o.json ? fopen(o.json, "w") : NULL;
     r.first_json = 1;
@@ -371,22 +371,22 @@ int main(int argc, char **argv)
         status = make_pairs(strtoul(o.points.item[k], NULL, 10), count, &data[k]);
         printf("(%zu pairs of %s points made in %.0f ms)\n", count, o.points.item[k], ptreg_time_ms() - t0);
     }
-    out(&r, "\nBatched EM-ICP, rotation only, fcc motif; CPU path on %d threads; best of %d (2 at 1M)\n\n",
+    report_line(&r, "\nBatched EM-ICP, rotation only, fcc motif; CPU path on %d threads; best of %d (2 at 1M)\n\n",
         ptreg_get_num_threads(), o.repeat);
-    out(&r, "| points | targets | iterations | pairs | device | ms | kernel ms | pairs/s | Gpts/s | CPU pairs/s | "
+    report_line(&r, "| points | targets | iterations | pairs | device | ms | kernel ms | pairs/s | Gpts/s | CPU pairs/s | "
             "vs CPU |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t d = 0; d < o.devices.n && !status; d++)
         status = run_device(&o, o.devices.item[d], &r, data, o.points.n);
-    out(&r, "\nParity: the device against the CPU path on the first pairs (quaternion components; translation over "
+    report_line(&r, "\nParity: the device against the CPU path on the first pairs (quaternion components; translation over "
             "the motif's radius)\n\n| points | targets | iterations | device | pairs | max \\|dq\\| | max \\|dt\\|/r | "
             "beyond 1e-5 | iterations differ |\n|---|---|---|---|---|---|---|---|---|\n");
     for (size_t i = 0; i < r.parity_rows; i++)
-        out(&r, "%s", r.parity[i]);
+        report_line(&r, "%s", r.parity[i]);
     if (!status && o.layouts.n) {
         size_t k32 = 0;
         while (k32 + 1 < o.points.n && data[k32].k != TARGET_POINTS)
             k32++;
-        out(&r, "\nWork-group layouts (PAIRSxTHREADS), %zu points, 10 iterations\n\n| layout | targets | pairs | "
+        report_line(&r, "\nWork-group layouts (PAIRSxTHREADS), %zu points, 10 iterations\n\n| layout | targets | pairs | "
                 "device | ms | kernel ms | pairs/s |\n|---|---|---|---|---|---|---|\n",
             data[k32].k);
         for (size_t d = 0; d < o.devices.n && !status; d++) {
@@ -396,7 +396,7 @@ int main(int argc, char **argv)
         }
     }
     if (r.target_s > 0)
-        out(&r, "\nTarget: 10^6 pairs of 32 points, 10 iterations, in <= %.2f s: %.3f s (%s)\n", TARGET_SECONDS,
+        report_line(&r, "\nTarget: 10^6 pairs of 32 points, 10 iterations, in <= %.2f s: %.3f s (%s)\n", TARGET_SECONDS,
             r.target_s, r.target_s <= TARGET_SECONDS ? "met" : "NOT met");
     for (size_t k = 0; k < o.points.n; k++)
         pairs_free(&data[k]);

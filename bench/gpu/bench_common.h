@@ -40,13 +40,13 @@ static void out_md(FILE *md, const char *fmt, va_list ap)
 #ifndef BENCH_OWN_REPORT
 /* Where the tables and rows go: stdout and md, and json as an array of
  * objects. */
-typedef struct report {
+typedef struct bench_report {
     FILE *md, *json;
     int first_json;
-} report;
+} bench_report;
 
-static void out(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void out(report *r, const char *fmt, ...)
+static void report_line(bench_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report_line(bench_report *r, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -54,8 +54,8 @@ static void out(report *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static void json_row(report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void json_row(report *r, const char *fmt, ...)
+static void json_row(bench_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void json_row(bench_report *r, const char *fmt, ...)
 {
     if (!r->json)
         return;
@@ -74,7 +74,7 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+static double median_of(double *v, int n)
 {
     qsort(v, (size_t)n, sizeof *v, by_value);
     return v[n / 2];

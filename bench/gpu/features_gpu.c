@@ -82,7 +82,7 @@ static double radius_for(const float *xyz, size_t n, size_t k)
     free(dist2);
     ptreg_kdtree_destroy(tree);
     /* a hair beyond the k-th distance: the strict test keeps it */
-    return got ? median(far, got) * (1 + 1e-6) : 0;
+    return got ? median_of(far, got) * (1 + 1e-6) : 0;
 }
 
 typedef struct timing {
@@ -112,7 +112,7 @@ static timing time_fpfh(const ptreg_cloud *c, const ptreg_device *device, const 
         if (r >= warm)
             ms[r - warm] = ptreg_time_ms() - t0;
     }
-    t.ms = median(ms, o->repeat);
+    t.ms = median_of(ms, o->repeat);
     t.ok = 1;
     return t;
 }
@@ -131,7 +131,7 @@ static size_t rows_off(const float *a, const float *b, size_t n)
     return off;
 }
 
-static void bench_one(const options *o, report *rep, const ptreg_cloud *c, const ptreg_neighborhood *nb,
+static void bench_one(const options *o, bench_report *rep, const ptreg_cloud *c, const ptreg_neighborhood *nb,
                       const char *label, float *cpu_rows, float *dev_rows)
 {
     const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
@@ -139,9 +139,9 @@ static void bench_one(const options *o, report *rep, const ptreg_cloud *c, const
     if (o->cpu) {
         base = time_fpfh(c, &cpu, nb, o, cpu_rows);
         if (!base.ok)
-            out(rep, "| %s | cpu | %s | | |\n", label, base.error);
+            report_line(rep, "| %s | cpu | %s | | |\n", label, base.error);
         if (base.ok) {
-            out(rep, "| %s | cpu (%d threads) | %.1f | 1.0x | |\n", label, ptreg_get_num_threads(), base.ms);
+            report_line(rep, "| %s | cpu (%d threads) | %.1f | 1.0x | |\n", label, ptreg_get_num_threads(), base.ms);
             json_row(rep, "\"neighbourhood\": \"%s\", \"device\": \"cpu\", \"ms\": %.3f, \"threads\": %d", label,
                      base.ms, ptreg_get_num_threads());
         }
@@ -149,17 +149,17 @@ static void bench_one(const options *o, report *rep, const ptreg_cloud *c, const
     for (size_t d = 0; d < o->devices.n; d++) {
         ptreg_device dev;
         if (ptreg_device_parse(o->devices.item[d], &dev)) {
-            out(rep, "| %s | %s | not a device | | |\n", label, o->devices.item[d]);
+            report_line(rep, "| %s | %s | not a device | | |\n", label, o->devices.item[d]);
             continue;
         }
         timing t = time_fpfh(c, &dev, nb, o, dev_rows);
         if (!t.ok) {
-            out(rep, "| %s | %s | %s | | |\n", label, o->devices.item[d], t.error);
+            report_line(rep, "| %s | %s | %s | | |\n", label, o->devices.item[d], t.error);
             continue;
         }
         double speedup = base.ok ? base.ms / t.ms : 0;
         size_t off = base.ok ? rows_off(cpu_rows, dev_rows, c->n) : 0;
-        out(rep, "| %s | %s | %.1f | %.1fx%s | %zu |\n", label, o->devices.item[d], t.ms, speedup,
+        report_line(rep, "| %s | %s | %.1f | %.1fx%s | %zu |\n", label, o->devices.item[d], t.ms, speedup,
             base.ok ? (speedup >= 20 ? " (>= 20x)" : " (< 20x)") : "", off);
         json_row(rep,
                  "\"neighbourhood\": \"%s\", \"device\": \"%s\", \"ms\": %.3f, \"speedup\": %.2f, "
@@ -194,14 +194,14 @@ int main(int argc, char **argv)
           *dev_rows = malloc(c.n * PTREG_FPFH_BINS * sizeof(float));
     if (!cpu_rows || !dev_rows)
         return 1;
-    report rep = {o.md ? fopen(o.md, "w") : NULL, o.json ? fopen(o.json, "w") : NULL, 1};
+    bench_report rep = {o.md ? fopen(o.md, "w") : NULL, o.json ? fopen(o.json, "w") : NULL, 1};
     if (rep.json)
         fprintf(rep.json, "[");
     const double radius = radius_for(c.xyz, c.n, o.k);
-    out(&rep, "FPFH (PCL convention): ptreg %s, a blob of %zu points, CPU path on %d threads, median of %d calls. "
+    report_line(&rep, "FPFH (PCL convention): ptreg %s, a blob of %zu points, CPU path on %d threads, median of %d calls. "
               "Target on one H100: >= 20x the CPU path.\n\n",
         ptreg_version(), c.n, ptreg_get_num_threads(), o.repeat);
-    out(&rep, "| neighbourhood | device | ms per call | vs CPU | rows off by > 0.01 |\n|---|---|---|---|---|\n");
+    report_line(&rep, "| neighbourhood | device | ms per call | vs CPU | rows off by > 0.01 |\n|---|---|---|---|---|\n");
     char label[64];
     ptreg_neighborhood knn = {o.k, 0}, ball = {0, radius};
     snprintf(label, sizeof label, "k = %zu", o.k);

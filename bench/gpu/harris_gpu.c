@@ -155,9 +155,9 @@ static ptreg_status bench_method(const options *o, ptreg_harris3d_device *hd, co
     for (int i = 0; !st && i < reps; i++)
         st = run_once(hd, vol, opt, method, 1, &up[i], &scratch, &kp, &count, err);
     if (!st) {
-        t->resident = median(res, reps);
-        t->upload = median(up, reps);
-        t->scores = median(sc, reps);
+        t->resident = median_of(res, reps);
+        t->upload = median_of(up, reps);
+        t->scores = median_of(sc, reps);
         t->keypoints = count;
         t->same = same_keypoints(cpu->keypoints, cpu->keypoint_count, kp, count);
     }
@@ -173,25 +173,25 @@ static int method_of(const char *name)
     return -1;
 }
 
-static void bench_device(const options *o, report *rep, const char *name, const ptreg_volume *vol,
+static void bench_device(const options *o, bench_report *rep, const char *name, const ptreg_volume *vol,
                          const ptreg_harris3d_options *opt, const ptreg_harris3d_result *cpu)
 {
     ptreg_device dev;
     ptreg_error err;
     ptreg_harris3d_device *hd = NULL;
     if (ptreg_device_parse(name, &dev) || ptreg_harris3d_device_open(&dev, &hd, &err)) {
-        out(rep, "| %s | - | not available | | | | | |\n", name);
+        report_line(rep, "| %s | - | not available | | | | | |\n", name);
         return;
     }
     for (size_t i = 0; i < o->methods.n; i++) {
         int m = method_of(o->methods.item[i]);
         timings t = {0};
         if (m < 0 || bench_method(o, hd, vol, opt, m, cpu, &t, &err)) {
-            out(rep, "| %s | %s | failed: %s | | | | | |\n", name, o->methods.item[i],
+            report_line(rep, "| %s | %s | failed: %s | | | | | |\n", name, o->methods.item[i],
                 m < 0 ? "unknown method" : err.message);
             continue;
         }
-        out(rep, "| %s | %s | %.3f | %.3f | %.3f | %s / %s | %.1fx | %zu%s |\n", name, o->methods.item[i],
+        report_line(rep, "| %s | %s | %.3f | %.3f | %.3f | %s / %s | %.1fx | %zu%s |\n", name, o->methods.item[i],
             t.scores, t.resident, t.upload, t.resident <= 1.0 ? "yes" : "no", t.upload <= 3.0 ? "yes" : "no",
             t.resident > 0 ? cpu->time_ms / t.resident : 0, t.keypoints, t.same ? "" : " (NOT AS THE CPU)");
         json_row(rep,
@@ -214,7 +214,7 @@ static double cpu_run(const options *o, const ptreg_volume *vol, const ptreg_har
             return -1;
         times[i] = keep->time_ms;
     }
-    return median(times, reps);
+    return median_of(times, reps);
 }
 
 int main(int argc, char **argv)
@@ -225,7 +225,7 @@ int main(int argc, char **argv)
                         "[--methods direct,tile,separable,zchunk] [--repeat R] [--md FILE] [--json FILE]\n");
         return 2;
     }
-    report rep = {o.md ? fopen(o.md, "w") : NULL, o.json ? fopen(o.json, "w") : NULL, 1};
+    bench_report rep = {o.md ? fopen(o.md, "w") : NULL, o.json ? fopen(o.json, "w") : NULL, 1};
     if (rep.json)
         fprintf(rep.json, "[");
     ptreg_volume vol;
@@ -240,12 +240,12 @@ int main(int argc, char **argv)
         return 1;
     }
     cpu.time_ms = cpu_ms;
-    out(&rep, "3-D Harris: ptreg %s, %zu x %zu x %zu uint8, W = %d; CPU path (%s, %d threads): %.2f ms, %zu keypoints "
+    report_line(&rep, "3-D Harris: ptreg %s, %zu x %zu x %zu uint8, W = %d; CPU path (%s, %d threads): %.2f ms, %zu keypoints "
               "(median of %d). Targets: <= 1 ms with the volume resident, <= 3 ms with its upload.\n\n",
         ptreg_version(), o.dims[0], o.dims[1], o.dims[2], o.window, cpu.isa, ptreg_get_num_threads(), cpu_ms,
         cpu.keypoint_count, o.repeat);
-    out(&rep, "| device | method | scores ms | resident ms | with upload ms | <= 1 / <= 3 | vs CPU | keypoints |\n");
-    out(&rep, "|---|---|---|---|---|---|---|---|\n");
+    report_line(&rep, "| device | method | scores ms | resident ms | with upload ms | <= 1 / <= 3 | vs CPU | keypoints |\n");
+    report_line(&rep, "|---|---|---|---|---|---|---|---|\n");
     for (size_t d = 0; d < o.devices.n; d++)
         bench_device(&o, &rep, o.devices.item[d], &vol, &opt, &cpu);
     ptreg_harris3d_result_free(&cpu);

@@ -155,9 +155,9 @@ static emicp_run run_emicp(const clouds *c, const ptreg_device *device, ptreg_pr
         ms[rep] = r.time_ms;
         memcpy(run.T, r.transformation, sizeof run.T);
     }
-    run.e_gpts = median(e_rates, reps);
-    run.gpts = median(rates, reps);
-    run.ms = median(ms, reps);
+    run.e_gpts = median_of(e_rates, reps);
+    run.gpts = median_of(rates, reps);
+    run.ms = median_of(ms, reps);
     run.ok = 1;
     return run;
 }
@@ -170,16 +170,16 @@ static double pose_diff(const double *a, const double *b)
     return d;
 }
 
-static void bench_emicp(const options *o, report *rep)
+static void bench_emicp(const options *o, bench_report *rep)
 {
-    out(rep, "\n### EM-ICP, n = m, %d iterations: E-step Gpts/s (whole call Gpts/s, ms)\n\n", o->iters);
-    out(rep, "| n = m | precision | device | E-step Gpts/s | call Gpts/s | ms | vs CPU (E-step) | transform vs CPU |\n");
-    out(rep, "|---|---|---|---|---|---|---|---|\n");
+    report_line(rep, "\n### EM-ICP, n = m, %d iterations: E-step Gpts/s (whole call Gpts/s, ms)\n\n", o->iters);
+    report_line(rep, "| n = m | precision | device | E-step Gpts/s | call Gpts/s | ms | vs CPU (E-step) | transform vs CPU |\n");
+    report_line(rep, "|---|---|---|---|---|---|---|---|\n");
     for (size_t s = 0; s < o->emicp_sizes.n; s++) {
         const size_t n = strtoul(o->emicp_sizes.item[s], NULL, 10);
         clouds c = {0};
         if (make_clouds(n, &c)) {
-            out(rep, "| %zu | out of memory |\n", n);
+            report_line(rep, "| %zu | out of memory |\n", n);
             free(c.source), free(c.target);
             continue;
         }
@@ -194,7 +194,7 @@ static void bench_emicp(const options *o, report *rep)
             emicp_run ref = {0};
             if (n <= o->cpu_emicp_max && (!fp64 || n <= o->cpu_fp64_max)) {
                 ref = run_emicp(&c, &cpu, prec, o);
-                out(rep, "| %zu | %s | cpu (%d threads) | %.2f | %.2f | %.1f | 1 | |\n", n, o->precisions.item[p],
+                report_line(rep, "| %zu | %s | cpu (%d threads) | %.2f | %.2f | %.1f | 1 | |\n", n, o->precisions.item[p],
                     ptreg_get_num_threads(), ref.e_gpts, ref.gpts, ref.ms);
                 json_row(rep, "\"kind\": \"emicp\", \"n\": %zu, \"precision\": \"%s\", \"device\": \"cpu\", "
                               "\"e_gpts\": %.6g, \"gpts\": %.6g, \"ms\": %.6g",
@@ -206,7 +206,7 @@ static void bench_emicp(const options *o, report *rep)
                     continue;
                 const emicp_run got = run_emicp(&c, &dev, prec, o);
                 if (!got.ok) {
-                    out(rep, "| %zu | %s | %s | failed: %s |\n", n, o->precisions.item[p], o->devices.item[d], got.error);
+                    report_line(rep, "| %zu | %s | %s | failed: %s |\n", n, o->precisions.item[p], o->devices.item[d], got.error);
                     continue;
                 }
                 char vs[32] = "", diff[32] = "";
@@ -214,7 +214,7 @@ static void bench_emicp(const options *o, report *rep)
                     snprintf(vs, sizeof vs, "%.1f", ref.e_gpts > 0 ? got.e_gpts / ref.e_gpts : 0.0);
                     snprintf(diff, sizeof diff, "%.2g", pose_diff(ref.T, got.T));
                 }
-                out(rep, "| %zu | %s | %s | %.1f | %.1f | %.1f | %s | %s |\n", n, o->precisions.item[p],
+                report_line(rep, "| %zu | %s | %s | %.1f | %.1f | %.1f | %s | %s |\n", n, o->precisions.item[p],
                     o->devices.item[d], got.e_gpts, got.gpts, got.ms, vs, diff);
                 json_row(rep, "\"kind\": \"emicp\", \"n\": %zu, \"precision\": \"%s\", \"device\": \"%s\", "
                               "\"e_gpts\": %.6g, \"gpts\": %.6g, \"ms\": %.6g, \"cpu_e_gpts\": %.6g",
@@ -290,17 +290,17 @@ static double time_evaluation(const landmarks *l, const ptreg_device *device, co
         return -1.0;
     }
     free(grad);
-    return median(ms, reps);
+    return median_of(ms, reps);
 }
 
-static void bench_lddmm_evaluations(const options *o, report *rep)
+static void bench_lddmm_evaluations(const options *o, bench_report *rep)
 {
-    out(rep, "\n### LDDMM, one evaluation (objective and gradient), T = %d, Euler, fp32 pair terms\n\n", o->steps);
-    out(rep, "| N | device | ms | pair terms/s | vs CPU | dense N x N float32 would take |\n|---|---|---|---|---|---|\n");
+    report_line(rep, "\n### LDDMM, one evaluation (objective and gradient), T = %d, Euler, fp32 pair terms\n\n", o->steps);
+    report_line(rep, "| N | device | ms | pair terms/s | vs CPU | dense N x N float32 would take |\n|---|---|---|---|---|---|\n");
     for (size_t s = 0; s < o->lddmm_sizes.n; s++) {
         landmarks l;
         if (make_landmarks(strtoul(o->lddmm_sizes.item[s], NULL, 10), &l)) {
-            out(rep, "| %s | set-up failed |\n", o->lddmm_sizes.item[s]);
+            report_line(rep, "| %s | set-up failed |\n", o->lddmm_sizes.item[s]);
             continue;
         }
         const double terms = 2.0 * (o->steps - 1) * (double)l.n * (double)l.n;
@@ -310,7 +310,7 @@ static void bench_lddmm_evaluations(const options *o, report *rep)
         if (l.n <= o->cpu_lddmm_max) {
             const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
             cpu_ms = time_evaluation(&l, &cpu, o, error, sizeof error);
-            out(rep, "| %zu | cpu (%d threads) | %.1f | %.3g | 1 | %.1f GB |\n", l.n, ptreg_get_num_threads(), cpu_ms,
+            report_line(rep, "| %zu | cpu (%d threads) | %.1f | %.3g | 1 | %.1f GB |\n", l.n, ptreg_get_num_threads(), cpu_ms,
                 terms / (cpu_ms * 1e-3), dense_gb);
             json_row(rep, "\"kind\": \"lddmm_eval\", \"n\": %zu, \"device\": \"cpu\", \"ms\": %.6g", l.n, cpu_ms);
         }
@@ -320,13 +320,13 @@ static void bench_lddmm_evaluations(const options *o, report *rep)
                 continue;
             const double ms = time_evaluation(&l, &dev, o, error, sizeof error);
             if (ms < 0) {
-                out(rep, "| %zu | %s | failed: %s |\n", l.n, o->devices.item[d], error);
+                report_line(rep, "| %zu | %s | failed: %s |\n", l.n, o->devices.item[d], error);
                 continue;
             }
             char vs[32] = "";
             if (cpu_ms > 0)
                 snprintf(vs, sizeof vs, "%.1f", cpu_ms / ms);
-            out(rep, "| %zu | %s | %.1f | %.3g | %s | %.1f GB |\n", l.n, o->devices.item[d], ms, terms / (ms * 1e-3), vs,
+            report_line(rep, "| %zu | %s | %.1f | %.3g | %s | %.1f GB |\n", l.n, o->devices.item[d], ms, terms / (ms * 1e-3), vs,
                 dense_gb);
             json_row(rep, "\"kind\": \"lddmm_eval\", \"n\": %zu, \"device\": \"%s\", \"ms\": %.6g, \"cpu_ms\": %.6g",
                      l.n, o->devices.item[d], ms, cpu_ms);
@@ -335,7 +335,7 @@ static void bench_lddmm_evaluations(const options *o, report *rep)
     }
 }
 
-static void study_row(report *rep, const landmarks *l, const ptreg_device *device, const char *name, double cpu_s,
+static void study_row(bench_report *rep, const landmarks *l, const ptreg_device *device, const char *name, double cpu_s,
                       double *seconds)
 {
     ptreg_lddmm_options lo;
@@ -345,14 +345,14 @@ static void study_row(report *rep, const landmarks *l, const ptreg_device *devic
     ptreg_error err;
     *seconds = -1.0;
     if (ptreg_lddmm_register(l->q0, l->target, l->n, NULL, &lo, &r, &err)) {
-        out(rep, "| %zu | %s | failed: %s |\n", l->n, name, err.message);
+        report_line(rep, "| %zu | %s | failed: %s |\n", l->n, name, err.message);
         return;
     }
     *seconds = r.time_ms / 1000.0;
     char vs[32] = "";
     if (cpu_s > 0)
         snprintf(vs, sizeof vs, "%.1f", cpu_s / *seconds);
-    out(rep, "| %zu | %s | %.2f | %d | %d | %.4g -> %.3g | %.6g | %s | %s |\n", l->n, name, *seconds, r.iterations,
+    report_line(rep, "| %zu | %s | %.2f | %d | %d | %.4g -> %.3g | %.6g | %s | %s |\n", l->n, name, *seconds, r.iterations,
         r.evaluations, r.avg_distance_before, r.avg_distance_after, r.objective, r.stop_detail, vs);
     json_row(rep, "\"kind\": \"lddmm_study\", \"n\": %zu, \"device\": \"%s\", \"seconds\": %.6g, \"iterations\": %d, "
                   "\"evaluations\": %d, \"objective\": %.9g",
@@ -360,15 +360,15 @@ static void study_row(report *rep, const landmarks *l, const ptreg_device *devic
     ptreg_lddmm_result_free(&r);
 }
 
-static void bench_lddmm_study(const options *o, report *rep)
+static void bench_lddmm_study(const options *o, bench_report *rep)
 {
     landmarks l;
     if (!o->study || make_landmarks(o->study, &l))
         return;
-    out(rep, "\n### LDDMM, the study configuration end to end (N = %zu, T 40, 400 L-BFGS iterations, fp32; "
+    report_line(rep, "\n### LDDMM, the study configuration end to end (N = %zu, T 40, 400 L-BFGS iterations, fp32; "
              "target <= 1 s on one H100; the study: 32 s on a GTX 980 Ti)\n\n", l.n);
-    out(rep, "| N | device | s | iterations | evaluations | avg distance | objective | stop | vs CPU |\n");
-    out(rep, "|---|---|---|---|---|---|---|---|---|\n");
+    report_line(rep, "| N | device | s | iterations | evaluations | avg distance | objective | stop | vs CPU |\n");
+    report_line(rep, "|---|---|---|---|---|---|---|---|---|\n");
     double cpu_s = -1.0, s;
     if (o->cpu_study) {
         const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
@@ -393,10 +393,10 @@ int main(int argc, char **argv)
                         "[--no-cpu-study] [--steps T] [--repeat R] [--md FILE] [--json FILE]\n");
         return 2;
     }
-    report rep = {o.md ? fopen(o.md, "w") : NULL, o.json ? fopen(o.json, "w") : NULL, 1};
+    bench_report rep = {o.md ? fopen(o.md, "w") : NULL, o.json ? fopen(o.json, "w") : NULL, 1};
     if (rep.json)
         fprintf(rep.json, "[");
-    out(&rep, "EM-ICP and LDDMM: ptreg %s, CPU path on %d threads. Targets on one H100: EM-ICP >= 1000 Gpts/s "
+    report_line(&rep, "EM-ICP and LDDMM: ptreg %s, CPU path on %d threads. Targets on one H100: EM-ICP >= 1000 Gpts/s "
               "fp32 at n = m = 100k; the LDDMM study configuration <= 1 s; each >= 10x the CPU path on 16 cores.\n",
         ptreg_version(), ptreg_get_num_threads());
     if (o.emicp_sizes.n)

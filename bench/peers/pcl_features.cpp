@@ -136,7 +136,7 @@ double run_once(Estimator& est, const Cloud::Ptr& cloud, const pcl::IndicesPtr& 
 }
 
 template <typename Descriptor>
-bool write_csv(const std::string& path, const pcl::PointCloud<Descriptor>& out,
+bool write_descriptor_csv(const std::string& path, const pcl::PointCloud<Descriptor>& out,
                const std::vector<int>& query_index, int nbins)
 {
   FILE* f = std::fopen(path.c_str(), "w");
@@ -323,8 +323,8 @@ int main(int argc, char** argv)
     count_rows(fpfh_out, nbins, &nan_rows, &zero_rows);
 
   if (!out_path.empty()) {
-    bool ok = is_pfh ? write_csv(out_path, pfh_out, query_index, nbins)
-                     : write_csv(out_path, fpfh_out, query_index, nbins);
+    bool ok = is_pfh ? write_descriptor_csv(out_path, pfh_out, query_index, nbins)
+                     : write_descriptor_csv(out_path, fpfh_out, query_index, nbins);
     if (!ok) {
       std::fprintf(stderr, "pcl_features: %s: cannot write\n", out_path.c_str());
       return 3;

@@ -29,7 +29,7 @@ namespace {
   std::exit(2);
 }
 
-void put(FILE* f, float v)
+void put_float(FILE* f, float v)
 {
   if (std::isnan(v))
     std::fputs(",nan", f);
@@ -87,10 +87,10 @@ int main(int argc, char** argv)
     return 4;
   for (size_t i = 0; i < normals.size(); i += static_cast<size_t>(every)) {
     std::fprintf(f, "%zu", i);
-    put(f, normals[i].normal_x);
-    put(f, normals[i].normal_y);
-    put(f, normals[i].normal_z);
-    put(f, normals[i].curvature);
+    put_float(f, normals[i].normal_x);
+    put_float(f, normals[i].normal_y);
+    put_float(f, normals[i].normal_z);
+    put_float(f, normals[i].curvature);
     std::fputc('\n', f);
   }
   return std::fclose(f) == 0 ? 0 : 4;

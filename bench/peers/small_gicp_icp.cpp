@@ -79,7 +79,7 @@ size_t type_size(const std::string& t) {
   fail("PLY: unknown property type " + t);
 }
 
-double read_binary(const char* p, const std::string& t) {
+double binary_value(const char* p, const std::string& t) {
   switch (type_size(t)) {
     case 1: return (t == "char" || t == "int8") ? double(*reinterpret_cast<const int8_t*>(p)) : double(*reinterpret_cast<const uint8_t*>(p));
     case 2: {
@@ -114,7 +114,7 @@ struct PlyElement {
   std::vector<PlyProperty> props;
 };
 
-void keep(Points& out, double x, double y, double z) {
+void append_point(Points& out, double x, double y, double z) {
   if (std::isfinite(x) && std::isfinite(y) && std::isfinite(z)) out.emplace_back(float(x), float(y), float(z));
 }
 
@@ -174,15 +174,15 @@ Points read_ply(std::ifstream& in, const std::string& path) {
           if (!p.count_type.empty()) {
             buf.resize(type_size(p.count_type));
             in.read(buf.data(), buf.size());
-            n = size_t(read_binary(buf.data(), p.count_type));
+            n = size_t(binary_value(buf.data(), p.count_type));
           }
           buf.resize(n * type_size(p.type));
           in.read(buf.data(), buf.size());
-          if (p.count_type.empty()) v[k] = read_binary(buf.data(), p.type);
+          if (p.count_type.empty()) v[k] = binary_value(buf.data(), p.type);
         }
         if (!in) fail(path + ": truncated");
       }
-      if (vertex) keep(out, v[ix], v[iy], v[iz]);
+      if (vertex) append_point(out, v[ix], v[iy], v[iz]);
     }
     if (vertex) break;
   }
@@ -234,7 +234,7 @@ Points read_pcd(std::ifstream& in, const std::string& path) {
         ls >> s;
         v[c] = std::strtod(s.c_str(), nullptr);  // "nan" too
       }
-      keep(out, v[col[0]], v[col[1]], v[col[2]]);
+      append_point(out, v[col[0]], v[col[1]], v[col[2]]);
     }
   } else if (data == "binary") {
     std::vector<char> rec(offset);
@@ -242,7 +242,7 @@ Points read_pcd(std::ifstream& in, const std::string& path) {
       if (!in.read(rec.data(), rec.size())) fail(path + ": truncated");
       float f[3];
       for (int a = 0; a < 3; a++) std::memcpy(&f[a], rec.data() + off[a], 4);
-      keep(out, f[0], f[1], f[2]);
+      append_point(out, f[0], f[1], f[2]);
     }
   } else {
     fail(path + ": PCD DATA " + data + " not supported");
@@ -250,7 +250,7 @@ Points read_pcd(std::ifstream& in, const std::string& path) {
   return out;
 }
 
-Points read_points(const std::string& path) {
+Points load_points(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot open " + path);
   std::string magic;
@@ -261,7 +261,7 @@ Points read_points(const std::string& path) {
   return read_pcd(in, path);
 }
 
-Eigen::Isometry3d read_init(const std::string& path) {
+Eigen::Isometry3d load_init(const std::string& path) {
   std::ifstream in(path);
   if (!in) fail("cannot open " + path);
   Eigen::Matrix4d m;
@@ -383,8 +383,8 @@ int main(int argc, char** argv) {
   o.source = pos[0];
   o.target = pos[1];
 
-  const Points src = read_points(o.source), tgt = read_points(o.target);
-  const Eigen::Isometry3d init = o.init.empty() ? Eigen::Isometry3d::Identity() : read_init(o.init);
+  const Points src = load_points(o.source), tgt = load_points(o.target);
+  const Eigen::Isometry3d init = o.init.empty() ? Eigen::Isometry3d::Identity() : load_init(o.init);
 
   std::vector<double> ms;
   Outcome last;

@@ -65,6 +65,9 @@ PTREG_API void ptreg_devices(const ptreg_device_info **list, size_t *count);
 /* A device's name ("NVIDIA H100 80GB HBM3", the CPU's model ...) from the
  * list; "device" when it is not there. The string belongs to the library. */
 PTREG_API const char *ptreg_device_name(const ptreg_device *device);
+/* The instruction set the CPU kernels run on now: "avx512", "avx2" or
+ * "generic", the best this CPU has, capped by env PTREG_ISA. */
+PTREG_API const char *ptreg_cpu_isa_name(void);
 /* Why a backend has no devices, or cannot run on those it has ("" when all
  * is well, or it has not been looked for): the library that was not found,
  * the driver's error, an NVRTC newer than the CUDA driver ... */

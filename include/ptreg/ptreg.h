@@ -13,10 +13,13 @@
 #include "harris3d.h"
 #include "icp.h"
 #include "io.h"
-#include "nn.h"
 #include "lddmm.h"
+#include "motif.h"
+#include "nn.h"
+#include "orientation.h"
 #include "pair.h"
 #include "synth.h"
+#include "synth_apt.h"
 #include "tune.h"
 
 #endif

@@ -16,13 +16,16 @@
 
 #include "core.h"
 #include "device.h"
-#include "features.h"
-#include "harris3d.h"
-#include "pair.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The options the apply functions fill (pair.h, harris3d.h, features.h). */
+struct ptreg_pair_options;
+struct ptreg_pair_gpu;
+struct ptreg_harris3d_options;
+struct ptreg_feature_gpu;
 
 #define PTREG_TUNE_MAX_PARAMS 8
 #define PTREG_TUNE_MAX_VALUES 16
@@ -172,7 +175,7 @@ PTREG_API void ptreg_tune_result_free(ptreg_tune_result *result);
  * the given precision. */
 PTREG_API void ptreg_tune_space_pair(ptreg_tune_space *space);
 /* A point of that space as the engine's options and a thread count. */
-PTREG_API void ptreg_tune_pair_apply(const double *point, ptreg_pair_options *opt, int *threads);
+PTREG_API void ptreg_tune_pair_apply(const double *point, struct ptreg_pair_options *opt, int *threads);
 
 typedef struct ptreg_tune_pair_job ptreg_tune_pair_job;
 /* Inputs for the pair engine's candidates: n random rows and columns
@@ -187,7 +190,7 @@ PTREG_API ptreg_status ptreg_tune_pair_measure(void *job, const double *point, i
 /* 3-D Harris's CPU fast path (harris3d.h): threads and rows per tile
  * (0: the built-in rule); the scores' bits never change. */
 PTREG_API void ptreg_tune_space_harris(ptreg_tune_space *space);
-PTREG_API void ptreg_tune_harris_apply(const double *point, ptreg_harris3d_options *opt, int *threads);
+PTREG_API void ptreg_tune_harris_apply(const double *point, struct ptreg_harris3d_options *opt, int *threads);
 /* FPFH (features.h): threads (its work is per point, with no tile to
  * choose). */
 PTREG_API void ptreg_tune_space_fpfh(ptreg_tune_space *space);
@@ -198,7 +201,7 @@ PTREG_API void ptreg_tune_fpfh_apply(const double *point, int *threads);
  * splits' groups per compute unit; wg within the device's work-group and
  * local memory. */
 PTREG_API void ptreg_tune_space_pair_device(ptreg_tune_space *space);
-PTREG_API void ptreg_tune_pair_device_apply(const double *point, ptreg_pair_gpu *gpu);
+PTREG_API void ptreg_tune_pair_device_apply(const double *point, struct ptreg_pair_gpu *gpu);
 /* A device space's fallbacks as the device resolves them (the exp its
  * backend takes by default), so that the built-in default is a candidate. */
 PTREG_API ptreg_status ptreg_tune_space_on_device(ptreg_tune_space *space, const ptreg_device *device, ptreg_error *err);
@@ -245,7 +248,7 @@ PTREG_API void ptreg_tune_space_harris_device(ptreg_tune_space *space);
 /* FPFH on a GPU: threads per point's work-group (64, 128, 256) and per
  * neighbour-search group (32..256), within the device's work-group. */
 PTREG_API void ptreg_tune_space_fpfh_device(ptreg_tune_space *space);
-PTREG_API void ptreg_tune_fpfh_device_apply(const double *point, ptreg_feature_gpu *gpu);
+PTREG_API void ptreg_tune_fpfh_device_apply(const double *point, struct ptreg_feature_gpu *gpu);
 /* ptreg_tune_measure_fn (error: the largest difference relative to the
  * reference's largest value). */
 PTREG_API ptreg_status ptreg_tune_feature_measure(void *job, const double *point, int reps, double *seconds, double *error,

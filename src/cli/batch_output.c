@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/batch_cli.h"
-#include "io/atomic.h"
+#include "ptreg/io.h"
 
 #define NPY_COLUMNS 6
 /* x y z qw qx qy qz residual matched (float), flag red green blue (uchar) */

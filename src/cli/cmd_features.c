@@ -6,7 +6,6 @@
 
 #include "cli/common.h"
 #include "cli/tune_cache.h"
-#include "core/cpu.h"
 
 #define NEIGHBORHOOD_OPTIONS                                                                            \
     {"k", 'k', "N", "the N nearest points, the point itself among them; with --radius, at most N"},     \
@@ -248,7 +247,7 @@ int cli_run_normals(int argc, char **argv)
         cli_json_put(j, "neighbors", json_neighborhood(&o.neighbors));
         cli_json_put(j, "viewpoint", cJSON_CreateDoubleArray(o.viewpoint, 3));
         cJSON_AddNumberToObject(j, "missing", (double)missing);
-        add_run_fields(j, t, times, repeat, c.n, ptreg_isa_name(ptreg_cpu_isa()));
+        add_run_fields(j, t, times, repeat, c.n, ptreg_cpu_isa_name());
         rc = cli_json_print(j);
     } else if (!st && !rc) {
         printf("ptreg normals: %s, %zu points, ", a.positional[0], c.n);
@@ -369,7 +368,7 @@ static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_c
     ptreg_device_format(on, device, sizeof device);
     const char *isa = on->backend != PTREG_BACKEND_CPU ? device
                       : o->reference                 ? "reference"
-                                                     : ptreg_isa_name(ptreg_cpu_isa());
+                                                     : ptreg_cpu_isa_name();
     if (!cli_has(a, "json")) {
         printf("ptreg %s: %s, %zu points, ", name, a->positional[0], c->n);
         print_neighborhood(&o->neighbors);

@@ -9,7 +9,6 @@
 #include "cli/common.h"
 #include "cli/progress.h"
 #include "cli/tune_cache.h"
-#include "core/cpu.h"
 
 static const cli_option lddmm_options[] = {
     {"output", 'o', "RESULT", "write the template and its initial momenta: .vtk (POLYDATA, point data "
@@ -293,7 +292,7 @@ static cJSON *tuned_gpu(const cli_args *a, ptreg_lddmm_options *o, size_t n)
 static const char *engine_of(const ptreg_lddmm_options *o, const ptreg_device *on)
 {
     if (on->backend == PTREG_BACKEND_CPU)
-        return o->precision == PTREG_PRECISION_FP64 ? "reference" : ptreg_isa_name(ptreg_cpu_isa());
+        return o->precision == PTREG_PRECISION_FP64 ? "reference" : ptreg_cpu_isa_name();
     return ptreg_device_name(on);
 }
 

@@ -3,8 +3,7 @@
 #include <string.h>
 
 #include "cli/common.h"
-#include "core/cpu.h"
-#include "io/atomic.h"
+#include "ptreg/io.h"
 
 typedef struct command_entry {
     const cli_command *cmd;
@@ -60,7 +59,7 @@ static int print_version(void)
 #else
     const char *mpi = "no";
 #endif
-    printf("ptreg %s (cpu: %s; cuda: %s; opencl: %s; mpi: %s)\n", ptreg_version(), ptreg_isa_name(ptreg_cpu_isa()),
+    printf("ptreg %s (cpu: %s; cuda: %s; opencl: %s; mpi: %s)\n", ptreg_version(), ptreg_cpu_isa_name(),
            ptreg_backend_built(PTREG_BACKEND_CUDA) ? "yes" : "no",
            ptreg_backend_built(PTREG_BACKEND_OPENCL) ? "yes" : "no", mpi);
     return EXIT_OK;

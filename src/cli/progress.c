@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "io/atomic.h"
+#include "ptreg/io.h"
 
 #define REDRAW_MS 100.0
 

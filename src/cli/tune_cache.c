@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli/common.h"
-#include "io/atomic.h"
+#include "ptreg/io.h"
 
 #define CACHE_FORMAT 1
 #define CACHE_MAX_BYTES (16u << 20)

@@ -1,4 +1,5 @@
 #include "core/cpu.h"
+#include "ptreg/device.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -20,6 +21,11 @@ const char *ptreg_isa_name(ptreg_isa isa)
     case PTREG_ISA_GENERIC: break;
     }
     return "generic";
+}
+
+const char *ptreg_cpu_isa_name(void)
+{
+    return ptreg_isa_name(ptreg_cpu_isa());
 }
 
 static ptreg_isa detect_best_isa(void)

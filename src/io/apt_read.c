@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/atomic.h"
+#include "ptreg/io.h"
 #include "io/io_internal.h"
 
 #define POS_RECORD 16

@@ -1,7 +1,7 @@
-/* Temporary file + rename: see atomic.h. */
+/* Temporary file + rename: see ptreg/io.h. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "io/atomic.h"
+#include "ptreg/io.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -36,7 +36,7 @@ static mode_t target_mode(const char *path)
     return 0644;
 }
 
-/* The journal of committed targets (see atomic.h). Room for one more is
+/* The journal of committed targets (see ptreg/io.h). Room for one more is
  * made at open, so that a commit never fails for want of it: enough while
  * files are written one at a time, as every writer of the CLI does. */
 static struct {

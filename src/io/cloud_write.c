@@ -1,8 +1,8 @@
 /* Writers: PLY (binary little-endian or ascii), PCD (binary or ascii) and
  * XYZ text. Text uses %.9g, enough digits for every float to read back
- * bit-exact. Output goes through the atomic file of atomic.h, so a failed
+ * bit-exact. Output goes through the atomic file of ptreg/io.h, so a failed
  * write leaves nothing behind. */
-#include "io/atomic.h"
+#include "ptreg/io.h"
 #include "io/io_internal.h"
 
 /* Points per fwrite of the binary writers. */

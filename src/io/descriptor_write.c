@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "io/atomic.h"
 #include "io/io_internal.h"
 
 /* PCL's header for a cloud of one array field, as savePCDFileBinary writes

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/atomic.h"
 #include "io/io_internal.h"
 
 static const char *integrator_name(ptreg_lddmm_integrator i) { return i == PTREG_LDDMM_RK2 ? "rk2" : "euler"; }

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "io/atomic.h"
 #include "io/io_internal.h"
 
 static const char *npy_descr(ptreg_npy_type type)

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/atomic.h"
 #include "io/io_internal.h"
 
 #define PAIRS_MAGIC "PTPAIRS1"

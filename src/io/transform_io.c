@@ -1,7 +1,7 @@
 /* 4x4 transform files: 16 numbers row-major (or 12: the top three rows),
  * separated by blanks, commas or newlines, with '#' comments. Written with
  * %.17g, which reads back to the same doubles. */
-#include "io/atomic.h"
+#include "ptreg/io.h"
 #include "io/io_internal.h"
 
 #include <math.h>

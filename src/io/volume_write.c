@@ -1,6 +1,6 @@
 /* Volume and keypoint writers: NRRD (attached, raw little-endian) and
- * keypoints as PLY or CSV, through the atomic file of atomic.h. */
-#include "io/atomic.h"
+ * keypoints as PLY or CSV, through the atomic file of ptreg/io.h. */
+#include "ptreg/io.h"
 #include "io/io_internal.h"
 
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/atomic.h"
+#include "ptreg/io.h"
 #include "nn/index_impl.h"
 #include "ptreg/nn.h"
 

@@ -1,4 +1,4 @@
-/* Orientations of atomic neighbourhoods (batch.h): each selected atom's
+/* Orientations of atomic neighbourhoods (orientation.h): each selected atom's
  * nearest selected neighbours, relative to it, registered onto the motif
  * by the batch engine (rotation only by default), reduced by the motif's
  * symmetry, and judged by how well the rotated neighbours sit on motif
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptreg/batch.h"
+#include "ptreg/orientation.h"
 #include "ptreg/nn.h"
-#include "reg/orientation_impl.h"
+#include "apt/orientation_impl.h"
 
 #define MAX_K 256
 /* Starting rotations cover the motif's orientations this closely (degrees)

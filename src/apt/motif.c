@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptreg/batch.h"
+#include "ptreg/motif.h"
 
 static const char *const lattice_names[] = {"fcc", "bcc", "hcp", "sc"};
 

@@ -1,4 +1,4 @@
-/* The parts of the orientation module (batch.h) that registration of many
+/* The parts of the orientation module (orientation.h) that registration of many
  * neighbourhoods onto one motif shares: starting rotations that cover the
  * motif's orientations (EM-ICP finds the equivalent of the truth only
  * within about 40 degrees of where it starts) and registration from each,
@@ -6,7 +6,7 @@
 #ifndef PTREG_ORIENTATION_IMPL_H
 #define PTREG_ORIENTATION_IMPL_H
 
-#include "ptreg/batch.h"
+#include "ptreg/orientation.h"
 #include "ptreg/nn.h"
 
 #define ORIENT_MAX_STARTS 64

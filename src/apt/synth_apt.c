@@ -1,5 +1,5 @@
 /* A synthetic atom-probe polycrystal with its grains' orientations
- * (synth.h): Voronoi grains of rotated lattices, detector efficiency and
+ * (synth_apt.h): Voronoi grains of rotated lattices, detector efficiency and
  * anisotropic noise.
  *
  * The box is cut into bins. For each bin the grains whose cells can reach
@@ -11,7 +11,7 @@
  * bin keeps it) when its grain is the nearest seed among the candidates.
  * A site's position is computed the same way from every bin that visits it,
  * so the tests give the same answer each time. */
-#include "ptreg/synth.h"
+#include "ptreg/synth_apt.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reg/orientation_impl.h"
+#include "apt/orientation_impl.h"
 
 /* Candidates for the starts: a Halton sequence (bases 2, 3, 5) through
  * Shoemake's uniform map onto unit quaternions, the same on every run. */

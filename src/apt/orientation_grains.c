@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reg/orientation_impl.h"
+#include "apt/orientation_impl.h"
 
 /* Grids beyond this many cells per axis are refused (coordinates / R). */
 #define MAX_CELLS_PER_AXIS 1000000
