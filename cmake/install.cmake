@@ -7,7 +7,7 @@ install(TARGETS ptreg_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/ptreg DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES docs/ptreg.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
-# pkg-config: static users need liblzf, qhull, zlib, liblbfgs, OpenMP and libm too.
+# pkg-config: static users need liblzf, qhull, zlib, liblbfgs, libcjson, OpenMP and libm too.
 set(PTREG_PC_PRIVATE_LIBS "-lm -ldl -lpthread")
 if(OpenMP_C_FOUND)
   string(APPEND PTREG_PC_PRIVATE_LIBS " ${OpenMP_C_FLAGS}")

@@ -21,11 +21,12 @@
 extern "C" {
 #endif
 
-/* The options the apply functions fill (pair.h, harris3d.h, features.h). */
+/* The options the apply functions fill (pair.h, harris3d.h, features.h, emicp.h). */
 struct ptreg_pair_options;
 struct ptreg_pair_gpu;
 struct ptreg_harris3d_options;
 struct ptreg_feature_gpu;
+struct ptreg_emicp_options;
 
 #define PTREG_TUNE_MAX_PARAMS 8
 #define PTREG_TUNE_MAX_VALUES 16
@@ -253,6 +254,63 @@ PTREG_API void ptreg_tune_fpfh_device_apply(const double *point, struct ptreg_fe
  * reference's largest value). */
 PTREG_API ptreg_status ptreg_tune_feature_measure(void *job, const double *point, int reps, double *seconds, double *error,
                                         ptreg_error *err);
+
+/* ---- the cache of winners, and choosing a kernel's variant ---- */
+
+/* `ptreg tune` keeps each machine's winner per kernel and problem size
+ * class in one JSON file: $PTREG_TUNE_CACHE, else
+ * $XDG_CACHE_HOME/ptreg/tune.json, else ~/.cache/ptreg/tune.json ("off":
+ * none). A missing cache means the built-in defaults; an unreadable,
+ * corrupted or stale one (another format, or another ptreg version) is
+ * ignored with one warning on stderr per process, never an error. */
+
+/* The cache's path into buf; 0 when the cache is off or no home is known. */
+PTREG_API int ptreg_tune_cache_path(char *buf, size_t size);
+/* The size class of a problem of `work` units (n * m pairs ...): "1e8". */
+PTREG_API void ptreg_tune_size_class(double work, char *buf, size_t size);
+/* The winner for (machine, the space's kernel, size class), or for the
+ * nearest size class stored, into point (a parameter missing from the
+ * entry keeps its fallback); its class into found_class. 1 when found, 0
+ * when not (each value must be one its parameter takes and the point
+ * within the constraints on m, else the entry is ignored), -1 when the
+ * cache could not be read for want of memory. */
+PTREG_API int ptreg_tune_cache_lookup(const ptreg_tune_space *space, const ptreg_tune_machine *m,
+                                      const char *size_class, double *point, char *found_class, size_t class_size);
+/* The same on the cache's text (path names it in the warning). */
+PTREG_API int ptreg_tune_cache_lookup_text(const char *text, const char *path, const ptreg_tune_space *space,
+                                           const ptreg_tune_machine *m, const char *size_class, double *point,
+                                           char *found_class, size_t class_size);
+/* Stores a winner atomically, keeping the other entries (a cache that
+ * cannot be parsed is replaced). PTREG_ERR_ARG when the cache is off. */
+PTREG_API ptreg_status ptreg_tune_cache_store(const ptreg_tune_space *space, const char *machine,
+                                              const char *size_class, const double *point, double seconds,
+                                              double default_seconds, ptreg_error *err);
+
+/* A kernel's variant for one run, and where it came from. */
+typedef struct ptreg_tune_choice {
+    const char *source;     /* "tuned" (the cache's winner) or "default" (the space's fallbacks) */
+    char size_class[16];    /* with "tuned": the cache's class used */
+    ptreg_tune_space space; /* names the point's parameters */
+    double point[PTREG_TUNE_MAX_PARAMS];
+    int threads;            /* a CPU winner's thread count; 0: none (the caller's count stands) */
+} ptreg_tune_choice;
+
+/* The variant of space's kernel for a problem of `work` units on `on` (the
+ * CPU or a resolved device): the machine's winner from the cache, else the
+ * fallbacks. PTREG_ERR_NOMEM leaves the fallbacks; a device that cannot be
+ * queried is left to the algorithm to report (the fallbacks, PTREG_OK). */
+PTREG_API ptreg_status ptreg_tune_choose(const ptreg_tune_space *space, const ptreg_device *on, double work,
+                                         ptreg_tune_choice *choice, ptreg_error *err);
+/* EM-ICP's engine knobs for clouds of n and m points on the device its
+ * options resolve to: with use_cache, the pair engine's winner (fp32 or
+ * fp16; fp64 runs the reference and has none) written into opt->pair, or
+ * the device kernels' into opt->pair.gpu; without, nothing is changed and
+ * the choice names the defaults. The thread count is the caller's to apply
+ * (choice->threads): the CLI takes it unless --threads is given. The front
+ * ends use the cache unless told not to (--no-tune, tune=False) or given
+ * the knobs themselves. */
+PTREG_API ptreg_status ptreg_tune_emicp(struct ptreg_emicp_options *opt, size_t n, size_t m, int use_cache,
+                                        ptreg_tune_choice *choice, ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -380,14 +380,18 @@ def register(source: ArrayLike, target: ArrayLike, *, voxel: float = 0.0, method
 def emicp(source: ArrayLike, target: ArrayLike, *, sigma2_init: Optional[float] = None,
           sigma2_final: Optional[float] = None, sigma_factor: Optional[float] = None, d02: Optional[float] = None,
           max_iter: Optional[int] = None, tol: Optional[float] = None, init: Optional[Matrix] = None,
-          precision: str = "fp32", device: str = "auto") -> Result:
+          precision: str = "fp32", device: str = "auto", tune: bool = True) -> Result:
     """EM-ICP (Granger & Pennec; Tamaki et al.): every source point softly paired
     with every target point by Gaussian weights, sigma^2 annealed from
     ``sigma2_init`` down to ``sigma2_final`` by ``sigma_factor`` per iteration (the
     defaults scale with the clouds), in ``precision`` ``"fp32"``, ``"fp16"`` or
-    ``"fp64"``, on ``device``. Returns ``transformation``, ``fitness``, ``rmse``,
-    ``iterations``, ``stop_reason``, ``gpts`` (10^9 pair terms per second) ..."""
-    d = _core.emicp(_points(source, "source"), _points(target, "target"), sigma2_init=sigma2_init,
+    ``"fp64"``, on ``device``. With ``tune`` the engine runs the variant ``ptreg
+    tune`` found fastest on this machine for this problem size (its cache), else
+    the built-in one. Returns ``transformation``, ``fitness``, ``rmse``,
+    ``iterations``, ``stop_reason``, ``gpts`` (10^9 pair terms per second),
+    ``variant`` (``source`` ``"tuned"`` or ``"default"``, the cache's
+    ``size_class``, and each engine knob) ..."""
+    d = _core.emicp(_points(source, "source"), _points(target, "target"), bool(tune), sigma2_init=sigma2_init,
                     sigma2_final=sigma2_final, sigma_factor=sigma_factor, d02=d02, max_iter=max_iter, tol=tol,
                     init=_matrix(init, "init"), precision=precision, device=device)
     return _with_transform(d, "transformation")
@@ -522,10 +526,10 @@ def tune(kernel: str = "pair", size: Optional[int] = None, *, precision: str = "
     (threads and rows per tile; a ``size``^3 volume, default 256) or ``"fpfh"``
     (threads; ``size`` points, default 50000). Every candidate must reproduce the
     default's output; the winner must beat the default by ``min_gain`` in a final
-    confirmation. Nothing is cached here (``ptreg tune`` writes the cache later
-    runs use). Returns ``winner`` (parameter -> value), ``winner_seconds``,
-    ``default_seconds``, ``gain``, ``default_kept``, ``candidates``, ``method``,
-    ``machine`` and ``elapsed_s``."""
+    confirmation. Nothing is cached here (``ptreg tune`` writes the cache that
+    later runs use, ``emicp`` among them). Returns ``winner`` (parameter ->
+    value), ``winner_seconds``, ``default_seconds``, ``gain``, ``default_kept``,
+    ``candidates``, ``method``, ``machine`` and ``elapsed_s``."""
     if kernel not in _TUNE_SIZES:
         raise ValueError(f"tune: kernel {kernel!r} is not pair, harris or fpfh")
     if precision not in ("fp32", "fp16"):

@@ -911,11 +911,35 @@ static PyObject *py_register(PyObject *self, PyObject *args, PyObject *kwargs)
     return d;
 }
 
+/* The engine variant a run used, for its result: where it came from, the
+ * cache's size class, and each knob by name (threads: the count that ran). */
+static PyObject *variant_dict(const ptreg_tune_choice *c)
+{
+    PyObject *v = PyDict_New();
+    if (!v || put(v, "source", PyUnicode_FromString(c->source)) ||
+        (!strcmp(c->source, "tuned") && put(v, "size_class", PyUnicode_FromString(c->size_class)))) {
+        Py_XDECREF(v);
+        return NULL;
+    }
+    for (int p = 0; p < c->space.param_count; p++) {
+        const char *name = c->space.params[p].name;
+        const double value = strcmp(name, "threads") ? c->point[p] : (double)ptreg_get_num_threads();
+        if (put(v, name, PyLong_FromLong((long)value))) {
+            Py_DECREF(v);
+            return NULL;
+        }
+    }
+    return v;
+}
+
+/* emicp(source, target, tune, **options): with tune, the engine's knobs
+ * are the tuner's cache's winner for this machine (ptreg_tune_emicp). */
 static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
     PyObject *s, *t;
-    if (!PyArg_ParseTuple(args, "OO", &s, &t))
+    int tune = 1;
+    if (!PyArg_ParseTuple(args, "OOp", &s, &t, &tune))
         return NULL;
     ptreg_emicp_options o;
     ptreg_emicp_options_default(&o);
@@ -924,10 +948,12 @@ static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
     cloud_pair p;
     if (get_pair(s, t, 0, Py_None, Py_None, &p) < 0)
         return NULL;
+    ptreg_tune_choice choice;
     ptreg_emicp_result r;
     ptreg_error err;
     ptreg_status st;
-    WITHOUT_GIL(st = ptreg_emicp(p.s.buf, p.ns, p.t.buf, p.nt, &o, &r, &err));
+    WITHOUT_GIL(st = ptreg_tune_emicp(&o, p.ns, p.nt, tune, &choice, &err);
+                st = st ? st : ptreg_emicp(p.s.buf, p.ns, p.t.buf, p.nt, &o, &r, &err));
     release_pair(&p);
     if (st)
         return raise_ptreg(st, &err);
@@ -941,7 +967,7 @@ static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
         put(d, "sigma2_final", PyFloat_FromDouble(r.sigma2_final)) || put(d, "d02", PyFloat_FromDouble(r.d02)) ||
         put(d, "time_ms", PyFloat_FromDouble(r.time_ms)) || put(d, "gpts", PyFloat_FromDouble(r.gpts)) ||
         put(d, "precision", PyUnicode_FromString(ptreg_precision_name(r.precision))) ||
-        put(d, "device", device_string(&r.device))) {
+        put(d, "device", device_string(&r.device)) || put(d, "variant", variant_dict(&choice))) {
         Py_XDECREF(d);
         return NULL;
     }

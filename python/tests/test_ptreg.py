@@ -226,6 +226,32 @@ def test_emicp(scene):
     assert ref["rotation_error_deg"] < 2
 
 
+def test_emicp_runs_the_tuned_variant(scene, tmp_path, monkeypatch):
+    """After `ptreg tune`, emicp runs this machine's winner from the cache (the
+    library chooses it, as for the CLI); tune=False runs the defaults. The
+    answers agree to rounding: only the column tile moves sums."""
+    cache = tmp_path / "tune.json"
+    monkeypatch.setenv("PTREG_TUNE_CACHE", str(cache))
+    cli("tune", "--size", "300", "--sample", "0.03", "--reps", "1")
+    # a winner unlike the defaults, whatever the search found, so that a run
+    # of the defaults cannot pass for a tuned one
+    winners = json.loads(cache.read_text())
+    for kernels in winners["machines"].values():
+        for entry in kernels["pair"].values():
+            entry["params"].update(col_tile=256, row_block=256, row_vectors=1, threads=1)
+    cache.write_text(json.dumps(winners))
+    scan = ptreg.read_cloud(scene / "scan.ply").points[::15]
+    model = ptreg.read_cloud(scene / "model.ply").points[::20]
+    tuned = ptreg.emicp(scan, model, device="cpu", max_iter=30)
+    assert tuned.variant["source"] == "tuned" and tuned.variant["size_class"].startswith("1e")
+    assert (tuned.variant["col_tile"], tuned.variant["row_block"], tuned.variant["row_vectors"]) == (256, 256, 1)
+    plain = ptreg.emicp(scan, model, device="cpu", max_iter=30, tune=False)
+    assert plain.variant["source"] == "default" and plain.variant["col_tile"] == 1024
+    np.testing.assert_allclose(tuned.transformation, plain.transformation, atol=1e-6)
+    monkeypatch.setenv("PTREG_TUNE_CACHE", "off")
+    assert ptreg.emicp(scan, model, device="cpu", max_iter=30).variant["source"] == "default"
+
+
 def test_batch_many_pairs():
     """Rotated copies of a motif registered back, shared and per-pair targets."""
     rng = np.random.default_rng(5)

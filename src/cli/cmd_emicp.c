@@ -5,7 +5,7 @@
 
 #include "cli/common.h"
 #include "cli/progress.h"
-#include "cli/tune_cache.h"
+#include "cli/tune_choice.h"
 
 static const cli_option emicp_options[] = {
     CLI_REGISTRATION_OUTPUTS,
@@ -116,26 +116,10 @@ typedef struct emicp_job {
     cJSON *device_variant; /* on a GPU: the device kernels' knobs and where they came from */
 } emicp_job;
 
-/* On a GPU: the device kernels' knobs from `ptreg tune --device` for this
- * device (unless --no-tune), for the JSON. */
-static void apply_tuned_device(const cli_args *a, emicp_job *job, ptreg_emicp_options *o, const ptreg_device *on)
-{
-    ptreg_tune_space space;
-    ptreg_tune_space_pair_device(&space);
-    if (o->pair.precision == PTREG_PRECISION_FP16)
-        space.kernel = "pair-device-fp16";
-    double p[PTREG_TUNE_MAX_PARAMS];
-    char cls[16] = "";
-    const double pairs = (double)job->source.n * (double)job->target.n;
-    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, on, pairs, p, cls, sizeof cls);
-    if (!strcmp(source, "tuned"))
-        ptreg_tune_pair_device_apply(p, &o->pair.gpu);
-    job->device_variant = cli_tune_json(&space, source, cls, p);
-}
-
-/* The pair engine's knobs from `ptreg tune`'s cache, for a CPU run given
- * none on the command line (nor --no-tune): the winner of this machine's
- * nearest size class; the built-in defaults when there is none. */
+/* The engine's knobs from `ptreg tune`'s cache (ptreg_tune_emicp), for a
+ * run given none on the command line nor --no-tune: on the CPU the pair
+ * engine's winner for this machine's nearest size class, and its thread
+ * count unless --threads; on a GPU the device kernels' winner. */
 static void apply_tuned(const cli_args *a, emicp_job *job, ptreg_emicp_options *o)
 {
     static const char *const knobs[] = {"tile", "row-block", "row-vectors", "loop"};
@@ -146,27 +130,21 @@ static void apply_tuned(const cli_args *a, emicp_job *job, ptreg_emicp_options *
     ptreg_device on;
     if (ptreg_device_resolve(&o->device, PTREG_EMICP_BACKENDS, "EM-ICP", &on, NULL))
         return;
-    if (on.backend != PTREG_BACKEND_CPU) {
-        apply_tuned_device(a, job, o, &on);
+    const int gpu = on.backend != PTREG_BACKEND_CPU; /* where the CPU knobs given mean nothing */
+    const int use_cache = !cli_has(a, "no-tune") && (gpu || !strcmp(job->variant, "default"));
+    ptreg_tune_choice choice;
+    ptreg_error err;
+    if (ptreg_tune_emicp(o, job->source.n, job->target.n, use_cache, &choice, &err) == PTREG_ERR_NOMEM)
+        cli_set_out_of_memory();
+    if (gpu) {
+        job->device_variant = cli_tune_json(&choice.space, choice.source, choice.size_class, choice.point);
         return;
     }
-    if (strcmp(job->variant, "default") || cli_has(a, "no-tune") || o->pair.precision == PTREG_PRECISION_FP64)
+    if (strcmp(choice.source, "tuned"))
         return;
-    ptreg_tune_space space;
-    ptreg_tune_space_pair(&space);
-    if (o->pair.precision == PTREG_PRECISION_FP16)
-        space.kernel = "pair-fp16";
-    ptreg_tune_machine m;
-    ptreg_tune_machine_cpu(&m);
-    char size_class[16];
-    cli_tune_size_class((double)job->source.n * (double)job->target.n, size_class, sizeof size_class);
-    double p[PTREG_TUNE_MAX_PARAMS];
-    if (!cli_tune_lookup(&space, &m, size_class, p, job->tuned_class, sizeof job->tuned_class))
-        return;
-    int threads;
-    ptreg_tune_pair_apply(p, &o->pair, &threads);
     if (!cli_has(a, "threads"))
-        ptreg_set_num_threads(threads);
+        ptreg_set_num_threads(choice.threads);
+    snprintf(job->tuned_class, sizeof job->tuned_class, "%s", choice.size_class);
     job->variant = "tuned";
 }
 

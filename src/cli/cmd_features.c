@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/common.h"
-#include "cli/tune_cache.h"
+#include "cli/tune_choice.h"
 
 #define NEIGHBORHOOD_OPTIONS                                                                            \
     {"k", 'k', "N", "the N nearest points, the point itself among them; with --radius, at most N"},     \

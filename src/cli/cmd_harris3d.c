@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli/common.h"
-#include "cli/tune_cache.h"
+#include "cli/tune_choice.h"
 
 static const cli_option harris_options[] = {
     {"output", 'o', "FILE", "write the keypoints: .ply (x y z score i j k) or .csv/.txt"},

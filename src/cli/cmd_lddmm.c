@@ -8,7 +8,7 @@
 
 #include "cli/common.h"
 #include "cli/progress.h"
-#include "cli/tune_cache.h"
+#include "cli/tune_choice.h"
 
 static const cli_option lddmm_options[] = {
     {"output", 'o', "RESULT", "write the template and its initial momenta: .vtk (POLYDATA, point data "

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include "cli/common.h"
-#include "cli/tune_cache.h"
 #include "ptreg/io.h"
 
 static const cli_option tune_options[] = {
@@ -147,6 +146,28 @@ static int read_options(const cli_args *a, tune_job *j, ptreg_precision *precisi
     rc = rc ? rc : cli_int(a, "reps", 1, 64, &j->opt.reps);
     rc = rc ? rc : cli_double(a, "budget", 0.0, 1e7, &j->opt.budget_s);
     return rc ? rc : cli_apply_threads(a);
+}
+
+/* The winner into the tuner's cache (an exit code; a failure is printed). */
+static int store_winner(const tune_job *j, double default_seconds)
+{
+    char path[1024];
+    if (!ptreg_tune_cache_path(path, sizeof path)) {
+        fprintf(stderr, "ptreg tune: no cache (PTREG_TUNE_CACHE=off, or no HOME): the winner is not kept\n");
+        return EXIT_OK;
+    }
+    if (cli_out_of_memory()) { /* a cache read under memory pressure is no reason to replace it */
+        fprintf(stderr, "ptreg tune: out of memory for the cache %s\n", path);
+        return EXIT_RUNTIME;
+    }
+    const ptreg_tune_candidate *best = &j->result.candidates[j->result.best];
+    ptreg_error err;
+    if (ptreg_tune_cache_store(&j->space, j->machine.name, j->size_class, best->point, best->seconds,
+                               default_seconds, &err)) {
+        fprintf(stderr, "ptreg tune: cannot write the cache: %s\n", err.message);
+        return EXIT_RUNTIME;
+    }
+    return cli_out_of_memory() ? EXIT_RUNTIME : EXIT_OK;
 }
 
 static int write_csv(const char *path, const tune_job *j)
@@ -427,7 +448,7 @@ int cli_run_tune(int argc, char **argv)
     }
     if (!j.on_device)
         ptreg_tune_machine_cpu(&j.machine);
-    cli_tune_size_class(work(&j), j.size_class, sizeof j.size_class);
+    ptreg_tune_size_class(work(&j), j.size_class, sizeof j.size_class);
     rc = run_search(&j, precision);
     const ptreg_tune_result *r = &j.result;
     const double def_s = r->fallback < r->count ? r->candidates[r->fallback].seconds : 0.0;
@@ -436,8 +457,7 @@ int cli_run_tune(int argc, char **argv)
     if (!rc && cli_has(&a, "plot"))
         rc = write_plot(cli_string(&a, "plot", NULL), &j);
     if (!rc && !cli_has(&a, "no-save"))
-        rc = cli_tune_store(&j.space, j.machine.name, j.size_class, r->candidates[r->best].point,
-                            r->candidates[r->best].seconds, def_s);
+        rc = store_winner(&j, def_s);
     if (!rc)
         rc = report(&a, &j);
     ptreg_tune_result_free(&j.result);

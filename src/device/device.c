@@ -3,8 +3,6 @@
  * ptreg_device_resolve, and the layer every device path calls: opened
  * devices kept for the process, programs built once per device and option
  * set, buffers with guard words, launches, events. */
-#include "ptreg/device.h"
-
 #include "device/backend.h"
 
 #include <ctype.h>

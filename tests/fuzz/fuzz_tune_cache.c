@@ -1,4 +1,4 @@
-/* libFuzzer entry point for the tuner's cache (src/cli/tune_cache.c): any
+/* libFuzzer entry point for the tuner's cache (src/tune/cache.c): any
  * text either gives no winner (with a warning when it is unusable) or a
  * winner inside the kernel's space, every value one its parameter takes
  * and the point within the constraints: a winner is applied as options
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/tune_cache.h"
+#include "ptreg/tune.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,7 +19,7 @@ static void check_space(void (*make)(ptreg_tune_space *), const char *text, cons
     for (int p = 0; p < s.param_count; p++)
         point[p] = s.params[p].fallback;
     char cls[16];
-    if (!cli_tune_lookup_text(text, "fuzz", &s, m, "1e8", point, cls, sizeof cls))
+    if (!ptreg_tune_cache_lookup_text(text, "fuzz", &s, m, "1e8", point, cls, sizeof cls))
         return;
     for (int p = 0; p < s.param_count; p++) {
         double values[PTREG_TUNE_MAX_VALUES];

@@ -109,7 +109,7 @@ fuzz_tune() {
     sanitized_library
     # shellcheck disable=SC2046
     $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fopenmp \
-        -I"$root/include" -I"$root/src" "$root/tests/fuzz/fuzz_tune_cache.c" "$root/src/cli/tune_cache.c" "$root/src/cli/json.c" \
+        -I"$root/include" -I"$root/src" "$root/tests/fuzz/fuzz_tune_cache.c" \
         "$lib/libptreg.a" $(pkg-config --libs liblzf qhull_r libcjson zlib liblbfgs) -ldl -lm -o "$bin"
     mkdir -p "$corpus"
     PTREG_TUNE_CACHE="$corpus/tuned.json" "$lib/ptreg" tune --size 200 --search coordinate --sample 0.03 \

@@ -1,21 +1,30 @@
-/* The tuner's cache (tune_cache.h). */
+/* The tuner's cache of winners (tune.h): `ptreg tune` stores, the front
+ * ends look up (ptreg_tune_choose). JSON, one document:
+ *   {"format": 1, "machines": {MACHINE: {KERNEL: {SIZE CLASS:
+ *     {"params": {NAME: VALUE, ...}, "seconds": S, "default_seconds": S,
+ *      "ptreg": VERSION}}}}}
+ * A missing cache means the built-in defaults; an unreadable, corrupted or
+ * stale one (another format, or written by another ptreg version) is
+ * ignored with one warning on stderr, never an error. */
 #define _POSIX_C_SOURCE 200809L
-#include "cli/tune_cache.h"
+#include "ptreg/tune.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/common.h"
+#include <cjson/cJSON.h>
+
 #include "ptreg/io.h"
 
 #define CACHE_FORMAT 1
 #define CACHE_MAX_BYTES (16u << 20)
 
-int cli_tune_cache_path(char *buf, size_t size)
+int ptreg_tune_cache_path(char *buf, size_t size)
 {
     const char *env = getenv("PTREG_TUNE_CACHE");
     if (env && *env) {
@@ -34,15 +43,16 @@ int cli_tune_cache_path(char *buf, size_t size)
     return 1;
 }
 
-void cli_tune_size_class(double work, char *buf, size_t size)
+void ptreg_tune_size_class(double work, char *buf, size_t size)
 {
     snprintf(buf, size, "1e%d", work > 1 ? (int)lround(log10(work)) : 0);
 }
 
+/* Once per process, whichever thread of a library caller meets it first. */
 static void warn_once(const char *path, const char *why)
 {
-    static int warned;
-    if (!warned++)
+    static atomic_int warned;
+    if (!atomic_fetch_add(&warned, 1))
         fprintf(stderr, "ptreg: warning: the tuning cache %s %s: built-in defaults used\n", path, why);
 }
 
@@ -52,9 +62,7 @@ static cJSON *parse(const char *text, const char **why)
     cJSON *root = cJSON_Parse(text);
     const cJSON *format = root ? cJSON_GetObjectItemCaseSensitive(root, "format") : NULL;
     *why = NULL;
-    if (cli_out_of_memory())
-        *why = "could not be read: out of memory";
-    else if (!root || !cJSON_IsNumber(format) || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "machines")))
+    if (!root || !cJSON_IsNumber(format) || !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "machines")))
         *why = "is corrupted";
     else if (format->valuedouble != CACHE_FORMAT)
         *why = "has another format (stale)";
@@ -66,10 +74,12 @@ static cJSON *parse(const char *text, const char **why)
 }
 
 /* The whole cache file as text (NUL-terminated, freed by the caller), or
- * NULL: absent (*why NULL) or unreadable. */
-static char *read_text(const char *path, const char **why)
+ * NULL: absent (*why NULL) or unreadable (*no_memory set when for want of
+ * memory). */
+static char *read_text(const char *path, const char **why, int *no_memory)
 {
     *why = NULL;
+    *no_memory = 0;
     FILE *f = fopen(path, "rb");
     if (!f) {
         if (errno != ENOENT)
@@ -80,8 +90,7 @@ static char *read_text(const char *path, const char **why)
     size_t got = text ? fread(text, 1, CACHE_MAX_BYTES + 1, f) : 0;
     fclose(f);
     if (!text || got > CACHE_MAX_BYTES) {
-        if (!text)
-            cli_set_out_of_memory();
+        *no_memory = !text;
         free(text);
         *why = text ? "is too large (corrupted)" : "cannot be read (out of memory)";
         return NULL;
@@ -124,8 +133,8 @@ static int point_in_space(const ptreg_tune_space *s, const ptreg_tune_machine *m
     return ptreg_tune_valid(s, m, point);
 }
 
-int cli_tune_lookup_text(const char *text, const char *path, const ptreg_tune_space *s, const ptreg_tune_machine *m,
-                         const char *size_class, double *point, char *found_class, size_t class_size)
+int ptreg_tune_cache_lookup_text(const char *text, const char *path, const ptreg_tune_space *s,
+                                 const ptreg_tune_machine *m, const char *size_class, double *point, char *found_class, size_t class_size)
 {
     const char *why;
     cJSON *root = parse(text, &why);
@@ -156,20 +165,21 @@ int cli_tune_lookup_text(const char *text, const char *path, const ptreg_tune_sp
     return found;
 }
 
-int cli_tune_lookup(const ptreg_tune_space *s, const ptreg_tune_machine *m, const char *size_class, double *point,
-                    char *found_class, size_t class_size)
+int ptreg_tune_cache_lookup(const ptreg_tune_space *s, const ptreg_tune_machine *m, const char *size_class,
+                            double *point, char *found_class, size_t class_size)
 {
     char path[1024];
-    if (!cli_tune_cache_path(path, sizeof path))
+    if (!ptreg_tune_cache_path(path, sizeof path))
         return 0;
     const char *why;
-    char *text = read_text(path, &why);
+    int no_memory;
+    char *text = read_text(path, &why, &no_memory);
     if (!text) {
         if (why)
             warn_once(path, why);
-        return 0;
+        return no_memory ? -1 : 0;
     }
-    const int found = cli_tune_lookup_text(text, path, s, m, size_class, point, found_class, class_size);
+    const int found = ptreg_tune_cache_lookup_text(text, path, s, m, size_class, point, found_class, class_size);
     free(text);
     return found;
 }
@@ -197,23 +207,19 @@ static cJSON *child(cJSON *parent, const char *name)
     return c;
 }
 
-int cli_tune_store(const ptreg_tune_space *s, const char *machine, const char *size_class, const double *point,
-                   double seconds, double default_seconds)
+ptreg_status ptreg_tune_cache_store(const ptreg_tune_space *s, const char *machine, const char *size_class,
+                                    const double *point, double seconds, double default_seconds, ptreg_error *err)
 {
     char path[1024];
-    if (!cli_tune_cache_path(path, sizeof path)) {
-        fprintf(stderr, "ptreg tune: no cache (PTREG_TUNE_CACHE=off, or no HOME): the winner is not kept\n");
-        return EXIT_OK;
-    }
+    if (!ptreg_tune_cache_path(path, sizeof path))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "no tuning cache (PTREG_TUNE_CACHE=off, or no HOME)");
     const char *why;
-    char *old = read_text(path, &why);
+    int no_memory;
+    char *old = read_text(path, &why, &no_memory);
     cJSON *root = old ? parse(old, &why) : NULL; /* an unusable cache is replaced */
     free(old);
-    if (cli_out_of_memory()) { /* not a reason to replace the cache */
-        fprintf(stderr, "ptreg tune: out of memory for the cache %s\n", path);
-        cJSON_Delete(root);
-        return EXIT_RUNTIME;
-    }
+    if (no_memory) /* not a reason to replace the cache */
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the tuning cache %s", path);
     if (!root) {
         root = cJSON_CreateObject();
         cJSON_AddNumberToObject(root, "format", CACHE_FORMAT);
@@ -222,63 +228,26 @@ int cli_tune_store(const ptreg_tune_space *s, const char *machine, const char *s
     cJSON *classes = child(child(child(root, "machines"), machine), s->kernel);
     cJSON_DeleteItemFromObjectCaseSensitive(classes, size_class);
     cJSON *entry = cJSON_AddObjectToObject(classes, size_class), *params = cJSON_AddObjectToObject(entry, "params");
+    int whole = params != NULL;
     for (int p = 0; p < s->param_count; p++)
-        cJSON_AddNumberToObject(params, s->params[p].name, point[p]);
-    cJSON_AddNumberToObject(entry, "seconds", seconds);
-    cJSON_AddNumberToObject(entry, "default_seconds", default_seconds);
-    cJSON_AddStringToObject(entry, "ptreg", ptreg_version());
-    char *text = cJSON_Print(root);
+        whole &= cJSON_AddNumberToObject(params, s->params[p].name, point[p]) != NULL;
+    whole &= cJSON_AddNumberToObject(entry, "seconds", seconds) != NULL;
+    whole &= cJSON_AddNumberToObject(entry, "default_seconds", default_seconds) != NULL;
+    whole &= cJSON_AddStringToObject(entry, "ptreg", ptreg_version()) != NULL;
+    char *text = whole ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
+    if (!text) /* cJSON fails only for want of memory */
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the tuning cache %s", path);
     make_parents(path);
     ptreg_atomic_file af;
-    ptreg_error err;
-    ptreg_status st = text && !cli_out_of_memory() ? ptreg_atomic_open(path, &af, &err)
-                                                        : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    ptreg_status st = ptreg_atomic_open(path, &af, err);
     af.shared = 1; /* the winners of other runs: kept if this one fails later */
     if (!st && fputs(text, af.fp) < 0) {
         ptreg_atomic_abort(&af);
-        st = ptreg_error_set(&err, PTREG_ERR_IO, "%s: write failed", path);
+        st = ptreg_error_set(err, PTREG_ERR_IO, "%s: write failed", path);
     } else if (!st) {
-        st = ptreg_atomic_commit(&af, &err);
+        st = ptreg_atomic_commit(&af, err);
     }
     free(text);
-    if (st) {
-        fprintf(stderr, "ptreg tune: cannot write the cache: %s\n", err.message);
-        return EXIT_RUNTIME;
-    }
-    return EXIT_OK;
-}
-
-const char *cli_tune_winner(int no_tune, const ptreg_tune_space *space, const ptreg_device *on, double work,
-                            double *point, char *cls, size_t cls_size)
-{
-    for (int p = 0; p < space->param_count; p++)
-        point[p] = space->params[p].fallback;
-    if (no_tune)
-        return "default";
-    ptreg_tune_machine m;
-    ptreg_error err;
-    ptreg_status st = PTREG_OK;
-    if (on->backend == PTREG_BACKEND_CPU)
-        ptreg_tune_machine_cpu(&m);
-    else
-        st = ptreg_tune_machine_device(on, &m, &err);
-    if (st == PTREG_ERR_NOMEM)
-        cli_set_out_of_memory();
-    if (st) /* the command meets the device's error itself */
-        return "default";
-    char want[16];
-    cli_tune_size_class(work, want, sizeof want);
-    return cli_tune_lookup(space, &m, want, point, cls, cls_size) ? "tuned" : "default";
-}
-
-struct cJSON *cli_tune_json(const ptreg_tune_space *space, const char *source, const char *cls, const double *point)
-{
-    cJSON *v = cJSON_CreateObject();
-    cJSON_AddStringToObject(v, "source", source);
-    if (!strcmp(source, "tuned"))
-        cJSON_AddStringToObject(v, "size_class", cls);
-    for (int p = 0; p < space->param_count; p++)
-        cJSON_AddNumberToObject(v, space->params[p].name, point[p]);
-    return v;
+    return st;
 }
