@@ -21,12 +21,15 @@
 extern "C" {
 #endif
 
-/* The options the apply functions fill (pair.h, harris3d.h, features.h, emicp.h). */
+/* The options the apply and choice functions fill (pair.h, harris3d.h, features.h,
+ * emicp.h, lddmm.h). */
 struct ptreg_pair_options;
 struct ptreg_pair_gpu;
 struct ptreg_harris3d_options;
 struct ptreg_feature_gpu;
 struct ptreg_emicp_options;
+struct ptreg_feature_options;
+struct ptreg_lddmm_options;
 
 #define PTREG_TUNE_MAX_PARAMS 8
 #define PTREG_TUNE_MAX_VALUES 16
@@ -310,6 +313,17 @@ PTREG_API ptreg_status ptreg_tune_choose(const ptreg_tune_space *space, const pt
  * ends use the cache unless told not to (--no-tune, tune=False) or given
  * the knobs themselves. */
 PTREG_API ptreg_status ptreg_tune_emicp(struct ptreg_emicp_options *opt, size_t n, size_t m, int use_cache,
+                                        ptreg_tune_choice *choice, ptreg_error *err);
+/* The same for 3-D Harris on a volume of `voxels` (the CPU's tiling and
+ * threads, or a device's method), FPFH on n points (the CPU's threads, or
+ * a device's work-groups) and LDDMM on n landmarks (a device's pair
+ * kernels; the CPU's LDDMM has no knobs). The reference paths (opt->reference)
+ * have none either: their choice is the defaults. */
+PTREG_API ptreg_status ptreg_tune_harris3d(struct ptreg_harris3d_options *opt, size_t voxels, int use_cache,
+                                           ptreg_tune_choice *choice, ptreg_error *err);
+PTREG_API ptreg_status ptreg_tune_fpfh(struct ptreg_feature_options *opt, size_t n, int use_cache,
+                                       ptreg_tune_choice *choice, ptreg_error *err);
+PTREG_API ptreg_status ptreg_tune_lddmm(struct ptreg_lddmm_options *opt, size_t n, int use_cache,
                                         ptreg_tune_choice *choice, ptreg_error *err);
 
 #ifdef __cplusplus

@@ -446,21 +446,26 @@ def batch(sources: Sequence[ArrayLike], target: Optional[ArrayLike] = None, *,
 
 def harris3d(volume: Union[Volume, np.ndarray], *, window: int = 5, sigma: float = 0.0, k: float = 0.01,
              threshold: float = 0.01, threshold_mode: str = "relative", min_distance: float = 0.0, top: int = 0,
-             border: str = "skip", scores: bool = False, device: str = "auto") -> Result:
+             border: str = "skip", scores: bool = False, device: str = "auto", tune: bool = True) -> Result:
     """3-D Harris interest points of a volume (a :class:`Volume` or an array
     indexed ``[z, y, x]``): score det(M) - k tr(M)^3 of the Gaussian-weighted
     gradient tensor over a ``window``^3 neighbourhood; keypoints above
     ``threshold`` (relative to the largest score, or absolute), local maxima of
     their 26 neighbours, ``min_distance`` apart, the best ``top`` (0: all).
 
+    With ``tune`` the tiling (or a device's method) is the one ``ptreg tune
+    --kernel harris`` found fastest here; the scores' bits are the same either way.
+
     Returns a :class:`Result`: ``keypoints`` (a structured array of x, y, z,
-    score, best first), ``max_score``, ``threshold`` (absolute), ``time_ms``, and
-    with ``scores=True`` the score volume ``[z, y, x]``."""
+    score, best first), ``max_score``, ``threshold`` (absolute), ``time_ms``,
+    ``variant`` (as :func:`emicp`'s), and with ``scores=True`` the score volume
+    ``[z, y, x]``."""
     arr, spacing, origin = _volume_array(volume)
     nz, ny, nx = arr.shape
     d = Result(_core.harris3d(arr, (nx, ny, nz), _voxel_type(arr), list(spacing), list(origin), bool(scores),
-                              window=window, sigma=sigma, k=k, threshold=threshold, threshold_mode=threshold_mode,
-                              min_distance=min_distance, top=top, border=border, device=device))
+                              bool(tune), window=window, sigma=sigma, k=k, threshold=threshold,
+                              threshold_mode=threshold_mode, min_distance=min_distance, top=top, border=border,
+                              device=device))
     d["keypoints"] = np.frombuffer(d["keypoints"], dtype=KEYPOINT_DTYPE)
     if scores:
         d["scores"] = np.frombuffer(d["scores"], dtype=np.float32).reshape(nz, ny, nx)

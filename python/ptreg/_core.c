@@ -933,7 +933,8 @@ static PyObject *variant_dict(const ptreg_tune_choice *c)
 }
 
 /* emicp(source, target, tune, **options): with tune, the engine's knobs
- * are the tuner's cache's winner for this machine (ptreg_tune_emicp). */
+ * are the tuner's cache's winner for this machine (ptreg_tune_emicp); the
+ * same for harris3d's tiling (ptreg_tune_harris3d). */
 static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -981,8 +982,9 @@ static PyObject *py_harris3d(PyObject *self, PyObject *args, PyObject *kwargs)
     PyObject *data, *spacing, *origin;
     Py_ssize_t nx, ny, nz;
     const char *type_name;
-    int want_scores = 0;
-    if (!PyArg_ParseTuple(args, "O(nnn)sOOp", &data, &nx, &ny, &nz, &type_name, &spacing, &origin, &want_scores))
+    int want_scores = 0, tune = 1;
+    if (!PyArg_ParseTuple(args, "O(nnn)sOOpp", &data, &nx, &ny, &nz, &type_name, &spacing, &origin, &want_scores,
+                          &tune))
         return NULL;
     ptreg_harris3d_options o;
     ptreg_harris3d_options_default(&o);
@@ -992,10 +994,12 @@ static PyObject *py_harris3d(PyObject *self, PyObject *args, PyObject *kwargs)
     ptreg_volume v;
     if (volume_view(data, nx, ny, nz, type_name, spacing, origin, &view, &v) < 0)
         return NULL;
+    ptreg_tune_choice choice;
     ptreg_harris3d_result r;
     ptreg_error err;
     ptreg_status st;
-    WITHOUT_GIL(st = ptreg_harris3d(&v, &o, &r, &err));
+    WITHOUT_GIL(st = ptreg_tune_harris3d(&o, ptreg_volume_count(&v), tune, &choice, &err);
+                st = st ? st : ptreg_harris3d(&v, &o, &r, &err));
     PyBuffer_Release(&view);
     if (st)
         return raise_ptreg(st, &err);
@@ -1005,7 +1009,7 @@ static PyObject *py_harris3d(PyObject *self, PyObject *args, PyObject *kwargs)
               put(d, "max_score", PyFloat_FromDouble(r.max_score)) ||
               put(d, "threshold", PyFloat_FromDouble(r.threshold)) || put(d, "sigma", PyFloat_FromDouble(r.sigma)) ||
               put(d, "time_ms", PyFloat_FromDouble(r.time_ms)) ||
-              put(d, "isa", PyUnicode_FromString(r.isa ? r.isa : "")) ||
+              put(d, "isa", PyUnicode_FromString(r.isa ? r.isa : "")) || put(d, "variant", variant_dict(&choice)) ||
               (want_scores && put(d, "scores", bytes_of(r.scores, ptreg_volume_count(&v) * sizeof(float))));
     ptreg_harris3d_result_free(&r);
     if (bad) {

@@ -226,20 +226,26 @@ def test_emicp(scene):
     assert ref["rotation_error_deg"] < 2
 
 
+def tuned_cache(tmp_path, monkeypatch, kernel, tune_args, **winner):
+    """A tuner's cache made by `ptreg tune --kernel KERNEL` here, its winners
+    then replaced by `winner` (unlike the defaults, whatever the search
+    found, so that a run of the defaults cannot pass for a tuned one)."""
+    cache = tmp_path / "tune.json"
+    monkeypatch.setenv("PTREG_TUNE_CACHE", str(cache))
+    cli("tune", "--kernel", kernel, *tune_args, "--reps", "1")
+    winners = json.loads(cache.read_text())
+    for kernels in winners["machines"].values():
+        for entry in kernels[kernel].values():
+            entry["params"].update(winner)
+    cache.write_text(json.dumps(winners))
+
+
 def test_emicp_runs_the_tuned_variant(scene, tmp_path, monkeypatch):
     """After `ptreg tune`, emicp runs this machine's winner from the cache (the
     library chooses it, as for the CLI); tune=False runs the defaults. The
     answers agree to rounding: only the column tile moves sums."""
-    cache = tmp_path / "tune.json"
-    monkeypatch.setenv("PTREG_TUNE_CACHE", str(cache))
-    cli("tune", "--size", "300", "--sample", "0.03", "--reps", "1")
-    # a winner unlike the defaults, whatever the search found, so that a run
-    # of the defaults cannot pass for a tuned one
-    winners = json.loads(cache.read_text())
-    for kernels in winners["machines"].values():
-        for entry in kernels["pair"].values():
-            entry["params"].update(col_tile=256, row_block=256, row_vectors=1, threads=1)
-    cache.write_text(json.dumps(winners))
+    tuned_cache(tmp_path, monkeypatch, "pair", ["--size", "300", "--sample", "0.03"],
+                col_tile=256, row_block=256, row_vectors=1, threads=1)
     scan = ptreg.read_cloud(scene / "scan.ply").points[::15]
     model = ptreg.read_cloud(scene / "model.ply").points[::20]
     tuned = ptreg.emicp(scan, model, device="cpu", max_iter=30)
@@ -250,6 +256,19 @@ def test_emicp_runs_the_tuned_variant(scene, tmp_path, monkeypatch):
     np.testing.assert_allclose(tuned.transformation, plain.transformation, atol=1e-6)
     monkeypatch.setenv("PTREG_TUNE_CACHE", "off")
     assert ptreg.emicp(scan, model, device="cpu", max_iter=30).variant["source"] == "default"
+
+
+def test_harris3d_runs_the_tuned_tiling(tmp_path, monkeypatch):
+    """harris3d takes `ptreg tune --kernel harris`'s tiling from the cache, and
+    the keypoints do not move."""
+    tuned_cache(tmp_path, monkeypatch, "harris", ["--size", "32"], tile_rows=4, threads=1)
+    volume = np.zeros((20, 24, 28), dtype=np.uint8)
+    volume[5:15, 6:18, 7:21] = 200
+    tuned = ptreg.harris3d(volume, device="cpu")
+    plain = ptreg.harris3d(volume, device="cpu", tune=False)
+    assert tuned.variant["source"] == "tuned" and tuned.variant["tile_rows"] == 4
+    assert plain.variant["source"] == "default"
+    assert len(tuned.keypoints) > 0 and tuned.keypoints.tobytes() == plain.keypoints.tobytes()
 
 
 def test_batch_many_pairs():

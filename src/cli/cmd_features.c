@@ -398,25 +398,15 @@ static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_c
 /* FPFH's knobs from `ptreg tune --kernel fpfh [--device]` (unless
  * --no-tune; on the CPU its threads, unless --threads): what ran, for the
  * JSON; NULL with --reference. */
-static cJSON *tuned_variant(const cli_args *a, ptreg_feature_options *o, const ptreg_device *on, size_t n)
+static cJSON *tuned_variant(const cli_args *a, ptreg_feature_options *o, size_t n)
 {
     if (o->reference)
         return NULL;
-    ptreg_tune_space space;
-    (on->backend == PTREG_BACKEND_CPU ? ptreg_tune_space_fpfh : ptreg_tune_space_fpfh_device)(&space);
-    double point[PTREG_TUNE_MAX_PARAMS];
-    char cls[16] = "";
-    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, on, (double)n, point, cls, sizeof cls);
-    if (on->backend != PTREG_BACKEND_CPU) {
-        if (!strcmp(source, "tuned"))
-            ptreg_tune_fpfh_device_apply(point, &o->gpu);
-        return cli_tune_json(&space, source, cls, point);
-    }
-    int threads;
-    ptreg_tune_fpfh_apply(point, &threads);
-    if (!strcmp(source, "tuned") && !cli_has(a, "threads"))
-        ptreg_set_num_threads(threads);
-    return cli_tune_json(&space, source, cls, point);
+    ptreg_tune_choice c;
+    ptreg_error err;
+    if (ptreg_tune_fpfh(o, n, !cli_has(a, "no-tune"), &c, &err) == PTREG_ERR_NOMEM)
+        cli_set_out_of_memory();
+    return cli_tune_adopt(a, &c);
 }
 
 static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
@@ -445,7 +435,7 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
         ptreg_cloud_free(&c);
         return rc;
     }
-    cJSON *variant = kind->bins == PTREG_FPFH_BINS ? tuned_variant(&a, &o, &on, c.n) : NULL;
+    cJSON *variant = kind->bins == PTREG_FPFH_BINS ? tuned_variant(&a, &o, c.n) : NULL;
     float *out = malloc(c.n * (size_t)kind->bins * sizeof *out);
     double *times = calloc((size_t)repeat, sizeof *times);
     descriptor_run run = {kind, &c, &o, out, 0};

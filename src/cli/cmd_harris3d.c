@@ -276,43 +276,18 @@ static void print_human(const char *path, const ptreg_volume *vol, const ptreg_h
         printf("  ... (%zu more; -o FILE writes them all)\n", r->keypoint_count - show);
 }
 
-/* On a GPU: the kernels' method from `ptreg tune --kernel harris --device`. */
-static cJSON *tuned_method(const cli_args *a, const ptreg_volume *vol, ptreg_harris3d_options *o,
-                           const ptreg_device *on)
-{
-    ptreg_tune_space space;
-    ptreg_tune_space_harris_device(&space);
-    double point[PTREG_TUNE_MAX_PARAMS];
-    char cls[16] = "";
-    const double voxels = (double)vol->nx * (double)vol->ny * (double)vol->nz;
-    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, on, voxels, point, cls, sizeof cls);
-    if (!strcmp(source, "tuned"))
-        o->device_method = (int)point[0];
-    point[0] = o->device_method;
-    return cli_tune_json(&space, source, cls, point);
-}
-
 /* The CPU fast path's tiling and threads from `ptreg tune --kernel harris`
  * (unless --no-tune, or --threads for the threads), or on a GPU its method:
  * what ran, for the JSON; NULL with --reference. */
 static cJSON *tuned_tiling(const cli_args *a, const ptreg_volume *vol, ptreg_harris3d_options *o)
 {
-    ptreg_device on;
-    if (o->reference || ptreg_device_resolve(&o->device, PTREG_HARRIS3D_BACKENDS, "harris3d", &on, NULL))
+    if (o->reference)
         return NULL;
-    if (on.backend != PTREG_BACKEND_CPU)
-        return tuned_method(a, vol, o, &on);
-    ptreg_tune_space space;
-    ptreg_tune_space_harris(&space);
-    double point[PTREG_TUNE_MAX_PARAMS];
-    char cls[16] = "";
-    const double voxels = (double)vol->nx * (double)vol->ny * (double)vol->nz;
-    const char *source = cli_tune_winner(cli_has(a, "no-tune"), &space, &on, voxels, point, cls, sizeof cls);
-    int threads;
-    ptreg_tune_harris_apply(point, o, &threads);
-    if (!strcmp(source, "tuned") && !cli_has(a, "threads"))
-        ptreg_set_num_threads(threads);
-    return cli_tune_json(&space, source, cls, point);
+    ptreg_tune_choice c;
+    ptreg_error err;
+    if (ptreg_tune_harris3d(o, ptreg_volume_count(vol), !cli_has(a, "no-tune"), &c, &err) == PTREG_ERR_NOMEM)
+        cli_set_out_of_memory();
+    return cli_tune_adopt(a, &c);
 }
 
 int cli_run_harris3d(int argc, char **argv)

@@ -273,18 +273,13 @@ static ptreg_device device_of(const ptreg_lddmm_options *o)
  * CPU. */
 static cJSON *tuned_gpu(const cli_args *a, ptreg_lddmm_options *o, size_t n)
 {
-    const ptreg_device on = device_of(o);
-    if (on.backend == PTREG_BACKEND_CPU)
+    if (device_of(o).backend == PTREG_BACKEND_CPU)
         return NULL;
-    ptreg_tune_space space;
-    ptreg_tune_space_lddmm_device(&space);
-    double point[PTREG_TUNE_MAX_PARAMS];
-    char cls[16] = "";
-    const char *source =
-        cli_tune_winner(cli_has(a, "no-tune"), &space, &on, (double)n * (double)n, point, cls, sizeof cls);
-    if (!strcmp(source, "tuned"))
-        ptreg_tune_pair_device_apply(point, &o->gpu);
-    return cli_tune_json(&space, source, cls, point);
+    ptreg_tune_choice c;
+    ptreg_error err;
+    if (ptreg_tune_lddmm(o, n, !cli_has(a, "no-tune"), &c, &err) == PTREG_ERR_NOMEM)
+        cli_set_out_of_memory();
+    return cli_tune_adopt(a, &c);
 }
 
 /* The engine that ran: the CPU's instruction set (or its double reference)
