@@ -13,8 +13,10 @@ fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 
 # LeakSanitizer's tracer can crash at a sanitized process's exit while a
 # driver's threads (POCL's) run, more often under load: "Tracer caught
-# signal". That is the sanitizer runtime failing, not a finding, so such a
-# run is made again, at most twice; any other failure stands.
+# signal" (seen on `fpfh --device opencl:0`, three times running in one CI
+# run). That is the sanitizer runtime failing after the run itself ended,
+# not a finding: such a run is made again once with leak detection off (the
+# address and undefined-behaviour checks stay on); any other failure stands.
 lsan_tracer_crashed() {
     grep -q "LeakSanitizer has encountered a fatal error" "$WORK/err" && grep -q "Tracer caught signal" "$WORK/err"
 }
@@ -22,12 +24,12 @@ lsan_tracer_crashed() {
 # expect CODE -- command...: runs it, checks the exit code, keeps its output.
 expect() {
     local want=$1; shift; shift
-    local got tries=0
-    while :; do
-        "$@" >"$WORK/out" 2>"$WORK/err"
+    "$@" >"$WORK/out" 2>"$WORK/err"
+    local got=$?
+    if [ "$got" -ne "$want" ] && lsan_tracer_crashed; then
+        (export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" && "$@") >"$WORK/out" 2>"$WORK/err"
         got=$?
-        [ "$got" -ne "$want" ] && lsan_tracer_crashed && [ "$((tries += 1))" -le 2 ] || break
-    done
+    fi
     if [ "$got" -ne "$want" ]; then
         fail "exit $got (want $want): $*"
         sed 's/^/  stderr: /' "$WORK/err" | head -5 >&2
