@@ -5,6 +5,7 @@ install(TARGETS ptreg ptreg_static EXPORT ptregTargets
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS ptreg_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY include/ptreg DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(FILES ${PTREG_UMBRELLA_DIR}/ptreg/ptreg.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ptreg)
 install(FILES docs/ptreg.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
 # pkg-config: static users need liblzf, qhull, zlib, liblbfgs, libcjson, OpenMP and libm too.

@@ -13,7 +13,14 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "ptreg/ptreg.h"
+#include "ptreg/batch.h"
+#include "ptreg/emicp.h"
+#include "ptreg/features.h"
+#include "ptreg/global.h"
+#include "ptreg/harris3d.h"
+#include "ptreg/io.h"
+#include "ptreg/lddmm.h"
+#include "ptreg/tune.h"
 
 /* Runs stmt with the GIL released: the library never calls back into
  * Python. */

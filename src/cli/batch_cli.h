@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "cli/common.h"
+#include "ptreg/orientation.h"
 
 /* The atoms of an input: a reconstruction keeps every ion (rows of the
  * output are the file's records); a cloud has its non-finite points

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli/batch_cli.h"
+#include "ptreg/io.h"
 
 #ifdef PTREG_HAVE_MPI
 #include <mpi.h>

@@ -9,6 +9,11 @@
 
 #include "cli/batch_cli.h"
 #include "cli/progress.h"
+#include "ptreg/apt.h"
+#include "ptreg/emicp.h"
+#include "ptreg/icp.h"
+#include "ptreg/io.h"
+#include "ptreg/motif.h"
 
 static const cli_option batch_options[] = {
     {"output", 'o', "FILE", "atoms: .npy (atoms x 6 float32: qw qx qy qz residual matched), .ply (the atoms with "

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "cli/common.h"
+#include "ptreg/io.h"
 
 static const cli_option convert_options[] = {
     {"output", 'o', "FILE", "the converted cloud (format from the extension: ply, pcd, xyz, txt, csv)"},

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "ptreg/icp.h"
 
 static const cli_option devices_options[] = {
     CLI_OPT_JSON,

@@ -6,6 +6,7 @@
 #include "cli/common.h"
 #include "cli/progress.h"
 #include "cli/tune_choice.h"
+#include "ptreg/emicp.h"
 
 static const cli_option emicp_options[] = {
     CLI_REGISTRATION_OUTPUTS,

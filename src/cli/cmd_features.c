@@ -6,6 +6,8 @@
 
 #include "cli/common.h"
 #include "cli/tune_choice.h"
+#include "ptreg/features.h"
+#include "ptreg/io.h"
 
 #define NEIGHBORHOOD_OPTIONS                                                                            \
     {"k", 'k', "N", "the N nearest points, the point itself among them; with --radius, at most N"},     \

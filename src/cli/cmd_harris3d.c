@@ -5,6 +5,8 @@
 
 #include "cli/common.h"
 #include "cli/tune_choice.h"
+#include "ptreg/harris3d.h"
+#include "ptreg/io.h"
 
 static const cli_option harris_options[] = {
     {"output", 'o', "FILE", "write the keypoints: .ply (x y z score i j k) or .csv/.txt"},

@@ -6,6 +6,7 @@
 
 #include "cli/common.h"
 #include "cli/progress.h"
+#include "ptreg/icp.h"
 
 static const cli_option icp_options[] = {
     CLI_REGISTRATION_OUTPUTS,

@@ -8,6 +8,7 @@
 
 #include "cli/common.h"
 #include "cli/progress.h"
+#include "ptreg/icp.h"
 
 static const cli_option index_options[] = {
     {"output", 'o', "FILE", "the index file to write (.pti)"},

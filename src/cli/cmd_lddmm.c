@@ -9,6 +9,7 @@
 #include "cli/common.h"
 #include "cli/progress.h"
 #include "cli/tune_choice.h"
+#include "ptreg/lddmm.h"
 
 static const cli_option lddmm_options[] = {
     {"output", 'o', "RESULT", "write the template and its initial momenta: .vtk (POLYDATA, point data "

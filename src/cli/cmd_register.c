@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "ptreg/global.h"
 
 static const cli_option register_options[] = {
     CLI_REGISTRATION_OUTPUTS,

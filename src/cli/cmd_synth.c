@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "ptreg/synth.h"
 
 static const cli_option synth_options[] = {
     {"shape", 0, "NAME", "blob (lumpy closed surface, radius ~1), aircraft, or apt-polycrystal (an atom-probe "

@@ -7,6 +7,9 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "ptreg/apt.h"
+#include "ptreg/io.h"
+#include "ptreg/synth_apt.h"
 
 static int has_suffix(const char *path, const char *ext)
 {

@@ -8,6 +8,7 @@
 
 #include "cli/common.h"
 #include "ptreg/io.h"
+#include "ptreg/pair.h"
 
 static const cli_option tune_options[] = {
     {"kernel", 0, "K", "pair (the EM-ICP E-step's engine; default), harris (3-D Harris), fpfh, or lddmm "

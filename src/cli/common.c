@@ -1,4 +1,5 @@
 #include "cli/common.h"
+#include "ptreg/io.h"
 
 #include <errno.h>
 #include <stdio.h>

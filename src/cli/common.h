@@ -6,7 +6,11 @@
 #include <cjson/cJSON.h>
 
 #include "cli/args.h"
-#include "ptreg/ptreg.h"
+#include "ptreg/batch.h"
+#include "ptreg/core.h"
+#include "ptreg/device.h"
+#include "ptreg/nn.h"
+#include "ptreg/tune.h"
 
 /* Library status -> exit code: bad input is 3, the caller's mistakes 2,
  * the rest (memory, write failures, algorithm failures) 4. */
