@@ -55,28 +55,110 @@ FN int kd_better_slot(const kd_tree *t, float d, u32 s, float best_d, u32 best_s
     return best_s == NO_NEIGHBOR || t->index[s] < t->index[best_s];
 }
 
-FN void kd_scan_chunk(const kd_tree *t, u32 chunk, const float q[3], float *best_d, u32 *best_s)
+/* What one search keeps. KD_NEAREST: the nearest point's slot and distance
+ * (the 1-NN kernels); the other modes a query's list of original indices
+ * (feat/neighbors.cl): KD_KNN the cap best by (distance, index), kept
+ * sorted in the query's own segment of the output; KD_COUNT how many lie
+ * strictly within r2; KD_WRITE those, sorted, into a segment of the
+ * counted length. One traversal serves every mode: the mode only sets the
+ * reach (the bound a box must not exceed to be entered) and what a point
+ * offered does. */
+#define KD_NEAREST 0
+#define KD_KNN 1
+#define KD_COUNT 2
+#define KD_WRITE 3
+
+typedef struct kd_result {
+    int mode;
+    float best_d; /* KD_NEAREST */
+    u32 best_s;
+    GLOBAL u32 *index; /* the lists: the query's segment */
+    GLOBAL float *dist2;
+    u32 count, cap;
+    float r2; /* KD_COUNT, KD_WRITE: the strict bound */
+} kd_result;
+
+FN kd_result kd_nearest_result(float best_d, u32 best_s)
 {
-    GLOBAL const u32 *c = t->chunks + (size_t)chunk * KD_CHUNK_WORDS;
-    for (u32 l = 0; l < KD_LANES; l++) {
-        float d = kd_dist2(q[0], q[1], q[2], AS_FLOAT(c[KD_CHUNK_X + l]), AS_FLOAT(c[KD_CHUNK_Y + l]),
-                           AS_FLOAT(c[KD_CHUNK_Z + l]));
-        /* NaN padding never qualifies */
-        if (d <= *best_d && kd_better_slot(t, d, chunk * KD_LANES + l, *best_d, *best_s)) {
-            *best_d = d;
-            *best_s = chunk * KD_LANES + l;
-        }
-    }
+    kd_result r = {KD_NEAREST, best_d, best_s, (GLOBAL u32 *)0, (GLOBAL float *)0, 0, 0, 0.0f};
+    return r;
 }
 
-/* The chunks of a leaf that can hold a point within best_d, in order. */
-FN void kd_scan_leaf(const kd_tree *t, u32 leaf, const float q[3], float *best_d, u32 *best_s)
+FN kd_result kd_list_result(int mode, GLOBAL u32 *index, GLOBAL float *dist2, u32 cap, float r2)
+{
+    kd_result r = {mode, INF_F, NO_NEIGHBOR, index, dist2, 0, cap, r2};
+    return r;
+}
+
+/* (d, i) before (e, j) in the lists' order */
+FN int kd_before(float d, u32 i, float e, u32 j) { return d < e || (d == e && i < j); }
+
+FN float kd_reach(const kd_result *r)
+{
+    if (r->mode == KD_NEAREST)
+        return r->best_d;
+    if (r->mode != KD_KNN)
+        return r->r2;
+    return r->count < r->cap ? INF_F : r->dist2[r->cap - 1];
+}
+
+/* (d, i) into the sorted segment: shifts the later entries one place (the
+ * last falls off a full k-NN list). */
+FN void kd_insert(kd_result *r, float d, u32 i)
+{
+    u32 at = r->count < r->cap ? r->count : r->cap - 1;
+    while (at > 0 && kd_before(d, i, r->dist2[at - 1], r->index[at - 1])) {
+        r->dist2[at] = r->dist2[at - 1];
+        r->index[at] = r->index[at - 1];
+        at--;
+    }
+    r->dist2[at] = d;
+    r->index[at] = i;
+    r->count = r->count < r->cap ? r->count + 1 : r->cap;
+}
+
+/* The point in `slot` at squared distance d; NaN (padding lanes) never
+ * qualifies. */
+FN void kd_offer(const kd_tree *t, kd_result *r, float d, u32 slot)
+{
+    if (r->mode == KD_NEAREST) {
+        if (d <= r->best_d && kd_better_slot(t, d, slot, r->best_d, r->best_s)) {
+            r->best_d = d;
+            r->best_s = slot;
+        }
+        return;
+    }
+    if (!(d == d))
+        return;
+    if (r->mode != KD_KNN) {
+        if (!(d < r->r2))
+            return;
+        if (r->mode == KD_WRITE && r->count < r->cap)
+            kd_insert(r, d, t->index[slot]);
+        else if (r->mode == KD_COUNT)
+            r->count++;
+        return;
+    }
+    u32 i = t->index[slot];
+    if (r->count < r->cap || kd_before(d, i, r->dist2[r->cap - 1], r->index[r->cap - 1]))
+        kd_insert(r, d, i);
+}
+
+/* The chunks of a leaf whose box is within reach, in order. */
+FN void kd_scan_leaf(const kd_tree *t, u32 leaf, const float q[3], kd_result *r)
 {
     GLOBAL const u32 *lf = t->leaves + (size_t)leaf * KD_LEAF_WORDS;
     u32 first = lf[KD_LEAF_FIRST_CHUNK], chunks = lf[KD_LEAF_CHUNK_COUNT];
-    for (u32 c = 0; c < chunks && c < KD_LEAF_MAX_CHUNKS; c++)
-        if (kd_lane_bound(lf + KD_LEAF_LO, lf + KD_LEAF_HI, KD_LEAF_MAX_CHUNKS, c, q) <= *best_d)
-            kd_scan_chunk(t, first + c, q, best_d, best_s);
+    for (u32 c = 0; c < chunks && c < KD_LEAF_MAX_CHUNKS; c++) {
+        if (!(kd_lane_bound(lf + KD_LEAF_LO, lf + KD_LEAF_HI, KD_LEAF_MAX_CHUNKS, c, q) <= kd_reach(r)))
+            continue;
+        GLOBAL const u32 *ch = t->chunks + (size_t)(first + c) * KD_CHUNK_WORDS;
+        for (u32 lane = 0; lane < KD_LANES; lane++) {
+            float d = kd_dist2(q[0], q[1], q[2], AS_FLOAT(ch[KD_CHUNK_X + lane]), AS_FLOAT(ch[KD_CHUNK_Y + lane]),
+                               AS_FLOAT(ch[KD_CHUNK_Z + lane]));
+            kd_offer(t, r, d, (first + c) * KD_LANES + lane);
+        }
+    }
 }
 
 /* No point outside the cell's subtree can be as close to q as best_d. */
@@ -96,9 +178,9 @@ FN void kd_child_bounds(GLOBAL const u32 *nd, const float q[3], float *b0, float
     *b1 = kd_lane_bound(nd + KD_NODE_LO, nd + KD_NODE_HI, 2, 1, q);
 }
 
-/* Depth-first below node `node`, nearer child first, skipping subtrees
- * whose box bound exceeds the best distance. */
-FN void kd_search_from(const kd_tree *t, u32 node, const float q[3], float *best_d, u32 *best_s)
+/* Depth-first below node `node` (0: the root), nearer child first; a
+ * subtree is entered while its box bound is within the reach. */
+FN void kd_search_from(const kd_tree *t, u32 node, const float q[3], kd_result *r)
 {
     u32 stack_ref[KD_MAX_DEPTH + 2];
     float stack_bound[KD_MAX_DEPTH + 2];
@@ -107,19 +189,19 @@ FN void kd_search_from(const kd_tree *t, u32 node, const float q[3], float *best
     for (;;) {
         int descend = 0;
         if (ref & KD_LEAF_BIT) {
-            kd_scan_leaf(t, ref & ~KD_LEAF_BIT, q, best_d, best_s);
+            kd_scan_leaf(t, ref & ~KD_LEAF_BIT, q, r);
         } else {
             GLOBAL const u32 *nd = t->nodes + (size_t)ref * KD_NODE_WORDS;
             float b0, b1;
             kd_child_bounds(nd, q, &b0, &b1);
             int near = b1 < b0;
             float near_b = near ? b1 : b0, far_b = near ? b0 : b1;
-            if (far_b <= *best_d) {
+            if (far_b <= kd_reach(r)) {
                 stack_ref[sp] = nd[KD_NODE_CHILD + !near];
                 stack_bound[sp] = far_b;
                 sp++;
             }
-            if (near_b <= *best_d) {
+            if (near_b <= kd_reach(r)) {
                 ref = nd[KD_NODE_CHILD + near];
                 descend = 1;
             }
@@ -130,7 +212,7 @@ FN void kd_search_from(const kd_tree *t, u32 node, const float q[3], float *best
             if (sp == 0)
                 return;
             sp--;
-            if (stack_bound[sp] <= *best_d) {
+            if (stack_bound[sp] <= kd_reach(r)) {
                 ref = stack_ref[sp];
                 break;
             }
@@ -143,28 +225,27 @@ FN void kd_search_from(const kd_tree *t, u32 node, const float q[3], float *best
  * (or the root) and searches below it. */
 FN void kd_nearest(const kd_tree *t, const float q[3], u32 seed, u32 *out_s, float *out_d)
 {
-    float best_d = INF_F;
-    u32 best_s = NO_NEIGHBOR, node = 0;
+    kd_result r = kd_nearest_result(INF_F, NO_NEIGHBOR);
+    u32 node = 0;
     if (seed != NO_NEIGHBOR) {
         float p[3];
         kd_slot_point(t, seed, p);
-        best_d = kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
-        best_s = seed;
+        r = kd_nearest_result(kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]), seed);
         u32 leaf = t->chunks[(size_t)(seed / KD_LANES) * KD_CHUNK_WORDS + KD_CHUNK_LEAF];
         GLOBAL const u32 *lf = t->leaves + (size_t)leaf * KD_LEAF_WORDS;
-        kd_scan_leaf(t, leaf, q, &best_d, &best_s);
-        if (kd_ball_inside(lf + KD_LEAF_CELL, q, best_d)) {
-            *out_s = best_s;
-            *out_d = best_d;
+        kd_scan_leaf(t, leaf, q, &r);
+        if (kd_ball_inside(lf + KD_LEAF_CELL, q, r.best_d)) {
+            *out_s = r.best_s;
+            *out_d = r.best_d;
             return;
         }
         node = lf[KD_LEAF_PARENT];
-        while (node != 0 && !kd_ball_inside(t->cells + (size_t)node * KD_CELL_WORDS, q, best_d))
+        while (node != 0 && !kd_ball_inside(t->cells + (size_t)node * KD_CELL_WORDS, q, r.best_d))
             node = t->parent[node];
     }
-    kd_search_from(t, node, q, &best_d, &best_s);
-    *out_s = best_s;
-    *out_d = best_d;
+    kd_search_from(t, node, q, &r);
+    *out_s = r.best_s;
+    *out_d = r.best_d;
 }
 
 /* The lane of the smallest of v[0..count) treating NaN as +inf, ties to the
