@@ -43,61 +43,68 @@ ptreg_status ptreg_tune_choose(const ptreg_tune_space *space, const ptreg_device
     return PTREG_OK;
 }
 
+/* Where a run's options send it: `on`, found (0 when the options name no
+ * usable device: the algorithm reports that itself, and the run gets the
+ * defaults) and whether that is the CPU. */
+typedef struct run_target {
+    ptreg_device on;
+    int found, cpu;
+} run_target;
+
+static run_target target_of(const ptreg_device *request, unsigned backends, const char *who)
+{
+    run_target t;
+    t.found = !ptreg_device_resolve(request, backends, who, &t.on, NULL);
+    t.cpu = !t.found || t.on.backend == PTREG_BACKEND_CPU;
+    return t;
+}
+
+/* The cache's variant when the run can use one, else the defaults; 1 in
+ * *tuned when the cache's winner is to be applied. */
+static ptreg_status choose_if(int usable, const ptreg_tune_space *space, const run_target *t, double work,
+                              ptreg_tune_choice *choice, int *tuned, ptreg_error *err)
+{
+    ptreg_status st = PTREG_OK;
+    if (usable && t->found)
+        st = ptreg_tune_choose(space, &t->on, work, choice, err);
+    else
+        choose_default(space, choice);
+    *tuned = !st && !strcmp(choice->source, "tuned");
+    return st;
+}
+
 ptreg_status ptreg_tune_emicp(ptreg_emicp_options *opt, size_t n, size_t m, int use_cache,
                               ptreg_tune_choice *choice, ptreg_error *err)
 {
-    ptreg_device on;
-    const int resolved = !ptreg_device_resolve(&opt->device, PTREG_EMICP_BACKENDS, "EM-ICP", &on, NULL);
-    const int cpu = !resolved || on.backend == PTREG_BACKEND_CPU;
+    const run_target t = target_of(&opt->device, PTREG_EMICP_BACKENDS, "EM-ICP");
     ptreg_tune_space space;
-    if (cpu)
-        ptreg_tune_space_pair(&space);
-    else
-        ptreg_tune_space_pair_device(&space);
+    (t.cpu ? ptreg_tune_space_pair : ptreg_tune_space_pair_device)(&space);
     if (opt->pair.precision == PTREG_PRECISION_FP16)
-        space.kernel = cpu ? "pair-fp16" : "pair-device-fp16";
-    /* a device that does not resolve is ptreg_emicp's to report; fp64 on
-     * the CPU runs the reference, which has no knobs */
-    if (!use_cache || !resolved || (cpu && opt->pair.precision == PTREG_PRECISION_FP64)) {
-        choose_default(&space, choice);
-        return PTREG_OK;
-    }
-    const ptreg_status st = ptreg_tune_choose(&space, &on, (double)n * (double)m, choice, err);
-    if (st || strcmp(choice->source, "tuned"))
-        return st;
-    if (cpu)
+        space.kernel = t.cpu ? "pair-fp16" : "pair-device-fp16";
+    /* fp64 on the CPU runs the reference, which has no knobs */
+    const int usable = use_cache && !(t.cpu && opt->pair.precision == PTREG_PRECISION_FP64);
+    int tuned;
+    const ptreg_status st = choose_if(usable, &space, &t, (double)n * (double)m, choice, &tuned, err);
+    if (tuned && t.cpu)
         ptreg_tune_pair_apply(choice->point, &opt->pair, &choice->threads);
-    else
+    if (tuned && !t.cpu)
         ptreg_tune_pair_device_apply(choice->point, &opt->pair.gpu);
-    return PTREG_OK;
-}
-
-/* The device an algorithm's options resolve to; 0 when they do not (the
- * algorithm reports that itself). */
-static int resolved(const ptreg_device *request, unsigned backends, const char *who, ptreg_device *on)
-{
-    return !ptreg_device_resolve(request, backends, who, on, NULL);
+    return st;
 }
 
 ptreg_status ptreg_tune_harris3d(ptreg_harris3d_options *opt, size_t voxels, int use_cache,
                                  ptreg_tune_choice *choice, ptreg_error *err)
 {
-    ptreg_device on;
-    const int found = resolved(&opt->device, PTREG_HARRIS3D_BACKENDS, "harris3d", &on);
-    const int cpu = !found || on.backend == PTREG_BACKEND_CPU;
+    const run_target t = target_of(&opt->device, PTREG_HARRIS3D_BACKENDS, "harris3d");
     ptreg_tune_space space;
-    (cpu ? ptreg_tune_space_harris : ptreg_tune_space_harris_device)(&space);
-    ptreg_status st = PTREG_OK;
-    if (!use_cache || !found || opt->reference)
-        choose_default(&space, choice);
-    else
-        st = ptreg_tune_choose(&space, &on, (double)voxels, choice, err);
-    const int tuned = !st && !strcmp(choice->source, "tuned");
-    if (tuned && cpu)
+    (t.cpu ? ptreg_tune_space_harris : ptreg_tune_space_harris_device)(&space);
+    int tuned;
+    const ptreg_status st = choose_if(use_cache && !opt->reference, &space, &t, (double)voxels, choice, &tuned, err);
+    if (tuned && t.cpu)
         ptreg_tune_harris_apply(choice->point, opt, &choice->threads);
-    if (tuned && !cpu)
+    if (tuned && !t.cpu)
         opt->device_method = (int)choice->point[0];
-    if (!cpu) /* the method that runs: the caller's when not tuned */
+    if (!t.cpu) /* the method that runs: the caller's when not tuned */
         choice->point[0] = opt->device_method;
     return st;
 }
@@ -105,38 +112,28 @@ ptreg_status ptreg_tune_harris3d(ptreg_harris3d_options *opt, size_t voxels, int
 ptreg_status ptreg_tune_fpfh(ptreg_feature_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
                              ptreg_error *err)
 {
-    ptreg_device on;
-    const int found = resolved(&opt->device, PTREG_FEATURES_BACKENDS, "fpfh", &on);
-    const int cpu = !found || on.backend == PTREG_BACKEND_CPU;
+    const run_target t = target_of(&opt->device, PTREG_FEATURES_BACKENDS, "fpfh");
     ptreg_tune_space space;
-    (cpu ? ptreg_tune_space_fpfh : ptreg_tune_space_fpfh_device)(&space);
-    if (!use_cache || !found || opt->reference) {
-        choose_default(&space, choice);
-        return PTREG_OK;
-    }
-    const ptreg_status st = ptreg_tune_choose(&space, &on, (double)n, choice, err);
-    if (st || strcmp(choice->source, "tuned"))
-        return st;
-    if (cpu)
+    (t.cpu ? ptreg_tune_space_fpfh : ptreg_tune_space_fpfh_device)(&space);
+    int tuned;
+    const ptreg_status st = choose_if(use_cache && !opt->reference, &space, &t, (double)n, choice, &tuned, err);
+    if (tuned && t.cpu)
         ptreg_tune_fpfh_apply(choice->point, &choice->threads);
-    else
+    if (tuned && !t.cpu)
         ptreg_tune_fpfh_device_apply(choice->point, &opt->gpu);
-    return PTREG_OK;
+    return st;
 }
 
 ptreg_status ptreg_tune_lddmm(ptreg_lddmm_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
                               ptreg_error *err)
 {
-    ptreg_device on;
+    const run_target t = target_of(&opt->device, PTREG_LDDMM_BACKENDS, "lddmm");
     ptreg_tune_space space;
     ptreg_tune_space_lddmm_device(&space);
-    if (!use_cache || !resolved(&opt->device, PTREG_LDDMM_BACKENDS, "lddmm", &on) ||
-        on.backend == PTREG_BACKEND_CPU) { /* the CPU's LDDMM has no knobs to tune */
-        choose_default(&space, choice);
-        return PTREG_OK;
-    }
-    const ptreg_status st = ptreg_tune_choose(&space, &on, (double)n * (double)n, choice, err);
-    if (!st && !strcmp(choice->source, "tuned"))
+    int tuned; /* the CPU's LDDMM has no knobs to tune */
+    const ptreg_status st =
+        choose_if(use_cache && !t.cpu, &space, &t, (double)n * (double)n, choice, &tuned, err);
+    if (tuned)
         ptreg_tune_pair_device_apply(choice->point, &opt->gpu);
     return st;
 }
