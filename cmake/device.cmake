@@ -58,7 +58,7 @@ endif()
 # Kernel sources (the dialect and every .cl file) are embedded in the
 # library as byte arrays, generated at build time.
 file(GLOB PTREG_KERNEL_FILES CONFIGURE_DEPENDS RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}/src
-     ${CMAKE_CURRENT_SOURCE_DIR}/src/*/*.cl)
+     ${CMAKE_CURRENT_SOURCE_DIR}/src/*/*.cl ${CMAKE_CURRENT_SOURCE_DIR}/src/*/*/*.cl)
 list(PREPEND PTREG_KERNEL_FILES device/dialect.h)
 set(PTREG_KERNEL_SOURCES_C ${CMAKE_CURRENT_BINARY_DIR}/generated/kernel_sources.c)
 set(PTREG_KERNEL_DEPENDS "")

@@ -15,8 +15,8 @@
  * On a device without double precision the fp64 sums and LDDMM must be
  * refused with PTREG_ERR_UNSUPPORTED, naming double precision. */
 #include "pair/pair_device.h"
-#include "reg/emicp_impl.h"
-#include "reg/lddmm_impl.h"
+#include "reg/emicp/emicp_impl.h"
+#include "reg/lddmm/lddmm_impl.h"
 
 /* ---- E-step sums ---- */
 

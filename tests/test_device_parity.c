@@ -21,7 +21,7 @@
 #include "check.h"
 #include "nn/nn_device.h"
 #include "ptreg/ptreg.h"
-#include "reg/batch_device.h"
+#include "reg/batch/batch_device.h"
 
 /* ---- the digest of a case's device answers ---- */
 

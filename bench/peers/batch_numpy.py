@@ -2,7 +2,7 @@
 """The NumPy peer of ptreg's batch registration (ptreg_batch_register): EM-ICP on
 many small pairs, vectorised across pairs (arrays of pairs x n x m, in chunks of
 pairs so memory stays bounded), with ptreg's algorithm and schedule
-(src/reg/batch.c's plain path, src/reg/emicp.c):
+(src/reg/batch/batch.c's plain path, src/reg/emicp/emicp.c):
 
   target centred on its centroid; r = its RMS radius about the centroid;
   sigma2_init = 3 r^2, sigma2_final = 3e-3 r^2 unless given; factor 0.9;

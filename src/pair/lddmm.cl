@@ -6,7 +6,7 @@
  * adds them into double sums tile by tile, in column order (LDDMM_FP64=1:
  * double pair terms with libm's exp, the reference). Split s of row block r
  * is group s * row_blocks + r and writes its own partial sums,
- * [split][output][row_blocks * WG] doubles, which reg/lddmm.cl adds in
+ * [split][output][row_blocks * WG] doubles, which reg/lddmm/lddmm.cl adds in
  * split order: the same bits on every run of a device.
  *
  * Points come from the device's state arrays: n x 3 doubles, xyz

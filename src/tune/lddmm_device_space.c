@@ -6,7 +6,7 @@
 
 #include "ptreg/lddmm.h"
 #include "ptreg/tune.h"
-#include "reg/lddmm_impl.h"
+#include "reg/lddmm/lddmm_impl.h"
 #include "tune/tune_impl.h"
 
 void ptreg_tune_space_lddmm_device(ptreg_tune_space *s)

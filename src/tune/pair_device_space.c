@@ -9,7 +9,7 @@
 #include "pair/pair_device.h"
 #include "ptreg/tune.h"
 #include "tune/tune_impl.h"
-#include "reg/emicp_impl.h"
+#include "reg/emicp/emicp_impl.h"
 
 enum { D_WG, D_EXP, D_GROUPS, D_COUNT };
 

@@ -38,7 +38,7 @@ check_folder() { # folder, allowed folders, files...
 
 for folder in "${!may[@]}"; do
     shopt -s nullglob
-    files=(src/"$folder"/*.c src/"$folder"/*.h src/"$folder"/*.cl)
+    files=(src/"$folder"/*.c src/"$folder"/*.h src/"$folder"/*.cl src/"$folder"/*/*.c src/"$folder"/*/*.h src/"$folder"/*/*.cl)
     shopt -u nullglob
     [[ ${#files[@]} -gt 0 ]] || { echo "src/$folder/: no such folder (update tests/layers/check.sh)" >&2; bad=1; continue; }
     check_folder "$folder" "${may[$folder]}" "${files[@]}"

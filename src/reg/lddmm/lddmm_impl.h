@@ -8,7 +8,7 @@
 #include "device/backend.h"
 #include "ptreg/lddmm.h"
 
-/* The program: pair/lddmm.cl's sums, reg/lddmm.cl's updates. */
+/* The program: pair/lddmm.cl's sums, reg/lddmm/lddmm.cl's updates. */
 extern const ptreg_kernel_program ptreg_lddmm_kernels;
 /* Its -D options for a device, precision (fp32 or fp64 pair terms) and
  * the pair kernels' knobs (NULL: the defaults). */

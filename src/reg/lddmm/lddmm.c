@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "pair/lddmm_kernels.h"
-#include "reg/lddmm_impl.h"
+#include "reg/lddmm/lddmm_impl.h"
 
 #define ROWS_PER_TASK 64 /* a multiple of PTREG_LDDMM_ROW_PAD */
 #define COL_TILE 512

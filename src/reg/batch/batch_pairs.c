@@ -3,7 +3,7 @@
 #include <math.h>
 
 #include "ptreg/emicp.h"
-#include "reg/batch_pairs.h"
+#include "reg/batch/batch_pairs.h"
 
 static int all_finite(const float *v, size_t n)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "ptreg/nn.h"
-#include "reg/emicp_impl.h"
+#include "reg/emicp/emicp_impl.h"
 
 /* Rows whose normaliser C_i falls below this get uniform weights (1/m each),
  * the study's guard against dividing by ~0. */

@@ -5,7 +5,7 @@
  * aerial-refuelling study and trimming. See docs/ALGORITHMS.md. */
 #include "ptreg/icp.h"
 
-#include "reg/icp_impl.h"
+#include "reg/icp/icp_impl.h"
 
 static const icp_engine *engine_on(const ptreg_device *on)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "nn/index_impl.h"
-#include "reg/icp_impl.h"
+#include "reg/icp/icp_impl.h"
 
 void ptreg_icp_options_default(ptreg_icp_options *opt)
 {

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reg/batch_kernels.h"
+#include "reg/batch/batch_kernels.h"
 #include "ptreg/emicp.h"
-#include "reg/batch_device.h"
+#include "reg/batch/batch_device.h"
 
 void ptreg_batch_options_default(ptreg_batch_options *opt)
 {

@@ -2,7 +2,7 @@
  * the pair sums' partials (pair/lddmm.cl) added in split order and turned
  * into the flow F(q, p) or the adjoint J_F^T (a, b), fused with the
  * integrator's update of the state, then the objective and the gradient.
- * Every update is the CPU's expression (src/reg/lddmm.c) in double, in the
+ * Every update is the CPU's expression (src/reg/lddmm/lddmm.c) in double, in the
  * same order, so the states differ from the CPU's by the pair sums alone.
  *
  * States are 6n doubles, q then p (n x 3 each); a result r of 6n values

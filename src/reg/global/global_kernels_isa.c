@@ -4,7 +4,7 @@
 #include <math.h>
 
 #include "device/cpu_isa.h"
-#include "reg/global_kernels.h"
+#include "reg/global/global_kernels.h"
 
 #define MATCH_BLOCK 512 /* columns whose distances are summed together */
 

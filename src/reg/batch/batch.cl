@@ -7,7 +7,7 @@
  * target in float32 with the pair engine's exp, the weights and moments in
  * double, Horn's solution by horn.c's cyclic Jacobi in double, the schedule
  * of ptreg_emicp (sigma2 lowered by a factor, max_iter, tol, the stop
- * reasons). Needs device/reduce.cl, pair/exp.cl and reg/emicp_weights.cl
+ * reasons). Needs device/reduce.cl, pair/exp.cl and reg/emicp/emicp_weights.cl
  * before it (acc_t: double where the
  * device has it, float in the variant for devices without).
  *

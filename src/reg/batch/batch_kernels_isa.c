@@ -14,7 +14,7 @@
 #include "pair/vec_isa.h"
 #include "ptreg/core.h"
 #include "ptreg/icp.h"
-#include "reg/batch_kernels.h"
+#include "reg/batch/batch_kernels.h"
 
 #define W VW
 /* ptreg_emicp's: below this normaliser the weights are uniform */

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "nn/index_impl.h"
-#include "reg/icp_impl.h"
+#include "reg/icp/icp_impl.h"
 #include "ptreg/icp.h"
 
 #define SLOTS PTREG_INDEX_NN_SLOTS

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "device/cpu_isa.h"
-#include "reg/icp_kernels.h"
+#include "reg/icp/icp_kernels.h"
 
 void ISA_FN(ptreg_pair_sums_range)(const float *p, const float *q, const float *d2, const unsigned char *use,
                                    size_t n, const double ref[3], ptreg_pair_sums *out)

@@ -4,7 +4,7 @@
  * weighted target point (emicp_weights.cl) and sums the moments of Horn's
  * problem per work-group, by a tree in local memory; the host adds the
  * groups' moments in group order and solves Horn's 4x4. Needs
- * device/reduce.cl, pair/exp.cl, pair/pair.cl and reg/emicp_weights.cl
+ * device/reduce.cl, pair/exp.cl, pair/pair.cl and reg/emicp/emicp_weights.cl
  * first.
  *
  * The pose buffer, rewritten by the host each iteration (acc_t): */

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "reg/icp_impl.h"
+#include "reg/icp/icp_impl.h"
 
 static const char *const method_names[] = {"point", "plane", "gicp", "symmetric"};
 

@@ -14,8 +14,8 @@
 #include "nn/index_impl.h"
 #include "nn/kdtree_impl.h"
 #include "nn/nn_dispatch.h"
-#include "reg/icp_impl.h"
-#include "reg/icp_kernels.h"
+#include "reg/icp/icp_impl.h"
+#include "reg/icp/icp_kernels.h"
 #include "ptreg/nn.h"
 
 

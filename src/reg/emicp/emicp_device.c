@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "pair/pair_device.h"
-#include "reg/emicp_impl.h"
+#include "reg/emicp/emicp_impl.h"
 
-static const char *const emicp_files[] = {"device/reduce.cl", "pair/exp.cl", "pair/pair.cl", "reg/emicp_weights.cl",
-                                          "reg/emicp.cl", NULL};
+static const char *const emicp_files[] = {"device/reduce.cl", "pair/exp.cl", "pair/pair.cl", "reg/emicp/emicp_weights.cl",
+                                          "reg/emicp/emicp.cl", NULL};
 const ptreg_kernel_program ptreg_emicp_kernels = {"emicp", emicp_files};
 
 /* emicp.cl's layouts */

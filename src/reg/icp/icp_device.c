@@ -11,9 +11,9 @@
 #include <string.h>
 
 #include "nn/nn_device.h"
-#include "reg/icp_impl.h"
+#include "reg/icp/icp_impl.h"
 
-static const char *const icp_files[] = {"device/reduce.cl", "reg/icp.cl", NULL};
+static const char *const icp_files[] = {"device/reduce.cl", "reg/icp/icp.cl", NULL};
 const ptreg_kernel_program ptreg_icp_kernels = {"ICP", icp_files};
 
 /* icp.cl's layouts */

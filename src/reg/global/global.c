@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reg/global_kernels.h"
+#include "reg/global/global_kernels.h"
 #include "ptreg/features.h"
-#include "reg/icp_impl.h"
+#include "reg/icp/icp_impl.h"
 
 void ptreg_matches_free(ptreg_matches *m)
 {

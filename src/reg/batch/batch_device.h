@@ -4,7 +4,7 @@
 #define PTREG_REG_BATCH_DEVICE_H
 
 #include "device/backend.h"
-#include "reg/batch_pairs.h"
+#include "reg/batch/batch_pairs.h"
 
 /* The program of the batch kernels (batch.cl). */
 extern const ptreg_kernel_program ptreg_batch_kernels;

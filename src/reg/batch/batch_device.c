@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "ptreg/icp.h"
-#include "reg/batch_device.h"
+#include "reg/batch/batch_device.h"
 
-static const char *const batch_files[] = {"device/reduce.cl", "pair/exp.cl", "reg/emicp_weights.cl", "reg/batch.cl",
+static const char *const batch_files[] = {"device/reduce.cl", "pair/exp.cl", "reg/emicp/emicp_weights.cl", "reg/batch/batch.cl",
                                           NULL};
 const ptreg_kernel_program ptreg_batch_kernels = {"batch", batch_files};
 

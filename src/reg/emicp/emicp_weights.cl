@@ -1,4 +1,4 @@
-/* EM-ICP's weights and the moments they feed (ptreg_emicp's, src/reg/emicp.c),
+/* EM-ICP's weights and the moments they feed (ptreg_emicp's, src/reg/emicp/emicp.c),
  * shared by the batched kernels (batch.cl) and one large registration
  * (emicp.cl). acc_t comes from device/reduce.cl. */
 

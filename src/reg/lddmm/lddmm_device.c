@@ -1,5 +1,5 @@
 /* Landmark shooting on a GPU device (lddmm_impl.h; kernels: pair/lddmm.cl
- * and reg/lddmm.cl). The trajectory (every time point's state, and RK2's
+ * and reg/lddmm/lddmm.cl). The trajectory (every time point's state, and RK2's
  * intermediate states) lives on the device; each step is a pair-sum launch
  * and a combining launch that also updates the state, in the CPU's
  * arithmetic (lddmm.c's shoot, pull_back and evaluate). */
@@ -8,15 +8,15 @@
 #include <string.h>
 
 #include "pair/pair_device.h"
-#include "reg/lddmm_impl.h"
+#include "reg/lddmm/lddmm_impl.h"
 
-static const char *const lddmm_files[] = {"device/reduce.cl", "pair/exp.cl", "pair/lddmm.cl", "reg/lddmm.cl", NULL};
+static const char *const lddmm_files[] = {"device/reduce.cl", "pair/exp.cl", "pair/lddmm.cl", "reg/lddmm/lddmm.cl", NULL};
 const ptreg_kernel_program ptreg_lddmm_kernels = {"lddmm", lddmm_files};
 
 #define ADJOINT_OUTPUTS 15 /* pair/lddmm.cl's */
 #define FLOW_OUTPUTS 6
 
-/* reg/lddmm.cl's modes */
+/* reg/lddmm/lddmm.cl's modes */
 enum { MODE_STORE, MODE_AXPY, MODE_RK2, MODE_LIN, MODE_ACC2 };
 
 struct ptreg_lddmm_device {
@@ -218,7 +218,7 @@ static ptreg_status adjoint_sums(ptreg_lddmm_device *d, points_at x, const ptreg
     return ptreg_dev_launch(d->adjoint, blocks * *splits * d->wg, d->wg, sizeof args / sizeof args[0], args, err);
 }
 
-/* What a combining launch does with its result r (reg/lddmm.cl's modes). */
+/* What a combining launch does with its result r (reg/lddmm/lddmm.cl's modes). */
 typedef struct update {
     int mode;
     const ptreg_dbuf *out;
