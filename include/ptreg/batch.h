@@ -18,6 +18,7 @@
 
 #include "core.h"
 #include "device.h"
+#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -48,6 +49,8 @@ typedef struct ptreg_batch_options {
 #define PTREG_BATCH_DEVICE_MAX_POINTS 64
 
 PTREG_API void ptreg_batch_options_default(ptreg_batch_options *opt);
+/* The table of its options (options.h): EM-ICP's schedule. */
+PTREG_API const ptreg_option_table *ptreg_batch_option_table(void);
 
 /* The schedule a pair with this target runs: sigma^2 from and to, and d0^2
  * (the options', or ptreg_emicp's defaults from the target's RMS radius

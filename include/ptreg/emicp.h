@@ -45,6 +45,9 @@ typedef struct ptreg_emicp_options {
 PTREG_API void ptreg_emicp_options_default(ptreg_emicp_options *opt);
 /* The study's absolute values: sigma^2 0.01 -> 1e-5, factor 0.9, d0^2 0.01. */
 PTREG_API void ptreg_emicp_options_tamaki(ptreg_emicp_options *opt);
+/* The table of its options (options.h): the schedule (sigma2_init, sigma2_final,
+ * sigma_factor, d02, max_iter, tol) and the pair engine's (precision, col_tile, ...). */
+PTREG_API const ptreg_option_table *ptreg_emicp_option_table(void);
 
 typedef struct ptreg_emicp_result {
     double transformation[16]; /* takes the source onto the target */

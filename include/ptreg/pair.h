@@ -9,6 +9,7 @@
 #define PTREG_PAIR_H
 
 #include "core.h"
+#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,6 +63,9 @@ typedef struct ptreg_pair_options {
 PTREG_API void ptreg_pair_options_default(ptreg_pair_options *opt);
 /* PTREG_ERR_ARG naming the field when an option is out of range. */
 PTREG_API ptreg_status ptreg_pair_options_check(const ptreg_pair_options *opt, ptreg_error *err);
+/* The table of its options (options.h): precision, col_tile, row_block,
+ * row_vectors, loop. */
+PTREG_API const ptreg_option_table *ptreg_pair_option_table(void);
 
 /* Columns packed once (centred on their centroid, in the options'
  * precision) and reused for many row sets, as EM-ICP does each iteration. */

@@ -203,9 +203,45 @@ static int set_field(void *opt, const field *f, PyObject *value)
     return -1;
 }
 
-/* Sets each keyword (None: the default stays) on opt; an unknown one is a
- * TypeError, as for any Python function. */
-static int apply_options(void *opt, const field *fields, PyObject *kwargs, const char *func)
+/* A keyword that the library's options table (ptreg/options.h) holds:
+ * its range and names are the library's. */
+static int set_library_option(void *opt, const ptreg_option *o, PyObject *value)
+{
+    ptreg_error err;
+    ptreg_status st;
+    if (PyUnicode_Check(value)) {
+        const char *s = PyUnicode_AsUTF8(value);
+        if (!s)
+            return -1;
+        st = ptreg_option_parse(o, opt, s, &err);
+    } else {
+        const double v = PyFloat_AsDouble(value);
+        if (v == -1.0 && PyErr_Occurred())
+            return -1;
+        st = ptreg_option_set(o, opt, v, &err);
+    }
+    if (!st)
+        return 0;
+    ptreg_error named; /* ptreg.ArgumentError, naming the keyword */
+    snprintf(named.message, sizeof named.message, "%.40s: %.400s", o->name, err.message);
+    raise_ptreg(st, &named);
+    return -1;
+}
+
+static const ptreg_option *library_option(const ptreg_option_table *table, const char *name)
+{
+    for (size_t i = 0; table && i < table->count; i++)
+        if (!strcmp(table->options[i].name, name))
+            return &table->options[i];
+    return NULL;
+}
+
+/* Sets each keyword (None: the default stays) on opt: from the library's
+ * table of the options (NULL: none), else from the binding's own fields
+ * (the device, matrices, and options without a table yet); an unknown one
+ * is a TypeError, as for any Python function. */
+static int apply_options(void *opt, const ptreg_option_table *table, const field *fields, PyObject *kwargs,
+                         const char *func)
 {
     if (!kwargs)
         return 0;
@@ -215,6 +251,12 @@ static int apply_options(void *opt, const field *fields, PyObject *kwargs, const
         const char *name = PyUnicode_AsUTF8(key);
         if (!name)
             return -1;
+        const ptreg_option *o = library_option(table, name);
+        if (o) {
+            if (value != Py_None && set_library_option(opt, o, value) < 0)
+                return -1;
+            continue;
+        }
         const field *f = fields;
         while (f->name && strcmp(f->name, name))
             f++;
@@ -336,14 +378,7 @@ static const field register_fields[] = {
 };
 
 static const field emicp_fields[] = {
-    OPT(ptreg_emicp_options, "sigma2_init", F_DOUBLE, sigma2_init),
-    OPT(ptreg_emicp_options, "sigma2_final", F_DOUBLE, sigma2_final),
-    OPT(ptreg_emicp_options, "sigma_factor", F_DOUBLE, sigma_factor),
-    OPT(ptreg_emicp_options, "d02", F_DOUBLE, d02),
-    OPT(ptreg_emicp_options, "max_iter", F_INT, max_iter),
-    OPT(ptreg_emicp_options, "tol", F_DOUBLE, tol),
     OPT(ptreg_emicp_options, "init", F_MAT16, init),
-    OPT_ENUM(ptreg_emicp_options, "precision", pair.precision, parse_precision),
     OPT(ptreg_emicp_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
 };
@@ -378,12 +413,6 @@ static const field lddmm_fields[] = {
 
 static const field batch_fields[] = {
     OPT(ptreg_batch_options, "translation", F_INT, translation),
-    OPT(ptreg_batch_options, "sigma2_init", F_DOUBLE, sigma2_init),
-    OPT(ptreg_batch_options, "sigma2_final", F_DOUBLE, sigma2_final),
-    OPT(ptreg_batch_options, "sigma_factor", F_DOUBLE, sigma_factor),
-    OPT(ptreg_batch_options, "d02", F_DOUBLE, d02),
-    OPT(ptreg_batch_options, "max_iter", F_INT, max_iter),
-    OPT(ptreg_batch_options, "tol", F_DOUBLE, tol),
     OPT(ptreg_batch_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
 };
@@ -711,7 +740,7 @@ static PyObject *py_normals(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_normals_options o;
     ptreg_normals_options_default(&o);
-    if (apply_options(&o, normals_fields, kwargs, "normals") < 0)
+    if (apply_options(&o, NULL, normals_fields, kwargs, "normals") < 0)
         return NULL;
     Py_buffer xv, ov, cv;
     size_t n, no, nc;
@@ -748,7 +777,7 @@ static PyObject *run_feature(PyObject *args, PyObject *kwargs, feature_fn fn, si
         return NULL;
     ptreg_feature_options o;
     ptreg_feature_options_default(&o);
-    if (apply_options(&o, feature_fields, kwargs, name) < 0)
+    if (apply_options(&o, NULL, feature_fields, kwargs, name) < 0)
         return NULL;
     Py_buffer xv, nv, ov;
     size_t n, nn, no;
@@ -853,7 +882,7 @@ static PyObject *py_icp(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_icp_options o;
     ptreg_icp_options_default(&o);
-    if (apply_options(&o, icp_fields, kwargs, "icp") < 0)
+    if (apply_options(&o, NULL, icp_fields, kwargs, "icp") < 0)
         return NULL;
     size_t m = 0;
     if (idx)
@@ -886,7 +915,7 @@ static PyObject *py_register(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_register_options o;
     ptreg_register_options_default(&o);
-    if (apply_options(&o, register_fields, kwargs, "register") < 0)
+    if (apply_options(&o, NULL, register_fields, kwargs, "register") < 0)
         return NULL;
     cloud_pair p;
     if (get_pair(s, t, 0, sn, tn, &p) < 0)
@@ -951,7 +980,7 @@ static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_emicp_options o;
     ptreg_emicp_options_default(&o);
-    if (apply_options(&o, emicp_fields, kwargs, "emicp") < 0)
+    if (apply_options(&o, ptreg_emicp_option_table(), emicp_fields, kwargs, "emicp") < 0)
         return NULL;
     cloud_pair p;
     if (get_pair(s, t, 0, Py_None, Py_None, &p) < 0)
@@ -995,7 +1024,7 @@ static PyObject *py_harris3d(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_harris3d_options o;
     ptreg_harris3d_options_default(&o);
-    if (apply_options(&o, harris_fields, kwargs, "harris3d") < 0)
+    if (apply_options(&o, NULL, harris_fields, kwargs, "harris3d") < 0)
         return NULL;
     Py_buffer view;
     ptreg_volume v;
@@ -1035,7 +1064,7 @@ static PyObject *py_lddmm_register(PyObject *self, PyObject *args, PyObject *kwa
         return NULL;
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if (apply_options(&o, lddmm_fields, kwargs, "lddmm") < 0)
+    if (apply_options(&o, NULL, lddmm_fields, kwargs, "lddmm") < 0)
         return NULL;
     Py_buffer qv, tv;
     size_t n, m;
@@ -1088,7 +1117,7 @@ static PyObject *py_lddmm_warp(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if (apply_options(&o, lddmm_fields, kwargs, "warp") < 0)
+    if (apply_options(&o, NULL, lddmm_fields, kwargs, "warp") < 0)
         return NULL;
     Py_buffer qv, pv, xv, ov;
     size_t n = 0, np = 0, m = 0, mo = 0;
@@ -1123,7 +1152,7 @@ static PyObject *py_batch(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_batch_options o;
     ptreg_batch_options_default(&o);
-    if (apply_options(&o, batch_fields, kwargs, "batch") < 0)
+    if (apply_options(&o, ptreg_batch_option_table(), batch_fields, kwargs, "batch") < 0)
         return NULL;
     Py_buffer v[7];
     memset(v, 0, sizeof v);
@@ -1246,7 +1275,7 @@ static PyObject *py_tune(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_tune_options o;
     ptreg_tune_options_default(&o);
-    if (apply_options(&o, tune_fields, kwargs, "tune") < 0)
+    if (apply_options(&o, NULL, tune_fields, kwargs, "tune") < 0)
         return NULL;
     if (size < 1)
         return PyErr_Format(PyExc_ValueError, "tune: size %zd must be positive", size);
@@ -1321,7 +1350,7 @@ static PyObject *py_index_create(PyObject *self, PyObject *args, PyObject *kwarg
         return NULL;
     ptreg_index_options o;
     ptreg_index_options_default(&o);
-    if (apply_options(&o, index_fields, kwargs, "ModelIndex") < 0)
+    if (apply_options(&o, NULL, index_fields, kwargs, "ModelIndex") < 0)
         return NULL;
     Py_buffer xv;
     size_t n;

@@ -37,6 +37,71 @@ static void library_default(const cli_command *cmd, const void *filled, const ch
     }
 }
 
+/* A library option's help, range and default ("(in (0, 1); default 0.9)"),
+ * the default from `filled` (the struct's defaults, NULL: none). */
+static void describe_library_option(const ptreg_option *o, const void *filled, char *buf, size_t size)
+{
+    char range[160], dflt[64] = "";
+    ptreg_option_range(o, range, sizeof range);
+    if (filled && ptreg_option_explicit(o, filled)) { /* else the help says what the default is */
+        char v[48];
+        ptreg_option_format(o, filled, v, sizeof v);
+        snprintf(dflt, sizeof dflt, "; default %s", v);
+    }
+    snprintf(buf, size, "%s (%s%s)", o->help, range, dflt);
+}
+
+/* Calls show(option, its description, arg) for each of the command's
+ * library options. */
+static void each_library_option(const cli_command *cmd, void (*show)(const char *, const char *, const char *))
+{
+    const ptreg_option_table *t = cmd->library ? cmd->library() : NULL;
+    void *filled = t ? calloc(1, t->size) : NULL;
+    if (filled)
+        t->defaults(filled);
+    for (size_t i = 0; t && i < t->count; i++) {
+        char name[48], text[512];
+        describe_library_option(&t->options[i], filled, text, sizeof text);
+        show(ptreg_option_cli_name(&t->options[i], name, sizeof name), text, t->options[i].placeholder);
+    }
+    free(filled);
+}
+
+static void show_help_line(const char *name, const char *text, const char *placeholder)
+{
+    char left[64];
+    snprintf(left, sizeof left, "    --%s %s", name, placeholder);
+    printf("  %-28s %s\n", left, text);
+}
+
+/* roff text: '-' as \-, a backslash doubled */
+static void put_roff(const char *s)
+{
+    for (; *s; s++)
+        if (*s == '-' || *s == '\\')
+            printf("\\%c", *s == '-' ? '-' : '\\');
+        else
+            putchar(*s);
+}
+
+static void show_man_item(const char *name, const char *text, const char *placeholder)
+{
+    printf(".TP\n.BI \\-\\-");
+    put_roff(name);
+    printf(" \" %s\"\n", placeholder);
+    put_roff(text);
+    putchar('\n');
+}
+
+void cli_print_man_options(const cli_command *cmd)
+{
+    if (!cmd->library)
+        return;
+    printf(".RS\n");
+    each_library_option(cmd, show_man_item);
+    printf(".RE\n");
+}
+
 void cli_print_help(const cli_command *cmd)
 {
     printf("usage: ptreg %s %s\n\n%s\n", cmd->name, cmd->synopsis, cmd->summary);
@@ -59,15 +124,28 @@ void cli_print_help(const cli_command *cmd)
         printf("  %-28s %s%s\n", left, o->help, dflt);
     }
     free(filled);
+    each_library_option(cmd, show_help_line);
     printf("  %-28s %s\n", "-h, --help", "show this help");
 }
 
+/* An option's index in cli_args.value: the command's own first, then the
+ * library's. */
 static int find_long(const cli_command *cmd, const char *name, size_t len)
 {
     for (size_t i = 0; i < cmd->option_count; i++)
         if (strlen(cmd->options[i].name) == len && !strncmp(cmd->options[i].name, name, len))
             return (int)i;
-    return -1;
+    const ptreg_option_table *t = cmd->library ? cmd->library() : NULL;
+    const ptreg_option *o = t ? ptreg_option_find(t, name, len) : NULL;
+    return o ? (int)(cmd->option_count + (size_t)(o - t->options)) : -1;
+}
+
+/* What the option at idx takes: its placeholder, NULL for a flag. */
+static const char *option_value(const cli_command *cmd, int idx)
+{
+    if ((size_t)idx < cmd->option_count)
+        return cmd->options[idx].value;
+    return cmd->library()->options[(size_t)idx - cmd->option_count].placeholder;
 }
 
 static int find_short(const cli_command *cmd, char c)
@@ -95,10 +173,10 @@ static int parse_option(const cli_command *cmd, int argc, char **argv, int *i, c
         cli_error(cmd->name, "unknown option '%s' (see 'ptreg %s --help')", arg, cmd->name);
         return EXIT_USAGE;
     }
-    const cli_option *o = &cmd->options[idx];
-    if (!o->value) {
+    const char *value = option_value(cmd, idx);
+    if (!value) {
         if (inline_value) {
-            cli_error(cmd->name, "option --%s takes no value", o->name);
+            cli_error(cmd->name, "option %s takes no value", arg);
             return EXIT_USAGE;
         }
         args->value[idx] = "";
@@ -106,7 +184,7 @@ static int parse_option(const cli_command *cmd, int argc, char **argv, int *i, c
     }
     if (!inline_value) {
         if (*i + 1 >= argc) {
-            cli_error(cmd->name, "option --%s needs a value (%s)", o->name, o->value);
+            cli_error(cmd->name, "option %s needs a value (%s)", arg, value);
             return EXIT_USAGE;
         }
         inline_value = argv[++*i];
@@ -117,6 +195,10 @@ static int parse_option(const cli_command *cmd, int argc, char **argv, int *i, c
 
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args)
 {
+    if (cmd->option_count + (cmd->library ? cmd->library()->count : 0) > CLI_MAX_OPTIONS) {
+        fprintf(stderr, "ptreg: internal error: %s has more than %d options\n", cmd->name, CLI_MAX_OPTIONS);
+        abort();
+    }
     memset(args, 0, sizeof *args);
     args->cmd = cmd;
     int only_positional = 0;
@@ -164,6 +246,31 @@ static int option_index(const cli_args *args, const char *name)
         abort();
     }
     return idx;
+}
+
+int cli_read_library(const cli_args *args, void *options)
+{
+    const ptreg_option_table *t = args->cmd->library();
+    for (size_t j = 0; j < t->count; j++) {
+        const char *text = args->value[args->cmd->option_count + j];
+        ptreg_error err;
+        if (text && ptreg_option_parse(&t->options[j], options, text, &err)) {
+            char name[48];
+            cli_error(args->cmd->name, "--%s: %s", ptreg_option_cli_name(&t->options[j], name, sizeof name),
+                      err.message);
+            return EXIT_USAGE;
+        }
+    }
+    return EXIT_OK;
+}
+
+int cli_library_knob_given(const cli_args *args)
+{
+    const ptreg_option_table *t = args->cmd->library();
+    for (size_t j = 0; j < t->count; j++)
+        if (args->value[args->cmd->option_count + j] && (t->options[j].flags & PTREG_OPTION_KNOB))
+            return 1;
+    return 0;
 }
 
 int cli_has(const cli_args *args, const char *name) { return args->value[option_index(args, name)] != NULL; }

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ptreg/options.h"
+
 /* Exit codes of every command (docs/ptreg.1, EXIT STATUS). */
 enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_BAD_INPUT = 3, EXIT_RUNTIME = 4 };
 
@@ -52,17 +54,26 @@ typedef struct cli_command {
     size_t option_count;
     int min_positional, max_positional;
     const cli_library_defaults *defaults; /* NULL: none */
+    /* The library's options the command takes, after its own: parsed,
+     * described in --help and checked from the library's table (NULL: none). */
+    const ptreg_option_table *(*library)(void);
 } cli_command;
 
 /* A command's entry: the option count from its table's size. */
 #define CLI_COMMAND(name, synopsis, summary, description, options, min_positional, max_positional)            \
     {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
-     max_positional, NULL}
+     max_positional, NULL, NULL}
 /* The same with its options' defaults read from the library. */
 #define CLI_COMMAND_DEFAULTS(name, synopsis, summary, description, options, min_positional, max_positional,   \
                              defaults)                                                                       \
     {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
-     max_positional, defaults}
+     max_positional, defaults, NULL}
+
+/* The same with the library's options table (options.h) after its own. */
+#define CLI_COMMAND_LIBRARY(name, synopsis, summary, description, options, min_positional, max_positional,    \
+                            library)                                                                         \
+    {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
+     max_positional, NULL, library}
 
 #define CLI_MAX_OPTIONS 48
 #define CLI_MAX_POSITIONAL 8
@@ -78,9 +89,18 @@ typedef struct cli_args {
  * EXIT_USAGE after printing a usage error, EXIT_OK otherwise. */
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args);
 void cli_print_help(const cli_command *cmd);
+/* The library's options of the command as a roff list, for docs/ptreg.1
+ * (`ptreg help --man COMMAND`; nothing when it has none). */
+void cli_print_man_options(const cli_command *cmd);
 /* A command's first step: parses argv; 1 to go on, or 0 with *exit_code
  * the command returns at once (0 after --help, 2 after a usage error). */
 int cli_begin(const cli_command *cmd, int argc, char **argv, cli_args *args, int *exit_code);
+
+/* Sets the library's options given (cli_command.library) on its options
+ * struct; EXIT_USAGE after printing what is wrong with a value. */
+int cli_read_library(const cli_args *args, void *options);
+/* 1 when one of the library's speed knobs (PTREG_OPTION_KNOB) was given. */
+int cli_library_knob_given(const cli_args *args);
 
 int cli_has(const cli_args *args, const char *name);
 /* cli_has for an option the command may not take (shared code): 0 then. */

@@ -43,7 +43,6 @@ static const cli_option batch_options[] = {
     {"min-matched", 0, "F", "flag an atom poor below this matched fraction (default 0.5)"},
     {"translation", 0, NULL, "free the translation too (the default with --pairs)"},
     {"rotation-only", 0, NULL, "rotation about the origin only (the default for atoms)"},
-    CLI_EMICP_SCHEDULE,
     {"engine", 0, "NAME", "lanes (default: many pairs in the CPU's vector lanes), plain (one pair at a time, "
                           "plain arithmetic: the reference) or loop (one ptreg_emicp call per pair; needs "
                           "--translation)"},
@@ -54,12 +53,7 @@ static const cli_option batch_options[] = {
     CLI_OPT_QUIET,
 };
 
-CLI_LIBRARY_DEFAULTS(batch_defaults_library, ptreg_batch_options, ptreg_batch_options_default,
-                     CLI_DEFAULT_FIELD("sigma-factor", DOUBLE, ptreg_batch_options, sigma_factor),
-                     CLI_DEFAULT_FIELD("max-iter", INT, ptreg_batch_options, max_iter),
-                     CLI_DEFAULT_FIELD("tol", DOUBLE, ptreg_batch_options, tol));
-
-const cli_command cli_cmd_batch = CLI_COMMAND_DEFAULTS("batch",
+const cli_command cli_cmd_batch = CLI_COMMAND_LIBRARY("batch",
     "INPUT -o OUT [options]",
     "Register many small neighbourhoods (atom-probe orientation maps) or pairs in one run.",
     "Atoms (INPUT a .pos/.epos reconstruction or any cloud, coordinates in nm): each atom's\n"
@@ -89,7 +83,7 @@ const cli_command cli_cmd_batch = CLI_COMMAND_DEFAULTS("batch",
     "built with MPI) the atoms are divided into slabs with halos, each rank registers its\n"
     "own, and one output is written in atom order with MPI-IO: the same bits as one\n"
     "process (.npy and binary .ply only).",
-    batch_options, 1, 1, &batch_defaults_library);
+    batch_options, 1, 1, ptreg_batch_option_table);
 
 typedef enum batch_engine { ENGINE_LANES = 0, ENGINE_PLAIN, ENGINE_LOOP } batch_engine;
 
@@ -127,8 +121,7 @@ static int read_schedule(const cli_args *a, int pairs, ptreg_batch_options *o)
         return EXIT_USAGE;
     }
     o->translation = cli_has(a, "translation") || (pairs && !cli_has(a, "rotation-only"));
-    return cli_read_emicp_schedule(a, &o->sigma2_init, &o->sigma2_final, &o->sigma_factor, &o->d02, &o->max_iter,
-                                   &o->tol);
+    return cli_read_library(a, o);
 }
 
 /* Options that make sense for atoms only. */

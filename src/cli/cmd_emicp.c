@@ -12,24 +12,13 @@ static const cli_option emicp_options[] = {
     CLI_REGISTRATION_OUTPUTS,
     {"preset", 0, "NAME", "scale-free (default: sigma^2 relative to the target's RMS radius r) or tamaki "
                           "(the study's absolute values: sigma^2 0.01 -> 1e-5, factor 0.9, d0^2 0.01)"},
-    CLI_EMICP_SCHEDULE,
-    {"precision", 0, "P", "fp32 (default), fp64 (the reference) or fp16 (points stored as half)"},
-    {"tile", 0, "N", "pair engine: columns per tile, 16..8192 (default 1024)"},
-    {"row-block", 0, "N", "pair engine: rows per parallel work item (default 512)"},
-    {"row-vectors", 0, "N", "pair engine: row vectors swept together, 1, 2 or 4 (default 2)"},
-    {"loop", 0, "ORDER", "pair engine: tiles-inside (default) or tiles-outside"},
     CLI_OPT_PLOT("the pose change (radians + translation / r)"),
     CLI_OPT_QUIET,
     {"no-tune", 0, NULL, "ignore `ptreg tune`'s winner for this machine (used when no engine option is given)"},
     CLI_REGISTRATION_COMMON,
 };
 
-CLI_LIBRARY_DEFAULTS(emicp_defaults_library, ptreg_emicp_options, ptreg_emicp_options_default,
-                     CLI_DEFAULT_FIELD("sigma-factor", DOUBLE, ptreg_emicp_options, sigma_factor),
-                     CLI_DEFAULT_FIELD("max-iter", INT, ptreg_emicp_options, max_iter),
-                     CLI_DEFAULT_FIELD("tol", DOUBLE, ptreg_emicp_options, tol));
-
-const cli_command cli_cmd_emicp = CLI_COMMAND_DEFAULTS("emicp",
+const cli_command cli_cmd_emicp = CLI_COMMAND_LIBRARY("emicp",
     "SOURCE TARGET [options]",
     "Register SOURCE onto TARGET by EM-ICP (soft assignment over all point pairs, annealed sigma).",
     "Each iteration weighs every (SOURCE, TARGET) pair by exp(-d^2 / sigma^2), normalises\n"
@@ -54,8 +43,9 @@ const cli_command cli_cmd_emicp = CLI_COMMAND_DEFAULTS("emicp",
     "Horn's problem come back per iteration. --tile, --row-block, --row-vectors and --loop\n"
     "are the CPU engine's; PTREG_PAIR_EXP=engine|native picks the device's exp (native on\n"
     "CUDA by default). Every run on one device gives the same bits.",
-    emicp_options, 2, 2, &emicp_defaults_library);
+    emicp_options, 2, 2, ptreg_emicp_option_table);
 
+/* The preset first, then the options given over it. */
 static int read_schedule(const cli_args *a, ptreg_emicp_options *o)
 {
     const char *preset = cli_string(a, "preset", "scale-free");
@@ -65,40 +55,12 @@ static int read_schedule(const cli_args *a, ptreg_emicp_options *o)
         cli_error("emicp", "--preset: '%s' is not scale-free or tamaki", preset);
         return EXIT_USAGE;
     }
-    return cli_read_emicp_schedule(a, &o->sigma2_init, &o->sigma2_final, &o->sigma_factor, &o->d02, &o->max_iter,
-                                   &o->tol);
-}
-
-static int read_engine(const cli_args *a, ptreg_pair_options *p)
-{
-    int rc = 0;
-    rc = rc ? rc : cli_int(a, "tile", 16, 8192, &p->col_tile);
-    rc = rc ? rc : cli_int(a, "row-block", 1, 1 << 20, &p->row_block);
-    rc = rc ? rc : cli_int(a, "row-vectors", 1, 4, &p->row_vectors);
-    if (rc)
-        return rc;
-    if (p->row_vectors == 3) {
-        cli_error("emicp", "--row-vectors must be 1, 2 or 4");
-        return EXIT_USAGE;
-    }
-    const char *prec = cli_string(a, "precision", "fp32");
-    if (ptreg_precision_parse(prec, &p->precision)) {
-        cli_error("emicp", "--precision: '%s' is not fp32, fp64 or fp16", prec);
-        return EXIT_USAGE;
-    }
-    const char *loop = cli_string(a, "loop", "tiles-inside");
-    if (!strcmp(loop, "tiles-inside") || !strcmp(loop, "tiles-outside")) {
-        p->order = strcmp(loop, "tiles-inside") ? PTREG_PAIR_TILES_OUTSIDE : PTREG_PAIR_TILES_INSIDE;
-        return EXIT_OK;
-    }
-    cli_error("emicp", "--loop: '%s' is not tiles-inside or tiles-outside", loop);
-    return EXIT_USAGE;
+    return cli_read_library(a, o);
 }
 
 static int read_options(const cli_args *a, ptreg_emicp_options *o, double truth[16])
 {
     int rc = read_schedule(a, o);
-    rc = rc ? rc : read_engine(a, &o->pair);
     rc = rc ? rc : cli_apply_threads(a);
     rc = rc ? rc : cli_device(a, PTREG_EMICP_BACKENDS, "EM-ICP", &o->device);
     if (!rc && cli_has(a, "init"))
@@ -123,11 +85,7 @@ typedef struct emicp_job {
  * count unless --threads; on a GPU the device kernels' winner. */
 static void apply_tuned(const cli_args *a, emicp_job *job, ptreg_emicp_options *o)
 {
-    static const char *const knobs[] = {"tile", "row-block", "row-vectors", "loop"};
-    job->variant = "default";
-    for (size_t k = 0; k < sizeof knobs / sizeof knobs[0]; k++)
-        if (cli_has(a, knobs[k]))
-            job->variant = "options";
+    job->variant = cli_library_knob_given(a) ? "options" : "default";
     ptreg_device on;
     if (ptreg_device_resolve(&o->device, PTREG_EMICP_BACKENDS, "EM-ICP", &on, NULL))
         return;

@@ -268,14 +268,3 @@ int cli_write_registration(const char *cmd, const cli_args *a, const ptreg_cloud
     return rc;
 }
 
-int cli_read_emicp_schedule(const cli_args *a, double *sigma2_init, double *sigma2_final, double *sigma_factor,
-                            double *d02, int *max_iter, double *tol)
-{
-    int rc = cli_double(a, "sigma2", 1e-300, 1e300, sigma2_init);
-    rc = rc ? rc : cli_double(a, "sigma2-final", 1e-300, 1e300, sigma2_final);
-    rc = rc ? rc : cli_double(a, "sigma-factor", 1e-9, 1.0 - 1e-12, sigma_factor);
-    rc = rc ? rc : cli_double(a, "d02", 0.0, 1e300, d02);
-    rc = rc ? rc : cli_int(a, "max-iter", 0, 1000000, max_iter);
-    rc = rc ? rc : cli_double(a, "tol", 0.0, 1e300, tol);
-    return rc;
-}

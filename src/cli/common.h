@@ -87,20 +87,6 @@ extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_n
     CLI_OPT_ASCII,                                                                             \
     CLI_OPT_JSON
 
-/* EM-ICP's schedule: ptreg emicp's and ptreg batch's options. */
-#define CLI_EMICP_SCHEDULE                                                                     \
-    {"sigma2", 0, "S", "first sigma^2 (default 3 r^2, r the target's RMS radius)"},            \
-    {"sigma2-final", 0, "S", "stop once sigma^2 is at or below S (default 3e-3 r^2)"},         \
-    {"sigma-factor", 0, "F", "sigma^2 <- sigma^2 * F each iteration, 0 < F < 1"},               \
-    {"d02", 0, "D", "outlier distance^2 d0^2 (default: the first sigma^2)"},                   \
-    {"max-iter", 0, "N", "most iterations"},                                                    \
-    {"tol", 0, "T", "stop when the pose changes by less than T (radians + translation / r); "  \
-                    "0 never stops early"}
-/* Reads CLI_EMICP_SCHEDULE's options into the fields given (kept when
- * absent); EXIT_USAGE after printing what is wrong. */
-int cli_read_emicp_schedule(const cli_args *a, double *sigma2_init, double *sigma2_final, double *sigma_factor,
-                            double *d02, int *max_iter, double *tol);
-
 /* Writes --output (SOURCE moved by T) and --transform-out (T): what both
  * registration commands write, only after they succeeded. */
 int cli_write_registration(const char *cmd, const cli_args *a, const ptreg_cloud *src, const double T[16]);

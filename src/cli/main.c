@@ -84,12 +84,13 @@ int main(int argc, char **argv)
             print_usage(stdout);
             return EXIT_OK;
         }
-        const command_entry *e = find_command(argv[2]);
+        const int man = !strcmp(argv[2], "--man") && argc > 3; /* the man page's option lists */
+        const command_entry *e = find_command(argv[man ? 3 : 2]);
         if (!e) {
-            fprintf(stderr, "ptreg help: unknown command '%s'\n", argv[2]);
+            fprintf(stderr, "ptreg help: unknown command '%s'\n", argv[man ? 3 : 2]);
             return EXIT_USAGE;
         }
-        cli_print_help(e->cmd);
+        (man ? cli_print_man_options : cli_print_help)(e->cmd);
         return EXIT_OK;
     }
     const command_entry *e = find_command(name);

@@ -12,6 +12,7 @@
 #include "core/cpu.h"
 #include "pair/lddmm_kernels.h"
 #include "pair/pair_kernels.h"
+#include "pair/pair_options.h"
 
 struct ptreg_pair_plan {
     ptreg_pair_options opt;
@@ -29,22 +30,29 @@ struct ptreg_pair_plan {
     int tiles_threads;
 };
 
+const ptreg_option_name pair_precision_names[] = {
+    {"fp32", PTREG_PRECISION_FP32}, {"fp64", PTREG_PRECISION_FP64}, {"fp16", PTREG_PRECISION_FP16}, {NULL, 0}};
+const ptreg_option_name pair_order_names[] = {
+    {"tiles-inside", PTREG_PAIR_TILES_INSIDE}, {"tiles-outside", PTREG_PAIR_TILES_OUTSIDE}, {NULL, 0}};
+
+OPTION_ENUM_IS_INT(ptreg_pair_options, precision);
+OPTION_ENUM_IS_INT(ptreg_pair_options, order);
+static const ptreg_option pair_rows[] = {PAIR_OPTION_ROWS(0)};
+OPTION_TABLE(ptreg_pair_option_table, "pair options", ptreg_pair_options, ptreg_pair_options_default, pair_rows)
+
 const char *ptreg_precision_name(ptreg_precision precision)
 {
-    switch (precision) {
-    case PTREG_PRECISION_FP64: return "fp64";
-    case PTREG_PRECISION_FP16: return "fp16";
-    case PTREG_PRECISION_FP32: break;
-    }
+    for (const ptreg_option_name *n = pair_precision_names; n->name; n++)
+        if (n->value == (int)precision)
+            return n->name;
     return "fp32";
 }
 
 int ptreg_precision_parse(const char *name, ptreg_precision *precision)
 {
-    static const ptreg_precision all[] = {PTREG_PRECISION_FP32, PTREG_PRECISION_FP64, PTREG_PRECISION_FP16};
-    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
-        if (!strcmp(name, ptreg_precision_name(all[k]))) {
-            *precision = all[k];
+    for (const ptreg_option_name *n = pair_precision_names; n->name; n++)
+        if (!strcmp(name, n->name)) {
+            *precision = (ptreg_precision)n->value;
             return 0;
         }
     return -1;
@@ -75,21 +83,8 @@ ptreg_status ptreg_pair_gpu_check(const ptreg_pair_gpu *gpu, const char *who, pt
 
 ptreg_status ptreg_pair_options_check(const ptreg_pair_options *opt, ptreg_error *err)
 {
-    if (opt->row_block < 1 || opt->row_block > (1 << 20))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pair options: row_block %d is not in 1..%d", opt->row_block,
-                               1 << 20);
-    if (opt->col_tile < 16 || opt->col_tile > PTREG_PAIR_MAX_COL_TILE)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pair options: col_tile %d is not in 16..%d", opt->col_tile,
-                               PTREG_PAIR_MAX_COL_TILE);
-    if (opt->row_vectors != 1 && opt->row_vectors != 2 && opt->row_vectors != 4)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pair options: row_vectors %d is not 1, 2 or 4",
-                               opt->row_vectors);
-    if (opt->order != PTREG_PAIR_TILES_INSIDE && opt->order != PTREG_PAIR_TILES_OUTSIDE)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pair options: unknown loop order %d", (int)opt->order);
-    if (opt->precision != PTREG_PRECISION_FP32 && opt->precision != PTREG_PRECISION_FP64 &&
-        opt->precision != PTREG_PRECISION_FP16)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pair options: unknown precision %d", (int)opt->precision);
-    return ptreg_pair_gpu_check(&opt->gpu, "pair options", err);
+    const ptreg_status st = ptreg_options_check(ptreg_pair_option_table(), opt, err);
+    return st ? st : ptreg_pair_gpu_check(&opt->gpu, "pair options", err);
 }
 
 void ptreg_pair_plan_destroy(ptreg_pair_plan *plan)

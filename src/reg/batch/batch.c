@@ -11,6 +11,10 @@
 #include "reg/batch/batch_kernels.h"
 #include "ptreg/emicp.h"
 #include "reg/batch/batch_device.h"
+#include "reg/emicp/emicp_options.h"
+
+static const ptreg_option batch_rows[] = {EMICP_SCHEDULE_ROWS(ptreg_batch_options)};
+OPTION_TABLE(ptreg_batch_option_table, "batch", ptreg_batch_options, ptreg_batch_options_default, batch_rows)
 
 void ptreg_batch_options_default(ptreg_batch_options *opt)
 {

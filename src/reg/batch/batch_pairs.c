@@ -30,9 +30,9 @@ ptreg_status batch_check_pairs(const ptreg_pair_set *p, const ptreg_batch_option
 {
     if (p->count && (!p->source || !p->source_offset || !p->target))
         return ptreg_error_set(err, PTREG_ERR_ARG, "batch: no points or no offsets");
-    if (!(o->sigma_factor > 0 && o->sigma_factor < 1) || o->max_iter < 0 || !(o->tol >= 0) ||
-        !isfinite(o->sigma2_init) || !isfinite(o->sigma2_final) || !isfinite(o->d02))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "batch: the schedule's values are out of range");
+    const ptreg_status st = ptreg_options_check(ptreg_batch_option_table(), o, err);
+    if (st)
+        return st;
     /* on all threads (a million pairs are 100 M coordinates); the first
      * faulty pair is named, whatever the thread count */
     const long count = (long)p->count;

@@ -8,11 +8,17 @@
 #include <string.h>
 
 #include "ptreg/nn.h"
+#include "pair/pair_options.h"
 #include "reg/emicp/emicp_impl.h"
+#include "reg/emicp/emicp_options.h"
 
 /* Rows whose normaliser C_i falls below this get uniform weights (1/m each),
  * the study's guard against dividing by ~0. */
 #define EMICP_MIN_NORMALISER 1e-6
+
+static const ptreg_option emicp_rows[] = {EMICP_SCHEDULE_ROWS(ptreg_emicp_options),
+                                           PAIR_OPTION_ROWS(offsetof(ptreg_emicp_options, pair))};
+OPTION_TABLE(ptreg_emicp_option_table, "EM-ICP", ptreg_emicp_options, ptreg_emicp_options_default, emicp_rows)
 
 void ptreg_emicp_options_default(ptreg_emicp_options *opt)
 {
@@ -41,9 +47,9 @@ void ptreg_emicp_options_tamaki(ptreg_emicp_options *opt)
 static ptreg_status resolve_schedule(const ptreg_emicp_options *opt, double r, ptreg_emicp_result *res,
                                      ptreg_error *err)
 {
-    if (isnan(opt->sigma2_init) || isnan(opt->sigma2_final) || isnan(opt->d02)) /* not "unset": <= 0 is */
-        return ptreg_error_set(err, PTREG_ERR_ARG, "EM-ICP: sigma2_init %g, sigma2_final %g or d02 %g is NaN",
-                               opt->sigma2_init, opt->sigma2_final, opt->d02);
+    const ptreg_status st = ptreg_options_check(ptreg_emicp_option_table(), opt, err);
+    if (st)
+        return st;
     const int needs_scale = !(opt->sigma2_init > 0) || !(opt->sigma2_final > 0);
     if (needs_scale && !(r > 0))
         return ptreg_error_set(err, PTREG_ERR_FORMAT,
@@ -53,10 +59,6 @@ static ptreg_status resolve_schedule(const ptreg_emicp_options *opt, double r, p
     res->d02 = opt->d02 >= 0 ? opt->d02 : res->sigma2_init;
     if (!isfinite(res->sigma2_init) || !isfinite(res->sigma2_final) || !isfinite(res->d02))
         return ptreg_error_set(err, PTREG_ERR_ARG, "EM-ICP: sigma2 and d02 must be finite");
-    if (!(opt->sigma_factor > 0 && opt->sigma_factor < 1))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "EM-ICP: sigma factor %g is not in (0, 1)", opt->sigma_factor);
-    if (opt->max_iter < 0 || !(opt->tol >= 0))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "EM-ICP: max_iter and tol must be >= 0");
     return PTREG_OK;
 }
 

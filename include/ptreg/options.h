@@ -1,0 +1,84 @@
+/* Options declared once. An algorithm's options struct has a table that
+ * names each field a caller may set, its type, range and help; its default
+ * is the struct's *_options_default. The command line's parsing and
+ * --help, Python's keywords and the library's own range checks all read
+ * that table, so an option is described in one place. */
+#ifndef PTREG_OPTIONS_H
+#define PTREG_OPTIONS_H
+
+#include <stddef.h>
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ptreg_option_type {
+    PTREG_OPTION_INT,    /* an int field */
+    PTREG_OPTION_DOUBLE, /* a double field */
+    PTREG_OPTION_ENUM    /* an enum field (int-sized), set by one of its names */
+} ptreg_option_type;
+
+/* ptreg_option.flags */
+enum {
+    PTREG_OPTION_OPEN_LO = 1, /* the range excludes lo */
+    PTREG_OPTION_OPEN_HI = 2, /* the range excludes hi */
+    PTREG_OPTION_POW2 = 4,    /* a power of two within the range */
+    PTREG_OPTION_KNOB = 8,    /* changes speed only: a tuned variant sets it unless the caller did */
+    PTREG_OPTION_AUTO = 16    /* a finite value below the range means "derived" (the help says how):
+                                 the library accepts it, a caller sets only values in range */
+};
+
+typedef struct ptreg_option_name {
+    const char *name;
+    int value;
+} ptreg_option_name;
+
+typedef struct ptreg_option {
+    const char *name;        /* Python's keyword; on the command line --name with '-' for '_' */
+    const char *cli_name;    /* the command line's spelling where it differs, else NULL */
+    ptreg_option_type type;
+    size_t offset;           /* of the field in the options struct */
+    double lo, hi;           /* INT, DOUBLE: the range (-DBL_MAX, DBL_MAX, INT_MAX: no bound) */
+    unsigned flags;
+    const ptreg_option_name *names; /* ENUM: its values, ended by {NULL, 0} */
+    const char *placeholder;        /* the value in --help: "N", "F" */
+    const char *help;
+} ptreg_option;
+
+typedef struct ptreg_option_table {
+    const char *owner; /* names the options in messages: "EM-ICP" */
+    const ptreg_option *options;
+    size_t count;
+    size_t size;                  /* of the options struct */
+    void (*defaults)(void *options); /* its *_options_default */
+} ptreg_option_table;
+
+/* The option called `name` (its first len characters; '-' and '_' alike),
+ * by its name or its command-line spelling; NULL when none. */
+PTREG_API const ptreg_option *ptreg_option_find(const ptreg_option_table *table, const char *name, size_t len);
+/* Its command-line spelling, into buf. */
+PTREG_API const char *ptreg_option_cli_name(const ptreg_option *o, char *buf, size_t size);
+/* Sets the field from text (a command line's value): a number in range, or
+ * one of an enum's names. PTREG_ERR_ARG says what is wrong with the value,
+ * naming neither the option nor its owner (the caller does). */
+PTREG_API ptreg_status ptreg_option_parse(const ptreg_option *o, void *options, const char *text, ptreg_error *err);
+/* Sets an INT or DOUBLE field from a number, as ptreg_option_parse. */
+PTREG_API ptreg_status ptreg_option_set(const ptreg_option *o, void *options, double value, ptreg_error *err);
+/* Every field of the table within its range (or below it, for an AUTO
+ * one): PTREG_ERR_ARG naming the owner, the option and its value otherwise. */
+PTREG_API ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options, ptreg_error *err);
+/* The field's value as text ("0.9", "fp32"), and the range as text
+ * ("in (0, 1)", ">= 0", "a power of two in [1, 4]", "fp32|fp64|fp16").
+ * ptreg_option_explicit: 1 when the value is in range (not AUTO's
+ * "derived"). */
+PTREG_API void ptreg_option_format(const ptreg_option *o, const void *options, char *buf, size_t size);
+PTREG_API void ptreg_option_range(const ptreg_option *o, char *buf, size_t size);
+PTREG_API int ptreg_option_explicit(const ptreg_option *o, const void *options);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,39 @@
+#!/bin/bash
+# The option lists of docs/ptreg.1 that the library's options tables make
+# (ptreg/options.h): each block between
+#   .\" BEGIN options of CMD ...   and   .\" END options of CMD
+# is what `ptreg help --man CMD` prints. Rewrites the blocks, or with
+# --check says which block differs (exit 1) and which command with such
+# options has no block.
+#   scripts/man-options.sh [--check] PTREG [MANPAGE]
+set -euo pipefail
+check=0
+[[ ${1:-} == --check ]] && { check=1; shift; }
+ptreg=${1:?usage: man-options.sh [--check] PTREG [MANPAGE]}
+root=$(cd "$(dirname "$0")/.." && pwd)
+page=${2:-$root/docs/ptreg.1}
+made=$(mktemp)
+trap 'rm -f "$made"' EXIT
+
+# the page with every block made afresh
+while IFS= read -r line; do
+    printf '%s\n' "$line"
+    if [[ $line =~ ^\.\\\"\ BEGIN\ options\ of\ ([a-z0-9]+) ]]; then
+        "$ptreg" help --man "${BASH_REMATCH[1]}"
+        while IFS= read -r line && ! [[ $line =~ ^\.\\\"\ END\ options\ of ]]; do :; done
+        printf '%s\n' "$line"
+    fi
+done < "$page" > "$made"
+
+bad=0
+for cmd in $("$ptreg" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1}'); do
+    [[ -z $("$ptreg" help --man "$cmd" 2>/dev/null) ]] && continue
+    grep -q "^\.\\\\\" BEGIN options of $cmd:" "$page" ||
+        { echo "$page: no block of $cmd's options (.\\\" BEGIN options of $cmd: ...)" >&2; bad=1; }
+done
+if ((check)); then
+    diff -u "$page" "$made" >&2 || { echo "$page: its option lists differ from the library's (run $0)" >&2; bad=1; }
+    exit $bad
+fi
+cp "$made" "$page"
+exit $bad

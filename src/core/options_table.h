@@ -1,0 +1,39 @@
+/* Writing an options table (ptreg/options.h): a row per field, and the
+ * function that hands the table out. */
+#ifndef PTREG_CORE_OPTIONS_TABLE_H
+#define PTREG_CORE_OPTIONS_TABLE_H
+
+#include <float.h>
+#include <limits.h>
+#include <stddef.h>
+
+#include "ptreg/options.h"
+
+/* A number at `offset` in the struct: kind INT or DOUBLE, within [lo, hi]
+ * as flags (options.h) say; cli the command line's spelling where it is
+ * not the name's (else NULL). */
+#define OPTION_NUMBER_AT(offset, name, cli, kind, lo, hi, flags, placeholder, help)                             \
+    {name, cli, PTREG_OPTION_##kind, offset, lo, hi, flags, NULL, placeholder, help}
+#define OPTION_NUMBER(type, member, name, cli, kind, lo, hi, flags, placeholder, help)                          \
+    OPTION_NUMBER_AT(offsetof(type, member), name, cli, kind, lo, hi, flags, placeholder, help)
+/* An enum field, set by one of names' names. */
+#define OPTION_ENUM_AT(offset, name, cli, names, flags, help)                                                   \
+    {name, cli, PTREG_OPTION_ENUM, offset, 0, 0, flags, names, "NAME", help}
+#define OPTION_ENUM(type, member, name, cli, names, flags, help)                                                \
+    OPTION_ENUM_AT(offsetof(type, member), name, cli, names, flags, help)
+/* An enum is set through an int. */
+#define OPTION_ENUM_IS_INT(type, member)                                                                        \
+    _Static_assert(sizeof(((type *)0)->member) == sizeof(int), #type "." #member " is not int-sized")
+
+/* const ptreg_option_table *fn(void): the table of rows (an array) for
+ * the options struct `type`, whose defaults default_fn(type *) sets. */
+#define OPTION_TABLE(fn, owner, type, default_fn, rows)                                                         \
+    static void fn##_defaults(void *options) { default_fn((type *)options); }                                  \
+    const ptreg_option_table *fn(void)                                                                          \
+    {                                                                                                           \
+        static const ptreg_option_table table = {owner, rows, sizeof rows / sizeof rows[0], sizeof(type),      \
+                                                 fn##_defaults};                                                \
+        return &table;                                                                                          \
+    }
+
+#endif
