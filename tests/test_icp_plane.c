@@ -340,7 +340,7 @@ static void test_bad_options(void)
     ptreg_error err;
     ptreg_icp_options_default(&o);
     o.kernel = PTREG_KERNEL_HUBER, o.kernel_scale = 0.0;
-    CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, &err) == PTREG_ERR_ARG && strstr(err.message, "huber"));
+    CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, &err) == PTREG_ERR_ARG && strstr(err.message, "kernel_scale"));
     o.kernel_scale = NAN;
     CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, NULL) == PTREG_ERR_ARG);
     ptreg_icp_options_default(&o);

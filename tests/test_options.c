@@ -7,11 +7,13 @@
 #include "check.h"
 #include "ptreg/batch.h"
 #include "ptreg/emicp.h"
+#include "ptreg/icp.h"
 #include "ptreg/options.h"
 #include "ptreg/pair.h"
 
 typedef const ptreg_option_table *(*table_fn)(void);
-static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table};
+static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,
+                                  ptreg_icp_option_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 static const ptreg_option *find(const ptreg_option_table *t, const char *name)
@@ -66,7 +68,7 @@ static void test_parse(void)
     CHECK(parse("row_vectors", "8", &o, &msg) == PTREG_ERR_ARG);
     CHECK(parse("precision", "fp16", &o, &msg) == PTREG_OK && o.pair.precision == PTREG_PRECISION_FP16);
     CHECK(parse("precision", "fp8", &o, &msg) == PTREG_ERR_ARG && strstr(msg, "fp8") && strstr(msg, "fp32|fp64|fp16"));
-    CHECK(parse("loop", "tiles-outside", &o, &msg) == PTREG_OK && o.pair.order == PTREG_PAIR_TILES_OUTSIDE);
+    CHECK(parse("order", "tiles-outside", &o, &msg) == PTREG_OK && o.pair.order == PTREG_PAIR_TILES_OUTSIDE);
 }
 
 static void test_set(void)
@@ -99,7 +101,7 @@ static void test_check(void)
     CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "EM-ICP: sigma_factor 1"));
     o.sigma_factor = 0.9;
     o.pair.order = (ptreg_pair_order)7;
-    CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "loop"));
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "order"));
     o.pair.order = PTREG_PAIR_TILES_INSIDE;
     o.tol = NAN;
     CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "tol is NaN"));
@@ -119,7 +121,7 @@ static void test_describe(void)
     CHECK(!strcmp(buf, "in [1, 1048576]"));
     ptreg_option_range(find(t, "tol"), buf, sizeof buf);
     CHECK(!strcmp(buf, ">= 0"));
-    ptreg_option_range(find(t, "loop"), buf, sizeof buf);
+    ptreg_option_range(find(t, "loop"), buf, sizeof buf); /* the command line's spelling */
     CHECK(!strcmp(buf, "tiles-inside|tiles-outside"));
     ptreg_option_format(find(t, "precision"), &o, buf, sizeof buf);
     CHECK(!strcmp(buf, "fp32"));

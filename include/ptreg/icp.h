@@ -8,6 +8,7 @@
 #include "core.h"
 #include "device.h"
 #include "nn.h"
+#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,6 +93,9 @@ typedef struct ptreg_icp_options {
 } ptreg_icp_options;
 
 PTREG_API void ptreg_icp_options_default(ptreg_icp_options *opt);
+/* The table of its options (options.h): the iterations' and filters' numbers, nn, method, kernel,
+ * the normals' and GICP's parameters, the peers' stopping rules, lm. */
+PTREG_API const ptreg_option_table *ptreg_icp_option_table(void);
 /* Whether the options take Gauss-Newton steps (every method and kernel
  * but POINT without a kernel or damping, which Horn's closed form
  * solves): these run on the CPU only, for now. */

@@ -314,7 +314,7 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
         max_iter: int = 30, max_dist: Optional[float] = None, init: Optional[Matrix] = None,
         kernel: str = "none", kernel_scale: Optional[float] = None, lm: Optional[float] = None,
         source_normals: Optional[ArrayLike] = None, target_normals: Optional[ArrayLike] = None,
-        normal_k: int = 10, normal_radius: float = 0.0, gicp_epsilon: Optional[float] = None,
+        normal_k: int = 10, normal_radius: Optional[float] = None, gicp_epsilon: Optional[float] = None,
         tol: Optional[float] = None, relative_fitness: Optional[float] = None,
         relative_rmse: Optional[float] = None, transformation_epsilon: Optional[float] = None,
         filter_sigma: Optional[float] = None, filter_start: Optional[int] = None, trim: Optional[float] = None,
@@ -339,7 +339,7 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
     if (relative_fitness is None) != (relative_rmse is None):
         raise ValueError("relative_fitness and relative_rmse go together (Open3D stops when both hold)")
     options = dict(method=method, max_iter=max_iter, max_dist=max_dist, init=_matrix(init, "init"), kernel=kernel,
-                   kernel_scale=kernel_scale, lm=lm, normal_k=normal_k, normal_radius=normal_radius,
+                   kernel_scale=kernel_scale, lm_lambda=lm, normal_k=normal_k, normal_radius=normal_radius,
                    gicp_epsilon=gicp_epsilon, tol=tol, relative_fitness=relative_fitness,
                    relative_rmse=relative_rmse, transformation_epsilon=transformation_epsilon,
                    filter_sigma=filter_sigma, filter_start=filter_start, trim=trim, nn=nn, device=device)

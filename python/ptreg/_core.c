@@ -282,8 +282,6 @@ static int apply_options(void *opt, const ptreg_option_table *table, const field
         return 0;                                                                                                   \
     }
 ENUM_FROM_PARSER(parse_icp_method, ptreg_icp_method_parse, ptreg_icp_method)
-ENUM_FROM_PARSER(parse_kernel, ptreg_robust_kernel_parse, ptreg_robust_kernel)
-ENUM_FROM_PARSER(parse_nn, ptreg_nn_method_parse, ptreg_nn_method)
 ENUM_FROM_PARSER(parse_precision, ptreg_precision_parse, ptreg_precision)
 
 static int parse_from_names(const char *const *names, const char *name, int *value)
@@ -315,26 +313,9 @@ ENUM_FROM_NAMES(parse_threshold_mode, "relative", "absolute")
 #define OPT_ENUM(type, name, member, parser) {name, F_ENUM, offsetof(type, member), parser}
 
 static const field icp_fields[] = {
-    OPT(ptreg_icp_options, "max_iter", F_INT, max_iter),
-    OPT(ptreg_icp_options, "tol", F_DOUBLE, tol),
-    OPT(ptreg_icp_options, "max_dist", F_DOUBLE, max_dist),
-    OPT(ptreg_icp_options, "filter_sigma", F_DOUBLE, filter_sigma),
-    OPT(ptreg_icp_options, "filter_start", F_INT, filter_start),
-    OPT(ptreg_icp_options, "trim", F_DOUBLE, trim),
     OPT(ptreg_icp_options, "init", F_MAT16, init),
-    OPT_ENUM(ptreg_icp_options, "nn", nn, parse_nn),
     OPT(ptreg_icp_options, "no_tune", F_INT, no_tune),
     OPT(ptreg_icp_options, "device", F_DEVICE, device),
-    OPT_ENUM(ptreg_icp_options, "method", method, parse_icp_method),
-    OPT_ENUM(ptreg_icp_options, "kernel", kernel, parse_kernel),
-    OPT(ptreg_icp_options, "kernel_scale", F_DOUBLE, kernel_scale),
-    OPT(ptreg_icp_options, "normal_k", F_INT, normal_k),
-    OPT(ptreg_icp_options, "normal_radius", F_DOUBLE, normal_radius),
-    OPT(ptreg_icp_options, "gicp_epsilon", F_DOUBLE, gicp_epsilon),
-    OPT(ptreg_icp_options, "relative_fitness", F_DOUBLE, relative_fitness),
-    OPT(ptreg_icp_options, "relative_rmse", F_DOUBLE, relative_rmse),
-    OPT(ptreg_icp_options, "transformation_epsilon", F_DOUBLE, transformation_epsilon),
-    OPT(ptreg_icp_options, "lm", F_DOUBLE, lm_lambda),
     {NULL, F_INT, 0, NULL},
 };
 
@@ -882,7 +863,7 @@ static PyObject *py_icp(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_icp_options o;
     ptreg_icp_options_default(&o);
-    if (apply_options(&o, NULL, icp_fields, kwargs, "icp") < 0)
+    if (apply_options(&o, ptreg_icp_option_table(), icp_fields, kwargs, "icp") < 0)
         return NULL;
     size_t m = 0;
     if (idx)

@@ -93,14 +93,7 @@ static void show_man_item(const char *name, const char *text, const char *placeh
     putchar('\n');
 }
 
-void cli_print_man_options(const cli_command *cmd)
-{
-    if (!cmd->library)
-        return;
-    printf(".RS\n");
-    each_library_option(cmd, show_man_item);
-    printf(".RE\n");
-}
+void cli_print_man_options(const cli_command *cmd) { each_library_option(cmd, show_man_item); }
 
 void cli_print_help(const cli_command *cmd)
 {

@@ -89,8 +89,8 @@ typedef struct cli_args {
  * EXIT_USAGE after printing a usage error, EXIT_OK otherwise. */
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args);
 void cli_print_help(const cli_command *cmd);
-/* The library's options of the command as a roff list, for docs/ptreg.1
- * (`ptreg help --man COMMAND`; nothing when it has none). */
+/* The library's options of the command as roff list items (.TP), for
+ * docs/ptreg.1 (`ptreg help --man COMMAND`; nothing when it has none). */
 void cli_print_man_options(const cli_command *cmd);
 /* A command's first step: parses argv; 1 to go on, or 0 with *exit_code
  * the command returns at once (0 after --help, 2 after a usage error). */

@@ -10,51 +10,16 @@
 
 static const cli_option icp_options[] = {
     CLI_REGISTRATION_OUTPUTS,
-    {"max-iter", 0, "N", "most transform updates"},
-    {"tol", 0, "T", "stop when the MSE drops by less than T; 0 runs all iterations "
-                    "(default 1e-10 x target bounding-box diagonal^2)"},
-    {"max-dist", 0, "D", "leave out pairs farther apart than D (default: no limit)"},
     {"target-index", 0, "FILE", "register onto the model of this index (from 'ptreg index') instead of TARGET"},
-    {"nn", 0, "METHOD", "nearest neighbours: auto, brute, kdtree, delaunay-zero, delaunay-kdann, "
-                        "delaunay-pnn, delaunay-pnnopt (default auto)"},
     {"no-tune", 0, NULL, "--nn auto ignores the index's measured method ('ptreg index --tune'): the rule"},
-    {"filter-sigma", 0, "S", "leave out pairs whose error is over mean + S std (default off)"},
-    {"filter-start", 0, "K", "first iteration (0-based) of the sigma filter"},
-    {"trim", 0, "F", "keep the closest fraction F of the pairs, (0, 1]"},
-    {"method", 0, "M", "point (default: |T p - q|^2, Horn's steps), plane (((T p - q) . n_q)^2), symmetric "
-                       "(((T p - q) . (n_p + n_q))^2) or gicp (Generalized-ICP); all but point by Gauss-Newton"},
-    {"kernel", 0, "K", "robust kernel by reweighting: none (default), huber, cauchy, tukey or gm (Geman-McClure), "
-                       "as Open3D's; needs --kernel-scale"},
-    {"kernel-scale", 0, "S", "the kernel's scale k, in the clouds' units (the residual where it starts to "
-                             "discount a pair)"},
-    {"normal-k", 0, "K", "plane, gicp: estimate the normals from K neighbours (by default a file's own normals are used "
-                         "when it has them)"},
-    {"normal-radius", 0, "R", "plane, symmetric, gicp: estimate the normals from the --normal-k nearest within R "
-                              "(Open3D's KDTreeSearchParamHybrid; default: no radius)"},
-    {"gicp-epsilon", 0, "E", "gicp: each covariance's variance along the normal, the others 1"},
-    {"relative-fitness", 0, "F", "stop when fitness and rmse change by less than F and --relative-rmse "
-                                 "(Open3D's criteria; default off)"},
-    {"relative-rmse", 0, "R", "see --relative-fitness"},
-    {"transformation-epsilon", 0, "E", "stop after a step of squared translation <= E and rotation cosine "
-                                       ">= 1 - E (PCL's; default off)"},
     CLI_OPT_PLOT("the MSE"),
     CLI_OPT_QUIET,
-    {"lm", 0, "L", "Levenberg-Marquardt steps (small_gicp's default optimizer; it starts at 1e-3): damping L, "
-                   "10x up when a step raises the mean cost (taken back), 10x down when it lowers it; holds "
-                   "directions no pair fixes (a flat target) where Gauss-Newton stops (default: Gauss-Newton)"},
     {"voxel", 0, "V", "register voxel-grid centroids (Open3D's VoxelDownSample) of SOURCE and TARGET instead "
                       "of all points (with --target-index: of SOURCE); -o still moves all of SOURCE"},
     CLI_REGISTRATION_COMMON,
 };
 
-CLI_LIBRARY_DEFAULTS(icp_library_defaults, ptreg_icp_options, ptreg_icp_options_default,
-                     CLI_DEFAULT_FIELD("max-iter", INT, ptreg_icp_options, max_iter),
-                     CLI_DEFAULT_FIELD("filter-start", INT, ptreg_icp_options, filter_start),
-                     CLI_DEFAULT_FIELD("trim", DOUBLE, ptreg_icp_options, trim),
-                     CLI_DEFAULT_FIELD("normal-k", INT, ptreg_icp_options, normal_k),
-                     CLI_DEFAULT_FIELD("gicp-epsilon", DOUBLE, ptreg_icp_options, gicp_epsilon));
-
-const cli_command cli_cmd_icp = CLI_COMMAND_DEFAULTS("icp",
+const cli_command cli_cmd_icp = CLI_COMMAND_LIBRARY("icp",
     "SOURCE TARGET [options]\n       ptreg icp SOURCE --target-index MODEL.pti [options]",
     "Register SOURCE onto TARGET by rigid ICP: point-to-point, point-to-plane, symmetric or GICP.",
     "Each iteration pairs every SOURCE point with its exact nearest TARGET point, leaves\n"
@@ -94,66 +59,29 @@ const cli_command cli_cmd_icp = CLI_COMMAND_DEFAULTS("icp",
     "the model resident; model_upload_ms and kernel_compile_ms are reported apart. The\n"
     "pairs are the CPU's and the transform within 1e-5 of it (the sums run in another fixed\n"
     "order); every run on one device gives the same bits.",
-    icp_options, 1, 2, &icp_library_defaults);
+    icp_options, 1, 2, ptreg_icp_option_table);
 
-/* --method, --kernel and the stopping rules of the peers. */
-static int read_objective_options(const cli_args *a, ptreg_icp_options *o)
-{
-    const char *method = cli_string(a, "method", "point"), *kernel = cli_string(a, "kernel", "none");
-    if (ptreg_icp_method_parse(method, &o->method)) {
-        cli_error("icp", "--method: '%s' is not point, plane, symmetric or gicp", method);
-        return EXIT_USAGE;
-    }
-    if (ptreg_robust_kernel_parse(kernel, &o->kernel)) {
-        cli_error("icp", "--kernel: '%s' is not none, huber, cauchy, tukey or gm", kernel);
-        return EXIT_USAGE;
-    }
-    if (o->kernel != PTREG_KERNEL_NONE && !cli_has(a, "kernel-scale")) {
-        cli_error("icp", "--kernel %s: give its scale, --kernel-scale S (the residual, in the clouds' units, "
-                         "where it starts to discount a pair)",
-                  kernel);
-        return EXIT_USAGE;
-    }
-    int rc = cli_double(a, "kernel-scale", 1e-30, 1e30, &o->kernel_scale);
-    rc = rc ? rc : cli_int(a, "normal-k", 3, 1000, &o->normal_k);
-    rc = rc ? rc : cli_double(a, "normal-radius", 1e-30, 1e30, &o->normal_radius);
-    rc = rc ? rc : cli_double(a, "gicp-epsilon", 1e-12, 1.0, &o->gicp_epsilon);
-    rc = rc ? rc : cli_double(a, "relative-fitness", 0.0, 1.0, &o->relative_fitness);
-    rc = rc ? rc : cli_double(a, "relative-rmse", 0.0, 1e300, &o->relative_rmse);
-    rc = rc ? rc : cli_double(a, "transformation-epsilon", 0.0, 1.0, &o->transformation_epsilon);
-    rc = rc ? rc : cli_double(a, "lm", 1e-12, 1e6, &o->lm_lambda);
-    if (!rc && cli_has(a, "relative-fitness") != cli_has(a, "relative-rmse")) {
-        cli_error("icp", "--relative-fitness and --relative-rmse go together (Open3D stops when both hold)");
-        return EXIT_USAGE;
-    }
-    return rc;
-}
-
+/* The library's options (ptreg_icp_option_table), then the rules that tie
+ * two of them together. */
 static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
 {
-    int rc = 0;
-    rc = rc ? rc : cli_int(a, "max-iter", 0, 1000000, &o->max_iter);
-    rc = rc ? rc : cli_double(a, "tol", 0.0, 1e300, &o->tol);
-    rc = rc ? rc : cli_double(a, "max-dist", 0.0, 1e300, &o->max_dist);
-    rc = rc ? rc : cli_double(a, "filter-sigma", 0.0, 1e6, &o->filter_sigma);
-    rc = rc ? rc : cli_int(a, "filter-start", 0, 1000000, &o->filter_start);
-    rc = rc ? rc : cli_double(a, "trim", 1e-9, 1.0, &o->trim);
+    int rc = cli_read_library(a, o);
     rc = rc ? rc : cli_apply_threads(a);
-    o->no_tune = cli_has(a, "no-tune");
     rc = rc ? rc : cli_device(a, PTREG_ICP_BACKENDS, "ICP", &o->device);
     if (rc)
         return rc;
-    if (cli_has(a, "max-dist") && !(o->max_dist > 0.0)) {
-        cli_error("icp", "--max-dist must be > 0");
+    o->no_tune = cli_has(a, "no-tune");
+    if (o->kernel != PTREG_KERNEL_NONE && !cli_has(a, "kernel-scale")) {
+        cli_error("icp", "--kernel %s: give its scale, --kernel-scale S (the residual, in the clouds' units, "
+                         "where it starts to discount a pair)",
+                  ptreg_robust_kernel_name(o->kernel));
         return EXIT_USAGE;
     }
-    const char *nn = cli_string(a, "nn", "auto");
-    if (ptreg_nn_method_parse(nn, &o->nn)) {
-        cli_error("icp", "--nn: '%s' is not auto, brute, kdtree, delaunay-zero, delaunay-kdann, delaunay-pnn "
-                         "or delaunay-pnnopt", nn);
+    if (cli_has(a, "relative-fitness") != cli_has(a, "relative-rmse")) {
+        cli_error("icp", "--relative-fitness and --relative-rmse go together (Open3D stops when both hold)");
         return EXIT_USAGE;
     }
-    return read_objective_options(a, o);
+    return EXIT_OK;
 }
 
 /* The timings of --repeat runs; the reported time_ms is their median. */

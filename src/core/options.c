@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options_table.h"
+
 static void *field_of(const ptreg_option *o, void *options) { return (char *)options + o->offset; }
 
 static double value_of(const ptreg_option *o, const void *options)
@@ -18,12 +20,22 @@ static double value_of(const ptreg_option *o, const void *options)
     return o->type == PTREG_OPTION_DOUBLE ? *(const double *)at : (double)*(const int *)at;
 }
 
-static const char *enum_name(const ptreg_option *o, int value)
+const char *option_name_of(const ptreg_option_name *names, int value)
 {
-    for (const ptreg_option_name *n = o->names; n->name; n++)
+    for (const ptreg_option_name *n = names; n->name; n++)
         if (n->value == value)
             return n->name;
     return NULL;
+}
+
+int option_value_of(const ptreg_option_name *names, const char *name, int *value)
+{
+    for (const ptreg_option_name *n = names; n->name; n++)
+        if (!strcmp(n->name, name)) {
+            *value = n->value;
+            return 0;
+        }
+    return -1;
 }
 
 /* name's first len characters spell option name `full`, '-' and '_' alike */
@@ -62,7 +74,7 @@ static int power_of_two(double v) { return v >= 1 && v == floor(v) && frexp(v, &
 static int in_range(const ptreg_option *o, double v)
 {
     if (o->type == PTREG_OPTION_ENUM)
-        return v == floor(v) && fabs(v) <= INT_MAX && enum_name(o, (int)v) != NULL;
+        return v == floor(v) && fabs(v) <= INT_MAX && option_name_of(o->names, (int)v) != NULL;
     const int above = o->flags & PTREG_OPTION_OPEN_LO ? v > o->lo : v >= o->lo;
     const int below = o->flags & PTREG_OPTION_OPEN_HI ? v < o->hi : v <= o->hi;
     return above && below && (!(o->flags & PTREG_OPTION_POW2) || power_of_two(v));
@@ -123,14 +135,8 @@ ptreg_status ptreg_option_set(const ptreg_option *o, void *options, double value
 
 ptreg_status ptreg_option_parse(const ptreg_option *o, void *options, const char *text, ptreg_error *err)
 {
-    if (o->type == PTREG_OPTION_ENUM) {
-        for (const ptreg_option_name *n = o->names; n->name; n++)
-            if (!strcmp(n->name, text)) {
-                *(int *)field_of(o, options) = n->value;
-                return PTREG_OK;
-            }
-        return out_of_range(o, text, err);
-    }
+    if (o->type == PTREG_OPTION_ENUM)
+        return option_value_of(o->names, text, (int *)field_of(o, options)) ? out_of_range(o, text, err) : PTREG_OK;
     char *end;
     errno = 0;
     const double v = o->type == PTREG_OPTION_INT ? (double)strtoll(text, &end, 10) : strtod(text, &end);
@@ -145,7 +151,7 @@ ptreg_status ptreg_option_parse(const ptreg_option *o, void *options, const char
 void ptreg_option_format(const ptreg_option *o, const void *options, char *buf, size_t size)
 {
     const double v = value_of(o, options);
-    const char *name = o->type == PTREG_OPTION_ENUM ? enum_name(o, (int)v) : NULL;
+    const char *name = o->type == PTREG_OPTION_ENUM ? option_name_of(o->names, (int)v) : NULL;
     if (name)
         snprintf(buf, size, "%s", name);
     else

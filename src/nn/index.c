@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options_table.h"
 #include "nn/nn_kernels.h"
 #include "nn/index_impl.h"
 #include "ptreg/nn.h"
@@ -145,28 +146,29 @@ ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *idx, const ptreg
     return PTREG_OK;
 }
 
+const ptreg_option_name nn_method_names[] = {
+    {"auto", PTREG_NN_AUTO},
+    {"brute", PTREG_NN_BRUTE},
+    {"kdtree", PTREG_NN_KDTREE},
+    {"delaunay-zero", PTREG_NN_DELAUNAY_ZERO},
+    {"delaunay-kdann", PTREG_NN_DELAUNAY_KDANN},
+    {"delaunay-pnn", PTREG_NN_DELAUNAY_PNN},
+    {"delaunay-pnnopt", PTREG_NN_DELAUNAY_PNNOPT},
+    {NULL, 0}};
+
 const char *ptreg_nn_method_name(ptreg_nn_method method)
 {
-    switch (method) {
-    case PTREG_NN_BRUTE: return "brute";
-    case PTREG_NN_KDTREE: return "kdtree";
-    case PTREG_NN_DELAUNAY_ZERO: return "delaunay-zero";
-    case PTREG_NN_DELAUNAY_KDANN: return "delaunay-kdann";
-    case PTREG_NN_DELAUNAY_PNN: return "delaunay-pnn";
-    case PTREG_NN_DELAUNAY_PNNOPT: return "delaunay-pnnopt";
-    case PTREG_NN_AUTO: break;
-    }
-    return "auto";
+    const char *name = option_name_of(nn_method_names, (int)method);
+    return name ? name : "auto";
 }
 
 int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method)
 {
-    for (int m = PTREG_NN_AUTO; m <= PTREG_NN_DELAUNAY_PNNOPT; m++)
-        if (!strcmp(name, ptreg_nn_method_name((ptreg_nn_method)m))) {
-            *method = (ptreg_nn_method)m;
-            return 0;
-        }
-    return -1;
+    int v;
+    if (option_value_of(nn_method_names, name, &v))
+        return -1;
+    *method = (ptreg_nn_method)v;
+    return 0;
 }
 
 int ptreg_nn_method_is_delaunay(ptreg_nn_method m) { return m >= PTREG_NN_DELAUNAY_ZERO && m <= PTREG_NN_DELAUNAY_PNNOPT; }

@@ -42,20 +42,17 @@ OPTION_TABLE(ptreg_pair_option_table, "pair options", ptreg_pair_options, ptreg_
 
 const char *ptreg_precision_name(ptreg_precision precision)
 {
-    for (const ptreg_option_name *n = pair_precision_names; n->name; n++)
-        if (n->value == (int)precision)
-            return n->name;
-    return "fp32";
+    const char *name = option_name_of(pair_precision_names, (int)precision);
+    return name ? name : "fp32";
 }
 
 int ptreg_precision_parse(const char *name, ptreg_precision *precision)
 {
-    for (const ptreg_option_name *n = pair_precision_names; n->name; n++)
-        if (!strcmp(name, n->name)) {
-            *precision = (ptreg_precision)n->value;
-            return 0;
-        }
-    return -1;
+    int v;
+    if (option_value_of(pair_precision_names, name, &v))
+        return -1;
+    *precision = (ptreg_precision)v;
+    return 0;
 }
 
 void ptreg_pair_options_default(ptreg_pair_options *opt)

@@ -25,7 +25,7 @@ extern const ptreg_option_name pair_order_names[];
                      "pair engine: rows per parallel work item"),                                              \
     OPTION_NUMBER_AT(PAIR_AT(base, row_vectors), "row_vectors", NULL, INT, 1, 4,                               \
                      PTREG_OPTION_KNOB | PTREG_OPTION_POW2, "N", "pair engine: row vectors swept together"),   \
-    OPTION_ENUM_AT(PAIR_AT(base, order), "loop", NULL, pair_order_names, PTREG_OPTION_KNOB,                    \
+    OPTION_ENUM_AT(PAIR_AT(base, order), "order", "loop", pair_order_names, PTREG_OPTION_KNOB,                    \
                    "pair engine: the loop order over row groups and column tiles")
 
 #endif

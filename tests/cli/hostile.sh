@@ -91,7 +91,7 @@ row 2 "--voxel leaving 1 point" --voxel -- icp "$S" "$M" -o "$O" --voxel 100
 row 2 "--normal-k 10^5" --normal-k -- icp "$S" "$M" -o "$O" --method plane --normal-k 100000
 row 2 "--normal-k larger than the target" --normal-k -- icp "$S" "$IN/ring64.xyz" -o "$O" --method plane --normal-k 100
 row 2 "--normal-k larger than the source" --normal-k -- icp "$IN/ring64.xyz" "$M" -o "$O" --method gicp --normal-k 100
-row 2 "--normal-radius 0" --normal-radius -- icp "$S" "$M" -o "$O" --method plane --normal-radius 0
+row 2 "--normal-radius -1" --normal-radius -- icp "$S" "$M" -o "$O" --method plane --normal-radius -1
 row 2 "--kernel-scale 0" --kernel-scale -- icp "$S" "$M" -o "$O" --kernel huber --kernel-scale 0
 row 2 "--lm NaN" --lm -- icp "$S" "$M" -o "$O" --lm nan
 row 2 "--filter-sigma -inf" --filter-sigma -- icp "$S" "$M" -o "$O" --filter-sigma -inf

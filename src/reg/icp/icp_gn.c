@@ -5,40 +5,44 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/options_table.h"
 #include "reg/icp/icp_impl.h"
 
-static const char *const method_names[] = {"point", "plane", "gicp", "symmetric"};
+const ptreg_option_name icp_method_names[] = {
+    {"point", PTREG_ICP_POINT}, {"plane", PTREG_ICP_PLANE}, {"gicp", PTREG_ICP_GICP},
+    {"symmetric", PTREG_ICP_SYMMETRIC}, {NULL, 0}};
+const ptreg_option_name icp_kernel_names[] = {
+    {"none", PTREG_KERNEL_NONE}, {"huber", PTREG_KERNEL_HUBER}, {"cauchy", PTREG_KERNEL_CAUCHY},
+    {"tukey", PTREG_KERNEL_TUKEY}, {"gm", PTREG_KERNEL_GM}, {NULL, 0}};
 
 const char *ptreg_icp_method_name(ptreg_icp_method method)
 {
-    return (unsigned)method <= PTREG_ICP_SYMMETRIC ? method_names[method] : "unknown";
+    const char *name = option_name_of(icp_method_names, (int)method);
+    return name ? name : "unknown";
 }
 
 int ptreg_icp_method_parse(const char *name, ptreg_icp_method *method)
 {
-    for (int m = PTREG_ICP_POINT; m <= PTREG_ICP_SYMMETRIC; m++)
-        if (!strcmp(name, ptreg_icp_method_name((ptreg_icp_method)m))) {
-            *method = (ptreg_icp_method)m;
-            return 0;
-        }
-    return -1;
+    int v;
+    if (option_value_of(icp_method_names, name, &v))
+        return -1;
+    *method = (ptreg_icp_method)v;
+    return 0;
 }
-
-static const char *const kernel_names[] = {"none", "huber", "cauchy", "tukey", "gm"};
 
 const char *ptreg_robust_kernel_name(ptreg_robust_kernel kernel)
 {
-    return (unsigned)kernel <= PTREG_KERNEL_GM ? kernel_names[kernel] : "unknown";
+    const char *name = option_name_of(icp_kernel_names, (int)kernel);
+    return name ? name : "unknown";
 }
 
 int ptreg_robust_kernel_parse(const char *name, ptreg_robust_kernel *kernel)
 {
-    for (int k = PTREG_KERNEL_NONE; k <= PTREG_KERNEL_GM; k++)
-        if (!strcmp(name, kernel_names[k])) {
-            *kernel = (ptreg_robust_kernel)k;
-            return 0;
-        }
-    return -1;
+    int v;
+    if (option_value_of(icp_kernel_names, name, &v))
+        return -1;
+    *kernel = (ptreg_robust_kernel)v;
+    return 0;
 }
 
 double ptreg_robust_weight(ptreg_robust_kernel kernel, double k, double r)

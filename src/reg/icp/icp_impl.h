@@ -110,4 +110,8 @@ extern const icp_engine icp_cpu_engine, icp_device_engine;
  * options. */
 extern const ptreg_kernel_program ptreg_icp_kernels;
 
+/* The names of ICP's methods and robust kernels (its options table). */
+extern const ptreg_option_name icp_method_names[];
+extern const ptreg_option_name icp_kernel_names[];
+
 #endif

@@ -8,8 +8,52 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options_table.h"
 #include "nn/index_impl.h"
 #include "reg/icp/icp_impl.h"
+
+OPTION_ENUM_IS_INT(ptreg_icp_options, nn);
+OPTION_ENUM_IS_INT(ptreg_icp_options, method);
+OPTION_ENUM_IS_INT(ptreg_icp_options, kernel);
+#define ICP_NUMBER(member, name, kind, lo, hi, flags, placeholder, help)                                       \
+    OPTION_NUMBER(ptreg_icp_options, member, name, NULL, kind, lo, hi, flags, placeholder, help)
+static const ptreg_option icp_rows[] = {
+    ICP_NUMBER(max_iter, "max_iter", INT, 0, 1000000, 0, "N", "most transform updates"),
+    ICP_NUMBER(tol, "tol", DOUBLE, 0, DBL_MAX, PTREG_OPTION_AUTO, "T",
+               "stop when the MSE drops by less than T; 0 runs all iterations; default 1e-10 x the target's "
+               "bounding-box diagonal^2"),
+    ICP_NUMBER(max_dist, "max_dist", DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO, "D",
+               "leave out pairs farther apart than D; default no limit"),
+    OPTION_ENUM(ptreg_icp_options, nn, "nn", NULL, nn_method_names, 0, "nearest neighbours, every method exact (auto: the index's measured one, else a rule)"),
+    ICP_NUMBER(filter_sigma, "filter_sigma", DOUBLE, 0, 1e6, PTREG_OPTION_AUTO, "S",
+               "leave out pairs whose error is over mean + S std; 0: off"),
+    ICP_NUMBER(filter_start, "filter_start", INT, 0, 1000000, 0, "K", "first iteration (0-based) of the sigma filter"),
+    ICP_NUMBER(trim, "trim", DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO, "F", "keep the closest fraction F of the pairs"),
+    OPTION_ENUM(ptreg_icp_options, method, "method", NULL, icp_method_names, 0,
+                "point: |T p - q|^2, Horn's steps; plane: ((T p - q) . n_q)^2; gicp: Generalized-ICP; "
+                "symmetric: ((T p - q) . (n_p + n_q))^2; all but point by Gauss-Newton"),
+    OPTION_ENUM(ptreg_icp_options, kernel, "kernel", NULL, icp_kernel_names, 0,
+                "robust kernel by reweighting, as Open3D's (gm: Geman-McClure); needs --kernel-scale"),
+    ICP_NUMBER(kernel_scale, "kernel_scale", DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO, "S",
+               "the kernel's scale k, in the clouds' units (the residual where it starts to discount a pair)"),
+    ICP_NUMBER(normal_k, "normal_k", INT, 3, 1000, 0, "K",
+               "plane, symmetric, gicp: estimate the normals from K neighbours (by default a file's own normals "
+               "are used when it has them)"),
+    ICP_NUMBER(normal_radius, "normal_radius", DOUBLE, 0, DBL_MAX, 0, "R",
+               "estimate the normals from the normal_k nearest within R (Open3D's KDTreeSearchParamHybrid); "
+               "0: no radius"),
+    ICP_NUMBER(gicp_epsilon, "gicp_epsilon", DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO, "E",
+               "gicp: each covariance's variance along the normal, the others 1"),
+    ICP_NUMBER(relative_fitness, "relative_fitness", DOUBLE, 0, 1, 0, "F",
+               "stop when fitness and rmse change by less than F and relative_rmse (Open3D's criteria; 0: off)"),
+    ICP_NUMBER(relative_rmse, "relative_rmse", DOUBLE, 0, DBL_MAX, 0, "R", "see relative_fitness"),
+    ICP_NUMBER(transformation_epsilon, "transformation_epsilon", DOUBLE, 0, 1, 0, "E",
+               "stop after a step of squared translation <= E and rotation cosine >= 1 - E (PCL's; 0: off)"),
+    OPTION_NUMBER(ptreg_icp_options, lm_lambda, "lm_lambda", "lm", DOUBLE, 0, 1e6, 0, "L",
+               "Levenberg-Marquardt steps from damping L (small_gicp's default optimizer starts at 1e-3), 10x up "
+               "when a step raises the mean cost (taken back), 10x down when it lowers it; holds directions no "
+               "pair fixes (a flat target) where Gauss-Newton stops; 0: Gauss-Newton")};
+OPTION_TABLE(ptreg_icp_option_table, "ICP", ptreg_icp_options, ptreg_icp_options_default, icp_rows)
 
 void ptreg_icp_options_default(ptreg_icp_options *opt)
 {
@@ -65,34 +109,13 @@ ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *
     ptreg_status st = ptreg_check_shape("ICP: the source", source, n, err);
     if (st || (st = ptreg_check_shape("ICP: the target", target, m, err)))
         return st;
-    if (opt->max_iter < 0 || opt->max_iter > 1000000)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: max_iter %d is outside 0..1000000", opt->max_iter);
-    if (!(opt->trim > 0.0 && opt->trim <= 1.0))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: trim fraction %g is outside (0, 1]", opt->trim);
-    if (isnan(opt->tol) || isnan(opt->max_dist) || isnan(opt->filter_sigma) || opt->filter_start < 0)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: invalid tolerance, distance or filter option");
+    if ((st = ptreg_options_check(ptreg_icp_option_table(), opt, err)))
+        return st;
     if (!ptreg_transform_is_rigid(opt->init, PTREG_RIGID_TOL))
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "ICP: the initial transform is not a rigid motion (ptreg_transform_make_rigid "
                                "repairs one within %g)",
                                PTREG_NEARLY_RIGID_TOL);
-    if ((unsigned)opt->method > PTREG_ICP_SYMMETRIC || (unsigned)opt->kernel > PTREG_KERNEL_GM)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: unknown method %d or robust kernel %d", (int)opt->method,
-                               (int)opt->kernel);
-    if (opt->kernel != PTREG_KERNEL_NONE && !(opt->kernel_scale > 0.0 && isfinite(opt->kernel_scale)))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: the %s kernel's scale %g is not a positive number",
-                               ptreg_robust_kernel_name(opt->kernel), opt->kernel_scale);
-    if (opt->method != PTREG_ICP_POINT && (opt->normal_k < 3 || opt->normal_k > 1000))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: normal_k %d is outside 3..1000", opt->normal_k);
-    if (!(opt->normal_radius >= 0.0) || !isfinite(opt->normal_radius))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: normal_radius %g is not a distance", opt->normal_radius);
-    if (opt->method == PTREG_ICP_GICP && !(opt->gicp_epsilon > 0.0 && opt->gicp_epsilon <= 1.0))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: gicp_epsilon %g is outside (0, 1]", opt->gicp_epsilon);
-    if (!(opt->relative_fitness >= 0.0) || !(opt->relative_rmse >= 0.0) || !(opt->transformation_epsilon >= 0.0))
-        return ptreg_error_set(err, PTREG_ERR_ARG,
-                               "ICP: relative fitness, relative RMSE and transformation epsilon must be >= 0");
-    if (!(opt->lm_lambda >= 0.0 && opt->lm_lambda <= 1e6))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: lm_lambda %g is outside [0, 1e6]", opt->lm_lambda);
     return PTREG_OK;
 }
 
