@@ -8,12 +8,13 @@
 #include "ptreg/batch.h"
 #include "ptreg/emicp.h"
 #include "ptreg/icp.h"
+#include "ptreg/lddmm.h"
 #include "ptreg/options.h"
 #include "ptreg/pair.h"
 
 typedef const ptreg_option_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,
-                                  ptreg_icp_option_table};
+                                  ptreg_icp_option_table, ptreg_lddmm_option_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 static const ptreg_option *find(const ptreg_option_table *t, const char *name)

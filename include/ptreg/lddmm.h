@@ -8,6 +8,7 @@
 #define PTREG_LDDMM_H
 
 #include "core.h"
+#include "options.h"
 #include "device.h"
 #include "pair.h"
 
@@ -54,6 +55,9 @@ typedef struct ptreg_lddmm_options {
 } ptreg_lddmm_options;
 
 PTREG_API void ptreg_lddmm_options_default(ptreg_lddmm_options *opt);
+/* The table of its options (options.h): sigma, time_points, lambda, gamma, max_iter,
+ * gtol, ftol, integrator, precision. */
+PTREG_API const ptreg_option_table *ptreg_lddmm_option_table(void);
 /* Parameters of the macaque optic-nerve-head study: sigma 1.5, T 40, 400
  * iterations, lambda 500000, gamma 1. */
 PTREG_API void ptreg_lddmm_options_mtl(ptreg_lddmm_options *opt);

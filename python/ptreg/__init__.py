@@ -498,7 +498,8 @@ def lddmm(template: ArrayLike, target: ArrayLike, *, sigma: float = 1.0, time_po
     q0 = _points64(template, "template")
     options = dict(sigma=sigma, time_points=time_points, lam=lam, gamma=gamma, max_iter=max_iter, gtol=gtol,
                    ftol=ftol, integrator=integrator, precision=precision, init=init, device=device)
-    d = LDDMMResult(_core.lddmm_register(q0, _points64(target, "target"), **options))
+    library = {("lambda" if k == "lam" else k): v for k, v in options.items()}  # the library's names
+    d = LDDMMResult(_core.lddmm_register(q0, _points64(target, "target"), **library))
     d["p0"] = _rows(d["p0"], np.float64, 3)
     d["q1"] = _rows(d["q1"], np.float64, 3)
     d["q0"] = q0

@@ -282,7 +282,6 @@ static int apply_options(void *opt, const ptreg_option_table *table, const field
         return 0;                                                                                                   \
     }
 ENUM_FROM_PARSER(parse_icp_method, ptreg_icp_method_parse, ptreg_icp_method)
-ENUM_FROM_PARSER(parse_precision, ptreg_precision_parse, ptreg_precision)
 
 static int parse_from_names(const char *const *names, const char *name, int *value)
 {
@@ -304,7 +303,6 @@ static int parse_from_names(const char *const *names, const char *name, int *val
 ENUM_FROM_NAMES(parse_orientation, "viewpoint", "direction", "none", "tangent_plane")
 ENUM_FROM_NAMES(parse_convention, "pcl", "open3d")
 ENUM_FROM_NAMES(parse_global, "ransac", "fgr")
-ENUM_FROM_NAMES(parse_integrator, "euler", "rk2")
 ENUM_FROM_NAMES(parse_lddmm_init, "scaled", "displacement", "zero")
 ENUM_FROM_NAMES(parse_border, "skip", "clamp")
 ENUM_FROM_NAMES(parse_threshold_mode, "relative", "absolute")
@@ -378,15 +376,6 @@ static const field harris_fields[] = {
 };
 
 static const field lddmm_fields[] = {
-    OPT(ptreg_lddmm_options, "sigma", F_DOUBLE, sigma),
-    OPT(ptreg_lddmm_options, "time_points", F_INT, time_points),
-    OPT(ptreg_lddmm_options, "lam", F_DOUBLE, lambda),
-    OPT(ptreg_lddmm_options, "gamma", F_DOUBLE, gamma),
-    OPT(ptreg_lddmm_options, "max_iter", F_INT, max_iter),
-    OPT(ptreg_lddmm_options, "gtol", F_DOUBLE, gtol),
-    OPT(ptreg_lddmm_options, "ftol", F_DOUBLE, ftol),
-    OPT_ENUM(ptreg_lddmm_options, "integrator", integrator, parse_integrator),
-    OPT_ENUM(ptreg_lddmm_options, "precision", precision, parse_precision),
     OPT_ENUM(ptreg_lddmm_options, "init", init, parse_lddmm_init),
     OPT(ptreg_lddmm_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
@@ -1045,7 +1034,7 @@ static PyObject *py_lddmm_register(PyObject *self, PyObject *args, PyObject *kwa
         return NULL;
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if (apply_options(&o, NULL, lddmm_fields, kwargs, "lddmm") < 0)
+    if (apply_options(&o, ptreg_lddmm_option_table(), lddmm_fields, kwargs, "lddmm") < 0)
         return NULL;
     Py_buffer qv, tv;
     size_t n, m;
@@ -1098,7 +1087,7 @@ static PyObject *py_lddmm_warp(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if (apply_options(&o, NULL, lddmm_fields, kwargs, "warp") < 0)
+    if (apply_options(&o, ptreg_lddmm_option_table(), lddmm_fields, kwargs, "warp") < 0)
         return NULL;
     Py_buffer qv, pv, xv, ov;
     size_t n = 0, np = 0, m = 0, mo = 0;

@@ -14,15 +14,6 @@
 static const cli_option lddmm_options[] = {
     {"output", 'o', "RESULT", "write the template and its initial momenta: .vtk (POLYDATA, point data "
                               "InitialMomentum, field data sigma/time_points/integrator) or .csv"},
-    {"sigma", 0, "S", "kernel width: K = exp(-|x - y|^2 / (2 S^2))"},
-    {"steps", 0, "T", "time points over [0, 1], T - 1 steps of 1/(T - 1)"},
-    {"lambda", 0, "L", "weight of the data term L/2 sum |q_i(1) - target_i|^2"},
-    {"gamma", 0, "G", "weight of the energy term G H(q0, p0)"},
-    {"max-iter", 0, "I", "L-BFGS iterations"},
-    {"gtol", 0, "E", "stop when |gradient| < E max(1, |p0|)"},
-    {"ftol", 0, "E", "stop when the objective fell by less than E (relative) over 10 iterations"},
-    {"integrator", 0, "NAME", "euler (default) or rk2 (Ralston)"},
-    {"precision", 0, "P", "fp32 (default: float32 pair terms, float64 sums) or fp64 (the reference)"},
     {"init", 0, "RULE", "initial momenta: scaled (default: (target - q0) / sum_j K(q_i, q_j)), displacement "
                         "(target - q0), zero, or a file (a result of ptreg lddmm, or points read as momenta)"},
     {"preset", 0, "NAME", "mtl: the optic-nerve-head study's sigma 1.5, T 40, 400 iterations, lambda 500000"},
@@ -40,16 +31,7 @@ static const cli_option lddmm_options[] = {
     CLI_OPT_JSON,
 };
 
-CLI_LIBRARY_DEFAULTS(lddmm_defaults_library, ptreg_lddmm_options, ptreg_lddmm_options_default,
-                     CLI_DEFAULT_FIELD("sigma", DOUBLE, ptreg_lddmm_options, sigma),
-                     CLI_DEFAULT_FIELD("steps", INT, ptreg_lddmm_options, time_points),
-                     CLI_DEFAULT_FIELD("lambda", DOUBLE, ptreg_lddmm_options, lambda),
-                     CLI_DEFAULT_FIELD("gamma", DOUBLE, ptreg_lddmm_options, gamma),
-                     CLI_DEFAULT_FIELD("max-iter", INT, ptreg_lddmm_options, max_iter),
-                     CLI_DEFAULT_FIELD("gtol", DOUBLE, ptreg_lddmm_options, gtol),
-                     CLI_DEFAULT_FIELD("ftol", DOUBLE, ptreg_lddmm_options, ftol));
-
-const cli_command cli_cmd_lddmm = CLI_COMMAND_DEFAULTS("lddmm",
+const cli_command cli_cmd_lddmm = CLI_COMMAND_LIBRARY("lddmm",
     "TEMPLATE TARGET [-o RESULT] [options]",
     "Match template landmarks onto target landmarks (by index) with an LDDMM geodesic shooting.",
     "The template q0 and momenta p0 flow by Hamilton's equations with a Gaussian kernel\n"
@@ -70,7 +52,7 @@ const cli_command cli_cmd_lddmm = CLI_COMMAND_DEFAULTS("lddmm",
     "--kernel lddmm --device`'s winner for the device and landmark count when there is one\n"
     "(JSON: variant; --no-tune: the defaults). Every run on one device with one variant gives\n"
     "the same bits.",
-    lddmm_options, 2, 2, &lddmm_defaults_library);
+    lddmm_options, 2, 2, ptreg_lddmm_option_table);
 
 static const cli_option warp_options[] = {
     {"output", 'o', "FILE", "the moved points (a cloud: .ply, .pcd, .xyz/.csv; normals are not carried)"},
@@ -134,29 +116,7 @@ static int load_landmarks(const cli_args *a, const char *row_option, const char 
     return EXIT_OK;
 }
 
-static int read_choice(const cli_args *a, const char *name, const char *const *names, int count, int *out)
-{
-    const char *v = cli_string(a, name, NULL);
-    if (!v)
-        return EXIT_OK;
-    for (int i = 0; i < count; i++)
-        if (!strcmp(v, names[i])) {
-            *out = i;
-            return EXIT_OK;
-        }
-    cli_error(a->cmd->name, "--%s: '%s' is not one of the accepted values (see --help)", name, v);
-    return EXIT_USAGE;
-}
-
-static int read_precision(const cli_args *a, ptreg_precision *p)
-{
-    static const char *const names[] = {"fp32", "fp64"};
-    int i = *p == PTREG_PRECISION_FP64;
-    int rc = read_choice(a, "precision", names, 2, &i);
-    *p = i ? PTREG_PRECISION_FP64 : PTREG_PRECISION_FP32;
-    return rc;
-}
-
+/* --preset first, then the library's options over it. */
 static int read_lddmm_options(const cli_args *a, ptreg_lddmm_options *o)
 {
     const char *preset = cli_string(a, "preset", NULL);
@@ -166,19 +126,18 @@ static int read_lddmm_options(const cli_args *a, ptreg_lddmm_options *o)
     }
     if (preset)
         ptreg_lddmm_options_mtl(o);
-    static const char *const integrators[] = {"euler", "rk2"};
-    int integrator = o->integrator;
-    int rc = cli_double(a, "sigma", 1e-300, 1e300, &o->sigma);
-    rc = rc ? rc : cli_int(a, "steps", 2, 100000, &o->time_points);
-    rc = rc ? rc : cli_double(a, "lambda", 0, 1e300, &o->lambda);
-    rc = rc ? rc : cli_double(a, "gamma", 0, 1e300, &o->gamma);
-    rc = rc ? rc : cli_int(a, "max-iter", 0, 1000000, &o->max_iter);
-    rc = rc ? rc : cli_double(a, "gtol", 0, 1e300, &o->gtol);
-    rc = rc ? rc : cli_double(a, "ftol", 0, 1e300, &o->ftol);
-    rc = rc ? rc : read_choice(a, "integrator", integrators, 2, &integrator);
-    rc = rc ? rc : read_precision(a, &o->precision);
-    o->integrator = (ptreg_lddmm_integrator)integrator;
-    return rc;
+    return cli_read_library(a, o);
+}
+
+/* warp's --precision: the lddmm table's. */
+static int read_warp_precision(const cli_args *a, ptreg_lddmm_options *o)
+{
+    const char *v = cli_string(a, "precision", NULL);
+    ptreg_error err;
+    if (!v || !ptreg_option_parse(ptreg_option_find(ptreg_lddmm_option_table(), "precision", 9), o, v, &err))
+        return EXIT_OK;
+    cli_error("warp", "--precision: %s", err.message);
+    return EXIT_USAGE;
 }
 
 /* --init: a rule, or a file of momenta (an lddmm result, or any cloud). */
@@ -424,7 +383,7 @@ int cli_run_warp(int argc, char **argv)
     }
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if ((rc = read_precision(&a, &o.precision)) || (rc = cli_apply_threads(&a)) ||
+    if ((rc = read_warp_precision(&a, &o)) || (rc = cli_apply_threads(&a)) ||
         (rc = cli_device(&a, PTREG_LDDMM_BACKENDS, "warp", &o.device)))
         return rc;
     ptreg_lddmm_model model;

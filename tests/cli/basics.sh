@@ -33,6 +33,6 @@ expect 2 -- "$PTREG" convert "$WORK/x.ply"; err_has "-o OUTPUT"
 no_file "$WORK/s.ply"
 # --help's defaults come from the library's *_options_default
 expect 0 -- "$PTREG" icp --help; out_has "most transform updates (in .0, 1000000.; default 30)"; out_has "default 0.001)"
-expect 0 -- "$PTREG" lddmm --help; out_has "L-BFGS iterations (default 400)"
+expect 0 -- "$PTREG" lddmm --help; out_has "L-BFGS iterations (in .0, 1000000.; default 400)"
 expect 0 -- "$PTREG" emicp --help; out_has "each iteration (in (0, 1); default 0.9)"
 finish

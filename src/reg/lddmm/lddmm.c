@@ -16,12 +16,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options_table.h"
 #include "pair/lddmm_kernels.h"
 #include "reg/lddmm/lddmm_impl.h"
 
 #define ROWS_PER_TASK 64 /* a multiple of PTREG_LDDMM_ROW_PAD */
 #define COL_TILE 512
 #define PARALLEL_MIN_PAIRS 65536.0
+
+static const ptreg_option_name integrator_names[] = {
+    {"euler", PTREG_LDDMM_EULER}, {"rk2", PTREG_LDDMM_RK2}, {NULL, 0}};
+static const ptreg_option_name precision_names[] = {
+    {"fp32", PTREG_PRECISION_FP32}, {"fp64", PTREG_PRECISION_FP64}, {NULL, 0}};
+
+OPTION_ENUM_IS_INT(ptreg_lddmm_options, integrator);
+OPTION_ENUM_IS_INT(ptreg_lddmm_options, precision);
+#define LDDMM_NUMBER(member, cli, kind, lo, hi, flags, placeholder, help)                                       \
+    OPTION_NUMBER(ptreg_lddmm_options, member, #member, cli, kind, lo, hi, flags, placeholder, help)
+static const ptreg_option lddmm_rows[] = {
+    LDDMM_NUMBER(sigma, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO, "S",
+                 "kernel width: K = exp(-|x - y|^2 / (2 S^2))"),
+    LDDMM_NUMBER(time_points, "steps", INT, 2, 100000, 0, "T", "time points over [0, 1], T - 1 steps of 1/(T - 1)"),
+    LDDMM_NUMBER(lambda, NULL, DOUBLE, 0, DBL_MAX, 0, "L", "weight of the data term L/2 sum |q_i(1) - target_i|^2"),
+    LDDMM_NUMBER(gamma, NULL, DOUBLE, 0, DBL_MAX, 0, "G", "weight of the energy term G H(q0, p0)"),
+    LDDMM_NUMBER(max_iter, NULL, INT, 0, 1000000, 0, "I", "L-BFGS iterations"),
+    LDDMM_NUMBER(gtol, NULL, DOUBLE, 0, DBL_MAX, 0, "E", "stop when |gradient| < E max(1, |p0|)"),
+    LDDMM_NUMBER(ftol, NULL, DOUBLE, 0, DBL_MAX, 0, "E",
+                 "stop when the objective fell by less than E (relative) over 10 iterations"),
+    OPTION_ENUM(ptreg_lddmm_options, integrator, "integrator", NULL, integrator_names, 0,
+                "time steps: euler, or rk2 (Ralston)"),
+    OPTION_ENUM(ptreg_lddmm_options, precision, "precision", NULL, precision_names, 0,
+                "fp32: float32 pair terms, float64 sums; fp64: the reference")};
+OPTION_TABLE(ptreg_lddmm_option_table, "lddmm", ptreg_lddmm_options, ptreg_lddmm_options_default, lddmm_rows)
 
 void ptreg_lddmm_options_default(ptreg_lddmm_options *opt)
 {
@@ -239,23 +265,14 @@ static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_
 {
     if (!n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no landmarks");
-    if (!(o->sigma > 0) || !isfinite(o->sigma))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: sigma must be > 0 (got %g)", o->sigma);
-    if (o->time_points < 2 || o->time_points > 100000)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: time points must be 2 .. 100000 (got %d)",
-                               o->time_points);
-    if (!(o->lambda >= 0) || !isfinite(o->lambda) || !(o->gamma >= 0) || !isfinite(o->gamma))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: lambda and gamma must be finite and >= 0");
-    if (o->max_iter < 0 || !(o->gtol >= 0) || !(o->ftol >= 0))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: max_iter, gtol and ftol must be >= 0");
-    if (o->integrator != PTREG_LDDMM_EULER && o->integrator != PTREG_LDDMM_RK2)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: unknown integrator %d", (int)o->integrator);
+    if (o->precision == PTREG_PRECISION_FP16)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "lddmm: precision fp16 is not supported (fp32 or fp64)");
+    ptreg_status st = ptreg_options_check(ptreg_lddmm_option_table(), o, err);
+    if (st)
+        return st;
     if (o->init != PTREG_LDDMM_INIT_SCALED && o->init != PTREG_LDDMM_INIT_DISPLACEMENT && o->init != PTREG_LDDMM_INIT_ZERO)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: unknown initial momentum rule %d", (int)o->init);
-    if (o->precision != PTREG_PRECISION_FP32 && o->precision != PTREG_PRECISION_FP64)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "lddmm: precision %s is not supported (fp32 or fp64)",
-                               ptreg_precision_name(o->precision));
-    ptreg_status st = ptreg_pair_gpu_check(&o->gpu, "lddmm", err);
+    st = ptreg_pair_gpu_check(&o->gpu, "lddmm", err);
     return st ? st : ptreg_device_resolve(&o->device, PTREG_LDDMM_BACKENDS, "lddmm", on, err);
 }
 
