@@ -3,7 +3,7 @@
 # with libFuzzer (clang, ASan, UBSan).
 #
 #   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all volume index lddmm batch tune
-#                                                        transform
+#                                                        transform options
 #
 # "batch" drives fuzz_batch_inputs.c (.pos/.epos, .rrng/.rng, pairs files)
 # from seeds it writes itself and the shared .pos file.
@@ -13,6 +13,9 @@
 #
 # "tune" fuzzes the tuner's cache (fuzz_tune_cache.c) against the same
 # sanitized library, from caches `ptreg tune` writes.
+#
+# "options" fuzzes option values as text (fuzz_options.c: every row of the
+# library's options tables) against that library too.
 #
 # "index" builds the whole library with the sanitizers (CMake, in
 # build-fuzz/lib), seeds the corpus with indexes of a few small clouds, and
@@ -30,7 +33,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 shift || true
 formats=("$@")
-[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index lddmm batch tune transform)
+[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index lddmm batch tune transform options)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
@@ -119,6 +122,22 @@ fuzz_tune() {
     run_target tune "$bin" "$corpus" 16384
 }
 
+fuzz_options() {
+    local lib=$build/lib bin=$build/fuzz_options corpus=$build/corpus-options
+    sanitized_library
+    # shellcheck disable=SC2046
+    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fopenmp \
+        -I"$root/include" -I"$root/src" "$root/tests/fuzz/fuzz_options.c" "$lib/libptreg.a" \
+        $(pkg-config --libs liblzf qhull_r libcjson zlib liblbfgs) -ldl -lm -o "$bin"
+    mkdir -p "$corpus"
+    /usr/bin/python3 -c '
+import os, sys
+for row in range(0, 256, 5):  # the first byte picks the table and the row
+    for name, value in (("half", b"0.5"), ("name", b"fp16"), ("big", b"1e308"), ("int", b"12"), ("neg", b"-3")):
+        open(os.path.join(sys.argv[1], "%d-%s" % (row, name)), "wb").write(bytes([row]) + value)' "$corpus"
+    run_target options "$bin" "$corpus" 256
+}
+
 fuzz_index() {
     local lib=$build/lib bin=$build/fuzz_index corpus=$build/corpus-index f
     sanitized_library
@@ -186,6 +205,10 @@ sys.stdout.buffer.write(head + struct.pack("<15f", *range(15)))' >"$corpus/two.p
 for fmt in "${formats[@]}"; do
     if [ "$fmt" = tune ]; then
         fuzz_tune
+        continue
+    fi
+    if [ "$fmt" = options ]; then
+        fuzz_options
         continue
     fi
     if [ "$fmt" = transform ]; then
