@@ -26,8 +26,8 @@ enum {
     PTREG_OPTION_OPEN_HI = 2, /* the range excludes hi */
     PTREG_OPTION_POW2 = 4,    /* a power of two within the range */
     PTREG_OPTION_KNOB = 8,    /* changes speed only: a tuned variant sets it unless the caller did */
-    PTREG_OPTION_AUTO = 16    /* a finite value below the range means "derived" (the help says how):
-                                 the library accepts it, a caller sets only values in range */
+    PTREG_OPTION_AUTO = 16    /* a finite value at or below lo means "not set" (derived, or off: the
+                                 help says): the library accepts it, a caller sets only values in range */
 };
 
 typedef struct ptreg_option_name {
@@ -71,8 +71,8 @@ PTREG_API ptreg_status ptreg_option_set(const ptreg_option *o, void *options, do
 PTREG_API ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options, ptreg_error *err);
 /* The field's value as text ("0.9", "fp32"), and the range as text
  * ("in (0, 1)", ">= 0", "a power of two in [1, 4]", "fp32|fp64|fp16").
- * ptreg_option_explicit: 1 when the value is in range (not AUTO's
- * "derived"). */
+ * ptreg_option_explicit: 1 when the value is in range (not AUTO's "not
+ * set"). */
 PTREG_API void ptreg_option_format(const ptreg_option *o, const void *options, char *buf, size_t size);
 PTREG_API void ptreg_option_range(const ptreg_option *o, char *buf, size_t size);
 PTREG_API int ptreg_option_explicit(const ptreg_option *o, const void *options);

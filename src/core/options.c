@@ -55,7 +55,7 @@ const ptreg_option *ptreg_option_find(const ptreg_option_table *table, const cha
 {
     for (size_t i = 0; i < table->count; i++) {
         const ptreg_option *o = &table->options[i];
-        if (o->cli_name ? spells(o->cli_name, name, len) || spells(o->name, name, len) : spells(o->name, name, len))
+        if (spells(o->cli_name, name, len) || spells(o->name, name, len))
             return o;
     }
     return NULL;
