@@ -7,6 +7,7 @@
 #include "check.h"
 #include "ptreg/batch.h"
 #include "ptreg/emicp.h"
+#include "ptreg/harris3d.h"
 #include "ptreg/icp.h"
 #include "ptreg/lddmm.h"
 #include "ptreg/options.h"
@@ -14,7 +15,7 @@
 
 typedef const ptreg_option_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,
-                                  ptreg_icp_option_table, ptreg_lddmm_option_table};
+                                  ptreg_icp_option_table, ptreg_lddmm_option_table, ptreg_harris3d_option_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 static const ptreg_option *find(const ptreg_option_table *t, const char *name)
@@ -83,6 +84,10 @@ static void test_set(void)
     CHECK(ptreg_option_set(find(t, "max_iter"), &o, 2.5, &err) == PTREG_ERR_ARG && o.max_iter == 1000);
     CHECK(ptreg_option_set(find(t, "max_iter"), &o, 7, &err) == PTREG_OK && o.max_iter == 7);
     CHECK(ptreg_option_set(find(t, "precision"), &o, 1, &err) == PTREG_ERR_ARG); /* an enum is set by name */
+    /* "not set" may be set from a number (not from a command line's text) */
+    CHECK(ptreg_option_set(find(t, "sigma2_init"), &o, 0, &err) == PTREG_OK && o.sigma2_init == 0);
+    CHECK(ptreg_option_set(find(t, "d02"), &o, -1, &err) == PTREG_OK && o.d02 == -1);
+    CHECK(ptreg_option_set(find(t, "sigma_factor"), &o, 0, &err) == PTREG_ERR_ARG);
 }
 
 static void test_check(void)

@@ -7,6 +7,7 @@
 #define PTREG_HARRIS3D_H
 
 #include "core.h"
+#include "options.h"
 #include "device.h"
 
 #ifdef __cplusplus
@@ -66,6 +67,8 @@ typedef struct ptreg_harris3d_options {
 } ptreg_harris3d_options;
 
 PTREG_API void ptreg_harris3d_options_default(ptreg_harris3d_options *opt);
+/* The table of its options (options.h): window, sigma, k, border, min_distance, top. */
+PTREG_API const ptreg_option_table *ptreg_harris3d_option_table(void);
 /* The sigma the options mean (the default when opt->sigma is 0). */
 PTREG_API double ptreg_harris3d_sigma(const ptreg_harris3d_options *opt);
 

@@ -17,7 +17,8 @@ extern "C" {
 typedef enum ptreg_option_type {
     PTREG_OPTION_INT,    /* an int field */
     PTREG_OPTION_DOUBLE, /* a double field */
-    PTREG_OPTION_ENUM    /* an enum field (int-sized), set by one of its names */
+    PTREG_OPTION_ENUM,   /* an enum field (int-sized), set by one of its names */
+    PTREG_OPTION_SIZE    /* a size_t field */
 } ptreg_option_type;
 
 /* ptreg_option.flags */
@@ -26,8 +27,10 @@ enum {
     PTREG_OPTION_OPEN_HI = 2, /* the range excludes hi */
     PTREG_OPTION_POW2 = 4,    /* a power of two within the range */
     PTREG_OPTION_KNOB = 8,    /* changes speed only: a tuned variant sets it unless the caller did */
-    PTREG_OPTION_AUTO = 16    /* a finite value at or below lo means "not set" (derived, or off: the
+    PTREG_OPTION_AUTO = 16,   /* a finite value at or below lo means "not set" (derived, or off: the
                                  help says): the library accepts it, a caller sets only values in range */
+    PTREG_OPTION_LO_UNSET = 32, /* the same for lo alone (outside an open range) */
+    PTREG_OPTION_ODD = 64       /* an odd integer within the range */
 };
 
 typedef struct ptreg_option_name {
@@ -40,7 +43,7 @@ typedef struct ptreg_option {
     const char *cli_name;    /* the command line's spelling where it differs, else NULL */
     ptreg_option_type type;
     size_t offset;           /* of the field in the options struct */
-    double lo, hi;           /* INT, DOUBLE: the range (-DBL_MAX, DBL_MAX, INT_MAX: no bound) */
+    double lo, hi;           /* numbers: the range (-DBL_MAX, DBL_MAX, INT_MAX, SIZE_MAX: no bound) */
     unsigned flags;
     const ptreg_option_name *names; /* ENUM: its values, ended by {NULL, 0} */
     const char *placeholder;        /* the value in --help: "N", "F" */
@@ -61,10 +64,12 @@ PTREG_API const ptreg_option *ptreg_option_find(const ptreg_option_table *table,
 /* Its command-line spelling, into buf. */
 PTREG_API const char *ptreg_option_cli_name(const ptreg_option *o, char *buf, size_t size);
 /* Sets the field from text (a command line's value): a number in range, or
- * one of an enum's names. PTREG_ERR_ARG says what is wrong with the value,
- * naming neither the option nor its owner (the caller does). */
+ * one of an enum's names (a command line leaves an option out to leave it
+ * "not set"). PTREG_ERR_ARG says what is wrong with the value, naming
+ * neither the option nor its owner (the caller does). */
 PTREG_API ptreg_status ptreg_option_parse(const ptreg_option *o, void *options, const char *text, ptreg_error *err);
-/* Sets an INT or DOUBLE field from a number, as ptreg_option_parse. */
+/* Sets a number field (not an ENUM) from a number: in range, or a value
+ * AUTO or LO_UNSET takes as "not set" (what the table's check accepts). */
 PTREG_API ptreg_status ptreg_option_set(const ptreg_option *o, void *options, double value, ptreg_error *err);
 /* Every field of the table within its range (or below it, for an AUTO
  * one): PTREG_ERR_ARG naming the owner, the option and its value otherwise. */

@@ -304,7 +304,6 @@ ENUM_FROM_NAMES(parse_orientation, "viewpoint", "direction", "none", "tangent_pl
 ENUM_FROM_NAMES(parse_convention, "pcl", "open3d")
 ENUM_FROM_NAMES(parse_global, "ransac", "fgr")
 ENUM_FROM_NAMES(parse_lddmm_init, "scaled", "displacement", "zero")
-ENUM_FROM_NAMES(parse_border, "skip", "clamp")
 ENUM_FROM_NAMES(parse_threshold_mode, "relative", "absolute")
 
 #define OPT(type, name, kind, member) {name, kind, offsetof(type, member), NULL}
@@ -363,14 +362,8 @@ static const field emicp_fields[] = {
 };
 
 static const field harris_fields[] = {
-    OPT(ptreg_harris3d_options, "window", F_INT, window),
-    OPT(ptreg_harris3d_options, "sigma", F_DOUBLE, sigma),
-    OPT(ptreg_harris3d_options, "k", F_DOUBLE, k),
-    OPT_ENUM(ptreg_harris3d_options, "border", border, parse_border),
     OPT_ENUM(ptreg_harris3d_options, "threshold_mode", threshold_mode, parse_threshold_mode),
     OPT(ptreg_harris3d_options, "threshold", F_DOUBLE, threshold),
-    OPT(ptreg_harris3d_options, "min_distance", F_DOUBLE, min_distance),
-    OPT(ptreg_harris3d_options, "top", F_SIZE, top),
     OPT(ptreg_harris3d_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
 };
@@ -994,7 +987,7 @@ static PyObject *py_harris3d(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_harris3d_options o;
     ptreg_harris3d_options_default(&o);
-    if (apply_options(&o, NULL, harris_fields, kwargs, "harris3d") < 0)
+    if (apply_options(&o, ptreg_harris3d_option_table(), harris_fields, kwargs, "harris3d") < 0)
         return NULL;
     Py_buffer view;
     ptreg_volume v;

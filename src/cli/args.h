@@ -75,6 +75,12 @@ typedef struct cli_command {
     {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
      max_positional, NULL, library}
 
+/* Both: the library's table, and defaults of the command's own options. */
+#define CLI_COMMAND_LIBRARY_DEFAULTS(name, synopsis, summary, description, options, min_positional,            \
+                                     max_positional, defaults, library)                                       \
+    {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
+     max_positional, defaults, library}
+
 #define CLI_MAX_OPTIONS 48
 #define CLI_MAX_POSITIONAL 8
 

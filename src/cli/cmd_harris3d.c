@@ -11,15 +11,8 @@
 static const cli_option harris_options[] = {
     {"output", 'o', "FILE", "write the keypoints: .ply (x y z score i j k) or .csv/.txt"},
     {"scores", 0, "FILE", "write every voxel's score as a float32 NRRD volume"},
-    {"window", 0, "W", "window of W x W x W voxels, odd, 3..31"},
-    {"sigma", 0, "S", "Gaussian weight's sigma in voxels (default (W - 1) / 4)"},
-    {"k", 0, "K", "score det(M) - K trace(M)^3; corners need K < 1/27"},
-    {"border", 0, "MODE", "skip (default: voxels within W/2 + 1 of an edge score 0) or clamp (the edge "
-                          "voxels repeat outward)"},
     {"threshold", 0, "T", "keep scores above T (absolute)"},
     {"relative", 0, "R", "keep scores above R times the largest"},
-    {"top", 0, "N", "keep the N best keypoints (with no threshold given: of all positive maxima)"},
-    {"min-distance", 0, "D", "drop a keypoint closer than D voxels to a better one (default 0)"},
     {"dims", 0, "X,Y,Z", "raw volumes: sizes (default: from a name like NAME_XxYxZ_TYPE.raw)"},
     {"type", 0, "TYPE", "raw volumes: u8, i8, u16, i16, u32, i32, f32 or f64 (uint8, int16, float ... too)"},
     {"endian", 0, "E", "raw volumes: little (default) or big"},
@@ -33,12 +26,11 @@ static const cli_option harris_options[] = {
     CLI_OPT_JSON,
 };
 
+/* --relative and --threshold set one field (its mode says which). */
 CLI_LIBRARY_DEFAULTS(harris_defaults_library, ptreg_harris3d_options, ptreg_harris3d_options_default,
-                     CLI_DEFAULT_FIELD("window", INT, ptreg_harris3d_options, window),
-                     CLI_DEFAULT_FIELD("k", DOUBLE, ptreg_harris3d_options, k),
                      CLI_DEFAULT_FIELD("relative", DOUBLE, ptreg_harris3d_options, threshold));
 
-const cli_command cli_cmd_harris3d = CLI_COMMAND_DEFAULTS("harris3d",
+const cli_command cli_cmd_harris3d = CLI_COMMAND_LIBRARY_DEFAULTS("harris3d",
     "VOLUME [options]",
     "Find 3-D Harris interest points (corners) in a volume.",
     "Gradients by central differences g = (I[x+1] - I[x-1], ...), the structure tensor\n"
@@ -57,7 +49,8 @@ const cli_command cli_cmd_harris3d = CLI_COMMAND_DEFAULTS("harris3d",
     "time_ms counts from the volume in memory to the keypoints (scores and selection);\n"
     "with --repeat, it and scores_ms, keypoints_ms are medians over the runs.\n"
     "Keypoint coordinates x y z are origin + index * spacing; i j k are the voxel.",
-    harris_options, 1, 1, &harris_defaults_library);
+    harris_options, 1, 1, &harris_defaults_library,
+    ptreg_harris3d_option_table);
 
 static int parse_dims(const cli_args *a, size_t dims[3])
 {
@@ -112,23 +105,9 @@ static int read_raw_options(const cli_args *a, ptreg_raw_options *raw, ptreg_vol
 
 static int read_detector_options(const cli_args *a, ptreg_harris3d_options *o)
 {
-    int rc = cli_int(a, "window", 3, PTREG_HARRIS_MAX_WINDOW, &o->window);
-    rc = rc ? rc : cli_double(a, "sigma", 1e-6, 1e6, &o->sigma);
-    rc = rc ? rc : cli_double(a, "k", -1e6, 1e6, &o->k);
-    rc = rc ? rc : cli_double(a, "min-distance", 0, 1e9, &o->min_distance);
-    rc = rc ? rc : cli_size(a, "top", 1, SIZE_MAX, &o->top);
+    int rc = cli_read_library(a, o);
     if (rc)
         return rc;
-    if (o->window % 2 == 0) {
-        cli_error("harris3d", "--window must be odd");
-        return EXIT_USAGE;
-    }
-    const char *border = cli_string(a, "border", "skip");
-    if (strcmp(border, "skip") && strcmp(border, "clamp")) {
-        cli_error("harris3d", "--border: '%s' is not skip or clamp", border);
-        return EXIT_USAGE;
-    }
-    o->border = strcmp(border, "skip") ? PTREG_HARRIS_BORDER_CLAMP : PTREG_HARRIS_BORDER_SKIP;
     o->reference = cli_has(a, "reference");
     if (cli_has(a, "threshold") && cli_has(a, "relative")) {
         cli_error("harris3d", "--threshold and --relative exclude each other");

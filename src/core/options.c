@@ -6,6 +6,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,9 @@ static void *field_of(const ptreg_option *o, void *options) { return (char *)opt
 static double value_of(const ptreg_option *o, const void *options)
 {
     const void *at = (const char *)options + o->offset;
-    return o->type == PTREG_OPTION_DOUBLE ? *(const double *)at : (double)*(const int *)at;
+    if (o->type == PTREG_OPTION_DOUBLE)
+        return *(const double *)at;
+    return o->type == PTREG_OPTION_SIZE ? (double)*(const size_t *)at : (double)*(const int *)at;
 }
 
 const char *option_name_of(const ptreg_option_name *names, int value)
@@ -77,11 +80,22 @@ static int in_range(const ptreg_option *o, double v)
         return v == floor(v) && fabs(v) <= INT_MAX && option_name_of(o->names, (int)v) != NULL;
     const int above = o->flags & PTREG_OPTION_OPEN_LO ? v > o->lo : v >= o->lo;
     const int below = o->flags & PTREG_OPTION_OPEN_HI ? v < o->hi : v <= o->hi;
-    return above && below && (!(o->flags & PTREG_OPTION_POW2) || power_of_two(v));
+    return above && below && (!(o->flags & PTREG_OPTION_POW2) || power_of_two(v)) &&
+           (!(o->flags & PTREG_OPTION_ODD) || fmod(v, 2) != 0);
 }
 
 static int unbounded_below(const ptreg_option *o) { return o->lo == -DBL_MAX || o->lo == INT_MIN; }
-static int unbounded_above(const ptreg_option *o) { return o->hi == DBL_MAX || o->hi == INT_MAX; }
+static int unbounded_above(const ptreg_option *o)
+{
+    return o->hi == DBL_MAX || o->hi == INT_MAX || o->hi >= (double)SIZE_MAX;
+}
+
+/* A value a caller may not set but the library takes as "not set". */
+static int unset(const ptreg_option *o, double v)
+{
+    return ((o->flags & PTREG_OPTION_AUTO) && isfinite(v) && v <= o->lo) ||
+           ((o->flags & PTREG_OPTION_LO_UNSET) && v == o->lo);
+}
 
 void ptreg_option_range(const ptreg_option *o, char *buf, size_t size)
 {
@@ -92,10 +106,10 @@ void ptreg_option_range(const ptreg_option *o, char *buf, size_t size)
             used += (size_t)snprintf(buf + used, size - used, "%s%s", n == o->names ? "" : "|", n->name);
         return;
     }
-    const char *pow2 = o->flags & PTREG_OPTION_POW2 ? "a power of two " : "";
+    const char *pow2 = o->flags & PTREG_OPTION_POW2 ? "a power of two " : o->flags & PTREG_OPTION_ODD ? "odd, " : "";
     const int lo_open = o->flags & PTREG_OPTION_OPEN_LO, hi_open = o->flags & PTREG_OPTION_OPEN_HI;
     if (unbounded_below(o) && unbounded_above(o))
-        snprintf(buf, size, "%s", o->type == PTREG_OPTION_INT ? "an integer" : "finite");
+        snprintf(buf, size, "%s", o->type == PTREG_OPTION_DOUBLE ? "finite" : "an integer");
     else if (unbounded_above(o))
         snprintf(buf, size, "%s%s %.10g", pow2, lo_open ? ">" : ">=", o->lo);
     else if (unbounded_below(o))
@@ -113,6 +127,16 @@ static ptreg_status out_of_range(const ptreg_option *o, const char *text, ptreg_
     return ptreg_error_set(err, PTREG_ERR_ARG, "%s is not %s", text, range);
 }
 
+static void store(const ptreg_option *o, void *options, double value)
+{
+    if (o->type == PTREG_OPTION_DOUBLE)
+        *(double *)field_of(o, options) = value;
+    else if (o->type == PTREG_OPTION_SIZE)
+        *(size_t *)field_of(o, options) = (size_t)value;
+    else
+        *(int *)field_of(o, options) = (int)value;
+}
+
 ptreg_status ptreg_option_set(const ptreg_option *o, void *options, double value, ptreg_error *err)
 {
     char text[32];
@@ -122,14 +146,11 @@ ptreg_status ptreg_option_set(const ptreg_option *o, void *options, double value
         snprintf(text, sizeof text, "%.17g", value);
     if (o->type == PTREG_OPTION_ENUM)
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s is not a name (one of its values is)", text);
-    if (o->type == PTREG_OPTION_INT && !(value == floor(value)))
+    if (o->type != PTREG_OPTION_DOUBLE && !(value == floor(value)))
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s is not an integer", text);
-    if (!in_range(o, value))
+    if (!in_range(o, value) && !unset(o, value))
         return out_of_range(o, text, err);
-    if (o->type == PTREG_OPTION_INT)
-        *(int *)field_of(o, options) = (int)value;
-    else
-        *(double *)field_of(o, options) = value;
+    store(o, options, value);
     return PTREG_OK;
 }
 
@@ -139,13 +160,14 @@ ptreg_status ptreg_option_parse(const ptreg_option *o, void *options, const char
         return option_value_of(o->names, text, (int *)field_of(o, options)) ? out_of_range(o, text, err) : PTREG_OK;
     char *end;
     errno = 0;
-    const double v = o->type == PTREG_OPTION_INT ? (double)strtoll(text, &end, 10) : strtod(text, &end);
+    const int whole = o->type != PTREG_OPTION_DOUBLE;
+    const double v = whole ? (double)strtoll(text, &end, 10) : strtod(text, &end);
     if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "'%s' is not %s", text,
-                               o->type == PTREG_OPTION_INT ? "an integer" : "a number");
+        return ptreg_error_set(err, PTREG_ERR_ARG, "'%s' is not %s", text, whole ? "an integer" : "a number");
     if (!in_range(o, v))
         return out_of_range(o, text, err);
-    return ptreg_option_set(o, options, v, err);
+    store(o, options, v);
+    return PTREG_OK;
 }
 
 void ptreg_option_format(const ptreg_option *o, const void *options, char *buf, size_t size)
@@ -165,7 +187,7 @@ ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *op
     for (size_t i = 0; i < table->count; i++) {
         const ptreg_option *o = &table->options[i];
         const double v = value_of(o, options);
-        if (in_range(o, v) || ((o->flags & PTREG_OPTION_AUTO) && isfinite(v) && v <= o->lo))
+        if (in_range(o, v) || unset(o, v))
             continue;
         if (isnan(v))
             return ptreg_error_set(err, PTREG_ERR_ARG, "%s: %s is NaN", table->owner, o->name);

@@ -6,6 +6,7 @@
 #include <float.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ptreg/options.h"
 

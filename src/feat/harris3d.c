@@ -15,8 +15,31 @@
 #endif
 
 #include "core/cpu.h"
+#include "core/options_table.h"
 #include "feat/harris3d_impl.h"
 #include "feat/harris3d_kernels.h"
+
+static const ptreg_option_name border_names[] = {
+    {"skip", PTREG_HARRIS_BORDER_SKIP}, {"clamp", PTREG_HARRIS_BORDER_CLAMP}, {NULL, 0}};
+
+OPTION_ENUM_IS_INT(ptreg_harris3d_options, border);
+#define HARRIS_NUMBER(member, kind, lo, hi, flags, placeholder, help)                                           \
+    OPTION_NUMBER(ptreg_harris3d_options, member, #member, NULL, kind, lo, hi, flags, placeholder, help)
+/* The threshold and its mode are the front ends' to set (the command line's
+ * --threshold and --relative); the device's method and the tile rows are
+ * the tuner's. */
+static const ptreg_option harris_rows[] = {
+    HARRIS_NUMBER(window, INT, 3, PTREG_HARRIS_MAX_WINDOW, PTREG_OPTION_ODD, "W", "window of W x W x W voxels"),
+    HARRIS_NUMBER(sigma, DOUBLE, 0, 1e6, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "S",
+                  "Gaussian weight's sigma in voxels; default (W - 1) / 4"),
+    HARRIS_NUMBER(k, DOUBLE, -DBL_MAX, DBL_MAX, 0, "K", "score det(M) - K trace(M)^3; corners need K < 1/27"),
+    OPTION_ENUM(ptreg_harris3d_options, border, "border", NULL, border_names, 0,
+                "skip: voxels within W/2 + 1 of an edge score 0; clamp: the edge voxels repeat outward"),
+    HARRIS_NUMBER(min_distance, DOUBLE, 0, DBL_MAX, 0, "D", "drop a keypoint closer than D voxels to a better one"),
+    HARRIS_NUMBER(top, SIZE, 1, (double)SIZE_MAX, PTREG_OPTION_AUTO, "N",
+                  "keep the N best keypoints (with no threshold given: of all positive maxima); default all")};
+OPTION_TABLE(ptreg_harris3d_option_table, "harris3d", ptreg_harris3d_options, ptreg_harris3d_options_default,
+             harris_rows)
 
 void ptreg_harris3d_options_default(ptreg_harris3d_options *opt)
 {
@@ -32,21 +55,14 @@ void ptreg_harris3d_options_default(ptreg_harris3d_options *opt)
 
 static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_device *on, ptreg_error *err)
 {
-    if (o->window < 3 || o->window > PTREG_HARRIS_MAX_WINDOW || o->window % 2 == 0)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: window %d: must be odd, 3 to %d", o->window,
-                               PTREG_HARRIS_MAX_WINDOW);
-    if (!(o->sigma >= 0) || !isfinite(o->sigma))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: sigma %g: must be > 0 (0: the default)", o->sigma);
-    if (!isfinite(o->k))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: k must be finite");
-    if (o->border != PTREG_HARRIS_BORDER_SKIP && o->border != PTREG_HARRIS_BORDER_CLAMP)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: unknown border mode %d", (int)o->border);
+    ptreg_status st = ptreg_options_check(ptreg_harris3d_option_table(), o, err);
+    if (st)
+        return st;
     if (o->device_method < -1 || o->device_method > 3)
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: device method %d is not -1 (auto) or 0..3",
                                o->device_method);
-    if (!isfinite(o->threshold) || !(o->min_distance >= 0) || !isfinite(o->min_distance))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: threshold and min_distance must be finite, "
-                                                   "min_distance >= 0");
+    if (!isfinite(o->threshold))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: threshold %g is not finite", o->threshold);
     return ptreg_device_resolve(&o->device, PTREG_HARRIS3D_BACKENDS, "harris3d", on, err);
 }
 

@@ -10,6 +10,7 @@
 
 #include "ptreg/batch.h"
 #include "ptreg/emicp.h"
+#include "ptreg/harris3d.h"
 #include "ptreg/icp.h"
 #include "ptreg/lddmm.h"
 #include "ptreg/options.h"
@@ -19,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef const ptreg_option_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,
-                                  ptreg_icp_option_table, ptreg_lddmm_option_table};
+                                  ptreg_icp_option_table, ptreg_lddmm_option_table, ptreg_harris3d_option_table};
 
 static void value_taken(const ptreg_option_table *t, const ptreg_option *o, const void *opt)
 {
