@@ -43,4 +43,22 @@
 const char *option_name_of(const ptreg_option_name *names, int value);
 int option_value_of(const ptreg_option_name *names, const char *name, int *value);
 
+/* An enum's public pair from its names: const char *name_fn(type) (fallback
+ * for a value without a name) and int parse_fn(const char *, type *) (0, or
+ * -1 for an unknown name, *value untouched). */
+#define OPTION_ENUM_FUNCTIONS(type, names, fallback, name_fn, parse_fn)                                         \
+    const char *name_fn(type value)                                                                             \
+    {                                                                                                           \
+        const char *name = option_name_of(names, (int)value);                                                   \
+        return name ? name : fallback;                                                                          \
+    }                                                                                                           \
+    int parse_fn(const char *name, type *value)                                                                 \
+    {                                                                                                           \
+        int v;                                                                                                  \
+        if (option_value_of(names, name, &v))                                                                   \
+            return -1;                                                                                          \
+        *value = (type)v;                                                                                       \
+        return 0;                                                                                               \
+    }
+
 #endif

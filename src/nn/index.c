@@ -156,20 +156,7 @@ const ptreg_option_name nn_method_names[] = {
     {"delaunay-pnnopt", PTREG_NN_DELAUNAY_PNNOPT},
     {NULL, 0}};
 
-const char *ptreg_nn_method_name(ptreg_nn_method method)
-{
-    const char *name = option_name_of(nn_method_names, (int)method);
-    return name ? name : "auto";
-}
-
-int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method)
-{
-    int v;
-    if (option_value_of(nn_method_names, name, &v))
-        return -1;
-    *method = (ptreg_nn_method)v;
-    return 0;
-}
+OPTION_ENUM_FUNCTIONS(ptreg_nn_method, nn_method_names, "auto", ptreg_nn_method_name, ptreg_nn_method_parse)
 
 int ptreg_nn_method_is_delaunay(ptreg_nn_method m) { return m >= PTREG_NN_DELAUNAY_ZERO && m <= PTREG_NN_DELAUNAY_PNNOPT; }
 

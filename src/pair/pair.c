@@ -40,20 +40,7 @@ OPTION_ENUM_IS_INT(ptreg_pair_options, order);
 static const ptreg_option pair_rows[] = {PAIR_OPTION_ROWS(0)};
 OPTION_TABLE(ptreg_pair_option_table, "pair options", ptreg_pair_options, ptreg_pair_options_default, pair_rows)
 
-const char *ptreg_precision_name(ptreg_precision precision)
-{
-    const char *name = option_name_of(pair_precision_names, (int)precision);
-    return name ? name : "fp32";
-}
-
-int ptreg_precision_parse(const char *name, ptreg_precision *precision)
-{
-    int v;
-    if (option_value_of(pair_precision_names, name, &v))
-        return -1;
-    *precision = (ptreg_precision)v;
-    return 0;
-}
+OPTION_ENUM_FUNCTIONS(ptreg_precision, pair_precision_names, "fp32", ptreg_precision_name, ptreg_precision_parse)
 
 void ptreg_pair_options_default(ptreg_pair_options *opt)
 {

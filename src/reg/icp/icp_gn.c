@@ -15,35 +15,10 @@ const ptreg_option_name icp_kernel_names[] = {
     {"none", PTREG_KERNEL_NONE}, {"huber", PTREG_KERNEL_HUBER}, {"cauchy", PTREG_KERNEL_CAUCHY},
     {"tukey", PTREG_KERNEL_TUKEY}, {"gm", PTREG_KERNEL_GM}, {NULL, 0}};
 
-const char *ptreg_icp_method_name(ptreg_icp_method method)
-{
-    const char *name = option_name_of(icp_method_names, (int)method);
-    return name ? name : "unknown";
-}
+OPTION_ENUM_FUNCTIONS(ptreg_icp_method, icp_method_names, "unknown", ptreg_icp_method_name, ptreg_icp_method_parse)
 
-int ptreg_icp_method_parse(const char *name, ptreg_icp_method *method)
-{
-    int v;
-    if (option_value_of(icp_method_names, name, &v))
-        return -1;
-    *method = (ptreg_icp_method)v;
-    return 0;
-}
-
-const char *ptreg_robust_kernel_name(ptreg_robust_kernel kernel)
-{
-    const char *name = option_name_of(icp_kernel_names, (int)kernel);
-    return name ? name : "unknown";
-}
-
-int ptreg_robust_kernel_parse(const char *name, ptreg_robust_kernel *kernel)
-{
-    int v;
-    if (option_value_of(icp_kernel_names, name, &v))
-        return -1;
-    *kernel = (ptreg_robust_kernel)v;
-    return 0;
-}
+OPTION_ENUM_FUNCTIONS(ptreg_robust_kernel, icp_kernel_names, "unknown", ptreg_robust_kernel_name,
+                      ptreg_robust_kernel_parse)
 
 double ptreg_robust_weight(ptreg_robust_kernel kernel, double k, double r)
 {
