@@ -132,9 +132,11 @@ static int read_lddmm_options(const cli_args *a, ptreg_lddmm_options *o)
 /* warp's --precision: the lddmm table's. */
 static int read_warp_precision(const cli_args *a, ptreg_lddmm_options *o)
 {
-    const char *v = cli_string(a, "precision", NULL);
+    static const char name[] = "precision";
+    const char *v = cli_string(a, name, NULL);
+    const ptreg_option *row = ptreg_option_find(ptreg_lddmm_option_table(), name, sizeof name - 1);
     ptreg_error err;
-    if (!v || !ptreg_option_parse(ptreg_option_find(ptreg_lddmm_option_table(), "precision", 9), o, v, &err))
+    if (!v || !ptreg_option_parse(row, o, v, &err))
         return EXIT_OK;
     cli_error("warp", "--precision: %s", err.message);
     return EXIT_USAGE;

@@ -106,16 +106,16 @@ void ptreg_option_range(const ptreg_option *o, char *buf, size_t size)
             used += (size_t)snprintf(buf + used, size - used, "%s%s", n == o->names ? "" : "|", n->name);
         return;
     }
-    const char *pow2 = o->flags & PTREG_OPTION_POW2 ? "a power of two " : o->flags & PTREG_OPTION_ODD ? "odd, " : "";
+    const char *kind = o->flags & PTREG_OPTION_POW2 ? "a power of two " : o->flags & PTREG_OPTION_ODD ? "odd, " : "";
     const int lo_open = o->flags & PTREG_OPTION_OPEN_LO, hi_open = o->flags & PTREG_OPTION_OPEN_HI;
     if (unbounded_below(o) && unbounded_above(o))
         snprintf(buf, size, "%s", o->type == PTREG_OPTION_DOUBLE ? "finite" : "an integer");
     else if (unbounded_above(o))
-        snprintf(buf, size, "%s%s %.10g", pow2, lo_open ? ">" : ">=", o->lo);
+        snprintf(buf, size, "%s%s %.10g", kind, lo_open ? ">" : ">=", o->lo);
     else if (unbounded_below(o))
-        snprintf(buf, size, "%s%s %.10g", pow2, hi_open ? "<" : "<=", o->hi);
+        snprintf(buf, size, "%s%s %.10g", kind, hi_open ? "<" : "<=", o->hi);
     else
-        snprintf(buf, size, "%sin %c%.10g, %.10g%c", pow2, lo_open ? '(' : '[', o->lo, o->hi, hi_open ? ')' : ']');
+        snprintf(buf, size, "%sin %c%.10g, %.10g%c", kind, lo_open ? '(' : '[', o->lo, o->hi, hi_open ? ')' : ']');
 }
 
 static ptreg_status out_of_range(const ptreg_option *o, const char *text, ptreg_error *err)
@@ -145,7 +145,7 @@ ptreg_status ptreg_option_set(const ptreg_option *o, void *options, double value
     else
         snprintf(text, sizeof text, "%.17g", value);
     if (o->type == PTREG_OPTION_ENUM)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "%s is not a name (one of its values is)", text);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: give one of its names", text);
     if (o->type != PTREG_OPTION_DOUBLE && !(value == floor(value)))
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s is not an integer", text);
     if (!in_range(o, value) && !unset(o, value))

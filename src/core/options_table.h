@@ -17,6 +17,9 @@
     {name, cli, PTREG_OPTION_##kind, offset, lo, hi, flags, NULL, placeholder, help}
 #define OPTION_NUMBER(type, member, name, cli, kind, lo, hi, flags, placeholder, help)                          \
     OPTION_NUMBER_AT(offsetof(type, member), name, cli, kind, lo, hi, flags, placeholder, help)
+/* A number named as its field (`member`, a plain one). */
+#define OPTION_FIELD(type, member, cli, kind, lo, hi, flags, placeholder, help)                                 \
+    OPTION_NUMBER(type, member, #member, cli, kind, lo, hi, flags, placeholder, help)
 /* An enum field, set by one of names' names. */
 #define OPTION_ENUM_AT(offset, name, cli, names, flags, help)                                                   \
     {name, cli, PTREG_OPTION_ENUM, offset, 0, 0, flags, names, "NAME", help}

@@ -23,21 +23,22 @@ static const ptreg_option_name border_names[] = {
     {"skip", PTREG_HARRIS_BORDER_SKIP}, {"clamp", PTREG_HARRIS_BORDER_CLAMP}, {NULL, 0}};
 
 OPTION_ENUM_IS_INT(ptreg_harris3d_options, border);
-#define HARRIS_NUMBER(member, kind, lo, hi, flags, placeholder, help)                                           \
-    OPTION_NUMBER(ptreg_harris3d_options, member, #member, NULL, kind, lo, hi, flags, placeholder, help)
 /* The threshold and its mode are the front ends' to set (the command line's
  * --threshold and --relative); the device's method and the tile rows are
  * the tuner's. */
 static const ptreg_option harris_rows[] = {
-    HARRIS_NUMBER(window, INT, 3, PTREG_HARRIS_MAX_WINDOW, PTREG_OPTION_ODD, "W", "window of W x W x W voxels"),
-    HARRIS_NUMBER(sigma, DOUBLE, 0, 1e6, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "S",
-                  "Gaussian weight's sigma in voxels; default (W - 1) / 4"),
-    HARRIS_NUMBER(k, DOUBLE, -DBL_MAX, DBL_MAX, 0, "K", "score det(M) - K trace(M)^3; corners need K < 1/27"),
+    OPTION_FIELD(ptreg_harris3d_options, window, NULL, INT, 3, PTREG_HARRIS_MAX_WINDOW, PTREG_OPTION_ODD, "W",
+                 "window of W x W x W voxels"),
+    OPTION_FIELD(ptreg_harris3d_options, sigma, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "S",
+                 "Gaussian weight's sigma in voxels; default (W - 1) / 4"),
+    OPTION_FIELD(ptreg_harris3d_options, k, NULL, DOUBLE, -DBL_MAX, DBL_MAX, 0, "K",
+                 "score det(M) - K trace(M)^3; corners need K < 1/27"),
     OPTION_ENUM(ptreg_harris3d_options, border, "border", NULL, border_names, 0,
                 "skip: voxels within W/2 + 1 of an edge score 0; clamp: the edge voxels repeat outward"),
-    HARRIS_NUMBER(min_distance, DOUBLE, 0, DBL_MAX, 0, "D", "drop a keypoint closer than D voxels to a better one"),
-    HARRIS_NUMBER(top, SIZE, 1, (double)SIZE_MAX, PTREG_OPTION_AUTO, "N",
-                  "keep the N best keypoints (with no threshold given: of all positive maxima); default all")};
+    OPTION_FIELD(ptreg_harris3d_options, min_distance, NULL, DOUBLE, 0, DBL_MAX, 0, "D",
+                 "drop a keypoint closer than D voxels to a better one"),
+    OPTION_FIELD(ptreg_harris3d_options, top, NULL, SIZE, 1, (double)SIZE_MAX, PTREG_OPTION_AUTO, "N",
+                 "keep the N best keypoints (with no threshold given: of all positive maxima); default all")};
 OPTION_TABLE(ptreg_harris3d_option_table, "harris3d", ptreg_harris3d_options, ptreg_harris3d_options_default,
              harris_rows)
 

@@ -15,44 +15,45 @@
 OPTION_ENUM_IS_INT(ptreg_icp_options, nn);
 OPTION_ENUM_IS_INT(ptreg_icp_options, method);
 OPTION_ENUM_IS_INT(ptreg_icp_options, kernel);
-#define ICP_NUMBER(member, name, kind, lo, hi, flags, placeholder, help)                                       \
-    OPTION_NUMBER(ptreg_icp_options, member, name, NULL, kind, lo, hi, flags, placeholder, help)
 static const ptreg_option icp_rows[] = {
-    ICP_NUMBER(max_iter, "max_iter", INT, 0, 1000000, 0, "N", "most transform updates"),
-    ICP_NUMBER(tol, "tol", DOUBLE, 0, DBL_MAX, PTREG_OPTION_AUTO, "T",
-               "stop when the MSE drops by less than T; 0 runs all iterations; default 1e-10 x the target's "
-               "bounding-box diagonal^2"),
-    ICP_NUMBER(max_dist, "max_dist", DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO, "D",
-               "leave out pairs farther apart than D; default no limit"),
-    OPTION_ENUM(ptreg_icp_options, nn, "nn", NULL, nn_method_names, 0, "nearest neighbours, every method exact (auto: the index's measured one, else a rule)"),
-    ICP_NUMBER(filter_sigma, "filter_sigma", DOUBLE, 0, 1e6, PTREG_OPTION_AUTO, "S",
-               "leave out pairs whose error is over mean + S std; 0: off"),
-    ICP_NUMBER(filter_start, "filter_start", INT, 0, 1000000, 0, "K", "first iteration (0-based) of the sigma filter"),
-    ICP_NUMBER(trim, "trim", DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO, "F", "keep the closest fraction F of the pairs"),
+    OPTION_FIELD(ptreg_icp_options, max_iter, NULL, INT, 0, 1000000, 0, "N", "most transform updates"),
+    OPTION_FIELD(ptreg_icp_options, tol, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_AUTO, "T",
+                 "stop when the MSE drops by less than T; 0 runs all iterations; default 1e-10 x the target's "
+                 "bounding-box diagonal^2"),
+    OPTION_FIELD(ptreg_icp_options, max_dist, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO,
+                 "D", "leave out pairs farther apart than D; default no limit"),
+    OPTION_ENUM(ptreg_icp_options, nn, "nn", NULL, nn_method_names, 0,
+                "nearest neighbours, every method exact (auto: the index's measured one, else a rule)"),
+    OPTION_FIELD(ptreg_icp_options, filter_sigma, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_AUTO, "S",
+                 "leave out pairs whose error is over mean + S std; 0: off"),
+    OPTION_FIELD(ptreg_icp_options, filter_start, NULL, INT, 0, 1000000, 0, "K",
+                 "first iteration (0-based) of the sigma filter"),
+    OPTION_FIELD(ptreg_icp_options, trim, NULL, DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO, "F",
+                 "keep the closest fraction F of the pairs"),
     OPTION_ENUM(ptreg_icp_options, method, "method", NULL, icp_method_names, 0,
                 "point: |T p - q|^2, Horn's steps; plane: ((T p - q) . n_q)^2; gicp: Generalized-ICP; "
                 "symmetric: ((T p - q) . (n_p + n_q))^2; all but point by Gauss-Newton"),
     OPTION_ENUM(ptreg_icp_options, kernel, "kernel", NULL, icp_kernel_names, 0,
                 "robust kernel by reweighting, as Open3D's (gm: Geman-McClure); needs --kernel-scale"),
-    ICP_NUMBER(kernel_scale, "kernel_scale", DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO, "S",
-               "the kernel's scale k, in the clouds' units (the residual where it starts to discount a pair)"),
-    ICP_NUMBER(normal_k, "normal_k", INT, 3, 1000, 0, "K",
-               "plane, symmetric, gicp: estimate the normals from K neighbours (by default a file's own normals "
-               "are used when it has them)"),
-    ICP_NUMBER(normal_radius, "normal_radius", DOUBLE, 0, DBL_MAX, 0, "R",
-               "estimate the normals from the normal_k nearest within R (Open3D's KDTreeSearchParamHybrid); "
-               "0: no radius"),
-    ICP_NUMBER(gicp_epsilon, "gicp_epsilon", DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO, "E",
-               "gicp: each covariance's variance along the normal, the others 1"),
-    ICP_NUMBER(relative_fitness, "relative_fitness", DOUBLE, 0, 1, 0, "F",
-               "stop when fitness and rmse change by less than F and relative_rmse (Open3D's criteria; 0: off)"),
-    ICP_NUMBER(relative_rmse, "relative_rmse", DOUBLE, 0, DBL_MAX, 0, "R", "see relative_fitness"),
-    ICP_NUMBER(transformation_epsilon, "transformation_epsilon", DOUBLE, 0, 1, 0, "E",
-               "stop after a step of squared translation <= E and rotation cosine >= 1 - E (PCL's; 0: off)"),
-    OPTION_NUMBER(ptreg_icp_options, lm_lambda, "lm_lambda", "lm", DOUBLE, 0, 1e6, 0, "L",
-               "Levenberg-Marquardt steps from damping L (small_gicp's default optimizer starts at 1e-3), 10x up "
-               "when a step raises the mean cost (taken back), 10x down when it lowers it; holds directions no "
-               "pair fixes (a flat target) where Gauss-Newton stops; 0: Gauss-Newton")};
+    OPTION_FIELD(ptreg_icp_options, kernel_scale, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO, "S",
+                 "the kernel's scale k, in the clouds' units (the residual where it starts to discount a pair)"),
+    OPTION_FIELD(ptreg_icp_options, normal_k, NULL, INT, 3, 1000, 0, "K",
+                 "plane, symmetric, gicp: estimate the normals from K neighbours (by default a file's own normals "
+                 "are used when it has them)"),
+    OPTION_FIELD(ptreg_icp_options, normal_radius, NULL, DOUBLE, 0, DBL_MAX, 0, "R",
+                 "estimate the normals from the normal_k nearest within R (Open3D's KDTreeSearchParamHybrid); "
+                 "0: no radius"),
+    OPTION_FIELD(ptreg_icp_options, gicp_epsilon, NULL, DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO, "E",
+                 "gicp: each covariance's variance along the normal, the others 1"),
+    OPTION_FIELD(ptreg_icp_options, relative_fitness, NULL, DOUBLE, 0, 1, 0, "F",
+                 "stop when fitness and rmse change by less than F and relative_rmse (Open3D's criteria; 0: off)"),
+    OPTION_FIELD(ptreg_icp_options, relative_rmse, NULL, DOUBLE, 0, DBL_MAX, 0, "R", "see relative_fitness"),
+    OPTION_FIELD(ptreg_icp_options, transformation_epsilon, NULL, DOUBLE, 0, 1, 0, "E",
+                 "stop after a step of squared translation <= E and rotation cosine >= 1 - E (PCL's; 0: off)"),
+    OPTION_FIELD(ptreg_icp_options, lm_lambda, "lm", DOUBLE, 0, 1e6, 0, "L",
+                 "Levenberg-Marquardt steps from damping L (small_gicp's default optimizer starts at 1e-3), 10x up "
+                 "when a step raises the mean cost (taken back), 10x down when it lowers it; holds directions no "
+                 "pair fixes (a flat target) where Gauss-Newton stops; 0: Gauss-Newton")};
 OPTION_TABLE(ptreg_icp_option_table, "ICP", ptreg_icp_options, ptreg_icp_options_default, icp_rows)
 
 void ptreg_icp_options_default(ptreg_icp_options *opt)

@@ -31,17 +31,17 @@ static const ptreg_option_name precision_names[] = {
 
 OPTION_ENUM_IS_INT(ptreg_lddmm_options, integrator);
 OPTION_ENUM_IS_INT(ptreg_lddmm_options, precision);
-#define LDDMM_NUMBER(member, cli, kind, lo, hi, flags, placeholder, help)                                       \
-    OPTION_NUMBER(ptreg_lddmm_options, member, #member, cli, kind, lo, hi, flags, placeholder, help)
 static const ptreg_option lddmm_rows[] = {
-    LDDMM_NUMBER(sigma, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO, "S",
+    OPTION_FIELD(ptreg_lddmm_options, sigma, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO, "S",
                  "kernel width: K = exp(-|x - y|^2 / (2 S^2))"),
-    LDDMM_NUMBER(time_points, "steps", INT, 2, 100000, 0, "T", "time points over [0, 1], T - 1 steps of 1/(T - 1)"),
-    LDDMM_NUMBER(lambda, NULL, DOUBLE, 0, DBL_MAX, 0, "L", "weight of the data term L/2 sum |q_i(1) - target_i|^2"),
-    LDDMM_NUMBER(gamma, NULL, DOUBLE, 0, DBL_MAX, 0, "G", "weight of the energy term G H(q0, p0)"),
-    LDDMM_NUMBER(max_iter, NULL, INT, 0, 1000000, 0, "I", "L-BFGS iterations"),
-    LDDMM_NUMBER(gtol, NULL, DOUBLE, 0, DBL_MAX, 0, "E", "stop when |gradient| < E max(1, |p0|)"),
-    LDDMM_NUMBER(ftol, NULL, DOUBLE, 0, DBL_MAX, 0, "E",
+    OPTION_FIELD(ptreg_lddmm_options, time_points, "steps", INT, 2, 100000, 0, "T",
+                 "time points over [0, 1], T - 1 steps of 1/(T - 1)"),
+    OPTION_FIELD(ptreg_lddmm_options, lambda, NULL, DOUBLE, 0, DBL_MAX, 0, "L",
+                 "weight of the data term L/2 sum |q_i(1) - target_i|^2"),
+    OPTION_FIELD(ptreg_lddmm_options, gamma, NULL, DOUBLE, 0, DBL_MAX, 0, "G", "weight of the energy term G H(q0, p0)"),
+    OPTION_FIELD(ptreg_lddmm_options, max_iter, NULL, INT, 0, 1000000, 0, "I", "L-BFGS iterations"),
+    OPTION_FIELD(ptreg_lddmm_options, gtol, NULL, DOUBLE, 0, DBL_MAX, 0, "E", "stop when |gradient| < E max(1, |p0|)"),
+    OPTION_FIELD(ptreg_lddmm_options, ftol, NULL, DOUBLE, 0, DBL_MAX, 0, "E",
                  "stop when the objective fell by less than E (relative) over 10 iterations"),
     OPTION_ENUM(ptreg_lddmm_options, integrator, "integrator", NULL, integrator_names, 0,
                 "time steps: euler, or rk2 (Ralston)"),
