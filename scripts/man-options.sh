@@ -2,7 +2,8 @@
 # The option lists of docs/ptreg.1 that the library's options tables make
 # (ptreg/options.h): each block between
 #   .\" BEGIN options of CMD ...   and   .\" END options of CMD
-# is what `ptreg help --man CMD` prints. Rewrites the blocks, or with
+# is what `ptreg help --man CMD` prints (a block "of CMD, CMD2:" serves
+# commands of one table, from the first's). Rewrites the blocks, or with
 # --check says which block differs (exit 1) and which command with such
 # options has no block.
 #   scripts/man-options.sh [--check] PTREG [MANPAGE]
@@ -28,7 +29,7 @@ done < "$page" > "$made"
 bad=0
 for cmd in $("$ptreg" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1}'); do
     [[ -z $("$ptreg" help --man "$cmd" 2>/dev/null) ]] && continue
-    grep -q "^\.\\\\\" BEGIN options of $cmd:" "$page" ||
+    grep -Eq "^\.\\\\\" BEGIN options of ([a-z0-9]+, )*$cmd[:,]" "$page" ||
         { echo "$page: no block of $cmd's options (.\\\" BEGIN options of $cmd: ...)" >&2; bad=1; }
 done
 if ((check)); then

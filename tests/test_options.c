@@ -7,15 +7,20 @@
 #include "check.h"
 #include "ptreg/batch.h"
 #include "ptreg/emicp.h"
+#include "ptreg/features.h"
+#include "ptreg/global.h"
 #include "ptreg/harris3d.h"
 #include "ptreg/icp.h"
 #include "ptreg/lddmm.h"
 #include "ptreg/options.h"
 #include "ptreg/pair.h"
+#include "ptreg/tune.h"
 
 typedef const ptreg_option_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,
-                                  ptreg_icp_option_table, ptreg_lddmm_option_table, ptreg_harris3d_option_table};
+                                  ptreg_icp_option_table, ptreg_lddmm_option_table, ptreg_harris3d_option_table,
+                                  ptreg_normals_option_table, ptreg_feature_option_table, ptreg_register_option_table,
+                                  ptreg_tune_option_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 static const ptreg_option *find(const ptreg_option_table *t, const char *name)
@@ -45,6 +50,38 @@ static ptreg_status parse(const char *name, const char *text, ptreg_emicp_option
     const ptreg_status st = ptreg_option_parse(find(ptreg_emicp_option_table(), name), o, text, &err);
     *msg = err.message;
     return st;
+}
+
+/* register's Python keyword "method" is the command line's --global, and
+ * its --method the keyword "refine": the command line's spelling wins. */
+static void test_crossed_names(void)
+{
+    const ptreg_option_table *t = ptreg_register_option_table();
+    CHECK(!strcmp(find(t, "method")->name, "refine") && !strcmp(find(t, "global")->name, "method"));
+    ptreg_register_options o;
+    ptreg_register_options_default(&o);
+    ptreg_error err;
+    CHECK(ptreg_option_parse(find(t, "global"), &o, "fgr", &err) == PTREG_OK && o.global == PTREG_GLOBAL_FGR);
+    CHECK(ptreg_option_parse(find(t, "method"), &o, "gicp", &err) == PTREG_OK && o.refine == PTREG_ICP_GICP);
+}
+
+/* A neighbourhood's k 0 (none) and radius 0 (none) are "not set" to the
+ * check; a caller sets them only from a number (the command line leaves
+ * them out); enum names take '-' and '_' alike. */
+static void test_neighborhood_rows(void)
+{
+    const ptreg_option_table *t = ptreg_normals_option_table();
+    ptreg_normals_options o;
+    ptreg_normals_options_default(&o);
+    ptreg_error err;
+    CHECK(ptreg_option_set(find(t, "k"), &o, 0, &err) == PTREG_OK && o.neighbors.k == 0);
+    CHECK(ptreg_option_parse(find(t, "k"), &o, "0", &err) == PTREG_ERR_ARG);
+    CHECK(ptreg_option_parse(find(t, "radius"), &o, "0.5", &err) == PTREG_OK && o.neighbors.radius == 0.5);
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_OK);
+    CHECK(ptreg_option_parse(find(t, "orient"), &o, "tangent_plane", &err) == PTREG_OK &&
+          o.orientation == PTREG_ORIENT_TANGENT_PLANE);
+    o.neighbors.radius = -1;
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "radius"));
 }
 
 static void test_parse(void)
@@ -149,9 +186,16 @@ static void test_tables(void)
         CHECK_MSG(ptreg_options_check(t, defaults, &err) == PTREG_OK, "%s", err.message);
         for (size_t i = 0; i < t->count; i++) {
             const ptreg_option *o = &t->options[i];
-            CHECK_MSG(find(t, o->name) == o, "%s: %s", t->owner, o->name);
-            char cli[48];
+            char cli[48], other[48];
             CHECK_MSG(find(t, ptreg_option_cli_name(o, cli, sizeof cli)) == o, "%s: %s", t->owner, cli);
+            /* a name finds its row, but where another row is spelled so on the command line */
+            const ptreg_option *named = find(t, o->name);
+            CHECK_MSG(named == o || !strcmp(ptreg_option_cli_name(named, other, sizeof other), o->name), "%s: %s",
+                      t->owner, o->name);
+            for (size_t j = 0; j < i; j++)
+                CHECK_MSG(strcmp(t->options[j].name, o->name) &&
+                              strcmp(ptreg_option_cli_name(&t->options[j], other, sizeof other), cli),
+                          "%s: %s twice", t->owner, o->name);
             for (const char *c = o->name; *c; c++)
                 CHECK_MSG(islower((unsigned char)*c) || isdigit((unsigned char)*c) || *c == '_', "%s", o->name);
             CHECK(o->help && o->help[0] && o->placeholder && o->placeholder[0]);
@@ -165,6 +209,8 @@ static void test_tables(void)
 int main(void)
 {
     test_find();
+    test_crossed_names();
+    test_neighborhood_rows();
     test_parse();
     test_set();
     test_check();

@@ -6,6 +6,7 @@
 
 #include "core.h"
 #include "device.h"
+#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,6 +44,8 @@ typedef struct ptreg_normals_options {
 } ptreg_normals_options;
 
 PTREG_API void ptreg_normals_options_default(ptreg_normals_options *opt);
+/* The table of its options (options.h): k, radius, orientation, orient_k. */
+PTREG_API const ptreg_option_table *ptreg_normals_option_table(void);
 
 /* normals (3n floats) and curvature (n floats, may be NULL) of every point:
  * the eigenvector of the smallest eigenvalue of the neighbourhood's
@@ -92,6 +95,9 @@ typedef struct ptreg_feature_options {
      PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
 
 PTREG_API void ptreg_feature_options_default(ptreg_feature_options *opt);
+/* The table of its options (options.h): k, radius, convention (FPFH's) and
+ * the GPU's work-groups. */
+PTREG_API const ptreg_option_table *ptreg_feature_option_table(void);
 
 /* Descriptors of every point (n x 125 or n x 33 floats, row-major).
  * Neighbourhoods as PCL and Open3D search them: k-NN counts the point

@@ -10,6 +10,7 @@
 
 #include "core.h"
 #include "icp.h"
+#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -115,6 +116,9 @@ typedef struct ptreg_register_options {
 } ptreg_register_options;
 
 PTREG_API void ptreg_register_options_default(ptreg_register_options *opt);
+/* The table of its options (options.h): voxel, method (--global), refine
+ * (--method), refine_dist, refine_iter and RANSAC's and FGR's numbers. */
+PTREG_API const ptreg_option_table *ptreg_register_option_table(void);
 
 typedef struct ptreg_register_result {
     double transformation[16];

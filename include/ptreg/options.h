@@ -58,8 +58,9 @@ typedef struct ptreg_option_table {
     void (*defaults)(void *options); /* its *_options_default */
 } ptreg_option_table;
 
-/* The option called `name` (its first len characters; '-' and '_' alike),
- * by its name or its command-line spelling; NULL when none. */
+/* The option called `name` (its first len characters; '-' and '_' alike):
+ * the one of that command-line spelling, else of that name (two rows may
+ * cross: register's "method" is the command line's --global); NULL when none. */
 PTREG_API const ptreg_option *ptreg_option_find(const ptreg_option_table *table, const char *name, size_t len);
 /* Its command-line spelling, into buf. */
 PTREG_API const char *ptreg_option_cli_name(const ptreg_option *o, char *buf, size_t size);

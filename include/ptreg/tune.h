@@ -30,6 +30,7 @@ struct ptreg_feature_gpu;
 struct ptreg_emicp_options;
 struct ptreg_feature_options;
 struct ptreg_lddmm_options;
+struct ptreg_option_table; /* options.h */
 
 #define PTREG_TUNE_MAX_PARAMS 8
 #define PTREG_TUNE_MAX_VALUES 16
@@ -131,7 +132,7 @@ typedef struct ptreg_tune_options {
     ptreg_tune_method method;
     double sample_fraction; /* halving, coordinate: the share of the valid points measured (default 0.25) */
     int reps;               /* repetitions of an exhaustive measure, or halving's last round (default 5) */
-    double budget_s;        /* stop measuring new candidates after this long; 0: no limit */
+    double budget_s;        /* stop measuring new candidates after this long (default 300 s); 0: no limit */
     double tolerance;       /* a candidate whose error exceeds it cannot win */
     int confirm;            /* rounds of the winner and the default measured in turn at the end (default 3;
                              * 0: none): on a shared machine one run's noise can crown a candidate */
@@ -144,6 +145,13 @@ typedef struct ptreg_tune_options {
 } ptreg_tune_options;
 
 PTREG_API void ptreg_tune_options_default(ptreg_tune_options *o);
+/* The table of its options (options.h): method (--search), sample_fraction
+ * (--sample), reps, budget_s (--budget), confirm, min_gain. */
+PTREG_API const struct ptreg_option_table *ptreg_tune_option_table(void);
+/* "auto", "exhaustive", "halving", "coordinate"; parse: 0, or -1 for an
+ * unknown name. */
+PTREG_API const char *ptreg_tune_method_name(ptreg_tune_method m);
+PTREG_API int ptreg_tune_method_parse(const char *name, ptreg_tune_method *m);
 
 typedef struct ptreg_tune_candidate {
     double point[PTREG_TUNE_MAX_PARAMS];

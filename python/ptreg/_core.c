@@ -272,17 +272,6 @@ static int apply_options(void *opt, const ptreg_option_table *table, const field
 
 /* The enums' names, for the fields above: each adapter returns 0 when it
  * knows the name. */
-#define ENUM_FROM_PARSER(fn, parser, type)                                                                         \
-    static int fn(const char *name, int *value)                                                                     \
-    {                                                                                                               \
-        type v;                                                                                                     \
-        if (parser(name, &v) != 0)                                                                                  \
-            return -1;                                                                                              \
-        *value = (int)v;                                                                                            \
-        return 0;                                                                                                   \
-    }
-ENUM_FROM_PARSER(parse_icp_method, ptreg_icp_method_parse, ptreg_icp_method)
-
 static int parse_from_names(const char *const *names, const char *name, int *value)
 {
     for (int i = 0; names[i]; i++)
@@ -299,10 +288,7 @@ static int parse_from_names(const char *const *names, const char *name, int *val
         static const char *const names[] = {__VA_ARGS__, NULL};                                                    \
         return parse_from_names(names, name, value);                                                                \
     }
-/* in each enum's order (features.h, global.h, lddmm.h, harris3d.h) */
-ENUM_FROM_NAMES(parse_orientation, "viewpoint", "direction", "none", "tangent_plane")
-ENUM_FROM_NAMES(parse_convention, "pcl", "open3d")
-ENUM_FROM_NAMES(parse_global, "ransac", "fgr")
+/* in each enum's order (lddmm.h, harris3d.h) */
 ENUM_FROM_NAMES(parse_lddmm_init, "scaled", "displacement", "zero")
 ENUM_FROM_NAMES(parse_threshold_mode, "relative", "absolute")
 
@@ -317,41 +303,21 @@ static const field icp_fields[] = {
 };
 
 static const field normals_fields[] = {
-    OPT(ptreg_normals_options, "k", F_SIZE, neighbors.k),
-    OPT(ptreg_normals_options, "radius", F_DOUBLE, neighbors.radius),
-    OPT_ENUM(ptreg_normals_options, "orientation", orientation, parse_orientation),
     OPT(ptreg_normals_options, "viewpoint", F_VEC3, viewpoint),
     OPT(ptreg_normals_options, "direction", F_VEC3, direction),
-    OPT(ptreg_normals_options, "orient_k", F_INT, orient_k),
     OPT(ptreg_normals_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
 };
 
 static const field feature_fields[] = {
-    OPT(ptreg_feature_options, "k", F_SIZE, neighbors.k),
-    OPT(ptreg_feature_options, "radius", F_DOUBLE, neighbors.radius),
-    OPT_ENUM(ptreg_feature_options, "convention", convention, parse_convention),
     OPT(ptreg_feature_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
 };
 
 static const field register_fields[] = {
-    OPT(ptreg_register_options, "voxel", F_DOUBLE, voxel),
     OPT(ptreg_register_options, "mutual", F_INT, mutual),
-    OPT_ENUM(ptreg_register_options, "method", global, parse_global),
-    OPT(ptreg_register_options, "max_dist", F_DOUBLE, ransac.max_dist),
-    OPT(ptreg_register_options, "edge_length", F_DOUBLE, ransac.edge_length),
-    OPT(ptreg_register_options, "check_distance", F_DOUBLE, ransac.check_distance),
-    OPT(ptreg_register_options, "normal_angle", F_DOUBLE, ransac.normal_angle),
-    OPT(ptreg_register_options, "ransac_max_iter", F_INT, ransac.max_iter),
-    OPT(ptreg_register_options, "confidence", F_DOUBLE, ransac.confidence),
     OPT(ptreg_register_options, "seed", F_U64, ransac.seed),
-    OPT(ptreg_register_options, "fgr_iterations", F_INT, fgr.iterations),
-    OPT(ptreg_register_options, "fgr_division_factor", F_DOUBLE, fgr.division_factor),
-    OPT_ENUM(ptreg_register_options, "refine", refine, parse_icp_method),
     OPT(ptreg_register_options, "no_refine", F_INT, no_refine),
-    OPT(ptreg_register_options, "refine_dist", F_DOUBLE, refine_dist),
-    OPT(ptreg_register_options, "refine_iter", F_INT, refine_iter),
     {NULL, F_INT, 0, NULL},
 };
 
@@ -703,7 +669,7 @@ static PyObject *py_normals(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_normals_options o;
     ptreg_normals_options_default(&o);
-    if (apply_options(&o, NULL, normals_fields, kwargs, "normals") < 0)
+    if (apply_options(&o, ptreg_normals_option_table(), normals_fields, kwargs, "normals") < 0)
         return NULL;
     Py_buffer xv, ov, cv;
     size_t n, no, nc;
@@ -740,7 +706,7 @@ static PyObject *run_feature(PyObject *args, PyObject *kwargs, feature_fn fn, si
         return NULL;
     ptreg_feature_options o;
     ptreg_feature_options_default(&o);
-    if (apply_options(&o, NULL, feature_fields, kwargs, name) < 0)
+    if (apply_options(&o, ptreg_feature_option_table(), feature_fields, kwargs, name) < 0)
         return NULL;
     Py_buffer xv, nv, ov;
     size_t n, nn, no;
@@ -878,7 +844,7 @@ static PyObject *py_register(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_register_options o;
     ptreg_register_options_default(&o);
-    if (apply_options(&o, NULL, register_fields, kwargs, "register") < 0)
+    if (apply_options(&o, ptreg_register_option_table(), register_fields, kwargs, "register") < 0)
         return NULL;
     cloud_pair p;
     if (get_pair(s, t, 0, sn, tn, &p) < 0)
@@ -1190,7 +1156,6 @@ static PyObject *tune_result_dict(const ptreg_tune_space *s, const ptreg_tune_re
             Py_CLEAR(cands);
     }
     PyObject *d = cands ? PyDict_New() : NULL;
-    const char *methods[] = {"auto", "exhaustive", "halving", "coordinate"};
     if (!d || put(d, "candidates", (Py_INCREF(cands), cands)) ||
         put(d, "winner", r->best < r->count ? point_dict(s, r->candidates[r->best].point) : (Py_INCREF(Py_None), Py_None)) ||
         put(d, "winner_seconds",
@@ -1198,7 +1163,7 @@ static PyObject *tune_result_dict(const ptreg_tune_space *s, const ptreg_tune_re
         put(d, "default_seconds",
             PyFloat_FromDouble(r->fallback < r->count ? r->candidates[r->fallback].seconds : NAN)) ||
         put(d, "gain", PyFloat_FromDouble(r->gain)) || put(d, "default_kept", PyBool_FromLong(r->default_kept)) ||
-        put(d, "method", PyUnicode_FromString(methods[r->method <= PTREG_TUNE_COORDINATE ? r->method : 0])) ||
+        put(d, "method", PyUnicode_FromString(ptreg_tune_method_name(r->method))) ||
         put(d, "valid_points", PyFloat_FromDouble(r->stats.valid)) ||
         put(d, "measurements", PyLong_FromSize_t(r->measurements)) ||
         put(d, "elapsed_s", PyFloat_FromDouble(r->elapsed_s))) {
@@ -1209,19 +1174,7 @@ static PyObject *tune_result_dict(const ptreg_tune_space *s, const ptreg_tune_re
     return d;
 }
 
-static int parse_tune_method(const char *name, int *value)
-{
-    static const char *const names[] = {"auto", "exhaustive", "halving", "coordinate", NULL};
-    return parse_from_names(names, name, value);
-}
-
 static const field tune_fields[] = {
-    OPT_ENUM(ptreg_tune_options, "method", method, parse_tune_method),
-    OPT(ptreg_tune_options, "sample_fraction", F_DOUBLE, sample_fraction),
-    OPT(ptreg_tune_options, "reps", F_INT, reps),
-    OPT(ptreg_tune_options, "budget_s", F_DOUBLE, budget_s),
-    OPT(ptreg_tune_options, "confirm", F_INT, confirm),
-    OPT(ptreg_tune_options, "min_gain", F_DOUBLE, min_gain),
     OPT(ptreg_tune_options, "seed", F_U64, seed),
     {NULL, F_INT, 0, NULL},
 };
@@ -1238,7 +1191,7 @@ static PyObject *py_tune(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_tune_options o;
     ptreg_tune_options_default(&o);
-    if (apply_options(&o, NULL, tune_fields, kwargs, "tune") < 0)
+    if (apply_options(&o, ptreg_tune_option_table(), tune_fields, kwargs, "tune") < 0)
         return NULL;
     if (size < 1)
         return PyErr_Format(PyExc_ValueError, "tune: size %zd must be positive", size);

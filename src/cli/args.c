@@ -19,24 +19,6 @@ void cli_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-/* " (default V)" for an option whose default the library holds, else "". */
-static void library_default(const cli_command *cmd, const void *filled, const char *option, char *out, size_t size)
-{
-    out[0] = '\0';
-    for (size_t k = 0; filled && k < cmd->defaults->count; k++) {
-        const cli_default *d = &cmd->defaults->fields[k];
-        if (strcmp(d->option, option))
-            continue;
-        const char *at = (const char *)filled + d->offset;
-        if (d->kind == CLI_DEFAULT_INT)
-            snprintf(out, size, " (default %d)", *(const int *)at);
-        else if (d->kind == CLI_DEFAULT_SIZE)
-            snprintf(out, size, " (default %zu)", *(const size_t *)at);
-        else
-            snprintf(out, size, " (default %g)", *(const double *)at);
-    }
-}
-
 /* A library option's help, range and default ("(in (0, 1); default 0.9)"),
  * the default from `filled` (the struct's defaults, NULL: none). */
 static void describe_library_option(const ptreg_option *o, const void *filled, char *buf, size_t size)
@@ -51,9 +33,20 @@ static void describe_library_option(const ptreg_option *o, const void *filled, c
     snprintf(buf, size, "%s (%s%s)", o->help, range, dflt);
 }
 
-/* Calls show(option, its description, arg) for each of the command's
- * library options. */
-static void each_library_option(const cli_command *cmd, void (*show)(const char *, const char *, const char *))
+/* The short name the command gives the library's option `name` (an own
+ * option of that name without help, cli_option), or 0. */
+static char library_short(const cli_command *cmd, const char *name)
+{
+    for (size_t i = 0; i < cmd->option_count; i++)
+        if (!cmd->options[i].help && !strcmp(cmd->options[i].name, name))
+            return cmd->options[i].short_name;
+    return 0;
+}
+
+/* Calls show(option, its short name or 0, its description, arg) for each of
+ * the command's library options. */
+static void each_library_option(const cli_command *cmd,
+                                void (*show)(const char *, char, const char *, const char *))
 {
     const ptreg_option_table *t = cmd->library ? cmd->library() : NULL;
     void *filled = t ? calloc(1, t->size) : NULL;
@@ -62,15 +55,19 @@ static void each_library_option(const cli_command *cmd, void (*show)(const char 
     for (size_t i = 0; t && i < t->count; i++) {
         char name[48], text[512];
         describe_library_option(&t->options[i], filled, text, sizeof text);
-        show(ptreg_option_cli_name(&t->options[i], name, sizeof name), text, t->options[i].placeholder);
+        ptreg_option_cli_name(&t->options[i], name, sizeof name);
+        show(name, library_short(cmd, name), text, t->options[i].placeholder);
     }
     free(filled);
 }
 
-static void show_help_line(const char *name, const char *text, const char *placeholder)
+static void show_help_line(const char *name, char short_name, const char *text, const char *placeholder)
 {
     char left[64];
-    snprintf(left, sizeof left, "    --%s %s", name, placeholder);
+    if (short_name)
+        snprintf(left, sizeof left, "-%c, --%s %s", short_name, name, placeholder);
+    else
+        snprintf(left, sizeof left, "    --%s %s", name, placeholder);
     printf("  %-28s %s\n", left, text);
 }
 
@@ -84,11 +81,14 @@ static void put_roff(const char *s)
             putchar(*s);
 }
 
-static void show_man_item(const char *name, const char *text, const char *placeholder)
+static void show_man_item(const char *name, char short_name, const char *text, const char *placeholder)
 {
-    printf(".TP\n.BI \\-\\-");
+    printf(".TP\n.BI ");
+    if (short_name)
+        printf("\"\\-%c, ", short_name);
+    printf("\\-\\-");
     put_roff(name);
-    printf(" \" %s\"\n", placeholder);
+    printf("%s \" %s\"\n", short_name ? "\"" : "", placeholder);
     put_roff(text);
     putchar('\n');
 }
@@ -101,24 +101,29 @@ void cli_print_help(const cli_command *cmd)
     if (cmd->description)
         printf("\n%s\n", cmd->description);
     printf("\noptions:\n");
-    void *filled = cmd->defaults ? calloc(1, cmd->defaults->size) : NULL;
-    if (filled)
-        cmd->defaults->fill(filled);
     for (size_t i = 0; i < cmd->option_count; i++) {
         const cli_option *o = &cmd->options[i];
+        if (!o->help) /* a library option's short name: shown with it */
+            continue;
         char left[64];
         if (o->short_name)
             snprintf(left, sizeof left, "-%c, --%s%s%s", o->short_name, o->name, o->value ? " " : "",
                      o->value ? o->value : "");
         else
             snprintf(left, sizeof left, "    --%s%s%s", o->name, o->value ? " " : "", o->value ? o->value : "");
-        char dflt[64];
-        library_default(cmd, filled, o->name, dflt, sizeof dflt);
-        printf("  %-28s %s%s\n", left, o->help, dflt);
+        printf("  %-28s %s\n", left, o->help);
     }
-    free(filled);
     each_library_option(cmd, show_help_line);
     printf("  %-28s %s\n", "-h, --help", "show this help");
+}
+
+/* The library's option `name` (its first len characters): its index in
+ * cli_args.value, after the command's own; -1 when none. */
+static int find_library(const cli_command *cmd, const char *name, size_t len)
+{
+    const ptreg_option_table *t = cmd->library ? cmd->library() : NULL;
+    const ptreg_option *o = t ? ptreg_option_find(t, name, len) : NULL;
+    return o ? (int)(cmd->option_count + (size_t)(o - t->options)) : -1;
 }
 
 /* An option's index in cli_args.value: the command's own first, then the
@@ -126,11 +131,9 @@ void cli_print_help(const cli_command *cmd)
 static int find_long(const cli_command *cmd, const char *name, size_t len)
 {
     for (size_t i = 0; i < cmd->option_count; i++)
-        if (strlen(cmd->options[i].name) == len && !strncmp(cmd->options[i].name, name, len))
+        if (cmd->options[i].help && strlen(cmd->options[i].name) == len && !strncmp(cmd->options[i].name, name, len))
             return (int)i;
-    const ptreg_option_table *t = cmd->library ? cmd->library() : NULL;
-    const ptreg_option *o = t ? ptreg_option_find(t, name, len) : NULL;
-    return o ? (int)(cmd->option_count + (size_t)(o - t->options)) : -1;
+    return find_library(cmd, name, len);
 }
 
 /* What the option at idx takes: its placeholder, NULL for a flag. */
@@ -143,9 +146,11 @@ static const char *option_value(const cli_command *cmd, int idx)
 
 static int find_short(const cli_command *cmd, char c)
 {
-    for (size_t i = 0; i < cmd->option_count; i++)
-        if (cmd->options[i].short_name == c)
-            return (int)i;
+    for (size_t i = 0; i < cmd->option_count; i++) {
+        const cli_option *o = &cmd->options[i];
+        if (o->short_name == c)
+            return o->help ? (int)i : find_library(cmd, o->name, strlen(o->name));
+    }
     return -1;
 }
 

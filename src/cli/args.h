@@ -15,35 +15,11 @@ typedef struct cli_option {
     const char *name;  /* long name without the dashes */
     char short_name;   /* 0 when none */
     const char *value; /* the value's placeholder, NULL for a flag */
-    const char *help;
+    const char *help;  /* NULL: only the short name of the library's option `name` (CLI_SHORT) */
 } cli_option;
 
-/* An option whose default is a field of the library's options struct:
- * --help prints "(default V)" from the library's *_options_default, so
- * the help cannot drift from the library. */
-typedef enum cli_default_kind { CLI_DEFAULT_INT, CLI_DEFAULT_DOUBLE, CLI_DEFAULT_SIZE } cli_default_kind;
-
-typedef struct cli_default {
-    const char *option;
-    cli_default_kind kind;
-    size_t offset;
-} cli_default;
-
-typedef struct cli_library_defaults {
-    void (*fill)(void *options); /* calls the library's *_options_default */
-    size_t size;                 /* of its options struct */
-    const cli_default *fields;
-    size_t count;
-} cli_library_defaults;
-
-/* Declares `name`, a command's library defaults: the library's
- * default_fn(type *) and the option -> field table that follows. */
-#define CLI_LIBRARY_DEFAULTS(name, type, default_fn, ...)                                                   \
-    static void name##_fill(void *options) { default_fn(options); }                                         \
-    static const cli_default name##_fields[] = {__VA_ARGS__};                                               \
-    static const cli_library_defaults name = {name##_fill, sizeof(type), name##_fields,                     \
-                                              sizeof name##_fields / sizeof name##_fields[0]}
-#define CLI_DEFAULT_FIELD(option, kind, type, member) {option, CLI_DEFAULT_##kind, offsetof(type, member)}
+/* -c for the library's option --name (cli_command.library). */
+#define CLI_SHORT(name, c) {name, c, NULL, NULL}
 
 typedef struct cli_command {
     const char *name;
@@ -53,7 +29,6 @@ typedef struct cli_command {
     const cli_option *options;
     size_t option_count;
     int min_positional, max_positional;
-    const cli_library_defaults *defaults; /* NULL: none */
     /* The library's options the command takes, after its own: parsed,
      * described in --help and checked from the library's table (NULL: none). */
     const ptreg_option_table *(*library)(void);
@@ -62,24 +37,12 @@ typedef struct cli_command {
 /* A command's entry: the option count from its table's size. */
 #define CLI_COMMAND(name, synopsis, summary, description, options, min_positional, max_positional)            \
     {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
-     max_positional, NULL, NULL}
-/* The same with its options' defaults read from the library. */
-#define CLI_COMMAND_DEFAULTS(name, synopsis, summary, description, options, min_positional, max_positional,   \
-                             defaults)                                                                       \
-    {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
-     max_positional, defaults, NULL}
-
+     max_positional, NULL}
 /* The same with the library's options table (options.h) after its own. */
 #define CLI_COMMAND_LIBRARY(name, synopsis, summary, description, options, min_positional, max_positional,    \
                             library)                                                                         \
     {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
-     max_positional, NULL, library}
-
-/* Both: the library's table, and defaults of the command's own options. */
-#define CLI_COMMAND_LIBRARY_DEFAULTS(name, synopsis, summary, description, options, min_positional,            \
-                                     max_positional, defaults, library)                                       \
-    {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
-     max_positional, defaults, library}
+     max_positional, library}
 
 #define CLI_MAX_OPTIONS 48
 #define CLI_MAX_POSITIONAL 8

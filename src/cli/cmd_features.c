@@ -9,10 +9,8 @@
 #include "ptreg/features.h"
 #include "ptreg/io.h"
 
-#define NEIGHBORHOOD_OPTIONS                                                                            \
-    {"k", 'k', "N", "the N nearest points, the point itself among them; with --radius, at most N"},     \
-    {"radius", 'r', "R", "every point closer than R (strictly), the point itself among them; with --k, " \
-                         "the N nearest of them (Open3D's KDTreeSearchParamHybrid(R, max_nn = N))"}
+/* The library's --k and --radius (--radius alone: every point within R). */
+#define NEIGHBORHOOD_SHORT CLI_SHORT("k", 'k'), CLI_SHORT("radius", 'r')
 #define RUN_OPTIONS                                                                                      \
     CLI_OPT_THREADS,                                                                                    \
     CLI_DEVICE_OPTION,                                                                                  \
@@ -26,30 +24,21 @@
     {"normal-radius", 0, "R", "normals, when estimated: every point closer than R"},                     \
     {"viewpoint", 0, "X,Y,Z", "estimated normals face this point (default 0,0,0)"},                     \
     {"reference", 0, NULL, "use the plain path (one search, one scalar pair at a time): same bits, slow"}, \
-    {"no-tune", 0, NULL, "fpfh: ignore `ptreg tune --kernel fpfh`'s winner (threads; on a GPU, work-groups)"},   \
+    {"no-tune", 0, NULL, "fpfh: ignore `ptreg tune --kernel fpfh`'s winner (threads; on a GPU, work-groups; " \
+                         "not used when --wg or --search-wg is given)"},                                      \
     RUN_OPTIONS
 
 static const cli_option normals_options[] = {
     {"output", 'o', "FILE", "write the cloud with its normals (.ply, .pcd: also the curvature, as PCL's "
                             "PointNormal; .xyz/.txt/.csv: x y z nx ny nz)"},
-    NEIGHBORHOOD_OPTIONS,
-    {"orient", 0, "HOW", "viewpoint (default: face --viewpoint), direction (along --direction), none (as "
-                         "PCA gives them) or tangent-plane (consistent over the surface, Open3D's "
-                         "OrientNormalsConsistentTangentPlane)"},
+    NEIGHBORHOOD_SHORT,
     {"viewpoint", 0, "X,Y,Z", "normals face this point (default 0,0,0, the sensor of most scans)"},
     {"direction", 0, "X,Y,Z", "--orient direction: n . d >= 0 (default 0,0,1)"},
-    {"orient-k", 0, "K", "--orient tangent-plane: the graph's neighbours"},
     CLI_OPT_ASCII,
     RUN_OPTIONS,
 };
 
-CLI_LIBRARY_DEFAULTS(normals_library, ptreg_normals_options, ptreg_normals_options_default,
-                     CLI_DEFAULT_FIELD("k", SIZE, ptreg_normals_options, neighbors.k),
-                     CLI_DEFAULT_FIELD("orient-k", INT, ptreg_normals_options, orient_k));
-CLI_LIBRARY_DEFAULTS(features_library, ptreg_feature_options, ptreg_feature_options_default,
-                     CLI_DEFAULT_FIELD("k", SIZE, ptreg_feature_options, neighbors.k));
-
-const cli_command cli_cmd_normals = CLI_COMMAND_DEFAULTS("normals",
+const cli_command cli_cmd_normals = CLI_COMMAND_LIBRARY("normals",
     "CLOUD [-o OUT] [--k N] [--radius R] [options]",
     "Estimate normals by PCA of each point's neighbourhood.",
     "A point's normal is the eigenvector of the smallest eigenvalue of its neighbourhood's\n"
@@ -61,21 +50,19 @@ const cli_command cli_cmd_normals = CLI_COMMAND_DEFAULTS("normals",
     "neighbours all coincide (a scanner's invalid returns at the origin), get NaN normals\n"
     "and are counted as missing. This is what PCL's NormalEstimation computes.\n\n"
     "time_ms counts from the cloud in memory to the normals (k-d tree included).",
-    normals_options, 1, 1, &normals_library);
+    normals_options, 1, 1, ptreg_normals_option_table);
 
 static const cli_option pfh_options[] = {
     {"output", 'o', "FILE", "write the descriptors: .pcd (field pfh, PCL's layout), .npy (n x 125 "
                             "float32) or .csv/.txt"},
-    NEIGHBORHOOD_OPTIONS,
+    NEIGHBORHOOD_SHORT,
     DESCRIPTOR_OPTIONS,
 };
 
 static const cli_option fpfh_options[] = {
     {"output", 'o', "FILE", "write the descriptors: .pcd (field fpfh, PCL's layout), .npy (n x 33 "
                             "float32) or .csv/.txt"},
-    NEIGHBORHOOD_OPTIONS,
-    {"convention", 0, "C", "pcl (default: blocks sum to 100) or open3d (the point's own SPFH added: "
-                           "blocks sum to 200)"},
+    NEIGHBORHOOD_SHORT,
     DESCRIPTOR_OPTIONS,
 };
 
@@ -92,26 +79,25 @@ static const cli_option fpfh_options[] = {
     "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"          \
     "neighbourhoods included, normal estimation and file I/O not); with --repeat it is the median."
 
-const cli_command cli_cmd_pfh = CLI_COMMAND_DEFAULTS("pfh",
+const cli_command cli_cmd_pfh = CLI_COMMAND_LIBRARY("pfh",
     "CLOUD [-o OUT] [--k N] [--radius R] [options]",
     "Point feature histograms (PFH, 125 bins) as PCL's PFHEstimation computes them.",
     "Every unordered pair of a point's neighbourhood (the point included) adds 100 / pairs to\n"
     "bin theta + 5 alpha + 25 phi of PCL's pair feature (5 bins per feature); rows sum to 100.\n\n" DESCRIPTOR_HELP,
-    pfh_options, 1, 1, &features_library);
+    pfh_options, 1, 1, ptreg_feature_option_table);
 
-const cli_command cli_cmd_fpfh = CLI_COMMAND_DEFAULTS("fpfh",
+const cli_command cli_cmd_fpfh = CLI_COMMAND_LIBRARY("fpfh",
     "CLOUD [-o OUT] [--k N] [--radius R] [--convention pcl|open3d] [options]",
     "Fast point feature histograms (FPFH, 33 bins) as PCL's FPFHEstimation or Open3D computes them.",
     "SPFH(p): the pairs of p with each neighbour, 11 bins each for theta, alpha and phi.\n"
     "FPFH(p) = sum over neighbours q of SPFH(q) / |p - q|^2, each 11-bin block scaled to sum to\n"
     "100 (--convention pcl); --convention open3d adds SPFH(p), so blocks sum to 200.\n\n" DESCRIPTOR_HELP,
-    fpfh_options, 1, 1, &features_library);
+    fpfh_options, 1, 1, ptreg_feature_option_table);
 
-/* --k alone: k-NN; --radius alone: a ball; both: Open3D's hybrid search. */
-static int read_neighborhood(const cli_args *a, const char *cmd, const char *k_name, const char *r_name,
-                             ptreg_neighborhood *nb)
+/* --k alone: k-NN; --radius alone: a ball; both: Open3D's hybrid search
+ * (the library's k is 30 unless given). */
+static int read_neighborhood(const cli_args *a, const char *k_name, const char *r_name, ptreg_neighborhood *nb)
 {
-    (void)cmd;
     nb->radius = 0.0;
     if (cli_has(a, r_name)) {
         nb->k = 0;
@@ -120,6 +106,15 @@ static int read_neighborhood(const cli_args *a, const char *cmd, const char *k_n
             return rc;
     }
     return cli_size(a, k_name, 1, (size_t)1 << 20, &nb->k);
+}
+
+/* The library's options of the command, --radius alone meaning the ball. */
+static int read_library_neighborhood(const cli_args *a, void *options, ptreg_neighborhood *nb)
+{
+    int rc = cli_read_library(a, options);
+    if (!rc && cli_has(a, "radius") && !cli_has(a, "k"))
+        nb->k = 0;
+    return rc;
 }
 
 /* k-NN without a radius takes k points of the cloud: a k beyond it is a
@@ -165,22 +160,6 @@ static void add_run_fields(cJSON *j, double time_ms, const double *times, int re
 
 /* ---- normals ------------------------------------------------------------- */
 
-static int read_orientation(const cli_args *a, ptreg_normals_options *o)
-{
-    static const char *const names[] = {"viewpoint", "direction", "none", "tangent-plane"};
-    const char *how = cli_string(a, "orient", "viewpoint");
-    int found = 0;
-    for (int k = 0; k < 4; k++)
-        if (!strcmp(how, names[k]))
-            o->orientation = (ptreg_normal_orientation)k, found = 1;
-    if (!found) {
-        cli_error("normals", "--orient: '%s' is not viewpoint, direction, none or tangent-plane", how);
-        return EXIT_USAGE;
-    }
-    int rc = cli_vec3(a, "direction", o->direction);
-    return rc ? rc : cli_int(a, "orient-k", 1, 1000, &o->orient_k);
-}
-
 /* One estimate of --repeat (cli_repeat): the normals must repeat exactly. */
 typedef struct normals_run {
     const ptreg_cloud *c;
@@ -209,7 +188,7 @@ int cli_run_normals(int argc, char **argv)
     ptreg_normals_options o;
     ptreg_normals_options_default(&o);
     int repeat = 1;
-    if ((rc = read_neighborhood(&a, "normals", "k", "radius", &o.neighbors)) || (rc = read_orientation(&a, &o)) ||
+    if ((rc = read_library_neighborhood(&a, &o, &o.neighbors)) || (rc = cli_vec3(&a, "direction", o.direction)) ||
         (rc = cli_vec3(&a, "viewpoint", o.viewpoint)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
         (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, CLI_CPU_ONLY, "normals", &o.device)))
         return rc;
@@ -282,7 +261,7 @@ static int ensure_normals(const cli_args *a, const char *cmd, ptreg_cloud *c, co
         return EXIT_OK;
     ptreg_normals_options o;
     ptreg_normals_options_default(&o);
-    int rc = read_neighborhood(a, cmd, "normal-k", "normal-radius", &o.neighbors);
+    int rc = read_neighborhood(a, "normal-k", "normal-radius", &o.neighbors);
     rc = rc ? rc : check_k(cmd, "normal-k", &o.neighbors, a->positional[0], c->n);
     rc = rc ? rc : cli_vec3(a, "viewpoint", o.viewpoint);
     if (rc)
@@ -321,21 +300,13 @@ static int check_output(const cli_args *a, const char *cmd)
 static int read_feature_options(const cli_args *a, const descriptor_kind *kind, ptreg_feature_options *o)
 {
     const char *cmd = kind->cmd->name;
-    int rc = read_neighborhood(a, cmd, "k", "radius", &o->neighbors);
-    if (!rc)
-        rc = check_output(a, cmd);
-    if (rc)
-        return rc;
-    o->reference = cli_has(a, "reference");
-    if (kind->bins != PTREG_FPFH_BINS)
-        return EXIT_OK;
-    const char *conv = cli_string(a, "convention", "pcl");
-    if (strcmp(conv, "pcl") && strcmp(conv, "open3d")) {
-        cli_error(cmd, "--convention: '%s' is not pcl or open3d", conv);
+    if (kind->bins != PTREG_FPFH_BINS && cli_has(a, "convention")) {
+        cli_error(cmd, "--convention is FPFH's: PFH has one");
         return EXIT_USAGE;
     }
-    o->convention = strcmp(conv, "pcl") ? PTREG_FPFH_OPEN3D : PTREG_FPFH_PCL;
-    return EXIT_OK;
+    int rc = read_library_neighborhood(a, o, &o->neighbors);
+    o->reference = cli_has(a, "reference");
+    return rc ? rc : check_output(a, cmd);
 }
 
 /* One computation of --repeat (cli_repeat) into out: the descriptors must
@@ -406,7 +377,8 @@ static cJSON *tuned_variant(const cli_args *a, ptreg_feature_options *o, size_t 
         return NULL;
     ptreg_tune_choice c;
     ptreg_error err;
-    if (ptreg_tune_fpfh(o, n, !cli_has(a, "no-tune"), &c, &err) == PTREG_ERR_NOMEM)
+    const int use_cache = !cli_has(a, "no-tune") && !cli_library_knob_given(a);
+    if (ptreg_tune_fpfh(o, n, use_cache, &c, &err) == PTREG_ERR_NOMEM)
         cli_set_out_of_memory();
     return cli_tune_adopt(a, &c);
 }

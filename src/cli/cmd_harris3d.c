@@ -12,7 +12,7 @@ static const cli_option harris_options[] = {
     {"output", 'o', "FILE", "write the keypoints: .ply (x y z score i j k) or .csv/.txt"},
     {"scores", 0, "FILE", "write every voxel's score as a float32 NRRD volume"},
     {"threshold", 0, "T", "keep scores above T (absolute)"},
-    {"relative", 0, "R", "keep scores above R times the largest"},
+    {"relative", 0, "R", "keep scores above R times the largest (default 0.01, the library's)"},
     {"dims", 0, "X,Y,Z", "raw volumes: sizes (default: from a name like NAME_XxYxZ_TYPE.raw)"},
     {"type", 0, "TYPE", "raw volumes: u8, i8, u16, i16, u32, i32, f32 or f64 (uint8, int16, float ... too)"},
     {"endian", 0, "E", "raw volumes: little (default) or big"},
@@ -26,11 +26,7 @@ static const cli_option harris_options[] = {
     CLI_OPT_JSON,
 };
 
-/* --relative and --threshold set one field (its mode says which). */
-CLI_LIBRARY_DEFAULTS(harris_defaults_library, ptreg_harris3d_options, ptreg_harris3d_options_default,
-                     CLI_DEFAULT_FIELD("relative", DOUBLE, ptreg_harris3d_options, threshold));
-
-const cli_command cli_cmd_harris3d = CLI_COMMAND_LIBRARY_DEFAULTS("harris3d",
+const cli_command cli_cmd_harris3d = CLI_COMMAND_LIBRARY("harris3d",
     "VOLUME [options]",
     "Find 3-D Harris interest points (corners) in a volume.",
     "Gradients by central differences g = (I[x+1] - I[x-1], ...), the structure tensor\n"
@@ -49,8 +45,7 @@ const cli_command cli_cmd_harris3d = CLI_COMMAND_LIBRARY_DEFAULTS("harris3d",
     "time_ms counts from the volume in memory to the keypoints (scores and selection);\n"
     "with --repeat, it and scores_ms, keypoints_ms are medians over the runs.\n"
     "Keypoint coordinates x y z are origin + index * spacing; i j k are the voxel.",
-    harris_options, 1, 1, &harris_defaults_library,
-    ptreg_harris3d_option_table);
+    harris_options, 1, 1, ptreg_harris3d_option_table);
 
 static int parse_dims(const cli_args *a, size_t dims[3])
 {

@@ -7,15 +7,7 @@
 
 static const cli_option register_options[] = {
     CLI_REGISTRATION_OUTPUTS,
-    {"voxel", 0, "V", "the downsampling cube; the neighbourhoods scale with it (default: TARGET's bounding-box "
-                      "diagonal / 80)"},
-    {"global", 0, "G", "ransac (default: RANSAC over the matches) or fgr (Fast Global Registration, as Open3D's)"},
-    {"method", 0, "M", "the refinement on all points: plane (default), gicp, symmetric or point"},
     {"no-refine", 0, NULL, "stop after RANSAC (fitness and rmse are then RANSAC's transform's)"},
-    {"refine-dist", 0, "D", "the refinement's pair distance (default 0.4 voxels)"},
-    {"ransac-dist", 0, "D", "RANSAC's inlier distance (default 1.5 voxels)"},
-    {"ransac-iter", 0, "N", "RANSAC's most hypotheses"},
-    {"confidence", 0, "C", "RANSAC stops once this sure of an all-inlier sample"},
     {"seed", 0, "S", "RANSAC's samples (default 1)"},
     {"one-way", 0, NULL, "keep every source point's nearest descriptor, not only mutual ones"},
     {"truth", 0, "FILE", "known answer: report the rotation and translation error"},
@@ -25,11 +17,7 @@ static const cli_option register_options[] = {
     CLI_OPT_JSON,
 };
 
-CLI_LIBRARY_DEFAULTS(register_defaults_library, ptreg_register_options, ptreg_register_options_default,
-                     CLI_DEFAULT_FIELD("ransac-iter", INT, ptreg_register_options, ransac.max_iter),
-                     CLI_DEFAULT_FIELD("confidence", DOUBLE, ptreg_register_options, ransac.confidence));
-
-const cli_command cli_cmd_register = CLI_COMMAND_DEFAULTS("register",
+const cli_command cli_cmd_register = CLI_COMMAND_LIBRARY("register",
     "SOURCE TARGET [options]",
     "Register SOURCE onto TARGET without an initial guess: downsample, features, RANSAC, ICP.",
     "The pipeline of Open3D's global-registration tutorial, with its scales: both clouds'\n"
@@ -44,28 +32,14 @@ const cli_command cli_cmd_register = CLI_COMMAND_DEFAULTS("register",
     "by --method on all points from RANSAC's transform (pairs within 0.4V, 30 iterations).\n"
     "Every stage's time is reported; the same result for any thread count and every run.\n"
     "The stages stand alone too: ptreg convert --voxel, ptreg normals, ptreg fpfh, ptreg icp.",
-    register_options, 2, 2, &register_defaults_library);
+    register_options, 2, 2, ptreg_register_option_table);
 
 static int read_register_options(const cli_args *a, ptreg_register_options *o)
 {
-    const char *global = cli_string(a, "global", "ransac"), *method = cli_string(a, "method", "plane");
-    if (strcmp(global, "ransac") && strcmp(global, "fgr")) {
-        cli_error("register", "--global: '%s' is not ransac or fgr", global);
-        return EXIT_USAGE;
-    }
-    o->global = strcmp(global, "fgr") ? PTREG_GLOBAL_RANSAC : PTREG_GLOBAL_FGR;
-    if (ptreg_icp_method_parse(method, &o->refine)) {
-        cli_error("register", "--method: '%s' is not plane, gicp, symmetric or point", method);
-        return EXIT_USAGE;
-    }
     o->no_refine = cli_has(a, "no-refine");
     o->mutual = !cli_has(a, "one-way");
     int seed = 1;
-    int rc = cli_double(a, "voxel", 1e-30, 1e30, &o->voxel);
-    rc = rc ? rc : cli_double(a, "refine-dist", 1e-30, 1e30, &o->refine_dist);
-    rc = rc ? rc : cli_double(a, "ransac-dist", 1e-30, 1e30, &o->ransac.max_dist);
-    rc = rc ? rc : cli_int(a, "ransac-iter", 1, 100000000, &o->ransac.max_iter);
-    rc = rc ? rc : cli_double(a, "confidence", 1e-9, 1.0 - 1e-12, &o->ransac.confidence);
+    int rc = cli_read_library(a, o);
     rc = rc ? rc : cli_int(a, "seed", 0, 2147483647, &seed);
     o->ransac.seed = (uint64_t)seed;
     return rc ? rc : cli_apply_threads(a);

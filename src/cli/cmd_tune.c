@@ -16,11 +16,6 @@ static const cli_option tune_options[] = {
     {"size", 0, "N", "the problem: pair N x N point pairs (default 20000), harris an N x N x N/2 volume (256), "
                      "fpfh N points (50000), lddmm N landmarks (2000); the winner is kept for its size class"},
     {"precision", 0, "P", "fp32 (default) or fp16 (pair only): the pair terms' arithmetic, never changed by tuning"},
-    {"search", 0, "S", "auto (default: exhaustive up to 64 candidates, else coordinate), exhaustive, "
-                       "coordinate or halving"},
-    {"sample", 0, "F", "coordinate, halving: the share of the valid candidates measured (default 0.25)"},
-    {"reps", 0, "N", "repetitions of a final measurement, median (default 5)"},
-    {"budget", 0, "SECONDS", "stop starting new measurements after this long (default 300; 0: no limit)"},
     {"csv", 0, "FILE", "write every candidate: parameters, seconds, Gpts/s, error, passed, rounds"},
     {"plot", 0, "FILE.svg", "draw the rate of every candidate, the winner and the default marked"},
     {"no-save", 0, NULL, "do not keep the winner in the cache"},
@@ -30,7 +25,7 @@ static const cli_option tune_options[] = {
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_tune = CLI_COMMAND("tune",
+const cli_command cli_cmd_tune = CLI_COMMAND_LIBRARY("tune",
     "[--kernel pair|harris|fpfh|lddmm] [--size N] [--device DEV] [options]",
     "Search a kernel's variants on this machine and keep the fastest for later commands.",
     "The kernel declares its parameters and the constraints between them as data (for the pair\n"
@@ -58,7 +53,7 @@ const cli_command cli_cmd_tune = CLI_COMMAND("tune",
     "emicp, engine options). A missing, stale or corrupted\n"
     "cache means the defaults, with a warning.\n"
     "Progress shows on stderr when it is a terminal.",
-    tune_options, 0, 0);
+    tune_options, 0, 0, ptreg_tune_option_table);
 
 /* A tunable kernel: its spaces, inputs, run and rate. */
 typedef struct tune_kernel {
@@ -132,20 +127,8 @@ static int read_options(const cli_args *a, tune_job *j, ptreg_precision *precisi
         cli_error("tune", "--precision: '%s' is not fp32 or, for pair, fp16", prec);
         return EXIT_USAGE;
     }
-    const char *search = cli_string(a, "search", "auto");
-    j->opt.method = !strcmp(search, "exhaustive")   ? PTREG_TUNE_EXHAUSTIVE
-                    : !strcmp(search, "halving")    ? PTREG_TUNE_HALVING
-                    : !strcmp(search, "coordinate") ? PTREG_TUNE_COORDINATE
-                                                    : PTREG_TUNE_AUTO;
-    if (j->opt.method == PTREG_TUNE_AUTO && strcmp(search, "auto")) {
-        cli_error("tune", "--search: '%s' is not auto, exhaustive, coordinate or halving", search);
-        return EXIT_USAGE;
-    }
-    j->opt.budget_s = 300;
     int rc = cli_size(a, "size", 16, j->kernel->max_size, &j->n);
-    rc = rc ? rc : cli_double(a, "sample", 1e-3, 1.0, &j->opt.sample_fraction);
-    rc = rc ? rc : cli_int(a, "reps", 1, 64, &j->opt.reps);
-    rc = rc ? rc : cli_double(a, "budget", 0.0, 1e7, &j->opt.budget_s);
+    rc = rc ? rc : cli_read_library(a, &j->opt);
     return rc ? rc : cli_apply_threads(a);
 }
 
@@ -300,9 +283,7 @@ static int report(const cli_args *a, const tune_job *j)
         cJSON_AddStringToObject(o, "machine", j->machine.name);
         cJSON_AddNumberToObject(o, "size", (double)j->n);
         cJSON_AddStringToObject(o, "size_class", j->size_class);
-        cJSON_AddStringToObject(o, "search", r->method == PTREG_TUNE_HALVING      ? "halving"
-                                             : r->method == PTREG_TUNE_COORDINATE ? "coordinate"
-                                                                                  : "exhaustive");
+        cJSON_AddStringToObject(o, "search", ptreg_tune_method_name(r->method));
         cJSON_AddNumberToObject(o, "space_points", r->stats.full);
         cJSON_AddNumberToObject(o, "valid_points", r->stats.valid);
         cJSON_AddNumberToObject(o, "nodes_visited", r->stats.visited);

@@ -23,24 +23,6 @@ static double value_of(const ptreg_option *o, const void *options)
     return o->type == PTREG_OPTION_SIZE ? (double)*(const size_t *)at : (double)*(const int *)at;
 }
 
-const char *option_name_of(const ptreg_option_name *names, int value)
-{
-    for (const ptreg_option_name *n = names; n->name; n++)
-        if (n->value == value)
-            return n->name;
-    return NULL;
-}
-
-int option_value_of(const ptreg_option_name *names, const char *name, int *value)
-{
-    for (const ptreg_option_name *n = names; n->name; n++)
-        if (!strcmp(n->name, name)) {
-            *value = n->value;
-            return 0;
-        }
-    return -1;
-}
-
 /* name's first len characters spell option name `full`, '-' and '_' alike */
 static int spells(const char *full, const char *name, size_t len)
 {
@@ -54,13 +36,34 @@ static int spells(const char *full, const char *name, size_t len)
     return 1;
 }
 
+const char *option_name_of(const ptreg_option_name *names, int value)
+{
+    for (const ptreg_option_name *n = names; n->name; n++)
+        if (n->value == value)
+            return n->name;
+    return NULL;
+}
+
+int option_value_of(const ptreg_option_name *names, const char *name, int *value)
+{
+    for (const ptreg_option_name *n = names; n->name; n++)
+        if (spells(n->name, name, strlen(name))) {
+            *value = n->value;
+            return 0;
+        }
+    return -1;
+}
+
 const ptreg_option *ptreg_option_find(const ptreg_option_table *table, const char *name, size_t len)
 {
     for (size_t i = 0; i < table->count; i++) {
         const ptreg_option *o = &table->options[i];
-        if (spells(o->cli_name, name, len) || spells(o->name, name, len))
+        if (spells(o->cli_name ? o->cli_name : o->name, name, len))
             return o;
     }
+    for (size_t i = 0; i < table->count; i++)
+        if (spells(table->options[i].name, name, len))
+            return &table->options[i];
     return NULL;
 }
 

@@ -41,7 +41,7 @@
     }
 
 /* The name of value among names ({NULL, 0}-ended), or NULL; the value of
- * name into *value: 0, or -1 when names lack it. What an enum's
+ * name into *value ('-' and '_' alike): 0, or -1 when names lack it. What an enum's
  * ptreg_X_name and ptreg_X_parse are made of. */
 const char *option_name_of(const ptreg_option_name *names, int value);
 int option_value_of(const ptreg_option_name *names, const char *name, int *value);

@@ -14,6 +14,7 @@
 #ifndef PTREG_FEAT_NEIGHBORHOOD_H
 #define PTREG_FEAT_NEIGHBORHOOD_H
 
+#include "core/options_table.h"
 #include "ptreg/features.h"
 #include "ptreg/nn.h"
 
@@ -32,6 +33,16 @@ typedef struct feat_table {
     void **blocks;    /* the storage the lists point into */
     size_t block_count;
 } feat_table;
+
+/* The rows (core/options_table.h) of a neighbourhood `member` of options
+ * struct `type`; k 0 (no count) and radius 0 (no radius) are "not set". */
+#define FEAT_NEIGHBORHOOD_ROWS(type, member)                                                                        \
+    OPTION_NUMBER(type, member.k, "k", NULL, SIZE, 0, 1 << 20, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "N",  \
+                  "the N nearest points, the point itself among them; with radius, at most N"),                   \
+    OPTION_NUMBER(type, member.radius, "radius", NULL, DOUBLE, 0, 1e30,                                           \
+                  PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "R",                                              \
+                  "every point closer than R (strictly), the point itself among them; with k, the N nearest " \
+                  "of them (Open3D's KDTreeSearchParamHybrid(R, max_nn = N))")
 
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err);
 

@@ -19,6 +19,25 @@ void ptreg_normals_options_default(ptreg_normals_options *opt)
     opt->orient_k = 10;
 }
 
+static const ptreg_option_name orientation_names[] = {{"viewpoint", PTREG_ORIENT_VIEWPOINT},
+                                                      {"direction", PTREG_ORIENT_DIRECTION},
+                                                      {"none", PTREG_ORIENT_NONE},
+                                                      {"tangent-plane", PTREG_ORIENT_TANGENT_PLANE},
+                                                      {NULL, 0}};
+
+OPTION_ENUM_IS_INT(ptreg_normals_options, orientation);
+/* The viewpoint and the direction (three numbers each) are the front ends'. */
+static const ptreg_option normals_rows[] = {
+    FEAT_NEIGHBORHOOD_ROWS(ptreg_normals_options, neighbors),
+    OPTION_ENUM(ptreg_normals_options, orientation, "orientation", "orient", orientation_names, 0,
+                "viewpoint (face the viewpoint), direction (along the direction), none (as PCA gives them) or "
+                "tangent-plane (consistent over the surface, Open3D's OrientNormalsConsistentTangentPlane)"),
+    OPTION_FIELD(ptreg_normals_options, orient_k, NULL, INT, 1, 1000, 0, "K",
+                 "orientation tangent-plane: the graph's neighbours"),
+};
+OPTION_TABLE(ptreg_normals_option_table, "normals", ptreg_normals_options, ptreg_normals_options_default,
+             normals_rows)
+
 /* The eigenvalues (ascending) of a symmetric positive semi-definite 3x3
  * matrix and the smallest one's unit eigenvector. The smallest root of the
  * characteristic polynomial p(l) = l^3 - c2 l^2 + c1 l - c0 by Newton's
@@ -265,14 +284,6 @@ static ptreg_status orient_tangent_plane(const float *xyz, size_t n, const feat_
 }
 
 /* The orientation options' range; 0 when valid. */
-static ptreg_status check_orientation(const ptreg_normals_options *opt, ptreg_error *err)
-{
-    if ((unsigned)opt->orientation > PTREG_ORIENT_TANGENT_PLANE || opt->orient_k < 1 || opt->orient_k > 1000)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "normals: orientation %d or orient_k %d out of range",
-                               (int)opt->orientation, opt->orient_k);
-    return PTREG_OK;
-}
-
 ptreg_status feat_normals_on_tree(const ptreg_kdtree *tree, const float *xyz, size_t n,
                                   const ptreg_normals_options *opt, float *normals, float *curvature,
                                   size_t *missing, ptreg_error *err)
@@ -313,7 +324,7 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
         return ptreg_error_set(err, PTREG_ERR_ARG, "normals: no points or no output");
     ptreg_device on;
     ptreg_status st = ptreg_check_shape("normals: the cloud", xyz, n, err);
-    st = st ? st : check_orientation(opt, err);
+    st = st ? st : ptreg_options_check(ptreg_normals_option_table(), opt, err);
     st = st ? st : ptreg_device_resolve(&opt->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "normals", &on, err);
     if (st)
         return st;

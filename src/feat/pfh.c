@@ -31,6 +31,23 @@ void ptreg_feature_options_default(ptreg_feature_options *opt)
     opt->reference = 0;
 }
 
+static const ptreg_option_name convention_names[] = {
+    {"pcl", PTREG_FPFH_PCL}, {"open3d", PTREG_FPFH_OPEN3D}, {NULL, 0}};
+
+OPTION_ENUM_IS_INT(ptreg_feature_options, convention);
+static const ptreg_option feature_rows[] = {
+    FEAT_NEIGHBORHOOD_ROWS(ptreg_feature_options, neighbors),
+    OPTION_ENUM(ptreg_feature_options, convention, "convention", NULL, convention_names, 0,
+                "FPFH: pcl (blocks sum to 100) or open3d (the point's own SPFH added: blocks sum to 200)"),
+    OPTION_NUMBER(ptreg_feature_options, gpu.wg, "wg", NULL, INT, 64, 256, PTREG_OPTION_POW2 | PTREG_OPTION_KNOB |
+                  PTREG_OPTION_AUTO, "N", "on a GPU, the threads of each point's work-group (default 64)"),
+    OPTION_NUMBER(ptreg_feature_options, gpu.search_wg, "search_wg", NULL, INT, 32, 256, PTREG_OPTION_POW2 |
+                  PTREG_OPTION_KNOB | PTREG_OPTION_AUTO, "N", "on a GPU, the neighbour searches' work-group "
+                  "(default 256)"),
+};
+OPTION_TABLE(ptreg_feature_option_table, "features", ptreg_feature_options, ptreg_feature_options_default,
+             feature_rows)
+
 static float dot3(const float a[3], const float b[3]) { return (a[0] * b[0] + a[2] * b[2]) + a[1] * b[1]; }
 
 static void cross3(const float a[3], const float b[3], float out[3])
@@ -105,20 +122,11 @@ static ptreg_status check_inputs(const float *xyz, const float *normals, size_t 
 {
     if (!xyz || !normals || !out || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: no points, normals or output");
-    ptreg_status st = ptreg_check_shape("features: the cloud", xyz, n, err);
-    if (st)
-        return st;
-    if (o->convention != PTREG_FPFH_PCL && o->convention != PTREG_FPFH_OPEN3D)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "features: unknown convention %d", (int)o->convention);
     /* the reference path is the CPU's by definition */
     const unsigned backends = o->reference ? PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) : PTREG_FEATURES_BACKENDS;
-    const int wg = o->gpu.wg, swg = o->gpu.search_wg;
-    if ((wg && wg != 64 && wg != 128 && wg != 256) || (swg && swg != 32 && swg != 64 && swg != 128 && swg != 256))
-        return ptreg_error_set(err, PTREG_ERR_ARG,
-                               "features: gpu.wg %d (64, 128, 256; 0: 64) or gpu.search_wg %d (32..256, a power of "
-                               "two; 0: 256) out of range",
-                               wg, swg);
-    st = ptreg_device_resolve(&o->device, backends, "PFH/FPFH", on, err);
+    ptreg_status st = ptreg_check_shape("features: the cloud", xyz, n, err);
+    st = st ? st : ptreg_options_check(ptreg_feature_option_table(), o, err);
+    st = st ? st : ptreg_device_resolve(&o->device, backends, "PFH/FPFH", on, err);
     return st ? st : feat_check_neighborhood(&o->neighbors, err);
 }
 

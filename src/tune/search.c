@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options_table.h"
 #include "ptreg/tune.h"
 
 /* Spaces above this many valid points are searched by halving under AUTO. */
@@ -20,7 +21,33 @@ void ptreg_tune_options_default(ptreg_tune_options *o)
     o->confirm = 3;
     o->min_gain = 1.02;
     o->seed = 0x74756e65u; /* "tune" */
+    o->budget_s = 300;
 }
+
+static const ptreg_option_name tune_method_names[] = {{"auto", PTREG_TUNE_AUTO},
+                                                      {"exhaustive", PTREG_TUNE_EXHAUSTIVE},
+                                                      {"halving", PTREG_TUNE_HALVING},
+                                                      {"coordinate", PTREG_TUNE_COORDINATE},
+                                                      {NULL, 0}};
+OPTION_ENUM_FUNCTIONS(ptreg_tune_method, tune_method_names, "auto", ptreg_tune_method_name, ptreg_tune_method_parse)
+
+OPTION_ENUM_IS_INT(ptreg_tune_options, method);
+/* The tolerance is each kernel's; the seed (64 bits) and the progress
+ * callback are the front ends'. */
+static const ptreg_option tune_rows[] = {
+    OPTION_ENUM(ptreg_tune_options, method, "method", "search", tune_method_names, 0,
+                "auto (exhaustive up to 64 candidates, else coordinate), exhaustive, coordinate or halving"),
+    OPTION_FIELD(ptreg_tune_options, sample_fraction, "sample", DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO, "F",
+                 "coordinate, halving: the share of the valid candidates measured"),
+    OPTION_FIELD(ptreg_tune_options, reps, NULL, INT, 1, 64, 0, "N", "repetitions of a final measurement, median"),
+    OPTION_FIELD(ptreg_tune_options, budget_s, "budget", DOUBLE, 0, 1e7, 0, "SECONDS",
+                 "stop starting new measurements after this long (0: no limit)"),
+    OPTION_FIELD(ptreg_tune_options, confirm, NULL, INT, 0, 1000, 0, "N",
+                 "rounds of the winner and the default measured in turn at the end (0: none)"),
+    OPTION_FIELD(ptreg_tune_options, min_gain, NULL, DOUBLE, 1, 1e3, 0, "G",
+                 "the winner must then beat the default by this factor, else the default is kept"),
+};
+OPTION_TABLE(ptreg_tune_option_table, "tune", ptreg_tune_options, ptreg_tune_options_default, tune_rows)
 
 void ptreg_tune_result_free(ptreg_tune_result *r)
 {
@@ -282,8 +309,8 @@ ptreg_status ptreg_tune_search(const ptreg_tune_space *s, const ptreg_tune_machi
         ptreg_tune_options_default(&defaults);
         opt = &defaults;
     }
-    if (opt->reps < 1 || !(opt->sample_fraction > 0 && opt->sample_fraction <= 1))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "tune: reps must be >= 1 and the sample fraction in (0, 1]");
+    if (ptreg_options_check(ptreg_tune_option_table(), opt, err))
+        return PTREG_ERR_ARG;
     const size_t valid = ptreg_tune_enumerate(s, m, NULL, 0, &r->stats);
     if (!valid)
         return ptreg_error_set(err, PTREG_ERR_ARG, "tune %s: no point of the space satisfies its constraints",
