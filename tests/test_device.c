@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "device/backend.h"
+#include "device/engine.h"
 #include "device/kernel_cache.h"
 #include "ptreg/device.h"
 
@@ -73,6 +74,38 @@ static void test_resolve(void)
     CHECK_MSG(strstr(err.message, "PTREG_DEVICE") && strstr(err.message, "harris3d"), "%s", err.message);
     unsetenv("PTREG_DEVICE");
     CHECK(ptreg_backend_built(PTREG_BACKEND_CPU));
+}
+
+/* A GPU engine that runs options whose int is 1. */
+static ptreg_status runs_ones(const void *options, const ptreg_device_info *device, ptreg_error *err)
+{
+    return *(const int *)options ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "not on %s", device->name);
+}
+
+/* The choice among engines (device/engine.h) on `gpu`: the engine asked;
+ * auto, and PTREG_DEVICE's choice, fall back to the CPU; a device named
+ * gets the engine's reason. */
+static void test_engines(const ptreg_device *gpu, const char *name)
+{
+    const engine gpu_engine = {ENGINE_GPU_BACKENDS, runs_ones};
+    const engine *const both[] = {&engine_cpu, &gpu_engine}, *const cpu[] = {&engine_cpu};
+    const int yes = 1, no = 0;
+    ptreg_device on;
+    ptreg_error err;
+    size_t which = 9;
+    CHECK_MSG(engine_choose(both, 2, gpu, &yes, "op", &on, &which, &err) == PTREG_OK && which == 1 &&
+                  on.backend == gpu->backend && on.index == gpu->index, "%s", name);
+    CHECK_MSG(engine_choose(both, 2, gpu, &no, "op", &on, &which, &err) == PTREG_ERR_UNSUPPORTED &&
+                  strstr(err.message, "not on"), "%s", name);
+    CHECK_MSG(engine_choose(cpu, 1, gpu, &yes, "op", &on, &which, &err) == PTREG_ERR_ARG &&
+                  strstr(err.message, "CPU only"), "%s: %s", name, err.message);
+    const ptreg_device any = {PTREG_BACKEND_AUTO, 0};
+    setenv("PTREG_DEVICE", name, 1);
+    CHECK_MSG(engine_choose(both, 2, &any, &no, "op", &on, &which, &err) == PTREG_OK && which == 0 &&
+                  on.backend == PTREG_BACKEND_CPU, "%s", name);
+    CHECK_MSG(engine_choose(both, 2, &any, &yes, "op", &on, &which, &err) == PTREG_OK && which == 1 &&
+                  on.backend == gpu->backend, "%s", name);
+    unsetenv("PTREG_DEVICE");
 }
 
 /* The block sum's tree, in the kernel's order, on the host. */
@@ -320,6 +353,7 @@ int main(void)
             continue;
         }
         printf("device %s: %s\n", name, list[i].name);
+        test_engines(&list[i].device, name);
         test_buffers(dev, name);
         test_programs(dev, name);
         test_block_sums(dev, name);

@@ -36,13 +36,9 @@ typedef struct ptreg_batch_options {
     int max_iter;        /* default 1000 */
     double tol;          /* ptreg_emicp's (default 1e-7; 0: run the whole schedule) */
     int reference;       /* 1: the plain path, one pair at a time (for checking; slow) */
-    ptreg_device device; /* auto (default), cpu, cuda[:N], opencl[:N]: PTREG_BATCH_BACKENDS */
+    ptreg_device device; /* auto (default), cpu, cuda[:N], opencl[:N]: ptreg_batch_resolve_device */
 } ptreg_batch_options;
 
-/* The backends batched registration runs on (ptreg_device_resolve's mask). */
-#define PTREG_BATCH_BACKENDS                                                                            \
-    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                     \
-     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
 /* The most source or target points a pair may have on a GPU (the kernel's
  * local arrays are sized for it). A set with a larger pair is
  * PTREG_ERR_ARG on a device asked for; auto then takes the CPU. */
@@ -51,6 +47,10 @@ typedef struct ptreg_batch_options {
 PTREG_API void ptreg_batch_options_default(ptreg_batch_options *opt);
 /* The table of its options (options.h): EM-ICP's schedule. */
 PTREG_API const ptreg_option_table *ptreg_batch_option_table(void);
+/* Where ptreg_batch_register runs the options (ptreg_device_resolve): a
+ * GPU unless `reference` (then auto means the CPU, and a GPU named is
+ * PTREG_ERR_UNSUPPORTED). */
+PTREG_API ptreg_status ptreg_batch_resolve_device(const ptreg_batch_options *opt, ptreg_device *on, ptreg_error *err);
 
 /* The schedule a pair with this target runs: sigma^2 from and to, and d0^2
  * (the options', or ptreg_emicp's defaults from the target's RMS radius

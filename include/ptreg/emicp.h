@@ -20,12 +20,6 @@ extern "C" {
 #define PTREG_EMICP_SIGMA2_INIT_REL 3.0
 #define PTREG_EMICP_SIGMA2_FINAL_REL 3e-3
 
-/* The backends EM-ICP runs on: the E-steps on a GPU, Horn's solution on
- * the host from the moments (one small copy per iteration). */
-#define PTREG_EMICP_BACKENDS                                                                                          \
-    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                                   \
-     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
-
 typedef struct ptreg_emicp_options {
     double sigma2_init;  /* first sigma^2; <= 0: PTREG_EMICP_SIGMA2_INIT_REL r^2 (default) */
     double sigma2_final; /* stop once sigma^2 <= this; <= 0: PTREG_EMICP_SIGMA2_FINAL_REL r^2 */
@@ -48,6 +42,12 @@ PTREG_API void ptreg_emicp_options_tamaki(ptreg_emicp_options *opt);
 /* The table of its options (options.h): the schedule (sigma2_init, sigma2_final,
  * sigma_factor, d02, max_iter, tol) and the pair engine's (precision, col_tile, ...). */
 PTREG_API const ptreg_option_table *ptreg_emicp_option_table(void);
+/* Where ptreg_emicp runs the options: their device (ptreg_device_resolve);
+ * on a GPU the E-steps, Horn's solution on the host from the moments (one
+ * small copy per iteration). A GPU that cannot run them (fp64 sums without
+ * double precision, work-groups beyond its own): auto means the CPU, a GPU
+ * named is PTREG_ERR_UNSUPPORTED saying why. */
+PTREG_API ptreg_status ptreg_emicp_resolve_device(const ptreg_emicp_options *opt, ptreg_device *on, ptreg_error *err);
 
 typedef struct ptreg_emicp_result {
     double transformation[16]; /* takes the source onto the target */

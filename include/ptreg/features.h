@@ -46,6 +46,9 @@ typedef struct ptreg_normals_options {
 PTREG_API void ptreg_normals_options_default(ptreg_normals_options *opt);
 /* The table of its options (options.h): k, radius, orientation, orient_k. */
 PTREG_API const ptreg_option_table *ptreg_normals_option_table(void);
+/* Where ptreg_normals runs: the CPU (a GPU named is PTREG_ERR_ARG). */
+PTREG_API ptreg_status ptreg_normals_resolve_device(const ptreg_normals_options *opt, ptreg_device *on,
+                                                    ptreg_error *err);
 
 /* normals (3n floats) and curvature (n floats, may be NULL) of every point:
  * the eigenvector of the smallest eigenvalue of the neighbourhood's
@@ -82,22 +85,22 @@ typedef struct ptreg_feature_options {
     ptreg_fpfh_convention convention;
     int reference; /* 1: the plain path (one search and one scalar pair at a
                     * time), for checking; the same bits, slower; CPU only */
-    ptreg_device device; /* PTREG_FEATURES_BACKENDS (auto: as ptreg_device_resolve); on a GPU
+    ptreg_device device; /* ptreg_features_resolve_device (auto: a GPU, else the CPU); on a GPU
                           * the histograms are the CPU's within float
                           * rounding of the sums and, rarely, a pair at a
                           * bin edge; lists of at most 1024 points */
     ptreg_feature_gpu gpu;
 } ptreg_feature_options;
 
-/* The backends ptreg_pfh and ptreg_fpfh run on. */
-#define PTREG_FEATURES_BACKENDS                                                                                       \
-    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                                   \
-     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
-
 PTREG_API void ptreg_feature_options_default(ptreg_feature_options *opt);
 /* The table of its options (options.h): k, radius, convention (FPFH's) and
  * the GPU's work-groups. */
 PTREG_API const ptreg_option_table *ptreg_feature_option_table(void);
+/* Where ptreg_pfh and ptreg_fpfh run the options (ptreg_device_resolve): a
+ * GPU unless `reference` or work-groups beyond the device's (then auto
+ * means the CPU, and a GPU named is PTREG_ERR_UNSUPPORTED saying why). */
+PTREG_API ptreg_status ptreg_features_resolve_device(const ptreg_feature_options *opt, ptreg_device *on,
+                                                     ptreg_error *err);
 
 /* Descriptors of every point (n x 125 or n x 33 floats, row-major).
  * Neighbourhoods as PCL and Open3D search them: k-NN counts the point

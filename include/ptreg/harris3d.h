@@ -29,15 +29,6 @@ typedef enum ptreg_harris_threshold {
     PTREG_HARRIS_ABSOLUTE
 } ptreg_harris_threshold;
 
-/* The backends 3-D Harris runs on: scores and the keypoints' peaks and
- * order on a GPU (harris3d.cl; methods by env PTREG_HARRIS_METHOD=direct,
- * tile, separable or zchunk, default zchunk), the min-distance thinning
- * and the top-N cut on the host. The device's scores have the CPU fast
- * path's bits; `reference` runs on the CPU only. */
-#define PTREG_HARRIS3D_BACKENDS                                                                                       \
-    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                                   \
-     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
-
 #define PTREG_HARRIS_MAX_WINDOW 31
 #define PTREG_HARRIS_MAX_RADIUS 15
 
@@ -69,6 +60,14 @@ typedef struct ptreg_harris3d_options {
 PTREG_API void ptreg_harris3d_options_default(ptreg_harris3d_options *opt);
 /* The table of its options (options.h): window, sigma, k, border, min_distance, top. */
 PTREG_API const ptreg_option_table *ptreg_harris3d_option_table(void);
+/* Where the calls below run the options (ptreg_device_resolve): scores and the keypoints' peaks and
+ * order on a GPU (harris3d.cl; methods by env PTREG_HARRIS_METHOD=direct,
+ * tile, separable or zchunk, default zchunk), the min-distance thinning
+ * and the top-N cut on the host. The device's scores have the CPU fast
+ * path's bits; `reference` runs on the CPU only (auto: the CPU; a GPU
+ * named: PTREG_ERR_UNSUPPORTED). */
+PTREG_API ptreg_status ptreg_harris3d_resolve_device(const ptreg_harris3d_options *opt, ptreg_device *on,
+                                                    ptreg_error *err);
 /* The sigma the options mean (the default when opt->sigma is 0). */
 PTREG_API double ptreg_harris3d_sigma(const ptreg_harris3d_options *opt);
 

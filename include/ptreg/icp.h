@@ -14,13 +14,6 @@
 extern "C" {
 #endif
 
-
-
-/* The backends ICP runs on (ptreg_device_resolve's mask): every one. */
-#define PTREG_ICP_BACKENDS                                                                              \
-    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                     \
-     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
-
 /* What each pair's residual is. */
 typedef enum ptreg_icp_method {
     PTREG_ICP_POINT = 0, /* T p - q (Besl & McKay); without a robust kernel Horn's closed form

@@ -29,11 +29,6 @@ typedef enum ptreg_lddmm_init {
     PTREG_LDDMM_INIT_ZERO
 } ptreg_lddmm_init;
 
-/* The backends landmark shooting, its gradient and warps run on. */
-#define PTREG_LDDMM_BACKENDS                                                                                          \
-    (PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) |                                   \
-     PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL))
-
 typedef struct ptreg_lddmm_options {
     double sigma;      /* K(x, y) = exp(-|x - y|^2 / (2 sigma^2)); > 0 (default 1) */
     int time_points;   /* T >= 2: T - 1 steps of 1 / (T - 1) over [0, 1] (default 20) */
@@ -58,6 +53,11 @@ PTREG_API void ptreg_lddmm_options_default(ptreg_lddmm_options *opt);
 /* The table of its options (options.h): sigma, time_points, lambda, gamma, max_iter,
  * gtol, ftol, integrator, precision. */
 PTREG_API const ptreg_option_table *ptreg_lddmm_option_table(void);
+/* Where the calls below run the options: their device (ptreg_device_resolve),
+ * a GPU only where it has double precision and takes the options'
+ * work-groups; else auto means the CPU, and a GPU named is
+ * PTREG_ERR_UNSUPPORTED saying why. */
+PTREG_API ptreg_status ptreg_lddmm_resolve_device(const ptreg_lddmm_options *opt, ptreg_device *on, ptreg_error *err);
 /* Parameters of the macaque optic-nerve-head study: sigma 1.5, T 40, 400
  * iterations, lambda 500000, gamma 1. */
 PTREG_API void ptreg_lddmm_options_mtl(ptreg_lddmm_options *opt);

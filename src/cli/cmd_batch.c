@@ -181,7 +181,10 @@ static int read_request(const cli_args *a, batch_request *r)
     rc = rc ? rc : read_schedule(a, pairs, &r->batch);
     rc = rc ? rc : pairs ? refuse_atom_options(a) : read_atom_options(a, r);
     rc = rc ? rc : cli_apply_threads(a);
-    rc = rc ? rc : cli_device(a, PTREG_BATCH_BACKENDS, "batch registration", &r->batch.device);
+    rc = rc ? rc : cli_device(a, &r->batch.device);
+    ptreg_device on;
+    ptreg_error err;
+    rc = rc ? rc : cli_device_usable(a, ptreg_batch_resolve_device(&r->batch, &on, &err), &err);
     if (rc)
         return rc;
     if (r->engine == ENGINE_LOOP && !r->batch.translation) {
@@ -366,7 +369,7 @@ typedef struct atoms_report {
 static const char *resolved_device(const batch_request *r, char *buf, size_t size)
 {
     ptreg_device on;
-    if (ptreg_device_resolve(&r->batch.device, PTREG_BATCH_BACKENDS, "batch registration", &on, NULL))
+    if (ptreg_batch_resolve_device(&r->batch, &on, NULL))
         on = r->batch.device;
     return ptreg_device_format(&on, buf, size);
 }

@@ -74,7 +74,7 @@ static void auto_choice(char *text, size_t size)
 {
     ptreg_device any = {PTREG_BACKEND_AUTO, 0}, on;
     ptreg_error err;
-    if (ptreg_device_resolve(&any, PTREG_ICP_BACKENDS, "a GPU command", &on, &err))
+    if (ptreg_device_resolve(&any, ~0u /* every backend */, "a GPU command", &on, &err))
         snprintf(text, size, "none: %s", err.message);
     else
         ptreg_device_format(&on, text, size);

@@ -62,7 +62,10 @@ static int read_options(const cli_args *a, ptreg_emicp_options *o, double truth[
 {
     int rc = read_schedule(a, o);
     rc = rc ? rc : cli_apply_threads(a);
-    rc = rc ? rc : cli_device(a, PTREG_EMICP_BACKENDS, "EM-ICP", &o->device);
+    rc = rc ? rc : cli_device(a, &o->device);
+    ptreg_device on;
+    ptreg_error err;
+    rc = rc ? rc : cli_device_usable(a, ptreg_emicp_resolve_device(o, &on, &err), &err);
     if (!rc && cli_has(a, "init"))
         rc = cli_read_transform("emicp", cli_string(a, "init", NULL), o->init);
     if (!rc && cli_has(a, "truth"))
@@ -87,7 +90,7 @@ static void apply_tuned(const cli_args *a, emicp_job *job, ptreg_emicp_options *
 {
     job->variant = cli_library_knob_given(a) ? "options" : "default";
     ptreg_device on;
-    if (ptreg_device_resolve(&o->device, PTREG_EMICP_BACKENDS, "EM-ICP", &on, NULL))
+    if (ptreg_emicp_resolve_device(o, &on, NULL))
         return;
     const int gpu = on.backend != PTREG_BACKEND_CPU; /* where the CPU knobs given mean nothing */
     const int use_cache = !cli_has(a, "no-tune") && (gpu || !strcmp(job->variant, "default"));

@@ -188,9 +188,12 @@ int cli_run_normals(int argc, char **argv)
     ptreg_normals_options o;
     ptreg_normals_options_default(&o);
     int repeat = 1;
+    ptreg_device on;
+    ptreg_error err;
     if ((rc = read_library_neighborhood(&a, &o, &o.neighbors)) || (rc = cli_vec3(&a, "direction", o.direction)) ||
         (rc = cli_vec3(&a, "viewpoint", o.viewpoint)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, CLI_CPU_ONLY, "normals", &o.device)))
+        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, &o.device)) ||
+        (rc = cli_device_usable(&a, ptreg_normals_resolve_device(&o, &on, &err), &err)))
         return rc;
     ptreg_cloud c;
     if ((rc = cli_load_shape("normals", a.positional[0], &c, cli_has(&a, "json"))))
@@ -202,7 +205,6 @@ int cli_run_normals(int argc, char **argv)
     double *times = calloc((size_t)repeat, sizeof *times);
     float *normals = malloc(3 * c.n * sizeof *normals), *curvature = malloc(c.n * sizeof *curvature);
     size_t missing = 0;
-    ptreg_error err;
     normals_run run = {&c, &o, normals, curvature, 0};
     double t = 0;
     ptreg_status st = times && normals && curvature ? cli_repeat(repeat, normals_once, &run, times, &t, &err)
@@ -393,13 +395,12 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
     ptreg_feature_options o;
     ptreg_feature_options_default(&o);
     int repeat = 1;
+    ptreg_device on; /* what auto becomes, for the report */
+    ptreg_error err;
     if ((rc = read_feature_options(&a, kind, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)) ||
-        (rc = cli_device(&a, o.reference ? CLI_CPU_ONLY : PTREG_FEATURES_BACKENDS, kind->cmd->name, &o.device)))
+        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, &o.device)) ||
+        (rc = cli_device_usable(&a, ptreg_features_resolve_device(&o, &on, &err), &err)))
         return rc;
-    ptreg_device on; /* what auto becomes, for the report (cli_device has checked the request) */
-    if (ptreg_device_resolve(&o.device, o.reference ? CLI_CPU_ONLY : PTREG_FEATURES_BACKENDS, name, &on, NULL))
-        on = (ptreg_device){PTREG_BACKEND_CPU, 0};
     ptreg_cloud c;
     const char *normals = NULL;
     if ((rc = cli_load_shape(name, a.positional[0], &c, cli_has(&a, "json"))))
@@ -414,7 +415,6 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
     double *times = calloc((size_t)repeat, sizeof *times);
     descriptor_run run = {kind, &c, &o, out, 0};
     double median;
-    ptreg_error err;
     ptreg_status st = out && times ? cli_repeat(repeat, descriptor_once, &run, times, &median, &err)
                                    : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
     const size_t missing = run.missing;

@@ -226,7 +226,7 @@ static int print_json(const char *path, const ptreg_volume *vol, const ptreg_har
         cli_json_put(j, "variant", variant);
     ptreg_device on;
     char device[32] = "cpu";
-    if (!ptreg_device_resolve(&o->device, PTREG_HARRIS3D_BACKENDS, "harris3d", &on, NULL))
+    if (!ptreg_harris3d_resolve_device(o, &on, NULL))
         ptreg_device_format(&on, device, sizeof device);
     cJSON_AddStringToObject(j, "device", device);
     cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
@@ -275,8 +275,11 @@ int cli_run_harris3d(int argc, char **argv)
     ptreg_harris3d_options o;
     ptreg_harris3d_options_default(&o);
     int repeat = 1;
+    ptreg_device on;
+    ptreg_error err;
     if ((rc = read_detector_options(&a, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, PTREG_HARRIS3D_BACKENDS, "harris3d", &o.device)))
+        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, &o.device)) ||
+        (rc = cli_device_usable(&a, ptreg_harris3d_resolve_device(&o, &on, &err), &err)))
         return rc;
     const char *path = a.positional[0];
     ptreg_volume vol;
@@ -291,7 +294,6 @@ int cli_run_harris3d(int argc, char **argv)
     harris_run run = {&vol, &o, {0}, NULL, NULL, 0};
     if (times)
         run.scores_ms = times + repeat, run.keypoints_ms = times + 2 * repeat;
-    ptreg_error err;
     ptreg_status st = times ? cli_repeat(repeat, harris_once, &run, times, &run.r.time_ms, &err)
                             : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
     ptreg_harris3d_result *r = &run.r;

@@ -67,7 +67,7 @@ static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
 {
     int rc = cli_read_library(a, o);
     rc = rc ? rc : cli_apply_threads(a);
-    rc = rc ? rc : cli_device(a, PTREG_ICP_BACKENDS, "ICP", &o->device);
+    rc = rc ? rc : cli_device(a, &o->device);
     if (rc)
         return rc;
     o->no_tune = cli_has(a, "no-tune");
@@ -429,18 +429,6 @@ static ptreg_status icp_once(void *ctx, double *time_ms, const void **bits, size
     return st;
 }
 
-/* Where the registration runs (ptreg_icp_resolve_device): a device that
- * cannot run the options is a usage error. */
-static int resolve_device(const ptreg_icp_options *opt, ptreg_device *device)
-{
-    ptreg_error err;
-    if (ptreg_icp_resolve_device(opt, device, &err)) {
-        cli_error("icp", "--device: %s", err.message);
-        return EXIT_USAGE;
-    }
-    return EXIT_OK;
-}
-
 static int read_transforms(const cli_args *a, ptreg_icp_options *opt, double truth[16])
 {
     int rc = EXIT_OK;
@@ -483,7 +471,7 @@ int cli_run_icp(int argc, char **argv)
     icp_job job;
     ptreg_device device;
     ptreg_error err;
-    if ((rc = resolve_device(&opt, &device)))
+    if ((rc = cli_device_usable(&a, ptreg_icp_resolve_device(&opt, &device, &err), &err)))
         return rc;
     if ((rc = load_job(&a, &opt, &device, &job)) || (rc = prepare_model(&job))) {
         free_job(&job);

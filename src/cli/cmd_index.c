@@ -234,8 +234,13 @@ int cli_run_index(int argc, char **argv)
     opt.delaunay = !cli_has(&a, "no-delaunay");
     ptreg_device device;
     if ((rc = cli_int(&a, "leaf-size", 4, 256, &opt.leaf_size)) || (rc = cli_apply_threads(&a)) ||
-        (rc = cli_device(&a, CLI_CPU_ONLY, "index (built on the CPU; ICP uploads it)", &device)))
+        (rc = cli_device(&a, &device)))
         return rc;
+    if (device.backend != PTREG_BACKEND_AUTO && device.backend != PTREG_BACKEND_CPU) {
+        cli_error("index", "--device %s: the index is built on the CPU only (icp uploads it to a GPU)",
+                  cli_string(&a, "device", ""));
+        return EXIT_USAGE;
+    }
     const char *out = cli_string(&a, "output", NULL);
     if (!out) {
         cli_error("index", "give the output file: -o MODEL.pti");

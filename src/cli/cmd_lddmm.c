@@ -222,11 +222,20 @@ static int write_moved(const char *path, const double *q1, size_t n)
     return rc;
 }
 
+/* --device, which must run the options. */
+static int read_device(const cli_args *a, ptreg_lddmm_options *o)
+{
+    ptreg_device on;
+    ptreg_error err;
+    int rc = cli_device(a, &o->device);
+    return rc ? rc : cli_device_usable(a, ptreg_lddmm_resolve_device(o, &on, &err), &err);
+}
+
 /* Where the options run (their device, resolved as the library does). */
 static ptreg_device device_of(const ptreg_lddmm_options *o)
 {
     ptreg_device on = {PTREG_BACKEND_CPU, 0};
-    ptreg_device_resolve(&o->device, PTREG_LDDMM_BACKENDS, "lddmm", &on, NULL);
+    ptreg_lddmm_resolve_device(o, &on, NULL);
     return on;
 }
 
@@ -330,8 +339,7 @@ int cli_run_lddmm(int argc, char **argv)
         return rc;
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if ((rc = read_lddmm_options(&a, &o)) || (rc = cli_apply_threads(&a)) ||
-        (rc = cli_device(&a, PTREG_LDDMM_BACKENDS, "lddmm", &o.device)))
+    if ((rc = read_lddmm_options(&a, &o)) || (rc = cli_apply_threads(&a)) || (rc = read_device(&a, &o)))
         return rc;
     double *q0 = NULL, *target = NULL, *p0 = NULL;
     size_t n = 0, m = 0;
@@ -385,8 +393,7 @@ int cli_run_warp(int argc, char **argv)
     }
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if ((rc = read_warp_precision(&a, &o)) || (rc = cli_apply_threads(&a)) ||
-        (rc = cli_device(&a, PTREG_LDDMM_BACKENDS, "warp", &o.device)))
+    if ((rc = read_warp_precision(&a, &o)) || (rc = cli_apply_threads(&a)) || (rc = read_device(&a, &o)))
         return rc;
     ptreg_lddmm_model model;
     ptreg_error err;

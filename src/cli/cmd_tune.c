@@ -390,11 +390,11 @@ static int device_of(const cli_args *a, tune_job *j)
 {
     if (!cli_has(a, "device"))
         return EXIT_OK;
-    const unsigned gpus = PTREG_BACKEND_BIT(PTREG_BACKEND_CUDA) | PTREG_BACKEND_BIT(PTREG_BACKEND_OPENCL);
-    int rc = cli_device(a, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | gpus, "tune", &j->device);
     ptreg_device on;
-    if (!rc && !ptreg_device_resolve(&j->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) | gpus, "tune", &on, NULL))
-        j->on_device = on.backend != PTREG_BACKEND_CPU;
+    ptreg_error err;
+    int rc = cli_device(a, &j->device);
+    rc = rc ? rc : cli_device_usable(a, ptreg_device_resolve(&j->device, ~0u /* every backend */, "tune", &on, &err), &err);
+    j->on_device = !rc && on.backend != PTREG_BACKEND_CPU;
     j->device = j->on_device ? on : j->device;
     return rc;
 }

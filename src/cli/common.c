@@ -102,20 +102,22 @@ int cli_apply_threads(const cli_args *args)
     return rc;
 }
 
-int cli_device(const cli_args *args, unsigned supported, const char *operation, ptreg_device *device)
+int cli_device(const cli_args *args, ptreg_device *device)
 {
     const char *v = cli_string(args, "device", "auto");
     if (ptreg_device_parse(v, device)) {
         cli_error(args->cmd->name, "--device: '%s' is not auto, cpu, cuda[:N] or opencl[:N] (see 'ptreg devices')", v);
         return EXIT_USAGE;
     }
-    ptreg_device on;
-    ptreg_error err;
-    if (ptreg_device_resolve(device, supported, operation, &on, &err)) {
-        cli_error(args->cmd->name, "%s (see 'ptreg devices')", err.message);
-        return EXIT_USAGE;
-    }
     return EXIT_OK;
+}
+
+int cli_device_usable(const cli_args *args, ptreg_status resolved, const ptreg_error *err)
+{
+    if (!resolved)
+        return EXIT_OK;
+    cli_error(args->cmd->name, "%s (see 'ptreg devices')", err->message);
+    return EXIT_USAGE;
 }
 
 cJSON *cli_json_matrix(const double T[16])

@@ -28,12 +28,13 @@ int cli_read_transform(const char *cmd, const char *path, double T[16]);
 int cli_write_transform(const char *cmd, const char *path, const double T[16]);
 /* --threads N; 0 keeps the default. */
 int cli_apply_threads(const cli_args *args);
-/* --device (else env PTREG_DEVICE, else auto) for an operation with paths
- * on the `supported` backends: a name that does not parse, or a device the
- * operation cannot use, is a usage error (exit 2), printed here. *device
- * is what was asked for (the library resolves it the same way). */
-int cli_device(const cli_args *args, unsigned supported, const char *operation, ptreg_device *device);
-#define CLI_CPU_ONLY PTREG_BACKEND_BIT(PTREG_BACKEND_CPU)
+/* --device into *device (what was asked for: auto unless given); a name
+ * that does not parse is a usage error (exit 2), printed here. */
+int cli_device(const cli_args *args, ptreg_device *device);
+/* The library's answer to where the command's options run (an algorithm's
+ * ptreg_X_resolve_device: its status and err): a device that cannot run
+ * them is a usage error (exit 2), printed here; else EXIT_OK. */
+int cli_device_usable(const cli_args *args, ptreg_status resolved, const ptreg_error *err);
 
 /* Routes cJSON's allocations through a check (main calls it first). */
 void cli_json_init(void);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/cpu.h"
+#include "device/engine.h"
 #include "device/nvrtc.h"
 
 #define MAX_DEVICES 64
@@ -514,6 +515,40 @@ static void drop_programs(ptreg_dev *dev)
         program_free(dev->programs);
         dev->programs = next;
     }
+}
+
+const engine engine_cpu = {PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), NULL};
+
+static size_t engine_on(const engine *const *engines, size_t count, ptreg_backend backend)
+{
+    for (size_t i = 0; i < count; i++)
+        if (engines[i]->backends & PTREG_BACKEND_BIT(backend))
+            return i;
+    return count;
+}
+
+ptreg_status engine_choose(const engine *const *engines, size_t count, const ptreg_device *request,
+                           const void *options, const char *operation, ptreg_device *on, size_t *which,
+                           ptreg_error *err)
+{
+    unsigned backends = 0;
+    for (size_t i = 0; i < count; i++)
+        backends |= engines[i]->backends;
+    ptreg_status st = ptreg_device_resolve(request, backends, operation, on, err);
+    size_t e = st ? count : engine_on(engines, count, on->backend);
+    if (st || e == count) /* a CPU-only operation without a CPU engine: none here */
+        return st ? st : ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s has no engine here", operation);
+    const ptreg_device_info *info = find_device(on, NULL);
+    if (engines[e]->supports && engines[e]->supports(options, info, NULL)) {
+        const int named = request && request->backend != PTREG_BACKEND_AUTO;
+        if (named || on->backend == PTREG_BACKEND_CPU)
+            return engines[e]->supports(options, info, err);
+        *on = (ptreg_device){PTREG_BACKEND_CPU, 0};
+        return engine_choose(engines, count, on, options, operation, on, which, err);
+    }
+    if (which)
+        *which = e;
+    return PTREG_OK;
 }
 
 void ptreg_devices_release(void)

@@ -54,6 +54,13 @@ void ptreg_harris3d_options_default(ptreg_harris3d_options *opt)
     opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
 }
 
+static const engine *const harris3d_engines[] = {&engine_cpu, &harris3d_device_engine};
+
+ptreg_status ptreg_harris3d_resolve_device(const ptreg_harris3d_options *o, ptreg_device *on, ptreg_error *err)
+{
+    return engine_choose(harris3d_engines, 2, &o->device, o, "harris3d", on, NULL, err);
+}
+
 static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_device *on, ptreg_error *err)
 {
     ptreg_status st = ptreg_options_check(ptreg_harris3d_option_table(), o, err);
@@ -64,7 +71,7 @@ static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_device 
                                o->device_method);
     if (!isfinite(o->threshold))
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: threshold %g is not finite", o->threshold);
-    return ptreg_device_resolve(&o->device, PTREG_HARRIS3D_BACKENDS, "harris3d", on, err);
+    return ptreg_harris3d_resolve_device(o, on, err);
 }
 
 static int on_gpu(const ptreg_device *on) { return on->backend != PTREG_BACKEND_CPU; }

@@ -464,12 +464,20 @@ ptreg_status ptreg_harris3d_device_keypoints(ptreg_harris3d_device *hd, const pt
 
 /* ---- the public calls ---- */
 
+static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
+{
+    char name[32];
+    if (!((const ptreg_harris3d_options *)options)->reference)
+        return PTREG_OK;
+    return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "harris3d: the reference loop runs on the CPU only, not on %s",
+                           ptreg_device_format(&device->device, name, sizeof name));
+}
+
+const engine harris3d_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
+
 ptreg_status ptreg_harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                        const ptreg_device *on, ptreg_harris3d_result *result, ptreg_error *err)
 {
-    if (opt->reference)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "harris3d: the reference loop runs on the CPU only, not "
-                               "on %s", ptreg_device_name(on));
     ptreg_harris3d_device *hd;
     ptreg_status st = ptreg_harris3d_device_open(on, &hd, err);
     if (st)
@@ -501,9 +509,6 @@ ptreg_status ptreg_harris3d_device_run(const ptreg_volume *vol, const ptreg_harr
 ptreg_status ptreg_harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                                const ptreg_device *on, float *scores, ptreg_error *err)
 {
-    if (opt->reference)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "harris3d: the reference loop runs on the CPU only, not "
-                               "on %s", ptreg_device_name(on));
     ptreg_harris3d_device *hd;
     ptreg_status st = ptreg_harris3d_device_open(on, &hd, err);
     st = st ? st : ptreg_harris3d_device_upload(hd, vol, err);

@@ -6,6 +6,7 @@
 #define PTREG_FEAT_HARRIS3D_IMPL_H
 
 #include "device/backend.h"
+#include "device/engine.h"
 #include "ptreg/harris3d.h"
 
 /* ---- shared by both paths (harris3d_shared.c) ---- */
@@ -69,6 +70,9 @@ ptreg_status ptreg_harris3d_device_read_scores(ptreg_harris3d_device *hd, float 
 ptreg_status ptreg_harris3d_device_keypoints(ptreg_harris3d_device *hd, const ptreg_harris3d_options *opt,
                                              ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
                                              size_t *local_maxima, float *max_score, ptreg_error *err);
+
+/* The device engine (device/engine.h): every option but the reference loop. */
+extern const engine harris3d_device_engine;
 
 /* The public calls on a resolved GPU device (harris3d.c has checked the
  * options and the volume). */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device/engine.h"
 #include "feat/neighborhood.h"
 
 void ptreg_normals_options_default(ptreg_normals_options *opt)
@@ -312,6 +313,13 @@ ptreg_status feat_normals_on_tree(const ptreg_kdtree *tree, const float *xyz, si
     return s;
 }
 
+static const engine *const normals_engines[] = {&engine_cpu};
+
+ptreg_status ptreg_normals_resolve_device(const ptreg_normals_options *opt, ptreg_device *on, ptreg_error *err)
+{
+    return engine_choose(normals_engines, 1, &opt->device, opt, "normals", on, NULL, err);
+}
+
 ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
                            float *curvature, size_t *missing, ptreg_error *err)
 {
@@ -325,7 +333,7 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
     ptreg_device on;
     ptreg_status st = ptreg_check_shape("normals: the cloud", xyz, n, err);
     st = st ? st : ptreg_options_check(ptreg_normals_option_table(), opt, err);
-    st = st ? st : ptreg_device_resolve(&opt->device, PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), "normals", &on, err);
+    st = st ? st : ptreg_normals_resolve_device(opt, &on, err);
     if (st)
         return st;
     ptreg_kdtree *tree = NULL;

@@ -116,17 +116,22 @@ typedef void (*pair_bins_fn)(const feat_pair_batch *b);
 
 static int finite3(const float *v) { return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]); }
 
-/* The inputs and options; *on: the device they run on (auto: as ptreg_device_resolve picks). */
+static const engine *const feature_engines[] = {&engine_cpu, &feat_device_engine};
+
+ptreg_status ptreg_features_resolve_device(const ptreg_feature_options *o, ptreg_device *on, ptreg_error *err)
+{
+    return engine_choose(feature_engines, 2, &o->device, o, "PFH/FPFH", on, NULL, err);
+}
+
+/* The inputs and options; *on: the device they run on. */
 static ptreg_status check_inputs(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *o,
                                  const float *out, ptreg_device *on, ptreg_error *err)
 {
     if (!xyz || !normals || !out || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: no points, normals or output");
-    /* the reference path is the CPU's by definition */
-    const unsigned backends = o->reference ? PTREG_BACKEND_BIT(PTREG_BACKEND_CPU) : PTREG_FEATURES_BACKENDS;
     ptreg_status st = ptreg_check_shape("features: the cloud", xyz, n, err);
     st = st ? st : ptreg_options_check(ptreg_feature_option_table(), o, err);
-    st = st ? st : ptreg_device_resolve(&o->device, backends, "PFH/FPFH", on, err);
+    st = st ? st : ptreg_features_resolve_device(o, on, err);
     return st ? st : feat_check_neighborhood(&o->neighbors, err);
 }
 

@@ -165,6 +165,24 @@ static ptreg_status radius_lists(feat_run *r, const ptreg_neighborhood *nb, ptre
     return ptreg_dev_launch(writer, r->n, r->search_wg, sizeof args / sizeof args[0], args, err);
 }
 
+/* The reference path is the CPU's by definition; the work-groups must fit. */
+static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
+{
+    const ptreg_feature_options *o = options;
+    char name[32];
+    if (o->reference)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH: the reference path runs on the CPU only, not "
+                               "on %s", ptreg_device_format(&device->device, name, sizeof name));
+    const size_t wg = o->gpu.wg ? (size_t)o->gpu.wg : PTREG_FEAT_DEVICE_WG;
+    const size_t search_wg = o->gpu.search_wg ? (size_t)o->gpu.search_wg : PTREG_FEAT_SEARCH_WG;
+    if (wg > device->max_work_group || search_wg > device->max_work_group)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH on %s: work-groups of %zu and %zu threads; the "
+                               "device takes %zu", device->name, wg, search_wg, device->max_work_group);
+    return PTREG_OK;
+}
+
+const engine feat_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
+
 /* The cloud (and normals, when given) on the device, its tree, and every
  * point's neighbour list. */
 static ptreg_status run_begin(feat_run *r, const ptreg_device *device, const float *xyz, const float *normals,
@@ -178,9 +196,6 @@ static ptreg_status run_begin(feat_run *r, const ptreg_device *device, const flo
     if (n > UINT32_MAX / 4)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH on a device: %zu points is too many", n);
     ptreg_status st = ptreg_dev_get(device, &r->dev, err);
-    if (!st && (r->wg > r->dev->info.max_work_group || r->search_wg > r->dev->info.max_work_group))
-        st = ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH on %s: work-groups of %zu and %zu threads; the "
-                             "device takes %zu", r->dev->label, r->wg, r->search_wg, r->dev->info.max_work_group);
     ptreg_kdtree *tree = NULL;
     st = st ? st : ptreg_kdtree_create(xyz, n, NULL, &tree, err);
     st = st ? st : upload_tree(r, tree, err);

@@ -5,6 +5,7 @@
 #define PTREG_FEAT_PFH_IMPL_H
 
 #include "device/backend.h"
+#include "device/engine.h"
 #include "ptreg/features.h"
 
 /* Threads per work-group of the feature kernels (one group per point; at
@@ -26,6 +27,10 @@ extern const ptreg_kernel_program ptreg_knn_kernels, ptreg_feat_kernels;
  * memory per work-group (0: not checked). */
 ptreg_status ptreg_feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char *defines, size_t size,
                                        ptreg_error *err);
+
+/* The device engine (device/engine.h): not the reference path; the
+ * options' work-groups within the device's. */
+extern const engine feat_device_engine;
 
 /* ptreg_pfh / ptreg_fpfh on a resolved GPU device (pfh.c has checked the
  * inputs and options). */

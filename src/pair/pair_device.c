@@ -31,6 +31,17 @@ void ptreg_pair_device_config_of(const ptreg_pair_gpu *g, ptreg_pair_device_conf
     c->groups_per_unit = g && g->groups ? (unsigned)g->groups : PTREG_PAIR_DEVICE_GROUPS;
 }
 
+ptreg_status pair_device_supports(const ptreg_pair_device_config *c, const char *fp64_for,
+                                  const ptreg_device_info *device, ptreg_error *err)
+{
+    if (fp64_for && !device->fp64)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s has no double precision: %s", device->name, fp64_for);
+    if (c->wg > device->max_work_group)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: work-groups of %u threads; the device takes %zu",
+                               device->name, c->wg, device->max_work_group);
+    return PTREG_OK;
+}
+
 static ptreg_pair_device_config config_or_default(const ptreg_pair_device_config *cfg)
 {
     ptreg_pair_device_config c;
@@ -49,12 +60,9 @@ ptreg_status ptreg_pair_device_defines(const ptreg_dev *dev, ptreg_precision pre
     ptreg_status st = native < 0 ? ptreg_pair_device_exp(dev, &native, err) : PTREG_OK;
     if (st)
         return st;
-    if (precision == PTREG_PRECISION_FP64 && !dev->info.fp64)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
-                               "%s has no double precision: fp64 pair sums need it (use fp32 or fp16)", dev->label);
-    if (c.wg > dev->info.max_work_group)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: work-groups of %u threads; the device takes %zu",
-                               dev->label, c.wg, dev->info.max_work_group);
+    st = pair_device_supports(&c, precision == PTREG_PRECISION_FP64 ? PAIR_FP64_NEED : NULL, &dev->info, err);
+    if (st)
+        return st;
     snprintf(defines, size, "-DWG=%u -DITEMS=1 -DPAIR_PREC=%d -DPAIR_EXP_NATIVE=%d", c.wg, prec_bits(precision),
              native);
     return PTREG_OK;

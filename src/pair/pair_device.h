@@ -25,6 +25,13 @@ typedef struct ptreg_pair_device_config {
 /* The configuration of options (NULL: the defaults). */
 void ptreg_pair_device_config_of(const ptreg_pair_gpu *gpu, ptreg_pair_device_config *cfg);
 
+/* Whether `device` runs the pair kernels of configuration c (an engine's
+ * question, device/engine.h): its work-group limit, and its double
+ * precision where fp64_for says what needs it (NULL: nothing does). */
+#define PAIR_FP64_NEED "fp64 pair sums need it (use fp32 or fp16)"
+ptreg_status pair_device_supports(const ptreg_pair_device_config *c, const char *fp64_for,
+                                  const ptreg_device_info *device, ptreg_error *err);
+
 typedef struct ptreg_pair_device {
     ptreg_dev *dev;
     ptreg_precision precision;

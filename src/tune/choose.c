@@ -51,10 +51,11 @@ typedef struct run_target {
     int found, cpu;
 } run_target;
 
-static run_target target_of(const ptreg_device *request, unsigned backends, const char *who)
+/* From an algorithm's ptreg_X_resolve_device: its status and device (read
+ * after the call has written it). */
+static run_target target_of(ptreg_status resolved, const ptreg_device *on)
 {
-    run_target t;
-    t.found = !ptreg_device_resolve(request, backends, who, &t.on, NULL);
+    run_target t = {*on, !resolved, 0};
     t.cpu = !t.found || t.on.backend == PTREG_BACKEND_CPU;
     return t;
 }
@@ -76,7 +77,8 @@ static ptreg_status choose_if(int usable, const ptreg_tune_space *space, const r
 ptreg_status ptreg_tune_emicp(ptreg_emicp_options *opt, size_t n, size_t m, int use_cache,
                               ptreg_tune_choice *choice, ptreg_error *err)
 {
-    const run_target t = target_of(&opt->device, PTREG_EMICP_BACKENDS, "EM-ICP");
+    ptreg_device on = {PTREG_BACKEND_CPU, 0};
+    const run_target t = target_of(ptreg_emicp_resolve_device(opt, &on, NULL), &on);
     ptreg_tune_space space;
     (t.cpu ? ptreg_tune_space_pair : ptreg_tune_space_pair_device)(&space);
     if (opt->pair.precision == PTREG_PRECISION_FP16)
@@ -95,7 +97,8 @@ ptreg_status ptreg_tune_emicp(ptreg_emicp_options *opt, size_t n, size_t m, int 
 ptreg_status ptreg_tune_harris3d(ptreg_harris3d_options *opt, size_t voxels, int use_cache,
                                  ptreg_tune_choice *choice, ptreg_error *err)
 {
-    const run_target t = target_of(&opt->device, PTREG_HARRIS3D_BACKENDS, "harris3d");
+    ptreg_device on = {PTREG_BACKEND_CPU, 0};
+    const run_target t = target_of(ptreg_harris3d_resolve_device(opt, &on, NULL), &on);
     ptreg_tune_space space;
     (t.cpu ? ptreg_tune_space_harris : ptreg_tune_space_harris_device)(&space);
     int tuned;
@@ -112,7 +115,8 @@ ptreg_status ptreg_tune_harris3d(ptreg_harris3d_options *opt, size_t voxels, int
 ptreg_status ptreg_tune_fpfh(ptreg_feature_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
                              ptreg_error *err)
 {
-    const run_target t = target_of(&opt->device, PTREG_FEATURES_BACKENDS, "fpfh");
+    ptreg_device on = {PTREG_BACKEND_CPU, 0};
+    const run_target t = target_of(ptreg_features_resolve_device(opt, &on, NULL), &on);
     ptreg_tune_space space;
     (t.cpu ? ptreg_tune_space_fpfh : ptreg_tune_space_fpfh_device)(&space);
     int tuned;
@@ -127,7 +131,8 @@ ptreg_status ptreg_tune_fpfh(ptreg_feature_options *opt, size_t n, int use_cache
 ptreg_status ptreg_tune_lddmm(ptreg_lddmm_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
                               ptreg_error *err)
 {
-    const run_target t = target_of(&opt->device, PTREG_LDDMM_BACKENDS, "lddmm");
+    ptreg_device on = {PTREG_BACKEND_CPU, 0};
+    const run_target t = target_of(ptreg_lddmm_resolve_device(opt, &on, NULL), &on);
     ptreg_tune_space space;
     ptreg_tune_space_lddmm_device(&space);
     int tuned; /* the CPU's LDDMM has no knobs to tune */

@@ -322,6 +322,13 @@ static ptreg_status device_takes(const ptreg_pair_set *p, const ptreg_batch_opti
                            batch_target_points(p, pair), PTREG_BATCH_DEVICE_MAX_POINTS);
 }
 
+static const engine *const batch_engines[] = {&engine_cpu, &batch_device_engine};
+
+ptreg_status ptreg_batch_resolve_device(const ptreg_batch_options *o, ptreg_device *on, ptreg_error *err)
+{
+    return engine_choose(batch_engines, 2, &o->device, o, "batch", on, NULL, err);
+}
+
 ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_options *o_in, double *transform,
                                   int *iterations, int *stop, ptreg_batch_stats *stats, ptreg_error *err)
 {
@@ -333,8 +340,8 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
     ptreg_device on;
     int on_device = 0;
     ptreg_status st = batch_check_pairs(p, o, err);
-    st = st ? st : ptreg_device_resolve(&o->device, PTREG_BATCH_BACKENDS, "batch", &on, err);
-    if (!st && on.backend != PTREG_BACKEND_CPU && !o->reference && p->count)
+    st = st ? st : ptreg_batch_resolve_device(o, &on, err);
+    if (!st && on.backend != PTREG_BACKEND_CPU && p->count)
         st = device_takes(p, o, &on, &on_device, err);
     if (st)
         return st;

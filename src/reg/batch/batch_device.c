@@ -353,6 +353,17 @@ static ptreg_status open_kernel(batch_run *r, ptreg_error *err)
     return st ? st : ptreg_dev_kernel(program, "ptreg_batch_emicp", &r->kernel, err);
 }
 
+static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
+{
+    char name[32];
+    if (!((const ptreg_batch_options *)options)->reference)
+        return PTREG_OK;
+    return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "batch: the reference loop runs on the CPU only, not on %s",
+                           ptreg_device_format(&device->device, name, sizeof name));
+}
+
+const engine batch_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
+
 ptreg_status ptreg_batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o,
                                          const ptreg_device *device, double *transform, int *iterations, int *stop,
                                          ptreg_batch_stats *stats, ptreg_error *err)

@@ -4,7 +4,12 @@
 #define PTREG_REG_BATCH_DEVICE_H
 
 #include "device/backend.h"
+#include "device/engine.h"
 #include "reg/batch/batch_pairs.h"
+
+/* The device engine (device/engine.h): every option but the reference
+ * loop; which pairs fit is the data's question (batch.c). */
+extern const engine batch_device_engine;
 
 /* The program of the batch kernels (batch.cl). */
 extern const ptreg_kernel_program ptreg_batch_kernels;

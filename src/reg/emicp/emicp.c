@@ -296,6 +296,13 @@ static ptreg_status emicp_device(const ptreg_device *device, const float *source
     return st;
 }
 
+static const engine *const emicp_engines[] = {&engine_cpu, &emicp_device_engine};
+
+ptreg_status ptreg_emicp_resolve_device(const ptreg_emicp_options *opt, ptreg_device *on, ptreg_error *err)
+{
+    return engine_choose(emicp_engines, 2, &opt->device, opt, "EM-ICP", on, NULL, err);
+}
+
 ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, size_t m,
                          const ptreg_emicp_options *opt, ptreg_emicp_result *res, ptreg_error *err)
 {
@@ -310,7 +317,7 @@ ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, siz
     if (!st && !ptreg_transform_is_rigid(opt->init, PTREG_RIGID_TOL))
         st = ptreg_error_set(err, PTREG_ERR_ARG, "EM-ICP: the initial transform is not rigid");
     ptreg_device on;
-    st = st ? st : ptreg_device_resolve(&opt->device, PTREG_EMICP_BACKENDS, "EM-ICP", &on, err);
+    st = st ? st : ptreg_emicp_resolve_device(opt, &on, err);
     if (st)
         return st;
     const double t0 = ptreg_time_ms();

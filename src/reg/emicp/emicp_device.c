@@ -30,6 +30,16 @@ struct ptreg_emicp_device {
     void *host_moments; /* groups * MOMENTS acc_t */
 };
 
+static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
+{
+    const ptreg_pair_options *pair = &((const ptreg_emicp_options *)options)->pair;
+    ptreg_pair_device_config c;
+    ptreg_pair_device_config_of(&pair->gpu, &c);
+    return pair_device_supports(&c, pair->precision == PTREG_PRECISION_FP64 ? PAIR_FP64_NEED : NULL, device, err);
+}
+
+const engine emicp_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
+
 void ptreg_emicp_device_close(ptreg_emicp_device *ed)
 {
     if (!ed)

@@ -5,6 +5,7 @@
 #define PTREG_REG_EMICP_IMPL_H
 
 #include "device/backend.h"
+#include "device/engine.h"
 #include "ptreg/emicp.h"
 
 /* One E-step under T at sigma2 (outlier: exp(-d0^2 / sigma^2)): the
@@ -13,6 +14,10 @@
  * added to *pair_ms. */
 typedef ptreg_status (*ptreg_emicp_estep_fn)(void *ctx, const double T[16], double sigma2, double outlier,
                                               ptreg_moments *mom, double *pair_ms, ptreg_error *err);
+
+/* The device engine (device/engine.h): the pair sums' work-groups within
+ * the device's, and its double precision for fp64 sums. */
+extern const engine emicp_device_engine;
 
 /* The program of EM-ICP on a device: pair.cl's sums, emicp.cl's steps. */
 extern const ptreg_kernel_program ptreg_emicp_kernels;

@@ -7,23 +7,11 @@
 
 #include "reg/icp/icp_impl.h"
 
-static const icp_engine *engine_on(const ptreg_device *on)
-{
-    return on->backend == PTREG_BACKEND_CPU ? &icp_cpu_engine : &icp_device_engine;
-}
+static const engine *const icp_engines[] = {&icp_cpu_engine.base, &icp_device_engine.base};
 
-/* The device the options name, unless its engine cannot run them: then
- * auto means the CPU, and a device asked for by name is an error. */
 ptreg_status ptreg_icp_resolve_device(const ptreg_icp_options *opt, ptreg_device *on, ptreg_error *err)
 {
-    ptreg_status st = ptreg_device_resolve(&opt->device, PTREG_ICP_BACKENDS, "ICP", on, err);
-    if (st || engine_on(on)->supports(opt, NULL) == PTREG_OK)
-        return st;
-    if (opt->device.backend == PTREG_BACKEND_AUTO) {
-        *on = (ptreg_device){PTREG_BACKEND_CPU, 0};
-        return PTREG_OK;
-    }
-    return engine_on(on)->supports(opt, err);
+    return engine_choose(icp_engines, 2, &opt->device, opt, "ICP", on, NULL, err);
 }
 
 /* The registration on an index, by the engine of the device resolved. */
@@ -31,7 +19,8 @@ static ptreg_status icp_on(const ptreg_device *on, const float *source, size_t n
                            const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err)
 {
     r->device = *on;
-    return engine_on(on)->run(on, source, n, idx, opt, t0, r, err);
+    const icp_engine *e = on->backend == PTREG_BACKEND_CPU ? &icp_cpu_engine : &icp_device_engine;
+    return e->run(on, source, n, idx, opt, t0, r, err);
 }
 
 ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_index *target,

@@ -399,12 +399,6 @@ static ptreg_status cpu_run(const ptreg_device *on, const float *source, size_t 
 }
 
 /* Every method, filter and optimiser. */
-static ptreg_status cpu_supports(const ptreg_icp_options *opt, ptreg_error *err)
-{
-    (void)opt, (void)err;
-    return PTREG_OK;
-}
-
-const icp_engine icp_cpu_engine = {cpu_supports, cpu_run};
+const icp_engine icp_cpu_engine = {{PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), NULL}, cpu_run};
 
 PTREG_ISA_TABLE(icp_cpu_kernel_table, icp_cpu_kernels, ICP_CPU_KERNELS)

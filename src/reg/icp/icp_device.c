@@ -151,8 +151,9 @@ static ptreg_status open_on_device(ptreg_icp_model *m, ptreg_error *err)
 ptreg_status ptreg_icp_model_create(const ptreg_model_index *index, const ptreg_device *device,
                                     ptreg_icp_model **out, ptreg_error *err)
 {
-    ptreg_device on;
-    ptreg_status st = ptreg_device_resolve(device, PTREG_ICP_BACKENDS, "ICP", &on, err);
+    ptreg_device on; /* a model for every option: the engines' backends */
+    const unsigned backends = icp_cpu_engine.base.backends | icp_device_engine.base.backends;
+    ptreg_status st = ptreg_device_resolve(device, backends, "ICP", &on, err);
     if (st)
         return st;
     ptreg_icp_model *m = calloc(1, sizeof *m);
@@ -391,7 +392,7 @@ static ptreg_status device_register(ptreg_icp_model *m, const float *source, siz
 
 /* Point-to-point without a robust kernel: the device path has Horn's
  * steps only. */
-static ptreg_status device_supports(const ptreg_icp_options *opt, ptreg_error *err)
+ptreg_status icp_device_supports(const ptreg_icp_options *opt, ptreg_error *err)
 {
     if (!ptreg_icp_uses_gauss_newton(opt))
         return PTREG_OK;
@@ -409,7 +410,7 @@ static ptreg_status model_run(ptreg_icp_model *m, const float *source, size_t n,
 {
     if (m->device.backend == PTREG_BACKEND_CPU)
         return icp_cpu_engine.run(&m->device, source, n, m->index, opt, t0, r, err);
-    ptreg_status st = device_supports(opt, err);
+    ptreg_status st = icp_device_supports(opt, err);
     st = st ? st : device_register(m, source, n, opt, r, err);
     if (st) {
         ptreg_icp_result_free(r);
@@ -445,4 +446,10 @@ static ptreg_status device_once(const ptreg_device *on, const float *source, siz
     return st;
 }
 
-const icp_engine icp_device_engine = {device_supports, device_once};
+static ptreg_status supports(const void *opt, const ptreg_device_info *device, ptreg_error *err)
+{
+    (void)device;
+    return icp_device_supports(opt, err);
+}
+
+const icp_engine icp_device_engine = {{ENGINE_GPU_BACKENDS, supports}, device_once};

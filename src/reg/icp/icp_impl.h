@@ -5,6 +5,7 @@
 #define PTREG_REG_ICP_IMPL_H
 
 #include "device/backend.h"
+#include "device/engine.h"
 #include "nn/delaunay_impl.h"
 #include "nn/index_impl.h"
 #include "ptreg/icp.h"
@@ -94,9 +95,7 @@ ptreg_status icp_begin(const float *source, size_t n, const float *target, size_
  * CPU's, icp_cpu.c; a GPU device's, icp_device.c). The entry points
  * (icp.c) choose one; it runs the loop above. ---- */
 typedef struct icp_engine {
-    /* PTREG_OK when the engine runs these options; else
-     * PTREG_ERR_UNSUPPORTED, and why in err (may be NULL) */
-    ptreg_status (*supports)(const ptreg_icp_options *opt, ptreg_error *err);
+    engine base; /* the backends and whether it runs the options (device/engine.h) */
     /* One registration on an index on device `on` (the inputs checked, r
      * empty but its device); t0: when the caller's clouds were in memory
      * (time_ms counts from it). */
@@ -105,6 +104,8 @@ typedef struct icp_engine {
 } icp_engine;
 
 extern const icp_engine icp_cpu_engine, icp_device_engine;
+/* PTREG_OK, or why the device engine cannot run opt (err may be NULL). */
+ptreg_status icp_device_supports(const ptreg_icp_options *opt, ptreg_error *err);
 
 /* The program of ICP's steps (icp.cl); built with ptreg_nn_device_layout's
  * options. */

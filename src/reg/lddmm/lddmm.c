@@ -261,6 +261,13 @@ static void adjoint(lddmm_ctx *c, const double *q, const double *p, const double
 
 /* ---- shooting and its adjoint ------------------------------------------------ */
 
+static const engine *const lddmm_engines[] = {&engine_cpu, &lddmm_device_engine};
+
+ptreg_status ptreg_lddmm_resolve_device(const ptreg_lddmm_options *o, ptreg_device *on, ptreg_error *err)
+{
+    return engine_choose(lddmm_engines, 2, &o->device, o, "lddmm", on, NULL, err);
+}
+
 static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_device *on, ptreg_error *err)
 {
     if (!n)
@@ -273,7 +280,7 @@ static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_
     if (o->init != PTREG_LDDMM_INIT_SCALED && o->init != PTREG_LDDMM_INIT_DISPLACEMENT && o->init != PTREG_LDDMM_INIT_ZERO)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: unknown initial momentum rule %d", (int)o->init);
     st = ptreg_pair_gpu_check(&o->gpu, "lddmm", err);
-    return st ? st : ptreg_device_resolve(&o->device, PTREG_LDDMM_BACKENDS, "lddmm", on, err);
+    return st ? st : ptreg_lddmm_resolve_device(o, on, err);
 }
 
 static ptreg_status check_points(const double *v, size_t n, const char *what, ptreg_error *err)

@@ -43,23 +43,25 @@ struct ptreg_lddmm_device {
 ptreg_status ptreg_lddmm_device_defines(const ptreg_dev *dev, ptreg_precision precision, const ptreg_pair_gpu *gpu,
                                         char *defines, size_t size, ptreg_error *err)
 {
-    if (!dev->info.fp64)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
-                               "lddmm on %s: the device has no double precision, which the states and sums need",
-                               dev->label);
     ptreg_pair_device_config c;
     ptreg_pair_device_config_of(gpu, &c);
-    if (c.wg > dev->info.max_work_group)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
-                               "lddmm on %s: work-groups of %u threads; the device takes %zu", dev->label, c.wg,
-                               dev->info.max_work_group);
+    ptreg_status st = pair_device_supports(&c, LDDMM_NEEDS_FP64, &dev->info, err);
     int native = c.native_exp;
-    ptreg_status st = native < 0 ? ptreg_pair_device_exp(dev, &native, err) : PTREG_OK;
+    st = st || native >= 0 ? st : ptreg_pair_device_exp(dev, &native, err);
     if (!st)
         snprintf(defines, size, "-DWG=%u -DITEMS=1 -DLDDMM_FP64=%d -DPAIR_EXP_NATIVE=%d", c.wg,
                  precision == PTREG_PRECISION_FP64, native);
     return st;
 }
+
+static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
+{
+    ptreg_pair_device_config c;
+    ptreg_pair_device_config_of(&((const ptreg_lddmm_options *)options)->gpu, &c);
+    return pair_device_supports(&c, LDDMM_NEEDS_FP64, device, err);
+}
+
+const engine lddmm_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
 
 void ptreg_lddmm_device_close(ptreg_lddmm_device *d)
 {

@@ -6,7 +6,13 @@
 #define PTREG_REG_LDDMM_IMPL_H
 
 #include "device/backend.h"
+#include "device/engine.h"
 #include "ptreg/lddmm.h"
+
+/* The device engine (device/engine.h): the states and sums in double on
+ * the device, so a device without double precision does not run it. */
+extern const engine lddmm_device_engine;
+#define LDDMM_NEEDS_FP64 "lddmm's states and sums need it"
 
 /* The program: pair/lddmm.cl's sums, reg/lddmm/lddmm.cl's updates. */
 extern const ptreg_kernel_program ptreg_lddmm_kernels;
