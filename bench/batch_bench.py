@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Batched registration (ptreg batch) against its baselines, on the same pairs
-files in one run: 10^4, 10^5, 10^6 neighbourhoods of 12 and 32 atoms against a
+files in one run: 10^4, 10^5, 10^6 neighborhoods of 12 and 32 atoms against a
 motif of the same size (rotation only, the whole schedule: 66 iterations),
 pairs per second and the EM-ICP study's rate (n m iterations / s); a loop of
 single-pair ptreg_emicp calls (--engine loop) and the NumPy peer vectorised
@@ -11,7 +11,7 @@ on the synthetic polycrystal (bench/apt_accuracy.py).
     /usr/bin/python3 bench/batch_bench.py --ptreg build/ptreg [--sizes 1e4,1e5,1e6]
         [--points 12,32] [--repeat 3] [--baseline-pairs 10000] [--skip-mpi] [--skip-accuracy]
 
-Targets (issue 14, 2 cores): >= 100k pairs/s for 12-atom neighbourhoods (whole
+Targets (issue 14, 2 cores): >= 100k pairs/s for 12-atom neighborhoods (whole
 schedule), >= 10x the single-call loop; MPI 2 ranks >= 1.8x one rank."""
 import argparse
 import json

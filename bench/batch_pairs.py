@@ -13,7 +13,7 @@ pose (R_i, t_i) and shuffled, so the answer taking the source onto the target
 is (R_i, t_i): rotation angle uniform in [0, DEG] about a uniform axis,
 translation components uniform in [-T, T]. With --shared-target every pair
 registers onto the motif itself (the atom-probe case: every atom's
-neighbourhood against the one reference); otherwise pair i's target is the
+neighborhood against the one reference); otherwise pair i's target is the
 motif in a random orientation with its own noise. --truth writes pairs x 7
 float64: qw qx qy qz (w >= 0) tx ty tz of each pair's answer.
 

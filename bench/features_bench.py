@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """PFH / FPFH descriptor benchmark: `ptreg fpfh` and `ptreg pfh` against PCL 1.13
 (bench/peers/pcl_features.cpp) and Open3D 0.16 (bench/peers/open3d_fpfh.py), on the
-same clouds, the same normals and the same neighbourhoods in one run, with the speed
+same clouds, the same normals and the same neighborhoods in one run, with the speed
 ratios and a check, in the same run, that the three compute the same descriptors.
 
   cmake -S . -B build && cmake --build build -j2                         # ptreg
@@ -16,23 +16,23 @@ than its source. Run with Debian's /usr/bin/python3 (numpy, scipy, python3-open3
 
 Clouds (from ../shared/data):
   cloud_bin_0  features/cloud_bin_0.pcd, a real indoor fragment, 3,903 points with
-               the file's own normals; neighbourhoods k = 30, k = 50, radius 0.15 m
+               the file's own normals; neighborhoods k = 30, k = 50, radius 0.15 m
                (the conventions of tests/data/features/README.md) and 0.25 m (about
-               a hundred neighbours; --small-radii).
+               a hundred neighbors; --small-radii).
   lidar        lidar/target.ply + lidar/source.ply moved into the target frame by
                lidar/T_target_source.txt (in float64, stored as float32), target
                first: 128,741 points. Each scan holds ~5,000 invalid returns at exactly
                (0, 0, 0); they are dropped (left in, they would be thousands of
                coincident points, whose k-NN sets only tie-breaking decides and whose
-               radius neighbourhoods hold 5,000+ points). The issue asked for a
+               radius neighborhoods hold 5,000+ points). The issue asked for a
                ~200k-point cloud; the real data here does not reach it (the other
                real clouds are of another scale and density: the Stanford bunny
                scans are 0.15 m across at 0.5 mm spacing), so this is the merged
                LiDAR pair, ~129k points, and the output says so. Normals:
                `ptreg normals --k 20 --viewpoint 0,0,0` (the sensor), written to
-               --work/lidar_merged_normals.pcd, which every tool reads. Neighbourhoods
+               --work/lidar_merged_normals.pcd, which every tool reads. Neighborhoods
                k = 30, k = 50 and radius 0.1 m (--lidar-radius), which gives 41
-               neighbours on average (median 29; measured here with scipy's cKDTree,
+               neighbors on average (median 29; measured here with scipy's cKDTree,
                query included, and printed).
   --quick runs cloud_bin_0 at k = 30 only (under a minute); --clouds picks the clouds.
 
@@ -46,7 +46,7 @@ time is that one run; --pcl-pfh-large-repeat), and so does PCL's serial FPFH.
 
 What the times cover (compute only, no file I/O, the search structure included):
   ptreg   time_ms of its --json: from the cloud and normals in memory to the
-          descriptors, k-d tree and neighbourhoods included
+          descriptors, k-d tree and neighborhoods included
   PCL     compute() alone (steady_clock), a fresh estimator each run; compute()
           builds the k-d tree (FLANN) of the cloud
   Open3D  the compute_fpfh_feature call alone (perf_counter), which builds its
@@ -63,21 +63,21 @@ is checked and dropped); ptreg fpfh --convention open3d runs once more, untimed.
 Compared: ptreg fpfh (pcl) vs PCL fpfh-omp, ptreg fpfh (open3d) vs Open3D, ptreg pfh
 vs PCL pfh. Reported: the largest |difference| of any bin, and the fraction of rows
 whose largest |difference| is <= 0.01. On cloud_bin_0 every row must agree; on the
-LiDAR cloud a few rows may not (a neighbour tied at the k-th distance or on the radius,
+LiDAR cloud a few rows may not (a neighbor tied at the k-th distance or on the radius,
 taken by one tool and not the other, or a pair feature on a bin edge), so at least
 99% of rows must. Otherwise the script exits 1. Each differing row is attributed,
 in this order, to:
   near-ties   a point is "tied" when its k-th and (k+1)-th squared distances, or a
-              neighbour's squared distance and R^2, are within 1e-7 m^2; an FPFH row
-              is affected when its point or any of its neighbours is tied (the
-              neighbours' own neighbourhoods make their SPFHs), a PFH row when its
+              neighbor's squared distance and R^2, are within 1e-7 m^2; an FPFH row
+              is affected when its point or any of its neighbors is tied (the
+              neighbors' own neighborhoods make their SPFHs), a PFH row when its
               point is
   mirrored    the difference only moves mass between mirror bins: theta's first and
               last bins (theta = -pi or +pi: antiparallel normals give atan2(+-0, -1)),
               or phi bins j and nb-1-j (a pair whose source choice is a tie: |n1.d|
               and |n2.d| nearly equal, e.g. equal normals, where PCL compares acosf
               in float and Open3D acos in double; or, in PFH, equal normals and two
-              neighbours at exactly the same distance from the query, whose order,
+              neighbors at exactly the same distance from the query, whose order,
               which picks the pair's p1, differs between the tools' searches); one
               pair feature decided differently, not a formula error
   other       the rest (a pair feature on an inner bin edge, or a real difference)
@@ -103,9 +103,9 @@ DATA = os.path.normpath(os.path.join(ROOT, "..", "shared", "data"))
 OPEN3D_PEER = os.path.join(HERE, "peers", "open3d_fpfh.py")
 PCL_PEER_SRC = [os.path.join(HERE, "peers", f) for f in ("pcl_features.cpp", "CMakeLists.txt")]
 
-SMALL_RADII = "0.15,0.25"  # cloud_bin_0: 39.8 neighbours on average at 0.15 (tests/data/features/README.md),
-                           # ~100 at 0.25 (issue 16's large-neighbourhood case)
-LIDAR_RADIUS = 0.1  # merged LiDAR: ~41 neighbours on average
+SMALL_RADII = "0.15,0.25"  # cloud_bin_0: 39.8 neighbors on average at 0.15 (tests/data/features/README.md),
+                           # ~100 at 0.25 (issue 16's large-neighborhood case)
+LIDAR_RADIUS = 0.1  # merged LiDAR: ~41 neighbors on average
 LIDAR_NORMAL_K = 20
 AGREE_TOL = 0.01  # per bin
 MIN_AGREE = {"cloud_bin_0": 1.0, "lidar": 0.99}  # fraction of rows within AGREE_TOL
@@ -333,8 +333,8 @@ def make_lidar(a):
     return out, notes
 
 
-def neighbour_stats(tree, nb):
-    """Neighbourhood size (query included; radius: |d| <= R, scipy's test) over all points."""
+def neighbor_stats(tree, nb):
+    """Neighborhood size (query included; radius: |d| <= R, scipy's test) over all points."""
     if nb[0] == "k":
         return {"mean": float(nb[1]), "median": nb[1], "min": nb[1], "max": nb[1], "alone": 0.0}
     c = tree.query_ball_point(tree.data, nb[1], return_length=True)
@@ -361,8 +361,8 @@ def read_ptreg_npy(path, n, bins):
 
 
 def tie_flags(tree, nb):
-    """Points whose own neighbour set rounding could change: k-th and (k+1)-th squared
-    distances within TIE_EPS, or a neighbour's squared distance within TIE_EPS of R^2."""
+    """Points whose own neighbor set rounding could change: k-th and (k+1)-th squared
+    distances within TIE_EPS, or a neighbor's squared distance within TIE_EPS of R^2."""
     P = tree.data
     if nb[0] == "k":
         k = nb[1]
@@ -376,7 +376,7 @@ def tie_flags(tree, nb):
 
 
 def tie_affected(tree, nb, spread):
-    """Per row: tie-affected for PFH (own set) and FPFH (own or a neighbour's set)."""
+    """Per row: tie-affected for PFH (own set) and FPFH (own or a neighbor's set)."""
     tied, kth = tie_flags(tree, nb)
     if not tied.any():
         return tied, tied
@@ -421,7 +421,7 @@ def mirrored_rows(signed, fpfh):
       phi sign: when |n1.d| and |n2.d| are (nearly) equal, e.g. equal normals, whether
         the pair's source is swapped is a tie that the precision and the comparison
         (acosf in PCL, acos in double in Open3D) decide, or, in PFH, that the pair's
-        order decides (two neighbours at exactly the same distance from the query may
+        order decides (two neighbors at exactly the same distance from the query may
         be listed in either order); a swap negates phi, moving the pair from phi bin j
         to bin nb-1-j.
     FPFH: theta differences only in its first and last bins and summing to 0, none in
@@ -448,7 +448,7 @@ def bench_case(a, key, cloud, npts, nb, tree, stats, pcl_pfh_repeat):
     tag = f"{key}_{nb_label(nb).replace('=', '')}"
     f = {t: os.path.join(a.work, f"{tag}_{t}") for t in ("ptreg_fpfh.npy", "ptreg_fpfh_o3d.npy", "ptreg_pfh.npy",
                                                          "pcl_fpfh.csv", "pcl_fpfh_serial.csv", "open3d_fpfh.csv", "pcl_pfh.csv")}
-    row = {"cloud": key, "points": npts, "neighbourhood": nb_label(nb), "neighbours": stats, "raw": {}, "checks": []}
+    row = {"cloud": key, "points": npts, "neighborhood": nb_label(nb), "neighbors": stats, "raw": {}, "checks": []}
     raw = row["raw"]
     snap = cpu_snapshot()
 
@@ -495,7 +495,7 @@ def bench_case(a, key, cloud, npts, nb, tree, stats, pcl_pfh_repeat):
     row["pcl_pfh_repeat"] = pcl_pfh_repeat
     row["others_cpus"] = others_cpus(snap, cpu_snapshot())
     for c in row["checks"]:
-        print(json.dumps({"cloud": key, "neighbourhood": nb_label(nb), **{k: c[k] for k in (
+        print(json.dumps({"cloud": key, "neighborhood": nb_label(nb), **{k: c[k] for k in (
             "comparison", "max_abs_diff", "frac_within", "rows_differing", "pass")}}), file=sys.stderr, flush=True)
     return row
 
@@ -525,7 +525,7 @@ def main():
     ap.add_argument("--pcl-pfh-large-repeat", type=int, default=1, help="runs of PCL's PFH on the LiDAR cloud")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--lidar-radius", type=float, default=LIDAR_RADIUS)
-    ap.add_argument("--small-radii", default=SMALL_RADII, help="cloud_bin_0's radius neighbourhoods")
+    ap.add_argument("--small-radii", default=SMALL_RADII, help="cloud_bin_0's radius neighborhoods")
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--json", default=None, help="write every raw result, check and ratio to FILE")
     a = ap.parse_args()
@@ -562,15 +562,15 @@ def main():
         tree = cKDTree(read_pcd_xyz(path))
         npts = tree.n
         for nb in nbs:
-            stats = neighbour_stats(tree, nb)
+            stats = neighbor_stats(tree, nb)
             if nb[0] == "r":
-                log(f"{key}: radius {nb[1]:g}: {stats['mean']:.1f} neighbours on average (median {stats['median']:g}, "
+                log(f"{key}: radius {nb[1]:g}: {stats['mean']:.1f} neighbors on average (median {stats['median']:g}, "
                     f"{stats['min']}..{stats['max']}, {100 * stats['alone']:.2f}% alone), query included")
             rows.append(bench_case(a, key, path, npts, nb, tree, stats, pcl_pfh_repeat))
     report(a, clouds, rows, time.time() - started, load_before)
     failed = [(r, c) for r in rows for c in r["checks"] if not c["pass"]]
     for r, c in failed:
-        print(f"AGREEMENT FAILED: {r['cloud']} {r['neighbourhood']}: {c['comparison']}: "
+        print(f"AGREEMENT FAILED: {r['cloud']} {r['neighborhood']}: {c['comparison']}: "
               f"{100 * c['frac_within']:.3f}% of rows within {AGREE_TOL:g} (need {100 * c['need']:g}%), "
               f"max |diff| {c['max_abs_diff']:.4g} (row {c['worst_row']})", file=sys.stderr)
     return 1 if failed else 0
@@ -629,7 +629,7 @@ def report(a, clouds, rows, elapsed, load):
         else:
             out.append(f"{li}{key}: {os.path.relpath(path, a.data)} from the shared data, the file's normals")
     out.append("")
-    head = ["cloud", "points", "neighbourhood", "mean nbrs", "ptreg FPFH ms", "PCL OMP FPFH ms", "PCL serial FPFH ms",
+    head = ["cloud", "points", "neighborhood", "mean nbrs", "ptreg FPFH ms", "PCL OMP FPFH ms", "PCL serial FPFH ms",
             "Open3D FPFH ms", f"PCL OMP / ptreg (>= {TARGETS['pcl_omp']:g}x)",
             f"PCL serial / ptreg (>= {TARGETS['pcl_serial']:g}x)", f"Open3D / ptreg (>= {TARGETS['open3d']:g}x)",
             "ptreg PFH ms", "PCL PFH ms", f"PCL PFH / ptreg (>= {TARGETS['pcl_pfh']:g}x)",
@@ -637,7 +637,7 @@ def report(a, clouds, rows, elapsed, load):
     cells = []
     for r in rows:
         t, q = r["time_ms"], r["ratio"]
-        cells.append([r["cloud"], str(r["points"]), r["neighbourhood"], f"{r['neighbours']['mean']:.1f}",
+        cells.append([r["cloud"], str(r["points"]), r["neighborhood"], f"{r['neighbors']['mean']:.1f}",
                       f"{t['ptreg_fpfh']:.1f}", f"{t['pcl_fpfh_omp']:.1f}", f"{t['pcl_fpfh']:.1f}",
                       f"{t['open3d_fpfh']:.1f}", ratio_cell(q["pcl_omp"], TARGETS["pcl_omp"]),
                       ratio_cell(q["pcl_serial"], TARGETS["pcl_serial"]), ratio_cell(q["open3d"], TARGETS["open3d"]),
@@ -647,12 +647,12 @@ def report(a, clouds, rows, elapsed, load):
                       ("" if all(c["pass"] for c in r["checks"]) else " FAIL")])
     out += table(head, cells, mk, right_from=3)
     out.append("")
-    head = ["cloud", "neighbourhood", "comparison", "max abs diff", "rows within 0.01", "rows differing",
+    head = ["cloud", "neighborhood", "comparison", "max abs diff", "rows within 0.01", "rows differing",
             "near-ties / mirrored bins / other", "worst rows", "result"]
     cells = []
     for r in rows:
         for c in r["checks"]:
-            cells.append([r["cloud"], r["neighbourhood"], c["comparison"], f"{c['max_abs_diff']:.3g}",
+            cells.append([r["cloud"], r["neighborhood"], c["comparison"], f"{c['max_abs_diff']:.3g}",
                           f"{c['rows_within']}/{c['rows']} ({pct(c['frac_within'])})", str(c["rows_differing"]),
                           (f"{c['differing_tie_affected']} / {c['differing_mirrored']} / {c['differing_other']}"
                            if "differing_tie_affected" in c else "-"),
@@ -670,12 +670,12 @@ def report(a, clouds, rows, elapsed, load):
     out.append(f"{li}agreement: rows whose largest |difference| over the bins is <= {AGREE_TOL:g}; needed: "
                + ", ".join(f"{k} {pct(v)}" for k, v in MIN_AGREE.items() if any(r['cloud'] == k for r in rows))
                + f"; differing rows attributed to near-ties (squared distances within {TIE_EPS:g} m^2 of the "
-               "k-th/(k+1)-th or of R^2, in the row's own neighbourhood (PFH) or its own or a neighbour's (FPFH)), "
+               "k-th/(k+1)-th or of R^2, in the row's own neighborhood (PFH) or its own or a neighbor's (FPFH)), "
                "else to mirrored bins (mass moved only between theta's first and last bins, theta = -pi vs +pi, "
                "or between phi bins j and nb-1-j, a pair whose source choice is a tie: nearly equal |n.d| decided "
-               "differently in float and double, or, in PFH, two equidistant neighbours listed in another order), "
+               "differently in float and double, or, in PFH, two equidistant neighbors listed in another order), "
                "else other")
-    busy = [f"{r['cloud']} {r['neighbourhood']} ({r['others_cpus']:.2f})" for r in rows
+    busy = [f"{r['cloud']} {r['neighborhood']} ({r['others_cpus']:.2f})" for r in rows
             if r["others_cpus"] > OTHERS_CPUS_WARN]
     others = ", ".join(f"{r['others_cpus']:.2f}" for r in rows)
     out.append(f"{li}bench wall time {elapsed:.0f} s; load average (1 min) {load:.2f} before it; other processes "
@@ -689,7 +689,7 @@ def report(a, clouds, rows, elapsed, load):
     if a.json:
         with open(a.json, "w") as fh:
             json.dump({"machine": m, "command": cmd, "threads": a.threads, "repeat": a.repeat,
-                       "clouds": [{"cloud": k, "path": p, "neighbourhoods": [nb_label(n) for n in nbs], "notes": nt}
+                       "clouds": [{"cloud": k, "path": p, "neighborhoods": [nb_label(n) for n in nbs], "notes": nt}
                                   for k, p, nbs, _, nt in clouds],
                        "rows": rows, "targets": TARGETS, "agree_tol": AGREE_TOL, "min_agree": MIN_AGREE}, fh, indent=1)
 

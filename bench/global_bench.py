@@ -14,7 +14,7 @@ A pose is recovered when the result is within 3 degrees and 10 cm of the truth.
 
 Both tools run the pipeline of Open3D's global-registration tutorial with ptreg's
 default voxel (the target's bounding-box diagonal / 80): voxel-grid centroids,
-normals from hybrid (2 voxels, 30) neighbourhoods, FPFH from hybrid (5 voxels, 100)
+normals from hybrid (2 voxels, 30) neighborhoods, FPFH from hybrid (5 voxels, 100)
 ones, mutual feature matches, RANSAC (3 at a time; edge-length 0.9 and distance 1.5
 voxels checkers; inliers within 1.5 voxels; 100000 hypotheses or 0.999 confidence) or
 Fast Global Registration (Open3D's default options: tuple test 0.95, 1000 tuples, 64

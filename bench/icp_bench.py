@@ -10,7 +10,7 @@ Run with Debian's /usr/bin/python3 (it sees python3-open3d):
   /usr/bin/python3 bench/icp_bench.py [--repeat 5] [--markdown] [--json FILE]
 
 Every tool runs the same point-to-point ICP: 30 iterations, no early stop, nearest
-neighbours exact, no pair rejected except beyond the common max_dist (by default the
+neighbors exact, no pair rejected except beyond the common max_dist (by default the
 target's bounding-box diagonal: fitness 1 from the near-aligned starts used here, and
 neither peer's search cost depends on it; see bench/peers/open3d_icp.py). ptreg and
 Open3D run on 2 threads; PCL's ICP is single-threaded and says so. Each time is from
@@ -30,7 +30,7 @@ Cases:
 
 With --index-methods M1,M2,... ptreg also builds each case's model index once
 (`ptreg index`, its build time reported apart) and registers on it with each
-nearest-neighbour method (`ptreg icp --target-index --nn M`): rows "ptreg M
+nearest-neighbor method (`ptreg icp --target-index --nn M`): rows "ptreg M
 (index)", their time without the index build, plus the Delaunay walks' statistics
 (mean steps per pass, longest walk, k-d tree fallbacks, histogram).
 """

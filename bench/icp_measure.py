@@ -7,7 +7,7 @@ import numpy as np
 
 
 def nearest_sq_dists(moved, target_pts):
-    """Exact nearest-neighbour squared distances in float64: SciPy's cKDTree when it
+    """Exact nearest-neighbor squared distances in float64: SciPy's cKDTree when it
     is installed, else Open3D's exact k-d tree (nanoflann, k = 1)."""
     try:
         from scipy.spatial import cKDTree

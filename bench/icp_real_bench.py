@@ -52,7 +52,7 @@ Debian's PCL 1.13), "PCL" rows run the plane and the two GICP cases on the
 same clouds, pairs distance, start and 30 iterations: plane with
 IterativeClosestPointWithNormals (point-to-plane LLS), the target's normals
 from pcl::NormalEstimation over 10 nearest points inside the time; gicp with
-GeneralizedIterativeClosestPoint, covariances from 10 neighbours
+GeneralizedIterativeClosestPoint, covariances from 10 neighbors
 (setCorrespondenceRandomness, PCL's eigenvalues 1, 1, 1e-3) inside the time,
 its inner BFGS at PCL's defaults, the grid from pcl::VoxelGrid (anchored at
 the origin) inside the time. Early stops are off (the peer's header says how;

@@ -1,5 +1,5 @@
-/* Plain reference nearest neighbours and the test clouds shared by the
- * nearest-neighbour tests (test_nn.c, test_delaunay.c). */
+/* Plain reference nearest neighbors and the test clouds shared by the
+ * nearest-neighbor tests (test_nn.c, test_delaunay.c). */
 #ifndef PTREG_TEST_NN_REF_H
 #define PTREG_TEST_NN_REF_H
 

@@ -2,8 +2,8 @@
  * clouds on a lumpy sphere (normals from the CPU) of 300 to 3000 points,
  * with lone points far out, points repeated (ties at distance 0) and a few
  * non-finite normals; k-NN (k beyond n too), radius and hybrid
- * neighbourhoods; FPFH in both conventions and PFH; against the CPU path:
- *   - the device's neighbour lists are the CPU's (sorted lists: the same
+ * neighborhoods; FPFH in both conventions and PFH; against the CPU path:
+ *   - the device's neighbor lists are the CPU's (sorted lists: the same
  *     indices and distance bits);
  *   - every bin within 0.01 of the CPU's, NaN rows in the same places and
  *     the same missing count; a row off by more is counted and printed
@@ -18,7 +18,7 @@ typedef enum feat_op { FEAT_OP_FPFH_PCL, FEAT_OP_FPFH_OPEN3D, FEAT_OP_PFH } feat
 typedef struct feat_case {
     feat_op op;
     size_t n;        /* points on the sphere, before the extras */
-    size_t k;        /* neighbourhood: k */
+    size_t k;        /* neighborhood: k */
     double radius_n; /* radius in mean spacings (0: none) */
     int extras;      /* lone points, repeats and non-finite normals */
     uint64_t seed;

@@ -1,4 +1,4 @@
-/* Delaunay-graph walks (the model index's exact nearest-neighbour search)
+/* Delaunay-graph walks (the model index's exact nearest-neighbor search)
  * against a plain reference loop: every start (fixed, k-d descent, seeds
  * good, arbitrary and absent), every ISA path, thread counts, on random,
  * clustered, duplicated, lattice and cospherical clouds, queries far
@@ -78,7 +78,7 @@ static void check_walks(const char *what, const ptreg_model_index *idx, const re
         const char *isa_name = ptreg_isa_name((ptreg_isa)isa);
         for (int s = PTREG_NN_KDTREE; s <= PTREG_NN_DELAUNAY_PNN; s++)
             for (int seeds = 0; seeds < (s == PTREG_NN_DELAUNAY_PNN ? 4 : 1); seeds++) {
-                /* seeds: none, the answers, arbitrary points, "no neighbour" */
+                /* seeds: none, the answers, arbitrary points, "no neighbor" */
                 for (size_t i = 0; i < nq; i++)
                     seed[i] = seeds == 1 ? ref->index[i] : seeds == 2 ? (uint32_t)((i * 7919u) % m) : PTREG_NO_NEIGHBOR;
                 ptreg_status st = ptreg_model_index_nearest(idx, q, nq, (ptreg_nn_method)s, seeds ? seed : NULL,

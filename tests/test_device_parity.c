@@ -1,7 +1,7 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
 /* The device parity suite (after ggml's test-backend-ops): one table of
  * cases (operation, cloud, sizes, seed), each run on every CUDA and
- * OpenCL device found against the CPU path. Neighbours must be the CPU's
+ * OpenCL device found against the CPU path. Neighbors must be the CPU's
  * (index and distance bits), sums within a normalised error, ICP's
  * transform within 1e-5 of the CPU's with the same pairs, batched EM-ICP's
  * rotations within 1e-5 per quaternion component with the same iterations
@@ -218,7 +218,7 @@ static int make_clouds(const parity_case *pc, clouds *c)
     return 0;
 }
 
-/* ---- nearest neighbours ---- */
+/* ---- nearest neighbors ---- */
 
 typedef struct nn_answer {
     uint32_t *index; /* original indices */
@@ -488,7 +488,7 @@ typedef struct batch_case {
     uint64_t seed;
 } batch_case;
 
-/* The APT case (one motif, many rotated noisy neighbourhoods), per-pair
+/* The APT case (one motif, many rotated noisy neighborhoods), per-pair
  * targets of ragged sizes with translation (groups of 32 pairs: the last
  * one part-filled), lanes that stop early on the tolerance (with sources of
  * up to 34 points against the 12-point motif: the 64-point layout), a pair

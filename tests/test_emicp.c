@@ -98,7 +98,7 @@ static void test_demo_pairs(const char *data)
 }
 
 /* Five compact clusters of different sizes at asymmetric places: nearest
- * neighbours from 30 degrees away pick wrong clusters, while EM-ICP's wide
+ * neighbors from 30 degrees away pick wrong clusters, while EM-ICP's wide
  * first sigma sees the whole layout. */
 static float *clusters(ptreg_rng *rng, size_t n)
 {

@@ -83,7 +83,7 @@ static void test_normals(void)
         o.viewpoint[a] = 10 * pn[a];
     CHECK(ptreg_normals(xyz, n, &o, nrm, NULL, NULL, NULL) == PTREG_OK);
     CHECK(nrm[0] * pn[0] + nrm[1] * pn[1] + nrm[2] * pn[2] > 0.999);
-    /* a radius with too few neighbours: NaN normals, counted */
+    /* a radius with too few neighbors: NaN normals, counted */
     o.neighbors.k = 0;
     o.neighbors.radius = 1e-3;
     CHECK(ptreg_normals(xyz, n, &o, nrm, NULL, &missing, NULL) == PTREG_OK && missing == n && isnan(nrm[0]));

@@ -1,8 +1,8 @@
 /* The fast paths of the point features against their references: the
- * neighbourhood table (bounded k-NN in the tree's order) against one
+ * neighborhood table (bounded k-NN in the tree's order) against one
  * independent search per point, the per-ISA pair-bin kernels against the
  * scalar pair feature, whole descriptors fast against reference on every
- * ISA; and the neighbourhood rules PCL and Open3D share (strict radius, a
+ * ISA; and the neighborhood rules PCL and Open3D share (strict radius, a
  * point alone gets zeros) on the hand-checked example of
  * tests/data/features/README.md. */
 #include "check.h"
@@ -79,7 +79,7 @@ static void check_table_order(const float *xyz, size_t n, ptreg_neighborhood nb,
     size_t expect = nb.k ? (nb.k < n ? nb.k : n) : 0;
     for (size_t i = 0; nb.k && !(nb.radius > 0) && i < n; i++)
         if (fast.list[i].count != expect) {
-            CHECK_MSG(0, "%s: point %zu has %zu neighbours, not %zu", what, i, fast.list[i].count, expect);
+            CHECK_MSG(0, "%s: point %zu has %zu neighbors, not %zu", what, i, fast.list[i].count, expect);
             break;
         }
     ptreg_set_num_threads(1);
@@ -167,7 +167,7 @@ static void test_strict_radius(void)
     ptreg_neighborhood r = {0, 0.5};
     CHECK(feat_neighbors(tree, &r, FEAT_SORTED, xyz, &nb, NULL) == PTREG_OK);
     CHECK_MSG(nb.count == 3 && nb.index[0] == 0 && nb.index[1] == 2 && nb.index[2] == 3,
-              "radius 0.5 from the origin: %zu neighbours (want 0, 2, 3; the point at 0.5 is out)", nb.count);
+              "radius 0.5 from the origin: %zu neighbors (want 0, 2, 3; the point at 0.5 is out)", nb.count);
     ptreg_neighbors_free(&nb);
     ptreg_kdtree_destroy(tree);
 }

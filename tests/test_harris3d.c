@@ -256,7 +256,7 @@ static void test_keypoint_rules(void)
 #define AT(x, y, z) s[(x) + N * ((y) + N * (z))]
     AT(5, 5, 5) = AT(6, 5, 5) = 4.0f;  /* a plateau of two: its first voxel is kept */
     AT(2, 2, 2) = 3.0f;
-    AT(2, 2, 3) = 2.5f;                /* a neighbour of a better one */
+    AT(2, 2, 3) = 2.5f;                /* a neighbor of a better one */
     AT(9, 9, 9) = 1.0f;
     AT(9, 3, 9) = 0.02f;               /* below 1% of the best */
     AT(1, 10, 1) = -5.0f;              /* negative: never a keypoint */
@@ -357,7 +357,7 @@ static void compare_rotated(const ptreg_volume *v, const ptreg_volume *rot, int 
  * (ny - 1 - y, x, z), and the keypoints move with it. Scores may differ
  * in the last bits (the passes meet the axes in another order), so a
  * keypoint may come or go only where its score is within 1e-5 of the
- * threshold or of a neighbour's. */
+ * threshold or of a neighbor's. */
 static void test_tooth_rotation(const char *data)
 {
     char path[4096];

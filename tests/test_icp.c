@@ -2,7 +2,7 @@
  * noise 1e-4..1e-2, roll/pitch/yaw up to 20 degrees), PCL's own regression
  * (bun0 onto bun4), the real scans bun045 onto bun000 from a perturbed
  * ground truth, the filters, determinism across threads and methods, every
- * nearest-neighbour method (Delaunay walks included) giving the same bits
+ * nearest-neighbor method (Delaunay walks included) giving the same bits
  * on random data, the 40k/30k case and the bunny, degenerate models, and
  * bad arguments. */
 #include "check.h"

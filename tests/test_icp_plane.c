@@ -26,7 +26,7 @@ static void golden_options(const char *name, ptreg_icp_options *o)
 }
 
 /* Open3D's point-to-plane (plain and with each of its robust kernels) and
- * Generalized-ICP on the same inputs, normals from the same 10 neighbours:
+ * Generalized-ICP on the same inputs, normals from the same 10 neighbors:
  * the same fixed point, to well within Open3D's own tolerances. */
 static void test_open3d_golden(const char *dir)
 {
@@ -63,7 +63,7 @@ static void test_open3d_golden(const char *dir)
 }
 
 /* PCL's test_registration.cpp, IterativeClosestPoint_PointToPlane: bun0
- * onto bun4, target normals from 10 neighbours, 50 iterations,
+ * onto bun4, target normals from 10 neighbors, 50 iterations,
  * transformation epsilon 1e-8; PCL asserts a fitness score (the mean
  * squared distance from each moved source point to its nearest target
  * point) under 0.005. */

@@ -251,7 +251,7 @@ static int refused_or_harmless(const unsigned char *buf, size_t size, const char
  * repairs them: refused or harmless, never a crash (under ASan). */
 static void test_fuzz_findings(void)
 {
-    static const char *const findings[] = {"fuzz-empty-row-neighbour.pti", "fuzz-missing-chunk-box.pti"};
+    static const char *const findings[] = {"fuzz-empty-row-neighbor.pti", "fuzz-missing-chunk-box.pti"};
     for (size_t i = 0; i < sizeof findings / sizeof findings[0]; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/data/index/%s", PTREG_TEST_SOURCE_DIR, findings[i]);

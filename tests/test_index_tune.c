@@ -1,4 +1,4 @@
-/* The measured nearest-neighbour method of a model index
+/* The measured nearest-neighbor method of a model index
  * (ptreg_model_index_tune, `ptreg index --tune`): every method it times
  * gives the k-d tree's bits and the choice is one of them; the choice
  * round-trips through the .pti file; a version-1 file (before the choice

@@ -24,11 +24,11 @@ static const ptreg_kernel_program *const programs[] = {&ptreg_basics_kernels, &p
                                                        &ptreg_batch_kernels, &ptreg_emicp_kernels,
                                                        &ptreg_lddmm_kernels, &ptreg_harris3d_kernels,
                                                        &ptreg_knn_kernels, &ptreg_feat_kernels};
-/* the first three take the nearest-neighbour layout */
+/* the first three take the nearest-neighbor layout */
 #define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
 
-/* The builds compiled: the programs of nearest neighbours and ICP with
+/* The builds compiled: the programs of nearest neighbors and ICP with
  * their layout, the batch program in the layouts its device path picks
  * (pairs of 16, 32 and 64 points; shared and per-pair targets), EM-ICP's
  * in each precision (fp32 with both exps), LDDMM's in both, and 3-D
@@ -103,7 +103,7 @@ static size_t make_builds(build *b, size_t cap)
             CHECK(ptreg_harris3d_device_defines(m, inputs[i], 2, 48 << 10, 1024, 132, dims, b[n].defines,
                                                 sizeof b[n].defines, &b[n].kernels, NULL) == PTREG_OK);
         }
-    /* the point features' neighbourhoods (the nearest-neighbour layout),
+    /* the point features' neighborhoods (the nearest-neighbor layout),
      * and their descriptors for lists of up to 64 and of the most */
     if (n < cap) {
         b[n].program = &ptreg_knn_kernels;

@@ -1,4 +1,4 @@
-/* Nearest neighbours: brute force and the k-d tree (1-NN with and without
+/* Nearest neighbors: brute force and the k-d tree (1-NN with and without
  * hints, k-NN, radius) against a plain reference loop, on every ISA path,
  * on random, clustered, duplicated and lattice (all-ties) clouds and on the
  * real scans. */

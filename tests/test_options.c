@@ -65,7 +65,7 @@ static void test_crossed_names(void)
     CHECK(ptreg_option_parse(find(t, "method"), &o, "gicp", &err) == PTREG_OK && o.refine == PTREG_ICP_GICP);
 }
 
-/* A neighbourhood's k 0 (none) and radius 0 (none) are "not set" to the
+/* A neighborhood's k 0 (none) and radius 0 (none) are "not set" to the
  * check; a caller sets them only from a number (the command line leaves
  * them out); enum names take '-' and '_' alike. */
 static void test_neighborhood_rows(void)

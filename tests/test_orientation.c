@@ -178,7 +178,7 @@ static void test_rotated_crystal(void)
         double g[4], R[9];
         axis_angle_q(axes[r][0], axes[r][1], axes[r][2], axes[r][3], g);
         ptreg_quaternion_to_matrix(g, R);
-        const double truth[4] = {g[0], -g[1], -g[2], -g[3]}; /* neighbourhood -> motif: R^T */
+        const double truth[4] = {g[0], -g[1], -g[2], -g[3]}; /* neighborhood -> motif: R^T */
         float *xyz = malloc(3 * 5 * 5 * 5 * 4 * sizeof(float)), motif[36];
         const size_t n = crystal(5, R, 1.0, 0.0, 1, xyz);
         ptreg_orientation_options opt;
@@ -202,7 +202,7 @@ static void test_rotated_crystal(void)
             const double w = sy[0] * o.q[0] - sy[1] * o.q[1] - sy[2] * o.q[2] - sy[3] * o.q[3];
             CHECK(fabs(w) <= o.q[0] + 1e-6);
         }
-        /* an atom inside has 12 neighbours on 12 different motif points */
+        /* an atom inside has 12 neighbors on 12 different motif points */
         int distinct = 0, seen[12] = {0};
         const size_t inside = 4 * (2 * 25 + 2 * 5 + 2); /* site (2, 2, 2), basis 0 */
         for (size_t j = 0; j < 12; j++)
@@ -216,8 +216,8 @@ static void test_rotated_crystal(void)
 
 /* Thinned and noisy, as atom probes see crystals, atoms at least 1 nm
  * inside: one atom's own first shell gives its orientation to a degree at
- * 0.01 nm noise; at 60% detection and 0.05 nm, pooling the neighbourhoods
- * of the grain (a motif of two shells, which 12 neighbours then reach)
+ * 0.01 nm noise; at 60% detection and 0.05 nm, pooling the neighborhoods
+ * of the grain (a motif of two shells, which 12 neighbors then reach)
  * still gives it to a few degrees. */
 static void test_noisy_crystal(void)
 {
@@ -296,7 +296,7 @@ static void test_polycrystal(void)
     ptreg_apt_synth_free(&poly);
 }
 
-/* Selected atoms only are registered and are each other's neighbours;
+/* Selected atoms only are registered and are each other's neighbors;
  * a registered subset (a rank's own atoms, the rest its halo) gives the
  * whole run's bits for those atoms; the same bits on 1 and 2 threads. */
 static void test_subsets(void)
@@ -407,7 +407,7 @@ static void test_bad_options(void)
     CHECK(ptreg_orientations_compute(xyz, 4, NULL, &opt, &o, &err) == PTREG_ERR_ARG &&
           strstr(err.message, "motif point 1"));
     fcc_options(&opt, motif);
-    /* four atoms at one point: nobody has a neighbourhood to speak of */
+    /* four atoms at one point: nobody has a neighborhood to speak of */
     CHECK(ptreg_orientations_compute(xyz, 4, NULL, &opt, &o, &err) == PTREG_OK);
     ptreg_orientations_free(&o);
 }

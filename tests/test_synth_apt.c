@@ -1,5 +1,5 @@
 /* The synthetic atom-probe polycrystal: atom counts, grains, the lattice
- * (nearest-neighbour distances, the truth rotation taking neighbourhoods
+ * (nearest-neighbor distances, the truth rotation taking neighborhoods
  * onto the motif), every site made once (against a brute-force count),
  * anisotropic noise, solutes, determinism and the limits. */
 #include "check.h"

@@ -6,7 +6,7 @@
  *             [--layouts 32x4,16x8,...] [--layout-pairs 100000] [--md FILE] [--json FILE]
  *
  * The atom-probe case: every pair's source is the motif (fcc's first shell,
- * or its first 32 lattice neighbours) turned at random up to 30 degrees with
+ * or its first 32 lattice neighbors) turned at random up to 30 degrees with
  * noise, registered rotation only onto the motif (shared: one target for all;
  * pairs: the same motif as a per-pair target). Two schedules: 10 iterations
  * (tol 0, max_iter 10) and the whole default schedule (66 iterations, tol 0).

@@ -5,11 +5,11 @@
  *                [--no-cpu] [--md FILE] [--json FILE]
  *
  * The cloud: ptreg_synth_model's blob (radius about 1) of --points points,
- * normals estimated on the CPU (k = 30, not timed). Two neighbourhoods of
+ * normals estimated on the CPU (k = 30, not timed). Two neighborhoods of
  * about --k points: k-NN with k, and a radius picked so that the median
- * point has k neighbours (the k-th neighbour's distance of 1000 sampled
+ * point has k neighbors (the k-th neighbor's distance of 1000 sampled
  * points, their median). Each call is the whole ptreg_fpfh: the k-d tree
- * (on the CPU), the upload, neighbourhoods, SPFH, FPFH and the rows back;
+ * (on the CPU), the upload, neighborhoods, SPFH, FPFH and the rows back;
  * median of --repeat calls (the first device call, which compiles the
  * kernels, is a warm-up outside the count). The target: >= 20x the CPU path
  * on one H100; each device's rows are compared with the CPU's (rows with a
@@ -63,7 +63,7 @@ static int parse(int argc, char **argv, options *o)
 }
 
 
-/* The radius at which the median point has k neighbours (itself included). */
+/* The radius at which the median point has k neighbors (itself included). */
 static double radius_for(const float *xyz, size_t n, size_t k)
 {
     ptreg_kdtree *tree;
@@ -142,7 +142,7 @@ static void bench_one(const options *o, bench_report *rep, const ptreg_cloud *c,
             report_line(rep, "| %s | cpu | %s | | |\n", label, base.error);
         if (base.ok) {
             report_line(rep, "| %s | cpu (%d threads) | %.1f | 1.0x | |\n", label, ptreg_get_num_threads(), base.ms);
-            json_row(rep, "\"neighbourhood\": \"%s\", \"device\": \"cpu\", \"ms\": %.3f, \"threads\": %d", label,
+            json_row(rep, "\"neighborhood\": \"%s\", \"device\": \"cpu\", \"ms\": %.3f, \"threads\": %d", label,
                      base.ms, ptreg_get_num_threads());
         }
     }
@@ -162,7 +162,7 @@ static void bench_one(const options *o, bench_report *rep, const ptreg_cloud *c,
         report_line(rep, "| %s | %s | %.1f | %.1fx%s | %zu |\n", label, o->devices.item[d], t.ms, speedup,
             base.ok ? (speedup >= 20 ? " (>= 20x)" : " (< 20x)") : "", off);
         json_row(rep,
-                 "\"neighbourhood\": \"%s\", \"device\": \"%s\", \"ms\": %.3f, \"speedup\": %.2f, "
+                 "\"neighborhood\": \"%s\", \"device\": \"%s\", \"ms\": %.3f, \"speedup\": %.2f, "
                  "\"rows_off\": %zu, \"missing\": %zu",
                  label, o->devices.item[d], t.ms, speedup, off, t.missing);
     }
@@ -201,7 +201,7 @@ int main(int argc, char **argv)
     report_line(&rep, "FPFH (PCL convention): ptreg %s, a blob of %zu points, CPU path on %d threads, median of %d calls. "
               "Target on one H100: >= 20x the CPU path.\n\n",
         ptreg_version(), c.n, ptreg_get_num_threads(), o.repeat);
-    report_line(&rep, "| neighbourhood | device | ms per call | vs CPU | rows off by > 0.01 |\n|---|---|---|---|---|\n");
+    report_line(&rep, "| neighborhood | device | ms per call | vs CPU | rows off by > 0.01 |\n|---|---|---|---|---|\n");
     char label[64];
     ptreg_neighborhood knn = {o.k, 0}, ball = {0, radius};
     snprintf(label, sizeof label, "k = %zu", o.k);

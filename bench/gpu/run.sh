@@ -182,7 +182,7 @@ else
 fi
 step "benchmarks: 3-D Harris and FPFH on each GPU against the CPU path on $(nproc) threads"
 # Harris: 256x256x128 uint8, W = 5, every kernel variant, resident and with
-# the upload; FPFH: 10^6 points, ~50 neighbours. PTREG_GPU_HARRIS_ARGS,
+# the upload; FPFH: 10^6 points, ~50 neighbors. PTREG_GPU_HARRIS_ARGS,
 # PTREG_GPU_FEATURES_ARGS: more options (a dry run's smaller sizes)
 if [ -n "$gpus" ] && [ -x "$harris" ]; then
     # shellcheck disable=SC2086

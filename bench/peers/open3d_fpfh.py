@@ -146,8 +146,8 @@ def load(path):
     return pcd, source
 
 
-def neighbour_counts(pcd, param, rows):
-    """Neighbourhood sizes (query included) Open3D's own k-d tree gives the rows."""
+def neighbor_counts(pcd, param, rows):
+    """Neighborhood sizes (query included) Open3D's own k-d tree gives the rows."""
     tree = o3d.geometry.KDTreeFlann(pcd)
     pts = np.asarray(pcd.points)
     counts = []
@@ -170,8 +170,8 @@ def main():
     ap = argparse.ArgumentParser(description="Open3D FPFH benchmark/reference peer")
     ap.add_argument("cloud")
     grp = ap.add_mutually_exclusive_group()
-    grp.add_argument("--k", type=int, help="k nearest neighbours, query included (default 30)")
-    grp.add_argument("--radius", type=float, help="all neighbours within R")
+    grp.add_argument("--k", type=int, help="k nearest neighbors, query included (default 30)")
+    grp.add_argument("--radius", type=float, help="all neighbors within R")
     ap.add_argument("--max-nn", type=int, help="with --radius: KDTreeSearchParamHybrid(R, max_nn), the N nearest "
                     "within R")
     ap.add_argument("--every", type=int, default=1, help="rows written: points 0, S, 2S, ...")
@@ -219,7 +219,7 @@ def main():
         return 4
     rows = np.arange(0, n, args.every)
     desc = data.T[rows]
-    counts = neighbour_counts(pcd, param, rows)
+    counts = neighbor_counts(pcd, param, rows)
     nan_rows = int(np.isnan(desc).any(axis=1).sum())
     zero_rows = int((~np.isnan(desc).any(axis=1) & (desc == 0).all(axis=1)).sum())
 
@@ -247,9 +247,9 @@ def main():
         "threads": THREADS,
         "cpu_per_wall": float(np.median(cpu)),
         "normals_source": normals_source,
-        "neighbours_mean": float(counts.mean()),
-        "neighbours_min": int(counts.min()),
-        "neighbours_max": int(counts.max()),
+        "neighbors_mean": float(counts.mean()),
+        "neighbors_min": int(counts.min()),
+        "neighbors_max": int(counts.max()),
         "nan_rows": nan_rows,
         "zero_rows": zero_rows,
         "time_ms": med,
@@ -263,8 +263,8 @@ def main():
           % (out["version"], n, len(rows),
              "radius %g" % args.radius if args.radius is not None else "k %d" % args.k,
              THREADS, out["cpu_per_wall"], normals_source))
-    print("neighbours (query included): mean %.3f min %d max %d; nan rows %d, zero rows %d"
-          % (out["neighbours_mean"], out["neighbours_min"], out["neighbours_max"],
+    print("neighbors (query included): mean %.3f min %d max %d; nan rows %d, zero rows %d"
+          % (out["neighbors_mean"], out["neighbors_min"], out["neighbors_max"],
              nan_rows, zero_rows))
     print("compute_fpfh_feature (all %d points): median %.3f ms over %d: %s"
           % (n, med, args.repeat, " ".join("%.3f" % t for t in times)))

@@ -21,13 +21,13 @@ is also measured, in one extra untimed run with the debug log on, by counting th
 
 max_correspondence_distance and cost. Each correspondence is
 KDTreeFlann::SearchHybrid(point, radius=max_dist, max_nn=1), which in 0.16 is a
-nanoflann knnSearch for the single nearest neighbour followed by a cut of the
+nanoflann knnSearch for the single nearest neighbor followed by a cut of the
 results at distance^2 < radius^2 (std::lower_bound). The radius never enters the
 tree traversal, so the search costs the same for any max_dist: a huge radius neither
-slows Open3D down nor changes which neighbour is found; it only decides whether that
-neighbour is kept (strictly closer than max_dist; the benchmark's common measure
+slows Open3D down nor changes which neighbor is found; it only decides whether that
+neighbor is kept (strictly closer than max_dist; the benchmark's common measure
 counts <=, which differs only on exact ties). (Older FLANN-based Open3D releases used
-a radius search capped at max_nn neighbours instead; not the case here.) Measured
+a radius search capped at max_nn neighbors instead; not the case here.) Measured
 with this build: one correspondence pass (evaluate_registration, bun045 at a fixed
 pose against bun000, 40k points) costs the same within noise for max_dist from 1 mm
 to 1e10. A whole ICP run with a tight max_dist can take a different time only because

@@ -6,10 +6,10 @@
 // The cloud is read into pcl::PointCloud<pcl::PointNormal>; the normals are the file's
 // normal_x/normal_y/normal_z fields (nothing is re-estimated). The whole cloud is the
 // input (and so the search surface); with --every S only points 0, S, 2S, ... are
-// queries (setIndices), so the SPFHs of their neighbours (FPFH) are computed on the
-// full cloud, each from its own full-cloud neighbourhood.
+// queries (setIndices), so the SPFHs of their neighbors (FPFH) are computed on the
+// full cloud, each from its own full-cloud neighborhood.
 //
-// Neighbourhoods come from pcl::search::KdTree (FLANN) with sorted results:
+// Neighborhoods come from pcl::search::KdTree (FLANN) with sorted results:
 // setKSearch(k) (the k nearest, the query itself among them) or setRadiusSearch(R)
 // (every point with squared distance < R^2, strictly, as FLANN tests it; the query itself
 // among them, no cap).
@@ -27,7 +27,7 @@
 //
 // -o OUT.csv writes one line per query: "index,v0,v1,..." (125 or 33 values, %.9g),
 // where index is the query's index in the cloud; a NaN value is written "nan" (PCL
-// fills a descriptor with NaN only when the search finds no neighbour at all).
+// fills a descriptor with NaN only when the search finds no neighbor at all).
 
 #include <pcl/features/fpfh.h>
 #include <pcl/features/fpfh_omp.h>
@@ -62,8 +62,8 @@ namespace {
                "  CLOUD.pcd      PCD with x y z normal_x normal_y normal_z (normals used as given)\n"
                "  --feature F    pfh (PFHEstimation, 125 bins), fpfh (FPFHEstimation, 33 bins),\n"
                "                 fpfh-omp (FPFHEstimationOMP)\n"
-               "  --k N          k nearest neighbours, query included (default 30)\n"
-               "  --radius R     all neighbours within R (instead of --k)\n"
+               "  --k N          k nearest neighbors, query included (default 30)\n"
+               "  --radius R     all neighbors within R (instead of --k)\n"
                "  --every S      queries are points 0, S, 2S, ... (default 1: all)\n"
                "  --threads T    threads for fpfh-omp (default 2)\n"
                "  --repeat N     timed runs of compute(), median reported (default 5)\n"
@@ -300,7 +300,7 @@ int main(int argc, char** argv)
     return 4;
   }
 
-  // Outside the timed region: the neighbourhood sizes the estimator saw (query included).
+  // Outside the timed region: the neighborhood sizes the estimator saw (query included).
   pcl::search::KdTree<PointT> tree(true);
   tree.setInputCloud(cloud);
   pcl::Indices nn;
@@ -340,7 +340,7 @@ int main(int argc, char** argv)
     else
       std::printf("k %d", opt.k);
     std::printf(", threads %d\n", threads_used);
-    std::printf("neighbours (query included): mean %.3f min %zu max %zu; nan rows %zu, zero rows "
+    std::printf("neighbors (query included): mean %.3f min %zu max %zu; nan rows %zu, zero rows "
                 "%zu\n",
                 nn_mean, nn_min, nn_max, nan_rows, zero_rows);
     std::printf("compute(): median %.3f ms over %d:", med, opt.repeat);
@@ -361,9 +361,9 @@ int main(int argc, char** argv)
     std::printf("\"k\":%d,", opt.k);
   std::printf("\"every\":%d,\"cloud_points\":%d,\"points\":%zu,\"bins\":%d,\"threads\":%d,",
               opt.every, n, query_index.size(), nbins, threads_used);
-  std::printf("\"neighbours_mean\":");
+  std::printf("\"neighbors_mean\":");
   print_number(nn_mean);
-  std::printf(",\"neighbours_min\":%zu,\"neighbours_max\":%zu,", nn_min, nn_max);
+  std::printf(",\"neighbors_min\":%zu,\"neighbors_max\":%zu,", nn_min, nn_max);
   std::printf("\"nan_rows\":%zu,\"zero_rows\":%zu,\"time_ms\":", nan_rows, zero_rows);
   print_number(med);
   std::printf(",\"times_ms\":[");

@@ -6,7 +6,7 @@
 //     inside the time. The source is copied into a PointNormal cloud (normals unused)
 //     inside the time too (a millisecond or so).
 //   --method gicp: pcl::GeneralizedIterativeClosestPoint, setCorrespondenceRandomness(K):
-//     both clouds' covariances from K neighbours, computed inside align() (PCL's
+//     both clouds' covariances from K neighbors, computed inside align() (PCL's
 //     regularisation: eigenvalues 1, 1, gicp_epsilon 1e-3); its inner BFGS
 //     (setMaximumOptimizerIterations, default 20, and its gradient tolerances) as PCL
 //     sets them by default. --gicp-grad-tol G sets both gradient tolerances
@@ -172,7 +172,7 @@ const char* state_name(int s)
                "  --method M      point (default): point-to-point; plane: point-to-plane,\n"
                "                  target normals from K nearest points; gicp: Generalized-ICP,\n"
                "                  covariances from K nearest points\n"
-               "  --normal-k K    neighbours for plane's normals and gicp's covariances (10)\n"
+               "  --normal-k K    neighbors for plane's normals and gicp's covariances (10)\n"
                "  --voxel V       voxel-grid centroids of both clouds first (0: none)\n"
                "  --gicp-grad-tol G  gicp's BFGS gradient tolerances (default PCL's, 1e-2)\n"
                "  --max-iter N    ICP iterations (default 30); exactly N unless --tol-transform\n"

@@ -1,4 +1,4 @@
-// Reference peer: PCL 1.13 NormalEstimation (normals by PCA of a neighbourhood).
+// Reference peer: PCL 1.13 NormalEstimation (normals by PCA of a neighborhood).
 //
 //   pcl_normals CLOUD.pcd [--k N | --radius R] [--every S] -o OUT.csv
 //

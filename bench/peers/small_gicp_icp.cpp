@@ -13,7 +13,7 @@
 // nearest points regularised to eigenvalues (1e-3, 1, 1) (estimate_covariances_omp;
 // normals for plane), then Registration<GICPFactor, ParallelReductionOMP> with a
 // DistanceRejector at D. align() itself is not called because it always downsamples
-// (the bunny case registers every point), hard-wires 10 neighbours, runs the voxel
+// (the bunny case registers every point), hard-wires 10 neighbors, runs the voxel
 // grid on its default 4 threads whatever num_threads says, and builds its trees on one
 // thread; here every stage gets --threads.
 //
@@ -21,7 +21,7 @@
 // <= rotation_eps and its translation norm <= translation_eps; both are set to -1 so
 // the test never holds and all --max-iter iterations run. The default optimizer
 // (align()'s and the README's) is Levenberg-Marquardt: each iteration linearises once
-// (nearest neighbours searched again) and evaluates the error of each trial step on the
+// (nearest neighbors searched again) and evaluates the error of each trial step on the
 // same correspondences; it still ends early if 10 trial dampings in a row fail to lower
 // the error (nothing left to gain), which "iterations" in the output shows.
 // --optimizer gn takes one damped Gauss-Newton step per iteration instead (small_gicp's

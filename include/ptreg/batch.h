@@ -1,7 +1,7 @@
 /* ptreg batch: many small registrations in one call, what atom-probe
  * crystallography builds on (orientation.h; Eq. 4 of the EM-ICP study of
  * Tamaki et al.: min over R_i, P_i of sum_i |m - P_i d_i R_i|^2 for every
- * atom's neighbourhood d_i against the average local structure m).
+ * atom's neighborhood d_i against the average local structure m).
  *
  * Every pair is registered by ptreg_emicp's soft-assign EM-ICP (no
  * correspondences: the permutation is the soft assignment), many pairs in

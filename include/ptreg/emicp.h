@@ -51,7 +51,7 @@ PTREG_API ptreg_status ptreg_emicp_resolve_device(const ptreg_emicp_options *opt
 
 typedef struct ptreg_emicp_result {
     double transformation[16]; /* takes the source onto the target */
-    /* Nearest-neighbour evaluation of the result (k-d tree, not in time_ms):
+    /* Nearest-neighbor evaluation of the result (k-d tree, not in time_ms):
      * source points whose nearest target point is within 3 sigma_final. */
     double rmse, fitness;
     size_t pairs;

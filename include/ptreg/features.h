@@ -1,4 +1,4 @@
-/* Point features: normals by PCA of a neighbourhood, and the point feature
+/* Point features: normals by PCA of a neighborhood, and the point feature
  * histograms PFH (125 bins) and FPFH (33 bins) with PCL's pair feature.
  * Formulas and conventions: docs/ALGORITHMS.md, "Normals, PFH and FPFH". */
 #ifndef PTREG_FEATURES_H
@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/* A neighbourhood: the k nearest points (the point itself included, as
+/* A neighborhood: the k nearest points (the point itself included, as
  * PCL's k-NN search has it), every point strictly within radius, or both
  * (Open3D's KDTreeSearchParamHybrid(radius, max_nn = k): the k nearest,
  * those strictly within radius). */
@@ -38,8 +38,8 @@ typedef struct ptreg_normals_options {
     ptreg_normal_orientation orientation;
     double viewpoint[3];          /* VIEWPOINT: normals point toward it (default the origin) */
     double direction[3];          /* DIRECTION (default +z) */
-    int orient_k;                 /* TANGENT_PLANE: graph neighbours (default 10; at most the
-                                     neighbourhood's own size) */
+    int orient_k;                 /* TANGENT_PLANE: graph neighbors (default 10; at most the
+                                     neighborhood's own size) */
     ptreg_device device;          /* the CPU only, for now (auto: the CPU) */
 } ptreg_normals_options;
 
@@ -51,9 +51,9 @@ PTREG_API ptreg_status ptreg_normals_resolve_device(const ptreg_normals_options 
                                                     ptreg_error *err);
 
 /* normals (3n floats) and curvature (n floats, may be NULL) of every point:
- * the eigenvector of the smallest eigenvalue of the neighbourhood's
+ * the eigenvector of the smallest eigenvalue of the neighborhood's
  * covariance (double), curvature l0 / (l0 + l1 + l2), oriented by
- * opt->orientation. Points with fewer than 3 neighbours, or whose neighbours all
+ * opt->orientation. Points with fewer than 3 neighbors, or whose neighbors all
  * coincide, get NaN and are counted
  * in *missing (may be NULL). The same bits for any thread count. */
 PTREG_API ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
@@ -66,7 +66,7 @@ PTREG_API int ptreg_pair_feature(const float p1[3], const float n1[3], const flo
                        float f[4]);
 
 typedef enum ptreg_fpfh_convention {
-    PTREG_FPFH_PCL = 0, /* FPFH(p) = normalised sum of neighbours' SPFH / d^2: blocks sum to 100 */
+    PTREG_FPFH_PCL = 0, /* FPFH(p) = normalised sum of neighbors' SPFH / d^2: blocks sum to 100 */
     PTREG_FPFH_OPEN3D   /* the same plus p's own SPFH: blocks sum to about 200 */
 } ptreg_fpfh_convention;
 
@@ -77,7 +77,7 @@ typedef enum ptreg_fpfh_convention {
  * --device` picks them): speed only, the same bits. */
 typedef struct ptreg_feature_gpu {
     int wg;        /* threads of each point's work-group: 64, 128 or 256 (0: 64) */
-    int search_wg; /* the neighbour searches' work-group: 32, 64, 128 or 256 (0: 256) */
+    int search_wg; /* the neighbor searches' work-group: 32, 64, 128 or 256 (0: 256) */
 } ptreg_feature_gpu;
 
 typedef struct ptreg_feature_options {
@@ -103,13 +103,13 @@ PTREG_API ptreg_status ptreg_features_resolve_device(const ptreg_feature_options
                                                      ptreg_error *err);
 
 /* Descriptors of every point (n x 125 or n x 33 floats, row-major).
- * Neighbourhoods as PCL and Open3D search them: k-NN counts the point
+ * Neighborhoods as PCL and Open3D search them: k-NN counts the point
  * itself; a radius keeps distances strictly below it. A point alone in its
- * neighbourhood gets an all-zero row (as from PCL and Open3D). A point
- * whose normal, or a neighbour's normal, is not finite gets a NaN row (for
- * FPFH also when a neighbour's SPFH is NaN), counted in *missing (may be
- * NULL). Memory beyond the output: the neighbour lists (8 bytes per
- * neighbour) and, for FPFH, n x 33 floats of SPFH. The same bits for any
+ * neighborhood gets an all-zero row (as from PCL and Open3D). A point
+ * whose normal, or a neighbor's normal, is not finite gets a NaN row (for
+ * FPFH also when a neighbor's SPFH is NaN), counted in *missing (may be
+ * NULL). Memory beyond the output: the neighbor lists (8 bytes per
+ * neighbor) and, for FPFH, n x 33 floats of SPFH. The same bits for any
  * thread count, any ISA and the reference path. */
 PTREG_API ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
                        float *out, size_t *missing, ptreg_error *err);

@@ -133,11 +133,11 @@ typedef struct ptreg_register_result {
 } ptreg_register_result;
 
 /* Registers source onto target without an initial guess: voxel-grid
- * centroids, normals from their hybrid (2 voxels, 30) neighbourhoods,
+ * centroids, normals from their hybrid (2 voxels, 30) neighborhoods,
  * FPFH from hybrid (5 voxels, 100) ones (Open3D's convention), matches,
  * RANSAC, then ICP by opt->refine on all points from RANSAC's transform.
  * Normals of the full clouds for the refinement: given (may be NULL: then
- * estimated from 10 neighbours). On the CPU; the same result for any
+ * estimated from 10 neighbors). On the CPU; the same result for any
  * thread count. */
 PTREG_API ptreg_status ptreg_register(const float *source, const float *source_normals, size_t ns, const float *target,
                             const float *target_normals, size_t nt, const ptreg_register_options *opt,

@@ -1,7 +1,7 @@
 /* 3-D Harris interest points on volumes (CT scans): the structure tensor
  * of central-difference gradients under a Gaussian window, scored by
  * det(M) - k trace(M)^3, then thresholded, non-maximum suppressed over the
- * 26 neighbours, thinned by distance and cut to the best N. Formulas and
+ * 26 neighbors, thinned by distance and cut to the best N. Formulas and
  * defaults: docs/ALGORITHMS.md, "3-D Harris". */
 #ifndef PTREG_HARRIS3D_H
 #define PTREG_HARRIS3D_H
@@ -38,7 +38,7 @@ typedef struct ptreg_harris3d_options {
     double k;     /* score det - k tr^3; corners need k < 1/27 (default 0.01) */
     ptreg_harris_border border;
     /* Keypoints: score > threshold and > 0, a local maximum of its 26
-     * neighbours, at least min_distance voxels from a better one, the best
+     * neighbors, at least min_distance voxels from a better one, the best
      * `top` of them (0: all). */
     ptreg_harris_threshold threshold_mode;
     double threshold;    /* default 0.01, relative */

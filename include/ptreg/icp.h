@@ -1,6 +1,6 @@
 /* ptreg rigid ICP: Besl & McKay point-to-point with Horn's quaternion
  * solution, or point-to-plane by Gauss-Newton, with robust kernels (IRLS),
- * exact nearest neighbours, the sigma filter of the aerial refuelling study
+ * exact nearest neighbors, the sigma filter of the aerial refuelling study
  * and trimming. */
 #ifndef PTREG_ICP_H
 #define PTREG_ICP_H
@@ -69,7 +69,7 @@ typedef struct ptreg_icp_options {
     double kernel_scale;  /* the kernel's k, > 0 (in the clouds' units); default 1 */
     const float *target_normals; /* PLANE, GICP, SYMMETRIC: the target's normals (m x 3, either sign; a pair whose
                                     normal is not finite counts in fitness and rmse but not in the step);
-                                    NULL: estimated from normal_k neighbours */
+                                    NULL: estimated from normal_k neighbors */
     const float *source_normals; /* GICP, SYMMETRIC: the source's normals (n x 3), the same way */
     int normal_k;         /* default 10 (PCL's point-to-plane test) */
     double normal_radius; /* > 0: only those of the normal_k within it (Open3D's hybrid search; default 0) */
@@ -135,7 +135,7 @@ PTREG_API ptreg_status ptreg_icp_indexed(const float *source, size_t n, const pt
 PTREG_API ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,
                        const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
-/* ---- measuring the nearest-neighbour methods on a model ---- */
+/* ---- measuring the nearest-neighbor methods on a model ---- */
 
 /* How ptreg_model_index_tune measures. Every method is timed as what it is
  * used for: a whole ICP run (tol 0: every iteration runs) of the queries
@@ -169,7 +169,7 @@ typedef struct ptreg_nn_tune_report {
     double total_ms;                         /* the whole measurement */
 } ptreg_nn_tune_report;
 
-/* Times each nearest-neighbour method the index can run (the k-d tree;
+/* Times each nearest-neighbor method the index can run (the k-d tree;
  * brute force when small; each Delaunay start when it has a graph) by ICP
  * runs of queries (nq points; NULL: a noisy, moved sample of the model,
  * deterministic by opt->seed) onto the model, and stores the fastest in the

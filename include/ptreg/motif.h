@@ -43,10 +43,10 @@ PTREG_API double ptreg_motif_shortest_distance(const float *motif, size_t k);
 /* The proper rotations that map the motif onto itself, each point to
  * within tol x its shortest distance between two points: the identity
  * first, as unit quaternions (w x y z, w >= 0). Returns how many (24 for a
- * cube's shells, 6 for hcp's 12 neighbours, 1 for an irregular motif). */
+ * cube's shells, 6 for hcp's 12 neighbors, 1 for an irregular motif). */
 PTREG_API size_t ptreg_motif_symmetry(const float *motif, size_t k, double tol, double q[PTREG_MAX_SYMMETRY][4]);
 
-/* The representative of rotation q (taking a neighbourhood onto the
+/* The representative of rotation q (taking a neighborhood onto the
  * motif) among its equivalents g q, g in the motif's symmetry: the one of
  * smallest angle (largest w), ties to the first g; written with w >= 0. */
 PTREG_API void ptreg_orientation_reduce(const double q[4], const double sym[][4], size_t count, double out[4]);

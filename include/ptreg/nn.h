@@ -1,4 +1,4 @@
-/* ptreg nearest neighbours: brute force and a 3-D k-d tree, both exact.
+/* ptreg nearest neighbors: brute force and a 3-D k-d tree, both exact.
  *
  * Every method computes the squared distance the same way in float,
  * d = (dx*dx + dy*dy) + dz*dz with d_ = q_ - p_ and no fused multiply-add,
@@ -35,7 +35,7 @@ PTREG_API void ptreg_kdtree_destroy(ptreg_kdtree *tree);
 PTREG_API size_t ptreg_kdtree_size(const ptreg_kdtree *tree);
 
 /* Exact 1-NN for nq queries, OpenMP over queries. hint (may be NULL) gives
- * a candidate per query, e.g. last iteration's neighbour, or
+ * a candidate per query, e.g. last iteration's neighbor, or
  * PTREG_NO_NEIGHBOR: its distance bounds the search from the start; the
  * answer does not depend on it. */
 PTREG_API void ptreg_kdtree_nearest(const ptreg_kdtree *tree, const float *queries, size_t nq,
@@ -46,7 +46,7 @@ PTREG_API void ptreg_kdtree_nearest(const ptreg_kdtree *tree, const float *queri
 PTREG_API size_t ptreg_kdtree_knn(const ptreg_kdtree *tree, const float q[3], size_t k, uint32_t *index,
                         float *dist2);
 
-/* A growable list of neighbours the caller owns; reuse it across queries. */
+/* A growable list of neighbors the caller owns; reuse it across queries. */
 typedef struct ptreg_neighbors {
     uint32_t *index;
     float *dist2;
@@ -60,7 +60,7 @@ PTREG_API ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *tree, const float
                                  ptreg_neighbors *nb, ptreg_error *err);
 
 /* Statistics of one batch of Delaunay walks: steps per query (a step moves
- * to a closer neighbour), walks the certificate refused near a Voronoi
+ * to a closer neighbor), walks the certificate refused near a Voronoi
  * face, which the k-d tree finished, and (ICP's seeded passes) queries that
  * kept their last answer without a walk: they moved less than their
  * margin inside its Voronoi cell (counted as 0 steps). */
@@ -79,7 +79,7 @@ typedef struct ptreg_walk_stats {
  * for every registration against that model. */
 typedef struct ptreg_model_index ptreg_model_index;
 
-/* Nearest-neighbour methods, all exact (the same answers, bit for bit):
+/* Nearest-neighbor methods, all exact (the same answers, bit for bit):
  * ICP's choice and the model index's searches.
  * The Delaunay walks (the aerial-refuelling study's method) need the
  * model's Delaunay graph, built once in a model index; they differ in where
@@ -126,7 +126,7 @@ typedef struct ptreg_model_index_info {
 } ptreg_model_index_info;
 
 PTREG_API void ptreg_model_index_get_info(const ptreg_model_index *index, ptreg_model_index_info *info);
-/* The nearest-neighbour method measured fastest on this model
+/* The nearest-neighbor method measured fastest on this model
  * (ptreg_model_index_tune in icp.h, `ptreg index --tune`), kept with the
  * index and saved in its file, so that ICP's auto runs it. Methods are
  * ptreg_nn_method values (icp.h: this layer only stores them). */

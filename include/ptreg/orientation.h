@@ -1,4 +1,4 @@
-/* ptreg orientations: every atom's neighbourhood registered to a motif by
+/* ptreg orientations: every atom's neighborhood registered to a motif by
  * batched EM-ICP (batch.h), as atom-probe crystallography needs them (Eq. 4
  * of the EM-ICP study of Tamaki et al.), optionally pooled into grains. */
 #ifndef PTREG_ORIENTATION_H
@@ -15,49 +15,49 @@
 extern "C" {
 #endif
 
-/* ---- orientations of atomic neighbourhoods ---- */
+/* ---- orientations of atomic neighborhoods ---- */
 
 typedef enum ptreg_orientation_flag {
     PTREG_ORIENT_OK = 0,
-    PTREG_ORIENT_POOR,         /* registered, but fewer than min_matched of its neighbours match */
+    PTREG_ORIENT_POOR,         /* registered, but fewer than min_matched of its neighbors match */
     PTREG_ORIENT_NOT_SELECTED, /* not an ion of the species asked for */
-    PTREG_ORIENT_TOO_FEW,      /* fewer than 3 neighbours (radius search) */
+    PTREG_ORIENT_TOO_FEW,      /* fewer than 3 neighbors (radius search) */
     PTREG_ORIENT_NOT_FINITE    /* the atom's coordinates are not finite */
 } ptreg_orientation_flag;
 
 PTREG_API const char *ptreg_orientation_flag_name(ptreg_orientation_flag flag);
 
 typedef struct ptreg_orientation_options {
-    size_t k;               /* neighbours (default 12) */
-    double radius;          /* > 0: only neighbours within it (at most k); 0: the k nearest (default) */
+    size_t k;               /* neighbors (default 12) */
+    double radius;          /* > 0: only neighbors within it (at most k); 0: the k nearest (default) */
     const float *motif;     /* the reference: motif_points points about the origin */
     size_t motif_points;
     int estimate_motif;     /* rounds of motif estimation (generalised Procrustes; default 0) */
     double min_matched;     /* below this matched fraction an atom is flagged poor (default 0.5) */
     double symmetry_tol;    /* ptreg_motif_symmetry's tol (default 0.1) */
-    int assignment;         /* 1: keep each neighbour's motif point */
+    int assignment;         /* 1: keep each neighbor's motif point */
     double start_spacing;   /* degrees: rotation-only registration starts from rotations that
                                cover the motif's orientations this closely, and keeps the best
                                (EM-ICP's basin is ~40 degrees wide); >= 180: from the identity
                                alone; 0 (default): 35, or 25 for grain pools */
     double grain_radius;    /* > 0 (nm): report each atom's grain orientation instead of its own
-                               neighbourhood's: registered pools of the neighbourhoods within this
+                               neighborhood's: registered pools of the neighborhoods within this
                                radius of seed atoms on a grid of this spacing, each atom taking
-                               the nearby pool's orientation its neighbourhood fits best (for
+                               the nearby pool's orientation its neighborhood fits best (for
                                noisy data; default 0) */
     size_t pool_points;     /* the most points a pool takes (default 384); a pool's schedule ends
                                at sigma^2 = 0.01 r^2 unless batch.sigma2_final says */
     ptreg_batch_options batch; /* default: rotation only */
     /* Distributed runs (ptreg batch under MPI), else left NULL: */
     const uint8_t *registered; /* only atoms with a nonzero entry are registered; the other taken
-                                  atoms are neighbours only (a process's halo) */
+                                  atoms are neighbors only (a process's halo) */
     /* Adds the other processes' motif-estimation sums into these (3 per motif
-     * point, fixed point 2^-32 nm; and how many rotated neighbours each point
+     * point, fixed point 2^-32 nm; and how many rotated neighbors each point
      * got), so that every process gets the same motif. */
     ptreg_status (*combine_motif_sums)(int64_t *sum, uint64_t *count, size_t points, void *ctx, ptreg_error *err);
     void *combine_ctx;
-    /* After each stage: 1 the neighbourhoods found (value: the atoms), then
-     * each registration round (value: the neighbourhoods registered), of
+    /* After each stage: 1 the neighborhoods found (value: the atoms), then
+     * each registration round (value: the neighborhoods registered), of
      * 1 + (1 + estimate_motif) stages. */
     ptreg_progress progress;
 } ptreg_orientation_options;
@@ -67,33 +67,33 @@ PTREG_API void ptreg_orientation_options_default(ptreg_orientation_options *opt)
 /* Per atom of the input, in its order. */
 typedef struct ptreg_orientations {
     size_t n;
-    float *q;           /* 4n: w x y z, the rotation taking the atom's neighbourhood (relative
+    float *q;           /* 4n: w x y z, the rotation taking the atom's neighborhood (relative
                            to the atom) onto the motif, reduced to the fundamental zone; NaN
                            where the atom was not registered */
-    float *residual;    /* n: RMS distance from each rotated neighbour to its motif point */
-    float *matched;     /* n: fraction of the neighbours within half the motif's shortest
+    float *residual;    /* n: RMS distance from each rotated neighbor to its motif point */
+    float *matched;     /* n: fraction of the neighbors within half the motif's shortest
                            distance of their motif point */
     uint8_t *flag;      /* n: ptreg_orientation_flag */
     float *reach;       /* n: how far from the atom anything can change its answer: its farthest
-                           neighbour's distance, or with grain pooling the reach of the pools it
+                           neighbor's distance, or with grain pooling the reach of the pools it
                            chose from (NaN where not registered) */
     uint16_t *assignment; /* k per atom (with opt->assignment): the motif point of each
-                             neighbour, nearest first; 65535 where none */
+                             neighbor, nearest first; 65535 where none */
     size_t k;
     float *motif;       /* the motif used (estimated, when asked), 3 x motif_points */
     size_t motif_points;
     double symmetry[PTREG_MAX_SYMMETRY][4];
     size_t symmetry_count;
     size_t registered, flagged;
-    size_t starts;       /* starting rotations per neighbourhood */
+    size_t starts;       /* starting rotations per neighborhood */
     size_t pools;        /* with grain pooling: the pools registered */
     ptreg_batch_stats stats;
-    double neighbour_ms; /* finding the neighbourhoods */
+    double neighbor_ms; /* finding the neighborhoods */
 } ptreg_orientations;
 
-/* Orientations of the atoms' neighbourhoods. selected (NULL: all) picks
+/* Orientations of the atoms' neighborhoods. selected (NULL: all) picks
  * the atoms taken: only they are registered, and only they are each
- * other's neighbours. An atom's answer depends on its neighbourhood and
+ * other's neighbors. An atom's answer depends on its neighborhood and
  * the motif alone, never on which other atoms share the call. */
 PTREG_API ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_t *selected,
                                         const ptreg_orientation_options *opt, ptreg_orientations *out,

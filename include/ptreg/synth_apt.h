@@ -29,7 +29,7 @@ extern "C" {
 typedef struct ptreg_apt_synth_options {
     ptreg_lattice lattice; /* default fcc */
     double a;              /* lattice constant, nm (default 0.405: aluminium); hcp: the
-                              nearest-neighbour distance, c/a ideal (motif.h) */
+                              nearest-neighbor distance, c/a ideal (motif.h) */
     double box[3];         /* extents x, y, z, nm (default 12, 12, 12) */
     size_t grains;         /* 1 .. PTREG_APT_SYNTH_MAX_GRAINS (default 8) */
     double efficiency;     /* detection efficiency, (0, 1] (default 0.5) */

@@ -246,7 +246,7 @@ PTREG_API ptreg_status ptreg_tune_lddmm_device_measure(void *job, const double *
 
 typedef struct ptreg_tune_feature_job ptreg_tune_feature_job;
 /* Harris (harris != 0): an n x n x n/2 uint8 volume of boxes, W = 5; FPFH:
- * a blob of n points with normals, radius 0.12 (about fifty neighbours);
+ * a blob of n points with normals, radius 0.12 (about fifty neighbors);
  * the reference: the built-in defaults' output. */
 PTREG_API ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feature_job **job, ptreg_error *err);
 PTREG_API void ptreg_tune_feature_job_destroy(ptreg_tune_feature_job *job);
@@ -258,7 +258,7 @@ PTREG_API ptreg_status ptreg_tune_feature_job_on(ptreg_tune_feature_job *job, co
 /* Harris on a GPU: its kernels, direct, tile, separable or zchunk (0..3). */
 PTREG_API void ptreg_tune_space_harris_device(ptreg_tune_space *space);
 /* FPFH on a GPU: threads per point's work-group (64, 128, 256) and per
- * neighbour-search group (32..256), within the device's work-group. */
+ * neighbor-search group (32..256), within the device's work-group. */
 PTREG_API void ptreg_tune_space_fpfh_device(ptreg_tune_space *space);
 PTREG_API void ptreg_tune_fpfh_device_apply(const double *point, struct ptreg_feature_gpu *gpu);
 /* ptreg_tune_measure_fn (error: the largest difference relative to the

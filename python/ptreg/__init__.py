@@ -239,10 +239,10 @@ def voxel_downsample(points: ArrayLike, voxel: float, normals: Optional[ArrayLik
 def normals(points: ArrayLike, *, k: int = 30, radius: float = 0.0, orientation: str = "viewpoint",
             viewpoint: Sequence[float] = (0.0, 0.0, 0.0), direction: Sequence[float] = (0.0, 0.0, 1.0),
             orient_k: int = 10, curvature: bool = False, device: str = "auto"):
-    """Normals by PCA of each point's ``k`` nearest neighbours (within ``radius``
+    """Normals by PCA of each point's ``k`` nearest neighbors (within ``radius``
     when > 0: Open3D's hybrid search), oriented toward ``viewpoint``, along
     ``direction``, ``"none"``, or ``"tangent_plane"`` (consistent over the
-    surface, as Open3D's). A point whose neighbourhood is degenerate gets NaN.
+    surface, as Open3D's). A point whose neighborhood is degenerate gets NaN.
     Returns the (N, 3) normals, or ``(normals, curvature)`` when ``curvature``."""
     pts = _points(points)
     out = np.empty_like(pts)
@@ -263,15 +263,15 @@ def _feature(fn, bins: int, points, normals_, k, radius, convention, device) -> 
 def fpfh(points: ArrayLike, normals: ArrayLike, *, k: int = 30, radius: float = 0.0, convention: str = "pcl",
          device: str = "auto") -> np.ndarray:
     """Fast Point Feature Histograms, (N, 33) float32: each point's ``k`` nearest
-    neighbours, within ``radius`` when > 0 (``k=0``: all within ``radius``, as
+    neighbors, within ``radius`` when > 0 (``k=0``: all within ``radius``, as
     PCL's setRadiusSearch; both: Open3D's hybrid search). ``convention``
     ``"pcl"`` (blocks sum to 100) or ``"open3d"`` (the point's own SPFH added).
-    Rows of points without enough neighbours are NaN."""
+    Rows of points without enough neighbors are NaN."""
     return _feature(_core.fpfh, _core.FPFH_BINS, points, normals, k, radius, convention, device)
 
 
 def pfh(points: ArrayLike, normals: ArrayLike, *, k: int = 30, radius: float = 0.0, device: str = "auto") -> np.ndarray:
-    """Point Feature Histograms, (N, 125) float32 (PCL's), neighbourhoods as :func:`fpfh`."""
+    """Point Feature Histograms, (N, 125) float32 (PCL's), neighborhoods as :func:`fpfh`."""
     return _feature(_core.pfh, _core.PFH_BINS, points, normals, k, radius, "pcl", device)
 
 
@@ -324,7 +324,7 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
     ``method``: ``"point"`` (Besl & McKay, Horn's closed form), ``"plane"``
     (point-to-plane), ``"symmetric"`` (Rusinkiewicz) or ``"gicp"`` (Generalized-ICP),
     the last three by Gauss-Newton in double (Levenberg-Marquardt from damping
-    ``lm``). Normals: given, or estimated from ``normal_k`` neighbours (within
+    ``lm``). Normals: given, or estimated from ``normal_k`` neighbors (within
     ``normal_radius``). ``kernel``: ``"huber"``, ``"cauchy"``, ``"tukey"`` or ``"gm"``
     with ``kernel_scale``, as Open3D's. Stops: ``tol`` (the MSE's change; default
     1e-10 x the target's diagonal squared; 0: never), Open3D's ``relative_fitness``
@@ -412,7 +412,7 @@ def batch(sources: Sequence[ArrayLike], target: Optional[ArrayLike] = None, *,
           sigma_factor: Optional[float] = None, d02: Optional[float] = None, max_iter: Optional[int] = None,
           tol: Optional[float] = None, device: str = "auto") -> Result:
     """Many small EM-ICP registrations at once (the atom-probe case: millions of
-    neighbourhoods onto a reference motif): each of ``sources`` ((n_i, 3) arrays)
+    neighborhoods onto a reference motif): each of ``sources`` ((n_i, 3) arrays)
     onto the one ``target``, or onto its own of ``targets``. ``translation=False``
     fits rotations only (about the origin, where both are centred). The same bits
     for any thread count.
@@ -449,9 +449,9 @@ def harris3d(volume: Union[Volume, np.ndarray], *, window: int = 5, sigma: float
              border: str = "skip", scores: bool = False, device: str = "auto", tune: bool = True) -> Result:
     """3-D Harris interest points of a volume (a :class:`Volume` or an array
     indexed ``[z, y, x]``): score det(M) - k tr(M)^3 of the Gaussian-weighted
-    gradient tensor over a ``window``^3 neighbourhood; keypoints above
+    gradient tensor over a ``window``^3 neighborhood; keypoints above
     ``threshold`` (relative to the largest score, or absolute), local maxima of
-    their 26 neighbours, ``min_distance`` apart, the best ``top`` (0: all).
+    their 26 neighbors, ``min_distance`` apart, the best ``top`` (0: all).
 
     With ``tune`` the tiling (or a device's method) is the one ``ptreg tune
     --kernel harris`` found fastest here; the scores' bits are the same either way.

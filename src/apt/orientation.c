@@ -1,9 +1,9 @@
-/* Orientations of atomic neighbourhoods (orientation.h): each selected atom's
- * nearest selected neighbours, relative to it, registered onto the motif
+/* Orientations of atomic neighborhoods (orientation.h): each selected atom's
+ * nearest selected neighbors, relative to it, registered onto the motif
  * by the batch engine (rotation only by default), reduced by the motif's
- * symmetry, and judged by how well the rotated neighbours sit on motif
+ * symmetry, and judged by how well the rotated neighbors sit on motif
  * points. With estimate_motif the motif is replaced, round after round, by
- * the mean of the registered neighbourhoods (generalised Procrustes), the
+ * the mean of the registered neighborhoods (generalised Procrustes), the
  * "true, average local structure" of the EM-ICP study's Eq. 4. */
 #include <math.h>
 #include <stdlib.h>
@@ -16,7 +16,7 @@
 #define MAX_K 256
 /* Starting rotations cover the motif's orientations this closely (degrees)
  * unless the options say: EM-ICP's basin is ~40 degrees wide for one clean
- * neighbourhood, narrower for a noisy pool (25 degrees finds the right one
+ * neighborhood, narrower for a noisy pool (25 degrees finds the right one
  * for 99% of pools at 0.05 nm noise and 60% detection, 35 for 89%). */
 #define ATOM_SPACING 35.0
 #define POOL_SPACING 25.0
@@ -24,9 +24,9 @@
  * pool blurs each site by two atoms' noise, and stopping the annealing
  * near that blur halves the orientation error at 0.05 nm noise. */
 #define POOL_SIGMA2_FINAL_REL 0.01
-/* Motif estimation takes the rotated neighbours within this fraction of
+/* Motif estimation takes the rotated neighbors within this fraction of
  * the motif's shortest distance of a motif point: half (what matched
- * counts) lets the next shell's atoms of misregistered neighbourhoods in,
+ * counts) lets the next shell's atoms of misregistered neighborhoods in,
  * 0.12 nm from an fcc first-shell point, and the estimate grows by 3%. */
 #define ESTIMATE_MATCH 0.25
 /* Motif estimation sums rotated points in fixed point (2^-32 nm), so the
@@ -50,7 +50,7 @@ const char *ptreg_orientation_flag_name(ptreg_orientation_flag flag)
     case PTREG_ORIENT_OK: return "ok";
     case PTREG_ORIENT_POOR: return "poor";
     case PTREG_ORIENT_NOT_SELECTED: return "not_selected";
-    case PTREG_ORIENT_TOO_FEW: return "too_few_neighbours";
+    case PTREG_ORIENT_TOO_FEW: return "too_few_neighbors";
     case PTREG_ORIENT_NOT_FINITE: return "not_finite";
     }
     return "unknown";
@@ -73,7 +73,7 @@ void ptreg_orientations_free(ptreg_orientations *o)
 static ptreg_status check_options(const ptreg_orientation_options *o, ptreg_error *err)
 {
     if (o->k < 3 || o->k > MAX_K)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: k = %zu: take 3 to %d neighbours", o->k, MAX_K);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: k = %zu: take 3 to %d neighbors", o->k, MAX_K);
     if (!(o->radius >= 0) || !isfinite(o->radius))
         return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: the radius must be >= 0 (0: the k nearest)");
     if (!o->motif || o->motif_points < 3 || o->motif_points > MAX_K)
@@ -120,18 +120,18 @@ static ptreg_status allocate(ptreg_orientations *out, size_t n, const ptreg_orie
     return PTREG_OK;
 }
 
-/* ---- neighbourhoods ---- */
+/* ---- neighborhoods ---- */
 
 /* The atoms taken (selected and finite), compacted; flags for the rest. */
 typedef struct atoms {
     size_t m;
     float *xyz;      /* the taken atoms' coordinates */
     size_t *atom;    /* per taken atom: its index in the input */
-    size_t *offset;  /* m + 1: neighbourhood i is points [offset[i], offset[i + 1]) */
-    float *nbr;      /* the neighbourhoods, relative to their atoms */
-    uint32_t *nbr_atom; /* per neighbourhood point: the taken atom it is */
-    uint8_t *wanted;    /* per taken atom: to be registered (else a neighbour only) */
-    float *reach;       /* per taken atom: its farthest neighbour's distance */
+    size_t *offset;  /* m + 1: neighborhood i is points [offset[i], offset[i + 1]) */
+    float *nbr;      /* the neighborhoods, relative to their atoms */
+    uint32_t *nbr_atom; /* per neighborhood point: the taken atom it is */
+    uint8_t *wanted;    /* per taken atom: to be registered (else a neighbor only) */
+    float *reach;       /* per taken atom: its farthest neighbor's distance */
     ptreg_kdtree *tree; /* of the taken atoms */
 } atoms;
 
@@ -181,9 +181,9 @@ static ptreg_status take_atoms(const float *xyz, size_t n, const uint8_t *select
     return PTREG_OK;
 }
 
-/* Atom t's neighbours: the k nearest other taken atoms (ties by index),
+/* Atom t's neighbors: the k nearest other taken atoms (ties by index),
  * or those of them within the radius. Returns how many. */
-static size_t neighbours_of(const ptreg_kdtree *tree, const atoms *a, size_t t, const ptreg_orientation_options *o,
+static size_t neighbors_of(const ptreg_kdtree *tree, const atoms *a, size_t t, const ptreg_orientation_options *o,
                             uint32_t *index, float *d2)
 {
     const size_t want = o->k + 1 < a->m ? o->k + 1 : a->m;
@@ -198,15 +198,15 @@ static size_t neighbours_of(const ptreg_kdtree *tree, const atoms *a, size_t t, 
     return kept;
 }
 
-/* Every wanted atom's neighbourhood; with grain pooling, every taken
- * atom's (pools take the neighbours' neighbourhoods too). */
-static ptreg_status find_neighbourhoods(atoms *a, const ptreg_orientation_options *o, ptreg_error *err)
+/* Every wanted atom's neighborhood; with grain pooling, every taken
+ * atom's (pools take the neighbors' neighborhoods too). */
+static ptreg_status find_neighborhoods(atoms *a, const ptreg_orientation_options *o, ptreg_error *err)
 {
     ptreg_status st = a->m ? ptreg_kdtree_create(a->xyz, a->m, NULL, &a->tree, err) : PTREG_OK;
     uint32_t *lists = malloc((a->m * o->k + 1) * sizeof *lists);
     size_t *counts = malloc((a->m + 1) * sizeof *counts);
     if (!st && (!lists || !counts))
-        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the neighbourhoods");
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the neighborhoods");
     if (!st) {
         const long m = (long)a->m;
         const int everyone = o->grain_radius > 0;
@@ -216,7 +216,7 @@ static ptreg_status find_neighbourhoods(atoms *a, const ptreg_orientation_option
             float d2[MAX_K + 1];
 #pragma omp for schedule(dynamic, 256)
             for (long t = 0; t < m; t++) {
-                counts[t] = everyone || a->wanted[t] ? neighbours_of(a->tree, a, (size_t)t, o, index, d2) : 0;
+                counts[t] = everyone || a->wanted[t] ? neighbors_of(a->tree, a, (size_t)t, o, index, d2) : 0;
                 memcpy(lists + (size_t)t * o->k, index, counts[t] * sizeof *index);
                 if (counts[t])
                     a->reach[t] = sqrtf(d2[counts[t] - 1]);
@@ -228,7 +228,7 @@ static ptreg_status find_neighbourhoods(atoms *a, const ptreg_orientation_option
         a->nbr = malloc((3 * a->offset[a->m] + 1) * sizeof(float));
         a->nbr_atom = malloc((a->offset[a->m] + 1) * sizeof(uint32_t));
         if (!a->nbr || !a->nbr_atom)
-            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the neighbourhoods");
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the neighborhoods");
         for (size_t t = 0; !st && t < a->m; t++)
             for (size_t j = 0; j < a->offset[t + 1] - a->offset[t]; j++) {
                 const uint32_t nb = lists[t * o->k + j];
@@ -245,7 +245,7 @@ static ptreg_status find_neighbourhoods(atoms *a, const ptreg_orientation_option
 
 /* ---- judging and estimating ---- */
 
-/* Neighbour j rotated by T, its nearest motif point (ties: the lowest) and
+/* Neighbor j rotated by T, its nearest motif point (ties: the lowest) and
  * the squared distance. */
 static size_t nearest_motif(const double T[16], const float *p, const float *motif, size_t mk, double r[3],
                             double *best_d2)
@@ -322,7 +322,7 @@ static void symmetrise(const double *mean, size_t mk, const float *reference, fl
     free(acc);
 }
 
-/* The new motif: each motif point the mean of the rotated neighbours
+/* The new motif: each motif point the mean of the rotated neighbors
  * near it (ESTIMATE_MATCH), over the atoms
  * judged ok (points nobody matched stay). Sums in fixed point: the same
  * bits in any order. */
@@ -345,7 +345,7 @@ static ptreg_status estimate(const atoms *a, const size_t *pair_atom, size_t pai
             double r[3], d2;
             const size_t m = nearest_motif(T + 16 * p, a->nbr + 3 * j, out->motif, mk, r, &d2);
             if (d2 > match_d * match_d)
-                continue; /* a farther shell's atom, or a neighbour astray */
+                continue; /* a farther shell's atom, or a neighbor astray */
             for (int c = 0; c < 3; c++)
                 sum[3 * m + (size_t)c] += llround(r[c] * FIXED_SCALE);
             count[m]++;
@@ -371,7 +371,7 @@ static ptreg_status estimate(const atoms *a, const size_t *pair_atom, size_t pai
 typedef struct registration {
     size_t pairs;
     size_t *pair_atom; /* per pair: the taken atom */
-    size_t *offset;    /* pairs + 1 into the neighbourhood points */
+    size_t *offset;    /* pairs + 1 into the neighborhood points */
     double *T;
     float *reach;      /* how far from its atom anything can change a pair's answer */
 } registration;
@@ -384,7 +384,7 @@ static void registration_free(registration *r)
     free(r->reach);
 }
 
-/* The taken atoms with a neighbourhood, as one pair set. */
+/* The taken atoms with a neighborhood, as one pair set. */
 static ptreg_status build_pairs(const atoms *a, registration *r, ptreg_error *err)
 {
     r->pairs = 0;
@@ -506,8 +506,8 @@ ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_
     memset(&a, 0, sizeof a);
     st = st ? st : take_atoms(xyz, n, selected, o->registered, out, &a, err);
     const double t0 = ptreg_time_ms();
-    st = st ? st : find_neighbourhoods(&a, o, err);
-    out->neighbour_ms = ptreg_time_ms() - t0;
+    st = st ? st : find_neighborhoods(&a, o, err);
+    out->neighbor_ms = ptreg_time_ms() - t0;
     const int stages = 2 + o->estimate_motif;
     if (!st && o->progress.fn)
         o->progress.fn(o->progress.ctx, 1, stages, (double)a.m);

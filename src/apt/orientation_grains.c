@@ -1,13 +1,13 @@
-/* Grain orientations from pooled neighbourhoods (orientation_impl.h). At
- * atom-probe noise (0.05 nm, 60% detection) one atom's dozen neighbours
+/* Grain orientations from pooled neighborhoods (orientation_impl.h). At
+ * atom-probe noise (0.05 nm, 60% detection) one atom's dozen neighbors
  * fix its orientation only to tens of degrees; the atoms of a grain share
  * one, though. Space is cut into cubic cells of the pooling radius R; each
  * cell's seed (its atom nearest the cell's centre) pools the
- * neighbourhoods of the atoms nearest it within R, a few hundred points
+ * neighborhoods of the atoms nearest it within R, a few hundred points
  * that sit on the lattice sites and register to a degree or two; each
  * atom then takes the orientation of a seed among those of the 27 cells
- * around it: the one under which its own neighbourhood and its
- * neighbours' fit the motif best, so that atoms near a grain boundary pick
+ * around it: the one under which its own neighborhood and its
+ * neighbors' fit the motif best, so that atoms near a grain boundary pick
  * their own grain. */
 #include <math.h>
 #include <stdlib.h>
@@ -47,7 +47,7 @@ static void cell_of(const float *p, double R, int64_t c[3])
 }
 
 /* The seeds: per occupied cell (sorted by key), its atom with a
- * neighbourhood nearest the centre (ties to the lower index). */
+ * neighborhood nearest the centre (ties to the lower index). */
 typedef struct seeds {
     size_t count;
     int64_t *key;
@@ -132,7 +132,7 @@ static double distance(const float *a, const float *b)
     return sqrt(pow((double)a[0] - b[0], 2) + pow((double)a[1] - b[1], 2) + pow((double)a[2] - b[2], 2));
 }
 
-/* Pooled neighbourhoods of the seeds in use, as a pair set onto the motif;
+/* Pooled neighborhoods of the seeds in use, as a pair set onto the motif;
  * per pool, how far from its seed anything it holds depends on. */
 typedef struct pools {
     size_t count;
@@ -152,7 +152,7 @@ static void pools_free(pools *p)
     free(p->reach);
 }
 
-/* The pool of the seed at atom: the neighbourhoods of the atoms nearest
+/* The pool of the seed at atom: the neighborhoods of the atoms nearest
  * it within R, nearest first, whole, while they fit in cap points; *reach:
  * how far from the seed its content depends on anything. Returns 1 when
  * out of memory. */
@@ -179,14 +179,14 @@ static int fill_pool(const orient_grain_input *in, size_t atom, double R, size_t
 /* Candidates closer than this (degrees, up to the motif's symmetry) are
  * one grain's orientation: pools of one grain agree to a few degrees. */
 #define SAME_GRAIN_DEG 5.0
-/* The atom's own neighbourhood counts this many times a neighbour's: more
+/* The atom's own neighborhood counts this many times a neighbor's: more
  * sharpens grain boundaries at low noise, less steadies them at high
  * (weights 1, 2, 4 at 0.02 / 0.05 nm: 97.7 / 95.5%, 98.1 / 95.3%,
  * 98.5 / 95.3% within 10 degrees). */
 #define OWN_WEIGHT 2.0
 
-/* How well atom t's neighbourhood and those of its neighbours sit on the
- * motif under R: one atom's dozen noisy neighbours pick the wrong grain
+/* How well atom t's neighborhood and those of its neighbors sit on the
+ * motif under R: one atom's dozen noisy neighbors pick the wrong grain
  * too often (17% at 0.05 nm), a dozen atoms' seldom. */
 static double local_fit(const orient_grain_input *in, const orient_grain_options *go, size_t t, const double R[9])
 {
@@ -324,7 +324,7 @@ static ptreg_status build_pools(const orient_grain_input *in, const seeds *s, do
         p->slot[seed] = (long)p->count++;
     }
     free(len);
-    return failed ? ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory pooling neighbourhoods")
+    return failed ? ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory pooling neighborhoods")
                   : PTREG_OK;
 }
 

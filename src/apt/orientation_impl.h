@@ -1,5 +1,5 @@
 /* The parts of the orientation module (orientation.h) that registration of many
- * neighbourhoods onto one motif shares: starting rotations that cover the
+ * neighborhoods onto one motif shares: starting rotations that cover the
  * motif's orientations (EM-ICP finds the equivalent of the truth only
  * within about 40 degrees of where it starts) and registration from each,
  * keeping the best. Private to src/reg. */
@@ -31,14 +31,14 @@ ptreg_status orient_register(const ptreg_pair_set *set, const ptreg_batch_option
 
 /* ---- grain orientations (orientation_grains.c) ---- */
 
-/* The taken atoms and their neighbourhoods (relative to each atom). */
+/* The taken atoms and their neighborhoods (relative to each atom). */
 typedef struct orient_grain_input {
     const float *xyz;
     size_t m;
     const size_t *offset; /* m + 1 */
     const float *nbr;
-    const uint32_t *nbr_atom; /* per neighbourhood point: the atom it is */
-    const float *reach;   /* per atom: its farthest neighbour's distance */
+    const uint32_t *nbr_atom; /* per neighborhood point: the atom it is */
+    const float *reach;   /* per atom: its farthest neighbor's distance */
     const ptreg_kdtree *tree;
     const uint8_t *wanted; /* per atom: it needs an orientation */
 } orient_grain_input;

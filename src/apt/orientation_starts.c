@@ -1,6 +1,6 @@
-/* Registration of neighbourhoods from several starting rotations
+/* Registration of neighborhoods from several starting rotations
  * (orientation_impl.h). A symmetric motif's EM-ICP cost has a basin around
- * each equivalent of the truth about 40 degrees wide (fcc's 12 neighbours,
+ * each equivalent of the truth about 40 degrees wide (fcc's 12 neighbors,
  * noiseless: every start within 40 degrees succeeds, none beyond 50);
  * starts that cover the motif's fundamental zone at a smaller spacing
  * find the right basin for every orientation. The coarse part of the

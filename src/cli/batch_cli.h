@@ -41,7 +41,7 @@ void batch_print_row(FILE *f, batch_format format, const float xyz[3], const ptr
 /* Writes every atom's row (one process), atomically. */
 int batch_write_orientations(const char *path, batch_format format, const batch_atoms *atoms,
                              const ptreg_orientations *o);
-/* The assignment as an n x k int32 .npy, -1 where a neighbour has none. */
+/* The assignment as an n x k int32 .npy, -1 where a neighbor has none. */
 void batch_assignment_row(const ptreg_orientations *o, size_t i, int32_t *row);
 int batch_write_assignment(const char *path, const ptreg_orientations *o);
 
@@ -65,7 +65,7 @@ void batch_tally_rows(const ptreg_orientations *o, const uint8_t *rows, batch_ta
 /* An atoms run's figures: times are the slowest rank's. */
 typedef struct batch_atom_stats {
     batch_tally tally;
-    double neighbour_ms, register_ms;
+    double neighbor_ms, register_ms;
     double halo;     /* under MPI: the halo's final width (nm) */
     int halo_rounds; /* and how many tries it took */
 } batch_atom_stats;
@@ -95,7 +95,7 @@ int batch_mpi_agree(const batch_comm *c, int rc);
 void batch_mpi_split(const batch_comm *c, size_t n, size_t *first, size_t *count);
 
 /* Orientations of every atom on size > 1 ranks: slabs along the longest
- * axis with halos wide enough that each atom's neighbourhood is the one a
+ * axis with halos wide enough that each atom's neighborhood is the one a
  * single process finds (checked, and widened until it is); outputs written
  * in atom order with MPI-IO. *o gets this rank's part (its motif and
  * symmetry are everyone's) and the figures, summed over the ranks. */

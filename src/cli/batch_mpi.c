@@ -1,10 +1,10 @@
 /* ptreg batch on several processes (mpirun): every rank reads the input,
  * the atoms are divided into slabs along the longest axis, each rank
- * registers the atoms of its slab with a halo of neighbours around it, and
+ * registers the atoms of its slab with a halo of neighbors around it, and
  * the ranks write one output in atom order with MPI-IO. An atom's answer
- * depends only on its neighbourhood and the motif, so the output has the
- * same bits as one process once every neighbourhood is the same: a rank
- * checks that each atom's farthest neighbour is nearer than its halo's
+ * depends only on its neighborhood and the motif, so the output has the
+ * same bits as one process once every neighborhood is the same: a rank
+ * checks that each atom's farthest neighbor is nearer than its halo's
  * edge, and all ranks widen the halo and start again when one is not. The
  * motif estimate's sums are integers, added up over the ranks. */
 #include <math.h>
@@ -179,10 +179,10 @@ static double first_halo(const slabs *s, const ptreg_orientation_options *o)
 {
     const double density = s->taken ? (double)s->taken / s->volume : 1.0;
     const double knn = 2.0 * cbrt(3.0 * (double)(o->k + 1) / (4.0 * 3.14159265358979323846 * density));
-    const double neighbours = o->radius > 0 ? o->radius : knn;
+    const double neighbors = o->radius > 0 ? o->radius : knn;
     /* grain pooling: the candidate cells' corners, their pools' radius, and
-     * the neighbourhoods of the atoms in those pools and around the atom */
-    return o->grain_radius > 0 ? (2.0 * sqrt(3.0) + 1.0) * o->grain_radius + 2.0 * neighbours : neighbours;
+     * the neighborhoods of the atoms in those pools and around the atom */
+    return o->grain_radius > 0 ? (2.0 * sqrt(3.0) + 1.0) * o->grain_radius + 2.0 * neighbors : neighbors;
 }
 
 /* This rank's atoms: its slab's and the halo's (taken ones only, plus,
@@ -251,10 +251,10 @@ static int build_local(const batch_comm *c, const batch_atoms *a, const slabs *s
 }
 
 /* Whether every owned atom's answer is certainly a single process's: all
- * it depends on (its reach: its farthest neighbour, or with grain pooling
+ * it depends on (its reach: its farthest neighbor, or with grain pooling
  * the pools it chose from) nearer than the local region's edge, and the
  * region holding more than k taken atoms (or being everything). */
-static int neighbourhoods_exact(const local_set *l, const slabs *s, const ptreg_orientations *o, size_t k,
+static int neighborhoods_exact(const local_set *l, const slabs *s, const ptreg_orientations *o, size_t k,
                                 double radius, double grain_radius)
 {
     if (radius > 0 && grain_radius == 0)
@@ -418,7 +418,7 @@ static double slowest(double ms)
 }
 
 /* Orientations of the local set, widening the halo until every owned
- * neighbourhood is exact on every rank. */
+ * neighborhood is exact on every rank. */
 static int compute_local(const batch_comm *c, const batch_atoms *atoms, const slabs *s,
                          const ptreg_orientation_options *opt_in, local_set *l, ptreg_orientations *o,
                          batch_atom_stats *stats)
@@ -439,7 +439,7 @@ static int compute_local(const batch_comm *c, const batch_atoms *atoms, const sl
         rc = batch_mpi_agree(c, st ? cli_exit_code(st, 0) : EXIT_OK);
         if (rc)
             return rc;
-        const int exact = !batch_mpi_agree(c, !neighbourhoods_exact(l, s, o, opt.k, opt.radius, opt.grain_radius));
+        const int exact = !batch_mpi_agree(c, !neighborhoods_exact(l, s, o, opt.k, opt.radius, opt.grain_radius));
         if (exact)
             return EXIT_OK;
         ptreg_orientations_free(o);
@@ -466,7 +466,7 @@ int batch_mpi_atoms(const batch_comm *c, const char *output, batch_format format
         batch_tally_rows(o, l.owned, &stats->tally);
         stats->tally.pair_terms = o->stats.pair_terms;
         reduce_tally(&stats->tally);
-        stats->neighbour_ms = slowest(o->neighbour_ms);
+        stats->neighbor_ms = slowest(o->neighbor_ms);
         stats->register_ms = slowest(o->stats.time_ms);
         rc = write_atom_outputs(output, format, assignment, atoms, &l, o);
     }

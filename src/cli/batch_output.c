@@ -74,7 +74,7 @@ size_t batch_header(batch_format format, size_t n, const ptreg_orientations *o, 
     if (format == BATCH_CSV)
         return (size_t)sprintf(buf, "x,y,z,qw,qx,qy,qz,residual,matched,flag\n");
     return (size_t)sprintf(buf,
-                           "ply\nformat %s 1.0\ncomment ptreg batch: orientations (q takes the neighbourhood onto "
+                           "ply\nformat %s 1.0\ncomment ptreg batch: orientations (q takes the neighborhood onto "
                            "the motif), colour: %s\nelement vertex %zu\n"
                            "property float x\nproperty float y\nproperty float z\nproperty float qw\n"
                            "property float qx\nproperty float qy\nproperty float qz\nproperty float residual\n"

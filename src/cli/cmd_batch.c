@@ -1,5 +1,5 @@
 /* ptreg batch: many small registrations in one run. Atoms (an APT
- * reconstruction or any cloud): every atom's neighbourhood onto a motif,
+ * reconstruction or any cloud): every atom's neighborhood onto a motif,
  * as orientations; or pairs (a ptreg pairs file): every pair. Under mpirun
  * the work is divided among the ranks (batch_mpi.c). */
 #include <math.h>
@@ -25,21 +25,21 @@ static const cli_option batch_options[] = {
     {"motif-points", 0, "N", "points of the built-in motif (default: --k)"},
     {"motif-file", 0, "FILE", "the motif's points about the origin (any cloud format), instead of --motif"},
     {"estimate-motif", 0, "N", "rounds of motif estimation: the motif becomes the mean of the registered "
-                               "neighbourhoods (default 0)"},
+                               "neighborhoods (default 0)"},
     {"motif-out", 0, "FILE", "write the motif used (the estimate, with --estimate-motif) as a cloud"},
-    {"k", 0, "N", "neighbours per atom, 3..256 (default 12)"},
-    {"radius", 0, "R", "only neighbours nearer than R nm (still at most --k; default: the k nearest)"},
+    {"k", 0, "N", "neighbors per atom, 3..256 (default 12)"},
+    {"radius", 0, "R", "only neighbors nearer than R nm (still at most --k; default: the k nearest)"},
     {"ranges", 0, "FILE", "range file (.rrng or .rng) naming ions by mass-to-charge; needs a .pos/.epos INPUT"},
     {"ion", 0, "NAMES", "with --ranges: the ions taken, comma-separated (e.g. Al or Al,Mg); the others are "
-                        "neither registered nor anyone's neighbours"},
-    {"grain-radius", 0, "R", "report each atom's grain orientation, from pooled neighbourhoods within R nm "
-                             "(for noisy data, e.g. 1; default: each atom's own neighbourhood's)"},
+                        "neither registered nor anyone's neighbors"},
+    {"grain-radius", 0, "R", "report each atom's grain orientation, from pooled neighborhoods within R nm "
+                             "(for noisy data, e.g. 1; default: each atom's own neighborhood's)"},
     {"pool-points", 0, "N", "with --grain-radius: the most points a pool takes (default 384)"},
     {"start-spacing", 0, "DEG", "rotation only: start from rotations covering the motif's orientations this "
                                 "closely and keep the best (default 35, with --grain-radius 25; 180: the "
                                 "identity alone)"},
-    {"assignment", 0, "FILE", "write each neighbour's motif point: .npy, atoms x k int32 (-1: none), "
-                              "neighbours nearest first"},
+    {"assignment", 0, "FILE", "write each neighbor's motif point: .npy, atoms x k int32 (-1: none), "
+                              "neighbors nearest first"},
     {"min-matched", 0, "F", "flag an atom poor below this matched fraction (default 0.5)"},
     {"translation", 0, NULL, "free the translation too (the default with --pairs)"},
     {"rotation-only", 0, NULL, "rotation about the origin only (the default for atoms)"},
@@ -55,25 +55,25 @@ static const cli_option batch_options[] = {
 
 const cli_command cli_cmd_batch = CLI_COMMAND_LIBRARY("batch",
     "INPUT -o OUT [options]",
-    "Register many small neighbourhoods (atom-probe orientation maps) or pairs in one run.",
+    "Register many small neighborhoods (atom-probe orientation maps) or pairs in one run.",
     "Atoms (INPUT a .pos/.epos reconstruction or any cloud, coordinates in nm): each atom's\n"
-    "--k nearest neighbours, relative to the atom, are registered onto the motif by\n"
+    "--k nearest neighbors, relative to the atom, are registered onto the motif by\n"
     "EM-ICP (soft assignment: no correspondences needed), rotation only by default; sigma^2\n"
-    "anneals from 3 r^2 to 3e-3 r^2, r the motif's RMS radius (for fcc's 12 neighbours, the\n"
-    "nearest-neighbour distance). The rotation q takes the neighbourhood onto the motif\n"
-    "(motif ~ R(q) * neighbourhood); rotations that differ by a symmetry of the motif are\n"
+    "anneals from 3 r^2 to 3e-3 r^2, r the motif's RMS radius (for fcc's 12 neighbors, the\n"
+    "nearest-neighbor distance). The rotation q takes the neighborhood onto the motif\n"
+    "(motif ~ R(q) * neighborhood); rotations that differ by a symmetry of the motif are\n"
     "the same answer, and q is reported in the fundamental zone (the equivalent of smallest\n"
-    "angle, w >= 0). residual is the RMS distance from each rotated neighbour to its nearest\n"
-    "motif point; matched the fraction of neighbours within half the motif's shortest\n"
+    "angle, w >= 0). residual is the RMS distance from each rotated neighbor to its nearest\n"
+    "motif point; matched the fraction of neighbors within half the motif's shortest\n"
     "distance of one. One output row per atom of INPUT, in its order; NaN rows for atoms\n"
-    "not registered (flag: not_selected, too_few_neighbours, not_finite). PLY colours are the\n"
+    "not registered (flag: not_selected, too_few_neighbors, not_finite). PLY colours are the\n"
     "inverse pole figure of the sample's z axis for cubic motifs ([001] red, [101] green,\n"
     "[111] blue), grey for atoms without an orientation.\n\n"
     "EM-ICP finds the right equivalent only within ~40 degrees of where it starts, so each\n"
-    "neighbourhood starts from rotations covering the motif's orientations (8 for cubic\n"
+    "neighborhood starts from rotations covering the motif's orientations (8 for cubic\n"
     "motifs) and keeps the best. Noisy, thinned data (atom probes: 0.05 nm, 60% detection)\n"
-    "leaves one atom's neighbours too few to say: --grain-radius 1 reports each atom's grain\n"
-    "orientation from pooled neighbourhoods (with --motif-points 18, as 12 neighbours then\n"
+    "leaves one atom's neighbors too few to say: --grain-radius 1 reports each atom's grain\n"
+    "orientation from pooled neighborhoods (with --motif-points 18, as 12 neighbors then\n"
     "reach the second shell: median error 2.6 degrees on the synthetic polycrystal).\n\n"
     "Pairs (--pairs INPUT): each pair's source onto its target, with translation by default;\n"
     "T takes source onto target (target ~ R(q) source + t); rms is the RMS distance from\n"
@@ -403,7 +403,7 @@ static int print_atoms_json(const atoms_report *rep)
     cJSON_AddNumberToObject(j, "radius", r->orient.radius);
     cJSON_AddBoolToObject(j, "translation", r->batch.translation);
     cJSON_AddNumberToObject(j, "read_ms", rep->read_ms);
-    cJSON_AddNumberToObject(j, "neighbour_ms", rep->s.neighbour_ms);
+    cJSON_AddNumberToObject(j, "neighbor_ms", rep->s.neighbor_ms);
     cJSON_AddNumberToObject(j, "register_ms", rep->s.register_ms);
     cJSON_AddNumberToObject(j, "total_ms", rep->total_ms);
     const double s = rep->s.register_ms * 1e-3;
@@ -442,8 +442,8 @@ static void print_atoms_human(const atoms_report *rep)
     printf("  residual mean %.4g nm, matched mean %.3f\n", (double)t->residual_sum / 4294967296.0 / reg,
            (double)t->matched_sum / 4294967296.0 / reg);
     const double s = rep->s.register_ms * 1e-3;
-    printf("  time: read %.1f ms, neighbours %.1f ms, registration %.1f ms (%.0f pairs/s, %.3f Gpts/s)\n",
-           rep->read_ms, rep->s.neighbour_ms, rep->s.register_ms, s > 0 ? (double)t->registered / s : 0.0,
+    printf("  time: read %.1f ms, neighbors %.1f ms, registration %.1f ms (%.0f pairs/s, %.3f Gpts/s)\n",
+           rep->read_ms, rep->s.neighbor_ms, rep->s.register_ms, s > 0 ? (double)t->registered / s : 0.0,
            s > 0 ? t->pair_terms / s / 1e9 : 0.0);
     if (rep->r->output)
         printf("  wrote %s\n", rep->r->output);
@@ -464,7 +464,7 @@ static int atoms_here(const batch_request *r, const batch_atoms *atoms, const pt
 {
     ptreg_error err;
     cli_progress progress;
-    cli_progress_begin(&progress, r->a, "batch", "stage", "neighbourhoods");
+    cli_progress_begin(&progress, r->a, "batch", "stage", "neighborhoods");
     ptreg_orientation_options with_progress = *opt;
     with_progress.progress = cli_progress_hook(&progress);
     ptreg_status st = ptreg_orientations_compute(atoms->xyz, atoms->n, atoms->selected, &with_progress, o, &err);
@@ -474,7 +474,7 @@ static int atoms_here(const batch_request *r, const batch_atoms *atoms, const pt
         return cli_exit_code(st, 0);
     }
     rep->o = o;
-    rep->s.neighbour_ms = o->neighbour_ms;
+    rep->s.neighbor_ms = o->neighbor_ms;
     rep->s.register_ms = o->stats.time_ms;
     rep->s.tally.pair_terms = o->stats.pair_terms;
     batch_tally_rows(o, NULL, &rep->s.tally);
@@ -504,7 +504,7 @@ static int run_atoms(const batch_request *r, const batch_comm *comm)
     const double t0 = ptreg_time_ms();
     batch_atoms atoms;
     rc = load_atoms(r->input, &atoms);
-    if (!rc && atoms.n <= r->orient.k) { /* no atom has k neighbours */
+    if (!rc && atoms.n <= r->orient.k) { /* no atom has k neighbors */
         cli_error("batch", "--k %zu: %s has %zu atom%s, fewer than k + 1", r->orient.k, r->input, atoms.n,
                   atoms.n == 1 ? "" : "s");
         rc = EXIT_USAGE;

@@ -34,7 +34,7 @@ const cli_command cli_cmd_emicp = CLI_COMMAND_LIBRARY("emicp",
     "Rows whose weights sum (with the outlier term) below 1e-6 get uniform weights, as in\n"
     "the study: they pull toward the target's centroid with weight 1.\n\n"
     "Timing: time_ms counts from both clouds in memory to the result. rmse and fitness\n"
-    "are measured afterwards by exact nearest neighbours, over the source points within\n"
+    "are measured afterwards by exact nearest neighbors, over the source points within\n"
     "3 sigma of the target (sigma of the last iteration).\n\n"
     "On a GPU (--device cuda[:N] or opencl[:N]; auto takes one when there is one) the target\n"
     "stays on the device and every E-step runs there: rows in threads, columns through\n"

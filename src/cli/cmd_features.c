@@ -40,14 +40,14 @@ static const cli_option normals_options[] = {
 
 const cli_command cli_cmd_normals = CLI_COMMAND_LIBRARY("normals",
     "CLOUD [-o OUT] [--k N] [--radius R] [options]",
-    "Estimate normals by PCA of each point's neighbourhood.",
-    "A point's normal is the eigenvector of the smallest eigenvalue of its neighbourhood's\n"
-    "covariance (about the neighbourhood's centroid, in double), turned to face the viewpoint\n"
+    "Estimate normals by PCA of each point's neighborhood.",
+    "A point's normal is the eigenvector of the smallest eigenvalue of its neighborhood's\n"
+    "covariance (about the neighborhood's centroid, in double), turned to face the viewpoint\n"
     "(or as --orient says: along a direction; as computed; or consistent over the surface by\n"
     "flips spread along a minimum spanning tree of the --orient-k nearest graph weighted by\n"
     "1 - |n_i . n_j|, from each component's highest point, whose normal faces +z);\n"
-    "curvature is l0 / (l0 + l1 + l2). Points with fewer than 3 neighbours, or whose\n"
-    "neighbours all coincide (a scanner's invalid returns at the origin), get NaN normals\n"
+    "curvature is l0 / (l0 + l1 + l2). Points with fewer than 3 neighbors, or whose\n"
+    "neighbors all coincide (a scanner's invalid returns at the origin), get NaN normals\n"
     "and are counted as missing. This is what PCL's NormalEstimation computes.\n\n"
     "time_ms counts from the cloud in memory to the normals (k-d tree included).",
     normals_options, 1, 1, ptreg_normals_option_table);
@@ -69,28 +69,28 @@ static const cli_option fpfh_options[] = {
 #define DESCRIPTOR_HELP                                                                                  \
     "Normals come from the cloud (PLY nx ny nz, PCD normal_x normal_y normal_z, ...) unless\n"        \
     "--recompute, or when it has none: then they are estimated as `ptreg normals` does.\n"             \
-    "Neighbourhoods are those of PCL and Open3D: k-NN counts the point itself, a radius keeps\n"       \
+    "Neighborhoods are those of PCL and Open3D: k-NN counts the point itself, a radius keeps\n"       \
     "points strictly closer than R, and --k N --radius R together keep the N nearest of those\n"      \
-    "(Open3D's KDTreeSearchParamHybrid(R, N), the search its tutorials use for FPFH). A point alone in its neighbourhood gets an all-zero row (as\n"     \
-    "from PCL and Open3D); a point whose normal or a neighbour's normal is not finite gets a NaN\n"     \
+    "(Open3D's KDTreeSearchParamHybrid(R, N), the search its tutorials use for FPFH). A point alone in its neighborhood gets an all-zero row (as\n"     \
+    "from PCL and Open3D); a point whose normal or a neighbor's normal is not finite gets a NaN\n"     \
     "row, counted as missing.\n"                                                                         \
     "On a GPU (--device cuda[:N]|opencl[:N]; normals stay on the CPU) the bins equal the CPU's\n"      \
     "but for float rounding of the FPFH sums and rare pairs at a bin edge; lists of <= 1024.\n\n"      \
     "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"          \
-    "neighbourhoods included, normal estimation and file I/O not); with --repeat it is the median."
+    "neighborhoods included, normal estimation and file I/O not); with --repeat it is the median."
 
 const cli_command cli_cmd_pfh = CLI_COMMAND_LIBRARY("pfh",
     "CLOUD [-o OUT] [--k N] [--radius R] [options]",
     "Point feature histograms (PFH, 125 bins) as PCL's PFHEstimation computes them.",
-    "Every unordered pair of a point's neighbourhood (the point included) adds 100 / pairs to\n"
+    "Every unordered pair of a point's neighborhood (the point included) adds 100 / pairs to\n"
     "bin theta + 5 alpha + 25 phi of PCL's pair feature (5 bins per feature); rows sum to 100.\n\n" DESCRIPTOR_HELP,
     pfh_options, 1, 1, ptreg_feature_option_table);
 
 const cli_command cli_cmd_fpfh = CLI_COMMAND_LIBRARY("fpfh",
     "CLOUD [-o OUT] [--k N] [--radius R] [--convention pcl|open3d] [options]",
     "Fast point feature histograms (FPFH, 33 bins) as PCL's FPFHEstimation or Open3D computes them.",
-    "SPFH(p): the pairs of p with each neighbour, 11 bins each for theta, alpha and phi.\n"
-    "FPFH(p) = sum over neighbours q of SPFH(q) / |p - q|^2, each 11-bin block scaled to sum to\n"
+    "SPFH(p): the pairs of p with each neighbor, 11 bins each for theta, alpha and phi.\n"
+    "FPFH(p) = sum over neighbors q of SPFH(q) / |p - q|^2, each 11-bin block scaled to sum to\n"
     "100 (--convention pcl); --convention open3d adds SPFH(p), so blocks sum to 200.\n\n" DESCRIPTOR_HELP,
     fpfh_options, 1, 1, ptreg_feature_option_table);
 
@@ -235,7 +235,7 @@ int cli_run_normals(int argc, char **argv)
     } else if (!st && !rc) {
         printf("ptreg normals: %s, %zu points, ", a.positional[0], c.n);
         print_neighborhood(&o.neighbors);
-        printf("\n  %zu without a normal (fewer than 3 neighbours, or all in one place), time %.2f ms, %d threads\n", missing, t,
+        printf("\n  %zu without a normal (fewer than 3 neighbors, or all in one place), time %.2f ms, %d threads\n", missing, t,
                ptreg_get_num_threads());
     }
     free(normals);

@@ -33,7 +33,7 @@ const cli_command cli_cmd_harris3d = CLI_COMMAND_LIBRARY("harris3d",
     "M = sum over a W^3 window of w g g^T with Gaussian weights w, and the score\n"
     "det(M) - K trace(M)^3 at every voxel. For an isotropic tensor (all eigenvalues lambda)\n"
     "the score is lambda^3 (1 - 27 K), so corners score above 0 only when K < 1/27; edges and\n"
-    "flat regions score at most 0. Keypoints are local maxima of their 26 neighbours\n"
+    "flat regions score at most 0. Keypoints are local maxima of their 26 neighbors\n"
     "above the threshold (and above 0), thinned by --min-distance, best first, cut by --top.\n\n"
     "Volumes: NRRD (.nrrd, .nhdr: raw, gzip or ascii data, attached or detached), NIfTI-1\n"
     "(.nii, .nii.gz) and headerless raw files (x fastest; --dims and --type, or a name like\n"

@@ -35,16 +35,16 @@ const cli_command cli_cmd_icp = CLI_COMMAND_LIBRARY("icp",
     "take one linearised 6 x 6 Gauss-Newton step in double per iteration; rmse and fitness are of\n"
     "the pairs' distances for every method, as Open3D's. Normals: a file's own (PLY nx ny nz,\n"
     "PCD normal_x ...), else (or with --target-index for TARGET, or with --normal-k)\n"
-    "estimated from K neighbours; a point whose neighbours all coincide has none and its\n"
+    "estimated from K neighbors; a point whose neighbors all coincide has none and its\n"
     "pair does not pull. --kernel reweights each pair by its residual every iteration\n"
     "(IRLS) with Open3D's weights: huber k/max(|r|,k), cauchy 1/(1+(r/k)^2), tukey\n"
-    "(1-(r/k)^2)^2 within k, gm k/(k+r^2)^2. --max-dist also bounds the nearest-neighbour\n"
+    "(1-(r/k)^2)^2 within k, gm k/(k+r^2)^2. --max-dist also bounds the nearest-neighbor\n"
     "search, so points far from TARGET cost little. Gauss-Newton runs on the CPU (auto\n"
     "picks it; a GPU named is refused).\n\n"
     "Every --nn method is exact and gives the same result bits. The delaunay-* methods\n"
     "walk the model's Delaunay graph from a start point: zero (the point nearest the\n"
     "centroid), kdann (the k-d tree's leaf, no backtracking), pnn (each point's last\n"
-    "neighbour), pnnopt (kdann first, pnn after). auto: the method measured fastest on\n"
+    "neighbor), pnnopt (kdann first, pnn after). auto: the method measured fastest on\n"
     "the model by 'ptreg index --tune' when the --target-index has one (on the CPU; not\n"
     "with --no-tune), else delaunay-pnnopt with an index that has a graph, else the k-d\n"
     "tree (brute force for tiny inputs); the JSON's nn_auto says which (measured, rule).\n\n"
@@ -286,7 +286,7 @@ static void print_human(const icp_job *job, const ptreg_icp_options *opt, const 
         if (normals_source(opt, target))
             printf(", %s normals %s", target ? "target" : "source", normals_source(opt, target));
     if (opt->method != PTREG_ICP_POINT && (!opt->target_normals || !opt->source_normals))
-        printf(" (estimated from %d neighbours)", opt->normal_k);
+        printf(" (estimated from %d neighbors)", opt->normal_k);
     printf("\n");
     if (r->nn_note[0])
         printf("  note: %s\n", r->nn_note);

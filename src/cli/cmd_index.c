@@ -14,7 +14,7 @@ static const cli_option index_options[] = {
     {"output", 'o', "FILE", "the index file to write (.pti)"},
     {"no-delaunay", 0, NULL, "build the k-d tree only (no Delaunay-walk methods)"},
     {"leaf-size", 0, "N", "most points in a k-d tree leaf, 4..256 (default 256)"},
-    {"tune", 0, NULL, "measure the nearest-neighbour methods on this model and store the fastest "
+    {"tune", 0, NULL, "measure the nearest-neighbor methods on this model and store the fastest "
                       "for 'icp --nn auto'"},
     {"tune-repeat", 0, "N", "timed ICP runs per method when tuning, median kept (default 5)"},
     {"tune-sample", 0, "N", "model points in the tuning queries (default 40000; all when fewer)"},
@@ -29,13 +29,13 @@ const cli_command cli_cmd_index = CLI_COMMAND("index",
     "Build a model's search index (k-d tree and Delaunay graph) once, for many registrations.",
     "The model is the point set every sensed cloud is registered onto, known in advance.\n"
     "The index holds its k-d tree and its 3-D Delaunay triangulation (Qhull) as a graph,\n"
-    "which the exact Delaunay-walk nearest-neighbour methods follow. Exact duplicate\n"
+    "which the exact Delaunay-walk nearest-neighbor methods follow. Exact duplicate\n"
     "points are merged in the graph; a model Qhull cannot triangulate (fewer than 5\n"
     "distinct points, all coplanar or collinear) gets a k-d tree only, and the reason is\n"
     "printed. Use it with 'ptreg icp SOURCE --target-index MODEL.pti'; 'ptreg info\n"
     "MODEL.pti' describes a saved index. Format: docs/FORMATS.md.\n\n"
     "--tune first measures the k-d tree's leaf size (16 to 256, unless --leaf-size is given;\n"
-    "the default 256 kept unless another is 2% faster), then which exact nearest-neighbour\n"
+    "the default 256 kept unless another is 2% faster), then which exact nearest-neighbor\n"
     "method is fastest on this model, on\n"
     "this machine, with these threads: a sample of the model's own points (--tune-sample),\n"
     "noisy and moved by a small rigid motion (fixed seed), is registered onto the model by\n"
@@ -94,10 +94,10 @@ static void print_tuning(const char *indent, const ptreg_model_index *index)
     ptreg_index_nn_tuning t;
     ptreg_model_index_get_nn_tuning(index, &t);
     if (!t.method) {
-        printf("%snearest neighbours not measured ('ptreg index --tune'): auto follows its rule\n", indent);
+        printf("%snearest neighbors not measured ('ptreg index --tune'): auto follows its rule\n", indent);
         return;
     }
-    printf("%snearest neighbours measured (%zu queries, %d ICP iterations, %d threads, median of %d): "
+    printf("%snearest neighbors measured (%zu queries, %d ICP iterations, %d threads, median of %d): "
            "auto runs %s\n", indent, t.queries, t.iterations, t.threads, t.repeat,
            ptreg_nn_method_name((ptreg_nn_method)t.method));
     for (int m = 1; m < PTREG_INDEX_NN_SLOTS; m++)

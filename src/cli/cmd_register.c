@@ -21,9 +21,9 @@ const cli_command cli_cmd_register = CLI_COMMAND_LIBRARY("register",
     "SOURCE TARGET [options]",
     "Register SOURCE onto TARGET without an initial guess: downsample, features, RANSAC, ICP.",
     "The pipeline of Open3D's global-registration tutorial, with its scales: both clouds'\n"
-    "voxel-grid centroids (cube V); their normals from hybrid neighbourhoods (radius 2V, at\n"
+    "voxel-grid centroids (cube V); their normals from hybrid neighborhoods (radius 2V, at\n"
     "most 30 points; turned to agree with a file's own normals, else to face the origin);\n"
-    "FPFH from hybrid neighbourhoods (5V, 100; Open3D's convention); each source point's\n"
+    "FPFH from hybrid neighborhoods (5V, 100; Open3D's convention); each source point's\n"
     "nearest target descriptor, kept when mutual; RANSAC over those matches (three at a\n"
     "time, Horn's transform, Open3D's edge-length (0.9) and distance checkers, scored by the\n"
     "matches it brings within 1.5V, until 100000 hypotheses or 0.999 confidence; or, with\n"

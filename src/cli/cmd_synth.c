@@ -22,7 +22,7 @@ static const cli_option synth_options[] = {
     {"overlap", 0, "F", "fraction of the visible surface kept by a planar crop (default 1)"},
     {"view", 0, "X,Y,Z", "sensor position, looking at the origin (default 1,-2,5)"},
     {"motif", 0, "NAME", "apt-polycrystal: the lattice, fcc, bcc, hcp (ideal c/a) or sc (default fcc)"},
-    {"lattice", 0, "A", "apt-polycrystal: the lattice constant, nm; hcp: the nearest-neighbour distance "
+    {"lattice", 0, "A", "apt-polycrystal: the lattice constant, nm; hcp: the nearest-neighbor distance "
                         "(default 0.405, aluminium)"},
     {"grains", 0, "N", "apt-polycrystal: grains, Voronoi cells of random points, 1 to 10000 (default 8)"},
     {"box", 0, "X[,Y,Z]", "apt-polycrystal: the box [0,X) x [0,Y) x [0,Z), nm; one number: a cube "

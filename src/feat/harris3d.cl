@@ -399,8 +399,8 @@ KERNEL ptreg_harris_max_partial(GLOBAL const float *RESTRICT scores, u32 n, GLOB
         partial[GROUP_ID_X] = red[0];
 }
 
-/* Is voxel i above thr and a peak of its 26 neighbours (an equal neighbour
- * loses when it comes later in raster order, x fastest)? Neighbours outside
+/* Is voxel i above thr and a peak of its 26 neighbors (an equal neighbor
+ * loses when it comes later in raster order, x fastest)? Neighbors outside
  * the volume do not count, as on the CPU. */
 FN int is_peak(GLOBAL const float *scores, u32 i, u32 nx, u32 ny, u32 nz, float thr)
 {

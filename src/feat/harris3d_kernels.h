@@ -52,7 +52,7 @@ static inline size_t ptreg_harris_scratch_floats(size_t nx, int r, size_t rows)
 }
 
 /* Row y of plane z of a score volume: peak[x] = 1 where the score is above
- * thr and beats its 26 neighbours (an equal neighbour loses when it comes
+ * thr and beats its 26 neighbors (an equal neighbor loses when it comes
  * later in raster order, so a plateau keeps its first voxel), else 0. */
 typedef struct ptreg_harris_peak_row {
     const float *scores;

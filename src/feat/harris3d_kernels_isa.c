@@ -60,7 +60,7 @@ static void load_slab(float *slab, size_t li, const ptreg_harris_tile *t, long z
 }
 
 /* Products at positions p = x + r for x in [-r, nx + r); c is the padded
- * intensity row (x at index x + r + 1), the others its neighbours in y and
+ * intensity row (x at index x + r + 1), the others its neighbors in y and
  * z. Six separate restrict outputs: GCC 12 does not vectorise the loop when
  * they come out of an array. */
 static void gradient_products(float *restrict xx, float *restrict yy, float *restrict zz, float *restrict xy,
@@ -294,7 +294,7 @@ void ISA_FN(ptreg_harris_tile)(ptreg_harris_tile *t)
 
 /* peak[x] &= the centre beats row nb at x - 1, x, x + 1 (strictly when nb
  * comes earlier in raster order). x = 0 and nx - 1 see only their
- * neighbours inside the row. */
+ * neighbors inside the row. */
 static void beat_row(int32_t *restrict peak, const float *restrict c, const float *restrict nb, size_t nx,
                      int earlier)
 {

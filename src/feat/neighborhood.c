@@ -10,12 +10,12 @@
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err)
 {
     if (nb->k == 0 && !(nb->radius > 0 && isfinite(nb->radius)))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "neighbourhood: k must be > 0 or the radius > 0 (got k %zu, "
+        return ptreg_error_set(err, PTREG_ERR_ARG, "neighborhood: k must be > 0 or the radius > 0 (got k %zu, "
                                                    "radius %g)", nb->k, nb->radius);
     if (nb->k > 0 && !(nb->radius >= 0 && isfinite(nb->radius)))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "neighbourhood: the radius %g is not finite and >= 0", nb->radius);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "neighborhood: the radius %g is not finite and >= 0", nb->radius);
     if (nb->k > ((size_t)1 << 20))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "neighbourhood: k %zu is too large", nb->k);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "neighborhood: k %zu is too large", nb->k);
     return PTREG_OK;
 }
 
@@ -31,7 +31,7 @@ static ptreg_status radius_strict(const ptreg_kdtree *tree, const float q[3], do
     const float reach = nextafterf((float)radius, INFINITY);
     if (nn_cpu_kernels()->kd_radius(tree, q, reach * reach, order == FEAT_SORTED, out)) {
         out->count = 0;
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for a radius neighbourhood");
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for a radius neighborhood");
     }
     const float r2 = strict_radius2(radius);
     size_t kept = 0;
@@ -63,7 +63,7 @@ ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *
     if (nb->k == 0)
         return radius_strict(tree, q, nb->radius, order, out, err);
     if (ptreg_kd_neighbors_reserve(out, nb->k))
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbours", nb->k);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbors", nb->k);
     out->count = within_radius(out->dist2, ptreg_kdtree_knn(tree, q, nb->k, out->index, out->dist2), nb->radius);
     return PTREG_OK;
 }
@@ -74,8 +74,8 @@ ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *
  * other, so each k-NN search starts bounded by its predecessor's answer. */
 #define TABLE_BLOCK_SLOTS 256
 
-/* The farthest of a seed's neighbours from q: at least kk points (those
- * neighbours) lie within it, so it bounds q's k-th nearest. */
+/* The farthest of a seed's neighbors from q: at least kk points (those
+ * neighbors) lie within it, so it bounds q's k-th nearest. */
 static float bound_from(const float *xyz, const float q[3], const feat_list *seed)
 {
     float limit = 0;
@@ -88,7 +88,7 @@ static float bound_from(const float *xyz, const float q[3], const feat_list *see
 }
 
 /* Of the points already done in this block, the one nearest q among the
- * last four (q's chunk-mates): its neighbours give the tightest bound of
+ * last four (q's chunk-mates): its neighbors give the tightest bound of
  * those cheaply at hand. Looking at the last 16 found a nearer seed too
  * rarely to pay for the distances: the bunny's normals ran 6% slower. */
 #define SEED_CANDIDATES 4
@@ -252,7 +252,7 @@ ptreg_status feat_table_build(const ptreg_kdtree *tree, const float *xyz, size_t
         s = bounded_knn ? build_knn(tree, xyz, n, nb, table) : build_by_search(&job, table);
     if (s) {
         feat_table_free(table);
-        return ptreg_error_set(err, s, "out of memory for the neighbourhoods of %zu points", n);
+        return ptreg_error_set(err, s, "out of memory for the neighborhoods of %zu points", n);
     }
     for (size_t i = 0; i < n; i++)
         table->max_count = table->list[i].count > table->max_count ? table->list[i].count : table->max_count;

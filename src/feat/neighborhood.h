@@ -1,13 +1,13 @@
-/* The neighbourhoods of every point of a cloud, found once and shared by
+/* The neighborhoods of every point of a cloud, found once and shared by
  * the passes of the point features (FPFH reads them twice).
  *
  * k-NN: the k nearest, the point itself among them, as PCL's and Open3D's
  * searches count them. Radius: every point with squared distance strictly
  * below (float)(r * r), as FLANN (PCL) and nanoflann (Open3D) test it, so a
- * point exactly at distance r is not a neighbour. k-NN lists are sorted by
+ * point exactly at distance r is not a neighbor. k-NN lists are sorted by
  * (squared distance, index); radius lists too (FEAT_SORTED), or in the
  * order the k-d tree's traversal meets the points (FEAT_TREE_ORDER: the
- * same on every run, and no sort, which at a hundred neighbours costs more
+ * same on every run, and no sort, which at a hundred neighbors costs more
  * than the search; for FPFH, whose sums need no order). Float squared
  * distances as the k-d tree computes them. Memory: the lists themselves, n * (k or the mean count) *
  * 8 bytes, plus 24 bytes per point. */
@@ -34,7 +34,7 @@ typedef struct feat_table {
     size_t block_count;
 } feat_table;
 
-/* The rows (core/options_table.h) of a neighbourhood `member` of options
+/* The rows (core/options_table.h) of a neighborhood `member` of options
  * struct `type`; k 0 (no count) and radius 0 (no radius) are "not set". */
 #define FEAT_NEIGHBORHOOD_ROWS(type, member)                                                                        \
     OPTION_NUMBER(type, member.k, "k", NULL, SIZE, 0, 1 << 20, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "N",  \
@@ -46,9 +46,9 @@ typedef struct feat_table {
 
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err);
 
-/* Every point's neighbourhood within the cloud the tree was built on (xyz,
+/* Every point's neighborhood within the cloud the tree was built on (xyz,
  * the same n points). Queries run in the tree's order, each k-NN search
- * bounded from the start by its predecessor's neighbours; the lists equal
+ * bounded from the start by its predecessor's neighbors; the lists equal
  * those of independent searches (reference != 0: feat_neighbors for each
  * point in index order), for any thread count. */
 ptreg_status feat_table_build(const ptreg_kdtree *tree, const float *xyz, size_t n, const ptreg_neighborhood *nb,

@@ -1,4 +1,4 @@
-/* Neighbourhoods of every point of a cloud on a device (pfh_device.c
+/* Neighborhoods of every point of a cloud on a device (pfh_device.c
  * drives them; the CPU's rules: neighborhood.h). The CPU k-d tree built on
  * the cloud itself, its arrays uploaded as words (the layout from
  * ptreg_nn_device_layout), searched by one thread per query point. Needs

@@ -1,5 +1,5 @@
-/* Normals by PCA of each point's neighbourhood (the way PCL's
- * NormalEstimation does it): covariance about the neighbourhood's centroid
+/* Normals by PCA of each point's neighborhood (the way PCL's
+ * NormalEstimation does it): covariance about the neighborhood's centroid
  * in double, the eigenvector of the smallest eigenvalue, curvature
  * l0 / (l0 + l1 + l2), the sign chosen so the normal faces the viewpoint. */
 #include "ptreg/features.h"
@@ -34,7 +34,7 @@ static const ptreg_option normals_rows[] = {
                 "viewpoint (face the viewpoint), direction (along the direction), none (as PCA gives them) or "
                 "tangent-plane (consistent over the surface, Open3D's OrientNormalsConsistentTangentPlane)"),
     OPTION_FIELD(ptreg_normals_options, orient_k, NULL, INT, 1, 1000, 0, "K",
-                 "orientation tangent-plane: the graph's neighbours"),
+                 "orientation tangent-plane: the graph's neighbors"),
 };
 OPTION_TABLE(ptreg_normals_option_table, "normals", ptreg_normals_options, ptreg_normals_options_default,
              normals_rows)
@@ -91,7 +91,7 @@ static int smallest_eigen3(const double A[9], double lambda[3], double v[3])
     return 1;
 }
 
-/* Normal and curvature of one neighbourhood; 0 with fewer than 3 points
+/* Normal and curvature of one neighborhood; 0 with fewer than 3 points
  * or with all of them in one place (a scanner's invalid returns at the
  * origin), where no plane is defined and any axis would pin registration
  * pairs to it. */
@@ -100,7 +100,7 @@ static int pca_normal(const float *xyz, const feat_list *nb, const float p[3], c
 {
     if (nb->count < 3)
         return 0;
-    /* One pass about the query point (inside the neighbourhood, so the
+    /* One pass about the query point (inside the neighborhood, so the
      * offsets stay small and the shifted sums lose nothing in double):
      * cov = sum d d^T - (sum d)(sum d)^T / n. */
     double s1[3] = {0, 0, 0}, s2[6] = {0, 0, 0, 0, 0, 0};

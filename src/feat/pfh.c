@@ -5,7 +5,7 @@
  * reduction of a 4-vector whose w is 0), bin indices in double.
  *
  * Two paths give the same bits: the reference (one k-d tree search and one
- * scalar pair feature at a time) and the fast path (neighbourhoods found in
+ * scalar pair feature at a time) and the fast path (neighborhoods found in
  * the tree's order, pair bins in batches by the per-ISA kernels). Bins are
  * counted and turned into values once, count * 100 / pairs, where PCL adds
  * 100 / pairs per pair in float; the two differ by float rounding only. */
@@ -42,7 +42,7 @@ static const ptreg_option feature_rows[] = {
     OPTION_NUMBER(ptreg_feature_options, gpu.wg, "wg", NULL, INT, 64, 256, PTREG_OPTION_POW2 | PTREG_OPTION_KNOB |
                   PTREG_OPTION_AUTO, "N", "on a GPU, the threads of each point's work-group (default 64)"),
     OPTION_NUMBER(ptreg_feature_options, gpu.search_wg, "search_wg", NULL, INT, 32, 256, PTREG_OPTION_POW2 |
-                  PTREG_OPTION_KNOB | PTREG_OPTION_AUTO, "N", "on a GPU, the neighbour searches' work-group "
+                  PTREG_OPTION_KNOB | PTREG_OPTION_AUTO, "N", "on a GPU, the neighbor searches' work-group "
                   "(default 256)"),
 };
 OPTION_TABLE(ptreg_feature_option_table, "features", ptreg_feature_options, ptreg_feature_options_default,
@@ -141,7 +141,7 @@ static void fill(float *row, int bins, float value)
         row[b] = value;
 }
 
-/* A neighbour with a non-finite normal has no pair feature: its point's
+/* A neighbor with a non-finite normal has no pair feature: its point's
  * PFH or SPFH is NaN (PCL would bin its NaN features into bin 0). */
 static int normals_finite(const float *normals, const feat_list *nb)
 {
@@ -151,7 +151,7 @@ static int normals_finite(const float *normals, const feat_list *nb)
     return 1;
 }
 
-/* What a thread needs for one point: the neighbours side by side (all of
+/* What a thread needs for one point: the neighbors side by side (all of
  * them, or all but the query), the bins of one batch, the bin counts. */
 typedef struct pair_scratch {
     float *soa; /* x, y, z, nx, ny, nz: 6 * cap */
@@ -174,9 +174,9 @@ static void scratch_free(pair_scratch *s)
     free(s->bins);
 }
 
-/* The neighbours of a list (but `skip`, an index or SIZE_MAX) side by side;
- * returns how many. *finite: whether every neighbour's normal (skip's
- * too) is finite, found on the way (one pass over the neighbours' memory
+/* The neighbors of a list (but `skip`, an index or SIZE_MAX) side by side;
+ * returns how many. *finite: whether every neighbor's normal (skip's
+ * too) is finite, found on the way (one pass over the neighbors' memory
  * instead of two). */
 static size_t gather(const float *xyz, const float *normals, const feat_list *nb, size_t skip, pair_scratch *s,
                      int *finite)
@@ -198,7 +198,7 @@ static size_t gather(const float *xyz, const float *normals, const feat_list *nb
     return m;
 }
 
-/* Bins of the pairs between (p, n) and gathered neighbours from..to. */
+/* Bins of the pairs between (p, n) and gathered neighbors from..to. */
 static void batch_bins(pair_bins_fn kernel, pair_scratch *s, const float *p, const float *n, int fixed_first,
                        size_t from, size_t to, int split)
 {
@@ -219,8 +219,8 @@ static void counts_to_values(const uint32_t *count, int bins, size_t pairs, floa
 
 /* ---- PFH ----------------------------------------------------------------- */
 
-/* All unordered pairs of the neighbourhood (the query included), counted
- * in bin theta + 5 alpha + 25 phi. PCL's order: of neighbours i < j in the
+/* All unordered pairs of the neighborhood (the query included), counted
+ * in bin theta + 5 alpha + 25 phi. PCL's order: of neighbors i < j in the
  * list, the later one, j, is the pair feature's first point. */
 static void pfh_counts_reference(const float *xyz, const float *normals, const feat_list *nb, uint32_t *count)
 {
@@ -249,7 +249,7 @@ static void pfh_counts_fast(pair_bins_fn kernel, const float *xyz, const float *
     }
 }
 
-/* A point alone in its neighbourhood has no pair: an all-zero row, as PCL
+/* A point alone in its neighborhood has no pair: an all-zero row, as PCL
  * and Open3D give it. */
 static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, const feat_list *nb,
                    pair_scratch *s, float *hist)
@@ -264,7 +264,7 @@ static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, 
 }
 
 /* What both descriptors start with: the options (defaults for NULL, kept
- * in *storage), the checks, every point's neighbourhood (radius lists
+ * in *storage), the checks, every point's neighborhood (radius lists
  * sorted, or in the tree's order where no result depends on it: FPFH),
  * and the pair kernel (NULL for the reference). */
 static ptreg_status begin_features(const float *xyz, const float *normals, size_t n,
@@ -279,7 +279,7 @@ static ptreg_status begin_features(const float *xyz, const float *normals, size_
     memset(table, 0, sizeof *table);
     ptreg_status s = check_inputs(xyz, normals, n, *opt, out, on, err);
     if (!s && on->backend != PTREG_BACKEND_CPU)
-        return PTREG_OK; /* the device finds its own neighbourhoods */
+        return PTREG_OK; /* the device finds its own neighborhoods */
     ptreg_kdtree *tree = NULL;
     if (!s)
         s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
@@ -333,10 +333,10 @@ ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const p
 
 /* ---- FPFH ---------------------------------------------------------------- */
 
-/* SPFH of point i: its pairs with every other neighbour (i first; the
+/* SPFH of point i: its pairs with every other neighbor (i first; the
  * query is skipped by index, as PCL does), 11 bins per feature, each block
  * summing to 100. All zero for a point alone. Returns 0 (hist untouched)
- * when a neighbour's normal is not finite. */
+ * when a neighbor's normal is not finite. */
 static int spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, size_t i, const feat_list *nb,
                    pair_scratch *s, float *hist)
 {
@@ -375,13 +375,13 @@ static int spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, 
     return 1;
 }
 
-/* FPFH of a query from its neighbours' SPFHs weighted by 1 / d^2 (d^2 the
- * squared distance; neighbours at distance 0, the query among them, are
+/* FPFH of a query from its neighbors' SPFHs weighted by 1 / d^2 (d^2 the
+ * squared distance; neighbors at distance 0, the query among them, are
  * left out), each 11-bin block scaled to sum to 100 (float values, block
  * sums in double, a float scale, as PCL; PCL sums the weighted values as
  * they come, here the block's bins are summed at the end, which differs by
  * rounding only; a block with nothing stays 0); the Open3D convention then
- * adds the query's own SPFH. Returns 0 when a neighbour's SPFH is NaN. */
+ * adds the query's own SPFH. Returns 0 when a neighbor's SPFH is NaN. */
 static int fpfh_of(const float *spfh, const feat_list *nb, size_t query, ptreg_fpfh_convention conv, int fast,
                    float *hist)
 {
@@ -428,7 +428,7 @@ typedef struct feature_job {
     float *spfh, *out;
 } feature_job;
 
-/* Every point's SPFH: NaN when its normal or a neighbour's is not finite. */
+/* Every point's SPFH: NaN when its normal or a neighbor's is not finite. */
 static int spfh_pass(const feature_job *job)
 {
     int failed = 0;
@@ -451,7 +451,7 @@ static int spfh_pass(const feature_job *job)
     return !failed;
 }
 
-/* Every point's FPFH: NaN when its own SPFH or a neighbour's is. */
+/* Every point's FPFH: NaN when its own SPFH or a neighbor's is. */
 static size_t fpfh_pass(const feature_job *job)
 {
     size_t lacking = 0;

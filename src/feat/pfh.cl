@@ -1,6 +1,6 @@
 /* PFH and FPFH on a device (pfh_device.c drives them; the CPU's: pfh.c,
  * whose conventions these follow: docs/ALGORITHMS.md, "Normals, PFH and
- * FPFH"). One work-group per query point: its neighbour list (from
+ * FPFH"). One work-group per query point: its neighbor list (from
  * neighbors.cl: start/count into index and dist2) is brought into local
  * memory, the group's threads take its pairs, and each pair's bins are
  * counted with integer atomics in local memory (counts do not depend on the
@@ -222,7 +222,7 @@ KERNEL ptreg_feat_pfh(GLOBAL const float *xyz, GLOBAL const float *normals, u32 
 }
 
 /* FPFH of every point (one group each): thread b sums bin b of the
- * neighbours' SPFH rows times 1 / d^2 in list order (d^2 = 0 left out: a
+ * neighbors' SPFH rows times 1 / d^2 in list order (d^2 = 0 left out: a
  * multiply then an add, as the CPU rounds them), each 11-bin block is
  * scaled to 100 (block sums in double where the device has it, a float
  * scale), and open3d adds the point's own SPFH. NaN when the point's SPFH

@@ -1,6 +1,6 @@
 /* PFH and FPFH on a GPU device (pfh_impl.h). The k-d tree is built on the
  * CPU (as the CPU path builds it) and its arrays uploaded; the
- * neighbourhoods are found on the device (neighbors.cl), their lengths
+ * neighborhoods are found on the device (neighbors.cl), their lengths
  * come back once (the radius lists' offsets are summed here, in order, and
  * the longest list picks the descriptor program's local arrays), then the
  * descriptors run (pfh.cl) and only the rows come back. */
@@ -16,7 +16,7 @@
 
 static const char *const knn_files[] = {"nn/kdtree.cl", "feat/neighbors.cl", NULL};
 static const char *const feat_files[] = {"feat/pfh.cl", NULL};
-const ptreg_kernel_program ptreg_knn_kernels = {"neighbourhoods", knn_files};
+const ptreg_kernel_program ptreg_knn_kernels = {"neighborhoods", knn_files};
 const ptreg_kernel_program ptreg_feat_kernels = {"point-features", feat_files};
 
 #define FEAT_CAP_MIN 32
@@ -30,7 +30,7 @@ ptreg_status ptreg_feat_device_defines(size_t cap, int wg, uint64_t local_bytes,
 {
     if (cap > PTREG_FEAT_DEVICE_CAP_MAX)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
-                               "PFH/FPFH on a device: a neighbourhood of %zu points is more than the %d the kernels "
+                               "PFH/FPFH on a device: a neighborhood of %zu points is more than the %d the kernels "
                                "hold (use a smaller k or radius, or the CPU)",
                                cap, PTREG_FEAT_DEVICE_CAP_MAX);
     size_t c = FEAT_CAP_MIN;
@@ -38,7 +38,7 @@ ptreg_status ptreg_feat_device_defines(size_t cap, int wg, uint64_t local_bytes,
         c *= 2;
     if (local_bytes && feat_local_bytes(c) > local_bytes)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
-                               "PFH/FPFH on a device: neighbourhoods of up to %zu points need %llu bytes of local "
+                               "PFH/FPFH on a device: neighborhoods of up to %zu points need %llu bytes of local "
                                "memory per work-group; the device has %llu (use a smaller k or radius, or the CPU)",
                                cap, (unsigned long long)feat_local_bytes(c), (unsigned long long)local_bytes);
     snprintf(defines, size, "-DFEAT_WG=%d -DFEAT_CAP=%zu", wg ? wg : PTREG_FEAT_DEVICE_WG, c);
@@ -104,7 +104,7 @@ static ptreg_status read_counts(feat_run *r, int offsets, ptreg_error *err)
         sum += r->host_count[i];
         if (sum > UINT32_MAX)
             return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
-                                   "%s: PFH/FPFH's neighbour lists hold more than %u entries", r->dev->label,
+                                   "%s: PFH/FPFH's neighbor lists hold more than %u entries", r->dev->label,
                                    UINT32_MAX);
     }
     if (offsets)
@@ -116,7 +116,7 @@ static ptreg_status knn_lists(feat_run *r, const ptreg_neighborhood *nb, ptreg_e
 {
     const size_t kk = nb->k < r->n ? nb->k : r->n;
     if (kk * r->n > UINT32_MAX)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: %zu points x %zu neighbours is too many for PFH/FPFH",
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: %zu points x %zu neighbors is too many for PFH/FPFH",
                                r->dev->label, r->n, kk);
     r->total = kk * r->n;
     const float r2 = nb->radius > 0 ? (float)(nb->radius * nb->radius) : 0.0f;
@@ -184,7 +184,7 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
 const engine feat_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
 
 /* The cloud (and normals, when given) on the device, its tree, and every
- * point's neighbour list. */
+ * point's neighbor list. */
 static ptreg_status run_begin(feat_run *r, const ptreg_device *device, const float *xyz, const float *normals,
                               size_t n, const ptreg_neighborhood *nb, const ptreg_feature_gpu *gpu,
                               ptreg_error *err)
@@ -316,7 +316,7 @@ ptreg_status ptreg_feat_device_neighbors(const ptreg_device *device, const float
         out->index = malloc(r.total * sizeof *out->index);
         out->dist2 = malloc(r.total * sizeof *out->dist2);
         if (!out->index || !out->dist2)
-            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbours", r.total);
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbors", r.total);
     }
     st = st ? st : ptreg_dbuf_read(r.index, 0, out->index, r.total * sizeof *out->index, err);
     st = st ? st : ptreg_dbuf_read(r.dist2, 0, out->dist2, r.total * sizeof *out->dist2, err);

@@ -9,14 +9,14 @@
 #include "ptreg/features.h"
 
 /* Threads per work-group of the feature kernels (one group per point; at
- * least FPFH's 33 bins) and of the neighbour searches, by default. */
+ * least FPFH's 33 bins) and of the neighbor searches, by default. */
 #define PTREG_FEAT_DEVICE_WG 64
 #define PTREG_FEAT_SEARCH_WG 256
-/* The longest neighbour list the feature kernels take (7 words of local
+/* The longest neighbor list the feature kernels take (7 words of local
  * memory per entry: 28 KiB at 1024). */
 #define PTREG_FEAT_DEVICE_CAP_MAX 1024
 
-/* The neighbourhood searches (nn/kdtree.cl, feat/neighbors.cl), built with
+/* The neighborhood searches (nn/kdtree.cl, feat/neighbors.cl), built with
  * ptreg_nn_device_layout's options, and the descriptors (feat/pfh.cl),
  * built with ptreg_feat_device_defines'. */
 extern const ptreg_kernel_program ptreg_knn_kernels, ptreg_feat_kernels;
@@ -39,7 +39,7 @@ ptreg_status ptreg_feat_device_pfh(const ptreg_device *device, const float *xyz,
 ptreg_status ptreg_feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
                                     const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err);
 
-/* Every point's neighbour list as the device finds it, brought back (for
+/* Every point's neighbor list as the device finds it, brought back (for
  * the parity suite): list i is index/dist2[start[i] .. start[i] + count[i]),
  * sorted by (squared distance, index). The caller frees the four arrays. */
 typedef struct ptreg_feat_device_lists {

@@ -30,11 +30,11 @@ typedef struct feat_pair_batch {
 void feat_pair_bins_exact(const float p1[3], const float n1[3], const float p2[3], const float n2[3], int split,
                           int32_t bins[3]);
 
-/* FPFH's weighted sum of its neighbours' SPFH rows (PTREG_FPFH_BINS floats
+/* FPFH's weighted sum of its neighbors' SPFH rows (PTREG_FPFH_BINS floats
  * each): hist[b] = sum over j of row_j[b] * (1 / d_j^2), in list order,
- * neighbours at d^2 = 0 left out; each term a multiply then an add, as the
+ * neighbors at d^2 = 0 left out; each term a multiply then an add, as the
  * scalar loop rounds them, so the bits are the reference's. any_nan: whether
- * some neighbour's row (at d^2 = 0 too) is NaN, which makes the FPFH NaN. */
+ * some neighbor's row (at d^2 = 0 too) is NaN, which makes the FPFH NaN. */
 typedef struct feat_fpfh_gather {
     const float *spfh; /* n rows */
     const uint32_t *index;

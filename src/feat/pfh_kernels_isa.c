@@ -142,7 +142,7 @@ void ISA_FN(feat_pair_bins)(const feat_pair_batch *b)
 }
 
 /* The first 32 bins in whole vectors held in registers across the
- * neighbours, the 33rd alone. */
+ * neighbors, the 33rd alone. */
 _Static_assert(PTREG_FPFH_BINS == 33, "feat_fpfh_sum's vectors cover 32 bins and one more");
 void ISA_FN(feat_fpfh_sum)(feat_fpfh_gather *g)
 {

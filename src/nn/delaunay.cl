@@ -1,6 +1,6 @@
 /* Delaunay-graph walks on a device (the aerial-refuelling study's method),
  * one thread per query, over the CPU's walk rows (delaunay_impl.h) uploaded
- * once: from a start point, step to the neighbour q is most beyond the
+ * once: from a start point, step to the neighbor q is most beyond the
  * bisector of, until none is; the Voronoi certificate accepts the stop or
  * the k-d tree (kdtree.cl) finishes from it, so every answer is exact. The
  * arithmetic is the CPU's generic path, operation for operation, so the
@@ -19,7 +19,7 @@
 typedef struct dt_graph {
     GLOBAL const u32 *rows;   /* heads of DT_HEAD_WORDS words, then blocks of DT_BLOCK_WORDS */
     GLOBAL const u32 *row_at; /* per slot: its row in DT_HEAD_WORDS units, or NO_NEIGHBOR */
-    GLOBAL const u32 *nbr;    /* the neighbours' slots */
+    GLOBAL const u32 *nbr;    /* the neighbors' slots */
 } dt_graph;
 
 FN GLOBAL const u32 *dt_row(const dt_graph *g, u32 slot) { return g->rows + (size_t)g->row_at[slot] * DT_HEAD_WORDS; }
@@ -57,7 +57,7 @@ FN u32 dt_next(const dt_graph *g, GLOBAL const u32 *row, const float u[3], dt_st
     return next;
 }
 
-/* Walks from slot s while a neighbour is closer (its float distance must
+/* Walks from slot s while a neighbor is closer (its float distance must
  * drop too, so rounding cannot make the walk cycle). */
 FN u32 dt_walk(const dt_graph *g, const float q[3], u32 s, float *d, u32 *steps, dt_stop *stop)
 {

@@ -1,5 +1,5 @@
 /* The Delaunay graph of a model and the walk over it (the aerial-refuelling
- * study's nearest-neighbour method). Private to the library: built by
+ * study's nearest-neighbor method). Private to the library: built by
  * delaunay.c, walked by the per-ISA kernels, stored in model indexes. */
 #ifndef PTREG_NN_DELAUNAY_IMPL_H
 #define PTREG_NN_DELAUNAY_IMPL_H
@@ -13,10 +13,10 @@
  * the same way and either can finish what the other started. Exact
  * duplicates share one row (the lowest original index, which is the answer
  * brute force gives among them); the other duplicates' rows are empty. For
- * the edge to neighbour j of point i: nbr = j's slot, (ex, ey, ez) the unit
+ * the edge to neighbor j of point i: nbr = j's slot, (ex, ey, ez) the unit
  * vector from x_i to x_j, half = |x_j - x_i| / 2. */
 /* The walk reads a row as one run of cache lines: a 64-byte head (the
- * point, its degree, where its neighbours' slots are) and blocks of 16
+ * point, its degree, where its neighbors' slots are) and blocks of 16
  * edges (ex, ey, ez, half: 256 bytes). Lanes past the degree hold a zero
  * vector and half = +inf, which never qualify and never lower a minimum.
  * Built from the CSR arrays (which the index file stores). */
@@ -25,7 +25,7 @@
 typedef struct ptreg_dt_head {
     float x, y, z;
     uint32_t degree;
-    uint32_t nbr_first; /* the row's neighbours: nbr[nbr_first ...] */
+    uint32_t nbr_first; /* the row's neighbors: nbr[nbr_first ...] */
     uint32_t unused[11];
 } ptreg_dt_head;
 

@@ -117,15 +117,15 @@ int ptreg_index_nn_tuning_valid(const ptreg_index_nn_tuning *t, int has_graph, c
     if (t->method == 0)
         return 1;
     if (t->method < 0 || t->method > PTREG_INDEX_NN_LAST) {
-        *why = "the measured nearest-neighbour method is not one ptreg knows";
+        *why = "the measured nearest-neighbor method is not one ptreg knows";
         return 0;
     }
     if (t->method >= PTREG_INDEX_NN_FIRST_WALK && !has_graph) {
-        *why = "the measured nearest-neighbour method walks a Delaunay graph the index has not got";
+        *why = "the measured nearest-neighbor method walks a Delaunay graph the index has not got";
         return 0;
     }
     if (t->median_ms[t->method] < 0.0 || t->threads < 1 || t->iterations < 0 || t->repeat < 1 || t->queries < 1) {
-        *why = "the measured nearest-neighbour method has no measurement of its own";
+        *why = "the measured nearest-neighbor method has no measurement of its own";
         return 0;
     }
     return 1;
@@ -182,7 +182,7 @@ static ptreg_status walk_nearest(const ptreg_model_index *idx, const float *quer
     long chunks = (long)((nq + WALK_CHUNK - 1) / WALK_CHUNK);
     ptreg_walk_stats *tally = calloc(chunks ? (size_t)chunks : 1, sizeof *tally);
     if (!tally)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest neighbours: out of memory");
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest neighbors: out of memory");
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
     for (long c = 0; c < chunks; c++) {
         size_t i0 = (size_t)c * WALK_CHUNK;
@@ -219,9 +219,9 @@ ptreg_status ptreg_model_index_nearest(const ptreg_model_index *idx, const float
     if (method == PTREG_NN_BRUTE)
         return ptreg_brute_nearest(idx->points, idx->n, queries, nq, nearest, dist2, err);
     if (!ptreg_nn_method_is_delaunay(method))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "nearest neighbours: unknown method %d", (int)method);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "nearest neighbors: unknown method %d", (int)method);
     if (!idx->graph)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "nearest neighbours: the index has no Delaunay graph (%s)",
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "nearest neighbors: the index has no Delaunay graph (%s)",
                                idx->note);
     return walk_nearest(idx, queries, nq, walk_start_of(method, seed), seed, nearest, dist2, stats, err);
 }

@@ -345,7 +345,7 @@ static int chunks_match_points(const ptreg_kdtree *t, const float *points)
 }
 
 /* Walks only ever stand on points with a row (edges): the start and every
- * neighbour must have one. */
+ * neighbor must have one. */
 static int graph_sane(const ptreg_delaunay *g, const ptreg_kdtree *t)
 {
     if (g->offset[0] != 0 || g->offset[g->slots] != g->edges)

@@ -45,7 +45,7 @@ ptreg_status ptreg_pti_save_version(const ptreg_model_index *index, const char *
  * Fast enough (~1 ms for 15 MB) that loading is dominated by the read. */
 uint64_t ptreg_pti_checksum(const void *data, size_t size);
 
-/* The nearest-neighbour methods' names (ICP's `nn` option). */
+/* The nearest-neighbor methods' names (ICP's `nn` option). */
 extern const ptreg_option_name nn_method_names[];
 
 #endif

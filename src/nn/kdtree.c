@@ -1,4 +1,4 @@
-/* A 3-D k-d tree for exact nearest-neighbour queries: splits on the widest
+/* A 3-D k-d tree for exact nearest-neighbor queries: splits on the widest
  * axis into whole leaves, leaf buckets stored as SoA chunks (kdtree_impl.h),
  * depth-first node order. 1-NN runs in the per-ISA kernels; k-NN and radius
  * queries are here. */
@@ -373,7 +373,7 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
         build_node(t, &root);
     }
     free(pts);
-    if (ptreg_kd_build_neighbours(t)) {
+    if (ptreg_kd_build_neighbors(t)) {
         ptreg_kdtree_destroy(t);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree: out of memory for %zu points", n);
     }

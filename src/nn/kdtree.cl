@@ -4,7 +4,7 @@
  * from the host's structs (nn_device.c), so the two cannot drift apart.
  * Every distance and box bound is the CPU's formula in the CPU's order
  * (no FMA), and ties go to the lower original index: the answer is the
- * CPU's, bit for bit. The CPU's leaf neighbour lists (a shortcut in double
+ * CPU's, bit for bit. The CPU's leaf neighbor lists (a shortcut in double
  * precision) are not used: the climb to an enclosing cell is exact too. */
 
 typedef struct kd_tree {

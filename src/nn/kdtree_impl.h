@@ -47,16 +47,16 @@ typedef struct ptreg_kd_leaf {
     uint32_t chunks;
     uint32_t parent;      /* the internal node holding the leaf */
     float box_lo[3], box_hi[3]; /* the leaf's tight box */
-    double reach;         /* 0: no neighbour list */
-    uint32_t near_first;  /* its neighbours: blocks of t->near */
+    double reach;         /* 0: no neighbor list */
+    uint32_t near_first;  /* its neighbors: blocks of t->near */
     uint32_t near_blocks;
     uint32_t unused[10];  /* 512 bytes */
 } ptreg_kd_leaf;
 
-/* A leaf's neighbours: every leaf whose box comes within `reach` of its box
+/* A leaf's neighbors: every leaf whose box comes within `reach` of its box
  * (itself included), in blocks of 8 with their boxes side by side. For a
  * query q at distance g from the leaf's box, a point of any other leaf is
- * farther than reach - g, so once the neighbours that can beat the best
+ * farther than reach - g, so once the neighbors that can beat the best
  * distance are scanned, a best distance below reach - g is final: the slow
  * case of a seeded query (the ball leaves the seed's leaf) then needs no
  * tree walk either. Missing lanes have empty boxes and leaf
@@ -86,7 +86,7 @@ typedef struct ptreg_kd_node {
 /* Vector loads from these need every element 64-byte aligned. */
 _Static_assert(sizeof(ptreg_kd_chunk) % 64 == 0, "chunk size");
 _Static_assert(sizeof(ptreg_kd_leaf) % 64 == 0, "leaf size");
-_Static_assert(sizeof(ptreg_kd_near) % 64 == 0, "neighbour block size");
+_Static_assert(sizeof(ptreg_kd_near) % 64 == 0, "neighbor block size");
 _Static_assert(sizeof(ptreg_kd_node) % 64 == 0, "node size");
 
 /* Splits into halves of whole leaves keep the tree balanced: at most
@@ -102,7 +102,7 @@ struct ptreg_kdtree {
     size_t node_count;
     ptreg_kd_leaf *leaves;
     size_t leaf_count;
-    ptreg_kd_near *near;    /* the leaves' neighbour lists */
+    ptreg_kd_near *near;    /* the leaves' neighbor lists */
     size_t near_count;      /* blocks */
     ptreg_kd_chunk *chunks;
     size_t chunk_count;
@@ -140,9 +140,9 @@ static inline float ptreg_kd_lane_bound(const float *lo, const float *hi, unsign
     return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
 }
 
-/* Builds every leaf's neighbour list (kdtree_near.c); -1 when out of
+/* Builds every leaf's neighbor list (kdtree_near.c); -1 when out of
  * memory. */
-int ptreg_kd_build_neighbours(ptreg_kdtree *t);
+int ptreg_kd_build_neighbors(ptreg_kdtree *t);
 
 /* The bound for child c of a node, and for chunk c of a leaf. */
 static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, unsigned c, const float q[3])

@@ -1,4 +1,4 @@
-/* Leaf neighbour lists of the k-d tree (see kdtree_impl.h). */
+/* Leaf neighbor lists of the k-d tree (see kdtree_impl.h). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,7 +6,7 @@
 #include "nn/kdtree_impl.h"
 
 /* A list may hold at most this many leaves; a leaf in a denser
- * neighbourhood gets a smaller reach, or no list (its queries walk the
+ * neighborhood gets a smaller reach, or no list (its queries walk the
  * tree instead). */
 #define NEAR_MAX_LEAVES 32
 #define NEAR_TRIES 3
@@ -77,7 +77,7 @@ static size_t choose_reach(const ptreg_kdtree *t, ptreg_kd_leaf *leaf)
     return 0;
 }
 
-static void fill_neighbours(ptreg_kdtree *t, const ptreg_kd_leaf *leaf, size_t count)
+static void fill_neighbors(ptreg_kdtree *t, const ptreg_kd_leaf *leaf, size_t count)
 {
     uint32_t ids[NEAR_MAX_LEAVES];
     near_leaves(t, leaf, leaf->reach, count, ids);
@@ -96,7 +96,7 @@ static void fill_neighbours(ptreg_kdtree *t, const ptreg_kd_leaf *leaf, size_t c
     }
 }
 
-int ptreg_kd_build_neighbours(ptreg_kdtree *t)
+int ptreg_kd_build_neighbors(ptreg_kdtree *t)
 {
     long leaves = (long)t->leaf_count;
     size_t *counts = malloc(t->leaf_count * sizeof *counts);
@@ -120,7 +120,7 @@ int ptreg_kd_build_neighbours(ptreg_kdtree *t)
 #pragma omp parallel for schedule(dynamic, 16) num_threads(ptreg_get_num_threads())
     for (long i = 0; i < leaves; i++)
         if (counts[i])
-            fill_neighbours(t, &t->leaves[i], counts[i]);
+            fill_neighbors(t, &t->leaves[i], counts[i]);
     free(counts);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* What other modules may ask of a k-d tree (feat's neighbourhood tables,
+/* What other modules may ask of a k-d tree (feat's neighborhood tables,
  * ICP's correspondences), without its layout: the distance formula every
  * exact method shares, bounded k-NN, and the tree's own order of its
  * points. A "slot" is a position in that order: searches answer with slots
@@ -22,11 +22,11 @@ static inline float ptreg_kd_dist2(float qx, float qy, float qz, float px, float
 /* The k nearest points of q (sorted by (distance, index)) among those with
  * squared distance <= limit: the whole k-NN answer when at least k points
  * lie within the limit, which a caller that knows such points (a nearby
- * query's neighbours) uses to prune the search from the start. */
+ * query's neighbors) uses to prune the search from the start. */
 size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
                            float *dist2);
 
-/* Grows nb's arrays to hold at least cap neighbours (contents kept); -1
+/* Grows nb's arrays to hold at least cap neighbors (contents kept); -1
  * when out of memory (the arrays then hold what they held). */
 int ptreg_kd_neighbors_reserve(ptreg_neighbors *nb, size_t cap);
 

@@ -139,7 +139,7 @@ static unsigned chunk_within(const ptreg_kd_chunk *c, const float q[3], float li
     return mask;
 }
 
-/* Small k (the features' neighbourhoods) collect candidates within the
+/* Small k (the features' neighborhoods) collect candidates within the
  * limit in a buffer of 2k + a chunk; when it fills, a selection keeps the
  * k best and the k-th becomes the limit. Each candidate then costs O(1),
  * where a sorted array or a heap pays per insertion. A candidate is one
@@ -287,7 +287,7 @@ typedef struct radius_visitor {
     int failed;
 } radius_visitor;
 
-/* Room for one more neighbour, doubling as the list grows. */
+/* Room for one more neighbor, doubling as the list grows. */
 static int reserve_neighbors(ptreg_neighbors *nb)
 {
     if (nb->count < nb->capacity)
@@ -348,7 +348,7 @@ size_t ISA_FN(ptreg_kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, f
 
 /* sorted 0 leaves the list in the order the traversal met the points: the
  * same for a tree and a query on every run, without the sort, which at a
- * hundred neighbours costs more than the search (bench/NOTES.md, issue 16). */
+ * hundred neighbors costs more than the search (bench/NOTES.md, issue 16). */
 int ISA_FN(ptreg_kd_radius)(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb)
 {
     nb->count = 0;

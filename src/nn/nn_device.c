@@ -1,4 +1,4 @@
-/* Nearest neighbours on a device: the model index's arrays uploaded once,
+/* Nearest neighbors on a device: the model index's arrays uploaded once,
  * and the launches of the search kernels (kdtree.cl, delaunay.cl,
  * brute.cl). See nn_device.h. */
 #include "nn/nn_device.h"
@@ -9,7 +9,7 @@
 #include <string.h>
 
 static const char *const nn_files[] = {"device/reduce.cl", "nn/kdtree.cl", "nn/delaunay.cl", "nn/brute.cl", NULL};
-const ptreg_kernel_program ptreg_nn_kernels = {"nearest-neighbour", nn_files};
+const ptreg_kernel_program ptreg_nn_kernels = {"nearest-neighbor", nn_files};
 
 #define WORDS(type, field) (offsetof(type, field) / 4)
 

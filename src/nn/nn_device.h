@@ -1,4 +1,4 @@
-/* A model's nearest-neighbour structures on a device: the model index's k-d
+/* A model's nearest-neighbor structures on a device: the model index's k-d
  * tree and Delaunay graph (their CPU arrays, uploaded once) and the points
  * brute force scans; the kernels (the nn/ .cl files) that search them. Every method
  * gives the CPU's answers bit for bit. Private to the library and tests. */

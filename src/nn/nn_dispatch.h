@@ -1,4 +1,4 @@
-/* The brute-force target for the nearest-neighbour kernels, which run
+/* The brute-force target for the nearest-neighbor kernels, which run
  * through their table (nn_cpu_kernels(), nn/nn_kernels.h). */
 #ifndef PTREG_NN_DISPATCH_H
 #define PTREG_NN_DISPATCH_H

@@ -1,4 +1,4 @@
-/* The nearest-neighbour kernels built once per ISA (nn_kernels_isa.c,
+/* The nearest-neighbor kernels built once per ISA (nn_kernels_isa.c,
  * knn_kernels_isa.c), and their table (defined in kdtree.c). */
 #ifndef PTREG_NN_KERNELS_H
 #define PTREG_NN_KERNELS_H
@@ -39,7 +39,7 @@ PTREG_DECLARE_NN_KERNELS(_avx512)
 #endif
 
 /* The copies one ISA built (PTREG_ISA_TABLE: nn_cpu_kernels() is this
- * CPU's). Nearest neighbours of one range of queries (the callers spread
+ * CPU's). Nearest neighbors of one range of queries (the callers spread
  * ranges over threads): by brute force, and in the k-d tree, each search
  * seeded by hint_slot (NULL or PTREG_NO_NEIGHBOR: by the previous query's
  * answer) and bounded by limit (a squared distance; INFINITY: none): a

@@ -1,4 +1,4 @@
-/* Nearest-neighbour kernels, compiled once per ISA by cmake/isa.cmake:
+/* Nearest-neighbor kernels, compiled once per ISA by cmake/isa.cmake:
  * PTREG_ISA_SUFFIX names the copy (_generic, _avx2, _avx512) and the
  * compiler flags decide which vector path below is built. Every path
  * computes each distance with the formula of nn.h and resolves ties by the
@@ -270,10 +270,10 @@ static inline void kd_scan_leaf(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf
     }
 }
 
-/* Scans the seed leaf's neighbours (but leaf `skip`, already scanned) that
+/* Scans the seed leaf's neighbors (but leaf `skip`, already scanned) that
  * can hold a point within best_d (8 box bounds per vector operation, same
  * bits as ptreg_kd_box_bound). */
-static inline void kd_scan_neighbours(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, uint32_t skip,
+static inline void kd_scan_neighbors(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, uint32_t skip,
                                       const float *q, float *best_d, uint32_t *best_s)
 {
     const ptreg_kd_near *blk = &t->near[leaf->near_first], *end = blk + leaf->near_blocks;
@@ -298,12 +298,12 @@ static inline void kd_scan_neighbours(const ptreg_kdtree *t, const ptreg_kd_leaf
     }
 }
 
-/* True when no point outside the seed leaf's neighbours can tie or beat
+/* True when no point outside the seed leaf's neighbors can tie or beat
  * best_d: such a point is farther than reach - g from q (g: q's distance to
  * the leaf's box). Worked in double with margins far above every rounding
  * of the float distances (1e-5 relative on best_d), so the answer stays the
  * one brute force gives. */
-static inline int kd_neighbours_certify(const ptreg_kd_leaf *leaf, const float *q, float best_d)
+static inline int kd_neighbors_certify(const ptreg_kd_leaf *leaf, const float *q, float best_d)
 {
     double g2 = 0.0;
     for (int k = 0; k < 3; k++) {
@@ -417,7 +417,7 @@ static void kd_search_from(const ptreg_kdtree *t, uint32_t node, const float *q,
 }
 
 /* A seeded search ends in the seed's leaf when the ball through the seed
- * stays inside it, or in the leaf's neighbours when they certify the best;
+ * stays inside it, or in the leaf's neighbors when they certify the best;
  * otherwise it climbs to the nearest ancestor the ball stays inside (or the
  * root) and searches below. An unseeded one searches from the root. The
  * ball starts no wider than limit: a query far from every point then
@@ -435,16 +435,16 @@ static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed,
             best_d = seed_d, best_s = seed;
         /* The answer is usually in the seed's leaf: scanning it first
          * shrinks the ball, which then more often stays inside the leaf and
-         * meets fewer of its neighbours. */
+         * meets fewer of its neighbors. */
         const uint32_t seed_leaf = c->leaf;
         const ptreg_kd_leaf *leaf = &t->leaves[seed_leaf];
         kd_scan_leaf(t, leaf, q, &best_d, &best_s);
         if (kd_ball_inside(&leaf->cell, q, best_d))
             goto found;
-        /* the neighbours can only certify a ball narrower than their reach */
+        /* the neighbors can only certify a ball narrower than their reach */
         if ((double)best_d < leaf->reach * leaf->reach) {
-            kd_scan_neighbours(t, leaf, seed_leaf, q, &best_d, &best_s);
-            if (kd_neighbours_certify(leaf, q, best_d))
+            kd_scan_neighbors(t, leaf, seed_leaf, q, &best_d, &best_s);
+            if (kd_neighbors_certify(leaf, q, best_d))
                 goto found;
         }
         node = leaf->parent;
@@ -573,14 +573,14 @@ static uint32_t kd_descend_start(const ptreg_kdtree *t, const float *q)
     return chunk * PTREG_KD_LANES + kd_nearest_lane(&t->chunks[chunk], q);
 }
 
-/* One step's test over point i's edges, u = q - x_i: the neighbour with the
+/* One step's test over point i's edges, u = q - x_i: the neighbor with the
  * largest c = u.e among those with c > half (q is closer to it than to x_i),
  * or PTREG_NO_NEIGHBOR when there is none and x_i is where the walk stops.
  * Then *certain tells whether x_i is certainly q's nearest point under the
  * float distances of nn.h: q lies inside x_i's Voronoi cell (the half-spaces
- * of its Delaunay neighbours) by a margin delta that makes every other point
+ * of its Delaunay neighbors) by a margin delta that makes every other point
  * at least 4 * half_min * delta farther in squared distance (the point
- * nearest x_i is a neighbour, so no other is closer to x_i than
+ * nearest x_i is a neighbor, so no other is closer to x_i than
  * 2 * half_min), and that gap is over 1e-5 of q's squared distance, far
  * above the rounding of float distances. delta is each edge's half - c less
  * 4e-7 of |u| + half, more than the rounding of c and of the stored edge. */
@@ -688,7 +688,7 @@ static inline uint32_t dt_next(const ptreg_delaunay *g, const ptreg_dt_head *row
     return next;
 }
 
-/* Walks from slot s (one with a row) towards q while a neighbour is closer
+/* Walks from slot s (one with a row) towards q while a neighbor is closer
  * (its float distance must drop too, so rounding cannot make the walk
  * cycle); returns where it stopped, its distance, the steps taken and the
  * stop (dt_next). */

@@ -164,7 +164,7 @@ static ptreg_status run_kernel(ptreg_tune_feature_job *j, const double *point, f
     ptreg_feature_options o;
     ptreg_feature_options_default(&o);
     o.device = j->device;
-    o.neighbors = (ptreg_neighborhood){0, 0.12}; /* about fifty neighbours on the blob */
+    o.neighbors = (ptreg_neighborhood){0, 0.12}; /* about fifty neighbors on the blob */
     if (point && j->device.backend != PTREG_BACKEND_CPU)
         ptreg_tune_fpfh_device_apply(point, &o.gpu);
     return ptreg_fpfh(j->cloud.xyz, j->cloud.normals, j->cloud.n, &o, out, NULL, err);

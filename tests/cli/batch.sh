@@ -51,7 +51,7 @@ out_has '"pairs":	40'; out_has '"iterations_max":	10'; out_has '"translation":	f
 expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/o.npy" --radius 0.35 --json --assignment "$WORK/assign.npy" \
     --motif-out "$WORK/motif.xyz"
 for key in '"mode":	"atoms"' '"atoms":	864' '"registered":	863' '"not_finite":	1' '"symmetry":	24' \
-    '"residual_histogram"' '"pairs_per_s"' '"neighbour_ms"'; do
+    '"residual_histogram"' '"pairs_per_s"' '"neighbor_ms"'; do
     out_has "$key"
 done
 has_file "$WORK/motif.xyz"
@@ -82,7 +82,7 @@ if [ -n "$DATA" ] && [ -f "$DATA/apt/cubicTestSmall.pos" ]; then
     $PY - "$WORK" <<'EOF' || fail "cubicTestSmall.pos does not give one orientation"
 import numpy as np, sys
 o = np.load(sys.argv[1] + '/cubic.npy')
-good = o[:, 5] >= 0.9   # neighbourhoods matched throughout: the crystal's inside
+good = o[:, 5] >= 0.9   # neighborhoods matched throughout: the crystal's inside
 angle = 2 * np.degrees(np.arccos(np.clip(o[good, 0], -1, 1)))
 assert good.sum() >= 2900 and np.percentile(angle, 99) < 0.01, (good.sum(), np.percentile(angle, 99))
 EOF

@@ -88,7 +88,7 @@ python3 "$(dirname "$0")/small_inputs.py" "$WORK" || fail "small_inputs.py"
 printf 'x,y,z\n0,0,0\n1,0,0\n0,1,0\n1,1,0.5\n' >"$WORK/l1.csv"
 printf 'x,y,z\n0.1,0,0\n1.2,0.1,0\n0,1.1,0.1\n1,1.2,0.4\n' >"$WORK/l2.csv"
 
-# ---- ICP, every nearest-neighbour method: the CPU's transform within 1e-5 ----
+# ---- ICP, every nearest-neighbor method: the CPU's transform within 1e-5 ----
 for nn in auto brute kdtree delaunay-zero delaunay-kdann delaunay-pnn delaunay-pnnopt; do
     target=("$WORK/model.ply")
     [ "${nn#delaunay}" != "$nn" ] && target=(--target-index "$WORK/model.pti")

@@ -39,7 +39,7 @@ head -c 200 "$WORK/n.pcd" | grep -q "^FIELDS x y z normal_x normal_y normal_z cu
 expect 0 -- "$PTREG" normals "$WORK/plane.ply" --k 8 -o "$WORK/n.xyz"
 [ "$(head -1 "$WORK/n.xyz" | wc -w)" -eq 6 ] || fail "XYZ output should have 6 columns"
 expect 0 -- "$PTREG" normals "$WORK/plane.ply" --radius 0.15 --json
-out_has '"missing":	1' # the lone point has no neighbour
+out_has '"missing":	1' # the lone point has no neighbor
 
 # FPFH (PCL convention) as CSV: the plane puts 100 in bins 5, 16 and 27; the
 # lone point (alone within the radius) gets an all-zero row.

@@ -9,7 +9,7 @@ expect 0 -- "$PTREG" synth --shape blob --model "$WORK/model.ply" --model-points
 expect 0 -- "$PTREG" index "$WORK/model.ply" -o "$WORK/plain.pti"
 out_has "not measured"
 expect 0 -- "$PTREG" index "$WORK/model.ply" -o "$WORK/model.pti" --tune --tune-repeat 2 --tune-sample 1500
-out_has "nearest neighbours measured"; out_has "<- chosen"; out_has "kdtree"; out_has "delaunay-pnnopt"
+out_has "nearest neighbors measured"; out_has "<- chosen"; out_has "kdtree"; out_has "delaunay-pnnopt"
 out_has "k-d tree leaf size"
 expect 0 -- "$PTREG" index "$WORK/model.ply" -o "$WORK/leaf.pti" --tune --tune-repeat 1 --tune-sample 500 --json
 out_has '"leaf_tune"'; out_has '"128"'

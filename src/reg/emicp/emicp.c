@@ -117,7 +117,7 @@ static void weighted_moments(const estep *e, const float *y, size_t n, double ou
     }
 }
 
-/* Fitness and RMSE of the result by exact nearest neighbours. */
+/* Fitness and RMSE of the result by exact nearest neighbors. */
 static ptreg_status evaluate(const float *source, size_t n, const float *target, size_t m, ptreg_emicp_result *res,
                              ptreg_error *err)
 {

@@ -500,7 +500,7 @@ OPTION_ENUM_IS_INT(ptreg_register_options, refine);
  * several its own way. The seed (64 bits) and the flags are the front ends'. */
 static const ptreg_option register_rows[] = {
     OPTION_FIELD(ptreg_register_options, voxel, NULL, DOUBLE, 0, 1e30, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO, "V",
-                 "the downsampling cube; the neighbourhoods scale with it; default the target's bounding-box "
+                 "the downsampling cube; the neighborhoods scale with it; default the target's bounding-box "
                  "diagonal / 80"),
     OPTION_ENUM(ptreg_register_options, global, "method", "global", global_names, 0,
                 "ransac (RANSAC over the feature matches) or fgr (Fast Global Registration, as Open3D's)"),
@@ -530,7 +530,7 @@ OPTION_TABLE(ptreg_register_option_table, "register", ptreg_register_options, pt
              register_rows)
 
 /* A cloud's voxel-grid centroids with normals from their hybrid (2 voxels,
- * 30) neighbourhoods, turned to agree with the given normals' mean where
+ * 30) neighborhoods, turned to agree with the given normals' mean where
  * the cloud came with normals (Open3D's EstimateNormals does the same), else
  * to face the origin (a scan's sensor). */
 static ptreg_status prepare_cloud(const char *which, const float *xyz, const float *normals, size_t n, double voxel,

@@ -324,7 +324,7 @@ static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration,
 }
 
 /* A cloud's normals: the caller's (given), or estimated from normal_k
- * neighbours into *owned (build_ms counts them), on tree when one was built
+ * neighbors into *owned (build_ms counts them), on tree when one was built
  * on xyz already. */
 static ptreg_status cloud_normals(const float *xyz, size_t n, const ptreg_kdtree *tree, const float *given,
                                   const ptreg_icp_options *opt, const float **normals, float **owned,

@@ -23,7 +23,7 @@ static const ptreg_option icp_rows[] = {
     OPTION_FIELD(ptreg_icp_options, max_dist, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO,
                  "D", "leave out pairs farther apart than D; default no limit"),
     OPTION_ENUM(ptreg_icp_options, nn, "nn", NULL, nn_method_names, 0,
-                "nearest neighbours, every method exact (auto: the index's measured one, else a rule)"),
+                "nearest neighbors, every method exact (auto: the index's measured one, else a rule)"),
     OPTION_FIELD(ptreg_icp_options, filter_sigma, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_AUTO, "S",
                  "leave out pairs whose error is over mean + S std; 0: off"),
     OPTION_FIELD(ptreg_icp_options, filter_start, NULL, INT, 0, 1000000, 0, "K",
@@ -38,7 +38,7 @@ static const ptreg_option icp_rows[] = {
     OPTION_FIELD(ptreg_icp_options, kernel_scale, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO, "S",
                  "the kernel's scale k, in the clouds' units (the residual where it starts to discount a pair)"),
     OPTION_FIELD(ptreg_icp_options, normal_k, NULL, INT, 3, 1000, 0, "K",
-                 "plane, symmetric, gicp: estimate the normals from K neighbours (by default a file's own normals "
+                 "plane, symmetric, gicp: estimate the normals from K neighbors (by default a file's own normals "
                  "are used when it has them)"),
     OPTION_FIELD(ptreg_icp_options, normal_radius, NULL, DOUBLE, 0, DBL_MAX, 0, "R",
                  "estimate the normals from the normal_k nearest within R (Open3D's KDTreeSearchParamHybrid); "

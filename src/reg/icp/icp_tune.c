@@ -1,4 +1,4 @@
-/* Measuring the nearest-neighbour methods on a model (`ptreg index
+/* Measuring the nearest-neighbor methods on a model (`ptreg index
  * --tune`): which is fastest depends on the model's shape and the machine
  * (on the thin 40k aircraft the k-d tree beats the Delaunay walk that the
  * rule picks), so auto should come from a measurement, made once and kept
@@ -38,7 +38,7 @@ static ptreg_status check_options(const ptreg_nn_tune_options *o, ptreg_error *e
         !isfinite(o->shift) || o->iterations < 1 || o->iterations > 1000 || o->warmup < 1 || o->warmup > 100 ||
         o->repeat < 1 || o->repeat > 1000 || isnan(o->prune) || isnan(o->brute_max))
         return ptreg_error_set(err, PTREG_ERR_ARG,
-                               "nearest-neighbour tuning: an option is out of range (sample >= 1, iterations "
+                               "nearest-neighbor tuning: an option is out of range (sample >= 1, iterations "
                                "1..1000, warmup 1..100, repeat 1..1000, finite noise, angle and shift)");
     return PTREG_OK;
 }
@@ -110,7 +110,7 @@ static ptreg_status run_icp(const ptreg_model_index *idx, const float *q, size_t
     ptreg_status st = ptreg_icp_indexed(q, nq, idx, &opt, r, err);
     if (!st && r->nn != method) {
         ptreg_icp_result_free(r);
-        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "nearest-neighbour tuning: %s asked for, %s ran",
+        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "nearest-neighbor tuning: %s asked for, %s ran",
                                ptreg_nn_method_name(method), ptreg_nn_method_name(r->nn));
     }
     *ms = st ? 0.0 : r->time_ms;
@@ -211,7 +211,7 @@ static ptreg_status measure(ptreg_model_index *idx, const float *q, size_t nq, c
     double warm_ms[SLOTS] = {0};
     double *times = malloc((size_t)count * (size_t)o->repeat * sizeof *times);
     if (!times)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest-neighbour tuning: out of memory");
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest-neighbor tuning: out of memory");
     ptreg_status st = warm_up(idx, q, nq, o, methods, count, warm_ms, rep, err);
     if (!st) {
         double fastest = INFINITY;
@@ -254,12 +254,12 @@ ptreg_status ptreg_model_index_tune(ptreg_model_index *idx, const float *queries
     if (st)
         return st;
     if (queries && (nq == 0 || nq >= PTREG_NO_NEIGHBOR))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "nearest-neighbour tuning: %zu queries", nq);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "nearest-neighbor tuning: %zu queries", nq);
     float *made = NULL;
     if (!queries) {
         nq = opt->sample < idx->n ? opt->sample : idx->n;
         if (!(made = make_queries(idx, opt, nq)))
-            return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest-neighbour tuning: out of memory for %zu queries",
+            return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest-neighbor tuning: out of memory for %zu queries",
                                    nq);
     }
     rep->queries = nq, rep->threads = ptreg_get_num_threads(), rep->iterations = opt->iterations;

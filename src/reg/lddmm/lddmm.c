@@ -589,7 +589,7 @@ ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_
 
 /* The starting momenta (opt->init): the displacement target - q0 divided
  * by each landmark's kernel row sum sum_j K_ij (SCALED), so that where
- * neighbours move together the first velocity is the displacement; the
+ * neighbors move together the first velocity is the displacement; the
  * displacement itself; or zero. */
 static ptreg_status initial_momentum(lddmm_ctx *c, const double *q0, const double *target, double *p0,
                                      ptreg_error *err)
