@@ -8,6 +8,7 @@
 #define PTREG_NN_H
 
 #include "core.h"
+#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -108,6 +109,8 @@ typedef struct ptreg_index_options {
 } ptreg_index_options;
 
 PTREG_API void ptreg_index_options_default(ptreg_index_options *opt);
+/* The table of its options (options.h): leaf_size. */
+PTREG_API const ptreg_option_table *ptreg_index_option_table(void);
 
 /* Builds the index of n model points. A model Qhull cannot triangulate
  * (fewer than 5 distinct points, coplanar, collinear) still gets an index,

@@ -348,7 +348,6 @@ static const field batch_fields[] = {
 
 static const field index_fields[] = {
     OPT(ptreg_index_options, "delaunay", F_INT, delaunay),
-    OPT(ptreg_index_options, "leaf_size", F_INT, leaf_size),
     {NULL, F_INT, 0, NULL},
 };
 
@@ -1266,7 +1265,7 @@ static PyObject *py_index_create(PyObject *self, PyObject *args, PyObject *kwarg
         return NULL;
     ptreg_index_options o;
     ptreg_index_options_default(&o);
-    if (apply_options(&o, NULL, index_fields, kwargs, "ModelIndex") < 0)
+    if (apply_options(&o, ptreg_index_option_table(), index_fields, kwargs, "ModelIndex") < 0)
         return NULL;
     Py_buffer xv;
     size_t n;

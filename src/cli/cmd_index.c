@@ -13,7 +13,6 @@
 static const cli_option index_options[] = {
     {"output", 'o', "FILE", "the index file to write (.pti)"},
     {"no-delaunay", 0, NULL, "build the k-d tree only (no Delaunay-walk methods)"},
-    {"leaf-size", 0, "N", "most points in a k-d tree leaf, 4..256 (default 256)"},
     {"tune", 0, NULL, "measure the nearest-neighbor methods on this model and store the fastest "
                       "for 'icp --nn auto'"},
     {"tune-repeat", 0, "N", "timed ICP runs per method when tuning, median kept (default 5)"},
@@ -24,7 +23,7 @@ static const cli_option index_options[] = {
     CLI_OPT_QUIET,
 };
 
-const cli_command cli_cmd_index = CLI_COMMAND("index",
+const cli_command cli_cmd_index = CLI_COMMAND_LIBRARY("index",
     "MODEL -o MODEL.pti [options]\n       ptreg index MODEL.pti -o MODEL.pti --tune [options]",
     "Build a model's search index (k-d tree and Delaunay graph) once, for many registrations.",
     "The model is the point set every sensed cloud is registered onto, known in advance.\n"
@@ -46,7 +45,7 @@ const cli_command cli_cmd_index = CLI_COMMAND("index",
     "and 'ptreg icp --nn auto' on it runs the winner (its JSON says \"nn_auto\": \"measured\";\n"
     "--no-tune there keeps the built-in rule). MODEL may be a saved .pti, to tune it again\n"
     "without rebuilding. Tuning takes a few seconds for 40k points.",
-    index_options, 1, 1);
+    index_options, 1, 1, ptreg_index_option_table);
 
 int cli_is_index_path(const char *path)
 {
@@ -233,7 +232,7 @@ int cli_run_index(int argc, char **argv)
     ptreg_index_options_default(&opt);
     opt.delaunay = !cli_has(&a, "no-delaunay");
     ptreg_device device;
-    if ((rc = cli_int(&a, "leaf-size", 4, 256, &opt.leaf_size)) || (rc = cli_apply_threads(&a)) ||
+    if ((rc = cli_read_library(&a, &opt)) || (rc = cli_apply_threads(&a)) ||
         (rc = cli_device(&a, &device)))
         return rc;
     if (device.backend != PTREG_BACKEND_AUTO && device.backend != PTREG_BACKEND_CPU) {

@@ -17,6 +17,14 @@ void ptreg_index_options_default(ptreg_index_options *opt)
     opt->progress = (ptreg_progress){NULL, NULL};
 }
 
+/* The Delaunay graph (on or off) and the progress callback are the front
+ * ends'. */
+static const ptreg_option index_rows[] = {
+    OPTION_FIELD(ptreg_index_options, leaf_size, NULL, INT, 4, PTREG_KD_MAX_LEAF, 0, "N",
+                 "most points in a k-d tree leaf"),
+};
+OPTION_TABLE(ptreg_index_option_table, "model index", ptreg_index_options, ptreg_index_options_default, index_rows)
+
 ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_index_options *opt,
                                      ptreg_model_index **out, ptreg_error *err)
 {
@@ -33,12 +41,17 @@ ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_in
         ptreg_model_index_destroy(idx);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "model index: out of memory for %zu points", n);
     }
+    ptreg_status st = ptreg_options_check(ptreg_index_option_table(), opt, err);
+    if (st) {
+        ptreg_model_index_destroy(idx);
+        return st;
+    }
     memcpy(idx->points, xyz, n * 3 * sizeof(float));
     idx->n = n;
     ptreg_index_nn_tuning_clear(&idx->tuning);
     ptreg_kdtree_options kd = {opt->leaf_size};
     double t0 = ptreg_time_ms();
-    ptreg_status st = ptreg_kdtree_create(xyz, n, &kd, &idx->tree, err);
+    st = ptreg_kdtree_create(xyz, n, &kd, &idx->tree, err);
     idx->kdtree_ms = ptreg_time_ms() - t0;
     if (!st && opt->progress.fn)
         opt->progress.fn(opt->progress.ctx, 1, opt->delaunay ? 2 : 1, idx->kdtree_ms);

@@ -15,6 +15,7 @@
 #include "ptreg/harris3d.h"
 #include "ptreg/icp.h"
 #include "ptreg/lddmm.h"
+#include "ptreg/nn.h"
 #include "ptreg/options.h"
 #include "ptreg/pair.h"
 #include "ptreg/tune.h"
@@ -25,7 +26,7 @@ typedef const ptreg_option_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,
                                   ptreg_icp_option_table, ptreg_lddmm_option_table, ptreg_harris3d_option_table,
                                   ptreg_normals_option_table, ptreg_feature_option_table, ptreg_register_option_table,
-                                  ptreg_tune_option_table};
+                                  ptreg_tune_option_table, ptreg_index_option_table};
 
 static void value_taken(const ptreg_option_table *t, const ptreg_option *o, const void *opt)
 {
