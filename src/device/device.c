@@ -534,12 +534,16 @@ ptreg_status engine_choose(const engine *const *engines, size_t count, const ptr
     unsigned backends = 0;
     for (size_t i = 0; i < count; i++)
         backends |= engines[i]->backends;
-    ptreg_status st = ptreg_device_resolve(request, backends, operation, on, err);
-    size_t e = st ? count : engine_on(engines, count, on->backend);
-    if (st || e == count) /* a CPU-only operation without a CPU engine: none here */
-        return st ? st : ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s has no engine here", operation);
-    const ptreg_device_info *info = find_device(on, NULL);
-    if (engines[e]->supports && engines[e]->supports(options, info, NULL)) {
+    const ptreg_status st = ptreg_device_resolve(request, backends, operation, on, err);
+    if (st)
+        return st;
+    const size_t e = engine_on(engines, count, on->backend);
+    if (e == count) /* the CPU, which resolve adds, without a CPU engine in the list */
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s has no CPU engine", operation);
+    /* only an engine that asks looks the device up: the CPU's never makes a
+     * CPU-only operation enumerate the GPUs (25 ms with POCL) */
+    const ptreg_device_info *info = engines[e]->supports ? find_device(on, NULL) : NULL;
+    if (info && engines[e]->supports(options, info, NULL)) {
         const int named = request && request->backend != PTREG_BACKEND_AUTO;
         if (named || on->backend == PTREG_BACKEND_CPU)
             return engines[e]->supports(options, info, err);
