@@ -519,6 +519,13 @@ static void drop_programs(ptreg_dev *dev)
 
 const engine engine_cpu = {PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), NULL};
 
+ptreg_status engine_cpu_only(const char *what, const ptreg_device_info *device, ptreg_error *err)
+{
+    char name[32];
+    return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s runs on the CPU only, not on %s", what,
+                           ptreg_device_format(&device->device, name, sizeof name));
+}
+
 static size_t engine_on(const engine *const *engines, size_t count, ptreg_backend backend)
 {
     for (size_t i = 0; i < count; i++)

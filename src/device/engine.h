@@ -25,6 +25,11 @@ typedef struct engine {
 /* A CPU engine that runs every option: most algorithms'. */
 extern const engine engine_cpu;
 
+/* PTREG_ERR_UNSUPPORTED: "WHAT runs on the CPU only, not on DEVICE", for
+ * an engine's supports() (a reference loop, which is the CPU's by
+ * definition). */
+ptreg_status engine_cpu_only(const char *what, const ptreg_device_info *device, ptreg_error *err);
+
 /* The device `request` names (ptreg_device_resolve over the engines'
  * backends) and the engine that runs the options there, in *which (may be
  * NULL: its index in engines). Where the engine cannot run them, auto (and

@@ -466,11 +466,9 @@ ptreg_status ptreg_harris3d_device_keypoints(ptreg_harris3d_device *hd, const pt
 
 static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
 {
-    char name[32];
     if (!((const ptreg_harris3d_options *)options)->reference)
         return PTREG_OK;
-    return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "harris3d: the reference loop runs on the CPU only, not on %s",
-                           ptreg_device_format(&device->device, name, sizeof name));
+    return engine_cpu_only("harris3d: the reference loop", device, err);
 }
 
 const engine harris3d_device_engine = {ENGINE_GPU_BACKENDS, device_supports};

@@ -169,10 +169,8 @@ static ptreg_status radius_lists(feat_run *r, const ptreg_neighborhood *nb, ptre
 static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
 {
     const ptreg_feature_options *o = options;
-    char name[32];
     if (o->reference)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH: the reference path runs on the CPU only, not "
-                               "on %s", ptreg_device_format(&device->device, name, sizeof name));
+        return engine_cpu_only("PFH/FPFH: the reference path", device, err);
     const size_t wg = o->gpu.wg ? (size_t)o->gpu.wg : PTREG_FEAT_DEVICE_WG;
     const size_t search_wg = o->gpu.search_wg ? (size_t)o->gpu.search_wg : PTREG_FEAT_SEARCH_WG;
     if (wg > device->max_work_group || search_wg > device->max_work_group)

@@ -355,11 +355,9 @@ static ptreg_status open_kernel(batch_run *r, ptreg_error *err)
 
 static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
 {
-    char name[32];
     if (!((const ptreg_batch_options *)options)->reference)
         return PTREG_OK;
-    return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "batch: the reference loop runs on the CPU only, not on %s",
-                           ptreg_device_format(&device->device, name, sizeof name));
+    return engine_cpu_only("batch: the reference loop", device, err);
 }
 
 const engine batch_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
