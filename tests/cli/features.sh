@@ -40,6 +40,16 @@ expect 0 -- "$PTREG" normals "$WORK/plane.ply" --k 8 -o "$WORK/n.xyz"
 [ "$(head -1 "$WORK/n.xyz" | wc -w)" -eq 6 ] || fail "XYZ output should have 6 columns"
 expect 0 -- "$PTREG" normals "$WORK/plane.ply" --radius 0.15 --json
 out_has '"missing":	1' # the lone point has no neighbor
+# the library's options by their short names (CLI_SHORT), shown with them in --help
+expect 0 -- "$PTREG" normals "$WORK/plane.ply" -r 0.15 --json
+out_has '"missing":	1'
+out_has '"radius":	0.15'
+expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" -k 8 --json
+out_has '"k":	8'
+expect 0 -- "$PTREG" pfh --help
+out_has '-k, --k N'
+out_has '-r, --radius R'
+expect 2 -- "$PTREG" pfh "$WORK/plane_n.ply" --convention open3d; err_has "FPFH's"
 
 # FPFH (PCL convention) as CSV: the plane puts 100 in bins 5, 16 and 27; the
 # lone point (alone within the radius) gets an all-zero row.
