@@ -6,11 +6,12 @@
 
 #include "core.h"
 #include "device.h"
-#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct ptreg_option_table; /* options.h: the options tables below */
 
 /* A neighborhood: the k nearest points (the point itself included, as
  * PCL's k-NN search has it), every point strictly within radius, or both
@@ -45,7 +46,7 @@ typedef struct ptreg_normals_options {
 
 PTREG_API void ptreg_normals_options_default(ptreg_normals_options *opt);
 /* The table of its options (options.h): k, radius, orientation, orient_k. */
-PTREG_API const ptreg_option_table *ptreg_normals_option_table(void);
+PTREG_API const struct ptreg_option_table *ptreg_normals_option_table(void);
 /* Where ptreg_normals runs: the CPU (a GPU named is PTREG_ERR_ARG). */
 PTREG_API ptreg_status ptreg_normals_resolve_device(const ptreg_normals_options *opt, ptreg_device *on,
                                                     ptreg_error *err);
@@ -95,7 +96,7 @@ typedef struct ptreg_feature_options {
 PTREG_API void ptreg_feature_options_default(ptreg_feature_options *opt);
 /* The table of its options (options.h): k, radius, convention (FPFH's) and
  * the GPU's work-groups. */
-PTREG_API const ptreg_option_table *ptreg_feature_option_table(void);
+PTREG_API const struct ptreg_option_table *ptreg_feature_option_table(void);
 /* Where ptreg_pfh and ptreg_fpfh run the options (ptreg_device_resolve): a
  * GPU unless `reference` or work-groups beyond the device's (then auto
  * means the CPU, and a GPU named is PTREG_ERR_UNSUPPORTED saying why). */

@@ -8,11 +8,12 @@
 #define PTREG_NN_H
 
 #include "core.h"
-#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+struct ptreg_option_table; /* options.h: the options tables below */
 
 #define PTREG_NO_NEIGHBOR UINT32_MAX
 
@@ -110,7 +111,7 @@ typedef struct ptreg_index_options {
 
 PTREG_API void ptreg_index_options_default(ptreg_index_options *opt);
 /* The table of its options (options.h): leaf_size. */
-PTREG_API const ptreg_option_table *ptreg_index_option_table(void);
+PTREG_API const struct ptreg_option_table *ptreg_index_option_table(void);
 
 /* Builds the index of n model points. A model Qhull cannot triangulate
  * (fewer than 5 distinct points, coplanar, collinear) still gets an index,
