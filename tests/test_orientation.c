@@ -4,8 +4,12 @@
  * grain pooling), the synthetic polycrystal's target (60% detection,
  * 0.05 nm noise: median misorientation <= 3 degrees, >= 95% within 10),
  * atom selection, the registered subset (what MPI ranks use) giving the
- * same bits, motif estimation with its combining hook, thread counts, bad
- * options. */
+ * same bits, motif estimation with its combining hook, the run shared
+ * among ranks (threads standing in for MPI's processes) giving one
+ * process's bits, map colours, thread counts, bad options. */
+#define _POSIX_C_SOURCE 200809L /* pthread barriers */
+#include <pthread.h>
+
 #include "check.h"
 #include "ptreg/orientation.h"
 #include "ptreg/synth_apt.h"
@@ -389,6 +393,173 @@ static void test_estimate(void)
     free(xyz);
 }
 
+/* ---- a run shared among ranks: threads with barrier collectives ---- */
+
+#define MAX_RANKS 4
+
+typedef struct thread_ranks {
+    int size;
+    pthread_barrier_t barrier;
+    int value[MAX_RANKS];
+    int64_t *sum[MAX_RANKS];
+    uint64_t *count[MAX_RANKS];
+} thread_ranks;
+
+typedef struct rank_run {
+    thread_ranks *all;
+    int rank;
+    const float *xyz;
+    size_t n;
+    const ptreg_orientation_options *opt;
+    ptreg_orientations out;
+    ptreg_orientation_share share;
+    ptreg_status status;
+} rank_run;
+
+/* Each rank posts its value, all read every post, and the second barrier
+ * keeps the posts until everyone has read them. */
+static int threads_max(int value, void *ctx)
+{
+    rank_run *me = ctx;
+    thread_ranks *all = me->all;
+    all->value[me->rank] = value;
+    pthread_barrier_wait(&all->barrier);
+    int max = value;
+    for (int r = 0; r < all->size; r++)
+        max = all->value[r] > max ? all->value[r] : max;
+    pthread_barrier_wait(&all->barrier);
+    return max;
+}
+
+static ptreg_status threads_sum(int64_t *sum, uint64_t *count, size_t points, void *ctx, ptreg_error *err)
+{
+    (void)err;
+    rank_run *me = ctx;
+    thread_ranks *all = me->all;
+    all->sum[me->rank] = sum, all->count[me->rank] = count;
+    pthread_barrier_wait(&all->barrier);
+    int64_t total[3 * 64] = {0};
+    uint64_t counts[64] = {0};
+    for (int r = 0; r < all->size; r++)
+        for (size_t m = 0; m < points; m++) {
+            counts[m] += all->count[r][m];
+            for (int c = 0; c < 3; c++)
+                total[3 * m + (size_t)c] += all->sum[r][3 * m + (size_t)c];
+        }
+    pthread_barrier_wait(&all->barrier);
+    memcpy(sum, total, 3 * points * sizeof *sum);
+    memcpy(count, counts, points * sizeof *count);
+    return PTREG_OK;
+}
+
+static void *rank_main(void *arg)
+{
+    rank_run *me = arg;
+    const ptreg_ranks ranks = {me->rank, me->all->size, threads_max, threads_sum, me};
+    ptreg_error err;
+    me->status = ptreg_orientations_distributed(&ranks, me->xyz, me->n, NULL, me->opt, &me->out, &me->share, &err);
+    return NULL;
+}
+
+/* Every atom answered by exactly one rank, with one process's bits. */
+static void check_shared_run(const float *xyz, size_t n, const ptreg_orientation_options *opt, int size,
+                             int min_rounds)
+{
+    ptreg_orientations one;
+    ptreg_error err;
+    CHECK_MSG(ptreg_orientations_compute(xyz, n, NULL, opt, &one, &err) == PTREG_OK, "%s", err.message);
+    thread_ranks all = {.size = size};
+    pthread_barrier_init(&all.barrier, NULL, (unsigned)size);
+    rank_run run[MAX_RANKS];
+    pthread_t thread[MAX_RANKS];
+    for (int r = 0; r < size; r++) {
+        run[r] = (rank_run){.all = &all, .rank = r, .xyz = xyz, .n = n, .opt = opt};
+        pthread_create(&thread[r], NULL, rank_main, &run[r]);
+    }
+    for (int r = 0; r < size; r++)
+        pthread_join(thread[r], NULL);
+    pthread_barrier_destroy(&all.barrier);
+    size_t *answered = calloc(n, sizeof *answered);
+    for (int r = 0; r < size; r++) {
+        const ptreg_orientations *o = &run[r].out;
+        const ptreg_orientation_share *sh = &run[r].share;
+        CHECK(run[r].status == PTREG_OK && o->n == sh->m && sh->halo_rounds >= min_rounds);
+        CHECK(!memcmp(o->motif, one.motif, 3 * one.motif_points * sizeof(float)));
+        for (size_t j = 0; j < sh->m; j++) {
+            const size_t i = sh->atom[j];
+            if (!sh->owned[j])
+                continue;
+            answered[i]++;
+            CHECK(!memcmp(o->q + 4 * j, one.q + 4 * i, 4 * sizeof(float)) && o->flag[j] == one.flag[i]);
+            CHECK(!memcmp(o->residual + j, one.residual + i, sizeof(float)) &&
+                  !memcmp(o->matched + j, one.matched + i, sizeof(float)));
+            CHECK(!o->assignment || !memcmp(o->assignment + o->k * j, one.assignment + one.k * i, 2 * one.k));
+        }
+        ptreg_orientations_free(&run[r].out);
+        ptreg_orientation_share_free(&run[r].share);
+    }
+    size_t once = 0;
+    for (size_t i = 0; i < n; i++)
+        once += answered[i] == 1;
+    CHECK_MSG(once == n, "%zu of %zu atoms answered once", once, n);
+    free(answered);
+    ptreg_orientations_free(&one);
+}
+
+static void test_shared_ranks(void)
+{
+    double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    float *xyz = malloc(3 * (2 * 6 * 6 * 6 * 4 + 8) * sizeof(float)), motif[36];
+    size_t n = crystal(6, R, 0.8, 0.01, 5, xyz);
+    xyz[3 * 7] = NAN; /* not taken: rank 0 answers for it */
+    ptreg_orientation_options opt;
+    fcc_options(&opt, motif);
+    opt.estimate_motif = 1, opt.assignment = 1;
+    ptreg_set_num_threads(1);
+    check_shared_run(xyz, n, &opt, 3, 1);
+    /* two crystals far apart along z with a few atoms between them: the
+     * first halo is too thin for the sparse middle and widens */
+    const size_t half = n;
+    for (size_t i = 0; i < half; i++) {
+        memcpy(xyz + 3 * (half + i), xyz + 3 * i, 3 * sizeof(float));
+        xyz[3 * (half + i) + 2] += 40.0f;
+    }
+    n = 2 * half;
+    for (size_t i = 0; i < 8; i++)
+        xyz[3 * (n + i)] = 1.0f, xyz[3 * (n + i) + 1] = 1.0f, xyz[3 * (n + i) + 2] = 3.0f + 4.5f * (float)i;
+    n += 8;
+    opt.assignment = 0;
+    check_shared_run(xyz, n, &opt, 2, 2);
+    ptreg_set_num_threads(0);
+    const ptreg_ranks bad = {2, 2, threads_max, threads_sum, NULL};
+    ptreg_orientations o;
+    ptreg_orientation_share share;
+    ptreg_error err;
+    CHECK(ptreg_orientations_distributed(&bad, xyz, n, NULL, &opt, &o, &share, &err) == PTREG_ERR_ARG &&
+          strstr(err.message, "rank 2 of 2"));
+    free(xyz);
+}
+
+/* An orientation map's colours: IPF for cubic motifs, |z| otherwise,
+ * grey without an orientation. */
+static void test_colors(void)
+{
+    float q[8] = {1, 0, 0, 0, NAN, NAN, NAN, NAN};
+    ptreg_orientations o;
+    memset(&o, 0, sizeof o);
+    o.n = 2, o.q = q, o.symmetry_count = 2;
+    unsigned char rgb[3], ipf[3];
+    ptreg_orientation_color(&o, 0, rgb);
+    CHECK(rgb[0] == 0 && rgb[1] == 0 && rgb[2] == 255 && strstr(ptreg_orientation_color_key(&o), "crystal frame"));
+    ptreg_orientation_color(&o, 1, rgb);
+    CHECK(rgb[0] == 128 && rgb[1] == 128 && rgb[2] == 128);
+    o.symmetry_count = 24;
+    const double identity[4] = {1, 0, 0, 0};
+    ptreg_ipf_color(identity, ipf);
+    ptreg_orientation_color(&o, 0, rgb);
+    CHECK(!memcmp(rgb, ipf, 3) && strstr(ptreg_orientation_color_key(&o), "inverse pole figure"));
+}
+
 static void test_bad_options(void)
 {
     float xyz[12] = {0}, motif[36];
@@ -421,6 +592,8 @@ int main(void)
     test_polycrystal();
     test_subsets();
     test_estimate();
+    test_shared_ranks();
+    test_colors();
     test_bad_options();
     return check_exit();
 }

@@ -48,7 +48,7 @@ typedef struct ptreg_orientation_options {
     size_t pool_points;     /* the most points a pool takes (default 384); a pool's schedule ends
                                at sigma^2 = 0.01 r^2 unless batch.sigma2_final says */
     ptreg_batch_options batch; /* default: rotation only */
-    /* Distributed runs (ptreg batch under MPI), else left NULL: */
+    /* Shared runs (set by ptreg_orientations_distributed), else left NULL: */
     const uint8_t *registered; /* only atoms with a nonzero entry are registered; the other taken
                                   atoms are neighbors only (a process's halo) */
     /* Adds the other processes' motif-estimation sums into these (3 per motif
@@ -99,6 +99,53 @@ PTREG_API ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, co
                                         const ptreg_orientation_options *opt, ptreg_orientations *out,
                                         ptreg_error *err);
 PTREG_API void ptreg_orientations_free(ptreg_orientations *o);
+
+/* Atom i's colour in an orientation map: the inverse-pole-figure colour
+ * of the sample's z axis (ptreg_ipf_color) for cubic motifs, otherwise the
+ * absolute components of that axis in the crystal frame; grey where the
+ * atom has no orientation. ptreg_orientation_color_key says which. */
+PTREG_API void ptreg_orientation_color(const ptreg_orientations *o, size_t i, unsigned char rgb[3]);
+PTREG_API const char *ptreg_orientation_color_key(const ptreg_orientations *o);
+
+/* ---- shared among processes (MPI ranks) ---- */
+
+/* The caller's processes: this one's rank among size, and two collectives
+ * over all of them (with MPI: MPI_Allreduce, MPI_MAX on an int and MPI_SUM
+ * in place on the arrays), so that the library needs no MPI of its own. */
+typedef struct ptreg_ranks {
+    int rank, size;
+    /* The largest of every rank's value, returned on every rank. */
+    int (*max_of_all)(int value, void *ctx);
+    /* Every rank's motif sums added up in place (combine_motif_sums). */
+    ptreg_status (*sum_motif)(int64_t *sum, uint64_t *count, size_t points, void *ctx, ptreg_error *err);
+    void *ctx;
+} ptreg_ranks;
+
+/* What one rank holds of a shared run: the atoms of its slab and of a halo
+ * around it, in atom order, and which of them it answers for (every atom
+ * has one rank that does; rank 0 answers for the atoms not taken). */
+typedef struct ptreg_orientation_share {
+    size_t m;
+    size_t *atom;    /* m: each held atom's index in the input */
+    uint8_t *owned;  /* m: 1 where this rank answers for the atom */
+    double halo;     /* the halo's final width */
+    int halo_rounds; /* how many widths were tried */
+} ptreg_orientation_share;
+
+/* ptreg_orientations_compute shared among ranks, each given the whole
+ * input: the taken atoms are divided into slabs along their longest axis,
+ * each rank registers its slab's atoms with a halo of neighbors, and the
+ * halo widens until every atom's neighborhood is the one a single process
+ * finds. *out holds the answers of the share's m atoms (index j is atom
+ * share->atom[j]); where share->owned[j], they are a single process's bits.
+ * A collective: every rank calls it, and every rank returns the worst
+ * status (a rank that did not fail itself says that another did). */
+PTREG_API ptreg_status ptreg_orientations_distributed(const ptreg_ranks *ranks, const float *xyz, size_t n,
+                                                      const uint8_t *selected,
+                                                      const ptreg_orientation_options *opt,
+                                                      ptreg_orientations *out, ptreg_orientation_share *share,
+                                                      ptreg_error *err);
+PTREG_API void ptreg_orientation_share_free(ptreg_orientation_share *share);
 
 #ifdef __cplusplus
 }

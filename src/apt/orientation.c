@@ -70,6 +70,30 @@ void ptreg_orientations_free(ptreg_orientations *o)
     memset(o, 0, sizeof *o);
 }
 
+static int cubic(const ptreg_orientations *o) { return o->symmetry_count == 24; }
+
+void ptreg_orientation_color(const ptreg_orientations *o, size_t i, unsigned char rgb[3])
+{
+    const double q[4] = {o->q[4 * i], o->q[4 * i + 1], o->q[4 * i + 2], o->q[4 * i + 3]};
+    if (!isfinite(q[0])) {
+        rgb[0] = rgb[1] = rgb[2] = 128;
+        return;
+    }
+    if (cubic(o)) {
+        ptreg_ipf_color(q, rgb);
+        return;
+    }
+    double R[9];
+    ptreg_quaternion_to_matrix(q, R);
+    for (int k = 0; k < 3; k++)
+        rgb[k] = (unsigned char)lround(255.0 * fabs(R[3 * k + 2]));
+}
+
+const char *ptreg_orientation_color_key(const ptreg_orientations *o)
+{
+    return cubic(o) ? "inverse pole figure of z" : "|z in the crystal frame|";
+}
+
 static ptreg_status check_options(const ptreg_orientation_options *o, ptreg_error *err)
 {
     if (o->k < 3 || o->k > MAX_K)

@@ -94,11 +94,10 @@ int batch_mpi_agree(const batch_comm *c, int rc);
  * taking one more when n does not divide. */
 void batch_mpi_split(const batch_comm *c, size_t n, size_t *first, size_t *count);
 
-/* Orientations of every atom on size > 1 ranks: slabs along the longest
- * axis with halos wide enough that each atom's neighborhood is the one a
- * single process finds (checked, and widened until it is); outputs written
- * in atom order with MPI-IO. *o gets this rank's part (its motif and
- * symmetry are everyone's) and the figures, summed over the ranks. */
+/* Orientations of every atom on size > 1 ranks (ptreg_orientations_
+ * distributed), the outputs written in atom order with MPI-IO. *o gets
+ * this rank's share (its motif and symmetry are everyone's) and the
+ * figures, summed over the ranks. */
 int batch_mpi_atoms(const batch_comm *c, const char *output, batch_format format, const char *assignment,
                     const batch_atoms *atoms, const ptreg_orientation_options *opt, ptreg_orientations *o,
                     batch_atom_stats *stats);

@@ -1,13 +1,8 @@
 /* ptreg batch on several processes (mpirun): every rank reads the input,
- * the atoms are divided into slabs along the longest axis, each rank
- * registers the atoms of its slab with a halo of neighbors around it, and
- * the ranks write one output in atom order with MPI-IO. An atom's answer
- * depends only on its neighborhood and the motif, so the output has the
- * same bits as one process once every neighborhood is the same: a rank
- * checks that each atom's farthest neighbor is nearer than its halo's
- * edge, and all ranks widen the halo and start again when one is not. The
- * motif estimate's sums are integers, added up over the ranks. */
-#include <math.h>
+ * the library shares the atoms among the ranks (ptreg_orientations_
+ * distributed, on this file's MPI collectives), and the ranks write one
+ * output in atom order with MPI-IO; the pairs are split into contiguous
+ * ranges. The output has the same bits as one process. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,177 +101,14 @@ static int worst_of_all(int rc)
 
 int batch_mpi_agree(const batch_comm *c, int rc) { return c->size == 1 ? rc : worst_of_all(rc); }
 
-/* ---- slabs ---- */
-
-#define SLAB_BINS 65536
-
-static int finite3(const float *p) { return isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]); }
-
-/* The slabs: along the longest axis of the taken atoms, boundaries at bin
- * edges of a fine histogram so that the ranks get about as many atoms each
- * (every rank computes the same from the same input). */
-typedef struct slabs {
-    int axis;
-    double lo, hi;     /* the taken atoms' extent along the axis */
-    double *bound;     /* size + 1: slab r is [bound[r], bound[r + 1]) */
-    size_t taken;
-    double volume;     /* of the taken atoms' bounding box */
-} slabs;
-
-static int taken_atom(const batch_atoms *a, size_t i)
+/* The collectives the library's shared run asks for, over every rank. */
+static int max_of_all(int value, void *ctx)
 {
-    return (!a->selected || a->selected[i]) && finite3(a->xyz + 3 * i);
+    (void)ctx;
+    return worst_of_all(value);
 }
 
-static int make_slabs(const batch_comm *c, const batch_atoms *a, slabs *s)
-{
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    s->taken = 0;
-    for (size_t i = 0; i < a->n; i++)
-        if (taken_atom(a, i)) {
-            s->taken++;
-            for (int k = 0; k < 3; k++)
-                lo[k] = fmin(lo[k], a->xyz[3 * i + k]), hi[k] = fmax(hi[k], a->xyz[3 * i + k]);
-        }
-    s->axis = 0;
-    for (int k = 1; k < 3; k++)
-        if (hi[k] - lo[k] > hi[s->axis] - lo[s->axis])
-            s->axis = k;
-    s->lo = lo[s->axis], s->hi = hi[s->axis];
-    s->volume = 1.0;
-    for (int k = 0; k < 3; k++)
-        s->volume *= fmax(hi[k] - lo[k], 1e-9);
-    s->bound = malloc((size_t)(c->size + 1) * sizeof *s->bound);
-    uint64_t *hist = calloc(SLAB_BINS, sizeof *hist);
-    if (!s->bound || !hist) {
-        free(hist);
-        cli_error("batch", "out of memory");
-        return EXIT_RUNTIME;
-    }
-    const double width = s->hi > s->lo ? (s->hi - s->lo) / SLAB_BINS : 1.0;
-    for (size_t i = 0; i < a->n; i++)
-        if (taken_atom(a, i)) {
-            const double b = (a->xyz[3 * i + s->axis] - s->lo) / width;
-            hist[b < SLAB_BINS - 1 ? (size_t)b : SLAB_BINS - 1]++;
-        }
-    s->bound[0] = -INFINITY, s->bound[c->size] = INFINITY;
-    uint64_t below = 0;
-    int r = 1;
-    for (size_t b = 0; b < SLAB_BINS && r < c->size; b++) {
-        below += hist[b];
-        while (r < c->size && below * (uint64_t)c->size >= (uint64_t)r * s->taken)
-            s->bound[r++] = s->lo + (double)(b + 1) * width;
-    }
-    while (r < c->size)
-        s->bound[r++] = INFINITY;
-    free(hist);
-    return EXIT_OK;
-}
-
-/* The first halo: a few times the radius of a ball holding k atoms at the
- * mean density of the taken atoms' box (or the search radius). */
-static double first_halo(const slabs *s, const ptreg_orientation_options *o)
-{
-    const double density = s->taken ? (double)s->taken / s->volume : 1.0;
-    const double knn = 2.0 * cbrt(3.0 * (double)(o->k + 1) / (4.0 * 3.14159265358979323846 * density));
-    const double neighbors = o->radius > 0 ? o->radius : knn;
-    /* grain pooling: the candidate cells' corners, their pools' radius, and
-     * the neighborhoods of the atoms in those pools and around the atom */
-    return o->grain_radius > 0 ? (2.0 * sqrt(3.0) + 1.0) * o->grain_radius + 2.0 * neighbors : neighbors;
-}
-
-/* This rank's atoms: its slab's and the halo's (taken ones only, plus,
- * on rank 0, every atom not taken, which it flags), in atom order. */
-typedef struct local_set {
-    size_t m;
-    size_t *atom;      /* the atom of each local index */
-    float *xyz;
-    uint8_t *selected, *owned;
-    double low, high;  /* the region the local set covers along the axis */
-} local_set;
-
-static void local_free(local_set *l)
-{
-    free(l->atom);
-    free(l->xyz);
-    free(l->selected);
-    free(l->owned);
-    memset(l, 0, sizeof *l);
-}
-
-static int owner(const batch_atoms *a, const slabs *s, int ranks, size_t i)
-{
-    if (!taken_atom(a, i))
-        return 0;
-    const double x = a->xyz[3 * i + s->axis];
-    int r = 0;
-    while (r + 1 < ranks && x >= s->bound[r + 1])
-        r++;
-    return r;
-}
-
-static int build_local(const batch_comm *c, const batch_atoms *a, const slabs *s, double halo, local_set *l)
-{
-    memset(l, 0, sizeof *l);
-    l->low = s->bound[c->rank] - halo, l->high = s->bound[c->rank + 1] + halo;
-    size_t cap = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        l->m = 0;
-        for (size_t i = 0; i < a->n; i++) {
-            const int own = owner(a, s, c->size, i) == c->rank;
-            const double x = a->xyz[3 * i + s->axis];
-            if (!own && !(taken_atom(a, i) && x >= l->low && x < l->high))
-                continue;
-            if (pass) {
-                l->atom[l->m] = i;
-                memcpy(l->xyz + 3 * l->m, a->xyz + 3 * i, 3 * sizeof(float));
-                l->selected[l->m] = !a->selected || a->selected[i];
-                l->owned[l->m] = (uint8_t)own;
-            }
-            l->m++;
-        }
-        if (pass)
-            break;
-        cap = l->m + 1;
-        l->atom = malloc(cap * sizeof *l->atom);
-        l->xyz = malloc(3 * cap * sizeof *l->xyz);
-        l->selected = malloc(cap);
-        l->owned = malloc(cap);
-        if (!l->atom || !l->xyz || !l->selected || !l->owned) {
-            cli_error("batch", "out of memory for %zu atoms", l->m);
-            return EXIT_RUNTIME;
-        }
-    }
-    return EXIT_OK;
-}
-
-/* Whether every owned atom's answer is certainly a single process's: all
- * it depends on (its reach: its farthest neighbor, or with grain pooling
- * the pools it chose from) nearer than the local region's edge, and the
- * region holding more than k taken atoms (or being everything). */
-static int neighborhoods_exact(const local_set *l, const slabs *s, const ptreg_orientations *o, size_t k,
-                                double radius, double grain_radius)
-{
-    if (radius > 0 && grain_radius == 0)
-        return 1; /* halo = radius: every atom nearer than it is here */
-    size_t taken = 0;
-    for (size_t j = 0; j < l->m; j++)
-        taken += l->selected[j] && finite3(l->xyz + 3 * j);
-    const int everything = l->low <= s->lo && l->high > s->hi;
-    if (taken <= k && !everything)
-        return 0;
-    for (size_t j = 0; j < l->m; j++) {
-        if (!l->owned[j] || !isfinite(o->reach[j]))
-            continue;
-        const double x = l->xyz[3 * j + s->axis];
-        const double gap = fmin(l->low <= s->lo ? INFINITY : x - l->low, l->high > s->hi ? INFINITY : l->high - x);
-        if (!((double)o->reach[j] < gap))
-            return 0;
-    }
-    return 1;
-}
-
-static ptreg_status combine_sums(int64_t *sum, uint64_t *count, size_t points, void *ctx, ptreg_error *err)
+static ptreg_status sum_motif(int64_t *sum, uint64_t *count, size_t points, void *ctx, ptreg_error *err)
 {
     (void)ctx;
     if (MPI_Allreduce(MPI_IN_PLACE, sum, (int)(3 * points), MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS ||
@@ -361,11 +193,12 @@ static int write_rows(const char *path, const char *header, size_t header_bytes,
 }
 
 static int write_atom_outputs(const char *output, batch_format format, const char *assignment,
-                              const batch_atoms *atoms, const local_set *l, const ptreg_orientations *o)
+                              const batch_atoms *atoms, const ptreg_orientation_share *share,
+                              const ptreg_orientations *o)
 {
     size_t owned = 0;
-    for (size_t j = 0; j < l->m; j++)
-        owned += l->owned[j];
+    for (size_t j = 0; j < share->m; j++)
+        owned += share->owned[j];
     size_t *index = malloc((owned + 1) * sizeof *index);
     const size_t row = batch_row_bytes(format), arow = 4 * o->k;
     unsigned char *rows = malloc((owned + 1) * (row > arow ? row : arow));
@@ -373,17 +206,17 @@ static int write_atom_outputs(const char *output, batch_format format, const cha
     char header[1024];
     if (!rc && output) {
         size_t at = 0;
-        for (size_t j = 0; j < l->m; j++)
-            if (l->owned[j]) {
-                index[at] = l->atom[j];
-                batch_encode_row(format, atoms->xyz + 3 * l->atom[j], o, j, rows + row * at++);
+        for (size_t j = 0; j < share->m; j++)
+            if (share->owned[j]) {
+                index[at] = share->atom[j];
+                batch_encode_row(format, atoms->xyz + 3 * share->atom[j], o, j, rows + row * at++);
             }
         rc = write_rows(output, header, batch_header(format, atoms->n, o, header), rows, index, owned, row);
     }
     if (!rc && assignment) {
         size_t at = 0;
-        for (size_t j = 0; j < l->m; j++)
-            if (l->owned[j]) {
+        for (size_t j = 0; j < share->m; j++)
+            if (share->owned[j]) {
                 int32_t a[256];
                 batch_assignment_row(o, j, a);
                 for (size_t m = 0; m < o->k; m++)
@@ -417,37 +250,6 @@ static double slowest(double ms)
     return ms;
 }
 
-/* Orientations of the local set, widening the halo until every owned
- * neighborhood is exact on every rank. */
-static int compute_local(const batch_comm *c, const batch_atoms *atoms, const slabs *s,
-                         const ptreg_orientation_options *opt_in, local_set *l, ptreg_orientations *o,
-                         batch_atom_stats *stats)
-{
-    stats->halo = first_halo(s, opt_in);
-    for (stats->halo_rounds = 1;; stats->halo_rounds++) {
-        const double halo = stats->halo;
-        int rc = batch_mpi_agree(c, build_local(c, atoms, s, halo, l));
-        if (rc)
-            return rc;
-        ptreg_orientation_options opt = *opt_in;
-        opt.registered = l->owned;
-        opt.combine_motif_sums = combine_sums;
-        ptreg_error err;
-        ptreg_status st = ptreg_orientations_compute(l->xyz, l->m, l->selected, &opt, o, &err);
-        if (st)
-            cli_error("batch", "rank %d: %s", c->rank, err.message);
-        rc = batch_mpi_agree(c, st ? cli_exit_code(st, 0) : EXIT_OK);
-        if (rc)
-            return rc;
-        const int exact = !batch_mpi_agree(c, !neighborhoods_exact(l, s, o, opt.k, opt.radius, opt.grain_radius));
-        if (exact)
-            return EXIT_OK;
-        ptreg_orientations_free(o);
-        local_free(l);
-        stats->halo = 2.0 * halo;
-    }
-}
-
 int batch_mpi_atoms(const batch_comm *c, const char *output, batch_format format, const char *assignment,
                     const batch_atoms *atoms, const ptreg_orientation_options *opt, ptreg_orientations *o,
                     batch_atom_stats *stats)
@@ -457,21 +259,24 @@ int batch_mpi_atoms(const batch_comm *c, const char *output, batch_format format
             cli_error("batch", "-o %s: under MPI, outputs are .npy or binary .ply (rows of one size)", output);
         return EXIT_USAGE;
     }
-    slabs s = {0};
-    local_set l;
-    memset(&l, 0, sizeof l);
-    int rc = batch_mpi_agree(c, make_slabs(c, atoms, &s));
-    rc = rc ? rc : compute_local(c, atoms, &s, opt, &l, o, stats);
+    const ptreg_ranks ranks = {.rank = c->rank, .size = c->size, .max_of_all = max_of_all, .sum_motif = sum_motif};
+    ptreg_orientation_share share;
+    ptreg_error err;
+    ptreg_status st = ptreg_orientations_distributed(&ranks, atoms->xyz, atoms->n, atoms->selected, opt, o, &share,
+                                                     &err);
+    if (st)
+        cli_error("batch", "rank %d: %s", c->rank, err.message);
+    int rc = st ? cli_exit_code(st, 0) : EXIT_OK;
     if (!rc) {
-        batch_tally_rows(o, l.owned, &stats->tally);
+        stats->halo = share.halo, stats->halo_rounds = share.halo_rounds;
+        batch_tally_rows(o, share.owned, &stats->tally);
         stats->tally.pair_terms = o->stats.pair_terms;
         reduce_tally(&stats->tally);
         stats->neighbor_ms = slowest(o->neighbor_ms);
         stats->register_ms = slowest(o->stats.time_ms);
-        rc = write_atom_outputs(output, format, assignment, atoms, &l, o);
+        rc = write_atom_outputs(output, format, assignment, atoms, &share, o);
     }
-    local_free(&l);
-    free(s.bound);
+    ptreg_orientation_share_free(&share);
     return rc;
 }
 

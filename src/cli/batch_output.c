@@ -45,28 +45,6 @@ size_t batch_row_bytes(batch_format format)
     return format == BATCH_NPY ? NPY_COLUMNS * 4 : format == BATCH_PLY ? PLY_ROW : 0;
 }
 
-static int cubic(const ptreg_orientations *o) { return o->symmetry_count == 24; }
-
-/* The inverse-pole-figure colour for cubic motifs; otherwise the absolute
- * components of the sample's z axis in the crystal frame. Grey where the
- * atom has no orientation. */
-static void colour(const ptreg_orientations *o, size_t i, unsigned char rgb[3])
-{
-    const double q[4] = {o->q[4 * i], o->q[4 * i + 1], o->q[4 * i + 2], o->q[4 * i + 3]};
-    if (!isfinite(q[0])) {
-        rgb[0] = rgb[1] = rgb[2] = 128;
-        return;
-    }
-    if (cubic(o)) {
-        ptreg_ipf_color(q, rgb);
-        return;
-    }
-    double R[9];
-    ptreg_quaternion_to_matrix(q, R);
-    for (int k = 0; k < 3; k++)
-        rgb[k] = (unsigned char)lround(255.0 * fabs(R[3 * k + 2]));
-}
-
 size_t batch_header(batch_format format, size_t n, const ptreg_orientations *o, char *buf)
 {
     if (format == BATCH_NPY)
@@ -81,7 +59,7 @@ size_t batch_header(batch_format format, size_t n, const ptreg_orientations *o, 
                            "property float matched\nproperty uchar flag\nproperty uchar red\n"
                            "property uchar green\nproperty uchar blue\nend_header\n",
                            format == BATCH_PLY ? "binary_little_endian" : "ascii",
-                           cubic(o) ? "inverse pole figure of z" : "|z in the crystal frame|", n);
+                           ptreg_orientation_color_key(o), n);
 }
 
 static void put_f32(unsigned char *p, float v)
@@ -105,7 +83,7 @@ void batch_encode_row(batch_format format, const float xyz[3], const ptreg_orien
     for (int c = 0; c < 9; c++)
         put_f32(dst + 4 * c, v[c]);
     dst[36] = o->flag[i];
-    colour(o, i, dst + 37);
+    ptreg_orientation_color(o, i, dst + 37);
 }
 
 static void print_float(FILE *f, float v, const char *sep)
@@ -128,7 +106,7 @@ void batch_print_row(FILE *f, batch_format format, const float xyz[3], const ptr
         return;
     }
     unsigned char rgb[3];
-    colour(o, i, rgb);
+    ptreg_orientation_color(o, i, rgb);
     fprintf(f, "%u %u %u %u\n", o->flag[i], rgb[0], rgb[1], rgb[2]);
 }
 
