@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/nn_kernels.h"
 #include "nn/kdtree_query.h"
 
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err)
@@ -29,7 +28,7 @@ static ptreg_status radius_strict(const ptreg_kdtree *tree, const float q[3], do
                                   ptreg_neighbors *out, ptreg_error *err)
 {
     const float reach = nextafterf((float)radius, INFINITY);
-    if (nn_cpu_kernels()->kd_radius(tree, q, reach * reach, order == FEAT_SORTED, out)) {
+    if (ptreg_kd_radius_within(tree, q, reach * reach, order == FEAT_SORTED, out)) {
         out->count = 0;
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for a radius neighborhood");
     }

@@ -11,17 +11,6 @@
 
 #include "nn/delaunay_impl.h"
 
-void ptreg_walk_stats_merge(ptreg_walk_stats *a, const ptreg_walk_stats *b)
-{
-    a->queries += b->queries;
-    a->steps += b->steps;
-    a->max_steps = b->max_steps > a->max_steps ? b->max_steps : a->max_steps;
-    a->fallbacks += b->fallbacks;
-    a->kept += b->kept;
-    for (int i = 0; i < PTREG_WALK_HISTOGRAM; i++)
-        a->histogram[i] += b->histogram[i];
-}
-
 void ptreg_delaunay_destroy(ptreg_delaunay *g)
 {
     if (!g)

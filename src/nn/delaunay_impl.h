@@ -57,8 +57,6 @@ int ptreg_delaunay_make_rows(ptreg_delaunay *g, const ptreg_kdtree *t);
 ptreg_status ptreg_delaunay_create(const ptreg_kdtree *tree, ptreg_delaunay **out, ptreg_error *err);
 void ptreg_delaunay_destroy(ptreg_delaunay *g);
 
-/* Adds b's counts to a (ptreg_walk_stats, nn.h). */
-void ptreg_walk_stats_merge(ptreg_walk_stats *a, const ptreg_walk_stats *b);
 
 /* What a certain walk leaves for the next query of the same source point
  * (ICP's next pass, seeded by this answer): the query, its margin inside

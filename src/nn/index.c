@@ -4,8 +4,8 @@
 #include <string.h>
 
 #include "core/options_table.h"
-#include "nn/nn_kernels.h"
 #include "nn/index_impl.h"
+#include "nn/searcher.h" /* nn_method_names */
 #include "ptreg/nn.h"
 
 void ptreg_index_options_default(ptreg_index_options *opt)
@@ -173,68 +173,3 @@ OPTION_ENUM_FUNCTIONS(ptreg_nn_method, nn_method_names, "auto", ptreg_nn_method_
 
 int ptreg_nn_method_is_delaunay(ptreg_nn_method m) { return m >= PTREG_NN_DELAUNAY_ZERO && m <= PTREG_NN_DELAUNAY_PNNOPT; }
 
-#define WALK_CHUNK 512
-
-static ptreg_walk_start walk_start_of(ptreg_nn_method method, const uint32_t *seed)
-{
-    switch (method) {
-    case PTREG_NN_DELAUNAY_KDANN: return PTREG_WALK_KDANN;
-    case PTREG_NN_DELAUNAY_PNN: return PTREG_WALK_SEED;
-    case PTREG_NN_DELAUNAY_PNNOPT: return seed ? PTREG_WALK_SEED : PTREG_WALK_KDANN;
-    default: return PTREG_WALK_FIXED;
-    }
-}
-
-/* Walks chunk by chunk over threads; each chunk tallies its own walks and
- * the tallies are added in chunk order afterwards. */
-static ptreg_status walk_nearest(const ptreg_model_index *idx, const float *queries, size_t nq,
-                                 ptreg_walk_start start, const uint32_t *seed, uint32_t *nearest, float *dist2,
-                                 ptreg_walk_stats *stats, ptreg_error *err)
-{
-    const ptreg_kdtree *t = idx->tree;
-    long chunks = (long)((nq + WALK_CHUNK - 1) / WALK_CHUNK);
-    ptreg_walk_stats *tally = calloc(chunks ? (size_t)chunks : 1, sizeof *tally);
-    if (!tally)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest neighbors: out of memory");
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
-    for (long c = 0; c < chunks; c++) {
-        size_t i0 = (size_t)c * WALK_CHUNK;
-        size_t cnt = nq - i0 < WALK_CHUNK ? nq - i0 : WALK_CHUNK;
-        uint32_t slots[WALK_CHUNK];
-        for (size_t i = 0; i < cnt; i++) {
-            uint32_t s = seed ? seed[i0 + i] : PTREG_NO_NEIGHBOR;
-            slots[i] = s < t->n ? t->slot[s] : PTREG_NO_NEIGHBOR;
-        }
-        nn_cpu_kernels()->dt_nearest_range(t, idx->graph, queries + 3 * i0, cnt, start, slots, dist2 + i0, NULL,
-                                              &tally[c]);
-        for (size_t i = 0; i < cnt; i++)
-            nearest[i0 + i] = t->index[slots[i]];
-    }
-    if (stats) {
-        memset(stats, 0, sizeof *stats);
-        for (long c = 0; c < chunks; c++)
-            ptreg_walk_stats_merge(stats, &tally[c]);
-    }
-    free(tally);
-    return PTREG_OK;
-}
-
-ptreg_status ptreg_model_index_nearest(const ptreg_model_index *idx, const float *queries, size_t nq,
-                                       ptreg_nn_method method, const uint32_t *seed, uint32_t *nearest,
-                                       float *dist2, ptreg_walk_stats *stats, ptreg_error *err)
-{
-    if (stats)
-        memset(stats, 0, sizeof *stats);
-    if (method == PTREG_NN_KDTREE || method == PTREG_NN_AUTO) {
-        ptreg_kdtree_nearest(idx->tree, queries, nq, seed, nearest, dist2);
-        return PTREG_OK;
-    }
-    if (method == PTREG_NN_BRUTE)
-        return ptreg_brute_nearest(idx->points, idx->n, queries, nq, nearest, dist2, err);
-    if (!ptreg_nn_method_is_delaunay(method))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "nearest neighbors: unknown method %d", (int)method);
-    if (!idx->graph)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "nearest neighbors: the index has no Delaunay graph (%s)",
-                               idx->note);
-    return walk_nearest(idx, queries, nq, walk_start_of(method, seed), seed, nearest, dist2, stats, err);
-}

@@ -5,7 +5,6 @@
 
 #include "nn/delaunay_impl.h"
 #include "nn/kdtree_impl.h"
-#include "ptreg/options.h"
 
 struct ptreg_model_index {
     float *points;          /* the model, original order */
@@ -44,8 +43,5 @@ ptreg_status ptreg_pti_save_version(const ptreg_model_index *index, const char *
  * 32 bytes. Every step is invertible, so any one changed word changes it.
  * Fast enough (~1 ms for 15 MB) that loading is dominated by the read. */
 uint64_t ptreg_pti_checksum(const void *data, size_t size);
-
-/* The nearest-neighbor methods' names (ICP's `nn` option). */
-extern const ptreg_option_name nn_method_names[];
 
 #endif

@@ -433,6 +433,11 @@ size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, fl
     return k ? nn_cpu_kernels()->kd_knn(t, q, k, limit, index, dist2) : 0;
 }
 
+int ptreg_kd_radius_within(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb)
+{
+    return nn_cpu_kernels()->kd_radius(t, q, limit, sorted, nb);
+}
+
 size_t ptreg_kdtree_knn(const ptreg_kdtree *t, const float q[3], size_t k, uint32_t *index,
                         float *dist2)
 {

@@ -26,6 +26,10 @@ static inline float ptreg_kd_dist2(float qx, float qy, float qz, float px, float
 size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
                            float *dist2);
 
+/* Every point with squared distance <= limit, sorted by (distance, index)
+ * when asked (else in the tree's order); -1 when out of memory. */
+int ptreg_kd_radius_within(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);
+
 /* Grows nb's arrays to hold at least cap neighbors (contents kept); -1
  * when out of memory (the arrays then hold what they held). */
 int ptreg_kd_neighbors_reserve(ptreg_neighbors *nb, size_t cap);

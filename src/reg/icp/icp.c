@@ -29,7 +29,9 @@ ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_
     double t0 = ptreg_time_ms();
     ptreg_icp_options def;
     ptreg_device on;
-    ptreg_status st = icp_begin(source, n, target->points, target->n, &opt_in, &def, r, err);
+    size_t m;
+    const float *points = target ? ptreg_model_index_points(target, &m) : NULL;
+    ptreg_status st = icp_begin(source, n, points, target ? m : 0, &opt_in, &def, r, err);
     st = st ? st : ptreg_icp_resolve_device(opt_in, &on, err);
     return st ? st : icp_on(&on, source, n, target, opt_in, t0, r, err);
 }

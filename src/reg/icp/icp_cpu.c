@@ -8,16 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/nn_kernels.h"
 #include "feat/neighborhood.h"
+#include "nn/searcher.h"
 #include "ptreg/features.h"
-#include "nn/index_impl.h"
-#include "nn/kdtree_impl.h"
-#include "nn/nn_dispatch.h"
+#include "ptreg/nn.h"
 #include "reg/icp/icp_impl.h"
 #include "reg/icp/icp_kernels.h"
-#include "ptreg/nn.h"
-
 
 /* Points per block: the unit of work a thread takes and of every
  * deterministic partial sum. */
@@ -28,21 +24,16 @@
 typedef struct icp_state {
     float *source;      /* the caller's source in Morton order (see morton_order) */
     uint32_t *order;    /* per position there: the caller's index */
-    const float *target;
-    size_t n, m;
+    size_t n;
     const ptreg_icp_options *opt;
-    ptreg_nn_method nn;
-    const ptreg_kdtree *tree;
-    const ptreg_delaunay *graph;
-    ptreg_brute_target brute;
+    nn_searcher *search;
     ptreg_walk_stats *block_walk; /* Delaunay methods: per block, this pass */
-    ptreg_dt_memory *walk_memory; /* pnn, pnnopt: each answer's certificate for the next pass */
     int pass;           /* correspondence passes made */
     float max_d2;       /* pairs farther apart are not used */
     int filters;        /* sigma filter or trimming: a second pass picks pairs */
     float *moved;       /* source under the current transform */
-    uint32_t *nearest;  /* its nearest target point: a tree slot or an index;
-                           also the next pass's seed */
+    uint32_t *nearest;  /* its nearest target point (the searcher's answer), also
+                           the next pass's seed */
     float *dist2;
     float *matched;     /* the nearest target point's coordinates */
     const float *normals; /* PLANE, GICP: the target's normals, in its order */
@@ -64,9 +55,8 @@ typedef struct icp_state {
 
 static void state_free(icp_state *s)
 {
-    ptreg_brute_target_free(&s->brute);
+    nn_searcher_destroy(s->search);
     free(s->block_walk);
-    free(s->walk_memory);
     free(s->source);
     free(s->order);
     free(s->moved);
@@ -90,20 +80,16 @@ static int uses_source_normals(const ptreg_icp_options *opt)
     return opt->method == PTREG_ICP_GICP || opt->method == PTREG_ICP_SYMMETRIC;
 }
 
-static ptreg_status state_init(icp_state *s, const float *source, size_t n, const ptreg_model_index *idx,
-                               const ptreg_icp_options *opt, ptreg_nn_method nn, ptreg_error *err)
+static ptreg_status state_init(icp_state *s, const float *source, size_t n, const ptreg_icp_options *opt,
+                               ptreg_error *err)
 {
-    memset(s, 0, sizeof *s);
-    s->target = idx->points, s->n = n, s->m = idx->n, s->opt = opt;
+    s->n = n, s->opt = opt;
     s->source = malloc(3 * n * sizeof(float));
     s->order = malloc(n * sizeof(uint32_t));
     if (!s->source || !s->order || ptreg_icp_morton_order(source, n, s->order))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     for (size_t i = 0; i < n; i++)
         memcpy(s->source + 3 * i, source + 3 * (size_t)s->order[i], 3 * sizeof(float));
-    s->nn = nn;
-    s->tree = idx->tree;
-    s->graph = ptreg_nn_method_is_delaunay(nn) ? idx->graph : NULL;
     s->max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
     s->limit = s->max_d2;
     s->gauss_newton = ptreg_icp_uses_gauss_newton(opt);
@@ -122,20 +108,16 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->moved_n = uses_source_normals(opt) ? malloc(3 * n * sizeof(float)) : NULL;
     s->block_sums = malloc(s->blocks * sizeof(double));
     s->block_used = malloc(s->blocks * sizeof(size_t));
-    s->block_walk = s->graph ? malloc(s->blocks * sizeof(ptreg_walk_stats)) : NULL;
-    int seeded = nn == PTREG_NN_DELAUNAY_PNN || nn == PTREG_NN_DELAUNAY_PNNOPT;
-    s->walk_memory = s->graph && seeded ? malloc(n * sizeof(ptreg_dt_memory)) : NULL;
+    s->block_walk = nn_searcher_walks(s->search) ? malloc(s->blocks * sizeof(ptreg_walk_stats)) : NULL;
     if (!s->moved || !s->nearest || !s->dist2 || !s->matched || !s->use ||
         (opt->trim < 1.0 && (!s->keys || !s->position)) ||
         !s->block_moments || !s->block_sums || !s->block_used ||
-        (s->graph && (!s->block_walk || (seeded && !s->walk_memory))) ||
+        (nn_searcher_walks(s->search) && !s->block_walk) ||
         (s->gauss_newton && !s->block_eq) || (opt->method != PTREG_ICP_POINT && !s->matched_n) ||
         (uses_source_normals(opt) && !s->moved_n))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     for (size_t i = 0; i < n; i++)
         s->nearest[i] = PTREG_NO_NEIGHBOR;
-    for (size_t i = 0; s->walk_memory && i < n; i++)
-        s->walk_memory[i].margin = -1.0f;
     for (size_t i = 0; s->position && i < n; i++)
         s->position[s->order[i]] = (uint32_t)i;
     return PTREG_OK;
@@ -168,12 +150,6 @@ static void block_sums(icp_state *s, size_t b)
     s->block_used[b] = (size_t)sums.w;
 }
 
-/* The target's index of an answer (a tree slot, or brute force's index). */
-static uint32_t target_index(const icp_state *s, uint32_t answer)
-{
-    return s->nn == PTREG_NN_BRUTE ? answer : ptreg_kdtree_slot_index(s->tree, answer);
-}
-
 /* Each answered pair's target point (and normal), and whether it is used:
  * within max_dist. An unanswered query (none within the k-d tree's bound)
  * is matched to itself, unused. */
@@ -186,14 +162,12 @@ static void gather_matches(icp_state *s, size_t i0, size_t cnt)
         int use = nearest[i] != PTREG_NO_NEIGHBOR && d2[i] <= s->max_d2;
         if (!use)
             memcpy(matched + 3 * i, moved + 3 * i, 3 * sizeof(float));
-        else if (s->nn == PTREG_NN_BRUTE)
-            memcpy(matched + 3 * i, s->target + 3 * (size_t)nearest[i], 3 * sizeof(float));
         else
-            ptreg_kdtree_slot_point(s->tree, nearest[i], matched + 3 * i);
+            nn_searcher_point(s->search, nearest[i], matched + 3 * i);
         if (s->matched_n) {
             float *nm = s->matched_n + 3 * (i0 + i);
             if (use)
-                memcpy(nm, s->normals + 3 * (size_t)target_index(s, nearest[i]), 3 * sizeof(float));
+                memcpy(nm, s->normals + 3 * (size_t)nn_searcher_index(s->search, nearest[i]), 3 * sizeof(float));
             else
                 nm[0] = nm[1] = nm[2] = 0.0f;
         }
@@ -210,21 +184,13 @@ static void gather_matches(icp_state *s, size_t i0, size_t cnt)
 static void correspond_block(icp_state *s, const double T[16], size_t b)
 {
     size_t i0 = b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
-    float *moved = s->moved + 3 * i0, *d2 = s->dist2 + i0;
-    uint32_t *nearest = s->nearest + i0;
-    ptreg_transform_points(T, s->source + 3 * i0, moved, cnt);
+    ptreg_transform_points(T, s->source + 3 * i0, s->moved + 3 * i0, cnt);
     if (s->moved_n)
         ptreg_transform_vectors(T, s->source_n + 3 * i0, s->moved_n + 3 * i0, cnt);
-    if (s->graph) {
-        memset(&s->block_walk[b], 0, sizeof s->block_walk[b]);
-        ptreg_walk_start start = ptreg_icp_walk_start(s->nn, s->pass);
-        nn_cpu_kernels()->dt_nearest_range(s->tree, s->graph, moved, cnt, start, nearest, d2,
-                                              s->walk_memory ? s->walk_memory + i0 : NULL, &s->block_walk[b]);
-    } else if (s->nn == PTREG_NN_KDTREE) {
-        nn_cpu_kernels()->kd_nearest_range(s->tree, moved, cnt, s->limit, nearest, nearest, d2);
-    } else {
-        nn_cpu_kernels()->brute_range(&s->brute, moved, cnt, nearest, d2);
-    }
+    ptreg_walk_stats *walk = s->block_walk ? &s->block_walk[b] : NULL;
+    if (walk)
+        memset(walk, 0, sizeof *walk);
+    nn_searcher_nearest(s->search, s->moved, i0, cnt, s->pass > 0, s->limit, s->nearest, s->dist2, walk);
     gather_matches(s, i0, cnt);
     if (!s->filters)
         block_sums(s, b);
@@ -291,7 +257,7 @@ static void correspond(icp_state *s, const double T[16], int iteration, ptreg_ic
     if (walk) {
         memset(walk, 0, sizeof *walk);
         for (size_t b = 0; b < s->blocks; b++)
-            ptreg_walk_stats_merge(walk, &s->block_walk[b]);
+            nn_walk_stats_merge(walk, &s->block_walk[b]);
     }
     if (s->filters) {
         const ptreg_icp_options *opt = s->opt;
@@ -354,8 +320,10 @@ static ptreg_status state_normals(icp_state *s, const float *source, const ptreg
 {
     if (opt->method == PTREG_ICP_POINT)
         return PTREG_OK;
+    size_t m;
+    const float *target = ptreg_model_index_points(idx, &m);
     ptreg_status st =
-        cloud_normals(idx->points, idx->n, idx->tree, opt->target_normals, opt, &s->normals, &owned[0], r, err);
+        cloud_normals(target, m, nn_index_tree(idx), opt->target_normals, opt, &s->normals, &owned[0], r, err);
     if (st || !uses_source_normals(opt))
         return st;
     const float *src_n;
@@ -372,20 +340,20 @@ static ptreg_status cpu_run(const ptreg_device *on, const float *source, size_t 
 {
     (void)on;
     icp_state s;
-    ptreg_nn_method nn = ptreg_icp_choose_nn(opt, n, idx, 1, r);
-    float *owned_normals[2] = {NULL, NULL};
-    ptreg_status st = state_init(&s, source, n, idx, opt, nn, err);
-    st = st ? st : state_normals(&s, source, idx, opt, owned_normals, r, err);
+    memset(&s, 0, sizeof s);
+    const ptreg_nn_method nn = ptreg_icp_choose_nn(opt, n, idx, 1, r);
     r->nn = nn;
-    if (!st)
-        st = ptreg_icp_result_alloc(r, opt->max_iter, s.graph != NULL, err);
+    const double tb = ptreg_time_ms();
+    ptreg_status st = nn_searcher_create(idx, nn, n, &s.search, err);
+    r->build_ms += ptreg_time_ms() - tb;
+    float *owned_normals[2] = {NULL, NULL};
+    st = st ? st : state_init(&s, source, n, opt, err);
+    st = st ? st : state_normals(&s, source, idx, opt, owned_normals, r, err);
+    st = st ? st : ptreg_icp_result_alloc(r, opt->max_iter, nn_searcher_walks(s.search), err);
+    size_t m;
+    const float *target = ptreg_model_index_points(idx, &m);
     double diag2;
-    ptreg_icp_target_extent(idx->points, idx->n, s.ref, &diag2);
-    if (!st && nn == PTREG_NN_BRUTE) {
-        double tb = ptreg_time_ms();
-        st = ptreg_brute_target_init(&s.brute, idx->points, idx->n, err);
-        r->build_ms += ptreg_time_ms() - tb;
-    }
+    ptreg_icp_target_extent(target, m, s.ref, &diag2);
     if (!st)
         st = ptreg_icp_iterate(cpu_correspond, &s, s.n, opt, ptreg_icp_tolerance(opt, diag2), r, err);
     state_free(&s);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "nn/nn_device.h"
+#include "nn/searcher.h"
 #include "reg/icp/icp_impl.h"
 
 static const char *const icp_files[] = {"device/reduce.cl", "reg/icp/icp.cl", NULL};
@@ -161,7 +162,9 @@ ptreg_status ptreg_icp_model_create(const ptreg_model_index *index, const ptreg_
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
     m->device = on;
     m->index = index;
-    ptreg_icp_target_extent(index->points, index->n, m->ref, &m->diag2);
+    size_t points;
+    const float *target = ptreg_model_index_points(index, &points);
+    ptreg_icp_target_extent(target, points, m->ref, &m->diag2);
     if (on.backend != PTREG_BACKEND_CPU && (st = open_on_device(m, err))) {
         ptreg_icp_model_destroy(m);
         return st;
@@ -229,7 +232,7 @@ static ptreg_status find_pairs(device_run *r, int want_walk_stats, ptreg_error *
         return ptreg_nn_device_brute(m->nn, b[WS_MOVED], r->n, b[WS_NEAREST], b[WS_DIST2], err);
     if (!ptreg_nn_method_is_delaunay(r->nn))
         return ptreg_nn_device_kdtree(m->nn, b[WS_MOVED], r->n, b[WS_NEAREST], b[WS_DIST2], err);
-    int start = (int)ptreg_icp_walk_start(r->nn, r->pass);
+    int start = nn_walk_start(r->nn, r->pass > 0);
     ptreg_dbuf *memory = seeded_walk(r->nn) ? b[WS_MEMORY] : NULL;
     ptreg_status st =
         ptreg_nn_device_walk(m->nn, b[WS_MOVED], r->n, start, b[WS_NEAREST], b[WS_DIST2], memory, b[WS_INFO], err);
@@ -372,12 +375,13 @@ static ptreg_status upload_source(device_run *r, const float *source, ptreg_erro
 static ptreg_status device_register(ptreg_icp_model *m, const float *source, size_t n, const ptreg_icp_options *opt,
                                     ptreg_icp_result *r, ptreg_error *err)
 {
-    const ptreg_model_index *idx = m->index;
-    if (n > MAX_DEVICE_POINTS || idx->n > MAX_DEVICE_POINTS)
+    size_t points;
+    ptreg_model_index_points(m->index, &points);
+    if (n > MAX_DEVICE_POINTS || points > MAX_DEVICE_POINTS)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "ICP on %s: at most 2^30 points per cloud", m->dev->label);
     device_run run = {.m = m, .opt = opt, .n = n, .groups = ptreg_device_groups(n)};
     /* the index's measured method was timed on the CPU; on a device auto keeps the rule */
-    run.nn = ptreg_icp_choose_nn(opt, n, idx, 0, r);
+    run.nn = ptreg_icp_choose_nn(opt, n, m->index, 0, r);
     run.max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
     run.names = run.nn == PTREG_NN_BRUTE ? m->nn->point_xyz : m->nn->slot_xyz;
     r->nn = run.nn;
@@ -425,7 +429,9 @@ ptreg_status ptreg_icp_model_register(ptreg_icp_model *m, const float *source, s
 {
     double t0 = ptreg_time_ms();
     ptreg_icp_options defaults;
-    ptreg_status st = icp_begin(source, n, m->index->points, m->index->n, &opt, &defaults, r, err);
+    size_t points;
+    const float *target = ptreg_model_index_points(m->index, &points);
+    ptreg_status st = icp_begin(source, n, target, points, &opt, &defaults, r, err);
     r->device = m->device;
     return st ? st : model_run(m, source, n, opt, t0, r, err);
 }

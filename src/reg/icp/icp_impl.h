@@ -6,8 +6,6 @@
 
 #include "device/backend.h"
 #include "device/engine.h"
-#include "nn/delaunay_impl.h"
-#include "nn/index_impl.h"
 #include "ptreg/icp.h"
 
 ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
@@ -27,8 +25,6 @@ double ptreg_icp_tolerance(const ptreg_icp_options *opt, double diag2);
 /* order[i]: the source point at position i of a Morton curve (stable); -1
  * when out of memory. */
 int ptreg_icp_morton_order(const float *p, size_t n, uint32_t *order);
-/* Where the Delaunay walks of correspondence pass `pass` start. */
-ptreg_walk_start ptreg_icp_walk_start(ptreg_nn_method nn, int pass);
 /* The result's per-iteration arrays (mse; walk statistics when walks). */
 ptreg_status ptreg_icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks, ptreg_error *err);
 

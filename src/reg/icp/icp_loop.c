@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/options_table.h"
-#include "nn/index_impl.h"
+#include "nn/searcher.h"
 #include "reg/icp/icp_impl.h"
 
 OPTION_ENUM_IS_INT(ptreg_icp_options, nn);
@@ -145,21 +145,25 @@ ptreg_nn_method ptreg_icp_choose_nn(const ptreg_icp_options *opt, size_t n, cons
     size_t note_size = sizeof r->nn_note;
     note[0] = '\0';
     r->nn_measured = 0;
-    if (asked == PTREG_NN_AUTO && use_measured && !opt->no_tune && idx->tuning.method != PTREG_NN_AUTO) {
+    ptreg_index_nn_tuning measured;
+    ptreg_model_index_get_nn_tuning(idx, &measured);
+    if (asked == PTREG_NN_AUTO && use_measured && !opt->no_tune && measured.method != PTREG_NN_AUTO) {
         /* the index's loader and setter checked that it can run it */
         r->nn_measured = 1;
-        return (ptreg_nn_method)idx->tuning.method;
+        return (ptreg_nn_method)measured.method;
     }
+    ptreg_model_index_info info;
+    ptreg_model_index_get_info(idx, &info);
     if (asked == PTREG_NN_AUTO) {
-        if (idx->graph)
+        if (info.has_delaunay)
             return PTREG_NN_DELAUNAY_PNNOPT;
         /* Below a few thousand pair distances per query batch the tree's
          * descent costs more than scanning everything. */
-        return (double)idx->n * (double)n < 2e5 || idx->n <= 32 ? PTREG_NN_BRUTE : PTREG_NN_KDTREE;
+        return (double)info.points * (double)n < 2e5 || info.points <= 32 ? PTREG_NN_BRUTE : PTREG_NN_KDTREE;
     }
-    if (ptreg_nn_method_is_delaunay(asked) && !idx->graph) {
+    if (ptreg_nn_method_is_delaunay(asked) && !info.has_delaunay) {
         snprintf(note, note_size, "%s asked for; the model has no Delaunay graph (%.180s): the k-d tree ran",
-                 ptreg_nn_method_name(asked), idx->note);
+                 ptreg_nn_method_name(asked), info.delaunay_note);
         return PTREG_NN_KDTREE;
     }
     return asked;
@@ -235,17 +239,6 @@ int ptreg_icp_morton_order(const float *p, size_t n, uint32_t *order)
     }
     free(code), free(tmp);
     return 0;
-}
-
-/* Where the Delaunay walks of correspondence pass `pass` start. */
-ptreg_walk_start ptreg_icp_walk_start(ptreg_nn_method nn, int pass)
-{
-    switch (nn) {
-    case PTREG_NN_DELAUNAY_KDANN: return PTREG_WALK_KDANN;
-    case PTREG_NN_DELAUNAY_PNN: return PTREG_WALK_SEED; /* no answer yet on the first pass: the fixed start */
-    case PTREG_NN_DELAUNAY_PNNOPT: return pass == 0 ? PTREG_WALK_KDANN : PTREG_WALK_SEED;
-    default: return PTREG_WALK_FIXED;
-    }
 }
 
 /* PCL's transformation epsilon: the step's squared translation and its

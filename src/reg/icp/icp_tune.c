@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/index_impl.h"
 #include "reg/icp/icp_impl.h"
 #include "ptreg/icp.h"
 
@@ -48,7 +47,8 @@ static ptreg_status check_options(const ptreg_nn_tune_options *o, ptreg_error *e
  * one small rigid motion: a sensed copy of the model, off its pose. */
 static float *make_queries(const ptreg_model_index *idx, const ptreg_nn_tune_options *o, size_t count)
 {
-    size_t n = idx->n;
+    size_t n;
+    const float *points = ptreg_model_index_points(idx, &n);
     uint32_t *pick = malloc(n * sizeof *pick);
     float *q = malloc(3 * count * sizeof *q);
     if (!pick || !q) {
@@ -56,7 +56,7 @@ static float *make_queries(const ptreg_model_index *idx, const ptreg_nn_tune_opt
         return NULL;
     }
     double centre[3], diag2;
-    ptreg_icp_target_extent(idx->points, n, centre, &diag2);
+    ptreg_icp_target_extent(points, n, centre, &diag2);
     double sigma = o->noise * sqrt(diag2);
     ptreg_rng rng;
     ptreg_rng_seed(&rng, o->seed);
@@ -68,7 +68,7 @@ static float *make_queries(const ptreg_model_index *idx, const ptreg_nn_tune_opt
         uint32_t t = pick[i];
         pick[i] = pick[j], pick[j] = t;
         for (int k = 0; k < 3; k++)
-            q[3 * i + k] = (float)(idx->points[3 * (size_t)pick[i] + k] + sigma * ptreg_rng_normal(&rng));
+            q[3 * i + k] = (float)(points[3 * (size_t)pick[i] + k] + sigma * ptreg_rng_normal(&rng));
     }
     double axis[3], shift[3], T[16];
     for (int k = 0; k < 3; k++)
@@ -87,11 +87,13 @@ static float *make_queries(const ptreg_model_index *idx, const ptreg_nn_tune_opt
 static int list_methods(const ptreg_model_index *idx, size_t nq, const ptreg_nn_tune_options *o,
                         ptreg_nn_method *methods)
 {
+    ptreg_model_index_info info;
+    ptreg_model_index_get_info(idx, &info);
     int k = 0;
     methods[k++] = PTREG_NN_KDTREE; /* first: the reference the others are checked against */
-    if ((double)idx->n * (double)nq <= o->brute_max)
+    if ((double)info.points * (double)nq <= o->brute_max)
         methods[k++] = PTREG_NN_BRUTE;
-    if (idx->graph)
+    if (info.has_delaunay)
         for (int m = PTREG_NN_DELAUNAY_ZERO; m <= PTREG_NN_DELAUNAY_PNNOPT; m++)
             methods[k++] = (ptreg_nn_method)m;
     return k;
@@ -227,15 +229,11 @@ static ptreg_status measure(ptreg_model_index *idx, const float *q, size_t nq, c
     return st;
 }
 
-static void store(ptreg_model_index *idx, const ptreg_nn_tune_report *rep, int repeat)
+static ptreg_status store(ptreg_model_index *idx, const ptreg_nn_tune_report *rep, int repeat, ptreg_error *err)
 {
-    ptreg_index_nn_tuning t;
-    ptreg_index_nn_tuning_clear(&t);
-    t.method = (int)rep->choice;
-    t.threads = rep->threads, t.iterations = rep->iterations, t.repeat = repeat;
-    t.queries = rep->queries;
+    ptreg_index_nn_tuning t = {(int)rep->choice, rep->threads, rep->iterations, repeat, rep->queries, {0}};
     memcpy(t.median_ms, rep->median_ms, sizeof t.median_ms);
-    idx->tuning = t;
+    return ptreg_model_index_set_nn_tuning(idx, &t, err);
 }
 
 ptreg_status ptreg_model_index_tune(ptreg_model_index *idx, const float *queries, size_t nq,
@@ -257,7 +255,9 @@ ptreg_status ptreg_model_index_tune(ptreg_model_index *idx, const float *queries
         return ptreg_error_set(err, PTREG_ERR_ARG, "nearest-neighbor tuning: %zu queries", nq);
     float *made = NULL;
     if (!queries) {
-        nq = opt->sample < idx->n ? opt->sample : idx->n;
+        size_t m;
+        ptreg_model_index_points(idx, &m);
+        nq = opt->sample < m ? opt->sample : m;
         if (!(made = make_queries(idx, opt, nq)))
             return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest-neighbor tuning: out of memory for %zu queries",
                                    nq);
@@ -267,7 +267,9 @@ ptreg_status ptreg_model_index_tune(ptreg_model_index *idx, const float *queries
     free(made);
     if (st)
         return st;
-    store(idx, rep, opt->repeat);
+    st = store(idx, rep, opt->repeat, err);
+    if (st)
+        return st;
     rep->total_ms = ptreg_time_ms() - t0;
     return PTREG_OK;
 }
