@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "nn/index_impl.h"
 #include "nn/nn_device.h"
 #include "ptreg/ptreg.h"
 #include "reg/batch/batch_device.h"

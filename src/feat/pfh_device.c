@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/kdtree_impl.h"
 #include "nn/nn_device.h"
 
 static const char *const knn_files[] = {"nn/kdtree.cl", "feat/neighbors.cl", NULL};
@@ -50,30 +49,21 @@ typedef struct feat_run {
     ptreg_dev *dev;
     size_t wg, search_wg; /* threads per point's group; per search group */
     size_t n, total, max_count;
-    ptreg_dbuf *xyz, *normals, *nodes, *leaves, *chunks, *slot_index;
+    ptreg_dbuf *xyz, *normals;
+    nn_device_tree tree;
     ptreg_dbuf *start, *count, *index, *dist2;
     uint32_t *host_start, *host_count;
 } feat_run;
 
 static void run_free(feat_run *r)
 {
-    ptreg_dbuf *bufs[] = {r->xyz,   r->normals, r->nodes, r->leaves, r->chunks,
-                          r->slot_index, r->start, r->count, r->index, r->dist2};
+    ptreg_dbuf *bufs[] = {r->xyz, r->normals, r->start, r->count, r->index, r->dist2};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ptreg_dbuf_free(bufs[i]);
+    nn_device_tree_free(&r->tree);
     free(r->host_start);
     free(r->host_count);
     memset(r, 0, sizeof *r);
-}
-
-static ptreg_status upload_tree(feat_run *r, const ptreg_kdtree *t, ptreg_error *err)
-{
-    const size_t slots = t->chunk_count * PTREG_KD_LANES;
-    ptreg_status st = ptreg_dbuf_upload(r->dev, t->nodes, t->node_count * sizeof *t->nodes, &r->nodes, err);
-    st = st ? st : ptreg_dbuf_upload(r->dev, t->leaves, t->leaf_count * sizeof *t->leaves, &r->leaves, err);
-    st = st ? st : ptreg_dbuf_upload(r->dev, t->chunks, t->chunk_count * sizeof *t->chunks, &r->chunks, err);
-    st = st ? st : ptreg_dbuf_upload(r->dev, t->index, slots * sizeof *t->index, &r->slot_index, err);
-    return st;
 }
 
 static ptreg_status knn_kernel(feat_run *r, const char *name, ptreg_dkernel **k, ptreg_error *err)
@@ -128,8 +118,8 @@ static ptreg_status knn_lists(feat_run *r, const ptreg_neighborhood *nb, ptreg_e
     if (st)
         return st;
     ptreg_karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),      KARG_U32(kk),         KARG_F32(r2),
-                         KARG_BUF(r->index), KARG_BUF(r->dist2),  KARG_BUF(r->count),   KARG_BUF(r->nodes),
-                         KARG_BUF(r->leaves), KARG_BUF(r->chunks), KARG_BUF(r->slot_index)};
+                         KARG_BUF(r->index), KARG_BUF(r->dist2),  KARG_BUF(r->count),   KARG_BUF(r->tree.nodes),
+                         KARG_BUF(r->tree.leaves), KARG_BUF(r->tree.chunks), KARG_BUF(r->tree.index_of_slot)};
     st = ptreg_dev_launch(k, r->n, r->search_wg, sizeof args / sizeof args[0], args, err);
     st = st ? st : read_counts(r, 0, err);
     if (st)
@@ -149,8 +139,8 @@ static ptreg_status radius_lists(feat_run *r, const ptreg_neighborhood *nb, ptre
     if (st)
         return st;
     ptreg_karg count_args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),       KARG_F32(r2),
-                               KARG_BUF(r->count), KARG_BUF(r->nodes),   KARG_BUF(r->leaves),
-                               KARG_BUF(r->chunks), KARG_BUF(r->slot_index)};
+                               KARG_BUF(r->count), KARG_BUF(r->tree.nodes),   KARG_BUF(r->tree.leaves),
+                               KARG_BUF(r->tree.chunks), KARG_BUF(r->tree.index_of_slot)};
     st = ptreg_dev_launch(counter, r->n, r->search_wg, sizeof count_args / sizeof count_args[0], count_args, err);
     st = st ? st : read_counts(r, 1, err);
     st = st ? st : ptreg_dbuf_upload(r->dev, r->host_start, r->n * sizeof(uint32_t), &r->start, err);
@@ -160,8 +150,8 @@ static ptreg_status radius_lists(feat_run *r, const ptreg_neighborhood *nb, ptre
     if (st)
         return st;
     ptreg_karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),     KARG_F32(r2),          KARG_BUF(r->start),
-                         KARG_BUF(r->count), KARG_BUF(r->index), KARG_BUF(r->dist2),    KARG_BUF(r->nodes),
-                         KARG_BUF(r->leaves), KARG_BUF(r->chunks), KARG_BUF(r->slot_index)};
+                         KARG_BUF(r->count), KARG_BUF(r->index), KARG_BUF(r->dist2),    KARG_BUF(r->tree.nodes),
+                         KARG_BUF(r->tree.leaves), KARG_BUF(r->tree.chunks), KARG_BUF(r->tree.index_of_slot)};
     return ptreg_dev_launch(writer, r->n, r->search_wg, sizeof args / sizeof args[0], args, err);
 }
 
@@ -196,7 +186,7 @@ static ptreg_status run_begin(feat_run *r, const ptreg_device *device, const flo
     ptreg_status st = ptreg_dev_get(device, &r->dev, err);
     ptreg_kdtree *tree = NULL;
     st = st ? st : ptreg_kdtree_create(xyz, n, NULL, &tree, err);
-    st = st ? st : upload_tree(r, tree, err);
+    st = st ? st : nn_device_tree_upload(r->dev, tree, 0, &r->tree, err);
     ptreg_kdtree_destroy(tree);
     st = st ? st : ptreg_dbuf_upload(r->dev, xyz, 3 * n * sizeof(float), &r->xyz, err);
     if (!st && normals)

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/index_impl.h"
+#include "nn/kdtree_query.h"
+
 static const char *const nn_files[] = {"device/reduce.cl", "nn/kdtree.cl", "nn/delaunay.cl", "nn/brute.cl", NULL};
 const ptreg_kernel_program ptreg_nn_kernels = {"nearest-neighbor", nn_files};
 
@@ -53,11 +56,10 @@ void ptreg_nn_device_destroy(ptreg_nn_device *m)
 {
     if (!m)
         return;
-    ptreg_dbuf *bufs[] = {m->point_xyz, m->slot_xyz, m->brute_x, m->brute_y,       m->brute_z,
-                          m->nodes,     m->cells,    m->parent,  m->leaves,        m->chunks,
-                          m->rows,      m->row_at,   m->nbr,     m->index_of_slot};
+    ptreg_dbuf *bufs[] = {m->point_xyz, m->slot_xyz, m->brute_x, m->brute_y, m->brute_z, m->rows, m->row_at, m->nbr};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         ptreg_dbuf_free(bufs[i]);
+    nn_device_tree_free(&m->tree);
     free(m);
 }
 
@@ -78,25 +80,52 @@ static ptreg_status upload_points(ptreg_nn_device *m, const float *xyz, size_t n
     return st;
 }
 
-/* The tree's arrays as they are, and its points by slot (NaN padding
- * included) for the pairs' coordinates. */
+ptreg_status nn_device_tree_upload(ptreg_dev *dev, const ptreg_kdtree *t, int full, nn_device_tree *out,
+                                   ptreg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->slots = t->chunk_count * PTREG_KD_LANES;
+    ptreg_status st = ptreg_dbuf_upload(dev, t->nodes, t->node_count * sizeof *t->nodes, &out->nodes, err);
+    st = st ? st : ptreg_dbuf_upload(dev, t->leaves, t->leaf_count * sizeof *t->leaves, &out->leaves, err);
+    st = st ? st : ptreg_dbuf_upload(dev, t->chunks, t->chunk_count * sizeof *t->chunks, &out->chunks, err);
+    st = st ? st : ptreg_dbuf_upload(dev, t->index, out->slots * sizeof *t->index, &out->index_of_slot, err);
+    if (full) {
+        st = st ? st : ptreg_dbuf_upload(dev, t->cells, t->node_count * sizeof *t->cells, &out->cells, err);
+        st = st ? st : ptreg_dbuf_upload(dev, t->parent, t->node_count * sizeof *t->parent, &out->parent, err);
+    }
+    return st;
+}
+
+void nn_device_tree_free(nn_device_tree *t)
+{
+    ptreg_dbuf *bufs[] = {t->nodes, t->leaves, t->chunks, t->index_of_slot, t->cells, t->parent};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        ptreg_dbuf_free(bufs[i]);
+    memset(t, 0, sizeof *t);
+}
+
+static size_t tree_bytes(const nn_device_tree *t)
+{
+    const ptreg_dbuf *bufs[] = {t->nodes, t->leaves, t->chunks, t->index_of_slot, t->cells, t->parent};
+    size_t bytes = 0;
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        bytes += bufs[i] ? bufs[i]->bytes : 0;
+    return bytes;
+}
+
+/* The tree, and its points by slot (NaN padding included) for the pairs'
+ * coordinates. */
 static ptreg_status upload_tree(ptreg_nn_device *m, const ptreg_kdtree *t, ptreg_error *err)
 {
-    m->slots = t->chunk_count * PTREG_KD_LANES;
-    float *xyz = malloc((3 * m->slots + 1) * sizeof *xyz);
+    const size_t slots = t->chunk_count * PTREG_KD_LANES;
+    float *xyz = malloc((3 * slots + 1) * sizeof *xyz);
     if (!xyz)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu model points", m->slots);
-    for (size_t s = 0; s < m->slots; s++)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu model points", slots);
+    for (size_t s = 0; s < slots; s++)
         ptreg_kdtree_slot_point(t, (uint32_t)s, xyz + 3 * s);
-    ptreg_status st = ptreg_dbuf_upload(m->dev, xyz, 3 * m->slots * sizeof(float), &m->slot_xyz, err);
+    ptreg_status st = ptreg_dbuf_upload(m->dev, xyz, 3 * slots * sizeof(float), &m->slot_xyz, err);
     free(xyz);
-    st = st ? st : ptreg_dbuf_upload(m->dev, t->nodes, t->node_count * sizeof *t->nodes, &m->nodes, err);
-    st = st ? st : ptreg_dbuf_upload(m->dev, t->cells, t->node_count * sizeof *t->cells, &m->cells, err);
-    st = st ? st : ptreg_dbuf_upload(m->dev, t->parent, t->node_count * sizeof *t->parent, &m->parent, err);
-    st = st ? st : ptreg_dbuf_upload(m->dev, t->leaves, t->leaf_count * sizeof *t->leaves, &m->leaves, err);
-    st = st ? st : ptreg_dbuf_upload(m->dev, t->chunks, t->chunk_count * sizeof *t->chunks, &m->chunks, err);
-    st = st ? st : ptreg_dbuf_upload(m->dev, t->index, m->slots * sizeof *t->index, &m->index_of_slot, err);
-    return st;
+    return st ? st : nn_device_tree_upload(m->dev, t, 1, &m->tree, err);
 }
 
 static ptreg_status upload_graph(ptreg_nn_device *m, const ptreg_delaunay *g, ptreg_error *err)
@@ -119,10 +148,9 @@ ptreg_status ptreg_nn_device_prepare(ptreg_dev *dev, ptreg_error *err)
 
 size_t ptreg_nn_device_bytes(const ptreg_nn_device *m)
 {
-    const ptreg_dbuf *bufs[] = {m->point_xyz, m->slot_xyz, m->brute_x, m->brute_y,       m->brute_z,
-                                m->nodes,     m->cells,    m->parent,  m->leaves,        m->chunks,
-                                m->rows,      m->row_at,   m->nbr,     m->index_of_slot};
-    size_t bytes = 0;
+    const ptreg_dbuf *bufs[] = {m->point_xyz, m->slot_xyz, m->brute_x, m->brute_y,
+                                m->brute_z,   m->rows,     m->row_at,  m->nbr};
+    size_t bytes = tree_bytes(&m->tree);
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         bytes += bufs[i] ? bufs[i]->bytes : 0;
     return bytes;
@@ -175,9 +203,9 @@ ptreg_status ptreg_nn_device_kdtree(const ptreg_nn_device *m, const ptreg_dbuf *
                                     ptreg_dbuf *nearest, ptreg_dbuf *dist2, ptreg_error *err)
 {
     ptreg_karg args[] = {KARG_BUF(queries),  KARG_U32(n),          KARG_BUF(nearest),
-                         KARG_BUF(dist2),    KARG_BUF(m->nodes),   KARG_BUF(m->cells),
-                         KARG_BUF(m->parent), KARG_BUF(m->leaves), KARG_BUF(m->chunks),
-                         KARG_BUF(m->index_of_slot)};
+                         KARG_BUF(dist2),    KARG_BUF(m->tree.nodes), KARG_BUF(m->tree.cells),
+                         KARG_BUF(m->tree.parent), KARG_BUF(m->tree.leaves), KARG_BUF(m->tree.chunks),
+                         KARG_BUF(m->tree.index_of_slot)};
     return ptreg_dev_launch(m->kdtree, n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
 }
 
@@ -192,8 +220,9 @@ ptreg_status ptreg_nn_device_walk(const ptreg_nn_device *m, const ptreg_dbuf *qu
     ptreg_karg args[] = {KARG_BUF(queries),   KARG_U32(n),         KARG_U32(start),         KARG_U32(memory != NULL),
                          KARG_BUF(nearest),   KARG_BUF(dist2),     KARG_BUF(memory ? memory : dist2),
                          KARG_BUF(info),      KARG_BUF(m->rows),   KARG_BUF(m->row_at),     KARG_BUF(m->nbr),
-                         KARG_U32(m->graph_start), KARG_BUF(m->nodes), KARG_BUF(m->cells), KARG_BUF(m->parent),
-                         KARG_BUF(m->leaves), KARG_BUF(m->chunks), KARG_BUF(m->index_of_slot)};
+                         KARG_U32(m->graph_start), KARG_BUF(m->tree.nodes), KARG_BUF(m->tree.cells),
+                         KARG_BUF(m->tree.parent), KARG_BUF(m->tree.leaves), KARG_BUF(m->tree.chunks),
+                         KARG_BUF(m->tree.index_of_slot)};
     return ptreg_dev_launch(m->walk, n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
 }
 

@@ -6,7 +6,7 @@
 #define PTREG_NN_DEVICE_H
 
 #include "device/backend.h"
-#include "nn/index_impl.h"
+#include "ptreg/nn.h"
 
 /* Threads per work-group and items per thread of the device kernels. */
 #define PTREG_DEVICE_WG 256
@@ -22,17 +22,31 @@
 /* The program of the searches (kdtree.cl, delaunay.cl, brute.cl). */
 extern const ptreg_kernel_program ptreg_nn_kernels;
 
+/* A k-d tree on a device: its arrays as the host builds them (the layout
+ * the .cl files read). The k-NN and radius searches read the nodes, leaves,
+ * chunks and each slot's index; the 1-NN search and the walks' descent the
+ * cells and parents too (full). */
+typedef struct nn_device_tree {
+    size_t slots;
+    ptreg_dbuf *nodes, *leaves, *chunks, *index_of_slot;
+    ptreg_dbuf *cells, *parent; /* full only */
+} nn_device_tree;
+
+ptreg_status nn_device_tree_upload(ptreg_dev *dev, const ptreg_kdtree *t, int full, nn_device_tree *out,
+                                   ptreg_error *err);
+void nn_device_tree_free(nn_device_tree *t);
+
 typedef struct ptreg_nn_device {
     ptreg_dev *dev;
     const ptreg_model_index *index;
-    size_t points, slots;
+    size_t points;
     int has_graph;
     uint32_t graph_start;
     char defines[1024];        /* the layout and sizes every device program here is built with */
     ptreg_dbuf *point_xyz;     /* original order, x y z: brute force's names */
     ptreg_dbuf *slot_xyz;      /* the tree's slot order: the tree's and the walks' names */
     ptreg_dbuf *brute_x, *brute_y, *brute_z;
-    ptreg_dbuf *nodes, *cells, *parent, *leaves, *chunks, *index_of_slot;
+    nn_device_tree tree;
     ptreg_dbuf *rows, *row_at, *nbr;
     ptreg_dkernel *brute, *kdtree, *walk, *walk_partials, *walk_total;
 } ptreg_nn_device;
