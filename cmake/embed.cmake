@@ -1,6 +1,6 @@
 # cmake -DROOT=src -DFILES="a.cl,b.cl" -DOUT=kernel_sources.c -P embed.cmake
 # Writes each file as a NUL-terminated byte array and a lookup by name
-# (ptreg_kernel_source, src/device/backend.h).
+# (kernel_source, src/device/backend.h).
 string(REPLACE "," ";" files "${FILES}")
 set(arrays "")
 set(table "")
@@ -23,8 +23,8 @@ static const struct {
 } sources[] = {
 ${table}};
 
-const char *ptreg_kernel_source(const char *name, size_t *size);
-const char *ptreg_kernel_source(const char *name, size_t *size)
+const char *kernel_source(const char *name, size_t *size);
+const char *kernel_source(const char *name, size_t *size)
 {
     for (size_t i = 0; i < sizeof sources / sizeof sources[0]; i++)
         if (!strcmp(sources[i].name, name)) {
@@ -34,8 +34,8 @@ const char *ptreg_kernel_source(const char *name, size_t *size)
     return NULL;
 }
 
-const char *ptreg_kernel_source_name(size_t i);
-const char *ptreg_kernel_source_name(size_t i)
+const char *kernel_source_name(size_t i);
+const char *kernel_source_name(size_t i)
 {
     return i < sizeof sources / sizeof sources[0] ? sources[i].name : NULL;
 }

@@ -98,7 +98,7 @@ static int feat_lists_same(const ptreg_device *device, const float *xyz, size_t 
 {
     ptreg_kdtree *tree;
     feat_table table;
-    ptreg_feat_device_lists dl;
+    feat_device_lists dl;
     ptreg_error err;
     if (ptreg_kdtree_create(xyz, n, NULL, &tree, &err))
         return -1;
@@ -106,7 +106,7 @@ static int feat_lists_same(const ptreg_device *device, const float *xyz, size_t 
     ptreg_kdtree_destroy(tree);
     if (st)
         return -1;
-    if (ptreg_feat_device_neighbors(device, xyz, n, nb, &dl, &err)) {
+    if (feat_device_neighbors(device, xyz, n, nb, &dl, &err)) {
         snprintf(detail, size, "device lists: %.400s", err.message);
         feat_table_free(&table);
         return 0;
@@ -121,7 +121,7 @@ static int feat_lists_same(const ptreg_device *device, const float *xyz, size_t 
     }
     *max_count = dl.max_count;
     snprintf(detail, size, "lists: %zu of %zu differ (longest %zu)", differ, n, dl.max_count);
-    ptreg_feat_device_lists_free(&dl);
+    feat_device_lists_free(&dl);
     feat_table_free(&table);
     return differ == 0;
 }

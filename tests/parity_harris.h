@@ -109,16 +109,16 @@ static void harris_run_free(harris_run *r)
     memset(r, 0, sizeof *r);
 }
 
-static ptreg_status harris_device_run(ptreg_harris3d_device *hd, const ptreg_harris3d_options *o, int method,
+static ptreg_status harris_device_run(harris3d_device_state *hd, const ptreg_harris3d_options *o, int method,
                                       size_t n, harris_run *r, ptreg_error *err)
 {
     memset(r, 0, sizeof *r);
     if (!(r->scores = malloc(n * sizeof(float))))
         return PTREG_ERR_NOMEM;
     int used;
-    ptreg_status st = ptreg_harris3d_device_scores(hd, o, method, &used, err);
-    st = st ? st : ptreg_harris3d_device_keypoints(hd, o, &r->kp, &r->count, &r->thr, &r->maxima, &r->max, err);
-    return st ? st : ptreg_harris3d_device_read_scores(hd, r->scores, err);
+    ptreg_status st = harris3d_device_scores(hd, o, method, &used, err);
+    st = st ? st : harris3d_device_keypoints(hd, o, &r->kp, &r->count, &r->thr, &r->maxima, &r->max, err);
+    return st ? st : harris3d_device_read_scores(hd, r->scores, err);
 }
 
 static int same_keypoints(const ptreg_keypoint *a, size_t na, const ptreg_keypoint *b, size_t nb)
@@ -150,14 +150,14 @@ static void run_harris_case(const ptreg_device *device, const harris_case *hc, i
     ptreg_volume vol;
     ptreg_harris3d_options o, cpu_o;
     ptreg_harris3d_result cpu = {0};
-    ptreg_harris3d_device *hd = NULL;
+    harris3d_device_state *hd = NULL;
     ptreg_error err = {0};
     harris_case_options(hc, device, &o);
     cpu_o = o;
     cpu_o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
     size_t n = hc->nx * hc->ny * hc->nz;
     int setup = !harris_volume(hc, &vol) && !ptreg_harris3d(&vol, &cpu_o, &cpu, &err) &&
-                !ptreg_harris3d_device_open(device, &hd, &err) && !ptreg_harris3d_device_upload(hd, &vol, &err);
+                !harris3d_device_open(device, &hd, &err) && !harris3d_device_upload(hd, &vol, &err);
     for (int m = 0; m < PTREG_HARRIS_METHODS; m++) {
         double t0 = ptreg_time_ms();
         harris_run a = {0}, b = {0};
@@ -185,13 +185,13 @@ static void run_harris_case(const ptreg_device *device, const harris_case *hc, i
         }
         printf("%s harris3d   %zux%zux%zu W%d %-5s %-3s %-9s: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL",
                hc->nx, hc->ny, hc->nz, hc->window, hc->border == PTREG_HARRIS_BORDER_SKIP ? "skip" : "clamp",
-               types[hc->type], ptreg_harris3d_method_name(m), detail, ptreg_time_ms() - t0, take_digest());
+               types[hc->type], harris3d_method_name(m), detail, ptreg_time_ms() - t0, take_digest());
         *passed += ok;
         *failed += !ok;
         harris_run_free(&a);
         harris_run_free(&b);
     }
-    ptreg_harris3d_device_close(hd);
+    harris3d_device_close(hd);
     ptreg_harris3d_result_free(&cpu);
     ptreg_volume_free(&vol);
 }

@@ -64,17 +64,17 @@ static int cpu_sums(const double *rows, size_t n, const float *cols, size_t m, d
     return rc;
 }
 
-static ptreg_status device_sums(ptreg_dev *dev, const double *rows, size_t n, const float *cols, size_t m,
+static ptreg_status device_sums(dev_handle *dev, const double *rows, size_t n, const float *cols, size_t m,
                                 double scale, ptreg_precision prec, unsigned splits, double *out, unsigned *used,
                                 ptreg_error *err)
 {
-    ptreg_pair_device *pd;
-    ptreg_status st = ptreg_pair_device_create(dev, &ptreg_emicp_kernels, cols, m, prec, NULL, n, splits, &pd, err);
+    pair_device_state *pd;
+    ptreg_status st = pair_device_create(dev, &emicp_kernels, cols, m, prec, NULL, n, splits, &pd, err);
     if (st)
         return st;
-    st = ptreg_pair_device_gauss(pd, rows, n, scale, out, out + n, out + 2 * n, err);
+    st = pair_device_gauss(pd, rows, n, scale, out, out + n, out + 2 * n, err);
     *used = pd->splits;
-    ptreg_pair_device_free(pd);
+    pair_device_free(pd);
     return st;
 }
 
@@ -88,7 +88,7 @@ static void set_exp(const char *which)
 
 /* One precision (and exp) of one case: device against CPU, twice for the
  * bits. Returns 1 ok, 0 failed. */
-static int estep_precision(ptreg_dev *dev, const estep_case *ec, ptreg_precision prec, const char *exp_name,
+static int estep_precision(dev_handle *dev, const estep_case *ec, ptreg_precision prec, const char *exp_name,
                            const double *rows, const float *cols, const double *ref64, char *detail, size_t size)
 {
     const size_t n = ec->n, m = ec->m;
@@ -127,7 +127,7 @@ static int estep_precision(ptreg_dev *dev, const estep_case *ec, ptreg_precision
     return ok;
 }
 
-static void run_estep_cases(ptreg_dev *dev, int *passed, int *failed)
+static void run_estep_cases(dev_handle *dev, int *passed, int *failed)
 {
     for (size_t k = 0; k < sizeof estep_cases / sizeof estep_cases[0]; k++) {
         const estep_case *ec = &estep_cases[k];
@@ -254,10 +254,10 @@ static ptreg_status device_objective(const lddmm_case *lc, const ptreg_lddmm_opt
 {
     if (!lc->splits)
         return ptreg_lddmm_objective(q0, target, lc->n, p0, o, f, grad, NULL, err);
-    ptreg_lddmm_device *d;
-    ptreg_status st = ptreg_lddmm_device_open(&o->device, q0, lc->n, o, lc->splits, &d, err);
-    st = st ? st : ptreg_lddmm_device_evaluate(d, target, p0, f, grad, NULL, err);
-    ptreg_lddmm_device_close(d);
+    lddmm_device_run *d;
+    ptreg_status st = lddmm_device_open(&o->device, q0, lc->n, o, lc->splits, &d, err);
+    st = st ? st : lddmm_device_evaluate(d, target, p0, f, grad, NULL, err);
+    lddmm_device_close(d);
     return st;
 }
 
@@ -325,7 +325,7 @@ done:
 
 /* Every all-pairs operation on one device (quick: not the study's 1847
  * landmarks). */
-static void run_pair_operations(const ptreg_device_info *info, ptreg_dev *dev, int quick, int *passed, int *failed)
+static void run_pair_operations(const ptreg_device_info *info, dev_handle *dev, int quick, int *passed, int *failed)
 {
     run_estep_cases(dev, passed, failed);
     for (size_t p = 0; p < 3; p++) {

@@ -97,8 +97,8 @@ static void test_same_as_emicp(int ragged, int shared)
     ptreg_batch_options o; /* the CPU's lanes (auto would take a GPU) */
     ptreg_batch_options_default(&o);
     o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
-    for (int isa = 0; isa <= (int)ptreg_cpu_best_isa(); isa++) {
-        ptreg_cpu_set_isa(isa);
+    for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
+        cpu_set_isa(isa);
         ptreg_batch_stats st;
         ptreg_error err;
         CHECK_MSG(ptreg_batch_register(&d.set, &o, T, it, why, &st, &err) == PTREG_OK, "%s", err.message);
@@ -108,10 +108,10 @@ static void test_same_as_emicp(int ragged, int shared)
             differ += memcmp(E, T + 16 * i, sizeof E) != 0;
         }
         CHECK_MSG(differ == 0, "ISA %s, ragged %d, shared %d: %zu of %zu pairs differ from ptreg_emicp",
-                  ptreg_isa_name((ptreg_isa)isa), ragged, shared, differ, n);
+                  isa_level_name((isa_level)isa), ragged, shared, differ, n);
         CHECK(st.pairs == n && st.pair_terms > 0);
     }
-    ptreg_cpu_set_isa(-1);
+    cpu_set_isa(-1);
     free(T), free(it), free(why);
     free_pairs(&d);
 }

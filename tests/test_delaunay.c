@@ -72,10 +72,10 @@ static void check_walks(const char *what, const ptreg_model_index *idx, const re
     uint32_t *got = malloc(nq * sizeof *got), *seed = malloc(nq * sizeof *seed);
     float *d2 = malloc(nq * sizeof *d2);
     ptreg_walk_stats stats;
-    int best_isa = ptreg_cpu_best_isa();
+    int best_isa = cpu_best_isa();
     for (int isa = 0; isa <= best_isa; isa++) {
-        ptreg_cpu_set_isa(isa);
-        const char *isa_name = ptreg_isa_name((ptreg_isa)isa);
+        cpu_set_isa(isa);
+        const char *isa_name = isa_level_name((isa_level)isa);
         for (int s = PTREG_NN_KDTREE; s <= PTREG_NN_DELAUNAY_PNN; s++)
             for (int seeds = 0; seeds < (s == PTREG_NN_DELAUNAY_PNN ? 4 : 1); seeds++) {
                 /* seeds: none, the answers, arbitrary points, "no neighbor" */
@@ -95,7 +95,7 @@ static void check_walks(const char *what, const ptreg_model_index *idx, const re
                               (unsigned long long)stats.steps);
             }
     }
-    ptreg_cpu_set_isa(-1);
+    cpu_set_isa(-1);
     free(got), free(seed), free(d2);
 }
 
@@ -223,11 +223,11 @@ static void check_memory_rounds(const char *what, const float *t, size_t m, floa
     const ptreg_kdtree *tree = idx->tree;
     uint32_t *slot = malloc(nq * sizeof *slot), *got = malloc(nq * sizeof *got);
     float *d2 = malloc(nq * sizeof *d2), *moved = malloc(3 * nq * sizeof *moved);
-    ptreg_dt_memory *mem = malloc(nq * sizeof *mem);
+    dt_memory *mem = malloc(nq * sizeof *mem);
     ptreg_rng rng;
-    int best_isa = ptreg_cpu_best_isa();
+    int best_isa = cpu_best_isa();
     for (int isa = 0; isa <= best_isa; isa++) {
-        ptreg_cpu_set_isa(isa);
+        cpu_set_isa(isa);
         ptreg_rng_seed(&rng, seed);
         memcpy(moved, q, 3 * nq * sizeof *moved);
         uint64_t kept = 0, walked = 0;
@@ -244,14 +244,14 @@ static void check_memory_rounds(const char *what, const float *t, size_t m, floa
                 got[i] = tree->index[slot[i]];
             size_t bad = count_wrong(&ref, got, d2, nq);
             CHECK_MSG(bad == 0, "%s: round %d (%s) differs on %zu of %zu queries", what, round,
-                      ptreg_isa_name((ptreg_isa)isa), bad, nq);
+                      isa_level_name((isa_level)isa), bad, nq);
             free_reference(&ref);
             kept += stats.kept, walked += stats.queries - stats.kept;
         }
         CHECK_MSG(kept > nq && walked > nq, "%s: %llu kept, %llu walked: the test misses a path", what,
                   (unsigned long long)kept, (unsigned long long)walked);
     }
-    ptreg_cpu_set_isa(-1);
+    cpu_set_isa(-1);
     ptreg_model_index_destroy(idx);
     free(slot), free(got), free(d2), free(moved), free(mem);
 }

@@ -120,29 +120,29 @@ static float tree_sum(const float *x, size_t n, size_t g, size_t wg)
     return tile[0];
 }
 
-static void test_block_sums(ptreg_dev *dev, const char *name)
+static void test_block_sums(dev_handle *dev, const char *name)
 {
     const size_t wg = 64, sizes[] = {1, wg - 1, wg, wg + 1, 1000};
-    ptreg_dprogram *prog;
-    ptreg_dkernel *sum, *total;
+    dprogram *prog;
+    dkernel *sum, *total;
     ptreg_error err;
-    const int built = ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK;
+    const int built = dev_program(dev, &basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK;
     CHECK_MSG(built, "%s: %s", name, err.message);
     if (!built)
         return;
-    REQUIRE(ptreg_dev_kernel(prog, "ptreg_basics_block_sum", &sum, &err) == PTREG_OK);
-    int fp64 = dev->info.fp64 && ptreg_dev_kernel(prog, "ptreg_basics_total", &total, &err) == PTREG_OK;
+    REQUIRE(dev_kernel(prog, "ptreg_basics_block_sum", &sum, &err) == PTREG_OK);
+    int fp64 = dev->info.fp64 && dev_kernel(prog, "ptreg_basics_total", &total, &err) == PTREG_OK;
     for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         size_t n = sizes[s], groups = (n + wg - 1) / wg;
         float *x = malloc(n * sizeof *x), *partial = malloc(groups * sizeof *partial);
         for (size_t i = 0; i < n; i++)
             x[i] = (float)((i * 2654435761u) % 1000u) / 7.0f - 60.0f;
-        ptreg_dbuf *bx, *bp, *bt = NULL;
-        CHECK(ptreg_dbuf_upload(dev, x, n * sizeof *x, &bx, &err) == PTREG_OK);
-        CHECK(ptreg_dbuf_alloc(dev, groups * sizeof(float), &bp, &err) == PTREG_OK);
-        ptreg_karg args[] = {KARG_BUF(bx), KARG_U32(n), KARG_BUF(bp)};
-        CHECK_MSG(ptreg_dev_launch(sum, n, wg, 3, args, &err) == PTREG_OK, "%s", err.message);
-        CHECK(ptreg_dbuf_read(bp, 0, partial, groups * sizeof *partial, &err) == PTREG_OK);
+        dbuf *bx, *bp, *bt = NULL;
+        CHECK(dbuf_upload(dev, x, n * sizeof *x, &bx, &err) == PTREG_OK);
+        CHECK(dbuf_alloc(dev, groups * sizeof(float), &bp, &err) == PTREG_OK);
+        karg args[] = {KARG_BUF(bx), KARG_U32(n), KARG_BUF(bp)};
+        CHECK_MSG(dev_launch(sum, n, wg, 3, args, &err) == PTREG_OK, "%s", err.message);
+        CHECK(dbuf_read(bp, 0, partial, groups * sizeof *partial, &err) == PTREG_OK);
         size_t bad = 0;
         double host_total = 0.0;
         for (size_t g = 0; g < groups; g++) {
@@ -154,69 +154,69 @@ static void test_block_sums(ptreg_dev *dev, const char *name)
                   groups);
         if (fp64) {
             double got = 0.0;
-            CHECK(ptreg_dbuf_alloc(dev, sizeof(double), &bt, &err) == PTREG_OK);
-            ptreg_karg targs[] = {KARG_BUF(bp), KARG_U32(groups), KARG_BUF(bt)};
-            CHECK(ptreg_dev_launch(total, 1, 1, 3, targs, &err) == PTREG_OK);
-            CHECK(ptreg_dbuf_read(bt, 0, &got, sizeof got, &err) == PTREG_OK);
+            CHECK(dbuf_alloc(dev, sizeof(double), &bt, &err) == PTREG_OK);
+            karg targs[] = {KARG_BUF(bp), KARG_U32(groups), KARG_BUF(bt)};
+            CHECK(dev_launch(total, 1, 1, 3, targs, &err) == PTREG_OK);
+            CHECK(dbuf_read(bt, 0, &got, sizeof got, &err) == PTREG_OK);
             CHECK_MSG(got == host_total, "%s: total %.17g, host %.17g", name, got, host_total);
         }
-        ptreg_dbuf_free(bx);
-        ptreg_dbuf_free(bp);
-        ptreg_dbuf_free(bt);
+        dbuf_free(bx);
+        dbuf_free(bp);
+        dbuf_free(bt);
         free(x);
         free(partial);
     }
 }
 
-static void test_buffers(ptreg_dev *dev, const char *name)
+static void test_buffers(dev_handle *dev, const char *name)
 {
     ptreg_error err;
     uint32_t in[100], out[100];
     for (int i = 0; i < 100; i++)
         in[i] = 3u * (uint32_t)i + 7u;
-    ptreg_dbuf *a, *b;
-    CHECK(ptreg_dbuf_upload(dev, in, sizeof in, &a, &err) == PTREG_OK);
-    CHECK(ptreg_dbuf_alloc(dev, sizeof in, &b, &err) == PTREG_OK);
-    CHECK(ptreg_dbuf_fill(b, 0, sizeof in, 0xdeadbeefu, &err) == PTREG_OK);
-    CHECK(ptreg_dbuf_copy(b, 40, a, 0, 80, &err) == PTREG_OK);
-    CHECK(ptreg_dbuf_read(b, 0, out, sizeof out, &err) == PTREG_OK);
+    dbuf *a, *b;
+    CHECK(dbuf_upload(dev, in, sizeof in, &a, &err) == PTREG_OK);
+    CHECK(dbuf_alloc(dev, sizeof in, &b, &err) == PTREG_OK);
+    CHECK(dbuf_fill(b, 0, sizeof in, 0xdeadbeefu, &err) == PTREG_OK);
+    CHECK(dbuf_copy(b, 40, a, 0, 80, &err) == PTREG_OK);
+    CHECK(dbuf_read(b, 0, out, sizeof out, &err) == PTREG_OK);
     int ok = 1;
     for (int i = 0; i < 100; i++)
         ok &= out[i] == (i >= 10 && i < 30 ? in[i - 10] : 0xdeadbeefu);
     CHECK_MSG(ok, "%s: fill and copy", name);
-    CHECK(ptreg_dbuf_write(b, 4, in, 8, &err) == PTREG_OK);
-    CHECK(ptreg_dbuf_read(b, 0, out, 12, &err) == PTREG_OK);
+    CHECK(dbuf_write(b, 4, in, 8, &err) == PTREG_OK);
+    CHECK(dbuf_read(b, 0, out, 12, &err) == PTREG_OK);
     CHECK(out[0] == 0xdeadbeefu && out[1] == in[0] && out[2] == in[1]);
     /* out of range is refused before the backend sees it */
-    CHECK(ptreg_dbuf_read(b, 396, out, 8, &err) == PTREG_ERR_ARG);
-    CHECK(ptreg_dbuf_write(b, 401, in, 0, &err) == PTREG_ERR_ARG);
-    ptreg_dbuf_free(a);
-    ptreg_dbuf_free(b);
+    CHECK(dbuf_read(b, 396, out, 8, &err) == PTREG_ERR_ARG);
+    CHECK(dbuf_write(b, 401, in, 0, &err) == PTREG_ERR_ARG);
+    dbuf_free(a);
+    dbuf_free(b);
 }
 
 /* A kernel that writes one word past its buffer is caught by the guard. */
-static void test_guards(ptreg_dev *dev, const char *name)
+static void test_guards(dev_handle *dev, const char *name)
 {
     ptreg_error err;
-    ptreg_dprogram *prog;
-    ptreg_dkernel *iota;
-    REQUIRE(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK);
-    REQUIRE(ptreg_dev_kernel(prog, "ptreg_basics_iota", &iota, &err) == PTREG_OK);
+    dprogram *prog;
+    dkernel *iota;
+    REQUIRE(dev_program(dev, &basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK);
+    REQUIRE(dev_kernel(prog, "ptreg_basics_iota", &iota, &err) == PTREG_OK);
     int was = dev->check_guards;
     uint64_t before = dev->guard_violations;
     dev->check_guards = 1;
     for (uint32_t extra = 0; extra < 2; extra++) {
-        ptreg_dbuf *b;
+        dbuf *b;
         uint32_t out[50];
-        CHECK(ptreg_dbuf_alloc(dev, sizeof out, &b, &err) == PTREG_OK);
-        ptreg_karg args[] = {KARG_BUF(b), KARG_U32(50 + extra), KARG_U32(5), KARG_U32(1)};
-        CHECK(ptreg_dev_launch(iota, 50 + extra, 64, 4, args, &err) == PTREG_OK);
-        CHECK(ptreg_dbuf_read(b, 0, out, sizeof out, &err) == PTREG_OK);
+        CHECK(dbuf_alloc(dev, sizeof out, &b, &err) == PTREG_OK);
+        karg args[] = {KARG_BUF(b), KARG_U32(50 + extra), KARG_U32(5), KARG_U32(1)};
+        CHECK(dev_launch(iota, 50 + extra, 64, 4, args, &err) == PTREG_OK);
+        CHECK(dbuf_read(b, 0, out, sizeof out, &err) == PTREG_OK);
         int ok = 1;
         for (uint32_t i = 0; i < 50; i++)
             ok &= out[i] == 5 * i + 1;
         CHECK_MSG(ok, "%s: iota", name);
-        ptreg_dbuf_free(b);
+        dbuf_free(b);
         CHECK_MSG(dev->guard_violations == before + extra, "%s: %llu guard violations after %u words too many", name,
                   (unsigned long long)(dev->guard_violations - before), extra);
     }
@@ -224,26 +224,26 @@ static void test_guards(ptreg_dev *dev, const char *name)
     dev->check_guards = was;
 }
 
-static void test_programs(ptreg_dev *dev, const char *name)
+static void test_programs(dev_handle *dev, const char *name)
 {
     ptreg_error err;
-    ptreg_dprogram *p1, *p2, *p3;
-    REQUIRE(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p1, &err) == PTREG_OK);
-    REQUIRE(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p2, &err) == PTREG_OK);
+    dprogram *p1, *p2, *p3;
+    REQUIRE(dev_program(dev, &basics_kernels, "-DWG=64", &p1, &err) == PTREG_OK);
+    REQUIRE(dev_program(dev, &basics_kernels, "-DWG=64", &p2, &err) == PTREG_OK);
     CHECK_MSG(p1 == p2, "%s: the same program and options were built twice", name);
-    REQUIRE(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=128", &p3, &err) == PTREG_OK);
+    REQUIRE(dev_program(dev, &basics_kernels, "-DWG=128", &p3, &err) == PTREG_OK);
     CHECK(p3 != p1);
-    ptreg_dkernel *k1, *k2;
-    REQUIRE(ptreg_dev_kernel(p1, "ptreg_basics_iota", &k1, &err) == PTREG_OK);
-    CHECK(ptreg_dev_kernel(p1, "ptreg_basics_iota", &k2, &err) == PTREG_OK && k1 == k2);
+    dkernel *k1, *k2;
+    REQUIRE(dev_kernel(p1, "ptreg_basics_iota", &k1, &err) == PTREG_OK);
+    CHECK(dev_kernel(p1, "ptreg_basics_iota", &k2, &err) == PTREG_OK && k1 == k2);
     /* errors name the device and what failed */
-    CHECK(ptreg_dev_kernel(p1, "no_such_kernel", &k2, &err) == PTREG_ERR_RUNTIME);
+    CHECK(dev_kernel(p1, "no_such_kernel", &k2, &err) == PTREG_ERR_RUNTIME);
     CHECK_MSG(strstr(err.message, "no_such_kernel") && strstr(err.message, dev->label), "%s", err.message);
-    CHECK(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=", &p2, &err) == PTREG_ERR_RUNTIME);
+    CHECK(dev_program(dev, &basics_kernels, "-DWG=", &p2, &err) == PTREG_ERR_RUNTIME);
     CHECK_MSG(strstr(err.message, "basics"), "%s", err.message);
     static const char *const missing_files[] = {"nn/missing.cl", NULL};
-    static const ptreg_kernel_program missing = {"missing", missing_files};
-    CHECK(ptreg_dev_program(dev, &missing, "", &p2, &err) == PTREG_ERR_RUNTIME);
+    static const kernel_program missing = {"missing", missing_files};
+    CHECK(dev_program(dev, &missing, "", &p2, &err) == PTREG_ERR_RUNTIME);
     CHECK_MSG(strstr(err.message, "nn/missing.cl"), "%s", err.message);
 }
 
@@ -252,33 +252,33 @@ static void test_programs(ptreg_dev *dev, const char *name)
  * with a message, before the driver fails it; a buffer larger than an
  * OpenCL device's largest allocation is refused as such, not as memory
  * running out. */
-static void test_limits(ptreg_dev *dev, const char *name)
+static void test_limits(dev_handle *dev, const char *name)
 {
     ptreg_error err;
-    ptreg_dprogram *p;
-    ptreg_dkernel *k;
-    REQUIRE(ptreg_dev_program(dev, &ptreg_basics_kernels, "-DWG=64", &p, &err) == PTREG_OK);
-    REQUIRE(ptreg_dev_kernel(p, "ptreg_basics_iota", &k, &err) == PTREG_OK);
+    dprogram *p;
+    dkernel *k;
+    REQUIRE(dev_program(dev, &basics_kernels, "-DWG=64", &p, &err) == PTREG_OK);
+    REQUIRE(dev_kernel(p, "ptreg_basics_iota", &k, &err) == PTREG_OK);
     CHECK_MSG(k->max_threads >= 64 && k->max_threads <= (dev->info.max_work_group > 64 ? dev->info.max_work_group : 64),
               "%s: iota runs in groups of up to %zu", name, k->max_threads);
     const size_t real = k->max_threads;
-    ptreg_dbuf *out;
-    CHECK(ptreg_dbuf_alloc(dev, 64 * 4, &out, &err) == PTREG_OK);
-    const ptreg_karg args[] = {KARG_BUF(out), KARG_U32(64), KARG_U32(1), KARG_U32(0)};
+    dbuf *out;
+    CHECK(dbuf_alloc(dev, 64 * 4, &out, &err) == PTREG_OK);
+    const karg args[] = {KARG_BUF(out), KARG_U32(64), KARG_U32(1), KARG_U32(0)};
     k->max_threads = 32;
-    CHECK(ptreg_dev_launch(k, 64, 64, 4, args, &err) == PTREG_ERR_UNSUPPORTED);
+    CHECK(dev_launch(k, 64, 64, 4, args, &err) == PTREG_ERR_UNSUPPORTED);
     CHECK_MSG(strstr(err.message, "ptreg_basics_iota") && strstr(err.message, "at most 32"), "%s", err.message);
     k->max_threads = real;
-    CHECK(ptreg_dev_launch(k, 64, 64, 4, args, &err) == PTREG_OK);
-    ptreg_dbuf_free(out);
-    ptreg_dbuf *huge = NULL;
-    const ptreg_status st = ptreg_dbuf_alloc(dev, (size_t)1 << 34, &huge, &err);
+    CHECK(dev_launch(k, 64, 64, 4, args, &err) == PTREG_OK);
+    dbuf_free(out);
+    dbuf *huge = NULL;
+    const ptreg_status st = dbuf_alloc(dev, (size_t)1 << 34, &huge, &err);
     if (dev->info.device.backend == PTREG_BACKEND_OPENCL && st == PTREG_ERR_UNSUPPORTED)
         CHECK_MSG(strstr(err.message, "largest allocation"), "%s", err.message);
     else
         CHECK_MSG(st == PTREG_OK || st == PTREG_ERR_NOMEM, "%s: 16 GiB: %s", name, err.message);
     if (!st)
-        ptreg_dbuf_free(huge);
+        dbuf_free(huge);
     if (strstr(dev->info.platform, "Portable Computing Language")) /* POCL's largest is 1 GiB or so */
         CHECK_MSG(st == PTREG_ERR_UNSUPPORTED, "%s: 16 GiB: %d", name, (int)st);
 }
@@ -295,12 +295,12 @@ static void test_kernel_cache(void)
     const char image[] = "not really a cubin";
     void *got = NULL;
     size_t size = 0;
-    CHECK(!ptreg_kernel_cache_load("cubin", parts, 4, &got, &size));
-    ptreg_kernel_cache_store("cubin", parts, 4, image, sizeof image);
-    CHECK(ptreg_kernel_cache_load("cubin", parts, 4, &got, &size) && size == sizeof image && !memcmp(got, image, size));
+    CHECK(!kernel_cache_load("cubin", parts, 4, &got, &size));
+    kernel_cache_store("cubin", parts, 4, image, sizeof image);
+    CHECK(kernel_cache_load("cubin", parts, 4, &got, &size) && size == sizeof image && !memcmp(got, image, size));
     free(got);
-    ptreg_kernel_cache_forget("cubin", parts, 4);
-    CHECK(!ptreg_kernel_cache_load("cubin", parts, 4, &got, &size));
+    kernel_cache_forget("cubin", parts, 4);
+    CHECK(!kernel_cache_load("cubin", parts, 4, &got, &size));
     if (was)
         setenv("PTREG_KERNEL_CACHE", was, 1);
     else
@@ -309,19 +309,19 @@ static void test_kernel_cache(void)
     CHECK(rmdir(dir) == 0);
 }
 
-static void test_events(ptreg_dev *dev, const char *name)
+static void test_events(dev_handle *dev, const char *name)
 {
     ptreg_error err;
-    ptreg_devent a, b;
+    devent a, b;
     double ms = -1.0;
-    CHECK(ptreg_dev_event_record(dev, &a, &err) == PTREG_OK);
+    CHECK(dev_event_record(dev, &a, &err) == PTREG_OK);
     test_buffers(dev, name);
-    CHECK(ptreg_dev_event_record(dev, &b, &err) == PTREG_OK);
-    CHECK_MSG(ptreg_dev_event_elapsed(&a, &b, &ms, &err) == PTREG_OK, "%s", err.message);
+    CHECK(dev_event_record(dev, &b, &err) == PTREG_OK);
+    CHECK_MSG(dev_event_elapsed(&a, &b, &ms, &err) == PTREG_OK, "%s", err.message);
     CHECK_MSG(ms >= 0.0 && ms < 60000.0, "%s: %g ms between events", name, ms);
-    ptreg_dev_event_free(&a);
-    ptreg_dev_event_free(&b);
-    CHECK(ptreg_dev_finish(dev, &err) == PTREG_OK);
+    dev_event_free(&a);
+    dev_event_free(&b);
+    CHECK(dev_finish(dev, &err) == PTREG_OK);
 }
 
 static int wanted(const ptreg_device_info *d)
@@ -344,11 +344,11 @@ int main(void)
     for (size_t i = 0; i < count; i++) {
         if (list[i].device.backend == PTREG_BACKEND_CPU || !wanted(&list[i]))
             continue;
-        ptreg_dev *dev;
+        dev_handle *dev;
         ptreg_error err;
         char name[32];
         ptreg_device_format(&list[i].device, name, sizeof name);
-        if (ptreg_dev_get(&list[i].device, &dev, &err)) {
+        if (dev_get(&list[i].device, &dev, &err)) {
             CHECK_MSG(0, "%s: %s", name, err.message);
             continue;
         }
@@ -362,7 +362,7 @@ int main(void)
         test_events(dev, name);
         /* closed, then opened again on the next use */
         ptreg_devices_release();
-        CHECK_MSG(ptreg_dev_get(&list[i].device, &dev, &err) == PTREG_OK, "%s: reopening: %s", name, err.message);
+        CHECK_MSG(dev_get(&list[i].device, &dev, &err) == PTREG_OK, "%s: reopening: %s", name, err.message);
         test_buffers(dev, name);
         test_block_sums(dev, name);
         ptreg_devices_release();

@@ -255,46 +255,46 @@ static ptreg_status cpu_nearest(const parity_case *pc, const clouds *c, const pt
                                      pc->op == OP_KDTREE ? NULL : &a->stats, err);
 }
 
-static ptreg_status device_nearest(const parity_case *pc, const clouds *c, ptreg_nn_device *dm,
+static ptreg_status device_nearest(const parity_case *pc, const clouds *c, nn_device_model *dm,
                                    const uint32_t *seeds, nn_answer *a, ptreg_error *err)
 {
-    ptreg_dev *dev = dm->dev;
+    dev_handle *dev = dm->dev;
     const ptreg_kdtree *t = dm->index->tree;
-    size_t n = c->n, groups = ptreg_device_groups(n);
+    size_t n = c->n, groups = device_groups(n);
     uint32_t *slots = malloc(n * sizeof *slots);
     if (!slots)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
         slots[i] = seeds && seeds[i] != PTREG_NO_NEIGHBOR ? t->slot[seeds[i]] : PTREG_NO_NEIGHBOR;
-    ptreg_dbuf *q = NULL, *near = NULL, *d2 = NULL, *info = NULL, *part = NULL, *stats = NULL;
-    ptreg_status st = ptreg_dbuf_upload(dev, c->queries, 3 * n * sizeof(float), &q, err);
-    st = st ? st : ptreg_dbuf_upload(dev, slots, n * sizeof *slots, &near, err);
-    st = st ? st : ptreg_dbuf_alloc(dev, n * sizeof(float), &d2, err);
-    st = st ? st : ptreg_dbuf_alloc(dev, n * sizeof(uint32_t), &info, err);
-    st = st ? st : ptreg_dbuf_alloc(dev, groups * PTREG_WALK_FIELDS * sizeof(uint64_t), &part, err);
-    st = st ? st : ptreg_dbuf_alloc(dev, PTREG_WALK_FIELDS * sizeof(uint64_t), &stats, err);
+    dbuf *q = NULL, *near = NULL, *d2 = NULL, *info = NULL, *part = NULL, *stats = NULL;
+    ptreg_status st = dbuf_upload(dev, c->queries, 3 * n * sizeof(float), &q, err);
+    st = st ? st : dbuf_upload(dev, slots, n * sizeof *slots, &near, err);
+    st = st ? st : dbuf_alloc(dev, n * sizeof(float), &d2, err);
+    st = st ? st : dbuf_alloc(dev, n * sizeof(uint32_t), &info, err);
+    st = st ? st : dbuf_alloc(dev, groups * PTREG_WALK_FIELDS * sizeof(uint64_t), &part, err);
+    st = st ? st : dbuf_alloc(dev, PTREG_WALK_FIELDS * sizeof(uint64_t), &stats, err);
     int start = pc->op == OP_WALK_FIXED   ? PTREG_WALK_FIXED
                 : pc->op == OP_WALK_KDANN ? PTREG_WALK_KDANN
                                           : PTREG_WALK_SEED;
     if (!st && pc->op == OP_BRUTE)
-        st = ptreg_nn_device_brute(dm, q, n, near, d2, err);
+        st = nn_device_brute(dm, q, n, near, d2, err);
     else if (!st && pc->op == OP_KDTREE)
-        st = ptreg_nn_device_kdtree(dm, q, n, near, d2, err);
+        st = nn_device_kdtree(dm, q, n, near, d2, err);
     else if (!st) {
-        st = ptreg_nn_device_walk(dm, q, n, start, near, d2, NULL, info, err);
-        st = st ? st : ptreg_nn_device_walk_stats(dm, info, n, part, stats, 0, err);
+        st = nn_device_walk(dm, q, n, start, near, d2, NULL, info, err);
+        st = st ? st : nn_device_walk_stats(dm, info, n, part, stats, 0, err);
     }
     uint64_t words[PTREG_WALK_FIELDS] = {0};
-    st = st ? st : ptreg_dbuf_read(near, 0, a->index, n * sizeof(uint32_t), err);
-    st = st ? st : ptreg_dbuf_read(d2, 0, a->dist2, n * sizeof(float), err);
+    st = st ? st : dbuf_read(near, 0, a->index, n * sizeof(uint32_t), err);
+    st = st ? st : dbuf_read(d2, 0, a->dist2, n * sizeof(float), err);
     if (!st && pc->op >= OP_WALK_FIXED)
-        st = ptreg_dbuf_read(stats, 0, words, sizeof words, err);
-    ptreg_walk_stats_from_words(words, &a->stats);
+        st = dbuf_read(stats, 0, words, sizeof words, err);
+    walk_stats_from_words(words, &a->stats);
     for (size_t i = 0; !st && pc->op != OP_BRUTE && i < n; i++)
         a->index[i] = a->index[i] == PTREG_NO_NEIGHBOR ? PTREG_NO_NEIGHBOR : t->index[a->index[i]];
-    ptreg_dbuf *all[] = {q, near, d2, info, part, stats};
+    dbuf *all[] = {q, near, d2, info, part, stats};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        ptreg_dbuf_free(all[i]);
+        dbuf_free(all[i]);
     free(slots);
     return st;
 }
@@ -306,16 +306,16 @@ static int nn_answers_alloc(nn_answer *a, size_t n)
     return a->index && a->dist2 ? 0 : -1;
 }
 
-static int run_nn_case(ptreg_dev *dev, const parity_case *pc, const clouds *c, char *detail, size_t size)
+static int run_nn_case(dev_handle *dev, const parity_case *pc, const clouds *c, char *detail, size_t size)
 {
     ptreg_model_index *idx = NULL;
-    ptreg_nn_device *dm = NULL;
+    nn_device_model *dm = NULL;
     ptreg_error err;
     nn_answer ref = {0}, got = {0};
     uint32_t *seeds = pc->op == OP_WALK_SEED ? make_seeds(c->n, c->m, pc->seed) : NULL;
     int ok = 0;
     if (ptreg_model_index_create(c->model, c->m, NULL, &idx, &err) ||
-        ptreg_nn_device_create(dev, idx, 1, &dm, &err) || nn_answers_alloc(&ref, c->n) ||
+        nn_device_create(dev, idx, 1, &dm, &err) || nn_answers_alloc(&ref, c->n) ||
         nn_answers_alloc(&got, c->n)) {
         snprintf(detail, size, "set-up failed: %s", err.message);
         goto done;
@@ -350,7 +350,7 @@ static int run_nn_case(ptreg_dev *dev, const parity_case *pc, const clouds *c, c
 done:
     free(seeds);
     free(ref.index), free(ref.dist2), free(got.index), free(got.dist2);
-    ptreg_nn_device_destroy(dm);
+    nn_device_destroy(dm);
     ptreg_model_index_destroy(idx);
     return ok;
 }
@@ -771,11 +771,11 @@ static int wanted(const ptreg_device_info *d)
 
 static void run_device(const ptreg_device_info *info, int quick, int *passed, int *failed)
 {
-    ptreg_dev *dev;
+    dev_handle *dev;
     ptreg_error err;
     char name[32];
     ptreg_device_format(&info->device, name, sizeof name);
-    if (ptreg_dev_get(&info->device, &dev, &err)) {
+    if (dev_get(&info->device, &dev, &err)) {
         printf("FAIL %s: %s\n", name, err.message);
         ++*failed;
         return;

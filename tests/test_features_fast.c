@@ -237,7 +237,7 @@ static void test_kernel_bins(void)
     kernels[2] = feat_pair_bins_avx512;
 #endif
     size_t checked = 0;
-    for (int isa = 0; isa <= (int)ptreg_cpu_best_isa(); isa++)
+    for (int isa = 0; isa <= (int)cpu_best_isa(); isa++)
         for (int first = 0; first < 2; first++)
             for (int split = 5; split <= 11; split += 6) {
                 feat_pair_batch b = {p, n, first, x, y, z, nx, ny, nz, m, split, bins, bins + m, bins + 2 * m};
@@ -254,7 +254,7 @@ static void test_kernel_bins(void)
                     checked++;
                 }
                 CHECK_MSG(wrong == 0, "ISA %s, fixed %s, %d bins: %zu of %zu pairs binned differently",
-                          ptreg_isa_name((ptreg_isa)isa), first ? "first" : "second", split, wrong, m);
+                          isa_level_name((isa_level)isa), first ? "first" : "second", split, wrong, m);
             }
     CHECK(checked >= 4 * m);
     /* theta on a bin edge: w.n_t / u.n_t at the edge's angle, so that the
@@ -268,12 +268,12 @@ static void test_kernel_bins(void)
         float tn[3] = {0.0f, (float)sin(angle), (float)cos(angle)};
         float o[3] = {0, 1, 0};
         feat_pair_batch b = {p, n, 1, o, o + 1, o + 2, tn, tn + 1, tn + 2, 1, 11, bins, bins + 1, bins + 2};
-        for (int isa = 0; isa <= (int)ptreg_cpu_best_isa(); isa++) {
+        for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
             kernels[isa](&b);
             int32_t ex[3];
             feat_pair_bins_exact(p, n, o, tn, 11, ex);
             CHECK_MSG(ex[0] == bins[0] && ex[1] == bins[1] && ex[2] == bins[2], "edge %d, ISA %s: (%d %d %d) vs (%d %d %d)",
-                      e, ptreg_isa_name((ptreg_isa)isa), bins[0], bins[1], bins[2], ex[0], ex[1], ex[2]);
+                      e, isa_level_name((isa_level)isa), bins[0], bins[1], bins[2], ex[0], ex[1], ex[2]);
             edge_pairs++;
         }
     }
@@ -318,17 +318,17 @@ static void test_fast_equals_reference(void)
             CHECK(fn(xyz, nrm, n, &o, ref, &miss_ref, NULL) == PTREG_OK);
             CHECK_MSG(miss_ref > 0 && miss_ref < 200, "%zu NaN rows around one NaN normal", miss_ref);
             o.reference = 0;
-            for (int isa = 0; isa <= (int)ptreg_cpu_best_isa(); isa++) {
-                ptreg_cpu_set_isa(isa);
+            for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
+                cpu_set_isa(isa);
                 CHECK(fn(xyz, nrm, n, &o, fast, &miss_fast, NULL) == PTREG_OK);
                 CHECK(miss_fast == miss_ref);
                 /* memcmp: NaN rows are the same NaN bits */
                 CHECK_MSG(!memcmp(ref, fast, n * (size_t)bins * sizeof *ref),
                           "%s k %zu r %g, ISA %s: fast path differs from the reference",
                           kind == 0 ? "pfh" : kind == 1 ? "fpfh" : "fpfh open3d", hoods[h].k, hoods[h].radius,
-                          ptreg_isa_name((ptreg_isa)isa));
+                          isa_level_name((isa_level)isa));
             }
-            ptreg_cpu_set_isa(-1);
+            cpu_set_isa(-1);
         }
     free(ref);
     free(fast);

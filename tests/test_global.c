@@ -61,19 +61,19 @@ static void test_matches(void)
                 bd = d, plain[i] = (uint32_t)j;
         }
     }
-    for (int isa = 0; isa <= (int)ptreg_cpu_best_isa(); isa++)
+    for (int isa = 0; isa <= (int)cpu_best_isa(); isa++)
         for (int threads = 1; threads <= 2; threads++) {
-            ptreg_cpu_set_isa(isa);
+            cpu_set_isa(isa);
             ptreg_set_num_threads(threads);
             CHECK(ptreg_match_features(fs, ns, ft, nt, 33, 0, &m, NULL) == PTREG_OK);
             size_t bad = m.count != ns;
             for (size_t i = 0; !bad && i < ns; i++)
                 bad += m.source[i] != i || m.target[i] != plain[i];
-            CHECK_MSG(bad == 0, "%s, %d threads: %zu matches differ from a plain scan", ptreg_isa_name((ptreg_isa)isa),
+            CHECK_MSG(bad == 0, "%s, %d threads: %zu matches differ from a plain scan", isa_level_name((isa_level)isa),
                       threads, bad);
             ptreg_matches_free(&m);
         }
-    ptreg_cpu_set_isa(-1);
+    cpu_set_isa(-1);
     ptreg_set_num_threads(0);
     free(fs), free(ft), free(plain);
 }

@@ -224,13 +224,13 @@ static void test_deterministic(void)
         ptreg_set_num_threads(2);
         float *two = scores_of(&v, &o);
         CHECK_MSG(same_bits(one, two, n), "window %d: 1 vs 2 threads differ", window);
-        for (int isa = 0; isa <= (int)ptreg_cpu_best_isa(); isa++) {
-            ptreg_cpu_set_isa(isa);
+        for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
+            cpu_set_isa(isa);
             float *s = scores_of(&v, &o);
-            CHECK_MSG(same_bits(one, s, n), "window %d: ISA %s differs", window, ptreg_isa_name((ptreg_isa)isa));
+            CHECK_MSG(same_bits(one, s, n), "window %d: ISA %s differs", window, isa_level_name((isa_level)isa));
             free(s);
         }
-        ptreg_cpu_set_isa(-1);
+        cpu_set_isa(-1);
         ptreg_keypoint *k1, *k2;
         size_t n1, n2;
         ptreg_set_num_threads(1);

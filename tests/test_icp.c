@@ -144,13 +144,13 @@ static void test_deterministic(void)
     int isas[RUNS] = {-1, -1, -1, -1, PTREG_ISA_GENERIC, PTREG_ISA_AVX2, PTREG_ISA_GENERIC};
     for (int i = 0; i < RUNS; i++) {
         ptreg_set_num_threads(threads[i]);
-        ptreg_cpu_set_isa(isas[i]);
+        cpu_set_isa(isas[i]);
         opt.nn = methods[i];
         CHECK(ptreg_icp(scan.xyz, scan.n, model.xyz, model.n, &opt, &r[i], NULL) == PTREG_OK);
         CHECK(r[i].nn == methods[i]);
     }
     ptreg_set_num_threads(0);
-    ptreg_cpu_set_isa(-1);
+    cpu_set_isa(-1);
     for (int i = 1; i < RUNS; i++) {
         CHECK_MSG(memcmp(r[0].transformation, r[i].transformation, sizeof r[0].transformation) == 0,
                   "run %d (threads %d, %s, isa cap %d) differs", i, threads[i], ptreg_nn_method_name(methods[i]),

@@ -59,7 +59,7 @@ static void test_old_version(const ptreg_model_index *idx, const char *dir)
     char path[512];
     ptreg_error err;
     snprintf(path, sizeof path, "%s/v1.pti", dir);
-    CHECK(ptreg_pti_save_version(idx, path, 1, &err) == PTREG_OK);
+    CHECK(pti_save_version(idx, path, 1, &err) == PTREG_OK);
     size_t size = 0;
     unsigned char *buf = read_whole(path, &size);
     uint32_t version = 0;
@@ -123,7 +123,7 @@ static void test_damaged_choice(const char *dir, const float *model, size_t m)
     ptreg_model_index *tree_only;
     CHECK(ptreg_model_index_create(model, m, &io, &tree_only, NULL) == PTREG_OK);
     ptreg_index_nn_tuning t;
-    ptreg_index_nn_tuning_clear(&t);
+    index_nn_tuning_clear(&t);
     t.method = PTREG_NN_DELAUNAY_PNN, t.threads = 1, t.repeat = 1, t.queries = 10, t.median_ms[t.method] = 1.0;
     ptreg_error err;
     CHECK(ptreg_model_index_set_nn_tuning(tree_only, &t, &err) == PTREG_ERR_ARG);
@@ -157,7 +157,7 @@ static void test_auto_uses_choice(ptreg_model_index *idx)
     ptreg_nn_method stored[] = {PTREG_NN_DELAUNAY_PNN, PTREG_NN_KDTREE, PTREG_NN_BRUTE};
     for (size_t k = 0; k < sizeof stored / sizeof stored[0]; k++) {
         ptreg_index_nn_tuning t;
-        ptreg_index_nn_tuning_clear(&t);
+        index_nn_tuning_clear(&t);
         t.method = (int)stored[k], t.threads = 1, t.repeat = 1, t.queries = n, t.median_ms[t.method] = 1.0;
         CHECK(ptreg_model_index_set_nn_tuning(idx, &t, NULL) == PTREG_OK);
         ptreg_icp_options opt;

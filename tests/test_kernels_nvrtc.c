@@ -20,10 +20,10 @@
 
 #define ARCH 90
 
-static const ptreg_kernel_program *const programs[] = {&ptreg_basics_kernels, &ptreg_nn_kernels, &ptreg_icp_kernels,
-                                                       &ptreg_batch_kernels, &ptreg_emicp_kernels,
-                                                       &ptreg_lddmm_kernels, &ptreg_harris3d_kernels,
-                                                       &ptreg_knn_kernels, &ptreg_feat_kernels};
+static const kernel_program *const programs[] = {&basics_kernels, &nn_kernels, &icp_kernels,
+                                                       &batch_kernels, &emicp_kernels,
+                                                       &lddmm_kernels, &harris3d_kernels,
+                                                       &knn_kernels, &feat_kernels};
 /* the first three take the nearest-neighbor layout */
 #define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
@@ -35,7 +35,7 @@ static const ptreg_kernel_program *const programs[] = {&ptreg_basics_kernels, &p
  * Harris's per method and input type (W = 5, 256 x 256 x 128, the H100's
  * 48 KiB of shared memory per block and 132 units). */
 typedef struct build {
-    const ptreg_kernel_program *program;
+    const kernel_program *program;
     char label[24];
     char defines[1024];
     size_t kernels; /* the build's kernels, where #if leaves some out; 0: every KERNEL */
@@ -47,20 +47,20 @@ static size_t make_builds(build *b, size_t cap)
     for (size_t p = 0; p < NN_LAYOUT_PROGRAMS && n < cap; p++, n++) {
         b[n].program = programs[p];
         snprintf(b[n].label, sizeof b[n].label, "%.20s", programs[p]->name);
-        ptreg_nn_device_layout(NULL, b[n].defines, sizeof b[n].defines);
+        nn_device_layout(NULL, b[n].defines, sizeof b[n].defines);
     }
     static const struct {
         size_t points;
         int shared;
     } batch[] = {{12, 1}, {14, 0}, {32, 1}, {32, 0}, {64, 1}, {64, 0}};
     for (size_t k = 0; k < sizeof batch / sizeof batch[0] && n < cap; k++, n++) {
-        ptreg_batch_layout l;
-        CHECK(ptreg_batch_device_layout(batch[k].points, batch[k].shared, &l, NULL) == PTREG_OK);
-        b[n].program = &ptreg_batch_kernels;
+        batch_layout l;
+        CHECK(batch_device_layout(batch[k].points, batch[k].shared, &l, NULL) == PTREG_OK);
+        b[n].program = &batch_kernels;
         snprintf(b[n].label, sizeof b[n].label, "b%u/%ux%u%s", l.cap, l.pairs, l.threads, l.shared ? "s" : "");
-        ptreg_batch_device_defines(&l, b[n].defines, sizeof b[n].defines);
+        batch_device_defines(&l, b[n].defines, sizeof b[n].defines);
     }
-    ptreg_dev h100 = {0};
+    dev_handle h100 = {0};
     h100.info.fp64 = 1;
     h100.info.max_work_group = 1024;
     h100.info.local_memory_bytes = 227 * 1024;
@@ -81,16 +81,16 @@ static size_t make_builds(build *b, size_t cap)
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0] && n < cap; k++, n++) {
         if (pairs[k].exp)
             setenv("PTREG_PAIR_EXP", pairs[k].exp, 1);
-        b[n].program = pairs[k].lddmm ? &ptreg_lddmm_kernels : &ptreg_emicp_kernels;
+        b[n].program = pairs[k].lddmm ? &lddmm_kernels : &emicp_kernels;
         snprintf(b[n].label, sizeof b[n].label, "%s", pairs[k].label);
         const ptreg_pair_gpu gpu = {pairs[k].wg, -1, 0};
-        ptreg_pair_device_config cfg;
-        ptreg_pair_device_config_of(&gpu, &cfg);
+        pair_device_config cfg;
+        pair_device_config_of(&gpu, &cfg);
         if (pairs[k].lddmm)
-            CHECK(ptreg_lddmm_device_defines(&h100, pairs[k].precision, &gpu, b[n].defines, sizeof b[n].defines,
+            CHECK(lddmm_device_defines(&h100, pairs[k].precision, &gpu, b[n].defines, sizeof b[n].defines,
                                              NULL) == PTREG_OK);
         else
-            CHECK(ptreg_pair_device_defines(&h100, pairs[k].precision, &cfg, b[n].defines, sizeof b[n].defines,
+            CHECK(pair_device_defines(&h100, pairs[k].precision, &cfg, b[n].defines, sizeof b[n].defines,
                                             NULL) == PTREG_OK);
         unsetenv("PTREG_PAIR_EXP");
     }
@@ -98,17 +98,17 @@ static size_t make_builds(build *b, size_t cap)
     const size_t dims[3] = {256, 256, 128};
     for (int m = 0; m < PTREG_HARRIS_METHODS; m++)
         for (int i = 0; i < 3 && n < cap; i++, n++) {
-            b[n].program = &ptreg_harris3d_kernels;
-            snprintf(b[n].label, sizeof b[n].label, "harris/%.9s/%d", ptreg_harris3d_method_name(m), inputs[i]);
-            CHECK(ptreg_harris3d_device_defines(m, inputs[i], 2, 48 << 10, 1024, 132, dims, b[n].defines,
+            b[n].program = &harris3d_kernels;
+            snprintf(b[n].label, sizeof b[n].label, "harris/%.9s/%d", harris3d_method_name(m), inputs[i]);
+            CHECK(harris3d_device_defines(m, inputs[i], 2, 48 << 10, 1024, 132, dims, b[n].defines,
                                                 sizeof b[n].defines, &b[n].kernels, NULL) == PTREG_OK);
         }
     /* the point features' neighborhoods (the nearest-neighbor layout),
      * and their descriptors for lists of up to 64 and of the most */
     if (n < cap) {
-        b[n].program = &ptreg_knn_kernels;
+        b[n].program = &knn_kernels;
         snprintf(b[n].label, sizeof b[n].label, "knn");
-        ptreg_nn_device_layout(NULL, b[n].defines, sizeof b[n].defines);
+        nn_device_layout(NULL, b[n].defines, sizeof b[n].defines);
         n++;
     }
     static const struct {
@@ -116,9 +116,9 @@ static size_t make_builds(build *b, size_t cap)
         int wg;
     } feats[] = {{64, 0}, {PTREG_FEAT_DEVICE_CAP_MAX, 0}, {PTREG_FEAT_DEVICE_CAP_MAX, 256}};
     for (size_t k = 0; k < sizeof feats / sizeof feats[0] && n < cap; k++, n++) {
-        b[n].program = &ptreg_feat_kernels;
+        b[n].program = &feat_kernels;
         snprintf(b[n].label, sizeof b[n].label, "feat/%zu/%d", feats[k].cap, feats[k].wg);
-        CHECK(ptreg_feat_device_defines(feats[k].cap, feats[k].wg, 48 << 10, b[n].defines, sizeof b[n].defines, NULL) ==
+        CHECK(feat_device_defines(feats[k].cap, feats[k].wg, 48 << 10, b[n].defines, sizeof b[n].defines, NULL) ==
               PTREG_OK);
     }
     return n;
@@ -200,22 +200,22 @@ static void test_many_options(void)
     snprintf(source, sizeof source,
              "#if !defined(D99) || D99 != 99\n#error the 100th option was lost\n#endif\n"
              "extern \"C\" __global__ void k(unsigned *o) { o[0] = D99; }\n");
-    ptreg_nvrtc_output out;
+    nvrtc_output out;
     ptreg_error err;
-    CHECK_MSG(ptreg_nvrtc_compile(source, defines, "options", ARCH, 0, 0, &out, &err) == PTREG_OK, "%s", err.message);
-    ptreg_nvrtc_output_free(&out);
+    CHECK_MSG(nvrtc_compile(source, defines, "options", ARCH, 0, 0, &out, &err) == PTREG_OK, "%s", err.message);
+    nvrtc_output_free(&out);
 }
 
 int main(void)
 {
     char note[400];
-    if (!ptreg_nvrtc_available(note, sizeof note)) {
+    if (!nvrtc_available(note, sizeof note)) {
         printf("NVRTC not available (%s): skipped\n", note);
         return CHECK_EXIT_SKIP;
     }
     test_many_options();
-    for (size_t i = 0; ptreg_kernel_source_name(i); i++) {
-        const char *name = ptreg_kernel_source_name(i);
+    for (size_t i = 0; kernel_source_name(i); i++) {
+        const char *name = kernel_source_name(i);
         if (strstr(name, ".cl"))
             CHECK_MSG(in_some_program(name), "%s is in no program: add it to one, and here", name);
     }
@@ -226,15 +226,15 @@ int main(void)
     for (size_t b = 0; b < count; b++) {
         char *source = NULL;
         ptreg_error err;
-        ptreg_nvrtc_output out;
-        CHECK(ptreg_kernel_program_source(builds[b].program, &source, &err) == PTREG_OK);
+        nvrtc_output out;
+        CHECK(kernel_program_source(builds[b].program, &source, &err) == PTREG_OK);
         if (!source)
             continue;
         /* as an H100 builds them: the layer adds double precision (device.c) */
         char defines[1100];
         snprintf(defines, sizeof defines, "-DPTREG_FP64=1 %s", builds[b].defines);
         double t0 = ptreg_time_ms();
-        ptreg_status st = ptreg_nvrtc_compile(source, defines, builds[b].label, ARCH, 0, 1, &out, &err);
+        ptreg_status st = nvrtc_compile(source, defines, builds[b].label, ARCH, 0, 1, &out, &err);
         CHECK_MSG(st == PTREG_OK, "%s: %s", builds[b].label, err.message);
         if (!st) {
             kernel_report k[64];
@@ -244,9 +244,9 @@ int main(void)
                        k[i].spill_stores, k[i].spill_loads, k[i].stack, k[i].shared);
                 /* the batch kernel keeps its 4x4 solve in registers, the
                  * pair sums their accumulators */
-                if (builds[b].program == &ptreg_batch_kernels || builds[b].program == &ptreg_emicp_kernels ||
-                    builds[b].program == &ptreg_lddmm_kernels || builds[b].program == &ptreg_harris3d_kernels ||
-                    builds[b].program == &ptreg_feat_kernels)
+                if (builds[b].program == &batch_kernels || builds[b].program == &emicp_kernels ||
+                    builds[b].program == &lddmm_kernels || builds[b].program == &harris3d_kernels ||
+                    builds[b].program == &feat_kernels)
                     CHECK_MSG(k[i].spill_stores == 0 && k[i].spill_loads == 0 && k[i].stack == 0,
                               "%s (%s): %ld-byte stack frame, %ld/%ld bytes of spills", k[i].name, builds[b].label,
                               k[i].stack, k[i].spill_stores, k[i].spill_loads);
@@ -254,7 +254,7 @@ int main(void)
             CHECK_MSG(found == expected && out.size > 0, "%s: ptxas reported %zu kernels, the source has %zu",
                       builds[b].label, found, expected);
             printf("  %s: %zu-byte cubin in %.0f ms\n", builds[b].label, out.size, ptreg_time_ms() - t0);
-            ptreg_nvrtc_output_free(&out);
+            nvrtc_output_free(&out);
         }
         free(source);
     }

@@ -39,15 +39,15 @@ static void check_nearest(const char *what, const float *t, size_t m, const floa
     ptreg_kdtree_options opt;
     ptreg_kdtree_options_default(&opt);
     int leaf_sizes[] = {4, 16, 64};
-    int best_isa = ptreg_cpu_best_isa();
+    int best_isa = cpu_best_isa();
     for (int isa = 0; isa <= best_isa; isa++) {
-        ptreg_cpu_set_isa(isa);
+        cpu_set_isa(isa);
         CHECK(ptreg_brute_nearest(t, m, q, nq, bi, bd, NULL) == PTREG_OK);
         size_t bad = 0;
         for (size_t i = 0; i < nq; i++)
             bad += bi[i] != ri[i] || memcmp(&bd[i], &rd[i], sizeof(float)) != 0;
         CHECK_MSG(bad == 0, "%s: brute force (%s) differs on %zu of %zu queries", what,
-                  ptreg_isa_name((ptreg_isa)isa), bad, nq);
+                  isa_level_name((isa_level)isa), bad, nq);
         for (int ls = 0; ls < 3; ls++) {
             opt.leaf_size = leaf_sizes[ls];
             CHECK(ptreg_kdtree_create(t, m, &opt, &tree, NULL) == PTREG_OK);
@@ -60,13 +60,13 @@ static void check_nearest(const char *what, const float *t, size_t m, const floa
                 for (size_t i = 0; i < nq; i++)
                     bad += ki[i] != ri[i] || memcmp(&kd[i], &rd[i], sizeof(float)) != 0;
                 CHECK_MSG(bad == 0, "%s: k-d tree (%s, leaf %d, hints %d) differs on %zu of %zu", what,
-                          ptreg_isa_name((ptreg_isa)isa), opt.leaf_size, h, bad, nq);
+                          isa_level_name((isa_level)isa), opt.leaf_size, h, bad, nq);
             }
             check_bounded(what, tree, q, nq, ri, rd);
             ptreg_kdtree_destroy(tree);
         }
     }
-    ptreg_cpu_set_isa(-1);
+    cpu_set_isa(-1);
     free(ri), free(bi), free(ki), free(hint), free(rd), free(bd), free(kd);
 }
 

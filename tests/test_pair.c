@@ -14,7 +14,7 @@
 
 static const int isas[] = {PTREG_ISA_GENERIC, PTREG_ISA_AVX2, PTREG_ISA_AVX512};
 
-static int isa_available(int isa) { return isa <= (int)ptreg_cpu_best_isa(); }
+static int isa_available(int isa) { return isa <= (int)cpu_best_isa(); }
 
 /* Relative error of the engine's exp over [-87.3, 0] (dense, plus the
  * ends) and exact 0 below float's normal range. */
@@ -29,7 +29,7 @@ static void test_exp(void)
     for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
         if (!isa_available(isas[k]))
             continue;
-        ptreg_cpu_set_isa(isas[k]);
+        cpu_set_isa(isas[k]);
         ptreg_pair_exp(x, y, n);
         double worst = 0.0;
         for (size_t i = 0; i < n; i++) {
@@ -37,16 +37,16 @@ static void test_exp(void)
             const double rel = fabs((double)y[i] - ref) / ref;
             worst = rel > worst ? rel : worst;
         }
-        CHECK_MSG(worst < 1e-6, "isa %s: exp max relative error %.3g", ptreg_isa_name((ptreg_isa)isas[k]), worst);
+        CHECK_MSG(worst < 1e-6, "isa %s: exp max relative error %.3g", isa_level_name((isa_level)isas[k]), worst);
         const float zero_in[5] = {0.0f, -87.4f, -100.0f, -1e30f, -INFINITY};
         float zero_out[5];
         ptreg_pair_exp(zero_in, zero_out, 5); /* also a tail shorter than a vector */
         CHECK(zero_out[0] == 1.0f);
         for (int i = 1; i < 5; i++)
-            CHECK_MSG(zero_out[i] == 0.0f, "isa %s: exp(%g) = %g", ptreg_isa_name((ptreg_isa)isas[k]),
+            CHECK_MSG(zero_out[i] == 0.0f, "isa %s: exp(%g) = %g", isa_level_name((isa_level)isas[k]),
                       zero_in[i], zero_out[i]);
     }
-    ptreg_cpu_set_isa(-1);
+    cpu_set_isa(-1);
     free(x);
     free(y);
 }
@@ -71,7 +71,7 @@ static void test_half(void)
     int bad = 0;
     for (uint32_t h = 0; h < 65536; h++) {
         const int nan = (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu);
-        if (!nan && ptreg_half_from_float(ptreg_half_to_float((uint16_t)h)) != h)
+        if (!nan && half_from_float(half_to_float((uint16_t)h)) != h)
             bad++;
     }
     CHECK_MSG(bad == 0, "%d halves do not round-trip", bad);
@@ -89,7 +89,7 @@ static void test_half(void)
         const float f = float_of_bits(u);
         if (isnan(f))
             continue;
-        if (ptreg_half_from_float(f) != f16c_from_float(f))
+        if (half_from_float(f) != f16c_from_float(f))
             bad++;
     }
     CHECK_MSG(bad == 0, "%d floats round differently from F16C", bad);
@@ -138,7 +138,7 @@ static double *reference_points(const float *p, size_t n, const double center[3]
 {
     double *q = malloc((n ? n : 1) * 3 * sizeof(double));
     for (size_t i = 0; i < 3 * n; i++)
-        q[i] = as_half ? ptreg_half_to_float(ptreg_half_from_float((float)(p[i] - center[i % 3]))) : p[i];
+        q[i] = as_half ? half_to_float(half_from_float((float)(p[i] - center[i % 3]))) : p[i];
     return q;
 }
 
@@ -221,7 +221,7 @@ static void test_against_reference(void)
         for (size_t k = 0; k < sizeof isas / sizeof isas[0]; k++) {
             if (!isa_available(isas[k]))
                 continue;
-            ptreg_cpu_set_isa(isas[k]);
+            cpu_set_isa(isas[k]);
             for (int prec = 0; prec < 3; prec++) {
                 ptreg_pair_options opt;
                 ptreg_pair_options_default(&opt);
@@ -230,7 +230,7 @@ static void test_against_reference(void)
                 opt.row_vectors = 1 << (s % 3);
                 opt.order = (ptreg_pair_order)(s % 2);
                 snprintf(what, sizeof what, "isa %s %s tile %d rv %d order %d",
-                         ptreg_isa_name((ptreg_isa)isas[k]), ptreg_precision_name(opt.precision), opt.col_tile,
+                         isa_level_name((isa_level)isas[k]), ptreg_precision_name(opt.precision), opt.col_tile,
                          opt.row_vectors, (int)opt.order);
                 compare_with_reference(what, a, n, b, m, scale, &opt,
                                        opt.precision == PTREG_PRECISION_FP64 ? 1e-12 : 2e-5);
@@ -239,7 +239,7 @@ static void test_against_reference(void)
         free(a);
         free(b);
     }
-    ptreg_cpu_set_isa(-1);
+    cpu_set_isa(-1);
 }
 
 static void run_sums(const float *a, size_t n, const float *b, size_t m, const ptreg_pair_options *opt, sums *out)

@@ -124,24 +124,24 @@ typedef struct timings {
     int same;
 } timings;
 
-static ptreg_status run_once(ptreg_harris3d_device *hd, const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+static ptreg_status run_once(harris3d_device_state *hd, const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                              int method, int upload, double *total_ms, double *scores_ms, ptreg_keypoint **kp,
                              size_t *count, ptreg_error *err)
 {
     double t0 = ptreg_time_ms();
-    ptreg_status st = upload ? ptreg_harris3d_device_upload(hd, vol, err) : PTREG_OK;
+    ptreg_status st = upload ? harris3d_device_upload(hd, vol, err) : PTREG_OK;
     double t1 = ptreg_time_ms();
-    st = st ? st : ptreg_harris3d_device_scores(hd, opt, method, NULL, err);
+    st = st ? st : harris3d_device_scores(hd, opt, method, NULL, err);
     double t2 = ptreg_time_ms();
     free(*kp);
     *kp = NULL;
-    st = st ? st : ptreg_harris3d_device_keypoints(hd, opt, kp, count, NULL, NULL, NULL, err);
+    st = st ? st : harris3d_device_keypoints(hd, opt, kp, count, NULL, NULL, NULL, err);
     *total_ms = ptreg_time_ms() - t0;
     *scores_ms = t2 - t1;
     return st;
 }
 
-static ptreg_status bench_method(const options *o, ptreg_harris3d_device *hd, const ptreg_volume *vol,
+static ptreg_status bench_method(const options *o, harris3d_device_state *hd, const ptreg_volume *vol,
                                  const ptreg_harris3d_options *opt, int method, const ptreg_harris3d_result *cpu,
                                  timings *t, ptreg_error *err)
 {
@@ -168,7 +168,7 @@ static ptreg_status bench_method(const options *o, ptreg_harris3d_device *hd, co
 static int method_of(const char *name)
 {
     for (int m = 0; m < PTREG_HARRIS_METHODS; m++)
-        if (!strcmp(name, ptreg_harris3d_method_name(m)))
+        if (!strcmp(name, harris3d_method_name(m)))
             return m;
     return -1;
 }
@@ -178,8 +178,8 @@ static void bench_device(const options *o, bench_report *rep, const char *name, 
 {
     ptreg_device dev;
     ptreg_error err;
-    ptreg_harris3d_device *hd = NULL;
-    if (ptreg_device_parse(name, &dev) || ptreg_harris3d_device_open(&dev, &hd, &err)) {
+    harris3d_device_state *hd = NULL;
+    if (ptreg_device_parse(name, &dev) || harris3d_device_open(&dev, &hd, &err)) {
         report_line(rep, "| %s | - | not available | | | | | |\n", name);
         return;
     }
@@ -200,7 +200,7 @@ static void bench_device(const options *o, bench_report *rep, const char *name, 
                  name, o->methods.item[i], t.scores, t.resident, t.upload, cpu->time_ms, t.keypoints,
                  t.same ? "true" : "false");
     }
-    ptreg_harris3d_device_close(hd);
+    harris3d_device_close(hd);
 }
 
 static double cpu_run(const options *o, const ptreg_volume *vol, const ptreg_harris3d_options *opt,

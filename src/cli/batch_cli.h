@@ -94,7 +94,7 @@ int batch_mpi_agree(const batch_comm *c, int rc);
  * taking one more when n does not divide. */
 void batch_mpi_split(const batch_comm *c, size_t n, size_t *first, size_t *count);
 
-/* Orientations of every atom on size > 1 ranks (ptreg_orientations_
+/* Orientations of every atom on size > 1 ranks (orientations_
  * distributed), the outputs written in atom order with MPI-IO. *o gets
  * this rank's share (its motif and symmetry are everyone's) and the
  * figures, summed over the ranks. */

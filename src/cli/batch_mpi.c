@@ -1,5 +1,5 @@
 /* ptreg batch on several processes (mpirun): every rank reads the input,
- * the library shares the atoms among the ranks (ptreg_orientations_
+ * the library shares the atoms among the ranks (orientations_
  * distributed, on this file's MPI collectives), and the ranks write one
  * output in atom order with MPI-IO; the pairs are split into contiguous
  * ranges. The output has the same bits as one process. */

@@ -7,13 +7,13 @@
 
 /* The CPU and the environment stay put while the process runs, so the best
  * ISA and the default (the best capped by env PTREG_ISA) are found on first
- * use and kept: ptreg_cpu_isa runs before every kernel call. -1 until then;
+ * use and kept: cpu_isa_level runs before every kernel call. -1 until then;
  * threads that meet the first use together store the same value. */
 static atomic_int best_isa = -1, default_isa = -1;
-/* ptreg_cpu_set_isa's cap, which replaces the environment's; -1: none. */
+/* cpu_set_isa's cap, which replaces the environment's; -1: none. */
 static atomic_int isa_cap = -1;
 
-const char *ptreg_isa_name(ptreg_isa isa)
+const char *isa_level_name(isa_level isa)
 {
     switch (isa) {
     case PTREG_ISA_AVX512: return "avx512";
@@ -25,10 +25,10 @@ const char *ptreg_isa_name(ptreg_isa isa)
 
 const char *ptreg_cpu_isa_name(void)
 {
-    return ptreg_isa_name(ptreg_cpu_isa());
+    return isa_level_name(cpu_isa_level());
 }
 
-static ptreg_isa detect_best_isa(void)
+static isa_level detect_best_isa(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
@@ -57,35 +57,35 @@ static int env_cap(void)
     return -1;
 }
 
-ptreg_isa ptreg_cpu_best_isa(void)
+isa_level cpu_best_isa(void)
 {
     int isa = atomic_load_explicit(&best_isa, memory_order_relaxed);
     if (isa < 0) {
         isa = (int)detect_best_isa();
         atomic_store_explicit(&best_isa, isa, memory_order_relaxed);
     }
-    return (ptreg_isa)isa;
+    return (isa_level)isa;
 }
 
-static ptreg_isa capped(int cap)
+static isa_level capped(int cap)
 {
-    int best = (int)ptreg_cpu_best_isa();
-    return (ptreg_isa)(cap >= 0 && cap < best ? cap : best);
+    int best = (int)cpu_best_isa();
+    return (isa_level)(cap >= 0 && cap < best ? cap : best);
 }
 
-static ptreg_isa default_cpu_isa(void)
+static isa_level default_cpu_isa(void)
 {
     int isa = atomic_load_explicit(&default_isa, memory_order_relaxed);
     if (isa < 0) {
         isa = (int)capped(env_cap());
         atomic_store_explicit(&default_isa, isa, memory_order_relaxed);
     }
-    return (ptreg_isa)isa;
+    return (isa_level)isa;
 }
 
-void ptreg_cpu_set_isa(int isa) { atomic_store_explicit(&isa_cap, isa, memory_order_relaxed); }
+void cpu_set_isa(int isa) { atomic_store_explicit(&isa_cap, isa, memory_order_relaxed); }
 
-ptreg_isa ptreg_cpu_isa(void)
+isa_level cpu_isa_level(void)
 {
     int cap = atomic_load_explicit(&isa_cap, memory_order_relaxed);
     return cap >= 0 ? capped(cap) : default_cpu_isa();

@@ -51,32 +51,32 @@ static int injected_failure(void)
     return 0;
 }
 
-void *ptreg_fi_malloc(size_t size)
+void *fi_malloc(size_t size)
 {
     return injected_failure() ? NULL : malloc(size);
 }
 
-void *ptreg_fi_calloc(size_t count, size_t size)
+void *fi_calloc(size_t count, size_t size)
 {
     return injected_failure() ? NULL : calloc(count, size);
 }
 
-void *ptreg_fi_realloc(void *ptr, size_t size)
+void *fi_realloc(void *ptr, size_t size)
 {
     return injected_failure() ? NULL : realloc(ptr, size);
 }
 
-void *ptreg_fi_aligned_alloc(size_t alignment, size_t size)
+void *fi_aligned_alloc(size_t alignment, size_t size)
 {
     return injected_failure() ? NULL : aligned_alloc(alignment, size);
 }
 
-int ptreg_fi_posix_memalign(void **ptr, size_t alignment, size_t size)
+int fi_posix_memalign(void **ptr, size_t alignment, size_t size)
 {
     return injected_failure() ? ENOMEM : posix_memalign(ptr, alignment, size);
 }
 
-char *ptreg_fi_strdup(const char *s)
+char *fi_strdup(const char *s)
 {
     return injected_failure() ? NULL : strdup(s);
 }

@@ -15,18 +15,18 @@
 
 #include <stddef.h>
 
-void *ptreg_fi_malloc(size_t size);
-void *ptreg_fi_calloc(size_t count, size_t size);
-void *ptreg_fi_realloc(void *ptr, size_t size);
-void *ptreg_fi_aligned_alloc(size_t alignment, size_t size);
-int ptreg_fi_posix_memalign(void **ptr, size_t alignment, size_t size);
-char *ptreg_fi_strdup(const char *s);
+void *fi_malloc(size_t size);
+void *fi_calloc(size_t count, size_t size);
+void *fi_realloc(void *ptr, size_t size);
+void *fi_aligned_alloc(size_t alignment, size_t size);
+int fi_posix_memalign(void **ptr, size_t alignment, size_t size);
+char *fi_strdup(const char *s);
 
-#define malloc ptreg_fi_malloc
-#define calloc ptreg_fi_calloc
-#define realloc ptreg_fi_realloc
-#define aligned_alloc ptreg_fi_aligned_alloc
-#define posix_memalign ptreg_fi_posix_memalign
-#define strdup ptreg_fi_strdup
+#define malloc fi_malloc
+#define calloc fi_calloc
+#define realloc fi_realloc
+#define aligned_alloc fi_aligned_alloc
+#define posix_memalign fi_posix_memalign
+#define strdup fi_strdup
 
 #endif

@@ -12,107 +12,107 @@
 
 #include "ptreg/device.h"
 
-typedef struct ptreg_dev ptreg_dev;
+typedef struct dev_handle dev_handle;
 
 /* A kernel argument: a buffer or a scalar, passed by value. */
-typedef enum ptreg_karg_kind {
+typedef enum karg_kind {
     PTREG_KARG_BUF = 0,
     PTREG_KARG_U32,
     PTREG_KARG_I32,
     PTREG_KARG_F32,
     PTREG_KARG_F64,
     PTREG_KARG_U64
-} ptreg_karg_kind;
+} karg_kind;
 
-typedef struct ptreg_dbuf ptreg_dbuf;
+typedef struct dbuf dbuf;
 
-typedef struct ptreg_karg {
-    ptreg_karg_kind kind;
+typedef struct karg {
+    karg_kind kind;
     union {
-        const ptreg_dbuf *buf;
+        const dbuf *buf;
         uint32_t u32;
         int32_t i32;
         float f32;
         double f64;
         uint64_t u64;
     } v;
-} ptreg_karg;
+} karg;
 
-#define KARG_BUF(b) ((ptreg_karg){PTREG_KARG_BUF, {.buf = (b)}})
-#define KARG_U32(x) ((ptreg_karg){PTREG_KARG_U32, {.u32 = (uint32_t)(x)}})
-#define KARG_I32(x) ((ptreg_karg){PTREG_KARG_I32, {.i32 = (int32_t)(x)}})
-#define KARG_F32(x) ((ptreg_karg){PTREG_KARG_F32, {.f32 = (float)(x)}})
-#define KARG_F64(x) ((ptreg_karg){PTREG_KARG_F64, {.f64 = (double)(x)}})
-#define KARG_U64(x) ((ptreg_karg){PTREG_KARG_U64, {.u64 = (uint64_t)(x)}})
+#define KARG_BUF(b) ((karg){PTREG_KARG_BUF, {.buf = (b)}})
+#define KARG_U32(x) ((karg){PTREG_KARG_U32, {.u32 = (uint32_t)(x)}})
+#define KARG_I32(x) ((karg){PTREG_KARG_I32, {.i32 = (int32_t)(x)}})
+#define KARG_F32(x) ((karg){PTREG_KARG_F32, {.f32 = (float)(x)}})
+#define KARG_F64(x) ((karg){PTREG_KARG_F64, {.f64 = (double)(x)}})
+#define KARG_U64(x) ((karg){PTREG_KARG_U64, {.u64 = (uint64_t)(x)}})
 
 /* What a backend implements. Handles are the backend's own (cl_mem,
  * CUdeviceptr, cl_kernel, CUfunction ...) behind void *. Messages name the
  * device, the API call and its code; device.c adds the kernel. */
-typedef struct ptreg_backend_ops {
+typedef struct backend_interface {
     ptreg_backend backend;
     /* Fills up to cap descriptions (device.backend/index set), returns how
      * many devices there are; note says why there are none. */
     size_t (*enumerate)(ptreg_device_info *infos, size_t cap, char *note, size_t note_size);
-    ptreg_status (*open)(ptreg_dev *dev, ptreg_error *err);
-    void (*close)(ptreg_dev *dev);
+    ptreg_status (*open)(dev_handle *dev, ptreg_error *err);
+    void (*close)(dev_handle *dev);
     /* Builds one program from source with the -D options in defines (the
      * backend adds its own flags); label names it in messages. */
-    ptreg_status (*build)(ptreg_dev *dev, const char *source, const char *defines, const char *label, void **program,
+    ptreg_status (*build)(dev_handle *dev, const char *source, const char *defines, const char *label, void **program,
                           ptreg_error *err);
-    void (*program_free)(ptreg_dev *dev, void *program);
+    void (*program_free)(dev_handle *dev, void *program);
     /* The kernel, and the most threads a work-group of it can have on
      * this device (its registers and local memory decide: fewer than the
      * device's max_work_group for a heavy kernel). */
-    ptreg_status (*kernel)(ptreg_dev *dev, void *program, const char *name, void **kernel, size_t *max_threads,
+    ptreg_status (*kernel)(dev_handle *dev, void *program, const char *name, void **kernel, size_t *max_threads,
                            ptreg_error *err);
-    void (*kernel_free)(ptreg_dev *dev, void *kernel);
-    ptreg_status (*alloc)(ptreg_dev *dev, size_t bytes, void **handle, ptreg_error *err);
-    void (*free)(ptreg_dev *dev, void *handle);
+    void (*kernel_free)(dev_handle *dev, void *kernel);
+    ptreg_status (*alloc)(dev_handle *dev, size_t bytes, void **handle, ptreg_error *err);
+    void (*free)(dev_handle *dev, void *handle);
     /* write, fill and copy are queued in order; read waits for its data */
-    ptreg_status (*write)(ptreg_dev *dev, void *handle, size_t offset, const void *src, size_t bytes,
+    ptreg_status (*write)(dev_handle *dev, void *handle, size_t offset, const void *src, size_t bytes,
                           ptreg_error *err);
-    ptreg_status (*read)(ptreg_dev *dev, void *handle, size_t offset, void *dst, size_t bytes, ptreg_error *err);
-    ptreg_status (*fill)(ptreg_dev *dev, void *handle, size_t offset, size_t bytes, uint32_t word, ptreg_error *err);
-    ptreg_status (*copy)(ptreg_dev *dev, void *dst, size_t dst_offset, void *src, size_t src_offset, size_t bytes,
+    ptreg_status (*read)(dev_handle *dev, void *handle, size_t offset, void *dst, size_t bytes, ptreg_error *err);
+    ptreg_status (*fill)(dev_handle *dev, void *handle, size_t offset, size_t bytes, uint32_t word, ptreg_error *err);
+    ptreg_status (*copy)(dev_handle *dev, void *dst, size_t dst_offset, void *src, size_t src_offset, size_t bytes,
                          ptreg_error *err);
     /* groups[d] work-groups of local[d] threads along dimension d < dims */
-    ptreg_status (*launch)(ptreg_dev *dev, void *kernel, const char *name, unsigned dims, const size_t groups[3],
-                           const size_t local[3], size_t nargs, const ptreg_karg *args, ptreg_error *err);
-    ptreg_status (*finish)(ptreg_dev *dev, ptreg_error *err);
-    ptreg_status (*event_record)(ptreg_dev *dev, void **event, ptreg_error *err);
+    ptreg_status (*launch)(dev_handle *dev, void *kernel, const char *name, unsigned dims, const size_t groups[3],
+                           const size_t local[3], size_t nargs, const karg *args, ptreg_error *err);
+    ptreg_status (*finish)(dev_handle *dev, ptreg_error *err);
+    ptreg_status (*event_record)(dev_handle *dev, void **event, ptreg_error *err);
     /* milliseconds between two recorded events; waits for the second */
-    ptreg_status (*event_elapsed)(ptreg_dev *dev, void *start, void *end, double *ms, ptreg_error *err);
-    void (*event_free)(ptreg_dev *dev, void *event);
-} ptreg_backend_ops;
+    ptreg_status (*event_elapsed)(dev_handle *dev, void *start, void *end, double *ms, ptreg_error *err);
+    void (*event_free)(dev_handle *dev, void *event);
+} backend_interface;
 
-extern const ptreg_backend_ops ptreg_cuda_ops, ptreg_opencl_ops;
+extern const backend_interface cuda_ops, opencl_ops;
 
-typedef struct ptreg_dprogram ptreg_dprogram;
+typedef struct dprogram dprogram;
 
 /* An opened device, kept for the life of the process (contexts are costly
  * to make). Its commands go to one in-order queue (stream); the program
  * cache and the launches (an OpenCL kernel's arguments are set, then it is
  * queued) hold the lock, so threads may share a device, each waiting for
  * its own results. */
-struct ptreg_dev {
-    const ptreg_backend_ops *ops;
+struct dev_handle {
+    const backend_interface *ops;
     ptreg_device_info info;
     char label[160];          /* "cuda:0 (NVIDIA H100 80GB HBM3)" for messages */
     void *impl;               /* the backend's state */
     pthread_mutex_t lock;
-    ptreg_dprogram *programs; /* built programs, by name and options */
+    dprogram *programs; /* built programs, by name and options */
     int check_guards;         /* buffers' guard words checked when freed */
     uint64_t guard_violations;
     int checked;              /* PTREG_DEVICE_CHECKED: wait after each launch, so a fault names its kernel */
     size_t live_buffers;
     /* Set by the backend when the device stopped working (a kernel
      * faulted: on CUDA every later call fails): why. The device is opened
-     * afresh once its buffers are all freed (ptreg_dev_get). */
+     * afresh once its buffers are all freed (dev_get). */
     char fault[PTREG_ERROR_MESSAGE_MAX];
 };
 
-struct ptreg_dbuf {
-    ptreg_dev *dev;
+struct dbuf {
+    dev_handle *dev;
     void *handle;
     size_t bytes; /* usable; GUARD bytes follow */
 };
@@ -120,76 +120,76 @@ struct ptreg_dbuf {
 /* ---- what algorithms call ---- */
 
 /* The opened device for a resolved GPU device (ptreg_device_resolve). */
-ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **dev, ptreg_error *err);
+ptreg_status dev_get(const ptreg_device *device, dev_handle **dev, ptreg_error *err);
 
 /* A program: the dialect followed by the named embedded kernel files
  * (NULL-terminated, e.g. "nn/kdtree.cl"), built with `defines` ("-DWG=256
  * ..."; the layer adds PTREG_FP64 when the device has double precision).
  * Built once per device, name and defines, then reused. */
-typedef struct ptreg_kernel_program {
+typedef struct kernel_program {
     const char *name;
     const char *const *files;
-} ptreg_kernel_program;
+} kernel_program;
 
 /* The program's whole source: the dialect, then its files (the caller
  * frees it). */
-ptreg_status ptreg_kernel_program_source(const ptreg_kernel_program *program, char **source, ptreg_error *err);
+ptreg_status kernel_program_source(const kernel_program *program, char **source, ptreg_error *err);
 
 /* The layer's own test kernels (basics.cl; -DWG=...). */
-extern const ptreg_kernel_program ptreg_basics_kernels;
+extern const kernel_program basics_kernels;
 
-ptreg_status ptreg_dev_program(ptreg_dev *dev, const ptreg_kernel_program *program, const char *defines,
-                               ptreg_dprogram **out, ptreg_error *err);
+ptreg_status dev_program(dev_handle *dev, const kernel_program *program, const char *defines,
+                               dprogram **out, ptreg_error *err);
 
-typedef struct ptreg_dkernel {
-    ptreg_dev *dev;
+typedef struct dkernel {
+    dev_handle *dev;
     void *handle;
     char name[64];
     size_t max_threads; /* in a work-group, on this device */
-} ptreg_dkernel;
+} dkernel;
 
 /* A kernel of a built program (looked up once, kept with the program). */
-ptreg_status ptreg_dev_kernel(ptreg_dprogram *program, const char *name, ptreg_dkernel **kernel, ptreg_error *err);
+ptreg_status dev_kernel(dprogram *program, const char *name, dkernel **kernel, ptreg_error *err);
 
 /* Buffers carry guard words after their bytes; with check_guards set (the
  * parity suite), freeing one checks them and counts violations. */
-ptreg_status ptreg_dbuf_alloc(ptreg_dev *dev, size_t bytes, ptreg_dbuf **buf, ptreg_error *err);
-void ptreg_dbuf_free(ptreg_dbuf *buf);
-ptreg_status ptreg_dbuf_write(ptreg_dbuf *buf, size_t offset, const void *src, size_t bytes, ptreg_error *err);
-ptreg_status ptreg_dbuf_read(const ptreg_dbuf *buf, size_t offset, void *dst, size_t bytes, ptreg_error *err);
-ptreg_status ptreg_dbuf_fill(ptreg_dbuf *buf, size_t offset, size_t bytes, uint32_t word, ptreg_error *err);
-ptreg_status ptreg_dbuf_copy(ptreg_dbuf *dst, size_t dst_offset, const ptreg_dbuf *src, size_t src_offset,
+ptreg_status dbuf_alloc(dev_handle *dev, size_t bytes, dbuf **buf, ptreg_error *err);
+void dbuf_free(dbuf *buf);
+ptreg_status dbuf_write(dbuf *buf, size_t offset, const void *src, size_t bytes, ptreg_error *err);
+ptreg_status dbuf_read(const dbuf *buf, size_t offset, void *dst, size_t bytes, ptreg_error *err);
+ptreg_status dbuf_fill(dbuf *buf, size_t offset, size_t bytes, uint32_t word, ptreg_error *err);
+ptreg_status dbuf_copy(dbuf *dst, size_t dst_offset, const dbuf *src, size_t src_offset,
                              size_t bytes, ptreg_error *err);
 /* Allocates and uploads in one step. */
-ptreg_status ptreg_dbuf_upload(ptreg_dev *dev, const void *src, size_t bytes, ptreg_dbuf **buf, ptreg_error *err);
+ptreg_status dbuf_upload(dev_handle *dev, const void *src, size_t bytes, dbuf **buf, ptreg_error *err);
 
 /* 1-D launch: enough groups of `local` threads to cover `threads` (the
  * kernels bounds-check their data). */
-ptreg_status ptreg_dev_launch(const ptreg_dkernel *kernel, size_t threads, size_t local, size_t nargs,
-                              const ptreg_karg *args, ptreg_error *err);
+ptreg_status dev_launch(const dkernel *kernel, size_t threads, size_t local, size_t nargs,
+                              const karg *args, ptreg_error *err);
 /* n-D launch by groups. */
-ptreg_status ptreg_dev_launch_groups(const ptreg_dkernel *kernel, unsigned dims, const size_t groups[3],
-                                     const size_t local[3], size_t nargs, const ptreg_karg *args, ptreg_error *err);
-ptreg_status ptreg_dev_finish(ptreg_dev *dev, ptreg_error *err);
+ptreg_status dev_launch_groups(const dkernel *kernel, unsigned dims, const size_t groups[3],
+                                     const size_t local[3], size_t nargs, const karg *args, ptreg_error *err);
+ptreg_status dev_finish(dev_handle *dev, ptreg_error *err);
 
-typedef struct ptreg_devent {
-    ptreg_dev *dev;
+typedef struct devent {
+    dev_handle *dev;
     void *handle;
-} ptreg_devent;
+} devent;
 
-ptreg_status ptreg_dev_event_record(ptreg_dev *dev, ptreg_devent *event, ptreg_error *err);
-ptreg_status ptreg_dev_event_elapsed(const ptreg_devent *start, const ptreg_devent *end, double *ms,
+ptreg_status dev_event_record(dev_handle *dev, devent *event, ptreg_error *err);
+ptreg_status dev_event_elapsed(const devent *start, const devent *end, double *ms,
                                      ptreg_error *err);
-void ptreg_dev_event_free(ptreg_devent *event);
+void dev_event_free(devent *event);
 
 /* The embedded kernel sources (generated at build time from the .cl files
  * and dialect.h). NULL when there is no such file. */
-const char *ptreg_kernel_source(const char *name, size_t *size);
+const char *kernel_source(const char *name, size_t *size);
 /* The name of embedded source i, NULL past the last. */
-const char *ptreg_kernel_source_name(size_t i);
+const char *kernel_source_name(size_t i);
 
 /* For the backends: "device: call failed: NAME (code)". */
-ptreg_status ptreg_dev_fail(ptreg_dev *dev, ptreg_error *err, const char *call, const char *what, const char *code_name,
+ptreg_status dev_fail(dev_handle *dev, ptreg_error *err, const char *call, const char *what, const char *code_name,
                             long code);
 
 #endif

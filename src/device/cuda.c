@@ -194,7 +194,7 @@ static void nvrtc_load_once(void)
     nvrtc_loaded = load_nvrtc(nvrtc_note, sizeof nvrtc_note);
 }
 
-int ptreg_nvrtc_available(char *note, size_t note_size)
+int nvrtc_available(char *note, size_t note_size)
 {
     pthread_once(&nvrtc_once, nvrtc_load_once);
     if (!nvrtc_loaded && note && note_size)
@@ -243,7 +243,7 @@ static char *program_log(nvrtcProgram p)
     return log;
 }
 
-static ptreg_status take_image(nvrtcProgram p, int ptx, ptreg_nvrtc_output *out, ptreg_error *err)
+static ptreg_status take_image(nvrtcProgram p, int ptx, nvrtc_output *out, ptreg_error *err)
 {
     size_t size = 0;
     nvrtcResult rc = ptx ? nvrtc.nvrtcGetPTXSize(p, &size) : nvrtc.nvrtcGetCUBINSize(p, &size);
@@ -259,12 +259,12 @@ static ptreg_status take_image(nvrtcProgram p, int ptx, ptreg_nvrtc_output *out,
                                : ptreg_error_set(err, PTREG_ERR_RUNTIME, "NVRTC: %s", nvrtc.nvrtcGetErrorString(rc));
 }
 
-ptreg_status ptreg_nvrtc_compile(const char *source, const char *defines, const char *label, int arch, int ptx,
-                                 int verbose, ptreg_nvrtc_output *out, ptreg_error *err)
+ptreg_status nvrtc_compile(const char *source, const char *defines, const char *label, int arch, int ptx,
+                                 int verbose, nvrtc_output *out, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
     char note[200];
-    if (!ptreg_nvrtc_available(note, sizeof note))
+    if (!nvrtc_available(note, sizeof note))
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s", note);
     char arch_option[48], *defs = strdup(defines ? defines : "");
     snprintf(arch_option, sizeof arch_option, "--gpu-architecture=%s_%d", ptx ? "compute" : "sm", arch);
@@ -298,11 +298,11 @@ ptreg_status ptreg_nvrtc_compile(const char *source, const char *defines, const 
         st = take_image(p, ptx, out, err);
     nvrtc.nvrtcDestroyProgram(&p);
     if (st)
-        ptreg_nvrtc_output_free(out);
+        nvrtc_output_free(out);
     return st;
 }
 
-void ptreg_nvrtc_output_free(ptreg_nvrtc_output *out)
+void nvrtc_output_free(nvrtc_output *out)
 {
     free(out->image);
     free(out->log);
@@ -412,7 +412,7 @@ static size_t cuda_enumerate(ptreg_device_info *infos, size_t cap, char *note, s
         return 0;
     }
     char nvrtc_state[400] = "";
-    int have_nvrtc = ptreg_nvrtc_available(nvrtc_state, sizeof nvrtc_state);
+    int have_nvrtc = nvrtc_available(nvrtc_state, sizeof nvrtc_state);
     size_t n = 0;
     for (int i = 0; i < count && n < cap; i++) {
         CUdevice d;
@@ -427,7 +427,7 @@ static size_t cuda_enumerate(ptreg_device_info *infos, size_t cap, char *note, s
 /* Every call makes the device's context current on the calling thread
  * (it may not be the one that opened it) and puts the caller's back: an
  * application with a context of its own finds it current afterwards. */
-static cuda_state *enter(ptreg_dev *dev)
+static cuda_state *enter(dev_handle *dev)
 {
     cuda_state *s = dev->impl;
     cu.cuCtxPushCurrent(s->context);
@@ -460,12 +460,12 @@ static int context_lost(CUresult rc)
 
 /* A failed call. After a fault, every call fails with the fault's code,
  * wherever it is first seen: say so, name the last kernel launched, and
- * mark the device (ptreg_dev_get opens it afresh once its buffers are
+ * mark the device (dev_get opens it afresh once its buffers are
  * freed). */
-static ptreg_status cu_fail(ptreg_dev *dev, ptreg_error *err, const char *call, const char *what, CUresult rc)
+static ptreg_status cu_fail(dev_handle *dev, ptreg_error *err, const char *call, const char *what, CUresult rc)
 {
     if (!context_lost(rc))
-        return ptreg_dev_fail(dev, err, call, what, cu_error_name(rc), (long)rc);
+        return dev_fail(dev, err, call, what, cu_error_name(rc), (long)rc);
     cuda_state *s = dev->impl;
     if (!dev->fault[0])
         snprintf(dev->fault, sizeof dev->fault, "%s: a kernel fault (%s, %d) seen at %s%s%s; the last kernel "
@@ -482,10 +482,10 @@ static void free_state(cuda_state *s)
     free(s);
 }
 
-static ptreg_status cuda_open(ptreg_dev *dev, ptreg_error *err)
+static ptreg_status cuda_open(dev_handle *dev, ptreg_error *err)
 {
     char note[400];
-    if (!ptreg_nvrtc_available(note, sizeof note))
+    if (!nvrtc_available(note, sizeof note))
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: cannot compile kernels: %s", dev->label, note);
     cuda_state *s = calloc(1, sizeof *s);
     if (!s)
@@ -519,7 +519,7 @@ static ptreg_status cuda_open(ptreg_dev *dev, ptreg_error *err)
 }
 
 /* A faulted context is reset on the way out: the next open starts clean. */
-static void cuda_close(ptreg_dev *dev)
+static void cuda_close(dev_handle *dev)
 {
     cuda_state *s = enter(dev);
     if (s->stage)
@@ -545,21 +545,21 @@ static ptreg_status module_image(const cuda_state *s, const char *source, const 
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "NVRTC %d.%d does not know sm_%d, and its PTX needs a CUDA "
                                "driver of %d.%d or newer (this one is %d.%d)", nvrtc_major, nvrtc_minor, s->arch,
                                nvrtc_major, nvrtc_minor, driver_version / 1000, driver_version % 1000 / 10);
-    *cached = ptreg_kernel_cache_load(ptx ? "ptx" : "cubin", parts, 4, image, size);
+    *cached = kernel_cache_load(ptx ? "ptx" : "cubin", parts, 4, image, size);
     if (*cached)
         return PTREG_OK;
-    ptreg_nvrtc_output out;
-    ptreg_status st = ptreg_nvrtc_compile(source, defines, label, target, ptx, 0, &out, err);
+    nvrtc_output out;
+    ptreg_status st = nvrtc_compile(source, defines, label, target, ptx, 0, &out, err);
     if (st)
         return st;
     *size = out.size;
     *image = out.image;
     out.image = NULL;
-    ptreg_nvrtc_output_free(&out);
+    nvrtc_output_free(&out);
     return PTREG_OK;
 }
 
-static ptreg_status cuda_build(ptreg_dev *dev, const char *source, const char *defines, const char *label,
+static ptreg_status cuda_build(dev_handle *dev, const char *source, const char *defines, const char *label,
                                void **program, ptreg_error *err)
 {
     cuda_state *s = dev->impl;
@@ -579,9 +579,9 @@ static ptreg_status cuda_build(ptreg_dev *dev, const char *source, const char *d
     CUresult rc = cu.cuModuleLoadData(&module, image);
     leave();
     if (rc == CUDA_SUCCESS && !cached)
-        ptreg_kernel_cache_store(kind, parts, 4, image, size);
+        kernel_cache_store(kind, parts, 4, image, size);
     if (rc != CUDA_SUCCESS && cached)
-        ptreg_kernel_cache_forget(kind, parts, 4);
+        kernel_cache_forget(kind, parts, 4);
     free(image);
     if (rc != CUDA_SUCCESS) {
         char what[480];
@@ -593,7 +593,7 @@ static ptreg_status cuda_build(ptreg_dev *dev, const char *source, const char *d
     return PTREG_OK;
 }
 
-static void cuda_program_free(ptreg_dev *dev, void *program)
+static void cuda_program_free(dev_handle *dev, void *program)
 {
     enter(dev);
     cu.cuModuleUnload(program);
@@ -613,7 +613,7 @@ static void read_param_sizes(cuda_function *k)
     k->nparams = i;
 }
 
-static ptreg_status cuda_kernel(ptreg_dev *dev, void *program, const char *name, void **kernel, size_t *max_threads,
+static ptreg_status cuda_kernel(dev_handle *dev, void *program, const char *name, void **kernel, size_t *max_threads,
                                 ptreg_error *err)
 {
     cuda_function *k = calloc(1, sizeof *k);
@@ -638,7 +638,7 @@ static ptreg_status cuda_kernel(ptreg_dev *dev, void *program, const char *name,
     return PTREG_OK;
 }
 
-static void cuda_kernel_free(ptreg_dev *dev, void *kernel)
+static void cuda_kernel_free(dev_handle *dev, void *kernel)
 {
     (void)dev;
     free(kernel);
@@ -647,7 +647,7 @@ static void cuda_kernel_free(ptreg_dev *dev, void *kernel)
 /* A CUdeviceptr travels in the void * handle. */
 static CUdeviceptr dptr(void *handle, size_t offset) { return (CUdeviceptr)(uintptr_t)handle + offset; }
 
-static ptreg_status cuda_alloc(ptreg_dev *dev, size_t bytes, void **handle, ptreg_error *err)
+static ptreg_status cuda_alloc(dev_handle *dev, size_t bytes, void **handle, ptreg_error *err)
 {
     enter(dev);
     CUdeviceptr p = 0;
@@ -661,7 +661,7 @@ static ptreg_status cuda_alloc(ptreg_dev *dev, size_t bytes, void **handle, ptre
     return PTREG_OK;
 }
 
-static void cuda_free(ptreg_dev *dev, void *handle)
+static void cuda_free(dev_handle *dev, void *handle)
 {
     enter(dev);
     cu.cuMemFree(dptr(handle, 0));
@@ -671,7 +671,7 @@ static void cuda_free(ptreg_dev *dev, void *handle)
 /* Through the pinned ring when small (its space is reused only after the
  * stream has passed it), else straight from the caller's memory, waiting
  * for the copy: either way the caller may reuse its bytes at once. */
-static ptreg_status cuda_write(ptreg_dev *dev, void *handle, size_t offset, const void *src, size_t bytes,
+static ptreg_status cuda_write(dev_handle *dev, void *handle, size_t offset, const void *src, size_t bytes,
                                ptreg_error *err)
 {
     cuda_state *s = enter(dev);
@@ -701,7 +701,7 @@ static ptreg_status cuda_write(ptreg_dev *dev, void *handle, size_t offset, cons
     return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, call, "", rc);
 }
 
-static ptreg_status cuda_read(ptreg_dev *dev, void *handle, size_t offset, void *dst, size_t bytes, ptreg_error *err)
+static ptreg_status cuda_read(dev_handle *dev, void *handle, size_t offset, void *dst, size_t bytes, ptreg_error *err)
 {
     cuda_state *s = enter(dev);
     CUresult rc = cu.cuMemcpyDtoHAsync(dst, dptr(handle, offset), bytes, s->stream);
@@ -712,7 +712,7 @@ static ptreg_status cuda_read(ptreg_dev *dev, void *handle, size_t offset, void 
     return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, call, "", rc);
 }
 
-static ptreg_status cuda_fill(ptreg_dev *dev, void *handle, size_t offset, size_t bytes, uint32_t word,
+static ptreg_status cuda_fill(dev_handle *dev, void *handle, size_t offset, size_t bytes, uint32_t word,
                               ptreg_error *err)
 {
     cuda_state *s = enter(dev);
@@ -721,7 +721,7 @@ static ptreg_status cuda_fill(ptreg_dev *dev, void *handle, size_t offset, size_
     return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, "cuMemsetD32Async", "", rc);
 }
 
-static ptreg_status cuda_copy(ptreg_dev *dev, void *dst, size_t dst_offset, void *src, size_t src_offset,
+static ptreg_status cuda_copy(dev_handle *dev, void *dst, size_t dst_offset, void *src, size_t src_offset,
                               size_t bytes, ptreg_error *err)
 {
     cuda_state *s = enter(dev);
@@ -730,15 +730,15 @@ static ptreg_status cuda_copy(ptreg_dev *dev, void *dst, size_t dst_offset, void
     return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, "cuMemcpyDtoDAsync", "", rc);
 }
 
-static size_t karg_size(ptreg_karg_kind kind)
+static size_t karg_size(karg_kind kind)
 {
     return kind == PTREG_KARG_U32 || kind == PTREG_KARG_I32 || kind == PTREG_KARG_F32 ? 4 : 8;
 }
 
 /* The arguments against the kernel's own parameters: the driver reads as
  * many bytes as the kernel says, whatever the caller meant. */
-static ptreg_status check_arguments(const ptreg_dev *dev, const cuda_function *k, const char *name, size_t nargs,
-                                    const ptreg_karg *args, ptreg_error *err)
+static ptreg_status check_arguments(const dev_handle *dev, const cuda_function *k, const char *name, size_t nargs,
+                                    const karg *args, ptreg_error *err)
 {
     if (nargs > MAX_ARGS)
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: %s: %zu arguments (at most %d)", dev->label, name, nargs,
@@ -756,8 +756,8 @@ static ptreg_status check_arguments(const ptreg_dev *dev, const cuda_function *k
     return PTREG_OK;
 }
 
-static ptreg_status cuda_launch(ptreg_dev *dev, void *kernel, const char *name, unsigned dims, const size_t groups[3],
-                                const size_t local[3], size_t nargs, const ptreg_karg *args, ptreg_error *err)
+static ptreg_status cuda_launch(dev_handle *dev, void *kernel, const char *name, unsigned dims, const size_t groups[3],
+                                const size_t local[3], size_t nargs, const karg *args, ptreg_error *err)
 {
     const cuda_function *k = kernel;
     ptreg_status st = check_arguments(dev, k, name, nargs, args, err);
@@ -784,7 +784,7 @@ static ptreg_status cuda_launch(ptreg_dev *dev, void *kernel, const char *name, 
     return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, call, name, rc);
 }
 
-static ptreg_status cuda_finish(ptreg_dev *dev, ptreg_error *err)
+static ptreg_status cuda_finish(dev_handle *dev, ptreg_error *err)
 {
     cuda_state *s = enter(dev);
     CUresult rc = cu.cuStreamSynchronize(s->stream);
@@ -792,7 +792,7 @@ static ptreg_status cuda_finish(ptreg_dev *dev, ptreg_error *err)
     return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, "cuStreamSynchronize", "", rc);
 }
 
-static ptreg_status cuda_event_record(ptreg_dev *dev, void **event, ptreg_error *err)
+static ptreg_status cuda_event_record(dev_handle *dev, void **event, ptreg_error *err)
 {
     cuda_state *s = enter(dev);
     CUevent e;
@@ -809,7 +809,7 @@ static ptreg_status cuda_event_record(ptreg_dev *dev, void **event, ptreg_error 
     return PTREG_OK;
 }
 
-static ptreg_status cuda_event_elapsed(ptreg_dev *dev, void *start, void *end, double *ms, ptreg_error *err)
+static ptreg_status cuda_event_elapsed(dev_handle *dev, void *start, void *end, double *ms, ptreg_error *err)
 {
     enter(dev);
     float t = 0.0f;
@@ -822,14 +822,14 @@ static ptreg_status cuda_event_elapsed(ptreg_dev *dev, void *start, void *end, d
     return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, call, "", rc);
 }
 
-static void cuda_event_free(ptreg_dev *dev, void *event)
+static void cuda_event_free(dev_handle *dev, void *event)
 {
     enter(dev);
     cu.cuEventDestroy(event);
     leave();
 }
 
-const ptreg_backend_ops ptreg_cuda_ops = {
+const backend_interface cuda_ops = {
     .backend = PTREG_BACKEND_CUDA,
     .enumerate = cuda_enumerate,
     .open = cuda_open,

@@ -27,7 +27,7 @@ static ptreg_device_info device_list[MAX_DEVICES];
 static size_t device_count;
 static int enumerated;
 static char backend_notes[4][512];
-static ptreg_dev *opened[MAX_DEVICES];
+static dev_handle *opened[MAX_DEVICES];
 
 /* ---- names ---- */
 
@@ -42,15 +42,15 @@ const char *ptreg_backend_name(ptreg_backend backend)
     return "auto";
 }
 
-static const ptreg_backend_ops *backend_ops(ptreg_backend backend)
+static const backend_interface *backend_ops(ptreg_backend backend)
 {
 #ifdef PTREG_HAVE_CUDA
     if (backend == PTREG_BACKEND_CUDA)
-        return &ptreg_cuda_ops;
+        return &cuda_ops;
 #endif
 #ifdef PTREG_HAVE_OPENCL
     if (backend == PTREG_BACKEND_OPENCL)
-        return &ptreg_opencl_ops;
+        return &opencl_ops;
 #endif
     (void)backend;
     return NULL;
@@ -125,7 +125,7 @@ static void describe_cpu(ptreg_device_info *info)
     cpu_model_name(info->name, sizeof info->name);
     snprintf(info->vendor, sizeof info->vendor, "host");
     snprintf(info->platform, sizeof info->platform, "ptreg CPU kernels, OpenMP");
-    snprintf(info->version, sizeof info->version, "%s", ptreg_isa_name(ptreg_cpu_isa()));
+    snprintf(info->version, sizeof info->version, "%s", isa_level_name(cpu_isa_level()));
     long procs = sysconf(_SC_NPROCESSORS_ONLN), pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     info->compute_units = procs > 0 ? (uint32_t)procs : 1;
     info->memory_bytes = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
@@ -135,7 +135,7 @@ static void describe_cpu(ptreg_device_info *info)
 
 static void enumerate_backend(ptreg_backend backend)
 {
-    const ptreg_backend_ops *ops = backend_ops(backend);
+    const backend_interface *ops = backend_ops(backend);
     char *note = backend_notes[backend];
     if (!ops) {
         snprintf(note, sizeof backend_notes[0], "this build has no %s backend", ptreg_backend_name(backend));
@@ -279,7 +279,7 @@ ptreg_status ptreg_device_resolve(const ptreg_device *request, unsigned supporte
 
 /* ---- opened devices ---- */
 
-ptreg_status ptreg_dev_fail(ptreg_dev *dev, ptreg_error *err, const char *call, const char *what, const char *code_name,
+ptreg_status dev_fail(dev_handle *dev, ptreg_error *err, const char *call, const char *what, const char *code_name,
                             long code)
 {
     return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: %s failed%s%s: %s (%ld)", dev ? dev->label : "device", call,
@@ -303,11 +303,11 @@ const char *ptreg_device_name(const ptreg_device *device)
     return "device";
 }
 
-static void drop_programs(ptreg_dev *dev);
+static void drop_programs(dev_handle *dev);
 
 /* A device whose backend said it stopped working (a kernel faulted) is
  * closed and opened afresh, once nothing of the old one is in use. */
-static ptreg_status reopen_if_faulted(ptreg_dev *dev, ptreg_error *err)
+static ptreg_status reopen_if_faulted(dev_handle *dev, ptreg_error *err)
 {
     if (!dev->fault[0])
         return PTREG_OK;
@@ -321,11 +321,11 @@ static ptreg_status reopen_if_faulted(ptreg_dev *dev, ptreg_error *err)
     return dev->ops->open(dev, err);
 }
 
-ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **out, ptreg_error *err)
+ptreg_status dev_get(const ptreg_device *device, dev_handle **out, ptreg_error *err)
 {
     size_t at;
     const ptreg_device_info *info = find_device(device, &at);
-    const ptreg_backend_ops *ops = backend_ops(device->backend);
+    const backend_interface *ops = backend_ops(device->backend);
     char name[32];
     ptreg_device_format(device, name, sizeof name);
     if (!info || !ops || device->backend == PTREG_BACKEND_CPU)
@@ -333,7 +333,7 @@ ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **out, ptreg_er
     pthread_mutex_lock(&registry_lock);
     ptreg_status st = PTREG_OK;
     if (!opened[at]) {
-        ptreg_dev *dev = calloc(1, sizeof *dev);
+        dev_handle *dev = calloc(1, sizeof *dev);
         if (!dev) {
             st = ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", name);
         } else {
@@ -370,17 +370,17 @@ ptreg_status ptreg_dev_get(const ptreg_device *device, ptreg_dev **out, ptreg_er
 
 /* ---- programs ---- */
 
-struct ptreg_dprogram {
-    ptreg_dprogram *next;
-    ptreg_dev *dev;
-    const ptreg_kernel_program *program;
+struct dprogram {
+    dprogram *next;
+    dev_handle *dev;
+    const kernel_program *program;
     char *defines;
     void *handle;
-    ptreg_dkernel **kernels;
+    dkernel **kernels;
     size_t kernel_count;
 };
 
-static void program_free(ptreg_dprogram *p)
+static void program_free(dprogram *p)
 {
     for (size_t k = 0; k < p->kernel_count; k++) {
         if (p->dev->ops->kernel_free)
@@ -396,34 +396,34 @@ static void program_free(ptreg_dprogram *p)
 
 
 static const char *const basics_files[] = {"device/basics.cl", NULL};
-const ptreg_kernel_program ptreg_basics_kernels = {"basics", basics_files};
+const kernel_program basics_kernels = {"basics", basics_files};
 
 
 /* The dialect, then each file, each announced by a #line so that compiler
  * messages name the file and line. */
-ptreg_status ptreg_kernel_program_source(const ptreg_kernel_program *program, char **out, ptreg_error *err)
+ptreg_status kernel_program_source(const kernel_program *program, char **out, ptreg_error *err)
 {
     const char *dialect_name = "device/dialect.h";
     size_t total = 1, size;
-    if (!ptreg_kernel_source(dialect_name, &size))
+    if (!kernel_source(dialect_name, &size))
         return ptreg_error_set(err, PTREG_ERR_RUNTIME, "kernel source %s is not embedded", dialect_name);
     total += size + 64;
     for (const char *const *f = program->files; *f; f++) {
-        if (!ptreg_kernel_source(*f, &size))
+        if (!kernel_source(*f, &size))
             return ptreg_error_set(err, PTREG_ERR_RUNTIME, "kernel source %s is not embedded", *f);
         total += size + 64 + strlen(*f);
     }
     char *text = malloc(total);
     if (!text)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the %s kernels", program->name);
-    size_t used = (size_t)snprintf(text, total, "%s\n", ptreg_kernel_source(dialect_name, &size));
+    size_t used = (size_t)snprintf(text, total, "%s\n", kernel_source(dialect_name, &size));
     for (const char *const *f = program->files; *f; f++)
-        used += (size_t)snprintf(text + used, total - used, "#line 1 \"%s\"\n%s\n", *f, ptreg_kernel_source(*f, &size));
+        used += (size_t)snprintf(text + used, total - used, "#line 1 \"%s\"\n%s\n", *f, kernel_source(*f, &size));
     *out = text;
     return PTREG_OK;
 }
 
-static char *full_defines(const ptreg_dev *dev, const char *defines)
+static char *full_defines(const dev_handle *dev, const char *defines)
 {
     const char *fp64 = dev->info.fp64 ? "-DPTREG_FP64=1 " : "";
     size_t size = strlen(fp64) + strlen(defines ? defines : "") + 1;
@@ -433,26 +433,26 @@ static char *full_defines(const ptreg_dev *dev, const char *defines)
     return all;
 }
 
-static ptreg_status program_locked(ptreg_dev *dev, const ptreg_kernel_program *program, const char *defines,
-                                   ptreg_dprogram **out, ptreg_error *err)
+static ptreg_status program_locked(dev_handle *dev, const kernel_program *program, const char *defines,
+                                   dprogram **out, ptreg_error *err)
 {
     char *all = full_defines(dev, defines);
     if (!all)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
-    for (ptreg_dprogram *p = dev->programs; p; p = p->next)
+    for (dprogram *p = dev->programs; p; p = p->next)
         if (p->program == program && !strcmp(p->defines, all)) {
             free(all);
             *out = p;
             return PTREG_OK;
         }
-    ptreg_dprogram *p = calloc(1, sizeof *p);
+    dprogram *p = calloc(1, sizeof *p);
     if (!p) {
         free(all);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
     }
     p->dev = dev, p->program = program, p->defines = all;
     char *source = NULL;
-    ptreg_status st = ptreg_kernel_program_source(program, &source, err);
+    ptreg_status st = kernel_program_source(program, &source, err);
     if (!st)
         st = dev->ops->build(dev, source, all, program->name, &p->handle, err);
     free(source);
@@ -466,8 +466,8 @@ static ptreg_status program_locked(ptreg_dev *dev, const ptreg_kernel_program *p
     return PTREG_OK;
 }
 
-ptreg_status ptreg_dev_program(ptreg_dev *dev, const ptreg_kernel_program *program, const char *defines,
-                               ptreg_dprogram **out, ptreg_error *err)
+ptreg_status dev_program(dev_handle *dev, const kernel_program *program, const char *defines,
+                               dprogram **out, ptreg_error *err)
 {
     pthread_mutex_lock(&dev->lock);
     ptreg_status st = program_locked(dev, program, defines, out, err);
@@ -475,15 +475,15 @@ ptreg_status ptreg_dev_program(ptreg_dev *dev, const ptreg_kernel_program *progr
     return st;
 }
 
-static ptreg_status kernel_locked(ptreg_dprogram *p, const char *name, ptreg_dkernel **out, ptreg_error *err)
+static ptreg_status kernel_locked(dprogram *p, const char *name, dkernel **out, ptreg_error *err)
 {
     for (size_t k = 0; k < p->kernel_count; k++)
         if (!strcmp(p->kernels[k]->name, name)) {
             *out = p->kernels[k];
             return PTREG_OK;
         }
-    ptreg_dkernel **grown = realloc(p->kernels, (p->kernel_count + 1) * sizeof *grown);
-    ptreg_dkernel *k = grown ? calloc(1, sizeof *k) : NULL;
+    dkernel **grown = realloc(p->kernels, (p->kernel_count + 1) * sizeof *grown);
+    dkernel *k = grown ? calloc(1, sizeof *k) : NULL;
     if (grown)
         p->kernels = grown;
     if (!k)
@@ -500,7 +500,7 @@ static ptreg_status kernel_locked(ptreg_dprogram *p, const char *name, ptreg_dke
     return PTREG_OK;
 }
 
-ptreg_status ptreg_dev_kernel(ptreg_dprogram *p, const char *name, ptreg_dkernel **out, ptreg_error *err)
+ptreg_status dev_kernel(dprogram *p, const char *name, dkernel **out, ptreg_error *err)
 {
     pthread_mutex_lock(&p->dev->lock);
     ptreg_status st = kernel_locked(p, name, out, err);
@@ -508,10 +508,10 @@ ptreg_status ptreg_dev_kernel(ptreg_dprogram *p, const char *name, ptreg_dkernel
     return st;
 }
 
-static void drop_programs(ptreg_dev *dev)
+static void drop_programs(dev_handle *dev)
 {
     while (dev->programs) {
-        ptreg_dprogram *next = dev->programs->next;
+        dprogram *next = dev->programs->next;
         program_free(dev->programs);
         dev->programs = next;
     }
@@ -566,7 +566,7 @@ void ptreg_devices_release(void)
 {
     pthread_mutex_lock(&registry_lock);
     for (size_t i = 0; i < MAX_DEVICES; i++) {
-        ptreg_dev *dev = opened[i];
+        dev_handle *dev = opened[i];
         if (!dev)
             continue;
         drop_programs(dev);
@@ -581,11 +581,11 @@ void ptreg_devices_release(void)
 
 /* ---- buffers ---- */
 
-ptreg_status ptreg_dbuf_alloc(ptreg_dev *dev, size_t bytes, ptreg_dbuf **out, ptreg_error *err)
+ptreg_status dbuf_alloc(dev_handle *dev, size_t bytes, dbuf **out, ptreg_error *err)
 {
     /* whole words, so that fills and guards stay aligned */
     size_t padded = (bytes + 3) / 4 * 4;
-    ptreg_dbuf *b = calloc(1, sizeof *b);
+    dbuf *b = calloc(1, sizeof *b);
     if (!b)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
     b->dev = dev, b->bytes = padded;
@@ -603,7 +603,7 @@ ptreg_status ptreg_dbuf_alloc(ptreg_dev *dev, size_t bytes, ptreg_dbuf **out, pt
     return PTREG_OK;
 }
 
-static void check_guard(ptreg_dbuf *b)
+static void check_guard(dbuf *b)
 {
     uint32_t words[GUARD_BYTES / 4];
     ptreg_error err;
@@ -618,7 +618,7 @@ static void check_guard(ptreg_dbuf *b)
         }
 }
 
-void ptreg_dbuf_free(ptreg_dbuf *b)
+void dbuf_free(dbuf *b)
 {
     if (!b)
         return;
@@ -629,34 +629,34 @@ void ptreg_dbuf_free(ptreg_dbuf *b)
     free(b);
 }
 
-static ptreg_status out_of_range(const ptreg_dbuf *b, const char *op, size_t offset, size_t bytes, ptreg_error *err)
+static ptreg_status out_of_range(const dbuf *b, const char *op, size_t offset, size_t bytes, ptreg_error *err)
 {
     return ptreg_error_set(err, PTREG_ERR_ARG, "%s: %s of %zu bytes at %zu outside a buffer of %zu", b->dev->label, op,
                            bytes, offset, b->bytes);
 }
 
-ptreg_status ptreg_dbuf_write(ptreg_dbuf *b, size_t offset, const void *src, size_t bytes, ptreg_error *err)
+ptreg_status dbuf_write(dbuf *b, size_t offset, const void *src, size_t bytes, ptreg_error *err)
 {
     if (offset > b->bytes || bytes > b->bytes - offset)
         return out_of_range(b, "write", offset, bytes, err);
     return bytes ? b->dev->ops->write(b->dev, b->handle, offset, src, bytes, err) : PTREG_OK;
 }
 
-ptreg_status ptreg_dbuf_read(const ptreg_dbuf *b, size_t offset, void *dst, size_t bytes, ptreg_error *err)
+ptreg_status dbuf_read(const dbuf *b, size_t offset, void *dst, size_t bytes, ptreg_error *err)
 {
     if (offset > b->bytes || bytes > b->bytes - offset)
         return out_of_range(b, "read", offset, bytes, err);
     return bytes ? b->dev->ops->read(b->dev, b->handle, offset, dst, bytes, err) : PTREG_OK;
 }
 
-ptreg_status ptreg_dbuf_fill(ptreg_dbuf *b, size_t offset, size_t bytes, uint32_t word, ptreg_error *err)
+ptreg_status dbuf_fill(dbuf *b, size_t offset, size_t bytes, uint32_t word, ptreg_error *err)
 {
     if (offset > b->bytes || bytes > b->bytes - offset || offset % 4 || bytes % 4)
         return out_of_range(b, "fill", offset, bytes, err);
     return bytes ? b->dev->ops->fill(b->dev, b->handle, offset, bytes, word, err) : PTREG_OK;
 }
 
-ptreg_status ptreg_dbuf_copy(ptreg_dbuf *dst, size_t dst_offset, const ptreg_dbuf *src, size_t src_offset,
+ptreg_status dbuf_copy(dbuf *dst, size_t dst_offset, const dbuf *src, size_t src_offset,
                              size_t bytes, ptreg_error *err)
 {
     if (dst_offset > dst->bytes || bytes > dst->bytes - dst_offset)
@@ -667,11 +667,11 @@ ptreg_status ptreg_dbuf_copy(ptreg_dbuf *dst, size_t dst_offset, const ptreg_dbu
                  : PTREG_OK;
 }
 
-ptreg_status ptreg_dbuf_upload(ptreg_dev *dev, const void *src, size_t bytes, ptreg_dbuf **out, ptreg_error *err)
+ptreg_status dbuf_upload(dev_handle *dev, const void *src, size_t bytes, dbuf **out, ptreg_error *err)
 {
-    ptreg_status st = ptreg_dbuf_alloc(dev, bytes, out, err);
-    if (!st && (st = ptreg_dbuf_write(*out, 0, src, bytes, err))) {
-        ptreg_dbuf_free(*out);
+    ptreg_status st = dbuf_alloc(dev, bytes, out, err);
+    if (!st && (st = dbuf_write(*out, 0, src, bytes, err))) {
+        dbuf_free(*out);
         *out = NULL;
     }
     return st;
@@ -679,8 +679,8 @@ ptreg_status ptreg_dbuf_upload(ptreg_dev *dev, const void *src, size_t bytes, pt
 
 /* ---- launches and events ---- */
 
-ptreg_status ptreg_dev_launch_groups(const ptreg_dkernel *k, unsigned dims, const size_t groups[3],
-                                     const size_t local[3], size_t nargs, const ptreg_karg *args, ptreg_error *err)
+ptreg_status dev_launch_groups(const dkernel *k, unsigned dims, const size_t groups[3],
+                                     const size_t local[3], size_t nargs, const karg *args, ptreg_error *err)
 {
     size_t threads = 1;
     for (unsigned d = 0; d < dims; d++) {
@@ -698,28 +698,28 @@ ptreg_status ptreg_dev_launch_groups(const ptreg_dkernel *k, unsigned dims, cons
     return st;
 }
 
-ptreg_status ptreg_dev_launch(const ptreg_dkernel *k, size_t threads, size_t local, size_t nargs,
-                              const ptreg_karg *args, ptreg_error *err)
+ptreg_status dev_launch(const dkernel *k, size_t threads, size_t local, size_t nargs,
+                              const karg *args, ptreg_error *err)
 {
     const size_t groups[3] = {(threads + local - 1) / local, 1, 1}, sizes[3] = {local, 1, 1};
-    return ptreg_dev_launch_groups(k, 1, groups, sizes, nargs, args, err);
+    return dev_launch_groups(k, 1, groups, sizes, nargs, args, err);
 }
 
-ptreg_status ptreg_dev_finish(ptreg_dev *dev, ptreg_error *err) { return dev->ops->finish(dev, err); }
+ptreg_status dev_finish(dev_handle *dev, ptreg_error *err) { return dev->ops->finish(dev, err); }
 
-ptreg_status ptreg_dev_event_record(ptreg_dev *dev, ptreg_devent *event, ptreg_error *err)
+ptreg_status dev_event_record(dev_handle *dev, devent *event, ptreg_error *err)
 {
     event->dev = dev;
     event->handle = NULL;
     return dev->ops->event_record(dev, &event->handle, err);
 }
 
-ptreg_status ptreg_dev_event_elapsed(const ptreg_devent *start, const ptreg_devent *end, double *ms, ptreg_error *err)
+ptreg_status dev_event_elapsed(const devent *start, const devent *end, double *ms, ptreg_error *err)
 {
     return start->dev->ops->event_elapsed(start->dev, start->handle, end->handle, ms, err);
 }
 
-void ptreg_dev_event_free(ptreg_devent *event)
+void dev_event_free(devent *event)
 {
     if (event->handle)
         event->dev->ops->event_free(event->dev, event->handle);
@@ -728,20 +728,20 @@ void ptreg_dev_event_free(ptreg_devent *event)
 
 #ifndef PTREG_HAVE_CUDA
 /* Without the CUDA backend there is no NVRTC to load. */
-int ptreg_nvrtc_available(char *note, size_t note_size)
+int nvrtc_available(char *note, size_t note_size)
 {
     if (note)
         snprintf(note, note_size, "this build has no CUDA backend");
     return 0;
 }
 
-ptreg_status ptreg_nvrtc_compile(const char *source, const char *defines, const char *label, int arch, int ptx,
-                                 int verbose, ptreg_nvrtc_output *out, ptreg_error *err)
+ptreg_status nvrtc_compile(const char *source, const char *defines, const char *label, int arch, int ptx,
+                                 int verbose, nvrtc_output *out, ptreg_error *err)
 {
     (void)source, (void)defines, (void)label, (void)arch, (void)ptx, (void)verbose;
     memset(out, 0, sizeof *out);
     return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "this build has no CUDA backend");
 }
 
-void ptreg_nvrtc_output_free(ptreg_nvrtc_output *out) { memset(out, 0, sizeof *out); }
+void nvrtc_output_free(nvrtc_output *out) { memset(out, 0, sizeof *out); }
 #endif

@@ -86,7 +86,7 @@ typedef struct cache_header {
     uint64_t size, checksum;
 } cache_header;
 
-int ptreg_kernel_cache_load(const char *kind, const char *const parts[], size_t count, void **image, size_t *size)
+int kernel_cache_load(const char *kind, const char *const parts[], size_t count, void **image, size_t *size)
 {
     char path[1024];
     if (!cache_path(kind, parts, count, path, sizeof path))
@@ -109,7 +109,7 @@ int ptreg_kernel_cache_load(const char *kind, const char *const parts[], size_t 
     return 1;
 }
 
-void ptreg_kernel_cache_store(const char *kind, const char *const parts[], size_t count, const void *image,
+void kernel_cache_store(const char *kind, const char *const parts[], size_t count, const void *image,
                               size_t size)
 {
     char path[1024], tmp[1100];
@@ -126,7 +126,7 @@ void ptreg_kernel_cache_store(const char *kind, const char *const parts[], size_
         remove(tmp);
 }
 
-void ptreg_kernel_cache_forget(const char *kind, const char *const parts[], size_t count)
+void kernel_cache_forget(const char *kind, const char *const parts[], size_t count)
 {
     char path[1024];
     if (cache_path(kind, parts, count, path, sizeof path))

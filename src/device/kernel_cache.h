@@ -8,11 +8,11 @@
 /* The image stored under the key made of `parts` (all of them decide the
  * binary); kind is the file extension ("cubin"). Returns 1 and a malloc'd
  * image when found and intact, else 0. */
-int ptreg_kernel_cache_load(const char *kind, const char *const parts[], size_t count, void **image, size_t *size);
+int kernel_cache_load(const char *kind, const char *const parts[], size_t count, void **image, size_t *size);
 /* Stores it (atomically; failures are silent: the cache is an optimisation). */
-void ptreg_kernel_cache_store(const char *kind, const char *const parts[], size_t count, const void *image,
+void kernel_cache_store(const char *kind, const char *const parts[], size_t count, const void *image,
                               size_t size);
 /* Removes it: an image the driver refused must not be handed back. */
-void ptreg_kernel_cache_forget(const char *kind, const char *const parts[], size_t count);
+void kernel_cache_forget(const char *kind, const char *const parts[], size_t count);
 
 #endif

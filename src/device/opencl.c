@@ -70,7 +70,7 @@ static const char *cl_error_name(cl_int code)
     return code == -1001 ? "CL_PLATFORM_NOT_FOUND_KHR" : "CL_ERROR";
 }
 
-#define CL_FAIL(dev, err, call, what, code) ptreg_dev_fail(dev, err, call, what, cl_error_name(code), (long)(code))
+#define CL_FAIL(dev, err, call, what, code) dev_fail(dev, err, call, what, cl_error_name(code), (long)(code))
 
 /* The devices of every platform, in platform order: opencl:N is the N-th. */
 #define MAX_CL_DEVICES 64
@@ -160,7 +160,7 @@ static size_t ocl_enumerate(ptreg_device_info *infos, size_t cap, char *note, si
     return count;
 }
 
-static ptreg_status ocl_open(ptreg_dev *dev, ptreg_error *err)
+static ptreg_status ocl_open(dev_handle *dev, ptreg_error *err)
 {
     cl_device_id id = device_ids[dev->info.device.index];
     ocl_state *s = calloc(1, sizeof *s);
@@ -189,7 +189,7 @@ static ptreg_status ocl_open(ptreg_dev *dev, ptreg_error *err)
     return PTREG_OK;
 }
 
-static void ocl_close(ptreg_dev *dev)
+static void ocl_close(dev_handle *dev)
 {
     ocl_state *s = dev->impl;
     cl.clReleaseCommandQueue(s->queue);
@@ -199,7 +199,7 @@ static void ocl_close(ptreg_dev *dev)
 
 /* The build log's first lines, into the message (the whole log is read:
  * the call fails on a short buffer). */
-static ptreg_status build_failed(ptreg_dev *dev, cl_program program, const char *label, cl_int rc, ptreg_error *err)
+static ptreg_status build_failed(dev_handle *dev, cl_program program, const char *label, cl_int rc, ptreg_error *err)
 {
     cl_device_id id = device_ids[dev->info.device.index];
     size_t size = 0;
@@ -215,7 +215,7 @@ static ptreg_status build_failed(ptreg_dev *dev, cl_program program, const char 
     return st;
 }
 
-static ptreg_status ocl_build(ptreg_dev *dev, const char *source, const char *defines, const char *label,
+static ptreg_status ocl_build(dev_handle *dev, const char *source, const char *defines, const char *label,
                              void **program, ptreg_error *err)
 {
     ocl_state *s = dev->impl;
@@ -243,13 +243,13 @@ static ptreg_status ocl_build(ptreg_dev *dev, const char *source, const char *de
     return PTREG_OK;
 }
 
-static void ocl_program_free(ptreg_dev *dev, void *program)
+static void ocl_program_free(dev_handle *dev, void *program)
 {
     (void)dev;
     cl.clReleaseProgram(program);
 }
 
-static ptreg_status ocl_kernel(ptreg_dev *dev, void *program, const char *name, void **kernel, size_t *max_threads,
+static ptreg_status ocl_kernel(dev_handle *dev, void *program, const char *name, void **kernel, size_t *max_threads,
                               ptreg_error *err)
 {
     cl_int rc;
@@ -265,13 +265,13 @@ static ptreg_status ocl_kernel(ptreg_dev *dev, void *program, const char *name, 
     return PTREG_OK;
 }
 
-static void ocl_kernel_free(ptreg_dev *dev, void *kernel)
+static void ocl_kernel_free(dev_handle *dev, void *kernel)
 {
     (void)dev;
     cl.clReleaseKernel(kernel);
 }
 
-static ptreg_status ocl_alloc(ptreg_dev *dev, size_t bytes, void **handle, ptreg_error *err)
+static ptreg_status ocl_alloc(dev_handle *dev, size_t bytes, void **handle, ptreg_error *err)
 {
     const cl_ulong largest = ((ocl_state *)dev->impl)->max_alloc;
     if (largest && bytes > largest)
@@ -288,13 +288,13 @@ static ptreg_status ocl_alloc(ptreg_dev *dev, size_t bytes, void **handle, ptreg
     return CL_FAIL(dev, err, "clCreateBuffer", "", rc);
 }
 
-static void ocl_free(ptreg_dev *dev, void *handle)
+static void ocl_free(dev_handle *dev, void *handle)
 {
     (void)dev;
     cl.clReleaseMemObject(handle);
 }
 
-static ptreg_status ocl_write(ptreg_dev *dev, void *handle, size_t offset, const void *src, size_t bytes,
+static ptreg_status ocl_write(dev_handle *dev, void *handle, size_t offset, const void *src, size_t bytes,
                              ptreg_error *err)
 {
     cl_int rc = cl.clEnqueueWriteBuffer(((ocl_state *)dev->impl)->queue, handle, CL_TRUE, offset, bytes, src, 0, NULL,
@@ -302,14 +302,14 @@ static ptreg_status ocl_write(ptreg_dev *dev, void *handle, size_t offset, const
     return rc == CL_SUCCESS ? PTREG_OK : CL_FAIL(dev, err, "clEnqueueWriteBuffer", "", rc);
 }
 
-static ptreg_status ocl_read(ptreg_dev *dev, void *handle, size_t offset, void *dst, size_t bytes, ptreg_error *err)
+static ptreg_status ocl_read(dev_handle *dev, void *handle, size_t offset, void *dst, size_t bytes, ptreg_error *err)
 {
     cl_int rc = cl.clEnqueueReadBuffer(((ocl_state *)dev->impl)->queue, handle, CL_TRUE, offset, bytes, dst, 0, NULL,
                                        NULL);
     return rc == CL_SUCCESS ? PTREG_OK : CL_FAIL(dev, err, "clEnqueueReadBuffer", "", rc);
 }
 
-static ptreg_status ocl_fill(ptreg_dev *dev, void *handle, size_t offset, size_t bytes, uint32_t word,
+static ptreg_status ocl_fill(dev_handle *dev, void *handle, size_t offset, size_t bytes, uint32_t word,
                             ptreg_error *err)
 {
     cl_int rc = cl.clEnqueueFillBuffer(((ocl_state *)dev->impl)->queue, handle, &word, sizeof word, offset, bytes, 0,
@@ -317,7 +317,7 @@ static ptreg_status ocl_fill(ptreg_dev *dev, void *handle, size_t offset, size_t
     return rc == CL_SUCCESS ? PTREG_OK : CL_FAIL(dev, err, "clEnqueueFillBuffer", "", rc);
 }
 
-static ptreg_status ocl_copy(ptreg_dev *dev, void *dst, size_t dst_offset, void *src, size_t src_offset, size_t bytes,
+static ptreg_status ocl_copy(dev_handle *dev, void *dst, size_t dst_offset, void *src, size_t src_offset, size_t bytes,
                             ptreg_error *err)
 {
     cl_int rc = cl.clEnqueueCopyBuffer(((ocl_state *)dev->impl)->queue, src, dst, src_offset, dst_offset, bytes, 0,
@@ -325,7 +325,7 @@ static ptreg_status ocl_copy(ptreg_dev *dev, void *dst, size_t dst_offset, void 
     return rc == CL_SUCCESS ? PTREG_OK : CL_FAIL(dev, err, "clEnqueueCopyBuffer", "", rc);
 }
 
-static ptreg_status set_argument(ptreg_dev *dev, cl_kernel k, const char *name, cl_uint i, const ptreg_karg *a,
+static ptreg_status set_argument(dev_handle *dev, cl_kernel k, const char *name, cl_uint i, const karg *a,
                                  ptreg_error *err)
 {
     static const size_t scalar_size[] = {[PTREG_KARG_U32] = 4, [PTREG_KARG_I32] = 4, [PTREG_KARG_F32] = 4,
@@ -339,8 +339,8 @@ static ptreg_status set_argument(ptreg_dev *dev, cl_kernel k, const char *name, 
     return CL_FAIL(dev, err, "clSetKernelArg", what, rc);
 }
 
-static ptreg_status ocl_launch(ptreg_dev *dev, void *kernel, const char *name, unsigned dims, const size_t groups[3],
-                              const size_t local[3], size_t nargs, const ptreg_karg *args, ptreg_error *err)
+static ptreg_status ocl_launch(dev_handle *dev, void *kernel, const char *name, unsigned dims, const size_t groups[3],
+                              const size_t local[3], size_t nargs, const karg *args, ptreg_error *err)
 {
     for (size_t i = 0; i < nargs; i++) {
         ptreg_status st = set_argument(dev, kernel, name, (cl_uint)i, &args[i], err);
@@ -355,13 +355,13 @@ static ptreg_status ocl_launch(ptreg_dev *dev, void *kernel, const char *name, u
     return rc == CL_SUCCESS ? PTREG_OK : CL_FAIL(dev, err, "clEnqueueNDRangeKernel", name, rc);
 }
 
-static ptreg_status ocl_finish(ptreg_dev *dev, ptreg_error *err)
+static ptreg_status ocl_finish(dev_handle *dev, ptreg_error *err)
 {
     cl_int rc = cl.clFinish(((ocl_state *)dev->impl)->queue);
     return rc == CL_SUCCESS ? PTREG_OK : CL_FAIL(dev, err, "clFinish", "", rc);
 }
 
-static ptreg_status ocl_event_record(ptreg_dev *dev, void **event, ptreg_error *err)
+static ptreg_status ocl_event_record(dev_handle *dev, void **event, ptreg_error *err)
 {
     cl_event e = NULL;
     cl_int rc = cl.clEnqueueMarkerWithWaitList(((ocl_state *)dev->impl)->queue, 0, NULL, &e);
@@ -369,7 +369,7 @@ static ptreg_status ocl_event_record(ptreg_dev *dev, void **event, ptreg_error *
     return rc == CL_SUCCESS ? PTREG_OK : CL_FAIL(dev, err, "clEnqueueMarkerWithWaitList", "", rc);
 }
 
-static ptreg_status ocl_event_elapsed(ptreg_dev *dev, void *start, void *end, double *ms, ptreg_error *err)
+static ptreg_status ocl_event_elapsed(dev_handle *dev, void *start, void *end, double *ms, ptreg_error *err)
 {
     cl_event e = end;
     cl_ulong t0 = 0, t1 = 0;
@@ -385,13 +385,13 @@ static ptreg_status ocl_event_elapsed(ptreg_dev *dev, void *start, void *end, do
     return PTREG_OK;
 }
 
-static void ocl_event_free(ptreg_dev *dev, void *event)
+static void ocl_event_free(dev_handle *dev, void *event)
 {
     (void)dev;
     cl.clReleaseEvent(event);
 }
 
-const ptreg_backend_ops ptreg_opencl_ops = {
+const backend_interface opencl_ops = {
     .backend = PTREG_BACKEND_OPENCL,
     .enumerate = ocl_enumerate,
     .open = ocl_open,

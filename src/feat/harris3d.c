@@ -162,7 +162,7 @@ static size_t tile_rows(const ptreg_harris3d_options *o, size_t nx, size_t ny, i
 {
     if (o->tile_rows)
         return o->tile_rows < ny ? o->tile_rows : ny;
-    size_t per_row = (2 * (size_t)r + 1) * 6 * ptreg_harris_stride(nx, r) * sizeof(float);
+    size_t per_row = (2 * (size_t)r + 1) * 6 * harris_stride(nx, r) * sizeof(float);
     size_t rows = (512u << 10) / per_row;
     size_t balanced = (ny + 4 * (size_t)threads - 1) / (4 * (size_t)threads);
     if (rows > balanced)
@@ -177,9 +177,9 @@ static ptreg_status fast_scores(const ptreg_volume *v, const ptreg_harris3d_opti
 {
     int r = (o->window - 1) / 2, nt = ptreg_get_num_threads(), failed = 0;
     float w[2 * PTREG_HARRIS_MAX_RADIUS + 1];
-    ptreg_harris3d_weights(r, ptreg_harris3d_sigma(o), w);
+    harris3d_weights(r, ptreg_harris3d_sigma(o), w);
     size_t rows = tile_rows(o, v->nx, v->ny, r, nt), tiles = (v->ny + rows - 1) / rows;
-    size_t scratch_bytes = ptreg_harris_pad(ptreg_harris_scratch_floats(v->nx, r, rows)) * sizeof(float);
+    size_t scratch_bytes = harris_pad(harris_scratch_floats(v->nx, r, rows)) * sizeof(float);
     void (*kernel)(ptreg_harris_tile *) = harris_cpu_kernels()->tile;
     int border = o->border == PTREG_HARRIS_BORDER_SKIP ? border_of(o) : 0;
     float best = -INFINITY;
@@ -242,7 +242,7 @@ ptreg_status ptreg_harris3d_scores(const ptreg_volume *vol, const ptreg_harris3d
     if (s)
         return s;
     if (on_gpu(&on))
-        return ptreg_harris3d_device_scores_only(vol, opt, &on, scores, err);
+        return harris3d_device_scores_only(vol, opt, &on, scores, err);
     float max, *row_max = malloc(vol->ny * vol->nz * sizeof *row_max);
     s = row_max ? compute_scores(vol, opt, scores, row_max, &max, err)
                 : ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
@@ -319,10 +319,10 @@ static int local_maxima(const float *s, const float *row_max, size_t nx, size_t 
     int failed = !planes, nt = ptreg_get_num_threads();
     if (failed)
         return 0;
-    void (*peaks)(const ptreg_harris_peak_row *) = harris_cpu_kernels()->peaks;
+    void (*peaks)(const harris_peak_row *) = harris_cpu_kernels()->peaks;
 #pragma omp parallel num_threads(nt) reduction(| : failed)
     {
-        ptreg_harris_peak_row row = {s, nx, ny, nz, 0, 0, thr, malloc(nx * sizeof(int32_t))};
+        harris_peak_row row = {s, nx, ny, nz, 0, 0, thr, malloc(nx * sizeof(int32_t))};
         failed = !row.peak;
 #pragma omp for schedule(dynamic, 4)
         for (size_t z = 0; z < nz; z++)
@@ -408,7 +408,7 @@ static ptreg_status select_keypoints(const float *scores, const float *row_max, 
     }
     size_t n = all.n;
     if (opt->min_distance > 0)
-        n = ptreg_harris3d_thin(all.v, all.n, opt->min_distance, opt->top, nx, ny, nz);
+        n = harris3d_thin(all.v, all.n, opt->min_distance, opt->top, nx, ny, nz);
     if (n == SIZE_MAX) {
         free(all.v);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for keypoints");
@@ -443,7 +443,7 @@ ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny,
     if (s)
         return s;
     if (on_gpu(&on))
-        return ptreg_harris3d_device_select(scores, nx, ny, nz, opt, &on, keypoints, count, threshold_used,
+        return harris3d_device_select(scores, nx, ny, nz, opt, &on, keypoints, count, threshold_used,
                                             local_maxima_count, err);
     float *row_max = malloc(ny * nz * sizeof *row_max);
     if (!row_max)
@@ -493,7 +493,7 @@ ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_option
     if (s)
         return s;
     if (on_gpu(&on)) {
-        s = ptreg_harris3d_device_run(vol, opt, &on, result, err);
+        s = harris3d_device_run(vol, opt, &on, result, err);
         if (s)
             ptreg_harris3d_result_free(result);
         return s;
@@ -523,7 +523,7 @@ ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_option
     result->scores_ms = t1 - t0;
     result->keypoints_ms = t2 - t1;
     result->time_ms = t2 - t0;
-    result->isa = opt->reference ? "reference" : ptreg_isa_name(ptreg_cpu_isa());
+    result->isa = opt->reference ? "reference" : isa_level_name(cpu_isa_level());
     return PTREG_OK;
 }
 

@@ -13,7 +13,7 @@
 #include "feat/harris3d_impl.h"
 
 static const char *const harris_files[] = {"feat/harris3d.cl", NULL};
-const ptreg_kernel_program ptreg_harris3d_kernels = {"harris3d", harris_files};
+const kernel_program harris3d_kernels = {"harris3d", harris_files};
 
 #define WG PTREG_HARRIS_DEVICE_WG
 #define MAX_GROUPS 256 /* of the max reduction's first launch */
@@ -21,12 +21,12 @@ const ptreg_kernel_program ptreg_harris3d_kernels = {"harris3d", harris_files};
 
 static const char *const method_names[] = {"direct", "tile", "separable", "zchunk"};
 
-const char *ptreg_harris3d_method_name(int method)
+const char *harris3d_method_name(int method)
 {
     return method >= 0 && method < PTREG_HARRIS_METHODS ? method_names[method] : "auto";
 }
 
-ptreg_status ptreg_harris3d_method_env(int *method, ptreg_error *err)
+ptreg_status harris3d_method_env(int *method, ptreg_error *err)
 {
     const char *env = getenv("PTREG_HARRIS_METHOD");
     *method = PTREG_HARRIS_AUTO;
@@ -82,7 +82,7 @@ static int pick_chunk(const size_t dims[3], tile_shape s, size_t units)
     return zc;
 }
 
-ptreg_status ptreg_harris3d_device_defines(int method, int input_bits, int r, uint64_t local_bytes, size_t max_wg,
+ptreg_status harris3d_device_defines(int method, int input_bits, int r, uint64_t local_bytes, size_t max_wg,
                                            size_t units, const size_t dims[3], char *defines, size_t size,
                                            size_t *kernels, ptreg_error *err)
 {
@@ -91,7 +91,7 @@ ptreg_status ptreg_harris3d_device_defines(int method, int input_bits, int r, ui
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
                                "harris3d: method %s with window %d needs more than the device's %llu bytes of local "
                                "memory (use separable or direct)",
-                               ptreg_harris3d_method_name(method), 2 * r + 1, (unsigned long long)local_bytes);
+                               harris3d_method_name(method), 2 * r + 1, (unsigned long long)local_bytes);
     if (method == PTREG_HARRIS_ZCHUNK)
         s.zc = pick_chunk(dims, s, units);
     snprintf(defines, size,
@@ -105,35 +105,35 @@ ptreg_status ptreg_harris3d_device_defines(int method, int input_bits, int r, ui
 
 /* ---- the handle ---- */
 
-struct ptreg_harris3d_device {
-    ptreg_dev *dev;
+struct harris3d_device_state {
+    dev_handle *dev;
     ptreg_device device;
     size_t dims[3], n;
     int input_bits; /* of the resident volume; 0: none */
     tile_shape tile;
-    ptreg_dprogram *program; /* the last build: its keypoint kernels serve the keypoints */
-    ptreg_dbuf *vol, *scores, *weights, *xs, *ys, *partial, *counts, *total, *voxel, *keys;
+    dprogram *program; /* the last build: its keypoint kernels serve the keypoints */
+    dbuf *vol, *scores, *weights, *xs, *ys, *partial, *counts, *total, *voxel, *keys;
 };
 
-void ptreg_harris3d_device_close(ptreg_harris3d_device *hd)
+void harris3d_device_close(harris3d_device_state *hd)
 {
     if (!hd)
         return;
-    ptreg_dbuf *bufs[] = {hd->vol,    hd->scores, hd->weights, hd->xs,    hd->ys,
+    dbuf *bufs[] = {hd->vol,    hd->scores, hd->weights, hd->xs,    hd->ys,
                           hd->partial, hd->counts, hd->total,  hd->voxel, hd->keys};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        ptreg_dbuf_free(bufs[i]);
+        dbuf_free(bufs[i]);
     free(hd);
 }
 
-ptreg_status ptreg_harris3d_device_open(const ptreg_device *device, ptreg_harris3d_device **out, ptreg_error *err)
+ptreg_status harris3d_device_open(const ptreg_device *device, harris3d_device_state **out, ptreg_error *err)
 {
     *out = NULL;
-    ptreg_dev *dev;
-    ptreg_status st = ptreg_dev_get(device, &dev, err);
+    dev_handle *dev;
+    ptreg_status st = dev_get(device, &dev, err);
     if (st)
         return st;
-    ptreg_harris3d_device *hd = calloc(1, sizeof *hd);
+    harris3d_device_state *hd = calloc(1, sizeof *hd);
     if (!hd)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
     hd->dev = dev;
@@ -143,17 +143,17 @@ ptreg_status ptreg_harris3d_device_open(const ptreg_device *device, ptreg_harris
 }
 
 /* *buf holds at least bytes (contents not kept). */
-static ptreg_status ensure(ptreg_harris3d_device *hd, ptreg_dbuf **buf, size_t bytes, ptreg_error *err)
+static ptreg_status ensure(harris3d_device_state *hd, dbuf **buf, size_t bytes, ptreg_error *err)
 {
     if (*buf && (*buf)->bytes >= bytes)
         return PTREG_OK;
-    ptreg_dbuf_free(*buf);
+    dbuf_free(*buf);
     *buf = NULL;
-    return ptreg_dbuf_alloc(hd->dev, bytes ? bytes : 4, buf, err);
+    return dbuf_alloc(hd->dev, bytes ? bytes : 4, buf, err);
 }
 
 /* Kernels index voxels with 32 bits; the separable scratch is larger. */
-static ptreg_status check_dims(const ptreg_harris3d_device *hd, size_t nx, size_t ny, size_t nz, ptreg_error *err)
+static ptreg_status check_dims(const harris3d_device_state *hd, size_t nx, size_t ny, size_t nz, ptreg_error *err)
 {
     if (nx * ny * nz >= UINT32_MAX / 2)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
@@ -162,13 +162,13 @@ static ptreg_status check_dims(const ptreg_harris3d_device *hd, size_t nx, size_
     return PTREG_OK;
 }
 
-static void set_dims(ptreg_harris3d_device *hd, size_t nx, size_t ny, size_t nz)
+static void set_dims(harris3d_device_state *hd, size_t nx, size_t ny, size_t nz)
 {
     hd->dims[0] = nx, hd->dims[1] = ny, hd->dims[2] = nz;
     hd->n = nx * ny * nz;
 }
 
-ptreg_status ptreg_harris3d_device_upload(ptreg_harris3d_device *hd, const ptreg_volume *vol, ptreg_error *err)
+ptreg_status harris3d_device_upload(harris3d_device_state *hd, const ptreg_volume *vol, ptreg_error *err)
 {
     ptreg_status st = check_dims(hd, vol->nx, vol->ny, vol->nz, err);
     if (st)
@@ -187,7 +187,7 @@ ptreg_status ptreg_harris3d_device_upload(ptreg_harris3d_device *hd, const ptreg
     size_t bytes = n * (size_t)(bits / 8);
     hd->input_bits = 0;
     st = ensure(hd, &hd->vol, bytes, err);
-    st = st ? st : ptreg_dbuf_write(hd->vol, 0, src, bytes, err);
+    st = st ? st : dbuf_write(hd->vol, 0, src, bytes, err);
     st = st ? st : ensure(hd, &hd->scores, n * sizeof(float), err);
     free(converted);
     if (!st) {
@@ -199,51 +199,51 @@ ptreg_status ptreg_harris3d_device_upload(ptreg_harris3d_device *hd, const ptreg
 
 /* ---- scores ---- */
 
-static ptreg_status build(ptreg_harris3d_device *hd, int method, int r, ptreg_error *err)
+static ptreg_status build(harris3d_device_state *hd, int method, int r, ptreg_error *err)
 {
     char defines[320];
     const ptreg_device_info *info = &hd->dev->info;
-    ptreg_status st = ptreg_harris3d_device_defines(method, hd->input_bits ? hd->input_bits : 32, r,
+    ptreg_status st = harris3d_device_defines(method, hd->input_bits ? hd->input_bits : 32, r,
                                                     info->local_memory_bytes, info->max_work_group,
                                                     info->compute_units, hd->dims, defines, sizeof defines, NULL, err);
     if (st)
         return st;
     sscanf(strstr(defines, "-DHARRIS_TX="), "-DHARRIS_TX=%d -DHARRIS_TY=%d -DHARRIS_TZ=%d -DHARRIS_ZC=%d", &hd->tile.tx,
            &hd->tile.ty, &hd->tile.tz, &hd->tile.zc);
-    return ptreg_dev_program(hd->dev, &ptreg_harris3d_kernels, defines, &hd->program, err);
+    return dev_program(hd->dev, &harris3d_kernels, defines, &hd->program, err);
 }
 
 static size_t cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
 
-static ptreg_status launch_separable(ptreg_harris3d_device *hd, int r, float k, uint32_t border, ptreg_error *err)
+static ptreg_status launch_separable(harris3d_device_state *hd, int r, float k, uint32_t border, ptreg_error *err)
 {
     const size_t nx = hd->dims[0], ny = hd->dims[1], nz = hd->dims[2];
     const size_t xs_n = nx * (ny + 2 * (size_t)r) * (nz + 2 * (size_t)r), ys_n = nx * ny * (nz + 2 * (size_t)r);
     if (xs_n >= UINT32_MAX / 2)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "harris3d on %s: separable scratch of %zu voxels is more "
                                "than 2^31 (use zchunk)", hd->dev->label, xs_n);
-    ptreg_dkernel *kx, *ky, *kz;
+    dkernel *kx, *ky, *kz;
     ptreg_status st = ensure(hd, &hd->xs, 6 * xs_n * sizeof(float), err);
     st = st ? st : ensure(hd, &hd->ys, 6 * ys_n * sizeof(float), err);
-    st = st ? st : ptreg_dev_kernel(hd->program, "ptreg_harris_sep_x", &kx, err);
-    st = st ? st : ptreg_dev_kernel(hd->program, "ptreg_harris_sep_y", &ky, err);
-    st = st ? st : ptreg_dev_kernel(hd->program, "ptreg_harris_sep_z", &kz, err);
+    st = st ? st : dev_kernel(hd->program, "ptreg_harris_sep_x", &kx, err);
+    st = st ? st : dev_kernel(hd->program, "ptreg_harris_sep_y", &ky, err);
+    st = st ? st : dev_kernel(hd->program, "ptreg_harris_sep_z", &kz, err);
     if (st)
         return st;
-    const ptreg_karg ax[] = {KARG_BUF(hd->vol), KARG_U32(nx), KARG_U32(ny), KARG_U32(nz), KARG_BUF(hd->weights),
+    const karg ax[] = {KARG_BUF(hd->vol), KARG_U32(nx), KARG_U32(ny), KARG_U32(nz), KARG_BUF(hd->weights),
                              KARG_BUF(hd->xs)};
-    const ptreg_karg ay[] = {KARG_BUF(hd->xs), KARG_U32(nx), KARG_U32(ny), KARG_U32(nz), KARG_BUF(hd->weights),
+    const karg ay[] = {KARG_BUF(hd->xs), KARG_U32(nx), KARG_U32(ny), KARG_U32(nz), KARG_BUF(hd->weights),
                              KARG_BUF(hd->ys)};
-    const ptreg_karg az[] = {KARG_BUF(hd->ys),      KARG_U32(nx), KARG_U32(ny),      KARG_U32(nz),
+    const karg az[] = {KARG_BUF(hd->ys),      KARG_U32(nx), KARG_U32(ny),      KARG_U32(nz),
                              KARG_BUF(hd->weights), KARG_F32(k),  KARG_U32(border), KARG_BUF(hd->scores)};
-    st = ptreg_dev_launch(kx, xs_n, WG, 6, ax, err);
-    st = st ? st : ptreg_dev_launch(ky, ys_n, WG, 6, ay, err);
-    return st ? st : ptreg_dev_launch(kz, hd->n, WG, 8, az, err);
+    st = dev_launch(kx, xs_n, WG, 6, ax, err);
+    st = st ? st : dev_launch(ky, ys_n, WG, 6, ay, err);
+    return st ? st : dev_launch(kz, hd->n, WG, 8, az, err);
 }
 
 /* The one-kernel methods: direct (a thread per voxel), tile (a brick per
  * group), zchunk (a column tile and z chunk per group). */
-static ptreg_status launch_single(ptreg_harris3d_device *hd, int method, float k, uint32_t border, ptreg_error *err)
+static ptreg_status launch_single(harris3d_device_state *hd, int method, float k, uint32_t border, ptreg_error *err)
 {
     static const char *const names[] = {"ptreg_harris_direct", "ptreg_harris_tile", NULL, "ptreg_harris_zchunk"};
     const size_t nx = hd->dims[0], ny = hd->dims[1], nz = hd->dims[2];
@@ -254,18 +254,18 @@ static ptreg_status launch_single(ptreg_harris3d_device *hd, int method, float k
         size_t depth = method == PTREG_HARRIS_TILE ? (size_t)s.tz : (size_t)s.zc;
         threads = cdiv(nx, (size_t)s.tx) * cdiv(ny, (size_t)s.ty) * cdiv(nz, depth) * local;
     }
-    ptreg_dkernel *kernel;
-    ptreg_status st = ptreg_dev_kernel(hd->program, names[method], &kernel, err);
-    const ptreg_karg args[] = {KARG_BUF(hd->vol),     KARG_U32(nx), KARG_U32(ny),      KARG_U32(nz),
+    dkernel *kernel;
+    ptreg_status st = dev_kernel(hd->program, names[method], &kernel, err);
+    const karg args[] = {KARG_BUF(hd->vol),     KARG_U32(nx), KARG_U32(ny),      KARG_U32(nz),
                                KARG_BUF(hd->weights), KARG_F32(k),  KARG_U32(border), KARG_BUF(hd->scores)};
-    return st ? st : ptreg_dev_launch(kernel, threads, local, 8, args, err);
+    return st ? st : dev_launch(kernel, threads, local, 8, args, err);
 }
 
 /* AUTO: the env's method, else zchunk (the cheapest per voxel on a GPU:
  * harris3d.cl), else separable where zchunk's planes do not fit. */
-static ptreg_status choose_method(ptreg_harris3d_device *hd, int method, int r, int *used, ptreg_error *err)
+static ptreg_status choose_method(harris3d_device_state *hd, int method, int r, int *used, ptreg_error *err)
 {
-    ptreg_status st = method == PTREG_HARRIS_AUTO ? ptreg_harris3d_method_env(&method, err) : PTREG_OK;
+    ptreg_status st = method == PTREG_HARRIS_AUTO ? harris3d_method_env(&method, err) : PTREG_OK;
     if (st)
         return st;
     if (method < PTREG_HARRIS_AUTO || method >= PTREG_HARRIS_METHODS)
@@ -279,89 +279,89 @@ static ptreg_status choose_method(ptreg_harris3d_device *hd, int method, int r, 
     return PTREG_OK;
 }
 
-ptreg_status ptreg_harris3d_device_scores(ptreg_harris3d_device *hd, const ptreg_harris3d_options *opt, int method,
+ptreg_status harris3d_device_scores(harris3d_device_state *hd, const ptreg_harris3d_options *opt, int method,
                                           int *used, ptreg_error *err)
 {
     if (!hd->input_bits)
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d on %s: no volume uploaded", hd->dev->label);
     const int r = (opt->window - 1) / 2;
     float w[2 * PTREG_HARRIS_MAX_RADIUS + 1];
-    ptreg_harris3d_weights(r, ptreg_harris3d_sigma(opt), w);
+    harris3d_weights(r, ptreg_harris3d_sigma(opt), w);
     int m = 0;
     ptreg_status st = choose_method(hd, method, r, &m, err);
     st = st ? st : build(hd, m, r, err);
     st = st ? st : ensure(hd, &hd->weights, (size_t)(2 * r + 1) * sizeof(float), err);
-    st = st ? st : ptreg_dbuf_write(hd->weights, 0, w, (size_t)(2 * r + 1) * sizeof(float), err);
+    st = st ? st : dbuf_write(hd->weights, 0, w, (size_t)(2 * r + 1) * sizeof(float), err);
     if (st)
         return st;
     const float k = (float)opt->k;
     const uint32_t border = opt->border == PTREG_HARRIS_BORDER_SKIP ? (uint32_t)(r + 1) : 0;
     st = m == PTREG_HARRIS_SEPARABLE ? launch_separable(hd, r, k, border, err) : launch_single(hd, m, k, border, err);
-    st = st ? st : ptreg_dev_finish(hd->dev, err);
+    st = st ? st : dev_finish(hd->dev, err);
     if (used)
         *used = m;
     return st;
 }
 
-ptreg_status ptreg_harris3d_device_set_scores(ptreg_harris3d_device *hd, const float *scores, size_t nx, size_t ny,
+ptreg_status harris3d_device_set_scores(harris3d_device_state *hd, const float *scores, size_t nx, size_t ny,
                                               size_t nz, ptreg_error *err)
 {
     ptreg_status st = check_dims(hd, nx, ny, nz, err);
     st = st ? st : ensure(hd, &hd->scores, nx * ny * nz * sizeof(float), err);
-    st = st ? st : ptreg_dbuf_write(hd->scores, 0, scores, nx * ny * nz * sizeof(float), err);
+    st = st ? st : dbuf_write(hd->scores, 0, scores, nx * ny * nz * sizeof(float), err);
     if (st)
         return st;
     set_dims(hd, nx, ny, nz);
     return hd->program ? PTREG_OK : build(hd, PTREG_HARRIS_DIRECT, 1, err); /* any build has the keypoint kernels */
 }
 
-ptreg_status ptreg_harris3d_device_read_scores(ptreg_harris3d_device *hd, float *scores, ptreg_error *err)
+ptreg_status harris3d_device_read_scores(harris3d_device_state *hd, float *scores, ptreg_error *err)
 {
-    return ptreg_dbuf_read(hd->scores, 0, scores, hd->n * sizeof(float), err);
+    return dbuf_read(hd->scores, 0, scores, hd->n * sizeof(float), err);
 }
 
 /* ---- keypoints ---- */
 
-static ptreg_status device_max(ptreg_harris3d_device *hd, float *max, ptreg_error *err)
+static ptreg_status device_max(harris3d_device_state *hd, float *max, ptreg_error *err)
 {
-    ptreg_dkernel *kernel;
+    dkernel *kernel;
     size_t groups = cdiv(hd->n, WG) < MAX_GROUPS ? cdiv(hd->n, WG) : MAX_GROUPS;
-    ptreg_status st = ptreg_dev_kernel(hd->program, "ptreg_harris_max_partial", &kernel, err);
+    ptreg_status st = dev_kernel(hd->program, "ptreg_harris_max_partial", &kernel, err);
     st = st ? st : ensure(hd, &hd->partial, (MAX_GROUPS + 1) * sizeof(float), err);
     if (st)
         return st;
-    const ptreg_karg first[] = {KARG_BUF(hd->scores), KARG_U32(hd->n), KARG_BUF(hd->partial)};
-    st = ptreg_dev_launch(kernel, groups * WG, WG, 3, first, err);
+    const karg first[] = {KARG_BUF(hd->scores), KARG_U32(hd->n), KARG_BUF(hd->partial)};
+    st = dev_launch(kernel, groups * WG, WG, 3, first, err);
     /* the partials' maximum, by the same kernel in one group, into a second buffer */
-    ptreg_dbuf *out = NULL;
-    st = st ? st : ptreg_dbuf_alloc(hd->dev, sizeof(float), &out, err);
-    const ptreg_karg second[] = {KARG_BUF(hd->partial), KARG_U32(groups), KARG_BUF(out)};
-    st = st ? st : ptreg_dev_launch(kernel, WG, WG, 3, second, err);
-    st = st ? st : ptreg_dbuf_read(out, 0, max, sizeof *max, err);
-    ptreg_dbuf_free(out);
+    dbuf *out = NULL;
+    st = st ? st : dbuf_alloc(hd->dev, sizeof(float), &out, err);
+    const karg second[] = {KARG_BUF(hd->partial), KARG_U32(groups), KARG_BUF(out)};
+    st = st ? st : dev_launch(kernel, WG, WG, 3, second, err);
+    st = st ? st : dbuf_read(out, 0, max, sizeof *max, err);
+    dbuf_free(out);
     return st;
 }
 
 /* The peaks above thr, compacted in raster order: *count of them in
  * hd->voxel, their keys in hd->keys. */
-static ptreg_status device_peaks(ptreg_harris3d_device *hd, float thr, uint32_t *count, ptreg_error *err)
+static ptreg_status device_peaks(harris3d_device_state *hd, float thr, uint32_t *count, ptreg_error *err)
 {
     const size_t groups = cdiv(hd->n, WG);
     const uint32_t nx = (uint32_t)hd->dims[0], ny = (uint32_t)hd->dims[1], nz = (uint32_t)hd->dims[2];
-    ptreg_dkernel *kc, *ko, *kw;
-    ptreg_status st = ptreg_dev_kernel(hd->program, "ptreg_harris_peak_count", &kc, err);
-    st = st ? st : ptreg_dev_kernel(hd->program, "ptreg_harris_offsets", &ko, err);
-    st = st ? st : ptreg_dev_kernel(hd->program, "ptreg_harris_peak_write", &kw, err);
+    dkernel *kc, *ko, *kw;
+    ptreg_status st = dev_kernel(hd->program, "ptreg_harris_peak_count", &kc, err);
+    st = st ? st : dev_kernel(hd->program, "ptreg_harris_offsets", &ko, err);
+    st = st ? st : dev_kernel(hd->program, "ptreg_harris_peak_write", &kw, err);
     st = st ? st : ensure(hd, &hd->counts, groups * sizeof(uint32_t), err);
     st = st ? st : ensure(hd, &hd->total, sizeof(uint32_t), err);
     if (st)
         return st;
-    const ptreg_karg ac[] = {KARG_BUF(hd->scores), KARG_U32(nx), KARG_U32(ny), KARG_U32(nz), KARG_F32(thr),
+    const karg ac[] = {KARG_BUF(hd->scores), KARG_U32(nx), KARG_U32(ny), KARG_U32(nz), KARG_F32(thr),
                              KARG_BUF(hd->counts)};
-    const ptreg_karg ao[] = {KARG_BUF(hd->counts), KARG_U32(groups), KARG_BUF(hd->total)};
-    st = ptreg_dev_launch(kc, groups * WG, WG, 6, ac, err);
-    st = st ? st : ptreg_dev_launch(ko, WG, WG, 3, ao, err);
-    st = st ? st : ptreg_dbuf_read(hd->total, 0, count, sizeof *count, err);
+    const karg ao[] = {KARG_BUF(hd->counts), KARG_U32(groups), KARG_BUF(hd->total)};
+    st = dev_launch(kc, groups * WG, WG, 6, ac, err);
+    st = st ? st : dev_launch(ko, WG, WG, 3, ao, err);
+    st = st ? st : dbuf_read(hd->total, 0, count, sizeof *count, err);
     if (st || !*count)
         return st;
     size_t pow2 = 1;
@@ -369,33 +369,33 @@ static ptreg_status device_peaks(ptreg_harris3d_device *hd, float thr, uint32_t 
         pow2 *= 2;
     st = ensure(hd, &hd->voxel, *count * sizeof(uint32_t), err);
     st = st ? st : ensure(hd, &hd->keys, pow2 * sizeof(uint64_t), err);
-    const ptreg_karg aw[] = {KARG_BUF(hd->scores), KARG_U32(nx),        KARG_U32(ny),      KARG_U32(nz),
+    const karg aw[] = {KARG_BUF(hd->scores), KARG_U32(nx),        KARG_U32(ny),      KARG_U32(nz),
                              KARG_F32(thr),        KARG_BUF(hd->counts), KARG_BUF(hd->voxel), KARG_BUF(hd->keys)};
-    return st ? st : ptreg_dev_launch(kw, groups * WG, WG, 8, aw, err);
+    return st ? st : dev_launch(kw, groups * WG, WG, 8, aw, err);
 }
 
 /* The keys (score descending, raster position ascending) sorted in place:
  * a bitonic network over the next power of two, padded with the largest key. */
-static ptreg_status device_sort(ptreg_harris3d_device *hd, uint32_t count, ptreg_error *err)
+static ptreg_status device_sort(harris3d_device_state *hd, uint32_t count, ptreg_error *err)
 {
     size_t pow2 = 1;
     while (pow2 < count)
         pow2 *= 2;
-    ptreg_dkernel *kp, *kb;
-    ptreg_status st = ptreg_dev_kernel(hd->program, "ptreg_harris_sort_pad", &kp, err);
-    st = st ? st : ptreg_dev_kernel(hd->program, "ptreg_harris_bitonic", &kb, err);
-    const ptreg_karg ap[] = {KARG_BUF(hd->keys), KARG_U32(count), KARG_U32(pow2)};
-    st = st ? st : ptreg_dev_launch(kp, pow2, WG, 3, ap, err);
+    dkernel *kp, *kb;
+    ptreg_status st = dev_kernel(hd->program, "ptreg_harris_sort_pad", &kp, err);
+    st = st ? st : dev_kernel(hd->program, "ptreg_harris_bitonic", &kb, err);
+    const karg ap[] = {KARG_BUF(hd->keys), KARG_U32(count), KARG_U32(pow2)};
+    st = st ? st : dev_launch(kp, pow2, WG, 3, ap, err);
     for (size_t k = 2; !st && k <= pow2; k *= 2)
         for (size_t j = k / 2; !st && j > 0; j /= 2) {
-            const ptreg_karg ab[] = {KARG_BUF(hd->keys), KARG_U32(pow2), KARG_U32(k), KARG_U32(j)};
-            st = ptreg_dev_launch(kb, pow2, WG, 4, ab, err);
+            const karg ab[] = {KARG_BUF(hd->keys), KARG_U32(pow2), KARG_U32(k), KARG_U32(j)};
+            st = dev_launch(kb, pow2, WG, 4, ab, err);
         }
     return st;
 }
 
 /* The sorted keys and the voxels back, as keypoints best first. */
-static ptreg_status read_sorted(ptreg_harris3d_device *hd, uint32_t count, ptreg_keypoint **out, ptreg_error *err)
+static ptreg_status read_sorted(harris3d_device_state *hd, uint32_t count, ptreg_keypoint **out, ptreg_error *err)
 {
     uint64_t *keys = malloc(count * sizeof *keys);
     uint32_t *voxel = malloc(count * sizeof *voxel);
@@ -403,8 +403,8 @@ static ptreg_status read_sorted(ptreg_harris3d_device *hd, uint32_t count, ptreg
     ptreg_status st = keys && voxel && kp ? PTREG_OK
                                           : ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %u "
                                                             "keypoints", (unsigned)count);
-    st = st ? st : ptreg_dbuf_read(hd->keys, 0, keys, count * sizeof *keys, err);
-    st = st ? st : ptreg_dbuf_read(hd->voxel, 0, voxel, count * sizeof *voxel, err);
+    st = st ? st : dbuf_read(hd->keys, 0, keys, count * sizeof *keys, err);
+    st = st ? st : dbuf_read(hd->voxel, 0, voxel, count * sizeof *voxel, err);
     const size_t nx = hd->dims[0], ny = hd->dims[1];
     for (uint32_t i = 0; !st && i < count; i++) {
         uint32_t v = voxel[(uint32_t)keys[i]], bits = ~(uint32_t)(keys[i] >> 32);
@@ -420,7 +420,7 @@ static ptreg_status read_sorted(ptreg_harris3d_device *hd, uint32_t count, ptreg
     return st;
 }
 
-ptreg_status ptreg_harris3d_device_keypoints(ptreg_harris3d_device *hd, const ptreg_harris3d_options *opt,
+ptreg_status harris3d_device_keypoints(harris3d_device_state *hd, const ptreg_harris3d_options *opt,
                                              ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
                                              size_t *local_maxima, float *max_score, ptreg_error *err)
 {
@@ -440,7 +440,7 @@ ptreg_status ptreg_harris3d_device_keypoints(ptreg_harris3d_device *hd, const pt
         return st;
     size_t n = found;
     if (opt->min_distance > 0 && found)
-        n = ptreg_harris3d_thin(kp, found, opt->min_distance, opt->top, hd->dims[0], hd->dims[1], hd->dims[2]);
+        n = harris3d_thin(kp, found, opt->min_distance, opt->top, hd->dims[0], hd->dims[1], hd->dims[2]);
     if (n == SIZE_MAX) {
         free(kp);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for keypoints");
@@ -473,26 +473,26 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
 
 const engine harris3d_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
 
-ptreg_status ptreg_harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                        const ptreg_device *on, ptreg_harris3d_result *result, ptreg_error *err)
 {
-    ptreg_harris3d_device *hd;
-    ptreg_status st = ptreg_harris3d_device_open(on, &hd, err);
+    harris3d_device_state *hd;
+    ptreg_status st = harris3d_device_open(on, &hd, err);
     if (st)
         return st;
     size_t n = ptreg_volume_count(vol);
     if (!(result->scores = malloc(n * sizeof(float))))
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %zu scores", n);
     double t0 = ptreg_time_ms();
-    st = st ? st : ptreg_harris3d_device_upload(hd, vol, err);
-    st = st ? st : ptreg_harris3d_device_scores(hd, opt, opt->device_method, NULL, err);
+    st = st ? st : harris3d_device_upload(hd, vol, err);
+    st = st ? st : harris3d_device_scores(hd, opt, opt->device_method, NULL, err);
     double t1 = ptreg_time_ms();
-    st = st ? st : ptreg_harris3d_device_keypoints(hd, opt, &result->keypoints, &result->keypoint_count,
+    st = st ? st : harris3d_device_keypoints(hd, opt, &result->keypoints, &result->keypoint_count,
                                                    &result->threshold, &result->local_maxima, &result->max_score, err);
     double t2 = ptreg_time_ms();
-    st = st ? st : ptreg_harris3d_device_read_scores(hd, result->scores, err);
+    st = st ? st : harris3d_device_read_scores(hd, result->scores, err);
     double t3 = ptreg_time_ms();
-    ptreg_harris3d_device_close(hd);
+    harris3d_device_close(hd);
     if (st)
         return st;
     /* the score volume's copy back counts with the scores */
@@ -504,27 +504,27 @@ ptreg_status ptreg_harris3d_device_run(const ptreg_volume *vol, const ptreg_harr
     return PTREG_OK;
 }
 
-ptreg_status ptreg_harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+ptreg_status harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                                const ptreg_device *on, float *scores, ptreg_error *err)
 {
-    ptreg_harris3d_device *hd;
-    ptreg_status st = ptreg_harris3d_device_open(on, &hd, err);
-    st = st ? st : ptreg_harris3d_device_upload(hd, vol, err);
-    st = st ? st : ptreg_harris3d_device_scores(hd, opt, opt->device_method, NULL, err);
-    st = st ? st : ptreg_harris3d_device_read_scores(hd, scores, err);
-    ptreg_harris3d_device_close(hd);
+    harris3d_device_state *hd;
+    ptreg_status st = harris3d_device_open(on, &hd, err);
+    st = st ? st : harris3d_device_upload(hd, vol, err);
+    st = st ? st : harris3d_device_scores(hd, opt, opt->device_method, NULL, err);
+    st = st ? st : harris3d_device_read_scores(hd, scores, err);
+    harris3d_device_close(hd);
     return st;
 }
 
-ptreg_status ptreg_harris3d_device_select(const float *scores, size_t nx, size_t ny, size_t nz,
+ptreg_status harris3d_device_select(const float *scores, size_t nx, size_t ny, size_t nz,
                                           const ptreg_harris3d_options *opt, const ptreg_device *on,
                                           ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
                                           size_t *local_maxima, ptreg_error *err)
 {
-    ptreg_harris3d_device *hd;
-    ptreg_status st = ptreg_harris3d_device_open(on, &hd, err);
-    st = st ? st : ptreg_harris3d_device_set_scores(hd, scores, nx, ny, nz, err);
-    st = st ? st : ptreg_harris3d_device_keypoints(hd, opt, keypoints, count, threshold_used, local_maxima, NULL, err);
-    ptreg_harris3d_device_close(hd);
+    harris3d_device_state *hd;
+    ptreg_status st = harris3d_device_open(on, &hd, err);
+    st = st ? st : harris3d_device_set_scores(hd, scores, nx, ny, nz, err);
+    st = st ? st : harris3d_device_keypoints(hd, opt, keypoints, count, threshold_used, local_maxima, NULL, err);
+    harris3d_device_close(hd);
     return st;
 }

@@ -14,60 +14,60 @@
 /* The 2r + 1 normalised 1-D Gaussian weights over [-r, r], in double (the
  * literal loop), and as float, exactly as the fast paths use them. */
 void harris3d_gaussian_weights(int r, double sigma, double *w);
-void ptreg_harris3d_weights(int r, double sigma, float *w);
+void harris3d_weights(int r, double sigma, float *w);
 /* Greedy thinning of keypoints sorted best first: drops those closer than
  * d to one kept, stops after top (0: all). Returns how many are kept (at
  * the front of kp), SIZE_MAX when out of memory. */
-size_t ptreg_harris3d_thin(ptreg_keypoint *kp, size_t n, double d, size_t top, size_t nx, size_t ny, size_t nz);
+size_t harris3d_thin(ptreg_keypoint *kp, size_t n, double d, size_t top, size_t nx, size_t ny, size_t nz);
 
 /* ---- the device path ---- */
 
-extern const ptreg_kernel_program ptreg_harris3d_kernels;
+extern const kernel_program harris3d_kernels;
 
-typedef enum ptreg_harris_method {
+typedef enum harris_method {
     PTREG_HARRIS_DIRECT = 0, /* one voxel per thread, the window from global memory */
     PTREG_HARRIS_TILE,       /* a brick plus halo in local memory */
     PTREG_HARRIS_SEPARABLE,  /* x, y, z passes through global scratch */
     PTREG_HARRIS_ZCHUNK,     /* column tiles walking z, planes in local memory */
     PTREG_HARRIS_METHODS,
     PTREG_HARRIS_AUTO = -1   /* env PTREG_HARRIS_METHOD, else zchunk (separable where zchunk does not fit) */
-} ptreg_harris_method;
+} harris_method;
 
 #define PTREG_HARRIS_DEVICE_WG 256
 
-const char *ptreg_harris3d_method_name(int method);
+const char *harris3d_method_name(int method);
 /* env PTREG_HARRIS_METHOD (direct, tile, separable, zchunk) or AUTO;
  * PTREG_ERR_ARG for another value. */
-ptreg_status ptreg_harris3d_method_env(int *method, ptreg_error *err);
+ptreg_status harris3d_method_env(int *method, ptreg_error *err);
 
 /* A build of harris3d.cl: its -D options for a method (not AUTO), input of
  * 8, 16 or 32 bits and radius r on a device with local_bytes of local
  * memory, max_wg threads per group and `units` compute units, for a volume
  * of nx x ny x nz; *kernels: how many kernels the build has.
  * PTREG_ERR_UNSUPPORTED when the method's tile does not fit. */
-ptreg_status ptreg_harris3d_device_defines(int method, int input_bits, int r, uint64_t local_bytes, size_t max_wg,
+ptreg_status harris3d_device_defines(int method, int input_bits, int r, uint64_t local_bytes, size_t max_wg,
                                            size_t units, const size_t dims[3], char *defines, size_t size,
                                            size_t *kernels, ptreg_error *err);
 
-typedef struct ptreg_harris3d_device ptreg_harris3d_device;
+typedef struct harris3d_device_state harris3d_device_state;
 
-ptreg_status ptreg_harris3d_device_open(const ptreg_device *device, ptreg_harris3d_device **out, ptreg_error *err);
-void ptreg_harris3d_device_close(ptreg_harris3d_device *hd);
+ptreg_status harris3d_device_open(const ptreg_device *device, harris3d_device_state **out, ptreg_error *err);
+void harris3d_device_close(harris3d_device_state *hd);
 /* The volume to the device, resident until the next upload (u8, u16 and
  * f32 as they are; other types converted to float32 on the host, as the
  * CPU path converts them). The caller has checked it (harris3d.c). */
-ptreg_status ptreg_harris3d_device_upload(ptreg_harris3d_device *hd, const ptreg_volume *vol, ptreg_error *err);
+ptreg_status harris3d_device_upload(harris3d_device_state *hd, const ptreg_volume *vol, ptreg_error *err);
 /* Scores of the resident volume, left on the device; *used: the method
  * run (method may be AUTO). Waits for the kernels. */
-ptreg_status ptreg_harris3d_device_scores(ptreg_harris3d_device *hd, const ptreg_harris3d_options *opt, int method,
+ptreg_status harris3d_device_scores(harris3d_device_state *hd, const ptreg_harris3d_options *opt, int method,
                                           int *used, ptreg_error *err);
 /* A score volume from the host onto the device (keypoints only). */
-ptreg_status ptreg_harris3d_device_set_scores(ptreg_harris3d_device *hd, const float *scores, size_t nx, size_t ny,
+ptreg_status harris3d_device_set_scores(harris3d_device_state *hd, const float *scores, size_t nx, size_t ny,
                                               size_t nz, ptreg_error *err);
-ptreg_status ptreg_harris3d_device_read_scores(ptreg_harris3d_device *hd, float *scores, ptreg_error *err);
+ptreg_status harris3d_device_read_scores(harris3d_device_state *hd, float *scores, ptreg_error *err);
 /* Keypoints of the scores on the device: max, threshold, peaks and their
  * order on the device, thinning and the top-N cut on the host. */
-ptreg_status ptreg_harris3d_device_keypoints(ptreg_harris3d_device *hd, const ptreg_harris3d_options *opt,
+ptreg_status harris3d_device_keypoints(harris3d_device_state *hd, const ptreg_harris3d_options *opt,
                                              ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
                                              size_t *local_maxima, float *max_score, ptreg_error *err);
 
@@ -76,11 +76,11 @@ extern const engine harris3d_device_engine;
 
 /* The public calls on a resolved GPU device (harris3d.c has checked the
  * options and the volume). */
-ptreg_status ptreg_harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                        const ptreg_device *on, ptreg_harris3d_result *result, ptreg_error *err);
-ptreg_status ptreg_harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+ptreg_status harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                                const ptreg_device *on, float *scores, ptreg_error *err);
-ptreg_status ptreg_harris3d_device_select(const float *scores, size_t nx, size_t ny, size_t nz,
+ptreg_status harris3d_device_select(const float *scores, size_t nx, size_t ny, size_t nz,
                                           const ptreg_harris3d_options *opt, const ptreg_device *on,
                                           ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
                                           size_t *local_maxima, ptreg_error *err);

@@ -18,52 +18,52 @@ typedef struct ptreg_harris_tile {
     int border;     /* skip mode: voxels within this many of an edge score 0; 0 in clamp mode */
     float *scores;  /* the whole score volume */
     float *row_max; /* ny * nz: each row's largest score, for the keypoint scan */
-    float *scratch; /* ptreg_harris_scratch_floats(nx, r, y1 - y0), 64-byte aligned */
+    float *scratch; /* harris_scratch_floats(nx, r, y1 - y0), 64-byte aligned */
     float max;      /* out: the tile's largest score */
 } ptreg_harris_tile;
 
-static inline size_t ptreg_harris_pad(size_t n) { return (n + 15) & ~(size_t)15; }
+static inline size_t harris_pad(size_t n) { return (n + 15) & ~(size_t)15; }
 
 /* The row stride of every tile buffer: a padded intensity row (the volume's
  * row plus r + 1 edge voxels on each side), in whole 64-byte lines. */
-static inline size_t ptreg_harris_stride(size_t nx, int r) { return ptreg_harris_pad(nx + 2 * (size_t)r + 2); }
+static inline size_t harris_stride(size_t nx, int r) { return harris_pad(nx + 2 * (size_t)r + 2); }
 
 /* Product rows reach 2r columns further, for the x pass over whole rows. */
-static inline size_t ptreg_harris_prod_stride(size_t nx, int r)
+static inline size_t harris_prod_stride(size_t nx, int r)
 {
-    return ptreg_harris_stride(nx, r) + ptreg_harris_pad(2 * (size_t)r);
+    return harris_stride(nx, r) + harris_pad(2 * (size_t)r);
 }
 
 /* One plane of intensity rows y0 - r - 1 .. y1 + r, with slack for the
  * gradient's reads past the last row. */
-static inline size_t ptreg_harris_slab_floats(size_t nx, int r, size_t rows)
+static inline size_t harris_slab_floats(size_t nx, int r, size_t rows)
 {
-    return (rows + 2 * (size_t)r + 2) * ptreg_harris_stride(nx, r) + 2 * ptreg_harris_prod_stride(nx, r);
+    return (rows + 2 * (size_t)r + 2) * harris_stride(nx, r) + 2 * harris_prod_stride(nx, r);
 }
 
 /* Three intensity planes, six product rows, a ring of 2r + 1 x-smoothed
  * rows and a ring of 2r + 1 xy-smoothed planes. The caller zeroes it once,
  * so that no pass meets uninitialised values. */
-static inline size_t ptreg_harris_scratch_floats(size_t nx, int r, size_t rows)
+static inline size_t harris_scratch_floats(size_t nx, int r, size_t rows)
 {
-    size_t L = ptreg_harris_stride(nx, r), w = 2 * (size_t)r + 1;
-    return 3 * ptreg_harris_slab_floats(nx, r, rows) + 6 * ptreg_harris_prod_stride(nx, r) + w * 6 * L +
+    size_t L = harris_stride(nx, r), w = 2 * (size_t)r + 1;
+    return 3 * harris_slab_floats(nx, r, rows) + 6 * harris_prod_stride(nx, r) + w * 6 * L +
            w * 6 * rows * L;
 }
 
 /* Row y of plane z of a score volume: peak[x] = 1 where the score is above
  * thr and beats its 26 neighbors (an equal neighbor loses when it comes
  * later in raster order, so a plateau keeps its first voxel), else 0. */
-typedef struct ptreg_harris_peak_row {
+typedef struct harris_peak_row {
     const float *scores;
     size_t nx, ny, nz, y, z;
     float thr;
     int32_t *peak; /* nx */
-} ptreg_harris_peak_row;
+} harris_peak_row;
 
 #define PTREG_DECLARE_HARRIS_KERNELS(sfx)                                    \
     void ptreg_harris_tile##sfx(ptreg_harris_tile *t);                       \
-    void ptreg_harris_peaks##sfx(const ptreg_harris_peak_row *row);
+    void harris_peaks##sfx(const harris_peak_row *row);
 
 PTREG_DECLARE_HARRIS_KERNELS(_generic)
 #if defined(__x86_64__)
@@ -75,10 +75,10 @@ PTREG_DECLARE_HARRIS_KERNELS(_avx512)
  * harris3d.c). */
 typedef struct harris_cpu_kernel_table {
     void (*tile)(ptreg_harris_tile *t);
-    void (*peaks)(const ptreg_harris_peak_row *row);
+    void (*peaks)(const harris_peak_row *row);
 } harris_cpu_kernel_table;
 
-#define HARRIS_CPU_KERNELS(sfx) {ptreg_harris_tile##sfx, ptreg_harris_peaks##sfx}
+#define HARRIS_CPU_KERNELS(sfx) {ptreg_harris_tile##sfx, harris_peaks##sfx}
 PTREG_DECLARE_ISA_TABLE(harris_cpu_kernel_table, harris_cpu_kernels)
 
 #endif

@@ -159,7 +159,7 @@ static void z_pass_score(float *out, const tap_rows *taps, const float *g, int r
 }
 
 typedef struct tile_buffers {
-    size_t stride;      /* rows of the slabs, x-smoothed rows and the ring: ptreg_harris_stride(nx, r) */
+    size_t stride;      /* rows of the slabs, x-smoothed rows and the ring: harris_stride(nx, r) */
     size_t prod_stride; /* rows of products: stride + room for the x pass's reach */
     float *slab[3];
     float *prod[6];
@@ -171,11 +171,11 @@ typedef struct tile_buffers {
  * the volume's edge hold finite values that no output reads. */
 static void carve(const ptreg_harris_tile *t, size_t rows, tile_buffers *b)
 {
-    size_t r = (size_t)t->r, L = ptreg_harris_stride(t->nx, t->r);
+    size_t r = (size_t)t->r, L = harris_stride(t->nx, t->r);
     b->stride = L;
-    b->prod_stride = ptreg_harris_prod_stride(t->nx, t->r);
+    b->prod_stride = harris_prod_stride(t->nx, t->r);
     float *p = t->scratch;
-    for (int i = 0; i < 3; i++, p += ptreg_harris_slab_floats(t->nx, t->r, rows))
+    for (int i = 0; i < 3; i++, p += harris_slab_floats(t->nx, t->r, rows))
         b->slab[i] = p;
     for (int c = 0; c < 6; c++, p += b->prod_stride)
         b->prod[c] = p;
@@ -311,7 +311,7 @@ static void beat_row(int32_t *restrict peak, const float *restrict c, const floa
             peak[x] &= earlier ? c[x] > nb[j] : c[x] >= nb[j];
 }
 
-void ISA_FN(ptreg_harris_peaks)(const ptreg_harris_peak_row *row)
+void ISA_FN(harris_peaks)(const harris_peak_row *row)
 {
     size_t nx = row->nx, y = row->y, z = row->z;
     const float *c = row->scores + nx * (y + row->ny * z);

@@ -25,7 +25,7 @@ void harris3d_gaussian_weights(int r, double sigma, double *w)
         w[t] /= sum;
 }
 
-void ptreg_harris3d_weights(int r, double sigma, float *w)
+void harris3d_weights(int r, double sigma, float *w)
 {
     double wd[2 * PTREG_HARRIS_MAX_RADIUS + 1];
     harris3d_gaussian_weights(r, sigma, wd);
@@ -36,7 +36,7 @@ void ptreg_harris3d_weights(int r, double sigma, float *w)
 /* Greedy thinning, best first: a keypoint closer than d to one already
  * kept is dropped. Kept points are binned in cells of at least d voxels, so
  * only the 27 cells around a point can hold one that close. */
-size_t ptreg_harris3d_thin(ptreg_keypoint *kp, size_t n, double d, size_t top, size_t nx, size_t ny, size_t nz)
+size_t harris3d_thin(ptreg_keypoint *kp, size_t n, double d, size_t top, size_t nx, size_t ny, size_t nz)
 {
     size_t cell = (size_t)ceil(d) < 4 ? 4 : (size_t)ceil(d);
     size_t gx = (nx + cell - 1) / cell, gy = (ny + cell - 1) / cell, gz = (nz + cell - 1) / cell;

@@ -28,7 +28,7 @@ static ptreg_status radius_strict(const ptreg_kdtree *tree, const float q[3], do
                                   ptreg_neighbors *out, ptreg_error *err)
 {
     const float reach = nextafterf((float)radius, INFINITY);
-    if (ptreg_kd_radius_within(tree, q, reach * reach, order == FEAT_SORTED, out)) {
+    if (kd_radius_within(tree, q, reach * reach, order == FEAT_SORTED, out)) {
         out->count = 0;
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for a radius neighborhood");
     }
@@ -61,7 +61,7 @@ ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *
 {
     if (nb->k == 0)
         return radius_strict(tree, q, nb->radius, order, out, err);
-    if (ptreg_kd_neighbors_reserve(out, nb->k))
+    if (kd_neighbors_reserve(out, nb->k))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbors", nb->k);
     out->count = within_radius(out->dist2, ptreg_kdtree_knn(tree, q, nb->k, out->index, out->dist2), nb->radius);
     return PTREG_OK;
@@ -80,7 +80,7 @@ static float bound_from(const float *xyz, const float q[3], const feat_list *see
     float limit = 0;
     for (size_t j = 0; j < seed->count; j++) {
         const float *p = xyz + 3 * (size_t)seed->index[j];
-        float d = ptreg_kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
+        float d = kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
         limit = d > limit ? d : limit;
     }
     return limit;
@@ -99,7 +99,7 @@ static const feat_list *nearest_done(const float *xyz, const float q[3], const u
     float best_d = INFINITY;
     for (size_t j = count > SEED_CANDIDATES ? count - SEED_CANDIDATES : 0; j < count; j++) {
         const float *p = xyz + 3 * (size_t)done[j];
-        float d = ptreg_kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
+        float d = kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
         if (d < best_d) {
             best_d = d;
             best = &list[done[j]];
@@ -111,10 +111,10 @@ static const feat_list *nearest_done(const float *xyz, const float q[3], const u
 static void knn_block(const ptreg_kdtree *t, const float *xyz, size_t kk, double radius, size_t block,
                       uint32_t *index, float *dist2, feat_list *list)
 {
-    size_t end = (block + 1) * TABLE_BLOCK_SLOTS, slots = ptreg_kdtree_slot_count(t), done_count = 0;
+    size_t end = (block + 1) * TABLE_BLOCK_SLOTS, slots = kdtree_slot_count(t), done_count = 0;
     uint32_t done[TABLE_BLOCK_SLOTS];
     for (size_t s = block * TABLE_BLOCK_SLOTS; s < end && s < slots; s++) {
-        uint32_t i = ptreg_kdtree_slot_index(t, s);
+        uint32_t i = kdtree_slot_index(t, s);
         if (i == PTREG_NO_NEIGHBOR)
             continue;
         const float *q = xyz + 3 * (size_t)i;
@@ -128,7 +128,7 @@ static void knn_block(const ptreg_kdtree *t, const float *xyz, size_t kk, double
         feat_list *l = &list[i];
         l->index = index + kk * i;
         l->dist2 = dist2 + kk * i;
-        l->count = within_radius(dist2 + kk * i, ptreg_kd_knn_within(t, q, kk, limit, index + kk * i, dist2 + kk * i),
+        l->count = within_radius(dist2 + kk * i, kd_knn_within(t, q, kk, limit, index + kk * i, dist2 + kk * i),
                                  radius);
         done[done_count++] = i;
     }
@@ -145,7 +145,7 @@ static ptreg_status build_knn(const ptreg_kdtree *t, const float *xyz, size_t n,
     table->blocks[table->block_count++] = dist2;
     if (!index || !dist2)
         return PTREG_ERR_NOMEM;
-    long blocks = (long)((ptreg_kdtree_slot_count(t) + TABLE_BLOCK_SLOTS - 1) / TABLE_BLOCK_SLOTS);
+    long blocks = (long)((kdtree_slot_count(t) + TABLE_BLOCK_SLOTS - 1) / TABLE_BLOCK_SLOTS);
 #pragma omp parallel for schedule(dynamic, 4) num_threads(ptreg_get_num_threads())
     for (long b = 0; b < blocks; b++)
         knn_block(t, xyz, kk, nb->radius, (size_t)b, index, dist2, table->list);
@@ -166,12 +166,12 @@ static uint32_t point_at(const table_job *job, size_t s)
 {
     if (job->reference)
         return s < job->n ? (uint32_t)s : PTREG_NO_NEIGHBOR;
-    return s < ptreg_kdtree_slot_count(job->tree) ? ptreg_kdtree_slot_index(job->tree, s) : PTREG_NO_NEIGHBOR;
+    return s < kdtree_slot_count(job->tree) ? kdtree_slot_index(job->tree, s) : PTREG_NO_NEIGHBOR;
 }
 
 static size_t positions(const table_job *job)
 {
-    return job->reference ? job->n : ptreg_kdtree_slot_count(job->tree);
+    return job->reference ? job->n : kdtree_slot_count(job->tree);
 }
 
 /* One block's lists by independent searches, appended to one buffer the

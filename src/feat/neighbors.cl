@@ -1,7 +1,7 @@
 /* Neighborhoods of every point of a cloud on a device (pfh_device.c
  * drives them; the CPU's rules: neighborhood.h). The CPU k-d tree built on
  * the cloud itself, its arrays uploaded as words (the layout from
- * ptreg_nn_device_layout), searched by one thread per query point. Needs
+ * nn_device_layout), searched by one thread per query point. Needs
  * nn/kdtree.cl first: its one traversal (kd_search_from) with a list's
  * result (kd_list_result: KD_KNN, KD_COUNT, KD_WRITE).
  *

@@ -301,7 +301,7 @@ ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const p
     if (s)
         return s;
     if (on.backend != PTREG_BACKEND_CPU)
-        return ptreg_feat_device_pfh(&on, xyz, normals, n, opt, out, missing, err);
+        return feat_device_pfh(&on, xyz, normals, n, opt, out, missing, err);
     size_t lacking = 0;
     int failed = 0;
 #pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(+ : lacking) reduction(| : failed)
@@ -479,7 +479,7 @@ ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const 
     if (s)
         return s;
     if (on.backend != PTREG_BACKEND_CPU)
-        return ptreg_feat_device_fpfh(&on, xyz, normals, n, opt, out, missing, err);
+        return feat_device_fpfh(&on, xyz, normals, n, opt, out, missing, err);
     feature_job job = {xyz, normals, n, opt, &table, kernel, malloc(n * PTREG_FPFH_BINS * sizeof(float)), out};
     int ok = job.spfh && spfh_pass(&job);
     size_t lacking = ok ? fpfh_pass(&job) : 0;

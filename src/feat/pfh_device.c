@@ -15,8 +15,8 @@
 
 static const char *const knn_files[] = {"nn/kdtree.cl", "feat/neighbors.cl", NULL};
 static const char *const feat_files[] = {"feat/pfh.cl", NULL};
-const ptreg_kernel_program ptreg_knn_kernels = {"neighborhoods", knn_files};
-const ptreg_kernel_program ptreg_feat_kernels = {"point-features", feat_files};
+const kernel_program knn_kernels = {"neighborhoods", knn_files};
+const kernel_program feat_kernels = {"point-features", feat_files};
 
 #define FEAT_CAP_MIN 32
 
@@ -24,7 +24,7 @@ const ptreg_kernel_program ptreg_feat_kernels = {"point-features", feat_files};
  * normals (6 floats each), the indices, PFH's 125 bins and two flags. */
 static uint64_t feat_local_bytes(size_t cap) { return 4u * (7u * (uint64_t)cap + 125u + 2u); }
 
-ptreg_status ptreg_feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char *defines, size_t size,
+ptreg_status feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char *defines, size_t size,
                                        ptreg_error *err)
 {
     if (cap > PTREG_FEAT_DEVICE_CAP_MAX)
@@ -46,33 +46,33 @@ ptreg_status ptreg_feat_device_defines(size_t cap, int wg, uint64_t local_bytes,
 
 /* One run's device state: the cloud, the tree, the lists. */
 typedef struct feat_run {
-    ptreg_dev *dev;
+    dev_handle *dev;
     size_t wg, search_wg; /* threads per point's group; per search group */
     size_t n, total, max_count;
-    ptreg_dbuf *xyz, *normals;
+    dbuf *xyz, *normals;
     nn_device_tree tree;
-    ptreg_dbuf *start, *count, *index, *dist2;
+    dbuf *start, *count, *index, *dist2;
     uint32_t *host_start, *host_count;
 } feat_run;
 
 static void run_free(feat_run *r)
 {
-    ptreg_dbuf *bufs[] = {r->xyz, r->normals, r->start, r->count, r->index, r->dist2};
+    dbuf *bufs[] = {r->xyz, r->normals, r->start, r->count, r->index, r->dist2};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        ptreg_dbuf_free(bufs[i]);
+        dbuf_free(bufs[i]);
     nn_device_tree_free(&r->tree);
     free(r->host_start);
     free(r->host_count);
     memset(r, 0, sizeof *r);
 }
 
-static ptreg_status knn_kernel(feat_run *r, const char *name, ptreg_dkernel **k, ptreg_error *err)
+static ptreg_status knn_kernel(feat_run *r, const char *name, dkernel **k, ptreg_error *err)
 {
     char defines[1024];
-    ptreg_dprogram *p;
-    ptreg_nn_device_layout(r->dev, defines, sizeof defines);
-    ptreg_status st = ptreg_dev_program(r->dev, &ptreg_knn_kernels, defines, &p, err);
-    return st ? st : ptreg_dev_kernel(p, name, k, err);
+    dprogram *p;
+    nn_device_layout(r->dev, defines, sizeof defines);
+    ptreg_status st = dev_program(r->dev, &knn_kernels, defines, &p, err);
+    return st ? st : dev_kernel(p, name, k, err);
 }
 
 /* The lists' lengths back on the host: the longest, and (radius) the
@@ -83,7 +83,7 @@ static ptreg_status read_counts(feat_run *r, int offsets, ptreg_error *err)
     r->host_start = malloc(r->n * sizeof *r->host_start);
     if (!r->host_count || !r->host_start)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "PFH/FPFH: out of memory for %zu lists", r->n);
-    ptreg_status st = ptreg_dbuf_read(r->count, 0, r->host_count, r->n * sizeof *r->host_count, err);
+    ptreg_status st = dbuf_read(r->count, 0, r->host_count, r->n * sizeof *r->host_count, err);
     if (st)
         return st;
     uint64_t sum = 0;
@@ -110,49 +110,49 @@ static ptreg_status knn_lists(feat_run *r, const ptreg_neighborhood *nb, ptreg_e
                                r->dev->label, r->n, kk);
     r->total = kk * r->n;
     const float r2 = nb->radius > 0 ? (float)(nb->radius * nb->radius) : 0.0f;
-    ptreg_dkernel *k;
+    dkernel *k;
     ptreg_status st = knn_kernel(r, "ptreg_knn_lists", &k, err);
-    st = st ? st : ptreg_dbuf_alloc(r->dev, r->total * sizeof(uint32_t), &r->index, err);
-    st = st ? st : ptreg_dbuf_alloc(r->dev, r->total * sizeof(float), &r->dist2, err);
-    st = st ? st : ptreg_dbuf_alloc(r->dev, r->n * sizeof(uint32_t), &r->count, err);
+    st = st ? st : dbuf_alloc(r->dev, r->total * sizeof(uint32_t), &r->index, err);
+    st = st ? st : dbuf_alloc(r->dev, r->total * sizeof(float), &r->dist2, err);
+    st = st ? st : dbuf_alloc(r->dev, r->n * sizeof(uint32_t), &r->count, err);
     if (st)
         return st;
-    ptreg_karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),      KARG_U32(kk),         KARG_F32(r2),
+    karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),      KARG_U32(kk),         KARG_F32(r2),
                          KARG_BUF(r->index), KARG_BUF(r->dist2),  KARG_BUF(r->count),   KARG_BUF(r->tree.nodes),
                          KARG_BUF(r->tree.leaves), KARG_BUF(r->tree.chunks), KARG_BUF(r->tree.index_of_slot)};
-    st = ptreg_dev_launch(k, r->n, r->search_wg, sizeof args / sizeof args[0], args, err);
+    st = dev_launch(k, r->n, r->search_wg, sizeof args / sizeof args[0], args, err);
     st = st ? st : read_counts(r, 0, err);
     if (st)
         return st;
     for (size_t i = 0; i < r->n; i++)
         r->host_start[i] = (uint32_t)(i * kk);
-    return ptreg_dbuf_upload(r->dev, r->host_start, r->n * sizeof(uint32_t), &r->start, err);
+    return dbuf_upload(r->dev, r->host_start, r->n * sizeof(uint32_t), &r->start, err);
 }
 
 static ptreg_status radius_lists(feat_run *r, const ptreg_neighborhood *nb, ptreg_error *err)
 {
     const float r2 = (float)(nb->radius * nb->radius); /* as the CPU's strict test */
-    ptreg_dkernel *counter, *writer;
+    dkernel *counter, *writer;
     ptreg_status st = knn_kernel(r, "ptreg_knn_radius_count", &counter, err);
     st = st ? st : knn_kernel(r, "ptreg_knn_radius_lists", &writer, err);
-    st = st ? st : ptreg_dbuf_alloc(r->dev, r->n * sizeof(uint32_t), &r->count, err);
+    st = st ? st : dbuf_alloc(r->dev, r->n * sizeof(uint32_t), &r->count, err);
     if (st)
         return st;
-    ptreg_karg count_args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),       KARG_F32(r2),
+    karg count_args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),       KARG_F32(r2),
                                KARG_BUF(r->count), KARG_BUF(r->tree.nodes),   KARG_BUF(r->tree.leaves),
                                KARG_BUF(r->tree.chunks), KARG_BUF(r->tree.index_of_slot)};
-    st = ptreg_dev_launch(counter, r->n, r->search_wg, sizeof count_args / sizeof count_args[0], count_args, err);
+    st = dev_launch(counter, r->n, r->search_wg, sizeof count_args / sizeof count_args[0], count_args, err);
     st = st ? st : read_counts(r, 1, err);
-    st = st ? st : ptreg_dbuf_upload(r->dev, r->host_start, r->n * sizeof(uint32_t), &r->start, err);
+    st = st ? st : dbuf_upload(r->dev, r->host_start, r->n * sizeof(uint32_t), &r->start, err);
     /* every point finds itself: total >= n > 0 */
-    st = st ? st : ptreg_dbuf_alloc(r->dev, r->total * sizeof(uint32_t), &r->index, err);
-    st = st ? st : ptreg_dbuf_alloc(r->dev, r->total * sizeof(float), &r->dist2, err);
+    st = st ? st : dbuf_alloc(r->dev, r->total * sizeof(uint32_t), &r->index, err);
+    st = st ? st : dbuf_alloc(r->dev, r->total * sizeof(float), &r->dist2, err);
     if (st)
         return st;
-    ptreg_karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),     KARG_F32(r2),          KARG_BUF(r->start),
+    karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),     KARG_F32(r2),          KARG_BUF(r->start),
                          KARG_BUF(r->count), KARG_BUF(r->index), KARG_BUF(r->dist2),    KARG_BUF(r->tree.nodes),
                          KARG_BUF(r->tree.leaves), KARG_BUF(r->tree.chunks), KARG_BUF(r->tree.index_of_slot)};
-    return ptreg_dev_launch(writer, r->n, r->search_wg, sizeof args / sizeof args[0], args, err);
+    return dev_launch(writer, r->n, r->search_wg, sizeof args / sizeof args[0], args, err);
 }
 
 /* The reference path is the CPU's by definition; the work-groups must fit. */
@@ -183,42 +183,42 @@ static ptreg_status run_begin(feat_run *r, const ptreg_device *device, const flo
     r->search_wg = gpu->search_wg ? (size_t)gpu->search_wg : PTREG_FEAT_SEARCH_WG;
     if (n > UINT32_MAX / 4)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH on a device: %zu points is too many", n);
-    ptreg_status st = ptreg_dev_get(device, &r->dev, err);
+    ptreg_status st = dev_get(device, &r->dev, err);
     ptreg_kdtree *tree = NULL;
     st = st ? st : ptreg_kdtree_create(xyz, n, NULL, &tree, err);
     st = st ? st : nn_device_tree_upload(r->dev, tree, 0, &r->tree, err);
     ptreg_kdtree_destroy(tree);
-    st = st ? st : ptreg_dbuf_upload(r->dev, xyz, 3 * n * sizeof(float), &r->xyz, err);
+    st = st ? st : dbuf_upload(r->dev, xyz, 3 * n * sizeof(float), &r->xyz, err);
     if (!st && normals)
-        st = ptreg_dbuf_upload(r->dev, normals, 3 * n * sizeof(float), &r->normals, err);
+        st = dbuf_upload(r->dev, normals, 3 * n * sizeof(float), &r->normals, err);
     if (!st)
         st = nb->k ? knn_lists(r, nb, err) : radius_lists(r, nb, err);
     return st;
 }
 
-static ptreg_status feat_kernel(feat_run *r, const char *name, ptreg_dkernel **k, ptreg_error *err)
+static ptreg_status feat_kernel(feat_run *r, const char *name, dkernel **k, ptreg_error *err)
 {
     char defines[256];
-    ptreg_dprogram *p;
-    ptreg_status st = ptreg_feat_device_defines(r->max_count, (int)r->wg, r->dev->info.local_memory_bytes, defines,
+    dprogram *p;
+    ptreg_status st = feat_device_defines(r->max_count, (int)r->wg, r->dev->info.local_memory_bytes, defines,
                                                 sizeof defines, err);
-    st = st ? st : ptreg_dev_program(r->dev, &ptreg_feat_kernels, defines, &p, err);
-    return st ? st : ptreg_dev_kernel(p, name, k, err);
+    st = st ? st : dev_program(r->dev, &feat_kernels, defines, &p, err);
+    return st ? st : dev_kernel(p, name, k, err);
 }
 
 /* One group per point. */
-static ptreg_status launch_per_point(feat_run *r, const ptreg_dkernel *k, size_t nargs, const ptreg_karg *args,
+static ptreg_status launch_per_point(feat_run *r, const dkernel *k, size_t nargs, const karg *args,
                                      ptreg_error *err)
 {
     const size_t groups[3] = {r->n, 1, 1}, local[3] = {r->wg, 1, 1};
-    return ptreg_dev_launch_groups(k, 1, groups, local, nargs, args, err);
+    return dev_launch_groups(k, 1, groups, local, nargs, args, err);
 }
 
 /* The rows back, and the NaN rows counted (the CPU's missing). */
-static ptreg_status read_rows(feat_run *r, const ptreg_dbuf *rows, size_t bins, float *out, size_t *missing,
+static ptreg_status read_rows(feat_run *r, const dbuf *rows, size_t bins, float *out, size_t *missing,
                               ptreg_error *err)
 {
-    ptreg_status st = ptreg_dbuf_read(rows, 0, out, r->n * bins * sizeof(float), err);
+    ptreg_status st = dbuf_read(rows, 0, out, r->n * bins * sizeof(float), err);
     if (st || !missing)
         return st;
     size_t lacking = 0;
@@ -228,56 +228,56 @@ static ptreg_status read_rows(feat_run *r, const ptreg_dbuf *rows, size_t bins, 
     return PTREG_OK;
 }
 
-ptreg_status ptreg_feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+ptreg_status feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
                                    const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err)
 {
     feat_run r;
-    ptreg_dkernel *k;
-    ptreg_dbuf *rows = NULL;
+    dkernel *k;
+    dbuf *rows = NULL;
     ptreg_status st = run_begin(&r, device, xyz, normals, n, &opt->neighbors, &opt->gpu, err);
     st = st ? st : feat_kernel(&r, "ptreg_feat_pfh", &k, err);
-    st = st ? st : ptreg_dbuf_alloc(r.dev, n * PTREG_PFH_BINS * sizeof(float), &rows, err);
+    st = st ? st : dbuf_alloc(r.dev, n * PTREG_PFH_BINS * sizeof(float), &rows, err);
     if (!st) {
-        ptreg_karg args[] = {KARG_BUF(r.xyz),   KARG_BUF(r.normals), KARG_U32(n),  KARG_BUF(r.start),
+        karg args[] = {KARG_BUF(r.xyz),   KARG_BUF(r.normals), KARG_U32(n),  KARG_BUF(r.start),
                              KARG_BUF(r.count), KARG_BUF(r.index),   KARG_BUF(rows)};
         st = launch_per_point(&r, k, sizeof args / sizeof args[0], args, err);
     }
     st = st ? st : read_rows(&r, rows, PTREG_PFH_BINS, out, missing, err);
-    ptreg_dbuf_free(rows);
+    dbuf_free(rows);
     run_free(&r);
     return st;
 }
 
-ptreg_status ptreg_feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+ptreg_status feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
                                     const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err)
 {
     feat_run r;
-    ptreg_dkernel *spfh_k, *fpfh_k;
-    ptreg_dbuf *spfh = NULL, *rows = NULL;
+    dkernel *spfh_k, *fpfh_k;
+    dbuf *spfh = NULL, *rows = NULL;
     ptreg_status st = run_begin(&r, device, xyz, normals, n, &opt->neighbors, &opt->gpu, err);
     st = st ? st : feat_kernel(&r, "ptreg_feat_spfh", &spfh_k, err);
     st = st ? st : feat_kernel(&r, "ptreg_feat_fpfh", &fpfh_k, err);
-    st = st ? st : ptreg_dbuf_alloc(r.dev, n * PTREG_FPFH_BINS * sizeof(float), &spfh, err);
-    st = st ? st : ptreg_dbuf_alloc(r.dev, n * PTREG_FPFH_BINS * sizeof(float), &rows, err);
+    st = st ? st : dbuf_alloc(r.dev, n * PTREG_FPFH_BINS * sizeof(float), &spfh, err);
+    st = st ? st : dbuf_alloc(r.dev, n * PTREG_FPFH_BINS * sizeof(float), &rows, err);
     if (!st) {
-        ptreg_karg args[] = {KARG_BUF(r.xyz),   KARG_BUF(r.normals), KARG_U32(n),  KARG_BUF(r.start),
+        karg args[] = {KARG_BUF(r.xyz),   KARG_BUF(r.normals), KARG_U32(n),  KARG_BUF(r.start),
                              KARG_BUF(r.count), KARG_BUF(r.index),   KARG_BUF(spfh)};
         st = launch_per_point(&r, spfh_k, sizeof args / sizeof args[0], args, err);
     }
     if (!st) {
-        ptreg_karg args[] = {KARG_BUF(spfh),    KARG_U32(n),        KARG_BUF(r.start),
+        karg args[] = {KARG_BUF(spfh),    KARG_U32(n),        KARG_BUF(r.start),
                              KARG_BUF(r.count), KARG_BUF(r.index),  KARG_BUF(r.dist2),
                              KARG_U32(opt->convention == PTREG_FPFH_OPEN3D), KARG_BUF(rows)};
         st = launch_per_point(&r, fpfh_k, sizeof args / sizeof args[0], args, err);
     }
     st = st ? st : read_rows(&r, rows, PTREG_FPFH_BINS, out, missing, err);
-    ptreg_dbuf_free(spfh);
-    ptreg_dbuf_free(rows);
+    dbuf_free(spfh);
+    dbuf_free(rows);
     run_free(&r);
     return st;
 }
 
-void ptreg_feat_device_lists_free(ptreg_feat_device_lists *l)
+void feat_device_lists_free(feat_device_lists *l)
 {
     free(l->start);
     free(l->count);
@@ -286,8 +286,8 @@ void ptreg_feat_device_lists_free(ptreg_feat_device_lists *l)
     memset(l, 0, sizeof *l);
 }
 
-ptreg_status ptreg_feat_device_neighbors(const ptreg_device *device, const float *xyz, size_t n,
-                                         const ptreg_neighborhood *nb, ptreg_feat_device_lists *out,
+ptreg_status feat_device_neighbors(const ptreg_device *device, const float *xyz, size_t n,
+                                         const ptreg_neighborhood *nb, feat_device_lists *out,
                                          ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -306,10 +306,10 @@ ptreg_status ptreg_feat_device_neighbors(const ptreg_device *device, const float
         if (!out->index || !out->dist2)
             st = ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbors", r.total);
     }
-    st = st ? st : ptreg_dbuf_read(r.index, 0, out->index, r.total * sizeof *out->index, err);
-    st = st ? st : ptreg_dbuf_read(r.dist2, 0, out->dist2, r.total * sizeof *out->dist2, err);
+    st = st ? st : dbuf_read(r.index, 0, out->index, r.total * sizeof *out->index, err);
+    st = st ? st : dbuf_read(r.dist2, 0, out->dist2, r.total * sizeof *out->dist2, err);
     run_free(&r);
     if (st)
-        ptreg_feat_device_lists_free(out);
+        feat_device_lists_free(out);
     return st;
 }

@@ -17,15 +17,15 @@
 #define PTREG_FEAT_DEVICE_CAP_MAX 1024
 
 /* The neighborhood searches (nn/kdtree.cl, feat/neighbors.cl), built with
- * ptreg_nn_device_layout's options, and the descriptors (feat/pfh.cl),
- * built with ptreg_feat_device_defines'. */
-extern const ptreg_kernel_program ptreg_knn_kernels, ptreg_feat_kernels;
+ * nn_device_layout's options, and the descriptors (feat/pfh.cl),
+ * built with feat_device_defines'. */
+extern const kernel_program knn_kernels, feat_kernels;
 
 /* The -D options of the descriptor program for lists of up to cap entries
  * (rounded up to a power of two, at least 32) and wg threads per point (0:
  * PTREG_FEAT_DEVICE_WG), on a device with local_bytes of local (shared)
  * memory per work-group (0: not checked). */
-ptreg_status ptreg_feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char *defines, size_t size,
+ptreg_status feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char *defines, size_t size,
                                        ptreg_error *err);
 
 /* The device engine (device/engine.h): not the reference path; the
@@ -34,23 +34,23 @@ extern const engine feat_device_engine;
 
 /* ptreg_pfh / ptreg_fpfh on a resolved GPU device (pfh.c has checked the
  * inputs and options). */
-ptreg_status ptreg_feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+ptreg_status feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
                                    const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err);
-ptreg_status ptreg_feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+ptreg_status feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
                                     const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err);
 
 /* Every point's neighbor list as the device finds it, brought back (for
  * the parity suite): list i is index/dist2[start[i] .. start[i] + count[i]),
  * sorted by (squared distance, index). The caller frees the four arrays. */
-typedef struct ptreg_feat_device_lists {
+typedef struct feat_device_lists {
     size_t n, total, max_count;
     uint32_t *start, *count, *index;
     float *dist2;
-} ptreg_feat_device_lists;
+} feat_device_lists;
 
-ptreg_status ptreg_feat_device_neighbors(const ptreg_device *device, const float *xyz, size_t n,
-                                         const ptreg_neighborhood *nb, ptreg_feat_device_lists *out,
+ptreg_status feat_device_neighbors(const ptreg_device *device, const float *xyz, size_t n,
+                                         const ptreg_neighborhood *nb, feat_device_lists *out,
                                          ptreg_error *err);
-void ptreg_feat_device_lists_free(ptreg_feat_device_lists *l);
+void feat_device_lists_free(feat_device_lists *l);
 
 #endif

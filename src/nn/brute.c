@@ -11,7 +11,7 @@
 
 #define QUERY_CHUNK 256
 
-ptreg_status ptreg_brute_target_init(ptreg_brute_target *t, const float *xyz, size_t m, ptreg_error *err)
+ptreg_status brute_target_init(brute_target *t, const float *xyz, size_t m, ptreg_error *err)
 {
     memset(t, 0, sizeof *t);
     if (m == 0)
@@ -29,11 +29,11 @@ ptreg_status ptreg_brute_target_init(ptreg_brute_target *t, const float *xyz, si
         soa[m_pad + j] = real ? xyz[3 * j + 1] : NAN;
         soa[2 * m_pad + j] = real ? xyz[3 * j + 2] : NAN;
     }
-    *t = (ptreg_brute_target){soa, soa + m_pad, soa + 2 * m_pad, m, m_pad};
+    *t = (brute_target){soa, soa + m_pad, soa + 2 * m_pad, m, m_pad};
     return PTREG_OK;
 }
 
-void ptreg_brute_target_free(ptreg_brute_target *t)
+void brute_target_free(brute_target *t)
 {
     free((void *)t->x);
     memset(t, 0, sizeof *t);
@@ -42,8 +42,8 @@ void ptreg_brute_target_free(ptreg_brute_target *t)
 ptreg_status ptreg_brute_nearest(const float *target, size_t m, const float *queries, size_t nq,
                                  uint32_t *index, float *dist2, ptreg_error *err)
 {
-    ptreg_brute_target t;
-    ptreg_status st = ptreg_brute_target_init(&t, target, m, err);
+    brute_target t;
+    ptreg_status st = brute_target_init(&t, target, m, err);
     if (st)
         return st;
     long chunks = (long)((nq + QUERY_CHUNK - 1) / QUERY_CHUNK);
@@ -53,6 +53,6 @@ ptreg_status ptreg_brute_nearest(const float *target, size_t m, const float *que
         size_t cnt = nq - i0 < QUERY_CHUNK ? nq - i0 : QUERY_CHUNK;
         nn_cpu_kernels()->brute_range(&t, queries + 3 * i0, cnt, index + i0, dist2 + i0);
     }
-    ptreg_brute_target_free(&t);
+    brute_target_free(&t);
     return PTREG_OK;
 }

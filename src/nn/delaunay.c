@@ -11,7 +11,7 @@
 
 #include "nn/delaunay_impl.h"
 
-void ptreg_delaunay_destroy(ptreg_delaunay *g)
+void delaunay_destroy(delaunay_graph *g)
 {
     if (!g)
         return;
@@ -38,7 +38,7 @@ typedef struct distinct_points {
 
 static int cmp_coordinates(const void *a, const void *b)
 {
-    const ptreg_kd_point *x = a, *y = b;
+    const kd_point *x = a, *y = b;
     int c = memcmp(x->p, y->p, sizeof x->p);
     return c ? c : (x->index > y->index) - (x->index < y->index);
 }
@@ -47,14 +47,14 @@ static int cmp_coordinates(const void *a, const void *b)
  * with the lowest index first. */
 static int find_distinct(const ptreg_kdtree *t, distinct_points *d)
 {
-    ptreg_kd_point *pts = malloc(t->n * sizeof *pts);
+    kd_point *pts = malloc(t->n * sizeof *pts);
     d->slot = malloc(t->n * sizeof *d->slot);
     if (!pts || !d->slot) {
         free(pts);
         return -1;
     }
     for (size_t i = 0; i < t->n; i++) {
-        ptreg_kdtree_slot_point(t, t->slot[i], pts[i].p);
+        kdtree_slot_point(t, t->slot[i], pts[i].p);
         pts[i].index = (uint32_t)i;
     }
     qsort(pts, t->n, sizeof *pts, cmp_coordinates);
@@ -122,7 +122,7 @@ static int triangulate(const ptreg_kdtree *t, const distinct_points *d, edge_lis
     }
     for (size_t i = 0; i < d->count; i++) {
         float p[3];
-        ptreg_kdtree_slot_point(t, d->slot[i], p);
+        kdtree_slot_point(t, d->slot[i], p);
         for (int k = 0; k < 3; k++)
             pts[3 * i + k] = p[k];
     }
@@ -172,7 +172,7 @@ static int triangulate(const ptreg_kdtree *t, const distinct_points *d, edge_lis
 }
 
 /* Rows by slot, both directions of every edge, with the edge vectors. */
-static int fill_rows(const ptreg_kdtree *t, edge_list *edges, ptreg_delaunay *g)
+static int fill_rows(const ptreg_kdtree *t, edge_list *edges, delaunay_graph *g)
 {
     qsort(edges->key, edges->count, sizeof *edges->key, cmp_u64);
     size_t unique = 0;
@@ -203,8 +203,8 @@ static int fill_rows(const ptreg_kdtree *t, edge_list *edges, ptreg_delaunay *g)
         for (int k = 0; k < 2; k++) {
             uint32_t from = ends[k], to = ends[1 - k], at = fill[from]++;
             float a[3], b[3];
-            ptreg_kdtree_slot_point(t, from, a);
-            ptreg_kdtree_slot_point(t, to, b);
+            kdtree_slot_point(t, from, a);
+            kdtree_slot_point(t, to, b);
             double v[3] = {(double)b[0] - a[0], (double)b[1] - a[1], (double)b[2] - a[2]};
             double len = sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
             g->nbr[at] = to;
@@ -218,9 +218,9 @@ static int fill_rows(const ptreg_kdtree *t, edge_list *edges, ptreg_delaunay *g)
     return 0;
 }
 
-int ptreg_delaunay_make_rows(ptreg_delaunay *g, const ptreg_kdtree *t)
+int delaunay_make_rows(delaunay_graph *g, const ptreg_kdtree *t)
 {
-    const size_t unit = sizeof(ptreg_dt_head);
+    const size_t unit = sizeof(dt_head);
     size_t units = 0;
     g->row_at = malloc(g->slots * sizeof *g->row_at);
     if (!g->row_at)
@@ -229,7 +229,7 @@ int ptreg_delaunay_make_rows(ptreg_delaunay *g, const ptreg_kdtree *t)
         uint32_t deg = g->offset[s + 1] - g->offset[s];
         g->row_at[s] = deg ? (uint32_t)units : UINT32_MAX;
         if (deg)
-            units += 1 + (deg + PTREG_DT_LANES - 1) / PTREG_DT_LANES * (sizeof(ptreg_dt_block) / unit);
+            units += 1 + (deg + PTREG_DT_LANES - 1) / PTREG_DT_LANES * (sizeof(dt_block) / unit);
     }
     if (units >= UINT32_MAX || !(g->rows = aligned_alloc(64, (units ? units : 1) * unit)))
         return -1;
@@ -237,15 +237,15 @@ int ptreg_delaunay_make_rows(ptreg_delaunay *g, const ptreg_kdtree *t)
     for (size_t s = 0; s < g->slots; s++) {
         if (g->row_at[s] == UINT32_MAX)
             continue;
-        ptreg_dt_head *h = (ptreg_dt_head *)(g->rows + (size_t)g->row_at[s] * unit);
+        dt_head *h = (dt_head *)(g->rows + (size_t)g->row_at[s] * unit);
         uint32_t first = g->offset[s], deg = g->offset[s + 1] - first;
         float p[3];
-        ptreg_kdtree_slot_point(t, (uint32_t)s, p);
+        kdtree_slot_point(t, (uint32_t)s, p);
         memset(h, 0, sizeof *h);
         h->x = p[0], h->y = p[1], h->z = p[2], h->degree = deg, h->nbr_first = first;
-        ptreg_dt_block *b = (ptreg_dt_block *)(h + 1);
+        dt_block *b = (dt_block *)(h + 1);
         for (uint32_t k = 0; k < (deg + PTREG_DT_LANES - 1) / PTREG_DT_LANES * PTREG_DT_LANES; k++) {
-            ptreg_dt_block *blk = &b[k / PTREG_DT_LANES];
+            dt_block *blk = &b[k / PTREG_DT_LANES];
             unsigned l = k % PTREG_DT_LANES;
             int real = k < deg;
             blk->ex[l] = real ? g->ex[first + k] : 0.0f;
@@ -263,7 +263,7 @@ static uint32_t centre_point(const ptreg_kdtree *t, const distinct_points *d)
     double c[3] = {0, 0, 0};
     for (size_t i = 0; i < d->count; i++) {
         float p[3];
-        ptreg_kdtree_slot_point(t, d->slot[i], p);
+        kdtree_slot_point(t, d->slot[i], p);
         for (int k = 0; k < 3; k++)
             c[k] += p[k];
     }
@@ -271,7 +271,7 @@ static uint32_t centre_point(const ptreg_kdtree *t, const distinct_points *d)
     double best_d = INFINITY;
     for (size_t i = 0; i < d->count; i++) {
         float p[3];
-        ptreg_kdtree_slot_point(t, d->slot[i], p);
+        kdtree_slot_point(t, d->slot[i], p);
         double dd = 0.0;
         for (int k = 0; k < 3; k++) {
             double v = p[k] - c[k] / (double)d->count;
@@ -283,12 +283,12 @@ static uint32_t centre_point(const ptreg_kdtree *t, const distinct_points *d)
     return best;
 }
 
-ptreg_status ptreg_delaunay_create(const ptreg_kdtree *t, ptreg_delaunay **out, ptreg_error *err)
+ptreg_status delaunay_create(const ptreg_kdtree *t, delaunay_graph **out, ptreg_error *err)
 {
     *out = NULL;
     distinct_points d = {0};
     edge_list edges = {0};
-    ptreg_delaunay *g = calloc(1, sizeof *g);
+    delaunay_graph *g = calloc(1, sizeof *g);
     char why[256] = "";
     ptreg_status st = PTREG_OK;
     if (!g || find_distinct(t, &d)) {
@@ -308,7 +308,7 @@ ptreg_status ptreg_delaunay_create(const ptreg_kdtree *t, ptreg_delaunay **out, 
     int rc = triangulate(t, &d, &edges, why, sizeof why);
     if (rc == 1)
         st = ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s%s", why, merged);
-    else if (rc < 0 || fill_rows(t, &edges, g) || ptreg_delaunay_make_rows(g, t))
+    else if (rc < 0 || fill_rows(t, &edges, g) || delaunay_make_rows(g, t))
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "Delaunay graph: out of memory");
     else
         g->start = centre_point(t, &d);
@@ -316,7 +316,7 @@ done:
     free(d.slot);
     free(edges.key);
     if (st) {
-        ptreg_delaunay_destroy(g);
+        delaunay_destroy(g);
         return st;
     }
     *out = g;

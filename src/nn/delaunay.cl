@@ -11,10 +11,10 @@
 #define DT_GAP 1e-5f
 #define DT_MAX_STEPS 100000u
 /* From the host (nn_device.h): WALK_FIXED, WALK_KDANN and WALK_SEED, the
- * walk's start (ptreg_walk_start); info[i], a walk's record: steps under
+ * walk's start (walk_start); info[i], a walk's record: steps under
  * WALK_STEPS_MASK, the flags WALK_FALLBACK (the tree finished it) and
  * WALK_KEPT (the last answer kept without a walk); MEM_WORDS per query of
- * memory: ptreg_dt_memory's q[3], margin, p[3], scale. */
+ * memory: dt_memory's q[3], margin, p[3], scale. */
 
 typedef struct dt_graph {
     GLOBAL const u32 *rows;   /* heads of DT_HEAD_WORDS words, then blocks of DT_BLOCK_WORDS */

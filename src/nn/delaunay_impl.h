@@ -22,18 +22,18 @@
  * Built from the CSR arrays (which the index file stores). */
 #define PTREG_DT_LANES 16
 
-typedef struct ptreg_dt_head {
+typedef struct dt_head {
     float x, y, z;
     uint32_t degree;
     uint32_t nbr_first; /* the row's neighbors: nbr[nbr_first ...] */
     uint32_t unused[11];
-} ptreg_dt_head;
+} dt_head;
 
-typedef struct ptreg_dt_block {
+typedef struct dt_block {
     float ex[PTREG_DT_LANES], ey[PTREG_DT_LANES], ez[PTREG_DT_LANES], half[PTREG_DT_LANES];
-} ptreg_dt_block;
+} dt_block;
 
-typedef struct ptreg_delaunay {
+typedef struct delaunay_graph {
     size_t slots;       /* rows: the tree's slot count */
     uint32_t *offset;   /* slots + 1: row i is edges [offset[i], offset[i + 1]) */
     size_t edges;
@@ -45,17 +45,17 @@ typedef struct ptreg_delaunay {
     unsigned char *rows; /* the walk's rows (always owned) */
     size_t row_units;   /* their size in 64-byte units */
     uint32_t *row_at;   /* per slot: its row, in 64-byte units; UINT32_MAX: none */
-} ptreg_delaunay;
+} delaunay_graph;
 
 /* Builds the walk's rows from the CSR arrays; -1 when out of memory. */
-int ptreg_delaunay_make_rows(ptreg_delaunay *g, const ptreg_kdtree *t);
+int delaunay_make_rows(delaunay_graph *g, const ptreg_kdtree *t);
 
 /* Builds the graph of the tree's points with Qhull. Returns PTREG_OK, or
  * PTREG_ERR_UNSUPPORTED with a message saying why there is no graph (fewer
  * than 5 distinct points, all coplanar or collinear, Qhull left points
  * out), or PTREG_ERR_NOMEM. */
-ptreg_status ptreg_delaunay_create(const ptreg_kdtree *tree, ptreg_delaunay **out, ptreg_error *err);
-void ptreg_delaunay_destroy(ptreg_delaunay *g);
+ptreg_status delaunay_create(const ptreg_kdtree *tree, delaunay_graph **out, ptreg_error *err);
+void delaunay_destroy(delaunay_graph *g);
 
 
 /* What a certain walk leaves for the next query of the same source point
@@ -64,16 +64,16 @@ void ptreg_delaunay_destroy(ptreg_delaunay *g);
  * boundary) and 4 x the answer's shortest half edge. A query that has moved
  * less than the margin is still in the cell (ALGORITHMS.md). margin <= 0:
  * nothing to reuse. */
-typedef struct ptreg_dt_memory {
+typedef struct dt_memory {
     float q[3], margin;
     float p[3], scale; /* the answer's point: no lookup when it is kept */
-} ptreg_dt_memory;
+} dt_memory;
 
 /* How a walk starts (ptreg_nn_method's Delaunay choices). */
-typedef enum ptreg_walk_start {
+typedef enum walk_start {
     PTREG_WALK_FIXED = 0, /* the graph's start point */
     PTREG_WALK_KDANN,     /* the best point of the leaf the tree's descent reaches */
     PTREG_WALK_SEED       /* the slot given (last answer); PTREG_WALK_FIXED without one */
-} ptreg_walk_start;
+} walk_start;
 
 #endif

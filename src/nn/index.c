@@ -48,7 +48,7 @@ ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_in
     }
     memcpy(idx->points, xyz, n * 3 * sizeof(float));
     idx->n = n;
-    ptreg_index_nn_tuning_clear(&idx->tuning);
+    index_nn_tuning_clear(&idx->tuning);
     ptreg_kdtree_options kd = {opt->leaf_size};
     double t0 = ptreg_time_ms();
     st = ptreg_kdtree_create(xyz, n, &kd, &idx->tree, err);
@@ -58,7 +58,7 @@ ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_in
     if (!st && opt->delaunay) {
         ptreg_error why;
         t0 = ptreg_time_ms();
-        st = ptreg_delaunay_create(idx->tree, &idx->graph, &why);
+        st = delaunay_create(idx->tree, &idx->graph, &why);
         idx->delaunay_ms = ptreg_time_ms() - t0;
         if (opt->progress.fn)
             opt->progress.fn(opt->progress.ctx, 2, 2, idx->delaunay_ms);
@@ -84,7 +84,7 @@ void ptreg_model_index_destroy(ptreg_model_index *idx)
     if (!idx)
         return;
     ptreg_kdtree_destroy(idx->tree);
-    ptreg_delaunay_destroy(idx->graph);
+    delaunay_destroy(idx->graph);
     if (idx->storage)
         free(idx->storage);
     else
@@ -110,7 +110,7 @@ const float *ptreg_model_index_points(const ptreg_model_index *idx, size_t *n)
     return idx->points;
 }
 
-void ptreg_index_nn_tuning_clear(ptreg_index_nn_tuning *t)
+void index_nn_tuning_clear(ptreg_index_nn_tuning *t)
 {
     memset(t, 0, sizeof *t);
     for (int k = 0; k < PTREG_INDEX_NN_SLOTS; k++)
@@ -120,7 +120,7 @@ void ptreg_index_nn_tuning_clear(ptreg_index_nn_tuning *t)
 /* A time is -1 (not measured) or a finite duration; anything else is damage. */
 static int time_sane(double ms) { return ms == -1.0 || (ms >= 0.0 && ms < 1e12); }
 
-int ptreg_index_nn_tuning_valid(const ptreg_index_nn_tuning *t, int has_graph, const char **why)
+int index_nn_tuning_valid(const ptreg_index_nn_tuning *t, int has_graph, const char **why)
 {
     for (int k = 0; k < PTREG_INDEX_NN_SLOTS; k++)
         if (!time_sane(t->median_ms[k])) {
@@ -153,7 +153,7 @@ ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *idx, const ptreg
                                              ptreg_error *err)
 {
     const char *why = "";
-    if (!ptreg_index_nn_tuning_valid(tuning, idx->graph != NULL, &why))
+    if (!index_nn_tuning_valid(tuning, idx->graph != NULL, &why))
         return ptreg_error_set(err, PTREG_ERR_ARG, "model index: %s (method %d)", why, tuning->method);
     idx->tuning = *tuning;
     return PTREG_OK;

@@ -25,7 +25,7 @@ typedef struct pti_header {
     uint32_t version;
     uint32_t endian;
     uint64_t file_size;
-    uint64_t checksum;      /* ptreg_pti_checksum of every byte after the header */
+    uint64_t checksum;      /* pti_checksum of every byte after the header */
     uint32_t sections;
     uint32_t header_bytes;
     uint8_t unused[24];
@@ -69,7 +69,7 @@ typedef struct pti_part {
     const void *data;
 } pti_part;
 
-uint64_t ptreg_pti_checksum(const void *data, size_t size)
+uint64_t pti_checksum(const void *data, size_t size)
 {
     const uint64_t basis = 0xcbf29ce484222325ull, prime = 0x100000001b3ull;
     const unsigned char *p = data;
@@ -97,7 +97,7 @@ static uint64_t align_up(uint64_t x) { return (x + PTI_ALIGN - 1) / PTI_ALIGN * 
 static size_t list_parts(const ptreg_model_index *idx, const pti_meta *meta, const pti_tune *tune, pti_part *parts)
 {
     const ptreg_kdtree *t = idx->tree;
-    const ptreg_delaunay *g = idx->graph;
+    const delaunay_graph *g = idx->graph;
     size_t k = 0;
     parts[k++] = (pti_part){TAG_META, sizeof *meta, 1, meta};
     parts[k++] = (pti_part){TAG_POINTS, sizeof(float), 3 * (uint64_t)idx->n, idx->points};
@@ -125,7 +125,7 @@ static size_t list_parts(const ptreg_model_index *idx, const pti_meta *meta, con
 static void fill_meta(const ptreg_model_index *idx, pti_meta *m)
 {
     const ptreg_kdtree *t = idx->tree;
-    const ptreg_delaunay *g = idx->graph;
+    const delaunay_graph *g = idx->graph;
     memset(m, 0, sizeof *m);
     m->points = idx->n, m->leaf_size = t->leaf_size, m->nodes = t->node_count, m->leaves = t->leaf_count;
     m->near_blocks = t->near_count, m->chunks = t->chunk_count;
@@ -171,7 +171,7 @@ static unsigned char *make_body(const pti_part *parts, const pti_section *table,
     return body;
 }
 
-ptreg_status ptreg_pti_save_version(const ptreg_model_index *idx, const char *path, unsigned version,
+ptreg_status pti_save_version(const ptreg_model_index *idx, const char *path, unsigned version,
                                     ptreg_error *err)
 {
     if (version < PTI_OLDEST_VERSION || version > PTI_VERSION)
@@ -193,7 +193,7 @@ ptreg_status ptreg_pti_save_version(const ptreg_model_index *idx, const char *pa
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory for %llu bytes", path,
                                (unsigned long long)h.file_size);
     size_t body_size = (size_t)(h.file_size - PTI_HEADER);
-    h.checksum = ptreg_pti_checksum(body, body_size);
+    h.checksum = pti_checksum(body, body_size);
     ptreg_atomic_file af;
     ptreg_status st = ptreg_atomic_open(path, &af, err);
     if (!st && (fwrite(&h, sizeof h, 1, af.fp) != 1 || fwrite(body, 1, body_size, af.fp) != body_size)) {
@@ -208,7 +208,7 @@ ptreg_status ptreg_pti_save_version(const ptreg_model_index *idx, const char *pa
 
 ptreg_status ptreg_model_index_save(const ptreg_model_index *idx, const char *path, ptreg_error *err)
 {
-    return ptreg_pti_save_version(idx, path, PTI_VERSION, err);
+    return pti_save_version(idx, path, PTI_VERSION, err);
 }
 
 /* ---- reading ---- */
@@ -249,7 +249,7 @@ static ptreg_status check_header(pti_reader *r, const pti_header **out)
     if (h->header_bytes != PTI_HEADER || h->sections == 0 || h->sections > TAG_COUNT ||
         PTI_HEADER + (uint64_t)h->sections * sizeof(pti_section) > r->size)
         return bad(r, "bad section table");
-    if (ptreg_pti_checksum(r->data + PTI_HEADER, r->size - PTI_HEADER) != h->checksum)
+    if (pti_checksum(r->data + PTI_HEADER, r->size - PTI_HEADER) != h->checksum)
         return bad(r, "checksum mismatch (corrupted)");
     r->table = (const pti_section *)(r->data + PTI_HEADER);
     r->sections = h->sections;
@@ -306,7 +306,7 @@ static int tree_sane(const ptreg_kdtree *t)
         }
     }
     for (size_t i = 0; i < t->leaf_count; i++) {
-        const ptreg_kd_leaf *l = &t->leaves[i];
+        const kd_leaf *l = &t->leaves[i];
         if (l->chunks < 1 || l->chunks > PTREG_KD_LEAF_CHUNKS || l->first_chunk >= t->chunk_count ||
             l->chunks > t->chunk_count - l->first_chunk || l->parent >= t->node_count ||
             l->near_first > t->near_count || l->near_blocks > t->near_count - l->near_first)
@@ -333,7 +333,7 @@ static int tree_sane(const ptreg_kdtree *t)
 static int chunks_match_points(const ptreg_kdtree *t, const float *points)
 {
     for (size_t s = 0; s < t->chunk_count * PTREG_KD_LANES; s++) {
-        const ptreg_kd_chunk *ch = &t->chunks[s / PTREG_KD_LANES];
+        const kd_chunk *ch = &t->chunks[s / PTREG_KD_LANES];
         size_t l = s % PTREG_KD_LANES;
         float p[3] = {ch->x[l], ch->y[l], ch->z[l]};
         uint32_t i = t->index[s];
@@ -346,7 +346,7 @@ static int chunks_match_points(const ptreg_kdtree *t, const float *points)
 
 /* Walks only ever stand on points with a row (edges): the start and every
  * neighbor must have one. */
-static int graph_sane(const ptreg_delaunay *g, const ptreg_kdtree *t)
+static int graph_sane(const delaunay_graph *g, const ptreg_kdtree *t)
 {
     if (g->offset[0] != 0 || g->offset[g->slots] != g->edges)
         return 0;
@@ -367,7 +367,7 @@ static ptreg_status assemble(pti_reader *r, const pti_meta *m, ptreg_model_index
 {
     ptreg_status st = PTREG_OK;
     ptreg_kdtree *t = calloc(1, sizeof *t);
-    ptreg_delaunay *g = m->has_graph ? calloc(1, sizeof *g) : NULL;
+    delaunay_graph *g = m->has_graph ? calloc(1, sizeof *g) : NULL;
     idx->tree = t, idx->graph = g;
     if (!t || (m->has_graph && !g))
         return ptreg_error_set(r->err, PTREG_ERR_NOMEM, "%s: out of memory", r->name);
@@ -376,15 +376,15 @@ static ptreg_status assemble(pti_reader *r, const pti_meta *m, ptreg_model_index
     t->near_count = m->near_blocks, t->chunk_count = m->chunks;
     idx->n = m->points;
     if (!(idx->points = (float *)section(r, TAG_POINTS, sizeof(float), 3 * m->points, &st)) ||
-        !(t->nodes = (ptreg_kd_node *)section(r, TAG_NODES, sizeof *t->nodes, m->nodes, &st)) ||
-        !(t->cells = (ptreg_kd_cell *)section(r, TAG_CELLS, sizeof *t->cells, m->nodes, &st)) ||
+        !(t->nodes = (kd_node *)section(r, TAG_NODES, sizeof *t->nodes, m->nodes, &st)) ||
+        !(t->cells = (kd_cell *)section(r, TAG_CELLS, sizeof *t->cells, m->nodes, &st)) ||
         !(t->parent = (uint32_t *)section(r, TAG_PARENT, sizeof *t->parent, m->nodes, &st)) ||
-        !(t->leaves = (ptreg_kd_leaf *)section(r, TAG_LEAVES, sizeof *t->leaves, m->leaves, &st)) ||
-        !(t->chunks = (ptreg_kd_chunk *)section(r, TAG_CHUNKS, sizeof *t->chunks, m->chunks, &st)) ||
+        !(t->leaves = (kd_leaf *)section(r, TAG_LEAVES, sizeof *t->leaves, m->leaves, &st)) ||
+        !(t->chunks = (kd_chunk *)section(r, TAG_CHUNKS, sizeof *t->chunks, m->chunks, &st)) ||
         !(t->index = (uint32_t *)section(r, TAG_INDEX, sizeof *t->index, m->chunks * PTREG_KD_LANES, &st)) ||
         !(t->slot = (uint32_t *)section(r, TAG_SLOT, sizeof *t->slot, m->points, &st)))
         return st;
-    t->near = m->near_blocks ? (ptreg_kd_near *)section(r, TAG_NEAR, sizeof *t->near, m->near_blocks, &st) : NULL;
+    t->near = m->near_blocks ? (kd_near *)section(r, TAG_NEAR, sizeof *t->near, m->near_blocks, &st) : NULL;
     if (m->near_blocks && !t->near)
         return st;
     for (size_t i = 0; i < 3 * idx->n; i++)
@@ -408,7 +408,7 @@ static ptreg_status assemble(pti_reader *r, const pti_meta *m, ptreg_model_index
         return st;
     if (!graph_sane(g, t))
         return bad(r, "the Delaunay graph's references are inconsistent");
-    if (ptreg_delaunay_make_rows(g, t))
+    if (delaunay_make_rows(g, t))
         return ptreg_error_set(r->err, PTREG_ERR_NOMEM, "%s: out of memory", r->name);
     return PTREG_OK;
 }
@@ -417,7 +417,7 @@ static ptreg_status assemble(pti_reader *r, const pti_meta *m, ptreg_model_index
  * tuned); version 1 files predate it and get none. */
 static ptreg_status read_tuning(const pti_reader *r, const pti_meta *m, ptreg_index_nn_tuning *t)
 {
-    ptreg_index_nn_tuning_clear(t);
+    index_nn_tuning_clear(t);
     if (r->version < 2)
         return PTREG_OK;
     ptreg_status st = PTREG_OK;
@@ -431,7 +431,7 @@ static ptreg_status read_tuning(const pti_reader *r, const pti_meta *m, ptreg_in
     t->repeat = (int)f->repeat, t->queries = (size_t)f->queries;
     memcpy(t->median_ms, f->median_ms, sizeof t->median_ms);
     const char *why = "";
-    if (!ptreg_index_nn_tuning_valid(t, m->has_graph != 0, &why)) {
+    if (!index_nn_tuning_valid(t, m->has_graph != 0, &why)) {
         char what[160];
         snprintf(what, sizeof what, "TUNE section: %s", why);
         return bad(r, what);

@@ -10,7 +10,7 @@ struct ptreg_model_index {
     float *points;          /* the model, original order */
     size_t n;
     ptreg_kdtree *tree;
-    ptreg_delaunay *graph;  /* NULL when the model has none (see note) */
+    delaunay_graph *graph;  /* NULL when the model has none (see note) */
     char note[256];
     double kdtree_ms, delaunay_ms;
     ptreg_index_nn_tuning tuning; /* the measured method (method 0: none) */
@@ -27,14 +27,14 @@ _Static_assert(PTREG_NN_BRUTE == 1 && PTREG_NN_DELAUNAY_ZERO == 3 && PTREG_NN_DE
                "ptreg_nn_method as .pti files store it");
 
 /* No measurement: method 0, every time "not measured". */
-void ptreg_index_nn_tuning_clear(ptreg_index_nn_tuning *tuning);
+void index_nn_tuning_clear(ptreg_index_nn_tuning *tuning);
 /* Whether t is a measurement an index (with a graph or not) may hold; why
  * not in why (for messages). */
-int ptreg_index_nn_tuning_valid(const ptreg_index_nn_tuning *t, int has_graph, const char **why);
+int index_nn_tuning_valid(const ptreg_index_nn_tuning *t, int has_graph, const char **why);
 
 /* Writes the index in an older layout of the .pti format (version 1: no
  * tuning section), for the tests of reading old files. */
-ptreg_status ptreg_pti_save_version(const ptreg_model_index *index, const char *path, unsigned version,
+ptreg_status pti_save_version(const ptreg_model_index *index, const char *path, unsigned version,
                                     ptreg_error *err);
 
 /* The .pti checksum (docs/FORMATS.md): four lanes of FNV-1a 64 over
@@ -42,6 +42,6 @@ ptreg_status ptreg_pti_save_version(const ptreg_model_index *index, const char *
  * h = (h ^ w) * prime, then h ^= h >> 32), then FNV-1a 64 of the lanes'
  * 32 bytes. Every step is invertible, so any one changed word changes it.
  * Fast enough (~1 ms for 15 MB) that loading is dominated by the read. */
-uint64_t ptreg_pti_checksum(const void *data, size_t size);
+uint64_t pti_checksum(const void *data, size_t size);
 
 #endif

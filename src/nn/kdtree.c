@@ -17,7 +17,7 @@ void ptreg_kdtree_options_default(ptreg_kdtree_options *opt) { opt->leaf_size = 
 
 /* ---- build ---- */
 
-typedef ptreg_kd_point build_point;
+typedef kd_point build_point;
 
 /* The split order: coordinate `dim`, then index. The float's bits are
  * mapped to an unsigned integer that orders like the float (-0 below +0,
@@ -134,11 +134,11 @@ static void order_into_chunks(build_point *pts, size_t count)
 /* Stores leaf number `id` (its points, outside bounds and parent) in
  * chunks from `first` on; returns its reference. */
 static uint32_t make_leaf(ptreg_kdtree *t, build_point *pts, size_t count, uint32_t parent,
-                          const ptreg_kd_cell *cell, size_t first, size_t id)
+                          const kd_cell *cell, size_t first, size_t id)
 {
     size_t chunks = chunks_of(count);
     order_into_chunks(pts, count);
-    ptreg_kd_leaf *leaf = &t->leaves[id];
+    kd_leaf *leaf = &t->leaves[id];
     memset(leaf, 0, sizeof *leaf);
     leaf->cell = *cell;
     leaf->first_chunk = (uint32_t)first;
@@ -158,7 +158,7 @@ static uint32_t make_leaf(ptreg_kdtree *t, build_point *pts, size_t count, uint3
     }
     for (size_t c = 0; c < chunks; c++) {
         size_t chunk = first + c;
-        ptreg_kd_chunk *ch = &t->chunks[chunk];
+        kd_chunk *ch = &t->chunks[chunk];
         memset(ch, 0, sizeof *ch);
         ch->leaf = (uint32_t)id;
         for (unsigned l = 0; l < PTREG_KD_LANES; l++) {
@@ -186,7 +186,7 @@ static size_t left_count(size_t count, size_t leaf_size)
     return leaves / 2 * leaf_size;
 }
 
-static void set_child_box(ptreg_kd_node *nd, int c, const box *b)
+static void set_child_box(kd_node *nd, int c, const box *b)
 {
     for (int k = 0; k < 3; k++) {
         nd->lo[k][c] = b->lo[k];
@@ -226,7 +226,7 @@ typedef struct build_job {
     size_t count;
     box bb;
     uint32_t parent;
-    ptreg_kd_cell cell;
+    kd_cell cell;
     size_t node;  /* index of this subtree's root */
     size_t chunk; /* its first chunk */
     size_t leaf;  /* its first leaf */
@@ -269,7 +269,7 @@ static void build_node(ptreg_kdtree *t, const build_job *job)
         child[0] = build_child(t, &sub[0]);
         child[1] = build_child(t, &sub[1]);
     }
-    ptreg_kd_node *nd = &t->nodes[self];
+    kd_node *nd = &t->nodes[self];
     for (int c = 0; c < 2; c++) {
         set_child_box(nd, c, &sub[c].bb);
         nd->child[c] = child[c];
@@ -288,11 +288,11 @@ static uint32_t build_child(ptreg_kdtree *t, const build_job *job)
 /* A one-point cloud still gets a root: both children are its leaf, the
  * second with an empty box, so searches enter it once. */
 static void build_single_leaf(ptreg_kdtree *t, build_point *pts, const box *bb,
-                              const ptreg_kd_cell *everything)
+                              const kd_cell *everything)
 {
     t->cells[0] = *everything;
     t->parent[0] = 0;
-    ptreg_kd_node *nd = &t->nodes[0];
+    kd_node *nd = &t->nodes[0];
     uint32_t ref = make_leaf(t, pts, 1, 0, everything, 0, 0);
     box empty = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
     set_child_box(nd, 0, bb);
@@ -362,7 +362,7 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
         memcpy(pts[i].p, xyz + 3 * i, 3 * sizeof(float));
         pts[i].index = (uint32_t)i;
     }
-    ptreg_kd_cell everything = {.lo = {-INFINITY, -INFINITY, -INFINITY}, .hi = {INFINITY, INFINITY, INFINITY}};
+    kd_cell everything = {.lo = {-INFINITY, -INFINITY, -INFINITY}, .hi = {INFINITY, INFINITY, INFINITY}};
     box bb = bounding_box(pts, n);
     if (n == 1) {
         build_single_leaf(t, pts, &bb, &everything);
@@ -373,7 +373,7 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
         build_node(t, &root);
     }
     free(pts);
-    if (ptreg_kd_build_neighbors(t)) {
+    if (kd_build_neighbors(t)) {
         ptreg_kdtree_destroy(t);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree: out of memory for %zu points", n);
     }
@@ -425,7 +425,7 @@ void ptreg_kdtree_nearest(const ptreg_kdtree *t, const float *queries, size_t nq
 
 /* ---- k-NN and radius: the per-ISA kernels (knn_kernels_isa.c) ---- */
 
-size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
+size_t kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
                            float *dist2)
 {
     if (k > t->n)
@@ -433,7 +433,7 @@ size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, fl
     return k ? nn_cpu_kernels()->kd_knn(t, q, k, limit, index, dist2) : 0;
 }
 
-int ptreg_kd_radius_within(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb)
+int kd_radius_within(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb)
 {
     return nn_cpu_kernels()->kd_radius(t, q, limit, sorted, nb);
 }
@@ -441,10 +441,10 @@ int ptreg_kd_radius_within(const ptreg_kdtree *t, const float q[3], float limit,
 size_t ptreg_kdtree_knn(const ptreg_kdtree *t, const float q[3], size_t k, uint32_t *index,
                         float *dist2)
 {
-    return ptreg_kd_knn_within(t, q, k, INFINITY, index, dist2);
+    return kd_knn_within(t, q, k, INFINITY, index, dist2);
 }
 
-int ptreg_kd_neighbors_reserve(ptreg_neighbors *nb, size_t cap)
+int kd_neighbors_reserve(ptreg_neighbors *nb, size_t cap)
 {
     if (nb->capacity >= cap)
         return 0;
@@ -481,13 +481,13 @@ ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *t, const float q[3], float 
     return PTREG_OK;
 }
 
-size_t ptreg_kdtree_slot_count(const ptreg_kdtree *t) { return t->chunk_count * PTREG_KD_LANES; }
+size_t kdtree_slot_count(const ptreg_kdtree *t) { return t->chunk_count * PTREG_KD_LANES; }
 
-uint32_t ptreg_kdtree_slot_index(const ptreg_kdtree *t, size_t slot) { return t->index[slot]; }
+uint32_t kdtree_slot_index(const ptreg_kdtree *t, size_t slot) { return t->index[slot]; }
 
-void ptreg_kdtree_slot_point(const ptreg_kdtree *t, uint32_t slot, float p[3])
+void kdtree_slot_point(const ptreg_kdtree *t, uint32_t slot, float p[3])
 {
-    const ptreg_kd_chunk *c = &t->chunks[slot / PTREG_KD_LANES];
+    const kd_chunk *c = &t->chunks[slot / PTREG_KD_LANES];
     unsigned l = slot % PTREG_KD_LANES;
     p[0] = c->x[l], p[1] = c->y[l], p[2] = c->z[l];
 }

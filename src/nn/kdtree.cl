@@ -32,7 +32,7 @@ FN void kd_slot_point(const kd_tree *t, u32 slot, float p[3])
     p[2] = kd_word(t->chunks, base + KD_CHUNK_Z);
 }
 
-/* ptreg_kd_lane_bound: boxes side by side, lane `lane` of rows `stride`
+/* kd_lane_bound: boxes side by side, lane `lane` of rows `stride`
  * words apart starting at lo and hi. */
 FN float kd_lane_bound(GLOBAL const u32 *lo, GLOBAL const u32 *hi, u32 stride, u32 lane, const float q[3])
 {

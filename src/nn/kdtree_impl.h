@@ -22,27 +22,27 @@
  * its ancestors). A ball around the query that stays strictly inside
  * (lo, hi) holds no point of any other subtree, so a search seeded with a
  * good candidate can start at that node instead of the root. */
-typedef struct ptreg_kd_cell {
+typedef struct kd_cell {
     float lo[3], lo_pad; /* the pads (0) let x y z load as one vector */
     float hi[3], hi_pad;
-} ptreg_kd_cell;
+} kd_cell;
 
 /* 256 bytes, four cache lines, 16 lanes: one AVX-512 operation or two AVX2
  * ones per coordinate. */
-typedef struct ptreg_kd_chunk {
+typedef struct kd_chunk {
     float x[PTREG_KD_LANES], y[PTREG_KD_LANES], z[PTREG_KD_LANES];
     uint32_t leaf;        /* the leaf holding the chunk */
     uint32_t unused[15];  /* keeps every chunk 64-byte aligned */
-} ptreg_kd_chunk;
+} kd_chunk;
 
 /* A leaf's points are ordered by further k-d splits into its chunks, so
  * each chunk is a compact cluster. The leaf keeps its chunks' boxes side by
  * side (lanes of 8; missing chunks have empty boxes, lo = +inf, hi = -inf)
  * so one vector operation tells which chunks can hold a point within the
  * best distance. 256 bytes. */
-typedef struct ptreg_kd_leaf {
+typedef struct kd_leaf {
     float lo[3][PTREG_KD_LEAF_CHUNKS], hi[3][PTREG_KD_LEAF_CHUNKS];
-    ptreg_kd_cell cell;   /* the leaf's outside bounds */
+    kd_cell cell;   /* the leaf's outside bounds */
     uint32_t first_chunk;
     uint32_t chunks;
     uint32_t parent;      /* the internal node holding the leaf */
@@ -51,7 +51,7 @@ typedef struct ptreg_kd_leaf {
     uint32_t near_first;  /* its neighbors: blocks of t->near */
     uint32_t near_blocks;
     uint32_t unused[10];  /* 512 bytes */
-} ptreg_kd_leaf;
+} kd_leaf;
 
 /* A leaf's neighbors: every leaf whose box comes within `reach` of its box
  * (itself included), in blocks of 8 with their boxes side by side. For a
@@ -62,11 +62,11 @@ typedef struct ptreg_kd_leaf {
  * tree walk either. Missing lanes have empty boxes and leaf
  * PTREG_NO_NEIGHBOR. 256 bytes. */
 #define PTREG_KD_NEAR_LANES 8
-typedef struct ptreg_kd_near {
+typedef struct kd_near {
     float lo[3][PTREG_KD_NEAR_LANES], hi[3][PTREG_KD_NEAR_LANES];
     uint32_t leaf[PTREG_KD_NEAR_LANES];
     uint32_t unused[8];
-} ptreg_kd_near;
+} kd_near;
 
 
 /* A child reference: an internal node's index, or a leaf's
@@ -77,17 +77,17 @@ typedef struct ptreg_kd_near {
  * so a visit bounds the distance to each child on all three axes at once.
  * Nodes are in depth-first order. A missing child (a tree of one leaf) has
  * an empty box, which no search enters. */
-typedef struct ptreg_kd_node {
+typedef struct kd_node {
     float lo[3][2], hi[3][2]; /* [axis][child] */
     uint32_t child[2];
     uint32_t unused[2];
-} ptreg_kd_node;
+} kd_node;
 
 /* Vector loads from these need every element 64-byte aligned. */
-_Static_assert(sizeof(ptreg_kd_chunk) % 64 == 0, "chunk size");
-_Static_assert(sizeof(ptreg_kd_leaf) % 64 == 0, "leaf size");
-_Static_assert(sizeof(ptreg_kd_near) % 64 == 0, "neighbor block size");
-_Static_assert(sizeof(ptreg_kd_node) % 64 == 0, "node size");
+_Static_assert(sizeof(kd_chunk) % 64 == 0, "chunk size");
+_Static_assert(sizeof(kd_leaf) % 64 == 0, "leaf size");
+_Static_assert(sizeof(kd_near) % 64 == 0, "neighbor block size");
+_Static_assert(sizeof(kd_node) % 64 == 0, "node size");
 
 /* Splits into halves of whole leaves keep the tree balanced: at most
  * log2(2^31 / 4) + 1 = 30 internal nodes on any path. */
@@ -96,15 +96,15 @@ _Static_assert(sizeof(ptreg_kd_node) % 64 == 0, "node size");
 struct ptreg_kdtree {
     size_t n;
     uint32_t leaf_size;
-    ptreg_kd_node *nodes;   /* the root is node 0 */
-    ptreg_kd_cell *cells;   /* per node */
+    kd_node *nodes;   /* the root is node 0 */
+    kd_cell *cells;   /* per node */
     uint32_t *parent;       /* per node; the root's is itself */
     size_t node_count;
-    ptreg_kd_leaf *leaves;
+    kd_leaf *leaves;
     size_t leaf_count;
-    ptreg_kd_near *near;    /* the leaves' neighbor lists */
+    kd_near *near;    /* the leaves' neighbor lists */
     size_t near_count;      /* blocks */
-    ptreg_kd_chunk *chunks;
+    kd_chunk *chunks;
     size_t chunk_count;
     uint32_t *index;        /* per slot: original index; PTREG_NO_NEIGHBOR in padding */
     uint32_t *slot;         /* per original index: its slot */
@@ -112,13 +112,13 @@ struct ptreg_kdtree {
 };
 
 /* A point while building: coordinates and original index. */
-typedef struct ptreg_kd_point {
+typedef struct kd_point {
     float p[3];
     uint32_t index;
-} ptreg_kd_point;
+} kd_point;
 
 /* (d, i) < (best_d, best_i) in the order that makes all methods agree. */
-static inline int ptreg_kd_better(float d, uint32_t i, float best_d, uint32_t best_i)
+static inline int kd_better(float d, uint32_t i, float best_d, uint32_t best_i)
 {
     return d < best_d || (d == best_d && i < best_i);
 }
@@ -128,7 +128,7 @@ static inline int ptreg_kd_better(float d, uint32_t i, float best_d, uint32_t be
  * inside would be, or more), combined by the distance formula, so it never
  * exceeds a point's computed distance. Boxes are stored side by side: box
  * `lane`'s lower corner on axis k is lo[k * stride + lane]. */
-static inline float ptreg_kd_lane_bound(const float *lo, const float *hi, unsigned stride, unsigned lane,
+static inline float kd_lane_bound(const float *lo, const float *hi, unsigned stride, unsigned lane,
                                         const float q[3])
 {
     float g[3];
@@ -142,17 +142,17 @@ static inline float ptreg_kd_lane_bound(const float *lo, const float *hi, unsign
 
 /* Builds every leaf's neighbor list (kdtree_near.c); -1 when out of
  * memory. */
-int ptreg_kd_build_neighbors(ptreg_kdtree *t);
+int kd_build_neighbors(ptreg_kdtree *t);
 
 /* The bound for child c of a node, and for chunk c of a leaf. */
-static inline float ptreg_kd_box_bound(const ptreg_kd_node *nd, unsigned c, const float q[3])
+static inline float kd_box_bound(const kd_node *nd, unsigned c, const float q[3])
 {
-    return ptreg_kd_lane_bound(&nd->lo[0][0], &nd->hi[0][0], 2, c, q);
+    return kd_lane_bound(&nd->lo[0][0], &nd->hi[0][0], 2, c, q);
 }
 
-static inline float ptreg_kd_chunk_bound(const ptreg_kd_leaf *leaf, unsigned c, const float q[3])
+static inline float kd_chunk_bound(const kd_leaf *leaf, unsigned c, const float q[3])
 {
-    return ptreg_kd_lane_bound(&leaf->lo[0][0], &leaf->hi[0][0], PTREG_KD_LEAF_CHUNKS, c, q);
+    return kd_lane_bound(&leaf->lo[0][0], &leaf->hi[0][0], PTREG_KD_LEAF_CHUNKS, c, q);
 }
 
 #endif

@@ -28,7 +28,7 @@ static double box_box_gap2(const float alo[3], const float ahi[3], const float b
 /* The leaves whose boxes come within reach of leaf's box, in depth-first
  * order; stores up to cap of them in out (may be NULL) and returns how many
  * there are, or cap + 1 once there are more. */
-static size_t near_leaves(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, double reach, size_t cap,
+static size_t near_leaves(const ptreg_kdtree *t, const kd_leaf *leaf, double reach, size_t cap,
                           uint32_t *out)
 {
     uint32_t stack[2 * PTREG_KD_MAX_DEPTH + 2];
@@ -46,7 +46,7 @@ static size_t near_leaves(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, doub
             count++;
             continue;
         }
-        const ptreg_kd_node *nd = &t->nodes[ref];
+        const kd_node *nd = &t->nodes[ref];
         for (int c = 1; c >= 0; c--) {
             float lo[3] = {nd->lo[0][c], nd->lo[1][c], nd->lo[2][c]};
             float hi[3] = {nd->hi[0][c], nd->hi[1][c], nd->hi[2][c]};
@@ -60,7 +60,7 @@ static size_t near_leaves(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, doub
 
 /* A quarter of the leaf's largest extent (about three point spacings for
  * a square patch of 128 surface points), halved until the list is short. */
-static size_t choose_reach(const ptreg_kdtree *t, ptreg_kd_leaf *leaf)
+static size_t choose_reach(const ptreg_kdtree *t, kd_leaf *leaf)
 {
     double extent = 0.0;
     for (int k = 0; k < 3; k++)
@@ -77,16 +77,16 @@ static size_t choose_reach(const ptreg_kdtree *t, ptreg_kd_leaf *leaf)
     return 0;
 }
 
-static void fill_neighbors(ptreg_kdtree *t, const ptreg_kd_leaf *leaf, size_t count)
+static void fill_neighbors(ptreg_kdtree *t, const kd_leaf *leaf, size_t count)
 {
     uint32_t ids[NEAR_MAX_LEAVES];
     near_leaves(t, leaf, leaf->reach, count, ids);
     for (uint32_t b = 0; b < leaf->near_blocks; b++) {
-        ptreg_kd_near *blk = &t->near[leaf->near_first + b];
+        kd_near *blk = &t->near[leaf->near_first + b];
         memset(blk, 0, sizeof *blk);
         for (unsigned l = 0; l < PTREG_KD_NEAR_LANES; l++) {
             size_t k = (size_t)b * PTREG_KD_NEAR_LANES + l;
-            const ptreg_kd_leaf *o = k < count ? &t->leaves[ids[k]] : NULL;
+            const kd_leaf *o = k < count ? &t->leaves[ids[k]] : NULL;
             for (int a = 0; a < 3; a++) {
                 blk->lo[a][l] = o ? o->box_lo[a] : INFINITY;
                 blk->hi[a][l] = o ? o->box_hi[a] : -INFINITY;
@@ -96,7 +96,7 @@ static void fill_neighbors(ptreg_kdtree *t, const ptreg_kd_leaf *leaf, size_t co
     }
 }
 
-int ptreg_kd_build_neighbors(ptreg_kdtree *t)
+int kd_build_neighbors(ptreg_kdtree *t)
 {
     long leaves = (long)t->leaf_count;
     size_t *counts = malloc(t->leaf_count * sizeof *counts);

@@ -13,7 +13,7 @@
 #include "ptreg/nn.h"
 
 /* The one distance formula of every exact method (see nn.h). */
-static inline float ptreg_kd_dist2(float qx, float qy, float qz, float px, float py, float pz)
+static inline float kd_dist2(float qx, float qy, float qz, float px, float py, float pz)
 {
     float dx = qx - px, dy = qy - py, dz = qz - pz;
     return (dx * dx + dy * dy) + dz * dz;
@@ -23,24 +23,24 @@ static inline float ptreg_kd_dist2(float qx, float qy, float qz, float px, float
  * squared distance <= limit: the whole k-NN answer when at least k points
  * lie within the limit, which a caller that knows such points (a nearby
  * query's neighbors) uses to prune the search from the start. */
-size_t ptreg_kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
+size_t kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
                            float *dist2);
 
 /* Every point with squared distance <= limit, sorted by (distance, index)
  * when asked (else in the tree's order); -1 when out of memory. */
-int ptreg_kd_radius_within(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);
+int kd_radius_within(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);
 
 /* Grows nb's arrays to hold at least cap neighbors (contents kept); -1
  * when out of memory (the arrays then hold what they held). */
-int ptreg_kd_neighbors_reserve(ptreg_neighbors *nb, size_t cap);
+int kd_neighbors_reserve(ptreg_neighbors *nb, size_t cap);
 
 /* Slots: positions 0 .. count - 1 in the tree's order (nearby points at
  * nearby positions; some positions are padding). */
-size_t ptreg_kdtree_slot_count(const ptreg_kdtree *t);
+size_t kdtree_slot_count(const ptreg_kdtree *t);
 /* The point at a slot (its index in the cloud), or PTREG_NO_NEIGHBOR for
  * padding. */
-uint32_t ptreg_kdtree_slot_index(const ptreg_kdtree *t, size_t slot);
+uint32_t kdtree_slot_index(const ptreg_kdtree *t, size_t slot);
 /* The coordinates of the point at a slot (a real one). */
-void ptreg_kdtree_slot_point(const ptreg_kdtree *t, uint32_t slot, float p[3]);
+void kdtree_slot_point(const ptreg_kdtree *t, uint32_t slot, float p[3]);
 
 #endif

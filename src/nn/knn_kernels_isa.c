@@ -25,7 +25,7 @@ typedef struct knn_heap {
 /* Max-heap by (distance, index): the root is the worst of the k kept. */
 static int heap_above(const knn_heap *h, size_t a, size_t b)
 {
-    return ptreg_kd_better(h->d[b], h->i[b], h->d[a], h->i[a]);
+    return kd_better(h->d[b], h->i[b], h->d[a], h->i[a]);
 }
 
 static void heap_swap(knn_heap *h, size_t a, size_t b)
@@ -60,7 +60,7 @@ static void heap_offer(knn_heap *h, float d, uint32_t i)
             heap_swap(h, at, (at - 1) / 2);
             at = (at - 1) / 2;
         }
-    } else if (ptreg_kd_better(d, i, h->d[0], h->i[0])) {
+    } else if (kd_better(d, i, h->d[0], h->i[0])) {
         h->d[0] = d, h->i[0] = i;
         heap_sift_down(h, 0);
     }
@@ -87,12 +87,12 @@ typedef struct leaf_visitor {
 /* A leaf's chunks whose box is within the limit (bounds computed side by
  * side, one vector pass); each is checked again against the limit as it
  * shrinks. */
-static void visit_leaf(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, const float q[3], leaf_visitor *v)
+static void visit_leaf(const ptreg_kdtree *t, const kd_leaf *leaf, const float q[3], leaf_visitor *v)
 {
     float bound[PTREG_KD_LEAF_CHUNKS];
     unsigned near = 0;
     for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++) {
-        bound[c] = ptreg_kd_chunk_bound(leaf, c, q);
+        bound[c] = kd_chunk_bound(leaf, c, q);
         near |= (unsigned)(bound[c] <= v->limit) << c;
     }
     for (; near; near &= near - 1) {
@@ -117,8 +117,8 @@ static void kd_traverse(const ptreg_kdtree *t, const float q[3], leaf_visitor *v
             visit_leaf(t, &t->leaves[cur.ref & ~PTREG_KD_LEAF_BIT], q, v);
             continue;
         }
-        const ptreg_kd_node *nd = &t->nodes[cur.ref];
-        float b0 = ptreg_kd_box_bound(nd, 0, q), b1 = ptreg_kd_box_bound(nd, 1, q);
+        const kd_node *nd = &t->nodes[cur.ref];
+        float b0 = kd_box_bound(nd, 0, q), b1 = kd_box_bound(nd, 1, q);
         int near = b1 < b0;
         /* far first on the stack, so the near child pops next */
         if (nd->child[1] != nd->child[0])
@@ -129,11 +129,11 @@ static void kd_traverse(const ptreg_kdtree *t, const float q[3], leaf_visitor *v
 
 /* The lanes of a chunk within limit, as a bit mask; the distances go to d.
  * Padding lanes hold NaN and never pass. */
-static unsigned chunk_within(const ptreg_kd_chunk *c, const float q[3], float limit, float d[PTREG_KD_LANES])
+static unsigned chunk_within(const kd_chunk *c, const float q[3], float limit, float d[PTREG_KD_LANES])
 {
     unsigned mask = 0;
     for (int l = 0; l < PTREG_KD_LANES; l++) {
-        d[l] = ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
+        d[l] = kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
         mask |= (unsigned)(d[l] <= limit) << l;
     }
     return mask;
@@ -292,7 +292,7 @@ static int reserve_neighbors(ptreg_neighbors *nb)
 {
     if (nb->count < nb->capacity)
         return 0;
-    return ptreg_kd_neighbors_reserve(nb, nb->capacity ? 2 * nb->capacity : 64);
+    return kd_neighbors_reserve(nb, nb->capacity ? 2 * nb->capacity : 64);
 }
 
 static void radius_visit(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3])
@@ -335,7 +335,7 @@ static void sort_neighbors(float *d, uint32_t *idx, size_t n)
     }
 }
 
-size_t ISA_FN(ptreg_kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
+size_t ISA_FN(kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
                             float *dist2)
 {
     if (k <= KNN_BUFFERED_MAX)
@@ -349,7 +349,7 @@ size_t ISA_FN(ptreg_kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, f
 /* sorted 0 leaves the list in the order the traversal met the points: the
  * same for a tree and a query on every run, without the sort, which at a
  * hundred neighbors costs more than the search (bench/NOTES.md, issue 16). */
-int ISA_FN(ptreg_kd_radius)(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb)
+int ISA_FN(kd_radius)(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb)
 {
     nb->count = 0;
     radius_visitor v = {{radius_visit, limit}, nb, 0};

@@ -11,7 +11,7 @@
 /* Threads per work-group and items per thread of the device kernels. */
 #define PTREG_DEVICE_WG 256
 #define PTREG_DEVICE_ITEMS 4
-/* Floats per query of a walk's memory (ptreg_dt_memory). */
+/* Floats per query of a walk's memory (dt_memory). */
 #define PTREG_WALK_MEMORY_FLOATS 8
 /* The walk records' flags (delaunay.cl). */
 #define PTREG_WALK_FALLBACK (1u << 24)
@@ -20,7 +20,7 @@
 #define PTREG_WALK_FIELDS 38 /* ptreg_walk_stats: 5 counts and the histogram */
 
 /* The program of the searches (kdtree.cl, delaunay.cl, brute.cl). */
-extern const ptreg_kernel_program ptreg_nn_kernels;
+extern const kernel_program nn_kernels;
 
 /* A k-d tree on a device: its arrays as the host builds them (the layout
  * the .cl files read). The k-NN and radius searches read the nodes, leaves,
@@ -28,65 +28,65 @@ extern const ptreg_kernel_program ptreg_nn_kernels;
  * cells and parents too (full). */
 typedef struct nn_device_tree {
     size_t slots;
-    ptreg_dbuf *nodes, *leaves, *chunks, *index_of_slot;
-    ptreg_dbuf *cells, *parent; /* full only */
+    dbuf *nodes, *leaves, *chunks, *index_of_slot;
+    dbuf *cells, *parent; /* full only */
 } nn_device_tree;
 
-ptreg_status nn_device_tree_upload(ptreg_dev *dev, const ptreg_kdtree *t, int full, nn_device_tree *out,
+ptreg_status nn_device_tree_upload(dev_handle *dev, const ptreg_kdtree *t, int full, nn_device_tree *out,
                                    ptreg_error *err);
 void nn_device_tree_free(nn_device_tree *t);
 
-typedef struct ptreg_nn_device {
-    ptreg_dev *dev;
+typedef struct nn_device_model {
+    dev_handle *dev;
     const ptreg_model_index *index;
     size_t points;
     int has_graph;
     uint32_t graph_start;
     char defines[1024];        /* the layout and sizes every device program here is built with */
-    ptreg_dbuf *point_xyz;     /* original order, x y z: brute force's names */
-    ptreg_dbuf *slot_xyz;      /* the tree's slot order: the tree's and the walks' names */
-    ptreg_dbuf *brute_x, *brute_y, *brute_z;
+    dbuf *point_xyz;     /* original order, x y z: brute force's names */
+    dbuf *slot_xyz;      /* the tree's slot order: the tree's and the walks' names */
+    dbuf *brute_x, *brute_y, *brute_z;
     nn_device_tree tree;
-    ptreg_dbuf *rows, *row_at, *nbr;
-    ptreg_dkernel *brute, *kdtree, *walk, *walk_partials, *walk_total;
-} ptreg_nn_device;
+    dbuf *rows, *row_at, *nbr;
+    dkernel *brute, *kdtree, *walk, *walk_partials, *walk_total;
+} nn_device_model;
 
 /* Uploads the index's structures (the graph only when with_graph and the
  * index has one) and builds the kernels. The index must outlive it. */
-ptreg_status ptreg_nn_device_create(ptreg_dev *dev, const ptreg_model_index *index, int with_graph,
-                                    ptreg_nn_device **out, ptreg_error *err);
-void ptreg_nn_device_destroy(ptreg_nn_device *m);
+ptreg_status nn_device_create(dev_handle *dev, const ptreg_model_index *index, int with_graph,
+                                    nn_device_model **out, ptreg_error *err);
+void nn_device_destroy(nn_device_model *m);
 /* Builds the kernels on the device ahead of any model (compiling takes
  * time worth timing apart). */
-ptreg_status ptreg_nn_device_prepare(ptreg_dev *dev, ptreg_error *err);
+ptreg_status nn_device_prepare(dev_handle *dev, ptreg_error *err);
 /* Device memory the model holds. */
-size_t ptreg_nn_device_bytes(const ptreg_nn_device *m);
+size_t nn_device_bytes(const nn_device_model *m);
 
 /* The -D options of the host's layouts and the kernels' sizes. */
-void ptreg_nn_device_layout(const ptreg_dev *dev, char *defines, size_t size);
+void nn_device_layout(const dev_handle *dev, char *defines, size_t size);
 
 /* Exact 1-NN of n queries (3n floats on the device). Brute force answers
  * original indices, the tree and the walks slots. kdtree: nearest holds
  * each query's seed (NO_NEIGHBOR: none) and receives the answer. */
-ptreg_status ptreg_nn_device_brute(const ptreg_nn_device *m, const ptreg_dbuf *queries, size_t n, ptreg_dbuf *nearest,
-                                   ptreg_dbuf *dist2, ptreg_error *err);
-ptreg_status ptreg_nn_device_kdtree(const ptreg_nn_device *m, const ptreg_dbuf *queries, size_t n,
-                                    ptreg_dbuf *nearest, ptreg_dbuf *dist2, ptreg_error *err);
+ptreg_status nn_device_brute(const nn_device_model *m, const dbuf *queries, size_t n, dbuf *nearest,
+                                   dbuf *dist2, ptreg_error *err);
+ptreg_status nn_device_kdtree(const nn_device_model *m, const dbuf *queries, size_t n,
+                                    dbuf *nearest, dbuf *dist2, ptreg_error *err);
 /* Walks from start (PTREG_WALK_FIXED, _KDANN, _SEED: nearest holds the
  * seeds); memory (PTREG_WALK_MEMORY_FLOATS per query, or NULL) carries
  * each answer's certificate to the next pass; info receives each walk's
- * record, which ptreg_nn_device_walk_stats adds up into stats (a device
+ * record, which nn_device_walk_stats adds up into stats (a device
  * buffer holding PTREG_WALK_FIELDS u64 from word `offset`; partials:
- * PTREG_WALK_FIELDS u64 per group of ptreg_device_groups). */
-ptreg_status ptreg_nn_device_walk(const ptreg_nn_device *m, const ptreg_dbuf *queries, size_t n, int start,
-                                  ptreg_dbuf *nearest, ptreg_dbuf *dist2, ptreg_dbuf *memory, ptreg_dbuf *info,
+ * PTREG_WALK_FIELDS u64 per group of device_groups). */
+ptreg_status nn_device_walk(const nn_device_model *m, const dbuf *queries, size_t n, int start,
+                                  dbuf *nearest, dbuf *dist2, dbuf *memory, dbuf *info,
                                   ptreg_error *err);
-ptreg_status ptreg_nn_device_walk_stats(const ptreg_nn_device *m, const ptreg_dbuf *info, size_t n,
-                                        ptreg_dbuf *partials, ptreg_dbuf *stats, size_t offset, ptreg_error *err);
+ptreg_status nn_device_walk_stats(const nn_device_model *m, const dbuf *info, size_t n,
+                                        dbuf *partials, dbuf *stats, size_t offset, ptreg_error *err);
 /* ptreg_walk_stats from the PTREG_WALK_FIELDS words. */
-void ptreg_walk_stats_from_words(const uint64_t *words, ptreg_walk_stats *stats);
+void walk_stats_from_words(const uint64_t *words, ptreg_walk_stats *stats);
 
 /* Groups of the reductions over n items. */
-size_t ptreg_device_groups(size_t n);
+size_t device_groups(size_t n);
 
 #endif

@@ -7,7 +7,7 @@
 
 /* The target as brute force wants it (SoA, NaN-padded), made once and
  * reused across query batches. */
-ptreg_status ptreg_brute_target_init(ptreg_brute_target *t, const float *xyz, size_t m, ptreg_error *err);
-void ptreg_brute_target_free(ptreg_brute_target *t);
+ptreg_status brute_target_init(brute_target *t, const float *xyz, size_t m, ptreg_error *err);
+void brute_target_free(brute_target *t);
 
 #endif

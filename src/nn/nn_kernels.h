@@ -14,23 +14,23 @@
  * PTREG_BRUTE_PAD so every vector load is whole. */
 #define PTREG_BRUTE_PAD 64
 
-typedef struct ptreg_brute_target {
+typedef struct brute_target {
     const float *x, *y, *z;
     size_t m;     /* real points */
     size_t m_pad; /* stored, a multiple of PTREG_BRUTE_PAD */
-} ptreg_brute_target;
+} brute_target;
 
 #define PTREG_DECLARE_NN_KERNELS(sfx)                                                       \
-    void ptreg_brute_range##sfx(const ptreg_brute_target *t, const float *q, size_t nq,     \
+    void brute_range##sfx(const brute_target *t, const float *q, size_t nq,     \
                                 uint32_t *index, float *dist2);                             \
-    void ptreg_kd_nearest_range##sfx(const ptreg_kdtree *tree, const float *q, size_t nq, float limit, \
+    void kd_nearest_range##sfx(const ptreg_kdtree *tree, const float *q, size_t nq, float limit, \
                                      const uint32_t *hint_slot, uint32_t *out_slot, float *dist2); \
-    void ptreg_dt_nearest_range##sfx(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, \
-                                     size_t nq, ptreg_walk_start start, uint32_t *slot, float *dist2,   \
-                                     ptreg_dt_memory *mem, ptreg_walk_stats *tally);          \
-    size_t ptreg_kd_knn##sfx(const ptreg_kdtree *t, const float q[3], size_t k, float limit,          \
+    void dt_nearest_range##sfx(const ptreg_kdtree *t, const delaunay_graph *g, const float *q, \
+                                     size_t nq, walk_start start, uint32_t *slot, float *dist2,   \
+                                     dt_memory *mem, ptreg_walk_stats *tally);          \
+    size_t kd_knn##sfx(const ptreg_kdtree *t, const float q[3], size_t k, float limit,          \
                              uint32_t *index, float *dist2);                                          \
-    int ptreg_kd_radius##sfx(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);
+    int kd_radius##sfx(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);
 
 PTREG_DECLARE_NN_KERNELS(_generic)
 #if defined(__x86_64__)
@@ -48,16 +48,16 @@ PTREG_DECLARE_NN_KERNELS(_avx512)
  * holds the seeds; PTREG_NO_NEIGHBOR starts at the graph's start); slot
  * receives the answers, tally the walk statistics (added to). mem (NULL, or
  * one per query) carries each answer's certificate to the next call for the
- * same queries moved a little (ptreg_dt_memory). The k nearest points of q
+ * same queries moved a little (dt_memory). The k nearest points of q
  * within squared distance limit, 0 < k <= n, sorted by (distance, index);
  * every point within squared distance limit (d <= limit), sorted, -1 when
  * out of memory. */
 typedef struct nn_cpu_kernel_table {
-    void (*brute_range)(const ptreg_brute_target *t, const float *q, size_t nq, uint32_t *index, float *dist2);
+    void (*brute_range)(const brute_target *t, const float *q, size_t nq, uint32_t *index, float *dist2);
     void (*kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq, float limit,
                              const uint32_t *hint_slot, uint32_t *out_slot, float *dist2);
-    void (*dt_nearest_range)(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, size_t nq,
-                             ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_dt_memory *mem,
+    void (*dt_nearest_range)(const ptreg_kdtree *t, const delaunay_graph *g, const float *q, size_t nq,
+                             walk_start start, uint32_t *slot, float *dist2, dt_memory *mem,
                              ptreg_walk_stats *tally);
     size_t (*kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
                      float *dist2);
@@ -65,8 +65,8 @@ typedef struct nn_cpu_kernel_table {
 } nn_cpu_kernel_table;
 
 #define NN_CPU_KERNELS(sfx) \
-    {ptreg_brute_range##sfx, ptreg_kd_nearest_range##sfx, ptreg_dt_nearest_range##sfx, ptreg_kd_knn##sfx, \
-     ptreg_kd_radius##sfx}
+    {brute_range##sfx, kd_nearest_range##sfx, dt_nearest_range##sfx, kd_knn##sfx, \
+     kd_radius##sfx}
 PTREG_DECLARE_ISA_TABLE(nn_cpu_kernel_table, nn_cpu_kernels)
 
 #endif

@@ -21,7 +21,7 @@
 #if defined(__AVX512F__)
 /* Best (d, j) of one query over target [j0, j1): per-lane minima with the
  * strict < keep each lane's lowest index, then a lexicographic reduction. */
-static void brute_tile(const ptreg_brute_target *t, size_t j0, size_t j1, const float *q,
+static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float *q,
                        float *best_d, uint32_t *best_i)
 {
     __m512 qx = _mm512_set1_ps(q[0]), qy = _mm512_set1_ps(q[1]), qz = _mm512_set1_ps(q[2]);
@@ -46,13 +46,13 @@ static void brute_tile(const ptreg_brute_target *t, size_t j0, size_t j1, const 
     _mm512_storeu_ps(lane_d, bd);
     _mm512_storeu_si512((void *)lane_i, bi);
     for (int l = 0; l < 16; l++)
-        if (lane_i[l] != PTREG_NO_NEIGHBOR && ptreg_kd_better(lane_d[l], lane_i[l], *best_d, *best_i)) {
+        if (lane_i[l] != PTREG_NO_NEIGHBOR && kd_better(lane_d[l], lane_i[l], *best_d, *best_i)) {
             *best_d = lane_d[l];
             *best_i = lane_i[l];
         }
 }
 #elif defined(__AVX2__)
-static void brute_tile(const ptreg_brute_target *t, size_t j0, size_t j1, const float *q,
+static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float *q,
                        float *best_d, uint32_t *best_i)
 {
     __m256 qx = _mm256_set1_ps(q[0]), qy = _mm256_set1_ps(q[1]), qz = _mm256_set1_ps(q[2]);
@@ -76,20 +76,20 @@ static void brute_tile(const ptreg_brute_target *t, size_t j0, size_t j1, const 
     _mm256_storeu_ps(lane_d, bd);
     _mm256_storeu_si256((__m256i *)lane_i, bi);
     for (int l = 0; l < 8; l++)
-        if (lane_i[l] != PTREG_NO_NEIGHBOR && ptreg_kd_better(lane_d[l], lane_i[l], *best_d, *best_i)) {
+        if (lane_i[l] != PTREG_NO_NEIGHBOR && kd_better(lane_d[l], lane_i[l], *best_d, *best_i)) {
             *best_d = lane_d[l];
             *best_i = lane_i[l];
         }
 }
 #else
-static void brute_tile(const ptreg_brute_target *t, size_t j0, size_t j1, const float *q,
+static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float *q,
                        float *best_d, uint32_t *best_i)
 {
     if (j1 > t->m)
         j1 = t->m;
     for (size_t k = j0; k < j1; k++) {
-        float d = ptreg_kd_dist2(q[0], q[1], q[2], t->x[k], t->y[k], t->z[k]);
-        if (ptreg_kd_better(d, (uint32_t)k, *best_d, *best_i)) {
+        float d = kd_dist2(q[0], q[1], q[2], t->x[k], t->y[k], t->z[k]);
+        if (kd_better(d, (uint32_t)k, *best_d, *best_i)) {
             *best_d = d;
             *best_i = (uint32_t)k;
         }
@@ -101,19 +101,19 @@ static void brute_tile(const ptreg_brute_target *t, size_t j0, size_t j1, const 
  * false); the rare query whose every distance overflows is redone in the
  * lexicographic scalar order so the answer still matches the other
  * methods. */
-static void brute_scalar(const ptreg_brute_target *t, const float *q, float *best_d,
+static void brute_scalar(const brute_target *t, const float *q, float *best_d,
                          uint32_t *best_i)
 {
     for (size_t k = 0; k < t->m; k++) {
-        float d = ptreg_kd_dist2(q[0], q[1], q[2], t->x[k], t->y[k], t->z[k]);
-        if (ptreg_kd_better(d, (uint32_t)k, *best_d, *best_i)) {
+        float d = kd_dist2(q[0], q[1], q[2], t->x[k], t->y[k], t->z[k]);
+        if (kd_better(d, (uint32_t)k, *best_d, *best_i)) {
             *best_d = d;
             *best_i = (uint32_t)k;
         }
     }
 }
 
-void ISA_FN(ptreg_brute_range)(const ptreg_brute_target *t, const float *q, size_t nq,
+void ISA_FN(brute_range)(const brute_target *t, const float *q, size_t nq,
                                uint32_t *index, float *dist2)
 {
     for (size_t b0 = 0; b0 < nq; b0 += BRUTE_QUERY_BLOCK) {
@@ -149,7 +149,7 @@ static inline int kd_better_slot(const ptreg_kdtree *t, float d, uint32_t s, flo
 
 /* Lanes of chunk c whose distance is <= best_d (NaN padding never
  * qualifies), and their distances. */
-static inline unsigned kd_chunk_candidates(const ptreg_kd_chunk *c, float qx, float qy, float qz,
+static inline unsigned kd_chunk_candidates(const kd_chunk *c, float qx, float qy, float qz,
                                            float best_d, float lane_d[PTREG_KD_LANES])
 {
 #if defined(__AVX512F__)
@@ -178,7 +178,7 @@ static inline unsigned kd_chunk_candidates(const ptreg_kd_chunk *c, float qx, fl
 #else
     unsigned mask = 0;
     for (unsigned l = 0; l < PTREG_KD_LANES; l++) {
-        lane_d[l] = ptreg_kd_dist2(qx, qy, qz, c->x[l], c->y[l], c->z[l]);
+        lane_d[l] = kd_dist2(qx, qy, qz, c->x[l], c->y[l], c->z[l]);
         mask |= (unsigned)(lane_d[l] <= best_d) << l;
     }
     return mask;
@@ -203,7 +203,7 @@ static inline void kd_scan_chunk(const ptreg_kdtree *t, uint32_t chunk, float qx
 }
 
 #if defined(__AVX2__)
-/* ptreg_kd_lane_bound for 8 boxes side by side (lanes 0..7 of rows
+/* kd_lane_bound for 8 boxes side by side (lanes 0..7 of rows
  * `stride` apart), same bits. */
 static inline __m256 kd_bounds8(const float *lo, const float *hi, unsigned stride, const float *q)
 {
@@ -220,8 +220,8 @@ static inline __m256 kd_bounds8(const float *lo, const float *hi, unsigned strid
 #endif
 
 #if defined(__AVX512F__)
-/* The box bounds of a leaf's 16 chunks (ptreg_kd_chunk_bound, same bits). */
-static inline __m512 kd_leaf_bounds16(const ptreg_kd_leaf *leaf, const float *q)
+/* The box bounds of a leaf's 16 chunks (kd_chunk_bound, same bits). */
+static inline __m512 kd_leaf_bounds16(const kd_leaf *leaf, const float *q)
 {
     __m512 g2[3];
     for (int k = 0; k < 3; k++) {
@@ -236,8 +236,8 @@ static inline __m512 kd_leaf_bounds16(const ptreg_kd_leaf *leaf, const float *q)
 #endif
 
 /* Which of the leaf's chunks can hold a point within best_d: bit c set
- * when chunk c's box bound (ptreg_kd_chunk_bound, same bits) is <= best_d. */
-static inline unsigned kd_leaf_chunk_mask(const ptreg_kd_leaf *leaf, const float *q, float best_d)
+ * when chunk c's box bound (kd_chunk_bound, same bits) is <= best_d. */
+static inline unsigned kd_leaf_chunk_mask(const kd_leaf *leaf, const float *q, float best_d)
 {
 #if defined(__AVX512F__)
     return _mm512_cmp_ps_mask(kd_leaf_bounds16(leaf, q), _mm512_set1_ps(best_d), _CMP_LE_OQ);
@@ -251,13 +251,13 @@ static inline unsigned kd_leaf_chunk_mask(const ptreg_kd_leaf *leaf, const float
 #else
     unsigned mask = 0;
     for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++)
-        mask |= (unsigned)(ptreg_kd_chunk_bound(leaf, c, q) <= best_d) << c;
+        mask |= (unsigned)(kd_chunk_bound(leaf, c, q) <= best_d) << c;
     return mask;
 #endif
 }
 
 /* Scans the chunks of a leaf that can hold a point within best_d. */
-static inline void kd_scan_leaf(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, const float *q,
+static inline void kd_scan_leaf(const ptreg_kdtree *t, const kd_leaf *leaf, const float *q,
                                 float *best_d, uint32_t *best_s)
 {
     /* the empty boxes of missing chunks bound to +inf, which an unseeded
@@ -272,11 +272,11 @@ static inline void kd_scan_leaf(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf
 
 /* Scans the seed leaf's neighbors (but leaf `skip`, already scanned) that
  * can hold a point within best_d (8 box bounds per vector operation, same
- * bits as ptreg_kd_box_bound). */
-static inline void kd_scan_neighbors(const ptreg_kdtree *t, const ptreg_kd_leaf *leaf, uint32_t skip,
+ * bits as kd_box_bound). */
+static inline void kd_scan_neighbors(const ptreg_kdtree *t, const kd_leaf *leaf, uint32_t skip,
                                       const float *q, float *best_d, uint32_t *best_s)
 {
-    const ptreg_kd_near *blk = &t->near[leaf->near_first], *end = blk + leaf->near_blocks;
+    const kd_near *blk = &t->near[leaf->near_first], *end = blk + leaf->near_blocks;
     for (; blk < end; blk++) {
 #if defined(__AVX2__)
         const __m256 bound = kd_bounds8(&blk->lo[0][0], &blk->hi[0][0], PTREG_KD_NEAR_LANES, q);
@@ -284,7 +284,7 @@ static inline void kd_scan_neighbors(const ptreg_kdtree *t, const ptreg_kd_leaf 
 #else
         unsigned mask = 0;
         for (unsigned l = 0; l < PTREG_KD_NEAR_LANES; l++)
-            mask |= (unsigned)(ptreg_kd_lane_bound(&blk->lo[0][0], &blk->hi[0][0], PTREG_KD_NEAR_LANES, l, q) <=
+            mask |= (unsigned)(kd_lane_bound(&blk->lo[0][0], &blk->hi[0][0], PTREG_KD_NEAR_LANES, l, q) <=
                                *best_d)
                     << l;
 #endif
@@ -303,7 +303,7 @@ static inline void kd_scan_neighbors(const ptreg_kdtree *t, const ptreg_kd_leaf 
  * the leaf's box). Worked in double with margins far above every rounding
  * of the float distances (1e-5 relative on best_d), so the answer stays the
  * one brute force gives. */
-static inline int kd_neighbors_certify(const ptreg_kd_leaf *leaf, const float *q, float best_d)
+static inline int kd_neighbors_certify(const kd_leaf *leaf, const float *q, float best_d)
 {
     double g2 = 0.0;
     for (int k = 0; k < 3; k++) {
@@ -318,7 +318,7 @@ static inline int kd_neighbors_certify(const ptreg_kd_leaf *leaf, const float *q
 /* True when no point outside the cell's subtree can be as close to q as
  * best_d: on every axis the query's gap to the outside is positive and its
  * square (rounded as in a distance) exceeds best_d. */
-static inline int kd_ball_inside(const ptreg_kd_cell *cell, const float *q, float best_d)
+static inline int kd_ball_inside(const kd_cell *cell, const float *q, float best_d)
 {
 #if defined(__AVX2__)
     /* lanes x y z and the cell's pad, masked off */
@@ -346,7 +346,7 @@ typedef struct kd_frame {
     float bound;
 } kd_frame;
 
-/* Both children's box bounds (ptreg_kd_box_bound) at once: lanes hold
+/* Both children's box bounds (kd_box_bound) at once: lanes hold
  * x0 x1 y0 y1 z0 z1 of the node's boxes; lanes 6 and 7 read past them and
  * are ignored. The sum keeps the distance formula's order,
  * (x*x + y*y) + z*z, so the bounds are the same bits as the scalar ones. */
@@ -361,7 +361,7 @@ typedef const float *kd_query_lanes;
 static inline kd_query_lanes kd_query_lanes_of(const float *q) { return q; }
 #endif
 
-static inline void kd_child_bounds(const ptreg_kd_node *nd, kd_query_lanes qv, float *b0, float *b1)
+static inline void kd_child_bounds(const kd_node *nd, kd_query_lanes qv, float *b0, float *b1)
 {
 #if defined(__AVX2__)
     const __m256 below = _mm256_sub_ps(_mm256_loadu_ps(&nd->lo[0][0]), qv);
@@ -373,8 +373,8 @@ static inline void kd_child_bounds(const ptreg_kd_node *nd, kd_query_lanes qv, f
     *b0 = _mm_cvtss_f32(sum);
     *b1 = _mm_cvtss_f32(_mm_shuffle_ps(sum, sum, 1));
 #else
-    *b0 = ptreg_kd_box_bound(nd, 0, qv);
-    *b1 = ptreg_kd_box_bound(nd, 1, qv);
+    *b0 = kd_box_bound(nd, 0, qv);
+    *b1 = kd_box_bound(nd, 1, qv);
 #endif
 }
 
@@ -391,7 +391,7 @@ static void kd_search_from(const ptreg_kdtree *t, uint32_t node, const float *q,
         if (ref & PTREG_KD_LEAF_BIT) {
             kd_scan_leaf(t, &t->leaves[ref & ~PTREG_KD_LEAF_BIT], q, best_d, best_s);
         } else {
-            const ptreg_kd_node *nd = &t->nodes[ref];
+            const kd_node *nd = &t->nodes[ref];
             float b0, b1;
             kd_child_bounds(nd, qv, &b0, &b1);
             /* Branch-free: which side is nearer is a coin flip per level. */
@@ -428,16 +428,16 @@ static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed,
     float best_d = limit;
     uint32_t best_s = PTREG_NO_NEIGHBOR, node = 0;
     if (seed != PTREG_NO_NEIGHBOR) {
-        const ptreg_kd_chunk *c = &t->chunks[seed / PTREG_KD_LANES];
+        const kd_chunk *c = &t->chunks[seed / PTREG_KD_LANES];
         unsigned l = seed % PTREG_KD_LANES;
-        const float seed_d = ptreg_kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
+        const float seed_d = kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
         if (seed_d <= limit)
             best_d = seed_d, best_s = seed;
         /* The answer is usually in the seed's leaf: scanning it first
          * shrinks the ball, which then more often stays inside the leaf and
          * meets fewer of its neighbors. */
         const uint32_t seed_leaf = c->leaf;
-        const ptreg_kd_leaf *leaf = &t->leaves[seed_leaf];
+        const kd_leaf *leaf = &t->leaves[seed_leaf];
         kd_scan_leaf(t, leaf, q, &best_d, &best_s);
         if (kd_ball_inside(&leaf->cell, q, best_d))
             goto found;
@@ -457,7 +457,7 @@ found:
     *out_d = best_s == PTREG_NO_NEIGHBOR ? INFINITY : best_d;
 }
 
-void ISA_FN(ptreg_kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq, float limit,
+void ISA_FN(kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq, float limit,
                                     const uint32_t *hint_slot, uint32_t *out_slot, float *dist2)
 {
     /* Without a seed of its own a query starts from its predecessor's
@@ -521,7 +521,7 @@ static inline unsigned argmin16(const float *v)
 
 /* The leaf's chunk whose box is nearest q (missing chunks' empty boxes
  * bound to +inf). */
-static inline unsigned kd_nearest_chunk(const ptreg_kd_leaf *leaf, const float *q)
+static inline unsigned kd_nearest_chunk(const kd_leaf *leaf, const float *q)
 {
 #if defined(__AVX512F__)
     return argmin16(kd_leaf_bounds16(leaf, q));
@@ -531,13 +531,13 @@ static inline unsigned kd_nearest_chunk(const ptreg_kd_leaf *leaf, const float *
 #else
     float b[PTREG_KD_LEAF_CHUNKS];
     for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++)
-        b[c] = ptreg_kd_chunk_bound(leaf, c, q);
+        b[c] = kd_chunk_bound(leaf, c, q);
     return argmin16(b);
 #endif
 }
 
 /* The chunk's lane nearest q (NaN padding never). */
-static inline unsigned kd_nearest_lane(const ptreg_kd_chunk *c, const float *q)
+static inline unsigned kd_nearest_lane(const kd_chunk *c, const float *q)
 {
     float d[PTREG_KD_LANES];
     for (unsigned l = 0; l < PTREG_KD_LANES; l++) /* kept where no lane qualifies (q not finite) */
@@ -561,12 +561,12 @@ static uint32_t kd_descend_start(const ptreg_kdtree *t, const float *q)
     uint32_t ref = 0;
     const kd_query_lanes qv = kd_query_lanes_of(q);
     while (!(ref & PTREG_KD_LEAF_BIT)) {
-        const ptreg_kd_node *nd = &t->nodes[ref];
+        const kd_node *nd = &t->nodes[ref];
         float b0, b1;
         kd_child_bounds(nd, qv, &b0, &b1);
         ref = nd->child[b1 < b0];
     }
-    const ptreg_kd_leaf *leaf = &t->leaves[ref & ~PTREG_KD_LEAF_BIT];
+    const kd_leaf *leaf = &t->leaves[ref & ~PTREG_KD_LEAF_BIT];
     unsigned c = kd_nearest_chunk(leaf, q);
     c = c < leaf->chunks ? c : 0; /* missing chunks' boxes are empty, unless a loaded file lies */
     const uint32_t chunk = leaf->first_chunk + c;
@@ -587,22 +587,22 @@ static uint32_t kd_descend_start(const ptreg_kdtree *t, const float *q)
 #define DT_ROUNDING 4e-7f
 #define DT_GAP 1e-5f
 
-static inline const ptreg_dt_head *dt_row(const ptreg_delaunay *g, uint32_t slot)
+static inline const dt_head *dt_row(const delaunay_graph *g, uint32_t slot)
 {
-    return (const ptreg_dt_head *)(g->rows + (size_t)g->row_at[slot] * sizeof(ptreg_dt_head));
+    return (const dt_head *)(g->rows + (size_t)g->row_at[slot] * sizeof(dt_head));
 }
 
 /* A walk's stop: whether it is certain, and then q's margin inside the
  * cell (delta) and 4 * half_min, which ICP's next pass can reuse
- * (ptreg_dt_memory). */
+ * (dt_memory). */
 typedef struct dt_stop {
     int certain;
     float margin, scale;
 } dt_stop;
 
-static inline uint32_t dt_next(const ptreg_delaunay *g, const ptreg_dt_head *row, const float u[3], dt_stop *stop)
+static inline uint32_t dt_next(const delaunay_graph *g, const dt_head *row, const float u[3], dt_stop *stop)
 {
-    const ptreg_dt_block *blk = (const ptreg_dt_block *)(row + 1);
+    const dt_block *blk = (const dt_block *)(row + 1);
     const uint32_t blocks = (row->degree + PTREG_DT_LANES - 1) / PTREG_DT_LANES;
     const float ulen = sqrtf((u[0] * u[0] + u[1] * u[1]) + u[2] * u[2]);
     uint32_t next = PTREG_NO_NEIGHBOR;
@@ -638,7 +638,7 @@ static inline uint32_t dt_next(const ptreg_delaunay *g, const ptreg_dt_head *row
     const __m256 slack = _mm256_set1_ps(DT_ROUNDING * ulen), keep = _mm256_set1_ps(1.0f - DT_ROUNDING);
     __m256 gap_min = _mm256_set1_ps(INFINITY), half_lo = gap_min;
     for (uint32_t k = 0; k < blocks * 2; k++) {
-        const ptreg_dt_block *b = &blk[k / 2];
+        const dt_block *b = &blk[k / 2];
         const unsigned h = 8 * (k % 2);
         const __m256 half = _mm256_load_ps(b->half + h);
         const __m256 c = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(ux, _mm256_load_ps(b->ex + h)),
@@ -671,7 +671,7 @@ static inline uint32_t dt_next(const ptreg_delaunay *g, const ptreg_dt_head *row
     }
 #else
     for (uint32_t k = 0; k < blocks * PTREG_DT_LANES; k++) {
-        const ptreg_dt_block *b = &blk[k / PTREG_DT_LANES];
+        const dt_block *b = &blk[k / PTREG_DT_LANES];
         unsigned l = k % PTREG_DT_LANES;
         float c = (u[0] * b->ex[l] + u[1] * b->ey[l]) + u[2] * b->ez[l];
         if (c > b->half[l] && c > best_c) {
@@ -694,19 +694,19 @@ static inline uint32_t dt_next(const ptreg_delaunay *g, const ptreg_dt_head *row
  * stop (dt_next). */
 #define DT_MAX_STEPS 100000
 
-static uint32_t dt_walk(const ptreg_delaunay *g, const float *q, uint32_t s, float *d, unsigned *steps,
+static uint32_t dt_walk(const delaunay_graph *g, const float *q, uint32_t s, float *d, unsigned *steps,
                         dt_stop *stop)
 {
-    const ptreg_dt_head *row = dt_row(g, s);
-    *d = ptreg_kd_dist2(q[0], q[1], q[2], row->x, row->y, row->z);
+    const dt_head *row = dt_row(g, s);
+    *d = kd_dist2(q[0], q[1], q[2], row->x, row->y, row->z);
     stop->certain = 0;
     for (*steps = 0; *steps < DT_MAX_STEPS; ++*steps) {
         const float u[3] = {q[0] - row->x, q[1] - row->y, q[2] - row->z};
         uint32_t next = dt_next(g, row, u, stop);
         if (next == PTREG_NO_NEIGHBOR)
             break;
-        const ptreg_dt_head *nrow = dt_row(g, next);
-        float dn = ptreg_kd_dist2(q[0], q[1], q[2], nrow->x, nrow->y, nrow->z);
+        const dt_head *nrow = dt_row(g, next);
+        float dn = kd_dist2(q[0], q[1], q[2], nrow->x, nrow->y, nrow->z);
         if (!(dn < *d)) {
             stop->certain = 0;
             break;
@@ -720,7 +720,7 @@ static uint32_t dt_walk(const ptreg_delaunay *g, const float *q, uint32_t s, flo
  * q is still inside the answer's Voronoi cell by at least the old margin
  * less the distance moved (each rounded the safe way), and that margin
  * certifies exactly as in dt_next, with d = q's distance to the answer. */
-static inline int dt_still_certain(const ptreg_dt_memory *mem, const float *q, float d, float *margin)
+static inline int dt_still_certain(const dt_memory *mem, const float *q, float d, float *margin)
 {
     const float dx = q[0] - mem->q[0], dy = q[1] - mem->q[1], dz = q[2] - mem->q[2];
     const float moved = sqrtf((dx * dx + dy * dy) + dz * dz);
@@ -728,9 +728,9 @@ static inline int dt_still_certain(const ptreg_dt_memory *mem, const float *q, f
     return *margin > 0.0f && mem->scale * *margin > DT_GAP * d * (1.0f + DT_ROUNDING);
 }
 
-static inline void dt_remember(ptreg_dt_memory *mem, const float *q, float margin, const float *p, float scale)
+static inline void dt_remember(dt_memory *mem, const float *q, float margin, const float *p, float scale)
 {
-    *mem = (ptreg_dt_memory){{q[0], q[1], q[2]}, margin, {p[0], p[1], p[2]}, scale};
+    *mem = (dt_memory){{q[0], q[1], q[2]}, margin, {p[0], p[1], p[2]}, scale};
 }
 
 static void tally_walk(ptreg_walk_stats *tally, unsigned steps, int fallback, int kept)
@@ -748,8 +748,8 @@ static void tally_walk(ptreg_walk_stats *tally, unsigned steps, int fallback, in
  * search seeded with where it stopped, so every answer is exact. With
  * memory (seeded starts only: mem[i] belongs to the seed slot[i]), a query
  * that moved less than its margin keeps its answer without a walk. */
-void ISA_FN(ptreg_dt_nearest_range)(const ptreg_kdtree *t, const ptreg_delaunay *g, const float *q, size_t nq,
-                                    ptreg_walk_start start, uint32_t *slot, float *dist2, ptreg_dt_memory *mem,
+void ISA_FN(dt_nearest_range)(const ptreg_kdtree *t, const delaunay_graph *g, const float *q, size_t nq,
+                                    walk_start start, uint32_t *slot, float *dist2, dt_memory *mem,
                                     ptreg_walk_stats *tally)
 {
     for (size_t i = 0; i < nq; i++) {
@@ -763,7 +763,7 @@ void ISA_FN(ptreg_dt_nearest_range)(const ptreg_kdtree *t, const ptreg_delaunay 
         if (mem && start == PTREG_WALK_SEED && s == slot[i] && mem[i].margin > 0.0f) {
             const float *p = mem[i].p;
             float margin;
-            d = ptreg_kd_dist2(qi[0], qi[1], qi[2], p[0], p[1], p[2]);
+            d = kd_dist2(qi[0], qi[1], qi[2], p[0], p[1], p[2]);
             if (dt_still_certain(&mem[i], qi, d, &margin)) {
                 mem[i].q[0] = qi[0], mem[i].q[1] = qi[1], mem[i].q[2] = qi[2], mem[i].margin = margin;
                 dist2[i] = d;
@@ -777,7 +777,7 @@ void ISA_FN(ptreg_dt_nearest_range)(const ptreg_kdtree *t, const ptreg_delaunay 
         if (!stop.certain)
             kd_nearest_one(t, qi, s, INFINITY, &s, &d);
         if (mem && stop.certain) {
-            const ptreg_dt_head *row = dt_row(g, s);
+            const dt_head *row = dt_row(g, s);
             const float p[3] = {row->x, row->y, row->z};
             dt_remember(&mem[i], qi, stop.margin, p, stop.scale);
         } else if (mem) {

@@ -13,10 +13,10 @@
 struct nn_searcher {
     ptreg_nn_method method;
     const ptreg_kdtree *tree;
-    const ptreg_delaunay *graph; /* the walks' */
+    const delaunay_graph *graph; /* the walks' */
     const float *points;         /* brute force's answers index them */
-    ptreg_brute_target brute;
-    ptreg_dt_memory *memory;     /* seeded walks: each query's certificate */
+    brute_target brute;
+    dt_memory *memory;     /* seeded walks: each query's certificate */
 };
 
 int nn_walk_start(ptreg_nn_method method, int seeded)
@@ -65,7 +65,7 @@ ptreg_status nn_searcher_create(const ptreg_model_index *idx, ptreg_nn_method me
         return st;
     s->method = method, s->tree = idx->tree, s->points = idx->points;
     s->graph = ptreg_nn_method_is_delaunay(method) ? idx->graph : NULL;
-    st = method == PTREG_NN_BRUTE ? ptreg_brute_target_init(&s->brute, idx->points, idx->n, err) : PTREG_OK;
+    st = method == PTREG_NN_BRUTE ? brute_target_init(&s->brute, idx->points, idx->n, err) : PTREG_OK;
     st = st ? st : remember_walks(s, remembered, err);
     if (st) {
         nn_searcher_destroy(s);
@@ -79,7 +79,7 @@ void nn_searcher_destroy(nn_searcher *s)
 {
     if (!s)
         return;
-    ptreg_brute_target_free(&s->brute);
+    brute_target_free(&s->brute);
     free(s->memory);
     free(s);
 }
@@ -91,7 +91,7 @@ void nn_searcher_nearest(const nn_searcher *s, const float *q, size_t i0, size_t
     q += 3 * i0, answer += i0, d2 += i0;
     if (s->graph) {
         ptreg_walk_stats unused;
-        k->dt_nearest_range(s->tree, s->graph, q, cnt, (ptreg_walk_start)nn_walk_start(s->method, seeded), answer,
+        k->dt_nearest_range(s->tree, s->graph, q, cnt, (walk_start)nn_walk_start(s->method, seeded), answer,
                             d2, s->memory ? s->memory + i0 : NULL, walk ? walk : &unused);
     } else if (s->method == PTREG_NN_KDTREE) {
         k->kd_nearest_range(s->tree, q, cnt, limit, answer, answer, d2);
@@ -102,7 +102,7 @@ void nn_searcher_nearest(const nn_searcher *s, const float *q, size_t i0, size_t
 
 uint32_t nn_searcher_index(const nn_searcher *s, uint32_t answer)
 {
-    return s->method == PTREG_NN_BRUTE ? answer : ptreg_kdtree_slot_index(s->tree, answer);
+    return s->method == PTREG_NN_BRUTE ? answer : kdtree_slot_index(s->tree, answer);
 }
 
 void nn_searcher_point(const nn_searcher *s, uint32_t answer, float xyz[3])
@@ -110,7 +110,7 @@ void nn_searcher_point(const nn_searcher *s, uint32_t answer, float xyz[3])
     if (s->method == PTREG_NN_BRUTE)
         memcpy(xyz, s->points + 3 * (size_t)answer, 3 * sizeof(float));
     else
-        ptreg_kdtree_slot_point(s->tree, answer, xyz);
+        kdtree_slot_point(s->tree, answer, xyz);
 }
 
 uint32_t nn_searcher_seed(const nn_searcher *s, uint32_t index)

@@ -18,7 +18,7 @@ static float bits_float(uint32_t u)
     return f;
 }
 
-uint16_t ptreg_half_from_float(float f)
+uint16_t half_from_float(float f)
 {
     const uint32_t u = float_bits(f);
     const uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
@@ -45,7 +45,7 @@ uint16_t ptreg_half_from_float(float f)
     return (uint16_t)(sign | h);
 }
 
-float ptreg_half_to_float(uint16_t h)
+float half_to_float(uint16_t h)
 {
     const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
     const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;

@@ -51,7 +51,7 @@ static void clear_rows(const lddmm_block *b, int outputs)
             b->out[o][i] = 0.0;
 }
 
-void ISA_FN(ptreg_lddmm_flow_block)(const lddmm_block *b)
+void ISA_FN(lddmm_flow_block)(const lddmm_block *b)
 {
     const fp_env env = flush_denormals();
     const vf nhs = v_set1(b->neg_half_s);
@@ -75,7 +75,7 @@ void ISA_FN(ptreg_lddmm_flow_block)(const lddmm_block *b)
     restore_fp(env);
 }
 
-void ISA_FN(ptreg_lddmm_adjoint_block)(const lddmm_block *b)
+void ISA_FN(lddmm_adjoint_block)(const lddmm_block *b)
 {
     const fp_env env = flush_denormals();
     const vf nhs = v_set1(b->neg_half_s);

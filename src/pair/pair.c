@@ -16,7 +16,7 @@
 
 struct ptreg_pair_plan {
     ptreg_pair_options opt;
-    ptreg_isa isa;
+    isa_level isa;
     size_t m;
     double center[3]; /* the columns' centroid: every point is packed relative to it */
     float *cx, *cy, *cz;    /* float32 mode */
@@ -83,7 +83,7 @@ void ptreg_pair_plan_destroy(ptreg_pair_plan *plan)
     free(plan);
 }
 
-const char *ptreg_pair_plan_isa(const ptreg_pair_plan *plan) { return ptreg_isa_name(plan->isa); }
+const char *ptreg_pair_plan_isa(const ptreg_pair_plan *plan) { return isa_level_name(plan->isa); }
 
 static ptreg_status check_points(const char *what, const double *p, size_t n, ptreg_error *err)
 {
@@ -97,7 +97,7 @@ static ptreg_status check_points(const char *what, const double *p, size_t n, pt
 static float stored_float(const ptreg_pair_plan *plan, double v)
 {
     const float f = (float)v;
-    return plan->opt.precision == PTREG_PRECISION_FP16 ? ptreg_half_to_float(ptreg_half_from_float(f)) : f;
+    return plan->opt.precision == PTREG_PRECISION_FP16 ? half_to_float(half_from_float(f)) : f;
 }
 
 static ptreg_status pack_columns(ptreg_pair_plan *plan, const float *cols, size_t m, ptreg_error *err)
@@ -132,7 +132,7 @@ static ptreg_status pack_columns(ptreg_pair_plan *plan, const float *cols, size_
             if (!*dst[k])
                 return ptreg_error_set(err, PTREG_ERR_NOMEM, "pair engine: out of memory for %zu columns", m);
             for (size_t j = 0; j < m; j++)
-                (*dst[k])[j] = ptreg_half_from_float((float)(cols[3 * j + k] - plan->center[k]));
+                (*dst[k])[j] = half_from_float((float)(cols[3 * j + k] - plan->center[k]));
         }
         return PTREG_OK;
     }
@@ -166,7 +166,7 @@ ptreg_status ptreg_pair_plan_create(const float *cols, size_t m, const ptreg_pai
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "pair engine: out of memory");
     plan->opt = *opt;
     plan->opt.row_block = (opt->row_block + PTREG_PAIR_ROW_PAD - 1) / PTREG_PAIR_ROW_PAD * PTREG_PAIR_ROW_PAD;
-    plan->isa = ptreg_cpu_isa();
+    plan->isa = cpu_isa_level();
     plan->m = m;
     st = pack_columns(plan, cols, m, err);
     if (st) {
@@ -224,11 +224,11 @@ static void gauss_vector(ptreg_pair_plan *plan, size_t padded, double scale, int
 {
     const size_t rb = (size_t)plan->opt.row_block;
     const size_t blocks = (padded + rb - 1) / rb;
-    void (*kernel)(const ptreg_pair_gauss_block *) = pair_cpu_kernels_for(plan->isa)->pair_gauss_block;
+    void (*kernel)(const pair_gauss_block *) = pair_cpu_kernels_for(plan->isa)->pair_gauss_block;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (size_t b = 0; b < blocks; b++) {
         const size_t r0 = b * rb, nr = padded - r0 < rb ? padded - r0 : rb;
-        ptreg_pair_gauss_block blk = {
+        pair_gauss_block blk = {
             .rx = plan->rx + r0, .ry = plan->ry + r0, .rz = plan->rz + r0, .nr = nr,
             .cx = plan->cx, .cy = plan->cy, .cz = plan->cz,
             .hx = plan->hx, .hy = plan->hy, .hz = plan->hz, .m = plan->m,

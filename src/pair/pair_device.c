@@ -15,7 +15,7 @@ static int prec_bits(ptreg_precision precision)
     return precision == PTREG_PRECISION_FP64 ? 64 : precision == PTREG_PRECISION_FP16 ? 16 : 32;
 }
 
-ptreg_status ptreg_pair_device_exp(const ptreg_dev *dev, int *native, ptreg_error *err)
+ptreg_status pair_device_exp(const dev_handle *dev, int *native, ptreg_error *err)
 {
     const char *env = getenv("PTREG_PAIR_EXP");
     if (env && *env && strcmp(env, "native") && strcmp(env, "engine"))
@@ -24,14 +24,14 @@ ptreg_status ptreg_pair_device_exp(const ptreg_dev *dev, int *native, ptreg_erro
     return PTREG_OK;
 }
 
-void ptreg_pair_device_config_of(const ptreg_pair_gpu *g, ptreg_pair_device_config *c)
+void pair_device_config_of(const ptreg_pair_gpu *g, pair_device_config *c)
 {
     c->wg = g && g->wg ? (unsigned)g->wg : PTREG_PAIR_DEVICE_WG;
     c->native_exp = g ? g->exp : -1;
     c->groups_per_unit = g && g->groups ? (unsigned)g->groups : PTREG_PAIR_DEVICE_GROUPS;
 }
 
-ptreg_status pair_device_supports(const ptreg_pair_device_config *c, const char *fp64_for,
+ptreg_status pair_device_supports(const pair_device_config *c, const char *fp64_for,
                                   const ptreg_device_info *device, ptreg_error *err)
 {
     if (fp64_for && !device->fp64)
@@ -42,22 +42,22 @@ ptreg_status pair_device_supports(const ptreg_pair_device_config *c, const char 
     return PTREG_OK;
 }
 
-static ptreg_pair_device_config config_or_default(const ptreg_pair_device_config *cfg)
+static pair_device_config config_or_default(const pair_device_config *cfg)
 {
-    ptreg_pair_device_config c;
+    pair_device_config c;
     if (cfg)
         return *cfg;
-    ptreg_pair_device_config_of(NULL, &c);
+    pair_device_config_of(NULL, &c);
     return c;
 }
 
-ptreg_status ptreg_pair_device_defines(const ptreg_dev *dev, ptreg_precision precision,
-                                       const ptreg_pair_device_config *cfg, char *defines, size_t size,
+ptreg_status pair_device_defines(const dev_handle *dev, ptreg_precision precision,
+                                       const pair_device_config *cfg, char *defines, size_t size,
                                        ptreg_error *err)
 {
-    const ptreg_pair_device_config c = config_or_default(cfg);
+    const pair_device_config c = config_or_default(cfg);
     int native = c.native_exp;
-    ptreg_status st = native < 0 ? ptreg_pair_device_exp(dev, &native, err) : PTREG_OK;
+    ptreg_status st = native < 0 ? pair_device_exp(dev, &native, err) : PTREG_OK;
     if (st)
         return st;
     st = pair_device_supports(&c, precision == PTREG_PRECISION_FP64 ? PAIR_FP64_NEED : NULL, &dev->info, err);
@@ -68,15 +68,15 @@ ptreg_status ptreg_pair_device_defines(const ptreg_dev *dev, ptreg_precision pre
     return PTREG_OK;
 }
 
-static size_t group_target(const ptreg_dev *dev, const ptreg_pair_device_config *c)
+static size_t group_target(const dev_handle *dev, const pair_device_config *c)
 {
     return (size_t)c->groups_per_unit * (dev->info.compute_units ? dev->info.compute_units : 1);
 }
 
-unsigned ptreg_pair_device_splits(const ptreg_dev *dev, const ptreg_pair_device_config *cfg, size_t rows,
+unsigned pair_device_splits(const dev_handle *dev, const pair_device_config *cfg, size_t rows,
                                   size_t cols, unsigned forced)
 {
-    const ptreg_pair_device_config c = config_or_default(cfg);
+    const pair_device_config c = config_or_default(cfg);
     const size_t wg = c.wg, blocks = (rows + wg - 1) / wg, tiles = (cols + wg - 1) / wg;
     size_t want = forced;
     if (!want)
@@ -84,28 +84,28 @@ unsigned ptreg_pair_device_splits(const ptreg_dev *dev, const ptreg_pair_device_
     return (unsigned)(want < tiles ? want : tiles);
 }
 
-size_t ptreg_pair_device_planes(const ptreg_dev *dev, const ptreg_pair_device_config *cfg, size_t rows_cap,
+size_t pair_device_planes(const dev_handle *dev, const pair_device_config *cfg, size_t rows_cap,
                                 unsigned forced)
 {
     /* splits * row blocks is at most the group target plus one split per
      * row block, or the splits forced per row block */
-    const ptreg_pair_device_config c = config_or_default(cfg);
+    const pair_device_config c = config_or_default(cfg);
     const size_t npad = (rows_cap + c.wg - 1) / c.wg * c.wg;
     return forced ? (size_t)forced * npad : group_target(dev, &c) * c.wg + npad;
 }
 
-void ptreg_pair_device_free(ptreg_pair_device *pd)
+void pair_device_free(pair_device_state *pd)
 {
     if (!pd)
         return;
-    ptreg_dbuf_free(pd->cols);
-    ptreg_dbuf_free(pd->rows);
-    ptreg_dbuf_free(pd->partial);
-    ptreg_dbuf_free(pd->sums);
+    dbuf_free(pd->cols);
+    dbuf_free(pd->rows);
+    dbuf_free(pd->partial);
+    dbuf_free(pd->sums);
     free(pd);
 }
 
-size_t ptreg_pair_device_npad(const ptreg_pair_device *pd, size_t n) { return (n + pd->wg - 1) / pd->wg * pd->wg; }
+size_t pair_device_npad(const pair_device_state *pd, size_t n) { return (n + pd->wg - 1) / pd->wg * pd->wg; }
 
 /* Columns relative to their centroid, as the CPU engine packs them
  * (pair.c): three planes of float, binary16 or double. */
@@ -122,7 +122,7 @@ static void *pack_columns(const float *cols, size_t m, const double c[3], ptreg_
             if (precision == PTREG_PRECISION_FP64)
                 ((double *)out)[k * m + j] = v;
             else if (precision == PTREG_PRECISION_FP16)
-                ((uint16_t *)out)[k * m + j] = ptreg_half_from_float((float)v);
+                ((uint16_t *)out)[k * m + j] = half_from_float((float)v);
             else
                 ((float *)out)[k * m + j] = (float)v;
         }
@@ -142,20 +142,20 @@ static ptreg_status check_columns(const float *cols, size_t m, ptreg_error *err)
     return PTREG_OK;
 }
 
-ptreg_status ptreg_pair_device_create(ptreg_dev *dev, const ptreg_kernel_program *program, const float *cols,
-                                      size_t m, ptreg_precision precision, const ptreg_pair_device_config *cfg,
-                                      size_t rows_cap, unsigned splits, ptreg_pair_device **out, ptreg_error *err)
+ptreg_status pair_device_create(dev_handle *dev, const kernel_program *program, const float *cols,
+                                      size_t m, ptreg_precision precision, const pair_device_config *cfg,
+                                      size_t rows_cap, unsigned splits, pair_device_state **out, ptreg_error *err)
 {
     *out = NULL;
     char defines[256];
     ptreg_status st = check_columns(cols, m, err);
-    st = st ? st : ptreg_pair_device_defines(dev, precision, cfg, defines, sizeof defines, err);
+    st = st ? st : pair_device_defines(dev, precision, cfg, defines, sizeof defines, err);
     if (!st && (rows_cap == 0 || rows_cap > UINT32_MAX / 4))
         st = ptreg_error_set(err, PTREG_ERR_ARG, "pair engine on a device: %zu rows is not in 1..%u", rows_cap,
                              UINT32_MAX / 4);
     if (st)
         return st;
-    ptreg_pair_device *pd = calloc(1, sizeof *pd);
+    pair_device_state *pd = calloc(1, sizeof *pd);
     if (!pd)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "pair engine: out of memory");
     pd->dev = dev;
@@ -168,37 +168,37 @@ ptreg_status ptreg_pair_device_create(ptreg_dev *dev, const ptreg_kernel_program
     pd->acc = dev->info.fp64 ? sizeof(double) : sizeof(float);
     pd->pair_bytes = precision == PTREG_PRECISION_FP64 ? sizeof(double) : sizeof(float);
     ptreg_points_centroid(cols, m, pd->center);
-    st = ptreg_dev_program(dev, program, defines, &pd->program, err);
-    st = st ? st : ptreg_dev_kernel(pd->program, "ptreg_pair_gauss_partial", &pd->partial_kernel, err);
-    st = st ? st : ptreg_dev_kernel(pd->program, "ptreg_pair_gauss_sums", &pd->sums_kernel, err);
+    st = dev_program(dev, program, defines, &pd->program, err);
+    st = st ? st : dev_kernel(pd->program, "ptreg_pair_gauss_partial", &pd->partial_kernel, err);
+    st = st ? st : dev_kernel(pd->program, "ptreg_pair_gauss_sums", &pd->sums_kernel, err);
     size_t bytes = 0;
     void *packed = st ? NULL : pack_columns(cols, m, pd->center, precision, &bytes);
     if (!st && !packed)
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "pair engine: out of memory for %zu columns", m);
-    st = st ? st : ptreg_dbuf_upload(dev, packed, bytes, &pd->cols, err);
+    st = st ? st : dbuf_upload(dev, packed, bytes, &pd->cols, err);
     free(packed);
-    const size_t planes = ptreg_pair_device_planes(dev, &pd->cfg, rows_cap, splits);
-    st = st ? st : ptreg_dbuf_alloc(dev, 3 * rows_cap * pd->pair_bytes, &pd->rows, err);
-    st = st ? st : ptreg_dbuf_alloc(dev, PAIR_SUMS * planes * pd->acc, &pd->partial, err);
+    const size_t planes = pair_device_planes(dev, &pd->cfg, rows_cap, splits);
+    st = st ? st : dbuf_alloc(dev, 3 * rows_cap * pd->pair_bytes, &pd->rows, err);
+    st = st ? st : dbuf_alloc(dev, PAIR_SUMS * planes * pd->acc, &pd->partial, err);
     if (st) {
-        ptreg_pair_device_free(pd);
+        pair_device_free(pd);
         return st;
     }
     *out = pd;
     return PTREG_OK;
 }
 
-static ptreg_karg karg_pair(const ptreg_pair_device *pd, double v)
+static karg karg_pair(const pair_device_state *pd, double v)
 {
     return pd->precision == PTREG_PRECISION_FP64 ? KARG_F64(v) : KARG_F32(v);
 }
 
-static ptreg_karg karg_acc(const ptreg_pair_device *pd, double v)
+static karg karg_acc(const pair_device_state *pd, double v)
 {
     return pd->acc == sizeof(double) ? KARG_F64(v) : KARG_F32(v);
 }
 
-ptreg_status ptreg_pair_device_run(ptreg_pair_device *pd, size_t n, double scale, ptreg_error *err)
+ptreg_status pair_device_run(pair_device_state *pd, size_t n, double scale, ptreg_error *err)
 {
     if (!(scale > 0.0) || !isfinite(scale))
         return ptreg_error_set(err, PTREG_ERR_ARG, "pair engine: scale %g must be finite and > 0", scale);
@@ -208,19 +208,19 @@ ptreg_status ptreg_pair_device_run(ptreg_pair_device *pd, size_t n, double scale
         return ptreg_error_set(err, PTREG_ERR_ARG, "pair engine on a device: %zu rows is not in 1..%zu", n,
                                pd->rows_cap);
     pd->row_blocks = (unsigned)((n + pd->wg - 1) / pd->wg);
-    pd->splits = ptreg_pair_device_splits(pd->dev, &pd->cfg, n, pd->m, pd->forced_splits);
+    pd->splits = pair_device_splits(pd->dev, &pd->cfg, n, pd->m, pd->forced_splits);
     const size_t tiles = (pd->m + pd->wg - 1) / pd->wg;
     const size_t split_cols = (tiles + pd->splits - 1) / pd->splits * pd->wg;
-    const ptreg_karg args[] = {KARG_BUF(pd->rows), KARG_U32(n), KARG_U32(pd->rows_cap), KARG_BUF(pd->cols),
+    const karg args[] = {KARG_BUF(pd->rows), KARG_U32(n), KARG_U32(pd->rows_cap), KARG_BUF(pd->cols),
                                KARG_U32(pd->m), KARG_U32(pd->m), karg_pair(pd, -scale), KARG_U32(pd->row_blocks),
                                KARG_U32(split_cols), KARG_BUF(pd->partial)};
-    return ptreg_dev_launch(pd->partial_kernel, (size_t)pd->row_blocks * pd->splits * pd->wg, pd->wg,
+    return dev_launch(pd->partial_kernel, (size_t)pd->row_blocks * pd->splits * pd->wg, pd->wg,
                             sizeof args / sizeof args[0], args, err);
 }
 
 /* Rows relative to the columns' centre, rounded as pair.c's stored_float,
  * in the planes of pd->rows. */
-static void *pack_rows(const ptreg_pair_device *pd, const double *rows, size_t n)
+static void *pack_rows(const pair_device_state *pd, const double *rows, size_t n)
 {
     void *out = malloc(3 * pd->rows_cap * pd->pair_bytes);
     if (!out)
@@ -232,19 +232,19 @@ static void *pack_rows(const ptreg_pair_device *pd, const double *rows, size_t n
             if (pd->precision == PTREG_PRECISION_FP64)
                 ((double *)out)[at] = v;
             else if (pd->precision == PTREG_PRECISION_FP16)
-                ((float *)out)[at] = ptreg_half_to_float(ptreg_half_from_float((float)v));
+                ((float *)out)[at] = half_to_float(half_from_float((float)v));
             else
                 ((float *)out)[at] = (float)v;
         }
     return out;
 }
 
-static double acc_at(const ptreg_pair_device *pd, const void *v, size_t i)
+static double acc_at(const pair_device_state *pd, const void *v, size_t i)
 {
     return pd->acc == sizeof(double) ? ((const double *)v)[i] : ((const float *)v)[i];
 }
 
-ptreg_status ptreg_pair_device_gauss(ptreg_pair_device *pd, const double *rows, size_t n, double scale,
+ptreg_status pair_device_gauss(pair_device_state *pd, const double *rows, size_t n, double scale,
                                      double *sum_e, double *sum_e2, double *sum_eb, ptreg_error *err)
 {
     if (n == 0)
@@ -258,25 +258,25 @@ ptreg_status ptreg_pair_device_gauss(ptreg_pair_device *pd, const double *rows, 
     void *packed = pack_rows(pd, rows, n), *sums = malloc(5 * n * pd->acc);
     ptreg_status st = packed && sums ? PTREG_OK
                                      : ptreg_error_set(err, PTREG_ERR_NOMEM, "pair engine: out of memory for %zu rows", n);
-    st = st ? st : ptreg_dbuf_write(pd->rows, 0, packed, 3 * pd->rows_cap * pd->pair_bytes, err);
+    st = st ? st : dbuf_write(pd->rows, 0, packed, 3 * pd->rows_cap * pd->pair_bytes, err);
     if (!st && (!pd->sums || pd->sums->bytes < 5 * n * pd->acc)) {
-        ptreg_dbuf_free(pd->sums);
+        dbuf_free(pd->sums);
         pd->sums = NULL;
-        st = ptreg_dbuf_alloc(pd->dev, 5 * pd->rows_cap * pd->acc, &pd->sums, err);
+        st = dbuf_alloc(pd->dev, 5 * pd->rows_cap * pd->acc, &pd->sums, err);
     }
-    st = st ? st : ptreg_pair_device_run(pd, n, scale, err);
+    st = st ? st : pair_device_run(pd, n, scale, err);
     if (!st) {
-        const ptreg_karg args[] = {KARG_BUF(pd->partial),
+        const karg args[] = {KARG_BUF(pd->partial),
                                    KARG_U32(pd->splits),
-                                   KARG_U32(ptreg_pair_device_npad(pd, n)),
+                                   KARG_U32(pair_device_npad(pd, n)),
                                    KARG_U32(n),
                                    karg_acc(pd, pd->center[0]),
                                    karg_acc(pd, pd->center[1]),
                                    karg_acc(pd, pd->center[2]),
                                    KARG_BUF(pd->sums)};
-        st = ptreg_dev_launch(pd->sums_kernel, n, pd->wg, sizeof args / sizeof args[0], args, err);
+        st = dev_launch(pd->sums_kernel, n, pd->wg, sizeof args / sizeof args[0], args, err);
     }
-    st = st ? st : ptreg_dbuf_read(pd->sums, 0, sums, 5 * n * pd->acc, err);
+    st = st ? st : dbuf_read(pd->sums, 0, sums, 5 * n * pd->acc, err);
     for (size_t i = 0; !st && i < n; i++) {
         sum_e[i] = acc_at(pd, sums, i);
         sum_e2[i] = acc_at(pd, sums, n + i);

@@ -14,7 +14,7 @@
 /* One row block's Gaussian sums over all columns. Row coordinates are
  * float32 (the driver widens float16 rows); columns are float32 (cx, cy, cz)
  * or float16 (hx, hy, hz, widened tile by tile). */
-typedef struct ptreg_pair_gauss_block {
+typedef struct pair_gauss_block {
     const float *rx, *ry, *rz; /* nr rows, nr a multiple of PTREG_PAIR_ROW_PAD */
     size_t nr;
     const float *cx, *cy, *cz;    /* float32 columns, or NULL */
@@ -24,11 +24,11 @@ typedef struct ptreg_pair_gauss_block {
     int col_tile, row_vectors, tiles_outside;
     float *tile; /* 3 * col_tile floats of scratch (float16 columns) */
     double *se, *se2, *sbx, *sby, *sbz; /* nr each, overwritten */
-} ptreg_pair_gauss_block;
+} pair_gauss_block;
 
 #define PTREG_DECLARE_PAIR_KERNELS(sfx)                                     \
-    void ptreg_pair_gauss_block##sfx(const ptreg_pair_gauss_block *blk);   \
-    void ptreg_pair_exp_array##sfx(const float *in, float *out, size_t n);
+    void pair_gauss_block##sfx(const pair_gauss_block *blk);   \
+    void pair_exp_array##sfx(const float *in, float *out, size_t n);
 
 PTREG_DECLARE_PAIR_KERNELS(_generic)
 #if defined(__x86_64__)
@@ -39,15 +39,15 @@ PTREG_DECLARE_PAIR_KERNELS(_avx512)
 /* The copies one ISA built (pair_cpu_kernels(): this CPU's; defined in
  * pair.c). */
 typedef struct pair_cpu_kernel_table {
-    void (*pair_gauss_block)(const ptreg_pair_gauss_block *blk);
+    void (*pair_gauss_block)(const pair_gauss_block *blk);
     void (*pair_exp_array)(const float *in, float *out, size_t n);
 } pair_cpu_kernel_table;
 
-#define PAIR_CPU_KERNELS(sfx) {ptreg_pair_gauss_block##sfx, ptreg_pair_exp_array##sfx}
+#define PAIR_CPU_KERNELS(sfx) {pair_gauss_block##sfx, pair_exp_array##sfx}
 PTREG_DECLARE_ISA_TABLE(pair_cpu_kernel_table, pair_cpu_kernels)
 
 /* IEEE binary16 conversions, round to nearest even (as F16C does). */
-uint16_t ptreg_half_from_float(float f);
-float ptreg_half_to_float(uint16_t h);
+uint16_t half_from_float(float f);
+float half_to_float(uint16_t h);
 
 #endif

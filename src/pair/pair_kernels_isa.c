@@ -9,7 +9,7 @@
 #include "pair/pair_kernels.h"
 #include "pair/vec_isa.h"
 
-void ISA_FN(ptreg_pair_exp_array)(const float *in, float *out, size_t n)
+void ISA_FN(pair_exp_array)(const float *in, float *out, size_t n)
 {
     size_t i = 0;
     for (; i + VW <= n; i += VW)
@@ -63,7 +63,7 @@ static inline __attribute__((always_inline)) void sweep_tile(const float *rx, co
     }
 }
 
-static void sweep_tile_rv(const ptreg_pair_gauss_block *b, size_t row, int rv, const float *cx, const float *cy,
+static void sweep_tile_rv(const pair_gauss_block *b, size_t row, int rv, const float *cx, const float *cy,
                           const float *cz, size_t len, tile_sums *out)
 {
     const vf ns = v_set1(b->neg_scale);
@@ -75,7 +75,7 @@ static void sweep_tile_rv(const ptreg_pair_gauss_block *b, size_t row, int rv, c
 }
 
 /* Adds one tile's float32 sums into the float64 row sums. */
-static void add_tile(const ptreg_pair_gauss_block *b, size_t row, int rv, const tile_sums *t)
+static void add_tile(const pair_gauss_block *b, size_t row, int rv, const tile_sums *t)
 {
     for (int v = 0; v < rv; v++)
         for (int k = 0; k < VW; k++) {
@@ -90,7 +90,7 @@ static void add_tile(const ptreg_pair_gauss_block *b, size_t row, int rv, const 
 
 /* Column tile [j0, j0 + len) as float32: the columns themselves, or the
  * float16 columns widened into the scratch tile. */
-static void tile_columns(const ptreg_pair_gauss_block *b, size_t j0, size_t len, const float **cx,
+static void tile_columns(const pair_gauss_block *b, size_t j0, size_t len, const float **cx,
                          const float **cy, const float **cz)
 {
     if (!b->hx) {
@@ -109,7 +109,7 @@ static void tile_columns(const ptreg_pair_gauss_block *b, size_t j0, size_t len,
             _mm256_storeu_ps(dst + j, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src[c] + j))));
 #endif
         for (; j < len; j++)
-            dst[j] = ptreg_half_to_float(src[c][j]);
+            dst[j] = half_to_float(src[c][j]);
     }
     *cx = t;
     *cy = t + b->col_tile;
@@ -123,7 +123,7 @@ static int group_vectors(size_t row, size_t nr, int rv)
     return left >= (size_t)rv ? rv : 1;
 }
 
-void ISA_FN(ptreg_pair_gauss_block)(const ptreg_pair_gauss_block *b)
+void ISA_FN(pair_gauss_block)(const pair_gauss_block *b)
 {
     const fp_env env = flush_denormals();
     const size_t tile = (size_t)b->col_tile;

@@ -91,14 +91,14 @@ ptreg_status ptreg_tune_lddmm_device_job_create(const ptreg_device *device, size
 /* One run: an objective and gradient evaluation, as each L-BFGS step makes. */
 typedef struct lddmm_run {
     ptreg_tune_lddmm_device_job *job;
-    ptreg_lddmm_device *d;
+    lddmm_device_run *d;
 } lddmm_run;
 
 static ptreg_status run_evaluation(void *ctx, ptreg_error *err)
 {
     lddmm_run *r = ctx;
     double f;
-    return ptreg_lddmm_device_evaluate(r->d, r->job->target, r->job->p0, &f, r->job->got, NULL, err);
+    return lddmm_device_evaluate(r->d, r->job->target, r->job->p0, &f, r->job->got, NULL, err);
 }
 
 ptreg_status ptreg_tune_lddmm_device_measure(void *ctx, const double *point, int reps, double *seconds,
@@ -108,9 +108,9 @@ ptreg_status ptreg_tune_lddmm_device_measure(void *ctx, const double *point, int
     ptreg_lddmm_options o = j->opt;
     ptreg_tune_pair_device_apply(point, &o.gpu);
     lddmm_run run = {j, NULL};
-    ptreg_status st = ptreg_lddmm_device_open(&o.device, j->q0, j->n, &o, 0, &run.d, err);
+    ptreg_status st = lddmm_device_open(&o.device, j->q0, j->n, &o, 0, &run.d, err);
     st = st ? st : tune_time_runs(run_evaluation, &run, ptreg_get_num_threads(), reps, seconds, err);
-    ptreg_lddmm_device_close(run.d);
+    lddmm_device_close(run.d);
     if (!st)
         *error = tune_normalised_error(j->ref, j->got, 3 * j->n);
     return st;

@@ -36,12 +36,12 @@ void ptreg_tune_pair_device_apply(const double *point, ptreg_pair_gpu *gpu)
 
 ptreg_status ptreg_tune_space_on_device(ptreg_tune_space *s, const ptreg_device *device, ptreg_error *err)
 {
-    ptreg_dev *dev;
-    ptreg_status st = ptreg_dev_get(device, &dev, err);
+    dev_handle *dev;
+    ptreg_status st = dev_get(device, &dev, err);
     for (int p = 0; !st && p < s->param_count; p++)
         if (!strcmp(s->params[p].name, "native_exp") && s->params[p].fallback < 0) {
             int native;
-            st = ptreg_pair_device_exp(dev, &native, err);
+            st = pair_device_exp(dev, &native, err);
             s->params[p].fallback = native;
         }
     return st;
@@ -50,8 +50,8 @@ ptreg_status ptreg_tune_space_on_device(ptreg_tune_space *s, const ptreg_device 
 ptreg_status ptreg_tune_machine_device(const ptreg_device *device, ptreg_tune_machine *m, ptreg_error *err)
 {
     memset(m, 0, sizeof *m);
-    ptreg_dev *dev;
-    ptreg_status st = ptreg_dev_get(device, &dev, err);
+    dev_handle *dev;
+    ptreg_status st = dev_get(device, &dev, err);
     if (st)
         return st;
     char name[32];
@@ -67,7 +67,7 @@ ptreg_status ptreg_tune_machine_device(const ptreg_device *device, ptreg_tune_ma
 
 struct ptreg_tune_pair_device_job {
     ptreg_device device;
-    ptreg_dev *dev;
+    dev_handle *dev;
     size_t n;
     ptreg_precision precision;
     float *cols;
@@ -102,7 +102,7 @@ ptreg_status ptreg_tune_pair_device_job_create(const ptreg_device *device, size_
     j->ref = malloc(5 * n * sizeof *j->ref);
     j->got = malloc(5 * n * sizeof *j->got);
     ptreg_status st = j->cols && j->rows && j->ref && j->got
-                          ? ptreg_dev_get(device, &j->dev, err)
+                          ? dev_get(device, &j->dev, err)
                           : ptreg_error_set(err, PTREG_ERR_NOMEM, "tune: out of memory for %zu points", n);
     if (!st) {
         ptreg_rng rng;
@@ -131,14 +131,14 @@ ptreg_status ptreg_tune_pair_device_job_create(const ptreg_device *device, size_
 /* One run of the device sums (tune_run_fn). */
 typedef struct device_run {
     ptreg_tune_pair_device_job *job;
-    ptreg_pair_device *pd;
+    pair_device_state *pd;
 } device_run;
 
 static ptreg_status run_device_sums(void *ctx, ptreg_error *err)
 {
     device_run *r = ctx;
     const size_t n = r->job->n;
-    return ptreg_pair_device_gauss(r->pd, r->job->rows, n, SCALE, r->job->got, r->job->got + n, r->job->got + 2 * n,
+    return pair_device_gauss(r->pd, r->job->rows, n, SCALE, r->job->got, r->job->got + n, r->job->got + 2 * n,
                                    err);
 }
 
@@ -150,16 +150,16 @@ ptreg_status ptreg_tune_pair_device_measure(void *ctx, const double *point, int 
     ptreg_tune_pair_device_job *j = ctx;
     ptreg_pair_gpu gpu;
     ptreg_tune_pair_device_apply(point, &gpu);
-    ptreg_pair_device_config cfg;
-    ptreg_pair_device_config_of(&gpu, &cfg);
-    ptreg_pair_device *pd;
+    pair_device_config cfg;
+    pair_device_config_of(&gpu, &cfg);
+    pair_device_state *pd;
     ptreg_status st =
-        ptreg_pair_device_create(j->dev, &ptreg_emicp_kernels, j->cols, j->n, j->precision, &cfg, j->n, 0, &pd, err);
+        pair_device_create(j->dev, &emicp_kernels, j->cols, j->n, j->precision, &cfg, j->n, 0, &pd, err);
     if (st)
         return st;
     device_run run = {j, pd};
     st = tune_time_runs(run_device_sums, &run, ptreg_get_num_threads(), reps, seconds, err);
-    ptreg_pair_device_free(pd);
+    pair_device_free(pd);
     if (!st)
         *error = tune_normalised_error(j->ref, j->got, 5 * j->n);
     return st;

@@ -34,7 +34,7 @@ void ptreg_tune_machine_cpu(ptreg_tune_machine *m)
     const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
     m->cores = ptreg_get_num_threads();
     snprintf(m->name, sizeof m->name, "cpu: %.120s, %d threads, %s", ptreg_device_name(&cpu), (int)m->cores,
-             ptreg_isa_name(ptreg_cpu_isa()));
+             isa_level_name(cpu_isa_level()));
     /* index0 is L1 data, index1 L1 instructions, index2 L2 on Linux */
     m->l1_bytes = cache_bytes(0) > 0 ? cache_bytes(0) : 32.0 * 1024.0;
     m->l2_bytes = cache_bytes(2) > 0 ? cache_bytes(2) : 1024.0 * 1024.0;

@@ -94,7 +94,7 @@ static size_t image_size;
 static int build_module(void)
 {
     size_t size;
-    const char *dialect = ptreg_kernel_source("device/dialect.h", &size);
+    const char *dialect = kernel_source("device/dialect.h", &size);
     char *source = malloc(size + sizeof kernels + 1);
     if (!dialect || !source)
         return -1;
@@ -102,9 +102,9 @@ static int build_module(void)
     memcpy(source + size, kernels, sizeof kernels);
     char defines[128];
     snprintf(defines, sizeof defines, "-DPTREG_FP64=1 -DSHARED_FLOATS=%d -DHEAVY=%d", SHARED_FLOATS, HEAVY);
-    ptreg_nvrtc_output out;
+    nvrtc_output out;
     ptreg_error err;
-    ptreg_status st = ptreg_nvrtc_compile(source, defines, "standin-test", 90, 0, 1, &out, &err);
+    ptreg_status st = nvrtc_compile(source, defines, "standin-test", 90, 0, 1, &out, &err);
     free(source);
     if (st) {
         fprintf(stderr, "NVRTC: %s\n", err.message);
@@ -114,7 +114,7 @@ static int build_module(void)
     free(image);
     image = out.image, image_size = out.size;
     out.image = NULL;
-    ptreg_nvrtc_output_free(&out);
+    nvrtc_output_free(&out);
     return cuModuleLoadData(&module, image) == CUDA_SUCCESS ? 0 : -1;
 }
 
@@ -654,7 +654,7 @@ static void test_nvrtc_paths(const char *self)
 static int nvrtc_or_skip(void)
 {
     char note[400];
-    if (ptreg_nvrtc_available(note, sizeof note))
+    if (nvrtc_available(note, sizeof note))
         return 1;
     const char *recorder = getenv("PTREG_NVRTC");
     void *lib = recorder ? dlopen(recorder, RTLD_NOW | RTLD_LOCAL) : NULL;
@@ -677,7 +677,7 @@ int main(int argc, char **argv)
         return run_case(argv[1]);
     if (argc > 1 && !strcmp(argv[1], "nvrtc-path")) {
         char note[400];
-        int found = ptreg_nvrtc_available(note, sizeof note);
+        int found = nvrtc_available(note, sizeof note);
         printf("nvrtc %d%s%s\n", found, found ? "" : " ", found ? "" : note);
         return 0;
     }

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void repair(uint8_t *buf, size_t size)
 {
-    uint64_t file_size = size, h = ptreg_pti_checksum(buf + HEADER_BYTES, size - HEADER_BYTES);
+    uint64_t file_size = size, h = pti_checksum(buf + HEADER_BYTES, size - HEADER_BYTES);
     memcpy(buf + 16, &file_size, sizeof file_size);
     memcpy(buf + 24, &h, sizeof h);
 }

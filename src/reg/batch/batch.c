@@ -26,7 +26,7 @@ void ptreg_batch_options_default(ptreg_batch_options *opt)
     opt->tol = 1e-7;
 }
 
-typedef ptreg_batch_setup pair_setup;
+typedef batch_setup pair_setup;
 
 /* ---- the lanes ---- */
 
@@ -87,7 +87,7 @@ static void pack_target_lane(const ptreg_pair_set *p, size_t pair, const double 
     }
 }
 
-static void set_lane(ptreg_batch_block *b, int l, const pair_setup *s, int translation)
+static void set_lane(batch_block *b, int l, const pair_setup *s, int translation)
 {
     for (int k = 0; k < 3; k++) {
         b->center[k][l] = s->target_c[k];
@@ -128,7 +128,7 @@ static int run_block(const batch_job *job, size_t first, block_buffers *bb)
     const int per_lane = p->target_offset != NULL;
     if (!buffers_reserve(bb, ns, nt, W, per_lane))
         return -1;
-    ptreg_batch_block b;
+    batch_block b;
     memset(&b, 0, sizeof b);
     b.lanes = (int)lanes, b.width = W, b.ns = (int)ns, b.nt = (int)nt;
     b.rotation_only = !job->o->translation;
@@ -283,8 +283,8 @@ static ptreg_status setup_all(const ptreg_pair_set *p, const ptreg_batch_options
                               ptreg_error *err)
 {
     for (size_t i = 0; i < p->count; i++)
-        if (!ptreg_batch_setup_pair(p, i, o, &setup[i]))
-            return ptreg_batch_no_extent(i, err);
+        if (!batch_setup_pair(p, i, o, &setup[i]))
+            return batch_no_extent(i, err);
     return PTREG_OK;
 }
 
@@ -306,7 +306,7 @@ static void fill_stats(const ptreg_pair_set *p, double t0, double pair_terms, co
 static ptreg_status device_takes(const ptreg_pair_set *p, const ptreg_batch_options *o, const ptreg_device *on,
                                  int *takes, ptreg_error *err)
 {
-    const size_t largest = ptreg_batch_largest_pair(p);
+    const size_t largest = batch_largest_pair(p);
     const char *env = getenv("PTREG_DEVICE");
     *takes = largest <= PTREG_BATCH_DEVICE_MAX_POINTS;
     if (*takes || (o->device.backend == PTREG_BACKEND_AUTO && !(env && *env)))
@@ -348,12 +348,12 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
     if (on_device) {
         ptreg_batch_stats s;
         memset(&s, 0, sizeof s);
-        st = ptreg_batch_device_register(p, o, &on, transform, iterations, stop, &s, err);
+        st = batch_device_register(p, o, &on, transform, iterations, stop, &s, err);
         if (!st && stats)
             fill_stats(p, t0, s.pair_terms, s.isa, s.kernel_ms, stats);
         return st;
     }
-    const ptreg_isa isa = ptreg_cpu_isa();
+    const isa_level isa = cpu_isa_level();
     const batch_cpu_kernel_table *k = batch_cpu_kernels_for(isa);
     const int W = k->lanes();
     pair_setup *setup = malloc((p->count ? p->count : 1) * sizeof *setup);
@@ -390,7 +390,7 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
     free(terms);
     free(shared);
     if (!st && stats)
-        fill_stats(p, t0, pair_terms, o->reference ? "reference" : ptreg_isa_name(isa), 0.0, stats);
+        fill_stats(p, t0, pair_terms, o->reference ? "reference" : isa_level_name(isa), 0.0, stats);
     return st;
 }
 

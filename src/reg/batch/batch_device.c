@@ -13,7 +13,7 @@
 
 static const char *const batch_files[] = {"device/reduce.cl", "pair/exp.cl", "reg/emicp/emicp_weights.cl", "reg/batch/batch.cl",
                                           NULL};
-const ptreg_kernel_program ptreg_batch_kernels = {"batch", batch_files};
+const kernel_program batch_kernels = {"batch", batch_files};
 
 /* batch.cl's layouts */
 #define PARAM_WORDS 10 /* per target: centre, reference point, sigma2 init and final, d02, radius */
@@ -34,7 +34,7 @@ const ptreg_kernel_program ptreg_batch_kernels = {"batch", batch_files};
 
 /* ---- the layout ---- */
 
-ptreg_status ptreg_batch_device_layout(size_t max_points, int shared, ptreg_batch_layout *l, ptreg_error *err)
+ptreg_status batch_device_layout(size_t max_points, int shared, batch_layout *l, ptreg_error *err)
 {
     /* 8 points per thread in the E-step; groups of at most 128 threads
      * (the partial moments take 128 bytes of local memory per thread);
@@ -59,19 +59,19 @@ ptreg_status ptreg_batch_device_layout(size_t max_points, int shared, ptreg_batc
     return PTREG_OK;
 }
 
-static size_t target_floats(const ptreg_batch_layout *l)
+static size_t target_floats(const batch_layout *l)
 {
     return l->shared ? 3 * (size_t)l->cap : (size_t)l->pairs * (3 * (size_t)l->cap + 1);
 }
 
-size_t ptreg_batch_device_local_bytes(const ptreg_batch_layout *l, size_t acc_size)
+size_t batch_device_local_bytes(const batch_layout *l, size_t acc_size)
 {
     const size_t wg = (size_t)l->pairs * l->threads;
     return acc_size * (wg * MOMENTS + (size_t)l->pairs * SLOT_WORDS) + 2 * sizeof(uint32_t) * l->pairs +
            sizeof(float) * target_floats(l);
 }
 
-void ptreg_batch_device_defines(const ptreg_batch_layout *l, char *defines, size_t size)
+void batch_device_defines(const batch_layout *l, char *defines, size_t size)
 {
     snprintf(defines, size,
              "-DWG=%u -DITEMS=1 -DBATCH_PAIRS=%u -DBATCH_TPP=%u -DBATCH_CAP=%u -DBATCH_SHARED=%d "
@@ -85,9 +85,9 @@ void ptreg_batch_device_defines(const ptreg_batch_layout *l, char *defines, size
 typedef struct batch_run {
     const ptreg_pair_set *p;
     const ptreg_batch_options *o;
-    ptreg_dev *dev;
-    ptreg_dkernel *kernel;
-    ptreg_batch_layout layout;
+    dev_handle *dev;
+    dkernel *kernel;
+    batch_layout layout;
     size_t acc; /* the device's sums: double (8) or float (4) */
 } batch_run;
 
@@ -115,7 +115,7 @@ typedef struct chunk {
     void *source_params;                     /* with translation: each source's centroid (3 acc) */
     float *transform;                        /* float devices: the poses before widening */
     int *iterations;                         /* when the caller passed none (the work is counted from them) */
-    ptreg_dbuf *buf[B_COUNT];
+    dbuf *buf[B_COUNT];
 } chunk;
 
 static void chunk_free(chunk *c)
@@ -128,7 +128,7 @@ static void chunk_free(chunk *c)
     free(c->transform);
     free(c->iterations);
     for (int b = 0; b < B_COUNT; b++)
-        ptreg_dbuf_free(c->buf[b]);
+        dbuf_free(c->buf[b]);
     memset(c, 0, sizeof *c);
 }
 
@@ -144,7 +144,7 @@ static void put(const batch_run *r, void *array, size_t i, double v)
  * target parameters) and its points as the CPU path's lanes take them:
  * float(point - centroid). */
 static void pack_target(const batch_run *r, chunk *c, size_t row, const float *t, size_t n,
-                        const ptreg_batch_setup *s)
+                        const batch_setup *s)
 {
     const size_t at = PARAM_WORDS * row;
     for (int k = 0; k < 3; k++) {
@@ -161,14 +161,14 @@ static void pack_target(const batch_run *r, chunk *c, size_t row, const float *t
             out[3 * i + (size_t)k] = (float)(t[3 * i + (size_t)k] - s->target_c[k]);
 }
 
-/* Pair first + i: its setup (ptreg_batch_setup_pair), its source's
+/* Pair first + i: its setup (batch_setup_pair), its source's
  * centroid with translation, and its own target. 0 when refused. */
 static int pack_pair(const batch_run *r, chunk *c, size_t i)
 {
     const ptreg_pair_set *p = r->p;
     const size_t pair = c->first + i;
-    ptreg_batch_setup s;
-    if (!ptreg_batch_setup_pair(p, pair, r->o, &s))
+    batch_setup s;
+    if (!batch_setup_pair(p, pair, r->o, &s))
         return 0;
     for (int k = 0; r->o->translation && k < 3; k++)
         put(r, c->source_params, 3 * i + (size_t)k, s.source_c[k]);
@@ -224,7 +224,7 @@ static ptreg_status chunk_prepare(const batch_run *r, chunk *c, int *iterations,
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for %zu target points",
                                c->target_floats / 3);
     const size_t refused = pack_pairs(r, c);
-    return refused == SIZE_MAX ? PTREG_OK : ptreg_batch_no_extent(refused, err);
+    return refused == SIZE_MAX ? PTREG_OK : batch_no_extent(refused, err);
 }
 
 static ptreg_status chunk_upload(const batch_run *r, chunk *c, ptreg_error *err)
@@ -232,25 +232,25 @@ static ptreg_status chunk_upload(const batch_run *r, chunk *c, ptreg_error *err)
     const ptreg_pair_set *p = r->p;
     const size_t n = c->n, source_floats = 3 * (size_t)c->source_offset[n];
     const size_t source_params = (r->o->translation ? n : 1) * 3 * r->acc;
-    ptreg_status st = ptreg_dbuf_upload(r->dev, p->source + 3 * p->source_offset[c->first],
+    ptreg_status st = dbuf_upload(r->dev, p->source + 3 * p->source_offset[c->first],
                                         source_floats * sizeof(float), &c->buf[B_SOURCE], err);
     st = st ? st
-            : ptreg_dbuf_upload(r->dev, c->source_offset, (n + 1) * sizeof(uint32_t), &c->buf[B_SOURCE_OFFSET], err);
-    st = st ? st : ptreg_dbuf_upload(r->dev, c->target, c->target_floats * sizeof(float), &c->buf[B_TARGET], err);
+            : dbuf_upload(r->dev, c->source_offset, (n + 1) * sizeof(uint32_t), &c->buf[B_SOURCE_OFFSET], err);
+    st = st ? st : dbuf_upload(r->dev, c->target, c->target_floats * sizeof(float), &c->buf[B_TARGET], err);
     st = st ? st
-            : ptreg_dbuf_upload(r->dev, c->target_offset, (c->targets + 1) * sizeof(uint32_t),
+            : dbuf_upload(r->dev, c->target_offset, (c->targets + 1) * sizeof(uint32_t),
                                 &c->buf[B_TARGET_OFFSET], err);
     st = st ? st
-            : ptreg_dbuf_upload(r->dev, c->target_params, c->targets * PARAM_WORDS * r->acc,
+            : dbuf_upload(r->dev, c->target_params, c->targets * PARAM_WORDS * r->acc,
                                 &c->buf[B_TARGET_PARAMS], err);
-    st = st ? st : ptreg_dbuf_upload(r->dev, c->source_params, source_params, &c->buf[B_SOURCE_PARAMS], err);
-    st = st ? st : ptreg_dbuf_alloc(r->dev, 16 * n * r->acc, &c->buf[B_TRANSFORM], err);
-    st = st ? st : ptreg_dbuf_alloc(r->dev, n * sizeof(int32_t), &c->buf[B_ITERATIONS], err);
-    st = st ? st : ptreg_dbuf_alloc(r->dev, n * sizeof(int32_t), &c->buf[B_STOP], err);
+    st = st ? st : dbuf_upload(r->dev, c->source_params, source_params, &c->buf[B_SOURCE_PARAMS], err);
+    st = st ? st : dbuf_alloc(r->dev, 16 * n * r->acc, &c->buf[B_TRANSFORM], err);
+    st = st ? st : dbuf_alloc(r->dev, n * sizeof(int32_t), &c->buf[B_ITERATIONS], err);
+    st = st ? st : dbuf_alloc(r->dev, n * sizeof(int32_t), &c->buf[B_STOP], err);
     return st;
 }
 
-static ptreg_karg karg_acc(const batch_run *r, double v)
+static karg karg_acc(const batch_run *r, double v)
 {
     return r->acc == sizeof(double) ? KARG_F64(v) : KARG_F32(v);
 }
@@ -261,8 +261,8 @@ static ptreg_karg karg_acc(const batch_run *r, double v)
 static ptreg_status chunk_launch(const batch_run *r, chunk *c, double *kernel_ms, ptreg_error *err)
 {
     const ptreg_batch_options *o = r->o;
-    ptreg_dbuf *const *b = c->buf;
-    const ptreg_karg args[] = {KARG_BUF(b[B_SOURCE]),
+    dbuf *const *b = c->buf;
+    const karg args[] = {KARG_BUF(b[B_SOURCE]),
                                KARG_BUF(b[B_SOURCE_OFFSET]),
                                KARG_BUF(b[B_TARGET]),
                                KARG_BUF(b[B_TARGET_OFFSET]),
@@ -279,15 +279,15 @@ static ptreg_status chunk_launch(const batch_run *r, chunk *c, double *kernel_ms
                                KARG_BUF(b[B_STOP])};
     const size_t groups[3] = {(c->n + r->layout.pairs - 1) / r->layout.pairs, 1, 1};
     const size_t local[3] = {(size_t)r->layout.pairs * r->layout.threads, 1, 1};
-    ptreg_devent start = {0}, end = {0};
+    devent start = {0}, end = {0};
     ptreg_error timing;
     double ms = 0.0;
-    int timed = !ptreg_dev_event_record(r->dev, &start, &timing);
-    ptreg_status st = ptreg_dev_launch_groups(r->kernel, 1, groups, local, sizeof args / sizeof args[0], args, err);
-    timed = timed && !st && !ptreg_dev_event_record(r->dev, &end, &timing) &&
-            !ptreg_dev_event_elapsed(&start, &end, &ms, &timing);
-    ptreg_dev_event_free(&start);
-    ptreg_dev_event_free(&end);
+    int timed = !dev_event_record(r->dev, &start, &timing);
+    ptreg_status st = dev_launch_groups(r->kernel, 1, groups, local, sizeof args / sizeof args[0], args, err);
+    timed = timed && !st && !dev_event_record(r->dev, &end, &timing) &&
+            !dev_event_elapsed(&start, &end, &ms, &timing);
+    dev_event_free(&start);
+    dev_event_free(&end);
     *kernel_ms = timed && *kernel_ms >= 0.0 ? *kernel_ms + ms : -1.0;
     return st;
 }
@@ -301,10 +301,10 @@ static ptreg_status chunk_results(const batch_run *r, chunk *c, double *transfor
     const size_t n = c->n;
     int *its = iterations ? iterations + c->first : c->iterations;
     void *poses = r->acc == sizeof(double) ? (void *)(transform + 16 * c->first) : (void *)c->transform;
-    ptreg_status st = ptreg_dbuf_read(c->buf[B_TRANSFORM], 0, poses, 16 * n * r->acc, err);
-    st = st ? st : ptreg_dbuf_read(c->buf[B_ITERATIONS], 0, its, n * sizeof(int), err);
+    ptreg_status st = dbuf_read(c->buf[B_TRANSFORM], 0, poses, 16 * n * r->acc, err);
+    st = st ? st : dbuf_read(c->buf[B_ITERATIONS], 0, its, n * sizeof(int), err);
     if (!st && stop)
-        st = ptreg_dbuf_read(c->buf[B_STOP], 0, stop + c->first, n * sizeof(int), err);
+        st = dbuf_read(c->buf[B_STOP], 0, stop + c->first, n * sizeof(int), err);
     if (st)
         return st;
     if (r->acc != sizeof(double)) {
@@ -328,7 +328,7 @@ static ptreg_status open_kernel(batch_run *r, ptreg_error *err)
 {
     r->acc = r->dev->info.fp64 ? sizeof(double) : sizeof(float);
     ptreg_status st =
-        ptreg_batch_device_layout(ptreg_batch_largest_pair(r->p), r->p->target_offset == NULL, &r->layout, err);
+        batch_device_layout(batch_largest_pair(r->p), r->p->target_offset == NULL, &r->layout, err);
     if (st)
         return st;
     /* fewer pairs per group on a device with less local memory than the
@@ -336,10 +336,10 @@ static ptreg_status open_kernel(batch_run *r, ptreg_error *err)
     const ptreg_device_info *info = &r->dev->info;
     const char *asked = getenv("PTREG_BATCH_LAYOUT");
     while (!(asked && *asked) && r->layout.pairs > 1 &&
-           ptreg_batch_device_local_bytes(&r->layout, r->acc) > info->local_memory_bytes)
+           batch_device_local_bytes(&r->layout, r->acc) > info->local_memory_bytes)
         r->layout.pairs /= 2;
     const size_t wg = (size_t)r->layout.pairs * r->layout.threads;
-    const size_t local = ptreg_batch_device_local_bytes(&r->layout, r->acc);
+    const size_t local = batch_device_local_bytes(&r->layout, r->acc);
     if (wg > info->max_work_group || local > info->local_memory_bytes)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
                                "batch on %s: a group of %u pairs x %u threads needs %zu threads and %zu bytes of "
@@ -347,10 +347,10 @@ static ptreg_status open_kernel(batch_run *r, ptreg_error *err)
                                r->dev->label, r->layout.pairs, r->layout.threads, wg, local, info->max_work_group,
                                (unsigned long long)info->local_memory_bytes);
     char defines[512];
-    ptreg_batch_device_defines(&r->layout, defines, sizeof defines);
-    ptreg_dprogram *program;
-    st = ptreg_dev_program(r->dev, &ptreg_batch_kernels, defines, &program, err);
-    return st ? st : ptreg_dev_kernel(program, "ptreg_batch_emicp", &r->kernel, err);
+    batch_device_defines(&r->layout, defines, sizeof defines);
+    dprogram *program;
+    st = dev_program(r->dev, &batch_kernels, defines, &program, err);
+    return st ? st : dev_kernel(program, "ptreg_batch_emicp", &r->kernel, err);
 }
 
 static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
@@ -362,14 +362,14 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
 
 const engine batch_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
 
-ptreg_status ptreg_batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o,
+ptreg_status batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o,
                                          const ptreg_device *device, double *transform, int *iterations, int *stop,
                                          ptreg_batch_stats *stats, ptreg_error *err)
 {
     batch_run r = {.p = p, .o = o};
     stats->pair_terms = stats->kernel_ms = 0.0;
     stats->isa = ptreg_device_name(device);
-    ptreg_status st = ptreg_dev_get(device, &r.dev, err);
+    ptreg_status st = dev_get(device, &r.dev, err);
     st = st ? st : open_kernel(&r, err);
     for (size_t first = 0; !st && first < p->count; first += CHUNK_PAIRS) {
         chunk c = {.first = first, .n = p->count - first < CHUNK_PAIRS ? p->count - first : CHUNK_PAIRS};

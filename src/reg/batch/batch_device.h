@@ -12,30 +12,30 @@
 extern const engine batch_device_engine;
 
 /* The program of the batch kernels (batch.cl). */
-extern const ptreg_kernel_program ptreg_batch_kernels;
+extern const kernel_program batch_kernels;
 
 /* How a launch maps pairs to threads: `pairs` pairs per work-group,
  * `threads` threads per pair, local arrays for `cap` points per pair, one
  * target shared by all pairs or one per pair. */
-typedef struct ptreg_batch_layout {
+typedef struct batch_layout {
     unsigned pairs, threads, cap;
     int shared;
-} ptreg_batch_layout;
+} batch_layout;
 
 /* The layout for pairs of at most max_points source or target points
  * (<= PTREG_BATCH_DEVICE_MAX_POINTS). PTREG_BATCH_LAYOUT=PAIRSxTHREADS
  * (say 32x4) overrides the pairs and threads, for benchmarks. */
-ptreg_status ptreg_batch_device_layout(size_t max_points, int shared, ptreg_batch_layout *layout, ptreg_error *err);
+ptreg_status batch_device_layout(size_t max_points, int shared, batch_layout *layout, ptreg_error *err);
 /* Local memory a group of the layout takes (acc_size: 8 or 4). */
-size_t ptreg_batch_device_local_bytes(const ptreg_batch_layout *layout, size_t acc_size);
+size_t batch_device_local_bytes(const batch_layout *layout, size_t acc_size);
 /* The -D options of a layout. */
-void ptreg_batch_device_defines(const ptreg_batch_layout *layout, char *defines, size_t size);
+void batch_device_defines(const batch_layout *layout, char *defines, size_t size);
 
 /* Every pair on a device (the pairs and options already checked, the
  * device resolved to a GPU backend): transform, iterations, stop as
  * ptreg_batch_register; stats' pair_terms, isa (the device's name) and
  * kernel_ms. */
-ptreg_status ptreg_batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o,
+ptreg_status batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o,
                                          const ptreg_device *device, double *transform, int *iterations, int *stop,
                                          ptreg_batch_stats *stats, ptreg_error *err);
 

@@ -16,7 +16,7 @@
 #define PTREG_BATCH_MAX_LANES 16
 
 /* Why a lane stopped (ptreg_stop_reason values). */
-typedef struct ptreg_batch_block {
+typedef struct batch_block {
     int lanes;  /* lanes in use, <= the kernel's width W */
     int width;  /* W: the stride of every per-lane array below */
     int ns, nt; /* source points per lane (padded), target points */
@@ -42,11 +42,11 @@ typedef struct ptreg_batch_block {
     double T[12][PTREG_BATCH_MAX_LANES];
     int iterations[PTREG_BATCH_MAX_LANES], stop[PTREG_BATCH_MAX_LANES], converged[PTREG_BATCH_MAX_LANES];
     double sigma2_last[PTREG_BATCH_MAX_LANES];
-} ptreg_batch_block;
+} batch_block;
 
 #define PTREG_DECLARE_BATCH_KERNELS(sfx)                  \
-    int ptreg_batch_lanes##sfx(void);                     \
-    void ptreg_batch_block_run##sfx(ptreg_batch_block *b);
+    int batch_lanes##sfx(void);                     \
+    void batch_block_run##sfx(batch_block *b);
 
 PTREG_DECLARE_BATCH_KERNELS(_generic)
 #if defined(__x86_64__)
@@ -58,10 +58,10 @@ PTREG_DECLARE_BATCH_KERNELS(_avx512)
  * batch.c): the lanes of a block, and one block's schedule. */
 typedef struct batch_cpu_kernel_table {
     int (*lanes)(void);
-    void (*block)(ptreg_batch_block *b);
+    void (*block)(batch_block *b);
 } batch_cpu_kernel_table;
 
-#define BATCH_CPU_KERNELS(sfx) {ptreg_batch_lanes##sfx, ptreg_batch_block_run##sfx}
+#define BATCH_CPU_KERNELS(sfx) {batch_lanes##sfx, batch_block_run##sfx}
 PTREG_DECLARE_ISA_TABLE(batch_cpu_kernel_table, batch_cpu_kernels)
 
 #endif

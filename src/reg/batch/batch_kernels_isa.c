@@ -21,7 +21,7 @@
 #define MIN_NORMALISER 1e-6
 #define JACOBI_SWEEPS 100
 
-int ISA_FN(ptreg_batch_lanes)(void) { return W; }
+int ISA_FN(batch_lanes)(void) { return W; }
 
 /* ---- DW doubles: one native vector ---- */
 
@@ -130,7 +130,7 @@ typedef struct chunk_moments {
 /* Row j of the source under T, as the pair engine stores it: the double
  * product rounded to float after centring on the target's centroid; and
  * the row itself in double. */
-static void move_row(const ptreg_batch_block *b, const chunk_consts k[NC], const vd T[NC][12], int j, float r[3][W],
+static void move_row(const batch_block *b, const chunk_consts k[NC], const vd T[NC][12], int j, float r[3][W],
                      vd p[NC][3])
 {
     for (int c = 0; c < NC; c++) {
@@ -145,7 +145,7 @@ static void move_row(const ptreg_batch_block *b, const chunk_consts k[NC], const
 }
 
 /* The pair engine's sweep of one row over every target point. */
-static void row_sums(const ptreg_batch_block *b, const float r[3][W], vf neg_scale, float se[W], float se2[W],
+static void row_sums(const batch_block *b, const float r[3][W], vf neg_scale, float se[W], float se2[W],
                      float sb[3][W])
 {
     const vf ax = v_load(r[0]), ay = v_load(r[1]), az = v_load(r[2]);
@@ -210,7 +210,7 @@ static void add_row(const chunk_consts *k, const vd p[3], const chunk_sums *s, v
     }
 }
 
-static void e_step(const ptreg_batch_block *b, const chunk_consts k[NC], const vd T[NC][12], const double sigma2[W],
+static void e_step(const batch_block *b, const chunk_consts k[NC], const vd T[NC][12], const double sigma2[W],
                    chunk_moments m[NC])
 {
     memset(m, 0, NC * sizeof *m);
@@ -483,7 +483,7 @@ static double pose_change(const vd before[12], const vd after[12], int l, double
     return angle_deg * (3.14159265358979323846 / 180.0) + trans / radius;
 }
 
-static void load_block(const ptreg_batch_block *b, chunk_consts k[NC], vd T[NC][12])
+static void load_block(const batch_block *b, chunk_consts k[NC], vd T[NC][12])
 {
     for (int c = 0; c < NC; c++) {
         for (int d = 0; d < 3; d++) {
@@ -498,7 +498,7 @@ static void load_block(const ptreg_batch_block *b, chunk_consts k[NC], vd T[NC][
 
 /* One iteration's bookkeeping for lane l of chunk c (ptreg_emicp's
  * anneal): the update taken, sigma^2 lowered, the tolerance tested. */
-static void advance(ptreg_batch_block *b, int c, int l, vd T[12], const vd next[12], double *sigma2, int *active)
+static void advance(batch_block *b, int c, int l, vd T[12], const vd next[12], double *sigma2, int *active)
 {
     const int lane = c * DW + l;
     b->iterations[lane]++;
@@ -517,7 +517,7 @@ static void advance(ptreg_batch_block *b, int c, int l, vd T[12], const vd next[
 
 /* Lanes that have run out of iterations or reached the final sigma stop
  * before the next; returns whether any lane goes on. */
-static int still_running(ptreg_batch_block *b, const double sigma2[W], int active[W])
+static int still_running(batch_block *b, const double sigma2[W], int active[W])
 {
     int any = 0;
     for (int l = 0; l < W; l++) {
@@ -532,7 +532,7 @@ static int still_running(ptreg_batch_block *b, const double sigma2[W], int activ
     return any;
 }
 
-void ISA_FN(ptreg_batch_block_run)(ptreg_batch_block *b)
+void ISA_FN(batch_block_run)(batch_block *b)
 {
     chunk_consts k[NC];
     vd T[NC][12];

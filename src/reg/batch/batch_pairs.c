@@ -66,7 +66,7 @@ ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_bat
     return PTREG_OK;
 }
 
-int ptreg_batch_setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, ptreg_batch_setup *s)
+int batch_setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, batch_setup *s)
 {
     ptreg_points_centroid(batch_source_of(p, i), batch_source_points(p, i), s->source_c);
     ptreg_points_centroid(batch_target_of(p, i), batch_target_points(p, i), s->target_c);
@@ -74,13 +74,13 @@ int ptreg_batch_setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_
                                  &s->sigma2_final, &s->d02, &s->radius, NULL);
 }
 
-ptreg_status ptreg_batch_no_extent(size_t pair, ptreg_error *err)
+ptreg_status batch_no_extent(size_t pair, ptreg_error *err)
 {
     return ptreg_error_set(err, PTREG_ERR_ARG,
                            "batch: pair %zu: its target has no extent (all points equal): give sigma2 values", pair);
 }
 
-size_t ptreg_batch_largest_pair(const ptreg_pair_set *p)
+size_t batch_largest_pair(const ptreg_pair_set *p)
 {
     size_t largest = p->target_offset ? 0 : p->target_points;
     for (size_t i = 0; i < p->count; i++) {

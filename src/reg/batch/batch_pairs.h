@@ -33,17 +33,17 @@ ptreg_status batch_check_pairs(const ptreg_pair_set *p, const ptreg_batch_option
 
 /* One pair's schedule and reference points: ptreg_emicp's, from its
  * target. */
-typedef struct ptreg_batch_setup {
+typedef struct batch_setup {
     double source_c[3], target_c[3], radius;
     double sigma2_init, sigma2_final, d02;
-} ptreg_batch_setup;
+} batch_setup;
 
 /* Pair i's setup; 0 when its target has no extent and the schedule was
  * not given. */
-int ptreg_batch_setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, ptreg_batch_setup *s);
+int batch_setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_options *o, batch_setup *s);
 /* The most source or target points of a pair. */
-size_t ptreg_batch_largest_pair(const ptreg_pair_set *p);
-/* The message for a pair that ptreg_batch_setup_pair refuses. */
-ptreg_status ptreg_batch_no_extent(size_t pair, ptreg_error *err);
+size_t batch_largest_pair(const ptreg_pair_set *p);
+/* The message for a pair that batch_setup_pair refuses. */
+ptreg_status batch_no_extent(size_t pair, ptreg_error *err);
 
 #endif

@@ -185,7 +185,7 @@ static ptreg_status cpu_estep_run(void *ctx, const double T[16], double sigma2, 
 /* Where an EM-ICP runs: its E-step and the centroids the moments are
  * taken about. */
 typedef struct emicp_run {
-    ptreg_emicp_estep_fn estep;
+    emicp_estep_fn estep;
     void *ctx;
     double source_c[3], target_c[3];
 } emicp_run;
@@ -282,17 +282,17 @@ static ptreg_status emicp_device(const ptreg_device *device, const float *source
                                  size_t m, const ptreg_emicp_options *opt, emicp_run *run, ptreg_emicp_result *res,
                                  ptreg_error *err)
 {
-    ptreg_emicp_device *ed;
+    emicp_device_state *ed;
     ptreg_status st = ptreg_pair_options_check(&opt->pair, err);
     st = st ? st
-            : ptreg_emicp_device_open(device, source, n, target, m, &opt->pair, run->source_c,
+            : emicp_device_open(device, source, n, target, m, &opt->pair, run->source_c,
                                       run->target_c, &ed, &res->isa, err);
     if (st)
         return st;
-    run->estep = ptreg_emicp_device_estep;
+    run->estep = emicp_device_estep;
     run->ctx = ed;
     st = anneal(run, opt, res, err);
-    ptreg_emicp_device_close(ed);
+    emicp_device_close(ed);
     return st;
 }
 

@@ -12,7 +12,7 @@
  * weighted moments of every source point's pair, about the source's and
  * the target's centroids (mom arrives initialised so); the time it took is
  * added to *pair_ms. */
-typedef ptreg_status (*ptreg_emicp_estep_fn)(void *ctx, const double T[16], double sigma2, double outlier,
+typedef ptreg_status (*emicp_estep_fn)(void *ctx, const double T[16], double sigma2, double outlier,
                                               ptreg_moments *mom, double *pair_ms, ptreg_error *err);
 
 /* The device engine (device/engine.h): the pair sums' work-groups within
@@ -20,19 +20,19 @@ typedef ptreg_status (*ptreg_emicp_estep_fn)(void *ctx, const double T[16], doub
 extern const engine emicp_device_engine;
 
 /* The program of EM-ICP on a device: pair.cl's sums, emicp.cl's steps. */
-extern const ptreg_kernel_program ptreg_emicp_kernels;
+extern const kernel_program emicp_kernels;
 
-typedef struct ptreg_emicp_device ptreg_emicp_device;
+typedef struct emicp_device_state emicp_device_state;
 
 /* The target resident on the device, the source uploaded; *name: the
  * device's (for the result's isa). */
-ptreg_status ptreg_emicp_device_open(const ptreg_device *device, const float *source, size_t n, const float *target,
+ptreg_status emicp_device_open(const ptreg_device *device, const float *source, size_t n, const float *target,
                                      size_t m, const ptreg_pair_options *pair, const double source_c[3],
-                                     const double target_c[3], ptreg_emicp_device **out, const char **name,
+                                     const double target_c[3], emicp_device_state **out, const char **name,
                                      ptreg_error *err);
-/* ptreg_emicp_estep_fn on the device (ctx: the ptreg_emicp_device). */
-ptreg_status ptreg_emicp_device_estep(void *ctx, const double T[16], double sigma2, double outlier,
+/* emicp_estep_fn on the device (ctx: the emicp_device_state). */
+ptreg_status emicp_device_estep(void *ctx, const double T[16], double sigma2, double outlier,
                                       ptreg_moments *mom, double *pair_ms, ptreg_error *err);
-void ptreg_emicp_device_close(ptreg_emicp_device *ed);
+void emicp_device_close(emicp_device_state *ed);
 
 #endif

@@ -65,7 +65,7 @@ static ptreg_status nearest_both(const float *a, size_t na, const unsigned char 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
     for (long u = 0; u < (long)units; u++) {
         const size_t r0 = (size_t)u * per_unit, r1 = r0 + per_unit < na ? r0 + per_unit : na;
-        const ptreg_desc_scan scan = {a, bt, a_nan, r0, r1, nb, dim, row_best, cd ? cd + (size_t)u * nb : NULL,
+        const desc_scan scan = {a, bt, a_nan, r0, r1, nb, dim, row_best, cd ? cd + (size_t)u * nb : NULL,
                                       ci ? ci + (size_t)u * nb : NULL};
         global_cpu_kernels()->desc_scan_rows(&scan);
     }
@@ -418,12 +418,12 @@ static ptreg_status fgr_optimise(const float *p, const float *q, size_t n, const
     for (int it = 0; it < opt->iterations; it++) {
         ptreg_transform_points(T, p, moved, n);
         io.kernel_scale = mu;
-        const ptreg_icp_gn_pairs pairs = {moved, q, NULL, NULL, use, n};
-        ptreg_icp_normal_eq eq;
+        const icp_gn_pairs pairs = {moved, q, NULL, NULL, use, n};
+        icp_normal_eq eq;
         double r2, dT[16];
         size_t used;
-        ptreg_icp_gn_block(&io, origin, &pairs, &eq, &r2, &used);
-        if (!ptreg_icp_gn_step(&eq, origin, 0, 0.0, dT))
+        icp_gn_block(&io, origin, &pairs, &eq, &r2, &used);
+        if (!icp_gn_step(&eq, origin, 0, 0.0, dT))
             break;
         ptreg_transform_mul(dT, T, T);
         if (it % 4 == 0 && mu > opt->max_dist)
@@ -582,7 +582,7 @@ static ptreg_status fpfh_of(const ptreg_cloud *c, double voxel, float **out, ptr
 static double diagonal(const float *xyz, size_t n)
 {
     double centre[3], d2;
-    ptreg_icp_target_extent(xyz, n, centre, &d2);
+    icp_target_extent(xyz, n, centre, &d2);
     return sqrt(d2);
 }
 

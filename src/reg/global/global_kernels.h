@@ -16,7 +16,7 @@
  * nearer: rows come in increasing order). Each distance is summed over the
  * dimensions in order, with separate multiplies and adds: every ISA gives
  * the same bits. */
-typedef struct ptreg_desc_scan {
+typedef struct desc_scan {
     const float *a, *bt;
     const unsigned char *a_nan;
     size_t r0, r1, nb;
@@ -24,9 +24,9 @@ typedef struct ptreg_desc_scan {
     uint32_t *row_best;
     float *col_d;
     uint32_t *col_i;
-} ptreg_desc_scan;
+} desc_scan;
 
-#define PTREG_DECLARE_GLOBAL_KERNELS(sfx) void ptreg_desc_scan_rows##sfx(const ptreg_desc_scan *s);
+#define PTREG_DECLARE_GLOBAL_KERNELS(sfx) void desc_scan_rows##sfx(const desc_scan *s);
 
 PTREG_DECLARE_GLOBAL_KERNELS(_generic)
 #if defined(__x86_64__)
@@ -37,10 +37,10 @@ PTREG_DECLARE_GLOBAL_KERNELS(_avx512)
 /* The copies one ISA built (global_cpu_kernels(): this CPU's; defined in
  * global.c). */
 typedef struct global_cpu_kernel_table {
-    void (*desc_scan_rows)(const ptreg_desc_scan *s);
+    void (*desc_scan_rows)(const desc_scan *s);
 } global_cpu_kernel_table;
 
-#define GLOBAL_CPU_KERNELS(sfx) {ptreg_desc_scan_rows##sfx}
+#define GLOBAL_CPU_KERNELS(sfx) {desc_scan_rows##sfx}
 PTREG_DECLARE_ISA_TABLE(global_cpu_kernel_table, global_cpu_kernels)
 
 #endif

@@ -8,7 +8,7 @@
 
 #define MATCH_BLOCK 512 /* columns whose distances are summed together */
 
-void ISA_FN(ptreg_desc_scan_rows)(const ptreg_desc_scan *s)
+void ISA_FN(desc_scan_rows)(const desc_scan *s)
 {
     float d[MATCH_BLOCK];
     for (size_t i = s->r0; i < s->r1; i++) {

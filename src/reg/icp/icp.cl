@@ -45,7 +45,7 @@ FN int within_limits(float d2, float max_d2, acc_t sigma_limit)
 /* ---- moments of the kept pairs ---- */
 
 /* Partial moments of group g's pairs (moved source i -> the target point
- * nearest[i] names), relative to ref, as ptreg_pair_sums adds them. */
+ * nearest[i] names), relative to ref, as pair_sums adds them. */
 KERNEL ptreg_icp_moments(GLOBAL const float *moved, GLOBAL const u32 *nearest, GLOBAL const float *dist2,
                          GLOBAL const u32 *order, u32 n, GLOBAL const float *target, float max_d2,
                          GLOBAL const acc_t *filter, GLOBAL const u64 *select, acc_t r0, acc_t r1, acc_t r2,

@@ -48,7 +48,7 @@ typedef struct icp_state {
     double ref[3];      /* reference point of the moment sums */
     size_t blocks;
     ptreg_moments *block_moments;
-    ptreg_icp_normal_eq *block_eq;
+    icp_normal_eq *block_eq;
     double *block_sums; /* per block: summed squared distances */
     size_t *block_used; /* per block: pairs used */
 } icp_state;
@@ -86,7 +86,7 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->n = n, s->opt = opt;
     s->source = malloc(3 * n * sizeof(float));
     s->order = malloc(n * sizeof(uint32_t));
-    if (!s->source || !s->order || ptreg_icp_morton_order(source, n, s->order))
+    if (!s->source || !s->order || icp_morton_order(source, n, s->order))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     for (size_t i = 0; i < n; i++)
         memcpy(s->source + 3 * i, source + 3 * (size_t)s->order[i], 3 * sizeof(float));
@@ -103,7 +103,7 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->keys = opt->trim < 1.0 ? malloc(n * sizeof(uint64_t)) : NULL;
     s->position = opt->trim < 1.0 ? malloc(n * sizeof(uint32_t)) : NULL;
     s->block_moments = malloc(s->blocks * sizeof(ptreg_moments));
-    s->block_eq = s->gauss_newton ? malloc(s->blocks * sizeof(ptreg_icp_normal_eq)) : NULL;
+    s->block_eq = s->gauss_newton ? malloc(s->blocks * sizeof(icp_normal_eq)) : NULL;
     s->matched_n = opt->method != PTREG_ICP_POINT ? malloc(3 * n * sizeof(float)) : NULL;
     s->moved_n = uses_source_normals(opt) ? malloc(3 * n * sizeof(float)) : NULL;
     s->block_sums = malloc(s->blocks * sizeof(double));
@@ -131,13 +131,13 @@ static void block_sums(icp_state *s, size_t b)
 {
     size_t i0 = b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
     if (s->gauss_newton) {
-        const ptreg_icp_gn_pairs pairs = {s->moved + 3 * i0, s->matched + 3 * i0,
+        const icp_gn_pairs pairs = {s->moved + 3 * i0, s->matched + 3 * i0,
                                           s->matched_n ? s->matched_n + 3 * i0 : NULL,
                                           s->moved_n ? s->moved_n + 3 * i0 : NULL, s->use + i0, cnt};
-        ptreg_icp_gn_block(s->opt, s->ref, &pairs, &s->block_eq[b], &s->block_sums[b], &s->block_used[b]);
+        icp_gn_block(s->opt, s->ref, &pairs, &s->block_eq[b], &s->block_sums[b], &s->block_used[b]);
         return;
     }
-    ptreg_pair_sums sums;
+    pair_sums sums;
     icp_cpu_kernels()->pair_sums_range(s->moved + 3 * i0, s->matched + 3 * i0, s->dist2 + i0, s->use + i0, cnt,
                                          s->ref, &sums);
     ptreg_moments *mb = &s->block_moments[b];
@@ -247,7 +247,7 @@ static void trim_pairs(icp_state *s, double trim)
 
 /* One pass of correspondences under T: pairs, filters, and the sums of
  * the pairs kept, over blocks in block order. */
-static void correspond(icp_state *s, const double T[16], int iteration, ptreg_icp_pass *pass, ptreg_walk_stats *walk)
+static void correspond(icp_state *s, const double T[16], int iteration, icp_pass *pass, ptreg_walk_stats *walk)
 {
     long blocks = (long)s->blocks;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
@@ -273,7 +273,7 @@ static void correspond(icp_state *s, const double T[16], int iteration, ptreg_ic
     ptreg_moments_init(&pass->moments, s->ref, s->ref);
     for (size_t b = 0; b < s->blocks; b++) {
         if (s->gauss_newton)
-            ptreg_icp_normal_eq_merge(&pass->eq, &s->block_eq[b]);
+            icp_normal_eq_merge(&pass->eq, &s->block_eq[b]);
         else
             ptreg_moments_merge(&pass->moments, &s->block_moments[b]);
         pass->sum_r2 += s->block_sums[b];
@@ -281,7 +281,7 @@ static void correspond(icp_state *s, const double T[16], int iteration, ptreg_ic
     }
 }
 
-static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration, ptreg_icp_pass *pass,
+static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration, icp_pass *pass,
                                    ptreg_walk_stats *walk, ptreg_error *err)
 {
     (void)err;
@@ -341,7 +341,7 @@ static ptreg_status cpu_run(const ptreg_device *on, const float *source, size_t 
     (void)on;
     icp_state s;
     memset(&s, 0, sizeof s);
-    const ptreg_nn_method nn = ptreg_icp_choose_nn(opt, n, idx, 1, r);
+    const ptreg_nn_method nn = icp_choose_nn(opt, n, idx, 1, r);
     r->nn = nn;
     const double tb = ptreg_time_ms();
     ptreg_status st = nn_searcher_create(idx, nn, n, &s.search, err);
@@ -349,13 +349,13 @@ static ptreg_status cpu_run(const ptreg_device *on, const float *source, size_t 
     float *owned_normals[2] = {NULL, NULL};
     st = st ? st : state_init(&s, source, n, opt, err);
     st = st ? st : state_normals(&s, source, idx, opt, owned_normals, r, err);
-    st = st ? st : ptreg_icp_result_alloc(r, opt->max_iter, nn_searcher_walks(s.search), err);
+    st = st ? st : icp_result_alloc(r, opt->max_iter, nn_searcher_walks(s.search), err);
     size_t m;
     const float *target = ptreg_model_index_points(idx, &m);
     double diag2;
-    ptreg_icp_target_extent(target, m, s.ref, &diag2);
+    icp_target_extent(target, m, s.ref, &diag2);
     if (!st)
-        st = ptreg_icp_iterate(cpu_correspond, &s, s.n, opt, ptreg_icp_tolerance(opt, diag2), r, err);
+        st = icp_iterate(cpu_correspond, &s, s.n, opt, icp_tolerance(opt, diag2), r, err);
     state_free(&s);
     free(owned_normals[0]), free(owned_normals[1]);
     if (st) {

@@ -15,7 +15,7 @@
 #include "reg/icp/icp_impl.h"
 
 static const char *const icp_files[] = {"device/reduce.cl", "reg/icp/icp.cl", NULL};
-const ptreg_kernel_program ptreg_icp_kernels = {"ICP", icp_files};
+const kernel_program icp_kernels = {"ICP", icp_files};
 
 /* icp.cl's layouts */
 #define MOMENTS 17 /* w, sp[3], sq[3], spq[9], d2sum */
@@ -50,7 +50,7 @@ enum {
 
 typedef struct icp_workspace {
     size_t capacity;
-    ptreg_dbuf *buf[WS_COUNT];
+    dbuf *buf[WS_COUNT];
 } icp_workspace;
 
 struct ptreg_icp_model {
@@ -58,9 +58,9 @@ struct ptreg_icp_model {
     const ptreg_model_index *index;
     double ref[3], diag2; /* the target's bounding-box centre and squared diagonal */
     /* on a GPU device */
-    ptreg_dev *dev;
-    ptreg_nn_device *nn;
-    ptreg_dkernel *transform, *moments, *total, *sigma_partials, *sigma_limit, *trim_histogram, *trim_pick;
+    dev_handle *dev;
+    nn_device_model *nn;
+    dkernel *transform, *moments, *total, *sigma_partials, *sigma_limit, *trim_histogram, *trim_pick;
     size_t acc_size; /* the device's sums: double (8) or float (4) */
     icp_workspace ws;
     double compile_ms, upload_ms;
@@ -71,7 +71,7 @@ struct ptreg_icp_model {
 static void workspace_free(icp_workspace *ws)
 {
     for (int i = 0; i < WS_COUNT; i++) {
-        ptreg_dbuf_free(ws->buf[i]);
+        dbuf_free(ws->buf[i]);
         ws->buf[i] = NULL;
     }
     ws->capacity = 0;
@@ -85,7 +85,7 @@ static ptreg_status workspace_reserve(ptreg_icp_model *m, size_t n, ptreg_error 
     if (n <= ws->capacity)
         return PTREG_OK;
     workspace_free(ws);
-    size_t groups = ptreg_device_groups(n), acc = m->acc_size;
+    size_t groups = device_groups(n), acc = m->acc_size;
     const size_t bytes[WS_COUNT] = {
         [WS_SOURCE] = 3 * n * sizeof(float),
         [WS_MOVED] = 3 * n * sizeof(float),
@@ -103,7 +103,7 @@ static ptreg_status workspace_reserve(ptreg_icp_model *m, size_t n, ptreg_error 
         [WS_SUMMARY] = (summary_walk_offset(m) + PTREG_WALK_FIELDS) * sizeof(uint64_t),
     };
     for (int i = 0; i < WS_COUNT; i++) {
-        ptreg_status st = ptreg_dbuf_alloc(m->dev, bytes[i], &ws->buf[i], err);
+        ptreg_status st = dbuf_alloc(m->dev, bytes[i], &ws->buf[i], err);
         if (st) {
             workspace_free(ws);
             return st;
@@ -113,38 +113,38 @@ static ptreg_status workspace_reserve(ptreg_icp_model *m, size_t n, ptreg_error 
     return PTREG_OK;
 }
 
-static ptreg_status get_kernels(ptreg_icp_model *m, ptreg_dprogram *p, ptreg_error *err)
+static ptreg_status get_kernels(ptreg_icp_model *m, dprogram *p, ptreg_error *err)
 {
-    ptreg_status st = ptreg_dev_kernel(p, "ptreg_icp_transform", &m->transform, err);
-    st = st ? st : ptreg_dev_kernel(p, "ptreg_icp_moments", &m->moments, err);
-    st = st ? st : ptreg_dev_kernel(p, "ptreg_icp_total", &m->total, err);
-    st = st ? st : ptreg_dev_kernel(p, "ptreg_icp_sigma_partials", &m->sigma_partials, err);
-    st = st ? st : ptreg_dev_kernel(p, "ptreg_icp_sigma_limit", &m->sigma_limit, err);
-    st = st ? st : ptreg_dev_kernel(p, "ptreg_icp_trim_histogram", &m->trim_histogram, err);
-    st = st ? st : ptreg_dev_kernel(p, "ptreg_icp_trim_pick", &m->trim_pick, err);
+    ptreg_status st = dev_kernel(p, "ptreg_icp_transform", &m->transform, err);
+    st = st ? st : dev_kernel(p, "ptreg_icp_moments", &m->moments, err);
+    st = st ? st : dev_kernel(p, "ptreg_icp_total", &m->total, err);
+    st = st ? st : dev_kernel(p, "ptreg_icp_sigma_partials", &m->sigma_partials, err);
+    st = st ? st : dev_kernel(p, "ptreg_icp_sigma_limit", &m->sigma_limit, err);
+    st = st ? st : dev_kernel(p, "ptreg_icp_trim_histogram", &m->trim_histogram, err);
+    st = st ? st : dev_kernel(p, "ptreg_icp_trim_pick", &m->trim_pick, err);
     return st;
 }
 
 /* Kernels first (compile_ms), then the model's arrays (upload_ms). */
 static ptreg_status open_on_device(ptreg_icp_model *m, ptreg_error *err)
 {
-    ptreg_status st = ptreg_dev_get(&m->device, &m->dev, err);
+    ptreg_status st = dev_get(&m->device, &m->dev, err);
     if (st)
         return st;
     m->acc_size = m->dev->info.fp64 ? sizeof(double) : sizeof(float);
     char defines[1024];
-    ptreg_nn_device_layout(m->dev, defines, sizeof defines);
+    nn_device_layout(m->dev, defines, sizeof defines);
     double t0 = ptreg_time_ms();
-    ptreg_dprogram *p;
-    st = ptreg_dev_program(m->dev, &ptreg_icp_kernels, defines, &p, err);
+    dprogram *p;
+    st = dev_program(m->dev, &icp_kernels, defines, &p, err);
     st = st ? st : get_kernels(m, p, err);
-    st = st ? st : ptreg_nn_device_prepare(m->dev, err);
+    st = st ? st : nn_device_prepare(m->dev, err);
     if (!st)
-        st = ptreg_dev_finish(m->dev, err);
+        st = dev_finish(m->dev, err);
     m->compile_ms = ptreg_time_ms() - t0;
     t0 = ptreg_time_ms();
-    st = st ? st : ptreg_nn_device_create(m->dev, m->index, 1, &m->nn, err);
-    st = st ? st : ptreg_dev_finish(m->dev, err);
+    st = st ? st : nn_device_create(m->dev, m->index, 1, &m->nn, err);
+    st = st ? st : dev_finish(m->dev, err);
     m->upload_ms = ptreg_time_ms() - t0;
     return st;
 }
@@ -164,7 +164,7 @@ ptreg_status ptreg_icp_model_create(const ptreg_model_index *index, const ptreg_
     m->index = index;
     size_t points;
     const float *target = ptreg_model_index_points(index, &points);
-    ptreg_icp_target_extent(target, points, m->ref, &m->diag2);
+    icp_target_extent(target, points, m->ref, &m->diag2);
     if (on.backend != PTREG_BACKEND_CPU && (st = open_on_device(m, err))) {
         ptreg_icp_model_destroy(m);
         return st;
@@ -178,7 +178,7 @@ void ptreg_icp_model_destroy(ptreg_icp_model *m)
     if (!m)
         return;
     workspace_free(&m->ws);
-    ptreg_nn_device_destroy(m->nn);
+    nn_device_destroy(m->nn);
     free(m);
 }
 
@@ -188,7 +188,7 @@ void ptreg_icp_model_get_info(const ptreg_icp_model *m, ptreg_icp_model_info *in
     info->device = m->device;
     info->compile_ms = m->compile_ms;
     info->upload_ms = m->upload_ms;
-    info->device_bytes = m->nn ? ptreg_nn_device_bytes(m->nn) : 0;
+    info->device_bytes = m->nn ? nn_device_bytes(m->nn) : 0;
     for (int i = 0; i < WS_COUNT; i++)
         info->device_bytes += m->ws.buf[i] ? m->ws.buf[i]->bytes : 0;
 }
@@ -202,11 +202,11 @@ typedef struct device_run {
     ptreg_nn_method nn;
     int pass;         /* correspondence passes made */
     float max_d2;
-    const ptreg_dbuf *names; /* the target's points by the method's answers */
+    const dbuf *names; /* the target's points by the method's answers */
 } device_run;
 
 /* A number in the precision of the device's sums (acc_t). */
-static ptreg_karg karg_acc(const ptreg_icp_model *m, double v)
+static karg karg_acc(const ptreg_icp_model *m, double v)
 {
     return m->acc_size == sizeof(double) ? KARG_F64(v) : KARG_F32(v);
 }
@@ -214,12 +214,12 @@ static ptreg_karg karg_acc(const ptreg_icp_model *m, double v)
 static ptreg_status launch_transform(device_run *r, const double T[16], ptreg_error *err)
 {
     const ptreg_icp_model *m = r->m;
-    ptreg_karg args[15] = {KARG_BUF(m->ws.buf[WS_SOURCE]), KARG_U32(r->n)};
+    karg args[15] = {KARG_BUF(m->ws.buf[WS_SOURCE]), KARG_U32(r->n)};
     for (int row = 0; row < 3; row++)
         for (int c = 0; c < 4; c++)
             args[2 + 4 * row + c] = karg_acc(m, T[4 * row + c]);
     args[14] = KARG_BUF(m->ws.buf[WS_MOVED]);
-    return ptreg_dev_launch(m->transform, r->n, PTREG_DEVICE_WG, 15, args, err);
+    return dev_launch(m->transform, r->n, PTREG_DEVICE_WG, 15, args, err);
 }
 
 static int seeded_walk(ptreg_nn_method nn) { return nn == PTREG_NN_DELAUNAY_PNN || nn == PTREG_NN_DELAUNAY_PNNOPT; }
@@ -227,17 +227,17 @@ static int seeded_walk(ptreg_nn_method nn) { return nn == PTREG_NN_DELAUNAY_PNN 
 static ptreg_status find_pairs(device_run *r, int want_walk_stats, ptreg_error *err)
 {
     const ptreg_icp_model *m = r->m;
-    ptreg_dbuf *const *b = m->ws.buf;
+    dbuf *const *b = m->ws.buf;
     if (r->nn == PTREG_NN_BRUTE)
-        return ptreg_nn_device_brute(m->nn, b[WS_MOVED], r->n, b[WS_NEAREST], b[WS_DIST2], err);
+        return nn_device_brute(m->nn, b[WS_MOVED], r->n, b[WS_NEAREST], b[WS_DIST2], err);
     if (!ptreg_nn_method_is_delaunay(r->nn))
-        return ptreg_nn_device_kdtree(m->nn, b[WS_MOVED], r->n, b[WS_NEAREST], b[WS_DIST2], err);
+        return nn_device_kdtree(m->nn, b[WS_MOVED], r->n, b[WS_NEAREST], b[WS_DIST2], err);
     int start = nn_walk_start(r->nn, r->pass > 0);
-    ptreg_dbuf *memory = seeded_walk(r->nn) ? b[WS_MEMORY] : NULL;
+    dbuf *memory = seeded_walk(r->nn) ? b[WS_MEMORY] : NULL;
     ptreg_status st =
-        ptreg_nn_device_walk(m->nn, b[WS_MOVED], r->n, start, b[WS_NEAREST], b[WS_DIST2], memory, b[WS_INFO], err);
+        nn_device_walk(m->nn, b[WS_MOVED], r->n, start, b[WS_NEAREST], b[WS_DIST2], memory, b[WS_INFO], err);
     if (!st && want_walk_stats)
-        st = ptreg_nn_device_walk_stats(m->nn, b[WS_INFO], r->n, b[WS_WALK_PARTIALS], b[WS_SUMMARY],
+        st = nn_device_walk_stats(m->nn, b[WS_INFO], r->n, b[WS_WALK_PARTIALS], b[WS_SUMMARY],
                                         summary_walk_offset(m), err);
     return st;
 }
@@ -247,33 +247,33 @@ static ptreg_status find_pairs(device_run *r, int want_walk_stats, ptreg_error *
 static ptreg_status sigma_limit(device_run *r, int iteration, ptreg_error *err)
 {
     const ptreg_icp_model *m = r->m;
-    ptreg_dbuf *const *b = m->ws.buf;
+    dbuf *const *b = m->ws.buf;
     int apply = iteration >= r->opt->filter_start;
     ptreg_status st = PTREG_OK;
     if (apply) {
-        ptreg_karg part[] = {KARG_BUF(b[WS_DIST2]), KARG_U32(r->n), KARG_F32(r->max_d2),
+        karg part[] = {KARG_BUF(b[WS_DIST2]), KARG_U32(r->n), KARG_F32(r->max_d2),
                              KARG_BUF(b[WS_SIGMA_PARTIALS])};
-        st = ptreg_dev_launch(m->sigma_partials, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 4, part, err);
+        st = dev_launch(m->sigma_partials, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 4, part, err);
     }
-    ptreg_karg lim[] = {KARG_BUF(b[WS_SIGMA_PARTIALS]), KARG_U32(r->groups), KARG_U32(apply),
+    karg lim[] = {KARG_BUF(b[WS_SIGMA_PARTIALS]), KARG_U32(r->groups), KARG_U32(apply),
                         karg_acc(m, r->opt->filter_sigma), KARG_BUF(b[WS_FILTER])};
-    return st ? st : ptreg_dev_launch(m->sigma_limit, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 5, lim, err);
+    return st ? st : dev_launch(m->sigma_limit, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 5, lim, err);
 }
 
 /* The key of the ceil(trim * used)-th closest pair, digit by digit. */
 static ptreg_status trim_select(device_run *r, ptreg_error *err)
 {
     const ptreg_icp_model *m = r->m;
-    ptreg_dbuf *const *b = m->ws.buf;
+    dbuf *const *b = m->ws.buf;
     ptreg_status st = PTREG_OK;
     for (uint32_t pass = 0; pass < TRIM_PASSES && !st; pass++) {
-        ptreg_karg hist[] = {KARG_BUF(b[WS_DIST2]),  KARG_BUF(b[WS_ORDER]),  KARG_U32(r->n),
+        karg hist[] = {KARG_BUF(b[WS_DIST2]),  KARG_BUF(b[WS_ORDER]),  KARG_U32(r->n),
                              KARG_F32(r->max_d2),    KARG_BUF(b[WS_FILTER]), KARG_BUF(b[WS_SELECT]),
                              KARG_U32(pass),         KARG_BUF(b[WS_HIST])};
-        ptreg_karg pick[] = {KARG_BUF(b[WS_HIST]), KARG_U32(r->groups), KARG_U32(pass), karg_acc(m, r->opt->trim),
+        karg pick[] = {KARG_BUF(b[WS_HIST]), KARG_U32(r->groups), KARG_U32(pass), karg_acc(m, r->opt->trim),
                              KARG_BUF(b[WS_SELECT])};
-        st = ptreg_dev_launch(m->trim_histogram, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 8, hist, err);
-        st = st ? st : ptreg_dev_launch(m->trim_pick, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 5, pick, err);
+        st = dev_launch(m->trim_histogram, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 8, hist, err);
+        st = st ? st : dev_launch(m->trim_pick, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 5, pick, err);
     }
     return st;
 }
@@ -281,16 +281,16 @@ static ptreg_status trim_select(device_run *r, ptreg_error *err)
 static ptreg_status launch_moments(device_run *r, ptreg_error *err)
 {
     const ptreg_icp_model *m = r->m;
-    ptreg_dbuf *const *b = m->ws.buf;
-    ptreg_karg args[] = {KARG_BUF(b[WS_MOVED]),   KARG_BUF(b[WS_NEAREST]), KARG_BUF(b[WS_DIST2]),
+    dbuf *const *b = m->ws.buf;
+    karg args[] = {KARG_BUF(b[WS_MOVED]),   KARG_BUF(b[WS_NEAREST]), KARG_BUF(b[WS_DIST2]),
                          KARG_BUF(b[WS_ORDER]),   KARG_U32(r->n),          KARG_BUF(r->names),
                          KARG_F32(r->max_d2),     KARG_BUF(b[WS_FILTER]),  KARG_BUF(b[WS_SELECT]),
                          karg_acc(m, m->ref[0]),  karg_acc(m, m->ref[1]),  karg_acc(m, m->ref[2]),
                          KARG_BUF(b[WS_PARTIALS])};
-    ptreg_karg total[] = {KARG_BUF(b[WS_PARTIALS]), KARG_U32(r->groups), KARG_U32(MOMENTS),
+    karg total[] = {KARG_BUF(b[WS_PARTIALS]), KARG_U32(r->groups), KARG_U32(MOMENTS),
                           KARG_BUF(b[WS_SUMMARY])};
-    ptreg_status st = ptreg_dev_launch(m->moments, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 13, args, err);
-    return st ? st : ptreg_dev_launch(m->total, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 4, total, err);
+    ptreg_status st = dev_launch(m->moments, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 13, args, err);
+    return st ? st : dev_launch(m->total, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 4, total, err);
 }
 
 /* The pass's one copy back: the moments, and the walks' statistics. */
@@ -300,7 +300,7 @@ static ptreg_status read_summary(device_run *r, ptreg_moments *total, double *su
     const ptreg_icp_model *m = r->m;
     uint64_t words[(MOMENTS * sizeof(double) + 7) / 8 + PTREG_WALK_FIELDS];
     size_t walk_at = summary_walk_offset(m), bytes = (walk ? walk_at + PTREG_WALK_FIELDS : walk_at) * 8;
-    ptreg_status st = ptreg_dbuf_read(m->ws.buf[WS_SUMMARY], 0, words, bytes, err);
+    ptreg_status st = dbuf_read(m->ws.buf[WS_SUMMARY], 0, words, bytes, err);
     if (st)
         return st;
     double s[MOMENTS];
@@ -320,11 +320,11 @@ static ptreg_status read_summary(device_run *r, ptreg_moments *total, double *su
     memcpy(total->spq, s + 7, sizeof total->spq);
     *sum_d2 = s[16];
     if (walk)
-        ptreg_walk_stats_from_words(words + walk_at, walk);
+        walk_stats_from_words(words + walk_at, walk);
     return PTREG_OK;
 }
 
-static ptreg_status device_correspond(void *ctx, const double T[16], int iteration, ptreg_icp_pass *pass,
+static ptreg_status device_correspond(void *ctx, const double T[16], int iteration, icp_pass *pass,
                                       ptreg_walk_stats *walk, ptreg_error *err)
 {
     device_run *r = ctx;
@@ -351,24 +351,24 @@ static ptreg_status upload_source(device_run *r, const float *source, ptreg_erro
     size_t n = r->n;
     uint32_t *order = malloc(n * sizeof *order);
     float *sorted = malloc(3 * n * sizeof *sorted);
-    if (!order || !sorted || ptreg_icp_morton_order(source, n, order)) {
+    if (!order || !sorted || icp_morton_order(source, n, order)) {
         free(order), free(sorted);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     }
     for (size_t i = 0; i < n; i++)
         memcpy(sorted + 3 * i, source + 3 * (size_t)order[i], 3 * sizeof(float));
-    ptreg_dbuf *const *b = m->ws.buf;
-    ptreg_status st = ptreg_dbuf_write(b[WS_SOURCE], 0, sorted, 3 * n * sizeof(float), err);
-    st = st ? st : ptreg_dbuf_write(b[WS_ORDER], 0, order, n * sizeof(uint32_t), err);
+    dbuf *const *b = m->ws.buf;
+    ptreg_status st = dbuf_write(b[WS_SOURCE], 0, sorted, 3 * n * sizeof(float), err);
+    st = st ? st : dbuf_write(b[WS_ORDER], 0, order, n * sizeof(uint32_t), err);
     free(order), free(sorted);
     double inf = INFINITY;
     float inf_f = INFINITY;
     uint64_t select[SELECT_WORDS] = {[SELECT_KTH] = UINT64_MAX};
-    st = st ? st : ptreg_dbuf_fill(b[WS_NEAREST], 0, n * sizeof(uint32_t), UINT32_MAX, err);
-    st = st ? st : ptreg_dbuf_fill(b[WS_MEMORY], 0, PTREG_WALK_MEMORY_FLOATS * n * sizeof(float), NO_MEMORY, err);
-    st = st ? st : ptreg_dbuf_write(b[WS_FILTER], 0, m->acc_size == sizeof inf ? (const void *)&inf : &inf_f,
+    st = st ? st : dbuf_fill(b[WS_NEAREST], 0, n * sizeof(uint32_t), UINT32_MAX, err);
+    st = st ? st : dbuf_fill(b[WS_MEMORY], 0, PTREG_WALK_MEMORY_FLOATS * n * sizeof(float), NO_MEMORY, err);
+    st = st ? st : dbuf_write(b[WS_FILTER], 0, m->acc_size == sizeof inf ? (const void *)&inf : &inf_f,
                                     m->acc_size, err);
-    st = st ? st : ptreg_dbuf_write(b[WS_SELECT], 0, select, sizeof select, err);
+    st = st ? st : dbuf_write(b[WS_SELECT], 0, select, sizeof select, err);
     return st;
 }
 
@@ -379,18 +379,18 @@ static ptreg_status device_register(ptreg_icp_model *m, const float *source, siz
     ptreg_model_index_points(m->index, &points);
     if (n > MAX_DEVICE_POINTS || points > MAX_DEVICE_POINTS)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "ICP on %s: at most 2^30 points per cloud", m->dev->label);
-    device_run run = {.m = m, .opt = opt, .n = n, .groups = ptreg_device_groups(n)};
+    device_run run = {.m = m, .opt = opt, .n = n, .groups = device_groups(n)};
     /* the index's measured method was timed on the CPU; on a device auto keeps the rule */
-    run.nn = ptreg_icp_choose_nn(opt, n, m->index, 0, r);
+    run.nn = icp_choose_nn(opt, n, m->index, 0, r);
     run.max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
     run.names = run.nn == PTREG_NN_BRUTE ? m->nn->point_xyz : m->nn->slot_xyz;
     r->nn = run.nn;
     r->device = m->device;
     int walks = ptreg_nn_method_is_delaunay(run.nn);
-    ptreg_status st = ptreg_icp_result_alloc(r, opt->max_iter, walks, err);
+    ptreg_status st = icp_result_alloc(r, opt->max_iter, walks, err);
     st = st ? st : workspace_reserve(m, n, err);
     st = st ? st : upload_source(&run, source, err);
-    st = st ? st : ptreg_icp_iterate(device_correspond, &run, n, opt, ptreg_icp_tolerance(opt, m->diag2), r, err);
+    st = st ? st : icp_iterate(device_correspond, &run, n, opt, icp_tolerance(opt, m->diag2), r, err);
     return st;
 }
 

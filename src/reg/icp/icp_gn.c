@@ -47,7 +47,7 @@ int ptreg_icp_uses_gauss_newton(const ptreg_icp_options *opt)
 }
 
 /* H += w J J^T (upper triangle, row by row), g += w r J. */
-static void add_row(ptreg_icp_normal_eq *eq, const double J[6], double r, double w)
+static void add_row(icp_normal_eq *eq, const double J[6], double r, double w)
 {
     eq->cost += w * r * r;
     int at = 0;
@@ -68,7 +68,7 @@ static void point_rows(const double p[3], double rows[3][6])
     memcpy(rows, J, sizeof J);
 }
 
-static void add_point_pair(ptreg_icp_normal_eq *eq, const double p[3], const double d[3], double w)
+static void add_point_pair(icp_normal_eq *eq, const double p[3], const double d[3], double w)
 {
     double rows[3][6];
     point_rows(p, rows);
@@ -106,7 +106,7 @@ static void cross3(const double a[3], const double b[3], double out[3])
  * Mahalanobis distance sqrt(d^T W d). J = [A | I] with A's column c the
  * unit vector e_c x p (point_rows), so the blocks are A^T W A, A^T W and W,
  * and A^T v = p x v: a third of the generic triple product's work. */
-static void add_gicp_pair(ptreg_icp_normal_eq *eq, const ptreg_icp_options *opt, const double p[3],
+static void add_gicp_pair(icp_normal_eq *eq, const ptreg_icp_options *opt, const double p[3],
                           const double d[3], const double W[9])
 {
     const double A[3][3] = {{0.0, -p[2], p[1]}, {p[2], 0.0, -p[0]}, {-p[1], p[0], 0.0}}; /* rows: columns of A */
@@ -140,7 +140,7 @@ static void add_gicp_pair(ptreg_icp_normal_eq *eq, const ptreg_icp_options *opt,
 /* A normal's row: d.n + omega . (p x n) + t . n (PLANE: p the source
  * point; SYMMETRIC: p the sum of both points, omega then half the
  * rotation's tangent). */
-static void add_normal_row(ptreg_icp_normal_eq *eq, const double p[3], const double n[3], double r, double w)
+static void add_normal_row(icp_normal_eq *eq, const double p[3], const double n[3], double r, double w)
 {
     const double J[6] = {p[1] * n[2] - p[2] * n[1], p[2] * n[0] - p[0] * n[2], p[0] * n[1] - p[1] * n[0],
                          n[0], n[1], n[2]};
@@ -162,8 +162,8 @@ static int symmetric_row(const double pc[3], const float *q, const double c[3], 
     return isfinite(n[0]) && isfinite(n[1]) && isfinite(n[2]);
 }
 
-void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const ptreg_icp_gn_pairs *pairs,
-                        ptreg_icp_normal_eq *eq, double *sum_r2, size_t *used)
+void icp_gn_block(const ptreg_icp_options *opt, const double c[3], const icp_gn_pairs *pairs,
+                        icp_normal_eq *eq, double *sum_r2, size_t *used)
 {
     memset(eq, 0, sizeof *eq);
     double r2 = 0.0;
@@ -206,7 +206,7 @@ void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const p
     *used = count;
 }
 
-void ptreg_icp_normal_eq_merge(ptreg_icp_normal_eq *a, const ptreg_icp_normal_eq *b)
+void icp_normal_eq_merge(icp_normal_eq *a, const icp_normal_eq *b)
 {
     for (int i = 0; i < 21; i++)
         a->H[i] += b->H[i];
@@ -215,7 +215,7 @@ void ptreg_icp_normal_eq_merge(ptreg_icp_normal_eq *a, const ptreg_icp_normal_eq
     a->cost += b->cost;
 }
 
-/* H + lambda D in packed form (ptreg_icp_gn_step). */
+/* H + lambda D in packed form (icp_gn_step). */
 static void damp(const double H[21], double lambda, double out[21])
 {
     static const int diagonal[6] = {0, 6, 11, 15, 18, 20};
@@ -311,7 +311,7 @@ static void symmetric_motion(const double x[6], double R[9], double t[3])
     }
 }
 
-int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], int symmetric, double lambda,
+int icp_gn_step(const icp_normal_eq *eq, const double c[3], int symmetric, double lambda,
                       double dT[16])
 {
     const double minus_g[6] = {-eq->g[0], -eq->g[1], -eq->g[2], -eq->g[3], -eq->g[4], -eq->g[5]};

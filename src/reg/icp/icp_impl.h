@@ -8,78 +8,78 @@
 #include "device/engine.h"
 #include "ptreg/icp.h"
 
-ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
+ptreg_status icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
                                     const ptreg_icp_options *opt, ptreg_error *err);
 /* The method that runs: the one asked for, unless it needs a Delaunay
  * graph the model has not got (then the k-d tree, and r->nn_note says why).
  * auto: the index's measured method (ptreg_model_index_tune) when
  * use_measured, the index has one and opt->no_tune is off (r->nn_measured
  * set), else the rule. */
-ptreg_nn_method ptreg_icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptreg_model_index *idx,
+ptreg_nn_method icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptreg_model_index *idx,
                                     int use_measured, ptreg_icp_result *r);
 /* Bounding-box centre and squared diagonal of the target. */
-void ptreg_icp_target_extent(const float *t, size_t m, double centre[3], double *diag2);
+void icp_target_extent(const float *t, size_t m, double centre[3], double *diag2);
 /* The convergence tolerance: opt->tol, or the default for a target of
  * squared diagonal diag2. */
-double ptreg_icp_tolerance(const ptreg_icp_options *opt, double diag2);
+double icp_tolerance(const ptreg_icp_options *opt, double diag2);
 /* order[i]: the source point at position i of a Morton curve (stable); -1
  * when out of memory. */
-int ptreg_icp_morton_order(const float *p, size_t n, uint32_t *order);
+int icp_morton_order(const float *p, size_t n, uint32_t *order);
 /* The result's per-iteration arrays (mse; walk statistics when walks). */
-ptreg_status ptreg_icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks, ptreg_error *err);
+ptreg_status icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks, ptreg_error *err);
 
 /* The Gauss-Newton normal equations of a set of pairs about a centre c,
  * in the step x = (omega, t) that moves a point p to c + R(omega)(p - c) + t:
  * H (the upper triangle of sum w J^T J, row by row), g = sum w J^T r and
  * the cost they minimise, sum w r^T r (GICP: r^T W r). */
-typedef struct ptreg_icp_normal_eq {
+typedef struct icp_normal_eq {
     double H[21], g[6], cost;
-} ptreg_icp_normal_eq;
+} icp_normal_eq;
 
 /* A block of pairs: moved source points p, matched target points q, but
  * for POINT the target's normals nq, for GICP and SYMMETRIC the moved
  * source's normals np; pairs with use[i] only. */
-typedef struct ptreg_icp_gn_pairs {
+typedef struct icp_gn_pairs {
     const float *p, *q, *nq, *np;
     const unsigned char *use;
     size_t n;
-} ptreg_icp_gn_pairs;
+} icp_gn_pairs;
 
 /* The block's sums about centre c, in pair order in double: the normal
  * equations (kernel weights in them; a pair whose normals are not finite
  * left out), the pairs' summed squared distances (unweighted: the RMSE
  * Open3D reports for every method) and how many pairs were used. */
-void ptreg_icp_gn_block(const ptreg_icp_options *opt, const double c[3], const ptreg_icp_gn_pairs *pairs,
-                        ptreg_icp_normal_eq *eq, double *sum_r2, size_t *used);
-void ptreg_icp_normal_eq_merge(ptreg_icp_normal_eq *a, const ptreg_icp_normal_eq *b);
+void icp_gn_block(const ptreg_icp_options *opt, const double c[3], const icp_gn_pairs *pairs,
+                        icp_normal_eq *eq, double *sum_r2, size_t *used);
+void icp_normal_eq_merge(icp_normal_eq *a, const icp_normal_eq *b);
 /* The step solving (H + lambda D) x = -g (Cholesky, double; D: H's
  * diagonal, floored at 1e-6 of its largest entry, so damping also holds
  * the directions no pair constrains; lambda 0: Gauss-Newton) as a
  * transform dT (x as SYMMETRIC's half-rotation tangent when symmetric); 0
  * when the system is not positive definite (the pairs do not fix the
  * motion). */
-int ptreg_icp_gn_step(const ptreg_icp_normal_eq *eq, const double c[3], int symmetric, double lambda,
+int icp_gn_step(const icp_normal_eq *eq, const double c[3], int symmetric, double lambda,
                       double dT[16]);
 
 /* What one pass of correspondences gives the iterations. */
-typedef struct ptreg_icp_pass {
+typedef struct icp_pass {
     ptreg_moments moments;  /* Horn's steps: the pairs' moments */
-    ptreg_icp_normal_eq eq; /* Gauss-Newton steps: the normal equations */
+    icp_normal_eq eq; /* Gauss-Newton steps: the normal equations */
     double sum_r2;          /* the pairs' summed squared distances */
     size_t used;            /* pairs kept */
-} ptreg_icp_pass;
+} icp_pass;
 
 /* One pass of correspondences under T: the pairs kept after the filters
  * (iteration decides whether the sigma filter applies), what the step
  * needs of them, and (walk not NULL) the walks' statistics. */
-typedef ptreg_status (*ptreg_icp_correspond_fn)(void *ctx, const double T[16], int iteration, ptreg_icp_pass *pass,
+typedef ptreg_status (*icp_correspond_fn)(void *ctx, const double T[16], int iteration, icp_pass *pass,
                                                 ptreg_walk_stats *walk, ptreg_error *err);
 /* The iterations from opt->init: correspondences, then Horn's or a
  * Gauss-Newton step, until the MSE settles (tol), Open3D's relative
  * change or PCL's step size says so, max_iter, too few pairs or a
  * degenerate set. Fills r's transformation, mse, rmse, fitness, pairs,
  * iterations and stop. */
-ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond, void *ctx, size_t n, const ptreg_icp_options *opt,
+ptreg_status icp_iterate(icp_correspond_fn correspond, void *ctx, size_t n, const ptreg_icp_options *opt,
                                double tol, ptreg_icp_result *r, ptreg_error *err);
 
 /* What both entry points of an engine do first: an empty result, the
@@ -103,9 +103,9 @@ extern const icp_engine icp_cpu_engine, icp_device_engine;
 /* PTREG_OK, or why the device engine cannot run opt (err may be NULL). */
 ptreg_status icp_device_supports(const ptreg_icp_options *opt, ptreg_error *err);
 
-/* The program of ICP's steps (icp.cl); built with ptreg_nn_device_layout's
+/* The program of ICP's steps (icp.cl); built with nn_device_layout's
  * options. */
-extern const ptreg_kernel_program ptreg_icp_kernels;
+extern const kernel_program icp_kernels;
 
 /* The names of ICP's methods and robust kernels (its options table). */
 extern const ptreg_option_name icp_method_names[];

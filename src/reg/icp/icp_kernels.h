@@ -10,14 +10,14 @@
  * sq = sum(q - ref), spq = sum (p - ref)(q - ref)^T (row-major) and d2sum =
  * sum(d2), each summed in pair order in double, so every ISA gives the
  * same bits. */
-typedef struct ptreg_pair_sums {
+typedef struct pair_sums {
     double w, sp[3], sq[3], spq[9], d2sum;
-} ptreg_pair_sums;
+} pair_sums;
 
 #define PTREG_DECLARE_ICP_KERNELS(sfx)                                                      \
-    void ptreg_pair_sums_range##sfx(const float *p, const float *q, const float *d2,        \
+    void pair_sums_range##sfx(const float *p, const float *q, const float *d2,        \
                                     const unsigned char *use, size_t n, const double ref[3], \
-                                    ptreg_pair_sums *out);
+                                    pair_sums *out);
 
 PTREG_DECLARE_ICP_KERNELS(_generic)
 #if defined(__x86_64__)
@@ -29,10 +29,10 @@ PTREG_DECLARE_ICP_KERNELS(_avx512)
  * icp_cpu.c). */
 typedef struct icp_cpu_kernel_table {
     void (*pair_sums_range)(const float *p, const float *q, const float *d2, const unsigned char *use, size_t n,
-                            const double ref[3], ptreg_pair_sums *out);
+                            const double ref[3], pair_sums *out);
 } icp_cpu_kernel_table;
 
-#define ICP_CPU_KERNELS(sfx) {ptreg_pair_sums_range##sfx}
+#define ICP_CPU_KERNELS(sfx) {pair_sums_range##sfx}
 PTREG_DECLARE_ISA_TABLE(icp_cpu_kernel_table, icp_cpu_kernels)
 
 #endif

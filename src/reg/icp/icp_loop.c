@@ -95,7 +95,7 @@ static int finite_points(const float *p, size_t n, size_t *bad)
     return 1;
 }
 
-ptreg_status ptreg_icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
+ptreg_status icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
                                     const ptreg_icp_options *opt, ptreg_error *err)
 {
     size_t bad;
@@ -130,14 +130,14 @@ ptreg_status icp_begin(const float *source, size_t n, const float *target, size_
         ptreg_icp_options_default(defaults);
         *opt = defaults;
     }
-    return ptreg_icp_check_inputs(source, n, target, m, *opt, err);
+    return icp_check_inputs(source, n, target, m, *opt, err);
 }
 
 /* The method that runs: the one asked for, unless it needs a Delaunay
  * graph the model has not got (then the k-d tree, and a note says why).
  * auto is the index's measured choice when it has one and use_measured
  * (r->nn_measured says so), else the rule. */
-ptreg_nn_method ptreg_icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptreg_model_index *idx,
+ptreg_nn_method icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptreg_model_index *idx,
                                     int use_measured, ptreg_icp_result *r)
 {
     ptreg_nn_method asked = opt->nn;
@@ -170,7 +170,7 @@ ptreg_nn_method ptreg_icp_choose_nn(const ptreg_icp_options *opt, size_t n, cons
 }
 
 /* Bounding-box centre and squared diagonal of the target. */
-void ptreg_icp_target_extent(const float *t, size_t m, double centre[3], double *diag2)
+void icp_target_extent(const float *t, size_t m, double centre[3], double *diag2)
 {
     double lo[3] = {t[0], t[1], t[2]}, hi[3] = {t[0], t[1], t[2]};
     for (size_t j = 1; j < m; j++)
@@ -206,7 +206,7 @@ static uint32_t morton_code(const float *p, const float lo[3], const float scale
  * cache; the 40k/30k walks get 12-15% faster (bench/NOTES.md). Every
  * method and thread count sees the same order, so they still agree to the
  * bit. */
-int ptreg_icp_morton_order(const float *p, size_t n, uint32_t *order)
+int icp_morton_order(const float *p, size_t n, uint32_t *order)
 {
     float lo[3] = {p[0], p[1], p[2]}, hi[3] = {p[0], p[1], p[2]}, scale[3];
     for (size_t i = 1; i < n; i++)
@@ -275,11 +275,11 @@ static int stop_after_pass(const ptreg_icp_options *opt, double tol, const ptreg
 
 /* The step from a pass: Horn's closed form, or Gauss-Newton's damped by
  * lambda; 0 when the pairs do not fix it. */
-static ptreg_status step_of(const ptreg_icp_options *opt, const ptreg_icp_pass *pass, double lambda, double dT[16],
+static ptreg_status step_of(const ptreg_icp_options *opt, const icp_pass *pass, double lambda, double dT[16],
                             int *fixed, ptreg_error *err)
 {
     if (ptreg_icp_uses_gauss_newton(opt)) {
-        *fixed = ptreg_icp_gn_step(&pass->eq, pass->moments.ref_p, opt->method == PTREG_ICP_SYMMETRIC, lambda, dT);
+        *fixed = icp_gn_step(&pass->eq, pass->moments.ref_p, opt->method == PTREG_ICP_SYMMETRIC, lambda, dT);
         return PTREG_OK;
     }
     int degenerate;
@@ -299,14 +299,14 @@ typedef struct lm_memory {
     int on, have;
     double lambda, T[16], mean_cost, fitness, rmse;
     size_t pairs;
-    ptreg_icp_pass pass;
+    icp_pass pass;
 } lm_memory;
 
-static double mean_cost(const ptreg_icp_pass *pass) { return pass->used ? pass->eq.cost / (double)pass->used : 0.0; }
+static double mean_cost(const icp_pass *pass) { return pass->used ? pass->eq.cost / (double)pass->used : 0.0; }
 
 /* Whether pass (at T, reported in r) is taken back; if not, it becomes the
  * accepted one and the damping drops. */
-static int lm_rejects(lm_memory *lm, const ptreg_icp_pass *pass, const double T[16], const ptreg_icp_result *r)
+static int lm_rejects(lm_memory *lm, const icp_pass *pass, const double T[16], const ptreg_icp_result *r)
 {
     if (!lm->on)
         return 0;
@@ -332,7 +332,7 @@ static void lm_restore(const lm_memory *lm, double T[16], ptreg_icp_result *r)
     r->fitness = lm->fitness, r->rmse = lm->rmse, r->pairs = lm->pairs;
 }
 
-ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond_pass, void *ctx, size_t n,
+ptreg_status icp_iterate(icp_correspond_fn correspond_pass, void *ctx, size_t n,
                                const ptreg_icp_options *opt, double tol, ptreg_icp_result *r, ptreg_error *err)
 {
     double *T = r->transformation;
@@ -340,7 +340,7 @@ ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond_pass, void *ct
     int small = 0;
     lm_memory lm = {.on = opt->lm_lambda > 0.0, .lambda = opt->lm_lambda};
     for (int k = 0;; k++) {
-        ptreg_icp_pass pass;
+        icp_pass pass;
         ptreg_status st = correspond_pass(ctx, T, k, &pass, r->walk ? &r->walk[k] : NULL, err);
         if (st)
             return st;
@@ -353,7 +353,7 @@ ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond_pass, void *ct
         r->fitness = (double)pass.used / (double)n;
         if (opt->progress.fn)
             opt->progress.fn(opt->progress.ctx, k, opt->max_iter, mse);
-        const ptreg_icp_pass *from = &pass;
+        const icp_pass *from = &pass;
         if (lm_rejects(&lm, &pass, T, r)) {
             lm_restore(&lm, T, r);
             if (k == opt->max_iter || lm.lambda > LM_LAMBDA_MAX) {
@@ -385,7 +385,7 @@ ptreg_status ptreg_icp_iterate(ptreg_icp_correspond_fn correspond_pass, void *ct
     }
 }
 
-ptreg_status ptreg_icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks, ptreg_error *err)
+ptreg_status icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks, ptreg_error *err)
 {
     r->mse = malloc(((size_t)max_iter + 1) * sizeof(double));
     if (walks)
@@ -395,7 +395,7 @@ ptreg_status ptreg_icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks
     return PTREG_OK;
 }
 
-double ptreg_icp_tolerance(const ptreg_icp_options *opt, double diag2)
+double icp_tolerance(const ptreg_icp_options *opt, double diag2)
 {
     return opt->tol < 0.0 ? 1e-10 * diag2 : opt->tol;
 }

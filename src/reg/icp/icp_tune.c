@@ -56,7 +56,7 @@ static float *make_queries(const ptreg_model_index *idx, const ptreg_nn_tune_opt
         return NULL;
     }
     double centre[3], diag2;
-    ptreg_icp_target_extent(points, n, centre, &diag2);
+    icp_target_extent(points, n, centre, &diag2);
     double sigma = o->noise * sqrt(diag2);
     ptreg_rng rng;
     ptreg_rng_seed(&rng, o->seed);

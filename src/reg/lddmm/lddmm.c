@@ -452,7 +452,7 @@ typedef struct lddmm_session {
     lddmm_ctx c;
     trajectory tr;
     double *scratch; /* 27n doubles: evaluate_cpu's */
-    ptreg_lddmm_device *dev;
+    lddmm_device_run *dev;
 } lddmm_session;
 
 static void session_free(lddmm_session *s)
@@ -460,7 +460,7 @@ static void session_free(lddmm_session *s)
     ctx_free(&s->c);
     trajectory_free(&s->tr);
     free(s->scratch);
-    ptreg_lddmm_device_close(s->dev);
+    lddmm_device_close(s->dev);
     s->dev = NULL;
 }
 
@@ -470,7 +470,7 @@ static ptreg_status session_init(lddmm_session *s, const double *q0, size_t n, c
     memset(s, 0, sizeof *s);
     ptreg_status st = ctx_init(&s->c, n, opt, err);
     if (!st && s->c.device.backend != PTREG_BACKEND_CPU)
-        st = ptreg_lddmm_device_open(&s->c.device, q0, n, opt, 0, &s->dev, err);
+        st = lddmm_device_open(&s->c.device, q0, n, opt, 0, &s->dev, err);
     else if (!st)
         st = trajectory_alloc(&s->c, &s->tr, err);
     if (!st && !s->dev && !(s->scratch = malloc(27 * n * sizeof *s->scratch)))
@@ -486,7 +486,7 @@ static ptreg_status evaluate(lddmm_session *s, const double *q0, const double *t
                              double *grad, double *hamiltonian, ptreg_error *err)
 {
     if (s->dev)
-        return ptreg_lddmm_device_evaluate(s->dev, target, p0, f, grad, hamiltonian, err);
+        return lddmm_device_evaluate(s->dev, target, p0, f, grad, hamiltonian, err);
     evaluate_cpu(&s->c, &s->tr, q0, target, p0, f, grad, hamiltonian, s->scratch);
     return PTREG_OK;
 }
@@ -494,14 +494,14 @@ static ptreg_status evaluate(lddmm_session *s, const double *q0, const double *t
 /* Pair terms evaluated so far, on the CPU or the device. */
 static double session_pair_terms(const lddmm_session *s)
 {
-    return s->c.pair_terms + (s->dev ? ptreg_lddmm_device_pair_terms(s->dev) : 0.0);
+    return s->c.pair_terms + (s->dev ? lddmm_device_pair_terms(s->dev) : 0.0);
 }
 
 /* q1 of the last shooting. */
 static ptreg_status session_q1(lddmm_session *s, double *q1, ptreg_error *err)
 {
     if (s->dev)
-        return ptreg_lddmm_device_state(s->dev, s->c.steps, q1, NULL, err);
+        return lddmm_device_state(s->dev, s->c.steps, q1, NULL, err);
     memcpy(q1, s->tr.x + (size_t)s->c.steps * 6 * s->c.n, 3 * s->c.n * sizeof *q1);
     return PTREG_OK;
 }
@@ -548,10 +548,10 @@ ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, con
         return st;
     size_t n3 = 3 * n, len = 6 * n, T = (size_t)opt->time_points;
     if (s.dev) {
-        st = ptreg_lddmm_device_shoot(s.dev, p0, err);
-        st = st ? st : ptreg_lddmm_device_state(s.dev, (int)T - 1, q1, p1, err);
+        st = lddmm_device_shoot(s.dev, p0, err);
+        st = st ? st : lddmm_device_state(s.dev, (int)T - 1, q1, p1, err);
         for (size_t t = 0; !st && trajectory_q && t < T; t++)
-            st = ptreg_lddmm_device_state(s.dev, (int)t, trajectory_q + t * n3, NULL, err);
+            st = lddmm_device_state(s.dev, (int)t, trajectory_q + t * n3, NULL, err);
         session_free(&s);
         return st;
     }
@@ -804,7 +804,7 @@ ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, cons
     if (!st && m)
         st = check_points(x, m, "point", err);
     if (!st && m && s.dev) {
-        st = ptreg_lddmm_device_warp(s.dev, p0, x, m, out, err);
+        st = lddmm_device_warp(s.dev, p0, x, m, out, err);
         session_free(&s);
         return st;
     }

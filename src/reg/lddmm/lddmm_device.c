@@ -11,7 +11,7 @@
 #include "reg/lddmm/lddmm_impl.h"
 
 static const char *const lddmm_files[] = {"device/reduce.cl", "pair/exp.cl", "pair/lddmm.cl", "reg/lddmm/lddmm.cl", NULL};
-const ptreg_kernel_program ptreg_lddmm_kernels = {"lddmm", lddmm_files};
+const kernel_program lddmm_kernels = {"lddmm", lddmm_files};
 
 #define ADJOINT_OUTPUTS 15 /* pair/lddmm.cl's */
 #define FLOW_OUTPUTS 6
@@ -19,9 +19,9 @@ const ptreg_kernel_program ptreg_lddmm_kernels = {"lddmm", lddmm_files};
 /* reg/lddmm/lddmm.cl's modes */
 enum { MODE_STORE, MODE_AXPY, MODE_RK2, MODE_LIN, MODE_ACC2 };
 
-struct ptreg_lddmm_device {
-    ptreg_dev *dev;
-    ptreg_pair_device_config cfg;
+struct lddmm_device_run {
+    dev_handle *dev;
+    pair_device_config cfg;
     size_t wg;     /* the configuration's: rows per group, columns per local tile */
     size_t n, len; /* landmarks, and a state's doubles (6n) */
     int steps, rk2;
@@ -30,24 +30,24 @@ struct ptreg_lddmm_device {
     ptreg_precision precision;
     double lambda, gamma;
     double pair_terms;
-    ptreg_dkernel *flow, *adjoint, *flow_combine, *adjoint_combine, *scale, *objective, *gradient;
+    dkernel *flow, *adjoint, *flow_combine, *adjoint_combine, *scale, *objective, *gradient;
     /* x: (steps + 1) states; y: RK2's steps intermediate states; v0, k1,
      * mu, w, g, cot: one state each; partial: the pair sums' partials */
-    ptreg_dbuf *x, *y, *v0, *k1, *mu, *w, *g, *cot, *target, *partial, *group_sums, *grad;
+    dbuf *x, *y, *v0, *k1, *mu, *w, *g, *cot, *target, *partial, *group_sums, *grad;
     size_t partial_rows; /* rows the partial buffer was sized for */
     /* warp: the points, RK2's midpoints and the two velocities */
-    ptreg_dbuf *points, *mid, *pk1, *pk2;
+    dbuf *points, *mid, *pk1, *pk2;
     size_t points_cap;
 };
 
-ptreg_status ptreg_lddmm_device_defines(const ptreg_dev *dev, ptreg_precision precision, const ptreg_pair_gpu *gpu,
+ptreg_status lddmm_device_defines(const dev_handle *dev, ptreg_precision precision, const ptreg_pair_gpu *gpu,
                                         char *defines, size_t size, ptreg_error *err)
 {
-    ptreg_pair_device_config c;
-    ptreg_pair_device_config_of(gpu, &c);
+    pair_device_config c;
+    pair_device_config_of(gpu, &c);
     ptreg_status st = pair_device_supports(&c, LDDMM_NEEDS_FP64, &dev->info, err);
     int native = c.native_exp;
-    st = st || native >= 0 ? st : ptreg_pair_device_exp(dev, &native, err);
+    st = st || native >= 0 ? st : pair_device_exp(dev, &native, err);
     if (!st)
         snprintf(defines, size, "-DWG=%u -DITEMS=1 -DLDDMM_FP64=%d -DPAIR_EXP_NATIVE=%d", c.wg,
                  precision == PTREG_PRECISION_FP64, native);
@@ -56,31 +56,31 @@ ptreg_status ptreg_lddmm_device_defines(const ptreg_dev *dev, ptreg_precision pr
 
 static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
 {
-    ptreg_pair_device_config c;
-    ptreg_pair_device_config_of(&((const ptreg_lddmm_options *)options)->gpu, &c);
+    pair_device_config c;
+    pair_device_config_of(&((const ptreg_lddmm_options *)options)->gpu, &c);
     return pair_device_supports(&c, LDDMM_NEEDS_FP64, device, err);
 }
 
 const engine lddmm_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
 
-void ptreg_lddmm_device_close(ptreg_lddmm_device *d)
+void lddmm_device_close(lddmm_device_run *d)
 {
     if (!d)
         return;
-    ptreg_dbuf *bufs[] = {d->x,       d->y,          d->v0,   d->k1,     d->mu,  d->w,   d->g,  d->cot,
+    dbuf *bufs[] = {d->x,       d->y,          d->v0,   d->k1,     d->mu,  d->w,   d->g,  d->cot,
                           d->target,  d->partial,    d->grad, d->points, d->mid, d->pk1, d->pk2, d->group_sums};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
-        ptreg_dbuf_free(bufs[i]);
+        dbuf_free(bufs[i]);
     free(d);
 }
 
-double ptreg_lddmm_device_pair_terms(const ptreg_lddmm_device *d) { return d->pair_terms; }
+double lddmm_device_pair_terms(const lddmm_device_run *d) { return d->pair_terms; }
 
-static ptreg_status get_kernels(ptreg_lddmm_device *d, ptreg_dprogram *program, ptreg_error *err)
+static ptreg_status get_kernels(lddmm_device_run *d, dprogram *program, ptreg_error *err)
 {
     struct {
         const char *name;
-        ptreg_dkernel **k;
+        dkernel **k;
     } want[] = {{"ptreg_lddmm_flow_partial", &d->flow},
                 {"ptreg_lddmm_adjoint_partial", &d->adjoint},
                 {"ptreg_lddmm_flow_combine", &d->flow_combine},
@@ -90,34 +90,34 @@ static ptreg_status get_kernels(ptreg_lddmm_device *d, ptreg_dprogram *program, 
                 {"ptreg_lddmm_gradient", &d->gradient}};
     ptreg_status st = PTREG_OK;
     for (size_t i = 0; !st && i < sizeof want / sizeof want[0]; i++)
-        st = ptreg_dev_kernel(program, want[i].name, want[i].k, err);
+        st = dev_kernel(program, want[i].name, want[i].k, err);
     return st;
 }
 
-static ptreg_status alloc_state(ptreg_lddmm_device *d, ptreg_dbuf **buf, size_t states, ptreg_error *err)
+static ptreg_status alloc_state(lddmm_device_run *d, dbuf **buf, size_t states, ptreg_error *err)
 {
-    return ptreg_dbuf_alloc(d->dev, states * d->len * sizeof(double), buf, err);
+    return dbuf_alloc(d->dev, states * d->len * sizeof(double), buf, err);
 }
 
 /* The partials for launches of up to rows rows (grown for a warp). */
-static ptreg_status reserve_partials(ptreg_lddmm_device *d, size_t rows, ptreg_error *err)
+static ptreg_status reserve_partials(lddmm_device_run *d, size_t rows, ptreg_error *err)
 {
     if (d->partial && rows <= d->partial_rows)
         return PTREG_OK;
-    ptreg_dbuf_free(d->partial);
+    dbuf_free(d->partial);
     d->partial = NULL;
     d->partial_rows = rows;
-    const size_t planes = ptreg_pair_device_planes(d->dev, &d->cfg, rows, d->forced_splits);
-    return ptreg_dbuf_alloc(d->dev, ADJOINT_OUTPUTS * planes * sizeof(double), &d->partial, err);
+    const size_t planes = pair_device_planes(d->dev, &d->cfg, rows, d->forced_splits);
+    return dbuf_alloc(d->dev, ADJOINT_OUTPUTS * planes * sizeof(double), &d->partial, err);
 }
 
-ptreg_status ptreg_lddmm_device_open(const ptreg_device *device, const double *q0, size_t n,
-                                     const ptreg_lddmm_options *opt, unsigned splits, ptreg_lddmm_device **out,
+ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, size_t n,
+                                     const ptreg_lddmm_options *opt, unsigned splits, lddmm_device_run **out,
                                      ptreg_error *err)
 {
     *out = NULL;
-    ptreg_dev *dev;
-    ptreg_status st = ptreg_dev_get(device, &dev, err);
+    dev_handle *dev;
+    ptreg_status st = dev_get(device, &dev, err);
     if (st)
         return st;
     const size_t states = (size_t)opt->time_points;
@@ -126,16 +126,16 @@ ptreg_status ptreg_lddmm_device_open(const ptreg_device *device, const double *q
                                "lddmm on %s: %zu landmarks over %zu time points exceed the kernels' 32-bit indices",
                                dev->label, n, states);
     char defines[256];
-    ptreg_dprogram *program;
-    st = ptreg_lddmm_device_defines(dev, opt->precision, &opt->gpu, defines, sizeof defines, err);
-    st = st ? st : ptreg_dev_program(dev, &ptreg_lddmm_kernels, defines, &program, err);
+    dprogram *program;
+    st = lddmm_device_defines(dev, opt->precision, &opt->gpu, defines, sizeof defines, err);
+    st = st ? st : dev_program(dev, &lddmm_kernels, defines, &program, err);
     if (st)
         return st;
-    ptreg_lddmm_device *d = calloc(1, sizeof *d);
+    lddmm_device_run *d = calloc(1, sizeof *d);
     if (!d)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory");
     d->dev = dev;
-    ptreg_pair_device_config_of(&opt->gpu, &d->cfg);
+    pair_device_config_of(&opt->gpu, &d->cfg);
     d->wg = d->cfg.wg;
     d->n = n;
     d->len = 6 * n;
@@ -152,21 +152,21 @@ ptreg_status ptreg_lddmm_device_open(const ptreg_device *device, const double *q
     st = st ? st : alloc_state(d, &d->x, states, err);
     if (!st && d->rk2)
         st = alloc_state(d, &d->y, states - 1, err);
-    ptreg_dbuf **one[] = {&d->v0, &d->k1, &d->mu, &d->w, &d->g, &d->cot};
+    dbuf **one[] = {&d->v0, &d->k1, &d->mu, &d->w, &d->g, &d->cot};
     for (size_t i = 0; !st && i < sizeof one / sizeof one[0]; i++)
         st = alloc_state(d, one[i], 1, err);
     st = st ? st : reserve_partials(d, n, err);
-    st = st ? st : ptreg_dbuf_alloc(dev, 2 * ((n + d->wg - 1) / d->wg) * sizeof(double), &d->group_sums, err);
-    st = st ? st : ptreg_dbuf_write(d->x, 0, q0, 3 * n * sizeof(double), err);
+    st = st ? st : dbuf_alloc(dev, 2 * ((n + d->wg - 1) / d->wg) * sizeof(double), &d->group_sums, err);
+    st = st ? st : dbuf_write(d->x, 0, q0, 3 * n * sizeof(double), err);
     if (st) {
-        ptreg_lddmm_device_close(d);
+        lddmm_device_close(d);
         return st;
     }
     *out = d;
     return PTREG_OK;
 }
 
-static ptreg_karg karg_pair(const ptreg_lddmm_device *d, double v)
+static karg karg_pair(const lddmm_device_run *d, double v)
 {
     return d->precision == PTREG_PRECISION_FP64 ? KARG_F64(v) : KARG_F32(v);
 }
@@ -174,70 +174,70 @@ static ptreg_karg karg_pair(const ptreg_lddmm_device *d, double v)
 /* Where a launch's rows and columns come from: a buffer and the element
  * offsets of q and p in it. */
 typedef struct points_at {
-    const ptreg_dbuf *buf;
+    const dbuf *buf;
     size_t q, p;
     size_t count;
 } points_at;
 
-static points_at state_at(const ptreg_lddmm_device *d, const ptreg_dbuf *buf, size_t index)
+static points_at state_at(const lddmm_device_run *d, const dbuf *buf, size_t index)
 {
     return (points_at){buf, index * d->len, index * d->len + 3 * d->n, d->n};
 }
 
-static size_t split_cols(const ptreg_lddmm_device *d, size_t cols, unsigned splits)
+static size_t split_cols(const lddmm_device_run *d, size_t cols, unsigned splits)
 {
     const size_t tiles = (cols + d->wg - 1) / d->wg;
     return (tiles + splits - 1) / splits * d->wg;
 }
 
 /* The flow's partial sums of rows against cols (with_f: f as well). */
-static ptreg_status flow_sums(ptreg_lddmm_device *d, points_at rows, int with_f, points_at cols, unsigned *splits,
+static ptreg_status flow_sums(lddmm_device_run *d, points_at rows, int with_f, points_at cols, unsigned *splits,
                               ptreg_error *err)
 {
-    *splits = ptreg_pair_device_splits(d->dev, &d->cfg, rows.count, cols.count, d->forced_splits);
+    *splits = pair_device_splits(d->dev, &d->cfg, rows.count, cols.count, d->forced_splits);
     const size_t blocks = (rows.count + d->wg - 1) / d->wg;
-    const ptreg_karg args[] = {KARG_BUF(rows.buf),   KARG_U32(rows.q),       KARG_BUF(rows.buf),
+    const karg args[] = {KARG_BUF(rows.buf),   KARG_U32(rows.q),       KARG_BUF(rows.buf),
                                KARG_U32(rows.p),     KARG_U32(with_f),       KARG_U32(rows.count),
                                KARG_BUF(cols.buf),   KARG_U32(cols.q),       KARG_BUF(cols.buf),
                                KARG_U32(cols.p),     KARG_U32(cols.count),   karg_pair(d, d->neg_half_s),
                                KARG_U32(blocks),     KARG_U32(split_cols(d, cols.count, *splits)),
                                KARG_BUF(d->partial)};
     d->pair_terms += (double)rows.count * (double)cols.count;
-    return ptreg_dev_launch(d->flow, blocks * *splits * d->wg, d->wg, sizeof args / sizeof args[0], args, err);
+    return dev_launch(d->flow, blocks * *splits * d->wg, d->wg, sizeof args / sizeof args[0], args, err);
 }
 
 /* The adjoint's partial sums at state x with cotangent cot. */
-static ptreg_status adjoint_sums(ptreg_lddmm_device *d, points_at x, const ptreg_dbuf *cot, unsigned *splits,
+static ptreg_status adjoint_sums(lddmm_device_run *d, points_at x, const dbuf *cot, unsigned *splits,
                                  ptreg_error *err)
 {
-    *splits = ptreg_pair_device_splits(d->dev, &d->cfg, d->n, d->n, d->forced_splits);
+    *splits = pair_device_splits(d->dev, &d->cfg, d->n, d->n, d->forced_splits);
     const size_t blocks = (d->n + d->wg - 1) / d->wg;
-    const ptreg_karg args[] = {KARG_BUF(x.buf),          KARG_U32(x.q),    KARG_BUF(cot),
+    const karg args[] = {KARG_BUF(x.buf),          KARG_U32(x.q),    KARG_BUF(cot),
                                KARG_U32(d->n),           karg_pair(d, d->neg_half_s),
                                KARG_U32(blocks),         KARG_U32(split_cols(d, d->n, *splits)),
                                KARG_BUF(d->partial)};
     d->pair_terms += (double)d->n * (double)d->n;
-    return ptreg_dev_launch(d->adjoint, blocks * *splits * d->wg, d->wg, sizeof args / sizeof args[0], args, err);
+    return dev_launch(d->adjoint, blocks * *splits * d->wg, d->wg, sizeof args / sizeof args[0], args, err);
 }
 
 /* What a combining launch does with its result r (reg/lddmm/lddmm.cl's modes). */
 typedef struct update {
     int mode;
-    const ptreg_dbuf *out;
-    const ptreg_dbuf *dst;
+    const dbuf *out;
+    const dbuf *dst;
     size_t dst_off;
-    const ptreg_dbuf *base;
+    const dbuf *base;
     size_t base_off;
-    const ptreg_dbuf *k1;
+    const dbuf *k1;
     double w1, w2;
 } update;
 
-static ptreg_status combine(ptreg_lddmm_device *d, int adjoint, size_t rows, int parts, unsigned splits,
+static ptreg_status combine(lddmm_device_run *d, int adjoint, size_t rows, int parts, unsigned splits,
                             const update *u, ptreg_error *err)
 {
     const size_t npad = (rows + d->wg - 1) / d->wg * d->wg;
-    const ptreg_dbuf *k1 = u->k1 ? u->k1 : u->out;
-    ptreg_karg args[15];
+    const dbuf *k1 = u->k1 ? u->k1 : u->out;
+    karg args[15];
     size_t count = 0;
     args[count++] = KARG_BUF(d->partial);
     args[count++] = KARG_U32(splits);
@@ -255,15 +255,15 @@ static ptreg_status combine(ptreg_lddmm_device *d, int adjoint, size_t rows, int
     args[count++] = KARG_BUF(k1);
     args[count++] = KARG_F64(u->w1);
     args[count++] = KARG_F64(u->w2);
-    return ptreg_dev_launch(adjoint ? d->adjoint_combine : d->flow_combine, rows, d->wg, count, args, err);
+    return dev_launch(adjoint ? d->adjoint_combine : d->flow_combine, rows, d->wg, count, args, err);
 }
 
 /* One step of the landmarks from state t: the velocity (into v0 at t = 0,
  * for the Hamiltonian), then the integrator (lddmm.c's shoot). */
-static ptreg_status shoot_step(ptreg_lddmm_device *d, int t, ptreg_error *err)
+static ptreg_status shoot_step(lddmm_device_run *d, int t, ptreg_error *err)
 {
     const points_at x = state_at(d, d->x, (size_t)t);
-    const ptreg_dbuf *k1 = t == 0 ? d->v0 : d->k1;
+    const dbuf *k1 = t == 0 ? d->v0 : d->k1;
     unsigned splits;
     ptreg_status st = flow_sums(d, x, 1, x, &splits, err);
     if (!d->rk2) {
@@ -278,23 +278,23 @@ static ptreg_status shoot_step(ptreg_lddmm_device *d, int t, ptreg_error *err)
     return st ? st : combine(d, 0, d->n, 2, splits, &next, err);
 }
 
-ptreg_status ptreg_lddmm_device_shoot(ptreg_lddmm_device *d, const double *p0, ptreg_error *err)
+ptreg_status lddmm_device_shoot(lddmm_device_run *d, const double *p0, ptreg_error *err)
 {
-    ptreg_status st = ptreg_dbuf_write(d->x, 3 * d->n * sizeof(double), p0, 3 * d->n * sizeof(double), err);
+    ptreg_status st = dbuf_write(d->x, 3 * d->n * sizeof(double), p0, 3 * d->n * sizeof(double), err);
     for (int t = 0; !st && t < d->steps; t++)
         st = shoot_step(d, t, err);
     return st;
 }
 
-ptreg_status ptreg_lddmm_device_state(ptreg_lddmm_device *d, int t, double *q, double *p, ptreg_error *err)
+ptreg_status lddmm_device_state(lddmm_device_run *d, int t, double *q, double *p, ptreg_error *err)
 {
     const size_t at = (size_t)t * d->len * sizeof(double), bytes = 3 * d->n * sizeof(double);
-    ptreg_status st = q ? ptreg_dbuf_read(d->x, at, q, bytes, err) : PTREG_OK;
-    return st || !p ? st : ptreg_dbuf_read(d->x, at + bytes, p, bytes, err);
+    ptreg_status st = q ? dbuf_read(d->x, at, q, bytes, err) : PTREG_OK;
+    return st || !p ? st : dbuf_read(d->x, at + bytes, p, bytes, err);
 }
 
 /* mu carried back through step t (lddmm.c's pull_back). */
-static ptreg_status pull_back_step(ptreg_lddmm_device *d, int t, ptreg_error *err)
+static ptreg_status pull_back_step(lddmm_device_run *d, int t, ptreg_error *err)
 {
     const points_at x = state_at(d, d->x, (size_t)t);
     unsigned splits;
@@ -305,8 +305,8 @@ static ptreg_status pull_back_step(ptreg_lddmm_device *d, int t, ptreg_error *er
         return st ? st : combine(d, 1, d->n, 2, splits, &u, err);
     }
     /* w = J(y)^T (3h/4 mu); cot = h/4 mu + 2h/3 w; mu <- mu + (w + J(x)^T cot) */
-    const ptreg_karg scale[] = {KARG_BUF(d->mu), KARG_F64(0.75 * d->h), KARG_U32(d->len), KARG_BUF(d->cot)};
-    ptreg_status st = ptreg_dev_launch(d->scale, d->len, d->wg, sizeof scale / sizeof scale[0], scale, err);
+    const karg scale[] = {KARG_BUF(d->mu), KARG_F64(0.75 * d->h), KARG_U32(d->len), KARG_BUF(d->cot)};
+    ptreg_status st = dev_launch(d->scale, d->len, d->wg, sizeof scale / sizeof scale[0], scale, err);
     st = st ? st : adjoint_sums(d, state_at(d, d->y, (size_t)t), d->cot, &splits, err);
     const update w = {MODE_LIN, d->w, d->cot, 0, d->mu, 0, NULL, 0.25 * d->h, 2.0 * d->h / 3.0};
     st = st ? st : combine(d, 1, d->n, 2, splits, &w, err);
@@ -316,17 +316,17 @@ static ptreg_status pull_back_step(ptreg_lddmm_device *d, int t, ptreg_error *er
 }
 
 /* H and the data term's sums, the groups' partials added in group order. */
-static ptreg_status objective_sums(ptreg_lddmm_device *d, double *pv, double *data, ptreg_error *err)
+static ptreg_status objective_sums(lddmm_device_run *d, double *pv, double *data, ptreg_error *err)
 {
     const size_t groups = (d->n + d->wg - 1) / d->wg;
-    const ptreg_karg args[] = {KARG_BUF(d->x),      KARG_BUF(d->v0),  KARG_U32((size_t)d->steps * d->len),
+    const karg args[] = {KARG_BUF(d->x),      KARG_BUF(d->v0),  KARG_U32((size_t)d->steps * d->len),
                                KARG_BUF(d->target), KARG_F64(d->lambda), KARG_U32(d->n),
                                KARG_BUF(d->mu),     KARG_BUF(d->group_sums)};
-    ptreg_status st = ptreg_dev_launch(d->objective, d->n, d->wg, sizeof args / sizeof args[0], args, err);
+    ptreg_status st = dev_launch(d->objective, d->n, d->wg, sizeof args / sizeof args[0], args, err);
     double *sums = st ? NULL : malloc(2 * groups * sizeof *sums);
     if (!st && !sums)
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory");
-    st = st ? st : ptreg_dbuf_read(d->group_sums, 0, sums, 2 * groups * sizeof *sums, err);
+    st = st ? st : dbuf_read(d->group_sums, 0, sums, 2 * groups * sizeof *sums, err);
     *pv = *data = 0.0;
     for (size_t g = 0; !st && g < groups; g++) {
         *pv += sums[2 * g];
@@ -336,15 +336,15 @@ static ptreg_status objective_sums(ptreg_lddmm_device *d, double *pv, double *da
     return st;
 }
 
-ptreg_status ptreg_lddmm_device_evaluate(ptreg_lddmm_device *d, const double *target, const double *p0, double *f,
+ptreg_status lddmm_device_evaluate(lddmm_device_run *d, const double *target, const double *p0, double *f,
                                          double *grad, double *hamiltonian, ptreg_error *err)
 {
     ptreg_status st = PTREG_OK;
     if (!d->target) {
-        st = ptreg_dbuf_upload(d->dev, target, 3 * d->n * sizeof(double), &d->target, err);
-        st = st ? st : ptreg_dbuf_alloc(d->dev, 3 * d->n * sizeof(double), &d->grad, err);
+        st = dbuf_upload(d->dev, target, 3 * d->n * sizeof(double), &d->target, err);
+        st = st ? st : dbuf_alloc(d->dev, 3 * d->n * sizeof(double), &d->grad, err);
     }
-    st = st ? st : ptreg_lddmm_device_shoot(d, p0, err);
+    st = st ? st : lddmm_device_shoot(d, p0, err);
     double pv, data;
     st = st ? st : objective_sums(d, &pv, &data, err);
     if (st)
@@ -357,15 +357,15 @@ ptreg_status ptreg_lddmm_device_evaluate(ptreg_lddmm_device *d, const double *ta
         return PTREG_OK;
     for (int t = d->steps - 1; !st && t >= 0; t--)
         st = pull_back_step(d, t, err);
-    const ptreg_karg args[] = {KARG_BUF(d->v0), KARG_BUF(d->mu), KARG_F64(d->gamma), KARG_U32(d->n),
+    const karg args[] = {KARG_BUF(d->v0), KARG_BUF(d->mu), KARG_F64(d->gamma), KARG_U32(d->n),
                                KARG_BUF(d->grad)};
-    st = st ? st : ptreg_dev_launch(d->gradient, 3 * d->n, d->wg, sizeof args / sizeof args[0], args, err);
-    return st ? st : ptreg_dbuf_read(d->grad, 0, grad, 3 * d->n * sizeof(double), err);
+    st = st ? st : dev_launch(d->gradient, 3 * d->n, d->wg, sizeof args / sizeof args[0], args, err);
+    return st ? st : dbuf_read(d->grad, 0, grad, 3 * d->n * sizeof(double), err);
 }
 
 /* ---- other points along the flow ---- */
 
-static ptreg_status reserve_points(ptreg_lddmm_device *d, size_t m, ptreg_error *err)
+static ptreg_status reserve_points(lddmm_device_run *d, size_t m, ptreg_error *err)
 {
     if (m > UINT32_MAX / 3)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm warp on %s: %zu points is more than %u", d->dev->label, m,
@@ -373,19 +373,19 @@ static ptreg_status reserve_points(ptreg_lddmm_device *d, size_t m, ptreg_error 
     ptreg_status st = reserve_partials(d, m > d->n ? m : d->n, err);
     if (st || m <= d->points_cap)
         return st;
-    ptreg_dbuf **bufs[] = {&d->points, &d->mid, &d->pk1, &d->pk2};
+    dbuf **bufs[] = {&d->points, &d->mid, &d->pk1, &d->pk2};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++) {
-        ptreg_dbuf_free(*bufs[i]);
+        dbuf_free(*bufs[i]);
         *bufs[i] = NULL;
     }
     for (size_t i = 0; !st && i < sizeof bufs / sizeof bufs[0]; i++)
-        st = ptreg_dbuf_alloc(d->dev, 3 * m * sizeof(double), bufs[i], err);
+        st = dbuf_alloc(d->dev, 3 * m * sizeof(double), bufs[i], err);
     d->points_cap = st ? 0 : m;
     return st;
 }
 
 /* The points' step t along the landmarks' flow (lddmm.c's warp). */
-static ptreg_status warp_step(ptreg_lddmm_device *d, int t, size_t m, ptreg_error *err)
+static ptreg_status warp_step(lddmm_device_run *d, int t, size_t m, ptreg_error *err)
 {
     const points_at pts = {d->points, 0, 0, m}, x = state_at(d, d->x, (size_t)t);
     unsigned splits;
@@ -402,13 +402,13 @@ static ptreg_status warp_step(ptreg_lddmm_device *d, int t, size_t m, ptreg_erro
     return st ? st : combine(d, 0, m, 1, splits, &next, err);
 }
 
-ptreg_status ptreg_lddmm_device_warp(ptreg_lddmm_device *d, const double *p0, const double *x, size_t m,
+ptreg_status lddmm_device_warp(lddmm_device_run *d, const double *p0, const double *x, size_t m,
                                      double *out, ptreg_error *err)
 {
     ptreg_status st = reserve_points(d, m, err);
-    st = st ? st : ptreg_dbuf_write(d->points, 0, x, 3 * m * sizeof(double), err);
-    st = st ? st : ptreg_lddmm_device_shoot(d, p0, err);
+    st = st ? st : dbuf_write(d->points, 0, x, 3 * m * sizeof(double), err);
+    st = st ? st : lddmm_device_shoot(d, p0, err);
     for (int t = 0; !st && t < d->steps; t++)
         st = warp_step(d, t, m, err);
-    return st ? st : ptreg_dbuf_read(d->points, 0, out, 3 * m * sizeof(double), err);
+    return st ? st : dbuf_read(d->points, 0, out, 3 * m * sizeof(double), err);
 }
