@@ -2,9 +2,12 @@
 /* The device layer: device names, ptreg_device_resolve's rules, and on every
  * GPU-backend device found (in CI: POCL) the backend interface itself:
  * buffers, copies, fills, programs with -D options and their cache, kernels
- * with local memory and barriers, guard words, events and error messages.
+ * with local memory and barriers, guard words, events and error messages,
+ * and the work each thread asked for (ptreg_device_stats).
  * PTREG_TEST_DEVICE=opencl:0 (say) limits the device runs to one device. */
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -194,6 +197,46 @@ static void test_buffers(dev_handle *dev, const char *name)
     dbuf_free(b);
 }
 
+/* ptreg_device_stats: test_buffers' work counted exactly (copies within the
+ * device, fills and refused calls not), a launch counted, and each thread
+ * counting only its own. */
+typedef struct stats_job {
+    dev_handle *dev;
+    const char *name;
+    ptreg_device_stats delta;
+} stats_job;
+
+static void *buffers_counted(void *arg)
+{
+    stats_job *job = arg;
+    ptreg_device_stats before;
+    ptreg_device_stats_get(&before);
+    test_buffers(job->dev, job->name);
+    ptreg_device_stats_since(&before, &job->delta);
+    return NULL;
+}
+
+static void test_stats(dev_handle *dev, const char *name)
+{
+    stats_job here = {dev, name, {0}}, there = here;
+    buffers_counted(&here);
+    CHECK_MSG(here.delta.launches == 0 && here.delta.allocs == 2 && here.delta.bytes_to == 408 &&
+                  here.delta.bytes_from == 412,
+              "%s: counted %llu launches, %llu allocs, %llu bytes to, %llu from", name,
+              (unsigned long long)here.delta.launches, (unsigned long long)here.delta.allocs,
+              (unsigned long long)here.delta.bytes_to, (unsigned long long)here.delta.bytes_from);
+    ptreg_device_stats before, mine;
+    ptreg_device_stats_get(&before);
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, buffers_counted, &there) == 0 && pthread_join(thread, NULL) == 0);
+    ptreg_device_stats_since(&before, &mine);
+    CHECK_MSG(!memcmp(&there.delta, &here.delta, sizeof here.delta) && mine.allocs == 0 && mine.bytes_to == 0,
+              "%s: another thread's work is its own", name);
+    test_block_sums(dev, name);
+    ptreg_device_stats_since(&before, &mine);
+    CHECK_MSG(mine.launches > 0, "%s: a launch is counted", name);
+}
+
 /* A kernel that writes one word past its buffer is caught by the guard. */
 static void test_guards(dev_handle *dev, const char *name)
 {
@@ -355,6 +398,7 @@ int main(void)
         printf("device %s: %s\n", name, list[i].name);
         test_engines(&list[i].device, name);
         test_buffers(dev, name);
+        test_stats(dev, name);
         test_programs(dev, name);
         test_block_sums(dev, name);
         test_guards(dev, name);

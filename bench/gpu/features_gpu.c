@@ -87,6 +87,7 @@ static double radius_for(const float *xyz, size_t n, size_t k)
 
 typedef struct timing {
     double ms;
+    ptreg_device_stats work; /* one call's (the last) */
     size_t missing;
     int ok;
     char error[PTREG_ERROR_MESSAGE_MAX];
@@ -104,6 +105,8 @@ static timing time_fpfh(const ptreg_cloud *c, const ptreg_device *device, const 
     const int warm = device->backend != PTREG_BACKEND_CPU; /* the kernels' compile */
     for (int r = 0; r < o->repeat + warm; r++) {
         ptreg_error err;
+        ptreg_device_stats before;
+        ptreg_device_stats_get(&before);
         double t0 = ptreg_time_ms();
         if (ptreg_fpfh(c->xyz, c->normals, c->n, &fo, rows, &t.missing, &err)) {
             snprintf(t.error, sizeof t.error, "%s", err.message);
@@ -111,6 +114,7 @@ static timing time_fpfh(const ptreg_cloud *c, const ptreg_device *device, const 
         }
         if (r >= warm)
             ms[r - warm] = ptreg_time_ms() - t0;
+        ptreg_device_stats_since(&before, &t.work);
     }
     t.ms = median_of(ms, o->repeat);
     t.ok = 1;
@@ -159,12 +163,15 @@ static void bench_one(const options *o, bench_report *rep, const ptreg_cloud *c,
         }
         double speedup = base.ok ? base.ms / t.ms : 0;
         size_t off = base.ok ? rows_off(cpu_rows, dev_rows, c->n) : 0;
-        report_line(rep, "| %s | %s | %.1f | %.1fx%s | %zu |\n", label, o->devices.item[d], t.ms, speedup,
-            base.ok ? (speedup >= 20 ? " (>= 20x)" : " (< 20x)") : "", off);
+        report_line(rep, "| %s | %s | %.1f | %.1fx%s | %zu | %llu, %.1f / %.1f MB |\n", label, o->devices.item[d],
+            t.ms, speedup, base.ok ? (speedup >= 20 ? " (>= 20x)" : " (< 20x)") : "", off,
+            (unsigned long long)t.work.launches, t.work.bytes_to / 1e6, t.work.bytes_from / 1e6);
         json_row(rep,
                  "\"neighborhood\": \"%s\", \"device\": \"%s\", \"ms\": %.3f, \"speedup\": %.2f, "
-                 "\"rows_off\": %zu, \"missing\": %zu",
-                 label, o->devices.item[d], t.ms, speedup, off, t.missing);
+                 "\"rows_off\": %zu, \"missing\": %zu, \"launches\": %llu, \"bytes_to\": %llu, "
+                 "\"bytes_from\": %llu",
+                 label, o->devices.item[d], t.ms, speedup, off, t.missing, (unsigned long long)t.work.launches,
+                 (unsigned long long)t.work.bytes_to, (unsigned long long)t.work.bytes_from);
     }
 }
 
@@ -201,7 +208,8 @@ int main(int argc, char **argv)
     report_line(&rep, "FPFH (PCL convention): ptreg %s, a blob of %zu points, CPU path on %d threads, median of %d calls. "
               "Target on one H100: >= 20x the CPU path.\n\n",
         ptreg_version(), c.n, ptreg_get_num_threads(), o.repeat);
-    report_line(&rep, "| neighborhood | device | ms per call | vs CPU | rows off by > 0.01 |\n|---|---|---|---|---|\n");
+    report_line(&rep, "| neighborhood | device | ms per call | vs CPU | rows off by > 0.01 | launches, MB to / from |\n"
+                      "|---|---|---|---|---|---|\n");
     char label[64];
     ptreg_neighborhood knn = {o.k, 0}, ball = {0, radius};
     snprintf(label, sizeof label, "k = %zu", o.k);

@@ -120,14 +120,17 @@ static int same_keypoints(const ptreg_keypoint *a, size_t na, const ptreg_keypoi
 
 typedef struct timings {
     double resident, upload, scores;
+    ptreg_device_stats resident_work; /* a call with the volume resident */
     size_t keypoints;
     int same;
 } timings;
 
 static ptreg_status run_once(harris3d_device_state *hd, const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                              int method, int upload, double *total_ms, double *scores_ms, ptreg_keypoint **kp,
-                             size_t *count, ptreg_error *err)
+                             size_t *count, ptreg_device_stats *work, ptreg_error *err)
 {
+    ptreg_device_stats before;
+    ptreg_device_stats_get(&before);
     double t0 = ptreg_time_ms();
     ptreg_status st = upload ? harris3d_device_upload(hd, vol, err) : PTREG_OK;
     double t1 = ptreg_time_ms();
@@ -138,6 +141,7 @@ static ptreg_status run_once(harris3d_device_state *hd, const ptreg_volume *vol,
     st = st ? st : harris3d_device_keypoints(hd, opt, kp, count, NULL, NULL, NULL, err);
     *total_ms = ptreg_time_ms() - t0;
     *scores_ms = t2 - t1;
+    ptreg_device_stats_since(&before, work);
     return st;
 }
 
@@ -146,14 +150,15 @@ static ptreg_status bench_method(const options *o, harris3d_device_state *hd, co
                                  timings *t, ptreg_error *err)
 {
     double res[64], up[64], sc[64], scratch;
+    ptreg_device_stats work;
     int reps = o->repeat < 64 ? o->repeat : 64;
     ptreg_keypoint *kp = NULL;
     size_t count = 0;
-    ptreg_status st = run_once(hd, vol, opt, method, 1, &scratch, &scratch, &kp, &count, err); /* warm-up: builds */
+    ptreg_status st = run_once(hd, vol, opt, method, 1, &scratch, &scratch, &kp, &count, &work, err); /* builds */
     for (int i = 0; !st && i < reps; i++)
-        st = run_once(hd, vol, opt, method, 0, &res[i], &sc[i], &kp, &count, err);
+        st = run_once(hd, vol, opt, method, 0, &res[i], &sc[i], &kp, &count, &t->resident_work, err);
     for (int i = 0; !st && i < reps; i++)
-        st = run_once(hd, vol, opt, method, 1, &up[i], &scratch, &kp, &count, err);
+        st = run_once(hd, vol, opt, method, 1, &up[i], &scratch, &kp, &count, &work, err);
     if (!st) {
         t->resident = median_of(res, reps);
         t->upload = median_of(up, reps);
@@ -180,25 +185,30 @@ static void bench_device(const options *o, bench_report *rep, const char *name, 
     ptreg_error err;
     harris3d_device_state *hd = NULL;
     if (ptreg_device_parse(name, &dev) || harris3d_device_open(&dev, &hd, &err)) {
-        report_line(rep, "| %s | - | not available | | | | | |\n", name);
+        report_line(rep, "| %s | - | not available | | | | | | |\n", name);
         return;
     }
     for (size_t i = 0; i < o->methods.n; i++) {
         int m = method_of(o->methods.item[i]);
         timings t = {0};
         if (m < 0 || bench_method(o, hd, vol, opt, m, cpu, &t, &err)) {
-            report_line(rep, "| %s | %s | failed: %s | | | | | |\n", name, o->methods.item[i],
+            report_line(rep, "| %s | %s | failed: %s | | | | | | |\n", name, o->methods.item[i],
                 m < 0 ? "unknown method" : err.message);
             continue;
         }
-        report_line(rep, "| %s | %s | %.3f | %.3f | %.3f | %s / %s | %.1fx | %zu%s |\n", name, o->methods.item[i],
-            t.scores, t.resident, t.upload, t.resident <= 1.0 ? "yes" : "no", t.upload <= 3.0 ? "yes" : "no",
-            t.resident > 0 ? cpu->time_ms / t.resident : 0, t.keypoints, t.same ? "" : " (NOT AS THE CPU)");
+        const ptreg_device_stats *w = &t.resident_work;
+        report_line(rep, "| %s | %s | %.3f | %.3f | %.3f | %s / %s | %.1fx | %zu%s | %llu, %llu / %llu |\n", name,
+            o->methods.item[i], t.scores, t.resident, t.upload, t.resident <= 1.0 ? "yes" : "no",
+            t.upload <= 3.0 ? "yes" : "no", t.resident > 0 ? cpu->time_ms / t.resident : 0, t.keypoints,
+            t.same ? "" : " (NOT AS THE CPU)", (unsigned long long)w->launches, (unsigned long long)w->bytes_to,
+            (unsigned long long)w->bytes_from);
         json_row(rep,
                  "\"device\": \"%s\", \"method\": \"%s\", \"scores_ms\": %.4f, \"resident_ms\": %.4f, "
-                 "\"upload_ms\": %.4f, \"cpu_ms\": %.4f, \"keypoints\": %zu, \"same_as_cpu\": %s",
+                 "\"upload_ms\": %.4f, \"cpu_ms\": %.4f, \"keypoints\": %zu, \"same_as_cpu\": %s, "
+                 "\"resident_launches\": %llu, \"resident_bytes_to\": %llu, \"resident_bytes_from\": %llu",
                  name, o->methods.item[i], t.scores, t.resident, t.upload, cpu->time_ms, t.keypoints,
-                 t.same ? "true" : "false");
+                 t.same ? "true" : "false", (unsigned long long)w->launches, (unsigned long long)w->bytes_to,
+                 (unsigned long long)w->bytes_from);
     }
     harris3d_device_close(hd);
 }
@@ -244,8 +254,9 @@ int main(int argc, char **argv)
               "(median of %d). Targets: <= 1 ms with the volume resident, <= 3 ms with its upload.\n\n",
         ptreg_version(), o.dims[0], o.dims[1], o.dims[2], o.window, cpu.isa, ptreg_get_num_threads(), cpu_ms,
         cpu.keypoint_count, o.repeat);
-    report_line(&rep, "| device | method | scores ms | resident ms | with upload ms | <= 1 / <= 3 | vs CPU | keypoints |\n");
-    report_line(&rep, "|---|---|---|---|---|---|---|---|\n");
+    report_line(&rep, "| device | method | scores ms | resident ms | with upload ms | <= 1 / <= 3 | vs CPU | keypoints "
+                      "| resident: launches, bytes to / from |\n");
+    report_line(&rep, "|---|---|---|---|---|---|---|---|---|\n");
     for (size_t d = 0; d < o.devices.n; d++)
         bench_device(&o, &rep, o.devices.item[d], &vol, &opt, &cpu);
     ptreg_harris3d_result_free(&cpu);

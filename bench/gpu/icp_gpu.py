@@ -162,7 +162,11 @@ def measure(args, ptreg, cases, devices):
                                 "kernel_compile_ms": r.get("kernel_compile_ms", 0.0),
                                 "device_name": r.get("device_name", d), "rmse": r["rmse"],
                                 "pairs": r["pairs"], "iterations": r["iterations"],
-                                "transformation": r["transformation"]})
+                                "transformation": r["transformation"],
+                                "device_launches": r.get("device_launches"),
+                                "device_bytes_to": r.get("device_bytes_to"),
+                                "device_bytes_from": r.get("device_bytes_from"),
+                                "device_per_iteration": r.get("device_per_iteration")})
                     row["from_host_ms"] = row["frame_ms"] + row["model_upload_ms"]
                 rows.append(row)
             summarise(rows, case["name"], method)

@@ -88,6 +88,22 @@ PTREG_API ptreg_status ptreg_device_resolve(const ptreg_device *request, unsigne
  * and buffer on them must be gone first. Later use opens them again. */
 PTREG_API void ptreg_devices_release(void);
 
+/* What the calling thread has asked of devices since it started: kernel
+ * launches, bytes copied from the host to a device and back (copies within
+ * a device are not counted), and device buffers allocated. Each thread
+ * counts its own, so the difference of two reads around a call is that
+ * call's whatever other threads do. The counts depend on the work alone:
+ * POCL, the CUDA driver stand-in and a GPU give the same. */
+typedef struct ptreg_device_stats {
+    uint64_t launches;
+    uint64_t bytes_to, bytes_from;
+    uint64_t allocs;
+} ptreg_device_stats;
+
+PTREG_API void ptreg_device_stats_get(ptreg_device_stats *stats);
+/* The counts since `before` (a ptreg_device_stats_get of this thread). */
+PTREG_API void ptreg_device_stats_since(const ptreg_device_stats *before, ptreg_device_stats *delta);
+
 #ifdef __cplusplus
 }
 #endif

@@ -467,7 +467,9 @@ static int atoms_here(const batch_request *r, const batch_atoms *atoms, const pt
     cli_progress_begin(&progress, r->a, "batch", "stage", "neighborhoods");
     ptreg_orientation_options with_progress = *opt;
     with_progress.progress = cli_progress_hook(&progress);
+    cli_device_call_start();
     ptreg_status st = ptreg_orientations_compute(atoms->xyz, atoms->n, atoms->selected, &with_progress, o, &err);
+    cli_device_call_stop();
     cli_progress_end(&progress, r->a, 0);
     if (st) {
         cli_error("batch", "%s", err.message);
@@ -695,12 +697,14 @@ static int register_pairs(const batch_request *r, const ptreg_pairs_file *pf, si
     int *iterations = malloc((count + 1) * sizeof *iterations);
     ptreg_error err;
     ptreg_status st = PTREG_OK;
+    cli_device_call_start();
     if (!T || !iterations)
         st = ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for %zu pairs", count);
     else if (r->engine == ENGINE_LOOP)
         st = loop_emicp(&set, &r->batch, T, iterations, stop, stats, &err);
     else
         st = ptreg_batch_register(&set, &r->batch, T, iterations, stop, stats, &err);
+    cli_device_call_stop();
     if (!st)
         pair_rows(&set, T, iterations, rows);
     free(T);

@@ -360,7 +360,9 @@ int cli_run_lddmm(int argc, char **argv)
     cli_progress progress;
     cli_progress_begin(&progress, &a, "lddmm", "iteration", "objective");
     o.progress = cli_progress_hook(&progress);
+    cli_device_call_start();
     ptreg_status st = ptreg_lddmm_register(q0, target, n, p0, &o, &r, &err);
+    cli_device_call_stop();
     const int plot_rc = cli_progress_end(&progress, &a, !st);
     if (st) {
         cli_error("lddmm", "%s", err.message);
@@ -417,8 +419,10 @@ int cli_run_warp(int argc, char **argv)
     st = x ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
     for (size_t i = 0; x && i < 3 * c.n; i++)
         x[i] = c.xyz[i];
+    cli_device_call_start();
     if (!st)
         st = ptreg_lddmm_warp(model.q0, model.p0, model.n, &o, x, c.n, x, &err);
+    cli_device_call_stop();
     double ms = ptreg_time_ms() - t0;
     if (st) {
         cli_error("warp", "%s", err.message);

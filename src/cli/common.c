@@ -130,6 +130,7 @@ cJSON *cli_json_matrix(const double T[16])
 
 int cli_json_print(cJSON *obj)
 {
+    cli_json_device_work(obj);
     char *text = cJSON_Print(obj);
     cJSON_Delete(obj);
     if (!text || cli_out_of_memory()) {
@@ -179,7 +180,10 @@ ptreg_status cli_repeat(int repeat, cli_run_fn fn, void *ctx, double *times, dou
     for (int i = 0; i < repeat && !st; i++) {
         const void *bits;
         size_t size;
-        if ((st = fn(ctx, &times[i], &bits, &size, err)))
+        cli_device_call_start();
+        st = fn(ctx, &times[i], &bits, &size, err);
+        cli_device_call_stop();
+        if (st)
             break;
         if (i == 0 && repeat > 1) {
             if (!(first = malloc(size ? size : 1)))

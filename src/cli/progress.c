@@ -4,8 +4,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "cli/common.h"
 #include "ptreg/io.h"
 
 #define REDRAW_MS 100.0
@@ -44,6 +46,8 @@ static void keep(cli_progress *p, int step, double value)
 static void on_step(void *ctx, int step, int most, double value)
 {
     cli_progress *p = ctx;
+    if (!strcmp(p->step, "iteration"))
+        cli_device_step(step);
     keep(p, step, value);
     const double now = ptreg_time_ms();
     if (!p->draw || now - p->drawn_ms < REDRAW_MS)
@@ -56,7 +60,7 @@ static void on_step(void *ctx, int step, int most, double value)
 
 ptreg_progress cli_progress_hook(cli_progress *p)
 {
-    return (ptreg_progress){p->draw || p->capacity ? on_step : NULL, p};
+    return (ptreg_progress){on_step, p}; /* always: the steps delimit the device work per iteration */
 }
 
 int cli_progress_end(cli_progress *p, const cli_args *a, int succeeded)

@@ -579,6 +579,22 @@ void ptreg_devices_release(void)
     pthread_mutex_unlock(&registry_lock);
 }
 
+/* ---- what the calling thread asked of devices ---- */
+
+/* Per thread, so that a call's counts (the difference around it) are its
+ * own whatever other threads run, and no counting needs a lock. */
+static _Thread_local ptreg_device_stats thread_stats;
+
+void ptreg_device_stats_get(ptreg_device_stats *stats) { *stats = thread_stats; }
+
+void ptreg_device_stats_since(const ptreg_device_stats *before, ptreg_device_stats *delta)
+{
+    delta->launches = thread_stats.launches - before->launches;
+    delta->bytes_to = thread_stats.bytes_to - before->bytes_to;
+    delta->bytes_from = thread_stats.bytes_from - before->bytes_from;
+    delta->allocs = thread_stats.allocs - before->allocs;
+}
+
 /* ---- buffers ---- */
 
 ptreg_status dbuf_alloc(dev_handle *dev, size_t bytes, dbuf **out, ptreg_error *err)
@@ -599,6 +615,7 @@ ptreg_status dbuf_alloc(dev_handle *dev, size_t bytes, dbuf **out, ptreg_error *
         return st;
     }
     __atomic_add_fetch(&dev->live_buffers, 1, __ATOMIC_RELAXED);
+    thread_stats.allocs++;
     *out = b;
     return PTREG_OK;
 }
@@ -639,6 +656,7 @@ ptreg_status dbuf_write(dbuf *b, size_t offset, const void *src, size_t bytes, p
 {
     if (offset > b->bytes || bytes > b->bytes - offset)
         return out_of_range(b, "write", offset, bytes, err);
+    thread_stats.bytes_to += bytes;
     return bytes ? b->dev->ops->write(b->dev, b->handle, offset, src, bytes, err) : PTREG_OK;
 }
 
@@ -646,6 +664,7 @@ ptreg_status dbuf_read(const dbuf *b, size_t offset, void *dst, size_t bytes, pt
 {
     if (offset > b->bytes || bytes > b->bytes - offset)
         return out_of_range(b, "read", offset, bytes, err);
+    thread_stats.bytes_from += bytes;
     return bytes ? b->dev->ops->read(b->dev, b->handle, offset, dst, bytes, err) : PTREG_OK;
 }
 
@@ -692,6 +711,7 @@ ptreg_status dev_launch_groups(const dkernel *k, unsigned dims, const size_t gro
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: kernel %s in work-groups of %zu threads: on this "
                                "device it runs at most %zu (its registers and local memory decide)", k->dev->label,
                                k->name, threads, k->max_threads);
+    thread_stats.launches++;
     pthread_mutex_lock(&k->dev->lock);
     ptreg_status st = k->dev->ops->launch(k->dev, k->handle, k->name, dims, groups, local, nargs, args, err);
     pthread_mutex_unlock(&k->dev->lock);
