@@ -55,14 +55,15 @@ int cli_json_print(cJSON *obj);
  * start to stop (cli_repeat counts each run, so the last one's is kept)
  * and, per iteration, between the first and the last progress step of the
  * run (cli_device_step, from the progress hook of commands whose steps are
- * iterations). cli_json_device_work adds
- * device_launches, device_bytes_to, device_bytes_from, device_allocs and
- * device_per_iteration (the mean over the run's steps) to a command's
- * JSON, which cli_json_print does when a call was counted. */
+ * iterations). cli_json_device_work adds device_launches, device_bytes_to,
+ * device_bytes_from, device_allocs and device_per_iteration (the mean over
+ * the run's steps) to a command's JSON; cli_json_print calls it, and it
+ * adds nothing when no call was counted. */
 void cli_device_call_start(void);
 void cli_device_call_stop(void);
 void cli_device_step(int step);
 void cli_json_device_work(cJSON *o);
+
 void cli_print_matrix(const char *indent, const double T[16]);
 
 /* Model index files (.pti): recognised by extension; loading prints the

@@ -58,11 +58,11 @@ ptreg_status nn_searcher_create(const ptreg_model_index *idx, ptreg_nn_method me
     *out = NULL;
     method = method == PTREG_NN_AUTO ? PTREG_NN_KDTREE : method;
     ptreg_status st = check_method(idx, method, err);
-    nn_searcher *s = st ? NULL : calloc(1, sizeof *s);
-    if (!st && !s)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest neighbors: out of memory");
     if (st)
         return st;
+    nn_searcher *s = calloc(1, sizeof *s);
+    if (!s)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest neighbors: out of memory");
     s->method = method, s->tree = idx->tree, s->points = idx->points;
     s->graph = ptreg_nn_method_is_delaunay(method) ? idx->graph : NULL;
     st = method == PTREG_NN_BRUTE ? brute_target_init(&s->brute, idx->points, idx->n, err) : PTREG_OK;
