@@ -75,7 +75,7 @@ void cli_device_call_stop(void)
 
 void cli_device_step(int step)
 {
-    if (step <= device_work.last_step || device_work.first_step < 0) { /* a run's first step */
+    if (device_work.first_step < 0) { /* the counted run's first step (cli_device_call_start resets it) */
         device_work.first_step = step;
         ptreg_device_stats_get(&device_work.at_first);
     }

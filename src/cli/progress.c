@@ -15,7 +15,7 @@
 void cli_progress_begin(cli_progress *p, const cli_args *a, const char *command, const char *step,
                         const char *measure)
 {
-    *p = (cli_progress){command, step, measure, 0, 0, 0, NULL, 0, 0, 0};
+    *p = (cli_progress){command, step, measure, 0, !strcmp(step, "iteration"), 0, 0, NULL, 0, 0, 0};
     p->draw = isatty(STDERR_FILENO) && !cli_given(a, "json") && !cli_given(a, "quiet");
     p->start_ms = ptreg_time_ms();
     p->drawn_ms = -REDRAW_MS;
@@ -46,7 +46,7 @@ static void keep(cli_progress *p, int step, double value)
 static void on_step(void *ctx, int step, int most, double value)
 {
     cli_progress *p = ctx;
-    if (!strcmp(p->step, "iteration"))
+    if (p->iterations)
         cli_device_step(step);
     keep(p, step, value);
     const double now = ptreg_time_ms();

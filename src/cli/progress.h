@@ -19,6 +19,7 @@
 typedef struct cli_progress {
     const char *command, *step, *measure;
     int draw;
+    int iterations; /* the steps are iterations: they delimit the device work per iteration */
     double start_ms, drawn_ms;
     double *values; /* --plot: the measure per step, else NULL */
     int count, capacity, lost;
