@@ -11,7 +11,10 @@
  *     relative one with min_distance and top;
  *   - a second run of the method gives the same bits;
  * then the public calls on the device (isa = the device's name), and the
- * refusals: the reference loop on a device, an unknown PTREG_HARRIS_METHOD. */
+ * refusals: the reference loop on a device, an unknown PTREG_HARRIS_METHOD;
+ * the sort of many peaks (tens of runs, two merge levels, ties); and the
+ * resident volume: a repeated detection uploads nothing in at most six
+ * launches and allocates nothing. */
 #include "feat/harris3d_impl.h"
 
 typedef enum harris_select { SELECT_RELATIVE, SELECT_ALL, SELECT_THIN } harris_select;
@@ -239,6 +242,99 @@ static int run_harris_public(const ptreg_device *device, char *detail, size_t si
     return ok && same && refused && env;
 }
 
+/* Scores with a peak at every even voxel (147456 of them: 72 sorted runs,
+ * two merge levels), in 61 levels so that most peaks tie, through the
+ * device's selection against the CPU's: all, the best 1000, thinned. */
+static int run_harris_sort(const ptreg_device *device, char *detail, size_t size)
+{
+    const size_t nx = 96, ny = 96, nz = 128, n = nx * ny * nz;
+    float *scores = calloc(n, sizeof *scores);
+    if (!scores)
+        return 0;
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, 92);
+    for (size_t z = 0; z < nz; z += 2)
+        for (size_t y = 0; y < ny; y += 2)
+            for (size_t x = 0; x < nx; x += 2)
+                scores[x + nx * (y + ny * z)] = 1.0f + (float)(int)(61 * ptreg_rng_uniform(&rng));
+    static const char *const names[] = {"all", "top 1000", "thinned"};
+    int ok = 1, at = 0;
+    for (int k = 0; k < 3; k++) {
+        ptreg_harris3d_options o;
+        ptreg_harris3d_options_default(&o);
+        o.threshold_mode = PTREG_HARRIS_ABSOLUTE;
+        o.threshold = 0;
+        o.top = k == 0 ? 0 : k == 1 ? 1000 : 500;
+        o.min_distance = k == 2 ? 3 : 0;
+        o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+        ptreg_keypoint *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0, ma = 0, mb = 0;
+        ptreg_error err = {0};
+        int ran = !ptreg_harris3d_keypoints(scores, nx, ny, nz, &o, &a, &na, NULL, &ma, &err);
+        o.device = *device;
+        ran = ran && !ptreg_harris3d_keypoints(scores, nx, ny, nz, &o, &b, &nb, NULL, &mb, &err);
+        int same = ran && ma == mb && ma == 147456 && same_keypoints(a, na, b, nb);
+        at += snprintf(detail + at, size - (size_t)at, "%s%s: %zu of %zu %s", k ? "; " : "", names[k], nb, mb,
+                       !ran ? err.message : same ? "as the CPU" : "NOT AS THE CPU");
+        ok = ok && same;
+        free(a);
+        free(b);
+    }
+    free(scores);
+    return ok;
+}
+
+/* A volume resident on the device: the first detection as ptreg_harris3d
+ * on the CPU; the second uploads nothing, allocates nothing, launches at
+ * most six kernels and copies no scores back; a new volume set in place
+ * (another size) detects as the CPU does. */
+static int run_harris_resident(const ptreg_device *device, char *detail, size_t size)
+{
+    const harris_case small = {31, 17, 23, 5, PTREG_HARRIS_BORDER_SKIP, PTREG_VOXEL_U8, SELECT_ALL, 93};
+    const harris_case other = {40, 36, 30, 3, PTREG_HARRIS_BORDER_CLAMP, PTREG_VOXEL_F32, SELECT_ALL, 94};
+    ptreg_volume v1, v2;
+    if (harris_volume(&small, &v1))
+        return 0;
+    if (harris_volume(&other, &v2)) {
+        ptreg_volume_free(&v1);
+        return 0;
+    }
+    ptreg_harris3d_options o, cpu_o;
+    harris_case_options(&small, device, &o);
+    cpu_o = o;
+    cpu_o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    ptreg_harris3d_volume *hv = NULL;
+    ptreg_harris3d_result first = {0}, again = {0}, moved = {0}, cpu1 = {0}, cpu2 = {0};
+    ptreg_device_stats before, used = {0};
+    ptreg_error err = {0};
+    int ran = !ptreg_harris3d(&v1, &cpu_o, &cpu1, &err) && !ptreg_harris3d(&v2, &cpu_o, &cpu2, &err) &&
+              !ptreg_harris3d_volume_create(&v1, &o, &hv, &err) &&
+              !ptreg_harris3d_volume_detect(hv, &o, 1, &first, &err);
+    ptreg_device_stats_get(&before);
+    ran = ran && !ptreg_harris3d_volume_detect(hv, &o, 0, &again, &err);
+    ptreg_device_stats_since(&before, &used);
+    ran = ran && !ptreg_harris3d_volume_set(hv, &v2, &err) && !ptreg_harris3d_volume_detect(hv, &o, 0, &moved, &err);
+    size_t n = ptreg_volume_count(&v1);
+    int same = ran && first.scores && !memcmp(first.scores, cpu1.scores, n * sizeof(float)) &&
+               same_keypoints(cpu1.keypoints, cpu1.keypoint_count, first.keypoints, first.keypoint_count) &&
+               same_keypoints(cpu1.keypoints, cpu1.keypoint_count, again.keypoints, again.keypoint_count) &&
+               !again.scores && same_keypoints(cpu2.keypoints, cpu2.keypoint_count, moved.keypoints, moved.keypoint_count);
+    int quiet = ran && used.bytes_to == 0 && used.allocs == 0 && used.launches <= 6 &&
+                used.bytes_from < n * sizeof(float);
+    snprintf(detail, size, "%s; %zu and %zu keypoints %s; a repeat: %llu launches, %llu bytes up, %llu back, "
+             "%llu allocations%s", ran ? "ran" : err.message, cpu1.keypoint_count, cpu2.keypoint_count,
+             same ? "as the CPU" : "NOT AS THE CPU", (unsigned long long)used.launches,
+             (unsigned long long)used.bytes_to, (unsigned long long)used.bytes_from, (unsigned long long)used.allocs,
+             quiet ? "" : " (TOO MUCH)");
+    ptreg_harris3d_volume_free(hv);
+    ptreg_harris3d_result *all[] = {&first, &again, &moved, &cpu1, &cpu2};
+    for (size_t i = 0; i < 5; i++)
+        ptreg_harris3d_result_free(all[i]);
+    ptreg_volume_free(&v1);
+    ptreg_volume_free(&v2);
+    return same && quiet;
+}
+
 static void run_harris_operations(const ptreg_device_info *info, int *passed, int *failed)
 {
     double t0 = ptreg_time_ms();
@@ -247,7 +343,17 @@ static void run_harris_operations(const ptreg_device_info *info, int *passed, in
     char detail[PTREG_ERROR_MESSAGE_MAX + 300] = "";
     double t1 = ptreg_time_ms();
     int ok = run_harris_public(&info->device, detail, sizeof detail);
-    printf("%s harris3d   public calls: %s (%.0f ms; all harris3d %.0f ms)\n", ok ? "ok  " : "FAIL", detail,
+    printf("%s harris3d   public calls: %s (%.0f ms)\n", ok ? "ok  " : "FAIL", detail, ptreg_time_ms() - t1);
+    *passed += ok;
+    *failed += !ok;
+    t1 = ptreg_time_ms();
+    ok = run_harris_sort(&info->device, detail, sizeof detail);
+    printf("%s harris3d   sort of many peaks: %s (%.0f ms)\n", ok ? "ok  " : "FAIL", detail, ptreg_time_ms() - t1);
+    *passed += ok;
+    *failed += !ok;
+    t1 = ptreg_time_ms();
+    ok = run_harris_resident(&info->device, detail, sizeof detail);
+    printf("%s harris3d   resident volume: %s (%.0f ms; all harris3d %.0f ms)\n", ok ? "ok  " : "FAIL", detail,
            ptreg_time_ms() - t1, ptreg_time_ms() - t0);
     *passed += ok;
     *failed += !ok;

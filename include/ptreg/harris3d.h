@@ -103,6 +103,26 @@ PTREG_API ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harri
                             ptreg_harris3d_result *result, ptreg_error *err);
 PTREG_API void ptreg_harris3d_result_free(ptreg_harris3d_result *result);
 
+/* A volume kept where the options' device resolves to, for repeated
+ * detections (a sweep of windows or thresholds, a loop re-detecting a
+ * volume updated in place): a GPU holds a copy, uploaded by create and
+ * set only, and the detections upload nothing else (the window's weights
+ * when they change); the CPU reads the caller's volume, which must then
+ * outlive the handle or the next set. */
+typedef struct ptreg_harris3d_volume ptreg_harris3d_volume;
+PTREG_API ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+                                                    ptreg_harris3d_volume **out, ptreg_error *err);
+/* A new volume (any size) in place of the handle's. */
+PTREG_API ptreg_status ptreg_harris3d_volume_set(ptreg_harris3d_volume *hv, const ptreg_volume *vol,
+                                                 ptreg_error *err);
+/* ptreg_harris3d of the handle's volume on the handle's device (opt's
+ * device is not read); with_scores 0 leaves result->scores NULL, which on
+ * a GPU spares the score volume's copy back. */
+PTREG_API ptreg_status ptreg_harris3d_volume_detect(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt,
+                                                    int with_scores, ptreg_harris3d_result *result,
+                                                    ptreg_error *err);
+PTREG_API void ptreg_harris3d_volume_free(ptreg_harris3d_volume *hv);
+
 #ifdef __cplusplus
 }
 #endif

@@ -41,7 +41,8 @@ const cli_command cli_cmd_harris3d = CLI_COMMAND_LIBRARY("harris3d",
     "--device runs it on a GPU (CUDA or OpenCL): the scores (the CPU's bits), the peaks and\n"
     "their order there, --min-distance and --top on the host; env PTREG_HARRIS_METHOD picks\n"
     "the kernels (direct, tile, separable, zchunk; default zchunk). --reference is CPU only.\n"
-    "On a GPU, scores_ms includes the volume's upload and the scores' copy back.\n\n"
+    "On a GPU, scores_ms includes the volume's upload and, with --scores, the scores' copy\n"
+    "back; with --repeat the volume stays on the device, so only the first run uploads it.\n\n"
     "time_ms counts from the volume in memory to the keypoints (scores and selection);\n"
     "with --repeat, it and scores_ms, keypoints_ms are medians over the runs.\n"
     "Keypoint coordinates x y z are origin + index * spacing; i j k are the voxel.",
@@ -147,13 +148,17 @@ static int check_window(const char *path, const ptreg_volume *vol, int window)
     return EXIT_USAGE;
 }
 
-/* One detection of --repeat (cli_repeat): the last run's result (empty
- * before the first: ptreg_harris3d zeroes it, so freeing it is always
- * safe) and each run's stage times. The scores must repeat exactly; the
- * keypoints follow from them. */
+/* One detection of --repeat (cli_repeat) on a volume kept where the
+ * options run it (created by the first run, whose time counts the
+ * upload): the last run's result (empty before the first: the detection
+ * zeroes it, so freeing it is always safe) and each run's stage times.
+ * The scores (or, when no --scores asks for them, the keypoints) must
+ * repeat exactly. */
 typedef struct harris_run {
     const ptreg_volume *vol;
     const ptreg_harris3d_options *o;
+    int with_scores;
+    ptreg_harris3d_volume *hv;
     ptreg_harris3d_result r;
     double *scores_ms, *keypoints_ms;
     int runs;
@@ -163,12 +168,20 @@ static ptreg_status harris_once(void *ctx, double *time_ms, const void **bits, s
 {
     harris_run *run = ctx;
     ptreg_harris3d_result_free(&run->r);
-    ptreg_status st = ptreg_harris3d(run->vol, run->o, &run->r, err);
-    *time_ms = run->r.time_ms;
-    run->scores_ms[run->runs] = run->r.scores_ms;
+    double t0 = ptreg_time_ms();
+    ptreg_status st = run->hv ? PTREG_OK : ptreg_harris3d_volume_create(run->vol, run->o, &run->hv, err);
+    double upload_ms = ptreg_time_ms() - t0;
+    st = st ? st : ptreg_harris3d_volume_detect(run->hv, run->o, run->with_scores, &run->r, err);
+    *time_ms = run->r.time_ms + upload_ms;
+    run->scores_ms[run->runs] = run->r.scores_ms + upload_ms;
     run->keypoints_ms[run->runs++] = run->r.keypoints_ms;
-    *bits = run->r.scores;
-    *size = run->r.scores ? ptreg_volume_count(run->vol) * sizeof(float) : 0;
+    if (run->r.scores) {
+        *bits = run->r.scores;
+        *size = ptreg_volume_count(run->vol) * sizeof(float);
+    } else {
+        *bits = run->r.keypoints;
+        *size = run->r.keypoint_count * sizeof *run->r.keypoints;
+    }
     return st;
 }
 
@@ -291,7 +304,7 @@ int cli_run_harris3d(int argc, char **argv)
     }
     cJSON *variant = tuned_tiling(&a, &vol, &o);
     double *times = calloc(3 * (size_t)repeat, sizeof *times); /* total, scores, keypoints */
-    harris_run run = {&vol, &o, {0}, NULL, NULL, 0};
+    harris_run run = {&vol, &o, cli_has(&a, "scores"), NULL, {0}, NULL, NULL, 0};
     if (times)
         run.scores_ms = times + repeat, run.keypoints_ms = times + 2 * repeat;
     ptreg_status st = times ? cli_repeat(repeat, harris_once, &run, times, &run.r.time_ms, &err)
@@ -312,6 +325,7 @@ int cli_run_harris3d(int argc, char **argv)
             print_human(path, &vol, &o, r);
     }
     ptreg_harris3d_result_free(r);
+    ptreg_harris3d_volume_free(run.hv);
     cJSON_Delete(variant);
     free(times);
     ptreg_volume_free(&vol);

@@ -11,7 +11,11 @@
  * - one macro per id; every thread bounds-checks its data and reaches every
  *   BARRIER (guard the data, never the barrier);
  * - no warp-synchronous code, no atomics on floats: reductions write
- *   partials that a later launch sums in a fixed order;
+ *   partials that a later launch sums in a fixed order; an integer
+ *   atomic may hand out slots only where a sort then erases their order,
+ *   or count the groups that wrote their partials (after GLOBAL_FENCE) so
+ *   that the last one sums them, in the same fixed order, reading them
+ *   with LOAD_COHERENT_F64;
  * - fixed-width types below, no vector types or 3-vectors in buffers;
  *   binary16 only as storage (half_load, round_through_half);
  * - no contraction into FMA (FP_CONTRACT OFF here, --fmad=false on NVRTC;
@@ -52,6 +56,9 @@ typedef long long i64;
 #define FMAF(a, b, c) fmaf((a), (b), (c))
 #define CEIL(x) ceil(x)
 #define LOCAL_ATOMIC_INC(p) atomicAdd((p), 1u)
+#define GLOBAL_ATOMIC_INC(p) atomicAdd((p), 1u)
+#define GLOBAL_FENCE() __threadfence()
+#define LOAD_COHERENT_F64(p) __ldcg(p) /* past L1: another group's write of this launch */
 
 /* binary16 storage: the hardware's conversions (round to nearest even) */
 FN float half_load(GLOBAL const u16 *p, u32 i)
@@ -119,6 +126,9 @@ typedef long i64;
 #define FMAF(a, b, c) fma((a), (b), (c))
 #define CEIL(x) ceil(x)
 #define LOCAL_ATOMIC_INC(p) atomic_inc(p)
+#define GLOBAL_ATOMIC_INC(p) atomic_inc(p)
+#define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#define LOAD_COHERENT_F64(p) (*(volatile GLOBAL const double *)(p))
 
 /* binary16 storage (no cl_khr_fp16 needed: half only behind pointers) */
 FN float half_load(GLOBAL const u16 *p, u32 i) { return vload_half(i, (GLOBAL const half *)p); }

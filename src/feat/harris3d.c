@@ -475,6 +475,41 @@ static float *alloc_scores(size_t n)
     return p;
 }
 
+/* Both steps on the CPU, into a zeroed result; the scores freed unless
+ * with_scores. */
+static ptreg_status cpu_detect(const ptreg_volume *vol, const ptreg_harris3d_options *opt, int with_scores,
+                               ptreg_harris3d_result *result, ptreg_error *err)
+{
+    size_t n = ptreg_volume_count(vol);
+    result->scores = alloc_scores(n);
+    float *row_max = malloc(vol->ny * vol->nz * sizeof *row_max);
+    if (!result->scores || !row_max) {
+        free(row_max);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %zu scores", n);
+    }
+    double t0 = ptreg_time_ms();
+    ptreg_status s = compute_scores(vol, opt, result->scores, row_max, &result->max_score, err);
+    double t1 = ptreg_time_ms();
+    if (!s)
+        s = select_keypoints(result->scores, row_max, vol->nx, vol->ny, vol->nz, opt, result->max_score,
+                             &result->keypoints, &result->keypoint_count, &result->threshold,
+                             &result->local_maxima, err);
+    double t2 = ptreg_time_ms();
+    free(row_max);
+    if (s)
+        return s;
+    if (!with_scores) {
+        free(result->scores);
+        result->scores = NULL;
+    }
+    result->sigma = ptreg_harris3d_sigma(opt);
+    result->scores_ms = t1 - t0;
+    result->keypoints_ms = t2 - t1;
+    result->time_ms = t2 - t0;
+    result->isa = opt->reference ? "reference" : isa_level_name(cpu_isa_level());
+    return PTREG_OK;
+}
+
 ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                             ptreg_harris3d_result *result, ptreg_error *err)
 {
@@ -492,39 +527,87 @@ ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_option
         s = check_volume(vol, err);
     if (s)
         return s;
-    if (on_gpu(&on)) {
-        s = harris3d_device_run(vol, opt, &on, result, err);
-        if (s)
-            ptreg_harris3d_result_free(result);
-        return s;
-    }
-    size_t n = ptreg_volume_count(vol);
-    result->scores = alloc_scores(n);
-    float *row_max = malloc(vol->ny * vol->nz * sizeof *row_max);
-    if (!result->scores || !row_max) {
-        free(row_max);
+    s = on_gpu(&on) ? harris3d_device_run(vol, opt, &on, result, err) : cpu_detect(vol, opt, 1, result, err);
+    if (s)
         ptreg_harris3d_result_free(result);
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %zu scores", n);
+    return s;
+}
+
+/* ---- a resident volume -------------------------------------------------- */
+
+struct ptreg_harris3d_volume {
+    ptreg_device on;
+    const ptreg_volume *volume; /* the CPU's: the caller's */
+    harris3d_device_state *hd;  /* a GPU's: its copy */
+};
+
+ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+                                          ptreg_harris3d_volume **out, ptreg_error *err)
+{
+    ptreg_harris3d_options d;
+    if (!opt) {
+        ptreg_harris3d_options_default(&d);
+        opt = &d;
     }
-    double t0 = ptreg_time_ms();
-    s = compute_scores(vol, opt, result->scores, row_max, &result->max_score, err);
-    double t1 = ptreg_time_ms();
-    if (!s)
-        s = select_keypoints(result->scores, row_max, vol->nx, vol->ny, vol->nz, opt, result->max_score,
-                             &result->keypoints, &result->keypoint_count, &result->threshold,
-                             &result->local_maxima, err);
-    double t2 = ptreg_time_ms();
-    free(row_max);
+    if (!out)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no handle");
+    *out = NULL;
+    ptreg_harris3d_volume *hv = calloc(1, sizeof *hv);
+    if (!hv)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
+    ptreg_status s = check_options(opt, &hv->on, err);
+    if (!s && on_gpu(&hv->on))
+        s = harris3d_device_open(&hv->on, &hv->hd, err);
+    s = s ? s : ptreg_harris3d_volume_set(hv, vol, err);
     if (s) {
-        ptreg_harris3d_result_free(result);
+        ptreg_harris3d_volume_free(hv);
         return s;
     }
-    result->sigma = ptreg_harris3d_sigma(opt);
-    result->scores_ms = t1 - t0;
-    result->keypoints_ms = t2 - t1;
-    result->time_ms = t2 - t0;
-    result->isa = opt->reference ? "reference" : isa_level_name(cpu_isa_level());
+    *out = hv;
     return PTREG_OK;
+}
+
+ptreg_status ptreg_harris3d_volume_set(ptreg_harris3d_volume *hv, const ptreg_volume *vol, ptreg_error *err)
+{
+    if (!hv)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no handle");
+    ptreg_status s = check_volume(vol, err);
+    hv->volume = NULL;
+    s = s || !hv->hd ? s : harris3d_device_upload(hv->hd, vol, err);
+    if (!s)
+        hv->volume = vol;
+    return s;
+}
+
+ptreg_status ptreg_harris3d_volume_detect(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt,
+                                          int with_scores, ptreg_harris3d_result *result, ptreg_error *err)
+{
+    ptreg_harris3d_options o;
+    ptreg_harris3d_options_default(&o);
+    if (opt)
+        o = *opt;
+    if (!result)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no result");
+    memset(result, 0, sizeof *result);
+    if (!hv || !hv->volume)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no volume in the handle");
+    o.device = hv->on;
+    ptreg_device on;
+    ptreg_status s = check_options(&o, &on, err);
+    if (!s)
+        s = hv->hd ? harris3d_device_detect(hv->hd, &o, with_scores, 0, result, err)
+                   : cpu_detect(hv->volume, &o, with_scores, result, err);
+    if (s)
+        ptreg_harris3d_result_free(result);
+    return s;
+}
+
+void ptreg_harris3d_volume_free(ptreg_harris3d_volume *hv)
+{
+    if (!hv)
+        return;
+    harris3d_device_close(hv->hd);
+    free(hv);
 }
 
 void ptreg_harris3d_result_free(ptreg_harris3d_result *result)

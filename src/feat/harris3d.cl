@@ -8,6 +8,7 @@
  *
  * -D options:
  *   WG            threads of the 1-D kernels (keypoints, max), a power of two
+ *   SORT_RUN      keys a group sorts in local memory, a power of two >= 2 WG
  *   HARRIS_INPUT  8, 16 or 32: the volume's voxels are u8, u16 or float
  *                 (read directly; the host converts other types to float,
  *                 as the CPU path does)
@@ -380,8 +381,11 @@ KERNEL ptreg_harris_zchunk(GLOBAL const vox_t *RESTRICT vol, u32 nx, u32 ny, u32
 /* ---- keypoints ----------------------------------------------------------- */
 
 /* Each group's largest score over a stride of the whole grid (the max does
- * not depend on the order, the tree makes it the same work every run). */
-KERNEL ptreg_harris_max_partial(GLOBAL const float *RESTRICT scores, u32 n, GLOBAL float *RESTRICT partial)
+ * not depend on the order, the tree makes it the same work every run); the
+ * host takes the largest partial. The peaks' counter is reset here, one
+ * launch before the peaks need it. */
+KERNEL ptreg_harris_max_partial(GLOBAL const float *RESTRICT scores, u32 n, GLOBAL float *RESTRICT partial,
+                                GLOBAL u32 *RESTRICT counter)
 {
     SHARED float red[WG];
     u32 t = LOCAL_ID_X, stride = GROUPS_X * WG;
@@ -397,11 +401,14 @@ KERNEL ptreg_harris_max_partial(GLOBAL const float *RESTRICT scores, u32 n, GLOB
     }
     if (t == 0)
         partial[GROUP_ID_X] = red[0];
+    if (GLOBAL_ID_X == 0)
+        counter[0] = 0u;
 }
 
 /* Is voxel i above thr and a peak of its 26 neighbors (an equal neighbor
  * loses when it comes later in raster order, x fastest)? Neighbors outside
- * the volume do not count, as on the CPU. */
+ * the volume do not count, as on the CPU. Two neighbors are never both
+ * peaks, so a volume holds at most one per 2x2x2 block. */
 FN int is_peak(GLOBAL const float *scores, u32 i, u32 nx, u32 ny, u32 nz, float thr)
 {
     float c = scores[i];
@@ -423,93 +430,76 @@ FN int is_peak(GLOBAL const float *scores, u32 i, u32 nx, u32 ny, u32 nz, float 
     return 1;
 }
 
-/* Exclusive prefix sum of v over the group (Hillis-Steele in buf[WG]);
- * *total gets the group's sum. Every thread must call it. */
-FN u32 group_scan(LOCAL u32 *buf, u32 v, u32 *total)
-{
-    u32 t = LOCAL_ID_X;
-    buf[t] = v;
-    BARRIER();
-    for (u32 off = 1; off < WG; off *= 2) {
-        u32 add = t >= off ? buf[t - off] : 0u;
-        BARRIER();
-        buf[t] += add;
-        BARRIER();
-    }
-    u32 incl = buf[t];
-    *total = buf[WG - 1];
-    BARRIER();
-    return incl - v;
-}
-
-/* counts[group] = the peaks among the group's WG voxels */
-KERNEL ptreg_harris_peak_count(GLOBAL const float *RESTRICT scores, u32 nx, u32 ny, u32 nz, float thr,
-                               GLOBAL u32 *RESTRICT counts)
-{
-    SHARED u32 buf[WG];
-    u32 i = GLOBAL_ID_X, total;
-    u32 flag = i < nx * ny * nz ? (u32)is_peak(scores, i, nx, ny, nz, thr) : 0u;
-    group_scan(buf, flag, &total);
-    if (LOCAL_ID_X == 0)
-        counts[GROUP_ID_X] = total;
-}
-
-/* counts -> exclusive offsets in place, in one group: each thread adds a
- * run of consecutive counts, the runs' sums are scanned, then each thread
- * writes its run's offsets; total[0] = the sum. */
-KERNEL ptreg_harris_offsets(GLOBAL u32 *RESTRICT counts, u32 groups, GLOBAL u32 *RESTRICT total)
-{
-    SHARED u32 buf[WG];
-    u32 t = LOCAL_ID_X, run = (groups + WG - 1) / WG, lo = MIN_U32(t * run, groups),
-        hi = MIN_U32(lo + run, groups), sum = 0, all;
-    for (u32 i = lo; i < hi; i++)
-        sum += counts[i];
-    u32 at = group_scan(buf, sum, &all);
-    for (u32 i = lo; i < hi; i++) {
-        u32 c = counts[i];
-        counts[i] = at;
-        at += c;
-    }
-    if (t == 0)
-        total[0] = all;
-}
-
-/* The peaks in raster order: voxel[pos] = its index, key[pos] = the
- * score's bits inverted (best first: every score is > 0, where float bits
- * order as the floats) above pos (ties in raster order). */
-KERNEL ptreg_harris_peak_write(GLOBAL const float *RESTRICT scores, u32 nx, u32 ny, u32 nz, float thr,
-                               GLOBAL const u32 *RESTRICT offsets, GLOBAL u32 *RESTRICT voxel,
-                               GLOBAL u64 *RESTRICT key)
-{
-    SHARED u32 buf[WG];
-    u32 i = GLOBAL_ID_X, total;
-    u32 flag = i < nx * ny * nz ? (u32)is_peak(scores, i, nx, ny, nz, thr) : 0u;
-    u32 pos = offsets[GROUP_ID_X] + group_scan(buf, flag, &total);
-    if (flag) {
-        voxel[pos] = i;
-        key[pos] = ((u64)(~AS_UINT(scores[i])) << 32) | (u64)pos;
-    }
-}
-
-/* key[count .. n) = the largest key, so they sort last */
-KERNEL ptreg_harris_sort_pad(GLOBAL u64 *RESTRICT key, u32 count, u32 n)
+/* The peaks above thr, each as a key: the score's bits inverted (best
+ * first: every score is > 0, where float bits order as the floats) above
+ * the voxel's index (ties in raster order). A counter hands out the slots,
+ * so their order varies from run to run; the sort below erases it (the
+ * keys are distinct). counter[0] ends as the number of peaks. */
+KERNEL ptreg_harris_peaks(GLOBAL const float *RESTRICT scores, u32 nx, u32 ny, u32 nz, float thr, u32 cap,
+                          GLOBAL u32 *RESTRICT counter, GLOBAL u64 *RESTRICT key)
 {
     u32 i = GLOBAL_ID_X;
-    if (i >= count && i < n)
-        key[i] = ~(u64)0;
+    if (i < nx * ny * nz && is_peak(scores, i, nx, ny, nz, thr)) {
+        u32 pos = GLOBAL_ATOMIC_INC(counter);
+        if (pos < cap)
+            key[pos] = ((u64)(~AS_UINT(scores[i])) << 32) | (u64)i;
+    }
 }
 
-/* One step (k, j) of a bitonic sort of n (a power of two) keys, ascending.
- * The keys are distinct (pos in the low word), so the order is total. */
-KERNEL ptreg_harris_bitonic(GLOBAL u64 *RESTRICT key, u32 n, u32 k, u32 j)
+/* Each run of SORT_RUN keys sorted ascending in local memory by a bitonic
+ * network (the last run padded with the largest key). */
+KERNEL ptreg_harris_sort_runs(GLOBAL u64 *RESTRICT key, u32 count)
 {
-    u32 i = GLOBAL_ID_X, l = i ^ j;
-    if (i < n && l > i) {
-        u64 a = key[i], b = key[l];
-        int up = (i & k) == 0;
-        if (up ? a > b : a < b) {
-            key[i] = b;
-            key[l] = a;
+    SHARED u64 run[SORT_RUN];
+    u32 t = LOCAL_ID_X, base = GROUP_ID_X * SORT_RUN;
+    for (u32 i = t; i < SORT_RUN; i += WG)
+        run[i] = base + i < count ? key[base + i] : ~(u64)0;
+    BARRIER();
+    for (u32 k = 2; k <= SORT_RUN; k *= 2)
+        for (u32 j = k / 2; j > 0; j /= 2) {
+            for (u32 p = t; p < SORT_RUN / 2; p += WG) {
+                u32 i = 2 * p - (p & (j - 1)), l = i + j;
+                u64 a = run[i], b = run[l];
+                if ((i & k) == 0 ? a > b : a < b) {
+                    run[i] = b;
+                    run[l] = a;
+                }
+            }
+            BARRIER();
         }
+    for (u32 i = t; i < SORT_RUN; i += WG)
+        if (base + i < count)
+            key[base + i] = run[i];
+}
+
+/* The number of keys in the sorted run [lo, hi) below k. */
+FN u32 keys_below(GLOBAL const u64 *key, u32 lo, u32 hi, u64 k)
+{
+    while (lo < hi) {
+        u32 mid = lo + (hi - lo) / 2;
+        if (key[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    return lo;
+}
+
+/* Groups of `fan` sorted runs of `run` keys merged into one sorted run
+ * each: a key's place is its place in its own run plus the keys below it
+ * in the group's other runs (the keys are distinct). */
+KERNEL ptreg_harris_merge_runs(GLOBAL const u64 *RESTRICT src, u32 count, u32 run, u32 fan, GLOBAL u64 *RESTRICT dst)
+{
+    u32 i = GLOBAL_ID_X;
+    if (i >= count)
+        return;
+    u64 k = src[i];
+    u32 r = i / run, first = r / fan * fan, runs = (count + run - 1) / run;
+    u32 last = MIN_U32(first + fan, runs), pos = i - r * run;
+    for (u32 q = first; q < last; q++)
+        if (q != r) {
+            u32 lo = q * run, hi = MIN_U32(lo + run, count);
+            pos += keys_below(src, lo, hi, k) - lo;
+        }
+    dst[first * run + pos] = k;
 }

@@ -1,10 +1,12 @@
 /* 3-D Harris on a GPU device (harris3d_impl.h; kernels: harris3d.cl). The
- * volume goes up once as it is stored (u8, u16, f32); one method's kernels
- * score every voxel into a resident score buffer with the CPU's bits; the
- * keypoints' maximum, peaks (in raster order, by per-group counts and a
- * fixed-order scan) and their order (a bitonic sort of (score, position)
- * keys) are found on the device; the greedy min-distance thinning and the
- * top-N cut run on the host over the sorted list, as on the CPU. */
+ * volume goes up once as it is stored (u8, u16, f32) and stays; one
+ * method's kernels score every voxel into a resident score buffer with the
+ * CPU's bits; the keypoints' maximum (partials, the host takes the
+ * largest), peaks (keys of score and voxel, compacted in any order) and
+ * their order (runs sorted in local memory, then merged by rank) are found
+ * on the device in three to four launches; the greedy min-distance
+ * thinning and the top-N cut run on the host over the sorted list, as on
+ * the CPU. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +18,10 @@ static const char *const harris_files[] = {"feat/harris3d.cl", NULL};
 const kernel_program harris3d_kernels = {"harris3d", harris_files};
 
 #define WG PTREG_HARRIS_DEVICE_WG
-#define MAX_GROUPS 256 /* of the max reduction's first launch */
-#define KEYPOINT_KERNELS 6
+#define MAX_GROUPS 256 /* of the max reduction */
+#define SORT_RUN (8 * WG) /* keys a group sorts in local memory: 16 KiB */
+#define MERGE_FAN 64      /* most runs one merge launch joins */
+#define KEYPOINT_KERNELS 4
 
 static const char *const method_names[] = {"direct", "tile", "separable", "zchunk"};
 
@@ -96,8 +100,8 @@ ptreg_status harris3d_device_defines(int method, int input_bits, int r, uint64_t
         s.zc = pick_chunk(dims, s, units);
     snprintf(defines, size,
              "-DWG=%d -DHARRIS_INPUT=%d -DHARRIS_R=%d -DHARRIS_METHOD=%d -DHARRIS_TX=%d -DHARRIS_TY=%d "
-             "-DHARRIS_TZ=%d -DHARRIS_ZC=%d",
-             WG, input_bits, r, method, s.tx, s.ty, s.tz, s.zc);
+             "-DHARRIS_TZ=%d -DHARRIS_ZC=%d -DSORT_RUN=%d",
+             WG, input_bits, r, method, s.tx, s.ty, s.tz, s.zc, SORT_RUN);
     if (kernels)
         *kernels = KEYPOINT_KERNELS + (method == PTREG_HARRIS_SEPARABLE ? 3 : 1);
     return PTREG_OK;
@@ -112,15 +116,16 @@ struct harris3d_device_state {
     int input_bits; /* of the resident volume; 0: none */
     tile_shape tile;
     dprogram *program; /* the last build: its keypoint kernels serve the keypoints */
-    dbuf *vol, *scores, *weights, *xs, *ys, *partial, *counts, *total, *voxel, *keys;
+    int weights_r;     /* the resident window's radius and sigma (-1: none) */
+    double weights_sigma;
+    dbuf *vol, *scores, *weights, *xs, *ys, *partial, *counter, *keys, *merged;
 };
 
 void harris3d_device_close(harris3d_device_state *hd)
 {
     if (!hd)
         return;
-    dbuf *bufs[] = {hd->vol,    hd->scores, hd->weights, hd->xs,    hd->ys,
-                          hd->partial, hd->counts, hd->total,  hd->voxel, hd->keys};
+    dbuf *bufs[] = {hd->vol, hd->scores, hd->weights, hd->xs, hd->ys, hd->partial, hd->counter, hd->keys, hd->merged};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dbuf_free(bufs[i]);
     free(hd);
@@ -138,6 +143,7 @@ ptreg_status harris3d_device_open(const ptreg_device *device, harris3d_device_st
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
     hd->dev = dev;
     hd->device = *device;
+    hd->weights_r = -1;
     *out = hd;
     return PTREG_OK;
 }
@@ -261,6 +267,21 @@ static ptreg_status launch_single(harris3d_device_state *hd, int method, float k
     return st ? st : dev_launch(kernel, threads, local, 8, args, err);
 }
 
+/* The window's weights, uploaded only when they change. */
+static ptreg_status upload_weights(harris3d_device_state *hd, int r, double sigma, ptreg_error *err)
+{
+    if (hd->weights_r == r && hd->weights_sigma == sigma)
+        return PTREG_OK;
+    float w[2 * PTREG_HARRIS_MAX_RADIUS + 1];
+    harris3d_weights(r, sigma, w);
+    hd->weights_r = -1;
+    ptreg_status st = ensure(hd, &hd->weights, (size_t)(2 * r + 1) * sizeof(float), err);
+    st = st ? st : dbuf_write(hd->weights, 0, w, (size_t)(2 * r + 1) * sizeof(float), err);
+    if (!st)
+        hd->weights_r = r, hd->weights_sigma = sigma;
+    return st;
+}
+
 /* AUTO: the env's method, else zchunk (the cheapest per voxel on a GPU:
  * harris3d.cl), else separable where zchunk's planes do not fit. */
 static ptreg_status choose_method(harris3d_device_state *hd, int method, int r, int *used, ptreg_error *err)
@@ -285,13 +306,10 @@ ptreg_status harris3d_device_scores(harris3d_device_state *hd, const ptreg_harri
     if (!hd->input_bits)
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d on %s: no volume uploaded", hd->dev->label);
     const int r = (opt->window - 1) / 2;
-    float w[2 * PTREG_HARRIS_MAX_RADIUS + 1];
-    harris3d_weights(r, ptreg_harris3d_sigma(opt), w);
     int m = 0;
     ptreg_status st = choose_method(hd, method, r, &m, err);
     st = st ? st : build(hd, m, r, err);
-    st = st ? st : ensure(hd, &hd->weights, (size_t)(2 * r + 1) * sizeof(float), err);
-    st = st ? st : dbuf_write(hd->weights, 0, w, (size_t)(2 * r + 1) * sizeof(float), err);
+    st = st ? st : upload_weights(hd, r, ptreg_harris3d_sigma(opt), err);
     if (st)
         return st;
     const float k = (float)opt->k;
@@ -322,102 +340,125 @@ ptreg_status harris3d_device_read_scores(harris3d_device_state *hd, float *score
 
 /* ---- keypoints ---- */
 
+/* The largest score: the partials' largest, taken on the host (the same
+ * bits in any order: the scores are finite). Resets the peaks' counter. */
 static ptreg_status device_max(harris3d_device_state *hd, float *max, ptreg_error *err)
 {
     dkernel *kernel;
+    float partial[MAX_GROUPS];
     size_t groups = cdiv(hd->n, WG) < MAX_GROUPS ? cdiv(hd->n, WG) : MAX_GROUPS;
     ptreg_status st = dev_kernel(hd->program, "ptreg_harris_max_partial", &kernel, err);
-    st = st ? st : ensure(hd, &hd->partial, (MAX_GROUPS + 1) * sizeof(float), err);
+    st = st ? st : ensure(hd, &hd->partial, MAX_GROUPS * sizeof(float), err);
+    st = st ? st : ensure(hd, &hd->counter, sizeof(uint32_t), err);
     if (st)
         return st;
-    const karg first[] = {KARG_BUF(hd->scores), KARG_U32(hd->n), KARG_BUF(hd->partial)};
-    st = dev_launch(kernel, groups * WG, WG, 3, first, err);
-    /* the partials' maximum, by the same kernel in one group, into a second buffer */
-    dbuf *out = NULL;
-    st = st ? st : dbuf_alloc(hd->dev, sizeof(float), &out, err);
-    const karg second[] = {KARG_BUF(hd->partial), KARG_U32(groups), KARG_BUF(out)};
-    st = st ? st : dev_launch(kernel, WG, WG, 3, second, err);
-    st = st ? st : dbuf_read(out, 0, max, sizeof *max, err);
-    dbuf_free(out);
+    const karg args[] = {KARG_BUF(hd->scores), KARG_U32(hd->n), KARG_BUF(hd->partial), KARG_BUF(hd->counter)};
+    st = dev_launch(kernel, groups * WG, WG, 4, args, err);
+    st = st ? st : dbuf_read(hd->partial, 0, partial, groups * sizeof(float), err);
+    *max = -INFINITY;
+    for (size_t g = 0; !st && g < groups; g++)
+        *max = partial[g] > *max ? partial[g] : *max;
     return st;
 }
 
-/* The peaks above thr, compacted in raster order: *count of them in
- * hd->voxel, their keys in hd->keys. */
+/* No two neighbors are both peaks: at most one per 2 x 2 x 2 block. */
+static size_t most_peaks(const size_t dims[3])
+{
+    return cdiv(dims[0], 2) * cdiv(dims[1], 2) * cdiv(dims[2], 2);
+}
+
+/* The peaks above thr: *count keys in hd->keys, in no particular order. */
 static ptreg_status device_peaks(harris3d_device_state *hd, float thr, uint32_t *count, ptreg_error *err)
 {
-    const size_t groups = cdiv(hd->n, WG);
     const uint32_t nx = (uint32_t)hd->dims[0], ny = (uint32_t)hd->dims[1], nz = (uint32_t)hd->dims[2];
-    dkernel *kc, *ko, *kw;
-    ptreg_status st = dev_kernel(hd->program, "ptreg_harris_peak_count", &kc, err);
-    st = st ? st : dev_kernel(hd->program, "ptreg_harris_offsets", &ko, err);
-    st = st ? st : dev_kernel(hd->program, "ptreg_harris_peak_write", &kw, err);
-    st = st ? st : ensure(hd, &hd->counts, groups * sizeof(uint32_t), err);
-    st = st ? st : ensure(hd, &hd->total, sizeof(uint32_t), err);
+    const size_t cap = most_peaks(hd->dims);
+    dkernel *kernel;
+    ptreg_status st = dev_kernel(hd->program, "ptreg_harris_peaks", &kernel, err);
+    st = st ? st : ensure(hd, &hd->keys, cap * sizeof(uint64_t), err);
     if (st)
         return st;
-    const karg ac[] = {KARG_BUF(hd->scores), KARG_U32(nx), KARG_U32(ny), KARG_U32(nz), KARG_F32(thr),
-                             KARG_BUF(hd->counts)};
-    const karg ao[] = {KARG_BUF(hd->counts), KARG_U32(groups), KARG_BUF(hd->total)};
-    st = dev_launch(kc, groups * WG, WG, 6, ac, err);
-    st = st ? st : dev_launch(ko, WG, WG, 3, ao, err);
-    st = st ? st : dbuf_read(hd->total, 0, count, sizeof *count, err);
-    if (st || !*count)
-        return st;
-    size_t pow2 = 1;
-    while (pow2 < *count)
-        pow2 *= 2;
-    st = ensure(hd, &hd->voxel, *count * sizeof(uint32_t), err);
-    st = st ? st : ensure(hd, &hd->keys, pow2 * sizeof(uint64_t), err);
-    const karg aw[] = {KARG_BUF(hd->scores), KARG_U32(nx),        KARG_U32(ny),      KARG_U32(nz),
-                             KARG_F32(thr),        KARG_BUF(hd->counts), KARG_BUF(hd->voxel), KARG_BUF(hd->keys)};
-    return st ? st : dev_launch(kw, groups * WG, WG, 8, aw, err);
-}
-
-/* The keys (score descending, raster position ascending) sorted in place:
- * a bitonic network over the next power of two, padded with the largest key. */
-static ptreg_status device_sort(harris3d_device_state *hd, uint32_t count, ptreg_error *err)
-{
-    size_t pow2 = 1;
-    while (pow2 < count)
-        pow2 *= 2;
-    dkernel *kp, *kb;
-    ptreg_status st = dev_kernel(hd->program, "ptreg_harris_sort_pad", &kp, err);
-    st = st ? st : dev_kernel(hd->program, "ptreg_harris_bitonic", &kb, err);
-    const karg ap[] = {KARG_BUF(hd->keys), KARG_U32(count), KARG_U32(pow2)};
-    st = st ? st : dev_launch(kp, pow2, WG, 3, ap, err);
-    for (size_t k = 2; !st && k <= pow2; k *= 2)
-        for (size_t j = k / 2; !st && j > 0; j /= 2) {
-            const karg ab[] = {KARG_BUF(hd->keys), KARG_U32(pow2), KARG_U32(k), KARG_U32(j)};
-            st = dev_launch(kb, pow2, WG, 4, ab, err);
-        }
+    const karg args[] = {KARG_BUF(hd->scores), KARG_U32(nx),       KARG_U32(ny),           KARG_U32(nz),
+                         KARG_F32(thr),        KARG_U32(cap), KARG_BUF(hd->counter), KARG_BUF(hd->keys)};
+    st = dev_launch(kernel, hd->n, WG, 8, args, err);
+    st = st ? st : dbuf_read(hd->counter, 0, count, sizeof *count, err);
+    if (!st && *count > cap)
+        st = ptreg_error_set(err, PTREG_ERR_RUNTIME, "harris3d on %s: %u peaks, more than a volume can hold",
+                             hd->dev->label, (unsigned)*count);
     return st;
 }
 
-/* The sorted keys and the voxels back, as keypoints best first. */
-static ptreg_status read_sorted(harris3d_device_state *hd, uint32_t count, ptreg_keypoint **out, ptreg_error *err)
+/* Runs per merge launch: the fewest launches, then the fewest runs each
+ * (a key searches every other run of its group). */
+static size_t merge_fan(size_t runs)
+{
+    size_t levels = 1, reach = MERGE_FAN;
+    while (reach < runs)
+        reach *= MERGE_FAN, levels++;
+    size_t fan = 2;
+    for (;;) {
+        size_t covered = 1;
+        for (size_t l = 0; l < levels; l++)
+            covered *= fan;
+        if (covered >= runs)
+            return fan;
+        fan++;
+    }
+}
+
+/* The keys (score descending, voxel ascending) sorted: runs of SORT_RUN in
+ * local memory, then merges of up to MERGE_FAN runs per launch; *sorted:
+ * the buffer that holds them. */
+static ptreg_status device_sort(harris3d_device_state *hd, uint32_t count, dbuf **sorted, ptreg_error *err)
+{
+    dkernel *ks, *km;
+    ptreg_status st = dev_kernel(hd->program, "ptreg_harris_sort_runs", &ks, err);
+    st = st ? st : dev_kernel(hd->program, "ptreg_harris_merge_runs", &km, err);
+    const karg as[] = {KARG_BUF(hd->keys), KARG_U32(count)};
+    st = st ? st : dev_launch(ks, cdiv(count, SORT_RUN) * WG, WG, 2, as, err);
+    dbuf *src = hd->keys;
+    size_t runs = cdiv(count, SORT_RUN), run = SORT_RUN, fan = runs > 1 ? merge_fan(runs) : 0;
+    if (!st && runs > 1)
+        st = ensure(hd, &hd->merged, (size_t)count * sizeof(uint64_t), err);
+    for (; !st && runs > 1; runs = cdiv(runs, fan), run *= fan) {
+        dbuf *dst = src == hd->keys ? hd->merged : hd->keys;
+        const karg am[] = {KARG_BUF(src), KARG_U32(count), KARG_U32(run), KARG_U32(fan), KARG_BUF(dst)};
+        st = dev_launch(km, count, WG, 5, am, err);
+        src = dst;
+    }
+    *sorted = src;
+    return st;
+}
+
+/* The first `count` sorted keys back, as keypoints best first. */
+static ptreg_status read_sorted(harris3d_device_state *hd, const dbuf *sorted, size_t count, ptreg_keypoint **out,
+                                ptreg_error *err)
 {
     uint64_t *keys = malloc(count * sizeof *keys);
-    uint32_t *voxel = malloc(count * sizeof *voxel);
     ptreg_keypoint *kp = malloc(count * sizeof *kp);
-    ptreg_status st = keys && voxel && kp ? PTREG_OK
-                                          : ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %u "
-                                                            "keypoints", (unsigned)count);
-    st = st ? st : dbuf_read(hd->keys, 0, keys, count * sizeof *keys, err);
-    st = st ? st : dbuf_read(hd->voxel, 0, voxel, count * sizeof *voxel, err);
+    ptreg_status st = keys && kp ? PTREG_OK
+                                 : ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %zu keypoints",
+                                                   count);
+    st = st ? st : dbuf_read(sorted, 0, keys, count * sizeof *keys, err);
     const size_t nx = hd->dims[0], ny = hd->dims[1];
-    for (uint32_t i = 0; !st && i < count; i++) {
-        uint32_t v = voxel[(uint32_t)keys[i]], bits = ~(uint32_t)(keys[i] >> 32);
+    for (size_t i = 0; !st && i < count; i++) {
+        uint32_t v = (uint32_t)keys[i], bits = ~(uint32_t)(keys[i] >> 32);
         float score;
         memcpy(&score, &bits, sizeof score);
         kp[i] = (ptreg_keypoint){(uint32_t)(v % nx), (uint32_t)(v / nx % ny), (uint32_t)(v / nx / ny), score};
     }
     free(keys);
-    free(voxel);
     if (st)
         free(kp);
     *out = st ? NULL : kp;
     return st;
+}
+
+/* The keys the host needs: all of them for the thinning, else the top. */
+static size_t keys_needed(const ptreg_harris3d_options *opt, uint32_t found)
+{
+    if (opt->min_distance > 0 || !opt->top || opt->top > found)
+        return found;
+    return opt->top;
 }
 
 ptreg_status harris3d_device_keypoints(harris3d_device_state *hd, const ptreg_harris3d_options *opt,
@@ -433,12 +474,13 @@ ptreg_status harris3d_device_keypoints(harris3d_device_state *hd, const ptreg_ha
                                                              hd->dev->label);
     double thr = opt->threshold * (opt->threshold_mode == PTREG_HARRIS_RELATIVE ? max : 1.0);
     st = st ? st : device_peaks(hd, thr > 0 ? ptreg_double_to_float(thr) : 0.0f, &found, err);
-    st = st || !found ? st : device_sort(hd, found, err);
+    dbuf *sorted = NULL;
+    st = st || !found ? st : device_sort(hd, found, &sorted, err);
     ptreg_keypoint *kp = NULL;
-    st = st || !found ? st : read_sorted(hd, found, &kp, err);
+    size_t n = keys_needed(opt, found);
+    st = st || !found ? st : read_sorted(hd, sorted, n, &kp, err);
     if (st)
         return st;
-    size_t n = found;
     if (opt->min_distance > 0 && found)
         n = harris3d_thin(kp, found, opt->min_distance, opt->top, hd->dims[0], hd->dims[1], hd->dims[2]);
     if (n == SIZE_MAX) {
@@ -473,6 +515,31 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
 
 const engine harris3d_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
 
+ptreg_status harris3d_device_detect(harris3d_device_state *hd, const ptreg_harris3d_options *opt, int with_scores,
+                                    double upload_ms, ptreg_harris3d_result *result, ptreg_error *err)
+{
+    ptreg_status st = PTREG_OK;
+    if (with_scores && !(result->scores = malloc(hd->n * sizeof(float))))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %zu scores", hd->n);
+    double t0 = ptreg_time_ms();
+    st = st ? st : harris3d_device_scores(hd, opt, opt->device_method, NULL, err);
+    double t1 = ptreg_time_ms();
+    st = st ? st : harris3d_device_keypoints(hd, opt, &result->keypoints, &result->keypoint_count,
+                                             &result->threshold, &result->local_maxima, &result->max_score, err);
+    double t2 = ptreg_time_ms();
+    st = st || !with_scores ? st : harris3d_device_read_scores(hd, result->scores, err);
+    double t3 = ptreg_time_ms();
+    if (st)
+        return st;
+    /* the score volume's copy back counts with the scores */
+    result->scores_ms = upload_ms + (t1 - t0) + (t3 - t2);
+    result->keypoints_ms = t2 - t1;
+    result->time_ms = upload_ms + (t3 - t0);
+    result->sigma = ptreg_harris3d_sigma(opt);
+    result->isa = ptreg_device_name(&hd->device);
+    return PTREG_OK;
+}
+
 ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                        const ptreg_device *on, ptreg_harris3d_result *result, ptreg_error *err)
 {
@@ -480,28 +547,11 @@ ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_o
     ptreg_status st = harris3d_device_open(on, &hd, err);
     if (st)
         return st;
-    size_t n = ptreg_volume_count(vol);
-    if (!(result->scores = malloc(n * sizeof(float))))
-        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %zu scores", n);
     double t0 = ptreg_time_ms();
-    st = st ? st : harris3d_device_upload(hd, vol, err);
-    st = st ? st : harris3d_device_scores(hd, opt, opt->device_method, NULL, err);
-    double t1 = ptreg_time_ms();
-    st = st ? st : harris3d_device_keypoints(hd, opt, &result->keypoints, &result->keypoint_count,
-                                                   &result->threshold, &result->local_maxima, &result->max_score, err);
-    double t2 = ptreg_time_ms();
-    st = st ? st : harris3d_device_read_scores(hd, result->scores, err);
-    double t3 = ptreg_time_ms();
+    st = harris3d_device_upload(hd, vol, err);
+    st = st ? st : harris3d_device_detect(hd, opt, 1, ptreg_time_ms() - t0, result, err);
     harris3d_device_close(hd);
-    if (st)
-        return st;
-    /* the score volume's copy back counts with the scores */
-    result->scores_ms = (t1 - t0) + (t3 - t2);
-    result->keypoints_ms = t2 - t1;
-    result->time_ms = t3 - t0;
-    result->sigma = ptreg_harris3d_sigma(opt);
-    result->isa = ptreg_device_name(on);
-    return PTREG_OK;
+    return st;
 }
 
 ptreg_status harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_harris3d_options *opt,

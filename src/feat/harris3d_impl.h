@@ -75,7 +75,11 @@ ptreg_status harris3d_device_keypoints(harris3d_device_state *hd, const ptreg_ha
 extern const engine harris3d_device_engine;
 
 /* The public calls on a resolved GPU device (harris3d.c has checked the
- * options and the volume). */
+ * options and the volume). detect: scores and keypoints of the resident
+ * volume, the scores copied back when with_scores; upload_ms counts with
+ * the scores' time. */
+ptreg_status harris3d_device_detect(harris3d_device_state *hd, const ptreg_harris3d_options *opt, int with_scores,
+                                    double upload_ms, ptreg_harris3d_result *result, ptreg_error *err);
 ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                        const ptreg_device *on, ptreg_harris3d_result *result, ptreg_error *err);
 ptreg_status harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
