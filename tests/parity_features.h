@@ -9,7 +9,10 @@
  *     the same missing count; a row off by more is counted and printed
  *     (a pair within a float ulp of a bin edge where the device's acos or
  *     atan2 rounds the other way): at most 0.1% of rows may be;
- *   - a second device run gives the same bits. */
+ *   - a second device run gives the same bits;
+ * and the resident model (ptreg_features_model): its rows are the one-off
+ * calls' bits, a repeated call launches one kernel, uploads nothing and
+ * copies back only the rows asked for. */
 #include "feat/neighborhood.h"
 #include "feat/pfh_impl.h"
 
@@ -202,6 +205,80 @@ static int run_feature_case(const ptreg_device *device, const feat_case *fc, cha
     return ok;
 }
 
+typedef ptreg_status (*model_rows_fn)(ptreg_features_model *m, const ptreg_feature_options *opt,
+                                      const uint32_t *which, size_t count, float *out, size_t *missing,
+                                      ptreg_error *err);
+
+/* One call on the model, its device work counted. */
+static ptreg_status model_call(model_rows_fn fn, ptreg_features_model *m, const ptreg_feature_options *o,
+                               const uint32_t *which, size_t count, float *out, ptreg_device_stats *used,
+                               ptreg_error *err)
+{
+    ptreg_device_stats before;
+    ptreg_device_stats_get(&before);
+    ptreg_status st = fn(m, o, which, count, out, NULL, err);
+    ptreg_device_stats_since(&before, used);
+    return st;
+}
+
+/* FPFH, FPFH again, 40 points picked (repeats, any order), then PFH and a
+ * radius FPFH on one model against the one-off calls (the same bits). */
+static int run_feature_model(const ptreg_device *device, char *detail, size_t size)
+{
+    const feat_case fc = {FEAT_OP_FPFH_PCL, 1000, 30, 0, 1, 102};
+    float *xyz, *normals;
+    size_t n;
+    if (feat_cloud(&fc, &xyz, &normals, &n))
+        return 0;
+    enum { PICKED = 40 };
+    uint32_t which[PICKED];
+    for (size_t i = 0; i < PICKED; i++)
+        which[i] = (uint32_t)((i * 7919 + 13) % n / (i % 5 == 4 ? 2 : 1));
+    ptreg_feature_options o;
+    ptreg_feature_options_default(&o);
+    o.neighbors.k = 30;
+    o.device = *device;
+    ptreg_feature_options radius = o;
+    radius.neighbors.k = 0;
+    radius.neighbors.radius = 0.15;
+    float *once = malloc(n * PTREG_PFH_BINS * sizeof *once), *got = malloc(n * PTREG_PFH_BINS * sizeof *got);
+    ptreg_features_model *m = NULL;
+    ptreg_device_stats first = {0}, again = {0}, picked = {0}, pfh = {0};
+    ptreg_error err = {0};
+    const size_t row = PTREG_FPFH_BINS * sizeof(float);
+    int ok = once && got && !ptreg_fpfh(xyz, normals, n, &o, once, NULL, &err) &&
+             !ptreg_features_model_create(xyz, normals, n, &o, &m, &err) &&
+             !model_call(ptreg_features_model_fpfh, m, &o, NULL, 0, got, &first, &err);
+    int same = ok && !memcmp(once, got, n * row);
+    ok = ok && !model_call(ptreg_features_model_fpfh, m, &o, NULL, 0, got, &again, &err);
+    same = same && ok && !memcmp(once, got, n * row);
+    ok = ok && !model_call(ptreg_features_model_fpfh, m, &o, which, PICKED, got, &picked, &err);
+    for (size_t i = 0; ok && i < PICKED; i++)
+        same = same && !memcmp(got + i * PTREG_FPFH_BINS, once + which[i] * PTREG_FPFH_BINS, row);
+    ok = ok && !ptreg_pfh(xyz, normals, n, &o, once, NULL, &err) &&
+         !model_call(ptreg_features_model_pfh, m, &o, NULL, 0, got, &pfh, &err);
+    same = same && ok && !memcmp(once, got, n * PTREG_PFH_BINS * sizeof(float));
+    ok = ok && !ptreg_fpfh(xyz, normals, n, &radius, once, NULL, &err) &&
+         !ptreg_features_model_fpfh(m, &radius, NULL, 0, got, NULL, &err);
+    same = same && ok && !memcmp(once, got, n * row);
+    int quiet = again.launches == 1 && again.bytes_to == 0 && again.allocs == 0 && again.bytes_from == n * row &&
+                picked.launches == 1 && picked.bytes_from == PICKED * row && picked.bytes_to == sizeof which &&
+                pfh.launches == 1 && first.launches <= 4;
+    snprintf(detail, size, "%s; rows %s; launches %llu, %llu, %llu, pfh %llu; a repeat: %llu bytes up, %llu back "
+             "(%zu rows), %llu allocations; %d picked: %llu bytes back%s", ok ? "ran" : err.message,
+             same ? "as the one-off calls" : "NOT AS THE ONE-OFF CALLS", (unsigned long long)first.launches,
+             (unsigned long long)again.launches, (unsigned long long)picked.launches, (unsigned long long)pfh.launches,
+             (unsigned long long)again.bytes_to, (unsigned long long)again.bytes_from, n,
+             (unsigned long long)again.allocs, PICKED, (unsigned long long)picked.bytes_from,
+             quiet ? "" : " (TOO MUCH)");
+    ptreg_features_model_free(m);
+    free(once);
+    free(got);
+    free(xyz);
+    free(normals);
+    return ok && same && quiet;
+}
+
 static void run_feature_operations(const ptreg_device_info *info, int *passed, int *failed)
 {
     for (size_t k = 0; k < sizeof feat_cases / sizeof feat_cases[0]; k++) {
@@ -215,4 +292,10 @@ static void run_feature_operations(const ptreg_device_info *info, int *passed, i
         *passed += ok;
         *failed += !ok;
     }
+    char detail[PTREG_ERROR_MESSAGE_MAX + 400] = "";
+    double t0 = ptreg_time_ms();
+    int ok = run_feature_model(&info->device, detail, sizeof detail);
+    printf("%s features   resident model: %s (%.0f ms)\n", ok ? "ok  " : "FAIL", detail, ptreg_time_ms() - t0);
+    *passed += ok;
+    *failed += !ok;
 }

@@ -117,6 +117,29 @@ PTREG_API ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t 
 PTREG_API ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
                         float *out, size_t *missing, ptreg_error *err);
 
+/* A cloud kept for repeated descriptors where the options' device
+ * resolves to. On a GPU its points, normals and k-d tree go up once, and
+ * the neighbor lists and SPFH rows of the last neighborhood stay there: a
+ * second call with the same neighborhood launches only the descriptor
+ * kernels and copies back only the rows asked for. On the CPU it reads the
+ * caller's arrays, which must outlive it. */
+typedef struct ptreg_features_model ptreg_features_model;
+PTREG_API ptreg_status ptreg_features_model_create(const float *xyz, const float *normals, size_t n,
+                                                   const ptreg_feature_options *opt, ptreg_features_model **out,
+                                                   ptreg_error *err);
+/* ptreg_pfh / ptreg_fpfh of the model's cloud on the model's device (opt's
+ * device is not read): the rows of the `count` points `which` (their
+ * indices, any order, repeats allowed), in that order, into out; which
+ * NULL: every point's (count is then not read). *missing counts the NaN
+ * rows among them. */
+PTREG_API ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_feature_options *opt,
+                                                const uint32_t *which, size_t count, float *out, size_t *missing,
+                                                ptreg_error *err);
+PTREG_API ptreg_status ptreg_features_model_fpfh(ptreg_features_model *m, const ptreg_feature_options *opt,
+                                                 const uint32_t *which, size_t count, float *out, size_t *missing,
+                                                 ptreg_error *err);
+PTREG_API void ptreg_features_model_free(ptreg_features_model *m);
+
 #ifdef __cplusplus
 }
 #endif

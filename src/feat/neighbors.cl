@@ -18,15 +18,17 @@
  * Distances are kd_dist2, the CPU's formula and order: the lists are the
  * CPU's, bit for bit. */
 
-/* k-NN of every point: index/dist2 hold kk entries per point, count[i]
- * the list's length (kk, or fewer when cut at r2 > 0: the hybrid). */
-KERNEL ptreg_knn_lists(GLOBAL const float *xyz, u32 n, u32 kk, float r2, GLOBAL u32 *index, GLOBAL float *dist2,
-                       GLOBAL u32 *count, GLOBAL const u32 *nodes, GLOBAL const u32 *leaves,
+/* k-NN of every point: index/dist2 hold kk entries per point from
+ * start[i] = i * kk, count[i] the list's length (kk, or fewer when cut at
+ * r2 > 0: the hybrid). */
+KERNEL ptreg_knn_lists(GLOBAL const float *xyz, u32 n, u32 kk, float r2, GLOBAL u32 *start, GLOBAL u32 *index,
+                       GLOBAL float *dist2, GLOBAL u32 *count, GLOBAL const u32 *nodes, GLOBAL const u32 *leaves,
                        GLOBAL const u32 *chunks, GLOBAL const u32 *slot_index)
 {
     u32 i = GLOBAL_ID_X;
     if (i >= n)
         return;
+    start[i] = i * kk;
     kd_tree t = {nodes, nodes, nodes, leaves, chunks, slot_index}; /* cells and parent: unused */
     float q[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
     kd_result l = kd_list_result(KD_KNN, index + (size_t)i * kk, dist2 + (size_t)i * kk, kk, 0.0f);

@@ -492,4 +492,133 @@ ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const 
     return PTREG_OK;
 }
 
+/* ---- a resident cloud ---------------------------------------------------- */
+
+struct ptreg_features_model {
+    ptreg_device on;
+    const float *xyz, *normals; /* the caller's */
+    size_t n;
+    feat_device_model *device; /* a GPU's copy */
+};
+
+ptreg_status ptreg_features_model_create(const float *xyz, const float *normals, size_t n,
+                                         const ptreg_feature_options *opt, ptreg_features_model **out,
+                                         ptreg_error *err)
+{
+    ptreg_feature_options d;
+    if (!opt) {
+        ptreg_feature_options_default(&d);
+        opt = &d;
+    }
+    if (!out)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "features: no model");
+    *out = NULL;
+    ptreg_features_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "features: out of memory");
+    const float no_output = 0;
+    ptreg_status s = check_inputs(xyz, normals, n, opt, &no_output, &m->on, err);
+    if (!s && m->on.backend != PTREG_BACKEND_CPU)
+        s = feat_device_model_create(&m->on, xyz, normals, n, &m->device, err);
+    if (s) {
+        ptreg_features_model_free(m);
+        return s;
+    }
+    m->xyz = xyz, m->normals = normals, m->n = n;
+    *out = m;
+    return PTREG_OK;
+}
+
+/* The rows of `which` out of every point's (the CPU's descriptors). */
+static void gather_rows(const float *all, size_t bins, const uint32_t *which, size_t count, float *out,
+                        size_t *missing)
+{
+    size_t lacking = 0;
+    for (size_t i = 0; i < count; i++) {
+        memcpy(out + i * bins, all + (size_t)which[i] * bins, bins * sizeof(float));
+        lacking += isnan(out[i * bins]) != 0;
+    }
+    if (missing)
+        *missing = lacking;
+}
+
+typedef ptreg_status (*features_fn)(const float *xyz, const float *normals, size_t n,
+                                    const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err);
+
+/* On the CPU: every row, then those asked for. */
+static ptreg_status cpu_model_rows(const ptreg_features_model *m, features_fn fn, size_t bins,
+                                   const ptreg_feature_options *opt, const uint32_t *which, size_t count, float *out,
+                                   size_t *missing, ptreg_error *err)
+{
+    if (!which)
+        return fn(m->xyz, m->normals, m->n, opt, out, missing, err);
+    float *all = malloc(m->n * bins * sizeof *all);
+    if (!all)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "features: out of memory for %zu rows", m->n);
+    ptreg_status s = fn(m->xyz, m->normals, m->n, opt, all, NULL, err);
+    if (!s)
+        gather_rows(all, bins, which, count, out, missing);
+    free(all);
+    return s;
+}
+
+/* The options on the model's device, checked; the points asked for within the cloud. */
+static ptreg_status check_model_call(const ptreg_features_model *m, const ptreg_feature_options *opt,
+                                     const uint32_t *which, size_t count, const float *out,
+                                     ptreg_feature_options *o, ptreg_error *err)
+{
+    if (!m || !out)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "features: no model or output");
+    if (opt)
+        *o = *opt;
+    else
+        ptreg_feature_options_default(o);
+    o->device = m->on;
+    ptreg_device on;
+    ptreg_status s = ptreg_options_check(ptreg_feature_option_table(), o, err);
+    s = s ? s : ptreg_features_resolve_device(o, &on, err);
+    s = s ? s : feat_check_neighborhood(&o->neighbors, err);
+    if (s || !which)
+        return s;
+    if (!count)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "features: no points asked for");
+    for (size_t i = 0; i < count; i++)
+        if (which[i] >= m->n)
+            return ptreg_error_set(err, PTREG_ERR_ARG, "features: point %u asked for (entry %zu); the cloud has %zu",
+                                   (unsigned)which[i], i, m->n);
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_feature_options *opt,
+                                      const uint32_t *which, size_t count, float *out, size_t *missing,
+                                      ptreg_error *err)
+{
+    ptreg_feature_options o;
+    ptreg_status s = check_model_call(m, opt, which, count, out, &o, err);
+    if (s)
+        return s;
+    return m->device ? feat_device_model_pfh(m->device, &o, which, count, out, missing, err)
+                     : cpu_model_rows(m, ptreg_pfh, PTREG_PFH_BINS, &o, which, count, out, missing, err);
+}
+
+ptreg_status ptreg_features_model_fpfh(ptreg_features_model *m, const ptreg_feature_options *opt,
+                                       const uint32_t *which, size_t count, float *out, size_t *missing,
+                                       ptreg_error *err)
+{
+    ptreg_feature_options o;
+    ptreg_status s = check_model_call(m, opt, which, count, out, &o, err);
+    if (s)
+        return s;
+    return m->device ? feat_device_model_fpfh(m->device, &o, which, count, out, missing, err)
+                     : cpu_model_rows(m, ptreg_fpfh, PTREG_FPFH_BINS, &o, which, count, out, missing, err);
+}
+
+void ptreg_features_model_free(ptreg_features_model *m)
+{
+    if (!m)
+        return;
+    feat_device_model_free(m->device);
+    free(m);
+}
+
 PTREG_ISA_TABLE(pfh_cpu_kernel_table, pfh_cpu_kernels, PFH_CPU_KERNELS)

@@ -183,18 +183,23 @@ KERNEL ptreg_feat_spfh(GLOBAL const float *xyz, GLOBAL const float *normals, u32
         spfh[(size_t)i * FEAT_FPFH_BINS + b] = nan_row ? FEAT_NAN : pf_value(bins[b], flags[1]);
 }
 
+/* The point of a row: which[row] when the caller picked points, else the
+ * row itself. */
+FN u32 picked_point(GLOBAL const u32 *which, u32 picked, u32 row) { return picked ? which[row] : row; }
+
 /* PFH of every point (one group each): all unordered pairs of its list,
  * of entries j < k the later, k, first (PCL's order), in bin
  * theta + 5 alpha + 25 phi. Pairs are numbered j * m + k over the square,
  * those with k > j taken: every thread the same share. */
 KERNEL ptreg_feat_pfh(GLOBAL const float *xyz, GLOBAL const float *normals, u32 n, GLOBAL const u32 *start,
-                      GLOBAL const u32 *count, GLOBAL const u32 *index, GLOBAL float *out)
+                      GLOBAL const u32 *count, GLOBAL const u32 *index, GLOBAL const u32 *which, u32 picked,
+                      GLOBAL float *out)
 {
     SHARED float pts[6 * FEAT_CAP];
     SHARED u32 idx[FEAT_CAP];
     SHARED u32 bins[FEAT_PFH_BINS];
     SHARED u32 flags[2];
-    const u32 i = GROUP_ID_X, t = LOCAL_ID_X;
+    const u32 row = GROUP_ID_X, i = picked_point(which, picked, row), t = LOCAL_ID_X;
     const int valid = i < n;
     for (u32 b = t; b < FEAT_PFH_BINS; b += FEAT_WG)
         bins[b] = 0;
@@ -218,7 +223,7 @@ KERNEL ptreg_feat_pfh(GLOBAL const float *xyz, GLOBAL const float *normals, u32 
     const int nan_row = valid && (flags[0] != 0 || !pf_finite3(normals + 3 * (size_t)i));
     const u32 pairs = m > 1 ? m * (m - 1) / 2 : 1;
     for (u32 b = t; valid && b < FEAT_PFH_BINS; b += FEAT_WG)
-        out[(size_t)i * FEAT_PFH_BINS + b] = nan_row ? FEAT_NAN : pf_value(bins[b], pairs);
+        out[(size_t)row * FEAT_PFH_BINS + b] = nan_row ? FEAT_NAN : pf_value(bins[b], pairs);
 }
 
 /* FPFH of every point (one group each): thread b sums bin b of the
@@ -228,12 +233,13 @@ KERNEL ptreg_feat_pfh(GLOBAL const float *xyz, GLOBAL const float *normals, u32 
  * scale), and open3d adds the point's own SPFH. NaN when the point's SPFH
  * or a listed one is NaN. */
 KERNEL ptreg_feat_fpfh(GLOBAL const float *spfh, u32 n, GLOBAL const u32 *start, GLOBAL const u32 *count,
-                       GLOBAL const u32 *index, GLOBAL const float *dist2, u32 open3d, GLOBAL float *out)
+                       GLOBAL const u32 *index, GLOBAL const float *dist2, GLOBAL const u32 *which, u32 picked,
+                       u32 open3d, GLOBAL float *out)
 {
     SHARED float hist[FEAT_FPFH_BINS];
     SHARED float scale[3];
     SHARED u32 nan_seen[1];
-    const u32 i = GROUP_ID_X, t = LOCAL_ID_X;
+    const u32 row = GROUP_ID_X, i = picked_point(which, picked, row), t = LOCAL_ID_X;
     const int valid = i < n;
     if (t == 0)
         nan_seen[0] = 0;
@@ -267,6 +273,6 @@ KERNEL ptreg_feat_fpfh(GLOBAL const float *spfh, u32 n, GLOBAL const u32 *start,
         if (open3d)
             v += own;
         const int nan_row = nan_seen[0] != 0 || PF_ISNAN(spfh[(size_t)i * FEAT_FPFH_BINS]);
-        out[(size_t)i * FEAT_FPFH_BINS + t] = nan_row ? FEAT_NAN : v;
+        out[(size_t)row * FEAT_FPFH_BINS + t] = nan_row ? FEAT_NAN : v;
     }
 }

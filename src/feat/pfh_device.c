@@ -1,9 +1,12 @@
-/* PFH and FPFH on a GPU device (pfh_impl.h). The k-d tree is built on the
- * CPU (as the CPU path builds it) and its arrays uploaded; the
- * neighborhoods are found on the device (neighbors.cl), their lengths
- * come back once (the radius lists' offsets are summed here, in order, and
- * the longest list picks the descriptor program's local arrays), then the
- * descriptors run (pfh.cl) and only the rows come back. */
+/* PFH and FPFH on a GPU device (pfh_impl.h), on a resident cloud: the
+ * points, normals and k-d tree (built on the CPU, as the CPU path builds
+ * it) go up once; the neighborhoods are found on the device
+ * (neighbors.cl) and kept there with the SPFH rows of the last
+ * neighborhood, so a repeated call launches only the descriptor kernels.
+ * k-NN lists need nothing back (their longest is k); radius lists bring
+ * their lengths back once (the offsets are summed here, in order, and the
+ * longest picks the descriptor program's local arrays). The descriptors
+ * run (pfh.cl) and only the rows asked for come back. */
 #include "feat/pfh_impl.h"
 
 #include <math.h>
@@ -44,115 +47,195 @@ ptreg_status feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char 
     return PTREG_OK;
 }
 
-/* One run's device state: the cloud, the tree, the lists. */
-typedef struct feat_run {
+/* A cloud on the device: its points, normals and tree; the neighbor lists
+ * of `lists_of` (when have_lists) and their SPFH rows (when have_spfh). */
+struct feat_device_model {
     dev_handle *dev;
-    size_t wg, search_wg; /* threads per point's group; per search group */
-    size_t n, total, max_count;
+    size_t n;
     dbuf *xyz, *normals;
     nn_device_tree tree;
+    int have_lists, have_spfh;
+    ptreg_neighborhood lists_of;
+    size_t total, max_count;
     dbuf *start, *count, *index, *dist2;
-    uint32_t *host_start, *host_count;
-} feat_run;
+    uint32_t *host_start, *host_count; /* radius lists only */
+    dbuf *spfh, *rows, *which;
+};
 
-static void run_free(feat_run *r)
+static void drop_lists(feat_device_model *m)
 {
-    dbuf *bufs[] = {r->xyz, r->normals, r->start, r->count, r->index, r->dist2};
+    dbuf *bufs[] = {m->start, m->count, m->index, m->dist2, m->spfh};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dbuf_free(bufs[i]);
-    nn_device_tree_free(&r->tree);
-    free(r->host_start);
-    free(r->host_count);
-    memset(r, 0, sizeof *r);
+    m->start = m->count = m->index = m->dist2 = m->spfh = NULL;
+    free(m->host_start);
+    free(m->host_count);
+    m->host_start = m->host_count = NULL;
+    m->have_lists = m->have_spfh = 0;
+    m->total = m->max_count = 0;
 }
 
-static ptreg_status knn_kernel(feat_run *r, const char *name, dkernel **k, ptreg_error *err)
+void feat_device_model_free(feat_device_model *m)
+{
+    if (!m)
+        return;
+    drop_lists(m);
+    dbuf *bufs[] = {m->xyz, m->normals, m->rows, m->which};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        dbuf_free(bufs[i]);
+    nn_device_tree_free(&m->tree);
+    free(m);
+}
+
+ptreg_status feat_device_model_create(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+                                      feat_device_model **out, ptreg_error *err)
+{
+    *out = NULL;
+    if (n > UINT32_MAX / 4)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH on a device: %zu points is too many", n);
+    feat_device_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "PFH/FPFH: out of memory");
+    m->n = n;
+    ptreg_status st = dev_get(device, &m->dev, err);
+    ptreg_kdtree *tree = NULL;
+    st = st ? st : ptreg_kdtree_create(xyz, n, NULL, &tree, err);
+    st = st ? st : nn_device_tree_upload(m->dev, tree, 0, &m->tree, err);
+    ptreg_kdtree_destroy(tree);
+    st = st ? st : dbuf_upload(m->dev, xyz, 3 * n * sizeof(float), &m->xyz, err);
+    if (!st && normals)
+        st = dbuf_upload(m->dev, normals, 3 * n * sizeof(float), &m->normals, err);
+    if (st) {
+        feat_device_model_free(m);
+        return st;
+    }
+    *out = m;
+    return PTREG_OK;
+}
+
+static ptreg_status knn_kernel(feat_device_model *m, const char *name, dkernel **k, ptreg_error *err)
 {
     char defines[1024];
     dprogram *p;
-    nn_device_layout(r->dev, defines, sizeof defines);
-    ptreg_status st = dev_program(r->dev, &knn_kernels, defines, &p, err);
+    nn_device_layout(m->dev, defines, sizeof defines);
+    ptreg_status st = dev_program(m->dev, &knn_kernels, defines, &p, err);
     return st ? st : dev_kernel(p, name, k, err);
 }
 
 /* The lists' lengths back on the host: the longest, and (radius) the
  * offsets, summed in index order. */
-static ptreg_status read_counts(feat_run *r, int offsets, ptreg_error *err)
+static ptreg_status read_counts(feat_device_model *m, int offsets, ptreg_error *err)
 {
-    r->host_count = malloc(r->n * sizeof *r->host_count);
-    r->host_start = malloc(r->n * sizeof *r->host_start);
-    if (!r->host_count || !r->host_start)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "PFH/FPFH: out of memory for %zu lists", r->n);
-    ptreg_status st = dbuf_read(r->count, 0, r->host_count, r->n * sizeof *r->host_count, err);
+    m->host_count = malloc(m->n * sizeof *m->host_count);
+    m->host_start = malloc(m->n * sizeof *m->host_start);
+    if (!m->host_count || !m->host_start)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "PFH/FPFH: out of memory for %zu lists", m->n);
+    ptreg_status st = dbuf_read(m->count, 0, m->host_count, m->n * sizeof *m->host_count, err);
     if (st)
         return st;
     uint64_t sum = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        r->max_count = r->host_count[i] > r->max_count ? r->host_count[i] : r->max_count;
+    m->max_count = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        m->max_count = m->host_count[i] > m->max_count ? m->host_count[i] : m->max_count;
         if (offsets)
-            r->host_start[i] = (uint32_t)sum;
-        sum += r->host_count[i];
+            m->host_start[i] = (uint32_t)sum;
+        sum += m->host_count[i];
         if (sum > UINT32_MAX)
             return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
-                                   "%s: PFH/FPFH's neighbor lists hold more than %u entries", r->dev->label,
+                                   "%s: PFH/FPFH's neighbor lists hold more than %u entries", m->dev->label,
                                    UINT32_MAX);
     }
     if (offsets)
-        r->total = (size_t)sum;
+        m->total = (size_t)sum;
     return PTREG_OK;
 }
 
-static ptreg_status knn_lists(feat_run *r, const ptreg_neighborhood *nb, ptreg_error *err)
+/* Does the descriptor program take lists of up to cap entries? */
+static int cap_fits(const feat_device_model *m, size_t cap)
 {
-    const size_t kk = nb->k < r->n ? nb->k : r->n;
-    if (kk * r->n > UINT32_MAX)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: %zu points x %zu neighbors is too many for PFH/FPFH",
-                               r->dev->label, r->n, kk);
-    r->total = kk * r->n;
-    const float r2 = nb->radius > 0 ? (float)(nb->radius * nb->radius) : 0.0f;
-    dkernel *k;
-    ptreg_status st = knn_kernel(r, "ptreg_knn_lists", &k, err);
-    st = st ? st : dbuf_alloc(r->dev, r->total * sizeof(uint32_t), &r->index, err);
-    st = st ? st : dbuf_alloc(r->dev, r->total * sizeof(float), &r->dist2, err);
-    st = st ? st : dbuf_alloc(r->dev, r->n * sizeof(uint32_t), &r->count, err);
-    if (st)
-        return st;
-    karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),      KARG_U32(kk),         KARG_F32(r2),
-                         KARG_BUF(r->index), KARG_BUF(r->dist2),  KARG_BUF(r->count),   KARG_BUF(r->tree.nodes),
-                         KARG_BUF(r->tree.leaves), KARG_BUF(r->tree.chunks), KARG_BUF(r->tree.index_of_slot)};
-    st = dev_launch(k, r->n, r->search_wg, sizeof args / sizeof args[0], args, err);
-    st = st ? st : read_counts(r, 0, err);
-    if (st)
-        return st;
-    for (size_t i = 0; i < r->n; i++)
-        r->host_start[i] = (uint32_t)(i * kk);
-    return dbuf_upload(r->dev, r->host_start, r->n * sizeof(uint32_t), &r->start, err);
+    char defines[256];
+    return !feat_device_defines(cap, 0, m->dev->info.local_memory_bytes, defines, sizeof defines, NULL);
 }
 
-static ptreg_status radius_lists(feat_run *r, const ptreg_neighborhood *nb, ptreg_error *err)
+/* k-NN lists: kk entries from i * kk (the kernel writes the offsets); the
+ * longest is kk, unless kk does not fit and a radius cuts the lists: then
+ * their lengths come back to find the longest. */
+static ptreg_status knn_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg,
+                              ptreg_error *err)
+{
+    const size_t kk = nb->k < m->n ? nb->k : m->n;
+    if (kk * m->n > UINT32_MAX)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: %zu points x %zu neighbors is too many for PFH/FPFH",
+                               m->dev->label, m->n, kk);
+    m->total = kk * m->n;
+    const float r2 = nb->radius > 0 ? (float)(nb->radius * nb->radius) : 0.0f;
+    dkernel *k;
+    ptreg_status st = knn_kernel(m, "ptreg_knn_lists", &k, err);
+    st = st ? st : dbuf_alloc(m->dev, m->total * sizeof(uint32_t), &m->index, err);
+    st = st ? st : dbuf_alloc(m->dev, m->total * sizeof(float), &m->dist2, err);
+    st = st ? st : dbuf_alloc(m->dev, m->n * sizeof(uint32_t), &m->count, err);
+    st = st ? st : dbuf_alloc(m->dev, m->n * sizeof(uint32_t), &m->start, err);
+    if (st)
+        return st;
+    karg args[] = {KARG_BUF(m->xyz),         KARG_U32(m->n),           KARG_U32(kk),
+                   KARG_F32(r2),             KARG_BUF(m->start),       KARG_BUF(m->index),
+                   KARG_BUF(m->dist2),       KARG_BUF(m->count),       KARG_BUF(m->tree.nodes),
+                   KARG_BUF(m->tree.leaves), KARG_BUF(m->tree.chunks), KARG_BUF(m->tree.index_of_slot)};
+    st = dev_launch(k, m->n, search_wg, sizeof args / sizeof args[0], args, err);
+    m->max_count = kk;
+    if (!st && r2 > 0 && !cap_fits(m, kk))
+        st = read_counts(m, 0, err);
+    return st;
+}
+
+static ptreg_status radius_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg,
+                                 ptreg_error *err)
 {
     const float r2 = (float)(nb->radius * nb->radius); /* as the CPU's strict test */
     dkernel *counter, *writer;
-    ptreg_status st = knn_kernel(r, "ptreg_knn_radius_count", &counter, err);
-    st = st ? st : knn_kernel(r, "ptreg_knn_radius_lists", &writer, err);
-    st = st ? st : dbuf_alloc(r->dev, r->n * sizeof(uint32_t), &r->count, err);
+    ptreg_status st = knn_kernel(m, "ptreg_knn_radius_count", &counter, err);
+    st = st ? st : knn_kernel(m, "ptreg_knn_radius_lists", &writer, err);
+    st = st ? st : dbuf_alloc(m->dev, m->n * sizeof(uint32_t), &m->count, err);
     if (st)
         return st;
-    karg count_args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),       KARG_F32(r2),
-                               KARG_BUF(r->count), KARG_BUF(r->tree.nodes),   KARG_BUF(r->tree.leaves),
-                               KARG_BUF(r->tree.chunks), KARG_BUF(r->tree.index_of_slot)};
-    st = dev_launch(counter, r->n, r->search_wg, sizeof count_args / sizeof count_args[0], count_args, err);
-    st = st ? st : read_counts(r, 1, err);
-    st = st ? st : dbuf_upload(r->dev, r->host_start, r->n * sizeof(uint32_t), &r->start, err);
+    karg count_args[] = {KARG_BUF(m->xyz),          KARG_U32(m->n),           KARG_F32(r2),
+                         KARG_BUF(m->count),        KARG_BUF(m->tree.nodes),  KARG_BUF(m->tree.leaves),
+                         KARG_BUF(m->tree.chunks),  KARG_BUF(m->tree.index_of_slot)};
+    st = dev_launch(counter, m->n, search_wg, sizeof count_args / sizeof count_args[0], count_args, err);
+    st = st ? st : read_counts(m, 1, err);
+    st = st ? st : dbuf_upload(m->dev, m->host_start, m->n * sizeof(uint32_t), &m->start, err);
     /* every point finds itself: total >= n > 0 */
-    st = st ? st : dbuf_alloc(r->dev, r->total * sizeof(uint32_t), &r->index, err);
-    st = st ? st : dbuf_alloc(r->dev, r->total * sizeof(float), &r->dist2, err);
+    st = st ? st : dbuf_alloc(m->dev, m->total * sizeof(uint32_t), &m->index, err);
+    st = st ? st : dbuf_alloc(m->dev, m->total * sizeof(float), &m->dist2, err);
     if (st)
         return st;
-    karg args[] = {KARG_BUF(r->xyz),   KARG_U32(r->n),     KARG_F32(r2),          KARG_BUF(r->start),
-                         KARG_BUF(r->count), KARG_BUF(r->index), KARG_BUF(r->dist2),    KARG_BUF(r->tree.nodes),
-                         KARG_BUF(r->tree.leaves), KARG_BUF(r->tree.chunks), KARG_BUF(r->tree.index_of_slot)};
-    return dev_launch(writer, r->n, r->search_wg, sizeof args / sizeof args[0], args, err);
+    karg args[] = {KARG_BUF(m->xyz),         KARG_U32(m->n),           KARG_F32(r2),
+                   KARG_BUF(m->start),       KARG_BUF(m->count),       KARG_BUF(m->index),
+                   KARG_BUF(m->dist2),       KARG_BUF(m->tree.nodes),  KARG_BUF(m->tree.leaves),
+                   KARG_BUF(m->tree.chunks), KARG_BUF(m->tree.index_of_slot)};
+    return dev_launch(writer, m->n, search_wg, sizeof args / sizeof args[0], args, err);
+}
+
+static int same_neighborhood(const ptreg_neighborhood *a, const ptreg_neighborhood *b)
+{
+    return a->k == b->k && a->radius == b->radius;
+}
+
+/* Every point's neighbor list of nb on the device, unless they are there. */
+static ptreg_status ensure_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg,
+                                 ptreg_error *err)
+{
+    if (m->have_lists && same_neighborhood(&m->lists_of, nb))
+        return PTREG_OK;
+    drop_lists(m);
+    ptreg_status st = nb->k ? knn_lists(m, nb, search_wg, err) : radius_lists(m, nb, search_wg, err);
+    if (st) {
+        drop_lists(m);
+        return st;
+    }
+    m->lists_of = *nb;
+    m->have_lists = 1;
+    return PTREG_OK;
 }
 
 /* The reference path is the CPU's by definition; the work-groups must fit. */
@@ -171,110 +254,164 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
 
 const engine feat_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
 
-/* The cloud (and normals, when given) on the device, its tree, and every
- * point's neighbor list. */
-static ptreg_status run_begin(feat_run *r, const ptreg_device *device, const float *xyz, const float *normals,
-                              size_t n, const ptreg_neighborhood *nb, const ptreg_feature_gpu *gpu,
-                              ptreg_error *err)
-{
-    memset(r, 0, sizeof *r);
-    r->n = n;
-    r->wg = gpu->wg ? (size_t)gpu->wg : PTREG_FEAT_DEVICE_WG;
-    r->search_wg = gpu->search_wg ? (size_t)gpu->search_wg : PTREG_FEAT_SEARCH_WG;
-    if (n > UINT32_MAX / 4)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH on a device: %zu points is too many", n);
-    ptreg_status st = dev_get(device, &r->dev, err);
-    ptreg_kdtree *tree = NULL;
-    st = st ? st : ptreg_kdtree_create(xyz, n, NULL, &tree, err);
-    st = st ? st : nn_device_tree_upload(r->dev, tree, 0, &r->tree, err);
-    ptreg_kdtree_destroy(tree);
-    st = st ? st : dbuf_upload(r->dev, xyz, 3 * n * sizeof(float), &r->xyz, err);
-    if (!st && normals)
-        st = dbuf_upload(r->dev, normals, 3 * n * sizeof(float), &r->normals, err);
-    if (!st)
-        st = nb->k ? knn_lists(r, nb, err) : radius_lists(r, nb, err);
-    return st;
-}
-
-static ptreg_status feat_kernel(feat_run *r, const char *name, dkernel **k, ptreg_error *err)
+static ptreg_status feat_kernel(feat_device_model *m, size_t wg, const char *name, dkernel **k, ptreg_error *err)
 {
     char defines[256];
     dprogram *p;
-    ptreg_status st = feat_device_defines(r->max_count, (int)r->wg, r->dev->info.local_memory_bytes, defines,
-                                                sizeof defines, err);
-    st = st ? st : dev_program(r->dev, &feat_kernels, defines, &p, err);
+    ptreg_status st = feat_device_defines(m->max_count, (int)wg, m->dev->info.local_memory_bytes, defines,
+                                          sizeof defines, err);
+    st = st ? st : dev_program(m->dev, &feat_kernels, defines, &p, err);
     return st ? st : dev_kernel(p, name, k, err);
 }
 
-/* One group per point. */
-static ptreg_status launch_per_point(feat_run *r, const dkernel *k, size_t nargs, const karg *args,
+/* The points a call asks for: `picked` of them in *named (0: all n, and
+ * *named a buffer the kernels name but do not read). */
+static ptreg_status pick_points(feat_device_model *m, const uint32_t *which, size_t count, uint32_t *picked,
+                                const dbuf **named, ptreg_error *err)
+{
+    *picked = 0;
+    *named = m->start;
+    if (!which)
+        return PTREG_OK;
+    if (!m->which || m->which->bytes < count * sizeof(uint32_t)) {
+        dbuf_free(m->which);
+        m->which = NULL;
+        ptreg_status st = dbuf_alloc(m->dev, count * sizeof(uint32_t), &m->which, err);
+        if (st)
+            return st;
+    }
+    *picked = (uint32_t)count;
+    *named = m->which;
+    return dbuf_write(m->which, 0, which, count * sizeof(uint32_t), err);
+}
+
+/* m->rows holds at least rows x bins floats. */
+static ptreg_status ensure_rows(feat_device_model *m, size_t rows, size_t bins, ptreg_error *err)
+{
+    if (m->rows && m->rows->bytes >= rows * bins * sizeof(float))
+        return PTREG_OK;
+    dbuf_free(m->rows);
+    m->rows = NULL;
+    return dbuf_alloc(m->dev, rows * bins * sizeof(float), &m->rows, err);
+}
+
+/* One group per point: groups of them. */
+static ptreg_status launch_per_point(const dkernel *k, size_t groups, size_t wg, size_t nargs, const karg *args,
                                      ptreg_error *err)
 {
-    const size_t groups[3] = {r->n, 1, 1}, local[3] = {r->wg, 1, 1};
-    return dev_launch_groups(k, 1, groups, local, nargs, args, err);
+    const size_t grid[3] = {groups, 1, 1}, local[3] = {wg, 1, 1};
+    return dev_launch_groups(k, 1, grid, local, nargs, args, err);
 }
 
 /* The rows back, and the NaN rows counted (the CPU's missing). */
-static ptreg_status read_rows(feat_run *r, const dbuf *rows, size_t bins, float *out, size_t *missing,
+static ptreg_status read_rows(const feat_device_model *m, size_t rows, size_t bins, float *out, size_t *missing,
                               ptreg_error *err)
 {
-    ptreg_status st = dbuf_read(rows, 0, out, r->n * bins * sizeof(float), err);
+    ptreg_status st = dbuf_read(m->rows, 0, out, rows * bins * sizeof(float), err);
     if (st || !missing)
         return st;
     size_t lacking = 0;
-    for (size_t i = 0; i < r->n; i++)
+    for (size_t i = 0; i < rows; i++)
         lacking += isnan(out[bins * i]) != 0;
     *missing = lacking;
     return PTREG_OK;
 }
 
-ptreg_status feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                                   const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err)
+static size_t point_wg(const ptreg_feature_options *opt)
 {
-    feat_run r;
+    return opt->gpu.wg ? (size_t)opt->gpu.wg : PTREG_FEAT_DEVICE_WG;
+}
+
+static size_t search_wg(const ptreg_feature_options *opt)
+{
+    return opt->gpu.search_wg ? (size_t)opt->gpu.search_wg : PTREG_FEAT_SEARCH_WG;
+}
+
+ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+                                   size_t count, float *out, size_t *missing, ptreg_error *err)
+{
     dkernel *k;
-    dbuf *rows = NULL;
-    ptreg_status st = run_begin(&r, device, xyz, normals, n, &opt->neighbors, &opt->gpu, err);
-    st = st ? st : feat_kernel(&r, "ptreg_feat_pfh", &k, err);
-    st = st ? st : dbuf_alloc(r.dev, n * PTREG_PFH_BINS * sizeof(float), &rows, err);
+    uint32_t picked = 0;
+    const dbuf *named = NULL;
+    const size_t rows = which ? count : m->n, wg = point_wg(opt);
+    ptreg_status st = ensure_lists(m, &opt->neighbors, search_wg(opt), err);
+    st = st ? st : feat_kernel(m, wg, "ptreg_feat_pfh", &k, err);
+    st = st ? st : pick_points(m, which, count, &picked, &named, err);
+    st = st ? st : ensure_rows(m, rows, PTREG_PFH_BINS, err);
     if (!st) {
-        karg args[] = {KARG_BUF(r.xyz),   KARG_BUF(r.normals), KARG_U32(n),  KARG_BUF(r.start),
-                             KARG_BUF(r.count), KARG_BUF(r.index),   KARG_BUF(rows)};
-        st = launch_per_point(&r, k, sizeof args / sizeof args[0], args, err);
+        karg args[] = {KARG_BUF(m->xyz),   KARG_BUF(m->normals), KARG_U32(m->n),     KARG_BUF(m->start),
+                       KARG_BUF(m->count), KARG_BUF(m->index),   KARG_BUF(named), KARG_U32(picked),
+                       KARG_BUF(m->rows)};
+        st = launch_per_point(k, rows, wg, sizeof args / sizeof args[0], args, err);
     }
-    st = st ? st : read_rows(&r, rows, PTREG_PFH_BINS, out, missing, err);
-    dbuf_free(rows);
-    run_free(&r);
+    return st ? st : read_rows(m, rows, PTREG_PFH_BINS, out, missing, err);
+}
+
+/* Every point's SPFH row on the device, unless it is there. */
+static ptreg_status ensure_spfh(feat_device_model *m, size_t wg, ptreg_error *err)
+{
+    if (m->have_spfh)
+        return PTREG_OK;
+    dkernel *k;
+    ptreg_status st = feat_kernel(m, wg, "ptreg_feat_spfh", &k, err);
+    st = st ? st : dbuf_alloc(m->dev, m->n * PTREG_FPFH_BINS * sizeof(float), &m->spfh, err);
+    if (st)
+        return st;
+    karg args[] = {KARG_BUF(m->xyz),   KARG_BUF(m->normals), KARG_U32(m->n), KARG_BUF(m->start),
+                   KARG_BUF(m->count), KARG_BUF(m->index),   KARG_BUF(m->spfh)};
+    st = launch_per_point(k, m->n, wg, sizeof args / sizeof args[0], args, err);
+    m->have_spfh = !st;
     return st;
 }
 
-ptreg_status feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                                    const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err)
+ptreg_status feat_device_model_fpfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+                                    size_t count, float *out, size_t *missing, ptreg_error *err)
 {
-    feat_run r;
-    dkernel *spfh_k, *fpfh_k;
-    dbuf *spfh = NULL, *rows = NULL;
-    ptreg_status st = run_begin(&r, device, xyz, normals, n, &opt->neighbors, &opt->gpu, err);
-    st = st ? st : feat_kernel(&r, "ptreg_feat_spfh", &spfh_k, err);
-    st = st ? st : feat_kernel(&r, "ptreg_feat_fpfh", &fpfh_k, err);
-    st = st ? st : dbuf_alloc(r.dev, n * PTREG_FPFH_BINS * sizeof(float), &spfh, err);
-    st = st ? st : dbuf_alloc(r.dev, n * PTREG_FPFH_BINS * sizeof(float), &rows, err);
+    dkernel *k;
+    uint32_t picked = 0;
+    const dbuf *named = NULL;
+    const size_t rows = which ? count : m->n, wg = point_wg(opt);
+    ptreg_status st = ensure_lists(m, &opt->neighbors, search_wg(opt), err);
+    st = st ? st : ensure_spfh(m, wg, err);
+    st = st ? st : feat_kernel(m, wg, "ptreg_feat_fpfh", &k, err);
+    st = st ? st : pick_points(m, which, count, &picked, &named, err);
+    st = st ? st : ensure_rows(m, rows, PTREG_FPFH_BINS, err);
     if (!st) {
-        karg args[] = {KARG_BUF(r.xyz),   KARG_BUF(r.normals), KARG_U32(n),  KARG_BUF(r.start),
-                             KARG_BUF(r.count), KARG_BUF(r.index),   KARG_BUF(spfh)};
-        st = launch_per_point(&r, spfh_k, sizeof args / sizeof args[0], args, err);
+        karg args[] = {KARG_BUF(m->spfh),  KARG_U32(m->n),     KARG_BUF(m->start),
+                       KARG_BUF(m->count), KARG_BUF(m->index), KARG_BUF(m->dist2),
+                       KARG_BUF(named),    KARG_U32(picked),   KARG_U32(opt->convention == PTREG_FPFH_OPEN3D),
+                       KARG_BUF(m->rows)};
+        st = launch_per_point(k, rows, wg, sizeof args / sizeof args[0], args, err);
     }
-    if (!st) {
-        karg args[] = {KARG_BUF(spfh),    KARG_U32(n),        KARG_BUF(r.start),
-                             KARG_BUF(r.count), KARG_BUF(r.index),  KARG_BUF(r.dist2),
-                             KARG_U32(opt->convention == PTREG_FPFH_OPEN3D), KARG_BUF(rows)};
-        st = launch_per_point(&r, fpfh_k, sizeof args / sizeof args[0], args, err);
-    }
-    st = st ? st : read_rows(&r, rows, PTREG_FPFH_BINS, out, missing, err);
-    dbuf_free(spfh);
-    dbuf_free(rows);
-    run_free(&r);
+    return st ? st : read_rows(m, rows, PTREG_FPFH_BINS, out, missing, err);
+}
+
+typedef ptreg_status (*model_features_fn)(feat_device_model *m, const ptreg_feature_options *opt,
+                                          const uint32_t *which, size_t count, float *out, size_t *missing,
+                                          ptreg_error *err);
+
+/* A one-off call: the cloud up, the rows back, the cloud dropped. */
+static ptreg_status features_once(model_features_fn fn, const ptreg_device *device, const float *xyz,
+                                  const float *normals, size_t n, const ptreg_feature_options *opt, float *out,
+                                  size_t *missing, ptreg_error *err)
+{
+    feat_device_model *m;
+    ptreg_status st = feat_device_model_create(device, xyz, normals, n, &m, err);
+    st = st ? st : fn(m, opt, NULL, n, out, missing, err);
+    feat_device_model_free(m);
     return st;
+}
+
+ptreg_status feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+                             const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err)
+{
+    return features_once(feat_device_model_pfh, device, xyz, normals, n, opt, out, missing, err);
+}
+
+ptreg_status feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+                              const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err)
+{
+    return features_once(feat_device_model_fpfh, device, xyz, normals, n, opt, out, missing, err);
 }
 
 void feat_device_lists_free(feat_device_lists *l)
@@ -286,29 +423,45 @@ void feat_device_lists_free(feat_device_lists *l)
     memset(l, 0, sizeof *l);
 }
 
+/* The lists' offsets and lengths on the host (k-NN lists keep theirs on
+ * the device only). */
+static ptreg_status host_offsets(feat_device_model *m, ptreg_error *err)
+{
+    if (m->host_start && m->host_count)
+        return PTREG_OK;
+    free(m->host_start);
+    free(m->host_count);
+    m->host_start = malloc(m->n * sizeof *m->host_start);
+    m->host_count = malloc(m->n * sizeof *m->host_count);
+    if (!m->host_start || !m->host_count)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "PFH/FPFH: out of memory for %zu lists", m->n);
+    ptreg_status st = dbuf_read(m->start, 0, m->host_start, m->n * sizeof(uint32_t), err);
+    return st ? st : dbuf_read(m->count, 0, m->host_count, m->n * sizeof(uint32_t), err);
+}
+
 ptreg_status feat_device_neighbors(const ptreg_device *device, const float *xyz, size_t n,
-                                         const ptreg_neighborhood *nb, feat_device_lists *out,
-                                         ptreg_error *err)
+                                   const ptreg_neighborhood *nb, feat_device_lists *out, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
-    feat_run r;
-    const ptreg_feature_gpu defaults = {0, 0};
-    ptreg_status st = run_begin(&r, device, xyz, NULL, n, nb, &defaults, err);
+    feat_device_model *m;
+    ptreg_status st = feat_device_model_create(device, xyz, NULL, n, &m, err);
+    st = st ? st : ensure_lists(m, nb, PTREG_FEAT_SEARCH_WG, err);
+    st = st ? st : host_offsets(m, err);
     if (!st) {
         out->n = n;
-        out->total = r.total;
-        out->max_count = r.max_count;
-        out->start = r.host_start;
-        out->count = r.host_count;
-        r.host_start = r.host_count = NULL;
-        out->index = malloc(r.total * sizeof *out->index);
-        out->dist2 = malloc(r.total * sizeof *out->dist2);
+        out->total = m->total;
+        out->max_count = m->max_count;
+        out->start = m->host_start;
+        out->count = m->host_count;
+        m->host_start = m->host_count = NULL;
+        out->index = malloc(m->total * sizeof *out->index);
+        out->dist2 = malloc(m->total * sizeof *out->dist2);
         if (!out->index || !out->dist2)
-            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbors", r.total);
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for %zu neighbors", m->total);
     }
-    st = st ? st : dbuf_read(r.index, 0, out->index, r.total * sizeof *out->index, err);
-    st = st ? st : dbuf_read(r.dist2, 0, out->dist2, r.total * sizeof *out->dist2, err);
-    run_free(&r);
+    st = st ? st : dbuf_read(m->index, 0, out->index, m->total * sizeof *out->index, err);
+    st = st ? st : dbuf_read(m->dist2, 0, out->dist2, m->total * sizeof *out->dist2, err);
+    feat_device_model_free(m);
     if (st)
         feat_device_lists_free(out);
     return st;

@@ -32,8 +32,21 @@ ptreg_status feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char 
  * options' work-groups within the device's. */
 extern const engine feat_device_engine;
 
+/* A cloud on a device (points, normals: may be NULL for the lists alone,
+ * tree), its last neighborhood's lists and SPFH rows kept (pfh_device.c). */
+typedef struct feat_device_model feat_device_model;
+ptreg_status feat_device_model_create(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
+                                      feat_device_model **out, ptreg_error *err);
+void feat_device_model_free(feat_device_model *m);
+/* The rows of which[0 .. count) (which NULL: all n) into out (pfh.c has
+ * checked the options and the indices). */
+ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+                                   size_t count, float *out, size_t *missing, ptreg_error *err);
+ptreg_status feat_device_model_fpfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+                                    size_t count, float *out, size_t *missing, ptreg_error *err);
+
 /* ptreg_pfh / ptreg_fpfh on a resolved GPU device (pfh.c has checked the
- * inputs and options). */
+ * inputs and options): a model for one call. */
 ptreg_status feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
                                    const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err);
 ptreg_status feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
