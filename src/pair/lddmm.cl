@@ -7,7 +7,8 @@
  * double pair terms with libm's exp, the reference). Split s of row block r
  * is group s * row_blocks + r and writes its own partial sums,
  * [split][output][row_blocks * WG] doubles, which reg/lddmm/lddmm.cl adds in
- * split order: the same bits on every run of a device.
+ * split order: the same bits on every run of a device. The sums are
+ * functions here; the kernels that call them are reg/lddmm/lddmm.cl's.
  *
  * Points come from the device's state arrays: n x 3 doubles, xyz
  * interleaved, at an element offset. Needs device/reduce.cl (PTREG_FP64:
@@ -74,11 +75,11 @@ FN void write_partials(const lgroup *g, const double *sums, u32 outputs, GLOBAL 
 
 /* Row i's velocity v_i = sum_j K_ij p_j and (with_f) f_i = sum_j K_ij
  * (p_i . p_j) (q_i - q_j), against the columns (cq, cp). */
-KERNEL ptreg_lddmm_flow_partial(GLOBAL const double *rq, u32 rq_off, GLOBAL const double *rp, u32 rp_off, u32 with_f,
-                                u32 n, GLOBAL const double *cq, u32 cq_off, GLOBAL const double *cp, u32 cp_off, u32 m,
-                                lpair_t neg_half_s, u32 row_blocks, u32 split_cols, GLOBAL double *partial)
+FN void flow_partial(GLOBAL const double *rq, u32 rq_off, GLOBAL const double *rp, u32 rp_off, u32 with_f, u32 n,
+                     GLOBAL const double *cq, u32 cq_off, GLOBAL const double *cp, u32 cp_off, u32 m,
+                     lpair_t neg_half_s, u32 row_blocks, u32 split_cols, GLOBAL double *partial,
+                     LOCAL lpair_t *tile /* 6 WG */)
 {
-    SHARED lpair_t tile[6 * WG];
     const lgroup g = lgroup_of(n, m, row_blocks, split_cols);
     lpair_t qi[3], pi[3];
     load3(rq, rq_off + 3 * g.i, g.valid, qi);
@@ -112,10 +113,9 @@ KERNEL ptreg_lddmm_flow_partial(GLOBAL const double *rq, u32 rq_off, GLOBAL cons
 
 /* Row i's adjoint sums A, P, Q1, Q2, Q3 (lddmm_kernels.h) over the
  * landmarks q, p (the state x at x_off) and the cotangents a, b (cot). */
-KERNEL ptreg_lddmm_adjoint_partial(GLOBAL const double *x, u32 x_off, GLOBAL const double *cot, u32 n,
-                                   lpair_t neg_half_s, u32 row_blocks, u32 split_cols, GLOBAL double *partial)
+FN void adjoint_partial(GLOBAL const double *x, u32 x_off, GLOBAL const double *cot, u32 n, lpair_t neg_half_s,
+                        u32 row_blocks, u32 split_cols, GLOBAL double *partial, LOCAL lpair_t *tile /* 12 WG */)
 {
-    SHARED lpair_t tile[12 * WG];
     const lgroup g = lgroup_of(n, n, row_blocks, split_cols);
     const u32 p_off = 3 * n; /* p and b follow q and a */
     lpair_t qi[3], pi[3], ai[3], bi[3];

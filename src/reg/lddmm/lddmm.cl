@@ -1,24 +1,41 @@
 /* Landmark shooting's time loop on a device (lddmm_device.c drives it):
- * the pair sums' partials (pair/lddmm.cl) added in split order and turned
- * into the flow F(q, p) or the adjoint J_F^T (a, b), fused with the
- * integrator's update of the state, then the objective and the gradient.
- * Every update is the CPU's expression (src/reg/lddmm/lddmm.c) in double, in the
- * same order, so the states differ from the CPU's by the pair sums alone.
+ * one launch per pair sum. Each group writes its split's partial sums
+ * (pair/lddmm.cl); the last group of a row block to finish adds the
+ * block's partials in split order and turns them into the flow F(q, p) or
+ * the adjoint J_F^T (a, b), fused with the integrator's update of the
+ * state; then the objective and the gradient. Every update is the CPU's
+ * expression (src/reg/lddmm/lddmm.c) in double, in the same order, so the
+ * states differ from the CPU's by the pair sums alone, and which group
+ * arrives last changes no bit.
+ *
+ * A launch must not write what its pair sums read (another row block may
+ * still be reading it): the host alternates the buffers (lddmm_device.c).
  *
  * States are 6n doubles, q then p (n x 3 each); a result r of 6n values
  * (or 3n: the velocity of other points, parts = 1) lands in out and, by
  * mode, updates dst (each at an element offset):
- *   STORE  out = r
  *   AXPY   out = r, dst = base + w1 r             (Euler; RK2's midpoint)
  *   RK2    out = r, dst = base + w1 (0.25 k1 + 0.75 r)
  *   LIN    out = r, dst = w1 base + w2 r
- *   ACC2   dst = base + (k1 + r)                  (RK2's adjoint: mu += w + g) */
+ *   ACC2   dst = base + (k1 + r), out = w1 dst    (RK2's adjoint: mu += w + g,
+ *                                                 and the next cotangent) */
 
-#define MODE_STORE 0
 #define MODE_AXPY 1
 #define MODE_RK2 2
 #define MODE_LIN 3
 #define MODE_ACC2 4
+
+/* What the last group does with a row's result (the host's `update`). */
+typedef struct lupdate {
+    u32 mode;
+    GLOBAL double *out;
+    GLOBAL double *dst;
+    u32 dst_off;
+    GLOBAL const double *base;
+    u32 base_off;
+    GLOBAL const double *k1;
+    double w1, w2;
+} lupdate;
 
 /* Row i's outputs, its splits' partials added in split order (outputs
  * a literal at each call, so out[] stays in registers). */
@@ -27,76 +44,106 @@ FN void split_sums(GLOBAL const double *partial, u32 splits, u32 outputs, u32 np
     for (u32 o = 0; o < outputs; o++) {
         double s = 0;
         for (u32 sp = 0; sp < splits; sp++)
-            s += partial[((size_t)sp * outputs + o) * npad + i];
+            s += LOAD_COHERENT_F64(partial + ((size_t)sp * outputs + o) * npad + i);
         out[o] = s;
     }
 }
 
-FN void apply(u32 mode, u32 e, double r, GLOBAL double *out, GLOBAL double *dst, u32 dst_off,
-              GLOBAL const double *base, u32 base_off, GLOBAL const double *k1, double w1, double w2)
+FN void apply(const lupdate *u, u32 e, double r)
 {
-    if (mode != MODE_ACC2)
-        out[e] = r;
-    if (mode == MODE_AXPY)
-        dst[dst_off + e] = base[base_off + e] + w1 * r;
-    else if (mode == MODE_RK2)
-        dst[dst_off + e] = base[base_off + e] + w1 * (0.25 * k1[e] + 0.75 * r);
-    else if (mode == MODE_LIN)
-        dst[dst_off + e] = w1 * base[base_off + e] + w2 * r;
-    else if (mode == MODE_ACC2)
-        dst[dst_off + e] = base[base_off + e] + (k1[e] + r);
+    if (u->mode == MODE_ACC2) {
+        const double v = u->base[u->base_off + e] + (u->k1[e] + r);
+        u->dst[u->dst_off + e] = v;
+        u->out[e] = u->w1 * v;
+        return;
+    }
+    u->out[e] = r;
+    if (u->mode == MODE_AXPY)
+        u->dst[u->dst_off + e] = u->base[u->base_off + e] + u->w1 * r;
+    else if (u->mode == MODE_RK2)
+        u->dst[u->dst_off + e] = u->base[u->base_off + e] + u->w1 * (0.25 * u->k1[e] + 0.75 * r);
+    else if (u->mode == MODE_LIN)
+        u->dst[u->dst_off + e] = u->w1 * u->base[u->base_off + e] + u->w2 * r;
 }
 
-/* F = (v, s f): dq/dt and dp/dt (parts 2), or the velocity v of other
- * points (parts 1). */
-KERNEL ptreg_lddmm_flow_combine(GLOBAL const double *partial, u32 splits, u32 npad, u32 n, u32 parts, double s,
-                                u32 mode, GLOBAL double *out, GLOBAL double *dst, u32 dst_off,
-                                GLOBAL const double *base, u32 base_off, GLOBAL const double *k1, double w1,
-                                double w2)
+/* Is this group the last of its row block to have written its partials?
+ * That one resets the block's count for the next launch. */
+FN int last_of_block(GLOBAL u32 *arrivals, u32 row_blocks, LOCAL u32 *flag)
 {
-    const u32 i = GLOBAL_ID_X;
+    const u32 block = GROUP_ID_X % row_blocks, splits = GROUPS_X / row_blocks;
+    GLOBAL_FENCE();
+    BARRIER();
+    if (LOCAL_ID_X == 0) {
+        flag[0] = GLOBAL_ATOMIC_INC(&arrivals[block]) == splits - 1;
+        if (flag[0])
+            arrivals[block] = 0;
+    }
+    BARRIER();
+    return flag[0] != 0;
+}
+
+/* F = (v, s f): dq/dt and dp/dt (with_f), or the velocity v of other
+ * points (no f), of the rows (rq, rp) against the columns (cq, cp), each
+ * row's result applied as mode says. */
+KERNEL ptreg_lddmm_flow_step(GLOBAL const double *rq, u32 rq_off, GLOBAL const double *rp, u32 rp_off, u32 with_f,
+                             u32 n, GLOBAL const double *cq, u32 cq_off, GLOBAL const double *cp, u32 cp_off, u32 m,
+                             lpair_t neg_half_s, u32 row_blocks, u32 split_cols, GLOBAL double *partial,
+                             GLOBAL u32 *arrivals, double s, u32 mode, GLOBAL double *out, GLOBAL double *dst,
+                             u32 dst_off, GLOBAL const double *base, u32 base_off, GLOBAL const double *k1, double w1,
+                             double w2)
+{
+    SHARED lpair_t tile[6 * WG];
+    SHARED u32 flag[1];
+    flow_partial(rq, rq_off, rp, rp_off, with_f, n, cq, cq_off, cp, cp_off, m, neg_half_s, row_blocks, split_cols,
+                 partial, tile);
+    if (!last_of_block(arrivals, row_blocks, flag))
+        return;
+    const u32 i = GROUP_ID_X % row_blocks * WG + LOCAL_ID_X;
     if (i >= n)
         return;
+    const lupdate u = {mode, out, dst, dst_off, base, base_off, k1, w1, w2};
     double r[6];
-    split_sums(partial, splits, 6, npad, i, r); /* with parts 1, f is zero */
+    split_sums(partial, GROUPS_X / row_blocks, 6, row_blocks * WG, i, r); /* without f, f is zero */
     for (u32 k = 0; k < 3; k++) {
-        apply(mode, 3 * i + k, r[k], out, dst, dst_off, base, base_off, k1, w1, w2);
-        if (parts == 2)
-            apply(mode, 3 * n + 3 * i + k, r[3 + k] * s, out, dst, dst_off, base, base_off, k1, w1, w2);
+        apply(&u, 3 * i + k, r[k]);
+        if (with_f)
+            apply(&u, 3 * n + 3 * i + k, r[3 + k] * s);
     }
 }
 
-/* (gq, gp) = J_F^T (a, b): gp = A + s P, gq = -s Q1 + s Q2 - s^2 Q3. */
-KERNEL ptreg_lddmm_adjoint_combine(GLOBAL const double *partial, u32 splits, u32 npad, u32 n, double s, u32 mode,
-                                   GLOBAL double *out, GLOBAL double *dst, u32 dst_off, GLOBAL const double *base,
-                                   u32 base_off, GLOBAL const double *k1, double w1, double w2)
+/* (gq, gp) = J_F^T (a, b) at state x with the cotangents cot: gp = A + s P,
+ * gq = -s Q1 + s Q2 - s^2 Q3, each row's result applied as mode says. */
+KERNEL ptreg_lddmm_adjoint_step(GLOBAL const double *x, u32 x_off, GLOBAL const double *cot, u32 n,
+                                lpair_t neg_half_s, u32 row_blocks, u32 split_cols, GLOBAL double *partial,
+                                GLOBAL u32 *arrivals, double s, u32 mode, GLOBAL double *out, GLOBAL double *dst,
+                                u32 dst_off, GLOBAL const double *base, u32 base_off, GLOBAL const double *k1,
+                                double w1, double w2)
 {
-    const u32 i = GLOBAL_ID_X;
+    SHARED lpair_t tile[12 * WG];
+    SHARED u32 flag[1];
+    adjoint_partial(x, x_off, cot, n, neg_half_s, row_blocks, split_cols, partial, tile);
+    if (!last_of_block(arrivals, row_blocks, flag))
+        return;
+    const u32 i = GROUP_ID_X % row_blocks * WG + LOCAL_ID_X;
     if (i >= n)
         return;
+    const lupdate u = {mode, out, dst, dst_off, base, base_off, k1, w1, w2};
     double r[15];
-    split_sums(partial, splits, 15, npad, i, r);
+    split_sums(partial, GROUPS_X / row_blocks, 15, row_blocks * WG, i, r);
     for (u32 k = 0; k < 3; k++) {
         const double gp = r[k] + s * r[3 + k];
         const double gq = -s * r[6 + k] + s * r[9 + k] - s * s * r[12 + k];
-        apply(mode, 3 * i + k, gq, out, dst, dst_off, base, base_off, k1, w1, w2);
-        apply(mode, 3 * n + 3 * i + k, gp, out, dst, dst_off, base, base_off, k1, w1, w2);
+        apply(&u, 3 * i + k, gq);
+        apply(&u, 3 * n + 3 * i + k, gp);
     }
 }
 
-/* dst = w a over len values. */
-KERNEL ptreg_lddmm_scale(GLOBAL const double *a, double w, u32 len, GLOBAL double *dst)
-{
-    const u32 e = GLOBAL_ID_X;
-    if (e < len)
-        dst[e] = w * a[e];
-}
-
-/* The objective's two sums per group (p0 . v0 and |q1 - target|^2) and
- * the final cotangent mu = (lambda (q1 - target), 0). */
+/* The objective's two sums per group (p0 . v0 and |q1 - target|^2), the
+ * final cotangent mu = (lambda (q1 - target), 0) and cot = w mu (RK2's
+ * first scaled cotangent). */
 KERNEL ptreg_lddmm_objective(GLOBAL const double *x, GLOBAL const double *v0, u32 q1_off,
-                             GLOBAL const double *target, double lambda, u32 n, GLOBAL double *mu,
-                             GLOBAL double *group_sums)
+                             GLOBAL const double *target, double lambda, u32 n, GLOBAL double *mu, double w,
+                             GLOBAL double *cot, GLOBAL double *group_sums)
 {
     SHARED acc_t red[WG];
     const u32 i = GLOBAL_ID_X;
@@ -109,6 +156,8 @@ KERNEL ptreg_lddmm_objective(GLOBAL const double *x, GLOBAL const double *v0, u3
             data += r * r;
             mu[e] = lambda * r;
             mu[3 * n + e] = 0.0;
+            cot[e] = w * mu[e];
+            cot[3 * n + e] = w * 0.0;
         }
     const double total_pv = group_sum(red, pv), total_data = group_sum(red, data);
     if (LOCAL_ID_X == 0) {

@@ -1,8 +1,10 @@
 /* Landmark shooting on a GPU device (lddmm_impl.h; kernels: pair/lddmm.cl
  * and reg/lddmm/lddmm.cl). The trajectory (every time point's state, and RK2's
- * intermediate states) lives on the device; each step is a pair-sum launch
- * and a combining launch that also updates the state, in the CPU's
- * arithmetic (lddmm.c's shoot, pull_back and evaluate). */
+ * intermediate states) lives on the device; each pair sum is one launch
+ * whose last group per row block also combines the sums and updates the
+ * state, in the CPU's arithmetic (lddmm.c's shoot, pull_back and
+ * evaluate): an evaluation with its gradient is 2 (Euler) or 4 (RK2)
+ * launches per time step and two more. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +16,9 @@ static const char *const lddmm_files[] = {"device/reduce.cl", "pair/exp.cl", "pa
 const kernel_program lddmm_kernels = {"lddmm", lddmm_files};
 
 #define ADJOINT_OUTPUTS 15 /* pair/lddmm.cl's */
-#define FLOW_OUTPUTS 6
 
 /* reg/lddmm/lddmm.cl's modes */
-enum { MODE_STORE, MODE_AXPY, MODE_RK2, MODE_LIN, MODE_ACC2 };
+enum { MODE_AXPY = 1, MODE_RK2, MODE_LIN, MODE_ACC2 };
 
 struct lddmm_device_run {
     dev_handle *dev;
@@ -30,11 +31,13 @@ struct lddmm_device_run {
     ptreg_precision precision;
     double lambda, gamma;
     double pair_terms;
-    dkernel *flow, *adjoint, *flow_combine, *adjoint_combine, *scale, *objective, *gradient;
+    dkernel *flow, *adjoint, *objective, *gradient;
     /* x: (steps + 1) states; y: RK2's steps intermediate states; v0, k1,
-     * mu, w, g, cot: one state each; partial: the pair sums' partials */
-    dbuf *x, *y, *v0, *k1, *mu, *w, *g, *cot, *target, *partial, *group_sums, *grad;
-    size_t partial_rows; /* rows the partial buffer was sized for */
+     * mu, mu_next (Euler's pull-back alternates them), w, g, cot,
+     * cot_next (RK2's): one state each; partial: the pair sums' partials;
+     * arrivals: a count per row block (zero between launches) */
+    dbuf *x, *y, *v0, *k1, *mu, *mu_next, *w, *g, *cot, *cot_next, *target, *partial, *arrivals, *group_sums, *grad;
+    size_t partial_rows; /* rows the partial and arrivals buffers were sized for */
     /* warp: the points, RK2's midpoints and the two velocities */
     dbuf *points, *mid, *pk1, *pk2;
     size_t points_cap;
@@ -67,8 +70,9 @@ void lddmm_device_close(lddmm_device_run *d)
 {
     if (!d)
         return;
-    dbuf *bufs[] = {d->x,       d->y,          d->v0,   d->k1,     d->mu,  d->w,   d->g,  d->cot,
-                          d->target,  d->partial,    d->grad, d->points, d->mid, d->pk1, d->pk2, d->group_sums};
+    dbuf *bufs[] = {d->x,       d->y,        d->v0,       d->k1,   d->mu,     d->mu_next, d->w,
+                    d->g,       d->cot,      d->cot_next, d->target, d->partial, d->arrivals, d->grad,
+                    d->points,  d->mid,      d->pk1,      d->pk2,  d->group_sums};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dbuf_free(bufs[i]);
     free(d);
@@ -81,11 +85,8 @@ static ptreg_status get_kernels(lddmm_device_run *d, dprogram *program, ptreg_er
     struct {
         const char *name;
         dkernel **k;
-    } want[] = {{"ptreg_lddmm_flow_partial", &d->flow},
-                {"ptreg_lddmm_adjoint_partial", &d->adjoint},
-                {"ptreg_lddmm_flow_combine", &d->flow_combine},
-                {"ptreg_lddmm_adjoint_combine", &d->adjoint_combine},
-                {"ptreg_lddmm_scale", &d->scale},
+    } want[] = {{"ptreg_lddmm_flow_step", &d->flow},
+                {"ptreg_lddmm_adjoint_step", &d->adjoint},
                 {"ptreg_lddmm_objective", &d->objective},
                 {"ptreg_lddmm_gradient", &d->gradient}};
     ptreg_status st = PTREG_OK;
@@ -99,16 +100,26 @@ static ptreg_status alloc_state(lddmm_device_run *d, dbuf **buf, size_t states, 
     return dbuf_alloc(d->dev, states * d->len * sizeof(double), buf, err);
 }
 
-/* The partials for launches of up to rows rows (grown for a warp). */
+/* The partials and the arrivals' counts (zeroed) for launches of up to
+ * rows rows (grown for a warp). */
 static ptreg_status reserve_partials(lddmm_device_run *d, size_t rows, ptreg_error *err)
 {
     if (d->partial && rows <= d->partial_rows)
         return PTREG_OK;
     dbuf_free(d->partial);
-    d->partial = NULL;
-    d->partial_rows = rows;
+    dbuf_free(d->arrivals);
+    d->partial = d->arrivals = NULL;
+    d->partial_rows = 0;
     const size_t planes = pair_device_planes(d->dev, &d->cfg, rows, d->forced_splits);
-    return dbuf_alloc(d->dev, ADJOINT_OUTPUTS * planes * sizeof(double), &d->partial, err);
+    const size_t blocks = (rows + d->wg - 1) / d->wg;
+    uint32_t *zeros = calloc(blocks, sizeof *zeros);
+    ptreg_status st = zeros ? dbuf_alloc(d->dev, ADJOINT_OUTPUTS * planes * sizeof(double), &d->partial, err)
+                            : ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory");
+    st = st ? st : dbuf_upload(d->dev, zeros, blocks * sizeof *zeros, &d->arrivals, err);
+    free(zeros);
+    if (!st)
+        d->partial_rows = rows;
+    return st;
 }
 
 ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, size_t n,
@@ -152,7 +163,7 @@ ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, siz
     st = st ? st : alloc_state(d, &d->x, states, err);
     if (!st && d->rk2)
         st = alloc_state(d, &d->y, states - 1, err);
-    dbuf **one[] = {&d->v0, &d->k1, &d->mu, &d->w, &d->g, &d->cot};
+    dbuf **one[] = {&d->v0, &d->k1, &d->mu, &d->mu_next, &d->w, &d->g, &d->cot, &d->cot_next};
     for (size_t i = 0; !st && i < sizeof one / sizeof one[0]; i++)
         st = alloc_state(d, one[i], 1, err);
     st = st ? st : reserve_partials(d, n, err);
@@ -190,37 +201,8 @@ static size_t split_cols(const lddmm_device_run *d, size_t cols, unsigned splits
     return (tiles + splits - 1) / splits * d->wg;
 }
 
-/* The flow's partial sums of rows against cols (with_f: f as well). */
-static ptreg_status flow_sums(lddmm_device_run *d, points_at rows, int with_f, points_at cols, unsigned *splits,
-                              ptreg_error *err)
-{
-    *splits = pair_device_splits(d->dev, &d->cfg, rows.count, cols.count, d->forced_splits);
-    const size_t blocks = (rows.count + d->wg - 1) / d->wg;
-    const karg args[] = {KARG_BUF(rows.buf),   KARG_U32(rows.q),       KARG_BUF(rows.buf),
-                               KARG_U32(rows.p),     KARG_U32(with_f),       KARG_U32(rows.count),
-                               KARG_BUF(cols.buf),   KARG_U32(cols.q),       KARG_BUF(cols.buf),
-                               KARG_U32(cols.p),     KARG_U32(cols.count),   karg_pair(d, d->neg_half_s),
-                               KARG_U32(blocks),     KARG_U32(split_cols(d, cols.count, *splits)),
-                               KARG_BUF(d->partial)};
-    d->pair_terms += (double)rows.count * (double)cols.count;
-    return dev_launch(d->flow, blocks * *splits * d->wg, d->wg, sizeof args / sizeof args[0], args, err);
-}
-
-/* The adjoint's partial sums at state x with cotangent cot. */
-static ptreg_status adjoint_sums(lddmm_device_run *d, points_at x, const dbuf *cot, unsigned *splits,
-                                 ptreg_error *err)
-{
-    *splits = pair_device_splits(d->dev, &d->cfg, d->n, d->n, d->forced_splits);
-    const size_t blocks = (d->n + d->wg - 1) / d->wg;
-    const karg args[] = {KARG_BUF(x.buf),          KARG_U32(x.q),    KARG_BUF(cot),
-                               KARG_U32(d->n),           karg_pair(d, d->neg_half_s),
-                               KARG_U32(blocks),         KARG_U32(split_cols(d, d->n, *splits)),
-                               KARG_BUF(d->partial)};
-    d->pair_terms += (double)d->n * (double)d->n;
-    return dev_launch(d->adjoint, blocks * *splits * d->wg, d->wg, sizeof args / sizeof args[0], args, err);
-}
-
-/* What a combining launch does with its result r (reg/lddmm/lddmm.cl's modes). */
+/* What the last group of each row block does with its rows' results
+ * (reg/lddmm/lddmm.cl's modes). */
 typedef struct update {
     int mode;
     const dbuf *out;
@@ -228,34 +210,51 @@ typedef struct update {
     size_t dst_off;
     const dbuf *base;
     size_t base_off;
-    const dbuf *k1;
+    const dbuf *k1; /* NULL: out (not read) */
     double w1, w2;
 } update;
 
-static ptreg_status combine(lddmm_device_run *d, int adjoint, size_t rows, int parts, unsigned splits,
-                            const update *u, ptreg_error *err)
+/* The arguments both step kernels end with: the counts, s and the update. */
+static size_t update_args(const lddmm_device_run *d, const update *u, karg *args)
 {
-    const size_t npad = (rows + d->wg - 1) / d->wg * d->wg;
-    const dbuf *k1 = u->k1 ? u->k1 : u->out;
-    karg args[15];
-    size_t count = 0;
-    args[count++] = KARG_BUF(d->partial);
-    args[count++] = KARG_U32(splits);
-    args[count++] = KARG_U32(npad);
-    args[count++] = KARG_U32(rows);
-    if (!adjoint)
-        args[count++] = KARG_U32(parts);
-    args[count++] = KARG_F64(d->s);
-    args[count++] = KARG_U32(u->mode);
-    args[count++] = KARG_BUF(u->out);
-    args[count++] = KARG_BUF(u->dst);
-    args[count++] = KARG_U32(u->dst_off);
-    args[count++] = KARG_BUF(u->base);
-    args[count++] = KARG_U32(u->base_off);
-    args[count++] = KARG_BUF(k1);
-    args[count++] = KARG_F64(u->w1);
-    args[count++] = KARG_F64(u->w2);
-    return dev_launch(adjoint ? d->adjoint_combine : d->flow_combine, rows, d->wg, count, args, err);
+    const karg tail[] = {KARG_BUF(d->arrivals), KARG_F64(d->s),        KARG_U32(u->mode),
+                         KARG_BUF(u->out),      KARG_BUF(u->dst),      KARG_U32(u->dst_off),
+                         KARG_BUF(u->base),     KARG_U32(u->base_off), KARG_BUF(u->k1 ? u->k1 : u->out),
+                         KARG_F64(u->w1),       KARG_F64(u->w2)};
+    memcpy(args, tail, sizeof tail);
+    return sizeof tail / sizeof tail[0];
+}
+
+/* The flow of rows against cols (with_f: f as well), applied by u. */
+static ptreg_status flow_step(lddmm_device_run *d, points_at rows, int with_f, points_at cols, const update *u,
+                              ptreg_error *err)
+{
+    const unsigned splits = pair_device_splits(d->dev, &d->cfg, rows.count, cols.count, d->forced_splits);
+    const size_t blocks = (rows.count + d->wg - 1) / d->wg;
+    karg args[32] = {KARG_BUF(rows.buf), KARG_U32(rows.q),     KARG_BUF(rows.buf),
+                     KARG_U32(rows.p),   KARG_U32(with_f),     KARG_U32(rows.count),
+                     KARG_BUF(cols.buf), KARG_U32(cols.q),     KARG_BUF(cols.buf),
+                     KARG_U32(cols.p),   KARG_U32(cols.count), karg_pair(d, d->neg_half_s),
+                     KARG_U32(blocks),   KARG_U32(split_cols(d, cols.count, splits)),
+                     KARG_BUF(d->partial)};
+    const size_t count = 15 + update_args(d, u, args + 15);
+    d->pair_terms += (double)rows.count * (double)cols.count;
+    return dev_launch(d->flow, blocks * splits * d->wg, d->wg, count, args, err);
+}
+
+/* The adjoint at state x with cotangent cot, applied by u. */
+static ptreg_status adjoint_step(lddmm_device_run *d, points_at x, const dbuf *cot, const update *u,
+                                 ptreg_error *err)
+{
+    const unsigned splits = pair_device_splits(d->dev, &d->cfg, d->n, d->n, d->forced_splits);
+    const size_t blocks = (d->n + d->wg - 1) / d->wg;
+    karg args[32] = {KARG_BUF(x.buf),  KARG_U32(x.q),
+                     KARG_BUF(cot),    KARG_U32(d->n),
+                     karg_pair(d, d->neg_half_s), KARG_U32(blocks),
+                     KARG_U32(split_cols(d, d->n, splits)), KARG_BUF(d->partial)};
+    const size_t count = 8 + update_args(d, u, args + 8);
+    d->pair_terms += (double)d->n * (double)d->n;
+    return dev_launch(d->adjoint, blocks * splits * d->wg, d->wg, count, args, err);
 }
 
 /* One step of the landmarks from state t: the velocity (into v0 at t = 0,
@@ -264,18 +263,15 @@ static ptreg_status shoot_step(lddmm_device_run *d, int t, ptreg_error *err)
 {
     const points_at x = state_at(d, d->x, (size_t)t);
     const dbuf *k1 = t == 0 ? d->v0 : d->k1;
-    unsigned splits;
-    ptreg_status st = flow_sums(d, x, 1, x, &splits, err);
     if (!d->rk2) {
         const update u = {MODE_AXPY, k1, d->x, (size_t)(t + 1) * d->len, d->x, x.q, NULL, d->h, 0};
-        return st ? st : combine(d, 0, d->n, 2, splits, &u, err);
+        return flow_step(d, x, 1, x, &u, err);
     }
     const update mid = {MODE_AXPY, k1, d->y, (size_t)t * d->len, d->x, x.q, NULL, 2.0 * d->h / 3.0, 0};
-    st = st ? st : combine(d, 0, d->n, 2, splits, &mid, err);
+    ptreg_status st = flow_step(d, x, 1, x, &mid, err);
     const points_at y = state_at(d, d->y, (size_t)t);
-    st = st ? st : flow_sums(d, y, 1, y, &splits, err);
     const update next = {MODE_RK2, d->g, d->x, (size_t)(t + 1) * d->len, d->x, x.q, k1, d->h, 0};
-    return st ? st : combine(d, 0, d->n, 2, splits, &next, err);
+    return st ? st : flow_step(d, y, 1, y, &next, err);
 }
 
 ptreg_status lddmm_device_shoot(lddmm_device_run *d, const double *p0, ptreg_error *err)
@@ -293,35 +289,39 @@ ptreg_status lddmm_device_state(lddmm_device_run *d, int t, double *q, double *p
     return st || !p ? st : dbuf_read(d->x, at + bytes, p, bytes, err);
 }
 
-/* mu carried back through step t (lddmm.c's pull_back). */
+/* mu carried back through step t (lddmm.c's pull_back). A launch reads
+ * its cotangent as columns while its last groups write, so Euler's mu
+ * moves to mu_next (then the two swap) and RK2's cotangents alternate
+ * between cot and cot_next. */
 static ptreg_status pull_back_step(lddmm_device_run *d, int t, ptreg_error *err)
 {
     const points_at x = state_at(d, d->x, (size_t)t);
-    unsigned splits;
     if (!d->rk2) {
         /* mu <- mu + h J(x)^T mu */
-        const update u = {MODE_AXPY, d->g, d->mu, 0, d->mu, 0, NULL, d->h, 0};
-        ptreg_status st = adjoint_sums(d, x, d->mu, &splits, err);
-        return st ? st : combine(d, 1, d->n, 2, splits, &u, err);
+        const update u = {MODE_AXPY, d->g, d->mu_next, 0, d->mu, 0, NULL, d->h, 0};
+        ptreg_status st = adjoint_step(d, x, d->mu, &u, err);
+        dbuf *was = d->mu;
+        d->mu = d->mu_next;
+        d->mu_next = was;
+        return st;
     }
-    /* w = J(y)^T (3h/4 mu); cot = h/4 mu + 2h/3 w; mu <- mu + (w + J(x)^T cot) */
-    const karg scale[] = {KARG_BUF(d->mu), KARG_F64(0.75 * d->h), KARG_U32(d->len), KARG_BUF(d->cot)};
-    ptreg_status st = dev_launch(d->scale, d->len, d->wg, sizeof scale / sizeof scale[0], scale, err);
-    st = st ? st : adjoint_sums(d, state_at(d, d->y, (size_t)t), d->cot, &splits, err);
-    const update w = {MODE_LIN, d->w, d->cot, 0, d->mu, 0, NULL, 0.25 * d->h, 2.0 * d->h / 3.0};
-    st = st ? st : combine(d, 1, d->n, 2, splits, &w, err);
-    st = st ? st : adjoint_sums(d, x, d->cot, &splits, err);
-    const update acc = {MODE_ACC2, d->g, d->mu, 0, d->mu, 0, d->w, 0, 0};
-    return st ? st : combine(d, 1, d->n, 2, splits, &acc, err);
+    /* cot = 3h/4 mu (the objective's or the last step's); w = J(y)^T cot;
+     * cot_next = h/4 mu + 2h/3 w; mu <- mu + (w + J(x)^T cot_next), and
+     * cot = 3h/4 mu for the next step */
+    const update w = {MODE_LIN, d->w, d->cot_next, 0, d->mu, 0, NULL, 0.25 * d->h, 2.0 * d->h / 3.0};
+    ptreg_status st = adjoint_step(d, state_at(d, d->y, (size_t)t), d->cot, &w, err);
+    const update acc = {MODE_ACC2, d->cot, d->mu, 0, d->mu, 0, d->w, 0.75 * d->h, 0};
+    return st ? st : adjoint_step(d, x, d->cot_next, &acc, err);
 }
 
 /* H and the data term's sums, the groups' partials added in group order. */
 static ptreg_status objective_sums(lddmm_device_run *d, double *pv, double *data, ptreg_error *err)
 {
     const size_t groups = (d->n + d->wg - 1) / d->wg;
-    const karg args[] = {KARG_BUF(d->x),      KARG_BUF(d->v0),  KARG_U32((size_t)d->steps * d->len),
-                               KARG_BUF(d->target), KARG_F64(d->lambda), KARG_U32(d->n),
-                               KARG_BUF(d->mu),     KARG_BUF(d->group_sums)};
+    const karg args[] = {KARG_BUF(d->x),      KARG_BUF(d->v0),     KARG_U32((size_t)d->steps * d->len),
+                         KARG_BUF(d->target), KARG_F64(d->lambda), KARG_U32(d->n),
+                         KARG_BUF(d->mu),     KARG_F64(0.75 * d->h), KARG_BUF(d->cot),
+                         KARG_BUF(d->group_sums)};
     ptreg_status st = dev_launch(d->objective, d->n, d->wg, sizeof args / sizeof args[0], args, err);
     double *sums = st ? NULL : malloc(2 * groups * sizeof *sums);
     if (!st && !sums)
@@ -388,18 +388,15 @@ static ptreg_status reserve_points(lddmm_device_run *d, size_t m, ptreg_error *e
 static ptreg_status warp_step(lddmm_device_run *d, int t, size_t m, ptreg_error *err)
 {
     const points_at pts = {d->points, 0, 0, m}, x = state_at(d, d->x, (size_t)t);
-    unsigned splits;
-    ptreg_status st = flow_sums(d, pts, 0, x, &splits, err);
     if (!d->rk2) {
         const update u = {MODE_AXPY, d->pk1, d->points, 0, d->points, 0, NULL, d->h, 0};
-        return st ? st : combine(d, 0, m, 1, splits, &u, err);
+        return flow_step(d, pts, 0, x, &u, err);
     }
     const update mid = {MODE_AXPY, d->pk1, d->mid, 0, d->points, 0, NULL, 2.0 * d->h / 3.0, 0};
-    st = st ? st : combine(d, 0, m, 1, splits, &mid, err);
+    ptreg_status st = flow_step(d, pts, 0, x, &mid, err);
     const points_at mids = {d->mid, 0, 0, m};
-    st = st ? st : flow_sums(d, mids, 0, state_at(d, d->y, (size_t)t), &splits, err);
     const update next = {MODE_RK2, d->pk2, d->points, 0, d->points, 0, d->pk1, d->h, 0};
-    return st ? st : combine(d, 0, m, 1, splits, &next, err);
+    return st ? st : flow_step(d, mids, 0, state_at(d, d->y, (size_t)t), &next, err);
 }
 
 ptreg_status lddmm_device_warp(lddmm_device_run *d, const double *p0, const double *x, size_t m,
