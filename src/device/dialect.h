@@ -11,11 +11,10 @@
  * - one macro per id; every thread bounds-checks its data and reaches every
  *   BARRIER (guard the data, never the barrier);
  * - no warp-synchronous code, no atomics on floats: reductions write
- *   partials that a later launch sums in a fixed order; an integer
- *   atomic may hand out slots only where a sort then erases their order,
- *   or count the groups that wrote their partials (after GLOBAL_FENCE) so
- *   that the last one sums them, in the same fixed order, reading them
- *   with LOAD_COHERENT_F64;
+ *   partials that a later launch sums in a fixed order, or a global
+ *   integer atomic counts the groups that wrote their partials (after
+ *   GLOBAL_FENCE) so that the last one sums them, in the same fixed
+ *   order, reading them with LOAD_COHERENT_F64;
  * - fixed-width types below, no vector types or 3-vectors in buffers;
  *   binary16 only as storage (half_load, round_through_half);
  * - no contraction into FMA (FP_CONTRACT OFF here, --fmad=false on NVRTC;

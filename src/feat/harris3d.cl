@@ -382,10 +382,8 @@ KERNEL ptreg_harris_zchunk(GLOBAL const vox_t *RESTRICT vol, u32 nx, u32 ny, u32
 
 /* Each group's largest score over a stride of the whole grid (the max does
  * not depend on the order, the tree makes it the same work every run); the
- * host takes the largest partial. The peaks' counter is reset here, one
- * launch before the peaks need it. */
-KERNEL ptreg_harris_max_partial(GLOBAL const float *RESTRICT scores, u32 n, GLOBAL float *RESTRICT partial,
-                                GLOBAL u32 *RESTRICT counter)
+ * host takes the largest partial. */
+KERNEL ptreg_harris_max_partial(GLOBAL const float *RESTRICT scores, u32 n, GLOBAL float *RESTRICT partial)
 {
     SHARED float red[WG];
     u32 t = LOCAL_ID_X, stride = GROUPS_X * WG;
@@ -401,8 +399,6 @@ KERNEL ptreg_harris_max_partial(GLOBAL const float *RESTRICT scores, u32 n, GLOB
     }
     if (t == 0)
         partial[GROUP_ID_X] = red[0];
-    if (GLOBAL_ID_X == 0)
-        counter[0] = 0u;
 }
 
 /* Is voxel i above thr and a peak of its 26 neighbors (an equal neighbor
@@ -430,20 +426,71 @@ FN int is_peak(GLOBAL const float *scores, u32 i, u32 nx, u32 ny, u32 nz, float 
     return 1;
 }
 
-/* The peaks above thr, each as a key: the score's bits inverted (best
- * first: every score is > 0, where float bits order as the floats) above
- * the voxel's index (ties in raster order). A counter hands out the slots,
- * so their order varies from run to run; the sort below erases it (the
- * keys are distinct). counter[0] ends as the number of peaks. */
-KERNEL ptreg_harris_peaks(GLOBAL const float *RESTRICT scores, u32 nx, u32 ny, u32 nz, float thr, u32 cap,
-                          GLOBAL u32 *RESTRICT counter, GLOBAL u64 *RESTRICT key)
+/* Exclusive prefix sum of v over the group (Hillis-Steele in buf[WG]);
+ * *total gets the group's sum. Every thread must call it. */
+FN u32 group_scan(LOCAL u32 *buf, u32 v, u32 *total)
 {
-    u32 i = GLOBAL_ID_X;
-    if (i < nx * ny * nz && is_peak(scores, i, nx, ny, nz, thr)) {
-        u32 pos = GLOBAL_ATOMIC_INC(counter);
-        if (pos < cap)
-            key[pos] = ((u64)(~AS_UINT(scores[i])) << 32) | (u64)i;
+    u32 t = LOCAL_ID_X;
+    buf[t] = v;
+    BARRIER();
+    for (u32 off = 1; off < WG; off *= 2) {
+        u32 add = t >= off ? buf[t - off] : 0u;
+        BARRIER();
+        buf[t] += add;
+        BARRIER();
     }
+    u32 incl = buf[t];
+    *total = buf[WG - 1];
+    BARRIER();
+    return incl - v;
+}
+
+/* Voxel j of the group's items * WG (the rows a group scans: a thread's
+ * voxels are WG apart, so neighbors read neighbors). */
+FN u32 group_voxel(u32 items, u32 j) { return (GROUP_ID_X * items + j) * WG + LOCAL_ID_X; }
+
+/* counts[group] = the peaks above thr among the group's items * WG voxels. */
+KERNEL ptreg_harris_peak_count(GLOBAL const float *RESTRICT scores, u32 nx, u32 ny, u32 nz, float thr, u32 items,
+                               GLOBAL u32 *RESTRICT counts)
+{
+    SHARED u32 buf[WG];
+    const u32 n = nx * ny * nz;
+    u32 mine = 0, total;
+    for (u32 j = 0; j < items; j++) {
+        const u32 i = group_voxel(items, j);
+        mine += i < n ? (u32)is_peak(scores, i, nx, ny, nz, thr) : 0u;
+    }
+    group_scan(buf, mine, &total);
+    if (LOCAL_ID_X == 0)
+        counts[GROUP_ID_X] = total;
+}
+
+/* The peaks above thr in raster order, each as a key: the score's bits
+ * inverted (best first: every score is > 0, where float bits order as the
+ * floats) above the voxel's index (ties in raster order). A group's first
+ * slot is the earlier groups' counts added up here (at most a few
+ * thousand: the host sizes items so); the last group writes the total. */
+KERNEL ptreg_harris_peak_write(GLOBAL const float *RESTRICT scores, u32 nx, u32 ny, u32 nz, float thr, u32 items,
+                               GLOBAL const u32 *RESTRICT counts, GLOBAL u64 *RESTRICT key, GLOBAL u32 *RESTRICT total)
+{
+    SHARED u32 buf[WG];
+    const u32 n = nx * ny * nz;
+    u32 earlier = 0, sum;
+    for (u32 g = LOCAL_ID_X; g < GROUP_ID_X; g += WG)
+        earlier += counts[g];
+    group_scan(buf, earlier, &sum);
+    u32 at = sum;
+    for (u32 j = 0; j < items; j++) {
+        const u32 i = group_voxel(items, j);
+        const u32 flag = i < n ? (u32)is_peak(scores, i, nx, ny, nz, thr) : 0u;
+        u32 step;
+        const u32 pos = at + group_scan(buf, flag, &step);
+        if (flag)
+            key[pos] = ((u64)(~AS_UINT(scores[i])) << 32) | (u64)i;
+        at += step;
+    }
+    if (GROUP_ID_X == GROUPS_X - 1 && LOCAL_ID_X == 0)
+        total[0] = at;
 }
 
 /* Each run of SORT_RUN keys sorted ascending in local memory by a bitonic

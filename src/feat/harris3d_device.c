@@ -2,9 +2,10 @@
  * volume goes up once as it is stored (u8, u16, f32) and stays; one
  * method's kernels score every voxel into a resident score buffer with the
  * CPU's bits; the keypoints' maximum (partials, the host takes the
- * largest), peaks (keys of score and voxel, compacted in any order) and
- * their order (runs sorted in local memory, then merged by rank) are found
- * on the device in three to four launches; the greedy min-distance
+ * largest), peaks (keys of score and voxel, counted per group, then
+ * written in raster order) and their order (runs sorted in local memory,
+ * then merged by rank) are found on the device in four or five launches;
+ * the greedy min-distance
  * thinning and the top-N cut run on the host over the sorted list, as on
  * the CPU. */
 #include <math.h>
@@ -19,9 +20,10 @@ const kernel_program harris3d_kernels = {"harris3d", harris_files};
 
 #define WG PTREG_HARRIS_DEVICE_WG
 #define MAX_GROUPS 256 /* of the max reduction */
+#define PEAK_GROUPS 2048 /* at most, of the peaks' launches: each adds up the earlier groups' counts */
 #define SORT_RUN (8 * WG) /* keys a group sorts in local memory: 16 KiB */
 #define MERGE_FAN 64      /* most runs one merge launch joins */
-#define KEYPOINT_KERNELS 4
+#define KEYPOINT_KERNELS 5
 
 static const char *const method_names[] = {"direct", "tile", "separable", "zchunk"};
 
@@ -118,14 +120,15 @@ struct harris3d_device_state {
     dprogram *program; /* the last build: its keypoint kernels serve the keypoints */
     int weights_r;     /* the resident window's radius and sigma (-1: none) */
     double weights_sigma;
-    dbuf *vol, *scores, *weights, *xs, *ys, *partial, *counter, *keys, *merged;
+    dbuf *vol, *scores, *weights, *xs, *ys, *partial, *counts, *total, *keys, *merged;
 };
 
 void harris3d_device_close(harris3d_device_state *hd)
 {
     if (!hd)
         return;
-    dbuf *bufs[] = {hd->vol, hd->scores, hd->weights, hd->xs, hd->ys, hd->partial, hd->counter, hd->keys, hd->merged};
+    dbuf *bufs[] = {hd->vol,     hd->scores, hd->weights, hd->xs,   hd->ys,
+                    hd->partial, hd->counts, hd->total,   hd->keys, hd->merged};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dbuf_free(bufs[i]);
     free(hd);
@@ -341,7 +344,7 @@ ptreg_status harris3d_device_read_scores(harris3d_device_state *hd, float *score
 /* ---- keypoints ---- */
 
 /* The largest score: the partials' largest, taken on the host (the same
- * bits in any order: the scores are finite). Resets the peaks' counter. */
+ * bits in any order: the scores are finite). */
 static ptreg_status device_max(harris3d_device_state *hd, float *max, ptreg_error *err)
 {
     dkernel *kernel;
@@ -349,11 +352,10 @@ static ptreg_status device_max(harris3d_device_state *hd, float *max, ptreg_erro
     size_t groups = cdiv(hd->n, WG) < MAX_GROUPS ? cdiv(hd->n, WG) : MAX_GROUPS;
     ptreg_status st = dev_kernel(hd->program, "ptreg_harris_max_partial", &kernel, err);
     st = st ? st : ensure(hd, &hd->partial, MAX_GROUPS * sizeof(float), err);
-    st = st ? st : ensure(hd, &hd->counter, sizeof(uint32_t), err);
     if (st)
         return st;
-    const karg args[] = {KARG_BUF(hd->scores), KARG_U32(hd->n), KARG_BUF(hd->partial), KARG_BUF(hd->counter)};
-    st = dev_launch(kernel, groups * WG, WG, 4, args, err);
+    const karg args[] = {KARG_BUF(hd->scores), KARG_U32(hd->n), KARG_BUF(hd->partial)};
+    st = dev_launch(kernel, groups * WG, WG, 3, args, err);
     st = st ? st : dbuf_read(hd->partial, 0, partial, groups * sizeof(float), err);
     *max = -INFINITY;
     for (size_t g = 0; !st && g < groups; g++)
@@ -367,24 +369,26 @@ static size_t most_peaks(const size_t dims[3])
     return cdiv(dims[0], 2) * cdiv(dims[1], 2) * cdiv(dims[2], 2);
 }
 
-/* The peaks above thr: *count keys in hd->keys, in no particular order. */
+/* The peaks above thr: *count keys in hd->keys, in raster order. */
 static ptreg_status device_peaks(harris3d_device_state *hd, float thr, uint32_t *count, ptreg_error *err)
 {
     const uint32_t nx = (uint32_t)hd->dims[0], ny = (uint32_t)hd->dims[1], nz = (uint32_t)hd->dims[2];
-    const size_t cap = most_peaks(hd->dims);
-    dkernel *kernel;
-    ptreg_status st = dev_kernel(hd->program, "ptreg_harris_peaks", &kernel, err);
-    st = st ? st : ensure(hd, &hd->keys, cap * sizeof(uint64_t), err);
+    const size_t items = cdiv(hd->n, (size_t)PEAK_GROUPS * WG), groups = cdiv(hd->n, items * WG);
+    dkernel *kc, *kw;
+    ptreg_status st = dev_kernel(hd->program, "ptreg_harris_peak_count", &kc, err);
+    st = st ? st : dev_kernel(hd->program, "ptreg_harris_peak_write", &kw, err);
+    st = st ? st : ensure(hd, &hd->counts, groups * sizeof(uint32_t), err);
+    st = st ? st : ensure(hd, &hd->total, sizeof(uint32_t), err);
+    st = st ? st : ensure(hd, &hd->keys, most_peaks(hd->dims) * sizeof(uint64_t), err);
     if (st)
         return st;
-    const karg args[] = {KARG_BUF(hd->scores), KARG_U32(nx),       KARG_U32(ny),           KARG_U32(nz),
-                         KARG_F32(thr),        KARG_U32(cap), KARG_BUF(hd->counter), KARG_BUF(hd->keys)};
-    st = dev_launch(kernel, hd->n, WG, 8, args, err);
-    st = st ? st : dbuf_read(hd->counter, 0, count, sizeof *count, err);
-    if (!st && *count > cap)
-        st = ptreg_error_set(err, PTREG_ERR_RUNTIME, "harris3d on %s: %u peaks, more than a volume can hold",
-                             hd->dev->label, (unsigned)*count);
-    return st;
+    const karg ac[] = {KARG_BUF(hd->scores), KARG_U32(nx),    KARG_U32(ny),        KARG_U32(nz),
+                       KARG_F32(thr),        KARG_U32(items), KARG_BUF(hd->counts)};
+    const karg aw[] = {KARG_BUF(hd->scores), KARG_U32(nx),    KARG_U32(ny),        KARG_U32(nz),      KARG_F32(thr),
+                       KARG_U32(items),      KARG_BUF(hd->counts), KARG_BUF(hd->keys), KARG_BUF(hd->total)};
+    st = dev_launch(kc, groups * WG, WG, 7, ac, err);
+    st = st ? st : dev_launch(kw, groups * WG, WG, 9, aw, err);
+    return st ? st : dbuf_read(hd->total, 0, count, sizeof *count, err);
 }
 
 /* Runs per merge launch: the fewest launches, then the fewest runs each
