@@ -3,7 +3,8 @@
  * GPU-backend device found (in CI: POCL) the backend interface itself:
  * buffers, copies, fills, programs with -D options and their cache, kernels
  * with local memory and barriers, guard words, events and error messages,
- * and the work each thread asked for (ptreg_device_stats).
+ * graphs of launches, and the work each thread asked for
+ * (ptreg_device_stats).
  * PTREG_TEST_DEVICE=opencl:0 (say) limits the device runs to one device. */
 #include <pthread.h>
 #include <stdlib.h>
@@ -237,6 +238,81 @@ static void test_stats(dev_handle *dev, const char *name)
     CHECK_MSG(mine.launches > 0, "%s: a launch is counted", name);
 }
 
+/* Graphs: launches recorded (not run, and the thread's copies, fills,
+ * allocations and waits refused meanwhile, while another thread launches
+ * as usual), then run twice with one call each, as the launches made
+ * directly; counted as one graph and its kernels. */
+typedef struct graph_side {
+    dkernel *iota;
+    dbuf *out;
+    ptreg_status st;
+} graph_side;
+
+static void *launch_beside(void *arg)
+{
+    graph_side *side = arg;
+    ptreg_error err;
+    const karg args[] = {KARG_BUF(side->out), KARG_U32(64), KARG_U32(5), KARG_U32(2)};
+    side->st = dev_launch(side->iota, 64, 64, 4, args, &err);
+    return NULL;
+}
+
+static void test_graphs(dev_handle *dev, const char *name)
+{
+    enum { N = 1000, WGS = 64, GROUPS = (N + WGS - 1) / WGS };
+    ptreg_error err;
+    dprogram *prog;
+    dkernel *iota, *sum;
+    REQUIRE(dev_program(dev, &basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK);
+    REQUIRE(dev_kernel(prog, "ptreg_basics_iota", &iota, &err) == PTREG_OK);
+    REQUIRE(dev_kernel(prog, "ptreg_basics_block_sum", &sum, &err) == PTREG_OK);
+    dbuf *x, *partial, *beside, *more = NULL;
+    REQUIRE(dbuf_alloc(dev, N * 4, &x, &err) == PTREG_OK && dbuf_alloc(dev, GROUPS * 4, &partial, &err) == PTREG_OK &&
+            dbuf_alloc(dev, 64 * 4, &beside, &err) == PTREG_OK);
+    const karg a1[] = {KARG_BUF(x), KARG_U32(N), KARG_U32(3), KARG_U32(0x3f800000u)};
+    const karg a2[] = {KARG_BUF(x), KARG_U32(N), KARG_BUF(partial)};
+    float direct[GROUPS], replay[GROUPS];
+    CHECK(dev_launch(iota, N, WGS, 4, a1, &err) == PTREG_OK && dev_launch(sum, N, WGS, 3, a2, &err) == PTREG_OK);
+    CHECK(dbuf_read(partial, 0, direct, sizeof direct, &err) == PTREG_OK);
+    CHECK(dbuf_fill(x, 0, N * 4, 0, &err) == PTREG_OK && dbuf_fill(partial, 0, GROUPS * 4, 0, &err) == PTREG_OK);
+
+    ptreg_device_stats before, used;
+    ptreg_device_stats_get(&before);
+    dgraph *g = NULL;
+    CHECK(dev_record_begin(dev, &err) == PTREG_OK);
+    CHECK(dev_record_begin(dev, &err) == PTREG_ERR_RUNTIME);
+    CHECK(dev_launch(iota, N, WGS, 4, a1, &err) == PTREG_OK && dev_launch(sum, N, WGS, 3, a2, &err) == PTREG_OK);
+    CHECK(dbuf_read(partial, 0, replay, sizeof replay, &err) == PTREG_ERR_RUNTIME && strstr(err.message, "graph"));
+    CHECK(dbuf_alloc(dev, 4, &more, &err) == PTREG_ERR_RUNTIME && !more);
+    CHECK(dbuf_fill(x, 0, 4, 0, &err) == PTREG_ERR_RUNTIME && dev_finish(dev, &err) == PTREG_ERR_RUNTIME);
+    graph_side side = {iota, beside, PTREG_ERR_RUNTIME};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, launch_beside, &side) == 0 && pthread_join(thread, NULL) == 0);
+    CHECK_MSG(side.st == PTREG_OK, "%s: another thread launches while this one records", name);
+    CHECK(dev_record_end(dev, &g, &err) == PTREG_OK && g && dev_graph_kernels(g) == 2);
+    CHECK(dev_record_end(dev, &g, &err) == PTREG_ERR_RUNTIME);
+    ptreg_device_stats_since(&before, &used);
+    CHECK_MSG(used.launches == 0 && used.graphs == 0, "%s: recording runs nothing", name);
+    uint32_t word = 1, side_word = 0;
+    CHECK(dbuf_read(partial, 0, &word, 4, &err) == PTREG_OK && word == 0);
+    CHECK(dbuf_read(beside, 4, &side_word, 4, &err) == PTREG_OK && side_word == 7);
+    for (int run = 0; run < 2 && g; run++) {
+        CHECK(dbuf_fill(partial, 0, GROUPS * 4, 0, &err) == PTREG_OK);
+        ptreg_device_stats_get(&before);
+        CHECK_MSG(dev_graph_launch(g, &err) == PTREG_OK, "%s: %s", name, err.message);
+        ptreg_device_stats_since(&before, &used);
+        CHECK(dbuf_read(partial, 0, replay, sizeof replay, &err) == PTREG_OK);
+        CHECK_MSG(!memcmp(direct, replay, sizeof direct), "%s: graph run %d as the launches", name, run);
+        CHECK_MSG(used.graphs == 1 && used.launches == 2, "%s: a graph counts %llu graphs, %llu launches", name,
+                  (unsigned long long)used.graphs, (unsigned long long)used.launches);
+    }
+    dev_graph_free(g);
+    CHECK(dev_record_begin(dev, &err) == PTREG_OK && dev_record_end(dev, &g, &err) == PTREG_OK && !g);
+    dbuf_free(x);
+    dbuf_free(partial);
+    dbuf_free(beside);
+}
+
 /* A kernel that writes one word past its buffer is caught by the guard. */
 static void test_guards(dev_handle *dev, const char *name)
 {
@@ -399,6 +475,7 @@ int main(void)
         test_engines(&list[i].device, name);
         test_buffers(dev, name);
         test_stats(dev, name);
+        test_graphs(dev, name);
         test_programs(dev, name);
         test_block_sums(dev, name);
         test_guards(dev, name);

@@ -90,7 +90,10 @@ PTREG_API void ptreg_devices_release(void);
 
 /* What the calling thread has asked of devices since it started: kernel
  * launches, bytes copied from the host to a device and back (copies within
- * a device are not counted), and device buffers allocated. Each thread
+ * a device are not counted), device buffers allocated, and graphs run
+ * (recorded sequences of launches started by one call: a CUDA graph, or
+ * the launches again where the backend has no graphs; each graph's kernels
+ * count as launches too). Each thread
  * counts its own, so the difference of two reads around a call is that
  * call's whatever other threads do. The counts depend on the work alone:
  * POCL, the CUDA driver stand-in and a GPU give the same. */
@@ -98,6 +101,7 @@ typedef struct ptreg_device_stats {
     uint64_t launches;
     uint64_t bytes_to, bytes_from;
     uint64_t allocs;
+    uint64_t graphs;
 } ptreg_device_stats;
 
 PTREG_API void ptreg_device_stats_get(ptreg_device_stats *stats);

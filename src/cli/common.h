@@ -56,7 +56,7 @@ int cli_json_print(cJSON *obj);
  * and, per iteration, between the first and the last progress step of the
  * run (cli_device_step, from the progress hook of commands whose steps are
  * iterations). cli_json_device_work adds device_launches, device_bytes_to,
- * device_bytes_from, device_allocs and device_per_iteration (the mean over
+ * device_bytes_from, device_allocs, device_graphs and device_per_iteration (the mean over
  * the run's steps) to a command's JSON; cli_json_print calls it, and it
  * adds nothing when no call was counted. */
 void cli_device_call_start(void);

@@ -92,6 +92,7 @@ static cJSON *per_iteration(void)
     cJSON_AddNumberToObject(o, "bytes_to", (double)(b->bytes_to - a->bytes_to) / steps);
     cJSON_AddNumberToObject(o, "bytes_from", (double)(b->bytes_from - a->bytes_from) / steps);
     cJSON_AddNumberToObject(o, "allocs", (double)(b->allocs - a->allocs) / steps);
+    cJSON_AddNumberToObject(o, "graphs", (double)(b->graphs - a->graphs) / steps);
     return o;
 }
 
@@ -104,6 +105,7 @@ void cli_json_device_work(cJSON *o)
     cJSON_AddNumberToObject(o, "device_bytes_to", (double)c->bytes_to);
     cJSON_AddNumberToObject(o, "device_bytes_from", (double)c->bytes_from);
     cJSON_AddNumberToObject(o, "device_allocs", (double)c->allocs);
+    cJSON_AddNumberToObject(o, "device_graphs", (double)c->graphs);
     if (device_work.last_step > device_work.first_step)
         cli_json_put(o, "device_per_iteration", per_iteration());
 }

@@ -25,6 +25,7 @@ typedef enum karg_kind {
 } karg_kind;
 
 typedef struct dbuf dbuf;
+typedef struct dkernel dkernel;
 
 typedef struct karg {
     karg_kind kind;
@@ -44,6 +45,18 @@ typedef struct karg {
 #define KARG_F32(x) ((karg){PTREG_KARG_F32, {.f32 = (float)(x)}})
 #define KARG_F64(x) ((karg){PTREG_KARG_F64, {.f64 = (double)(x)}})
 #define KARG_U64(x) ((karg){PTREG_KARG_U64, {.u64 = (uint64_t)(x)}})
+
+#define PTREG_GRAPH_MAX_ARGS 32
+
+/* A launch kept for a graph (dev_record_begin): the kernel, its shape and
+ * its arguments (buffers by handle: they must outlive the graph). */
+typedef struct dlaunch {
+    const dkernel *kernel;
+    unsigned dims;
+    size_t groups[3], local[3];
+    size_t nargs;
+    karg args[PTREG_GRAPH_MAX_ARGS];
+} dlaunch;
 
 /* What a backend implements. Handles are the backend's own (cl_mem,
  * CUdeviceptr, cl_kernel, CUfunction ...) behind void *. Messages name the
@@ -83,6 +96,12 @@ typedef struct backend_interface {
     /* milliseconds between two recorded events; waits for the second */
     ptreg_status (*event_elapsed)(dev_handle *dev, void *start, void *end, double *ms, ptreg_error *err);
     void (*event_free)(dev_handle *dev, void *event);
+    /* Optional: a graph of launches run in order, launched with one call
+     * (*graph NULL: the backend cannot; the layer replays the launches). */
+    ptreg_status (*graph_build)(dev_handle *dev, const dlaunch *launches, size_t count, void **graph,
+                                ptreg_error *err);
+    ptreg_status (*graph_launch)(dev_handle *dev, void *graph, ptreg_error *err);
+    void (*graph_free)(dev_handle *dev, void *graph);
 } backend_interface;
 
 extern const backend_interface cuda_ops, opencl_ops;
@@ -141,12 +160,12 @@ extern const kernel_program basics_kernels;
 ptreg_status dev_program(dev_handle *dev, const kernel_program *program, const char *defines,
                                dprogram **out, ptreg_error *err);
 
-typedef struct dkernel {
+struct dkernel {
     dev_handle *dev;
     void *handle;
     char name[64];
     size_t max_threads; /* in a work-group, on this device */
-} dkernel;
+};
 
 /* A kernel of a built program (looked up once, kept with the program). */
 ptreg_status dev_kernel(dprogram *program, const char *name, dkernel **kernel, ptreg_error *err);
@@ -171,6 +190,23 @@ ptreg_status dev_launch(const dkernel *kernel, size_t threads, size_t local, siz
 ptreg_status dev_launch_groups(const dkernel *kernel, unsigned dims, const size_t groups[3],
                                      const size_t local[3], size_t nargs, const karg *args, ptreg_error *err);
 ptreg_status dev_finish(dev_handle *dev, ptreg_error *err);
+
+/* A fixed sequence of launches recorded once and run again and again with
+ * one call each time (a CUDA graph; elsewhere the launches are replayed):
+ * a time loop's hundred small launches cost one launch's overhead. While a
+ * thread records, its launches on that device are kept, not run, and its
+ * copies, fills, allocations and waits on it are refused (a graph holds
+ * launches only). The arguments are those of the recording: buffers must
+ * outlive the graph, and scalars cannot change. */
+typedef struct dgraph dgraph;
+ptreg_status dev_record_begin(dev_handle *dev, ptreg_error *err);
+/* Ends the thread's recording; *graph NULL when nothing was launched. */
+ptreg_status dev_record_end(dev_handle *dev, dgraph **graph, ptreg_error *err);
+/* Runs the graph: counts one graph, and its kernels as launches. */
+ptreg_status dev_graph_launch(const dgraph *graph, ptreg_error *err);
+/* How many kernels it runs. */
+size_t dev_graph_kernels(const dgraph *graph);
+void dev_graph_free(dgraph *graph);
 
 typedef struct devent {
     dev_handle *dev;

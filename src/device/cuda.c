@@ -36,8 +36,11 @@
     X(cuMemFree) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)                   \
     X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord)                \
     X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetErrorName)
-/* CUDA 12.4's: without it, argument sizes go unchecked. */
-#define CU_OPTIONAL(X) X(cuFuncGetParamInfo)
+/* CUDA 12.4's: without it, argument sizes go unchecked. The graphs' (CUDA
+ * 12's names): without them, a graph's launches are replayed one by one. */
+#define CU_OPTIONAL(X)                                                                                       \
+    X(cuFuncGetParamInfo) X(cuGraphCreate) X(cuGraphAddKernelNode) X(cuGraphInstantiate) X(cuGraphLaunch)     \
+    X(cuGraphExecDestroy) X(cuGraphDestroy)
 
 #define NVRTC_FUNCTIONS(X)                                                                                    \
     X(nvrtcVersion) X(nvrtcCreateProgram) X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize)                    \
@@ -64,6 +67,7 @@ static struct {
     }
 /* #f here names the function before the header's macro renames it */
 #define LOAD_CU(f) LOAD_POINTER(cu, f, #f)
+#define LOAD_OPTIONAL(f) *(void **)&cu.f = dlsym(lib, STRINGIFY(f));
 #define LOAD_NVRTC(f) LOAD_POINTER(nvrtc, f, #f)
 
 static void *driver_lib;
@@ -84,7 +88,7 @@ static int load_driver(char *note, size_t note_size)
         return 0;
     }
     CU_FUNCTIONS(LOAD_CU)
-    *(void **)&cu.cuFuncGetParamInfo = dlsym(lib, "cuFuncGetParamInfo");
+    CU_OPTIONAL(LOAD_OPTIONAL)
     driver_lib = lib;
     return 1;
 }
@@ -829,6 +833,83 @@ static void cuda_event_free(dev_handle *dev, void *event)
     leave();
 }
 
+/* ---- graphs ---- */
+
+static int have_graphs(void)
+{
+    return cu.cuGraphCreate && cu.cuGraphAddKernelNode && cu.cuGraphInstantiate && cu.cuGraphLaunch &&
+           cu.cuGraphExecDestroy && cu.cuGraphDestroy;
+}
+
+/* Launch l as a node after *last (NULL: the first) of graph g. */
+static CUresult add_launch(CUgraph g, const dlaunch *l, CUgraphNode *last)
+{
+    const cuda_function *k = l->kernel->handle;
+    void *params[PTREG_GRAPH_MAX_ARGS];
+    for (size_t i = 0; i < l->nargs; i++)
+        params[i] = l->args[i].kind == PTREG_KARG_BUF ? (void *)&l->args[i].v.buf->handle : (void *)&l->args[i].v;
+    CUDA_KERNEL_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.func = k->f;
+    p.gridDimX = (unsigned)l->groups[0], p.gridDimY = (unsigned)l->groups[1], p.gridDimZ = (unsigned)l->groups[2];
+    p.blockDimX = (unsigned)l->local[0], p.blockDimY = (unsigned)l->local[1], p.blockDimZ = (unsigned)l->local[2];
+    p.kernelParams = params;
+    CUgraphNode node;
+    CUresult rc = cu.cuGraphAddKernelNode(&node, g, *last ? last : NULL, *last ? 1 : 0, &p);
+    if (rc == CUDA_SUCCESS)
+        *last = node;
+    return rc;
+}
+
+/* The launches as a chain of kernel nodes, instantiated (the driver takes
+ * the arguments' values as the nodes are added). */
+static ptreg_status cuda_graph_build(dev_handle *dev, const dlaunch *launches, size_t count, void **graph,
+                                     ptreg_error *err)
+{
+    *graph = NULL;
+    if (!have_graphs())
+        return PTREG_OK;
+    for (size_t i = 0; i < count; i++) {
+        ptreg_status st = check_arguments(dev, launches[i].kernel->handle, launches[i].kernel->name,
+                                          launches[i].nargs, launches[i].args, err);
+        if (st)
+            return st;
+    }
+    enter(dev);
+    CUgraph g = NULL;
+    CUgraphNode last = NULL;
+    CUgraphExec exec = NULL;
+    const char *call = "cuGraphCreate", *name = "";
+    CUresult rc = cu.cuGraphCreate(&g, 0);
+    for (size_t i = 0; rc == CUDA_SUCCESS && i < count; i++)
+        call = "cuGraphAddKernelNode", name = launches[i].kernel->name, rc = add_launch(g, &launches[i], &last);
+    if (rc == CUDA_SUCCESS)
+        call = "cuGraphInstantiate", name = "", rc = cu.cuGraphInstantiate(&exec, g, 0);
+    if (g)
+        cu.cuGraphDestroy(g);
+    leave();
+    if (rc != CUDA_SUCCESS)
+        return cu_fail(dev, err, call, name, rc);
+    *graph = exec;
+    return PTREG_OK;
+}
+
+static ptreg_status cuda_graph_launch(dev_handle *dev, void *graph, ptreg_error *err)
+{
+    cuda_state *s = enter(dev);
+    snprintf(s->last_kernel, sizeof s->last_kernel, "a graph");
+    CUresult rc = cu.cuGraphLaunch(graph, s->stream);
+    leave();
+    return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, "cuGraphLaunch", "", rc);
+}
+
+static void cuda_graph_free(dev_handle *dev, void *graph)
+{
+    enter(dev);
+    cu.cuGraphExecDestroy(graph);
+    leave();
+}
+
 const backend_interface cuda_ops = {
     .backend = PTREG_BACKEND_CUDA,
     .enumerate = cuda_enumerate,
@@ -849,4 +930,7 @@ const backend_interface cuda_ops = {
     .event_record = cuda_event_record,
     .event_elapsed = cuda_event_elapsed,
     .event_free = cuda_event_free,
+    .graph_build = cuda_graph_build,
+    .graph_launch = cuda_graph_launch,
+    .graph_free = cuda_graph_free,
 };

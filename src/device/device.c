@@ -593,12 +593,35 @@ void ptreg_device_stats_since(const ptreg_device_stats *before, ptreg_device_sta
     delta->bytes_to = thread_stats.bytes_to - before->bytes_to;
     delta->bytes_from = thread_stats.bytes_from - before->bytes_from;
     delta->allocs = thread_stats.allocs - before->allocs;
+    delta->graphs = thread_stats.graphs - before->graphs;
+}
+
+/* ---- graphs: what a thread records ---- */
+
+struct dgraph {
+    dev_handle *dev;
+    dlaunch *launches;
+    size_t count, cap;
+    void *native; /* the backend's graph; NULL: replayed */
+};
+
+/* The graph the calling thread is recording, if any. */
+static _Thread_local dgraph *recording;
+
+static int is_recording(const dev_handle *dev) { return recording && recording->dev == dev; }
+
+static ptreg_status refuse_while_recording(const dev_handle *dev, const char *what, ptreg_error *err)
+{
+    return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: %s while recording a graph (a graph holds launches only)",
+                           dev->label, what);
 }
 
 /* ---- buffers ---- */
 
 ptreg_status dbuf_alloc(dev_handle *dev, size_t bytes, dbuf **out, ptreg_error *err)
 {
+    if (is_recording(dev))
+        return refuse_while_recording(dev, "an allocation", err);
     /* whole words, so that fills and guards stay aligned */
     size_t padded = (bytes + 3) / 4 * 4;
     dbuf *b = calloc(1, sizeof *b);
@@ -656,6 +679,8 @@ ptreg_status dbuf_write(dbuf *b, size_t offset, const void *src, size_t bytes, p
 {
     if (offset > b->bytes || bytes > b->bytes - offset)
         return out_of_range(b, "write", offset, bytes, err);
+    if (is_recording(b->dev))
+        return refuse_while_recording(b->dev, "a write", err);
     thread_stats.bytes_to += bytes;
     return bytes ? b->dev->ops->write(b->dev, b->handle, offset, src, bytes, err) : PTREG_OK;
 }
@@ -664,6 +689,8 @@ ptreg_status dbuf_read(const dbuf *b, size_t offset, void *dst, size_t bytes, pt
 {
     if (offset > b->bytes || bytes > b->bytes - offset)
         return out_of_range(b, "read", offset, bytes, err);
+    if (is_recording(b->dev))
+        return refuse_while_recording(b->dev, "a read", err);
     thread_stats.bytes_from += bytes;
     return bytes ? b->dev->ops->read(b->dev, b->handle, offset, dst, bytes, err) : PTREG_OK;
 }
@@ -672,6 +699,8 @@ ptreg_status dbuf_fill(dbuf *b, size_t offset, size_t bytes, uint32_t word, ptre
 {
     if (offset > b->bytes || bytes > b->bytes - offset || offset % 4 || bytes % 4)
         return out_of_range(b, "fill", offset, bytes, err);
+    if (is_recording(b->dev))
+        return refuse_while_recording(b->dev, "a fill", err);
     return bytes ? b->dev->ops->fill(b->dev, b->handle, offset, bytes, word, err) : PTREG_OK;
 }
 
@@ -682,6 +711,8 @@ ptreg_status dbuf_copy(dbuf *dst, size_t dst_offset, const dbuf *src, size_t src
         return out_of_range(dst, "copy", dst_offset, bytes, err);
     if (src_offset > src->bytes || bytes > src->bytes - src_offset)
         return out_of_range(src, "copy", src_offset, bytes, err);
+    if (is_recording(dst->dev))
+        return refuse_while_recording(dst->dev, "a copy", err);
     return bytes ? dst->dev->ops->copy(dst->dev, dst->handle, dst_offset, src->handle, src_offset, bytes, err)
                  : PTREG_OK;
 }
@@ -698,6 +729,105 @@ ptreg_status dbuf_upload(dev_handle *dev, const void *src, size_t bytes, dbuf **
 
 /* ---- launches and events ---- */
 
+static ptreg_status record_launch(const dkernel *k, unsigned dims, const size_t groups[3], const size_t local[3],
+                                  size_t nargs, const karg *args, ptreg_error *err)
+{
+    dgraph *g = recording;
+    if (nargs > PTREG_GRAPH_MAX_ARGS)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: kernel %s: %zu arguments, a graph keeps %d", k->dev->label,
+                               k->name, nargs, PTREG_GRAPH_MAX_ARGS);
+    if (g->count == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 16;
+        dlaunch *grown = realloc(g->launches, cap * sizeof *grown);
+        if (!grown)
+            return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory recording a graph", k->dev->label);
+        g->launches = grown, g->cap = cap;
+    }
+    dlaunch *l = &g->launches[g->count++];
+    memset(l, 0, sizeof *l);
+    l->kernel = k, l->dims = dims, l->nargs = nargs;
+    for (unsigned d = 0; d < 3; d++)
+        l->groups[d] = d < dims ? groups[d] : 1, l->local[d] = d < dims ? local[d] : 1;
+    memcpy(l->args, args, nargs * sizeof *args);
+    return PTREG_OK;
+}
+
+ptreg_status dev_record_begin(dev_handle *dev, ptreg_error *err)
+{
+    if (recording)
+        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: a graph is being recorded on this thread already",
+                               dev->label);
+    if (!(recording = calloc(1, sizeof *recording)))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", dev->label);
+    recording->dev = dev;
+    return PTREG_OK;
+}
+
+void dev_graph_free(dgraph *g)
+{
+    if (!g)
+        return;
+    if (g->native) {
+        pthread_mutex_lock(&g->dev->lock);
+        g->dev->ops->graph_free(g->dev, g->native);
+        pthread_mutex_unlock(&g->dev->lock);
+    }
+    free(g->launches);
+    free(g);
+}
+
+/* A checked device (PTREG_DEVICE_CHECKED) replays: each launch is waited
+ * for, so a fault names its kernel. */
+ptreg_status dev_record_end(dev_handle *dev, dgraph **out, ptreg_error *err)
+{
+    *out = NULL;
+    dgraph *g = recording;
+    if (!is_recording(dev))
+        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: no graph is being recorded on this thread", dev->label);
+    recording = NULL;
+    if (!g->count) {
+        dev_graph_free(g);
+        return PTREG_OK;
+    }
+    ptreg_status st = PTREG_OK;
+    if (dev->ops->graph_build && !dev->checked) {
+        pthread_mutex_lock(&dev->lock);
+        st = dev->ops->graph_build(dev, g->launches, g->count, &g->native, err);
+        pthread_mutex_unlock(&dev->lock);
+    }
+    if (st) {
+        dev_graph_free(g);
+        return st;
+    }
+    *out = g;
+    return PTREG_OK;
+}
+
+size_t dev_graph_kernels(const dgraph *g) { return g ? g->count : 0; }
+
+ptreg_status dev_graph_launch(const dgraph *g, ptreg_error *err)
+{
+    if (is_recording(g->dev))
+        return refuse_while_recording(g->dev, "a graph's launch", err);
+    thread_stats.graphs++;
+    thread_stats.launches += g->count;
+    ptreg_status st = PTREG_OK;
+    if (g->native) {
+        pthread_mutex_lock(&g->dev->lock);
+        st = g->dev->ops->graph_launch(g->dev, g->native, err);
+        pthread_mutex_unlock(&g->dev->lock);
+        return st;
+    }
+    for (size_t i = 0; !st && i < g->count; i++) {
+        const dlaunch *l = &g->launches[i];
+        pthread_mutex_lock(&g->dev->lock);
+        st = g->dev->ops->launch(g->dev, l->kernel->handle, l->kernel->name, l->dims, l->groups, l->local, l->nargs,
+                                 l->args, err);
+        pthread_mutex_unlock(&g->dev->lock);
+    }
+    return st;
+}
+
 ptreg_status dev_launch_groups(const dkernel *k, unsigned dims, const size_t groups[3],
                                      const size_t local[3], size_t nargs, const karg *args, ptreg_error *err)
 {
@@ -711,6 +841,8 @@ ptreg_status dev_launch_groups(const dkernel *k, unsigned dims, const size_t gro
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: kernel %s in work-groups of %zu threads: on this "
                                "device it runs at most %zu (its registers and local memory decide)", k->dev->label,
                                k->name, threads, k->max_threads);
+    if (is_recording(k->dev))
+        return record_launch(k, dims, groups, local, nargs, args, err);
     thread_stats.launches++;
     pthread_mutex_lock(&k->dev->lock);
     ptreg_status st = k->dev->ops->launch(k->dev, k->handle, k->name, dims, groups, local, nargs, args, err);
@@ -725,7 +857,10 @@ ptreg_status dev_launch(const dkernel *k, size_t threads, size_t local, size_t n
     return dev_launch_groups(k, 1, groups, sizes, nargs, args, err);
 }
 
-ptreg_status dev_finish(dev_handle *dev, ptreg_error *err) { return dev->ops->finish(dev, err); }
+ptreg_status dev_finish(dev_handle *dev, ptreg_error *err)
+{
+    return is_recording(dev) ? refuse_while_recording(dev, "a wait", err) : dev->ops->finish(dev, err);
+}
 
 ptreg_status dev_event_record(dev_handle *dev, devent *event, ptreg_error *err)
 {

@@ -1,5 +1,5 @@
 # The device work of every device command, pinned: kernel launches, bytes
-# to and from the device and buffers allocated per call and per iteration
+# to and from the device, buffers allocated and graphs run per call and per iteration
 # of the iterative ones (the JSON's device_* keys, ptreg_device_stats) on POCL (opencl:0) and the
 # CUDA driver stand-in (cuda:0), against tests/cli/device_counts.txt. A
 # change that adds launches or traffic fails here and shows in review; when
@@ -45,11 +45,11 @@ cases=(
     "batch:batch $WORK/a.pos -o $WORK/b.npy --device @D@"
 )
 
-counts() { # the JSON on stdin -> "launches to from allocs | per-iteration ..."
+counts() { # the JSON on stdin -> "launches to from allocs graphs | per-iteration ..."
     python3 -c '
 import json, sys
 d = json.load(sys.stdin)
-keys = ("launches", "bytes_to", "bytes_from", "allocs")
+keys = ("launches", "bytes_to", "bytes_from", "allocs", "graphs")
 line = " ".join(str(int(d["device_" + k])) for k in keys)
 it = d.get("device_per_iteration")
 print(line + (" | " + " ".join("%g" % it[k] for k in keys) if it else ""))'

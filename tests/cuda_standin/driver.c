@@ -66,7 +66,7 @@ static unsigned long violations;
 typedef enum fail_kind { FAIL_NONE, FAIL_ALLOC, FAIL_LAUNCH, FAIL_COPY, FAIL_FAULT, FAIL_TIMING } fail_kind;
 static fail_kind fail_at_kind;
 static unsigned long fail_at_n;
-static unsigned long count_alloc, count_launch, count_copy, count_timing;
+static unsigned long count_alloc, count_launch, count_copy, count_timing, count_graph;
 
 static void say(const char *what, const char *fmt, va_list ap)
 {
@@ -118,6 +118,9 @@ static double now_ms(void)
 #define MAGIC_EVENT 0x45564e54u
 #define MAGIC_MODULE 0x4d4f4455u
 #define MAGIC_FUNC 0x46554e43u
+#define MAGIC_GRAPH 0x47524150u
+#define MAGIC_EXEC 0x47455845u
+#define MAGIC_NODE 0x4e4f4445u
 
 typedef struct op op;
 
@@ -166,12 +169,42 @@ struct CUmod_st {
     struct CUmod_st *next;
 };
 
+/* A graph: kernel nodes in a chain (each after the one added before it:
+ * what the stand-in runs), their launches as ops to copy into a stream. */
+struct CUgraphNode_st {
+    uint32_t magic;
+    struct CUgraph_st *graph;
+    size_t index;
+    struct CUgraphNode_st *next;
+};
+
+struct CUgraph_st {
+    uint32_t magic;
+    int live;
+    CUcontext ctx;
+    op *head, *tail;
+    size_t count;
+    struct CUgraphNode_st *nodes;
+    struct CUgraph_st *next;
+};
+
+struct CUgraphExec_st {
+    uint32_t magic;
+    int live;
+    CUcontext ctx;
+    op *head; /* copied at instantiation: the graph may go */
+    size_t count;
+    struct CUgraphExec_st *next;
+};
+
 /* Handles are never freed (a later use of a destroyed one must be seen,
  * not crash): they are marked dead and stay on these lists. */
 static struct CUctx_st primary = {MAGIC_CTX, 0, 1, 0, CUDA_SUCCESS, NULL};
 static struct CUstream_st *streams;
 static struct CUevent_st *events;
 static struct CUmod_st *modules;
+static struct CUgraph_st *graphs;
+static struct CUgraphExec_st *execs;
 
 typedef struct allocation {
     struct allocation *next;
@@ -1424,16 +1457,62 @@ static CUresult check_geometry(const standin_kernel_info *k, const unsigned g[3]
 }
 
 /* The arguments' bytes, taken now as the driver does. */
-static unsigned char *capture_params(const standin_kernel_info *k, void **kernelParams)
+static size_t params_bytes(const standin_kernel_info *k)
 {
     size_t total = 0;
     for (unsigned i = 0; i < k->nparams; i++)
         if ((size_t)k->param_offset[i] + k->param_size[i] > total)
             total = (size_t)k->param_offset[i] + k->param_size[i];
-    unsigned char *bytes = calloc(total + 1, 1);
+    return total;
+}
+
+static unsigned char *capture_params(const standin_kernel_info *k, void **kernelParams)
+{
+    unsigned char *bytes = calloc(params_bytes(k) + 1, 1);
     for (unsigned i = 0; bytes && i < k->nparams; i++)
         memcpy(bytes + k->param_offset[i], kernelParams[i], k->param_size[i]);
     return bytes;
+}
+
+/* What cuLaunchKernel and a graph's kernel node check alike: the geometry
+ * a real H100 takes, the arguments' form, what POCL can run. */
+static CUresult check_launch(CUfunction f, const unsigned g[3], const unsigned b[3], unsigned sharedMemBytes,
+                             void **kernelParams, void **extra)
+{
+    if (!valid_function(f))
+        return CUDA_ERROR_INVALID_HANDLE;
+    const standin_kernel_info *k = f->info;
+    CUresult rc = check_geometry(k, g, b, sharedMemBytes);
+    if (rc) {
+        violation("a launch of %s that a real H100 refuses", k->name);
+        return rc;
+    }
+    if (extra)
+        return refuse(CUDA_ERROR_NOT_SUPPORTED, "%s: the stand-in takes arguments as kernelParams only", k->name);
+    if (k->nparams && !kernelParams)
+        return refuse(CUDA_ERROR_INVALID_VALUE, "%s: %u parameters and no kernelParams", k->name, k->nparams);
+    const size_t pocl_max = standin_function_pocl_max_group(f->pocl);
+    if ((size_t)b[0] * b[1] * b[2] > pocl_max)
+        return refuse(CUDA_ERROR_NOT_SUPPORTED, "%s: POCL runs this kernel in groups of at most %zu threads "
+                                                "(a limit of the stand-in, not of the GPU)", k->name, pocl_max);
+    return CUDA_SUCCESS;
+}
+
+/* A launch op of f, its arguments' bytes taken now (NULL: out of memory). */
+static op *launch_op(CUfunction f, const unsigned g[3], const unsigned b[3], const unsigned char *params, size_t bytes)
+{
+    op *o = new_op(OP_LAUNCH);
+    if (o && (o->params = malloc(bytes + 1)))
+        memcpy(o->params, params, bytes);
+    if (!o || !o->params) {
+        free(o);
+        return NULL;
+    }
+    o->f = f;
+    memcpy(o->grid, g, 3 * sizeof *g);
+    memcpy(o->block, b, 3 * sizeof *b);
+    o->fault = injected(FAIL_FAULT, count_launch);
+    return o;
 }
 
 API CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
@@ -1445,40 +1524,204 @@ API CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigne
     CUresult rc = need_context(&ctx);
     if (rc)
         return done(rc);
-    if (!valid_function(f))
-        return done(CUDA_ERROR_INVALID_HANDLE);
     CUstream s = stream_of(ctx, hStream, &rc);
     if (rc)
         return done(rc);
     const unsigned g[3] = {gridDimX, gridDimY, gridDimZ}, b[3] = {blockDimX, blockDimY, blockDimZ};
-    const standin_kernel_info *k = f->info;
     ++count_launch;
-    if ((rc = check_geometry(k, g, b, sharedMemBytes))) {
-        violation("a launch of %s that a real H100 refuses", k->name);
+    if ((rc = check_launch(f, g, b, sharedMemBytes, kernelParams, extra)))
         return done(rc);
-    }
-    if (extra)
-        return done(refuse(CUDA_ERROR_NOT_SUPPORTED, "%s: the stand-in takes arguments as kernelParams only", k->name));
-    if (k->nparams && !kernelParams)
-        return done(refuse(CUDA_ERROR_INVALID_VALUE, "%s: %u parameters and no kernelParams", k->name, k->nparams));
-    const size_t pocl_max = standin_function_pocl_max_group(f->pocl);
-    if ((size_t)b[0] * b[1] * b[2] > pocl_max)
-        return done(refuse(CUDA_ERROR_NOT_SUPPORTED, "%s: POCL runs this kernel in groups of at most %zu threads "
-                                                     "(a limit of the stand-in, not of the GPU)", k->name, pocl_max));
     if (injected(FAIL_LAUNCH, count_launch))
         return done(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
-    op *o = new_op(OP_LAUNCH);
-    if (o)
-        o->params = capture_params(k, kernelParams);
-    if (!o || !o->params) {
-        free(o);
+    unsigned char *params = capture_params(f->info, kernelParams);
+    op *o = params ? launch_op(f, g, b, params, params_bytes(f->info)) : NULL;
+    free(params);
+    if (!o)
+        return done(CUDA_ERROR_OUT_OF_MEMORY);
+    enqueue(s, o);
+    return done(CUDA_SUCCESS);
+}
+
+/* ---- graphs (chains of kernel nodes) ---- */
+
+API CUresult CUDAAPI cuGraphCreate(CUgraph *phGraph, unsigned int flags)
+{
+    pthread_mutex_lock(&big_lock);
+    CUcontext ctx;
+    CUresult rc = need_context(&ctx);
+    if (rc)
+        return done(rc);
+    if (!phGraph || flags)
+        return done(refuse(CUDA_ERROR_INVALID_VALUE, "cuGraphCreate: no handle, or flags (must be 0)"));
+    struct CUgraph_st *g = calloc(1, sizeof *g);
+    if (!g)
+        return done(CUDA_ERROR_OUT_OF_MEMORY);
+    g->magic = MAGIC_GRAPH, g->live = 1, g->ctx = ctx, g->next = graphs;
+    graphs = g;
+    *phGraph = g;
+    return done(CUDA_SUCCESS);
+}
+
+static int valid_graph(CUgraph g)
+{
+    if (g && g->magic == MAGIC_GRAPH && g->live)
+        return 1;
+    violation("a graph that is destroyed or was never created");
+    return 0;
+}
+
+/* The stand-in runs a graph's nodes in the order they were added, so it
+ * takes chains only: each node after the one added just before it. */
+static CUresult check_chain(CUgraph g, const CUgraphNode *dependencies, size_t n)
+{
+    const int first = g->count == 0;
+    if (first ? n == 0 : n == 1 && dependencies && dependencies[0] && dependencies[0]->magic == MAGIC_NODE &&
+                                 dependencies[0]->graph == g && dependencies[0]->index == g->count - 1)
+        return CUDA_SUCCESS;
+    return refuse(CUDA_ERROR_NOT_SUPPORTED, "cuGraphAddKernelNode: the stand-in takes chains only (each node after "
+                                            "the last one added)");
+}
+
+API CUresult CUDAAPI cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+                                          size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS *nodeParams)
+{
+    pthread_mutex_lock(&big_lock);
+    CUcontext ctx;
+    CUresult rc = need_context(&ctx);
+    if (rc)
+        return done(rc);
+    if (!valid_graph(hGraph) || hGraph->ctx != ctx)
+        return done(CUDA_ERROR_INVALID_HANDLE);
+    if (!phGraphNode || !nodeParams || !nodeParams->func)
+        return done(refuse(CUDA_ERROR_INVALID_VALUE, "cuGraphAddKernelNode: no node, parameters or function"));
+    if ((rc = check_chain(hGraph, dependencies, numDependencies)))
+        return done(rc);
+    const CUDA_KERNEL_NODE_PARAMS *p = nodeParams;
+    const unsigned g[3] = {p->gridDimX, p->gridDimY, p->gridDimZ}, b[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+    if ((rc = check_launch(p->func, g, b, p->sharedMemBytes, p->kernelParams, p->extra)))
+        return done(rc);
+    unsigned char *params = capture_params(p->func->info, p->kernelParams);
+    op *o = params ? launch_op(p->func, g, b, params, params_bytes(p->func->info)) : NULL;
+    struct CUgraphNode_st *node = o ? calloc(1, sizeof *node) : NULL;
+    free(params);
+    if (!node) {
+        if (o)
+            free_op(o);
         return done(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    o->f = f;
-    memcpy(o->grid, g, sizeof g);
-    memcpy(o->block, b, sizeof b);
-    o->fault = injected(FAIL_FAULT, count_launch);
-    enqueue(s, o);
+    o->fault = 0; /* faults are injected when the graph is launched */
+    o->next = NULL;
+    if (hGraph->tail)
+        hGraph->tail->next = o;
+    else
+        hGraph->head = o;
+    hGraph->tail = o;
+    node->magic = MAGIC_NODE, node->graph = hGraph, node->index = hGraph->count++, node->next = hGraph->nodes;
+    hGraph->nodes = node;
+    *phGraphNode = node;
+    return done(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph, unsigned long long flags)
+{
+    pthread_mutex_lock(&big_lock);
+    CUcontext ctx;
+    CUresult rc = need_context(&ctx);
+    if (rc)
+        return done(rc);
+    if (!valid_graph(hGraph) || hGraph->ctx != ctx)
+        return done(CUDA_ERROR_INVALID_HANDLE);
+    if (!phGraphExec || flags)
+        return done(refuse(CUDA_ERROR_INVALID_VALUE, "cuGraphInstantiate: no handle, or flags (the stand-in takes 0)"));
+    struct CUgraphExec_st *e = calloc(1, sizeof *e);
+    if (!e)
+        return done(CUDA_ERROR_OUT_OF_MEMORY);
+    op **tail = &e->head;
+    for (op *o = hGraph->head; o; o = o->next) {
+        op *copy = launch_op(o->f, o->grid, o->block, o->params, params_bytes(o->f->info));
+        if (!copy) {
+            for (op *c = e->head; c;) {
+                op *next = c->next;
+                free_op(c);
+                c = next;
+            }
+            free(e);
+            return done(CUDA_ERROR_OUT_OF_MEMORY);
+        }
+        copy->fault = 0;
+        copy->next = NULL;
+        *tail = copy, tail = &copy->next;
+    }
+    e->magic = MAGIC_EXEC, e->live = 1, e->ctx = ctx, e->count = hGraph->count, e->next = execs;
+    execs = e;
+    *phGraphExec = e;
+    return done(CUDA_SUCCESS);
+}
+
+static int valid_exec(CUgraphExec e)
+{
+    if (e && e->magic == MAGIC_EXEC && e->live)
+        return 1;
+    violation("an instantiated graph that is destroyed or never was");
+    return 0;
+}
+
+/* Each node's launch joins the stream in order, counted as a launch (so
+ * CUDA_STANDIN_FAIL=fault:N can land in a graph). */
+API CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+    pthread_mutex_lock(&big_lock);
+    CUcontext ctx;
+    CUresult rc = need_context(&ctx);
+    if (rc)
+        return done(rc);
+    if (!valid_exec(hGraphExec) || hGraphExec->ctx != ctx)
+        return done(CUDA_ERROR_INVALID_HANDLE);
+    CUstream s = stream_of(ctx, hStream, &rc);
+    if (rc)
+        return done(rc);
+    ++count_graph;
+    for (op *o = hGraphExec->head; o; o = o->next) {
+        if (!valid_function(o->f))
+            return done(CUDA_ERROR_INVALID_HANDLE);
+        ++count_launch;
+        op *copy = launch_op(o->f, o->grid, o->block, o->params, params_bytes(o->f->info));
+        if (!copy)
+            return done(CUDA_ERROR_OUT_OF_MEMORY);
+        enqueue(s, copy);
+    }
+    return done(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec)
+{
+    pthread_mutex_lock(&big_lock);
+    if (!valid_exec(hGraphExec))
+        return done(CUDA_ERROR_INVALID_HANDLE);
+    hGraphExec->live = 0;
+    for (op *o = hGraphExec->head; o;) {
+        op *next = o->next;
+        free_op(o);
+        o = next;
+    }
+    hGraphExec->head = NULL;
+    return done(CUDA_SUCCESS);
+}
+
+API CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph)
+{
+    pthread_mutex_lock(&big_lock);
+    if (!valid_graph(hGraph))
+        return done(CUDA_ERROR_INVALID_HANDLE);
+    hGraph->live = 0;
+    for (op *o = hGraph->head; o;) {
+        op *next = o->next;
+        free_op(o);
+        o = next;
+    }
+    hGraph->head = hGraph->tail = NULL;
+    for (struct CUgraphNode_st *n = hGraph->nodes; n; n = n->next)
+        n->magic = 0; /* a stale node is no longer this graph's */
     return done(CUDA_SUCCESS);
 }
 
@@ -1553,7 +1796,8 @@ static void write_counts(void)
     FILE *f = path && *path ? fopen(path, "w") : NULL;
     if (!f)
         return;
-    fprintf(f, "alloc %lu\nlaunch %lu\ncopy %lu\nviolations %lu\n", count_alloc, count_launch, count_copy, violations);
+    fprintf(f, "alloc %lu\nlaunch %lu\ncopy %lu\ngraph %lu\nviolations %lu\n", count_alloc, count_launch, count_copy,
+            count_graph, violations);
     fclose(f);
 }
 
@@ -1575,6 +1819,12 @@ static void report_leaks(void)
             violation("at exit: an event was never destroyed"), n++;
     for (pinned *q = pinned_list; q; q = q->next)
         violation("at exit: %zu bytes of pinned host memory were never freed", q->bytes), n++;
+    for (struct CUgraph_st *g = graphs; g; g = g->next)
+        if (g->live)
+            violation("at exit: a graph was never destroyed"), n++;
+    for (struct CUgraphExec_st *e = execs; e; e = e->next)
+        if (e->live)
+            violation("at exit: an instantiated graph was never destroyed"), n++;
     if (primary.retains > 0)
         violation("at exit: the primary context is still retained (%d)", primary.retains), n++;
 }

@@ -220,6 +220,56 @@ static void test_launch(CUstream s)
     CHECK(cuMemFree(din) == CUDA_SUCCESS && cuMemFree(dout) == CUDA_SUCCESS);
 }
 
+/* A graph: a chain of kernel nodes whose arguments are taken as the nodes
+ * are added, instantiated, launched twice (the graph destroyed after its
+ * instantiation); a node off the chain is refused, a destroyed graph is a
+ * violation. */
+static void test_graphs(CUstream s)
+{
+    enum { N = 300 };
+    float in[N], out[N];
+    for (int i = 0; i < N; i++)
+        in[i] = (float)i;
+    CUdeviceptr din = alloc_or_zero(sizeof in), dmid = alloc_or_zero(sizeof in), dout = alloc_or_zero(sizeof out);
+    CHECK(cuMemcpyHtoDAsync(din, in, sizeof in, s) == CUDA_SUCCESS);
+    uint32_t n = N;
+    float k = 2.0f;
+    uint64_t tag = 0;
+    double d = 1.0;
+    void *first[] = {&dmid, &din, &n, &k, &tag, &d}, *second[] = {&dout, &dmid, &n, &k, &tag, &d};
+    CUgraph g;
+    CUgraphNode a, b, c;
+    CUgraphExec exec;
+    CUDA_KERNEL_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.func = function("scale");
+    p.gridDimX = (N + 127) / 128, p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = 128, p.blockDimY = p.blockDimZ = 1;
+    CHECK(cuGraphCreate(&g, 0) == CUDA_SUCCESS);
+    p.kernelParams = first;
+    CHECK(cuGraphAddKernelNode(&a, g, NULL, 0, &p) == CUDA_SUCCESS);
+    k = 10.0f; /* the first node keeps 2 */
+    p.kernelParams = second;
+    CHECK(cuGraphAddKernelNode(&c, g, NULL, 0, &p) == CUDA_ERROR_NOT_SUPPORTED); /* off the chain */
+    CHECK(cuGraphAddKernelNode(&b, g, &a, 1, &p) == CUDA_SUCCESS);
+    CHECK(cuGraphInstantiate(&exec, g, 0) == CUDA_SUCCESS);
+    CHECK(cuGraphDestroy(g) == CUDA_SUCCESS);
+    for (int run = 0; run < 2; run++) {
+        CHECK(cuMemsetD32Async(dout, 0, N, s) == CUDA_SUCCESS);
+        CHECK(cuGraphLaunch(exec, s) == CUDA_SUCCESS);
+        CHECK(cuMemcpyDtoHAsync(out, dout, sizeof out, s) == CUDA_SUCCESS && cuStreamSynchronize(s) == CUDA_SUCCESS);
+        int same = 1;
+        for (int i = 0; i < N; i++)
+            same &= out[i] == ((float)i * 2.0f + 1.0f) * 10.0f + 1.0f;
+        CHECK_MSG(same, "graph run %d", run);
+    }
+    CHECK(cuGraphExecDestroy(exec) == CUDA_SUCCESS);
+    CHECK(cuGraphLaunch(exec, s) == CUDA_ERROR_INVALID_HANDLE);
+    CHECK(cuGraphAddKernelNode(&c, g, &b, 1, &p) == CUDA_ERROR_INVALID_HANDLE);
+    CHECK(ptreg_cuda_standin_violations() == 2); /* the destroyed exec and graph (off the chain: the stand-in's limit) */
+    CHECK(cuMemFree(din) == CUDA_SUCCESS && cuMemFree(dmid) == CUDA_SUCCESS && cuMemFree(dout) == CUDA_SUCCESS);
+}
+
 /* Each launch limit of an H100, refused with the driver's code. */
 static void test_limits(CUstream s)
 {
@@ -699,6 +749,7 @@ int main(int argc, char **argv)
     test_stream_order(s);
     test_faults(&s);
     test_fast_exp(s);
+    test_graphs(s);
     CHECK(ptreg_cuda_standin_violations() == 0);
     CHECK(cuStreamDestroy(s) == CUDA_SUCCESS && cuModuleUnload(module) == CUDA_SUCCESS);
     CHECK(cuDevicePrimaryCtxRelease(0) == CUDA_SUCCESS);

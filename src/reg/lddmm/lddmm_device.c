@@ -4,7 +4,8 @@
  * whose last group per row block also combines the sums and updates the
  * state, in the CPU's arithmetic (lddmm.c's shoot, pull_back and
  * evaluate): an evaluation with its gradient is 2 (Euler) or 4 (RK2)
- * launches per time step and two more. */
+ * launches per time step and two more, recorded once as a graph and run
+ * by one call per evaluation (a CUDA graph). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,10 +34,12 @@ struct lddmm_device_run {
     double pair_terms;
     dkernel *flow, *adjoint, *objective, *gradient;
     /* x: (steps + 1) states; y: RK2's steps intermediate states; v0, k1,
-     * mu, mu_next (Euler's pull-back alternates them), w, g, cot,
-     * cot_next (RK2's): one state each; partial: the pair sums' partials;
+     * mu, mu2 (Euler's pull-back alternates them), w, g, cot, cot_next
+     * (RK2's): one state each; partial: the pair sums' partials;
      * arrivals: a count per row block (zero between launches) */
-    dbuf *x, *y, *v0, *k1, *mu, *mu_next, *w, *g, *cot, *cot_next, *target, *partial, *arrivals, *group_sums, *grad;
+    dbuf *x, *y, *v0, *k1, *mu, *mu2, *w, *g, *cot, *cot_next, *target, *partial, *arrivals, *group_sums, *grad;
+    dgraph *evaluation; /* an evaluation's launches with the gradient, once recorded */
+    double evaluation_terms; /* their pair terms */
     size_t partial_rows; /* rows the partial and arrivals buffers were sized for */
     /* warp: the points, RK2's midpoints and the two velocities */
     dbuf *points, *mid, *pk1, *pk2;
@@ -70,7 +73,8 @@ void lddmm_device_close(lddmm_device_run *d)
 {
     if (!d)
         return;
-    dbuf *bufs[] = {d->x,       d->y,        d->v0,       d->k1,   d->mu,     d->mu_next, d->w,
+    dev_graph_free(d->evaluation);
+    dbuf *bufs[] = {d->x,       d->y,        d->v0,       d->k1,   d->mu,     d->mu2,     d->w,
                     d->g,       d->cot,      d->cot_next, d->target, d->partial, d->arrivals, d->grad,
                     d->points,  d->mid,      d->pk1,      d->pk2,  d->group_sums};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
@@ -163,7 +167,7 @@ ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, siz
     st = st ? st : alloc_state(d, &d->x, states, err);
     if (!st && d->rk2)
         st = alloc_state(d, &d->y, states - 1, err);
-    dbuf **one[] = {&d->v0, &d->k1, &d->mu, &d->mu_next, &d->w, &d->g, &d->cot, &d->cot_next};
+    dbuf **one[] = {&d->v0, &d->k1, &d->mu, &d->mu2, &d->w, &d->g, &d->cot, &d->cot_next};
     for (size_t i = 0; !st && i < sizeof one / sizeof one[0]; i++)
         st = alloc_state(d, one[i], 1, err);
     st = st ? st : reserve_partials(d, n, err);
@@ -274,12 +278,23 @@ static ptreg_status shoot_step(lddmm_device_run *d, int t, ptreg_error *err)
     return st ? st : flow_step(d, y, 1, y, &next, err);
 }
 
-ptreg_status lddmm_device_shoot(lddmm_device_run *d, const double *p0, ptreg_error *err)
+static ptreg_status shoot_launches(lddmm_device_run *d, ptreg_error *err)
 {
-    ptreg_status st = dbuf_write(d->x, 3 * d->n * sizeof(double), p0, 3 * d->n * sizeof(double), err);
+    ptreg_status st = PTREG_OK;
     for (int t = 0; !st && t < d->steps; t++)
         st = shoot_step(d, t, err);
     return st;
+}
+
+static ptreg_status write_p0(lddmm_device_run *d, const double *p0, ptreg_error *err)
+{
+    return dbuf_write(d->x, 3 * d->n * sizeof(double), p0, 3 * d->n * sizeof(double), err);
+}
+
+ptreg_status lddmm_device_shoot(lddmm_device_run *d, const double *p0, ptreg_error *err)
+{
+    ptreg_status st = write_p0(d, p0, err);
+    return st ? st : shoot_launches(d, err);
 }
 
 ptreg_status lddmm_device_state(lddmm_device_run *d, int t, double *q, double *p, ptreg_error *err)
@@ -289,21 +304,23 @@ ptreg_status lddmm_device_state(lddmm_device_run *d, int t, double *q, double *p
     return st || !p ? st : dbuf_read(d->x, at + bytes, p, bytes, err);
 }
 
-/* mu carried back through step t (lddmm.c's pull_back). A launch reads
- * its cotangent as columns while its last groups write, so Euler's mu
- * moves to mu_next (then the two swap) and RK2's cotangents alternate
- * between cot and cot_next. */
+/* Euler's mu after k steps back: a launch reads its cotangent as columns
+ * while its last groups write, so mu moves between mu and mu2. */
+static dbuf *euler_mu(const lddmm_device_run *d, int k) { return k % 2 ? d->mu2 : d->mu; }
+
+/* The cotangent the gradient reads: Euler's after every step back. */
+static const dbuf *final_mu(const lddmm_device_run *d) { return d->rk2 ? d->mu : euler_mu(d, d->steps); }
+
+/* mu carried back through step t (lddmm.c's pull_back); RK2's cotangents
+ * alternate between cot and cot_next for the same reason as Euler's mu. */
 static ptreg_status pull_back_step(lddmm_device_run *d, int t, ptreg_error *err)
 {
     const points_at x = state_at(d, d->x, (size_t)t);
     if (!d->rk2) {
         /* mu <- mu + h J(x)^T mu */
-        const update u = {MODE_AXPY, d->g, d->mu_next, 0, d->mu, 0, NULL, d->h, 0};
-        ptreg_status st = adjoint_step(d, x, d->mu, &u, err);
-        dbuf *was = d->mu;
-        d->mu = d->mu_next;
-        d->mu_next = was;
-        return st;
+        const int k = d->steps - 1 - t;
+        const update u = {MODE_AXPY, d->g, euler_mu(d, k + 1), 0, euler_mu(d, k), 0, NULL, d->h, 0};
+        return adjoint_step(d, x, euler_mu(d, k), &u, err);
     }
     /* cot = 3h/4 mu (the objective's or the last step's); w = J(y)^T cot;
      * cot_next = h/4 mu + 2h/3 w; mu <- mu + (w + J(x)^T cot_next), and
@@ -314,19 +331,23 @@ static ptreg_status pull_back_step(lddmm_device_run *d, int t, ptreg_error *err)
     return st ? st : adjoint_step(d, x, d->cot_next, &acc, err);
 }
 
-/* H and the data term's sums, the groups' partials added in group order. */
-static ptreg_status objective_sums(lddmm_device_run *d, double *pv, double *data, ptreg_error *err)
+/* H and the data term's per-group sums (the final cotangent with them). */
+static ptreg_status objective_launch(lddmm_device_run *d, ptreg_error *err)
 {
-    const size_t groups = (d->n + d->wg - 1) / d->wg;
     const karg args[] = {KARG_BUF(d->x),      KARG_BUF(d->v0),     KARG_U32((size_t)d->steps * d->len),
                          KARG_BUF(d->target), KARG_F64(d->lambda), KARG_U32(d->n),
                          KARG_BUF(d->mu),     KARG_F64(0.75 * d->h), KARG_BUF(d->cot),
                          KARG_BUF(d->group_sums)};
-    ptreg_status st = dev_launch(d->objective, d->n, d->wg, sizeof args / sizeof args[0], args, err);
-    double *sums = st ? NULL : malloc(2 * groups * sizeof *sums);
-    if (!st && !sums)
-        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory");
-    st = st ? st : dbuf_read(d->group_sums, 0, sums, 2 * groups * sizeof *sums, err);
+    return dev_launch(d->objective, d->n, d->wg, sizeof args / sizeof args[0], args, err);
+}
+
+/* The groups' sums added in group order. */
+static ptreg_status objective_sums(lddmm_device_run *d, double *pv, double *data, ptreg_error *err)
+{
+    const size_t groups = (d->n + d->wg - 1) / d->wg;
+    double *sums = malloc(2 * groups * sizeof *sums);
+    ptreg_status st = sums ? dbuf_read(d->group_sums, 0, sums, 2 * groups * sizeof *sums, err)
+                           : ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory");
     *pv = *data = 0.0;
     for (size_t g = 0; !st && g < groups; g++) {
         *pv += sums[2 * g];
@@ -334,6 +355,40 @@ static ptreg_status objective_sums(lddmm_device_run *d, double *pv, double *data
     }
     free(sums);
     return st;
+}
+
+/* An evaluation with its gradient, after p0: shoot, objective, pull back,
+ * gradient. */
+static ptreg_status evaluation_launches(lddmm_device_run *d, ptreg_error *err)
+{
+    ptreg_status st = shoot_launches(d, err);
+    st = st ? st : objective_launch(d, err);
+    for (int t = d->steps - 1; !st && t >= 0; t--)
+        st = pull_back_step(d, t, err);
+    const karg args[] = {KARG_BUF(d->v0), KARG_BUF(final_mu(d)), KARG_F64(d->gamma), KARG_U32(d->n),
+                         KARG_BUF(d->grad)};
+    return st ? st : dev_launch(d->gradient, 3 * d->n, d->wg, sizeof args / sizeof args[0], args, err);
+}
+
+/* The evaluation's launches as a graph, recorded on first use. */
+static ptreg_status record_evaluation(lddmm_device_run *d, ptreg_error *err)
+{
+    if (d->evaluation)
+        return PTREG_OK;
+    const double terms = d->pair_terms;
+    ptreg_status st = dev_record_begin(d->dev, err);
+    if (st)
+        return st;
+    st = evaluation_launches(d, err);
+    ptreg_error end_err;
+    ptreg_status ended = dev_record_end(d->dev, &d->evaluation, st ? &end_err : err);
+    d->evaluation_terms = d->pair_terms - terms;
+    d->pair_terms = terms;
+    if (st || ended) {
+        dev_graph_free(d->evaluation);
+        d->evaluation = NULL;
+    }
+    return st ? st : ended;
 }
 
 ptreg_status lddmm_device_evaluate(lddmm_device_run *d, const double *target, const double *p0, double *f,
@@ -344,23 +399,26 @@ ptreg_status lddmm_device_evaluate(lddmm_device_run *d, const double *target, co
         st = dbuf_upload(d->dev, target, 3 * d->n * sizeof(double), &d->target, err);
         st = st ? st : dbuf_alloc(d->dev, 3 * d->n * sizeof(double), &d->grad, err);
     }
-    st = st ? st : lddmm_device_shoot(d, p0, err);
+    st = st ? st : write_p0(d, p0, err);
+    if (grad) {
+        st = st ? st : record_evaluation(d, err);
+        st = st ? st : dev_graph_launch(d->evaluation, err);
+        if (!st)
+            d->pair_terms += d->evaluation_terms;
+    } else {
+        st = st ? st : shoot_launches(d, err);
+        st = st ? st : objective_launch(d, err);
+    }
     double pv, data;
     st = st ? st : objective_sums(d, &pv, &data, err);
+    st = st || !grad ? st : dbuf_read(d->grad, 0, grad, 3 * d->n * sizeof(double), err);
     if (st)
         return st;
     const double H = 0.5 * pv;
     *f = d->gamma * H + 0.5 * d->lambda * data;
     if (hamiltonian)
         *hamiltonian = H;
-    if (!grad)
-        return PTREG_OK;
-    for (int t = d->steps - 1; !st && t >= 0; t--)
-        st = pull_back_step(d, t, err);
-    const karg args[] = {KARG_BUF(d->v0), KARG_BUF(d->mu), KARG_F64(d->gamma), KARG_U32(d->n),
-                               KARG_BUF(d->grad)};
-    st = st ? st : dev_launch(d->gradient, 3 * d->n, d->wg, sizeof args / sizeof args[0], args, err);
-    return st ? st : dbuf_read(d->grad, 0, grad, 3 * d->n * sizeof(double), err);
+    return PTREG_OK;
 }
 
 /* ---- other points along the flow ---- */
