@@ -271,7 +271,7 @@ static int run_feature_model(const ptreg_device *device, char *detail, size_t si
              (unsigned long long)again.bytes_to, (unsigned long long)again.bytes_from, n,
              (unsigned long long)again.allocs, PICKED, (unsigned long long)picked.bytes_from,
              quiet ? "" : " (TOO MUCH)");
-    ptreg_features_model_free(m);
+    ptreg_features_model_destroy(m);
     free(once);
     free(got);
     free(xyz);

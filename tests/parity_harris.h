@@ -326,7 +326,7 @@ static int run_harris_resident(const ptreg_device *device, char *detail, size_t 
              same ? "as the CPU" : "NOT AS THE CPU", (unsigned long long)used.launches,
              (unsigned long long)used.bytes_to, (unsigned long long)used.bytes_from, (unsigned long long)used.allocs,
              quiet ? "" : " (TOO MUCH)");
-    ptreg_harris3d_volume_free(hv);
+    ptreg_harris3d_volume_destroy(hv);
     ptreg_harris3d_result *all[] = {&first, &again, &moved, &cpu1, &cpu2};
     for (size_t i = 0; i < 5; i++)
         ptreg_harris3d_result_free(all[i]);

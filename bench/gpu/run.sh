@@ -180,6 +180,17 @@ if [ -n "$gpus" ] && [ -x "$pairs" ]; then
 else
     echo "no GPU device or no pairs_gpu ($pairs): skipped" | tee "$scratch/pairs_gpu.md"
 fi
+# The same LDDMM evaluation and study on the first GPU with each evaluation's
+# launches made one by one (PTREG_DEVICE_GRAPHS=0) instead of one graph: what
+# the graph saves
+first_gpu=${gpus%%,*}
+if [ -n "$first_gpu" ] && [ -x "$pairs" ]; then
+    step "benchmarks: LDDMM without graphs (launch by launch) on $first_gpu"
+    PTREG_DEVICE_GRAPHS=0 timeout 60 "$pairs" --devices "$first_gpu" --emicp-sizes 10000 --precisions fp32 \
+        --lddmm-sizes 20000 --no-cpu-study --md "$scratch/pairs_gpu_nographs.md" \
+        --json "$scratch/pairs_gpu_nographs.json"
+    echo "exit $?"
+fi
 step "benchmarks: 3-D Harris and FPFH on each GPU against the CPU path on $(nproc) threads"
 # Harris: 256x256x128 uint8, W = 5, every kernel variant, resident and with
 # the upload; FPFH: 10^6 points, ~50 neighbors. PTREG_GPU_HARRIS_ARGS,
@@ -271,6 +282,7 @@ smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.tota
 icp = read(os.path.join(scratch, "icp_gpu.md"), "(the ICP benchmark did not finish)\n")
 batch = read(os.path.join(scratch, "batch_gpu.md"), "(the batch benchmark did not finish)\n")
 pairs = read(os.path.join(scratch, "pairs_gpu.md"), "(the EM-ICP and LDDMM benchmark did not finish)\n")
+nographs = read(os.path.join(scratch, "pairs_gpu_nographs.md"), "(LDDMM without graphs did not run)\n")
 torch = read(os.path.join(scratch, "torch_pairs.txt"), "(the PyTorch peer did not run)\n")
 harris = read(os.path.join(scratch, "harris_gpu.md"), "(the Harris benchmark did not finish)\n")
 features = read(os.path.join(scratch, "features_gpu.md"), "(the FPFH benchmark did not finish)\n")
@@ -283,6 +295,7 @@ report = ["# ptreg on the GPU machine" + (" (a dry run: no GPU)" if standin else
           "## Batched EM-ICP (`batch_gpu`): ms per call from host memory, the kernel alone, pairs/s", "",
           batch, "",
           "## EM-ICP and LDDMM (`pairs_gpu`)", "", pairs, "",
+          "## LDDMM without graphs (`PTREG_DEVICE_GRAPHS=0`: each evaluation launch by launch)", "", nographs, "",
           "## The dense PyTorch peer (`peers/torch_pairs.py`)", "", "```", torch.strip(), "```", "",
           "## 3-D Harris (`harris_gpu`)", "", harris, "",
           "## FPFH (`features_gpu`)", "", features, "",
@@ -292,8 +305,8 @@ report = ["# ptreg on the GPU machine" + (" (a dry run: no GPU)" if standin else
 open(os.path.join(out, "report.md"), "w").write("\n".join(report))
 results = {"seconds": seconds, "gpu": smi, "gpu_devices": gpus.split(",") if gpus else [],
            "not_gpu": standin.splitlines(), "parity": summary}
-for name in ("devices.json", "icp_gpu.json", "batch_gpu.json", "pairs_gpu.json", "torch_pairs.json",
-             "harris_gpu.json", "features_gpu.json"):
+for name in ("devices.json", "icp_gpu.json", "batch_gpu.json", "pairs_gpu.json", "pairs_gpu_nographs.json",
+             "torch_pairs.json", "harris_gpu.json", "features_gpu.json"):
     try:
         results[name[:-5]] = json.load(open(os.path.join(scratch, name)))
     except (OSError, ValueError):

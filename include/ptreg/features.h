@@ -138,7 +138,7 @@ PTREG_API ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const p
 PTREG_API ptreg_status ptreg_features_model_fpfh(ptreg_features_model *m, const ptreg_feature_options *opt,
                                                  const uint32_t *which, size_t count, float *out, size_t *missing,
                                                  ptreg_error *err);
-PTREG_API void ptreg_features_model_free(ptreg_features_model *m);
+PTREG_API void ptreg_features_model_destroy(ptreg_features_model *m);
 
 #ifdef __cplusplus
 }

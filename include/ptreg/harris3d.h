@@ -121,7 +121,7 @@ PTREG_API ptreg_status ptreg_harris3d_volume_set(ptreg_harris3d_volume *hv, cons
 PTREG_API ptreg_status ptreg_harris3d_volume_detect(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt,
                                                     int with_scores, ptreg_harris3d_result *result,
                                                     ptreg_error *err);
-PTREG_API void ptreg_harris3d_volume_free(ptreg_harris3d_volume *hv);
+PTREG_API void ptreg_harris3d_volume_destroy(ptreg_harris3d_volume *hv);
 
 #ifdef __cplusplus
 }

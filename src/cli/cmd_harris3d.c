@@ -325,7 +325,7 @@ int cli_run_harris3d(int argc, char **argv)
             print_human(path, &vol, &o, r);
     }
     ptreg_harris3d_result_free(r);
-    ptreg_harris3d_volume_free(run.hv);
+    ptreg_harris3d_volume_destroy(run.hv);
     cJSON_Delete(variant);
     free(times);
     ptreg_volume_free(&vol);

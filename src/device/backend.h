@@ -123,6 +123,7 @@ struct dev_handle {
     int check_guards;         /* buffers' guard words checked when freed */
     uint64_t guard_violations;
     int checked;              /* PTREG_DEVICE_CHECKED: wait after each launch, so a fault names its kernel */
+    int no_graphs;            /* PTREG_DEVICE_GRAPHS=0: graphs replay their launches (to measure what they save) */
     size_t live_buffers;
     /* Set by the backend when the device stopped working (a kernel
      * faulted: on CUDA every later call fails): why. The device is opened

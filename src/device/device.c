@@ -343,6 +343,8 @@ ptreg_status dev_get(const ptreg_device *device, dev_handle **out, ptreg_error *
             snprintf(dev->label, sizeof dev->label, "%s (%.120s)", name, info->name);
             dev->check_guards = env_flag("PTREG_DEVICE_GUARDS");
             dev->checked = env_flag("PTREG_DEVICE_CHECKED");
+            const char *graphs = getenv("PTREG_DEVICE_GRAPHS");
+            dev->no_graphs = graphs && !strcmp(graphs, "0");
             /* the tests run the kernels' single-precision variants on
              * devices that have double precision too */
             dev->info.fp64 = dev->info.fp64 && !env_flag("PTREG_DEVICE_NO_FP64");
@@ -777,7 +779,7 @@ void dev_graph_free(dgraph *g)
 }
 
 /* A checked device (PTREG_DEVICE_CHECKED) replays: each launch is waited
- * for, so a fault names its kernel. */
+ * for, so a fault names its kernel; PTREG_DEVICE_GRAPHS=0 replays too. */
 ptreg_status dev_record_end(dev_handle *dev, dgraph **out, ptreg_error *err)
 {
     *out = NULL;
@@ -790,7 +792,7 @@ ptreg_status dev_record_end(dev_handle *dev, dgraph **out, ptreg_error *err)
         return PTREG_OK;
     }
     ptreg_status st = PTREG_OK;
-    if (dev->ops->graph_build && !dev->checked) {
+    if (dev->ops->graph_build && !dev->checked && !dev->no_graphs) {
         pthread_mutex_lock(&dev->lock);
         st = dev->ops->graph_build(dev, g->launches, g->count, &g->native, err);
         pthread_mutex_unlock(&dev->lock);

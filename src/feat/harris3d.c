@@ -560,7 +560,7 @@ ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, const ptreg_h
         s = harris3d_device_open(&hv->on, &hv->hd, err);
     s = s ? s : ptreg_harris3d_volume_set(hv, vol, err);
     if (s) {
-        ptreg_harris3d_volume_free(hv);
+        ptreg_harris3d_volume_destroy(hv);
         return s;
     }
     *out = hv;
@@ -602,7 +602,7 @@ ptreg_status ptreg_harris3d_volume_detect(ptreg_harris3d_volume *hv, const ptreg
     return s;
 }
 
-void ptreg_harris3d_volume_free(ptreg_harris3d_volume *hv)
+void ptreg_harris3d_volume_destroy(ptreg_harris3d_volume *hv)
 {
     if (!hv)
         return;

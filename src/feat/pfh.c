@@ -521,7 +521,7 @@ ptreg_status ptreg_features_model_create(const float *xyz, const float *normals,
     if (!s && m->on.backend != PTREG_BACKEND_CPU)
         s = feat_device_model_create(&m->on, xyz, normals, n, &m->device, err);
     if (s) {
-        ptreg_features_model_free(m);
+        ptreg_features_model_destroy(m);
         return s;
     }
     m->xyz = xyz, m->normals = normals, m->n = n;
@@ -613,7 +613,7 @@ ptreg_status ptreg_features_model_fpfh(ptreg_features_model *m, const ptreg_feat
                      : cpu_model_rows(m, ptreg_fpfh, PTREG_FPFH_BINS, &o, which, count, out, missing, err);
 }
 
-void ptreg_features_model_free(ptreg_features_model *m)
+void ptreg_features_model_destroy(ptreg_features_model *m)
 {
     if (!m)
         return;
