@@ -589,28 +589,35 @@ static ptreg_status check_model_call(const ptreg_features_model *m, const ptreg_
     return PTREG_OK;
 }
 
-ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_feature_options *opt,
+typedef ptreg_status (*device_rows_fn)(feat_device_model *m, const ptreg_feature_options *opt,
                                       const uint32_t *which, size_t count, float *out, size_t *missing,
-                                      ptreg_error *err)
+                                      ptreg_error *err);
+
+/* One descriptor's rows of the model: on its device, or on the CPU. */
+static ptreg_status model_rows(ptreg_features_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+                               size_t count, float *out, size_t *missing, device_rows_fn on_device,
+                               features_fn on_cpu, size_t bins, ptreg_error *err)
 {
     ptreg_feature_options o;
     ptreg_status s = check_model_call(m, opt, which, count, out, &o, err);
     if (s)
         return s;
-    return m->device ? feat_device_model_pfh(m->device, &o, which, count, out, missing, err)
-                     : cpu_model_rows(m, ptreg_pfh, PTREG_PFH_BINS, &o, which, count, out, missing, err);
+    return m->device ? on_device(m->device, &o, which, count, out, missing, err)
+                     : cpu_model_rows(m, on_cpu, bins, &o, which, count, out, missing, err);
+}
+
+ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_feature_options *opt,
+                                      const uint32_t *which, size_t count, float *out, size_t *missing,
+                                      ptreg_error *err)
+{
+    return model_rows(m, opt, which, count, out, missing, feat_device_model_pfh, ptreg_pfh, PTREG_PFH_BINS, err);
 }
 
 ptreg_status ptreg_features_model_fpfh(ptreg_features_model *m, const ptreg_feature_options *opt,
                                        const uint32_t *which, size_t count, float *out, size_t *missing,
                                        ptreg_error *err)
 {
-    ptreg_feature_options o;
-    ptreg_status s = check_model_call(m, opt, which, count, out, &o, err);
-    if (s)
-        return s;
-    return m->device ? feat_device_model_fpfh(m->device, &o, which, count, out, missing, err)
-                     : cpu_model_rows(m, ptreg_fpfh, PTREG_FPFH_BINS, &o, which, count, out, missing, err);
+    return model_rows(m, opt, which, count, out, missing, feat_device_model_fpfh, ptreg_fpfh, PTREG_FPFH_BINS, err);
 }
 
 void ptreg_features_model_destroy(ptreg_features_model *m)

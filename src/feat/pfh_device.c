@@ -327,26 +327,6 @@ static size_t search_wg(const ptreg_feature_options *opt)
     return opt->gpu.search_wg ? (size_t)opt->gpu.search_wg : PTREG_FEAT_SEARCH_WG;
 }
 
-ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
-                                   size_t count, float *out, size_t *missing, ptreg_error *err)
-{
-    dkernel *k;
-    uint32_t picked = 0;
-    const dbuf *named = NULL;
-    const size_t rows = which ? count : m->n, wg = point_wg(opt);
-    ptreg_status st = ensure_lists(m, &opt->neighbors, search_wg(opt), err);
-    st = st ? st : feat_kernel(m, wg, "ptreg_feat_pfh", &k, err);
-    st = st ? st : pick_points(m, which, count, &picked, &named, err);
-    st = st ? st : ensure_rows(m, rows, PTREG_PFH_BINS, err);
-    if (!st) {
-        karg args[] = {KARG_BUF(m->xyz),   KARG_BUF(m->normals), KARG_U32(m->n),     KARG_BUF(m->start),
-                       KARG_BUF(m->count), KARG_BUF(m->index),   KARG_BUF(named), KARG_U32(picked),
-                       KARG_BUF(m->rows)};
-        st = launch_per_point(k, rows, wg, sizeof args / sizeof args[0], args, err);
-    }
-    return st ? st : read_rows(m, rows, PTREG_PFH_BINS, out, missing, err);
-}
-
 /* Every point's SPFH row on the device, unless it is there. */
 static ptreg_status ensure_spfh(feat_device_model *m, size_t wg, ptreg_error *err)
 {
@@ -364,26 +344,55 @@ static ptreg_status ensure_spfh(feat_device_model *m, size_t wg, ptreg_error *er
     return st;
 }
 
+/* What a descriptor call needs before its launch: the lists (and, for
+ * FPFH, the SPFH rows), its kernel, the points asked for and room for
+ * their rows. */
+typedef struct rows_call {
+    dkernel *kernel;
+    uint32_t picked;
+    const dbuf *named;
+    size_t rows, wg;
+} rows_call;
+
+static ptreg_status begin_rows(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+                               size_t count, const char *kernel, size_t bins, rows_call *c, ptreg_error *err)
+{
+    c->rows = which ? count : m->n;
+    c->wg = point_wg(opt);
+    ptreg_status st = ensure_lists(m, &opt->neighbors, search_wg(opt), err);
+    st = st || bins != PTREG_FPFH_BINS ? st : ensure_spfh(m, c->wg, err);
+    st = st ? st : feat_kernel(m, c->wg, kernel, &c->kernel, err);
+    st = st ? st : pick_points(m, which, count, &c->picked, &c->named, err);
+    return st ? st : ensure_rows(m, c->rows, bins, err);
+}
+
+ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+                                   size_t count, float *out, size_t *missing, ptreg_error *err)
+{
+    rows_call c;
+    ptreg_status st = begin_rows(m, opt, which, count, "ptreg_feat_pfh", PTREG_PFH_BINS, &c, err);
+    if (st)
+        return st;
+    karg args[] = {KARG_BUF(m->xyz),   KARG_BUF(m->normals), KARG_U32(m->n),    KARG_BUF(m->start),
+                   KARG_BUF(m->count), KARG_BUF(m->index),   KARG_BUF(c.named), KARG_U32(c.picked),
+                   KARG_BUF(m->rows)};
+    st = launch_per_point(c.kernel, c.rows, c.wg, sizeof args / sizeof args[0], args, err);
+    return st ? st : read_rows(m, c.rows, PTREG_PFH_BINS, out, missing, err);
+}
+
 ptreg_status feat_device_model_fpfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
                                     size_t count, float *out, size_t *missing, ptreg_error *err)
 {
-    dkernel *k;
-    uint32_t picked = 0;
-    const dbuf *named = NULL;
-    const size_t rows = which ? count : m->n, wg = point_wg(opt);
-    ptreg_status st = ensure_lists(m, &opt->neighbors, search_wg(opt), err);
-    st = st ? st : ensure_spfh(m, wg, err);
-    st = st ? st : feat_kernel(m, wg, "ptreg_feat_fpfh", &k, err);
-    st = st ? st : pick_points(m, which, count, &picked, &named, err);
-    st = st ? st : ensure_rows(m, rows, PTREG_FPFH_BINS, err);
-    if (!st) {
-        karg args[] = {KARG_BUF(m->spfh),  KARG_U32(m->n),     KARG_BUF(m->start),
-                       KARG_BUF(m->count), KARG_BUF(m->index), KARG_BUF(m->dist2),
-                       KARG_BUF(named),    KARG_U32(picked),   KARG_U32(opt->convention == PTREG_FPFH_OPEN3D),
-                       KARG_BUF(m->rows)};
-        st = launch_per_point(k, rows, wg, sizeof args / sizeof args[0], args, err);
-    }
-    return st ? st : read_rows(m, rows, PTREG_FPFH_BINS, out, missing, err);
+    rows_call c;
+    ptreg_status st = begin_rows(m, opt, which, count, "ptreg_feat_fpfh", PTREG_FPFH_BINS, &c, err);
+    if (st)
+        return st;
+    karg args[] = {KARG_BUF(m->spfh),  KARG_U32(m->n),     KARG_BUF(m->start),
+                   KARG_BUF(m->count), KARG_BUF(m->index), KARG_BUF(m->dist2),
+                   KARG_BUF(c.named),  KARG_U32(c.picked), KARG_U32(opt->convention == PTREG_FPFH_OPEN3D),
+                   KARG_BUF(m->rows)};
+    st = launch_per_point(c.kernel, c.rows, c.wg, sizeof args / sizeof args[0], args, err);
+    return st ? st : read_rows(m, c.rows, PTREG_FPFH_BINS, out, missing, err);
 }
 
 typedef ptreg_status (*model_features_fn)(feat_device_model *m, const ptreg_feature_options *opt,

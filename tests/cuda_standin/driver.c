@@ -1544,6 +1544,15 @@ API CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigne
 
 /* ---- graphs (chains of kernel nodes) ---- */
 
+static void free_ops(op *head)
+{
+    while (head) {
+        op *next = head->next;
+        free_op(head);
+        head = next;
+    }
+}
+
 API CUresult CUDAAPI cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 {
     pthread_mutex_lock(&big_lock);
@@ -1640,11 +1649,7 @@ API CUresult CUDAAPI cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph
     for (op *o = hGraph->head; o; o = o->next) {
         op *copy = launch_op(o->f, o->grid, o->block, o->params, params_bytes(o->f->info));
         if (!copy) {
-            for (op *c = e->head; c;) {
-                op *next = c->next;
-                free_op(c);
-                c = next;
-            }
+            free_ops(e->head);
             free(e);
             return done(CUDA_ERROR_OUT_OF_MEMORY);
         }
@@ -1699,11 +1704,7 @@ API CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec)
     if (!valid_exec(hGraphExec))
         return done(CUDA_ERROR_INVALID_HANDLE);
     hGraphExec->live = 0;
-    for (op *o = hGraphExec->head; o;) {
-        op *next = o->next;
-        free_op(o);
-        o = next;
-    }
+    free_ops(hGraphExec->head);
     hGraphExec->head = NULL;
     return done(CUDA_SUCCESS);
 }
@@ -1714,11 +1715,7 @@ API CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph)
     if (!valid_graph(hGraph))
         return done(CUDA_ERROR_INVALID_HANDLE);
     hGraph->live = 0;
-    for (op *o = hGraph->head; o;) {
-        op *next = o->next;
-        free_op(o);
-        o = next;
-    }
+    free_ops(hGraph->head);
     hGraph->head = hGraph->tail = NULL;
     for (struct CUgraphNode_st *n = hGraph->nodes; n; n = n->next)
         n->magic = 0; /* a stale node is no longer this graph's */
