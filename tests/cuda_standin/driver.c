@@ -1672,7 +1672,8 @@ static int valid_exec(CUgraphExec e)
 }
 
 /* Each node's launch joins the stream in order, counted as a launch (so
- * CUDA_STANDIN_FAIL=fault:N can land in a graph). */
+ * CUDA_STANDIN_FAIL=launch:N refuses the graph's launch, as the driver
+ * refuses a graph it cannot launch, and fault:N makes that node fault). */
 API CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
     pthread_mutex_lock(&big_lock);
@@ -1686,6 +1687,11 @@ API CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
     if (rc)
         return done(rc);
     ++count_graph;
+    for (size_t k = 1; k <= hGraphExec->count; k++)
+        if (injected(FAIL_LAUNCH, count_launch + k)) {
+            count_launch += k;
+            return done(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+        }
     for (op *o = hGraphExec->head; o; o = o->next) {
         if (!valid_function(o->f))
             return done(CUDA_ERROR_INVALID_HANDLE);

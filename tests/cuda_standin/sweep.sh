@@ -12,7 +12,7 @@
 #   - exit 4,
 #   - say on stderr "ptreg COMMAND: cuda:0 ..." with the step that failed:
 #     the CUDA call (cuMemAlloc or "device memory", cuMemcpy/cuMemset,
-#     cuLaunchKernel) or "kernel fault",
+#     cuLaunchKernel or cuGraphLaunch) or "kernel fault",
 #   - leave its output folder empty and, with --json, print nothing on stdout,
 #   - and end without a stand-in violation (a leaked allocation, module,
 #     stream or event; exit 86 and "VIOLATION" on stderr).
@@ -116,7 +116,7 @@ step_pattern() {
     case $1 in
     alloc) echo 'cuMemAlloc|device memory' ;;
     copy) echo 'cuMem(cpy|set)' ;;
-    launch) echo 'cuLaunchKernel' ;;
+    launch) echo 'cuLaunchKernel|cuGraphLaunch' ;;
     fault) echo 'kernel fault' ;;
     esac
 }
