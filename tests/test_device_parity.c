@@ -47,6 +47,7 @@ static unsigned long long take_digest(void)
 typedef enum parity_op {
     OP_BRUTE,
     OP_KDTREE,
+    OP_KDTREE_LBKD, /* the k-d tree's search on the left-balanced tree, seeded */
     OP_WALK_FIXED,
     OP_WALK_KDANN,
     OP_WALK_SEED,
@@ -71,10 +72,11 @@ typedef struct parity_case {
     ptreg_nn_method nn;           /* ICP cases */
     double max_dist, sigma, trim; /* ICP cases' filters (0, 0, 1: none) */
     int large;                    /* left out by PTREG_PARITY_QUICK */
+    int lbkd;                     /* ICP cases: PTREG_NN_DEVICE_KDTREE=lbkd */
 } parity_case;
 
-#define NN_CASE(op, cloud, m, n, seed) {op, cloud, m, n, seed, PTREG_NN_AUTO, 0, 0, 1, 0}
-#define ICP_CASE(op, cloud, m, n, seed, nn, d, s, t) {op, cloud, m, n, seed, nn, d, s, t, 0}
+#define NN_CASE(op, cloud, m, n, seed) {op, cloud, m, n, seed, PTREG_NN_AUTO, 0, 0, 1, 0, 0}
+#define ICP_CASE(op, cloud, m, n, seed, nn, d, s, t) {op, cloud, m, n, seed, nn, d, s, t, 0, 0}
 
 /* Sizes around the work-group (256) and the reduction group (1024). */
 static const parity_case cases[] = {
@@ -84,14 +86,21 @@ static const parity_case cases[] = {
     NN_CASE(OP_BRUTE, CLOUD_DUPLICATES, 1000, 1023, 4),
     NN_CASE(OP_BRUTE, CLOUD_LATTICE, 512, 343, 5),
     NN_CASE(OP_BRUTE, CLOUD_FAR, 1847, 1025, 6),
-    {OP_BRUTE, CLOUD_RANDOM, 40000, 30000, 7, PTREG_NN_AUTO, 0, 0, 1, 1},
+    {OP_BRUTE, CLOUD_RANDOM, 40000, 30000, 7, PTREG_NN_AUTO, 0, 0, 1, 1, 0},
     NN_CASE(OP_KDTREE, CLOUD_RANDOM, 1, 1, 11),
     NN_CASE(OP_KDTREE, CLOUD_RANDOM, 255, 257, 12),
     NN_CASE(OP_KDTREE, CLOUD_RANDOM, 4097, 1025, 13),
     NN_CASE(OP_KDTREE, CLOUD_DUPLICATES, 3000, 1023, 14),
     NN_CASE(OP_KDTREE, CLOUD_LATTICE, 1000, 729, 15),
     NN_CASE(OP_KDTREE, CLOUD_FAR, 1847, 1025, 16),
-    {OP_KDTREE, CLOUD_SURFACE, 40000, 30000, 17, PTREG_NN_AUTO, 0, 0, 1, 1},
+    {OP_KDTREE, CLOUD_SURFACE, 40000, 30000, 17, PTREG_NN_AUTO, 0, 0, 1, 1, 0},
+    NN_CASE(OP_KDTREE_LBKD, CLOUD_RANDOM, 1, 1, 61),
+    NN_CASE(OP_KDTREE_LBKD, CLOUD_RANDOM, 2, 5, 62),
+    NN_CASE(OP_KDTREE_LBKD, CLOUD_RANDOM, 3, 9, 63),
+    NN_CASE(OP_KDTREE_LBKD, CLOUD_RANDOM, 4097, 1025, 64),
+    NN_CASE(OP_KDTREE_LBKD, CLOUD_DUPLICATES, 3000, 1023, 65),
+    NN_CASE(OP_KDTREE_LBKD, CLOUD_LATTICE, 1000, 729, 66),
+    NN_CASE(OP_KDTREE_LBKD, CLOUD_FAR, 1847, 1025, 67),
     NN_CASE(OP_WALK_FIXED, CLOUD_RANDOM, 257, 255, 21),
     NN_CASE(OP_WALK_FIXED, CLOUD_DUPLICATES, 1000, 1025, 22),
     NN_CASE(OP_WALK_KDANN, CLOUD_RANDOM, 2000, 1023, 23),
@@ -99,7 +108,7 @@ static const parity_case cases[] = {
     NN_CASE(OP_WALK_KDANN, CLOUD_FAR, 1000, 257, 25),
     NN_CASE(OP_WALK_SEED, CLOUD_RANDOM, 2000, 1025, 26),
     NN_CASE(OP_WALK_SEED, CLOUD_DUPLICATES, 999, 1023, 27),
-    {OP_WALK_SEED, CLOUD_SURFACE, 40000, 30000, 28, PTREG_NN_AUTO, 0, 0, 1, 1},
+    {OP_WALK_SEED, CLOUD_SURFACE, 40000, 30000, 28, PTREG_NN_AUTO, 0, 0, 1, 1, 0},
     ICP_CASE(OP_ICP_PASS, CLOUD_SURFACE, 2000, 3, 31, PTREG_NN_KDTREE, 0, 0, 1), /* the fewest ICP takes */
     ICP_CASE(OP_ICP_PASS, CLOUD_SURFACE, 2000, 1023, 32, PTREG_NN_BRUTE, 0.05, 0, 1),
     ICP_CASE(OP_ICP_PASS, CLOUD_SURFACE, 3000, 1025, 33, PTREG_NN_KDTREE, 0, 1.5, 1),
@@ -110,17 +119,18 @@ static const parity_case cases[] = {
     ICP_CASE(OP_ICP_STEP, CLOUD_SURFACE, 4000, 1025, 42, PTREG_NN_BRUTE, 0.1, 0, 0.8),
     ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 51, PTREG_NN_BRUTE, 0, 0, 1),
     ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 52, PTREG_NN_KDTREE, 0.1, 2.0, 1),
+    {OP_ICP, CLOUD_SURFACE, 4000, 3000, 58, PTREG_NN_KDTREE, 0.1, 2.0, 1, 0, 1},
     ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 53, PTREG_NN_DELAUNAY_ZERO, 0, 0, 0.9),
     ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 54, PTREG_NN_DELAUNAY_KDANN, 0, 1.0, 1),
     ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 55, PTREG_NN_DELAUNAY_PNN, 0, 0, 1),
-    {OP_ICP, CLOUD_SURFACE, 40000, 30000, 56, PTREG_NN_DELAUNAY_PNNOPT, 0, 0, 1, 1},
-    {OP_ICP, CLOUD_SURFACE, 40000, 30000, 57, PTREG_NN_KDTREE, 0, 0, 1, 1},
+    {OP_ICP, CLOUD_SURFACE, 40000, 30000, 56, PTREG_NN_DELAUNAY_PNNOPT, 0, 0, 1, 1, 0},
+    {OP_ICP, CLOUD_SURFACE, 40000, 30000, 57, PTREG_NN_KDTREE, 0, 0, 1, 1, 0},
 };
 
 static const char *op_name(parity_op op)
 {
-    static const char *names[] = {"brute",     "kdtree",   "walk-fixed", "walk-kdann",
-                                  "walk-seed", "icp-pass", "icp-step",   "icp"};
+    static const char *names[] = {"brute",     "kdtree",   "lbkd",     "walk-fixed", "walk-kdann",
+                                  "walk-seed", "icp-pass", "icp-step", "icp"};
     return names[op];
 }
 
@@ -229,7 +239,7 @@ typedef struct nn_answer {
 
 static ptreg_nn_method search_of(parity_op op)
 {
-    return op == OP_KDTREE ? PTREG_NN_KDTREE
+    return op == OP_KDTREE || op == OP_KDTREE_LBKD ? PTREG_NN_KDTREE
            : op == OP_WALK_FIXED ? PTREG_NN_DELAUNAY_ZERO
            : op == OP_WALK_KDANN ? PTREG_NN_DELAUNAY_KDANN
                                  : PTREG_NN_DELAUNAY_PNN;
@@ -252,7 +262,7 @@ static ptreg_status cpu_nearest(const parity_case *pc, const clouds *c, const pt
     if (pc->op == OP_BRUTE)
         return ptreg_brute_nearest(c->model, c->m, c->queries, c->n, a->index, a->dist2, err);
     return ptreg_model_index_nearest(idx, c->queries, c->n, search_of(pc->op), seeds, a->index, a->dist2,
-                                     pc->op == OP_KDTREE ? NULL : &a->stats, err);
+                                     pc->op <= OP_KDTREE_LBKD ? NULL : &a->stats, err);
 }
 
 static ptreg_status device_nearest(const parity_case *pc, const clouds *c, nn_device_model *dm,
@@ -278,8 +288,10 @@ static ptreg_status device_nearest(const parity_case *pc, const clouds *c, nn_de
                                           : PTREG_WALK_SEED;
     if (!st && pc->op == OP_BRUTE)
         st = nn_device_brute(dm, q, n, near, d2, err);
-    else if (!st && pc->op == OP_KDTREE)
+    else if (!st && pc->op <= OP_KDTREE_LBKD) {
+        dm->kd_search = pc->op == OP_KDTREE_LBKD ? NN_KD_LBKD : NN_KD_CLIMB;
         st = nn_device_kdtree(dm, q, n, near, d2, err);
+    }
     else if (!st) {
         st = nn_device_walk(dm, q, n, start, near, d2, NULL, info, err);
         st = st ? st : nn_device_walk_stats(dm, info, n, part, stats, 0, err);
@@ -312,7 +324,7 @@ static int run_nn_case(dev_handle *dev, const parity_case *pc, const clouds *c, 
     nn_device_model *dm = NULL;
     ptreg_error err;
     nn_answer ref = {0}, got = {0};
-    uint32_t *seeds = pc->op == OP_WALK_SEED ? make_seeds(c->n, c->m, pc->seed) : NULL;
+    uint32_t *seeds = pc->op == OP_WALK_SEED || pc->op == OP_KDTREE_LBKD ? make_seeds(c->n, c->m, pc->seed) : NULL;
     int ok = 0;
     if (ptreg_model_index_create(c->model, c->m, NULL, &idx, &err) ||
         nn_device_create(dev, idx, 1, &dm, &err) || nn_answers_alloc(&ref, c->n) ||
@@ -791,9 +803,15 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
         uint64_t guards = dev->guard_violations;
         double t0 = ptreg_time_ms();
         int ok = 0;
+        if (pc->lbkd)
+            setenv("PTREG_NN_DEVICE_KDTREE", "lbkd", 1);
         if (!make_clouds(pc, &c))
             ok = pc->op >= OP_ICP_PASS ? run_icp_case(&info->device, dev->info.fp64, pc, &c, detail, sizeof detail)
                                        : run_nn_case(dev, pc, &c, detail, sizeof detail);
+        if (pc->lbkd) {
+            unsetenv("PTREG_NN_DEVICE_KDTREE");
+            snprintf(detail + strlen(detail), sizeof detail - strlen(detail), " (the left-balanced tree)");
+        }
         if (dev->guard_violations != guards) {
             ok = 0;
             snprintf(detail + strlen(detail), sizeof detail - strlen(detail), "; %llu guard words overwritten",

@@ -7,6 +7,7 @@
 #include "core/cpu.h"
 #include "nn/nn_kernels.h"
 #include "nn/kdtree_impl.h"
+#include "nn/nn_device.h"
 #include "ptreg/io.h"
 #include "ptreg/nn.h"
 
@@ -195,8 +196,75 @@ static void test_real_scans(void)
     ptreg_cloud_free(&query);
 }
 
+/* Nodes of an n-node implicit tree under node at (at included). */
+static size_t implicit_subtree_size(size_t at, size_t n)
+{
+    return at >= n ? 0 : 1 + implicit_subtree_size(2 * at + 1, n) + implicit_subtree_size(2 * at + 2, n);
+}
+
+/* Is every node of subtree `at` on the `want` side (-1: at or below, +1:
+ * at or above) of v on axis? */
+static int subtree_on_side(const lbkd_node *t, size_t count, size_t at, int axis, float v, int want)
+{
+    if (at >= count)
+        return 1;
+    const float c = (&t[at].x)[axis];
+    if (want < 0 ? c > v : c < v)
+        return 0;
+    return subtree_on_side(t, count, 2 * at + 1, axis, v, want) && subtree_on_side(t, count, 2 * at + 2, axis, v, want);
+}
+
+/* The device's left-balanced tree (nn/lbkd.c): the left subtree's size as
+ * the implicit layout has it, every
+ * point once, each node between its subtrees on its axis (round-robin by
+ * depth), the same nodes on a second build. */
+static void test_left_balanced(void)
+{
+    for (size_t n = 1; n < 300; n++)
+        CHECK_MSG(lbkd_left_size(n) == implicit_subtree_size(1, n), "%zu nodes: %zu left of the root, not %zu", n,
+                  lbkd_left_size(n), implicit_subtree_size(1, n));
+    for (int dup = 0; dup < 2; dup++) {
+        const size_t n = 3001;
+        float *xyz = malloc(3 * n * sizeof *xyz);
+        ptreg_rng rng;
+        ptreg_rng_seed(&rng, 71 + (uint64_t)dup);
+        for (size_t i = 0; i < 3 * n; i++)
+            xyz[i] = dup ? (float)(int)(4 * ptreg_rng_uniform(&rng)) : (float)ptreg_rng_uniform(&rng);
+        ptreg_kdtree *tree = NULL;
+        ptreg_error err;
+        REQUIRE(ptreg_kdtree_create(xyz, n, NULL, &tree, &err) == PTREG_OK);
+        lbkd_node *a = NULL, *b = NULL;
+        size_t count = 0, again = 0;
+        REQUIRE(lbkd_build(tree, &a, &count, &err) == PTREG_OK && lbkd_build(tree, &b, &again, &err) == PTREG_OK);
+        CHECK(count == n && again == n && !memcmp(a, b, n * sizeof *a));
+        uint8_t *seen = calloc(tree->chunk_count * PTREG_KD_LANES, 1);
+        size_t bad = 0, twice = 0;
+        for (size_t i = 0; i < count; i++) {
+            const uint32_t slot = a[i].word & LBKD_SLOT_MASK, axis = a[i].word >> LBKD_AXIS_SHIFT;
+            size_t depth = 0;
+            for (size_t j = i + 1; j > 1; j /= 2)
+                depth++;
+            twice += seen[slot]++ != 0;
+            float p[3];
+            kdtree_slot_point(tree, slot, p);
+            const float v = (&a[i].x)[axis];
+            bad += axis != depth % 3 || memcmp(p, &a[i].x, sizeof p) ||
+                   !subtree_on_side(a, count, 2 * i + 1, (int)axis, v, -1) ||
+                   !subtree_on_side(a, count, 2 * i + 2, (int)axis, v, +1);
+        }
+        CHECK_MSG(bad == 0 && twice == 0, "%s points: %zu nodes out of order, %zu points twice",
+                  dup ? "repeated" : "random", bad, twice);
+        free(seen);
+        free(a);
+        free(b);
+        ptreg_kdtree_destroy(tree);
+        free(xyz);
+    }
+}
+
 int main(void)
 {
+    test_left_balanced();
     test_synthetic();
     test_threads_identical();
     test_bad_arguments();

@@ -33,13 +33,17 @@ import subprocess
 import sys
 import time
 
-METHODS_40K = ["brute", "kdtree", "delaunay-zero", "delaunay-kdann", "delaunay-pnn", "delaunay-pnnopt"]
-METHODS_1M = ["kdtree"]
+# kdtree-lbkd: --nn kdtree with the device searching the left-balanced tree
+# without a stack (PTREG_NN_DEVICE_KDTREE=lbkd) instead of climbing the CPU
+# tree's cells from the seed (the CPU runs its one k-d tree search for both)
+METHODS_40K = ["brute", "kdtree", "kdtree-lbkd", "delaunay-zero", "delaunay-kdann", "delaunay-pnn",
+               "delaunay-pnnopt"]
+METHODS_1M = ["kdtree", "kdtree-lbkd"]
 ITERATIONS = 30
 
 
-def run(cmd, timeout=900):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+def run(cmd, timeout=900, env=None):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout, env=env)
     if p.returncode != 0:
         raise RuntimeError("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()[-600:]))
     return p.stdout
@@ -126,10 +130,13 @@ def prepare(args, ptreg):
 
 
 def register(ptreg, case, method, device, threads, repeat):
+    env = None
+    if method == "kdtree-lbkd":
+        method, env = "kdtree", dict(os.environ, PTREG_NN_DEVICE_KDTREE="lbkd")
     cmd = [ptreg, "icp", case["scan"], "--target-index", case["index"], "--init", case["init"], "--nn", method,
            "--device", device, "--threads", str(threads), "--max-iter", str(ITERATIONS), "--tol", "0",
            "--repeat", str(repeat), "--json"]
-    return json.loads(run(cmd))
+    return json.loads(run(cmd, env=env))
 
 
 def measure(args, ptreg, cases, devices):

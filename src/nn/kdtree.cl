@@ -289,6 +289,84 @@ FN u32 kd_descend_start(const kd_tree *t, const float q[3])
     return chunk * KD_LANES + kd_argmin(v, KD_LANES);
 }
 
+/* ---- the left-balanced tree (lbkd.c), walked without a stack ---------- */
+
+#define LBKD_SLOT_MASK 0x3fffffffu
+#define LBKD_NONE 0xffffffffu
+
+/* Node i: x y z, then its slot with its split axis in the top two bits. */
+FN float lbkd_coord(GLOBAL const float *tree, u32 i, u32 axis) { return tree[4 * (size_t)i + axis]; }
+
+FN u32 lbkd_word(GLOBAL const float *tree, u32 i) { return AS_UINT(tree[4 * (size_t)i + 3]); }
+
+/* (d, slot s) beats the best: ties go to the lower original index. */
+FN int lbkd_better(GLOBAL const u32 *index, float d, u32 s, float best_d, u32 best_s)
+{
+    if (d < best_d)
+        return 1;
+    return d == best_d && s != best_s && (best_s == NO_NEIGHBOR || index[s] < index[best_s]);
+}
+
+/* Wald's traversal: from the parent, a node offers its point and goes to
+ * its near child; back from the near child, to the far child unless the
+ * split plane lies beyond the best distance; back from the far child (or
+ * from a child that does not exist), up. Only the current and previous
+ * nodes are kept. A far subtree is left out only when the plane's squared
+ * distance, which no point beyond the plane can undercut in float either,
+ * is strictly above the best: a point that ties the best is still seen, so
+ * the tie rule (the lower original index) gives the CPU's answer. */
+FN void lbkd_nearest(GLOBAL const float *tree, u32 count, GLOBAL const u32 *index, const float q[3], u32 *best_s,
+                     float *best_d)
+{
+    u32 curr = 0, prev = LBKD_NONE;
+    while (count) {
+        if (curr >= count) { /* an absent child: back to its parent */
+            prev = curr;
+            curr = (curr - 1) / 2;
+            continue;
+        }
+        const u32 word = lbkd_word(tree, curr), axis = word >> 30, parent = curr ? (curr - 1) / 2 : LBKD_NONE;
+        const float diff = q[axis] - lbkd_coord(tree, curr, axis);
+        const u32 near_child = 2 * curr + 1 + (diff >= 0.0f), far_child = 4 * curr + 3 - near_child;
+        u32 next = parent;
+        if (prev == LBKD_NONE || prev < curr) { /* from the parent */
+            const u32 s = word & LBKD_SLOT_MASK;
+            const float d = kd_dist2(q[0], q[1], q[2], lbkd_coord(tree, curr, 0), lbkd_coord(tree, curr, 1),
+                                     lbkd_coord(tree, curr, 2));
+            if (lbkd_better(index, d, s, *best_d, *best_s)) {
+                *best_d = d;
+                *best_s = s;
+            }
+            next = near_child;
+        } else if (prev == near_child && !(diff * diff > *best_d)) {
+            next = far_child;
+        }
+        if (next == LBKD_NONE)
+            return;
+        prev = curr;
+        curr = next;
+    }
+}
+
+/* nearest[i] (a slot; in: the seed, NO_NEIGHBOR for none, whose distance
+ * is the first bound) and dist2[i] of query i, by the left-balanced tree. */
+KERNEL ptreg_nn_lbkd(GLOBAL const float *queries, u32 n, GLOBAL u32 *nearest, GLOBAL float *dist2,
+                     GLOBAL const float *tree, u32 count, GLOBAL const float *slot_xyz, GLOBAL const u32 *index)
+{
+    u32 i = GLOBAL_ID_X;
+    if (i >= n)
+        return;
+    const float q[3] = {queries[3 * i], queries[3 * i + 1], queries[3 * i + 2]};
+    u32 s = nearest[i];
+    float d = INF_F;
+    if (s != NO_NEIGHBOR)
+        d = kd_dist2(q[0], q[1], q[2], slot_xyz[3 * (size_t)s], slot_xyz[3 * (size_t)s + 1],
+                     slot_xyz[3 * (size_t)s + 2]);
+    lbkd_nearest(tree, count, index, q, &s, &d);
+    nearest[i] = s;
+    dist2[i] = d;
+}
+
 /* nearest[i] (a slot; in: the seed, NO_NEIGHBOR for none) and dist2[i] of
  * query i. */
 KERNEL ptreg_nn_kdtree(GLOBAL const float *queries, u32 n, GLOBAL u32 *nearest, GLOBAL float *dist2,

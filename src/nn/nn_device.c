@@ -56,7 +56,8 @@ void nn_device_destroy(nn_device_model *m)
 {
     if (!m)
         return;
-    dbuf *bufs[] = {m->point_xyz, m->slot_xyz, m->brute_x, m->brute_y, m->brute_z, m->rows, m->row_at, m->nbr};
+    dbuf *bufs[] = {m->point_xyz, m->slot_xyz, m->brute_x, m->brute_y, m->brute_z,
+                    m->lbkd,      m->rows,     m->row_at,  m->nbr};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dbuf_free(bufs[i]);
     nn_device_tree_free(&m->tree);
@@ -125,6 +126,10 @@ static ptreg_status upload_tree(nn_device_model *m, const ptreg_kdtree *t, ptreg
         kdtree_slot_point(t, (uint32_t)s, xyz + 3 * s);
     ptreg_status st = dbuf_upload(m->dev, xyz, 3 * slots * sizeof(float), &m->slot_xyz, err);
     free(xyz);
+    lbkd_node *nodes = NULL;
+    st = st ? st : lbkd_build(t, &nodes, &m->lbkd_count, err);
+    st = st ? st : dbuf_upload(m->dev, nodes, m->lbkd_count * sizeof *nodes, &m->lbkd, err);
+    free(nodes);
     return st ? st : nn_device_tree_upload(m->dev, t, 1, &m->tree, err);
 }
 
@@ -148,8 +153,8 @@ ptreg_status nn_device_prepare(dev_handle *dev, ptreg_error *err)
 
 size_t nn_device_bytes(const nn_device_model *m)
 {
-    const dbuf *bufs[] = {m->point_xyz, m->slot_xyz, m->brute_x, m->brute_y,
-                                m->brute_z,   m->rows,     m->row_at,  m->nbr};
+    const dbuf *bufs[] = {m->point_xyz, m->slot_xyz, m->brute_x, m->brute_y, m->brute_z,
+                          m->lbkd,      m->rows,     m->row_at,  m->nbr};
     size_t bytes = tree_bytes(&m->tree);
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         bytes += bufs[i] ? bufs[i]->bytes : 0;
@@ -162,10 +167,24 @@ static ptreg_status get_kernels(nn_device_model *m, ptreg_error *err)
     ptreg_status st = dev_program(m->dev, &nn_kernels, m->defines, &p, err);
     st = st ? st : dev_kernel(p, "ptreg_nn_brute", &m->brute, err);
     st = st ? st : dev_kernel(p, "ptreg_nn_kdtree", &m->kdtree, err);
+    st = st ? st : dev_kernel(p, "ptreg_nn_lbkd", &m->lbkd_search, err);
     st = st ? st : dev_kernel(p, "ptreg_nn_walk", &m->walk, err);
     st = st ? st : dev_kernel(p, "ptreg_walk_partials", &m->walk_partials, err);
     st = st ? st : dev_kernel(p, "ptreg_walk_total", &m->walk_total, err);
     return st;
+}
+
+static ptreg_status kd_search_env(nn_kd_search *search, ptreg_error *err)
+{
+    const char *env = getenv("PTREG_NN_DEVICE_KDTREE");
+    *search = NN_KD_CLIMB;
+    if (!env || !*env || !strcmp(env, "climb"))
+        return PTREG_OK;
+    if (!strcmp(env, "lbkd")) {
+        *search = NN_KD_LBKD;
+        return PTREG_OK;
+    }
+    return ptreg_error_set(err, PTREG_ERR_ARG, "PTREG_NN_DEVICE_KDTREE='%.32s' is not climb or lbkd", env);
 }
 
 ptreg_status nn_device_create(dev_handle *dev, const ptreg_model_index *index, int with_graph,
@@ -178,7 +197,8 @@ ptreg_status nn_device_create(dev_handle *dev, const ptreg_model_index *index, i
     m->index = index;
     m->points = index->n;
     nn_device_layout(dev, m->defines, sizeof m->defines);
-    ptreg_status st = get_kernels(m, err);
+    ptreg_status st = kd_search_env(&m->kd_search, err);
+    st = st ? st : get_kernels(m, err);
     st = st ? st : upload_points(m, index->points, index->n, err);
     st = st ? st : upload_tree(m, index->tree, err);
     if (!st && with_graph && index->graph)
@@ -199,9 +219,21 @@ ptreg_status nn_device_brute(const nn_device_model *m, const dbuf *queries, size
     return dev_launch(m->brute, n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
 }
 
+/* The stack-free walk of the left-balanced tree (lbkd.c, kdtree.cl). */
+static ptreg_status lbkd_search(const nn_device_model *m, const dbuf *queries, size_t n, dbuf *nearest, dbuf *dist2,
+                                ptreg_error *err)
+{
+    karg args[] = {KARG_BUF(queries), KARG_U32(n),               KARG_BUF(nearest),
+                   KARG_BUF(dist2),   KARG_BUF(m->lbkd),         KARG_U32(m->lbkd_count),
+                   KARG_BUF(m->slot_xyz), KARG_BUF(m->tree.index_of_slot)};
+    return dev_launch(m->lbkd_search, n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
+}
+
 ptreg_status nn_device_kdtree(const nn_device_model *m, const dbuf *queries, size_t n,
                                     dbuf *nearest, dbuf *dist2, ptreg_error *err)
 {
+    if (m->kd_search == NN_KD_LBKD)
+        return lbkd_search(m, queries, n, nearest, dist2, err);
     karg args[] = {KARG_BUF(queries),  KARG_U32(n),          KARG_BUF(nearest),
                          KARG_BUF(dist2),    KARG_BUF(m->tree.nodes), KARG_BUF(m->tree.cells),
                          KARG_BUF(m->tree.parent), KARG_BUF(m->tree.leaves), KARG_BUF(m->tree.chunks),

@@ -36,6 +36,26 @@ ptreg_status nn_device_tree_upload(dev_handle *dev, const ptreg_kdtree *t, int f
                                    ptreg_error *err);
 void nn_device_tree_free(nn_device_tree *t);
 
+/* The left-balanced tree's nodes (lbkd.c): a point, and its CPU slot with
+ * the node's split axis in the top bits. */
+#define LBKD_SLOT_MASK 0x3fffffffu
+#define LBKD_AXIS_SHIFT 30
+typedef struct lbkd_node {
+    float x, y, z;
+    uint32_t word;
+} lbkd_node;
+
+/* The model's points as a left-balanced tree (*count nodes, malloc'ed). */
+ptreg_status lbkd_build(const ptreg_kdtree *t, lbkd_node **out, size_t *count, ptreg_error *err);
+/* Nodes left of a left-balanced subtree's root, of n. */
+size_t lbkd_left_size(size_t n);
+
+/* The k-d tree's two exact searches on a device, the same answers: climb
+ * the CPU tree's cells from the seed's leaf (the default: on POCL the
+ * faster), or walk the left-balanced tree from its root without a stack
+ * (PTREG_NN_DEVICE_KDTREE=lbkd; the GPU run measures both). */
+typedef enum nn_kd_search { NN_KD_CLIMB = 0, NN_KD_LBKD } nn_kd_search;
+
 typedef struct nn_device_model {
     dev_handle *dev;
     const ptreg_model_index *index;
@@ -47,8 +67,11 @@ typedef struct nn_device_model {
     dbuf *slot_xyz;      /* the tree's slot order: the tree's and the walks' names */
     dbuf *brute_x, *brute_y, *brute_z;
     nn_device_tree tree;
+    dbuf *lbkd;        /* the left-balanced tree (lbkd_node) */
+    size_t lbkd_count;
+    nn_kd_search kd_search; /* how nn_device_kdtree searches */
     dbuf *rows, *row_at, *nbr;
-    dkernel *brute, *kdtree, *walk, *walk_partials, *walk_total;
+    dkernel *brute, *kdtree, *lbkd_search, *walk, *walk_partials, *walk_total;
 } nn_device_model;
 
 /* Uploads the index's structures (the graph only when with_graph and the
@@ -67,7 +90,8 @@ void nn_device_layout(const dev_handle *dev, char *defines, size_t size);
 
 /* Exact 1-NN of n queries (3n floats on the device). Brute force answers
  * original indices, the tree and the walks slots. kdtree: nearest holds
- * each query's seed (NO_NEIGHBOR: none) and receives the answer. */
+ * each query's seed (NO_NEIGHBOR: none) and receives the answer, by the
+ * model's kd_search. */
 ptreg_status nn_device_brute(const nn_device_model *m, const dbuf *queries, size_t n, dbuf *nearest,
                                    dbuf *dist2, ptreg_error *err);
 ptreg_status nn_device_kdtree(const nn_device_model *m, const dbuf *queries, size_t n,
