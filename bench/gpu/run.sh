@@ -11,10 +11,11 @@
 # peers/torch_pairs.py; 3-D Harris: harris_gpu; FPFH: features_gpu; the
 # tuner: ptreg tune --device; ICP: icp_gpu.py). It
 # writes OUTDIR/report.md and OUTDIR/results.json (plus log.txt, parity.txt,
-# nvrtc.txt) and prints a short table last. It keeps within 10 minutes:
-# --quick (or less than 5 minutes left after the tests and the batch
-# benchmark) leaves out the bunny and the 1M-point case, and the batch
-# benchmark's 10^6 pairs, per-pair targets and most layouts.
+# nvrtc.txt) and prints a short table last. It keeps within one deadline
+# (570 s; the steps in order of importance, each cut to the time left):
+# --quick (or less than 400 s left when the ICP step starts) leaves out the
+# bunny and the 1M-point case, and --quick the batch benchmark's 10^6 pairs,
+# per-pair targets and most layouts.
 # Environment:
 #   PTREG_GPU_BUILD=DIR     take an existing build (DIR/ptreg, DIR/tests, DIR/bench)
 #                           instead of building afresh in scratch
@@ -24,6 +25,7 @@
 #   PTREG_GPU_{BATCH,PAIRS,HARRIS,FEATURES,BENCH,TORCH,TUNE}_ARGS: more options
 #                           for each step (a dry run's smaller sizes);
 #   PTREG_GPU_TUNE_SIZES="pair=N,lddmm=N,harris=N,fpfh=N": the tuner's sizes
+#   PTREG_GPU_DEADLINE=S    the run's deadline in seconds (default 570)
 # A dry run through the CUDA driver stand-in: tests/cuda_standin/gpu_run.sh.
 set -uo pipefail
 OUT=${1:?usage: bench/gpu/run.sh OUTDIR [--quick]}
@@ -38,6 +40,17 @@ exec > >(tee "$OUT/log.txt") 2>&1
 started=$(date +%s)
 elapsed() { echo $(($(date +%s) - started)); }
 step() { echo; echo "== [$(elapsed) s] $*"; }
+# One deadline for the whole run (the device tool's call is 600 s): the steps
+# come in the order of what matters most (parity, ICP, EM-ICP and LDDMM, batch,
+# features, the tuner, the PyTorch peer), and each takes at most its share,
+# cut to what is left before the deadline less the report's 15 s, so a short
+# call still returns the first steps' numbers. PTREG_GPU_DEADLINE: another.
+deadline=${PTREG_GPU_DEADLINE:-570}
+budget() { # budget MAX: the seconds a step may take now (1: none left)
+    local left=$((deadline - 15 - $(elapsed)))
+    [ "$left" -lt 1 ] && left=1 # (timeout 0 would not stop it)
+    echo $(("$1" < left ? "$1" : left))
+}
 
 step "machine"
 date -u
@@ -138,7 +151,7 @@ step "device tests and the parity suite on every GPU device"
 : >"$OUT/parity.txt"
 for dev in ${gpus//,/ }; do
     for t in test_device test_device_parity; do
-        PTREG_TEST_DEVICE=$dev timeout 600 "$tests/$t" >"$scratch/$t.txt" 2>&1
+        PTREG_TEST_DEVICE=$dev timeout "$(budget 300)" "$tests/$t" >"$scratch/$t.txt" 2>&1
         rc=$?
         { echo "--- $t on $dev: exit $rc"; cat "$scratch/$t.txt"; } >>"$OUT/parity.txt"
         echo "$t on $dev: exit $rc: $(tail -1 "$scratch/$t.txt")"
@@ -148,23 +161,23 @@ done
 [ -n "$gpus" ] || echo "no GPU device found: nothing to test" | tee -a "$OUT/parity.txt"
 
 step "every kernel through NVRTC for sm_90: registers, spills, shared memory"
-timeout 120 "$tests/test_kernels_nvrtc" >"$OUT/nvrtc.txt" 2>&1
+timeout "$(budget 60)" "$tests/test_kernels_nvrtc" >"$OUT/nvrtc.txt" 2>&1
 cat "$OUT/nvrtc.txt"
 
-step "benchmarks: batched EM-ICP on each GPU against the CPU path on $(nproc) threads"
-# 10^4 .. 10^6 pairs of 12 and 32 points, 10 iterations and the whole
-# schedule, shared and per-pair targets, then the work-group layouts;
-# PTREG_GPU_BATCH_ARGS: more options (a dry run's smaller sizes)
-batch_args="--sizes 10000,100000,1000000 --targets shared,pairs --layouts 32x4,32x2,32x8,16x8,8x4,4x8,1x32"
-[ "$QUICK" = "--quick" ] && batch_args="--sizes 10000,100000 --targets shared --layouts 32x4,1x32"
-if [ -n "$gpus" ] && [ -x "$batch" ]; then
-    # shellcheck disable=SC2086
-    timeout 150 "$batch" --devices "$gpus" --md "$scratch/batch_gpu.md" --json "$scratch/batch_gpu.json" \
-        $batch_args ${PTREG_GPU_BATCH_ARGS:-}
-    echo "exit $?"
-else
-    echo "no GPU device or no batch_gpu ($batch): skipped" | tee "$scratch/batch_gpu.md"
+step "benchmarks: ICP on each GPU against the CPU path on $(nproc) threads"
+data=$root/.gpu/data
+[ -e "$data/bunny/bun.conf" ] || data=$root/../shared/data
+cases=blob,aircraft,bunny,1m
+if [ "$QUICK" = "--quick" ] || [ "$(budget 400)" -lt 400 ]; then
+    cases=blob,aircraft
+    echo "(quick: $cases)"
 fi
+# PTREG_GPU_BENCH_ARGS: more options for icp_gpu.py (a dry run's "--rounds 1 --repeat 2")
+# shellcheck disable=SC2086
+icp_s=$(budget 240)
+timeout "$icp_s" python3 "$root/bench/gpu/icp_gpu.py" --ptreg "$bin" --devices "$gpus" --cases "$cases" \
+    --work "$scratch/icp" --out "$scratch" --data "$data" --threads "$(nproc)" ${PTREG_GPU_BENCH_ARGS:-}
+echo "exit $?"
 
 step "benchmarks: EM-ICP and LDDMM on each GPU against the CPU path on $(nproc) threads"
 # EM-ICP at n = m = 10^4 .. 10^6 per precision (the CPU to 10^5), one LDDMM
@@ -174,7 +187,7 @@ pairs_args="--emicp-sizes 10000,100000,1000000 --lddmm-sizes 20000,100000"
 [ "$QUICK" = "--quick" ] && pairs_args="--emicp-sizes 10000,100000 --precisions fp32 --lddmm-sizes 20000 --no-cpu-study"
 if [ -n "$gpus" ] && [ -x "$pairs" ]; then
     # shellcheck disable=SC2086
-    timeout 110 "$pairs" --devices "$gpus" --md "$scratch/pairs_gpu.md" --json "$scratch/pairs_gpu.json" \
+    timeout "$(budget 110)" "$pairs" --devices "$gpus" --md "$scratch/pairs_gpu.md" --json "$scratch/pairs_gpu.json" \
         $pairs_args ${PTREG_GPU_PAIRS_ARGS:-}
     echo "exit $?"
 else
@@ -186,18 +199,34 @@ fi
 first_gpu=${gpus%%,*}
 if [ -n "$first_gpu" ] && [ -x "$pairs" ]; then
     step "benchmarks: LDDMM without graphs (launch by launch) on $first_gpu"
-    PTREG_DEVICE_GRAPHS=0 timeout 60 "$pairs" --devices "$first_gpu" --emicp-sizes 10000 --precisions fp32 \
+    # shellcheck disable=SC2086
+    PTREG_DEVICE_GRAPHS=0 timeout "$(budget 50)" "$pairs" --devices "$first_gpu" --emicp-sizes 10000 --precisions fp32 \
         --lddmm-sizes 20000 --no-cpu-study --md "$scratch/pairs_gpu_nographs.md" \
-        --json "$scratch/pairs_gpu_nographs.json"
+        --json "$scratch/pairs_gpu_nographs.json" ${PTREG_GPU_PAIRS_ARGS:-}
     echo "exit $?"
 fi
+step "benchmarks: batched EM-ICP on each GPU against the CPU path on $(nproc) threads"
+# 10^4 .. 10^6 pairs of 12 and 32 points, 10 iterations and the whole
+# schedule, shared and per-pair targets, then the work-group layouts;
+# PTREG_GPU_BATCH_ARGS: more options (a dry run's smaller sizes)
+batch_args="--sizes 10000,100000,1000000 --targets shared,pairs --layouts 32x4,32x2,32x8,16x8,8x4,4x8,1x32"
+[ "$QUICK" = "--quick" ] && batch_args="--sizes 10000,100000 --targets shared --layouts 32x4,1x32"
+if [ -n "$gpus" ] && [ -x "$batch" ]; then
+    # shellcheck disable=SC2086
+    timeout "$(budget 120)" "$batch" --devices "$gpus" --md "$scratch/batch_gpu.md" --json "$scratch/batch_gpu.json" \
+        $batch_args ${PTREG_GPU_BATCH_ARGS:-}
+    echo "exit $?"
+else
+    echo "no GPU device or no batch_gpu ($batch): skipped" | tee "$scratch/batch_gpu.md"
+fi
+
 step "benchmarks: 3-D Harris and FPFH on each GPU against the CPU path on $(nproc) threads"
 # Harris: 256x256x128 uint8, W = 5, every kernel variant, resident and with
 # the upload; FPFH: 10^6 points, ~50 neighbors. PTREG_GPU_HARRIS_ARGS,
 # PTREG_GPU_FEATURES_ARGS: more options (a dry run's smaller sizes)
 if [ -n "$gpus" ] && [ -x "$harris" ]; then
     # shellcheck disable=SC2086
-    timeout 45 "$harris" --devices "$gpus" --md "$scratch/harris_gpu.md" --json "$scratch/harris_gpu.json" \
+    timeout "$(budget 45)" "$harris" --devices "$gpus" --md "$scratch/harris_gpu.md" --json "$scratch/harris_gpu.json" \
         ${PTREG_GPU_HARRIS_ARGS:-}
     echo "exit $?"
 else
@@ -205,7 +234,7 @@ else
 fi
 if [ -n "$gpus" ] && [ -x "$features" ]; then
     # shellcheck disable=SC2086
-    timeout 60 "$features" --devices "$gpus" --md "$scratch/features_gpu.md" --json "$scratch/features_gpu.json" \
+    timeout "$(budget 60)" "$features" --devices "$gpus" --md "$scratch/features_gpu.md" --json "$scratch/features_gpu.json" \
         ${PTREG_GPU_FEATURES_ARGS:-}
     echo "exit $?"
 else
@@ -229,7 +258,7 @@ for job in "pair 100000" "lddmm 20000" "harris 256" "fpfh 200000"; do
     {
         echo "--- tune --kernel $1 --size $2 on $dev"
         # shellcheck disable=SC2086
-        PTREG_TUNE_CACHE="$scratch/tune.json" timeout 45 "$bin" tune --kernel "$1" --device "$dev" --size "$2" \
+        PTREG_TUNE_CACHE="$scratch/tune.json" timeout "$(budget 45)" "$bin" tune --kernel "$1" --device "$dev" --size "$2" \
             --search exhaustive --reps 3 --budget 15 --csv "$scratch/tune_$1_$dev.csv" ${PTREG_GPU_TUNE_ARGS:-} 2>&1
         echo "exit $?"
     } >>"$scratch/tune_gpu.txt"
@@ -237,9 +266,8 @@ done
 cat "$scratch/tune_gpu.txt"
 
 # the dense PyTorch peer (what a PyTorch user writes), where PyTorch is
-# installed, in what time is left before the ICP step's share
-torch_s=$((480 - $(elapsed)))
-[ "$torch_s" -gt 100 ] && torch_s=100
+# installed, in what time is left
+torch_s=$(budget 100)
 if [ "$torch_s" -gt 20 ]; then
     # shellcheck disable=SC2086
     timeout "$torch_s" python3 "$root/bench/peers/torch_pairs.py" --json "$scratch/torch_pairs.json" --repeat 2 \
@@ -249,22 +277,6 @@ if [ "$torch_s" -gt 20 ]; then
 else
     echo "no time left for the PyTorch peer" | tee "$scratch/torch_pairs.txt"
 fi
-
-step "benchmarks: ICP on each GPU against the CPU path on $(nproc) threads"
-data=$root/.gpu/data
-[ -e "$data/bunny/bun.conf" ] || data=$root/../shared/data
-cases=blob,aircraft,bunny,1m
-if [ "$QUICK" = "--quick" ] || [ "$(elapsed)" -gt 300 ]; then
-    cases=blob,aircraft
-    echo "(quick: $cases)"
-fi
-# PTREG_GPU_BENCH_ARGS: more options for icp_gpu.py (a dry run's "--rounds 1 --repeat 2")
-# shellcheck disable=SC2086
-icp_s=$((570 - $(elapsed)))
-[ "$icp_s" -lt 30 ] && icp_s=30
-timeout "$icp_s" python3 "$root/bench/gpu/icp_gpu.py" --ptreg "$bin" --devices "$gpus" --cases "$cases" \
-    --work "$scratch/icp" --out "$scratch" --data "$data" --threads "$(nproc)" ${PTREG_GPU_BENCH_ARGS:-}
-echo "exit $?"
 
 step "report"
 python3 - "$OUT" "$scratch" "$(elapsed)" "$gpus" "$standin" <<'PY'
