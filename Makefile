@@ -5,7 +5,7 @@ PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 DEPS       := cmake make gcc pkg-config liblzf-dev libcjson-dev libqhull-dev zlib1g-dev liblbfgs-dev \
-              opencl-c-headers
+              libsuitesparse-dev opencl-c-headers
 # POCL, the CPU OpenCL driver, runs every device kernel in the tests.
 # The Python package: built with Debian's setuptools and pip, offline.
 PYTHON_DEPS := python3 python3-dev python3-numpy python3-pip python3-setuptools

@@ -8,8 +8,8 @@ install(DIRECTORY include/ptreg DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(FILES ${PTREG_UMBRELLA_DIR}/ptreg/ptreg.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ptreg)
 install(FILES docs/ptreg.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
-# pkg-config: static users need liblzf, qhull, zlib, liblbfgs, libcjson, OpenMP and libm too.
-set(PTREG_PC_PRIVATE_LIBS "-lm -ldl -lpthread")
+# pkg-config: static users need liblzf, qhull, zlib, liblbfgs, libcjson, CHOLMOD, OpenMP and libm too.
+set(PTREG_PC_PRIVATE_LIBS "-lcholmod -lm -ldl -lpthread")
 if(OpenMP_C_FOUND)
   string(APPEND PTREG_PC_PRIVATE_LIBS " ${OpenMP_C_FLAGS}")
 endif()

@@ -455,7 +455,7 @@ static ptreg_status threads_sum(int64_t *sum, uint64_t *count, size_t points, vo
 static void *rank_main(void *arg)
 {
     rank_run *me = arg;
-    const ptreg_ranks ranks = {me->rank, me->all->size, threads_max, threads_sum, me};
+    const ptreg_ranks ranks = {me->rank, me->all->size, threads_max, threads_sum, me, NULL};
     ptreg_error err;
     me->status = ptreg_orientations_distributed(&ranks, me->xyz, me->n, NULL, me->opt, &me->out, &me->share, &err);
     return NULL;
@@ -531,7 +531,7 @@ static void test_shared_ranks(void)
     opt.assignment = 0;
     check_shared_run(xyz, n, &opt, 2, 2);
     ptreg_set_num_threads(0);
-    const ptreg_ranks bad = {2, 2, threads_max, threads_sum, NULL};
+    const ptreg_ranks bad = {2, 2, threads_max, threads_sum, NULL, NULL};
     ptreg_orientations o;
     ptreg_orientation_share share;
     ptreg_error err;

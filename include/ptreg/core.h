@@ -75,6 +75,22 @@ typedef struct ptreg_progress {
     void *ctx;
 } ptreg_progress;
 
+/* The caller's processes: this one's rank among size, and collectives over
+ * all of them (with MPI: MPI_Allreduce, MPI_MAX on an int and MPI_SUM in
+ * place on the arrays), so that the library needs no MPI of its own. A
+ * collective a call does not use may be NULL. */
+typedef struct ptreg_ranks {
+    int rank, size;
+    /* The largest of every rank's value, returned on every rank. */
+    int (*max_of_all)(int value, void *ctx);
+    /* Every rank's motif sums added up in place (orientation.h's combine_motif_sums). */
+    ptreg_status (*sum_motif)(int64_t *sum, uint64_t *count, size_t points, void *ctx, ptreg_error *err);
+    void *ctx;
+    /* Every rank's values added up in place, in rank order (multiway's pairs: each rank fills
+     * its own and leaves the others 0, so the sum is every rank's values exactly). */
+    ptreg_status (*sum_doubles)(double *values, size_t count, void *ctx, ptreg_error *err);
+} ptreg_ranks;
+
 PTREG_API const char *ptreg_version(void);
 PTREG_API const char *ptreg_status_string(ptreg_status status);
 PTREG_API void ptreg_error_clear(ptreg_error *err);

@@ -109,18 +109,6 @@ PTREG_API const char *ptreg_orientation_color_key(const ptreg_orientations *o);
 
 /* ---- shared among processes (MPI ranks) ---- */
 
-/* The caller's processes: this one's rank among size, and two collectives
- * over all of them (with MPI: MPI_Allreduce, MPI_MAX on an int and MPI_SUM
- * in place on the arrays), so that the library needs no MPI of its own. */
-typedef struct ptreg_ranks {
-    int rank, size;
-    /* The largest of every rank's value, returned on every rank. */
-    int (*max_of_all)(int value, void *ctx);
-    /* Every rank's motif sums added up in place (combine_motif_sums). */
-    ptreg_status (*sum_motif)(int64_t *sum, uint64_t *count, size_t points, void *ctx, ptreg_error *err);
-    void *ctx;
-} ptreg_ranks;
-
 /* What one rank holds of a shared run: the atoms of its slab and of a halo
  * around it, in atom order, and which of them it answers for (every atom
  * has one rank that does; rank 0 answers for the atoms not taken). */

@@ -1,0 +1,87 @@
+/* Multiway registration: many overlapping scans of one object brought into
+ * one frame. Each scan downsampled, with normals and FPFH; candidate pairs
+ * registered globally (RANSAC or FGR) and refined by ICP; each kept pair an
+ * edge of a pose graph (posegraph.h) with Open3D's information matrix; the
+ * graph solved with the anchor scan fixed; then a joint refinement (each
+ * kept edge's ICP again from the solved poses, and the graph solved again).
+ * docs/ALGORITHMS.md, "Multiway registration". */
+#ifndef PTREG_MULTIWAY_H
+#define PTREG_MULTIWAY_H
+
+#include <stddef.h>
+
+#include "core.h"
+#include "global.h"
+#include "posegraph.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ptreg_multiway_scan {
+    const float *xyz;
+    const float *normals; /* may be NULL: estimated */
+    size_t n;
+} ptreg_multiway_scan;
+
+/* A candidate pair of scans. */
+typedef struct ptreg_scan_pair {
+    size_t source, target;
+} ptreg_scan_pair;
+
+typedef struct ptreg_multiway_options {
+    double voxel;             /* downsampling cube (default 0: the first scan's bounding-box
+                                 diagonal / 80) */
+    int pair_neighbors;       /* 0 (default): every pair; k > 0: each scan with its k most
+                                 similar scans by mean FPFH descriptor, and its successor */
+    ptreg_global_method global; /* RANSAC (default) or FGR */
+    ptreg_icp_method refine;  /* the pairs' ICP (default point-to-plane) */
+    double refine_dist;       /* its max correspondence distance (default 0: 1.5 voxels) */
+    int refine_iter;          /* (default 30) */
+    double min_fitness;       /* a pair whose ICP fitness ends below is no edge (default 0.2) */
+    size_t anchor;            /* the scan whose frame is the common one (default 0) */
+    int joint_refine;         /* rounds of the final joint refinement (default 1) */
+    uint64_t seed;            /* RANSAC's samples (default 1) */
+    ptreg_pose_graph_options graph; /* max_dist 0: refine_dist; reference_node: anchor */
+} ptreg_multiway_options;
+
+PTREG_API void ptreg_multiway_options_default(ptreg_multiway_options *opt);
+
+/* What became of a candidate pair. */
+typedef struct ptreg_multiway_edge {
+    size_t source, target;
+    double transformation[16]; /* source into target, after refinement */
+    double fitness, rmse;      /* its ICP's */
+    int uncertain;             /* a loop closure in the graph (not consecutive scans) */
+    int kept;                  /* an edge of the solved graph */
+    double confidence;         /* the line process's, after the solve */
+} ptreg_multiway_edge;
+
+typedef struct ptreg_multiway_result {
+    size_t scan_count;
+    double *poses;            /* scan_count x 16: each scan into the anchor's frame */
+    size_t edge_count;
+    ptreg_multiway_edge *edges; /* one per candidate pair, in pair order */
+    ptreg_pose_graph graph;   /* the solved graph (Open3D's layout when written) */
+    double voxel;
+    /* stage times, ms */
+    double prepare_ms, pairs_ms, graph_ms, joint_ms, total_ms;
+} ptreg_multiway_result;
+
+PTREG_API void ptreg_multiway_result_free(ptreg_multiway_result *r);
+
+/* Registers count >= 2 scans into the frame of opt->anchor. pairs (may be
+ * NULL): the candidate pairs to use instead of opt->pair_neighbors' rule.
+ * ranks (may be NULL: one process): the pairs are shared among the
+ * caller's processes, each registering every size-th, and combined by
+ * ranks->sum_doubles; every rank returns the same result, the same bits as
+ * one process. On the CPU; the same result for any thread count. */
+PTREG_API ptreg_status ptreg_multiway(const ptreg_multiway_scan *scans, size_t count, const ptreg_scan_pair *pairs,
+                                      size_t pair_count, const ptreg_multiway_options *opt,
+                                      const ptreg_ranks *ranks, ptreg_multiway_result *result, ptreg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,85 @@
+/* Tracking: every frame of a sensor registered against one known model, in
+ * order, as it arrives (the aerial-refuelling loop). Each frame starts from
+ * a prediction of its pose, is registered by ICP against the model (built
+ * and, on a GPU, uploaded once), and is checked: a frame whose fit is poor
+ * or whose pose jumps beyond what the object can move is lost, and is
+ * recovered by global registration against the model. docs/ALGORITHMS.md,
+ * "Tracking". */
+#ifndef PTREG_TRACK_H
+#define PTREG_TRACK_H
+
+#include <stddef.h>
+
+#include "core.h"
+#include "global.h"
+#include "icp.h"
+#include "nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ptreg_track_predict {
+    PTREG_PREDICT_NONE = 0,         /* each frame from the last frame's pose */
+    PTREG_PREDICT_CONSTANT_VELOCITY /* from the last two poses (the default) */
+} ptreg_track_predict;
+
+typedef enum ptreg_track_state {
+    PTREG_TRACK_TRACKED = 0, /* ICP from the prediction passed the checks */
+    PTREG_TRACK_RECOVERED,   /* it failed them; global registration found a pose that passes */
+    PTREG_TRACK_LOST,        /* neither did (or the frame was empty): the pose is the prediction */
+} ptreg_track_state;
+
+PTREG_API const char *ptreg_track_state_name(ptreg_track_state state);
+PTREG_API const char *ptreg_track_predict_name(ptreg_track_predict predict);
+/* "none" or "constant-velocity"; -1 for another name. */
+PTREG_API int ptreg_track_predict_parse(const char *name, ptreg_track_predict *predict);
+
+typedef struct ptreg_track_options {
+    ptreg_icp_options icp;          /* each frame's registration (its init is the prediction) */
+    ptreg_track_predict predict;
+    double init[16];                /* the first frame's prediction (identity) */
+    double min_fitness;             /* a frame below is lost (default 0.3) */
+    double max_rmse;                /* a frame above is lost (default 0: 2% of the model's
+                                       bounding-box diagonal) */
+    double max_speed;               /* translation per second beyond which a pose is a jump,
+                                       model units (default 0: no bound) */
+    double max_turn_deg;            /* rotation per second, the same way (default 0: none) */
+    int recover;                    /* global registration of a lost frame (default 1) */
+    ptreg_register_options recovery;
+} ptreg_track_options;
+
+PTREG_API void ptreg_track_options_default(ptreg_track_options *opt);
+
+typedef struct ptreg_track_frame {
+    double pose[16];      /* takes the frame's points into the model's frame */
+    double predicted[16]; /* where it started */
+    ptreg_track_state state;
+    int iterations;       /* ICP's, of the pose kept */
+    double fitness, rmse; /* of the pose kept */
+    double latency_ms;    /* frame in memory to pose, recovery included */
+} ptreg_track_frame;
+
+typedef struct ptreg_tracker ptreg_tracker;
+
+/* A tracker of frames against the model of index (which must outlive it);
+ * normals (m x 3, may be NULL: estimated once when the options need them)
+ * are the model's, for point-to-plane ICP and recovery. The model goes to
+ * opt->icp.device once, here. */
+PTREG_API ptreg_status ptreg_tracker_create(const ptreg_model_index *index, const float *normals,
+                                            const ptreg_track_options *opt, ptreg_tracker **tracker,
+                                            ptreg_error *err);
+PTREG_API void ptreg_tracker_destroy(ptreg_tracker *tracker);
+
+/* The next frame (n points, n may be 0: lost) taken at time t seconds
+ * (increasing; speeds and the prediction use it). A frame never fails the
+ * track: *out says what became of it. Errors are the caller's (bad
+ * arguments, memory, a device that failed). */
+PTREG_API ptreg_status ptreg_tracker_push(ptreg_tracker *tracker, const float *frame, size_t n, double t,
+                                          ptreg_track_frame *out, ptreg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
