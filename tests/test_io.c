@@ -735,6 +735,63 @@ static void test_transforms(void)
     unlink(path);
 }
 
+/* Many poses (multiway's output and --truth) and index pairs (--pairs). */
+static void test_poses_and_pairs(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/poses.txt", tmp_dir);
+    double P[32];
+    const double axis[3] = {1, 2, -0.5}, t[3] = {0.25, -3, 1e-9};
+    ptreg_transform_identity(P);
+    ptreg_transform_from_axis_angle(axis, -121.5, t, P + 16);
+    const char *labels[2] = {"a.ply", NULL};
+    ptreg_error err;
+    CHECK(ptreg_poses_write(path, P, 2, labels, &err) == PTREG_OK);
+    double *back = NULL;
+    size_t n = 0;
+    CHECK(ptreg_poses_read(path, &back, &n, &err) == PTREG_OK);
+    CHECK(n == 2 && back && memcmp(back, P, sizeof P) == 0);
+    free(back);
+    static const struct {
+        const char *text, *part;
+    } bad[] = {
+        {"1 0 0 0\n0 1 0 0\n0 0 1 0\n", "12 numbers"},
+        {"1 0 0 0\n0 1 0 0\n0 0 2 0\n0 0 0 1\n", "pose 0 is not rigid"},
+        {"1 0 0 0 0 1 0 0 0 0 1 0 0 0 0 1\n1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 1 1\n", "pose 1 is not rigid"},
+        {"1 0 0 0\n0 1 x 0\n", "line 2: 'x' is not a number"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_text(path, bad[i].text);
+        back = NULL;
+        CHECK(ptreg_poses_read(path, &back, &n, &err) == PTREG_ERR_FORMAT);
+        CHECK_MSG(strstr(err.message, bad[i].part) && strstr(err.message, path), "'%s'", err.message);
+        CHECK(back == NULL);
+    }
+    P[16] = NAN;
+    CHECK(ptreg_poses_write(path, P, 2, NULL, &err) == PTREG_ERR_ARG);
+
+    write_text(path, "# pairs\n0 1\n2,0 # a loop\n\n");
+    size_t *ij = NULL;
+    CHECK(ptreg_index_pairs_read(path, 3, &ij, &n, &err) == PTREG_OK);
+    CHECK(n == 2 && ij && ij[0] == 0 && ij[1] == 1 && ij[2] == 2 && ij[3] == 0);
+    free(ij);
+    static const struct {
+        const char *text, *part;
+    } bad_pairs[] = {
+        {"0 1\n1 3\n", "line 2: index 3: there are 3"},
+        {"0 1 2\n", "line 1: more than two"},
+        {"0\n", "line 1: one index"},
+        {"1 1\n", "line 1: a pair of index 1 with itself"},
+        {"0 -1\n", "line 1: '-1' is not an index"},
+    };
+    for (size_t i = 0; i < sizeof bad_pairs / sizeof bad_pairs[0]; i++) {
+        write_text(path, bad_pairs[i].text);
+        CHECK(ptreg_index_pairs_read(path, 3, &ij, &n, &err) == PTREG_ERR_FORMAT);
+        CHECK_MSG(strstr(err.message, bad_pairs[i].part) && strstr(err.message, path), "'%s'", err.message);
+    }
+    unlink(path);
+}
+
 /* ---- atomic writes ------------------------------------------------------- */
 
 static void test_write_failures(void)
@@ -838,6 +895,7 @@ int main(void)
     test_compressed_lzf();
     test_mutations();
     test_transforms();
+    test_poses_and_pairs();
     test_write_failures();
     rmdir(tmp_dir);
     return check_exit();

@@ -143,6 +143,31 @@ PTREG_API ptreg_status ptreg_register(const float *source, const float *source_n
                             const float *target_normals, size_t nt, const ptreg_register_options *opt,
                             ptreg_register_result *result, ptreg_error *err);
 
+/* The pipeline's view of one cloud, made once and used for every pair it
+ * is part of (multiway registration, a tracker's model): the voxel-grid
+ * centroids with their normals (as ptreg_register makes them) and their
+ * FPFH (down.n x PTREG_FPFH_BINS). */
+typedef struct ptreg_register_cloud {
+    ptreg_cloud down;
+    float *fpfh;
+    double voxel;
+    double downsample_ms, normals_ms, features_ms;
+} ptreg_register_cloud;
+
+/* voxel > 0. normals (n x 3, may be NULL) turn the estimated ones. */
+PTREG_API ptreg_status ptreg_register_cloud_prepare(const float *xyz, const float *normals, size_t n, double voxel,
+                                                    ptreg_register_cloud *out, ptreg_error *err);
+PTREG_API void ptreg_register_cloud_free(ptreg_register_cloud *c);
+
+/* ptreg_register from prepared clouds (made with opt->voxel, or with the
+ * voxel the option would choose): matches, global registration and the
+ * refinement on all points; the same result as ptreg_register. */
+PTREG_API ptreg_status ptreg_register_prepared(const float *source, const float *source_normals, size_t ns,
+                                               const ptreg_register_cloud *sp, const float *target,
+                                               const float *target_normals, size_t nt,
+                                               const ptreg_register_cloud *tp, const ptreg_register_options *opt,
+                                               ptreg_register_result *result, ptreg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -157,6 +157,20 @@ PTREG_API ptreg_status ptreg_pairs_write(const char *path, const ptreg_pairs_fil
 PTREG_API ptreg_status ptreg_descriptors_write(const char *path, const float *values, size_t n, int bins, const char *field,
                                      ptreg_error *err);
 
+/* ---- many poses, index pairs ---- */
+
+/* A poses file: 16 numbers per pose (four rows of four, row-major), '#'
+ * comments; each pose rigid (an orthonormal rotation to 1e-6 over 0 0 0 1).
+ * *poses (count x 16) is the caller's to free. */
+PTREG_API ptreg_status ptreg_poses_read(const char *path, double **poses, size_t *count, ptreg_error *err);
+/* "# pose I: LABEL" (labels may be NULL) and four rows per pose, %.17g; atomic. */
+PTREG_API ptreg_status ptreg_poses_write(const char *path, const double *poses, size_t count,
+                                         const char *const *labels, ptreg_error *err);
+/* Two indices per line, each below limit, never one with itself; *pairs
+ * (2 x count) is the caller's to free. */
+PTREG_API ptreg_status ptreg_index_pairs_read(const char *path, size_t limit, size_t **pairs, size_t *count,
+                                              ptreg_error *err);
+
 /* ---- atomic output files ---- */
 
 /* How the library writes its files, for its callers' files too: write to a

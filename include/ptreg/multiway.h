@@ -12,6 +12,7 @@
 
 #include "core.h"
 #include "global.h"
+#include "options.h"
 #include "posegraph.h"
 
 #ifdef __cplusplus
@@ -46,13 +47,16 @@ typedef struct ptreg_multiway_options {
 } ptreg_multiway_options;
 
 PTREG_API void ptreg_multiway_options_default(ptreg_multiway_options *opt);
+/* The table of its options (options.h). */
+PTREG_API const ptreg_option_table *ptreg_multiway_option_table(void);
 
 /* What became of a candidate pair. */
 typedef struct ptreg_multiway_edge {
     size_t source, target;
     double transformation[16]; /* source into target, after refinement */
     double fitness, rmse;      /* its ICP's */
-    int uncertain;             /* a loop closure in the graph (not consecutive scans) */
+    int uncertain;             /* a loop closure in the graph: not an edge of the spanning tree of
+                                  the best pairs, which places the scans first */
     int kept;                  /* an edge of the solved graph */
     double confidence;         /* the line process's, after the solve */
 } ptreg_multiway_edge;
@@ -60,6 +64,8 @@ typedef struct ptreg_multiway_edge {
 typedef struct ptreg_multiway_result {
     size_t scan_count;
     double *poses;            /* scan_count x 16: each scan into the anchor's frame */
+    int *placed;              /* scan_count: 1 where kept edges join the scan to the anchor (else
+                                 its pose is the identity: the scan is lost) */
     size_t edge_count;
     ptreg_multiway_edge *edges; /* one per candidate pair, in pair order */
     ptreg_pose_graph graph;   /* the solved graph (Open3D's layout when written) */
@@ -79,6 +85,16 @@ PTREG_API void ptreg_multiway_result_free(ptreg_multiway_result *r);
 PTREG_API ptreg_status ptreg_multiway(const ptreg_multiway_scan *scans, size_t count, const ptreg_scan_pair *pairs,
                                       size_t pair_count, const ptreg_multiway_options *opt,
                                       const ptreg_ranks *ranks, ptreg_multiway_result *result, ptreg_error *err);
+
+/* The same from a pose graph someone else made (Open3D's, read by
+ * ptreg_pose_graph_read_json): its node_count must be count; its nodes are
+ * the first poses and its edges the pairs (their transformations and
+ * information as given, certain or uncertain as marked); then the solve
+ * and the joint refinement as ptreg_multiway. */
+PTREG_API ptreg_status ptreg_multiway_graph(const ptreg_multiway_scan *scans, size_t count,
+                                            const ptreg_pose_graph *graph, const ptreg_multiway_options *opt,
+                                            const ptreg_ranks *ranks, ptreg_multiway_result *result,
+                                            ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -17,7 +17,7 @@ Register two Open3D clouds::
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Sequence, Union
+from typing import Iterable, Iterator, Any, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
@@ -39,7 +39,7 @@ __all__ = [
     "version", "set_num_threads", "get_num_threads", "devices",
     "read_cloud", "write_cloud", "read_transform", "write_transform", "read_volume", "write_volume",
     "voxel_downsample", "normals", "fpfh", "pfh",
-    "icp", "register", "emicp", "batch", "harris3d", "lddmm", "warp", "tune",
+    "icp", "register", "emicp", "batch", "harris3d", "lddmm", "warp", "tune", "multiway", "track",
 ]
 
 __version__: str = _core.version()
@@ -543,3 +543,76 @@ def tune(kernel: str = "pair", size: Optional[int] = None, *, precision: str = "
     return Result(_core.tune(kernel, int(size or _TUNE_SIZES[kernel]), precision == "fp16", method=method,
                              sample_fraction=sample_fraction, reps=reps, budget_s=budget_s, confirm=confirm,
                              min_gain=min_gain, seed=seed))
+
+
+# ---- many scans ------------------------------------------------------------------
+
+def multiway(scans: Sequence[ArrayLike], *, normals: Optional[Sequence[Optional[ArrayLike]]] = None,
+             pairs: Optional[ArrayLike] = None, voxel: Optional[float] = None, pair_neighbors: Optional[int] = None,
+             method: str = "ransac", refine: str = "plane", refine_dist: Optional[float] = None,
+             refine_iter: Optional[int] = None, min_fitness: Optional[float] = None, anchor: int = 0,
+             joint_refine: Optional[int] = None, edge_prune_threshold: Optional[float] = None,
+             preference_loop_closure: Optional[float] = None, seed: Optional[int] = None) -> Result:
+    """Many overlapping scans of one object into the frame of ``scans[anchor]``
+    (``ptreg multiway``): each scan's features once, candidate pairs (every pair;
+    ``pair_neighbors`` K: each scan's K most similar and its successor; or
+    ``pairs``, (P, 2) scan numbers, scan i onto scan j) registered by RANSAC
+    (``method="fgr"``: FGR) and ICP (``refine``), the best pairs' spanning tree
+    placing the scans, the pose graph solved with a line process over the other
+    pairs, then the joint refinement.
+
+    Returns a :class:`Result`: ``poses`` (count, 4, 4), each scan into the
+    anchor's frame; ``placed`` (False: no kept pair reaches the scan, its pose
+    is the identity); ``edges`` (a dict per candidate pair: ``source``,
+    ``target``, ``transformation``, ``fitness``, ``rmse``, ``uncertain``,
+    ``kept``, ``confidence``); ``voxel``; each stage's time."""
+    pts = [_points(c, f"scans[{i}]") for i, c in enumerate(scans)]
+    nrm = [None] * len(pts) if normals is None else [_optional_points(n, f"normals[{i}]")
+                                                     for i, n in enumerate(normals)]
+    pr = None if pairs is None else np.ascontiguousarray(pairs, dtype=np.uint64).reshape(-1, 2)
+    d = _core.multiway(pts, nrm, pr, voxel=voxel, pair_neighbors=pair_neighbors, method=method, refine=refine,
+                       refine_dist=refine_dist, refine_iter=refine_iter, min_fitness=min_fitness, anchor=anchor,
+                       joint_refine=joint_refine, edge_prune_threshold=edge_prune_threshold,
+                       preference_loop_closure=preference_loop_closure, seed=seed)
+    r = Result(d)
+    r["poses"] = np.array(d["poses"], dtype=np.float64).reshape(-1, 4, 4)
+    for e in r["edges"]:
+        e["transformation"] = np.array(e["transformation"], dtype=np.float64).reshape(4, 4)
+    return r
+
+
+def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLike] = None,
+          rate: float = 10.0, predict: str = "constant-velocity", init: Optional[Matrix] = None,
+          method: str = "point", nn: str = "auto", max_iter: Optional[int] = None, max_dist: Optional[float] = None,
+          tol: Optional[float] = None, min_fitness: Optional[float] = None, max_rmse: Optional[float] = None,
+          max_speed: Optional[float] = None, max_turn_deg: Optional[float] = None, recover: bool = True,
+          device: str = "auto") -> Iterator[Result]:
+    """Every frame of a sensor registered against one model, in order, as it
+    arrives (``ptreg track``): yields a :class:`Result` per frame as soon as its
+    pose is known. ``frames``: (N, 3) arrays, or (time in seconds, array) pairs
+    (else frame k is taken at k / ``rate``). Each frame starts from a
+    prediction (``predict``: ``"constant-velocity"`` or ``"none"``), is
+    registered by ICP against the model (built, and uploaded to ``device``,
+    once), and checked: ``min_fitness``, ``max_rmse``, ``max_speed`` (model units
+    per second) and ``max_turn_deg`` (per second); a frame that fails is
+    recovered by global registration against the model (``recover``).
+
+    Each Result: ``transformation`` (4 x 4, takes the frame into the model's
+    frame), ``predicted``, ``state`` (``"tracked"``, ``"recovered"`` or
+    ``"lost"``), ``iterations``, ``fitness``, ``rmse``, ``latency_ms``, ``time``."""
+    if rate <= 0:
+        raise ValueError(f"track: rate {rate} must be positive")
+    tracker = _core.tracker_create(_points(model, "model"), _optional_points(model_normals, "model_normals"),
+                                   predict=predict, init=_matrix(init, "init"), method=method, nn=nn,
+                                   max_iter=max_iter, max_dist=max_dist, tol=tol, min_fitness=min_fitness,
+                                   max_rmse=max_rmse, max_speed=max_speed, max_turn_deg=max_turn_deg,
+                                   recover=int(recover), device=device)
+    for k, item in enumerate(frames):
+        if isinstance(item, tuple) and len(item) == 2:
+            when, frame = float(item[0]), item[1]
+        else:
+            when, frame = k / rate, item
+        d = _core.tracker_push(tracker, _points(frame, f"frames[{k}]"), when)
+        r = _with_transform(d, "transformation", "predicted")
+        r["time"] = when
+        yield r

@@ -20,6 +20,8 @@
 #include "ptreg/harris3d.h"
 #include "ptreg/io.h"
 #include "ptreg/lddmm.h"
+#include "ptreg/multiway.h"
+#include "ptreg/track.h"
 #include "ptreg/tune.h"
 
 /* Runs stmt with the GIL released: the library never calls back into
@@ -1339,6 +1341,273 @@ static PyObject *py_index_info(PyObject *self, PyObject *capsule)
     return d;
 }
 
+/* ---- many scans ----------------------------------------------------------- */
+
+static const field multiway_fields[] = {
+    OPT(ptreg_multiway_options, "seed", F_U64, seed),
+    {NULL, F_INT, 0, NULL},
+};
+
+/* The scans' views (and their normals'), released together. */
+typedef struct scan_views {
+    Py_buffer *xyz, *normals;
+    ptreg_multiway_scan *scans;
+    size_t count;
+} scan_views;
+
+static void release_scans(scan_views *v)
+{
+    for (size_t i = 0; i < v->count; i++)
+        release(&v->xyz[i]), release(&v->normals[i]);
+    PyMem_Free(v->xyz), PyMem_Free(v->normals), PyMem_Free(v->scans);
+}
+
+static int get_scans(PyObject *scans, PyObject *normals, scan_views *v)
+{
+    memset(v, 0, sizeof *v);
+    PyObject *s = PySequence_Fast(scans, "multiway: scans must be a sequence of (N, 3) arrays");
+    PyObject *n = s ? PySequence_Fast(normals, "multiway: normals must be a sequence") : NULL;
+    if (!n || PySequence_Fast_GET_SIZE(n) != PySequence_Fast_GET_SIZE(s)) {
+        if (n)
+            PyErr_SetString(PyExc_ValueError, "multiway: one normals entry (or None) per scan");
+        Py_XDECREF(s), Py_XDECREF(n);
+        return -1;
+    }
+    const size_t count = (size_t)PySequence_Fast_GET_SIZE(s);
+    v->xyz = PyMem_Calloc(count ? count : 1, sizeof *v->xyz);
+    v->normals = PyMem_Calloc(count ? count : 1, sizeof *v->normals);
+    v->scans = PyMem_Calloc(count ? count : 1, sizeof *v->scans);
+    int rc = v->xyz && v->normals && v->scans ? 0 : (PyErr_NoMemory(), -1);
+    for (size_t i = 0; !rc && i < count; i++, v->count++) {
+        size_t rows = 0, nrows = 0;
+        rc = get_rows(PySequence_Fast_GET_ITEM(s, i), &v->xyz[i], 'f', 3, 0, 0, "scan", &rows);
+        if (!rc)
+            rc = get_rows(PySequence_Fast_GET_ITEM(n, i), &v->normals[i], 'f', 3, 0, 1, "normals", &nrows);
+        if (!rc && v->normals[i].obj && nrows != rows) {
+            PyErr_Format(PyExc_ValueError, "multiway: scan %zu has %zu points and %zu normals", i, rows, nrows);
+            rc = -1;
+        }
+        if (!rc)
+            v->scans[i] = (ptreg_multiway_scan){v->xyz[i].buf, v->normals[i].obj ? v->normals[i].buf : NULL, rows};
+    }
+    Py_DECREF(s), Py_DECREF(n);
+    if (rc)
+        release_scans(v);
+    return rc;
+}
+
+static PyObject *multiway_edge_dict(const ptreg_multiway_edge *e)
+{
+    PyObject *d = PyDict_New();
+    if (!d || put(d, "source", PyLong_FromSize_t(e->source)) || put(d, "target", PyLong_FromSize_t(e->target)) ||
+        put(d, "transformation", doubles_list(e->transformation, 16)) ||
+        put(d, "fitness", PyFloat_FromDouble(e->fitness)) || put(d, "rmse", PyFloat_FromDouble(e->rmse)) ||
+        put(d, "uncertain", PyBool_FromLong(e->uncertain)) || put(d, "kept", PyBool_FromLong(e->kept)) ||
+        put(d, "confidence", PyFloat_FromDouble(e->confidence))) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+static PyObject *multiway_result_dict(const ptreg_multiway_result *r)
+{
+    PyObject *poses = PyList_New((Py_ssize_t)r->scan_count), *placed = PyList_New((Py_ssize_t)r->scan_count);
+    PyObject *edges = PyList_New((Py_ssize_t)r->edge_count);
+    for (size_t i = 0; poses && placed && i < r->scan_count; i++) {
+        PyList_SET_ITEM(poses, (Py_ssize_t)i, doubles_list(r->poses + 16 * i, 16));
+        PyList_SET_ITEM(placed, (Py_ssize_t)i, PyBool_FromLong(r->placed[i]));
+    }
+    for (size_t e = 0; edges && e < r->edge_count; e++)
+        PyList_SET_ITEM(edges, (Py_ssize_t)e, multiway_edge_dict(&r->edges[e]));
+    PyObject *d = PyDict_New();
+    if (!d || !poses || !placed || !edges || PyErr_Occurred() || put(d, "poses", poses) ||
+        put(d, "placed", placed) || put(d, "edges", edges) || put(d, "voxel", PyFloat_FromDouble(r->voxel)) ||
+        put(d, "prepare_ms", PyFloat_FromDouble(r->prepare_ms)) ||
+        put(d, "pairs_ms", PyFloat_FromDouble(r->pairs_ms)) || put(d, "graph_ms", PyFloat_FromDouble(r->graph_ms)) ||
+        put(d, "joint_ms", PyFloat_FromDouble(r->joint_ms)) || put(d, "time_ms", PyFloat_FromDouble(r->total_ms))) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
+/* multiway(scans, normals, pairs, **options): pairs None or a uint64 (P, 2) array */
+static PyObject *py_multiway(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *scans, *normals, *pairs_obj;
+    if (!PyArg_ParseTuple(args, "OOO", &scans, &normals, &pairs_obj))
+        return NULL;
+    ptreg_multiway_options o;
+    ptreg_multiway_options_default(&o);
+    if (apply_options(&o, ptreg_multiway_option_table(), multiway_fields, kwargs, "multiway") < 0)
+        return NULL;
+    Py_buffer pv;
+    size_t npairs = 0;
+    if (get_rows(pairs_obj, &pv, 'Q', 2, 0, 1, "pairs", &npairs) < 0)
+        return NULL;
+    scan_views v;
+    if (get_scans(scans, normals, &v) < 0) {
+        release(&pv);
+        return NULL;
+    }
+    ptreg_scan_pair *pairs = pv.obj ? PyMem_Calloc(npairs ? npairs : 1, sizeof *pairs) : NULL;
+    for (size_t k = 0; pairs && k < npairs; k++)
+        pairs[k] = (ptreg_scan_pair){((const uint64_t *)pv.buf)[2 * k], ((const uint64_t *)pv.buf)[2 * k + 1]};
+    ptreg_multiway_result r;
+    ptreg_error err;
+    ptreg_status st;
+    if (pv.obj && !pairs)
+        st = ptreg_error_set(&err, PTREG_ERR_NOMEM, "multiway: out of memory for %zu pairs", npairs);
+    else
+        WITHOUT_GIL(st = ptreg_multiway(v.scans, v.count, pairs, npairs, &o, NULL, &r, &err));
+    PyMem_Free(pairs);
+    release(&pv);
+    release_scans(&v);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *d = multiway_result_dict(&r);
+    ptreg_multiway_result_free(&r);
+    return d;
+}
+
+/* ---- tracking ------------------------------------------------------------- */
+
+static const char *const TRACKER_CAPSULE = "ptreg.tracker";
+
+/* The tracker and what it reads from: the model's index and normals. */
+typedef struct py_tracker {
+    ptreg_tracker *tracker;
+    ptreg_model_index *index;
+    float *normals;
+} py_tracker;
+
+static void tracker_capsule_free(PyObject *capsule)
+{
+    py_tracker *t = PyCapsule_GetPointer(capsule, TRACKER_CAPSULE);
+    if (!t)
+        return;
+    ptreg_tracker_destroy(t->tracker);
+    ptreg_model_index_destroy(t->index);
+    PyMem_Free(t->normals);
+    PyMem_Free(t);
+}
+
+static int parse_predict(const char *name, int *value)
+{
+    ptreg_track_predict p;
+    if (ptreg_track_predict_parse(name, &p))
+        return -1;
+    *value = (int)p;
+    return 0;
+}
+
+static int parse_icp_method(const char *name, int *value)
+{
+    ptreg_icp_method m;
+    if (ptreg_icp_method_parse(name, &m))
+        return -1;
+    *value = (int)m;
+    return 0;
+}
+
+static int parse_nn(const char *name, int *value)
+{
+    ptreg_nn_method m;
+    if (ptreg_nn_method_parse(name, &m))
+        return -1;
+    *value = (int)m;
+    return 0;
+}
+
+static const field track_fields[] = {
+    OPT_ENUM(ptreg_track_options, "predict", predict, parse_predict),
+    OPT(ptreg_track_options, "init", F_MAT16, init),
+    OPT(ptreg_track_options, "min_fitness", F_DOUBLE, min_fitness),
+    OPT(ptreg_track_options, "max_rmse", F_DOUBLE, max_rmse),
+    OPT(ptreg_track_options, "max_speed", F_DOUBLE, max_speed),
+    OPT(ptreg_track_options, "max_turn_deg", F_DOUBLE, max_turn_deg),
+    OPT(ptreg_track_options, "recover", F_INT, recover),
+    OPT_ENUM(ptreg_track_options, "method", icp.method, parse_icp_method),
+    OPT_ENUM(ptreg_track_options, "nn", icp.nn, parse_nn),
+    OPT(ptreg_track_options, "max_iter", F_INT, icp.max_iter),
+    OPT(ptreg_track_options, "max_dist", F_DOUBLE, icp.max_dist),
+    OPT(ptreg_track_options, "tol", F_DOUBLE, icp.tol),
+    OPT(ptreg_track_options, "device", F_DEVICE, icp.device),
+    {NULL, F_INT, 0, NULL},
+};
+
+/* tracker_create(model, normals, **options) */
+static PyObject *py_tracker_create(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    PyObject *model, *normals;
+    if (!PyArg_ParseTuple(args, "OO", &model, &normals))
+        return NULL;
+    ptreg_track_options o;
+    ptreg_track_options_default(&o);
+    if (apply_options(&o, NULL, track_fields, kwargs, "track") < 0)
+        return NULL;
+    cloud_pair p;
+    if (get_pair(model, NULL, 0, normals, Py_None, &p) < 0)
+        return NULL;
+    py_tracker *t = PyMem_Calloc(1, sizeof *t);
+    if (t && p.sn.obj && (t->normals = PyMem_Malloc(3 * p.ns * sizeof *t->normals)))
+        memcpy(t->normals, p.sn.buf, 3 * p.ns * sizeof *t->normals);
+    ptreg_error err;
+    ptreg_status st = t && (!p.sn.obj || t->normals) ? PTREG_OK
+                                                     : ptreg_error_set(&err, PTREG_ERR_NOMEM, "track: out of memory");
+    ptreg_index_options io;
+    ptreg_index_options_default(&io);
+    if (!st)
+        WITHOUT_GIL(st = ptreg_model_index_create(p.s.buf, p.ns, &io, &t->index, &err));
+    if (!st)
+        WITHOUT_GIL(st = ptreg_tracker_create(t->index, t->normals, &o, &t->tracker, &err));
+    release_pair(&p);
+    PyObject *c = st ? NULL : PyCapsule_New(t, TRACKER_CAPSULE, tracker_capsule_free);
+    if (!c && t) {
+        ptreg_model_index_destroy(t->index);
+        PyMem_Free(t->normals);
+        PyMem_Free(t);
+    }
+    return st ? raise_ptreg(st, &err) : c;
+}
+
+/* tracker_push(tracker, frame, t) */
+static PyObject *py_tracker_push(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *frame;
+    double when;
+    if (!PyArg_ParseTuple(args, "OOd", &capsule, &frame, &when))
+        return NULL;
+    py_tracker *t = PyCapsule_GetPointer(capsule, TRACKER_CAPSULE);
+    if (!t)
+        return NULL;
+    Py_buffer fv;
+    size_t n;
+    if (get_rows(frame, &fv, 'f', 3, 0, 0, "frame", &n) < 0)
+        return NULL;
+    ptreg_track_frame out;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_tracker_push(t->tracker, fv.buf, n, when, &out, &err));
+    release(&fv);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *d = PyDict_New();
+    if (!d || put(d, "transformation", doubles_list(out.pose, 16)) ||
+        put(d, "predicted", doubles_list(out.predicted, 16)) ||
+        put(d, "state", PyUnicode_FromString(ptreg_track_state_name(out.state))) ||
+        put(d, "iterations", PyLong_FromLong(out.iterations)) || put(d, "fitness", PyFloat_FromDouble(out.fitness)) ||
+        put(d, "rmse", PyFloat_FromDouble(out.rmse)) || put(d, "latency_ms", PyFloat_FromDouble(out.latency_ms))) {
+        Py_XDECREF(d);
+        return NULL;
+    }
+    return d;
+}
+
 /* ---- the module ----------------------------------------------------------- */
 
 #define KW (PyCFunction)(void (*)(void))
@@ -1371,6 +1640,9 @@ static PyMethodDef methods[] = {
     {"batch", KW py_batch, METH_VARARGS | METH_KEYWORDS, NULL},
     {"stop_reason_name", py_stop_reason_name, METH_O, NULL},
     {"tune", KW py_tune, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"multiway", KW py_multiway, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"tracker_create", KW py_tracker_create, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"tracker_push", py_tracker_push, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

@@ -45,7 +45,8 @@ typedef struct cli_command {
      max_positional, library}
 
 #define CLI_MAX_OPTIONS 48
-#define CLI_MAX_POSITIONAL 8
+/* Many scans or frames are a command's positional arguments. */
+#define CLI_MAX_POSITIONAL 4096
 
 typedef struct cli_args {
     const cli_command *cmd;

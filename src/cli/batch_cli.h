@@ -93,6 +93,9 @@ int batch_mpi_agree(const batch_comm *c, int rc);
 /* This rank's share of n items: a contiguous range, the first ranks
  * taking one more when n does not divide. */
 void batch_mpi_split(const batch_comm *c, size_t n, size_t *first, size_t *count);
+/* The library's view of the ranks (ptreg_ranks): the largest value and the
+ * sum of doubles over every rank (multiway's pairs); rank 0 of 1 without MPI. */
+ptreg_ranks batch_mpi_ranks(const batch_comm *c);
 
 /* Orientations of every atom on size > 1 ranks (orientations_
  * distributed), the outputs written in atom order with MPI-IO. *o gets

@@ -42,6 +42,12 @@ int batch_mpi_agree(const batch_comm *c, int rc)
     return rc;
 }
 
+ptreg_ranks batch_mpi_ranks(const batch_comm *c)
+{
+    (void)c;
+    return (ptreg_ranks){.rank = 0, .size = 1};
+}
+
 /* Never called: a build without MPI runs one process. */
 int batch_mpi_atoms(const batch_comm *c, const char *output, batch_format format, const char *assignment,
                     const batch_atoms *atoms, const ptreg_orientation_options *opt, ptreg_orientations *o,
@@ -115,6 +121,23 @@ static ptreg_status sum_motif(int64_t *sum, uint64_t *count, size_t points, void
         MPI_Allreduce(MPI_IN_PLACE, count, (int)points, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
         return ptreg_error_set(err, PTREG_ERR_RUNTIME, "MPI: adding up the motif estimate failed");
     return PTREG_OK;
+}
+
+static ptreg_status sum_doubles(double *values, size_t count, void *ctx, ptreg_error *err)
+{
+    (void)ctx;
+    for (size_t done = 0; done < count;) {
+        const int part = count - done > (size_t)1 << 30 ? 1 << 30 : (int)(count - done);
+        if (MPI_Allreduce(MPI_IN_PLACE, values + done, part, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return ptreg_error_set(err, PTREG_ERR_RUNTIME, "MPI: adding up the ranks' values failed");
+        done += (size_t)part;
+    }
+    return PTREG_OK;
+}
+
+ptreg_ranks batch_mpi_ranks(const batch_comm *c)
+{
+    return (ptreg_ranks){.rank = c->rank, .size = c->size, .max_of_all = max_of_all, .sum_doubles = sum_doubles};
 }
 
 /* ---- output with MPI-IO ---- */

@@ -615,6 +615,107 @@ static ptreg_status refine(const float *source, const float *source_normals, siz
     return PTREG_OK;
 }
 
+static ptreg_status prepare(const char *which, const float *xyz, const float *normals, size_t n, double voxel,
+                            ptreg_register_cloud *c, ptreg_error *err)
+{
+    memset(c, 0, sizeof *c);
+    ptreg_cloud_init(&c->down);
+    c->voxel = voxel;
+    const double t = ptreg_time_ms();
+    ptreg_status st = prepare_cloud(which, xyz, normals, n, voxel, &c->down, &c->normals_ms, err);
+    c->downsample_ms = ptreg_time_ms() - t - c->normals_ms;
+    const double tf = ptreg_time_ms();
+    st = st ? st : fpfh_of(&c->down, voxel, &c->fpfh, err);
+    c->features_ms = ptreg_time_ms() - tf;
+    if (st)
+        ptreg_register_cloud_free(c);
+    return st;
+}
+
+ptreg_status ptreg_register_cloud_prepare(const float *xyz, const float *normals, size_t n, double voxel,
+                                          ptreg_register_cloud *out, ptreg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    ptreg_status st = ptreg_check_shape("register: the cloud", xyz, n, err);
+    if (st)
+        return st;
+    if (!(voxel > 0.0) || !isfinite(voxel))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "register: voxel %g: must be > 0", voxel);
+    return prepare("cloud", xyz, normals, n, voxel, out, err);
+}
+
+void ptreg_register_cloud_free(ptreg_register_cloud *c)
+{
+    if (!c)
+        return;
+    ptreg_cloud_free(&c->down);
+    free(c->fpfh);
+    c->fpfh = NULL;
+}
+
+static ptreg_status register_options_of(const ptreg_register_options *opt_in, ptreg_register_options *opt,
+                                        ptreg_error *err)
+{
+    if (opt_in)
+        *opt = *opt_in;
+    else
+        ptreg_register_options_default(opt);
+    return ptreg_options_check(ptreg_register_option_table(), opt, err);
+}
+
+/* Matches, global registration and refinement of prepared clouds (their
+ * voxel is r->voxel). */
+static ptreg_status register_prepared(const float *source, const float *source_normals, size_t ns,
+                                      const ptreg_register_cloud *sp, const float *target,
+                                      const float *target_normals, size_t nt, const ptreg_register_cloud *tp,
+                                      ptreg_register_options *opt, ptreg_register_result *r, ptreg_error *err)
+{
+    const ptreg_cloud *ds = &sp->down, *dt = &tp->down;
+    r->source_down = ds->n, r->target_down = dt->n;
+    ptreg_matches m = {0, NULL, NULL};
+    double t = ptreg_time_ms();
+    ptreg_status st = ptreg_match_features(sp->fpfh, ds->n, tp->fpfh, dt->n, PTREG_FPFH_BINS, opt->mutual, &m, err);
+    r->match_ms = ptreg_time_ms() - t;
+    r->matches = m.count;
+    if (opt->ransac.max_dist <= 0.0)
+        opt->ransac.max_dist = 1.5 * r->voxel;
+    if (opt->global == PTREG_GLOBAL_FGR) {
+        st = st ? st : ptreg_fgr(ds->xyz, ds->n, dt->xyz, dt->n, &m, &opt->fgr, &r->fgr, err);
+        r->global_ms = r->fgr.time_ms;
+    } else {
+        st = st ? st
+                : ptreg_ransac(ds->xyz, ds->normals, ds->n, dt->xyz, dt->normals, dt->n, &m, &opt->ransac,
+                               &r->ransac, err);
+        r->global_ms = r->ransac.time_ms;
+    }
+    st = st ? st : refine(source, source_normals, ns, target, target_normals, nt, opt, r, err);
+    ptreg_matches_free(&m);
+    return st;
+}
+
+ptreg_status ptreg_register_prepared(const float *source, const float *source_normals, size_t ns,
+                                     const ptreg_register_cloud *sp, const float *target,
+                                     const float *target_normals, size_t nt, const ptreg_register_cloud *tp,
+                                     const ptreg_register_options *opt_in, ptreg_register_result *r,
+                                     ptreg_error *err)
+{
+    const double t0 = ptreg_time_ms();
+    memset(r, 0, sizeof *r);
+    ptreg_transform_identity(r->transformation);
+    ptreg_register_options opt;
+    ptreg_status st = register_options_of(opt_in, &opt, err);
+    st = st ? st : ptreg_check_shape("register: the source", source, ns, err);
+    st = st ? st : ptreg_check_shape("register: the target", target, nt, err);
+    if (st)
+        return st;
+    if (!sp || !tp || !sp->fpfh || !tp->fpfh || sp->voxel != tp->voxel)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "register: the prepared clouds are missing or of two voxels");
+    r->voxel = sp->voxel;
+    st = register_prepared(source, source_normals, ns, sp, target, target_normals, nt, tp, &opt, r, err);
+    r->total_ms = ptreg_time_ms() - t0;
+    return st;
+}
+
 ptreg_status ptreg_register(const float *source, const float *source_normals, size_t ns, const float *target,
                             const float *target_normals, size_t nt, const ptreg_register_options *opt_in,
                             ptreg_register_result *r, ptreg_error *err)
@@ -623,49 +724,25 @@ ptreg_status ptreg_register(const float *source, const float *source_normals, si
     memset(r, 0, sizeof *r);
     ptreg_transform_identity(r->transformation);
     ptreg_register_options opt;
-    if (opt_in)
-        opt = *opt_in;
-    else
-        ptreg_register_options_default(&opt);
-    ptreg_status shape = ptreg_check_shape("register: the source", source, ns, err);
-    if (shape || (shape = ptreg_check_shape("register: the target", target, nt, err)))
-        return shape;
-    if ((shape = ptreg_options_check(ptreg_register_option_table(), &opt, err)))
-        return shape;
+    ptreg_status st = ptreg_check_shape("register: the source", source, ns, err);
+    st = st ? st : ptreg_check_shape("register: the target", target, nt, err);
+    st = st ? st : register_options_of(opt_in, &opt, err);
+    if (st)
+        return st;
     r->voxel = opt.voxel > 0.0 ? opt.voxel : diagonal(target, nt) / 80.0;
     if (!(r->voxel > 0.0))
         return ptreg_error_set(err, PTREG_ERR_ARG, "register: the target has no extent to scale a voxel by");
-    ptreg_cloud ds, dt;
-    ptreg_cloud_init(&ds), ptreg_cloud_init(&dt);
-    float *fs = NULL, *ft = NULL;
-    ptreg_matches m = {0, NULL, NULL};
-    double t = ptreg_time_ms();
-    ptreg_status st = prepare_cloud("source", source, source_normals, ns, r->voxel, &ds, &r->normals_ms, err);
-    st = st ? st : prepare_cloud("target", target, target_normals, nt, r->voxel, &dt, &r->normals_ms, err);
-    r->downsample_ms = ptreg_time_ms() - t - r->normals_ms;
-    r->source_down = ds.n, r->target_down = dt.n;
-    t = ptreg_time_ms();
-    st = st ? st : fpfh_of(&ds, r->voxel, &fs, err);
-    st = st ? st : fpfh_of(&dt, r->voxel, &ft, err);
-    r->features_ms = ptreg_time_ms() - t;
-    t = ptreg_time_ms();
-    st = st ? st : ptreg_match_features(fs, ds.n, ft, dt.n, PTREG_FPFH_BINS, opt.mutual, &m, err);
-    r->match_ms = ptreg_time_ms() - t;
-    r->matches = m.count;
-    if (opt.ransac.max_dist <= 0.0)
-        opt.ransac.max_dist = 1.5 * r->voxel;
-    if (opt.global == PTREG_GLOBAL_FGR) {
-        st = st ? st : ptreg_fgr(ds.xyz, ds.n, dt.xyz, dt.n, &m, &opt.fgr, &r->fgr, err);
-        r->global_ms = r->fgr.time_ms;
-    } else {
-        st = st ? st
-                : ptreg_ransac(ds.xyz, ds.normals, ds.n, dt.xyz, dt.normals, dt.n, &m, &opt.ransac, &r->ransac, err);
-        r->global_ms = r->ransac.time_ms;
-    }
-    st = st ? st : refine(source, source_normals, ns, target, target_normals, nt, &opt, r, err);
-    ptreg_cloud_free(&ds), ptreg_cloud_free(&dt);
-    free(fs), free(ft);
-    ptreg_matches_free(&m);
+    ptreg_register_cloud sp, tp;
+    st = prepare("source", source, source_normals, ns, r->voxel, &sp, err);
+    if (!st && (st = prepare("target", target, target_normals, nt, r->voxel, &tp, err)))
+        ptreg_register_cloud_free(&sp);
+    if (st)
+        return st;
+    r->downsample_ms = sp.downsample_ms + tp.downsample_ms;
+    r->normals_ms = sp.normals_ms + tp.normals_ms;
+    r->features_ms = sp.features_ms + tp.features_ms;
+    st = register_prepared(source, source_normals, ns, &sp, target, target_normals, nt, &tp, &opt, r, err);
+    ptreg_register_cloud_free(&sp), ptreg_register_cloud_free(&tp);
     r->total_ms = ptreg_time_ms() - t0;
     return st;
 }

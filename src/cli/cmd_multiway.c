@@ -1,0 +1,326 @@
+/* ptreg multiway: many scans into one frame (multiway.h). Under mpirun the
+ * candidate pairs are shared among the ranks; rank 0 writes. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/batch_cli.h"
+#include "ptreg/io.h"
+#include "ptreg/multiway.h"
+
+static const cli_option multiway_options[] = {
+    {"output", 'o', "FILE", "write each scan's pose into the anchor's frame (4x4 per scan, text)"},
+    {"merged", 0, "FILE", "write every placed scan moved into the anchor's frame as one cloud"},
+    {"merged-voxel", 0, "V", "downsample the merged cloud by a voxel grid of cube V (default: every point)"},
+    {"pairs", 0, "FILE", "the candidate pairs: 'i j' per line, 0-based scan numbers (scan i onto scan j)"},
+    {"pose-graph", 0, "FILE", "read a pose graph (Open3D's JSON) and solve it instead of registering pairs: its "
+                              "nodes are the first poses, its edges the pairs"},
+    {"pose-graph-out", 0, "FILE", "write the solved pose graph (Open3D's JSON layout)"},
+    {"truth", 0, "FILE", "known poses (4x4 per scan, any common frame): report each scan's error"},
+    CLI_OPT_THREADS,
+    CLI_OPT_ASCII,
+    CLI_OPT_JSON,
+};
+
+const cli_command cli_cmd_multiway = CLI_COMMAND_LIBRARY("multiway",
+    "SCAN... [options]",
+    "Register many scans of one object into the frame of one of them (a pose graph).",
+    "Every scan is downsampled by a voxel grid (cube V), with normals and FPFH as 'ptreg\n"
+    "register' makes them. Each candidate pair (every pair; --pair-neighbors K: each scan's\n"
+    "K most similar by mean descriptor and its successor; or --pairs FILE) is registered by\n"
+    "RANSAC (or FGR) over mutual feature matches, then ICP (--method, pairs within 1.5V) on\n"
+    "all points; a pair whose fitness ends below --min-fitness is dropped. The surest pairs'\n"
+    "spanning tree (Kruskal by fitness) places every scan and makes the certain edges; the\n"
+    "other pairs are loop closures. Each edge carries Open3D's information matrix; the pose\n"
+    "graph is solved by Levenberg-Marquardt with a line process that drops wrong loop\n"
+    "closures (Open3D's GlobalOptimization, factored by CHOLMOD), the anchor fixed. Then the\n"
+    "joint refinement: every kept edge's ICP again from the solved poses, and the graph solved\n"
+    "again. A scan no kept edge reaches is reported lost (identity pose). The same output for\n"
+    "any thread count; under mpirun (a build with MPI) the pairs are shared among the ranks\n"
+    "with the same output bytes, rank 0 writing.",
+    multiway_options, 2, CLI_MAX_POSITIONAL, ptreg_multiway_option_table);
+
+typedef struct multiway_inputs {
+    ptreg_cloud *clouds;
+    ptreg_multiway_scan *scans;
+    size_t count;
+    ptreg_scan_pair *pairs;
+    size_t pair_count;
+    ptreg_pose_graph graph;
+    int have_graph;
+    double *truth;
+} multiway_inputs;
+
+static void inputs_free(multiway_inputs *in)
+{
+    for (size_t i = 0; in->clouds && i < in->count; i++)
+        ptreg_cloud_free(&in->clouds[i]);
+    free(in->clouds), free(in->scans), free(in->pairs), free(in->truth);
+    ptreg_pose_graph_free(&in->graph);
+}
+
+static int fail(ptreg_status st, const ptreg_error *err)
+{
+    cli_error("multiway", "%s", err->message);
+    return cli_exit_code(st, 1);
+}
+
+static int read_pairs(const char *path, multiway_inputs *in)
+{
+    size_t *ij = NULL, n = 0;
+    ptreg_error err;
+    ptreg_status st = ptreg_index_pairs_read(path, in->count, &ij, &n, &err);
+    if (st)
+        return fail(st, &err);
+    in->pairs = malloc((n ? n : 1) * sizeof *in->pairs);
+    for (size_t k = 0; in->pairs && k < n; k++)
+        in->pairs[k] = (ptreg_scan_pair){ij[2 * k], ij[2 * k + 1]};
+    free(ij);
+    in->pair_count = n;
+    return in->pairs ? EXIT_OK : cli_out_of_memory();
+}
+
+static int read_truth(const char *path, multiway_inputs *in)
+{
+    size_t n = 0;
+    ptreg_error err;
+    ptreg_status st = ptreg_poses_read(path, &in->truth, &n, &err);
+    if (st)
+        return fail(st, &err);
+    if (n != in->count) {
+        cli_error("multiway", "%s: %zu poses for %zu scans", path, n, in->count);
+        return EXIT_BAD_INPUT;
+    }
+    return EXIT_OK;
+}
+
+static int read_inputs(const cli_args *a, multiway_inputs *in)
+{
+    in->count = (size_t)a->positional_count;
+    in->clouds = calloc(in->count, sizeof *in->clouds);
+    in->scans = calloc(in->count, sizeof *in->scans);
+    if (!in->clouds || !in->scans)
+        return cli_out_of_memory();
+    for (size_t i = 0; i < in->count; i++) {
+        int rc = cli_load_shape("multiway", a->positional[i], &in->clouds[i], 1);
+        if (rc)
+            return rc;
+        in->scans[i] = (ptreg_multiway_scan){in->clouds[i].xyz, in->clouds[i].normals, in->clouds[i].n};
+    }
+    int rc = cli_has(a, "pairs") ? read_pairs(cli_string(a, "pairs", NULL), in) : EXIT_OK;
+    rc = rc || !cli_has(a, "truth") ? rc : read_truth(cli_string(a, "truth", NULL), in);
+    if (!rc && cli_has(a, "pose-graph")) {
+        ptreg_error err;
+        ptreg_status st = ptreg_pose_graph_read_json(cli_string(a, "pose-graph", NULL), &in->graph, &err);
+        if (st)
+            return fail(st, &err);
+        in->have_graph = 1;
+    }
+    return rc;
+}
+
+/* Scan i's pose error against the truth, both taken relative to the anchor. */
+static void truth_error(const multiway_inputs *in, const ptreg_multiway_result *r, size_t anchor, size_t i,
+                        double *angle_deg, double *translation)
+{
+    double inv[16], rel[16];
+    ptreg_transform_invert_rigid(in->truth + 16 * anchor, inv);
+    ptreg_transform_mul(inv, in->truth + 16 * i, rel);
+    ptreg_transform_difference(rel, r->poses + 16 * i, angle_deg, translation);
+}
+
+static int write_merged(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_result *r)
+{
+    size_t total = 0;
+    int normals = 1;
+    for (size_t i = 0; i < in->count; i++)
+        if (r->placed[i])
+            total += in->clouds[i].n, normals &= in->clouds[i].normals != NULL;
+    ptreg_cloud all, down;
+    ptreg_cloud_init(&all), ptreg_cloud_init(&down);
+    ptreg_error err;
+    ptreg_status st = ptreg_cloud_alloc(&all, total, normals, &err);
+    for (size_t i = 0, at = 0; !st && i < in->count; i++) {
+        if (!r->placed[i])
+            continue;
+        const ptreg_cloud *c = &in->clouds[i];
+        ptreg_transform_points(r->poses + 16 * i, c->xyz, all.xyz + 3 * at, c->n);
+        if (normals)
+            ptreg_transform_vectors(r->poses + 16 * i, c->normals, all.normals + 3 * at, c->n);
+        at += c->n;
+    }
+    double voxel = 0.0;
+    int rc = st ? fail(st, &err) : cli_double(a, "merged-voxel", 0.0, 1e30, &voxel);
+    if (!rc && voxel > 0.0 && (st = ptreg_voxel_downsample(&all, voxel, &down, &err)))
+        rc = fail(st, &err);
+    if (!rc)
+        rc = cli_write_cloud("multiway", cli_string(a, "merged", NULL), voxel > 0.0 ? &down : &all,
+                             cli_has(a, "ascii"));
+    ptreg_cloud_free(&all), ptreg_cloud_free(&down);
+    return rc;
+}
+
+static int write_outputs(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_result *r)
+{
+    ptreg_error err;
+    ptreg_status st = PTREG_OK;
+    if (cli_has(a, "output"))
+        st = ptreg_poses_write(cli_string(a, "output", NULL), r->poses, r->scan_count,
+                               (const char *const *)a->positional, &err);
+    if (!st && cli_has(a, "pose-graph-out"))
+        st = ptreg_pose_graph_write_json(cli_string(a, "pose-graph-out", NULL), &r->graph, &err);
+    if (st) {
+        cli_error("multiway", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    return cli_has(a, "merged") ? write_merged(a, in, r) : EXIT_OK;
+}
+
+static size_t count_kept(const ptreg_multiway_result *r)
+{
+    size_t k = 0;
+    for (size_t e = 0; e < r->edge_count; e++)
+        k += r->edges[e].kept != 0;
+    return k;
+}
+
+static void print_human(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_options *o,
+                        const ptreg_multiway_result *r)
+{
+    printf("ptreg multiway: %zu scans, anchor %zu (%s), %d threads\n", r->scan_count, o->anchor,
+           a->positional[o->anchor], ptreg_get_num_threads());
+    printf("  voxel %g; %zu candidate pairs, %zu edges kept\n", r->voxel, r->edge_count, count_kept(r));
+    for (size_t e = 0; e < r->edge_count; e++) {
+        const ptreg_multiway_edge *x = &r->edges[e];
+        printf("  %3zu -> %-3zu fitness %.4f rmse %.6g %s%s", x->source, x->target, x->fitness, x->rmse,
+               x->kept ? "kept" : "dropped", x->uncertain ? " (loop closure" : " (tree");
+        printf(x->uncertain ? ", confidence %.3f)\n" : ")\n", x->confidence);
+    }
+    for (size_t i = 0; i < r->scan_count; i++) {
+        printf("  scan %zu %s%s", i, a->positional[i], r->placed[i] ? "" : " LOST");
+        if (in->truth) {
+            double ang, tr;
+            truth_error(in, r, o->anchor, i, &ang, &tr);
+            printf(": error %.4f deg, %.6g", ang, tr);
+        }
+        printf("\n");
+    }
+    printf("  time %.1f ms: prepare %.1f, pairs %.1f, graph %.1f, joint refinement %.1f\n", r->total_ms,
+           r->prepare_ms, r->pairs_ms, r->graph_ms, r->joint_ms);
+}
+
+static cJSON *json_edges(const ptreg_multiway_result *r)
+{
+    cJSON *edges = cJSON_CreateArray();
+    for (size_t e = 0; edges && e < r->edge_count; e++) {
+        const ptreg_multiway_edge *x = &r->edges[e];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "source", (double)x->source);
+        cJSON_AddNumberToObject(o, "target", (double)x->target);
+        cJSON_AddNumberToObject(o, "fitness", x->fitness);
+        cJSON_AddNumberToObject(o, "rmse", x->rmse);
+        cJSON_AddBoolToObject(o, "uncertain", x->uncertain);
+        cJSON_AddBoolToObject(o, "kept", x->kept);
+        cJSON_AddNumberToObject(o, "confidence", x->confidence);
+        cli_json_put(o, "transformation", cli_json_matrix(x->transformation));
+        cli_json_push(edges, o);
+    }
+    return edges;
+}
+
+static cJSON *json_scans(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_options *o,
+                         const ptreg_multiway_result *r)
+{
+    cJSON *scans = cJSON_CreateArray();
+    for (size_t i = 0; scans && i < r->scan_count; i++) {
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddStringToObject(s, "file", a->positional[i]);
+        cJSON_AddNumberToObject(s, "points", (double)in->clouds[i].n);
+        cJSON_AddBoolToObject(s, "placed", r->placed[i]);
+        cli_json_put(s, "pose", cli_json_matrix(r->poses + 16 * i));
+        if (in->truth) {
+            double ang, tr;
+            truth_error(in, r, o->anchor, i, &ang, &tr);
+            cJSON_AddNumberToObject(s, "rotation_error_deg", ang);
+            cJSON_AddNumberToObject(s, "translation_error", tr);
+        }
+        cli_json_push(scans, s);
+    }
+    return scans;
+}
+
+static int print_json(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_options *o,
+                      const ptreg_multiway_result *r)
+{
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "command", "multiway");
+    cJSON_AddNumberToObject(j, "anchor", (double)o->anchor);
+    cJSON_AddNumberToObject(j, "voxel", r->voxel);
+    cJSON_AddNumberToObject(j, "edges_kept", (double)count_kept(r));
+    cli_json_put(j, "scans", json_scans(a, in, o, r));
+    cli_json_put(j, "edges", json_edges(r));
+    const struct {
+        const char *name;
+        double ms;
+    } stages[] = {{"prepare_ms", r->prepare_ms}, {"pairs_ms", r->pairs_ms}, {"graph_ms", r->graph_ms},
+                  {"joint_ms", r->joint_ms},     {"time_ms", r->total_ms}};
+    for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++)
+        cJSON_AddNumberToObject(j, stages[k].name, stages[k].ms);
+    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
+    cJSON_AddStringToObject(j, "version", ptreg_version());
+    return cli_json_print(j);
+}
+
+static int run(const cli_args *a, batch_comm *comm)
+{
+    ptreg_multiway_options o;
+    ptreg_multiway_options_default(&o);
+    int rc = cli_read_library(a, &o);
+    rc = rc ? rc : cli_apply_threads(a);
+    if (!rc && o.anchor >= (size_t)a->positional_count) {
+        cli_error("multiway", "--anchor %zu: there are %d scans", o.anchor, a->positional_count);
+        rc = EXIT_USAGE;
+    }
+    if (!rc && cli_has(a, "pose-graph") && cli_has(a, "pairs")) {
+        cli_error("multiway", "--pose-graph brings its own pairs: --pairs is not taken with it");
+        rc = EXIT_USAGE;
+    }
+    multiway_inputs in;
+    memset(&in, 0, sizeof in);
+    ptreg_pose_graph_init(&in.graph);
+    rc = rc ? rc : read_inputs(a, &in);
+    ptreg_multiway_result r;
+    memset(&r, 0, sizeof r);
+    if (!rc) {
+        const ptreg_ranks ranks = batch_mpi_ranks(comm);
+        ptreg_error err;
+        ptreg_status st = in.have_graph ? ptreg_multiway_graph(in.scans, in.count, &in.graph, &o, &ranks, &r, &err)
+                                        : ptreg_multiway(in.scans, in.count, in.pairs, in.pair_count, &o, &ranks, &r,
+                                                         &err);
+        rc = st ? fail(st, &err) : EXIT_OK;
+    }
+    if (!rc && comm->rank == 0) {
+        rc = write_outputs(a, &in, &r);
+        if (!rc && cli_has(a, "json"))
+            rc = print_json(a, &in, &o, &r);
+        else if (!rc)
+            print_human(a, &in, &o, &r);
+    }
+    ptreg_multiway_result_free(&r);
+    inputs_free(&in);
+    return rc;
+}
+
+int cli_run_multiway(int argc, char **argv)
+{
+    cli_args a;
+    int rc;
+    if (!cli_begin(&cli_cmd_multiway, argc, argv, &a, &rc))
+        return rc;
+    batch_comm comm;
+    if ((rc = batch_comm_open(&comm)))
+        return rc;
+    rc = run(&a, &comm);
+    return batch_comm_close(&comm, batch_mpi_agree(&comm, rc));
+}

@@ -1,0 +1,106 @@
+# ptreg multiway: five views of the aircraft, each turned anywhere, come back
+# into the first view's frame; the same bytes for 1 and 2 threads and (with
+# MPI) 2 ranks; an unrelated scan is reported lost, not forced in; --pairs,
+# the pose graph written and read back (Open3D's layout); the real bunny
+# scans within 0.5 degrees and 1 mm; bad inputs exit 3 naming the place.
+. "$(dirname "$0")/lib.sh"
+
+# views around the aircraft at 30 degrees of elevation; truth.txt: every
+# scan's 4x4 onto the model frame, in ptreg's poses-file layout
+views="5,0,3 1.5,4.8,3 -4,2.9,3 -4,-2.9,3 1.5,-4.8,3"
+scans=()
+: >"$WORK/truth.txt"
+k=0
+for v in $views; do
+    expect 0 -- "$PTREG" synth --shape aircraft -o "$WORK/v$k.ply" --points 6000 --view "$v" --noise 0.002 \
+        --max-angle 180 --max-translation 0.5 --truth "$WORK/t$k.txt" --seed $((k + 3))
+    { echo "# pose $k"; cat "$WORK/t$k.txt"; } >>"$WORK/truth.txt"
+    scans+=("$WORK/v$k.ply")
+    k=$((k + 1))
+done
+
+# worst_error FIELD: the largest of the scans' FIELD in the JSON on stdout
+worst_error() {
+    python3 -c 'import json,sys; print(max(s[sys.argv[1]] for s in json.load(open(sys.argv[2]))["scans"]))' \
+        "$1" "$WORK/out"
+}
+below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
+
+expect 0 -- "$PTREG" multiway "${scans[@]}" --truth "$WORK/truth.txt" --json -o "$WORK/poses2.txt" \
+    --pose-graph-out "$WORK/graph.json" --merged "$WORK/merged.ply" --merged-voxel 0.02 --threads 2
+for key in '"scans"' '"edges"' '"placed"' '"edges_kept"' '"voxel"' '"pairs_ms"' '"graph_ms"' '"confidence"'; do
+    out_has "$key"
+done
+has_file "$WORK/poses2.txt"; has_file "$WORK/graph.json"; has_file "$WORK/merged.ply"
+below "$(worst_error rotation_error_deg)" 0.5 || fail "multiway: a rotation error is $(worst_error rotation_error_deg)"
+below "$(worst_error translation_error)" 0.01 || fail "multiway: a translation error is $(worst_error translation_error)"
+grep -q '"placed":	false' "$WORK/out" && fail "multiway: a view was lost"
+grep -q '"class_name":	"PoseGraph"\|"class_name": "PoseGraph"' "$WORK/graph.json" || fail "graph.json is not a PoseGraph"
+
+expect 0 -- "$PTREG" multiway "${scans[@]}" -o "$WORK/poses1.txt" --threads 1
+cmp -s "$WORK/poses1.txt" "$WORK/poses2.txt" || fail "multiway: 1 and 2 threads differ"
+
+# the solved graph read back: its edges and poses as the start, solved again
+expect 0 -- "$PTREG" multiway "${scans[@]}" --pose-graph "$WORK/graph.json" --truth "$WORK/truth.txt" --json
+below "$(worst_error rotation_error_deg)" 0.5 || fail "multiway --pose-graph: rotation error"
+
+# a chain of pairs only; then a scan of another object among them is lost, the others placed
+printf '0 1\n1 2\n2 3\n3 4\n# and a loop\n4 0\n' >"$WORK/pairs.txt"
+expect 0 -- "$PTREG" multiway "${scans[@]}" --pairs "$WORK/pairs.txt" --truth "$WORK/truth.txt" --json
+[ "$(grep -c '"source":' "$WORK/out")" -eq 5 ] || fail "--pairs: not 5 candidate pairs"
+below "$(worst_error rotation_error_deg)" 0.5 || fail "multiway --pairs: rotation error"
+expect 0 -- "$PTREG" synth --shape blob -o "$WORK/other.ply" --points 6000 --seed 9
+expect 0 -- "$PTREG" multiway "${scans[@]:0:3}" "$WORK/other.ply" --json
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["scans"]; sys.exit(not (s[3]["placed"] is False and
+    all(x["placed"] for x in s[:3])))' "$WORK/out" || fail "multiway: the blob was not reported lost alone"
+
+if [ -n "$DATA" ] && [ -f "$DATA/bunny/bun000.ply" ]; then
+    # bun.conf: x_world = R(q)^T x_scan + t
+    python3 - "$DATA/bunny/bun.conf" "$WORK/bunny_truth.txt" <<'EOF'
+import sys
+out = open(sys.argv[2], "w")
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) != 9 or f[0] != "bmesh" or f[1] not in ("bun000.ply", "bun045.ply"):
+        continue
+    t = [float(v) for v in f[2:5]]
+    x, y, z, w = (float(v) for v in f[5:9])
+    R = [[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+         [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+         [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]]
+    out.write(f"# pose {f[1]}\n")
+    for r in range(3):
+        out.write(" ".join(repr(R[c][r]) for c in range(3)) + f" {t[r]!r}\n")
+    out.write("0 0 0 1\n")
+EOF
+    expect 0 -- "$PTREG" multiway "$DATA/bunny/bun000.ply" "$DATA/bunny/bun045.ply" \
+        --truth "$WORK/bunny_truth.txt" --json
+    below "$(worst_error rotation_error_deg)" 0.5 || fail "bunny: rotation error $(worst_error rotation_error_deg)"
+    below "$(worst_error translation_error)" 0.001 || fail "bunny: translation error $(worst_error translation_error)"
+fi
+
+if "$PTREG" --version | grep -q "mpi: yes" && command -v mpirun >/dev/null; then
+    expect 0 -- mpirun --oversubscribe --allow-run-as-root -n 2 "$PTREG" multiway "${scans[@]}" \
+        -o "$WORK/poses_mpi.txt" --threads 1
+    cmp -s "$WORK/poses1.txt" "$WORK/poses_mpi.txt" || fail "multiway: 2 ranks differ from one process"
+fi
+
+# bad inputs: exit 3 naming the file and the place, nothing written
+printf '0 1\n1 7\n' >"$WORK/badpairs.txt"
+expect 3 -- "$PTREG" multiway "${scans[@]}" --pairs "$WORK/badpairs.txt" -o "$WORK/never.txt"
+err_has "badpairs.txt:2"; no_file "$WORK/never.txt"
+python3 - "$WORK/graph.json" "$WORK/badgraph.json" <<'EOF'
+import json, sys
+g = json.load(open(sys.argv[1]))
+g["edges"][-1]["target_node_id"] = 12
+json.dump(g, open(sys.argv[2], "w"))
+EOF
+expect 3 -- "$PTREG" multiway "${scans[@]}" --pose-graph "$WORK/badgraph.json" -o "$WORK/never.txt"
+err_has "badgraph.json"; err_has "edge"; no_file "$WORK/never.txt"
+expect 3 -- "$PTREG" multiway "${scans[@]:0:2}" "$WORK/missing.ply" -o "$WORK/never.txt"; err_has "missing.ply"
+printf '1 0 0 0\n0 1 0 0\n' >"$WORK/short.txt"
+expect 3 -- "$PTREG" multiway "${scans[@]}" --truth "$WORK/short.txt"; err_has "short.txt"
+expect 2 -- "$PTREG" multiway "${scans[@]}" --anchor 9; err_has "--anchor"
+expect 2 -- "$PTREG" multiway "${scans[0]}"
+expect 0 -- "$PTREG" multiway --help; out_has "spanning tree"
+finish
