@@ -88,7 +88,7 @@ def ring():
 def info():
     src = rng.random((300, 3)).astype(np.float32)
     T = rigid([0.2, 1, 0.3], 0.05, [0.01, -0.02, 0.015])
-    tgt = ((src.astype(np.float64) @ T[:3, :3].T + T[:3, 3]) + rng.normal(scale=0.01, size=(300, 3)))
+    tgt = ((src.astype(np.float64) @ T[:3, :3].T + T[:3, 3]) + rng.normal(scale=0.03, size=(300, 3)))
     tgt = tgt.astype(np.float32)
     np.savetxt(os.path.join(here, "info_source.xyz"), src, fmt="%.9g")
     np.savetxt(os.path.join(here, "info_target.xyz"), tgt, fmt="%.9g")
