@@ -3,7 +3,7 @@
 # with libFuzzer (clang, ASan, UBSan).
 #
 #   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all volume index lddmm batch tune
-#                                                        transform options
+#                                                        transform options posegraph
 #
 # "batch" drives fuzz_batch_inputs.c (.pos/.epos, .rrng/.rng, pairs files)
 # from seeds it writes itself and the shared .pos file.
@@ -13,6 +13,10 @@
 #
 # "tune" fuzzes the tuner's cache (fuzz_tune_cache.c) against the same
 # sanitized library, from caches `ptreg tune` writes.
+#
+# "posegraph" fuzzes Open3D's pose-graph JSON (fuzz_posegraph.c: the
+# parser, then a few solver steps) built from the pose-graph sources and the
+# parts of core and io they use, seeded with tests/data/posegraph/*.json.
 #
 # "options" fuzzes option values as text (fuzz_options.c: every row of the
 # library's options tables) against that library too.
@@ -33,7 +37,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 shift || true
 formats=("$@")
-[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index lddmm batch tune transform options)
+[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index lddmm batch tune transform options posegraph)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
@@ -105,6 +109,22 @@ fuzz_transform() {
     printf '1 0 0 0.5\n0 1 0 0\n0 0 1 -2 # shifted\n0 0 0 1\n' >"$corpus/four.txt"
     printf '0.9,0.1,0,1e-3,\n-0.1,0.9,0,0\n0,0,1,0\n' >"$corpus/twelve.csv"
     run_target transform "$bin" "$corpus" 4096
+}
+
+fuzz_posegraph() {
+    local bin=$build/fuzz_posegraph corpus=$build/corpus-posegraph f
+    # shellcheck disable=SC2046
+    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+        -I"$root/include" -I"$root/src" $(pkg-config --cflags libcjson) -I/usr/include/suitesparse \
+        "$root/tests/fuzz/fuzz_posegraph.c" "$root"/src/reg/posegraph/posegraph.c \
+        "$root"/src/reg/posegraph/posegraph_json.c "$root"/src/reg/posegraph/posegraph_lm.c \
+        "$root/src/core/error.c" "$root/src/core/transform.c" "$root/src/core/rng.c" "$root/src/io/atomic.c" \
+        $(pkg-config --libs libcjson) -lcholmod -lm -lpthread -o "$bin"
+    mkdir -p "$corpus"
+    for f in "$root"/tests/data/posegraph/*.json; do
+        cp -n "$f" "$corpus/"
+    done
+    run_target posegraph "$bin" "$corpus" 65536
 }
 
 fuzz_tune() {
@@ -209,6 +229,10 @@ for fmt in "${formats[@]}"; do
     fi
     if [ "$fmt" = options ]; then
         fuzz_options
+        continue
+    fi
+    if [ "$fmt" = posegraph ]; then
+        fuzz_posegraph
         continue
     fi
     if [ "$fmt" = transform ]; then
