@@ -39,7 +39,9 @@ typedef struct ptreg_multiway_options {
     ptreg_icp_method refine;  /* the pairs' ICP (default point-to-plane) */
     double refine_dist;       /* its max correspondence distance (default 0: 1.5 voxels) */
     int refine_iter;          /* (default 30) */
-    double min_fitness;       /* a pair whose ICP fitness ends below is no edge (default 0.2) */
+    double min_fitness;       /* a pair whose fitness both ways (the smaller share of either scan's
+                                 points within the ICP distance of the other) ends below is no edge
+                                 (default 0.3) */
     size_t anchor;            /* the scan whose frame is the common one (default 0) */
     int joint_refine;         /* rounds of the final joint refinement (default 1) */
     uint64_t seed;            /* RANSAC's samples (default 1) */

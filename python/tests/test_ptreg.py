@@ -217,6 +217,62 @@ def test_register_recovers_a_rotation(scene):
     assert r.fitness > 0.9 and r.matches > 0 and r.time_ms > 0
 
 
+def test_multiway_places_views_of_the_model(scene):
+    """Four parts of the model moved anywhere come back into the first's frame,
+    as the CLI puts them (the same bits), and a pair list restricts the graph."""
+    model = ptreg.read_cloud(scene / "model.ply").points
+    centre = model.mean(axis=0)
+    axes = ([1, 0, 0], [0, 1, 0], [-1, 0, 0], [0, -1, 0])
+    truth, scans = [], []
+    for i, a in enumerate(axes):
+        part = model[(model - centre) @ np.array(a, dtype=np.float64) > -0.15 * np.ptp(model[:, 0])]
+        R = rotation([0.2 + i, 1.0, -0.5 * i], 40.0 * i)
+        t = np.array([0.1 * i, -0.05, 0.02 * i])
+        scans.append((part @ R.T + t).astype(np.float32))
+        T = np.eye(4)
+        T[:3, :3], T[:3, 3] = R.T, -R.T @ t
+        truth.append(T)
+    r = ptreg.multiway(scans)
+    assert r.poses.shape == (4, 4, 4) and all(r.placed) and len(r.edges) == 6
+    for i in range(4):
+        expected = np.linalg.inv(truth[0]) @ truth[i]
+        assert rotation_error_deg(r.poses[i], expected) < 0.5
+        assert np.abs(r.poses[i][:3, 3] - expected[:3, 3]).max() < 0.01
+    assert np.array_equal(ptreg.multiway(scans).poses, r.poses)
+    chain = ptreg.multiway(scans, pairs=[[0, 1], [1, 2], [2, 3]])
+    assert len(chain.edges) == 3 and all(chain.placed)
+    with pytest.raises(ptreg.ArgumentError):
+        ptreg.multiway(scans, pairs=[[0, 7]])
+    with pytest.raises(ValueError):
+        ptreg.multiway(scans, normals=[None])
+
+
+def test_track_follows_a_moving_scan(scene):
+    """The scan moved a little more each frame is followed frame by frame from
+    the constant-velocity prediction; an empty frame is lost, never an error."""
+    model = ptreg.read_cloud(scene / "model.ply").points
+    scan = ptreg.read_cloud(scene / "scan.ply").points
+    truth = np.loadtxt(scene / "truth.txt")
+    frames, expected = [], []
+    for k in range(8):
+        R = rotation([0, 0, 1], 0.5 * k)
+        t = np.array([0.01 * k, 0.0, 0.0])
+        frames.append((scan @ R.T + t).astype(np.float32))
+        M = np.eye(4)
+        M[:3, :3], M[:3, 3] = R, t
+        expected.append(truth @ np.linalg.inv(M))
+    frames.insert(5, np.zeros((0, 3), dtype=np.float32))
+    expected.insert(5, None)
+    results = list(ptreg.track(model, frames, init=truth))
+    assert [r.state for r in results].count("lost") == 1 and results[5].state == "lost"
+    for r, e in zip(results, expected):
+        if e is not None:
+            assert r.state == "tracked" and rotation_error_deg(r.transformation, e) < 0.2
+            assert r.latency_ms > 0
+    with pytest.raises(ValueError):
+        next(ptreg.track(model, frames, rate=0))
+
+
 def test_emicp(scene):
     scan = ptreg.read_cloud(scene / "scan.ply").points[::15]
     model = ptreg.read_cloud(scene / "model.ply").points[::20]

@@ -21,7 +21,7 @@ void ptreg_multiway_options_default(ptreg_multiway_options *opt)
     opt->global = PTREG_GLOBAL_RANSAC;
     opt->refine = PTREG_ICP_PLANE;
     opt->refine_iter = 30;
-    opt->min_fitness = 0.2;
+    opt->min_fitness = 0.3;
     opt->joint_refine = 1;
     opt->seed = 1;
     ptreg_pose_graph_options_default(&opt->graph);
@@ -47,7 +47,8 @@ static const ptreg_option multiway_rows[] = {
                  "D", "the pairs' ICP distance; default 1.5 voxels"),
     OPTION_FIELD(ptreg_multiway_options, refine_iter, NULL, INT, 1, 1000000, 0, "N", "the pairs' ICP iterations"),
     OPTION_FIELD(ptreg_multiway_options, min_fitness, NULL, DOUBLE, 0, 1, 0, "F",
-                 "a pair whose ICP fitness ends below is no edge"),
+                 "a pair whose fitness both ways (the smaller share of either scan's points within the ICP "
+                 "distance of the other) ends below is no edge"),
     OPTION_FIELD(ptreg_multiway_options, anchor, NULL, SIZE, 0, (double)SIZE_MAX, 0, "I",
                  "the scan whose frame the poses are in (0-based)"),
     OPTION_FIELD(ptreg_multiway_options, joint_refine, NULL, INT, 0, 100, 0, "N",
@@ -245,24 +246,44 @@ static void record_edge(const ptreg_icp_result *ir, const double info[36], size_
     rec[MW_VALID] = 1.0;
 }
 
-/* ICP of scan s onto scan t from init, and the information matrix at the
- * result. */
+/* ICP of scan s onto scan t from init at dist, then (finer > 0) again at
+ * dist / 2, ..., dist / 2^finer: a wide distance pairs a thin part's two
+ * sides (a wing's top with its bottom) and pulls the pose off by up to a
+ * degree, a narrow one from a close start does not. The information matrix
+ * and the fitness are taken at dist, so that every edge is weighed alike;
+ * the fitness both ways (the smaller share of either scan's points within
+ * dist of the other): a small scan lying on part of a large one, or an
+ * unrelated object on part of the scan, is then no good pair. */
 ptreg_status multiway_refine_pair(const ptreg_multiway_scan *scans, const multiway_prepared *p, size_t s, size_t t,
-                                  const double init[16], const ptreg_multiway_options *opt, double dist,
+                                  const double init[16], const ptreg_multiway_options *opt, double dist, int finer,
                                   double rec[MW_RECORD], ptreg_error *err)
 {
-    ptreg_icp_options io;
-    icp_options_for(opt, dist, init, p[s].normals, p[t].normals, &io);
+    double T[16];
+    memcpy(T, init, sizeof T);
     ptreg_icp_result ir;
-    ptreg_status st = ptreg_icp(scans[s].xyz, scans[s].n, scans[t].xyz, scans[t].n, &io, &ir, err);
+    ptreg_status st = PTREG_OK;
+    for (int stage = 0; !st && stage <= finer; stage++) {
+        ptreg_icp_options io;
+        icp_options_for(opt, ldexp(dist, -stage), T, p[s].normals, p[t].normals, &io);
+        st = ptreg_icp(scans[s].xyz, scans[s].n, scans[t].xyz, scans[t].n, &io, &ir, err);
+        if (!st)
+            memcpy(T, ir.transformation, sizeof T);
+        if (!st && stage < finer)
+            ptreg_icp_result_free(&ir);
+    }
     if (st)
         return st;
-    double info[36];
-    size_t pairs = 0;
-    st = ptreg_information_matrix(scans[s].xyz, scans[s].n, scans[t].xyz, scans[t].n, ir.transformation, dist, info,
-                                  &pairs, err);
-    if (!st)
+    double info[36], back_info[36], inv[16];
+    size_t pairs = 0, back = 0;
+    ptreg_transform_invert_rigid(T, inv);
+    st = ptreg_information_matrix(scans[s].xyz, scans[s].n, scans[t].xyz, scans[t].n, T, dist, info, &pairs, err);
+    st = st ? st
+            : ptreg_information_matrix(scans[t].xyz, scans[t].n, scans[s].xyz, scans[s].n, inv, dist, back_info,
+                                       &back, err);
+    if (!st) {
+        ir.fitness = fmin((double)pairs / (double)scans[s].n, (double)back / (double)scans[t].n);
         record_edge(&ir, info, pairs, rec);
+    }
     ptreg_icp_result_free(&ir);
     return st;
 }
@@ -281,7 +302,7 @@ static ptreg_status register_pair(const ptreg_multiway_scan *scans, const multiw
     ptreg_register_result rr;
     ptreg_status st = ptreg_register_prepared(scans[s].xyz, p[s].normals, scans[s].n, &p[s].features, scans[t].xyz,
                                               p[t].normals, scans[t].n, &p[t].features, &ro, &rr, err);
-    return st ? st : multiway_refine_pair(scans, p, s, t, rr.transformation, opt, dist, rec, err);
+    return st ? st : multiway_refine_pair(scans, p, s, t, rr.transformation, opt, dist, 0, rec, err);
 }
 
 /* This rank's share of the pairs (every size-th), then every rank's records
@@ -299,7 +320,7 @@ ptreg_status multiway_register_pairs(const ptreg_multiway_scan *scans, const mul
         double *rec = records + k * MW_RECORD;
         if (starts && !isfinite(starts[16 * k]))
             continue;
-        st = starts ? multiway_refine_pair(scans, p, s, t, starts + 16 * k, opt, dist, rec, err)
+        st = starts ? multiway_refine_pair(scans, p, s, t, starts + 16 * k, opt, dist, MW_JOINT_FINER, rec, err)
                     : register_pair(scans, p, s, t, opt, voxel, dist, rec, err);
         if (st) {
             char why[PTREG_ERROR_MESSAGE_MAX];

@@ -19,6 +19,7 @@ typedef struct mw_run {
     double *records;    /* n x MW_RECORD */
     int *tree;          /* n: an edge of the spanning tree (certain) */
     int *kept;          /* n: an edge of the solved graph */
+    int *pruned;        /* n: the line process removed it: out of every later solve */
     double *confidence; /* n: its line-process confidence */
     int from_graph;     /* the records came from a caller's graph: no fitness to judge them by */
     ptreg_multiway_options opt;
@@ -30,7 +31,8 @@ static int usable(const mw_run *r, size_t k)
 {
     const double *rec = r->records + k * MW_RECORD;
     /* The tree's edges stay: a joint round cannot disconnect a scan. */
-    return rec[MW_VALID] == 1.0 && (r->from_graph || r->tree[k] || rec[MW_FITNESS] >= r->opt.min_fitness);
+    return rec[MW_VALID] == 1.0 && !(r->pruned && r->pruned[k]) &&
+           (r->from_graph || r->tree[k] || rec[MW_FITNESS] >= r->opt.min_fitness);
 }
 
 static size_t root_of(size_t *parent, size_t i)
@@ -182,8 +184,11 @@ static ptreg_status solve(mw_run *r, double *poses, const int *placed, ptreg_pos
         go.reference_node = node_of[r->opt.anchor];
     ptreg_pose_graph_result gr;
     st = st || !g->edge_count ? st : ptreg_pose_graph_optimize(g, &go, &gr, err);
-    if (!st)
+    if (!st) {
         read_solution(r, g, node_of, poses, placed);
+        for (size_t k = 0; k < r->n; k++)
+            r->pruned[k] |= usable(r, k) && placed[r->pairs[k].source] && !r->kept[k];
+    }
     free(node_of);
     return st;
 }
@@ -207,10 +212,11 @@ static ptreg_status joint_round(mw_run *r, const double *poses, ptreg_error *err
     st = st ? st
             : multiway_register_pairs(r->scans, r->p, r->pairs, r->n, &r->opt, r->voxel, r->dist, starts, r->ranks,
                                       fresh, err);
-    if (!st) {
+    if (!st)
         r->from_graph = 0; /* each kept edge now has its ICP's fitness */
-        memcpy(r->records, fresh, r->n * MW_RECORD * sizeof *fresh);
-    }
+    for (size_t k = 0; !st && k < r->n; k++)
+        if (r->kept[k]) /* the others keep their first record: why they were dropped */
+            memcpy(r->records + k * MW_RECORD, fresh + k * MW_RECORD, MW_RECORD * sizeof *fresh);
     free(starts), free(fresh);
     return st;
 }
@@ -264,9 +270,10 @@ static ptreg_status run_graph(mw_run *r, const double *given_poses, ptreg_multiw
     r->tree = calloc(r->n ? r->n : 1, sizeof *r->tree);
     r->kept = calloc(r->n ? r->n : 1, sizeof *r->kept);
     r->confidence = calloc(r->n ? r->n : 1, sizeof *r->confidence);
+    r->pruned = calloc(r->n ? r->n : 1, sizeof *r->pruned);
     ptreg_pose_graph g;
     ptreg_pose_graph_init(&g);
-    ptreg_status st = poses && placed && r->tree && r->kept && r->confidence
+    ptreg_status st = poses && placed && r->tree && r->kept && r->confidence && r->pruned
                           ? PTREG_OK
                           : ptreg_error_set(err, PTREG_ERR_NOMEM, "multiway: out of memory for %zu scans", r->count);
     if (!st && given_poses) {
@@ -292,7 +299,7 @@ static ptreg_status run_graph(mw_run *r, const double *given_poses, ptreg_multiw
     res->joint_ms = ptreg_time_ms() - t;
     st = st ? st : fill_result(r, poses, placed, &g, res, err);
     ptreg_pose_graph_free(&g);
-    free(r->tree), free(r->kept), free(r->confidence);
+    free(r->tree), free(r->kept), free(r->confidence), free(r->pruned);
     if (st) {
         free(poses), free(placed);
         res->poses = NULL, res->placed = NULL;

@@ -21,8 +21,10 @@ ptreg_status multiway_prepare(const ptreg_multiway_scan *scans, size_t count, do
 void multiway_prepared_free(multiway_prepared *p, size_t count);
 ptreg_status multiway_candidates(const multiway_prepared *p, size_t count, int k, ptreg_scan_pair **pairs,
                                  size_t *n, ptreg_error *err);
+/* The joint refinement's ICP narrows its distance this many times (halving it). */
+enum { MW_JOINT_FINER = 2 };
 ptreg_status multiway_refine_pair(const ptreg_multiway_scan *scans, const multiway_prepared *p, size_t s, size_t t,
-                                  const double init[16], const ptreg_multiway_options *opt, double dist,
+                                  const double init[16], const ptreg_multiway_options *opt, double dist, int finer,
                                   double rec[MW_RECORD], ptreg_error *err);
 /* starts (n x 16, may be NULL): ICP from these instead of a global registration;
  * a pair whose start is not finite is skipped (its record stays 0). */
