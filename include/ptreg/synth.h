@@ -69,7 +69,7 @@ typedef struct ptreg_synth_sequence_options {
 PTREG_API void ptreg_synth_sequence_options_default(ptreg_synth_sequence_options *opt);
 
 /* Frame i (< opt->frames) of the sequence: its points in the sensor's
- * frame (x right, y up, z along the view), *truth the pose taking them into
+ * frame (x right, y down, z along the view), *truth the pose taking them into
  * the model's frame (what a tracker should return) and *time its time in
  * seconds. Any frame can be made alone; the same options give the same
  * bits. */

@@ -45,7 +45,7 @@ typedef struct cli_command {
      max_positional, library}
 
 #define CLI_MAX_OPTIONS 48
-#define CLI_MAX_POSITIONAL 8
+#define CLI_MAX_POSITIONAL 4096 /* ptreg track MODEL FRAME... */
 
 typedef struct cli_args {
     const cli_command *cmd;

@@ -140,10 +140,11 @@ ptreg_status ptreg_synth_sequence_frame(const ptreg_synth_sequence_options *opt,
         free(s);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "synth: out of memory");
     }
-    /* the sensor's frame: x right, y up, z along the view; truth = [R | eye] */
+    /* the sensor's frame (a camera's): x right, y down, z along the view;
+     * truth = [R | eye], R's columns those axes in the model's frame */
     ptreg_transform_identity(truth);
     for (int r = 0; r < 3; r++) {
-        truth[4 * r + 0] = cam.right[r], truth[4 * r + 1] = cam.up[r], truth[4 * r + 2] = cam.fwd[r];
+        truth[4 * r + 0] = cam.right[r], truth[4 * r + 1] = -cam.up[r], truth[4 * r + 2] = cam.fwd[r];
         truth[4 * r + 3] = cam.eye[r];
     }
     size_t kept = 0;
@@ -155,7 +156,7 @@ ptreg_status ptreg_synth_sequence_frame(const ptreg_synth_sequence_options *opt,
         if (drop)
             continue;
         q[0] = p[0] * cam.right[0] + p[1] * cam.right[1] + p[2] * cam.right[2];
-        q[1] = p[0] * cam.up[0] + p[1] * cam.up[1] + p[2] * cam.up[2];
+        q[1] = -(p[0] * cam.up[0] + p[1] * cam.up[1] + p[2] * cam.up[2]);
         q[2] = p[0] * cam.fwd[0] + p[1] * cam.fwd[1] + p[2] * cam.fwd[2];
         for (int k = 0; k < 3; k++)
             s[kept].p[k] = (float)q[k];
