@@ -226,6 +226,7 @@ ptreg_status ptreg_tracker_push(ptreg_tracker *tr, const float *frame, size_t n,
         ptreg_status st = register_from(tr, frame, n, out->predicted, &r, &local);
         if (fatal_status(st)) {
             fatal = ptreg_error_set(err, st, "%s", local.message);
+        } else if (!st) {
             if (passes(tr, &r, t, 1))
                 keep(out, &r, PTREG_TRACK_TRACKED);
             ptreg_icp_result_free(&r);
