@@ -389,33 +389,57 @@ static double percentile(const double *sorted, size_t n, double p)
     return sorted[r ? r - 1 : 0];
 }
 
+/* What the run counts as it goes: with --json every frame's record too;
+ * without, only each frame's latency (8 bytes a frame, for the percentiles). */
 typedef struct track_summary {
     size_t counts[3], unreadable, skipped, frames;
     double p50, p95, p99, max, mean, wall_ms;
+    double *latency;
+    frame_record *rec;
+    size_t cap;
 } track_summary;
 
-static void summarize(const frame_record *rec, size_t n, double wall_ms, size_t skipped, track_summary *s)
+/* Adds a frame; EXIT_RUNTIME when out of memory. */
+static int count_frame(track_summary *s, const frame_record *f, int keep_record)
 {
-    memset(s, 0, sizeof *s);
-    s->frames = n, s->wall_ms = wall_ms, s->skipped = skipped;
-    double *lat = malloc((n ? n : 1) * sizeof *lat);
-    for (size_t i = 0; i < n; i++) {
-        s->counts[rec[i].state]++;
-        s->unreadable += (size_t)rec[i].unreadable;
-        s->mean += rec[i].latency_ms / (double)n;
-        if (lat)
-            lat[i] = rec[i].latency_ms;
+    if (s->frames == s->cap) {
+        const size_t cap = s->cap ? 2 * s->cap : 256;
+        double *lat = realloc(s->latency, cap * sizeof *lat);
+        s->latency = lat ? lat : s->latency;
+        frame_record *rec = keep_record ? realloc(s->rec, cap * sizeof *rec) : NULL;
+        s->rec = rec ? rec : s->rec;
+        if (!lat || (keep_record && !rec)) {
+            cli_error("track", "out of memory");
+            return EXIT_RUNTIME;
+        }
+        s->cap = cap;
     }
+    if (keep_record)
+        s->rec[s->frames] = *f;
+    s->latency[s->frames++] = f->latency_ms;
+    s->counts[f->state]++;
+    s->unreadable += (size_t)f->unreadable;
+    return EXIT_OK;
+}
+
+static void summarize(track_summary *s)
+{
+    const size_t n = s->frames;
+    for (size_t i = 0; i < n; i++)
+        s->mean += s->latency[i] / (double)n;
+    if (n == 0)
+        return;
+    double *lat = malloc(n * sizeof *lat);
     if (!lat)
         return;
+    memcpy(lat, s->latency, n * sizeof *lat);
     qsort(lat, n, sizeof *lat, by_value);
     s->p50 = percentile(lat, n, 50), s->p95 = percentile(lat, n, 95), s->p99 = percentile(lat, n, 99);
-    s->max = n ? lat[n - 1] : 0.0;
+    s->max = lat[n - 1];
     free(lat);
 }
 
-static int print_json(const track_job *job, const ptreg_track_options *o, const frame_record *rec,
-                      const track_summary *s)
+static int print_json(const track_job *job, const ptreg_track_options *o, const track_summary *s)
 {
     cJSON *root = cJSON_CreateObject();
     char name[32];
@@ -431,7 +455,7 @@ static int print_json(const track_job *job, const ptreg_track_options *o, const 
     cJSON_AddNumberToObject(root, "setup_ms", job->setup_ms);
     cJSON *frames = cJSON_AddArrayToObject(root, "frames");
     for (size_t i = 0; i < s->frames; i++) {
-        const frame_record *f = &rec[i];
+        const frame_record *f = &s->rec[i];
         cJSON *fo = cJSON_CreateObject();
         cJSON_AddNumberToObject(fo, "time", f->t);
         cJSON_AddStringToObject(fo, "state", ptreg_track_state_name(f->state));
@@ -479,39 +503,26 @@ static void print_human(const track_job *job, const track_summary *s)
 }
 
 /* Every frame of src through the tracker, each written as it is known. */
-static int run_frames(const cli_args *a, track_job *job, frame_source *src, frame_record **out, size_t *count,
-                      size_t *skipped, double *wall_ms)
+static int run_frames(const cli_args *a, track_job *job, frame_source *src, track_summary *s)
 {
     cli_progress progress;
     cli_progress_begin(&progress, a, "track", "frame", "latency ms");
     const ptreg_progress hook = cli_progress_hook(&progress);
-    size_t cap = 0, n = 0;
-    frame_record *rec = NULL;
+    const int keep_records = cli_has(a, "json");
     int rc = EXIT_OK;
     double last_t = -INFINITY;
     frame_in f;
     const double t0 = ptreg_time_ms();
     while (!rc && source_next(src, &f)) {
-        if (n > 0 && !(f.t > last_t)) {
+        if (s->frames > 0 && !(f.t > last_t)) {
             cli_error("track", "%s: frame %zu's timestamp %.9g does not come after %.9g: skipped", f.name,
                       src->next - 1, f.t, last_t);
-            (*skipped)++;
+            s->skipped++;
             ptreg_cloud_free(&f.cloud);
             continue;
         }
         if (!f.unreadable && f.cloud.n == 0)
             cli_error("track", "%s: frame %zu has no points; the frame is lost", f.name, src->next - 1);
-        if (n == cap) {
-            cap = cap ? 2 * cap : 256;
-            frame_record *grown = realloc(rec, cap * sizeof *grown);
-            if (!grown) {
-                cli_error("track", "out of memory");
-                ptreg_cloud_free(&f.cloud);
-                rc = EXIT_RUNTIME;
-                break;
-            }
-            rec = grown;
-        }
         ptreg_track_frame tf;
         ptreg_error err;
         ptreg_status st = ptreg_tracker_push(job->tracker, f.cloud.xyz, f.cloud.n, f.t, &tf, &err);
@@ -519,19 +530,18 @@ static int run_frames(const cli_args *a, track_job *job, frame_source *src, fram
             cli_error("track", "%s: frame %zu: %s", f.name, src->next - 1, err.message);
             rc = cli_exit_code(st, 0);
         } else {
-            frame_record *r = &rec[n++];
-            *r = (frame_record){f.t, tf.latency_ms, tf.fitness, tf.rmse, {0}, tf.iterations, f.unreadable,
-                                tf.state, f.cloud.n};
-            tum_pose(tf.pose, r->pose);
+            frame_record r = {f.t, tf.latency_ms, tf.fitness, tf.rmse, {0}, tf.iterations, f.unreadable,
+                              tf.state, f.cloud.n};
+            tum_pose(tf.pose, r.pose);
             last_t = f.t;
-            rc = write_frame(job, r);
-            hook.fn(hook.ctx, (int)n, src->paths ? (int)src->count : 0, tf.latency_ms);
+            rc = write_frame(job, &r);
+            rc = rc ? rc : count_frame(s, &r, keep_records);
+            hook.fn(hook.ctx, (int)s->frames, src->paths ? (int)src->count : 0, tf.latency_ms);
         }
         ptreg_cloud_free(&f.cloud);
     }
-    *wall_ms = ptreg_time_ms() - t0;
+    s->wall_ms = ptreg_time_ms() - t0;
     cli_progress_end(&progress, a, 0);
-    *out = rec, *count = n;
     return rc;
 }
 
@@ -554,9 +564,8 @@ int cli_run_track(int argc, char **argv)
     ptreg_error err;
     if ((rc = cli_device_usable(&a, ptreg_icp_resolve_device(&opt.icp, &job.device, &err), &err)))
         return rc;
-    frame_record *rec = NULL;
-    size_t n = 0, skipped = 0;
-    double wall_ms = 0.0;
+    track_summary sum;
+    memset(&sum, 0, sizeof sum);
     if ((rc = load_model(&a, &opt, &job)))
         goto done;
     if (cli_has(&a, "frames"))
@@ -577,17 +586,14 @@ int cli_run_track(int argc, char **argv)
         rc = cli_exit_code(st, 0);
         goto done;
     }
-    rc = run_frames(&a, &job, &src, &rec, &n, &skipped, &wall_ms);
-    size_t readable = 0;
-    for (size_t i = 0; i < n; i++)
-        readable += !rec[i].unreadable;
+    rc = run_frames(&a, &job, &src, &sum);
+    const size_t readable = sum.frames - sum.unreadable;
     if (!rc) {
-        track_summary s;
-        summarize(rec, n, wall_ms, skipped, &s);
+        summarize(&sum);
         if (cli_has(&a, "json"))
-            rc = print_json(&job, &opt, rec, &s);
+            rc = print_json(&job, &opt, &sum);
         else
-            print_human(&job, &s);
+            print_human(&job, &sum);
     }
     if (!rc && src.stream_error)
         rc = src.stream_error == 2 ? EXIT_RUNTIME : EXIT_BAD_INPUT;
@@ -602,7 +608,8 @@ done:
     }
     if (job.states && fclose(job.states) && !rc)
         rc = EXIT_RUNTIME;
-    free(rec);
+    free(sum.latency);
+    free(sum.rec);
     for (size_t i = 0; src.owned && i < src.count; i++)
         free(src.owned[i]);
     free(src.owned);
