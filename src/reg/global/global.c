@@ -722,11 +722,10 @@ ptreg_status register_global_prepared(const float *source, const float *source_n
     if (st || (st = ptreg_options_check(ptreg_register_option_table(), &opt, err)))
         return st;
     register_target s;
-    r->voxel = t->voxel;
     if (!(st = prepare_side("source", source, source_normals, ns, t->voxel, &s, err))) {
-        register_target none = {0};
-        add_prepared(r, &s, &none);
-        r->target_down = t->down.n;
+        /* the source's stage times only: the target's were spent once, before */
+        add_prepared(r, &s, t);
+        r->downsample_ms = s.downsample_ms, r->normals_ms = s.normals_ms, r->features_ms = s.features_ms;
         st = global_stage(&s, t, opt, r, err);
         register_target_free(&s);
     }
