@@ -54,22 +54,8 @@ def first_pose_matrix(truth, path):
 
 
 def model_diagonal(ptreg, model):
-    # the bounding box of the model's points, from ptreg's own reader (ascii copy)
-    path = model + ".xyz"
-    run([ptreg, "convert", model, path])
-    lo, hi = [math.inf] * 3, [-math.inf] * 3
-    with open(path) as f:
-        for line in f:
-            w = line.replace(",", " ").split()
-            if len(w) < 3:
-                continue
-            try:
-                p = [float(x) for x in w[:3]]
-            except ValueError:
-                continue
-            lo = [min(a, b) for a, b in zip(lo, p)]
-            hi = [max(a, b) for a, b in zip(hi, p)]
-    return math.dist(lo, hi)
+    d = json.loads(run([ptreg, "info", model, "--json"]))
+    return math.dist(d["min"], d["max"])
 
 
 def approach(a, work):
