@@ -61,9 +61,10 @@ def model_diagonal(ptreg, model):
 def approach(a, work):
     frames, truth, model = os.path.join(work, "frames"), os.path.join(work, "truth.txt"), os.path.join(work, "model.ply")
     t0 = time.time()
-    run([a.ptreg, "synth", "--sequence", str(a.frames), "--model", model, "--model-points", str(a.model_points),
-         "--points", str(a.points), "--frames-dir", frames, "--truth-trajectory", truth,
-         "--occlusion", f"{a.occlusion_start},{a.occlusion_length}", "--seed", str(a.seed)])
+    if not (a.reuse and os.path.exists(truth)):
+            run([a.ptreg, "synth", "--sequence", str(a.frames), "--model", model, "--model-points",
+             str(a.model_points), "--points", str(a.points), "--frames-dir", frames, "--truth-trajectory", truth,
+             "--occlusion", f"{a.occlusion_start},{a.occlusion_length}", "--seed", str(a.seed)])
     synth_s = time.time() - t0
     init = os.path.join(work, "init.txt")
     first_pose_matrix(truth, init)
@@ -176,6 +177,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--work", help="keep the data here (default: a temporary folder)")
+    ap.add_argument("--reuse", action="store_true", help="with --work: keep the sequence already made there")
     ap.add_argument("--json", help="write the numbers to this file")
     ap.add_argument("--soak", type=int, nargs="?", const=100000, default=0,
                     help="the soak instead: N frames through stdin (default 100000)")

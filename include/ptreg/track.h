@@ -36,7 +36,9 @@ PTREG_API const char *ptreg_track_predict_name(ptreg_track_predict predict);
 PTREG_API int ptreg_track_predict_parse(const char *name, ptreg_track_predict *predict);
 
 typedef struct ptreg_track_options {
-    ptreg_icp_options icp;          /* each frame's registration (its init is the prediction) */
+    ptreg_icp_options icp;          /* each frame's registration (its init is the prediction;
+                                       default method PLANE; max_dist 0: 5% of the model's
+                                       bounding-box diagonal; tol < 0 (auto): (max_rmse / 100)^2) */
     ptreg_track_predict predict;
     double init[16];                /* the first frame's prediction (identity) */
     double min_fitness;             /* a frame below is lost (default 0.3) */

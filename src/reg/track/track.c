@@ -300,6 +300,11 @@ ptreg_status ptreg_tracker_create(const ptreg_model_index *index, const float *n
         opt.max_rmse = 0.02 * diag;
     if (!(opt.icp.max_dist > 0.0))
         opt.icp.max_dist = 0.05 * diag;
+    /* ICP's own auto tol (1e-10 diag^2) polishes far below what a frame's
+     * noise allows; from a good prediction a tracker stops once the MSE
+     * moves by less than (max_rmse / 100)^2 */
+    if (opt.icp.tol < 0.0)
+        opt.icp.tol = 1e-4 * opt.max_rmse * opt.max_rmse;
     opt.icp.progress = (ptreg_progress){NULL, NULL};
     ptreg_device on;
     st = ptreg_icp_resolve_device(&opt.icp, &on, err);
