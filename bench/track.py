@@ -59,7 +59,8 @@ def model_diagonal(ptreg, model):
 
 
 def approach(a, work):
-    frames, truth, model = os.path.join(work, "frames"), os.path.join(work, "truth.txt"), os.path.join(work, "model.ply")
+    frames, truth = os.path.join(work, "frames"), os.path.join(work, "truth.txt")
+    model = os.path.join(work, "model.ply")
     t0 = time.time()
     if not (a.reuse and os.path.exists(truth)):
             run([a.ptreg, "synth", "--sequence", str(a.frames), "--model", model, "--model-points",

@@ -170,7 +170,8 @@ static void test_checks(const ptreg_model_index *idx, const ptreg_cloud *model, 
     ptreg_transform_mul(shift, P, P);
     make_frame(samples, P, frame);
     REQUIRE(ptreg_tracker_push(tr, frame, samples->n, 2.0, &f, &err) == PTREG_OK);
-    CHECK_MSG(f.state == PTREG_TRACK_LOST, "a jump of 0.15 in 2 s (0.05/s allowed): %s", ptreg_track_state_name(f.state));
+    CHECK_MSG(f.state == PTREG_TRACK_LOST, "a jump of 0.15 in 2 s (0.05/s allowed): %s",
+              ptreg_track_state_name(f.state));
     /* the same pose later is within the bound */
     REQUIRE(ptreg_tracker_push(tr, frame, samples->n, 4.0, &f, &err) == PTREG_OK);
     CHECK_MSG(f.state == PTREG_TRACK_TRACKED, "0.15 in 4 s: %s", ptreg_track_state_name(f.state));
