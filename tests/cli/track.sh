@@ -125,6 +125,21 @@ head -5 "$WORK/truth.txt" >"$WORK/truth5.txt"
 "$PY" "$HERE/track_compare.py" "$WORK/itraj.txt" "$WORK/truth5.txt" --max-trans 0.05 --max-rot 0.3 \
     >"$WORK/cmp" || { fail "track MODEL.pti: poses beyond the bounds"; cat "$WORK/cmp" >&2; }
 
+# no initial guess: global registration finds the blob (a tight --max-rmse keeps a
+# flipped fit out: the default, 2% of the diagonal, would take it), then tracking
+expect 0 -- "$PTREG" synth --sequence 5 --shape blob --model "$WORK/blob.ply" --model-points 20000 --points 3000 \
+    --approach 3,2.8 --frames-dir "$WORK/bseq" --truth-trajectory "$WORK/btruth.txt"
+expect 0 -- "$PTREG" track "$WORK/blob.ply" --frames "$WORK/bseq" --max-rmse 0.03 -o "$WORK/rtraj.txt" \
+    --states "$WORK/rstates.txt"
+grep -q "recovered" "$WORK/rstates.txt" || fail "track without a guess: nothing recovered"
+first=$(awk '$2 != "lost" {print NR - 1; exit}' "$WORK/rstates.txt")
+[ "$(tail -n 1 "$WORK/rstates.txt" | cut -d' ' -f2)" = tracked ] || fail "track after a recovery: not tracked"
+skip=$(seq -s, 0 $((${first:-5} - 1)))
+"$PY" "$HERE/track_compare.py" "$WORK/rtraj.txt" "$WORK/btruth.txt" --skip "$skip" --max-trans 0.05 --max-rot 0.5 \
+    >"$WORK/cmp" || { fail "track after a recovery: poses beyond the bounds"; cat "$WORK/cmp" >&2; }
+expect 0 -- "$PTREG" track "$WORK/blob.ply" --frames "$WORK/bseq" --max-rmse 0.03 --no-recover --states "$WORK/n.txt"
+[ "$(grep -c lost "$WORK/n.txt")" -eq 5 ] || fail "track --no-recover without a guess: not every frame lost"
+
 # usage
 expect 2 -- "$PTREG" track "$WORK/model.ply"
 err_has "no frames"
