@@ -42,6 +42,41 @@ PTREG_API void ptreg_synth_options_default(ptreg_synth_options *opt);
 PTREG_API ptreg_status ptreg_synth_scan(ptreg_shape shape, const ptreg_synth_options *opt,
                               ptreg_cloud *sensed, double truth[16], ptreg_error *err);
 
+
+/* ---- a sequence of frames: a sensor approaching the model ---- */
+
+/* The aerial-refuelling approach: the model (the receiver) seen by a range
+ * sensor that closes in from 3 body lengths (the model's longest extent)
+ * to 1 along a straight line ahead of and above it, looking at it, with a
+ * gentle sway in all six degrees of freedom (a few centimetres per body
+ * length and about a degree, at incommensurate frequencies). Frame i is
+ * taken at i / rate seconds. docs/ALGORITHMS.md, "Tracking". */
+typedef struct ptreg_synth_sequence_options {
+    ptreg_shape shape;       /* default AIRCRAFT */
+    size_t frames;           /* N (default 300) */
+    size_t model_points;     /* of the model, ptreg_synth_model (default 40000; the caller makes the model) */
+    size_t points;           /* sensed points per frame before dropouts (default 30000) */
+    double noise;            /* Gaussian noise sigma, model units (default 0.005) */
+    double dropouts;         /* each point dropped with this probability, [0, 1) (default 0) */
+    size_t occlusion_start;  /* frames [start, start + length) have most of the view blocked: */
+    size_t occlusion_length; /* 85% of the rays hit an occluder near the sensor (default length 0) */
+    double rate;             /* frames per second (default 10) */
+    double from, to;         /* the sensor's distance from the model's centre at the first and the last
+                                frame, in body lengths (default 3 and 1) */
+    uint64_t seed;           /* default 1; each frame draws from its own stream of it */
+} ptreg_synth_sequence_options;
+
+PTREG_API void ptreg_synth_sequence_options_default(ptreg_synth_sequence_options *opt);
+
+/* Frame i (< opt->frames) of the sequence: its points in the sensor's
+ * frame (x right, y down, z along the view), *truth the pose taking them into
+ * the model's frame (what a tracker should return) and *time its time in
+ * seconds. Any frame can be made alone; the same options give the same
+ * bits. */
+PTREG_API ptreg_status ptreg_synth_sequence_frame(const ptreg_synth_sequence_options *opt, size_t i,
+                                                  ptreg_cloud *frame, double truth[16], double *time,
+                                                  ptreg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,9 +19,16 @@
 extern "C" {
 #endif
 
+/* Where a frame's registration starts. Lost frames change nothing: the
+ * prediction keeps extrapolating from the last good (tracked or recovered)
+ * poses over the longer gap. A recovered pose starts the history over (one
+ * pose: no velocity until the next good frame). */
 typedef enum ptreg_track_predict {
-    PTREG_PREDICT_NONE = 0,         /* each frame from the last frame's pose */
-    PTREG_PREDICT_CONSTANT_VELOCITY /* from the last two poses (the default) */
+    PTREG_PREDICT_NONE = 0,         /* each frame from the last good pose */
+    PTREG_PREDICT_CONSTANT_VELOCITY /* from the last two good poses P0 (t0), P1 (t1) (the default):
+                                       P1 D^s, D = P0^-1 P1, s = (t - t1) / (t1 - t0); D^s turns by s
+                                       times D's angle about its axis and moves by s times its
+                                       translation */
 } ptreg_track_predict;
 
 typedef enum ptreg_track_state {
@@ -36,7 +43,9 @@ PTREG_API const char *ptreg_track_predict_name(ptreg_track_predict predict);
 PTREG_API int ptreg_track_predict_parse(const char *name, ptreg_track_predict *predict);
 
 typedef struct ptreg_track_options {
-    ptreg_icp_options icp;          /* each frame's registration (its init is the prediction) */
+    ptreg_icp_options icp;          /* each frame's registration (its init is the prediction;
+                                       default method PLANE; max_dist 0: 5% of the model's
+                                       bounding-box diagonal; tol < 0 (auto): (max_rmse / 100)^2) */
     ptreg_track_predict predict;
     double init[16];                /* the first frame's prediction (identity) */
     double min_fitness;             /* a frame below is lost (default 0.3) */
@@ -45,8 +54,11 @@ typedef struct ptreg_track_options {
     double max_speed;               /* translation per second beyond which a pose is a jump,
                                        model units (default 0: no bound) */
     double max_turn_deg;            /* rotation per second, the same way (default 0: none) */
-    int recover;                    /* global registration of a lost frame (default 1) */
-    ptreg_register_options recovery;
+    int recover;                    /* global registration of a lost frame (default 1), refined by
+                                       the frame's ICP options; kept when it passes min_fitness and
+                                       max_rmse (not the motion bounds) */
+    ptreg_register_options recovery; /* its options; the model's centroids, normals and FPFH are
+                                        made once, by ptreg_tracker_create */
 } ptreg_track_options;
 
 PTREG_API void ptreg_track_options_default(ptreg_track_options *opt);

@@ -1,8 +1,11 @@
 /* ptreg synth: the built-in test shapes, a simulated scan and its true pose. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/common.h"
+#include "ptreg/io.h"
 #include "ptreg/synth.h"
 
 static const cli_option synth_options[] = {
@@ -32,6 +35,18 @@ static const cli_option synth_options[] = {
     {"noise-depth", 0, "S", "apt-polycrystal: Gaussian sigma along z, nm (default: --noise / 2)"},
     {"solute", 0, "F", "apt-polycrystal: fraction of the atoms that are solute, m/q 24 (Mg); the others "
                        "27 (Al) (default 0)"},
+    {"sequence", 0, "N", "an approach of N frames for 'ptreg track' (see below): with --frames-dir and/or "
+                         "--truth-trajectory"},
+    {"frames-dir", 0, "DIR", "--sequence: write frame_00000.ply ... (binary PLY unless --ascii) into DIR "
+                             "(made when missing)"},
+    {"truth-trajectory", 0, "FILE", "--sequence: the true poses, a TUM trajectory (timestamp tx ty tz qx qy "
+                                    "qz qw)"},
+    {"rate", 0, "HZ", "--sequence: frames per second (default 10)"},
+    {"dropouts", 0, "F", "--sequence: each point dropped with probability F (default 0)"},
+    {"occlusion", 0, "START[,LENGTH]", "--sequence: frames START .. START+LENGTH-1 (LENGTH default 1) have "
+                                       "85% of the view blocked by an occluder near the sensor"},
+    {"approach", 0, "FROM,TO", "--sequence: the sensor's distance at the first and the last frame, in body "
+                               "lengths (default 3,1)"},
     {"seed", 0, "S", "random seed (default 1); the same seed gives the same bits"},
     CLI_OPT_ASCII,
     CLI_OPT_JSON,
@@ -60,7 +75,16 @@ const cli_command cli_cmd_synth = CLI_COMMAND("synth",
     "the crystal's axes (ptreg_motif_lattice's frame): the transpose of the rotation that\n"
     "placed the lattice, what an orientation map of the atoms should find (up to the\n"
     "motif's symmetry). hcp's second basis atom sees the motif turned 180 degrees about c.\n"
-    "  ptreg synth --shape apt-polycrystal -o al.pos --truth truth.npy --grains 12 --box 20",
+    "  ptreg synth --shape apt-polycrystal -o al.pos --truth truth.npy --grains 12 --box 20\n"
+    "\n"
+    "--sequence N makes the approach of an aerial refuelling (default --shape aircraft):\n"
+    "a range sensor ahead of and above the model closes in from 3 body lengths to 1 over\n"
+    "the N frames with a gentle sway in all six degrees of freedom; each frame is the\n"
+    "depth-buffer scan above (--points, --noise, --dropouts, --occlusion) in the sensor's\n"
+    "frame (x right, y down, z along the view), at frame / --rate seconds; the truth takes\n"
+    "it into the model's frame (what 'ptreg track' should return):\n"
+    "  ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth-trajectory truth.txt\n"
+    "  ptreg track model.ply --frames frames -o trajectory.txt",
     synth_options, 0, 0);
 
 static int read_synth_options(const cli_args *a, ptreg_shape *shape, size_t *model_points,
@@ -129,12 +153,171 @@ fail:
     return cli_exit_code(st, 0);
 }
 
+/* The sequence's options: --sequence N and what only it takes. */
+static int read_sequence_options(const cli_args *a, ptreg_synth_sequence_options *o)
+{
+    const char *name = cli_string(a, "shape", "aircraft");
+    if (ptreg_shape_parse(name, &o->shape)) {
+        cli_error("synth", "--sequence: --shape '%s' is not blob or aircraft", name);
+        return EXIT_USAGE;
+    }
+    static const char *const not_here[] = {"output", "truth", "max-angle", "max-translation", "outliers", "overlap",
+                                           "view", "motif", "lattice", "grains", "box", "efficiency",
+                                           "noise-depth", "solute"};
+    for (size_t i = 0; i < sizeof not_here / sizeof not_here[0]; i++)
+        if (cli_has(a, not_here[i])) {
+            cli_error("synth", "--%s is not an option of --sequence", not_here[i]);
+            return EXIT_USAGE;
+        }
+    int rc = cli_size(a, "sequence", 1, 10000000, &o->frames);
+    rc = rc ? rc : cli_size(a, "model-points", 1, 100000000, &o->model_points);
+    rc = rc ? rc : cli_size(a, "points", 1, 100000000, &o->points);
+    rc = rc ? rc : cli_double(a, "noise", 0.0, 1e3, &o->noise);
+    rc = rc ? rc : cli_double(a, "dropouts", 0.0, 0.99, &o->dropouts);
+    rc = rc ? rc : cli_double(a, "rate", 1e-6, 1e9, &o->rate);
+    rc = rc ? rc : cli_u64(a, "seed", &o->seed);
+    if (rc)
+        return rc;
+    const char *occ = cli_string(a, "occlusion", NULL), *app = cli_string(a, "approach", NULL);
+    if (occ) {
+        unsigned long long start, length = 1;
+        char tail;
+        int got = sscanf(occ, "%llu,%llu%c", &start, &length, &tail);
+        if ((got != 1 && got != 2) || occ[0] == '-' || length < 1) {
+            cli_error("synth", "--occlusion: '%s' is not START or START,LENGTH (frames, LENGTH >= 1)", occ);
+            return EXIT_USAGE;
+        }
+        o->occlusion_start = (size_t)start, o->occlusion_length = (size_t)length;
+    }
+    if (app) {
+        char tail;
+        if (sscanf(app, "%lf,%lf%c", &o->from, &o->to, &tail) != 2 || !(o->from > 0.75 && o->from < 1e6) ||
+            !(o->to > 0.75 && o->to < 1e6)) {
+            cli_error("synth", "--approach: '%s' is not FROM,TO (body lengths, each > 0.75)", app);
+            return EXIT_USAGE;
+        }
+    }
+    if (!cli_has(a, "model") && !cli_has(a, "frames-dir") && !cli_has(a, "truth-trajectory")) {
+        cli_error("synth", "--sequence: nothing to write: give --model, --frames-dir and/or --truth-trajectory");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* The model and the frames draw from different streams of the one seed. */
+#define SEQUENCE_STREAM 0x5e9ull
+
+static int write_sequence(const cli_args *a)
+{
+    ptreg_synth_sequence_options o;
+    ptreg_synth_sequence_options_default(&o);
+    int rc = read_sequence_options(a, &o);
+    if (rc)
+        return rc;
+    const int ascii = cli_has(a, "ascii");
+    const char *dir = cli_string(a, "frames-dir", NULL), *truth_path = cli_string(a, "truth-trajectory", NULL);
+    ptreg_error err;
+    ptreg_status st = PTREG_OK;
+    if (cli_has(a, "model")) {
+        ptreg_cloud model;
+        if ((st = ptreg_synth_model(o.shape, o.model_points, o.seed, &model, &err))) {
+            cli_error("synth", "%s", err.message);
+            return cli_exit_code(st, 0);
+        }
+        rc = cli_write_cloud("synth", cli_string(a, "model", NULL), &model, ascii);
+        ptreg_cloud_free(&model);
+        if (rc)
+            return rc;
+    }
+    if (dir && mkdir(dir, 0777) && errno != EEXIST) {
+        cli_error("synth", "--frames-dir %s: cannot be made (%s)", dir, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    ptreg_atomic_file truth;
+    if (truth_path && (st = ptreg_atomic_open(truth_path, &truth, &err))) {
+        cli_error("synth", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    const uint64_t seed = o.seed;
+    o.seed = seed ^ SEQUENCE_STREAM;
+    size_t points = 0;
+    for (size_t i = 0; !rc && i < o.frames; i++) {
+        ptreg_cloud frame;
+        double T[16], t, R[9], q[4];
+        if ((st = ptreg_synth_sequence_frame(&o, i, &frame, T, &t, &err))) {
+            cli_error("synth", "%s", err.message);
+            rc = cli_exit_code(st, 0);
+            break;
+        }
+        points += frame.n;
+        if (dir) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/frame_%05zu.%s", dir, i, "ply");
+            rc = cli_write_cloud("synth", path, &frame, ascii);
+        }
+        ptreg_cloud_free(&frame);
+        ptreg_transform_rotation(T, R);
+        ptreg_matrix_to_quaternion(R, q);
+        if (!rc && truth_path && fprintf(truth.fp, "%.6f %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", t, T[3], T[7],
+                                         T[11], q[1], q[2], q[3], q[0]) < 0) {
+            cli_error("synth", "%s: writing failed", truth_path);
+            rc = EXIT_RUNTIME;
+        }
+    }
+    o.seed = seed;
+    if (truth_path) {
+        if (rc)
+            ptreg_atomic_abort(&truth);
+        else if ((st = ptreg_atomic_commit(&truth, &err))) {
+            cli_error("synth", "%s", err.message);
+            rc = cli_exit_code(st, 0);
+        }
+    }
+    if (rc)
+        return rc;
+    if (cli_has(a, "json")) {
+        cJSON *j = cJSON_CreateObject();
+        cJSON_AddStringToObject(j, "command", "synth");
+        cJSON_AddStringToObject(j, "shape", ptreg_shape_name(o.shape));
+        cJSON_AddNumberToObject(j, "frames", (double)o.frames);
+        cJSON_AddNumberToObject(j, "points", (double)points);
+        cJSON_AddNumberToObject(j, "rate", o.rate);
+        if (dir)
+            cJSON_AddStringToObject(j, "frames_dir", dir);
+        if (truth_path)
+            cJSON_AddStringToObject(j, "truth_trajectory", truth_path);
+        if (cli_has(a, "model")) {
+            cJSON_AddStringToObject(j, "model", cli_string(a, "model", NULL));
+            cJSON_AddNumberToObject(j, "model_points", (double)o.model_points);
+        }
+        cJSON_AddNumberToObject(j, "seed", (double)o.seed);
+        return cli_json_print(j);
+    }
+    printf("sequence: %zu frames of the %s (%zu points in all) at %g Hz", o.frames, ptreg_shape_name(o.shape), points,
+           o.rate);
+    if (dir)
+        printf(", in %s/frame_NNNNN.ply", dir);
+    if (truth_path)
+        printf("; truth: %s", truth_path);
+    printf("\n");
+    return EXIT_OK;
+}
+
 int cli_run_synth(int argc, char **argv)
 {
     cli_args a;
     int rc;
     if (!cli_begin(&cli_cmd_synth, argc, argv, &a, &rc))
         return rc;
+    if (cli_has(&a, "sequence"))
+        return write_sequence(&a);
+    static const char *const sequence_only[] = {"frames-dir", "truth-trajectory", "rate", "dropouts", "occlusion",
+                                                "approach"};
+    for (size_t i = 0; i < sizeof sequence_only / sizeof sequence_only[0]; i++)
+        if (cli_has(&a, sequence_only[i])) {
+            cli_error("synth", "--%s is an option of --sequence N", sequence_only[i]);
+            return EXIT_USAGE;
+        }
     if (!strcmp(cli_string(&a, "shape", ""), "apt-polycrystal"))
         return cli_synth_apt(&a);
     ptreg_shape shape;

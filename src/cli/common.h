@@ -76,7 +76,7 @@ int cli_describe_index(const char *path, int json);
 
 extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_normals, cli_cmd_pfh, cli_cmd_fpfh,
     cli_cmd_lddmm, cli_cmd_warp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info, cli_cmd_devices,
-    cli_cmd_batch, cli_cmd_tune, cli_cmd_register, cli_cmd_multiway;
+    cli_cmd_batch, cli_cmd_tune, cli_cmd_register, cli_cmd_multiway, cli_cmd_track;
 /* Options many commands take, defined once. */
 #define CLI_OPT_THREADS {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"}
 #define CLI_OPT_REPEAT                                                                              \
@@ -159,6 +159,7 @@ int cli_synth_apt(const cli_args *args);
 int cli_run_convert(int argc, char **argv);
 int cli_run_register(int argc, char **argv);
 int cli_run_multiway(int argc, char **argv);
+int cli_run_track(int argc, char **argv);
 int cli_run_info(int argc, char **argv);
 int cli_run_devices(int argc, char **argv);
 int cli_run_tune(int argc, char **argv);

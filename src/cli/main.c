@@ -14,6 +14,7 @@ static const command_entry commands[] = {
     {&cli_cmd_icp, cli_run_icp},
     {&cli_cmd_register, cli_run_register},
     {&cli_cmd_multiway, cli_run_multiway},
+    {&cli_cmd_track, cli_run_track},
     {&cli_cmd_emicp, cli_run_emicp},
     {&cli_cmd_harris3d, cli_run_harris3d},
     {&cli_cmd_normals, cli_run_normals},

@@ -3,6 +3,8 @@
  * clouds from the same seed. */
 #include "ptreg/synth.h"
 
+#include "core/synth_impl.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,7 +203,7 @@ static void shape_sample(ptreg_shape shape, ptreg_rng *rng, double p[3], double 
         blob_sample(rng, p, n);
 }
 
-static ptreg_status check_shape(ptreg_shape shape, ptreg_error *err)
+ptreg_status synth_check_shape(ptreg_shape shape, ptreg_error *err)
 {
     if (shape != PTREG_SHAPE_BLOB && shape != PTREG_SHAPE_AIRCRAFT)
         return ptreg_error_set(err, PTREG_ERR_ARG, "synth: unknown shape %d", (int)shape);
@@ -212,7 +214,7 @@ ptreg_status ptreg_synth_model(ptreg_shape shape, size_t n, uint64_t seed, ptreg
                                ptreg_error *err)
 {
     ptreg_cloud_init(model);
-    ptreg_status st = check_shape(shape, err);
+    ptreg_status st = synth_check_shape(shape, err);
     if (st)
         return st;
     if (n == 0)
@@ -247,12 +249,7 @@ void ptreg_synth_options_default(ptreg_synth_options *opt)
 
 /* ---- the simulated scan ---- */
 
-/* A pinhole camera at the sensor looking at the origin. */
-typedef struct camera {
-    double eye[3], fwd[3], right[3], up[3];
-} camera;
-
-static void camera_init(camera *cam, const double eye[3])
+void synth_camera_init(synth_camera *cam, const double eye[3])
 {
     memcpy(cam->eye, eye, sizeof cam->eye);
     for (int k = 0; k < 3; k++)
@@ -267,7 +264,7 @@ static void camera_init(camera *cam, const double eye[3])
 }
 
 /* Image-plane coordinates (tangent of the angle off axis) and depth. */
-static void camera_project(const camera *cam, const double p[3], double *u, double *v, double *depth)
+void synth_camera_project(const synth_camera *cam, const double p[3], double *u, double *v, double *depth)
 {
     double r[3] = {p[0] - cam->eye[0], p[1] - cam->eye[1], p[2] - cam->eye[2]};
     *depth = dot3(r, cam->fwd);
@@ -275,15 +272,9 @@ static void camera_project(const camera *cam, const double p[3], double *u, doub
     *v = dot3(r, cam->up) / *depth;
 }
 
-typedef struct sample {
-    float p[3];
-    uint32_t pixel;
-    double depth;
-} sample;
-
 static int sample_by_pixel(const void *a, const void *b)
 {
-    const sample *x = a, *y = b;
+    const synth_sample *x = a, *y = b;
     if (x->pixel != y->pixel)
         return x->pixel < y->pixel ? -1 : 1;
     return (x->depth > y->depth) - (x->depth < y->depth);
@@ -291,11 +282,11 @@ static int sample_by_pixel(const void *a, const void *b)
 
 /* Surface samples that face the sensor and are the nearest surface in their
  * depth-buffer pixel (within a tolerance), in raster order. */
-static size_t visible_samples(ptreg_shape shape, const camera *cam, size_t want, ptreg_rng *rng,
-                              sample **out)
+size_t synth_visible_samples(ptreg_shape shape, const synth_camera *cam, size_t want, ptreg_rng *rng,
+                             synth_sample **out)
 {
     size_t dense = want * 6 + 1000, kept = 0;
-    sample *s = malloc(dense * sizeof *s);
+    synth_sample *s = malloc(dense * sizeof *s);
     if (!s)
         return 0;
     double umin = INFINITY, umax = -INFINITY, vmin = INFINITY, vmax = -INFINITY;
@@ -305,8 +296,8 @@ static size_t visible_samples(ptreg_shape shape, const camera *cam, size_t want,
         double to_eye[3] = {cam->eye[0] - p[0], cam->eye[1] - p[1], cam->eye[2] - p[2]};
         if (dot3(n, to_eye) <= 0)
             continue;
-        camera_project(cam, p, &u, &v, &depth);
-        s[kept] = (sample){{(float)p[0], (float)p[1], (float)p[2]}, 0, depth};
+        synth_camera_project(cam, p, &u, &v, &depth);
+        s[kept] = (synth_sample){{(float)p[0], (float)p[1], (float)p[2]}, 0, depth};
         umin = fmin(umin, u), umax = fmax(umax, u), vmin = fmin(vmin, v), vmax = fmax(vmax, v);
         kept++;
     }
@@ -317,7 +308,7 @@ static size_t visible_samples(ptreg_shape shape, const camera *cam, size_t want,
     uint32_t w = (uint32_t)fmax(1.0, sqrt(cells * aspect)), h = (uint32_t)fmax(1.0, cells / w);
     for (size_t i = 0; i < kept; i++) {
         double p[3] = {s[i].p[0], s[i].p[1], s[i].p[2]}, u, v, depth;
-        camera_project(cam, p, &u, &v, &depth);
+        synth_camera_project(cam, p, &u, &v, &depth);
         uint32_t px = (uint32_t)fmin(w - 1.0, (u - umin) / (umax - umin + 1e-12) * w);
         uint32_t py = (uint32_t)fmin(h - 1.0, (v - vmin) / (vmax - vmin + 1e-12) * h);
         s[i].pixel = py * w + px;
@@ -344,7 +335,7 @@ static int compare_double(const void *a, const void *b)
 /* Keeps the fraction `overlap` of the samples on one side of a random plane,
  * as a scan that sees only part of what the model covers: *n becomes how
  * many are kept. -1 when out of memory. */
-static int crop_by_plane(sample *s, size_t *n, double overlap, ptreg_rng *rng)
+static int crop_by_plane(synth_sample *s, size_t *n, double overlap, ptreg_rng *rng)
 {
     if (overlap >= 1.0 || *n == 0)
         return 0;
@@ -373,7 +364,7 @@ static int crop_by_plane(sample *s, size_t *n, double overlap, ptreg_rng *rng)
 
 /* Chooses `want` of n samples at random, keeping their raster order; -1
  * when out of memory. */
-static int choose_subset(sample *s, size_t n, size_t want, ptreg_rng *rng)
+int synth_choose_subset(synth_sample *s, size_t n, size_t want, ptreg_rng *rng)
 {
     unsigned char *take = calloc(n, 1);
     if (!take)
@@ -432,24 +423,24 @@ ptreg_status ptreg_synth_scan(ptreg_shape shape, const ptreg_synth_options *opt,
                               ptreg_cloud *sensed, double truth[16], ptreg_error *err)
 {
     ptreg_cloud_init(sensed);
-    ptreg_status st = check_shape(shape, err);
+    ptreg_status st = synth_check_shape(shape, err);
     if (st || (st = check_scan_options(opt, err)))
         return st;
     ptreg_rng rng;
     ptreg_rng_seed(&rng, opt->seed);
-    camera cam;
-    camera_init(&cam, opt->view);
-    sample *s = NULL;
+    synth_camera cam;
+    synth_camera_init(&cam, opt->view);
+    synth_sample *s = NULL;
     size_t n = 0;
     for (size_t want = (size_t)((double)opt->points / opt->overlap) + 1; n < opt->points; want *= 2) {
         free(s);
-        n = visible_samples(shape, &cam, want, &rng, &s);
+        n = synth_visible_samples(shape, &cam, want, &rng, &s);
         if (!s || crop_by_plane(s, &n, opt->overlap, &rng)) {
             free(s);
             return ptreg_error_set(err, PTREG_ERR_NOMEM, "synth: out of memory");
         }
     }
-    if (choose_subset(s, n, opt->points, &rng)) {
+    if (synth_choose_subset(s, n, opt->points, &rng)) {
         free(s);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "synth: out of memory");
     }

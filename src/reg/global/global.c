@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/options_table.h"
+#include "reg/global/global_impl.h"
 #include "reg/global/global_kernels.h"
 #include "ptreg/features.h"
 #include "reg/icp/icp_impl.h"
@@ -615,103 +616,120 @@ static ptreg_status refine(const float *source, const float *source_normals, siz
     return PTREG_OK;
 }
 
-static ptreg_status prepare(const char *which, const float *xyz, const float *normals, size_t n, double voxel,
-                            ptreg_register_cloud *c, ptreg_error *err)
+void register_target_free(register_target *t)
+{
+    if (!t)
+        return;
+    ptreg_cloud_free(&t->down);
+    free(t->fpfh);
+    memset(t, 0, sizeof *t);
+    ptreg_cloud_init(&t->down);
+}
+
+void ptreg_register_cloud_free(ptreg_register_cloud *c) { register_target_free(c); }
+
+/* One cloud's centroids, normals and descriptors at the voxel. */
+static ptreg_status prepare_side(const char *which, const float *xyz, const float *normals, size_t n, double voxel,
+                                 register_target *c, ptreg_error *err)
 {
     memset(c, 0, sizeof *c);
     ptreg_cloud_init(&c->down);
     c->voxel = voxel;
-    const double t = ptreg_time_ms();
+    double t0 = ptreg_time_ms();
     ptreg_status st = prepare_cloud(which, xyz, normals, n, voxel, &c->down, &c->normals_ms, err);
-    c->downsample_ms = ptreg_time_ms() - t - c->normals_ms;
-    const double tf = ptreg_time_ms();
+    c->downsample_ms = ptreg_time_ms() - t0 - c->normals_ms;
+    t0 = ptreg_time_ms();
     st = st ? st : fpfh_of(&c->down, voxel, &c->fpfh, err);
-    c->features_ms = ptreg_time_ms() - tf;
+    c->features_ms = ptreg_time_ms() - t0;
     if (st)
-        ptreg_register_cloud_free(c);
+        register_target_free(c);
     return st;
 }
 
-ptreg_status ptreg_register_cloud_prepare(const float *xyz, const float *normals, size_t n, double voxel,
-                                          ptreg_register_cloud *out, ptreg_error *err)
+static ptreg_register_options options_or_default(const ptreg_register_options *opt_in)
 {
-    memset(out, 0, sizeof *out);
-    ptreg_status st = ptreg_check_shape("register: the cloud", xyz, n, err);
-    if (st)
-        return st;
-    if (!(voxel > 0.0) || !isfinite(voxel))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "register: voxel %g: must be > 0", voxel);
-    return prepare("cloud", xyz, normals, n, voxel, out, err);
-}
-
-void ptreg_register_cloud_free(ptreg_register_cloud *c)
-{
-    if (!c)
-        return;
-    ptreg_cloud_free(&c->down);
-    free(c->fpfh);
-    c->fpfh = NULL;
-}
-
-static ptreg_status register_options_of(const ptreg_register_options *opt_in, ptreg_register_options *opt,
-                                        ptreg_error *err)
-{
+    ptreg_register_options opt;
     if (opt_in)
-        *opt = *opt_in;
+        opt = *opt_in;
     else
-        ptreg_register_options_default(opt);
-    return ptreg_options_check(ptreg_register_option_table(), opt, err);
+        ptreg_register_options_default(&opt);
+    return opt;
 }
 
-/* Matches, global registration and refinement of prepared clouds (their
- * voxel is r->voxel). */
-static ptreg_status register_prepared(const float *source, const float *source_normals, size_t ns,
-                                      const ptreg_register_cloud *sp, const float *target,
-                                      const float *target_normals, size_t nt, const ptreg_register_cloud *tp,
-                                      ptreg_register_options *opt, ptreg_register_result *r, ptreg_error *err)
+ptreg_status register_target_prepare(const float *target, const float *target_normals, size_t nt,
+                                     const ptreg_register_options *opt_in, register_target *t, ptreg_error *err)
 {
-    const ptreg_cloud *ds = &sp->down, *dt = &tp->down;
-    r->source_down = ds->n, r->target_down = dt->n;
+    memset(t, 0, sizeof *t);
+    ptreg_cloud_init(&t->down);
+    const ptreg_register_options opt = options_or_default(opt_in);
+    ptreg_status st = ptreg_check_shape("register: the target", target, nt, err);
+    if (st || (st = ptreg_options_check(ptreg_register_option_table(), &opt, err)))
+        return st;
+    const double voxel = opt.voxel > 0.0 ? opt.voxel : diagonal(target, nt) / 80.0;
+    if (!(voxel > 0.0))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "register: the target has no extent to scale a voxel by");
+    return prepare_side("target", target, target_normals, nt, voxel, t, err);
+}
+
+/* Matches of the two prepared clouds' descriptors, then RANSAC or FGR:
+ * r->transformation is its transform. */
+static ptreg_status global_stage(const register_target *s, const register_target *t, ptreg_register_options opt,
+                                 ptreg_register_result *r, ptreg_error *err)
+{
+    const ptreg_cloud *ds = &s->down, *dt = &t->down;
     ptreg_matches m = {0, NULL, NULL};
-    double t = ptreg_time_ms();
-    ptreg_status st = ptreg_match_features(sp->fpfh, ds->n, tp->fpfh, dt->n, PTREG_FPFH_BINS, opt->mutual, &m, err);
-    r->match_ms = ptreg_time_ms() - t;
+    double t1 = ptreg_time_ms();
+    ptreg_status st = ptreg_match_features(s->fpfh, ds->n, t->fpfh, dt->n, PTREG_FPFH_BINS, opt.mutual, &m, err);
+    r->match_ms = ptreg_time_ms() - t1;
     r->matches = m.count;
-    if (opt->ransac.max_dist <= 0.0)
-        opt->ransac.max_dist = 1.5 * r->voxel;
-    if (opt->global == PTREG_GLOBAL_FGR) {
-        st = st ? st : ptreg_fgr(ds->xyz, ds->n, dt->xyz, dt->n, &m, &opt->fgr, &r->fgr, err);
+    if (opt.ransac.max_dist <= 0.0)
+        opt.ransac.max_dist = 1.5 * r->voxel;
+    if (opt.global == PTREG_GLOBAL_FGR) {
+        st = st ? st : ptreg_fgr(ds->xyz, ds->n, dt->xyz, dt->n, &m, &opt.fgr, &r->fgr, err);
         r->global_ms = r->fgr.time_ms;
+        if (!st)
+            memcpy(r->transformation, r->fgr.transformation, sizeof r->transformation);
     } else {
         st = st ? st
-                : ptreg_ransac(ds->xyz, ds->normals, ds->n, dt->xyz, dt->normals, dt->n, &m, &opt->ransac,
+                : ptreg_ransac(ds->xyz, ds->normals, ds->n, dt->xyz, dt->normals, dt->n, &m, &opt.ransac,
                                &r->ransac, err);
         r->global_ms = r->ransac.time_ms;
+        if (!st)
+            memcpy(r->transformation, r->ransac.transformation, sizeof r->transformation);
     }
-    st = st ? st : refine(source, source_normals, ns, target, target_normals, nt, opt, r, err);
     ptreg_matches_free(&m);
     return st;
 }
 
-ptreg_status ptreg_register_prepared(const float *source, const float *source_normals, size_t ns,
-                                     const ptreg_register_cloud *sp, const float *target,
-                                     const float *target_normals, size_t nt, const ptreg_register_cloud *tp,
-                                     const ptreg_register_options *opt_in, ptreg_register_result *r,
-                                     ptreg_error *err)
+/* The stage times and sizes of the two prepared clouds into r. */
+static void add_prepared(ptreg_register_result *r, const register_target *s, const register_target *t)
+{
+    r->voxel = t->voxel;
+    r->source_down = s->down.n, r->target_down = t->down.n;
+    r->downsample_ms = s->downsample_ms + t->downsample_ms;
+    r->normals_ms = s->normals_ms + t->normals_ms;
+    r->features_ms = s->features_ms + t->features_ms;
+}
+
+ptreg_status register_global_prepared(const float *source, const float *source_normals, size_t ns,
+                                      const register_target *t, const ptreg_register_options *opt_in,
+                                      ptreg_register_result *r, ptreg_error *err)
 {
     const double t0 = ptreg_time_ms();
     memset(r, 0, sizeof *r);
     ptreg_transform_identity(r->transformation);
-    ptreg_register_options opt;
-    ptreg_status st = register_options_of(opt_in, &opt, err);
-    st = st ? st : ptreg_check_shape("register: the source", source, ns, err);
-    st = st ? st : ptreg_check_shape("register: the target", target, nt, err);
-    if (st)
+    const ptreg_register_options opt = options_or_default(opt_in);
+    ptreg_status st = ptreg_check_shape("register: the source", source, ns, err);
+    if (st || (st = ptreg_options_check(ptreg_register_option_table(), &opt, err)))
         return st;
-    if (!sp || !tp || !sp->fpfh || !tp->fpfh || sp->voxel != tp->voxel)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "register: the prepared clouds are missing or of two voxels");
-    r->voxel = sp->voxel;
-    st = register_prepared(source, source_normals, ns, sp, target, target_normals, nt, tp, &opt, r, err);
+    register_target s;
+    if (!(st = prepare_side("source", source, source_normals, ns, t->voxel, &s, err))) {
+        /* the source's stage times only: the target's were spent once, before */
+        add_prepared(r, &s, t);
+        r->downsample_ms = s.downsample_ms, r->normals_ms = s.normals_ms, r->features_ms = s.features_ms;
+        st = global_stage(&s, t, opt, r, err);
+        register_target_free(&s);
+    }
     r->total_ms = ptreg_time_ms() - t0;
     return st;
 }
@@ -723,26 +741,62 @@ ptreg_status ptreg_register(const float *source, const float *source_normals, si
     const double t0 = ptreg_time_ms();
     memset(r, 0, sizeof *r);
     ptreg_transform_identity(r->transformation);
-    ptreg_register_options opt;
-    ptreg_status st = ptreg_check_shape("register: the source", source, ns, err);
-    st = st ? st : ptreg_check_shape("register: the target", target, nt, err);
-    st = st ? st : register_options_of(opt_in, &opt, err);
-    if (st)
-        return st;
+    const ptreg_register_options opt = options_or_default(opt_in);
+    ptreg_status shape = ptreg_check_shape("register: the source", source, ns, err);
+    if (shape || (shape = ptreg_check_shape("register: the target", target, nt, err)))
+        return shape;
+    if ((shape = ptreg_options_check(ptreg_register_option_table(), &opt, err)))
+        return shape;
     r->voxel = opt.voxel > 0.0 ? opt.voxel : diagonal(target, nt) / 80.0;
     if (!(r->voxel > 0.0))
         return ptreg_error_set(err, PTREG_ERR_ARG, "register: the target has no extent to scale a voxel by");
-    ptreg_register_cloud sp, tp;
-    st = prepare("source", source, source_normals, ns, r->voxel, &sp, err);
-    if (!st && (st = prepare("target", target, target_normals, nt, r->voxel, &tp, err)))
-        ptreg_register_cloud_free(&sp);
+    register_target s, t;
+    ptreg_status st = prepare_side("source", source, source_normals, ns, r->voxel, &s, err);
+    if (!st && (st = prepare_side("target", target, target_normals, nt, r->voxel, &t, err)))
+        register_target_free(&s);
+    if (!st) {
+        add_prepared(r, &s, &t);
+        st = global_stage(&s, &t, opt, r, err);
+        register_target_free(&s), register_target_free(&t);
+    }
+    st = st ? st : refine(source, source_normals, ns, target, target_normals, nt, &opt, r, err);
+    r->total_ms = ptreg_time_ms() - t0;
+    return st;
+}
+
+ptreg_status ptreg_register_cloud_prepare(const float *xyz, const float *normals, size_t n, double voxel,
+                                          ptreg_register_cloud *out, ptreg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    ptreg_cloud_init(&out->down);
+    ptreg_status st = ptreg_check_shape("register: the cloud", xyz, n, err);
+    if (!st && (!(voxel > 0.0) || !isfinite(voxel)))
+        st = ptreg_error_set(err, PTREG_ERR_ARG, "register: voxel %g: must be > 0", voxel);
+    return st ? st : prepare_side("cloud", xyz, normals, n, voxel, out, err);
+}
+
+ptreg_status ptreg_register_prepared(const float *source, const float *source_normals, size_t ns,
+                                     const ptreg_register_cloud *sp, const float *target,
+                                     const float *target_normals, size_t nt, const ptreg_register_cloud *tp,
+                                     const ptreg_register_options *opt_in, ptreg_register_result *r,
+                                     ptreg_error *err)
+{
+    const double t0 = ptreg_time_ms();
+    memset(r, 0, sizeof *r);
+    ptreg_transform_identity(r->transformation);
+    const ptreg_register_options opt = options_or_default(opt_in);
+    ptreg_status st = ptreg_check_shape("register: the source", source, ns, err);
+    st = st ? st : ptreg_check_shape("register: the target", target, nt, err);
+    st = st ? st : ptreg_options_check(ptreg_register_option_table(), &opt, err);
+    if (!st && (!sp || !tp || !sp->fpfh || !tp->fpfh || sp->voxel != tp->voxel))
+        st = ptreg_error_set(err, PTREG_ERR_ARG, "register: the prepared clouds are missing or of two voxels");
     if (st)
         return st;
-    r->downsample_ms = sp.downsample_ms + tp.downsample_ms;
-    r->normals_ms = sp.normals_ms + tp.normals_ms;
-    r->features_ms = sp.features_ms + tp.features_ms;
-    st = register_prepared(source, source_normals, ns, &sp, target, target_normals, nt, &tp, &opt, r, err);
-    ptreg_register_cloud_free(&sp), ptreg_register_cloud_free(&tp);
+    add_prepared(r, sp, tp);
+    /* the preparation's times are the caller's, spent once for many pairs */
+    r->downsample_ms = r->normals_ms = r->features_ms = 0.0;
+    st = global_stage(sp, tp, opt, r, err);
+    st = st ? st : refine(source, source_normals, ns, target, target_normals, nt, &opt, r, err);
     r->total_ms = ptreg_time_ms() - t0;
     return st;
 }

@@ -1,0 +1,620 @@
+/* ptreg track: frames registered one by one against a model, as they come
+ * (files, a folder, or a binary stream on stdin), written as a TUM
+ * trajectory. */
+#include <dirent.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/common.h"
+#include "cli/progress.h"
+#include "ptreg/features.h"
+#include "ptreg/io.h"
+#include "ptreg/track.h"
+
+static const cli_option track_options[] = {
+    {"output", 'o', "FILE", "write the trajectory (TUM: timestamp tx ty tz qx qy qz qw), a line per frame, "
+                            "flushed as each frame is known"},
+    {"states", 0, "FILE", "write each frame's timestamp and state (tracked, recovered, lost), the same way"},
+    {"frames", 0, "DIR", "the frames: DIR's cloud files (.ply .pcd .xyz ...), in name order"},
+    {"rate", 0, "HZ", "frame files' rate: frame i is at i / HZ seconds (default 10)"},
+    {"init", 0, "FILE", "the first frame's predicted pose, a 4x4 transform (default identity)"},
+    {"predict", 0, "NAME", "none (each frame from the last good pose) or constant-velocity (default)"},
+    {"min-fitness", 0, "F", "a frame whose fitness is below F is lost (default 0.3)"},
+    {"max-rmse", 0, "D", "a frame whose rmse is above D is lost (default 2% of the model's bounding-box "
+                         "diagonal)"},
+    {"max-speed", 0, "V", "a pose that moved faster than V model units per second from the last good one is "
+                          "lost (default: no bound)"},
+    {"max-turn", 0, "DEG", "the same for its rotation, degrees per second (default: no bound)"},
+    {"no-recover", 0, NULL, "no global registration of a frame that failed the checks: it is lost"},
+    {"no-tune", 0, NULL, "--nn auto ignores the index's measured method ('ptreg index --tune'): the rule"},
+    CLI_OPT_QUIET,
+    CLI_OPT_THREADS,
+    CLI_DEVICE_OPTION,
+    CLI_OPT_JSON,
+};
+
+const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
+    "MODEL FRAME... [options]\n       ptreg track MODEL --frames DIR [options]\n"
+    "       ptreg track MODEL - [options] < frames.ptf",
+    "Track frames against a model: each frame registered by ICP from a predicted pose, checked, recovered.",
+    "MODEL is a cloud (its normals, when it has them, serve point-to-plane ICP; else they\n"
+    "are estimated once) or a model index from 'ptreg index' (.pti). The model is built and,\n"
+    "on a GPU, uploaded once. Each frame, in order, starts from a prediction of its pose\n"
+    "(--predict constant-velocity: the motion between the last two good poses, scaled by\n"
+    "the ratio of the times; none: the last good pose), is registered by ICP (--method,\n"
+    "default plane; --max-dist default 5% of the model's diagonal), and is lost when its\n"
+    "fitness is below --min-fitness, its rmse above --max-rmse, or its pose moved from the\n"
+    "last good one faster than --max-speed or --max-turn. A lost frame is registered again\n"
+    "without a guess (global registration: FPFH, RANSAC; the model's half prepared once)\n"
+    "and is recovered when that pose passes the fit checks; else it stays lost and its pose\n"
+    "is the prediction. Lost frames leave the velocity as it was; a recovered one starts it\n"
+    "over. The pose takes the frame's points into the model's frame.\n\n"
+    "Frames: files (timestamp: index / --rate), a folder (--frames), or '-': a stream on\n"
+    "stdin, each frame the 4 bytes \"PTF1\", a little-endian uint64 point count, a\n"
+    "little-endian double timestamp (seconds, increasing), then count x, y, z as\n"
+    "little-endian float32 (docs/FORMATS.md). An unreadable or empty frame is reported on\n"
+    "stderr and is lost; a stream frame whose timestamp does not increase is reported and\n"
+    "skipped; a truncated stream or a bad magic ends the stream (reported, exit 3).\n\n"
+    "Output: -o's TUM trajectory (what evo and SLAM benchmarks read), --states, and with\n"
+    "--json each frame's state, iterations, fitness, rmse and latency (frame in memory to\n"
+    "pose) and a summary: counts, latency percentiles, frames per second. Exit 0 when a\n"
+    "frame at least was read, 3 when none could be or the stream was malformed.\n"
+    "  ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth truth.txt\n"
+    "  ptreg track model.ply --frames frames -o trajectory.txt --json",
+    track_options, 1, CLI_MAX_POSITIONAL, ptreg_icp_option_table);
+
+/* ---- the frames: files or a stream ---- */
+
+typedef struct frame_source {
+    const char **paths; /* files, or NULL for the stream */
+    size_t count, next;
+    char **owned;       /* --frames: the folder's paths */
+    double rate;
+    FILE *stream;
+    uint64_t offset;    /* bytes of the stream read */
+    int stream_error;   /* the stream was malformed (reported) */
+} frame_source;
+
+/* One frame as read: its points (n 0: unreadable or empty), its time and
+ * name. 0: no more frames. */
+typedef struct frame_in {
+    ptreg_cloud cloud;
+    double t;
+    const char *name;
+    int unreadable;
+} frame_in;
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int list_folder(const char *dir, frame_source *src)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        cli_error("track", "--frames %s: cannot open the folder", dir);
+        return EXIT_BAD_INPUT;
+    }
+    size_t cap = 0;
+    struct dirent *e;
+    int rc = EXIT_OK;
+    while (!rc && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || ptreg_format_from_path(e->d_name) == PTREG_FORMAT_AUTO)
+            continue;
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        char *path = malloc(len);
+        if (src->count == cap) {
+            cap = cap ? 2 * cap : 64;
+            char **grown = realloc(src->owned, cap * sizeof *grown);
+            if (grown)
+                src->owned = grown;
+            else
+                free(path), path = NULL;
+        }
+        if (!path) {
+            cli_error("track", "out of memory");
+            rc = EXIT_RUNTIME;
+            break;
+        }
+        snprintf(path, len, "%s/%s", dir, e->d_name);
+        struct stat sb;
+        if (stat(path, &sb) || !S_ISREG(sb.st_mode)) {
+            free(path);
+            continue;
+        }
+        src->owned[src->count++] = path;
+    }
+    closedir(d);
+    if (rc)
+        return rc;
+    if (src->count == 0) {
+        cli_error("track", "--frames %s: no cloud files (.ply .pcd .xyz .txt .csv .pts .vtk .pos .epos) in it", dir);
+        return EXIT_BAD_INPUT;
+    }
+    qsort(src->owned, src->count, sizeof *src->owned, by_name);
+    src->paths = (const char **)src->owned;
+    return EXIT_OK;
+}
+
+static uint64_t le64(const unsigned char *b)
+{
+    uint64_t v = 0;
+    for (int k = 7; k >= 0; k--)
+        v = v << 8 | b[k];
+    return v;
+}
+
+static float le_float(const unsigned char *b)
+{
+    const uint32_t v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    float f;
+    memcpy(&f, &v, sizeof f);
+    return f;
+}
+
+#define STREAM_HEADER 20
+#define STREAM_CHUNK 65536 /* points read at a time: the count is never trusted beyond the bytes */
+
+/* The next frame of the stream: 1 with a frame, 0 at its end (or after an
+ * error, reported and flagged). */
+static int stream_next(frame_source *src, size_t index, frame_in *f)
+{
+    unsigned char h[STREAM_HEADER];
+    const size_t got = fread(h, 1, sizeof h, src->stream);
+    if (got == 0 && feof(src->stream))
+        return 0;
+    if (got < sizeof h) {
+        cli_error("track", "stdin: frame %zu at byte %llu: the header is truncated (%zu of %d bytes)", index,
+                  (unsigned long long)src->offset, got, STREAM_HEADER);
+        src->stream_error = 1;
+        return 0;
+    }
+    if (memcmp(h, "PTF1", 4)) {
+        cli_error("track", "stdin: frame %zu at byte %llu: no \"PTF1\" magic", index,
+                  (unsigned long long)src->offset);
+        src->stream_error = 1;
+        return 0;
+    }
+    const uint64_t count = le64(h + 4), tbits = le64(h + 12);
+    memcpy(&f->t, &tbits, sizeof f->t);
+    const uint64_t start = src->offset;
+    src->offset += sizeof h;
+    if (count > (uint64_t)SIZE_MAX / 12) {
+        cli_error("track", "stdin: frame %zu at byte %llu: %llu points cannot be held", index,
+                  (unsigned long long)start, (unsigned long long)count);
+        src->stream_error = 1;
+        return 0;
+    }
+    float *xyz = NULL;
+    size_t have = 0, cap = 0;
+    unsigned char *buf = malloc(12 * STREAM_CHUNK);
+    int ok = buf != NULL;
+    while (ok && have < count) {
+        const size_t want = count - have < STREAM_CHUNK ? (size_t)(count - have) : STREAM_CHUNK;
+        const size_t bytes = fread(buf, 1, 12 * want, src->stream);
+        src->offset += bytes;
+        const size_t pts = bytes / 12;
+        if (have + pts > cap) {
+            cap = have + pts > 2 * cap ? have + pts : 2 * cap;
+            float *grown = realloc(xyz, 3 * cap * sizeof *grown);
+            ok = grown != NULL;
+            xyz = grown ? grown : xyz;
+        }
+        for (size_t i = 0; ok && i < 3 * pts; i++)
+            xyz[3 * have + i] = le_float(buf + 4 * i);
+        have += ok ? pts : 0;
+        if (ok && bytes < 12 * want) {
+            cli_error("track", "stdin: frame %zu at byte %llu: truncated: %zu of its %llu points before the end",
+                      index, (unsigned long long)start, have, (unsigned long long)count);
+            src->stream_error = 1;
+            ok = 0;
+        }
+    }
+    free(buf);
+    if (!ok) {
+        if (!src->stream_error) {
+            cli_error("track", "out of memory reading frame %zu", index);
+            src->stream_error = 2;
+        }
+        free(xyz);
+        return 0;
+    }
+    ptreg_cloud_init(&f->cloud);
+    f->cloud.n = have, f->cloud.xyz = xyz;
+    ptreg_cloud_drop_nonfinite(&f->cloud);
+    return 1;
+}
+
+static int source_next(frame_source *src, frame_in *f)
+{
+    const size_t index = src->next;
+    memset(f, 0, sizeof *f);
+    ptreg_cloud_init(&f->cloud);
+    if (!src->paths) {
+        f->name = "stdin";
+        if (!stream_next(src, index, f))
+            return 0;
+        src->next++;
+        return 1;
+    }
+    if (index >= src->count)
+        return 0;
+    src->next++;
+    f->name = src->paths[index];
+    f->t = (double)index / src->rate;
+    ptreg_error err;
+    if (ptreg_cloud_read(f->name, PTREG_FORMAT_AUTO, &f->cloud, &err)) {
+        cli_error("track", "frame %zu: %s; the frame is lost", index, err.message);
+        f->unreadable = 1;
+        ptreg_cloud_init(&f->cloud);
+    }
+    return 1;
+}
+
+/* ---- the run ---- */
+
+typedef struct track_job {
+    ptreg_model_index *index;
+    ptreg_cloud model;     /* a cloud MODEL (its normals) */
+    const char *model_path;
+    ptreg_tracker *tracker;
+    ptreg_device device;
+    double setup_ms;
+    FILE *out, *states;
+} track_job;
+
+typedef struct frame_record {
+    double t, latency_ms, fitness, rmse, pose[7];
+    int iterations, unreadable;
+    ptreg_track_state state;
+    size_t points;
+} frame_record;
+
+static int read_track_options(const cli_args *a, ptreg_track_options *o, double *rate)
+{
+    int rc = cli_read_library(a, &o->icp);
+    rc = rc ? rc : cli_apply_threads(a);
+    rc = rc ? rc : cli_device(a, &o->icp.device);
+    rc = rc ? rc : cli_double(a, "rate", 1e-9, 1e9, rate);
+    rc = rc ? rc : cli_double(a, "min-fitness", 0.0, 1.0, &o->min_fitness);
+    rc = rc ? rc : cli_double(a, "max-rmse", 0.0, 1e30, &o->max_rmse);
+    rc = rc ? rc : cli_double(a, "max-speed", 0.0, 1e30, &o->max_speed);
+    rc = rc ? rc : cli_double(a, "max-turn", 0.0, 1e30, &o->max_turn_deg);
+    if (rc)
+        return rc;
+    o->icp.no_tune = cli_has(a, "no-tune");
+    o->recover = !cli_has(a, "no-recover");
+    const char *p = cli_string(a, "predict", NULL);
+    if (p && ptreg_track_predict_parse(p, &o->predict)) {
+        cli_error("track", "--predict: '%s' is not none or constant-velocity", p);
+        return EXIT_USAGE;
+    }
+    if (o->icp.kernel != PTREG_KERNEL_NONE && !cli_has(a, "kernel-scale")) {
+        cli_error("track", "--kernel %s: give its scale, --kernel-scale S", ptreg_robust_kernel_name(o->icp.kernel));
+        return EXIT_USAGE;
+    }
+    if (cli_has(a, "init") && (rc = cli_read_transform("track", cli_string(a, "init", NULL), o->init)))
+        return rc;
+    const int dash = a->positional_count == 2 && !strcmp(a->positional[1], "-");
+    for (int i = 1; !dash && i < a->positional_count; i++)
+        if (!strcmp(a->positional[i], "-")) {
+            cli_error("track", "'-' (the stream on stdin) is the only frame source when given");
+            return EXIT_USAGE;
+        }
+    if (cli_has(a, "frames") == (a->positional_count > 1)) {
+        cli_error("track", cli_has(a, "frames") ? "give frame files or --frames DIR, not both"
+                                                : "no frames: give FRAME files, --frames DIR, or '-' for stdin");
+        return EXIT_USAGE;
+    }
+    if (dash && cli_has(a, "rate")) {
+        cli_error("track", "--rate is for frame files: the stream's frames carry their timestamps");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+static int load_model(const cli_args *a, const ptreg_track_options *o, track_job *job)
+{
+    job->model_path = a->positional[0];
+    ptreg_error err;
+    if (cli_is_index_path(job->model_path))
+        return cli_load_index("track", job->model_path, &job->index);
+    int rc = cli_load_shape("track", job->model_path, &job->model, 0);
+    if (rc)
+        return rc;
+    ptreg_index_options io;
+    ptreg_index_options_default(&io);
+    io.delaunay = ptreg_nn_method_is_delaunay(o->icp.nn);
+    ptreg_status st = ptreg_model_index_create(job->model.xyz, job->model.n, &io, &job->index, &err);
+    if (st) {
+        cli_error("track", "%s: %s", job->model_path, err.message);
+        return cli_exit_code(st, 0);
+    }
+    return EXIT_OK;
+}
+
+static int open_output(const cli_args *a, const char *name, FILE **f)
+{
+    const char *path = cli_string(a, name, NULL);
+    if (!path)
+        return EXIT_OK;
+    if (!(*f = fopen(path, "w"))) {
+        cli_error("track", "--%s %s: cannot be written", name, path);
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+/* The TUM line's numbers: tx ty tz qx qy qz qw. */
+static void tum_pose(const double T[16], double out[7])
+{
+    double R[9], q[4];
+    ptreg_transform_rotation(T, R);
+    ptreg_matrix_to_quaternion(R, q);
+    out[0] = T[3], out[1] = T[7], out[2] = T[11];
+    out[3] = q[1], out[4] = q[2], out[5] = q[3], out[6] = q[0];
+}
+
+static int write_frame(const track_job *job, const frame_record *f)
+{
+    int bad = 0;
+    if (job->out) {
+        bad |= fprintf(job->out, "%.6f %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", f->t, f->pose[0], f->pose[1],
+                       f->pose[2], f->pose[3], f->pose[4], f->pose[5], f->pose[6]) < 0;
+        bad |= fflush(job->out) != 0;
+    }
+    if (job->states) {
+        bad |= fprintf(job->states, "%.6f %s\n", f->t, ptreg_track_state_name(f->state)) < 0;
+        bad |= fflush(job->states) != 0;
+    }
+    if (bad)
+        cli_error("track", "writing the trajectory failed");
+    return bad ? EXIT_RUNTIME : EXIT_OK;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of sorted values. */
+static double percentile(const double *sorted, size_t n, double p)
+{
+    if (n == 0)
+        return 0.0;
+    size_t r = (size_t)ceil(p / 100.0 * (double)n);
+    return sorted[r ? r - 1 : 0];
+}
+
+/* What the run counts as it goes: with --json every frame's record too;
+ * without, only each frame's latency (8 bytes a frame, for the percentiles). */
+typedef struct track_summary {
+    size_t counts[3], unreadable, skipped, frames;
+    double p50, p95, p99, max, mean, wall_ms;
+    double *latency;
+    frame_record *rec;
+    size_t cap;
+} track_summary;
+
+/* Adds a frame; EXIT_RUNTIME when out of memory. */
+static int count_frame(track_summary *s, const frame_record *f, int keep_record)
+{
+    if (s->frames == s->cap) {
+        const size_t cap = s->cap ? 2 * s->cap : 256;
+        double *lat = realloc(s->latency, cap * sizeof *lat);
+        s->latency = lat ? lat : s->latency;
+        frame_record *rec = keep_record ? realloc(s->rec, cap * sizeof *rec) : NULL;
+        s->rec = rec ? rec : s->rec;
+        if (!lat || (keep_record && !rec)) {
+            cli_error("track", "out of memory");
+            return EXIT_RUNTIME;
+        }
+        s->cap = cap;
+    }
+    if (keep_record)
+        s->rec[s->frames] = *f;
+    s->latency[s->frames++] = f->latency_ms;
+    s->counts[f->state]++;
+    s->unreadable += (size_t)f->unreadable;
+    return EXIT_OK;
+}
+
+static void summarize(track_summary *s)
+{
+    const size_t n = s->frames;
+    for (size_t i = 0; i < n; i++)
+        s->mean += s->latency[i] / (double)n;
+    if (n == 0)
+        return;
+    double *lat = malloc(n * sizeof *lat);
+    if (!lat)
+        return;
+    memcpy(lat, s->latency, n * sizeof *lat);
+    qsort(lat, n, sizeof *lat, by_value);
+    s->p50 = percentile(lat, n, 50), s->p95 = percentile(lat, n, 95), s->p99 = percentile(lat, n, 99);
+    s->max = lat[n - 1];
+    free(lat);
+}
+
+static int print_json(const track_job *job, const ptreg_track_options *o, const track_summary *s)
+{
+    cJSON *root = cJSON_CreateObject();
+    char name[32];
+    cJSON_AddStringToObject(root, "command", "track");
+    cJSON_AddStringToObject(root, "model", job->model_path);
+    size_t m;
+    ptreg_model_index_points(job->index, &m);
+    cJSON_AddNumberToObject(root, "model_points", (double)m);
+    cJSON_AddStringToObject(root, "device", ptreg_device_format(&job->device, name, sizeof name));
+    cJSON_AddStringToObject(root, "method", ptreg_icp_method_name(o->icp.method));
+    cJSON_AddStringToObject(root, "predict", ptreg_track_predict_name(o->predict));
+    cJSON_AddBoolToObject(root, "recover", o->recover);
+    cJSON_AddNumberToObject(root, "setup_ms", job->setup_ms);
+    cJSON *frames = cJSON_AddArrayToObject(root, "frames");
+    for (size_t i = 0; i < s->frames; i++) {
+        const frame_record *f = &s->rec[i];
+        cJSON *fo = cJSON_CreateObject();
+        cJSON_AddNumberToObject(fo, "time", f->t);
+        cJSON_AddStringToObject(fo, "state", ptreg_track_state_name(f->state));
+        cJSON_AddNumberToObject(fo, "points", (double)f->points);
+        cJSON_AddNumberToObject(fo, "iterations", f->iterations);
+        cJSON_AddNumberToObject(fo, "fitness", f->fitness);
+        cJSON_AddNumberToObject(fo, "rmse", f->rmse);
+        cJSON_AddNumberToObject(fo, "latency_ms", f->latency_ms);
+        if (f->unreadable)
+            cJSON_AddTrueToObject(fo, "unreadable");
+        cli_json_put(fo, "pose", cJSON_CreateDoubleArray(f->pose, 7));
+        cli_json_push(frames, fo);
+    }
+    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(sum, "frames", (double)s->frames);
+    for (int k = 0; k < 3; k++)
+        cJSON_AddNumberToObject(sum, ptreg_track_state_name((ptreg_track_state)k), (double)s->counts[k]);
+    cJSON_AddNumberToObject(sum, "unreadable", (double)s->unreadable);
+    cJSON_AddNumberToObject(sum, "skipped", (double)s->skipped);
+    cJSON *lat = cJSON_AddObjectToObject(sum, "latency_ms");
+    cJSON_AddNumberToObject(lat, "p50", s->p50);
+    cJSON_AddNumberToObject(lat, "p95", s->p95);
+    cJSON_AddNumberToObject(lat, "p99", s->p99);
+    cJSON_AddNumberToObject(lat, "max", s->max);
+    cJSON_AddNumberToObject(lat, "mean", s->mean);
+    cJSON_AddNumberToObject(sum, "wall_ms", s->wall_ms);
+    cJSON_AddNumberToObject(sum, "frames_per_s", s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
+    cJSON_AddNumberToObject(root, "threads", ptreg_get_num_threads());
+    cJSON_AddStringToObject(root, "version", ptreg_version());
+    return cli_json_print(root);
+}
+
+static void print_human(const track_job *job, const track_summary *s)
+{
+    char name[32];
+    printf("ptreg track: %zu frames against %s on %s (%d threads); model ready in %.1f ms\n", s->frames,
+           job->model_path, ptreg_device_format(&job->device, name, sizeof name), ptreg_get_num_threads(),
+           job->setup_ms);
+    printf("  tracked %zu, recovered %zu, lost %zu (unreadable %zu)", s->counts[0], s->counts[1], s->counts[2],
+           s->unreadable);
+    if (s->skipped)
+        printf(", skipped %zu (timestamps not increasing)", s->skipped);
+    printf("\n  latency ms: p50 %.2f, p95 %.2f, p99 %.2f, max %.2f; %.1f frames/s\n", s->p50, s->p95, s->p99,
+           s->max, s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
+}
+
+/* Every frame of src through the tracker, each written as it is known. */
+static int run_frames(const cli_args *a, track_job *job, frame_source *src, track_summary *s)
+{
+    cli_progress progress;
+    cli_progress_begin(&progress, a, "track", "frame", "latency ms");
+    const ptreg_progress hook = cli_progress_hook(&progress);
+    const int keep_records = cli_has(a, "json");
+    int rc = EXIT_OK;
+    double last_t = -INFINITY;
+    frame_in f;
+    const double t0 = ptreg_time_ms();
+    while (!rc && source_next(src, &f)) {
+        if (s->frames > 0 && !(f.t > last_t)) {
+            cli_error("track", "%s: frame %zu's timestamp %.9g does not come after %.9g: skipped", f.name,
+                      src->next - 1, f.t, last_t);
+            s->skipped++;
+            ptreg_cloud_free(&f.cloud);
+            continue;
+        }
+        if (!f.unreadable && f.cloud.n == 0)
+            cli_error("track", "%s: frame %zu has no points; the frame is lost", f.name, src->next - 1);
+        ptreg_track_frame tf;
+        ptreg_error err;
+        ptreg_status st = ptreg_tracker_push(job->tracker, f.cloud.xyz, f.cloud.n, f.t, &tf, &err);
+        if (st) {
+            cli_error("track", "%s: frame %zu: %s", f.name, src->next - 1, err.message);
+            rc = cli_exit_code(st, 0);
+        } else {
+            frame_record r = {f.t, tf.latency_ms, tf.fitness, tf.rmse, {0}, tf.iterations, f.unreadable,
+                              tf.state, f.cloud.n};
+            tum_pose(tf.pose, r.pose);
+            last_t = f.t;
+            rc = write_frame(job, &r);
+            rc = rc ? rc : count_frame(s, &r, keep_records);
+            hook.fn(hook.ctx, (int)s->frames, src->paths ? (int)src->count : 0, tf.latency_ms);
+        }
+        ptreg_cloud_free(&f.cloud);
+    }
+    s->wall_ms = ptreg_time_ms() - t0;
+    cli_progress_end(&progress, a, 0);
+    return rc;
+}
+
+int cli_run_track(int argc, char **argv)
+{
+    cli_args a;
+    int rc;
+    if (!cli_begin(&cli_cmd_track, argc, argv, &a, &rc))
+        return rc;
+    ptreg_track_options opt;
+    ptreg_track_options_default(&opt);
+    frame_source src;
+    memset(&src, 0, sizeof src);
+    src.rate = 10.0;
+    if ((rc = read_track_options(&a, &opt, &src.rate)))
+        return rc;
+    track_job job;
+    memset(&job, 0, sizeof job);
+    ptreg_cloud_init(&job.model);
+    ptreg_error err;
+    if ((rc = cli_device_usable(&a, ptreg_icp_resolve_device(&opt.icp, &job.device, &err), &err)))
+        return rc;
+    track_summary sum;
+    memset(&sum, 0, sizeof sum);
+    if ((rc = load_model(&a, &opt, &job)))
+        goto done;
+    if (cli_has(&a, "frames"))
+        rc = list_folder(cli_string(&a, "frames", NULL), &src);
+    else if (!strcmp(a.positional[1], "-"))
+        src.stream = stdin;
+    else
+        src.paths = a.positional + 1, src.count = (size_t)a.positional_count - 1;
+    rc = rc ? rc : open_output(&a, "output", &job.out);
+    rc = rc ? rc : open_output(&a, "states", &job.states);
+    if (rc)
+        goto done;
+    const double t0 = ptreg_time_ms();
+    ptreg_status st = ptreg_tracker_create(job.index, job.model.normals, &opt, &job.tracker, &err);
+    job.setup_ms = ptreg_time_ms() - t0;
+    if (st) {
+        cli_error("track", "%s", err.message);
+        rc = cli_exit_code(st, 0);
+        goto done;
+    }
+    rc = run_frames(&a, &job, &src, &sum);
+    const size_t readable = sum.frames - sum.unreadable;
+    if (!rc) {
+        summarize(&sum);
+        if (cli_has(&a, "json"))
+            rc = print_json(&job, &opt, &sum);
+        else
+            print_human(&job, &sum);
+    }
+    if (!rc && src.stream_error)
+        rc = src.stream_error == 2 ? EXIT_RUNTIME : EXIT_BAD_INPUT;
+    if (!rc && readable == 0) {
+        cli_error("track", "no frame could be read");
+        rc = EXIT_BAD_INPUT;
+    }
+done:
+    if (job.out && fclose(job.out) && !rc) {
+        cli_error("track", "writing the trajectory failed");
+        rc = EXIT_RUNTIME;
+    }
+    if (job.states && fclose(job.states) && !rc)
+        rc = EXIT_RUNTIME;
+    free(sum.latency);
+    free(sum.rec);
+    for (size_t i = 0; src.owned && i < src.count; i++)
+        free(src.owned[i]);
+    free(src.owned);
+    ptreg_tracker_destroy(job.tracker);
+    ptreg_model_index_destroy(job.index);
+    ptreg_cloud_free(&job.model);
+    return rc;
+}

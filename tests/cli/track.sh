@@ -1,0 +1,157 @@
+#!/bin/bash
+# ptreg track and ptreg synth --sequence: a short synthetic approach tracked
+# within a tight pose error of the truth, an occlusion of two frames over
+# within a frame of its end, an unreadable frame reported and lost, the
+# stdin stream (the same poses as the files; truncated and foreign streams
+# reported), --json's fields, the same bytes for 1 and 2 threads, usage
+# errors.
+. "$(dirname "$0")/lib.sh"
+HERE=$(cd "$(dirname "$0")" && pwd)
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+command -v "$PY" >/dev/null || { echo "skipped: no python3"; exit 77; }
+
+# the first frame's true pose as a 4x4 matrix (--init): the tanker knows
+# where the approach starts
+first_pose() {
+    "$PY" - "$1" <<'PYEOF'
+import sys
+v = [float(x) for x in open(sys.argv[1]).readline().split()]
+tx, ty, tz, qx, qy, qz, qw = v[1:]
+R = [[1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)],
+     [2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)],
+     [2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)]]
+for i, t in enumerate((tx, ty, tz)):
+    print(" ".join("%.17g" % x for x in R[i] + [t]))
+print("0 0 0 1")
+PYEOF
+}
+
+# 30 frames of 3000 points, frames 12 and 13 occluded; the model 5000 points
+expect 0 -- "$PTREG" synth --sequence 30 --model "$WORK/model.ply" --model-points 5000 --points 3000 \
+    --frames-dir "$WORK/frames" --truth-trajectory "$WORK/truth.txt" --occlusion 12,2
+has_file "$WORK/frames/frame_00029.ply"
+no_file "$WORK/frames/frame_00030.ply"
+[ "$(wc -l <"$WORK/truth.txt")" -eq 30 ] || fail "the truth has $(wc -l <"$WORK/truth.txt") lines, not 30"
+first_pose "$WORK/truth.txt" >"$WORK/init.txt"
+# the same options give the same frames
+expect 0 -- "$PTREG" synth --sequence 30 --points 3000 --frames-dir "$WORK/again" --occlusion 12,2
+cmp -s "$WORK/frames/frame_00017.ply" "$WORK/again/frame_00017.ply" || fail "synth --sequence: frames differ"
+
+# tracked: every frame but the occluded ones within 1% of the diagonal and
+# 0.3 degrees; the occluded are lost, the first after them is not
+expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" \
+    -o "$WORK/traj.txt" --states "$WORK/states.txt" --threads 2
+out_has "tracked 28, recovered 0, lost 2"
+"$PY" "$HERE/track_compare.py" "$WORK/traj.txt" "$WORK/truth.txt" --skip 12,13 --max-trans 0.05 --max-rot 0.3 \
+    >"$WORK/cmp" || { fail "track: poses beyond the bounds"; cat "$WORK/cmp" >&2; }
+[ "$(sed -n 13p "$WORK/states.txt" | cut -d' ' -f2)" = lost ] || fail "occluded frame 12 is not lost"
+[ "$(sed -n 14p "$WORK/states.txt" | cut -d' ' -f2)" = lost ] || fail "occluded frame 13 is not lost"
+[ "$(sed -n 15p "$WORK/states.txt" | cut -d' ' -f2)" != lost ] || fail "frame 14, after the occlusion, is lost"
+grep -q '#' "$WORK/traj.txt" && fail "the TUM trajectory holds a comment"
+[ "$(awk 'NF != 8' "$WORK/traj.txt" | wc -l)" -eq 0 ] || fail "a TUM line without 8 numbers"
+
+# the same bytes for 1 and 2 threads; constant velocity and none both track
+expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" \
+    -o "$WORK/traj1.txt" --threads 1
+cmp -s "$WORK/traj.txt" "$WORK/traj1.txt" || fail "track: 1 and 2 threads differ"
+expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" \
+    -o "$WORK/none.txt" --predict none
+"$PY" "$HERE/track_compare.py" "$WORK/none.txt" "$WORK/truth.txt" --skip 12,13 --max-trans 0.05 --max-rot 0.3 \
+    >"$WORK/cmp" || { fail "track --predict none: poses beyond the bounds"; cat "$WORK/cmp" >&2; }
+
+# --json: per frame and the summary
+expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" --json
+"$PY" - "$WORK/out" <<'PYEOF' || fail "track --json: fields"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["command"] == "track" and len(d["frames"]) == 30, d.keys()
+for f in d["frames"]:
+    for k in ("time", "state", "iterations", "fitness", "rmse", "latency_ms", "pose", "points"):
+        assert k in f, k
+s = d["summary"]
+assert (s["tracked"], s["recovered"], s["lost"]) == (28, 0, 2), s
+for k in ("p50", "p95", "p99", "max"):
+    assert s["latency_ms"][k] >= 0
+assert s["frames_per_s"] > 0
+PYEOF
+
+# an unreadable frame (5) and an empty one (7): reported, lost, the run goes on
+mkdir -p "$WORK/broken"
+cp "$WORK/frames"/*.ply "$WORK/broken/"
+echo "not a cloud" >"$WORK/broken/frame_00005.ply"
+printf 'ply\nformat ascii 1.0\nelement vertex 0\nproperty float x\nproperty float y\nproperty float z\nend_header\n' \
+    >"$WORK/broken/frame_00007.ply"
+expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/broken" --init "$WORK/init.txt" \
+    -o "$WORK/btraj.txt" --states "$WORK/bstates.txt"
+err_has "frame 5: .*frame_00005.ply"
+err_has "frame 7"
+[ "$(sed -n 6p "$WORK/bstates.txt" | cut -d' ' -f2)" = lost ] || fail "the unreadable frame is not lost"
+[ "$(sed -n 8p "$WORK/bstates.txt" | cut -d' ' -f2)" = lost ] || fail "the empty frame is not lost"
+"$PY" "$HERE/track_compare.py" "$WORK/btraj.txt" "$WORK/truth.txt" --skip 5,7,12,13 --max-trans 0.05 \
+    --max-rot 0.3 >"$WORK/cmp" || { fail "track: poses beyond the bounds around a lost frame"; cat "$WORK/cmp" >&2; }
+# frame files on the command line: the same as the folder
+expect 0 -- "$PTREG" track "$WORK/model.ply" "$WORK"/frames/frame_0000[0-9].ply --init "$WORK/init.txt" \
+    -o "$WORK/ftraj.txt"
+head -10 "$WORK/traj.txt" | cmp -s - "$WORK/ftraj.txt" || fail "track FRAME...: not the folder's poses"
+# no frame readable at all: exit 3
+echo "junk" >"$WORK/junk.xyz"
+expect 3 -- "$PTREG" track "$WORK/model.ply" "$WORK/junk.xyz" "$WORK/missing.ply"
+err_has "no frame could be read"
+
+# the stdin stream: the same poses as the files
+"$PY" "$HERE/track_stream.py" "$WORK"/frames/*.ply >"$WORK/stream.ptf"
+expect 0 -- "$PTREG" track "$WORK/model.ply" - --init "$WORK/init.txt" -o "$WORK/straj.txt" <"$WORK/stream.ptf"
+cmp -s "$WORK/traj.txt" "$WORK/straj.txt" || fail "track -: not the files' poses"
+# truncated: the frames before it kept, reported, exit 3
+head -c -7 "$WORK/stream.ptf" >"$WORK/cut.ptf"
+expect 3 -- "$PTREG" track "$WORK/model.ply" - --init "$WORK/init.txt" -o "$WORK/ctraj.txt" <"$WORK/cut.ptf"
+err_has "frame 29 at byte .*truncated"
+[ "$(wc -l <"$WORK/ctraj.txt")" -eq 29 ] || fail "a truncated stream: $(wc -l <"$WORK/ctraj.txt") poses, not 29"
+# a count beyond the stream is never trusted: a header claiming 2^40 points
+printf 'PTF1\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x02\x03\x04' >"$WORK/huge.ptf"
+expect 3 -- "$PTREG" track "$WORK/model.ply" - <"$WORK/huge.ptf"
+err_has "truncated: 0 of its 1099511627776 points"
+printf 'PLY1 not a stream at all' >"$WORK/foreign.ptf"
+expect 3 -- "$PTREG" track "$WORK/model.ply" - <"$WORK/foreign.ptf"
+err_has "no \"PTF1\" magic"
+# an empty stream: no frame
+expect 3 -- "$PTREG" track "$WORK/model.ply" - </dev/null
+# the model as an index
+expect 0 -- "$PTREG" index "$WORK/model.ply" -o "$WORK/model.pti"
+expect 0 -- "$PTREG" track "$WORK/model.pti" "$WORK"/frames/frame_0000[0-4].ply --init "$WORK/init.txt" \
+    -o "$WORK/itraj.txt"
+head -5 "$WORK/truth.txt" >"$WORK/truth5.txt"
+"$PY" "$HERE/track_compare.py" "$WORK/itraj.txt" "$WORK/truth5.txt" --max-trans 0.05 --max-rot 0.3 \
+    >"$WORK/cmp" || { fail "track MODEL.pti: poses beyond the bounds"; cat "$WORK/cmp" >&2; }
+
+# no initial guess: global registration finds the blob (a tight --max-rmse keeps a
+# flipped fit out: the default, 2% of the diagonal, would take it), then tracking
+expect 0 -- "$PTREG" synth --sequence 5 --shape blob --model "$WORK/blob.ply" --model-points 20000 --points 3000 \
+    --approach 3,2.8 --frames-dir "$WORK/bseq" --truth-trajectory "$WORK/btruth.txt"
+expect 0 -- "$PTREG" track "$WORK/blob.ply" --frames "$WORK/bseq" --max-rmse 0.03 -o "$WORK/rtraj.txt" \
+    --states "$WORK/rstates.txt"
+grep -q "recovered" "$WORK/rstates.txt" || fail "track without a guess: nothing recovered"
+first=$(awk '$2 != "lost" {print NR - 1; exit}' "$WORK/rstates.txt")
+[ "$(tail -n 1 "$WORK/rstates.txt" | cut -d' ' -f2)" = tracked ] || fail "track after a recovery: not tracked"
+skip=$(seq -s, 0 $((${first:-5} - 1)))
+"$PY" "$HERE/track_compare.py" "$WORK/rtraj.txt" "$WORK/btruth.txt" --skip "$skip" --max-trans 0.05 --max-rot 0.5 \
+    >"$WORK/cmp" || { fail "track after a recovery: poses beyond the bounds"; cat "$WORK/cmp" >&2; }
+expect 0 -- "$PTREG" track "$WORK/blob.ply" --frames "$WORK/bseq" --max-rmse 0.03 --no-recover --states "$WORK/n.txt"
+[ "$(grep -c lost "$WORK/n.txt")" -eq 5 ] || fail "track --no-recover without a guess: not every frame lost"
+
+# usage
+expect 2 -- "$PTREG" track "$WORK/model.ply"
+err_has "no frames"
+expect 2 -- "$PTREG" track "$WORK/model.ply" "$WORK/frames/frame_00000.ply" --frames "$WORK/frames"
+expect 2 -- "$PTREG" track "$WORK/model.ply" - "$WORK/frames/frame_00000.ply"
+expect 2 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --predict sideways
+expect 2 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --min-fitness 2
+expect 3 -- "$PTREG" track "$WORK/nothing.ply" --frames "$WORK/frames"
+expect 3 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/nowhere"
+expect 2 -- "$PTREG" synth --sequence 3
+err_has "nothing to write"
+expect 2 -- "$PTREG" synth --frames-dir "$WORK/x" -o "$WORK/s.ply"
+expect 2 -- "$PTREG" synth --sequence 3 --frames-dir "$WORK/x" --occlusion -1
+expect 2 -- "$PTREG" synth --sequence 3 --frames-dir "$WORK/x" --view 1,2,3
+finish
