@@ -608,7 +608,7 @@ static void test_open3d_optimization(void)
         const double d = max_pose_difference(&in, &out);
         printf("against Open3D's global_optimization: largest pose difference %.3g (%d iterations)\n", d,
                res.iterations);
-        CHECK_MSG(d < 1e-5, "%g", d);
+        CHECK_MSG(d < 1e-6, "%g", d);
     }
     for (size_t k = 0; k < in.edge_count && k < out.edge_count; k++)
         if (in.edges[k].uncertain)
