@@ -65,11 +65,12 @@ typedef enum ptreg_pose_solver {
 typedef struct ptreg_pose_graph_options {
     double max_dist;                /* the scans' max correspondence distance: sets the line
                                        process's weight (Open3D's; default 0.075) */
-    double edge_prune_threshold;    /* uncertain edges whose confidence ends below are removed
-                                       (default 0.25) */
+    double edge_prune_threshold;    /* uncertain edges whose confidence ends at or below are
+                                       removed (Open3D keeps those above; default 0.25) */
     double preference_loop_closure; /* weight of loop closures against odometry (default 1) */
-    size_t reference_node;          /* the anchor: its pose does not move (default 0) */
-    int max_iter;                   /* Levenberg-Marquardt iterations (default 100) */
+    size_t reference_node;          /* the anchor: its pose does not move, to the bit (default 0) */
+    int max_iter;                   /* Levenberg-Marquardt iterations of each solve (default 100;
+                                       0: none) */
     ptreg_pose_solver solver;
 } ptreg_pose_graph_options;
 
@@ -85,9 +86,12 @@ typedef struct ptreg_pose_graph_result {
 /* Moves the nodes (all but the reference) to minimise the sum over edges
  * of l e^T Lambda e + mu (sqrt(l) - 1)^2 (l = 1 for certain edges), e the
  * edge's 6-vector residual, then removes the uncertain edges whose
- * confidence l is below the threshold and solves again (Open3D's
- * GlobalOptimization). Deterministic: the same bits for every run and
- * thread count, and with either solver to rounding. */
+ * confidence l is at or below the threshold, solves again and prunes again
+ * (Open3D's GlobalOptimization). Each edge's confidence is left as the
+ * line process set it. PTREG_ERR_FORMAT names a node with no path of edges
+ * to the reference, PTREG_ERR_ARG a bad option; on failure the graph is
+ * untouched. Deterministic: the same bits for every run and thread count,
+ * and with either solver to rounding (1e-9). */
 PTREG_API ptreg_status ptreg_pose_graph_optimize(ptreg_pose_graph *g, const ptreg_pose_graph_options *opt,
                                                  ptreg_pose_graph_result *result, ptreg_error *err);
 

@@ -153,12 +153,14 @@ static double objective(const ptreg_pose_edge *edges, size_t E, const double *ze
     return s;
 }
 
-/* The line process's closed form: l = (mu / (mu + e' I e))^2. */
+/* The line process's closed form: l = (mu / (mu + e' I e))^2; 1 where
+ * both are 0 (mu = 0 with an edge met exactly: any l is optimal). */
 static void update_confidence(ptreg_pose_edge *edges, size_t E, const double *zeta, double mu)
 {
     for (size_t k = 0; k < E; k++)
         if (edges[k].uncertain) {
-            const double t = mu / (mu + quad(edges[k].information, zeta + 6 * k));
+            const double d = mu + quad(edges[k].information, zeta + 6 * k);
+            const double t = d == 0 ? 1.0 : mu / d;
             edges[k].confidence = t * t;
         }
 }
