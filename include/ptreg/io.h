@@ -163,6 +163,8 @@ PTREG_API ptreg_status ptreg_descriptors_write(const char *path, const float *va
  * comments; each pose rigid (an orthonormal rotation to 1e-6 over 0 0 0 1).
  * *poses (count x 16) is the caller's to free. */
 PTREG_API ptreg_status ptreg_poses_read(const char *path, double **poses, size_t *count, ptreg_error *err);
+PTREG_API ptreg_status ptreg_poses_read_memory(const void *data, size_t size, const char *name, double **poses,
+                                               size_t *count, ptreg_error *err);
 /* "# pose I: LABEL" (labels may be NULL) and four rows per pose, %.17g; atomic. */
 PTREG_API ptreg_status ptreg_poses_write(const char *path, const double *poses, size_t count,
                                          const char *const *labels, ptreg_error *err);
@@ -170,6 +172,8 @@ PTREG_API ptreg_status ptreg_poses_write(const char *path, const double *poses, 
  * (2 x count) is the caller's to free. */
 PTREG_API ptreg_status ptreg_index_pairs_read(const char *path, size_t limit, size_t **pairs, size_t *count,
                                               ptreg_error *err);
+PTREG_API ptreg_status ptreg_index_pairs_read_memory(const void *data, size_t size, const char *name, size_t limit,
+                                                     size_t **pairs, size_t *count, ptreg_error *err);
 
 /* ---- atomic output files ---- */
 

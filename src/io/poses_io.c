@@ -39,7 +39,7 @@ static ptreg_status grow(const io_in *in, double **v, size_t *cap, size_t need)
     return PTREG_OK;
 }
 
-/* Every number of the text, each finite; *lines: the line each pose began on. */
+/* Every number of the text, each finite. */
 static ptreg_status numbers_of(const io_in *in, double **out, size_t *n)
 {
     io_text t;
@@ -102,6 +102,15 @@ ptreg_status ptreg_poses_read(const char *path, double **poses, size_t *count, p
     st = parse_poses(&in, poses, count);
     free(data);
     return st;
+}
+
+ptreg_status ptreg_poses_read_memory(const void *data, size_t size, const char *name, double **poses, size_t *count,
+                                     ptreg_error *err)
+{
+    if ((!data && size) || !poses || !count)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "poses read: no data or no output");
+    io_in in = {data, size, name ? name : "(memory)", err};
+    return parse_poses(&in, poses, count);
 }
 
 ptreg_status ptreg_poses_write(const char *path, const double *poses, size_t count, const char *const *labels,
@@ -182,4 +191,13 @@ ptreg_status ptreg_index_pairs_read(const char *path, size_t limit, size_t **pai
     st = parse_index_pairs(&in, limit, pairs, count);
     free(data);
     return st;
+}
+
+ptreg_status ptreg_index_pairs_read_memory(const void *data, size_t size, const char *name, size_t limit,
+                                           size_t **pairs, size_t *count, ptreg_error *err)
+{
+    if ((!data && size) || !pairs || !count)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "pairs read: no data or no output");
+    io_in in = {data, size, name ? name : "(memory)", err};
+    return parse_index_pairs(&in, limit, pairs, count);
 }

@@ -1,6 +1,8 @@
-/* libFuzzer entry point for 4x4 transform files (ptreg_transform_read's
- * parser): a read gives 16 finite numbers with a bottom row from the file
- * or (0, 0, 0, 1), or an error naming the input and its line. See run.sh. */
+/* libFuzzer entry point for the text files of transforms: one 4x4
+ * (ptreg_transform_read's parser: 16 finite numbers with a bottom row from
+ * the file or (0, 0, 0, 1)), many poses (each rigid) and index pairs (each
+ * below the limit, never with itself), chosen by the input's length mod 3;
+ * else an error naming the input (and the line where it has one). See run.sh. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -10,7 +12,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void check_error(ptreg_status s, const ptreg_error *err)
+{
+    if (s != PTREG_ERR_FORMAT || strncmp(err->message, "fuzz: ", 6))
+        abort();
+}
+
+static void one_transform(const uint8_t *data, size_t size)
 {
     double T[16];
     ptreg_error err;
@@ -19,8 +27,55 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int i = 0; i < 16; i++)
             if (!isfinite(T[i]))
                 abort();
-    } else if (s != PTREG_ERR_FORMAT || !strstr(err.message, "fuzz: line ")) {
+    } else if (!strstr(err.message, "fuzz: line ")) {
         abort();
     }
+    if (s)
+        check_error(s, &err);
+}
+
+static void poses(const uint8_t *data, size_t size)
+{
+    double *P = NULL;
+    size_t n = 0;
+    ptreg_error err;
+    ptreg_status s = ptreg_poses_read_memory(data, size, "fuzz", &P, &n, &err);
+    if (s == PTREG_OK) {
+        if (!n || !P)
+            abort();
+        for (size_t i = 0; i < n; i++)
+            if (P[16 * i + 15] != 1.0 || P[16 * i + 12] != 0.0)
+                abort();
+    } else if (P) {
+        abort();
+    } else {
+        check_error(s, &err);
+    }
+    free(P);
+}
+
+static void pairs(const uint8_t *data, size_t size)
+{
+    size_t *ij = NULL, n = 0;
+    ptreg_error err;
+    ptreg_status s = ptreg_index_pairs_read_memory(data, size, "fuzz", 100, &ij, &n, &err);
+    if (s == PTREG_OK) {
+        for (size_t k = 0; k < n; k++)
+            if (ij[2 * k] >= 100 || ij[2 * k + 1] >= 100 || ij[2 * k] == ij[2 * k + 1])
+                abort();
+    } else {
+        check_error(s, &err);
+    }
+    free(ij);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size % 3 == 0)
+        one_transform(data, size);
+    else if (size % 3 == 2)
+        poses(data, size);
+    else
+        pairs(data, size);
     return 0;
 }

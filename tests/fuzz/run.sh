@@ -14,6 +14,9 @@
 # "tune" fuzzes the tuner's cache (fuzz_tune_cache.c) against the same
 # sanitized library, from caches `ptreg tune` writes.
 #
+# "transform" fuzzes the text files of transforms: one 4x4, many poses
+# (multiway's -o and --truth) and index pairs (--pairs), by input length.
+#
 # "posegraph" fuzzes Open3D's pose-graph JSON (fuzz_posegraph.c: the
 # parser, then a few solver steps) built from the pose-graph sources and the
 # parts of core and io they use, seeded with tests/data/posegraph/*.json.
@@ -108,6 +111,10 @@ fuzz_transform() {
     mkdir -p "$corpus"
     printf '1 0 0 0.5\n0 1 0 0\n0 0 1 -2 # shifted\n0 0 0 1\n' >"$corpus/four.txt"
     printf '0.9,0.1,0,1e-3,\n-0.1,0.9,0,0\n0,0,1,0\n' >"$corpus/twelve.csv"
+    # lengths 2 and 1 mod 3 reach the poses and the pairs parsers
+    printf '# pose 0\n1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1\n# pose 1: b\n0 -1 0 2\n1 0 0 0\n0 0 1 0\n0 0 0 1\n' \
+        >"$corpus/poses.txt"
+    printf '0 1\n1 2 # a chain\n2,0\n' >"$corpus/pairs.txt"
     run_target transform "$bin" "$corpus" 4096
 }
 
