@@ -56,7 +56,12 @@ PTREG_API const ptreg_option_table *ptreg_multiway_option_table(void);
 typedef struct ptreg_multiway_edge {
     size_t source, target;
     double transformation[16]; /* source into target, after refinement */
-    double fitness, rmse;      /* its ICP's */
+    double fitness;            /* the smaller share of either scan's points within the ICP distance of
+                                  the other (-1: not registered, or the edge came from a graph) */
+    double rmse;               /* its ICP's */
+    double surface;            /* the share of those source points within 1/8 of the distance of the
+                                  target's surface: near 1 for a right pose, far less for a wrong one
+                                  that overlaps (below 0.5: no edge) */
     int uncertain;             /* a loop closure in the graph: not an edge of the spanning tree of
                                   the best pairs, which places the scans first */
     int kept;                  /* an edge of the solved graph */

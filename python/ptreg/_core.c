@@ -1402,7 +1402,7 @@ static PyObject *multiway_edge_dict(const ptreg_multiway_edge *e)
     if (!d || put(d, "source", PyLong_FromSize_t(e->source)) || put(d, "target", PyLong_FromSize_t(e->target)) ||
         put(d, "transformation", doubles_list(e->transformation, 16)) ||
         put(d, "fitness", PyFloat_FromDouble(e->fitness)) || put(d, "rmse", PyFloat_FromDouble(e->rmse)) ||
-        put(d, "uncertain", PyBool_FromLong(e->uncertain)) || put(d, "kept", PyBool_FromLong(e->kept)) ||
+        put(d, "surface", PyFloat_FromDouble(e->surface)) || put(d, "uncertain", PyBool_FromLong(e->uncertain)) || put(d, "kept", PyBool_FromLong(e->kept)) ||
         put(d, "confidence", PyFloat_FromDouble(e->confidence))) {
         Py_XDECREF(d);
         return NULL;

@@ -193,8 +193,8 @@ static void print_human(const cli_args *a, const multiway_inputs *in, const ptre
     printf("  voxel %g; %zu candidate pairs, %zu edges kept\n", r->voxel, r->edge_count, count_kept(r));
     for (size_t e = 0; e < r->edge_count; e++) {
         const ptreg_multiway_edge *x = &r->edges[e];
-        printf("  %3zu -> %-3zu fitness %.4f rmse %.6g %s%s", x->source, x->target, x->fitness, x->rmse,
-               x->kept ? "kept" : "dropped", x->uncertain ? " (loop closure" : " (tree");
+        printf("  %3zu -> %-3zu fitness %.4f surface %.3f rmse %.6g %s%s", x->source, x->target, x->fitness,
+               x->surface, x->rmse, x->kept ? "kept" : "dropped", x->uncertain ? " (loop closure" : " (tree");
         printf(x->uncertain ? ", confidence %.3f)\n" : ")\n", x->confidence);
     }
     for (size_t i = 0; i < r->scan_count; i++) {
@@ -220,6 +220,7 @@ static cJSON *json_edges(const ptreg_multiway_result *r)
         cJSON_AddNumberToObject(o, "target", (double)x->target);
         cJSON_AddNumberToObject(o, "fitness", x->fitness);
         cJSON_AddNumberToObject(o, "rmse", x->rmse);
+        cJSON_AddNumberToObject(o, "surface", x->surface);
         cJSON_AddBoolToObject(o, "uncertain", x->uncertain);
         cJSON_AddBoolToObject(o, "kept", x->kept);
         cJSON_AddNumberToObject(o, "confidence", x->confidence);

@@ -32,7 +32,7 @@ static int usable(const mw_run *r, size_t k)
     const double *rec = r->records + k * MW_RECORD;
     /* The tree's edges stay: a joint round cannot disconnect a scan. */
     return rec[MW_VALID] == 1.0 && !(r->pruned && r->pruned[k]) &&
-           (r->from_graph || r->tree[k] || rec[MW_FITNESS] >= r->opt.min_fitness);
+           (r->from_graph || r->tree[k] || (rec[MW_FITNESS] >= r->opt.min_fitness && rec[MW_SHARP] >= MW_MIN_SHARP));
 }
 
 static size_t root_of(size_t *parent, size_t i)
@@ -42,9 +42,16 @@ static size_t root_of(size_t *parent, size_t i)
     return i;
 }
 
+/* A pair's weight for the tree: its overlap, discounted by the share of it
+ * off the surface. */
+static double weight(const mw_run *r, size_t k)
+{
+    return r->records[k * MW_RECORD + MW_FITNESS] * r->records[k * MW_RECORD + MW_SHARP];
+}
+
 static int fitter(const mw_run *r, size_t x, size_t y)
 {
-    const double fx = r->records[x * MW_RECORD + MW_FITNESS], fy = r->records[y * MW_RECORD + MW_FITNESS];
+    const double fx = weight(r, x), fy = weight(r, y);
     return fx > fy || (fx == fy && x < y);
 }
 
@@ -61,7 +68,7 @@ static void sort_by_fitness(const mw_run *r, size_t *order, size_t m)
     }
 }
 
-/* Kruskal's maximum spanning tree by ICP fitness (ties: the earlier pair):
+/* Kruskal's maximum spanning tree by weight (ties: the earlier pair):
  * the surest pairs place the scans, so one wrong pair cannot, unlike
  * consecutive scans taken as odometry whatever their overlap. */
 static ptreg_status spanning_tree(mw_run *r, ptreg_error *err)
@@ -210,7 +217,7 @@ static ptreg_status joint_round(mw_run *r, const double *poses, ptreg_error *err
             starts[16 * k] = NAN;
     }
     st = st ? st
-            : multiway_register_pairs(r->scans, r->p, r->pairs, r->n, &r->opt, r->voxel, r->dist, starts, r->ranks,
+            : multiway_register_pairs(r->p, r->pairs, r->n, &r->opt, r->voxel, r->dist, starts, r->ranks,
                                       fresh, err);
     if (!st)
         r->from_graph = 0; /* each kept edge now has its ICP's fitness */
@@ -240,6 +247,7 @@ static ptreg_status fill_result(const mw_run *r, double *poses, int *placed, ptr
             ptreg_transform_identity(e->transformation);
         e->fitness = rec[MW_VALID] == 1.0 && !r->from_graph ? rec[MW_FITNESS] : -1.0;
         e->rmse = rec[MW_VALID] == 1.0 && !r->from_graph ? rec[MW_RMSE] : -1.0;
+        e->surface = rec[MW_VALID] == 1.0 && !r->from_graph ? rec[MW_SHARP] : -1.0;
         e->uncertain = !r->tree[k];
         e->kept = r->kept[k];
         e->confidence = r->confidence[k];
@@ -395,7 +403,7 @@ ptreg_status ptreg_multiway(const ptreg_multiway_scan *scans, size_t count, cons
     if (!st && !r.records)
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "multiway: out of memory for %zu pairs", r.n);
     st = st ? st
-            : multiway_register_pairs(scans, p, cand, r.n, &r.opt, r.voxel, r.dist, NULL, r.ranks, r.records, err);
+            : multiway_register_pairs(p, cand, r.n, &r.opt, r.voxel, r.dist, NULL, r.ranks, r.records, err);
     res->pairs_ms = ptreg_time_ms() - t;
     st = st ? st : run_graph(&r, NULL, res, err);
     multiway_prepared_free(p, count);
@@ -432,6 +440,7 @@ ptreg_status ptreg_multiway_graph(const ptreg_multiway_scan *scans, size_t count
         memcpy(rec + 16, e->information, 36 * sizeof *rec);
         rec[MW_FITNESS] = e->uncertain ? 0.0 : 1.0; /* certain edges make the tree */
         rec[MW_VALID] = 1.0;
+        rec[MW_SHARP] = 1.0;
     }
     r.n = graph->edge_count, r.pairs = cand, r.from_graph = 1;
     double t = ptreg_time_ms();
