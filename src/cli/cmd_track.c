@@ -608,6 +608,12 @@ done:
     }
     if (job.states && fclose(job.states) && !rc)
         rc = EXIT_RUNTIME;
+    /* Written as the frames come, for a reader that follows the run; a run
+     * that fails leaves none of it (no partial output). */
+    if (rc && job.out)
+        remove(cli_string(&a, "output", NULL));
+    if (rc && job.states)
+        remove(cli_string(&a, "states", NULL));
     free(sum.latency);
     free(sum.rec);
     for (size_t i = 0; src.owned && i < src.count; i++)

@@ -91,15 +91,13 @@ static ptreg_status parse_poses(const io_in *in, double **poses, size_t *count)
 
 ptreg_status ptreg_poses_read(const char *path, double **poses, size_t *count, ptreg_error *err)
 {
-    if (!path || !poses || !count)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "poses read: no path or no output");
     unsigned char *data;
     size_t size;
-    ptreg_status st = io_read_file(path, &data, &size, err);
+    ptreg_status st = path ? io_read_file(path, &data, &size, err)
+                           : ptreg_error_set(err, PTREG_ERR_ARG, "poses read: no path");
     if (st)
         return st;
-    io_in in = {data, size, path, err};
-    st = parse_poses(&in, poses, count);
+    st = ptreg_poses_read_memory(data, size, path, poses, count, err);
     free(data);
     return st;
 }
@@ -180,15 +178,13 @@ static ptreg_status parse_index_pairs(const io_in *in, size_t limit, size_t **pa
 
 ptreg_status ptreg_index_pairs_read(const char *path, size_t limit, size_t **pairs, size_t *count, ptreg_error *err)
 {
-    if (!path || !pairs || !count)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pairs read: no path or no output");
     unsigned char *data;
     size_t size;
-    ptreg_status st = io_read_file(path, &data, &size, err);
+    ptreg_status st = path ? io_read_file(path, &data, &size, err)
+                           : ptreg_error_set(err, PTREG_ERR_ARG, "pairs read: no path");
     if (st)
         return st;
-    io_in in = {data, size, path, err};
-    st = parse_index_pairs(&in, limit, pairs, count);
+    st = ptreg_index_pairs_read_memory(data, size, path, limit, pairs, count, err);
     free(data);
     return st;
 }

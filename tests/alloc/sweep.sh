@@ -157,6 +157,9 @@ sweep icp -- icp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --transform-out 
 sweep icp-gicp-lm -- icp "$IN/scan.ply" "$IN/model.ply" --method gicp --lm 1e-3 -o "$OUT/r.ply"
 sweep icp-index -- icp "$IN/scan.ply" --target-index "$IN/model.pti" --nn delaunay-kdann -o "$OUT/r.ply"
 sweep register -- register "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --json
+sweep multiway -- multiway "$IN/scan.ply" "$IN/model.ply" -o "$OUT/p.txt" --pose-graph-out "$OUT/g.json" \
+    --merged "$OUT/m.ply" --json
+sweep track -- track "$IN/model.ply" "$IN/scan.ply" "$IN/scan_n.ply" -o "$OUT/t.txt" --json
 sweep emicp -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --plot "$OUT/p.svg"
 # with a winner in the tuner's cache: the lookup's allocations too
 PTREG_TUNE_CACHE="$IN/tune.json" sweep emicp-tuned -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply"

@@ -41,6 +41,12 @@ python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["class_name"]
 expect 0 -- "$PTREG" multiway "${scans[@]}" -o "$WORK/poses1.txt" --threads 1
 cmp -s "$WORK/poses1.txt" "$WORK/poses2.txt" || fail "multiway: 1 and 2 threads differ"
 
+# each view with its most similar one (mean FPFH) and its successor: fewer pairs, every view placed
+expect 0 -- "$PTREG" multiway "${scans[@]}" --pair-neighbors 1 --truth "$WORK/truth.txt" --json
+pairs=$(grep -c '"source":' "$WORK/out")
+[ "$pairs" -ge 4 ] && [ "$pairs" -lt 10 ] || fail "--pair-neighbors 1: $pairs candidate pairs"
+below "$(worst_error rotation_error_deg)" 0.5 || fail "multiway --pair-neighbors: rotation error"
+
 # the solved graph read back: its edges and poses as the start, solved again
 expect 0 -- "$PTREG" multiway "${scans[@]}" --pose-graph "$WORK/graph.json" --truth "$WORK/truth.txt" --json
 below "$(worst_error rotation_error_deg)" 0.5 || fail "multiway --pose-graph: rotation error"
