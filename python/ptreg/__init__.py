@@ -583,7 +583,7 @@ def multiway(scans: Sequence[ArrayLike], *, normals: Optional[Sequence[Optional[
 
 def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLike] = None,
           rate: float = 10.0, predict: str = "constant-velocity", init: Optional[Matrix] = None,
-          method: str = "point", nn: str = "auto", max_iter: Optional[int] = None, max_dist: Optional[float] = None,
+          method: str = "plane", nn: str = "auto", max_iter: Optional[int] = None, max_dist: Optional[float] = None,
           tol: Optional[float] = None, min_fitness: Optional[float] = None, max_rmse: Optional[float] = None,
           max_speed: Optional[float] = None, max_turn_deg: Optional[float] = None, recover: bool = True,
           device: str = "auto") -> Iterator[Result]:
