@@ -131,7 +131,8 @@ def open3d_peer(args):
                 graph.nodes.append(reg.PoseGraphNode(np.linalg.inv(odometry)))
             graph.edges.append(reg.PoseGraphEdge(i, j, icp.transformation, info, uncertain=not odo))
             edges.append({"source": i, "target": j, "uncertain": not odo, "ransac_fitness": ransac.fitness,
-                          "fitness": icp.fitness, "rmse": icp.inlier_rmse})
+                          "fitness": icp.fitness, "rmse": icp.inlier_rmse,
+                          "transformation": np.asarray(icp.transformation).tolist()})
     reg.global_optimization(graph, reg.GlobalOptimizationLevenbergMarquardt(),
                             reg.GlobalOptimizationConvergenceCriteria(),
                             reg.GlobalOptimizationOption(max_correspondence_distance=1.5 * v,
@@ -413,6 +414,24 @@ def errors(s, poses):
     return [pose_error(truth[0], truth[i], poses[i]) for i in range(len(poses))]
 
 
+def edge_stats(s, edges):
+    """Kept edges, kept edges more than 5 degrees from the truth (the transform taking
+    scan source into scan target: T_target^-1 T_source), dropped edges within 5 degrees."""
+    import numpy as np
+
+    truth = read_poses(s["truth"])
+    kept = wrong = right_pruned = 0
+    for e in edges:
+        if "transformation" not in e:
+            continue
+        want = rigid_inv(truth[e["target"]]) @ truth[e["source"]]
+        ok = pose_error(np.identity(4), want, e["transformation"])[0] <= 5.0
+        kept += bool(e.get("kept"))
+        wrong += bool(e.get("kept")) and not ok
+        right_pruned += (not e.get("kept")) and ok
+    return kept, wrong, right_pruned
+
+
 def summarize(s, errs, placed):
     """Counts over scans 1..N-1 (scan 0 is the anchor)."""
     unit = 1e3 if s["metres"] else 100.0 / s["diag"]  # mm, or per cent of the diagonal
@@ -518,6 +537,7 @@ def main():
             m["errors"] = errs[0]
             m["placed"] = placed[0]
             m["edges"] = rs[0].get("edges", [])
+            m["edges_kept"], m["edges_wrong_kept"], m["edges_right_pruned"] = edge_stats(s, m["edges"])
             if own and all(a is not None for a, t in own):
                 dev = max(max(abs(a - b[0]), abs(t - b[1])) for (a, t), b in zip(own, errs[0]))
                 if dev > 1e-6:
@@ -569,13 +589,13 @@ def print_table(results, args):
     for r in results:
         unit = "mm" if r["metres"] else "% diag"
         scale = 1e3 if r["metres"] else 100.0 / r["diag"]
-        print(f"{mk}{r['set']}: voxel {r['voxel']:.5g}, model diagonal {r['diag']:.4g}"
+        print(f"{mk}{r['set']}: voxel {r['voxel']:.5g}, " + ("first scan's" if r["metres"] else "model") + f" diagonal {r['diag']:.4g}"
               + (" (synthetic: translation thresholds 0.5 % / 1 % of the diagonal)" if not r["metres"] else ""))
         for method, m in r["methods"].items():
             per = ", ".join(f"{a:.2f}/{t * scale:.2f}" + ("" if ok else " (not placed)")
                             for (a, t), ok in list(zip(m["errors"], m["placed"]))[1:])
-            kept = sum(1 for e in m["edges"] if e.get("kept"))
-            print(f"{mk}  {method}: per scan 1.. deg/{unit}: {per}; edges kept {kept}/{len(m['edges'])}")
+            print(f"{mk}  {method}: per scan 1.. deg/{unit}: {per}; edges kept {m['edges_kept']}/{len(m['edges'])}, "
+                  f"{m['edges_wrong_kept']} of them wrong (> 5 deg), {m['edges_right_pruned']} right ones dropped")
         for n in r["notes"]:
             print(f"{mk}  note: {n}")
     if "ratio" in (results[0] if results else {}):
