@@ -480,6 +480,9 @@ def main():
     if use_ptreg and subprocess.run([args.ptreg, "multiway", "--help"], capture_output=True).returncode != 0:
         print(f"{args.ptreg} has no multiway: Open3D alone", file=sys.stderr)
         use_ptreg = False
+    unknown = [n for n in args.sets.split(",") if n not in ALL_SETS]
+    if unknown:
+        raise SystemExit(f"unknown set(s) {', '.join(unknown)}: choose from {', '.join(ALL_SETS)}")
     os.makedirs(args.work, exist_ok=True)
 
     sets = []
@@ -586,6 +589,7 @@ def print_table(results, args):
             print("  ".join(c.ljust(w[k]) for k, c in enumerate(row)))
     print()
     mk = "- " if md else "  "
+    sub = "  - " if md else "    "
     for r in results:
         unit = "mm" if r["metres"] else "% diag"
         scale = 1e3 if r["metres"] else 100.0 / r["diag"]
@@ -594,10 +598,10 @@ def print_table(results, args):
         for method, m in r["methods"].items():
             per = ", ".join(f"{a:.2f}/{t * scale:.2f}" + ("" if ok else " (not placed)")
                             for (a, t), ok in list(zip(m["errors"], m["placed"]))[1:])
-            print(f"{mk}  {method}: per scan 1.. deg/{unit}: {per}; edges kept {m['edges_kept']}/{len(m['edges'])}, "
+            print(f"{sub}{method}: per scan 1.. deg/{unit}: {per}; edges kept {m['edges_kept']}/{len(m['edges'])}, "
                   f"{m['edges_wrong_kept']} of them wrong (> 5 deg), {m['edges_right_pruned']} right ones dropped")
         for n in r["notes"]:
-            print(f"{mk}  note: {n}")
+            print(f"{sub}note: {n}")
     if "ratio" in (results[0] if results else {}):
         print()
         print(mk + "Open3D / ptreg (ms): " + ", ".join(f"{r['set']} {r['ratio']:.2f}x" for r in results if "ratio" in r))
