@@ -74,7 +74,16 @@ the synthetic sets). Scan 0 is the anchor; the counts are over the N - 1 others:
 0.5 deg and 1 mm, within 1 deg and 2 mm (synthetic sets: 0.5 % and 1 % of the diagonal
 instead of 1 mm and 2 mm), lost (rotation error > 5 degrees, or ptreg's placed = false).
 Errors are the first round's; "lost" gives every round's count when they differ.
-The ratio is Open3D / ptreg of the median in-memory times.
+The ratio is Open3D / ptreg of the median in-memory times. Under the table, per set and
+method: each scan's errors, and the pair edges kept by the pose graph, how many of them
+are more than 5 degrees from the truth (T_target^-1 T_source) and how many right ones
+were dropped: what explains a lost scan (Open3D's odometry edges are certain, so a
+wrong one between consecutive scans is never pruned; the line process drops the right
+loop closures that contradict it instead).
+
+Timings need a quiet machine: with other jobs on the two cores both tools slowed
+down several times over, ptreg more than Open3D. --work is reused between runs (files
+rewritten each run); give each concurrent run its own.
 """
 
 import argparse
