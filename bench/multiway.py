@@ -321,8 +321,6 @@ def make_bunny_pieces(work, seed):
 
 
 def make_views(work, ptreg, shape):
-    import numpy as np
-
     name = f"{shape}-views"
     d = os.path.join(work, name)
     os.makedirs(d, exist_ok=True)
