@@ -600,7 +600,8 @@ def print_table(results, args):
     for r in results:
         unit = "mm" if r["metres"] else "% diag"
         scale = 1e3 if r["metres"] else 100.0 / r["diag"]
-        print(f"{mk}{r['set']}: voxel {r['voxel']:.5g}, " + ("first scan's" if r["metres"] else "model") + f" diagonal {r['diag']:.4g}"
+        print(f"{mk}{r['set']}: voxel {r['voxel']:.5g}, " + ("first scan's" if r["metres"] else "model")
+              + f" diagonal {r['diag']:.4g}"
               + (" (synthetic: translation thresholds 0.5 % / 1 % of the diagonal)" if not r["metres"] else ""))
         for method, m in r["methods"].items():
             per = ", ".join(f"{a:.2f}/{t * scale:.2f}" + ("" if ok else " (not placed)")
@@ -611,7 +612,8 @@ def print_table(results, args):
             print(f"{sub}note: {n}")
     if "ratio" in (results[0] if results else {}):
         print()
-        print(mk + "Open3D / ptreg (ms): " + ", ".join(f"{r['set']} {r['ratio']:.2f}x" for r in results if "ratio" in r))
+        print(mk + "Open3D / ptreg (ms): "
+              + ", ".join(f"{r['set']} {r['ratio']:.2f}x" for r in results if "ratio" in r))
         print(mk + "Open3D / ptreg (wall): " + ", ".join(f"{r['set']} {r['wall_ratio']:.2f}x" for r in results
                                                       if "wall_ratio" in r))
 

@@ -1402,7 +1402,8 @@ static PyObject *multiway_edge_dict(const ptreg_multiway_edge *e)
     if (!d || put(d, "source", PyLong_FromSize_t(e->source)) || put(d, "target", PyLong_FromSize_t(e->target)) ||
         put(d, "transformation", doubles_list(e->transformation, 16)) ||
         put(d, "fitness", PyFloat_FromDouble(e->fitness)) || put(d, "rmse", PyFloat_FromDouble(e->rmse)) ||
-        put(d, "surface", PyFloat_FromDouble(e->surface)) || put(d, "uncertain", PyBool_FromLong(e->uncertain)) || put(d, "kept", PyBool_FromLong(e->kept)) ||
+        put(d, "surface", PyFloat_FromDouble(e->surface)) || put(d, "uncertain", PyBool_FromLong(e->uncertain)) ||
+        put(d, "kept", PyBool_FromLong(e->kept)) ||
         put(d, "confidence", PyFloat_FromDouble(e->confidence))) {
         Py_XDECREF(d);
         return NULL;
@@ -1556,8 +1557,8 @@ static PyObject *py_tracker_create(PyObject *self, PyObject *args, PyObject *kwa
     if (t && p.sn.obj && (t->normals = PyMem_Malloc(3 * p.ns * sizeof *t->normals)))
         memcpy(t->normals, p.sn.buf, 3 * p.ns * sizeof *t->normals);
     ptreg_error err;
-    ptreg_status st = t && (!p.sn.obj || t->normals) ? PTREG_OK
-                                                     : ptreg_error_set(&err, PTREG_ERR_NOMEM, "track: out of memory");
+    const int have = t && (!p.sn.obj || t->normals);
+    ptreg_status st = have ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "track: out of memory");
     ptreg_index_options io;
     ptreg_index_options_default(&io);
     if (!st)

@@ -608,11 +608,13 @@ done:
     }
     if (job.states && fclose(job.states) && !rc)
         rc = EXIT_RUNTIME;
-    /* Written as the frames come, for a reader that follows the run; a run
-     * that fails leaves none of it (no partial output). */
-    if (rc && job.out)
+    /* Written as the frames come, for a reader that follows the run. A
+     * stream cut short (exit 3) keeps the poses of its whole frames, each a
+     * result delivered; a run that failed itself (exit 4: memory, a device)
+     * leaves nothing. */
+    if (rc == EXIT_RUNTIME && job.out)
         remove(cli_string(&a, "output", NULL));
-    if (rc && job.states)
+    if (rc == EXIT_RUNTIME && job.states)
         remove(cli_string(&a, "states", NULL));
     free(sum.latency);
     free(sum.rec);

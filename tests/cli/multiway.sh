@@ -33,7 +33,8 @@ for key in '"scans"' '"edges"' '"placed"' '"edges_kept"' '"voxel"' '"pairs_ms"' 
 done
 has_file "$WORK/poses2.txt"; has_file "$WORK/graph.json"; has_file "$WORK/merged.ply"
 below "$(worst_error rotation_error_deg)" 0.5 || fail "multiway: a rotation error is $(worst_error rotation_error_deg)"
-below "$(worst_error translation_error)" 0.01 || fail "multiway: a translation error is $(worst_error translation_error)"
+below "$(worst_error translation_error)" 0.01 ||
+    fail "multiway: a translation error is $(worst_error translation_error)"
 grep -q '"placed":	false' "$WORK/out" && fail "multiway: a view was lost"
 python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["class_name"] != "PoseGraph")' "$WORK/graph.json" ||
     fail "graph.json is not a PoseGraph"

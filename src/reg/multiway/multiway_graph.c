@@ -49,20 +49,20 @@ static double weight(const mw_run *r, size_t k)
     return r->records[k * MW_RECORD + MW_FITNESS] * r->records[k * MW_RECORD + MW_SHARP];
 }
 
-static int fitter(const mw_run *r, size_t x, size_t y)
+static int heavier(const mw_run *r, size_t x, size_t y)
 {
     const double fx = weight(r, x), fy = weight(r, y);
     return fx > fy || (fx == fy && x < y);
 }
 
-/* Insertion sort, fittest first: a handful of pairs per scan, and no
+/* Insertion sort, heaviest first: a handful of pairs per scan, and no
  * shared state as qsort's comparison would need. */
-static void sort_by_fitness(const mw_run *r, size_t *order, size_t m)
+static void sort_by_weight(const mw_run *r, size_t *order, size_t m)
 {
     for (size_t i = 1; i < m; i++) {
         const size_t k = order[i];
         size_t j = i;
-        for (; j > 0 && fitter(r, k, order[j - 1]); j--)
+        for (; j > 0 && heavier(r, k, order[j - 1]); j--)
             order[j] = order[j - 1];
         order[j] = k;
     }
@@ -81,14 +81,16 @@ static ptreg_status spanning_tree(mw_run *r, ptreg_error *err)
     for (size_t k = 0; k < r->n; k++)
         if (usable(r, k))
             order[m++] = k;
-    sort_by_fitness(r, order, m);
+    sort_by_weight(r, order, m);
     for (size_t i = 0; i < r->count; i++)
         parent[i] = i;
     for (size_t j = 0; j < m; j++) {
         const size_t k = order[j];
         const size_t a = root_of(parent, r->pairs[k].source), b = root_of(parent, r->pairs[k].target);
-        if (a != b)
-            parent[a < b ? b : a] = a < b ? a : b, r->tree[k] = 1;
+        if (a == b)
+            continue;
+        parent[a < b ? b : a] = a < b ? a : b; /* the lower root stays: the same tree every run */
+        r->tree[k] = 1;
     }
     free(order), free(parent);
     return PTREG_OK;
@@ -181,8 +183,8 @@ static void read_solution(mw_run *r, const ptreg_pose_graph *g, const size_t *no
 static ptreg_status solve(mw_run *r, double *poses, const int *placed, ptreg_pose_graph *g, ptreg_error *err)
 {
     size_t *node_of = malloc(r->count * sizeof *node_of);
-    ptreg_status st = node_of ? PTREG_OK
-                                         : ptreg_error_set(err, PTREG_ERR_NOMEM, "multiway: out of memory for the graph");
+    ptreg_status st =
+        node_of ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "multiway: out of memory for the graph");
     ptreg_pose_graph_free(g);
     st = st ? st : build_graph(r, poses, placed, node_of, g, err);
     ptreg_pose_graph_options go = r->opt.graph;
@@ -200,15 +202,13 @@ static ptreg_status solve(mw_run *r, double *poses, const int *placed, ptreg_pos
     return st;
 }
 
-/* Each kept edge's ICP again from the solved poses; a pair the ICP now
- * fits worse than min_fitness leaves the graph. */
+/* Each kept edge's ICP again from the solved poses (its new record judged
+ * as the first: a loop closure the ICP now fits worse leaves the graph). */
 static ptreg_status joint_round(mw_run *r, const double *poses, ptreg_error *err)
 {
     double *starts = malloc((r->n ? r->n : 1) * 16 * sizeof *starts);
     double *fresh = malloc((r->n ? r->n : 1) * MW_RECORD * sizeof *fresh);
-    ptreg_status st = starts && fresh ? PTREG_OK
-                                      : ptreg_error_set(err, PTREG_ERR_NOMEM, "multiway: out of memory for the joint "
-                                                                              "refinement");
+    ptreg_status st = starts && fresh ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "multiway: out of memory");
     for (size_t k = 0; !st && k < r->n; k++) {
         double inv[16];
         ptreg_transform_invert_rigid(poses + 16 * r->pairs[k].target, inv);
