@@ -60,6 +60,12 @@ static void inputs_free(multiway_inputs *in)
     ptreg_pose_graph_free(&in->graph);
 }
 
+static int no_memory(void)
+{
+    cli_error("multiway", "out of memory");
+    return EXIT_RUNTIME;
+}
+
 static int fail(ptreg_status st, const ptreg_error *err)
 {
     cli_error("multiway", "%s", err->message);
@@ -78,7 +84,7 @@ static int read_pairs(const char *path, multiway_inputs *in)
         in->pairs[k] = (ptreg_scan_pair){ij[2 * k], ij[2 * k + 1]};
     free(ij);
     in->pair_count = n;
-    return in->pairs ? EXIT_OK : cli_out_of_memory();
+    return in->pairs ? EXIT_OK : no_memory();
 }
 
 static int read_truth(const char *path, multiway_inputs *in)
@@ -101,7 +107,7 @@ static int read_inputs(const cli_args *a, multiway_inputs *in)
     in->clouds = calloc(in->count, sizeof *in->clouds);
     in->scans = calloc(in->count, sizeof *in->scans);
     if (!in->clouds || !in->scans)
-        return cli_out_of_memory();
+        return no_memory();
     for (size_t i = 0; i < in->count; i++) {
         int rc = cli_load_shape("multiway", a->positional[i], &in->clouds[i], 1);
         if (rc)

@@ -76,7 +76,7 @@ typedef struct frame_source {
     double rate;
     FILE *stream;
     uint64_t offset;    /* bytes of the stream read */
-    int stream_error;   /* the stream was malformed (reported) */
+    int stream_error;   /* 1: the stream was malformed, 2: out of memory (reported); either ends the input */
 } frame_source;
 
 /* One frame as read: its points (n 0: unreadable or empty), its time and
@@ -245,7 +245,13 @@ static int source_next(frame_source *src, frame_in *f)
     f->name = src->paths[index];
     f->t = (double)index / src->rate;
     ptreg_error err;
-    if (ptreg_cloud_read(f->name, PTREG_FORMAT_AUTO, &f->cloud, &err)) {
+    const ptreg_status st = ptreg_cloud_read(f->name, PTREG_FORMAT_AUTO, &f->cloud, &err);
+    if (st == PTREG_ERR_NOMEM) { /* the run's failure, not the frame's */
+        cli_error("track", "frame %zu: %s", index, err.message);
+        src->stream_error = 2;
+        return 0;
+    }
+    if (st) {
         cli_error("track", "frame %zu: %s; the frame is lost", index, err.message);
         f->unreadable = 1;
         ptreg_cloud_init(&f->cloud);
@@ -588,18 +594,18 @@ int cli_run_track(int argc, char **argv)
     }
     rc = run_frames(&a, &job, &src, &sum);
     const size_t readable = sum.frames - sum.unreadable;
+    if (!rc && src.stream_error)
+        rc = src.stream_error == 2 ? EXIT_RUNTIME : EXIT_BAD_INPUT;
+    if (!rc && readable == 0) {
+        cli_error("track", "no frame could be read");
+        rc = EXIT_BAD_INPUT;
+    }
     if (!rc) {
         summarize(&sum);
         if (cli_has(&a, "json"))
             rc = print_json(&job, &opt, &sum);
         else
             print_human(&job, &sum);
-    }
-    if (!rc && src.stream_error)
-        rc = src.stream_error == 2 ? EXIT_RUNTIME : EXIT_BAD_INPUT;
-    if (!rc && readable == 0) {
-        cli_error("track", "no frame could be read");
-        rc = EXIT_BAD_INPUT;
     }
 done:
     if (job.out && fclose(job.out) && !rc) {
