@@ -29,16 +29,19 @@ const cli_command cli_cmd_multiway = CLI_COMMAND_LIBRARY("multiway",
     "Every scan is downsampled by a voxel grid (cube V), with normals and FPFH as 'ptreg\n"
     "register' makes them. Each candidate pair (every pair; --pair-neighbors K: each scan's\n"
     "K most similar by mean descriptor and its successor; or --pairs FILE) is registered by\n"
-    "RANSAC (or FGR) over mutual feature matches, then ICP (--method, pairs within 1.5V) on\n"
-    "all points; a pair whose fitness ends below --min-fitness is dropped. The surest pairs'\n"
-    "spanning tree (Kruskal by fitness) places every scan and makes the certain edges; the\n"
-    "other pairs are loop closures. Each edge carries Open3D's information matrix; the pose\n"
-    "graph is solved by Levenberg-Marquardt with a line process that drops wrong loop\n"
-    "closures (Open3D's GlobalOptimization, factored by CHOLMOD), the anchor fixed. Then the\n"
-    "joint refinement: every kept edge's ICP again from the solved poses, and the graph solved\n"
-    "again. A scan no kept edge reaches is reported lost (identity pose). The same output for\n"
-    "any thread count; under mpirun (a build with MPI) the pairs are shared among the ranks\n"
-    "with the same output bytes, rank 0 writing.",
+    "RANSAC (or FGR) over mutual feature matches, then ICP (--method, within 1.5V) on the\n"
+    "two scans' centroids. A pair is no edge when its fitness both ways (the smaller share\n"
+    "of either scan within 1.5V of the other) is below --min-fitness, or when under half of\n"
+    "its pairs lie within 1.5V/8 of the target's surface (a wrong pose that overlaps). The\n"
+    "spanning tree of the best pairs (Kruskal by fitness x that share) places every scan\n"
+    "and makes the certain edges; the other pairs are loop closures. Each edge carries\n"
+    "Open3D's information matrix; the pose graph is solved by Levenberg-Marquardt with a\n"
+    "line process that drops wrong loop closures (Open3D's GlobalOptimization, factored by\n"
+    "CHOLMOD), the anchor fixed. Then the joint refinement: every kept edge's ICP again on\n"
+    "centroids of V/2 cubes, from the solved poses, within 0.75V then 0.375V, and the graph\n"
+    "solved again. A scan no kept edge reaches is reported lost (identity pose). The same\n"
+    "output for any thread count; under mpirun (a build with MPI) the pairs are shared\n"
+    "among the ranks with the same output bytes, rank 0 writing.",
     multiway_options, 2, CLI_MAX_POSITIONAL, ptreg_multiway_option_table);
 
 typedef struct multiway_inputs {

@@ -43,7 +43,7 @@ static const ptreg_option multiway_rows[] = {
     OPTION_ENUM(ptreg_multiway_options, global, "method", "global", global_names, 0,
                 "each pair's global registration: ransac or fgr"),
     OPTION_ENUM(ptreg_multiway_options, refine, "refine", "method", icp_method_names, 0,
-                "each pair's ICP on all points: plane, gicp, symmetric or point"),
+                "each pair's ICP (plane, gicp, symmetric or point)"),
     OPTION_FIELD(ptreg_multiway_options, refine_dist, NULL, DOUBLE, 0, 1e30, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO,
                  "D", "the pairs' ICP distance; default 1.5 voxels"),
     OPTION_FIELD(ptreg_multiway_options, refine_iter, NULL, INT, 1, 1000000, 0, "N", "the pairs' ICP iterations"),
@@ -53,10 +53,10 @@ static const ptreg_option multiway_rows[] = {
     OPTION_FIELD(ptreg_multiway_options, anchor, NULL, SIZE, 0, (double)SIZE_MAX, 0, "I",
                  "the scan whose frame the poses are in (0-based)"),
     OPTION_FIELD(ptreg_multiway_options, joint_refine, NULL, INT, 0, 100, 0, "N",
-                 "rounds of the joint refinement: every kept edge's ICP again from the solved poses, the graph "
-                 "solved again"),
+                 "rounds of the joint refinement: every kept edge's ICP again from the solved poses, finer, the "
+                 "graph solved again"),
     OPTION_NUMBER(ptreg_multiway_options, graph.edge_prune_threshold, "edge_prune_threshold", NULL, DOUBLE, 0, 1, 0,
-                  "C", "a loop closure whose line-process confidence ends below is removed"),
+                  "C", "a loop closure whose line-process confidence ends at or below is removed"),
     OPTION_NUMBER(ptreg_multiway_options, graph.preference_loop_closure, "preference_loop_closure", NULL, DOUBLE, 0,
                   1e30, PTREG_OPTION_OPEN_LO, "W", "the weight of loop closures against the spanning tree's edges"),
     OPTION_NUMBER(ptreg_multiway_options, graph.max_iter, "graph_max_iter", NULL, INT, 1, 1000000, 0, "N",
