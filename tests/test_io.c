@@ -124,6 +124,11 @@ static void random_cloud(ptreg_cloud *c, size_t n, int normals, uint64_t seed)
         } while (!isfinite(v));
         (i < 3 * n ? c->xyz : c->normals)[i % (3 * n)] = v;
     }
+    /* The first point decides a text cloud's origin: a far one would give
+     * the cloud an origin, and the tiny and huge values after it are no
+     * place on Earth (tests of the origin: test_origin.c). */
+    for (int k = 0; k < 3; k++)
+        c->xyz[k] = fmodf(c->xyz[k], 1000.0f);
 }
 
 /* ---- numbers ------------------------------------------------------------- */

@@ -51,7 +51,7 @@ static void test_grid_and_order(void)
 {
     const float xyz[] = {2.0f, 0, 0, 0.0f, 0, 0, 0.49f, 0, 0, 0.51f, 0, 0, 2.2f, 0, 0};
     const float nrm[] = {0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1};
-    ptreg_cloud c = {5, (float *)xyz, (float *)nrm, NULL, 0}, d;
+    ptreg_cloud c = {5, (float *)xyz, (float *)nrm, NULL, 0, {0, 0, 0}, NULL, NULL}, d;
     CHECK(ptreg_voxel_downsample(&c, 1.0, &d, NULL) == PTREG_OK);
     CHECK_MSG(d.n == 3, "%zu cubes", d.n);
     if (d.n == 3) {
@@ -65,9 +65,9 @@ static void test_grid_and_order(void)
     CHECK(ptreg_voxel_downsample(&c, NAN, &d, NULL) == PTREG_ERR_ARG);
     CHECK(ptreg_voxel_downsample(&c, 1e-9, &d, &err) == PTREG_ERR_ARG && strstr(err.message, "2^21"));
     const float bad[] = {0, 0, 0, NAN, 0, 0};
-    ptreg_cloud b = {2, (float *)bad, NULL, NULL, 0};
+    ptreg_cloud b = {2, (float *)bad, NULL, NULL, 0, {0, 0, 0}, NULL, NULL};
     CHECK(ptreg_voxel_downsample(&b, 1.0, &d, &err) == PTREG_ERR_ARG && strstr(err.message, "point 1"));
-    ptreg_cloud empty = {0, (float *)xyz, NULL, NULL, 0};
+    ptreg_cloud empty = {0, (float *)xyz, NULL, NULL, 0, {0, 0, 0}, NULL, NULL};
     CHECK(ptreg_voxel_downsample(&empty, 1.0, &d, NULL) == PTREG_OK && d.n == 0);
     ptreg_cloud_free(&d);
 }

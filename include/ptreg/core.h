@@ -103,8 +103,12 @@ PTREG_API ptreg_status ptreg_error_set(ptreg_error *err, ptreg_status status, co
     ;
 
 /* A point cloud: interleaved float xyz (NumPy's N x 3 layout), optional
- * normals in the same layout. The caller owns it; free with
- * ptreg_cloud_free. */
+ * normals in the same layout. Point i sits at origin + xyz[3i..3i+2] in
+ * the world: float32 keeps about 7 digits, so georeferenced data (UTM
+ * northings in the millions of metres) is stored relative to a float64
+ * origin that the readers choose and the writers add back
+ * (docs/FORMATS.md, "Coordinates far from zero"). The caller owns it; free
+ * with ptreg_cloud_free. */
 typedef struct ptreg_cloud {
     size_t n;
     float *xyz;
@@ -112,11 +116,23 @@ typedef struct ptreg_cloud {
     float *curvature;         /* NULL when none: set by the caller (ptreg normals), written by the
                                * PLY and PCD writers next to the normals; readers skip it */
     size_t dropped_nonfinite; /* points dropped on load (NaN/inf coordinates) */
+    double origin[3];         /* world position of xyz's zero (default 0, 0, 0) */
+    uint16_t *intensity;      /* NULL when none: LAS intensity, kept when a reader is asked to */
+    uint8_t *classification;  /* NULL when none: LAS classification, likewise */
 } ptreg_cloud;
+
+/* A coordinate at least this large (in magnitude) loses more than 1 mm
+ * (half a float32 step) when stored as float32: the readers give a cloud
+ * whose first point has one an origin (docs/FORMATS.md). */
+#define PTREG_ORIGIN_THRESHOLD 16384.0
 
 PTREG_API void ptreg_cloud_init(ptreg_cloud *cloud);
 PTREG_API ptreg_status ptreg_cloud_alloc(ptreg_cloud *cloud, size_t n, int with_normals, ptreg_error *err);
 PTREG_API void ptreg_cloud_free(ptreg_cloud *cloud);
+/* Expresses the points relative to a new origin: each coordinate becomes
+ * (old origin - new origin) + xyz in double, rounded once to float. A
+ * point that lands beyond float range is PTREG_ERR_ARG (nothing changed). */
+PTREG_API ptreg_status ptreg_cloud_set_origin(ptreg_cloud *cloud, const double origin[3], ptreg_error *err);
 /* Removes points with a non-finite coordinate (normals do not decide: a NaN
  * normal is a valid "unknown") and adds the count to dropped_nonfinite. */
 PTREG_API void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud);
@@ -203,6 +219,12 @@ PTREG_API void ptreg_transform_mul(const double A[16], const double B[16], doubl
 PTREG_API void ptreg_transform_invert_rigid(const double T[16], double out[16]);
 /* out[i] = T * in[i] for n points; in and out may be the same array. */
 PTREG_API void ptreg_transform_points(const double T[16], const float *in, float *out, size_t n);
+/* A world transform T as it acts on coordinates relative to origin o:
+ * Tr(-o) T Tr(o), the rotation unchanged and t' = R o + t - o. With o = 0
+ * it is T, bit for bit. ptreg_transform_to_world is the inverse map,
+ * Tr(o) T Tr(-o). out may alias T. */
+PTREG_API void ptreg_transform_to_local(const double T[16], const double origin[3], double out[16]);
+PTREG_API void ptreg_transform_to_world(const double T[16], const double origin[3], double out[16]);
 /* Rotates n vectors (normals) by T's rotation. */
 PTREG_API void ptreg_transform_vectors(const double T[16], const float *in, float *out, size_t n);
 /* The rotation angle of R(T) in degrees and |t| of A^-1 B: the pose error. */

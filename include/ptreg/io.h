@@ -12,20 +12,21 @@ extern "C" {
 #endif
 
 typedef enum ptreg_format {
-    PTREG_FORMAT_AUTO = 0, /* by file extension: .ply .pcd .xyz .txt .csv .pts .vtk .pos .epos */
+    PTREG_FORMAT_AUTO = 0, /* by file extension: .ply .pcd .xyz .txt .csv .pts .vtk .pos .epos .las */
     PTREG_FORMAT_PLY,
     PTREG_FORMAT_PCD,
     PTREG_FORMAT_XYZ,      /* whitespace- or comma-separated text (.xyz .txt .csv .pts) */
     PTREG_FORMAT_VTK,
     PTREG_FORMAT_POS,      /* atom probe (apt.h): the ions' positions; written with m/q 0 */
-    PTREG_FORMAT_EPOS      /* atom probe, read only */
+    PTREG_FORMAT_EPOS,     /* atom probe, read only */
+    PTREG_FORMAT_LAS       /* ASPRS LAS 1.2-1.4 (.las; .laz is refused: compressed) */
 } ptreg_format;
 
 /* The format named by a path's extension (case-insensitive), or
  * PTREG_FORMAT_AUTO when the extension is unknown. */
 PTREG_API ptreg_format ptreg_format_from_path(const char *path);
-/* "ply", "pcd", "xyz", "vtk", "pos", "epos"; parses the same names (and
- * "csv", "txt"). */
+/* "ply", "pcd", "xyz", "vtk", "pos", "epos", "las"; parses the same names
+ * (and "csv", "txt", "pts", "laz"). */
 PTREG_API const char *ptreg_format_name(ptreg_format format);
 PTREG_API int ptreg_format_parse(const char *name, ptreg_format *format); /* -1 when unknown */
 
@@ -39,6 +40,39 @@ PTREG_API ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, p
 /* The same from memory; name is used in messages (used by the fuzzers). */
 PTREG_API ptreg_status ptreg_cloud_read_memory(const void *data, size_t size, ptreg_format format,
                                      const char *name, ptreg_cloud *cloud, ptreg_error *err);
+
+/* What a read keeps, and how. */
+typedef struct ptreg_read_options {
+    ptreg_format format;      /* AUTO (default): by extension, then by content */
+    int crop;                 /* keep only points inside the box (world coordinates, bounds included) */
+    double crop_min[3], crop_max[3];
+    int classes;              /* LAS: keep only the points of classes c with keep_class[c] set; with
+                               * another format PTREG_ERR_ARG (no classification to filter on) */
+    unsigned char keep_class[256];
+    int attributes;           /* LAS: fill cloud->intensity and cloud->classification (default 0) */
+    int origin_auto;          /* default 1: a first point with a coordinate beyond
+                               * PTREG_ORIGIN_THRESHOLD gives the cloud an origin; 0: origin 0 */
+} ptreg_read_options;
+
+PTREG_API void ptreg_read_options_default(ptreg_read_options *opt);
+/* ptreg_cloud_read and ptreg_cloud_read_memory with options (NULL: the
+ * defaults). The binary formats are read through a memory map whose pages
+ * are let go as the reading passes them: no second copy of the points. */
+PTREG_API ptreg_status ptreg_cloud_read_with(const char *path, const ptreg_read_options *opt, ptreg_cloud *cloud,
+                                             ptreg_error *err);
+PTREG_API ptreg_status ptreg_cloud_read_memory_with(const void *data, size_t size, const ptreg_read_options *opt,
+                                                    const char *name, ptreg_cloud *cloud, ptreg_error *err);
+
+/* Reads a cloud in pieces of at most `piece` points, handing each to fn as
+ * it fills (fn may change the piece's arrays but not keep them): memory
+ * stays bounded by one piece whatever the file's size. Every piece has the
+ * origin the first point chose; non-finite points are dropped (and
+ * counted in the piece's dropped_nonfinite) before fn sees them. fn's
+ * status, when not PTREG_OK, ends the read. A file with no usable point is
+ * PTREG_ERR_FORMAT as for ptreg_cloud_read. */
+typedef ptreg_status (*ptreg_cloud_piece_fn)(void *ctx, ptreg_cloud *piece, ptreg_error *err);
+PTREG_API ptreg_status ptreg_cloud_read_pieces(const char *path, const ptreg_read_options *opt, size_t piece,
+                                               ptreg_cloud_piece_fn fn, void *ctx, ptreg_error *err);
 
 typedef struct ptreg_write_options {
     ptreg_format format; /* AUTO: by extension, PLY when unknown */

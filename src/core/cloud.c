@@ -30,6 +30,8 @@ void ptreg_cloud_free(ptreg_cloud *cloud)
     free(cloud->xyz);
     free(cloud->normals);
     free(cloud->curvature);
+    free(cloud->intensity);
+    free(cloud->classification);
     ptreg_cloud_init(cloud);
 }
 
@@ -46,11 +48,30 @@ void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud)
                 memcpy(cloud->normals + 3 * kept, cloud->normals + 3 * i, 3 * sizeof(float));
             if (cloud->curvature)
                 cloud->curvature[kept] = cloud->curvature[i];
+            if (cloud->intensity)
+                cloud->intensity[kept] = cloud->intensity[i];
+            if (cloud->classification)
+                cloud->classification[kept] = cloud->classification[i];
         }
         kept++;
     }
     cloud->dropped_nonfinite += cloud->n - kept;
     cloud->n = kept;
+}
+
+ptreg_status ptreg_cloud_set_origin(ptreg_cloud *cloud, const double origin[3], ptreg_error *err)
+{
+    const double shift[3] = {cloud->origin[0] - origin[0], cloud->origin[1] - origin[1], cloud->origin[2] - origin[2]};
+    if (shift[0] == 0.0 && shift[1] == 0.0 && shift[2] == 0.0)
+        return PTREG_OK;
+    for (size_t i = 0; i < 3 * cloud->n; i++)
+        if (isfinite(cloud->xyz[i]) && !isfinite(ptreg_double_to_float(shift[i % 3] + cloud->xyz[i])))
+            return ptreg_error_set(err, PTREG_ERR_ARG, "point %zu is beyond float range from the origin %.17g %.17g %.17g",
+                                   i / 3, origin[0], origin[1], origin[2]);
+    for (size_t i = 0; i < 3 * cloud->n; i++)
+        cloud->xyz[i] = (float)(shift[i % 3] + cloud->xyz[i]);
+    memcpy(cloud->origin, origin, sizeof cloud->origin);
+    return PTREG_OK;
 }
 
 void ptreg_points_centroid(const float *xyz, size_t n, double c[3])

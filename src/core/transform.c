@@ -45,6 +45,34 @@ void ptreg_transform_invert_rigid(const double T[16], double out[16])
     memcpy(out, M, sizeof M);
 }
 
+static int is_zero3(const double v[3]) { return v[0] == 0.0 && v[1] == 0.0 && v[2] == 0.0; }
+
+/* t + sign (R - I) o: (R - I) o rather than R o - o, which would cancel
+ * the millions of metres of a UTM origin down to a few bits. */
+static void move_origin(const double T[16], const double origin[3], double sign, double out[16])
+{
+    if (out != T)
+        memcpy(out, T, 16 * sizeof(double));
+    if (is_zero3(origin))
+        return; /* bit for bit T: no -0 + 0 to turn a -0 into +0 */
+    for (int r = 0; r < 3; r++) {
+        double d = 0.0;
+        for (int c = 0; c < 3; c++)
+            d += (T[4 * r + c] - (r == c ? 1.0 : 0.0)) * origin[c];
+        out[4 * r + 3] = T[4 * r + 3] + sign * d;
+    }
+}
+
+void ptreg_transform_to_local(const double T[16], const double origin[3], double out[16])
+{
+    move_origin(T, origin, 1.0, out);
+}
+
+void ptreg_transform_to_world(const double T[16], const double origin[3], double out[16])
+{
+    move_origin(T, origin, -1.0, out);
+}
+
 void ptreg_transform_points(const double T[16], const float *in, float *out, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

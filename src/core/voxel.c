@@ -118,6 +118,8 @@ ptreg_status ptreg_voxel_downsample(const ptreg_cloud *in, double voxel, ptreg_c
         qsort(runs, voxels, sizeof *runs, by_first);
         st = ptreg_cloud_alloc(out, voxels, in->normals != NULL, err);
     }
+    if (!st)
+        memcpy(out->origin, in->origin, sizeof out->origin);
     for (size_t v = 0; !st && v < voxels; v++) {
         voxel_mean(in->xyz, pts, &runs[v], 0, out->xyz + 3 * v);
         if (in->normals)

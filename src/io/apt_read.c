@@ -88,7 +88,7 @@ static void decode(const unsigned char *d, size_t n, int epos, ptreg_apt *apt)
 ptreg_status ptreg_apt_read_memory(const void *data, size_t size, ptreg_apt_format format, const char *name,
                                    ptreg_apt *apt, ptreg_error *err)
 {
-    io_in in = {data, size, name ? name : "<memory>", err};
+    io_in in = {data, size, name ? name : "<memory>", err, NULL};
     if (apt)
         ptreg_apt_init(apt);
     if (!apt || (!data && size))

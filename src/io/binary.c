@@ -91,6 +91,14 @@ void io_store_f32le(unsigned char *p, float v)
         p[i] = (unsigned char)(u >> (8 * i));
 }
 
+void io_store_f64le(unsigned char *p, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(u >> (8 * i));
+}
+
 int io_mul_size(size_t a, size_t b, size_t *out)
 {
     if (a != 0 && b > SIZE_MAX / a)

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 /* Regular files are read with one fread of their size; pipes and devices
@@ -51,6 +52,35 @@ ptreg_status io_read_file(const char *path, unsigned char **data, size_t *size, 
     *data = buf;
     *size = n;
     return PTREG_OK;
+}
+
+/* Reading a file of 10^8 points into a buffer would hold its bytes and its
+ * points at once; a map's pages can be let go as the parser passes them. */
+ptreg_status io_map_file(const char *path, unsigned char **data, size_t *size, int *mapped, ptreg_error *err)
+{
+    *mapped = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return ptreg_error_set(err, PTREG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fileno(f), 0);
+    fclose(f);
+    if (p == MAP_FAILED) /* a pipe, an empty file, a file system without maps */
+        return io_read_file(path, data, size, err);
+    *data = p;
+    *size = (size_t)st.st_size;
+    *mapped = 1;
+    return PTREG_OK;
+}
+
+void io_unmap_file(unsigned char *data, size_t size, int mapped)
+{
+    if (mapped)
+        munmap(data, size);
+    else
+        free(data);
 }
 
 int io_has_extension(const char *path, const char *ext)

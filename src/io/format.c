@@ -14,6 +14,7 @@ static const struct {
     {"ply", PTREG_FORMAT_PLY}, {"pcd", PTREG_FORMAT_PCD}, {"xyz", PTREG_FORMAT_XYZ},
     {"txt", PTREG_FORMAT_XYZ}, {"csv", PTREG_FORMAT_XYZ}, {"pts", PTREG_FORMAT_XYZ},
     {"vtk", PTREG_FORMAT_VTK},  {"pos", PTREG_FORMAT_POS}, {"epos", PTREG_FORMAT_EPOS},
+    {"las", PTREG_FORMAT_LAS},  {"laz", PTREG_FORMAT_LAS}, /* the LAS reader refuses LAZ by its content */
 };
 
 static int same_nocase(const char *a, const char *b)
@@ -55,6 +56,7 @@ const char *ptreg_format_name(ptreg_format format)
     case PTREG_FORMAT_VTK: return "vtk";
     case PTREG_FORMAT_POS: return "pos";
     case PTREG_FORMAT_EPOS: return "epos";
+    case PTREG_FORMAT_LAS: return "las";
     }
     return "unknown";
 }
@@ -83,6 +85,8 @@ static ptreg_format sniff(const unsigned char *d, size_t n)
 {
     if (has_prefix(d, n, "ply\n") || has_prefix(d, n, "ply\r\n"))
         return PTREG_FORMAT_PLY;
+    if (has_prefix(d, n, "LASF"))
+        return PTREG_FORMAT_LAS;
     if (has_prefix(d, n, "# vtk DataFile"))
         return PTREG_FORMAT_VTK;
     if (looks_like_pcd(d, n))
@@ -90,49 +94,136 @@ static ptreg_format sniff(const unsigned char *d, size_t n)
     return PTREG_FORMAT_XYZ;
 }
 
-ptreg_status ptreg_cloud_read_memory(const void *data, size_t size, ptreg_format format,
-                                     const char *name, ptreg_cloud *cloud, ptreg_error *err)
+void ptreg_read_options_default(ptreg_read_options *opt)
 {
-    io_in in = {data, size, name ? name : "<memory>", err};
-    if (cloud)
-        ptreg_cloud_init(cloud);
-    if (!cloud || (!data && size))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: no cloud or no data", in.name);
-    if (size == 0)
-        return io_fail_line(&in, PTREG_ERR_FORMAT, 1, "empty file");
-    if (format == PTREG_FORMAT_AUTO)
-        format = sniff(in.data, size);
-    ptreg_status s;
+    memset(opt, 0, sizeof *opt);
+    opt->format = PTREG_FORMAT_AUTO;
+    opt->origin_auto = 1;
+}
+
+static ptreg_status check_read_options(const io_in *in, ptreg_format format, const ptreg_read_options *opt)
+{
+    if (opt->classes && format != PTREG_FORMAT_LAS)
+        return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: only LAS files have classes to keep (this is %s)",
+                               in->name, ptreg_format_name(format));
+    for (int k = 0; opt->crop && k < 3; k++)
+        if (!(opt->crop_min[k] <= opt->crop_max[k]))
+            return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: the crop box is empty along axis %c", in->name,
+                                   "xyz"[k]);
+    return PTREG_OK;
+}
+
+static ptreg_status parse_cloud(const io_in *in, ptreg_format format, ptreg_cloud *cloud)
+{
     switch (format) {
-    case PTREG_FORMAT_PLY: s = io_read_ply(&in, cloud); break;
-    case PTREG_FORMAT_PCD: s = io_read_pcd(&in, cloud); break;
-    case PTREG_FORMAT_XYZ: s = io_read_xyz(&in, cloud); break;
-    case PTREG_FORMAT_VTK: s = io_read_vtk(&in, cloud); break;
-    case PTREG_FORMAT_POS: s = io_read_apt_cloud(&in, PTREG_APT_POS, cloud); break;
-    case PTREG_FORMAT_EPOS: s = io_read_apt_cloud(&in, PTREG_APT_EPOS, cloud); break;
-    default:
-        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: unknown format %d", in.name, (int)format);
+    case PTREG_FORMAT_PLY: return io_read_ply(in, cloud);
+    case PTREG_FORMAT_PCD: return io_read_pcd(in, cloud);
+    case PTREG_FORMAT_XYZ: return io_read_xyz(in, cloud);
+    case PTREG_FORMAT_VTK: return io_read_vtk(in, cloud);
+    case PTREG_FORMAT_POS: return io_read_apt_cloud(in, PTREG_APT_POS, cloud);
+    case PTREG_FORMAT_EPOS: return io_read_apt_cloud(in, PTREG_APT_EPOS, cloud);
+    case PTREG_FORMAT_LAS: return io_read_las(in, cloud);
+    default: break;
     }
-    if (s != PTREG_OK)
+    return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: unknown format %d", in->name, (int)format);
+}
+
+/* The one way into every cloud reader: in->cloud carries the options and,
+ * in pieces, where they go. */
+static ptreg_status read_cloud(io_in *in, ptreg_format format, ptreg_cloud *cloud)
+{
+    if (in->size == 0)
+        return io_fail_line(in, PTREG_ERR_FORMAT, 1, "empty file");
+    if (format == PTREG_FORMAT_AUTO)
+        format = sniff(in->data, in->size);
+    ptreg_status s = check_read_options(in, format, &in->cloud->opt);
+    if (s == PTREG_OK)
+        s = parse_cloud(in, format, cloud);
+    if (s != PTREG_OK || in->cloud->piece)
         ptreg_cloud_free(cloud);
     return s;
 }
 
-ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud *cloud,
-                              ptreg_error *err)
+static void state_init(io_cloud_state *st, const ptreg_read_options *opt)
+{
+    memset(st, 0, sizeof *st);
+    if (opt)
+        st->opt = *opt;
+    else
+        ptreg_read_options_default(&st->opt);
+}
+
+ptreg_status ptreg_cloud_read_memory_with(const void *data, size_t size, const ptreg_read_options *opt,
+                                          const char *name, ptreg_cloud *cloud, ptreg_error *err)
+{
+    io_cloud_state st;
+    state_init(&st, opt);
+    io_in in = {data, size, name ? name : "<memory>", err, &st};
+    if (cloud)
+        ptreg_cloud_init(cloud);
+    if (!cloud || (!data && size))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: no cloud or no data", in.name);
+    return read_cloud(&in, st.opt.format, cloud);
+}
+
+ptreg_status ptreg_cloud_read_memory(const void *data, size_t size, ptreg_format format,
+                                     const char *name, ptreg_cloud *cloud, ptreg_error *err)
+{
+    ptreg_read_options opt;
+    ptreg_read_options_default(&opt);
+    opt.format = format;
+    return ptreg_cloud_read_memory_with(data, size, &opt, name, cloud, err);
+}
+
+/* A file through its memory map (io_map_file), whole or in pieces. */
+static ptreg_status read_file(const char *path, io_cloud_state *st, ptreg_cloud *cloud, ptreg_error *err)
+{
+    ptreg_format format = st->opt.format;
+    if (format == PTREG_FORMAT_AUTO)
+        format = ptreg_format_from_path(path);
+    unsigned char *data;
+    size_t size;
+    ptreg_status s = io_map_file(path, &data, &size, &st->mapped, err);
+    if (s != PTREG_OK)
+        return s;
+    io_in in = {data, size, path, err, st};
+    s = read_cloud(&in, format, cloud);
+    io_unmap_file(data, size, st->mapped);
+    return s;
+}
+
+ptreg_status ptreg_cloud_read_with(const char *path, const ptreg_read_options *opt, ptreg_cloud *cloud,
+                                   ptreg_error *err)
 {
     if (cloud)
         ptreg_cloud_init(cloud);
     if (!path || !cloud)
         return ptreg_error_set(err, PTREG_ERR_ARG, "cloud read: no path or no cloud");
-    if (format == PTREG_FORMAT_AUTO)
-        format = ptreg_format_from_path(path);
-    unsigned char *data;
-    size_t size;
-    ptreg_status s = io_read_file(path, &data, &size, err);
-    if (s != PTREG_OK)
-        return s;
-    s = ptreg_cloud_read_memory(data, size, format, path, cloud, err);
-    free(data);
-    return s;
+    io_cloud_state st;
+    state_init(&st, opt);
+    return read_file(path, &st, cloud, err);
+}
+
+ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud *cloud,
+                              ptreg_error *err)
+{
+    ptreg_read_options opt;
+    ptreg_read_options_default(&opt);
+    opt.format = format;
+    return ptreg_cloud_read_with(path, &opt, cloud, err);
+}
+
+ptreg_status ptreg_cloud_read_pieces(const char *path, const ptreg_read_options *opt, size_t piece,
+                                     ptreg_cloud_piece_fn fn, void *ctx, ptreg_error *err)
+{
+    if (!path || !fn || piece == 0)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "cloud read: no path, no function or pieces of 0 points");
+    io_cloud_state st;
+    state_init(&st, opt);
+    st.piece = piece;
+    st.fn = fn;
+    st.ctx = ctx;
+    ptreg_cloud work;
+    ptreg_cloud_init(&work);
+    return read_file(path, &st, &work, err);
 }

@@ -1,17 +1,145 @@
-/* The first and last steps every reader shares: room for the points and the
- * clean-up that turns what was read into a usable cloud. */
+/* The steps every cloud reader shares: room for the points, each point's
+ * way in (origin, crop, classes, pieces) and the clean-up that turns what
+ * was read into a usable cloud. */
+#define _DEFAULT_SOURCE
+
 #include "io/io_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/* Points between two lettings-go of a memory map's pages: often enough to
+ * keep a few MB resident, rarely enough that the calls cost nothing. */
+#define RELEASE_EVERY 65536
+
+static ptreg_status out_of_memory(const io_in *in, size_t cap)
+{
+    return ptreg_error_set(in->err, PTREG_ERR_NOMEM, "%s: out of memory for %zu points", in->name, cap);
+}
 
 ptreg_status io_cloud_reserve(const io_in *in, ptreg_cloud *cloud, size_t cap, int normals)
 {
+    io_cloud_state *st = in->cloud;
+    if (st->piece && cap > st->piece)
+        cap = st->piece;
     ptreg_error quiet;
     if (ptreg_cloud_alloc(cloud, cap ? cap : 1, normals, &quiet) != PTREG_OK)
-        return ptreg_error_set(in->err, PTREG_ERR_NOMEM, "%s: out of memory for %zu points",
-                               in->name, cap);
+        return out_of_memory(in, cap);
     cloud->n = 0;
+    st->cap = cap ? cap : 1;
     return PTREG_OK;
+}
+
+ptreg_status io_cloud_add_normals(const io_in *in, ptreg_cloud *cloud)
+{
+    if (!cloud->normals && !(cloud->normals = malloc(in->cloud->cap * 3 * sizeof(float))))
+        return out_of_memory(in, in->cloud->cap);
+    return PTREG_OK;
+}
+
+ptreg_status io_cloud_add_attributes(const io_in *in, ptreg_cloud *cloud)
+{
+    const size_t cap = in->cloud->cap;
+    if (!in->cloud->opt.attributes)
+        return PTREG_OK;
+    cloud->intensity = malloc(cap * sizeof *cloud->intensity);
+    cloud->classification = malloc(cap);
+    return cloud->intensity && cloud->classification ? PTREG_OK : out_of_memory(in, cap);
+}
+
+/* Beyond this a coordinate is no place on Earth (nor near it): such data
+ * is float data, an origin would only cost its small values their bits. */
+#define ORIGIN_MAX 1e12
+
+/* Per axis, the first point's coordinate rounded to a whole unit where it
+ * is too large for float32 to keep a millimetre, else 0: a UTM easting's
+ * origin is a round number and a small cloud keeps its bits. Only for
+ * readers whose numbers hold more than float32 (a float32 file's values
+ * are already what they are). */
+static void decide_origin(io_cloud_state *st, ptreg_cloud *cloud, const double xyz[3])
+{
+    st->origin_decided = 1;
+    for (int k = 0; k < 3; k++) {
+        const double a = fabs(xyz[k]);
+        st->origin[k] = st->wide && st->opt.origin_auto && a >= PTREG_ORIGIN_THRESHOLD && a < ORIGIN_MAX
+                            ? nearbyint(xyz[k])
+                            : 0.0;
+        cloud->origin[k] = st->origin[k];
+    }
+}
+
+static int kept_by_options(const ptreg_read_options *opt, const io_point *p)
+{
+    if (opt->classes && !opt->keep_class[p->classification])
+        return 0;
+    if (!opt->crop)
+        return 1;
+    for (int k = 0; k < 3; k++)
+        if (!(p->xyz[k] >= opt->crop_min[k] && p->xyz[k] <= opt->crop_max[k]))
+            return 0;
+    return 1;
+}
+
+/* Lets the map's pages the reader has passed go, so that a file read once
+ * is never resident whole beside its points. */
+static void release_pages(const io_in *in)
+{
+    io_cloud_state *st = in->cloud;
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const size_t upto = st->pos / page * page;
+    if (!st->mapped || upto <= st->released)
+        return;
+    madvise((void *)(in->data + st->released), upto - st->released, MADV_DONTNEED);
+    st->released = upto;
+}
+
+/* A full piece (or the last one) to the caller's function, after the
+ * non-finite points are gone; the room is then reused. */
+static ptreg_status hand_on(const io_in *in, ptreg_cloud *cloud)
+{
+    io_cloud_state *st = in->cloud;
+    ptreg_cloud_drop_nonfinite(cloud);
+    st->dropped += cloud->dropped_nonfinite;
+    ptreg_status s = PTREG_OK;
+    if (cloud->n) {
+        st->kept += cloud->n;
+        s = st->fn(st->ctx, cloud, in->err);
+    }
+    cloud->n = 0;
+    cloud->dropped_nonfinite = 0;
+    return s;
+}
+
+ptreg_status io_cloud_store(const io_in *in, ptreg_cloud *cloud, const io_point *p)
+{
+    io_cloud_state *st = in->cloud;
+    const int finite = isfinite(p->xyz[0]) && isfinite(p->xyz[1]) && isfinite(p->xyz[2]);
+    if (finite && !kept_by_options(&st->opt, p))
+        return PTREG_OK;
+    if (finite && !st->origin_decided)
+        decide_origin(st, cloud, p->xyz);
+    const size_t i = cloud->n;
+    for (int k = 0; k < 3; k++)
+        cloud->xyz[3 * i + k] = io_to_float(p->xyz[k] - cloud->origin[k]);
+    if (cloud->normals)
+        memcpy(cloud->normals + 3 * i, p->normal, sizeof p->normal);
+    if (cloud->intensity) {
+        cloud->intensity[i] = p->intensity;
+        cloud->classification[i] = p->classification;
+    }
+    cloud->n++;
+    if (cloud->n % RELEASE_EVERY == 0)
+        release_pages(in);
+    return st->piece && cloud->n == st->cap ? hand_on(in, cloud) : PTREG_OK;
+}
+
+static void *shrink_array(void *p, size_t bytes)
+{
+    void *q = p ? realloc(p, bytes) : NULL;
+    return q ? q : p;
 }
 
 /* Readers reserve for the most points the input could hold; a cloud that
@@ -21,26 +149,36 @@ static void shrink(ptreg_cloud *cloud, size_t cap)
     if (cloud->n == 0 || cloud->n == cap)
         return;
     size_t bytes = cloud->n * 3 * sizeof(float);
-    float *p = realloc(cloud->xyz, bytes);
-    if (p)
-        cloud->xyz = p;
-    if (cloud->normals) {
-        p = realloc(cloud->normals, bytes);
-        if (p)
-            cloud->normals = p;
-    }
+    cloud->xyz = shrink_array(cloud->xyz, bytes);
+    cloud->normals = shrink_array(cloud->normals, bytes);
+    cloud->intensity = shrink_array(cloud->intensity, cloud->n * sizeof *cloud->intensity);
+    cloud->classification = shrink_array(cloud->classification, cloud->n);
+}
+
+static ptreg_status no_usable_point(const io_in *in, int is_line, size_t at, int read_any)
+{
+    const char *why = read_any ? "every point has a non-finite coordinate"
+                      : in->cloud->opt.crop || in->cloud->opt.classes ? "none passed the crop box or the classes"
+                                                                      : "the file has none";
+    return is_line ? io_fail_line(in, PTREG_ERR_FORMAT, at, "no usable point: %s", why)
+                   : io_fail_byte(in, PTREG_ERR_FORMAT, at, "no usable point: %s", why);
 }
 
 ptreg_status io_cloud_finish(const io_in *in, ptreg_cloud *cloud, size_t cap, int is_line,
                              size_t at)
 {
+    io_cloud_state *st = in->cloud;
+    release_pages(in);
+    if (st->piece) {
+        ptreg_status s = hand_on(in, cloud);
+        if (s != PTREG_OK)
+            return s;
+        return st->kept ? PTREG_OK : no_usable_point(in, is_line, at, st->dropped > 0);
+    }
     size_t read = cloud->n;
     ptreg_cloud_drop_nonfinite(cloud);
-    if (cloud->n == 0) {
-        const char *why = read ? "every point has a non-finite coordinate" : "the file has none";
-        return is_line ? io_fail_line(in, PTREG_ERR_FORMAT, at, "no usable point: %s", why)
-                       : io_fail_byte(in, PTREG_ERR_FORMAT, at, "no usable point: %s", why);
-    }
+    if (cloud->n == 0)
+        return no_usable_point(in, is_line, at, read > 0);
     shrink(cloud, cap);
     return PTREG_OK;
 }

@@ -19,11 +19,13 @@
 
 /* The input of one read: a buffer that is not NUL-terminated, and the name
  * used in messages. */
+typedef struct io_cloud_state io_cloud_state;
 typedef struct io_in {
     const unsigned char *data;
     size_t size;
     const char *name;
     ptreg_error *err;
+    io_cloud_state *cloud; /* cloud readers only: what io_cloud_store needs */
 } io_in;
 
 /* "NAME: line L: ..." and "NAME: byte B: ..." (line is 1-based, byte is the
@@ -81,6 +83,11 @@ int io_token_is_nocase(io_token tok, const char *word);
  * the "C" locale that a program has unless it calls setlocale. */
 int io_parse_float(io_token tok, float *out);
 int io_parse_double(io_token tok, double *out);
+/* A coordinate of an untyped text format: parsed as float, and again as
+ * double when it is too large for float32 to keep a millimetre
+ * (PTREG_ORIGIN_THRESHOLD) or the cloud has an origin on that axis, so
+ * small clouds keep their float bits. */
+int io_parse_coord(const io_in *in, int axis, io_token tok, double *out);
 /* Decimal digits only, no sign; fails on overflow. */
 int io_parse_u64(io_token tok, uint64_t *out);
 
@@ -106,6 +113,10 @@ typedef enum io_type {
 
 size_t io_type_size(io_type type);
 int io_type_is_integer(io_type type);
+/* A value of a typed field as double: float32 fields parsed as float (the
+ * bits a float32 file means), the others as double. */
+int io_parse_typed(io_token tok, io_type type, double *out);
+
 /* The value at p (io_type_size(type) bytes, little- or big-endian). */
 double io_load(const unsigned char *p, io_type type, int big_endian);
 /* double -> float with IEEE rounding to +-inf instead of C's undefined
@@ -115,17 +126,58 @@ float io_to_float(double d);
 float io_load_float(const unsigned char *p, io_type type, int big_endian);
 /* Little-endian float32 store, whatever the host's byte order. */
 void io_store_f32le(unsigned char *p, float v);
+void io_store_f64le(unsigned char *p, double v);
 
 /* a * b into *out; 0 on overflow. */
 int io_mul_size(size_t a, size_t b, size_t *out);
 
 /* ---- clouds -------------------------------------------------------------- */
 
-/* Room for cap points (at least one), n = 0. NOMEM names the input. */
+/* One read of a cloud: its options, the origin its first point chose and,
+ * when it is read in pieces, where each full piece goes. */
+struct io_cloud_state {
+    ptreg_read_options opt;
+    int wide;                 /* set by the reader: its coordinates carry more than float32 (double, text, LAS
+                               * integers), so an origin can keep what they hold */
+    int origin_decided;
+    double origin[3];         /* the cloud's, once decided */
+    size_t cap;               /* room in the cloud being filled */
+    size_t piece;             /* 0: the whole cloud is kept */
+    ptreg_cloud_piece_fn fn;
+    void *ctx;
+    size_t kept;              /* points handed to fn */
+    size_t dropped;           /* non-finite points, every piece */
+    int mapped;               /* in->data is a file's memory map: pages behind `pos` may go */
+    size_t pos, released;     /* bytes the reader has passed; bytes let go */
+};
+
+/* A point as a reader parsed it: world coordinates in double (the origin is
+ * subtracted when it is stored) and what else the format has. */
+typedef struct io_point {
+    double xyz[3];
+    float normal[3];
+    uint16_t intensity;
+    uint8_t classification;
+} io_point;
+
+/* Room for cap points (at least one, at most a piece), n = 0. NOMEM names
+ * the input. */
 ptreg_status io_cloud_reserve(const io_in *in, ptreg_cloud *cloud, size_t cap, int normals);
+/* Normals, or intensity and classification (only when the options ask for
+ * attributes), for the room reserved. */
+ptreg_status io_cloud_add_normals(const io_in *in, ptreg_cloud *cloud);
+ptreg_status io_cloud_add_attributes(const io_in *in, ptreg_cloud *cloud);
+/* Appends a point: the first finite one decides the origin; points outside
+ * the crop box or of a class not kept are skipped; a full piece goes to the
+ * caller's function (whose failure is returned). */
+ptreg_status io_cloud_store(const io_in *in, ptreg_cloud *cloud, const io_point *p);
+/* A binary reader has passed byte pos: the memory map's pages before it
+ * may be let go. */
+static inline void io_cloud_at(const io_in *in, size_t pos) { in->cloud->pos = pos; }
 /* The last step of every reader: drops points with a non-finite coordinate,
- * gives back unused room and fails with "no usable point" when none is left.
- * is_line says how the place `at` is shown (1: line, 0: byte). */
+ * gives back unused room (hands the last piece on) and fails with "no
+ * usable point" when none is left. is_line says how the place `at` is
+ * shown (1: line, 0: byte). */
 ptreg_status io_cloud_finish(const io_in *in, ptreg_cloud *cloud, size_t cap, int is_line,
                              size_t at);
 
@@ -135,6 +187,7 @@ ptreg_status io_read_ply(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_pcd(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_xyz(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_vtk(const io_in *in, ptreg_cloud *cloud);
+ptreg_status io_read_las(const io_in *in, ptreg_cloud *cloud);
 /* A .pos or .epos reconstruction's positions as a cloud (apt_read.c). */
 ptreg_status io_read_apt_cloud(const io_in *in, ptreg_apt_format format, ptreg_cloud *cloud);
 
@@ -143,6 +196,14 @@ ptreg_status io_read_apt_cloud(const io_in *in, ptreg_apt_format format, ptreg_c
 void io_write_ply(FILE *f, const ptreg_cloud *cloud, int ascii, int normals);
 void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals);
 void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals);
+/* LAS 1.2 (las_write.c): fails on coordinates the format cannot hold. */
+ptreg_status io_write_las(FILE *f, const ptreg_cloud *cloud, const char *path, ptreg_error *err);
+/* Whether the cloud has an origin: its writers then write world coordinates
+ * in double, the way to keep what the readers kept. */
+int io_has_origin(const ptreg_cloud *cloud);
+/* A world coordinate origin + v as the shortest text that reads back to
+ * the same double (at most 17 significant digits). */
+void io_format_world(char buf[32], double v);
 
 /* ---- volumes ------------------------------------------------------------- */
 
@@ -175,6 +236,10 @@ ptreg_status io_read_raw_volume(const io_in *in, const ptreg_raw_options *raw, p
 /* Reads a whole file into a malloc'ed buffer (*data is never NULL on
  * success, even for an empty file). IO errors name the path. */
 ptreg_status io_read_file(const char *path, unsigned char **data, size_t *size, ptreg_error *err);
+/* A regular file mapped read-only (*mapped 1), anything else read into
+ * memory (*mapped 0); io_unmap_file gives either back. */
+ptreg_status io_map_file(const char *path, unsigned char **data, size_t *size, int *mapped, ptreg_error *err);
+void io_unmap_file(unsigned char *data, size_t size, int mapped);
 
 /* count values of `size` bytes in little-endian order (swapped a chunk at
  * a time on a big-endian host). */

@@ -240,7 +240,7 @@ ptreg_status ptreg_lddmm_model_read_memory(const void *data, size_t size, const 
                                            ptreg_error *err)
 {
     memset(m, 0, sizeof *m);
-    io_in in = {data, size, name, err};
+    io_in in = {data, size, name, err, NULL};
     io_text t;
     io_text_init(&t, data, size);
     ptreg_status s;
@@ -336,7 +336,7 @@ ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, con
     *n = 0;
     size_t columns, count = 0;
     ptreg_status s = PTREG_OK;
-    io_in in = {data, size, path, err};
+    io_in in = {data, size, path, err, NULL};
     io_text t;
     io_text_init(&t, data, size);
     t.commas = 1;

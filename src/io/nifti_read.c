@@ -179,7 +179,7 @@ static ptreg_status read_gzip(const io_in *in, ptreg_volume *vol)
         return io_fail_byte(in, PTREG_ERR_NOMEM, 0, "out of memory for %zu bytes", total);
     s = io_gunzip(in, 0, in->data, in->size, buf, total, &got, NULL);
     if (!s) {
-        io_in plain = {buf, got, in->name, in->err};
+        io_in plain = {buf, got, in->name, in->err, NULL};
         s = read_plain(&plain, vol);
     }
     free(buf);

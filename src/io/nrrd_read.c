@@ -470,7 +470,7 @@ static ptreg_status read_detached(const io_in *in, const char *dir, const nrrd_h
         free(path);
         return PTREG_ERR_FORMAT;
     }
-    io_in data_in = {data, size, path, in->err};
+    io_in data_in = {data, size, path, in->err, NULL};
     s = read_data(&data_in, h, 0, dims, vol);
     free(data);
     free(path);

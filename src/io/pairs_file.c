@@ -128,7 +128,7 @@ ptreg_status ptreg_pairs_read_memory(const void *data, size_t size, const char *
 {
     if (pf)
         ptreg_pairs_file_init(pf);
-    const io_in in = {data, size, name ? name : "pairs", err};
+    const io_in in = {data, size, name ? name : "pairs", err, NULL};
     if (!pf || (size && !data))
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: no pairs file or no data", in.name);
     ptreg_status st = decode(&in, pf);

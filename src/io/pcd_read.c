@@ -320,12 +320,11 @@ static ptreg_status parse_header(const io_in *in, pcd_header *h)
     return check_header(in, h);
 }
 
-static void store(ptreg_cloud *cloud, const float vals[ROLE_COUNT])
+static ptreg_status store(const io_in *in, ptreg_cloud *cloud, const double vals[ROLE_COUNT])
 {
-    memcpy(cloud->xyz + 3 * cloud->n, vals, 3 * sizeof(float));
-    if (cloud->normals)
-        memcpy(cloud->normals + 3 * cloud->n, vals + 3, 3 * sizeof(float));
-    cloud->n++;
+    io_point p = {{vals[0], vals[1], vals[2]}, {io_to_float(vals[3]), io_to_float(vals[4]), io_to_float(vals[5])},
+                  0, 0};
+    return io_cloud_store(in, cloud, &p);
 }
 
 static ptreg_status points_short(const io_in *in, int is_line, size_t at, const pcd_header *h,
@@ -340,16 +339,12 @@ static ptreg_status points_short(const io_in *in, int is_line, size_t at, const 
 /* ---- ascii --------------------------------------------------------------- */
 
 static ptreg_status ascii_value(const io_in *in, const io_text *t, const pcd_field *f, io_token tok,
-                                float *out)
+                                double *out)
 {
     char q[IO_QUOTE_MAX], q2[IO_QUOTE_MAX];
-    double d;
-    int ok = f->type == IO_F32 ? io_parse_float(tok, out) : io_parse_double(tok, &d);
-    if (!ok)
+    if (!io_parse_typed(tok, f->type, out))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' is not a number (field '%s')",
                             io_quote(tok, q), io_quote(f->name, q2));
-    if (f->type != IO_F32)
-        *out = io_to_float(d);
     return PTREG_OK;
 }
 
@@ -363,7 +358,7 @@ static int role_of(const pcd_header *h, size_t i)
 }
 
 static ptreg_status ascii_point(const io_in *in, io_text *t, const pcd_header *h,
-                                float vals[ROLE_COUNT])
+                                double vals[ROLE_COUNT])
 {
     char q[IO_QUOTE_MAX];
     io_token tok;
@@ -397,15 +392,16 @@ static ptreg_status read_ascii(const io_in *in, const pcd_header *h, ptreg_cloud
     ptreg_status s = io_cloud_reserve(in, cloud, cap, h->normals);
     if (s != PTREG_OK)
         return s;
-    float vals[ROLE_COUNT] = {0};
+    double vals[ROLE_COUNT] = {0};
     for (uint64_t i = 0; i < h->points; i++) {
         if (!io_text_skip_empty_lines(&t))
-            return points_short(in, 1, t.line, h, cloud->n);
+            return points_short(in, 1, t.line, h, i);
         if ((s = ascii_point(in, &t, h, vals)) != PTREG_OK)
             return s;
         if (i == cap) /* only a bug in the bound above gets here */
-            return points_short(in, 1, t.line, h, cloud->n);
-        store(cloud, vals);
+            return points_short(in, 1, t.line, h, i);
+        if ((s = store(in, cloud, vals)) != PTREG_OK)
+            return s;
         io_text_next_line(&t);
     }
     return io_cloud_finish(in, cloud, cap, 1, t.line);
@@ -417,18 +413,22 @@ static ptreg_status read_ascii(const io_in *in, const pcd_header *h, ptreg_cloud
  * base + f.offset * field_scale + i * stride(f): the records of DATA binary
  * (field_scale 1, stride point_size), or the per-field arrays of
  * binary_compressed (field_scale points, stride the field's size). */
-static void gather(const pcd_header *h, const unsigned char *base, size_t n, size_t field_scale,
-                   int soa, ptreg_cloud *cloud)
+static ptreg_status gather(const io_in *in, const pcd_header *h, const unsigned char *base, size_t n,
+                           size_t field_scale, int soa, ptreg_cloud *cloud)
 {
-    float vals[ROLE_COUNT] = {0};
-    for (size_t i = 0; i < n; i++) {
+    double vals[ROLE_COUNT] = {0};
+    ptreg_status s = PTREG_OK;
+    for (size_t i = 0; i < n && s == PTREG_OK; i++) {
         for (int r = 0; r < (h->normals ? ROLE_COUNT : 3); r++) {
             const pcd_field *f = &h->fields[h->role[r]];
             size_t stride = soa ? (size_t)f->size : h->point_size;
-            vals[r] = io_load_float(base + f->offset * field_scale + i * stride, f->type, 0);
+            vals[r] = io_load(base + f->offset * field_scale + i * stride, f->type, 0);
         }
-        store(cloud, vals);
+        if (!soa) /* the records are the file's own bytes */
+            io_cloud_at(in, (size_t)(base - in->data) + (i + 1) * h->point_size);
+        s = store(in, cloud, vals);
     }
+    return s;
 }
 
 static ptreg_status read_binary(const io_in *in, const pcd_header *h, ptreg_cloud *cloud)
@@ -441,7 +441,8 @@ static ptreg_status read_binary(const io_in *in, const pcd_header *h, ptreg_clou
     ptreg_status s = io_cloud_reserve(in, cloud, n, h->normals);
     if (s != PTREG_OK)
         return s;
-    gather(h, in->data + h->data_offset, n, 1, 0, cloud);
+    if ((s = gather(in, h, in->data + h->data_offset, n, 1, 0, cloud)) != PTREG_OK)
+        return s;
     return io_cloud_finish(in, cloud, n, 0, h->data_offset + n * h->point_size);
 }
 
@@ -506,10 +507,10 @@ static ptreg_status read_compressed(const io_in *in, const pcd_header *h, ptreg_
     s = decompress(in, in->data + at, csize, raw, usize, at);
     if (s == PTREG_OK)
         s = io_cloud_reserve(in, cloud, n, h->normals);
-    if (s == PTREG_OK) {
-        gather(h, raw, n, n, 1, cloud);
+    if (s == PTREG_OK)
+        s = gather(in, h, raw, n, n, 1, cloud);
+    if (s == PTREG_OK)
         s = io_cloud_finish(in, cloud, n, 0, at + csize);
-    }
     free(raw);
     return s;
 }
@@ -522,6 +523,8 @@ ptreg_status io_read_pcd(const io_in *in, ptreg_cloud *cloud)
         h.role[r] = SIZE_MAX;
     ptreg_status s = parse_header(in, &h);
     if (s == PTREG_OK) {
+        for (int r = 0; r < 3; r++) /* double (or integer) x y z: an origin keeps what they hold */
+            in->cloud->wide |= h.fields[h.role[r]].type != IO_F32;
         if (h.data_kind == PCD_ASCII)
             s = read_ascii(in, &h, cloud);
         else if (h.data_kind == PCD_BINARY)

@@ -271,6 +271,17 @@ static ptreg_status parse_header(const io_in *in, ply_header *h)
     return check_header(in, h);
 }
 
+/* Whether x, y or z has more than float32 in it (double or an integer
+ * type): an origin can then keep it. */
+static int wide_coordinates(const ply_header *h)
+{
+    const ply_elem *v = &h->elems[h->vertex];
+    for (size_t i = v->first; i < v->first + v->nprops; i++)
+        if (h->props[i].role >= ROLE_X && h->props[i].role <= ROLE_Z && h->props[i].type != IO_F32)
+            return 1;
+    return 0;
+}
+
 static int has_normals(const ply_header *h)
 {
     int found = 0;
@@ -280,19 +291,11 @@ static int has_normals(const ply_header *h)
     return found == 3;
 }
 
-static void store(ptreg_cloud *cloud, const float vals[ROLE_COUNT])
+static ptreg_status store(const io_in *in, ptreg_cloud *cloud, const double vals[ROLE_COUNT])
 {
-    float *p = cloud->xyz + 3 * cloud->n;
-    p[0] = vals[ROLE_X];
-    p[1] = vals[ROLE_Y];
-    p[2] = vals[ROLE_Z];
-    if (cloud->normals) {
-        float *q = cloud->normals + 3 * cloud->n;
-        q[0] = vals[ROLE_NX];
-        q[1] = vals[ROLE_NY];
-        q[2] = vals[ROLE_NZ];
-    }
-    cloud->n++;
+    io_point p = {{vals[ROLE_X], vals[ROLE_Y], vals[ROLE_Z]},
+                  {io_to_float(vals[ROLE_NX]), io_to_float(vals[ROLE_NY]), io_to_float(vals[ROLE_NZ])}, 0, 0};
+    return io_cloud_store(in, cloud, &p);
 }
 
 static ptreg_status vertex_short(const io_in *in, int is_line, size_t at, uint64_t count,
@@ -341,21 +344,17 @@ static ptreg_status ascii_list(const io_in *in, io_text *t, const ply_prop *p, i
 }
 
 static ptreg_status ascii_value(const io_in *in, const io_text *t, const ply_prop *p, io_token tok,
-                                float *out)
+                                double *out)
 {
     char q[IO_QUOTE_MAX], q2[IO_QUOTE_MAX];
-    double d;
-    int ok = p->type == IO_F32 ? io_parse_float(tok, out) : io_parse_double(tok, &d);
-    if (!ok)
+    if (!io_parse_typed(tok, p->type, out))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' is not a number (property '%s')",
                             io_quote(tok, q), io_quote(p->name, q2));
-    if (p->type != IO_F32)
-        *out = io_to_float(d);
     return PTREG_OK;
 }
 
 static ptreg_status ascii_vertex(const io_in *in, io_text *t, const ply_header *h,
-                                 float vals[ROLE_COUNT])
+                                 double vals[ROLE_COUNT])
 {
     const ply_elem *v = &h->elems[h->vertex];
     char q[IO_QUOTE_MAX];
@@ -393,15 +392,17 @@ static ptreg_status read_ascii(const io_in *in, const ply_header *h, ptreg_cloud
         cap = (size_t)v->count;
     if ((s = io_cloud_reserve(in, cloud, cap, has_normals(h))) != PTREG_OK)
         return s;
-    float vals[ROLE_COUNT] = {0};
+    in->cloud->wide = wide_coordinates(h);
+    double vals[ROLE_COUNT] = {0};
     for (uint64_t i = 0; i < v->count; i++) {
         if (!io_text_skip_empty_lines(&t))
-            return vertex_short(in, 1, t.line, v->count, cloud->n);
+            return vertex_short(in, 1, t.line, v->count, i);
         if ((s = ascii_vertex(in, &t, h, vals)) != PTREG_OK)
             return s;
         if (i == cap) /* only a bug in the bound above gets here */
-            return vertex_short(in, 1, t.line, v->count, cloud->n);
-        store(cloud, vals);
+            return vertex_short(in, 1, t.line, v->count, i);
+        if ((s = store(in, cloud, vals)) != PTREG_OK)
+            return s;
         io_text_next_line(&t);
     }
     return io_cloud_finish(in, cloud, cap, 1, t.line);
@@ -433,7 +434,7 @@ static int has_list(const ply_header *h, const ply_elem *e)
 /* Walks one record at *pos; vals (may be NULL) gets the vertex roles. On a
  * bad list, *bad is the list and *count its count. */
 static rec_result bin_record(const io_in *in, const ply_header *h, const ply_elem *e, size_t *pos,
-                             float *vals, const ply_prop **bad, double *count)
+                             double *vals, const ply_prop **bad, double *count)
 {
     const int big = h->format == PLY_BE;
     size_t at = *pos;
@@ -445,7 +446,7 @@ static rec_result bin_record(const io_in *in, const ply_header *h, const ply_ele
             return REC_SHORT;
         if (!p->is_list) {
             if (vals && p->role != ROLE_NONE)
-                vals[p->role] = io_load_float(in->data + at, p->type, big);
+                vals[p->role] = io_load(in->data + at, p->type, big);
             at += sz;
             continue;
         }
@@ -516,17 +517,20 @@ static ptreg_status read_binary(const io_in *in, const ply_header *h, ptreg_clou
         cap = (size_t)v->count;
     if ((s = io_cloud_reserve(in, cloud, cap, has_normals(h))) != PTREG_OK)
         return s;
-    float vals[ROLE_COUNT] = {0};
+    in->cloud->wide = wide_coordinates(h);
+    double vals[ROLE_COUNT] = {0};
     for (uint64_t i = 0; i < v->count; i++) {
         const ply_prop *bad = NULL;
         double c = 0;
         size_t at = pos;
         rec_result r = i == cap ? REC_SHORT : bin_record(in, h, v, &pos, vals, &bad, &c);
         if (r == REC_SHORT)
-            return vertex_short(in, 0, at, v->count, cloud->n);
+            return vertex_short(in, 0, at, v->count, i);
         if (r != REC_OK)
             return bad_record(in, r, at, v, i, bad, c);
-        store(cloud, vals);
+        io_cloud_at(in, pos);
+        if ((s = store(in, cloud, vals)) != PTREG_OK)
+            return s;
     }
     return io_cloud_finish(in, cloud, cap, 0, pos);
 }

@@ -107,7 +107,7 @@ ptreg_status ptreg_poses_read_memory(const void *data, size_t size, const char *
 {
     if ((!data && size) || !poses || !count)
         return ptreg_error_set(err, PTREG_ERR_ARG, "poses read: no data or no output");
-    io_in in = {data, size, name ? name : "(memory)", err};
+    io_in in = {data, size, name ? name : "(memory)", err, NULL};
     return parse_poses(&in, poses, count);
 }
 
@@ -194,6 +194,6 @@ ptreg_status ptreg_index_pairs_read_memory(const void *data, size_t size, const 
 {
     if ((!data && size) || !pairs || !count)
         return ptreg_error_set(err, PTREG_ERR_ARG, "pairs read: no data or no output");
-    io_in in = {data, size, name ? name : "(memory)", err};
+    io_in in = {data, size, name ? name : "(memory)", err, NULL};
     return parse_index_pairs(&in, limit, pairs, count);
 }

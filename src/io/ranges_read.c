@@ -267,7 +267,7 @@ static ptreg_status read_rng(const io_in *in, ptreg_ranges *r)
 ptreg_status ptreg_ranges_read_memory(const void *data, size_t size, const char *name, ptreg_ranges *ranges,
                                       ptreg_error *err)
 {
-    io_in in = {data, size, name ? name : "<memory>", err};
+    io_in in = {data, size, name ? name : "<memory>", err, NULL};
     if (ranges)
         ranges_init(ranges);
     if (!ranges || (!data && size))

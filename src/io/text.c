@@ -4,6 +4,7 @@
 #include "io/io_internal.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,29 @@ int io_parse_float(io_token tok, float *out)
     if (end != buf + tok.len)
         return 0;
     *out = v;
+    return 1;
+}
+
+int io_parse_coord(const io_in *in, int axis, io_token tok, double *out)
+{
+    const io_cloud_state *st = in->cloud;
+    if (axis < 3 && st->origin_decided && st->origin[axis] != 0.0)
+        return io_parse_double(tok, out);
+    float f;
+    if (!io_parse_float(tok, &f))
+        return 0;
+    *out = f;
+    return fabsf(f) < PTREG_ORIGIN_THRESHOLD || io_parse_double(tok, out);
+}
+
+int io_parse_typed(io_token tok, io_type type, double *out)
+{
+    float f;
+    if (type != IO_F32)
+        return io_parse_double(tok, out);
+    if (!io_parse_float(tok, &f))
+        return 0;
+    *out = f;
     return 1;
 }
 

@@ -48,7 +48,7 @@ ptreg_status ptreg_transform_read(const char *path, double T[16], ptreg_error *e
     ptreg_status s = io_read_file(path, &data, &size, err);
     if (s != PTREG_OK)
         return s;
-    io_in in = {data, size, path, err};
+    io_in in = {data, size, path, err, NULL};
     s = parse_transform(&in, T);
     free(data);
     return s;
@@ -59,7 +59,7 @@ ptreg_status ptreg_transform_read_memory(const void *data, size_t size, const ch
 {
     if ((!data && size) || !T)
         return ptreg_error_set(err, PTREG_ERR_ARG, "transform read: no data or no matrix");
-    io_in in = {data, size, name ? name : "(memory)", err};
+    io_in in = {data, size, name ? name : "(memory)", err, NULL};
     return parse_transform(&in, T);
 }
 

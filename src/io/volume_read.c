@@ -155,7 +155,7 @@ ptreg_status ptreg_volume_read_memory(const void *data, size_t size, ptreg_volum
                                       const char *name, const ptreg_raw_options *raw,
                                       ptreg_volume *vol, ptreg_error *err)
 {
-    io_in in = {data, size, name ? name : "<memory>", err};
+    io_in in = {data, size, name ? name : "<memory>", err, NULL};
     if (vol)
         ptreg_volume_init(vol);
     if (!vol || (!data && size))
@@ -196,7 +196,7 @@ ptreg_status ptreg_volume_read(const char *path, ptreg_volume_format format,
     if (s)
         return s;
     char *dir = folder_of(path);
-    io_in in = {data, size, path, err};
+    io_in in = {data, size, path, err, NULL};
     if (!dir)
         s = ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", path);
     else if (size == 0)

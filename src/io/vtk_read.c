@@ -152,23 +152,21 @@ static ptreg_status read_points(const io_in *in, io_text *t, uint64_t n, int is_
     ptreg_status s = io_cloud_reserve(in, cloud, cap, 0);
     if (s != PTREG_OK)
         return s;
+    in->cloud->wide = !is_float;
     for (uint64_t i = 0; i < n; i++) {
-        float p[3];
+        io_point p = {{0, 0, 0}, {0, 0, 0}, 0, 0};
         for (int c = 0; c < 3; c++) {
-            double d;
             if (!io_text_next_token(t, &tok))
-                return points_short(in, t->line, n, cloud->n);
-            int ok = is_float ? io_parse_float(tok, &p[c]) : io_parse_double(tok, &d);
-            if (!ok)
+                return points_short(in, t->line, n, (size_t)i);
+            if (!io_parse_typed(tok, is_float ? IO_F32 : IO_F64, &p.xyz[c]))
                 return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
                                     "'%s' is not a number (POINTS %llu, %zu read)",
-                                    io_quote(tok, q), (unsigned long long)n, cloud->n);
-            if (!is_float)
-                p[c] = io_to_float(d);
+                                    io_quote(tok, q), (unsigned long long)n, (size_t)i);
         }
         if (i == cap) /* only a bug in the bound above gets here */
-            return points_short(in, t->line, n, cloud->n);
-        memcpy(cloud->xyz + 3 * cloud->n++, p, sizeof p);
+            return points_short(in, t->line, n, (size_t)i);
+        if ((s = io_cloud_store(in, cloud, &p)) != PTREG_OK)
+            return s;
     }
     return io_cloud_finish(in, cloud, cap, 1, t->line);
 }

@@ -39,7 +39,7 @@ static ptreg_status not_a_number(const io_in *in, size_t line, io_token tok)
 /* Reads the fields of one row into v (the first XYZ_MAX_COLUMNS of them);
  * *columns counts them all. Sets *header, and stops, on the one header line
  * allowed before the data. */
-static ptreg_status read_row(const io_in *in, io_text *t, xyz_state *st, float *v, size_t *columns,
+static ptreg_status read_row(const io_in *in, io_text *t, xyz_state *st, double *v, size_t *columns,
                              int *header)
 {
     io_token tok;
@@ -48,7 +48,7 @@ static ptreg_status read_row(const io_in *in, io_text *t, xyz_state *st, float *
     for (; io_text_token(t, &tok); k++) {
         if (k >= XYZ_MAX_COLUMNS)
             continue; /* counted for the message */
-        if (io_parse_float(tok, &v[k]))
+        if (io_parse_coord(in, (int)k, tok, &v[k]))
             continue;
         if (k == 0 && tok.len > 0 && st->columns == 0 && !st->header_seen) {
             *header = 1;
@@ -70,10 +70,7 @@ static ptreg_status check_columns(const io_in *in, size_t line, xyz_state *st, s
                                 "%zu columns; rows have 3 (x y z) or 6 (x y z nx ny nz)", k);
         st->columns = k;
         st->first_line = line;
-        if (k == 6 && !(cloud->normals = malloc(st->cap * 3 * sizeof(float))))
-            return io_fail_line(in, PTREG_ERR_NOMEM, line, "out of memory for %zu normals",
-                                st->cap);
-        return PTREG_OK;
+        return k == 6 ? io_cloud_add_normals(in, cloud) : PTREG_OK;
     }
     if (k != st->columns)
         return io_fail_line(in, PTREG_ERR_FORMAT, line,
@@ -85,23 +82,22 @@ static ptreg_status check_columns(const io_in *in, size_t line, xyz_state *st, s
 ptreg_status io_read_xyz(const io_in *in, ptreg_cloud *cloud)
 {
     xyz_state st = {0, 0, 0, count_lines(in)};
+    in->cloud->wide = 1;
     io_text t;
     io_text_init(&t, in->data, in->size);
     t.commas = 1;
     t.comments = 1;
     ptreg_status s = io_cloud_reserve(in, cloud, st.cap, 0);
     while (s == PTREG_OK && io_text_skip_empty_lines(&t)) {
-        float v[XYZ_MAX_COLUMNS];
+        double v[XYZ_MAX_COLUMNS] = {0};
         size_t k = 0, line = t.line;
         int header;
         s = read_row(in, &t, &st, v, &k, &header);
         if (s == PTREG_OK && !header)
             s = check_columns(in, line, &st, k, cloud);
         if (s == PTREG_OK && !header) {
-            memcpy(cloud->xyz + 3 * cloud->n, v, 3 * sizeof(float));
-            if (cloud->normals)
-                memcpy(cloud->normals + 3 * cloud->n, v + 3, 3 * sizeof(float));
-            cloud->n++;
+            io_point p = {{v[0], v[1], v[2]}, {(float)v[3], (float)v[4], (float)v[5]}, 0, 0};
+            s = io_cloud_store(in, cloud, &p);
         }
         io_text_next_line(&t);
     }
