@@ -66,8 +66,9 @@ ptreg_status ptreg_cloud_set_origin(ptreg_cloud *cloud, const double origin[3], 
         return PTREG_OK;
     for (size_t i = 0; i < 3 * cloud->n; i++)
         if (isfinite(cloud->xyz[i]) && !isfinite(ptreg_double_to_float(shift[i % 3] + cloud->xyz[i])))
-            return ptreg_error_set(err, PTREG_ERR_ARG, "point %zu is beyond float range from the origin %.17g %.17g %.17g",
-                                   i / 3, origin[0], origin[1], origin[2]);
+            return ptreg_error_set(err, PTREG_ERR_ARG,
+                                   "point %zu is beyond float range from the origin %.17g %.17g %.17g", i / 3,
+                                   origin[0], origin[1], origin[2]);
     for (size_t i = 0; i < 3 * cloud->n; i++)
         cloud->xyz[i] = (float)(shift[i % 3] + cloud->xyz[i]);
     memcpy(cloud->origin, origin, sizeof cloud->origin);
