@@ -74,6 +74,13 @@ typedef ptreg_status (*ptreg_cloud_piece_fn)(void *ctx, ptreg_cloud *piece, ptre
 PTREG_API ptreg_status ptreg_cloud_read_pieces(const char *path, const ptreg_read_options *opt, size_t piece,
                                                ptreg_cloud_piece_fn fn, void *ctx, ptreg_error *err);
 
+/* ptreg_voxel_downsample (core.h) of a file, read twice in pieces (the
+ * bounds, then each voxel's sums): the same cloud bit for bit, with memory
+ * for the occupied voxels and one piece, not for every point. The file's
+ * origin is kept; opt's crop and classes apply while reading. */
+PTREG_API ptreg_status ptreg_voxel_downsample_file(const char *path, const ptreg_read_options *opt, double voxel,
+                                                   ptreg_cloud *out, ptreg_error *err);
+
 typedef struct ptreg_write_options {
     ptreg_format format; /* AUTO: by extension, PLY when unknown */
     int ascii;           /* PLY and PCD: text instead of binary (default binary) */

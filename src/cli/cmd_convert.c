@@ -6,19 +6,34 @@
 #include "ptreg/io.h"
 
 static const cli_option convert_options[] = {
-    {"output", 'o', "FILE", "the converted cloud (format from the extension: ply, pcd, xyz, txt, csv)"},
+    {"output", 'o', "FILE", "the converted cloud (format from the extension: ply, pcd, xyz, txt, csv, las)"},
     {"transform", 0, "FILE", "move the points (and normals) by this 4x4 transform"},
     {"voxel", 0, "V", "keep one point per cube of side V: the centroid of its points (Open3D's VoxelDownSample; "
-                      "normals averaged and made unit), in the order of each cube's first point"},
+                      "normals averaged and made unit), in the order of each cube's first point; the input is read "
+                      "in pieces, so memory holds the cubes, not the input's points"},
     {"no-normals", 0, NULL, "leave normals out"},
     CLI_OPT_ASCII,
 };
 
 const cli_command cli_cmd_convert = CLI_COMMAND("convert",
     "INPUT -o OUTPUT [options]",
-    "Convert a cloud between PLY, PCD, XYZ/CSV/TXT (and read VTK), optionally moved or downsampled.",
+    "Convert a cloud between PLY, PCD, XYZ/CSV/TXT, LAS (and read VTK), optionally moved or downsampled.",
     NULL,
     convert_options, 1, 1);
+
+/* --voxel reads the file in pieces: memory for the voxels kept, whatever
+ * the input's size. */
+static int load_downsampled(const char *path, double voxel, ptreg_cloud *c)
+{
+    ptreg_read_options ro;
+    ptreg_read_options_default(&ro);
+    ptreg_error err;
+    ptreg_status st = ptreg_voxel_downsample_file(path, &ro, voxel, c, &err);
+    if (!st)
+        return EXIT_OK;
+    cli_error("convert", "%s%s", st == PTREG_ERR_ARG ? "--voxel: " : "", err.message);
+    return st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 1);
+}
 
 int cli_run_convert(int argc, char **argv)
 {
@@ -37,20 +52,12 @@ int cli_run_convert(int argc, char **argv)
     if ((rc = cli_double(&a, "voxel", 1e-30, 1e30, &voxel)))
         return rc;
     ptreg_cloud c;
-    if ((rc = cli_load_cloud("convert", a.positional[0], &c, 0)))
+    rc = voxel > 0.0 ? load_downsampled(a.positional[0], voxel, &c) : cli_load_cloud("convert", a.positional[0], &c, 0);
+    if (rc)
         return rc;
     ptreg_error err;
-    if (voxel > 0.0) {
-        ptreg_cloud down;
-        if (ptreg_voxel_downsample(&c, voxel, &down, &err)) {
-            cli_error("convert", "--voxel: %s", err.message);
-            ptreg_cloud_free(&c);
-            return EXIT_USAGE;
-        }
-        ptreg_cloud_free(&c);
-        c = down;
-    }
     if (cli_has(&a, "transform")) {
+        ptreg_transform_to_local(T, c.origin, T);
         ptreg_transform_points(T, c.xyz, c.xyz, c.n);
         if (c.normals)
             ptreg_transform_vectors(T, c.normals, c.normals, c.n);
@@ -89,6 +96,7 @@ int cli_run_info(int argc, char **argv)
     ptreg_cloud c;
     if ((rc = cli_load_cloud("info", a.positional[0], &c, 1)))
         return rc;
+    /* in the world: the origin added back to the float offsets */
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     double sum[3] = {0, 0, 0};
     for (size_t i = 0; i < c.n; i++)
@@ -96,7 +104,12 @@ int cli_run_info(int argc, char **argv)
             double v = c.xyz[3 * i + k];
             lo[k] = fmin(lo[k], v), hi[k] = fmax(hi[k], v), sum[k] += v;
         }
-    double centroid[3] = {sum[0] / (double)c.n, sum[1] / (double)c.n, sum[2] / (double)c.n};
+    double centroid[3];
+    for (int k = 0; k < 3; k++) {
+        lo[k] += c.origin[k], hi[k] += c.origin[k];
+        centroid[k] = c.origin[k] + sum[k] / (double)c.n;
+    }
+    const int far = c.origin[0] != 0.0 || c.origin[1] != 0.0 || c.origin[2] != 0.0;
     if (cli_has(&a, "json")) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "file", a.positional[0]);
@@ -106,13 +119,19 @@ int cli_run_info(int argc, char **argv)
         cli_json_put(o, "min", cJSON_CreateDoubleArray(lo, 3));
         cli_json_put(o, "max", cJSON_CreateDoubleArray(hi, 3));
         cli_json_put(o, "centroid", cJSON_CreateDoubleArray(centroid, 3));
+        cli_json_put(o, "origin", cJSON_CreateDoubleArray(c.origin, 3));
         rc = cli_json_print(o);
     } else {
         printf("%s: %zu points%s", a.positional[0], c.n, c.normals ? " with normals" : "");
         if (c.dropped_nonfinite)
             printf(" (%zu non-finite points dropped)", c.dropped_nonfinite);
-        printf("\n  min      %.6g %.6g %.6g\n  max      %.6g %.6g %.6g\n  centroid %.6g %.6g %.6g\n", lo[0],
-               lo[1], lo[2], hi[0], hi[1], hi[2], centroid[0], centroid[1], centroid[2]);
+        /* a far cloud's numbers to the millimetre: 6 digits of 4,500,000 would be 10 m */
+        const char *fmt = far ? "\n  min      %.3f %.3f %.3f\n  max      %.3f %.3f %.3f\n  centroid %.3f %.3f %.3f\n"
+                              : "\n  min      %.6g %.6g %.6g\n  max      %.6g %.6g %.6g\n  centroid %.6g %.6g %.6g\n";
+        printf(fmt, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2], centroid[0], centroid[1], centroid[2]);
+        if (far)
+            printf("  origin   %.17g %.17g %.17g (points are stored as float offsets from it)\n", c.origin[0],
+                   c.origin[1], c.origin[2]);
     }
     ptreg_cloud_free(&c);
     return rc;

@@ -206,8 +206,12 @@ int cli_run_emicp(int argc, char **argv)
     }
     if (!(rc = cli_load_shape("emicp", job.source_path, &job.source, 0)))
         rc = cli_load_shape("emicp", job.target_path, &job.target, 0);
-    if (!rc)
+    if (!rc) {
         apply_tuned(&a, &job, &opt);
+        cli_transform_to_local(opt.init, opt.init);
+        if (cli_has(&a, "truth"))
+            cli_transform_to_local(truth, truth);
+    }
     cli_progress progress;
     cli_progress_begin(&progress, &a, "emicp", "iteration", "pose change");
     opt.progress = cli_progress_hook(&progress);

@@ -481,6 +481,9 @@ int cli_run_icp(int argc, char **argv)
         free_job(&job);
         return rc;
     }
+    cli_transform_to_local(opt.init, opt.init);
+    if (cli_has(&a, "truth"))
+        cli_transform_to_local(truth, truth);
     /* plane, gicp: the files' own normals unless asked to estimate them */
     if (opt.method != PTREG_ICP_POINT && !cli_has(&a, "normal-k") && !cli_has(&a, "normal-radius")) {
         opt.target_normals = job.target.normals;

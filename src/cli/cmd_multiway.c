@@ -101,6 +101,8 @@ static int read_truth(const char *path, multiway_inputs *in)
         cli_error("multiway", "%s: %zu poses for %zu scans", path, n, in->count);
         return EXIT_BAD_INPUT;
     }
+    for (size_t i = 0; i < n; i++) /* compared in the scans' frame: errors at the data, not at the world's zero */
+        cli_transform_to_local(in->truth + 16 * i, in->truth + 16 * i);
     return EXIT_OK;
 }
 
@@ -150,6 +152,8 @@ static int write_merged(const cli_args *a, const multiway_inputs *in, const ptre
     ptreg_cloud_init(&all), ptreg_cloud_init(&down);
     ptreg_error err;
     ptreg_status st = ptreg_cloud_alloc(&all, total, normals, &err);
+    if (!st)
+        memcpy(all.origin, in->clouds[0].origin, sizeof all.origin);
     for (size_t i = 0, at = 0; !st && i < in->count; i++) {
         if (!r->placed[i])
             continue;
@@ -170,13 +174,25 @@ static int write_merged(const cli_args *a, const multiway_inputs *in, const ptre
     return rc;
 }
 
+static ptreg_status write_world_poses(const char *path, const cli_args *a, const ptreg_multiway_result *r,
+                                      ptreg_error *err)
+{
+    double *world = malloc(16 * r->scan_count * sizeof *world);
+    if (!world)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < r->scan_count; i++)
+        cli_transform_to_world(r->poses + 16 * i, world + 16 * i);
+    ptreg_status st = ptreg_poses_write(path, world, r->scan_count, (const char *const *)a->positional, err);
+    free(world);
+    return st;
+}
+
 static int write_outputs(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_result *r)
 {
     ptreg_error err;
     ptreg_status st = PTREG_OK;
     if (cli_has(a, "output"))
-        st = ptreg_poses_write(cli_string(a, "output", NULL), r->poses, r->scan_count,
-                               (const char *const *)a->positional, &err);
+        st = write_world_poses(cli_string(a, "output", NULL), a, r, &err);
     if (!st && cli_has(a, "pose-graph-out"))
         st = ptreg_pose_graph_write_json(cli_string(a, "pose-graph-out", NULL), &r->graph, &err);
     if (st) {
@@ -233,7 +249,7 @@ static cJSON *json_edges(const ptreg_multiway_result *r)
         cJSON_AddBoolToObject(o, "uncertain", x->uncertain);
         cJSON_AddBoolToObject(o, "kept", x->kept);
         cJSON_AddNumberToObject(o, "confidence", x->confidence);
-        cli_json_put(o, "transformation", cli_json_matrix(x->transformation));
+        cli_json_put(o, "transformation", cli_json_world_matrix(x->transformation));
         cli_json_push(edges, o);
     }
     return edges;
@@ -248,7 +264,7 @@ static cJSON *json_scans(const cli_args *a, const multiway_inputs *in, const ptr
         cJSON_AddStringToObject(s, "file", a->positional[i]);
         cJSON_AddNumberToObject(s, "points", (double)in->clouds[i].n);
         cJSON_AddBoolToObject(s, "placed", r->placed[i]);
-        cli_json_put(s, "pose", cli_json_matrix(r->poses + 16 * i));
+        cli_json_put(s, "pose", cli_json_world_matrix(r->poses + 16 * i));
         if (in->truth) {
             double ang, tr;
             truth_error(in, r, o->anchor, i, &ang, &tr);

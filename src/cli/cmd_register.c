@@ -120,6 +120,8 @@ int cli_run_register(int argc, char **argv)
         ptreg_cloud_free(&s);
         return rc;
     }
+    if (cli_has(&a, "truth"))
+        cli_transform_to_local(truth, truth);
     register_run run;
     run.s = &s, run.t = &t, run.o = &o;
     ptreg_error err;

@@ -255,6 +255,8 @@ static int source_next(frame_source *src, frame_in *f)
         cli_error("track", "frame %zu: %s; the frame is lost", index, err.message);
         f->unreadable = 1;
         ptreg_cloud_init(&f->cloud);
+    } else if (cli_join_frame("track", f->name, &f->cloud)) {
+        f->unreadable = 1; /* beyond float range from the model: said, and lost */
     }
     return 1;
 }
@@ -321,7 +323,7 @@ static int read_track_options(const cli_args *a, ptreg_track_options *o, double 
     return EXIT_OK;
 }
 
-static int load_model(const cli_args *a, const ptreg_track_options *o, track_job *job)
+static int load_model(const cli_args *a, ptreg_track_options *o, track_job *job)
 {
     job->model_path = a->positional[0];
     ptreg_error err;
@@ -330,6 +332,7 @@ static int load_model(const cli_args *a, const ptreg_track_options *o, track_job
     int rc = cli_load_shape("track", job->model_path, &job->model, 0);
     if (rc)
         return rc;
+    cli_transform_to_local(o->init, o->init);
     ptreg_index_options io;
     ptreg_index_options_default(&io);
     io.delaunay = ptreg_nn_method_is_delaunay(o->icp.nn);
@@ -354,9 +357,10 @@ static int open_output(const cli_args *a, const char *name, FILE **f)
 }
 
 /* The TUM line's numbers: tx ty tz qx qy qz qw. */
-static void tum_pose(const double T[16], double out[7])
+static void tum_pose(const double local[16], double out[7])
 {
-    double R[9], q[4];
+    double T[16], R[9], q[4];
+    cli_transform_to_world(local, T);
     ptreg_transform_rotation(T, R);
     ptreg_matrix_to_quaternion(R, q);
     out[0] = T[3], out[1] = T[7], out[2] = T[11];
@@ -367,8 +371,11 @@ static int write_frame(const track_job *job, const frame_record *f)
 {
     int bad = 0;
     if (job->out) {
-        bad |= fprintf(job->out, "%.6f %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", f->t, f->pose[0], f->pose[1],
-                       f->pose[2], f->pose[3], f->pose[4], f->pose[5], f->pose[6]) < 0;
+        char t[3][32];
+        for (int k = 0; k < 3; k++)
+            cli_format_coordinate(t[k], f->pose[k]);
+        bad |= fprintf(job->out, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", f->t, t[0], t[1], t[2], f->pose[3],
+                       f->pose[4], f->pose[5], f->pose[6]) < 0;
         bad |= fflush(job->out) != 0;
     }
     if (job->states) {

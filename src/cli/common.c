@@ -20,6 +20,49 @@ int cli_exit_code(ptreg_status status, int reading)
     return EXIT_RUNTIME;
 }
 
+/* One command's frame: every cloud it reads is expressed relative to the
+ * first one's origin (ptreg_cloud.origin), so that the algorithms see
+ * small numbers in one frame, and what it prints or writes is turned back
+ * into world coordinates. */
+static double frame_origin[3];
+static int frame_set;
+
+int cli_join_frame(const char *cmd, const char *path, ptreg_cloud *cloud)
+{
+    if (!frame_set) {
+        memcpy(frame_origin, cloud->origin, sizeof frame_origin);
+        frame_set = 1;
+        return EXIT_OK;
+    }
+    ptreg_error err;
+    if (ptreg_cloud_set_origin(cloud, frame_origin, &err) == PTREG_OK)
+        return EXIT_OK;
+    cli_error(cmd, "%s: %s", path, err.message);
+    ptreg_cloud_free(cloud);
+    return EXIT_BAD_INPUT;
+}
+
+void cli_transform_to_local(const double world[16], double local[16])
+{
+    ptreg_transform_to_local(world, frame_origin, local);
+}
+
+void cli_transform_to_world(const double local[16], double world[16])
+{
+    ptreg_transform_to_world(local, frame_origin, world);
+}
+
+void cli_format_coordinate(char buf[32], double v)
+{
+    const int world = frame_origin[0] != 0.0 || frame_origin[1] != 0.0 || frame_origin[2] != 0.0;
+    for (int digits = 9; digits < 17 && world; digits++) {
+        snprintf(buf, 32, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+    snprintf(buf, 32, "%.*g", world ? 17 : 9, v);
+}
+
 int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet)
 {
     ptreg_error err;
@@ -28,6 +71,9 @@ int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int qu
         cli_error(cmd, "%s", err.message);
         return cli_exit_code(st, 1);
     }
+    int rc = cli_join_frame(cmd, path, cloud);
+    if (rc)
+        return rc;
     if (cloud->dropped_nonfinite && !quiet)
         fprintf(stderr, "ptreg %s: warning: %s: dropped %zu points with non-finite coordinates\n", cmd, path,
                 cloud->dropped_nonfinite);
@@ -85,7 +131,9 @@ int cli_read_transform(const char *cmd, const char *path, double T[16])
 int cli_write_transform(const char *cmd, const char *path, const double T[16])
 {
     ptreg_error err;
-    ptreg_status st = ptreg_transform_write(path, T, &err);
+    double world[16];
+    cli_transform_to_world(T, world);
+    ptreg_status st = ptreg_transform_write(path, world, &err);
     if (st) {
         cli_error(cmd, "%s", err.message);
         return cli_exit_code(st, 0);
@@ -126,6 +174,13 @@ cJSON *cli_json_matrix(const double T[16])
     for (int r = 0; r < 4; r++)
         cli_json_push(rows, cJSON_CreateDoubleArray(T + 4 * r, 4));
     return rows;
+}
+
+cJSON *cli_json_world_matrix(const double local[16])
+{
+    double world[16];
+    cli_transform_to_world(local, world);
+    return cli_json_matrix(world);
 }
 
 int cli_json_print(cJSON *obj)
@@ -206,7 +261,7 @@ cJSON *cli_result_json(const cli_result *r)
     cJSON_AddStringToObject(o, "command", r->command);
     cJSON_AddStringToObject(o, "source", r->source);
     cJSON_AddStringToObject(o, "target", r->target);
-    cli_json_put(o, "transformation", cli_json_matrix(r->transformation));
+    cli_json_put(o, "transformation", cli_json_world_matrix(r->transformation));
     cJSON_AddNumberToObject(o, "rmse", r->rmse);
     cJSON_AddNumberToObject(o, "fitness", r->fitness);
     if (r->pairs >= 0)
@@ -242,8 +297,10 @@ void cli_result_print_iterations(const cli_result *r)
 
 void cli_result_print_pose(const cli_result *r)
 {
+    double world[16];
+    cli_transform_to_world(r->transformation, world);
     printf("  transformation (SOURCE -> TARGET):\n");
-    cli_print_matrix("    ", r->transformation);
+    cli_print_matrix("    ", world);
     if (r->truth) {
         double angle, trans;
         ptreg_transform_difference(r->truth, r->transformation, &angle, &trans);
@@ -263,6 +320,7 @@ int cli_write_registration(const char *cmd, const cli_args *a, const ptreg_cloud
             cli_error(cmd, "%s", err.message);
             return EXIT_RUNTIME;
         }
+        memcpy(moved.origin, src->origin, sizeof moved.origin);
         ptreg_transform_points(T, src->xyz, moved.xyz, src->n);
         if (src->normals)
             ptreg_transform_vectors(T, src->normals, moved.normals, src->n);

@@ -24,7 +24,22 @@ int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int qu
  * is bad input (3) rather than a result without meaning. */
 int cli_load_shape(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet);
 int cli_write_cloud(const char *cmd, const char *path, const ptreg_cloud *cloud, int ascii);
+/* A command's clouds share one frame: the first cloud read sets its origin
+ * (far from zero for georeferenced data), each later one is re-expressed
+ * relative to it (3 when it cannot be). cli_load_cloud does this; a
+ * command reading clouds itself calls it. Transforms read from files are
+ * world transforms: commands turn them local after reading their clouds;
+ * cli_write_transform, cli_result_json and cli_result_print_pose turn a
+ * local result back into the world's. */
+int cli_join_frame(const char *cmd, const char *path, ptreg_cloud *cloud);
+void cli_transform_to_local(const double world[16], double local[16]);
+void cli_transform_to_world(const double local[16], double world[16]);
+/* A world coordinate or translation as text: %.9g in a frame at zero, the
+ * shortest text that reads back to the same double when the frame is far
+ * (9 digits of 4,500,000.123 m would be a metre). */
+void cli_format_coordinate(char buf[32], double v);
 int cli_read_transform(const char *cmd, const char *path, double T[16]);
+/* Writes a local transform (of the command's frame) as the world's. */
 int cli_write_transform(const char *cmd, const char *path, const double T[16]);
 /* --threads N; 0 keeps the default. */
 int cli_apply_threads(const cli_args *args);
@@ -47,6 +62,8 @@ void cli_set_out_of_memory(void);
 void cli_json_put(cJSON *object, const char *name, cJSON *item);
 void cli_json_push(cJSON *array, cJSON *item);
 cJSON *cli_json_matrix(const double T[16]);
+/* The same for a local transform of the command's frame, as the world's. */
+cJSON *cli_json_world_matrix(const double local[16]);
 /* Prints the object to stdout and frees it; returns EXIT_RUNTIME when
  * printing fails. */
 int cli_json_print(cJSON *obj);

@@ -2,15 +2,14 @@
  * anchored half a voxel below the cloud's minimum, each occupied voxel's
  * points replaced by their centroid. docs/ALGORITHMS.md, "Voxel-grid
  * downsampling". */
-#include "ptreg/core.h"
+#include "core/voxel_impl.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* 21 bits per axis in one 63-bit key. */
-#define AXIS_BITS 21
+#define AXIS_BITS VOXEL_AXIS_BITS
 #define AXIS_CELLS ((double)(1u << AXIS_BITS))
 
 typedef struct voxel_point {
@@ -49,6 +48,20 @@ static int by_first(const void *a, const void *b)
     return (x->first > y->first) - (x->first < y->first);
 }
 
+ptreg_status voxel_grid_init(const double lo[3], const double hi[3], double voxel, voxel_grid *g, ptreg_error *err)
+{
+    g->voxel = voxel;
+    for (int k = 0; k < 3; k++) {
+        if (!((hi[k] - lo[k]) / voxel + 1.0 < AXIS_CELLS))
+            return ptreg_error_set(err, PTREG_ERR_ARG,
+                                   "voxel downsampling: a voxel of %g makes more than 2^%d cells along an axis of "
+                                   "extent %g",
+                                   voxel, AXIS_BITS, hi[k] - lo[k]);
+        g->lo[k] = lo[k] - 0.5 * voxel;
+    }
+    return PTREG_OK;
+}
+
 /* The grid's origin (Open3D's voxel_min_bound) and each point's key. */
 static ptreg_status voxel_keys(const ptreg_cloud *in, double voxel, voxel_point *pts, ptreg_error *err)
 {
@@ -58,21 +71,11 @@ static ptreg_status voxel_keys(const ptreg_cloud *in, double voxel, voxel_point 
             lo[k] = fmin(lo[k], in->xyz[3 * i + k]);
             hi[k] = fmax(hi[k], in->xyz[3 * i + k]);
         }
-    for (int k = 0; k < 3; k++) {
-        if (!((hi[k] - lo[k]) / voxel + 1.0 < AXIS_CELLS))
-            return ptreg_error_set(err, PTREG_ERR_ARG,
-                                   "voxel downsampling: a voxel of %g makes more than 2^%d cells along an axis of "
-                                   "extent %g",
-                                   voxel, AXIS_BITS, hi[k] - lo[k]);
-        lo[k] -= 0.5 * voxel;
-    }
-    for (size_t i = 0; i < in->n; i++) {
-        uint64_t key = 0;
-        for (int k = 0; k < 3; k++)
-            key = key << AXIS_BITS | (uint64_t)floor(((double)in->xyz[3 * i + k] - lo[k]) / voxel);
-        pts[i] = (voxel_point){key, (uint32_t)i};
-    }
-    return PTREG_OK;
+    voxel_grid g;
+    ptreg_status st = voxel_grid_init(lo, hi, voxel, &g, err);
+    for (size_t i = 0; !st && i < in->n; i++)
+        pts[i] = (voxel_point){voxel_key(&g, in->xyz + 3 * i), (uint32_t)i};
+    return st;
 }
 
 /* The mean of a voxel's vectors (points or normals), in double, in point
@@ -83,13 +86,7 @@ static void voxel_mean(const float *v, const voxel_point *pts, const voxel_run *
     for (uint32_t j = 0; j < run->count; j++)
         for (int k = 0; k < 3; k++)
             s[k] += v[3 * (size_t)pts[run->start + j].index + k];
-    double scale = 1.0 / run->count;
-    if (unit) {
-        const double len = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
-        scale = len > 0 ? 1.0 / len : NAN;
-    }
-    for (int k = 0; k < 3; k++)
-        out[k] = (float)(s[k] * scale);
+    voxel_finish(s, run->count, unit, out);
 }
 
 ptreg_status ptreg_voxel_downsample(const ptreg_cloud *in, double voxel, ptreg_cloud *out, ptreg_error *err)
