@@ -152,6 +152,13 @@ static int get_index(const cli_args *a, const char *path, const ptreg_index_opti
     int rc = cli_load_shape("index", path, model, 0);
     if (rc)
         return rc;
+    if (model->origin[0] != 0.0 || model->origin[1] != 0.0 || model->origin[2] != 0.0) {
+        /* an index holds float32 points and no origin: they would lose their place in the world */
+        cli_error("index", "%s: the cloud is far from zero (origin %.17g %.17g %.17g): an index file keeps no "
+                  "origin yet; give the cloud itself to icp or track",
+                  path, model->origin[0], model->origin[1], model->origin[2]);
+        return EXIT_BAD_INPUT;
+    }
     ptreg_error err;
     cli_progress progress;
     cli_progress_begin(&progress, a, "index", "stage", "build ms");
