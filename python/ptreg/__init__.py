@@ -70,8 +70,9 @@ class Result(dict):
 
 
 class Cloud(NamedTuple):
-    """A point cloud: ``points`` (N, 3) float32, ``normals`` (N, 3) float32
-    or None, ``dropped`` the points read with a non-finite coordinate."""
+    """A point cloud: ``points`` (N, 3) float32 (float64 world coordinates
+    for a file far from zero), ``normals`` (N, 3) float32 or None,
+    ``dropped`` the points read with a non-finite coordinate."""
     points: np.ndarray
     normals: Optional[np.ndarray] = None
     dropped: int = 0
@@ -162,9 +163,12 @@ def read_cloud(path: str, format: Optional[str] = None) -> Cloud:
     """Reads a point cloud: PLY, PCD (ascii, binary, binary_compressed), XYZ/CSV/TXT,
     VTK, or an atom-probe POS/EPOS file; the format from the extension unless
     ``format`` names it. Points with a non-finite coordinate are dropped (counted
-    in ``dropped``). Malformed files raise :class:`FormatError` naming the place."""
-    xyz, nrm, dropped = _core.read_cloud(str(path), format)
-    return Cloud(_rows(xyz, np.float32, 3), None if nrm is None else _rows(nrm, np.float32, 3), dropped)
+    in ``dropped``). Malformed files raise :class:`FormatError` naming the place.
+    Points far from zero (UTM eastings and northings: docs/FORMATS.md) come as
+    float64 world coordinates, which float32 would round to half a metre."""
+    xyz, nrm, dropped, world = _core.read_cloud(str(path), format)
+    points = _rows(xyz, np.float64 if world else np.float32, 3)
+    return Cloud(points, None if nrm is None else _rows(nrm, np.float32, 3), dropped)
 
 
 def write_cloud(path: str, points: ArrayLike, normals: Optional[ArrayLike] = None, *,

@@ -443,6 +443,19 @@ static PyObject *py_devices(PyObject *self, PyObject *args)
     return out;
 }
 
+/* A far cloud's points as float64 world coordinates (origin + offset):
+ * float32 would lose a UTM point's millimetres. */
+static PyObject *world_bytes(const ptreg_cloud *c)
+{
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)(3 * c->n * sizeof(double)));
+    if (!b)
+        return NULL;
+    double *w = (double *)PyBytes_AS_STRING(b);
+    for (size_t i = 0; i < 3 * c->n; i++)
+        w[i] = c->origin[i % 3] + c->xyz[i];
+    return b;
+}
+
 static PyObject *py_read_cloud(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -459,9 +472,11 @@ static PyObject *py_read_cloud(PyObject *self, PyObject *args)
     WITHOUT_GIL(st = ptreg_cloud_read(path, format, &c, &err));
     if (st)
         return raise_ptreg(st, &err);
-    PyObject *xyz = bytes_of(c.xyz, 3 * c.n * sizeof(float));
+    const int world = c.origin[0] != 0.0 || c.origin[1] != 0.0 || c.origin[2] != 0.0;
+    PyObject *xyz = world ? world_bytes(&c) : bytes_of(c.xyz, 3 * c.n * sizeof(float));
     PyObject *normals = c.normals ? bytes_of(c.normals, 3 * c.n * sizeof(float)) : (Py_INCREF(Py_None), Py_None);
-    PyObject *out = xyz && normals ? Py_BuildValue("(OOn)", xyz, normals, (Py_ssize_t)c.dropped_nonfinite) : NULL;
+    PyObject *out = xyz && normals ? Py_BuildValue("(OOni)", xyz, normals, (Py_ssize_t)c.dropped_nonfinite, world)
+                                   : NULL;
     Py_XDECREF(xyz), Py_XDECREF(normals);
     ptreg_cloud_free(&c);
     return out;
