@@ -90,6 +90,19 @@ def test_cloud_round_trip(tmp_path):
     assert dropped == 0 and normals is not None
 
 
+def test_far_cloud_reads_as_world_float64(tmp_path):
+    # a UTM-placed double PLY: float32 would round the northings to half a metre
+    rng = np.random.default_rng(3)
+    w = np.round(rng.uniform(0, 300, size=(1000, 3)) + [500000.123, 4500000.456, 250.0], 3)
+    with open(tmp_path / "utm.ply", "wb") as f:
+        f.write(b"ply\nformat binary_little_endian 1.0\nelement vertex 1000\n")
+        f.write(b"property double x\nproperty double y\nproperty double z\nend_header\n")
+        f.write(w.astype("<f8").tobytes())
+    back = ptreg.read_cloud(tmp_path / "utm.ply")
+    assert back.points.dtype == np.float64
+    assert np.abs(back.points - w).max() < 1e-4
+
+
 def test_transform_and_volume_round_trip(tmp_path):
     T = np.eye(4)
     T[:3, 3] = [1.5, -2, 0.25]

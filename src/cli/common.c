@@ -55,12 +55,15 @@ void cli_transform_to_world(const double local[16], double world[16])
 void cli_format_coordinate(char buf[32], double v)
 {
     const int world = frame_origin[0] != 0.0 || frame_origin[1] != 0.0 || frame_origin[2] != 0.0;
-    for (int digits = 9; digits < 17 && world; digits++) {
-        snprintf(buf, 32, "%.*g", digits, v);
-        if (strtod(buf, NULL) == v)
-            return;
+    char text[32]; /* not buf itself: gcc's -fsanitize builds see a NULL buf in the loop's snprintf */
+    int digits = 9;
+    for (; world && digits < 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, v);
+        if (strtod(text, NULL) == v)
+            break;
     }
-    snprintf(buf, 32, "%.*g", world ? 17 : 9, v);
+    snprintf(text, sizeof text, "%.*g", digits, v);
+    memcpy(buf, text, sizeof text);
 }
 
 int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet)

@@ -22,12 +22,15 @@ int io_has_origin(const ptreg_cloud *cloud)
 
 void io_format_world(char buf[32], double v)
 {
-    for (int digits = 9; digits < 17; digits++) {
-        snprintf(buf, 32, "%.*g", digits, v);
-        if (strtod(buf, NULL) == v)
-            return;
+    char text[32]; /* not buf itself: gcc's -fsanitize builds see a NULL buf in the loop's snprintf */
+    int digits = 9;
+    for (; digits < 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, v);
+        if (strtod(text, NULL) == v)
+            break;
     }
-    snprintf(buf, 32, "%.17g", v);
+    snprintf(text, sizeof text, "%.*g", digits, v);
+    memcpy(buf, text, sizeof text);
 }
 
 static void write_text_point(FILE *f, const ptreg_cloud *cloud, size_t i)

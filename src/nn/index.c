@@ -25,8 +25,8 @@ static const ptreg_option index_rows[] = {
 };
 OPTION_TABLE(ptreg_index_option_table, "model index", ptreg_index_options, ptreg_index_options_default, index_rows)
 
-ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_index_options *opt,
-                                     ptreg_model_index **out, ptreg_error *err)
+static ptreg_status index_create(const float *xyz, size_t n, const ptreg_index_options *opt, int borrow,
+                                 ptreg_model_index **out, ptreg_error *err)
 {
     *out = NULL;
     ptreg_index_options def;
@@ -35,8 +35,10 @@ ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_in
         opt = &def;
     }
     ptreg_model_index *idx = calloc(1, sizeof *idx);
-    if (idx)
-        idx->points = malloc((n ? n : 1) * 3 * sizeof(float));
+    if (idx) {
+        idx->borrowed_points = borrow;
+        idx->points = borrow ? (float *)xyz : malloc((n ? n : 1) * 3 * sizeof(float));
+    }
     if (!idx || !idx->points) {
         ptreg_model_index_destroy(idx);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "model index: out of memory for %zu points", n);
@@ -46,7 +48,8 @@ ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_in
         ptreg_model_index_destroy(idx);
         return st;
     }
-    memcpy(idx->points, xyz, n * 3 * sizeof(float));
+    if (!borrow)
+        memcpy(idx->points, xyz, n * 3 * sizeof(float));
     idx->n = n;
     index_nn_tuning_clear(&idx->tuning);
     ptreg_kdtree_options kd = {opt->leaf_size};
@@ -79,6 +82,18 @@ ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_in
     return PTREG_OK;
 }
 
+ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_index_options *opt,
+                                     ptreg_model_index **out, ptreg_error *err)
+{
+    return index_create(xyz, n, opt, 0, out, err);
+}
+
+ptreg_status index_create_borrowing(const float *xyz, size_t n, const ptreg_index_options *opt,
+                                    ptreg_model_index **out, ptreg_error *err)
+{
+    return index_create(xyz, n, opt, 1, out, err);
+}
+
 void ptreg_model_index_destroy(ptreg_model_index *idx)
 {
     if (!idx)
@@ -87,7 +102,7 @@ void ptreg_model_index_destroy(ptreg_model_index *idx)
     delaunay_destroy(idx->graph);
     if (idx->storage)
         free(idx->storage);
-    else
+    else if (!idx->borrowed_points)
         free(idx->points);
     free(idx);
 }

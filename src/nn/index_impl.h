@@ -15,7 +15,14 @@ struct ptreg_model_index {
     double kdtree_ms, delaunay_ms;
     ptreg_index_nn_tuning tuning; /* the measured method (method 0: none) */
     void *storage;          /* loaded: the one buffer the arrays live in */
+    int borrowed_points;    /* points are the caller's (index_create_borrowing) */
 };
+
+/* ptreg_model_index_create without the copy of the points: the index reads
+ * the caller's, which must outlive it. A one-call index (ICP without a
+ * prebuilt one) of 10^8 points would otherwise hold them twice. */
+ptreg_status index_create_borrowing(const float *xyz, size_t n, const ptreg_index_options *opt,
+                                    ptreg_model_index **out, ptreg_error *err);
 
 /* The ptreg_nn_method values the index may store as its measured choice:
  * 1 (brute) .. PTREG_INDEX_NN_LAST, the walks from PTREG_INDEX_NN_FIRST_WALK

@@ -5,6 +5,7 @@
  * aerial-refuelling study and trimming. See docs/ALGORITHMS.md. */
 #include "ptreg/icp.h"
 
+#include "nn/index_impl.h"
 #include "reg/icp/icp_impl.h"
 
 static const engine *const icp_engines[] = {&icp_cpu_engine.base, &icp_device_engine.base};
@@ -54,7 +55,7 @@ ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_
     io.delaunay = ptreg_nn_method_is_delaunay(opt_in->nn);
     ptreg_model_index *idx;
     double tb = ptreg_time_ms();
-    if ((st = ptreg_model_index_create(target, m, &io, &idx, err)))
+    if ((st = index_create_borrowing(target, m, &io, &idx, err)))
         return st;
     r->build_ms = ptreg_time_ms() - tb;
     st = icp_on(&on, source, n, idx, opt_in, t0, r, err);
