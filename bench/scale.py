@@ -8,6 +8,8 @@ Run with Debian's /usr/bin/python3 (it sees numpy and python3-open3d):
   /usr/bin/python3 bench/scale.py [--sizes 1e6,1e7] [--rounds 3] [--steps read,voxel,tree,icp]
                                   [--workdir /tmp/ptreg-scale] [--ptreg build/ptreg] [--threads 2]
                                   [--skip-open3d] [--skip-checks] [--markdown] [--json FILE]
+                                  [--voxel 1] [--max-dist 3] [--device cpu] [--seed 1]
+                                  [--timeout 3600] [--mem-limit-gib G]
 
 The ptreg program: --ptreg, else env PTREG_CLI, else build/ptreg under the repository.
 
@@ -18,8 +20,8 @@ LAS 1.2 (point format 1, scale 0.001) and as binary PLY with double x y z holdin
 same values; and a second scan of the scene's centred tenth (N/10 points, other
 samples), moved by a known small rigid motion (its corners by 2 m, at most 3 degrees,
 then 1.5 m of translation), as the ICP source. 10^8 points take 2.8 GB (LAS) + 2.4 GB
-(PLY) + a tenth of that for the source, and about 10 minutes to make; the generator
-holds 5 million points at a time.
+(PLY) + a tenth of that for the source, and about 5 minutes to make (10^7: 30 s); the
+generator holds 5 million points at a time (0.8 GB).
 
 Steps (--steps; per round, size and step: ptreg, then Open3D, each a fresh process,
 --threads for both: ptreg's --threads and PTREG_NUM_THREADS, Open3D's OMP_NUM_THREADS):
@@ -30,15 +32,15 @@ Steps (--steps; per round, size and step: ptreg, then Open3D, each a fresh proce
          input is read in pieces). Open3D: read_point_cloud + voxel_down_sample(V) +
          write_point_cloud, in-process (file to file; the voxel step alone is listed
          under the table). V (--voxel, default 1 m) leaves about N/10 points here.
-  tree   ptreg: `ptreg index FILE -o T.pti --no-delaunay --json --device cpu`, its kdtree_ms (the
-         build alone, in-process); where this ptreg's index refuses a cloud far from zero (its
-         file keeps no origin), `ptreg icp SOURCE TARGET --max-iter 0 --nn kdtree --json`'s
-         build_ms instead. Open3D: KDTreeFlann(cloud), in-process.
+  tree   ptreg: `ptreg index FILE -o T.pti --no-delaunay --json --device cpu`, its
+         kdtree_ms (the build alone, in-process); where this ptreg's index refuses a cloud
+         far from zero (its file keeps no origin), `ptreg icp SOURCE TARGET --max-iter 0
+         --nn kdtree --json`'s build_ms instead. Open3D: KDTreeFlann(cloud), in-process.
   icp    point-to-point, 30 iterations (no early stop), max correspondence distance
          --max-dist (default 3 m), from the identity, source N/10 onto target N.
          ptreg: `ptreg icp SOURCE TARGET --method point --max-iter 30 --tol 0 --max-dist D
-         --nn kdtree --device cpu --json`, its time_ms (clouds in memory to result, the k-d tree's build
-         included). Open3D: registration_icp(source, target, D, I,
+         --nn kdtree --device cpu --json`, its time_ms (clouds in memory to result, the
+         k-d tree's build included). Open3D: registration_icp(source, target, D, I,
          TransformationEstimationPointToPoint(), ICPConvergenceCriteria(0, 0, 30)),
          in-process (it builds its KDTreeFlann inside). Errors against the truth: the
          rotation's angle and the largest distance between where the result and the truth
@@ -52,10 +54,10 @@ Per size and step: the median time of --rounds (default 3), ns per point (time /
 target's N for every step), that ns/point over the smallest size's (issue 30's target:
 <= 1.5x at 10^8 against 10^6), the highest peak RSS over the rounds (GNU time's %M,
 /usr/bin/time: the process's ru_maxrss; Open3D's includes Python and Open3D's own, given
-as "import" in the notes), Open3D / ptreg. A run killed by --timeout (default 3600 s) or by the memory
-cap (--mem-limit-gib, default 90 % of MemAvailable at the start: the process's VmRSS,
-polled every 50 ms), or one that crashes or raises, is reported as "failed: WHY" and
-not run again at that size.
+as "import" in the notes), Open3D / ptreg. A run killed by --timeout (default 3600 s)
+or by the memory cap (--mem-limit-gib, default 90 % of MemAvailable at the start: the
+process's VmRSS, polled every 50 ms), or one that crashes or raises, is reported as
+"failed: WHY" and not run again at that size.
 
 Checks (unless --skip-checks):
   memory     at the largest size: the peak RSS of `ptreg convert big.las --voxel V -o
@@ -73,7 +75,8 @@ Checks (unless --skip-checks):
 Files are read once before the rounds, so every run finds them in the page cache.
 Timings need a quiet machine; each process's own timing is preferred where it has one
 (tree, icp), the wall time of the ptreg process otherwise (read, voxel: ptreg prints no
-timing for info and convert), which includes starting the process (about a millisecond).
+timing for info and convert), which includes starting it: the floor printed under the
+table is that of `ptreg info` on a 100-point file (20 ms alone, 30-70 ms on a busy VM).
 """
 
 import argparse
