@@ -731,7 +731,8 @@ static void test_parsers(void)
                               "0,0,0,1,1,1x", "0,,0,1,1,1", "", "1e999,0,0,2e999,1,1", NULL};
     for (int i = 0; i < 10; i++) {
         lo[0] = 42;
-        CHECK_MSG(ptreg_crop_parse(bad_crop[i], lo, hi) == -1 && lo[0] == 42, "'%s'", bad_crop[i] ? bad_crop[i] : "NULL");
+        CHECK_MSG(ptreg_crop_parse(bad_crop[i], lo, hi) == -1 && lo[0] == 42, "'%s'",
+                  bad_crop[i] ? bad_crop[i] : "NULL");
     }
 }
 
