@@ -1,4 +1,4 @@
-/* ptreg I/O: point clouds (PLY, PCD, XYZ/CSV/TXT, VTK legacy POLYDATA),
+/* ptreg I/O: point clouds (PLY, PCD, XYZ/CSV/TXT, VTK legacy POLYDATA, LAS),
  * 4x4 transform files, volumes (raw, NRRD, NIfTI-1) and keypoints. */
 #ifndef PTREG_IO_H
 #define PTREG_IO_H
@@ -19,7 +19,7 @@ typedef enum ptreg_format {
     PTREG_FORMAT_VTK,
     PTREG_FORMAT_POS,      /* atom probe (apt.h): the ions' positions; written with m/q 0 */
     PTREG_FORMAT_EPOS,     /* atom probe, read only */
-    PTREG_FORMAT_LAS       /* ASPRS LAS 1.2-1.4 (.las; .laz is refused: compressed) */
+    PTREG_FORMAT_LAS       /* ASPRS LAS 1.0-1.4 (.las; .laz is refused: compressed); written as LAS 1.2 */
 } ptreg_format;
 
 /* The format named by a path's extension (case-insensitive), or
@@ -80,6 +80,37 @@ PTREG_API ptreg_status ptreg_cloud_read_pieces(const char *path, const ptreg_rea
  * origin is kept; opt's crop and classes apply while reading. */
 PTREG_API ptreg_status ptreg_voxel_downsample_file(const char *path, const ptreg_read_options *opt, double voxel,
                                                    ptreg_cloud *out, ptreg_error *err);
+
+/* ---- LAS ---- */
+
+/* What a LAS file's public header block says (ASPRS LAS 1.4 R15), for a
+ * summary such as ptreg info's without reading the points. */
+typedef struct ptreg_las_header {
+    int version_major, version_minor;
+    int point_format;         /* point data record format, 0 to 10 */
+    size_t record_length;     /* bytes per record: the format's own, then any extra bytes */
+    uint64_t points;          /* the count read (1.4: the 64-bit one when nonzero), checked against the file */
+    double scale[3], offset[3];
+    double min[3], max[3];    /* the bounds as the file's writer recorded them (not checked) */
+    char system[33], software[33]; /* system identifier, generating software (NUL-terminated) */
+} ptreg_las_header;
+
+/* Reads and checks the header block as the reader does (the same errors,
+ * PTREG_ERR_FORMAT naming the byte; LAZ and versions past 1.4
+ * PTREG_ERR_UNSUPPORTED). */
+PTREG_API ptreg_status ptreg_las_header_read(const char *path, ptreg_las_header *header, ptreg_error *err);
+PTREG_API ptreg_status ptreg_las_header_read_memory(const void *data, size_t size, const char *name,
+                                                    ptreg_las_header *header, ptreg_error *err);
+
+/* Option values as a command line gives them; 0 on success, -1 (outputs
+ * untouched) otherwise.
+ * ptreg_classes_parse: LAS classes for ptreg_read_options.keep_class: a
+ * comma-separated list of classes 0 to 255 and ranges LO-HI ("2,6",
+ * "1-5,9"), blanks allowed around each; keep is cleared, then set for each.
+ * ptreg_crop_parse: a crop box "xmin,ymin,zmin,xmax,ymax,zmax", six finite
+ * numbers with each minimum at most its maximum. */
+PTREG_API int ptreg_classes_parse(const char *list, unsigned char keep[256]);
+PTREG_API int ptreg_crop_parse(const char *s, double min[3], double max[3]);
 
 typedef struct ptreg_write_options {
     ptreg_format format; /* AUTO: by extension, PLY when unknown */

@@ -47,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #ifdef FUZZ_FORMAT
     run(data, size, FUZZ_FORMAT);
 #else
-    for (int f = PTREG_FORMAT_AUTO; f <= PTREG_FORMAT_EPOS; f++)
+    for (int f = PTREG_FORMAT_AUTO; f <= PTREG_FORMAT_LAS; f++)
         run(data, size, (ptreg_format)f);
 #endif
     return 0;

@@ -2,11 +2,15 @@
 # Fuzzes the cloud readers, the volume readers and the model index loader
 # with libFuzzer (clang, ASan, UBSan).
 #
-#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all volume index lddmm batch tune
+#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all las volume index lddmm batch tune
 #                                                        transform options posegraph
 #
 # "batch" drives fuzz_batch_inputs.c (.pos/.epos, .rrng/.rng, pairs files)
 # from seeds it writes itself and the shared .pos file.
+#
+# "las" drives fuzz_las.c (the LAS reader with classes, a crop box and
+# attributes by input length, and its header summary) from the seeds of
+# tests/fuzz/seeds/las, which test_las writes (`test_las --seeds DIR`).
 #
 # "volume" drives fuzz_volume.c (NRRD, NIfTI-1, raw) from small NRRD/NIfTI
 # seeds that it writes itself.
@@ -40,7 +44,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 shift || true
 formats=("$@")
-[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all volume index lddmm batch tune transform options posegraph)
+[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all las volume index lddmm batch tune transform options posegraph)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
@@ -54,7 +58,7 @@ core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c
 declare -A enum=([ply]=PTREG_FORMAT_PLY [pcd]=PTREG_FORMAT_PCD [xyz]=PTREG_FORMAT_XYZ
                  [vtk]=PTREG_FORMAT_VTK [all]="")
 declare -A exts=([ply]=ply [pcd]=pcd [xyz]="xyz txt csv pts" [vtk]=vtk
-                 [all]="ply pcd xyz txt csv pts vtk")
+                 [all]="ply pcd xyz txt csv pts vtk las")
 
 seed() { # folder extensions...
     local dir=$1 ext f
@@ -62,7 +66,7 @@ seed() { # folder extensions...
     mkdir -p "$dir"
     for ext in "$@"; do
         for f in "$root"/tests/data/io/good/*."$ext" "$root"/tests/data/io/bad/*."$ext" \
-                 "$root"/../shared/data/*/*."$ext"; do
+                 "$root"/tests/fuzz/seeds/*/*."$ext" "$root"/../shared/data/*/*."$ext"; do
             # Real files over 64 KB only slow the fuzzer down.
             if [ -f "$f" ] && [ "$(stat -c %s "$f")" -le 65536 ]; then
                 cp -n "$f" "$dir/"
@@ -181,6 +185,16 @@ fuzz_index() {
     run_target index "$bin" "$corpus" 262144
 }
 
+fuzz_las() {
+    local bin=$build/fuzz_las corpus=$build/corpus-las f
+    build_reader_fuzzer las "$root/tests/fuzz/fuzz_las.c"
+    mkdir -p "$corpus"
+    for f in "$root"/tests/fuzz/seeds/las/*.las; do
+        cp -n "$f" "$corpus/"
+    done
+    run_target las "$bin" "$corpus" 4096 -dict="$root/tests/fuzz/formats.dict"
+}
+
 fuzz_volume() {
     local bin=$build/fuzz_volume corpus=$build/corpus-volume
     build_reader_fuzzer volume "$root/tests/fuzz/fuzz_volume.c"
@@ -256,6 +270,10 @@ for fmt in "${formats[@]}"; do
     fi
     if [ "$fmt" = index ]; then
         fuzz_index
+        continue
+    fi
+    if [ "$fmt" = las ]; then
+        fuzz_las
         continue
     fi
     if [ "$fmt" = volume ]; then
