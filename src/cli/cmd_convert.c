@@ -1,6 +1,7 @@
 /* ptreg convert and ptreg info: move clouds between formats, describe them. */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli/common.h"
 #include "ptreg/io.h"
@@ -11,28 +12,57 @@ static const cli_option convert_options[] = {
     {"voxel", 0, "V", "keep one point per cube of side V: the centroid of its points (Open3D's VoxelDownSample; "
                       "normals averaged and made unit), in the order of each cube's first point; the input is read "
                       "in pieces, so memory holds the cubes, not the input's points"},
+    {"crop", 0, "X0,Y0,Z0,X1,Y1,Z1", "keep only the points inside this box (world coordinates, bounds included), "
+                                      "dropped while reading"},
+    {"classes", 0, "LIST", "LAS: keep only the points of these classes, e.g. 2,6 (ground, building) or 1-6,9; "
+                           "while reading"},
     {"no-normals", 0, NULL, "leave normals out"},
     CLI_OPT_ASCII,
 };
 
 const cli_command cli_cmd_convert = CLI_COMMAND("convert",
     "INPUT -o OUTPUT [options]",
-    "Convert a cloud between PLY, PCD, XYZ/CSV/TXT, LAS (and read VTK), optionally moved or downsampled.",
-    NULL,
+    "Convert a cloud between PLY, PCD, XYZ/CSV/TXT, LAS (and read VTK), optionally cropped, moved or downsampled.",
+    "Coordinates far from zero (UTM) keep their millimetres: the cloud carries a float64\n"
+    "origin and the output is written in world coordinates (double PLY/PCD fields, LAS at\n"
+    "scale 0.001 from the origin). LAS to LAS keeps intensity and classification (without\n"
+    "--voxel); other formats leave them out. LAZ is not read: decompress it first.\n"
+    "--voxel reads the input twice in pieces, so a file of 10^8 points is downsampled in\n"
+    "memory for the voxels kept.\n\n"
+    "Example:\n"
+    "  ptreg convert tile.las --classes 2 --voxel 0.5 -o ground.ply\n",
     convert_options, 1, 1);
+
+/* --crop and --classes as read options; LAS attributes kept for a LAS output. */
+static int read_options(const cli_args *a, ptreg_read_options *ro)
+{
+    ptreg_read_options_default(ro);
+    ro->attributes = 1;
+    const char *crop = cli_string(a, "crop", NULL), *classes = cli_string(a, "classes", NULL);
+    if (crop && ptreg_crop_parse(crop, ro->crop_min, ro->crop_max)) {
+        cli_error("convert", "--crop: '%s' is not six numbers xmin,ymin,zmin,xmax,ymax,zmax with min <= max", crop);
+        return EXIT_USAGE;
+    }
+    if (classes && ptreg_classes_parse(classes, ro->keep_class)) {
+        cli_error("convert", "--classes: '%s' is not a list of classes 0-255 and ranges, e.g. 2,6 or 1-5", classes);
+        return EXIT_USAGE;
+    }
+    ro->crop = crop != NULL;
+    ro->classes = classes != NULL;
+    return EXIT_OK;
+}
 
 /* --voxel reads the file in pieces: memory for the voxels kept, whatever
  * the input's size. */
-static int load_downsampled(const char *path, double voxel, ptreg_cloud *c)
+static int load_downsampled(const char *path, const ptreg_read_options *ro, double voxel, ptreg_cloud *c)
 {
-    ptreg_read_options ro;
-    ptreg_read_options_default(&ro);
     ptreg_error err;
-    ptreg_status st = ptreg_voxel_downsample_file(path, &ro, voxel, c, &err);
+    ptreg_status st = ptreg_voxel_downsample_file(path, ro, voxel, c, &err);
     if (!st)
-        return EXIT_OK;
-    cli_error("convert", "%s%s", st == PTREG_ERR_ARG ? "--voxel: " : "", err.message);
-    return st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 1);
+        return cli_join_frame("convert", path, c);
+    const int bad_voxel = st == PTREG_ERR_ARG && !strncmp(err.message, "voxel", 5);
+    cli_error("convert", "%s%s", bad_voxel ? "--voxel: " : "", err.message);
+    return bad_voxel ? EXIT_USAGE : cli_exit_code(st, 1);
 }
 
 int cli_run_convert(int argc, char **argv)
@@ -51,8 +81,12 @@ int cli_run_convert(int argc, char **argv)
     double voxel = 0.0;
     if ((rc = cli_double(&a, "voxel", 1e-30, 1e30, &voxel)))
         return rc;
+    ptreg_read_options ro;
+    if ((rc = read_options(&a, &ro)))
+        return rc;
     ptreg_cloud c;
-    rc = voxel > 0.0 ? load_downsampled(a.positional[0], voxel, &c) : cli_load_cloud("convert", a.positional[0], &c, 0);
+    rc = voxel > 0.0 ? load_downsampled(a.positional[0], &ro, voxel, &c)
+                     : cli_load_cloud_with("convert", a.positional[0], &ro, &c, 0);
     if (rc)
         return rc;
     ptreg_error err;

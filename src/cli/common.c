@@ -68,8 +68,14 @@ void cli_format_coordinate(char buf[32], double v)
 
 int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet)
 {
+    return cli_load_cloud_with(cmd, path, NULL, cloud, quiet);
+}
+
+int cli_load_cloud_with(const char *cmd, const char *path, const ptreg_read_options *ro, ptreg_cloud *cloud,
+                        int quiet)
+{
     ptreg_error err;
-    ptreg_status st = ptreg_cloud_read(path, PTREG_FORMAT_AUTO, cloud, &err);
+    ptreg_status st = ptreg_cloud_read_with(path, ro, cloud, &err);
     if (st) {
         cli_error(cmd, "%s", err.message);
         return cli_exit_code(st, 1);

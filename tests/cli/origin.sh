@@ -158,6 +158,31 @@ assert err < 1e-3, "points placed %.6g m apart" % err
 PYEOF
 fi
 
+# LAS while reading: --classes (ptreg writes class 1, unclassified) and --crop
+expect 0 -- "$PTREG" convert "$WORK/c.las" --classes 1 -o "$WORK/all.las"
+check_world "$WORK/all.las" "LAS to LAS, class 1 kept"
+expect 3 -- "$PTREG" convert "$WORK/c.las" --classes 2,6 -o "$WORK/none.ply"
+err_has "none passed the crop box or the classes"
+no_file "$WORK/none.ply"
+expect 3 -- "$PTREG" convert "$WORK/utm.ply" --classes 2 -o "$WORK/none.ply"
+err_has "only LAS files have classes"
+expect 2 -- "$PTREG" convert "$WORK/c.las" --crop 1,2,3 -o "$WORK/none.ply"
+expect 0 -- "$PTREG" convert "$WORK/c.las" --crop 500050,4500050,0,500150.5,4500200,1000 --voxel 0.5 \
+    -o "$WORK/crop.ply"
+"$PY" - "$WORK" <<'PYEOF' || fail "--crop --voxel: not the points of the box"
+import sys
+import numpy as np
+work = sys.argv[1]
+w = np.load(work + "/w.npy")
+inside = (w[:, 0] >= 500050) & (w[:, 0] <= 500150.5) & (w[:, 1] >= 4500050) & (w[:, 1] <= 4500200)
+data = open(work + "/crop.ply", "rb").read()
+end = data.index(b"end_header\n") + 11
+p = np.frombuffer(data[end:], dtype="<f8").reshape(-1, 3)
+assert 0 < len(p) <= inside.sum(), (len(p), inside.sum())
+lo, hi = w[inside].min(0), w[inside].max(0)
+assert (p >= lo - 1e-3).all() and (p <= hi + 1e-3).all()
+PYEOF
+
 # an index file keeps no origin yet: said, nothing written
 expect 3 -- "$PTREG" index "$WORK/utm.ply" -o "$WORK/utm.pti"
 err_has "far from zero"
