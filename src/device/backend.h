@@ -183,6 +183,17 @@ ptreg_status dbuf_copy(dbuf *dst, size_t dst_offset, const dbuf *src, size_t src
 /* Allocates and uploads in one step. */
 ptreg_status dbuf_upload(dev_handle *dev, const void *src, size_t bytes, dbuf **buf, ptreg_error *err);
 
+/* The largest grid a launch may have, the same on every backend: CUDA's
+ * grids hold at most 2^31 - 1 groups along x, and the kernels' ids
+ * (dialect.h's GLOBAL_ID_X) are u32, so groups x threads must stay within
+ * 2^32. A launch beyond either is refused (PTREG_ERR_UNSUPPORTED), never
+ * truncated or wrapped. */
+#define DEV_GRID_GROUPS_MAX 0x7fffffffu
+static inline int dev_grid_fits(size_t groups, size_t local)
+{
+    return groups <= DEV_GRID_GROUPS_MAX && local > 0 && groups <= ((size_t)1 << 32) / local;
+}
+
 /* 1-D launch: enough groups of `local` threads to cover `threads` (the
  * kernels bounds-check their data). */
 ptreg_status dev_launch(const dkernel *kernel, size_t threads, size_t local, size_t nargs,

@@ -839,6 +839,12 @@ ptreg_status dev_launch_groups(const dkernel *k, unsigned dims, const size_t gro
             return PTREG_OK; /* nothing to do */
         threads *= local[d];
     }
+    for (unsigned d = 0; d < dims; d++)
+        if (!dev_grid_fits(groups[d], local[d]))
+            return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                                   "%s: kernel %s: %zu work-groups of %zu threads: more than a launch takes (at most "
+                                   "%u groups, 2^32 threads: the kernels' ids are 32-bit)",
+                                   k->dev->label, k->name, groups[d], local[d], DEV_GRID_GROUPS_MAX);
     if (k->max_threads && threads > k->max_threads)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: kernel %s in work-groups of %zu threads: on this "
                                "device it runs at most %zu (its registers and local memory decide)", k->dev->label,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/counts.h"
 #include "nn/kdtree_query.h"
 
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err)
@@ -126,10 +127,10 @@ static void knn_block(const ptreg_kdtree *t, const float *xyz, size_t kk, double
             limit = fminf(limit, reach * reach);
         }
         feat_list *l = &list[i];
-        l->index = index + kk * i;
-        l->dist2 = dist2 + kk * i;
-        l->count = within_radius(dist2 + kk * i, kd_knn_within(t, q, kk, limit, index + kk * i, dist2 + kk * i),
-                                 radius);
+        const size_t at = count_slot(i, kk, 0);
+        l->index = index + at;
+        l->dist2 = dist2 + at;
+        l->count = within_radius(dist2 + at, kd_knn_within(t, q, kk, limit, index + at, dist2 + at), radius);
         done[done_count++] = i;
     }
 }
@@ -138,9 +139,13 @@ static ptreg_status build_knn(const ptreg_kdtree *t, const float *xyz, size_t n,
                               feat_table *table)
 {
     const size_t k = nb->k;
-    size_t kk = k < n ? k : n;
-    uint32_t *index = malloc(n * kk * sizeof *index);
-    float *dist2 = malloc(n * kk * sizeof *dist2);
+    size_t kk = k < n ? k : n, bytes;
+    /* n x k entries pass 2^32 at 100 M points and k 43: counted in size_t,
+     * and a table no size_t can hold is refused as memory it cannot have */
+    if (!count_mul3(n, kk, sizeof(uint32_t), &bytes))
+        return PTREG_ERR_NOMEM;
+    uint32_t *index = malloc(bytes);
+    float *dist2 = malloc(bytes);
     table->blocks[table->block_count++] = index;
     table->blocks[table->block_count++] = dist2;
     if (!index || !dist2)

@@ -6,7 +6,8 @@
  * result (kd_list_result: KD_KNN, KD_COUNT, KD_WRITE).
  *
  * - k-NN: the kk best by (squared distance, original index), kept sorted
- *   in the query's own segment of the output (kk entries from i * kk): the
+ *   in the query's own segment of the output (kk entries from i * kk,
+ *   counted in 64 bits, as every offset into the lists): the
  *   list is the output, so no private array bounds k, and a GPU keeps the
  *   segment in L1. Chunks and subtrees are entered while their box bound
  *   is <= the current k-th distance (ties with a lower index can still
@@ -20,18 +21,21 @@
 
 /* k-NN of every point: index/dist2 hold kk entries per point from
  * start[i] = i * kk, count[i] the list's length (kk, or fewer when cut at
- * r2 > 0: the hybrid). */
-KERNEL ptreg_knn_lists(GLOBAL const float *xyz, u32 n, u32 kk, float r2, GLOBAL u32 *start, GLOBAL u32 *index,
+ * r2 > 0: the hybrid). Offsets are 64-bit: n x kk passes 2^32 at 100 M points
+ * and k 43. */
+KERNEL ptreg_knn_lists(GLOBAL const float *xyz, u32 n, u32 kk, float r2, GLOBAL u64 *start, GLOBAL u32 *index,
                        GLOBAL float *dist2, GLOBAL u32 *count, GLOBAL const u32 *nodes, GLOBAL const u32 *leaves,
                        GLOBAL const u32 *chunks, GLOBAL const u32 *slot_index)
 {
     u32 i = GLOBAL_ID_X;
     if (i >= n)
         return;
-    start[i] = i * kk;
+    const u64 first = (u64)i * kk;
+    start[i] = first;
     kd_tree t = {nodes, nodes, nodes, leaves, chunks, slot_index}; /* cells and parent: unused */
-    float q[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
-    kd_result l = kd_list_result(KD_KNN, index + (size_t)i * kk, dist2 + (size_t)i * kk, kk, 0.0f);
+    GLOBAL const float *qi = xyz + 3 * (size_t)i;
+    float q[3] = {qi[0], qi[1], qi[2]};
+    kd_result l = kd_list_result(KD_KNN, index + first, dist2 + first, kk, 0.0f);
     kd_search_from(&t, 0, q, &l);
     u32 kept = l.count;
     if (r2 > 0.0f)
@@ -48,14 +52,16 @@ KERNEL ptreg_knn_radius_count(GLOBAL const float *xyz, u32 n, float r2, GLOBAL u
     if (i >= n)
         return;
     kd_tree t = {nodes, nodes, nodes, leaves, chunks, slot_index};
-    float q[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
+    GLOBAL const float *qi = xyz + 3 * (size_t)i;
+    float q[3] = {qi[0], qi[1], qi[2]};
     kd_result l = kd_list_result(KD_COUNT, (GLOBAL u32 *)0, (GLOBAL float *)0, 0, r2); /* counts only */
     kd_search_from(&t, 0, q, &l);
     count[i] = l.count;
 }
 
-/* Pass 2: the lists, from start[i] (the counts' prefix sums), sorted. */
-KERNEL ptreg_knn_radius_lists(GLOBAL const float *xyz, u32 n, float r2, GLOBAL const u32 *start,
+/* Pass 2: the lists, from start[i] (the counts' prefix sums, 64-bit),
+ * sorted. */
+KERNEL ptreg_knn_radius_lists(GLOBAL const float *xyz, u32 n, float r2, GLOBAL const u64 *start,
                               GLOBAL const u32 *count, GLOBAL u32 *index, GLOBAL float *dist2,
                               GLOBAL const u32 *nodes, GLOBAL const u32 *leaves, GLOBAL const u32 *chunks,
                               GLOBAL const u32 *slot_index)
@@ -64,7 +70,8 @@ KERNEL ptreg_knn_radius_lists(GLOBAL const float *xyz, u32 n, float r2, GLOBAL c
     if (i >= n)
         return;
     kd_tree t = {nodes, nodes, nodes, leaves, chunks, slot_index};
-    float q[3] = {xyz[3 * i], xyz[3 * i + 1], xyz[3 * i + 2]};
+    GLOBAL const float *qi = xyz + 3 * (size_t)i;
+    float q[3] = {qi[0], qi[1], qi[2]};
     kd_result l = kd_list_result(KD_WRITE, index + start[i], dist2 + start[i], count[i], r2);
     kd_search_from(&t, 0, q, &l);
 }

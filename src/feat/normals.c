@@ -10,6 +10,7 @@
 
 #include "device/engine.h"
 #include "feat/neighborhood.h"
+#include "nn/kdtree_query.h"
 
 void ptreg_normals_options_default(ptreg_normals_options *opt)
 {
@@ -195,7 +196,9 @@ static graph_edge *knn_edges(const feat_table *t, const float *normals, int k, s
 }
 
 /* Kruskal's tree of the graph (the first of equal edges wins), as
- * adjacency lists (CSR: first[v] .. first[v + 1] in adj). */
+ * adjacency lists (CSR: first[v] .. first[v + 1] in adj). The offsets are
+ * uint32: a tree has n - 1 edges, and 2 (n - 1) < 2^32 for the k-d tree's
+ * n < 2^31 (kd_check_points). */
 static int spanning_tree(const graph_edge *e, size_t m, size_t n, uint32_t **first, uint32_t **adj)
 {
     uint32_t *parent = malloc(n * sizeof *parent), *deg = calloc(n + 1, sizeof *deg);
@@ -331,7 +334,8 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
     if (!xyz || !normals || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "normals: no points or no output");
     ptreg_device on;
-    ptreg_status st = ptreg_check_shape("normals: the cloud", xyz, n, err);
+    ptreg_status st = kd_check_points("normals", n, err);
+    st = st ? st : ptreg_check_shape("normals: the cloud", xyz, n, err);
     st = st ? st : ptreg_options_check(ptreg_normals_option_table(), opt, err);
     st = st ? st : ptreg_normals_resolve_device(opt, &on, err);
     if (st)

@@ -18,6 +18,7 @@
 #include "feat/neighborhood.h"
 #include "feat/pfh_impl.h"
 #include "feat/pfh_kernels.h"
+#include "nn/kdtree_query.h"
 
 #define PFH_SPLIT 5
 #define PFH_PI 3.14159265358979323846 /* M_PI, which strict C11 lacks */
@@ -129,7 +130,8 @@ static ptreg_status check_inputs(const float *xyz, const float *normals, size_t 
 {
     if (!xyz || !normals || !out || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: no points, normals or output");
-    ptreg_status st = ptreg_check_shape("features: the cloud", xyz, n, err);
+    ptreg_status st = kd_check_points("features", n, err);
+    st = st ? st : ptreg_check_shape("features: the cloud", xyz, n, err);
     st = st ? st : ptreg_options_check(ptreg_feature_option_table(), o, err);
     st = st ? st : ptreg_features_resolve_device(o, on, err);
     return st ? st : feat_check_neighborhood(&o->neighbors, err);

@@ -1,7 +1,8 @@
 /* PFH and FPFH on a device (pfh_device.c drives them; the CPU's: pfh.c,
  * whose conventions these follow: docs/ALGORITHMS.md, "Normals, PFH and
  * FPFH"). One work-group per query point: its neighbor list (from
- * neighbors.cl: start/count into index and dist2) is brought into local
+ * neighbors.cl: start/count into index and dist2; start is 64-bit, as the
+ * lists pass 2^32 entries at 100 M points) is brought into local
  * memory, the group's threads take its pairs, and each pair's bins are
  * counted with integer atomics in local memory (counts do not depend on the
  * order they are added in, so the result is the same on every run). The
@@ -112,7 +113,7 @@ FN int pf_finite3(GLOBAL const float *v) { return PF_ISFINITE(v[0]) && PF_ISFINI
 /* A group's list in local memory: points, normals and indices side by
  * side; nonfinite counts the entries whose normal is not finite, others
  * those that are not the query. Every thread calls it (it holds barriers). */
-FN void pf_load_list(GLOBAL const float *xyz, GLOBAL const float *normals, GLOBAL const u32 *index, u32 first,
+FN void pf_load_list(GLOBAL const float *xyz, GLOBAL const float *normals, GLOBAL const u32 *index, u64 first,
                      u32 m, u32 query, LOCAL float *pts, LOCAL u32 *idx, LOCAL u32 *flags)
 {
     for (u32 j = LOCAL_ID_X; j < m; j += FEAT_WG) {
@@ -144,7 +145,7 @@ FN float pf_value(u32 count, u32 pairs) { return (float)((bin_t)count * (PF_HUND
 /* SPFH of every point (one group each): its pairs (point first) with every
  * list entry but itself, 11 bins per feature; NaN when its normal or a
  * listed normal is not finite. */
-KERNEL ptreg_feat_spfh(GLOBAL const float *xyz, GLOBAL const float *normals, u32 n, GLOBAL const u32 *start,
+KERNEL ptreg_feat_spfh(GLOBAL const float *xyz, GLOBAL const float *normals, u32 n, GLOBAL const u64 *start,
                        GLOBAL const u32 *count, GLOBAL const u32 *index, GLOBAL float *spfh)
 {
     SHARED float pts[6 * FEAT_CAP];
@@ -191,7 +192,7 @@ FN u32 picked_point(GLOBAL const u32 *which, u32 picked, u32 row) { return picke
  * of entries j < k the later, k, first (PCL's order), in bin
  * theta + 5 alpha + 25 phi. Pairs are numbered j * m + k over the square,
  * those with k > j taken: every thread the same share. */
-KERNEL ptreg_feat_pfh(GLOBAL const float *xyz, GLOBAL const float *normals, u32 n, GLOBAL const u32 *start,
+KERNEL ptreg_feat_pfh(GLOBAL const float *xyz, GLOBAL const float *normals, u32 n, GLOBAL const u64 *start,
                       GLOBAL const u32 *count, GLOBAL const u32 *index, GLOBAL const u32 *which, u32 picked,
                       GLOBAL float *out)
 {
@@ -232,7 +233,7 @@ KERNEL ptreg_feat_pfh(GLOBAL const float *xyz, GLOBAL const float *normals, u32 
  * scaled to 100 (block sums in double where the device has it, a float
  * scale), and open3d adds the point's own SPFH. NaN when the point's SPFH
  * or a listed one is NaN. */
-KERNEL ptreg_feat_fpfh(GLOBAL const float *spfh, u32 n, GLOBAL const u32 *start, GLOBAL const u32 *count,
+KERNEL ptreg_feat_fpfh(GLOBAL const float *spfh, u32 n, GLOBAL const u64 *start, GLOBAL const u32 *count,
                        GLOBAL const u32 *index, GLOBAL const float *dist2, GLOBAL const u32 *which, u32 picked,
                        u32 open3d, GLOBAL float *out)
 {
@@ -244,7 +245,8 @@ KERNEL ptreg_feat_fpfh(GLOBAL const float *spfh, u32 n, GLOBAL const u32 *start,
     if (t == 0)
         nan_seen[0] = 0;
     BARRIER();
-    const u32 m = valid ? count[i] : 0, first = valid ? start[i] : 0;
+    const u32 m = valid ? count[i] : 0;
+    const u64 first = valid ? start[i] : 0;
     for (u32 j = t; j < m; j += FEAT_WG)
         if (PF_ISNAN(spfh[(size_t)index[first + j] * FEAT_FPFH_BINS]))
             LOCAL_ATOMIC_INC(&nan_seen[0]);

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/counts.h"
+#include "nn/kdtree_query.h"
 #include "nn/nn_device.h"
 
 static const char *const knn_files[] = {"nn/kdtree.cl", "feat/neighbors.cl", NULL};
@@ -57,8 +59,9 @@ struct feat_device_model {
     int have_lists, have_spfh;
     ptreg_neighborhood lists_of;
     size_t total, max_count;
-    dbuf *start, *count, *index, *dist2;
-    uint32_t *host_start, *host_count; /* radius lists only */
+    dbuf *start, *count, *index, *dist2; /* start: uint64, as the lists pass 2^32 entries */
+    uint64_t *host_start;                /* radius lists only */
+    uint32_t *host_count;
     dbuf *spfh, *rows, *which;
 };
 
@@ -70,7 +73,8 @@ static void drop_lists(feat_device_model *m)
     m->start = m->count = m->index = m->dist2 = m->spfh = NULL;
     free(m->host_start);
     free(m->host_count);
-    m->host_start = m->host_count = NULL;
+    m->host_start = NULL;
+    m->host_count = NULL;
     m->have_lists = m->have_spfh = 0;
     m->total = m->max_count = 0;
 }
@@ -91,13 +95,16 @@ ptreg_status feat_device_model_create(const ptreg_device *device, const float *x
                                       feat_device_model **out, ptreg_error *err)
 {
     *out = NULL;
-    if (n > UINT32_MAX / 4)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH on a device: %zu points is too many", n);
+    /* the tree's limit (< 2^31) also keeps one work-group per point within
+     * a CUDA grid and n within the kernels' u32 point indices */
+    ptreg_status st = kd_check_points("PFH/FPFH on a device", n, err);
+    if (st)
+        return st;
     feat_device_model *m = calloc(1, sizeof *m);
     if (!m)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "PFH/FPFH: out of memory");
     m->n = n;
-    ptreg_status st = dev_get(device, &m->dev, err);
+    st = dev_get(device, &m->dev, err);
     ptreg_kdtree *tree = NULL;
     st = st ? st : ptreg_kdtree_create(xyz, n, NULL, &tree, err);
     st = st ? st : nn_device_tree_upload(m->dev, tree, 0, &m->tree, err);
@@ -133,17 +140,13 @@ static ptreg_status read_counts(feat_device_model *m, int offsets, ptreg_error *
     ptreg_status st = dbuf_read(m->count, 0, m->host_count, m->n * sizeof *m->host_count, err);
     if (st)
         return st;
-    uint64_t sum = 0;
+    uint64_t sum = 0; /* below n x the longest list, < 2^63 */
     m->max_count = 0;
     for (size_t i = 0; i < m->n; i++) {
         m->max_count = m->host_count[i] > m->max_count ? m->host_count[i] : m->max_count;
         if (offsets)
-            m->host_start[i] = (uint32_t)sum;
+            m->host_start[i] = sum;
         sum += m->host_count[i];
-        if (sum > UINT32_MAX)
-            return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
-                                   "%s: PFH/FPFH's neighbor lists hold more than %u entries", m->dev->label,
-                                   UINT32_MAX);
     }
     if (offsets)
         m->total = (size_t)sum;
@@ -157,24 +160,22 @@ static int cap_fits(const feat_device_model *m, size_t cap)
     return !feat_device_defines(cap, 0, m->dev->info.local_memory_bytes, defines, sizeof defines, NULL);
 }
 
-/* k-NN lists: kk entries from i * kk (the kernel writes the offsets); the
- * longest is kk, unless kk does not fit and a radius cuts the lists: then
- * their lengths come back to find the longest. */
+/* k-NN lists: kk entries from i * kk (the kernel writes the 64-bit
+ * offsets: n x kk passes 2^32 at 100 M points and k 43); the longest is
+ * kk, unless kk does not fit and a radius cuts the lists: then their
+ * lengths come back to find the longest. */
 static ptreg_status knn_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg,
                               ptreg_error *err)
 {
-    const size_t kk = nb->k < m->n ? nb->k : m->n;
-    if (kk * m->n > UINT32_MAX)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: %zu points x %zu neighbors is too many for PFH/FPFH",
-                               m->dev->label, m->n, kk);
-    m->total = kk * m->n;
+    const size_t kk = nb->k < m->n ? nb->k : m->n; /* <= 2^20 (feat_check_neighborhood) */
+    m->total = count_slot(m->n, kk, 0);
     const float r2 = nb->radius > 0 ? (float)(nb->radius * nb->radius) : 0.0f;
     dkernel *k;
     ptreg_status st = knn_kernel(m, "ptreg_knn_lists", &k, err);
     st = st ? st : dbuf_alloc(m->dev, m->total * sizeof(uint32_t), &m->index, err);
     st = st ? st : dbuf_alloc(m->dev, m->total * sizeof(float), &m->dist2, err);
     st = st ? st : dbuf_alloc(m->dev, m->n * sizeof(uint32_t), &m->count, err);
-    st = st ? st : dbuf_alloc(m->dev, m->n * sizeof(uint32_t), &m->start, err);
+    st = st ? st : dbuf_alloc(m->dev, m->n * sizeof(uint64_t), &m->start, err);
     if (st)
         return st;
     karg args[] = {KARG_BUF(m->xyz),         KARG_U32(m->n),           KARG_U32(kk),
@@ -203,7 +204,7 @@ static ptreg_status radius_lists(feat_device_model *m, const ptreg_neighborhood 
                          KARG_BUF(m->tree.chunks),  KARG_BUF(m->tree.index_of_slot)};
     st = dev_launch(counter, m->n, search_wg, sizeof count_args / sizeof count_args[0], count_args, err);
     st = st ? st : read_counts(m, 1, err);
-    st = st ? st : dbuf_upload(m->dev, m->host_start, m->n * sizeof(uint32_t), &m->start, err);
+    st = st ? st : dbuf_upload(m->dev, m->host_start, m->n * sizeof(uint64_t), &m->start, err);
     /* every point finds itself: total >= n > 0 */
     st = st ? st : dbuf_alloc(m->dev, m->total * sizeof(uint32_t), &m->index, err);
     st = st ? st : dbuf_alloc(m->dev, m->total * sizeof(float), &m->dist2, err);
@@ -273,6 +274,9 @@ static ptreg_status pick_points(feat_device_model *m, const uint32_t *which, siz
     *named = m->start;
     if (!which)
         return PTREG_OK;
+    if (count > DEV_GRID_GROUPS_MAX) /* a work-group per point asked for */
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: PFH/FPFH of %zu points in one call: more than %u",
+                               m->dev->label, count, DEV_GRID_GROUPS_MAX);
     if (!m->which || m->which->bytes < count * sizeof(uint32_t)) {
         dbuf_free(m->which);
         m->which = NULL;
@@ -444,7 +448,7 @@ static ptreg_status host_offsets(feat_device_model *m, ptreg_error *err)
     m->host_count = malloc(m->n * sizeof *m->host_count);
     if (!m->host_start || !m->host_count)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "PFH/FPFH: out of memory for %zu lists", m->n);
-    ptreg_status st = dbuf_read(m->start, 0, m->host_start, m->n * sizeof(uint32_t), err);
+    ptreg_status st = dbuf_read(m->start, 0, m->host_start, m->n * sizeof(uint64_t), err);
     return st ? st : dbuf_read(m->count, 0, m->host_count, m->n * sizeof(uint32_t), err);
 }
 
@@ -462,7 +466,8 @@ ptreg_status feat_device_neighbors(const ptreg_device *device, const float *xyz,
         out->max_count = m->max_count;
         out->start = m->host_start;
         out->count = m->host_count;
-        m->host_start = m->host_count = NULL;
+        m->host_start = NULL;
+    m->host_count = NULL;
         out->index = malloc(m->total * sizeof *out->index);
         out->dist2 = malloc(m->total * sizeof *out->dist2);
         if (!out->index || !out->dist2)

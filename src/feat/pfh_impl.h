@@ -54,10 +54,12 @@ ptreg_status feat_device_fpfh(const ptreg_device *device, const float *xyz, cons
 
 /* Every point's neighbor list as the device finds it, brought back (for
  * the parity suite): list i is index/dist2[start[i] .. start[i] + count[i]),
- * sorted by (squared distance, index). The caller frees the four arrays. */
+ * sorted by (squared distance, index); start is 64-bit (the lists pass
+ * 2^32 entries at 100 M points). The caller frees the four arrays. */
 typedef struct feat_device_lists {
     size_t n, total, max_count;
-    uint32_t *start, *count, *index;
+    uint64_t *start;
+    uint32_t *count, *index;
     float *dist2;
 } feat_device_lists;
 

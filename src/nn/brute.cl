@@ -11,8 +11,8 @@ KERNEL ptreg_nn_brute(GLOBAL const float *queries, u32 n, GLOBAL const float *tx
     SHARED float sx[WG], sy[WG], sz[WG];
     u32 i = GLOBAL_ID_X, t = LOCAL_ID_X;
     int live = i < n;
-    float qx = live ? queries[3 * i] : 0.0f, qy = live ? queries[3 * i + 1] : 0.0f;
-    float qz = live ? queries[3 * i + 2] : 0.0f;
+    GLOBAL const float *qi = queries + 3 * (size_t)i; /* 3 i passes 2^32 at 1.4 G queries */
+    float qx = live ? qi[0] : 0.0f, qy = live ? qi[1] : 0.0f, qz = live ? qi[2] : 0.0f;
     float best_d = INF_F;
     u32 best_j = NO_NEIGHBOR;
     for (u32 j0 = 0; j0 < m; j0 += WG) {

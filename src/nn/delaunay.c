@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L /* open_memstream: Qhull's messages */
 #include <libqhull_r/qhull_ra.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,10 @@ static int cmp_u64(const void *a, const void *b)
 static int triangulate(const ptreg_kdtree *t, const distinct_points *d, edge_list *edges, char *why,
                        size_t why_size)
 {
+    if (d->count > INT_MAX) { /* Qhull counts and names its points with an int */
+        snprintf(why, why_size, "%zu distinct points: more than Qhull's %d", d->count, INT_MAX);
+        return 1;
+    }
     coordT *pts = malloc(3 * d->count * sizeof *pts);
     char *msg = NULL;
     size_t msg_len = 0;
@@ -171,8 +176,15 @@ static int triangulate(const ptreg_kdtree *t, const distinct_points *d, edge_lis
     return status;
 }
 
-/* Rows by slot, both directions of every edge, with the edge vectors. */
-static int fill_rows(const ptreg_kdtree *t, edge_list *edges, delaunay_graph *g)
+int delaunay_fits(size_t directed_edges, size_t row_units)
+{
+    return directed_edges < UINT32_MAX && row_units < UINT32_MAX;
+}
+
+/* Rows by slot, both directions of every edge, with the edge vectors.
+ * Returns 0, -1 when out of memory, 1 (why says so) when the edges are
+ * more than the rows' uint32 offsets name. */
+static int fill_rows(const ptreg_kdtree *t, edge_list *edges, delaunay_graph *g, char *why, size_t why_size)
 {
     qsort(edges->key, edges->count, sizeof *edges->key, cmp_u64);
     size_t unique = 0;
@@ -180,6 +192,11 @@ static int fill_rows(const ptreg_kdtree *t, edge_list *edges, delaunay_graph *g)
         if (i == 0 || edges->key[i] != edges->key[i - 1])
             edges->key[unique++] = edges->key[i];
     g->edges = 2 * unique;
+    if (!delaunay_fits(g->edges, 0)) { /* about 15 per point: 2^32 at 280 M points */
+        snprintf(why, why_size, "%zu directed Delaunay edges: more than the graph's uint32 offsets name (2^32 - 1)",
+                 g->edges);
+        return 1;
+    }
     g->offset = calloc(g->slots + 1, sizeof *g->offset);
     g->nbr = malloc(g->edges * sizeof *g->nbr);
     g->ex = malloc(g->edges * sizeof *g->ex);
@@ -218,6 +235,17 @@ static int fill_rows(const ptreg_kdtree *t, edge_list *edges, delaunay_graph *g)
     return 0;
 }
 
+/* The walk's rows: 1 when they would be more than uint32 row_at
+ * names. */
+static int make_rows(delaunay_graph *g, const ptreg_kdtree *t, char *why, size_t why_size)
+{
+    int rc = delaunay_make_rows(g, t);
+    if (rc == 1)
+        snprintf(why, why_size, "%zu walk rows of 64 bytes: more than the graph's uint32 row offsets name",
+                 g->row_units);
+    return rc;
+}
+
 int delaunay_make_rows(delaunay_graph *g, const ptreg_kdtree *t)
 {
     const size_t unit = sizeof(dt_head);
@@ -231,7 +259,11 @@ int delaunay_make_rows(delaunay_graph *g, const ptreg_kdtree *t)
         if (deg)
             units += 1 + (deg + PTREG_DT_LANES - 1) / PTREG_DT_LANES * (sizeof(dt_block) / unit);
     }
-    if (units >= UINT32_MAX || !(g->rows = aligned_alloc(64, (units ? units : 1) * unit)))
+    if (!delaunay_fits(0, units)) {
+        g->row_units = units;
+        return 1;
+    }
+    if (!(g->rows = aligned_alloc(64, (units ? units : 1) * unit)))
         return -1;
     g->row_units = units;
     for (size_t s = 0; s < g->slots; s++) {
@@ -306,9 +338,11 @@ ptreg_status delaunay_create(const ptreg_kdtree *t, delaunay_graph **out, ptreg_
         goto done;
     }
     int rc = triangulate(t, &d, &edges, why, sizeof why);
+    rc = rc ? rc : fill_rows(t, &edges, g, why, sizeof why);
+    rc = rc ? rc : make_rows(g, t, why, sizeof why);
     if (rc == 1)
         st = ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s%s", why, merged);
-    else if (rc < 0 || fill_rows(t, &edges, g) || delaunay_make_rows(g, t))
+    else if (rc < 0)
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "Delaunay graph: out of memory");
     else
         g->start = centre_point(t, &d);

@@ -109,7 +109,8 @@ KERNEL ptreg_nn_walk(GLOBAL const float *queries, u32 n, u32 start, u32 use_memo
         return;
     kd_tree t = {nodes, cells, parent, leaves, chunks, index};
     dt_graph g = {rows, row_at, nbr};
-    float q[3] = {queries[3 * i], queries[3 * i + 1], queries[3 * i + 2]};
+    GLOBAL const float *qi = queries + 3 * (size_t)i;
+    float q[3] = {qi[0], qi[1], qi[2]};
     GLOBAL float *mem = memory + (size_t)i * MEM_WORDS;
     u32 seed = nearest[i];
     u32 s = start == WALK_SEED ? seed : NO_NEIGHBOR;
@@ -162,9 +163,11 @@ KERNEL ptreg_walk_partials(GLOBAL const u32 *info, u32 n, GLOBAL u64 *partials)
         bins[b] = 0;
     BARRIER();
     u64 queries = 0, steps = 0, longest = 0, fallbacks = 0, kept = 0;
-    u32 first = (GROUP_ID_X * WG + t) * ITEMS;
+    /* in 64 bits: the last groups' threads start past n, and near 2^32
+     * queries a 32-bit start would wrap back below it */
+    u64 first = ((u64)GROUP_ID_X * WG + t) * ITEMS;
     for (u32 k = 0; k < ITEMS; k++) {
-        u32 i = first + k;
+        u64 i = first + k;
         if (i >= n)
             break;
         u32 w = info[i], s = w & WALK_STEPS_MASK;
@@ -198,7 +201,8 @@ KERNEL ptreg_walk_total(GLOBAL const u64 *partials, u32 groups, GLOBAL u64 *out,
     for (u32 f = 0; f < WALK_FIELDS; f++) {
         u64 s = 0;
         for (u32 g = t * run; g < (t + 1) * run && g < groups; g++)
-            s = f == 2 ? MAX_U32(s, partials[g * WALK_FIELDS + f]) : s + partials[g * WALK_FIELDS + f];
+            s = f == 2 ? MAX_U32(s, partials[(size_t)g * WALK_FIELDS + f])
+                       : s + partials[(size_t)g * WALK_FIELDS + f];
         u64 total = group_sum_u64(red, s, f == 2);
         if (t == 0)
             out[offset + f] = total;

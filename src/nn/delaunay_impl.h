@@ -47,8 +47,14 @@ typedef struct delaunay_graph {
     uint32_t *row_at;   /* per slot: its row, in 64-byte units; UINT32_MAX: none */
 } delaunay_graph;
 
-/* Builds the walk's rows from the CSR arrays; -1 when out of memory. */
+/* Builds the walk's rows from the CSR arrays; -1 when out of memory, 1
+ * when they are more than uint32 row offsets name (nothing allocated). */
 int delaunay_make_rows(delaunay_graph *g, const ptreg_kdtree *t);
+
+/* Whether a graph of this many directed edges and 64-byte row units fits
+ * its uint32 offsets (offset, nbr_first, row_at: the index file's layout
+ * and the device's), with UINT32_MAX kept for "no row". */
+int delaunay_fits(size_t directed_edges, size_t row_units);
 
 /* Builds the graph of the tree's points with Qhull. Returns PTREG_OK, or
  * PTREG_ERR_UNSUPPORTED with a message saying why there is no graph (fewer

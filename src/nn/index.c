@@ -34,6 +34,10 @@ static ptreg_status index_create(const float *xyz, size_t n, const ptreg_index_o
         ptreg_index_options_default(&def);
         opt = &def;
     }
+    /* before the copy: a count the tree cannot index is not read */
+    ptreg_status st = kd_check_points("model index", n, err);
+    if (st)
+        return st;
     ptreg_model_index *idx = calloc(1, sizeof *idx);
     if (idx) {
         idx->borrowed_points = borrow;
@@ -43,7 +47,7 @@ static ptreg_status index_create(const float *xyz, size_t n, const ptreg_index_o
         ptreg_model_index_destroy(idx);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "model index: out of memory for %zu points", n);
     }
-    ptreg_status st = ptreg_options_check(ptreg_index_option_table(), opt, err);
+    st = ptreg_options_check(ptreg_index_option_table(), opt, err);
     if (st) {
         ptreg_model_index_destroy(idx);
         return st;

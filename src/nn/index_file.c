@@ -286,6 +286,7 @@ static int meta_sane(const pti_meta *m)
     return m->points > 0 && m->points < PTREG_NO_NEIGHBOR / 2 && m->leaf_size >= 4 &&
            m->leaf_size <= PTREG_KD_MAX_LEAF && m->nodes > 0 && m->leaves > 0 &&
            m->chunks >= (m->points + PTREG_KD_LANES - 1) / PTREG_KD_LANES && m->chunks <= m->points &&
+           m->chunks <= KD_MAX_CHUNKS &&
            m->nodes <= m->points && m->leaves <= m->points && m->near_blocks <= m->leaves * 64 &&
            (!m->has_graph || (m->graph_slots == m->chunks * PTREG_KD_LANES && m->graph_start < m->graph_slots &&
                               m->graph_edges < UINT32_MAX && m->graph_duplicates < m->points)) &&
@@ -408,7 +409,10 @@ static ptreg_status assemble(pti_reader *r, const pti_meta *m, ptreg_model_index
         return st;
     if (!graph_sane(g, t))
         return bad(r, "the Delaunay graph's references are inconsistent");
-    if (delaunay_make_rows(g, t))
+    const int rows = delaunay_make_rows(g, t);
+    if (rows == 1)
+        return bad(r, "the Delaunay graph's rows are more than its uint32 offsets name");
+    if (rows)
         return ptreg_error_set(r->err, PTREG_ERR_NOMEM, "%s: out of memory", r->name);
     return PTREG_OK;
 }

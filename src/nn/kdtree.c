@@ -10,6 +10,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "core/counts.h"
 #include "nn/nn_kernels.h"
 #include "ptreg/nn.h"
 
@@ -301,17 +302,37 @@ static void build_single_leaf(ptreg_kdtree *t, build_point *pts, const box *bb,
     nd->unused[0] = nd->unused[1] = 0;
 }
 
+ptreg_status kd_check_points(const char *what, size_t n, ptreg_error *err)
+{
+    return count_check_points(what, n, KD_MAX_POINTS, "the k-d tree's uint32 indices", err);
+}
+
+/* Slots are uint32: a tree whose chunks would hold 2^32 slots or more (the
+ * points, padded to whole chunks per leaf) is refused, not wrapped. */
+static ptreg_status check_slots(size_t n, size_t leaf_size, size_t chunks, ptreg_error *err)
+{
+    if (chunks <= KD_MAX_CHUNKS)
+        return PTREG_OK;
+    return ptreg_error_set(err, PTREG_ERR_ARG,
+                           "k-d tree: %zu points in leaves of %zu take %zu slots, more than 2^32 - 1 (its uint32 "
+                           "slots): use a larger leaf size",
+                           n, leaf_size, chunks * PTREG_KD_LANES);
+}
+
 static ptreg_status check_build_input(const float *xyz, size_t n, const ptreg_kdtree_options *opt,
                                       ptreg_error *err)
 {
     if (n == 0)
         return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree: no points");
-    if (n >= PTREG_NO_NEIGHBOR / 2)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree: %zu points, at most %u", n,
-                               PTREG_NO_NEIGHBOR / 2 - 1);
+    ptreg_status st = kd_check_points("k-d tree", n, err);
+    if (st)
+        return st;
     if (opt->leaf_size < 4 || opt->leaf_size > PTREG_KD_MAX_LEAF)
         return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree: leaf size %d outside 4..%d",
                                opt->leaf_size, PTREG_KD_MAX_LEAF);
+    const size_t ls = (size_t)opt->leaf_size;
+    if ((st = check_slots(n, ls, n < 2 ? 1 : subtree_chunks(n, ls), err)))
+        return st;
     for (size_t i = 0; i < 3 * n; i++)
         if (!isfinite(xyz[i]))
             return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree: point %zu is not finite", i / 3);

@@ -22,11 +22,13 @@ FN float kd_dist2(float qx, float qy, float qz, float px, float py, float pz)
     return (dx * dx + dy * dy) + dz * dz;
 }
 
-FN float kd_word(GLOBAL const u32 *a, u32 at) { return AS_FLOAT(a[at]); }
+FN float kd_word(GLOBAL const u32 *a, size_t at) { return AS_FLOAT(a[at]); }
 
+/* Words are counted in size_t: a chunk is KD_CHUNK_WORDS words for
+ * KD_LANES slots, so a slot's word passes 2^32 at 2^30 slots. */
 FN void kd_slot_point(const kd_tree *t, u32 slot, float p[3])
 {
-    u32 base = (slot / KD_LANES) * KD_CHUNK_WORDS + slot % KD_LANES;
+    size_t base = (size_t)(slot / KD_LANES) * KD_CHUNK_WORDS + slot % KD_LANES;
     p[0] = kd_word(t->chunks, base + KD_CHUNK_X);
     p[1] = kd_word(t->chunks, base + KD_CHUNK_Y);
     p[2] = kd_word(t->chunks, base + KD_CHUNK_Z);
@@ -356,7 +358,8 @@ KERNEL ptreg_nn_lbkd(GLOBAL const float *queries, u32 n, GLOBAL u32 *nearest, GL
     u32 i = GLOBAL_ID_X;
     if (i >= n)
         return;
-    const float q[3] = {queries[3 * i], queries[3 * i + 1], queries[3 * i + 2]};
+    GLOBAL const float *qi = queries + 3 * (size_t)i;
+    const float q[3] = {qi[0], qi[1], qi[2]};
     u32 s = nearest[i];
     float d = INF_F;
     if (s != NO_NEIGHBOR)
@@ -377,7 +380,8 @@ KERNEL ptreg_nn_kdtree(GLOBAL const float *queries, u32 n, GLOBAL u32 *nearest, 
     if (i >= n)
         return;
     kd_tree t = {nodes, cells, parent, leaves, chunks, index};
-    float q[3] = {queries[3 * i], queries[3 * i + 1], queries[3 * i + 2]};
+    GLOBAL const float *qi = queries + 3 * (size_t)i;
+    float q[3] = {qi[0], qi[1], qi[2]};
     u32 s;
     float d;
     kd_nearest(&t, q, nearest[i], &s, &d);

@@ -12,6 +12,18 @@
 
 #include "ptreg/nn.h"
 
+/* The most points a tree takes, and the most chunks of PTREG_KD_LANES
+ * slots: its nodes, leaves (below the leaf bit) and slots are uint32, with
+ * PTREG_NO_NEIGHBOR kept for "none". Small leaves pad more: at leaf size 4
+ * a tree has 4 slots per point, so the slots, not the points, reach 2^32
+ * first. */
+#define KD_MAX_POINTS ((size_t)PTREG_NO_NEIGHBOR / 2 - 1)
+#define KD_MAX_CHUNKS ((size_t)PTREG_NO_NEIGHBOR / 16)
+
+/* PTREG_ERR_ARG when n points are more than a tree takes; called by every
+ * entry that builds one, before any point is read. */
+ptreg_status kd_check_points(const char *what, size_t n, ptreg_error *err);
+
 /* The one distance formula of every exact method (see nn.h). */
 static inline float kd_dist2(float qx, float qy, float qz, float px, float py, float pz)
 {

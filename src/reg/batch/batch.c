@@ -130,7 +130,7 @@ static int run_block(const batch_job *job, size_t first, block_buffers *bb)
         return -1;
     batch_block b;
     memset(&b, 0, sizeof b);
-    b.lanes = (int)lanes, b.width = W, b.ns = (int)ns, b.nt = (int)nt;
+    b.lanes = (int)lanes, b.width = W, b.ns = ns, b.nt = nt;
     b.rotation_only = !job->o->translation;
     b.factor = job->o->sigma_factor, b.tol = job->o->tol, b.max_iter = job->o->max_iter;
     for (int l = 0; l < W; l++) {

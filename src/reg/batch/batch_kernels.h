@@ -19,7 +19,7 @@
 typedef struct batch_block {
     int lanes;  /* lanes in use, <= the kernel's width W */
     int width;  /* W: the stride of every per-lane array below */
-    int ns, nt; /* source points per lane (padded), target points */
+    size_t ns, nt; /* source points per lane (padded), target points: 3 ns W passes 2^31 at 45 M */
     /* source point j of lane l, coordinate c: src[(3 * j + c) * W + l];
      * smask[j * W + l]: 1 for a point, 0 for padding (NULL: no padding) */
     const float *src, *smask;

@@ -130,12 +130,12 @@ typedef struct chunk_moments {
 /* Row j of the source under T, as the pair engine stores it: the double
  * product rounded to float after centring on the target's centroid; and
  * the row itself in double. */
-static void move_row(const batch_block *b, const chunk_consts k[NC], const vd T[NC][12], int j, float r[3][W],
+static void move_row(const batch_block *b, const chunk_consts k[NC], const vd T[NC][12], size_t j, float r[3][W],
                      vd p[NC][3])
 {
     for (int c = 0; c < NC; c++) {
         for (int d = 0; d < 3; d++)
-            p[c][d] = vd_floats(b->src + (3 * j + d) * W + c * DW);
+            p[c][d] = vd_floats(b->src + (3 * j + (size_t)d) * W + c * DW);
         for (int d = 0; d < 3; d++) {
             const vd m = T[c][4 * d] * p[c][0] + T[c][4 * d + 1] * p[c][1] + T[c][4 * d + 2] * p[c][2] +
                          T[c][4 * d + 3] - k[c].center[d];
@@ -150,7 +150,7 @@ static void row_sums(const batch_block *b, const float r[3][W], vf neg_scale, fl
 {
     const vf ax = v_load(r[0]), ay = v_load(r[1]), az = v_load(r[2]);
     vf s_e = v_zero(), s_e2 = v_zero(), sx = v_zero(), sy = v_zero(), sz = v_zero();
-    for (int i = 0; i < b->nt; i++) {
+    for (size_t i = 0; i < b->nt; i++) {
         vf bx, by, bz;
         if (b->shared_target) {
             bx = v_set1(b->tgt[3 * i]), by = v_set1(b->tgt[3 * i + 1]), bz = v_set1(b->tgt[3 * i + 2]);
@@ -221,7 +221,7 @@ static void e_step(const batch_block *b, const chunk_consts k[NC], const vd T[NC
         outlier[l] = exp(-b->d02[l] / sigma2[l]);
     }
     const vf neg_scale = v_load(neg);
-    for (int j = 0; j < b->ns; j++) {
+    for (size_t j = 0; j < b->ns; j++) {
         float r[3][W], se[W], se2[W], sb[3][W];
         vd p[NC][3];
         move_row(b, k, T, j, r, p);

@@ -27,10 +27,12 @@ KERNEL ptreg_icp_transform(GLOBAL const float *source, u32 n, acc_t t0, acc_t t1
     u32 i = GLOBAL_ID_X;
     if (i >= n)
         return;
-    acc_t x = source[3 * i], y = source[3 * i + 1], z = source[3 * i + 2];
-    moved[3 * i] = (float)(t0 * x + t1 * y + t2 * z + t3);
-    moved[3 * i + 1] = (float)(t4 * x + t5 * y + t6 * z + t7);
-    moved[3 * i + 2] = (float)(t8 * x + t9 * y + t10 * z + t11);
+    GLOBAL const float *p = source + 3 * (size_t)i; /* 3 i passes 2^32 at 1.4 G points */
+    GLOBAL float *out = moved + 3 * (size_t)i;
+    acc_t x = p[0], y = p[1], z = p[2];
+    out[0] = (float)(t0 * x + t1 * y + t2 * z + t3);
+    out[1] = (float)(t4 * x + t5 * y + t6 * z + t7);
+    out[2] = (float)(t8 * x + t9 * y + t10 * z + t11);
 }
 
 FN u64 pair_key(float d2, u32 caller_index) { return ((u64)AS_UINT(d2) << 32) | (u64)caller_index; }
@@ -41,6 +43,11 @@ FN int within_limits(float d2, float max_d2, acc_t sigma_limit)
 {
     return d2 <= max_d2 && !(SQRT((acc_t)d2) > sigma_limit);
 }
+
+/* The first of a thread's ITEMS pairs, in 64 bits: the last groups'
+ * threads start past n, and near 2^32 pairs a 32-bit start would wrap back
+ * below it and count pairs twice. */
+FN u64 first_item(void) { return ((u64)GROUP_ID_X * WG + LOCAL_ID_X) * ITEMS; }
 
 /* ---- moments of the kept pairs ---- */
 
@@ -57,17 +64,17 @@ KERNEL ptreg_icp_moments(GLOBAL const float *moved, GLOBAL const u32 *nearest, G
         s[c] = 0;
     acc_t limit = filter[0];
     u64 kth = select[SELECT_KTH];
-    u32 first = (GROUP_ID_X * WG + LOCAL_ID_X) * ITEMS;
+    u64 first = first_item();
     for (u32 k = 0; k < ITEMS; k++) {
-        u32 i = first + k;
+        u64 i = first + k;
         if (i >= n)
             break;
         float d2 = dist2[i];
         if (!within_limits(d2, max_d2, limit) || pair_key(d2, order[i]) > kth)
             continue;
-        u32 j = nearest[i];
-        acc_t a[3] = {moved[3 * i] - r0, moved[3 * i + 1] - r1, moved[3 * i + 2] - r2};
-        acc_t b[3] = {target[3 * j] - r0, target[3 * j + 1] - r1, target[3 * j + 2] - r2};
+        GLOBAL const float *p = moved + 3 * i, *q = target + 3 * (size_t)nearest[i];
+        acc_t a[3] = {p[0] - r0, p[1] - r1, p[2] - r2};
+        acc_t b[3] = {q[0] - r0, q[1] - r1, q[2] - r2};
         s[0] += 1;
         for (u32 r = 0; r < 3; r++) {
             s[1 + r] += a[r];
@@ -80,7 +87,7 @@ KERNEL ptreg_icp_moments(GLOBAL const float *moved, GLOBAL const u32 *nearest, G
     for (u32 c = 0; c < ICP_MOMENTS; c++) {
         acc_t total = group_sum(red, s[c]);
         if (LOCAL_ID_X == 0)
-            partials[GROUP_ID_X * ICP_MOMENTS + c] = total;
+            partials[(size_t)GROUP_ID_X * ICP_MOMENTS + c] = total;
     }
 }
 
@@ -93,7 +100,7 @@ KERNEL ptreg_icp_total(GLOBAL const acc_t *partials, u32 groups, u32 fields, GLO
     for (u32 c = 0; c < fields; c++) {
         acc_t s = 0;
         for (u32 g = t * run; g < (t + 1) * run && g < groups; g++)
-            s += partials[g * fields + c];
+            s += partials[(size_t)g * fields + c];
         acc_t total = group_sum(red, s);
         if (t == 0)
             out[c] = total;
@@ -106,9 +113,9 @@ KERNEL ptreg_icp_sigma_partials(GLOBAL const float *dist2, u32 n, float max_d2, 
 {
     SHARED acc_t red[WG];
     acc_t s[SIGMA_SUMS] = {0, 0, 0};
-    u32 first = (GROUP_ID_X * WG + LOCAL_ID_X) * ITEMS;
+    u64 first = first_item();
     for (u32 k = 0; k < ITEMS; k++) {
-        u32 i = first + k;
+        u64 i = first + k;
         if (i >= n)
             break;
         if (!(dist2[i] <= max_d2))
@@ -121,7 +128,7 @@ KERNEL ptreg_icp_sigma_partials(GLOBAL const float *dist2, u32 n, float max_d2, 
     for (u32 c = 0; c < SIGMA_SUMS; c++) {
         acc_t total = group_sum(red, s[c]);
         if (LOCAL_ID_X == 0)
-            partials[GROUP_ID_X * SIGMA_SUMS + c] = total;
+            partials[(size_t)GROUP_ID_X * SIGMA_SUMS + c] = total;
     }
 }
 
@@ -137,7 +144,7 @@ KERNEL ptreg_icp_sigma_limit(GLOBAL const acc_t *partials, u32 groups, u32 apply
     for (u32 c = 0; c < SIGMA_SUMS; c++) {
         acc_t s = 0;
         for (u32 g = t * run; apply && g < (t + 1) * run && g < groups; g++)
-            s += partials[g * SIGMA_SUMS + c];
+            s += partials[(size_t)g * SIGMA_SUMS + c];
         sums[c] = group_sum(red, s);
     }
     if (t == 0) {
@@ -166,9 +173,10 @@ KERNEL ptreg_icp_trim_histogram(GLOBAL const float *dist2, GLOBAL const u32 *ord
     acc_t limit = filter[0];
     u64 prefix = select[SELECT_PREFIX];
     int active = pass == 0 || select[SELECT_DONE] == 0;
-    u32 shift = 56 - 8 * pass, first = (GROUP_ID_X * WG + t) * ITEMS;
+    u32 shift = 56 - 8 * pass;
+    u64 first = first_item();
     for (u32 k = 0; active && k < ITEMS; k++) {
-        u32 i = first + k;
+        u64 i = first + k;
         if (i >= n)
             break;
         float d2 = dist2[i];
@@ -181,7 +189,7 @@ KERNEL ptreg_icp_trim_histogram(GLOBAL const float *dist2, GLOBAL const u32 *ord
     }
     BARRIER();
     for (u32 b = t; b < TRIM_BINS; b += WG)
-        hist[GROUP_ID_X * TRIM_BINS + b] = bins[b];
+        hist[(size_t)GROUP_ID_X * TRIM_BINS + b] = bins[b];
 }
 
 /* Sums the histograms (bin by bin, groups in order) and picks the digit of
@@ -194,7 +202,7 @@ KERNEL ptreg_icp_trim_pick(GLOBAL const u32 *hist, u32 groups, u32 pass, acc_t t
     for (u32 b = t; b < TRIM_BINS; b += WG) {
         u32 s = 0;
         for (u32 g = 0; g < groups; g++)
-            s += hist[g * TRIM_BINS + b];
+            s += hist[(size_t)g * TRIM_BINS + b];
         counts[b] = s;
     }
     BARRIER();

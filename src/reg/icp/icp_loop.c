@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/options_table.h"
+#include "nn/kdtree_query.h"
 #include "nn/searcher.h"
 #include "reg/icp/icp_impl.h"
 
@@ -103,11 +104,15 @@ ptreg_status icp_check_inputs(const float *source, size_t n, const float *target
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: the %s cloud is empty", n == 0 ? "source" : "target");
     if (n >= PTREG_NO_NEIGHBOR || m >= PTREG_NO_NEIGHBOR)
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: clouds are limited to %u points", PTREG_NO_NEIGHBOR - 1);
+    /* the target becomes a k-d tree: its limit, before a point is read */
+    ptreg_status st = kd_check_points("ICP: the target", m, err);
+    if (st)
+        return st;
     if (!finite_points(source, n, &bad))
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: source point %zu is not finite", bad);
     if (!finite_points(target, m, &bad))
         return ptreg_error_set(err, PTREG_ERR_ARG, "ICP: target point %zu is not finite", bad);
-    ptreg_status st = ptreg_check_shape("ICP: the source", source, n, err);
+    st = ptreg_check_shape("ICP: the source", source, n, err);
     if (st || (st = ptreg_check_shape("ICP: the target", target, m, err)))
         return st;
     if ((st = ptreg_options_check(ptreg_icp_option_table(), opt, err)))

@@ -12,10 +12,12 @@
 #include "ptreg/lddmm.h"
 
 #include <lbfgs.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/counts.h"
 #include "core/options_table.h"
 #include "pair/lddmm_kernels.h"
 #include "reg/lddmm/lddmm_impl.h"
@@ -272,9 +274,14 @@ static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_
 {
     if (!n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no landmarks");
+    /* liblbfgs takes the 3 n unknowns as an int */
+    ptreg_status st = count_check_points("lddmm: landmarks", n, INT_MAX / 3, "L-BFGS's int count of 3 n unknowns",
+                                         err);
+    if (st)
+        return st;
     if (o->precision == PTREG_PRECISION_FP16)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "lddmm: precision fp16 is not supported (fp32 or fp64)");
-    ptreg_status st = ptreg_options_check(ptreg_lddmm_option_table(), o, err);
+    st = ptreg_options_check(ptreg_lddmm_option_table(), o, err);
     if (st)
         return st;
     if (o->init != PTREG_LDDMM_INIT_SCALED && o->init != PTREG_LDDMM_INIT_DISPLACEMENT && o->init != PTREG_LDDMM_INIT_ZERO)
