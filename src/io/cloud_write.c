@@ -15,24 +15,6 @@
  * PointNormal does; XYZ text never (its readers take 3 or 6 columns). */
 static int with_curvature(const ptreg_cloud *cloud, int normals) { return normals && cloud->curvature != NULL; }
 
-int io_has_origin(const ptreg_cloud *cloud)
-{
-    return cloud->origin[0] != 0.0 || cloud->origin[1] != 0.0 || cloud->origin[2] != 0.0;
-}
-
-void io_format_world(char buf[32], double v)
-{
-    char text[32]; /* not buf itself: gcc's -fsanitize builds see a NULL buf in the loop's snprintf */
-    int digits = 9;
-    for (; digits < 17; digits++) {
-        snprintf(text, sizeof text, "%.*g", digits, v);
-        if (strtod(text, NULL) == v)
-            break;
-    }
-    snprintf(text, sizeof text, "%.*g", digits, v);
-    memcpy(buf, text, sizeof text);
-}
-
 static void write_text_point(FILE *f, const ptreg_cloud *cloud, size_t i)
 {
     const float *p = cloud->xyz + 3 * i;

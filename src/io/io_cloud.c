@@ -1,11 +1,12 @@
 /* The steps every cloud reader shares: room for the points, each point's
  * way in (origin, crop, classes, pieces) and the clean-up that turns what
- * was read into a usable cloud. */
+ * was read into a usable cloud; and the writers' way back to the world. */
 #define _DEFAULT_SOURCE
 
 #include "io/io_internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -181,4 +182,24 @@ ptreg_status io_cloud_finish(const io_in *in, ptreg_cloud *cloud, size_t cap, in
         return no_usable_point(in, is_line, at, read > 0);
     shrink(cloud, cap);
     return PTREG_OK;
+}
+
+/* ---- the writers' side of the origin ---- */
+
+int io_has_origin(const ptreg_cloud *cloud)
+{
+    return cloud->origin[0] != 0.0 || cloud->origin[1] != 0.0 || cloud->origin[2] != 0.0;
+}
+
+void io_format_world(char buf[32], double v)
+{
+    char text[32]; /* not buf itself: gcc's -fsanitize builds see a NULL buf in the loop's snprintf */
+    int digits = 9;
+    for (; digits < 17; digits++) {
+        snprintf(text, sizeof text, "%.*g", digits, v);
+        if (strtod(text, NULL) == v)
+            break;
+    }
+    snprintf(text, sizeof text, "%.*g", digits, v);
+    memcpy(buf, text, sizeof text);
 }

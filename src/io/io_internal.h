@@ -199,7 +199,7 @@ void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals);
 /* LAS 1.2 (las_write.c): fails on coordinates the format cannot hold. */
 ptreg_status io_write_las(FILE *f, const ptreg_cloud *cloud, const char *path, ptreg_error *err);
 /* Whether the cloud has an origin: its writers then write world coordinates
- * in double, the way to keep what the readers kept. */
+ * in double, the way to keep what the readers kept (io_cloud.c). */
 int io_has_origin(const ptreg_cloud *cloud);
 /* A world coordinate origin + v as the shortest text that reads back to
  * the same double (at most 17 significant digits). */

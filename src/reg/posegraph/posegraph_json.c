@@ -27,7 +27,7 @@ static size_t line_of(const char *text, size_t offset)
 
 /* A 4x4 (n = 4) or 6x6 (n = 6) matrix from a column-major array of n*n
  * numbers into row-major out. what/index name it in messages. */
-static ptreg_status read_matrix(const char *name, const char *what, size_t index, const cJSON *obj, const char *key,
+static ptreg_status json_matrix_field(const char *name, const char *what, size_t index, const cJSON *obj, const char *key,
                                 int n, double *out, ptreg_error *err)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -112,7 +112,7 @@ static ptreg_status parse_root(const char *name, const cJSON *root, ptreg_pose_g
         if (!cJSON_IsObject(item))
             return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: node %zu: not an object", name, i);
         if ((st = read_class(name, "node", i, item, "PoseGraphNode", err)) ||
-            (st = read_matrix(name, "node", i, item, "pose", 4, g->nodes + 16 * i, err)))
+            (st = json_matrix_field(name, "node", i, item, "pose", 4, g->nodes + 16 * i, err)))
             return st;
         if (!ptreg_transform_is_rigid(g->nodes + 16 * i, PTREG_RIGID_TOL))
             return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: node %zu: pose is not rigid (rigidity error %.3g)",
@@ -128,8 +128,8 @@ static ptreg_status parse_root(const char *name, const cJSON *root, ptreg_pose_g
         if ((st = read_class(name, "edge", k, item, "PoseGraphEdge", err)) ||
             (st = read_id(name, k, item, "source_node_id", nn, &e->source, err)) ||
             (st = read_id(name, k, item, "target_node_id", nn, &e->target, err)) ||
-            (st = read_matrix(name, "edge", k, item, "transformation", 4, e->transformation, err)) ||
-            (st = read_matrix(name, "edge", k, item, "information", 6, e->information, err)))
+            (st = json_matrix_field(name, "edge", k, item, "transformation", 4, e->transformation, err)) ||
+            (st = json_matrix_field(name, "edge", k, item, "information", 6, e->information, err)))
             return st;
         const cJSON *u = cJSON_GetObjectItemCaseSensitive(item, "uncertain");
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(item, "confidence");
