@@ -39,15 +39,19 @@ static double world(const ptreg_cloud *cloud, size_t i, int k)
 }
 
 /* The offset: the origin keeps the float coordinates' own zero; a cloud
- * without one starts from its floor, so only positive integers are used. */
+ * without one starts from its floor, so its integers are never negative. */
 static void choose_offset(const ptreg_cloud *cloud, double offset[3])
 {
+    if (io_has_origin(cloud)) {
+        memcpy(offset, cloud->origin, sizeof cloud->origin);
+        return;
+    }
     for (int k = 0; k < 3; k++) {
         double lo = INFINITY;
-        for (size_t i = 0; !io_has_origin(cloud) && i < cloud->n; i++)
+        for (size_t i = 0; i < cloud->n; i++)
             if (world(cloud, i, k) < lo)
                 lo = world(cloud, i, k);
-        offset[k] = io_has_origin(cloud) ? cloud->origin[k] : isfinite(lo) ? floor(lo) : 0.0;
+        offset[k] = isfinite(lo) ? floor(lo) : 0.0;
     }
 }
 

@@ -52,8 +52,9 @@ export PTREG_NUM_THREADS=1
 # what this run finds: artifacts newer than this mark fail it (exit 1)
 mark=$build/.run-started
 touch "$mark"
-# The parts of core the readers use: errors and clouds.
-core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c")
+# The parts of core the readers use: errors, clouds, volumes and the voxel
+# grid (src/io/voxel_stream.c downsamples a file as it reads it).
+core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c" "$root/src/core/voxel.c")
 
 declare -A enum=([ply]=PTREG_FORMAT_PLY [pcd]=PTREG_FORMAT_PCD [xyz]=PTREG_FORMAT_XYZ
                  [vtk]=PTREG_FORMAT_VTK [all]="")
