@@ -210,6 +210,13 @@ static void test_pieces(void)
     CHECK(ptreg_cloud_read_pieces(path, NULL, 777, collect, &p, NULL) == PTREG_OK);
     CHECK(p.calls == (n + 776) / 777 && p.max_piece == 777);
     CHECK(p.all.n == n && !memcmp(p.all.xyz, whole.xyz, 12 * n) && !memcmp(p.all.origin, whole.origin, 24));
+    /* a reader that had its points whole (.pos) hands them on in pieces too */
+    char pos[512];
+    path_of(pos, sizeof pos, "pieces.pos");
+    REQUIRE(ptreg_apt_write_pos(pos, whole.xyz, NULL, n, NULL) == PTREG_OK);
+    p.all.n = 0, p.calls = 0;
+    CHECK(ptreg_cloud_read_pieces(pos, NULL, 777, collect, &p, NULL) == PTREG_OK);
+    CHECK(p.calls == (n + 776) / 777 && p.all.n == n && !memcmp(p.all.xyz, whole.xyz, 12 * n));
     ptreg_error err;
     CHECK(ptreg_cloud_read_pieces(path, NULL, 777, refuse, NULL, &err) == PTREG_ERR_RUNTIME);
     CHECK(ptreg_cloud_read_pieces(path, NULL, 0, collect, &p, &err) == PTREG_ERR_ARG);

@@ -56,6 +56,9 @@ int cli_is_index_path(const char *path)
 int cli_load_index(const char *cmd, const char *path, ptreg_model_index **index)
 {
     ptreg_error err;
+    int rc = cli_frame_at_zero(cmd, path);
+    if (rc)
+        return rc;
     ptreg_status st = ptreg_model_index_load(path, index, &err);
     if (st) {
         cli_error(cmd, "%s", err.message);

@@ -42,6 +42,18 @@ int cli_join_frame(const char *cmd, const char *path, ptreg_cloud *cloud)
     return EXIT_BAD_INPUT;
 }
 
+int cli_frame_at_zero(const char *cmd, const char *what)
+{
+    if (frame_set && (frame_origin[0] != 0.0 || frame_origin[1] != 0.0 || frame_origin[2] != 0.0)) {
+        cli_error(cmd, "%s keeps no origin (its points are float32 world coordinates), but the clouds are far from "
+                  "zero (origin %.17g %.17g %.17g): give the model's cloud instead",
+                  what, frame_origin[0], frame_origin[1], frame_origin[2]);
+        return EXIT_BAD_INPUT;
+    }
+    frame_set = 1;
+    return EXIT_OK;
+}
+
 void cli_transform_to_local(const double world[16], double local[16])
 {
     ptreg_transform_to_local(world, frame_origin, local);

@@ -36,6 +36,10 @@ int cli_write_cloud(const char *cmd, const char *path, const ptreg_cloud *cloud,
  * cli_write_transform, cli_result_json and cli_result_print_pose turn a
  * local result back into the world's. */
 int cli_join_frame(const char *cmd, const char *path, ptreg_cloud *cloud);
+/* A model index's points are float32 world coordinates: the frame must be
+ * at zero (set so when no cloud was read yet); 3 with a message naming
+ * `what` when the clouds read before it are far from zero. */
+int cli_frame_at_zero(const char *cmd, const char *what);
 void cli_transform_to_local(const double world[16], double local[16]);
 void cli_transform_to_world(const double local[16], double world[16]);
 /* A world coordinate or translation as text: %.9g in a frame at zero, the

@@ -163,11 +163,13 @@ ptreg_status io_read_apt_cloud(const io_in *in, ptreg_apt_format format, ptreg_c
     if (st)
         return st;
     st = io_cloud_reserve(in, cloud, apt.n, 0);
-    if (!st) {
-        memcpy(cloud->xyz, apt.xyz, 3 * apt.n * sizeof(float));
-        cloud->n = apt.n;
-        st = io_cloud_finish(in, cloud, apt.n, 0, in->size);
+    for (size_t i = 0; !st && i < apt.n; i++) { /* one by one: read in pieces, the room is a piece's */
+        const float *q = apt.xyz + 3 * i;
+        io_point p = {{q[0], q[1], q[2]}, {0, 0, 0}, 0, 0};
+        st = io_cloud_store(in, cloud, &p);
     }
+    if (!st)
+        st = io_cloud_finish(in, cloud, apt.n, 0, in->size);
     ptreg_apt_free(&apt);
     return st;
 }

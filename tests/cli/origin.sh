@@ -187,4 +187,9 @@ PYEOF
 expect 3 -- "$PTREG" index "$WORK/utm.ply" -o "$WORK/utm.pti"
 err_has "far from zero"
 no_file "$WORK/utm.pti"
+# nor can a far source meet a model index (float32 world points): said
+expect 0 -- "$PTREG" synth --shape aircraft --model "$WORK/m.ply" --model-points 500 -o "$WORK/s.ply" --points 300
+expect 0 -- "$PTREG" index "$WORK/m.ply" -o "$WORK/m.pti"
+expect 3 -- "$PTREG" icp "$WORK/utm.ply" --target-index "$WORK/m.pti"
+err_has "keeps no origin"
 finish
