@@ -198,6 +198,8 @@ int cli_run_normals(int argc, char **argv)
     ptreg_cloud c;
     if ((rc = cli_load_shape("normals", a.positional[0], &c, cli_has(&a, "json"))))
         return rc;
+    for (int k = 0; k < 3; k++) /* the viewpoint is a place in the world: into the cloud's frame */
+        o.viewpoint[k] -= c.origin[k];
     if ((rc = check_k("normals", "k", &o.neighbors, a.positional[0], c.n))) {
         ptreg_cloud_free(&c);
         return rc;
@@ -228,7 +230,9 @@ int cli_run_normals(int argc, char **argv)
         cJSON_AddStringToObject(j, "cloud", a.positional[0]);
         cJSON_AddNumberToObject(j, "points", (double)c.n);
         cli_json_put(j, "neighbors", json_neighborhood(&o.neighbors));
-        cli_json_put(j, "viewpoint", cJSON_CreateDoubleArray(o.viewpoint, 3));
+        const double viewpoint[3] = {o.viewpoint[0] + c.origin[0], o.viewpoint[1] + c.origin[1],
+                                     o.viewpoint[2] + c.origin[2]};
+        cli_json_put(j, "viewpoint", cJSON_CreateDoubleArray(viewpoint, 3));
         cJSON_AddNumberToObject(j, "missing", (double)missing);
         add_run_fields(j, t, times, repeat, c.n, ptreg_cpu_isa_name());
         rc = cli_json_print(j);
@@ -268,6 +272,8 @@ static int ensure_normals(const cli_args *a, const char *cmd, ptreg_cloud *c, co
     rc = rc ? rc : cli_vec3(a, "viewpoint", o.viewpoint);
     if (rc)
         return rc;
+    for (int k = 0; k < 3; k++) /* the viewpoint is a place in the world: into the cloud's frame */
+        o.viewpoint[k] -= c->origin[k];
     float *normals = malloc(3 * c->n * sizeof *normals);
     ptreg_error err;
     ptreg_status st = normals ? ptreg_normals(c->xyz, c->n, &o, normals, NULL, NULL, &err)

@@ -187,6 +187,20 @@ PYEOF
 expect 3 -- "$PTREG" index "$WORK/utm.ply" -o "$WORK/utm.pti"
 err_has "far from zero"
 no_file "$WORK/utm.pti"
+# normals face a viewpoint given in the world
+expect 0 -- "$PTREG" normals "$WORK/utm.ply" --viewpoint 500150,4500150,1000 -o "$WORK/n.ply"
+"$PY" - "$WORK/n.ply" <<'PYEOF' || fail "normals do not face the world's viewpoint"
+import sys
+import numpy as np
+data = open(sys.argv[1], "rb").read()
+end = data.index(b"end_header\n") + 11
+dt = np.dtype([("x", "<f8"), ("y", "<f8"), ("z", "<f8"), ("nx", "<f4"), ("ny", "<f4"), ("nz", "<f4"), ("c", "<f4")])
+r = np.frombuffer(data[end:], dtype=dt)
+p = np.c_[r["x"], r["y"], r["z"]]
+n = np.c_[r["nx"], r["ny"], r["nz"]]
+assert (((np.array([500150.0, 4500150.0, 1000.0]) - p) * n).sum(1) >= 0).all()
+PYEOF
+
 # nor can a far source meet a model index (float32 world points): said
 expect 0 -- "$PTREG" synth --shape aircraft --model "$WORK/m.ply" --model-points 500 -o "$WORK/s.ply" --points 300
 expect 0 -- "$PTREG" index "$WORK/m.ply" -o "$WORK/m.pti"
