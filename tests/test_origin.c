@@ -288,8 +288,9 @@ static void test_voxel_in_pieces(void)
     REQUIRE(ptreg_voxel_downsample(&a, 0.1, &x, NULL) == PTREG_OK);
     REQUIRE(ptreg_voxel_downsample_file(path, NULL, 0.1, &y, NULL) == PTREG_OK);
     CHECK(x.n == y.n && y.normals && !memcmp(x.xyz, y.xyz, 12 * x.n) && !memcmp(x.normals, y.normals, 12 * x.n));
+    ptreg_cloud_free(&y);
     ptreg_error err;
-    CHECK(ptreg_voxel_downsample_file(path, NULL, 0.0, &y, &err) == PTREG_ERR_ARG);
+    CHECK(ptreg_voxel_downsample_file(path, NULL, 0.0, &y, &err) == PTREG_ERR_ARG && y.n == 0 && !y.xyz);
     ptreg_cloud_free(&x), ptreg_cloud_free(&a), ptreg_cloud_free(&c);
     free(w);
 }
