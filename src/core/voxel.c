@@ -1,7 +1,7 @@
 /* Voxel-grid downsampling with Open3D's semantics (core.h): the grid
  * anchored half a voxel below the cloud's minimum, each occupied voxel's
- * points replaced by their centroid. docs/ALGORITHMS.md, "Voxel-grid
- * downsampling". */
+ * points replaced by their centroid, voxels in the order of their first
+ * point. docs/ALGORITHMS.md, "Voxel-grid downsampling". */
 #include "core/voxel_impl.h"
 
 #include <math.h>
@@ -9,43 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define AXIS_BITS VOXEL_AXIS_BITS
-#define AXIS_CELLS ((double)(1u << AXIS_BITS))
+#define AXIS_CELLS ((double)(1u << VOXEL_AXIS_BITS))
 
-typedef struct voxel_point {
-    uint64_t key;
-    uint32_t index;
-} voxel_point;
-
-/* Sorts by key, equal keys in index order: a stable LSD radix sort (11-bit
- * digits) of points given in index order; tmp holds n more. A comparison
- * sort took longer than the registration it prepares. */
-#define DIGIT_BITS 11
-static void sort_by_key(voxel_point *pts, voxel_point *tmp, size_t n)
+void voxel_bounds(const float *xyz, size_t n, double lo[3], double hi[3])
 {
-    const uint64_t mask = (1u << DIGIT_BITS) - 1;
-    for (int shift = 0; shift < 3 * AXIS_BITS; shift += DIGIT_BITS) {
-        size_t count[(1u << DIGIT_BITS) + 1] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[((pts[i].key >> shift) & mask) + 1]++;
-        for (size_t d = 0; d < mask + 1; d++)
-            count[d + 1] += count[d];
-        for (size_t i = 0; i < n; i++)
-            tmp[count[(pts[i].key >> shift) & mask]++] = pts[i];
-        memcpy(pts, tmp, n * sizeof *pts);
-    }
-}
-
-/* An occupied voxel: its first point (the output's order) and its run in
- * the sorted points. */
-typedef struct voxel_run {
-    uint32_t first, start, count;
-} voxel_run;
-
-static int by_first(const void *a, const void *b)
-{
-    const voxel_run *x = a, *y = b;
-    return (x->first > y->first) - (x->first < y->first);
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(lo[k], xyz[3 * i + k]);
+            hi[k] = fmax(hi[k], xyz[3 * i + k]);
+        }
 }
 
 ptreg_status voxel_grid_init(const double lo[3], const double hi[3], double voxel, voxel_grid *g, ptreg_error *err)
@@ -56,37 +28,221 @@ ptreg_status voxel_grid_init(const double lo[3], const double hi[3], double voxe
             return ptreg_error_set(err, PTREG_ERR_ARG,
                                    "voxel downsampling: a voxel of %g makes more than 2^%d cells along an axis of "
                                    "extent %g",
-                                   voxel, AXIS_BITS, hi[k] - lo[k]);
+                                   voxel, VOXEL_AXIS_BITS, hi[k] - lo[k]);
         g->lo[k] = lo[k] - 0.5 * voxel;
     }
     return PTREG_OK;
 }
 
-/* The grid's origin (Open3D's voxel_min_bound) and each point's key. */
-static ptreg_status voxel_keys(const ptreg_cloud *in, double voxel, voxel_point *pts, ptreg_error *err)
+static uint64_t voxel_key(const voxel_grid *g, const float p[3])
 {
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (size_t i = 0; i < in->n; i++)
-        for (int k = 0; k < 3; k++) {
-            lo[k] = fmin(lo[k], in->xyz[3 * i + k]);
-            hi[k] = fmax(hi[k], in->xyz[3 * i + k]);
-        }
-    voxel_grid g;
-    ptreg_status st = voxel_grid_init(lo, hi, voxel, &g, err);
-    for (size_t i = 0; !st && i < in->n; i++)
-        pts[i] = (voxel_point){voxel_key(&g, in->xyz + 3 * i), (uint32_t)i};
-    return st;
+    uint64_t key = 0;
+    for (int k = 0; k < 3; k++)
+        key = key << VOXEL_AXIS_BITS | (uint64_t)floor(((double)p[k] - g->lo[k]) / g->voxel);
+    return key;
 }
 
-/* The mean of a voxel's vectors (points or normals), in double, in point
- * order; normals are then made unit (NaN where they cancel). */
-static void voxel_mean(const float *v, const voxel_point *pts, const voxel_run *run, int unit, float out[3])
+void voxel_sums_init(voxel_sums *v, const voxel_grid *grid, int normals)
 {
-    double s[3] = {0, 0, 0};
-    for (uint32_t j = 0; j < run->count; j++)
+    memset(v, 0, sizeof *v);
+    v->grid = *grid;
+    v->normals = normals;
+}
+
+void voxel_sums_free(voxel_sums *v)
+{
+    free(v->table);
+    free(v->sums);
+    free(v->normal_sums);
+    memset(v, 0, sizeof *v);
+}
+
+/* Every bit of the key moves every bit of the hash (MurmurHash3's 64-bit
+ * finaliser): keys of neighbouring voxels differ in a few low bits of each
+ * axis' field. The low bits pick the slot, the high 32 are kept in the
+ * slot as a fingerprint, so probing past other voxels' slots reads the
+ * table only and a voxel's sums are read once, when they are its own. */
+static uint64_t hash_of(uint64_t key)
+{
+    key ^= key >> 33;
+    key *= 0xff51afd7ed558ccdull;
+    key ^= key >> 33;
+    key *= 0xc4ceb9fe1a85ec53ull;
+    return key ^ (key >> 33);
+}
+
+/* A slot: the fingerprint (high 32 bits) and 1 + the voxel's index. */
+static uint64_t slot_entry(uint64_t hash, size_t index)
+{
+    return (hash & 0xffffffff00000000ull) | (uint64_t)(index + 1);
+}
+
+static ptreg_status grow_table(voxel_sums *v, ptreg_error *err)
+{
+    const size_t size = v->table_size ? 2 * v->table_size : 1u << 16;
+    uint64_t *table = calloc(size, sizeof *table);
+    if (!table)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "voxel downsampling: out of memory for %zu voxels", v->count);
+    for (size_t i = 0; i < v->count; i++) {
+        const uint64_t h = hash_of(v->sums[i].key);
+        size_t s = (size_t)h & (size - 1);
+        while (table[s])
+            s = (s + 1) & (size - 1);
+        table[s] = slot_entry(h, i);
+    }
+    free(v->table);
+    v->table = table;
+    v->table_size = size;
+    return PTREG_OK;
+}
+
+static ptreg_status grow_sums(voxel_sums *v, ptreg_error *err)
+{
+    const size_t cap = v->cap ? 2 * v->cap : 1u << 16;
+    voxel_sum *sums = realloc(v->sums, cap * sizeof *sums);
+    if (sums)
+        v->sums = sums;
+    double *ns = v->normals ? realloc(v->normal_sums, 3 * cap * sizeof *ns) : NULL;
+    if (ns)
+        v->normal_sums = ns;
+    if (!sums || (v->normals && !ns))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "voxel downsampling: out of memory for %zu voxels", cap);
+    v->cap = cap;
+    return PTREG_OK;
+}
+
+/* The slot holding hash's voxel (its fingerprint and key), or the free
+ * slot where it goes. */
+static size_t probe(const voxel_sums *v, uint64_t key, uint64_t hash)
+{
+    const uint64_t mask = v->table_size - 1, print = hash & 0xffffffff00000000ull;
+    size_t s = (size_t)hash & mask;
+    for (; v->table[s]; s = (s + 1) & mask)
+        if ((v->table[s] & 0xffffffff00000000ull) == print && v->sums[(uint32_t)v->table[s] - 1].key == key)
+            break;
+    return s;
+}
+
+/* The index of key's voxel (hash: hash_of(key)), made (zeroed) when it
+ * is new. */
+static ptreg_status find_voxel(voxel_sums *v, uint64_t key, uint64_t hash, size_t *index, ptreg_error *err)
+{
+    if (2 * (v->count + 1) > v->table_size && grow_table(v, err))
+        return PTREG_ERR_NOMEM;
+    const size_t s = probe(v, key, hash);
+    if (v->table[s]) {
+        *index = (uint32_t)v->table[s] - 1;
+        return PTREG_OK;
+    }
+    if (v->count == UINT32_MAX - 1)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "voxel downsampling: more than 2^32 voxels");
+    if (v->count == v->cap && grow_sums(v, err))
+        return PTREG_ERR_NOMEM;
+    *index = v->count++;
+    v->table[s] = slot_entry(hash, *index);
+    v->sums[*index] = (voxel_sum){key, 0, {0, 0, 0}};
+    if (v->normals)
+        memset(v->normal_sums + 3 * *index, 0, 3 * sizeof(double));
+    return PTREG_OK;
+}
+
+/* Points go in blocks through a three-stage pipeline: block b + 2's keys
+ * are made and their slots prefetched, block b + 1's slots are read and
+ * the voxels whose fingerprints they hold prefetched, block b is added in
+ * point order. A cloud's points may hit voxels far apart in memory (a
+ * uniform sample of a surface: every point a random voxel); the pipeline
+ * lets those cache misses overlap instead of waiting one after another
+ * (bench/NOTES.md change 119). */
+enum { KEY_BLOCK = 32, STAGES = 3 };
+
+typedef struct key_block {
+    uint64_t key[KEY_BLOCK], hash[KEY_BLOCK];
+    size_t first, count;
+} key_block;
+
+static void block_keys(const voxel_sums *v, const float *xyz, size_t n, size_t first, key_block *b)
+{
+    b->first = first;
+    b->count = n - first < KEY_BLOCK ? n - first : KEY_BLOCK;
+    for (size_t j = 0; j < b->count; j++) {
+        b->key[j] = voxel_key(&v->grid, xyz + 3 * (first + j));
+        b->hash[j] = hash_of(b->key[j]);
+        if (v->table)
+            __builtin_prefetch(&v->table[b->hash[j] & (v->table_size - 1)]);
+    }
+}
+
+static void block_prefetch_sums(const voxel_sums *v, const key_block *b)
+{
+    for (size_t j = 0; v->table && j < b->count; j++) {
+        const uint64_t e = v->table[b->hash[j] & (v->table_size - 1)];
+        if (e && (e & 0xffffffff00000000ull) == (b->hash[j] & 0xffffffff00000000ull))
+            __builtin_prefetch(&v->sums[(uint32_t)e - 1]);
+    }
+}
+
+static ptreg_status block_add(voxel_sums *v, const key_block *b, const float *xyz, const float *normals,
+                              ptreg_error *err)
+{
+    for (size_t j = 0; j < b->count; j++) {
+        const size_t i = b->first + j;
+        size_t at = 0;
+        ptreg_status st = find_voxel(v, b->key[j], b->hash[j], &at, err);
+        if (st)
+            return st;
+        voxel_sum *s = &v->sums[at];
+        s->count++;
         for (int k = 0; k < 3; k++)
-            s[k] += v[3 * (size_t)pts[run->start + j].index + k];
-    voxel_finish(s, run->count, unit, out);
+            s->xyz[k] += xyz[3 * i + k];
+        for (int k = 0; v->normals && k < 3; k++)
+            v->normal_sums[3 * at + k] += normals[3 * i + k];
+    }
+    return PTREG_OK;
+}
+
+ptreg_status voxel_sums_add(voxel_sums *v, const float *xyz, const float *normals, size_t n, ptreg_error *err)
+{
+    key_block blocks[STAGES];
+    const size_t count = (n + KEY_BLOCK - 1) / KEY_BLOCK;
+    for (size_t b = 0; b < count && b < STAGES - 1; b++)
+        block_keys(v, xyz, n, b * KEY_BLOCK, &blocks[b]);
+    for (size_t b = 0; b < count; b++) {
+        if (b + 2 < count)
+            block_keys(v, xyz, n, (b + 2) * KEY_BLOCK, &blocks[(b + 2) % STAGES]);
+        if (b + 1 < count)
+            block_prefetch_sums(v, &blocks[(b + 1) % STAGES]);
+        ptreg_status st = block_add(v, &blocks[b % STAGES], xyz, normals, err);
+        if (st)
+            return st;
+    }
+    return PTREG_OK;
+}
+
+/* A voxel's centroid from its sum in double, or its normal made unit (NaN
+ * where the normals cancel). */
+static void voxel_finish(const double s[3], uint64_t count, int unit, float out[3])
+{
+    double scale = 1.0 / (double)count;
+    if (unit) {
+        const double len = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+        scale = len > 0 ? 1.0 / len : NAN;
+    }
+    for (int k = 0; k < 3; k++)
+        out[k] = (float)(s[k] * scale);
+}
+
+ptreg_status voxel_sums_cloud(voxel_sums *v, ptreg_cloud *out, ptreg_error *err)
+{
+    free(v->table);
+    v->table = NULL;
+    v->table_size = 0;
+    ptreg_status st = ptreg_cloud_alloc(out, v->count, v->normals, err);
+    for (size_t i = 0; !st && i < v->count; i++) {
+        voxel_finish(v->sums[i].xyz, v->sums[i].count, 0, out->xyz + 3 * i);
+        if (v->normals)
+            voxel_finish(v->normal_sums + 3 * i, v->sums[i].count, 1, out->normals + 3 * i);
+    }
+    return st;
 }
 
 ptreg_status ptreg_voxel_downsample(const ptreg_cloud *in, double voxel, ptreg_cloud *out, ptreg_error *err)
@@ -100,30 +256,19 @@ ptreg_status ptreg_voxel_downsample(const ptreg_cloud *in, double voxel, ptreg_c
     for (size_t i = 0; i < 3 * in->n; i++)
         if (!isfinite(in->xyz[i]))
             return ptreg_error_set(err, PTREG_ERR_ARG, "voxel downsampling: point %zu is not finite", i / 3);
-    voxel_point *pts = malloc((in->n ? in->n : 1) * sizeof *pts), *tmp = malloc((in->n ? in->n : 1) * sizeof *tmp);
-    voxel_run *runs = malloc((in->n ? in->n : 1) * sizeof *runs);
-    ptreg_status st = pts && tmp && runs ? voxel_keys(in, voxel, pts, err)
-                                         : ptreg_error_set(err, PTREG_ERR_NOMEM, "voxel downsampling: out of memory");
-    size_t voxels = 0;
-    if (!st) {
-        sort_by_key(pts, tmp, in->n);
-        for (size_t i = 0; i < in->n; i++) {
-            if (i == 0 || pts[i].key != pts[i - 1].key)
-                runs[voxels++] = (voxel_run){pts[i].index, (uint32_t)i, 0};
-            runs[voxels - 1].count++;
-        }
-        qsort(runs, voxels, sizeof *runs, by_first);
-        st = ptreg_cloud_alloc(out, voxels, in->normals != NULL, err);
-    }
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    voxel_bounds(in->xyz, in->n, lo, hi);
+    voxel_grid grid;
+    ptreg_status st = voxel_grid_init(lo, hi, voxel, &grid, err);
+    if (st)
+        return st;
+    voxel_sums sums;
+    voxel_sums_init(&sums, &grid, in->normals != NULL);
+    st = voxel_sums_add(&sums, in->xyz, in->normals, in->n, err);
+    if (!st)
+        st = voxel_sums_cloud(&sums, out, err);
     if (!st)
         memcpy(out->origin, in->origin, sizeof out->origin);
-    for (size_t v = 0; !st && v < voxels; v++) {
-        voxel_mean(in->xyz, pts, &runs[v], 0, out->xyz + 3 * v);
-        if (in->normals)
-            voxel_mean(in->normals, pts, &runs[v], 1, out->normals + 3 * v);
-    }
-    free(pts);
-    free(tmp);
-    free(runs);
+    voxel_sums_free(&sums);
     return st;
 }

@@ -1,5 +1,6 @@
-/* The voxel grid of ptreg_voxel_downsample, shared with its reading-in-
- * pieces twin (src/io/voxel_stream.c) so that both give the same bits. */
+/* The voxel grid of ptreg_voxel_downsample and its reading-in-pieces twin
+ * (src/io/voxel_stream.c): one grid and one table of voxel sums, so that
+ * both give the same bits. */
 #ifndef PTREG_VOXEL_IMPL_H
 #define PTREG_VOXEL_IMPL_H
 
@@ -17,29 +18,40 @@ typedef struct voxel_grid {
     double voxel;
 } voxel_grid;
 
+/* Grows lo, hi (start at +inf, -inf) to hold n points. */
+void voxel_bounds(const float *xyz, size_t n, double lo[3], double hi[3]);
+
 /* The grid of points whose bounds are lo, hi (as read from floats);
  * PTREG_ERR_ARG when an axis would hold 2^21 cubes. */
 ptreg_status voxel_grid_init(const double lo[3], const double hi[3], double voxel, voxel_grid *g, ptreg_error *err);
 
-static inline uint64_t voxel_key(const voxel_grid *g, const float p[3])
-{
-    uint64_t key = 0;
-    for (int k = 0; k < 3; k++)
-        key = key << VOXEL_AXIS_BITS | (uint64_t)floor(((double)p[k] - g->lo[k]) / g->voxel);
-    return key;
-}
+/* The occupied voxels' sums, in the order of each voxel's first point:
+ * points are added in cloud order, each to its voxel's double sums, so a
+ * centroid is the same whether the cloud came whole or in pieces. An open-
+ * addressing table finds a key's voxel. */
+typedef struct voxel_sum {
+    uint64_t key;
+    uint64_t count;
+    double xyz[3];
+} voxel_sum;
 
-/* A voxel's centroid from its sum in double, or its normal made unit (NaN
- * where the normals cancel). */
-static inline void voxel_finish(const double s[3], uint64_t count, int unit, float out[3])
-{
-    double scale = 1.0 / (double)count;
-    if (unit) {
-        const double len = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
-        scale = len > 0 ? 1.0 / len : NAN;
-    }
-    for (int k = 0; k < 3; k++)
-        out[k] = (float)(s[k] * scale);
-}
+typedef struct voxel_sums {
+    voxel_grid grid;
+    int normals;         /* sum normals as well */
+    voxel_sum *sums;     /* count of them, cap allocated */
+    double *normal_sums; /* 3 per voxel when normals */
+    size_t count, cap;
+    uint64_t *table; /* a fingerprint and 1 + a voxel's index, 0 when free; table_size a power of 2 */
+    size_t table_size;
+} voxel_sums;
+
+/* An empty set of sums over the grid (nothing allocated yet). */
+void voxel_sums_init(voxel_sums *v, const voxel_grid *grid, int normals);
+/* Adds n points (and their normals, when v->normals) in order. */
+ptreg_status voxel_sums_add(voxel_sums *v, const float *xyz, const float *normals, size_t n, ptreg_error *err);
+/* The centroids (and unit mean normals) into out (allocated); the table is
+ * freed first, so the peak holds the sums and the cloud only. */
+ptreg_status voxel_sums_cloud(voxel_sums *v, ptreg_cloud *out, ptreg_error *err);
+void voxel_sums_free(voxel_sums *v);
 
 #endif
