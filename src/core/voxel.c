@@ -1,7 +1,7 @@
 /* Voxel-grid downsampling with Open3D's semantics (core.h): the grid
  * anchored half a voxel below the cloud's minimum, each occupied voxel's
  * points replaced by their centroid, voxels in the order of their first
- * point. docs/ALGORITHMS.md, "Voxel-grid downsampling". */
+ * point (docs/ALGORITHMS.md, "Global registration", step 1). */
 #include "core/voxel_impl.h"
 
 #include <math.h>
