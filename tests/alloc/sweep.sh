@@ -12,6 +12,13 @@
 # failure: an allocation whose failure changes nothing (a buffer's shrink)
 # is "absorbed".
 #
+# Allocations made in a loop fail at the first two and the last turns of
+# each loop only (the sites recorded by PTREG_ALLOC_SITES in the counting
+# run: a hash of the call stack), which keeps the state each failure has
+# to unwind (nothing yet, some, all but one) and drops the turns between,
+# which unwind the same state as the second: PTREG_SWEEP_EVERY=1 fails every
+# allocation.
+#
 # The tuner's path depends on its timings (which candidate wins decides
 # what is measured next), so its runs differ in how many allocations they
 # make: a tune run that ended before its n-th allocation had nothing
@@ -107,6 +114,17 @@ check_failed_run() {
     return 1
 }
 
+# allocations_to_fail COUNT: the numbers to fail, in order: every one under
+# PTREG_SWEEP_EVERY=1, else each site's first, second and last.
+allocations_to_fail() {
+    if [ "${PTREG_SWEEP_EVERY:-0}" = 1 ] || [ ! -s "$WORK/sites" ]; then
+        seq 1 "$1"
+        return
+    fi
+    awk '{ seen[$2]++; if (seen[$2] <= 2) print $1; last[$2] = $1 }
+         END { for (s in last) if (seen[s] > 2) print last[s] }' "$WORK/sites" | sort -n
+}
+
 # sweep NAME [timed] -- COMMAND ARGS...: the whole sweep of one run.
 # Outputs go under $OUT, which is emptied before each run.
 sweep() {
@@ -122,15 +140,17 @@ sweep() {
     local json=0 arg
     for arg in "$@"; do [ "$arg" = --json ] && json=1; done
     rm -rf "$OUT" && mkdir -p "$OUT"
-    if ! PTREG_ALLOC_COUNT="$WORK/count" "$PTREG" "$@" >"$WORK/stdout" 2>"$WORK/err"; then
+    if ! PTREG_ALLOC_COUNT="$WORK/count" PTREG_ALLOC_SITES="$WORK/sites" "$PTREG" "$@" >"$WORK/stdout" \
+        2>"$WORK/err"; then
         problem "$name: the run without failures failed"
         sed 's/^/  stderr: /' "$WORK/err" | head -5 >&2
         return
     fi
     rm -rf "$WORK/ref" && cp -r "$OUT" "$WORK/ref"
-    local count start=$SECONDS handled=0 absorbed=0 unreached=0 n rc verdict
+    local count start=$SECONDS handled=0 absorbed=0 unreached=0 n rc verdict chosen
     count=$(cat "$WORK/count")
-    for ((n = 1; n <= count; n++)); do
+    chosen=$(allocations_to_fail "$count")
+    for n in $chosen; do
         rm -rf "$OUT" && mkdir -p "$OUT"
         rm -f "$WORK/count_n"
         PTREG_FAIL_ALLOC=$n PTREG_ALLOC_COUNT="$WORK/count_n" timeout 120 "$PTREG" "$@" >"$WORK/stdout" \
@@ -150,11 +170,13 @@ sweep() {
                 grep -m 8 -E '^ +#[0-9]+ ' | sed 's/^/  /' >&2
         fi
     done
-    total_runs=$((total_runs + count))
+    local runs
+    runs=$(echo "$chosen" | wc -w)
+    total_runs=$((total_runs + runs))
     local tail=""
     [ "$timed" = 1 ] && tail=", $unreached not reached"
-    printf '%-14s %5d allocations: %5d failed cleanly, %3d absorbed%s (%ds)\n' "$name" "$count" "$handled" \
-        "$absorbed" "$tail" $((SECONDS - start))
+    printf '%-14s %5d allocations, %5d failed: %5d cleanly, %3d absorbed%s (%ds)\n' "$name" "$count" "$runs" \
+        "$handled" "$absorbed" "$tail" $((SECONDS - start))
 }
 
 make_inputs || { echo "FAIL: could not make the inputs" >&2; exit 1; }
