@@ -93,7 +93,7 @@ install: build
 bench-deps:
 	@scripts/ensure-deps.sh $(DEPS) $(BENCH_DEPS)
 
-# Speed against the peers (Open3D, PCL, NumPy): see bench/README.md.
+# Speed against the peers (Open3D, PCL, NumPy) and the machine (roofline.py): see bench/README.md.
 bench: build bench-deps
 	@cmake -S bench/peers -B $(BUILD)/peers -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD)/peers -j $(JOBS)
@@ -103,6 +103,7 @@ bench: build bench-deps
 	@/usr/bin/python3 bench/features_bench.py
 	@/usr/bin/python3 bench/batch_bench.py --ptreg $(PTREG)
 	@/usr/bin/python3 bench/lddmm_bench.py --ptreg $(PTREG)
+	@/usr/bin/python3 bench/roofline.py --build $(BUILD) --markdown --svg $(BUILD)/bench/roofline.svg
 
 clean:
 	@rm -rf $(BUILD)
