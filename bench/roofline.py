@@ -7,7 +7,7 @@ fraction of the governing bound each kernel reaches on 1 and 2 threads.
 
   cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2
   /usr/bin/python3 bench/roofline.py [--build build] [--rounds 3] [--reps 5]
-      [--kernels a,b] [--markdown] [--json FILE] [--svg FILE] [--quick]
+      [--kernels a,b] [--baseline OTHER_BUILD] [--markdown] [--json FILE] [--svg FILE] [--quick]
 
 Bounds (per kernel, the time its work needs at the machine's limit; the
 governing one is the largest):
@@ -198,13 +198,27 @@ def run_kernels(build, threads, kernels, reps, quick):
 
 
 def measure(a):
-    """{kernel: {threads: [rows]}} over interleaved rounds."""
-    runs = {}
+    """{build: {kernel: {threads: [rows]}}} over interleaved rounds: each round
+    runs every thread count, and under each the builds one after the other."""
+    builds = [a.build] + ([a.baseline] if a.baseline else [])
+    runs = {b: {} for b in builds}
     for _ in range(a.rounds):
         for t in a.threads:
-            for r in run_kernels(a.build, t, a.kernels, a.reps, a.quick):
-                runs.setdefault(r["kernel"], {}).setdefault(t, []).append(r)
+            for b in builds:
+                for r in run_kernels(b, t, a.kernels, a.reps, a.quick):
+                    runs[b].setdefault(r["kernel"], {}).setdefault(t, []).append(r)
     return runs
+
+
+def add_baseline(rows, base_rows):
+    """Each row's per-thread figures gain the baseline build's ns per unit."""
+    base = {r["kernel"]: r for r in base_rows}
+    for r in rows:
+        for t, p in r["per_threads"].items():
+            b = base.get(r["kernel"], {}).get("per_threads", {}).get(t)
+            if b:
+                p["baseline_ns_per_unit"] = b["ns_per_unit"]
+                p["speedup"] = b["ns_per_unit"] / p["ns_per_unit"]
 
 
 def summarise(runs, limits, threads):
@@ -238,13 +252,17 @@ def markdown(rows, limits, a):
              f"scalar {limits['scalar'] / 1e9:.1f}); bandwidth {bw}",
              f"- random access, ns latency/throughput per line: {rnd}",
              f"- {a.rounds} interleaved rounds x {a.reps} calls, medians; command: `{' '.join(sys.argv)}`", ""]
-    head = ["kernel", "unit", "flops/unit", "form", "bound"] + [f"{t} thr ns/unit" for t in a.threads] + \
+    base = [f"{t} thr before ns/unit (x faster)" for t in a.threads] if a.baseline else []
+    head = ["kernel", "unit", "flops/unit", "form", "bound"] + [f"{t} thr ns/unit" for t in a.threads] + base + \
            [f"{t} thr of bound" for t in a.threads] + [f"{t} thr of fp32 peak" for t in a.threads]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         p = r["per_threads"]
         cells = [r["kernel"], r["unit"], f"{r['flops']:.0f}", r["form"], p[min(p)]["bound"]]
         cells += [f"{p[t]['ns_per_unit']:.4g}" if t in p else "" for t in a.threads]
+        if a.baseline:
+            cells += [f"{p[t]['baseline_ns_per_unit']:.4g} ({p[t]['speedup']:.2f}x)" if "speedup" in p.get(t, {})
+                      else "" for t in a.threads]
         cells += [fraction_cell(r, p, t) for t in a.threads]
         cells += [f"{100 * p[t]['machine_fraction']:.1f}%" if t in p else "" for t in a.threads]
         lines.append("| " + " | ".join(cells) + " |")
@@ -323,6 +341,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"),
                     help="the CMake build folder (its bench/roofline_kernels)")
+    ap.add_argument("--baseline", default=None,
+                    help="another build folder (the code before a change), measured in the same rounds: "
+                         "its ns per unit and the speed-up join the table")
     ap.add_argument("--work", default=None, help="folder for the probes' programs (default: a temporary one)")
     ap.add_argument("--kernels", default=None, help="comma list (default all: " + ", ".join(MODELS) + ")")
     ap.add_argument("--threads", default="1,2")
@@ -341,7 +362,10 @@ def main():
     work = a.work or tempfile.mkdtemp(prefix="roofline_")
     os.makedirs(work, exist_ok=True)
     limits = machine_limits(build_tools(work), a.quick)
-    rows = summarise(measure(a), limits, a.threads)
+    runs = measure(a)
+    rows = summarise(runs[a.build], limits, a.threads)
+    if a.baseline:
+        add_baseline(rows, summarise(runs[a.baseline], limits, a.threads))
     text = markdown(rows, limits, a)
     print(text if a.markdown else json.dumps({"limits": limits, "rows": rows}, indent=1))
     if a.json:
