@@ -277,6 +277,7 @@ typedef struct nn_state {
     size_t nq;
     uint32_t *nearest, *seed;
     float *dist2;
+    int leaf_size;
 } nn_state;
 
 static nn_state *nn_alloc(inputs *in)
@@ -298,6 +299,7 @@ static void *kdtree_setup(inputs *in, double *units, char *params, size_t size)
     ptreg_kdtree_options_default(&opt);
     ptreg_error err;
     check(ptreg_kdtree_create(in->model.xyz, in->model.n, &opt, &st->tree, &err), &err, "k-d tree");
+    st->leaf_size = opt.leaf_size;
     *units = (double)st->nq;
     snprintf(params, size, "{\"model\": %zu, \"queries\": %zu, \"leaf_size\": %d, \"hint\": false}", in->model.n,
              st->nq, opt.leaf_size);
@@ -310,8 +312,37 @@ static void kdtree_call(void *state)
     ptreg_kdtree_nearest(st->tree, st->queries, st->nq, NULL, st->nearest, st->dist2);
 }
 
-/* The walk starts from each query's answer at a pose 0.5 degrees away,
- * as in ICP's late iterations (seed = the previous iteration's answer). */
+/* The queries at a pose 0.5 degrees and 1 mm away: ICP's previous
+ * iteration, whose answers seed the next one's searches late in a run. */
+static float *previous_pose(const nn_state *st)
+{
+    const double a = 0.5 * 3.14159265358979323846 / 180;
+    const double T[16] = {cos(a), -sin(a), 0, 0.001, sin(a), cos(a), 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+    float *before = xmalloc(3 * st->nq * sizeof(float));
+    apply(T, st->queries, st->nq, before);
+    return before;
+}
+
+/* The k-d tree as ICP runs it: each search bounded first by the distance
+ * to the previous iteration's answer (the hint). */
+static void *kdtree_hint_setup(inputs *in, double *units, char *params, size_t size)
+{
+    nn_state *st = kdtree_setup(in, units, params, size);
+    float *before = previous_pose(st);
+    ptreg_kdtree_nearest(st->tree, before, st->nq, NULL, st->seed, st->dist2);
+    free(before);
+    snprintf(params, size, "{\"model\": %zu, \"queries\": %zu, \"leaf_size\": %d, \"hint\": true}",
+             in->model.n, st->nq, st->leaf_size);
+    return st;
+}
+
+static void kdtree_hint_call(void *state)
+{
+    nn_state *st = state;
+    ptreg_kdtree_nearest(st->tree, st->queries, st->nq, st->seed, st->nearest, st->dist2);
+}
+
+/* The walk starts from each query's answer at the previous pose. */
 static void *delaunay_setup(inputs *in, double *units, char *params, size_t size)
 {
     nn_state *st = nn_alloc(in);
@@ -319,10 +350,7 @@ static void *delaunay_setup(inputs *in, double *units, char *params, size_t size
     ptreg_index_options_default(&opt);
     ptreg_error err;
     check(ptreg_model_index_create(in->model.xyz, in->model.n, &opt, &st->index, &err), &err, "model index");
-    const double a = 0.5 * 3.14159265358979323846 / 180;
-    const double T[16] = {cos(a), -sin(a), 0, 0.001, sin(a), cos(a), 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
-    float *before = xmalloc(3 * st->nq * sizeof(float));
-    apply(T, st->queries, st->nq, before);
+    float *before = previous_pose(st);
     check(ptreg_model_index_nearest(st->index, before, st->nq, PTREG_NN_KDTREE, NULL, st->seed, st->dist2, NULL,
                                     &err),
           &err, "seeds");
@@ -599,6 +627,7 @@ static const kernel KERNELS[] = {
     {"lddmm_eval", "pair term", lddmm_setup, lddmm_call, lddmm_teardown},
     {"harris3d", "voxel", harris_setup, harris_call, harris_teardown},
     {"kdtree_nn", "query", kdtree_setup, kdtree_call, nn_teardown},
+    {"kdtree_nn_hint", "query", kdtree_hint_setup, kdtree_hint_call, nn_teardown},
     {"delaunay_walk", "query", delaunay_setup, delaunay_call, nn_teardown},
     {"plane_gn", "pair", plane_setup, gn_call, gn_teardown},
     {"gicp_gn", "pair", gicp_setup, gn_call, gn_teardown},
