@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/counts.h"
+#include "core/large_alloc.h"
 #include "nn/kdtree_query.h"
 
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err)
@@ -144,8 +145,8 @@ static ptreg_status build_knn(const ptreg_kdtree *t, const float *xyz, size_t n,
      * and a table no size_t can hold is refused as memory it cannot have */
     if (!count_mul3(n, kk, sizeof(uint32_t), &bytes))
         return PTREG_ERR_NOMEM;
-    uint32_t *index = malloc(bytes);
-    float *dist2 = malloc(bytes);
+    uint32_t *index = core_alloc_large(bytes);
+    float *dist2 = core_alloc_large(bytes);
     table->blocks[table->block_count++] = index;
     table->blocks[table->block_count++] = dist2;
     if (!index || !dist2)

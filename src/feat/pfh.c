@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/large_alloc.h"
 #include "feat/neighborhood.h"
 #include "feat/pfh_impl.h"
 #include "feat/pfh_kernels.h"
@@ -482,7 +483,8 @@ ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const 
         return s;
     if (on.backend != PTREG_BACKEND_CPU)
         return feat_device_fpfh(&on, xyz, normals, n, opt, out, missing, err);
-    feature_job job = {xyz, normals, n, opt, &table, kernel, malloc(n * PTREG_FPFH_BINS * sizeof(float)), out};
+    float *spfh = core_alloc_large(n * PTREG_FPFH_BINS * sizeof(float));
+    feature_job job = {xyz, normals, n, opt, &table, kernel, spfh, out};
     int ok = job.spfh && spfh_pass(&job);
     size_t lacking = ok ? fpfh_pass(&job) : 0;
     free(job.spfh);
@@ -554,7 +556,7 @@ static ptreg_status cpu_model_rows(const ptreg_features_model *m, features_fn fn
 {
     if (!which)
         return fn(m->xyz, m->normals, m->n, opt, out, missing, err);
-    float *all = malloc(m->n * bins * sizeof *all);
+    float *all = core_alloc_large(m->n * bins * sizeof *all);
     if (!all)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "features: out of memory for %zu rows", m->n);
     ptreg_status s = fn(m->xyz, m->normals, m->n, opt, all, NULL, err);

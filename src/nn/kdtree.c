@@ -11,6 +11,7 @@
 #endif
 
 #include "core/counts.h"
+#include "core/large_alloc.h"
 #include "nn/nn_kernels.h"
 #include "ptreg/nn.h"
 
@@ -358,14 +359,14 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
     size_t nodes = n < 2 ? 1 : subtree_nodes(n, ls), chunks = n < 2 ? 1 : subtree_chunks(n, ls);
     size_t leaves = subtree_leaves(n, ls);
     ptreg_kdtree *t = calloc(1, sizeof *t);
-    build_point *pts = malloc(n * sizeof *pts);
+    build_point *pts = core_alloc_large(n * sizeof *pts);
     if (t) {
         t->nodes = aligned_alloc(64, round_up(nodes * sizeof *t->nodes, 64));
         t->cells = malloc(nodes * sizeof *t->cells);
         t->parent = malloc(nodes * sizeof *t->parent);
-        t->chunks = aligned_alloc(64, round_up(chunks * sizeof *t->chunks, 64));
-        t->index = malloc(chunks * PTREG_KD_LANES * sizeof *t->index);
-        t->slot = malloc(n * sizeof *t->slot);
+        t->chunks = core_alloc_large(round_up(chunks * sizeof *t->chunks, 64)); /* 64-aligned: at least */
+        t->index = core_alloc_large(chunks * PTREG_KD_LANES * sizeof *t->index);
+        t->slot = core_alloc_large(n * sizeof *t->slot);
         t->leaves = aligned_alloc(64, leaves * sizeof *t->leaves);
     }
     if (!t || !pts || !t->nodes || !t->cells || !t->parent || !t->chunks || !t->index || !t->slot ||
