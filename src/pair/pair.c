@@ -225,6 +225,7 @@ static void gauss_vector(ptreg_pair_plan *plan, size_t padded, double scale, int
     const size_t rb = (size_t)plan->opt.row_block;
     const size_t blocks = (padded + rb - 1) / rb;
     void (*kernel)(const pair_gauss_block *) = pair_cpu_kernels_for(plan->isa)->pair_gauss_block;
+    const float f = pair_exp2_factor(scale);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (size_t b = 0; b < blocks; b++) {
         const size_t r0 = b * rb, nr = padded - r0 < rb ? padded - r0 : rb;
@@ -232,7 +233,7 @@ static void gauss_vector(ptreg_pair_plan *plan, size_t padded, double scale, int
             .rx = plan->rx + r0, .ry = plan->ry + r0, .rz = plan->rz + r0, .nr = nr,
             .cx = plan->cx, .cy = plan->cy, .cz = plan->cz,
             .hx = plan->hx, .hy = plan->hy, .hz = plan->hz, .m = plan->m,
-            .neg_scale = (float)-scale, .col_tile = plan->opt.col_tile, .row_vectors = plan->opt.row_vectors,
+            .neg_scale_log2e = f, .col_tile = plan->opt.col_tile, .row_vectors = plan->opt.row_vectors,
             .tiles_outside = plan->opt.order == PTREG_PAIR_TILES_OUTSIDE,
             .tile = plan->tiles ? plan->tiles + (size_t)thread_index() * 3 * (size_t)plan->opt.col_tile : NULL,
             .se = plan->se + r0, .se2 = plan->se2 + r0,

@@ -4,12 +4,24 @@
 
 #include "core/cpu.h"
 
+#include <float.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* Rows are padded to a multiple of this (the widest vector). */
 #define PTREG_PAIR_ROW_PAD 16
 #define PTREG_PAIR_MAX_COL_TILE 8192
+
+/* The kernels' exp(-scale d^2) is 2^(f d^2) with f = -scale log2(e)
+ * (vec_isa.h's v_exp2), f rounded to float once, from double, and kept
+ * finite (an infinite one would make 0 * -inf a NaN where a row meets its
+ * column). Everything that must give the engine's bits (batch_kernels_isa.c)
+ * takes f from here. */
+static inline float pair_exp2_factor(double scale)
+{
+    const double f = -scale * 1.4426950408889634;
+    return f < -FLT_MAX ? -FLT_MAX : (float)f;
+}
 
 /* One row block's Gaussian sums over all columns. Row coordinates are
  * float32 (the driver widens float16 rows); columns are float32 (cx, cy, cz)
@@ -20,7 +32,7 @@ typedef struct pair_gauss_block {
     const float *cx, *cy, *cz;    /* float32 columns, or NULL */
     const uint16_t *hx, *hy, *hz; /* float16 columns, or NULL */
     size_t m;
-    float neg_scale; /* e = exp(neg_scale * d^2) */
+    float neg_scale_log2e; /* e = 2^(neg_scale_log2e * d^2) = exp(-scale d^2) */
     int col_tile, row_vectors, tiles_outside;
     float *tile; /* 3 * col_tile floats of scratch (float16 columns) */
     double *se, *se2, *sbx, *sby, *sbz; /* nr each, overwritten */
@@ -28,7 +40,8 @@ typedef struct pair_gauss_block {
 
 #define PTREG_DECLARE_PAIR_KERNELS(sfx)                                     \
     void pair_gauss_block##sfx(const pair_gauss_block *blk);   \
-    void pair_exp_array##sfx(const float *in, float *out, size_t n);
+    void pair_exp_array##sfx(const float *in, float *out, size_t n);   \
+    void pair_exp2_array##sfx(const float *in, float *out, size_t n);
 
 PTREG_DECLARE_PAIR_KERNELS(_generic)
 #if defined(__x86_64__)
@@ -41,9 +54,10 @@ PTREG_DECLARE_PAIR_KERNELS(_avx512)
 typedef struct pair_cpu_kernel_table {
     void (*pair_gauss_block)(const pair_gauss_block *blk);
     void (*pair_exp_array)(const float *in, float *out, size_t n);
+    void (*pair_exp2_array)(const float *in, float *out, size_t n); /* the kernel's 2^t, t <= 0 (tests) */
 } pair_cpu_kernel_table;
 
-#define PAIR_CPU_KERNELS(sfx) {pair_gauss_block##sfx, pair_exp_array##sfx}
+#define PAIR_CPU_KERNELS(sfx) {pair_gauss_block##sfx, pair_exp_array##sfx, pair_exp2_array##sfx}
 PTREG_DECLARE_ISA_TABLE(pair_cpu_kernel_table, pair_cpu_kernels)
 
 /* IEEE binary16 conversions, round to nearest even (as F16C does). */

@@ -9,17 +9,28 @@
 #include "pair/pair_kernels.h"
 #include "pair/vec_isa.h"
 
-void ISA_FN(pair_exp_array)(const float *in, float *out, size_t n)
+/* Applies f to n floats, the tail through a zero-padded vector. */
+static inline __attribute__((always_inline)) void map_array(vf (*f)(vf), const float *in, float *out, size_t n)
 {
     size_t i = 0;
     for (; i + VW <= n; i += VW)
-        v_store(out + i, v_exp(v_load(in + i)));
+        v_store(out + i, f(v_load(in + i)));
     if (i < n) {
         float buf[VW] = {0};
         memcpy(buf, in + i, (n - i) * sizeof(float));
-        v_store(buf, v_exp(v_load(buf)));
+        v_store(buf, f(v_load(buf)));
         memcpy(out + i, buf, (n - i) * sizeof(float));
     }
+}
+
+void ISA_FN(pair_exp_array)(const float *in, float *out, size_t n) { map_array(v_exp, in, out, n); }
+
+/* Under the kernel's flush-to-zero, as sweep_tile runs it. */
+void ISA_FN(pair_exp2_array)(const float *in, float *out, size_t n)
+{
+    const fp_env env = flush_denormals();
+    map_array(v_exp2, in, out, n);
+    restore_fp(env);
 }
 
 /* The float32 sums of rv row vectors over one column tile. */
@@ -31,7 +42,7 @@ typedef struct tile_sums {
  * coordinates and sums in registers. */
 static inline __attribute__((always_inline)) void sweep_tile(const float *rx, const float *ry, const float *rz,
                                                              int rv, const float *cx, const float *cy,
-                                                             const float *cz, size_t len, vf neg_scale,
+                                                             const float *cz, size_t len, vf neg_scale_log2e,
                                                              tile_sums *out)
 {
     vf ax[4], ay[4], az[4], se[4], se2[4], sx[4], sy[4], sz[4];
@@ -46,7 +57,7 @@ static inline __attribute__((always_inline)) void sweep_tile(const float *rx, co
         for (int v = 0; v < rv; v++) {
             const vf dx = v_sub(ax[v], bx), dy = v_sub(ay[v], by), dz = v_sub(az[v], bz);
             const vf d2 = v_fma(dz, dz, v_fma(dy, dy, v_mul(dx, dx)));
-            const vf e = v_exp(v_mul(d2, neg_scale));
+            const vf e = v_exp2(v_mul(d2, neg_scale_log2e));
             se[v] = v_add(se[v], e);
             se2[v] = v_fma(e, e, se2[v]);
             sx[v] = v_fma(e, bx, sx[v]);
@@ -66,7 +77,7 @@ static inline __attribute__((always_inline)) void sweep_tile(const float *rx, co
 static void sweep_tile_rv(const pair_gauss_block *b, size_t row, int rv, const float *cx, const float *cy,
                           const float *cz, size_t len, tile_sums *out)
 {
-    const vf ns = v_set1(b->neg_scale);
+    const vf ns = v_set1(b->neg_scale_log2e);
     switch (rv) {
     case 4: sweep_tile(b->rx + row, b->ry + row, b->rz + row, 4, cx, cy, cz, len, ns, out); break;
     case 2: sweep_tile(b->rx + row, b->ry + row, b->rz + row, 2, cx, cy, cz, len, ns, out); break;

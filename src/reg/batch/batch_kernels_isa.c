@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "device/cpu_isa.h"
+#include "pair/pair_kernels.h"
 #include "pair/vec_isa.h"
 #include "ptreg/core.h"
 #include "ptreg/icp.h"
@@ -145,7 +146,7 @@ static void move_row(const batch_block *b, const chunk_consts k[NC], const vd T[
 }
 
 /* The pair engine's sweep of one row over every target point. */
-static void row_sums(const batch_block *b, const float r[3][W], vf neg_scale, float se[W], float se2[W],
+static void row_sums(const batch_block *b, const float r[3][W], vf neg_scale_log2e, float se[W], float se2[W],
                      float sb[3][W])
 {
     const vf ax = v_load(r[0]), ay = v_load(r[1]), az = v_load(r[2]);
@@ -160,7 +161,7 @@ static void row_sums(const batch_block *b, const float r[3][W], vf neg_scale, fl
         }
         const vf dx = v_sub(ax, bx), dy = v_sub(ay, by), dz = v_sub(az, bz);
         const vf d2 = v_fma(dz, dz, v_fma(dy, dy, v_mul(dx, dx)));
-        vf e = v_exp(v_mul(d2, neg_scale));
+        vf e = v_exp2(v_mul(d2, neg_scale_log2e));
         if (b->tmask)
             e = v_mul(e, v_load(b->tmask + i * W));
         s_e = v_add(s_e, e);
@@ -217,16 +218,16 @@ static void e_step(const batch_block *b, const chunk_consts k[NC], const vd T[NC
     float neg[W];
     double outlier[W];
     for (int l = 0; l < W; l++) {
-        neg[l] = (float)-(0.5 / sigma2[l]);
+        neg[l] = pair_exp2_factor(0.5 / sigma2[l]); /* as ptreg_emicp's pair engine */
         outlier[l] = exp(-b->d02[l] / sigma2[l]);
     }
-    const vf neg_scale = v_load(neg);
+    const vf neg_scale_log2e = v_load(neg);
     for (size_t j = 0; j < b->ns; j++) {
         float r[3][W], se[W], se2[W], sb[3][W];
         vd p[NC][3];
         move_row(b, k, T, j, r, p);
         const fp_env env = flush_denormals(); /* as the pair engine sums */
-        row_sums(b, r, neg_scale, se, se2, sb);
+        row_sums(b, r, neg_scale_log2e, se, se2, sb);
         restore_fp(env);
         for (int c = 0; c < NC; c++) {
             const chunk_sums s = {vd_floats(se + c * DW),
