@@ -47,16 +47,18 @@ MODELS = {
     "emicp_pairs": {
         "what": "EM-ICP E-step pair sums, fp32 (src/pair/pair_kernels_isa.c sweep_tile)",
         "flops": [("fp32-vector", 31)], "bytes": 0,
-        "why": "23 vector instructions per 16 pairs of which 8 are not FMAs (3 sub, 2 mul, cmp, min, round, "
-               "scalef, add): at two vector ports the instruction bound is 31/46 = 67% of the FMA peak",
-        "move": "fewer non-FMA instructions: the exp without min and cmp, log2(e) folded into the scale"},
+        "why": "19 vector instructions per 16 pairs, 8 of them not FMAs (3 sub, 2 mul, VREDUCEPS, "
+               "VSCALEFPS, add); counted as 31 flops a pair (the exp before change 121) to compare across changes",
+        "move": "the scale folded into the coordinates (one mul fewer: +10% in an experiment), unscaled "
+                "columns kept for the weighted sums"},
     "lddmm_eval": {
         "what": "LDDMM objective + gradient: flow and adjoint pair passes (src/pair/lddmm_kernels_isa.c)",
         "flops": [("fp32-vector", 65)], "bytes": 0,
         "why": "44 flops per flow term, 86 per adjoint term (27 and 51 vector instructions per 16 terms, "
                "exp included); float64 sums per tile and the Euler steps' barriers add the rest",
-        "move": "two row vectors per column in the flow pass (the broadcasts shared, more independent work in "
-                "flight); the pair engine's cheaper exp"},
+        "move": "the pair engine's 2^t exp (4 instructions fewer per 16 terms; LDDMM keeps the exp form for "
+                "now), and fewer dot products in the adjoint (ai.pj + aj.pi as one 6-term dot); two row "
+                "vectors per column in the flow pass did nothing (measured)"},
     "harris3d": {
         "what": "3-D Harris scores, W = 5: gradients, six products, separable Gaussian, score "
                 "(src/feat/harris3d_kernels_isa.c)",
