@@ -36,7 +36,7 @@ typedef struct lddmm_points {
 typedef struct lddmm_block {
     lddmm_points rows; /* rows.n a multiple of PTREG_LDDMM_ROW_PAD */
     lddmm_points cols;
-    float neg_half_s;  /* -s / 2 */
+    float exp2_factor; /* -s / 2 * log2(e) (pair_exp2_factor): each term's weight is 2^(factor d^2) */
     int col_tile;
     /* outputs, rows.n each, overwritten: flow v, f; adjoint A, P, Q1..Q3 */
     double *out[15];

@@ -54,7 +54,7 @@ static void clear_rows(const lddmm_block *b, int outputs)
 void ISA_FN(lddmm_flow_block)(const lddmm_block *b)
 {
     const fp_env env = flush_denormals();
-    const vf nhs = v_set1(b->neg_half_s);
+    const vf f2 = v_set1(b->exp2_factor);
     const size_t tile = (size_t)b->col_tile, m = b->cols.n;
     clear_rows(b, 6);
     for (size_t i = 0; i < b->rows.n; i += VW) {
@@ -64,7 +64,7 @@ void ISA_FN(lddmm_flow_block)(const lddmm_block *b)
             vec3 v = zero3(), f = zero3();
             for (size_t j = j0; j < end; j++) {
                 const vec3 d = sub3(qi, bcast3(b->cols.q, j)), pj = bcast3(b->cols.p, j);
-                const vf e = v_exp(v_mul(dot3(d, d), nhs));
+                const vf e = v_exp2(v_mul(dot3(d, d), f2));
                 axpy3(&v, e, pj);
                 axpy3(&f, v_mul(e, dot3(pi, pj)), d);
             }
@@ -78,7 +78,7 @@ void ISA_FN(lddmm_flow_block)(const lddmm_block *b)
 void ISA_FN(lddmm_adjoint_block)(const lddmm_block *b)
 {
     const fp_env env = flush_denormals();
-    const vf nhs = v_set1(b->neg_half_s);
+    const vf f2 = v_set1(b->exp2_factor);
     const size_t tile = (size_t)b->col_tile, m = b->cols.n;
     clear_rows(b, 15);
     for (size_t i = 0; i < b->rows.n; i += VW) {
@@ -90,7 +90,7 @@ void ISA_FN(lddmm_adjoint_block)(const lddmm_block *b)
             for (size_t j = j0; j < end; j++) {
                 const vec3 d = sub3(qi, bcast3(b->cols.q, j)), pj = bcast3(b->cols.p, j);
                 const vec3 aj = bcast3(b->cols.a, j), db = sub3(bi, bcast3(b->cols.b, j));
-                const vf e = v_exp(v_mul(dot3(d, d), nhs));
+                const vf e = v_exp2(v_mul(dot3(d, d), f2));
                 const vf t = v_mul(e, dot3(db, d)), ec = v_mul(e, dot3(pi, pj));
                 axpy3(&A, e, aj);
                 axpy3(&P, t, pj);

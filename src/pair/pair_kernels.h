@@ -20,7 +20,8 @@
 static inline float pair_exp2_factor(double scale)
 {
     const double f = -scale * 1.4426950408889634;
-    return f < -FLT_MAX ? -FLT_MAX : (float)f;
+    /* finite, and never -0: -0 times an infinite d^2 would be NaN, not 0 */
+    return f < -FLT_MAX ? -FLT_MAX : f > -FLT_MIN ? -FLT_MIN : (float)f;
 }
 
 /* One row block's Gaussian sums over all columns. Row coordinates are

@@ -20,6 +20,7 @@
 #include "core/counts.h"
 #include "core/options_table.h"
 #include "pair/lddmm_kernels.h"
+#include "pair/pair_kernels.h"
 #include "reg/lddmm/lddmm_impl.h"
 
 #define ROWS_PER_TASK 64 /* a multiple of PTREG_LDDMM_ROW_PAD */
@@ -136,7 +137,7 @@ static void run_blocks(const lddmm_ctx *c, block_fn kernel, const lddmm_points *
             b.rows.b[k] = rows->b[k] ? rows->b[k] + r0 : NULL;
         }
         b.cols = *cols;
-        b.neg_half_s = (float)(-0.5 * c->s);
+        b.exp2_factor = pair_exp2_factor(0.5 * c->s);
         b.col_tile = COL_TILE;
         for (int o = 0; o < outputs; o++)
             b.out[o] = out + (size_t)o * np + r0;
