@@ -54,11 +54,11 @@ MODELS = {
     "lddmm_eval": {
         "what": "LDDMM objective + gradient: flow and adjoint pair passes (src/pair/lddmm_kernels_isa.c)",
         "flops": [("fp32-vector", 65)], "bytes": 0,
-        "why": "44 flops per flow term, 86 per adjoint term (27 and 51 vector instructions per 16 terms, "
-               "exp included); float64 sums per tile and the Euler steps' barriers add the rest",
-        "move": "the pair engine's 2^t exp (4 instructions fewer per 16 terms; LDDMM keeps the exp form for "
-                "now), and fewer dot products in the adjoint (ai.pj + aj.pi as one 6-term dot); two row "
-                "vectors per column in the flow pass did nothing (measured)"},
+        "why": "24 and 48 vector instructions per 16 flow and adjoint terms (counted as 44 and 86 flops, the "
+               "yardstick before change 122), a third of them not FMAs (subtractions, the 2^t's reduce and scale); "
+               "float64 sums per tile and the Euler steps' barriers add the rest",
+        "move": "fewer dot products in the adjoint (ai.pj + aj.pi as one 6-term dot, db.d once); two row "
+                "vectors per column in the flow pass did nothing (measured, change 122)"},
     "harris3d": {
         "what": "3-D Harris scores, W = 5: gradients, six products, separable Gaussian, score "
                 "(src/feat/harris3d_kernels_isa.c)",
