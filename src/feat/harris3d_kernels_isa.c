@@ -5,7 +5,7 @@
  *   intensity rows (edge-clamped) -> gradient products g g^T (6 channels)
  *   -> x pass, row by row into a ring of 2r+1 rows (L1) -> y pass into a
  *   ring of 2r+1 planes (L2) -> z pass, score and row maximum, fused.
- * The rings hold the six channels interleaved per 16-voxel vector.
+ * The rings hold the six channels interleaved per block of 16 columns.
  * Every voxel's sums run in the same order whatever the tile, so tiles and
  * threads never change the result. */
 #include "feat/harris3d_kernels.h"
@@ -81,20 +81,30 @@ static void gradient_products(float *restrict xx, float *restrict yy, float *res
     }
 }
 
-/* The passes run on GCC's vector extension, 16 lanes lowered to what the
- * ISA has (four SSE, two AVX2 or one AVX-512 operation): each lane does the
- * scalar formula's operations in its order, so every ISA keeps the bits. */
-typedef float v16f __attribute__((vector_size(64)));
-typedef int32_t v16i __attribute__((vector_size(64)));
+/* The passes run on GCC's vector extension at the ISA's own width (VL
+ * lanes: 16 AVX-512, 8 AVX2, 4 SSE; a wider type is kept in memory by GCC
+ * where the ISA lacks it, 40% slower on AVX2): each lane does the scalar
+ * formula's operations in its order, so every ISA keeps the bits. */
+#if defined(__AVX512F__)
+#define VL 16
+#elif defined(__AVX__)
+#define VL 8
+#else
+#define VL 4
+#endif
+typedef float vf __attribute__((vector_size(VL * sizeof(float))));
+typedef int32_t vi __attribute__((vector_size(VL * sizeof(float))));
+/* Blocks of 16 columns, the same on every ISA: the x-smoothed rows and the
+ * ring interleave the six channels per block (channel c of block j at
+ * (6 j + c) * LANES), so one pointer reaches all six, where 6 (2r + 1)
+ * separate row pointers spilled to the stack; and the row maximum keeps 16
+ * running lanes, as row_max() did. */
 #define LANES 16
-/* The x-smoothed rows and the ring interleave the six channels per vector:
- * channel c of vector j at (6 j + c) * LANES. One pointer then reaches all
- * six, where 6 (2r + 1) separate row pointers spilled to the stack. */
+#define NB (LANES / VL) /* vectors per block */
 #define CH_BLOCK (6 * LANES)
 
-/* The helpers below pass and return 64-byte vectors; all are inlined, so
- * the compilers' note that such a call's ABI differs without AVX-512 never
- * applies. */
+/* The helpers below pass and return vectors; all are inlined, so the
+ * compilers' note that such a call's ABI differs by ISA never applies. */
 #if defined(__clang__)
 #if __has_warning("-Wpsabi")
 #pragma clang diagnostic ignored "-Wpsabi"
@@ -103,34 +113,77 @@ typedef int32_t v16i __attribute__((vector_size(64)));
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 
-ALWAYS_INLINE v16f vload(const float *p)
+ALWAYS_INLINE vf vload(const float *p)
 {
-    v16f v;
+    vf v;
     memcpy(&v, p, sizeof v);
     return v;
 }
 
-ALWAYS_INLINE void vstore(float *p, v16f v) { memcpy(p, &v, sizeof v); }
+ALWAYS_INLINE void vstore(float *p, vf v) { memcpy(p, &v, sizeof v); }
 
-/* out = g[r] c[0] + sum_t g[r-t] (c[-t] + c[t]), t = 1..r, with c[s] the
- * vector at offset s * step from c: the order of the scalar formula. */
-ALWAYS_INLINE v16f taps_at(const float *c, ptrdiff_t step, const float *g, int r)
+/* out = g[r] c[0] + sum_t g[r-t] (c[-t] + c[t]), t = 1..r: the order of
+ * the scalar formula, over the vectors at c + s (unaligned loads). */
+ALWAYS_INLINE vf taps_at(const float *c, const float *g, int r)
 {
-    v16f acc = g[r] * vload(c);
+    vf acc = g[r] * vload(c);
     for (int t = 1; t <= r; t++)
-        acc = acc + g[r - t] * (vload(c - t * step) + vload(c + t * step));
+        acc = acc + g[r - t] * (vload(c - t) + vload(c + t));
     return acc;
 }
 
-/* The x pass of one row into channel-interleaved out (nv vectors):
+/* The x pass of one row into channel-interleaved out (nv blocks):
  * prod[c][x + r] is channel c's product at voxel x. */
 ALWAYS_INLINE void x_pass_r(float *restrict out, float *const *prod, const float *g, int r, size_t nv)
 {
     const float *p[6] = {prod[0] + r, prod[1] + r, prod[2] + r, prod[3] + r, prod[4] + r, prod[5] + r};
     for (size_t j = 0; j < nv; j++)
         for (int c = 0; c < 6; c++)
-            vstore(out + CH_BLOCK * j + LANES * c, taps_at(p[c] + LANES * j, 1, g, r));
+            for (size_t k = 0; k < NB; k++)
+                vstore(out + CH_BLOCK * j + LANES * c + VL * k, taps_at(p[c] + LANES * j + VL * k, g, r));
 }
+
+#if VL == 16
+/* Lanes s .. s + 15 of a followed by b (s = 0 .. 6). */
+#define LANES_FROM(a, b, s)                                                                                  \
+    __builtin_shufflevector(a, b, s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6, s + 7, s + 8, s + 9, s + 10,  \
+                            s + 11, s + 12, s + 13, s + 14, s + 15)
+
+ALWAYS_INLINE vf shift_lanes(vf a, vf b, int s)
+{
+    switch (s) {
+    case 1: return LANES_FROM(a, b, 1);
+    case 2: return LANES_FROM(a, b, 2);
+    case 3: return LANES_FROM(a, b, 3);
+    case 4: return LANES_FROM(a, b, 4);
+    case 5: return LANES_FROM(a, b, 5);
+    case 6: return LANES_FROM(a, b, 6);
+    default: return a;
+    }
+}
+
+/* x_pass_r for r <= 3 on AVX-512, from aligned loads: the taps of block j
+ * are lanes of product vectors j and j + 1, moved into place by one
+ * valignd each. Four of the five unaligned loads a tap took crossed a
+ * cache line, and the loads bounded the pass. The same values meet the same
+ * operations: the same bits. prod[c][16 (nv + 1) - 1] is the last product
+ * read. */
+ALWAYS_INLINE void x_pass_shuffled_r(float *restrict out, float *const *prod, const float *g, int r, size_t nv)
+{
+    for (int c = 0; c < 6; c++) {
+        const float *p = prod[c];
+        vf a = vload(p);
+        for (size_t j = 0; j < nv; j++) {
+            vf b = vload(p + LANES * (j + 1));
+            vf acc = g[r] * shift_lanes(a, b, r);
+            for (int t = 1; t <= r; t++)
+                acc = acc + g[r - t] * (shift_lanes(a, b, r - t) + shift_lanes(a, b, r + t));
+            vstore(out + CH_BLOCK * j + LANES * c, acc);
+            a = b;
+        }
+    }
+}
+#endif
 
 /* The same sum across 2r + 1 rows, over n floats: rows[s] is row y - r + s
  * (equal strides do not hold in a ring, hence the pointers). */
@@ -139,8 +192,8 @@ ALWAYS_INLINE void y_pass_r(float *restrict out, const float *const *rows, const
     const float *rw[2 * PTREG_HARRIS_MAX_RADIUS + 1];
     for (int s = 0; s <= 2 * r; s++)
         rw[s] = rows[s];
-    for (size_t i = 0; i < n; i += LANES) {
-        v16f acc = g[r] * vload(rw[r] + i);
+    for (size_t i = 0; i < n; i += VL) {
+        vf acc = g[r] * vload(rw[r] + i);
         for (int t = 1; t <= r; t++)
             acc = acc + g[r - t] * (vload(rw[r - t] + i) + vload(rw[r + t] + i));
         vstore(out + i, acc);
@@ -149,20 +202,20 @@ ALWAYS_INLINE void y_pass_r(float *restrict out, const float *const *rows, const
 
 /* det(M) - k tr(M)^3 with M = [xx xy xz; xy yy yz; xz yz zz], m in the order
  * xx yy zz xy xz yz: the scalar expression, lane by lane. */
-ALWAYS_INLINE v16f harris_score(const v16f *m, float k)
+ALWAYS_INLINE vf harris_score(const vf *m, float k)
 {
-    v16f det = m[0] * (m[1] * m[2] - m[5] * m[5]) - m[3] * (m[3] * m[2] - m[4] * m[5]) +
-               m[4] * (m[3] * m[5] - m[1] * m[4]);
-    v16f tr = m[0] + m[1] + m[2];
+    vf det = m[0] * (m[1] * m[2] - m[5] * m[5]) - m[3] * (m[3] * m[2] - m[4] * m[5]) +
+             m[4] * (m[3] * m[5] - m[1] * m[4]);
+    vf tr = m[0] + m[1] + m[2];
     return det - k * (tr * tr * tr);
 }
 
-/* Vector x0's lanes within the skipped border of the row set to 0. */
-ALWAYS_INLINE v16f zero_border_lanes(v16f s, size_t x0, size_t nx, size_t border)
+/* The lanes of the vector at column x0 within the skipped border set to 0. */
+ALWAYS_INLINE vf zero_border_lanes(vf s, size_t x0, size_t nx, size_t border)
 {
-    float lane[LANES];
+    float lane[VL];
     vstore(lane, s);
-    for (size_t l = 0; l < LANES; l++)
+    for (size_t l = 0; l < VL; l++)
         if (x0 + l < border || x0 + l + border >= nx)
             lane[l] = 0.0f;
     return vload(lane);
@@ -170,17 +223,61 @@ ALWAYS_INLINE v16f zero_border_lanes(v16f s, size_t x0, size_t nx, size_t border
 
 /* The largest lanes so far: v where it is above m (bitwise select, since
  * a plain max loop does not vectorise without -ffast-math). */
-ALWAYS_INLINE v16f lane_max(v16f m, v16f v)
+ALWAYS_INLINE vf lane_max(vf m, vf v)
 {
-    v16i gt = v > m;
-    return (v16f)(((v16i)v & gt) | ((v16i)m & ~gt));
+    vi gt = v > m;
+    return (vf)(((vi)v & gt) | ((vi)m & ~gt));
+}
+
+/* One output row being written: its scores, the 16 running maxima over its
+ * whole blocks, and the last, partial block. */
+typedef struct row_out {
+    float *out;
+    vf best[NB];
+    float tail[LANES];
+} row_out;
+
+ALWAYS_INLINE void row_begin(row_out *o, float *out)
+{
+    vf zero = {0};
+    o->out = out;
+    for (size_t k = 0; k < NB; k++)
+        o->best[k] = zero - INFINITY;
+    memset(o->tail, 0, sizeof o->tail);
+}
+
+/* Vector k of block j, scores s: border columns 0 (border 0: none), stored
+ * to out[0, nx); full: how many whole blocks the row has. */
+ALWAYS_INLINE void row_put(row_out *o, vf s, size_t j, size_t k, size_t nx, size_t full, size_t border)
+{
+    size_t x0 = LANES * j + VL * k;
+    if (border && (x0 < border || x0 + VL + border > nx))
+        s = zero_border_lanes(s, x0, nx, border);
+    if (j < full) {
+        vstore(o->out + x0, s);
+        o->best[k] = lane_max(o->best[k], s);
+        return;
+    }
+    vstore(o->tail + VL * k, s);
+    if (k == NB - 1)
+        memcpy(o->out + LANES * j, o->tail, (nx - LANES * j) * sizeof *o->out);
+}
+
+/* The row's largest score, found as row_max() of harris3d's earlier
+ * versions did (sixteen lanes over the whole blocks in order, then the
+ * tail), so even the sign of a zero maximum stays the same. */
+static float row_end(const row_out *o, size_t nx, size_t full)
+{
+    float best = o->best[0][0];
+    for (size_t l = 1; l < LANES; l++)
+        best = o->best[l / VL][l % VL] > best ? o->best[l / VL][l % VL] : best;
+    for (size_t x = LANES * full; x < nx; x++)
+        best = o->tail[x - LANES * full] > best ? o->tail[x - LANES * full] : best;
+    return best;
 }
 
 /* One output row: the z pass over planes[s] (plane z - r + s, this row) and
- * the score, border columns 0 (border 0: none), stored to out[0, nx).
- * Returns the row's largest score, found as row_max() of harris3d's
- * earlier versions did (sixteen lanes over the whole vectors in order, then
- * the tail), so even the sign of a zero maximum stays the same. */
+ * the score, stored to out[0, nx); returns the row's maximum. */
 ALWAYS_INLINE float z_pass_row_r(float *restrict out, const float *const *planes, const float *g, int r, float k,
                                  size_t nx, size_t border)
 {
@@ -188,34 +285,20 @@ ALWAYS_INLINE float z_pass_row_r(float *restrict out, const float *const *planes
     for (int s = 0; s <= 2 * r; s++)
         pl[s] = planes[s];
     size_t nv = harris_pad(nx) / LANES, full = nx / LANES;
-    v16f best = {0}, m[6];
-    best = best - INFINITY;
-    float tail[LANES] = {0};
-    for (size_t j = 0; j < nv; j++) {
-        for (int c = 0; c < 6; c++) {
-            size_t at = CH_BLOCK * j + LANES * (size_t)c;
-            m[c] = g[r] * vload(pl[r] + at);
-            for (int t = 1; t <= r; t++)
-                m[c] = m[c] + g[r - t] * (vload(pl[r - t] + at) + vload(pl[r + t] + at));
+    row_out o;
+    row_begin(&o, out);
+    for (size_t j = 0; j < nv; j++)
+        for (size_t q = 0; q < NB; q++) {
+            vf m[6];
+            for (int c = 0; c < 6; c++) {
+                size_t at = CH_BLOCK * j + LANES * (size_t)c + VL * q;
+                m[c] = g[r] * vload(pl[r] + at);
+                for (int t = 1; t <= r; t++)
+                    m[c] = m[c] + g[r - t] * (vload(pl[r - t] + at) + vload(pl[r + t] + at));
+            }
+            row_put(&o, harris_score(m, k), j, q, nx, full, border);
         }
-        v16f s = harris_score(m, k);
-        size_t x0 = LANES * j;
-        if (border && (x0 < border || x0 + LANES + border > nx))
-            s = zero_border_lanes(s, x0, nx, border);
-        if (j < full) {
-            vstore(out + x0, s);
-            best = lane_max(best, s);
-        } else {
-            vstore(tail, s);
-            memcpy(out + x0, tail, (nx - x0) * sizeof *out);
-        }
-    }
-    float row_best = best[0];
-    for (int l = 1; l < LANES; l++)
-        row_best = best[l] > row_best ? best[l] : row_best;
-    for (size_t x = LANES * full; x < nx; x++)
-        row_best = tail[x - LANES * full] > row_best ? tail[x - LANES * full] : row_best;
-    return row_best;
+    return row_end(&o, nx, full);
 }
 
 /* Constant radii for the common windows (3, 5, 7), so the compiler unrolls
@@ -230,6 +313,14 @@ ALWAYS_INLINE float z_pass_row_r(float *restrict out, const float *const *planes
 
 static void x_pass(float *out, float *const *prod, const float *g, int r, size_t nv)
 {
+#if VL == 16
+    switch (r) {
+    case 1: x_pass_shuffled_r(out, prod, g, 1, nv); return;
+    case 2: x_pass_shuffled_r(out, prod, g, 2, nv); return;
+    case 3: x_pass_shuffled_r(out, prod, g, 3, nv); return;
+    default: break;
+    }
+#endif
 #define X_PASS(R) x_pass_r(out, prod, g, R, nv)
     BY_RADIUS(X_PASS, r)
 #undef X_PASS
