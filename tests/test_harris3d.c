@@ -208,7 +208,9 @@ static void test_edges_and_flat_score_at_most_zero(void)
 
 static int same_bits(const float *a, const float *b, size_t n) { return !memcmp(a, b, n * sizeof *a); }
 
-/* The same bits for 1 and 2 threads and for every ISA. */
+/* The same bits for 1 and 2 threads, for every ISA and for every tiling
+ * (tiles of 1, 5 and 16 rows: halos, a partial last tile, one tile per
+ * thread). */
 static void test_deterministic(void)
 {
     ptreg_volume v;
@@ -224,6 +226,14 @@ static void test_deterministic(void)
         ptreg_set_num_threads(2);
         float *two = scores_of(&v, &o);
         CHECK_MSG(same_bits(one, two, n), "window %d: 1 vs 2 threads differ", window);
+        static const size_t tilings[] = {1, 5, 16};
+        for (size_t i = 0; i < sizeof tilings / sizeof tilings[0]; i++) {
+            o.tile_rows = tilings[i];
+            float *s = scores_of(&v, &o);
+            CHECK_MSG(same_bits(one, s, n), "window %d: tiles of %zu rows differ", window, tilings[i]);
+            free(s);
+        }
+        o.tile_rows = 0;
         for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
             cpu_set_isa(isa);
             float *s = scores_of(&v, &o);

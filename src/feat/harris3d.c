@@ -187,8 +187,8 @@ static ptreg_status fast_scores(const ptreg_volume *v, const ptreg_harris3d_opti
     {
         float *scratch = aligned_alloc(64, scratch_bytes);
         failed = !scratch;
-        if (scratch)
-            memset(scratch, 0, scratch_bytes);
+        if (scratch) /* the rest is written before it is read */
+            memset(scratch, 0, harris_scratch_zeroed_floats(v->nx, r, rows) * sizeof(float));
 #pragma omp for schedule(dynamic, 1)
         for (size_t i = 0; i < tiles; i++) {
             if (!scratch)

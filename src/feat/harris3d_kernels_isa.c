@@ -4,12 +4,14 @@
  * same order and gives the same bits. Per tile of rows, planes stream in z:
  *   intensity rows (edge-clamped) -> gradient products g g^T (6 channels)
  *   -> x pass, row by row into a ring of 2r+1 rows (L1) -> y pass into a
- *   ring of 2r+1 planes (L2) -> z pass and score, fused.
+ *   ring of 2r+1 planes (L2) -> z pass, score and row maximum, fused.
+ * The rings hold the six channels interleaved per block of 16 columns.
  * Every voxel's sums run in the same order whatever the tile, so tiles and
  * threads never change the result. */
 #include "feat/harris3d_kernels.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -79,112 +81,295 @@ static void gradient_products(float *restrict xx, float *restrict yy, float *res
     }
 }
 
-/* out[x] = g[r] in[x+r] + sum_t g[r-t] (in[x+r-t] + in[x+r+t]), t = 1..r:
- * in starts r before the first output. */
-ALWAYS_INLINE void smooth_row_r(float *restrict out, const float *restrict in, const float *g, int r, size_t n)
+/* The passes run on GCC's vector extension at the ISA's own width (VL
+ * lanes: 16 AVX-512, 8 AVX2, 4 SSE; a wider type is kept in memory by GCC
+ * where the ISA lacks it, 40% slower on AVX2): each lane does the scalar
+ * formula's operations in its order, so every ISA keeps the bits. */
+#if defined(__AVX512F__)
+#define VL 16
+#elif defined(__AVX__)
+#define VL 8
+#else
+#define VL 4
+#endif
+typedef float vf __attribute__((vector_size(VL * sizeof(float))));
+typedef int32_t vi __attribute__((vector_size(VL * sizeof(float))));
+/* Blocks of 16 columns, the same on every ISA: the x-smoothed rows and the
+ * ring interleave the six channels per block (channel c of block j at
+ * (6 j + c) * LANES), so one pointer reaches all six, where 6 (2r + 1)
+ * separate row pointers spilled to the stack; and the row maximum keeps 16
+ * running lanes, as row_max() did. */
+#define LANES 16
+#define NB (LANES / VL) /* vectors per block */
+#define CH_BLOCK (6 * LANES)
+
+/* The helpers below pass and return vectors; all are inlined, so the
+ * compilers' note that such a call's ABI differs by ISA never applies. */
+#if defined(__clang__)
+#if __has_warning("-Wpsabi")
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+ALWAYS_INLINE vf vload(const float *p)
 {
-    for (size_t x = 0; x < n; x++) {
-        float acc = g[r] * in[x + (size_t)r];
-        for (int t = 1; t <= r; t++)
-            acc += g[r - t] * (in[x + (size_t)(r - t)] + in[x + (size_t)(r + t)]);
-        out[x] = acc;
+    vf v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+ALWAYS_INLINE void vstore(float *p, vf v) { memcpy(p, &v, sizeof v); }
+
+/* out = g[r] c[0] + sum_t g[r-t] (c[-t] + c[t]), t = 1..r: the order of
+ * the scalar formula, over the vectors at c + s (unaligned loads). */
+ALWAYS_INLINE vf taps_at(const float *c, const float *g, int r)
+{
+    vf acc = g[r] * vload(c);
+    for (int t = 1; t <= r; t++)
+        acc = acc + g[r - t] * (vload(c - t) + vload(c + t));
+    return acc;
+}
+
+/* The x pass of one row into channel-interleaved out (nv blocks):
+ * prod[c][x + r] is channel c's product at voxel x. */
+ALWAYS_INLINE void x_pass_r(float *restrict out, float *const *prod, const float *g, int r, size_t nv)
+{
+    const float *p[6] = {prod[0] + r, prod[1] + r, prod[2] + r, prod[3] + r, prod[4] + r, prod[5] + r};
+    for (size_t j = 0; j < nv; j++)
+        for (int c = 0; c < 6; c++)
+            for (size_t k = 0; k < NB; k++)
+                vstore(out + CH_BLOCK * j + LANES * c + VL * k, taps_at(p[c] + LANES * j + VL * k, g, r));
+}
+
+#if VL == 16
+/* Lanes s .. s + 15 of a followed by b (s = 0 .. 6). */
+#define LANES_FROM(a, b, s)                                                                                  \
+    __builtin_shufflevector(a, b, s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6, s + 7, s + 8, s + 9, s + 10,  \
+                            s + 11, s + 12, s + 13, s + 14, s + 15)
+
+ALWAYS_INLINE vf shift_lanes(vf a, vf b, int s)
+{
+    switch (s) {
+    case 1: return LANES_FROM(a, b, 1);
+    case 2: return LANES_FROM(a, b, 2);
+    case 3: return LANES_FROM(a, b, 3);
+    case 4: return LANES_FROM(a, b, 4);
+    case 5: return LANES_FROM(a, b, 5);
+    case 6: return LANES_FROM(a, b, 6);
+    default: return a;
     }
 }
 
-/* The same sum across 2r + 1 rows: out[x] = g[r] row[r][x] + ... */
-ALWAYS_INLINE void combine_rows_r(float *restrict out, const float *const *rows, const float *g, int r,
-                                  size_t n)
+/* x_pass_r for r <= 3 on AVX-512, from aligned loads: the taps of block j
+ * are lanes of product vectors j and j + 1, moved into place by one
+ * valignd each. Four of the five unaligned loads a tap took crossed a
+ * cache line, and the loads bounded the pass. The same values meet the same
+ * operations: the same bits. prod[c][16 (nv + 1) - 1] is the last product
+ * read. */
+ALWAYS_INLINE void x_pass_shuffled_r(float *restrict out, float *const *prod, const float *g, int r, size_t nv)
 {
-    for (size_t x = 0; x < n; x++) {
-        float acc = g[r] * rows[r][x];
-        for (int t = 1; t <= r; t++)
-            acc += g[r - t] * (rows[r - t][x] + rows[r + t][x]);
-        out[x] = acc;
+    for (int c = 0; c < 6; c++) {
+        const float *p = prod[c];
+        vf a = vload(p);
+        for (size_t j = 0; j < nv; j++) {
+            vf b = vload(p + LANES * (j + 1));
+            vf acc = g[r] * shift_lanes(a, b, r);
+            for (int t = 1; t <= r; t++)
+                acc = acc + g[r - t] * (shift_lanes(a, b, r - t) + shift_lanes(a, b, r + t));
+            vstore(out + CH_BLOCK * j + LANES * c, acc);
+            a = b;
+        }
     }
+}
+#endif
+
+/* The same sum across 2r + 1 rows, over n floats: rows[s] is row y - r + s
+ * (equal strides do not hold in a ring, hence the pointers). */
+ALWAYS_INLINE void y_pass_r(float *restrict out, const float *const *rows, const float *g, int r, size_t n)
+{
+    const float *rw[2 * PTREG_HARRIS_MAX_RADIUS + 1];
+    for (int s = 0; s <= 2 * r; s++)
+        rw[s] = rows[s];
+    for (size_t i = 0; i < n; i += VL) {
+        vf acc = g[r] * vload(rw[r] + i);
+        for (int t = 1; t <= r; t++)
+            acc = acc + g[r - t] * (vload(rw[r - t] + i) + vload(rw[r + t] + i));
+        vstore(out + i, acc);
+    }
+}
+
+/* det(M) - k tr(M)^3 with M = [xx xy xz; xy yy yz; xz yz zz], m in the order
+ * xx yy zz xy xz yz: the scalar expression, lane by lane. */
+ALWAYS_INLINE vf harris_score(const vf *m, float k)
+{
+    vf det = m[0] * (m[1] * m[2] - m[5] * m[5]) - m[3] * (m[3] * m[2] - m[4] * m[5]) +
+             m[4] * (m[3] * m[5] - m[1] * m[4]);
+    vf tr = m[0] + m[1] + m[2];
+    return det - k * (tr * tr * tr);
+}
+
+/* The lanes of the vector at column x0 within the skipped border set to 0. */
+ALWAYS_INLINE vf zero_border_lanes(vf s, size_t x0, size_t nx, size_t border)
+{
+    float lane[VL];
+    vstore(lane, s);
+    for (size_t l = 0; l < VL; l++)
+        if (x0 + l < border || x0 + l + border >= nx)
+            lane[l] = 0.0f;
+    return vload(lane);
+}
+
+/* The largest lanes so far: v where it is above m (bitwise select, since
+ * a plain max loop does not vectorise without -ffast-math). */
+ALWAYS_INLINE vf lane_max(vf m, vf v)
+{
+    vi gt = v > m;
+    return (vf)(((vi)v & gt) | ((vi)m & ~gt));
+}
+
+/* One output row being written: its scores, the 16 running maxima over its
+ * whole blocks, and the last, partial block. */
+typedef struct row_out {
+    float *out;
+    vf best[NB];
+    float tail[LANES];
+} row_out;
+
+ALWAYS_INLINE void row_begin(row_out *o, float *out)
+{
+    vf zero = {0};
+    o->out = out;
+    for (size_t k = 0; k < NB; k++)
+        o->best[k] = zero - INFINITY;
+    memset(o->tail, 0, sizeof o->tail);
+}
+
+/* Vector k of block j, scores s: border columns 0 (border 0: none), stored
+ * to out[0, nx); full: how many whole blocks the row has. */
+ALWAYS_INLINE void row_put(row_out *o, vf s, size_t j, size_t k, size_t nx, size_t full, size_t border)
+{
+    size_t x0 = LANES * j + VL * k;
+    if (border && (x0 < border || x0 + VL + border > nx))
+        s = zero_border_lanes(s, x0, nx, border);
+    if (j < full) {
+        vstore(o->out + x0, s);
+        o->best[k] = lane_max(o->best[k], s);
+        return;
+    }
+    vstore(o->tail + VL * k, s);
+    if (k == NB - 1)
+        memcpy(o->out + LANES * j, o->tail, (nx - LANES * j) * sizeof *o->out);
+}
+
+/* The row's largest score, found as row_max() of harris3d's earlier
+ * versions did (sixteen lanes over the whole blocks in order, then the
+ * tail), so even the sign of a zero maximum stays the same. */
+static float row_end(const row_out *o, size_t nx, size_t full)
+{
+    float best = o->best[0][0];
+    for (size_t l = 1; l < LANES; l++)
+        best = o->best[l / VL][l % VL] > best ? o->best[l / VL][l % VL] : best;
+    for (size_t x = LANES * full; x < nx; x++)
+        best = o->tail[x - LANES * full] > best ? o->tail[x - LANES * full] : best;
+    return best;
+}
+
+/* One output row: the z pass over planes[s] (plane z - r + s, this row) and
+ * the score, stored to out[0, nx); returns the row's maximum. */
+ALWAYS_INLINE float z_pass_row_r(float *restrict out, const float *const *planes, const float *g, int r, float k,
+                                 size_t nx, size_t border)
+{
+    const float *pl[2 * PTREG_HARRIS_MAX_RADIUS + 1];
+    for (int s = 0; s <= 2 * r; s++)
+        pl[s] = planes[s];
+    size_t nv = harris_pad(nx) / LANES, full = nx / LANES;
+    row_out o;
+    row_begin(&o, out);
+    for (size_t j = 0; j < nv; j++)
+        for (size_t q = 0; q < NB; q++) {
+            vf m[6];
+            for (int c = 0; c < 6; c++) {
+                size_t at = CH_BLOCK * j + LANES * (size_t)c + VL * q;
+                m[c] = g[r] * vload(pl[r] + at);
+                for (int t = 1; t <= r; t++)
+                    m[c] = m[c] + g[r - t] * (vload(pl[r - t] + at) + vload(pl[r + t] + at));
+            }
+            row_put(&o, harris_score(m, k), j, q, nx, full, border);
+        }
+    return row_end(&o, nx, full);
 }
 
 /* Constant radii for the common windows (3, 5, 7), so the compiler unrolls
  * the taps; other radii take the general loop. */
-static void smooth_row(float *out, const float *in, const float *g, int r, size_t n)
-{
-    switch (r) {
-    case 1: smooth_row_r(out, in, g, 1, n); break;
-    case 2: smooth_row_r(out, in, g, 2, n); break;
-    case 3: smooth_row_r(out, in, g, 3, n); break;
-    default: smooth_row_r(out, in, g, r, n); break;
+#define BY_RADIUS(call_r, r)                                                                                 \
+    switch (r) {                                                                                             \
+    case 1: call_r(1); break;                                                                                \
+    case 2: call_r(2); break;                                                                                \
+    case 3: call_r(3); break;                                                                                \
+    default: call_r(r); break;                                                                               \
     }
+
+static void x_pass(float *out, float *const *prod, const float *g, int r, size_t nv)
+{
+#if VL == 16
+    switch (r) {
+    case 1: x_pass_shuffled_r(out, prod, g, 1, nv); return;
+    case 2: x_pass_shuffled_r(out, prod, g, 2, nv); return;
+    case 3: x_pass_shuffled_r(out, prod, g, 3, nv); return;
+    default: break;
+    }
+#endif
+#define X_PASS(R) x_pass_r(out, prod, g, R, nv)
+    BY_RADIUS(X_PASS, r)
+#undef X_PASS
 }
 
-static void combine_rows(float *out, const float *const *rows, const float *g, int r, size_t n)
+static void y_pass(float *out, const float *const *rows, const float *g, int r, size_t n)
 {
-    switch (r) {
-    case 1: combine_rows_r(out, rows, g, 1, n); break;
-    case 2: combine_rows_r(out, rows, g, 2, n); break;
-    case 3: combine_rows_r(out, rows, g, 3, n); break;
-    default: combine_rows_r(out, rows, g, r, n); break;
-    }
+#define Y_PASS(R) y_pass_r(out, rows, g, R, n)
+    BY_RADIUS(Y_PASS, r)
+#undef Y_PASS
 }
 
-/* The z pass and the score, fused so the tensor never leaves registers:
- * taps[ch][s] is channel ch's row in plane z - r + s, and
- * out[x] = det(M) - k tr(M)^3 with M = [xx xy xz; xy yy yz; xz yz zz]. */
-typedef const float *tap_rows[2 * PTREG_HARRIS_MAX_RADIUS + 1];
-
-ALWAYS_INLINE void z_pass_score_r(float *restrict out, const tap_rows *taps, const float *g, int r, float k,
-                                  size_t n)
+static float z_pass_row(float *out, const float *const *planes, const float *g, int r, float k, size_t nx,
+                        size_t border)
 {
-    for (size_t x = 0; x < n; x++) {
-        float m[6];
-        for (int ch = 0; ch < 6; ch++) {
-            float acc = g[r] * taps[ch][r][x];
-            for (int t = 1; t <= r; t++)
-                acc += g[r - t] * (taps[ch][r - t][x] + taps[ch][r + t][x]);
-            m[ch] = acc;
-        }
-        float det = m[0] * (m[1] * m[2] - m[5] * m[5]) - m[3] * (m[3] * m[2] - m[4] * m[5]) +
-                    m[4] * (m[3] * m[5] - m[1] * m[4]);
-        float tr = m[0] + m[1] + m[2];
-        out[x] = det - k * (tr * tr * tr);
-    }
-}
-
-static void z_pass_score(float *out, const tap_rows *taps, const float *g, int r, float k, size_t n)
-{
-    switch (r) {
-    case 1: z_pass_score_r(out, taps, g, 1, k, n); break;
-    case 2: z_pass_score_r(out, taps, g, 2, k, n); break;
-    case 3: z_pass_score_r(out, taps, g, 3, k, n); break;
-    default: z_pass_score_r(out, taps, g, r, k, n); break;
-    }
+    float best = 0;
+#define Z_PASS(R) best = z_pass_row_r(out, planes, g, R, k, nx, border)
+    BY_RADIUS(Z_PASS, r)
+#undef Z_PASS
+    return best;
 }
 
 typedef struct tile_buffers {
-    size_t stride;      /* rows of the slabs, x-smoothed rows and the ring: harris_stride(nx, r) */
-    size_t prod_stride; /* rows of products: stride + room for the x pass's reach */
+    size_t stride;      /* intensity rows: harris_stride(nx, r) */
+    size_t prod_stride; /* product rows: stride + room for the x pass's reach */
+    size_t row_floats;  /* one x-smoothed row, six channels interleaved: 6 harris_pad(nx) */
     float *slab[3];
     float *prod[6];
-    float *xy[2 * PTREG_HARRIS_MAX_RADIUS + 1][6];   /* the last 2r + 1 x-smoothed rows (L1) */
-    float *ring[2 * PTREG_HARRIS_MAX_RADIUS + 1][6]; /* the last 2r + 1 xy-smoothed planes (L2) */
+    float *xr[2 * PTREG_HARRIS_MAX_RADIUS + 1];   /* the last 2r + 1 x-smoothed rows (L1) */
+    float *ring[2 * PTREG_HARRIS_MAX_RADIUS + 1]; /* the last 2r + 1 xy-smoothed planes (L2) */
 } tile_buffers;
 
-/* Rows are whole vectors, and every pass runs over whole rows: columns past
- * the volume's edge hold finite values that no output reads. */
+/* Rows are whole vectors, and every pass runs over whole vectors: columns
+ * past the volume's edge hold finite values that no stored output reads. */
 static void carve(const ptreg_harris_tile *t, size_t rows, tile_buffers *b)
 {
-    size_t r = (size_t)t->r, L = harris_stride(t->nx, t->r);
-    b->stride = L;
+    size_t w = 2 * (size_t)t->r + 1;
+    b->stride = harris_stride(t->nx, t->r);
     b->prod_stride = harris_prod_stride(t->nx, t->r);
+    b->row_floats = 6 * harris_pad(t->nx);
     float *p = t->scratch;
     for (int i = 0; i < 3; i++, p += harris_slab_floats(t->nx, t->r, rows))
         b->slab[i] = p;
     for (int c = 0; c < 6; c++, p += b->prod_stride)
         b->prod[c] = p;
-    for (size_t s = 0; s < 2 * r + 1; s++)
-        for (int c = 0; c < 6; c++, p += L)
-            b->xy[s][c] = p;
-    for (size_t s = 0; s < 2 * r + 1; s++)
-        for (int c = 0; c < 6; c++, p += rows * L)
-            b->ring[s][c] = p;
+    for (size_t s = 0; s < w; s++, p += b->row_floats)
+        b->xr[s] = p;
+    for (size_t s = 0; s < w; s++, p += rows * b->row_floats)
+        b->ring[s] = p;
 }
 
 /* Plane zp, smoothed in x and y, into its ring slot. Row by row (slab row
@@ -192,84 +377,50 @@ static void carve(const ptreg_harris_tile *t, size_t rows, tile_buffers *b)
  * rows, and once 2r + 1 rows are there, the y pass. */
 static void xy_passes(const ptreg_harris_tile *t, const tile_buffers *b, long zp, size_t rows)
 {
-    int r = t->r, w = 2 * r + 1;
-    size_t L = b->stride;
+    int r = t->r;
+    size_t L = b->stride, w = 2 * (size_t)r + 1, nv = harris_pad(t->nx) / LANES;
+    /* Products for voxels -r .. 16 nv + r - 1: the x pass's reach. */
+    size_t np = harris_pad(LANES * nv + 2 * (size_t)r);
     const float *cur = b->slab[(zp + r + 1) % 3], *below = b->slab[(zp + r) % 3], *above = b->slab[(zp + r + 2) % 3];
     float *const *pr = b->prod;
-    float *const *dst = b->ring[(zp + r) % w];
-    const float *taps[2 * PTREG_HARRIS_MAX_RADIUS + 1];
+    float *dst = b->ring[(zp + r) % (long)w];
+    const float *rws[2 * PTREG_HARRIS_MAX_RADIUS + 1];
     for (size_t i = 0; i < rows + 2 * (size_t)r; i++) {
         size_t at = (i + 1) * L;
         const float *c = cur + at;
-        gradient_products(pr[0], pr[1], pr[2], pr[3], pr[4], pr[5], c, c - L, c + L, below + at, above + at,
-                          b->prod_stride);
-        for (int ch = 0; ch < 6; ch++)
-            smooth_row(b->xy[i % (size_t)w][ch], pr[ch], t->weights, r, L);
+        gradient_products(pr[0], pr[1], pr[2], pr[3], pr[4], pr[5], c, c - L, c + L, below + at, above + at, np);
+        x_pass(b->xr[i % w], pr, t->weights, r, nv);
         if (i < 2 * (size_t)r)
             continue;
         size_t y = i - 2 * (size_t)r; /* rows y .. i of the x-smoothed ring */
-        for (int ch = 0; ch < 6; ch++) {
-            for (int s = 0; s < w; s++)
-                taps[s] = b->xy[(y + (size_t)s) % (size_t)w][ch];
-            combine_rows(dst[ch] + y * L, taps, t->weights, r, L);
-        }
+        for (size_t s = 0; s < w; s++)
+            rws[s] = b->xr[(y + s) % w];
+        y_pass(dst + y * b->row_floats, rws, t->weights, r, b->row_floats);
     }
-}
-
-/* The largest of n floats. GCC's vector extension (16 lanes, lowered to
- * what the ISA has) because a plain max loop does not vectorise without
- * -ffast-math. */
-typedef float v16f __attribute__((vector_size(64)));
-typedef int32_t v16i __attribute__((vector_size(64)));
-
-static float row_max(const float *s, size_t n)
-{
-    v16f m;
-    for (int j = 0; j < 16; j++)
-        m[j] = -INFINITY;
-    size_t x = 0;
-    for (; x + 16 <= n; x += 16) {
-        v16f v;
-        memcpy(&v, s + x, sizeof v);
-        v16i gt = v > m;
-        m = (v16f)(((v16i)v & gt) | ((v16i)m & ~gt));
-    }
-    float best = m[0];
-    for (int j = 1; j < 16; j++)
-        best = m[j] > best ? m[j] : best;
-    for (; x < n; x++)
-        best = s[x] > best ? s[x] : best;
-    return best;
 }
 
 static int in_border(size_t i, size_t n, int b) { return i < (size_t)b || i + (size_t)b >= n; }
 
 /* One output plane's rows: the z pass and the score, the skipped border set
- * to 0, and the tile's maximum. */
+ * to 0, each row's maximum and the tile's. */
 static void score_plane(ptreg_harris_tile *t, const tile_buffers *b, long z, size_t rows)
 {
     int r = t->r, border = t->border;
-    tap_rows taps[6];
+    size_t w = 2 * (size_t)r + 1;
+    const float *planes[2 * PTREG_HARRIS_MAX_RADIUS + 1];
     for (size_t y = 0; y < rows; y++) {
         float *out = t->scores + t->nx * (t->y0 + y + t->ny * (size_t)z);
+        float *row_best = t->row_max + t->y0 + y + t->ny * (size_t)z;
         if (border && (in_border(t->y0 + y, t->ny, border) || in_border((size_t)z, t->nz, border))) {
             memset(out, 0, t->nx * sizeof *out);
-            t->row_max[t->y0 + y + t->ny * (size_t)z] = 0.0f;
+            *row_best = 0.0f;
             t->max = t->max > 0 ? t->max : 0;
             continue;
         }
-        for (int ch = 0; ch < 6; ch++)
-            for (int s = 0; s <= 2 * r; s++)
-                taps[ch][s] = b->ring[(z + s) % (2 * r + 1)][ch] + y * b->stride; /* plane z - r + s */
-        z_pass_score(out, taps, t->weights, r, t->k, t->nx);
-        if (border) {
-            size_t edge = (size_t)border < t->nx ? (size_t)border : t->nx;
-            memset(out, 0, edge * sizeof *out);
-            memset(out + t->nx - edge, 0, edge * sizeof *out);
-        }
-        float row_best = row_max(out, t->nx);
-        t->row_max[t->y0 + y + t->ny * (size_t)z] = row_best;
-        t->max = row_best > t->max ? row_best : t->max;
+        for (size_t s = 0; s < w; s++) /* plane z - r + s */
+            planes[s] = b->ring[((size_t)z + s) % w] + y * b->row_floats;
+        *row_best = z_pass_row(out, planes, t->weights, r, t->k, t->nx, (size_t)border);
+        t->max = *row_best > t->max ? *row_best : t->max;
     }
 }
 
