@@ -3,7 +3,8 @@
  * advised for Linux's transparent huge pages (enabled on request on most
  * systems), so that their first touch faults once per 2 MiB instead of
  * once per 4 KiB. Each fault costs microseconds on a virtual machine:
- * normals spent 13% of their time in them (bench/NOTES.md change 120).
+ * normals spent 13% of their time in them (bench/NOTES.md change 120),
+ * Harris's score volume 8 of 40 ms before it took huge pages.
  * Smaller buffers come from malloc. Free either with free(). */
 #ifndef PTREG_CORE_LARGE_ALLOC_H
 #define PTREG_CORE_LARGE_ALLOC_H

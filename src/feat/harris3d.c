@@ -1,7 +1,6 @@
 /* 3-D Harris: options, the literal reference loop, the driver of the fast
  * path (tiles of rows over threads, kernels per ISA) and keypoint
  * selection. Formulas: docs/ALGORITHMS.md, "3-D Harris". */
-#define _DEFAULT_SOURCE /* madvise */
 #include "ptreg/harris3d.h"
 
 #include <math.h>
@@ -10,11 +9,9 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "core/cpu.h"
+#include "core/large_alloc.h"
 #include "core/options_table.h"
 #include "feat/harris3d_impl.h"
 #include "feat/harris3d_kernels.h"
@@ -455,33 +452,13 @@ ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny,
     return s;
 }
 
-/* The score volume is written once, at full speed: with 4 KiB pages its
- * first touch costs a page fault per 1024 voxels (8 of the 40 ms of a
- * 256 x 256 x 128 run measured here); Linux's transparent huge pages cut
- * that 512-fold where they are enabled on request. */
-static float *alloc_scores(size_t n)
-{
-    size_t bytes = n * sizeof(float);
-    const size_t huge = (size_t)2 << 20;
-    void *p = NULL;
-    if (bytes < huge)
-        return malloc(bytes);
-    bytes = (bytes + huge - 1) / huge * huge;
-    if (posix_memalign(&p, huge, bytes))
-        return NULL;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    madvise(p, bytes, MADV_HUGEPAGE);
-#endif
-    return p;
-}
-
 /* Both steps on the CPU, into a zeroed result; the scores freed unless
  * with_scores. */
 static ptreg_status cpu_detect(const ptreg_volume *vol, const ptreg_harris3d_options *opt, int with_scores,
                                ptreg_harris3d_result *result, ptreg_error *err)
 {
     size_t n = ptreg_volume_count(vol);
-    result->scores = alloc_scores(n);
+    result->scores = core_alloc_large(n * sizeof(float)); /* written once: on huge pages */
     float *row_max = malloc(vol->ny * vol->nz * sizeof *row_max);
     if (!result->scores || !row_max) {
         free(row_max);
