@@ -364,9 +364,9 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
         t->nodes = aligned_alloc(64, round_up(nodes * sizeof *t->nodes, 64));
         t->cells = malloc(nodes * sizeof *t->cells);
         t->parent = malloc(nodes * sizeof *t->parent);
-        t->chunks = core_alloc_large(round_up(chunks * sizeof *t->chunks, 64)); /* 64-aligned: at least */
-        t->index = core_alloc_large(chunks * PTREG_KD_LANES * sizeof *t->index);
-        t->slot = core_alloc_large(n * sizeof *t->slot);
+        t->chunks = aligned_alloc(64, round_up(chunks * sizeof *t->chunks, 64));
+        t->index = malloc(chunks * PTREG_KD_LANES * sizeof *t->index);
+        t->slot = malloc(n * sizeof *t->slot);
         t->leaves = aligned_alloc(64, leaves * sizeof *t->leaves);
     }
     if (!t || !pts || !t->nodes || !t->cells || !t->parent || !t->chunks || !t->index || !t->slot ||
