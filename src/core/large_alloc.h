@@ -5,7 +5,7 @@
  * once per 4 KiB. Each fault costs microseconds on a busy virtual machine:
  * normals spent 13% of their time in them (bench/NOTES.md change 120),
  * Harris's score volume 8 of 40 ms before it took huge pages.
- * Smaller buffers come from malloc. Free either with free(). */
+ * Buffers under 1 MiB come from malloc. Free either with free(). */
 #ifndef PTREG_CORE_LARGE_ALLOC_H
 #define PTREG_CORE_LARGE_ALLOC_H
 
