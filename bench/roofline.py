@@ -327,10 +327,10 @@ def cpu_name():
 
 def svg(rows, limits, threads):
     """A log-log roofline: achieved GFLOP/s against flops per byte of
-    compulsory traffic (kernels with none sit at the right edge), the fp32
+    compulsory traffic (kernels with none in a band at the right), the fp32
     vector and scalar roofs and the bandwidth slope, at `threads` threads."""
     import math
-    W, H, L, B, R, T = 760, 460, 70, 50, 200, 20
+    W, H, L, B, R, T = 820, 460, 70, 50, 240, 20
     x0, x1, y0, y1 = -1.0, 3.0, -1.0, math.log10(limits["fp32_vector"] * threads / 1e9) + 0.5
     X = lambda ai: L + (math.log10(ai) - x0) / (x1 - x0) * (W - L - R)
     Y = lambda g: H - B - (math.log10(g) - y0) / (y1 - y0) * (H - B - T)
@@ -352,19 +352,23 @@ def svg(rows, limits, threads):
         out.append(f'<text x="{W - R - 4}" y="{Y(g) - 4:.1f}" text-anchor="end">{label} {g:.0f} GFLOP/s</text>')
     out.append(f'<text x="{X(10**x0) + 30:.1f}" y="{Y(bw * 10**x0 * 3) - 8:.1f}">{bw:.1f} GB/s</text>')
     colours = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
-               "#bcbd22", "#7f7f7f", "#000000"]
+               "#bcbd22", "#7f7f7f", "#000000", "#aec7e8", "#98df8a"]
+    in_cache = [r["kernel"] for r in rows if not value(MODELS[r["kernel"]], "bytes", r.get("params", {}))]
     for i, r in enumerate(rows):
         p = r["per_threads"].get(threads)
         if not p:
             continue
         bytes_ = value(MODELS[r["kernel"]], "bytes", r.get("params", {}))
-        ai = min(r["flops"] / bytes_, 10**x1) if bytes_ else 10**x1 * 0.8
+        # kernels without memory traffic spread over the right edge's band, so their points do not hide
+        # each other
+        band = in_cache.index(r["kernel"]) / max(1, len(in_cache) - 1) if not bytes_ else 0
+        ai = min(r["flops"] / bytes_, 10**x1) if bytes_ else 10 ** (x1 - 0.55 + 0.5 * band)
         c = colours[i % len(colours)]
         out.append(f'<circle cx="{X(ai):.1f}" cy="{Y(max(p["gflops"], 10**y0)):.1f}" r="5" fill="{c}"/>')
         out.append(f'<text x="{W - R + 12}" y="{T + 16 * i + 10}" fill="{c}">● {r["kernel"]} '
                    f'{100 * p["fraction"]:.0f}% of {p["bound"]}</text>')
     out.append(f'<text x="{(W - R + L) / 2}" y="{H - 12}" text-anchor="middle">flops per byte of compulsory '
-               f'memory traffic (right edge: in cache)</text>')
+               f'memory traffic (right band: data in cache)</text>')
     out.append(f'<text x="16" y="{(H - B) / 2}" transform="rotate(-90 16 {(H - B) / 2})" text-anchor="middle">'
                f'GFLOP/s, {threads} thread(s)</text></svg>')
     return "\n".join(out) + "\n"
