@@ -96,8 +96,8 @@ MODELS = {
         "ws_kib": lambda p: p["model"] * (12 + 4 * p["mean_degree"]) / 1024,
         "why": "each step gathers its neighbours' coordinates one by one (scalar), and the next step "
                "depends on this one's answer",
-        "move": "coordinates stored in each point's adjacency order (one line per step), or vector gathers of 16 "
-                "neighbours at once; on this machine the hinted k-d tree is faster (61 against 114 ns a query)"},
+        "move": "coordinates stored in each point's adjacency order (one line per step), or vector gathers "
+                "of 16 neighbours at once; on this machine the hinted k-d tree (kdtree_nn_hint) answers sooner"},
     "plane_gn": {
         "what": "point-to-plane Gauss-Newton: linearise and sum H, g (src/reg/icp/icp_gn.c), one thread",
         "flops": [("scalar", 89)], "bytes": 0, "one_thread": True,
@@ -113,8 +113,8 @@ MODELS = {
         "what": "normals, k = 30: k-NN by the k-d tree, covariance and eigenvector (src/feat/normals.c)",
         "flops": [("fp32-vector", lambda p: knn_leaf_flops(p)), ("scalar", 18 + 300 / 30.0)], "bytes": 0,
         "why": "the k-NN search keeps a sorted list per point (insertions, branches) besides its leaf scan",
-        "move": "the k-NN search (64% of the time) as a batched search of a leaf's points together; the 13% page "
-                "faults of the per-call neighbour tables (huge pages or a reused buffer)"},
+        "move": "the k-NN search (64% of the time) as one batched search for a leaf's points together; on a "
+                "busy host the neighbour table's page faults (change 120 moved it to huge pages)"},
     "fpfh": {
         "what": "FPFH, k = 30: neighbour lists, SPFH pair features, weighted sums (src/feat/pfh.c)",
         "flops": [("fp32-vector", lambda p: knn_leaf_flops(p) + 95 + 66)], "bytes": 0,
