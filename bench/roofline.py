@@ -43,6 +43,17 @@ ROOT = os.path.dirname(HERE)
 # (0: the kernel's data stays in cache). lines/ws_kib: random cache lines
 # per unit and the working set they come from. A number may be a function
 # of the kernel's params (from roofline_kernels).
+# A k-d tree query's work, with or without a hint: one leaf scan, the
+# descent's lines and the leaf's first.
+KD_TREE_WORK = {
+    "flops": [("fp32-vector", lambda p: 8 * leaf_occupancy(p["model"], p["leaf_size"]))], "bytes": 0,
+    "lines": lambda p: tree_depth(p["model"], p["leaf_size"]) + 1,
+    "ws_kib": lambda p: p["model"] * 12 / 1024,
+    "why": "the bound counts one leaf scan and the descent's lines; queries near a cell's wall scan more leaves, "
+           "and each level of the descent is a branch the predictor cannot know (about 15 cycles each when it "
+           "misses)",
+}
+
 MODELS = {
     "emicp_pairs": {
         "what": "EM-ICP E-step pair sums, fp32 (src/pair/pair_kernels_isa.c sweep_tile)",
@@ -69,26 +80,17 @@ MODELS = {
         "move": "the products formed in the x pass's registers (about 4%), aligned centre loads in the "
                 "product loop (about 2%); FMAs or another summation order would change the bits"},
     "kdtree_nn": {
+        **KD_TREE_WORK,
         "what": "exact 1-NN by the k-d tree, ICP's late iterations, no hint (src/nn/kdtree.c, nn_kernels_isa.c)",
-        "flops": [("fp32-vector", lambda p: 8 * leaf_occupancy(p["model"], p["leaf_size"]))], "bytes": 0,
-        "lines": lambda p: tree_depth(p["model"], p["leaf_size"]) + 1,
-        "ws_kib": lambda p: p["model"] * 12 / 1024,
-        "why": "the bound counts one leaf scan and the descent's lines; queries near a cell's wall scan "
-               "more leaves, and each level of the descent is a branch the predictor cannot know (about 15 "
-               "cycles each when it misses)",
         "move": "a hint (kdtree_nn_hint) bounds the search to about one leaf; beyond that, sorting queries so that "
                 "neighbours share leaves still in L1"},
     "kdtree_nn_hint": {
+        **KD_TREE_WORK,
         "what": "the same searches bounded first by the previous iteration's answer, as ICP runs them "
                 "(src/nn/kdtree.c, nn_kernels_isa.c)",
-        "flops": [("fp32-vector", lambda p: 8 * leaf_occupancy(p["model"], p["leaf_size"]))], "bytes": 0,
-        "lines": lambda p: tree_depth(p["model"], p["leaf_size"]) + 1,
-        "ws_kib": lambda p: p["model"] * 12 / 1024,
-        "why": "the bound counts one leaf scan and the descent's lines; queries near a cell's wall scan "
-               "more leaves, and each level of the descent is a branch the predictor cannot know (about 15 "
-               "cycles each when it misses)",
-        "move": "scanning the hint's leaf first without the descent (the hint names it), and leaves of 64 points for "
-                "hinted searches only (256 is best unhinted: measured 256 → 16, 1.0 → 1.6x slower)"},
+        "move": "little left in the tree's layout: the hint's leaf is already scanned first and smaller leaves "
+                "were slower (leaf size 256 → 16: 1.0 → 1.8x the time hinted, 1.6x unhinted); queries sorted "
+                "so that consecutive ones share their leaf"},
     "delaunay_walk": {
         "what": "exact 1-NN by a Delaunay-graph walk from the previous answer (src/nn/delaunay.c)",
         "flops": [("scalar", lambda p: 8 * (1 + p["steps_per_query"]) * p["mean_degree"])], "bytes": 0,
