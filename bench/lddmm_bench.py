@@ -26,10 +26,11 @@ import argparse
 import json
 import math
 import os
-import platform
 import subprocess
 import sys
 import tempfile
+
+from machine import cpu_name
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -84,17 +85,6 @@ def peak_gflops(work):
     exe = os.path.join(work, "peak_flops")
     run(["cc", "-O3", os.path.join(HERE, "peak_flops.c"), "-o", exe])
     return json.loads(run([exe]))
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 def step_costs(a, ptreg, work):

@@ -33,6 +33,8 @@ import subprocess
 import sys
 import tempfile
 
+from machine import cpu_name
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
@@ -314,17 +316,6 @@ def fraction_cell(r, p, t):
         return ""
     cell = f"{100 * p[t]['fraction']:.0f}%"
     return cell + " (1 thr kernel)" if r["one_thread"] and t > 1 else cell
-
-
-def cpu_name():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def svg(rows, limits, threads):
