@@ -9,7 +9,8 @@ DEPS       := cmake make gcc pkg-config liblzf-dev libcjson-dev libqhull-dev zli
 # POCL, the CPU OpenCL driver, runs every device kernel in the tests.
 # The Python package: built with Debian's setuptools and pip, offline.
 PYTHON_DEPS := python3 python3-dev python3-numpy python3-pip python3-setuptools
-TEST_DEPS  := $(PYTHON_DEPS) python3-pytest pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev openmpi-bin clang
+TEST_DEPS  := $(PYTHON_DEPS) python3-pytest pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev openmpi-bin clang \
+              chromium
 BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy libopenmpi-dev openmpi-bin
 PTREG      := $(BUILD)/ptreg
 DEMO_DIR   := $(BUILD)/demo
@@ -21,6 +22,7 @@ all: build
 
 deps:
 	@scripts/ensure-deps.sh $(DEPS)
+	@scripts/ensure-web.sh --optional
 
 configure: deps
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_ARGS) >/dev/null
@@ -40,8 +42,10 @@ demo: build
 
 # The CLI tests read --json with Python's json module. POCL goes in before
 # configuring: with it present, the device parity suite must find a device.
+# Chromium and web/'s npm packages: the HTML reports' browser tests (tests/html).
 test-deps:
 	@scripts/ensure-deps.sh $(TEST_DEPS)
+	@scripts/ensure-web.sh
 
 # The suite twice: the Release build, then again under AddressSanitizer +
 # UndefinedBehaviorSanitizer (every test but the two that load the library

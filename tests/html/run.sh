@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# One browser test of the HTML reports (tests/html/README.md): makes small
+# synthetic data with `ptreg synth` (or Python), writes the report of KIND
+# with the CLI's --html, and opens it in headless Chromium with
+# check_report.mjs, with what that kind's page must show.
+# usage: tests/html/run.sh KIND PTREG
+# KIND: icp, icp_large (the 40k/30k demo's report: <= 3 MB, ready < 2 s),
+# register, emicp, view, harris3d, lddmm, batch, fpfh, multiway, track.
+# Exit: 0 passed, 1 failed, 77 skipped (no node or Chromium, or a ptreg
+# built without the report viewer).
+set -u
+KIND=${1:?usage: run.sh KIND PTREG}
+PTREG=${2:?usage: run.sh KIND PTREG}
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+export PTREG_TUNE_CACHE=off
+R=$WORK/$KIND.html
+
+skip() { echo "SKIP: $*"; exit 77; }
+die() { echo "FAIL: html_$KIND: $*" >&2; exit 1; }
+command -v node >/dev/null || skip "no node (Debian's nodejs; \`make test-deps\` installs it)"
+
+# ptreg ARGS...: a step of the test; its output shown only when it fails.
+# A ptreg built without three.js says so: the kind is skipped, not failed.
+ptreg() {
+    if ! "$PTREG" "$@" >"$WORK/out" 2>"$WORK/err"; then
+        grep -q "built without the report viewer" "$WORK/err" && skip "$(cat "$WORK/err")"
+        sed 's/^/  /' "$WORK/err" >&2
+        die "ptreg $* failed"
+    fi
+}
+
+# what every registration's page shows: the target, the source before and
+# after, the after coloured by its distance to the target (the bar = the JSON's)
+REGISTRATION=(--layer target --layer "source before" --layer "source after"
+              --colorbar "source after=distance_to_target")
+
+aircraft() { # POINTS MODEL_POINTS: scan.ply onto model.ply, a known pose
+    ptreg synth --shape aircraft --model "$WORK/model.ply" --model-points "$2" -o "$WORK/scan.ply" --points "$1" \
+        --max-angle 10 --noise 0.002 --truth "$WORK/truth.txt" --seed 1
+}
+
+case $KIND in
+icp)
+    aircraft 3000 8000
+    ptreg icp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 100 --html "$R"
+    CHECKS=("${REGISTRATION[@]}" --curves 1) ;;
+icp_large)
+    # the demo's run (make demo): what the first report a reader opens must
+    # weigh and how soon it must show
+    aircraft 30000 40000
+    ptreg icp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 100 --html "$R"
+    CHECKS=("${REGISTRATION[@]}" --curves 1 --max-bytes 3000000 --max-open-ms "${PTREG_HTML_MAX_OPEN_MS:-2000}") ;;
+emicp)
+    aircraft 1500 3000
+    ptreg emicp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 30 --html "$R"
+    CHECKS=("${REGISTRATION[@]}") ;;
+register)
+    ptreg synth --shape blob --model "$WORK/model.ply" --model-points 8000 -o "$WORK/scan.ply" --points 6000 \
+        --truth "$WORK/truth.txt" --seed 1
+    ptreg register "$WORK/scan.ply" "$WORK/model.ply" --html "$R"
+    CHECKS=("${REGISTRATION[@]}") ;;
+view)
+    aircraft 3000 8000
+    ptreg view "$WORK/scan.ply" "$WORK/model.ply" --html "$R"
+    CHECKS=(--kind points=2) ;;
+multiway)
+    # three views of the aircraft, each turned anywhere
+    scans=()
+    for v in 5,0,3 -4,2.9,3 1.5,-4.8,3; do
+        k=${#scans[@]}
+        ptreg synth --shape aircraft -o "$WORK/v$k.ply" --points 3000 --view "$v" --noise 0.002 --max-angle 180 \
+            --max-translation 0.5 --seed $((k + 3))
+        scans+=("$WORK/v$k.ply")
+    done
+    ptreg multiway "${scans[@]}" --html "$R"
+    CHECKS=(--kind points=3) ;;
+track)
+    ptreg synth --sequence 10 --model "$WORK/model.ply" --model-points 5000 --points 2000 \
+        --frames-dir "$WORK/frames" --truth-trajectory "$WORK/truth.txt"
+    # the first true pose (TUM: t x y z qx qy qz qw) as the 4x4 to start from
+    awk 'NR == 1 { x=$5; y=$6; z=$7; w=$8
+        printf "%.17g %.17g %.17g %s\n", 1-2*(y*y+z*z), 2*(x*y-z*w), 2*(x*z+y*w), $2
+        printf "%.17g %.17g %.17g %s\n", 2*(x*y+z*w), 1-2*(x*x+z*z), 2*(y*z-x*w), $3
+        printf "%.17g %.17g %.17g %s\n", 2*(x*z-y*w), 2*(y*z+x*w), 1-2*(x*x+y*y), $4
+        print "0 0 0 1" }' "$WORK/truth.txt" >"$WORK/init.txt"
+    ptreg track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" --html "$R"
+    CHECKS=(--kind points) ;;
+harris3d)
+    # tests/cli/harris3d.sh's box phantom: 8 corners
+    python3 - "$WORK" <<'PY' || die "making the volume"
+import sys
+nx, ny, nz = 40, 36, 30
+vox = bytearray(b"\x0a" * (nx * ny * nz))
+for z in range(6, 20):
+    for y in range(8, 23):
+        for x in range(10, 26):
+            vox[x + nx * (y + ny * z)] = 200
+head = "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 40 36 30\nspacings: 0.5 0.5 2\nencoding: raw\n\n"
+open(sys.argv[1] + "/box.nrrd", "wb").write(head.encode() + vox)
+PY
+    ptreg harris3d "$WORK/box.nrrd" --html "$R"
+    CHECKS=(--kind slice --kind points) ;;
+lddmm)
+    # tests/cli/lddmm.sh's ellipse onto a circle, 40 landmarks
+    python3 - "$WORK" <<'PY' || die "making the landmarks"
+import math, sys
+n = 40
+for name, a, b in (("ellipse", 1.5, 0.6), ("circle", 1.0, 1.0)):
+    with open(f"{sys.argv[1]}/{name}.csv", "w") as f:
+        f.write("x,y,z\n")
+        for i in range(n):
+            f.write("%.9g,%.9g,0\n" % (a * math.cos(2 * math.pi * i / n), b * math.sin(2 * math.pi * i / n)))
+PY
+    ptreg lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0.3 --max-iter 20 --html "$R"
+    CHECKS=(--kind paths) ;;
+batch)
+    # an orientation map of a small polycrystal: coloured by orientation, with its key
+    ptreg synth --shape apt-polycrystal -o "$WORK/al.pos" --grains 4 --box 6 --seed 1
+    ptreg batch "$WORK/al.pos" -o "$WORK/o.npy" --radius 0.35 --html "$R"
+    CHECKS=(--key) ;;
+fpfh)
+    ptreg synth --shape blob -o "$WORK/blob.ply" --points 3000 --seed 1
+    ptreg fpfh "$WORK/blob.ply" --k 10 -o "$WORK/f.csv" --html "$R"
+    CHECKS=() ;;
+*)
+    echo "run.sh: unknown kind '$KIND'" >&2
+    exit 2 ;;
+esac
+
+[ -s "$R" ] || die "ptreg wrote no report $R"
+# the canvas as drawn, kept beside the test's output when a check fails
+SHOT=${PTREG_HTML_SHOTS:-$PWD}/html_$KIND.png
+node "$HERE/check_report.mjs" "$R" "${CHECKS[@]}" --screenshot "$WORK/shot.png"
+rc=$?
+if [ "$rc" -eq 1 ]; then
+    cp "$WORK/shot.png" "$SHOT" 2>/dev/null && echo "the canvas as first drawn: $SHOT" >&2
+    cp "$R" "${SHOT%.png}.html" 2>/dev/null && echo "the report: ${SHOT%.png}.html" >&2
+fi
+exit "$rc"
