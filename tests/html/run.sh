@@ -5,7 +5,8 @@
 # check_report.mjs, with what that kind's page must show.
 # usage: tests/html/run.sh KIND PTREG
 # KIND: icp, icp_large (the 40k/30k demo's report: <= 3 MB, ready < 2 s),
-# register, emicp, view, harris3d, lddmm, batch, fpfh, multiway, track.
+# register, emicp, view, harris3d, lddmm, batch, fpfh, multiway, track;
+# checker: the checker fails a page with planted defects, naming each.
 # Exit: 0 passed, 1 failed, 77 skipped (no node or Chromium, or a ptreg
 # built without the report viewer).
 set -u
@@ -124,6 +125,29 @@ fpfh)
     ptreg synth --shape blob -o "$WORK/blob.ply" --points 3000 --seed 1
     ptreg fpfh "$WORK/blob.ply" --k 10 -o "$WORK/f.csv" --html "$R"
     CHECKS=() ;;
+checker)
+    # the checker itself: an icp page with a defect planted for each check,
+    # which must fail each, naming it (below)
+    aircraft 1000 3000
+    ptreg icp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 30 --html "$WORK/good.html"
+    python3 - "$WORK/good.html" "$R" <<'PY' || die "planting the defects"
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+head = '<script type="application/json" id="ptreg-report">'
+m = re.search(re.escape(head) + r"(.*?)</script>", page, re.S)
+d = json.loads(m.group(1))
+d["layers"][0]["color"] = "#ffffff"                 # the target drawn as the background: not seen
+d["result"]["distance_to_target"]["max"] *= 2       # the bar's max no longer the JSON's
+text = json.dumps(d).replace("<", "\\u003c")
+page = page[:m.start(1)] + text + page[m.end(1):]
+planted = ('<img src="http://192.0.2.1/planted.png">'                  # a request to the network
+           '<script>console.error("planted error")</script>'           # an error on the console
+           # every checkbox's change swallowed before the viewer sees it: the toggles do nothing
+           '<script>document.addEventListener("change", (e) => e.stopImmediatePropagation(), true)</script>')
+page = page.replace("<body>", "<body>" + planted, 1)
+open(sys.argv[2], "w", encoding="utf-8").write(page)
+PY
+    CHECKS=("${REGISTRATION[@]}") ;;
 *)
     echo "run.sh: unknown kind '$KIND'" >&2
     exit 2 ;;
@@ -132,6 +156,19 @@ esac
 [ -s "$R" ] || die "ptreg wrote no report $R"
 # the canvas as drawn, kept beside the test's output when a check fails
 SHOT=${PTREG_HTML_SHOTS:-$PWD}/html_$KIND.png
+if [ "$KIND" = checker ]; then
+    node "$HERE/check_report.mjs" "$R" "${CHECKS[@]}" 2>"$WORK/fails"
+    rc=$?
+    cat "$WORK/fails"
+    [ "$rc" -eq 77 ] && exit 77
+    [ "$rc" -eq 1 ] || die "the checker passed a page with planted defects (exit $rc)"
+    for want in "network: the page asked for http://192.0.2.1/planted.png" "console: planted error" \
+        "drawn: layer 'target'" "colour bar: 'source after' max" "toggle: layer 'source before'"; do
+        grep -qF -- "$want" "$WORK/fails" || die "the checker did not report '$want'"
+    done
+    echo "every planted defect reported"
+    exit 0
+fi
 node "$HERE/check_report.mjs" "$R" "${CHECKS[@]}" --screenshot "$WORK/shot.png"
 rc=$?
 if [ "$rc" -eq 1 ]; then
