@@ -327,7 +327,8 @@ async function main() {
       for (const end of ['min', 'max']) {
         if (bar[end] !== undefined && floatEqual(Number(bar[end]), truth[end])) continue;
         same = false;
-        fail('colour bar', `'${want.layer}' ${end} is ${bar[end]}, the result's ${want.result}.${end} is ${truth[end]}`);
+        fail('colour bar', `'${want.layer}' ${end} is ${bar[end]}, `
+          + `the result's ${want.result}.${end} is ${truth[end]}`);
       }
       if (same) note(`colour bar '${want.layer}': ${bar.min} .. ${bar.max} (= ${want.result})`);
     }
