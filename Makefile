@@ -31,14 +31,16 @@ build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
 # The main job on built-in data: a scan of the built-in shape in a random
-# pose, registered back onto the model, with the pose error.
+# pose, registered back onto the model, with the pose error; its report
+# (--html) is the last line: a page to open in any browser, offline.
 demo: build
 	@mkdir -p $(DEMO_DIR)
 	@$(PTREG) synth --shape aircraft --model $(DEMO_DIR)/model.ply --model-points 40000 \
 	    -o $(DEMO_DIR)/scan.ply --points 30000 --max-angle 10 --noise 0.002 \
 	    --truth $(DEMO_DIR)/truth.txt --seed 1
 	@$(PTREG) icp $(DEMO_DIR)/scan.ply $(DEMO_DIR)/model.ply --max-iter 100 \
-	    --truth $(DEMO_DIR)/truth.txt -o $(DEMO_DIR)/scan_registered.ply
+	    --truth $(DEMO_DIR)/truth.txt -o $(DEMO_DIR)/scan_registered.ply --html $(DEMO_DIR)/report.html
+	@echo "report: $(abspath $(DEMO_DIR))/report.html (open it in a browser)"
 
 # The CLI tests read --json with Python's json module. POCL goes in before
 # configuring: with it present, the device parity suite must find a device.

@@ -165,11 +165,14 @@ function keyCanvas(kind) {
   return cv;
 }
 
+// The result's numbers and words, one level of objects in (a.b); arrays are in the JSON below.
 function resultTable(result) {
   const t = element('table', { id: 'ptreg-numbers' });
+  const row = (k, v) => t.append(element('tr', {}, element('td', {}, k), element('td', {}, formatNumber(v))));
   for (const [k, v] of Object.entries(result)) {
-    if (v === null || typeof v === 'object') continue;
-    t.append(element('tr', {}, element('td', {}, k), element('td', {}, formatNumber(v))));
+    if (v === null || Array.isArray(v)) continue;
+    if (typeof v !== 'object') row(k, v);
+    else for (const [k2, v2] of Object.entries(v)) if (v2 !== null && typeof v2 !== 'object') row(`${k}.${k2}`, v2);
   }
   return t;
 }

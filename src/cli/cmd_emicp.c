@@ -5,6 +5,7 @@
 
 #include "cli/common.h"
 #include "cli/progress.h"
+#include "cli/report.h"
 #include "cli/tune_choice.h"
 #include "ptreg/emicp.h"
 
@@ -13,6 +14,7 @@ static const cli_option emicp_options[] = {
     {"preset", 0, "NAME", "scale-free (default: sigma^2 relative to the target's RMS radius r) or tamaki "
                           "(the study's absolute values: sigma^2 0.01 -> 1e-5, factor 0.9, d0^2 0.01)"},
     CLI_OPT_PLOT("the pose change (radians + translation / r)"),
+    CLI_OPT_HTML,
     CLI_OPT_QUIET,
     {"no-tune", 0, NULL, "ignore `ptreg tune`'s winner for this machine (used when no engine option is given)"},
     CLI_REGISTRATION_COMMON,
@@ -194,7 +196,8 @@ int cli_run_emicp(int argc, char **argv)
     ptreg_emicp_options_default(&opt);
     int repeat = 1;
     double truth[16];
-    if ((rc = read_options(&a, &opt, truth)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)))
+    if ((rc = read_options(&a, &opt, truth)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
+        (rc = cli_report_begin(&a, "emicp")))
         return rc;
     emicp_job job = {a.positional[0], a.positional[1], {0}, {0}, &opt, "default", "", NULL};
     ptreg_cloud_init(&job.source);
@@ -225,14 +228,19 @@ int cli_run_emicp(int argc, char **argv)
         rc = cli_exit_code(st, 0);
     } else if (!rc) {
         const ptreg_emicp_result *r = &run.r;
+        rc = plot_rc ? plot_rc : cli_write_registration("emicp", &a, &job.source, r->transformation);
+        cli_distances dist = {0};
+        if (!rc)
+            rc = cli_report_registration(job.source.xyz, job.source.n, job.target.xyz, job.target.n, opt.init,
+                                         r->transformation, &dist);
         const cli_result res = {"emicp", job.source_path, job.target_path, r->transformation, r->rmse, r->fitness,
                                 (double)r->pairs, r->iterations, r->converged, r->stop_reason, r->time_ms, times, repeat,
-                                cli_has(&a, "truth") ? truth : NULL};
-        rc = plot_rc ? plot_rc : cli_write_registration("emicp", &a, &job.source, r->transformation);
-        if (!rc && cli_has(&a, "json"))
+                                cli_has(&a, "truth") ? truth : NULL, &dist};
+        if (!rc && (cli_has(&a, "json") || cli_report()))
             rc = print_json(&job, r, &res);
-        else if (!rc)
+        if (!rc && !cli_has(&a, "json"))
             print_human(&job, r, &res);
+        cli_distances_free(&dist);
     }
     free(times);
     cJSON_Delete(job.device_variant);

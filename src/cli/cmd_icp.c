@@ -356,10 +356,9 @@ static void json_add_device(cJSON *o, const icp_job *job)
 }
 
 static int print_json(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
-                      const cli_result *res, const cli_distances *dist)
+                      const cli_result *res)
 {
     cJSON *o = cli_result_json(res);
-    cli_json_distances(o, dist);
     cJSON_AddStringToObject(o, "method", ptreg_icp_method_name(opt->method));
     cJSON_AddStringToObject(o, "kernel", ptreg_robust_kernel_name(opt->kernel));
     if (opt->kernel)
@@ -519,17 +518,17 @@ int cli_run_icp(int argc, char **argv)
         rc = cli_exit_code(st, 0);
     } else {
         const ptreg_icp_result *r = &run.r;
-        const cli_result res = {"icp", job.source_path, job.target_path, r->transformation, r->rmse, r->fitness,
-                                (double)r->pairs, r->iterations, r->converged, r->stop_reason, r->time_ms, times, repeat,
-                                cli_has(&a, "truth") ? truth : NULL};
         rc = plot_rc ? plot_rc
                      : cli_write_registration("icp", &a, job.source_full.xyz ? &job.source_full : &job.source,
                                               r->transformation);
         cli_distances dist = {0};
         if (!rc)
             rc = report_icp(&job, &opt, r, &dist);
+        const cli_result res = {"icp", job.source_path, job.target_path, r->transformation, r->rmse, r->fitness,
+                                (double)r->pairs, r->iterations, r->converged, r->stop_reason, r->time_ms, times, repeat,
+                                cli_has(&a, "truth") ? truth : NULL, &dist};
         if (!rc && (cli_has(&a, "json") || cli_report()))
-            rc = print_json(&job, &opt, r, &res, &dist);
+            rc = print_json(&job, &opt, r, &res);
         if (!rc && !cli_has(&a, "json"))
             print_human(&job, &opt, r, &res);
         cli_distances_free(&dist);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/batch_cli.h"
+#include "cli/report.h"
 #include "ptreg/io.h"
 #include "ptreg/multiway.h"
 
@@ -21,6 +22,7 @@ static const cli_option multiway_options[] = {
     CLI_OPT_THREADS,
     CLI_OPT_ASCII,
     CLI_OPT_JSON,
+    CLI_OPT_HTML,
 };
 
 const cli_command cli_cmd_multiway = CLI_COMMAND_LIBRARY("multiway",
@@ -298,6 +300,69 @@ static int print_json(const cli_args *a, const multiway_inputs *in, const ptreg_
     return cli_json_print(j);
 }
 
+/* A placed scan in the anchor's frame, a colour each; its centre into c. */
+static ptreg_status report_scan(ptreg_report *rep, const cli_args *a, const multiway_inputs *in,
+                                const ptreg_multiway_result *r, size_t i, double c[3], ptreg_error *err)
+{
+    const ptreg_cloud *cloud = &in->clouds[i];
+    float *moved = cli_moved(cloud->xyz, cloud->n, r->poses + 16 * i);
+    if (!moved)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    c[0] = c[1] = c[2] = 0.0;
+    for (size_t k = 0; k < cloud->n; k++)
+        for (int d = 0; d < 3; d++)
+            c[d] += moved[3 * k + d] / (double)cloud->n;
+    char name[300];
+    snprintf(name, sizeof name, "scan %zu: %s", i, a->positional[i]);
+    ptreg_status st = ptreg_report_add_cloud(rep, name, moved, cloud->n, cli_report_palette(i), err);
+    free(moved);
+    return st;
+}
+
+/* The candidate pairs as lines between the scans' centres: the solved
+ * graph's edges, and apart the pairs it left out. */
+static ptreg_status report_edges(ptreg_report *rep, const ptreg_multiway_result *r, const double *centres,
+                                 ptreg_error *err)
+{
+    float *lines = malloc((r->edge_count ? r->edge_count : 1) * 6 * sizeof *lines);
+    if (!lines)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    ptreg_status st = PTREG_OK;
+    for (int kept = 1; kept >= 0 && !st; kept--) {
+        size_t n = 0;
+        for (size_t e = 0; e < r->edge_count; e++) {
+            const ptreg_multiway_edge *edge = &r->edges[e];
+            if (edge->kept != kept || !r->placed[edge->source] || !r->placed[edge->target])
+                continue;
+            for (int d = 0; d < 3; d++)
+                lines[6 * n + d] = (float)centres[3 * edge->source + d],
+                lines[6 * n + 3 + d] = (float)centres[3 * edge->target + d];
+            n++;
+        }
+        st = ptreg_report_add_lines(rep, kept ? "graph edges kept" : "pairs left out", lines, n, /* black, magenta: not scan colours */
+                                    kept ? 0x000000u : 0xff00ffu, err);
+    }
+    free(lines);
+    return st;
+}
+
+/* --html: every placed scan in the anchor's frame and the pose graph. */
+static int report_multiway(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_result *r)
+{
+    ptreg_report *rep = cli_report();
+    if (!rep)
+        return EXIT_OK;
+    ptreg_error err;
+    double *centres = calloc(3 * in->count, sizeof *centres);
+    ptreg_status st = centres ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; !st && i < in->count; i++)
+        if (r->placed[i])
+            st = report_scan(rep, a, in, r, i, centres + 3 * i, &err);
+    st = st ? st : report_edges(rep, r, centres, &err);
+    free(centres);
+    return cli_report_check(st, &err);
+}
+
 static int run(const cli_args *a, batch_comm *comm)
 {
     ptreg_multiway_options o;
@@ -312,6 +377,8 @@ static int run(const cli_args *a, batch_comm *comm)
         cli_error("multiway", "--pose-graph brings its own pairs: --pairs is not taken with it");
         rc = EXIT_USAGE;
     }
+    if (!rc && comm->rank == 0)
+        rc = cli_report_begin(a, "multiway"); /* rank 0 writes */
     multiway_inputs in;
     memset(&in, 0, sizeof in);
     ptreg_pose_graph_init(&in.graph);
@@ -328,9 +395,10 @@ static int run(const cli_args *a, batch_comm *comm)
     }
     if (!rc && comm->rank == 0) {
         rc = write_outputs(a, &in, &r);
-        if (!rc && cli_has(a, "json"))
+        rc = rc ? rc : report_multiway(a, &in, &r);
+        if (!rc && (cli_has(a, "json") || cli_report()))
             rc = print_json(a, &in, &o, &r);
-        else if (!rc)
+        if (!rc && !cli_has(a, "json"))
             print_human(a, &in, &o, &r);
     }
     ptreg_multiway_result_free(&r);

@@ -1,9 +1,14 @@
 /* ptreg register: SOURCE onto TARGET without an initial guess (global.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/report.h"
+#include "ptreg/features.h"
 #include "ptreg/global.h"
+
+#define COLOR_MATCHES 0x2ca02cu /* green: the matches kept, from SOURCE's start to TARGET */
 
 static const cli_option register_options[] = {
     CLI_REGISTRATION_OUTPUTS,
@@ -15,6 +20,7 @@ static const cli_option register_options[] = {
     CLI_OPT_REPEAT,
     CLI_OPT_ASCII,
     CLI_OPT_JSON,
+    CLI_OPT_HTML,
 };
 
 const cli_command cli_cmd_register = CLI_COMMAND_LIBRARY("register",
@@ -82,6 +88,56 @@ static int print_json(const ptreg_register_result *r, const cli_result *res)
     return cli_result_json_print(o, res);
 }
 
+/* The feature matches the result keeps: those whose source point it brings
+ * within RANSAC's inlier distance of their target point (the inliers of the
+ * final transform), found again from the clouds prepared as the pipeline
+ * prepares them. Lines from SOURCE where it began to TARGET. */
+static ptreg_status kept_matches(const ptreg_cloud *s, const ptreg_cloud *t, const ptreg_register_options *o,
+                                 const ptreg_register_result *r, float **lines, size_t *count, ptreg_error *err)
+{
+    ptreg_register_cloud sp = {0}, tp = {0};
+    ptreg_matches m = {0};
+    *lines = NULL, *count = 0;
+    ptreg_status st = ptreg_register_cloud_prepare(s->xyz, s->normals, s->n, r->voxel, &sp, err);
+    st = st ? st : ptreg_register_cloud_prepare(t->xyz, t->normals, t->n, r->voxel, &tp, err);
+    st = st ? st
+            : ptreg_match_features(sp.fpfh, sp.down.n, tp.fpfh, tp.down.n, PTREG_FPFH_BINS, o->mutual, &m, err);
+    if (!st && !(*lines = malloc((m.count ? m.count : 1) * 6 * sizeof **lines)))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    const double dist = o->ransac.max_dist > 0.0 ? o->ransac.max_dist : 1.5 * r->voxel;
+    for (size_t i = 0; !st && i < m.count; i++) {
+        const float *a = sp.down.xyz + 3 * (size_t)m.source[i], *b = tp.down.xyz + 3 * (size_t)m.target[i];
+        float moved[3];
+        ptreg_transform_points(r->transformation, a, moved, 1);
+        const double dx = moved[0] - b[0], dy = moved[1] - b[1], dz = moved[2] - b[2];
+        if (dx * dx + dy * dy + dz * dz > dist * dist)
+            continue;
+        memcpy(*lines + 6 * *count, a, 3 * sizeof *a);
+        memcpy(*lines + 6 * *count + 3, b, 3 * sizeof *b);
+        ++*count;
+    }
+    ptreg_matches_free(&m);
+    ptreg_register_cloud_free(&sp);
+    ptreg_register_cloud_free(&tp);
+    return st;
+}
+
+/* --html: the registration's clouds and the matches kept. */
+static int report_register(const ptreg_cloud *s, const ptreg_cloud *t, const ptreg_register_options *o,
+                           const ptreg_register_result *r, cli_distances *dist)
+{
+    int rc = cli_report_registration(s->xyz, s->n, t->xyz, t->n, NULL, r->transformation, dist);
+    if (rc || !cli_report())
+        return rc;
+    float *lines;
+    size_t count;
+    ptreg_error err;
+    ptreg_status st = kept_matches(s, t, o, r, &lines, &count, &err);
+    st = st ? st : ptreg_report_add_lines(cli_report(), "matches kept", lines, count, COLOR_MATCHES, &err);
+    free(lines);
+    return cli_report_check(st, &err);
+}
+
 /* One registration of --repeat (cli_repeat). */
 typedef struct register_run {
     const ptreg_cloud *s, *t;
@@ -111,6 +167,7 @@ int cli_run_register(int argc, char **argv)
     double truth[16];
     int repeat = 1;
     if ((rc = read_register_options(&a, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
+        (rc = cli_report_begin(&a, "register")) ||
         (cli_has(&a, "truth") && (rc = cli_read_transform("register", cli_string(&a, "truth", NULL), truth))))
         return rc;
     ptreg_cloud s, t;
@@ -132,14 +189,18 @@ int cli_run_register(int argc, char **argv)
         rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
     } else {
         const ptreg_register_result *r = &run.r;
+        rc = cli_write_registration("register", &a, &s, r->transformation);
+        cli_distances dist = {0};
+        if (!rc)
+            rc = report_register(&s, &t, &o, r, &dist);
         const cli_result res = {"register", a.positional[0], a.positional[1], r->transformation, r->rmse,
                                 r->fitness, -1.0, -1, 0, PTREG_STOP_CONVERGED, r->total_ms, times, repeat,
-                                cli_has(&a, "truth") ? truth : NULL};
-        rc = cli_write_registration("register", &a, &s, r->transformation);
-        if (!rc && cli_has(&a, "json"))
+                                cli_has(&a, "truth") ? truth : NULL, &dist};
+        if (!rc && (cli_has(&a, "json") || cli_report()))
             rc = print_json(r, &res);
-        else if (!rc)
+        if (!rc && !cli_has(&a, "json"))
             print_human(&a, r, &res);
+        cli_distances_free(&dist);
     }
     ptreg_cloud_free(&s);
     ptreg_cloud_free(&t);

@@ -11,6 +11,7 @@
 
 #include "cli/common.h"
 #include "cli/progress.h"
+#include "cli/report.h"
 #include "ptreg/features.h"
 #include "ptreg/io.h"
 #include "ptreg/track.h"
@@ -35,6 +36,7 @@ static const cli_option track_options[] = {
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
     CLI_OPT_JSON,
+    CLI_OPT_HTML,
 };
 
 const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
@@ -272,6 +274,76 @@ typedef struct track_job {
     double setup_ms;
     FILE *out, *states;
 } track_job;
+
+/* --html: where the sensor was at each frame (the pose's translation, in
+ * the model's frame), which frames were lost, and the last frame placed. */
+typedef struct track_view {
+    float *path;  /* 3 a frame */
+    uint8_t *lost; /* 1 a frame */
+    size_t count, cap;
+    float *last;  /* the last frame's points moved by its pose */
+    size_t last_n;
+    int no_memory;
+} track_view;
+
+static void view_frame(track_view *v, const ptreg_cloud *frame, const double pose[16], int lost)
+{
+    if (v->no_memory)
+        return;
+    if (v->count == v->cap) {
+        const size_t cap = v->cap ? 2 * v->cap : 256;
+        float *path = realloc(v->path, 3 * cap * sizeof *path);
+        v->path = path ? path : v->path;
+        uint8_t *flags = realloc(v->lost, cap);
+        v->lost = flags ? flags : v->lost;
+        if (!path || !flags) {
+            v->no_memory = 1;
+            return;
+        }
+        v->cap = cap;
+    }
+    const float origin[3] = {0.0f, 0.0f, 0.0f};
+    ptreg_transform_points(pose, origin, v->path + 3 * v->count, 1);
+    v->lost[v->count++] = (uint8_t)lost;
+    if (frame->n == 0)
+        return;
+    free(v->last);
+    v->last = cli_moved(frame->xyz, frame->n, pose);
+    v->last_n = v->last ? frame->n : 0;
+    v->no_memory = !v->last;
+}
+
+static void view_free(track_view *v)
+{
+    free(v->path);
+    free(v->lost);
+    free(v->last);
+}
+
+/* The page: the model, the sensor's path, the frames lost, the last frame. */
+static int report_track(const track_job *job, const track_view *v)
+{
+    ptreg_report *rep = cli_report();
+    if (!rep)
+        return EXIT_OK;
+    ptreg_error err;
+    if (v->no_memory)
+        return cli_report_check(ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory"), &err);
+    size_t m = job->model.n, lost = 0;
+    const float *model = job->model.xyz ? job->model.xyz : ptreg_model_index_points(job->index, &m);
+    float *lost_at = malloc((v->count ? v->count : 1) * 3 * sizeof *lost_at);
+    for (size_t i = 0; lost_at && i < v->count; i++)
+        if (v->lost[i])
+            memcpy(lost_at + 3 * lost++, v->path + 3 * i, 3 * sizeof *lost_at);
+    ptreg_status st = lost_at ? ptreg_report_add_cloud(rep, "model", model, m, 0x8c8c8cu, &err)
+                              : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    st = st ? st : ptreg_report_add_cloud(rep, "last frame", v->last, v->last_n, 0x1f77b4u, &err);
+    if (!st && v->count >= 2)
+        st = ptreg_report_add_paths(rep, "sensor path", v->path, 1, v->count, 0x000000u, &err);
+    st = st ? st : ptreg_report_add_cloud(rep, "frames lost", lost_at, lost, 0xd62728u, &err);
+    free(lost_at);
+    return cli_report_check(st, &err);
+}
 
 typedef struct frame_record {
     double t, latency_ms, fitness, rmse, pose[7];
@@ -516,12 +588,12 @@ static void print_human(const track_job *job, const track_summary *s)
 }
 
 /* Every frame of src through the tracker, each written as it is known. */
-static int run_frames(const cli_args *a, track_job *job, frame_source *src, track_summary *s)
+static int run_frames(const cli_args *a, track_job *job, frame_source *src, track_summary *s, track_view *view)
 {
     cli_progress progress;
     cli_progress_begin(&progress, a, "track", "frame", "latency ms");
     const ptreg_progress hook = cli_progress_hook(&progress);
-    const int keep_records = cli_has(a, "json");
+    const int keep_records = cli_has(a, "json") || cli_report(); /* the JSON's frames */
     int rc = EXIT_OK;
     double last_t = -INFINITY;
     frame_in f;
@@ -550,6 +622,8 @@ static int run_frames(const cli_args *a, track_job *job, frame_source *src, trac
             rc = write_frame(job, &r);
             rc = rc ? rc : count_frame(s, &r, keep_records);
             hook.fn(hook.ctx, (int)s->frames, src->paths ? (int)src->count : 0, tf.latency_ms);
+            if (cli_report())
+                view_frame(view, &f.cloud, tf.pose, tf.state == PTREG_TRACK_LOST);
         }
         ptreg_cloud_free(&f.cloud);
     }
@@ -569,7 +643,7 @@ int cli_run_track(int argc, char **argv)
     frame_source src;
     memset(&src, 0, sizeof src);
     src.rate = 10.0;
-    if ((rc = read_track_options(&a, &opt, &src.rate)))
+    if ((rc = read_track_options(&a, &opt, &src.rate)) || (rc = cli_report_begin(&a, "track")))
         return rc;
     track_job job;
     memset(&job, 0, sizeof job);
@@ -579,6 +653,8 @@ int cli_run_track(int argc, char **argv)
         return rc;
     track_summary sum;
     memset(&sum, 0, sizeof sum);
+    track_view view;
+    memset(&view, 0, sizeof view);
     if ((rc = load_model(&a, &opt, &job)))
         goto done;
     if (cli_has(&a, "frames"))
@@ -599,7 +675,7 @@ int cli_run_track(int argc, char **argv)
         rc = cli_exit_code(st, 0);
         goto done;
     }
-    rc = run_frames(&a, &job, &src, &sum);
+    rc = run_frames(&a, &job, &src, &sum, &view);
     const size_t readable = sum.frames - sum.unreadable;
     if (!rc && src.stream_error)
         rc = src.stream_error == 2 ? EXIT_RUNTIME : EXIT_BAD_INPUT;
@@ -609,9 +685,10 @@ int cli_run_track(int argc, char **argv)
     }
     if (!rc) {
         summarize(&sum);
-        if (cli_has(&a, "json"))
+        rc = report_track(&job, &view);
+        if (!rc && (cli_has(&a, "json") || cli_report()))
             rc = print_json(&job, &opt, &sum);
-        else
+        if (!rc && !cli_has(&a, "json"))
             print_human(&job, &sum);
     }
 done:
@@ -631,6 +708,7 @@ done:
         remove(cli_string(&a, "states", NULL));
     free(sum.latency);
     free(sum.rec);
+    view_free(&view);
     for (size_t i = 0; src.owned && i < src.count; i++)
         free(src.owned[i]);
     free(src.owned);

@@ -297,6 +297,7 @@ cJSON *cli_result_json(const cli_result *r)
     cJSON_AddNumberToObject(o, "time_ms", r->time_ms);
     if (r->runs > 1)
         cli_json_put(o, "times_ms", cJSON_CreateDoubleArray(r->times, r->runs));
+    cli_json_distances(o, r->distances);
     return o;
 }
 

@@ -101,7 +101,7 @@ int cli_describe_index(const char *path, int json);
 
 extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_normals, cli_cmd_pfh, cli_cmd_fpfh,
     cli_cmd_lddmm, cli_cmd_warp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info, cli_cmd_devices,
-    cli_cmd_batch, cli_cmd_tune, cli_cmd_register, cli_cmd_multiway, cli_cmd_track;
+    cli_cmd_batch, cli_cmd_tune, cli_cmd_register, cli_cmd_multiway, cli_cmd_track, cli_cmd_view;
 /* Options many commands take, defined once. */
 #define CLI_OPT_THREADS {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"}
 #define CLI_OPT_REPEAT                                                                              \
@@ -155,6 +155,7 @@ typedef struct cli_result {
     const double *times;   /* each run's, when runs > 1 */
     int runs;
     const double *truth;   /* --truth, or NULL */
+    const struct cli_distances *distances; /* --html: SOURCE's after the run (cli/report.h), or NULL */
 } cli_result;
 
 /* A JSON object holding the shared fields; the command adds its own and
@@ -186,6 +187,7 @@ int cli_run_register(int argc, char **argv);
 int cli_run_multiway(int argc, char **argv);
 int cli_run_track(int argc, char **argv);
 int cli_run_info(int argc, char **argv);
+int cli_run_view(int argc, char **argv);
 int cli_run_devices(int argc, char **argv);
 int cli_run_tune(int argc, char **argv);
 int cli_run_batch(int argc, char **argv);

@@ -28,6 +28,7 @@ static const command_entry commands[] = {
     {&cli_cmd_synth, cli_run_synth},
     {&cli_cmd_convert, cli_run_convert},
     {&cli_cmd_info, cli_run_info},
+    {&cli_cmd_view, cli_run_view},
     {&cli_cmd_devices, cli_run_devices},
     {&cli_cmd_tune, cli_run_tune},
 };

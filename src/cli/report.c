@@ -1,10 +1,12 @@
 /* --html: the run's report (report.h). */
 #include "cli/report.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/common.h"
 #include "ptreg/nn.h"
@@ -26,17 +28,32 @@ static void title_of(const cli_args *a, const char *command, char *title, size_t
         used += snprintf(title + used, size - (size_t)used, " %s", a->positional[i]);
 }
 
-int cli_report_begin(const cli_args *a, const char *command)
+/* The page's folder must take a file: told before the run, not after it. */
+static int folder_writable(const char *command, const char *path)
 {
-    run.json_stdout = 1;
-    if (!cli_given(a, "html"))
+    char folder[4096];
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (!slash)
+        snprintf(folder, sizeof folder, ".");
+    else
+        slash[slash == folder] = '\0'; /* "/x.html": the root */
+    if (access(folder, W_OK) == 0)
         return EXIT_OK;
+    cli_error(command, "%s: cannot write into %s: %s", path, folder, strerror(errno));
+    return EXIT_RUNTIME;
+}
+
+int cli_report_open(const cli_args *a, const char *command, const char *path, const char *cap_option)
+{
     size_t max_points = PTREG_REPORT_MAX_POINTS;
-    int rc = cli_size(a, "html-max-points", 1, (size_t)1 << 40, &max_points);
+    int rc = cli_size(a, cap_option, 1, (size_t)1 << 40, &max_points);
     if (rc)
         return rc;
+    if ((rc = folder_writable(command, path)))
+        return rc;
     if (!ptreg_report_available()) {
-        cli_error(command, "--html: this ptreg was built without the report viewer (three.js): run `make deps` "
+        cli_error(command, "this ptreg was built without the report viewer (three.js): run `make deps` "
                            "(web/'s npm packages) and build again");
         return EXIT_USAGE;
     }
@@ -48,9 +65,16 @@ int cli_report_begin(const cli_args *a, const char *command)
         return cli_report_check(st, &err);
     ptreg_report_set_max_points(run.report, max_points);
     run.command = command;
-    run.path = cli_string(a, "html", NULL);
+    run.path = path;
     run.json_stdout = cli_given(a, "json");
     return EXIT_OK;
+}
+
+int cli_report_begin(const cli_args *a, const char *command)
+{
+    run.json_stdout = 1;
+    return cli_given(a, "html") ? cli_report_open(a, command, cli_string(a, "html", NULL), "html-max-points")
+                                : EXIT_OK;
 }
 
 ptreg_report *cli_report(void) { return run.report; }
@@ -83,6 +107,13 @@ int cli_report_finish(int rc)
     ptreg_report_destroy(run.report);
     run.report = NULL;
     return rc;
+}
+
+uint32_t cli_report_palette(size_t i)
+{
+    static const uint32_t colors[] = {0x1f77b4u, 0xff7f0eu, 0x2ca02cu, 0xd62728u, 0x9467bdu,
+                                      0x8c564bu, 0xe377c2u, 0x17becfu, 0xbcbd22u, 0x7f7f7fu};
+    return colors[i % (sizeof colors / sizeof colors[0])];
 }
 
 /* ---- registrations ---- */

@@ -20,6 +20,9 @@
  * into it (and to stdout only with --json). Without --html nothing happens;
  * 2 when this ptreg has no viewer. */
 int cli_report_begin(const cli_args *a, const char *command);
+/* A report to `path` whatever the options (ptreg view): cap_option names
+ * the option of the cap on points. */
+int cli_report_open(const cli_args *a, const char *command, const char *path, const char *cap_option);
 /* The report begun, or NULL (no --html): commands add to it when not NULL. */
 ptreg_report *cli_report(void);
 /* Whether the JSON result should reach stdout (no report, or --json). */
@@ -31,6 +34,10 @@ int cli_report_check(ptreg_status st, const ptreg_error *err);
 /* main's end of the run: the page written when rc is 0 (its exit code:
  * the write's), the report released either way. */
 int cli_report_finish(int rc);
+
+/* The colour of the i-th of many clouds (scans, frames): ten apart, then
+ * again. */
+uint32_t cli_report_palette(size_t i);
 
 /* Each point's distance to TARGET's nearest point: what the page colours
  * SOURCE by after a registration, and the JSON's distance_to_target. */

@@ -89,14 +89,16 @@ static void color_text(char buf[8], uint32_t c) { snprintf(buf, 8, "#%06x", (uns
 
 static cJSON *vector3(const double v[3]) { return cJSON_CreateDoubleArray(v, 3); }
 
-/* The items of a layer shown: all it kept, or fewer when the page's total
- * is over the cap (every layer by the same fraction, at least one). */
-static size_t items_shown(const report_layer *l, size_t kept_all, size_t cap)
+/* The items of a layer shown: all, or when the points given are over the
+ * cap, every layer's by the same fraction of what it was given (at least
+ * one; never more than it kept, which is at most the cap). */
+static size_t items_shown(const report_layer *l, size_t given_all, size_t cap)
 {
-    if (kept_all <= cap || l->kept == 0)
+    if (given_all <= cap || l->kept == 0)
         return l->kept;
-    size_t n = (size_t)((double)l->kept * (double)cap / (double)kept_all);
-    return n ? n : 1;
+    size_t n = (size_t)((double)l->total * (double)cap / (double)given_all);
+    n = n ? n : 1;
+    return n < l->kept ? n : l->kept;
 }
 
 /* The shown items' floats (`per` a item) or bytes, copied evenly from the
@@ -139,7 +141,7 @@ static int slice_json(page *p, int *blobs, const report_layer *l, cJSON *o)
 }
 
 /* One layer's description, its data written as blobs. */
-static cJSON *layer_json(page *p, int *blobs, const report_layer *l, size_t kept_all, size_t cap)
+static cJSON *layer_json(page *p, int *blobs, const report_layer *l, size_t given_all, size_t cap)
 {
     cJSON *o = cJSON_CreateObject();
     if (!o)
@@ -148,7 +150,7 @@ static cJSON *layer_json(page *p, int *blobs, const report_layer *l, size_t kept
     cJSON_AddStringToObject(o, "kind", l->kind);
     if (!strcmp(l->kind, "slice"))
         return slice_json(p, blobs, l, o) ? (cJSON_Delete(o), NULL) : o;
-    size_t shown = items_shown(l, kept_all, cap);
+    size_t shown = items_shown(l, given_all, cap);
     char color[8];
     color_text(color, l->color);
     cJSON_AddNumberToObject(o, "count", (double)shown);
@@ -215,17 +217,17 @@ static cJSON *description(page *p, const ptreg_report *r, const report_contents 
         return NULL;
     }
     cJSON_AddItemToObject(d, "layers", layers);
-    size_t kept_all = report_points_kept(r), shown_all = 0;
+    size_t given_all = report_points_given(r), shown_all = 0;
     int blobs = 0;
     for (size_t i = 0; i < c->layer_count; i++) {
         report_layer l;
         report_layer_view(r, i, &l);
-        cJSON *o = layer_json(p, &blobs, &l, kept_all, c->max_points);
+        cJSON *o = layer_json(p, &blobs, &l, given_all, c->max_points);
         if (!o) {
             cJSON_Delete(d);
             return NULL;
         }
-        shown_all += strcmp(l.kind, "slice") ? items_shown(&l, kept_all, c->max_points) * l.length : 0;
+        shown_all += strcmp(l.kind, "slice") ? items_shown(&l, given_all, c->max_points) * l.length : 0;
         cJSON_AddItemToArray(layers, o);
     }
     cJSON_AddStringToObject(d, "format", "ptreg-report 1");

@@ -27,7 +27,6 @@ typedef struct report_layer {
 
 /* Item i of `kept` evenly spread over `total`. */
 size_t report_pick(size_t i, size_t kept, size_t total);
-size_t report_points_kept(const ptreg_report *r);
 size_t report_points_given(const ptreg_report *r);
 void report_view(const ptreg_report *r, report_contents *c);
 void report_layer_view(const ptreg_report *r, size_t i, report_layer *v);

@@ -353,14 +353,6 @@ ptreg_status ptreg_report_set_json(ptreg_report *r, const char *json, ptreg_erro
 
 /* ---- accessors for the page writer (page.h) ---- */
 
-size_t report_points_kept(const ptreg_report *r)
-{
-    size_t sum = 0;
-    for (size_t i = 0; i < r->layer_count; i++)
-        sum += r->layers[i].kind == LAYER_SLICE ? 0 : r->layers[i].kept * r->layers[i].length;
-    return sum;
-}
-
 size_t report_points_given(const ptreg_report *r)
 {
     size_t sum = 0;

@@ -39,8 +39,18 @@ grep -q '"placed":	false' "$WORK/out" && fail "multiway: a view was lost"
 python3 -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["class_name"] != "PoseGraph")' "$WORK/graph.json" ||
     fail "graph.json is not a PoseGraph"
 
-expect 0 -- "$PTREG" multiway "${scans[@]}" -o "$WORK/poses1.txt" --threads 1
+# 1 thread: the same poses; --html's page has every scan placed and the graph
+expect 0 -- "$PTREG" multiway "${scans[@]}" -o "$WORK/poses1.txt" --threads 1 --html "$WORK/multiway.html"
 cmp -s "$WORK/poses1.txt" "$WORK/poses2.txt" || fail "multiway: 1 and 2 threads differ"
+python3 - "$WORK/multiway.html" <<'PYEOF' || fail "multiway --html: layers"
+import json, re, sys
+text = open(sys.argv[1]).read()
+d = json.loads(re.search(r'id="ptreg-report">(.*?)</script>', text, re.S).group(1))
+names = [l["name"] for l in d["layers"]]
+assert [n.split(":")[0] for n in names[:5]] == ["scan %d" % i for i in range(5)], names
+assert names[5:] == ["graph edges kept", "pairs left out"], names
+assert d["layers"][5]["total"] == d["result"]["edges_kept"], d["layers"][5]
+PYEOF
 
 # each view with its most similar one (mean FPFH) and its successor: fewer pairs, every view placed
 expect 0 -- "$PTREG" multiway "${scans[@]}" --pair-neighbors 1 --truth "$WORK/truth.txt" --json

@@ -51,10 +51,21 @@ out_has "tracked 28, recovered 0, lost 2"
 grep -q '#' "$WORK/traj.txt" && fail "the TUM trajectory holds a comment"
 [ "$(awk 'NF != 8' "$WORK/traj.txt" | wc -l)" -eq 0 ] || fail "a TUM line without 8 numbers"
 
-# the same bytes for 1 and 2 threads; constant velocity and none both track
+# the same bytes for 1 and 2 threads (and with --html, whose page shows the
+# model, the last frame, the sensor's path through every frame and the two
+# frames lost); constant velocity and none both track
 expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" \
-    -o "$WORK/traj1.txt" --threads 1
+    -o "$WORK/traj1.txt" --threads 1 --html "$WORK/track.html"
 cmp -s "$WORK/traj.txt" "$WORK/traj1.txt" || fail "track: 1 and 2 threads differ"
+"$PY" - "$WORK/track.html" <<'PYEOF' || fail "track --html: layers"
+import json, re, sys
+text = open(sys.argv[1]).read()
+d = json.loads(re.search(r'id="ptreg-report">(.*?)</script>', text, re.S).group(1))
+layers = {l["name"]: l for l in d["layers"]}
+assert list(layers) == ["model", "last frame", "sensor path", "frames lost"], list(layers)
+assert layers["sensor path"]["kind"] == "paths" and layers["sensor path"]["length"] == 30
+assert layers["frames lost"]["total"] == 2 and d["result"]["command"] == "track"
+PYEOF
 expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" \
     -o "$WORK/none.txt" --predict none
 "$PY" "$HERE/track_compare.py" "$WORK/none.txt" "$WORK/truth.txt" --skip 12,13 --max-trans 0.05 --max-rot 0.3 \
