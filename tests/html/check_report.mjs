@@ -13,8 +13,10 @@
 //   --min-pixels N         the pixels each layer's colour must cover (default 30)
 //   --colorbar LAYER=PATH  the colour bar of LAYER spans the result's PATH.min..PATH.max
 //                          (PATH: keys joined by '.', e.g. distance_to_target); repeatable
+//   --result FILE          the JSON the colour bars are checked against, instead of the page's result
+//                          (a page without one: ptreg view's, against the registration's --json)
 //   --kind KIND[=N]        at least N (1) layers of KIND (points, lines, paths, slice); repeatable
-//   --layer NAME           a layer so named; repeatable
+//   --layer NAME           a layer so named, not empty; repeatable
 //   --key                  the colour key is drawn
 //   --curves N             at least N curves drawn
 //   --no-toggles, --no-point-size   leave those checks out
@@ -68,6 +70,7 @@ function parseArgs(argv) {
     else if (a === '--no-toggles') cli.toggles = false;
     else if (a === '--no-point-size') cli.pointSize = false;
     else if (a === '--screenshot') cli.screenshot = value();
+    else if (a === '--result') cli.result = value();
     else if (a === '--chromium') cli.chromium = value();
     else if (a.startsWith('--')) usageError(`unknown option ${a}`);
     else if (report === null) report = a;
@@ -301,14 +304,38 @@ async function main() {
         .join(', '));
     if (shot.nonBackground < opt.minPixels)
       fail('drawn', `only ${shot.nonBackground} pixels differ from the background`);
-    uniform.forEach((l, k) => {
-      if (shot.colors[k] < opt.minPixels)
-        fail('drawn', `layer '${l.name}': ${shot.colors[k]} pixels of its colour ${l.color} `
-          + `(want >= ${opt.minPixels})`);
-    });
-    if (valued.length && shot.map < opt.minPixels)
-      fail('drawn', `${shot.map} pixels of the colour map for '${valued.map((l) => l.name).join("', '")}' `
-        + `(want >= ${opt.minPixels})`);
+
+    // What a layer draws, counted: its colour, the colour map's for values,
+    // any colour for per-point colours and slices. An empty layer (nothing
+    // of its kind in this run, e.g. no frame lost) is not looked for; a points
+    // layer of few points may cover fewer pixels than --min-pixels.
+    const drawnBy = (m, l) => (l.color ? m.colors[uniform.findIndex((u) => u.i === l.i)]
+      : description.layers[l.i].values !== undefined ? m.map : m.nonBackground);
+    const all = layers.map((l, i) => ({ ...l, i }));
+    const wanted = (l) => (l.kind === 'slice' ? opt.minPixels : l.kind === 'points' ? Math.min(opt.minPixels, l.count)
+      : l.count > 0 ? opt.minPixels : 0);
+    // A layer hidden behind others (lines inside a cloud) is looked at alone:
+    // the others hidden through the page's API for the while.
+    const alone = async (i, fn) => {
+      await page.evaluate((k) => window.ptregReport.layers.forEach((_, j) => j !== k
+        && window.ptregReport.setVisible(j, false)), i);
+      try { return await fn(); } finally {
+        await page.evaluate(() => window.ptregReport.layers.forEach((_, j) => window.ptregReport.setVisible(j, true)));
+      }
+    };
+    const occluded = new Set();
+    for (const l of all.filter((x) => x.color || description.layers[x.i].values !== undefined)) {
+      const want = wanted(l);
+      if (!want || drawnBy(shot, l) >= want) continue;
+      const by = await alone(l.i, () => measure().then((m) => drawnBy(m, l)));
+      if (by >= want) {
+        occluded.add(l.i);
+        note(`layer '${l.name}' hidden behind the others: ${by} pixels alone`);
+      } else {
+        fail('drawn', `layer '${l.name}': ${by} pixels of its ${l.color ? `colour ${l.color}` : 'colour map'}, `
+          + `even alone (want >= ${want})`);
+      }
+    }
 
     // (b) the colour bars against the run's JSON
     const bars = await page.evaluate(() => [...document.querySelectorAll('.colorbar')].map((e) => ({
@@ -317,7 +344,7 @@ async function main() {
     })));
     for (const want of opt.colorbars) {
       const bar = bars.find((b) => b.title.startsWith(`${want.layer}:`));
-      const truth = at(description.result, want.result);
+      const truth = at(opt.result ? JSON.parse(readFileSync(opt.result, 'utf8')) : description.result, want.result);
       if (!bar) { fail('colour bar', `no colour bar for layer '${want.layer}'`); continue; }
       if (!truth || typeof truth.min !== 'number' || typeof truth.max !== 'number') {
         fail('colour bar', `the result has no ${want.result}.min/max`);
@@ -335,24 +362,26 @@ async function main() {
 
     // (c) a real click on each layer's checkbox hides what it drew; another brings it back
     const before = await measure();
-    const drawnBy = (m, l) => (l.color ? m.colors[uniform.findIndex((u) => u.i === l.i)]
-      : description.layers[l.i].values !== undefined ? m.map : m.nonBackground);
     if (opt.toggles) {
-      for (const l of layers.map((x, i) => ({ ...x, i }))) {
+      for (const l of all) {
+        if (!wanted(l)) { note(`layer '${l.name}' is empty`); continue; }
         // another layer may draw this colour too: one of the same colour, a
         // slice (grey levels) for a grey, a layer of per-point colours for any
         const grey = l.color && /^#(..)\1\1$/.test(l.color);
         const shared = l.color && (uniform.some((u) => u.i !== l.i && u.color === l.color)
           || layers.some((o) => o.kind === 'slice' && grey)
           || description.layers.some((o) => o.colors !== undefined));
-        const was = drawnBy(before, l);
-        await page.click(`#ptreg-layer-${l.i}`);
-        const off = await measure();
-        const checked = await page.$eval(`#ptreg-layer-${l.i}`, (e) => e.checked);
-        await page.click(`#ptreg-layer-${l.i}`);
-        const on = await measure();
-        const gone = drawnBy(off, l), back = drawnBy(on, l);
-        note(`toggle '${l.name}': ${was} -> ${gone} -> ${back} pixels`);
+        const toggle = async () => {
+          const was = drawnBy(await measure(), l);
+          await page.click(`#ptreg-layer-${l.i}`);
+          const off = await measure();
+          const checked = await page.$eval(`#ptreg-layer-${l.i}`, (e) => e.checked);
+          await page.click(`#ptreg-layer-${l.i}`);
+          const on = await measure();
+          return { was, gone: drawnBy(off, l), back: drawnBy(on, l), checked };
+        };
+        const { was, gone, back, checked } = occluded.has(l.i) ? await alone(l.i, toggle) : await toggle();
+        note(`toggle '${l.name}'${occluded.has(l.i) ? ' (alone)' : ''}: ${was} -> ${gone} -> ${back} pixels`);
         if (checked) fail('toggle', `layer '${l.name}': its checkbox is still checked after a click`);
         // what the layer alone drew goes; another layer of its colour (or
         // colours, for per-point colours and slices) may still show
@@ -397,8 +426,11 @@ async function main() {
       const have = layers.filter((l) => l.kind === kind).length;
       if (have < n) fail('kinds', `${have} layers of kind '${kind}', want at least ${n}`);
     }
-    for (const wanted of opt.layers)
-      if (!layers.some((l) => l.name === wanted)) fail('layers', `no layer named '${wanted}'`);
+    for (const name of opt.layers) {
+      const l = layers.find((x) => x.name === name);
+      if (!l) fail('layers', `no layer named '${name}'`);
+      else if (l.kind !== 'slice' && !(l.count > 0)) fail('layers', `layer '${name}' is empty`);
+    }
     const panel = await page.evaluate(() => {
       const key = document.getElementById('ptreg-key');
       let keyPixels = 0;

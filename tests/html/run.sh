@@ -56,16 +56,21 @@ icp_large)
 emicp)
     aircraft 1500 3000
     ptreg emicp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 30 --html "$R"
-    CHECKS=("${REGISTRATION[@]}") ;;
+    CHECKS=("${REGISTRATION[@]}" --curves 1) ;;
 register)
+    # tests/cli/report.sh's blob, turned anywhere
     ptreg synth --shape blob --model "$WORK/model.ply" --model-points 8000 -o "$WORK/scan.ply" --points 6000 \
-        --truth "$WORK/truth.txt" --seed 1
+        --max-angle 180 --noise 0.001 --seed 6
     ptreg register "$WORK/scan.ply" "$WORK/model.ply" --html "$R"
-    CHECKS=("${REGISTRATION[@]}") ;;
+    CHECKS=("${REGISTRATION[@]}" --layer "matches kept" --kind lines) ;;
 view)
+    # a registration's result over its target, coloured by the distances,
+    # which must be icp's own (the page has no JSON of its own)
     aircraft 3000 8000
-    ptreg view "$WORK/scan.ply" "$WORK/model.ply" --html "$R"
-    CHECKS=(--kind points=2) ;;
+    ptreg icp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 100 -t "$WORK/T.txt" --json --html "$WORK/icp.html"
+    cp "$WORK/out" "$WORK/icp.json"
+    ptreg view "$WORK/scan.ply" "$WORK/model.ply" --transform "$WORK/T.txt" --distance -o "$R"
+    CHECKS=("${REGISTRATION[@]}" --result "$WORK/icp.json") ;;
 multiway)
     # three views of the aircraft, each turned anywhere
     scans=()
@@ -76,10 +81,11 @@ multiway)
         scans+=("$WORK/v$k.ply")
     done
     ptreg multiway "${scans[@]}" --html "$R"
-    CHECKS=(--kind points=3) ;;
+    CHECKS=(--kind points=3 --layer "graph edges kept" --kind lines) ;;
 track)
+    # frames 5 and 6 occluded: lost, drawn where the sensor was
     ptreg synth --sequence 10 --model "$WORK/model.ply" --model-points 5000 --points 2000 \
-        --frames-dir "$WORK/frames" --truth-trajectory "$WORK/truth.txt"
+        --frames-dir "$WORK/frames" --truth-trajectory "$WORK/truth.txt" --occlusion 5,2
     # the first true pose (TUM: t x y z qx qy qz qw) as the 4x4 to start from
     awk 'NR == 1 { x=$5; y=$6; z=$7; w=$8
         printf "%.17g %.17g %.17g %s\n", 1-2*(y*y+z*z), 2*(x*y-z*w), 2*(x*z+y*w), $2
@@ -87,7 +93,7 @@ track)
         printf "%.17g %.17g %.17g %s\n", 2*(x*z-y*w), 2*(y*z+x*w), 1-2*(x*x+y*y), $4
         print "0 0 0 1" }' "$WORK/truth.txt" >"$WORK/init.txt"
     ptreg track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" --html "$R"
-    CHECKS=(--kind points) ;;
+    CHECKS=(--layer model --layer "last frame" --layer "sensor path" --layer "frames lost" --kind paths) ;;
 harris3d)
     # tests/cli/harris3d.sh's box phantom: 8 corners
     python3 - "$WORK" <<'PY' || die "making the volume"
