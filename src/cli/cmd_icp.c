@@ -6,6 +6,7 @@
 
 #include "cli/common.h"
 #include "cli/progress.h"
+#include "cli/report.h"
 #include "ptreg/icp.h"
 
 static const cli_option icp_options[] = {
@@ -13,6 +14,7 @@ static const cli_option icp_options[] = {
     {"target-index", 0, "FILE", "register onto the model of this index (from 'ptreg index') instead of TARGET"},
     {"no-tune", 0, NULL, "--nn auto ignores the index's measured method ('ptreg index --tune'): the rule"},
     CLI_OPT_PLOT("the MSE"),
+    CLI_OPT_HTML,
     CLI_OPT_QUIET,
     {"voxel", 0, "V", "register voxel-grid centroids (Open3D's VoxelDownSample) of SOURCE and TARGET instead "
                       "of all points (with --target-index: of SOURCE); -o still moves all of SOURCE"},
@@ -354,9 +356,10 @@ static void json_add_device(cJSON *o, const icp_job *job)
 }
 
 static int print_json(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
-                      const cli_result *res)
+                      const cli_result *res, const cli_distances *dist)
 {
     cJSON *o = cli_result_json(res);
+    cli_json_distances(o, dist);
     cJSON_AddStringToObject(o, "method", ptreg_icp_method_name(opt->method));
     cJSON_AddStringToObject(o, "kernel", ptreg_robust_kernel_name(opt->kernel));
     if (opt->kernel)
@@ -405,6 +408,18 @@ static ptreg_status register_once(const icp_job *job, const ptreg_icp_options *o
     if (job->index)
         return ptreg_icp_indexed(s->xyz, s->n, job->index, opt, r, err);
     return ptreg_icp(s->xyz, s->n, job->target.xyz, job->target.n, opt, r, err);
+}
+
+/* --html: the clouds registered (the centroids with --voxel), the target
+ * from the index when there is one. */
+static int report_icp(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
+                      cli_distances *dist)
+{
+    size_t m = job->target.n;
+    const float *target = job->target.xyz;
+    if (!target)
+        target = ptreg_model_index_points(job->index, &m);
+    return cli_report_registration(job->source.xyz, job->source.n, target, m, opt->init, r->transformation, dist);
 }
 
 /* One registration of --repeat (cli_repeat); r holds the last run's
@@ -466,7 +481,7 @@ int cli_run_icp(int argc, char **argv)
     int repeat = 1;
     double truth[16];
     if ((rc = read_icp_options(&a, &opt)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = read_transforms(&a, &opt, truth)))
+        (rc = read_transforms(&a, &opt, truth)) || (rc = cli_report_begin(&a, "icp")))
         return rc;
     icp_job job;
     ptreg_device device;
@@ -510,10 +525,14 @@ int cli_run_icp(int argc, char **argv)
         rc = plot_rc ? plot_rc
                      : cli_write_registration("icp", &a, job.source_full.xyz ? &job.source_full : &job.source,
                                               r->transformation);
-        if (!rc && cli_has(&a, "json"))
-            rc = print_json(&job, &opt, r, &res);
-        else if (!rc)
+        cli_distances dist = {0};
+        if (!rc)
+            rc = report_icp(&job, &opt, r, &dist);
+        if (!rc && (cli_has(&a, "json") || cli_report()))
+            rc = print_json(&job, &opt, r, &res, &dist);
+        if (!rc && !cli_has(&a, "json"))
             print_human(&job, &opt, r, &res);
+        cli_distances_free(&dist);
     }
     if (run.have)
         ptreg_icp_result_free(&run.r);

@@ -1,4 +1,5 @@
 #include "cli/common.h"
+#include "cli/report.h"
 #include "ptreg/io.h"
 
 #include <errno.h>
@@ -214,7 +215,8 @@ int cli_json_print(cJSON *obj)
         fprintf(stderr, "ptreg: out of memory for the JSON result\n");
         return EXIT_RUNTIME;
     }
-    int ok = puts(text) >= 0 && fflush(stdout) == 0;
+    cli_report_keep_json(text);
+    int ok = !cli_report_json_to_stdout() || (puts(text) >= 0 && fflush(stdout) == 0);
     free(text);
     if (!ok)
         fprintf(stderr, "ptreg: cannot write the JSON result to stdout: %s\n", strerror(errno));

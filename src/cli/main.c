@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/report.h"
 #include "ptreg/io.h"
 
 typedef struct command_entry {
@@ -112,6 +113,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ptreg %s: out of memory along the way: the result is not trusted\n", argv[1]);
         rc = EXIT_RUNTIME;
     }
+    rc = cli_report_finish(rc);
     ptreg_atomic_journal_end(rc != EXIT_OK);
     return rc;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/common.h"
+#include "cli/report.h"
 #include "ptreg/io.h"
 
 #define REDRAW_MS 100.0
@@ -19,7 +20,7 @@ void cli_progress_begin(cli_progress *p, const cli_args *a, const char *command,
     p->draw = isatty(STDERR_FILENO) && !cli_given(a, "json") && !cli_given(a, "quiet");
     p->start_ms = ptreg_time_ms();
     p->drawn_ms = -REDRAW_MS;
-    if (cli_given(a, "plot"))
+    if (cli_given(a, "plot") || cli_report())
         p->capacity = -1; /* keep values: allocated on the first step */
 }
 
@@ -63,6 +64,20 @@ ptreg_progress cli_progress_hook(cli_progress *p)
     return (ptreg_progress){on_step, p}; /* always: the steps delimit the device work per iteration */
 }
 
+/* The measure per step beside the report's view. */
+static int report_curve(const cli_progress *p)
+{
+    if (p->lost) {
+        cli_error(p->command, "--html: out of memory");
+        return EXIT_RUNTIME;
+    }
+    char title[96];
+    snprintf(title, sizeof title, "%s per %s", p->measure, p->step);
+    ptreg_error err;
+    return cli_report_check(ptreg_report_add_curve(cli_report(), title, p->measure, p->values, (size_t)p->count, &err),
+                            &err);
+}
+
 int cli_progress_end(cli_progress *p, const cli_args *a, int succeeded)
 {
     if (p->draw && p->drawn_ms >= 0) {
@@ -77,6 +92,8 @@ int cli_progress_end(cli_progress *p, const cli_args *a, int succeeded)
                      : cli_plot_series(p->command, cli_string(a, "plot", NULL), title, p->measure, p->values,
                                        p->count);
     }
+    if (!rc && succeeded && cli_report())
+        rc = report_curve(p);
     free(p->values);
     p->values = NULL;
     return rc;

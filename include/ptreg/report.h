@@ -1,0 +1,80 @@
+/* ptreg report: one self-contained HTML page that shows a run in 3-D (clouds,
+ * lines, paths, volume slices; orbit, zoom, point size, a toggle per layer),
+ * with its per-iteration curves, a colour bar for values, a colour key and the
+ * run's JSON numbers. The viewer (three.js, bundled at build time) is inside
+ * the page: it opens without network. docs/REPORT.md has the page's format. */
+#ifndef PTREG_REPORT_H
+#define PTREG_REPORT_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The default cap on the points a page shows, over all its layers: beyond
+ * it every layer is thinned by the same fraction, evenly along its order, and
+ * the page says how many of how many points it shows. */
+#define PTREG_REPORT_MAX_POINTS ((size_t)2000000)
+
+typedef struct ptreg_report ptreg_report;
+
+/* Whether this library was built with the viewer (three.js from web/'s npm
+ * packages): without it the page cannot be made, and ptreg_report_html and
+ * ptreg_report_write fail with PTREG_ERR_UNSUPPORTED, saying so. */
+PTREG_API int ptreg_report_available(void);
+
+/* An empty report titled `title` (the page's heading). */
+PTREG_API ptreg_status ptreg_report_create(const char *title, ptreg_report **report, ptreg_error *err);
+PTREG_API void ptreg_report_destroy(ptreg_report *report);
+/* The cap on the points shown (0: PTREG_REPORT_MAX_POINTS). */
+PTREG_API void ptreg_report_set_max_points(ptreg_report *report, size_t max_points);
+
+/* A cloud of n points (x y z floats) in one colour (0xRRGGBB). The data are
+ * copied (at most the cap of them, evenly thinned). */
+PTREG_API ptreg_status ptreg_report_add_cloud(ptreg_report *report, const char *name, const float *xyz, size_t n,
+                                              uint32_t color, ptreg_error *err);
+/* A cloud coloured point by point: rgb holds 3 bytes a point. */
+PTREG_API ptreg_status ptreg_report_add_cloud_rgb(ptreg_report *report, const char *name, const float *xyz, size_t n,
+                                                  const uint8_t *rgb, ptreg_error *err);
+/* A cloud coloured by a value per point through the page's colour map, with
+ * a colour bar titled values_name from the smallest to the largest finite
+ * value of all n (not only of the points shown). */
+PTREG_API ptreg_status ptreg_report_add_cloud_values(ptreg_report *report, const char *name, const float *xyz,
+                                                     size_t n, const float *values, const char *values_name,
+                                                     ptreg_error *err);
+/* n line segments: ends holds 2n points (x y z), each segment's two ends. */
+PTREG_API ptreg_status ptreg_report_add_lines(ptreg_report *report, const char *name, const float *ends, size_t n,
+                                              uint32_t color, ptreg_error *err);
+/* count paths of `length` points each (a point's trajectory): xyz holds the
+ * paths one after another. */
+PTREG_API ptreg_status ptreg_report_add_paths(ptreg_report *report, const char *name, const float *xyz,
+                                              size_t count, size_t length, uint32_t color, ptreg_error *err);
+/* A grey image of w x h values (row-major: x fastest) between lo (black) and
+ * hi (white), on the rectangle with corner `corner` whose rows run along
+ * `across` (the whole width) and whose columns along `down` (the whole
+ * height): a slice of a volume in the clouds' frame. */
+PTREG_API ptreg_status ptreg_report_add_slice(ptreg_report *report, const char *name, const float *values, size_t w,
+                                              size_t h, float lo, float hi, const double corner[3],
+                                              const double across[3], const double down[3], ptreg_error *err);
+/* A curve of n values, one a step (the measure per iteration), beside the view. */
+PTREG_API ptreg_status ptreg_report_add_curve(ptreg_report *report, const char *title, const char *measure,
+                                              const double *values, size_t n, ptreg_error *err);
+/* A colour key the viewer draws for ptreg_orientation_color's maps: "ipf"
+ * (cubic motifs: the inverse pole figure's standard triangle) or "axis"
+ * (the others: the absolute components of the sample's z axis). */
+PTREG_API ptreg_status ptreg_report_set_key(ptreg_report *report, const char *key, ptreg_error *err);
+/* The run's numbers: the text of a JSON object (the command's --json),
+ * shown beside the view and kept in the page for scripts. */
+PTREG_API ptreg_status ptreg_report_set_json(ptreg_report *report, const char *json, ptreg_error *err);
+
+/* The page: a NUL-terminated string the caller frees with free(). */
+PTREG_API ptreg_status ptreg_report_html(const ptreg_report *report, char **html, size_t *size, ptreg_error *err);
+/* The page written to path, atomically (nothing is left on failure). */
+PTREG_API ptreg_status ptreg_report_write(const ptreg_report *report, const char *path, ptreg_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

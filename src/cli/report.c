@@ -1,0 +1,218 @@
+/* --html: the run's report (report.h). */
+#include "cli/report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/common.h"
+#include "ptreg/nn.h"
+
+/* Target grey, where SOURCE began orange: drawn under the distance colours. */
+#define COLOR_TARGET 0x8c8c8cu
+#define COLOR_SOURCE_BEFORE 0xf28e2bu
+
+static struct {
+    ptreg_report *report;
+    const char *command, *path;
+    int json_stdout;
+} run = {NULL, NULL, NULL, 1};
+
+static void title_of(const cli_args *a, const char *command, char *title, size_t size)
+{
+    int used = snprintf(title, size, "ptreg %s", command);
+    for (int i = 0; i < a->positional_count && used > 0 && (size_t)used < size; i++)
+        used += snprintf(title + used, size - (size_t)used, " %s", a->positional[i]);
+}
+
+int cli_report_begin(const cli_args *a, const char *command)
+{
+    run.json_stdout = 1;
+    if (!cli_given(a, "html"))
+        return EXIT_OK;
+    size_t max_points = PTREG_REPORT_MAX_POINTS;
+    int rc = cli_size(a, "html-max-points", 1, (size_t)1 << 40, &max_points);
+    if (rc)
+        return rc;
+    if (!ptreg_report_available()) {
+        cli_error(command, "--html: this ptreg was built without the report viewer (three.js): run `make deps` "
+                           "(web/'s npm packages) and build again");
+        return EXIT_USAGE;
+    }
+    char title[512];
+    title_of(a, command, title, sizeof title);
+    ptreg_error err;
+    ptreg_status st = ptreg_report_create(title, &run.report, &err);
+    if (st)
+        return cli_report_check(st, &err);
+    ptreg_report_set_max_points(run.report, max_points);
+    run.command = command;
+    run.path = cli_string(a, "html", NULL);
+    run.json_stdout = cli_given(a, "json");
+    return EXIT_OK;
+}
+
+ptreg_report *cli_report(void) { return run.report; }
+
+int cli_report_json_to_stdout(void) { return run.json_stdout; }
+
+void cli_report_keep_json(const char *text)
+{
+    ptreg_error err;
+    if (run.report && ptreg_report_set_json(run.report, text, &err))
+        cli_set_out_of_memory();
+}
+
+int cli_report_check(ptreg_status st, const ptreg_error *err)
+{
+    if (!st)
+        return EXIT_OK;
+    cli_error(run.command ? run.command : "report", "--html: %s", err->message);
+    return cli_exit_code(st, 0);
+}
+
+int cli_report_finish(int rc)
+{
+    if (run.report && rc == EXIT_OK) {
+        ptreg_error err;
+        ptreg_status st = ptreg_report_write(run.report, run.path, &err);
+        if (st)
+            rc = cli_report_check(st, &err);
+    }
+    ptreg_report_destroy(run.report);
+    run.report = NULL;
+    return rc;
+}
+
+/* ---- registrations ---- */
+
+float *cli_moved(const float *xyz, size_t n, const double T[16])
+{
+    float *out = malloc((n ? n : 1) * 3 * sizeof *out);
+    if (out)
+        ptreg_transform_points(T, xyz, out, n);
+    return out;
+}
+
+/* The k-th smallest of v[0..n) (k < n), v reordered: Hoare's selection. */
+static float select_kth(float *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const float pivot = v[lo + (hi - lo) / 2];
+        size_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                const float t = v[i];
+                v[i] = v[j], v[j] = t;
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            break;
+    }
+    return v[k];
+}
+
+static int summarize(cli_distances *d)
+{
+    float *copy = malloc((d->n ? d->n : 1) * sizeof *copy);
+    if (!copy)
+        return EXIT_RUNTIME;
+    double sum = 0.0;
+    d->min = INFINITY, d->max = 0.0;
+    for (size_t i = 0; i < d->n; i++) {
+        copy[i] = d->values[i];
+        sum += d->values[i];
+        d->min = fmin(d->min, d->values[i]), d->max = fmax(d->max, d->values[i]);
+    }
+    d->mean = d->n ? sum / (double)d->n : 0.0;
+    d->median = d->n ? select_kth(copy, d->n, d->n / 2) : 0.0;
+    d->min = d->n ? d->min : 0.0;
+    free(copy);
+    return EXIT_OK;
+}
+
+static int distances_to(const float *moved, size_t n, const float *target, size_t m, cli_distances *d)
+{
+    memset(d, 0, sizeof *d);
+    ptreg_kdtree_options ko;
+    ptreg_kdtree_options_default(&ko);
+    ptreg_kdtree *tree = NULL;
+    ptreg_error err;
+    uint32_t *index = malloc((n ? n : 1) * sizeof *index);
+    d->values = malloc((n ? n : 1) * sizeof *d->values);
+    ptreg_status st = index && d->values ? ptreg_kdtree_create(target, m, &ko, &tree, &err) : PTREG_ERR_NOMEM;
+    if (!st) {
+        ptreg_kdtree_nearest(tree, moved, n, NULL, index, d->values);
+        for (size_t i = 0; i < n; i++)
+            d->values[i] = sqrtf(d->values[i]);
+        d->n = n;
+    }
+    ptreg_kdtree_destroy(tree);
+    free(index);
+    if (st || summarize(d)) {
+        cli_distances_free(d);
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+void cli_distances_free(cli_distances *d)
+{
+    free(d->values);
+    memset(d, 0, sizeof *d);
+}
+
+void cli_json_distances(cJSON *o, const cli_distances *d)
+{
+    if (!d || !d->values)
+        return;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "min", d->min);
+    cJSON_AddNumberToObject(j, "median", d->median);
+    cJSON_AddNumberToObject(j, "mean", d->mean);
+    cJSON_AddNumberToObject(j, "max", d->max);
+    cli_json_put(o, "distance_to_target", j);
+}
+
+/* The three clouds of a registration's page. */
+static ptreg_status add_registration(ptreg_report *r, const float *before, size_t n, const float *target, size_t m,
+                                     const float *after, const cli_distances *d, ptreg_error *err)
+{
+    ptreg_status st = ptreg_report_add_cloud(r, "target", target, m, COLOR_TARGET, err);
+    st = st ? st : ptreg_report_add_cloud(r, "source before", before, n, COLOR_SOURCE_BEFORE, err);
+    return st ? st : ptreg_report_add_cloud_values(r, "source after", after, n, d->values, "distance to target", err);
+}
+
+int cli_report_registration(const float *source, size_t n, const float *target, size_t m, const double init[16],
+                            const double T[16], cli_distances *d)
+{
+    memset(d, 0, sizeof *d);
+    if (!run.report)
+        return EXIT_OK;
+    float *after = cli_moved(source, n, T), *before = init ? cli_moved(source, n, init) : NULL;
+    int rc = !after || (init && !before) ? EXIT_RUNTIME : distances_to(after, n, target, m, d);
+    if (!rc) {
+        ptreg_error err;
+        rc = cli_report_check(add_registration(run.report, before ? before : source, n, target, m, after, d, &err),
+                              &err);
+    } else if (!d->values) {
+        fprintf(stderr, "ptreg %s: --html: out of memory\n", run.command);
+    }
+    free(after);
+    free(before);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/* --html FILE: the run's report (ptreg/report.h), one per process. A command
+ * begins it, adds what it drew; its JSON result goes in too (cli_json_print),
+ * and main writes the page when the command succeeded (docs/REPORT.md). */
+#ifndef PTREG_CLI_REPORT_H
+#define PTREG_CLI_REPORT_H
+
+#include <cjson/cJSON.h>
+
+#include "cli/args.h"
+#include "ptreg/report.h"
+
+#define CLI_OPT_HTML                                                                                   \
+    {"html", 0, "FILE.html", "write a self-contained HTML report of the run: a 3-D view, the curves, "  \
+                             "the numbers (docs/REPORT.md)"},                                          \
+    {"html-max-points", 0, "N", "--html: show at most N points in all, every layer evenly thinned "    \
+                                "(default 2000000)"}
+
+/* With --html: a report begins, titled by the command and its arguments
+ * ("ptreg icp scan.ply model.ply"), and from here the command's JSON goes
+ * into it (and to stdout only with --json). Without --html nothing happens;
+ * 2 when this ptreg has no viewer. */
+int cli_report_begin(const cli_args *a, const char *command);
+/* The report begun, or NULL (no --html): commands add to it when not NULL. */
+ptreg_report *cli_report(void);
+/* Whether the JSON result should reach stdout (no report, or --json). */
+int cli_report_json_to_stdout(void);
+/* Keeps the command's JSON text for the page. */
+void cli_report_keep_json(const char *text);
+/* An add's status: its exit code, the message printed. */
+int cli_report_check(ptreg_status st, const ptreg_error *err);
+/* main's end of the run: the page written when rc is 0 (its exit code:
+ * the write's), the report released either way. */
+int cli_report_finish(int rc);
+
+/* Each point's distance to TARGET's nearest point: what the page colours
+ * SOURCE by after a registration, and the JSON's distance_to_target. */
+typedef struct cli_distances {
+    float *values;
+    size_t n;
+    double min, median, mean, max;
+} cli_distances;
+
+void cli_distances_free(cli_distances *d);
+/* Adds distance_to_target (min, median, mean, max) when d holds distances. */
+void cli_json_distances(cJSON *o, const cli_distances *d);
+/* SOURCE (n points, the command's frame) moved by T; NULL: no memory. */
+float *cli_moved(const float *xyz, size_t n, const double T[16]);
+/* With --html, a registration's page: TARGET, SOURCE where it began (init;
+ * NULL: identity) and where it ended (T), coloured by its distances, which
+ * go into d for the JSON. Without --html d stays empty. */
+int cli_report_registration(const float *source, size_t n, const float *target, size_t m, const double init[16],
+                            const double T[16], cli_distances *d);
+
+#endif
