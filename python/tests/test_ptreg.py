@@ -593,6 +593,8 @@ def test_repr_html(scene, monkeypatch):
                    ptreg.register(scan.points, model.points, seed=1)):
         inner = html.unescape(page if result is r else result._repr_html_())
         assert "<html" in inner.lower() and '"transformation"' in inner
+        assert all(layer in inner for layer in ("target", "source before", "source after", "distance to the target"))
+    assert "MSE per iteration" in html.unescape(page)  # icp's curve
 
 
 # ---- python -m ptreg -------------------------------------------------------------
