@@ -87,6 +87,11 @@ class Result(dict):
         return ('<iframe style="width: 100%; height: 640px; border: 0" srcdoc="'
                 + html.escape(page, quote=True) + '"></iframe>')
 
+    def __getstate__(self) -> dict:
+        """Pickled without the report's inputs: the clouds (and a ModelIndex,
+        which does not pickle) are the caller's, not the result's."""
+        return {k: v for k, v in self.__dict__.items() if k != "_report_inputs"}
+
     def __getattr__(self, name: str) -> Any:
         try:
             return self[name]
@@ -145,24 +150,23 @@ def _cloud_normals(a: Any) -> Optional[np.ndarray]:
     return _open3d_arrays(a)[1] if _is_open3d(a) else None
 
 
+def _unwrapped(a: ArrayLike) -> Any:
+    """The points of a :class:`Cloud` or an Open3D cloud; anything else as it is."""
+    if isinstance(a, Cloud):
+        return a.points
+    return _open3d_arrays(a)[0] if _is_open3d(a) else a
+
+
 def _points(a: ArrayLike, name: str = "points") -> np.ndarray:
     """(N, 3) C-contiguous float32: the array itself when it is one (no copy)."""
-    if isinstance(a, Cloud):
-        a = a.points
-    elif _is_open3d(a):
-        a = _open3d_arrays(a)[0]
-    arr = np.ascontiguousarray(a, dtype=np.float32)
+    arr = np.ascontiguousarray(_unwrapped(a), dtype=np.float32)
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise ValueError(f"{name}: an (N, 3) array is needed, got shape {arr.shape}")
     return arr
 
 
 def _points64(a: ArrayLike, name: str) -> np.ndarray:
-    if isinstance(a, Cloud):
-        a = a.points
-    elif _is_open3d(a):
-        a = _open3d_arrays(a)[0]
-    arr = np.ascontiguousarray(a, dtype=np.float64)
+    arr = np.ascontiguousarray(_unwrapped(a), dtype=np.float64)
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise ValueError(f"{name}: an (N, 3) array is needed, got shape {arr.shape}")
     return arr

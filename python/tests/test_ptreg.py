@@ -6,6 +6,7 @@ overhead. PTREG_CLI names the ptreg program (tests/cli/python.sh sets it)."""
 import html
 import json
 import os
+import pickle
 import subprocess
 import sys
 import threading
@@ -581,6 +582,8 @@ def test_repr_html(scene, monkeypatch):
     # what the report draws is kept by reference, not copied
     assert r._report_inputs[1] is scan.points and r._report_inputs[2] is model.points
     assert ptreg.batch([model.points[:50]], model.points[:60], max_iter=2)._repr_html_() is None
+    again = pickle.loads(pickle.dumps(ptreg.icp(scan.points, ptreg.ModelIndex(model.points), max_iter=2)))
+    assert again.iterations == 2 and again._repr_html_() is None  # pickled without its inputs
     monkeypatch.setattr(ptreg._core, "report_available", lambda: False)
     assert r._repr_html_() is None
     monkeypatch.undo()
