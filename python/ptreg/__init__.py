@@ -2,21 +2,31 @@
 
 NumPy arrays in and out. Points are ``(N, 3)`` arrays: C-contiguous float32
 arrays are read in place, anything else (Open3D's float64
-``np.asarray(pcd.points)``, lists, strided views) is converted first. The
+``np.asarray(pcd.points)``, lists, strided views) is converted first. Open3D's
+clouds themselves (``open3d.geometry.PointCloud``, ``open3d.t.geometry.PointCloud``)
+and :class:`Cloud` are taken wherever points are, with their normals where the
+call uses normals: a tensor cloud's float32 positions on the CPU are read in
+place, a legacy cloud's float64 ones converted. :func:`to_open3d` goes the
+other way. Open3D is imported only when one of its objects is involved. The
 library runs without the GIL, so Python threads can run registrations side by
 side. Errors are raised as :class:`ptreg.Error` subclasses with the library's
 message, which names the file and the place where there is one.
 
 Register two Open3D clouds::
 
-    import numpy as np, open3d as o3d, ptreg
-    source, target = (np.asarray(o3d.io.read_point_cloud(p).points) for p in ("a.ply", "b.ply"))
+    import open3d as o3d, ptreg
+    source, target = (o3d.io.read_point_cloud(p) for p in ("a.ply", "b.ply"))
     result = ptreg.icp(source, target, method="plane", max_dist=0.05)
     print(result.transformation, result.fitness, result.rmse)
+
+In a notebook a registration's result shows itself as ptreg's 3-D report
+(``_repr_html_``) where the library was built with the viewer.
 """
 
 from __future__ import annotations
 
+import html
+import json
 from typing import Iterable, Iterator, Any, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
@@ -40,11 +50,13 @@ __all__ = [
     "read_cloud", "write_cloud", "read_transform", "write_transform", "read_volume", "write_volume",
     "voxel_downsample", "normals", "fpfh", "pfh",
     "icp", "register", "emicp", "batch", "harris3d", "lddmm", "warp", "tune", "multiway", "track",
+    "to_open3d",
 ]
 
 __version__: str = _core.version()
 
-ArrayLike = Union[np.ndarray, Sequence[Sequence[float]]]
+#: Points: an (N, 3) array, a :class:`Cloud` or an Open3D point cloud (legacy or tensor).
+ArrayLike = Union[np.ndarray, Sequence[Sequence[float]], Any]
 Matrix = Union[np.ndarray, Sequence[Sequence[float]]]
 
 #: The voxel types of volumes, as NumPy dtypes (the library's names).
@@ -57,7 +69,28 @@ KEYPOINT_DTYPE = np.dtype([("x", "<u4"), ("y", "<u4"), ("z", "<u4"), ("score", "
 
 class Result(dict):
     """A registration's or detector's result: a dict whose keys are also
-    attributes (``result.transformation``, ``result["fitness"]``)."""
+    attributes (``result.transformation``, ``result["fitness"]``).
+
+    The results of :func:`icp`, :func:`register` and :func:`emicp` show
+    themselves in a notebook as ptreg's 3-D report (:meth:`_repr_html_`)."""
+
+    def _repr_html_(self) -> Optional[str]:
+        """The report page in an ``<iframe srcdoc>``: the target, the source
+        before (moved by ``init``) and after, coloured by its distance to the
+        target, the per-iteration curve and the result's numbers. None (the
+        notebook then shows the repr) for other results, or where the library
+        was built without the report's viewer."""
+        kept = self.__dict__.get("_report_inputs")
+        if kept is None or not _core.report_available():
+            return None
+        page = _report_page(self, *kept)
+        return ('<iframe style="width: 100%; height: 640px; border: 0" srcdoc="'
+                + html.escape(page, quote=True) + '"></iframe>')
+
+    def __getstate__(self) -> dict:
+        """Pickled without the report's inputs: the clouds (and a ModelIndex,
+        which does not pickle) are the caller's, not the result's."""
+        return {k: v for k, v in self.__dict__.items() if k != "_report_inputs"}
 
     def __getattr__(self, name: str) -> Any:
         try:
@@ -88,16 +121,52 @@ class Volume(NamedTuple):
 
 # ---- conversions -------------------------------------------------------------
 
+def _is_open3d(obj: Any) -> bool:
+    """By the type's module, so that open3d need not be imported to ask."""
+    return type(obj).__module__.split(".")[0] == "open3d"
+
+
+def _tensor_array(t: Any) -> np.ndarray:
+    """A tensor's NumPy view (its memory, no copy) where it is on the CPU."""
+    return t.numpy() if str(t.device).upper().startswith("CPU") else t.cpu().numpy()
+
+
+def _open3d_arrays(cloud: Any) -> tuple:
+    """(points, normals or None) of an Open3D cloud, as its own memory: the
+    tensor cloud's arrays are views, the legacy cloud's float64 views."""
+    if hasattr(cloud, "point"):  # open3d.t.geometry.PointCloud: a map of named tensors
+        attrs = cloud.point
+        normals = _tensor_array(attrs["normals"]) if "normals" in attrs else None
+        return _tensor_array(attrs["positions"]), normals
+    if hasattr(cloud, "points") and hasattr(cloud, "has_normals"):  # open3d.geometry.PointCloud
+        return np.asarray(cloud.points), np.asarray(cloud.normals) if cloud.has_normals() else None
+    raise TypeError(f"{type(cloud).__name__}: not an Open3D point cloud")
+
+
+def _cloud_normals(a: Any) -> Optional[np.ndarray]:
+    """The normals a :class:`Cloud` or an Open3D cloud carries; None for arrays."""
+    if isinstance(a, Cloud):
+        return a.normals
+    return _open3d_arrays(a)[1] if _is_open3d(a) else None
+
+
+def _unwrapped(a: ArrayLike) -> Any:
+    """The points of a :class:`Cloud` or an Open3D cloud; anything else as it is."""
+    if isinstance(a, Cloud):
+        return a.points
+    return _open3d_arrays(a)[0] if _is_open3d(a) else a
+
+
 def _points(a: ArrayLike, name: str = "points") -> np.ndarray:
     """(N, 3) C-contiguous float32: the array itself when it is one (no copy)."""
-    arr = np.ascontiguousarray(a, dtype=np.float32)
+    arr = np.ascontiguousarray(_unwrapped(a), dtype=np.float32)
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise ValueError(f"{name}: an (N, 3) array is needed, got shape {arr.shape}")
     return arr
 
 
 def _points64(a: ArrayLike, name: str) -> np.ndarray:
-    arr = np.ascontiguousarray(a, dtype=np.float64)
+    arr = np.ascontiguousarray(_unwrapped(a), dtype=np.float64)
     if arr.ndim != 2 or arr.shape[1] != 3:
         raise ValueError(f"{name}: an (N, 3) array is needed, got shape {arr.shape}")
     return arr
@@ -107,6 +176,13 @@ def _optional_points(a: Optional[ArrayLike], name: str) -> Optional[np.ndarray]:
     return None if a is None else _points(a, name)
 
 
+def _normals_of(given: Optional[ArrayLike], cloud: Any, name: str, used: bool = True) -> Optional[np.ndarray]:
+    """The normals given, else the cloud's own where the call uses them."""
+    if given is None and used:
+        given = _cloud_normals(cloud)
+    return _optional_points(given, name)
+
+
 def _matrix(m: Optional[Matrix], name: str) -> Optional[list]:
     if m is None:
         return None
@@ -114,6 +190,47 @@ def _matrix(m: Optional[Matrix], name: str) -> Optional[list]:
     if arr.shape != (4, 4):
         raise ValueError(f"{name}: a 4 x 4 matrix is needed, got shape {arr.shape}")
     return arr.ravel().tolist()
+
+
+def _keep_for_report(r: Result, title: str, source: np.ndarray, target: Any, init: Optional[Matrix],
+                     curve: Optional[str]) -> Result:
+    """Keeps what the report draws on the result, by reference: the arrays the
+    call read (the caller's own where no conversion was needed)."""
+    r._report_inputs = (title, source, target, init, curve)
+    return r
+
+
+def _moved(points: np.ndarray, transformation: Optional[Matrix]) -> np.ndarray:
+    """points under a 4 x 4 transform, in double, back to float32."""
+    if transformation is None:
+        return points
+    m = np.asarray(transformation, dtype=np.float64).reshape(4, 4)
+    return np.ascontiguousarray(points @ m[:3, :3].T + m[:3, 3], dtype=np.float32)
+
+
+def _json_value(v: Any) -> Any:
+    """A result's value as JSON: arrays as lists, NumPy scalars as numbers."""
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, np.generic):
+        return v.item()
+    raise TypeError(f"{type(v).__name__} is not JSON")
+
+
+def _report_page(r: Result, title: str, source: np.ndarray, target: Any, init: Optional[Matrix],
+                 curve: Optional[str]) -> str:
+    """The report's HTML, made by the library (ptreg/report.h)."""
+    index = target if isinstance(target, ModelIndex) else ModelIndex(target, delaunay=False)
+    tgt = index.points if isinstance(target, ModelIndex) else target
+    after = _moved(source, r["transformation"])
+    distance = index.nearest(after)[1]
+    layers = [("cloud", "target", tgt, 0x9E9E9E), ("cloud", "source before", _moved(source, init), 0xE0803A),
+              ("values", "source after", after, distance, "distance to the target")]
+    curves = []
+    if curve and curve in r and len(r[curve]):
+        curves.append((curve.upper() + " per iteration", curve, np.ascontiguousarray(r[curve], dtype=np.float64)))
+    numbers = json.dumps(dict(r), default=_json_value)
+    return _core.report_html(title, layers, curves, numbers)
 
 
 def _rows(buffer: bytearray, dtype, width: int) -> np.ndarray:
@@ -127,6 +244,34 @@ def _with_transform(d: dict, *keys: str) -> Result:
     if "mse" in r:
         r["mse"] = np.array(r["mse"], dtype=np.float64)
     return r
+
+
+def to_open3d(points: Union[ArrayLike, Cloud], normals: Optional[ArrayLike] = None,
+              colors: Optional[ArrayLike] = None) -> Any:
+    """An ``open3d.geometry.PointCloud`` of ``points`` ((N, 3), or a
+    :class:`Cloud`, whose normals come along unless ``normals`` is given),
+    ``normals`` (N, 3) and ``colors`` (N, 3: floats in [0, 1], or uint8)."""
+    import open3d  # here: ptreg does not need it otherwise
+
+    if isinstance(points, Cloud) and normals is None:
+        normals = points.normals
+    pts = _points64(points, "points")
+    pcd = open3d.geometry.PointCloud(open3d.utility.Vector3dVector(pts))
+    if normals is not None:
+        pcd.normals = open3d.utility.Vector3dVector(_rows_like(normals, len(pts), "normals"))
+    if colors is not None:
+        c = np.asarray(colors)
+        scale = 255.0 if c.dtype == np.uint8 else 1.0
+        pcd.colors = open3d.utility.Vector3dVector(_rows_like(c / scale, len(pts), "colors"))
+    return pcd
+
+
+def _rows_like(a: ArrayLike, n: int, name: str) -> np.ndarray:
+    """(n, 3) float64, one row a point."""
+    arr = _points64(a, name)
+    if len(arr) != n:
+        raise ValueError(f"{name}: {len(arr)} rows for {n} points")
+    return arr
 
 
 # ---- the library ---------------------------------------------------------------
@@ -176,7 +321,7 @@ def write_cloud(path: str, points: ArrayLike, normals: Optional[ArrayLike] = Non
     """Writes a point cloud (PLY, PCD, XYZ, VTK or POS by extension or ``format``;
     binary unless ``ascii``), atomically: a failure leaves no partial file."""
     pts = _points(points)
-    nrm = _optional_points(normals, "normals")
+    nrm = _normals_of(normals, points, "normals")
     _core.write_cloud(str(path), pts, nrm, format, bool(ascii))
 
 
@@ -236,7 +381,7 @@ def voxel_downsample(points: ArrayLike, voxel: float, normals: Optional[ArrayLik
     """Open3D's VoxelDownSample: the centroid of each occupied cube of side
     ``voxel`` (cubes from half a voxel below the cloud's minimum), and the
     cube's mean normal made unit; in the order of each cube's first point."""
-    xyz, nrm = _core.voxel_downsample(_points(points), _optional_points(normals, "normals"), float(voxel))
+    xyz, nrm = _core.voxel_downsample(_points(points), _normals_of(normals, points, "normals"), float(voxel))
     return Cloud(_rows(xyz, np.float32, 3), None if nrm is None else _rows(nrm, np.float32, 3))
 
 
@@ -258,23 +403,27 @@ def normals(points: ArrayLike, *, k: int = 30, radius: float = 0.0, orientation:
 
 def _feature(fn, bins: int, points, normals_, k, radius, convention, device) -> np.ndarray:
     pts = _points(points)
-    nrm = _points(normals_, "normals")
+    nrm = _normals_of(normals_, points, "normals")
+    if nrm is None:
+        raise ValueError("normals: give them, or a cloud that has them (ptreg.normals makes them)")
     out = np.empty((len(pts), bins), dtype=np.float32)
     fn(pts, nrm, out, k=k, radius=radius, convention=convention, device=device)
     return out
 
 
-def fpfh(points: ArrayLike, normals: ArrayLike, *, k: int = 30, radius: float = 0.0, convention: str = "pcl",
-         device: str = "auto") -> np.ndarray:
+def fpfh(points: ArrayLike, normals: Optional[ArrayLike] = None, *, k: int = 30, radius: float = 0.0,
+         convention: str = "pcl", device: str = "auto") -> np.ndarray:
     """Fast Point Feature Histograms, (N, 33) float32: each point's ``k`` nearest
     neighbors, within ``radius`` when > 0 (``k=0``: all within ``radius``, as
     PCL's setRadiusSearch; both: Open3D's hybrid search). ``convention``
     ``"pcl"`` (blocks sum to 100) or ``"open3d"`` (the point's own SPFH added).
-    Rows of points without enough neighbors are NaN."""
+    Rows of points without enough neighbors are NaN. ``normals``: given, or
+    those of ``points`` when it is a cloud that has them."""
     return _feature(_core.fpfh, _core.FPFH_BINS, points, normals, k, radius, convention, device)
 
 
-def pfh(points: ArrayLike, normals: ArrayLike, *, k: int = 30, radius: float = 0.0, device: str = "auto") -> np.ndarray:
+def pfh(points: ArrayLike, normals: Optional[ArrayLike] = None, *, k: int = 30, radius: float = 0.0,
+        device: str = "auto") -> np.ndarray:
     """Point Feature Histograms, (N, 125) float32 (PCL's), neighborhoods as :func:`fpfh`."""
     return _feature(_core.pfh, _core.PFH_BINS, points, normals, k, radius, "pcl", device)
 
@@ -313,6 +462,16 @@ class ModelIndex:
     def points(self) -> np.ndarray:
         return self.info.points
 
+    def nearest(self, queries: ArrayLike) -> tuple:
+        """Each query's nearest model point by the k-d tree: ``(indices,
+        distances)``, uint32 model indexes (original order) and float32
+        Euclidean distances."""
+        q = _points(queries, "queries")
+        nearest = np.empty(len(q), dtype=np.uint32)
+        dist2 = np.empty(len(q), dtype=np.float32)
+        _core.index_nearest(self._capsule, q, nearest, dist2)
+        return nearest, np.sqrt(dist2)
+
 
 def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str = "point",
         max_iter: int = 30, max_dist: Optional[float] = None, init: Optional[Matrix] = None,
@@ -348,11 +507,14 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
                    relative_rmse=relative_rmse, transformation_epsilon=transformation_epsilon,
                    filter_sigma=filter_sigma, filter_start=filter_start, trim=trim, nn=nn, device=device)
     src = _points(source, "source")
-    sn = _optional_points(source_normals, "source_normals")
-    tn = _optional_points(target_normals, "target_normals")
+    # the clouds' own normals where the method reads them (icp.h: the target's for
+    # plane, gicp and symmetric, the source's for gicp and symmetric)
+    sn = _normals_of(source_normals, source, "source_normals", method in ("gicp", "symmetric"))
+    tn = _normals_of(target_normals, target, "target_normals", method in ("plane", "gicp", "symmetric"))
     tgt = target._capsule if isinstance(target, ModelIndex) else _points(target, "target")
     d = _core.icp(src, tgt, sn, tn, **options)
-    return _with_transform(d, "transformation")
+    r = _with_transform(d, "transformation")
+    return _keep_for_report(r, "ptreg icp", src, target if isinstance(target, ModelIndex) else tgt, init, "mse")
 
 
 def register(source: ArrayLike, target: ArrayLike, *, voxel: float = 0.0, method: str = "ransac",
@@ -371,14 +533,15 @@ def register(source: ArrayLike, target: ArrayLike, *, voxel: float = 0.0, method
     Returns a :class:`Result`: ``transformation``, ``global_transformation`` (before
     refinement), ``fitness``, ``rmse``, ``voxel``, ``matches``, ``inliers`` and each
     stage's time (``downsample_ms`` ... ``time_ms``)."""
-    d = _core.register(_points(source, "source"), _points(target, "target"),
-                       _optional_points(source_normals, "source_normals"),
-                       _optional_points(target_normals, "target_normals"),
+    src, tgt = _points(source, "source"), _points(target, "target")
+    d = _core.register(src, tgt, _normals_of(source_normals, source, "source_normals"),
+                       _normals_of(target_normals, target, "target_normals"),
                        voxel=voxel, method=method, refine=refine or "plane", no_refine=int(refine is None),
                        mutual=int(mutual), max_dist=max_dist, refine_dist=refine_dist, refine_iter=refine_iter,
                        ransac_max_iter=ransac_max_iter, confidence=confidence, edge_length=edge_length,
                        check_distance=check_distance, normal_angle=normal_angle, seed=seed)
-    return _with_transform(d, "transformation", "global_transformation")
+    r = _with_transform(d, "transformation", "global_transformation")
+    return _keep_for_report(r, "ptreg register", src, tgt, None, None)
 
 
 def emicp(source: ArrayLike, target: ArrayLike, *, sigma2_init: Optional[float] = None,
@@ -395,10 +558,11 @@ def emicp(source: ArrayLike, target: ArrayLike, *, sigma2_init: Optional[float] 
     ``iterations``, ``stop_reason``, ``gpts`` (10^9 pair terms per second),
     ``variant`` (``source`` ``"tuned"`` or ``"default"``, the cache's
     ``size_class``, and each engine knob) ..."""
-    d = _core.emicp(_points(source, "source"), _points(target, "target"), bool(tune), sigma2_init=sigma2_init,
+    src, tgt = _points(source, "source"), _points(target, "target")
+    d = _core.emicp(src, tgt, bool(tune), sigma2_init=sigma2_init,
                     sigma2_final=sigma2_final, sigma_factor=sigma_factor, d02=d02, max_iter=max_iter, tol=tol,
                     init=_matrix(init, "init"), precision=precision, device=device)
-    return _with_transform(d, "transformation")
+    return _keep_for_report(_with_transform(d, "transformation"), "ptreg emicp", src, tgt, init, None)
 
 
 def _concatenated(clouds: Sequence[ArrayLike], name: str) -> tuple:

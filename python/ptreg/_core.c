@@ -11,6 +11,7 @@
 #include <Python.h>
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ptreg/batch.h"
@@ -21,6 +22,7 @@
 #include "ptreg/io.h"
 #include "ptreg/lddmm.h"
 #include "ptreg/multiway.h"
+#include "ptreg/report.h"
 #include "ptreg/track.h"
 #include "ptreg/tune.h"
 
@@ -58,7 +60,7 @@ static PyObject *raise_ptreg(ptreg_status st, const ptreg_error *err)
 /* ---- buffers -------------------------------------------------------------- */
 
 /* A C-contiguous buffer of rows of `width` items of the format's type
- * ('f' float32, 'd' float64, 'B' bytes, 'i' int32, 'Q' uint64: size_t
+ * ('f' float32, 'd' float64, 'B' bytes, 'i' int32, 'I' uint32, 'Q' uint64: size_t
  * here); rows in *rows. Writable when asked. None gives an empty view when
  * allow_none. */
 static int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, int writable, int allow_none,
@@ -75,7 +77,7 @@ static int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, i
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, view, flags) < 0)
         return -1;
-    const size_t item = format == 'd' || format == 'Q' ? 8 : format == 'f' || format == 'i' ? 4 : 1;
+    const size_t item = format == 'd' || format == 'Q' ? 8 : format == 'f' || format == 'i' || format == 'I' ? 4 : 1;
     const char *f = view->format ? view->format : "B";
     if (*f == '<' || *f == '=' || *f == '@')
         f++;
@@ -86,6 +88,7 @@ static int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, i
                      format == 'd'   ? "float64"
                      : format == 'f' ? "float32"
                      : format == 'i' ? "int32"
+                     : format == 'I' ? "uint32"
                      : format == 'Q' ? "uint64"
                                      : "byte",
                      view->format ? view->format : "B");
@@ -1356,6 +1359,47 @@ static PyObject *py_index_info(PyObject *self, PyObject *capsule)
     return d;
 }
 
+/* index_nearest(index, queries, nearest, dist2): each query's nearest model
+ * point by the k-d tree, into the caller's uint32 and float32 arrays (the
+ * report's distances to a target, ModelIndex.nearest). */
+static PyObject *py_index_nearest(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *q_obj, *i_obj, *d_obj;
+    if (!PyArg_ParseTuple(args, "OOOO", &capsule, &q_obj, &i_obj, &d_obj))
+        return NULL;
+    ptreg_model_index *idx = index_of(capsule);
+    if (!idx)
+        return NULL;
+    Py_buffer qv, iv, dv;
+    memset(&iv, 0, sizeof iv); /* released on every path, filled or not */
+    memset(&dv, 0, sizeof dv);
+    size_t nq, ni = 0, nd = 0;
+    if (get_rows(q_obj, &qv, 'f', 3, 0, 0, "queries", &nq) < 0)
+        return NULL;
+    int bad = get_rows(i_obj, &iv, 'I', 1, 1, 0, "nearest", &ni) < 0;
+    bad = bad || get_rows(d_obj, &dv, 'f', 1, 1, 0, "dist2", &nd) < 0;
+    if (!bad && (ni != nq || nd != nq)) {
+        PyErr_SetString(PyExc_ValueError, "nearest, dist2: one entry per query is needed");
+        bad = 1;
+    }
+    if (bad) {
+        release(&qv);
+        release(&iv);
+        release(&dv);
+        return NULL;
+    }
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_model_index_nearest(idx, qv.buf, nq, PTREG_NN_KDTREE, NULL, iv.buf, dv.buf, NULL, &err));
+    release(&qv);
+    release(&iv);
+    release(&dv);
+    if (st)
+        return raise_ptreg(st, &err);
+    Py_RETURN_NONE;
+}
+
 /* ---- many scans ----------------------------------------------------------- */
 
 static const field multiway_fields[] = {
@@ -1624,6 +1668,140 @@ static PyObject *py_tracker_push(PyObject *self, PyObject *args)
     return d;
 }
 
+/* ---- the report ----------------------------------------------------------- */
+
+static PyObject *py_report_available(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    return PyBool_FromLong(ptreg_report_available());
+}
+
+/* ("cloud", name, xyz, 0xRRGGBB): one colour. */
+static int report_cloud(ptreg_report *rep, const char *name, PyObject *xyz_obj, PyObject *color_obj)
+{
+    unsigned long color = PyLong_AsUnsignedLong(color_obj);
+    if (color == (unsigned long)-1 && PyErr_Occurred())
+        return -1;
+    Py_buffer xv;
+    size_t n;
+    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, name, &n) < 0)
+        return -1;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_report_add_cloud(rep, name, xv.buf, n, (uint32_t)color, &err));
+    release(&xv);
+    return st ? (raise_ptreg(st, &err), -1) : 0;
+}
+
+/* ("values", name, xyz, values, values_name): coloured by a value a point. */
+static int report_values(ptreg_report *rep, const char *name, PyObject *xyz_obj, PyObject *values_obj,
+                         const char *values_name)
+{
+    Py_buffer xv, vv;
+    size_t n, nv;
+    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, name, &n) < 0)
+        return -1;
+    if (get_rows(values_obj, &vv, 'f', 1, 0, 0, values_name, &nv) < 0) {
+        release(&xv);
+        return -1;
+    }
+    ptreg_error err;
+    ptreg_status st = PTREG_OK;
+    if (nv != n)
+        PyErr_Format(PyExc_ValueError, "%s: %zu values for %zu points", name, nv, n);
+    else
+        WITHOUT_GIL(st = ptreg_report_add_cloud_values(rep, name, xv.buf, n, vv.buf, values_name, &err));
+    release(&xv);
+    release(&vv);
+    if (st)
+        raise_ptreg(st, &err);
+    return PyErr_Occurred() ? -1 : 0;
+}
+
+static int report_layer(ptreg_report *rep, PyObject *layer)
+{
+    const char *kind, *name, *values_name = NULL;
+    PyObject *xyz, *fourth;
+    if (!PyArg_ParseTuple(layer, "ssOO|s", &kind, &name, &xyz, &fourth, &values_name))
+        return -1;
+    if (!strcmp(kind, "cloud"))
+        return report_cloud(rep, name, xyz, fourth);
+    if (!strcmp(kind, "values") && values_name)
+        return report_values(rep, name, xyz, fourth, values_name);
+    PyErr_Format(PyExc_ValueError, "report layer %s: kind %s is not (cloud, ..., color) or (values, ..., name)",
+                 name, kind);
+    return -1;
+}
+
+/* (title, measure, float64 values): one value an iteration. */
+static int report_curve(ptreg_report *rep, PyObject *curve)
+{
+    const char *title, *measure;
+    PyObject *values;
+    if (!PyArg_ParseTuple(curve, "ssO", &title, &measure, &values))
+        return -1;
+    Py_buffer v;
+    size_t n;
+    if (get_rows(values, &v, 'd', 1, 0, 0, measure, &n) < 0)
+        return -1;
+    ptreg_error err;
+    ptreg_status st = ptreg_report_add_curve(rep, title, measure, v.buf, n, &err);
+    release(&v);
+    return st ? (raise_ptreg(st, &err), -1) : 0;
+}
+
+static int report_fill(ptreg_report *rep, PyObject *layers, PyObject *curves, const char *json)
+{
+    PyObject *seqs[2] = {PySequence_Fast(layers, "report layers: a list"),
+                         PySequence_Fast(curves, "report curves: a list")};
+    int bad = !seqs[0] || !seqs[1];
+    for (Py_ssize_t i = 0; !bad && i < PySequence_Fast_GET_SIZE(seqs[0]); i++)
+        bad = report_layer(rep, PySequence_Fast_GET_ITEM(seqs[0], i)) < 0;
+    for (Py_ssize_t i = 0; !bad && i < PySequence_Fast_GET_SIZE(seqs[1]); i++)
+        bad = report_curve(rep, PySequence_Fast_GET_ITEM(seqs[1], i)) < 0;
+    Py_XDECREF(seqs[0]);
+    Py_XDECREF(seqs[1]);
+    ptreg_error err;
+    ptreg_status st = bad ? PTREG_OK : ptreg_report_set_json(rep, json, &err);
+    if (st)
+        raise_ptreg(st, &err);
+    return bad || st ? -1 : 0;
+}
+
+static PyObject *report_page(const ptreg_report *rep)
+{
+    char *page = NULL;
+    size_t size = 0;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_report_html(rep, &page, &size, &err));
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *s = PyUnicode_DecodeUTF8(page, (Py_ssize_t)size, "replace");
+    free(page);
+    return s;
+}
+
+/* report_html(title, layers, curves, json): the page of ptreg/report.h as a
+ * str; layers and curves as report_layer and report_curve read them. */
+static PyObject *py_report_html(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *title, *json;
+    PyObject *layers, *curves;
+    if (!PyArg_ParseTuple(args, "sOOs", &title, &layers, &curves, &json))
+        return NULL;
+    ptreg_report *rep = NULL;
+    ptreg_error err;
+    ptreg_status st = ptreg_report_create(title, &rep, &err);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *page = report_fill(rep, layers, curves, json) < 0 ? NULL : report_page(rep);
+    ptreg_report_destroy(rep);
+    return page;
+}
+
 /* ---- the module ----------------------------------------------------------- */
 
 #define KW (PyCFunction)(void (*)(void))
@@ -1653,12 +1831,15 @@ static PyMethodDef methods[] = {
     {"index_load", py_index_load, METH_VARARGS, NULL},
     {"index_save", py_index_save, METH_VARARGS, NULL},
     {"index_info", py_index_info, METH_O, NULL},
+    {"index_nearest", py_index_nearest, METH_VARARGS, NULL},
     {"batch", KW py_batch, METH_VARARGS | METH_KEYWORDS, NULL},
     {"stop_reason_name", py_stop_reason_name, METH_O, NULL},
     {"tune", KW py_tune, METH_VARARGS | METH_KEYWORDS, NULL},
     {"multiway", KW py_multiway, METH_VARARGS | METH_KEYWORDS, NULL},
     {"tracker_create", KW py_tracker_create, METH_VARARGS | METH_KEYWORDS, NULL},
     {"tracker_push", py_tracker_push, METH_VARARGS, NULL},
+    {"report_available", py_report_available, METH_NOARGS, NULL},
+    {"report_html", py_report_html, METH_VARARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 

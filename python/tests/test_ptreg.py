@@ -3,9 +3,12 @@ CLI on the same files (the same bits: both are the same library), known poses
 recovered, the errors, zero-copy input, the GIL released, the binding's
 overhead. PTREG_CLI names the ptreg program (tests/cli/python.sh sets it)."""
 
+import html
 import json
 import os
+import pickle
 import subprocess
+import sys
 import threading
 import time
 
@@ -453,3 +456,167 @@ def test_binding_overhead(scene):
         wall = (time.perf_counter() - t0) * 1e3
         ratios.append((wall - r.time_ms) / r.time_ms)
     assert np.median(ratios) < 0.05, ratios
+
+
+# ---- Open3D's clouds in, Open3D's clouds out -------------------------------------
+
+@pytest.fixture(scope="module")
+def o3d():
+    return pytest.importorskip("open3d")
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Records the arguments each named _core call receives (the arrays the C
+    layer reads), then runs it."""
+    calls = {}
+
+    def wrap(name):
+        real = getattr(ptreg._core, name)
+
+        def recorded(*args, **kwargs):
+            calls[name] = args
+            return real(*args, **kwargs)
+        monkeypatch.setattr(ptreg._core, name, recorded)
+    return calls, wrap
+
+
+def tensor_cloud(o3d, points, normals=None):
+    cloud = o3d.t.geometry.PointCloud(o3d.core.Tensor(np.ascontiguousarray(points, dtype=np.float32)))
+    if normals is not None:
+        cloud.point["normals"] = o3d.core.Tensor(np.ascontiguousarray(normals, dtype=np.float32))
+    return cloud
+
+
+def legacy_cloud(o3d, points, normals=None):
+    cloud = o3d.geometry.PointCloud(o3d.utility.Vector3dVector(np.asarray(points, dtype=np.float64)))
+    if normals is not None:
+        cloud.normals = o3d.utility.Vector3dVector(np.asarray(normals, dtype=np.float64))
+    return cloud
+
+
+def test_tensor_clouds_are_read_in_place(scene, o3d, spy):
+    """A tensor cloud's float32 positions and normals reach the C layer as the
+    tensors' own memory, in icp, register, normals and fpfh."""
+    calls, wrap = spy
+    for name in ("icp", "register", "normals", "fpfh"):
+        wrap(name)
+    scan, model = ptreg.read_cloud(scene / "scan.ply"), ptreg.read_cloud(scene / "model.ply")
+    src, tgt = tensor_cloud(o3d, scan.points), tensor_cloud(o3d, model.points, model.normals)
+    positions = lambda c: c.point["positions"].numpy()  # noqa: E731  (a view: the tensor's buffer)
+    r = ptreg.icp(src, tgt, method="plane", max_iter=10)
+    s, t, sn, tn = calls["icp"][:4]
+    assert np.shares_memory(s, positions(src)) and np.shares_memory(t, positions(tgt))
+    assert sn is None and np.shares_memory(tn, tgt.point["normals"].numpy())
+    np.testing.assert_array_equal(r.transformation, ptreg.icp(scan.points, model.points, method="plane", max_iter=10,
+                                                              target_normals=model.normals).transformation)
+    ptreg.register(src, tgt, refine=None, seed=1)
+    assert np.shares_memory(calls["register"][1], positions(tgt))
+    assert np.shares_memory(calls["register"][3], tgt.point["normals"].numpy())
+    n = ptreg.normals(tgt, k=10)
+    assert np.shares_memory(calls["normals"][0], positions(tgt))
+    f = ptreg.fpfh(tgt, k=10)  # the cloud's own normals
+    assert np.shares_memory(calls["fpfh"][1], tgt.point["normals"].numpy())
+    np.testing.assert_array_equal(f, ptreg.fpfh(model.points, model.normals, k=10))
+    assert n.shape == model.points.shape
+
+
+def test_legacy_clouds_are_converted(scene, o3d):
+    """Open3D's float64 clouds: the same result as their points as arrays; the
+    normals used only where the method reads them."""
+    scan, model = ptreg.read_cloud(scene / "scan.ply"), ptreg.read_cloud(scene / "model.ply")
+    src, tgt = legacy_cloud(o3d, scan.points), legacy_cloud(o3d, model.points, model.normals)
+    for method in ("point", "plane"):
+        a = ptreg.icp(src, tgt, method=method, max_iter=10)
+        b = ptreg.icp(scan.points, model.points, method=method, max_iter=10,
+                      target_normals=model.normals if method == "plane" else None)
+        np.testing.assert_array_equal(a.transformation, b.transformation)
+    # estimated normals differ from the file's: a plane run that ignored the cloud's would differ
+    c = ptreg.icp(scan.points, model.points, method="plane", max_iter=10)
+    assert not np.array_equal(c.transformation, ptreg.icp(src, tgt, method="plane", max_iter=10).transformation)
+    with pytest.raises(ValueError, match="normals"):
+        ptreg.fpfh(src)  # no normals to take
+    with pytest.raises(TypeError):
+        ptreg._open3d_arrays(o3d.geometry.TriangleMesh())
+
+
+def test_open3d_is_imported_only_when_used():
+    code = ("import sys, numpy as np, ptreg\n"
+            "a = np.random.default_rng(0).normal(size=(500, 3)).astype(np.float32)\n"
+            "ptreg.icp(a, a + 0.01)\n"
+            "assert 'open3d' not in sys.modules, 'open3d imported'\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+
+
+def test_to_open3d(scene, o3d):
+    model = ptreg.read_cloud(scene / "model.ply")
+    pcd = ptreg.to_open3d(model)  # a Cloud: its normals come along
+    assert isinstance(pcd, o3d.geometry.PointCloud)
+    np.testing.assert_array_equal(np.asarray(pcd.points), model.points.astype(np.float64))
+    np.testing.assert_array_equal(np.asarray(pcd.normals), model.normals.astype(np.float64))
+    rgb = np.zeros((len(model.points), 3), dtype=np.uint8)
+    rgb[:, 0] = 255
+    pcd = ptreg.to_open3d(model.points, colors=rgb)
+    assert not pcd.has_normals() and np.all(np.asarray(pcd.colors) == [1.0, 0.0, 0.0])
+    back = ptreg.icp(pcd, model.points, max_iter=2)  # and in again
+    np.testing.assert_allclose(back.transformation, np.eye(4), atol=1e-6)
+    with pytest.raises(ValueError, match="rows"):
+        ptreg.to_open3d(model.points, normals=model.normals[:10])
+
+
+# ---- the nearest model point, the notebook's report ------------------------------
+
+def test_model_index_nearest():
+    rng = np.random.default_rng(4)
+    model, queries = rng.random((3000, 3), dtype=np.float32), rng.random((500, 3), dtype=np.float32)
+    idx, dist = ptreg.ModelIndex(model, delaunay=False).nearest(queries)
+    d2 = ((queries[:, None, :] - model[None, :, :]) ** 2).sum(axis=2)
+    np.testing.assert_array_equal(idx, d2.argmin(axis=1))
+    np.testing.assert_allclose(dist, np.sqrt(d2.min(axis=1)), rtol=1e-5)
+
+
+def test_repr_html(scene, monkeypatch):
+    scan, model = ptreg.read_cloud(scene / "scan.ply"), ptreg.read_cloud(scene / "model.ply")
+    r = ptreg.icp(scan.points, model.points, max_iter=5)
+    # what the report draws is kept by reference, not copied
+    assert r._report_inputs[1] is scan.points and r._report_inputs[2] is model.points
+    assert ptreg.batch([model.points[:50]], model.points[:60], max_iter=2)._repr_html_() is None
+    again = pickle.loads(pickle.dumps(ptreg.icp(scan.points, ptreg.ModelIndex(model.points), max_iter=2)))
+    assert again.iterations == 2 and again._repr_html_() is None  # pickled without its inputs
+    monkeypatch.setattr(ptreg._core, "report_available", lambda: False)
+    assert r._repr_html_() is None
+    monkeypatch.undo()
+    if not ptreg._core.report_available():
+        pytest.skip("this libptreg was built without the report's viewer")
+    page = r._repr_html_()
+    assert page.startswith("<iframe") and page.endswith("</iframe>")
+    assert 'srcdoc="' in page and "<html" not in page.lower() and "&lt;" in page  # escaped
+    for result in (r, ptreg.emicp(scan.points[:2000], model.points[:3000], max_iter=3),
+                   ptreg.register(scan.points, model.points, seed=1)):
+        inner = html.unescape(page if result is r else result._repr_html_())
+        assert "<html" in inner.lower() and '"transformation"' in inner
+        assert all(layer in inner for layer in ("target", "source before", "source after", "distance to the target"))
+    assert "MSE per iteration" in html.unescape(page)  # icp's curve
+
+
+# ---- python -m ptreg -------------------------------------------------------------
+
+def test_python_m_ptreg_runs_the_cli(tmp_path):
+    """The carried CLI (pip install of the root), else the one on PATH: the
+    CLI's output and exit codes; with neither, exit 127 saying why."""
+    import ptreg.__main__ as main
+
+    env = dict(os.environ, PATH=os.path.dirname(os.path.abspath(CLI)) + os.pathsep + os.environ.get("PATH", ""))
+    run = subprocess.run([sys.executable, "-m", "ptreg", "--version"], capture_output=True, text=True, env=env)
+    assert run.returncode == 0 and run.stdout == cli("--version")
+    bad = subprocess.run([sys.executable, "-m", "ptreg", "icp", "no-such-file.ply", "x.ply"], capture_output=True,
+                         text=True, env=env)
+    direct = subprocess.run([CLI, "icp", "no-such-file.ply", "x.ply"], capture_output=True, text=True)
+    assert bad.returncode == direct.returncode != 0 and bad.stderr == direct.stderr
+    if os.access(main.CARRIED, os.X_OK):
+        assert main.cli_path() == main.CARRIED
+        return
+    none = subprocess.run([sys.executable, "-m", "ptreg", "--version"], capture_output=True, text=True,
+                          env=dict(os.environ, PATH=str(tmp_path)))
+    assert none.returncode == 127 and "carries no ptreg CLI" in none.stderr

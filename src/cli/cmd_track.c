@@ -524,6 +524,23 @@ static void summarize(track_summary *s)
     free(lat);
 }
 
+/* --html: each frame's fitness, a curve beside the view (the records are
+ * kept when there is a page). */
+static int report_fitness(const track_summary *s)
+{
+    if (!cli_report())
+        return EXIT_OK;
+    double *fitness = malloc((s->frames ? s->frames : 1) * sizeof *fitness);
+    ptreg_error err;
+    if (!fitness)
+        return cli_report_check(ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory"), &err);
+    for (size_t i = 0; i < s->frames; i++)
+        fitness[i] = s->rec[i].fitness;
+    ptreg_status st = ptreg_report_add_curve(cli_report(), "fitness per frame", "fitness", fitness, s->frames, &err);
+    free(fitness);
+    return cli_report_check(st, &err);
+}
+
 static int print_json(const track_job *job, const ptreg_track_options *o, const track_summary *s)
 {
     cJSON *root = cJSON_CreateObject();
@@ -686,6 +703,7 @@ int cli_run_track(int argc, char **argv)
     if (!rc) {
         summarize(&sum);
         rc = report_track(&job, &view);
+        rc = rc ? rc : report_fitness(&sum);
         if (!rc && (cli_has(&a, "json") || cli_report()))
             rc = print_json(&job, &opt, &sum);
         if (!rc && !cli_has(&a, "json"))

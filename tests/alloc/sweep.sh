@@ -187,10 +187,11 @@ sweep synth-apt -- synth --shape apt-polycrystal -o "$OUT/a.pos" --truth "$OUT/t
 sweep convert -- convert "$IN/scan.ply" -o "$OUT/c.pcd"
 sweep convert-voxel -- convert "$IN/scan.ply" --voxel 0.05 -o "$OUT/c.ply"
 sweep info -- info "$IN/model.pti" --json
+sweep view -- view "$IN/scan.ply" "$IN/model.ply" --distance -o "$OUT/v.html"
 sweep icp -- icp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --transform-out "$OUT/T.txt" --repeat 2 --json
 sweep icp-gicp-lm -- icp "$IN/scan.ply" "$IN/model.ply" --method gicp --lm 1e-3 -o "$OUT/r.ply"
 sweep icp-index -- icp "$IN/scan.ply" --target-index "$IN/model.pti" --nn delaunay-kdann -o "$OUT/r.ply"
-sweep register -- register "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --json
+sweep register -- register "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --json --html "$OUT/r.html"
 sweep multiway -- multiway "$IN/scan.ply" "$IN/model.ply" -o "$OUT/p.txt" --pose-graph-out "$OUT/g.json" \
     --merged "$OUT/m.ply" --json
 sweep track -- track "$IN/model.ply" "$IN/scan.ply" "$IN/scan_n.ply" -o "$OUT/t.txt" --json

@@ -65,6 +65,7 @@ layers = {l["name"]: l for l in d["layers"]}
 assert list(layers) == ["model", "last frame", "sensor path", "frames lost"], list(layers)
 assert layers["sensor path"]["kind"] == "paths" and layers["sensor path"]["length"] == 30
 assert layers["frames lost"]["total"] == 2 and d["result"]["command"] == "track"
+assert [c["measure"] for c in d["curves"]] == ["fitness"] and len(d["curves"][0]["values"]) == 30
 PYEOF
 expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" \
     -o "$WORK/none.txt" --predict none
