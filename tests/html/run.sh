@@ -13,14 +13,14 @@ set -u
 KIND=${1:?usage: run.sh KIND PTREG}
 PTREG=${2:?usage: run.sh KIND PTREG}
 HERE=$(cd "$(dirname "$0")" && pwd)
+skip() { echo "SKIP: $*"; exit 77; }
+die() { echo "FAIL: html_$KIND: $*" >&2; exit 1; }
+command -v node >/dev/null || skip "no node (Debian's nodejs; \`make test-deps\` installs it)"
+
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export PTREG_TUNE_CACHE=off
 R=$WORK/$KIND.html
-
-skip() { echo "SKIP: $*"; exit 77; }
-die() { echo "FAIL: html_$KIND: $*" >&2; exit 1; }
-command -v node >/dev/null || skip "no node (Debian's nodejs; \`make test-deps\` installs it)"
 
 # ptreg ARGS...: a step of the test; its output shown only when it fails.
 # A ptreg built without three.js says so: the kind is skipped, not failed.
@@ -93,7 +93,7 @@ track)
         printf "%.17g %.17g %.17g %s\n", 2*(x*z-y*w), 2*(y*z+x*w), 1-2*(x*x+y*y), $4
         print "0 0 0 1" }' "$WORK/truth.txt" >"$WORK/init.txt"
     ptreg track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" --html "$R"
-    CHECKS=(--layer model --layer "last frame" --layer "sensor path" --layer "frames lost" --kind paths) ;;
+    CHECKS=(--layer model --layer "last frame" --layer "sensor path" --layer "frames lost" --kind paths --curves 1) ;;
 harris3d)
     # tests/cli/harris3d.sh's box phantom: 8 corners
     python3 - "$WORK" <<'PY' || die "making the volume"
