@@ -185,12 +185,18 @@ async function main() {
     fail('size', `${bytes} bytes, over the limit of ${opt.maxBytes}`);
 
   const tLaunch = performance.now();
-  const browser = await puppeteer.launch({
-    executablePath: chromium, headless: true,
-    // WebGL2 without a GPU: SwiftShader, Chromium's software renderer
-    args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage',
-      '--no-first-run', '--no-default-browser-check'],
-  });
+  let browser;
+  try {
+    browser = await puppeteer.launch({
+      executablePath: chromium, headless: true,
+      // WebGL2 without a GPU: SwiftShader, Chromium's software renderer
+      args: ['--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--disable-dev-shm-usage',
+        '--no-first-run', '--no-default-browser-check'],
+    });
+  } catch (e) {
+    console.error(`FAIL: ${name}: launch: ${chromium} did not start: ${e.message}`);
+    process.exit(1);
+  }
   try {
     note(`Chromium started in ${(performance.now() - tLaunch).toFixed(0)} ms`);
     const refused = [], consoleErrors = [], pageErrors = [];
@@ -221,7 +227,11 @@ async function main() {
     // A reader's browser has its GPU process up: start Chromium's (SwiftShader)
     // before the clock starts, so that the time measured is the page's own.
     let page = await newPage();
-    await page.goto('data:text/html,<canvas id=c></canvas><script>c.getContext("webgl2")</script>');
+    await page.goto('data:text/html,<canvas id=c></canvas><script>gl=c.getContext("webgl2")</script>');
+    if (!(await page.evaluate(() => !!window.gl))) {
+      fail('webgl', `${chromium} gives no WebGL2 context (SwiftShader missing?): no page can be drawn`);
+      throw new Error('no WebGL2');
+    }
     note(`warmed up in ${(performance.now() - tLaunch).toFixed(0)} ms`);
     // Over the time limit, the page is opened again in a new tab, up to
     // --open-tries times in all, and the fastest counts: on a machine shared
