@@ -5,7 +5,7 @@
 # check_report.mjs, with what that kind's page must show.
 # usage: tests/html/run.sh KIND PTREG
 # KIND: icp, icp_large (the 40k/30k demo's report: <= 3 MB, ready < 2 s),
-# register, emicp, view, harris3d, lddmm, batch, fpfh, multiway, track;
+# register, emicp, view, multiway, track, harris3d, lddmm, warp, batch, fpfh, normals;
 # checker: the checker fails a page with planted defects, naming each.
 # Exit: 0 passed, 1 failed, 77 skipped (no node or Chromium, or a ptreg
 # built without the report viewer).
@@ -108,9 +108,10 @@ head = "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 40 36 30\nspacings: 0.5 0.5 
 open(sys.argv[1] + "/box.nrrd", "wb").write(head.encode() + vox)
 PY
     ptreg harris3d "$WORK/box.nrrd" --html "$R"
-    CHECKS=(--kind slice --kind points) ;;
-lddmm)
-    # tests/cli/lddmm.sh's ellipse onto a circle, 40 landmarks
+    # three orthogonal slices through the centre, the keypoints by score
+    CHECKS=(--kind slice=3 --layer keypoints) ;;
+lddmm | warp)
+    # tests/cli/lddmm.sh's ellipse onto a circle, 40 landmarks; for warp, points inside the ellipse
     python3 - "$WORK" <<'PY' || die "making the landmarks"
 import math, sys
 n = 40
@@ -119,18 +120,35 @@ for name, a, b in (("ellipse", 1.5, 0.6), ("circle", 1.0, 1.0)):
         f.write("x,y,z\n")
         for i in range(n):
             f.write("%.9g,%.9g,0\n" % (a * math.cos(2 * math.pi * i / n), b * math.sin(2 * math.pi * i / n)))
+with open(f"{sys.argv[1]}/inside.csv", "w") as f:
+    f.write("x,y,z\n" + "".join("%.9g,%.9g,0\n" % (r * math.cos(0.1 * k), 0.4 * r * math.sin(0.1 * k))
+                                 for r in (0.3, 0.6, 0.9) for k in range(63)))
 PY
-    ptreg lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0.3 --max-iter 20 --html "$R"
-    CHECKS=(--kind paths) ;;
+    if [ "$KIND" = lddmm ]; then
+        ptreg lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0.3 --max-iter 20 --html "$R"
+        # the landmarks' paths along the flow; the objective per iteration
+        CHECKS=(--layer template --layer target --layer paths --kind paths --curves 1)
+    else
+        ptreg lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0.3 --max-iter 20 -o "$WORK/r.vtk"
+        ptreg warp "$WORK/r.vtk" "$WORK/inside.csv" -o "$WORK/w.ply" --html "$R"
+        # the points before and after and their paths along the flow
+        CHECKS=(--layer "points before" --kind paths)
+    fi ;;
+normals)
+    # the cloud by curvature, segments along the normals
+    ptreg synth --shape blob -o "$WORK/blob.ply" --points 3000 --seed 1
+    ptreg normals "$WORK/blob.ply" --k 10 -o "$WORK/n.ply" --html "$R"
+    CHECKS=(--layer normals --kind lines) ;;
 batch)
     # an orientation map of a small polycrystal: coloured by orientation, with its key
     ptreg synth --shape apt-polycrystal -o "$WORK/al.pos" --grains 4 --box 6 --seed 1
     ptreg batch "$WORK/al.pos" -o "$WORK/o.npy" --radius 0.35 --html "$R"
-    CHECKS=(--key) ;;
+    CHECKS=(--layer atoms --key) ;;
 fpfh)
     ptreg synth --shape blob -o "$WORK/blob.ply" --points 3000 --seed 1
     ptreg fpfh "$WORK/blob.ply" --k 10 -o "$WORK/f.csv" --html "$R"
-    CHECKS=() ;;
+    # the cloud coloured by each descriptor's distance to the mean descriptor
+    CHECKS=(--layer cloud) ;;
 checker)
     # the checker itself: an icp page with a defect planted for each check,
     # which must fail each, naming it (below)
