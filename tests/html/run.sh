@@ -167,7 +167,9 @@ page = page[:m.start(1)] + text + page[m.end(1):]
 planted = ('<img src="http://192.0.2.1/planted.png">'                  # a request to the network
            '<script>console.error("planted error")</script>'           # an error on the console
            # every checkbox's change swallowed before the viewer sees it: the toggles do nothing
-           '<script>document.addEventListener("change", (e) => e.stopImmediatePropagation(), true)</script>')
+           '<script>document.addEventListener("change", (e) => e.stopImmediatePropagation(), true)</script>'
+           # and the slider's input: the point size stays
+           '<script>document.addEventListener("input", (e) => e.stopImmediatePropagation(), true)</script>')
 page = page.replace("<body>", "<body>" + planted, 1)
 open(sys.argv[2], "w", encoding="utf-8").write(page)
 PY
@@ -187,7 +189,7 @@ if [ "$KIND" = checker ]; then
     [ "$rc" -eq 77 ] && exit 77
     [ "$rc" -eq 1 ] || die "the checker passed a page with planted defects (exit $rc)"
     for want in "network: the page asked for http://192.0.2.1/planted.png" "console: planted error" \
-        "drawn: layer 'target'" "colour bar: 'source after' max" "toggle: layer 'source before'"; do
+        "drawn: layer 'target'" "colour bar: 'source after' max" "toggle: layer 'source before'" "point size: "; do
         grep -qF -- "$want" "$WORK/fails" || die "the checker did not report '$want'"
     done
     echo "every planted defect reported"
