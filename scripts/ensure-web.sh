@@ -11,7 +11,7 @@ set -uo pipefail
 optional=0
 [ "${1:-}" = "--optional" ] && optional=1
 scripts=$(cd "$(dirname "$0")" && pwd)
-web=$scripts/../web
+web=$(cd "$scripts/.." && pwd)/web
 
 give_up() {
     echo "ptreg: $*" >&2
