@@ -285,20 +285,21 @@ async function main() {
     // the drawing buffer (kept: preserveDrawingBuffer) read with the page's
     // own context, counted in the page: a screenshot or a 2-D canvas copy takes
     // several times longer under SwiftShader, and the toggles need many counts
-    const measure = () => page.evaluate((cols, stops, tol, count) => {
+    // the counter, defined in the page once (its source as text: it runs there)
+    await page.evaluate(`window.ptregCountPixels = ${countPixels}`);
+    const measure = () => page.evaluate((cols, stops, tol) => {
       const gl = document.querySelector('#ptreg-view canvas').getContext('webgl2');
       const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight, d = new Uint8Array(4 * w * h);
       gl.bindFramebuffer(gl.FRAMEBUFFER, null);
       gl.readPixels(0, 0, w, h, gl.RGBA, gl.UNSIGNED_BYTE, d);
-      // eslint-disable-next-line no-new-func
-      return new Function(`return (${count})`)()(d, cols, stops, tol);
-    }, colors, mapStops, TOLERANCE, countPixels.toString());
+      return window.ptregCountPixels(d, cols, stops, tol);
+    }, colors, mapStops, TOLERANCE);
 
     // (a) the canvas as the screen shows it: a screenshot, decoded in the page
     const canvas = await page.$('#ptreg-view canvas');
     const png = await canvas.screenshot({ encoding: 'base64' });
     if (opt.screenshot) writeFileSync(opt.screenshot, Buffer.from(png, 'base64'));
-    const shot = await page.evaluate(async (b64, cols, stops, tol, count) => {
+    const shot = await page.evaluate(async (b64, cols, stops, tol) => {
       const img = new Image();
       img.src = `data:image/png;base64,${b64}`;
       await img.decode();
@@ -306,9 +307,8 @@ async function main() {
       c.width = img.naturalWidth; c.height = img.naturalHeight;
       const ctx = c.getContext('2d');
       ctx.drawImage(img, 0, 0);
-      // eslint-disable-next-line no-new-func
-      return new Function(`return (${count})`)()(ctx.getImageData(0, 0, c.width, c.height).data, cols, stops, tol);
-    }, png, colors, mapStops, TOLERANCE, countPixels.toString());
+      return window.ptregCountPixels(ctx.getImageData(0, 0, c.width, c.height).data, cols, stops, tol);
+    }, png, colors, mapStops, TOLERANCE);
     note(`screenshot: ${shot.nonBackground} of ${shot.pixels} pixels drawn; `
       + uniform.map((l, k) => `${l.name} ${shot.colors[k]}`).concat(valued.length ? [`colour map ${shot.map}`] : [])
         .join(', '));
