@@ -282,11 +282,11 @@ async function main() {
     const valued = description.layers.map((l, i) => ({ ...l, i })).filter((l) => l.values !== undefined);
     if (valued.length && mapStops.length < 2) fail('colour bar', 'a layer has values but the page shows no colour bar');
 
+    // the counter, defined in the page once (its source as text: it runs there)
+    await page.evaluate(`window.ptregCountPixels = ${countPixels}`);
     // the drawing buffer (kept: preserveDrawingBuffer) read with the page's
     // own context, counted in the page: a screenshot or a 2-D canvas copy takes
     // several times longer under SwiftShader, and the toggles need many counts
-    // the counter, defined in the page once (its source as text: it runs there)
-    await page.evaluate(`window.ptregCountPixels = ${countPixels}`);
     const measure = () => page.evaluate((cols, stops, tol) => {
       const gl = document.querySelector('#ptreg-view canvas').getContext('webgl2');
       const w = gl.drawingBufferWidth, h = gl.drawingBufferHeight, d = new Uint8Array(4 * w * h);
