@@ -51,7 +51,7 @@ icp_large)
     # the demo's run (make demo): what the first report a reader opens must
     # weigh and how soon it must show
     aircraft 30000 40000
-    ptreg icp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 100 --html "$R"
+    ptreg icp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 100 --truth "$WORK/truth.txt" --html "$R"
     CHECKS=("${REGISTRATION[@]}" --curves 1 --max-bytes 3000000 --max-open-ms "${PTREG_HTML_MAX_OPEN_MS:-2000}") ;;
 emicp)
     aircraft 1500 3000
