@@ -17,7 +17,7 @@ body { margin: 0; font: 13px/1.4 system-ui, sans-serif; color: #222; background:
   border-right: 1px solid #ddd; }
 #ptreg-view { flex: 1; position: relative; background: #fff; min-width: 0; }
 #ptreg-view canvas { display: block; }
-h1 { font-size: 16px; margin: 4px 0 8px; }
+h1 { font-size: 16px; margin: 4px 0 8px; overflow-wrap: anywhere; }
 h2 { font-size: 13px; margin: 14px 0 4px; color: #555; text-transform: uppercase; letter-spacing: .04em; }
 .layer { display: flex; align-items: center; gap: 6px; margin: 2px 0; }
 .swatch { width: 12px; height: 12px; border: 1px solid #888; display: inline-block; }
@@ -25,7 +25,7 @@ h2 { font-size: 13px; margin: 14px 0 4px; color: #555; text-transform: uppercase
 .bar { height: 12px; border: 1px solid #888; }
 .bar-labels { display: flex; justify-content: space-between; font-size: 12px; }
 table { border-collapse: collapse; font-size: 12px; }
-td { padding: 1px 6px 1px 0; vertical-align: top; }
+td { padding: 1px 6px 1px 0; vertical-align: top; overflow-wrap: anywhere; }
 td:first-child { color: #555; }
 pre { font-size: 11px; overflow-x: auto; background: #f6f6f6; padding: 6px; }
 svg text { font-size: 10px; fill: #444; }

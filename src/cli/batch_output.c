@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/batch_cli.h"
+#include "cli/report.h"
 #include "ptreg/io.h"
 
 #define NPY_COLUMNS 6
@@ -161,6 +162,43 @@ int batch_write_assignment(const char *path, const ptreg_orientations *o)
     if (st)
         cli_error("batch", "%s", err.message);
     return st ? cli_exit_code(st, 0) : EXIT_OK;
+}
+
+/* The atoms with finite coordinates (a .pos may hold others: flag
+ * not_finite), and their orientation colours; their count. */
+static size_t finite_atoms(const batch_atoms *atoms, const ptreg_orientations *o, float *xyz, uint8_t *rgb)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < atoms->n; i++) {
+        const float *p = atoms->xyz + 3 * i;
+        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
+            continue;
+        memcpy(xyz + 3 * m, p, 3 * sizeof *p);
+        ptreg_orientation_color(o, i, rgb + 3 * m++);
+    }
+    return m;
+}
+
+int batch_report_orientations(const batch_atoms *atoms, const ptreg_orientations *o)
+{
+    ptreg_report *r = cli_report();
+    if (!r)
+        return EXIT_OK;
+    const size_t n = atoms->n ? atoms->n : 1;
+    float *xyz = malloc(n * 3 * sizeof *xyz);
+    uint8_t *rgb = malloc(n * 3);
+    ptreg_error err;
+    ptreg_status st = xyz && rgb ? PTREG_OK
+                                 : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for %zu atoms", atoms->n);
+    /* the page draws the key the PLY's colours were made with: the
+     * standard triangle for cubic motifs, the axis' components otherwise */
+    const char *key = strcmp(ptreg_orientation_color_key(o), "inverse pole figure of z") ? "axis" : "ipf";
+    const size_t m = st ? 0 : finite_atoms(atoms, o, xyz, rgb);
+    st = st ? st : ptreg_report_add_cloud_rgb(r, "atoms", xyz, m, rgb, &err);
+    st = st ? st : ptreg_report_set_key(r, key, &err);
+    free(xyz);
+    free(rgb);
+    return cli_report_check(st, &err);
 }
 
 int batch_write_pair_rows(const char *path, const double *rows, size_t n)

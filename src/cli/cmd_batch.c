@@ -9,6 +9,7 @@
 
 #include "cli/batch_cli.h"
 #include "cli/progress.h"
+#include "cli/report.h"
 #include "ptreg/apt.h"
 #include "ptreg/emicp.h"
 #include "ptreg/icp.h"
@@ -49,6 +50,7 @@ static const cli_option batch_options[] = {
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
     CLI_OPT_ASCII,
+    CLI_OPT_HTML,
     CLI_OPT_JSON,
     CLI_OPT_QUIET,
 };
@@ -82,7 +84,10 @@ const cli_command cli_cmd_batch = CLI_COMMAND_LIBRARY("batch",
     "instruction set, and the same bits for any thread count. Under mpirun (when ptreg is\n"
     "built with MPI) the atoms are divided into slabs with halos, each rank registers its\n"
     "own, and one output is written in atom order with MPI-IO: the same bits as one\n"
-    "process (.npy and binary .ply only).",
+    "process (.npy and binary .ply only).\n\n"
+    "--html FILE (atoms, one process): the atoms in the orientation colours of the PLY, with\n"
+    "the colour key (the inverse pole figure's standard triangle for cubic motifs), and the\n"
+    "JSON's numbers. Not with --pairs: their neighborhoods share no frame to draw.",
     batch_options, 1, 1, ptreg_batch_option_table);
 
 typedef enum batch_engine { ENGINE_LANES = 0, ENGINE_PLAIN, ENGINE_LOOP } batch_engine;
@@ -129,7 +134,8 @@ static int refuse_atom_options(const cli_args *a)
 {
     static const char *const atom_only[] = {"motif", "lattice", "motif-points", "motif-file", "estimate-motif",
                                             "motif-out", "k", "radius", "ranges", "ion", "assignment",
-                                            "min-matched", "grain-radius", "pool-points", "start-spacing"};
+                                            "min-matched", "grain-radius", "pool-points", "start-spacing",
+                                            "html"};
     for (size_t i = 0; i < sizeof atom_only / sizeof atom_only[0]; i++)
         if (cli_has(a, atom_only[i])) {
             cli_error("batch", "--%s is for atoms, not --pairs", atom_only[i]);
@@ -196,8 +202,8 @@ static int read_request(const cli_args *a, batch_request *r)
         return EXIT_USAGE;
     }
     r->batch.reference = r->engine == ENGINE_PLAIN;
-    if (!r->output && !r->json) {
-        cli_error("batch", "nothing to do: give -o OUT, --json or both");
+    if (!r->output && !r->json && !cli_has(a, "html")) {
+        cli_error("batch", "nothing to do: give -o OUT, --json, --html FILE or more");
         return EXIT_USAGE;
     }
     return EXIT_OK;
@@ -483,7 +489,7 @@ static int atoms_here(const batch_request *r, const batch_atoms *atoms, const pt
     int rc = r->output ? batch_write_orientations(r->output, format, atoms, o) : EXIT_OK;
     const char *assignment = cli_string(r->a, "assignment", NULL);
     rc = rc ? rc : assignment ? batch_write_assignment(assignment, o) : EXIT_OK;
-    return rc;
+    return rc ? rc : batch_report_orientations(atoms, o);
 }
 
 static int check_atom_outputs(const cli_args *a, const char *output, batch_format *format)
@@ -532,9 +538,9 @@ static int run_atoms(const batch_request *r, const batch_comm *comm)
     if (!rc && motif_out && comm->rank == 0)
         rc = write_motif(motif_out, &o);
     rep.total_ms = ptreg_time_ms() - t0;
-    if (!rc && comm->rank == 0 && r->json)
+    if (!rc && comm->rank == 0 && (r->json || cli_report())) /* with --html the page holds the JSON */
         rc = print_atoms_json(&rep);
-    else if (!rc && comm->rank == 0)
+    if (!rc && comm->rank == 0 && !r->json)
         print_atoms_human(&rep);
     ptreg_orientations_free(&o);
     ptreg_cloud_free(&motif);
@@ -768,6 +774,11 @@ int cli_run_batch(int argc, char **argv)
     batch_comm comm;
     if ((rc = read_request(&a, &r)) || (rc = batch_comm_open(&comm)))
         return rc;
-    rc = cli_has(&a, "pairs") ? run_pairs(&r, &comm) : run_atoms(&r, &comm);
+    if (comm.size > 1 && cli_has(&a, "html")) { /* each rank holds only its slab's orientations */
+        cli_error("batch", "--html draws one process's atoms: run it without mpirun");
+        rc = EXIT_USAGE;
+    }
+    rc = rc ? rc : cli_report_begin(&a, "batch");
+    rc = rc ? rc : cli_has(&a, "pairs") ? run_pairs(&r, &comm) : run_atoms(&r, &comm);
     return batch_comm_close(&comm, rc);
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/report.h"
 #include "cli/tune_choice.h"
 #include "ptreg/features.h"
 #include "ptreg/io.h"
@@ -15,6 +16,7 @@
     CLI_OPT_THREADS,                                                                                    \
     CLI_DEVICE_OPTION,                                                                                  \
     CLI_OPT_REPEAT,                                                                                     \
+    CLI_OPT_HTML,                                                                                       \
     CLI_OPT_JSON
 
 /* What pfh and fpfh share after their own options. */
@@ -49,7 +51,9 @@ const cli_command cli_cmd_normals = CLI_COMMAND_LIBRARY("normals",
     "curvature is l0 / (l0 + l1 + l2). Points with fewer than 3 neighbors, or whose\n"
     "neighbors all coincide (a scanner's invalid returns at the origin), get NaN normals\n"
     "and are counted as missing. This is what PCL's NormalEstimation computes.\n\n"
-    "time_ms counts from the cloud in memory to the normals (k-d tree included).",
+    "time_ms counts from the cloud in memory to the normals (k-d tree included).\n\n"
+    "--html FILE: the cloud coloured by curvature (points without a normal in grey), a short\n"
+    "segment along the normal of up to 20000 of its points (evenly chosen), and the JSON.",
     normals_options, 1, 1, ptreg_normals_option_table);
 
 static const cli_option pfh_options[] = {
@@ -77,7 +81,9 @@ static const cli_option fpfh_options[] = {
     "On a GPU (--device cuda[:N]|opencl[:N]; normals stay on the CPU) the bins equal the CPU's\n"      \
     "but for float rounding of the FPFH sums and rare pairs at a bin edge; lists of <= 1024.\n\n"      \
     "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"          \
-    "neighborhoods included, normal estimation and file I/O not); with --repeat it is the median."
+    "neighborhoods included, normal estimation and file I/O not); with --repeat it is the median.\n\n" \
+    "--html FILE: the cloud coloured by each descriptor's Euclidean distance to the mean\n"           \
+    "descriptor (how distinctive the point is; points without one in grey), and the JSON."
 
 const cli_command cli_cmd_pfh = CLI_COMMAND_LIBRARY("pfh",
     "CLOUD [-o OUT] [--k N] [--radius R] [options]",
@@ -158,6 +164,143 @@ static void add_run_fields(cJSON *j, double time_ms, const double *times, int re
     cJSON_AddStringToObject(j, "version", ptreg_version());
 }
 
+/* ---- --html ---- */
+
+/* normals --html: segments along at most this many normals (more would
+ * hide the surface), each this fraction of the cloud's bounding-box diagonal. */
+#define NORMALS_SHOWN_MAX 20000
+#define NORMAL_LENGTH_OF_DIAGONAL 0.02
+/* Points without a descriptor, and the normals' segments: grey. */
+#define COLOR_PLAIN 0x9c9c9cu
+
+static double bounding_diagonal(const float *xyz, size_t n)
+{
+    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            lo[k] = fminf(lo[k], xyz[3 * i + k]), hi[k] = fmaxf(hi[k], xyz[3 * i + k]);
+    double d2 = 0;
+    for (int k = 0; n && k < 3; k++)
+        d2 += ((double)hi[k] - lo[k]) * ((double)hi[k] - lo[k]);
+    return sqrt(d2);
+}
+
+/* Segments from every stride-th point with a normal along it; the count into *count. */
+static float *normal_segments(const ptreg_cloud *c, const float *normals, size_t *count)
+{
+    const size_t stride = (c->n + NORMALS_SHOWN_MAX - 1) / NORMALS_SHOWN_MAX;
+    const double length = NORMAL_LENGTH_OF_DIAGONAL * bounding_diagonal(c->xyz, c->n);
+    float *ends = malloc((c->n / (stride ? stride : 1) + 1) * 6 * sizeof *ends);
+    size_t m = 0;
+    for (size_t i = 0; ends && i < c->n; i += stride) {
+        const float *p = c->xyz + 3 * i, *v = normals + 3 * i;
+        if (!isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
+            continue;
+        for (int k = 0; k < 3; k++)
+            ends[6 * m + k] = p[k], ends[6 * m + 3 + k] = (float)(p[k] + length * v[k]);
+        m++;
+    }
+    *count = m;
+    return ends;
+}
+
+
+/* Each row's Euclidean distance to the mean of the finite rows (NaN for
+ * the others): a point far from the mean stands out among its cloud's. */
+static float *distance_to_mean(const float *rows, size_t n, int bins)
+{
+    double *mean = calloc((size_t)bins, sizeof *mean);
+    float *d = malloc((n ? n : 1) * sizeof *d);
+    if (!mean || !d) {
+        free(mean);
+        free(d);
+        return NULL;
+    }
+    size_t finite = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float *row = rows + i * (size_t)bins;
+        double sum = 0;
+        for (int b = 0; b < bins; b++)
+            sum += row[b];
+        d[i] = isfinite(sum) ? 0.0f : NAN; /* one NaN bin makes the row's sum NaN */
+        for (int b = 0; isfinite(sum) && b < bins; b++)
+            mean[b] += row[b];
+        finite += isfinite(sum) ? 1 : 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const float *row = rows + i * (size_t)bins;
+        double d2 = 0;
+        for (int b = 0; b < bins && isfinite(d[i]); b++)
+            d2 += (row[b] - mean[b] / (double)finite) * (row[b] - mean[b] / (double)finite);
+        d[i] = isfinite(d[i]) ? (float)sqrt(d2) : NAN;
+    }
+    free(mean);
+    return d;
+}
+
+/* The points whose value is (finite) or is not (!finite) a number, with their values. */
+static size_t split_points(const ptreg_cloud *c, const float *values, int finite, float *xyz, float *kept)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        if ((isfinite(values[i]) != 0) != (finite != 0))
+            continue;
+        memcpy(xyz + 3 * m, c->xyz + 3 * i, 3 * sizeof *xyz);
+        kept[m++] = values[i];
+    }
+    return m;
+}
+
+/* The cloud coloured by values (NaN: a point without one, which the
+ * colour map cannot show): those with a value in layer "cloud", the others
+ * in grey in layer `without`. */
+static ptreg_status add_valued_cloud(ptreg_report *r, const ptreg_cloud *c, const float *values,
+                                     const char *values_name, const char *without, ptreg_error *err)
+{
+    float *xyz = malloc((c->n ? c->n : 1) * 3 * sizeof *xyz), *kept = malloc((c->n ? c->n : 1) * sizeof *kept);
+    ptreg_status st = xyz && kept ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    size_t m = st ? 0 : split_points(c, values, 1, xyz, kept);
+    st = st ? st : ptreg_report_add_cloud_values(r, "cloud", xyz, m, kept, values_name, err);
+    m = st ? 0 : split_points(c, values, 0, xyz, kept);
+    if (!st && m)
+        st = ptreg_report_add_cloud(r, without, xyz, m, COLOR_PLAIN, err);
+    free(xyz);
+    free(kept);
+    return st;
+}
+
+/* With --html: the cloud coloured by curvature and some of its normals. */
+static int report_normals(const ptreg_cloud *c, const float *normals, const float *curvature)
+{
+    ptreg_report *r = cli_report();
+    if (!r)
+        return EXIT_OK;
+    size_t m = 0;
+    float *ends = normal_segments(c, normals, &m);
+    ptreg_error err;
+    ptreg_status st = ends ? add_valued_cloud(r, c, curvature, "curvature", "without a normal", &err)
+                           : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for the normals' segments");
+    st = st ? st : ptreg_report_add_lines(r, "normals", ends, m, COLOR_PLAIN, &err);
+    free(ends);
+    return cli_report_check(st, &err);
+}
+
+/* With --html: the points coloured by distinctiveness; those without a descriptor in grey. */
+static int report_descriptors(int bins, const ptreg_cloud *c, const float *rows)
+{
+    ptreg_report *r = cli_report();
+    if (!r)
+        return EXIT_OK;
+    float *d = distance_to_mean(rows, c->n, bins);
+    ptreg_error err;
+    char name[64];
+    snprintf(name, sizeof name, "%s distance to the mean", bins == PTREG_FPFH_BINS ? "FPFH" : "PFH");
+    ptreg_status st = d ? add_valued_cloud(r, c, d, name, "without a descriptor", &err)
+                        : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for the distances");
+    free(d);
+    return cli_report_check(st, &err);
+}
+
 /* ---- normals ------------------------------------------------------------- */
 
 /* One estimate of --repeat (cli_repeat): the normals must repeat exactly. */
@@ -193,7 +336,8 @@ int cli_run_normals(int argc, char **argv)
     if ((rc = read_library_neighborhood(&a, &o, &o.neighbors)) || (rc = cli_vec3(&a, "direction", o.direction)) ||
         (rc = cli_vec3(&a, "viewpoint", o.viewpoint)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
         (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, &o.device)) ||
-        (rc = cli_device_usable(&a, ptreg_normals_resolve_device(&o, &on, &err), &err)))
+        (rc = cli_device_usable(&a, ptreg_normals_resolve_device(&o, &on, &err), &err)) ||
+        (rc = cli_report_begin(&a, "normals")))
         return rc;
     ptreg_cloud c;
     if ((rc = cli_load_shape("normals", a.positional[0], &c, cli_has(&a, "json"))))
@@ -223,8 +367,9 @@ int cli_run_normals(int argc, char **argv)
         normals = curvature = NULL;
         if (cli_has(&a, "output"))
             rc = cli_write_cloud("normals", cli_string(&a, "output", NULL), &c, cli_has(&a, "ascii"));
+        rc = rc ? rc : report_normals(&c, c.normals, c.curvature);
     }
-    if (!st && !rc && cli_has(&a, "json")) {
+    if (!st && !rc && (cli_has(&a, "json") || cli_report())) { /* with --html the page holds the JSON */
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "command", "normals");
         cJSON_AddStringToObject(j, "cloud", a.positional[0]);
@@ -236,7 +381,8 @@ int cli_run_normals(int argc, char **argv)
         cJSON_AddNumberToObject(j, "missing", (double)missing);
         add_run_fields(j, t, times, repeat, c.n, ptreg_cpu_isa_name());
         rc = cli_json_print(j);
-    } else if (!st && !rc) {
+    }
+    if (!st && !rc && !cli_has(&a, "json")) {
         printf("ptreg normals: %s, %zu points, ", a.positional[0], c.n);
         print_neighborhood(&o.neighbors);
         printf("\n  %zu without a normal (fewer than 3 neighbors, or all in one place), time %.2f ms, %d threads\n", missing, t,
@@ -357,8 +503,9 @@ static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_c
             printf(", convention %s", o->convention == PTREG_FPFH_PCL ? "pcl" : "open3d");
         printf(", normals from the %s\n  %zu without a descriptor, time %.2f ms, %s, %d threads\n",
                strcmp(normals, "file") ? "estimate" : "file", missing, t, isa, ptreg_get_num_threads());
-        return;
     }
+    if (!cli_has(a, "json") && !cli_report()) /* with --html the page holds the JSON */
+        return;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "command", name);
     cJSON_AddStringToObject(j, "cloud", a->positional[0]);
@@ -405,7 +552,8 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
     ptreg_error err;
     if ((rc = read_feature_options(&a, kind, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
         (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, &o.device)) ||
-        (rc = cli_device_usable(&a, ptreg_features_resolve_device(&o, &on, &err), &err)))
+        (rc = cli_device_usable(&a, ptreg_features_resolve_device(&o, &on, &err), &err)) ||
+        (rc = cli_report_begin(&a, name)))
         return rc;
     ptreg_cloud c;
     const char *normals = NULL;
@@ -429,7 +577,7 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
     if (st) {
         cli_error(name, "%s", err.message);
         rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
-    } else {
+    } else if (!(rc = report_descriptors(kind->bins, &c, out))) {
         report(&a, kind, &c, &o, &on, normals, missing, times, repeat, variant, &rc);
     }
     cJSON_Delete(variant);

@@ -8,6 +8,7 @@
 
 #include "cli/common.h"
 #include "cli/progress.h"
+#include "cli/report.h"
 #include "cli/tune_choice.h"
 #include "ptreg/lddmm.h"
 
@@ -23,6 +24,7 @@ static const cli_option lddmm_options[] = {
     {"moved", 0, "FILE", "write the template shot to t = 1 (a cloud: .ply, .pcd, .xyz/.csv)"},
     {"trajectory", 0, "DIR", "write the landmarks at every time point as DIR/t_000.ply ..."},
     CLI_OPT_PLOT("the objective"),
+    CLI_OPT_HTML,
     CLI_OPT_QUIET,
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
@@ -51,7 +53,10 @@ const cli_command cli_cmd_lddmm = CLI_COMMAND_LIBRARY("lddmm",
     "L-BFGS stays here. The kernels' work-group size, exp and column splits are `ptreg tune\n"
     "--kernel lddmm --device`'s winner for the device and landmark count when there is one\n"
     "(JSON: variant; --no-tune: the defaults). Every run on one device with one variant gives\n"
-    "the same bits.",
+    "the same bits.\n\n"
+    "--html FILE: the template, the target, each template landmark's path along the flow\n"
+    "and where it ended (the template shot to t = 1), the objective per L-BFGS iteration,\n"
+    "and the JSON's numbers.",
     lddmm_options, 2, 2, ptreg_lddmm_option_table);
 
 static const cli_option warp_options[] = {
@@ -61,6 +66,7 @@ static const cli_option warp_options[] = {
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
     {"no-tune", 0, NULL, "on a GPU: ignore `ptreg tune --kernel lddmm --device`'s winner"},
+    CLI_OPT_HTML,
     CLI_OPT_JSON,
 };
 
@@ -69,7 +75,10 @@ const cli_command cli_cmd_warp = CLI_COMMAND("warp",
     "Carry points (a mesh's vertices, a cloud) along the flow of an lddmm RESULT.",
     "Each point x moves by dx/dt = sum_l K(x, q_l(t)) p_l(t) with the landmarks' trajectory,\n"
     "the result's sigma, time points and integrator. On a GPU (--device) the landmarks'\n"
-    "trajectory and the points' steps run on the device.",
+    "trajectory and the points' steps run on the device.\n\n"
+    "--html FILE: the result's landmarks, the points before and after, the paths of up to\n"
+    "2000 of them (evenly chosen; fewer over more than 200 time points) along the flow, and\n"
+    "the JSON's numbers.",
     warp_options, 2, 2);
 
 /* A cloud's points as doubles; every point must be finite (landmarks
@@ -281,6 +290,8 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
                r->iterations, r->evaluations, r->stop_detail);
         printf("  time %.1f ms, %.3g pair terms (%.3g per s), on %s (%s), %d threads\n", r->time_ms, r->pair_terms,
                rate, device, engine_of(o, &on), ptreg_get_num_threads());
+    }
+    if (!cli_has(a, "json") && !cli_report()) { /* with --html the page holds the JSON */
         cJSON_Delete(variant);
         return;
     }
@@ -317,6 +328,163 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
     *rc = cli_json_print(j);
 }
 
+/* ---- --html ---- */
+
+/* The page's colours: template orange, target blue, paths grey, where the
+ * template ended red (tableau10, told apart by most colour-blind eyes). */
+#define COLOR_TEMPLATE 0xf28e2bu
+#define COLOR_TARGET 0x4e79a7u
+#define COLOR_PATHS 0x9c9c9cu
+#define COLOR_ENDED 0xe15759u
+/* warp's paths: at most this many points' (their steps cost n landmarks
+ * each), and fewer for long flows, so that the paths hold at most
+ * WARP_PATH_POINTS_MAX points (--steps may be 100000). */
+#define WARP_PATHS_MAX 2000
+#define WARP_PATH_POINTS_MAX 400000
+
+/* n points of doubles as the page's floats; NULL: no memory. */
+static float *to_floats(const double *xyz, size_t n)
+{
+    float *f = malloc((n ? n : 1) * 3 * sizeof *f);
+    for (size_t i = 0; f && i < 3 * n; i++)
+        f[i] = (float)xyz[i];
+    return f;
+}
+
+/* A cloud of doubles on the page, in one colour. */
+static ptreg_status add_points(ptreg_report *r, const char *name, const double *xyz, size_t n, uint32_t color,
+                               ptreg_error *err)
+{
+    float *f = to_floats(xyz, n);
+    ptreg_status st = f ? ptreg_report_add_cloud(r, name, f, n, color, err)
+                        : ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    free(f);
+    return st;
+}
+
+/* traj holds T states of n points (time major, as ptreg_lddmm_shoot gives
+ * them); the page wants n paths of T points (point major). */
+static ptreg_status add_time_major_paths(ptreg_report *r, const char *name, const double *traj, size_t T, size_t n,
+                                         ptreg_error *err)
+{
+    float *paths = malloc((n ? n : 1) * T * 3 * sizeof *paths);
+    if (!paths)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the paths");
+    for (size_t t = 0; t < T; t++)
+        for (size_t i = 0; i < n; i++)
+            for (int k = 0; k < 3; k++)
+                paths[3 * (i * T + t) + k] = (float)traj[3 * (t * n + i) + k];
+    ptreg_status st = ptreg_report_add_paths(r, name, paths, n, T, COLOR_PATHS, err);
+    free(paths);
+    return st;
+}
+
+/* With --html: the template, the target, the landmarks' paths along the
+ * flow (shot again: the result keeps only their ends) and the ends. */
+static int report_lddmm(const double *q0, const double *target, size_t n, const ptreg_lddmm_options *o,
+                        const ptreg_lddmm_result *res)
+{
+    ptreg_report *r = cli_report();
+    if (!r)
+        return EXIT_OK;
+    const size_t T = (size_t)o->time_points;
+    double *traj = malloc((n ? n : 1) * T * 3 * sizeof *traj);
+    ptreg_error err;
+    ptreg_status st = traj ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for the paths");
+    st = st ? st : add_points(r, "template", q0, n, COLOR_TEMPLATE, &err);
+    st = st ? st : add_points(r, "target", target, n, COLOR_TARGET, &err);
+    st = st ? st : ptreg_lddmm_shoot(q0, res->p0, n, o, NULL, NULL, traj, &err);
+    st = st ? st : add_time_major_paths(r, "paths", traj, T, n, &err);
+    st = st ? st : add_points(r, "template at t = 1", res->q1, n, COLOR_ENDED, &err);
+    free(traj);
+    return cli_report_check(st, &err);
+}
+
+/* The flow's state over a step: the landmarks (q, p) and the points carried. */
+typedef struct warp_state {
+    double *q, *p, *q1, *p1, *x;
+    size_t n, m;
+} warp_state;
+
+/* One step of 1 / (T - 1) from (q, p): the flow is homogeneous in p (H is
+ * quadratic in it), so a step of h with p is the one step of a [0, 1] flow
+ * of 2 time points with h p: the library's steps up to rounding (the
+ * paths end within 1e-5 of the warp's points; tests/cli/lddmm.sh). */
+static ptreg_status warp_step(warp_state *w, const ptreg_lddmm_options *o, double h, ptreg_error *err)
+{
+    ptreg_lddmm_options one = *o;
+    one.time_points = 2;
+    for (size_t i = 0; i < 3 * w->n; i++)
+        w->p[i] *= h;
+    ptreg_status st = ptreg_lddmm_warp(w->q, w->p, w->n, &one, w->x, w->m, w->x, err);
+    st = st ? st : ptreg_lddmm_shoot(w->q, w->p, w->n, &one, w->q1, w->p1, NULL, err);
+    for (size_t i = 0; !st && i < 3 * w->n; i++)
+        w->q[i] = w->q1[i], w->p[i] = w->p1[i] / h;
+    return st;
+}
+
+/* The paths of m points x along the model's flow: m x T points into paths. */
+static ptreg_status warp_paths(const ptreg_lddmm_model *model, const ptreg_lddmm_options *o, const double *x,
+                               size_t m, float *paths, ptreg_error *err)
+{
+    const size_t n = model->n, T = (size_t)o->time_points;
+    double *buf = malloc((12 * n + 3 * m + 1) * sizeof *buf);
+    if (!buf)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the paths");
+    warp_state w = {buf, buf + 3 * n, buf + 6 * n, buf + 9 * n, buf + 12 * n, n, m};
+    memcpy(w.q, model->q0, 3 * n * sizeof *buf);
+    memcpy(w.p, model->p0, 3 * n * sizeof *buf);
+    memcpy(w.x, x, 3 * m * sizeof *buf);
+    ptreg_status st = PTREG_OK;
+    for (size_t t = 0; !st && t < T; t++) {
+        st = t ? warp_step(&w, o, 1.0 / (double)(T - 1), err) : PTREG_OK;
+        for (size_t i = 0; !st && i < m; i++)
+            for (int k = 0; k < 3; k++)
+                paths[3 * (i * T + t) + k] = (float)w.x[3 * i + k];
+    }
+    free(buf);
+    return st;
+}
+
+/* Up to WARP_PATHS_MAX of the points, evenly along their order, and their paths. */
+static ptreg_status add_warp_paths(ptreg_report *r, const ptreg_lddmm_model *model, const ptreg_lddmm_options *o,
+                                   const ptreg_cloud *before, ptreg_error *err)
+{
+    const size_t T = (size_t)o->time_points, most = T < WARP_PATH_POINTS_MAX / WARP_PATHS_MAX
+                                                          ? WARP_PATHS_MAX
+                                                          : (WARP_PATH_POINTS_MAX / T ? WARP_PATH_POINTS_MAX / T : 1);
+    const size_t m = before->n < most ? before->n : most;
+    double *x = malloc((m ? m : 1) * 3 * sizeof *x);
+    float *paths = malloc((m ? m : 1) * T * 3 * sizeof *paths);
+    ptreg_status st = x && paths ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the paths");
+    for (size_t i = 0; !st && i < m; i++) {
+        const size_t from = (size_t)((double)i * (double)before->n / (double)m);
+        for (int k = 0; k < 3; k++)
+            x[3 * i + k] = before->xyz[3 * from + k];
+    }
+    st = st ? st : warp_paths(model, o, x, m, paths, err);
+    st = st ? st : ptreg_report_add_paths(r, "paths", paths, m, T, COLOR_PATHS, err);
+    free(x);
+    free(paths);
+    return st;
+}
+
+/* With --html: the landmarks, the points before (c) and after (x, doubles)
+ * and the paths of some of them. */
+static int report_warp(const ptreg_lddmm_model *model, const ptreg_lddmm_options *o, const ptreg_cloud *before,
+                       const double *after)
+{
+    ptreg_report *r = cli_report();
+    if (!r)
+        return EXIT_OK;
+    ptreg_error err;
+    ptreg_status st = add_points(r, "landmarks", model->q0, model->n, COLOR_TEMPLATE, &err);
+    st = st ? st : ptreg_report_add_cloud(r, "points before", before->xyz, before->n, COLOR_PATHS, &err);
+    st = st ? st : add_points(r, "points after", after, before->n, COLOR_TARGET, &err);
+    st = st ? st : add_warp_paths(r, model, o, before, &err);
+    return cli_report_check(st, &err);
+}
+
 static int write_outputs(const cli_args *a, const double *q0, size_t n, const ptreg_lddmm_options *o,
                          const ptreg_lddmm_result *r)
 {
@@ -339,7 +507,8 @@ int cli_run_lddmm(int argc, char **argv)
         return rc;
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if ((rc = read_lddmm_options(&a, &o)) || (rc = cli_apply_threads(&a)) || (rc = read_device(&a, &o)))
+    if ((rc = read_lddmm_options(&a, &o)) || (rc = cli_apply_threads(&a)) || (rc = read_device(&a, &o)) ||
+        (rc = cli_report_begin(&a, "lddmm")))
         return rc;
     double *q0 = NULL, *target = NULL, *p0 = NULL;
     size_t n = 0, m = 0;
@@ -371,6 +540,7 @@ int cli_run_lddmm(int argc, char **argv)
         goto done;
     }
     rc = plot_rc ? plot_rc : write_outputs(&a, q0, n, &o, &r);
+    rc = rc ? rc : report_lddmm(q0, target, n, &o, &r);
     if (!rc)
         report(&a, &o, &r, variant, &rc);
     else
@@ -395,7 +565,8 @@ int cli_run_warp(int argc, char **argv)
     }
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if ((rc = read_warp_precision(&a, &o)) || (rc = cli_apply_threads(&a)) || (rc = read_device(&a, &o)))
+    if ((rc = read_warp_precision(&a, &o)) || (rc = cli_apply_threads(&a)) || (rc = read_device(&a, &o)) ||
+        (rc = cli_report_begin(&a, "warp")))
         return rc;
     ptreg_lddmm_model model;
     ptreg_error err;
@@ -428,16 +599,17 @@ int cli_run_warp(int argc, char **argv)
         cli_error("warp", "%s", err.message);
         rc = cli_exit_code(st, 0);
     } else {
+        rc = report_warp(&model, &o, &c, x); /* before c's points become the moved ones */
         for (size_t i = 0; i < 3 * c.n; i++)
             c.xyz[i] = (float)x[i];
         free(c.normals);
         c.normals = NULL;
-        rc = cli_write_cloud("warp", cli_string(&a, "output", NULL), &c, cli_has(&a, "ascii"));
+        rc = rc ? rc : cli_write_cloud("warp", cli_string(&a, "output", NULL), &c, cli_has(&a, "ascii"));
     }
     const ptreg_device on = device_of(&o);
     char device[32];
     ptreg_device_format(&on, device, sizeof device);
-    if (!rc && cli_has(&a, "json")) {
+    if (!rc && (cli_has(&a, "json") || cli_report())) { /* with --html the page holds the JSON */
         cJSON *j = cJSON_CreateObject();
         cJSON_AddStringToObject(j, "command", "warp");
         cJSON_AddNumberToObject(j, "points", (double)c.n);
@@ -448,7 +620,8 @@ int cli_run_warp(int argc, char **argv)
             cli_json_put(j, "variant", variant);
         variant = NULL;
         rc = cli_json_print(j);
-    } else if (!rc) {
+    }
+    if (!rc && !cli_has(&a, "json")) {
         printf("ptreg warp: %zu points along %zu landmarks' flow (sigma %g, %d time points), %.1f ms on %s\n", c.n,
                model.n, model.sigma, model.time_points, ms, device);
     }

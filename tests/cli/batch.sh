@@ -76,6 +76,44 @@ expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/t.ply" --ascii --motif 
 head -3 "$WORK/t.ply" | grep -q "format ascii" || fail "--ascii PLY"
 expect 0 -- "$PTREG" batch --help; out_has "onto the motif"; out_has "fundamental zone"
 
+# --html: the atoms in the PLY's orientation colours with the key of the motif (fcc: the inverse pole
+# figure's triangle; hcp: the axis), the JSON --json prints; not for --pairs; a missing folder fails.
+if html_viewer; then
+    expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/h.ply" --radius 0.35 --json
+    cp "$WORK/out" "$WORK/bj.json"
+    expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/h.ply" --radius 0.35 --html "$WORK/b.html"
+    out_has "863 registered"; has_file "$WORK/b.html"
+    grep -q '"command"' "$WORK/out" && fail "--html without --json printed the JSON"
+    expect 0 -- "$PTREG" batch "$WORK/crystal.pos" --motif hcp --k 12 --html "$WORK/hcp.html"
+    has_file "$WORK/hcp.html"
+    $PY - "$WORK" "$(dirname "$0")" <<'EOF' || fail "batch --html: the page's layers, colours or numbers are wrong"
+import json, sys
+import numpy as np
+sys.path.insert(0, sys.argv[2])
+import report_page
+w = sys.argv[1]
+page, want = report_page.load(w + "/b.html"), json.load(open(w + "/bj.json"))
+assert page.result["registered"] == want["registered"] == 863, page.result
+assert page.result["orientations"]["residual_mean"] == want["orientations"]["residual_mean"]
+assert page.description["key"] == "ipf" and page.names() == ["atoms"], (page.description["key"], page.names())
+atoms = page.layer("atoms")
+assert atoms["kind"] == "points" and atoms["count"] == 863, atoms  # not the atom at NaN
+raw = open(w + "/h.ply", "rb").read()
+body = raw[raw.index(b"end_header\n") + 11:]
+rows = np.frombuffer(body, dtype=np.dtype([("v", "<f4", 9), ("flag", "u1"), ("rgb", "u1", 3)]))
+assert len(rows) == 864
+rows = rows[np.isfinite(rows["v"][:, :3]).all(1)]
+assert (np.frombuffer(page.bytes_of(atoms, "colors"), np.uint8).reshape(-1, 3) == rows["rgb"]).all()
+assert (np.array(page.floats(atoms, "positions")).reshape(-1, 3) == rows["v"][:, :3]).all()
+hcp = report_page.load(w + "/hcp.html")
+assert hcp.description["key"] == "axis" and hcp.result["motif"]["source"] == "hcp", hcp.description["key"]
+EOF
+    expect 2 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/never.npy" --html "$WORK/never.html"
+    err_has "for atoms"; no_file "$WORK/never.npy"; no_file "$WORK/never.html"
+    expect 4 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.ply" --html "$WORK/no/such/dir/b.html"
+    err_has "no/such/dir"; no_file "$WORK/never.ply"
+fi
+
 if [ -n "$DATA" ] && [ -f "$DATA/apt/cubicTestSmall.pos" ]; then
     expect 0 -- "$PTREG" batch "$DATA/apt/cubicTestSmall.pos" -o "$WORK/cubic.npy" --json
     out_has '"atoms":	4000'

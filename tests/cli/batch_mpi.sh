@@ -37,4 +37,7 @@ expect 2 -- "${MPIRUN[@]}" -n 2 "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/nev
 expect 2 -- "${MPIRUN[@]}" -n 2 "$PTREG" batch --pairs "$WORK/ragged.ptpairs" -o "$WORK/never.csv"
 no_file "$WORK/never.csv"
 expect 3 -- "${MPIRUN[@]}" -n 2 "$PTREG" batch "$WORK/bad.pos" -o "$WORK/never.npy"; no_file "$WORK/never.npy"
+# --html draws one process's atoms: refused under mpirun, before any work
+expect 2 -- "${MPIRUN[@]}" -n 2 "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --html "$WORK/never.html"
+err_has "without mpirun"; no_file "$WORK/never.npy"; no_file "$WORK/never.html"
 finish

@@ -144,6 +144,65 @@ expect 0 -- "$PTREG" normals "$WORK/plane.ply" --k 8 --orient tangent-plane --or
 awk '$3 == 0 { if ($6 < 0.99) bad = 1 } END { exit bad }' "$WORK/nt.xyz" || fail "--orient tangent-plane: not +z"
 expect 2 -- "$PTREG" normals "$WORK/plane.ply" --orient sideways; err_has "tangent-plane"
 
+# --html: fpfh's page colours each point by its descriptor's distance to the mean descriptor, the point
+# without one (the lone point: no normal) apart in grey; normals' page the cloud by curvature and segments
+# along the normals; the JSON --json prints; a missing folder fails with nothing written.
+if html_viewer; then
+    # a bumpy sheet (the plane's descriptors are all one) and the lone point
+    python3 - "$WORK" <<'PY'
+import math, sys
+pts = [(0.1 * (i % 20), 0.1 * (i // 20), 0.3 * math.sin(3 * 0.1 * (i % 20)) * math.cos(2 * 0.1 * (i // 20)))
+       for i in range(400)] + [(50.0, 50.0, 50.0)]
+with open(sys.argv[1] + "/bumps.xyz", "w") as f:
+    f.write("".join("%.9g %.9g %.9g\n" % p for p in pts))
+PY
+    expect 0 -- "$PTREG" fpfh "$WORK/bumps.xyz" --k 10 --normal-radius 0.25 -o "$WORK/fh.csv" --json
+    cp "$WORK/out" "$WORK/fj.json"; out_has '"missing":	1'
+    expect 0 -- "$PTREG" fpfh "$WORK/bumps.xyz" --k 10 --normal-radius 0.25 --html "$WORK/f.html"
+    out_has "1 without a descriptor"; has_file "$WORK/f.html"
+    grep -q '"command"' "$WORK/out" && fail "--html without --json printed the JSON"
+    expect 0 -- "$PTREG" normals "$WORK/plane.ply" --radius 0.15 --viewpoint 1,1,10 --json
+    cp "$WORK/out" "$WORK/nj.json"
+    expect 0 -- "$PTREG" normals "$WORK/plane.ply" --radius 0.15 --viewpoint 1,1,10 --html "$WORK/n.html"
+    out_has "1 without a normal"; has_file "$WORK/n.html"
+    python3 - "$WORK" "$(dirname "$0")" <<'PY' || fail "fpfh/normals --html: the pages' layers or numbers are wrong"
+import json, math, sys
+sys.path.insert(0, sys.argv[2])
+import report_page
+w = sys.argv[1]
+page, want = report_page.load(w + "/f.html"), json.load(open(w + "/fj.json"))
+assert page.result["missing"] == want["missing"] == 1 and page.result["points"] == 401, page.result
+assert page.names() == ["cloud", "without a descriptor"], page.names()
+cloud, lone = page.layer("cloud"), page.layer("without a descriptor")
+assert cloud["count"] == 400 and cloud["valuesName"] == "FPFH distance to the mean", cloud
+assert lone["count"] == 1 and page.floats(lone, "positions") == [50, 50, 50], lone
+rows = [[float(v) for v in l.split(",")] for l in open(w + "/fh.csv").read().split("\n") if l and l[0] not in "#fb"]
+rows = [r for r in rows if all(math.isfinite(v) for v in r)]
+assert len(rows) == 400 and len(rows[0]) == 33, (len(rows), len(rows[0]))
+mean = [sum(c) / len(rows) for c in zip(*rows)]
+dist = [math.sqrt(sum((a - b) ** 2 for a, b in zip(r, mean))) for r in rows]
+got = page.floats(cloud, "values")
+assert max(abs(a - b) for a, b in zip(got, dist)) < 1e-4 * max(dist), (got[:4], dist[:4])
+assert abs(cloud["range"][1] - max(dist)) < 1e-4 * max(dist) and max(dist) > 2 * min(dist) > 0, cloud["range"]
+npage = report_page.load(w + "/n.html")
+assert npage.result["missing"] == json.load(open(w + "/nj.json"))["missing"] == 1, npage.result
+assert npage.names() == ["cloud", "without a normal", "normals"], npage.names()
+assert npage.layer("cloud")["valuesName"] == "curvature" and npage.layer("cloud")["count"] == 400
+assert npage.floats(npage.layer("without a normal"), "positions") == [50, 50, 50]
+seg = npage.layer("normals")
+assert seg["kind"] == "lines" and seg["count"] == 400, seg
+e = npage.floats(seg, "positions")
+length = 0.02 * math.sqrt(3 * 50.0 ** 2)  # the bounding box: the grid's corner (0, 0, 0) to the lone point
+for i in range(400):
+    d = [e[6 * i + 3 + k] - e[6 * i + k] for k in range(3)]
+    assert abs(d[0]) < 1e-6 and abs(d[1]) < 1e-6 and abs(d[2] - length) < 1e-4, (i, d)
+PY
+    expect 4 -- "$PTREG" fpfh "$WORK/plane_n.ply" --k 10 -o "$WORK/never.csv" --html "$WORK/no/such/dir/f.html"
+    err_has "no/such/dir"; no_file "$WORK/never.csv"
+    expect 4 -- "$PTREG" normals "$WORK/plane.ply" --k 8 -o "$WORK/never.ply" --html "$WORK/no/such/dir/n.html"
+    err_has "no/such/dir"; no_file "$WORK/never.ply"
+fi
+
 # --help answers the questions.
 expect 0 -- "$PTREG" fpfh --help
 out_has "open3d"; out_has "strictly"

@@ -51,6 +51,52 @@ expect 0 -- "$PTREG" harris3d "$WORK/box.nrrd" --reference --threshold 1 -o "$WO
 out_has "reference"; has_file "$WORK/r.ply"
 expect 0 -- "$PTREG" harris3d --help; out_has "1/27"; out_has "NRRD"
 
+# --html: the page holds three slices through the centre and the keypoints at origin + index * spacing,
+# coloured by score; the JSON in it is --json's; stdout as without --html; a missing folder fails, nothing written.
+if html_viewer; then
+    expect 0 -- "$PTREG" harris3d "$WORK/box.nrrd" --json -o "$WORK/hj.csv"
+    cp "$WORK/out" "$WORK/hj.json"
+    expect 0 -- "$PTREG" harris3d "$WORK/box.nrrd" --html "$WORK/h.html" -o "$WORK/hh.csv"
+    out_has "8 keypoints"; has_file "$WORK/h.html"
+    grep -q '"command"' "$WORK/out" && fail "--html without --json printed the JSON"
+    python3 - "$WORK" "$(dirname "$0")" <<'PY' || fail "harris3d --html: the page's layers or numbers are wrong"
+import json, sys
+sys.path.insert(0, sys.argv[2])
+import report_page
+w = sys.argv[1]
+page = report_page.load(w + "/h.html")
+want = json.load(open(w + "/hj.json"))
+assert page.result["keypoints"] == want["keypoints"] == 8 and page.result["max_score"] == want["max_score"], page.result
+assert [l["kind"] for l in page.layers] == ["slice"] * 3 + ["points"], page.layers
+xy, xz, yz = page.layers[:3]
+assert (xy["width"], xy["height"], xz["width"], xz["height"], yz["width"], yz["height"]) == (40, 36, 40, 30, 36, 30)
+# spacing 0.5, 0.5, 2: xy is at z = 15 voxels = 30, its rectangle from -0.25 over 40 * 0.5 by 36 * 0.5
+assert xy["corner"] == [-0.25, -0.25, 30] and xy["across"] == [20, 0, 0] and xy["down"] == [0, 18, 0], xy
+assert xy["greyRange"] == [10, 200], xy["greyRange"]
+kp = page.layer("keypoints")
+assert kp["count"] == 8 and kp["valuesName"] == "Harris score" and kp["range"][1] == want["max_score"], kp
+rows = [l.split(",") for l in open(w + "/hh.csv").read().split("\n")[1:] if l]
+xyz = page.floats(kp, "positions")
+for i, r in enumerate(rows):
+    assert [float(v) for v in r[:3]] == xyz[3 * i:3 * i + 3], (r, xyz[3 * i:3 * i + 3])
+PY
+    # a long volume: its slices sampled down to at most 512 pixels a side, still over the whole length
+    head -c $((1030 * 6 * 6)) /dev/zero >"$WORK/long_1030x6x6_uint8.raw"
+    expect 0 -- "$PTREG" harris3d "$WORK/long_1030x6x6_uint8.raw" --html "$WORK/long.html"
+    python3 - "$WORK/long.html" "$(dirname "$0")" <<'PY' || fail "harris3d --html: a long volume's slices are wrong"
+import sys
+sys.path.insert(0, sys.argv[2])
+import report_page
+xy, xz, yz = report_page.load(sys.argv[1]).layers[:3]
+assert (xy["width"], xy["height"], xz["width"], yz["width"]) == (344, 6, 344, 6), (xy["width"], xy["height"])
+assert xy["across"] == [1030, 0, 0] and xy["corner"] == [-0.5, -0.5, 3] and xy["greyRange"] == [0, 1], xy
+PY
+    expect 0 -- "$PTREG" harris3d "$WORK/box.nrrd" --json --html "$WORK/hj.html"
+    out_has '"keypoints":	8'; has_file "$WORK/hj.html"
+    expect 4 -- "$PTREG" harris3d "$WORK/box.nrrd" --html "$WORK/no/such/dir/h.html" -o "$WORK/hn.csv"
+    err_has "no/such/dir"; no_file "$WORK/hn.csv"; no_file "$WORK/no"
+fi
+
 # bad options: exit 2
 expect 2 -- "$PTREG" harris3d "$WORK/box.nrrd" --window 4; err_has "odd"
 expect 2 -- "$PTREG" harris3d "$WORK/box.nrrd" --border wrap; err_has "border"

@@ -55,6 +55,65 @@ expect 0 -- "$PTREG" lddmm "$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0.3 --
     --init "$WORK/r.csv" --moved "$WORK/m3.ply"
 cmp -s "$WORK/m2.ply" "$WORK/m3.ply" || fail "--init from a result does not reproduce it"
 
+# --html: lddmm's page holds the template, the target, the landmarks' paths (from the template to where
+# they ended), the ends and the objective per iteration; warp's the points before and after and their
+# paths, which end where the points ended. The JSON in the pages is --json's; a missing folder fails.
+if html_viewer; then
+    lddmm_args=("$WORK/ellipse.csv" "$WORK/circle.csv" --sigma 0.3 --max-iter 30 --integrator rk2)
+    expect 0 -- "$PTREG" lddmm "${lddmm_args[@]}" --json -o "$WORK/rh.csv"
+    cp "$WORK/out" "$WORK/lj.json"
+    expect 0 -- "$PTREG" lddmm "${lddmm_args[@]}" --html "$WORK/l.html" --moved "$WORK/lh.csv"
+    out_has "average distance"; has_file "$WORK/l.html"
+    grep -q '"command"' "$WORK/out" && fail "--html without --json printed the JSON"
+    expect 0 -- "$PTREG" warp "$WORK/rh.csv" "$WORK/inside.csv" -o "$WORK/wh.csv" --json
+    cp "$WORK/out" "$WORK/wj.json"
+    expect 0 -- "$PTREG" warp "$WORK/rh.csv" "$WORK/inside.csv" -o "$WORK/wh.csv" --html "$WORK/w.html"
+    out_has "30 points along 40 landmarks"; has_file "$WORK/w.html"
+    python3 - "$WORK" "$(dirname "$0")" <<'PY' || fail "lddmm/warp --html: the pages' layers or numbers are wrong"
+import json, sys
+sys.path.insert(0, sys.argv[2])
+import report_page
+w = sys.argv[1]
+def near(a, b, tol):
+    assert len(a) == len(b) and all(abs(x - y) <= tol for x, y in zip(a, b)), (a[:6], b[:6])
+def points(path):
+    lines = [l for l in open(path).read().split("\n") if l and l[0] in "-.0123456789"]
+    return [float(v) for l in lines for v in l.replace(",", " ").split()[:3]]
+page, want = report_page.load(w + "/l.html"), json.load(open(w + "/lj.json"))
+for k in ("objective", "H", "iterations", "avg_distance_after", "max_distance_after"):
+    assert page.result[k] == want[k], (k, page.result[k], want[k])
+assert page.names() == ["template", "target", "paths", "template at t = 1"], page.names()
+assert [l["kind"] for l in page.layers] == ["points", "points", "paths", "points"]
+paths = page.layer("paths")
+assert paths["count"] == 40 and paths["length"] == 20, paths
+p, T = page.floats(paths, "positions"), 20
+near([p[3 * (i * T) + k] for i in range(40) for k in range(3)], page.floats(page.layer("template"), "positions"), 0)
+end = page.floats(page.layer("template at t = 1"), "positions")
+near([p[3 * (i * T + T - 1) + k] for i in range(40) for k in range(3)], end, 0)
+near(end, points(w + "/lh.csv"), 1e-6)
+near(page.floats(page.layer("target"), "positions"), points(w + "/circle.csv"), 1e-6)
+curve = page.description["curves"][0]
+steps = [v for v in curve["values"] if v is not None]  # one per iteration, from the first
+assert len(steps) == want["iterations"] and curve["measure"] == "objective", curve
+assert steps[0] > steps[-1] and abs(steps[-1] - want["objective"]) <= 1e-9 * want["objective"], (steps, want)
+wpage, wwant = report_page.load(w + "/w.html"), json.load(open(w + "/wj.json"))
+assert wpage.result["points"] == wwant["points"] == 30 and wpage.result["landmarks"] == 40, wpage.result
+assert wpage.names() == ["landmarks", "points before", "points after", "paths"], wpage.names()
+after = wpage.floats(wpage.layer("points after"), "positions")
+near(after, points(w + "/wh.csv"), 1e-6)
+wp = wpage.layer("paths")
+assert wp["count"] == 30 and wp["length"] == 20, wp
+p = wpage.floats(wp, "positions")
+near([p[3 * (i * T) + k] for i in range(30) for k in range(3)], points(w + "/inside.csv"), 1e-6)
+# the paths are stepped one at a time: their ends are the warp's within rounding
+near([p[3 * (i * T + T - 1) + k] for i in range(30) for k in range(3)], after, 1e-5)
+PY
+    expect 4 -- "$PTREG" lddmm "${lddmm_args[@]}" --html "$WORK/no/such/dir/l.html" -o "$WORK/rn.vtk"
+    err_has "no/such/dir"; no_file "$WORK/rn.vtk"
+    expect 4 -- "$PTREG" warp "$WORK/rh.csv" "$WORK/inside.csv" -o "$WORK/wn.csv" --html "$WORK/no/such/dir/w.html"
+    err_has "no/such/dir"; no_file "$WORK/wn.csv"
+fi
+
 # A landmark table (optical_nerves.txt's layout): rows are landmark sets.
 printf '"Filename"\t"Ax"\t"Ay"\t"Az"\t"Note"\t"Bx"\t"By"\t"Bz"\t"Cx"\t"Cy"\t"Cz"\n' >"$WORK/table.tsv"
 printf '"one"\t0\t0\t0\t"x"\t2\t0\t0\t0\t2\t0\n"two"\t0.3\t0\t0\t"y"\t2.2\t0.1\t0\t0\t2.1\t0.2\n' >>"$WORK/table.tsv"

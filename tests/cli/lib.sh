@@ -41,6 +41,13 @@ err_has() { grep -q -- "$1" "$WORK/err" || fail "stderr lacks '$1'"; }
 no_file() { [ ! -e "$1" ] || fail "$1 exists but should not"; }
 has_file() { [ -s "$1" ] || fail "$1 missing or empty"; }
 
+# Whether this ptreg writes --html pages: it was built with web/'s viewer
+# (`make deps`); without it --html is a usage error saying so.
+html_viewer() {
+    ! "$PTREG" normals "$WORK/no-such-cloud.ply" --html "$WORK/viewer-probe.html" 2>&1 |
+        grep -q "without the report viewer"
+}
+
 finish() {
     if [ "$failures" -ne 0 ]; then
         echo "$failures failures" >&2
