@@ -336,6 +336,7 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
 #define COLOR_TARGET 0x4e79a7u
 #define COLOR_PATHS 0x9c9c9cu
 #define COLOR_ENDED 0xe15759u
+#define COLOR_BEFORE 0x59a14fu /* warp: the points before (green), apart from the grey paths */
 /* warp's paths: at most this many points' (their steps cost n landmarks
  * each), and fewer for long flows, so that the paths hold at most
  * WARP_PATH_POINTS_MAX points (--steps may be 100000). */
@@ -479,7 +480,7 @@ static int report_warp(const ptreg_lddmm_model *model, const ptreg_lddmm_options
         return EXIT_OK;
     ptreg_error err;
     ptreg_status st = add_points(r, "landmarks", model->q0, model->n, COLOR_TEMPLATE, &err);
-    st = st ? st : ptreg_report_add_cloud(r, "points before", before->xyz, before->n, COLOR_PATHS, &err);
+    st = st ? st : ptreg_report_add_cloud(r, "points before", before->xyz, before->n, COLOR_BEFORE, &err);
     st = st ? st : add_points(r, "points after", after, before->n, COLOR_TARGET, &err);
     st = st ? st : add_warp_paths(r, model, o, before, &err);
     return cli_report_check(st, &err);
