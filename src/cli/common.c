@@ -215,8 +215,11 @@ int cli_json_print(cJSON *obj)
         fprintf(stderr, "ptreg: out of memory for the JSON result\n");
         return EXIT_RUNTIME;
     }
-    cli_report_keep_json(text);
-    int ok = !cli_report_json_to_stdout() || (puts(text) >= 0 && fflush(stdout) == 0);
+    if (cli_report_take_json(text)) {
+        free(text);
+        return EXIT_OK;
+    }
+    int ok = puts(text) >= 0 && fflush(stdout) == 0;
     free(text);
     if (!ok)
         fprintf(stderr, "ptreg: cannot write the JSON result to stdout: %s\n", strerror(errno));

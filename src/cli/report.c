@@ -19,7 +19,8 @@ static struct {
     ptreg_report *report;
     const char *command, *path;
     int json_stdout;
-} run = {NULL, NULL, NULL, 1};
+    char *json; /* --json's text, printed after the page */
+} run = {NULL, NULL, NULL, 1, NULL};
 
 static void title_of(const cli_args *a, const char *command, char *title, size_t size)
 {
@@ -59,13 +60,13 @@ int cli_report_open(const cli_args *a, const char *command, const char *path, co
     }
     char title[512];
     title_of(a, command, title, sizeof title);
+    run.command = command;
+    run.path = path;
     ptreg_error err;
     ptreg_status st = ptreg_report_create(title, &run.report, &err);
     if (st)
         return cli_report_check(st, &err);
     ptreg_report_set_max_points(run.report, max_points);
-    run.command = command;
-    run.path = path;
     run.json_stdout = cli_given(a, "json");
     return EXIT_OK;
 }
@@ -79,20 +80,40 @@ int cli_report_begin(const cli_args *a, const char *command)
 
 ptreg_report *cli_report(void) { return run.report; }
 
-int cli_report_json_to_stdout(void) { return run.json_stdout; }
-
-void cli_report_keep_json(const char *text)
+int cli_report_take_json(const char *text)
 {
+    if (!run.report)
+        return 0;
     ptreg_error err;
-    if (run.report && ptreg_report_set_json(run.report, text, &err))
+    if (ptreg_report_set_json(run.report, text, &err))
         cli_set_out_of_memory();
+    if (run.json_stdout) {
+        free(run.json);
+        const size_t n = strlen(text) + 1;
+        if ((run.json = malloc(n)))
+            memcpy(run.json, text, n);
+        else
+            cli_set_out_of_memory();
+    }
+    return 1;
+}
+
+/* --json's text, kept until the page was written. */
+static int print_json_now(void)
+{
+    if (!run.json)
+        return EXIT_OK;
+    if (puts(run.json) >= 0 && fflush(stdout) == 0)
+        return EXIT_OK;
+    fprintf(stderr, "ptreg: cannot write the JSON result to stdout: %s\n", strerror(errno));
+    return EXIT_RUNTIME;
 }
 
 int cli_report_check(ptreg_status st, const ptreg_error *err)
 {
     if (!st)
         return EXIT_OK;
-    cli_error(run.command ? run.command : "report", "--html: %s", err->message);
+    cli_error(run.command, "%s: %s", run.path, err->message);
     return cli_exit_code(st, 0);
 }
 
@@ -101,11 +122,12 @@ int cli_report_finish(int rc)
     if (run.report && rc == EXIT_OK) {
         ptreg_error err;
         ptreg_status st = ptreg_report_write(run.report, run.path, &err);
-        if (st)
-            rc = cli_report_check(st, &err);
+        rc = st ? cli_report_check(st, &err) : print_json_now();
     }
     ptreg_report_destroy(run.report);
     run.report = NULL;
+    free(run.json);
+    run.json = NULL;
     return rc;
 }
 

@@ -25,14 +25,15 @@ int cli_report_begin(const cli_args *a, const char *command);
 int cli_report_open(const cli_args *a, const char *command, const char *path, const char *cap_option);
 /* The report begun, or NULL (no --html): commands add to it when not NULL. */
 ptreg_report *cli_report(void);
-/* Whether the JSON result should reach stdout (no report, or --json). */
-int cli_report_json_to_stdout(void);
-/* Keeps the command's JSON text for the page. */
-void cli_report_keep_json(const char *text);
+/* With a report: keeps the command's JSON text for the page and, with
+ * --json, for stdout once the page is written (a run that fails to write
+ * it prints nothing); returns 1. Without a report: 0 (print it now). */
+int cli_report_take_json(const char *text);
 /* An add's status: its exit code, the message printed. */
 int cli_report_check(ptreg_status st, const ptreg_error *err);
-/* main's end of the run: the page written when rc is 0 (its exit code:
- * the write's), the report released either way. */
+/* main's end of the run: the page written when rc is 0, then --json's
+ * text printed (the exit code: the write's or the print's), the report
+ * released either way. */
 int cli_report_finish(int rc);
 
 /* The colour of the i-th of many clouds (scans, frames): ten apart, then

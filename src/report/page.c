@@ -87,7 +87,24 @@ static int put_blob(page *p, int *blobs, const void *data, size_t n)
 
 static void color_text(char buf[8], uint32_t c) { snprintf(buf, 8, "#%06x", (unsigned)(c & 0xffffffu)); }
 
-static cJSON *vector3(const double v[3]) { return cJSON_CreateDoubleArray(v, 3); }
+/* Adds item to an object under name, or to an array (name NULL). A NULL
+ * item or a failed add (memory) marks the page failed and frees the item:
+ * a page never goes out with a field missing. */
+static void put_item(page *p, cJSON *to, const char *name, cJSON *item)
+{
+    const int added = item && to && (name ? cJSON_AddItemToObject(to, name, item) : cJSON_AddItemToArray(to, item));
+    if (!added) {
+        cJSON_Delete(item);
+        p->failed = 1;
+    }
+}
+
+static void put_number(page *p, cJSON *to, const char *name, double v) { put_item(p, to, name, cJSON_CreateNumber(v)); }
+static void put_string(page *p, cJSON *to, const char *name, const char *s) { put_item(p, to, name, cJSON_CreateString(s)); }
+static void put_doubles(page *p, cJSON *to, const char *name, const double *v, int n)
+{
+    put_item(p, to, name, cJSON_CreateDoubleArray(v, n));
+}
 
 /* The items of a layer shown: all, or when the points given are over the
  * cap, every layer's by the same fraction of what it was given (at least
@@ -101,8 +118,8 @@ static size_t items_shown(const report_layer *l, size_t given_all, size_t cap)
     return n < l->kept ? n : l->kept;
 }
 
-/* The shown items' floats (`per` a item) or bytes, copied evenly from the
- * kept ones into a fresh buffer (NULL when memory ran out). */
+/* The shown items (item_bytes each), copied evenly from the kept ones into
+ * a fresh buffer (NULL when memory ran out). */
 static void *thin(const void *data, size_t shown, size_t kept, size_t item_bytes)
 {
     char *out = malloc(shown ? shown * item_bytes : 1);
@@ -113,76 +130,71 @@ static void *thin(const void *data, size_t shown, size_t kept, size_t item_bytes
     return out;
 }
 
-/* Writes a blob of the shown items of one array of the layer, and names it
- * in the layer's JSON; 0 or -1 when memory ran out. */
-static int layer_blob(page *p, int *blobs, cJSON *o, const char *field, const void *data, size_t shown, size_t kept,
-                      size_t item_bytes)
+/* A blob of the shown items of one of the layer's arrays, named in the
+ * layer's JSON under field. */
+static void layer_blob(page *p, int *blobs, cJSON *o, const char *field, const void *data, size_t shown, size_t kept,
+                       size_t item_bytes)
 {
     void *t = thin(data, shown, kept, item_bytes);
-    if (!t)
-        return -1;
-    int id = put_blob(p, blobs, t, shown * item_bytes);
+    if (!t) {
+        p->failed = 1;
+        return;
+    }
+    put_number(p, o, field, put_blob(p, blobs, t, shown * item_bytes));
     free(t);
-    cJSON_AddNumberToObject(o, field, id);
-    return 0;
 }
 
-static int slice_json(page *p, int *blobs, const report_layer *l, cJSON *o)
+static void slice_json(page *p, int *blobs, const report_layer *l, cJSON *o)
 {
-    cJSON_AddNumberToObject(o, "width", (double)l->w);
-    cJSON_AddNumberToObject(o, "height", (double)l->h);
-    cJSON_AddItemToObject(o, "corner", vector3(l->corner));
-    cJSON_AddItemToObject(o, "across", vector3(l->across));
-    cJSON_AddItemToObject(o, "down", vector3(l->down));
     const double range[2] = {l->grey_lo, l->grey_hi};
-    cJSON_AddItemToObject(o, "greyRange", cJSON_CreateDoubleArray(range, 2));
-    cJSON_AddNumberToObject(o, "pixels", put_blob(p, blobs, l->grey, l->w * l->h));
-    return 0;
+    put_number(p, o, "width", (double)l->w);
+    put_number(p, o, "height", (double)l->h);
+    put_doubles(p, o, "corner", l->corner, 3);
+    put_doubles(p, o, "across", l->across, 3);
+    put_doubles(p, o, "down", l->down, 3);
+    put_doubles(p, o, "greyRange", range, 2);
+    put_number(p, o, "pixels", put_blob(p, blobs, l->grey, l->w * l->h));
 }
 
 /* One layer's description, its data written as blobs. */
 static cJSON *layer_json(page *p, int *blobs, const report_layer *l, size_t given_all, size_t cap)
 {
     cJSON *o = cJSON_CreateObject();
-    if (!o)
-        return NULL;
-    cJSON_AddStringToObject(o, "name", l->name);
-    cJSON_AddStringToObject(o, "kind", l->kind);
-    if (!strcmp(l->kind, "slice"))
-        return slice_json(p, blobs, l, o) ? (cJSON_Delete(o), NULL) : o;
+    put_string(p, o, "name", l->name);
+    put_string(p, o, "kind", l->kind);
+    if (!strcmp(l->kind, "slice")) {
+        slice_json(p, blobs, l, o);
+        return o;
+    }
     size_t shown = items_shown(l, given_all, cap);
     char color[8];
     color_text(color, l->color);
-    cJSON_AddNumberToObject(o, "count", (double)shown);
-    cJSON_AddNumberToObject(o, "total", (double)l->total);
-    cJSON_AddNumberToObject(o, "length", (double)l->length);
-    cJSON_AddStringToObject(o, "color", color);
-    int bad = layer_blob(p, blobs, o, "positions", l->xyz, shown, l->kept, 3 * l->length * sizeof(float));
-    if (!bad && l->rgb)
-        bad = layer_blob(p, blobs, o, "colors", l->rgb, shown, l->kept, 3);
-    if (!bad && l->values) {
-        bad = layer_blob(p, blobs, o, "values", l->values, shown, l->kept, sizeof(float));
-        cJSON_AddStringToObject(o, "valuesName", l->values_name);
+    put_number(p, o, "count", (double)shown);
+    put_number(p, o, "total", (double)l->total);
+    put_number(p, o, "length", (double)l->length);
+    put_string(p, o, "color", color);
+    layer_blob(p, blobs, o, "positions", l->xyz, shown, l->kept, 3 * l->length * sizeof(float));
+    if (l->rgb)
+        layer_blob(p, blobs, o, "colors", l->rgb, shown, l->kept, 3);
+    if (l->values) {
         const double range[2] = {l->lo, l->hi};
-        cJSON_AddItemToObject(o, "range", cJSON_CreateDoubleArray(range, 2));
-    }
-    if (bad) {
-        cJSON_Delete(o);
-        return NULL;
+        layer_blob(p, blobs, o, "values", l->values, shown, l->kept, sizeof(float));
+        put_string(p, o, "valuesName", l->values_name);
+        put_doubles(p, o, "range", range, 2);
     }
     return o;
 }
 
 /* NaN and infinities have no JSON: null. */
-static cJSON *curve_values(const double *v, size_t n)
+static cJSON *curve_values(page *p, const double *v, size_t n)
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; a && i < n; i++)
-        cJSON_AddItemToArray(a, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
+        put_item(p, a, NULL, isfinite(v[i]) ? cJSON_CreateNumber(v[i]) : cJSON_CreateNull());
     return a;
 }
 
-static cJSON *curves_json(const ptreg_report *r, size_t count)
+static cJSON *curves_json(page *p, const ptreg_report *r, size_t count)
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; a && i < count; i++) {
@@ -191,53 +203,44 @@ static cJSON *curves_json(const ptreg_report *r, size_t count)
         size_t n;
         report_curve_view(r, i, &title, &measure, &values, &n);
         cJSON *c = cJSON_CreateObject();
-        cJSON_AddStringToObject(c, "title", title);
-        cJSON_AddStringToObject(c, "measure", measure);
-        cJSON_AddItemToObject(c, "values", curve_values(values, n));
-        cJSON_AddItemToArray(a, c);
+        put_string(p, c, "title", title);
+        put_string(p, c, "measure", measure);
+        put_item(p, c, "values", curve_values(p, values, n));
+        put_item(p, a, NULL, c);
     }
     return a;
 }
 
-static cJSON *shown_json(size_t shown, size_t given, size_t cap)
+static cJSON *shown_json(page *p, size_t shown, size_t given, size_t cap)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "points", (double)shown);
-    cJSON_AddNumberToObject(o, "of", (double)given);
-    cJSON_AddNumberToObject(o, "cap", (double)cap);
+    put_number(p, o, "points", (double)shown);
+    put_number(p, o, "of", (double)given);
+    put_number(p, o, "cap", (double)cap);
     return o;
 }
 
-/* The layers' blobs, then the description that names them. */
+/* The layers' blobs, then the description that names them (NULL, or the
+ * page marked failed, when memory ran out). */
 static cJSON *description(page *p, const ptreg_report *r, const report_contents *c)
 {
     cJSON *d = cJSON_CreateObject(), *layers = cJSON_CreateArray();
-    if (!d || !layers) {
-        cJSON_Delete(d), cJSON_Delete(layers);
-        return NULL;
-    }
-    cJSON_AddItemToObject(d, "layers", layers);
+    put_item(p, d, "layers", layers);
     size_t given_all = report_points_given(r), shown_all = 0;
     int blobs = 0;
-    for (size_t i = 0; i < c->layer_count; i++) {
+    for (size_t i = 0; i < c->layer_count && !p->failed; i++) {
         report_layer l;
         report_layer_view(r, i, &l);
-        cJSON *o = layer_json(p, &blobs, &l, given_all, c->max_points);
-        if (!o) {
-            cJSON_Delete(d);
-            return NULL;
-        }
+        put_item(p, layers, NULL, layer_json(p, &blobs, &l, given_all, c->max_points));
         shown_all += strcmp(l.kind, "slice") ? items_shown(&l, given_all, c->max_points) * l.length : 0;
-        cJSON_AddItemToArray(layers, o);
     }
-    cJSON_AddStringToObject(d, "format", "ptreg-report 1");
-    cJSON_AddStringToObject(d, "title", c->title);
-    cJSON_AddStringToObject(d, "version", PTREG_VERSION_STRING);
-    cJSON_AddItemToObject(d, "shown", shown_json(shown_all, report_points_given(r), c->max_points));
-    cJSON_AddItemToObject(d, "curves", curves_json(r, c->curve_count));
-    c->key ? (void)cJSON_AddStringToObject(d, "key", c->key) : (void)cJSON_AddNullToObject(d, "key");
-    cJSON *result = c->json ? cJSON_Parse(c->json) : NULL;
-    result ? cJSON_AddItemToObject(d, "result", result) : (void)cJSON_AddNullToObject(d, "result");
+    put_string(p, d, "format", "ptreg-report 1");
+    put_string(p, d, "title", c->title);
+    put_string(p, d, "version", PTREG_VERSION_STRING);
+    put_item(p, d, "shown", shown_json(p, shown_all, report_points_given(r), c->max_points));
+    put_item(p, d, "curves", curves_json(p, r, c->curve_count));
+    put_item(p, d, "key", c->key ? cJSON_CreateString(c->key) : cJSON_CreateNull());
+    put_item(p, d, "result", c->json ? cJSON_Parse(c->json) : cJSON_CreateNull()); /* valid: set_json checked it */
     return d;
 }
 
@@ -254,7 +257,7 @@ static ptreg_status write_page(page *p, const ptreg_report *r, const char *scrip
     put_html_text(p, c.title);
     puts_page(p, "</title>\n</head>\n<body>\n");
     cJSON *d = description(p, r, &c);
-    char *text = d ? cJSON_PrintUnformatted(d) : NULL;
+    char *text = d && !p->failed ? cJSON_PrintUnformatted(d) : NULL;
     cJSON_Delete(d);
     if (!text) {
         p->failed = 1;
