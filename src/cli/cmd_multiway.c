@@ -363,7 +363,7 @@ static int report_multiway(const cli_args *a, const multiway_inputs *in, const p
     return cli_report_check(st, &err);
 }
 
-static int run(const cli_args *a, batch_comm *comm)
+static int run_multiway(const cli_args *a, batch_comm *comm)
 {
     ptreg_multiway_options o;
     ptreg_multiway_options_default(&o);
@@ -415,6 +415,6 @@ int cli_run_multiway(int argc, char **argv)
     batch_comm comm;
     if ((rc = batch_comm_open(&comm)))
         return rc;
-    rc = run(&a, &comm);
+    rc = run_multiway(&a, &comm);
     return batch_comm_close(&comm, batch_mpi_agree(&comm, rc));
 }

@@ -1,5 +1,4 @@
 #include "cli/common.h"
-#include "cli/report.h"
 #include "ptreg/io.h"
 
 #include <errno.h>
@@ -205,6 +204,22 @@ cJSON *cli_json_world_matrix(const double local[16])
     return cli_json_matrix(world);
 }
 
+static cli_json_sink json_sink;
+
+void cli_json_set_sink(cli_json_sink sink) { json_sink = sink; }
+
+void cli_json_distances(cJSON *o, const cli_distances *d)
+{
+    if (!d || !d->values)
+        return;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddNumberToObject(j, "min", d->min);
+    cJSON_AddNumberToObject(j, "median", d->median);
+    cJSON_AddNumberToObject(j, "mean", d->mean);
+    cJSON_AddNumberToObject(j, "max", d->max);
+    cli_json_put(o, "distance_to_target", j);
+}
+
 int cli_json_print(cJSON *obj)
 {
     cli_json_device_work(obj);
@@ -215,9 +230,10 @@ int cli_json_print(cJSON *obj)
         fprintf(stderr, "ptreg: out of memory for the JSON result\n");
         return EXIT_RUNTIME;
     }
-    if (cli_report_take_json(text)) {
+    if (json_sink) {
+        int rc = json_sink(text);
         free(text);
-        return EXIT_OK;
+        return rc;
     }
     int ok = puts(text) >= 0 && fflush(stdout) == 0;
     free(text);

@@ -73,8 +73,23 @@ cJSON *cli_json_matrix(const double T[16]);
 /* The same for a local transform of the command's frame, as the world's. */
 cJSON *cli_json_world_matrix(const double local[16]);
 /* Prints the object to stdout and frees it; returns EXIT_RUNTIME when
- * printing fails. */
+ * printing fails. With a sink set, the text goes to it instead (its
+ * return: the exit code). */
 int cli_json_print(cJSON *obj);
+typedef int (*cli_json_sink)(const char *text);
+/* --html's report takes the JSON (cli/report.c); NULL: stdout again. */
+void cli_json_set_sink(cli_json_sink sink);
+
+/* Each point's distance to TARGET's nearest point: what a registration's
+ * page colours SOURCE by (cli/report.h), and the JSON's distance_to_target. */
+typedef struct cli_distances {
+    float *values;
+    size_t n;
+    double min, median, mean, max;
+} cli_distances;
+
+/* Adds distance_to_target (min, median, mean, max) when d holds distances. */
+void cli_json_distances(cJSON *o, const cli_distances *d);
 
 /* The device work of a command's call (ptreg_device_stats): counted from
  * start to stop (cli_repeat counts each run, so the last one's is kept)
@@ -155,7 +170,7 @@ typedef struct cli_result {
     const double *times;   /* each run's, when runs > 1 */
     int runs;
     const double *truth;   /* --truth, or NULL */
-    const struct cli_distances *distances; /* --html: SOURCE's after the run (cli/report.h), or NULL */
+    const cli_distances *distances; /* --html: SOURCE's after the run (cli/report.h), or NULL */
 } cli_result;
 
 /* A JSON object holding the shared fields; the command adds its own and

@@ -65,7 +65,7 @@ ptreg_progress cli_progress_hook(cli_progress *p)
 }
 
 /* The measure per step beside the report's view. */
-static int report_curve(const cli_progress *p)
+static int add_report_curve(const cli_progress *p)
 {
     if (p->lost) {
         cli_error(p->command, "--html: out of memory");
@@ -93,7 +93,7 @@ int cli_progress_end(cli_progress *p, const cli_args *a, int succeeded)
                                        p->count);
     }
     if (!rc && succeeded && cli_report())
-        rc = report_curve(p);
+        rc = add_report_curve(p);
     free(p->values);
     p->values = NULL;
     return rc;

@@ -8,25 +8,53 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/common.h"
 #include "ptreg/nn.h"
 
 /* Target grey, where SOURCE began orange: drawn under the distance colours. */
 #define COLOR_TARGET 0x8c8c8cu
 #define COLOR_SOURCE_BEFORE 0xf28e2bu
 
+/* The page this process will write: one command runs per process. */
 static struct {
     ptreg_report *report;
     const char *command, *path;
     int json_stdout;
     char *json; /* --json's text, printed after the page */
-} run = {NULL, NULL, NULL, 1, NULL};
+} pending = {NULL, NULL, NULL, 1, NULL};
 
 static void title_of(const cli_args *a, const char *command, char *title, size_t size)
 {
     int used = snprintf(title, size, "ptreg %s", command);
     for (int i = 0; i < a->positional_count && used > 0 && (size_t)used < size; i++)
         used += snprintf(title + used, size - (size_t)used, " %s", a->positional[i]);
+}
+
+/* cli_json_print's sink while a report is open. */
+static int take_json(const char *text)
+{
+    ptreg_error err;
+    if (ptreg_report_set_json(pending.report, text, &err))
+        cli_set_out_of_memory();
+    if (pending.json_stdout) {
+        free(pending.json);
+        const size_t n = strlen(text) + 1;
+        if ((pending.json = malloc(n)))
+            memcpy(pending.json, text, n);
+        else
+            cli_set_out_of_memory();
+    }
+    return EXIT_OK;
+}
+
+/* --json's text, kept until the page was written. */
+static int print_json_now(void)
+{
+    if (!pending.json)
+        return EXIT_OK;
+    if (puts(pending.json) >= 0 && fflush(stdout) == 0)
+        return EXIT_OK;
+    fprintf(stderr, "ptreg: cannot write the JSON result to stdout: %s\n", strerror(errno));
+    return EXIT_RUNTIME;
 }
 
 /* The page's folder must take a file: told before the run, not after it. */
@@ -60,74 +88,47 @@ int cli_report_open(const cli_args *a, const char *command, const char *path, co
     }
     char title[512];
     title_of(a, command, title, sizeof title);
-    run.command = command;
-    run.path = path;
+    pending.command = command;
+    pending.path = path;
     ptreg_error err;
-    ptreg_status st = ptreg_report_create(title, &run.report, &err);
+    ptreg_status st = ptreg_report_create(title, &pending.report, &err);
     if (st)
         return cli_report_check(st, &err);
-    ptreg_report_set_max_points(run.report, max_points);
-    run.json_stdout = cli_given(a, "json");
+    ptreg_report_set_max_points(pending.report, max_points);
+    cli_json_set_sink(take_json);
+    pending.json_stdout = cli_given(a, "json");
     return EXIT_OK;
 }
 
 int cli_report_begin(const cli_args *a, const char *command)
 {
-    run.json_stdout = 1;
+    pending.json_stdout = 1;
     return cli_given(a, "html") ? cli_report_open(a, command, cli_string(a, "html", NULL), "html-max-points")
                                 : EXIT_OK;
 }
 
-ptreg_report *cli_report(void) { return run.report; }
-
-int cli_report_take_json(const char *text)
-{
-    if (!run.report)
-        return 0;
-    ptreg_error err;
-    if (ptreg_report_set_json(run.report, text, &err))
-        cli_set_out_of_memory();
-    if (run.json_stdout) {
-        free(run.json);
-        const size_t n = strlen(text) + 1;
-        if ((run.json = malloc(n)))
-            memcpy(run.json, text, n);
-        else
-            cli_set_out_of_memory();
-    }
-    return 1;
-}
-
-/* --json's text, kept until the page was written. */
-static int print_json_now(void)
-{
-    if (!run.json)
-        return EXIT_OK;
-    if (puts(run.json) >= 0 && fflush(stdout) == 0)
-        return EXIT_OK;
-    fprintf(stderr, "ptreg: cannot write the JSON result to stdout: %s\n", strerror(errno));
-    return EXIT_RUNTIME;
-}
+ptreg_report *cli_report(void) { return pending.report; }
 
 int cli_report_check(ptreg_status st, const ptreg_error *err)
 {
     if (!st)
         return EXIT_OK;
-    cli_error(run.command, "%s: %s", run.path, err->message);
+    cli_error(pending.command, "%s: %s", pending.path, err->message);
     return cli_exit_code(st, 0);
 }
 
 int cli_report_finish(int rc)
 {
-    if (run.report && rc == EXIT_OK) {
+    if (pending.report && rc == EXIT_OK) {
         ptreg_error err;
-        ptreg_status st = ptreg_report_write(run.report, run.path, &err);
+        ptreg_status st = ptreg_report_write(pending.report, pending.path, &err);
         rc = st ? cli_report_check(st, &err) : print_json_now();
     }
-    ptreg_report_destroy(run.report);
-    run.report = NULL;
-    free(run.json);
-    run.json = NULL;
+    ptreg_report_destroy(pending.report);
+    pending.report = NULL;
+    cli_json_set_sink(NULL);
+    free(pending.json);
+    pending.json = NULL;
     return rc;
 }
 
@@ -149,7 +150,7 @@ float *cli_moved(const float *xyz, size_t n, const double T[16])
 }
 
 /* The k-th smallest of v[0..n) (k < n), v reordered: Hoare's selection. */
-static float select_kth(float *v, size_t n, size_t k)
+static float kth_smallest(float *v, size_t n, size_t k)
 {
     size_t lo = 0, hi = n - 1;
     while (lo < hi) {
@@ -179,7 +180,7 @@ static float select_kth(float *v, size_t n, size_t k)
     return v[k];
 }
 
-static int summarize(cli_distances *d)
+static int summarize_distances(cli_distances *d)
 {
     float *copy = malloc((d->n ? d->n : 1) * sizeof *copy);
     if (!copy)
@@ -192,7 +193,7 @@ static int summarize(cli_distances *d)
         d->min = fmin(d->min, d->values[i]), d->max = fmax(d->max, d->values[i]);
     }
     d->mean = d->n ? sum / (double)d->n : 0.0;
-    d->median = d->n ? select_kth(copy, d->n, d->n / 2) : 0.0;
+    d->median = d->n ? kth_smallest(copy, d->n, d->n / 2) : 0.0;
     d->min = d->n ? d->min : 0.0;
     free(copy);
     return EXIT_OK;
@@ -216,7 +217,7 @@ static int distances_to(const float *moved, size_t n, const float *target, size_
     }
     ptreg_kdtree_destroy(tree);
     free(index);
-    if (st || summarize(d)) {
+    if (st || summarize_distances(d)) {
         cli_distances_free(d);
         return EXIT_RUNTIME;
     }
@@ -229,17 +230,6 @@ void cli_distances_free(cli_distances *d)
     memset(d, 0, sizeof *d);
 }
 
-void cli_json_distances(cJSON *o, const cli_distances *d)
-{
-    if (!d || !d->values)
-        return;
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "min", d->min);
-    cJSON_AddNumberToObject(j, "median", d->median);
-    cJSON_AddNumberToObject(j, "mean", d->mean);
-    cJSON_AddNumberToObject(j, "max", d->max);
-    cli_json_put(o, "distance_to_target", j);
-}
 
 /* The three clouds of a registration's page. */
 static ptreg_status add_registration(ptreg_report *r, const float *before, size_t n, const float *target, size_t m,
@@ -254,16 +244,16 @@ int cli_report_registration(const float *source, size_t n, const float *target, 
                             const double T[16], cli_distances *d)
 {
     memset(d, 0, sizeof *d);
-    if (!run.report)
+    if (!pending.report)
         return EXIT_OK;
     float *after = cli_moved(source, n, T), *before = init ? cli_moved(source, n, init) : NULL;
     int rc = !after || (init && !before) ? EXIT_RUNTIME : distances_to(after, n, target, m, d);
     if (!rc) {
         ptreg_error err;
-        rc = cli_report_check(add_registration(run.report, before ? before : source, n, target, m, after, d, &err),
+        rc = cli_report_check(add_registration(pending.report, before ? before : source, n, target, m, after, d, &err),
                               &err);
     } else if (!d->values) {
-        fprintf(stderr, "ptreg %s: --html: out of memory\n", run.command);
+        fprintf(stderr, "ptreg %s: --html: out of memory\n", pending.command);
     }
     free(after);
     free(before);

@@ -1,5 +1,7 @@
 /* --html FILE: the run's report (ptreg/report.h), one per process. A command
- * begins it, adds what it drew; its JSON result goes in too (cli_json_print),
+ * begins it, adds what it drew; its JSON result goes in too (cli_json_print's
+ * sink: kept for the page and, with --json, for stdout once the page is
+ * written, so a run that fails to write it prints nothing),
  * and main writes the page when the command succeeded (docs/REPORT.md). */
 #ifndef PTREG_CLI_REPORT_H
 #define PTREG_CLI_REPORT_H
@@ -7,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/args.h"
+#include "cli/common.h"
 #include "ptreg/report.h"
 
 #define CLI_OPT_HTML                                                                                   \
@@ -25,10 +28,6 @@ int cli_report_begin(const cli_args *a, const char *command);
 int cli_report_open(const cli_args *a, const char *command, const char *path, const char *cap_option);
 /* The report begun, or NULL (no --html): commands add to it when not NULL. */
 ptreg_report *cli_report(void);
-/* With a report: keeps the command's JSON text for the page and, with
- * --json, for stdout once the page is written (a run that fails to write
- * it prints nothing); returns 1. Without a report: 0 (print it now). */
-int cli_report_take_json(const char *text);
 /* An add's status: its exit code, the message printed. */
 int cli_report_check(ptreg_status st, const ptreg_error *err);
 /* main's end of the run: the page written when rc is 0, then --json's
@@ -40,17 +39,7 @@ int cli_report_finish(int rc);
  * again. */
 uint32_t cli_report_palette(size_t i);
 
-/* Each point's distance to TARGET's nearest point: what the page colours
- * SOURCE by after a registration, and the JSON's distance_to_target. */
-typedef struct cli_distances {
-    float *values;
-    size_t n;
-    double min, median, mean, max;
-} cli_distances;
-
 void cli_distances_free(cli_distances *d);
-/* Adds distance_to_target (min, median, mean, max) when d holds distances. */
-void cli_json_distances(cJSON *o, const cli_distances *d);
 /* SOURCE (n points, the command's frame) moved by T; NULL: no memory. */
 float *cli_moved(const float *xyz, size_t n, const double T[16]);
 /* With --html, a registration's page: TARGET, SOURCE where it began (init;

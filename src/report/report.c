@@ -53,7 +53,7 @@ struct ptreg_report {
     char *json;
 };
 
-static ptreg_status fail(ptreg_error *err, ptreg_status st, const char *what)
+static ptreg_status report_error(ptreg_error *err, ptreg_status st, const char *what)
 {
     if (err) {
         err->status = st;
@@ -62,7 +62,7 @@ static ptreg_status fail(ptreg_error *err, ptreg_status st, const char *what)
     return st;
 }
 
-static ptreg_status out_of_memory(ptreg_error *err) { return fail(err, PTREG_ERR_NOMEM, "out of memory"); }
+static ptreg_status out_of_memory(ptreg_error *err) { return report_error(err, PTREG_ERR_NOMEM, "out of memory"); }
 
 static char *copy_text(const char *s)
 {
@@ -77,7 +77,7 @@ ptreg_status ptreg_report_create(const char *title, ptreg_report **report, ptreg
 {
     *report = NULL;
     if (!title)
-        return fail(err, PTREG_ERR_ARG, "a report needs a title");
+        return report_error(err, PTREG_ERR_ARG, "a report needs a title");
     ptreg_report *r = calloc(1, sizeof *r);
     if (!r || !(r->title = copy_text(title))) {
         free(r);
@@ -150,9 +150,9 @@ static void drop_last_layer(ptreg_report *r) { free_layer(&r->layers[--r->layer_
 static ptreg_status check_items(const char *name, const void *data, size_t n, ptreg_error *err)
 {
     if (!name)
-        return fail(err, PTREG_ERR_ARG, "a layer needs a name");
+        return report_error(err, PTREG_ERR_ARG, "a layer needs a name");
     if (n > 0 && !data)
-        return fail(err, PTREG_ERR_ARG, "a layer's data is NULL");
+        return report_error(err, PTREG_ERR_ARG, "a layer's data is NULL");
     return PTREG_OK;
 }
 
@@ -204,7 +204,7 @@ ptreg_status ptreg_report_add_cloud_rgb(ptreg_report *r, const char *name, const
                                         const uint8_t *rgb, ptreg_error *err)
 {
     if (n > 0 && !rgb)
-        return fail(err, PTREG_ERR_ARG, "a cloud's colours are NULL");
+        return report_error(err, PTREG_ERR_ARG, "a cloud's colours are NULL");
     layer *l;
     ptreg_status st = add_items(r, LAYER_POINTS, name, xyz, n, 1, &l, err);
     if (st)
@@ -232,7 +232,7 @@ ptreg_status ptreg_report_add_cloud_values(ptreg_report *r, const char *name, co
                                            const float *values, const char *values_name, ptreg_error *err)
 {
     if ((n > 0 && !values) || !values_name)
-        return fail(err, PTREG_ERR_ARG, "a cloud's values (or their name) are NULL");
+        return report_error(err, PTREG_ERR_ARG, "a cloud's values (or their name) are NULL");
     layer *l;
     ptreg_status st = add_items(r, LAYER_POINTS, name, xyz, n, 1, &l, err);
     if (st)
@@ -263,7 +263,7 @@ ptreg_status ptreg_report_add_paths(ptreg_report *r, const char *name, const flo
                                     uint32_t color, ptreg_error *err)
 {
     if (length < 2)
-        return fail(err, PTREG_ERR_ARG, "a path needs at least 2 points");
+        return report_error(err, PTREG_ERR_ARG, "a path needs at least 2 points");
     layer *l;
     ptreg_status st = add_items(r, LAYER_PATHS, name, xyz, count, length, &l, err);
     if (!st)
@@ -288,7 +288,7 @@ ptreg_status ptreg_report_add_slice(ptreg_report *r, const char *name, const flo
     if (st)
         return st;
     if (w == 0 || h == 0 || w > 8192 || h > 8192)
-        return fail(err, PTREG_ERR_ARG, "a slice's sides must be 1 to 8192 pixels");
+        return report_error(err, PTREG_ERR_ARG, "a slice's sides must be 1 to 8192 pixels");
     layer *l = new_layer(r, LAYER_SLICE, name);
     if (!l || !(l->grey = malloc(w * h))) {
         if (l)
@@ -308,7 +308,7 @@ ptreg_status ptreg_report_add_curve(ptreg_report *r, const char *title, const ch
                                     size_t n, ptreg_error *err)
 {
     if (!title || !measure || (n > 0 && !values))
-        return fail(err, PTREG_ERR_ARG, "a curve needs a title, a measure and its values");
+        return report_error(err, PTREG_ERR_ARG, "a curve needs a title, a measure and its values");
     curve *grown = realloc(r->curves, (r->curve_count + 1) * sizeof *grown);
     if (!grown)
         return out_of_memory(err);
@@ -337,7 +337,7 @@ static ptreg_status replace_text(char **slot, const char *text, ptreg_error *err
 ptreg_status ptreg_report_set_key(ptreg_report *r, const char *key, ptreg_error *err)
 {
     if (!key || (strcmp(key, "ipf") && strcmp(key, "axis")))
-        return fail(err, PTREG_ERR_ARG, "the colour keys are: ipf, axis");
+        return report_error(err, PTREG_ERR_ARG, "the colour keys are: ipf, axis");
     return replace_text(&r->key, key, err);
 }
 
@@ -347,7 +347,7 @@ ptreg_status ptreg_report_set_json(ptreg_report *r, const char *json, ptreg_erro
     int object = cJSON_IsObject(parsed);
     cJSON_Delete(parsed);
     if (!object)
-        return fail(err, PTREG_ERR_ARG, "the numbers must be a JSON object's text");
+        return report_error(err, PTREG_ERR_ARG, "the numbers must be a JSON object's text");
     return replace_text(&r->json, json, err);
 }
 
