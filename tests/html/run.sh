@@ -95,19 +95,9 @@ track)
     ptreg track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" --html "$R"
     CHECKS=(--layer model --layer "last frame" --layer "sensor path" --layer "frames lost" --kind paths --curves 1) ;;
 harris3d)
-    # tests/cli/harris3d.sh's box phantom: 8 corners
-    python3 - "$WORK" <<'PY' || die "making the volume"
-import sys
-nx, ny, nz = 40, 36, 30
-vox = bytearray(b"\x0a" * (nx * ny * nz))
-for z in range(6, 20):
-    for y in range(8, 23):
-        for x in range(10, 26):
-            vox[x + nx * (y + ny * z)] = 200
-head = "NRRD0004\ntype: uint8\ndimension: 3\nsizes: 40 36 30\nspacings: 0.5 0.5 2\nencoding: raw\n\n"
-open(sys.argv[1] + "/box.nrrd", "wb").write(head.encode() + vox)
-PY
-    ptreg harris3d "$WORK/box.nrrd" --html "$R"
+    # the box phantom the failure sweeps use: 8 corners
+    python3 "$HERE/../cli/small_inputs.py" "$WORK" || die "making the volume"
+    ptreg harris3d "$WORK/box_24x24x24_uint8.raw" --html "$R"
     # three orthogonal slices through the centre, the keypoints by score
     CHECKS=(--kind slice=3 --layer keypoints) ;;
 lddmm | warp)
