@@ -11,8 +11,8 @@ DEPS       := cmake make gcc pkg-config liblzf-dev libcjson-dev libqhull-dev zli
 # install .` of the root goes into a venv (python3-venv: PEP 668).
 PYTHON_DEPS := python3 python3-dev python3-numpy python3-pip python3-setuptools python3-venv
 # python3-open3d: the Python tests' Open3D inputs (skipped without it).
-TEST_DEPS  := $(PYTHON_DEPS) python3-pytest python3-open3d pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev openmpi-bin clang \
-              chromium
+TEST_DEPS  := $(PYTHON_DEPS) python3-pytest python3-open3d pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev \
+              openmpi-bin clang chromium
 BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy libopenmpi-dev openmpi-bin
 PTREG      := $(BUILD)/ptreg
 DEMO_DIR   := $(BUILD)/demo
