@@ -208,12 +208,12 @@ sweep emicp-fp16 -- emicp "$IN/scan.ply" "$IN/model.ply" --precision fp16 --json
 sweep icp-plane -- icp "$IN/scan.ply" "$IN/model.ply" --method plane --nn brute -t "$OUT/T.txt"
 sweep normals -- normals "$IN/scan.ply" -o "$OUT/n.ply"
 sweep pfh -- pfh "$IN/scan_n.ply" --k 10 -o "$OUT/p.npy"
-sweep fpfh -- fpfh "$IN/scan.ply" -o "$OUT/f.csv" --json --html "$OUT/f.html"
+sweep fpfh -- fpfh "$IN/scan.ply" -o "$OUT/f.csv" --json
 sweep harris3d -- harris3d "$IN/box_24x24x24_uint8.raw" -o "$OUT/k.csv" --scores "$OUT/s.nrrd"
-sweep harris3d-json -- harris3d "$IN/box_24x24x24_uint8.raw" --reference --json --html "$OUT/h.html"
+sweep harris3d-json -- harris3d "$IN/box_24x24x24_uint8.raw" --reference --json
 sweep lddmm -- lddmm "$IN/ellipse16.csv" "$IN/circle16.csv" --sigma 0.3 --max-iter 5 -o "$OUT/r.vtk" \
     --moved "$OUT/m.ply" --json
-sweep warp -- warp "$IN/r.vtk" "$IN/ellipse16.csv" -o "$OUT/w.ply" --html "$OUT/w.html"
+sweep warp -- warp "$IN/r.vtk" "$IN/ellipse16.csv" -o "$OUT/w.ply"
 sweep index -- index "$IN/model.ply" -o "$OUT/m.pti" --json
 sweep batch-pairs -- batch --pairs "$IN/two.ptpairs" -o "$OUT/o.npy" --device cpu
 sweep batch-atoms -- batch "$IN/al.pos" --ranges "$IN/al.rrng" --ion Al --radius 0.35 -o "$OUT/o.npy" \

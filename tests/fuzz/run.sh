@@ -100,14 +100,22 @@ build_reader_fuzzer() {
 # Runs fuzzer `bin` on its corpus for the run's seconds: name, bin, corpus,
 # the longest input, then any other libFuzzer flags. Its log goes to
 # build-fuzz/fuzz-NAME.log, what it finds to build-fuzz/crash-NAME/.
+# Each fuzzer is one process for a fixed time: they run side by side, one a
+# core (FUZZ_JOBS), while the next is built, so the run takes the seconds
+# times the formats over the cores; the findings are checked once all ended.
+fuzz_jobs=${FUZZ_JOBS:-$(nproc)}
 run_target() {
     local name=$1 bin=$2 corpus=$3 max_len=$4
     shift 4
     mkdir -p "$corpus" "$build/crash-$name"
+    while [ "$(jobs -rp | wc -l)" -ge "$fuzz_jobs" ]; do
+        wait -n || true
+    done
     echo "== $name: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
-    "$bin" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 "$@" \
+    { "$bin" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 "$@" \
         -print_final_stats=1 -artifact_prefix="$build/crash-$name/" "$corpus" 2>&1 |
-        tee "$build/fuzz-$name.log" | grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' || true
+        tee "$build/fuzz-$name.log" |
+        grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' | sed "s/^/$name: /" || true; } &
 }
 
 fuzz_transform() {
@@ -292,6 +300,7 @@ for fmt in "${formats[@]}"; do
     run_target "$fmt" "$bin" "$corpus" 65536 -dict="$root/tests/fuzz/formats.dict"
 done
 
+wait
 found=$(find "$build" -path "$build/crash-*" -type f -newer "$mark" | sort)
 if [ -n "$found" ]; then
     echo "fuzz: findings (add each to tests/data/io/bad/ once fixed):" >&2
