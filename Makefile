@@ -17,7 +17,8 @@ BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy libopenm
 PTREG      := $(BUILD)/ptreg
 DEMO_DIR   := $(BUILD)/demo
 
-.PHONY: all deps test-deps configure build demo check check-release check-sanitize check-fuzz check-valgrind fuzz install \
+.PHONY: all deps test-deps configure build demo check check-release check-sanitize check-tsan check-fuzz check-valgrind \
+        fuzz install \
         bench bench-deps clean
 
 all: build
@@ -59,8 +60,9 @@ test-deps:
 # finding repeats, a loaded machine's timeout does not, nor LeakSanitizer's
 # own tracer crashing at exit in a process that loaded POCL ("Tracer caught
 # signal 11", a bug of the sanitizer runtime; seen twice in a row on one
-# test). Then every fuzz target for 20 seconds.
-check: check-release check-sanitize check-fuzz
+# test). Then the concurrent callers' tests under ThreadSanitizer
+# (check-tsan), and every fuzz target for 20 seconds.
+check: check-release check-sanitize check-tsan check-fuzz
 
 check-fuzz:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
@@ -83,6 +85,14 @@ check-sanitize: test-deps deps
 	@cd $(SANITIZE_BUILD) && LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp \
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    ctest --output-on-failure -j $(JOBS) --repeat until-pass:3
+
+# ThreadSanitizer's build: only what its tests need (the library, the
+# programs of tests/CMakeLists.txt's PTREG_TSAN_TESTS, the CUDA stand-in).
+TSAN_BUILD ?= $(BUILD)-tsan
+check-tsan: test-deps deps
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=Release -DPTREG_SANITIZE=thread $(CMAKE_ARGS) >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target tsan_tests
+	@cd $(TSAN_BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # The CLI tests with every ptreg process under valgrind's memcheck, then the
 # test programs (tests/valgrind/run.sh; not part of check: over an hour).

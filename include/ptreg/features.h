@@ -122,7 +122,8 @@ PTREG_API ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t
  * the neighbor lists and SPFH rows of the last neighborhood stay there: a
  * second call with the same neighborhood launches only the descriptor
  * kernels and copies back only the rows asked for. On the CPU it reads the
- * caller's arrays, which must outlive it. */
+ * caller's arrays, which must outlive it. Threads may share a model: on a
+ * GPU their calls take turns on it (the results do not depend on the order). */
 typedef struct ptreg_features_model ptreg_features_model;
 PTREG_API ptreg_status ptreg_features_model_create(const float *xyz, const float *normals, size_t n,
                                                    const ptreg_feature_options *opt, ptreg_features_model **out,

@@ -108,7 +108,8 @@ PTREG_API void ptreg_harris3d_result_free(ptreg_harris3d_result *result);
  * volume updated in place): a GPU holds a copy, uploaded by create and
  * set only, and the detections upload nothing else (the window's weights
  * when they change); the CPU reads the caller's volume, which must then
- * outlive the handle or the next set. */
+ * outlive the handle or the next set. Threads may share the handle's
+ * detections (on a GPU they take turns); a set must not overlap them. */
 typedef struct ptreg_harris3d_volume ptreg_harris3d_volume;
 PTREG_API ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                                     ptreg_harris3d_volume **out, ptreg_error *err);

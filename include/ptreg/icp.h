@@ -197,8 +197,8 @@ PTREG_API ptreg_status ptreg_model_index_tune_leaf(const float *xyz, size_t n, c
  * the index's points, k-d tree and Delaunay graph (when it has one) are
  * uploaded once, with the kernels compiled then (and cached on disk for
  * CUDA); every registration after uploads only its source. On the CPU the
- * model is the index. The index must outlive the model; one thread uses a
- * model at a time. */
+ * model is the index. The index must outlive the model. Threads may share
+ * a model: on a GPU their registrations take turns on its workspace. */
 typedef struct ptreg_icp_model ptreg_icp_model;
 
 /* device is resolved as by ptreg_device_resolve (NULL: auto). */

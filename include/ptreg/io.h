@@ -268,6 +268,7 @@ typedef struct ptreg_atomic_file {
     char *tmp_path; /* the temporary file, in the target's folder */
     int shared;     /* set after open: a file kept across runs (the tuner's
                        cache), never journaled, so never removed */
+    int journal_room; /* internal: room for its commit is held in the journal */
 } ptreg_atomic_file;
 
 /* Creates the temporary file. On failure (PTREG_ERR_IO naming path and the

@@ -1,11 +1,16 @@
+#include "core/threads.h"
+
 #include "ptreg/core.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
 
-static int requested_threads; /* 0: the default */
+/* 0: the default. Atomic: a caller may set it while other threads' calls read it. */
+static atomic_int requested_threads;
+static _Thread_local int thread_override; /* 0: none */
 
 static int default_threads(void)
 {
@@ -25,7 +30,17 @@ static int default_threads(void)
 
 void ptreg_set_num_threads(int n) { requested_threads = n > 0 ? n : 0; }
 
+int core_thread_override(int n)
+{
+    const int before = thread_override;
+    thread_override = n > 0 ? n : 0;
+    return before;
+}
+
 int ptreg_get_num_threads(void)
 {
-    return requested_threads > 0 ? requested_threads : default_threads();
+    if (thread_override)
+        return thread_override;
+    int n = atomic_load(&requested_threads);
+    return n > 0 ? n : default_threads();
 }

@@ -127,8 +127,11 @@ struct dev_handle {
     size_t live_buffers;
     /* Set by the backend when the device stopped working (a kernel
      * faulted: on CUDA every later call fails): why. The device is opened
-     * afresh once its buffers are all freed (dev_get). */
+     * afresh once its buffers are all freed (dev_get). Read and written
+     * under fault_lock (dev_fault_mark, dev_faulted): any thread's call
+     * may be the one that meets the fault. */
     char fault[PTREG_ERROR_MESSAGE_MAX];
+    pthread_mutex_t fault_lock;
 };
 
 struct dbuf {
@@ -236,6 +239,10 @@ const char *kernel_source(const char *name, size_t *size);
 /* The name of embedded source i, NULL past the last. */
 const char *kernel_source_name(size_t i);
 
+/* Marks the device stopped for why (a first fault's words stay; NULL: only
+ * reads them) and copies the fault's words, "" when none, into out. */
+void dev_fault_mark(dev_handle *dev, const char *why, char *out, size_t size);
+int dev_faulted(dev_handle *dev);
 /* For the backends: "device: call failed: NAME (code)". */
 ptreg_status dev_fail(dev_handle *dev, ptreg_error *err, const char *call, const char *what, const char *code_name,
                             long code);

@@ -471,11 +471,15 @@ static ptreg_status cu_fail(dev_handle *dev, ptreg_error *err, const char *call,
     if (!context_lost(rc))
         return dev_fail(dev, err, call, what, cu_error_name(rc), (long)rc);
     cuda_state *s = dev->impl;
-    if (!dev->fault[0])
-        snprintf(dev->fault, sizeof dev->fault, "%s: a kernel fault (%s, %d) seen at %s%s%s; the last kernel "
-                 "launched was %s", dev->label, cu_error_name(rc), (int)rc, call, what && *what ? " for " : "",
-                 what ? what : "", s && s->last_kernel[0] ? s->last_kernel : "none");
-    return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s%s", dev->fault,
+    char last[sizeof s->last_kernel] = "none", why[sizeof dev->fault];
+    pthread_mutex_lock(&dev->fault_lock);
+    if (s && s->last_kernel[0])
+        snprintf(last, sizeof last, "%s", s->last_kernel);
+    pthread_mutex_unlock(&dev->fault_lock);
+    snprintf(why, sizeof why, "%s: a kernel fault (%s, %d) seen at %s%s%s; the last kernel launched was %s",
+             dev->label, cu_error_name(rc), (int)rc, call, what && *what ? " for " : "", what ? what : "", last);
+    dev_fault_mark(dev, why, why, sizeof why);
+    return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s%s", why,
                            dev->checked ? "" : " (PTREG_DEVICE_CHECKED=1 waits after each launch and names the kernel "
                                                "that faulted)");
 }
@@ -530,7 +534,7 @@ static void cuda_close(dev_handle *dev)
         cu.cuMemFreeHost(s->stage);
     cu.cuStreamDestroy(s->stream);
     leave();
-    if (dev->fault[0])
+    if (dev_faulted(dev))
         cu.cuDevicePrimaryCtxReset(s->device);
     cu.cuDevicePrimaryCtxRelease(s->device);
     free_state(s);
@@ -774,15 +778,19 @@ static ptreg_status cuda_launch(dev_handle *dev, void *kernel, const char *name,
     for (unsigned d = 0; d < dims && d < 3; d++)
         g[d] = (unsigned)groups[d], b[d] = (unsigned)local[d];
     cuda_state *s = enter(dev);
+    pthread_mutex_lock(&dev->fault_lock); /* cu_fail reads it on any thread */
     snprintf(s->last_kernel, sizeof s->last_kernel, "%s", name);
+    pthread_mutex_unlock(&dev->fault_lock);
     CUresult rc = cu.cuLaunchKernel(k->f, g[0], g[1], g[2], b[0], b[1], b[2], 0, s->stream, params, NULL);
     const char *call = "cuLaunchKernel";
     if (rc == CUDA_SUCCESS && dev->checked) {
         call = "cuStreamSynchronize after its launch";
         rc = cu.cuStreamSynchronize(s->stream);
-        if (context_lost(rc) && !dev->fault[0]) /* checked: this kernel is the one */
-            snprintf(dev->fault, sizeof dev->fault, "%s: kernel %s faulted: %s (%d)", dev->label, name,
-                     cu_error_name(rc), (int)rc);
+        if (context_lost(rc)) { /* checked: this kernel is the one */
+            char why[sizeof dev->fault];
+            snprintf(why, sizeof why, "%s: kernel %s faulted: %s (%d)", dev->label, name, cu_error_name(rc), (int)rc);
+            dev_fault_mark(dev, why, NULL, 0);
+        }
     }
     leave();
     return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, call, name, rc);
@@ -897,7 +905,9 @@ static ptreg_status cuda_graph_build(dev_handle *dev, const dlaunch *launches, s
 static ptreg_status cuda_graph_launch(dev_handle *dev, void *graph, ptreg_error *err)
 {
     cuda_state *s = enter(dev);
+    pthread_mutex_lock(&dev->fault_lock);
     snprintf(s->last_kernel, sizeof s->last_kernel, "a graph");
+    pthread_mutex_unlock(&dev->fault_lock);
     CUresult rc = cu.cuGraphLaunch(graph, s->stream);
     leave();
     return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, "cuGraphLaunch", "", rc);

@@ -309,21 +309,50 @@ static void drop_programs(dev_handle *dev);
  * closed and opened afresh, once nothing of the old one is in use. */
 static ptreg_status reopen_if_faulted(dev_handle *dev, ptreg_error *err)
 {
-    if (!dev->fault[0])
+    char fault[sizeof dev->fault];
+    dev_fault_mark(dev, NULL, fault, sizeof fault);
+    if (!fault[0])
         return PTREG_OK;
     if (dev->live_buffers)
         return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s; it is unusable until the %zu buffers still on it (models, "
-                               "indices) are freed", dev->fault, dev->live_buffers);
+                               "indices) are freed", fault, dev->live_buffers);
     drop_programs(dev);
     dev->ops->close(dev);
+    pthread_mutex_lock(&dev->fault_lock);
     dev->fault[0] = '\0';
+    pthread_mutex_unlock(&dev->fault_lock);
     dev->impl = NULL;
     return dev->ops->open(dev, err);
 }
 
+void dev_fault_mark(dev_handle *dev, const char *why, char *out, size_t size)
+{
+    pthread_mutex_lock(&dev->fault_lock);
+    if (why && !dev->fault[0])
+        snprintf(dev->fault, sizeof dev->fault, "%s", why);
+    if (out)
+        snprintf(out, size, "%s", dev->fault);
+    pthread_mutex_unlock(&dev->fault_lock);
+}
+
+int dev_faulted(dev_handle *dev)
+{
+    pthread_mutex_lock(&dev->fault_lock);
+    const int faulted = dev->fault[0] != '\0';
+    pthread_mutex_unlock(&dev->fault_lock);
+    return faulted;
+}
+
+static void free_handle(dev_handle *dev)
+{
+    pthread_mutex_destroy(&dev->lock);
+    pthread_mutex_destroy(&dev->fault_lock);
+    free(dev);
+}
+
 ptreg_status dev_get(const ptreg_device *device, dev_handle **out, ptreg_error *err)
 {
-    size_t at;
+    size_t at = 0; /* set when info is found */
     const ptreg_device_info *info = find_device(device, &at);
     const backend_interface *ops = backend_ops(device->backend);
     char name[32];
@@ -340,6 +369,7 @@ ptreg_status dev_get(const ptreg_device *device, dev_handle **out, ptreg_error *
             dev->ops = ops;
             dev->info = *info;
             pthread_mutex_init(&dev->lock, NULL);
+            pthread_mutex_init(&dev->fault_lock, NULL);
             snprintf(dev->label, sizeof dev->label, "%s (%.120s)", name, info->name);
             dev->check_guards = env_flag("PTREG_DEVICE_GUARDS");
             dev->checked = env_flag("PTREG_DEVICE_CHECKED");
@@ -350,18 +380,17 @@ ptreg_status dev_get(const ptreg_device *device, dev_handle **out, ptreg_error *
             dev->info.fp64 = dev->info.fp64 && !env_flag("PTREG_DEVICE_NO_FP64");
             st = ops->open(dev, err);
             if (st)
-                free(dev);
+                free_handle(dev);
             else
                 opened[at] = dev;
         }
     }
-    if (!st && opened[at] && opened[at]->fault[0]) {
+    if (!st && opened[at] && dev_faulted(opened[at])) {
         pthread_mutex_lock(&opened[at]->lock);
         st = reopen_if_faulted(opened[at], err);
         pthread_mutex_unlock(&opened[at]->lock);
         if (st && !opened[at]->impl) { /* closed, not opened again: the next call tries anew */
-            pthread_mutex_destroy(&opened[at]->lock);
-            free(opened[at]);
+            free_handle(opened[at]);
             opened[at] = NULL;
         }
     }
@@ -574,8 +603,7 @@ void ptreg_devices_release(void)
         drop_programs(dev);
         if (dev->impl)
             dev->ops->close(dev);
-        pthread_mutex_destroy(&dev->lock);
-        free(dev);
+        free_handle(dev);
         opened[i] = NULL;
     }
     pthread_mutex_unlock(&registry_lock);
@@ -650,12 +678,12 @@ static void check_guard(dbuf *b)
     uint32_t words[GUARD_BYTES / 4];
     ptreg_error err;
     if (b->dev->ops->read(b->dev, b->handle, b->bytes, words, sizeof words, &err)) {
-        b->dev->guard_violations++;
+        __atomic_add_fetch(&b->dev->guard_violations, 1, __ATOMIC_RELAXED);
         return;
     }
     for (size_t i = 0; i < GUARD_BYTES / 4; i++)
         if (words[i] != GUARD_WORD) {
-            b->dev->guard_violations++;
+            __atomic_add_fetch(&b->dev->guard_violations, 1, __ATOMIC_RELAXED);
             return;
         }
 }
@@ -664,7 +692,7 @@ void dbuf_free(dbuf *b)
 {
     if (!b)
         return;
-    if (b->dev->check_guards && !b->dev->fault[0])
+    if (b->dev->check_guards && !dev_faulted(b->dev))
         check_guard(b);
     b->dev->ops->free(b->dev, b->handle);
     __atomic_sub_fetch(&b->dev->live_buffers, 1, __ATOMIC_RELAXED);

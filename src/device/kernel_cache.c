@@ -1,4 +1,4 @@
-#define _POSIX_C_SOURCE 200809L /* mkdir, getpid */
+#define _POSIX_C_SOURCE 200809L /* mkdir, mkstemp, fdopen */
 /* Compiled kernels on disk, so that a program is compiled once per machine
  * rather than once per process: $PTREG_KERNEL_CACHE (a folder, or "off"),
  * else $XDG_CACHE_HOME/ptreg/kernels, else ~/.cache/ptreg/kernels. A file
@@ -115,10 +115,18 @@ void kernel_cache_store(const char *kind, const char *const parts[], size_t coun
     char path[1024], tmp[1100];
     if (!cache_path(kind, parts, count, path, sizeof path))
         return;
-    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f)
+    /* A name of its own for every writer, threads of one process included:
+     * two writers of one key each rename a whole file over the other's. */
+    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
         return;
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        close(fd);
+        remove(tmp);
+        return;
+    }
     cache_header h = {MAGIC, 0, size, fnv1a(0xcbf29ce484222325ull, image, size)};
     int ok = fwrite(&h, sizeof h, 1, f) == 1 && fwrite(image, 1, size, f) == size;
     ok = fclose(f) == 0 && ok;

@@ -4,6 +4,7 @@
 #include "ptreg/harris3d.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef _OPENMP
@@ -516,6 +517,9 @@ struct ptreg_harris3d_volume {
     ptreg_device on;
     const ptreg_volume *volume; /* the CPU's: the caller's */
     harris3d_device_state *hd;  /* a GPU's: its copy */
+    /* A detection on the GPU fills the copy's buffers (and may rebuild its
+     * program for new options): threads sharing the handle take turns. */
+    pthread_mutex_t device_turn;
 };
 
 ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
@@ -532,6 +536,7 @@ ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, const ptreg_h
     ptreg_harris3d_volume *hv = calloc(1, sizeof *hv);
     if (!hv)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
+    pthread_mutex_init(&hv->device_turn, NULL);
     ptreg_status s = check_options(opt, &hv->on, err);
     if (!s && on_gpu(&hv->on))
         s = harris3d_device_open(&hv->on, &hv->hd, err);
@@ -550,7 +555,11 @@ ptreg_status ptreg_harris3d_volume_set(ptreg_harris3d_volume *hv, const ptreg_vo
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no handle");
     ptreg_status s = check_volume(vol, err);
     hv->volume = NULL;
-    s = s || !hv->hd ? s : harris3d_device_upload(hv->hd, vol, err);
+    if (!s && hv->hd) {
+        pthread_mutex_lock(&hv->device_turn);
+        s = harris3d_device_upload(hv->hd, vol, err);
+        pthread_mutex_unlock(&hv->device_turn);
+    }
     if (!s)
         hv->volume = vol;
     return s;
@@ -571,9 +580,13 @@ ptreg_status ptreg_harris3d_volume_detect(ptreg_harris3d_volume *hv, const ptreg
     o.device = hv->on;
     ptreg_device on;
     ptreg_status s = check_options(&o, &on, err);
-    if (!s)
-        s = hv->hd ? harris3d_device_detect(hv->hd, &o, with_scores, 0, result, err)
-                   : cpu_detect(hv->volume, &o, with_scores, result, err);
+    if (!s && hv->hd) {
+        pthread_mutex_lock(&hv->device_turn);
+        s = harris3d_device_detect(hv->hd, &o, with_scores, 0, result, err);
+        pthread_mutex_unlock(&hv->device_turn);
+    } else if (!s) {
+        s = cpu_detect(hv->volume, &o, with_scores, result, err);
+    }
     if (s)
         ptreg_harris3d_result_free(result);
     return s;
@@ -584,6 +597,7 @@ void ptreg_harris3d_volume_destroy(ptreg_harris3d_volume *hv)
     if (!hv)
         return;
     harris3d_device_close(hv->hd);
+    pthread_mutex_destroy(&hv->device_turn);
     free(hv);
 }
 

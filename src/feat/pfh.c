@@ -12,6 +12,7 @@
 #include "ptreg/features.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -503,6 +504,9 @@ struct ptreg_features_model {
     const float *xyz, *normals; /* the caller's */
     size_t n;
     feat_device_model *device; /* a GPU's copy */
+    /* The device copy keeps the last neighborhood's lists and SPFH rows:
+     * threads sharing the model take their turns on it. */
+    pthread_mutex_t device_turn;
 };
 
 ptreg_status ptreg_features_model_create(const float *xyz, const float *normals, size_t n,
@@ -520,6 +524,7 @@ ptreg_status ptreg_features_model_create(const float *xyz, const float *normals,
     ptreg_features_model *m = calloc(1, sizeof *m);
     if (!m)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "features: out of memory");
+    pthread_mutex_init(&m->device_turn, NULL);
     const float no_output = 0;
     ptreg_status s = check_inputs(xyz, normals, n, opt, &no_output, &m->on, err);
     if (!s && m->on.backend != PTREG_BACKEND_CPU)
@@ -606,8 +611,12 @@ static ptreg_status model_rows(ptreg_features_model *m, const ptreg_feature_opti
     ptreg_status s = check_model_call(m, opt, which, count, out, &o, err);
     if (s)
         return s;
-    return m->device ? on_device(m->device, &o, which, count, out, missing, err)
-                     : cpu_model_rows(m, on_cpu, bins, &o, which, count, out, missing, err);
+    if (!m->device)
+        return cpu_model_rows(m, on_cpu, bins, &o, which, count, out, missing, err);
+    pthread_mutex_lock(&m->device_turn);
+    s = on_device(m->device, &o, which, count, out, missing, err);
+    pthread_mutex_unlock(&m->device_turn);
+    return s;
 }
 
 ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_feature_options *opt,
@@ -629,6 +638,7 @@ void ptreg_features_model_destroy(ptreg_features_model *m)
     if (!m)
         return;
     feat_device_model_free(m->device);
+    pthread_mutex_destroy(&m->device_turn);
     free(m);
 }
 

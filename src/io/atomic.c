@@ -36,22 +36,25 @@ static mode_t target_mode(const char *path)
     return 0644;
 }
 
-/* The journal of committed targets (see ptreg/io.h). Room for one more is
- * made at open, so that a commit never fails for want of it: enough while
- * files are written one at a time, as every writer of the CLI does. */
+/* The journal of committed targets (see ptreg/io.h). Room for a file's
+ * commit is held from its open to its commit or abort, so that a commit
+ * never fails for want of it, however many files threads have open. */
 static struct {
     int on;
     size_t count, capacity;
+    size_t held; /* rooms held by open files */
     char **paths;
     pthread_mutex_t lock;
 } journal = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static int journal_make_room(void)
+static int journal_hold_room(ptreg_atomic_file *af)
 {
     pthread_mutex_lock(&journal.lock);
     int ok = 1;
-    if (journal.on && journal.count == journal.capacity) {
+    if (journal.on && journal.count + journal.held >= journal.capacity) {
         size_t cap = journal.capacity ? 2 * journal.capacity : 8;
+        while (cap <= journal.count + journal.held)
+            cap *= 2;
         char **p = realloc(journal.paths, cap * sizeof *p);
         if (p) {
             journal.paths = p;
@@ -59,8 +62,22 @@ static int journal_make_room(void)
         }
         ok = p != NULL;
     }
+    if (ok) {
+        journal.held++;
+        af->journal_room = 1;
+    }
     pthread_mutex_unlock(&journal.lock);
     return ok;
+}
+
+static void journal_give_back_room(ptreg_atomic_file *af)
+{
+    if (!af->journal_room)
+        return;
+    pthread_mutex_lock(&journal.lock);
+    journal.held--;
+    af->journal_room = 0;
+    pthread_mutex_unlock(&journal.lock);
 }
 
 /* Takes the committed target's path into the journal (when it is on). */
@@ -98,6 +115,7 @@ void ptreg_atomic_journal_end(int remove_files)
 
 static void release(ptreg_atomic_file *af)
 {
+    journal_give_back_room(af);
     free(af->path);
     free(af->tmp_path);
     memset(af, 0, sizeof *af);
@@ -119,7 +137,7 @@ ptreg_status ptreg_atomic_open(const char *path, ptreg_atomic_file *af, ptreg_er
         return ptreg_error_set(err, PTREG_ERR_ARG, "no output path");
     af->path = strdup(path);
     af->tmp_path = temp_template(path);
-    if (!af->path || !af->tmp_path || !journal_make_room()) {
+    if (!af->path || !af->tmp_path || !journal_hold_room(af)) {
         release(af);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", path);
     }

@@ -6,16 +6,21 @@
  * A missing cache means the built-in defaults; an unreadable, corrupted or
  * stale one (another format, or written by another ptreg version) is
  * ignored with one warning on stderr, never an error. */
+/* flock: BSD, in glibc's default set */
+#define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #include "ptreg/tune.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -208,12 +213,11 @@ static cJSON *child(cJSON *parent, const char *name)
     return c;
 }
 
-ptreg_status ptreg_tune_cache_store(const ptreg_tune_space *s, const char *machine, const char *size_class,
-                                    const double *point, double seconds, double default_seconds, ptreg_error *err)
+/* The cache's read-modify-write, under the lock of store_exclusively. */
+static ptreg_status store_locked(const char *path, const ptreg_tune_space *s, const char *machine,
+                                 const char *size_class, const double *point, double seconds, double default_seconds,
+                                 ptreg_error *err)
 {
-    char path[1024];
-    if (!ptreg_tune_cache_path(path, sizeof path))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "no tuning cache (PTREG_TUNE_CACHE=off, or no HOME)");
     const char *why;
     int no_memory;
     char *old = read_text(path, &why, &no_memory);
@@ -239,7 +243,6 @@ ptreg_status ptreg_tune_cache_store(const ptreg_tune_space *s, const char *machi
     cJSON_Delete(root);
     if (!text) /* cJSON fails only for want of memory */
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the tuning cache %s", path);
-    make_parents(path);
     ptreg_atomic_file af;
     ptreg_status st = ptreg_atomic_open(path, &af, err);
     af.shared = 1; /* the winners of other runs: kept if this one fails later */
@@ -251,4 +254,39 @@ ptreg_status ptreg_tune_cache_store(const ptreg_tune_space *s, const char *machi
     }
     free(text);
     return st;
+}
+
+/* Readers need no lock (the file is replaced whole by a rename), but two
+ * writers at once would each rewrite the cache they read and the later
+ * rename would drop the other's winner. flock on a lock file beside the
+ * cache excludes other processes and, opened anew by each call, other
+ * threads of this one. The lock file stays: removing it would let a
+ * writer lock a file that no longer has the name the next one opens. */
+static ptreg_status store_exclusively(const char *path, const ptreg_tune_space *s, const char *machine,
+                                      const char *size_class, const double *point, double seconds,
+                                      double default_seconds, ptreg_error *err)
+{
+    char lock_path[1100];
+    snprintf(lock_path, sizeof lock_path, "%s.lock", path);
+    int fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return ptreg_error_set(err, PTREG_ERR_IO, "%s: cannot open the tuning cache's lock: %s", lock_path,
+                               strerror(errno));
+    int rc;
+    while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR)
+        ;
+    ptreg_status st = rc ? ptreg_error_set(err, PTREG_ERR_IO, "%s: cannot lock: %s", lock_path, strerror(errno))
+                         : store_locked(path, s, machine, size_class, point, seconds, default_seconds, err);
+    close(fd); /* releases the lock */
+    return st;
+}
+
+ptreg_status ptreg_tune_cache_store(const ptreg_tune_space *s, const char *machine, const char *size_class,
+                                    const double *point, double seconds, double default_seconds, ptreg_error *err)
+{
+    char path[1024];
+    if (!ptreg_tune_cache_path(path, sizeof path))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "no tuning cache (PTREG_TUNE_CACHE=off, or no HOME)");
+    make_parents(path);
+    return store_exclusively(path, s, machine, size_class, point, seconds, default_seconds, err);
 }

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/threads.h"
 #include "tune/tune_impl.h"
 
 static int by_value(const void *a, const void *b)
@@ -12,8 +13,7 @@ static int by_value(const void *a, const void *b)
 
 ptreg_status tune_time_runs(tune_run_fn run, void *ctx, int threads, int reps, double *seconds, ptreg_error *err)
 {
-    const int before = ptreg_get_num_threads();
-    ptreg_set_num_threads(threads);
+    const int before = core_thread_override(threads);
     double times[64];
     reps = reps < 1 ? 1 : reps > 64 ? 64 : reps;
     ptreg_status st = run(ctx, err);
@@ -22,7 +22,7 @@ ptreg_status tune_time_runs(tune_run_fn run, void *ctx, int threads, int reps, d
         st = run(ctx, err);
         times[r] = (ptreg_time_ms() - t0) * 1e-3;
     }
-    ptreg_set_num_threads(before);
+    core_thread_override(before);
     if (st)
         return st;
     qsort(times, (size_t)reps, sizeof *times, by_value);

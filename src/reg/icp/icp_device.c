@@ -7,6 +7,7 @@
  * copy per iteration: the iteration's only host synchronisation. The model
  * is uploaded once (ptreg_icp_model) and reused frame after frame. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,9 @@ struct ptreg_icp_model {
     size_t acc_size; /* the device's sums: double (8) or float (4) */
     icp_workspace ws;
     double compile_ms, upload_ms;
+    /* A registration fills the workspace (its source, pairs and sums):
+     * threads sharing the model take their turns on the device. */
+    pthread_mutex_t device_turn;
 };
 
 /* ---- the model ---- */
@@ -160,6 +164,7 @@ ptreg_status ptreg_icp_model_create(const ptreg_model_index *index, const ptreg_
     ptreg_icp_model *m = calloc(1, sizeof *m);
     if (!m)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
+    pthread_mutex_init(&m->device_turn, NULL);
     m->device = on;
     m->index = index;
     size_t points;
@@ -179,11 +184,14 @@ void ptreg_icp_model_destroy(ptreg_icp_model *m)
         return;
     workspace_free(&m->ws);
     nn_device_destroy(m->nn);
+    pthread_mutex_destroy(&m->device_turn);
     free(m);
 }
 
 void ptreg_icp_model_get_info(const ptreg_icp_model *m, ptreg_icp_model_info *info)
 {
+    pthread_mutex_t *turn = (pthread_mutex_t *)&m->device_turn; /* the workspace may be growing */
+    pthread_mutex_lock(turn);
     memset(info, 0, sizeof *info);
     info->device = m->device;
     info->compile_ms = m->compile_ms;
@@ -191,6 +199,7 @@ void ptreg_icp_model_get_info(const ptreg_icp_model *m, ptreg_icp_model_info *in
     info->device_bytes = m->nn ? nn_device_bytes(m->nn) : 0;
     for (int i = 0; i < WS_COUNT; i++)
         info->device_bytes += m->ws.buf[i] ? m->ws.buf[i]->bytes : 0;
+    pthread_mutex_unlock(turn);
 }
 
 /* ---- one registration on the device ---- */
@@ -415,7 +424,11 @@ static ptreg_status model_run(ptreg_icp_model *m, const float *source, size_t n,
     if (m->device.backend == PTREG_BACKEND_CPU)
         return icp_cpu_engine.run(&m->device, source, n, m->index, opt, t0, r, err);
     ptreg_status st = icp_device_supports(opt, err);
-    st = st ? st : device_register(m, source, n, opt, r, err);
+    if (!st) {
+        pthread_mutex_lock(&m->device_turn);
+        st = device_register(m, source, n, opt, r, err);
+        pthread_mutex_unlock(&m->device_turn);
+    }
     if (st) {
         ptreg_icp_result_free(r);
         return st;
