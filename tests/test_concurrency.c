@@ -705,6 +705,7 @@ int main(int argc, char **argv)
     settings s;
     if (parse_settings(argc, argv, &s))
         return 2;
+    setvbuf(stdout, NULL, _IOLBF, 0); /* a long --repeat shows its rounds as they end */
     static inputs in;
     static plan p;
     static shared_handles shared;
