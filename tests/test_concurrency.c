@@ -10,7 +10,7 @@
  * again, and the threads race to build every other program (from the
  * on-disk kernel cache).
  *
- *   test_concurrency [--repeat N] [--threads T] [--calls C] [--cpu-only]
+ *   test_concurrency [--repeat N] [--threads T] [--calls C] [--devices all|cpu|opencl|cuda]
  *
  * ThreadSanitizer's build runs it with PTREG_NUM_THREADS=1 (libgomp is not
  * instrumented: its threads' handovers would read as races). */
@@ -44,7 +44,7 @@ typedef struct inputs {
 /* Handles every thread uses at once, read-only or taking turns. */
 typedef struct shared_handles {
     ptreg_model_index *index;
-    ptreg_icp_model *models[MAX_DEVICES + 1]; /* one per device, CPU first */
+    ptreg_icp_model *models[MAX_DEVICES + 1]; /* one per device of the plan */
     ptreg_features_model *features[MAX_DEVICES + 1];
     ptreg_harris3d_volume *volumes[MAX_DEVICES + 1];
 } shared_handles;
@@ -419,20 +419,29 @@ typedef struct planned_call {
 typedef struct plan {
     planned_call calls[CALL_KINDS * (MAX_DEVICES + 1)];
     size_t count;
-    ptreg_device devices[MAX_DEVICES + 1]; /* the CPU first */
+    ptreg_device devices[MAX_DEVICES + 1]; /* the CPU first, with --devices all */
     int device_count;
 } plan;
 
-static void find_devices(plan *p, int cpu_only)
+/* The devices the plan runs on: "all" (the CPU first), or one backend's. */
+static int find_devices(plan *p, const char *which)
 {
-    p->devices[0] = (ptreg_device){PTREG_BACKEND_CPU, 0};
-    p->device_count = 1;
+    ptreg_backend only = PTREG_BACKEND_CPU;
+    int all = !strcmp(which, "all");
+    if (!all && strcmp(which, "cpu") && strcmp(which, "opencl") && strcmp(which, "cuda"))
+        return -1;
+    if (!all)
+        only = !strcmp(which, "cuda") ? PTREG_BACKEND_CUDA : !strcmp(which, "opencl") ? PTREG_BACKEND_OPENCL : only;
+    p->device_count = 0;
+    if (all || only == PTREG_BACKEND_CPU)
+        p->devices[p->device_count++] = (ptreg_device){PTREG_BACKEND_CPU, 0};
     const ptreg_device_info *list;
     size_t count;
     ptreg_devices(&list, &count);
-    for (size_t i = 0; !cpu_only && i < count && p->device_count <= MAX_DEVICES; i++)
-        if (list[i].device.backend != PTREG_BACKEND_CPU)
+    for (size_t i = 0; i < count && p->device_count <= MAX_DEVICES; i++)
+        if (list[i].device.backend != PTREG_BACKEND_CPU && (all || list[i].device.backend == only))
             p->devices[p->device_count++] = list[i].device;
+    return p->device_count ? 0 : -1;
 }
 
 static void make_plan(plan *p)
@@ -440,7 +449,7 @@ static void make_plan(plan *p)
     p->count = 0;
     for (int d = 0; d < p->device_count; d++)
         for (size_t k = 0; k < CALL_KINDS; k++)
-            if (d == 0 || call_kinds[k].on_devices)
+            if (p->devices[d].backend == PTREG_BACKEND_CPU || call_kinds[k].on_devices)
                 p->calls[p->count++] = (planned_call){&call_kinds[k], p->devices[d], d, 0};
 }
 
@@ -471,11 +480,6 @@ static void free_shared(shared_handles *s)
         ptreg_harris3d_volume_destroy(s->volumes[d]);
     }
     ptreg_model_index_destroy(s->index);
-}
-
-static const char *device_label(const ptreg_device *d, char *buf, size_t size)
-{
-    return ptreg_device_format(d, buf, size);
 }
 
 /* ---- the concurrent rounds ---- */
@@ -545,11 +549,11 @@ static int run_round(worker *workers, int threads, unsigned round)
             const planned_call *pc = &w->plan->calls[w->picked[i]];
             char dev[64];
             CHECK_MSG(w->status[i] == PTREG_OK, "round %u thread %d call %d (%s on %s): %s", round, t, i,
-                      pc->kind->name, device_label(&pc->device, dev, sizeof dev), w->first_error);
+                      pc->kind->name, ptreg_device_format(&pc->device, dev, sizeof dev), w->first_error);
             int same = w->status[i] == PTREG_OK && w->digest[i] == pc->alone;
             CHECK_MSG(!w->status[i] ? same : 1, "round %u thread %d call %d (%s on %s): bits differ from the call "
                       "made alone (%s inputs)", round, t, i, pc->kind->name,
-                      device_label(&pc->device, dev, sizeof dev), (i & 1) ? "own" : "shared");
+                      ptreg_device_format(&pc->device, dev, sizeof dev), (i & 1) ? "own" : "shared");
             wrong += !same;
         }
     }
@@ -633,24 +637,25 @@ static void check_journal_under_threads(int threads)
 /* ---- main ---- */
 
 typedef struct settings {
-    int repeat, threads, calls, cpu_only;
+    int repeat, threads, calls;
+    const char *devices; /* all, cpu, opencl or cuda */
 } settings;
 
 static int parse_settings(int argc, char **argv, settings *s)
 {
-    *s = (settings){1, 8, 50, 0};
+    *s = (settings){1, 8, 50, "all"};
     for (int i = 1; i < argc; i++) {
         int *value = !strcmp(argv[i], "--repeat")    ? &s->repeat
                      : !strcmp(argv[i], "--threads") ? &s->threads
                      : !strcmp(argv[i], "--calls")   ? &s->calls
                                                      : NULL;
-        if (!strcmp(argv[i], "--cpu-only"))
-            s->cpu_only = 1;
+        if (!strcmp(argv[i], "--devices") && i + 1 < argc)
+            s->devices = argv[++i];
         else if (value && i + 1 < argc && atoi(argv[i + 1]) > 0)
             *value = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--repeat N] [--threads T (<= %d)] [--calls C] [--cpu-only]\n", argv[0],
-                    MAX_THREADS);
+            fprintf(stderr, "usage: %s [--repeat N] [--threads T (<= %d)] [--calls C] "
+                    "[--devices all|cpu|opencl|cuda]\n", argv[0], MAX_THREADS);
             return -1;
         }
     }
@@ -667,8 +672,8 @@ static int run_alone(plan *p, const inputs *in, const shared_handles *shared)
         ptreg_error_clear(&err);
         char dev[64];
         ptreg_status st = pc->kind->fn(&c, &pc->alone, &err);
-        CHECK_MSG(st == PTREG_OK, "%s on %s alone: %s", pc->kind->name, device_label(&pc->device, dev, sizeof dev),
-                  err.message);
+        CHECK_MSG(st == PTREG_OK, "%s on %s alone: %s", pc->kind->name,
+                  ptreg_device_format(&pc->device, dev, sizeof dev), err.message);
         if (st)
             return -1;
     }
@@ -715,7 +720,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "inputs: %s\n", err.message);
         return 1;
     }
-    find_devices(&p, s.cpu_only);
+    if (find_devices(&p, s.devices)) {
+        fprintf(stderr, "--devices %s: none found (all, cpu, opencl or cuda)\n", s.devices);
+        return 1;
+    }
     make_plan(&p);
     if (make_shared(&p, &in, &shared, &err)) {
         fprintf(stderr, "shared handles: %s\n", err.message);
