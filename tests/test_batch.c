@@ -120,7 +120,7 @@ static double max_diff(const double *a, const double *b, size_t n)
 {
     double m = 0;
     for (size_t i = 0; i < n; i++)
-        m = fmax(m, fabs(a[i] - b[i]));
+        m = check_worse(m, fabs(a[i] - b[i]));
     return m;
 }
 

@@ -490,8 +490,11 @@ int main(void)
         ptreg_devices_release();
         ran++;
     }
-    if (!ran)
-        printf("no CUDA or OpenCL device found (%s; %s): the device runs were skipped\n",
-               ptreg_backend_note(PTREG_BACKEND_CUDA), ptreg_backend_note(PTREG_BACKEND_OPENCL));
+    if (!ran) {
+        char why[512];
+        snprintf(why, sizeof why, "no CUDA or OpenCL device found (%s; %s): the device runs",
+                 ptreg_backend_note(PTREG_BACKEND_CUDA), ptreg_backend_note(PTREG_BACKEND_OPENCL));
+        check_skip("PTREG_TEST_REQUIRE_DEVICE", why);
+    }
     return check_exit();
 }

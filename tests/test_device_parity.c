@@ -369,14 +369,6 @@ done:
 
 /* ---- ICP ---- */
 
-static double max_abs_diff(const double *a, const double *b, int n)
-{
-    double d = 0.0;
-    for (int i = 0; i < n; i++)
-        d = fmax(d, fabs(a[i] - b[i]));
-    return d;
-}
-
 static void icp_options(const parity_case *pc, const clouds *c, ptreg_icp_options *o)
 {
     ptreg_icp_options_default(o);
@@ -460,7 +452,7 @@ static int run_icp_case(const ptreg_device *device, int fp64, const parity_case 
     digest(got.transformation, sizeof got.transformation);
     digest(got.mse, (size_t)(got.iterations + 1) * sizeof *got.mse);
     digest(&got.pairs, sizeof got.pairs);
-    double dT = max_abs_diff(ref.transformation, got.transformation, 16);
+    double dT = check_max_abs_diff(ref.transformation, got.transformation, 16);
     int both = (ref.iterations < got.iterations ? ref.iterations : got.iterations) + 1;
     double dmse = normalised_error(ref.mse, got.mse, both);
     int repeatable = !memcmp(got.transformation, again.transformation, sizeof got.transformation) &&
@@ -645,16 +637,16 @@ static batch_parity compare_batch(const batch_pairs *b, const batch_answer *ref,
         const double dq = ptreg_transform_quaternion_difference(A, B);
         double dt = 0.0;
         for (int r = 0; r < 3; r++)
-            dt = fmax(dt, fabs(A[4 * r + 3] - B[4 * r + 3]) / b->radius);
+            dt = check_worse(dt, fabs(A[4 * r + 3] - B[4 * r + 3]) / b->radius);
         if (abs(ref->iterations[i] - got->iterations[i]) == 1) {
-            p.dq_step = fmax(p.dq_step, dq), p.dt_step = fmax(p.dt_step, dt);
+            p.dq_step = check_worse(p.dq_step, dq), p.dt_step = check_worse(p.dt_step, dt);
             p.iterations_differ++;
             p.stops_differ += ref->stop[i] != got->stop[i];
             continue;
         }
-        if (dq > p.dq)
+        if (!isnan(p.dq) && (isnan(dq) || dq > p.dq)) /* the first NaN lane, else the largest */
             p.worst = i;
-        p.dq = fmax(p.dq, dq), p.dt = fmax(p.dt, dt);
+        p.dq = check_worse(p.dq, dq), p.dt = check_worse(p.dt, dt);
         p.iterations_differ += ref->iterations[i] != got->iterations[i];
         p.stops_differ += ref->stop[i] != got->stop[i];
         p.stopped_early += ref->stop[i] == PTREG_STOP_CONVERGED;
@@ -820,7 +812,7 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
         printf("%s %-10s %-10s m=%zu n=%zu seed=%llu: %s (%.0f ms) [bits %016llx]\n",
                ok > 0 ? "ok  " : ok < 0 ? "skip" : "FAIL", op_name(pc->op), cloud_name(pc->cloud), c.m, c.n,
                (unsigned long long)pc->seed, detail, ptreg_time_ms() - t0, take_digest());
-        *passed += ok > 0;
+        *passed += ok > 0; /* nan-ok: an int */
         *failed += ok == 0;
         free_clouds(&c);
     }
@@ -865,8 +857,7 @@ int main(void)
             devices++;
         }
     if (!devices) {
-        const char *require = getenv("PTREG_TEST_REQUIRE_DEVICE");
-        int required = require && *require && strcmp(require, "0");
+        const int required = check_env_set("PTREG_TEST_REQUIRE_DEVICE");
         printf("no CUDA or OpenCL device to test (cuda: %s; opencl: %s): %s\n",
                ptreg_backend_note(PTREG_BACKEND_CUDA), ptreg_backend_note(PTREG_BACKEND_OPENCL),
                required ? "FAILED (PTREG_TEST_REQUIRE_DEVICE: POCL is installed)" : "skipped");
@@ -874,5 +865,7 @@ int main(void)
     }
     printf("%d passed, %d failed\n", passed, failed);
     ptreg_devices_release();
-    return failed ? 1 : 0;
+    if (!failed && !passed)
+        printf("FAIL: no parity case ran on %d device%s\n", devices, devices == 1 ? "" : "s");
+    return failed || !passed ? 1 : 0;
 }

@@ -60,6 +60,11 @@ static void centroid(const float *p, size_t n, double c[3])
 static void test_demo_pairs(const char *data)
 {
     const char *sizes[] = {"101", "1007", "5032"};
+    /* what each pair reaches (2026-12: tamaki 0.011, 0.025, 0.066 deg and
+     * 3.0e-5, 5.0e-5, 1.05e-4; the scale-free defaults a little less), with
+     * a margin of about 10x: noise-free pairs, but the final sigma's soft
+     * assignment leaves a bias that grows with the points */
+    const double tol_deg[3] = {0.1, 0.25, 0.5}, tol_t[3] = {3e-4, 5e-4, 1e-3};
     for (size_t s = 0; s < 3; s++) {
         char path[1024];
         size_t n, m;
@@ -84,14 +89,15 @@ static void test_demo_pairs(const char *data)
         ptreg_emicp_result r;
         CHECK(ptreg_emicp(q, n, p, m, &opt, &r, &err) == PTREG_OK);
         double t, a = rotation_error(truth, r.transformation, &t);
-        CHECK_MSG(a < 0.5 && t < 0.005, "demo pair %s (tamaki): %.4f deg, %.3g translation", sizes[s], a, t);
+        CHECK_MSG(a < tol_deg[s] && t < tol_t[s], "demo pair %s (tamaki): %.4f deg, %.3g translation", sizes[s], a, t);
         CHECK(r.iterations == 66 && r.stop_reason == PTREG_STOP_SIGMA_FINAL);
         CHECK(r.sigma2_init == 0.01 && r.sigma2_final > 1e-5 && r.sigma2_final < 1.2e-5);
         CHECK(r.pair_terms == 66.0 * (double)n * (double)m);
         ptreg_emicp_options_default(&opt); /* the scale-free defaults land as well */
         CHECK(ptreg_emicp(q, n, p, m, &opt, &r, &err) == PTREG_OK);
         a = rotation_error(truth, r.transformation, &t);
-        CHECK_MSG(a < 0.5 && t < 0.005, "demo pair %s (scale-free): %.4f deg", sizes[s], a);
+        CHECK_MSG(a < tol_deg[s] && t < tol_t[s], "demo pair %s (scale-free): %.4f deg, %.3g translation", sizes[s], a,
+                  t);
         free(q);
         free(p);
     }
@@ -132,11 +138,13 @@ static void test_wide_basin(void)
         io.max_iter = 100;
         ptreg_icp_result ir;
         CHECK(ptreg_icp(moved, n, target, m, &io, &ir, &err) == PTREG_OK);
-        icp_failures += rotation_error(truth, ir.transformation, &t) > 10.0;
+        icp_failures += !(rotation_error(truth, ir.transformation, &t) <= 10.0); /* a NaN pose failed too */
         ptreg_icp_result_free(&ir);
         ptreg_emicp_result r;
         CHECK(ptreg_emicp(moved, n, target, m, NULL, &r, &err) == PTREG_OK);
         const double a = rotation_error(truth, r.transformation, &t);
+        /* (each trial reaches 0.080 deg and 0.0012: the clouds are two
+         * samples of the clusters, not one set of points moved) */
         CHECK_MSG(a < 0.5 && t < 0.01, "30 deg, trial %d: EM-ICP %.3f deg, %.3g translation", trial, a, t);
     }
     CHECK_MSG(icp_failures >= 1, "plain ICP failed %d times of 8: the case is too easy", icp_failures);
@@ -177,7 +185,7 @@ static double max_entry_difference(const double A[16], const double B[16])
 {
     double d = 0.0;
     for (int k = 0; k < 16; k++)
-        d = fmax(d, fabs(A[k] - B[k]));
+        d = check_worse(d, fabs(A[k] - B[k]));
     return d;
 }
 

@@ -49,7 +49,7 @@ static void test_open3d_golden(const char *dir)
         CHECK(ptreg_icp(src, n, tgt, m, &o, &r, NULL) == PTREG_OK);
         double worst = 0.0;
         for (int i = 0; i < 16; i++)
-            worst = fmax(worst, fabs(r.transformation[i] - want[i]));
+            worst = check_worse(worst, fabs(r.transformation[i] - want[i]));
         CHECK_MSG(worst < 2e-5, "%s: %g from Open3D's transformation", name, worst);
         CHECK_MSG(fabs(r.fitness - want[16]) < 1e-9 && fabs(r.rmse - want[17]) < 1e-5 * want[17],
                   "%s: fitness %g, rmse %g; Open3D's %g, %g", name, r.fitness, r.rmse, want[16], want[17]);
@@ -249,7 +249,7 @@ static void test_levenberg_marquardt(void)
     ptreg_transform_points(r.transformation, src, moved, side * side);
     double worst = 0.0;
     for (int i = 0; i < side * side; i++)
-        worst = fmax(worst, fabs(moved[3 * i + 2]));
+        worst = check_worse(worst, fabs(moved[3 * i + 2]));
     CHECK_MSG(worst < 1e-5 && r.stop_reason != PTREG_STOP_DEGENERATE, "LM on a plane: %g off it, stopped %s", worst,
               ptreg_stop_reason_name(r.stop_reason));
     ptreg_icp_result_free(&r);

@@ -52,7 +52,7 @@ static void test_lattices(void)
                     r[c] = (float)(R[3 * c] * m[3 * i] + R[3 * c + 1] * m[3 * i + 1] + R[3 * c + 2] * m[3 * i + 2]);
                 double best = 1e9;
                 for (size_t j = 0; j < first[l]; j++)
-                    best = fmin(best, dist(r, m + 3 * j));
+                    best = check_least(best, dist(r, m + 3 * j));
                 CHECK(best < 1e-5);
             }
         }
@@ -195,7 +195,7 @@ static void test_rotated_crystal(void)
         CHECK(o.n == n && o.registered == n && o.flagged == 0 && o.symmetry_count == 24 && o.starts > 1);
         double worst = 0.0;
         for (size_t i = 0; i < n; i++) {
-            worst = fmax(worst, misorientation_to(&o, i, truth));
+            worst = check_worse(worst, misorientation_to(&o, i, truth));
             CHECK(o.flag[i] == PTREG_ORIENT_OK && o.matched[i] == 1.0f && o.residual[i] < 1e-3f);
             CHECK_NEAR(o.reach[i], 0.405 / sqrt(2.0), 1e-5);
         }

@@ -50,7 +50,7 @@ static double world_error(const ptreg_cloud *c, const double *w)
 {
     double worst = 0.0;
     for (size_t i = 0; i < 3 * c->n; i++)
-        worst = fmax(worst, fabs(c->origin[i % 3] + c->xyz[i] - w[i]));
+        worst = check_worse(worst, fabs(c->origin[i % 3] + c->xyz[i] - w[i]));
     return worst;
 }
 

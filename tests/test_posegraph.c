@@ -135,9 +135,9 @@ static void pose_errors(const double *poses, const double *truth, size_t n, doub
         const double dt = sqrt(pow(truth[16 * i + 3] - poses[16 * i + 3], 2) +
                                pow(truth[16 * i + 7] - poses[16 * i + 7], 2) +
                                pow(truth[16 * i + 11] - poses[16 * i + 11], 2));
-        *t_err = fmax(*t_err, dt);
+        *t_err = check_worse(*t_err, dt);
         rms_t += dt * dt / (double)n;
-        *deg_err = fmax(*deg_err, deg);
+        *deg_err = check_worse(*deg_err, deg);
     }
 }
 
@@ -145,7 +145,7 @@ static double max_pose_difference(const ptreg_pose_graph *a, const ptreg_pose_gr
 {
     double d = 0;
     for (size_t i = 0; i < 16 * a->node_count; i++)
-        d = fmax(d, fabs(a->nodes[i] - b->nodes[i]));
+        d = check_worse(d, fabs(a->nodes[i] - b->nodes[i]));
     return d;
 }
 
@@ -255,7 +255,7 @@ static void test_ring_wrong_closures(void)
         double moved[16];
         ptreg_transform_mul(C, r.g.nodes + 16 * i, moved);
         for (int k = 0; k < 16; k++)
-            worst = fmax(worst, fabs(moved[k] - ref3.nodes[16 * i + k]));
+            worst = check_worse(worst, fabs(moved[k] - ref3.nodes[16 * i + k]));
     }
     printf("reference 3 against reference 0 moved: %.3g\n", worst);
     CHECK_MSG(worst < 1e-5, "%g", worst);
@@ -336,7 +336,7 @@ static void test_bad_arguments(void)
     CHECK(pr.pruned == 3 && r.g.edge_count == 9);
     double moved = 0;
     for (int k = 0; k < 16 * 10; k++)
-        moved = fmax(moved, fabs(start[k] - r.g.nodes[k]));
+        moved = check_worse(moved, fabs(start[k] - r.g.nodes[k]));
     CHECK_MSG(moved < 1e-9, "%g", moved);
     free_ring(&r);
     opt.preference_loop_closure = 1;
@@ -569,9 +569,9 @@ static void test_information_matrix(void)
                   err.message);
         double big = 0, worst = 0;
         for (int k = 0; k < 36; k++)
-            big = fmax(big, fabs(golden[k]));
+            big = check_worse(big, fabs(golden[k]));
         for (int k = 0; k < 36; k++)
-            worst = fmax(worst, fabs(I[k] - golden[k]) / big);
+            worst = check_worse(worst, fabs(I[k] - golden[k]) / big);
         printf("information matrix: %zu pairs (Open3D %g), largest relative difference %.3g\n", pairs, golden[35],
                worst);
         CHECK(pairs > 50 && pairs < n);

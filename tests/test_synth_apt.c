@@ -115,17 +115,17 @@ static void test_lattice(ptreg_lattice lattice, double a)
                 continue;
             const double d2 = dist2f(p, s.xyz + 3 * j);
             if (s.grain[j] != s.grain[i]) {
-                other = fmin(other, d2);
+                other = check_least(other, d2);
                 continue;
             }
-            nearest = fmin(nearest, d2);
+            nearest = check_least(nearest, d2);
             if (d2 < 1.1 * 1.1 * expect_nn * expect_nn && ns < 32)
                 shell[ns++] = j;
         }
         if (other < 4 * a * a)
             continue;
         tested++;
-        bad_nn += fabs(sqrt(nearest) - expect_nn) > 1e-4;
+        bad_nn += !(fabs(sqrt(nearest) - expect_nn) <= 1e-4);
         if (ns != k) {
             bad_shell++;
             continue;
@@ -153,10 +153,10 @@ static void test_lattice(ptreg_lattice lattice, double a)
                     if (e < best)
                         best = e, hit = t;
                 }
-                if (best > 1e-4 || used[hit])
+                if (!(best <= 1e-4) || used[hit])
                     off++;
                 else
-                    used[hit] = 1, worst = fmax(worst, best);
+                    used[hit] = 1, worst = check_worse(worst, best);
             }
             if (!off)
                 matched = 1, turned += turn;
@@ -263,11 +263,11 @@ static void test_sites_once(ptreg_lattice lattice)
             double d = 0;
             for (int c = 0; c < 3; c++)
                 d += ((double)s.xyz[3 * i + c] - s.seed[3 * h + c]) * ((double)s.xyz[3 * i + c] - s.seed[3 * h + c]);
-            best = fmin(best, d);
+            best = check_least(best, d);
             if (h == s.grain[i])
                 mine = d;
         }
-        wrong += mine > best + 1e-5;
+        wrong += !(mine <= best + 1e-5);
     }
     CHECK(wrong == 0);
     ptreg_apt_synth_free(&s);
@@ -425,7 +425,7 @@ static void test_orientation_convention(void)
             const float *p = s.xyz + 3 * i;
             double inside = INFINITY;
             for (int c = 0; c < 3; c++)
-                inside = fmin(inside, fmin(p[c], o.box[c] - p[c]));
+                inside = check_least(inside, check_least(p[c], o.box[c] - p[c]));
             for (size_t h = 0; h < s.grains; h++) {
                 if (h == g)
                     continue;
@@ -436,7 +436,7 @@ static void test_orientation_convention(void)
                     db += (p[c] - b[c]) * (p[c] - b[c]);
                     ab += (b[c] - a[c]) * (b[c] - a[c]);
                 }
-                inside = fmin(inside, (db - da) / (2 * sqrt(ab))); /* distance to the bisector */
+                inside = check_least(inside, (db - da) / (2 * sqrt(ab))); /* distance to the bisector */
             }
             if (inside < 0.8)
                 continue;

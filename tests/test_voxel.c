@@ -44,7 +44,7 @@ static void test_open3d_golden(const char *dir)
     qsort(d.xyz, d.n, 3 * sizeof(float), by_xyz);
     double worst = 0.0;
     for (size_t i = 0; rows == d.n && i < 3 * d.n; i++)
-        worst = fmax(worst, fabs((double)d.xyz[i] - want[i]));
+        worst = check_worse(worst, fabs((double)d.xyz[i] - want[i]));
     CHECK_MSG(worst < 1e-7, "centroids %g from Open3D's", worst);
     ptreg_cloud_free(&c);
     ptreg_cloud_free(&d);
@@ -110,7 +110,7 @@ static size_t reference_voxels(const ptreg_cloud *c, double voxel, ref_voxel *ou
 {
     double lo[3] = {INFINITY, INFINITY, INFINITY};
     for (size_t i = 0; i < 3 * c->n; i++)
-        lo[i % 3] = fmin(lo[i % 3], c->xyz[i]);
+        lo[i % 3] = check_least(lo[i % 3], c->xyz[i]);
     ref_point *pts = malloc(c->n * sizeof *pts);
     for (size_t i = 0; i < c->n; i++) {
         uint64_t key = 0;

@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+from ptreg_checks import compare, worst, worst_abs_diff
 
 import ptreg
 
@@ -355,9 +356,9 @@ def test_batch_many_pairs():
         truths.append(R.T)
     r = ptreg.batch(sources, motif, translation=False)
     assert r.transformations.shape == (50, 4, 4) and len(r.stop_reasons) == 50
-    worst = max(rotation_error_deg(np.block([[t, np.zeros((3, 1))], [np.zeros((1, 3)), 1]]), T)
-                for t, T in zip(truths, r.transformations))
-    assert worst < 0.1, worst
+    errors = [rotation_error_deg(np.block([[t, np.zeros((3, 1))], [np.zeros((1, 3)), 1]]), T)
+              for t, T in zip(truths, r.transformations)]
+    compare(worst(errors, "batch: rotation errors (deg)"), "<", 0.1, "batch: the worst rotation error (deg)")
     again = ptreg.batch(sources, targets=[motif] * 50, translation=False)
     np.testing.assert_array_equal(again.transformations, r.transformations)
     with pytest.raises(ValueError, match="either"):
@@ -390,7 +391,7 @@ def test_harris3d_finds_a_cubes_corners():
     r = ptreg.harris3d(vol, window=5, threshold=0.1, min_distance=3, scores=True)
     corners = {(x, y, z) for x in (8, 23) for y in (8, 23) for z in (8, 23)}
     found = {(int(k["x"]), int(k["y"]), int(k["z"])) for k in r.keypoints}
-    near = sum(any(max(abs(a - b) for a, b in zip(c, f)) <= 2 for f in found) for c in corners)
+    near = sum(any(worst_abs_diff(c, f, "a corner and a keypoint") <= 2 for f in found) for c in corners)
     assert near == 8, found
     assert r.scores.shape == vol.shape and r.max_score == pytest.approx(float(r.scores.max()))
     assert np.all(np.diff(r.keypoints["score"]) <= 0)

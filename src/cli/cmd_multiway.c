@@ -125,9 +125,14 @@ static int read_inputs(const cli_args *a, multiway_inputs *in)
     rc = rc || !cli_has(a, "truth") ? rc : read_truth(cli_string(a, "truth", NULL), in);
     if (!rc && cli_has(a, "pose-graph")) {
         ptreg_error err;
-        ptreg_status st = ptreg_pose_graph_read_json(cli_string(a, "pose-graph", NULL), &in->graph, &err);
+        const char *path = cli_string(a, "pose-graph", NULL);
+        ptreg_status st = ptreg_pose_graph_read_json(path, &in->graph, &err);
         if (st)
             return fail(st, &err);
+        if (in->graph.node_count != in->count) { /* the library's own check cannot name the file */
+            cli_error("multiway", "%s: %zu nodes for %zu scans", path, in->graph.node_count, in->count);
+            return EXIT_BAD_INPUT;
+        }
         in->have_graph = 1;
     }
     return rc;
@@ -165,8 +170,8 @@ static int write_merged(const cli_args *a, const multiway_inputs *in, const ptre
             ptreg_transform_vectors(r->poses + 16 * i, c->normals, all.normals + 3 * at, c->n);
         at += c->n;
     }
-    double voxel = 0.0;
-    int rc = st ? fail(st, &err) : cli_double(a, "merged-voxel", 0.0, 1e30, &voxel);
+    double voxel = 0.0; /* checked before the run (run_multiway) */
+    int rc = st ? fail(st, &err) : cli_double(a, "merged-voxel", 1e-30, 1e30, &voxel);
     if (!rc && voxel > 0.0 && (st = ptreg_voxel_downsample(&all, voxel, &down, &err)))
         rc = fail(st, &err);
     if (!rc)
@@ -375,6 +380,19 @@ static int run_multiway(const cli_args *a, batch_comm *comm)
     }
     if (!rc && cli_has(a, "pose-graph") && cli_has(a, "pairs")) {
         cli_error("multiway", "--pose-graph brings its own pairs: --pairs is not taken with it");
+        rc = EXIT_USAGE;
+    }
+    if (!rc && cli_has(a, "pair-neighbors") && (cli_has(a, "pairs") || cli_has(a, "pose-graph"))) {
+        cli_error("multiway", "--%s gives the pairs: --pair-neighbors is not taken with it",
+                  cli_has(a, "pairs") ? "pairs" : "pose-graph");
+        rc = EXIT_USAGE;
+    }
+    /* --merged-voxel told before the run, not after it (a cube of 0 is no
+     * grid: leave the option out for every point) */
+    double merged_voxel = 0.0;
+    rc = rc ? rc : cli_double(a, "merged-voxel", 1e-30, 1e30, &merged_voxel);
+    if (!rc && cli_has(a, "merged-voxel") && !cli_has(a, "merged")) {
+        cli_error("multiway", "--merged-voxel downsamples the --merged cloud: give --merged FILE");
         rc = EXIT_USAGE;
     }
     if (!rc && comm->rank == 0)

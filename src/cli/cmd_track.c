@@ -2,6 +2,7 @@
  * (files, a folder, or a binary stream on stdin), written as a TUM
  * trajectory. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -359,9 +360,11 @@ static int read_track_options(const cli_args *a, ptreg_track_options *o, double 
     rc = rc ? rc : cli_device(a, &o->icp.device);
     rc = rc ? rc : cli_double(a, "rate", 1e-9, 1e9, rate);
     rc = rc ? rc : cli_double(a, "min-fitness", 0.0, 1.0, &o->min_fitness);
-    rc = rc ? rc : cli_double(a, "max-rmse", 0.0, 1e30, &o->max_rmse);
-    rc = rc ? rc : cli_double(a, "max-speed", 0.0, 1e30, &o->max_speed);
-    rc = rc ? rc : cli_double(a, "max-turn", 0.0, 1e30, &o->max_turn_deg);
+    /* above 0: the library's 0 means the default (2% of the diagonal) or
+     * no bound, the opposite of a bound of 0; leave the option out for it */
+    rc = rc ? rc : cli_double(a, "max-rmse", 1e-30, 1e30, &o->max_rmse);
+    rc = rc ? rc : cli_double(a, "max-speed", 1e-30, 1e30, &o->max_speed);
+    rc = rc ? rc : cli_double(a, "max-turn", 1e-30, 1e30, &o->max_turn_deg);
     if (rc)
         return rc;
     o->icp.no_tune = cli_has(a, "no-tune");
@@ -422,7 +425,7 @@ static int open_output(const cli_args *a, const char *name, FILE **f)
     if (!path)
         return EXIT_OK;
     if (!(*f = fopen(path, "w"))) {
-        cli_error("track", "--%s %s: cannot be written", name, path);
+        cli_error("track", "--%s %s: cannot be written: %s", name, path, strerror(errno));
         return EXIT_RUNTIME;
     }
     return EXIT_OK;
@@ -719,10 +722,11 @@ done:
     /* Written as the frames come, for a reader that follows the run. A
      * stream cut short (exit 3) keeps the poses of its whole frames, each a
      * result delivered; a run that failed itself (exit 4: memory, a device)
-     * leaves nothing. */
-    if (rc == EXIT_RUNTIME && job.out)
+     * or delivered no frame it could read leaves nothing. */
+    const int keep = rc == EXIT_OK || (rc == EXIT_BAD_INPUT && src.stream_error && sum.frames > sum.unreadable);
+    if (!keep && job.out)
         remove(cli_string(&a, "output", NULL));
-    if (rc == EXIT_RUNTIME && job.states)
+    if (!keep && job.states)
         remove(cli_string(&a, "states", NULL));
     free(sum.latency);
     free(sum.rec);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ptreg/nn.h"
@@ -67,7 +68,10 @@ static int folder_writable(const char *command, const char *path)
         snprintf(folder, sizeof folder, ".");
     else
         slash[slash == folder] = '\0'; /* "/x.html": the root */
-    if (access(folder, W_OK) == 0)
+    struct stat sb; /* a file's "folder" (x.ply/r.html) passes access(): told here, not after the run */
+    if (stat(folder, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        errno = ENOTDIR;
+    else if (access(folder, W_OK) == 0)
         return EXIT_OK;
     cli_error(command, "%s: cannot write into %s: %s", path, folder, strerror(errno));
     return EXIT_RUNTIME;

@@ -233,6 +233,11 @@ double ptreg_transform_quaternion_difference(const double A[16], const double B[
     double RA[9], RB[9], qa[4], qb[4], plus = 0.0, minus = 0.0;
     ptreg_transform_rotation(A, RA);
     ptreg_transform_rotation(B, RB);
+    /* a parity measure must fail a NaN lane: fmax and fmin would drop the NaN
+     * (and matrix_to_quaternion's branches could turn it into a number) */
+    for (int i = 0; i < 9; i++)
+        if (!isfinite(RA[i]) || !isfinite(RB[i]))
+            return NAN;
     ptreg_matrix_to_quaternion(RA, qa);
     ptreg_matrix_to_quaternion(RB, qb);
     for (int k = 0; k < 4; k++) {

@@ -10,7 +10,16 @@
 #   - and draw no sanitizer report (a leak, a bad access, UB);
 # or else exit 0 with every output file the same bits as without the
 # failure: an allocation whose failure changes nothing (a buffer's shrink)
-# is "absorbed".
+# is "absorbed", and the same stdout but for its times (same_stdout.py).
+#
+# A sweep that injects nothing passes whatever the code does, so the
+# counting itself is checked: each run's count must be at least its floor
+# (half its count when the floors were set; a command that now allocates
+# much less lowers it), the sites file must hold one line per
+# allocation counted, a second run without failures must print the same
+# (but the tuner, whose winner follows its timings), every COMMAND named
+# must be a sweep below, and the whole must have failed at least one
+# allocation.
 #
 # Allocations made in a loop fail at the first two and the last turns of
 # each loop only (the sites recorded by PTREG_ALLOC_SITES in the counting
@@ -52,6 +61,8 @@ export PTREG_NUM_THREADS=1 PTREG_TUNE_CACHE=off
 export ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=1
 problems=0
 total_runs=0
+# the sweeps defined below, to check the names given against
+declared=" "
 
 make_inputs() {
     "$PTREG" synth --shape aircraft --model "$IN/model.ply" --model-points 1500 -o "$IN/scan.ply" --points 1000 \
@@ -84,6 +95,20 @@ same_outputs() {
     diff -r -x '*.html' "$1" "$2" >/dev/null && python3 "$(dirname "$0")/same_pages.py" "$1" "$2"
 }
 
+# same_stdout REF RUN: silent when the two printed the same but for times,
+# else the first difference.
+same_stdout() {
+    python3 "$(dirname "$0")/same_stdout.py" "$1" "$2"
+}
+
+# count_of FILE: the count a run wrote, or nothing when it wrote none or
+# not a number (a broken counter must not read as 0 allocations).
+count_of() {
+    local c
+    c=$(cat "$1" 2>/dev/null) || return
+    [[ $c =~ ^[0-9]+$ ]] && echo "$c"
+}
+
 problem() {
     echo "FAIL: $*" >&2
     problems=$((problems + 1))
@@ -95,22 +120,31 @@ problem() {
 # reached allocation n, 1 (after saying why) otherwise.
 check_failed_run() {
     local name=$1 command=$2 n=$3 json=$4 timed=$5 rc=$6
-    local why="" made
-    made=$(cat "$WORK/count_n" 2>/dev/null || echo 0)
+    local why="" made difference
+    made=$(count_of "$WORK/count_n")
     if grep -qE 'Sanitizer|runtime error' "$WORK/err"; then
         why="a sanitizer report"
+    elif { [ "$rc" -eq 0 ] || [ "$rc" -eq 4 ]; } && [ -z "$made" ]; then
+        why="exit $rc with no allocation count written"
     elif [ "$rc" -eq 0 ] && [ "$made" -lt "$n" ]; then
         [ "$timed" = 1 ] && return 3
         why="exit 0 after $made allocations: the run never reached allocation $n"
+    elif [ "$rc" -eq 4 ] && [ "$made" -lt "$n" ]; then
+        why="exit 4 after $made allocations: allocation $n, never made, cannot have failed it"
     elif [ "$rc" -eq 0 ]; then
-        same_outputs "$WORK/ref" "$OUT" && return 2
-        why="exit 0 with other outputs than without the failure"
+        if ! same_outputs "$WORK/ref" "$OUT"; then
+            why="exit 0 with other outputs than without the failure"
+        elif ! difference=$(same_stdout "$WORK/ref_stdout" "$WORK/stdout"); then
+            why="exit 0 with another stdout than without the failure: $difference"
+        else
+            return 2
+        fi
     elif [ "$rc" -ne 4 ]; then
         why="exit $rc, not 4"
     elif ! grep -qE "^ptreg( $command)?: " "$WORK/err" || ! grep -qiE 'memory' "$WORK/err"; then
         why="no message about memory"
     elif [ -n "$(ls -A "$OUT")" ]; then
-        why="output left: $(ls -A "$OUT" | tr '\n' ' ')"
+        why="output left: $(find "$OUT" -mindepth 1 -maxdepth 1 -printf '%f ')"
     elif [ "$json" = 1 ] && [ -s "$WORK/stdout" ]; then
         why="partial JSON on stdout"
     fi
@@ -123,21 +157,80 @@ check_failed_run() {
 # allocations_to_fail COUNT: the numbers to fail, in order: every one under
 # PTREG_SWEEP_EVERY=1, else each site's first, second and last.
 allocations_to_fail() {
-    if [ "${PTREG_SWEEP_EVERY:-0}" = 1 ] || [ ! -s "$WORK/sites" ]; then
+    if [ "${PTREG_SWEEP_EVERY:-0}" = 1 ]; then
         seq 1 "$1"
         return
     fi
+    # nan-ok: counts of a site's allocations, whole numbers awk made itself
     awk '{ seen[$2]++; if (seen[$2] <= 2) print $1; last[$2] = $1 }
-         END { for (s in last) if (seen[s] > 2) print last[s] }' "$WORK/sites" | sort -n
+         END { for (s in last) if (seen[s] > 2) print last[s] }' "$WORK/ref_sites" | sort -n
 }
 
-# sweep NAME [timed] -- COMMAND ARGS...: the whole sweep of one run.
-# Outputs go under $OUT, which is emptied before each run.
+# counted_run: the command as is, counting its allocations and their sites;
+# its count on stdout, nothing when it failed (after saying why).
+counted_run() {
+    rm -rf "$OUT" && mkdir -p "$OUT"
+    rm -f "$WORK/count" "$WORK/sites"
+    if ! PTREG_ALLOC_COUNT="$WORK/count" PTREG_ALLOC_SITES="$WORK/sites" "$PTREG" "$@" >"$WORK/stdout" \
+        2>"$WORK/err"; then
+        sed 's/^/  stderr: /' "$WORK/err" | head -5 >&2
+        return 1
+    fi
+    count_of "$WORK/count" || true
+}
+
+# check_count NAME COUNT FLOOR: whether the counting run counted enough to
+# sweep: a count at least the floor, and a site for each allocation (the
+# sites choose the allocations to fail).
+check_count() {
+    local name=$1 count=$2 floor=$3 sites
+    sites=$(wc -l <"$WORK/sites" 2>/dev/null || echo 0)
+    if [ -z "$count" ]; then
+        problem "$name: the run without failures wrote no allocation count (PTREG_ALLOC_COUNT)"
+    elif [ "$count" -lt "$floor" ]; then
+        problem "$name: $count allocations counted, below the floor of $floor: a broken counter, or lower the floor"
+    elif [ "$sites" -ne "$count" ]; then
+        problem "$name: $sites allocation sites recorded (PTREG_ALLOC_SITES) for $count allocations"
+    else
+        return 0
+    fi
+    return 1
+}
+
+# check_rerun NAME ARGS...: a second run without failures prints what the
+# counting run printed ($WORK/ref_stdout) but for times; else the failing
+# runs would be compared with a stdout that no run repeats. (Not its count,
+# which may differ by one: cJSON's print buffer grows with the printed
+# times' digits. Nor its outputs: an index file keeps its build's times, so
+# an absorbed failure in `index` is a problem.)
+check_rerun() {
+    local name=$1 difference
+    shift
+    if ! counted_run "$@" >/dev/null; then
+        problem "$name: a second run without failures failed"
+    elif ! difference=$(same_stdout "$WORK/ref_stdout" "$WORK/stdout"); then
+        problem "$name: a second run without failures printed another stdout (a time same_stdout.py misses?): \
+$difference"
+    else
+        return 0
+    fi
+    return 1
+}
+
+# sweep NAME [timed] FLOOR -- COMMAND ARGS...: the whole sweep of one run.
+# FLOOR: the fewest allocations the command can make (half its count when
+# the floors were set). Outputs go under $OUT, which is emptied before each run.
 sweep() {
     local name=$1 timed=0
     shift
     [ "$1" = timed ] && timed=1 && shift
-    shift
+    local floor=$1
+    declared+="$name "
+    if ! [[ $floor =~ ^[0-9]+$ ]] || [ "${2:-}" != -- ]; then
+        problem "$name: no floor (sweep NAME [timed] FLOOR -- COMMAND...)"
+        return
+    fi
+    shift 2
     local listed=0
     [[ " ${only[*]} " == *" $name "* ]] && listed=1
     if [ ${#only[@]} -gt 0 ] && [ "$listed" -eq "$except" ]; then
@@ -145,16 +238,17 @@ sweep() {
     fi
     local json=0 arg
     for arg in "$@"; do [ "$arg" = --json ] && json=1; done
-    rm -rf "$OUT" && mkdir -p "$OUT"
-    if ! PTREG_ALLOC_COUNT="$WORK/count" PTREG_ALLOC_SITES="$WORK/sites" "$PTREG" "$@" >"$WORK/stdout" \
-        2>"$WORK/err"; then
+    local count
+    if ! count=$(counted_run "$@"); then
         problem "$name: the run without failures failed"
-        sed 's/^/  stderr: /' "$WORK/err" | head -5 >&2
         return
     fi
-    rm -rf "$WORK/ref" && cp -r "$OUT" "$WORK/ref"
-    local count start=$SECONDS handled=0 absorbed=0 unreached=0 n rc verdict chosen
-    count=$(cat "$WORK/count")
+    check_count "$name" "$count" "$floor" || return
+    rm -rf "$WORK/ref" && cp -r "$OUT" "$WORK/ref" && cp "$WORK/stdout" "$WORK/ref_stdout" &&
+        cp "$WORK/sites" "$WORK/ref_sites"
+    # the tuner's count and winner follow its timings
+    [ "$timed" = 1 ] || check_rerun "$name" "$@" || return
+    local start=$SECONDS handled=0 absorbed=0 unreached=0 n rc verdict chosen
     chosen=$(allocations_to_fail "$count")
     for n in $chosen; do
         rm -rf "$OUT" && mkdir -p "$OUT"
@@ -178,6 +272,7 @@ sweep() {
     done
     local runs
     runs=$(echo "$chosen" | wc -w)
+    [ "$runs" -gt 0 ] || problem "$name: no allocation chosen to fail of $count"
     total_runs=$((total_runs + runs))
     local tail=""
     [ "$timed" = 1 ] && tail=", $unreached not reached"
@@ -187,50 +282,60 @@ sweep() {
 
 make_inputs || { echo "FAIL: could not make the inputs" >&2; exit 1; }
 
-sweep synth -- synth --shape aircraft --model "$OUT/m.ply" --model-points 300 -o "$OUT/s.ply" --points 200 \
+# NAME [timed] FLOOR -- COMMAND: each floor is half the allocations the
+# command made when the floors were set (the counts of tests/fuzz/README.md's
+# table; multiway 559): well below any run of the command, well above a
+# counter that missed an allocator or a run that stopped early.
+
+sweep synth 6 -- synth --shape aircraft --model "$OUT/m.ply" --model-points 300 -o "$OUT/s.ply" --points 200 \
     --truth "$OUT/t.txt" --seed 3
-sweep synth-apt -- synth --shape apt-polycrystal -o "$OUT/a.pos" --truth "$OUT/t.npy" --grains 2 --box 3 --seed 2
-sweep convert -- convert "$IN/scan.ply" -o "$OUT/c.pcd"
-sweep convert-voxel -- convert "$IN/scan.ply" --voxel 0.05 -o "$OUT/c.ply"
-sweep info -- info "$IN/model.pti" --json
-sweep view -- view "$IN/scan.ply" "$IN/model.ply" --distance -o "$OUT/v.html"
-sweep icp -- icp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --transform-out "$OUT/T.txt" --repeat 2 --json
-sweep icp-gicp-lm -- icp "$IN/scan.ply" "$IN/model.ply" --method gicp --lm 1e-3 -o "$OUT/r.ply"
-sweep icp-index -- icp "$IN/scan.ply" --target-index "$IN/model.pti" --nn delaunay-kdann -o "$OUT/r.ply"
-sweep register -- register "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --json --html "$OUT/r.html"
-sweep multiway -- multiway "$IN/scan.ply" "$IN/model.ply" -o "$OUT/p.txt" --pose-graph-out "$OUT/g.json" \
+sweep synth-apt 7 -- synth --shape apt-polycrystal -o "$OUT/a.pos" --truth "$OUT/t.npy" --grains 2 --box 3 --seed 2
+sweep convert 3 -- convert "$IN/scan.ply" -o "$OUT/c.pcd"
+sweep convert-voxel 6 -- convert "$IN/scan.ply" --voxel 0.05 -o "$OUT/c.ply"
+sweep info 14 -- info "$IN/model.pti" --json
+sweep view 69 -- view "$IN/scan.ply" "$IN/model.ply" --distance -o "$OUT/v.html"
+sweep icp 108 -- icp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --transform-out "$OUT/T.txt" --repeat 2 --json
+sweep icp-gicp-lm 29 -- icp "$IN/scan.ply" "$IN/model.ply" --method gicp --lm 1e-3 -o "$OUT/r.ply"
+sweep icp-index 15 -- icp "$IN/scan.ply" --target-index "$IN/model.pti" --nn delaunay-kdann -o "$OUT/r.ply"
+sweep register 367 -- register "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --json --html "$OUT/r.html"
+sweep multiway 279 -- multiway "$IN/scan.ply" "$IN/model.ply" -o "$OUT/p.txt" --pose-graph-out "$OUT/g.json" \
     --merged "$OUT/m.ply" --json
-sweep track -- track "$IN/model.ply" "$IN/scan.ply" "$IN/scan_n.ply" -o "$OUT/t.txt" --json
-sweep emicp -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --plot "$OUT/p.svg"
+sweep track 107 -- track "$IN/model.ply" "$IN/scan.ply" "$IN/scan_n.ply" -o "$OUT/t.txt" --json
+sweep emicp 22 -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --plot "$OUT/p.svg"
 # with a winner in the tuner's cache: the lookup's allocations too
-PTREG_TUNE_CACHE="$IN/tune.json" sweep emicp-tuned -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply"
-sweep emicp-fp16 -- emicp "$IN/scan.ply" "$IN/model.ply" --precision fp16 --json
-sweep icp-plane -- icp "$IN/scan.ply" "$IN/model.ply" --method plane --nn brute -t "$OUT/T.txt"
-sweep normals -- normals "$IN/scan.ply" -o "$OUT/n.ply"
-sweep pfh -- pfh "$IN/scan_n.ply" --k 10 -o "$OUT/p.npy"
-sweep fpfh -- fpfh "$IN/scan.ply" -o "$OUT/f.csv" --json
-sweep harris3d -- harris3d "$IN/box_24x24x24_uint8.raw" -o "$OUT/k.csv" --scores "$OUT/s.nrrd"
-sweep harris3d-json -- harris3d "$IN/box_24x24x24_uint8.raw" --reference --json
-sweep lddmm -- lddmm "$IN/ellipse16.csv" "$IN/circle16.csv" --sigma 0.3 --max-iter 5 -o "$OUT/r.vtk" \
+PTREG_TUNE_CACHE="$IN/tune.json" sweep emicp-tuned 40 -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply"
+sweep emicp-fp16 81 -- emicp "$IN/scan.ply" "$IN/model.ply" --precision fp16 --json
+sweep icp-plane 20 -- icp "$IN/scan.ply" "$IN/model.ply" --method plane --nn brute -t "$OUT/T.txt"
+sweep normals 12 -- normals "$IN/scan.ply" -o "$OUT/n.ply"
+sweep pfh 13 -- pfh "$IN/scan_n.ply" --k 10 -o "$OUT/p.npy"
+sweep fpfh 53 -- fpfh "$IN/scan.ply" -o "$OUT/f.csv" --json
+sweep harris3d 13 -- harris3d "$IN/box_24x24x24_uint8.raw" -o "$OUT/k.csv" --scores "$OUT/s.nrrd"
+sweep harris3d-json 43 -- harris3d "$IN/box_24x24x24_uint8.raw" --reference --json
+sweep lddmm 56 -- lddmm "$IN/ellipse16.csv" "$IN/circle16.csv" --sigma 0.3 --max-iter 5 -o "$OUT/r.vtk" \
     --moved "$OUT/m.ply" --json
-sweep warp -- warp "$IN/r.vtk" "$IN/ellipse16.csv" -o "$OUT/w.ply"
-sweep index -- index "$IN/model.ply" -o "$OUT/m.pti" --json
-sweep batch-pairs -- batch --pairs "$IN/two.ptpairs" -o "$OUT/o.npy" --device cpu
-sweep batch-atoms -- batch "$IN/al.pos" --ranges "$IN/al.rrng" --ion Al --radius 0.35 -o "$OUT/o.npy" \
+sweep warp 10 -- warp "$IN/r.vtk" "$IN/ellipse16.csv" -o "$OUT/w.ply"
+sweep index 39 -- index "$IN/model.ply" -o "$OUT/m.pti" --json
+sweep batch-pairs 8 -- batch --pairs "$IN/two.ptpairs" -o "$OUT/o.npy" --device cpu
+sweep batch-atoms 36 -- batch "$IN/al.pos" --ranges "$IN/al.rrng" --ion Al --radius 0.35 -o "$OUT/o.npy" \
     --assignment "$OUT/s.npy" --device cpu
-sweep tune timed -- tune --size 200 --search coordinate --sample 0.03 --reps 1 --csv "$OUT/t.csv"
-sweep devices -- devices --json
+sweep tune timed 207 -- tune --size 200 --search coordinate --sample 0.03 --reps 1 --csv "$OUT/t.csv"
+sweep devices 55 -- devices --json
 # The device paths through POCL (the CPU OpenCL driver): ptreg's own host
 # allocations around the kernels (staging, results, the device layer's
 # tables); POCL's are not counted.
-sweep icp-opencl -- icp "$IN/scan.ply" "$IN/model.ply" --device opencl -o "$OUT/r.ply"
-sweep emicp-opencl -- emicp "$IN/scan.ply" "$IN/model.ply" --device opencl -o "$OUT/r.ply"
-sweep fpfh-opencl -- fpfh "$IN/scan.ply" --device opencl -o "$OUT/f.csv"
-sweep harris3d-opencl -- harris3d "$IN/box_24x24x24_uint8.raw" --device opencl -o "$OUT/k.csv"
-sweep lddmm-opencl -- lddmm "$IN/ellipse16.csv" "$IN/circle16.csv" --sigma 0.3 --max-iter 5 --device opencl \
+sweep icp-opencl 49 -- icp "$IN/scan.ply" "$IN/model.ply" --device opencl -o "$OUT/r.ply"
+sweep emicp-opencl 30 -- emicp "$IN/scan.ply" "$IN/model.ply" --device opencl -o "$OUT/r.ply"
+sweep fpfh-opencl 36 -- fpfh "$IN/scan.ply" --device opencl -o "$OUT/f.csv"
+sweep harris3d-opencl 21 -- harris3d "$IN/box_24x24x24_uint8.raw" --device opencl -o "$OUT/k.csv"
+sweep lddmm-opencl 33 -- lddmm "$IN/ellipse16.csv" "$IN/circle16.csv" --sigma 0.3 --max-iter 5 --device opencl \
     -o "$OUT/r.vtk"
-sweep batch-opencl -- batch --pairs "$IN/two.ptpairs" -o "$OUT/o.npy" --device opencl
+sweep batch-opencl 17 -- batch --pairs "$IN/two.ptpairs" -o "$OUT/o.npy" --device opencl
 
+# a name given that is no sweep (a typo, a sweep renamed) would sweep nothing
+for name in "${only[@]}"; do
+    [[ $declared == *" $name "* ]] || problem "no sweep named '$name'"
+done
+[ "$total_runs" -gt 0 ] || problem "no allocation was failed"
 echo "$total_runs runs with a failed allocation, $problems problems"
 [ "$problems" -eq 0 ] || exit 1
 echo ok

@@ -114,7 +114,7 @@ EOF
     err_has "no/such/dir"; no_file "$WORK/never.ply"
 fi
 
-if [ -n "$DATA" ] && [ -f "$DATA/apt/cubicTestSmall.pos" ]; then
+if has_data; then
     expect 0 -- "$PTREG" batch "$DATA/apt/cubicTestSmall.pos" -o "$WORK/cubic.npy" --json
     out_has '"atoms":	4000'
     $PY - "$WORK" <<'EOF' || fail "cubicTestSmall.pos does not give one orientation"

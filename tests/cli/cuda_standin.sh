@@ -32,31 +32,6 @@ cs() {
     fi
 }
 
-# close TOL A B: the same rows and columns, every number within TOL (headers
-# and comment lines skipped)
-close() {
-    python3 - "$@" <<'PY'
-import sys
-tol, paths = float(sys.argv[1]), sys.argv[2:]
-def rows(path):
-    out = []
-    for line in open(path):
-        if line.startswith('#'):
-            continue
-        try:
-            out.append([float(v) for v in line.replace(',', ' ').split()])
-        except ValueError:
-            continue
-    return out
-a, b = rows(paths[0]), rows(paths[1])
-if not a or [len(r) for r in a] != [len(r) for r in b]:
-    sys.exit(f"{paths[0]} and {paths[1]}: {len(a)} and {len(b)} rows, or other columns")
-worst = max(abs(x - y) for ra, rb in zip(a, b) for x, y in zip(ra, rb))
-if not worst <= tol:
-    sys.exit(f"{paths[0]} and {paths[1]} differ by {worst:g} (> {tol:g})")
-PY
-}
-
 # ---- the list ----
 cs 0 devices
 out_has "cuda:0     CUDA stand-in (H100 limits, on POCL)"; out_has "never a real GPU"
@@ -96,7 +71,7 @@ for nn in auto brute kdtree delaunay-zero delaunay-kdann delaunay-pnn delaunay-p
     cs 0 icp "$WORK/scan.ply" "${target[@]}" --nn $nn --device cuda:0 --json -t "$WORK/T_dev.txt" \
         -o "$WORK/moved_$nn.ply"
     out_has '"device":	"cuda:0"'; has_file "$WORK/moved_$nn.ply"
-    close 1e-5 "$WORK/T_cpu.txt" "$WORK/T_dev.txt" || fail "icp --nn $nn: the CPU and cuda:0 differ"
+    checks tables "$WORK/T_cpu.txt" "$WORK/T_dev.txt" 1e-5 --cols 4 --what "icp --nn $nn: CPU and cuda:0"
 done
 # auto takes the stand-in only under --auto
 cs 0 icp "$WORK/scan.ply" "$WORK/model.ply" --json; out_has '"device":	"cpu"'
@@ -108,7 +83,7 @@ for p in fp32 fp16 fp64; do
     cs 0 emicp "$WORK/scan.ply" "$WORK/model.ply" --precision $p --max-iter 20 --device cuda:0 --json \
         -t "$WORK/E_dev.txt"
     out_has '"device":	"cuda:0"'
-    close 1e-5 "$WORK/E_cpu.txt" "$WORK/E_dev.txt" || fail "emicp --precision $p: the CPU and cuda:0 differ"
+    checks tables "$WORK/E_cpu.txt" "$WORK/E_dev.txt" 1e-5 --cols 4 --what "emicp --precision $p: CPU and cuda:0"
 done
 
 # ---- LDDMM and warp ----
@@ -116,8 +91,9 @@ for dev in cpu cuda:0; do
     cs 0 lddmm "$WORK/l1.csv" "$WORK/l2.csv" --integrator rk2 --precision fp64 --device $dev -o "$WORK/lddmm_$dev.csv"
     cs 0 warp "$WORK/lddmm_$dev.csv" "$WORK/scan.ply" --device $dev -o "$WORK/warped_$dev.xyz"
 done
-close 1e-6 "$WORK/lddmm_cpu.csv" "$WORK/lddmm_cuda:0.csv" || fail "lddmm: the CPU and cuda:0 differ"
-close 1e-6 "$WORK/warped_cpu.xyz" "$WORK/warped_cuda:0.xyz" || fail "warp: the CPU and cuda:0 differ"
+# (each CSV: a header line after the comments)
+checks tables "$WORK/lddmm_cpu.csv" "$WORK/lddmm_cuda:0.csv" 1e-6 --skip 1 --cols 6 --what "lddmm: CPU and cuda:0"
+checks tables "$WORK/warped_cpu.xyz" "$WORK/warped_cuda:0.xyz" 1e-6 --cols 3 --what "warp: CPU and cuda:0"
 
 # ---- features: Harris keypoints the CPU's, PFH and FPFH rows close ----
 vol=$WORK/box_24x24x24_uint8.raw
@@ -126,10 +102,10 @@ cs 0 harris3d "$vol" --device cuda:0 --json -o "$WORK/k_dev.csv"; out_has '"keyp
 cmp -s "$WORK/k_cpu.csv" "$WORK/k_dev.csv" || fail "harris3d: the keypoints on the CPU and cuda:0 differ"
 cs 0 pfh "$WORK/scan_n.ply" --k 10 --device cpu -o "$WORK/p_cpu.csv"
 cs 0 pfh "$WORK/scan_n.ply" --k 10 --device cuda:0 --json -o "$WORK/p_dev.csv"; out_has '"device":	"cuda:0"'
-close 0.01 "$WORK/p_cpu.csv" "$WORK/p_dev.csv" || fail "pfh: the CPU and cuda:0 differ"
+checks tables "$WORK/p_cpu.csv" "$WORK/p_dev.csv" 0.01 --skip 1 --cols 125 --what "pfh: CPU and cuda:0"
 cs 0 fpfh "$WORK/scan_n.ply" --k 20 --device cpu -o "$WORK/f_cpu.csv"
 cs 0 fpfh "$WORK/scan_n.ply" --k 20 --device cuda:0 --json -o "$WORK/f_dev.csv"; out_has '"device":	"cuda:0"'
-close 0.01 "$WORK/f_cpu.csv" "$WORK/f_dev.csv" || fail "fpfh: the CPU and cuda:0 differ"
+checks tables "$WORK/f_cpu.csv" "$WORK/f_dev.csv" 0.01 --skip 1 --cols 33 --what "fpfh: CPU and cuda:0"
 
 # ---- batch: pairs (a pairs file like tests/alloc/sweep.sh's) ----
 python3 - "$WORK" <<'PY' || fail "the pairs file"
@@ -152,7 +128,7 @@ out_has '"isa":	"CUDA stand-in'
 # the poses and rms (not the iteration counts: the sums run in another order,
 # and a pair may stop one iteration apart)
 cut -d, -f1-8 "$WORK/b_cpu.csv" >"$WORK/b_cpu8.csv"; cut -d, -f1-8 "$WORK/b_dev.csv" >"$WORK/b_dev8.csv"
-close 1e-5 "$WORK/b_cpu8.csv" "$WORK/b_dev8.csv" || fail "batch: the CPU and cuda:0 differ"
+checks tables "$WORK/b_cpu8.csv" "$WORK/b_dev8.csv" 1e-5 --skip 1 --cols 8 --what "batch: CPU and cuda:0"
 
 # ---- the tuner on the device: each kernel it tunes there, small and short ----
 for spec in pair:300 harris:16 fpfh:300 lddmm:50; do

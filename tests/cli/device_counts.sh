@@ -4,14 +4,19 @@
 # CUDA driver stand-in (cuda:0), against tests/cli/device_counts.txt. A
 # change that adds launches or traffic fails here and shows in review; when
 # the change is meant, rewrite the file with PTREG_COUNTS_UPDATE=1 and say
-# why in bench/NOTES.md. Skips (77) without an OpenCL device.
+# why in bench/NOTES.md. Skips (77) without an OpenCL device (fails under
+# PTREG_TEST_REQUIRE_DEVICE=1, as without the stand-in).
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 golden=$root/tests/cli/device_counts.txt
-"$PTREG" devices --json | grep -q '"opencl:0"' || { echo "skip: no OpenCL device"; exit 77; }
+has_opencl || finish
 devices=(opencl:0)
 bin=$(cd "$(dirname "$PTREG")" && pwd)
-[ -e "$bin/cuda_standin/libcuda.so.1" ] && devices+=(cuda:0)
+if [ -e "$bin/cuda_standin/libcuda.so.1" ]; then
+    devices+=(cuda:0)
+else
+    missing PTREG_TEST_REQUIRE_DEVICE "no CUDA driver stand-in in $bin/cuda_standin: cuda:0's counts did not run"
+fi
 export PTREG_BUILD=$bin CUDA_STANDIN_STRICT=1
 unset PTREG_DEVICE
 

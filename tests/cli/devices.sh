@@ -39,14 +39,13 @@ PTREG_DEVICE=cuda:5 expect 0 -- "$PTREG" convert "$WORK/scan.ply" -o "$WORK/scan
 PTREG_DEVICE=cuda:5 expect 0 -- "$PTREG" normals "$WORK/scan.ply" --device cpu
 
 # ICP on an OpenCL device, when there is one: the CPU's answer
-if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
+if has_opencl; then
     for nn in kdtree delaunay-pnnopt; do
         expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --nn $nn --device cpu --json -t "$WORK/T_cpu.txt"
         expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --nn $nn --device opencl:0 --repeat 2 --json \
             -t "$WORK/T_dev.txt" -o "$WORK/moved.ply"
         out_has '"device":	"opencl:0"'; out_has '"model_upload_ms"'; out_has '"times_ms"'; has_file "$WORK/moved.ply"
-        paste "$WORK/T_cpu.txt" "$WORK/T_dev.txt" | awk '{for (i = 1; i <= 4; i++) {d = $i - $(i + 4); if (d < 0) d = -d;
-            if (d > 1e-5) bad = 1}} END {exit bad}' || fail "$nn: the transforms on the CPU and opencl:0 differ"
+        checks tables "$WORK/T_cpu.txt" "$WORK/T_dev.txt" 1e-5 --cols 4 --what "icp --nn $nn: CPU and opencl:0"
     done
     expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --device opencl:0 --trim 0.8 --filter-sigma 2
     out_has "on opencl:0"
@@ -56,8 +55,7 @@ if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
         expect 0 -- "$PTREG" emicp "$WORK/scan.ply" "$WORK/model.ply" --precision $p --max-iter 20 \
             --device opencl:0 --json -t "$WORK/E_dev.txt"
         out_has '"device":	"opencl:0"'; out_has '"gpts"'
-        paste "$WORK/E_cpu.txt" "$WORK/E_dev.txt" | awk '{for (i = 1; i <= 4; i++) {d = $i - $(i + 4); if (d < 0) d = -d;
-            if (d > 1e-5) bad = 1}} END {exit bad}' || fail "emicp $p: the transforms on the CPU and opencl:0 differ"
+        checks tables "$WORK/E_cpu.txt" "$WORK/E_dev.txt" 1e-5 --cols 4 --what "emicp $p: CPU and opencl:0"
     done
     printf 'x,y,z\n0,0,0\n1,0,0\n0,1,0\n1,1,0.5\n' >"$WORK/l1.csv"
     printf 'x,y,z\n0.1,0,0\n1.2,0.1,0\n0,1.1,0.1\n1,1.2,0.4\n' >"$WORK/l2.csv"
@@ -66,22 +64,16 @@ if "$PTREG" devices --json | grep -q '"device":	"opencl:0"'; then
             -o "$WORK/lddmm_$dev.csv"
         expect 0 -- "$PTREG" warp "$WORK/lddmm_$dev.csv" "$WORK/scan.ply" --device $dev -o "$WORK/warped_$dev.xyz"
     done
-    cmp -s "$WORK/lddmm_cpu.csv" "$WORK/lddmm_opencl:0.csv" ||
-        paste -d, "$WORK/lddmm_cpu.csv" "$WORK/lddmm_opencl:0.csv" | awk -F, 'NR > 2 {for (i = 1; i <= 6; i++) {
-            d = $i - $(i + 6); if (d < 0) d = -d; if (d > 1e-6) bad = 1}} END {exit bad}' ||
-        fail "lddmm: the momenta on the CPU and opencl:0 differ"
-    paste "$WORK/warped_cpu.xyz" "$WORK/warped_opencl:0.xyz" | awk '!/^#/ {for (i = 1; i <= 3; i++) {
-        d = $i - $(i + 3); if (d < 0) d = -d; if (d > 1e-6) bad = 1}} END {exit bad}' ||
-        fail "warp: the points on the CPU and opencl:0 differ"
+    # (after the comment, a header line x,y,z,px,py,pz)
+    checks tables "$WORK/lddmm_cpu.csv" "$WORK/lddmm_opencl:0.csv" 1e-6 --skip 1 --cols 6 \
+        --what "lddmm's momenta: CPU and opencl:0"
+    checks tables "$WORK/warped_cpu.xyz" "$WORK/warped_opencl:0.xyz" 1e-6 --cols 3 --what "warp: CPU and opencl:0"
     # FPFH on the device: the CPU's rows within 0.01; --reference stays on the CPU
     expect 0 -- "$PTREG" fpfh "$WORK/scan_n.ply" --k 20 --device opencl:0 --json -o "$WORK/f_dev.csv"
     out_has '"device":	"opencl:0"'
     expect 0 -- "$PTREG" fpfh "$WORK/scan_n.ply" --k 20 --device cpu -o "$WORK/f_cpu.csv"
-    paste -d, "$WORK/f_cpu.csv" "$WORK/f_dev.csv" | awk -F, '!/^#/ && NF == 66 {for (i = 1; i <= 33; i++) {
-        d = $i - $(i + 33); if (d < 0) d = -d; if (d > 0.01) bad = 1}} END {exit bad}' ||
-        fail "fpfh: the rows on the CPU and opencl:0 differ"
+    # (a header row f0,...,f32 first)
+    checks tables "$WORK/f_cpu.csv" "$WORK/f_dev.csv" 0.01 --skip 1 --cols 33 --what "fpfh: CPU and opencl:0"
     expect 2 -- "$PTREG" pfh "$WORK/scan_n.ply" --reference --device opencl:0; err_has "opencl:0"
-else
-    echo "no OpenCL device: the device runs were skipped"
 fi
 finish

@@ -8,8 +8,9 @@ expect 0 -- "$PTREG" emicp "$WORK/scan.ply" "$WORK/model.ply" --truth "$WORK/tru
     -t "$WORK/T.txt"
 out_has "pose error vs truth"; out_has "Gpts/s"
 has_file "$WORK/moved.ply"; has_file "$WORK/T.txt"
-angle=$(sed -n 's/.*rotation \([0-9.e-]*\) deg.*/\1/p' "$WORK/out")
-awk -v a="$angle" 'BEGIN { exit !(a < 0.5) }' || fail "rotation error $angle deg is not below 0.5"
+# EM-ICP's noisy scan, 25 degrees away, ends 0.30 deg and 0.029 off (2026-12): the bounds it always had
+checks text "$WORK/out" 'rotation (\S+) deg' '<' 0.5 --what "emicp: rotation error (deg)"
+checks text "$WORK/out" 'translation (\S+)' '<' 0.1 --what "emicp: translation error"
 
 expect 0 -- "$PTREG" emicp "$WORK/scan.ply" "$WORK/model.ply" --json --threads 1 --max-iter 20
 for key in '"transformation"' '"rmse"' '"fitness"' '"pairs"' '"iterations":	20' '"converged":	false' \

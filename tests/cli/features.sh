@@ -120,9 +120,8 @@ out_has '"k":	10'; out_has '"radius":	0.2'
 expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --k 100000 --radius 0.2 -o "$WORK/h_ball.csv"
 expect 0 -- "$PTREG" fpfh "$WORK/plane_n.ply" --radius 0.2 -o "$WORK/ball.csv"
 # (the same points; the sums' order, hence the last bits, may differ)
-paste -d, "$WORK/h_ball.csv" "$WORK/ball.csv" | awk -F, '!/^#/ {h = NF / 2; for (i = 1; i <= h; i++) {
-    d = $i - $(i + h); if (d < 0) d = -d; if (d > 1e-3) bad = 1}} END {exit bad}' ||
-    fail "hybrid with a k above every ball is not the ball"
+checks tables "$WORK/h_ball.csv" "$WORK/ball.csv" 1e-3 --skip 1 --cols 33 \
+    --what "hybrid with a k above every ball against the ball"
 expect 2 -- "$PTREG" fpfh "$WORK/plane_n.ply" -o "$WORK/x.ply"
 err_has "written as .pcd, .npy, .csv or .txt"
 expect 2 -- "$PTREG" fpfh "$WORK/plane_n.ply" --convention pcl2 -o "$WORK/x.csv"
@@ -138,10 +137,24 @@ expect 3 -- "$PTREG" normals "$WORK/broken.ply" -o "$WORK/x.ply"
 no_file "$WORK/x.csv"; no_file "$WORK/x.ply"
 
 # orientations: the plane's normals along -z by --direction, +z by the tangent-plane rule
+# normals_along FILE SIGN: every point of the plane (z = 0; most of them)
+# has a finite normal whose z is SIGN within 0.01
+normals_along() {
+    python3 - "$1" "$2" <<'PY'
+import sys
+from ptreg_checks import finite, near
+rows = [[finite(v, f"{sys.argv[1]}: {line!r}") for v in line.split()]
+        for line in open(sys.argv[1]) if line.strip() and not line.startswith("#")]
+plane = [r for r in rows if r[2] == 0]
+assert len(rows[0]) == 6 and len(plane) > len(rows) // 2, (len(plane), len(rows))
+for r in plane:
+    near(r[5], float(sys.argv[2]), 0.01, f"the normal's z at {r[:3]}")
+PY
+}
 expect 0 -- "$PTREG" normals "$WORK/plane.ply" --k 8 --orient direction --direction 0,0,-1 -o "$WORK/nd.xyz"
-awk '$3 == 0 { if ($6 > -0.99) bad = 1 } END { exit bad }' "$WORK/nd.xyz" || fail "--orient direction 0,0,-1: not -z"
+normals_along "$WORK/nd.xyz" -1 || fail "--orient direction 0,0,-1: not -z"
 expect 0 -- "$PTREG" normals "$WORK/plane.ply" --k 8 --orient tangent-plane --orient-k 6 -o "$WORK/nt.xyz"
-awk '$3 == 0 { if ($6 < 0.99) bad = 1 } END { exit bad }' "$WORK/nt.xyz" || fail "--orient tangent-plane: not +z"
+normals_along "$WORK/nt.xyz" 1 || fail "--orient tangent-plane: not +z"
 expect 2 -- "$PTREG" normals "$WORK/plane.ply" --orient sideways; err_has "tangent-plane"
 
 # --html: fpfh's page colours each point by its descriptor's distance to the mean descriptor, the point
@@ -169,6 +182,7 @@ PY
 import json, math, sys
 sys.path.insert(0, sys.argv[2])
 import report_page
+from ptreg_checks import compare, near, worst, worst_abs_diff
 w = sys.argv[1]
 page, want = report_page.load(w + "/f.html"), json.load(open(w + "/fj.json"))
 assert page.result["missing"] == want["missing"] == 1 and page.result["points"] == 401, page.result
@@ -182,8 +196,10 @@ assert len(rows) == 400 and len(rows[0]) == 33, (len(rows), len(rows[0]))
 mean = [sum(c) / len(rows) for c in zip(*rows)]
 dist = [math.sqrt(sum((a - b) ** 2 for a, b in zip(r, mean))) for r in rows]
 got = page.floats(cloud, "values")
-assert max(abs(a - b) for a, b in zip(got, dist)) < 1e-4 * max(dist), (got[:4], dist[:4])
-assert abs(cloud["range"][1] - max(dist)) < 1e-4 * max(dist) and max(dist) > 2 * min(dist) > 0, cloud["range"]
+far = worst(dist, "distances to the mean")
+compare(worst_abs_diff(got, dist, "the page's distances"), "<", 1e-4 * far, "the page's distances, off by")
+near(cloud["range"][1], far, 1e-4 * far, "the page's range's top")
+assert far > 2 * min(dist) > 0, cloud["range"]  # nan-ok: every distance finite (worst() above)
 npage = report_page.load(w + "/n.html")
 assert npage.result["missing"] == json.load(open(w + "/nj.json"))["missing"] == 1, npage.result
 assert npage.names() == ["cloud", "without a normal", "normals"], npage.names()

@@ -6,6 +6,10 @@ DATA=${2:-}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 failures=0
+skipped=0
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# the inline Python of the scripts imports the same checks (ptreg_checks)
+export PYTHONPATH="$TESTS_DIR${PYTHONPATH:+:$PYTHONPATH}"
 # no `ptreg tune` winners from the machine running the tests (tune.sh sets its own)
 export PTREG_TUNE_CACHE=off
 
@@ -36,6 +40,49 @@ expect() {
     fi
 }
 
+# checks HOW ARGS...: one numeric check of tests/ptreg_checks.py, e.g.
+#   checks json "$WORK/out" rotation_error_deg '<' 0.05
+#   checks text "$WORK/out" 'rotation ([^ ]+) deg' '<' 0.05
+#   checks tables "$WORK/a.txt" "$WORK/b.txt" 1e-5
+# A missing field, JSON's null (cJSON's NaN), a nan or an inf fails, as does
+# a false comparison; `checks json-get FILE KEY` prints the finite value.
+checks() {
+    local said
+    if ! said=$(python3 "$TESTS_DIR/ptreg_checks.py" "$@" 2>&1); then
+        fail "${said:-ptreg_checks.py $*: failed}"
+        return 1
+    fi
+    [ -z "$said" ] || printf '%s\n' "$said"
+}
+
+# missing REQUIRE WHY: a part that cannot run here. Under the variable
+# REQUIRE (make check sets PTREG_TEST_REQUIRE_DATA and _DEVICE) that is a
+# failure; otherwise a skip, and the script ends 77 (skipped), not ok.
+missing() {
+    if [ "${!1:-0}" != 0 ]; then
+        fail "$2 ($1=1 requires it)"
+    else
+        echo "skipped: $2"
+        skipped=1
+    fi
+}
+
+# has_data: whether the shared data folder (../shared/data) is here; if
+# not, `missing` says so and the caller leaves its data checks out.
+has_data() {
+    [ -n "$DATA" ] && [ -f "$DATA/README.md" ] && return 0
+    missing PTREG_TEST_REQUIRE_DATA "the shared data folder is not at '${DATA:-(none given)}': its checks did not run"
+    return 1
+}
+
+# has_opencl: whether ptreg finds an OpenCL device (in CI: POCL, the CPU
+# OpenCL driver); if not, `missing` says so.
+has_opencl() {
+    "$PTREG" devices --json | grep -q '"device":	"opencl:0"' && return 0
+    missing PTREG_TEST_REQUIRE_DEVICE "no OpenCL device: the device runs did not run"
+    return 1
+}
+
 out_has() { grep -q -- "$1" "$WORK/out" || fail "stdout lacks '$1'"; }
 err_has() { grep -q -- "$1" "$WORK/err" || fail "stderr lacks '$1'"; }
 no_file() { [ ! -e "$1" ] || fail "$1 exists but should not"; }
@@ -52,6 +99,10 @@ finish() {
     if [ "$failures" -ne 0 ]; then
         echo "$failures failures" >&2
         exit 1
+    fi
+    if [ "$skipped" -ne 0 ]; then
+        echo "ok, but a section was skipped (above): exit 77"
+        exit 77
     fi
     echo "ok"
     exit 0

@@ -114,7 +114,7 @@ expect 0 -- "$PTREG" convert "$WORK/utm.ply" --transform "$WORK/R.txt" -o "$WORK
 check_world "$WORK/turned.ply" "convert --transform in the world" "$WORK/R.txt"
 
 # the real LiDAR pair at UTM coordinates and near zero: the same pose
-if [ -n "$DATA" ] && [ -f "$DATA/lidar/source.ply" ]; then
+if has_data; then
     "$PY" - "$DATA/lidar" "$WORK" <<'PYEOF'
 import sys
 import numpy as np

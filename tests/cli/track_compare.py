@@ -3,10 +3,13 @@
 timestamp; no alignment: both are in the model's frame). Prints one line per
 frame with --verbose, then: frames, ATE RMSE, max translation error, median
 and max rotation error (degrees). With --max-trans/--max-rot, exits 1 when a
-frame (outside --skip's frames, "a,b,c") is beyond them. Plain Python."""
+frame (outside --skip's frames, "a,b,c") is beyond them, or is not finite:
+a NaN pose is never within a bound (ptreg_checks: every value finite)."""
 import argparse
 import math
 import sys
+
+from ptreg_checks import CheckFailed, finite
 
 
 def read_tum(path):
@@ -16,7 +19,10 @@ def read_tum(path):
             line = line.strip()
             if not line or line.startswith("#"):
                 continue
-            v = [float(x) for x in line.split()]
+            try:
+                v = [finite(x, f"{path}: {line!r}") for x in line.split()]
+            except CheckFailed as e:
+                sys.exit(str(e))
             if len(v) != 8:
                 sys.exit(f"{path}: a line of {len(v)} numbers, not 8")
             rows[round(v[0], 6)] = v[1:]
@@ -27,8 +33,10 @@ def rot_error_deg(qa, qb):
     dot = abs(sum(a * b for a, b in zip(qa, qb)))
     na = math.sqrt(sum(a * a for a in qa))
     nb = math.sqrt(sum(b * b for b in qb))
-    c = min(1.0, dot / (na * nb))
-    return math.degrees(2.0 * math.acos(c))
+    c = dot / (na * nb) if na * nb > 0 else math.nan  # no rotation at all
+    # rounding can put c a hair above 1; a NaN must stay NaN, which
+    # a clamp with min() would turn a NaN into 1.0, a perfect pose
+    return math.degrees(2.0 * math.acos(c if not c > 1.0 else 1.0))
 
 
 def compare(traj, truth, skip=()):
@@ -56,18 +64,19 @@ def main():
     rows = compare(a.trajectory, a.truth, skip)
     bad = 0
     for i, t, tr, ro, skipped in rows:
-        over = not skipped and ((a.max_trans is not None and tr > a.max_trans) or
-                                (a.max_rot is not None and ro > a.max_rot))
+        over = not skipped and ((a.max_trans is not None and not tr <= a.max_trans) or
+                                (a.max_rot is not None and not ro <= a.max_rot))
         bad += over
         if a.verbose or over:
             print(f"frame {i} t {t:.6f}: translation error {tr:.3g}, rotation error {ro:.3g} deg"
                   + (" BEYOND" if over else "") + (" (skipped)" if skipped else ""))
     kept = [r for r in rows if not r[4]]
-    ate = math.sqrt(sum(r[2] ** 2 for r in kept) / max(1, len(kept)))
+    # the summary, printed only (nan-ok)
+    ate = math.sqrt(sum(r[2] ** 2 for r in kept) / max(1, len(kept)))  # nan-ok
     rots = sorted(r[3] for r in kept)
     med = rots[len(rots) // 2] if rots else 0.0
-    print(f"frames {len(rows)} ate_rmse {ate:.6g} max_trans {max((r[2] for r in kept), default=0):.6g} "
-          f"median_rot_deg {med:.6g} max_rot_deg {max(rots, default=0):.6g}")
+    print(f"frames {len(rows)} ate_rmse {ate:.6g} max_trans {max((r[2] for r in kept), default=0):.6g} "  # nan-ok
+          f"median_rot_deg {med:.6g} max_rot_deg {max(rots, default=0):.6g}")  # nan-ok
     return 1 if bad else 0
 
 

@@ -398,7 +398,7 @@ static void test_fast_exp(CUstream s)
         }
         const double ulp = ldexp(1.0, ilogb(e) - 23), bound = 2.0 + floor(fabs(1.173 * in[i]));
         within &= fabs(out[i] - e) <= bound * ulp;
-        worst = fmax(worst, fabs(out[i] - e) / ulp / bound);
+        worst = check_worse(worst, fabs(out[i] - e) / ulp / bound);
         inexact += out[i] != expf(in[i]);
     }
     CHECK_MSG(within && flushed && inexact > N / 10, "worst %.3g of the bound, flushed %d, %d of %d not expf's",

@@ -38,7 +38,13 @@
 # with the keywords of formats.dict. The corpus is kept between runs.
 # Crashing inputs land in build-fuzz/crash-<format>/: add each to
 # tests/data/io/bad/ and tests/data/io/bad.txt once fixed.
-set -euo pipefail
+#
+# A fuzzer that did not run finds nothing, so no new crash file is not
+# enough: each target must exit 0 (libFuzzer's end of a timed run; a
+# finding exits otherwise and leaves its input) having executed inputs
+# (stat::number_of_executed_units in its log), and a target that cannot
+# be built fails the run at once, named.
+set -eEuo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
@@ -52,6 +58,18 @@ export PTREG_NUM_THREADS=1
 # what this run finds: artifacts newer than this mark fail it (exit 1)
 mark=$build/.run-started
 touch "$mark"
+# the target being built, for the message when its build fails
+building=""
+# the targets started, in order, and their fuzzers' subshells
+started=()
+declare -A pid_of
+build_failed() {
+    echo "FAIL: fuzz $building: its build failed (exit $1); waiting for the fuzzers started" >&2
+    trap - ERR
+    wait
+    exit 1
+}
+trap 'build_failed $?' ERR
 # The parts of core the readers use: errors, clouds, volumes and the voxel
 # grid (src/io/voxel_stream.c downsamples a file as it reads it).
 core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c" "$root/src/core/voxel.c")
@@ -99,7 +117,8 @@ build_reader_fuzzer() {
 
 # Runs fuzzer `bin` on its corpus for the run's seconds: name, bin, corpus,
 # the longest input, then any other libFuzzer flags. Its log goes to
-# build-fuzz/fuzz-NAME.log, what it finds to build-fuzz/crash-NAME/.
+# build-fuzz/fuzz-NAME.log, what it finds to build-fuzz/crash-NAME/; its
+# job ends with its exit status.
 # Each fuzzer is one process for a fixed time: they run side by side, one a
 # core (FUZZ_JOBS), while the next is built, so the run takes the seconds
 # times the formats over the cores; the findings are checked once all ended.
@@ -109,13 +128,50 @@ run_target() {
     shift 4
     mkdir -p "$corpus" "$build/crash-$name"
     while [ "$(jobs -rp | wc -l)" -ge "$fuzz_jobs" ]; do
-        wait -n || true
+        wait -n || true # each job's status is taken by its name below
     done
+    rm -f "$build/fuzz-$name.log"
     echo "== $name: ${seconds}s, corpus $(find "$corpus" -type f | wc -l) files"
-    { "$bin" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 "$@" \
-        -print_final_stats=1 -artifact_prefix="$build/crash-$name/" "$corpus" 2>&1 |
-        tee "$build/fuzz-$name.log" |
-        grep -E '^(#[0-9]+ +DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' | sed "s/^/$name: /" || true; } &
+    {
+        trap - ERR
+        set +e
+        "$bin" -max_total_time="$seconds" -max_len="$max_len" -rss_limit_mb=2048 -timeout=10 "$@" \
+            -print_final_stats=1 -artifact_prefix="$build/crash-$name/" "$corpus" 2>&1 |
+            tee "$build/fuzz-$name.log" |
+            grep -E '^(#[0-9]+[[:space:]]+DONE|==[0-9]+==|stat::number_of_executed_units|SUMMARY)' | sed "s/^/$name: /"
+        exit "${PIPESTATUS[0]}"
+    } &
+    started+=("$name")
+    pid_of[$name]=$!
+}
+
+# executed NAME: the inputs the target's fuzzer ran, from its final stats
+# (or its "#N DONE" line); nothing when its log has neither.
+executed() {
+    local log=$build/fuzz-$1.log
+    { sed -n 's/^stat::number_of_executed_units: *\([0-9][0-9]*\).*/\1/p' "$log" 2>/dev/null
+      sed -n 's/^#\([0-9][0-9]*\)[[:space:]][[:space:]]*DONE.*/\1/p' "$log" 2>/dev/null; } | head -1
+}
+
+# check_target NAME RC: whether its fuzzer, which exited RC, ran and ended
+# well; else says why. A finding is said here with its exit status and
+# listed again below.
+check_target() {
+    local name=$1 rc=$2 units finding
+    units=$(executed "$name")
+    finding=$(find "$build/crash-$name" -type f -newer "$mark" 2>/dev/null | head -1)
+    if [ "$rc" != 0 ] && [ -n "$finding" ]; then
+        echo "FAIL: fuzz $name: a finding (exit $rc): $finding" >&2
+    elif [ "$rc" != 0 ]; then
+        echo "FAIL: fuzz $name: exit $rc without a finding (did not start?):" >&2
+        tail -5 "$build/fuzz-$name.log" 2>/dev/null | sed 's/^/  /' >&2
+    elif [ -z "$units" ] || [ "$units" -eq 0 ]; then
+        echo "FAIL: fuzz $name: exit 0 but ${units:-no count of} inputs executed (log $build/fuzz-$name.log)" >&2
+    else
+        echo "fuzz $name: $units inputs, exit 0"
+        return 0
+    fi
+    return 1
 }
 
 fuzz_transform() {
@@ -188,8 +244,11 @@ fuzz_index() {
     mkdir -p "$corpus"
     "$lib/ptreg" synth --shape blob --model "$build/blob300.ply" --model-points 300 >/dev/null
     for f in "$build/blob300.ply" "$root"/tests/data/io/good/*.ply "$root"/tests/data/io/good/*.xyz; do
-        [ -f "$f" ] && "$lib/ptreg" index "$f" -o "$corpus/$(basename "$f").pti" >/dev/null 2>&1 || true
-        [ -f "$f" ] && "$lib/ptreg" index "$f" --leaf-size 4 -o "$corpus/$(basename "$f").4.pti" >/dev/null 2>&1 || true
+        # a cloud that makes no index (too few points) is no seed
+        if [ -f "$f" ]; then
+            "$lib/ptreg" index "$f" -o "$corpus/$(basename "$f").pti" >/dev/null 2>&1 || true
+            "$lib/ptreg" index "$f" --leaf-size 4 -o "$corpus/$(basename "$f").4.pti" >/dev/null 2>&1 || true
+        fi
     done
     run_target index "$bin" "$corpus" 262144
 }
@@ -253,6 +312,7 @@ sys.stdout.buffer.write(head + struct.pack("<15f", *range(15)))' >"$corpus/two.p
 }
 
 for fmt in "${formats[@]}"; do
+    building=$fmt
     if [ "$fmt" = tune ]; then
         fuzz_tune
         continue
@@ -300,10 +360,19 @@ for fmt in "${formats[@]}"; do
     run_target "$fmt" "$bin" "$corpus" 65536 -dict="$root/tests/fuzz/formats.dict"
 done
 
-wait
+# the builds are over: from here a status is looked at, not a failure
+trap - ERR
+set +e
+failed=0
+for name in "${started[@]}"; do
+    wait "${pid_of[$name]}"
+    check_target "$name" $? || failed=1
+done
 found=$(find "$build" -path "$build/crash-*" -type f -newer "$mark" | sort)
 if [ -n "$found" ]; then
     echo "fuzz: findings (add each to tests/data/io/bad/ once fixed):" >&2
     echo "$found" >&2
     exit 1
 fi
+[ "$failed" -eq 0 ] || exit 1
+[ ${#started[@]} -gt 0 ] || { echo "FAIL: fuzz: no target run" >&2; exit 1; }
