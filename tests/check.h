@@ -91,14 +91,6 @@ static inline double check_max_abs_diff(const double *a, const double *b, size_t
     return worst;
 }
 
-static inline double check_max_abs_diff_f(const float *a, const float *b, size_t n)
-{
-    double worst = 0.0;
-    for (size_t i = 0; i < n; i++)
-        worst = check_worse(worst, fabs((double)a[i] - (double)b[i]));
-    return worst;
-}
-
 /* Whether environment variable name is set to something other than 0. */
 static inline int check_env_set(const char *name)
 {

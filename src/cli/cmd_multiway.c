@@ -148,6 +148,14 @@ static void truth_error(const multiway_inputs *in, const ptreg_multiway_result *
     ptreg_transform_difference(rel, r->poses + 16 * i, angle_deg, translation);
 }
 
+/* --merged-voxel, 0 when not given (a cube of 0 is no grid: leave the
+ * option out for every point); checked before the run, read again to write */
+static int merged_voxel(const cli_args *a, double *voxel)
+{
+    *voxel = 0.0;
+    return cli_double(a, "merged-voxel", 1e-30, 1e30, voxel);
+}
+
 static int write_merged(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_result *r)
 {
     size_t total = 0;
@@ -170,8 +178,8 @@ static int write_merged(const cli_args *a, const multiway_inputs *in, const ptre
             ptreg_transform_vectors(r->poses + 16 * i, c->normals, all.normals + 3 * at, c->n);
         at += c->n;
     }
-    double voxel = 0.0; /* checked before the run (run_multiway) */
-    int rc = st ? fail(st, &err) : cli_double(a, "merged-voxel", 1e-30, 1e30, &voxel);
+    double voxel;
+    int rc = st ? fail(st, &err) : merged_voxel(a, &voxel);
     if (!rc && voxel > 0.0 && (st = ptreg_voxel_downsample(&all, voxel, &down, &err)))
         rc = fail(st, &err);
     if (!rc)
@@ -387,10 +395,8 @@ static int run_multiway(const cli_args *a, batch_comm *comm)
                   cli_has(a, "pairs") ? "pairs" : "pose-graph");
         rc = EXIT_USAGE;
     }
-    /* --merged-voxel told before the run, not after it (a cube of 0 is no
-     * grid: leave the option out for every point) */
-    double merged_voxel = 0.0;
-    rc = rc ? rc : cli_double(a, "merged-voxel", 1e-30, 1e30, &merged_voxel);
+    double voxel; /* told before the run, not after it */
+    rc = rc ? rc : merged_voxel(a, &voxel);
     if (!rc && cli_has(a, "merged-voxel") && !cli_has(a, "merged")) {
         cli_error("multiway", "--merged-voxel downsamples the --merged cloud: give --merged FILE");
         rc = EXIT_USAGE;

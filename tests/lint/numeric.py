@@ -68,9 +68,8 @@ def offences(path, kind):
                 m = HEREDOC.search(line)
                 if m and re.search(r"python|\$PY\b|\"\$PY\"", line):
                     python_until = m.group(1)
-        code = line.split("#")[0] if kind in ("sh", "py") and not line.lstrip().startswith("awk") else line
-        if kind == "c":
-            code = re.sub(r"/\*.*?\*/|//.*$", "", line)
+        # the code without its comment (a comment may name what it forbids)
+        code = re.sub(r"/\*.*?\*/|//.*$", "", line) if kind == "c" else line.split("#")[0]
         for pattern, why in rules:
             if pattern.search(code) and not marked(lines, i):
                 yield i + 1, why
