@@ -47,7 +47,7 @@ demo: build
 	@mkdir -p $(DEMO_DIR)
 	@$(PTREG) synth --shape aircraft --model $(DEMO_DIR)/model.ply --model-points 40000 \
 	    -o $(DEMO_DIR)/scan.ply --points 30000 --max-angle 10 --noise 0.002 \
-	    --truth $(DEMO_DIR)/truth.txt --seed 1
+	    --truth-out $(DEMO_DIR)/truth.txt --seed 1
 	@$(PTREG) icp $(DEMO_DIR)/scan.ply $(DEMO_DIR)/model.ply --max-iter 100 \
 	    --truth $(DEMO_DIR)/truth.txt -o $(DEMO_DIR)/scan_registered.ply --html $(DEMO_DIR)/report.html
 	@echo "report: $(abspath $(DEMO_DIR))/report.html (open it in a browser)"

@@ -63,7 +63,7 @@ def misorientation_deg(a, b, group):
 
 def run_case(ptreg, work, noise, eff, args, extra):
     pos, truth, out = (os.path.join(work, f) for f in ('a.pos', 't.npy', 'o.npy'))
-    subprocess.run([ptreg, 'synth', '--shape', 'apt-polycrystal', '-o', pos, '--truth', truth, '--noise', str(noise),
+    subprocess.run([ptreg, 'synth', '--shape', 'apt-polycrystal', '-o', pos, '--truth-out', truth, '--noise', str(noise),
                     '--efficiency', str(eff), '--box', str(args.box), '--grains', str(args.grains),
                     '--seed', str(args.seed)], check=True, stdout=subprocess.DEVNULL)
     res = subprocess.run([ptreg, 'batch', pos, '-o', out, '--json'] + extra, check=True, capture_output=True,

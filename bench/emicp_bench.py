@@ -61,7 +61,7 @@ def make_data(ptreg, work, n):
                                                                        ("truth", "txt")))
     if not os.path.exists(truth):
         run([ptreg, "synth", "--shape", "aircraft", "--model", tgt, "--model-points", str(n), "-o", src,
-             "--points", str(n), "--truth", truth, "--max-angle", "20", "--noise", "0.002", "--seed", "11"])
+             "--points", str(n), "--truth-out", truth, "--max-angle", "20", "--noise", "0.002", "--seed", "11"])
     return src, tgt, truth
 
 

@@ -68,7 +68,7 @@ def ptreg_synth_command(ptreg, shape, model, sensed, truth):
     return [ptreg, "synth", "--shape", shape,
             "--model", model, "--model-points", "40000",
             "-o", sensed, "--points", "30000",
-            "--truth", truth, "--seed", "1", "--max-angle", "10", "--noise", "0.002"]
+            "--truth-out", truth, "--seed", "1", "--max-angle", "10", "--noise", "0.002"]
 
 
 def read_matrix(path):

@@ -332,7 +332,7 @@ def make_views(work, ptreg, shape):
         view = (5 * math.cos(el) * math.cos(phi), 5 * math.cos(el) * math.sin(phi), 5 * math.sin(el))
         vs = ",".join(f"{c:.6f}" for c in view)
         scan, tr = os.path.join(d, f"scan_{k}.ply"), os.path.join(d, f"truth_{k}.txt")
-        cmd = [ptreg, "synth", "--shape", shape, "-o", scan, "--truth", tr, "--view", vs, "--points", "20000",
+        cmd = [ptreg, "synth", "--shape", shape, "-o", scan, "--truth-out", tr, "--view", vs, "--points", "20000",
                "--noise", "0.002", "--max-angle", "180", "--max-translation", "0.5", "--seed", str(k)]
         if k == 0:
             cmd += ["--model", model]

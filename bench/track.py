@@ -64,7 +64,7 @@ def approach(a, work):
     t0 = time.time()
     if not (a.reuse and os.path.exists(truth)):
             run([a.ptreg, "synth", "--sequence", str(a.frames), "--model", model, "--model-points",
-             str(a.model_points), "--points", str(a.points), "--frames-dir", frames, "--truth-trajectory", truth,
+             str(a.model_points), "--points", str(a.points), "--frames-dir", frames, "--truth-trajectory-out", truth,
              "--occlusion", f"{a.occlusion_start},{a.occlusion_length}", "--seed", str(a.seed)])
     synth_s = time.time() - t0
     init = os.path.join(work, "init.txt")
@@ -124,7 +124,7 @@ def soak(a, work):
     frames, model = os.path.join(work, "sframes"), os.path.join(work, "smodel.ply")
     run([a.ptreg, "synth", "--sequence", str(a.soak_frames), "--model", model, "--model-points",
          str(a.soak_model_points), "--points", str(a.soak_points), "--frames-dir", frames,
-         "--truth-trajectory", os.path.join(work, "struth.txt")])
+         "--truth-trajectory-out", os.path.join(work, "struth.txt")])
     first_pose_matrix(os.path.join(work, "struth.txt"), os.path.join(work, "sinit.txt"))
     files = sorted(os.path.join(frames, f) for f in os.listdir(frames))
     data = [track_stream.read_ply_xyz(p) for p in files]

@@ -93,7 +93,7 @@ def inputs(tmp_path_factory):
     ModelIndex of the model (with its Delaunay graph) that every thread uses."""
     d = tmp_path_factory.mktemp("threads")
     cli("synth", "--shape", "aircraft", "--model", d / "model.ply", "--model-points", 4000, "-o", d / "scan.ply",
-        "--points", 3000, "--max-angle", 5, "--noise", 0.001, "--truth", d / "truth.txt", "--seed", 7)
+        "--points", 3000, "--max-angle", 5, "--noise", 0.001, "--truth-out", d / "truth.txt", "--seed", 7)
     model, scan = ptreg.read_cloud(d / "model.ply"), ptreg.read_cloud(d / "scan.ply")
     rng = np.random.default_rng(11)
     volume = np.zeros((24, 28, 32), dtype=np.uint8)  # [z, y, x]

@@ -37,7 +37,7 @@ def scene(tmp_path_factory):
     of it in a known pose (5 degrees), the truth."""
     d = tmp_path_factory.mktemp("scene")
     cli("synth", "--shape", "aircraft", "--model", d / "model.ply", "--model-points", 20000, "-o", d / "scan.ply",
-        "--points", 15000, "--max-angle", 5, "--noise", 0.001, "--truth", d / "truth.txt", "--seed", 3)
+        "--points", 15000, "--max-angle", 5, "--noise", 0.001, "--truth-out", d / "truth.txt", "--seed", 3)
     return d
 
 

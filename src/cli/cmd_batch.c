@@ -28,7 +28,7 @@ static const cli_option batch_options[] = {
     {"estimate-motif", 0, "N", "rounds of motif estimation: the motif becomes the mean of the registered "
                                "neighborhoods (default 0)"},
     {"motif-out", 0, "FILE", "write the motif used (the estimate, with --estimate-motif) as a cloud"},
-    {"k", 0, "N", "neighbors per atom, 3..256 (default 12)"},
+    {"k", 'k', "N", "neighbors per atom, 3..256 (default 12)"},
     {"radius", 0, "R", "only neighbors nearer than R nm (still at most --k; default: the k nearest)"},
     {"ranges", 0, "FILE", "range file (.rrng or .rng) naming ions by mass-to-charge; needs a .pos/.epos INPUT"},
     {"ion", 0, "NAMES", "with --ranges: the ions taken, comma-separated (e.g. Al or Al,Mg); the others are "

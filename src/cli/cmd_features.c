@@ -15,6 +15,7 @@
 #define RUN_OPTIONS                                                                                      \
     CLI_OPT_THREADS,                                                                                    \
     CLI_DEVICE_OPTION,                                                                                  \
+    CLI_OPT_QUIET,                                                                                      \
     CLI_OPT_REPEAT,                                                                                     \
     CLI_OPT_HTML,                                                                                       \
     CLI_OPT_JSON
@@ -340,7 +341,7 @@ int cli_run_normals(int argc, char **argv)
         (rc = cli_report_begin(&a, "normals")))
         return rc;
     ptreg_cloud c;
-    if ((rc = cli_load_shape("normals", a.positional[0], &c, cli_has(&a, "json"))))
+    if ((rc = cli_load_shape("normals", a.positional[0], &c, cli_quiet(&a))))
         return rc;
     for (int k = 0; k < 3; k++) /* the viewpoint is a place in the world: into the cloud's frame */
         o.viewpoint[k] -= c.origin[k];
@@ -431,7 +432,7 @@ static int ensure_normals(const cli_args *a, const char *cmd, ptreg_cloud *c, co
     }
     free(c->normals);
     c->normals = normals;
-    if (!cli_has(a, "json") && !cli_has(a, "recompute"))
+    if (!cli_quiet(a) && !cli_has(a, "recompute"))
         fprintf(stderr, "ptreg %s: %s has no normals: estimated them (see --normal-k)\n", cmd, a->positional[0]);
     return EXIT_OK;
 }
@@ -557,7 +558,7 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
         return rc;
     ptreg_cloud c;
     const char *normals = NULL;
-    if ((rc = cli_load_shape(name, a.positional[0], &c, cli_has(&a, "json"))))
+    if ((rc = cli_load_shape(name, a.positional[0], &c, cli_quiet(&a))))
         return rc;
     if ((rc = check_k(name, "k", &o.neighbors, a.positional[0], c.n)) ||
         (rc = ensure_normals(&a, name, &c, &normals))) {

@@ -23,6 +23,7 @@ static const cli_option harris_options[] = {
     {"reference", 0, NULL, "use the literal loop (w^3 terms per voxel, double): slow, for checking"},
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
+    CLI_OPT_QUIET,
     CLI_OPT_REPEAT,
     {"no-tune", 0, NULL, "ignore `ptreg tune --kernel harris`'s winner (the CPU path's tiling and threads)"},
     CLI_OPT_HTML,

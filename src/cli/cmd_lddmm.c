@@ -65,6 +65,7 @@ static const cli_option warp_options[] = {
     CLI_OPT_ASCII,
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
+    CLI_OPT_QUIET,
     {"no-tune", 0, NULL, "on a GPU: ignore `ptreg tune --kernel lddmm --device`'s winner"},
     CLI_OPT_HTML,
     CLI_OPT_JSON,
@@ -581,7 +582,7 @@ int cli_run_warp(int argc, char **argv)
     o.integrator = model.integrator;
     cJSON *variant = tuned_gpu(&a, &o, model.n);
     ptreg_cloud c;
-    if ((rc = cli_load_cloud("warp", a.positional[1], &c, cli_has(&a, "json")))) {
+    if ((rc = cli_load_cloud("warp", a.positional[1], &c, cli_quiet(&a)))) {
         cJSON_Delete(variant);
         ptreg_lddmm_model_free(&model);
         return rc;

@@ -20,6 +20,8 @@ static const cli_option multiway_options[] = {
     {"pose-graph-out", 0, "FILE", "write the solved pose graph (Open3D's JSON layout)"},
     {"truth", 0, "FILE", "known poses (4x4 per scan, any common frame): report each scan's error"},
     CLI_OPT_THREADS,
+    CLI_DEVICE_OPTION,
+    CLI_OPT_QUIET,
     CLI_OPT_ASCII,
     CLI_OPT_JSON,
     CLI_OPT_HTML,
@@ -381,6 +383,7 @@ static int run_multiway(const cli_args *a, batch_comm *comm)
     ptreg_multiway_options o;
     ptreg_multiway_options_default(&o);
     int rc = cli_read_library(a, &o);
+    rc = rc ? rc : cli_device_cpu_only(a, "multiway");
     rc = rc ? rc : cli_apply_threads(a);
     if (!rc && o.anchor >= (size_t)a->positional_count) {
         cli_error("multiway", "--anchor %zu: there are %d scans", o.anchor, a->positional_count);

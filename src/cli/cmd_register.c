@@ -18,6 +18,8 @@ static const cli_option register_options[] = {
     {"truth", 0, "FILE", "known answer: report the rotation and translation error"},
     CLI_OPT_THREADS,
     CLI_OPT_REPEAT,
+    CLI_DEVICE_OPTION,
+    CLI_OPT_QUIET,
     CLI_OPT_ASCII,
     CLI_OPT_JSON,
     CLI_OPT_HTML,
@@ -48,6 +50,7 @@ static int read_register_options(const cli_args *a, ptreg_register_options *o)
     int rc = cli_read_library(a, o);
     rc = rc ? rc : cli_int(a, "seed", 0, 2147483647, &seed);
     o->ransac.seed = (uint64_t)seed;
+    rc = rc ? rc : cli_device_cpu_only(a, "register");
     return rc ? rc : cli_apply_threads(a);
 }
 
@@ -171,9 +174,9 @@ int cli_run_register(int argc, char **argv)
         (cli_has(&a, "truth") && (rc = cli_read_transform("register", cli_string(&a, "truth", NULL), truth))))
         return rc;
     ptreg_cloud s, t;
-    if ((rc = cli_load_shape("register", a.positional[0], &s, 0)))
+    if ((rc = cli_load_shape("register", a.positional[0], &s, cli_quiet(&a))))
         return rc;
-    if ((rc = cli_load_shape("register", a.positional[1], &t, 0))) {
+    if ((rc = cli_load_shape("register", a.positional[1], &t, cli_quiet(&a)))) {
         ptreg_cloud_free(&s);
         return rc;
     }

@@ -16,7 +16,7 @@ static const cli_option synth_options[] = {
     {"output", 'o', "FILE", "write the sensed scan; apt-polycrystal: the atoms (.pos with m/q, or any point "
                             "format)"},
     {"points", 'n', "M", "sensed points (default 30000)"},
-    {"truth", 0, "FILE", "write the 4x4 transform taking the scan onto the model; apt-polycrystal: per atom "
+    {"truth-out", 0, "FILE", "write the 4x4 transform taking the scan onto the model; apt-polycrystal: per atom "
                          "grain, qw, qx, qy, qz (.npy float32 n x 5, or .csv)"},
     {"max-angle", 0, "DEG", "roll, pitch and yaw each drawn from [-DEG, DEG] (default 20)"},
     {"max-translation", 0, "T", "translation components drawn from [-T, T] (default 0.1)"},
@@ -36,11 +36,11 @@ static const cli_option synth_options[] = {
     {"solute", 0, "F", "apt-polycrystal: fraction of the atoms that are solute, m/q 24 (Mg); the others "
                        "27 (Al) (default 0)"},
     {"sequence", 0, "N", "an approach of N frames for 'ptreg track' (see below): with --frames-dir and/or "
-                         "--truth-trajectory"},
+                         "--truth-trajectory-out"},
     {"frames-dir", 0, "DIR", "--sequence: write frame_00000.ply ... (binary PLY unless --ascii) into DIR "
                              "(made when missing)"},
-    {"truth-trajectory", 0, "FILE", "--sequence: the true poses, a TUM trajectory (timestamp tx ty tz qx qy "
-                                    "qz qw)"},
+    {"truth-trajectory-out", 0, "FILE", "write the true poses of --sequence, a TUM trajectory (timestamp tx "
+                                        "ty tz qx qy qz qw)"},
     {"rate", 0, "HZ", "--sequence: frames per second (default 10)"},
     {"dropouts", 0, "F", "--sequence: each point dropped with probability F (default 0)"},
     {"occlusion", 0, "START[,LENGTH]", "--sequence: frames START .. START+LENGTH-1 (LENGTH default 1) have "
@@ -59,7 +59,7 @@ const cli_command cli_cmd_synth = CLI_COMMAND("synth",
     "surface per pixel, in raster order) with samples independent of the model's, then\n"
     "is cropped, made noisy, given outliers and moved. Register the scan onto the model\n"
     "and compare with --truth:\n"
-    "  ptreg synth --model model.ply -o scan.ply --truth truth.txt\n"
+    "  ptreg synth --model model.ply -o scan.ply --truth-out truth.txt\n"
     "  ptreg icp scan.ply model.ply --truth truth.txt\n"
     "\n"
     "--shape apt-polycrystal makes a synthetic atom-probe reconstruction (units: nm) with\n"
@@ -70,12 +70,12 @@ const cli_command cli_cmd_synth = CLI_COMMAND("synth",
     "probability --efficiency and moved by Gaussian noise, --noise along x and y,\n"
     "--noise-depth along z (atoms can end up a few sigma outside the box). .pos output\n"
     "carries m/q: 27 (Al) for lattice atoms, 24 (Mg) for the --solute fraction.\n"
-    "--truth writes one row per atom, in the output's order: grain, qw, qx, qy, qz, where\n"
+    "--truth-out writes one row per atom, in the output's order: grain, qw, qx, qy, qz, where\n"
     "q (w >= 0) is the rotation taking the grain's atoms, relative to one of them, onto\n"
     "the crystal's axes (ptreg_motif_lattice's frame): the transpose of the rotation that\n"
     "placed the lattice, what an orientation map of the atoms should find (up to the\n"
     "motif's symmetry). hcp's second basis atom sees the motif turned 180 degrees about c.\n"
-    "  ptreg synth --shape apt-polycrystal -o al.pos --truth truth.npy --grains 12 --box 20\n"
+    "  ptreg synth --shape apt-polycrystal -o al.pos --truth-out truth.npy --grains 12 --box 20\n"
     "\n"
     "--sequence N makes the approach of an aerial refuelling (default --shape aircraft):\n"
     "a range sensor ahead of and above the model closes in from 3 body lengths to 1 over\n"
@@ -83,7 +83,7 @@ const cli_command cli_cmd_synth = CLI_COMMAND("synth",
     "depth-buffer scan above (--points, --noise, --dropouts, --occlusion) in the sensor's\n"
     "frame (x right, y down, z along the view), at frame / --rate seconds; the truth takes\n"
     "it into the model's frame (what 'ptreg track' should return):\n"
-    "  ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth-trajectory truth.txt\n"
+    "  ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth-trajectory-out truth.txt\n"
     "  ptreg track model.ply --frames frames -o trajectory.txt",
     synth_options, 0, 0);
 
@@ -141,8 +141,8 @@ static int make_outputs(const cli_args *a, ptreg_shape shape, size_t model_point
         rc = cli_write_cloud("synth", cli_string(a, "model", NULL), &model, ascii);
     if (!rc && cli_has(a, "output"))
         rc = cli_write_cloud("synth", cli_string(a, "output", NULL), &scan, ascii);
-    if (!rc && cli_has(a, "truth"))
-        rc = cli_write_transform("synth", cli_string(a, "truth", NULL), truth);
+    if (!rc && cli_has(a, "truth-out"))
+        rc = cli_write_transform("synth", cli_string(a, "truth-out", NULL), truth);
     ptreg_cloud_free(&model);
     ptreg_cloud_free(&scan);
     return rc;
@@ -161,7 +161,7 @@ static int read_sequence_options(const cli_args *a, ptreg_synth_sequence_options
         cli_error("synth", "--sequence: --shape '%s' is not blob or aircraft", name);
         return EXIT_USAGE;
     }
-    static const char *const not_here[] = {"output", "truth", "max-angle", "max-translation", "outliers", "overlap",
+    static const char *const not_here[] = {"output", "truth-out", "max-angle", "max-translation", "outliers", "overlap",
                                            "view", "motif", "lattice", "grains", "box", "efficiency",
                                            "noise-depth", "solute"};
     for (size_t i = 0; i < sizeof not_here / sizeof not_here[0]; i++)
@@ -197,8 +197,8 @@ static int read_sequence_options(const cli_args *a, ptreg_synth_sequence_options
             return EXIT_USAGE;
         }
     }
-    if (!cli_has(a, "model") && !cli_has(a, "frames-dir") && !cli_has(a, "truth-trajectory")) {
-        cli_error("synth", "--sequence: nothing to write: give --model, --frames-dir and/or --truth-trajectory");
+    if (!cli_has(a, "model") && !cli_has(a, "frames-dir") && !cli_has(a, "truth-trajectory-out")) {
+        cli_error("synth", "--sequence: nothing to write: give --model, --frames-dir and/or --truth-trajectory-out");
         return EXIT_USAGE;
     }
     return EXIT_OK;
@@ -215,7 +215,7 @@ static int write_sequence(const cli_args *a)
     if (rc)
         return rc;
     const int ascii = cli_has(a, "ascii");
-    const char *dir = cli_string(a, "frames-dir", NULL), *truth_path = cli_string(a, "truth-trajectory", NULL);
+    const char *dir = cli_string(a, "frames-dir", NULL), *truth_path = cli_string(a, "truth-trajectory-out", NULL);
     ptreg_error err;
     ptreg_status st = PTREG_OK;
     if (cli_has(a, "model")) {
@@ -311,7 +311,7 @@ int cli_run_synth(int argc, char **argv)
         return rc;
     if (cli_has(&a, "sequence"))
         return write_sequence(&a);
-    static const char *const sequence_only[] = {"frames-dir", "truth-trajectory", "rate", "dropouts", "occlusion",
+    static const char *const sequence_only[] = {"frames-dir", "truth-trajectory-out", "rate", "dropouts", "occlusion",
                                                 "approach"};
     for (size_t i = 0; i < sizeof sequence_only / sizeof sequence_only[0]; i++)
         if (cli_has(&a, sequence_only[i])) {
@@ -326,8 +326,8 @@ int cli_run_synth(int argc, char **argv)
     ptreg_synth_options_default(&so);
     if ((rc = read_synth_options(&a, &shape, &model_points, &so)))
         return rc;
-    if (cli_has(&a, "truth") && !cli_has(&a, "output")) {
-        cli_error("synth", "--truth needs a scan: give --output FILE too");
+    if (cli_has(&a, "truth-out") && !cli_has(&a, "output")) {
+        cli_error("synth", "--truth-out needs a scan: give --output FILE too");
         return EXIT_USAGE;
     }
     double truth[16];

@@ -98,9 +98,9 @@ static int read_options(const cli_args *a, ptreg_apt_synth_options *o)
                   ptreg_format_name(f));
         return EXIT_USAGE;
     }
-    const char *truth = cli_string(a, "truth", NULL);
+    const char *truth = cli_string(a, "truth-out", NULL);
     if (truth && !has_suffix(truth, ".npy") && !has_suffix(truth, ".csv")) {
-        cli_error("synth", "--truth %s: the per-atom truth is written as .npy or .csv", truth);
+        cli_error("synth", "--truth-out %s: the per-atom truth is written as .npy or .csv", truth);
         return EXIT_USAGE;
     }
     return EXIT_OK;
@@ -127,7 +127,7 @@ static int write_outputs(const cli_args *a, const ptreg_apt_synth *s)
         cli_error("synth", "%s", err.message);
         return cli_exit_code(st, 0);
     }
-    const char *truth = cli_string(a, "truth", NULL);
+    const char *truth = cli_string(a, "truth-out", NULL);
     if (!truth)
         return EXIT_OK;
     float *rows = malloc(5 * (s->n ? s->n : 1) * sizeof *rows);
@@ -156,8 +156,8 @@ static int print_json(const cli_args *a, const ptreg_apt_synth_options *o, const
     cJSON_AddStringToObject(j, "command", "synth");
     cJSON_AddStringToObject(j, "shape", "apt-polycrystal");
     cJSON_AddStringToObject(j, "output", cli_string(a, "output", NULL));
-    if (cli_has(a, "truth"))
-        cJSON_AddStringToObject(j, "truth", cli_string(a, "truth", NULL));
+    if (cli_has(a, "truth-out"))
+        cJSON_AddStringToObject(j, "truth", cli_string(a, "truth-out", NULL));
     cJSON_AddNumberToObject(j, "atoms", (double)s->n);
     cJSON_AddNumberToObject(j, "sites", (double)s->sites);
     cJSON_AddNumberToObject(j, "grains", (double)s->grains);
@@ -191,9 +191,9 @@ static void print_human(const cli_args *a, const ptreg_apt_synth_options *o, con
            "%g x %g x %g nm box, %zu grain%s\n",
            cli_string(a, "output", NULL), s->n, s->sites, ptreg_lattice_name(o->lattice), o->a, o->efficiency,
            s->solutes, o->box[0], o->box[1], o->box[2], s->grains, s->grains == 1 ? "" : "s");
-    if (cli_has(a, "truth"))
+    if (cli_has(a, "truth-out"))
         printf("truth: %s: per atom grain, qw, qx, qy, qz (taking the grain's atoms onto the crystal's axes)\n",
-               cli_string(a, "truth", NULL));
+               cli_string(a, "truth-out", NULL));
     const size_t shown = s->grains < 16 ? s->grains : 16;
     for (size_t g = 0; g < shown; g++) {
         const double *q = s->orientation + 4 * g;

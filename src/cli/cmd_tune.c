@@ -22,6 +22,7 @@ static const cli_option tune_options[] = {
     {"threads", 0, "N", "the most threads a candidate may use (default: all cores)"},
     {"device", 0, "DEV", "tune the kernels on a GPU (cuda[:N], opencl[:N]): pair and lddmm, the work-group size, "
                          "exp and column splits; harris, its method; fpfh, the work-groups (default: the CPU's)"},
+    CLI_OPT_QUIET,
     CLI_OPT_JSON,
 };
 
@@ -411,7 +412,7 @@ int cli_run_tune(int argc, char **argv)
     ptreg_precision precision = PTREG_PRECISION_FP32;
     if ((rc = read_options(&a, &j, &precision)))
         return rc;
-    j.tty = isatty(2) && !cli_has(&a, "json");
+    j.tty = isatty(2) && !cli_quiet(&a);
     if ((rc = device_of(&a, &j)))
         return rc;
     if (!j.on_device && !j.kernel->space) {

@@ -10,7 +10,7 @@ static const cli_option view_options[] = {
     {"output", 'o', "FILE.html", "the page to write (required)"},
     {"transform", 0, "FILE", "move the first cloud by this 4x4 transform (a registration's -t output)"},
     {"distance", 0, NULL, "colour the first cloud by its distance to the second's nearest point, with a colour bar"},
-    {"max-points", 0, "N", "show at most N points in all, every cloud evenly thinned (default 2000000)"},
+    {"html-max-points", 0, "N", "show at most N points in all, every cloud evenly thinned (default 2000000)"},
 };
 
 const cli_command cli_cmd_view = CLI_COMMAND("view",
@@ -19,7 +19,7 @@ const cli_command cli_cmd_view = CLI_COMMAND("view",
     "Each FILE (PLY, PCD, XYZ/CSV/TXT, VTK, LAS) is a layer in a colour of its own, in\n"
     "the frame of the first file read (far coordinates, such as UTM, are shown relative to\n"
     "its origin). The page needs no network: the viewer (three.js) is inside it. Beyond\n"
-    "--max-points every cloud is thinned evenly by the same fraction, and the page says\n"
+    "--html-max-points every cloud is thinned evenly by the same fraction, and the page says\n"
     "how many points it shows. The format of the page: docs/REPORT.md.\n\n"
     "Example: a registration's result over its target:\n"
     "  ptreg icp scan.ply model.ply -t result.txt\n"
@@ -80,7 +80,7 @@ int cli_run_view(int argc, char **argv)
         cli_error("view", "--distance colours the first cloud by its distance to the second: give two clouds");
         return EXIT_USAGE;
     }
-    if ((rc = cli_report_open(&a, "view", cli_string(&a, "output", NULL), "max-points")))
+    if ((rc = cli_report_open(&a, "view", cli_string(&a, "output", NULL), "html-max-points")))
         return rc;
     ptreg_cloud *clouds = calloc((size_t)a.positional_count, sizeof *clouds);
     if (!clouds) {

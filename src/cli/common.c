@@ -189,6 +189,16 @@ int cli_device_usable(const cli_args *args, ptreg_status resolved, const ptreg_e
     return EXIT_USAGE;
 }
 
+int cli_device_cpu_only(const cli_args *args, const char *operation)
+{
+    ptreg_device asked, on;
+    ptreg_error err;
+    int rc = cli_device(args, &asked);
+    return rc ? rc : cli_device_usable(args, ptreg_device_resolve(&asked, 0, operation, &on, &err), &err);
+}
+
+int cli_quiet(const cli_args *args) { return cli_given(args, "quiet") || cli_given(args, "json"); }
+
 cJSON *cli_json_matrix(const double T[16])
 {
     cJSON *rows = cJSON_CreateArray();

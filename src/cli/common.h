@@ -58,6 +58,11 @@ int cli_device(const cli_args *args, ptreg_device *device);
  * ptreg_X_resolve_device: its status and err): a device that cannot run
  * them is a usage error (exit 2), printed here; else EXIT_OK. */
 int cli_device_usable(const cli_args *args, ptreg_status resolved, const ptreg_error *err);
+/* --device of a command whose every step runs on the CPU (named in
+ * `operation`): auto, cpu and PTREG_DEVICE pass; a GPU named is exit 2. */
+int cli_device_cpu_only(const cli_args *args, const char *operation);
+/* Whether the command was asked to keep stderr to errors (--quiet, --json). */
+int cli_quiet(const cli_args *args);
 
 /* Routes cJSON's allocations through a check (main calls it first). */
 void cli_json_init(void);
@@ -124,6 +129,10 @@ extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_n
                        "the median time (default 1)"}
 #define CLI_OPT_JSON {"json", 0, NULL, "print the result as one JSON object on stdout"}
 #define CLI_OPT_ASCII {"ascii", 0, NULL, "write text PLY/PCD (default binary)"}
+/* --quiet, on every command that computes. */
+#define CLI_OPT_QUIET                                                                                   \
+    {"quiet", 'q', NULL, "no progress line and no notes on stderr (errors are still printed; the "     \
+                         "progress line shows only on a terminal, never with --json)"}
 /* --device, on every command that computes. */
 #define CLI_DEVICE_OPTION                                                                      \
     {"device", 0, "DEV", "auto, cpu, cuda[:N] or opencl[:N] (default auto: env PTREG_DEVICE, "  \

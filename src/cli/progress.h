@@ -6,10 +6,7 @@
 #include "cli/args.h"
 #include "ptreg/core.h"
 
-/* --quiet and --plot, on the commands that take them. */
-#define CLI_OPT_QUIET                                                                                \
-    {"quiet", 'q', NULL, "no progress line (shown on stderr only when it is a terminal, never with " \
-                         "--json)"}
+/* --plot, on the commands that take it (--quiet: common.h). */
 #define CLI_OPT_PLOT(what) {"plot", 0, "FILE.svg", "draw " what " per iteration"}
 
 /* An iterative method's progress: a line on stderr (the step, the measure,

@@ -267,7 +267,10 @@ ptreg_status ptreg_device_resolve(const ptreg_device *request, unsigned supporte
         *resolved = auto_device(supported);
         return PTREG_OK;
     }
-    if (d.backend == PTREG_BACKEND_CPU) {
+    /* PTREG_DEVICE is a preference, as auto is: a step without a path on
+     * that kind of device runs on the CPU; a device named in the call must
+     * serve it (the error names the step). */
+    if (d.backend == PTREG_BACKEND_CPU || (*origin && !(supported & PTREG_BACKEND_BIT(d.backend)))) {
         *resolved = (ptreg_device){PTREG_BACKEND_CPU, 0};
         return PTREG_OK;
     }

@@ -288,8 +288,8 @@ make_inputs || { echo "FAIL: could not make the inputs" >&2; exit 1; }
 # counter that missed an allocator or a run that stopped early.
 
 sweep synth 6 -- synth --shape aircraft --model "$OUT/m.ply" --model-points 300 -o "$OUT/s.ply" --points 200 \
-    --truth "$OUT/t.txt" --seed 3
-sweep synth-apt 7 -- synth --shape apt-polycrystal -o "$OUT/a.pos" --truth "$OUT/t.npy" --grains 2 --box 3 --seed 2
+    --truth-out "$OUT/t.txt" --seed 3
+sweep synth-apt 7 -- synth --shape apt-polycrystal -o "$OUT/a.pos" --truth-out "$OUT/t.npy" --grains 2 --box 3 --seed 2
 sweep convert 3 -- convert "$IN/scan.ply" -o "$OUT/c.pcd"
 sweep convert-voxel 6 -- convert "$IN/scan.ply" --voxel 0.05 -o "$OUT/c.ply"
 sweep info 14 -- info "$IN/model.pti" --json

@@ -28,7 +28,7 @@ expect 2 -- "$PTREG" icp a.ply b.ply --json=yes; err_has "takes no value"
 expect 2 -- "$PTREG" synth; err_has "nothing to write"
 expect 2 -- "$PTREG" synth -o "$WORK/s.ply" --shape teapot
 expect 2 -- "$PTREG" synth -o "$WORK/s.ply" --view 1,2
-expect 2 -- "$PTREG" synth --model "$WORK/m.ply" --truth "$WORK/t.txt"
+expect 2 -- "$PTREG" synth --model "$WORK/m.ply" --truth-out "$WORK/t.txt"
 expect 2 -- "$PTREG" convert "$WORK/x.ply"; err_has "-o OUTPUT"
 no_file "$WORK/s.ply"
 # --help's defaults come from the library's *_options_default

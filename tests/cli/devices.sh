@@ -8,7 +8,7 @@ expect 0 -- "$PTREG" devices --json; out_has '"devices"'; out_has '"backend":	"c
 expect 0 -- "$PTREG" help devices; out_has "PTREG_DEVICE"
 
 "$PTREG" synth --shape blob --model "$WORK/model.ply" --model-points 3000 -o "$WORK/scan.ply" --points 2000 \
-    --max-angle 8 --truth "$WORK/truth.txt" --seed 3 >/dev/null || fail "synth"
+    --max-angle 8 --truth-out "$WORK/truth.txt" --seed 3 >/dev/null || fail "synth"
 "$PTREG" normals "$WORK/scan.ply" -o "$WORK/scan_n.ply" >/dev/null || fail "normals"
 printf 'x,y,z\n0,0,0\n1,0,0\n0,1,0\n' >"$WORK/a.csv"
 printf 'x,y,z\n0,0,1\n1,0,1\n0,1,1\n' >"$WORK/b.csv"
@@ -28,8 +28,10 @@ expect 2 -- "$PTREG" normals "$WORK/scan.ply" --device opencl; err_has "CPU only
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --device gpu; err_has "opencl"
 no_file "$WORK/never.ply"; no_file "$WORK/never.npy"; no_file "$WORK/never.vtk"; no_file "$WORK/never.pti"
 
-# PTREG_DEVICE stands in for --device auto, with the same checks
-PTREG_DEVICE=cuda:5 expect 2 -- "$PTREG" normals "$WORK/scan.ply"; err_has "PTREG_DEVICE"
+# PTREG_DEVICE stands in for --device auto: a command with a path on that
+# kind of device must find it; one without runs on the CPU
+PTREG_DEVICE=cuda:5 expect 2 -- "$PTREG" emicp "$WORK/scan.ply" "$WORK/model.ply"; err_has "PTREG_DEVICE"
+PTREG_DEVICE=cuda:5 expect 0 -- "$PTREG" normals "$WORK/scan.ply" -o "$WORK/scan_env.ply"
 PTREG_DEVICE=quantum expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply"; err_has "PTREG_DEVICE"
 PTREG_DEVICE=cpu expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --json; out_has '"device":	"cpu"'
 # commands that compute nothing do not read it

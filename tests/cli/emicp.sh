@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 
 expect 0 -- "$PTREG" synth --shape aircraft --model "$WORK/model.ply" --model-points 3000 -o "$WORK/scan.ply" \
-    --points 1500 --truth "$WORK/truth.txt" --max-angle 25 --noise 0.002 --seed 4
+    --points 1500 --truth-out "$WORK/truth.txt" --max-angle 25 --noise 0.002 --seed 4
 expect 0 -- "$PTREG" emicp "$WORK/scan.ply" "$WORK/model.ply" --truth "$WORK/truth.txt" -o "$WORK/moved.ply" \
     -t "$WORK/T.txt"
 out_has "pose error vs truth"; out_has "Gpts/s"

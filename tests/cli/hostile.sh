@@ -329,7 +329,7 @@ row 2 "--min-fitness 2" --min-fitness -- multiway "$S" "$M" --min-fitness 2
 row 2 "--joint-refine 101" --joint-refine -- multiway "$S" "$M" --joint-refine 101
 row 2 "--edge-prune-threshold -1" --edge-prune-threshold -- multiway "$S" "$M" --edge-prune-threshold -1
 row 2 "--preference-loop-closure 0" --preference-loop-closure -- multiway "$S" "$M" --preference-loop-closure 0
-row 2 "--graph-max-iter 0" --graph-max-iter -- multiway "$S" "$M" --graph-max-iter 0
+row 2 "--graph-iter 0" --graph-iter -- multiway "$S" "$M" --graph-iter 0
 row 2 "--global bogus" --global -- multiway "$S" "$M" --global bogus
 row 2 "--threads -1" --threads -- multiway "$S" "$M" --threads -1
 
@@ -380,8 +380,8 @@ row 3 "a stream's count beyond its bytes" "1099511627776" -- track "$M" - -o "$O
 # ---- view (issue 46) ----
 row 2 "no -o" -o -- view "$S"
 row 2 "--distance with one cloud" --distance -- view "$S" -o "$OUT/v.html" --distance
-row 2 "--max-points 0" --max-points -- view "$S" -o "$OUT/v.html" --max-points 0
-row 2 "--max-points -1" --max-points -- view "$S" -o "$OUT/v.html" --max-points -1
+row 2 "--html-max-points 0" --html-max-points -- view "$S" -o "$OUT/v.html" --html-max-points 0
+row 2 "--html-max-points -1" --html-max-points -- view "$S" -o "$OUT/v.html" --html-max-points -1
 if html_viewer; then # else view says it was built without the viewer (2) before it reads a file
     row 3 "a missing cloud" missing.ply -- view "$IN/missing.ply" -o "$OUT/v.html"
     row 3 "an empty cloud" empty.xyz -- view "$IN/empty.xyz" -o "$OUT/v.html"

@@ -4,7 +4,7 @@
 
 S="$PTREG synth"
 expect 0 -- $S --shape aircraft --model "$WORK/model.ply" --model-points 8000 -o "$WORK/scan.ply" --points 3000 \
-    --truth "$WORK/truth.txt" --max-angle 10 --noise 0.002 --seed 3
+    --truth-out "$WORK/truth.txt" --max-angle 10 --noise 0.002 --seed 3
 has_file "$WORK/model.ply"; has_file "$WORK/scan.ply"; has_file "$WORK/truth.txt"
 out_has "transform taking it onto the model"
 

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 
 expect 0 -- "$PTREG" synth --shape blob --model "$WORK/model.ply" --model-points 6000 -o "$WORK/scan.ply" \
-    --points 4000 --truth "$WORK/truth.txt" --max-angle 8 --noise 0.002 --seed 5
+    --points 4000 --truth-out "$WORK/truth.txt" --max-angle 8 --noise 0.002 --seed 5
 expect 0 -- "$PTREG" index "$WORK/model.ply" -o "$WORK/model.pti"
 has_file "$WORK/model.pti"; out_has "Delaunay graph built"
 expect 0 -- "$PTREG" info "$WORK/model.pti" --json

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 expect 0 -- "$PTREG" synth --shape blob --model "$WORK/model.ply" --model-points 3000 -o "$WORK/scan.ply" \
-    --points 2000 --truth "$WORK/truth.txt" --max-angle 8 --noise 0.002 --seed 5
+    --points 2000 --truth-out "$WORK/truth.txt" --max-angle 8 --noise 0.002 --seed 5
 expect 0 -- "$PTREG" index "$WORK/model.ply" -o "$WORK/plain.pti"
 out_has "not measured"
 expect 0 -- "$PTREG" index "$WORK/model.ply" -o "$WORK/model.pti" --tune --tune-repeat 2 --tune-sample 1500

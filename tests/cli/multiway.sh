@@ -13,7 +13,7 @@ scans=()
 k=0
 for v in $views; do
     expect 0 -- "$PTREG" synth --shape aircraft -o "$WORK/v$k.ply" --points 6000 --view "$v" --noise 0.002 \
-        --max-angle 180 --max-translation 0.5 --truth "$WORK/t$k.txt" --seed $((k + 3))
+        --max-angle 180 --max-translation 0.5 --truth-out "$WORK/t$k.txt" --seed $((k + 3))
     { echo "# pose $k"; cat "$WORK/t$k.txt"; } >>"$WORK/truth.txt"
     scans+=("$WORK/v$k.ply")
     k=$((k + 1))

@@ -3,7 +3,7 @@
 . "$(dirname "$0")/lib.sh"
 
 expect 0 -- "$PTREG" synth --shape blob --model "$WORK/m.ply" --model-points 8000 -o "$WORK/s.ply" --points 6000 \
-    --max-angle 180 --truth "$WORK/truth.txt" --noise 0.001 --seed 6
+    --max-angle 180 --truth-out "$WORK/truth.txt" --noise 0.001 --seed 6
 expect 0 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" --truth "$WORK/truth.txt" --json --repeat 2 \
     -o "$WORK/moved.ply" -t "$WORK/T.txt"
 for key in '"voxel"' '"matches"' '"ransac_hypotheses"' '"ransac_inliers"' '"features_ms"' '"match_ms"' \

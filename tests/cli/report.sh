@@ -23,7 +23,7 @@ sys.exit(0 if eval(sys.argv[3]) else 1)' "$WORK/desc.json" "$WORK/out" "$2" "${3
 }
 
 expect 0 -- "$PTREG" synth --shape aircraft --model "$WORK/model.ply" --model-points 4000 -o "$WORK/scan.ply" \
-    --points 3000 --max-angle 10 --noise 0.002 --truth "$WORK/truth.txt" --seed 1
+    --points 3000 --max-angle 10 --noise 0.002 --truth-out "$WORK/truth.txt" --seed 1
 
 # icp: the page and --json together; the page's result is the JSON printed
 expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --html "$WORK/icp.html" --json -t "$WORK/t.txt"
@@ -58,7 +58,7 @@ check "$WORK/emicp.html" 'names == ["target", "source before", "source after"] a
 # register (a blob turned anywhere, as register.sh): the matches kept, as lines;
 # RANSAC's inliers at least (the final pose keeps them), never more than the matches
 expect 0 -- "$PTREG" synth --shape blob --model "$WORK/blob.ply" --model-points 8000 -o "$WORK/blob-scan.ply" \
-    --points 6000 --max-angle 180 --truth "$WORK/blob-truth.txt" --noise 0.001 --seed 6
+    --points 6000 --max-angle 180 --truth-out "$WORK/blob-truth.txt" --noise 0.001 --seed 6
 expect 0 -- "$PTREG" register "$WORK/blob-scan.ply" "$WORK/blob.ply" --html "$WORK/register.html" --json
 check "$WORK/register.html" 'names[3] == "matches kept" and d["layers"][3]["kind"] == "lines"' json
 check "$WORK/register.html" 'j["ransac_inliers"] > 0 and 0 < d["layers"][3]["total"] <= j["matches"]' json

@@ -6,7 +6,7 @@ S="$PTREG synth --shape apt-polycrystal"
 
 expect 0 -- "$PTREG" synth --help; out_has "apt-polycrystal"; out_has "noise-depth"; out_has "w >= 0"
 
-expect 0 -- $S -o "$WORK/a.pos" --truth "$WORK/t.npy" --box 6,5,4 --grains 4 --solute 0.1 --seed 3 --json
+expect 0 -- $S -o "$WORK/a.pos" --truth-out "$WORK/t.npy" --box 6,5,4 --grains 4 --solute 0.1 --seed 3 --json
 cp "$WORK/out" "$WORK/a.json"
 has_file "$WORK/a.pos"; has_file "$WORK/t.npy"
 python3 - "$WORK" <<'PY' || fail ".pos, truth .npy and --json disagree"
@@ -56,14 +56,14 @@ if np is not None:
 PY
 
 # the same seed, the same bits
-expect 0 -- $S -o "$WORK/b.pos" --truth "$WORK/u.npy" --box 6,5,4 --grains 4 --solute 0.1 --seed 3
+expect 0 -- $S -o "$WORK/b.pos" --truth-out "$WORK/u.npy" --box 6,5,4 --grains 4 --solute 0.1 --seed 3
 out_has "grain 3:"; out_has "truth: "
 cmp -s "$WORK/a.pos" "$WORK/b.pos" || fail "same seed, different .pos"
 cmp -s "$WORK/t.npy" "$WORK/u.npy" || fail "same seed, different truth"
 
 # one grain, no noise, every atom: the truth rotation takes every offset
 # from an atom onto the fcc lattice (a/2 times integers of even sum)
-expect 0 -- $S -o "$WORK/one.xyz" --truth "$WORK/one.csv" --box 2.5 --grains 1 --efficiency 1 --noise 0 --json
+expect 0 -- $S -o "$WORK/one.xyz" --truth-out "$WORK/one.csv" --box 2.5 --grains 1 --efficiency 1 --noise 0 --json
 python3 - "$WORK" <<'PY' || fail "the truth rotation does not take the atoms onto the fcc lattice"
 import json, sys
 from ptreg_checks import worst_abs_diff
@@ -92,7 +92,7 @@ has_file "$WORK/c.ply"; out_has "bcc sites"
 expect 0 -- "$PTREG" info "$WORK/c.ply"
 
 # usage errors, nothing written
-expect 2 -- $S --truth "$WORK/e.npy"; err_has "nothing to write"
+expect 2 -- $S --truth-out "$WORK/e.npy"; err_has "nothing to write"
 expect 2 -- $S -o "$WORK/e.pos" --efficiency 0; err_has "efficiency"
 expect 2 -- $S -o "$WORK/e.pos" --efficiency 1.5; err_has "efficiency"
 expect 2 -- $S -o "$WORK/e.pos" --noise -1; err_has "noise"
@@ -101,7 +101,7 @@ expect 2 -- $S -o "$WORK/e.pos" --lattice 0; err_has "lattice"
 expect 2 -- $S -o "$WORK/e.pos" --motif diamond; err_has "not fcc, bcc, hcp or sc"
 expect 2 -- $S -o "$WORK/e.pos" --box 1,2; err_has "X,Y,Z"
 expect 2 -- $S -o "$WORK/e.pos" --box 0; err_has "box"
-expect 2 -- $S -o "$WORK/e.pos" --truth "$WORK/e.txt"; err_has ".npy or .csv"
+expect 2 -- $S -o "$WORK/e.pos" --truth-out "$WORK/e.txt"; err_has ".npy or .csv"
 expect 2 -- $S -o "$WORK/e.epos"; err_has "read, not written"
 expect 2 -- $S -o "$WORK/e.pos" --model "$WORK/m.ply"; err_has "not an option of --shape apt-polycrystal"
 expect 2 -- $S -o "$WORK/e.pos" --box 400 --efficiency 1; err_has "2^31 atoms"

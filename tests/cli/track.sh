@@ -29,7 +29,7 @@ PYEOF
 
 # 30 frames of 3000 points, frames 12 and 13 occluded; the model 5000 points
 expect 0 -- "$PTREG" synth --sequence 30 --model "$WORK/model.ply" --model-points 5000 --points 3000 \
-    --frames-dir "$WORK/frames" --truth-trajectory "$WORK/truth.txt" --occlusion 12,2
+    --frames-dir "$WORK/frames" --truth-trajectory-out "$WORK/truth.txt" --occlusion 12,2
 has_file "$WORK/frames/frame_00029.ply"
 no_file "$WORK/frames/frame_00030.ply"
 [ "$(wc -l <"$WORK/truth.txt")" -eq 30 ] || fail "the truth has $(wc -l <"$WORK/truth.txt") lines, not 30"
@@ -140,7 +140,7 @@ head -5 "$WORK/truth.txt" >"$WORK/truth5.txt"
 # no initial guess: global registration finds the blob (a tight --max-rmse keeps a
 # flipped fit out: the default, 2% of the diagonal, would take it), then tracking
 expect 0 -- "$PTREG" synth --sequence 5 --shape blob --model "$WORK/blob.ply" --model-points 20000 --points 3000 \
-    --approach 3,2.8 --frames-dir "$WORK/bseq" --truth-trajectory "$WORK/btruth.txt"
+    --approach 3,2.8 --frames-dir "$WORK/bseq" --truth-trajectory-out "$WORK/btruth.txt"
 expect 0 -- "$PTREG" track "$WORK/blob.ply" --frames "$WORK/bseq" --max-rmse 0.03 -o "$WORK/rtraj.txt" \
     --states "$WORK/rstates.txt"
 grep -q "recovered" "$WORK/rstates.txt" || fail "track without a guess: nothing recovered"

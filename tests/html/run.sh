@@ -39,7 +39,7 @@ REGISTRATION=(--layer target --layer "source before" --layer "source after"
 
 aircraft() { # POINTS MODEL_POINTS: scan.ply onto model.ply, a known pose
     ptreg synth --shape aircraft --model "$WORK/model.ply" --model-points "$2" -o "$WORK/scan.ply" --points "$1" \
-        --max-angle 10 --noise 0.002 --truth "$WORK/truth.txt" --seed 1
+        --max-angle 10 --noise 0.002 --truth-out "$WORK/truth.txt" --seed 1
 }
 
 case $KIND in
@@ -85,7 +85,7 @@ multiway)
 track)
     # frames 5 and 6 occluded: lost, drawn where the sensor was
     ptreg synth --sequence 10 --model "$WORK/model.ply" --model-points 5000 --points 2000 \
-        --frames-dir "$WORK/frames" --truth-trajectory "$WORK/truth.txt" --occlusion 5,2
+        --frames-dir "$WORK/frames" --truth-trajectory-out "$WORK/truth.txt" --occlusion 5,2
     # the first true pose (TUM: t x y z qx qy qz qw) as the 4x4 to start from
     awk 'NR == 1 { x=$5; y=$6; z=$7; w=$8
         printf "%.17g %.17g %.17g %s\n", 1-2*(y*y+z*z), 2*(x*y-z*w), 2*(x*z+y*w), $2

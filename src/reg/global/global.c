@@ -522,7 +522,7 @@ static const ptreg_option register_rows[] = {
                   0, "D", "RANSAC's distance checker: every sampled pair within D (0: the inlier distance; < 0: off)"),
     OPTION_NUMBER(ptreg_register_options, ransac.normal_angle, "normal_angle", NULL, DOUBLE, 0, DBL_MAX, 0, "A",
                   "RANSAC's normal checker: sampled pairs' normals within A radians (0: off)"),
-    OPTION_NUMBER(ptreg_register_options, fgr.iterations, "fgr_iterations", NULL, INT, 1, 1000000, 0, "N",
+    OPTION_NUMBER(ptreg_register_options, fgr.iterations, "fgr_iter", NULL, INT, 1, 1000000, 0, "N",
                   "FGR's Gauss-Newton steps"),
     OPTION_NUMBER(ptreg_register_options, fgr.division_factor, "fgr_division_factor", NULL, DOUBLE, 1, DBL_MAX,
                   PTREG_OPTION_OPEN_LO, "F", "FGR's graduated non-convexity divides its scale by F"),
@@ -550,6 +550,7 @@ static ptreg_status prepare_cloud(const char *which, const float *xyz, const flo
     ptreg_normals_options no;
     ptreg_normals_options_default(&no);
     no.neighbors = (ptreg_neighborhood){30, 2.0 * voxel};
+    no.device = (ptreg_device){PTREG_BACKEND_CPU, 0}; /* the pipeline runs on the CPU (global.h) */
     st = st ? st : ptreg_normals(down->xyz, down->n, &no, est, NULL, NULL, err);
     for (size_t i = 0; !st && down->normals && i < down->n; i++) {
         const float *g = down->normals + 3 * i;

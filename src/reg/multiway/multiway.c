@@ -59,7 +59,7 @@ static const ptreg_option multiway_rows[] = {
                   "C", "a loop closure whose line-process confidence ends at or below is removed"),
     OPTION_NUMBER(ptreg_multiway_options, graph.preference_loop_closure, "preference_loop_closure", NULL, DOUBLE, 0,
                   1e30, PTREG_OPTION_OPEN_LO, "W", "the weight of loop closures against the spanning tree's edges"),
-    OPTION_NUMBER(ptreg_multiway_options, graph.max_iter, "graph_max_iter", NULL, INT, 1, 1000000, 0, "N",
+    OPTION_NUMBER(ptreg_multiway_options, graph.max_iter, "graph_iter", NULL, INT, 1, 1000000, 0, "N",
                   "the pose graph's Levenberg-Marquardt iterations"),
 };
 OPTION_TABLE(ptreg_multiway_option_table, "multiway", ptreg_multiway_options, ptreg_multiway_options_default,
@@ -103,6 +103,7 @@ static ptreg_status fine_cloud(const ptreg_multiway_scan *s, double voxel, ptreg
     ptreg_normals_options no;
     ptreg_normals_options_default(&no);
     no.neighbors = (ptreg_neighborhood){10, 0.0};
+    no.device = (ptreg_device){PTREG_BACKEND_CPU, 0}; /* the pipeline runs on the CPU (multiway.h) */
     return ptreg_normals(fine->xyz, fine->n, &no, fine->normals, NULL, NULL, err);
 }
 
