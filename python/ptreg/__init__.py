@@ -9,8 +9,16 @@ call uses normals: a tensor cloud's float32 positions on the CPU are read in
 place, a legacy cloud's float64 ones converted. :func:`to_open3d` goes the
 other way. Open3D is imported only when one of its objects is involved. The
 library runs without the GIL, so Python threads can run registrations side by
-side. Errors are raised as :class:`ptreg.Error` subclasses with the library's
-message, which names the file and the place where there is one.
+side. Errors are raised as :class:`ptreg.Error` subclasses only, with the
+library's message, which names the file and the place where there is one.
+
+Keywords are the command's options with ``_`` for ``-`` (``max_dist`` is
+``--max-dist``, ``global_`` ``--global``, ``lambda_`` ``--lambda``), checked
+by the library's option tables as the command line's are: ``None`` leaves an
+option at its default, and a value the CLI refuses raises
+:class:`ArgumentError`. Clouds far from zero (float64 UTM coordinates, as
+:func:`read_cloud` gives them) are re-expressed about one origin per call, as
+the CLI does, and transforms come back in the world.
 
 Register two Open3D clouds::
 
@@ -720,6 +728,9 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
     if (relative_fitness is None) != (relative_rmse is None):
         raise ArgumentError("relative_fitness and relative_rmse go together (Open3D stops when both hold)")
     origin = target.origin if isinstance(target, ModelIndex) else _frame(source, target)
+    if origin == _ZERO and _frame(source) != _ZERO:
+        raise ArgumentError("icp: the source is far from zero (float64 world coordinates) but the ModelIndex is not: "
+                            "build the index from the model's float64 points or its Cloud")
     options = dict(method=method, max_iter=max_iter, max_dist=max_dist,
                    init=_matrix(_transform_to_local(init, origin), "init"), kernel=kernel,
                    kernel_scale=kernel_scale, lm=lm, normal_k=normal_k, normal_radius=normal_radius,
