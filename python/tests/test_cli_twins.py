@@ -98,6 +98,12 @@ def test_far_synthetic_pair_matches_the_cli(tmp_path):
     moved = (patch - 150) @ R.T + 150 + [0.3, -0.2, 0.05]
     source_path, target_path = far_pair(tmp_path, moved[::2], patch, las=True)
     src, tgt, T_cli = check_far_pair(tmp_path, source_path, target_path, 2.0, 50)
+    # register: the CLI's pose too, from arrays and from Clouds
+    cli("register", source_path, target_path, "-t", tmp_path / "R.txt")
+    R_cli = ptreg.read_transform(tmp_path / "R.txt")
+    for what, (s, t) in {"arrays": (src.points, tgt.points), "clouds": (src, tgt)}.items():
+        r = ptreg.register(s, t)
+        compare(placed_apart(r.transformation, R_cli, src.points), "<", 1e-5, f"register ({what}) against the CLI, m")
     # the other calls that take clouds: the same frame, the world's answers
     e = ptreg.emicp(src.points[::40], tgt.points[::40], max_iter=5)
     assert e.transformation.shape == (4, 4) and np.all(np.isfinite(e.transformation))
@@ -114,6 +120,37 @@ def test_far_synthetic_pair_matches_the_cli(tmp_path):
     ptreg.write_cloud(tmp_path / "back.ply", src)
     back = ptreg.read_cloud(tmp_path / "back.ply")
     compare(worst_abs_diff(back.points, src.points, "written and read back"), "<", 1e-6, "write_cloud, m")
+
+
+def shifted(T, S):
+    """The transform T of points near zero as it acts on the same points moved by S: Tr(S) T Tr(-S)."""
+    W = np.array(T, dtype=np.float64)
+    W[:3, 3] = T[:3, 3] + S - T[:3, :3] @ S
+    return W
+
+
+def test_far_track_and_multiway_as_near_zero():
+    """Scans at UTM coordinates give the poses of the same scans near zero
+    (to float32's rounding of each: 1 mm at the data), through multiway and
+    track, in world transforms."""
+    rng = np.random.default_rng(9)
+    x, y = rng.uniform(0, 60, 8000), rng.uniform(0, 60, 8000)
+    patch = np.c_[x, y, 3 * np.sin(x / 6) + 2 * np.cos(y / 4)]
+    a = np.radians(2.0)
+    R = np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1]])
+    moved = (patch - 30) @ R.T + 30 + [0.4, -0.3, 0.1]
+    far_moved, far_patch = moved + UTM, patch + UTM
+    near = ptreg.multiway([moved, patch])
+    far = ptreg.multiway([far_moved, far_patch])
+    assert all(far.placed)
+    compare(placed_apart(far.poses[1], shifted(near.poses[1], UTM), far_patch), "<", 1e-3, "multiway pose, m")
+    frames = [moved[k::3] for k in range(3)]
+    near_t = list(ptreg.track(patch, frames, max_dist=1.0))
+    far_t = list(ptreg.track(far_patch, [f + UTM for f in frames], max_dist=1.0))
+    for n, f in zip(near_t, far_t):
+        assert n.state == f.state == "tracked"
+        compare(placed_apart(f.transformation, shifted(n.transformation, UTM), far_moved), "<", 1e-3,
+                "track pose, m")
 
 
 def test_far_lidar_pair_matches_the_cli(tmp_path):
