@@ -749,6 +749,22 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
                             origin)
 
 
+def _zero_unset(*names: str):
+    """Keywords whose 0 meant "the default" before (the CLI refuses 0): 0 is
+    taken as None for one release, with a DeprecationWarning."""
+    def wrap(fn):
+        @_functools.wraps(fn)
+        def call(*args, **kwargs):
+            for name in names:
+                if kwargs.get(name) is not None and kwargs[name] == 0:
+                    _warnings.warn(f"ptreg.{fn.__name__}: {name}=0 for the default is deprecated: leave it out "
+                                   "(None)", DeprecationWarning, stacklevel=2)
+                    kwargs[name] = None
+            return fn(*args, **kwargs)
+        return call
+    return wrap
+
+
 def _old_global_method(fn):
     """register's and multiway's ``method`` was the global stage (ransac, fgr),
     where the command line's --method is the ICP after it: an old global
@@ -771,6 +787,7 @@ def _no_refine(refine: Optional[str]) -> dict:
 
 
 @_old_global_method
+@_zero_unset("voxel")
 @_renamed(refine=_no_refine, mutual=lambda v: {"one_way": not v}, max_dist="ransac_dist",
           ransac_max_iter="ransac_iter")
 def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = None, global_: str = "ransac",
@@ -907,6 +924,7 @@ def _old_threshold_mode(fn):
 
 
 @_old_threshold_mode
+@_zero_unset("sigma", "top")
 @_renamed(tune=lambda v: {"no_tune": not v})
 def harris3d(volume: Union[Volume, np.ndarray], *, window: Optional[int] = None, sigma: Optional[float] = None,
              k: Optional[float] = None, threshold: Optional[float] = None, relative: Optional[float] = None,

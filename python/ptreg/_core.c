@@ -229,14 +229,12 @@ static int set_library_option(void *opt, const ptreg_option *o, PyObject *value)
         const double v = PyFloat_AsDouble(value);
         if (v == -1.0 && PyErr_Occurred())
             return -1;
-        st = ptreg_option_set(o, opt, v, &err);
-        /* a value the library reads as "not set" (max_dist=-1) is refused,
-         * as the command line refuses it: None leaves an option unset */
-        if (!st && !ptreg_option_explicit(o, opt)) {
-            char range[160];
-            ptreg_option_range(o, range, sizeof range);
-            st = ptreg_error_set(&err, PTREG_ERR_ARG, "%.17g is not %s (None leaves it to its default)", v, range);
-        }
+        /* as the command line's text (%.17g gives the double back): a value
+         * the library reads as "not set" (max_dist=-1) is refused as there,
+         * None leaving an option unset; NaN by the setter, which names it */
+        char text[40];
+        snprintf(text, sizeof text, "%.17g", v);
+        st = isnan(v) ? ptreg_option_set(o, opt, v, &err) : ptreg_option_parse(o, opt, text, &err);
     }
     if (!st)
         return 0;

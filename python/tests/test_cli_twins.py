@@ -200,7 +200,7 @@ def refusals(scene, tmp_path):
         (["normals", model, "-k", 0], lambda: ptreg.normals(m, k=0)),
         (["harris3d", raw, "--window", 4], lambda: ptreg.harris3d(vol, window=4)),
         (["harris3d", raw, "--relative", 2], lambda: ptreg.harris3d(vol, relative=2)),
-        (["harris3d", raw, "--top", 0], lambda: ptreg.harris3d(vol, top=0)),
+        (["harris3d", raw, "--top", -1], lambda: ptreg.harris3d(vol, top=-1)),
         (["lddmm", tmp_path / "q.xyz", tmp_path / "q1.xyz", "--steps", 1], lambda: ptreg.lddmm(q, q + 0.1, steps=1)),
         (["lddmm", tmp_path / "q.xyz", tmp_path / "q1.xyz", "--sigma", 0], lambda: ptreg.lddmm(q, q + 0.1, sigma=0)),
         (["multiway", scan, model, "--min-fitness", 2], lambda: ptreg.multiway([s, m], min_fitness=2)),
@@ -285,6 +285,10 @@ def test_old_keywords_warn_and_still_work(scene):
          lambda: ptreg.harris3d(vol, relative=0.2), "keypoints"),
         ("normals", "orient=", lambda: ptreg.normals(m, orientation="none"), lambda: ptreg.normals(m, orient="none"),
          None),
+        ("register", "voxel=0", lambda: ptreg.register(s, m, voxel=0, seed=1), lambda: ptreg.register(s, m, seed=1),
+         "transformation"),
+        ("harris3d", "top=0", lambda: ptreg.harris3d(vol, top=0, sigma=0), lambda: ptreg.harris3d(vol), "keypoints"),
+        ("fpfh", "k=0", lambda: ptreg.fpfh(m, k=0, radius=0.05), lambda: ptreg.fpfh(m, radius=0.05), None),
     ]
     for fn, new, old_call, new_call, key in cases:
         with pytest.warns(DeprecationWarning, match=new):
