@@ -1020,14 +1020,17 @@ def warp(q0: ArrayLike, p0: ArrayLike, points: ArrayLike, *, sigma: float = 1.0,
 _TUNE_SIZES = {"pair": 20000, "harris": 256, "fpfh": 50000}
 
 
-def tune(kernel: str = "pair", size: Optional[int] = None, *, precision: str = "fp32", method: str = "auto",
-         sample_fraction: Optional[float] = None, reps: Optional[int] = None, budget_s: Optional[float] = None,
+@_renamed(method="search", sample_fraction="sample", budget_s="budget")
+def tune(kernel: str = "pair", size: Optional[int] = None, *, precision: str = "fp32", search: str = "auto",
+         sample: Optional[float] = None, reps: Optional[int] = None, budget: Optional[float] = None,
          confirm: Optional[int] = None, min_gain: Optional[float] = None, seed: Optional[int] = None) -> Result:
     """Searches a CPU kernel's variants on this machine, as ``ptreg tune`` does:
     ``"pair"`` (EM-ICP's pair engine: threads, column tile, row block, row
     vectors, loop order; ``size`` points a side, default 20000), ``"harris"``
     (threads and rows per tile; a ``size``^3 volume, default 256) or ``"fpfh"``
-    (threads; ``size`` points, default 50000). Every candidate must reproduce the
+    (threads; ``size`` points, default 50000), by ``search`` (``"auto"``,
+    ``"exhaustive"``, ``"coordinate"`` or ``"halving"``; ``sample`` the share
+    measured, ``budget`` seconds). Every candidate must reproduce the
     default's output; the winner must beat the default by ``min_gain`` in a final
     confirmation. Nothing is cached here (``ptreg tune`` writes the cache that
     later runs use, ``emicp`` among them). Returns ``winner`` (parameter ->
@@ -1037,9 +1040,8 @@ def tune(kernel: str = "pair", size: Optional[int] = None, *, precision: str = "
         raise ArgumentError(f"tune: kernel {kernel!r} is not pair, harris or fpfh")
     if precision not in ("fp32", "fp16"):
         raise ArgumentError(f"tune: precision {precision!r} is not fp32 or fp16")
-    return Result(_core.tune(kernel, int(size or _TUNE_SIZES[kernel]), precision == "fp16", method=method,
-                             sample_fraction=sample_fraction, reps=reps, budget_s=budget_s, confirm=confirm,
-                             min_gain=min_gain, seed=seed))
+    return Result(_core.tune(kernel, int(size or _TUNE_SIZES[kernel]), precision == "fp16", search=search,
+                             sample=sample, reps=reps, budget=budget, confirm=confirm, min_gain=min_gain, seed=seed))
 
 
 # ---- many scans ------------------------------------------------------------------

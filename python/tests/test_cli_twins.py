@@ -203,6 +203,8 @@ def refusals(scene, tmp_path):
         (["harris3d", raw, "--top", -1], lambda: ptreg.harris3d(vol, top=-1)),
         (["lddmm", tmp_path / "q.xyz", tmp_path / "q1.xyz", "--steps", 1], lambda: ptreg.lddmm(q, q + 0.1, steps=1)),
         (["lddmm", tmp_path / "q.xyz", tmp_path / "q1.xyz", "--sigma", 0], lambda: ptreg.lddmm(q, q + 0.1, sigma=0)),
+        (["tune", "--kernel", "fpfh", "--reps", 0], lambda: ptreg.tune("fpfh", reps=0)),
+        (["tune", "--kernel", "fpfh", "--search", "random"], lambda: ptreg.tune("fpfh", search="random")),
         (["multiway", scan, model, "--min-fitness", 2], lambda: ptreg.multiway([s, m], min_fitness=2)),
         (["track", model, "--frames", scene, "--max-dist", -1],
          lambda: next(ptreg.track(m, [s.points], max_dist=-1))),
@@ -250,11 +252,11 @@ def test_keywords_are_the_clis_options():
     python_only = {"source", "target", "points", "normals", "source_normals", "target_normals", "volume", "scores",
                    "template", "model", "frames", "model_normals", "scans", "pairs", "curvature", "init",
                    "sources", "targets", "translation"}
-    own = {"multiway": {"seed"}}  # RANSAC's seed: the CLI's multiway has none yet
+    own = {"multiway": {"seed"}, "tune": {"seed"}}  # the CLI has none yet
     for fn, command in ((ptreg.icp, "icp"), (ptreg.register, "register"), (ptreg.emicp, "emicp"),
                         (ptreg.fpfh, "fpfh"), (ptreg.pfh, "pfh"), (ptreg.normals, "normals"),
                         (ptreg.harris3d, "harris3d"), (ptreg.lddmm, "lddmm"), (ptreg.multiway, "multiway"),
-                        (ptreg.track, "track")):
+                        (ptreg.track, "track"), (ptreg.tune, "tune")):
         text = cli("help", command)
         for name in inspect.signature(fn).parameters:
             if name in python_only or name in own.get(command, ()):

@@ -413,7 +413,7 @@ def test_lddmm_and_warp():
 def test_tune_small():
     """A small exhaustive search of FPFH's threads: every candidate passes its
     check, the winner is one of them, the default among them."""
-    r = ptreg.tune("fpfh", 3000, method="exhaustive", reps=1, confirm=1)
+    r = ptreg.tune("fpfh", 3000, search="exhaustive", reps=1, confirm=1)
     assert r.candidates and all(c["passed"] for c in r.candidates)
     assert r.winner in [c["point"] for c in r.candidates] and r.default_seconds > 0
     assert "threads" in r.winner and r.machine.startswith("cpu")
