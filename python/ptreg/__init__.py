@@ -950,6 +950,10 @@ def harris3d(volume: Union[Volume, np.ndarray], *, window: Optional[int] = None,
         raise ArgumentError("harris3d: threshold (absolute) and relative exclude each other")
     if relative is not None and not 0 <= relative <= 1:
         raise ArgumentError(f"harris3d: relative {relative} is not in [0, 1]")
+    if threshold is not None and 0 < threshold <= 1:
+        # threshold= was relative until issue 47: a value that reads like one is said, for one release
+        _warnings.warn("ptreg.harris3d: threshold= is absolute now, as --threshold; give relative= for a share "
+                       "of the largest score", FutureWarning, stacklevel=3)
     mode = "absolute" if threshold is not None else "relative"
     if threshold is None:
         threshold = 0.0 if top is not None and relative is None else relative  # --top alone: every maximum

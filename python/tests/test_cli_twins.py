@@ -331,7 +331,11 @@ def test_harris3d_top_as_the_cli(tmp_path):
         cli("harris3d", tmp_path / "v_40x40x40_u8.raw", "--top", 100, *extra, "-o", tmp_path / "k.csv")
         ref = np.loadtxt(tmp_path / "k.csv", delimiter=",", skiprows=1, ndmin=2)
         kw = {"relative": 0.5} if "--relative" in extra else {"threshold": 1.0} if extra else {}
-        r = ptreg.harris3d(vol, top=100, **kw)
+        if "threshold" in kw:  # absolute now: a value that reads like the old relative one is said
+            with pytest.warns(FutureWarning, match="absolute now"):
+                r = ptreg.harris3d(vol, top=100, **kw)
+        else:
+            r = ptreg.harris3d(vol, top=100, **kw)
         assert len(r.keypoints) == len(ref), (extra, len(r.keypoints), len(ref))
         ijk = np.c_[r.keypoints["x"], r.keypoints["y"], r.keypoints["z"]]
         np.testing.assert_array_equal(ijk, ref[:, 4:7].astype(int), err_msg=str(extra))
