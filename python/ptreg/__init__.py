@@ -37,8 +37,7 @@ import functools as _functools
 import html as _html
 import json as _json
 import warnings as _warnings
-from typing import Any as _Any
-from typing import Iterable, Iterator, NamedTuple, Optional, Sequence, Union
+from typing import Iterable, Iterator, Any, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
@@ -73,7 +72,7 @@ def __dir__() -> list:
     return sorted(set(__all__) | {n for n in globals() if n.startswith("__") and n.endswith("__")})
 
 #: Points: an (N, 3) array, a :class:`Cloud` or an Open3D point cloud (legacy or tensor).
-ArrayLike = Union[np.ndarray, Sequence[Sequence[float]], _Any]
+ArrayLike = Union[np.ndarray, Sequence[Sequence[float]], Any]
 Matrix = Union[np.ndarray, Sequence[Sequence[float]]]
 
 #: The voxel types of volumes, as NumPy dtypes (the library's names).
@@ -115,7 +114,7 @@ class Result(dict):
         which does not pickle) are the caller's, not the result's."""
         return {k: v for k, v in self.__dict__.items() if k != "_report_inputs"}
 
-    def __getattr__(self, name: str) -> _Any:
+    def __getattr__(self, name: str) -> Any:
         try:
             return self[name]
         except KeyError:
@@ -150,17 +149,17 @@ class Volume(NamedTuple):
 
 # ---- conversions -------------------------------------------------------------
 
-def _is_open3d(obj: _Any) -> bool:
+def _is_open3d(obj: Any) -> bool:
     """By the type's module, so that open3d need not be imported to ask."""
     return type(obj).__module__.split(".")[0] == "open3d"
 
 
-def _tensor_array(t: _Any) -> np.ndarray:
+def _tensor_array(t: Any) -> np.ndarray:
     """A tensor's NumPy view (its memory, no copy) where it is on the CPU."""
     return t.numpy() if str(t.device).upper().startswith("CPU") else t.cpu().numpy()
 
 
-def _open3d_arrays(cloud: _Any) -> tuple:
+def _open3d_arrays(cloud: Any) -> tuple:
     """(points, normals or None) of an Open3D cloud, as its own memory: the
     tensor cloud's arrays are views, the legacy cloud's float64 views."""
     if hasattr(cloud, "point"):  # open3d.t.geometry.PointCloud: a map of named tensors
@@ -172,14 +171,14 @@ def _open3d_arrays(cloud: _Any) -> tuple:
     raise TypeError(f"{type(cloud).__name__}: not an Open3D point cloud")
 
 
-def _cloud_normals(a: _Any) -> Optional[np.ndarray]:
+def _cloud_normals(a: Any) -> Optional[np.ndarray]:
     """The normals a :class:`Cloud` or an Open3D cloud carries; None for arrays."""
     if isinstance(a, Cloud):
         return a.normals
     return _open3d_arrays(a)[1] if _is_open3d(a) else None
 
 
-def _unwrapped(a: ArrayLike) -> _Any:
+def _unwrapped(a: ArrayLike) -> Any:
     """The points of a :class:`Cloud` or an Open3D cloud; anything else as it is."""
     if isinstance(a, Cloud):
         return a.points
@@ -205,7 +204,7 @@ def _optional_points(a: Optional[ArrayLike], name: str) -> Optional[np.ndarray]:
     return None if a is None else _points(a, name)
 
 
-def _normals_of(given: Optional[ArrayLike], cloud: _Any, name: str, used: bool = True) -> Optional[np.ndarray]:
+def _normals_of(given: Optional[ArrayLike], cloud: Any, name: str, used: bool = True) -> Optional[np.ndarray]:
     """The normals given, else the cloud's own where the call uses them."""
     if given is None and used:
         given = _cloud_normals(cloud)
@@ -221,7 +220,7 @@ def _matrix(m: Optional[Matrix], name: str) -> Optional[list]:
     return arr.ravel().tolist()
 
 
-def _keep_for_report(r: Result, title: str, source: np.ndarray, target: _Any, init: Optional[Matrix],
+def _keep_for_report(r: Result, title: str, source: np.ndarray, target: Any, init: Optional[Matrix],
                      curve: Optional[str], origin: tuple = _ZERO) -> Result:
     """Keeps what the report draws on the result, by reference: the arrays the
     call read (the caller's own where no conversion was needed), and the
@@ -238,7 +237,7 @@ def _moved(points: np.ndarray, transformation: Optional[Matrix]) -> np.ndarray:
     return np.ascontiguousarray(points @ m[:3, :3].T + m[:3, 3], dtype=np.float32)
 
 
-def _json_value(v: _Any) -> _Any:
+def _json_value(v: Any) -> Any:
     """A result's value as JSON: arrays as lists, NumPy scalars as numbers."""
     if isinstance(v, np.ndarray):
         return v.tolist()
@@ -247,7 +246,7 @@ def _json_value(v: _Any) -> _Any:
     raise TypeError(f"{type(v).__name__} is not JSON")
 
 
-def _report_page(r: Result, title: str, source: np.ndarray, target: _Any, init: Optional[Matrix],
+def _report_page(r: Result, title: str, source: np.ndarray, target: Any, init: Optional[Matrix],
                  curve: Optional[str], origin: tuple = _ZERO) -> str:
     """The report's HTML, made by the library (ptreg/report.h), drawn about
     the call's origin (the float32 points it computed with)."""
@@ -296,8 +295,7 @@ def _with_transform(d: dict, *keys: str) -> Result:
 # and points back into the world.
 
 
-
-def _origin_of(a: _Any) -> tuple:
+def _origin_of(a: Any) -> tuple:
     """The origin a cloud asks for: a :class:`Cloud`'s or a
     :class:`ModelIndex`'s own; for other float64 points the readers' rule
     (the first point's coordinate rounded to a whole unit on each axis where
@@ -314,7 +312,7 @@ def _origin_of(a: _Any) -> tuple:
     return tuple(float(np.rint(v)) if _ORIGIN_THRESHOLD <= abs(v) < _ORIGIN_MAX else 0.0 for v in first)
 
 
-def _frame(*clouds: _Any) -> tuple:
+def _frame(*clouds: Any) -> tuple:
     """The call's origin: the first cloud's that has one (the command line
     takes the first file's)."""
     for c in clouds:
@@ -365,7 +363,7 @@ def _transform_to_world(T: np.ndarray, origin: tuple) -> np.ndarray:
 
 # ---- keywords: the command line's names ------------------------------------------
 
-def _renamed(**old: _Any):
+def _renamed(**old: Any):
     """Old keywords kept for one release: each ``old=new`` (a new keyword's
     name, or a function of the old value giving new keywords) is accepted
     with a DeprecationWarning naming the new one."""
@@ -390,7 +388,7 @@ def _renamed(**old: _Any):
 
 
 def to_open3d(points: Union[ArrayLike, Cloud], normals: Optional[ArrayLike] = None,
-              colors: Optional[ArrayLike] = None) -> _Any:
+              colors: Optional[ArrayLike] = None) -> Any:
     """An ``open3d.geometry.PointCloud`` of ``points`` ((N, 3), or a
     :class:`Cloud`, whose normals come along unless ``normals`` is given),
     ``normals`` (N, 3) and ``colors`` (N, 3: floats in [0, 1], or uint8)."""
@@ -840,8 +838,8 @@ def emicp(source: ArrayLike, target: ArrayLike, *, sigma2: Optional[float] = Non
     ``"fp64"``, on ``device``, as ``ptreg emicp``. The engine runs the variant
     ``ptreg tune`` found fastest on this machine for this problem size (its
     cache), else (``no_tune``) the built-in one. Clouds far from zero are
-    registered about one origin; ``init`` and the transform are the world's. Returns ``transformation``, ``fitness``, ``rmse``,
-    ``iterations``, ``stop_reason``, ``gpts`` (10^9 pair terms per second),
+    registered about one origin; ``init`` and the transform are the world's.
+    Returns ``transformation``, ``fitness``, ``rmse``, ``iterations``, ``stop_reason``, ``gpts`` (10^9 pair terms per second),
     ``variant`` (``source`` ``"tuned"`` or ``"default"``, the cache's
     ``size_class``, and each engine knob) ..."""
     origin = _frame(source, target)
