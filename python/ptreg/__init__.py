@@ -876,6 +876,10 @@ def batch(sources: Sequence[ArrayLike], target: Optional[ArrayLike] = None, *,
     ``stop_reasons`` (names), ``time_ms``, ``pairs_per_s``, ``gpts``, ``isa``."""
     if (target is None) == (targets is None):
         raise ArgumentError("batch: give either one shared target or per-pair targets")
+    if _frame(*sources, target, *(targets or ())) != _ZERO:
+        # float32 would round them, and a rotation-only fit turns about the origin: no silent re-expression
+        raise ArgumentError("batch: points far from zero (float64 world coordinates): centre each neighborhood "
+                            "and motif first (batch fits small sets about their own origin)")
     src, src_off = _concatenated(sources, "sources")
     if target is not None:
         tgt, tgt_off = _points(target, "target"), None

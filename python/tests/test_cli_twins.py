@@ -117,6 +117,8 @@ def test_far_synthetic_pair_matches_the_cli(tmp_path):
     down = ptreg.voxel_downsample(tgt, 5.0)
     assert down.points.dtype == np.float64 and down.origin == tgt.origin
     compare(worst(np.abs(down.points.mean(axis=0) - tgt.points.mean(axis=0))), "<", 5.0, "downsampled centre, m")
+    with pytest.raises(ptreg.ArgumentError, match="far from zero"):
+        ptreg.batch([src.points[:20]], tgt.points[:30])
     ptreg.write_cloud(tmp_path / "back.ply", src)
     back = ptreg.read_cloud(tmp_path / "back.ply")
     compare(worst_abs_diff(back.points, src.points, "written and read back"), "<", 1e-6, "write_cloud, m")
