@@ -9,8 +9,16 @@ call uses normals: a tensor cloud's float32 positions on the CPU are read in
 place, a legacy cloud's float64 ones converted. :func:`to_open3d` goes the
 other way. Open3D is imported only when one of its objects is involved. The
 library runs without the GIL, so Python threads can run registrations side by
-side. Errors are raised as :class:`ptreg.Error` subclasses with the library's
-message, which names the file and the place where there is one.
+side. Errors are raised as :class:`ptreg.Error` subclasses only, with the
+library's message, which names the file and the place where there is one.
+
+Keywords are the command's options with ``_`` for ``-`` (``max_dist`` is
+``--max-dist``, ``global_`` ``--global``, ``lambda_`` ``--lambda``), checked
+by the library's option tables as the command line's are: ``None`` leaves an
+option at its default, and a value the CLI refuses raises
+:class:`ArgumentError`. Clouds far from zero (float64 UTM coordinates, as
+:func:`read_cloud` gives them) are re-expressed about one origin per call, as
+the CLI does, and transforms come back in the world.
 
 Register two Open3D clouds::
 
@@ -25,8 +33,10 @@ In a notebook a registration's result shows itself as ptreg's 3-D report
 
 from __future__ import annotations
 
-import html
-import json
+import functools as _functools
+import html as _html
+import json as _json
+import warnings as _warnings
 from typing import Iterable, Iterator, Any, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
@@ -55,6 +65,12 @@ __all__ = [
 
 __version__: str = _core.version()
 
+
+def __dir__() -> list:
+    """ptreg's own names (and its dunders): what ``dir(ptreg)`` and a
+    notebook's completion offer, not the modules and typing names it uses."""
+    return sorted(set(__all__) | {n for n in globals() if n.startswith("__") and n.endswith("__")})
+
 #: Points: an (N, 3) array, a :class:`Cloud` or an Open3D point cloud (legacy or tensor).
 ArrayLike = Union[np.ndarray, Sequence[Sequence[float]], Any]
 Matrix = Union[np.ndarray, Sequence[Sequence[float]]]
@@ -62,6 +78,12 @@ Matrix = Union[np.ndarray, Sequence[Sequence[float]]]
 #: The voxel types of volumes, as NumPy dtypes (the library's names).
 VOXEL_DTYPES = {"u8": np.uint8, "i8": np.int8, "u16": np.uint16, "i16": np.int16,
                 "u32": np.uint32, "i32": np.int32, "f32": np.float32, "f64": np.float64}
+
+#: A coordinate of this magnitude or more loses a millimetre in float32
+#: (PTREG_ORIGIN_THRESHOLD); beyond _ORIGIN_MAX the readers choose no origin.
+_ORIGIN_THRESHOLD = 16384.0
+_ORIGIN_MAX = 1e12
+_ZERO = (0.0, 0.0, 0.0)
 
 #: A Harris keypoint: its voxel (x fastest in the volume) and its score.
 KEYPOINT_DTYPE = np.dtype([("x", "<u4"), ("y", "<u4"), ("z", "<u4"), ("score", "<f4")])
@@ -85,7 +107,7 @@ class Result(dict):
             return None
         page = _report_page(self, *kept)
         return ('<iframe style="width: 100%; height: 640px; border: 0" srcdoc="'
-                + html.escape(page, quote=True) + '"></iframe>')
+                + _html.escape(page, quote=True) + '"></iframe>')
 
     def __getstate__(self) -> dict:
         """Pickled without the report's inputs: the clouds (and a ModelIndex,
@@ -105,10 +127,16 @@ class Result(dict):
 class Cloud(NamedTuple):
     """A point cloud: ``points`` (N, 3) float32 (float64 world coordinates
     for a file far from zero), ``normals`` (N, 3) float32 or None,
-    ``dropped`` the points read with a non-finite coordinate."""
+    ``dropped`` the points read with a non-finite coordinate, ``origin`` the
+    world position (x, y, z) the computations measure the points from: the
+    one the file's reader chose for a cloud far from zero (docs/FORMATS.md),
+    else (0, 0, 0). Every call re-expresses float64 points about one origin,
+    computes in float32 there, and gives transforms and points back in the
+    world, as the command line does."""
     points: np.ndarray
     normals: Optional[np.ndarray] = None
     dropped: int = 0
+    origin: tuple = (0.0, 0.0, 0.0)
 
 
 class Volume(NamedTuple):
@@ -161,14 +189,14 @@ def _points(a: ArrayLike, name: str = "points") -> np.ndarray:
     """(N, 3) C-contiguous float32: the array itself when it is one (no copy)."""
     arr = np.ascontiguousarray(_unwrapped(a), dtype=np.float32)
     if arr.ndim != 2 or arr.shape[1] != 3:
-        raise ValueError(f"{name}: an (N, 3) array is needed, got shape {arr.shape}")
+        raise ArgumentError(f"{name}: an (N, 3) array is needed, got shape {arr.shape}")
     return arr
 
 
 def _points64(a: ArrayLike, name: str) -> np.ndarray:
     arr = np.ascontiguousarray(_unwrapped(a), dtype=np.float64)
     if arr.ndim != 2 or arr.shape[1] != 3:
-        raise ValueError(f"{name}: an (N, 3) array is needed, got shape {arr.shape}")
+        raise ArgumentError(f"{name}: an (N, 3) array is needed, got shape {arr.shape}")
     return arr
 
 
@@ -188,15 +216,16 @@ def _matrix(m: Optional[Matrix], name: str) -> Optional[list]:
         return None
     arr = np.asarray(m, dtype=np.float64)
     if arr.shape != (4, 4):
-        raise ValueError(f"{name}: a 4 x 4 matrix is needed, got shape {arr.shape}")
+        raise ArgumentError(f"{name}: a 4 x 4 matrix is needed, got shape {arr.shape}")
     return arr.ravel().tolist()
 
 
 def _keep_for_report(r: Result, title: str, source: np.ndarray, target: Any, init: Optional[Matrix],
-                     curve: Optional[str]) -> Result:
+                     curve: Optional[str], origin: tuple = _ZERO) -> Result:
     """Keeps what the report draws on the result, by reference: the arrays the
-    call read (the caller's own where no conversion was needed)."""
-    r._report_inputs = (title, source, target, init, curve)
+    call read (the caller's own where no conversion was needed), and the
+    origin they are measured from."""
+    r._report_inputs = (title, source, target, init, curve, origin)
     return r
 
 
@@ -218,23 +247,34 @@ def _json_value(v: Any) -> Any:
 
 
 def _report_page(r: Result, title: str, source: np.ndarray, target: Any, init: Optional[Matrix],
-                 curve: Optional[str]) -> str:
-    """The report's HTML, made by the library (ptreg/report.h)."""
+                 curve: Optional[str], origin: tuple = _ZERO) -> str:
+    """The report's HTML, made by the library (ptreg/report.h), drawn about
+    the call's origin (the float32 points it computed with)."""
     index = target if isinstance(target, ModelIndex) else ModelIndex(target, delaunay=False)
-    tgt = index.points if isinstance(target, ModelIndex) else target
-    after = _moved(source, r["transformation"])
-    distance = index.nearest(after)[1]
-    layers = [("cloud", "target", tgt, 0x9E9E9E), ("cloud", "source before", _moved(source, init), 0xE0803A),
+    tgt = index.info.points if isinstance(target, ModelIndex) else target
+    after = _moved(source, _transform_to_local(r["transformation"], origin))
+    nearest, dist2 = np.empty(len(after), dtype=np.uint32), np.empty(len(after), dtype=np.float32)
+    _core.index_nearest(index._capsule, after, nearest, dist2)  # both in the index's frame
+    distance = np.sqrt(dist2)
+    layers = [("cloud", "target", tgt, 0x9E9E9E),
+              ("cloud", "source before", _moved(source, _transform_to_local(init, origin)), 0xE0803A),
               ("values", "source after", after, distance, "distance to the target")]
     curves = []
     if curve and curve in r and len(r[curve]):
         curves.append((curve.upper() + " per iteration", curve, np.ascontiguousarray(r[curve], dtype=np.float64)))
-    numbers = json.dumps(dict(r), default=_json_value)
+    numbers = _json.dumps(dict(r), default=_json_value)
     return _core.report_html(title, layers, curves, numbers)
 
 
 def _rows(buffer: bytearray, dtype, width: int) -> np.ndarray:
     return np.frombuffer(buffer, dtype=dtype).reshape(-1, width)
+
+
+def _in_world(r: Result, origin: tuple, *keys: str) -> Result:
+    """The result's transforms (computed about origin) as the world's."""
+    for k in keys:
+        r[k] = _transform_to_world(r[k], origin)
+    return r
 
 
 def _with_transform(d: dict, *keys: str) -> Result:
@@ -244,6 +284,107 @@ def _with_transform(d: dict, *keys: str) -> Result:
     if "mse" in r:
         r["mse"] = np.array(r["mse"], dtype=np.float64)
     return r
+
+
+# ---- clouds far from zero: one frame per call ---------------------------------
+#
+# float32 keeps about 7 digits: a UTM northing would be rounded to half a
+# metre. As the command line does (src/cli/common.c, cli_join_frame), each
+# call takes one origin, re-expresses every float64 input about it (one
+# rounding of the double difference), computes there, and turns transforms
+# and points back into the world.
+
+
+def _origin_of(a: Any) -> tuple:
+    """The origin a cloud asks for: a :class:`Cloud`'s or a
+    :class:`ModelIndex`'s own; for other float64 points the readers' rule
+    (the first point's coordinate rounded to a whole unit on each axis where
+    float32 would lose a millimetre); (0, 0, 0) for float32 points, which are
+    already what they are."""
+    if isinstance(a, (Cloud, ModelIndex)):
+        return tuple(float(v) for v in a.origin)
+    arr = _unwrapped(a)
+    if not isinstance(arr, np.ndarray):
+        arr = np.asarray(arr)
+    if arr.dtype == np.float32 or arr.ndim != 2 or arr.shape[1] != 3 or len(arr) == 0:
+        return _ZERO
+    first = np.asarray(arr[0], dtype=np.float64)
+    return tuple(float(np.rint(v)) if _ORIGIN_THRESHOLD <= abs(v) < _ORIGIN_MAX else 0.0 for v in first)
+
+
+def _frame(*clouds: Any) -> tuple:
+    """The call's origin: the first cloud's that has one (the command line
+    takes the first file's)."""
+    for c in clouds:
+        if c is not None:
+            o = _origin_of(c)
+            if o != _ZERO:
+                return o
+    return _ZERO
+
+
+def _local(a: ArrayLike, origin: tuple, name: str = "points") -> np.ndarray:
+    """(N, 3) float32 points relative to origin: the array itself where the
+    origin is zero and it is C-contiguous float32, else (world - origin) in
+    double rounded once to float32."""
+    if origin == _ZERO:
+        return _points(a, name)
+    arr = _points64(a, name)
+    return np.ascontiguousarray(arr - np.asarray(origin, dtype=np.float64), dtype=np.float32)
+
+
+def _world_points(local: np.ndarray, origin: tuple) -> np.ndarray:
+    """float32 local points as float64 world ones (the same array where the origin is zero)."""
+    if origin == _ZERO:
+        return local
+    return local.astype(np.float64) + np.asarray(origin, dtype=np.float64)
+
+
+def _transform_to_local(T: Optional[Matrix], origin: tuple) -> Optional[np.ndarray]:
+    """A world transform as it acts on coordinates relative to origin o:
+    Tr(-o) T Tr(o), t' = R o + t - o (ptreg_transform_to_local)."""
+    if T is None:
+        return None
+    M = np.array(T, dtype=np.float64).reshape(4, 4)
+    if origin != _ZERO:
+        o = np.asarray(origin, dtype=np.float64)
+        M[:3, 3] = (M[:3, :3] @ o - o) + M[:3, 3]
+    return M
+
+
+def _transform_to_world(T: np.ndarray, origin: tuple) -> np.ndarray:
+    """The inverse map, Tr(o) T Tr(-o): t = t' + o - R o (ptreg_transform_to_world)."""
+    M = np.array(T, dtype=np.float64).reshape(4, 4)
+    if origin != _ZERO:
+        o = np.asarray(origin, dtype=np.float64)
+        M[:3, 3] = M[:3, 3] - (M[:3, :3] @ o - o)
+    return M
+
+
+# ---- keywords: the command line's names ------------------------------------------
+
+def _renamed(**old: Any):
+    """Old keywords kept for one release: each ``old=new`` (a new keyword's
+    name, or a function of the old value giving new keywords) is accepted
+    with a DeprecationWarning naming the new one."""
+    def wrap(fn):
+        @_functools.wraps(fn)
+        def call(*args, **kwargs):
+            for name, new in old.items():
+                if name not in kwargs:
+                    continue
+                value = kwargs.pop(name)
+                given = new(value) if callable(new) else {new: value}
+                said = ", ".join(f"{k}=" for k in given) or "its default"
+                _warnings.warn(f"ptreg.{fn.__name__}: {name}= is deprecated, use {said}", DeprecationWarning,
+                               stacklevel=2)
+                for k, v in given.items():
+                    if k in kwargs:
+                        raise ArgumentError(f"{fn.__name__}: give {k}= or the deprecated {name}=, not both")
+                    kwargs[k] = v
+            return fn(*args, **kwargs)
+        return call
+    return wrap
 
 
 def to_open3d(points: Union[ArrayLike, Cloud], normals: Optional[ArrayLike] = None,
@@ -270,7 +411,7 @@ def _rows_like(a: ArrayLike, n: int, name: str) -> np.ndarray:
     """(n, 3) float64, one row a point."""
     arr = _points64(a, name)
     if len(arr) != n:
-        raise ValueError(f"{name}: {len(arr)} rows for {n} points")
+        raise ArgumentError(f"{name}: {len(arr)} rows for {n} points")
     return arr
 
 
@@ -310,19 +451,23 @@ def read_cloud(path: str, format: Optional[str] = None) -> Cloud:
     ``format`` names it. Points with a non-finite coordinate are dropped (counted
     in ``dropped``). Malformed files raise :class:`FormatError` naming the place.
     Points far from zero (UTM eastings and northings: docs/FORMATS.md) come as
-    float64 world coordinates, which float32 would round to half a metre."""
-    xyz, nrm, dropped, world = _core.read_cloud(str(path), format)
+    float64 world coordinates, which float32 would round to half a metre, and
+    the :class:`Cloud` carries the origin the reader chose."""
+    xyz, nrm, dropped, world, origin = _core.read_cloud(str(path), format)
     points = _rows(xyz, np.float64 if world else np.float32, 3)
-    return Cloud(points, None if nrm is None else _rows(nrm, np.float32, 3), dropped)
+    return Cloud(points, None if nrm is None else _rows(nrm, np.float32, 3), dropped, tuple(origin))
 
 
 def write_cloud(path: str, points: ArrayLike, normals: Optional[ArrayLike] = None, *,
                 format: Optional[str] = None, ascii: bool = False) -> None:
     """Writes a point cloud (PLY, PCD, XYZ, VTK or POS by extension or ``format``;
-    binary unless ``ascii``), atomically: a failure leaves no partial file."""
-    pts = _points(points)
+    binary unless ``ascii``), atomically: a failure leaves no partial file.
+    float64 points far from zero are written as the world's (PLY and PCD in
+    double, LAS with its offset at the origin), as the command line writes them."""
+    origin = _frame(points)
+    pts = _local(points, origin)
     nrm = _normals_of(normals, points, "normals")
-    _core.write_cloud(str(path), pts, nrm, format, bool(ascii))
+    _core.write_cloud(str(path), pts, nrm, format, bool(ascii), origin)
 
 
 def read_transform(path: str) -> np.ndarray:
@@ -361,7 +506,7 @@ def _volume_array(data: Union[Volume, np.ndarray]) -> tuple:
         data, spacing, origin = data.data, data.spacing, data.origin
     arr = np.asarray(data)
     if arr.ndim != 3:
-        raise ValueError(f"volume: a 3-D array [z, y, x] is needed, got shape {arr.shape}")
+        raise ArgumentError(f"volume: a 3-D array [z, y, x] is needed, got shape {arr.shape}")
     arr = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("="))
     return arr, tuple(spacing), tuple(origin)
 
@@ -380,50 +525,82 @@ def write_volume(path: str, data: Union[Volume, np.ndarray], *, spacing: Optiona
 def voxel_downsample(points: ArrayLike, voxel: float, normals: Optional[ArrayLike] = None) -> Cloud:
     """Open3D's VoxelDownSample: the centroid of each occupied cube of side
     ``voxel`` (cubes from half a voxel below the cloud's minimum), and the
-    cube's mean normal made unit; in the order of each cube's first point."""
-    xyz, nrm = _core.voxel_downsample(_points(points), _normals_of(normals, points, "normals"), float(voxel))
-    return Cloud(_rows(xyz, np.float32, 3), None if nrm is None else _rows(nrm, np.float32, 3))
+    cube's mean normal made unit; in the order of each cube's first point.
+    Points far from zero come back as float64 world coordinates, with the origin."""
+    origin = _frame(points)
+    xyz, nrm = _core.voxel_downsample(_local(points, origin), _normals_of(normals, points, "normals"), float(voxel))
+    down = _world_points(_rows(xyz, np.float32, 3), origin)
+    return Cloud(down, None if nrm is None else _rows(nrm, np.float32, 3), 0, origin)
 
 
-def normals(points: ArrayLike, *, k: int = 30, radius: float = 0.0, orientation: str = "viewpoint",
+def _k_of(k: Optional[int], radius: Optional[float]) -> Optional[int]:
+    """k 0 with a radius was the old spelling of "every point within it":
+    None now, as the command line's --radius alone."""
+    if k == 0 and radius is not None:
+        _warnings.warn("k=0 with radius= is deprecated: leave k out for every point within the radius",
+                       DeprecationWarning, stacklevel=3)
+        return None
+    return k
+
+
+def _radius_of(radius: Optional[float]) -> Optional[float]:
+    """radius 0 was the old spelling of "no radius": None now."""
+    if radius is not None and radius == 0:
+        _warnings.warn("radius=0 is deprecated: leave radius out for no radius", DeprecationWarning, stacklevel=3)
+        return None
+    return radius
+
+
+@_renamed(orientation="orient")
+def normals(points: ArrayLike, *, k: Optional[int] = None, radius: Optional[float] = None, orient: str = "viewpoint",
             viewpoint: Sequence[float] = (0.0, 0.0, 0.0), direction: Sequence[float] = (0.0, 0.0, 1.0),
-            orient_k: int = 10, curvature: bool = False, device: str = "auto"):
-    """Normals by PCA of each point's ``k`` nearest neighbors (within ``radius``
-    when > 0: Open3D's hybrid search), oriented toward ``viewpoint``, along
-    ``direction``, ``"none"``, or ``"tangent_plane"`` (consistent over the
-    surface, as Open3D's). A point whose neighborhood is degenerate gets NaN.
-    Returns the (N, 3) normals, or ``(normals, curvature)`` when ``curvature``."""
-    pts = _points(points)
+            orient_k: Optional[int] = None, curvature: bool = False, device: str = "auto"):
+    """Normals by PCA of each point's neighbors, as ``ptreg normals``: the
+    ``k`` nearest (default 30), every point closer than ``radius`` (``radius``
+    alone), or the ``k`` nearest of those (both: Open3D's hybrid search);
+    oriented (``orient``) toward ``viewpoint`` (a world position), along
+    ``direction``, ``"none"``, or ``"tangent-plane"`` (consistent over the
+    surface, as Open3D's; ``orient_k`` its graph's neighbors). A point whose
+    neighborhood is degenerate gets NaN. Returns the (N, 3) normals, or
+    ``(normals, curvature)`` when ``curvature``."""
+    radius = _radius_of(radius)
+    k = _k_of(k, radius)
+    origin = _frame(points)
+    pts = _local(points, origin)
     out = np.empty_like(pts)
     curv = np.empty(len(pts), dtype=np.float32) if curvature else None
-    _core.normals(pts, out, curv, k=k, radius=radius, orientation=orientation, viewpoint=list(viewpoint),
+    view = np.asarray(viewpoint, dtype=np.float64) - np.asarray(origin, dtype=np.float64)
+    _core.normals(pts, out, curv, k=k, radius=radius, orientation=orient, viewpoint=view.tolist(),
                   direction=list(direction), orient_k=orient_k, device=device)
     return (out, curv) if curvature else out
 
 
 def _feature(fn, bins: int, points, normals_, k, radius, convention, device) -> np.ndarray:
-    pts = _points(points)
+    radius = _radius_of(radius)
+    k = _k_of(k, radius)
+    pts = _local(points, _frame(points))
     nrm = _normals_of(normals_, points, "normals")
     if nrm is None:
-        raise ValueError("normals: give them, or a cloud that has them (ptreg.normals makes them)")
+        raise ArgumentError("normals: give them, or a cloud that has them (ptreg.normals makes them)")
     out = np.empty((len(pts), bins), dtype=np.float32)
     fn(pts, nrm, out, k=k, radius=radius, convention=convention, device=device)
     return out
 
 
-def fpfh(points: ArrayLike, normals: Optional[ArrayLike] = None, *, k: int = 30, radius: float = 0.0,
-         convention: str = "pcl", device: str = "auto") -> np.ndarray:
-    """Fast Point Feature Histograms, (N, 33) float32: each point's ``k`` nearest
-    neighbors, within ``radius`` when > 0 (``k=0``: all within ``radius``, as
-    PCL's setRadiusSearch; both: Open3D's hybrid search). ``convention``
+def fpfh(points: ArrayLike, normals: Optional[ArrayLike] = None, *, k: Optional[int] = None,
+         radius: Optional[float] = None, convention: str = "pcl", device: str = "auto") -> np.ndarray:
+    """Fast Point Feature Histograms, (N, 33) float32, as ``ptreg fpfh``: each
+    point's ``k`` nearest neighbors (default 30), every point closer than
+    ``radius`` (``radius`` alone, as PCL's setRadiusSearch: no cap), or the
+    ``k`` nearest of those (both: Open3D's hybrid search). ``convention``
     ``"pcl"`` (blocks sum to 100) or ``"open3d"`` (the point's own SPFH added).
     Rows of points without enough neighbors are NaN. ``normals``: given, or
     those of ``points`` when it is a cloud that has them."""
     return _feature(_core.fpfh, _core.FPFH_BINS, points, normals, k, radius, convention, device)
 
 
-def pfh(points: ArrayLike, normals: Optional[ArrayLike] = None, *, k: int = 30, radius: float = 0.0,
-        device: str = "auto") -> np.ndarray:
+def pfh(points: ArrayLike, normals: Optional[ArrayLike] = None, *, k: Optional[int] = None,
+        radius: Optional[float] = None, device: str = "auto") -> np.ndarray:
     """Point Feature Histograms, (N, 125) float32 (PCL's), neighborhoods as :func:`fpfh`."""
     return _feature(_core.pfh, _core.PFH_BINS, points, normals, k, radius, "pcl", device)
 
@@ -433,13 +610,18 @@ def pfh(points: ArrayLike, normals: Optional[ArrayLike] = None, *, k: int = 30, 
 class ModelIndex:
     """A model's search structures (k-d tree and Delaunay graph), built once and
     reused by many :func:`icp` calls (pass it as the target), saved to and loaded
-    from ``.pti`` files (``ptreg index`` writes the same)."""
+    from ``.pti`` files (``ptreg index`` writes the same). Points far from zero
+    (float64) are kept about their ``origin``, as a :class:`Cloud`'s; an index
+    file keeps no origin, so such an index is not saved. :meth:`nearest`,
+    :meth:`knn` and :meth:`radius` answer exactly (the k-d tree)."""
 
     def __init__(self, points: Optional[ArrayLike] = None, *, delaunay: bool = True,
                  leaf_size: Optional[int] = None, _capsule=None):
+        self.origin = _ZERO if _capsule is not None else _frame(points)
         if _capsule is None:
-            _capsule = _core.index_create(_points(points), delaunay=int(delaunay), leaf_size=leaf_size)
+            _capsule = _core.index_create(_local(points, self.origin), delaunay=int(delaunay), leaf_size=leaf_size)
         self._capsule = _capsule
+        self._kdtree = None
 
     @classmethod
     def load(cls, path: str) -> "ModelIndex":
@@ -448,6 +630,9 @@ class ModelIndex:
 
     def save(self, path: str) -> None:
         """Writes the index as a ``.pti`` file, atomically."""
+        if self.origin != _ZERO:
+            raise ArgumentError(f"{path}: an index file keeps no origin, and this model is far from zero (origin "
+                                f"{self.origin[0]:.17g} {self.origin[1]:.17g} {self.origin[2]:.17g}): keep the cloud")
         _core.index_save(self._capsule, str(path))
 
     @property
@@ -460,17 +645,53 @@ class ModelIndex:
 
     @property
     def points(self) -> np.ndarray:
-        return self.info.points
+        """The model's points (float64 world coordinates where it has an origin)."""
+        return _world_points(self.info.points, self.origin)
 
     def nearest(self, queries: ArrayLike) -> tuple:
         """Each query's nearest model point by the k-d tree: ``(indices,
         distances)``, uint32 model indexes (original order) and float32
         Euclidean distances."""
-        q = _points(queries, "queries")
+        q = _local(queries, self.origin, "queries")
         nearest = np.empty(len(q), dtype=np.uint32)
         dist2 = np.empty(len(q), dtype=np.float32)
         _core.index_nearest(self._capsule, q, nearest, dist2)
         return nearest, np.sqrt(dist2)
+
+    def _tree(self):
+        """The k-d tree of the k-NN and radius queries, built on first use."""
+        if self._kdtree is None:
+            self._kdtree = _core.kdtree_create(self._capsule)
+        return self._kdtree
+
+    def knn(self, points: ArrayLike, k: int) -> tuple:
+        """Each query's ``k`` nearest model points, exactly: ``(indices,
+        distances)``, (M, k) uint32 model indexes and float32 Euclidean
+        distances, nearest first (ties by the lower index); where the model
+        has fewer than ``k`` points the rest are index 2^32 - 1 and distance inf."""
+        q = _local(points, self.origin, "points")
+        k = int(k)
+        if k < 1:
+            raise ArgumentError(f"knn: k {k} must be at least 1")
+        index = np.empty((len(q), k), dtype=np.uint32)
+        dist2 = np.empty((len(q), k), dtype=np.float32)
+        _core.kdtree_knn(self._tree(), q, k, index, dist2)
+        return index, np.sqrt(dist2)
+
+    def radius(self, points: ArrayLike, r: float, max_nn: Optional[int] = None) -> tuple:
+        """Every model point within ``r`` of each query (squared distance <=
+        r^2 in float32), exactly, nearest first; the first ``max_nn`` of them
+        where given. Returns ``(indices, distances)``: lists of one uint32 and
+        one float32 array per query."""
+        q = _local(points, self.origin, "points")
+        if max_nn is not None and int(max_nn) < 1:
+            raise ArgumentError(f"radius: max_nn {max_nn} must be at least 1")
+        offsets, index, dist2 = _core.kdtree_radius(self._tree(), q, float(r), int(max_nn or 0))
+        bounds = np.frombuffer(offsets, dtype=np.uint64).astype(np.intp)
+        index = np.frombuffer(index, dtype=np.uint32)
+        dist = np.sqrt(np.frombuffer(dist2, dtype=np.float32))
+        return ([index[bounds[i]:bounds[i + 1]] for i in range(len(q))],
+                [dist[bounds[i]:bounds[i + 1]] for i in range(len(q))])
 
 
 def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str = "point",
@@ -482,7 +703,10 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
         relative_rmse: Optional[float] = None, transformation_epsilon: Optional[float] = None,
         filter_sigma: Optional[float] = None, filter_start: Optional[int] = None, trim: Optional[float] = None,
         nn: str = "auto", device: str = "auto") -> Result:
-    """Rigid ICP of ``source`` onto ``target`` (an (M, 3) array or a :class:`ModelIndex`).
+    """Rigid ICP of ``source`` onto ``target`` (an (M, 3) array or a :class:`ModelIndex`),
+    as ``ptreg icp`` (the keywords are its options). float64 clouds far from
+    zero (UTM) are registered about one origin and ``transformation`` is the
+    world's, as the command line's; ``init`` is a world transform too.
 
     ``method``: ``"point"`` (Besl & McKay, Horn's closed form), ``"plane"``
     (point-to-plane), ``"symmetric"`` (Rusinkiewicz) or ``"gicp"`` (Generalized-ICP),
@@ -498,71 +722,133 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
     ``converged``, ``stop_reason``, ``mse`` per iteration, ``time_ms``, ``nn``,
     ``device``."""
     if kernel != "none" and kernel_scale is None:
-        raise ValueError(f"kernel {kernel!r}: give kernel_scale, the residual where it starts to discount a pair")
+        raise ArgumentError(f"kernel {kernel!r}: give kernel_scale, the residual where it starts to discount a pair")
     if (relative_fitness is None) != (relative_rmse is None):
-        raise ValueError("relative_fitness and relative_rmse go together (Open3D stops when both hold)")
-    options = dict(method=method, max_iter=max_iter, max_dist=max_dist, init=_matrix(init, "init"), kernel=kernel,
-                   kernel_scale=kernel_scale, lm_lambda=lm, normal_k=normal_k, normal_radius=normal_radius,
+        raise ArgumentError("relative_fitness and relative_rmse go together (Open3D stops when both hold)")
+    origin = target.origin if isinstance(target, ModelIndex) else _frame(source, target)
+    if origin == _ZERO and _frame(source) != _ZERO:
+        raise ArgumentError("icp: the source is far from zero (float64 world coordinates) but the ModelIndex is not: "
+                            "build the index from the model's float64 points or its Cloud")
+    options = dict(method=method, max_iter=max_iter, max_dist=max_dist,
+                   init=_matrix(_transform_to_local(init, origin), "init"), kernel=kernel,
+                   kernel_scale=kernel_scale, lm=lm, normal_k=normal_k, normal_radius=normal_radius,
                    gicp_epsilon=gicp_epsilon, tol=tol, relative_fitness=relative_fitness,
                    relative_rmse=relative_rmse, transformation_epsilon=transformation_epsilon,
                    filter_sigma=filter_sigma, filter_start=filter_start, trim=trim, nn=nn, device=device)
-    src = _points(source, "source")
+    src = _local(source, origin, "source")
     # the clouds' own normals where the method reads them (icp.h: the target's for
     # plane, gicp and symmetric, the source's for gicp and symmetric)
     sn = _normals_of(source_normals, source, "source_normals", method in ("gicp", "symmetric"))
     tn = _normals_of(target_normals, target, "target_normals", method in ("plane", "gicp", "symmetric"))
-    tgt = target._capsule if isinstance(target, ModelIndex) else _points(target, "target")
+    tgt = target._capsule if isinstance(target, ModelIndex) else _local(target, origin, "target")
     d = _core.icp(src, tgt, sn, tn, **options)
-    r = _with_transform(d, "transformation")
-    return _keep_for_report(r, "ptreg icp", src, target if isinstance(target, ModelIndex) else tgt, init, "mse")
+    r = _in_world(_with_transform(d, "transformation"), origin, "transformation")
+    return _keep_for_report(r, "ptreg icp", src, target if isinstance(target, ModelIndex) else tgt, init, "mse",
+                            origin)
 
 
-def register(source: ArrayLike, target: ArrayLike, *, voxel: float = 0.0, method: str = "ransac",
-             refine: Optional[str] = "plane", source_normals: Optional[ArrayLike] = None,
-             target_normals: Optional[ArrayLike] = None, mutual: bool = True, max_dist: Optional[float] = None,
+def _zero_unset(*names: str):
+    """Keywords whose 0 meant "the default" before (the CLI refuses 0): 0 is
+    taken as None for one release, with a DeprecationWarning."""
+    def wrap(fn):
+        @_functools.wraps(fn)
+        def call(*args, **kwargs):
+            for name in names:
+                if kwargs.get(name) is not None and kwargs[name] == 0:
+                    _warnings.warn(f"ptreg.{fn.__name__}: {name}=0 for the default is deprecated: leave it out "
+                                   "(None)", DeprecationWarning, stacklevel=2)
+                    kwargs[name] = None
+            return fn(*args, **kwargs)
+        return call
+    return wrap
+
+
+def _old_global_method(fn):
+    """register's and multiway's ``method`` was the global stage (ransac, fgr),
+    where the command line's --method is the ICP after it: an old global
+    name given as ``method`` is taken as ``global_``, with a DeprecationWarning."""
+    @_functools.wraps(fn)
+    def call(*args, **kwargs):
+        if kwargs.get("method") in ("ransac", "fgr"):
+            if "global_" in kwargs:
+                raise ArgumentError(f"{fn.__name__}: method={kwargs['method']!r} is the ICP's now: give global_= only")
+            _warnings.warn(f"ptreg.{fn.__name__}: method={kwargs['method']!r} (the global stage) is deprecated, use "
+                           f"global_={kwargs['method']!r}; method= is the ICP's method, as --method",
+                           DeprecationWarning, stacklevel=2)
+            kwargs["global_"] = kwargs.pop("method")
+        return fn(*args, **kwargs)
+    return call
+
+
+def _no_refine(refine: Optional[str]) -> dict:
+    return {"no_refine": True} if refine is None else {"method": refine}
+
+
+@_old_global_method
+@_zero_unset("voxel")
+@_renamed(refine=_no_refine, mutual=lambda v: {"one_way": not v}, max_dist="ransac_dist",
+          ransac_max_iter="ransac_iter")
+def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = None, global_: str = "ransac",
+             method: str = "plane", no_refine: bool = False, source_normals: Optional[ArrayLike] = None,
+             target_normals: Optional[ArrayLike] = None, one_way: bool = False,
              refine_dist: Optional[float] = None, refine_iter: Optional[int] = None,
-             ransac_max_iter: Optional[int] = None, confidence: Optional[float] = None,
-             edge_length: Optional[float] = None, check_distance: Optional[float] = None,
-             normal_angle: Optional[float] = None, seed: Optional[int] = None) -> Result:
-    """Global registration without an initial guess, as Open3D's pipeline:
-    voxel-grid downsampling (``voxel``; 0: the target's diagonal / 80), normals,
-    FPFH, mutual feature matches, then RANSAC (Open3D's checkers) or FGR
-    (``method="fgr"``), then local refinement (``refine``: ``"plane"``, ``"gicp"``,
-    ``"symmetric"``, ``"point"``, or None) on all points.
+             ransac_dist: Optional[float] = None, ransac_iter: Optional[int] = None,
+             confidence: Optional[float] = None, edge_length: Optional[float] = None,
+             check_distance: Optional[float] = None, normal_angle: Optional[float] = None,
+             fgr_iterations: Optional[int] = None, fgr_division_factor: Optional[float] = None,
+             seed: Optional[int] = None) -> Result:
+    """Global registration without an initial guess, as ``ptreg register``
+    (the keywords are its options; ``global_`` is --global): voxel-grid
+    downsampling (``voxel``; default the target's diagonal / 80), normals,
+    FPFH, mutual feature matches (``one_way``: every source point's nearest),
+    then RANSAC (Open3D's checkers) or FGR (``global_="fgr"``), then ICP on all
+    points (``method``: ``"plane"``, ``"gicp"``, ``"symmetric"`` or
+    ``"point"``; ``no_refine`` stops before it). Give :class:`Cloud` s (or
+    Open3D clouds) to keep the files' normals, as the command line does:
+    ``ptreg.register(ptreg.read_cloud("a.ply"), ptreg.read_cloud("b.ply"))``;
+    bare arrays carry none, and the refinement then estimates them. Clouds
+    far from zero are registered about one origin; the transforms are the world's.
 
     Returns a :class:`Result`: ``transformation``, ``global_transformation`` (before
     refinement), ``fitness``, ``rmse``, ``voxel``, ``matches``, ``inliers`` and each
     stage's time (``downsample_ms`` ... ``time_ms``)."""
-    src, tgt = _points(source, "source"), _points(target, "target")
+    origin = _frame(source, target)
+    src, tgt = _local(source, origin, "source"), _local(target, origin, "target")
     d = _core.register(src, tgt, _normals_of(source_normals, source, "source_normals"),
                        _normals_of(target_normals, target, "target_normals"),
-                       voxel=voxel, method=method, refine=refine or "plane", no_refine=int(refine is None),
-                       mutual=int(mutual), max_dist=max_dist, refine_dist=refine_dist, refine_iter=refine_iter,
-                       ransac_max_iter=ransac_max_iter, confidence=confidence, edge_length=edge_length,
-                       check_distance=check_distance, normal_angle=normal_angle, seed=seed)
-    r = _with_transform(d, "transformation", "global_transformation")
-    return _keep_for_report(r, "ptreg register", src, tgt, None, None)
+                       voxel=voxel, method=method, no_refine=int(bool(no_refine)), mutual=int(not one_way),
+                       refine_dist=refine_dist, refine_iter=refine_iter, ransac_dist=ransac_dist,
+                       ransac_iter=ransac_iter, confidence=confidence, edge_length=edge_length,
+                       check_distance=check_distance, normal_angle=normal_angle, fgr_iterations=fgr_iterations,
+                       fgr_division_factor=fgr_division_factor, seed=seed, **{"global": global_})
+    r = _in_world(_with_transform(d, "transformation", "global_transformation"), origin, "transformation",
+                  "global_transformation")
+    return _keep_for_report(r, "ptreg register", src, tgt, None, None, origin)
 
 
-def emicp(source: ArrayLike, target: ArrayLike, *, sigma2_init: Optional[float] = None,
+@_renamed(sigma2_init="sigma2", tune=lambda v: {"no_tune": not v})
+def emicp(source: ArrayLike, target: ArrayLike, *, sigma2: Optional[float] = None,
           sigma2_final: Optional[float] = None, sigma_factor: Optional[float] = None, d02: Optional[float] = None,
           max_iter: Optional[int] = None, tol: Optional[float] = None, init: Optional[Matrix] = None,
-          precision: str = "fp32", device: str = "auto", tune: bool = True) -> Result:
+          precision: str = "fp32", device: str = "auto", no_tune: bool = False) -> Result:
     """EM-ICP (Granger & Pennec; Tamaki et al.): every source point softly paired
     with every target point by Gaussian weights, sigma^2 annealed from
-    ``sigma2_init`` down to ``sigma2_final`` by ``sigma_factor`` per iteration (the
+    ``sigma2`` down to ``sigma2_final`` by ``sigma_factor`` per iteration (the
     defaults scale with the clouds), in ``precision`` ``"fp32"``, ``"fp16"`` or
-    ``"fp64"``, on ``device``. With ``tune`` the engine runs the variant ``ptreg
-    tune`` found fastest on this machine for this problem size (its cache), else
-    the built-in one. Returns ``transformation``, ``fitness``, ``rmse``,
-    ``iterations``, ``stop_reason``, ``gpts`` (10^9 pair terms per second),
+    ``"fp64"``, on ``device``, as ``ptreg emicp``. The engine runs the variant
+    ``ptreg tune`` found fastest on this machine for this problem size (its
+    cache), else (``no_tune``) the built-in one. Clouds far from zero are
+    registered about one origin; ``init`` and the transform are the world's.
+    Returns ``transformation``, ``fitness``, ``rmse``, ``iterations``, ``stop_reason``, ``gpts`` (10^9 pair terms per second),
     ``variant`` (``source`` ``"tuned"`` or ``"default"``, the cache's
     ``size_class``, and each engine knob) ..."""
-    src, tgt = _points(source, "source"), _points(target, "target")
-    d = _core.emicp(src, tgt, bool(tune), sigma2_init=sigma2_init,
+    origin = _frame(source, target)
+    src, tgt = _local(source, origin, "source"), _local(target, origin, "target")
+    d = _core.emicp(src, tgt, not no_tune, sigma2=sigma2,
                     sigma2_final=sigma2_final, sigma_factor=sigma_factor, d02=d02, max_iter=max_iter, tol=tol,
-                    init=_matrix(init, "init"), precision=precision, device=device)
-    return _keep_for_report(_with_transform(d, "transformation"), "ptreg emicp", src, tgt, init, None)
+                    init=_matrix(_transform_to_local(init, origin), "init"), precision=precision, device=device)
+    r = _in_world(_with_transform(d, "transformation"), origin, "transformation")
+    return _keep_for_report(r, "ptreg emicp", src, tgt, init, None, origin)
 
 
 def _concatenated(clouds: Sequence[ArrayLike], name: str) -> tuple:
@@ -574,9 +860,10 @@ def _concatenated(clouds: Sequence[ArrayLike], name: str) -> tuple:
     return np.ascontiguousarray(points, dtype=np.float32), offsets
 
 
+@_renamed(sigma2_init="sigma2")
 def batch(sources: Sequence[ArrayLike], target: Optional[ArrayLike] = None, *,
           targets: Optional[Sequence[ArrayLike]] = None, translation: bool = True,
-          sigma2_init: Optional[float] = None, sigma2_final: Optional[float] = None,
+          sigma2: Optional[float] = None, sigma2_final: Optional[float] = None,
           sigma_factor: Optional[float] = None, d02: Optional[float] = None, max_iter: Optional[int] = None,
           tol: Optional[float] = None, device: str = "auto") -> Result:
     """Many small EM-ICP registrations at once (the atom-probe case: millions of
@@ -588,20 +875,24 @@ def batch(sources: Sequence[ArrayLike], target: Optional[ArrayLike] = None, *,
     Returns a :class:`Result`: ``transformations`` (count, 4, 4), ``iterations``,
     ``stop_reasons`` (names), ``time_ms``, ``pairs_per_s``, ``gpts``, ``isa``."""
     if (target is None) == (targets is None):
-        raise ValueError("batch: give either one shared target or per-pair targets")
+        raise ArgumentError("batch: give either one shared target or per-pair targets")
+    if _frame(*sources, target, *(targets or ())) != _ZERO:
+        # float32 would round them, and a rotation-only fit turns about the origin: no silent re-expression
+        raise ArgumentError("batch: points far from zero (float64 world coordinates): centre each neighborhood "
+                            "and motif first (batch fits small sets about their own origin)")
     src, src_off = _concatenated(sources, "sources")
     if target is not None:
         tgt, tgt_off = _points(target, "target"), None
     else:
         if len(targets) != len(sources):
-            raise ValueError(f"batch: {len(sources)} sources against {len(targets)} targets")
+            raise ArgumentError(f"batch: {len(sources)} sources against {len(targets)} targets")
         tgt, tgt_off = _concatenated(targets, "targets")
     count = len(sources)
     transforms = np.empty((count, 16), dtype=np.float64)
     iterations = np.empty(count, dtype=np.int32)
     stops = np.empty(count, dtype=np.int32)
     stats = _core.batch(src, src_off, tgt, tgt_off, transforms, iterations, stops, translation=int(translation),
-                        sigma2_init=sigma2_init, sigma2_final=sigma2_final, sigma_factor=sigma_factor, d02=d02,
+                        sigma2=sigma2, sigma2_final=sigma2_final, sigma_factor=sigma_factor, d02=d02,
                         max_iter=max_iter, tol=tol, device=device)
     r = Result(stats)
     r["transformations"] = transforms.reshape(count, 4, 4)
@@ -612,27 +903,68 @@ def batch(sources: Sequence[ArrayLike], target: Optional[ArrayLike] = None, *,
 
 # ---- volumes ---------------------------------------------------------------------
 
-def harris3d(volume: Union[Volume, np.ndarray], *, window: int = 5, sigma: float = 0.0, k: float = 0.01,
-             threshold: float = 0.01, threshold_mode: str = "relative", min_distance: float = 0.0, top: int = 0,
-             border: str = "skip", scores: bool = False, device: str = "auto", tune: bool = True) -> Result:
-    """3-D Harris interest points of a volume (a :class:`Volume` or an array
-    indexed ``[z, y, x]``): score det(M) - k tr(M)^3 of the Gaussian-weighted
-    gradient tensor over a ``window``^3 neighborhood; keypoints above
-    ``threshold`` (relative to the largest score, or absolute), local maxima of
-    their 26 neighbors, ``min_distance`` apart, the best ``top`` (0: all).
+def _threshold_mode(kwargs: dict) -> None:
+    """harris3d's old threshold_mode=: "relative" made threshold= the
+    relative one (now relative=, as --relative), "absolute" the absolute one
+    (now threshold= alone, as --threshold)."""
+    mode = kwargs.pop("threshold_mode")
+    if mode not in ("relative", "absolute"):
+        raise ArgumentError(f"harris3d: threshold_mode {mode!r} is not relative or absolute")
+    _warnings.warn("ptreg.harris3d: threshold_mode= is deprecated: give relative=R (--relative) or threshold=T "
+                   "(absolute, --threshold)", DeprecationWarning, stacklevel=3)
+    if mode == "relative" and "threshold" in kwargs:
+        kwargs["relative"] = kwargs.pop("threshold")
 
-    With ``tune`` the tiling (or a device's method) is the one ``ptreg tune
-    --kernel harris`` found fastest here; the scores' bits are the same either way.
+
+def _old_threshold_mode(fn):
+    @_functools.wraps(fn)
+    def call(*args, **kwargs):
+        if "threshold_mode" in kwargs:
+            _threshold_mode(kwargs)
+        return fn(*args, **kwargs)
+    return call
+
+
+@_old_threshold_mode
+@_zero_unset("sigma", "top")
+@_renamed(tune=lambda v: {"no_tune": not v})
+def harris3d(volume: Union[Volume, np.ndarray], *, window: Optional[int] = None, sigma: Optional[float] = None,
+             k: Optional[float] = None, threshold: Optional[float] = None, relative: Optional[float] = None,
+             min_distance: Optional[float] = None, top: Optional[int] = None, border: Optional[str] = None,
+             scores: bool = False, device: str = "auto", no_tune: bool = False) -> Result:
+    """3-D Harris interest points of a volume (a :class:`Volume` or an array
+    indexed ``[z, y, x]``), as ``ptreg harris3d``: score det(M) - k tr(M)^3 of
+    the Gaussian-weighted gradient tensor over a ``window``^3 neighborhood
+    (default 5); keypoints above ``threshold`` (absolute) or ``relative`` times
+    the largest score (default 0.01; with ``top`` and neither: every positive
+    maximum, as the command line), local maxima of their 26 neighbors,
+    ``min_distance`` apart, the best ``top``.
+
+    The tiling (or a device's method) is the one ``ptreg tune --kernel
+    harris`` found fastest here unless ``no_tune``; the scores' bits are the
+    same either way.
 
     Returns a :class:`Result`: ``keypoints`` (a structured array of x, y, z,
     score, best first), ``max_score``, ``threshold`` (absolute), ``time_ms``,
     ``variant`` (as :func:`emicp`'s), and with ``scores=True`` the score volume
     ``[z, y, x]``."""
+    if threshold is not None and relative is not None:
+        raise ArgumentError("harris3d: threshold (absolute) and relative exclude each other")
+    if relative is not None and not 0 <= relative <= 1:
+        raise ArgumentError(f"harris3d: relative {relative} is not in [0, 1]")
+    if threshold is not None and 0 < threshold <= 1:
+        # threshold= was relative until issue 47: a value that reads like one is said, for one release
+        _warnings.warn("ptreg.harris3d: threshold= is absolute now, as --threshold; give relative= for a share "
+                       "of the largest score", FutureWarning, stacklevel=3)
+    mode = "absolute" if threshold is not None else "relative"
+    if threshold is None:
+        threshold = 0.0 if top is not None and relative is None else relative  # --top alone: every maximum
+    tune = not no_tune
     arr, spacing, origin = _volume_array(volume)
     nz, ny, nx = arr.shape
     d = Result(_core.harris3d(arr, (nx, ny, nz), _voxel_type(arr), list(spacing), list(origin), bool(scores),
                               bool(tune), window=window, sigma=sigma, k=k, threshold=threshold,
-                              threshold_mode=threshold_mode, min_distance=min_distance, top=top, border=border,
+                              threshold_mode=mode, min_distance=min_distance, top=top, border=border,
                               device=device))
     d["keypoints"] = np.frombuffer(d["keypoints"], dtype=KEYPOINT_DTYPE)
     if scores:
@@ -642,7 +974,7 @@ def harris3d(volume: Union[Volume, np.ndarray], *, window: int = 5, sigma: float
 
 # ---- LDDMM ---------------------------------------------------------------------
 
-_LDDMM_FLOW = ("sigma", "time_points", "integrator", "device")
+_LDDMM_FLOW = ("sigma", "steps", "integrator", "device")
 
 
 class LDDMMResult(Result):
@@ -655,18 +987,20 @@ class LDDMMResult(Result):
         return warp(self["q0"], self["p0"], points, **{k: self["options"][k] for k in _LDDMM_FLOW})
 
 
-def lddmm(template: ArrayLike, target: ArrayLike, *, sigma: float = 1.0, time_points: int = 20,
-          lam: float = 1000.0, gamma: float = 1.0, max_iter: int = 400, gtol: Optional[float] = None,
+@_renamed(time_points="steps", lam="lambda_")
+def lddmm(template: ArrayLike, target: ArrayLike, *, sigma: float = 1.0, steps: int = 20,
+          lambda_: float = 1000.0, gamma: float = 1.0, max_iter: int = 400, gtol: Optional[float] = None,
           ftol: Optional[float] = None, integrator: str = "euler", precision: str = "fp32",
           init: str = "scaled", device: str = "auto") -> LDDMMResult:
-    """LDDMM landmark matching by geodesic shooting (Gaussian kernel of width
-    ``sigma``, ``time_points`` steps, ``lam`` the data term's weight, ``gamma`` the
-    energy's), optimised by L-BFGS, in O(n) memory. ``template`` and ``target``:
-    (n, 3) landmarks in correspondence."""
+    """LDDMM landmark matching by geodesic shooting, as ``ptreg lddmm``
+    (Gaussian kernel of width ``sigma``, ``steps`` time points, ``lambda_``
+    (--lambda) the data term's weight, ``gamma`` the energy's), optimised by
+    L-BFGS, in O(n) memory. ``template`` and ``target``: (n, 3) landmarks in
+    correspondence."""
     q0 = _points64(template, "template")
-    options = dict(sigma=sigma, time_points=time_points, lam=lam, gamma=gamma, max_iter=max_iter, gtol=gtol,
+    options = dict(sigma=sigma, steps=steps, lambda_=lambda_, gamma=gamma, max_iter=max_iter, gtol=gtol,
                    ftol=ftol, integrator=integrator, precision=precision, init=init, device=device)
-    library = {("lambda" if k == "lam" else k): v for k, v in options.items()}  # the library's names
+    library = {k.rstrip("_"): v for k, v in options.items()}  # lambda_ is --lambda
     d = LDDMMResult(_core.lddmm_register(q0, _points64(target, "target"), **library))
     d["p0"] = _rows(d["p0"], np.float64, 3)
     d["q1"] = _rows(d["q1"], np.float64, 3)
@@ -675,13 +1009,14 @@ def lddmm(template: ArrayLike, target: ArrayLike, *, sigma: float = 1.0, time_po
     return d
 
 
-def warp(q0: ArrayLike, p0: ArrayLike, points: ArrayLike, *, sigma: float = 1.0, time_points: int = 20,
+@_renamed(time_points="steps")
+def warp(q0: ArrayLike, p0: ArrayLike, points: ArrayLike, *, sigma: float = 1.0, steps: int = 20,
          integrator: str = "euler", device: str = "auto") -> np.ndarray:
     """``points`` moved by the flow shot from landmarks ``q0`` with momenta ``p0``
-    (with the ``sigma``, ``time_points`` and ``integrator`` of the registration)."""
+    (with the ``sigma``, ``steps`` and ``integrator`` of the registration)."""
     x = _points64(points, "points")
     out = np.empty_like(x)
-    _core.lddmm_warp(_points64(q0, "q0"), _points64(p0, "p0"), x, out, sigma=sigma, time_points=time_points,
+    _core.lddmm_warp(_points64(q0, "q0"), _points64(p0, "p0"), x, out, sigma=sigma, steps=steps,
                      integrator=integrator, device=device)
     return out
 
@@ -691,69 +1026,94 @@ def warp(q0: ArrayLike, p0: ArrayLike, points: ArrayLike, *, sigma: float = 1.0,
 _TUNE_SIZES = {"pair": 20000, "harris": 256, "fpfh": 50000}
 
 
-def tune(kernel: str = "pair", size: Optional[int] = None, *, precision: str = "fp32", method: str = "auto",
-         sample_fraction: Optional[float] = None, reps: Optional[int] = None, budget_s: Optional[float] = None,
+@_renamed(method="search", sample_fraction="sample", budget_s="budget")
+def tune(kernel: str = "pair", size: Optional[int] = None, *, precision: str = "fp32", search: str = "auto",
+         sample: Optional[float] = None, reps: Optional[int] = None, budget: Optional[float] = None,
          confirm: Optional[int] = None, min_gain: Optional[float] = None, seed: Optional[int] = None) -> Result:
     """Searches a CPU kernel's variants on this machine, as ``ptreg tune`` does:
     ``"pair"`` (EM-ICP's pair engine: threads, column tile, row block, row
     vectors, loop order; ``size`` points a side, default 20000), ``"harris"``
     (threads and rows per tile; a ``size``^3 volume, default 256) or ``"fpfh"``
-    (threads; ``size`` points, default 50000). Every candidate must reproduce the
+    (threads; ``size`` points, default 50000), by ``search`` (``"auto"``,
+    ``"exhaustive"``, ``"coordinate"`` or ``"halving"``; ``sample`` the share
+    measured, ``budget`` seconds). Every candidate must reproduce the
     default's output; the winner must beat the default by ``min_gain`` in a final
     confirmation. Nothing is cached here (``ptreg tune`` writes the cache that
     later runs use, ``emicp`` among them). Returns ``winner`` (parameter ->
     value), ``winner_seconds``, ``default_seconds``, ``gain``, ``default_kept``,
     ``candidates``, ``method``, ``machine`` and ``elapsed_s``."""
     if kernel not in _TUNE_SIZES:
-        raise ValueError(f"tune: kernel {kernel!r} is not pair, harris or fpfh")
+        raise ArgumentError(f"tune: kernel {kernel!r} is not pair, harris or fpfh")
     if precision not in ("fp32", "fp16"):
-        raise ValueError(f"tune: precision {precision!r} is not fp32 or fp16")
-    return Result(_core.tune(kernel, int(size or _TUNE_SIZES[kernel]), precision == "fp16", method=method,
-                             sample_fraction=sample_fraction, reps=reps, budget_s=budget_s, confirm=confirm,
-                             min_gain=min_gain, seed=seed))
+        raise ArgumentError(f"tune: precision {precision!r} is not fp32 or fp16")
+    return Result(_core.tune(kernel, int(size or _TUNE_SIZES[kernel]), precision == "fp16", search=search,
+                             sample=sample, reps=reps, budget=budget, confirm=confirm, min_gain=min_gain, seed=seed))
 
 
 # ---- many scans ------------------------------------------------------------------
 
+@_old_global_method
+@_renamed(refine="method")
 def multiway(scans: Sequence[ArrayLike], *, normals: Optional[Sequence[Optional[ArrayLike]]] = None,
              pairs: Optional[ArrayLike] = None, voxel: Optional[float] = None, pair_neighbors: Optional[int] = None,
-             method: str = "ransac", refine: str = "plane", refine_dist: Optional[float] = None,
+             global_: str = "ransac", method: str = "plane", refine_dist: Optional[float] = None,
              refine_iter: Optional[int] = None, min_fitness: Optional[float] = None, anchor: int = 0,
              joint_refine: Optional[int] = None, edge_prune_threshold: Optional[float] = None,
-             preference_loop_closure: Optional[float] = None, seed: Optional[int] = None) -> Result:
+             preference_loop_closure: Optional[float] = None, graph_max_iter: Optional[int] = None,
+             seed: Optional[int] = None) -> Result:
     """Many overlapping scans of one object into the frame of ``scans[anchor]``
     (``ptreg multiway``): each scan's features once, candidate pairs (every pair;
     ``pair_neighbors`` K: each scan's K most similar and its successor; or
     ``pairs``, (P, 2) scan numbers, scan i onto scan j) registered by RANSAC
-    (``method="fgr"``: FGR) and ICP (``refine``), the best pairs' spanning tree
-    placing the scans, the pose graph solved with a line process over the other
-    pairs, then the joint refinement.
+    (``global_="fgr"``: FGR; --global) and ICP (``method``), the best pairs'
+    spanning tree placing the scans, the pose graph solved with a line process
+    over the other pairs, then the joint refinement. Scans far from zero are
+    placed about one origin; the poses are the world's.
 
     Returns a :class:`Result`: ``poses`` (count, 4, 4), each scan into the
     anchor's frame; ``placed`` (False: no kept pair reaches the scan, its pose
     is the identity); ``edges`` (a dict per candidate pair: ``source``,
     ``target``, ``transformation``, ``fitness``, ``rmse``, ``uncertain``,
     ``kept``, ``confidence``); ``voxel``; each stage's time."""
-    pts = [_points(c, f"scans[{i}]") for i, c in enumerate(scans)]
+    origin = _frame(*scans)
+    pts = [_local(c, origin, f"scans[{i}]") for i, c in enumerate(scans)]
     nrm = [None] * len(pts) if normals is None else [_optional_points(n, f"normals[{i}]")
                                                      for i, n in enumerate(normals)]
     pr = None if pairs is None else np.ascontiguousarray(pairs, dtype=np.uint64).reshape(-1, 2)
-    d = _core.multiway(pts, nrm, pr, voxel=voxel, pair_neighbors=pair_neighbors, method=method, refine=refine,
+    d = _core.multiway(pts, nrm, pr, voxel=voxel, pair_neighbors=pair_neighbors, method=method,
                        refine_dist=refine_dist, refine_iter=refine_iter, min_fitness=min_fitness, anchor=anchor,
                        joint_refine=joint_refine, edge_prune_threshold=edge_prune_threshold,
-                       preference_loop_closure=preference_loop_closure, seed=seed)
+                       preference_loop_closure=preference_loop_closure, graph_max_iter=graph_max_iter, seed=seed,
+                       **{"global": global_})
     r = Result(d)
-    r["poses"] = np.array(d["poses"], dtype=np.float64).reshape(-1, 4, 4)
+    r["poses"] = np.stack([_transform_to_world(p, origin) for p in d["poses"]]) if d["poses"] else \
+        np.zeros((0, 4, 4))
     for e in r["edges"]:
-        e["transformation"] = np.array(e["transformation"], dtype=np.float64).reshape(4, 4)
+        e["transformation"] = _transform_to_world(e["transformation"], origin)
     return r
 
 
+def _track_ranges(**given: Optional[float]) -> None:
+    """track's numbers in the command line's ranges (its options have no
+    library table yet): a value that means "not set" there is refused here."""
+    ranges = {"max_iter": (0, False), "max_dist": (0, True), "tol": (0, False), "min_fitness": (0, False),
+              "max_rmse": (0, True), "max_speed": (0, True), "max_turn": (0, True)}
+    for name, value in given.items():
+        if value is None:
+            continue
+        lo, open_lo = ranges[name]
+        v = float(value)
+        if not (v > lo if open_lo else v >= lo) or v != v or (name == "min_fitness" and v > 1):
+            raise ArgumentError(f"track: {name} {value} is not {'>' if open_lo else '>='} {lo}"
+                                + (" and <= 1" if name == "min_fitness" else ""))
+
+
+@_renamed(max_turn_deg="max_turn", recover=lambda v: {"no_recover": not v})
 def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLike] = None,
           rate: float = 10.0, predict: str = "constant-velocity", init: Optional[Matrix] = None,
           method: str = "plane", nn: str = "auto", max_iter: Optional[int] = None, max_dist: Optional[float] = None,
           tol: Optional[float] = None, min_fitness: Optional[float] = None, max_rmse: Optional[float] = None,
-          max_speed: Optional[float] = None, max_turn_deg: Optional[float] = None, recover: bool = True,
+          max_speed: Optional[float] = None, max_turn: Optional[float] = None, no_recover: bool = False,
           device: str = "auto") -> Iterator[Result]:
     """Every frame of a sensor registered against one model, in order, as it
     arrives (``ptreg track``): yields a :class:`Result` per frame as soon as its
@@ -762,25 +1122,32 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
     prediction (``predict``: ``"constant-velocity"`` or ``"none"``), is
     registered by ICP against the model (built, and uploaded to ``device``,
     once), and checked: ``min_fitness``, ``max_rmse``, ``max_speed`` (model units
-    per second) and ``max_turn_deg`` (per second); a frame that fails is
-    recovered by global registration against the model (``recover``).
+    per second) and ``max_turn`` (degrees per second); a frame that fails is
+    recovered by global registration against the model (unless ``no_recover``).
+    A model far from zero is tracked about its origin; ``init`` and the poses
+    are the world's.
 
     Each Result: ``transformation`` (4 x 4, takes the frame into the model's
     frame), ``predicted``, ``state`` (``"tracked"``, ``"recovered"`` or
     ``"lost"``), ``iterations``, ``fitness``, ``rmse``, ``latency_ms``, ``time``."""
-    if rate <= 0:
-        raise ValueError(f"track: rate {rate} must be positive")
-    tracker = _core.tracker_create(_points(model, "model"), _optional_points(model_normals, "model_normals"),
-                                   predict=predict, init=_matrix(init, "init"), method=method, nn=nn,
-                                   max_iter=max_iter, max_dist=max_dist, tol=tol, min_fitness=min_fitness,
-                                   max_rmse=max_rmse, max_speed=max_speed, max_turn_deg=max_turn_deg,
-                                   recover=int(recover), device=device)
+    if not rate > 0:
+        raise ArgumentError(f"track: rate {rate} must be positive")
+    _track_ranges(max_iter=max_iter, max_dist=max_dist, tol=tol, min_fitness=min_fitness, max_rmse=max_rmse,
+                  max_speed=max_speed, max_turn=max_turn)
+    origin = _frame(model)
+    if model_normals is None:
+        model_normals = _cloud_normals(model)
+    tracker = _core.tracker_create(_local(model, origin, "model"), _optional_points(model_normals, "model_normals"),
+                                   predict=predict, init=_matrix(_transform_to_local(init, origin), "init"),
+                                   method=method, nn=nn, max_iter=max_iter, max_dist=max_dist, tol=tol,
+                                   min_fitness=min_fitness, max_rmse=max_rmse, max_speed=max_speed,
+                                   max_turn_deg=max_turn, recover=int(not no_recover), device=device)
     for k, item in enumerate(frames):
         if isinstance(item, tuple) and len(item) == 2:
             when, frame = float(item[0]), item[1]
         else:
             when, frame = k / rate, item
-        d = _core.tracker_push(tracker, _points(frame, f"frames[{k}]"), when)
-        r = _with_transform(d, "transformation", "predicted")
+        d = _core.tracker_push(tracker, _local(frame, origin, f"frames[{k}]"), when)
+        r = _in_world(_with_transform(d, "transformation", "predicted"), origin, "transformation", "predicted")
         r["time"] = when
         yield r

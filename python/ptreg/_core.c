@@ -10,6 +10,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "ptreg/harris3d.h"
 #include "ptreg/io.h"
 #include "ptreg/lddmm.h"
+#include "ptreg/nn.h"
 #include "ptreg/multiway.h"
 #include "ptreg/report.h"
 #include "ptreg/track.h"
@@ -38,6 +40,10 @@
 
 static PyObject *error_base;                  /* ptreg.Error */
 static PyObject *error_types[PTREG_ERR_RUNTIME + 1]; /* per status, the base for OK */
+
+/* The binding's own refusals of a value: ptreg.ArgumentError (a ValueError
+ * too), as the library's, so that Python raises ptreg.Error subclasses only. */
+#define ARG_ERROR error_types[PTREG_ERR_ARG]
 
 /* Raises the exception of st with the library's message; returns NULL. */
 static PyObject *raise_ptreg(ptreg_status st, const ptreg_error *err)
@@ -96,7 +102,7 @@ static int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, i
         return -1;
     }
     if ((size_t)view->len % (item * width)) {
-        PyErr_Format(PyExc_ValueError, "%s: %zd values are not rows of %zu", what, view->len / (Py_ssize_t)item,
+        PyErr_Format(ARG_ERROR, "%s: %zd values are not rows of %zu", what, view->len / (Py_ssize_t)item,
                      width);
         PyBuffer_Release(view);
         return -1;
@@ -131,7 +137,7 @@ static int set_doubles(PyObject *value, double *out, Py_ssize_t count, const cha
     if (!seq || PySequence_Fast_GET_SIZE(seq) != count) {
         Py_XDECREF(seq);
         PyErr_Clear();
-        PyErr_Format(PyExc_ValueError, "%s: %zd numbers are needed", name, count);
+        PyErr_Format(ARG_ERROR, "%s: %zd numbers are needed", name, count);
         return -1;
     }
     for (Py_ssize_t i = 0; i < count; i++) {
@@ -155,7 +161,7 @@ static int set_field(void *opt, const field *f, PyObject *value)
         if (v == -1 && PyErr_Occurred())
             return -1;
         if (v < -2147483647L || v > 2147483647L) {
-            PyErr_Format(PyExc_OverflowError, "%s: %ld is out of range", f->name, v);
+            PyErr_Format(ARG_ERROR, "%s: %ld is out of range", f->name, v);
             return -1;
         }
         *(int *)at = (int)v;
@@ -189,14 +195,14 @@ static int set_field(void *opt, const field *f, PyObject *value)
             return -1;
         if (f->kind == F_DEVICE) {
             if (ptreg_device_parse(s, (ptreg_device *)at) != 0) {
-                PyErr_Format(PyExc_ValueError, "%s: '%s' is not auto, cpu, cuda[:N] or opencl[:N]", f->name, s);
+                PyErr_Format(ARG_ERROR, "%s: '%s' is not auto, cpu, cuda[:N] or opencl[:N]", f->name, s);
                 return -1;
             }
             return 0;
         }
         int v;
         if (f->parse(s, &v) != 0) {
-            PyErr_Format(PyExc_ValueError, "%s: '%s' is not one of its values", f->name, s);
+            PyErr_Format(ARG_ERROR, "%s: '%s' is not one of its values", f->name, s);
             return -1;
         }
         *(int *)at = v;
@@ -223,7 +229,12 @@ static int set_library_option(void *opt, const ptreg_option *o, PyObject *value)
         const double v = PyFloat_AsDouble(value);
         if (v == -1.0 && PyErr_Occurred())
             return -1;
-        st = ptreg_option_set(o, opt, v, &err);
+        /* as the command line's text (%.17g gives the double back): a value
+         * the library reads as "not set" (max_dist=-1) is refused as there,
+         * None leaving an option unset; NaN by the setter, which names it */
+        char text[40];
+        snprintf(text, sizeof text, "%.17g", v);
+        st = isnan(v) ? ptreg_option_set(o, opt, v, &err) : ptreg_option_parse(o, opt, text, &err);
     }
     if (!st)
         return 0;
@@ -233,12 +244,12 @@ static int set_library_option(void *opt, const ptreg_option *o, PyObject *value)
     return -1;
 }
 
+/* The row a keyword names: the command line's spelling with '_' for '-'
+ * first, else the row's own name (ptreg_option_find), so that Python's
+ * keywords are the command line's options. */
 static const ptreg_option *library_option(const ptreg_option_table *table, const char *name)
 {
-    for (size_t i = 0; table && i < table->count; i++)
-        if (!strcmp(table->options[i].name, name))
-            return &table->options[i];
-    return NULL;
+    return table ? ptreg_option_find(table, name, strlen(name)) : NULL;
 }
 
 /* Sets each keyword (None: the default stays) on opt: from the library's
@@ -409,7 +420,7 @@ static PyObject *py_set_num_threads(PyObject *self, PyObject *arg)
     if (n == -1 && PyErr_Occurred())
         return NULL;
     if (n < 0 || n > 4096)
-        return PyErr_Format(PyExc_ValueError, "threads: %ld is not 0 (all cores) .. 4096", n);
+        return PyErr_Format(ARG_ERROR, "threads: %ld is not 0 (all cores) .. 4096", n);
     ptreg_set_num_threads((int)n);
     Py_RETURN_NONE;
 }
@@ -467,7 +478,7 @@ static PyObject *py_read_cloud(PyObject *self, PyObject *args)
         return NULL;
     ptreg_format format = PTREG_FORMAT_AUTO;
     if (format_name && ptreg_format_parse(format_name, &format) != 0)
-        return PyErr_Format(PyExc_ValueError, "format: '%s' is not ply, pcd, xyz, vtk, pos or epos", format_name);
+        return PyErr_Format(ARG_ERROR, "format: '%s' is not ply, pcd, xyz, vtk, pos or epos", format_name);
     ptreg_cloud c;
     ptreg_error err;
     ptreg_status st;
@@ -478,7 +489,8 @@ static PyObject *py_read_cloud(PyObject *self, PyObject *args)
     const int world = c.origin[0] != 0.0 || c.origin[1] != 0.0 || c.origin[2] != 0.0;
     PyObject *xyz = world ? world_bytes(&c) : bytes_of(c.xyz, 3 * c.n * sizeof(float));
     PyObject *normals = c.normals ? bytes_of(c.normals, 3 * c.n * sizeof(float)) : (Py_INCREF(Py_None), Py_None);
-    PyObject *out = xyz && normals ? Py_BuildValue("(OOni)", xyz, normals, (Py_ssize_t)c.dropped_nonfinite, world)
+    PyObject *out = xyz && normals ? Py_BuildValue("(OOni(ddd))", xyz, normals, (Py_ssize_t)c.dropped_nonfinite, world,
+                                                   c.origin[0], c.origin[1], c.origin[2])
                                    : NULL;
     Py_XDECREF(xyz), Py_XDECREF(normals);
     ptreg_cloud_free(&c);
@@ -491,13 +503,15 @@ static PyObject *py_write_cloud(PyObject *self, PyObject *args)
     const char *path, *format_name = NULL;
     PyObject *xyz_obj, *normals_obj;
     int ascii = 0;
-    if (!PyArg_ParseTuple(args, "sOO|zp", &path, &xyz_obj, &normals_obj, &format_name, &ascii))
+    double origin[3] = {0, 0, 0}; /* the points' world position of zero: written back in world coordinates */
+    if (!PyArg_ParseTuple(args, "sOO|zp(ddd)", &path, &xyz_obj, &normals_obj, &format_name, &ascii, &origin[0],
+                          &origin[1], &origin[2]))
         return NULL;
     ptreg_write_options wo;
     ptreg_write_options_default(&wo);
     wo.ascii = ascii;
     if (format_name && ptreg_format_parse(format_name, &wo.format) != 0)
-        return PyErr_Format(PyExc_ValueError, "format: '%s' is not ply, pcd, xyz, vtk or pos", format_name);
+        return PyErr_Format(ARG_ERROR, "format: '%s' is not ply, pcd, xyz, vtk or pos", format_name);
     Py_buffer xv, nv;
     size_t n, nn;
     if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
@@ -508,9 +522,9 @@ static PyObject *py_write_cloud(PyObject *self, PyObject *args)
     }
     if (nv.obj && nn != n) {
         release(&xv), release(&nv);
-        return PyErr_Format(PyExc_ValueError, "normals: %zu rows for %zu points", nn, n);
+        return PyErr_Format(ARG_ERROR, "normals: %zu rows for %zu points", nn, n);
     }
-    ptreg_cloud c = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {0, 0, 0}, NULL, NULL};
+    ptreg_cloud c = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {origin[0], origin[1], origin[2]}, NULL, NULL};
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_cloud_write(path, &c, &wo, &err));
@@ -573,12 +587,12 @@ static PyObject *py_read_volume(PyObject *self, PyObject *args)
     ptreg_raw_options raw;
     ptreg_raw_options_default(&raw);
     if (nx < 0 || ny < 0 || nz < 0)
-        return PyErr_Format(PyExc_ValueError, "dims: sizes must be positive");
+        return PyErr_Format(ARG_ERROR, "dims: sizes must be positive");
     raw.dims[0] = (size_t)nx, raw.dims[1] = (size_t)ny, raw.dims[2] = (size_t)nz;
     raw.big_endian = big_endian;
     if (type_name) {
         if (ptreg_voxel_type_parse(type_name, &raw.type) != 0)
-            return PyErr_Format(PyExc_ValueError, "dtype: '%s' is not a voxel type (u8 ... f64)", type_name);
+            return PyErr_Format(ARG_ERROR, "dtype: '%s' is not a voxel type (u8 ... f64)", type_name);
         raw.type_set = 1;
     }
     ptreg_volume v;
@@ -599,11 +613,11 @@ static int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t 
 {
     ptreg_volume_init(v);
     if (ptreg_voxel_type_parse(type_name, &v->type) != 0) {
-        PyErr_Format(PyExc_ValueError, "dtype: '%s' is not a voxel type (u8 ... f64)", type_name);
+        PyErr_Format(ARG_ERROR, "dtype: '%s' is not a voxel type (u8 ... f64)", type_name);
         return -1;
     }
     if (nx < 1 || ny < 1 || nz < 1) {
-        PyErr_Format(PyExc_ValueError, "volume: sizes %zd x %zd x %zd must be at least 1", nx, ny, nz);
+        PyErr_Format(ARG_ERROR, "volume: sizes %zd x %zd x %zd must be at least 1", nx, ny, nz);
         return -1;
     }
     if ((spacing != Py_None && set_doubles(spacing, v->spacing, 3, "spacing") < 0) ||
@@ -613,7 +627,7 @@ static int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t 
         return -1;
     v->nx = (size_t)nx, v->ny = (size_t)ny, v->nz = (size_t)nz;
     if ((size_t)view->len != ptreg_volume_count(v) * ptreg_voxel_size(v->type)) {
-        PyErr_Format(PyExc_ValueError, "volume: %zd bytes for %zd x %zd x %zd voxels of %s", view->len, nx, ny, nz,
+        PyErr_Format(ARG_ERROR, "volume: %zd bytes for %zd x %zd x %zd voxels of %s", view->len, nx, ny, nz,
                      type_name);
         PyBuffer_Release(view);
         return -1;
@@ -660,7 +674,7 @@ static PyObject *py_voxel_downsample(PyObject *self, PyObject *args)
     }
     if (nv.obj && nn != n) {
         release(&xv), release(&nv);
-        return PyErr_Format(PyExc_ValueError, "normals: %zu rows for %zu points", nn, n);
+        return PyErr_Format(ARG_ERROR, "normals: %zu rows for %zu points", nn, n);
     }
     ptreg_cloud in = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {0, 0, 0}, NULL, NULL}, out;
     ptreg_cloud_init(&out);
@@ -679,6 +693,16 @@ static PyObject *py_voxel_downsample(PyObject *self, PyObject *args)
     return res;
 }
 
+/* radius given without k: every point within it (k 0), as the command
+ * line's --radius alone, not the k nearest of them. */
+static void radius_alone(PyObject *kwargs, ptreg_neighborhood *nb)
+{
+    PyObject *r = kwargs ? PyDict_GetItemString(kwargs, "radius") : NULL;
+    PyObject *k = kwargs ? PyDict_GetItemString(kwargs, "k") : NULL;
+    if (r && r != Py_None && (!k || k == Py_None))
+        nb->k = 0;
+}
+
 /* normals(points, out, curvature_out, **options) -> points without a normal */
 static PyObject *py_normals(PyObject *self, PyObject *args, PyObject *kwargs)
 {
@@ -690,6 +714,7 @@ static PyObject *py_normals(PyObject *self, PyObject *args, PyObject *kwargs)
     ptreg_normals_options_default(&o);
     if (apply_options(&o, ptreg_normals_option_table(), normals_fields, kwargs, "normals") < 0)
         return NULL;
+    radius_alone(kwargs, &o.neighbors);
     Py_buffer xv, ov, cv;
     size_t n, no, nc;
     if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
@@ -700,7 +725,7 @@ static PyObject *py_normals(PyObject *self, PyObject *args, PyObject *kwargs)
     }
     if (get_rows(curv_obj, &cv, 'f', 1, 1, 1, "curvature out", &nc) < 0 || no != n || (cv.obj && nc != n)) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "normals: the outputs must have one row per point");
+            PyErr_SetString(ARG_ERROR, "normals: the outputs must have one row per point");
         release(&xv), release(&ov), release(&cv);
         return NULL;
     }
@@ -727,6 +752,7 @@ static PyObject *run_feature(PyObject *args, PyObject *kwargs, feature_fn fn, si
     ptreg_feature_options_default(&o);
     if (apply_options(&o, ptreg_feature_option_table(), feature_fields, kwargs, name) < 0)
         return NULL;
+    radius_alone(kwargs, &o.neighbors);
     Py_buffer xv, nv, ov;
     size_t n, nn, no;
     if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
@@ -737,7 +763,7 @@ static PyObject *run_feature(PyObject *args, PyObject *kwargs, feature_fn fn, si
     }
     if (get_rows(out_obj, &ov, 'f', bins, 1, 0, "descriptors out", &no) < 0 || nn != n || no != n) {
         if (!PyErr_Occurred())
-            PyErr_Format(PyExc_ValueError, "%s: normals and output need one row per point", name);
+            PyErr_Format(ARG_ERROR, "%s: normals and output need one row per point", name);
         release(&xv), release(&nv), release(&ov);
         return NULL;
     }
@@ -790,7 +816,7 @@ static int get_pair(PyObject *s, PyObject *t, size_t t_points, PyObject *sn, PyO
         return -1;
     }
     if ((p->sn.obj && a != p->ns) || (p->tn.obj && b != p->nt)) {
-        PyErr_SetString(PyExc_ValueError, "normals: one row per point of their cloud");
+        PyErr_SetString(ARG_ERROR, "normals: one row per point of their cloud");
         release_pair(p);
         return -1;
     }
@@ -1024,7 +1050,7 @@ static PyObject *py_lddmm_register(PyObject *self, PyObject *args, PyObject *kwa
     }
     if (n != m) {
         release(&qv), release(&tv);
-        return PyErr_Format(PyExc_ValueError, "lddmm: %zu template landmarks against %zu target landmarks", n, m);
+        return PyErr_Format(ARG_ERROR, "lddmm: %zu template landmarks against %zu target landmarks", n, m);
     }
     ptreg_lddmm_result r;
     ptreg_error err;
@@ -1074,7 +1100,7 @@ static PyObject *py_lddmm_warp(PyObject *self, PyObject *args, PyObject *kwargs)
               get_rows(x_obj, &xv, 'd', 3, 0, 0, "points", &m) < 0 ||
               get_rows(out_obj, &ov, 'd', 3, 1, 0, "out", &mo) < 0;
     if (!bad && (np != n || mo != m)) {
-        PyErr_SetString(PyExc_ValueError, "warp: p0 needs one row per landmark and out one per point");
+        PyErr_SetString(ARG_ERROR, "warp: p0 needs one row per landmark and out one per point");
         bad = 1;
     }
     ptreg_status st = PTREG_OK;
@@ -1114,12 +1140,12 @@ static PyObject *py_batch(PyObject *self, PyObject *args, PyObject *kwargs)
               get_rows(stop_obj, &v[6], 'i', 1, 1, 0, "stops out", &nstop) < 0;
     const size_t count = nso ? nso - 1 : 0;
     if (!bad && (!nso || (v[3].obj && nto != nso) || nT != count || nit != count || nstop != count)) {
-        PyErr_SetString(PyExc_ValueError, "batch: the offsets and outputs disagree on the number of pairs");
+        PyErr_SetString(ARG_ERROR, "batch: the offsets and outputs disagree on the number of pairs");
         bad = 1;
     }
     const size_t *so = v[1].buf, *to = v[3].obj ? v[3].buf : NULL;
     if (!bad && (so[count] != ns || (to && to[count] != nt))) {
-        PyErr_SetString(PyExc_ValueError, "batch: the last offset must be the number of points");
+        PyErr_SetString(ARG_ERROR, "batch: the last offset must be the number of points");
         bad = 1;
     }
     ptreg_batch_stats stats;
@@ -1213,7 +1239,7 @@ static PyObject *py_tune(PyObject *self, PyObject *args, PyObject *kwargs)
     if (apply_options(&o, ptreg_tune_option_table(), tune_fields, kwargs, "tune") < 0)
         return NULL;
     if (size < 1)
-        return PyErr_Format(PyExc_ValueError, "tune: size %zd must be positive", size);
+        return PyErr_Format(ARG_ERROR, "tune: size %zd must be positive", size);
     ptreg_tune_space space;
     ptreg_tune_machine machine;
     ptreg_tune_machine_cpu(&machine);
@@ -1234,7 +1260,7 @@ static PyObject *py_tune(PyObject *self, PyObject *args, PyObject *kwargs)
         WITHOUT_GIL(st = ptreg_tune_feature_job_create(harris, (size_t)size, &feature, &err));
         measure = ptreg_tune_feature_measure, ctx = feature;
     } else {
-        return PyErr_Format(PyExc_ValueError, "tune: kernel '%s' is not pair, harris or fpfh", kernel);
+        return PyErr_Format(ARG_ERROR, "tune: kernel '%s' is not pair, harris or fpfh", kernel);
     }
     ptreg_tune_result r;
     memset(&r, 0, sizeof r);
@@ -1380,7 +1406,7 @@ static PyObject *py_index_nearest(PyObject *self, PyObject *args)
     int bad = get_rows(i_obj, &iv, 'I', 1, 1, 0, "nearest", &ni) < 0;
     bad = bad || get_rows(d_obj, &dv, 'f', 1, 1, 0, "dist2", &nd) < 0;
     if (!bad && (ni != nq || nd != nq)) {
-        PyErr_SetString(PyExc_ValueError, "nearest, dist2: one entry per query is needed");
+        PyErr_SetString(ARG_ERROR, "nearest, dist2: one entry per query is needed");
         bad = 1;
     }
     if (bad) {
@@ -1398,6 +1424,166 @@ static PyObject *py_index_nearest(PyObject *self, PyObject *args)
     if (st)
         return raise_ptreg(st, &err);
     Py_RETURN_NONE;
+}
+
+/* ---- k-NN and radius queries (ModelIndex.knn, .radius) ------------------- */
+
+static const char *const KDTREE_CAPSULE = "ptreg.kdtree";
+
+static void kdtree_capsule_free(PyObject *capsule)
+{
+    ptreg_kdtree_destroy(PyCapsule_GetPointer(capsule, KDTREE_CAPSULE));
+}
+
+/* kdtree_create(index): a k-d tree over the index's points, for queries
+ * that ask for more than the nearest (its indices are the model's order). */
+static PyObject *py_kdtree_create(PyObject *self, PyObject *capsule)
+{
+    (void)self;
+    ptreg_model_index *idx = index_of(capsule);
+    if (!idx)
+        return NULL;
+    size_t n;
+    const float *pts = ptreg_model_index_points(idx, &n);
+    ptreg_kdtree_options o;
+    ptreg_kdtree_options_default(&o);
+    ptreg_kdtree *tree = NULL;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_kdtree_create(pts, n, &o, &tree, &err));
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *c = PyCapsule_New(tree, KDTREE_CAPSULE, kdtree_capsule_free);
+    if (!c)
+        ptreg_kdtree_destroy(tree);
+    return c;
+}
+
+/* kdtree_knn(tree, queries, index_out, dist2_out): each query's k nearest
+ * (k the outputs' width), sorted by (distance, index); rows past the
+ * model's size are PTREG_NO_NEIGHBOR and +inf. */
+static PyObject *py_kdtree_knn(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *q_obj, *i_obj, *d_obj;
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "OOnOO", &capsule, &q_obj, &k, &i_obj, &d_obj))
+        return NULL;
+    ptreg_kdtree *tree = PyCapsule_GetPointer(capsule, KDTREE_CAPSULE);
+    if (!tree)
+        return NULL;
+    if (k < 1)
+        return PyErr_Format(ARG_ERROR, "knn: k %zd must be at least 1", k);
+    Py_buffer qv, iv, dv;
+    memset(&iv, 0, sizeof iv);
+    memset(&dv, 0, sizeof dv);
+    size_t nq, ni = 0, nd = 0;
+    if (get_rows(q_obj, &qv, 'f', 3, 0, 0, "queries", &nq) < 0)
+        return NULL;
+    int bad = get_rows(i_obj, &iv, 'I', (size_t)k, 1, 0, "indices", &ni) < 0 ||
+              get_rows(d_obj, &dv, 'f', (size_t)k, 1, 0, "dist2", &nd) < 0;
+    if (!bad && (ni != nq || nd != nq)) {
+        PyErr_SetString(ARG_ERROR, "knn: one row per query is needed");
+        bad = 1;
+    }
+    if (!bad) {
+        const float *q = qv.buf;
+        uint32_t *index = iv.buf;
+        float *dist2 = dv.buf;
+        const size_t kk = (size_t)k;
+        Py_BEGIN_ALLOW_THREADS
+        for (size_t i = 0; i < nq; i++) {
+            const size_t found = ptreg_kdtree_knn(tree, q + 3 * i, kk, index + kk * i, dist2 + kk * i);
+            for (size_t j = found; j < kk; j++)
+                index[kk * i + j] = PTREG_NO_NEIGHBOR, dist2[kk * i + j] = INFINITY;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    release(&qv), release(&iv), release(&dv);
+    if (bad)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* The radius search's answers, all queries' in one list. */
+typedef struct radius_lists {
+    uint64_t *offsets; /* nq + 1 */
+    uint32_t *index;
+    float *dist2;
+    size_t count, capacity;
+} radius_lists;
+
+static ptreg_status radius_append(radius_lists *out, const ptreg_neighbors *nb, size_t take, ptreg_error *err)
+{
+    if (out->count + take > out->capacity) {
+        size_t cap = out->capacity ? out->capacity : 1024;
+        while (cap < out->count + take)
+            cap *= 2;
+        uint32_t *i = realloc(out->index, cap * sizeof *i);
+        if (i)
+            out->index = i;
+        float *d = i ? realloc(out->dist2, cap * sizeof *d) : NULL;
+        if (!d)
+            return ptreg_error_set(err, PTREG_ERR_NOMEM, "radius: out of memory for %zu neighbors", cap);
+        out->dist2 = d, out->capacity = cap;
+    }
+    memcpy(out->index + out->count, nb->index, take * sizeof *out->index);
+    memcpy(out->dist2 + out->count, nb->dist2, take * sizeof *out->dist2);
+    out->count += take;
+    return PTREG_OK;
+}
+
+static ptreg_status radius_search(const ptreg_kdtree *tree, const float *q, size_t nq, float r, size_t max_nn,
+                                  radius_lists *out, ptreg_error *err)
+{
+    ptreg_neighbors nb = {NULL, NULL, 0, 0};
+    ptreg_status st = out->offsets ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "radius: out of memory");
+    for (size_t i = 0; !st && i < nq; i++) {
+        out->offsets[i] = out->count;
+        st = ptreg_kdtree_radius(tree, q + 3 * i, r, &nb, err);
+        if (!st)
+            st = radius_append(out, &nb, max_nn && nb.count > max_nn ? max_nn : nb.count, err);
+    }
+    if (!st)
+        out->offsets[nq] = out->count;
+    ptreg_neighbors_free(&nb);
+    return st;
+}
+
+/* kdtree_radius(tree, queries, r, max_nn) -> (offsets uint64 nq + 1,
+ * indices uint32, dist2 float32): every model point with d^2 <= r^2 of each
+ * query, nearest first, the first max_nn of them (0: all). */
+static PyObject *py_kdtree_radius(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *q_obj;
+    double r;
+    Py_ssize_t max_nn;
+    if (!PyArg_ParseTuple(args, "OOdn", &capsule, &q_obj, &r, &max_nn))
+        return NULL;
+    ptreg_kdtree *tree = PyCapsule_GetPointer(capsule, KDTREE_CAPSULE);
+    if (!tree)
+        return NULL;
+    if (!(r > 0) || !isfinite(r) || max_nn < 0)
+        return PyErr_Format(ARG_ERROR, "radius: r %g must be positive and finite, max_nn at least 1", r);
+    Py_buffer qv;
+    size_t nq;
+    if (get_rows(q_obj, &qv, 'f', 3, 0, 0, "queries", &nq) < 0)
+        return NULL;
+    radius_lists out = {malloc((nq + 1) * sizeof(uint64_t)), NULL, NULL, 0, 0};
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = radius_search(tree, qv.buf, nq, (float)r, (size_t)max_nn, &out, &err));
+    release(&qv);
+    PyObject *res = NULL;
+    if (st)
+        raise_ptreg(st, &err);
+    else
+        res = Py_BuildValue("(NNN)", bytes_of(out.offsets, (nq + 1) * sizeof(uint64_t)),
+                            bytes_of(out.index, out.count * sizeof(uint32_t)),
+                            bytes_of(out.dist2, out.count * sizeof(float)));
+    free(out.offsets), free(out.index), free(out.dist2);
+    return res;
 }
 
 /* ---- many scans ----------------------------------------------------------- */
@@ -1428,7 +1614,7 @@ static int get_scans(PyObject *scans, PyObject *normals, scan_views *v)
     PyObject *n = s ? PySequence_Fast(normals, "multiway: normals must be a sequence") : NULL;
     if (!n || PySequence_Fast_GET_SIZE(n) != PySequence_Fast_GET_SIZE(s)) {
         if (n)
-            PyErr_SetString(PyExc_ValueError, "multiway: one normals entry (or None) per scan");
+            PyErr_SetString(ARG_ERROR, "multiway: one normals entry (or None) per scan");
         Py_XDECREF(s), Py_XDECREF(n);
         return -1;
     }
@@ -1443,7 +1629,7 @@ static int get_scans(PyObject *scans, PyObject *normals, scan_views *v)
         if (!rc)
             rc = get_rows(PySequence_Fast_GET_ITEM(n, i), &v->normals[i], 'f', 3, 0, 1, "normals", &nrows);
         if (!rc && v->normals[i].obj && nrows != rows) {
-            PyErr_Format(PyExc_ValueError, "multiway: scan %zu has %zu points and %zu normals", i, rows, nrows);
+            PyErr_Format(ARG_ERROR, "multiway: scan %zu has %zu points and %zu normals", i, rows, nrows);
             rc = -1;
         }
         if (!rc)
@@ -1709,7 +1895,7 @@ static int report_values(ptreg_report *rep, const char *name, PyObject *xyz_obj,
     ptreg_error err;
     ptreg_status st = PTREG_OK;
     if (nv != n)
-        PyErr_Format(PyExc_ValueError, "%s: %zu values for %zu points", name, nv, n);
+        PyErr_Format(ARG_ERROR, "%s: %zu values for %zu points", name, nv, n);
     else
         WITHOUT_GIL(st = ptreg_report_add_cloud_values(rep, name, xv.buf, n, vv.buf, values_name, &err));
     release(&xv);
@@ -1729,7 +1915,7 @@ static int report_layer(ptreg_report *rep, PyObject *layer)
         return report_cloud(rep, name, xyz, fourth);
     if (!strcmp(kind, "values") && values_name)
         return report_values(rep, name, xyz, fourth, values_name);
-    PyErr_Format(PyExc_ValueError, "report layer %s: kind %s is not (cloud, ..., color) or (values, ..., name)",
+    PyErr_Format(ARG_ERROR, "report layer %s: kind %s is not (cloud, ..., color) or (values, ..., name)",
                  name, kind);
     return -1;
 }
@@ -1832,6 +2018,9 @@ static PyMethodDef methods[] = {
     {"index_save", py_index_save, METH_VARARGS, NULL},
     {"index_info", py_index_info, METH_O, NULL},
     {"index_nearest", py_index_nearest, METH_VARARGS, NULL},
+    {"kdtree_create", py_kdtree_create, METH_O, NULL},
+    {"kdtree_knn", py_kdtree_knn, METH_VARARGS, NULL},
+    {"kdtree_radius", py_kdtree_radius, METH_VARARGS, NULL},
     {"batch", KW py_batch, METH_VARARGS | METH_KEYWORDS, NULL},
     {"stop_reason_name", py_stop_reason_name, METH_O, NULL},
     {"tune", KW py_tune, METH_VARARGS | METH_KEYWORDS, NULL},

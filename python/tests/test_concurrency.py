@@ -157,15 +157,15 @@ def calls(device):
     c["normals"] = lambda i: ptreg.normals(i["model"], k=15, curvature=True)
     c["normals tangent_plane"] = lambda i: ptreg.normals(i["scan"], k=12, orientation="tangent_plane")
     c["fpfh"] = lambda i: ptreg.fpfh(i["model"], i["model_normals"], k=20)
-    c["fpfh radius open3d"] = lambda i: ptreg.fpfh(i["model"], i["model_normals"], k=0, radius=0.05,
+    c["fpfh radius open3d"] = lambda i: ptreg.fpfh(i["model"], i["model_normals"], radius=0.05,
                                                    convention="open3d")
     c["pfh"] = lambda i: ptreg.pfh(i["model"][:1500], i["model_normals"][:1500], k=10)
     c["voxel_downsample"] = lambda i: ptreg.voxel_downsample(i["model"], 0.04, normals=i["model_normals"])
-    c["harris3d"] = lambda i: ptreg.harris3d(i["volume"], threshold=0.05, scores=True)
-    c["lddmm"] = lambda i: ptreg.lddmm(i["q0"], i["q1"], sigma=0.8, time_points=10, max_iter=100)
-    c["warp"] = lambda i: ptreg.warp(i["q0"], np.sin(i["q0"]) * 0.1, i["q1"], sigma=0.8, time_points=10)
+    c["harris3d"] = lambda i: ptreg.harris3d(i["volume"], relative=0.05, scores=True)
+    c["lddmm"] = lambda i: ptreg.lddmm(i["q0"], i["q1"], sigma=0.8, steps=10, max_iter=100)
+    c["warp"] = lambda i: ptreg.warp(i["q0"], np.sin(i["q0"]) * 0.1, i["q1"], sigma=0.8, steps=10)
     c["register ransac"] = lambda i: ptreg.register(i["scan"], i["model"], seed=1)
-    c["register fgr"] = lambda i: ptreg.register(i["scan"], i["model"], method="fgr", refine="point", seed=2)
+    c["register fgr"] = lambda i: ptreg.register(i["scan"], i["model"], global_="fgr", method="point", seed=2)
     c["multiway"] = lambda i: ptreg.multiway([i["model"][:2500:2], i["model"][1500::2], i["scan"][::2]], seed=3)
     c["track"] = lambda i: list(ptreg.track(i["model"], [i["scan"][::2], i["scan"][1::2]], init=i["truth"],
                                             nn="kdtree", max_iter=15))
@@ -173,7 +173,7 @@ def calls(device):
         c[f"icp on {device}"] = lambda i: ptreg.icp(i["scan"], i["model"], max_dist=0.1, max_iter=15, device=device)
         c[f"emicp on {device}"] = lambda i: ptreg.emicp(i["scan"][::6], i["model"][::8], max_iter=20, device=device)
         c[f"fpfh on {device}"] = lambda i: ptreg.fpfh(i["model"], i["model_normals"], k=20, device=device)
-        c[f"harris3d on {device}"] = lambda i: ptreg.harris3d(i["volume"], threshold=0.05, device=device)
+        c[f"harris3d on {device}"] = lambda i: ptreg.harris3d(i["volume"], relative=0.05, device=device)
     return c
 
 
@@ -269,11 +269,11 @@ def stores(t):
             out["errors"].append(err.raw[4:].split(b"\0")[0].decode())
 
 def on_device():
-    r = ptreg.harris3d(volume, threshold=0.05, device=device, tune=False)
+    r = ptreg.harris3d(volume, relative=0.05, device=device, no_tune=True)
     out["device"] = {"device": device, "keypoints": r.keypoints.tobytes().hex(), "max_score": r.max_score}
 
 if role == "reader":
-    r = ptreg.harris3d(volume, threshold=0.05, device="cpu")
+    r = ptreg.harris3d(volume, relative=0.05, device="cpu")
     out["variant"] = r.variant
     if device:
         on_device()
@@ -289,7 +289,7 @@ else:
     for t in threads:
         t.start()
     for _ in range(20):  # lookups while the others rewrite the file
-        ptreg.harris3d(volume, threshold=0.05, device="cpu")
+        ptreg.harris3d(volume, relative=0.05, device="cpu")
     for t in threads:
         t.join()
     stdout, stderr = tune.communicate()

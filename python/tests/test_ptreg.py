@@ -90,8 +90,8 @@ def test_cloud_round_trip(tmp_path):
         assert back.points.dtype == np.float32 and back.points.shape == (500, 3)
         np.testing.assert_allclose(back.points, pts, rtol=1e-6 if name.endswith("xyz") else 0)
         np.testing.assert_allclose(back.normals, nrm, rtol=1e-6 if name.endswith("xyz") else 0)
-    points, normals, dropped = ptreg.read_cloud(tmp_path / "c.ply")  # a tuple too
-    assert dropped == 0 and normals is not None
+    points, normals, dropped, origin = ptreg.read_cloud(tmp_path / "c.ply")  # a tuple too
+    assert dropped == 0 and normals is not None and origin == (0.0, 0.0, 0.0)
 
 
 def test_far_cloud_reads_as_world_float64(tmp_path):
@@ -143,7 +143,7 @@ def test_errors(tmp_path):
         ptreg.icp(pts, pts, max_iter=-5)
     assert isinstance(e.value, ValueError)
     with pytest.raises(ptreg.ArgumentError, match="NaN"):  # NaN is not "unset" (<= 0 is)
-        ptreg.emicp(pts, pts, sigma2_init=float("nan"))
+        ptreg.emicp(pts, pts, sigma2=float("nan"))
     with pytest.raises(ValueError, match=r"\(N, 3\)"):
         ptreg.icp(np.zeros((10, 2)), pts)
     with pytest.raises(ValueError, match="device"):
@@ -315,7 +315,7 @@ def tuned_cache(tmp_path, monkeypatch, kernel, tune_args, **winner):
 
 def test_emicp_runs_the_tuned_variant(scene, tmp_path, monkeypatch):
     """After `ptreg tune`, emicp runs this machine's winner from the cache (the
-    library chooses it, as for the CLI); tune=False runs the defaults. The
+    library chooses it, as for the CLI); no_tune=True runs the defaults. The
     answers agree to rounding: only the column tile moves sums."""
     tuned_cache(tmp_path, monkeypatch, "pair", ["--size", "300", "--sample", "0.03"],
                 col_tile=256, row_block=256, row_vectors=1, threads=1)
@@ -324,7 +324,7 @@ def test_emicp_runs_the_tuned_variant(scene, tmp_path, monkeypatch):
     tuned = ptreg.emicp(scan, model, device="cpu", max_iter=30)
     assert tuned.variant["source"] == "tuned" and tuned.variant["size_class"].startswith("1e")
     assert (tuned.variant["col_tile"], tuned.variant["row_block"], tuned.variant["row_vectors"]) == (256, 256, 1)
-    plain = ptreg.emicp(scan, model, device="cpu", max_iter=30, tune=False)
+    plain = ptreg.emicp(scan, model, device="cpu", max_iter=30, no_tune=True)
     assert plain.variant["source"] == "default" and plain.variant["col_tile"] == 1024
     np.testing.assert_allclose(tuned.transformation, plain.transformation, atol=1e-6)
     monkeypatch.setenv("PTREG_TUNE_CACHE", "off")
@@ -338,7 +338,7 @@ def test_harris3d_runs_the_tuned_tiling(tmp_path, monkeypatch):
     volume = np.zeros((20, 24, 28), dtype=np.uint8)
     volume[5:15, 6:18, 7:21] = 200
     tuned = ptreg.harris3d(volume, device="cpu")
-    plain = ptreg.harris3d(volume, device="cpu", tune=False)
+    plain = ptreg.harris3d(volume, device="cpu", no_tune=True)
     assert tuned.variant["source"] == "tuned" and tuned.variant["tile_rows"] == 4
     assert plain.variant["source"] == "default"
     assert len(tuned.keypoints) > 0 and tuned.keypoints.tobytes() == plain.keypoints.tobytes()
@@ -374,7 +374,7 @@ def test_normals_and_fpfh_equal_cli(scene, tmp_path):
     ref = ptreg.read_cloud(tmp_path / "n.ply")
     np.testing.assert_array_equal(n, ref.normals)
     assert curv.shape == (len(model),) and np.all((curv >= 0) & (curv <= 1 / 3 + 1e-6))
-    f = ptreg.fpfh(model, n, k=0, radius=0.05)
+    f = ptreg.fpfh(model, n, radius=0.05)
     cli("fpfh", tmp_path / "n.ply", "--radius", 0.05, "-o", tmp_path / "f.npy")
     np.testing.assert_array_equal(f, np.load(tmp_path / "f.npy"))
     p = ptreg.pfh(model[:2000], n[:2000], k=10)
@@ -388,7 +388,7 @@ def test_normals_and_fpfh_equal_cli(scene, tmp_path):
 def test_harris3d_finds_a_cubes_corners():
     vol = np.zeros((32, 32, 32), dtype=np.uint8)
     vol[8:24, 8:24, 8:24] = 200
-    r = ptreg.harris3d(vol, window=5, threshold=0.1, min_distance=3, scores=True)
+    r = ptreg.harris3d(vol, window=5, relative=0.1, min_distance=3, scores=True)
     corners = {(x, y, z) for x in (8, 23) for y in (8, 23) for z in (8, 23)}
     found = {(int(k["x"]), int(k["y"]), int(k["z"])) for k in r.keypoints}
     near = sum(any(worst_abs_diff(c, f, "a corner and a keypoint") <= 2 for f in found) for c in corners)
@@ -401,10 +401,10 @@ def test_lddmm_and_warp():
     rng = np.random.default_rng(2)
     q0 = rng.uniform(-1, 1, size=(40, 3))
     target = q0 + 0.2 * np.sin(q0[:, [1, 2, 0]])
-    r = ptreg.lddmm(q0, target, sigma=0.8, time_points=10, max_iter=200)
+    r = ptreg.lddmm(q0, target, sigma=0.8, steps=10, max_iter=200)
     assert r.avg_distance_after < 0.2 * r.avg_distance_before
     np.testing.assert_allclose(r.warp(q0), r.q1, atol=1e-9)
-    moved = ptreg.warp(q0, r.p0, q0[:5], sigma=0.8, time_points=10)
+    moved = ptreg.warp(q0, r.p0, q0[:5], sigma=0.8, steps=10)
     np.testing.assert_allclose(moved, r.q1[:5], atol=1e-9)
     with pytest.raises(ValueError, match="40 template"):
         ptreg.lddmm(q0, target[:30])
@@ -413,7 +413,7 @@ def test_lddmm_and_warp():
 def test_tune_small():
     """A small exhaustive search of FPFH's threads: every candidate passes its
     check, the winner is one of them, the default among them."""
-    r = ptreg.tune("fpfh", 3000, method="exhaustive", reps=1, confirm=1)
+    r = ptreg.tune("fpfh", 3000, search="exhaustive", reps=1, confirm=1)
     assert r.candidates and all(c["passed"] for c in r.candidates)
     assert r.winner in [c["point"] for c in r.candidates] and r.default_seconds > 0
     assert "threads" in r.winner and r.machine.startswith("cpu")
@@ -511,7 +511,7 @@ def test_tensor_clouds_are_read_in_place(scene, o3d, spy):
     assert sn is None and np.shares_memory(tn, tgt.point["normals"].numpy())
     np.testing.assert_array_equal(r.transformation, ptreg.icp(scan.points, model.points, method="plane", max_iter=10,
                                                               target_normals=model.normals).transformation)
-    ptreg.register(src, tgt, refine=None, seed=1)
+    ptreg.register(src, tgt, no_refine=True, seed=1)
     assert np.shares_memory(calls["register"][1], positions(tgt))
     assert np.shares_memory(calls["register"][3], tgt.point["normals"].numpy())
     n = ptreg.normals(tgt, k=10)

@@ -8,7 +8,7 @@ PY=/usr/bin/python3
 
 expect 0 -- "$TREE/scripts/install-python.sh" --build "$BUILD" "$WORK/site"
 has_file "$WORK/site/ptreg/__init__.py"
-(cd "$WORK" && PYTHONPATH="$WORK/site" PTREG_CLI="$PTREG" "$PY" -m pytest -q -p no:cacheprovider "$TREE/python/tests") \
+(cd "$WORK" && PYTHONPATH="$WORK/site" PTREG_CLI="$PTREG" PTREG_TEST_DATA="$DATA" "$PY" -m pytest -q -p no:cacheprovider "$TREE/python/tests") \
     >"$WORK/pytest.log" 2>&1 || { tail -n 60 "$WORK/pytest.log" >&2; fail "pytest"; }
 tail -n 1 "$WORK/pytest.log"
 # the build left nothing in the source tree
