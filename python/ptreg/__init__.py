@@ -787,7 +787,7 @@ def _no_refine(refine: Optional[str]) -> dict:
 @_old_global_method
 @_zero_unset("voxel")
 @_renamed(refine=_no_refine, mutual=lambda v: {"one_way": not v}, max_dist="ransac_dist",
-          ransac_max_iter="ransac_iter")
+          ransac_max_iter="ransac_iter", fgr_iterations="fgr_iter")
 def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = None, global_: str = "ransac",
              method: str = "plane", no_refine: bool = False, source_normals: Optional[ArrayLike] = None,
              target_normals: Optional[ArrayLike] = None, one_way: bool = False,
@@ -795,7 +795,7 @@ def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = N
              ransac_dist: Optional[float] = None, ransac_iter: Optional[int] = None,
              confidence: Optional[float] = None, edge_length: Optional[float] = None,
              check_distance: Optional[float] = None, normal_angle: Optional[float] = None,
-             fgr_iterations: Optional[int] = None, fgr_division_factor: Optional[float] = None,
+             fgr_iter: Optional[int] = None, fgr_division_factor: Optional[float] = None,
              seed: Optional[int] = None) -> Result:
     """Global registration without an initial guess, as ``ptreg register``
     (the keywords are its options; ``global_`` is --global): voxel-grid
@@ -819,7 +819,7 @@ def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = N
                        voxel=voxel, method=method, no_refine=int(bool(no_refine)), mutual=int(not one_way),
                        refine_dist=refine_dist, refine_iter=refine_iter, ransac_dist=ransac_dist,
                        ransac_iter=ransac_iter, confidence=confidence, edge_length=edge_length,
-                       check_distance=check_distance, normal_angle=normal_angle, fgr_iterations=fgr_iterations,
+                       check_distance=check_distance, normal_angle=normal_angle, fgr_iter=fgr_iter,
                        fgr_division_factor=fgr_division_factor, seed=seed, **{"global": global_})
     r = _in_world(_with_transform(d, "transformation", "global_transformation"), origin, "transformation",
                   "global_transformation")
@@ -927,13 +927,13 @@ def _old_threshold_mode(fn):
 
 @_old_threshold_mode
 @_zero_unset("sigma", "top")
-@_renamed(tune=lambda v: {"no_tune": not v})
+@_renamed(tune=lambda v: {"no_tune": not v}, k="kappa")
 def harris3d(volume: Union[Volume, np.ndarray], *, window: Optional[int] = None, sigma: Optional[float] = None,
-             k: Optional[float] = None, threshold: Optional[float] = None, relative: Optional[float] = None,
+             kappa: Optional[float] = None, threshold: Optional[float] = None, relative: Optional[float] = None,
              min_distance: Optional[float] = None, top: Optional[int] = None, border: Optional[str] = None,
              scores: bool = False, device: str = "auto", no_tune: bool = False) -> Result:
     """3-D Harris interest points of a volume (a :class:`Volume` or an array
-    indexed ``[z, y, x]``), as ``ptreg harris3d``: score det(M) - k tr(M)^3 of
+    indexed ``[z, y, x]``), as ``ptreg harris3d``: score det(M) - kappa tr(M)^3 of
     the Gaussian-weighted gradient tensor over a ``window``^3 neighborhood
     (default 5); keypoints above ``threshold`` (absolute) or ``relative`` times
     the largest score (default 0.01; with ``top`` and neither: every positive
@@ -963,7 +963,7 @@ def harris3d(volume: Union[Volume, np.ndarray], *, window: Optional[int] = None,
     arr, spacing, origin = _volume_array(volume)
     nz, ny, nx = arr.shape
     d = Result(_core.harris3d(arr, (nx, ny, nz), _voxel_type(arr), list(spacing), list(origin), bool(scores),
-                              bool(tune), window=window, sigma=sigma, k=k, threshold=threshold,
+                              bool(tune), window=window, sigma=sigma, kappa=kappa, threshold=threshold,
                               threshold_mode=mode, min_distance=min_distance, top=top, border=border,
                               device=device))
     d["keypoints"] = np.frombuffer(d["keypoints"], dtype=KEYPOINT_DTYPE)
@@ -1053,13 +1053,13 @@ def tune(kernel: str = "pair", size: Optional[int] = None, *, precision: str = "
 # ---- many scans ------------------------------------------------------------------
 
 @_old_global_method
-@_renamed(refine="method")
+@_renamed(refine="method", graph_max_iter="graph_iter")
 def multiway(scans: Sequence[ArrayLike], *, normals: Optional[Sequence[Optional[ArrayLike]]] = None,
              pairs: Optional[ArrayLike] = None, voxel: Optional[float] = None, pair_neighbors: Optional[int] = None,
              global_: str = "ransac", method: str = "plane", refine_dist: Optional[float] = None,
              refine_iter: Optional[int] = None, min_fitness: Optional[float] = None, anchor: int = 0,
              joint_refine: Optional[int] = None, edge_prune_threshold: Optional[float] = None,
-             preference_loop_closure: Optional[float] = None, graph_max_iter: Optional[int] = None,
+             preference_loop_closure: Optional[float] = None, graph_iter: Optional[int] = None,
              seed: Optional[int] = None) -> Result:
     """Many overlapping scans of one object into the frame of ``scans[anchor]``
     (``ptreg multiway``): each scan's features once, candidate pairs (every pair;
@@ -1083,7 +1083,7 @@ def multiway(scans: Sequence[ArrayLike], *, normals: Optional[Sequence[Optional[
     d = _core.multiway(pts, nrm, pr, voxel=voxel, pair_neighbors=pair_neighbors, method=method,
                        refine_dist=refine_dist, refine_iter=refine_iter, min_fitness=min_fitness, anchor=anchor,
                        joint_refine=joint_refine, edge_prune_threshold=edge_prune_threshold,
-                       preference_loop_closure=preference_loop_closure, graph_max_iter=graph_max_iter, seed=seed,
+                       preference_loop_closure=preference_loop_closure, graph_iter=graph_iter, seed=seed,
                        **{"global": global_})
     r = Result(d)
     r["poses"] = np.stack([_transform_to_world(p, origin) for p in d["poses"]]) if d["poses"] else \
