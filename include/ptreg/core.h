@@ -119,6 +119,9 @@ typedef struct ptreg_cloud {
     double origin[3];         /* world position of xyz's zero (default 0, 0, 0) */
     uint16_t *intensity;      /* NULL when none: LAS intensity, kept when a reader is asked to */
     uint8_t *classification;  /* NULL when none: LAS classification, likewise */
+    uint8_t *rgb;             /* NULL when none: 3 per point (red, green, blue, 0-255), from PLY, PCD, LAS,
+                               * text or OBJ/OFF colours; kept by the readers unless asked not to and
+                               * written where the format has a place for it (docs/FORMATS.md) */
 } ptreg_cloud;
 
 /* A coordinate at least this large (in magnitude) loses more than 1 mm

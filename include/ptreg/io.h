@@ -49,7 +49,9 @@ typedef struct ptreg_read_options {
     int classes;              /* LAS: keep only the points of classes c with keep_class[c] set; with
                                * another format PTREG_ERR_ARG (no classification to filter on) */
     unsigned char keep_class[256];
-    int attributes;           /* LAS: fill cloud->intensity and cloud->classification (default 0) */
+    int attributes;           /* fill cloud->intensity (LAS, PLY, PCD, text) and, from LAS,
+                               * cloud->classification (default 0) */
+    int skip_colors;          /* 1: leave cloud->rgb NULL; default 0: a file's colours are kept */
     int origin_auto;          /* default 1: a first point with a coordinate beyond
                                * PTREG_ORIGIN_THRESHOLD gives the cloud an origin; 0: origin 0 */
 } ptreg_read_options;

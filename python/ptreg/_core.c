@@ -510,7 +510,7 @@ static PyObject *py_write_cloud(PyObject *self, PyObject *args)
         release(&xv), release(&nv);
         return PyErr_Format(PyExc_ValueError, "normals: %zu rows for %zu points", nn, n);
     }
-    ptreg_cloud c = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {0, 0, 0}, NULL, NULL};
+    ptreg_cloud c = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {0, 0, 0}, NULL, NULL, NULL};
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_cloud_write(path, &c, &wo, &err));
@@ -662,7 +662,7 @@ static PyObject *py_voxel_downsample(PyObject *self, PyObject *args)
         release(&xv), release(&nv);
         return PyErr_Format(PyExc_ValueError, "normals: %zu rows for %zu points", nn, n);
     }
-    ptreg_cloud in = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {0, 0, 0}, NULL, NULL}, out;
+    ptreg_cloud in = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {0, 0, 0}, NULL, NULL, NULL}, out;
     ptreg_cloud_init(&out);
     ptreg_error err;
     ptreg_status st;
