@@ -121,6 +121,11 @@ typedef struct ptreg_write_options {
 } ptreg_write_options;
 
 PTREG_API void ptreg_write_options_default(ptreg_write_options *opt);
+/* Whether ptreg_cloud_write can put normals in the format: PLY, PCD and
+ * text (and AUTO, which is PLY for an unknown extension) can; LAS and .pos
+ * cannot, and a cloud with normals written there with with_normals set is
+ * PTREG_ERR_ARG naming the formats that can (rather than losing them). */
+PTREG_API int ptreg_format_holds_normals(ptreg_format format);
 /* Writes atomically: to a temporary file in the same folder, then renamed
  * over path, so a failure leaves no partial file. */
 PTREG_API ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,

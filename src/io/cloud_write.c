@@ -175,6 +175,12 @@ void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals)
     write_text_rows(f, cloud, &l);
 }
 
+int ptreg_format_holds_normals(ptreg_format format)
+{
+    return format == PTREG_FORMAT_PLY || format == PTREG_FORMAT_PCD || format == PTREG_FORMAT_XYZ ||
+           format == PTREG_FORMAT_AUTO;
+}
+
 void ptreg_write_options_default(ptreg_write_options *opt)
 {
     opt->format = PTREG_FORMAT_AUTO;
@@ -218,9 +224,14 @@ ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
                                "%s: .pos holds float32 coordinates: this cloud's (origin %.17g %.17g %.17g) would lose "
                                "their millimetres; write PLY, PCD or LAS",
                                path, cloud->origin[0], cloud->origin[1], cloud->origin[2]);
+    int normals = opt->with_normals && cloud->normals != NULL;
+    if (normals && !ptreg_format_holds_normals(format))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "%s: %s files cannot hold normals: write PLY, PCD or text (.xyz .txt .csv .pts), "
+                               "or drop the normals",
+                               path, format == PTREG_FORMAT_LAS ? "LAS" : "atom probe .pos");
     if (format == PTREG_FORMAT_POS)
         return ptreg_apt_write_pos(path, cloud->xyz, NULL, cloud->n, err);
-    int normals = opt->with_normals && cloud->normals != NULL;
     ptreg_atomic_file af;
     if ((s = ptreg_atomic_open(path, &af, err)) != PTREG_OK)
         return s;
