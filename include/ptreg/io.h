@@ -1,4 +1,5 @@
-/* ptreg I/O: point clouds (PLY, PCD, XYZ/CSV/TXT, VTK legacy POLYDATA, LAS),
+/* ptreg I/O: point clouds (PLY, PCD, XYZ/CSV/TXT, VTK legacy POLYDATA, LAS;
+ * mesh vertices from OBJ, STL and OFF),
  * 4x4 transform files, volumes (raw, NRRD, NIfTI-1) and keypoints. */
 #ifndef PTREG_IO_H
 #define PTREG_IO_H
@@ -12,20 +13,24 @@ extern "C" {
 #endif
 
 typedef enum ptreg_format {
-    PTREG_FORMAT_AUTO = 0, /* by file extension: .ply .pcd .xyz .txt .csv .pts .vtk .pos .epos .las */
+    PTREG_FORMAT_AUTO = 0, /* by file extension: .ply .pcd .xyz .txt .csv .pts .vtk .pos .epos .las .obj .stl
+                            * .off */
     PTREG_FORMAT_PLY,
     PTREG_FORMAT_PCD,
     PTREG_FORMAT_XYZ,      /* whitespace- or comma-separated text (.xyz .txt .csv .pts) */
     PTREG_FORMAT_VTK,
     PTREG_FORMAT_POS,      /* atom probe (apt.h): the ions' positions; written with m/q 0 */
     PTREG_FORMAT_EPOS,     /* atom probe, read only */
-    PTREG_FORMAT_LAS       /* ASPRS LAS 1.0-1.4 (.las; .laz is refused: compressed); written as LAS 1.2 */
+    PTREG_FORMAT_LAS,      /* ASPRS LAS 1.0-1.4 (.las; .laz is refused: compressed); written as LAS 1.2 */
+    PTREG_FORMAT_OBJ,      /* Wavefront OBJ mesh: its vertices (v, and vn when one per vertex); read only */
+    PTREG_FORMAT_STL,      /* STL mesh, ASCII or binary: its distinct vertices; read only */
+    PTREG_FORMAT_OFF       /* ASCII OFF mesh (and COFF, NOFF): its vertices; read only */
 } ptreg_format;
 
 /* The format named by a path's extension (case-insensitive), or
  * PTREG_FORMAT_AUTO when the extension is unknown. */
 PTREG_API ptreg_format ptreg_format_from_path(const char *path);
-/* "ply", "pcd", "xyz", "vtk", "pos", "epos", "las"; parses the same names
+/* "ply", "pcd", "xyz", "vtk", "pos", "epos", "las", "obj", "stl", "off"; parses the same names
  * (and "csv", "txt", "pts", "laz"). */
 PTREG_API const char *ptreg_format_name(ptreg_format format);
 PTREG_API int ptreg_format_parse(const char *name, ptreg_format *format); /* -1 when unknown */

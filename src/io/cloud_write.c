@@ -199,6 +199,10 @@ static ptreg_status check_write_args(const char *path, const ptreg_cloud *cloud,
     if (format == PTREG_FORMAT_VTK || format == PTREG_FORMAT_EPOS)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: %s files are read, not written", path,
                                format == PTREG_FORMAT_VTK ? "VTK" : ".epos");
+    if (format == PTREG_FORMAT_OBJ || format == PTREG_FORMAT_STL || format == PTREG_FORMAT_OFF)
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "%s: %s meshes are read (their vertices), not written: write PLY, PCD, text or LAS",
+                               path, ptreg_format_name(format));
     if (format < PTREG_FORMAT_PLY || format > PTREG_FORMAT_LAS)
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: unknown format %d", path, (int)format);
     return PTREG_OK;

@@ -198,6 +198,10 @@ ptreg_status io_read_pcd(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_xyz(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_vtk(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_las(const io_in *in, ptreg_cloud *cloud);
+/* Mesh vertices (mesh_read.c). */
+ptreg_status io_read_obj(const io_in *in, ptreg_cloud *cloud);
+ptreg_status io_read_stl(const io_in *in, ptreg_cloud *cloud);
+ptreg_status io_read_off(const io_in *in, ptreg_cloud *cloud);
 /* A .pos or .epos reconstruction's positions as a cloud (apt_read.c). */
 ptreg_status io_read_apt_cloud(const io_in *in, ptreg_apt_format format, ptreg_cloud *cloud);
 
