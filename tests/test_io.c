@@ -875,7 +875,8 @@ static void test_format_names(void)
     CHECK(ptreg_format_from_path("x.txt") == PTREG_FORMAT_XYZ);
     CHECK(ptreg_format_from_path("x.vtk") == PTREG_FORMAT_VTK);
     CHECK(ptreg_format_from_path("dir.ply/x") == PTREG_FORMAT_AUTO);
-    CHECK(ptreg_format_from_path("x.obj") == PTREG_FORMAT_AUTO);
+    CHECK(ptreg_format_from_path("x.obj") == PTREG_FORMAT_OBJ && ptreg_format_from_path("x.STL") == PTREG_FORMAT_STL);
+    CHECK(ptreg_format_from_path("x.off") == PTREG_FORMAT_OFF && ptreg_format_from_path("x.foo") == PTREG_FORMAT_AUTO);
     ptreg_format parsed = PTREG_FORMAT_AUTO;
     CHECK(ptreg_format_parse("csv", &parsed) == 0 && parsed == PTREG_FORMAT_XYZ);
     CHECK(ptreg_format_parse("nope", &parsed) == -1 && parsed == PTREG_FORMAT_XYZ);

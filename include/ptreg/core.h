@@ -151,7 +151,8 @@ PTREG_API ptreg_status ptreg_check_shape(const char *what, const float *xyz, siz
  * (> 0) from half a voxel below the cloud's minimum; each occupied cube's
  * points become their centroid (in double, in point order) and, when the
  * cloud has normals, their mean normal made unit (NaN where they cancel;
- * Open3D leaves the mean unnormalised). The same output for every run: in
+ * Open3D leaves the mean unnormalised) and, when it has colours, their mean
+ * colour rounded (intensity and classification are not kept). The same output for every run: in
  * the order of each cube's first point (Open3D's is a hash map's). A voxel
  * so small that an axis holds 2^21 cubes, or a non-finite point, is
  * PTREG_ERR_ARG. out is allocated (ptreg_cloud_free). */

@@ -164,12 +164,12 @@ void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals)
         write_binary_rows(f, cloud, &l);
 }
 
-/* A header line names the columns when there is more than x y z and
- * normals, so that the readers never have to guess (docs/FORMATS.md). */
+/* A header line names the columns when there is more than x y z, so that
+ * a reader never has to guess (docs/FORMATS.md, "Text"). */
 void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals)
 {
     const row_layout l = layout_of(cloud, normals, 0, 0);
-    if (l.rgb || l.intensity)
+    if (l.normals || l.rgb || l.intensity)
         fprintf(f, "x y z%s%s%s\n", l.normals ? " nx ny nz" : "", l.rgb ? " r g b" : "",
                 l.intensity ? " intensity" : "");
     write_text_rows(f, cloud, &l);

@@ -252,6 +252,9 @@ static ptreg_status check_fields(const io_in *in, pcd_header *h)
         for (int r = 0; r < ROLE_COUNT; r++) {
             if (!io_token_is(f->name, role_names[r]) && !(r == ROLE_RGB && io_token_is(f->name, "rgba")))
                 continue;
+            /* a colour or intensity of another shape is some other data: skipped */
+            if (r >= ROLE_RGB && (f->count != 1 || (r == ROLE_RGB && f->size != 4)))
+                continue;
             if (h->role[r] != SIZE_MAX)
                 return io_fail_line(in, PTREG_ERR_FORMAT, h->fields_line,
                                     "field '%s' appears twice", role_names[r]);
@@ -259,10 +262,6 @@ static ptreg_status check_fields(const io_in *in, pcd_header *h)
                 return io_fail_line(in, PTREG_ERR_FORMAT, h->count_line,
                                     "field '%s' has COUNT %llu (must be 1)", role_names[r],
                                     (unsigned long long)f->count);
-            if (r == ROLE_RGB && f->size != 4)
-                return io_fail_line(in, PTREG_ERR_FORMAT, h->size_line,
-                                    "field '%s' has SIZE %llu (PCL packs a colour in 4 bytes)",
-                                    io_quote(f->name, q), (unsigned long long)f->size);
             if (r == ROLE_RGB) /* the bits, whether TYPE F or U */
                 f->type = IO_U32;
             h->role[r] = i;
