@@ -85,6 +85,24 @@ static int looks_like_pcd(const unsigned char *d, size_t n)
     return has_prefix(d, n, "VERSION") || has_prefix(d, n, "FIELDS");
 }
 
+/* OBJ files open with comments, then a statement: v, vn, vt, f, o, g,
+ * s, mtllib or usemtl and a blank. */
+static int looks_like_obj(const unsigned char *d, size_t n)
+{
+    static const char *const words[] = {"v ", "vn ", "vt ", "f ", "o ", "g ", "s ", "mtllib ", "usemtl "};
+    while (n > 0 && (d[0] == '#' || d[0] == '\n' || d[0] == '\r')) {
+        const unsigned char *nl = memchr(d, '\n', n);
+        if (!nl)
+            return 0;
+        n -= (size_t)(nl + 1 - d);
+        d = nl + 1;
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (has_prefix(d, n, words[i]))
+            return 1;
+    return 0;
+}
+
 static ptreg_format sniff(const unsigned char *d, size_t n)
 {
     if (has_prefix(d, n, "ply\n") || has_prefix(d, n, "ply\r\n"))
@@ -99,6 +117,8 @@ static ptreg_format sniff(const unsigned char *d, size_t n)
         return PTREG_FORMAT_STL;
     if (looks_like_pcd(d, n))
         return PTREG_FORMAT_PCD;
+    if (looks_like_obj(d, n))
+        return PTREG_FORMAT_OBJ;
     return PTREG_FORMAT_XYZ;
 }
 

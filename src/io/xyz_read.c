@@ -222,9 +222,9 @@ static ptreg_status read_field(const io_in *in, size_t line, int role, io_token 
  * z and then a number that the count will decide about. */
 static int role_of(const xyz_state *st, size_t k)
 {
-    if (k >= XYZ_MAX_COLUMNS || (st->decided && k >= st->columns))
+    if (k >= XYZ_MAX_COLUMNS || ((st->decided || st->named) && k >= st->columns))
         return COL_SKIP;
-    if (st->decided)
+    if (st->decided || st->named)
         return st->role[k];
     return k < 3 ? (int)k : COL_I; /* parsed as a number, stored after the decision */
 }

@@ -141,11 +141,10 @@ for m in m.obj m.off a.stl b.stl; do
     expect 0 -- "$PTREG" convert "$WORK/$m" -o "$WORK/m.txt"
     "$PY" - "$WORK/m.txt" "$m" <<'PYEOF' || fail "$m: not the mesh's 4 vertices"
 import sys
-rows = [[float(v) for v in r.split()[:3]] for r in open(sys.argv[1]).read().split("\n") if r]
+rows = [[float(v) for v in r.split()[:3]] for r in open(sys.argv[1]).read().split("\n") if r and r[0] != "x"]
 assert rows == [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], rows
 PYEOF
 done
-grep -c . "$WORK/m.txt" >/dev/null
 expect 0 -- "$PTREG" convert "$WORK/m.obj" -o "$WORK/mo.ply" --ascii
 grep -q "property float nx" "$WORK/mo.ply" || fail "OBJ with one vn per v: no normals"
 printf 'OFF\n1000 0 0\n0 0 0\n1 0 0\n' >"$WORK/short.off"
