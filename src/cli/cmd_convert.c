@@ -22,11 +22,14 @@ static const cli_option convert_options[] = {
 
 const cli_command cli_cmd_convert = CLI_COMMAND("convert",
     "INPUT -o OUTPUT [options]",
-    "Convert a cloud between PLY, PCD, XYZ/CSV/TXT, LAS (and read VTK), optionally cropped, moved or downsampled.",
+    "Convert a cloud between PLY, PCD, XYZ/CSV/TXT, LAS (and read VTK and the vertices of OBJ, STL and OFF "
+    "meshes), optionally cropped, moved or downsampled.",
     "Coordinates far from zero (UTM) keep their millimetres: the cloud carries a float64\n"
     "origin and the output is written in world coordinates (double PLY/PCD fields, LAS at\n"
-    "scale 0.001 from the origin). LAS to LAS keeps intensity and classification (without\n"
-    "--voxel); other formats leave them out. LAZ is not read: decompress it first.\n"
+    "scale 0.001 from the origin). Colours are kept in every format (--voxel averages them);\n"
+    "intensity goes to PLY, PCD, text and LAS, classification LAS to LAS (without --voxel).\n"
+    "Normals cannot go into LAS: give --no-normals to drop them. LAZ is not read: decompress\n"
+    "it first.\n"
     "--voxel reads the input twice in pieces, so a file of 10^8 points is downsampled in\n"
     "memory for the voxels kept.\n\n"
     "Example:\n"
