@@ -118,7 +118,8 @@ static const cli_option info_options[] = {
 
 const cli_command cli_cmd_info = CLI_COMMAND("info",
     "CLOUD|MODEL.pti [--json]",
-    "Describe a cloud (points, normals, dropped non-finite points, bounding box, centroid) or a model index.",
+    "Describe a cloud (points, normals, colours, dropped non-finite points, bounding box, centroid) or a model "
+    "index.",
     NULL,
     info_options, 1, 1);
 
@@ -152,6 +153,7 @@ int cli_run_info(int argc, char **argv)
         cJSON_AddStringToObject(o, "file", a.positional[0]);
         cJSON_AddNumberToObject(o, "points", (double)c.n);
         cJSON_AddBoolToObject(o, "normals", c.normals != NULL);
+        cJSON_AddBoolToObject(o, "colors", c.rgb != NULL);
         cJSON_AddNumberToObject(o, "dropped_nonfinite", (double)c.dropped_nonfinite);
         cli_json_put(o, "min", cJSON_CreateDoubleArray(lo, 3));
         cli_json_put(o, "max", cJSON_CreateDoubleArray(hi, 3));
@@ -159,7 +161,8 @@ int cli_run_info(int argc, char **argv)
         cli_json_put(o, "origin", cJSON_CreateDoubleArray(c.origin, 3));
         rc = cli_json_print(o);
     } else {
-        printf("%s: %zu points%s", a.positional[0], c.n, c.normals ? " with normals" : "");
+        printf("%s: %zu points%s%s", a.positional[0], c.n, c.normals ? " with normals" : "",
+               c.rgb ? (c.normals ? " and colours" : " with colours") : "");
         if (c.dropped_nonfinite)
             printf(" (%zu non-finite points dropped)", c.dropped_nonfinite);
         /* a far cloud's numbers to the millimetre: 6 digits of 4,500,000 would be 10 m */

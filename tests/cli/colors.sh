@@ -69,6 +69,8 @@ PYEOF
 }
 
 # ---- PCD rgb -> PLY -> PCD, binary and ascii ----
+expect 0 -- "$PTREG" info "$WORK/in.pcd"
+out_has "500 points with colours"
 expect 0 -- "$PTREG" convert "$WORK/in.pcd" -o "$WORK/a.ply"
 grep -q "property uchar red" "$WORK/a.ply" || fail "PCD to PLY: no red property"
 same_colors "$WORK/a.ply" "PCD to PLY"
