@@ -160,8 +160,8 @@ static ptreg_status assign_role(const io_in *in, const io_text *t, ply_header *h
     if (h->vertex != h->nelems - 1)
         return PTREG_OK;
     for (int r = 0; r < ROLE_COUNT; r++) {
-        if (!io_token_is(p->name, role_names[r]))
-            continue;
+        if (!io_token_is(p->name, role_names[r]) || (p->is_list && r >= ROLE_RED))
+            continue; /* a list named like a colour is some other data: skipped */
         if (p->is_list)
             return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "vertex property '%s' is a list",
                                 io_quote(p->name, q));
