@@ -245,6 +245,103 @@ static void test_round_trips(void)
     ptreg_cloud_free(&c);
 }
 
+/* ---- colour and intensity ------------------------------------------------ */
+
+/* A fixture's colours (and, with attributes, intensities) as expected. */
+static void check_fixture_colors(const char *file, int attributes, const uint8_t *rgb, const uint16_t *intensity,
+                                 size_t n)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/good/%s", DATA_DIR, file);
+    ptreg_read_options ro;
+    ptreg_read_options_default(&ro);
+    ro.attributes = attributes;
+    ptreg_cloud c;
+    ptreg_error err;
+    CHECK_MSG(ptreg_cloud_read_with(path, &ro, &c, &err) == PTREG_OK, "%s: %s", file, err.message);
+    CHECK_MSG(c.n == n && c.rgb && memcmp(c.rgb, rgb, 3 * n) == 0, "%s: colours", file);
+    if (intensity && attributes)
+        CHECK_MSG(c.intensity && c.n == n && memcmp(c.intensity, intensity, n * sizeof *intensity) == 0,
+                  "%s: intensity", file);
+    else
+        CHECK_MSG(!c.intensity, "%s: intensity without attributes", file);
+    ptreg_cloud_free(&c);
+    ro.skip_colors = 1;
+    CHECK_MSG(ptreg_cloud_read_with(path, &ro, &c, &err) == PTREG_OK && !c.rgb, "%s: skip_colors", file);
+    ptreg_cloud_free(&c);
+}
+
+/* Colours and intensity through every writer and back, bit for bit. */
+static void color_round_trip(const char *ext, int ascii)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/colors.%s", tmp_dir, ext);
+    ptreg_cloud c, back;
+    ptreg_error err;
+    random_cloud(&c, 700, 0, 99);
+    for (size_t i = 0; i < 3 * c.n; i++) /* within LAS's reach; the colours are what is checked */
+        c.xyz[i] = (float)((i * 7919) % 100000) * 0.001f - 50.0f;
+    c.rgb = malloc(3 * c.n);
+    c.intensity = malloc(c.n * sizeof *c.intensity);
+    for (size_t i = 0; i < 3 * c.n; i++)
+        c.rgb[i] = (uint8_t)(i * 37 + i / 7);
+    for (size_t i = 0; i < c.n; i++)
+        c.intensity[i] = (uint16_t)(i * 97);
+    ptreg_write_options wo;
+    ptreg_write_options_default(&wo);
+    wo.ascii = ascii;
+    ptreg_read_options ro;
+    ptreg_read_options_default(&ro);
+    ro.attributes = 1;
+    CHECK_MSG(ptreg_cloud_write(path, &c, &wo, &err) == PTREG_OK, "%s: %s", path, err.message);
+    CHECK_MSG(ptreg_cloud_read_with(path, &ro, &back, &err) == PTREG_OK, "%s: %s", path, err.message);
+    CHECK_MSG(back.n == c.n && back.rgb && memcmp(back.rgb, c.rgb, 3 * c.n) == 0, "%s ascii %d: colours", ext, ascii);
+    CHECK_MSG(back.n == c.n && back.intensity && memcmp(back.intensity, c.intensity, 2 * c.n) == 0,
+              "%s ascii %d: intensity", ext, ascii);
+    ptreg_cloud_free(&back);
+    ptreg_cloud_free(&c);
+    remove(path);
+}
+
+static void test_colors(void)
+{
+    const uint8_t pcd[] = {128, 128, 224, 255, 0, 10}, csv[] = {255, 0, 10, 1, 2, 3}, off[] = {255, 0, 10, 1, 2, 3,
+                                                                                               0, 255, 0};
+    const uint16_t intensity[] = {7, 9};
+    check_fixture_colors("rgb.pcd", 0, pcd, intensity, 2);
+    check_fixture_colors("rgb.pcd", 1, pcd, intensity, 2);
+    check_fixture_colors("colors.csv", 1, csv, intensity, 2);
+    check_fixture_colors("mesh.off", 1, off, NULL, 3);
+    static const char *const exts[] = {"ply", "pcd", "xyz", "las"};
+    for (int e = 0; e < 4; e++)
+        for (int ascii = 0; ascii < (e < 2 ? 2 : 1); ascii++)
+            color_round_trip(exts[e], ascii);
+    /* a voxel's colour is its points' mean, rounded */
+    const float xyz[] = {0.1f, 0.1f, 0.1f, 0.2f, 0.2f, 0.2f, 0.3f, 0.3f, 0.3f, 5, 5, 5};
+    uint8_t rgb[] = {0, 10, 255, 1, 11, 255, 3, 11, 254, 9, 8, 7};
+    ptreg_cloud in = {4, (float *)xyz, NULL, NULL, 0, {0, 0, 0}, NULL, NULL, rgb}, out;
+    ptreg_error err;
+    CHECK(ptreg_voxel_downsample(&in, 1.0, &out, &err) == PTREG_OK);
+    const uint8_t want[] = {1, 11, 255, 9, 8, 7};
+    CHECK_MSG(out.n == 2 && out.rgb && memcmp(out.rgb, want, 6) == 0, "voxel colours");
+    ptreg_cloud_free(&out);
+    /* normals into LAS: refused, nothing written */
+    char path[512];
+    snprintf(path, sizeof path, "%s/n.las", tmp_dir);
+    ptreg_cloud c;
+    random_cloud(&c, 10, 1, 5);
+    for (size_t i = 0; i < 3 * c.n; i++)
+        c.xyz[i] = (float)i;
+    CHECK(ptreg_cloud_write(path, &c, NULL, &err) == PTREG_ERR_ARG && strstr(err.message, "cannot hold normals"));
+    CHECK(access(path, F_OK) != 0);
+    ptreg_write_options wo;
+    ptreg_write_options_default(&wo);
+    wo.with_normals = 0;
+    CHECK(ptreg_cloud_write(path, &c, &wo, &err) == PTREG_OK);
+    remove(path);
+    ptreg_cloud_free(&c);
+}
+
 /* ---- good fixtures ------------------------------------------------------- */
 
 typedef struct good_case {
@@ -269,6 +366,12 @@ static const good_case good_cases[] = {
     {"normals.xyz", 3, 0, 1, {1, 2, 3, 0, 0, 1}, {7, 8, 9, 1, 0, 0}},
     {"header.csv", 3, 0, 0, {1.5f, -2.25f, 3}, {-1e-3f, 4e5f, 7}},
     {"field.vtk", 4, 0, 0, {0, 0, 0}, {0, 0, 1.25f}},
+    {"mesh.obj", 4, 0, 1, {1.5f, -2.25f, 3, 0, 0, 1}, {-1e-3f, 4e5f, 7, 0, -1, 0}},
+    {"mesh.off", 3, 0, 0, {1.5f, -2.25f, 3}, {-1e-3f, 4e5f, 7}},
+    {"ascii.stl", 4, 0, 0, {1.5f, -2.25f, 3}, {-1e-3f, 4e5f, 7}},
+    {"binary.stl", 4, 0, 0, {1.5f, -2.25f, 3}, {-1e-3f, 4e5f, 7}},
+    {"rgb.pcd", 2, 0, 0, {1.5f, -2.25f, 3}, {-1e-3f, 4e5f, 7}},
+    {"colors.csv", 2, 0, 0, {1.5f, -2.25f, 3}, {-1e-3f, 4e5f, 7}},
 };
 /* clang-format on */
 #define N_GOOD (sizeof good_cases / sizeof good_cases[0])
@@ -636,8 +739,8 @@ static void read_cut(const unsigned char *data, size_t cut, const char *name)
 static void mutate_one(const unsigned char *data, size_t size, const char *name, ptreg_rng *rng,
                        size_t cuts, int rounds)
 {
-    static const ptreg_format formats[] = {PTREG_FORMAT_AUTO, PTREG_FORMAT_PLY, PTREG_FORMAT_PCD,
-                                           PTREG_FORMAT_XYZ, PTREG_FORMAT_VTK};
+    static const ptreg_format formats[] = {PTREG_FORMAT_AUTO, PTREG_FORMAT_PLY, PTREG_FORMAT_PCD, PTREG_FORMAT_XYZ,
+                                           PTREG_FORMAT_VTK,  PTREG_FORMAT_OBJ, PTREG_FORMAT_STL, PTREG_FORMAT_OFF};
     ptreg_cloud c;
     ptreg_error err;
     for (size_t k = 0; k <= (cuts ? cuts : size); k++)
@@ -652,7 +755,7 @@ static void mutate_one(const unsigned char *data, size_t size, const char *name,
             static const unsigned char specials[] = {0, '\n', ' ', '-', '9', 0xff, 0x80, '#'};
             b[at] = r & 1 ? (unsigned char)(r >> 8) : specials[(r >> 8) % sizeof specials];
         }
-        ptreg_format f = formats[round % 5];
+        ptreg_format f = formats[round % (sizeof formats / sizeof formats[0])];
         ptreg_status s = ptreg_cloud_read_memory(b, size, f, name, &c, &err);
         check_any_result(s, &err, &c, name);
     }
@@ -875,7 +978,8 @@ static void test_format_names(void)
     CHECK(ptreg_format_from_path("x.txt") == PTREG_FORMAT_XYZ);
     CHECK(ptreg_format_from_path("x.vtk") == PTREG_FORMAT_VTK);
     CHECK(ptreg_format_from_path("dir.ply/x") == PTREG_FORMAT_AUTO);
-    CHECK(ptreg_format_from_path("x.obj") == PTREG_FORMAT_AUTO);
+    CHECK(ptreg_format_from_path("x.obj") == PTREG_FORMAT_OBJ && ptreg_format_from_path("x.STL") == PTREG_FORMAT_STL);
+    CHECK(ptreg_format_from_path("x.off") == PTREG_FORMAT_OFF && ptreg_format_from_path("x.foo") == PTREG_FORMAT_AUTO);
     ptreg_format parsed = PTREG_FORMAT_AUTO;
     CHECK(ptreg_format_parse("csv", &parsed) == 0 && parsed == PTREG_FORMAT_XYZ);
     CHECK(ptreg_format_parse("nope", &parsed) == -1 && parsed == PTREG_FORMAT_XYZ);
@@ -902,6 +1006,7 @@ int main(void)
     test_transforms();
     test_poses_and_pairs();
     test_write_failures();
+    test_colors();
     rmdir(tmp_dir);
     return check_exit();
 }

@@ -57,7 +57,7 @@ static void test_grid_and_order(void)
 {
     const float xyz[] = {2.0f, 0, 0, 0.0f, 0, 0, 0.49f, 0, 0, 0.51f, 0, 0, 2.2f, 0, 0};
     const float nrm[] = {0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 1};
-    ptreg_cloud c = {5, (float *)xyz, (float *)nrm, NULL, 0, {0, 0, 0}, NULL, NULL}, d;
+    ptreg_cloud c = {5, (float *)xyz, (float *)nrm, NULL, 0, {0, 0, 0}, NULL, NULL, NULL}, d;
     CHECK(ptreg_voxel_downsample(&c, 1.0, &d, NULL) == PTREG_OK);
     CHECK_MSG(d.n == 3, "%zu cubes", d.n);
     if (d.n == 3) {
@@ -71,9 +71,9 @@ static void test_grid_and_order(void)
     CHECK(ptreg_voxel_downsample(&c, NAN, &d, NULL) == PTREG_ERR_ARG);
     CHECK(ptreg_voxel_downsample(&c, 1e-9, &d, &err) == PTREG_ERR_ARG && strstr(err.message, "2^21"));
     const float bad[] = {0, 0, 0, NAN, 0, 0};
-    ptreg_cloud b = {2, (float *)bad, NULL, NULL, 0, {0, 0, 0}, NULL, NULL};
+    ptreg_cloud b = {2, (float *)bad, NULL, NULL, 0, {0, 0, 0}, NULL, NULL, NULL};
     CHECK(ptreg_voxel_downsample(&b, 1.0, &d, &err) == PTREG_ERR_ARG && strstr(err.message, "point 1"));
-    ptreg_cloud empty = {0, (float *)xyz, NULL, NULL, 0, {0, 0, 0}, NULL, NULL};
+    ptreg_cloud empty = {0, (float *)xyz, NULL, NULL, 0, {0, 0, 0}, NULL, NULL, NULL};
     CHECK(ptreg_voxel_downsample(&empty, 1.0, &d, NULL) == PTREG_OK && d.n == 0);
     ptreg_cloud_free(&d);
 }
@@ -139,7 +139,7 @@ static void test_against_reference(void)
 {
     const size_t n = 300001; /* not a multiple of the lookup's blocks */
     ptreg_cloud c = {n, malloc(3 * n * sizeof(float)), malloc(3 * n * sizeof(float)), NULL, 0, {0, 0, 0}, NULL,
-                     NULL};
+                     NULL, NULL};
     uint64_t state = 99;
     for (size_t i = 0; i < 3 * n; i++) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;

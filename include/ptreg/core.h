@@ -119,6 +119,9 @@ typedef struct ptreg_cloud {
     double origin[3];         /* world position of xyz's zero (default 0, 0, 0) */
     uint16_t *intensity;      /* NULL when none: LAS intensity, kept when a reader is asked to */
     uint8_t *classification;  /* NULL when none: LAS classification, likewise */
+    uint8_t *rgb;             /* NULL when none: 3 per point (red, green, blue, 0-255), from PLY, PCD, LAS,
+                               * text or OBJ/OFF colours; kept by the readers unless asked not to and
+                               * written where the format has a place for it (docs/FORMATS.md) */
 } ptreg_cloud;
 
 /* A coordinate at least this large (in magnitude) loses more than 1 mm
@@ -148,7 +151,8 @@ PTREG_API ptreg_status ptreg_check_shape(const char *what, const float *xyz, siz
  * (> 0) from half a voxel below the cloud's minimum; each occupied cube's
  * points become their centroid (in double, in point order) and, when the
  * cloud has normals, their mean normal made unit (NaN where they cancel;
- * Open3D leaves the mean unnormalised). The same output for every run: in
+ * Open3D leaves the mean unnormalised) and, when it has colours, their mean
+ * colour rounded (intensity and classification are not kept). The same output for every run: in
  * the order of each cube's first point (Open3D's is a hash map's). A voxel
  * so small that an axis holds 2^21 cubes, or a non-finite point, is
  * PTREG_ERR_ARG. out is allocated (ptreg_cloud_free). */

@@ -1,4 +1,5 @@
-/* ptreg I/O: point clouds (PLY, PCD, XYZ/CSV/TXT, VTK legacy POLYDATA, LAS),
+/* ptreg I/O: point clouds (PLY, PCD, XYZ/CSV/TXT, VTK legacy POLYDATA, LAS;
+ * mesh vertices from OBJ, STL and OFF),
  * 4x4 transform files, volumes (raw, NRRD, NIfTI-1) and keypoints. */
 #ifndef PTREG_IO_H
 #define PTREG_IO_H
@@ -12,20 +13,24 @@ extern "C" {
 #endif
 
 typedef enum ptreg_format {
-    PTREG_FORMAT_AUTO = 0, /* by file extension: .ply .pcd .xyz .txt .csv .pts .vtk .pos .epos .las */
+    PTREG_FORMAT_AUTO = 0, /* by file extension: .ply .pcd .xyz .txt .csv .pts .vtk .pos .epos .las .obj .stl
+                            * .off */
     PTREG_FORMAT_PLY,
     PTREG_FORMAT_PCD,
     PTREG_FORMAT_XYZ,      /* whitespace- or comma-separated text (.xyz .txt .csv .pts) */
     PTREG_FORMAT_VTK,
     PTREG_FORMAT_POS,      /* atom probe (apt.h): the ions' positions; written with m/q 0 */
     PTREG_FORMAT_EPOS,     /* atom probe, read only */
-    PTREG_FORMAT_LAS       /* ASPRS LAS 1.0-1.4 (.las; .laz is refused: compressed); written as LAS 1.2 */
+    PTREG_FORMAT_LAS,      /* ASPRS LAS 1.0-1.4 (.las; .laz is refused: compressed); written as LAS 1.2 */
+    PTREG_FORMAT_OBJ,      /* Wavefront OBJ mesh: its vertices (v, and vn when one per vertex); read only */
+    PTREG_FORMAT_STL,      /* STL mesh, ASCII or binary: its distinct vertices; read only */
+    PTREG_FORMAT_OFF       /* ASCII OFF mesh (and COFF, NOFF): its vertices; read only */
 } ptreg_format;
 
 /* The format named by a path's extension (case-insensitive), or
  * PTREG_FORMAT_AUTO when the extension is unknown. */
 PTREG_API ptreg_format ptreg_format_from_path(const char *path);
-/* "ply", "pcd", "xyz", "vtk", "pos", "epos", "las"; parses the same names
+/* "ply", "pcd", "xyz", "vtk", "pos", "epos", "las", "obj", "stl", "off"; parses the same names
  * (and "csv", "txt", "pts", "laz"). */
 PTREG_API const char *ptreg_format_name(ptreg_format format);
 PTREG_API int ptreg_format_parse(const char *name, ptreg_format *format); /* -1 when unknown */
@@ -49,7 +54,9 @@ typedef struct ptreg_read_options {
     int classes;              /* LAS: keep only the points of classes c with keep_class[c] set; with
                                * another format PTREG_ERR_ARG (no classification to filter on) */
     unsigned char keep_class[256];
-    int attributes;           /* LAS: fill cloud->intensity and cloud->classification (default 0) */
+    int attributes;           /* fill cloud->intensity (LAS, PLY, PCD, text) and, from LAS,
+                               * cloud->classification (default 0) */
+    int skip_colors;          /* 1: leave cloud->rgb NULL; default 0: a file's colours are kept */
     int origin_auto;          /* default 1: a first point with a coordinate beyond
                                * PTREG_ORIGIN_THRESHOLD gives the cloud an origin; 0: origin 0 */
 } ptreg_read_options;
@@ -119,6 +126,11 @@ typedef struct ptreg_write_options {
 } ptreg_write_options;
 
 PTREG_API void ptreg_write_options_default(ptreg_write_options *opt);
+/* Whether ptreg_cloud_write can put normals in the format: PLY, PCD and
+ * text (and AUTO, which is PLY for an unknown extension) can; LAS and .pos
+ * cannot, and a cloud with normals written there with with_normals set is
+ * PTREG_ERR_ARG naming the formats that can (rather than losing them). */
+PTREG_API int ptreg_format_holds_normals(ptreg_format format);
 /* Writes atomically: to a temporary file in the same folder, then renamed
  * over path, so a failure leaves no partial file. */
 PTREG_API ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,

@@ -524,7 +524,8 @@ static PyObject *py_write_cloud(PyObject *self, PyObject *args)
         release(&xv), release(&nv);
         return PyErr_Format(ARG_ERROR, "normals: %zu rows for %zu points", nn, n);
     }
-    ptreg_cloud c = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {origin[0], origin[1], origin[2]}, NULL, NULL};
+    ptreg_cloud c = {n,    xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {origin[0], origin[1], origin[2]},
+                     NULL, NULL,   NULL};
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_cloud_write(path, &c, &wo, &err));
@@ -676,7 +677,7 @@ static PyObject *py_voxel_downsample(PyObject *self, PyObject *args)
         release(&xv), release(&nv);
         return PyErr_Format(ARG_ERROR, "normals: %zu rows for %zu points", nn, n);
     }
-    ptreg_cloud in = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {0, 0, 0}, NULL, NULL}, out;
+    ptreg_cloud in = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {0, 0, 0}, NULL, NULL, NULL}, out;
     ptreg_cloud_init(&out);
     ptreg_error err;
     ptreg_status st;

@@ -22,11 +22,14 @@ static const cli_option convert_options[] = {
 
 const cli_command cli_cmd_convert = CLI_COMMAND("convert",
     "INPUT -o OUTPUT [options]",
-    "Convert a cloud between PLY, PCD, XYZ/CSV/TXT, LAS (and read VTK), optionally cropped, moved or downsampled.",
+    "Convert a cloud between PLY, PCD, XYZ/CSV/TXT, LAS (and read VTK and the vertices of OBJ, STL and OFF "
+    "meshes), optionally cropped, moved or downsampled.",
     "Coordinates far from zero (UTM) keep their millimetres: the cloud carries a float64\n"
     "origin and the output is written in world coordinates (double PLY/PCD fields, LAS at\n"
-    "scale 0.001 from the origin). LAS to LAS keeps intensity and classification (without\n"
-    "--voxel); other formats leave them out. LAZ is not read: decompress it first.\n"
+    "scale 0.001 from the origin). Colours are kept in every format (--voxel averages them);\n"
+    "intensity goes to PLY, PCD, text and LAS, classification LAS to LAS (without --voxel).\n"
+    "Normals cannot go into LAS: give --no-normals to drop them. LAZ is not read: decompress\n"
+    "it first.\n"
     "--voxel reads the input twice in pieces, so a file of 10^8 points is downsampled in\n"
     "memory for the voxels kept.\n\n"
     "Example:\n"
@@ -115,7 +118,8 @@ static const cli_option info_options[] = {
 
 const cli_command cli_cmd_info = CLI_COMMAND("info",
     "CLOUD|MODEL.pti [--json]",
-    "Describe a cloud (points, normals, dropped non-finite points, bounding box, centroid) or a model index.",
+    "Describe a cloud (points, normals, colours, dropped non-finite points, bounding box, centroid) or a model "
+    "index.",
     NULL,
     info_options, 1, 1);
 
@@ -149,6 +153,7 @@ int cli_run_info(int argc, char **argv)
         cJSON_AddStringToObject(o, "file", a.positional[0]);
         cJSON_AddNumberToObject(o, "points", (double)c.n);
         cJSON_AddBoolToObject(o, "normals", c.normals != NULL);
+        cJSON_AddBoolToObject(o, "colors", c.rgb != NULL);
         cJSON_AddNumberToObject(o, "dropped_nonfinite", (double)c.dropped_nonfinite);
         cli_json_put(o, "min", cJSON_CreateDoubleArray(lo, 3));
         cli_json_put(o, "max", cJSON_CreateDoubleArray(hi, 3));
@@ -156,7 +161,8 @@ int cli_run_info(int argc, char **argv)
         cli_json_put(o, "origin", cJSON_CreateDoubleArray(c.origin, 3));
         rc = cli_json_print(o);
     } else {
-        printf("%s: %zu points%s", a.positional[0], c.n, c.normals ? " with normals" : "");
+        printf("%s: %zu points%s%s", a.positional[0], c.n, c.normals ? " with normals" : "",
+               c.rgb ? (c.normals ? " and colours" : " with colours") : "");
         if (c.dropped_nonfinite)
             printf(" (%zu non-finite points dropped)", c.dropped_nonfinite);
         /* a far cloud's numbers to the millimetre: 6 digits of 4,500,000 would be 10 m */

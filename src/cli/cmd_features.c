@@ -323,6 +323,18 @@ static ptreg_status normals_once(void *ctx, double *time_ms, const void **bits, 
     return st;
 }
 
+/* The normals are the output: a format without a place for them is
+ * refused before they are computed, not after. */
+static int check_normals_output(const cli_args *a)
+{
+    const char *out = cli_string(a, "output", NULL);
+    if (!out || ptreg_format_holds_normals(ptreg_format_from_path(out)))
+        return EXIT_OK;
+    cli_error("normals", "-o %s: %s files cannot hold normals: write PLY, PCD or text (.xyz .txt .csv .pts)", out,
+              ptreg_format_name(ptreg_format_from_path(out)));
+    return EXIT_USAGE;
+}
+
 int cli_run_normals(int argc, char **argv)
 {
     cli_args a;
@@ -338,7 +350,7 @@ int cli_run_normals(int argc, char **argv)
         (rc = cli_vec3(&a, "viewpoint", o.viewpoint)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
         (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, &o.device)) ||
         (rc = cli_device_usable(&a, ptreg_normals_resolve_device(&o, &on, &err), &err)) ||
-        (rc = cli_report_begin(&a, "normals")))
+        (rc = cli_report_begin(&a, "normals")) || (rc = check_normals_output(&a)))
         return rc;
     ptreg_cloud c;
     if ((rc = cli_load_shape("normals", a.positional[0], &c, cli_quiet(&a))))

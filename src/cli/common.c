@@ -377,7 +377,14 @@ int cli_write_registration(const char *cmd, const cli_args *a, const ptreg_cloud
         ptreg_transform_points(T, src->xyz, moved.xyz, src->n);
         if (src->normals)
             ptreg_transform_vectors(T, src->normals, moved.normals, src->n);
+        /* What the points carry moves with them: lent for the write, not copied. */
+        moved.rgb = src->rgb;
+        moved.intensity = src->intensity;
+        moved.classification = src->classification;
         rc = cli_write_cloud(cmd, cli_string(a, "output", NULL), &moved, cli_has(a, "ascii"));
+        moved.rgb = NULL;
+        moved.intensity = NULL;
+        moved.classification = NULL;
         ptreg_cloud_free(&moved);
     }
     if (!rc && cli_has(a, "transform-out"))

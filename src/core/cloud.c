@@ -32,6 +32,7 @@ void ptreg_cloud_free(ptreg_cloud *cloud)
     free(cloud->curvature);
     free(cloud->intensity);
     free(cloud->classification);
+    free(cloud->rgb);
     ptreg_cloud_init(cloud);
 }
 
@@ -52,6 +53,8 @@ void ptreg_cloud_drop_nonfinite(ptreg_cloud *cloud)
                 cloud->intensity[kept] = cloud->intensity[i];
             if (cloud->classification)
                 cloud->classification[kept] = cloud->classification[i];
+            if (cloud->rgb)
+                memcpy(cloud->rgb + 3 * kept, cloud->rgb + 3 * i, 3);
         }
         kept++;
     }

@@ -42,11 +42,12 @@ static uint64_t voxel_key(const voxel_grid *g, const float p[3])
     return key;
 }
 
-void voxel_sums_init(voxel_sums *v, const voxel_grid *grid, int normals)
+void voxel_sums_init(voxel_sums *v, const voxel_grid *grid, int normals, int colors)
 {
     memset(v, 0, sizeof *v);
     v->grid = *grid;
     v->normals = normals;
+    v->colors = colors;
 }
 
 void voxel_sums_free(voxel_sums *v)
@@ -54,6 +55,7 @@ void voxel_sums_free(voxel_sums *v)
     free(v->table);
     free(v->sums);
     free(v->normal_sums);
+    free(v->color_sums);
     memset(v, 0, sizeof *v);
 }
 
@@ -105,7 +107,10 @@ static ptreg_status grow_sums(voxel_sums *v, ptreg_error *err)
     double *ns = v->normals ? realloc(v->normal_sums, 3 * cap * sizeof *ns) : NULL;
     if (ns)
         v->normal_sums = ns;
-    if (!sums || (v->normals && !ns))
+    uint64_t *cs = v->colors ? realloc(v->color_sums, 3 * cap * sizeof *cs) : NULL;
+    if (cs)
+        v->color_sums = cs;
+    if (!sums || (v->normals && !ns) || (v->colors && !cs))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "voxel downsampling: out of memory for %zu voxels", cap);
     v->cap = cap;
     return PTREG_OK;
@@ -143,6 +148,8 @@ static ptreg_status find_voxel(voxel_sums *v, uint64_t key, uint64_t hash, size_
     v->sums[*index] = (voxel_sum){key, 0, {0, 0, 0}};
     if (v->normals)
         memset(v->normal_sums + 3 * *index, 0, 3 * sizeof(double));
+    if (v->colors)
+        memset(v->color_sums + 3 * *index, 0, 3 * sizeof(uint64_t));
     return PTREG_OK;
 }
 
@@ -182,7 +189,7 @@ static void block_prefetch_sums(const voxel_sums *v, const key_block *b)
 }
 
 static ptreg_status block_add(voxel_sums *v, const key_block *b, const float *xyz, const float *normals,
-                              ptreg_error *err)
+                              const uint8_t *rgb, ptreg_error *err)
 {
     for (size_t j = 0; j < b->count; j++) {
         const size_t i = b->first + j;
@@ -196,11 +203,14 @@ static ptreg_status block_add(voxel_sums *v, const key_block *b, const float *xy
             s->xyz[k] += xyz[3 * i + k];
         for (int k = 0; v->normals && k < 3; k++)
             v->normal_sums[3 * at + k] += normals[3 * i + k];
+        for (int k = 0; v->colors && k < 3; k++)
+            v->color_sums[3 * at + k] += rgb[3 * i + k];
     }
     return PTREG_OK;
 }
 
-ptreg_status voxel_sums_add(voxel_sums *v, const float *xyz, const float *normals, size_t n, ptreg_error *err)
+ptreg_status voxel_sums_add(voxel_sums *v, const float *xyz, const float *normals, const uint8_t *rgb, size_t n,
+                            ptreg_error *err)
 {
     key_block blocks[STAGES];
     const size_t count = (n + KEY_BLOCK - 1) / KEY_BLOCK;
@@ -211,7 +221,7 @@ ptreg_status voxel_sums_add(voxel_sums *v, const float *xyz, const float *normal
             block_keys(v, xyz, n, (b + 2) * KEY_BLOCK, &blocks[(b + 2) % STAGES]);
         if (b + 1 < count)
             block_prefetch_sums(v, &blocks[(b + 1) % STAGES]);
-        ptreg_status st = block_add(v, &blocks[b % STAGES], xyz, normals, err);
+        ptreg_status st = block_add(v, &blocks[b % STAGES], xyz, normals, rgb, err);
         if (st)
             return st;
     }
@@ -237,7 +247,13 @@ ptreg_status voxel_sums_cloud(voxel_sums *v, ptreg_cloud *out, ptreg_error *err)
     v->table = NULL;
     v->table_size = 0;
     ptreg_status st = ptreg_cloud_alloc(out, v->count, v->normals, err);
+    if (!st && v->colors && !(out->rgb = malloc(3 * (v->count ? v->count : 1)))) {
+        ptreg_cloud_free(out);
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "voxel downsampling: out of memory for %zu colours", v->count);
+    }
     for (size_t i = 0; !st && i < v->count; i++) {
+        for (int k = 0; v->colors && k < 3; k++) /* the mean, rounded half up */
+            out->rgb[3 * i + k] = (uint8_t)((2 * v->color_sums[3 * i + k] + v->sums[i].count) / (2 * v->sums[i].count));
         voxel_finish(v->sums[i].xyz, v->sums[i].count, 0, out->xyz + 3 * i);
         if (v->normals)
             voxel_finish(v->normal_sums + 3 * i, v->sums[i].count, 1, out->normals + 3 * i);
@@ -263,8 +279,8 @@ ptreg_status ptreg_voxel_downsample(const ptreg_cloud *in, double voxel, ptreg_c
     if (st)
         return st;
     voxel_sums sums;
-    voxel_sums_init(&sums, &grid, in->normals != NULL);
-    st = voxel_sums_add(&sums, in->xyz, in->normals, in->n, err);
+    voxel_sums_init(&sums, &grid, in->normals != NULL, in->rgb != NULL);
+    st = voxel_sums_add(&sums, in->xyz, in->normals, in->rgb, in->n, err);
     if (!st)
         st = voxel_sums_cloud(&sums, out, err);
     if (!st)

@@ -40,16 +40,21 @@ typedef struct voxel_sums {
     int normals;         /* sum normals as well */
     voxel_sum *sums;     /* count of them, cap allocated */
     double *normal_sums; /* 3 per voxel when normals */
+    int colors;            /* sum colours as well */
+    uint64_t *color_sums;  /* 3 per voxel when colors */
     size_t count, cap;
     uint64_t *table; /* a fingerprint and 1 + a voxel's index, 0 when free; table_size a power of 2 */
     size_t table_size;
 } voxel_sums;
 
 /* An empty set of sums over the grid (nothing allocated yet). */
-void voxel_sums_init(voxel_sums *v, const voxel_grid *grid, int normals);
-/* Adds n points (and their normals, when v->normals) in order. */
-ptreg_status voxel_sums_add(voxel_sums *v, const float *xyz, const float *normals, size_t n, ptreg_error *err);
-/* The centroids (and unit mean normals) into out (allocated); the table is
+void voxel_sums_init(voxel_sums *v, const voxel_grid *grid, int normals, int colors);
+/* Adds n points (and their normals and colours, when v->normals and
+ * v->colors) in order. */
+ptreg_status voxel_sums_add(voxel_sums *v, const float *xyz, const float *normals, const uint8_t *rgb, size_t n,
+                            ptreg_error *err);
+/* The centroids (and unit mean normals, mean colours rounded) into out
+ * (allocated); the table is
  * freed first, so the peak holds the sums and the cloud only. */
 ptreg_status voxel_sums_cloud(voxel_sums *v, ptreg_cloud *out, ptreg_error *err);
 void voxel_sums_free(voxel_sums *v);

@@ -165,7 +165,7 @@ ptreg_status io_read_apt_cloud(const io_in *in, ptreg_apt_format format, ptreg_c
     st = io_cloud_reserve(in, cloud, apt.n, 0);
     for (size_t i = 0; !st && i < apt.n; i++) { /* one by one: read in pieces, the room is a piece's */
         const float *q = apt.xyz + 3 * i;
-        io_point p = {{q[0], q[1], q[2]}, {0, 0, 0}, 0, 0};
+        io_point p = {{q[0], q[1], q[2]}, {0, 0, 0}, 0, 0, {0, 0, 0}};
         st = io_cloud_store(in, cloud, &p);
     }
     if (!st)

@@ -11,9 +11,27 @@
 /* Points per fwrite of the binary writers. */
 #define CHUNK_POINTS 1024
 
+/* What a row holds beyond x y z, and how the format spells it. */
+typedef struct row_layout {
+    int normals, curvature, rgb, intensity;
+    int pcd; /* PCD: the colour packed in 4 bytes (PCL's rgb), the intensity float32 (PCL's PointXYZI) */
+} row_layout;
+
 /* PLY and PCD carry the curvature next to the normals, as PCL's
- * PointNormal does; XYZ text never (its readers take 3 or 6 columns). */
-static int with_curvature(const ptreg_cloud *cloud, int normals) { return normals && cloud->curvature != NULL; }
+ * PointNormal does; XYZ text never (its readers take 3 or 6 columns).
+ * Colours and intensity go wherever the cloud has them. */
+static row_layout layout_of(const ptreg_cloud *cloud, int normals, int curvature_too, int pcd)
+{
+    row_layout l = {normals, curvature_too && normals && cloud->curvature != NULL, cloud->rgb != NULL,
+                    cloud->intensity != NULL, pcd};
+    return l;
+}
+
+/* PCL's packed colour: 0xAARRGGBB, opaque. */
+static uint32_t packed_rgb(const uint8_t *c)
+{
+    return 0xFF000000u | (uint32_t)c[0] << 16 | (uint32_t)c[1] << 8 | (uint32_t)c[2];
+}
 
 static void write_text_point(FILE *f, const ptreg_cloud *cloud, size_t i)
 {
@@ -28,86 +46,139 @@ static void write_text_point(FILE *f, const ptreg_cloud *cloud, size_t i)
     fprintf(f, "%s %s %s", w[0], w[1], w[2]);
 }
 
-static void write_text_rows(FILE *f, const ptreg_cloud *cloud, int normals, int curvature)
+/* Text rows. PCD ascii gives the packed colour as its integer, as PCL
+ * writes it (the float would print opaque colours as NaN). */
+static void write_text_rows(FILE *f, const ptreg_cloud *cloud, const row_layout *l)
 {
     for (size_t i = 0; i < cloud->n; i++) {
         write_text_point(f, cloud, i);
-        if (normals) {
+        if (l->normals) {
             const float *q = cloud->normals + 3 * i;
             fprintf(f, " %.9g %.9g %.9g", q[0], q[1], q[2]);
         }
-        if (curvature)
+        if (l->curvature)
             fprintf(f, " %.9g", cloud->curvature[i]);
+        if (l->rgb && l->pcd)
+            fprintf(f, " %u", (unsigned)packed_rgb(cloud->rgb + 3 * i));
+        else if (l->rgb)
+            fprintf(f, " %u %u %u", cloud->rgb[3 * i], cloud->rgb[3 * i + 1], cloud->rgb[3 * i + 2]);
+        if (l->intensity)
+            fprintf(f, " %u", (unsigned)cloud->intensity[i]);
         fputc('\n', f);
     }
 }
 
-/* Little-endian records, as PLY binary_little_endian and PCD binary (which
- * PCL writes in the host's order, little-endian in practice) both want:
- * float32, but x y z in float64 when the cloud has an origin. */
-static void write_binary_rows(FILE *f, const ptreg_cloud *cloud, int normals, int curvature)
+static size_t record_bytes(const ptreg_cloud *cloud, const row_layout *l)
 {
-    unsigned char buf[CHUNK_POINTS * 10 * 4];
+    return (io_has_origin(cloud) ? 24 : 12) + (l->normals ? 12 : 0) + (l->curvature ? 4 : 0) +
+           (l->rgb ? (l->pcd ? 4 : 3) : 0) + (l->intensity ? (l->pcd ? 4 : 2) : 0);
+}
+
+/* One record: float32, but x y z in float64 when the cloud has an origin;
+ * the colour as PLY's three uchar or PCD's packed 4 bytes; the intensity as
+ * PLY's ushort or PCD's float32. */
+static void put_record(unsigned char *o, const ptreg_cloud *cloud, const row_layout *l, size_t i)
+{
     const int world = io_has_origin(cloud);
-    const size_t xyz_bytes = world ? 24 : 12;
-    const size_t rec = xyz_bytes + (normals ? 12 : 0) + (curvature ? 4 : 0);
+    for (int c = 0; c < 3; c++, o += world ? 8 : 4)
+        if (world)
+            io_store_f64le(o, cloud->origin[c] + cloud->xyz[3 * i + c]);
+        else
+            io_store_f32le(o, cloud->xyz[3 * i + c]);
+    for (int c = 0; l->normals && c < 3; c++, o += 4)
+        io_store_f32le(o, cloud->normals[3 * i + c]);
+    if (l->curvature) {
+        io_store_f32le(o, cloud->curvature[i]);
+        o += 4;
+    }
+    if (l->rgb && l->pcd) {
+        const uint32_t v = packed_rgb(cloud->rgb + 3 * i);
+        for (int b = 0; b < 4; b++)
+            *o++ = (unsigned char)(v >> (8 * b));
+    } else if (l->rgb) {
+        memcpy(o, cloud->rgb + 3 * i, 3);
+        o += 3;
+    }
+    if (l->intensity && l->pcd)
+        io_store_f32le(o, (float)cloud->intensity[i]);
+    else if (l->intensity) {
+        o[0] = (unsigned char)cloud->intensity[i];
+        o[1] = (unsigned char)(cloud->intensity[i] >> 8);
+    }
+}
+
+/* Little-endian records, as PLY binary_little_endian and PCD binary (which
+ * PCL writes in the host's order, little-endian in practice) both want. */
+static void write_binary_rows(FILE *f, const ptreg_cloud *cloud, const row_layout *l)
+{
+    unsigned char buf[CHUNK_POINTS * 64];
+    const size_t rec = record_bytes(cloud, l);
     for (size_t start = 0; start < cloud->n; start += CHUNK_POINTS) {
         size_t end = cloud->n - start < CHUNK_POINTS ? cloud->n : start + CHUNK_POINTS;
         unsigned char *o = buf;
-        for (size_t i = start; i < end; i++, o += rec) {
-            for (int c = 0; c < 3; c++) {
-                if (world)
-                    io_store_f64le(o + 8 * c, cloud->origin[c] + cloud->xyz[3 * i + c]);
-                else
-                    io_store_f32le(o + 4 * c, cloud->xyz[3 * i + c]);
-                if (normals)
-                    io_store_f32le(o + xyz_bytes + 4 * c, cloud->normals[3 * i + c]);
-            }
-            if (curvature)
-                io_store_f32le(o + xyz_bytes + 12, cloud->curvature[i]);
-        }
+        for (size_t i = start; i < end; i++, o += rec)
+            put_record(o, cloud, l, i);
         fwrite(buf, 1, (size_t)(o - buf), f);
     }
 }
 
 void io_write_ply(FILE *f, const ptreg_cloud *cloud, int ascii, int normals)
 {
-    int curvature = with_curvature(cloud, normals);
+    const row_layout l = layout_of(cloud, normals, 1, 0);
     fprintf(f, "ply\nformat %s 1.0\ncomment written by ptreg %s\nelement vertex %zu\n",
             ascii ? "ascii" : "binary_little_endian", PTREG_VERSION_STRING, cloud->n);
     const char *xyz_type = io_has_origin(cloud) ? "double" : "float";
     fprintf(f, "property %s x\nproperty %s y\nproperty %s z\n", xyz_type, xyz_type, xyz_type);
-    if (normals)
+    if (l.normals)
         fputs("property float nx\nproperty float ny\nproperty float nz\n", f);
-    if (curvature)
+    if (l.curvature)
         fputs("property float curvature\n", f);
+    if (l.rgb)
+        fputs("property uchar red\nproperty uchar green\nproperty uchar blue\n", f);
+    if (l.intensity)
+        fputs("property ushort intensity\n", f);
     fputs("end_header\n", f);
     if (ascii)
-        write_text_rows(f, cloud, normals, curvature);
+        write_text_rows(f, cloud, &l);
     else
-        write_binary_rows(f, cloud, normals, curvature);
+        write_binary_rows(f, cloud, &l);
 }
 
 void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals)
 {
-    int curvature = with_curvature(cloud, normals);
+    const row_layout l = layout_of(cloud, normals, 1, 1);
     fputs("# .PCD v0.7 - Point Cloud Data file format\nVERSION 0.7\n", f);
-    fprintf(f, "FIELDS x y z%s%s\n", normals ? " normal_x normal_y normal_z" : "", curvature ? " curvature" : "");
-    fprintf(f, "SIZE %s%s%s\n", io_has_origin(cloud) ? "8 8 8" : "4 4 4", normals ? " 4 4 4" : "",
-            curvature ? " 4" : "");
-    fprintf(f, "TYPE F F F%s%s\n", normals ? " F F F" : "", curvature ? " F" : "");
-    fprintf(f, "COUNT 1 1 1%s%s\n", normals ? " 1 1 1" : "", curvature ? " 1" : "");
+    fprintf(f, "FIELDS x y z%s%s%s%s\n", l.normals ? " normal_x normal_y normal_z" : "", l.curvature ? " curvature" : "",
+            l.rgb ? " rgb" : "", l.intensity ? " intensity" : "");
+    fprintf(f, "SIZE %s%s%s%s%s\n", io_has_origin(cloud) ? "8 8 8" : "4 4 4", l.normals ? " 4 4 4" : "",
+            l.curvature ? " 4" : "", l.rgb ? " 4" : "", l.intensity ? " 4" : "");
+    fprintf(f, "TYPE F F F%s%s%s%s\n", l.normals ? " F F F" : "", l.curvature ? " F" : "", l.rgb ? " F" : "",
+            l.intensity ? " F" : "");
+    fprintf(f, "COUNT 1 1 1%s%s%s%s\n", l.normals ? " 1 1 1" : "", l.curvature ? " 1" : "", l.rgb ? " 1" : "",
+            l.intensity ? " 1" : "");
     fprintf(f, "WIDTH %zu\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS %zu\nDATA %s\n", cloud->n,
             cloud->n, ascii ? "ascii" : "binary");
     if (ascii)
-        write_text_rows(f, cloud, normals, curvature);
+        write_text_rows(f, cloud, &l);
     else
-        write_binary_rows(f, cloud, normals, curvature);
+        write_binary_rows(f, cloud, &l);
 }
 
+/* A header line names the columns when there is more than x y z, so that
+ * a reader never has to guess (docs/FORMATS.md, "Text"). */
 void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals)
 {
-    write_text_rows(f, cloud, normals, 0);
+    const row_layout l = layout_of(cloud, normals, 0, 0);
+    if (l.normals || l.rgb || l.intensity)
+        fprintf(f, "x y z%s%s%s\n", l.normals ? " nx ny nz" : "", l.rgb ? " r g b" : "",
+                l.intensity ? " intensity" : "");
+    write_text_rows(f, cloud, &l);
+}
+
+int ptreg_format_holds_normals(ptreg_format format)
+{
+    return format == PTREG_FORMAT_PLY || format == PTREG_FORMAT_PCD || format == PTREG_FORMAT_XYZ ||
+           format == PTREG_FORMAT_AUTO;
 }
 
 void ptreg_write_options_default(ptreg_write_options *opt)
@@ -128,6 +199,10 @@ static ptreg_status check_write_args(const char *path, const ptreg_cloud *cloud,
     if (format == PTREG_FORMAT_VTK || format == PTREG_FORMAT_EPOS)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: %s files are read, not written", path,
                                format == PTREG_FORMAT_VTK ? "VTK" : ".epos");
+    if (format == PTREG_FORMAT_OBJ || format == PTREG_FORMAT_STL || format == PTREG_FORMAT_OFF)
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "%s: %s meshes are read (their vertices), not written: write PLY, PCD, text or LAS",
+                               path, ptreg_format_name(format));
     if (format < PTREG_FORMAT_PLY || format > PTREG_FORMAT_LAS)
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: unknown format %d", path, (int)format);
     return PTREG_OK;
@@ -153,9 +228,14 @@ ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
                                "%s: .pos holds float32 coordinates: this cloud's (origin %.17g %.17g %.17g) would lose "
                                "their millimetres; write PLY, PCD or LAS",
                                path, cloud->origin[0], cloud->origin[1], cloud->origin[2]);
+    int normals = opt->with_normals && cloud->normals != NULL;
+    if (normals && !ptreg_format_holds_normals(format))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "%s: %s files cannot hold normals: write PLY, PCD or text (.xyz .txt .csv .pts), "
+                               "or drop the normals",
+                               path, format == PTREG_FORMAT_LAS ? "LAS" : "atom probe .pos");
     if (format == PTREG_FORMAT_POS)
         return ptreg_apt_write_pos(path, cloud->xyz, NULL, cloud->n, err);
-    int normals = opt->with_normals && cloud->normals != NULL;
     ptreg_atomic_file af;
     if ((s = ptreg_atomic_open(path, &af, err)) != PTREG_OK)
         return s;

@@ -15,6 +15,7 @@ static const struct {
     {"txt", PTREG_FORMAT_XYZ}, {"csv", PTREG_FORMAT_XYZ}, {"pts", PTREG_FORMAT_XYZ},
     {"vtk", PTREG_FORMAT_VTK},  {"pos", PTREG_FORMAT_POS}, {"epos", PTREG_FORMAT_EPOS},
     {"las", PTREG_FORMAT_LAS},  {"laz", PTREG_FORMAT_LAS}, /* the LAS reader refuses LAZ by its content */
+    {"obj", PTREG_FORMAT_OBJ},  {"stl", PTREG_FORMAT_STL}, {"off", PTREG_FORMAT_OFF},
 };
 
 static int same_nocase(const char *a, const char *b)
@@ -57,6 +58,9 @@ const char *ptreg_format_name(ptreg_format format)
     case PTREG_FORMAT_POS: return "pos";
     case PTREG_FORMAT_EPOS: return "epos";
     case PTREG_FORMAT_LAS: return "las";
+    case PTREG_FORMAT_OBJ: return "obj";
+    case PTREG_FORMAT_STL: return "stl";
+    case PTREG_FORMAT_OFF: return "off";
     }
     return "unknown";
 }
@@ -81,6 +85,24 @@ static int looks_like_pcd(const unsigned char *d, size_t n)
     return has_prefix(d, n, "VERSION") || has_prefix(d, n, "FIELDS");
 }
 
+/* OBJ files open with comments, then a statement: v, vn, vt, f, o, g,
+ * s, mtllib or usemtl and a blank. */
+static int looks_like_obj(const unsigned char *d, size_t n)
+{
+    static const char *const words[] = {"v ", "vn ", "vt ", "f ", "o ", "g ", "s ", "mtllib ", "usemtl "};
+    while (n > 0 && (d[0] == '#' || d[0] == '\n' || d[0] == '\r')) {
+        const unsigned char *nl = memchr(d, '\n', n);
+        if (!nl)
+            return 0;
+        n -= (size_t)(nl + 1 - d);
+        d = nl + 1;
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (has_prefix(d, n, words[i]))
+            return 1;
+    return 0;
+}
+
 static ptreg_format sniff(const unsigned char *d, size_t n)
 {
     if (has_prefix(d, n, "ply\n") || has_prefix(d, n, "ply\r\n"))
@@ -89,8 +111,14 @@ static ptreg_format sniff(const unsigned char *d, size_t n)
         return PTREG_FORMAT_LAS;
     if (has_prefix(d, n, "# vtk DataFile"))
         return PTREG_FORMAT_VTK;
+    if (has_prefix(d, n, "OFF") || has_prefix(d, n, "COFF") || has_prefix(d, n, "NOFF"))
+        return PTREG_FORMAT_OFF;
+    if (has_prefix(d, n, "solid ") || has_prefix(d, n, "solid\n"))
+        return PTREG_FORMAT_STL;
     if (looks_like_pcd(d, n))
         return PTREG_FORMAT_PCD;
+    if (looks_like_obj(d, n))
+        return PTREG_FORMAT_OBJ;
     return PTREG_FORMAT_XYZ;
 }
 
@@ -123,6 +151,9 @@ static ptreg_status parse_cloud(const io_in *in, ptreg_format format, ptreg_clou
     case PTREG_FORMAT_POS: return io_read_apt_cloud(in, PTREG_APT_POS, cloud);
     case PTREG_FORMAT_EPOS: return io_read_apt_cloud(in, PTREG_APT_EPOS, cloud);
     case PTREG_FORMAT_LAS: return io_read_las(in, cloud);
+    case PTREG_FORMAT_OBJ: return io_read_obj(in, cloud);
+    case PTREG_FORMAT_STL: return io_read_stl(in, cloud);
+    case PTREG_FORMAT_OFF: return io_read_off(in, cloud);
     default: break;
     }
     return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: unknown format %d", in->name, (int)format);

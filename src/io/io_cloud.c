@@ -51,6 +51,43 @@ ptreg_status io_cloud_add_attributes(const io_in *in, ptreg_cloud *cloud)
     return cloud->intensity && cloud->classification ? PTREG_OK : out_of_memory(in, cap);
 }
 
+ptreg_status io_cloud_add_intensity(const io_in *in, ptreg_cloud *cloud)
+{
+    if (!in->cloud->opt.attributes || cloud->intensity)
+        return PTREG_OK;
+    cloud->intensity = malloc(in->cloud->cap * sizeof *cloud->intensity);
+    return cloud->intensity ? PTREG_OK : out_of_memory(in, in->cloud->cap);
+}
+
+ptreg_status io_cloud_add_colors(const io_in *in, ptreg_cloud *cloud)
+{
+    if (in->cloud->opt.skip_colors || cloud->rgb)
+        return PTREG_OK;
+    cloud->rgb = malloc(in->cloud->cap * 3);
+    return cloud->rgb ? PTREG_OK : out_of_memory(in, in->cloud->cap);
+}
+
+static double clamp_round(double v, double hi)
+{
+    if (!(v > 0.0)) /* NaN too */
+        return 0.0;
+    return v >= hi ? hi : nearbyint(v);
+}
+
+/* 8-bit colours as they are, 16-bit ones scaled down (65535 is 255), and
+ * floats as fractions of full intensity (1.0 is 255), as PLY writers use
+ * them. */
+uint8_t io_color_u8(double v, io_type type)
+{
+    if (type == IO_F32 || type == IO_F64)
+        return (uint8_t)clamp_round(v * 255.0, 255.0);
+    if (io_type_size(type) >= 2)
+        return (uint8_t)clamp_round(v / 257.0, 255.0);
+    return (uint8_t)clamp_round(v, 255.0);
+}
+
+uint16_t io_intensity_u16(double v) { return (uint16_t)clamp_round(v, 65535.0); }
+
 /* Beyond this a coordinate is no place on Earth (nor near it): such data
  * is float data, an origin would only cost its small values their bits. */
 #define ORIGIN_MAX 1e12
@@ -127,10 +164,12 @@ ptreg_status io_cloud_store(const io_in *in, ptreg_cloud *cloud, const io_point 
         cloud->xyz[3 * i + k] = io_to_float(p->xyz[k] - cloud->origin[k]);
     if (cloud->normals)
         memcpy(cloud->normals + 3 * i, p->normal, sizeof p->normal);
-    if (cloud->intensity) {
+    if (cloud->intensity)
         cloud->intensity[i] = p->intensity;
+    if (cloud->classification)
         cloud->classification[i] = p->classification;
-    }
+    if (cloud->rgb)
+        memcpy(cloud->rgb + 3 * i, p->rgb, 3);
     cloud->n++;
     if (cloud->n % RELEASE_EVERY == 0)
         release_pages(in);
@@ -154,6 +193,7 @@ static void shrink(ptreg_cloud *cloud, size_t cap)
     cloud->normals = shrink_array(cloud->normals, bytes);
     cloud->intensity = shrink_array(cloud->intensity, cloud->n * sizeof *cloud->intensity);
     cloud->classification = shrink_array(cloud->classification, cloud->n);
+    cloud->rgb = shrink_array(cloud->rgb, cloud->n * 3);
 }
 
 static ptreg_status no_usable_point(const io_in *in, int is_line, size_t at, int read_any)

@@ -158,6 +158,7 @@ typedef struct io_point {
     float normal[3];
     uint16_t intensity;
     uint8_t classification;
+    uint8_t rgb[3];
 } io_point;
 
 /* Room for cap points (at least one, at most a piece), n = 0. NOMEM names
@@ -167,6 +168,15 @@ ptreg_status io_cloud_reserve(const io_in *in, ptreg_cloud *cloud, size_t cap, i
  * attributes), for the room reserved. */
 ptreg_status io_cloud_add_normals(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_cloud_add_attributes(const io_in *in, ptreg_cloud *cloud);
+/* A format with an intensity but no classification (PLY, PCD, text): the
+ * intensity alone, when the options ask for attributes. */
+ptreg_status io_cloud_add_intensity(const io_in *in, ptreg_cloud *cloud);
+/* Colours for the room reserved, unless the options skip them. */
+ptreg_status io_cloud_add_colors(const io_in *in, ptreg_cloud *cloud);
+/* A colour or intensity as a number of another type, into the kept range:
+ * rounded to nearest and clamped (docs/FORMATS.md, "Colour and intensity"). */
+uint8_t io_color_u8(double v, io_type type);
+uint16_t io_intensity_u16(double v);
 /* Appends a point: the first finite one decides the origin; points outside
  * the crop box or of a class not kept are skipped; a full piece goes to the
  * caller's function (whose failure is returned). */
@@ -188,6 +198,10 @@ ptreg_status io_read_pcd(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_xyz(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_vtk(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_las(const io_in *in, ptreg_cloud *cloud);
+/* Mesh vertices (mesh_read.c). */
+ptreg_status io_read_obj(const io_in *in, ptreg_cloud *cloud);
+ptreg_status io_read_stl(const io_in *in, ptreg_cloud *cloud);
+ptreg_status io_read_off(const io_in *in, ptreg_cloud *cloud);
 /* A .pos or .epos reconstruction's positions as a cloud (apt_read.c). */
 ptreg_status io_read_apt_cloud(const io_in *in, ptreg_apt_format format, ptreg_cloud *cloud);
 

@@ -1,8 +1,9 @@
 /* LAS reader: ASPRS LAS 1.0 to 1.4, point data record formats 0 to 10 (the
  * byte places below are those of the ASPRS LAS 1.4 R15 specification, which
- * 1.0-1.3 share for what is read here). Each record's x y z, intensity and
- * classification are read straight from the memory map; whatever else a
- * record holds (GPS time, colours, waveforms, extra bytes) is skipped.
+ * 1.0-1.3 share for what is read here). Each record's x y z, intensity,
+ * classification and colour (formats 2, 3, 5, 7, 8 and 10) are read
+ * straight from the memory map; whatever else a record holds (GPS time,
+ * waveforms, extra bytes) is skipped.
  * LAZ, LASzip's compressed LAS, is refused with a pointer to a tool that
  * decompresses it. docs/FORMATS.md, "LAS". */
 #include "io/io_internal.h"
@@ -36,6 +37,9 @@ enum {
  * 17); a longer record carries extra bytes after them. */
 static const unsigned short record_min[] = {20, 28, 26, 34, 57, 63, 30, 36, 38, 59, 67};
 #define LAS_FORMATS (sizeof record_min / sizeof record_min[0])
+
+/* Where each format keeps its red, green and blue (16 bits each); 0: none. */
+static const unsigned short rgb_at[] = {0, 0, 20, 28, 0, 28, 0, 30, 30, 0, 30};
 
 /* Bits 6 and 7 of the format byte are LASzip's mark of compressed points. */
 #define LAS_COMPRESSED_BITS 0xC0u
@@ -211,6 +215,27 @@ static void las_point(const las_header *h, const unsigned char *r, io_point *p)
     p->classification = h->pub.point_format < 6 ? r[15] & 0x1Fu : r[16];
 }
 
+/* The specification scales colours to 16 bits, but many writers store
+ * 8-bit values as they are: when no value of the file exceeds 255 the
+ * colours are taken as 8-bit (LAStools' rule), else scaled down. */
+static int colors_16bit(const io_in *in, const las_header *h)
+{
+    const size_t at = rgb_at[h->pub.point_format], rec = h->pub.record_length;
+    const unsigned char *r = in->data + h->data_offset + at;
+    for (uint64_t i = 0; i < h->pub.points; i++, r += rec)
+        if (r[1] | r[3] | r[5])
+            return 1;
+    return 0;
+}
+
+static void las_color(const unsigned char *r, int wide, io_point *p)
+{
+    for (int c = 0; c < 3; c++) {
+        const unsigned v = (unsigned)le(r + 2 * c, 2);
+        p->rgb[c] = (uint8_t)(wide ? (v + 128) / 257 : v);
+    }
+}
+
 ptreg_status io_read_las(const io_in *in, ptreg_cloud *cloud)
 {
     las_header h;
@@ -218,8 +243,11 @@ ptreg_status io_read_las(const io_in *in, ptreg_cloud *cloud)
     if (s != PTREG_OK)
         return s;
     const size_t count = (size_t)h.pub.points, rec = h.pub.record_length;
-    if ((s = io_cloud_reserve(in, cloud, count, 0)) != PTREG_OK || (s = io_cloud_add_attributes(in, cloud)) != PTREG_OK)
+    const size_t color = rgb_at[h.pub.point_format];
+    if ((s = io_cloud_reserve(in, cloud, count, 0)) != PTREG_OK || (s = io_cloud_add_attributes(in, cloud)) != PTREG_OK ||
+        (color && (s = io_cloud_add_colors(in, cloud)) != PTREG_OK))
         return s;
+    const int wide = cloud->rgb && colors_16bit(in, &h);
     /* 32-bit integers at a scale hold more than float32: the first point
      * chooses an origin, so UTM coordinates keep their millimetres. */
     in->cloud->wide = 1;
@@ -228,6 +256,8 @@ ptreg_status io_read_las(const io_in *in, ptreg_cloud *cloud)
     size_t pos = h.data_offset;
     for (size_t i = 0; i < count; i++, pos += rec) {
         las_point(&h, in->data + pos, &p);
+        if (cloud->rgb)
+            las_color(in->data + pos + color, wide, &p);
         io_cloud_at(in, pos + rec);
         if ((s = io_cloud_store(in, cloud, &p)) != PTREG_OK)
             return s;

@@ -1,4 +1,6 @@
-/* LAS writer: LAS 1.2, point data record format 0 (20-byte records), the
+/* LAS writer: LAS 1.2, point data record format 0 (20-byte records), or 2
+ * (26 bytes: the colour, 8 bits scaled to 16 by 257) for a cloud with
+ * colours, the
  * 227-byte public header block and no VLRs (ASPRS LAS 1.4 R15 specification
  * for the byte places, which 1.2 shares). Coordinates are millimetres
  * (scale 0.001) from an offset: the cloud's origin when it has one, else
@@ -11,6 +13,8 @@
 
 #define LAS_HEADER_SIZE 227
 #define LAS_RECORD_LENGTH 20
+#define LAS_RECORD_LENGTH_RGB 26
+#define LAS_RECORD_MAX 26
 #define LAS_SCALE 0.001
 /* X = round(d * 1000): 1000 is exact where 1 / 0.001 is not. */
 #define LAS_PER_UNIT 1000.0
@@ -132,8 +136,8 @@ static void write_header(FILE *f, const ptreg_cloud *cloud, const las_frame *fr)
     put_text(h + 58, "ptreg " PTREG_VERSION_STRING);
     put(h + 94, LAS_HEADER_SIZE, 2);
     put(h + 96, LAS_HEADER_SIZE, 4); /* the points follow the header: no VLRs */
-    h[104] = 0;
-    put(h + 105, LAS_RECORD_LENGTH, 2);
+    h[104] = cloud->rgb ? 2 : 0;
+    put(h + 105, cloud->rgb ? LAS_RECORD_LENGTH_RGB : LAS_RECORD_LENGTH, 2);
     put(h + 107, cloud->n, 4);
     put(h + 111, cloud->n, 4); /* every point a first return */
     for (int k = 0; k < 3; k++) {
@@ -147,7 +151,7 @@ static void write_header(FILE *f, const ptreg_cloud *cloud, const las_frame *fr)
 
 static void put_record(unsigned char *r, const ptreg_cloud *cloud, const las_frame *fr, size_t i)
 {
-    memset(r, 0, LAS_RECORD_LENGTH);
+    memset(r, 0, LAS_RECORD_MAX);
     for (int k = 0; k < 3; k++) {
         int32_t v = 0;
         to_integer(cloud, fr->offset, i, k, &v); /* fits: frame_points checked it */
@@ -156,6 +160,8 @@ static void put_record(unsigned char *r, const ptreg_cloud *cloud, const las_fra
     put(r + 12, cloud->intensity ? cloud->intensity[i] : 0, 2);
     r[14] = LAS_ONE_RETURN;
     r[15] = (unsigned char)point_class(cloud, i);
+    for (int c = 0; cloud->rgb && c < 3; c++)
+        put(r + 20 + 2 * c, 257u * cloud->rgb[3 * i + c], 2);
 }
 
 ptreg_status io_write_las(FILE *f, const ptreg_cloud *cloud, const char *path, ptreg_error *err)
@@ -165,12 +171,13 @@ ptreg_status io_write_las(FILE *f, const ptreg_cloud *cloud, const char *path, p
     if (s != PTREG_OK)
         return s;
     write_header(f, cloud, &fr);
-    unsigned char buf[CHUNK_POINTS * LAS_RECORD_LENGTH];
+    const size_t rec = cloud->rgb ? LAS_RECORD_LENGTH_RGB : LAS_RECORD_LENGTH;
+    unsigned char buf[CHUNK_POINTS * LAS_RECORD_MAX];
     for (size_t start = 0; start < cloud->n; start += CHUNK_POINTS) {
         const size_t end = cloud->n - start < CHUNK_POINTS ? cloud->n : start + CHUNK_POINTS;
         for (size_t i = start; i < end; i++)
-            put_record(buf + (i - start) * LAS_RECORD_LENGTH, cloud, &fr, i);
-        fwrite(buf, LAS_RECORD_LENGTH, end - start, f);
+            put_record(buf + (i - start) * rec, cloud, &fr, i);
+        fwrite(buf, rec, end - start, f);
     }
     return PTREG_OK;
 }

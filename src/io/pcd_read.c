@@ -1,7 +1,9 @@
 /* PCD reader (PCL's point cloud data format, header versions 0.5 to 0.7):
  * DATA ascii, binary and binary_compressed (LZF, fields stored one after
- * the other). Keeps x y z, and normal_x normal_y normal_z when all three are
- * there; every other field, whatever its SIZE, TYPE and COUNT, is skipped. */
+ * the other). Keeps x y z, normal_x normal_y normal_z when all three are
+ * there, the colour of PCL's packed `rgb` or `rgba` field (4 bytes: 0xAARRGGBB,
+ * as a float's bits or an integer) and `intensity`; every other field,
+ * whatever its SIZE, TYPE and COUNT, is skipped. */
 #include "io/io_internal.h"
 
 #include <errno.h>
@@ -9,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ROLE_X, ROLE_Y, ROLE_Z, ROLE_NX, ROLE_NY, ROLE_NZ, ROLE_COUNT };
+enum { ROLE_X, ROLE_Y, ROLE_Z, ROLE_NX, ROLE_NY, ROLE_NZ, ROLE_RGB, ROLE_INTENSITY, ROLE_COUNT };
 enum { PCD_ASCII, PCD_BINARY, PCD_COMPRESSED };
 
 /* More fields than any real PCD has (PCL's widest descriptors have a few
@@ -22,8 +24,8 @@ enum { PCD_ASCII, PCD_BINARY, PCD_COMPRESSED };
  * block cannot decompress to more than ~88 times its size. */
 #define LZF_MAX_RATIO 89
 
-static const char *const role_names[ROLE_COUNT] = {"x",        "y",        "z",
-                                                   "normal_x", "normal_y", "normal_z"};
+static const char *const role_names[ROLE_COUNT] = {"x",        "y",        "z",   "normal_x",
+                                                   "normal_y", "normal_z", "rgb", "intensity"};
 
 typedef struct pcd_field {
     io_token name;
@@ -248,7 +250,10 @@ static ptreg_status check_fields(const io_in *in, pcd_header *h)
         h->point_size += bytes;
         h->values += (size_t)f->count;
         for (int r = 0; r < ROLE_COUNT; r++) {
-            if (!io_token_is(f->name, role_names[r]))
+            if (!io_token_is(f->name, role_names[r]) && !(r == ROLE_RGB && io_token_is(f->name, "rgba")))
+                continue;
+            /* a colour or intensity of another shape is some other data: skipped */
+            if (r >= ROLE_RGB && (f->count != 1 || (r == ROLE_RGB && f->size != 4)))
                 continue;
             if (h->role[r] != SIZE_MAX)
                 return io_fail_line(in, PTREG_ERR_FORMAT, h->fields_line,
@@ -257,6 +262,8 @@ static ptreg_status check_fields(const io_in *in, pcd_header *h)
                 return io_fail_line(in, PTREG_ERR_FORMAT, h->count_line,
                                     "field '%s' has COUNT %llu (must be 1)", role_names[r],
                                     (unsigned long long)f->count);
+            if (r == ROLE_RGB) /* the bits, whether TYPE F or U */
+                f->type = IO_U32;
             h->role[r] = i;
         }
     }
@@ -320,10 +327,25 @@ static ptreg_status parse_header(const io_in *in, pcd_header *h)
     return check_header(in, h);
 }
 
+/* Room for the normals, colours and intensity the fields carry. */
+static ptreg_status reserve(const io_in *in, const pcd_header *h, ptreg_cloud *cloud, size_t cap)
+{
+    ptreg_status s = io_cloud_reserve(in, cloud, cap, h->normals);
+    if (s == PTREG_OK && h->role[ROLE_RGB] != SIZE_MAX)
+        s = io_cloud_add_colors(in, cloud);
+    if (s == PTREG_OK && h->role[ROLE_INTENSITY] != SIZE_MAX)
+        s = io_cloud_add_intensity(in, cloud);
+    return s;
+}
+
 static ptreg_status store(const io_in *in, ptreg_cloud *cloud, const double vals[ROLE_COUNT])
 {
-    io_point p = {{vals[0], vals[1], vals[2]}, {io_to_float(vals[3]), io_to_float(vals[4]), io_to_float(vals[5])},
-                  0, 0};
+    const uint32_t packed = (uint32_t)vals[ROLE_RGB];
+    io_point p = {{vals[0], vals[1], vals[2]},
+                  {io_to_float(vals[3]), io_to_float(vals[4]), io_to_float(vals[5])},
+                  io_intensity_u16(vals[ROLE_INTENSITY]),
+                  0,
+                  {(uint8_t)(packed >> 16), (uint8_t)(packed >> 8), (uint8_t)packed}};
     return io_cloud_store(in, cloud, &p);
 }
 
@@ -338,11 +360,29 @@ static ptreg_status points_short(const io_in *in, int is_line, size_t at, const 
 
 /* ---- ascii --------------------------------------------------------------- */
 
-static ptreg_status ascii_value(const io_in *in, const io_text *t, const pcd_field *f, io_token tok,
+/* PCL writes a packed colour in ascii as the integer of its bits (a float
+ * would print opaque colours as NaN); older files print the float itself. */
+static int ascii_packed(io_token tok, double *out)
+{
+    uint64_t u;
+    float v;
+    uint32_t bits;
+    if (io_parse_u64(tok, &u)) {
+        *out = (double)u;
+        return u <= UINT32_MAX;
+    }
+    if (!io_parse_float(tok, &v))
+        return 0;
+    memcpy(&bits, &v, sizeof bits);
+    *out = (double)bits;
+    return 1;
+}
+
+static ptreg_status ascii_value(const io_in *in, const io_text *t, const pcd_field *f, io_token tok, int role,
                                 double *out)
 {
     char q[IO_QUOTE_MAX], q2[IO_QUOTE_MAX];
-    if (!io_parse_typed(tok, f->type, out))
+    if (!(role == ROLE_RGB ? ascii_packed(tok, out) : io_parse_typed(tok, f->type, out)))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' is not a number (field '%s')",
                             io_quote(tok, q), io_quote(f->name, q2));
     return PTREG_OK;
@@ -370,7 +410,7 @@ static ptreg_status ascii_point(const io_in *in, io_text *t, const pcd_header *h
                 return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
                                     "the line ends before field '%s'", io_quote(f->name, q));
             if (r >= 0) {
-                ptreg_status s = ascii_value(in, t, f, tok, &vals[r]);
+                ptreg_status s = ascii_value(in, t, f, tok, r, &vals[r]);
                 if (s != PTREG_OK)
                     return s;
             }
@@ -389,7 +429,7 @@ static ptreg_status read_ascii(const io_in *in, const pcd_header *h, ptreg_cloud
     size_t cap = (io_text_left(&t) + 1) / (2 * h->values);
     if (h->points < cap)
         cap = (size_t)h->points;
-    ptreg_status s = io_cloud_reserve(in, cloud, cap, h->normals);
+    ptreg_status s = reserve(in, h, cloud, cap);
     if (s != PTREG_OK)
         return s;
     double vals[ROLE_COUNT] = {0};
@@ -419,7 +459,9 @@ static ptreg_status gather(const io_in *in, const pcd_header *h, const unsigned 
     double vals[ROLE_COUNT] = {0};
     ptreg_status s = PTREG_OK;
     for (size_t i = 0; i < n && s == PTREG_OK; i++) {
-        for (int r = 0; r < (h->normals ? ROLE_COUNT : 3); r++) {
+        for (int r = 0; r < ROLE_COUNT; r++) {
+            if (h->role[r] == SIZE_MAX || (r >= ROLE_NX && r <= ROLE_NZ && !h->normals))
+                continue;
             const pcd_field *f = &h->fields[h->role[r]];
             size_t stride = soa ? (size_t)f->size : h->point_size;
             vals[r] = io_load(base + f->offset * field_scale + i * stride, f->type, 0);
@@ -438,7 +480,7 @@ static ptreg_status read_binary(const io_in *in, const pcd_header *h, ptreg_clou
     if (h->points > fit)
         return points_short(in, 0, h->data_offset + fit * h->point_size, h, fit);
     size_t n = (size_t)h->points;
-    ptreg_status s = io_cloud_reserve(in, cloud, n, h->normals);
+    ptreg_status s = reserve(in, h, cloud, n);
     if (s != PTREG_OK)
         return s;
     if ((s = gather(in, h, in->data + h->data_offset, n, 1, 0, cloud)) != PTREG_OK)
@@ -506,7 +548,7 @@ static ptreg_status read_compressed(const io_in *in, const pcd_header *h, ptreg_
         return io_fail_byte(in, PTREG_ERR_NOMEM, at, "out of memory for %u bytes", (unsigned)usize);
     s = decompress(in, in->data + at, csize, raw, usize, at);
     if (s == PTREG_OK)
-        s = io_cloud_reserve(in, cloud, n, h->normals);
+        s = reserve(in, h, cloud, n);
     if (s == PTREG_OK)
         s = gather(in, h, raw, n, n, 1, cloud);
     if (s == PTREG_OK)

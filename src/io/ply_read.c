@@ -1,13 +1,26 @@
 /* PLY reader (Greg Turk's polygon file format): ascii, binary little- and
- * big-endian. Only the vertex element is kept (x y z, and nx ny nz when all
- * three are there); elements before it are skipped record by record and
+ * big-endian. Only the vertex element is kept (x y z; nx ny nz and red
+ * green blue when all three are there; intensity); elements before it are skipped record by record and
  * elements after it are never looked at. */
 #include "io/io_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 
-enum { ROLE_NONE = -1, ROLE_X, ROLE_Y, ROLE_Z, ROLE_NX, ROLE_NY, ROLE_NZ, ROLE_COUNT };
+enum {
+    ROLE_NONE = -1,
+    ROLE_X,
+    ROLE_Y,
+    ROLE_Z,
+    ROLE_NX,
+    ROLE_NY,
+    ROLE_NZ,
+    ROLE_RED,
+    ROLE_GREEN,
+    ROLE_BLUE,
+    ROLE_INTENSITY,
+    ROLE_COUNT
+};
 enum { PLY_ASCII, PLY_LE, PLY_BE };
 
 typedef struct ply_prop {
@@ -33,6 +46,7 @@ typedef struct ply_header {
     size_t nprops, props_cap;
     size_t vertex; /* index of the vertex element, SIZE_MAX when none */
     size_t data_offset, data_line, end_line;
+    io_type role_type[ROLE_COUNT]; /* of each vertex property with a role */
 } ply_header;
 
 static const struct {
@@ -45,7 +59,8 @@ static const struct {
     {"float", IO_F32}, {"float32", IO_F32}, {"double", IO_F64}, {"float64", IO_F64},
 };
 
-static const char *const role_names[ROLE_COUNT] = {"x", "y", "z", "nx", "ny", "nz"};
+static const char *const role_names[ROLE_COUNT] = {"x",   "y",     "z",    "nx",       "ny",
+                                                   "nz",  "red",   "green", "blue",    "intensity"};
 
 static int ply_type(io_token tok, io_type *type)
 {
@@ -145,8 +160,8 @@ static ptreg_status assign_role(const io_in *in, const io_text *t, ply_header *h
     if (h->vertex != h->nelems - 1)
         return PTREG_OK;
     for (int r = 0; r < ROLE_COUNT; r++) {
-        if (!io_token_is(p->name, role_names[r]))
-            continue;
+        if (!io_token_is(p->name, role_names[r]) || (p->is_list && r >= ROLE_RED))
+            continue; /* a list named like a colour is some other data: skipped */
         if (p->is_list)
             return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "vertex property '%s' is a list",
                                 io_quote(p->name, q));
@@ -156,6 +171,7 @@ static ptreg_status assign_role(const io_in *in, const io_text *t, ply_header *h
                 return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
                                     "vertex property '%s' appears twice", role_names[r]);
         p->role = r;
+        h->role_type[r] = p->type;
     }
     return PTREG_OK;
 }
@@ -282,19 +298,38 @@ static int wide_coordinates(const ply_header *h)
     return 0;
 }
 
-static int has_normals(const ply_header *h)
+/* Whether the vertex element has every role from first to last. */
+static int has_roles(const ply_header *h, int first, int last)
 {
     int found = 0;
     const ply_elem *v = &h->elems[h->vertex];
     for (size_t i = v->first; i < v->first + v->nprops; i++)
-        found += h->props[i].role >= ROLE_NX;
-    return found == 3;
+        found += h->props[i].role >= first && h->props[i].role <= last;
+    return found == last - first + 1;
 }
 
-static ptreg_status store(const io_in *in, ptreg_cloud *cloud, const double vals[ROLE_COUNT])
+static int has_normals(const ply_header *h) { return has_roles(h, ROLE_NX, ROLE_NZ); }
+
+/* Room for the normals, colours and intensity the vertices carry. */
+static ptreg_status reserve(const io_in *in, const ply_header *h, ptreg_cloud *cloud, size_t cap)
+{
+    ptreg_status s = io_cloud_reserve(in, cloud, cap, has_normals(h));
+    if (s == PTREG_OK && has_roles(h, ROLE_RED, ROLE_BLUE))
+        s = io_cloud_add_colors(in, cloud);
+    if (s == PTREG_OK && has_roles(h, ROLE_INTENSITY, ROLE_INTENSITY))
+        s = io_cloud_add_intensity(in, cloud);
+    return s;
+}
+
+static ptreg_status store(const io_in *in, const ply_header *h, ptreg_cloud *cloud, const double vals[ROLE_COUNT])
 {
     io_point p = {{vals[ROLE_X], vals[ROLE_Y], vals[ROLE_Z]},
-                  {io_to_float(vals[ROLE_NX]), io_to_float(vals[ROLE_NY]), io_to_float(vals[ROLE_NZ])}, 0, 0};
+                  {io_to_float(vals[ROLE_NX]), io_to_float(vals[ROLE_NY]), io_to_float(vals[ROLE_NZ])},
+                  io_intensity_u16(vals[ROLE_INTENSITY]),
+                  0,
+                  {0, 0, 0}};
+    for (int c = 0; c < 3; c++)
+        p.rgb[c] = io_color_u8(vals[ROLE_RED + c], h->role_type[ROLE_RED + c]);
     return io_cloud_store(in, cloud, &p);
 }
 
@@ -390,7 +425,7 @@ static ptreg_status read_ascii(const io_in *in, const ply_header *h, ptreg_cloud
     size_t cap = (io_text_left(&t) + 1) / (2 * v->nprops);
     if (v->count < cap)
         cap = (size_t)v->count;
-    if ((s = io_cloud_reserve(in, cloud, cap, has_normals(h))) != PTREG_OK)
+    if ((s = reserve(in, h, cloud, cap)) != PTREG_OK)
         return s;
     in->cloud->wide = wide_coordinates(h);
     double vals[ROLE_COUNT] = {0};
@@ -401,7 +436,7 @@ static ptreg_status read_ascii(const io_in *in, const ply_header *h, ptreg_cloud
             return s;
         if (i == cap) /* only a bug in the bound above gets here */
             return vertex_short(in, 1, t.line, v->count, i);
-        if ((s = store(in, cloud, vals)) != PTREG_OK)
+        if ((s = store(in, h, cloud, vals)) != PTREG_OK)
             return s;
         io_text_next_line(&t);
     }
@@ -515,7 +550,7 @@ static ptreg_status read_binary(const io_in *in, const ply_header *h, ptreg_clou
     size_t cap = (in->size - pos) / min_record(h, v);
     if (v->count < cap)
         cap = (size_t)v->count;
-    if ((s = io_cloud_reserve(in, cloud, cap, has_normals(h))) != PTREG_OK)
+    if ((s = reserve(in, h, cloud, cap)) != PTREG_OK)
         return s;
     in->cloud->wide = wide_coordinates(h);
     double vals[ROLE_COUNT] = {0};
@@ -529,7 +564,7 @@ static ptreg_status read_binary(const io_in *in, const ply_header *h, ptreg_clou
         if (r != REC_OK)
             return bad_record(in, r, at, v, i, bad, c);
         io_cloud_at(in, pos);
-        if ((s = store(in, cloud, vals)) != PTREG_OK)
+        if ((s = store(in, h, cloud, vals)) != PTREG_OK)
             return s;
     }
     return io_cloud_finish(in, cloud, cap, 0, pos);

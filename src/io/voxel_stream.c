@@ -16,7 +16,7 @@
 typedef struct bounds_pass {
     double lo[3], hi[3];
     size_t points;
-    int normals;
+    int normals, colors;
 } bounds_pass;
 
 static ptreg_status take_bounds(void *ctx, ptreg_cloud *piece, ptreg_error *err)
@@ -26,6 +26,7 @@ static ptreg_status take_bounds(void *ctx, ptreg_cloud *piece, ptreg_error *err)
     voxel_bounds(piece->xyz, piece->n, b->lo, b->hi);
     b->points += piece->n;
     b->normals = piece->normals != NULL;
+    b->colors = piece->rgb != NULL;
     return PTREG_OK;
 }
 
@@ -38,7 +39,7 @@ static ptreg_status add_piece(void *ctx, ptreg_cloud *piece, ptreg_error *err)
 {
     sum_pass *p = ctx;
     memcpy(p->origin, piece->origin, sizeof p->origin);
-    return voxel_sums_add(&p->sums, piece->xyz, piece->normals, piece->n, err);
+    return voxel_sums_add(&p->sums, piece->xyz, piece->normals, piece->rgb, piece->n, err);
 }
 
 ptreg_status ptreg_voxel_downsample_file(const char *path, const ptreg_read_options *opt, double voxel,
@@ -48,7 +49,7 @@ ptreg_status ptreg_voxel_downsample_file(const char *path, const ptreg_read_opti
     if (!(voxel > 0.0) || !isfinite(voxel))
         return ptreg_error_set(err, PTREG_ERR_ARG, "voxel downsampling: the voxel size %g is not a positive number",
                                voxel);
-    bounds_pass b = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}, 0, 0};
+    bounds_pass b = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}, 0, 0, 0};
     ptreg_status st = ptreg_cloud_read_pieces(path, opt, PIECE_POINTS, take_bounds, &b, err);
     voxel_grid grid;
     if (!st)
@@ -57,7 +58,7 @@ ptreg_status ptreg_voxel_downsample_file(const char *path, const ptreg_read_opti
         return st;
     sum_pass p;
     memset(&p, 0, sizeof p);
-    voxel_sums_init(&p.sums, &grid, b.normals);
+    voxel_sums_init(&p.sums, &grid, b.normals, b.colors);
     st = ptreg_cloud_read_pieces(path, opt, PIECE_POINTS, add_piece, &p, err);
     if (!st)
         st = voxel_sums_cloud(&p.sums, out, err);

@@ -154,7 +154,7 @@ static ptreg_status read_points(const io_in *in, io_text *t, uint64_t n, int is_
         return s;
     in->cloud->wide = !is_float;
     for (uint64_t i = 0; i < n; i++) {
-        io_point p = {{0, 0, 0}, {0, 0, 0}, 0, 0};
+        io_point p = {{0, 0, 0}, {0, 0, 0}, 0, 0, {0, 0, 0}};
         for (int c = 0; c < 3; c++) {
             if (!io_text_next_token(t, &tok))
                 return points_short(in, t->line, n, (size_t)i);

@@ -144,7 +144,7 @@ normals_along() {
 import sys
 from ptreg_checks import finite, near
 rows = [[finite(v, f"{sys.argv[1]}: {line!r}") for v in line.split()]
-        for line in open(sys.argv[1]) if line.strip() and not line.startswith("#")]
+        for line in open(sys.argv[1]) if line.strip() and not line.startswith(("#", "x y z"))]  # the header line
 plane = [r for r in rows if r[2] == 0]
 assert len(rows[0]) == 6 and len(plane) > len(rows) // 2, (len(plane), len(rows))
 for r in plane:

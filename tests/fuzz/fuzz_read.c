@@ -1,7 +1,8 @@
 /* libFuzzer entry point for the cloud readers. Built with FUZZ_FORMAT set
- * to a ptreg_format it drives that parser alone; without it every input
- * goes through each parser and the sniffer. Any broken contract aborts, so
- * the fuzzer keeps the input. See run.sh. */
+ * to a ptreg_format it drives that parser alone (FUZZ_MESHES: the OBJ, STL
+ * and OFF readers); without it every input goes through each parser and
+ * the sniffer. Any broken contract aborts, so the fuzzer keeps the input.
+ * See run.sh. */
 #include "ptreg/io.h"
 
 #include <math.h>
@@ -24,8 +25,11 @@ static void check(ptreg_status s, const ptreg_error *err, ptreg_cloud *c)
         if (c->normals) /* touch every normal: ASan checks the extent */
             for (volatile size_t i = 0; i < 3 * c->n; i++)
                 (void)c->normals[i];
+        if (c->rgb) /* and every colour */
+            for (volatile size_t i = 0; i < 3 * c->n; i++)
+                (void)c->rgb[i];
     } else {
-        if (c->n || c->xyz || c->normals || c->dropped_nonfinite)
+        if (c->n || c->xyz || c->normals || c->rgb || c->intensity || c->dropped_nonfinite)
             abort();
         if (!strstr(err->message, "fuzz: ") ||
             (!strstr(err->message, ": line ") && !strstr(err->message, ": byte ")))
@@ -44,10 +48,13 @@ static void run(const uint8_t *data, size_t size, ptreg_format format)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-#ifdef FUZZ_FORMAT
+#if defined(FUZZ_MESHES)
+    for (int f = PTREG_FORMAT_OBJ; f <= PTREG_FORMAT_OFF; f++)
+        run(data, size, (ptreg_format)f);
+#elif defined(FUZZ_FORMAT)
     run(data, size, FUZZ_FORMAT);
 #else
-    for (int f = PTREG_FORMAT_AUTO; f <= PTREG_FORMAT_LAS; f++)
+    for (int f = PTREG_FORMAT_AUTO; f <= PTREG_FORMAT_OFF; f++)
         run(data, size, (ptreg_format)f);
 #endif
     return 0;

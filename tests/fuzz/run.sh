@@ -2,7 +2,7 @@
 # Fuzzes the cloud readers, the volume readers and the model index loader
 # with libFuzzer (clang, ASan, UBSan).
 #
-#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk all las volume index lddmm batch tune
+#   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk mesh all las volume index lddmm batch tune
 #                                                        transform options posegraph
 #
 # "batch" drives fuzz_batch_inputs.c (.pos/.epos, .rrng/.rng, pairs files)
@@ -50,7 +50,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 shift || true
 formats=("$@")
-[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk all las volume index lddmm batch tune transform options posegraph)
+[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk mesh all las volume index lddmm batch tune transform options posegraph)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
@@ -75,9 +75,9 @@ trap 'build_failed $?' ERR
 core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c" "$root/src/core/voxel.c")
 
 declare -A enum=([ply]=PTREG_FORMAT_PLY [pcd]=PTREG_FORMAT_PCD [xyz]=PTREG_FORMAT_XYZ
-                 [vtk]=PTREG_FORMAT_VTK [all]="")
-declare -A exts=([ply]=ply [pcd]=pcd [xyz]="xyz txt csv pts" [vtk]=vtk
-                 [all]="ply pcd xyz txt csv pts vtk las")
+                 [vtk]=PTREG_FORMAT_VTK [mesh]=MESHES [all]="")
+declare -A exts=([ply]=ply [pcd]=pcd [xyz]="xyz txt csv pts" [vtk]=vtk [mesh]="obj stl off"
+                 [all]="ply pcd xyz txt csv pts vtk las obj stl off")
 
 seed() { # folder extensions...
     local dir=$1 ext f
@@ -353,6 +353,7 @@ for fmt in "${formats[@]}"; do
     bin=$build/fuzz_read_$fmt
     define=()
     [ -n "${enum[$fmt]}" ] && define=(-DFUZZ_FORMAT="${enum[$fmt]}")
+    [ "${enum[$fmt]}" = MESHES ] && define=(-DFUZZ_MESHES=1)
     build_reader_fuzzer "read_$fmt" "$root/tests/fuzz/fuzz_read.c" "${define[@]}"
     corpus=$build/corpus-$fmt
     # shellcheck disable=SC2086

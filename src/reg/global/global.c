@@ -537,7 +537,7 @@ OPTION_TABLE(ptreg_register_option_table, "register", ptreg_register_options, pt
 static ptreg_status prepare_cloud(const char *which, const float *xyz, const float *normals, size_t n, double voxel,
                                   ptreg_cloud *down, double *normals_ms, ptreg_error *err)
 {
-    const ptreg_cloud in = {n, (float *)xyz, (float *)normals, NULL, 0, {0, 0, 0}, NULL, NULL};
+    const ptreg_cloud in = {n, (float *)xyz, (float *)normals, NULL, 0, {0, 0, 0}, NULL, NULL, NULL};
     ptreg_status st = ptreg_voxel_downsample(&in, voxel, down, err);
     if (!st && down->n < 3)
         st = ptreg_error_set(err, PTREG_ERR_ARG,

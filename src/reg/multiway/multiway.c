@@ -94,7 +94,7 @@ void multiway_prepared_free(multiway_prepared *p, size_t count)
  * fewer points than the scan's. */
 static ptreg_status fine_cloud(const ptreg_multiway_scan *s, double voxel, ptreg_cloud *fine, ptreg_error *err)
 {
-    const ptreg_cloud in = {s->n, (float *)s->xyz, (float *)s->normals, NULL, 0, {0, 0, 0}, NULL, NULL};
+    const ptreg_cloud in = {s->n, (float *)s->xyz, (float *)s->normals, NULL, 0, {0, 0, 0}, NULL, NULL, NULL};
     ptreg_status st = ptreg_voxel_downsample(&in, 0.5 * voxel, fine, err);
     if (st || fine->normals)
         return st;
