@@ -55,10 +55,10 @@ static void statistical_reference(const float *xyz, size_t n, size_t k, double r
     }
     double sum = 0.0, sq = 0.0;
     for (size_t i = 0; i < n; i++)
-        sum += mean[i] > 0 ? mean[i] : 0.0;
+        sum += mean[i] > 0 ? mean[i] : 0.0; /* nan-ok: Open3D's rule itself, not a check */
     const double m = sum / (double)n;
     for (size_t i = 0; i < n; i++)
-        sq += mean[i] > 0 ? (mean[i] - m) * (mean[i] - m) : 0.0;
+        sq += mean[i] > 0 ? (mean[i] - m) * (mean[i] - m) : 0.0; /* nan-ok: Open3D's rule itself */
     const double threshold = m + ratio * sqrt(sq / (double)(n - 1));
     for (size_t i = 0; i < n; i++)
         keep[i] = mean[i] > 0 && mean[i] < threshold;

@@ -267,7 +267,7 @@ int cli_run_evaluate(int argc, char **argv)
     }
     double max_dist = 0.0, T[16];
     ptreg_transform_identity(T);
-    if ((rc = cli_double(&a, "max-dist", 1e-300, INFINITY, &max_dist)) || (rc = cli_apply_threads(&a)) ||
+    if ((rc = cli_double(&a, "max-dist", 1e-300, 1e300, &max_dist)) || (rc = cli_apply_threads(&a)) ||
         (cli_has(&a, "transform") && (rc = cli_read_transform("evaluate", cli_string(&a, "transform", NULL), T))))
         return rc;
     ptreg_cloud s, t;
