@@ -10,6 +10,19 @@
 #include "cli/common.h"
 #include "ptreg/global.h"
 
+/* --device: these run on the CPU only; auto (and env PTREG_DEVICE's
+ * choice) is the CPU, a GPU named on the command line is a usage error. */
+static int cpu_only(const cli_args *a)
+{
+    ptreg_device d;
+    int rc = cli_device(a, &d);
+    if (!rc && cli_has(a, "device") && d.backend != PTREG_BACKEND_CPU && d.backend != PTREG_BACKEND_AUTO) {
+        cli_error(a->cmd->name, "--device %s: %s runs on the CPU only", cli_string(a, "device", ""), a->cmd->name);
+        rc = EXIT_USAGE;
+    }
+    return rc;
+}
+
 /* ---- filter ---- */
 
 static const cli_option filter_options[] = {
@@ -30,6 +43,7 @@ static const cli_option filter_options[] = {
     {"uniform", 0, "EVERY", "keep points 0, EVERY, 2 EVERY, ... (Open3D's uniform_down_sample)"},
     {"indices", 0, "FILE", "write the kept points' indices in the input (0-based, one a line; Open3D's ind)"},
     CLI_OPT_THREADS,
+    CLI_DEVICE_OPTION,
     CLI_OPT_ASCII,
     CLI_OPT_JSON,
 };
@@ -103,6 +117,7 @@ static int read_filter(const cli_args *a, filter_choice *f)
     rc = rc ? rc : cli_u64(a, "seed", &f->seed);
     rc = rc ? rc : cli_size(a, "uniform", 1, SIZE_MAX, &f->every);
     f->by_count = cli_has(a, "random-count");
+    rc = rc ? rc : cpu_only(a);
     return rc ? rc : cli_apply_threads(a);
 }
 
@@ -221,6 +236,7 @@ static const cli_option evaluate_options[] = {
                          "max_correspondence_distance; required)"},
     {"correspondences", 0, "FILE", "write the pairs, \"SOURCE TARGET\" point indices a line, in source order"},
     CLI_OPT_THREADS,
+    CLI_DEVICE_OPTION,
     CLI_OPT_JSON,
 };
 
@@ -268,6 +284,7 @@ int cli_run_evaluate(int argc, char **argv)
     double max_dist = 0.0, T[16];
     ptreg_transform_identity(T);
     if ((rc = cli_double(&a, "max-dist", 1e-300, 1e300, &max_dist)) || (rc = cli_apply_threads(&a)) ||
+        (rc = cpu_only(&a)) ||
         (cli_has(&a, "transform") && (rc = cli_read_transform("evaluate", cli_string(&a, "transform", NULL), T))))
         return rc;
     ptreg_cloud s, t;
@@ -309,6 +326,7 @@ static const cli_option correspond_options[] = {
     {"seed", 0, "S", "RANSAC's samples (default 1)"},
     {"truth", 0, "FILE", "known answer: report the rotation and translation error"},
     CLI_OPT_THREADS,
+    CLI_DEVICE_OPTION,
     CLI_OPT_ASCII,
     CLI_OPT_JSON,
 };
@@ -418,7 +436,7 @@ int cli_run_correspond(int argc, char **argv)
     }
     ptreg_ransac_options ro;
     double truth[16];
-    if ((rc = read_ransac(&a, &ro)) || (rc = cli_apply_threads(&a)) ||
+    if ((rc = read_ransac(&a, &ro)) || (rc = cli_apply_threads(&a)) || (rc = cpu_only(&a)) ||
         (cli_has(&a, "truth") && (rc = cli_read_transform("correspond", cli_string(&a, "truth", NULL), truth))))
         return rc;
     ptreg_cloud s, t;

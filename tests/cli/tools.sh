@@ -123,4 +123,13 @@ expect 3 -- "$PTREG" correspond "$G/source.xyz" "$G/target.xyz" --pairs "$WORK/n
 printf '0 0\n1 1\n' >"$WORK/two.txt"
 expect 3 -- "$PTREG" correspond "$G/source.xyz" "$G/target.xyz" --pairs "$WORK/two.txt"; err_has "at least 3"
 no_file "$WORK/x.txt"
+# the CPU only: auto and cpu run, a GPU named is a usage error
+expect 0 -- "$PTREG" filter "$G/source.xyz" --uniform 3 -o "$WORK/dev.xyz" --device cpu
+expect 0 -- "$PTREG" evaluate "$G/source.xyz" "$G/target.xyz" --max-dist 0.02 --device auto
+for cmd in "filter $G/source.xyz --uniform 3 -o $WORK/gpu.xyz" "evaluate $G/source.xyz $G/target.xyz --max-dist 0.02" \
+    "correspond $G/source.xyz $G/target.xyz --pairs $G/pairs.txt"; do
+    # shellcheck disable=SC2086
+    expect 2 -- "$PTREG" $cmd --device opencl:0; err_has "CPU only"
+done
+no_file "$WORK/gpu.xyz"
 finish
