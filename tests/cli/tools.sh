@@ -94,6 +94,34 @@ expect 0 -- "$PTREG" correspond "$G/source.xyz" "$G/target.xyz" --pairs "$WORK/w
 out_has "(weighted)"
 checks tables "$WORK/W.txt" "$G/horn_clean.txt" 1e-12 --what "correspond with weights 0 on the wrong pairs"
 
+# ---- far from zero (UTM): the same pairs, kept points and pose as near zero ----
+python3 -c "
+import sys
+shift = (500000.0, 4500000.0, 100.0)
+def moved(name, out):
+    with open(out, 'w') as f:
+        for line in open(name):
+            f.write(' '.join(repr(float(v) + s) for v, s in zip(line.split(), shift)) + '\\n')
+moved(sys.argv[1] + '/source.xyz', sys.argv[2] + '/far_s.xyz')
+moved(sys.argv[1] + '/target.xyz', sys.argv[2] + '/far_t.xyz')
+T = [[float(v) for v in line.split()] for line in open(sys.argv[1] + '/near.txt')]
+for r in range(3):  # the pose about the shifted frame: t + s - R s
+    T[r][3] += shift[r] - sum(T[r][c] * shift[c] for c in range(3))
+with open(sys.argv[2] + '/far_T.txt', 'w') as f:
+    f.writelines(' '.join(repr(v) for v in row) + '\\n' for row in T)
+" "$G" "$WORK"
+expect 0 -- "$PTREG" evaluate "$WORK/far_s.xyz" "$WORK/far_t.xyz" --transform "$WORK/far_T.txt" --max-dist 0.02 \
+    --correspondences "$WORK/far_pairs.txt" --json
+checks tables "$WORK/far_pairs.txt" "$G/evaluate_near_0.02_pairs.txt" 0 --what "evaluate far from zero: the pairs"
+# float32 offsets from the far origin: reached 1e-7
+checks json "$WORK/out" inlier_rmse near "$rmse" --tol 1e-6 --what "evaluate far from zero: inlier_rmse"
+expect 0 -- "$PTREG" filter "$WORK/far_s.xyz" --statistical 2 -o "$WORK/far_f.xyz" --indices "$WORK/far_i.txt"
+same_indices "$WORK/far_i.txt" "$G/statistical_20_2.txt" "filter --statistical far from zero"
+expect 0 -- "$PTREG" correspond "$WORK/far_s.xyz" "$WORK/far_t.xyz" --pairs "$G/pairs_clean.txt" --truth "$WORK/far_T.txt" \
+    --json
+# the near pose is 0.02 deg from the truth; far, the same to float32 offsets (reached 0.0216)
+checks json "$WORK/out" rotation_error_deg '<' 0.03 --what "correspond far from zero: rotation error (deg)"
+
 # ---- the caller's mistakes: exit 2, bad files: exit 3, nothing written ----
 expect 2 -- "$PTREG" filter "$G/source.xyz" -o "$WORK/x.ply"; err_has "give one filter"
 expect 2 -- "$PTREG" filter "$G/source.xyz" -o "$WORK/x.ply" --uniform 2 --random 0.5; err_has "give one filter"
