@@ -57,7 +57,8 @@ const cli_command cli_cmd_filter = CLI_COMMAND("filter",
     "at its own place (mean distance 0) is dropped. --radius keeps a point with at least\n"
     "--min-neighbors others strictly within R. Distances are taken in double. The points\n"
     "kept stay in the input's order, with their normals, intensity and classification; the\n"
-    "same points for any thread count and every run.\n\n"
+    "same points for any thread count and every run. A filter that keeps no point writes\n"
+    "nothing and exits 4.\n\n"
     "Examples:\n"
     "  ptreg filter scan.ply --statistical 2.0 --k 20 -o clean.ply\n"
     "  ptreg filter scan.ply --radius 0.05 --min-neighbors 16 -o clean.ply\n"
@@ -170,6 +171,17 @@ static int write_filtered(const cli_args *a, const ptreg_cloud *c, const unsigne
     return st ? cli_exit_code(st, 0) : EXIT_OK;
 }
 
+/* An empty cloud is a file no reader takes (ptreg's included): refused,
+ * nothing written, rather than a trap for the next command. */
+static int nothing_kept(const cli_args *a, const filter_choice *f, const unsigned char *keep, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (keep[i])
+            return EXIT_OK;
+    cli_error("filter", "%s: --%s kept none of its %zu points: nothing written", a->positional[0], f->name, n);
+    return EXIT_RUNTIME;
+}
+
 static int print_filter(const cli_args *a, const filter_choice *f, size_t in, size_t kept, double ms)
 {
     if (!cli_has(a, "json")) {
@@ -220,6 +232,7 @@ int cli_run_filter(int argc, char **argv)
         cli_error("filter", "%s", err.message);
         rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
     }
+    rc = rc ? rc : nothing_kept(&a, &f, keep, c.n);
     rc = rc ? rc : write_filtered(&a, &c, keep, &out);
     rc = rc ? rc : print_filter(&a, &f, c.n, out.n, ms);
     free(keep);

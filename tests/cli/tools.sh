@@ -133,6 +133,10 @@ expect 2 -- "$PTREG" filter "$G/source.xyz" -o "$WORK/x.ply" --statistical 0; er
 expect 2 -- "$PTREG" filter "$G/source.xyz" -o "$WORK/x.ply" --radius 0.1 --min-neighbors 0; err_has "\-\-min-neighbors"
 expect 2 -- "$PTREG" filter "$G/source.xyz" --uniform 2; err_has "\-o OUTPUT"
 no_file "$WORK/x.ply"
+# nothing kept: an empty cloud no reader takes is not written
+expect 4 -- "$PTREG" filter "$G/source.xyz" -o "$WORK/x.ply" --random-count 0; err_has "kept none"
+expect 4 -- "$PTREG" filter "$G/source.xyz" -o "$WORK/x.ply" --statistical 1 --k 1 --indices "$WORK/x.txt"
+no_file "$WORK/x.ply"; no_file "$WORK/x.txt"
 expect 2 -- "$PTREG" evaluate "$G/source.xyz" "$G/target.xyz"; err_has "\-\-max-dist"
 expect 2 -- "$PTREG" evaluate "$G/source.xyz" "$G/target.xyz" --max-dist 0; err_has "\-\-max-dist"
 expect 2 -- "$PTREG" correspond "$G/source.xyz" "$G/target.xyz"; err_has "\-\-pairs"
