@@ -318,7 +318,7 @@ int cli_run_evaluate(int argc, char **argv)
         st = ptreg_correspondences_write(cli_string(&a, "correspondences", NULL), m.source, m.target, m.count, &err);
     if (st) {
         cli_error("evaluate", "%s", err.message);
-        rc = st == PTREG_ERR_ARG && t.n ? EXIT_USAGE : cli_exit_code(st, t.n == 0);
+        rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
     }
     rc = rc ? rc : print_evaluation(&a, max_dist, s.n, &e);
     ptreg_matches_free(&m);
