@@ -158,6 +158,29 @@ PTREG_API ptreg_status ptreg_check_shape(const char *what, const float *xyz, siz
  * PTREG_ERR_ARG. out is allocated (ptreg_cloud_free). */
 PTREG_API ptreg_status ptreg_voxel_downsample(const ptreg_cloud *in, double voxel, ptreg_cloud *out, ptreg_error *err);
 
+/* ---- selecting points: downsampling and filters (nn.h has the outlier
+ * filters, whose masks this applies) ---- */
+
+/* out holds the points of in whose keep[i] is nonzero, in their order, with
+ * every attribute in carries (normals, curvature, intensity, classification)
+ * and its origin. out is allocated (ptreg_cloud_free); in and out must differ. */
+PTREG_API ptreg_status ptreg_cloud_select(const ptreg_cloud *in, const unsigned char *keep, ptreg_cloud *out,
+                                          ptreg_error *err);
+/* Random downsampling: keep[i] set for exactly count of the n points
+ * (count <= n), drawn without replacement by a Fisher-Yates shuffle seeded
+ * with seed (ptreg_rng), the same points for every run and thread count;
+ * selecting by the mask keeps the cloud's order (Open3D's
+ * RandomDownSample keeps floor(ratio * n) points from an unseeded shuffle,
+ * in shuffled order). count > n is PTREG_ERR_ARG. */
+PTREG_API ptreg_status ptreg_random_downsample(size_t n, size_t count, uint64_t seed, unsigned char *keep,
+                                               ptreg_error *err);
+/* The count a fraction in [0, 1] of n points keeps, as Open3D's
+ * RandomDownSample: floor(fraction * n). */
+PTREG_API size_t ptreg_random_downsample_count(size_t n, double fraction);
+/* Uniform downsampling as Open3D's UniformDownSample: points 0, every,
+ * 2 every, ... (every >= 1, else PTREG_ERR_ARG). */
+PTREG_API ptreg_status ptreg_uniform_downsample(size_t n, size_t every, unsigned char *keep, ptreg_error *err);
+
 /* The mean of n > 0 points (interleaved xyz), summed in double in order,
  * and their RMS distance from c. */
 PTREG_API void ptreg_points_centroid(const float *xyz, size_t n, double c[3]);

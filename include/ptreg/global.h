@@ -168,6 +168,42 @@ PTREG_API ptreg_status ptreg_register_prepared(const float *source, const float 
                                                const ptreg_register_cloud *tp, const ptreg_register_options *opt,
                                                ptreg_register_result *result, ptreg_error *err);
 
+/* ---- a given pose, given correspondences ---- */
+
+/* Open3D's evaluate_registration: each source point moved by T (in double)
+ * is paired with its nearest target point when that lies at distance <
+ * max_dist (> 0; infinity: every point). */
+typedef struct ptreg_evaluation {
+    size_t inliers;     /* source points paired */
+    double fitness;     /* inliers / source points (0 without source points) */
+    double inlier_rmse; /* sqrt of the mean squared distance of the pairs (0 without pairs) */
+} ptreg_evaluation;
+
+/* Distances in double from the float points (the nearest by the k-d
+ * tree's float distance, nn.h), summed in source order: the same result
+ * for any thread count. correspondences (may be NULL) receives the pairs in
+ * source order (ptreg_matches_free; Open3D's order is its threads').
+ * T must be finite, max_dist > 0 and target non-empty, else PTREG_ERR_ARG. */
+PTREG_API ptreg_status ptreg_evaluate_registration(const float *source, size_t ns, const float *target, size_t nt,
+                                                   const double T[16], double max_dist, ptreg_evaluation *result,
+                                                   ptreg_matches *correspondences, ptreg_error *err);
+
+/* The rigid transform of given correspondences (source[m.source[k]] onto
+ * target[m.target[k]]): Horn's closed form minimising sum w_k |R p + t -
+ * q|^2 (Umeyama's without scale; weights NULL: all 1, else finite and >= 0
+ * with a positive sum). With ransac (may be NULL: every pair) RANSAC over
+ * them first (ptreg_ransac with those options: its checkers as set;
+ * Open3D's registration_ransac_based_on_correspondence without checkers is
+ * edge_length 0 and check_distance < 0), then the weighted fit on its
+ * inliers. result: the transform; inliers, hypotheses and checked are
+ * RANSAC's (without it: every pair, 0, 0). Fewer than 3 pairs, or an index
+ * out of range, is PTREG_ERR_ARG; pairs that do not fix a rotation
+ * (collinear points) are PTREG_ERR_RUNTIME. */
+PTREG_API ptreg_status ptreg_register_correspondences(const float *source, size_t ns, const float *target,
+                                                      size_t nt, const ptreg_matches *matches, const double *weights,
+                                                      const ptreg_ransac_options *ransac,
+                                                      ptreg_ransac_result *result, ptreg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -259,6 +259,23 @@ PTREG_API ptreg_status ptreg_index_pairs_read(const char *path, size_t limit, si
 PTREG_API ptreg_status ptreg_index_pairs_read_memory(const void *data, size_t size, const char *name, size_t limit,
                                                      size_t **pairs, size_t *count, ptreg_error *err);
 
+/* ---- correspondence files ---- */
+
+/* One pair per line: "SOURCE TARGET" or "SOURCE TARGET WEIGHT" (0-based
+ * point indices below ns and nt, a weight >= 0), every pair with the same
+ * columns, '#' comments, blanks or commas between (docs/FORMATS.md).
+ * *source, *target and, with three columns, *weights (else NULL; weights
+ * may be NULL) are the caller's to free. No pair is PTREG_ERR_FORMAT. */
+PTREG_API ptreg_status ptreg_correspondences_read(const char *path, size_t ns, size_t nt, uint32_t **source,
+                                                  uint32_t **target, double **weights, size_t *count,
+                                                  ptreg_error *err);
+PTREG_API ptreg_status ptreg_correspondences_read_memory(const void *data, size_t size, const char *name, size_t ns,
+                                                         size_t nt, uint32_t **source, uint32_t **target,
+                                                         double **weights, size_t *count, ptreg_error *err);
+/* "SOURCE TARGET" per line after a comment naming the columns; atomic. */
+PTREG_API ptreg_status ptreg_correspondences_write(const char *path, const uint32_t *source, const uint32_t *target,
+                                                   size_t count, ptreg_error *err);
+
 /* ---- atomic output files ---- */
 
 /* How the library writes its files, for its callers' files too: write to a

@@ -61,6 +61,28 @@ PTREG_API void ptreg_neighbors_free(ptreg_neighbors *nb);
 PTREG_API ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *tree, const float q[3], float radius,
                                  ptreg_neighbors *nb, ptreg_error *err);
 
+/* ---- outlier filters (Open3D's, with its conventions; core.h's
+ * ptreg_cloud_select applies their masks) ---- */
+
+/* Statistical outlier removal, as Open3D's RemoveStatisticalOutliers (and
+ * PCL's StatisticalOutlierRemoval): each point's mean distance d_i to its k
+ * nearest points, the point itself among them (k = 1 is the point alone);
+ * m and s the mean and the sample standard deviation (n - 1) of the d_i;
+ * keep[i] set when 0 < d_i < m + std_ratio * s. As Open3D, a d_i of 0 (k
+ * points all at one place) is dropped and left out of the sums, yet counted
+ * in n. Distances in double from the float points; the k nearest by the
+ * k-d tree's float distance (nn.h's ties). k >= 1, std_ratio > 0, else
+ * PTREG_ERR_ARG. The same mask for any thread count. mean_distance (n
+ * values, may be NULL) receives the d_i. */
+PTREG_API ptreg_status ptreg_statistical_outliers(const float *xyz, size_t n, size_t k, double std_ratio,
+                                                  unsigned char *keep, double *mean_distance, ptreg_error *err);
+/* Radius outlier removal, as Open3D's RemoveRadiusOutliers: keep[i] set
+ * when at least min_neighbors other points lie at distance < radius (in
+ * double; Open3D counts the point itself and asks for more than nb_points,
+ * the same test). radius > 0, min_neighbors >= 1, else PTREG_ERR_ARG. */
+PTREG_API ptreg_status ptreg_radius_outliers(const float *xyz, size_t n, double radius, size_t min_neighbors,
+                                             unsigned char *keep, ptreg_error *err);
+
 /* Statistics of one batch of Delaunay walks: steps per query (a step moves
  * to a closer neighbor), walks the certificate refused near a Voronoi
  * face, which the k-d tree finished, and (ICP's seeded passes) queries that

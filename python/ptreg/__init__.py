@@ -61,6 +61,8 @@ __all__ = [
     "voxel_downsample", "normals", "fpfh", "pfh",
     "icp", "register", "emicp", "batch", "harris3d", "lddmm", "warp", "tune", "multiway", "track",
     "to_open3d",
+    "remove_statistical_outliers", "remove_radius_outliers", "random_downsample", "uniform_downsample",
+    "evaluate", "register_correspondences",
 ]
 
 __version__: str = _core.version()
@@ -1151,3 +1153,119 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
         r = _in_world(_with_transform(d, "transformation", "predicted"), origin, "transformation", "predicted")
         r["time"] = when
         yield r
+
+
+# ---- filters, evaluation, correspondences (issue 47: Open3D's and PCL's tools) ----
+
+def _tools_local(*clouds: tuple[ArrayLike, str]) -> tuple[list, np.ndarray]:
+    """The clouds as float32 (N, 3) arrays about one origin, and the origin:
+    the first cloud's first point when that is far from zero (a UTM file's
+    float64 world coordinates: float32 would lose their millimetres), else 0."""
+    arrays = [_points64(c, name) for c, name in clouds]
+    first = arrays[0]
+    far = len(first) and np.max(np.abs(first[0])) >= 16384.0
+    origin = first[0].copy() if far else np.zeros(3)
+    return [np.ascontiguousarray(a - origin, dtype=np.float32) for a in arrays], origin
+
+
+def _selected(points: ArrayLike, mask: bytearray) -> tuple[Cloud, np.ndarray]:
+    """The points a filter kept (as given: float64 stays float64), their
+    normals, and their indices in the input."""
+    keep = np.frombuffer(mask, dtype=np.uint8).astype(bool)
+    pts = np.asarray(_unwrapped(points))
+    nrm = _cloud_normals(points)
+    return (Cloud(pts[keep], None if nrm is None else np.asarray(nrm)[keep]),
+            np.flatnonzero(keep))
+
+
+def remove_statistical_outliers(points: ArrayLike, *, k: int = 20,
+                                std_ratio: float = 2.0) -> tuple[Cloud, np.ndarray]:
+    """Open3D's ``remove_statistical_outlier`` (PCL's StatisticalOutlierRemoval;
+    ``ptreg filter --statistical``): a point is kept when its mean distance to
+    its ``k`` nearest points (itself among them) is above 0 and below the mean
+    of those means plus ``std_ratio`` sample standard deviations. Returns the
+    kept points (a :class:`Cloud`, with the input's normals) and their indices
+    in the input, as Open3D returns ``(cloud, ind)``."""
+    (pts,), _ = _tools_local((points, "points"))
+    return _selected(points, _core.statistical_outliers(pts, int(k), float(std_ratio)))
+
+
+def remove_radius_outliers(points: ArrayLike, *, radius: float,
+                           min_neighbors: int = 16) -> tuple[Cloud, np.ndarray]:
+    """Open3D's ``remove_radius_outlier`` (``ptreg filter --radius``): a point is
+    kept when at least ``min_neighbors`` other points lie at distance <
+    ``radius`` (Open3D's ``nb_points``). Returns ``(Cloud, indices)``."""
+    (pts,), _ = _tools_local((points, "points"))
+    return _selected(points, _core.radius_outliers(pts, float(radius), int(min_neighbors)))
+
+
+def random_downsample(points: ArrayLike, fraction: Optional[float] = None, *, count: Optional[int] = None,
+                      seed: int = 1) -> Cloud:
+    """``floor(fraction * N)`` points (Open3D's ``random_down_sample``), or
+    ``count`` points, drawn without replacement by a generator seeded with
+    ``seed``: the same points on every run; kept in the input's order
+    (``ptreg filter --random``, ``--random-count``)."""
+    if (fraction is None) == (count is None):
+        raise ArgumentError("random_downsample: give a fraction or a count")
+    n = len(_unwrapped(points))
+    mask = _core.random_downsample(n, -1.0 if fraction is None else float(fraction),
+                                   -1 if count is None else int(count), int(seed))
+    return _selected(points, mask)[0]
+
+
+def uniform_downsample(points: ArrayLike, every: int) -> Cloud:
+    """Points 0, ``every``, 2 ``every``, ... (Open3D's ``uniform_down_sample``;
+    ``ptreg filter --uniform``)."""
+    return _selected(points, _core.uniform_downsample(len(_unwrapped(points)), int(every)))[0]
+
+
+def _local_transform(T: np.ndarray, origin: np.ndarray) -> np.ndarray:
+    """A world transform as it acts about origin: t' = R o + t - o."""
+    local = T.copy()
+    local[:3, 3] = T[:3, :3] @ origin + T[:3, 3] - origin
+    return local
+
+
+def evaluate(source: ArrayLike, target: ArrayLike, max_dist: float,
+             transform: Optional[Matrix] = None) -> Result:
+    """Open3D's ``evaluate_registration`` (``ptreg evaluate``): each source
+    point moved by ``transform`` (4 x 4, default identity) is paired with its
+    nearest target point when that lies at distance < ``max_dist``. Returns a
+    :class:`Result`: ``fitness`` (pairs / source points), ``inlier_rmse`` (over
+    the pairs), ``correspondence_set`` ((K, 2) source and target indices, in
+    source order) and ``correspondences`` (K)."""
+    (s, t), origin = _tools_local((source, "source"), (target, "target"))
+    T = np.eye(4) if transform is None else np.asarray(_matrix(transform, "transform")).reshape(4, 4)
+    inliers, fitness, rmse, pairs = _core.evaluate(s, t, _local_transform(T, origin).ravel(), float(max_dist))
+    return Result(fitness=fitness, inlier_rmse=rmse, correspondences=inliers,
+                  correspondence_set=np.frombuffer(pairs, dtype=np.uint32).reshape(-1, 2).astype(np.int64))
+
+
+def register_correspondences(source: ArrayLike, target: ArrayLike, correspondences: Any,
+                             weights: Optional[Any] = None, *, ransac_dist: Optional[float] = None,
+                             ransac_iter: int = 100000, confidence: float = 0.999, seed: int = 1) -> Result:
+    """The rigid transform of given correspondences (``ptreg correspond``):
+    ``correspondences`` (K, 2) source and target indices (Open3D's
+    ``correspondence_set``), Horn's closed form weighted by ``weights`` (K,
+    default all 1; Open3D's TransformationEstimationPointToPoint without
+    them). With ``ransac_dist``, RANSAC over the pairs first (no checkers:
+    Open3D's ``registration_ransac_based_on_correspondence``), then the
+    weighted fit on its inliers; seeded, the same result every run. Returns a
+    :class:`Result`: ``transformation`` (4 x 4), ``inliers`` (the pairs used)
+    and ``ransac_hypotheses``."""
+    pairs = np.asarray(correspondences)
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or (pairs.size and not np.issubdtype(pairs.dtype, np.integer)):
+        raise ArgumentError(f"correspondences: a (K, 2) array of indices is needed, got shape {pairs.shape}")
+    if pairs.size and (pairs.min() < 0 or pairs.max() >= 2 ** 32 - 1):
+        raise ArgumentError("correspondences: an index below 0 or beyond 2^32 - 2")
+    if ransac_dist is not None and not ransac_dist > 0:
+        raise ArgumentError(f"register_correspondences: ransac_dist {ransac_dist} must be positive")
+    w = None if weights is None else np.ascontiguousarray(weights, dtype=np.float64).ravel()
+    (s, t), origin = _tools_local((source, "source"), (target, "target"))
+    T, inliers, hypotheses = _core.register_correspondences(
+        s, t, np.ascontiguousarray(pairs, dtype=np.uint32), w,
+        -1.0 if ransac_dist is None else float(ransac_dist), int(ransac_iter), float(confidence), int(seed))
+    local = np.array(T, dtype=np.float64).reshape(4, 4)
+    world = local.copy()
+    world[:3, 3] = local[:3, 3] + origin - local[:3, :3] @ origin
+    return Result(transformation=world, inliers=inliers, ransac_hypotheses=hypotheses)

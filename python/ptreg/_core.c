@@ -24,6 +24,7 @@
 #include "ptreg/lddmm.h"
 #include "ptreg/nn.h"
 #include "ptreg/multiway.h"
+#include "ptreg/nn.h"
 #include "ptreg/report.h"
 #include "ptreg/track.h"
 #include "ptreg/tune.h"
@@ -1989,6 +1990,228 @@ static PyObject *py_report_html(PyObject *self, PyObject *args)
     return page;
 }
 
+/* ---- filters, evaluation, correspondences (issue 47: what Open3D's and
+ * PCL's users reach for) ---------------------------------------------------- */
+
+/* The mask a filter made, as bytes (ptreg/__init__.py selects with it). */
+static PyObject *mask_result(ptreg_status st, const ptreg_error *err, unsigned char *keep, size_t n)
+{
+    PyObject *res = st ? raise_ptreg(st, err) : bytes_of(keep, n);
+    free(keep);
+    return res;
+}
+
+static unsigned char *mask_alloc(size_t n)
+{
+    unsigned char *keep = malloc(n ? n : 1);
+    if (!keep)
+        PyErr_NoMemory();
+    return keep;
+}
+
+/* statistical_outliers(points, k, std_ratio) -> keep mask */
+static PyObject *py_statistical_outliers(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *xyz_obj;
+    Py_ssize_t k;
+    double ratio;
+    if (!PyArg_ParseTuple(args, "Ond", &xyz_obj, &k, &ratio))
+        return NULL;
+    Py_buffer xv;
+    size_t n;
+    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
+        return NULL;
+    unsigned char *keep = mask_alloc(n);
+    ptreg_error err;
+    ptreg_status st = PTREG_OK;
+    if (keep)
+        WITHOUT_GIL(st = ptreg_statistical_outliers(xv.buf, n, k < 1 ? 0 : (size_t)k, ratio, keep, NULL, &err));
+    release(&xv);
+    return keep ? mask_result(st, &err, keep, n) : NULL;
+}
+
+/* radius_outliers(points, radius, min_neighbors) -> keep mask */
+static PyObject *py_radius_outliers(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *xyz_obj;
+    double radius;
+    Py_ssize_t min;
+    if (!PyArg_ParseTuple(args, "Odn", &xyz_obj, &radius, &min))
+        return NULL;
+    Py_buffer xv;
+    size_t n;
+    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
+        return NULL;
+    unsigned char *keep = mask_alloc(n);
+    ptreg_error err;
+    ptreg_status st = PTREG_OK;
+    if (keep)
+        WITHOUT_GIL(st = ptreg_radius_outliers(xv.buf, n, radius, min < 1 ? 0 : (size_t)min, keep, &err));
+    release(&xv);
+    return keep ? mask_result(st, &err, keep, n) : NULL;
+}
+
+/* random_downsample(n, fraction, count, seed) -> keep mask: count when
+ * fraction < 0, else floor(fraction n) */
+static PyObject *py_random_downsample(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_ssize_t n, count;
+    double fraction;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "ndnK", &n, &fraction, &count, &seed))
+        return NULL;
+    ptreg_error err;
+    if (n < 0 || (fraction < 0.0 && count < 0) || (fraction >= 0.0 && !(fraction <= 1.0)))
+        return raise_ptreg(ptreg_error_set(&err, PTREG_ERR_ARG,
+                                           "random_downsample: a fraction in [0, 1] or a count >= 0 is needed"),
+                           &err);
+    const size_t take = fraction >= 0.0 ? ptreg_random_downsample_count((size_t)n, fraction) : (size_t)count;
+    unsigned char *keep = mask_alloc((size_t)n);
+    if (!keep)
+        return NULL;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_random_downsample((size_t)n, take, (uint64_t)seed, keep, &err));
+    return mask_result(st, &err, keep, (size_t)n);
+}
+
+/* uniform_downsample(n, every) -> keep mask */
+static PyObject *py_uniform_downsample(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_ssize_t n, every;
+    if (!PyArg_ParseTuple(args, "nn", &n, &every))
+        return NULL;
+    if (n < 0)
+        return PyErr_Format(PyExc_ValueError, "uniform_downsample: %zd points", n);
+    unsigned char *keep = mask_alloc((size_t)n);
+    if (!keep)
+        return NULL;
+    ptreg_error err;
+    const ptreg_status st = ptreg_uniform_downsample((size_t)n, every < 1 ? 0 : (size_t)every, keep, &err);
+    return mask_result(st, &err, keep, (size_t)n);
+}
+
+static int get_matrix16(PyObject *obj, double T[16])
+{
+    Py_buffer tv;
+    size_t rows;
+    if (get_rows(obj, &tv, 'd', 16, 0, 0, "transformation", &rows) < 0)
+        return -1;
+    if (rows != 1) {
+        release(&tv);
+        PyErr_SetString(PyExc_ValueError, "transformation: 16 values are needed");
+        return -1;
+    }
+    memcpy(T, tv.buf, 16 * sizeof *T);
+    release(&tv);
+    return 0;
+}
+
+/* evaluate(source, target, T (16 float64), max_dist) ->
+ * (inliers, fitness, inlier_rmse, pairs: uint32 source, target interleaved) */
+static PyObject *py_evaluate(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *s_obj, *t_obj, *T_obj;
+    double max_dist, T[16];
+    if (!PyArg_ParseTuple(args, "OOOd", &s_obj, &t_obj, &T_obj, &max_dist) || get_matrix16(T_obj, T) < 0)
+        return NULL;
+    Py_buffer sv, tv;
+    size_t ns, nt;
+    if (get_rows(s_obj, &sv, 'f', 3, 0, 0, "source", &ns) < 0)
+        return NULL;
+    if (get_rows(t_obj, &tv, 'f', 3, 0, 0, "target", &nt) < 0) {
+        release(&sv);
+        return NULL;
+    }
+    ptreg_evaluation e;
+    ptreg_matches m = {0};
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_evaluate_registration(sv.buf, ns, tv.buf, nt, T, max_dist, &e, &m, &err));
+    release(&sv), release(&tv);
+    if (st)
+        return raise_ptreg(st, &err);
+    uint32_t *pairs = malloc((m.count ? m.count : 1) * 2 * sizeof *pairs);
+    PyObject *res = NULL;
+    if (!pairs)
+        PyErr_NoMemory();
+    else {
+        for (size_t k = 0; k < m.count; k++)
+            pairs[2 * k] = m.source[k], pairs[2 * k + 1] = m.target[k];
+        PyObject *b = bytes_of(pairs, 2 * m.count * sizeof *pairs);
+        res = b ? Py_BuildValue("(nddN)", (Py_ssize_t)e.inliers, e.fitness, e.inlier_rmse, b) : NULL;
+        free(pairs);
+    }
+    ptreg_matches_free(&m);
+    return res;
+}
+
+/* register_correspondences(source, target, pairs (uint32 rows of 2), weights
+ * (float64) or None, ransac_dist (<= 0: none), ransac_iter, confidence, seed)
+ * -> (T as 16 floats, inliers, hypotheses) */
+static PyObject *py_register_correspondences(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *s_obj, *t_obj, *p_obj, *w_obj;
+    double dist, confidence;
+    int iters;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "OOOOdidK", &s_obj, &t_obj, &p_obj, &w_obj, &dist, &iters, &confidence, &seed))
+        return NULL;
+    Py_buffer sv, tv, pv, wv;
+    size_t ns, nt, np_, nw;
+    if (get_rows(s_obj, &sv, 'f', 3, 0, 0, "source", &ns) < 0)
+        return NULL;
+    if (get_rows(t_obj, &tv, 'f', 3, 0, 0, "target", &nt) < 0) {
+        release(&sv);
+        return NULL;
+    }
+    if (get_rows(p_obj, &pv, 'I', 2, 0, 0, "correspondences", &np_) < 0) {
+        release(&sv), release(&tv);
+        return NULL;
+    }
+    if (get_rows(w_obj, &wv, 'd', 1, 0, 1, "weights", &nw) < 0) {
+        release(&sv), release(&tv), release(&pv);
+        return NULL;
+    }
+    uint32_t *si = malloc((np_ ? np_ : 1) * sizeof *si), *ti = malloc((np_ ? np_ : 1) * sizeof *ti);
+    ptreg_error err;
+    ptreg_status st = PTREG_OK;
+    if (!si || !ti)
+        st = ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for %zu correspondences", np_);
+    else if (wv.obj && nw != np_)
+        st = ptreg_error_set(&err, PTREG_ERR_ARG, "weights: %zu for %zu correspondences", nw, np_);
+    for (size_t k = 0; !st && k < np_; k++)
+        si[k] = ((const uint32_t *)pv.buf)[2 * k], ti[k] = ((const uint32_t *)pv.buf)[2 * k + 1];
+    ptreg_ransac_options ro;
+    ptreg_ransac_options_default(&ro);
+    ro.edge_length = 0.0, ro.check_distance = -1.0;
+    ro.max_dist = dist, ro.max_iter = iters, ro.confidence = confidence, ro.seed = (uint64_t)seed;
+    const ptreg_matches m = {np_, si, ti};
+    ptreg_ransac_result r;
+    if (!st)
+        WITHOUT_GIL(st = ptreg_register_correspondences(sv.buf, ns, tv.buf, nt, &m, wv.obj ? wv.buf : NULL,
+                                                        dist > 0.0 ? &ro : NULL, &r, &err));
+    release(&sv), release(&tv), release(&pv), release(&wv);
+    free(si), free(ti);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *T = doubles_list(r.transformation, 16);
+    return T ? Py_BuildValue("(Nni)", T, (Py_ssize_t)r.inliers, r.hypotheses) : NULL;
+}
+
+#define TOOLS_METHODS                                                                                          \
+    {"statistical_outliers", py_statistical_outliers, METH_VARARGS, NULL},                                     \
+        {"radius_outliers", py_radius_outliers, METH_VARARGS, NULL},                                           \
+        {"random_downsample", py_random_downsample, METH_VARARGS, NULL},                                       \
+        {"uniform_downsample", py_uniform_downsample, METH_VARARGS, NULL},                                     \
+        {"evaluate", py_evaluate, METH_VARARGS, NULL},                                                         \
+        {"register_correspondences", py_register_correspondences, METH_VARARGS, NULL},
+
 /* ---- the module ----------------------------------------------------------- */
 
 #define KW (PyCFunction)(void (*)(void))
@@ -2030,6 +2253,7 @@ static PyMethodDef methods[] = {
     {"tracker_push", py_tracker_push, METH_VARARGS, NULL},
     {"report_available", py_report_available, METH_NOARGS, NULL},
     {"report_html", py_report_html, METH_VARARGS, NULL},
+    TOOLS_METHODS
     {NULL, NULL, 0, NULL},
 };
 

@@ -122,6 +122,8 @@ int cli_describe_index(const char *path, int json);
 extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_normals, cli_cmd_pfh, cli_cmd_fpfh,
     cli_cmd_lddmm, cli_cmd_warp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info, cli_cmd_devices,
     cli_cmd_batch, cli_cmd_tune, cli_cmd_register, cli_cmd_multiway, cli_cmd_track, cli_cmd_view;
+/* cmd_tools.c: what Open3D's and PCL's users reach for (issue 47). */
+extern const cli_command cli_cmd_filter, cli_cmd_evaluate, cli_cmd_correspond;
 /* Options many commands take, defined once. */
 #define CLI_OPT_THREADS {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"}
 #define CLI_OPT_REPEAT                                                                              \
@@ -215,5 +217,8 @@ int cli_run_view(int argc, char **argv);
 int cli_run_devices(int argc, char **argv);
 int cli_run_tune(int argc, char **argv);
 int cli_run_batch(int argc, char **argv);
+int cli_run_filter(int argc, char **argv);
+int cli_run_evaluate(int argc, char **argv);
+int cli_run_correspond(int argc, char **argv);
 
 #endif

@@ -14,6 +14,8 @@ typedef struct command_entry {
 static const command_entry commands[] = {
     {&cli_cmd_icp, cli_run_icp},
     {&cli_cmd_register, cli_run_register},
+    {&cli_cmd_correspond, cli_run_correspond},
+    {&cli_cmd_evaluate, cli_run_evaluate},
     {&cli_cmd_multiway, cli_run_multiway},
     {&cli_cmd_track, cli_run_track},
     {&cli_cmd_emicp, cli_run_emicp},
@@ -27,6 +29,7 @@ static const command_entry commands[] = {
     {&cli_cmd_index, cli_run_index},
     {&cli_cmd_synth, cli_run_synth},
     {&cli_cmd_convert, cli_run_convert},
+    {&cli_cmd_filter, cli_run_filter},
     {&cli_cmd_info, cli_run_info},
     {&cli_cmd_view, cli_run_view},
     {&cli_cmd_devices, cli_run_devices},

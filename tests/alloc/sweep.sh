@@ -69,6 +69,8 @@ make_inputs() {
         --max-angle 10 --noise 0.002 --seed 1 >/dev/null &&
         "$PTREG" normals "$IN/scan.ply" -o "$IN/scan_n.ply" >/dev/null &&
         "$PTREG" index "$IN/model.ply" -o "$IN/model.pti" >/dev/null &&
+        "$PTREG" evaluate "$IN/scan.ply" "$IN/model.ply" --max-dist 0.05 --correspondences "$IN/pairs.txt" \
+            >/dev/null &&
         "$PTREG" synth --shape apt-polycrystal -o "$IN/al.pos" --grains 2 --box 3 --seed 2 >/dev/null &&
         printf '[Ions]\nNumber=1\nIon1=Al\n[Ranges]\nNumber=1\nRange1=0 100 Vol:0.01 Al:1 Color:FF0000\n' \
             >"$IN/al.rrng" &&
@@ -292,6 +294,13 @@ sweep synth 6 -- synth --shape aircraft --model "$OUT/m.ply" --model-points 300 
 sweep synth-apt 7 -- synth --shape apt-polycrystal -o "$OUT/a.pos" --truth-out "$OUT/t.npy" --grains 2 --box 3 --seed 2
 sweep convert 3 -- convert "$IN/scan.ply" -o "$OUT/c.pcd"
 sweep convert-voxel 6 -- convert "$IN/scan.ply" --voxel 0.05 -o "$OUT/c.ply"
+sweep filter 24 -- filter "$IN/scan.ply" --statistical 2 -o "$OUT/f.ply" --indices "$OUT/f.txt" --json
+sweep filter-radius 11 -- filter "$IN/scan_n.ply" --radius 0.05 --min-neighbors 3 -o "$OUT/f.pcd"
+sweep filter-random 4 -- filter "$IN/scan.ply" --random 0.5 -o "$OUT/f.xyz"
+sweep evaluate 25 -- evaluate "$IN/scan.ply" "$IN/model.ply" --max-dist 0.05 --correspondences "$OUT/c.txt" \
+    --json
+sweep correspond 39 -- correspond "$IN/scan.ply" "$IN/model.ply" --pairs "$IN/pairs.txt" --ransac-dist 0.02 \
+    -o "$OUT/r.ply" -t "$OUT/T.txt" --json
 sweep info 14 -- info "$IN/model.pti" --json
 sweep view 69 -- view "$IN/scan.ply" "$IN/model.ply" --distance -o "$OUT/v.html"
 sweep icp 108 -- icp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --transform-out "$OUT/T.txt" --repeat 2 --json

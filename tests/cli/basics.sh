@@ -5,7 +5,7 @@ expect 0 -- "$PTREG" --version; out_has "ptreg 0.1.0"
 expect 0 -- "$PTREG" version; out_has "ptreg"
 expect 0 -- "$PTREG" help; out_has "icp"; out_has "Exit codes"
 expect 0 -- "$PTREG" --help; out_has "synth"
-for cmd in icp emicp register track index synth convert info normals pfh fpfh harris3d lddmm warp batch tune devices; do
+for cmd in icp emicp register correspond evaluate track index synth convert filter info normals pfh fpfh harris3d lddmm warp batch tune devices; do
     expect 0 -- "$PTREG" help $cmd; out_has "usage: ptreg $cmd"
     expect 0 -- "$PTREG" $cmd --help; out_has "options:"
     # defaults the library holds are printed from it: never written twice

@@ -82,6 +82,8 @@ grep -q "^FIELDS x y z rgb" "$WORK/c.pcd" || fail "ascii PCD: no rgb field"
 same_colors "$WORK/c.pcd" "PLY to ascii PCD"
 expect 0 -- "$PTREG" convert "$WORK/in.pcd" -o "$WORK/d.ply" --ascii
 same_colors "$WORK/d.ply" "PCD to ascii PLY"
+expect 0 -- "$PTREG" filter "$WORK/a.ply" -o "$WORK/f.ply" --uniform 1
+same_colors "$WORK/f.ply" "filter --uniform 1"
 
 # ---- text by header name, CSV, and without a header ----
 same_colors "$WORK/rgb.txt" "text x y z r g b"

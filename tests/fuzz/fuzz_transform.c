@@ -1,8 +1,10 @@
 /* libFuzzer entry point for the text files of transforms: one 4x4
  * (ptreg_transform_read's parser: 16 finite numbers with a bottom row from
  * the file or (0, 0, 0, 1)), many poses (each rigid) and index pairs (each
- * below the limit, never with itself), chosen by the input's length mod 3;
- * else an error naming the input (and the line where it has one). See run.sh. */
+ * below the limit, never with itself), chosen by the input's length mod 3,
+ * the pairs' inputs read as correspondences too (indices below the limits, a
+ * weight >= 0 on every pair or none); else an error naming the input (and
+ * the line where it has one). See run.sh. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -69,13 +71,36 @@ static void pairs(const uint8_t *data, size_t size)
     free(ij);
 }
 
+static void correspondences(const uint8_t *data, size_t size)
+{
+    uint32_t *si = NULL, *ti = NULL;
+    double *w = NULL;
+    size_t n = 0;
+    ptreg_error err;
+    ptreg_status s = ptreg_correspondences_read_memory(data, size, "fuzz", 100, 50, &si, &ti, &w, &n, &err);
+    if (s == PTREG_OK) {
+        if (!n || !si || !ti)
+            abort();
+        for (size_t k = 0; k < n; k++)
+            if (si[k] >= 100 || ti[k] >= 50 || (w && !(w[k] >= 0.0 && isfinite(w[k]))))
+                abort();
+    } else if (si || ti || w) {
+        abort();
+    } else {
+        check_error(s, &err);
+    }
+    free(si), free(ti), free(w);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size % 3 == 0)
         one_transform(data, size);
     else if (size % 3 == 2)
         poses(data, size);
-    else
+    else {
         pairs(data, size);
+        correspondences(data, size);
+    }
     return 0;
 }

@@ -184,6 +184,8 @@ fuzz_transform() {
     printf '# pose 0\n1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1\n# pose 1: b\n0 -1 0 2\n1 0 0 0\n0 0 1 0\n0 0 0 1\n' \
         >"$corpus/poses.txt"
     printf '0 1\n1 2 # a chain\n2,0\n' >"$corpus/pairs.txt"
+    # correspondences with weights (ptreg correspond --pairs), also 1 mod 3
+    printf '0 1 0.5\n2 3 1.5\n4,5,0\n' >"$corpus/correspondences.txt"
     run_target transform "$bin" "$corpus" 4096
 }
 
