@@ -134,11 +134,14 @@ class Cloud(NamedTuple):
     one the file's reader chose for a cloud far from zero (docs/FORMATS.md),
     else (0, 0, 0). Every call re-expresses float64 points about one origin,
     computes in float32 there, and gives transforms and points back in the
-    world, as the command line does."""
+    world, as the command line does. ``colors`` (N, 3) uint8 red, green,
+    blue, or None: the file's (PLY, PCD, LAS, text), written back by
+    :func:`write_cloud`."""
     points: np.ndarray
     normals: Optional[np.ndarray] = None
     dropped: int = 0
     origin: tuple = (0.0, 0.0, 0.0)
+    colors: Optional[np.ndarray] = None
 
 
 class Volume(NamedTuple):
@@ -455,21 +458,27 @@ def read_cloud(path: str, format: Optional[str] = None) -> Cloud:
     Points far from zero (UTM eastings and northings: docs/FORMATS.md) come as
     float64 world coordinates, which float32 would round to half a metre, and
     the :class:`Cloud` carries the origin the reader chose."""
-    xyz, nrm, dropped, world, origin = _core.read_cloud(str(path), format)
+    xyz, nrm, dropped, world, origin, rgb = _core.read_cloud(str(path), format)
     points = _rows(xyz, np.float64 if world else np.float32, 3)
-    return Cloud(points, None if nrm is None else _rows(nrm, np.float32, 3), dropped, tuple(origin))
+    return Cloud(points, None if nrm is None else _rows(nrm, np.float32, 3), dropped, tuple(origin),
+                 None if rgb is None else _rows(rgb, np.uint8, 3))
 
 
 def write_cloud(path: str, points: ArrayLike, normals: Optional[ArrayLike] = None, *,
-                format: Optional[str] = None, ascii: bool = False) -> None:
+                format: Optional[str] = None, ascii: bool = False, colors: Optional[ArrayLike] = None) -> None:
     """Writes a point cloud (PLY, PCD, XYZ, VTK or POS by extension or ``format``;
     binary unless ``ascii``), atomically: a failure leaves no partial file.
     float64 points far from zero are written as the world's (PLY and PCD in
-    double, LAS with its offset at the origin), as the command line writes them."""
+    double, LAS with its offset at the origin), as the command line writes them.
+    ``colors`` (N, 3) uint8 (default: a :class:`Cloud`'s own) go into PLY, PCD,
+    LAS and text."""
     origin = _frame(points)
     pts = _local(points, origin)
     nrm = _normals_of(normals, points, "normals")
-    _core.write_cloud(str(path), pts, nrm, format, bool(ascii), origin)
+    if colors is None and isinstance(points, Cloud):
+        colors = points.colors
+    rgb = None if colors is None else np.ascontiguousarray(colors, dtype=np.uint8)
+    _core.write_cloud(str(path), pts, nrm, format, bool(ascii), origin, rgb)
 
 
 def read_transform(path: str) -> np.ndarray:

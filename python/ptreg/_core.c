@@ -490,10 +490,11 @@ static PyObject *py_read_cloud(PyObject *self, PyObject *args)
     const int world = c.origin[0] != 0.0 || c.origin[1] != 0.0 || c.origin[2] != 0.0;
     PyObject *xyz = world ? world_bytes(&c) : bytes_of(c.xyz, 3 * c.n * sizeof(float));
     PyObject *normals = c.normals ? bytes_of(c.normals, 3 * c.n * sizeof(float)) : (Py_INCREF(Py_None), Py_None);
-    PyObject *out = xyz && normals ? Py_BuildValue("(OOni(ddd))", xyz, normals, (Py_ssize_t)c.dropped_nonfinite, world,
-                                                   c.origin[0], c.origin[1], c.origin[2])
-                                   : NULL;
-    Py_XDECREF(xyz), Py_XDECREF(normals);
+    PyObject *rgb = c.rgb ? bytes_of(c.rgb, 3 * c.n) : (Py_INCREF(Py_None), Py_None);
+    PyObject *out = xyz && normals && rgb ? Py_BuildValue("(OOni(ddd)O)", xyz, normals, (Py_ssize_t)c.dropped_nonfinite,
+                                                          world, c.origin[0], c.origin[1], c.origin[2], rgb)
+                                          : NULL;
+    Py_XDECREF(xyz), Py_XDECREF(normals), Py_XDECREF(rgb);
     ptreg_cloud_free(&c);
     return out;
 }
@@ -502,11 +503,11 @@ static PyObject *py_write_cloud(PyObject *self, PyObject *args)
 {
     (void)self;
     const char *path, *format_name = NULL;
-    PyObject *xyz_obj, *normals_obj;
+    PyObject *xyz_obj, *normals_obj, *colors_obj = Py_None;
     int ascii = 0;
     double origin[3] = {0, 0, 0}; /* the points' world position of zero: written back in world coordinates */
-    if (!PyArg_ParseTuple(args, "sOO|zp(ddd)", &path, &xyz_obj, &normals_obj, &format_name, &ascii, &origin[0],
-                          &origin[1], &origin[2]))
+    if (!PyArg_ParseTuple(args, "sOO|zp(ddd)O", &path, &xyz_obj, &normals_obj, &format_name, &ascii, &origin[0],
+                          &origin[1], &origin[2], &colors_obj))
         return NULL;
     ptreg_write_options wo;
     ptreg_write_options_default(&wo);
@@ -525,13 +526,24 @@ static PyObject *py_write_cloud(PyObject *self, PyObject *args)
         release(&xv), release(&nv);
         return PyErr_Format(ARG_ERROR, "normals: %zu rows for %zu points", nn, n);
     }
+    Py_buffer cv;
+    size_t nc;
+    if (get_rows(colors_obj, &cv, 'B', 3, 0, 1, "colors", &nc) < 0) {
+        release(&xv), release(&nv);
+        return NULL;
+    }
+    if (cv.obj && nc != n) {
+        release(&xv), release(&nv), release(&cv);
+        return PyErr_Format(ARG_ERROR, "colors: %zu rows for %zu points", nc, n);
+    }
     ptreg_cloud c = {n,    xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {origin[0], origin[1], origin[2]},
-                     NULL, NULL,   NULL};
+                     NULL, NULL,   cv.obj ? cv.buf : NULL};
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_cloud_write(path, &c, &wo, &err));
     release(&xv);
     release(&nv);
+    release(&cv);
     if (st)
         return raise_ptreg(st, &err);
     Py_RETURN_NONE;

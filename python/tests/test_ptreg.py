@@ -90,8 +90,25 @@ def test_cloud_round_trip(tmp_path):
         assert back.points.dtype == np.float32 and back.points.shape == (500, 3)
         np.testing.assert_allclose(back.points, pts, rtol=1e-6 if name.endswith("xyz") else 0)
         np.testing.assert_allclose(back.normals, nrm, rtol=1e-6 if name.endswith("xyz") else 0)
-    points, normals, dropped, origin = ptreg.read_cloud(tmp_path / "c.ply")  # a tuple too
-    assert dropped == 0 and normals is not None and origin == (0.0, 0.0, 0.0)
+    points, normals, dropped, origin, colors = ptreg.read_cloud(tmp_path / "c.ply")  # a tuple too
+    assert dropped == 0 and normals is not None and origin == (0.0, 0.0, 0.0) and colors is None
+
+
+def test_colors_kept_through_every_format(tmp_path):
+    rng = np.random.default_rng(2)
+    pts = rng.normal(size=(300, 3)).astype(np.float32)
+    rgb = rng.integers(0, 256, size=(300, 3)).astype(np.uint8)
+    rgb[0] = (255, 255, 255)  # PCD's packed float of opaque white is a NaN
+    for name, ascii_ in (("c.ply", False), ("a.ply", True), ("c.pcd", False), ("a.pcd", True), ("c.txt", False),
+                         ("c.las", False)):
+        ptreg.write_cloud(tmp_path / name, pts, colors=rgb, ascii=ascii_)
+        back = ptreg.read_cloud(tmp_path / name)
+        assert back.colors is not None and back.colors.dtype == np.uint8, name
+        assert (back.colors == rgb).all(), name
+        ptreg.write_cloud(tmp_path / ("again_" + name), back)  # a Cloud's own colours go back out
+        assert (ptreg.read_cloud(tmp_path / ("again_" + name)).colors == rgb).all(), name
+    with pytest.raises(ptreg.Error):
+        ptreg.write_cloud(tmp_path / "bad.ply", pts, colors=rgb[:10])
 
 
 def test_far_cloud_reads_as_world_float64(tmp_path):
