@@ -7,6 +7,8 @@ expect 0 -- "$PTREG" help; out_has "icp"; out_has "Exit codes"
 expect 0 -- "$PTREG" --help; out_has "synth"
 # help on help: the list of commands, as plain `ptreg help` (issue 47)
 expect 0 -- "$PTREG" help help; out_has "commands:"; out_has "icp"
+# --radius alone is the whole ball: --k's help must not say it caps it (issue 47)
+for cmd in normals pfh fpfh; do expect 0 -- "$PTREG" help $cmd; out_has "radius alone has no cap"; done
 for cmd in icp emicp register track index synth convert info normals pfh fpfh harris3d lddmm warp batch tune devices; do
     expect 0 -- "$PTREG" help $cmd; out_has "usage: ptreg $cmd"
     expect 0 -- "$PTREG" $cmd --help; out_has "options:"
