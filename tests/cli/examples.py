@@ -301,9 +301,9 @@ EXAMPLES = [
     ("producer | ptreg track model.pti - -o trajectory.txt",
      dict(listed="a producer program streaming PTF1 frames: tests/cli/track.sh runs the stream (track_stream.py)")),
     # EM-ICP on a whole-body shape: 0.24 deg, 0.025 (a one-sided scan: the translation's bias); bounds 2x
-    ("ptreg synth --shape aircraft --model plane.ply --model-points 10000 -o plane_scan.ply --points 5000 "
-     "--truth plane_truth.txt", dict(check=outputs("plane.ply", "plane_scan.ply", "plane_truth.txt"))),
-    ("ptreg emicp plane_scan.ply plane.ply --truth plane_truth.txt", dict(check=pose_near("plane_truth.txt", 0.5, 0.05))),
+    ("ptreg synth --shape aircraft --model aircraft.ply --model-points 10000 -o aircraft_scan.ply --points 5000 "
+     "--truth aircraft_truth.txt", dict(check=outputs("aircraft.ply", "aircraft_scan.ply", "aircraft_truth.txt"))),
+    ("ptreg emicp aircraft_scan.ply aircraft.ply --truth aircraft_truth.txt", dict(check=pose_near("aircraft_truth.txt", 0.5, 0.05))),
     # the GPU study's demo pair, A a 91.8 degree turn: fp16 storage reaches 0.01 deg
     ("ptreg emicp Qnew5032.txt P5032.txt --preset tamaki --precision fp16 --json",
      dict(data=True, setup=["ln -s $DATA/emicp/Qnew5032.txt $DATA/emicp/P5032.txt ."],
