@@ -61,6 +61,18 @@ def from_markdown(path):
     return found
 
 
+def from_man(path):
+    """(place, command) of each line of the man page's EXAMPLES (roff's \\- unescaped)."""
+    found, inside = [], False
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if line.startswith(".SH"):
+                inside = line.strip() == ".SH EXAMPLES"
+            elif inside and not line.startswith(".") and INVOKE.search(line.replace("\\-", "-").strip()):
+                found.append((f"{os.path.relpath(path, ROOT)}:{i}", normal(line.replace("\\-", "-"))))
+    return found
+
+
 def from_help(ptreg):
     """(place, command) of each example in the commands' help: the description's command lines."""
     listing = subprocess.run([ptreg, "--help"], capture_output=True, text=True, check=True).stdout
@@ -82,7 +94,7 @@ def all_examples(ptreg):
     found = []
     for path in docs:
         found += from_markdown(path)
-    return found + from_help(ptreg)
+    return found + from_man(os.path.join(ROOT, "docs", "ptreg.1")) + from_help(ptreg)
 
 
 # ---- checks: each raises CheckFailed with the reason -------------------------------------------------------------
@@ -215,6 +227,25 @@ def multiway_poses(work, out):
 VIEWS = ["5,0,3", "1.5,4.8,3", "-4,2.9,3", "-4,-2.9,3", "1.5,-4.8,3"]
 
 
+def bunny_guess(work):
+    """bun045 onto bun000: bun.conf's pose (x_world = R(q)^T x_scan + t; bun000's is the identity), and a guess
+    3 degrees off it."""
+    for line in open(os.path.join(os.environ["DATA"], "bunny", "bun.conf")):
+        f = line.split()
+        if len(f) == 9 and f[0] == "bmesh" and f[1] == "bun045.ply":
+            t, (x, y, z, w) = [float(v) for v in f[2:5]], [float(v) for v in f[5:9]]
+    r = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                  [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                  [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+    truth = np.eye(4)
+    truth[:3, :3], truth[:3, 3] = r.T, t
+    a = math.radians(3.0)
+    turn = np.eye(4)
+    turn[:3, :3] = [[math.cos(a), 0, math.sin(a)], [0, 1, 0], [-math.sin(a), 0, math.cos(a)]]
+    np.savetxt(os.path.join(work, "bunny_truth.txt"), truth)
+    np.savetxt(os.path.join(work, "guess.txt"), truth @ turn)
+
+
 def all_of(*checks):
     def check(work, out):
         for c in checks:
@@ -245,6 +276,9 @@ def help_html_claim(work, out):
 #   setup: shell lines run first (DATA is the shared data folder);  run: the line run instead (a smaller one, or
 #   with a file the generic name stands for), full: with PTREG_EXAMPLES_FULL=1 the example as written runs;
 #   check: the outcome;  data / viewer / mpi: what it needs;  listed: why it does not run here.
+# batch's orientation maps take 15 s on README's al.pos (12 nm box) on 2 cores: an 8 nm box, the same grains
+SMALL_AL = "ptreg synth --shape apt-polycrystal -o al_small.pos --truth al_small.npy --box 8 >/dev/null"
+BATCH_FULL = "ptreg batch al.pos -o map.ply --ranges al.rrng --ion Al --json"
 SCAN = "ptreg synth --model model.ply -o scan.ply --truth truth.txt"
 SEQ_SMALL = ("ptreg synth --sequence 30 --points 3000 --model model_seq.ply --frames-dir frames "
              "--truth-trajectory truth_seq.txt")
@@ -333,11 +367,28 @@ EXAMPLES = [
     ("ptreg warp result.vtk mesh_vertices.ply -o warped.ply",
      dict(data=True, setup=["ptreg convert template.vtk -o mesh_vertices.ply >/dev/null"], check=outputs("warped.ply"))),
     ("ptreg batch al.pos -o map.ply --ranges al.rrng --ion Al --json",
-     dict(setup=["printf '[Ions]\\nNumber=2\\nIon1=Al\\nIon2=Mg\\n[Ranges]\\nNumber=2\\n"
+     dict(run="ptreg batch al_small.pos -o map.ply --ranges al.rrng --ion Al --json", full=BATCH_FULL,
+          setup=[SMALL_AL, "printf '[Ions]\\nNumber=2\\nIon1=Al\\nIon2=Mg\\n[Ranges]\\nNumber=2\\n"
                  "Range1=26.5 27.5 Vol:0.01661 Name:Al Color:FF0000\\nRange2=23.5 24.5 Vol:0.02325 Name:Mg "
                  "Color:00FF00\\n' >al.rrng"],
           check=all_of(json_has("selected", ">", 1000), outputs("map.ply")))),
-    ("ptreg batch al.pos -o map.npy --motif-points 18 --grain-radius 1", dict(check=outputs("map.npy"))),
+    ("ptreg batch al.pos -o map.npy --motif-points 18 --grain-radius 1",
+     dict(run="ptreg batch al_small.pos -o map.npy --motif-points 18 --grain-radius 1", check=outputs("map.npy"))),
+    ("ptreg batch al.pos -o map.ply --motif-points 18 --grain-radius 1 --json",
+     dict(run="ptreg batch al_small.pos -o map18.ply --motif-points 18 --grain-radius 1 --json",
+          check=outputs("map18.ply"))),
+    ("mpirun -n 4 ptreg batch recon.epos --ranges r.rrng --ion Al -o map.npy",
+     dict(listed="4 MPI ranks on an .epos: tests/cli/batch_mpi.sh runs batch under mpirun and compares the bytes")),
+    # the Stanford pair from 3 degrees off bun.conf's pose: 0.05 deg / 0.2 mm from it (bun.conf's own accuracy)
+    ("ptreg icp bun045.ply bun000.ply --init guess.txt --max-dist 0.005 --json",
+     dict(data=True, setup=["ln -s $DATA/bunny/bun045.ply $DATA/bunny/bun000.ply .", bunny_guess],
+          check=pose_near("bunny_truth.txt", 0.5, 0.002))),
+    ("ptreg icp frame.ply --target-index model.pti --device cuda --repeat 100 --json",
+     dict(listed="a CUDA GPU (the device machine: bench/gpu/run.sh; here tests/cuda_standin runs that path)")),
+    ("ptreg emicp Qnew5032.txt P5032.txt --preset tamaki --json", dict(data=True, check=pose_near(demo_truth, 0.2, 0.002))),
+    ("ptreg harris3d tooth_103x94x161_uint8.raw --window 3 --relative 1e-4 -o keypoints.ply",
+     dict(data=True, check=outputs("keypoints.ply"))),
+    ("ptreg harris3d ct.nrrd --top 100 --min-distance 4 --scores scores.nrrd", dict(data=True, check=outputs("scores.nrrd"))),
     ("mpirun -n 4 ptreg batch big.epos -o map.npy",
      dict(listed="4 MPI ranks on an .epos: tests/cli/batch_mpi.sh runs batch under mpirun and compares the bytes")),
     ("ptreg batch --pairs many.ptpairs -o poses.npy",
@@ -385,6 +436,7 @@ def run_all(ptreg, data, work):
     os.symlink(os.path.abspath(ptreg), os.path.join(work, "bin", "ptreg"))
     env = dict(os.environ, PATH=os.path.join(work, "bin") + os.pathsep + os.environ["PATH"], DATA=data or "/nonexistent",
                TESTS=os.path.join(ROOT, "tests"), PTREG_TUNE_CACHE="off")
+    os.environ["DATA"] = env["DATA"]  # for the set-ups written in Python
     full = os.environ.get("PTREG_EXAMPLES_FULL", "0") != "0"
     viewer = "without the report viewer" not in subprocess.run(
         [ptreg, "normals", "/nonexistent.ply", "--html", os.path.join(work, "probe.html")], capture_output=True,
@@ -409,6 +461,9 @@ def run_all(ptreg, data, work):
         start = time.time()
         try:
             for step in how.get("setup", []):
+                if callable(step):
+                    step(work)
+                    continue
                 subprocess.run(["bash", "-c", step], cwd=work, env=env, check=True, capture_output=True, text=True)
             run = subprocess.run(["bash", "-c", line], cwd=work, env=env, capture_output=True, text=True)
             if run.returncode != 0:
