@@ -276,8 +276,8 @@ def help_html_claim(work, out):
 #   setup: shell lines run first (DATA is the shared data folder);  run: the line run instead (a smaller one, or
 #   with a file the generic name stands for), full: with PTREG_EXAMPLES_FULL=1 the example as written runs;
 #   check: the outcome;  data / viewer / mpi: what it needs;  listed: why it does not run here.
-# batch's orientation maps take 15 s on README's al.pos (12 nm box) on 2 cores: an 8 nm box, the same grains
-SMALL_AL = "ptreg synth --shape apt-polycrystal -o al_small.pos --truth al_small.npy --box 8 >/dev/null"
+# batch's orientation maps take 15 s on README's al.pos (12 nm box, 52,000 atoms) on 2 cores: a 6 nm box
+SMALL_AL = "ptreg synth --shape apt-polycrystal -o al_small.pos --truth al_small.npy --box 6 >/dev/null"
 BATCH_FULL = "ptreg batch al.pos -o map.ply --ranges al.rrng --ion Al --json"
 SCAN = "ptreg synth --model model.ply -o scan.ply --truth truth.txt"
 SEQ_SMALL = ("ptreg synth --sequence 30 --points 3000 --model model_seq.ply --frames-dir frames "
