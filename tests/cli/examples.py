@@ -13,6 +13,7 @@ documents but in neither table fails the test, as does a table entry that no
 document holds any more: a new example cannot slip by untested.
 
     examples.py list                         the examples found, one a line
+    examples.py coverage PTREG               only whether each is in the table (and each entry documented)
     examples.py run PTREG DATA WORK          run them; exit 1 on a failure,
                                              77 when a data example was skipped
 
@@ -419,19 +420,22 @@ EXAMPLES = [
 ]
 
 
+def coverage(found):
+    """The failures of the table against the examples found: one not in the table, or an entry no document holds."""
+    table = {cmd for cmd, _ in EXAMPLES}
+    failures = [f"{where}: example neither run nor listed in tests/cli/examples.py: {cmd}"
+                for where, cmd in found if cmd not in table]
+    documented = {cmd for _, cmd in found}
+    return failures + [f"tests/cli/examples.py: no document holds the example any more: {cmd}"
+                       for cmd in sorted(table - documented)]
+
+
 def run_all(ptreg, data, work):
     global PTREG
     PTREG = os.path.abspath(ptreg)
     found = all_examples(ptreg)
-    table = {cmd: how for cmd, how in EXAMPLES}
-    failures, skipped = [], False
-    for where, cmd in found:
-        if cmd not in table:
-            failures.append(f"{where}: example neither run nor listed in tests/cli/examples.py: {cmd}")
+    failures, skipped = coverage(found), False
     documented = {cmd for _, cmd in found}
-    for cmd in table:
-        if cmd not in documented:
-            failures.append(f"tests/cli/examples.py: no document holds the example any more: {cmd}")
     os.makedirs(os.path.join(work, "bin"), exist_ok=True)
     os.symlink(os.path.abspath(ptreg), os.path.join(work, "bin", "ptreg"))
     env = dict(os.environ, PATH=os.path.join(work, "bin") + os.pathsep + os.environ["PATH"], DATA=data or "/nonexistent",
@@ -491,6 +495,11 @@ def main(argv):
         for where, cmd in all_examples(argv[2] if len(argv) > 2 else os.path.join(ROOT, "build", "ptreg")):
             print(f"{where}: {cmd}")
         return 0
+    if len(argv) == 3 and argv[1] == "coverage":
+        failures = coverage(all_examples(argv[2]))
+        for f in failures:
+            print(f"FAIL: {f}", file=sys.stderr)
+        return 1 if failures else 0
     if len(argv) == 5 and argv[1] == "run":
         return run_all(argv[2], argv[3], argv[4])
     print(__doc__, file=sys.stderr)
