@@ -3,7 +3,6 @@
 # (tests/cli/examples.py has the table and how each runs).
 . "$(dirname "$0")/lib.sh"
 
-has_data >/dev/null || true
 /usr/bin/python3 "$(dirname "$0")/examples.py" run "$PTREG" "${DATA:-}" "$WORK"
 rc=$?
 case $rc in
