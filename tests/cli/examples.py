@@ -2,7 +2,8 @@
 """Every example of the documentation, run and checked (issue 47).
 
 The examples are the command lines in README.md's and docs/*.md's code blocks
-(not the C or Python ones) and in the description of every `ptreg help CMD`.
+(not the C or Python ones: README's Python block runs in python/tests/test_readme.py),
+the man page's EXAMPLES and the description of every `ptreg help CMD`.
 EXAMPLES below says, for each, how it runs: in one temporary folder, in the
 table's order (so that a synth line makes the files the next lines name), with
 `ptreg` on PATH, after its set-up (data from the shared folder linked under

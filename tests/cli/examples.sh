@@ -1,4 +1,4 @@
-# Every example of README.md, docs/*.md and `ptreg help CMD`, run and its
+# Every example of README.md, docs/*.md, the man page and `ptreg help CMD`, run and its
 # outcome checked; an example neither run nor listed with a reason fails
 # (tests/cli/examples.py has the table and how each runs).
 . "$(dirname "$0")/lib.sh"
