@@ -375,10 +375,11 @@ EXAMPLES = [
                  "Color:00FF00\\n' >al.rrng"],
           check=all_of(json_has("selected", ">", 1000), outputs("map.ply")))),
     ("ptreg batch al.pos -o map.npy --motif-points 18 --grain-radius 1",
-     dict(run="ptreg batch al_small.pos -o map.npy --motif-points 18 --grain-radius 1", check=outputs("map.npy"))),
+     dict(run="ptreg batch al_small.pos -o map.npy --motif-points 18 --grain-radius 1",
+          full="ptreg batch al.pos -o map.npy --motif-points 18 --grain-radius 1", check=outputs("map.npy"))),
     ("ptreg batch al.pos -o map.ply --motif-points 18 --grain-radius 1 --json",
      dict(run="ptreg batch al_small.pos -o map18.ply --motif-points 18 --grain-radius 1 --json",
-          check=outputs("map18.ply"))),
+          full="ptreg batch al.pos -o map18.ply --motif-points 18 --grain-radius 1 --json", check=outputs("map18.ply"))),
     ("mpirun -n 4 ptreg batch recon.epos --ranges r.rrng --ion Al -o map.npy",
      dict(listed="4 MPI ranks on an .epos: tests/cli/batch_mpi.sh runs batch under mpirun and compares the bytes")),
     # the Stanford pair from 3 degrees off bun.conf's pose: 0.05 deg / 0.2 mm from it (bun.conf's own accuracy)
