@@ -341,6 +341,12 @@ static void test_bad_options(void)
     ptreg_icp_options_default(&o);
     o.kernel = PTREG_KERNEL_HUBER, o.kernel_scale = 0.0;
     CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, &err) == PTREG_ERR_ARG && strstr(err.message, "kernel_scale"));
+    /* the default scale is "not set": a kernel needs one given, as on the command line */
+    ptreg_icp_options_default(&o);
+    CHECK(o.kernel_scale == 0.0);
+    o.kernel = PTREG_KERNEL_CAUCHY;
+    CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, &err) == PTREG_ERR_ARG && strstr(err.message, "cauchy kernel needs"));
+    ptreg_icp_options_default(&o);
     o.kernel_scale = NAN;
     CHECK(ptreg_icp(pts, 4, pts, 4, &o, &r, NULL) == PTREG_ERR_ARG);
     ptreg_icp_options_default(&o);

@@ -53,7 +53,7 @@ PTREG_API int ptreg_robust_kernel_parse(const char *name, ptreg_robust_kernel *k
 PTREG_API double ptreg_robust_weight(ptreg_robust_kernel kernel, double k, double r);
 
 typedef struct ptreg_icp_options {
-    int max_iter;         /* transform updates, default 30 */
+    int max_iter;         /* transform updates, default 200 (the stop is usually tol's) */
     double tol;           /* stop when MSE changes by less (Besl); 0: never; < 0: auto
                              = 1e-10 * (target bounding-box diagonal)^2 (default) */
     double max_dist;      /* pairs farther apart are not used; <= 0: no limit */
@@ -66,7 +66,7 @@ typedef struct ptreg_icp_options {
     ptreg_device device;  /* a GPU runs POINT without a kernel; auto takes the CPU for the rest */
     ptreg_icp_method method;
     ptreg_robust_kernel kernel;
-    double kernel_scale;  /* the kernel's k, > 0 (in the clouds' units); default 1 */
+    double kernel_scale;  /* the kernel's k, > 0 (in the clouds' units); default 0: not set, required with a kernel */
     const float *target_normals; /* PLANE, GICP, SYMMETRIC: the target's normals (m x 3, either sign; a pair whose
                                     normal is not finite counts in fitness and rmse but not in the step);
                                     NULL: estimated from normal_k neighbors */

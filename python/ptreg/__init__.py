@@ -706,7 +706,7 @@ class ModelIndex:
 
 
 def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str = "point",
-        max_iter: int = 30, max_dist: Optional[float] = None, init: Optional[Matrix] = None,
+        max_iter: int = 200, max_dist: Optional[float] = None, init: Optional[Matrix] = None,
         kernel: str = "none", kernel_scale: Optional[float] = None, lm: Optional[float] = None,
         source_normals: Optional[ArrayLike] = None, target_normals: Optional[ArrayLike] = None,
         normal_k: int = 10, normal_radius: Optional[float] = None, gicp_epsilon: Optional[float] = None,

@@ -421,6 +421,19 @@ static int report_icp(const icp_job *job, const ptreg_icp_options *opt, const pt
     return cli_report_registration(job->source.xyz, job->source.n, target, m, opt->init, r->transformation, dist);
 }
 
+/* A run that ran out of iterations is a result, not an error (exit 0), but
+ * the pose may be far from the optimum (point-to-point creeps along smooth
+ * surfaces): said on stderr, unless asked for quiet or JSON, or --tol 0
+ * asked for every iteration (--max-iter 0: none). */
+static void note_not_converged(const cli_args *a, const ptreg_icp_options *opt, const ptreg_icp_result *r)
+{
+    if (r->stop_reason != PTREG_STOP_MAX_ITERATIONS || opt->max_iter == 0 || opt->tol == 0.0 || cli_has(a, "json") ||
+        cli_has(a, "quiet"))
+        return;
+    fprintf(stderr, "ptreg icp: not converged after %d iterations: try --method plane or more iterations "
+                    "(--max-iter)\n", r->iterations);
+}
+
 /* One registration of --repeat (cli_repeat); r holds the last run's
  * result when have is set. */
 typedef struct icp_run {
@@ -531,6 +544,8 @@ int cli_run_icp(int argc, char **argv)
             rc = print_json(&job, &opt, r, &res);
         if (!rc && !cli_has(&a, "json"))
             print_human(&job, &opt, r, &res);
+        if (!rc)
+            note_not_converged(&a, &opt, r);
         cli_distances_free(&dist);
     }
     if (run.have)

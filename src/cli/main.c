@@ -87,7 +87,8 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     if (!strcmp(name, "help")) {
-        if (argc < 3) {
+        /* 'ptreg help help' asks what help itself does: the list of commands */
+        if (argc < 3 || !strcmp(argv[2], "help")) {
             print_usage(stdout);
             return EXIT_OK;
         }

@@ -38,7 +38,8 @@ typedef struct feat_table {
  * struct `type`; k 0 (no count) and radius 0 (no radius) are "not set". */
 #define FEAT_NEIGHBORHOOD_ROWS(type, member)                                                                        \
     OPTION_NUMBER(type, member.k, "k", NULL, SIZE, 0, 1 << 20, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "N",  \
-                  "the N nearest points, the point itself among them; with radius, at most N"),                   \
+                  "the N nearest points, the point itself among them; with radius, at most N (on the command "    \
+                  "line only when --k is given: --radius alone has no cap)"),                                     \
     OPTION_NUMBER(type, member.radius, "radius", NULL, DOUBLE, 0, 1e30,                                           \
                   PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "R",                                              \
                   "every point closer than R (strictly), the point itself among them; with k, the N nearest " \

@@ -5,6 +5,10 @@ expect 0 -- "$PTREG" --version; out_has "ptreg 0.1.0"
 expect 0 -- "$PTREG" version; out_has "ptreg"
 expect 0 -- "$PTREG" help; out_has "icp"; out_has "Exit codes"
 expect 0 -- "$PTREG" --help; out_has "synth"
+# help on help: the list of commands, as plain `ptreg help` (issue 47)
+expect 0 -- "$PTREG" help help; out_has "commands:"; out_has "icp"
+# --radius alone is the whole ball: --k's help must not say it caps it (issue 47)
+for cmd in normals pfh fpfh; do expect 0 -- "$PTREG" help $cmd; out_has "radius alone has no cap"; done
 for cmd in icp emicp register correspond evaluate track index synth convert filter info normals pfh fpfh harris3d lddmm warp batch tune devices; do
     expect 0 -- "$PTREG" help $cmd; out_has "usage: ptreg $cmd"
     expect 0 -- "$PTREG" $cmd --help; out_has "options:"
@@ -32,7 +36,7 @@ expect 2 -- "$PTREG" synth --model "$WORK/m.ply" --truth-out "$WORK/t.txt"
 expect 2 -- "$PTREG" convert "$WORK/x.ply"; err_has "-o OUTPUT"
 no_file "$WORK/s.ply"
 # --help's defaults come from the library's *_options_default
-expect 0 -- "$PTREG" icp --help; out_has "most transform updates (in .0, 1000000.; default 30)"; out_has "default 0.001)"
+expect 0 -- "$PTREG" icp --help; out_has "most transform updates (in .0, 1000000.; default 200)"; out_has "default 0.001)"
 expect 0 -- "$PTREG" lddmm --help; out_has "L-BFGS iterations (in .0, 1000000.; default 400)"
 expect 0 -- "$PTREG" emicp --help; out_has "each iteration (in (0, 1); default 0.9)"
 finish

@@ -64,6 +64,19 @@ expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --kernel huber --ker
     --transformation-epsilon 1e-12 --tol 0 --max-iter 500 --json
 out_has '"stop_reason":	"small_step"'
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --kernel huber; err_has "--kernel-scale"
+# the help says what the run does: no default scale (issue 47)
+expect 0 -- "$PTREG" help icp
+grep -E -- '^ +--kernel-scale S .*; default' "$WORK/out" && fail "help icp: --kernel-scale shows a default, but a kernel needs one given"
+out_has "required with a kernel"
+# out of iterations: a note on stderr (exit 0), none with --json, -q, or --tol 0 (every iteration asked for)
+expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 3
+err_has "not converged after 3 iterations: try --method plane or more iterations"
+for quiet in --json -q "--tol 0"; do
+    expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 3 $quiet
+    grep -q "not converged" "$WORK/err" && fail "icp --max-iter 3 $quiet: the not-converged note shown"
+done
+expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --max-iter 200
+grep -q "not converged" "$WORK/err" && fail "icp: the not-converged note on a converged run"
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method lm; err_has "point|plane|gicp|symmetric"
 expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --method symmetric --truth "$WORK/truth.txt" --json
 out_has '"method":	"symmetric"'; out_has '"source_normals":	"estimated"'

@@ -36,8 +36,10 @@ static const ptreg_option icp_rows[] = {
                 "symmetric: ((T p - q) . (n_p + n_q))^2; all but point by Gauss-Newton"),
     OPTION_ENUM(ptreg_icp_options, kernel, "kernel", NULL, icp_kernel_names, 0,
                 "robust kernel by reweighting, as Open3D's (gm: Geman-McClure); needs --kernel-scale"),
-    OPTION_FIELD(ptreg_icp_options, kernel_scale, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO, "S",
-                 "the kernel's scale k, in the clouds' units (the residual where it starts to discount a pair)"),
+    OPTION_FIELD(ptreg_icp_options, kernel_scale, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET,
+                 "S",
+                 "the kernel's scale k, in the clouds' units (the residual where it starts to discount a pair); "
+                 "required with a kernel, no default"),
     OPTION_FIELD(ptreg_icp_options, normal_k, NULL, INT, 3, 1000, 0, "K",
                  "plane, symmetric, gicp: estimate the normals from K neighbors (by default a file's own normals "
                  "are used when it has them)"),
@@ -60,7 +62,10 @@ OPTION_TABLE(ptreg_icp_option_table, "ICP", ptreg_icp_options, ptreg_icp_options
 void ptreg_icp_options_default(ptreg_icp_options *opt)
 {
     memset(opt, 0, sizeof *opt);
-    opt->max_iter = 30;
+    /* Enough for point-to-point on a smooth surface, which creeps along it
+     * (synth's default scan, 30 degrees off, converges in 174); the other
+     * methods, and well-started runs, stop on tol long before. */
+    opt->max_iter = 200;
     opt->tol = -1.0;
     opt->max_dist = 0.0;
     opt->filter_sigma = 0.0;
@@ -71,7 +76,8 @@ void ptreg_icp_options_default(ptreg_icp_options *opt)
     opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
     opt->method = PTREG_ICP_POINT;
     opt->kernel = PTREG_KERNEL_NONE;
-    opt->kernel_scale = 1.0;
+    /* kernel_scale 0: not set. A scale in the clouds' units has no default
+     * that fits every cloud: a kernel without one is refused. */
     opt->normal_k = 10;
     opt->gicp_epsilon = 1e-3;
 }
@@ -117,6 +123,11 @@ ptreg_status icp_check_inputs(const float *source, size_t n, const float *target
         return st;
     if ((st = ptreg_options_check(ptreg_icp_option_table(), opt, err)))
         return st;
+    if (opt->kernel != PTREG_KERNEL_NONE && !(opt->kernel_scale > 0))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "ICP: the %s kernel needs kernel_scale (> 0, the residual where it starts to discount "
+                               "a pair, in the clouds' units)",
+                               ptreg_robust_kernel_name(opt->kernel));
     if (!ptreg_transform_is_rigid(opt->init, PTREG_RIGID_TOL))
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "ICP: the initial transform is not a rigid motion (ptreg_transform_make_rigid "

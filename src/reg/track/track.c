@@ -50,6 +50,7 @@ void ptreg_track_options_default(ptreg_track_options *opt)
     memset(opt, 0, sizeof *opt);
     ptreg_icp_options_default(&opt->icp);
     opt->icp.method = PTREG_ICP_PLANE;
+    opt->icp.max_iter = 30; /* a frame starts near its pose (the prediction) */
     opt->predict = PTREG_PREDICT_CONSTANT_VELOCITY;
     ptreg_transform_identity(opt->init);
     opt->min_fitness = 0.3;
