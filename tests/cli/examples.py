@@ -279,18 +279,18 @@ def help_html_claim(work, out):
 #   with a file the generic name stands for), full: with PTREG_EXAMPLES_FULL=1 the example as written runs;
 #   check: the outcome;  data / viewer / mpi: what it needs;  listed: why it does not run here.
 # batch's orientation maps take 15 s on README's al.pos (12 nm box, 52,000 atoms) on 2 cores: a 6 nm box
-SMALL_AL = "ptreg synth --shape apt-polycrystal -o al_small.pos --truth al_small.npy --box 6 >/dev/null"
+SMALL_AL = "ptreg synth --shape apt-polycrystal -o al_small.pos --truth-out al_small.npy --box 6 >/dev/null"
 BATCH_FULL = "ptreg batch al.pos -o map.ply --ranges al.rrng --ion Al --json"
-SCAN = "ptreg synth --model model.ply -o scan.ply --truth truth.txt"
+SCAN = "ptreg synth --model model.ply -o scan.ply --truth-out truth.txt"
 SEQ_SMALL = ("ptreg synth --sequence 30 --points 3000 --model model_seq.ply --frames-dir frames "
-             "--truth-trajectory truth_seq.txt")
+             "--truth-trajectory-out truth_seq.txt")
 EXAMPLES = [
     (SCAN, dict(check=outputs("model.ply", "scan.ply", "truth.txt"))),
     # point-to-point on synth's default scan (30 degrees off): 0.15 deg, 0.0004 after 174 iterations; bound ~3x
     ("ptreg icp scan.ply model.ply --truth truth.txt", dict(check=pose_near("truth.txt", 0.5, 0.005))),
-    ("ptreg synth --shape apt-polycrystal -o al.pos --truth truth.npy", dict(check=outputs("al.pos", "truth.npy"))),
-    ("ptreg synth --shape apt-polycrystal -o al.pos --truth truth.npy --grains 12 --box 20",
-     dict(run="ptreg synth --shape apt-polycrystal -o al12.pos --truth truth12.npy --grains 12 --box 20",
+    ("ptreg synth --shape apt-polycrystal -o al.pos --truth-out truth.npy", dict(check=outputs("al.pos", "truth.npy"))),
+    ("ptreg synth --shape apt-polycrystal -o al.pos --truth-out truth.npy --grains 12 --box 20",
+     dict(run="ptreg synth --shape apt-polycrystal -o al12.pos --truth-out truth12.npy --grains 12 --box 20",
           check=outputs("al12.pos", "truth12.npy"))),
     # PCL's ICP test: its answer to 1e-3 (the data's README); ptreg reaches it to 1e-6
     ("ptreg icp bun0.pcd bun4.pcd --max-iter 50 --max-dist 0.05 -o moved.ply --json",
@@ -316,9 +316,9 @@ EXAMPLES = [
                             "ln -s $DATA/features/cloud_bin_1.pcd frag_b.pcd", "printf '1 0 0 0\\n0 1 0 0\\n0 0 1 0\\n0 0 0 1\\n' >identity.txt"],
           check=all_of(pose_near("identity.txt", 3.0, 0.1), outputs("a_on_b.pcd")))),
     # the approach and its tracking: the README's target is every frame within 0.05 deg of the truth
-    ("ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth-trajectory truth.txt",
+    ("ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth-trajectory-out truth.txt",
      dict(run=SEQ_SMALL, full="ptreg synth --sequence 300 --model model_seq.ply --frames-dir frames "
-                              "--truth-trajectory truth_seq.txt",
+                              "--truth-trajectory-out truth_seq.txt",
           check=outputs("model_seq.ply", "frames/frame_00000.ply", "truth_seq.txt"))),
     ("ptreg track model.ply --frames frames -o trajectory.txt --json",
      dict(run="ptreg track model_seq.ply --frames frames -o trajectory.txt --json",
@@ -327,18 +327,18 @@ EXAMPLES = [
      dict(run="ptreg track model_seq.ply --frames frames -o trajectory2.txt",
           check=tum_near("trajectory2.txt", "truth_seq.txt", 0.05, 0.05))),
     ("ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth truth.txt",
-     dict(run=SEQ_SMALL.replace("--truth-trajectory", "--truth"),
+     dict(run=SEQ_SMALL.replace("--truth-trajectory-out", "--truth"),
           check=outputs("model_seq.ply", "truth_seq.txt"))),
     ("ptreg multiway scan_*.ply -o poses.txt --merged all.ply",
      dict(setup=[f"ptreg synth --shape aircraft -o scan_{k}.ply --points 4000 --view {v} --noise 0.002 --max-angle 180 "
-                 f"--max-translation 0.5 --truth scan_truth_{k}.txt --seed {k + 3} >/dev/null"
+                 f"--max-translation 0.5 --truth-out scan_truth_{k}.txt --seed {k + 3} >/dev/null"
                  for k, v in enumerate(VIEWS)],
           check=all_of(multiway_poses, outputs("poses.txt", "all.ply")))),
     ("producer | ptreg track model.pti - -o trajectory.txt",
      dict(listed="a producer program streaming PTF1 frames: tests/cli/track.sh runs the stream (track_stream.py)")),
     # EM-ICP on a whole-body shape: 0.24 deg, 0.025 (a one-sided scan: the translation's bias); bounds 2x
     ("ptreg synth --shape aircraft --model aircraft.ply --model-points 10000 -o aircraft_scan.ply --points 5000 "
-     "--truth aircraft_truth.txt", dict(check=outputs("aircraft.ply", "aircraft_scan.ply", "aircraft_truth.txt"))),
+     "--truth-out aircraft_truth.txt", dict(check=outputs("aircraft.ply", "aircraft_scan.ply", "aircraft_truth.txt"))),
     ("ptreg emicp aircraft_scan.ply aircraft.ply --truth aircraft_truth.txt", dict(check=pose_near("aircraft_truth.txt", 0.5, 0.05))),
     # the GPU study's demo pair, A a 91.8 degree turn: fp16 storage reaches 0.01 deg
     ("ptreg emicp Qnew5032.txt P5032.txt --preset tamaki --precision fp16 --json",
@@ -415,6 +415,20 @@ EXAMPLES = [
     ("ptreg icp frame.ply --target-index model.pti --device cuda --repeat 100",
      dict(listed="a CUDA GPU (the device machine: bench/gpu/run.sh; here tests/cuda_standin runs that path)")),
     ("ptreg help icp", dict(check=all_of(says(r"^usage: ptreg icp"), help_html_claim))),
+    # Open3D's tools (tests/cli/tools.sh checks their answers against Open3D's)
+    ("ptreg evaluate scan.ply model.ply --transform truth.txt --max-dist 0.05 --correspondences pairs.txt",
+     dict(check=all_of(says(r"fitness"), outputs("pairs.txt")))),
+    ("ptreg correspond scan.ply model.ply --pairs pairs.txt --ransac-dist 0.02 -t T.txt",
+     dict(check=pose_near("truth.txt", 0.1, 0.001, pose=lambda w: read_matrix(os.path.join(w, "T.txt"))))),
+    ("ptreg correspond scan.ply model.ply --pairs pairs.txt --ransac-dist 0.05 -t T.txt",
+     dict(run="ptreg correspond scan.ply model.ply --pairs pairs.txt --ransac-dist 0.05 -t T5.txt",
+          check=pose_near("truth.txt", 0.1, 0.001, pose=lambda w: read_matrix(os.path.join(w, "T5.txt"))))),
+    ("ptreg evaluate scan.ply model.ply --transform T.txt --max-dist 0.02 --json",
+     dict(check=json_has("fitness", ">", 0.5))),
+    ("ptreg filter scan.ply --statistical 2 --k 20 -o clean.ply", dict(check=outputs("clean.ply"))),
+    ("ptreg filter scan.ply --statistical 2.0 --k 20 -o clean.ply", dict(check=outputs("clean.ply"))),
+    ("ptreg filter scan.ply --radius 0.05 --min-neighbors 16 -o clean.ply", dict(check=outputs("clean.ply"))),
+    ("ptreg filter scan.ply --random 0.1 --seed 7 -o sample.ply", dict(check=outputs("sample.ply"))),
     ("~/ptreg-env/bin/python -m ptreg icp scan.ply model.ply",
      dict(listed="a pip-installed venv: tests/cli/pip_install.sh installs one and runs `python -m ptreg`")),
     ("ptreg convert tile.las --classes 2 --voxel 0.5 -o ground.ply",
