@@ -799,6 +799,64 @@ static void test_poses_and_pairs(void)
 
 /* ---- atomic writes ------------------------------------------------------- */
 
+static mode_t file_mode(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_mode & 0777 : 01000;
+}
+
+/* A new output gets 0666 less the umask; a symlink is written through: the
+ * link stays, its target (relative to the link's folder, or dangling)
+ * gets the file, and the temporary file is made beside the target. */
+static void test_modes_and_links(const ptreg_cloud *c)
+{
+    char path[512], link[512], sub[512], target[512];
+    ptreg_error err;
+    snprintf(path, sizeof path, "%s/new.ply", tmp_dir);
+    mode_t before = umask(077);
+    CHECK(ptreg_cloud_write(path, c, NULL, &err) == PTREG_OK);
+    umask(before);
+    CHECK_MSG(file_mode(path) == 0600, "mode %o under umask 077", (unsigned)file_mode(path));
+    unlink(path);
+    before = umask(022);
+    CHECK(ptreg_cloud_write(path, c, NULL, &err) == PTREG_OK);
+    umask(before);
+    CHECK_MSG(file_mode(path) == 0644, "mode %o under umask 022", (unsigned)file_mode(path));
+    unlink(path);
+
+    snprintf(sub, sizeof sub, "%s/sub", tmp_dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    snprintf(target, sizeof target, "%s/sub/target.ply", tmp_dir);
+    snprintf(link, sizeof link, "%s/link.ply", tmp_dir);
+    CHECK(symlink("sub/target.ply", link) == 0); /* dangling, relative */
+    CHECK(ptreg_cloud_write(link, c, NULL, &err) == PTREG_OK);
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(lstat(target, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0);
+    chmod(target, 0640);
+    ptreg_atomic_file af;
+    CHECK(ptreg_atomic_open(link, &af, &err) == PTREG_OK);
+    CHECK_MSG(af.tmp_path && strncmp(af.tmp_path, sub, strlen(sub)) == 0, "temporary file %s", af.tmp_path);
+    fputs("replaced\n", af.fp);
+    CHECK(ptreg_atomic_commit(&af, &err) == PTREG_OK);
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(file_mode(target) == 0640);
+    size_t size;
+    unsigned char *data = slurp(link, &size);
+    CHECK(data && size == 9 && memcmp(data, "replaced\n", 9) == 0);
+    free(data);
+    unlink(link);
+
+    snprintf(path, sizeof path, "%s/loop.ply", tmp_dir); /* a link to itself */
+    CHECK(symlink("loop.ply", path) == 0);
+    CHECK(ptreg_cloud_write(path, c, NULL, &err) == PTREG_ERR_IO);
+    CHECK_MSG(strstr(err.message, path) && strstr(err.message, strerror(ELOOP)), "%s", err.message);
+    unlink(path);
+    unlink(target);
+    rmdir(sub);
+    CHECK(count_files(".ptreg-tmp-") == 0);
+}
+
 static void test_write_failures(void)
 {
     char path[512], missing[512];
@@ -859,6 +917,8 @@ static void test_write_failures(void)
     ptreg_atomic_abort(&af);
     CHECK(file_exists(path) && count_files(".ptreg-tmp-") == 0);
     unlink(path);
+
+    test_modes_and_links(&c);
 
     ptreg_cloud bad = {.n = 5};
     CHECK(ptreg_cloud_write(path, &bad, NULL, &err) == PTREG_ERR_ARG);

@@ -274,7 +274,9 @@ typedef struct ptreg_atomic_file {
 /* Creates the temporary file. On failure (PTREG_ERR_IO naming path and the
  * system's reason, or NOMEM) nothing is left on disk and af holds nothing
  * to release. The new file gets the target's permission bits when the
- * target exists, 0644 otherwise. */
+ * target exists, else 0666 less the process's umask, as any new file. A
+ * symlink is followed to its target (created when the link dangles), which
+ * is replaced: the link stays a link. */
 PTREG_API ptreg_status ptreg_atomic_open(const char *path, ptreg_atomic_file *af, ptreg_error *err);
 /* Closes the temporary file and renames it over the target. On failure the
  * temporary file is removed and the target is untouched. af is released
