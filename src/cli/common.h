@@ -131,8 +131,10 @@ extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_n
                          "'ptreg devices')"}
 /* The options both registration commands take, in their option tables. */
 #define CLI_REGISTRATION_OUTPUTS                                                               \
-    {"output", 'o', "FILE", "write SOURCE moved onto TARGET (format from the extension)"},     \
-    {"transform-out", 't', "FILE", "write the 4x4 result (text, row-major)"}
+    {"output", 'o', "FILE", "write SOURCE moved onto TARGET (format from the extension)",      \
+     CLI_WRITES_CLOUD},                                                                        \
+    {"transform-out", 't', "FILE", "write the 4x4 result (.txt: text, row-major; .json)",       \
+     CLI_WRITES_TRANSFORM}
 #define CLI_REGISTRATION_COMMON                                                                \
     {"init", 0, "FILE", "initial 4x4 transform of SOURCE (default identity)"},                 \
     {"truth", 0, "FILE", "known answer: report the rotation and translation error"},           \

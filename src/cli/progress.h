@@ -10,7 +10,7 @@
 #define CLI_OPT_QUIET                                                                                \
     {"quiet", 'q', NULL, "no progress line (shown on stderr only when it is a terminal, never with " \
                          "--json)"}
-#define CLI_OPT_PLOT(what) {"plot", 0, "FILE.svg", "draw " what " per iteration"}
+#define CLI_OPT_PLOT(what) {"plot", 0, "FILE.svg", "draw " what " per iteration", CLI_WRITES_SVG}
 
 /* An iterative method's progress: a line on stderr (the step, the measure,
  * the time), redrawn at most ten times a second, when stderr is a terminal

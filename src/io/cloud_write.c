@@ -15,29 +15,30 @@
  * PointNormal does; XYZ text never (its readers take 3 or 6 columns). */
 static int with_curvature(const ptreg_cloud *cloud, int normals) { return normals && cloud->curvature != NULL; }
 
-static void write_text_point(FILE *f, const ptreg_cloud *cloud, size_t i)
+static void write_text_point(FILE *f, const ptreg_cloud *cloud, size_t i, char sep)
 {
     const float *p = cloud->xyz + 3 * i;
     if (!io_has_origin(cloud)) {
-        fprintf(f, "%.9g %.9g %.9g", p[0], p[1], p[2]);
+        fprintf(f, "%.9g%c%.9g%c%.9g", p[0], sep, p[1], sep, p[2]);
         return;
     }
     char w[3][32];
     for (int k = 0; k < 3; k++)
         io_format_world(w[k], cloud->origin[k] + p[k]);
-    fprintf(f, "%s %s %s", w[0], w[1], w[2]);
+    fprintf(f, "%s%c%s%c%s", w[0], sep, w[1], sep, w[2]);
 }
 
-static void write_text_rows(FILE *f, const ptreg_cloud *cloud, int normals, int curvature)
+/* One point per line, values separated by sep (a blank; a comma in CSV). */
+static void write_text_rows(FILE *f, const ptreg_cloud *cloud, int normals, int curvature, char sep)
 {
     for (size_t i = 0; i < cloud->n; i++) {
-        write_text_point(f, cloud, i);
+        write_text_point(f, cloud, i, sep);
         if (normals) {
             const float *q = cloud->normals + 3 * i;
-            fprintf(f, " %.9g %.9g %.9g", q[0], q[1], q[2]);
+            fprintf(f, "%c%.9g%c%.9g%c%.9g", sep, q[0], sep, q[1], sep, q[2]);
         }
         if (curvature)
-            fprintf(f, " %.9g", cloud->curvature[i]);
+            fprintf(f, "%c%.9g", sep, cloud->curvature[i]);
         fputc('\n', f);
     }
 }
@@ -83,7 +84,7 @@ void io_write_ply(FILE *f, const ptreg_cloud *cloud, int ascii, int normals)
         fputs("property float curvature\n", f);
     fputs("end_header\n", f);
     if (ascii)
-        write_text_rows(f, cloud, normals, curvature);
+        write_text_rows(f, cloud, normals, curvature, ' ');
     else
         write_binary_rows(f, cloud, normals, curvature);
 }
@@ -100,14 +101,16 @@ void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals)
     fprintf(f, "WIDTH %zu\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS %zu\nDATA %s\n", cloud->n,
             cloud->n, ascii ? "ascii" : "binary");
     if (ascii)
-        write_text_rows(f, cloud, normals, curvature);
+        write_text_rows(f, cloud, normals, curvature, ' ');
     else
         write_binary_rows(f, cloud, normals, curvature);
 }
 
-void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals)
+void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals, int csv)
 {
-    write_text_rows(f, cloud, normals, 0);
+    if (csv) /* what a spreadsheet or pandas expects: commas, and the columns named (the reader skips it) */
+        fputs(normals ? "x,y,z,nx,ny,nz\n" : "x,y,z\n", f);
+    write_text_rows(f, cloud, normals, 0, csv ? ',' : ' ');
 }
 
 void ptreg_write_options_default(ptreg_write_options *opt)
@@ -169,6 +172,6 @@ ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
     else if (format == PTREG_FORMAT_PCD)
         io_write_pcd(af.fp, cloud, opt->ascii, normals);
     else
-        io_write_xyz(af.fp, cloud, normals);
+        io_write_xyz(af.fp, cloud, normals, io_has_extension(path, "csv"));
     return ptreg_atomic_commit(&af, err);
 }
