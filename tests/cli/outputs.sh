@@ -79,6 +79,38 @@ no_file "$O/s.ply"
 refused 2 ".npy or .csv" "$O/t.txt" -- synth --shape apt-polycrystal -o "$O/a.pos" --truth "$O/t.txt" --box 2
 [ -z "$(ls -A "$O")" ] || fail "refused runs left files: $(ls -A "$O")"
 
+# docs/FORMATS.md's "Outputs per option" is what the program does: each row's
+# option, given an extension no option writes, is refused naming exactly the
+# formats of the row (a folder option is refused when its parent is missing)
+python3 - "$PTREG" "$TESTS_DIR/../docs/FORMATS.md" "$O" <<'PY' || fail "docs/FORMATS.md's outputs table"
+import re, subprocess, sys
+ptreg, doc, o = sys.argv[1:]
+text = open(doc).read()
+rows = re.findall(r"^\| ([a-z0-9, ]+) \| `--([a-z-]+)` \| ([^|]+) \|$",
+                  text.split("<!-- outputs table")[1].split("\n\n")[0], re.M)
+assert len(rows) >= 25, f"{len(rows)} rows"
+bad = 0
+for commands, option, writes in rows:
+    exts = re.findall(r"(?<![\w.])\.([a-z]+)\b", writes.split(" (")[0])
+    folder = writes.startswith("a folder")
+    want = ("its parent" if folder else
+            "--%s writes %s" % (option, ", ".join("." + e for e in exts[:-1]) + " or ." + exts[-1]
+                                if len(exts) > 1 else "." + exts[0]))
+    path = f"{o}/nowhere/x" if folder else f"{o}/x.bogus"
+    for cmd in commands.split(", "):
+        said = None
+        for n in range(4):  # the command's positional arguments: names only, never read
+            r = subprocess.run([ptreg, cmd, *[f"{o}/in{i}.ply" for i in range(n)], f"--{option}", path],
+                               capture_output=True, text=True)
+            if r.returncode == 2 and "missing arguments" not in r.stderr and "needs" not in r.stderr:
+                said = r.stderr
+                break
+        if not said or want not in said:
+            print(f"{cmd} --{option}: want '{want}', got: {said or r.stderr}", file=sys.stderr)
+            bad += 1
+sys.exit(1 if bad else 0)
+PY
+
 # ---- 2. the format asked is the format written ----
 expect 0 -- "$PTREG" convert "$S" -o "$O/c.ply"; head -c 4 "$O/c.ply" | grep -q "^ply" || fail ".ply is not PLY"
 expect 0 -- "$PTREG" convert "$S" -o "$O/c.pcd"; head -1 "$O/c.pcd" | grep -q "^# .PCD" || fail ".pcd is not PCD"
