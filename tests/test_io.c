@@ -717,6 +717,38 @@ static void test_transforms(void)
     CHECK(ptreg_transform_read(path, back, &err) == PTREG_OK);
     CHECK(back[3] == 5 && back[7] == 6 && back[11] == 7 && back[15] == 1 && back[12] == 0);
 
+    /* .json: {"transformation": rows}, the same doubles back; the bare rows
+     * read too; a JSON that is not 4 rows of 4 finite numbers is refused. */
+    char json[512];
+    snprintf(json, sizeof json, "%s/T.json", tmp_dir);
+    CHECK(ptreg_transform_write(json, T, &err) == PTREG_OK);
+    size_t size;
+    unsigned char *data = slurp(json, &size);
+    CHECK(data && size > 20 && !memcmp(data, "{\"transformation\": [[", 20));
+    free(data);
+    memset(back, 0, sizeof back);
+    CHECK_MSG(ptreg_transform_read(json, back, &err) == PTREG_OK, "%s", err.message);
+    CHECK(memcmp(T, back, sizeof T) == 0);
+    write_text(json, " [[1, 0, 0, 5], [0, 1, 0, 6], [0, 0, 1, 7], [0, 0, 0, 1]]\n");
+    CHECK(ptreg_transform_read(json, back, &err) == PTREG_OK && back[3] == 5 && back[11] == 7 && back[15] == 1);
+    static const struct {
+        const char *text, *part;
+    } bad_json[] = {
+        {"{\"transformation\": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]}", "4 rows of 4 numbers"},
+        {"{\"transformation\": [[1, 0, 0, 0], [0, 1, 0], [0, 0, 1, 0], [0, 0, 0, 1]]}", "row 2"},
+        {"{\"transformation\": [[1, 0, 0, 0], [0, 1, 0, \"x\"], [0, 0, 1, 0], [0, 0, 0, 1]]}", "row 2, column 4"},
+        {"{\"pose\": []}", "\"transformation\""},
+        {"{\"transformation\": [[1, 0,\n", "not valid JSON"},
+    };
+    for (size_t i = 0; i < sizeof bad_json / sizeof bad_json[0]; i++) {
+        write_text(json, bad_json[i].text);
+        memcpy(back, T, sizeof T);
+        CHECK(ptreg_transform_read(json, back, &err) == PTREG_ERR_FORMAT);
+        CHECK_MSG(strstr(err.message, bad_json[i].part) && strstr(err.message, json), "'%s'", err.message);
+        CHECK(memcmp(back, T, sizeof T) == 0);
+    }
+    unlink(json);
+
     static const struct {
         const char *text, *part;
     } bad[] = {
