@@ -4,9 +4,9 @@
 # volume, landmark sets of different sizes; and (issue 46) multiway, track
 # and view, malformed LAS files, convert's --classes and --crop, outputs that
 # cannot be written. Each row must exit with its code (2: an option, or an
-# output that cannot be written, found before the run; 3: a file) within a time bound, print a
-# message that names the option or the file, leave no output file and draw
-# no sanitizer report.
+# output that cannot be written, found before the run; 3: a file) within a
+# time bound, print a message that names the option or the file, leave no
+# output file and draw no sanitizer report.
 #
 # HOSTILE_TABLE=FILE writes the rows as the Markdown table of
 # tests/fuzz/README.md.
