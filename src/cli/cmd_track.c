@@ -725,9 +725,9 @@ done:
      * or delivered no frame it could read leaves nothing. */
     const int keep = rc == EXIT_OK || (rc == EXIT_BAD_INPUT && src.stream_error && sum.frames > sum.unreadable);
     if (!keep && job.out)
-        remove(cli_string(&a, "output", NULL));
+        cli_remove_output(cli_string(&a, "output", NULL));
     if (!keep && job.states)
-        remove(cli_string(&a, "states", NULL));
+        cli_remove_output(cli_string(&a, "states", NULL));
     free(sum.latency);
     free(sum.rec);
     view_free(&view);

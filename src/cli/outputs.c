@@ -81,6 +81,13 @@ static int named_file(const char *path, char *buf, size_t size)
     return 0;
 }
 
+void cli_remove_output(const char *path)
+{
+    char file[PATH_MAX];
+    if (path && named_file(path, file, sizeof file) == 0)
+        remove(file);
+}
+
 /* Why a folder cannot take a new file (NULL: it can). */
 static const char *folder_problem(const char *dir)
 {

@@ -19,6 +19,10 @@ struct cli_args;
  * names). Prints what is wrong, listing the formats the option writes,
  * and returns EXIT_USAGE; else EXIT_OK. */
 int cli_check_outputs(const struct cli_args *args);
+/* Removes an output a failed run wrote in place (not through the atomic
+ * file): the file a symlink names, so the link stays and no partial file
+ * is left behind it. */
+void cli_remove_output(const char *path);
 /* Whether path ends in "." + one of the endings of `writes` (case ignored). */
 int cli_writes_extension(const char *writes, const char *path);
 

@@ -218,9 +218,10 @@ mode() { stat -c %a "$1"; }
     umask 077
     "$PTREG" convert "$S" -o "$O/u.ply" && "$PTREG" icp "$S" "$M" -t "$O/u.txt" --max-iter 2 >/dev/null &&
         "$PTREG" fpfh "$M" -o "$O/u.npy" >/dev/null && "$PTREG" harris3d "$BOX" --scores "$O/u.nii" >/dev/null &&
-        "$PTREG" synth --sequence 2 --frames-dir "$O/uframes" --truth-trajectory "$O/u.tum" >/dev/null
+        "$PTREG" synth --sequence 2 --frames-dir "$O/uframes" --truth-trajectory "$O/u.tum" >/dev/null &&
+        "$PTREG" track "$M" "$S" -o "$O/u_track.txt" --states "$O/u_states.txt" >/dev/null
 ) || fail "the umask 077 runs"
-for f in u.ply u.txt u.npy u.nii u.tum uframes/frame_00000.ply; do
+for f in u.ply u.txt u.npy u.nii u.tum uframes/frame_00000.ply u_track.txt u_states.txt; do
     [ "$(mode "$O/$f")" = 600 ] || fail "$f: mode $(mode "$O/$f") under umask 077, want 600"
 done
 (umask 027 && "$PTREG" convert "$S" -o "$O/g.ply") || fail "umask 027 run"
@@ -245,4 +246,12 @@ expect 3 -- "$PTREG" convert "$WORK/missing.ply" -o "$O/keep.ply"
 [ "$(cat "$O/keep.ply")" = old ] || fail "a failed convert changed keep.ply"
 expect 3 -- "$PTREG" icp "$S" "$WORK/missing.ply" -o "$O/link.ply"
 [ -L "$O/link.ply" ] && cmp -s "$WORK/store/kept.ply" "$O/c.ply" || fail "a failed icp changed the link's target"
+# track writes its trajectory as frames come: a run that fails removes the
+# file, the one behind a symlink too (the link stays), never leaving it empty
+ln -s ../store/traj.txt "$O/traj_link.txt"
+expect 0 -- "$PTREG" track "$M" "$S" -o "$O/traj_link.txt"
+[ -L "$O/traj_link.txt" ] && has_file "$WORK/store/traj.txt"
+expect 3 -- "$PTREG" track "$M" "$WORK/missing.ply" -o "$O/traj_link.txt"
+[ -L "$O/traj_link.txt" ] || fail "a failed track removed the symlink"
+no_file "$WORK/store/traj.txt"
 finish
