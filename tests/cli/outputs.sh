@@ -108,6 +108,18 @@ for commands, option, writes in rows:
         if not said or want not in said:
             print(f"{cmd} --{option}: want '{want}', got: {said or r.stderr}", file=sys.stderr)
             bad += 1
+# and every option that takes a file or a folder is in the table, or reads one
+listed = {(c, opt) for commands, opt, _ in rows for c in commands.split(", ")}
+inputs = {"init", "truth", "transform", "target-index", "pairs", "pose-graph", "frames", "motif-file", "ranges"}
+said = subprocess.run([ptreg, "--help"], capture_output=True, text=True).stdout
+commands = re.findall(r"^  ([a-z0-9]+) ", said.split("commands:")[1], re.M)
+assert len(commands) >= 15, commands
+for cmd in commands:
+    help_text = subprocess.run([ptreg, cmd, "--help"], capture_output=True, text=True).stdout
+    for opt in re.findall(r"^\s+(?:-\w, )?--([a-z-]+) [A-Z.]*(?:FILE|DIR|RESULT)", help_text, re.M):
+        if (cmd, opt) not in listed and opt not in inputs:
+            print(f"{cmd} --{opt}: a file option neither in the outputs table nor an input", file=sys.stderr)
+            bad += 1
 sys.exit(1 if bad else 0)
 PY
 
