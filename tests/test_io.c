@@ -820,6 +820,38 @@ static void test_transforms(void)
     CHECK(ptreg_transform_read(path, back, &err) == PTREG_OK);
     CHECK(back[3] == 5 && back[7] == 6 && back[11] == 7 && back[15] == 1 && back[12] == 0);
 
+    /* .json: {"transformation": rows}, the same doubles back; the bare rows
+     * read too; a JSON that is not 4 rows of 4 finite numbers is refused. */
+    char json[512];
+    snprintf(json, sizeof json, "%s/T.json", tmp_dir);
+    CHECK(ptreg_transform_write(json, T, &err) == PTREG_OK);
+    size_t size;
+    unsigned char *data = slurp(json, &size);
+    CHECK(data && size > 20 && !memcmp(data, "{\"transformation\": [[", 20));
+    free(data);
+    memset(back, 0, sizeof back);
+    CHECK_MSG(ptreg_transform_read(json, back, &err) == PTREG_OK, "%s", err.message);
+    CHECK(memcmp(T, back, sizeof T) == 0);
+    write_text(json, " [[1, 0, 0, 5], [0, 1, 0, 6], [0, 0, 1, 7], [0, 0, 0, 1]]\n");
+    CHECK(ptreg_transform_read(json, back, &err) == PTREG_OK && back[3] == 5 && back[11] == 7 && back[15] == 1);
+    static const struct {
+        const char *text, *part;
+    } bad_json[] = {
+        {"{\"transformation\": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]}", "4 rows of 4 numbers"},
+        {"{\"transformation\": [[1, 0, 0, 0], [0, 1, 0], [0, 0, 1, 0], [0, 0, 0, 1]]}", "row 2"},
+        {"{\"transformation\": [[1, 0, 0, 0], [0, 1, 0, \"x\"], [0, 0, 1, 0], [0, 0, 0, 1]]}", "row 2, column 4"},
+        {"{\"pose\": []}", "\"transformation\""},
+        {"{\"transformation\": [[1, 0,\n", "not valid JSON"},
+    };
+    for (size_t i = 0; i < sizeof bad_json / sizeof bad_json[0]; i++) {
+        write_text(json, bad_json[i].text);
+        memcpy(back, T, sizeof T);
+        CHECK(ptreg_transform_read(json, back, &err) == PTREG_ERR_FORMAT);
+        CHECK_MSG(strstr(err.message, bad_json[i].part) && strstr(err.message, json), "'%s'", err.message);
+        CHECK(memcmp(back, T, sizeof T) == 0);
+    }
+    unlink(json);
+
     static const struct {
         const char *text, *part;
     } bad[] = {
@@ -902,6 +934,64 @@ static void test_poses_and_pairs(void)
 
 /* ---- atomic writes ------------------------------------------------------- */
 
+static mode_t file_mode(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_mode & 0777 : 01000;
+}
+
+/* A new output gets 0666 less the umask; a symlink is written through: the
+ * link stays, its target (relative to the link's folder, or dangling)
+ * gets the file, and the temporary file is made beside the target. */
+static void test_modes_and_links(const ptreg_cloud *c)
+{
+    char path[512], link[512], sub[512], target[512];
+    ptreg_error err;
+    snprintf(path, sizeof path, "%s/new.ply", tmp_dir);
+    mode_t before = umask(077);
+    CHECK(ptreg_cloud_write(path, c, NULL, &err) == PTREG_OK);
+    umask(before);
+    CHECK_MSG(file_mode(path) == 0600, "mode %o under umask 077", (unsigned)file_mode(path));
+    unlink(path);
+    before = umask(022);
+    CHECK(ptreg_cloud_write(path, c, NULL, &err) == PTREG_OK);
+    umask(before);
+    CHECK_MSG(file_mode(path) == 0644, "mode %o under umask 022", (unsigned)file_mode(path));
+    unlink(path);
+
+    snprintf(sub, sizeof sub, "%s/sub", tmp_dir);
+    CHECK(mkdir(sub, 0755) == 0);
+    snprintf(target, sizeof target, "%s/sub/target.ply", tmp_dir);
+    snprintf(link, sizeof link, "%s/link.ply", tmp_dir);
+    CHECK(symlink("sub/target.ply", link) == 0); /* dangling, relative */
+    CHECK(ptreg_cloud_write(link, c, NULL, &err) == PTREG_OK);
+    struct stat st;
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(lstat(target, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0);
+    chmod(target, 0640);
+    ptreg_atomic_file af;
+    CHECK(ptreg_atomic_open(link, &af, &err) == PTREG_OK);
+    CHECK_MSG(af.tmp_path && strncmp(af.tmp_path, sub, strlen(sub)) == 0, "temporary file %s", af.tmp_path);
+    fputs("replaced\n", af.fp);
+    CHECK(ptreg_atomic_commit(&af, &err) == PTREG_OK);
+    CHECK(lstat(link, &st) == 0 && S_ISLNK(st.st_mode));
+    CHECK(file_mode(target) == 0640);
+    size_t size;
+    unsigned char *data = slurp(link, &size);
+    CHECK(data && size == 9 && memcmp(data, "replaced\n", 9) == 0);
+    free(data);
+    unlink(link);
+
+    snprintf(path, sizeof path, "%s/loop.ply", tmp_dir); /* a link to itself */
+    CHECK(symlink("loop.ply", path) == 0);
+    CHECK(ptreg_cloud_write(path, c, NULL, &err) == PTREG_ERR_IO);
+    CHECK_MSG(strstr(err.message, path) && strstr(err.message, strerror(ELOOP)), "%s", err.message);
+    unlink(path);
+    unlink(target);
+    rmdir(sub);
+    CHECK(count_files(".ptreg-tmp-") == 0);
+}
+
 static void test_write_failures(void)
 {
     char path[512], missing[512];
@@ -962,6 +1052,8 @@ static void test_write_failures(void)
     ptreg_atomic_abort(&af);
     CHECK(file_exists(path) && count_files(".ptreg-tmp-") == 0);
     unlink(path);
+
+    test_modes_and_links(&c);
 
     ptreg_cloud bad = {.n = 5};
     CHECK(ptreg_cloud_write(path, &bad, NULL, &err) == PTREG_ERR_ARG);

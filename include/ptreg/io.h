@@ -137,11 +137,15 @@ PTREG_API ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cl
                                const ptreg_write_options *opt, ptreg_error *err);
 
 /* A 4x4 transform file: 16 numbers (row-major, whitespace/comma separated,
- * '#' comments) or 12 (the top three rows). */
+ * '#' comments) or 12 (the top three rows); or JSON, an object with
+ * "transformation": 4 rows of 4 numbers (what the commands' --json print),
+ * or those rows alone. */
 PTREG_API ptreg_status ptreg_transform_read(const char *path, double T[16], ptreg_error *err);
 /* The same from memory (the fuzzers); name is used in messages. */
 PTREG_API ptreg_status ptreg_transform_read_memory(const void *data, size_t size, const char *name, double T[16],
                                                    ptreg_error *err);
+/* Text, four rows of four %.17g numbers; to a path ending .json, JSON:
+ * {"transformation": [[r0], [r1], [r2], [r3]]}. Atomic. */
 PTREG_API ptreg_status ptreg_transform_write(const char *path, const double T[16], ptreg_error *err);
 
 /* ---- volumes ------------------------------------------------------------- */
@@ -183,6 +187,10 @@ PTREG_API ptreg_status ptreg_volume_read_memory(const void *data, size_t size, p
 /* Writes a NRRD file (attached, raw little-endian data, spacings and
  * origin), atomically. */
 PTREG_API ptreg_status ptreg_volume_write_nrrd(const char *path, const ptreg_volume *vol, ptreg_error *err);
+/* Writes a NIfTI-1 single file (.nii: the 348-byte header, little-endian,
+ * data at byte 352), atomically: sizes (each at most 32767), the voxel
+ * type, spacing, and the origin as the sform's and qform's translation. */
+PTREG_API ptreg_status ptreg_volume_write_nifti(const char *path, const ptreg_volume *vol, ptreg_error *err);
 
 /* Writes keypoints, atomically, as PLY (by extension .ply: float x y z
  * score, int i j k) or CSV (.csv .txt: header x,y,z,score,i,j,k): x y z are
@@ -303,7 +311,9 @@ typedef struct ptreg_atomic_file {
 /* Creates the temporary file. On failure (PTREG_ERR_IO naming path and the
  * system's reason, or NOMEM) nothing is left on disk and af holds nothing
  * to release. The new file gets the target's permission bits when the
- * target exists, 0644 otherwise. */
+ * target exists, else 0666 less the process's umask, as any new file. A
+ * symlink is followed to its target (created when the link dangles), which
+ * is replaced: the link stays a link. */
 PTREG_API ptreg_status ptreg_atomic_open(const char *path, ptreg_atomic_file *af, ptreg_error *err);
 /* Closes the temporary file and renames it over the target. On failure the
  * temporary file is removed and the target is untouched. af is released

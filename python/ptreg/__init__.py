@@ -482,12 +482,14 @@ def write_cloud(path: str, points: ArrayLike, normals: Optional[ArrayLike] = Non
 
 
 def read_transform(path: str) -> np.ndarray:
-    """Reads a 4 x 4 transform (16 numbers, or the top 12) from a text file."""
+    """Reads a 4 x 4 transform: 16 numbers (or the top 12) as text, or JSON
+    (``{"transformation": rows}``, what the CLI's ``--json`` and ``-t T.json`` write)."""
     return np.array(_core.read_transform(str(path)), dtype=np.float64).reshape(4, 4)
 
 
 def write_transform(path: str, transformation: Matrix) -> None:
-    """Writes a 4 x 4 transform as text, atomically."""
+    """Writes a 4 x 4 transform, atomically: as text, or as JSON
+    (``{"transformation": rows}``) to a path ending ``.json``."""
     _core.write_transform(str(path), _matrix(transformation, "transformation"))
 
 
@@ -524,8 +526,9 @@ def _volume_array(data: Union[Volume, np.ndarray]) -> tuple:
 
 def write_volume(path: str, data: Union[Volume, np.ndarray], *, spacing: Optional[Sequence[float]] = None,
                  origin: Optional[Sequence[float]] = None) -> None:
-    """Writes a volume (a :class:`Volume` or an array indexed ``[z, y, x]``) as
-    NRRD, atomically."""
+    """Writes a volume (a :class:`Volume` or an array indexed ``[z, y, x]``),
+    atomically, by extension: ``.nrrd`` (NRRD) or ``.nii`` (NIfTI-1); another
+    extension raises :class:`ArgumentError`."""
     arr, sp, org = _volume_array(data)
     nz, ny, nx = arr.shape
     _core.write_volume(str(path), arr, (nx, ny, nz), _voxel_type(arr), list(spacing or sp), list(origin or org))

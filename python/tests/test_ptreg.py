@@ -134,6 +134,18 @@ def test_transform_and_volume_round_trip(tmp_path):
     back = ptreg.read_volume(tmp_path / "v.nrrd")
     np.testing.assert_array_equal(back.data, vol)
     assert back.spacing == (0.5, 1.0, 2.0) and back.origin == (1.0, 2.0, 3.0)
+    ptreg.write_volume(tmp_path / "v.nii", vol, spacing=(0.5, 1, 2), origin=(1, 2, 3))
+    nii = ptreg.read_volume(tmp_path / "v.nii")
+    np.testing.assert_array_equal(nii.data, vol)
+    assert nii.spacing == (0.5, 1.0, 2.0) and nii.origin == (1.0, 2.0, 3.0)
+    assert open(tmp_path / "v.nii", "rb").read()[344:348] == b"n+1\0"
+    for name in ("v.png", "v.nii.gz", "v.nhdr"):  # never NRRD under another name
+        with pytest.raises(ptreg.ArgumentError, match="nrrd or .nii"):
+            ptreg.write_volume(tmp_path / name, vol)
+        assert not (tmp_path / name).exists()
+    ptreg.write_transform(tmp_path / "T.json", T)
+    assert json.load(open(tmp_path / "T.json"))["transformation"] == T.tolist()
+    np.testing.assert_array_equal(ptreg.read_transform(tmp_path / "T.json"), T)
     vol.tofile(tmp_path / "raw_4x5x6_u16.raw")
     np.testing.assert_array_equal(ptreg.read_volume(tmp_path / "raw_4x5x6_u16.raw").data, vol)
     np.testing.assert_array_equal(ptreg.read_volume(tmp_path / "raw_4x5x6_u16.raw", dims=(4, 5, 6),

@@ -264,6 +264,7 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args)
 int cli_begin(const cli_command *cmd, int argc, char **argv, cli_args *args, int *exit_code)
 {
     int rc = cli_parse(cmd, argc, argv, args);
+    rc = rc == EXIT_OK ? cli_check_outputs(args) : rc;
     *exit_code = rc < 0 ? EXIT_OK : rc;
     return rc == EXIT_OK;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/outputs.h"
 #include "ptreg/options.h"
 
 /* Exit codes of every command (docs/ptreg.1, EXIT STATUS). */
@@ -16,6 +17,7 @@ typedef struct cli_option {
     char short_name;   /* 0 when none */
     const char *value; /* the value's placeholder, NULL for a flag */
     const char *help;  /* NULL: only the short name of the library's option `name` (CLI_SHORT) */
+    const char *writes; /* an output: the extensions it writes (cli/outputs.h); NULL for the others */
 } cli_option;
 
 /* -c for the library's option --name (cli_command.library). */

@@ -19,7 +19,7 @@
 static const cli_option batch_options[] = {
     {"output", 'o', "FILE", "atoms: .npy (atoms x 6 float32: qw qx qy qz residual matched), .ply (the atoms with "
                             "their results and an orientation colour) or .csv; pairs: .npy (pairs x 9 float64: "
-                            "qw qx qy qz tx ty tz rms iterations) or .csv"},
+                            "qw qx qy qz tx ty tz rms iterations) or .csv", "npy ply csv txt"},
     {"pairs", 0, NULL, "INPUT is a ptreg pairs file (docs/FORMATS.md): register each pair"},
     {"motif", 0, "NAME", "the reference: fcc (default), bcc, hcp or sc, the first shells of the lattice"},
     {"lattice", 0, "A", "lattice constant of --motif in nm (default 0.405, aluminium)"},
@@ -27,7 +27,7 @@ static const cli_option batch_options[] = {
     {"motif-file", 0, "FILE", "the motif's points about the origin (any cloud format), instead of --motif"},
     {"estimate-motif", 0, "N", "rounds of motif estimation: the motif becomes the mean of the registered "
                                "neighborhoods (default 0)"},
-    {"motif-out", 0, "FILE", "write the motif used (the estimate, with --estimate-motif) as a cloud"},
+    {"motif-out", 0, "FILE", "write the motif used (the estimate, with --estimate-motif) as a cloud", CLI_WRITES_CLOUD},
     {"k", 'k', "N", "neighbors per atom, 3..256 (default 12)"},
     {"radius", 0, "R", "only neighbors nearer than R nm (still at most --k; default: the k nearest)"},
     {"ranges", 0, "FILE", "range file (.rrng or .rng) naming ions by mass-to-charge; needs a .pos/.epos INPUT"},
@@ -40,7 +40,7 @@ static const cli_option batch_options[] = {
                                 "closely and keep the best (default 35, with --grain-radius 25; 180: the "
                                 "identity alone)"},
     {"assignment", 0, "FILE", "write each neighbor's motif point: .npy, atoms x k int32 (-1: none), "
-                              "neighbors nearest first"},
+                              "neighbors nearest first", "npy"},
     {"min-matched", 0, "F", "flag an atom poor below this matched fraction (default 0.5)"},
     {"translation", 0, NULL, "free the translation too (the default with --pairs)"},
     {"rotation-only", 0, NULL, "rotation about the origin only (the default for atoms)"},

@@ -7,7 +7,8 @@
 #include "ptreg/io.h"
 
 static const cli_option convert_options[] = {
-    {"output", 'o', "FILE", "the converted cloud (format from the extension: ply, pcd, xyz, txt, csv, las)"},
+    {"output", 'o', "FILE", "the converted cloud (format from the extension: ply, pcd, xyz, txt, csv, pts, las, "
+                            "pos)", CLI_WRITES_CLOUD},
     {"transform", 0, "FILE", "move the points (and normals) by this 4x4 transform"},
     {"voxel", 0, "V", "keep one point per cube of side V: the centroid of its points (Open3D's VoxelDownSample; "
                       "normals averaged and made unit), in the order of each cube's first point; the input is read "

@@ -33,7 +33,7 @@
 
 static const cli_option normals_options[] = {
     {"output", 'o', "FILE", "write the cloud with its normals (.ply, .pcd: also the curvature, as PCL's "
-                            "PointNormal; .xyz/.txt/.csv: x y z nx ny nz)"},
+                            "PointNormal; .xyz/.txt/.csv: x y z nx ny nz)", CLI_WRITES_CLOUD},
     NEIGHBORHOOD_SHORT,
     {"viewpoint", 0, "X,Y,Z", "normals face this point (default 0,0,0, the sensor of most scans)"},
     {"direction", 0, "X,Y,Z", "--orient direction: n . d >= 0 (default 0,0,1)"},
@@ -59,14 +59,14 @@ const cli_command cli_cmd_normals = CLI_COMMAND_LIBRARY("normals",
 
 static const cli_option pfh_options[] = {
     {"output", 'o', "FILE", "write the descriptors: .pcd (field pfh, PCL's layout), .npy (n x 125 "
-                            "float32) or .csv/.txt"},
+                            "float32) or .csv/.txt", "pcd npy csv txt"},
     NEIGHBORHOOD_SHORT,
     DESCRIPTOR_OPTIONS,
 };
 
 static const cli_option fpfh_options[] = {
     {"output", 'o', "FILE", "write the descriptors: .pcd (field fpfh, PCL's layout), .npy (n x 33 "
-                            "float32) or .csv/.txt"},
+                            "float32) or .csv/.txt", "pcd npy csv txt"},
     NEIGHBORHOOD_SHORT,
     DESCRIPTOR_OPTIONS,
 };

@@ -11,8 +11,8 @@
 #include "ptreg/io.h"
 
 static const cli_option harris_options[] = {
-    {"output", 'o', "FILE", "write the keypoints: .ply (x y z score i j k) or .csv/.txt"},
-    {"scores", 0, "FILE", "write every voxel's score as a float32 NRRD volume"},
+    {"output", 'o', "FILE", "write the keypoints: .ply (x y z score i j k) or .csv/.txt", "ply csv txt"},
+    {"scores", 0, "FILE", "write every voxel's score as a float32 volume: .nrrd or .nii (NIfTI-1)", "nrrd nii"},
     {"threshold", 0, "T", "keep scores above T (absolute)"},
     {"relative", 0, "R", "keep scores above R times the largest (default 0.01, the library's)"},
     {"dims", 0, "X,Y,Z", "raw volumes: sizes (default: from a name like NAME_XxYxZ_TYPE.raw)"},
@@ -200,7 +200,9 @@ static int write_outputs(const cli_args *a, const ptreg_volume *vol, const ptreg
         ptreg_volume s = *vol;
         s.type = PTREG_VOXEL_F32;
         s.data = r->scores;
-        st = ptreg_volume_write_nrrd(cli_string(a, "scores", NULL), &s, &err);
+        const char *path = cli_string(a, "scores", NULL);
+        st = cli_writes_extension("nii", path) ? ptreg_volume_write_nifti(path, &s, &err)
+                                               : ptreg_volume_write_nrrd(path, &s, &err);
     }
     if (!st && cli_has(a, "output"))
         st = ptreg_keypoints_write(cli_string(a, "output", NULL), r->keypoints, r->keypoint_count, vol, &err);

@@ -11,7 +11,7 @@
 #include "ptreg/icp.h"
 
 static const cli_option index_options[] = {
-    {"output", 'o', "FILE", "the index file to write (.pti)"},
+    {"output", 'o', "FILE", "the index file to write (.pti)", "pti"},
     {"no-delaunay", 0, NULL, "build the k-d tree only (no Delaunay-walk methods)"},
     {"tune", 0, NULL, "measure the nearest-neighbor methods on this model and store the fastest "
                       "for 'icp --nn auto'"},

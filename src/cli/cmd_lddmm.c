@@ -14,15 +14,16 @@
 
 static const cli_option lddmm_options[] = {
     {"output", 'o', "RESULT", "write the template and its initial momenta: .vtk (POLYDATA, point data "
-                              "InitialMomentum, field data sigma/time_points/integrator) or .csv"},
+                              "InitialMomentum, field data sigma/time_points/integrator) or .csv",
+     "vtk csv txt"},
     {"init", 0, "RULE", "initial momenta: scaled (default: (target - q0) / sum_j K(q_i, q_j)), displacement "
                         "(target - q0), zero, or a file (a result of ptreg lddmm, or points read as momenta)"},
     {"preset", 0, "NAME", "mtl: the optic-nerve-head study's sigma 1.5, T 40, 400 iterations, lambda 500000"},
     {"template-row", 0, "R", "read TEMPLATE as a landmark table (a header with columns like Sx Sy Sz ..., "
                              "one landmark set per row) and take data row R (1 = the first)"},
     {"target-row", 0, "R", "the same for TARGET"},
-    {"moved", 0, "FILE", "write the template shot to t = 1 (a cloud: .ply, .pcd, .xyz/.csv)"},
-    {"trajectory", 0, "DIR", "write the landmarks at every time point as DIR/t_000.ply ..."},
+    {"moved", 0, "FILE", "write the template shot to t = 1 (a cloud: .ply, .pcd, .xyz/.csv)", CLI_WRITES_CLOUD},
+    {"trajectory", 0, "DIR", "write the landmarks at every time point as DIR/t_000.ply ...", CLI_WRITES_FOLDER},
     CLI_OPT_PLOT("the objective"),
     CLI_OPT_HTML,
     CLI_OPT_QUIET,
@@ -60,7 +61,8 @@ const cli_command cli_cmd_lddmm = CLI_COMMAND_LIBRARY("lddmm",
     lddmm_options, 2, 2, ptreg_lddmm_option_table);
 
 static const cli_option warp_options[] = {
-    {"output", 'o', "FILE", "the moved points (a cloud: .ply, .pcd, .xyz/.csv; normals are not carried)"},
+    {"output", 'o', "FILE", "the moved points (a cloud: .ply, .pcd, .xyz/.csv; normals are not carried)",
+     CLI_WRITES_CLOUD},
     {"precision", 0, "P", "fp32 (default) or fp64"},
     CLI_OPT_ASCII,
     CLI_OPT_THREADS,

@@ -11,13 +11,13 @@
 #include "ptreg/multiway.h"
 
 static const cli_option multiway_options[] = {
-    {"output", 'o', "FILE", "write each scan's pose into the anchor's frame (4x4 per scan, text)"},
-    {"merged", 0, "FILE", "write every placed scan moved into the anchor's frame as one cloud"},
+    {"output", 'o', "FILE", "write each scan's pose into the anchor's frame (4x4 per scan, text)", "txt"},
+    {"merged", 0, "FILE", "write every placed scan moved into the anchor's frame as one cloud", CLI_WRITES_CLOUD},
     {"merged-voxel", 0, "V", "downsample the merged cloud by a voxel grid of cube V (default: every point)"},
     {"pairs", 0, "FILE", "the candidate pairs: 'i j' per line, 0-based scan numbers (scan i onto scan j)"},
     {"pose-graph", 0, "FILE", "read a pose graph (Open3D's JSON) and solve it instead of registering pairs: its "
                               "nodes are the first poses, its edges the pairs"},
-    {"pose-graph-out", 0, "FILE", "write the solved pose graph (Open3D's JSON layout)"},
+    {"pose-graph-out", 0, "FILE", "write the solved pose graph (Open3D's JSON layout)", "json"},
     {"truth", 0, "FILE", "known poses (4x4 per scan, any common frame): report each scan's error"},
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,

@@ -11,13 +11,13 @@
 static const cli_option synth_options[] = {
     {"shape", 0, "NAME", "blob (lumpy closed surface, radius ~1), aircraft, or apt-polycrystal (an atom-probe "
                          "reconstruction of a polycrystal, in nm: see below) (default blob)"},
-    {"model", 'm', "FILE", "write the model: points uniform over the whole surface, with normals"},
+    {"model", 'm', "FILE", "write the model: points uniform over the whole surface, with normals", CLI_WRITES_CLOUD},
     {"model-points", 0, "N", "model points (default 40000)"},
     {"output", 'o', "FILE", "write the sensed scan; apt-polycrystal: the atoms (.pos with m/q, or any point "
-                            "format)"},
+                            "format)", CLI_WRITES_CLOUD},
     {"points", 'n', "M", "sensed points (default 30000)"},
     {"truth-out", 0, "FILE", "write the 4x4 transform taking the scan onto the model; apt-polycrystal: per atom "
-                         "grain, qw, qx, qy, qz (.npy float32 n x 5, or .csv)"},
+                             "grain, qw, qx, qy, qz (.npy float32 n x 5, or .csv)", "txt json npy csv"},
     {"max-angle", 0, "DEG", "roll, pitch and yaw each drawn from [-DEG, DEG] (default 20)"},
     {"max-translation", 0, "T", "translation components drawn from [-T, T] (default 0.1)"},
     {"noise", 0, "S", "Gaussian noise sigma (default 0.005); apt-polycrystal: along x and y, nm (default 0.05)"},
@@ -38,9 +38,9 @@ static const cli_option synth_options[] = {
     {"sequence", 0, "N", "an approach of N frames for 'ptreg track' (see below): with --frames-dir and/or "
                          "--truth-trajectory-out"},
     {"frames-dir", 0, "DIR", "--sequence: write frame_00000.ply ... (binary PLY unless --ascii) into DIR "
-                             "(made when missing)"},
+                             "(made when missing)", CLI_WRITES_FOLDER},
     {"truth-trajectory-out", 0, "FILE", "write the true poses of --sequence, a TUM trajectory (timestamp tx "
-                                        "ty tz qx qy qz qw)"},
+                                        "ty tz qx qy qz qw)", "txt tum"},
     {"rate", 0, "HZ", "--sequence: frames per second (default 10)"},
     {"dropouts", 0, "F", "--sequence: each point dropped with probability F (default 0)"},
     {"occlusion", 0, "START[,LENGTH]", "--sequence: frames START .. START+LENGTH-1 (LENGTH default 1) have "
@@ -328,6 +328,12 @@ int cli_run_synth(int argc, char **argv)
         return rc;
     if (cli_has(&a, "truth-out") && !cli_has(&a, "output")) {
         cli_error("synth", "--truth-out needs a scan: give --output FILE too");
+        return EXIT_USAGE;
+    }
+    const char *truth_path = cli_string(&a, "truth-out", NULL);
+    if (truth_path && !cli_writes_extension(CLI_WRITES_TRANSFORM, truth_path)) { /* .npy .csv: apt's truth */
+        cli_error("synth", "--truth-out %s: the transform is written as .txt or .json (.npy and .csv hold "
+                           "apt-polycrystal's per-atom truth)", truth_path);
         return EXIT_USAGE;
     }
     double truth[16];

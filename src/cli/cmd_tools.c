@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/common.h"
+#include "cli/outputs.h"
 #include "ptreg/global.h"
 
 /* --device: these run on the CPU only; auto (and env PTREG_DEVICE's
@@ -26,7 +27,8 @@ static int cpu_only(const cli_args *a)
 /* ---- filter ---- */
 
 static const cli_option filter_options[] = {
-    {"output", 'o', "FILE", "the points kept (format from the extension), with their normals and attributes"},
+    {"output", 'o', "FILE", "the points kept (format from the extension), with their normals and attributes",
+     CLI_WRITES_CLOUD},
     {"statistical", 0, "RATIO",
      "statistical outlier removal (Open3D's remove_statistical_outlier, PCL's StatisticalOutlierRemoval): drop a "
      "point whose mean distance to its --k nearest points (itself among them) is not below the mean of those "
@@ -41,7 +43,7 @@ static const cli_option filter_options[] = {
     {"random-count", 0, "N", "keep N points drawn at random, in the cloud's order"},
     {"seed", 0, "S", "--random, --random-count: the draw (default 1): the same points for every run"},
     {"uniform", 0, "EVERY", "keep points 0, EVERY, 2 EVERY, ... (Open3D's uniform_down_sample)"},
-    {"indices", 0, "FILE", "write the kept points' indices in the input (0-based, one a line; Open3D's ind)"},
+    {"indices", 0, "FILE", "write the kept points' indices in the input (0-based, one a line; Open3D's ind)", "txt"},
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
     CLI_OPT_QUIET,
@@ -248,7 +250,8 @@ static const cli_option evaluate_options[] = {
     {"transform", 0, "FILE", "the pose of SOURCE to judge, a 4x4 transform (default identity)"},
     {"max-dist", 0, "D", "a source point is paired with its nearest target point at distance < D (Open3D's "
                          "max_correspondence_distance; required)"},
-    {"correspondences", 0, "FILE", "write the pairs, \"SOURCE TARGET\" point indices a line, in source order"},
+    {"correspondences", 0, "FILE", "write the pairs, \"SOURCE TARGET\" point indices a line, in source order",
+     "txt"},
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
     CLI_OPT_QUIET,

@@ -19,8 +19,8 @@
 
 static const cli_option track_options[] = {
     {"output", 'o', "FILE", "write the trajectory (TUM: timestamp tx ty tz qx qy qz qw), a line per frame, "
-                            "flushed as each frame is known"},
-    {"states", 0, "FILE", "write each frame's timestamp and state (tracked, recovered, lost), the same way"},
+                            "flushed as each frame is known", "txt tum"},
+    {"states", 0, "FILE", "write each frame's timestamp and state (tracked, recovered, lost), the same way", "txt"},
     {"frames", 0, "DIR", "the frames: DIR's cloud files (.ply .pcd .xyz ...), in name order"},
     {"rate", 0, "HZ", "frame files' rate: frame i is at i / HZ seconds (default 10)"},
     {"init", 0, "FILE", "the first frame's predicted pose, a 4x4 transform (default identity)"},
@@ -725,9 +725,9 @@ done:
      * or delivered no frame it could read leaves nothing. */
     const int keep = rc == EXIT_OK || (rc == EXIT_BAD_INPUT && src.stream_error && sum.frames > sum.unreadable);
     if (!keep && job.out)
-        remove(cli_string(&a, "output", NULL));
+        cli_remove_output(cli_string(&a, "output", NULL));
     if (!keep && job.states)
-        remove(cli_string(&a, "states", NULL));
+        cli_remove_output(cli_string(&a, "states", NULL));
     free(sum.latency);
     free(sum.rec);
     view_free(&view);

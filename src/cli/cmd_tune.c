@@ -16,8 +16,8 @@ static const cli_option tune_options[] = {
     {"size", 0, "N", "the problem: pair N x N point pairs (default 20000), harris an N x N x N/2 volume (256), "
                      "fpfh N points (50000), lddmm N landmarks (2000); the winner is kept for its size class"},
     {"precision", 0, "P", "fp32 (default) or fp16 (pair only): the pair terms' arithmetic, never changed by tuning"},
-    {"csv", 0, "FILE", "write every candidate: parameters, seconds, Gpts/s, error, passed, rounds"},
-    {"plot", 0, "FILE.svg", "draw the rate of every candidate, the winner and the default marked"},
+    {"csv", 0, "FILE", "write every candidate: parameters, seconds, Gpts/s, error, passed, rounds", "csv"},
+    {"plot", 0, "FILE.svg", "draw the rate of every candidate, the winner and the default marked", CLI_WRITES_SVG},
     {"no-save", 0, NULL, "do not keep the winner in the cache"},
     {"threads", 0, "N", "the most threads a candidate may use (default: all cores)"},
     {"device", 0, "DEV", "tune the kernels on a GPU (cuda[:N], opencl[:N]): pair and lddmm, the work-group size, "

@@ -7,7 +7,7 @@
 #include "cli/report.h"
 
 static const cli_option view_options[] = {
-    {"output", 'o', "FILE.html", "the page to write (required)"},
+    {"output", 'o', "FILE.html", "the page to write (required)", CLI_WRITES_HTML},
     {"transform", 0, "FILE", "move the first cloud by this 4x4 transform (a registration's -t output)"},
     {"distance", 0, NULL, "colour the first cloud by its distance to the second's nearest point, with a colour bar"},
     {"html-max-points", 0, "N", "show at most N points in all, every cloud evenly thinned (default 2000000)"},

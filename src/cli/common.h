@@ -142,8 +142,10 @@ extern const cli_command cli_cmd_filter, cli_cmd_evaluate, cli_cmd_correspond;
                          "'ptreg devices')"}
 /* The options both registration commands take, in their option tables. */
 #define CLI_REGISTRATION_OUTPUTS                                                               \
-    {"output", 'o', "FILE", "write SOURCE moved onto TARGET (format from the extension)"},     \
-    {"transform-out", 't', "FILE", "write the 4x4 result (text, row-major)"}
+    {"output", 'o', "FILE", "write SOURCE moved onto TARGET (format from the extension)",      \
+     CLI_WRITES_CLOUD},                                                                        \
+    {"transform-out", 't', "FILE", "write the 4x4 result (.txt: text, row-major; .json)",       \
+     CLI_WRITES_TRANSFORM}
 #define CLI_REGISTRATION_COMMON                                                                \
     {"init", 0, "FILE", "initial 4x4 transform of SOURCE (default identity)"},                 \
     {"truth", 0, "FILE", "known answer: report the rotation and translation error"},           \

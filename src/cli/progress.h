@@ -7,7 +7,7 @@
 #include "ptreg/core.h"
 
 /* --plot, on the commands that take it (--quiet: common.h). */
-#define CLI_OPT_PLOT(what) {"plot", 0, "FILE.svg", "draw " what " per iteration"}
+#define CLI_OPT_PLOT(what) {"plot", 0, "FILE.svg", "draw " what " per iteration", CLI_WRITES_SVG}
 
 /* An iterative method's progress: a line on stderr (the step, the measure,
  * the time), redrawn at most ten times a second, when stderr is a terminal

@@ -14,7 +14,7 @@
 
 #define CLI_OPT_HTML                                                                                   \
     {"html", 0, "FILE.html", "write a self-contained HTML report of the run: a 3-D view, the curves, "  \
-                             "the numbers (docs/REPORT.md)"},                                          \
+                             "the numbers (docs/REPORT.md)", CLI_WRITES_HTML},                         \
     {"html-max-points", 0, "N", "--html: show at most N points in all, every layer evenly thinned "    \
                                 "(default 2000000)"}
 

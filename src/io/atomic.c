@@ -4,21 +4,82 @@
 #include "ptreg/io.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A short fixed stem: a long target name cannot push the temporary one
  * past NAME_MAX, and a leftover from a killed run is easy to spot. */
-#define TEMP_STEM ".ptreg-tmp-XXXXXX"
+#define TEMP_STEM ".ptreg-tmp-"
+#define TEMP_RANDOM 6
+/* Symlinks followed before giving up (Linux's own limit). */
+#define MAX_LINK_HOPS 40
+
+/* The text of a symlink, NUL-terminated (malloc'd; NULL with errno set). */
+static char *read_link(const char *path, size_t hint)
+{
+    for (size_t size = hint + 2 > 64 ? hint + 2 : 64;; size *= 2) {
+        char *buf = malloc(size);
+        if (!buf)
+            return NULL;
+        ssize_t got = readlink(path, buf, size);
+        if (got >= 0 && (size_t)got < size) {
+            buf[got] = '\0';
+            return buf;
+        }
+        free(buf);
+        if (got < 0)
+            return NULL;
+    }
+}
+
+/* `link`'s target as a path: a relative one is relative to the link's
+ * folder, not to ours. */
+static char *link_target(const char *link, const char *text)
+{
+    const char *slash = strrchr(link, '/');
+    size_t dir = text[0] == '/' || !slash ? 0 : (size_t)(slash - link) + 1;
+    char *t = malloc(dir + strlen(text) + 1);
+    if (t) {
+        memcpy(t, link, dir);
+        strcpy(t + dir, text);
+    }
+    return t;
+}
+
+/* The file an output path names: a symlink is followed (link by link, a
+ * dangling one to the file it names, which is then created), so that the
+ * new file replaces the link's target and the link stays a link. NULL with
+ * errno set (ELOOP, ENOMEM) on failure. */
+static char *resolve_output(const char *path)
+{
+    char *cur = strdup(path);
+    for (int hops = 0; cur; hops++) {
+        struct stat st;
+        if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode))
+            return cur;
+        char *text = hops < MAX_LINK_HOPS ? read_link(cur, (size_t)st.st_size) : NULL;
+        char *next = text ? link_target(cur, text) : NULL;
+        int e = hops < MAX_LINK_HOPS ? errno : ELOOP;
+        free(text);
+        free(cur);
+        cur = next;
+        if (!cur)
+            errno = e ? e : ENOMEM;
+    }
+    return NULL;
+}
 
 static char *temp_template(const char *path)
 {
     const char *slash = strrchr(path, '/');
     size_t dir = slash ? (size_t)(slash - path) + 1 : 0;
-    char *t = malloc(dir + sizeof TEMP_STEM);
+    char *t = malloc(dir + sizeof TEMP_STEM + TEMP_RANDOM);
     if (t) {
         memcpy(t, path, dir);
         memcpy(t + dir, TEMP_STEM, sizeof TEMP_STEM);
@@ -26,14 +87,49 @@ static char *temp_template(const char *path)
     return t;
 }
 
-/* mkstemp makes the file 0600; a replaced file keeps its permissions and a
- * new one gets the usual 0644. */
-static mode_t target_mode(const char *path)
+/* splitmix64: spreads a counter, the time and the pid over the name. */
+static uint64_t mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+/* Creates the temporary file with open(O_EXCL) rather than mkstemp: the
+ * mode 0666 goes through the process's umask (and a folder's default ACL)
+ * as any new file's does, where mkstemp's 0600 would need the umask, which
+ * a thread cannot read without changing it. */
+static int create_temp(char *tmp)
+{
+    static unsigned long counter;
+    char *x = tmp + strlen(tmp);
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    for (int attempt = 0; attempt < 100; attempt++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t r = mix(((uint64_t)getpid() << 32) ^ (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+                         ((uint64_t)__atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED) << 40) ^ (uintptr_t)tmp);
+        for (int k = 0; k < TEMP_RANDOM; k++, r /= 62)
+            x[k] = digits[r % 62];
+        x[TEMP_RANDOM] = '\0';
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+        *x = '\0';
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* A replaced file keeps its permission bits; a new one has what
+ * create_temp's open gave it (0666 less the umask). */
+static int keep_target_mode(int fd, const char *path)
 {
     struct stat st;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-        return st.st_mode & 0777;
-    return 0644;
+        return fchmod(fd, st.st_mode & 0777);
+    return 0;
 }
 
 /* The journal of committed targets (see ptreg/io.h). Room for a file's
@@ -135,20 +231,22 @@ ptreg_status ptreg_atomic_open(const char *path, ptreg_atomic_file *af, ptreg_er
     memset(af, 0, sizeof *af);
     if (!path || !*path)
         return ptreg_error_set(err, PTREG_ERR_ARG, "no output path");
-    af->path = strdup(path);
-    af->tmp_path = temp_template(path);
+    af->path = resolve_output(path);
+    if (!af->path && errno != ENOMEM) /* a loop of links, or one that cannot be read */
+        return ptreg_error_set(err, PTREG_ERR_IO, "%s: %s", path, strerror(errno));
+    af->tmp_path = af->path ? temp_template(af->path) : NULL;
     if (!af->path || !af->tmp_path || !journal_hold_room(af)) {
         release(af);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", path);
     }
-    int fd = mkstemp(af->tmp_path);
+    int fd = create_temp(af->tmp_path);
     if (fd < 0) {
         int e = errno;
         free(af->tmp_path);
         af->tmp_path = NULL; /* nothing was created */
         return fail_errno(af, e, "cannot create a temporary file in its folder", err);
     }
-    if (fchmod(fd, target_mode(path)) != 0 || !(af->fp = fdopen(fd, "wb"))) {
+    if (keep_target_mode(fd, af->path) != 0 || !(af->fp = fdopen(fd, "wb"))) {
         int e = errno;
         close(fd);
         return fail_errno(af, e, "cannot open a temporary file in its folder", err);

@@ -15,6 +15,7 @@
 typedef struct row_layout {
     int normals, curvature, rgb, intensity;
     int pcd; /* PCD: the colour packed in 4 bytes (PCL's rgb), the intensity float32 (PCL's PointXYZI) */
+    char sep; /* text: between values */
 } row_layout;
 
 /* PLY and PCD carry the curvature next to the normals, as PCL's
@@ -23,7 +24,7 @@ typedef struct row_layout {
 static row_layout layout_of(const ptreg_cloud *cloud, int normals, int curvature_too, int pcd)
 {
     row_layout l = {normals, curvature_too && normals && cloud->curvature != NULL, cloud->rgb != NULL,
-                    cloud->intensity != NULL, pcd};
+                    cloud->intensity != NULL, pcd, ' '};
     return l;
 }
 
@@ -33,37 +34,39 @@ static uint32_t packed_rgb(const uint8_t *c)
     return 0xFF000000u | (uint32_t)c[0] << 16 | (uint32_t)c[1] << 8 | (uint32_t)c[2];
 }
 
-static void write_text_point(FILE *f, const ptreg_cloud *cloud, size_t i)
+static void write_text_point(FILE *f, const ptreg_cloud *cloud, size_t i, char sep)
 {
     const float *p = cloud->xyz + 3 * i;
     if (!io_has_origin(cloud)) {
-        fprintf(f, "%.9g %.9g %.9g", p[0], p[1], p[2]);
+        fprintf(f, "%.9g%c%.9g%c%.9g", p[0], sep, p[1], sep, p[2]);
         return;
     }
     char w[3][32];
     for (int k = 0; k < 3; k++)
         io_format_world(w[k], cloud->origin[k] + p[k]);
-    fprintf(f, "%s %s %s", w[0], w[1], w[2]);
+    fprintf(f, "%s%c%s%c%s", w[0], sep, w[1], sep, w[2]);
 }
 
-/* Text rows. PCD ascii gives the packed colour as its integer, as PCL
- * writes it (the float would print opaque colours as NaN). */
+/* Text rows, values separated by l->sep (a blank; a comma in CSV). PCD
+ * ascii gives the packed colour as its integer, as PCL writes it (the
+ * float would print opaque colours as NaN). */
 static void write_text_rows(FILE *f, const ptreg_cloud *cloud, const row_layout *l)
 {
+    const char sep = l->sep;
     for (size_t i = 0; i < cloud->n; i++) {
-        write_text_point(f, cloud, i);
+        write_text_point(f, cloud, i, sep);
         if (l->normals) {
             const float *q = cloud->normals + 3 * i;
-            fprintf(f, " %.9g %.9g %.9g", q[0], q[1], q[2]);
+            fprintf(f, "%c%.9g%c%.9g%c%.9g", sep, q[0], sep, q[1], sep, q[2]);
         }
         if (l->curvature)
-            fprintf(f, " %.9g", cloud->curvature[i]);
+            fprintf(f, "%c%.9g", sep, cloud->curvature[i]);
         if (l->rgb && l->pcd)
-            fprintf(f, " %u", (unsigned)packed_rgb(cloud->rgb + 3 * i));
+            fprintf(f, "%c%u", sep, (unsigned)packed_rgb(cloud->rgb + 3 * i));
         else if (l->rgb)
-            fprintf(f, " %u %u %u", cloud->rgb[3 * i], cloud->rgb[3 * i + 1], cloud->rgb[3 * i + 2]);
+            fprintf(f, "%c%u%c%u%c%u", sep, cloud->rgb[3 * i], sep, cloud->rgb[3 * i + 1], sep, cloud->rgb[3 * i + 2]);
         if (l->intensity)
-            fprintf(f, " %u", (unsigned)cloud->intensity[i]);
+            fprintf(f, "%c%u", sep, (unsigned)cloud->intensity[i]);
         fputc('\n', f);
     }
 }
@@ -164,14 +167,25 @@ void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals)
         write_binary_rows(f, cloud, &l);
 }
 
-/* A header line names the columns when there is more than x y z, so that
- * a reader never has to guess (docs/FORMATS.md, "Text"). */
-void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals)
+/* A header line names the columns when there is more than x y z, and
+ * always in CSV (what a spreadsheet or pandas expects), so that a reader
+ * never has to guess (docs/FORMATS.md, "Text"). */
+void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals, int csv)
 {
-    const row_layout l = layout_of(cloud, normals, 0, 0);
-    if (l.normals || l.rgb || l.intensity)
-        fprintf(f, "x y z%s%s%s\n", l.normals ? " nx ny nz" : "", l.rgb ? " r g b" : "",
-                l.intensity ? " intensity" : "");
+    row_layout l = layout_of(cloud, normals, 0, 0);
+    l.sep = csv ? ',' : ' ';
+    if (csv || l.normals || l.rgb || l.intensity) {
+        static const char *const names[] = {"x", "y", "z", "nx", "ny", "nz", "r", "g", "b", "intensity"};
+        const int on[] = {1, 1, 1, l.normals, l.normals, l.normals, l.rgb, l.rgb, l.rgb, l.intensity};
+        for (int k = 0; k < 10; k++) {
+            if (!on[k])
+                continue;
+            if (k)
+                fputc(l.sep, f);
+            fputs(names[k], f);
+        }
+        fputc('\n', f);
+    }
     write_text_rows(f, cloud, &l);
 }
 
@@ -249,6 +263,6 @@ ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
     else if (format == PTREG_FORMAT_PCD)
         io_write_pcd(af.fp, cloud, opt->ascii, normals);
     else
-        io_write_xyz(af.fp, cloud, normals);
+        io_write_xyz(af.fp, cloud, normals, io_has_extension(path, "csv"));
     return ptreg_atomic_commit(&af, err);
 }

@@ -209,7 +209,8 @@ ptreg_status io_read_apt_cloud(const io_in *in, ptreg_apt_format format, ptreg_c
  * which the atomic commit checks. */
 void io_write_ply(FILE *f, const ptreg_cloud *cloud, int ascii, int normals);
 void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals);
-void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals);
+/* csv: a header line and commas, else blanks and no header. */
+void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals, int csv);
 /* LAS 1.2 (las_write.c): fails on coordinates the format cannot hold. */
 ptreg_status io_write_las(FILE *f, const ptreg_cloud *cloud, const char *path, ptreg_error *err);
 /* Whether the cloud has an origin: its writers then write world coordinates

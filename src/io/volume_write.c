@@ -1,8 +1,11 @@
-/* Volume and keypoint writers: NRRD (attached, raw little-endian) and
+/* Volume and keypoint writers: NRRD (attached, raw little-endian), NIfTI-1
+ * (a single .nii, little-endian) and
  * keypoints as PLY or CSV, through the atomic file of ptreg/io.h. */
 #include "ptreg/io.h"
 #include "io/io_internal.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +57,70 @@ ptreg_status ptreg_volume_write_nrrd(const char *path, const ptreg_volume *vol, 
         fprintf(f, "spacings: %.17g %.17g %.17g\n", sp[0], sp[1], sp[2]);
     fputs("endian: little\nencoding: raw\n\n", f);
     io_write_le(f, vol->data, ptreg_volume_count(vol), ptreg_voxel_size(vol->type));
+    return ptreg_atomic_commit(&af, err);
+}
+
+/* NIfTI-1's datatype codes and bits per voxel for our voxel types. */
+static const struct {
+    int16_t code, bits;
+} nifti_types[] = {{2, 8}, {256, 8}, {512, 16}, {4, 16}, {768, 32}, {8, 32}, {16, 32}, {64, 64}};
+
+#define NIFTI_HEADER 348
+#define NIFTI_DATA 352 /* the header and an empty extension block */
+
+static void store_i16le(unsigned char *p, int v)
+{
+    p[0] = (unsigned char)(v & 0xff);
+    p[1] = (unsigned char)((v >> 8) & 0xff);
+}
+
+/* The 348-byte header (nifti1.h's layout, little-endian): sizes, type,
+ * spacing, and the origin both as the qform's offsets and the sform's
+ * translation (what the reader takes), axes aligned (no rotation). */
+static void nifti_header(unsigned char h[NIFTI_DATA], const ptreg_volume *vol)
+{
+    memset(h, 0, NIFTI_DATA);
+    h[0] = NIFTI_HEADER & 0xff;
+    h[1] = NIFTI_HEADER >> 8;
+    h[38] = 'r'; /* regular */
+    const size_t n[3] = {vol->nx, vol->ny, vol->nz};
+    store_i16le(h + 40, 3);
+    for (int k = 0; k < 7; k++)
+        store_i16le(h + 42 + 2 * k, k < 3 ? (int)n[k] : 1);
+    store_i16le(h + 70, nifti_types[vol->type].code);
+    store_i16le(h + 72, nifti_types[vol->type].bits);
+    io_store_f32le(h + 76, 1.0f); /* qfac */
+    for (int k = 0; k < 3; k++)
+        io_store_f32le(h + 80 + 4 * k, (float)vol->spacing[k]);
+    io_store_f32le(h + 108, (float)NIFTI_DATA);
+    h[123] = 2; /* xyzt_units: millimetres */
+    snprintf((char *)h + 148, 80, "written by ptreg %s", PTREG_VERSION_STRING);
+    store_i16le(h + 252, 1); /* qform_code: scanner */
+    store_i16le(h + 254, 1); /* sform_code */
+    for (int k = 0; k < 3; k++) {
+        io_store_f32le(h + 268 + 4 * k, (float)vol->origin[k]);
+        io_store_f32le(h + 280 + 16 * k + 4 * k, (float)vol->spacing[k]);
+        io_store_f32le(h + 280 + 16 * k + 12, (float)vol->origin[k]);
+    }
+    memcpy(h + 344, "n+1", 4);
+}
+
+ptreg_status ptreg_volume_write_nifti(const char *path, const ptreg_volume *vol, ptreg_error *err)
+{
+    if (!vol || !vol->data || !nrrd_type(vol->type) || !ptreg_volume_count(vol))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: no volume to write", path ? path : "NIfTI");
+    if (vol->nx > INT16_MAX || vol->ny > INT16_MAX || vol->nz > INT16_MAX)
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "%s: %zu x %zu x %zu voxels: NIfTI-1 sizes are at most 32767 (write NRRD)", path,
+                               vol->nx, vol->ny, vol->nz);
+    ptreg_atomic_file af;
+    ptreg_status s = ptreg_atomic_open(path, &af, err);
+    if (s)
+        return s;
+    unsigned char h[NIFTI_DATA];
+    nifti_header(h, vol);
+    fwrite(h, 1, sizeof h, af.fp);
+    io_write_le(af.fp, vol->data, ptreg_volume_count(vol), ptreg_voxel_size(vol->type));
     return ptreg_atomic_commit(&af, err);
 }
 

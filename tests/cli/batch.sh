@@ -110,7 +110,7 @@ assert hcp.description["key"] == "axis" and hcp.result["motif"]["source"] == "hc
 EOF
     expect 2 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/never.npy" --html "$WORK/never.html"
     err_has "for atoms"; no_file "$WORK/never.npy"; no_file "$WORK/never.html"
-    expect 4 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.ply" --html "$WORK/no/such/dir/b.html"
+    expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.ply" --html "$WORK/no/such/dir/b.html"
     err_has "no/such/dir"; no_file "$WORK/never.ply"
 fi
 

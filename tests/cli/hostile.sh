@@ -3,10 +3,10 @@
 # all-identical clouds, zero-extent volumes, a window larger than the
 # volume, landmark sets of different sizes; and (issue 46) multiway, track
 # and view, malformed LAS files, convert's --classes and --crop, outputs that
-# cannot be written. Each row must exit with its code (2: an option, 3: a
-# file, 4: an output that cannot be written) within a time bound, print a
-# message that names the option or the file, leave no output file and draw
-# no sanitizer report.
+# cannot be written. Each row must exit with its code (2: an option, or an
+# output that cannot be written, found before the run; 3: a file) within a
+# time bound, print a message that names the option or the file, leave no
+# output file and draw no sanitizer report.
 #
 # HOSTILE_TABLE=FILE writes the rows as the Markdown table of
 # tests/fuzz/README.md.
@@ -424,30 +424,30 @@ row 3 "LAZ: compressed bits in the format" "laz_bits.las: byte 104" -- info "$IN
 row 3 "LAS point format 11" "format11.las: byte 104" -- info "$IN/format11.las"
 row 3 "LAZ as SOURCE" "laz_vlr.las: byte 227" -- icp "$IN/laz_vlr.las" "$M" -o "$O"
 
-# ---- outputs that cannot be written (issue 46): exit 4 naming the output, nothing
-# left; a missing folder, and a folder that is a file (which stops root too) ----
+# ---- outputs that cannot be written (issues 46, 47): exit 2 before the run, naming
+# the output, nothing left; a missing folder, and a folder that is a file (which
+# stops root too) ----
 NOWHERE=$OUT/no/such/folder
 UNDER=$IN/scan.ply
-row 4 "-o in a missing folder" "$NOWHERE/o.ply" -- convert "$S" -o "$NOWHERE/o.ply"
-row 4 "-o under a file" "$UNDER/o.ply" -- convert "$S" -o "$UNDER/o.ply"
-row 4 "-o LAS under a file" "$UNDER/o.las" -- convert "$IN/good.las" -o "$UNDER/o.las"
-row 4 "-o in a missing folder" "$NOWHERE/o.ply" -- icp "$S" "$M" -o "$NOWHERE/o.ply"
-row 4 "-t under a file, -o fine" "$UNDER/t.txt" -- icp "$S" "$M" -o "$O" -t "$UNDER/t.txt"
-# the page's folder is checked before the run: a file is no folder
-row 4 "--html under a file" "cannot write into $UNDER" -- icp "$S" "$M" -o "$O" --html "$UNDER/r.html"
-row 4 "-o in a missing folder" "$NOWHERE/n.ply" -- normals "$S" -o "$NOWHERE/n.ply"
-row 4 "-o in a missing folder" "$NOWHERE/f.npy" -- fpfh "$M" -o "$NOWHERE/f.npy"
-row 4 "-o under a file" "$UNDER/f.npy" -- fpfh "$M" -o "$UNDER/f.npy"
-row 4 "-o in a missing folder" "$NOWHERE/p.txt" -- multiway "$S" "$M" -o "$NOWHERE/p.txt"
-row 4 "--merged under a file, -o fine" "$UNDER/m.ply" -- multiway "$S" "$M" -o "$OUT/p.txt" --merged "$UNDER/m.ply"
-row 4 "--pose-graph-out in a missing folder, -o fine" "$NOWHERE/g.json" -- multiway "$S" "$M" -o "$OUT/p.txt" \
+row 2 "-o in a missing folder" "$NOWHERE/o.ply" -- convert "$S" -o "$NOWHERE/o.ply"
+row 2 "-o under a file" "$UNDER/o.ply" -- convert "$S" -o "$UNDER/o.ply"
+row 2 "-o LAS under a file" "$UNDER/o.las" -- convert "$IN/good.las" -o "$UNDER/o.las"
+row 2 "-o in a missing folder" "$NOWHERE/o.ply" -- icp "$S" "$M" -o "$NOWHERE/o.ply"
+row 2 "-t under a file, -o fine" "$UNDER/t.txt" -- icp "$S" "$M" -o "$O" -t "$UNDER/t.txt"
+row 2 "--html under a file" "$UNDER is not a folder" -- icp "$S" "$M" -o "$O" --html "$UNDER/r.html"
+row 2 "-o in a missing folder" "$NOWHERE/n.ply" -- normals "$S" -o "$NOWHERE/n.ply"
+row 2 "-o in a missing folder" "$NOWHERE/f.npy" -- fpfh "$M" -o "$NOWHERE/f.npy"
+row 2 "-o under a file" "$UNDER/f.npy" -- fpfh "$M" -o "$UNDER/f.npy"
+row 2 "-o in a missing folder" "$NOWHERE/p.txt" -- multiway "$S" "$M" -o "$NOWHERE/p.txt"
+row 2 "--merged under a file, -o fine" "$UNDER/m.ply" -- multiway "$S" "$M" -o "$OUT/p.txt" --merged "$UNDER/m.ply"
+row 2 "--pose-graph-out in a missing folder, -o fine" "$NOWHERE/g.json" -- multiway "$S" "$M" -o "$OUT/p.txt" \
     --pose-graph-out "$NOWHERE/g.json"
-row 4 "-o in a missing folder" "$NOWHERE/t.txt" -- track "$M" "$S" -o "$NOWHERE/t.txt"
-row 4 "-o under a file" "$UNDER/t.txt" -- track "$M" "$S" -o "$UNDER/t.txt"
-row 4 "--states in a missing folder, -o fine" "$NOWHERE/s.txt" -- track "$M" "$S" -o "$OUT/t.txt" \
+row 2 "-o in a missing folder" "$NOWHERE/t.txt" -- track "$M" "$S" -o "$NOWHERE/t.txt"
+row 2 "-o under a file" "$UNDER/t.txt" -- track "$M" "$S" -o "$UNDER/t.txt"
+row 2 "--states in a missing folder, -o fine" "$NOWHERE/s.txt" -- track "$M" "$S" -o "$OUT/t.txt" \
     --states "$NOWHERE/s.txt"
-row 4 "-o in a missing folder" "$NOWHERE/v.html" -- view "$S" -o "$NOWHERE/v.html"
-row 4 "-o under a file" "$UNDER/v.html" -- view "$S" -o "$UNDER/v.html"
+row 2 "-o in a missing folder" "$NOWHERE/v.html" -- view "$S" -o "$NOWHERE/v.html"
+row 2 "-o under a file" "$UNDER/v.html" -- view "$S" -o "$UNDER/v.html"
 
 if [ -n "${HOSTILE_TABLE:-}" ]; then
     cp "$table" "$HOSTILE_TABLE"

@@ -102,7 +102,7 @@ expect 2 -- $S -o "$WORK/e.pos" --motif diamond; err_has "not fcc, bcc, hcp or s
 expect 2 -- $S -o "$WORK/e.pos" --box 1,2; err_has "X,Y,Z"
 expect 2 -- $S -o "$WORK/e.pos" --box 0; err_has "box"
 expect 2 -- $S -o "$WORK/e.pos" --truth-out "$WORK/e.txt"; err_has ".npy or .csv"
-expect 2 -- $S -o "$WORK/e.epos"; err_has "read, not written"
+expect 2 -- $S -o "$WORK/e.epos"; err_has ".epos is not a format it writes"
 expect 2 -- $S -o "$WORK/e.pos" --model "$WORK/m.ply"; err_has "not an option of --shape apt-polycrystal"
 expect 2 -- $S -o "$WORK/e.pos" --box 400 --efficiency 1; err_has "2^31 atoms"
 expect 2 -- "$PTREG" synth -o "$WORK/e.ply" --grains 3; err_has "option of --shape apt-polycrystal"
