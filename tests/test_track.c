@@ -334,8 +334,8 @@ static void test_no_mirrored_recovery(void)
         double angle, shift;
         ptreg_transform_difference(P, out.pose, &angle, &shift);
         recovered += out.state == PTREG_TRACK_RECOVERED;
-        wrong += angle > 2.0 || shift > 0.05;
-        worst = angle > worst ? angle : worst;
+        wrong += !(angle <= 2.0 && shift <= 0.05);
+        worst = check_worse(worst, angle);
         CHECK_MSG(angle <= 2.0 && shift <= 0.05, "trial %d (frame %d): %s %.1f deg and %.3f from the truth",
                   trial, trial % 5, ptreg_track_state_name(out.state), angle, shift);
     }

@@ -19,7 +19,8 @@
 
 static const cli_option track_options[] = {
     {"output", 'o', "FILE", "write the trajectory (TUM: timestamp tx ty tz qx qy qz qw), a line per frame read "
-                            "(an unreadable frame has none); written whole when the run succeeds"},
+                            "(an unreadable frame has none); written whole when the run succeeds (a FIFO or a "
+                            "device: line by line)"},
     {"states", 0, "FILE", "write each frame's timestamp and state (tracked, recovered, lost), the same way"},
     {"truth", 0, "FILE", "the true poses, a TUM trajectory (synth --sequence's --truth-trajectory): report "
                          "each frame's rotation and translation error and their median and max"},
@@ -109,8 +110,9 @@ const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
     "pose) and a summary: counts, latency percentiles, frames per second. --truth adds each\n"
     "frame's rotation and translation error against the true pose at its time, and their\n"
     "median and max. -o and --states are written when the run ends, and only when it\n"
-    "succeeds (exit 0): a failed run leaves no file. Exit 0 when a frame at least was read,\n"
-    "3 when none could be or the stream was malformed.\n"
+    "succeeds (exit 0): a failed run leaves no file (a FIFO or a device, such as /dev/null,\n"
+    "is written line by line). Exit 0 when a frame at least was read, 3 when none could be\n"
+    "or the stream was malformed.\n"
     "  ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth-trajectory truth.txt\n"
     "  ptreg track model.ply --frames frames -o trajectory.txt --json --truth truth.txt",
     track_options, 1, CLI_MAX_POSITIONAL, track_icp_option_table);
@@ -479,13 +481,25 @@ static int load_model(const cli_args *a, ptreg_track_options *o, track_job *job)
 /* -o and --states: temporary files in their folders (a folder that cannot
  * take one fails here, before any work), renamed over the targets only when
  * the run succeeds, so that a failed run (a stream cut short, a device
- * that failed, no frame read) leaves neither an empty nor a partial file. */
+ * that failed, no frame read) leaves neither an empty nor a partial file.
+ * A target that is there and is no regular file (/dev/null, a FIFO a
+ * reader follows) is written directly, each line flushed as it is known. */
 static int open_output(const cli_args *a, const char *name, ptreg_atomic_file *af, FILE **f)
 {
     const char *path = cli_string(a, name, NULL);
     ptreg_error err;
+    struct stat sb;
     if (!path)
         return EXIT_OK;
+    memset(af, 0, sizeof *af);
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (!(*f = fopen(path, "w"))) {
+            cli_error("track", "--%s %s: cannot be written: %s", name, path, strerror(errno));
+            return EXIT_RUNTIME;
+        }
+        setvbuf(*f, NULL, _IOLBF, 0);
+        return EXIT_OK;
+    }
     if (ptreg_atomic_open(path, af, &err)) {
         cli_error("track", "--%s %s: cannot be written: %s", name, path, err.message);
         return EXIT_RUNTIME;
@@ -494,13 +508,22 @@ static int open_output(const cli_args *a, const char *name, ptreg_atomic_file *a
     return EXIT_OK;
 }
 
-/* Renames a finished output over its target (rc 0) or removes it. */
+/* Renames a finished output over its target (rc 0) or removes it; a
+ * direct one is closed. */
 static int close_output(ptreg_atomic_file *af, FILE **f, int rc)
 {
     ptreg_error err;
-    if (!*f)
+    FILE *fp = *f;
+    if (!fp)
         return rc;
     *f = NULL;
+    if (!af->fp) { /* written directly */
+        if (fclose(fp) && !rc) {
+            cli_error("track", "writing the trajectory failed: %s", strerror(errno));
+            return EXIT_RUNTIME;
+        }
+        return rc;
+    }
     if (rc) {
         ptreg_atomic_abort(af);
         return rc;
