@@ -284,15 +284,17 @@ static int recover(ptreg_tracker *tr, const float *frame, size_t n, double t, pt
     }
     int found = 0, ok = 0;
     double best[16];
-    for (int k = 0; k < 4 && !st; k++) {
+    for (int k = 0; k < 4 && !fatal_status(st); k++) {
         double init[16];
         if (k == 0)
             memcpy(init, rr.transformation, sizeof init);
         else
             ptreg_transform_mul(tr->flips[k - 1], rr.transformation, init);
         ptreg_icp_result r;
+        /* a candidate ICP cannot register (no pairs within reach) is no
+         * candidate; the others are still tried */
         if ((st = register_from(tr, thin, thin_n, init, &r, &local)))
-            break;
+            continue;
         if (recovery_passes(tr, thin, thin_n, &r, t, &st, &local) &&
             (!found || nearer(r.transformation, best, out->predicted))) {
             memcpy(best, r.transformation, sizeof best);
@@ -302,6 +304,8 @@ static int recover(ptreg_tracker *tr, const float *frame, size_t n, double t, pt
     }
     free(thin);
     ptreg_icp_result r;
+    if (!fatal_status(st))
+        st = PTREG_OK;
     if (found && !st && !(st = register_from(tr, frame, n, best, &r, &local))) {
         ok = recovery_passes(tr, frame, n, &r, t, &st, &local);
         if (ok && !st)
