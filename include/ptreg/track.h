@@ -54,9 +54,14 @@ typedef struct ptreg_track_options {
     double max_speed;               /* translation per second beyond which a pose is a jump,
                                        model units (default 0: no bound) */
     double max_turn_deg;            /* rotation per second, the same way (default 0: none) */
-    int recover;                    /* global registration of a lost frame (default 1), refined by
-                                       the frame's ICP options; kept when it passes min_fitness and
-                                       max_rmse (not the motion bounds) */
+    int recover;                    /* global registration of a lost frame (default 1): RANSAC's pose
+                                       and its half turns about the model's principal axes refined by
+                                       the frame's ICP options; one passes min_fitness and max_rmse
+                                       (not the motion bounds), an rmse of 3 model spacings (max_rmse
+                                       when the caller set it) and 95% of its pairs on the model's
+                                       surface; of those, the nearest the prediction is kept. The
+                                       first frame (from init, a guess) must pass the same to be
+                                       tracked. docs/ALGORITHMS.md, "Tracking" */
     ptreg_register_options recovery; /* its options; the model's centroids, normals and FPFH are
                                         made once, by ptreg_tracker_create */
 } ptreg_track_options;

@@ -18,9 +18,12 @@
 #include "ptreg/track.h"
 
 static const cli_option track_options[] = {
-    {"output", 'o', "FILE", "write the trajectory (TUM: timestamp tx ty tz qx qy qz qw), a line per frame, "
-                            "flushed as each frame is known", "txt tum"},
-    {"states", 0, "FILE", "write each frame's timestamp and state (tracked, recovered, lost), the same way", "txt"},
+    {"output", 'o', "FILE", "write the trajectory (TUM: timestamp tx ty tz qx qy qz qw), a line per frame read "
+                            "(an unreadable frame has none); written whole when the run succeeds (a FIFO or a "
+                            "device: line by line)", CLI_WRITES_LIVE "txt tum"},
+    {"states", 0, "FILE", "write each frame's timestamp and state (tracked, recovered, lost), the same way", CLI_WRITES_LIVE "txt"},
+    {"truth", 0, "FILE", "the true poses, a TUM trajectory (synth --sequence's --truth-trajectory-out): report "
+                         "each frame's rotation and translation error and their median and max"},
     {"frames", 0, "DIR", "the frames: DIR's cloud files (.ply .pcd .xyz ...), in name order"},
     {"rate", 0, "HZ", "frame files' rate: frame i is at i / HZ seconds (default 10)"},
     {"init", 0, "FILE", "the first frame's predicted pose, a 4x4 transform (default identity)"},
@@ -40,6 +43,40 @@ static const cli_option track_options[] = {
     CLI_OPT_HTML,
 };
 
+/* ICP's options as the tracker uses them: its defaults (point-to-plane)
+ * and the help of the two whose defaults it derives otherwise (max_dist,
+ * tol), so that --help and the man page say what a run does. */
+#define TRACK_ICP_ROWS 64
+static ptreg_option track_icp_rows[TRACK_ICP_ROWS];
+static ptreg_option_table track_icp_table;
+
+static void track_icp_defaults(void *icp)
+{
+    ptreg_track_options o;
+    ptreg_track_options_default(&o);
+    memcpy(icp, &o.icp, sizeof o.icp);
+}
+
+static const ptreg_option_table *track_icp_option_table(void)
+{
+    const ptreg_option_table *t = ptreg_icp_option_table();
+    if (track_icp_table.options || t->count > TRACK_ICP_ROWS)
+        return track_icp_table.options ? &track_icp_table : t;
+    for (size_t i = 0; i < t->count; i++) {
+        track_icp_rows[i] = t->options[i];
+        if (!strcmp(t->options[i].name, "max_dist"))
+            track_icp_rows[i].help = "leave out pairs farther apart than D; default 5% of the model's bounding-box "
+                                     "diagonal";
+        else if (!strcmp(t->options[i].name, "tol"))
+            track_icp_rows[i].help = "stop when the MSE drops by less than T; 0 runs all iterations; default "
+                                     "(max-rmse / 100)^2";
+    }
+    track_icp_table = *t;
+    track_icp_table.options = track_icp_rows;
+    track_icp_table.defaults = track_icp_defaults;
+    return &track_icp_table;
+}
+
 const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
     "MODEL FRAME... [options]\n       ptreg track MODEL --frames DIR [options]\n"
     "       ptreg track MODEL - [options] < frames.ptf",
@@ -52,23 +89,33 @@ const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
     "default plane; --max-dist default 5% of the model's diagonal), and is lost when its\n"
     "fitness is below --min-fitness, its rmse above --max-rmse, or its pose moved from the\n"
     "last good one faster than --max-speed or --max-turn. A lost frame is registered again\n"
-    "without a guess (global registration: FPFH, RANSAC; the model's half prepared once)\n"
-    "and is recovered when that pose passes the fit checks; else it stays lost and its pose\n"
-    "is the prediction. Lost frames leave the velocity as it was; a recovered one starts it\n"
-    "over. The pose takes the frame's points into the model's frame.\n\n"
+    "without a guess (global registration: FPFH, RANSAC; the model's half prepared once):\n"
+    "RANSAC's pose and its half turns about the model's principal axes (a near-symmetric\n"
+    "model's mirror poses) are refined by ICP, and a candidate passes when it passes the fit\n"
+    "checks, its rmse is within 3 of the model's mean point spacings (--max-rmse, when given,\n"
+    "instead) and 95% of its paired points lie on the model's surface; of those that pass,\n"
+    "the one nearest the prediction is recovered. The first frame, from --init (a guess),\n"
+    "must pass the same checks to count as tracked. A frame with no candidate stays lost and\n"
+    "its pose is the prediction. Lost frames leave the velocity as it was; a recovered one\n"
+    "starts it over. The pose takes the frame's points into the model's frame.\n\n"
     "Frames: files (timestamp: index / --rate), a folder (--frames), or '-': a stream on\n"
     "stdin, each frame the 4 bytes \"PTF1\", a little-endian uint64 point count, a\n"
     "little-endian double timestamp (seconds, increasing), then count x, y, z as\n"
     "little-endian float32 (docs/FORMATS.md). An unreadable or empty frame is reported on\n"
-    "stderr and is lost; a stream frame whose timestamp does not increase is reported and\n"
-    "skipped; a truncated stream or a bad magic ends the stream (reported, exit 3).\n\n"
+    "stderr and is lost (an unreadable one has no line in the trajectory: no pose is known);\n"
+    "a stream frame whose timestamp does not increase is reported and skipped; a truncated\n"
+    "stream or a bad magic ends the stream (reported, exit 3).\n\n"
     "Output: -o's TUM trajectory (what evo and SLAM benchmarks read), --states, and with\n"
     "--json each frame's state, iterations, fitness, rmse and latency (frame in memory to\n"
-    "pose) and a summary: counts, latency percentiles, frames per second. Exit 0 when a\n"
-    "frame at least was read, 3 when none could be or the stream was malformed.\n"
-    "  ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth truth.txt\n"
-    "  ptreg track model.ply --frames frames -o trajectory.txt --json",
-    track_options, 1, CLI_MAX_POSITIONAL, ptreg_icp_option_table);
+    "pose) and a summary: counts, latency percentiles, frames per second. --truth adds each\n"
+    "frame's rotation and translation error against the true pose at its time, and their\n"
+    "median and max. -o and --states are written when the run ends, and only when it\n"
+    "succeeds (exit 0): a failed run leaves no file (a FIFO or a device, such as /dev/null,\n"
+    "is written line by line). Exit 0 when a frame at least was read, 3 when none could be\n"
+    "or the stream was malformed.\n"
+    "  ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth-trajectory-out truth.txt\n"
+    "  ptreg track model.ply --frames frames -o trajectory.txt --json --truth truth.txt",
+    track_options, 1, CLI_MAX_POSITIONAL, track_icp_option_table);
 
 /* ---- the frames: files or a stream ---- */
 
@@ -266,6 +313,14 @@ static int source_next(frame_source *src, frame_in *f)
 
 /* ---- the run ---- */
 
+/* --truth: the true poses, a TUM trajectory. */
+typedef struct truth_poses {
+    double *t;       /* ascending */
+    double (*T)[16]; /* world frame */
+    size_t n;
+} truth_poses;
+
+
 typedef struct track_job {
     ptreg_model_index *index;
     ptreg_cloud model;     /* a cloud MODEL (its normals) */
@@ -273,7 +328,9 @@ typedef struct track_job {
     ptreg_tracker *tracker;
     ptreg_device device;
     double setup_ms;
-    FILE *out, *states;
+    FILE *out, *states;            /* the temporary files of -o and --states */
+    ptreg_atomic_file out_file, states_file;
+    truth_poses truth;             /* --truth */
 } track_job;
 
 /* --html: where the sensor was at each frame (the pose's translation, in
@@ -351,6 +408,8 @@ typedef struct frame_record {
     int iterations, unreadable;
     ptreg_track_state state;
     size_t points;
+    int has_error;             /* --truth has a pose at t (and the frame was read) */
+    double rot_err, trans_err; /* against it: degrees, model units */
 } frame_record;
 
 static int read_track_options(const cli_args *a, ptreg_track_options *o, double *rate)
@@ -419,22 +478,171 @@ static int load_model(const cli_args *a, ptreg_track_options *o, track_job *job)
     return EXIT_OK;
 }
 
-static int open_output(const cli_args *a, const char *name, FILE **f)
+/* -o and --states: temporary files in their folders (a folder that cannot
+ * take one fails here, before any work), renamed over the targets only when
+ * the run succeeds, so that a failed run (a stream cut short, a device
+ * that failed, no frame read) leaves neither an empty nor a partial file.
+ * A target that is there and is no regular file (/dev/null, a FIFO a
+ * reader follows) is written directly, each line flushed as it is known. */
+static int open_output(const cli_args *a, const char *name, ptreg_atomic_file *af, FILE **f)
 {
     const char *path = cli_string(a, name, NULL);
+    ptreg_error err;
+    struct stat sb;
     if (!path)
         return EXIT_OK;
-    if (!(*f = fopen(path, "w"))) {
-        cli_error("track", "--%s %s: cannot be written: %s", name, path, strerror(errno));
+    memset(af, 0, sizeof *af);
+    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (!(*f = fopen(path, "w"))) {
+            cli_error("track", "--%s %s: cannot be written: %s", name, path, strerror(errno));
+            return EXIT_RUNTIME;
+        }
+        setvbuf(*f, NULL, _IOLBF, 0);
+        return EXIT_OK;
+    }
+    if (ptreg_atomic_open(path, af, &err)) {
+        cli_error("track", "--%s %s: cannot be written: %s", name, path, err.message);
+        return EXIT_RUNTIME;
+    }
+    *f = af->fp;
+    return EXIT_OK;
+}
+
+/* Renames a finished output over its target (rc 0) or removes it; a
+ * direct one is closed. */
+static int close_output(ptreg_atomic_file *af, FILE **f, int rc)
+{
+    ptreg_error err;
+    FILE *fp = *f;
+    if (!fp)
+        return rc;
+    *f = NULL;
+    if (!af->fp) { /* written directly */
+        if (fclose(fp) && !rc) {
+            cli_error("track", "writing the trajectory failed: %s", strerror(errno));
+            return EXIT_RUNTIME;
+        }
+        return rc;
+    }
+    if (rc) {
+        ptreg_atomic_abort(af);
+        return rc;
+    }
+    if (ptreg_atomic_commit(af, &err)) {
+        cli_error("track", "writing the trajectory failed: %s", err.message);
         return EXIT_RUNTIME;
     }
     return EXIT_OK;
 }
 
-/* The TUM line's numbers: tx ty tz qx qy qz qw. */
-static void tum_pose(const double local[16], double out[7])
+/* ---- --truth ---- */
+
+static void truth_free(truth_poses *tp)
 {
-    double T[16], R[9], q[4];
+    free(tp->t);
+    free(tp->T);
+    memset(tp, 0, sizeof *tp);
+}
+
+/* One line's 8 numbers into (t, T); 0 when it is not 8 finite numbers with
+ * a quaternion that is not zero. */
+static int parse_tum(const char *line, double *t, double T[16])
+{
+    double v[8];
+    const char *p = line;
+    for (int k = 0; k < 8; k++) {
+        char *end;
+        v[k] = strtod(p, &end);
+        if (end == p || !isfinite(v[k]))
+            return 0;
+        p = end;
+    }
+    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+        p++;
+    const double q[4] = {v[7], v[4], v[5], v[6]}; /* w x y z */
+    if (*p || !(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] > 0.0))
+        return 0;
+    double R[9];
+    ptreg_quaternion_to_matrix(q, R);
+    ptreg_transform_identity(T);
+    for (int r = 0; r < 3; r++) {
+        memcpy(T + 4 * r, R + 3 * r, 3 * sizeof *T);
+        T[4 * r + 3] = v[1 + r];
+    }
+    *t = v[0];
+    return 1;
+}
+
+/* Reads --truth (blank lines and '#' comments skipped); exit 3 naming the
+ * file and line of the first bad one. */
+static int read_truth(const char *path, truth_poses *tp)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_error("track", "--truth %s: cannot be read: %s", path, strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    char line[1024];
+    size_t cap = 0, lineno = 0;
+    int rc = EXIT_OK;
+    while (!rc && fgets(line, sizeof line, f)) {
+        lineno++;
+        const char *p = line + strspn(line, " \t\r\n");
+        if (!*p || *p == '#')
+            continue;
+        if (tp->n == cap) {
+            cap = cap ? 2 * cap : 256;
+            double *t = realloc(tp->t, cap * sizeof *t);
+            tp->t = t ? t : tp->t;
+            double(*T)[16] = realloc(tp->T, cap * sizeof *T);
+            tp->T = T ? T : tp->T;
+            if (!t || !T) {
+                cli_error("track", "out of memory reading --truth %s", path);
+                rc = EXIT_RUNTIME;
+                break;
+            }
+        }
+        if (!parse_tum(p, &tp->t[tp->n], tp->T[tp->n])) {
+            cli_error("track", "--truth %s: line %zu: not a TUM pose (timestamp tx ty tz qx qy qz qw)", path, lineno);
+            rc = EXIT_BAD_INPUT;
+        } else if (tp->n > 0 && !(tp->t[tp->n] > tp->t[tp->n - 1])) {
+            cli_error("track", "--truth %s: line %zu: the timestamp does not come after the last one", path, lineno);
+            rc = EXIT_BAD_INPUT;
+        }
+        tp->n++;
+    }
+    fclose(f);
+    if (!rc && tp->n == 0) {
+        cli_error("track", "--truth %s: no poses in it", path);
+        rc = EXIT_BAD_INPUT;
+    }
+    return rc;
+}
+
+/* The true pose at time t: the line whose timestamp rounds to t's
+ * microsecond (TUM files carry six decimals); NULL when none does. */
+static const double *truth_at(const truth_poses *tp, double t)
+{
+    size_t lo = 0, hi = tp->n;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (tp->t[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const double tol = 5e-7 + 1e-12 * fabs(t);
+    if (lo < tp->n && fabs(tp->t[lo] - t) <= tol)
+        return tp->T[lo];
+    if (lo > 0 && fabs(tp->t[lo - 1] - t) <= tol)
+        return tp->T[lo - 1];
+    return NULL;
+}
+
+/* The TUM line's numbers: tx ty tz qx qy qz qw; T the world pose. */
+static void tum_pose(const double local[16], double out[7], double T[16])
+{
+    double R[9], q[4];
     cli_transform_to_world(local, T);
     ptreg_transform_rotation(T, R);
     ptreg_matrix_to_quaternion(R, q);
@@ -445,18 +653,15 @@ static void tum_pose(const double local[16], double out[7])
 static int write_frame(const track_job *job, const frame_record *f)
 {
     int bad = 0;
-    if (job->out) {
+    if (job->out && !f->unreadable) { /* no pose is known: no line (its state says lost) */
         char t[3][32];
         for (int k = 0; k < 3; k++)
             cli_format_coordinate(t[k], f->pose[k]);
         bad |= fprintf(job->out, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", f->t, t[0], t[1], t[2], f->pose[3],
                        f->pose[4], f->pose[5], f->pose[6]) < 0;
-        bad |= fflush(job->out) != 0;
     }
-    if (job->states) {
+    if (job->states)
         bad |= fprintf(job->states, "%.6f %s\n", f->t, ptreg_track_state_name(f->state)) < 0;
-        bad |= fflush(job->states) != 0;
-    }
     if (bad)
         cli_error("track", "writing the trajectory failed");
     return bad ? EXIT_RUNTIME : EXIT_OK;
@@ -478,14 +683,31 @@ static double percentile(const double *sorted, size_t n, double p)
 }
 
 /* What the run counts as it goes: with --json every frame's record too;
- * without, only each frame's latency (8 bytes a frame, for the percentiles). */
+ * without, only each frame's latency (8 bytes a frame, for the percentiles)
+ * and, with --truth, its errors. */
 typedef struct track_summary {
     size_t counts[3], unreadable, skipped, frames;
     double p50, p95, p99, max, mean, wall_ms;
     double *latency;
     frame_record *rec;
     size_t cap;
+    double *rot_err, *trans_err; /* --truth: the frames it has a pose for, in order */
+    size_t *err_frame;           /* their frame numbers */
+    size_t errors;
+    double rot_median, rot_max, trans_median, trans_max;
+    size_t rot_max_frame;
 } track_summary;
+
+static int grow_errors(track_summary *s, size_t cap)
+{
+    double *r = realloc(s->rot_err, cap * sizeof *r);
+    s->rot_err = r ? r : s->rot_err;
+    double *t = realloc(s->trans_err, cap * sizeof *t);
+    s->trans_err = t ? t : s->trans_err;
+    size_t *fr = realloc(s->err_frame, cap * sizeof *fr);
+    s->err_frame = fr ? fr : s->err_frame;
+    return r && t && fr;
+}
 
 /* Adds a frame; EXIT_RUNTIME when out of memory. */
 static int count_frame(track_summary *s, const frame_record *f, int keep_record)
@@ -496,11 +718,15 @@ static int count_frame(track_summary *s, const frame_record *f, int keep_record)
         s->latency = lat ? lat : s->latency;
         frame_record *rec = keep_record ? realloc(s->rec, cap * sizeof *rec) : NULL;
         s->rec = rec ? rec : s->rec;
-        if (!lat || (keep_record && !rec)) {
+        if (!lat || (keep_record && !rec) || !grow_errors(s, cap)) {
             cli_error("track", "out of memory");
             return EXIT_RUNTIME;
         }
         s->cap = cap;
+    }
+    if (f->has_error) {
+        s->rot_err[s->errors] = f->rot_err, s->trans_err[s->errors] = f->trans_err;
+        s->err_frame[s->errors++] = s->frames;
     }
     if (keep_record)
         s->rec[s->frames] = *f;
@@ -508,6 +734,29 @@ static int count_frame(track_summary *s, const frame_record *f, int keep_record)
     s->counts[f->state]++;
     s->unreadable += (size_t)f->unreadable;
     return EXIT_OK;
+}
+
+/* The median (the mean of the middle two for an even count) of n > 0
+ * values; v is sorted in place. */
+static double median_of(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* --truth's summary: the errors' medians and maxima, and the frame of the
+ * worst rotation. */
+static void summarize_errors(track_summary *s)
+{
+    if (s->errors == 0)
+        return;
+    for (size_t i = 0; i < s->errors; i++) {
+        if (!(s->rot_err[i] <= s->rot_max)) /* the first, or a larger one */
+            s->rot_max = s->rot_err[i], s->rot_max_frame = s->err_frame[i];
+        s->trans_max = i == 0 || s->trans_err[i] > s->trans_max ? s->trans_err[i] : s->trans_max;
+    }
+    s->rot_median = median_of(s->rot_err, s->errors);
+    s->trans_median = median_of(s->trans_err, s->errors);
 }
 
 static void summarize(track_summary *s)
@@ -569,9 +818,16 @@ static int print_json(const track_job *job, const ptreg_track_options *o, const 
         cJSON_AddNumberToObject(fo, "fitness", f->fitness);
         cJSON_AddNumberToObject(fo, "rmse", f->rmse);
         cJSON_AddNumberToObject(fo, "latency_ms", f->latency_ms);
-        if (f->unreadable)
+        if (f->unreadable) {
             cJSON_AddTrueToObject(fo, "unreadable");
-        cli_json_put(fo, "pose", cJSON_CreateDoubleArray(f->pose, 7));
+            cJSON_AddNullToObject(fo, "pose"); /* no pose is known */
+        } else {
+            cli_json_put(fo, "pose", cJSON_CreateDoubleArray(f->pose, 7));
+        }
+        if (f->has_error) {
+            cJSON_AddNumberToObject(fo, "rotation_error_deg", f->rot_err);
+            cJSON_AddNumberToObject(fo, "translation_error", f->trans_err);
+        }
         cli_json_push(frames, fo);
     }
     cJSON *sum = cJSON_AddObjectToObject(root, "summary");
@@ -579,6 +835,15 @@ static int print_json(const track_job *job, const ptreg_track_options *o, const 
     for (int k = 0; k < 3; k++)
         cJSON_AddNumberToObject(sum, ptreg_track_state_name((ptreg_track_state)k), (double)s->counts[k]);
     cJSON_AddNumberToObject(sum, "unreadable", (double)s->unreadable);
+    if (job->truth.n) {
+        cJSON *e = cJSON_AddObjectToObject(sum, "error");
+        cJSON_AddNumberToObject(e, "frames", (double)s->errors);
+        cJSON_AddNumberToObject(e, "rotation_deg_median", s->rot_median);
+        cJSON_AddNumberToObject(e, "rotation_deg_max", s->rot_max);
+        cJSON_AddNumberToObject(e, "rotation_deg_max_frame", (double)s->rot_max_frame);
+        cJSON_AddNumberToObject(e, "translation_median", s->trans_median);
+        cJSON_AddNumberToObject(e, "translation_max", s->trans_max);
+    }
     cJSON_AddNumberToObject(sum, "skipped", (double)s->skipped);
     cJSON *lat = cJSON_AddObjectToObject(sum, "latency_ms");
     cJSON_AddNumberToObject(lat, "p50", s->p50);
@@ -605,6 +870,10 @@ static void print_human(const track_job *job, const track_summary *s)
         printf(", skipped %zu (timestamps not increasing)", s->skipped);
     printf("\n  latency ms: p50 %.2f, p95 %.2f, p99 %.2f, max %.2f; %.1f frames/s\n", s->p50, s->p95, s->p99,
            s->max, s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
+    if (job->truth.n)
+        printf("  error vs truth (%zu frames): rotation median %.4f, max %.4f deg (frame %zu); translation median "
+               "%.4g, max %.4g\n",
+               s->errors, s->rot_median, s->rot_max, s->rot_max_frame, s->trans_median, s->trans_max);
 }
 
 /* Every frame of src through the tracker, each written as it is known. */
@@ -636,8 +905,14 @@ static int run_frames(const cli_args *a, track_job *job, frame_source *src, trac
             rc = cli_exit_code(st, 0);
         } else {
             frame_record r = {f.t, tf.latency_ms, tf.fitness, tf.rmse, {0}, tf.iterations, f.unreadable,
-                              tf.state, f.cloud.n};
-            tum_pose(tf.pose, r.pose);
+                              tf.state, f.cloud.n, 0, 0.0, 0.0};
+            double world[16];
+            tum_pose(tf.pose, r.pose, world);
+            const double *truth = f.unreadable ? NULL : truth_at(&job->truth, f.t);
+            if (truth) {
+                r.has_error = 1;
+                ptreg_transform_difference(truth, world, &r.rot_err, &r.trans_err);
+            }
             last_t = f.t;
             rc = write_frame(job, &r);
             rc = rc ? rc : count_frame(s, &r, keep_records);
@@ -675,7 +950,11 @@ int cli_run_track(int argc, char **argv)
     memset(&sum, 0, sizeof sum);
     track_view view;
     memset(&view, 0, sizeof view);
-    if ((rc = load_model(&a, &opt, &job)))
+    rc = open_output(&a, "output", &job.out_file, &job.out);
+    rc = rc ? rc : open_output(&a, "states", &job.states_file, &job.states);
+    if (!rc && cli_has(&a, "truth"))
+        rc = read_truth(cli_string(&a, "truth", NULL), &job.truth);
+    if (rc || (rc = load_model(&a, &opt, &job)))
         goto done;
     if (cli_has(&a, "frames"))
         rc = list_folder(cli_string(&a, "frames", NULL), &src);
@@ -683,8 +962,6 @@ int cli_run_track(int argc, char **argv)
         src.stream = stdin;
     else
         src.paths = a.positional + 1, src.count = (size_t)a.positional_count - 1;
-    rc = rc ? rc : open_output(&a, "output", &job.out);
-    rc = rc ? rc : open_output(&a, "states", &job.states);
     if (rc)
         goto done;
     const double t0 = ptreg_time_ms();
@@ -703,8 +980,13 @@ int cli_run_track(int argc, char **argv)
         cli_error("track", "no frame could be read");
         rc = EXIT_BAD_INPUT;
     }
+    if (!rc && job.truth.n && sum.errors == 0) {
+        cli_error("track", "--truth %s: no pose at any frame's time", cli_string(&a, "truth", NULL));
+        rc = EXIT_BAD_INPUT;
+    }
     if (!rc) {
         summarize(&sum);
+        summarize_errors(&sum);
         rc = report_track(&job, &view);
         rc = rc ? rc : report_fitness(&sum);
         if (!rc && (cli_has(&a, "json") || cli_report()))
@@ -713,23 +995,12 @@ int cli_run_track(int argc, char **argv)
             print_human(&job, &sum);
     }
 done:
-    if (job.out && fclose(job.out) && !rc) {
-        cli_error("track", "writing the trajectory failed");
-        rc = EXIT_RUNTIME;
-    }
-    if (job.states && fclose(job.states) && !rc)
-        rc = EXIT_RUNTIME;
-    /* Written as the frames come, for a reader that follows the run. A
-     * stream cut short (exit 3) keeps the poses of its whole frames, each a
-     * result delivered; a run that failed itself (exit 4: memory, a device)
-     * or delivered no frame it could read leaves nothing. */
-    const int keep = rc == EXIT_OK || (rc == EXIT_BAD_INPUT && src.stream_error && sum.frames > sum.unreadable);
-    if (!keep && job.out)
-        cli_remove_output(cli_string(&a, "output", NULL));
-    if (!keep && job.states)
-        cli_remove_output(cli_string(&a, "states", NULL));
+    rc = close_output(&job.out_file, &job.out, rc);
+    rc = close_output(&job.states_file, &job.states, rc);
     free(sum.latency);
     free(sum.rec);
+    free(sum.rot_err), free(sum.trans_err), free(sum.err_frame);
+    truth_free(&job.truth);
     view_free(&view);
     for (size_t i = 0; src.owned && i < src.count; i++)
         free(src.owned[i]);

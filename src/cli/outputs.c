@@ -14,9 +14,16 @@
 
 #include "cli/args.h"
 
+/* The endings of writes, after CLI_WRITES_LIVE when it has it. */
+static const char *endings(const char *writes)
+{
+    return strncmp(writes, CLI_WRITES_LIVE, strlen(CLI_WRITES_LIVE)) ? writes : writes + strlen(CLI_WRITES_LIVE);
+}
+
 int cli_writes_extension(const char *writes, const char *path)
 {
     size_t n = strlen(path);
+    writes = endings(writes);
     for (const char *w = writes; *w;) {
         size_t len = strcspn(w, " ");
         if (n > len + 1 && path[n - len - 1] == '.' && !strncasecmp(path + n - len, w, len) &&
@@ -33,6 +40,7 @@ static void list_formats(const char *writes, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
+    writes = endings(writes);
     for (const char *w = writes; *w && used < size;) {
         size_t len = strcspn(w, " ");
         const char *next = w + len + strspn(w + len, " ");
@@ -103,8 +111,17 @@ static const char *folder_problem(const char *dir)
 
 static int check_file(const char *cmd, const cli_option *o, const char *path)
 {
-    char formats[256];
+    char formats[256], file[PATH_MAX], dir[PATH_MAX];
     list_formats(o->writes, formats, sizeof formats);
+    struct stat st;
+    const int exists = named_file(path, file, sizeof file) == 0 && stat(file, &st) == 0;
+    if (exists && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+        if (o->writes != endings(o->writes))
+            return EXIT_OK;
+        cli_error(cmd, "--%s %s: not a regular file (--%s writes %s files, renamed into place)", o->name, path,
+                  o->name, formats);
+        return EXIT_USAGE;
+    }
     if (!cli_writes_extension(o->writes, path)) {
         const char *slash = strrchr(path, '/'), *dot = strrchr(slash ? slash + 1 : path, '.');
         if (dot && dot[1])
@@ -115,12 +132,10 @@ static int check_file(const char *cmd, const cli_option *o, const char *path)
                       formats);
         return EXIT_USAGE;
     }
-    char file[PATH_MAX], dir[PATH_MAX];
     if (named_file(path, file, sizeof file) != 0) {
         cli_error(cmd, "--%s %s: %s", o->name, path, strerror(errno));
         return EXIT_USAGE;
     }
-    struct stat st;
     if (stat(file, &st) == 0 && S_ISDIR(st.st_mode)) {
         cli_error(cmd, "--%s %s: is a folder, not a file (--%s writes %s)", o->name, path, o->name, formats);
         return EXIT_USAGE;

@@ -12,6 +12,9 @@
 #define CLI_WRITES_SVG "svg"
 #define CLI_WRITES_HTML "html"
 #define CLI_WRITES_FOLDER "/"
+/* Before the endings: the option writes line by line, so a FIFO or a
+ * device (/dev/null) is a target too, whatever its name ("| txt tum"). */
+#define CLI_WRITES_LIVE "| "
 
 struct cli_args;
 /* For each output option given: its extension is one the option writes,

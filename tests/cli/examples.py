@@ -255,6 +255,14 @@ def all_of(*checks):
     return check
 
 
+def track_error_under(bound_deg):
+    """track --truth's own summary: the largest rotation error, in degrees."""
+    def check(work, out):
+        compare(field(json.loads(out), "summary.error.rotation_deg_max"), "<", bound_deg,
+                "track --truth: summary.error.rotation_deg_max")
+    return check
+
+
 def help_html_claim(work, out):
     """README's list of the commands that take --html is the list of those whose help has it."""
     readme = open(os.path.join(ROOT, "README.md")).read()
@@ -326,9 +334,9 @@ EXAMPLES = [
     ("ptreg track model.ply --frames frames -o trajectory.txt",
      dict(run="ptreg track model_seq.ply --frames frames -o trajectory2.txt",
           check=tum_near("trajectory2.txt", "truth_seq.txt", 0.05, 0.05))),
-    ("ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth truth.txt",
-     dict(run=SEQ_SMALL.replace("--truth-trajectory-out", "--truth"),
-          check=outputs("model_seq.ply", "truth_seq.txt"))),
+    ("ptreg track model.ply --frames frames -o trajectory.txt --json --truth truth.txt",
+     dict(run="ptreg track model_seq.ply --frames frames -o trajectory3.txt --json --truth truth_seq.txt",
+          check=all_of(tum_near("trajectory3.txt", "truth_seq.txt", 0.05, 0.05), track_error_under(0.05)))),
     ("ptreg multiway scan_*.ply -o poses.txt --merged all.ply",
      dict(setup=[f"ptreg synth --shape aircraft -o scan_{k}.ply --points 4000 --view {v} --noise 0.002 --max-angle 180 "
                  f"--max-translation 0.5 --truth-out scan_truth_{k}.txt --seed {k + 3} >/dev/null"

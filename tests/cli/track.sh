@@ -1,10 +1,11 @@
 #!/bin/bash
 # ptreg track and ptreg synth --sequence: a short synthetic approach tracked
 # within a tight pose error of the truth, an occlusion of two frames over
-# within a frame of its end, an unreadable frame reported and lost, the
-# stdin stream (the same poses as the files; truncated and foreign streams
-# reported), --json's fields, the same bytes for 1 and 2 threads, usage
-# errors.
+# within a frame of its end, --truth's errors, an unreadable frame reported
+# and lost (no pose written), the stdin stream (the same poses as the files;
+# truncated and foreign streams reported, leaving no output), --json's
+# fields, the same bytes for 1 and 2 threads, the help's defaults, README's
+# example (300 frames from no guess, within 0.05 degrees), usage errors.
 . "$(dirname "$0")/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
 PY=python3
@@ -50,6 +51,40 @@ out_has "tracked 28, recovered 0, lost 2"
 [ "$(sed -n 15p "$WORK/states.txt" | cut -d' ' -f2)" != lost ] || fail "frame 14, after the occlusion, is lost"
 grep -q '#' "$WORK/traj.txt" && fail "the TUM trajectory holds a comment"
 [ "$(awk 'NF != 8' "$WORK/traj.txt" | wc -l)" -eq 0 ] || fail "a TUM line without 8 numbers"
+
+# --truth: each frame's error and the summary's median and max, in the
+# JSON and the text; the poses of the run above
+expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" --truth "$WORK/truth.txt" \
+    --json
+checks json-all "$WORK/out" translation_error '<' 0.05 --count 30
+checks json "$WORK/out" summary.error.frames == 30
+checks json "$WORK/out" summary.error.rotation_deg_median '<' 0.3
+checks json "$WORK/out" summary.error.translation_median '<' 0.05
+"$PY" - "$WORK/out" "$WORK/traj.txt" "$WORK/truth.txt" "$HERE" <<'PYEOF' || fail "track --truth: not track_compare's errors"
+import json, sys
+sys.path.insert(0, sys.argv[4])
+from track_compare import compare
+from ptreg_checks import near
+d = json.load(open(sys.argv[1]))
+rows = compare(sys.argv[2], sys.argv[3])
+for f, (i, t, trans, rot, _) in zip(d["frames"], rows):
+    near(f["rotation_error_deg"], rot, 1e-3, f"frame {i} rotation")
+    near(f["translation_error"], trans, 1e-5, f"frame {i} translation")
+PYEOF
+expect 0 -- "$PTREG" track "$WORK/model.ply" "$WORK"/frames/frame_0000[0-2].ply --init "$WORK/init.txt" \
+    --truth "$WORK/truth.txt"
+checks text "$WORK/out" 'error vs truth \(3 frames\): rotation median [^ ]+, max[ ]([^ ]+) deg' '<' 0.3
+# a bad --truth: its file and line, exit 3, before any work; no pose at any frame's time: exit 3
+printf '0 0 0 0 0 0 0 1\n0.1 1 2 3 x 0 0 1\n' >"$WORK/badtruth.txt"
+expect 3 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --truth "$WORK/badtruth.txt" -o "$WORK/bt.txt"
+err_has "badtruth.txt: line 2"
+no_file "$WORK/bt.txt"
+expect 3 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --truth "$WORK/nothere.txt"
+printf '99 0 0 0 0 0 0 1\n' >"$WORK/latetruth.txt"
+expect 3 -- "$PTREG" track "$WORK/model.ply" "$WORK/frames/frame_00000.ply" --init "$WORK/init.txt" \
+    --truth "$WORK/latetruth.txt" -o "$WORK/lt.txt"
+err_has "no pose at any frame's time"
+no_file "$WORK/lt.txt"
 
 # the same bytes for 1 and 2 threads (and with --html, whose page shows the
 # model, the last frame, the sensor's path through every frame and the two
@@ -102,6 +137,27 @@ err_has "frame 7"
 [ "$(sed -n 8p "$WORK/bstates.txt" | cut -d' ' -f2)" = lost ] || fail "the empty frame is not lost"
 "$PY" "$HERE/track_compare.py" "$WORK/btraj.txt" "$WORK/truth.txt" --skip 5,7,12,13 --max-trans 0.05 \
     --max-rot 0.3 >"$WORK/cmp" || { fail "track: poses beyond the bounds around a lost frame"; cat "$WORK/cmp" >&2; }
+# the unreadable frame has no pose, so no trajectory line (never the
+# identity or a guess); nor has the PLY without points (read as unusable)
+grep -q '^0\.500000 ' "$WORK/btraj.txt" && fail "the unreadable frame 5 has a trajectory line"
+grep -q '^0\.700000 ' "$WORK/btraj.txt" && fail "the pointless frame 7 has a trajectory line"
+[ "$(wc -l <"$WORK/btraj.txt")" -eq 28 ] || fail "broken frames: $(wc -l <"$WORK/btraj.txt") poses, not 28"
+[ "$(wc -l <"$WORK/bstates.txt")" -eq 30 ] || fail "broken frames: $(wc -l <"$WORK/bstates.txt") states, not 30"
+# an unreadable first frame: lost with no line, not the identity at exit 0
+mkdir -p "$WORK/badfirst"
+cp "$WORK"/frames/frame_0000[0-2].ply "$WORK/badfirst/"
+echo "not a cloud" >"$WORK/badfirst/frame_00000.ply"
+expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/badfirst" -o "$WORK/bf.txt" --states "$WORK/bfs.txt" \
+    --json
+checks json "$WORK/out" summary.unreadable == 1
+checks json "$WORK/out" summary.lost '>=' 1
+"$PY" - "$WORK/out" <<'PYEOF' || fail "track --json: the unreadable frame's pose is not null"
+import json, sys
+f = json.load(open(sys.argv[1]))["frames"][0]
+assert f["unreadable"] is True and f["pose"] is None and f["state"] == "lost", f
+PYEOF
+grep -q '^0\.000000 ' "$WORK/bf.txt" && fail "the unreadable first frame was written as a pose"
+[ "$(head -1 "$WORK/bfs.txt")" = "0.000000 lost" ] || fail "the unreadable first frame is not lost in --states"
 # frame files on the command line: the same as the folder
 expect 0 -- "$PTREG" track "$WORK/model.ply" "$WORK"/frames/frame_0000[0-9].ply --init "$WORK/init.txt" \
     -o "$WORK/ftraj.txt"
@@ -115,11 +171,26 @@ err_has "no frame could be read"
 "$PY" "$HERE/track_stream.py" "$WORK"/frames/*.ply >"$WORK/stream.ptf"
 expect 0 -- "$PTREG" track "$WORK/model.ply" - --init "$WORK/init.txt" -o "$WORK/straj.txt" <"$WORK/stream.ptf"
 cmp -s "$WORK/traj.txt" "$WORK/straj.txt" || fail "track -: not the files' poses"
-# truncated: the frames before it kept, reported, exit 3
+# truncated: reported, exit 3, and no output at all (never an empty or a
+# partial trajectory); an existing file is left as it was
 head -c -7 "$WORK/stream.ptf" >"$WORK/cut.ptf"
-expect 3 -- "$PTREG" track "$WORK/model.ply" - --init "$WORK/init.txt" -o "$WORK/ctraj.txt" <"$WORK/cut.ptf"
+expect 3 -- "$PTREG" track "$WORK/model.ply" - --init "$WORK/init.txt" -o "$WORK/ctraj.txt" \
+    --states "$WORK/cstates.txt" <"$WORK/cut.ptf"
 err_has "frame 29 at byte .*truncated"
-[ "$(wc -l <"$WORK/ctraj.txt")" -eq 29 ] || fail "a truncated stream: $(wc -l <"$WORK/ctraj.txt") poses, not 29"
+no_file "$WORK/ctraj.txt"
+no_file "$WORK/cstates.txt"
+echo "kept" >"$WORK/old.txt"
+expect 3 -- "$PTREG" track "$WORK/model.ply" - -o "$WORK/old.txt" <"$WORK/cut.ptf"
+[ "$(cat "$WORK/old.txt")" = kept ] || fail "a failed stream replaced an existing trajectory"
+# a target that is no regular file is written directly: /dev/null stays itself
+expect 0 -- "$PTREG" track "$WORK/model.ply" "$WORK"/frames/frame_0000[0-1].ply --init "$WORK/init.txt" \
+    -o /dev/null --states /dev/null
+[ -c /dev/null ] || fail "track -o /dev/null replaced the device"
+# a stream that breaks in its first frame: no file either
+head -c 30 "$WORK/stream.ptf" >"$WORK/cut0.ptf"
+expect 3 -- "$PTREG" track "$WORK/model.ply" - -o "$WORK/c0.txt" <"$WORK/cut0.ptf"
+no_file "$WORK/c0.txt"
+ls -a "$WORK" | grep -q '^\.ptreg-tmp' && fail "a temporary file was left behind"
 # a count beyond the stream is never trusted: a header claiming 2^40 points
 printf 'PTF1\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x02\x03\x04' >"$WORK/huge.ptf"
 expect 3 -- "$PTREG" track "$WORK/model.ply" - <"$WORK/huge.ptf"
@@ -151,6 +222,38 @@ skip=$(seq -s, 0 $((${first:-5} - 1)))
     >"$WORK/cmp" || { fail "track after a recovery: poses beyond the bounds"; cat "$WORK/cmp" >&2; }
 expect 0 -- "$PTREG" track "$WORK/blob.ply" --frames "$WORK/bseq" --max-rmse 0.03 --no-recover --states "$WORK/n.txt"
 [ "$(grep -c lost "$WORK/n.txt")" -eq 5 ] || fail "track --no-recover without a guess: not every frame lost"
+
+# the help says what a run does: ICP's defaults as the tracker's
+expect 0 -- "$PTREG" help track
+out_has "point|plane|gicp|symmetric; default plane)"
+out_has "max-dist D .*default 5% of the model's bounding-box diagonal"
+grep -q "max-dist D .*no limit" "$WORK/out" && fail "help track: --max-dist says no limit"
+
+# README.md's tracking example, as written there (and in 'ptreg help track'):
+# 300 frames of the aircraft from no guess (the first recovered, never the
+# mirrored pose: it was 179 degrees off), every frame within 0.05 degrees
+# and 0.01 of the truth
+readme=$(cd "$HERE/../.." && pwd)/README.md
+synth_line=$(grep -o '^ptreg synth --sequence 300 [^#]*' "$readme" | sed 's/ *$//')
+track_line=$(grep -o '^ptreg track model.ply --frames frames [^#]*' "$readme" | sed 's/ *$//')
+[ -n "$synth_line" ] && [ -n "$track_line" ] || fail "README.md: the tracking example is not found"
+"$PTREG" help track >"$WORK/help.txt"
+grep -qxF "  $synth_line" "$WORK/help.txt" || fail "help track's example is not README's: $synth_line"
+grep -qxF "  $track_line" "$WORK/help.txt" || fail "help track's example is not README's: $track_line"
+case "$track_line" in *--truth*) ;; *) fail "README's track example has no --truth" ;; esac
+mkdir -p "$WORK/readme"
+(cd "$WORK/readme" && PATH="$(dirname "$PTREG"):$PATH" && eval "$synth_line" >/dev/null 2>"$WORK/err") ||
+    fail "README: $synth_line"
+(cd "$WORK/readme" && PATH="$(dirname "$PTREG"):$PATH" && eval "$track_line" >"$WORK/out" 2>"$WORK/err") ||
+    fail "README: $track_line"
+checks json "$WORK/out" summary.frames == 300
+checks json "$WORK/out" summary.lost == 0
+checks json-all "$WORK/out" rotation_error_deg '<=' 0.05 --count 300
+checks json-all "$WORK/out" translation_error '<=' 0.01 --count 300
+checks json "$WORK/out" summary.error.rotation_deg_max '<=' 0.05
+"$PY" "$HERE/track_compare.py" "$WORK/readme/trajectory.txt" "$WORK/readme/truth.txt" --max-trans 0.01 \
+    --max-rot 0.05 >"$WORK/cmp" || { fail "README's track example: poses beyond 0.05 deg"; cat "$WORK/cmp" >&2; }
+rm -rf "$WORK/readme/frames"
 
 # usage
 expect 2 -- "$PTREG" track "$WORK/model.ply"

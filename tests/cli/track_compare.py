@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Compares a TUM trajectory with the truth, frame by frame (matched by
-timestamp; no alignment: both are in the model's frame). Prints one line per
+timestamp; no alignment: both are in the model's frame; a frame in --skip may
+have no pose). Prints one line per
 frame with --verbose, then: frames, ATE RMSE, max translation error, median
 and max rotation error (degrees). With --max-trans/--max-rot, exits 1 when a
 frame (outside --skip's frames, "a,b,c") is beyond them, or is not finite:
@@ -44,6 +45,8 @@ def compare(traj, truth, skip=()):
     out = []
     for i, t in enumerate(sorted(ref)):
         if t not in est:
+            if i in skip:  # a skipped frame may have no pose (an unreadable one has no line)
+                continue
             sys.exit(f"{traj}: no pose at {t}")
         e, r = est[t], ref[t]
         trans = math.sqrt(sum((a - b) ** 2 for a, b in zip(e[:3], r[:3])))

@@ -8,10 +8,21 @@
 #include <string.h>
 
 #include "ptreg/features.h"
+#include "ptreg/nn.h"
 #include "reg/global/global_impl.h"
 #include "reg/icp/icp_impl.h"
 
 #define PI 3.14159265358979323846
+/* A recovered pose needs this share of its paired points on the model's
+ * surface (surface_share). */
+#define RECOVER_SURFACE_SHARE 0.95
+/* Its rmse bound, in the model's mean nearest-neighbour spacings, when the
+ * caller gave no max_rmse: the aircraft's right pose is at 1.3 (the
+ * sensor's noise 0.6 spacings), its mirror at 6. */
+#define RECOVER_RMSE_SPACINGS 3.0
+/* The candidates are told apart on a thinned frame of about this many
+ * points (four ICP runs from far poses), the winner refined on all. */
+#define RECOVER_CANDIDATE_POINTS 2000
 
 const char *ptreg_track_state_name(ptreg_track_state state)
 {
@@ -76,6 +87,10 @@ struct ptreg_tracker {
     track_history hist;
     double last_t;                /* the last frame's time */
     size_t frames;
+    /* a recovered pose's checks (docs/ALGORITHMS.md, "Tracking", 4) */
+    double recover_rmse;          /* its rmse bound: 3 x the model's spacing (or the caller's max_rmse) */
+    double surface_tol;           /* a frame point is on the surface within this of its model point's plane */
+    double flips[3][16];          /* the half turns about the model's principal axes through its centroid */
 };
 
 /* T^s for a rigid motion T: its rotation angle about the same axis and its
@@ -175,9 +190,82 @@ static void keep(ptreg_track_frame *out, const ptreg_icp_result *r, ptreg_track_
     out->rmse = r->rmse;
 }
 
+/* The share of the frame's paired points (within max_dist of the model
+ * when moved by T) that lie within surface_tol of their model point's
+ * tangent plane. A right pose puts nearly all of them there (the sensor's
+ * noise); a mirrored pose of a near-symmetric model pairs most points too,
+ * with an rmse under 2% of the diagonal, but spreads them off the surface
+ * (the aircraft's first frame: 0.999 against 0.64 within 2 spacings). */
+static ptreg_status surface_share(const ptreg_tracker *tr, const float *frame, size_t n, const double T[16],
+                                  double *share, ptreg_error *err)
+{
+    float *moved = malloc(3 * n * sizeof *moved), *d2 = malloc(n * sizeof *d2);
+    uint32_t *nn = malloc(n * sizeof *nn);
+    ptreg_status st = moved && d2 && nn ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "track: out of memory");
+    if (!st) {
+        ptreg_transform_points(T, frame, moved, n);
+        st = ptreg_model_index_nearest(tr->index, moved, n, PTREG_NN_KDTREE, NULL, nn, d2, NULL, err);
+    }
+    size_t paired = 0, on = 0;
+    const double d2max = tr->opt.icp.max_dist * tr->opt.icp.max_dist;
+    size_t m;
+    const float *xyz = ptreg_model_index_points(tr->index, &m);
+    for (size_t i = 0; !st && i < n; i++) {
+        if (!(d2[i] <= d2max))
+            continue;
+        paired++;
+        const float *q = xyz + 3 * (size_t)nn[i], *nv = tr->normals + 3 * (size_t)nn[i], *x = moved + 3 * i;
+        const double r = (double)nv[0] * (x[0] - q[0]) + (double)nv[1] * (x[1] - q[1]) +
+                         (double)nv[2] * (x[2] - q[2]);
+        on += fabs(r) <= tr->surface_tol;
+    }
+    *share = paired ? (double)on / (double)paired : 0.0;
+    free(moved), free(d2), free(nn);
+    return st;
+}
+
+/* How far T is from the prediction P: the rotation first (the mirror
+ * poses of a near-symmetric model differ by a half turn), then the
+ * translation. */
+static int nearer(const double A[16], const double B[16], const double P[16])
+{
+    double aa, at, ba, bt;
+    ptreg_transform_difference(P, A, &aa, &at);
+    ptreg_transform_difference(P, B, &ba, &bt);
+    return aa < ba - 1.0 || (!(aa > ba + 1.0) && at < bt);
+}
+
+/* Whether a refined candidate passes a recovery's checks: the fit checks,
+ * the rmse bound of a few model spacings and the share on the surface. */
+static int recovery_passes(const ptreg_tracker *tr, const float *frame, size_t n, const ptreg_icp_result *r,
+                           double t, ptreg_status *st, ptreg_error *err)
+{
+    double share = 0.0;
+    if (!passes(tr, r, t, 0) || !(r->rmse <= tr->recover_rmse))
+        return 0;
+    *st = surface_share(tr, frame, n, r->transformation, &share, err);
+    return !*st && share >= RECOVER_SURFACE_SHARE;
+}
+
+/* Every stride-th point of the frame (at most about RECOVER_CANDIDATE_POINTS). */
+static float *thin_frame(const float *frame, size_t n, size_t *kept)
+{
+    const size_t stride = n > RECOVER_CANDIDATE_POINTS ? (n + RECOVER_CANDIDATE_POINTS - 1) / RECOVER_CANDIDATE_POINTS
+                                                       : 1;
+    *kept = (n + stride - 1) / stride;
+    float *out = malloc(3 * *kept * sizeof *out);
+    for (size_t i = 0; out && i < *kept; i++)
+        memcpy(out + 3 * i, frame + 3 * i * stride, 3 * sizeof *out);
+    return out;
+}
+
 /* Global registration of the frame against the prepared model, refined by
- * ICP on the resident model. 1 when it passes the fit checks (*out kept);
- * 0 when it does not or the frame has too little in it to try. */
+ * ICP on the resident model. RANSAC's pose and its half turns about the
+ * model's principal axes (where a near-symmetric model's mirror poses lie)
+ * are each refined on a thinned frame and checked (recovery_passes); of
+ * those that pass, the one nearest the prediction is refined on the whole
+ * frame and kept when it passes again. 1 when it does (*out kept); 0 when
+ * none does or the frame has too little in it to try. */
 static int recover(ptreg_tracker *tr, const float *frame, size_t n, double t, ptreg_track_frame *out,
                    ptreg_status *fatal, ptreg_error *err)
 {
@@ -189,17 +277,45 @@ static int recover(ptreg_tracker *tr, const float *frame, size_t n, double t, pt
             *fatal = ptreg_error_set(err, st, "%s", local.message);
         return 0;
     }
-    ptreg_icp_result r;
-    if ((st = register_from(tr, frame, n, rr.transformation, &r, &local))) {
-        if (fatal_status(st))
-            *fatal = ptreg_error_set(err, st, "%s", local.message);
+    size_t thin_n;
+    float *thin = thin_frame(frame, n, &thin_n);
+    if (!thin) {
+        *fatal = ptreg_error_set(err, PTREG_ERR_NOMEM, "track: out of memory");
         return 0;
     }
-    const int ok = passes(tr, &r, t, 0);
-    if (ok)
-        keep(out, &r, PTREG_TRACK_RECOVERED);
-    ptreg_icp_result_free(&r);
-    return ok;
+    int found = 0, ok = 0;
+    double best[16];
+    for (int k = 0; k < 4 && !fatal_status(st); k++) {
+        double init[16];
+        if (k == 0)
+            memcpy(init, rr.transformation, sizeof init);
+        else
+            ptreg_transform_mul(tr->flips[k - 1], rr.transformation, init);
+        ptreg_icp_result r;
+        /* a candidate ICP cannot register (no pairs within reach) is no
+         * candidate; the others are still tried */
+        if ((st = register_from(tr, thin, thin_n, init, &r, &local)))
+            continue;
+        if (recovery_passes(tr, thin, thin_n, &r, t, &st, &local) &&
+            (!found || nearer(r.transformation, best, out->predicted))) {
+            memcpy(best, r.transformation, sizeof best);
+            found = 1;
+        }
+        ptreg_icp_result_free(&r);
+    }
+    free(thin);
+    ptreg_icp_result r;
+    if (!fatal_status(st))
+        st = PTREG_OK;
+    if (found && !st && !(st = register_from(tr, frame, n, best, &r, &local))) {
+        ok = recovery_passes(tr, frame, n, &r, t, &st, &local);
+        if (ok && !st)
+            keep(out, &r, PTREG_TRACK_RECOVERED);
+        ptreg_icp_result_free(&r);
+    }
+    if (fatal_status(st))
+        *fatal = ptreg_error_set(err, st, "%s", local.message);
+    return ok && !st;
 }
 
 ptreg_status ptreg_tracker_push(ptreg_tracker *tr, const float *frame, size_t n, double t, ptreg_track_frame *out,
@@ -228,7 +344,15 @@ ptreg_status ptreg_tracker_push(ptreg_tracker *tr, const float *frame, size_t n,
         if (fatal_status(st)) {
             fatal = ptreg_error_set(err, st, "%s", local.message);
         } else if (!st) {
-            if (passes(tr, &r, t, 1))
+            /* with no good pose yet the prediction is a guess (init), and
+             * ICP from a guess can settle on a mirror pose as RANSAC can:
+             * the recovery's checks */
+            int ok = passes(tr, &r, t, 1);
+            if (ok && tr->hist.good == 0)
+                ok = recovery_passes(tr, frame, n, &r, t, &st, &local);
+            if (fatal_status(st))
+                fatal = ptreg_error_set(err, st, "%s", local.message);
+            else if (ok && !st)
                 keep(out, &r, PTREG_TRACK_TRACKED);
             ptreg_icp_result_free(&r);
         }
@@ -269,6 +393,71 @@ static ptreg_status estimate_normals(ptreg_tracker *tr, const float *xyz, size_t
     return ptreg_normals(xyz, m, &no, tr->owned_normals, NULL, NULL, err);
 }
 
+/* The model's mean nearest-neighbour spacing, over at most 4096 of its
+ * points taken evenly: the scale of a right pose's residuals (with the
+ * sensor's noise), whatever the model's size. */
+static ptreg_status model_spacing(const float *xyz, size_t m, double *spacing, ptreg_error *err)
+{
+    ptreg_kdtree *tree;
+    ptreg_status st = ptreg_kdtree_create(xyz, m, NULL, &tree, err);
+    if (st)
+        return st;
+    const size_t step = m > 4096 ? m / 4096 : 1;
+    double sum = 0.0;
+    size_t count = 0;
+    for (size_t i = 0; i < m; i += step) {
+        uint32_t idx[2];
+        float d2[2];
+        if (ptreg_kdtree_knn(tree, xyz + 3 * i, 2, idx, d2) == 2)
+            sum += sqrt((double)d2[1]), count++;
+    }
+    ptreg_kdtree_destroy(tree);
+    *spacing = count ? sum / (double)count : 0.0;
+    return PTREG_OK;
+}
+
+/* The half turns about the model's principal axes through its centroid:
+ * where a near-symmetric model's mirror poses of a frame lie. */
+static void model_flips(const float *xyz, size_t m, double flips[3][16])
+{
+    double c[3] = {0, 0, 0}, cov[9] = {0}, lambda[3], V[9];
+    for (size_t i = 0; i < m; i++)
+        for (int k = 0; k < 3; k++)
+            c[k] += (double)xyz[3 * i + k] / (double)m;
+    for (size_t i = 0; i < m; i++) {
+        const double d[3] = {xyz[3 * i] - c[0], xyz[3 * i + 1] - c[1], xyz[3 * i + 2] - c[2]};
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                cov[3 * a + b] += d[a] * d[b];
+    }
+    ptreg_eigen_symmetric(cov, 3, lambda, V);
+    for (int k = 0; k < 3; k++) {
+        /* R x + (I - R) c: the half turn about the axis through c */
+        const double axis[3] = {V[k], V[3 + k], V[6 + k]}, zero[3] = {0, 0, 0};
+        ptreg_transform_from_axis_angle(axis, 180.0, zero, flips[k]);
+        for (int r = 0; r < 3; r++)
+            flips[k][4 * r + 3] = c[r] - (flips[k][4 * r] * c[0] + flips[k][4 * r + 1] * c[1] +
+                                          flips[k][4 * r + 2] * c[2]);
+    }
+}
+
+/* The recovery's bounds: the caller's max_rmse when given, else 3 model
+ * spacings (within the default 2% of the diagonal); the surface tolerance
+ * two thirds of it. */
+static ptreg_status recovery_bounds(ptreg_tracker *tr, const float *xyz, size_t m, int caller_rmse,
+                                   ptreg_error *err)
+{
+    double spacing = 0.0;
+    ptreg_status st = caller_rmse ? PTREG_OK : model_spacing(xyz, m, &spacing, err);
+    if (st)
+        return st;
+    tr->recover_rmse = caller_rmse || !(spacing > 0.0) ? tr->opt.max_rmse
+                                                       : fmin(tr->opt.max_rmse, RECOVER_RMSE_SPACINGS * spacing);
+    tr->surface_tol = tr->recover_rmse * 2.0 / 3.0;
+    model_flips(xyz, m, tr->flips);
+    return PTREG_OK;
+}
+
 ptreg_status ptreg_tracker_create(const ptreg_model_index *index, const float *normals,
                                   const ptreg_track_options *opt_in, ptreg_tracker **out, ptreg_error *err)
 {
@@ -297,7 +486,8 @@ ptreg_status ptreg_tracker_create(const ptreg_model_index *index, const float *n
     double centre[3], diag2;
     icp_target_extent(xyz, m, centre, &diag2);
     const double diag = sqrt(diag2);
-    if (!(opt.max_rmse > 0.0))
+    const int caller_rmse = opt.max_rmse > 0.0;
+    if (!caller_rmse)
         opt.max_rmse = 0.02 * diag;
     if (!(opt.icp.max_dist > 0.0))
         opt.icp.max_dist = 0.05 * diag;
@@ -313,9 +503,12 @@ ptreg_status ptreg_tracker_create(const ptreg_model_index *index, const float *n
     tr->opt = opt;
     st = st ? st : ptreg_icp_model_create(index, &on, &tr->model, err);
     const int plane = opt.icp.method != PTREG_ICP_POINT;
-    if (!st && plane && !normals)
+    /* the recovery's surface check needs the model's normals whatever the method */
+    if (!st && !normals)
         st = estimate_normals(tr, xyz, m, err);
     tr->opt.icp.target_normals = plane ? tr->normals : NULL;
+    if (!st)
+        st = recovery_bounds(tr, xyz, m, caller_rmse, err);
     if (!st && opt.recover) {
         st = register_target_prepare(xyz, tr->normals, m, &opt.recovery, &tr->recovery, err);
         tr->recovery_ready = !st;
