@@ -66,7 +66,9 @@ static void test_resolve(void)
     CHECK_MSG(strstr(err.message, "opencl:99"), "%s", err.message);
     req = (ptreg_device){PTREG_BACKEND_CPU, 0};
     CHECK(ptreg_device_resolve(&req, cpu_only, "op", &on, &err) == PTREG_OK && on.backend == PTREG_BACKEND_CPU);
-    /* PTREG_DEVICE stands in for auto, with the same checks */
+    /* PTREG_DEVICE stands in for auto: a device it names must be valid and
+     * found where the operation has a path on it; an operation without one
+     * runs on the CPU (issue 47: one rule for every command and step) */
     req = (ptreg_device){PTREG_BACKEND_AUTO, 0};
     setenv("PTREG_DEVICE", "cpu", 1);
     CHECK(ptreg_device_resolve(&req, every, "op", &on, &err) == PTREG_OK && on.backend == PTREG_BACKEND_CPU);
@@ -74,9 +76,14 @@ static void test_resolve(void)
     CHECK(ptreg_device_resolve(&req, every, "op", &on, &err) == PTREG_ERR_ARG);
     CHECK_MSG(strstr(err.message, "PTREG_DEVICE"), "%s", err.message);
     setenv("PTREG_DEVICE", "cuda:7", 1);
-    CHECK(ptreg_device_resolve(&req, cpu_only, "harris3d", &on, &err) == PTREG_ERR_ARG);
-    CHECK_MSG(strstr(err.message, "PTREG_DEVICE") && strstr(err.message, "harris3d"), "%s", err.message);
+    on.backend = PTREG_BACKEND_CUDA;
+    CHECK(ptreg_device_resolve(&req, cpu_only, "harris3d", &on, &err) == PTREG_OK && on.backend == PTREG_BACKEND_CPU);
+    CHECK(ptreg_device_resolve(&req, every, "ICP", &on, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "PTREG_DEVICE") && strstr(err.message, "ICP"), "%s", err.message);
     unsetenv("PTREG_DEVICE");
+    req = (ptreg_device){PTREG_BACKEND_CUDA, 7}; /* named in the call: the operation must serve it */
+    CHECK(ptreg_device_resolve(&req, cpu_only, "harris3d", &on, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "harris3d"), "%s", err.message);
     CHECK(ptreg_backend_built(PTREG_BACKEND_CPU));
 }
 
