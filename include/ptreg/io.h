@@ -120,14 +120,14 @@ PTREG_API int ptreg_classes_parse(const char *list, unsigned char keep[256]);
 PTREG_API int ptreg_crop_parse(const char *s, double min[3], double max[3]);
 
 typedef struct ptreg_write_options {
-    ptreg_format format; /* AUTO: by extension, PLY when unknown */
+    ptreg_format format; /* AUTO: by extension (an unknown one is PTREG_ERR_ARG, never a guess) */
     int ascii;           /* PLY and PCD: text instead of binary (default binary) */
     int with_normals;    /* write normals when the cloud has them (default 1) */
 } ptreg_write_options;
 
 PTREG_API void ptreg_write_options_default(ptreg_write_options *opt);
 /* Whether ptreg_cloud_write can put normals in the format: PLY, PCD and
- * text (and AUTO, which is PLY for an unknown extension) can; LAS and .pos
+ * text (and AUTO, decided by the path) can; LAS and .pos
  * cannot, and a cloud with normals written there with with_normals set is
  * PTREG_ERR_ARG naming the formats that can (rather than losing them). */
 PTREG_API int ptreg_format_holds_normals(ptreg_format format);

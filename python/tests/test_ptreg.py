@@ -109,6 +109,10 @@ def test_colors_kept_through_every_format(tmp_path):
         assert (ptreg.read_cloud(tmp_path / ("again_" + name)).colors == rgb).all(), name
     with pytest.raises(ptreg.Error):
         ptreg.write_cloud(tmp_path / "bad.ply", pts, colors=rgb[:10])
+    for name in ("x.obj", "x.npy", "noextension"):  # never written in a format the name does not say
+        with pytest.raises(ptreg.Error, match="no cloud format"):
+            ptreg.write_cloud(tmp_path / name, pts)
+        assert not (tmp_path / name).exists()
 
 
 def test_far_cloud_reads_as_world_float64(tmp_path):

@@ -232,8 +232,11 @@ ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
     ptreg_format format = opt->format;
     if (format == PTREG_FORMAT_AUTO && path)
         format = ptreg_format_from_path(path);
-    if (format == PTREG_FORMAT_AUTO)
-        format = PTREG_FORMAT_PLY;
+    if (format == PTREG_FORMAT_AUTO) /* never another format than the name says (issue 47) */
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "%s: no cloud format ptreg writes has that extension (.ply, .pcd, .xyz, .txt, .csv, "
+                               ".pts, .las, .pos), and none was named",
+                               path ? path : "(no path)");
     ptreg_status s = check_write_args(path, cloud, format, err);
     if (s != PTREG_OK)
         return s;
