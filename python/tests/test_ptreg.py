@@ -110,7 +110,7 @@ def test_colors_kept_through_every_format(tmp_path):
     with pytest.raises(ptreg.Error):
         ptreg.write_cloud(tmp_path / "bad.ply", pts, colors=rgb[:10])
     for name in ("x.obj", "x.npy", "noextension"):  # never written in a format the name does not say
-        with pytest.raises(ptreg.Error, match="no cloud format"):
+        with pytest.raises(ptreg.Error, match="not written|no cloud format"):
             ptreg.write_cloud(tmp_path / name, pts)
         assert not (tmp_path / name).exists()
 
