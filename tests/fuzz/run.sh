@@ -111,8 +111,8 @@ build_reader_fuzzer() {
     shift 2
     # shellcheck disable=SC2046
     $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined "$@" \
-        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf) "$source" "$root"/src/io/*.c "${core[@]}" \
-        $(pkg-config --libs liblzf zlib) -lm -o "$build/fuzz_$name"
+        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf libcjson) "$source" "$root"/src/io/*.c \
+        "${core[@]}" $(pkg-config --libs liblzf zlib libcjson) -lm -o "$build/fuzz_$name"
 }
 
 # Runs fuzzer `bin` on its corpus for the run's seconds: name, bin, corpus,
@@ -242,7 +242,7 @@ fuzz_index() {
     # shellcheck disable=SC2046
     $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fopenmp \
         -I"$root/include" -I"$root/src" "$root/tests/fuzz/fuzz_index.c" "$lib/libptreg.a" \
-        $(pkg-config --libs liblzf qhull_r) -lm -o "$bin"
+        $(pkg-config --libs liblzf qhull_r libcjson) -lm -o "$bin"
     mkdir -p "$corpus"
     "$lib/ptreg" synth --shape blob --model "$build/blob300.ply" --model-points 300 >/dev/null
     for f in "$build/blob300.ply" "$root"/tests/data/io/good/*.ply "$root"/tests/data/io/good/*.xyz; do
