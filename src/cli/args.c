@@ -261,14 +261,6 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args)
     return EXIT_OK;
 }
 
-int cli_begin(const cli_command *cmd, int argc, char **argv, cli_args *args, int *exit_code)
-{
-    int rc = cli_parse(cmd, argc, argv, args);
-    rc = rc == EXIT_OK ? cli_check_outputs(args) : rc;
-    *exit_code = rc < 0 ? EXIT_OK : rc;
-    return rc == EXIT_OK;
-}
-
 static int option_index(const cli_args *args, const char *name)
 {
     int idx = find_long(args->cmd, name, strlen(name));

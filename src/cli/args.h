@@ -6,7 +6,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cli/outputs.h"
 #include "ptreg/options.h"
 
 /* Exit codes of every command (docs/ptreg.1, EXIT STATUS). */
@@ -17,8 +16,20 @@ typedef struct cli_option {
     char short_name;   /* 0 when none */
     const char *value; /* the value's placeholder, NULL for a flag */
     const char *help;  /* NULL: only the short name of the library's option `name` (CLI_SHORT) */
-    const char *writes; /* an output: the extensions it writes (cli/outputs.h); NULL for the others */
+    const char *writes; /* an output: the extensions it writes (below; checked in cli/outputs.c); NULL else */
 } cli_option;
+
+/* cli_option.writes: the endings the option writes, blank-separated, case
+ * ignored ("nii.gz" may have a dot), or CLI_WRITES_FOLDER for a folder the
+ * command fills (made when missing: its parent must exist). */
+#define CLI_WRITES_CLOUD "ply pcd xyz txt csv pts las pos"
+#define CLI_WRITES_TRANSFORM "txt json"
+#define CLI_WRITES_SVG "svg"
+#define CLI_WRITES_HTML "html"
+#define CLI_WRITES_FOLDER "/"
+/* Before the endings: the option writes line by line, so a FIFO or a
+ * device (/dev/null) is a target too, whatever its name ("| txt tum"). */
+#define CLI_WRITES_LIVE "| "
 
 /* -c for the library's option --name (cli_command.library). */
 #define CLI_SHORT(name, c) {name, c, NULL, NULL}
@@ -64,9 +75,6 @@ void cli_print_help(const cli_command *cmd);
 /* The library's options of the command as roff list items (.TP), for
  * docs/ptreg.1 (`ptreg help --man COMMAND`; nothing when it has none). */
 void cli_print_man_options(const cli_command *cmd);
-/* A command's first step: parses argv; 1 to go on, or 0 with *exit_code
- * the command returns at once (0 after --help, 2 after a usage error). */
-int cli_begin(const cli_command *cmd, int argc, char **argv, cli_args *args, int *exit_code);
 
 /* Sets the library's options given (cli_command.library) on its options
  * struct; EXIT_USAGE after printing what is wrong with a value. */

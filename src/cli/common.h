@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/args.h"
+#include "cli/outputs.h"
 #include "ptreg/batch.h"
 #include "ptreg/core.h"
 #include "ptreg/device.h"

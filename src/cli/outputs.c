@@ -170,6 +170,14 @@ static int check_folder(const char *cmd, const cli_option *o, const char *path)
     return EXIT_OK;
 }
 
+int cli_begin(const cli_command *cmd, int argc, char **argv, cli_args *args, int *exit_code)
+{
+    int rc = cli_parse(cmd, argc, argv, args);
+    rc = rc == EXIT_OK ? cli_check_outputs(args) : rc;
+    *exit_code = rc < 0 ? EXIT_OK : rc;
+    return rc == EXIT_OK;
+}
+
 int cli_check_outputs(const cli_args *args)
 {
     const cli_command *cmd = args->cmd;

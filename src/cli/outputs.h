@@ -1,27 +1,21 @@
-/* Output options: what each writes (cli_option.writes) and the check that
- * every output a command was given can be written, before it does any work
- * (a bad path or format is exit 2 at once, not after a long computation). */
+/* The check that every output a command was given can be written (what
+ * each option writes: cli_option.writes, cli/args.h), before it does any
+ * work (a bad path or format is exit 2 at once, not after a long
+ * computation). */
 #ifndef PTREG_CLI_OUTPUTS_H
 #define PTREG_CLI_OUTPUTS_H
 
-/* cli_option.writes: the endings the option writes, blank-separated, case
- * ignored ("nii.gz" may have a dot), or CLI_WRITES_FOLDER for a folder the
- * command fills (made when missing: its parent must exist). */
-#define CLI_WRITES_CLOUD "ply pcd xyz txt csv pts las pos"
-#define CLI_WRITES_TRANSFORM "txt json"
-#define CLI_WRITES_SVG "svg"
-#define CLI_WRITES_HTML "html"
-#define CLI_WRITES_FOLDER "/"
-/* Before the endings: the option writes line by line, so a FIFO or a
- * device (/dev/null) is a target too, whatever its name ("| txt tum"). */
-#define CLI_WRITES_LIVE "| "
+#include "cli/args.h"
 
-struct cli_args;
+/* A command's first step: parses argv, then checks its outputs
+ * (cli_check_outputs); 1 to go on, or 0 with *exit_code the command
+ * returns at once (0 after --help, 2 after a usage error). */
+int cli_begin(const cli_command *cmd, int argc, char **argv, cli_args *args, int *exit_code);
 /* For each output option given: its extension is one the option writes,
  * and its folder exists and is writable (a symlink judged by the file it
  * names). Prints what is wrong, listing the formats the option writes,
  * and returns EXIT_USAGE; else EXIT_OK. */
-int cli_check_outputs(const struct cli_args *args);
+int cli_check_outputs(const cli_args *args);
 /* Removes an output a failed run wrote in place (not through the atomic
  * file): the file a symlink names, so the link stays and no partial file
  * is left behind it. */

@@ -6,9 +6,7 @@
 # icp -o keeps the colours; OBJ, STL and OFF read as their vertices, and
 # hostile ones (cut, lying counts) exit 3.
 . "$(dirname "$0")/lib.sh"
-PY=python3
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-"$PY" -c 'import numpy' 2>/dev/null || { echo "skipped: no numpy"; exit 77; }
+numpy_python
 
 # ---- inputs ----
 "$PY" - "$WORK" <<'PYEOF'

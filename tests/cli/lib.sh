@@ -83,6 +83,13 @@ has_opencl() {
     return 1
 }
 
+# PY: a python3 with numpy (Debian's, which make check's test-deps install);
+# without one the script skips (77).
+numpy_python() {
+    PY=python3
+    [ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+    "$PY" -c 'import numpy' 2>/dev/null || { echo "skipped: no numpy"; exit 77; }
+}
 out_has() { grep -q -- "$1" "$WORK/out" || fail "stdout lacks '$1'"; }
 err_has() { grep -q -- "$1" "$WORK/err" || fail "stderr lacks '$1'"; }
 no_file() { [ ! -e "$1" ] || fail "$1 exists but should not"; }

@@ -5,9 +5,7 @@
 # coordinates and near zero gives the same pose; info reports the world's
 # numbers and the origin; the transform files are the world's.
 . "$(dirname "$0")/lib.sh"
-PY=python3
-[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
-"$PY" -c 'import numpy' 2>/dev/null || { echo "skipped: no numpy"; exit 77; }
+numpy_python
 
 # 20,000 points of a 300 m x 300 m patch at easting 500,000, northing
 # 4,500,000, to the millimetre; written as double PLY and as text
