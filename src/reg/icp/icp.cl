@@ -19,10 +19,12 @@
 #define SELECT_WORDS 5
 
 /* moved = T source, T's rows as 12 numbers; in double then rounded, as
- * ptreg_transform_points. */
+ * ptreg_transform_points. with_normals: the source's normals turned too
+ * (GICP and SYMMETRIC), as ptreg_transform_vectors, in the same launch. */
 KERNEL ptreg_icp_transform(GLOBAL const float *source, u32 n, acc_t t0, acc_t t1, acc_t t2, acc_t t3, acc_t t4,
                            acc_t t5, acc_t t6, acc_t t7, acc_t t8, acc_t t9, acc_t t10, acc_t t11,
-                           GLOBAL float *moved)
+                           GLOBAL float *moved, u32 with_normals, GLOBAL const float *normals,
+                           GLOBAL float *moved_normals)
 {
     u32 i = GLOBAL_ID_X;
     if (i >= n)
@@ -33,6 +35,14 @@ KERNEL ptreg_icp_transform(GLOBAL const float *source, u32 n, acc_t t0, acc_t t1
     out[0] = (float)(t0 * x + t1 * y + t2 * z + t3);
     out[1] = (float)(t4 * x + t5 * y + t6 * z + t7);
     out[2] = (float)(t8 * x + t9 * y + t10 * z + t11);
+    if (!with_normals)
+        return;
+    GLOBAL const float *v = normals + 3 * (size_t)i;
+    GLOBAL float *vo = moved_normals + 3 * (size_t)i;
+    x = v[0], y = v[1], z = v[2];
+    vo[0] = (float)(t0 * x + t1 * y + t2 * z);
+    vo[1] = (float)(t4 * x + t5 * y + t6 * z);
+    vo[2] = (float)(t8 * x + t9 * y + t10 * z);
 }
 
 FN u64 pair_key(float d2, u32 caller_index) { return ((u64)AS_UINT(d2) << 32) | (u64)caller_index; }
@@ -104,6 +114,234 @@ KERNEL ptreg_icp_total(GLOBAL const acc_t *partials, u32 groups, u32 fields, GLO
         acc_t total = group_sum(red, s);
         if (t == 0)
             out[c] = total;
+    }
+}
+
+/* ---- Gauss-Newton's sums: icp_gn.c's icp_gn_block, pair by pair ---- */
+
+/* partials per group: H (upper triangle, row by row), g, the cost, the
+ * pairs' summed squared distances, the pairs used */
+#define GN_H 0
+#define GN_G 21
+#define GN_COST 27
+#define GN_R2 28
+#define GN_USED 29
+#define ICP_GN_FIELDS 30
+/* ptreg_icp_method's and ptreg_robust_kernel's numbers (icp_device.c
+ * checks them) */
+#define GN_POINT 0
+#define GN_PLANE 1
+#define GN_GICP 2
+#define GN_SYMMETRIC 3
+#define GN_HUBER 1
+#define GN_CAUCHY 2
+#define GN_TUKEY 3
+#define GN_GM 4
+
+/* The method, kernel and numbers every pair's linearisation reads. */
+typedef struct gn_rule {
+    u32 method, robust;
+    acc_t kernel_scale, gicp_epsilon;
+} gn_rule;
+
+/* ptreg_robust_weight */
+FN acc_t gn_weight(const gn_rule *rule, acc_t r)
+{
+    acc_t k = rule->kernel_scale, e = r < 0 ? -r : r;
+    if (rule->robust == GN_HUBER)
+        return e > k ? k / e : (acc_t)1;
+    if (rule->robust == GN_CAUCHY)
+        return (acc_t)1 / ((acc_t)1 + (r / k) * (r / k));
+    if (rule->robust == GN_TUKEY) {
+        if (e > k)
+            return 0;
+        acc_t u = (acc_t)1 - (e / k) * (e / k);
+        return u * u;
+    }
+    if (rule->robust == GN_GM) {
+        acc_t s = k + r * r;
+        return k / (s * s);
+    }
+    return 1;
+}
+
+/* x - x is 0 for a finite x only (no fast maths here) */
+FN int gn_finite3(const acc_t v[3]) { return v[0] - v[0] == 0 && v[1] - v[1] == 0 && v[2] - v[2] == 0; }
+
+/* H += w J J^T, g += w r J, cost += w r^2 (add_row) */
+FN void gn_add_row(acc_t *s, const acc_t J[6], acc_t r, acc_t w)
+{
+    s[GN_COST] += w * r * r;
+    u32 at = GN_H;
+    for (u32 i = 0; i < 6; i++) {
+        acc_t wi = w * J[i];
+        for (u32 j = i; j < 6; j++)
+            s[at++] += wi * J[j];
+        s[GN_G + i] += wi * r;
+    }
+}
+
+/* the row d.n + omega.(p x n) + t.n (add_normal_row) */
+FN void gn_add_normal_row(acc_t *s, const acc_t p[3], const acc_t n[3], acc_t r, acc_t w)
+{
+    acc_t J[6] = {p[1] * n[2] - p[2] * n[1], p[2] * n[0] - p[0] * n[2], p[0] * n[1] - p[1] * n[0],
+                  n[0], n[1], n[2]};
+    gn_add_row(s, J, r, w);
+}
+
+FN void gn_add_point_pair(acc_t *s, const acc_t p[3], const acc_t d[3], acc_t w)
+{
+    acc_t J0[6] = {0, p[2], -p[1], 1, 0, 0};
+    acc_t J1[6] = {-p[2], 0, p[0], 0, 1, 0};
+    acc_t J2[6] = {p[1], -p[0], 0, 0, 0, 1};
+    gn_add_row(s, J0, d[0], w);
+    gn_add_row(s, J1, d[1], w);
+    gn_add_row(s, J2, d[2], w);
+}
+
+FN void gn_cross(const acc_t a[3], const acc_t b[3], acc_t out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* W = (C_q + C_p)^-1, C = I - (1 - eps) n n^T (gicp_weight); 0 when the
+ * sum is not positive definite or a normal not finite */
+FN int gn_gicp_weight(const acc_t nq[3], const acc_t np[3], acc_t eps, acc_t W[9])
+{
+    acc_t M[9];
+    for (u32 i = 0; i < 3; i++)
+        for (u32 j = 0; j < 3; j++)
+            M[3 * i + j] = (acc_t)(2 * (i == j)) - ((acc_t)1 - eps) * (nq[i] * nq[j] + np[i] * np[j]);
+    acc_t C[9] = {M[4] * M[8] - M[5] * M[7], M[2] * M[7] - M[1] * M[8], M[1] * M[5] - M[2] * M[4],
+                  M[5] * M[6] - M[3] * M[8], M[0] * M[8] - M[2] * M[6], M[2] * M[3] - M[0] * M[5],
+                  M[3] * M[7] - M[4] * M[6], M[1] * M[6] - M[0] * M[7], M[0] * M[4] - M[1] * M[3]};
+    acc_t det = M[0] * C[0] + M[1] * C[3] + M[2] * C[6];
+    if (!(det > 0) || !(det - det == 0))
+        return 0;
+    for (u32 i = 0; i < 9; i++)
+        W[i] = C[i] / det;
+    return 1;
+}
+
+/* GICP's pair: A^T W A, A^T W, W and the gradient, weighted by the kernel
+ * of the Mahalanobis distance (add_gicp_pair) */
+FN void gn_add_gicp_pair(acc_t *s, const gn_rule *rule, const acc_t p[3], const acc_t d[3], const acc_t W[9])
+{
+    acc_t A[3][3] = {{0, -p[2], p[1]}, {p[2], 0, -p[0]}, {-p[1], p[0], 0}};
+    acc_t WA[3][3], AtWA[3][3], Wd[3], AtWd[3];
+    for (u32 c = 0; c < 3; c++) {
+        for (u32 i = 0; i < 3; i++)
+            WA[c][i] = W[3 * i] * A[c][0] + W[3 * i + 1] * A[c][1] + W[3 * i + 2] * A[c][2];
+        gn_cross(p, WA[c], AtWA[c]);
+    }
+    for (u32 i = 0; i < 3; i++)
+        Wd[i] = W[3 * i] * d[0] + W[3 * i + 1] * d[1] + W[3 * i + 2] * d[2];
+    gn_cross(p, Wd, AtWd);
+    acc_t m2 = d[0] * Wd[0] + d[1] * Wd[1] + d[2] * Wd[2];
+    acc_t w = gn_weight(rule, SQRT(m2 > 0 ? m2 : (acc_t)0));
+    s[GN_COST] += w * m2;
+    u32 at = GN_H;
+    for (u32 a = 0; a < 3; a++) {
+        for (u32 b = a; b < 3; b++)
+            s[at++] += w * AtWA[b][a];
+        for (u32 b = 0; b < 3; b++)
+            s[at++] += w * WA[a][b];
+        s[GN_G + a] += w * AtWd[a];
+    }
+    for (u32 a = 0; a < 3; a++) {
+        for (u32 b = a; b < 3; b++)
+            s[at++] += w * W[3 * a + b];
+        s[GN_G + 3 + a] += w * Wd[a];
+    }
+}
+
+/* One pair's share: pc the moved source point about the centre, d = p - q,
+ * nq the target's normal, np the moved source's (GICP, SYMMETRIC), qc the
+ * target point about the centre (SYMMETRIC). */
+FN void gn_add_pair(acc_t *s, const gn_rule *rule, const acc_t pc[3], const acc_t qc[3], const acc_t d[3],
+                    const acc_t nq[3], const acc_t np[3])
+{
+    acc_t dd = d[0] * d[0] + d[1] * d[1] + d[2] * d[2];
+    s[GN_R2] += dd;
+    s[GN_USED] += 1;
+    if (rule->method == GN_PLANE) {
+        /* a pair without a normal counts in fitness and rmse only */
+        if (!gn_finite3(nq))
+            return;
+        acc_t r = d[0] * nq[0] + d[1] * nq[1] + d[2] * nq[2];
+        gn_add_normal_row(s, pc, nq, r, gn_weight(rule, r));
+    } else if (rule->method == GN_SYMMETRIC) {
+        /* the source's normal turned to the target's side: unoriented
+         * normals must not cancel */
+        acc_t dot = nq[0] * np[0] + nq[1] * np[1] + nq[2] * np[2];
+        acc_t sign = dot < 0 ? (acc_t)-1 : (acc_t)1;
+        acc_t n[3] = {nq[0] + sign * np[0], nq[1] + sign * np[1], nq[2] + sign * np[2]};
+        acc_t sum[3] = {pc[0] + qc[0], pc[1] + qc[1], pc[2] + qc[2]};
+        if (!gn_finite3(n))
+            return;
+        acc_t r = d[0] * n[0] + d[1] * n[1] + d[2] * n[2];
+        gn_add_normal_row(s, sum, n, r, gn_weight(rule, r));
+    } else if (rule->method == GN_GICP) {
+        acc_t W[9];
+        if (gn_gicp_weight(nq, np, rule->gicp_epsilon, W))
+            gn_add_gicp_pair(s, rule, pc, d, W);
+    } else {
+        gn_add_point_pair(s, pc, d, gn_weight(rule, SQRT(dd)));
+    }
+}
+
+FN void gn_load3(GLOBAL const float *v, acc_t out[3])
+{
+    out[0] = v[0], out[1] = v[1], out[2] = v[2];
+}
+
+/* Partial normal equations of group g's kept pairs (the filters as
+ * ptreg_icp_moments'), about the centre (c0, c1, c2). The target's normals
+ * are in its original order: names by slot (by_slot) are mapped through
+ * slot_index. moved_normals: the moved source's (GICP, SYMMETRIC). */
+KERNEL ptreg_icp_gn(GLOBAL const float *moved, GLOBAL const u32 *nearest, GLOBAL const float *dist2,
+                    GLOBAL const u32 *order, u32 n, GLOBAL const float *target, GLOBAL const float *target_normals,
+                    GLOBAL const u32 *slot_index, u32 by_slot, GLOBAL const float *moved_normals, float max_d2,
+                    GLOBAL const acc_t *filter, GLOBAL const u64 *select, acc_t c0, acc_t c1, acc_t c2, u32 method,
+                    u32 robust_kernel, acc_t kernel_scale, acc_t gicp_epsilon, GLOBAL acc_t *partials)
+{
+    SHARED acc_t red[WG];
+    gn_rule rule = {method, robust_kernel, kernel_scale, gicp_epsilon};
+    acc_t s[ICP_GN_FIELDS];
+    for (u32 c = 0; c < ICP_GN_FIELDS; c++)
+        s[c] = 0;
+    acc_t limit = filter[0];
+    u64 kth = select[SELECT_KTH];
+    u64 first = first_item();
+    for (u32 k = 0; k < ITEMS; k++) {
+        u64 i = first + k;
+        if (i >= n)
+            break;
+        float d2 = dist2[i];
+        if (!within_limits(d2, max_d2, limit) || pair_key(d2, order[i]) > kth)
+            continue;
+        u32 name = nearest[i];
+        acc_t p[3], q[3], pc[3], qc[3], d[3], nq[3] = {0, 0, 0}, np[3] = {0, 0, 0};
+        gn_load3(moved + 3 * i, p);
+        gn_load3(target + 3 * (size_t)name, q);
+        const acc_t c[3] = {c0, c1, c2};
+        for (u32 a = 0; a < 3; a++) {
+            pc[a] = p[a] - c[a];
+            qc[a] = q[a] - c[a];
+            d[a] = p[a] - q[a];
+        }
+        if (method != GN_POINT)
+            gn_load3(target_normals + 3 * (size_t)(by_slot ? slot_index[name] : name), nq);
+        if (method == GN_GICP || method == GN_SYMMETRIC)
+            gn_load3(moved_normals + 3 * i, np);
+        gn_add_pair(s, &rule, pc, qc, d, nq, np);
+    }
+    for (u32 c = 0; c < ICP_GN_FIELDS; c++) {
+        acc_t total = group_sum(red, s[c]);
+        if (LOCAL_ID_X == 0)
+            partials[(size_t)GROUP_ID_X * ICP_GN_FIELDS + c] = total;
     }
 }
 

@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "feat/neighborhood.h"
 #include "nn/searcher.h"
-#include "ptreg/features.h"
 #include "ptreg/nn.h"
 #include "reg/icp/icp_impl.h"
 #include "reg/icp/icp_kernels.h"
@@ -75,11 +73,6 @@ static void state_free(icp_state *s)
     free(s->block_used);
 }
 
-static int uses_source_normals(const ptreg_icp_options *opt)
-{
-    return opt->method == PTREG_ICP_GICP || opt->method == PTREG_ICP_SYMMETRIC;
-}
-
 static ptreg_status state_init(icp_state *s, const float *source, size_t n, const ptreg_icp_options *opt,
                                ptreg_error *err)
 {
@@ -105,7 +98,7 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
     s->block_moments = malloc(s->blocks * sizeof(ptreg_moments));
     s->block_eq = s->gauss_newton ? malloc(s->blocks * sizeof(icp_normal_eq)) : NULL;
     s->matched_n = opt->method != PTREG_ICP_POINT ? malloc(3 * n * sizeof(float)) : NULL;
-    s->moved_n = uses_source_normals(opt) ? malloc(3 * n * sizeof(float)) : NULL;
+    s->moved_n = icp_uses_source_normals(opt) ? malloc(3 * n * sizeof(float)) : NULL;
     s->block_sums = malloc(s->blocks * sizeof(double));
     s->block_used = malloc(s->blocks * sizeof(size_t));
     s->block_walk = nn_searcher_walks(s->search) ? malloc(s->blocks * sizeof(ptreg_walk_stats)) : NULL;
@@ -114,7 +107,7 @@ static ptreg_status state_init(icp_state *s, const float *source, size_t n, cons
         !s->block_moments || !s->block_sums || !s->block_used ||
         (nn_searcher_walks(s->search) && !s->block_walk) ||
         (s->gauss_newton && !s->block_eq) || (opt->method != PTREG_ICP_POINT && !s->matched_n) ||
-        (uses_source_normals(opt) && !s->moved_n))
+        (icp_uses_source_normals(opt) && !s->moved_n))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     for (size_t i = 0; i < n; i++)
         s->nearest[i] = PTREG_NO_NEIGHBOR;
@@ -289,30 +282,6 @@ static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration,
     return PTREG_OK;
 }
 
-/* A cloud's normals: the caller's (given), or estimated from normal_k
- * neighbors into *owned (build_ms counts them), on tree when one was built
- * on xyz already. */
-static ptreg_status cloud_normals(const float *xyz, size_t n, const ptreg_kdtree *tree, const float *given,
-                                  const ptreg_icp_options *opt, const float **normals, float **owned,
-                                  ptreg_icp_result *r, ptreg_error *err)
-{
-    *normals = given;
-    *owned = NULL;
-    if (given)
-        return PTREG_OK;
-    if (!(*owned = malloc(3 * n * sizeof(float))))
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", n);
-    ptreg_normals_options no;
-    ptreg_normals_options_default(&no);
-    no.neighbors = (ptreg_neighborhood){(size_t)opt->normal_k, opt->normal_radius};
-    double tb = ptreg_time_ms();
-    ptreg_status st = tree ? feat_normals_on_tree(tree, xyz, n, &no, *owned, NULL, NULL, err)
-                           : ptreg_normals(xyz, n, &no, *owned, NULL, NULL, err);
-    r->build_ms += ptreg_time_ms() - tb;
-    *normals = *owned;
-    return st;
-}
-
 /* The target's normals, and for GICP and SYMMETRIC the source's in the
  * source's order here; *owned: what was estimated. */
 static ptreg_status state_normals(icp_state *s, const float *source, const ptreg_model_index *idx,
@@ -323,11 +292,11 @@ static ptreg_status state_normals(icp_state *s, const float *source, const ptreg
     size_t m;
     const float *target = ptreg_model_index_points(idx, &m);
     ptreg_status st =
-        cloud_normals(target, m, nn_index_tree(idx), opt->target_normals, opt, &s->normals, &owned[0], r, err);
-    if (st || !uses_source_normals(opt))
+        icp_cloud_normals(target, m, nn_index_tree(idx), opt->target_normals, opt, &s->normals, &owned[0], r, err);
+    if (st || !icp_uses_source_normals(opt))
         return st;
     const float *src_n;
-    st = cloud_normals(source, s->n, NULL, opt->source_normals, opt, &src_n, &owned[1], r, err);
+    st = icp_cloud_normals(source, s->n, NULL, opt->source_normals, opt, &src_n, &owned[1], r, err);
     if (!st && !(s->source_n = malloc(3 * s->n * sizeof(float))))
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", s->n);
     for (size_t i = 0; !st && i < s->n; i++)

@@ -1,11 +1,14 @@
 /* Rigid ICP with every step of an iteration on a device (CUDA or OpenCL):
- * the transform of the source, the correspondences (brute force, the k-d
- * tree seeded by the last answer, the Delaunay walks), the filters (max
- * distance, the sigma filter, trimming by a device selection, not a host
- * sort) and the moments of the kept pairs by fixed-order two-pass
- * reductions. Horn's solution runs on the host, in double, from one small
- * copy per iteration: the iteration's only host synchronisation. The model
- * is uploaded once (ptreg_icp_model) and reused frame after frame. */
+ * the transform of the source (and of its normals), the correspondences
+ * (brute force, the k-d tree seeded by the last answer, the Delaunay
+ * walks), the filters (max distance, the sigma filter, trimming by a
+ * device selection, not a host sort) and what a step needs of the kept
+ * pairs by fixed-order two-pass reductions: their moments (Horn's), or
+ * each pair linearised and the 21 + 6 sums of the normal equations
+ * (Gauss-Newton's: every method and robust kernel). The step is solved on
+ * the host, in double, from one small copy per iteration: the iteration's
+ * only host synchronisation. The model is uploaded once (ptreg_icp_model)
+ * and reused frame after frame, its normals with it once estimated. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,6 +23,7 @@ const kernel_program icp_kernels = {"ICP", icp_files};
 
 /* icp.cl's layouts */
 #define MOMENTS 17 /* w, sp[3], sq[3], spq[9], d2sum */
+#define GN_FIELDS 30 /* H[21], g[6], cost, summed squared distances, pairs used */
 #define SIGMA_SUMS 3
 #define TRIM_BINS 256
 #define TRIM_PASSES 8
@@ -45,14 +49,27 @@ enum {
     WS_SELECT,         /* trimming's threshold and selection state */
     WS_HIST,           /* per group: trimming's histogram */
     WS_WALK_PARTIALS,  /* per group: the walks' statistics */
-    WS_SUMMARY,        /* what a pass copies back: the moments, then the walks' statistics */
+    WS_SUMMARY,        /* what a pass copies back: the sums, then the walks' statistics */
     WS_COUNT
 };
 
 typedef struct icp_workspace {
     size_t capacity;
     dbuf *buf[WS_COUNT];
+    /* GICP and SYMMETRIC: the source's normals in its order there, and
+     * turned (grown on first use: point-to-point allocates nothing more) */
+    size_t normals_capacity;
+    dbuf *source_normals, *moved_normals;
 } icp_workspace;
+
+/* The target's normals on the device, in its original order: estimated
+ * (kept while the options that made them stay) or the caller's (uploaded
+ * each registration: their contents may change between calls). */
+typedef struct icp_target_normals {
+    dbuf *buf;
+    int estimated_k;        /* > 0: estimated with these options */
+    double estimated_radius;
+} icp_target_normals;
 
 struct ptreg_icp_model {
     ptreg_device device;
@@ -61,9 +78,10 @@ struct ptreg_icp_model {
     /* on a GPU device */
     dev_handle *dev;
     nn_device_model *nn;
-    dkernel *transform, *moments, *total, *sigma_partials, *sigma_limit, *trim_histogram, *trim_pick;
+    dkernel *transform, *moments, *gn, *total, *sigma_partials, *sigma_limit, *trim_histogram, *trim_pick;
     size_t acc_size; /* the device's sums: double (8) or float (4) */
     icp_workspace ws;
+    icp_target_normals normals;
     double compile_ms, upload_ms;
     /* A registration fills the workspace (its source, pairs and sums):
      * threads sharing the model take their turns on the device. */
@@ -72,6 +90,14 @@ struct ptreg_icp_model {
 
 /* ---- the model ---- */
 
+static void normals_free(icp_workspace *ws)
+{
+    dbuf_free(ws->source_normals);
+    dbuf_free(ws->moved_normals);
+    ws->source_normals = ws->moved_normals = NULL;
+    ws->normals_capacity = 0;
+}
+
 static void workspace_free(icp_workspace *ws)
 {
     for (int i = 0; i < WS_COUNT; i++) {
@@ -79,9 +105,15 @@ static void workspace_free(icp_workspace *ws)
         ws->buf[i] = NULL;
     }
     ws->capacity = 0;
+    normals_free(ws);
 }
 
-static size_t summary_walk_offset(const ptreg_icp_model *m) { return (MOMENTS * m->acc_size + 7) / 8; }
+/* A group's sums: the moments or the normal equations, whichever is longer. */
+#define PASS_FIELDS (GN_FIELDS > MOMENTS ? GN_FIELDS : MOMENTS)
+
+/* The walks' statistics follow a pass's sums in the summary (in 8-byte
+ * words), so that one copy brings back both. */
+static size_t summary_walk_offset(const ptreg_icp_model *m, int fields) { return (fields * m->acc_size + 7) / 8; }
 
 static ptreg_status workspace_reserve(ptreg_icp_model *m, size_t n, ptreg_error *err)
 {
@@ -98,13 +130,13 @@ static ptreg_status workspace_reserve(ptreg_icp_model *m, size_t n, ptreg_error 
         [WS_ORDER] = n * sizeof(uint32_t),
         [WS_MEMORY] = PTREG_WALK_MEMORY_FLOATS * n * sizeof(float),
         [WS_INFO] = n * sizeof(uint32_t),
-        [WS_PARTIALS] = groups * MOMENTS * acc,
+        [WS_PARTIALS] = groups * PASS_FIELDS * acc,
         [WS_SIGMA_PARTIALS] = groups * SIGMA_SUMS * acc,
         [WS_FILTER] = acc,
         [WS_SELECT] = SELECT_WORDS * sizeof(uint64_t),
         [WS_HIST] = groups * TRIM_BINS * sizeof(uint32_t),
         [WS_WALK_PARTIALS] = groups * PTREG_WALK_FIELDS * sizeof(uint64_t),
-        [WS_SUMMARY] = (summary_walk_offset(m) + PTREG_WALK_FIELDS) * sizeof(uint64_t),
+        [WS_SUMMARY] = (summary_walk_offset(m, PASS_FIELDS) + PTREG_WALK_FIELDS) * sizeof(uint64_t),
     };
     for (int i = 0; i < WS_COUNT; i++) {
         ptreg_status st = dbuf_alloc(m->dev, bytes[i], &ws->buf[i], err);
@@ -117,10 +149,26 @@ static ptreg_status workspace_reserve(ptreg_icp_model *m, size_t n, ptreg_error 
     return PTREG_OK;
 }
 
+static ptreg_status normals_reserve(ptreg_icp_model *m, size_t n, ptreg_error *err)
+{
+    icp_workspace *ws = &m->ws;
+    if (n <= ws->normals_capacity)
+        return PTREG_OK;
+    normals_free(ws);
+    ptreg_status st = dbuf_alloc(m->dev, 3 * n * sizeof(float), &ws->source_normals, err);
+    st = st ? st : dbuf_alloc(m->dev, 3 * n * sizeof(float), &ws->moved_normals, err);
+    if (st)
+        normals_free(ws);
+    else
+        ws->normals_capacity = n;
+    return st;
+}
+
 static ptreg_status get_kernels(ptreg_icp_model *m, dprogram *p, ptreg_error *err)
 {
     ptreg_status st = dev_kernel(p, "ptreg_icp_transform", &m->transform, err);
     st = st ? st : dev_kernel(p, "ptreg_icp_moments", &m->moments, err);
+    st = st ? st : dev_kernel(p, "ptreg_icp_gn", &m->gn, err);
     st = st ? st : dev_kernel(p, "ptreg_icp_total", &m->total, err);
     st = st ? st : dev_kernel(p, "ptreg_icp_sigma_partials", &m->sigma_partials, err);
     st = st ? st : dev_kernel(p, "ptreg_icp_sigma_limit", &m->sigma_limit, err);
@@ -183,6 +231,7 @@ void ptreg_icp_model_destroy(ptreg_icp_model *m)
     if (!m)
         return;
     workspace_free(&m->ws);
+    dbuf_free(m->normals.buf);
     nn_device_destroy(m->nn);
     pthread_mutex_destroy(&m->device_turn);
     free(m);
@@ -199,6 +248,9 @@ void ptreg_icp_model_get_info(const ptreg_icp_model *m, ptreg_icp_model_info *in
     info->device_bytes = m->nn ? nn_device_bytes(m->nn) : 0;
     for (int i = 0; i < WS_COUNT; i++)
         info->device_bytes += m->ws.buf[i] ? m->ws.buf[i]->bytes : 0;
+    const dbuf *more[] = {m->ws.source_normals, m->ws.moved_normals, m->normals.buf};
+    for (size_t i = 0; i < sizeof more / sizeof *more; i++)
+        info->device_bytes += more[i] ? more[i]->bytes : 0;
     pthread_mutex_unlock(turn);
 }
 
@@ -212,6 +264,9 @@ typedef struct device_run {
     int pass;         /* correspondence passes made */
     float max_d2;
     const dbuf *names; /* the target's points by the method's answers */
+    int gauss_newton;  /* the normal equations' sums, not the moments */
+    int fields;        /* sums per pass: GN_FIELDS or MOMENTS */
+    int turned;        /* the source's normals turned with it (GICP, SYMMETRIC) */
 } device_run;
 
 /* A number in the precision of the device's sums (acc_t). */
@@ -223,12 +278,17 @@ static karg karg_acc(const ptreg_icp_model *m, double v)
 static ptreg_status launch_transform(device_run *r, const double T[16], ptreg_error *err)
 {
     const ptreg_icp_model *m = r->m;
-    karg args[15] = {KARG_BUF(m->ws.buf[WS_SOURCE]), KARG_U32(r->n)};
+    dbuf *const *b = m->ws.buf;
+    karg args[18] = {KARG_BUF(b[WS_SOURCE]), KARG_U32(r->n)};
     for (int row = 0; row < 3; row++)
         for (int c = 0; c < 4; c++)
             args[2 + 4 * row + c] = karg_acc(m, T[4 * row + c]);
-    args[14] = KARG_BUF(m->ws.buf[WS_MOVED]);
-    return dev_launch(m->transform, r->n, PTREG_DEVICE_WG, 15, args, err);
+    args[14] = KARG_BUF(b[WS_MOVED]);
+    args[15] = KARG_U32(r->turned);
+    /* without normals the kernel reads and writes neither: any live buffer */
+    args[16] = KARG_BUF(r->turned ? m->ws.source_normals : b[WS_SOURCE]);
+    args[17] = KARG_BUF(r->turned ? m->ws.moved_normals : b[WS_MOVED]);
+    return dev_launch(m->transform, r->n, PTREG_DEVICE_WG, 18, args, err);
 }
 
 static int seeded_walk(ptreg_nn_method nn) { return nn == PTREG_NN_DELAUNAY_PNN || nn == PTREG_NN_DELAUNAY_PNNOPT; }
@@ -247,7 +307,7 @@ static ptreg_status find_pairs(device_run *r, int want_walk_stats, ptreg_error *
         nn_device_walk(m->nn, b[WS_MOVED], r->n, start, b[WS_NEAREST], b[WS_DIST2], memory, b[WS_INFO], err);
     if (!st && want_walk_stats)
         st = nn_device_walk_stats(m->nn, b[WS_INFO], r->n, b[WS_WALK_PARTIALS], b[WS_SUMMARY],
-                                        summary_walk_offset(m), err);
+                                        summary_walk_offset(m, r->fields), err);
     return st;
 }
 
@@ -287,6 +347,16 @@ static ptreg_status trim_select(device_run *r, ptreg_error *err)
     return st;
 }
 
+/* The pass's sums, per group then the groups in order into the summary. */
+static ptreg_status launch_sums(device_run *r, const dkernel *k, size_t nargs, const karg *args, uint32_t fields,
+                                ptreg_error *err)
+{
+    dbuf *const *b = r->m->ws.buf;
+    karg total[] = {KARG_BUF(b[WS_PARTIALS]), KARG_U32(r->groups), KARG_U32(fields), KARG_BUF(b[WS_SUMMARY])};
+    ptreg_status st = dev_launch(k, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, nargs, args, err);
+    return st ? st : dev_launch(r->m->total, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 4, total, err);
+}
+
 static ptreg_status launch_moments(device_run *r, ptreg_error *err)
 {
     const ptreg_icp_model *m = r->m;
@@ -296,24 +366,64 @@ static ptreg_status launch_moments(device_run *r, ptreg_error *err)
                          KARG_F32(r->max_d2),     KARG_BUF(b[WS_FILTER]),  KARG_BUF(b[WS_SELECT]),
                          karg_acc(m, m->ref[0]),  karg_acc(m, m->ref[1]),  karg_acc(m, m->ref[2]),
                          KARG_BUF(b[WS_PARTIALS])};
-    karg total[] = {KARG_BUF(b[WS_PARTIALS]), KARG_U32(r->groups), KARG_U32(MOMENTS),
-                          KARG_BUF(b[WS_SUMMARY])};
-    ptreg_status st = dev_launch(m->moments, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 13, args, err);
-    return st ? st : dev_launch(m->total, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 4, total, err);
+    return launch_sums(r, m->moments, sizeof args / sizeof *args, args, MOMENTS, err);
 }
 
-/* The pass's one copy back: the moments, and the walks' statistics. */
-static ptreg_status read_summary(device_run *r, ptreg_moments *total, double *sum_d2, ptreg_walk_stats *walk,
-                                 ptreg_error *err)
+/* icp.cl's GN_* numbers are the enums' */
+_Static_assert(PTREG_ICP_POINT == 0 && PTREG_ICP_PLANE == 1 && PTREG_ICP_GICP == 2 && PTREG_ICP_SYMMETRIC == 3,
+               "icp.cl's method numbers");
+_Static_assert(PTREG_KERNEL_HUBER == 1 && PTREG_KERNEL_CAUCHY == 2 && PTREG_KERNEL_TUKEY == 3 &&
+                   PTREG_KERNEL_GM == 4,
+               "icp.cl's kernel numbers");
+
+static ptreg_status launch_gauss_newton(device_run *r, ptreg_error *err)
 {
     const ptreg_icp_model *m = r->m;
-    uint64_t words[(MOMENTS * sizeof(double) + 7) / 8 + PTREG_WALK_FIELDS];
-    size_t walk_at = summary_walk_offset(m), bytes = (walk ? walk_at + PTREG_WALK_FIELDS : walk_at) * 8;
+    const ptreg_icp_options *opt = r->opt;
+    dbuf *const *b = m->ws.buf;
+    /* buffers a method does not read: any live one */
+    const dbuf *target_normals = opt->method != PTREG_ICP_POINT ? m->normals.buf : r->names;
+    const dbuf *moved_normals = r->turned ? m->ws.moved_normals : b[WS_MOVED];
+    int by_slot = r->names != m->nn->point_xyz;
+    const dbuf *slot_index = m->nn->tree.index_of_slot ? m->nn->tree.index_of_slot : b[WS_ORDER];
+    karg args[] = {KARG_BUF(b[WS_MOVED]),
+                   KARG_BUF(b[WS_NEAREST]),
+                   KARG_BUF(b[WS_DIST2]),
+                   KARG_BUF(b[WS_ORDER]),
+                   KARG_U32(r->n),
+                   KARG_BUF(r->names),
+                   KARG_BUF(target_normals),
+                   KARG_BUF(slot_index),
+                   KARG_U32(by_slot),
+                   KARG_BUF(moved_normals),
+                   KARG_F32(r->max_d2),
+                   KARG_BUF(b[WS_FILTER]),
+                   KARG_BUF(b[WS_SELECT]),
+                   karg_acc(m, m->ref[0]),
+                   karg_acc(m, m->ref[1]),
+                   karg_acc(m, m->ref[2]),
+                   KARG_U32(opt->method),
+                   KARG_U32(opt->kernel),
+                   karg_acc(m, opt->kernel_scale),
+                   karg_acc(m, opt->gicp_epsilon),
+                   KARG_BUF(b[WS_PARTIALS])};
+    return launch_sums(r, m->gn, sizeof args / sizeof *args, args, GN_FIELDS, err);
+}
+
+/* The pass's one copy back: its sums (the moments or the normal
+ * equations, their first `fields` words), and the walks' statistics,
+ * only what the pass made: 8 bytes a sum, 4 without double precision. */
+static ptreg_status read_summary(const device_run *r, double *s, ptreg_walk_stats *walk, ptreg_error *err)
+{
+    const ptreg_icp_model *m = r->m;
+    const int fields = r->fields;
+    uint64_t words[(PASS_FIELDS * sizeof(double) + 7) / 8 + PTREG_WALK_FIELDS];
+    size_t walk_at = summary_walk_offset(m, fields);
+    size_t bytes = walk ? (walk_at + PTREG_WALK_FIELDS) * 8 : fields * m->acc_size;
     ptreg_status st = dbuf_read(m->ws.buf[WS_SUMMARY], 0, words, bytes, err);
     if (st)
         return st;
-    double s[MOMENTS];
-    for (int c = 0; c < MOMENTS; c++) {
+    for (int c = 0; c < fields; c++) {
         if (m->acc_size == sizeof(double)) {
             memcpy(&s[c], (const char *)words + c * sizeof(double), sizeof(double));
         } else {
@@ -322,15 +432,33 @@ static ptreg_status read_summary(device_run *r, ptreg_moments *total, double *su
             s[c] = f;
         }
     }
-    ptreg_moments_init(total, m->ref, m->ref);
+    if (walk)
+        walk_stats_from_words(words + walk_at, walk);
+    return PTREG_OK;
+}
+
+/* A pass from the summary's sums (the moments' or the normal equations'
+ * layout in icp.cl). */
+static void pass_from_sums(const device_run *r, const double *s, icp_pass *pass)
+{
+    const ptreg_icp_model *m = r->m;
+    memset(pass, 0, sizeof *pass);
+    ptreg_moments_init(&pass->moments, m->ref, m->ref); /* the step's centre */
+    if (r->gauss_newton) {
+        memcpy(pass->eq.H, s, sizeof pass->eq.H);
+        memcpy(pass->eq.g, s + 21, sizeof pass->eq.g);
+        pass->eq.cost = s[27];
+        pass->sum_r2 = s[28];
+        pass->used = (size_t)s[29];
+        return;
+    }
+    ptreg_moments *total = &pass->moments;
     total->w = s[0];
     memcpy(total->sp, s + 1, sizeof total->sp);
     memcpy(total->sq, s + 4, sizeof total->sq);
     memcpy(total->spq, s + 7, sizeof total->spq);
-    *sum_d2 = s[16];
-    if (walk)
-        walk_stats_from_words(words + walk_at, walk);
-    return PTREG_OK;
+    pass->sum_r2 = s[16];
+    pass->used = (size_t)total->w;
 }
 
 static ptreg_status device_correspond(void *ctx, const double T[16], int iteration, icp_pass *pass,
@@ -344,17 +472,41 @@ static ptreg_status device_correspond(void *ctx, const double T[16], int iterati
         st = sigma_limit(r, iteration, err);
     if (!st && r->opt->trim < 1.0)
         st = trim_select(r, err);
-    st = st ? st : launch_moments(r, err);
-    memset(pass, 0, sizeof *pass);
-    st = st ? st : read_summary(r, &pass->moments, &pass->sum_r2, walk, err);
     if (!st)
-        pass->used = (size_t)pass->moments.w;
+        st = r->gauss_newton ? launch_gauss_newton(r, err) : launch_moments(r, err);
+    double sums[PASS_FIELDS];
+    st = st ? st : read_summary(r, sums, walk, err);
+    if (!st)
+        pass_from_sums(r, sums, pass);
     return st;
 }
 
 /* The source in the CPU path's (Morton) order, its callers' indices, and
  * the state a registration starts from. */
-static ptreg_status upload_source(device_run *r, const float *source, ptreg_error *err)
+static void gather_rows(const float *in, const uint32_t *order, size_t n, float *out)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(out + 3 * i, in + 3 * (size_t)order[i], 3 * sizeof(float));
+}
+
+/* GICP and SYMMETRIC: the source's normals (the caller's or estimated, as
+ * the CPU engine's) in the source's order on the device. */
+static ptreg_status upload_source_normals(device_run *r, const float *source, const uint32_t *order, float *rows,
+                                          ptreg_icp_result *res, ptreg_error *err)
+{
+    const float *normals;
+    float *owned;
+    ptreg_status st = icp_cloud_normals(source, r->n, NULL, r->opt->source_normals, r->opt, &normals, &owned, res, err);
+    st = st ? st : normals_reserve(r->m, r->n, err);
+    if (!st) {
+        gather_rows(normals, order, r->n, rows);
+        st = dbuf_write(r->m->ws.source_normals, 0, rows, 3 * r->n * sizeof(float), err);
+    }
+    free(owned);
+    return st;
+}
+
+static ptreg_status upload_source(device_run *r, const float *source, ptreg_icp_result *res, ptreg_error *err)
 {
     ptreg_icp_model *m = r->m;
     size_t n = r->n;
@@ -364,11 +516,12 @@ static ptreg_status upload_source(device_run *r, const float *source, ptreg_erro
         free(order), free(sorted);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     }
-    for (size_t i = 0; i < n; i++)
-        memcpy(sorted + 3 * i, source + 3 * (size_t)order[i], 3 * sizeof(float));
+    gather_rows(source, order, n, sorted);
     dbuf *const *b = m->ws.buf;
     ptreg_status st = dbuf_write(b[WS_SOURCE], 0, sorted, 3 * n * sizeof(float), err);
     st = st ? st : dbuf_write(b[WS_ORDER], 0, order, n * sizeof(uint32_t), err);
+    if (!st && r->turned)
+        st = upload_source_normals(r, source, order, sorted, res, err);
     free(order), free(sorted);
     double inf = INFINITY;
     float inf_f = INFINITY;
@@ -378,6 +531,38 @@ static ptreg_status upload_source(device_run *r, const float *source, ptreg_erro
     st = st ? st : dbuf_write(b[WS_FILTER], 0, m->acc_size == sizeof inf ? (const void *)&inf : &inf_f,
                                     m->acc_size, err);
     st = st ? st : dbuf_write(b[WS_SELECT], 0, select, sizeof select, err);
+    return st;
+}
+
+static int same_normal_options(const icp_target_normals *tn, const ptreg_icp_options *opt)
+{
+    return tn->estimated_k == opt->normal_k && tn->estimated_radius == opt->normal_radius;
+}
+
+/* PLANE, GICP and SYMMETRIC: the target's normals on the device. Estimated
+ * ones stay for the next registration with the same options; the
+ * caller's are uploaded each time. */
+static ptreg_status ensure_target_normals(ptreg_icp_model *m, const ptreg_icp_options *opt, ptreg_icp_result *res,
+                                          ptreg_error *err)
+{
+    icp_target_normals *tn = &m->normals;
+    if (opt->method == PTREG_ICP_POINT || (!opt->target_normals && tn->buf && same_normal_options(tn, opt)))
+        return PTREG_OK;
+    size_t points;
+    const float *target = ptreg_model_index_points(m->index, &points);
+    const float *normals;
+    float *owned;
+    tn->estimated_k = 0; /* until the new ones are up */
+    ptreg_status st = icp_cloud_normals(target, points, nn_index_tree(m->index), opt->target_normals, opt,
+                                        &normals, &owned, res, err);
+    if (!st && !tn->buf)
+        st = dbuf_alloc(m->dev, 3 * points * sizeof(float), &tn->buf, err);
+    st = st ? st : dbuf_write(tn->buf, 0, normals, 3 * points * sizeof(float), err);
+    if (!st && owned) {
+        tn->estimated_k = opt->normal_k;
+        tn->estimated_radius = opt->normal_radius;
+    }
+    free(owned);
     return st;
 }
 
@@ -393,27 +578,18 @@ static ptreg_status device_register(ptreg_icp_model *m, const float *source, siz
     run.nn = icp_choose_nn(opt, n, m->index, 0, r);
     run.max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
     run.names = run.nn == PTREG_NN_BRUTE ? m->nn->point_xyz : m->nn->slot_xyz;
+    run.gauss_newton = ptreg_icp_uses_gauss_newton(opt);
+    run.fields = run.gauss_newton ? GN_FIELDS : MOMENTS;
+    run.turned = icp_uses_source_normals(opt);
     r->nn = run.nn;
     r->device = m->device;
     int walks = ptreg_nn_method_is_delaunay(run.nn);
     ptreg_status st = icp_result_alloc(r, opt->max_iter, walks, err);
     st = st ? st : workspace_reserve(m, n, err);
-    st = st ? st : upload_source(&run, source, err);
+    st = st ? st : ensure_target_normals(m, opt, r, err);
+    st = st ? st : upload_source(&run, source, r, err);
     st = st ? st : icp_iterate(device_correspond, &run, n, opt, icp_tolerance(opt, m->diag2), r, err);
     return st;
-}
-
-/* Point-to-point without a robust kernel: the device path has Horn's
- * steps only. */
-ptreg_status icp_device_supports(const ptreg_icp_options *opt, ptreg_error *err)
-{
-    if (!ptreg_icp_uses_gauss_newton(opt))
-        return PTREG_OK;
-    return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
-                           "ICP on a GPU: point-to-point without a robust kernel only (%s%s%s asked for); use "
-                           "the CPU",
-                           ptreg_icp_method_name(opt->method), opt->kernel ? " with the kernel " : "",
-                           opt->kernel ? ptreg_robust_kernel_name(opt->kernel) : "");
 }
 
 /* A registration on a resident model (the inputs checked, r empty but its
@@ -423,12 +599,9 @@ static ptreg_status model_run(ptreg_icp_model *m, const float *source, size_t n,
 {
     if (m->device.backend == PTREG_BACKEND_CPU)
         return icp_cpu_engine.run(&m->device, source, n, m->index, opt, t0, r, err);
-    ptreg_status st = icp_device_supports(opt, err);
-    if (!st) {
-        pthread_mutex_lock(&m->device_turn);
-        st = device_register(m, source, n, opt, r, err);
-        pthread_mutex_unlock(&m->device_turn);
-    }
+    pthread_mutex_lock(&m->device_turn);
+    ptreg_status st = device_register(m, source, n, opt, r, err);
+    pthread_mutex_unlock(&m->device_turn);
     if (st) {
         ptreg_icp_result_free(r);
         return st;
@@ -465,10 +638,5 @@ static ptreg_status device_once(const ptreg_device *on, const float *source, siz
     return st;
 }
 
-static ptreg_status supports(const void *opt, const ptreg_device_info *device, ptreg_error *err)
-{
-    (void)device;
-    return icp_device_supports(opt, err);
-}
-
-const icp_engine icp_device_engine = {{ENGINE_GPU_BACKENDS, supports}, device_once};
+/* Every method, kernel, filter and optimiser. */
+const icp_engine icp_device_engine = {{ENGINE_GPU_BACKENDS, NULL}, device_once};

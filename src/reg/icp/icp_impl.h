@@ -82,6 +82,21 @@ typedef ptreg_status (*icp_correspond_fn)(void *ctx, const double T[16], int ite
 ptreg_status icp_iterate(icp_correspond_fn correspond, void *ctx, size_t n, const ptreg_icp_options *opt,
                                double tol, ptreg_icp_result *r, ptreg_error *err);
 
+/* GICP and SYMMETRIC: the source's normals, turned each iteration, are
+ * part of each pair's residual. */
+static inline int icp_uses_source_normals(const ptreg_icp_options *opt)
+{
+    return opt->method == PTREG_ICP_GICP || opt->method == PTREG_ICP_SYMMETRIC;
+}
+
+/* A cloud's normals for PLANE, GICP and SYMMETRIC: the caller's (given),
+ * or estimated from opt's normal_k (and normal_radius) neighbours into
+ * *owned (malloc'ed; r->build_ms counts them), on tree when one was built
+ * on xyz already (else NULL). Both engines' one way to them. */
+ptreg_status icp_cloud_normals(const float *xyz, size_t n, const ptreg_kdtree *tree, const float *given,
+                               const ptreg_icp_options *opt, const float **normals, float **owned,
+                               ptreg_icp_result *r, ptreg_error *err);
+
 /* What both entry points of an engine do first: an empty result, the
  * options (the defaults for NULL, in *defaults), the inputs checked. */
 ptreg_status icp_begin(const float *source, size_t n, const float *target, size_t m, const ptreg_icp_options **opt,
@@ -100,8 +115,6 @@ typedef struct icp_engine {
 } icp_engine;
 
 extern const icp_engine icp_cpu_engine, icp_device_engine;
-/* PTREG_OK, or why the device engine cannot run opt (err may be NULL). */
-ptreg_status icp_device_supports(const ptreg_icp_options *opt, ptreg_error *err);
 
 /* The program of ICP's steps (icp.cl); built with nn_device_layout's
  * options. */

@@ -9,8 +9,10 @@
 #include <string.h>
 
 #include "core/options_table.h"
+#include "feat/neighborhood.h"
 #include "nn/kdtree_query.h"
 #include "nn/searcher.h"
+#include "ptreg/features.h"
 #include "reg/icp/icp_impl.h"
 
 OPTION_ENUM_IS_INT(ptreg_icp_options, nn);
@@ -414,4 +416,26 @@ ptreg_status icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks, ptre
 double icp_tolerance(const ptreg_icp_options *opt, double diag2)
 {
     return opt->tol < 0.0 ? 1e-10 * diag2 : opt->tol;
+}
+
+/* (icp_impl.h) */
+ptreg_status icp_cloud_normals(const float *xyz, size_t n, const ptreg_kdtree *tree, const float *given,
+                               const ptreg_icp_options *opt, const float **normals, float **owned,
+                               ptreg_icp_result *r, ptreg_error *err)
+{
+    *normals = given;
+    *owned = NULL;
+    if (given)
+        return PTREG_OK;
+    if (!(*owned = malloc(3 * n * sizeof(float))))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", n);
+    ptreg_normals_options no;
+    ptreg_normals_options_default(&no);
+    no.neighbors = (ptreg_neighborhood){(size_t)opt->normal_k, opt->normal_radius};
+    double tb = ptreg_time_ms();
+    ptreg_status st = tree ? feat_normals_on_tree(tree, xyz, n, &no, *owned, NULL, NULL, err)
+                           : ptreg_normals(xyz, n, &no, *owned, NULL, NULL, err);
+    r->build_ms += ptreg_time_ms() - tb;
+    *normals = *owned;
+    return st;
 }
