@@ -73,10 +73,17 @@ typedef struct parity_case {
     double max_dist, sigma, trim; /* ICP cases' filters (0, 0, 1: none) */
     int large;                    /* left out by PTREG_PARITY_QUICK */
     int lbkd;                     /* ICP cases: PTREG_NN_DEVICE_KDTREE=lbkd */
+    ptreg_icp_method method;      /* ICP cases: Gauss-Newton's methods, */
+    ptreg_robust_kernel kernel;   /* kernels */
+    double lm;                    /* and damping (0: none) */
 } parity_case;
 
-#define NN_CASE(op, cloud, m, n, seed) {op, cloud, m, n, seed, PTREG_NN_AUTO, 0, 0, 1, 0, 0}
-#define ICP_CASE(op, cloud, m, n, seed, nn, d, s, t) {op, cloud, m, n, seed, nn, d, s, t, 0, 0}
+#define NN_CASE(op, cloud, m, n, seed) {op, cloud, m, n, seed, PTREG_NN_AUTO, 0, 0, 1, 0, 0, 0, 0, 0}
+#define ICP_CASE(op, cloud, m, n, seed, nn, d, s, t) {op, cloud, m, n, seed, nn, d, s, t, 0, 0, 0, 0, 0}
+/* Gauss-Newton: the method, the robust kernel (its k: GN_KERNEL_SCALE), LM's damping */
+#define GN_CASE(op, m, n, seed, nn, d, s, t, method, kernel, lm) \
+    {op, CLOUD_SURFACE, m, n, seed, nn, d, s, t, 0, 0, method, kernel, lm}
+#define GN_KERNEL_SCALE 0.05
 
 /* Sizes around the work-group (256) and the reduction group (1024). */
 static const parity_case cases[] = {
@@ -86,14 +93,14 @@ static const parity_case cases[] = {
     NN_CASE(OP_BRUTE, CLOUD_DUPLICATES, 1000, 1023, 4),
     NN_CASE(OP_BRUTE, CLOUD_LATTICE, 512, 343, 5),
     NN_CASE(OP_BRUTE, CLOUD_FAR, 1847, 1025, 6),
-    {OP_BRUTE, CLOUD_RANDOM, 40000, 30000, 7, PTREG_NN_AUTO, 0, 0, 1, 1, 0},
+    {OP_BRUTE, CLOUD_RANDOM, 40000, 30000, 7, PTREG_NN_AUTO, 0, 0, 1, 1, 0, 0, 0, 0},
     NN_CASE(OP_KDTREE, CLOUD_RANDOM, 1, 1, 11),
     NN_CASE(OP_KDTREE, CLOUD_RANDOM, 255, 257, 12),
     NN_CASE(OP_KDTREE, CLOUD_RANDOM, 4097, 1025, 13),
     NN_CASE(OP_KDTREE, CLOUD_DUPLICATES, 3000, 1023, 14),
     NN_CASE(OP_KDTREE, CLOUD_LATTICE, 1000, 729, 15),
     NN_CASE(OP_KDTREE, CLOUD_FAR, 1847, 1025, 16),
-    {OP_KDTREE, CLOUD_SURFACE, 40000, 30000, 17, PTREG_NN_AUTO, 0, 0, 1, 1, 0},
+    {OP_KDTREE, CLOUD_SURFACE, 40000, 30000, 17, PTREG_NN_AUTO, 0, 0, 1, 1, 0, 0, 0, 0},
     NN_CASE(OP_KDTREE_LBKD, CLOUD_RANDOM, 1, 1, 61),
     NN_CASE(OP_KDTREE_LBKD, CLOUD_RANDOM, 2, 5, 62),
     NN_CASE(OP_KDTREE_LBKD, CLOUD_RANDOM, 3, 9, 63),
@@ -108,7 +115,7 @@ static const parity_case cases[] = {
     NN_CASE(OP_WALK_KDANN, CLOUD_FAR, 1000, 257, 25),
     NN_CASE(OP_WALK_SEED, CLOUD_RANDOM, 2000, 1025, 26),
     NN_CASE(OP_WALK_SEED, CLOUD_DUPLICATES, 999, 1023, 27),
-    {OP_WALK_SEED, CLOUD_SURFACE, 40000, 30000, 28, PTREG_NN_AUTO, 0, 0, 1, 1, 0},
+    {OP_WALK_SEED, CLOUD_SURFACE, 40000, 30000, 28, PTREG_NN_AUTO, 0, 0, 1, 1, 0, 0, 0, 0},
     ICP_CASE(OP_ICP_PASS, CLOUD_SURFACE, 2000, 3, 31, PTREG_NN_KDTREE, 0, 0, 1), /* the fewest ICP takes */
     ICP_CASE(OP_ICP_PASS, CLOUD_SURFACE, 2000, 1023, 32, PTREG_NN_BRUTE, 0.05, 0, 1),
     ICP_CASE(OP_ICP_PASS, CLOUD_SURFACE, 3000, 1025, 33, PTREG_NN_KDTREE, 0, 1.5, 1),
@@ -119,12 +126,20 @@ static const parity_case cases[] = {
     ICP_CASE(OP_ICP_STEP, CLOUD_SURFACE, 4000, 1025, 42, PTREG_NN_BRUTE, 0.1, 0, 0.8),
     ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 51, PTREG_NN_BRUTE, 0, 0, 1),
     ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 52, PTREG_NN_KDTREE, 0.1, 2.0, 1),
-    {OP_ICP, CLOUD_SURFACE, 4000, 3000, 58, PTREG_NN_KDTREE, 0.1, 2.0, 1, 0, 1},
+    {OP_ICP, CLOUD_SURFACE, 4000, 3000, 58, PTREG_NN_KDTREE, 0.1, 2.0, 1, 0, 1, 0, 0, 0},
     ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 53, PTREG_NN_DELAUNAY_ZERO, 0, 0, 0.9),
     ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 54, PTREG_NN_DELAUNAY_KDANN, 0, 1.0, 1),
     ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 55, PTREG_NN_DELAUNAY_PNN, 0, 0, 1),
-    {OP_ICP, CLOUD_SURFACE, 40000, 30000, 56, PTREG_NN_DELAUNAY_PNNOPT, 0, 0, 1, 1, 0},
-    {OP_ICP, CLOUD_SURFACE, 40000, 30000, 57, PTREG_NN_KDTREE, 0, 0, 1, 1, 0},
+    {OP_ICP, CLOUD_SURFACE, 40000, 30000, 56, PTREG_NN_DELAUNAY_PNNOPT, 0, 0, 1, 1, 0, 0, 0, 0},
+    {OP_ICP, CLOUD_SURFACE, 40000, 30000, 57, PTREG_NN_KDTREE, 0, 0, 1, 1, 0, 0, 0, 0},
+    GN_CASE(OP_ICP_STEP, 4000, 3000, 61, PTREG_NN_KDTREE, 0, 0, 1, PTREG_ICP_PLANE, PTREG_KERNEL_NONE, 0),
+    GN_CASE(OP_ICP_STEP, 4000, 1025, 62, PTREG_NN_BRUTE, 0.1, 0, 1, PTREG_ICP_GICP, PTREG_KERNEL_NONE, 0),
+    GN_CASE(OP_ICP_STEP, 4000, 3000, 63, PTREG_NN_KDTREE, 0, 0, 0.8, PTREG_ICP_SYMMETRIC, PTREG_KERNEL_HUBER, 0),
+    GN_CASE(OP_ICP_STEP, 4000, 2049, 64, PTREG_NN_DELAUNAY_PNNOPT, 0, 0, 1, PTREG_ICP_POINT, PTREG_KERNEL_TUKEY, 0),
+    GN_CASE(OP_ICP, 4000, 3000, 65, PTREG_NN_KDTREE, 0, 0, 1, PTREG_ICP_PLANE, PTREG_KERNEL_CAUCHY, 0),
+    GN_CASE(OP_ICP, 4000, 3000, 66, PTREG_NN_KDTREE, 0.1, 2.0, 1, PTREG_ICP_GICP, PTREG_KERNEL_GM, 0),
+    GN_CASE(OP_ICP, 4000, 3000, 67, PTREG_NN_DELAUNAY_PNN, 0, 0, 0.9, PTREG_ICP_SYMMETRIC, PTREG_KERNEL_NONE, 0),
+    GN_CASE(OP_ICP, 4000, 3000, 68, PTREG_NN_BRUTE, 0, 0, 1, PTREG_ICP_PLANE, PTREG_KERNEL_HUBER, 1e-3),
 };
 
 static const char *op_name(parity_op op)
@@ -376,6 +391,10 @@ static void icp_options(const parity_case *pc, const clouds *c, ptreg_icp_option
     o->max_dist = pc->max_dist;
     o->filter_sigma = pc->sigma;
     o->trim = pc->trim;
+    o->method = pc->method;
+    o->kernel = pc->kernel;
+    o->kernel_scale = pc->kernel ? GN_KERNEL_SCALE : 0.0;
+    o->lm_lambda = pc->lm;
     o->max_iter = pc->op == OP_ICP_PASS ? 0 : pc->op == OP_ICP_STEP ? 1 : 30;
     o->tol = 0.0;
     /* the pass and the step start off the answer, where pairs differ */
@@ -468,8 +487,10 @@ static int run_icp_case(const ptreg_device *device, int fp64, const parity_case 
     ok = dT <= tol_T && dmse <= tol_mse && dpairs <= pair_slack && ref.iterations == got.iterations && walks &&
          repeatable && one_off;
     snprintf(detail, size,
-             "%s: |dT| %.2g (tol %.0g), MSEs' normalised error %.2g, pairs %zu vs %zu, iterations %d vs %d%s%s%s",
-             ptreg_nn_method_name(got.nn), dT, tol_T, dmse, ref.pairs, got.pairs, ref.iterations, got.iterations,
+             "%s %s%s%s%s: |dT| %.2g (tol %.0g), MSEs' normalised error %.2g, pairs %zu vs %zu, iterations %d vs "
+             "%d%s%s%s",
+             ptreg_icp_method_name(o.method), pc->kernel ? ptreg_robust_kernel_name(o.kernel) : "",
+             pc->kernel ? " " : "", pc->lm > 0.0 ? "lm " : "", ptreg_nn_method_name(got.nn), dT, tol_T, dmse, ref.pairs, got.pairs, ref.iterations, got.iterations,
              walks ? "" : ", the walks differ", repeatable ? "" : ", NOT REPEATABLE",
              one_off ? "" : ", ptreg_icp on the device differs from the resident model");
     ptreg_icp_result_free(&got);
@@ -762,6 +783,70 @@ static int run_batch_refusals(const ptreg_device *device, char *detail, size_t s
 #include "parity_features.h"
 #include "parity_harris.h"
 
+/* ---- a model's own normals stay on the device ---- */
+
+/* One registration on model: its transform, and the bytes it sent up. */
+static int register_counting(ptreg_icp_model *model, const clouds *c, const ptreg_icp_options *o, double T[16],
+                             uint64_t *bytes_to)
+{
+    ptreg_device_stats before, used;
+    ptreg_icp_result r;
+    ptreg_device_stats_get(&before);
+    if (ptreg_icp_model_register(model, c->queries, c->n, o, &r, NULL))
+        return 0;
+    ptreg_device_stats_since(&before, &used);
+    memcpy(T, r.transformation, sizeof r.transformation);
+    *bytes_to = used.bytes_to;
+    ptreg_icp_result_free(&r);
+    return 1;
+}
+
+/* ptreg_icp_model_set_normals: a point-to-plane registration sends up what
+ * a point-to-point one does (the source alone, not the target's normals
+ * again), and gives the CPU's transform with those normals. */
+static int run_model_normals_case(const ptreg_device *device, char *detail, size_t size)
+{
+    const parity_case pc = ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 71, PTREG_NN_KDTREE, 0, 0, 1);
+    clouds c;
+    ptreg_cloud model;
+    ptreg_model_index *idx = NULL;
+    ptreg_icp_model *dm = NULL;
+    int ok = 0;
+    if (make_clouds(&pc, &c) || ptreg_synth_model(PTREG_SHAPE_AIRCRAFT, pc.m, pc.seed, &model, NULL)) {
+        snprintf(detail, size, "no clouds");
+        return 0;
+    }
+    ptreg_icp_options o;
+    icp_options(&pc, &c, &o);
+    o.max_iter = 10;
+    ptreg_icp_result ref;
+    double T_point[16], T_plane[16];
+    uint64_t up_point = 0, up_plane = 0;
+    o.method = PTREG_ICP_PLANE;
+    o.target_normals = model.normals;
+    if (ptreg_model_index_create(c.model, c.m, NULL, &idx, NULL) || ptreg_icp_indexed(c.queries, c.n, idx, &o, &ref, NULL)) {
+        snprintf(detail, size, "the CPU's registration failed");
+        goto done;
+    }
+    o.target_normals = NULL;
+    o.method = PTREG_ICP_POINT;
+    int ran = !ptreg_icp_model_create(idx, device, &dm, NULL) && !ptreg_icp_model_set_normals(dm, model.normals, NULL) &&
+              register_counting(dm, &c, &o, T_point, &up_point);
+    o.method = PTREG_ICP_PLANE;
+    ran = ran && register_counting(dm, &c, &o, T_plane, &up_plane);
+    double dT = ran ? check_max_abs_diff(ref.transformation, T_plane, 16) : INFINITY;
+    ok = ran && up_plane == up_point && dT <= 1e-6;
+    snprintf(detail, size, "plane with the model's normals: %llu bytes up (point-to-point: %llu), |dT| %.2g (tol 1e-6)%s",
+             (unsigned long long)up_plane, (unsigned long long)up_point, dT, ran ? "" : "; a registration failed");
+    ptreg_icp_result_free(&ref);
+done:
+    ptreg_icp_model_destroy(dm);
+    ptreg_model_index_destroy(idx);
+    ptreg_cloud_free(&model);
+    free_clouds(&c);
+    return ok;
+}
+
 /* ---- the runner ---- */
 
 static int wanted(const ptreg_device_info *d)
@@ -816,6 +901,13 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
         *failed += ok == 0;
         free_clouds(&c);
     }
+    char normals_detail[256];
+    uint64_t normals_guards = dev->guard_violations;
+    int normals_ok = run_model_normals_case(&info->device, normals_detail, sizeof normals_detail) &&
+                     dev->guard_violations == normals_guards;
+    printf("%s icp-model  surface    %s\n", normals_ok ? "ok  " : "FAIL", normals_detail);
+    *passed += normals_ok;
+    *failed += !normals_ok;
     for (size_t k = 0; k <= sizeof batch_cases / sizeof batch_cases[0]; k++) {
         const batch_case *bc = k < sizeof batch_cases / sizeof batch_cases[0] ? &batch_cases[k] : NULL;
         char detail[PTREG_ERROR_MESSAGE_MAX + 256] = "";

@@ -63,7 +63,7 @@ typedef struct ptreg_icp_options {
     double init[16];      /* initial transform of the source (identity) */
     ptreg_nn_method nn;
     int no_tune;          /* auto ignores an index's measured method: the rule decides */
-    ptreg_device device;  /* a GPU runs POINT without a kernel; auto takes the CPU for the rest */
+    ptreg_device device;  /* every method, kernel, filter and optimiser runs on a GPU too */
     ptreg_icp_method method;
     ptreg_robust_kernel kernel;
     double kernel_scale;  /* the kernel's k, > 0 (in the clouds' units); default 0: not set, required with a kernel */
@@ -91,11 +91,9 @@ PTREG_API void ptreg_icp_options_default(ptreg_icp_options *opt);
 PTREG_API const ptreg_option_table *ptreg_icp_option_table(void);
 /* Whether the options take Gauss-Newton steps (every method and kernel
  * but POINT without a kernel or damping, which Horn's closed form
- * solves): these run on the CPU only, for now. */
+ * solves). */
 PTREG_API int ptreg_icp_uses_gauss_newton(const ptreg_icp_options *opt);
-/* Where ptreg_icp runs the options: their device (ptreg_device_resolve),
- * except that Gauss-Newton steps have no device kernels yet, so auto takes
- * the CPU for them and a GPU asked for by name is PTREG_ERR_UNSUPPORTED. */
+/* Where ptreg_icp runs the options: their device (ptreg_device_resolve). */
 PTREG_API ptreg_status ptreg_icp_resolve_device(const ptreg_icp_options *opt, ptreg_device *on, ptreg_error *err);
 
 typedef struct ptreg_icp_result {
@@ -214,6 +212,12 @@ typedef struct ptreg_icp_model_info {
 } ptreg_icp_model_info;
 
 PTREG_API void ptreg_icp_model_get_info(const ptreg_icp_model *model, ptreg_icp_model_info *info);
+
+/* The target's normals (m x 3, the index's points' order) for the model's
+ * PLANE, GICP and SYMMETRIC registrations whose opt->target_normals is NULL
+ * or this same pointer: on a GPU uploaded here, once, not with every
+ * registration. They must outlive the model and not change. */
+PTREG_API ptreg_status ptreg_icp_model_set_normals(ptreg_icp_model *model, const float *normals, ptreg_error *err);
 
 /* Registers source onto the model, on the model's device (opt->device is
  * not used). time_ms counts from the source in host memory, its upload

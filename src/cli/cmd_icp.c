@@ -55,7 +55,7 @@ const cli_command cli_cmd_icp = CLI_COMMAND_LIBRARY("icp",
     "with --target-index (or a delaunay-* method and TARGET, when ptreg builds the index\n"
     "first) the index build or load is reported apart and is not in time_ms.\n\n"
     "On a GPU (--device cuda[:N] or opencl[:N]; auto takes one when there is one) every step\n"
-    "of an iteration runs on the device: the model (the index: built here when TARGET is a\n"
+    "of an iteration of every method and kernel runs on the device: the model (the index: built here when TARGET is a\n"
     "cloud) is uploaded once, its kernels compiled first (cached on disk for CUDA), and\n"
     "each of the --repeat registrations uploads only SOURCE: time_ms is then per frame with\n"
     "the model resident; model_upload_ms and kernel_compile_ms are reported apart. The\n"

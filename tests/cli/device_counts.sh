@@ -42,6 +42,8 @@ cases=(
     "icp-brute:icp $WORK/s.ply $WORK/m.ply --nn brute --max-iter 10 --device @D@"
     "icp-kdtree:icp $WORK/s.ply $WORK/m.ply --nn kdtree --max-iter 10 --device @D@"
     "icp-pnnopt:icp $WORK/s.ply $WORK/m.ply --nn delaunay-pnnopt --max-iter 10 --device @D@"
+    "icp-plane:icp $WORK/s.ply $WORK/m.ply --method plane --nn kdtree --max-iter 10 --tol 0 --device @D@"
+    "icp-gicp-huber:icp $WORK/s.ply $WORK/m.ply --method gicp --kernel huber --kernel-scale 0.05 --nn kdtree --max-iter 10 --tol 0 --device @D@"
     "emicp:emicp $WORK/s.ply $WORK/m.ply --max-iter 10 --device @D@"
     "fpfh:fpfh $WORK/s.ply -k 16 -o $WORK/f.npy --device @D@"
     "pfh:pfh $WORK/s.ply -k 8 -o $WORK/p.npy --device @D@"

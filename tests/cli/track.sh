@@ -52,6 +52,31 @@ out_has "tracked 28, recovered 0, lost 2"
 grep -q '#' "$WORK/traj.txt" && fail "the TUM trajectory holds a comment"
 [ "$(awk 'NF != 8' "$WORK/traj.txt" | wc -l)" -eq 0 ] || fail "a TUM line without 8 numbers"
 
+# on a device (POCL; the CUDA stand-in when built): point-to-plane, the
+# default, every frame's pose within 1e-6 of the CPU's
+if has_opencl; then
+    expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" --json
+    cp "$WORK/out" "$WORK/track_cpu.json"
+    track_devices=(opencl:0)
+    bin=$(cd "$(dirname "$PTREG")" && pwd)
+    [ -e "$bin/cuda_standin/libcuda.so.1" ] && track_devices+=(cuda:0)
+    for device in "${track_devices[@]}"; do
+        wrap=()
+        [ "$device" = cuda:0 ] && wrap=(env PTREG_BUILD="$bin" "$HERE/../../scripts/with-cuda-standin.sh")
+        expect 0 -- "${wrap[@]}" "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" \
+            --json --device "$device"
+        "$PY" - "$WORK/track_cpu.json" "$WORK/out" "$device" <<'PYEOF' || fail "track --device $device: not the CPU's poses"
+import json, sys
+from ptreg_checks import load_json, worst_abs_diff
+cpu, dev = load_json(sys.argv[1]), load_json(sys.argv[2])
+assert dev["device"] == sys.argv[3] and dev["method"] == "plane", (dev["device"], dev["method"])
+assert [f["state"] for f in cpu["frames"]] == [f["state"] for f in dev["frames"]], "the frames' states differ"
+d = worst_abs_diff([f["pose"] for f in cpu["frames"]], [f["pose"] for f in dev["frames"]], "poses")
+assert d <= 1e-6, f"poses {d:.3g} apart (tol 1e-6)"
+PYEOF
+    done
+fi
+
 # --truth: each frame's error and the summary's median and max, in the
 # JSON and the text; the poses of the run above
 expect 0 -- "$PTREG" track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" --truth "$WORK/truth.txt" \

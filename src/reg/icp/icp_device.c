@@ -62,12 +62,15 @@ typedef struct icp_workspace {
     dbuf *source_normals, *moved_normals;
 } icp_workspace;
 
-/* The target's normals on the device, in its original order: estimated
- * (kept while the options that made them stay) or the caller's (uploaded
- * each registration: their contents may change between calls). */
+/* The target's normals on the device, in its original order: the model's
+ * own (ptreg_icp_model_set_normals: uploaded once), estimated (kept while
+ * the options that made them stay) or a registration's (uploaded each
+ * time: their contents may change between calls). */
 typedef struct icp_target_normals {
     dbuf *buf;
-    int estimated_k;        /* > 0: estimated with these options */
+    const float *model_normals; /* ptreg_icp_model_set_normals' */
+    int holds_model_normals;    /* buf holds them */
+    int estimated_k;            /* > 0: buf holds these options' estimate */
     double estimated_radius;
 } icp_target_normals;
 
@@ -534,27 +537,38 @@ static ptreg_status upload_source(device_run *r, const float *source, ptreg_icp_
     return st;
 }
 
-static int same_normal_options(const icp_target_normals *tn, const ptreg_icp_options *opt)
+/* The normals a registration's options give the target: theirs, else the
+ * model's (NULL: estimate them). */
+static const float *given_target_normals(const ptreg_icp_model *m, const ptreg_icp_options *opt)
 {
+    return opt->target_normals ? opt->target_normals : m->normals.model_normals;
+}
+
+/* Whether the device holds the target's normals these options ask for. */
+static int target_normals_held(const icp_target_normals *tn, const float *given, const ptreg_icp_options *opt)
+{
+    if (given)
+        return given == tn->model_normals && tn->holds_model_normals;
     return tn->estimated_k == opt->normal_k && tn->estimated_radius == opt->normal_radius;
 }
 
-/* PLANE, GICP and SYMMETRIC: the target's normals on the device. Estimated
- * ones stay for the next registration with the same options; the
- * caller's are uploaded each time. */
+/* PLANE, GICP and SYMMETRIC: the target's normals on the device: the
+ * model's and estimated ones stay for the next registration; a
+ * registration's own are uploaded each time. */
 static ptreg_status ensure_target_normals(ptreg_icp_model *m, const ptreg_icp_options *opt, ptreg_icp_result *res,
                                           ptreg_error *err)
 {
     icp_target_normals *tn = &m->normals;
-    if (opt->method == PTREG_ICP_POINT || (!opt->target_normals && tn->buf && same_normal_options(tn, opt)))
+    const float *given = given_target_normals(m, opt);
+    if (opt->method == PTREG_ICP_POINT || target_normals_held(tn, given, opt))
         return PTREG_OK;
     size_t points;
     const float *target = ptreg_model_index_points(m->index, &points);
     const float *normals;
     float *owned;
-    tn->estimated_k = 0; /* until the new ones are up */
-    ptreg_status st = icp_cloud_normals(target, points, nn_index_tree(m->index), opt->target_normals, opt,
-                                        &normals, &owned, res, err);
+    tn->estimated_k = 0, tn->holds_model_normals = 0; /* until the new ones are up */
+    ptreg_status st =
+        icp_cloud_normals(target, points, nn_index_tree(m->index), given, opt, &normals, &owned, res, err);
     if (!st && !tn->buf)
         st = dbuf_alloc(m->dev, 3 * points * sizeof(float), &tn->buf, err);
     st = st ? st : dbuf_write(tn->buf, 0, normals, 3 * points * sizeof(float), err);
@@ -562,7 +576,28 @@ static ptreg_status ensure_target_normals(ptreg_icp_model *m, const ptreg_icp_op
         tn->estimated_k = opt->normal_k;
         tn->estimated_radius = opt->normal_radius;
     }
+    tn->holds_model_normals = !st && given && given == tn->model_normals;
     free(owned);
+    return st;
+}
+
+ptreg_status ptreg_icp_model_set_normals(ptreg_icp_model *m, const float *normals, ptreg_error *err)
+{
+    if (!normals)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP model: no normals given");
+    pthread_mutex_lock(&m->device_turn);
+    icp_target_normals *tn = &m->normals;
+    tn->model_normals = normals;
+    tn->holds_model_normals = 0;
+    ptreg_status st = PTREG_OK;
+    if (m->device.backend != PTREG_BACKEND_CPU) {
+        ptreg_icp_options opt;
+        ptreg_icp_options_default(&opt);
+        opt.method = PTREG_ICP_PLANE;
+        ptreg_icp_result unused = {0};
+        st = ensure_target_normals(m, &opt, &unused, err);
+    }
+    pthread_mutex_unlock(&m->device_turn);
     return st;
 }
 
@@ -597,8 +632,11 @@ static ptreg_status device_register(ptreg_icp_model *m, const float *source, siz
 static ptreg_status model_run(ptreg_icp_model *m, const float *source, size_t n, const ptreg_icp_options *opt,
                               double t0, ptreg_icp_result *r, ptreg_error *err)
 {
-    if (m->device.backend == PTREG_BACKEND_CPU)
-        return icp_cpu_engine.run(&m->device, source, n, m->index, opt, t0, r, err);
+    if (m->device.backend == PTREG_BACKEND_CPU) {
+        ptreg_icp_options with_normals = *opt;
+        with_normals.target_normals = given_target_normals(m, opt);
+        return icp_cpu_engine.run(&m->device, source, n, m->index, &with_normals, t0, r, err);
+    }
     pthread_mutex_lock(&m->device_turn);
     ptreg_status st = device_register(m, source, n, opt, r, err);
     pthread_mutex_unlock(&m->device_turn);

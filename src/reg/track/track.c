@@ -506,6 +506,9 @@ ptreg_status ptreg_tracker_create(const ptreg_model_index *index, const float *n
     /* the recovery's surface check needs the model's normals whatever the method */
     if (!st && !normals)
         st = estimate_normals(tr, xyz, m, err);
+    /* on a GPU up once, not with every frame */
+    if (!st && plane)
+        st = ptreg_icp_model_set_normals(tr->model, tr->normals, err);
     tr->opt.icp.target_normals = plane ? tr->normals : NULL;
     if (!st)
         st = recovery_bounds(tr, xyz, m, caller_rmse, err);
