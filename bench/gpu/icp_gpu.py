@@ -20,6 +20,16 @@ Cases (the aerial-refuelling sizes, and a LiDAR-sized one):
                    the truth of bun.conf (needs --data: the folder holding bunny/)
   1m               ptreg synth blob: 1M-point model, 1M-point scan, 5 degrees off
                    (k-d tree only: the Delaunay graph of 1M points takes minutes)
+  lidar            the real LiDAR pair (~69k points each; needs --data: the folder
+                   holding lidar/), from the identity, --max-dist 1: point-to-point,
+                   point-to-plane and GICP (the issue's "LiDAR pair, 30 point-to-plane
+                   iterations")
+  lidar-voxel      the same pair, GICP and plane on 0.25 m voxel-grid centroids:
+                   the model voxelised once (ptreg icp --voxel on TARGET, saved), the
+                   scan voxelised every frame (in the time: on the host for now)
+
+A method is the nearest-neighbour search (--nn), or NN:METHOD for ICP's
+--method (kdtree:plane); the LiDAR cases take their own list.
 
 Writes OUTDIR/icp_gpu.json and OUTDIR/icp_gpu.md and prints the table last.
 """
@@ -39,6 +49,9 @@ import time
 METHODS_40K = ["brute", "kdtree", "kdtree-lbkd", "delaunay-zero", "delaunay-kdann", "delaunay-pnn",
                "delaunay-pnnopt"]
 METHODS_1M = ["kdtree", "kdtree-lbkd"]
+METHODS_LIDAR = ["kdtree:point", "kdtree:plane", "kdtree:gicp"]
+METHODS_LIDAR_VOXEL = ["kdtree:plane", "kdtree:gicp"]
+LIDAR_VOXEL = 0.25
 ITERATIONS = 30
 
 
@@ -117,9 +130,19 @@ def prepare(args, ptreg):
             truth = matmul(invert_rigid(poses["bun000.ply"]), poses["bun045.ply"])
             write_matrix(init, matmul(axis_angle([1, 2, 3], 3.0, (0.005, 0.0, 0.0)), truth))
             scan, model = os.path.join(d, "bun045.ply"), os.path.join(d, "bun000.ply")
+        elif name in ("lidar", "lidar-voxel"):
+            d = os.path.join(args.data or "", "lidar")
+            if not args.data or not os.path.exists(os.path.join(d, "target.ply")):
+                print("%s: no --data folder holding lidar/: left out" % name, file=sys.stderr)
+                continue
+            scan, model = os.path.join(d, "source.ply"), os.path.join(d, "target.ply")
+            if name == "lidar-voxel":
+                model = voxel_model(args, ptreg, model)
+            write_matrix(init, axis_angle([0, 0, 1], 0.0))
         else:
             raise SystemExit("unknown case %s" % name)
-        methods = METHODS_1M if name == "1m" else args.methods.split(",")
+        methods = {"1m": METHODS_1M, "lidar": METHODS_LIDAR, "lidar-voxel": METHODS_LIDAR_VOXEL}.get(
+            name, args.methods.split(","))
         delaunay = any(m.startswith("delaunay") for m in methods)
         t0 = time.time()
         info = json.loads(run([ptreg, "index", model, "-o", index, "--json", "--threads", str(args.threads)]
@@ -129,13 +152,31 @@ def prepare(args, ptreg):
     return cases
 
 
+def voxel_model(args, ptreg, model):
+    """The LiDAR target's 0.25 m voxel-grid centroids (ptreg convert --voxel: the grid of icp --voxel), once."""
+    out = os.path.join(args.work, "lidar_target_voxel.ply")
+    if not os.path.exists(out):
+        run([ptreg, "convert", model, "-o", out, "--voxel", str(LIDAR_VOXEL)])
+    return out
+
+
+def case_args(case):
+    """The options a case adds to every registration."""
+    if case["name"] == "lidar":
+        return ["--max-dist", "1.0"]
+    if case["name"] == "lidar-voxel":
+        return ["--max-dist", "1.0", "--voxel", str(LIDAR_VOXEL)]
+    return []
+
+
 def register(ptreg, case, method, device, threads, repeat):
     env = None
-    if method == "kdtree-lbkd":
-        method, env = "kdtree", dict(os.environ, PTREG_NN_DEVICE_KDTREE="lbkd")
-    cmd = [ptreg, "icp", case["scan"], "--target-index", case["index"], "--init", case["init"], "--nn", method,
+    nn, _, icp_method = method.partition(":")
+    if nn == "kdtree-lbkd":
+        nn, env = "kdtree", dict(os.environ, PTREG_NN_DEVICE_KDTREE="lbkd")
+    cmd = [ptreg, "icp", case["scan"], "--target-index", case["index"], "--init", case["init"], "--nn", nn,
            "--device", device, "--threads", str(threads), "--max-iter", str(ITERATIONS), "--tol", "0",
-           "--repeat", str(repeat), "--json"]
+           "--repeat", str(repeat), "--json"] + (["--method", icp_method] if icp_method else []) + case_args(case)
     return json.loads(run(cmd, env=env))
 
 
@@ -230,7 +271,7 @@ def main():
     ap.add_argument("--methods", default=",".join(METHODS_40K), help="for the 40k cases")
     ap.add_argument("--work", default="/tmp/ptreg-gpu")
     ap.add_argument("--out", default=".")
-    ap.add_argument("--data", default=None, help="a folder holding bunny/ (Stanford scans)")
+    ap.add_argument("--data", default=None, help="a folder holding bunny/ (Stanford scans) and lidar/")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--model-points", type=int, default=40000, help="blob and aircraft: the model's points")
     ap.add_argument("--scan-points", type=int, default=30000, help="blob and aircraft: the scan's points")

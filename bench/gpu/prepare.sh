@@ -6,7 +6,7 @@
 #   .gpu/bin    ptreg, the device tests and the GPU benchmarks, built here with both backends
 #   .gpu/lib    the shared libraries they need beyond glibc (and the OpenCL
 #               ICD loader, which ptreg opens at run time)
-#   .gpu/data   the Stanford bunny scans for the benchmark
+#   .gpu/data   the Stanford bunny scans and the LiDAR pair for the benchmarks
 # bench/gpu/run.sh builds afresh on the GPU machine when it can, and falls
 # back to .gpu/bin otherwise. Needs CUDA's headers (for the CUDA backend).
 set -euo pipefail
@@ -41,8 +41,8 @@ done
 for lib in /usr/lib/x86_64-linux-gnu/libOpenCL.so.1; do
     [ -e "$lib" ] && cp -L "$lib" "$out/lib/"
 done
-data=$root/../shared/data/bunny
-for f in bun000.ply bun045.ply bun.conf; do
-    [ -e "$data/$f" ] && cp "$data/$f" "$out/data/bunny/"
+for f in bunny/bun000.ply bunny/bun045.ply bunny/bun.conf lidar/source.ply lidar/target.ply lidar/T_target_source.txt; do
+    mkdir -p "$out/data/$(dirname "$f")"
+    [ -e "$root/../shared/data/$f" ] && cp "$root/../shared/data/$f" "$out/data/$f"
 done
 echo "prepared $out ($(du -sh "$out" | cut -f1)): carry it with the call; then run bench/gpu/run.sh OUTDIR there"

@@ -9,7 +9,7 @@
 # of the machine's cores (batched EM-ICP: batch_gpu; EM-ICP and LDDMM:
 # pairs_gpu, and a dense PyTorch peer where PyTorch is installed:
 # peers/torch_pairs.py; 3-D Harris: harris_gpu; FPFH: features_gpu; the
-# tuner: ptreg tune --device; ICP: icp_gpu.py). It
+# tuner: ptreg tune --device; ICP: icp_gpu.py; track: track_gpu.py). It
 # writes OUTDIR/report.md and OUTDIR/results.json (plus log.txt, parity.txt,
 # nvrtc.txt) and prints a short table last. It keeps within one deadline
 # (570 s; the steps in order of importance, each cut to the time left):
@@ -167,7 +167,7 @@ cat "$OUT/nvrtc.txt"
 step "benchmarks: ICP on each GPU against the CPU path on $(nproc) threads"
 data=$root/.gpu/data
 [ -e "$data/bunny/bun.conf" ] || data=$root/../shared/data
-cases=blob,aircraft,bunny,1m
+cases=blob,aircraft,bunny,lidar,lidar-voxel,1m
 if [ "$QUICK" = "--quick" ] || [ "$(budget 400)" -lt 400 ]; then
     cases=blob,aircraft
     echo "(quick: $cases)"
@@ -178,6 +178,19 @@ icp_s=$(budget 240)
 timeout "$icp_s" python3 "$root/bench/gpu/icp_gpu.py" --ptreg "$bin" --devices "$gpus" --cases "$cases" \
     --work "$scratch/icp" --out "$scratch" --data "$data" --threads "$(nproc)" ${PTREG_GPU_BENCH_ARGS:-}
 echo "exit $?"
+
+step "benchmarks: track, a 300-frame approach, on each GPU against the CPU path on $(nproc) threads"
+# point-to-plane (track's default); PTREG_GPU_TRACK_ARGS: more options (a dry run's fewer frames)
+track_args="--frames 300 --points 30000"
+[ "$QUICK" = "--quick" ] && track_args="--frames 10 --points 3000"
+if [ -n "$gpus" ]; then
+    # shellcheck disable=SC2086
+    timeout "$(budget 60)" python3 "$root/bench/gpu/track_gpu.py" --ptreg "$bin" --devices "$gpus" \
+        --work "$scratch/track" --out "$scratch" --threads "$(nproc)" $track_args ${PTREG_GPU_TRACK_ARGS:-}
+    echo "exit $?"
+else
+    echo "no GPU device: skipped" | tee "$scratch/track_gpu.md"
+fi
 
 step "benchmarks: EM-ICP and LDDMM on each GPU against the CPU path on $(nproc) threads"
 # EM-ICP at n = m = 10^4 .. 10^6 per precision (the CPU to 10^5), one LDDMM
@@ -292,6 +305,7 @@ summary = [l for l in parity.splitlines() if re.match(r"^(---|FAIL|\d+ passed|al
 smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
                      capture_output=True, text=True).stdout.strip() if os.path.exists("/usr/bin/nvidia-smi") else ""
 icp = read(os.path.join(scratch, "icp_gpu.md"), "(the ICP benchmark did not finish)\n")
+track = read(os.path.join(scratch, "track_gpu.md"), "(the track benchmark did not finish)\n")
 batch = read(os.path.join(scratch, "batch_gpu.md"), "(the batch benchmark did not finish)\n")
 pairs = read(os.path.join(scratch, "pairs_gpu.md"), "(the EM-ICP and LDDMM benchmark did not finish)\n")
 nographs = read(os.path.join(scratch, "pairs_gpu_nographs.md"), "(LDDMM without graphs did not run)\n")
@@ -313,11 +327,12 @@ report = ["# ptreg on the GPU machine" + (" (a dry run: no GPU)" if standin else
           "## FPFH (`features_gpu`)", "", features, "",
           "## The autotuner on the GPU (`ptreg tune --device`)", "", "```", tune.strip(), "```", "",
           "## ICP, 30 iterations: ms per frame (model resident), and from host memory (+ the model's upload)", "",
-          icp, "## Kernels for sm_90 (NVRTC, ptxas -v)", "", "```", nvrtc.strip(), "```", ""]
+          icp, "## track: a 300-frame approach, point-to-plane (`track_gpu.py`)", "", track, "",
+          "## Kernels for sm_90 (NVRTC, ptxas -v)", "", "```", nvrtc.strip(), "```", ""]
 open(os.path.join(out, "report.md"), "w").write("\n".join(report))
 results = {"seconds": seconds, "gpu": smi, "gpu_devices": gpus.split(",") if gpus else [],
            "not_gpu": standin.splitlines(), "parity": summary}
-for name in ("devices.json", "icp_gpu.json", "batch_gpu.json", "pairs_gpu.json", "pairs_gpu_nographs.json",
+for name in ("devices.json", "icp_gpu.json", "track_gpu.json", "batch_gpu.json", "pairs_gpu.json", "pairs_gpu_nographs.json",
              "torch_pairs.json", "harris_gpu.json", "features_gpu.json"):
     try:
         results[name[:-5]] = json.load(open(os.path.join(scratch, name)))
@@ -334,5 +349,6 @@ print()
 print("\n".join(l for l in batch.splitlines() if l.startswith("Target")) or "(batch: no target line)")
 print()
 print(icp)
+print(track)
 PY
 echo "done in $(elapsed) s: $OUT/report.md, $OUT/results.json"
