@@ -23,6 +23,7 @@
 #include "nn/nn_device.h"
 #include "ptreg/ptreg.h"
 #include "reg/batch/batch_device.h"
+#include "reg/global/ransac_device.h"
 
 /* ---- the digest of a case's device answers ---- */
 
@@ -305,7 +306,7 @@ static ptreg_status device_nearest(const parity_case *pc, const clouds *c, nn_de
         st = nn_device_brute(dm, q, n, near, d2, err);
     else if (!st && pc->op <= OP_KDTREE_LBKD) {
         dm->kd_search = pc->op == OP_KDTREE_LBKD ? NN_KD_LBKD : NN_KD_CLIMB;
-        st = nn_device_kdtree(dm, q, n, near, d2, err);
+        st = nn_device_kdtree(dm, q, n, INFINITY, NULL, near, d2, err);
     }
     else if (!st) {
         st = nn_device_walk(dm, q, n, start, near, d2, NULL, info, err);
@@ -782,6 +783,7 @@ static int run_batch_refusals(const ptreg_device *device, char *detail, size_t s
 #include "parity_pairs.h"
 #include "parity_features.h"
 #include "parity_harris.h"
+#include "parity_global.h"
 
 /* ---- a model's own normals stay on the device ---- */
 
@@ -802,9 +804,10 @@ static int register_counting(ptreg_icp_model *model, const clouds *c, const ptre
 }
 
 /* ptreg_icp_model_set_normals: a point-to-plane registration sends up what
- * a point-to-point one does (the source alone, not the target's normals
- * again), and gives the CPU's transform with those normals. */
-static int run_model_normals_case(const ptreg_device *device, char *detail, size_t size)
+ * a point-to-point one does, the frame's points and their order once (not
+ * the target's normals again), and gives the CPU's transform with those
+ * normals. */
+static int run_model_normals_case(const ptreg_device *device, int fp64, char *detail, size_t size)
 {
     const parity_case pc = ICP_CASE(OP_ICP, CLOUD_SURFACE, 4000, 3000, 71, PTREG_NN_KDTREE, 0, 0, 1);
     clouds c;
@@ -830,12 +833,15 @@ static int run_model_normals_case(const ptreg_device *device, char *detail, size
     }
     o.target_normals = NULL;
     o.method = PTREG_ICP_POINT;
+    /* the first registration also fills the workspace's reusable parts */
     int ran = !ptreg_icp_model_create(idx, device, &dm, NULL) && !ptreg_icp_model_set_normals(dm, model.normals, NULL) &&
-              register_counting(dm, &c, &o, T_point, &up_point);
+              register_counting(dm, &c, &o, T_point, &up_point) && register_counting(dm, &c, &o, T_point, &up_point);
     o.method = PTREG_ICP_PLANE;
     ran = ran && register_counting(dm, &c, &o, T_plane, &up_plane);
     double dT = ran ? check_max_abs_diff(ref.transformation, T_plane, 16) : INFINITY;
-    ok = ran && up_plane == up_point && dT <= 1e-6;
+    /* the points, their order and the filters' state: the trimming's 40
+     * bytes and the sigma filter's limit in the sums' precision */
+    ok = ran && up_plane == up_point && up_plane == 16 * c.n + 40 + (fp64 ? 8 : 4) && dT <= 1e-6;
     snprintf(detail, size, "plane with the model's normals: %llu bytes up (point-to-point: %llu), |dT| %.2g (tol 1e-6)%s",
              (unsigned long long)up_plane, (unsigned long long)up_point, dT, ran ? "" : "; a registration failed");
     ptreg_icp_result_free(&ref);
@@ -903,7 +909,7 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
     }
     char normals_detail[256];
     uint64_t normals_guards = dev->guard_violations;
-    int normals_ok = run_model_normals_case(&info->device, normals_detail, sizeof normals_detail) &&
+    int normals_ok = run_model_normals_case(&info->device, dev->info.fp64, normals_detail, sizeof normals_detail) &&
                      dev->guard_violations == normals_guards;
     printf("%s icp-model  surface    %s\n", normals_ok ? "ok  " : "FAIL", normals_detail);
     *passed += normals_ok;
@@ -930,6 +936,7 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
     run_pair_operations(info, dev, quick, passed, failed);
     run_feature_operations(info, passed, failed);
     run_harris_operations(info, passed, failed);
+    run_global_operations(info, dev->info.fp64, quick, passed, failed);
     if (dev->guard_violations != guards) {
         printf("FAIL pair sums: %llu guard words overwritten\n", (unsigned long long)(dev->guard_violations - guards));
         ++*failed;

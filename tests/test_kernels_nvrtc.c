@@ -14,6 +14,7 @@
 #include "pair/pair_device.h"
 #include "reg/emicp/emicp_impl.h"
 #include "reg/icp/icp_impl.h"
+#include "reg/global/ransac_device.h"
 #include "reg/lddmm/lddmm_impl.h"
 #include "feat/harris3d_impl.h"
 #include "feat/pfh_impl.h"
@@ -23,7 +24,7 @@
 static const kernel_program *const programs[] = {&basics_kernels, &nn_kernels, &icp_kernels,
                                                        &batch_kernels, &emicp_kernels,
                                                        &lddmm_kernels, &harris3d_kernels,
-                                                       &knn_kernels, &feat_kernels};
+                                                       &knn_kernels, &feat_kernels, &ransac_kernels};
 /* the first three take the nearest-neighbor layout */
 #define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
@@ -120,6 +121,12 @@ static size_t make_builds(build *b, size_t cap)
         snprintf(b[n].label, sizeof b[n].label, "feat/%zu/%d", feats[k].cap, feats[k].wg);
         CHECK(feat_device_defines(feats[k].cap, feats[k].wg, 48 << 10, b[n].defines, sizeof b[n].defines, NULL) ==
               PTREG_OK);
+    }
+    if (n < cap) {
+        b[n].program = &ransac_kernels;
+        snprintf(b[n].label, sizeof b[n].label, "ransac");
+        ransac_device_defines(b[n].defines, sizeof b[n].defines);
+        n++;
     }
     return n;
 }

@@ -44,9 +44,16 @@ typedef struct ptreg_ransac_options {
     int max_iter;           /* hypotheses at most (default 100000) */
     double confidence;      /* stop once this sure to have drawn an all-inlier sample (default 0.999) */
     uint64_t seed;          /* of the samples (default 1): the same result for every run */
+    ptreg_device device;    /* where the hypotheses are scored (default auto): a GPU with double precision
+                               counts each batch's inliers, the samples drawn, checked and fitted on the host;
+                               the CPU's counts, so the same winner and transform */
 } ptreg_ransac_options;
 
 PTREG_API void ptreg_ransac_options_default(ptreg_ransac_options *opt);
+/* Where ptreg_ransac scores the options' hypotheses (ptreg_device_resolve;
+ * auto takes the CPU where the GPU's engine cannot). */
+PTREG_API ptreg_status ptreg_ransac_resolve_device(const ptreg_ransac_options *opt, ptreg_device *on,
+                                                   ptreg_error *err);
 
 typedef struct ptreg_ransac_result {
     double transformation[16]; /* takes the source onto the target */
@@ -113,6 +120,8 @@ typedef struct ptreg_register_options {
     int no_refine;           /* stop after RANSAC */
     double refine_dist;      /* its max_dist (default 0: 0.4 voxels, Open3D's tutorial) */
     int refine_iter;         /* its iterations (default 30) */
+    ptreg_device device;     /* where RANSAC's scoring and the refinement run (default auto); the
+                                downsampling, normals, FPFH, matches and FGR run on the CPU for now */
 } ptreg_register_options;
 
 PTREG_API void ptreg_register_options_default(ptreg_register_options *opt);

@@ -39,6 +39,9 @@ const cli_command cli_cmd_register = CLI_COMMAND_LIBRARY("register",
     "Gauss-Newton steps of the Geman-McClure cost with graduated non-convexity); then ICP\n"
     "by --method on all points from RANSAC's transform (pairs within 0.4V, 30 iterations).\n"
     "Every stage's time is reported; the same result for any thread count and every run.\n"
+    "On a GPU (--device; double precision) RANSAC's hypotheses are scored there in batches\n"
+    "(drawn, checked and fitted here; the same winner as the CPU's) and the refinement runs\n"
+    "there; downsampling, normals, FPFH, the matches and FGR stay on the CPU for now.\n"
     "The stages stand alone too: ptreg convert --voxel, ptreg normals, ptreg fpfh, ptreg icp.",
     register_options, 2, 2, ptreg_register_option_table);
 
@@ -50,7 +53,14 @@ static int read_register_options(const cli_args *a, ptreg_register_options *o)
     int rc = cli_read_library(a, o);
     rc = rc ? rc : cli_int(a, "seed", 0, 2147483647, &seed);
     o->ransac.seed = (uint64_t)seed;
-    rc = rc ? rc : cli_device_cpu_only(a, "register");
+    rc = rc ? rc : cli_device(a, &o->device);
+    if (!rc) { /* RANSAC's scoring decides: the refinement runs on every device */
+        ptreg_ransac_options ransac = o->ransac;
+        ptreg_device on;
+        ptreg_error err;
+        ransac.device = o->device;
+        rc = cli_device_usable(a, ptreg_ransac_resolve_device(&ransac, &on, &err), &err);
+    }
     return rc ? rc : cli_apply_threads(a);
 }
 

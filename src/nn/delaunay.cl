@@ -133,7 +133,7 @@ KERNEL ptreg_nn_walk(GLOBAL const float *queries, u32 n, u32 start, u32 use_memo
     dt_stop stop;
     s = dt_walk(&g, q, s, &d, &steps, &stop);
     if (!stop.certain)
-        kd_nearest(&t, q, s, &s, &d);
+        kd_nearest(&t, q, s, INF_F, &s, &d);
     if (use_memory && stop.certain) {
         GLOBAL const u32 *row = dt_row(&g, s);
         mem[0] = q[0], mem[1] = q[1], mem[2] = q[2], mem[3] = stop.margin;

@@ -222,23 +222,28 @@ FN void kd_search_from(const kd_tree *t, u32 node, const float q[3], kd_result *
     }
 }
 
-/* Exact 1-NN of q. A seeded search scans the seed's leaf, then climbs to
- * the nearest enclosing cell the ball through the best point stays inside
- * (or the root) and searches below it. */
-FN void kd_nearest(const kd_tree *t, const float q[3], u32 seed, u32 *out_s, float *out_d)
+/* Exact 1-NN of q within squared distance limit (INF_F: any). A seeded
+ * search scans the seed's leaf, then climbs to the nearest enclosing cell
+ * the ball through the best point stays inside (or the root) and searches
+ * below it. The ball starts no wider than limit, as the CPU's
+ * kd_nearest_one: a query far from every point prunes at once (no answer:
+ * NO_NEIGHBOR at +inf). */
+FN void kd_nearest(const kd_tree *t, const float q[3], u32 seed, float limit, u32 *out_s, float *out_d)
 {
-    kd_result r = kd_nearest_result(INF_F, NO_NEIGHBOR);
+    kd_result r = kd_nearest_result(limit, NO_NEIGHBOR);
     u32 node = 0;
     if (seed != NO_NEIGHBOR) {
         float p[3];
         kd_slot_point(t, seed, p);
-        r = kd_nearest_result(kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]), seed);
+        float seed_d = kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
+        if (seed_d <= limit)
+            r = kd_nearest_result(seed_d, seed);
         u32 leaf = t->chunks[(size_t)(seed / KD_LANES) * KD_CHUNK_WORDS + KD_CHUNK_LEAF];
         GLOBAL const u32 *lf = t->leaves + (size_t)leaf * KD_LEAF_WORDS;
         kd_scan_leaf(t, leaf, q, &r);
         if (kd_ball_inside(lf + KD_LEAF_CELL, q, r.best_d)) {
             *out_s = r.best_s;
-            *out_d = r.best_d;
+            *out_d = r.best_s == NO_NEIGHBOR ? INF_F : r.best_d;
             return;
         }
         node = lf[KD_LEAF_PARENT];
@@ -247,7 +252,7 @@ FN void kd_nearest(const kd_tree *t, const float q[3], u32 seed, u32 *out_s, flo
     }
     kd_search_from(t, node, q, &r);
     *out_s = r.best_s;
-    *out_d = r.best_d;
+    *out_d = r.best_s == NO_NEIGHBOR ? INF_F : r.best_d;
 }
 
 /* The lane of the smallest of v[0..count) treating NaN as +inf, ties to the
@@ -351,40 +356,50 @@ FN void lbkd_nearest(GLOBAL const float *tree, u32 count, GLOBAL const u32 *inde
 }
 
 /* nearest[i] (a slot; in: the seed, NO_NEIGHBOR for none, whose distance
- * is the first bound) and dist2[i] of query i, by the left-balanced tree. */
-KERNEL ptreg_nn_lbkd(GLOBAL const float *queries, u32 n, GLOBAL u32 *nearest, GLOBAL float *dist2,
-                     GLOBAL const float *tree, u32 count, GLOBAL const float *slot_xyz, GLOBAL const u32 *index)
+ * is the first bound when within limit) and dist2[i] of query i, by the
+ * left-balanced tree; none within limit: NO_NEIGHBOR at +inf. skip_equal
+ * as ptreg_nn_kdtree's. */
+KERNEL ptreg_nn_lbkd(GLOBAL const float *queries, u32 n, float limit, u32 skip_equal, GLOBAL const u32 *first_equal,
+                     GLOBAL u32 *nearest, GLOBAL float *dist2, GLOBAL const float *tree, u32 count,
+                     GLOBAL const float *slot_xyz, GLOBAL const u32 *index)
 {
     u32 i = GLOBAL_ID_X;
-    if (i >= n)
+    if (i >= n || (skip_equal && first_equal[i] != i))
         return;
     GLOBAL const float *qi = queries + 3 * (size_t)i;
     const float q[3] = {qi[0], qi[1], qi[2]};
     u32 s = nearest[i];
-    float d = INF_F;
-    if (s != NO_NEIGHBOR)
-        d = kd_dist2(q[0], q[1], q[2], slot_xyz[3 * (size_t)s], slot_xyz[3 * (size_t)s + 1],
-                     slot_xyz[3 * (size_t)s + 2]);
+    float d = limit;
+    if (s != NO_NEIGHBOR) {
+        float seed_d = kd_dist2(q[0], q[1], q[2], slot_xyz[3 * (size_t)s], slot_xyz[3 * (size_t)s + 1],
+                                slot_xyz[3 * (size_t)s + 2]);
+        if (seed_d <= limit)
+            d = seed_d;
+        else
+            s = NO_NEIGHBOR;
+    }
     lbkd_nearest(tree, count, index, q, &s, &d);
     nearest[i] = s;
-    dist2[i] = d;
+    dist2[i] = s == NO_NEIGHBOR ? INF_F : d;
 }
 
 /* nearest[i] (a slot; in: the seed, NO_NEIGHBOR for none) and dist2[i] of
- * query i. */
-KERNEL ptreg_nn_kdtree(GLOBAL const float *queries, u32 n, GLOBAL u32 *nearest, GLOBAL float *dist2,
-                       GLOBAL const u32 *nodes, GLOBAL const u32 *cells, GLOBAL const u32 *parent,
-                       GLOBAL const u32 *leaves, GLOBAL const u32 *chunks, GLOBAL const u32 *index)
+ * query i within squared distance limit (kd_nearest). skip_equal: only the
+ * queries with first_equal[i] == i are answered (their equals read there). */
+KERNEL ptreg_nn_kdtree(GLOBAL const float *queries, u32 n, float limit, u32 skip_equal, GLOBAL const u32 *first_equal,
+                       GLOBAL u32 *nearest, GLOBAL float *dist2, GLOBAL const u32 *nodes, GLOBAL const u32 *cells,
+                       GLOBAL const u32 *parent, GLOBAL const u32 *leaves, GLOBAL const u32 *chunks,
+                       GLOBAL const u32 *index)
 {
     u32 i = GLOBAL_ID_X;
-    if (i >= n)
+    if (i >= n || (skip_equal && first_equal[i] != i))
         return;
     kd_tree t = {nodes, cells, parent, leaves, chunks, index};
     GLOBAL const float *qi = queries + 3 * (size_t)i;
     float q[3] = {qi[0], qi[1], qi[2]};
     u32 s;
     float d;
-    kd_nearest(&t, q, nearest[i], &s, &d);
+    kd_nearest(&t, q, nearest[i], limit, &s, &d);
     nearest[i] = s;
     dist2[i] = d;
 }

@@ -220,21 +220,24 @@ ptreg_status nn_device_brute(const nn_device_model *m, const dbuf *queries, size
 }
 
 /* The stack-free walk of the left-balanced tree (lbkd.c, kdtree.cl). */
-static ptreg_status lbkd_search(const nn_device_model *m, const dbuf *queries, size_t n, dbuf *nearest, dbuf *dist2,
-                                ptreg_error *err)
+static ptreg_status lbkd_search(const nn_device_model *m, const dbuf *queries, size_t n, float limit,
+                                const dbuf *first_equal, dbuf *nearest, dbuf *dist2, ptreg_error *err)
 {
-    karg args[] = {KARG_BUF(queries), KARG_U32(n),               KARG_BUF(nearest),
+    karg args[] = {KARG_BUF(queries), KARG_U32(n),               KARG_F32(limit),
+                   KARG_U32(first_equal != NULL), KARG_BUF(first_equal ? first_equal : nearest), KARG_BUF(nearest),
                    KARG_BUF(dist2),   KARG_BUF(m->lbkd),         KARG_U32(m->lbkd_count),
                    KARG_BUF(m->slot_xyz), KARG_BUF(m->tree.index_of_slot)};
     return dev_launch(m->lbkd_search, n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
 }
 
-ptreg_status nn_device_kdtree(const nn_device_model *m, const dbuf *queries, size_t n,
-                                    dbuf *nearest, dbuf *dist2, ptreg_error *err)
+ptreg_status nn_device_kdtree(const nn_device_model *m, const dbuf *queries, size_t n, float limit,
+                                    const dbuf *first_equal, dbuf *nearest, dbuf *dist2, ptreg_error *err)
 {
     if (m->kd_search == NN_KD_LBKD)
-        return lbkd_search(m, queries, n, nearest, dist2, err);
-    karg args[] = {KARG_BUF(queries),  KARG_U32(n),          KARG_BUF(nearest),
+        return lbkd_search(m, queries, n, limit, first_equal, nearest, dist2, err);
+    /* without first_equal the kernel still needs a buffer: it never reads it */
+    karg args[] = {KARG_BUF(queries),  KARG_U32(n),          KARG_F32(limit),
+                   KARG_U32(first_equal != NULL), KARG_BUF(first_equal ? first_equal : nearest), KARG_BUF(nearest),
                          KARG_BUF(dist2),    KARG_BUF(m->tree.nodes), KARG_BUF(m->tree.cells),
                          KARG_BUF(m->tree.parent), KARG_BUF(m->tree.leaves), KARG_BUF(m->tree.chunks),
                          KARG_BUF(m->tree.index_of_slot)};

@@ -91,11 +91,15 @@ void nn_device_layout(const dev_handle *dev, char *defines, size_t size);
 /* Exact 1-NN of n queries (3n floats on the device). Brute force answers
  * original indices, the tree and the walks slots. kdtree: nearest holds
  * each query's seed (NO_NEIGHBOR: none) and receives the answer, by the
- * model's kd_search. */
+ * model's kd_search, within squared distance limit (INFINITY: any; none
+ * within it: NO_NEIGHBOR at +inf, as the CPU's bounded search, which
+ * spares a query far from the model the long search). first_equal (n u32,
+ * or NULL): only the queries i with first_equal[i] == i are answered, the
+ * others left for their callers to read at first_equal[i]. */
 ptreg_status nn_device_brute(const nn_device_model *m, const dbuf *queries, size_t n, dbuf *nearest,
                                    dbuf *dist2, ptreg_error *err);
-ptreg_status nn_device_kdtree(const nn_device_model *m, const dbuf *queries, size_t n,
-                                    dbuf *nearest, dbuf *dist2, ptreg_error *err);
+ptreg_status nn_device_kdtree(const nn_device_model *m, const dbuf *queries, size_t n, float limit,
+                                    const dbuf *first_equal, dbuf *nearest, dbuf *dist2, ptreg_error *err);
 /* Walks from start (PTREG_WALK_FIXED, _KDANN, _SEED: nearest holds the
  * seeds); memory (PTREG_WALK_MEMORY_FLOATS per query, or NULL) carries
  * each answer's certificate to the next pass; info receives each walk's

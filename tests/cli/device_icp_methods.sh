@@ -4,7 +4,8 @@
 # (opencl:0) and on the CUDA driver stand-in (cuda:0). The same iterations
 # (--tol 0), and the transforms within 1e-6 of the CPU's (element by
 # element): the device sums the same pairs' linearisations in double, in
-# another order. Skips (77) without the data or an OpenCL device.
+# another order. Then ptreg register the same way. Skips (77) without the
+# data or an OpenCL device.
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 has_data || finish
@@ -55,4 +56,20 @@ pair() {
 
 pair bunny "$DATA/bunny/bun045.ply" "$DATA/bunny/bun000.ply" 0.005
 pair lidar "$DATA/lidar/source.ply" "$DATA/lidar/target.ply" 0.3 --max-dist 1.0
+
+# ptreg register: RANSAC's hypotheses scored on the device (the same run and
+# winner as the CPU's) and the refinement there (the transform within 1e-6)
+for device in cpu "${devices[@]}"; do
+    wrap=()
+    [ "$device" = cuda:0 ] && wrap=("$root/scripts/with-cuda-standin.sh")
+    expect 0 -- "${wrap[@]}" "$PTREG" register "$DATA/bunny/bun045.ply" "$DATA/bunny/bun000.ply" --device "$device" \
+        --json -t "$WORK/register-$device.txt"
+    cp "$WORK/out" "$WORK/register-$device.json"
+    [ "$device" = cpu ] && continue
+    for key in ransac_hypotheses ransac_checked ransac_inliers matches; do
+        checks json "$WORK/register-$device.json" "$key" '==' "$(checks json-get "$WORK/register-cpu.json" "$key")"
+    done
+    checks tables "$WORK/register-cpu.txt" "$WORK/register-$device.txt" 1e-6 --cols 4 \
+        --what "register: the CPU's transform and $device's"
+done
 finish

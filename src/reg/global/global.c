@@ -9,6 +9,7 @@
 #include "core/options_table.h"
 #include "reg/global/global_impl.h"
 #include "reg/global/global_kernels.h"
+#include "reg/global/ransac_device.h"
 #include "ptreg/features.h"
 #include "reg/icp/icp_impl.h"
 
@@ -128,6 +129,14 @@ void ptreg_ransac_options_default(ptreg_ransac_options *opt)
     opt->max_iter = 100000;
     opt->confidence = 0.999;
     opt->seed = 1;
+    opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
+}
+
+static const engine *const ransac_engines[] = {&engine_cpu, &ransac_device_engine};
+
+ptreg_status ptreg_ransac_resolve_device(const ptreg_ransac_options *opt, ptreg_device *on, ptreg_error *err)
+{
+    return engine_choose(ransac_engines, 2, &opt->device, opt, "RANSAC", on, NULL, err);
 }
 
 /* Hypotheses are drawn in batches from one generator and scored in
@@ -252,12 +261,80 @@ static void draw(ptreg_rng *rng, size_t count, uint32_t pick[3])
     }
 }
 
+/* Whether a hypothesis passes the checkers and fixes a transform, in T. */
+static int hypothesis(const ransac_ctx *c, const uint32_t pick[3], double T[16])
+{
+    return edges_agree(c, pick) && fit(c, pick, 3, T) && sample_checks(c, pick, T);
+}
+
 /* One hypothesis: its inliers (0 when a checker or the fit refused it). */
 static size_t score(const ransac_ctx *c, const uint32_t pick[3], double T[16])
 {
-    if (!edges_agree(c, pick) || !fit(c, pick, 3, T) || !sample_checks(c, pick, T))
-        return 0;
-    return count_inliers(c, T, NULL);
+    return hypothesis(c, pick, T) ? count_inliers(c, T, NULL) : 0;
+}
+
+/* ---- scoring a batch: on the CPU, or on a device ---- */
+
+/* A device's scorer: the matches' points there, and a batch's transforms
+ * (three rows each), whether each passed, and the device's counts. */
+typedef struct ransac_scorer {
+    ransac_device *rd;
+    double *rows;
+    unsigned char *passed;
+    uint64_t *counts;
+} ransac_scorer;
+
+static void scorer_free(ransac_scorer *sc)
+{
+    ransac_device_destroy(sc->rd);
+    free(sc->rows), free(sc->passed), free(sc->counts);
+}
+
+/* On device `on`: the matches' points (the points they name, in match
+ * order) up once. */
+static ptreg_status scorer_create(const ptreg_device *on, const ransac_ctx *c, ransac_scorer *sc, ptreg_error *err)
+{
+    const size_t n = c->m->count;
+    float *p = malloc(3 * n * sizeof *p), *q = malloc(3 * n * sizeof *q);
+    sc->rows = malloc(12 * RANSAC_BATCH * sizeof *sc->rows);
+    sc->passed = malloc(RANSAC_BATCH);
+    sc->counts = malloc(RANSAC_BATCH * sizeof *sc->counts);
+    ptreg_status st = PTREG_OK;
+    if (!p || !q || !sc->rows || !sc->passed || !sc->counts)
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "RANSAC: out of memory");
+    for (size_t k = 0; !st && k < n; k++) {
+        memcpy(p + 3 * k, c->src + 3 * (size_t)c->m->source[k], 3 * sizeof(float));
+        memcpy(q + 3 * k, c->tgt + 3 * (size_t)c->m->target[k], 3 * sizeof(float));
+    }
+    st = st ? st : ransac_device_create(on, p, q, n, RANSAC_BATCH, &sc->rd, err);
+    free(p), free(q);
+    return st;
+}
+
+/* counts[h]: hypothesis h's inliers, as score() gives them. */
+static ptreg_status score_batch(const ransac_ctx *c, ransac_scorer *sc, uint32_t (*picks)[3], int batch,
+                                size_t *counts, ptreg_error *err)
+{
+    if (!sc->rd) {
+#pragma omp parallel for schedule(dynamic, 8) num_threads(ptreg_get_num_threads())
+        for (int h = 0; h < batch; h++) {
+            double T[16];
+            counts[h] = score(c, picks[h], T);
+        }
+        return PTREG_OK;
+    }
+#pragma omp parallel for schedule(dynamic, 8) num_threads(ptreg_get_num_threads())
+    for (int h = 0; h < batch; h++) {
+        double T[16];
+        sc->passed[h] = (unsigned char)hypothesis(c, picks[h], T);
+        if (!sc->passed[h])
+            ptreg_transform_identity(T); /* counted, never used */
+        memcpy(sc->rows + 12 * (size_t)h, T, 12 * sizeof(double));
+    }
+    ptreg_status st = ransac_device_count(sc->rd, sc->rows, (size_t)batch, c->max_d2, sc->counts, err);
+    for (int h = 0; !st && h < batch; h++)
+        counts[h] = sc->passed[h] ? (size_t)sc->counts[h] : 0;
+    return st;
 }
 
 static ptreg_status check_ransac(const float *source_normals, const float *target_normals, const ptreg_matches *m,
@@ -297,6 +374,11 @@ ptreg_status ptreg_ransac(const float *source, const float *source_normals, size
     const ransac_ctx c = {source, source_normals, target, target_normals, matches, opt,
                           opt->max_dist * opt->max_dist, check < 0.0 ? -1.0 : check * check,
                           opt->normal_angle > 0.0 ? cos(opt->normal_angle) : -3.0};
+    ptreg_device on;
+    ransac_scorer scorer = {NULL, NULL, NULL, NULL};
+    st = st ? st : ptreg_ransac_resolve_device(opt, &on, err);
+    if (!st && on.backend != PTREG_BACKEND_CPU)
+        st = scorer_create(&on, &c, &scorer, err);
     ptreg_rng rng;
     ptreg_rng_seed(&rng, opt->seed);
     double needed = opt->max_iter, best_T[16];
@@ -305,11 +387,8 @@ ptreg_status ptreg_ransac(const float *source, const float *source_normals, size
         const int batch = opt->max_iter - r->hypotheses < RANSAC_BATCH ? opt->max_iter - r->hypotheses : RANSAC_BATCH;
         for (int h = 0; h < batch; h++)
             draw(&rng, matches->count, picks[h]);
-#pragma omp parallel for schedule(dynamic, 8) num_threads(ptreg_get_num_threads())
-        for (int h = 0; h < batch; h++) {
-            double T[16];
-            counts[h] = score(&c, picks[h], T);
-        }
+        if ((st = score_batch(&c, &scorer, picks, batch, counts, err)))
+            break;
         for (int h = 0; h < batch; h++) {
             r->checked += counts[h] > 0;
             if (counts[h] > best) {
@@ -333,6 +412,7 @@ ptreg_status ptreg_ransac(const float *source, const float *source_normals, size
         r->inliers = count_inliers(&c, best_T, NULL);
     }
     free(picks), free(counts), free(list);
+    scorer_free(&scorer);
     r->time_ms = ptreg_time_ms() - t0;
     return st;
 }
@@ -491,6 +571,7 @@ void ptreg_register_options_default(ptreg_register_options *opt)
     ptreg_fgr_options_default(&opt->fgr);
     opt->refine = PTREG_ICP_PLANE;
     opt->refine_iter = 30;
+    opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
 }
 
 static const ptreg_option_name global_names[] = {{"ransac", PTREG_GLOBAL_RANSAC}, {"fgr", PTREG_GLOBAL_FGR}, {NULL, 0}};
@@ -603,7 +684,7 @@ static ptreg_status refine(const float *source, const float *source_normals, siz
     io.max_dist = opt->refine_dist > 0.0 ? opt->refine_dist : 0.4 * r->voxel;
     io.target_normals = target_normals;
     io.source_normals = source_normals;
-    io.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    io.device = opt->device;
     ptreg_icp_result ir;
     const double t0 = ptreg_time_ms();
     ptreg_status st = ptreg_icp(source, ns, target, nt, &io, &ir, err);
@@ -685,6 +766,7 @@ static ptreg_status global_stage(const register_target *s, const register_target
     r->matches = m.count;
     if (opt.ransac.max_dist <= 0.0)
         opt.ransac.max_dist = 1.5 * r->voxel;
+    opt.ransac.device = opt.device;
     if (opt.global == PTREG_GLOBAL_FGR) {
         st = st ? st : ptreg_fgr(ds->xyz, ds->n, dt->xyz, dt->n, &m, &opt.fgr, &r->fgr, err);
         r->global_ms = r->fgr.time_ms;

@@ -59,12 +59,19 @@ FN int within_limits(float d2, float max_d2, acc_t sigma_limit)
  * below it and count pairs twice. */
 FN u64 first_item(void) { return ((u64)GROUP_ID_X * WG + LOCAL_ID_X) * ITEMS; }
 
+/* Every kernel below reads pair i's answer (nearest, dist2) at
+ * first_equal[i]: the first position of its run of equal source points
+ * (the source is in Morton order, so equal points are neighbours). The k-d
+ * tree's search answers that one only: a scanner's thousands of returns
+ * at its origin, each tied with the target's own thousands, would each
+ * scan them all (the CPU's searcher takes the predecessor's answer). */
+
 /* ---- moments of the kept pairs ---- */
 
 /* Partial moments of group g's pairs (moved source i -> the target point
  * nearest[i] names), relative to ref, as pair_sums adds them. */
 KERNEL ptreg_icp_moments(GLOBAL const float *moved, GLOBAL const u32 *nearest, GLOBAL const float *dist2,
-                         GLOBAL const u32 *order, u32 n, GLOBAL const float *target, float max_d2,
+                         GLOBAL const u32 *first_equal, GLOBAL const u32 *order, u32 n, GLOBAL const float *target, float max_d2,
                          GLOBAL const acc_t *filter, GLOBAL const u64 *select, acc_t r0, acc_t r1, acc_t r2,
                          GLOBAL acc_t *partials)
 {
@@ -79,10 +86,11 @@ KERNEL ptreg_icp_moments(GLOBAL const float *moved, GLOBAL const u32 *nearest, G
         u64 i = first + k;
         if (i >= n)
             break;
-        float d2 = dist2[i];
+        u32 j = first_equal[i];
+        float d2 = dist2[j];
         if (!within_limits(d2, max_d2, limit) || pair_key(d2, order[i]) > kth)
             continue;
-        GLOBAL const float *p = moved + 3 * i, *q = target + 3 * (size_t)nearest[i];
+        GLOBAL const float *p = moved + 3 * i, *q = target + 3 * (size_t)nearest[j];
         acc_t a[3] = {p[0] - r0, p[1] - r1, p[2] - r2};
         acc_t b[3] = {q[0] - r0, q[1] - r1, q[2] - r2};
         s[0] += 1;
@@ -302,7 +310,7 @@ FN void gn_load3(GLOBAL const float *v, acc_t out[3])
  * are in its original order: names by slot (by_slot) are mapped through
  * slot_index. moved_normals: the moved source's (GICP, SYMMETRIC). */
 KERNEL ptreg_icp_gn(GLOBAL const float *moved, GLOBAL const u32 *nearest, GLOBAL const float *dist2,
-                    GLOBAL const u32 *order, u32 n, GLOBAL const float *target, GLOBAL const float *target_normals,
+                    GLOBAL const u32 *first_equal, GLOBAL const u32 *order, u32 n, GLOBAL const float *target, GLOBAL const float *target_normals,
                     GLOBAL const u32 *slot_index, u32 by_slot, GLOBAL const float *moved_normals, float max_d2,
                     GLOBAL const acc_t *filter, GLOBAL const u64 *select, acc_t c0, acc_t c1, acc_t c2, u32 method,
                     u32 robust_kernel, acc_t kernel_scale, acc_t gicp_epsilon, GLOBAL acc_t *partials)
@@ -319,10 +327,11 @@ KERNEL ptreg_icp_gn(GLOBAL const float *moved, GLOBAL const u32 *nearest, GLOBAL
         u64 i = first + k;
         if (i >= n)
             break;
-        float d2 = dist2[i];
+        u32 j = first_equal[i];
+        float d2 = dist2[j];
         if (!within_limits(d2, max_d2, limit) || pair_key(d2, order[i]) > kth)
             continue;
-        u32 name = nearest[i];
+        u32 name = nearest[j];
         acc_t p[3], q[3], pc[3], qc[3], d[3], nq[3] = {0, 0, 0}, np[3] = {0, 0, 0};
         gn_load3(moved + 3 * i, p);
         gn_load3(target + 3 * (size_t)name, q);
@@ -347,7 +356,8 @@ KERNEL ptreg_icp_gn(GLOBAL const float *moved, GLOBAL const u32 *nearest, GLOBAL
 
 /* ---- the sigma filter ---- */
 
-KERNEL ptreg_icp_sigma_partials(GLOBAL const float *dist2, u32 n, float max_d2, GLOBAL acc_t *partials)
+KERNEL ptreg_icp_sigma_partials(GLOBAL const float *dist2, GLOBAL const u32 *first_equal, u32 n, float max_d2,
+                                GLOBAL acc_t *partials)
 {
     SHARED acc_t red[WG];
     acc_t s[SIGMA_SUMS] = {0, 0, 0};
@@ -356,9 +366,10 @@ KERNEL ptreg_icp_sigma_partials(GLOBAL const float *dist2, u32 n, float max_d2, 
         u64 i = first + k;
         if (i >= n)
             break;
-        if (!(dist2[i] <= max_d2))
+        float d2 = dist2[first_equal[i]];
+        if (!(d2 <= max_d2))
             continue;
-        acc_t e = SQRT((acc_t)dist2[i]);
+        acc_t e = SQRT((acc_t)d2);
         s[0] += 1;
         s[1] += e;
         s[2] += e * e;
@@ -400,7 +411,7 @@ KERNEL ptreg_icp_sigma_limit(GLOBAL const acc_t *partials, u32 groups, u32 apply
 
 /* Per group, a histogram of the next digit of the keys of the pairs that
  * passed the other filters and share the digits chosen so far. */
-KERNEL ptreg_icp_trim_histogram(GLOBAL const float *dist2, GLOBAL const u32 *order, u32 n, float max_d2,
+KERNEL ptreg_icp_trim_histogram(GLOBAL const float *dist2, GLOBAL const u32 *first_equal, GLOBAL const u32 *order, u32 n, float max_d2,
                                 GLOBAL const acc_t *filter, GLOBAL const u64 *select, u32 pass, GLOBAL u32 *hist)
 {
     SHARED u32 bins[TRIM_BINS];
@@ -417,7 +428,7 @@ KERNEL ptreg_icp_trim_histogram(GLOBAL const float *dist2, GLOBAL const u32 *ord
         u64 i = first + k;
         if (i >= n)
             break;
-        float d2 = dist2[i];
+        float d2 = dist2[first_equal[i]];
         if (!within_limits(d2, max_d2, limit))
             continue;
         u64 key = pair_key(d2, order[i]);

@@ -41,6 +41,7 @@ enum {
     WS_NEAREST,        /* each point's nearest target point: the method's name for it, and the next seed */
     WS_DIST2,
     WS_ORDER,          /* per position: the caller's index (trimming's ties) */
+    WS_FIRST_EQUAL,    /* per position: the first of its run of equal points, where its answer is */
     WS_MEMORY,         /* seeded walks: each answer's certificate */
     WS_INFO,           /* each walk's record */
     WS_PARTIALS,       /* per group: the moments */
@@ -56,6 +57,7 @@ enum {
 typedef struct icp_workspace {
     size_t capacity;
     dbuf *buf[WS_COUNT];
+    int first_equal_identity; /* WS_FIRST_EQUAL holds i at i: a source without equal points needs no upload */
     /* GICP and SYMMETRIC: the source's normals in its order there, and
      * turned (grown on first use: point-to-point allocates nothing more) */
     size_t normals_capacity;
@@ -131,6 +133,7 @@ static ptreg_status workspace_reserve(ptreg_icp_model *m, size_t n, ptreg_error 
         [WS_NEAREST] = n * sizeof(uint32_t),
         [WS_DIST2] = n * sizeof(float),
         [WS_ORDER] = n * sizeof(uint32_t),
+        [WS_FIRST_EQUAL] = n * sizeof(uint32_t),
         [WS_MEMORY] = PTREG_WALK_MEMORY_FLOATS * n * sizeof(float),
         [WS_INFO] = n * sizeof(uint32_t),
         [WS_PARTIALS] = groups * PASS_FIELDS * acc,
@@ -149,6 +152,7 @@ static ptreg_status workspace_reserve(ptreg_icp_model *m, size_t n, ptreg_error 
         }
     }
     ws->capacity = n;
+    ws->first_equal_identity = 0;
     return PTREG_OK;
 }
 
@@ -303,7 +307,8 @@ static ptreg_status find_pairs(device_run *r, int want_walk_stats, ptreg_error *
     if (r->nn == PTREG_NN_BRUTE)
         return nn_device_brute(m->nn, b[WS_MOVED], r->n, b[WS_NEAREST], b[WS_DIST2], err);
     if (!ptreg_nn_method_is_delaunay(r->nn))
-        return nn_device_kdtree(m->nn, b[WS_MOVED], r->n, b[WS_NEAREST], b[WS_DIST2], err);
+        return nn_device_kdtree(m->nn, b[WS_MOVED], r->n, r->max_d2, b[WS_FIRST_EQUAL], b[WS_NEAREST], b[WS_DIST2],
+                                err);
     int start = nn_walk_start(r->nn, r->pass > 0);
     dbuf *memory = seeded_walk(r->nn) ? b[WS_MEMORY] : NULL;
     ptreg_status st =
@@ -323,9 +328,9 @@ static ptreg_status sigma_limit(device_run *r, int iteration, ptreg_error *err)
     int apply = iteration >= r->opt->filter_start;
     ptreg_status st = PTREG_OK;
     if (apply) {
-        karg part[] = {KARG_BUF(b[WS_DIST2]), KARG_U32(r->n), KARG_F32(r->max_d2),
-                             KARG_BUF(b[WS_SIGMA_PARTIALS])};
-        st = dev_launch(m->sigma_partials, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 4, part, err);
+        karg part[] = {KARG_BUF(b[WS_DIST2]), KARG_BUF(b[WS_FIRST_EQUAL]), KARG_U32(r->n), KARG_F32(r->max_d2),
+                       KARG_BUF(b[WS_SIGMA_PARTIALS])};
+        st = dev_launch(m->sigma_partials, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 5, part, err);
     }
     karg lim[] = {KARG_BUF(b[WS_SIGMA_PARTIALS]), KARG_U32(r->groups), KARG_U32(apply),
                         karg_acc(m, r->opt->filter_sigma), KARG_BUF(b[WS_FILTER])};
@@ -339,12 +344,12 @@ static ptreg_status trim_select(device_run *r, ptreg_error *err)
     dbuf *const *b = m->ws.buf;
     ptreg_status st = PTREG_OK;
     for (uint32_t pass = 0; pass < TRIM_PASSES && !st; pass++) {
-        karg hist[] = {KARG_BUF(b[WS_DIST2]),  KARG_BUF(b[WS_ORDER]),  KARG_U32(r->n),
-                             KARG_F32(r->max_d2),    KARG_BUF(b[WS_FILTER]), KARG_BUF(b[WS_SELECT]),
-                             KARG_U32(pass),         KARG_BUF(b[WS_HIST])};
+        karg hist[] = {KARG_BUF(b[WS_DIST2]), KARG_BUF(b[WS_FIRST_EQUAL]), KARG_BUF(b[WS_ORDER]),
+                       KARG_U32(r->n),        KARG_F32(r->max_d2),         KARG_BUF(b[WS_FILTER]),
+                       KARG_BUF(b[WS_SELECT]), KARG_U32(pass),             KARG_BUF(b[WS_HIST])};
         karg pick[] = {KARG_BUF(b[WS_HIST]), KARG_U32(r->groups), KARG_U32(pass), karg_acc(m, r->opt->trim),
                              KARG_BUF(b[WS_SELECT])};
-        st = dev_launch(m->trim_histogram, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 8, hist, err);
+        st = dev_launch(m->trim_histogram, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 9, hist, err);
         st = st ? st : dev_launch(m->trim_pick, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 5, pick, err);
     }
     return st;
@@ -365,7 +370,7 @@ static ptreg_status launch_moments(device_run *r, ptreg_error *err)
     const ptreg_icp_model *m = r->m;
     dbuf *const *b = m->ws.buf;
     karg args[] = {KARG_BUF(b[WS_MOVED]),   KARG_BUF(b[WS_NEAREST]), KARG_BUF(b[WS_DIST2]),
-                         KARG_BUF(b[WS_ORDER]),   KARG_U32(r->n),          KARG_BUF(r->names),
+                         KARG_BUF(b[WS_FIRST_EQUAL]), KARG_BUF(b[WS_ORDER]),   KARG_U32(r->n),          KARG_BUF(r->names),
                          KARG_F32(r->max_d2),     KARG_BUF(b[WS_FILTER]),  KARG_BUF(b[WS_SELECT]),
                          karg_acc(m, m->ref[0]),  karg_acc(m, m->ref[1]),  karg_acc(m, m->ref[2]),
                          KARG_BUF(b[WS_PARTIALS])};
@@ -392,6 +397,7 @@ static ptreg_status launch_gauss_newton(device_run *r, ptreg_error *err)
     karg args[] = {KARG_BUF(b[WS_MOVED]),
                    KARG_BUF(b[WS_NEAREST]),
                    KARG_BUF(b[WS_DIST2]),
+                   KARG_BUF(b[WS_FIRST_EQUAL]),
                    KARG_BUF(b[WS_ORDER]),
                    KARG_U32(r->n),
                    KARG_BUF(r->names),
@@ -492,6 +498,20 @@ static void gather_rows(const float *in, const uint32_t *order, size_t n, float 
         memcpy(out + 3 * i, in + 3 * (size_t)order[i], 3 * sizeof(float));
 }
 
+/* first[i]: the first position of the run of equal points (bit for bit)
+ * that position i of the sorted source belongs to; how many are not the
+ * first of theirs. */
+static size_t first_equal_of(const float *sorted, size_t n, uint32_t *first)
+{
+    size_t repeats = 0;
+    for (size_t i = 0; i < n; i++) {
+        int repeat = i > 0 && !memcmp(sorted + 3 * i, sorted + 3 * (i - 1), 3 * sizeof(float));
+        first[i] = repeat ? first[i - 1] : (uint32_t)i;
+        repeats += repeat;
+    }
+    return repeats;
+}
+
 /* GICP and SYMMETRIC: the source's normals (the caller's or estimated, as
  * the CPU engine's) in the source's order on the device. */
 static ptreg_status upload_source_normals(device_run *r, const float *source, const uint32_t *order, float *rows,
@@ -513,19 +533,27 @@ static ptreg_status upload_source(device_run *r, const float *source, ptreg_icp_
 {
     ptreg_icp_model *m = r->m;
     size_t n = r->n;
-    uint32_t *order = malloc(n * sizeof *order);
+    uint32_t *order = malloc(n * sizeof *order), *first = malloc(n * sizeof *first);
     float *sorted = malloc(3 * n * sizeof *sorted);
-    if (!order || !sorted || icp_morton_order(source, n, order)) {
-        free(order), free(sorted);
+    if (!order || !first || !sorted || icp_morton_order(source, n, order)) {
+        free(order), free(first), free(sorted);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     }
     gather_rows(source, order, n, sorted);
+    int identity = first_equal_of(sorted, n, first) == 0;
     dbuf *const *b = m->ws.buf;
     ptreg_status st = dbuf_write(b[WS_SOURCE], 0, sorted, 3 * n * sizeof(float), err);
     st = st ? st : dbuf_write(b[WS_ORDER], 0, order, n * sizeof(uint32_t), err);
+    /* the identity, once written, serves every source without repeats (a
+     * prefix of it any shorter one) */
+    if (!st && !(identity && m->ws.first_equal_identity)) {
+        m->ws.first_equal_identity = 0;
+        st = dbuf_write(b[WS_FIRST_EQUAL], 0, first, n * sizeof(uint32_t), err);
+        m->ws.first_equal_identity = !st && identity && n == m->ws.capacity;
+    }
     if (!st && r->turned)
         st = upload_source_normals(r, source, order, sorted, res, err);
-    free(order), free(sorted);
+    free(order), free(first), free(sorted);
     double inf = INFINITY;
     float inf_f = INFINITY;
     uint64_t select[SELECT_WORDS] = {[SELECT_KTH] = UINT64_MAX};
