@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -436,6 +437,38 @@ static void test_kernel_cache(void)
     CHECK(rmdir(dir) == 0);
 }
 
+/* OpenCL times kernels by their own events: not the host's wait before a
+ * launch (a marker command's time would hold it: the first mark is stamped
+ * when it is queued, on POCL), and nothing at all without a kernel. */
+static void test_kernel_times(dev_handle *dev, const char *name)
+{
+    ptreg_error err;
+    dprogram *prog;
+    dkernel *iota;
+    dbuf *out;
+    REQUIRE(dev_program(dev, &basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK);
+    REQUIRE(dev_kernel(prog, "ptreg_basics_iota", &iota, &err) == PTREG_OK);
+    REQUIRE(dbuf_alloc(dev, 64 * 4, &out, &err) == PTREG_OK);
+    const karg args[] = {KARG_BUF(out), KARG_U32(64), KARG_U32(1), KARG_U32(0)};
+    devent a, b, c;
+    double idle = -1.0, ms = -1.0;
+    CHECK(dev_launch(iota, 64, 64, 4, args, &err) == PTREG_OK && dev_finish(dev, &err) == PTREG_OK);
+    CHECK(dev_event_record(dev, &a, &err) == PTREG_OK);
+    const struct timespec wait = {0, 300 * 1000 * 1000};
+    nanosleep(&wait, NULL);
+    CHECK(dev_event_record(dev, &b, &err) == PTREG_OK);
+    CHECK(dev_event_elapsed(&a, &b, &idle, &err) == PTREG_OK);
+    CHECK(dev_launch(iota, 64, 64, 4, args, &err) == PTREG_OK);
+    CHECK(dev_event_record(dev, &c, &err) == PTREG_OK);
+    CHECK_MSG(dev_event_elapsed(&a, &c, &ms, &err) == PTREG_OK, "%s", err.message);
+    CHECK_MSG(idle == 0.0, "%s: %g ms timed between two marks with no kernel between", name, idle);
+    CHECK_MSG(ms >= 0.0 && ms < 150.0, "%s: one small kernel after a 300 ms wait timed at %g ms", name, ms);
+    dev_event_free(&a);
+    dev_event_free(&b);
+    dev_event_free(&c);
+    dbuf_free(out);
+}
+
 static void test_events(dev_handle *dev, const char *name)
 {
     ptreg_error err;
@@ -449,6 +482,8 @@ static void test_events(dev_handle *dev, const char *name)
     dev_event_free(&a);
     dev_event_free(&b);
     CHECK(dev_finish(dev, &err) == PTREG_OK);
+    if (dev->info.device.backend == PTREG_BACKEND_OPENCL)
+        test_kernel_times(dev, name);
 }
 
 static int wanted(const ptreg_device_info *d)
