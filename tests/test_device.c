@@ -486,6 +486,36 @@ static void test_events(dev_handle *dev, const char *name)
         test_kernel_times(dev, name);
 }
 
+/* The contraction probe at device open (device.c): POCL and the stand-in
+ * keep a*b + c unfused as the kernels ask; a probe kernel made to fuse
+ * (PTREG_DEVICE_PROBE_FUSED=1: fma, as a device that ignores the rule
+ * computes) is seen. The list says -1 until a device is opened, and the
+ * probe is no computation of the caller's: no launch counted. Closes the
+ * devices. */
+static void test_fma_probe(const ptreg_device_info *listed, const char *name)
+{
+    ptreg_error err;
+    ptreg_device_info info;
+    ptreg_device_stats before, delta;
+    CHECK_MSG(listed->fma_contracts == -1, "%s: the list says fma_contracts %d before an opening", name,
+              listed->fma_contracts);
+    ptreg_devices_release();
+    ptreg_device_stats_get(&before);
+    CHECK_MSG(ptreg_device_probe(&listed->device, &info, &err) == PTREG_OK, "%s: %s", name, err.message);
+    ptreg_device_stats_since(&before, &delta);
+    CHECK_MSG(info.fma_contracts == 0, "%s: the probe says a*b+c is fused (%d)", name, info.fma_contracts);
+    CHECK_MSG(delta.launches == 0 && delta.allocs == 0 && delta.bytes_from == 0, "%s: the probe counted %llu launches",
+              name, (unsigned long long)delta.launches);
+    ptreg_devices_release();
+    setenv("PTREG_DEVICE_PROBE_FUSED", "1", 1);
+    CHECK_MSG(ptreg_device_probe(&listed->device, &info, &err) == PTREG_OK, "%s: %s", name, err.message);
+    CHECK_MSG(info.fma_contracts == 1, "%s: the probe missed a fused a*b+c (%d)", name, info.fma_contracts);
+    unsetenv("PTREG_DEVICE_PROBE_FUSED");
+    ptreg_devices_release();
+    const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
+    CHECK(ptreg_device_probe(&cpu, &info, &err) == PTREG_OK && info.fma_contracts == 0);
+}
+
 static int wanted(const ptreg_device_info *d)
 {
     const char *only = getenv("PTREG_TEST_DEVICE");
@@ -524,6 +554,7 @@ int main(void)
         test_guards(dev, name);
         test_limits(dev, name);
         test_events(dev, name);
+        test_fma_probe(&list[i], name);
         /* closed, then opened again on the next use */
         ptreg_devices_release();
         CHECK_MSG(dev_get(&list[i].device, &dev, &err) == PTREG_OK, "%s: reopening: %s", name, err.message);
