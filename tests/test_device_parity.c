@@ -810,12 +810,13 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
     ptreg_error err;
     char name[32];
     ptreg_device_format(&info->device, name, sizeof name);
-    if (dev_get(&info->device, &dev, &err)) {
+    ptreg_device_info probed; /* fma_contracts known */
+    if (ptreg_device_probe(&info->device, &probed, &err) || dev_get(&info->device, &dev, &err)) {
         printf("FAIL %s: %s\n", name, err.message);
         ++*failed;
         return;
     }
-    device_exact = dev->info.fma_contracts == 0;
+    device_exact = probed.fma_contracts == 0;
     printf("device %s: %s (%s; fp64 %s; %s)\n", name, info->name, info->platform, dev->info.fp64 ? "yes" : "no",
            device_exact ? "bit-exact" : "fuses a*b+c: the CPU's bits held to tolerances");
     /* the exact double-precision checks need both */

@@ -59,7 +59,7 @@ typedef struct ptreg_device_info {
     /* Whether the device fuses a*b + c into one rounding where ptreg's
      * kernels ask it not to (NVIDIA's OpenCL may ignore FP_CONTRACT OFF):
      * its answers are then within the device tolerances of the CPU's, not
-     * the CPU's bits. Probed when the device is opened: -1 (not known) in
+     * the CPU's bits. Probed on the device's first use: -1 (not known) in
      * ptreg_devices' list for a GPU device; see ptreg_device_probe. */
     int fma_contracts;
 } ptreg_device_info;

@@ -164,6 +164,8 @@ ptreg_status kernel_program_source(const kernel_program *program, char **source,
 
 /* The layer's own test kernels (basics.cl; -DWG=...). */
 extern const kernel_program basics_kernels;
+/* The contraction probe run when a device is opened (probe.cl). */
+extern const kernel_program probe_kernels;
 
 ptreg_status dev_program(dev_handle *dev, const kernel_program *program, const char *defines,
                                dprogram **out, ptreg_error *err);

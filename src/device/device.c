@@ -311,6 +311,8 @@ const char *ptreg_device_name(const ptreg_device *device)
 
 static void drop_programs(dev_handle *dev);
 static ptreg_status probe_contraction(dev_handle *dev, ptreg_error *err);
+static ptreg_status program_locked(dev_handle *dev, const kernel_program *program, const char *defines,
+                                   dprogram **out, ptreg_error *err);
 
 /* A device whose backend said it stopped working (a kernel faulted) is
  * closed and opened afresh, once nothing of the old one is in use. */
@@ -386,10 +388,6 @@ ptreg_status dev_get(const ptreg_device *device, dev_handle **out, ptreg_error *
              * devices that have double precision too */
             dev->info.fp64 = dev->info.fp64 && !env_flag("PTREG_DEVICE_NO_FP64");
             st = ops->open(dev, err);
-            if (!st && (st = probe_contraction(dev, err))) {
-                drop_programs(dev);
-                ops->close(dev);
-            }
             if (st)
                 free_handle(dev);
             else
@@ -422,9 +420,13 @@ ptreg_status ptreg_device_probe(const ptreg_device *device, ptreg_device_info *i
         return PTREG_OK;
     }
     dev_handle *dev;
-    const ptreg_status st = dev_get(device, &dev, err);
-    if (!st)
-        *info = dev->info;
+    ptreg_status st = dev_get(device, &dev, err);
+    if (st)
+        return st;
+    pthread_mutex_lock(&dev->lock);
+    st = dev->info.fma_contracts < 0 ? probe_contraction(dev, err) : PTREG_OK;
+    *info = dev->info;
+    pthread_mutex_unlock(&dev->lock);
     return st;
 }
 
@@ -496,6 +498,15 @@ static char *full_defines(const dev_handle *dev, const char *defines)
 static ptreg_status program_locked(dev_handle *dev, const kernel_program *program, const char *defines,
                                    dprogram **out, ptreg_error *err)
 {
+    /* the first program a device builds is the probe's: its failure is
+     * then the computation's, reported as any other of its device calls
+     * (a failed opening would be met by callers that pass over a device
+     * they cannot open, as the tuner's lookup does, and opened again) */
+    if (dev->info.fma_contracts < 0 && program != &probe_kernels) {
+        ptreg_status st = probe_contraction(dev, err);
+        if (st)
+            return st;
+    }
     char *all = full_defines(dev, defines);
     if (!all)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
@@ -571,7 +582,7 @@ ptreg_status dev_kernel(dprogram *p, const char *name, dkernel **out, ptreg_erro
 /* ---- the contraction probe ---- */
 
 static const char *const probe_files[] = {"device/probe.cl", NULL};
-static const kernel_program probe_kernels = {"probe", probe_files};
+const kernel_program probe_kernels = {"probe", probe_files};
 
 /* One thread's a * b + c of the probe kernel (probe.cl) into *out, the
  * backend called directly: the probe is the device's opening, not a
@@ -598,8 +609,9 @@ static ptreg_status probe_one(dev_handle *dev, dprogram *p, const char *name, co
  * ask it not to (dialect.h): NVIDIA's OpenCL may ignore FP_CONTRACT OFF.
  * Such a device's answers are within the parity suite's tolerances of the
  * CPU's, not its bits (info.fma_contracts; ptreg devices says so). Run
- * once, when the device is first opened: a failure there fails the
- * opening, as the device's first computation would have failed. */
+ * once per opened device, before its first program is built (or by
+ * ptreg_device_probe), under the device's lock; after a failure it is
+ * tried again. */
 static ptreg_status probe_contraction(dev_handle *dev, ptreg_error *err)
 {
     dprogram *p;
