@@ -585,7 +585,7 @@ static const char *const probe_files[] = {"device/probe.cl", NULL};
 const kernel_program probe_kernels = {"probe", probe_files};
 
 /* One thread's a * b + c of the probe kernel (probe.cl) into *out, the
- * backend called directly: the probe is the device's opening, not a
+ * backend called directly: the probe is the device's set-up, not a
  * computation of the caller's (not counted in its device stats). */
 static ptreg_status probe_one(dev_handle *dev, dprogram *p, const char *name, const karg *abc, void *out,
                               size_t size, ptreg_error *err)
