@@ -119,7 +119,7 @@ static int feat_lists_same(const ptreg_device *device, const float *xyz, size_t 
         const feat_list *l = &table.list[i];
         int same = dl.count[i] == l->count &&
                    !memcmp(dl.index + dl.start[i], l->index, l->count * sizeof *l->index) &&
-                   !memcmp(dl.dist2 + dl.start[i], l->dist2, l->count * sizeof *l->dist2);
+                   same_floats(dl.dist2 + dl.start[i], l->dist2, l->count);
         differ += !same;
     }
     *max_count = dl.max_count;

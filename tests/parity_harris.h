@@ -129,7 +129,7 @@ static int same_keypoints(const ptreg_keypoint *a, size_t na, const ptreg_keypoi
     if (na != nb)
         return 0;
     for (size_t i = 0; i < na; i++)
-        if (a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z || memcmp(&a[i].score, &b[i].score, 4))
+        if (a[i].x != b[i].x || a[i].y != b[i].y || a[i].z != b[i].z || !same_floats(&a[i].score, &b[i].score, 1))
             return 0;
     return 1;
 }
@@ -179,7 +179,8 @@ static void run_harris_case(const ptreg_device *device, const harris_case *hc, i
             double e = harris_score_error(cpu.scores, a.scores, n);
             int bits = !memcmp(cpu.scores, a.scores, n * sizeof(float));
             int kp = same_keypoints(cpu.keypoints, cpu.keypoint_count, a.kp, a.count) &&
-                     cpu.local_maxima == a.maxima && cpu.threshold == a.thr && !memcmp(&cpu.max_score, &a.max, 4);
+                     cpu.local_maxima == a.maxima && same_double(cpu.threshold, a.thr) &&
+                     same_floats(&cpu.max_score, &a.max, 1);
             int again = !memcmp(a.scores, b.scores, n * sizeof(float)) && same_keypoints(a.kp, a.count, b.kp, b.count);
             ok = e <= 1e-5 && kp && again;
             snprintf(detail, sizeof detail, "scores max|d|/max|s| %.2g (%s), %zu keypoints of %zu maxima %s, rerun %s",
@@ -218,7 +219,7 @@ static int run_harris_public(const ptreg_device *device, char *detail, size_t si
     int ok = scores && !ptreg_harris3d(&vol, &cpu_o, &cpu, &err) && !ptreg_harris3d(&vol, &o, &dev, &err) &&
              !ptreg_harris3d_scores(&vol, &o, scores, &err) &&
              !ptreg_harris3d_keypoints(cpu.scores, vol.nx, vol.ny, vol.nz, &o, &kp, &count, NULL, NULL, &err);
-    int same = ok && !memcmp(cpu.scores, dev.scores, n * 4) && !memcmp(cpu.scores, scores, n * 4) &&
+    int same = ok && same_floats(cpu.scores, dev.scores, n) && same_floats(cpu.scores, scores, n) &&
                same_keypoints(cpu.keypoints, cpu.keypoint_count, dev.keypoints, dev.keypoint_count) &&
                same_keypoints(cpu.keypoints, cpu.keypoint_count, kp, count) &&
                !strcmp(dev.isa, ptreg_device_name(device));
@@ -315,7 +316,7 @@ static int run_harris_resident(const ptreg_device *device, char *detail, size_t 
     ptreg_device_stats_since(&before, &used);
     ran = ran && !ptreg_harris3d_volume_set(hv, &v2, &err) && !ptreg_harris3d_volume_detect(hv, &o, 0, &moved, &err);
     size_t n = ptreg_volume_count(&v1);
-    int same = ran && first.scores && !memcmp(first.scores, cpu1.scores, n * sizeof(float)) &&
+    int same = ran && first.scores && same_floats(first.scores, cpu1.scores, n) &&
                same_keypoints(cpu1.keypoints, cpu1.keypoint_count, first.keypoints, first.keypoint_count) &&
                same_keypoints(cpu1.keypoints, cpu1.keypoint_count, again.keypoints, again.keypoint_count) &&
                !again.scores && same_keypoints(cpu2.keypoints, cpu2.keypoint_count, moved.keypoints, moved.keypoint_count);

@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -436,6 +437,38 @@ static void test_kernel_cache(void)
     CHECK(rmdir(dir) == 0);
 }
 
+/* OpenCL times kernels by their own events: not the host's wait before a
+ * launch (a marker command's time would hold it: the first mark is stamped
+ * when it is queued, on POCL), and nothing at all without a kernel. */
+static void test_kernel_times(dev_handle *dev, const char *name)
+{
+    ptreg_error err;
+    dprogram *prog;
+    dkernel *iota;
+    dbuf *out;
+    REQUIRE(dev_program(dev, &basics_kernels, "-DWG=64", &prog, &err) == PTREG_OK);
+    REQUIRE(dev_kernel(prog, "ptreg_basics_iota", &iota, &err) == PTREG_OK);
+    REQUIRE(dbuf_alloc(dev, 64 * 4, &out, &err) == PTREG_OK);
+    const karg args[] = {KARG_BUF(out), KARG_U32(64), KARG_U32(1), KARG_U32(0)};
+    devent a, b, c;
+    double idle = -1.0, ms = -1.0;
+    CHECK(dev_launch(iota, 64, 64, 4, args, &err) == PTREG_OK && dev_finish(dev, &err) == PTREG_OK);
+    CHECK(dev_event_record(dev, &a, &err) == PTREG_OK);
+    const struct timespec wait = {0, 300 * 1000 * 1000};
+    nanosleep(&wait, NULL);
+    CHECK(dev_event_record(dev, &b, &err) == PTREG_OK);
+    CHECK(dev_event_elapsed(&a, &b, &idle, &err) == PTREG_OK);
+    CHECK(dev_launch(iota, 64, 64, 4, args, &err) == PTREG_OK);
+    CHECK(dev_event_record(dev, &c, &err) == PTREG_OK);
+    CHECK_MSG(dev_event_elapsed(&a, &c, &ms, &err) == PTREG_OK, "%s", err.message);
+    CHECK_MSG(idle == 0.0, "%s: %g ms timed between two marks with no kernel between", name, idle);
+    CHECK_MSG(ms >= 0.0 && ms < 150.0, "%s: one small kernel after a 300 ms wait timed at %g ms", name, ms);
+    dev_event_free(&a);
+    dev_event_free(&b);
+    dev_event_free(&c);
+    dbuf_free(out);
+}
+
 static void test_events(dev_handle *dev, const char *name)
 {
     ptreg_error err;
@@ -449,6 +482,38 @@ static void test_events(dev_handle *dev, const char *name)
     dev_event_free(&a);
     dev_event_free(&b);
     CHECK(dev_finish(dev, &err) == PTREG_OK);
+    if (dev->info.device.backend == PTREG_BACKEND_OPENCL)
+        test_kernel_times(dev, name);
+}
+
+/* The contraction probe at device open (device.c): POCL and the stand-in
+ * keep a*b + c unfused as the kernels ask; a probe kernel made to fuse
+ * (PTREG_DEVICE_PROBE_FUSED=1: fma, as a device that ignores the rule
+ * computes) is seen. The list says -1 until a device is opened, and the
+ * probe is no computation of the caller's: no launch counted. Closes the
+ * devices. */
+static void test_fma_probe(const ptreg_device_info *listed, const char *name)
+{
+    ptreg_error err;
+    ptreg_device_info info;
+    ptreg_device_stats before, delta;
+    CHECK_MSG(listed->fma_contracts == -1, "%s: the list says fma_contracts %d before an opening", name,
+              listed->fma_contracts);
+    ptreg_devices_release();
+    ptreg_device_stats_get(&before);
+    CHECK_MSG(ptreg_device_probe(&listed->device, &info, &err) == PTREG_OK, "%s: %s", name, err.message);
+    ptreg_device_stats_since(&before, &delta);
+    CHECK_MSG(info.fma_contracts == 0, "%s: the probe says a*b+c is fused (%d)", name, info.fma_contracts);
+    CHECK_MSG(delta.launches == 0 && delta.allocs == 0 && delta.bytes_from == 0, "%s: the probe counted %llu launches",
+              name, (unsigned long long)delta.launches);
+    ptreg_devices_release();
+    setenv("PTREG_DEVICE_PROBE_FUSED", "1", 1);
+    CHECK_MSG(ptreg_device_probe(&listed->device, &info, &err) == PTREG_OK, "%s: %s", name, err.message);
+    CHECK_MSG(info.fma_contracts == 1, "%s: the probe missed a fused a*b+c (%d)", name, info.fma_contracts);
+    unsetenv("PTREG_DEVICE_PROBE_FUSED");
+    ptreg_devices_release();
+    const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
+    CHECK(ptreg_device_probe(&cpu, &info, &err) == PTREG_OK && info.fma_contracts == 0);
 }
 
 static int wanted(const ptreg_device_info *d)
@@ -489,6 +554,7 @@ int main(void)
         test_guards(dev, name);
         test_limits(dev, name);
         test_events(dev, name);
+        test_fma_probe(&list[i], name);
         /* closed, then opened again on the next use */
         ptreg_devices_release();
         CHECK_MSG(dev_get(&list[i].device, &dev, &err) == PTREG_OK, "%s: reopening: %s", name, err.message);

@@ -24,7 +24,8 @@
 static const kernel_program *const programs[] = {&basics_kernels, &nn_kernels, &icp_kernels,
                                                        &batch_kernels, &emicp_kernels,
                                                        &lddmm_kernels, &harris3d_kernels,
-                                                       &knn_kernels, &feat_kernels, &ransac_kernels};
+                                                       &knn_kernels, &feat_kernels,
+                                                       &probe_kernels, &ransac_kernels};
 /* the first three take the nearest-neighbor layout */
 #define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
@@ -121,6 +122,12 @@ static size_t make_builds(build *b, size_t cap)
         snprintf(b[n].label, sizeof b[n].label, "feat/%zu/%d", feats[k].cap, feats[k].wg);
         CHECK(feat_device_defines(feats[k].cap, feats[k].wg, 48 << 10, b[n].defines, sizeof b[n].defines, NULL) ==
               PTREG_OK);
+    }
+    /* the contraction probe at device open, as written and made to fuse */
+    for (int fused = 0; fused < 2 && n < cap; fused++, n++) {
+        b[n].program = &probe_kernels;
+        snprintf(b[n].label, sizeof b[n].label, fused ? "probe/fused" : "probe");
+        snprintf(b[n].defines, sizeof b[n].defines, "%s", fused ? "-DPTREG_PROBE_FUSED=1" : "");
     }
     if (n < cap) {
         b[n].program = &ransac_kernels;
@@ -226,7 +233,7 @@ int main(void)
         if (strstr(name, ".cl"))
             CHECK_MSG(in_some_program(name), "%s is in no program: add it to one, and here", name);
     }
-    build builds[48];
+    build builds[48] = {0}; /* (.kernels 0 where a build does not set it: every KERNEL) */
     size_t count = make_builds(builds, 48);
     printf("%-28s %12s %5s %8s %8s %6s %6s\n", "kernel (sm_90)", "program", "regs", "spill-st", "spill-ld", "stack",
            "smem");

@@ -3,9 +3,11 @@
 # that machine has CUDA, Python and CMake but no network, and may lack the
 # Debian libraries ptreg builds against. This makes .gpu/ (ignored by git,
 # carried with the call: `carry: [".gpu"]`):
-#   .gpu/bin    ptreg, the device tests and the GPU benchmarks, built here with both backends
-#   .gpu/lib    the shared libraries they need beyond glibc (and the OpenCL
-#               ICD loader, which ptreg opens at run time)
+#   .gpu/bin    ptreg, the device tests and the GPU benchmarks, built here with both
+#               backends and without MPI
+#   .gpu/lib    the shared libraries they need beyond glibc and libgcc_s
+#               (bench/gpu/bundle-libs.sh), and the OpenCL ICD loader, which
+#               ptreg opens at run time
 #   .gpu/data   the Stanford bunny scans and the LiDAR pair for the benchmarks
 # bench/gpu/run.sh builds afresh on the GPU machine when it can, and falls
 # back to .gpu/bin otherwise. Needs CUDA's headers (for the CUDA backend).
@@ -15,32 +17,27 @@ out=$root/.gpu
 build=$root/build-gpu-prepare
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/data/bunny"
-cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPTREG_CUDA=ON -DPTREG_OPENCL=ON >/dev/null
+# without MPI: it serves `mpirun ptreg batch` alone, which the GPU run never
+# starts, and Open MPI's libraries load plugins from their install folder
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPTREG_CUDA=ON -DPTREG_OPENCL=ON -DPTREG_MPI=OFF >/dev/null
 cmake --build "$build" -j "$(nproc)" >/dev/null
-cp "$build/ptreg" "$build/tests/test_device_parity" "$build/tests/test_device" "$build/tests/test_kernels_nvrtc" \
-    "$build/bench/batch_gpu" "$build/bench/pairs_gpu" "$build/bench/harris_gpu" "$build/bench/features_gpu" \
-    "$out/bin/"
-# every library outside glibc and libgcc_s, which every Linux has: the GPU
-# machine is not Debian, and CHOLMOD alone pulls in eight more (BLAS, LAPACK,
-# METIS, gfortran's runtime...), so a list of names to take misses some
-for bin in "$out"/bin/*; do
-    ldd "$bin" | awk '/=> \// {print $3}'
-done | sort -u | grep -vE '/(libc|libm|libpthread|libdl|librt|libgcc_s|ld-linux[^/]*)\.so' | while read -r lib; do
-    cp -L "$lib" "$out/lib/"
-done
-# and proof that nothing is left out: a binary that needs a library neither
-# glibc nor .gpu/lib gives fails here rather than on the GPU machine's clock
-for bin in "$out"/bin/*; do
-    missing=$(env -i LD_LIBRARY_PATH="$out/lib" ldd "$bin" | grep -vE '/(libc|libm|libpthread|libdl|librt|libgcc_s|ld-linux[^/]*)\.so|\.gpu/lib/|linux-vdso' || true)
-    if [ -n "$missing" ]; then
-        echo "$bin: libraries not carried:" >&2
-        echo "$missing" >&2
-        exit 1
-    fi
-done
+mapfile -t programs < <("$root/bench/gpu/bundle-libs.sh" programs "$build")
+cp "${programs[@]}" "$out/bin/"
+if "$out/bin/ptreg" --version | grep "mpi: yes" >/dev/null; then
+    echo "prepare.sh: $build/ptreg is built with MPI (a stale cache?): remove $build" >&2
+    exit 1
+fi
 for lib in /usr/lib/x86_64-linux-gnu/libOpenCL.so.1; do
     [ -e "$lib" ] && cp -L "$lib" "$out/lib/"
 done
+# every library outside the base system (bundle-libs.sh says which), and
+# proof that nothing is left out: a program that needs a library neither the
+# base system nor .gpu/lib gives fails here rather than on the GPU machine's
+# clock (make check runs the same check on its own build: cli_gpu_bundle)
+shopt -s nullglob
+"$root/bench/gpu/bundle-libs.sh" copy "$out/lib" "$out"/bin/* "$out"/lib/*
+shopt -u nullglob
+"$root/bench/gpu/bundle-libs.sh" check "$out/lib" "$out"/bin/*
 for f in bunny/bun000.ply bunny/bun045.ply bunny/bun.conf lidar/source.ply lidar/target.ply lidar/T_target_source.txt; do
     mkdir -p "$out/data/$(dirname "$f")"
     [ -e "$root/../shared/data/$f" ] && cp "$root/../shared/data/$f" "$out/data/$f"

@@ -56,6 +56,12 @@ typedef struct ptreg_device_info {
     size_t max_work_group;
     int fp64;
     int standin;            /* the CUDA driver stand-in of the tests (tests/cuda_standin): never a real GPU */
+    /* Whether the device fuses a*b + c into one rounding where ptreg's
+     * kernels ask it not to (NVIDIA's OpenCL may ignore FP_CONTRACT OFF):
+     * its answers are then within the device tolerances of the CPU's, not
+     * the CPU's bits. Probed on the device's first use: -1 (not known) in
+     * ptreg_devices' list for a GPU device; see ptreg_device_probe. */
+    int fma_contracts;
 } ptreg_device_info;
 
 /* Every device found, the CPU first; enumerated once per process (libraries
@@ -72,6 +78,13 @@ PTREG_API const char *ptreg_cpu_isa_name(void);
  * is well, or it has not been looked for): the library that was not found,
  * the driver's error, an NVRTC newer than the CUDA driver ... */
 PTREG_API const char *ptreg_backend_note(ptreg_backend backend);
+
+/* A device's description with what only an opened device can say
+ * (fma_contracts): the device is opened as a computation on it would open
+ * it (a context, and one small kernel run) and stays open for later calls
+ * (ptreg_devices_release). The CPU needs no opening. An error names the
+ * device and the call that failed. */
+PTREG_API ptreg_status ptreg_device_probe(const ptreg_device *device, ptreg_device_info *info, ptreg_error *err);
 
 /* The device an operation runs on. `supported` holds the backends the
  * operation has a path for (the CPU is always among them). AUTO takes env

@@ -1,5 +1,6 @@
 /* ptreg devices: what ptreg can run on here. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/common.h"
@@ -14,7 +15,11 @@ const cli_command cli_cmd_devices = CLI_COMMAND("devices",
     "List the devices ptreg finds: the CPU, CUDA GPUs and OpenCL devices.",
     "Each line gives the name to pass to --device (cpu, cuda:N, opencl:N), the device's\n"
     "name, backend, memory, compute units, local (shared) memory per work-group and\n"
-    "whether it has double precision. --device auto takes env PTREG_DEVICE when set,\n"
+    "whether it has double precision. Each GPU device is opened (a context and one tiny\n"
+    "kernel) to see whether it fuses a*b+c into one rounding although ptreg's kernels ask\n"
+    "it not to (NVIDIA's OpenCL may): such a device gives answers within the device\n"
+    "tolerances of the CPU's, not the CPU's bits (--json: fma_contracts and bit_exact).\n"
+    "--device auto takes env PTREG_DEVICE when set,\n"
     "else the first CUDA GPU, else the first OpenCL GPU, else the CPU, for commands that\n"
     "have a path on that kind of device; CPU OpenCL drivers (POCL) are listed but never\n"
     "chosen by auto: they are for testing the kernels, and slower than the CPU path.\n"
@@ -25,8 +30,26 @@ const cli_command cli_cmd_devices = CLI_COMMAND("devices",
 
 static double gib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024.0 * 1024.0); }
 
-static void print_device(const ptreg_device_info *d)
+/* The device's description as opened (ptreg_device_probe), or the list's
+ * with why it could not be opened. */
+typedef struct probed_device {
+    ptreg_device_info info;
+    char error[PTREG_ERROR_MESSAGE_MAX];
+} probed_device;
+
+static void probe_device(const ptreg_device_info *listed, probed_device *p)
 {
+    ptreg_error err;
+    p->error[0] = '\0';
+    if (ptreg_device_probe(&listed->device, &p->info, &err)) {
+        p->info = *listed;
+        snprintf(p->error, sizeof p->error, "%s", err.message);
+    }
+}
+
+static void print_device(const probed_device *p)
+{
+    const ptreg_device_info *d = &p->info;
     char name[32];
     ptreg_device_format(&d->device, name, sizeof name);
     printf("  %-10s %s\n", name, d->name);
@@ -44,10 +67,18 @@ static void print_device(const ptreg_device_info *d)
     printf("             %.1f GiB, %u compute units, %llu KiB local memory, work-groups up to %zu, fp64 %s\n",
            gib(d->memory_bytes), d->compute_units, (unsigned long long)(d->local_memory_bytes / 1024),
            d->max_work_group, d->fp64 ? "yes" : "no");
+    if (d->fma_contracts > 0)
+        printf("             not bit-exact: it fuses a*b+c into one rounding despite FP_CONTRACT OFF (answers "
+               "within tolerance of the CPU's)\n");
+    else if (!d->fma_contracts)
+        printf("             bit-exact arithmetic: a*b+c not fused\n");
+    else
+        printf("             not opened: %s\n", p->error);
 }
 
-static cJSON *json_device(const ptreg_device_info *d)
+static cJSON *json_device(const probed_device *p)
 {
+    const ptreg_device_info *d = &p->info;
     char name[32];
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "device", ptreg_device_format(&d->device, name, sizeof name));
@@ -64,6 +95,15 @@ static cJSON *json_device(const ptreg_device_info *d)
     cJSON_AddNumberToObject(o, "local_memory_bytes", (double)d->local_memory_bytes);
     cJSON_AddNumberToObject(o, "max_work_group", (double)d->max_work_group);
     cJSON_AddBoolToObject(o, "fp64", d->fp64);
+    /* null: the device could not be opened to probe it (open_error says why) */
+    if (d->fma_contracts < 0) {
+        cJSON_AddNullToObject(o, "fma_contracts");
+        cJSON_AddNullToObject(o, "bit_exact");
+        cJSON_AddStringToObject(o, "open_error", p->error);
+    } else {
+        cJSON_AddBoolToObject(o, "fma_contracts", d->fma_contracts);
+        cJSON_AddBoolToObject(o, "bit_exact", !d->fma_contracts);
+    }
     return o;
 }
 
@@ -80,7 +120,7 @@ static void auto_choice(char *text, size_t size)
         ptreg_device_format(&on, text, size);
 }
 
-static int print_json(const ptreg_device_info *list, size_t count, const char *choice)
+static int print_json(const probed_device *list, size_t count, const char *choice)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "command", "devices");
@@ -117,11 +157,22 @@ int cli_run_devices(int argc, char **argv)
     ptreg_devices(&list, &count);
     char choice[PTREG_ERROR_MESSAGE_MAX + 8];
     auto_choice(choice, sizeof choice);
-    if (cli_has(&a, "json"))
-        return print_json(list, count, choice);
+    probed_device *probed = calloc(count, sizeof *probed);
+    if (!probed) {
+        cli_error("devices", "out of memory");
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < count; i++)
+        probe_device(&list[i], &probed[i]);
+    if (cli_has(&a, "json")) {
+        rc = print_json(probed, count, choice);
+        free(probed);
+        return rc;
+    }
     printf("ptreg devices: %zu found\n", count);
     for (size_t i = 0; i < count; i++)
-        print_device(&list[i]);
+        print_device(&probed[i]);
+    free(probed);
     for (ptreg_backend b = PTREG_BACKEND_CUDA; b <= PTREG_BACKEND_OPENCL; b++)
         if (ptreg_backend_note(b)[0])
             printf("  %-10s %s: %s\n", ptreg_backend_name(b), has_devices(list, count, b) ? "but" : "none",

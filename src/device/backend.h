@@ -92,8 +92,12 @@ typedef struct backend_interface {
     ptreg_status (*launch)(dev_handle *dev, void *kernel, const char *name, unsigned dims, const size_t groups[3],
                            const size_t local[3], size_t nargs, const karg *args, ptreg_error *err);
     ptreg_status (*finish)(dev_handle *dev, ptreg_error *err);
+    /* A point in the queue, for timing the kernels queued after it. */
     ptreg_status (*event_record)(dev_handle *dev, void **event, ptreg_error *err);
-    /* milliseconds between two recorded events; waits for the second */
+    /* milliseconds between two recorded points; waits for the second. CUDA:
+     * between its events; OpenCL: from the start of the first kernel after
+     * the first point to the end of the last before the second, from the
+     * kernels' own events (0 when none ran between) */
     ptreg_status (*event_elapsed)(dev_handle *dev, void *start, void *end, double *ms, ptreg_error *err);
     void (*event_free)(dev_handle *dev, void *event);
     /* Optional: a graph of launches run in order, launched with one call
@@ -160,6 +164,8 @@ ptreg_status kernel_program_source(const kernel_program *program, char **source,
 
 /* The layer's own test kernels (basics.cl; -DWG=...). */
 extern const kernel_program basics_kernels;
+/* The contraction probe run when a device is opened (probe.cl). */
+extern const kernel_program probe_kernels;
 
 ptreg_status dev_program(dev_handle *dev, const kernel_program *program, const char *defines,
                                dprogram **out, ptreg_error *err);

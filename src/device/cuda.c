@@ -608,7 +608,11 @@ static void cuda_program_free(dev_handle *dev, void *program)
     leave();
 }
 
-/* Each parameter's size, where the driver can say (CUDA 12.4). */
+/* Each parameter's size, where the driver can say (CUDA 12.4). The list
+ * ends where an index is out of range (CUDA_ERROR_INVALID_VALUE); any other
+ * failure, or one at the first index (every ptreg kernel takes arguments),
+ * means the driver cannot say: the sizes are then not checked (-1), never
+ * "no arguments", which would refuse every launch. */
 static void read_param_sizes(cuda_function *k)
 {
     k->nparams = -1;
@@ -616,9 +620,11 @@ static void read_param_sizes(cuda_function *k)
         return;
     size_t offset, size;
     int i = 0;
-    while (i < MAX_ARGS && cu.cuFuncGetParamInfo(k->f, (size_t)i, &offset, &size) == CUDA_SUCCESS)
+    CUresult rc = CUDA_SUCCESS;
+    while (i < MAX_ARGS && (rc = cu.cuFuncGetParamInfo(k->f, (size_t)i, &offset, &size)) == CUDA_SUCCESS)
         k->param_size[i++] = (uint16_t)size;
-    k->nparams = i;
+    if (i == MAX_ARGS || (rc == CUDA_ERROR_INVALID_VALUE && i > 0))
+        k->nparams = i;
 }
 
 static ptreg_status cuda_kernel(dev_handle *dev, void *program, const char *name, void **kernel, size_t *max_threads,

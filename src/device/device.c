@@ -143,7 +143,10 @@ static void enumerate_backend(ptreg_backend backend)
     }
     size_t cap = MAX_DEVICES - device_count;
     size_t found = ops->enumerate(device_list + device_count, cap, note, sizeof backend_notes[0]);
-    device_count += found < cap ? found : cap;
+    found = found < cap ? found : cap;
+    for (size_t i = device_count; i < device_count + found; i++)
+        device_list[i].fma_contracts = -1; /* known once opened (probe_contraction) */
+    device_count += found;
 }
 
 static void enumerate_locked(void)
@@ -307,6 +310,9 @@ const char *ptreg_device_name(const ptreg_device *device)
 }
 
 static void drop_programs(dev_handle *dev);
+static ptreg_status probe_contraction(dev_handle *dev, ptreg_error *err);
+static ptreg_status program_locked(dev_handle *dev, const kernel_program *program, const char *defines,
+                                   dprogram **out, ptreg_error *err);
 
 /* A device whose backend said it stopped working (a kernel faulted) is
  * closed and opened afresh, once nothing of the old one is in use. */
@@ -402,6 +408,28 @@ ptreg_status dev_get(const ptreg_device *device, dev_handle **out, ptreg_error *
     return st;
 }
 
+ptreg_status ptreg_device_probe(const ptreg_device *device, ptreg_device_info *info, ptreg_error *err)
+{
+    const ptreg_device_info *listed = find_device(device, NULL);
+    char name[32];
+    if (!listed)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: no such device",
+                               ptreg_device_format(device, name, sizeof name));
+    if (device->backend == PTREG_BACKEND_CPU) {
+        *info = *listed;
+        return PTREG_OK;
+    }
+    dev_handle *dev;
+    ptreg_status st = dev_get(device, &dev, err);
+    if (st)
+        return st;
+    pthread_mutex_lock(&dev->lock);
+    st = dev->info.fma_contracts < 0 ? probe_contraction(dev, err) : PTREG_OK;
+    *info = dev->info;
+    pthread_mutex_unlock(&dev->lock);
+    return st;
+}
+
 /* ---- programs ---- */
 
 struct dprogram {
@@ -470,6 +498,15 @@ static char *full_defines(const dev_handle *dev, const char *defines)
 static ptreg_status program_locked(dev_handle *dev, const kernel_program *program, const char *defines,
                                    dprogram **out, ptreg_error *err)
 {
+    /* the first program a device builds is the probe's: its failure is
+     * then the computation's, reported as any other of its device calls
+     * (a failed opening would be met by callers that pass over a device
+     * they cannot open, as the tuner's lookup does, and opened again) */
+    if (dev->info.fma_contracts < 0 && program != &probe_kernels) {
+        ptreg_status st = probe_contraction(dev, err);
+        if (st)
+            return st;
+    }
     char *all = full_defines(dev, defines);
     if (!all)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
@@ -540,6 +577,61 @@ ptreg_status dev_kernel(dprogram *p, const char *name, dkernel **out, ptreg_erro
     ptreg_status st = kernel_locked(p, name, out, err);
     pthread_mutex_unlock(&p->dev->lock);
     return st;
+}
+
+/* ---- the contraction probe ---- */
+
+static const char *const probe_files[] = {"device/probe.cl", NULL};
+const kernel_program probe_kernels = {"probe", probe_files};
+
+/* One thread's a * b + c of the probe kernel (probe.cl) into *out, the
+ * backend called directly: the probe is the device's set-up, not a
+ * computation of the caller's (not counted in its device stats). */
+static ptreg_status probe_one(dev_handle *dev, dprogram *p, const char *name, const karg *abc, void *out,
+                              size_t size, ptreg_error *err)
+{
+    dkernel *k;
+    ptreg_status st = kernel_locked(p, name, &k, err);
+    dbuf result = {dev, NULL, size};
+    if (!st)
+        st = dev->ops->alloc(dev, size, &result.handle, err);
+    if (st)
+        return st;
+    const karg args[] = {abc[0], abc[1], abc[2], KARG_BUF(&result)};
+    const size_t one[3] = {1, 1, 1};
+    st = dev->ops->launch(dev, k->handle, k->name, 1, one, one, 4, args, err);
+    st = st ? st : dev->ops->read(dev, result.handle, 0, out, size, err);
+    dev->ops->free(dev, result.handle);
+    return st;
+}
+
+/* Whether the device fuses a * b + c into one rounding where the kernels
+ * ask it not to (dialect.h): NVIDIA's OpenCL may ignore FP_CONTRACT OFF.
+ * Such a device's answers are within the parity suite's tolerances of the
+ * CPU's, not its bits (info.fma_contracts; ptreg devices says so). Run
+ * once per opened device, before its first program is built (or by
+ * ptreg_device_probe), under the device's lock; after a failure it is
+ * tried again. */
+static ptreg_status probe_contraction(dev_handle *dev, ptreg_error *err)
+{
+    dprogram *p;
+    ptreg_status st = program_locked(dev, &probe_kernels, env_flag("PTREG_DEVICE_PROBE_FUSED") ? "-DPTREG_PROBE_FUSED=1"
+                                                                                           : "", &p, err);
+    /* a = b = 1 + 2^-12, c = -(1 + 2^-11): 0 unfused, 2^-24 fused */
+    const float a = 1.0f + 0x1p-12f, c = -(1.0f + 0x1p-11f);
+    const karg abc[] = {KARG_F32(a), KARG_F32(a), KARG_F32(c)};
+    float sum = 0.0f;
+    st = st ? st : probe_one(dev, p, "ptreg_probe_fma", abc, &sum, sizeof sum, err);
+    double sum64 = 0.0;
+    if (!st && dev->info.fp64) {
+        const double a64 = 1.0 + 0x1p-27, c64 = -(1.0 + 0x1p-26);
+        const karg abc64[] = {KARG_F64(a64), KARG_F64(a64), KARG_F64(c64)};
+        st = probe_one(dev, p, "ptreg_probe_fma64", abc64, &sum64, sizeof sum64, err);
+    }
+    if (st)
+        return st;
+    dev->info.fma_contracts = sum != 0.0f || sum64 != 0.0;
+    return PTREG_OK;
 }
 
 static void drop_programs(dev_handle *dev)

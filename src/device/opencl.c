@@ -20,7 +20,7 @@
     X(clBuildProgram) X(clGetProgramBuildInfo) X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel)      \
     X(clGetKernelWorkGroupInfo) X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clCreateBuffer) X(clReleaseMemObject)                      \
     X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer) X(clEnqueueCopyBuffer) X(clFinish) \
-    X(clEnqueueMarkerWithWaitList) X(clWaitForEvents) X(clGetEventProfilingInfo) X(clReleaseEvent)
+    X(clWaitForEvents) X(clGetEventProfilingInfo) X(clRetainEvent) X(clReleaseEvent)
 
 #define DECLARE_POINTER(f) __typeof__(f) *f;
 static struct {
@@ -77,11 +77,31 @@ static const char *cl_error_name(cl_int code)
 static cl_device_id device_ids[MAX_CL_DEVICES];
 static cl_platform_id device_platforms[MAX_CL_DEVICES];
 
+/* A point in the queue that times kernels (event_record): the time between
+ * two marks is from the START of the first kernel queued after the first
+ * to the END of the last kernel queued before the second, read from the
+ * kernels' own events. A marker command's times would be simpler, but
+ * drivers need not give a marker a time of its own (NVIDIA's may stamp it
+ * when it is queued), and a marker counts the host's gaps between launches. */
+typedef struct ocl_mark {
+    cl_event last_before;        /* the last kernel queued before the mark (NULL: none kept) */
+    cl_event first_after;        /* the first kernel queued after it (NULL: none yet) */
+    unsigned long long launches; /* kernels queued before it */
+    struct ocl_mark *next;       /* in the list of marks waiting for their first kernel */
+} ocl_mark;
+
 typedef struct ocl_state {
     cl_context context;
     cl_command_queue queue;
     int rounded_sqrt;   /* the device rounds fp32 sqrt and divide correctly when asked */
     cl_ulong max_alloc; /* the largest single buffer (OpenCL: often a quarter of the memory) */
+    /* timing (ocl_mark), under timing_lock: a launch keeps its event only
+     * while a mark lives, so untimed launches make no events */
+    pthread_mutex_t timing_lock;
+    size_t live_marks;
+    ocl_mark *waiting;
+    cl_event last_kernel;
+    unsigned long long launches;
 } ocl_state;
 
 /* A string property, cut to fit (the call fails outright on a short
@@ -185,6 +205,7 @@ static ptreg_status ocl_open(dev_handle *dev, ptreg_error *err)
     s->rounded_sqrt = (fp32 & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
     if (cl.clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof s->max_alloc, &s->max_alloc, NULL) != CL_SUCCESS)
         s->max_alloc = 0;
+    pthread_mutex_init(&s->timing_lock, NULL);
     dev->impl = s;
     return PTREG_OK;
 }
@@ -192,6 +213,9 @@ static ptreg_status ocl_open(dev_handle *dev, ptreg_error *err)
 static void ocl_close(dev_handle *dev)
 {
     ocl_state *s = dev->impl;
+    if (s->last_kernel)
+        cl.clReleaseEvent(s->last_kernel);
+    pthread_mutex_destroy(&s->timing_lock);
     cl.clReleaseCommandQueue(s->queue);
     cl.clReleaseContext(s->context);
     free(s);
@@ -339,6 +363,22 @@ static ptreg_status set_argument(dev_handle *dev, cl_kernel k, const char *name,
     return CL_FAIL(dev, err, "clSetKernelArg", what, rc);
 }
 
+/* A kernel was queued (its event e, NULL when no mark lives): the marks
+ * waiting for their first kernel have it, and it is the last so far.
+ * Under timing_lock. */
+static void kernel_queued(ocl_state *s, cl_event e)
+{
+    for (ocl_mark *m = s->waiting; m && e; m = m->next)
+        if (cl.clRetainEvent(e) == CL_SUCCESS)
+            m->first_after = e;
+    if (e)
+        s->waiting = NULL;
+    if (s->last_kernel)
+        cl.clReleaseEvent(s->last_kernel);
+    s->last_kernel = e;
+    s->launches++;
+}
+
 static ptreg_status ocl_launch(dev_handle *dev, void *kernel, const char *name, unsigned dims, const size_t groups[3],
                               const size_t local[3], size_t nargs, const karg *args, ptreg_error *err)
 {
@@ -350,8 +390,14 @@ static ptreg_status ocl_launch(dev_handle *dev, void *kernel, const char *name, 
     size_t global[3];
     for (unsigned d = 0; d < dims; d++)
         global[d] = groups[d] * local[d];
-    cl_int rc = cl.clEnqueueNDRangeKernel(((ocl_state *)dev->impl)->queue, kernel, dims, NULL, global, local, 0, NULL,
-                                          NULL);
+    ocl_state *s = dev->impl;
+    pthread_mutex_lock(&s->timing_lock);
+    cl_event e = NULL;
+    cl_int rc = cl.clEnqueueNDRangeKernel(s->queue, kernel, dims, NULL, global, local, 0, NULL,
+                                          s->live_marks ? &e : NULL);
+    if (rc == CL_SUCCESS)
+        kernel_queued(s, e);
+    pthread_mutex_unlock(&s->timing_lock);
     return rc == CL_SUCCESS ? PTREG_OK : CL_FAIL(dev, err, "clEnqueueNDRangeKernel", name, rc);
 }
 
@@ -363,21 +409,40 @@ static ptreg_status ocl_finish(dev_handle *dev, ptreg_error *err)
 
 static ptreg_status ocl_event_record(dev_handle *dev, void **event, ptreg_error *err)
 {
-    cl_event e = NULL;
-    cl_int rc = cl.clEnqueueMarkerWithWaitList(((ocl_state *)dev->impl)->queue, 0, NULL, &e);
-    *event = e;
-    return rc == CL_SUCCESS ? PTREG_OK : CL_FAIL(dev, err, "clEnqueueMarkerWithWaitList", "", rc);
+    ocl_state *s = dev->impl;
+    ocl_mark *m = calloc(1, sizeof *m);
+    *event = m;
+    if (!m)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: out of memory", dev->label);
+    pthread_mutex_lock(&s->timing_lock);
+    if (s->last_kernel && cl.clRetainEvent(s->last_kernel) == CL_SUCCESS)
+        m->last_before = s->last_kernel;
+    m->launches = s->launches;
+    m->next = s->waiting;
+    s->waiting = m;
+    s->live_marks++;
+    pthread_mutex_unlock(&s->timing_lock);
+    return PTREG_OK;
 }
 
 static ptreg_status ocl_event_elapsed(dev_handle *dev, void *start, void *end, double *ms, ptreg_error *err)
 {
-    cl_event e = end;
+    const ocl_mark *a = start, *b = end;
+    *ms = 0.0;
+    ocl_state *s = dev->impl;
+    pthread_mutex_lock(&s->timing_lock);
+    /* kernels queued between the marks: the first has come (it woke the
+     * first mark) and the last was kept (a mark lived) */
+    cl_event first = b->launches > a->launches ? a->first_after : NULL, last = first ? b->last_before : NULL;
+    pthread_mutex_unlock(&s->timing_lock);
+    if (!first || !last)
+        return PTREG_OK; /* no kernel between them */
     cl_ulong t0 = 0, t1 = 0;
-    cl_int rc = cl.clWaitForEvents(1, &e);
+    cl_int rc = cl.clWaitForEvents(1, &last);
     if (rc == CL_SUCCESS)
-        rc = cl.clGetEventProfilingInfo(start, CL_PROFILING_COMMAND_END, sizeof t0, &t0, NULL);
+        rc = cl.clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
     if (rc == CL_SUCCESS)
-        rc = cl.clGetEventProfilingInfo(end, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        rc = cl.clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
     if (rc != CL_SUCCESS)
         return CL_FAIL(dev, err, "clGetEventProfilingInfo", "", rc);
     /* the counters are unsigned: an end before the start must not wrap */
@@ -387,8 +452,21 @@ static ptreg_status ocl_event_elapsed(dev_handle *dev, void *start, void *end, d
 
 static void ocl_event_free(dev_handle *dev, void *event)
 {
-    (void)dev;
-    cl.clReleaseEvent(event);
+    ocl_state *s = dev->impl;
+    ocl_mark *m = event;
+    pthread_mutex_lock(&s->timing_lock);
+    for (ocl_mark **at = &s->waiting; *at; at = &(*at)->next)
+        if (*at == m) {
+            *at = m->next;
+            break;
+        }
+    s->live_marks--;
+    pthread_mutex_unlock(&s->timing_lock);
+    if (m->last_before)
+        cl.clReleaseEvent(m->last_before);
+    if (m->first_after)
+        cl.clReleaseEvent(m->first_after);
+    free(m);
 }
 
 const backend_interface opencl_ops = {

@@ -43,8 +43,14 @@ o = json.load(open(sys.argv[1]))
 d = [x for x in o["devices"] if x["device"] == "cuda:0"]
 assert len(d) == 1 and d[0]["standin"] is True and d[0]["gpu"] is False and d[0]["for_testing"] is True, d
 assert d[0]["name"] == "CUDA stand-in (H100 limits, on POCL)", d[0]["name"]
+assert d[0]["fma_contracts"] is False and d[0]["bit_exact"] is True, d
 assert o["auto"] == sys.argv[2], o["auto"]
 PY
+# the contraction probe at device open: NVRTC's --fmad=false holds on the
+# stand-in; a probe kernel made to fuse (PTREG_DEVICE_PROBE_FUSED=1, the
+# tests' knob) is seen, as a device that ignores the rule would be
+PTREG_DEVICE_PROBE_FUSED=1 cs 0 devices
+out_has "not bit-exact: it fuses a\*b+c"
 cs 0 --auto devices --json
 python3 - "$WORK/out" "cuda:0" <<'PY' || fail "devices --json under --auto: auto does not take cuda:0, or it is a GPU"
 import json, sys

@@ -42,6 +42,12 @@ PTREG_DEVICE=cuda:5 expect 0 -- "$PTREG" normals "$WORK/scan.ply" --device cpu
 
 # ICP on an OpenCL device, when there is one: the CPU's answer
 if has_opencl; then
+    # the contraction probe at device open: POCL keeps FP_CONTRACT OFF; a
+    # probe kernel made to fuse (the tests' knob) is seen, and said
+    expect 0 -- "$PTREG" devices; out_has "bit-exact arithmetic: a\*b+c not fused"
+    expect 0 -- "$PTREG" devices --json; out_has '"bit_exact":	true'
+    PTREG_DEVICE_PROBE_FUSED=1 expect 0 -- "$PTREG" devices --json
+    out_has '"fma_contracts":	true'; out_has '"bit_exact":	false'
     for nn in kdtree delaunay-pnnopt; do
         expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --nn $nn --device cpu --json -t "$WORK/T_cpu.txt"
         expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --nn $nn --device opencl:0 --repeat 2 --json \

@@ -11,8 +11,10 @@
  *   CUDA_STANDIN_DRIVER_VERSION  the driver it pretends to be (13000)
  *   CUDA_STANDIN_MEMORY          device memory in bytes (80 GiB)
  *   CUDA_STANDIN_FAIL            alloc:N, launch:N, copy:N, fault:N (the N-th
- *                                launch faults) or timing:N (the N-th
- *                                cuEventElapsedTime is refused)
+ *                                launch faults), timing:N (the N-th
+ *                                cuEventElapsedTime is refused) or
+ *                                paraminfo:N (the N-th cuFuncGetParamInfo
+ *                                answers CUDA_ERROR_NOT_SUPPORTED)
  *   CUDA_STANDIN_STRICT=1        host sources of asynchronous copies read
  *                                when the stream reaches them, and checked
  *   CUDA_STANDIN_ORDER           forward, reverse or shuffle (pocl.c)
@@ -63,10 +65,10 @@ static int driver_version = 13000;
 static uint64_t device_memory = 80ull << 30;
 static unsigned long violations;
 
-typedef enum fail_kind { FAIL_NONE, FAIL_ALLOC, FAIL_LAUNCH, FAIL_COPY, FAIL_FAULT, FAIL_TIMING } fail_kind;
+typedef enum fail_kind { FAIL_NONE, FAIL_ALLOC, FAIL_LAUNCH, FAIL_COPY, FAIL_FAULT, FAIL_TIMING, FAIL_PARAMINFO } fail_kind;
 static fail_kind fail_at_kind;
 static unsigned long fail_at_n;
-static unsigned long count_alloc, count_launch, count_copy, count_timing, count_graph;
+static unsigned long count_alloc, count_launch, count_copy, count_timing, count_graph, count_paraminfo;
 
 static void say(const char *what, const char *fmt, va_list ap)
 {
@@ -250,7 +252,7 @@ static void read_fail_spec(void)
         const char *name;
         fail_kind kind;
     } kinds[] = {{"alloc:", FAIL_ALLOC}, {"launch:", FAIL_LAUNCH}, {"copy:", FAIL_COPY}, {"fault:", FAIL_FAULT},
-                 {"timing:", FAIL_TIMING}};
+                 {"timing:", FAIL_TIMING}, {"paraminfo:", FAIL_PARAMINFO}};
     const char *spec = getenv("CUDA_STANDIN_FAIL");
     for (size_t i = 0; spec && i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strncmp(spec, kinds[i].name, strlen(kinds[i].name))) {
@@ -277,7 +279,7 @@ static int injected(fail_kind kind, unsigned long count)
 {
     if (fail_at_kind != kind || count != fail_at_n)
         return 0;
-    static const char *const names[] = {"", "alloc", "launch", "copy", "fault", "timing"};
+    static const char *const names[] = {"", "alloc", "launch", "copy", "fault", "timing", "paraminfo"};
     fprintf(stderr, "cuda-standin: injected failure: %s #%lu\n", names[kind], count);
     return 1;
 }
@@ -1422,6 +1424,9 @@ API CUresult CUDAAPI cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size
         return done(rc);
     if (!valid_function(func))
         return done(CUDA_ERROR_INVALID_HANDLE);
+    /* a driver that cannot say (CUDA_STANDIN_FAIL=paraminfo:N) */
+    if (injected(FAIL_PARAMINFO, ++count_paraminfo))
+        return done(CUDA_ERROR_NOT_SUPPORTED);
     if (paramIndex >= func->info->nparams)
         return done(CUDA_ERROR_INVALID_VALUE);
     if (paramOffset)

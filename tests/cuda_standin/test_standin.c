@@ -462,6 +462,18 @@ static int run_ptreg_fault(void)
     return 0;
 }
 
+/* A driver that cannot give a kernel's parameters (CUDA_STANDIN_FAIL=
+ * paraminfo:N) leaves the arguments unchecked, never "no arguments": the
+ * launches still run. */
+static int run_ptreg_paraminfo(void)
+{
+    ptreg_error err;
+    const ptreg_status st = icp_on_standin(&err);
+    printf("icp %d%s%s\n", (int)st, st ? ": " : "", st ? err.message : "");
+    ptreg_devices_release();
+    return 0;
+}
+
 /* A refused timing (CUDA_STANDIN_FAIL=timing:1) leaves the batch done and
  * its kernel time unknown. */
 static int run_ptreg_timing(void)
@@ -525,6 +537,8 @@ static int run_case(const char *mode)
         return run_ptreg_fault();
     if (!strcmp(mode, "ptreg-timing"))
         return run_ptreg_timing();
+    if (!strcmp(mode, "ptreg-paraminfo"))
+        return run_ptreg_paraminfo();
     if (!strcmp(mode, "too-new")) {
         /* the parent's CUDA 13 cubin, on a driver that says it is 12.8 */
         CUdevice dev;
@@ -675,6 +689,13 @@ static void test_children(const char *self)
     const char *const timing[] = {"CUDA_STANDIN_FAIL", "timing:1", NULL};
     CHECK(child_output(self, "ptreg-timing", timing, "batch", line, sizeof line) == 0);
     CHECK_MSG(!strcmp(line, "batch 0 kernel_ms -1\n"), "%s", line);
+    /* cuFuncGetParamInfo failing at a kernel's first parameter, and past
+     * it: the sizes go unchecked, and ICP runs */
+    for (int n = 1; n <= 2; n++) {
+        const char *const paraminfo[] = {"CUDA_STANDIN_FAIL", n == 1 ? "paraminfo:1" : "paraminfo:2", NULL};
+        CHECK(child_output(self, "ptreg-paraminfo", paraminfo, "icp", line, sizeof line) == 0);
+        CHECK_MSG(!strcmp(line, "icp 0\n"), "paraminfo:%d: %s", n, line);
+    }
 }
 
 /* ptreg takes PTREG_NVRTC whole, however long (a 65-character checkout
