@@ -344,14 +344,19 @@ done:
     return ok;
 }
 
-/* LDDMM's cases: each integrator and precision. */
-static void run_lddmm_cases(const ptreg_device_info *info, dev_handle *dev, int quick, int *passed, int *failed)
+/* LDDMM's cases: each integrator and precision (splits_only: in double,
+ * the cases whose row blocks take several groups, whose pair sums pass
+ * partials between groups). */
+static void run_lddmm_cases(const ptreg_device_info *info, dev_handle *dev, int quick, int splits_only, int *passed,
+                            int *failed)
 {
     for (size_t k = 0; k < sizeof lddmm_cases / sizeof lddmm_cases[0]; k++)
         for (int v = 0; v < 4 && !(quick && lddmm_cases[k].large); v++) {
             const lddmm_case *lc = &lddmm_cases[k];
             const ptreg_lddmm_integrator integ = v % 2 ? PTREG_LDDMM_RK2 : PTREG_LDDMM_EULER;
             const ptreg_precision prec = v / 2 ? PTREG_PRECISION_FP64 : PTREG_PRECISION_FP32;
+            if (splits_only && (prec != PTREG_PRECISION_FP64 || lc->n <= PTREG_PAIR_DEVICE_WG))
+                continue;
             char detail[PTREG_ERROR_MESSAGE_MAX + 256] = "";
             const double t0 = ptreg_time_ms();
             const int ok = run_lddmm_case(info, dev->info.fp64, lc, integ, prec, detail, sizeof detail);
@@ -377,5 +382,5 @@ static void run_pair_operations(const ptreg_device_info *info, dev_handle *dev, 
         *passed += ok;
         *failed += !ok;
     }
-    run_lddmm_cases(info, dev, quick, passed, failed);
+    run_lddmm_cases(info, dev, quick, 0, passed, failed);
 }

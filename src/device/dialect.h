@@ -101,16 +101,19 @@ typedef long i64;
 #define SHARED __local
 #define RESTRICT restrict
 
-#define GROUP_ID_X ((u32)get_group_id(0))
 #define GROUP_SIZE_X ((u32)get_local_size(0))
-#define GROUPS_X ((u32)get_num_groups(0))
 #if PTREG_CUDA_STANDIN
 /* The CUDA stand-in's OpenCL build of a CUDA program (tests/cuda_standin):
  * its prelude renumbers a group's threads (to run them between barriers
- * in another order) and emulates CUDA's fast exp. */
+ * in another order), numbers the groups (its incoherent mode runs them
+ * one launch each) and emulates CUDA's fast exp. */
+#define GROUP_ID_X standin_group_id_x()
+#define GROUPS_X standin_groups_x()
 #define LOCAL_ID_X standin_local_id_x()
 #define GLOBAL_ID_X (GROUP_ID_X * GROUP_SIZE_X + LOCAL_ID_X)
 #else
+#define GROUP_ID_X ((u32)get_group_id(0))
+#define GROUPS_X ((u32)get_num_groups(0))
 #define LOCAL_ID_X ((u32)get_local_id(0))
 #define GLOBAL_ID_X ((u32)get_global_id(0))
 #endif

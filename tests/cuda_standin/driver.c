@@ -16,6 +16,8 @@
  *   CUDA_STANDIN_STRICT=1        host sources of asynchronous copies read
  *                                when the stream reaches them, and checked
  *   CUDA_STANDIN_ORDER           forward, reverse or shuffle (pocl.c)
+ *   CUDA_STANDIN_INCOHERENT      1 or opencl: groups see each other's
+ *                                writes late (run_incoherent)
  *   CUDA_STANDIN_COUNTS=FILE     calls of each kind, written at exit
  *   CUDA_STANDIN_STRICT_EXIT=0   violations do not change the exit code
  *   CUDA_STANDIN_QUIET=1         no message for each refused call */
@@ -509,6 +511,100 @@ static int rerun_same(op *o, allocation **bound, char *why, size_t why_size)
     return rc;
 }
 
+/* CUDA_STANDIN_INCOHERENT: a GPU whose caches are not coherent across
+ * work-groups (AMD's XCDs, RDNA). A 1-D launch runs one group at a time;
+ * each group starts from the published memory (the launch's, plus what
+ * groups published), its own writes kept apart and merged into the
+ * arguments at the kernel's end. Volatile pointer arguments (the counts
+ * atomics work on) stay coherent; a group that changed one counted itself
+ * in, and under CUDA's semantics (1: GLOBAL_FENCE is __threadfence, a
+ * device-scope release) its writes are published then; under OpenCL 1.2's
+ * ("opencl": mem_fence orders a work-item's own accesses only) never
+ * before the end. A group reading another's write of the same launch
+ * without such a release reads the launch's old bytes. */
+typedef struct incoherent_arg {
+    allocation *a;
+    unsigned char *published, *merged, *coherent_before;
+    int coherent;
+} incoherent_arg;
+
+static size_t incoherent_args(op *o, allocation **bound, incoherent_arg *args)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < o->f->info->nparams; i++) {
+        if (!bound[i])
+            continue;
+        size_t j = 0;
+        while (j < n && args[j].a != bound[i])
+            j++;
+        if (j == n)
+            args[n++] = (incoherent_arg){bound[i], NULL, NULL, NULL, 0};
+        args[j].coherent |= standin_function_param_is_coherent(o->f->pocl, i);
+    }
+    return n;
+}
+
+/* Group g's writes to argument x (bytes that differ from the published
+ * ones) into merged, and (publish) into the published bytes; the buffer
+ * back to the published bytes either way. */
+static void take_writes(incoherent_arg *x, int publish)
+{
+    unsigned char *now = standin_buffer_bytes(x->a->buf);
+    enum { CHUNK = 4096 }; /* compared a chunk at a time: most are untouched */
+    for (size_t c = 0; c < x->a->bytes; c += CHUNK) {
+        const size_t len = x->a->bytes - c < CHUNK ? x->a->bytes - c : CHUNK;
+        if (!memcmp(now + c, x->published + c, len))
+            continue;
+        for (size_t b = c; b < c + len; b++)
+            if (now[b] != x->published[b]) {
+                x->merged[b] = now[b];
+                if (publish)
+                    x->published[b] = now[b];
+                now[b] = x->published[b];
+            }
+    }
+}
+
+static int run_incoherent(op *o, allocation **bound, int mode, char *why, size_t why_size)
+{
+    if (o->grid[1] > 1 || o->grid[2] > 1 || o->block[1] > 1 || o->block[2] > 1)
+        return standin_function_run(o->f->pocl, o->grid, o->block, why, why_size);
+    incoherent_arg args[STANDIN_MAX_PARAMS];
+    const size_t n = incoherent_args(o, bound, args);
+    int rc = 0;
+    for (size_t j = 0; j < n && !rc; j++) {
+        const size_t bytes = args[j].a->bytes;
+        const unsigned char *at = standin_buffer_bytes(args[j].a->buf);
+        unsigned char **copies[] = {&args[j].published, &args[j].merged, &args[j].coherent_before};
+        for (int c = 0; c < 3 && !rc; c++)
+            if ((*copies[c] = malloc(bytes)))
+                memcpy(*copies[c], at, bytes);
+            else
+                rc = -1;
+    }
+    if (rc)
+        snprintf(why, why_size, "incoherent mode: out of memory");
+    for (unsigned g = 0; g < o->grid[0] && !rc; g++) {
+        rc = standin_function_run_group(o->f->pocl, o->grid[0], g, o->block[0], why, why_size);
+        int released = 0;
+        for (size_t j = 0; j < n; j++)
+            if (args[j].coherent) {
+                unsigned char *now = standin_buffer_bytes(args[j].a->buf);
+                released |= memcmp(now, args[j].coherent_before, args[j].a->bytes) != 0;
+                memcpy(args[j].coherent_before, now, args[j].a->bytes);
+            }
+        for (size_t j = 0; j < n; j++)
+            if (!args[j].coherent)
+                take_writes(&args[j], released && mode == STANDIN_INCOHERENT_CUDA);
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (!rc && !args[j].coherent)
+            memcpy(standin_buffer_bytes(args[j].a->buf), args[j].merged, args[j].a->bytes);
+        free(args[j].published), free(args[j].merged), free(args[j].coherent_before);
+    }
+    return rc;
+}
+
 static int run_launch(op *o)
 {
     allocation *bound[STANDIN_MAX_PARAMS];
@@ -519,7 +615,9 @@ static int run_launch(op *o)
     }
     if (bind_arguments(o, bound))
         return -1;
-    const int rc = env_number("CUDA_STANDIN_RERUN", 0) ? rerun_same(o, bound, why, sizeof why)
+    const int incoherent = standin_incoherent();
+    const int rc = incoherent                             ? run_incoherent(o, bound, incoherent, why, sizeof why)
+                   : env_number("CUDA_STANDIN_RERUN", 0) ? rerun_same(o, bound, why, sizeof why)
                                                          : standin_function_run(o->f->pocl, o->grid, o->block, why,
                                                                                 sizeof why);
     if (rc) {
