@@ -18,6 +18,7 @@
  *   CUDA_STANDIN_ORDER           forward, reverse or shuffle (pocl.c)
  *   CUDA_STANDIN_INCOHERENT      1 or opencl: groups see each other's
  *                                writes late (run_incoherent)
+ *   CUDA_STANDIN_KERNEL_MAX_THREADS  every kernel's own limit (below 1024)
  *   CUDA_STANDIN_COUNTS=FILE     calls of each kind, written at exit
  *   CUDA_STANDIN_STRICT_EXIT=0   violations do not change the exit code
  *   CUDA_STANDIN_QUIET=1         no message for each refused call */
@@ -61,6 +62,7 @@ API const char ptreg_cuda_standin[] = "ptreg CUDA driver stand-in over POCL (tes
 
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialised, quiet, strict, strict_exit = 1;
+static unsigned kernel_max_threads; /* CUDA_STANDIN_KERNEL_MAX_THREADS; 0: the registers' and bounds' alone */
 static int driver_version = 13000;
 static uint64_t device_memory = 80ull << 30;
 static unsigned long violations;
@@ -270,6 +272,7 @@ static void configure(void)
     strict = (int)env_number("CUDA_STANDIN_STRICT", 0);
     strict_exit = (int)env_number("CUDA_STANDIN_STRICT_EXIT", 1);
     quiet = (int)env_number("CUDA_STANDIN_QUIET", 0);
+    kernel_max_threads = (unsigned)env_number("CUDA_STANDIN_KERNEL_MAX_THREADS", 0);
     read_fail_spec();
     atexit(report_at_exit);
 }
@@ -1486,7 +1489,10 @@ static unsigned max_threads_for(const standin_kernel_info *k)
         threads = MAX_THREADS;
     const unsigned bound = k->max_threads[0] * (k->max_threads[1] ? k->max_threads[1] : 1) *
                            (k->max_threads[2] ? k->max_threads[2] : 1);
-    return bound && bound < threads ? bound : threads;
+    threads = bound && bound < threads ? bound : threads;
+    /* CUDA_STANDIN_KERNEL_MAX_THREADS: every kernel's own limit below the
+     * device's, as ROCm and Intel's drivers give for a heavy kernel */
+    return kernel_max_threads && kernel_max_threads < threads ? kernel_max_threads : threads;
 }
 
 API CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
@@ -1548,9 +1554,10 @@ static CUresult check_geometry(const standin_kernel_info *k, const unsigned g[3]
     if (threads > max_threads_for(k))
         return refuse(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
                       "%s: blocks of %llu threads at %u registers each (the kernel can have %u: 65536 registers a "
-                      "block%s)",
+                      "block%s%s)",
                       k->name, threads, k->registers, max_threads_for(k),
-                      k->max_threads[0] ? ", and its launch bounds" : "");
+                      k->max_threads[0] ? ", and its launch bounds" : "",
+                      kernel_max_threads ? ", and CUDA_STANDIN_KERNEL_MAX_THREADS" : "");
     return CUDA_SUCCESS;
 }
 

@@ -122,6 +122,50 @@ static ptreg_status get_kernels(lddmm_device_run *d, dprogram *program, ptreg_er
     return st;
 }
 
+/* The most threads a group of every kernel may have here. */
+static size_t kernels_limit(const lddmm_device_run *d)
+{
+    const dkernel *const all[] = {d->flow, d->adjoint, d->objective, d->gradient, d->flow_combine, d->adjoint_combine};
+    size_t limit = SIZE_MAX;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i] && dev_kernel_limit(all[i]) < limit)
+            limit = dev_kernel_limit(all[i]);
+    return limit;
+}
+
+/* The program and its kernels in groups of the options' wg, or where
+ * that is ptreg's default and a kernel's own limit is below it (ROCm,
+ * Intel), of the largest power of two within the limit; a wg the options
+ * ask for beyond a kernel's limit is refused, naming both limits. */
+static ptreg_status open_kernels(lddmm_device_run *d, const ptreg_lddmm_options *opt, ptreg_error *err)
+{
+    ptreg_pair_gpu gpu = opt->gpu;
+    for (;;) {
+        pair_device_config_of(&gpu, &d->cfg);
+        d->wg = d->cfg.wg;
+        d->flow_combine = d->adjoint_combine = NULL;
+        char defines[256];
+        dprogram *program;
+        ptreg_status st = lddmm_device_defines(d->dev, opt->precision, &gpu, defines, sizeof defines, err);
+        st = st ? st : dev_program(d->dev, &lddmm_kernels, defines, &program, err);
+        st = st ? st : get_kernels(d, program, err);
+        if (st)
+            return st;
+        const size_t limit = kernels_limit(d);
+        if (d->wg <= limit || opt->gpu.wg || limit < 32)
+            break;
+        size_t wg = 32;
+        while (wg * 2 <= limit)
+            wg *= 2;
+        gpu.wg = (int)wg;
+    }
+    const dkernel *const all[] = {d->flow, d->adjoint, d->objective, d->gradient, d->flow_combine, d->adjoint_combine};
+    ptreg_status st = PTREG_OK;
+    for (size_t i = 0; !st && i < sizeof all / sizeof all[0]; i++)
+        st = all[i] ? dev_kernel_fits(all[i], d->wg, err) : PTREG_OK;
+    return st;
+}
+
 static ptreg_status alloc_state(lddmm_device_run *d, dbuf **buf, size_t states, ptreg_error *err)
 {
     return dbuf_alloc(d->dev, states * d->len * sizeof(double), buf, err);
@@ -167,18 +211,10 @@ ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, siz
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "lddmm on %s: %zu landmarks over %zu time points exceed the kernels' 32-bit indices",
                                dev->label, n, states);
-    char defines[256];
-    dprogram *program;
-    st = lddmm_device_defines(dev, opt->precision, &opt->gpu, defines, sizeof defines, err);
-    st = st ? st : dev_program(dev, &lddmm_kernels, defines, &program, err);
-    if (st)
-        return st;
     lddmm_device_run *d = calloc(1, sizeof *d);
     if (!d)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory");
     d->dev = dev;
-    pair_device_config_of(&opt->gpu, &d->cfg);
-    d->wg = d->cfg.wg;
     d->n = n;
     d->len = 6 * n;
     d->steps = opt->time_points - 1;
@@ -190,7 +226,7 @@ ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, siz
     d->precision = opt->precision;
     d->lambda = opt->lambda;
     d->gamma = opt->gamma;
-    st = get_kernels(d, program, err);
+    st = open_kernels(d, opt, err);
     st = st ? st : alloc_state(d, &d->x, states, err);
     if (!st && d->rk2)
         st = alloc_state(d, &d->y, states - 1, err);
