@@ -134,8 +134,9 @@ typedef long i64;
 #define CEIL(x) ceil(x)
 #define LOCAL_ATOMIC_INC(p) atomic_inc(p)
 #define GLOBAL_ATOMIC_INC(p) atomic_inc(p)
-/* Work-item scope only in OpenCL 1.2 (see the rules above); the CUDA
- * stand-in's OpenCL build of a CUDA program gives it CUDA's meaning. */
+/* Work-item scope only in OpenCL 1.2 (see the rules above). In the CUDA
+ * stand-in's build of a CUDA program, its incoherent mode takes the count
+ * that follows as CUDA's device-scope release (tests/cuda_standin). */
 #define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #define GLOBAL_ACQUIRE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #define LOAD_COHERENT_F64(p) (*(volatile GLOBAL const double *)(p))
