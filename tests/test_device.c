@@ -396,6 +396,11 @@ static void test_limits(dev_handle *dev, const char *name)
     k->max_threads = 32;
     CHECK(dev_launch(k, 64, 64, 4, args, &err) == PTREG_ERR_UNSUPPORTED);
     CHECK_MSG(strstr(err.message, "ptreg_basics_iota") && strstr(err.message, "at most 32"), "%s", err.message);
+    char device_limit[64]; /* both limits named: the kernel's below the device's */
+    snprintf(device_limit, sizeof device_limit, "the device's: %zu", dev->info.max_work_group);
+    CHECK_MSG(strstr(err.message, device_limit), "%s", err.message);
+    CHECK(dev_kernel_limit(k) == 32 && dev_kernel_fits(k, 32, &err) == PTREG_OK);
+    CHECK(dev_kernel_fits(k, 33, &err) == PTREG_ERR_UNSUPPORTED);
     k->max_threads = real;
     CHECK(dev_launch(k, 64, 64, 4, args, &err) == PTREG_OK);
     dbuf_free(out);

@@ -11,7 +11,9 @@
  * fixed and printed; the last line is "N passed, N failed". Exits 77 (skip)
  * when there is no device (fails instead with PTREG_TEST_REQUIRE_DEVICE=1).
  * PTREG_TEST_DEVICE=cuda:0 (say) runs one device; PTREG_PARITY_QUICK=1
- * leaves out the 40k x 30k cases and LDDMM's 1847 landmarks. Each case's line ends with a digest of
+ * leaves out the 40k x 30k cases and LDDMM's 1847 landmarks; PTREG_PARITY_ONLY=lddmm runs LDDMM's
+ * cases alone, lddmm-splits those in double precision whose row blocks take several groups (the
+ * stand-in's incoherent mode). Each case's line ends with a digest of
  * the device's answers ("bits 0123..."): runs that must give the same bits
  * (the CUDA stand-in's thread orders, tests/cuda_standin/orders.sh)
  * compare them. */
@@ -913,6 +915,16 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
     /* the exact double-precision checks need both */
     const int exact64 = dev->info.fp64 && device_exact;
     dev->check_guards = 1;
+    const char *only = getenv("PTREG_PARITY_ONLY");
+    if (only && (!strcmp(only, "lddmm") || !strcmp(only, "lddmm-splits"))) {
+        const uint64_t guards = dev->guard_violations;
+        run_lddmm_cases(info, dev, quick, !strcmp(only, "lddmm-splits"), passed, failed);
+        if (dev->guard_violations != guards) {
+            printf("FAIL lddmm: %llu guard words overwritten\n", (unsigned long long)(dev->guard_violations - guards));
+            ++*failed;
+        }
+        return;
+    }
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const parity_case *pc = &cases[k];
         if (quick && pc->large)

@@ -180,6 +180,16 @@ struct dkernel {
 /* A kernel of a built program (looked up once, kept with the program). */
 ptreg_status dev_kernel(dprogram *program, const char *name, dkernel **kernel, ptreg_error *err);
 
+/* The most threads a work-group of the kernel may have here: its own
+ * limit (CL_KERNEL_WORK_GROUP_SIZE, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK),
+ * which ROCm, Intel and heavy kernels put below the device's, within the
+ * device's. Sizes are chosen against it, never against the device's
+ * max_work_group alone: dev_kernel_fits refuses a size beyond it
+ * (PTREG_ERR_UNSUPPORTED naming the kernel and both limits), as every
+ * launch does. */
+size_t dev_kernel_limit(const dkernel *kernel);
+ptreg_status dev_kernel_fits(const dkernel *kernel, size_t threads, ptreg_error *err);
+
 /* Buffers carry guard words after their bytes; with check_guards set (the
  * parity suite), freeing one checks them and counts violations. */
 ptreg_status dbuf_alloc(dev_handle *dev, size_t bytes, dbuf **buf, ptreg_error *err);

@@ -953,6 +953,23 @@ ptreg_status dev_graph_launch(const dgraph *g, ptreg_error *err)
     return st;
 }
 
+size_t dev_kernel_limit(const dkernel *k)
+{
+    const size_t device = k->dev->info.max_work_group;
+    return k->max_threads && (!device || k->max_threads < device) ? k->max_threads : device;
+}
+
+ptreg_status dev_kernel_fits(const dkernel *k, size_t threads, ptreg_error *err)
+{
+    if (threads <= dev_kernel_limit(k))
+        return PTREG_OK;
+    return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                           "%s: kernel %s in work-groups of %zu threads: it runs at most %zu here (the kernel's own "
+                           "limit, which its registers and local memory decide: %zu; the device's: %zu)",
+                           k->dev->label, k->name, threads, dev_kernel_limit(k), k->max_threads,
+                           k->dev->info.max_work_group);
+}
+
 ptreg_status dev_launch_groups(const dkernel *k, unsigned dims, const size_t groups[3],
                                      const size_t local[3], size_t nargs, const karg *args, ptreg_error *err)
 {
@@ -968,15 +985,14 @@ ptreg_status dev_launch_groups(const dkernel *k, unsigned dims, const size_t gro
                                    "%s: kernel %s: %zu work-groups of %zu threads: more than a launch takes (at most "
                                    "%u groups, 2^32 threads: the kernels' ids are 32-bit)",
                                    k->dev->label, k->name, groups[d], local[d], DEV_GRID_GROUPS_MAX);
-    if (k->max_threads && threads > k->max_threads)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: kernel %s in work-groups of %zu threads: on this "
-                               "device it runs at most %zu (its registers and local memory decide)", k->dev->label,
-                               k->name, threads, k->max_threads);
+    ptreg_status st = dev_kernel_fits(k, threads, err);
+    if (st)
+        return st;
     if (is_recording(k->dev))
         return record_launch(k, dims, groups, local, nargs, args, err);
     thread_stats.launches++;
     pthread_mutex_lock(&k->dev->lock);
-    ptreg_status st = k->dev->ops->launch(k->dev, k->handle, k->name, dims, groups, local, nargs, args, err);
+    st = k->dev->ops->launch(k->dev, k->handle, k->name, dims, groups, local, nargs, args, err);
     pthread_mutex_unlock(&k->dev->lock);
     return st;
 }

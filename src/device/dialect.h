@@ -11,10 +11,14 @@
  * - one macro per id; every thread bounds-checks its data and reaches every
  *   BARRIER (guard the data, never the barrier);
  * - no warp-synchronous code, no atomics on floats: reductions write
- *   partials that a later launch sums in a fixed order, or a global
- *   integer atomic counts the groups that wrote their partials (after
- *   GLOBAL_FENCE) so that the last one sums them, in the same fixed
- *   order, reading them with LOAD_COHERENT_F64;
+ *   partials that a later launch sums in a fixed order, or (CUDA only) a
+ *   global integer atomic on a volatile counter counts the groups that
+ *   wrote their partials (after GLOBAL_FENCE) so that the last one, after
+ *   GLOBAL_ACQUIRE, sums them in the same fixed order, reading them with
+ *   LOAD_COHERENT_F64. Not on OpenCL: 1.2's mem_fence orders a work-item's
+ *   own accesses only, not other groups' view of them (a GPU whose caches
+ *   are not coherent across groups serves stale partials), so there the
+ *   sum is a second launch (reg/lddmm/lddmm.cl's LDDMM_FUSED);
  * - fixed-width types below, no vector types or 3-vectors in buffers;
  *   binary16 only as storage (half_load, round_through_half);
  * - no contraction into FMA (FP_CONTRACT OFF here, --fmad=false on NVRTC;
@@ -55,8 +59,9 @@ typedef long long i64;
 #define FMAF(a, b, c) fmaf((a), (b), (c))
 #define CEIL(x) ceil(x)
 #define LOCAL_ATOMIC_INC(p) atomicAdd((p), 1u)
-#define GLOBAL_ATOMIC_INC(p) atomicAdd((p), 1u)
-#define GLOBAL_FENCE() __threadfence()
+#define GLOBAL_ATOMIC_INC(p) atomicAdd((u32 *)(p), 1u) /* p may be volatile */
+#define GLOBAL_FENCE() __threadfence() /* device scope: release before the count */
+#define GLOBAL_ACQUIRE() __threadfence() /* device scope: acquire after it */
 #define LOAD_COHERENT_F64(p) __ldcg(p) /* past L1: another group's write of this launch */
 
 /* binary16 storage: the hardware's conversions (round to nearest even) */
@@ -96,16 +101,19 @@ typedef long i64;
 #define SHARED __local
 #define RESTRICT restrict
 
-#define GROUP_ID_X ((u32)get_group_id(0))
 #define GROUP_SIZE_X ((u32)get_local_size(0))
-#define GROUPS_X ((u32)get_num_groups(0))
 #if PTREG_CUDA_STANDIN
 /* The CUDA stand-in's OpenCL build of a CUDA program (tests/cuda_standin):
  * its prelude renumbers a group's threads (to run them between barriers
- * in another order) and emulates CUDA's fast exp. */
+ * in another order), numbers the groups (its incoherent mode runs them
+ * one launch each) and emulates CUDA's fast exp. */
+#define GROUP_ID_X standin_group_id_x()
+#define GROUPS_X standin_groups_x()
 #define LOCAL_ID_X standin_local_id_x()
 #define GLOBAL_ID_X (GROUP_ID_X * GROUP_SIZE_X + LOCAL_ID_X)
 #else
+#define GROUP_ID_X ((u32)get_group_id(0))
+#define GROUPS_X ((u32)get_num_groups(0))
 #define LOCAL_ID_X ((u32)get_local_id(0))
 #define GLOBAL_ID_X ((u32)get_global_id(0))
 #endif
@@ -126,7 +134,11 @@ typedef long i64;
 #define CEIL(x) ceil(x)
 #define LOCAL_ATOMIC_INC(p) atomic_inc(p)
 #define GLOBAL_ATOMIC_INC(p) atomic_inc(p)
+/* Work-item scope only in OpenCL 1.2 (see the rules above). In the CUDA
+ * stand-in's build of a CUDA program, its incoherent mode takes the count
+ * that follows as CUDA's device-scope release (tests/cuda_standin). */
 #define GLOBAL_FENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+#define GLOBAL_ACQUIRE() mem_fence(CLK_GLOBAL_MEM_FENCE)
 #define LOAD_COHERENT_F64(p) (*(volatile GLOBAL const double *)(p))
 
 /* binary16 storage (no cl_khr_fp16 needed: half only behind pointers) */

@@ -208,18 +208,35 @@ ptreg_status harris3d_device_upload(harris3d_device_state *hd, const ptreg_volum
 
 /* ---- scores ---- */
 
+static const char *const single_kernels[] = {"ptreg_harris_direct", "ptreg_harris_tile", NULL, "ptreg_harris_zchunk"};
+
+/* The program for the method, its tile within the device's work-group
+ * limit, and again within the tile kernel's own where that is lower
+ * (ROCm, Intel; a tile that still does not fit is refused at its launch,
+ * naming both limits). */
 static ptreg_status build(harris3d_device_state *hd, int method, int r, ptreg_error *err)
 {
-    char defines[320];
     const ptreg_device_info *info = &hd->dev->info;
-    ptreg_status st = harris3d_device_defines(method, hd->input_bits ? hd->input_bits : 32, r,
-                                                    info->local_memory_bytes, info->max_work_group,
-                                                    info->compute_units, hd->dims, defines, sizeof defines, NULL, err);
-    if (st)
-        return st;
-    sscanf(strstr(defines, "-DHARRIS_TX="), "-DHARRIS_TX=%d -DHARRIS_TY=%d -DHARRIS_TZ=%d -DHARRIS_ZC=%d", &hd->tile.tx,
-           &hd->tile.ty, &hd->tile.tz, &hd->tile.zc);
-    return dev_program(hd->dev, &harris3d_kernels, defines, &hd->program, err);
+    size_t max_wg = info->max_work_group;
+    for (;;) {
+        char defines[320];
+        ptreg_status st = harris3d_device_defines(method, hd->input_bits ? hd->input_bits : 32, r,
+                                                  info->local_memory_bytes, max_wg, info->compute_units, hd->dims,
+                                                  defines, sizeof defines, NULL, err);
+        if (st)
+            return st;
+        sscanf(strstr(defines, "-DHARRIS_TX="), "-DHARRIS_TX=%d -DHARRIS_TY=%d -DHARRIS_TZ=%d -DHARRIS_ZC=%d",
+               &hd->tile.tx, &hd->tile.ty, &hd->tile.tz, &hd->tile.zc);
+        st = dev_program(hd->dev, &harris3d_kernels, defines, &hd->program, err);
+        if (st || (method != PTREG_HARRIS_TILE && method != PTREG_HARRIS_ZCHUNK))
+            return st;
+        dkernel *k;
+        st = dev_kernel(hd->program, single_kernels[method], &k, err);
+        const size_t threads = (size_t)(hd->tile.tx * hd->tile.ty * hd->tile.tz);
+        if (st || threads <= dev_kernel_limit(k) || dev_kernel_limit(k) >= max_wg)
+            return st;
+        max_wg = dev_kernel_limit(k);
+    }
 }
 
 static size_t cdiv(size_t a, size_t b) { return (a + b - 1) / b; }
@@ -254,7 +271,6 @@ static ptreg_status launch_separable(harris3d_device_state *hd, int r, float k, 
  * group), zchunk (a column tile and z chunk per group). */
 static ptreg_status launch_single(harris3d_device_state *hd, int method, float k, uint32_t border, ptreg_error *err)
 {
-    static const char *const names[] = {"ptreg_harris_direct", "ptreg_harris_tile", NULL, "ptreg_harris_zchunk"};
     const size_t nx = hd->dims[0], ny = hd->dims[1], nz = hd->dims[2];
     const tile_shape s = hd->tile;
     size_t threads = hd->n, local = WG;
@@ -264,7 +280,7 @@ static ptreg_status launch_single(harris3d_device_state *hd, int method, float k
         threads = cdiv(nx, (size_t)s.tx) * cdiv(ny, (size_t)s.ty) * cdiv(nz, depth) * local;
     }
     dkernel *kernel;
-    ptreg_status st = dev_kernel(hd->program, names[method], &kernel, err);
+    ptreg_status st = dev_kernel(hd->program, single_kernels[method], &kernel, err);
     const karg args[] = {KARG_BUF(hd->vol),     KARG_U32(nx), KARG_U32(ny),      KARG_U32(nz),
                                KARG_BUF(hd->weights), KARG_F32(k),  KARG_U32(border), KARG_BUF(hd->scores)};
     return st ? st : dev_launch(kernel, threads, local, 8, args, err);

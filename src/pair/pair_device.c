@@ -27,6 +27,7 @@ ptreg_status pair_device_exp(const dev_handle *dev, int *native, ptreg_error *er
 void pair_device_config_of(const ptreg_pair_gpu *g, pair_device_config *c)
 {
     c->wg = g && g->wg ? (unsigned)g->wg : PTREG_PAIR_DEVICE_WG;
+    c->wg_asked = g && g->wg;
     c->native_exp = g ? g->exp : -1;
     c->groups_per_unit = g && g->groups ? (unsigned)g->groups : PTREG_PAIR_DEVICE_GROUPS;
 }
@@ -142,6 +143,35 @@ static ptreg_status check_columns(const float *cols, size_t m, ptreg_error *err)
     return PTREG_OK;
 }
 
+/* The program and its two kernels in groups of the configuration's wg,
+ * or where that is ptreg's default and a kernel's own limit is below it
+ * (ROCm, Intel), of the largest power of two within the limit; an asked
+ * wg beyond a kernel's limit is refused, naming both limits. */
+static ptreg_status open_kernels(pair_device_state *pd, const kernel_program *program, ptreg_precision precision,
+                                 ptreg_error *err)
+{
+    for (;;) {
+        char defines[256];
+        ptreg_status st = pair_device_defines(pd->dev, precision, &pd->cfg, defines, sizeof defines, err);
+        st = st ? st : dev_program(pd->dev, program, defines, &pd->program, err);
+        st = st ? st : dev_kernel(pd->program, "ptreg_pair_gauss_partial", &pd->partial_kernel, err);
+        st = st ? st : dev_kernel(pd->program, "ptreg_pair_gauss_sums", &pd->sums_kernel, err);
+        if (st)
+            return st;
+        const size_t a = dev_kernel_limit(pd->partial_kernel), b = dev_kernel_limit(pd->sums_kernel);
+        const size_t limit = a < b ? a : b;
+        if (pd->cfg.wg <= limit || pd->cfg.wg_asked || limit < 32)
+            break;
+        unsigned wg = 32;
+        while (wg * 2 <= limit)
+            wg *= 2;
+        pd->cfg.wg = wg;
+    }
+    pd->wg = pd->cfg.wg;
+    ptreg_status st = dev_kernel_fits(pd->partial_kernel, pd->wg, err);
+    return st ? st : dev_kernel_fits(pd->sums_kernel, pd->wg, err);
+}
+
 ptreg_status pair_device_create(dev_handle *dev, const kernel_program *program, const float *cols,
                                       size_t m, ptreg_precision precision, const pair_device_config *cfg,
                                       size_t rows_cap, unsigned splits, pair_device_state **out, ptreg_error *err)
@@ -168,9 +198,7 @@ ptreg_status pair_device_create(dev_handle *dev, const kernel_program *program, 
     pd->acc = dev->info.fp64 ? sizeof(double) : sizeof(float);
     pd->pair_bytes = precision == PTREG_PRECISION_FP64 ? sizeof(double) : sizeof(float);
     ptreg_points_centroid(cols, m, pd->center);
-    st = dev_program(dev, program, defines, &pd->program, err);
-    st = st ? st : dev_kernel(pd->program, "ptreg_pair_gauss_partial", &pd->partial_kernel, err);
-    st = st ? st : dev_kernel(pd->program, "ptreg_pair_gauss_sums", &pd->sums_kernel, err);
+    st = open_kernels(pd, program, precision, err);
     size_t bytes = 0;
     void *packed = st ? NULL : pack_columns(cols, m, pd->center, precision, &bytes);
     if (!st && !packed)

@@ -20,6 +20,7 @@ typedef struct pair_device_config {
     unsigned wg;              /* a power of two, 32..256 */
     int native_exp;           /* -1: the environment's or the backend's choice */
     unsigned groups_per_unit; /* column splits aim for this many groups per compute unit */
+    int wg_asked;             /* wg is the options' (else ptreg's default: smaller where a kernel's limit is) */
 } pair_device_config;
 
 /* The configuration of options (NULL: the defaults). */

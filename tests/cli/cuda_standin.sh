@@ -136,6 +136,27 @@ out_has '"isa":	"CUDA stand-in'
 cut -d, -f1-8 "$WORK/b_cpu.csv" >"$WORK/b_cpu8.csv"; cut -d, -f1-8 "$WORK/b_dev.csv" >"$WORK/b_dev8.csv"
 checks tables "$WORK/b_cpu8.csv" "$WORK/b_dev8.csv" 1e-5 --skip 1 --cols 8 --what "batch: CPU and cuda:0"
 
+# ---- kernels whose own limit is below the device's (ROCm, Intel; CUDA_STANDIN_KERNEL_MAX_THREADS) ----
+# batch, LDDMM and EM-ICP take smaller groups and give the CPU's answer; a kernel
+# built for larger groups is refused, its limit and the device's named,
+# nothing written
+CUDA_STANDIN_KERNEL_MAX_THREADS=64 cs 0 batch --pairs "$WORK/pairs.ptpairs" --device cuda:0 -o "$WORK/b_dev64.csv"
+cut -d, -f1-8 "$WORK/b_dev64.csv" >"$WORK/b_dev64_8.csv"
+checks tables "$WORK/b_cpu8.csv" "$WORK/b_dev64_8.csv" 1e-5 --skip 1 --cols 8 \
+    --what "batch: CPU and cuda:0 with kernels of at most 64 threads"
+CUDA_STANDIN_KERNEL_MAX_THREADS=64 cs 0 lddmm "$WORK/l1.csv" "$WORK/l2.csv" --integrator rk2 --precision fp64 \
+    --device cuda:0 -o "$WORK/lddmm_64.csv"
+checks tables "$WORK/lddmm_cpu.csv" "$WORK/lddmm_64.csv" 1e-6 --skip 1 --cols 6 \
+    --what "lddmm: CPU and cuda:0 with kernels of at most 64 threads"
+# (E_cpu.txt: the CPU's fp64 EM-ICP, the last of the loop above)
+CUDA_STANDIN_KERNEL_MAX_THREADS=64 cs 0 emicp "$WORK/scan.ply" "$WORK/model.ply" --precision fp64 --max-iter 20 \
+    --device cuda:0 -t "$WORK/E_dev64.txt"
+checks tables "$WORK/E_cpu.txt" "$WORK/E_dev64.txt" 1e-5 --cols 4 \
+    --what "emicp: CPU and cuda:0 with kernels of at most 64 threads"
+CUDA_STANDIN_KERNEL_MAX_THREADS=128 cs 4 icp "$WORK/scan.ply" "$WORK/model.ply" --device cuda:0 -o "$WORK/never.ply"
+err_has "in work-groups of 256 threads: it runs at most 128 here"; err_has "the device's: 1024"
+no_file "$WORK/never.ply"
+
 # ---- the tuner on the device: each kernel it tunes there, small and short ----
 for spec in pair:300 harris:16 fpfh:300 lddmm:50; do
     cs 0 tune --kernel "${spec%%:*}" --size "${spec#*:}" --device cuda:0 --search coordinate --sample 0.1 --reps 1 \

@@ -18,6 +18,9 @@
  *   CUDA_STANDIN_STRICT=1        host sources of asynchronous copies read
  *                                when the stream reaches them, and checked
  *   CUDA_STANDIN_ORDER           forward, reverse or shuffle (pocl.c)
+ *   CUDA_STANDIN_INCOHERENT      1 or opencl: groups see each other's
+ *                                writes late (run_incoherent)
+ *   CUDA_STANDIN_KERNEL_MAX_THREADS  every kernel's own limit (below 1024)
  *   CUDA_STANDIN_COUNTS=FILE     calls of each kind, written at exit
  *   CUDA_STANDIN_STRICT_EXIT=0   violations do not change the exit code
  *   CUDA_STANDIN_QUIET=1         no message for each refused call */
@@ -61,6 +64,7 @@ API const char ptreg_cuda_standin[] = "ptreg CUDA driver stand-in over POCL (tes
 
 static pthread_mutex_t big_lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialised, quiet, strict, strict_exit = 1;
+static unsigned kernel_max_threads; /* CUDA_STANDIN_KERNEL_MAX_THREADS; 0: the registers' and bounds' alone */
 static int driver_version = 13000;
 static uint64_t device_memory = 80ull << 30;
 static unsigned long violations;
@@ -270,6 +274,7 @@ static void configure(void)
     strict = (int)env_number("CUDA_STANDIN_STRICT", 0);
     strict_exit = (int)env_number("CUDA_STANDIN_STRICT_EXIT", 1);
     quiet = (int)env_number("CUDA_STANDIN_QUIET", 0);
+    kernel_max_threads = (unsigned)env_number("CUDA_STANDIN_KERNEL_MAX_THREADS", 0);
     read_fail_spec();
     atexit(report_at_exit);
 }
@@ -511,6 +516,100 @@ static int rerun_same(op *o, allocation **bound, char *why, size_t why_size)
     return rc;
 }
 
+/* CUDA_STANDIN_INCOHERENT: a GPU whose caches are not coherent across
+ * work-groups (AMD's XCDs, RDNA). A 1-D launch runs one group at a time;
+ * each group starts from the published memory (the launch's, plus what
+ * groups published), its own writes kept apart and merged into the
+ * arguments at the kernel's end. Volatile pointer arguments (the counts
+ * atomics work on) stay coherent; a group that changed one counted itself
+ * in, and under CUDA's semantics (1: GLOBAL_FENCE is __threadfence, a
+ * device-scope release) its writes are published then; under OpenCL 1.2's
+ * ("opencl": mem_fence orders a work-item's own accesses only) never
+ * before the end. A group reading another's write of the same launch
+ * without such a release reads the launch's old bytes. */
+typedef struct incoherent_arg {
+    allocation *a;
+    unsigned char *published, *merged, *coherent_before;
+    int coherent;
+} incoherent_arg;
+
+static size_t incoherent_args(op *o, allocation **bound, incoherent_arg *args)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < o->f->info->nparams; i++) {
+        if (!bound[i])
+            continue;
+        size_t j = 0;
+        while (j < n && args[j].a != bound[i])
+            j++;
+        if (j == n)
+            args[n++] = (incoherent_arg){bound[i], NULL, NULL, NULL, 0};
+        args[j].coherent |= standin_function_param_is_coherent(o->f->pocl, i);
+    }
+    return n;
+}
+
+/* Group g's writes to argument x (bytes that differ from the published
+ * ones) into merged, and (publish) into the published bytes; the buffer
+ * back to the published bytes either way. */
+static void take_writes(incoherent_arg *x, int publish)
+{
+    unsigned char *now = standin_buffer_bytes(x->a->buf);
+    enum { CHUNK = 4096 }; /* compared a chunk at a time: most are untouched */
+    for (size_t c = 0; c < x->a->bytes; c += CHUNK) {
+        const size_t len = x->a->bytes - c < CHUNK ? x->a->bytes - c : CHUNK;
+        if (!memcmp(now + c, x->published + c, len))
+            continue;
+        for (size_t b = c; b < c + len; b++)
+            if (now[b] != x->published[b]) {
+                x->merged[b] = now[b];
+                if (publish)
+                    x->published[b] = now[b];
+                now[b] = x->published[b];
+            }
+    }
+}
+
+static int run_incoherent(op *o, allocation **bound, int mode, char *why, size_t why_size)
+{
+    if (o->grid[1] > 1 || o->grid[2] > 1 || o->block[1] > 1 || o->block[2] > 1)
+        return standin_function_run(o->f->pocl, o->grid, o->block, why, why_size);
+    incoherent_arg args[STANDIN_MAX_PARAMS];
+    const size_t n = incoherent_args(o, bound, args);
+    int rc = 0;
+    for (size_t j = 0; j < n && !rc; j++) {
+        const size_t bytes = args[j].a->bytes;
+        const unsigned char *at = standin_buffer_bytes(args[j].a->buf);
+        unsigned char **copies[] = {&args[j].published, &args[j].merged, &args[j].coherent_before};
+        for (int c = 0; c < 3 && !rc; c++)
+            if ((*copies[c] = malloc(bytes)))
+                memcpy(*copies[c], at, bytes);
+            else
+                rc = -1;
+    }
+    if (rc)
+        snprintf(why, why_size, "incoherent mode: out of memory");
+    for (unsigned g = 0; g < o->grid[0] && !rc; g++) {
+        rc = standin_function_run_group(o->f->pocl, o->grid[0], g, o->block[0], why, why_size);
+        int released = 0;
+        for (size_t j = 0; j < n; j++)
+            if (args[j].coherent) {
+                unsigned char *now = standin_buffer_bytes(args[j].a->buf);
+                released |= memcmp(now, args[j].coherent_before, args[j].a->bytes) != 0;
+                memcpy(args[j].coherent_before, now, args[j].a->bytes);
+            }
+        for (size_t j = 0; j < n; j++)
+            if (!args[j].coherent)
+                take_writes(&args[j], released && mode == STANDIN_INCOHERENT_CUDA);
+    }
+    for (size_t j = 0; j < n; j++) {
+        if (!rc && !args[j].coherent)
+            memcpy(standin_buffer_bytes(args[j].a->buf), args[j].merged, args[j].a->bytes);
+        free(args[j].published), free(args[j].merged), free(args[j].coherent_before);
+    }
+    return rc;
+}
+
 static int run_launch(op *o)
 {
     allocation *bound[STANDIN_MAX_PARAMS];
@@ -521,7 +620,9 @@ static int run_launch(op *o)
     }
     if (bind_arguments(o, bound))
         return -1;
-    const int rc = env_number("CUDA_STANDIN_RERUN", 0) ? rerun_same(o, bound, why, sizeof why)
+    const int incoherent = standin_incoherent();
+    const int rc = incoherent                             ? run_incoherent(o, bound, incoherent, why, sizeof why)
+                   : env_number("CUDA_STANDIN_RERUN", 0) ? rerun_same(o, bound, why, sizeof why)
                                                          : standin_function_run(o->f->pocl, o->grid, o->block, why,
                                                                                 sizeof why);
     if (rc) {
@@ -1390,7 +1491,10 @@ static unsigned max_threads_for(const standin_kernel_info *k)
         threads = MAX_THREADS;
     const unsigned bound = k->max_threads[0] * (k->max_threads[1] ? k->max_threads[1] : 1) *
                            (k->max_threads[2] ? k->max_threads[2] : 1);
-    return bound && bound < threads ? bound : threads;
+    threads = bound && bound < threads ? bound : threads;
+    /* CUDA_STANDIN_KERNEL_MAX_THREADS: every kernel's own limit below the
+     * device's, as ROCm and Intel's drivers give for a heavy kernel */
+    return kernel_max_threads && kernel_max_threads < threads ? kernel_max_threads : threads;
 }
 
 API CUresult CUDAAPI cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
@@ -1455,9 +1559,10 @@ static CUresult check_geometry(const standin_kernel_info *k, const unsigned g[3]
     if (threads > max_threads_for(k))
         return refuse(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES,
                       "%s: blocks of %llu threads at %u registers each (the kernel can have %u: 65536 registers a "
-                      "block%s)",
+                      "block%s%s)",
                       k->name, threads, k->registers, max_threads_for(k),
-                      k->max_threads[0] ? ", and its launch bounds" : "");
+                      k->max_threads[0] ? ", and its launch bounds" : "",
+                      kernel_max_threads ? ", and CUDA_STANDIN_KERNEL_MAX_THREADS" : "");
     return CUDA_SUCCESS;
 }
 

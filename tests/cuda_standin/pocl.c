@@ -56,10 +56,23 @@ static uint64_t max_alloc;
  * from e^x as the guide allows, the same answer for the same input.
  * STANDIN_ORDER renumbers a group's threads so that, run one after another
  * between barriers, they go forward (0), backward (1) or scattered (2:
- * l * 1031 + 17 mod n, a bijection for n <= 1024). */
+ * l * 1031 + 17 mod n, a bijection for n <= 1024). STANDIN_INCOHERENT runs
+ * a launch one group at a time (driver.c): group g of G as a launch of one
+ * group at offset (g x the group's size, G), which the group's and grid's
+ * numbers read back. */
 static const char prelude[] =
     "#pragma OPENCL FP_CONTRACT OFF\n"
     "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    "#if STANDIN_INCOHERENT\n"
+    "static uint standin_group_id_x(void)\n"
+    "{\n"
+    "    return (uint)get_group_id(0) + (uint)(get_global_offset(0) / get_local_size(0));\n"
+    "}\n"
+    "static uint standin_groups_x(void) { return (uint)get_global_offset(1); }\n"
+    "#else\n"
+    "static uint standin_group_id_x(void) { return (uint)get_group_id(0); }\n"
+    "static uint standin_groups_x(void) { return (uint)get_num_groups(0); }\n"
+    "#endif\n"
     "static uint standin_local_id_x(void)\n"
     "{\n"
     "    const uint l = (uint)get_local_id(0), n = (uint)get_local_size(0);\n"
@@ -229,6 +242,8 @@ void standin_buffer_destroy(standin_buffer *b)
     free(b);
 }
 
+unsigned char *standin_buffer_bytes(standin_buffer *b) { return b->block + front_zone; }
+
 int standin_buffer_write(standin_buffer *b, size_t offset, const void *src, size_t bytes)
 {
     return cl.clEnqueueWriteBuffer(queue, b->mem, CL_TRUE, offset, bytes, src, 0, NULL, NULL) ? -1 : 0;
@@ -300,6 +315,12 @@ static int harmless_option(const char *o)
     return !strcmp(o, "--fmad=false") || !strcmp(o, "-fmad=false");
 }
 
+int standin_incoherent(void)
+{
+    const char *v = getenv("CUDA_STANDIN_INCOHERENT");
+    return !v || !*v || !strcmp(v, "0") ? 0 : !strcmp(v, "opencl") ? STANDIN_INCOHERENT_OPENCL : STANDIN_INCOHERENT_CUDA;
+}
+
 static char *opencl_options(const standin_record *rec, char *why, size_t why_size)
 {
     const char *order = getenv("CUDA_STANDIN_ORDER");
@@ -312,8 +333,8 @@ static char *opencl_options(const standin_record *rec, char *why, size_t why_siz
         return NULL;
     size_t used = (size_t)snprintf(all, size,
                                    "-cl-std=CL1.2 -cl-kernel-arg-info -cl-fp32-correctly-rounded-divide-sqrt "
-                                   "-DPTREG_CUDA_STANDIN=1 -DSTANDIN_ORDER=%d",
-                                   o);
+                                   "-DPTREG_CUDA_STANDIN=1 -DSTANDIN_ORDER=%d -DSTANDIN_INCOHERENT=%d",
+                                   o, standin_incoherent());
     for (int i = 0; i < rec->noptions; i++) {
         const char *opt = rec->options[i];
         if (!strncmp(opt, "-D", 2) || !strncmp(opt, "-U", 2))
@@ -414,6 +435,7 @@ struct standin_function {
     cl_kernel kernel;
     unsigned nargs;
     unsigned char pointer[STANDIN_MAX_PARAMS];
+    unsigned char coherent[STANDIN_MAX_PARAMS]; /* a volatile pointer: what atomics count in */
     char name[128];
 };
 
@@ -430,6 +452,11 @@ static int check_argument(standin_function *f, unsigned i, const standin_kernel_
     }
     type[sizeof type - 1] = '\0';
     f->pointer[i] = space == CL_KERNEL_ARG_ADDRESS_GLOBAL || space == CL_KERNEL_ARG_ADDRESS_CONSTANT;
+    cl_kernel_arg_type_qualifier qualifier = 0;
+    if (cl.clGetKernelArgInfo(f->kernel, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof qualifier, &qualifier, NULL) !=
+        CL_SUCCESS)
+        qualifier = 0;
+    f->coherent[i] = f->pointer[i] && (qualifier & CL_KERNEL_ARG_TYPE_VOLATILE);
     if (space == CL_KERNEL_ARG_ADDRESS_LOCAL) {
         snprintf(why, why_size, "%s: argument %u is a local pointer: ptreg's kernels have none", f->name, i);
         return -1;
@@ -489,6 +516,11 @@ void standin_function_destroy(standin_function *f)
 
 int standin_function_param_is_pointer(const standin_function *f, unsigned i) { return i < f->nargs && f->pointer[i]; }
 
+int standin_function_param_is_coherent(const standin_function *f, unsigned i)
+{
+    return i < f->nargs && f->coherent[i];
+}
+
 size_t standin_function_pocl_max_group(const standin_function *f)
 {
     size_t n = 0;
@@ -516,5 +548,17 @@ int standin_function_run(standin_function *f, const unsigned grid[3], const unsi
     if (rc != CL_SUCCESS)
         snprintf(why, why_size, "POCL could not run %s with %ux%ux%u groups of %ux%ux%u (%d)", f->name, grid[0],
                  grid[1], grid[2], block[0], block[1], block[2], (int)rc);
+    return rc == CL_SUCCESS ? 0 : -1;
+}
+
+int standin_function_run_group(standin_function *f, unsigned groups, unsigned group, unsigned block, char *why,
+                               size_t why_size)
+{
+    const size_t global[2] = {block, 1}, local[2] = {block, 1}, offset[2] = {(size_t)group * block, groups};
+    cl_int rc = cl.clEnqueueNDRangeKernel(queue, f->kernel, 2, offset, global, local, 0, NULL, NULL);
+    if (rc == CL_SUCCESS)
+        rc = cl.clFinish(queue);
+    if (rc != CL_SUCCESS)
+        snprintf(why, why_size, "POCL could not run group %u of %u of %s (%d)", group, groups, f->name, (int)rc);
     return rc == CL_SUCCESS ? 0 : -1;
 }

@@ -79,6 +79,9 @@ standin_buffer *standin_buffer_create(size_t bytes);
 void standin_buffer_destroy(standin_buffer *b);
 int standin_buffer_write(standin_buffer *b, size_t offset, const void *src, size_t bytes);
 int standin_buffer_read(standin_buffer *b, size_t offset, void *dst, size_t bytes);
+/* Its bytes in the stand-in's memory, which POCL runs on in place: to be
+ * read or written only while no launch runs. */
+unsigned char *standin_buffer_bytes(standin_buffer *b);
 int standin_buffer_fill32(standin_buffer *b, size_t offset, uint32_t word, size_t count);
 int standin_buffer_copy(standin_buffer *dst, size_t dst_offset, standin_buffer *src, size_t src_offset, size_t bytes);
 /* The first byte of a red zone that is not the pattern any more: its
@@ -96,8 +99,10 @@ void standin_program_release(standin_program *p);
 standin_function *standin_function_create(standin_program *p, const standin_kernel_info *info, char *why,
                                           size_t why_size);
 void standin_function_destroy(standin_function *f);
-/* Whether parameter i is a global pointer in the OpenCL build. */
+/* Whether parameter i is a global pointer in the OpenCL build; coherent:
+ * a pointer to volatile (the incoherent mode's atomics' memory). */
 int standin_function_param_is_pointer(const standin_function *f, unsigned i);
+int standin_function_param_is_coherent(const standin_function *f, unsigned i);
 /* The largest work-group POCL runs this kernel with. */
 size_t standin_function_pocl_max_group(const standin_function *f);
 /* Argument i: a buffer (b != NULL) or bytes by value. 0 or -1. */
@@ -105,5 +110,14 @@ int standin_function_set_arg(standin_function *f, unsigned i, standin_buffer *b,
 /* Runs it and waits; 0, or -1 with why. */
 int standin_function_run(standin_function *f, const unsigned grid[3], const unsigned block[3], char *why,
                          size_t why_size);
+/* CUDA_STANDIN_INCOHERENT (0: off): how a group's writes reach the others
+ * (driver.c's run_incoherent). */
+#define STANDIN_INCOHERENT_CUDA 1   /* at the kernel's end, or once the group counted itself in (a release) */
+#define STANDIN_INCOHERENT_OPENCL 2 /* at the kernel's end only: OpenCL 1.2 */
+int standin_incoherent(void);
+/* Group `group` of a 1-D launch of `groups` groups of `block` threads,
+ * alone; 0, or -1 with why. */
+int standin_function_run_group(standin_function *f, unsigned groups, unsigned group, unsigned block, char *why,
+                               size_t why_size);
 
 #endif

@@ -346,11 +346,19 @@ static ptreg_status open_kernel(batch_run *r, ptreg_error *err)
                                "local memory; the device has %zu and %llu",
                                r->dev->label, r->layout.pairs, r->layout.threads, wg, local, info->max_work_group,
                                (unsigned long long)info->local_memory_bytes);
-    char defines[512];
-    batch_device_defines(&r->layout, defines, sizeof defines);
-    dprogram *program;
-    st = dev_program(r->dev, &batch_kernels, defines, &program, err);
-    return st ? st : dev_kernel(program, "ptreg_batch_emicp", &r->kernel, err);
+    /* fewer pairs again where the kernel's own limit is below the
+     * device's (ROCm, Intel: a layout is asked for by name, else refused) */
+    for (;;) {
+        char defines[512];
+        batch_device_defines(&r->layout, defines, sizeof defines);
+        dprogram *program;
+        st = dev_program(r->dev, &batch_kernels, defines, &program, err);
+        st = st ? st : dev_kernel(program, "ptreg_batch_emicp", &r->kernel, err);
+        const size_t threads = (size_t)r->layout.pairs * r->layout.threads;
+        if (st || threads <= dev_kernel_limit(r->kernel) || (asked && *asked) || r->layout.pairs == 1)
+            return st ? st : dev_kernel_fits(r->kernel, threads, err);
+        r->layout.pairs /= 2;
+    }
 }
 
 static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)

@@ -1,12 +1,23 @@
 /* Landmark shooting's time loop on a device (lddmm_device.c drives it):
- * one launch per pair sum. Each group writes its split's partial sums
- * (pair/lddmm.cl); the last group of a row block to finish adds the
- * block's partials in split order and turns them into the flow F(q, p) or
- * the adjoint J_F^T (a, b), fused with the integrator's update of the
- * state; then the objective and the gradient. Every update is the CPU's
- * expression (src/reg/lddmm/lddmm.c) in double, in the same order, so the
- * states differ from the CPU's by the pair sums alone, and which group
- * arrives last changes no bit.
+ * each pair sum's groups write their split's partial sums (pair/lddmm.cl);
+ * then a row block's partials are added in split order and turned into the
+ * flow F(q, p) or the adjoint J_F^T (a, b), fused with the integrator's
+ * update of the state; then the objective and the gradient. Every update
+ * is the CPU's expression (src/reg/lddmm/lddmm.c) in double, in the same
+ * order, so the states differ from the CPU's by the pair sums alone.
+ *
+ * Who adds the partials (LDDMM_FUSED):
+ * - 1 (CUDA): the last group of a row block to finish, in the same launch.
+ *   Each thread fences its partials (GLOBAL_FENCE: device scope), one
+ *   counts the group in (GLOBAL_ATOMIC_INC), and the one that finds it was
+ *   last fences again (GLOBAL_ACQUIRE) before its group reads the others'
+ *   partials; which group arrives last changes no bit.
+ * - 0 (OpenCL): a second launch, *_combine, one group per row block.
+ *   OpenCL 1.2's mem_fence orders a work-item's own accesses only, so a
+ *   last group could read another's partials stale on a GPU whose caches
+ *   are not coherent across groups (the CUDA stand-in's incoherent mode
+ *   shows it: tests/cuda_standin/README.md); the launch boundary is the
+ *   one device-wide order OpenCL 1.2 has.
  *
  * A launch must not write what its pair sums read (another row block may
  * still be reading it): the host alternates the buffers (lddmm_device.c).
@@ -66,21 +77,61 @@ FN void apply(const lupdate *u, u32 e, double r)
         u->dst[u->dst_off + e] = u->w1 * u->base[u->base_off + e] + u->w2 * r;
 }
 
+/* Row block `block`'s rows of a flow: its splits' partials added, each
+ * row's result applied as u says (without f, f is zero). */
+FN void flow_rows(GLOBAL const double *partial, u32 block, u32 row_blocks, u32 splits, u32 n, u32 with_f, double s,
+                  const lupdate *u)
+{
+    const u32 i = block * WG + LOCAL_ID_X;
+    if (i >= n)
+        return;
+    double r[6];
+    split_sums(partial, splits, 6, row_blocks * WG, i, r);
+    for (u32 k = 0; k < 3; k++) {
+        apply(u, 3 * i + k, r[k]);
+        if (with_f)
+            apply(u, 3 * n + 3 * i + k, r[3 + k] * s);
+    }
+}
+
+/* The same for an adjoint: gp = A + s P, gq = -s Q1 + s Q2 - s^2 Q3. */
+FN void adjoint_rows(GLOBAL const double *partial, u32 block, u32 row_blocks, u32 splits, u32 n, double s,
+                     const lupdate *u)
+{
+    const u32 i = block * WG + LOCAL_ID_X;
+    if (i >= n)
+        return;
+    double r[15];
+    split_sums(partial, splits, 15, row_blocks * WG, i, r);
+    for (u32 k = 0; k < 3; k++) {
+        const double gp = r[k] + s * r[3 + k];
+        const double gq = -s * r[6 + k] + s * r[9 + k] - s * s * r[12 + k];
+        apply(u, 3 * i + k, gq);
+        apply(u, 3 * n + 3 * i + k, gp);
+    }
+}
+
+#if LDDMM_FUSED
 /* Is this group the last of its row block to have written its partials?
- * That one resets the block's count for the next launch. */
-FN int last_of_block(GLOBAL u32 *arrivals, u32 row_blocks, LOCAL u32 *flag)
+ * That one resets the block's count for the next launch. The counts are
+ * volatile: the stand-in's incoherent mode keeps volatile arguments
+ * coherent, as a GPU keeps its atomics. */
+FN int last_of_block(volatile GLOBAL u32 *arrivals, u32 row_blocks, LOCAL u32 *flag)
 {
     const u32 block = GROUP_ID_X % row_blocks, splits = GROUPS_X / row_blocks;
-    GLOBAL_FENCE();
+    GLOBAL_FENCE(); /* release: this thread's partials before the count */
     BARRIER();
     if (LOCAL_ID_X == 0) {
         flag[0] = GLOBAL_ATOMIC_INC(&arrivals[block]) == splits - 1;
-        if (flag[0])
+        if (flag[0]) {
+            GLOBAL_ACQUIRE(); /* the others' partials after their counts */
             arrivals[block] = 0;
+        }
     }
     BARRIER();
     return flag[0] != 0;
 }
+#endif
 
 /* F = (v, s f): dq/dt and dp/dt (with_f), or the velocity v of other
  * points (no f), of the rows (rq, rp) against the columns (cq, cp), each
@@ -88,54 +139,59 @@ FN int last_of_block(GLOBAL u32 *arrivals, u32 row_blocks, LOCAL u32 *flag)
 KERNEL ptreg_lddmm_flow_step(GLOBAL const double *rq, u32 rq_off, GLOBAL const double *rp, u32 rp_off, u32 with_f,
                              u32 n, GLOBAL const double *cq, u32 cq_off, GLOBAL const double *cp, u32 cp_off, u32 m,
                              lpair_t neg_half_s, u32 row_blocks, u32 split_cols, GLOBAL double *partial,
-                             GLOBAL u32 *arrivals, double s, u32 mode, GLOBAL double *out, GLOBAL double *dst,
-                             u32 dst_off, GLOBAL const double *base, u32 base_off, GLOBAL const double *k1, double w1,
-                             double w2)
+                             volatile GLOBAL u32 *arrivals, double s, u32 mode, GLOBAL double *out,
+                             GLOBAL double *dst, u32 dst_off, GLOBAL const double *base, u32 base_off,
+                             GLOBAL const double *k1, double w1, double w2)
 {
     SHARED lpair_t tile[6 * WG];
-    SHARED u32 flag[1];
     flow_partial(rq, rq_off, rp, rp_off, with_f, n, cq, cq_off, cp, cp_off, m, neg_half_s, row_blocks, split_cols,
                  partial, tile);
+#if LDDMM_FUSED
+    SHARED u32 flag[1];
     if (!last_of_block(arrivals, row_blocks, flag))
         return;
-    const u32 i = GROUP_ID_X % row_blocks * WG + LOCAL_ID_X;
-    if (i >= n)
-        return;
     const lupdate u = {mode, out, dst, dst_off, base, base_off, k1, w1, w2};
-    double r[6];
-    split_sums(partial, GROUPS_X / row_blocks, 6, row_blocks * WG, i, r); /* without f, f is zero */
-    for (u32 k = 0; k < 3; k++) {
-        apply(&u, 3 * i + k, r[k]);
-        if (with_f)
-            apply(&u, 3 * n + 3 * i + k, r[3 + k] * s);
-    }
+    flow_rows(partial, GROUP_ID_X % row_blocks, row_blocks, GROUPS_X / row_blocks, n, with_f, s, &u);
+#endif
 }
 
 /* (gq, gp) = J_F^T (a, b) at state x with the cotangents cot: gp = A + s P,
  * gq = -s Q1 + s Q2 - s^2 Q3, each row's result applied as mode says. */
 KERNEL ptreg_lddmm_adjoint_step(GLOBAL const double *x, u32 x_off, GLOBAL const double *cot, u32 n,
                                 lpair_t neg_half_s, u32 row_blocks, u32 split_cols, GLOBAL double *partial,
-                                GLOBAL u32 *arrivals, double s, u32 mode, GLOBAL double *out, GLOBAL double *dst,
-                                u32 dst_off, GLOBAL const double *base, u32 base_off, GLOBAL const double *k1,
-                                double w1, double w2)
+                                volatile GLOBAL u32 *arrivals, double s, u32 mode, GLOBAL double *out,
+                                GLOBAL double *dst, u32 dst_off, GLOBAL const double *base, u32 base_off,
+                                GLOBAL const double *k1, double w1, double w2)
 {
     SHARED lpair_t tile[12 * WG];
-    SHARED u32 flag[1];
     adjoint_partial(x, x_off, cot, n, neg_half_s, row_blocks, split_cols, partial, tile);
+#if LDDMM_FUSED
+    SHARED u32 flag[1];
     if (!last_of_block(arrivals, row_blocks, flag))
         return;
-    const u32 i = GROUP_ID_X % row_blocks * WG + LOCAL_ID_X;
-    if (i >= n)
-        return;
     const lupdate u = {mode, out, dst, dst_off, base, base_off, k1, w1, w2};
-    double r[15];
-    split_sums(partial, GROUPS_X / row_blocks, 15, row_blocks * WG, i, r);
-    for (u32 k = 0; k < 3; k++) {
-        const double gp = r[k] + s * r[3 + k];
-        const double gq = -s * r[6 + k] + s * r[9 + k] - s * s * r[12 + k];
-        apply(&u, 3 * i + k, gq);
-        apply(&u, 3 * n + 3 * i + k, gp);
-    }
+    adjoint_rows(partial, GROUP_ID_X % row_blocks, row_blocks, GROUPS_X / row_blocks, n, s, &u);
+#endif
+}
+
+/* The second launch of a flow (LDDMM_FUSED 0): group b adds row block b's
+ * splits' partials and applies them. */
+KERNEL ptreg_lddmm_flow_combine(GLOBAL const double *partial, u32 splits, u32 n, u32 with_f, double s, u32 mode,
+                                GLOBAL double *out, GLOBAL double *dst, u32 dst_off, GLOBAL const double *base,
+                                u32 base_off, GLOBAL const double *k1, double w1, double w2)
+{
+    const lupdate u = {mode, out, dst, dst_off, base, base_off, k1, w1, w2};
+    flow_rows(partial, GROUP_ID_X, GROUPS_X, splits, n, with_f, s, &u);
+}
+
+/* The same for an adjoint. */
+KERNEL ptreg_lddmm_adjoint_combine(GLOBAL const double *partial, u32 splits, u32 n, u32 with_f, double s, u32 mode,
+                                   GLOBAL double *out, GLOBAL double *dst, u32 dst_off, GLOBAL const double *base,
+                                   u32 base_off, GLOBAL const double *k1, double w1, double w2)
+{
+    (void)with_f;
+    const lupdate u = {mode, out, dst, dst_off, base, base_off, k1, w1, w2};
+    adjoint_rows(partial, GROUP_ID_X, GROUPS_X, splits, n, s, &u);
 }
 
 /* The objective's two sums per group (p0 . v0 and |q1 - target|^2), the

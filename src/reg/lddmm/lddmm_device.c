@@ -5,7 +5,8 @@
  * state, in the CPU's arithmetic (lddmm.c's shoot, pull_back and
  * evaluate): an evaluation with its gradient is 2 (Euler) or 4 (RK2)
  * launches per time step and two more, recorded once as a graph and run
- * by one call per evaluation (a CUDA graph). */
+ * by one call per evaluation (a CUDA graph). On OpenCL each pair sum is
+ * two launches, the sum then its combine (reg/lddmm/lddmm.cl says why). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,7 @@ struct lddmm_device_run {
     double lambda, gamma;
     double pair_terms;
     dkernel *flow, *adjoint, *objective, *gradient;
+    dkernel *flow_combine, *adjoint_combine; /* NULL: the step's last groups combine (fused) */
     /* x: (steps + 1) states; y: RK2's steps intermediate states; v0, k1,
      * mu, mu2 (Euler's pull-back alternates them), w, g, cot, cot_next
      * (RK2's): one state each; partial: the pair sums' partials;
@@ -46,17 +48,32 @@ struct lddmm_device_run {
     size_t points_cap;
 };
 
+/* Whether the last group of each row block combines the pair sums in the
+ * step's own launch: on CUDA, whose __threadfence orders the partials at
+ * device scope; never on OpenCL 1.2 (reg/lddmm/lddmm.cl).
+ * PTREG_LDDMM_COMBINE=split takes the second launch on CUDA too (the
+ * stand-in's incoherent mode checks both). */
+static ptreg_status fused_combine(const dev_handle *dev, int *fused, ptreg_error *err)
+{
+    const char *env = getenv("PTREG_LDDMM_COMBINE");
+    if (env && *env && strcmp(env, "split") && strcmp(env, "auto"))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "PTREG_LDDMM_COMBINE='%.32s' is not split or auto", env);
+    *fused = dev->info.device.backend == PTREG_BACKEND_CUDA && !(env && !strcmp(env, "split"));
+    return PTREG_OK;
+}
+
 ptreg_status lddmm_device_defines(const dev_handle *dev, ptreg_precision precision, const ptreg_pair_gpu *gpu,
                                         char *defines, size_t size, ptreg_error *err)
 {
     pair_device_config c;
     pair_device_config_of(gpu, &c);
     ptreg_status st = pair_device_supports(&c, LDDMM_NEEDS_FP64, &dev->info, err);
-    int native = c.native_exp;
+    int native = c.native_exp, fused = 0;
     st = st || native >= 0 ? st : pair_device_exp(dev, &native, err);
+    st = st ? st : fused_combine(dev, &fused, err);
     if (!st)
-        snprintf(defines, size, "-DWG=%u -DITEMS=1 -DLDDMM_FP64=%d -DPAIR_EXP_NATIVE=%d", c.wg,
-                 precision == PTREG_PRECISION_FP64, native);
+        snprintf(defines, size, "-DWG=%u -DITEMS=1 -DLDDMM_FP64=%d -DPAIR_EXP_NATIVE=%d -DLDDMM_FUSED=%d", c.wg,
+                 precision == PTREG_PRECISION_FP64, native, fused);
     return st;
 }
 
@@ -96,6 +113,56 @@ static ptreg_status get_kernels(lddmm_device_run *d, dprogram *program, ptreg_er
     ptreg_status st = PTREG_OK;
     for (size_t i = 0; !st && i < sizeof want / sizeof want[0]; i++)
         st = dev_kernel(program, want[i].name, want[i].k, err);
+    int fused = 1;
+    st = st ? st : fused_combine(d->dev, &fused, err);
+    if (!st && !fused) {
+        st = dev_kernel(program, "ptreg_lddmm_flow_combine", &d->flow_combine, err);
+        st = st ? st : dev_kernel(program, "ptreg_lddmm_adjoint_combine", &d->adjoint_combine, err);
+    }
+    return st;
+}
+
+/* The most threads a group of every kernel may have here. */
+static size_t kernels_limit(const lddmm_device_run *d)
+{
+    const dkernel *const all[] = {d->flow, d->adjoint, d->objective, d->gradient, d->flow_combine, d->adjoint_combine};
+    size_t limit = SIZE_MAX;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (all[i] && dev_kernel_limit(all[i]) < limit)
+            limit = dev_kernel_limit(all[i]);
+    return limit;
+}
+
+/* The program and its kernels in groups of the options' wg, or where
+ * that is ptreg's default and a kernel's own limit is below it (ROCm,
+ * Intel), of the largest power of two within the limit; a wg the options
+ * ask for beyond a kernel's limit is refused, naming both limits. */
+static ptreg_status open_kernels(lddmm_device_run *d, const ptreg_lddmm_options *opt, ptreg_error *err)
+{
+    ptreg_pair_gpu gpu = opt->gpu;
+    for (;;) {
+        pair_device_config_of(&gpu, &d->cfg);
+        d->wg = d->cfg.wg;
+        d->flow_combine = d->adjoint_combine = NULL;
+        char defines[256];
+        dprogram *program;
+        ptreg_status st = lddmm_device_defines(d->dev, opt->precision, &gpu, defines, sizeof defines, err);
+        st = st ? st : dev_program(d->dev, &lddmm_kernels, defines, &program, err);
+        st = st ? st : get_kernels(d, program, err);
+        if (st)
+            return st;
+        const size_t limit = kernels_limit(d);
+        if (d->wg <= limit || opt->gpu.wg || limit < 32)
+            break;
+        size_t wg = 32;
+        while (wg * 2 <= limit)
+            wg *= 2;
+        gpu.wg = (int)wg;
+    }
+    const dkernel *const all[] = {d->flow, d->adjoint, d->objective, d->gradient, d->flow_combine, d->adjoint_combine};
+    ptreg_status st = PTREG_OK;
+    for (size_t i = 0; !st && i < sizeof all / sizeof all[0]; i++)
+        st = all[i] ? dev_kernel_fits(all[i], d->wg, err) : PTREG_OK;
     return st;
 }
 
@@ -110,6 +177,10 @@ static ptreg_status reserve_partials(lddmm_device_run *d, size_t rows, ptreg_err
 {
     if (d->partial && rows <= d->partial_rows)
         return PTREG_OK;
+    /* the recorded evaluation holds the old buffers: recorded again on
+     * its next use */
+    dev_graph_free(d->evaluation);
+    d->evaluation = NULL;
     dbuf_free(d->partial);
     dbuf_free(d->arrivals);
     d->partial = d->arrivals = NULL;
@@ -140,18 +211,10 @@ ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, siz
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "lddmm on %s: %zu landmarks over %zu time points exceed the kernels' 32-bit indices",
                                dev->label, n, states);
-    char defines[256];
-    dprogram *program;
-    st = lddmm_device_defines(dev, opt->precision, &opt->gpu, defines, sizeof defines, err);
-    st = st ? st : dev_program(dev, &lddmm_kernels, defines, &program, err);
-    if (st)
-        return st;
     lddmm_device_run *d = calloc(1, sizeof *d);
     if (!d)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory");
     d->dev = dev;
-    pair_device_config_of(&opt->gpu, &d->cfg);
-    d->wg = d->cfg.wg;
     d->n = n;
     d->len = 6 * n;
     d->steps = opt->time_points - 1;
@@ -163,7 +226,7 @@ ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, siz
     d->precision = opt->precision;
     d->lambda = opt->lambda;
     d->gamma = opt->gamma;
-    st = get_kernels(d, program, err);
+    st = open_kernels(d, opt, err);
     st = st ? st : alloc_state(d, &d->x, states, err);
     if (!st && d->rk2)
         st = alloc_state(d, &d->y, states - 1, err);
@@ -218,15 +281,27 @@ typedef struct update {
     double w1, w2;
 } update;
 
-/* The arguments both step kernels end with: the counts, s and the update. */
+/* The arguments the step and combine kernels end with: s and the update. */
 static size_t update_args(const lddmm_device_run *d, const update *u, karg *args)
 {
-    const karg tail[] = {KARG_BUF(d->arrivals), KARG_F64(d->s),        KARG_U32(u->mode),
-                         KARG_BUF(u->out),      KARG_BUF(u->dst),      KARG_U32(u->dst_off),
-                         KARG_BUF(u->base),     KARG_U32(u->base_off), KARG_BUF(u->k1 ? u->k1 : u->out),
-                         KARG_F64(u->w1),       KARG_F64(u->w2)};
+    const karg tail[] = {KARG_F64(d->s),        KARG_U32(u->mode), KARG_BUF(u->out),
+                         KARG_BUF(u->dst),      KARG_U32(u->dst_off), KARG_BUF(u->base),
+                         KARG_U32(u->base_off), KARG_BUF(u->k1 ? u->k1 : u->out), KARG_F64(u->w1),
+                         KARG_F64(u->w2)};
     memcpy(args, tail, sizeof tail);
     return sizeof tail / sizeof tail[0];
+}
+
+/* The second launch where the step's groups only wrote partials: one
+ * group per row block adds its splits' partials and applies them. */
+static ptreg_status combine(lddmm_device_run *d, const dkernel *k, size_t rows, unsigned splits, int with_f,
+                            const update *u, ptreg_error *err)
+{
+    if (!k)
+        return PTREG_OK;
+    karg args[32] = {KARG_BUF(d->partial), KARG_U32(splits), KARG_U32(rows), KARG_U32(with_f)};
+    const size_t count = 4 + update_args(d, u, args + 4);
+    return dev_launch(k, rows, d->wg, count, args, err);
 }
 
 /* The flow of rows against cols (with_f: f as well), applied by u. */
@@ -240,10 +315,11 @@ static ptreg_status flow_step(lddmm_device_run *d, points_at rows, int with_f, p
                      KARG_BUF(cols.buf), KARG_U32(cols.q),     KARG_BUF(cols.buf),
                      KARG_U32(cols.p),   KARG_U32(cols.count), karg_pair(d, d->neg_half_s),
                      KARG_U32(blocks),   KARG_U32(split_cols(d, cols.count, splits)),
-                     KARG_BUF(d->partial)};
-    const size_t count = 15 + update_args(d, u, args + 15);
+                     KARG_BUF(d->partial), KARG_BUF(d->arrivals)};
+    const size_t count = 16 + update_args(d, u, args + 16);
     d->pair_terms += (double)rows.count * (double)cols.count;
-    return dev_launch(d->flow, blocks * splits * d->wg, d->wg, count, args, err);
+    ptreg_status st = dev_launch(d->flow, blocks * splits * d->wg, d->wg, count, args, err);
+    return st ? st : combine(d, d->flow_combine, rows.count, splits, with_f, u, err);
 }
 
 /* The adjoint at state x with cotangent cot, applied by u. */
@@ -255,10 +331,12 @@ static ptreg_status adjoint_step(lddmm_device_run *d, points_at x, const dbuf *c
     karg args[32] = {KARG_BUF(x.buf),  KARG_U32(x.q),
                      KARG_BUF(cot),    KARG_U32(d->n),
                      karg_pair(d, d->neg_half_s), KARG_U32(blocks),
-                     KARG_U32(split_cols(d, d->n, splits)), KARG_BUF(d->partial)};
-    const size_t count = 8 + update_args(d, u, args + 8);
+                     KARG_U32(split_cols(d, d->n, splits)), KARG_BUF(d->partial),
+                     KARG_BUF(d->arrivals)};
+    const size_t count = 9 + update_args(d, u, args + 9);
     d->pair_terms += (double)d->n * (double)d->n;
-    return dev_launch(d->adjoint, blocks * splits * d->wg, d->wg, count, args, err);
+    ptreg_status st = dev_launch(d->adjoint, blocks * splits * d->wg, d->wg, count, args, err);
+    return st ? st : combine(d, d->adjoint_combine, d->n, splits, 0, u, err);
 }
 
 /* One step of the landmarks from state t: the velocity (into v0 at t = 0,
