@@ -810,14 +810,16 @@ def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = N
              confidence: Optional[float] = None, edge_length: Optional[float] = None,
              check_distance: Optional[float] = None, normal_angle: Optional[float] = None,
              fgr_iter: Optional[int] = None, fgr_division_factor: Optional[float] = None,
-             seed: Optional[int] = None) -> Result:
+             seed: Optional[int] = None, device: str = "auto") -> Result:
     """Global registration without an initial guess, as ``ptreg register``
     (the keywords are its options; ``global_`` is --global): voxel-grid
     downsampling (``voxel``; default the target's diagonal / 80), normals,
     FPFH, mutual feature matches (``one_way``: every source point's nearest),
     then RANSAC (Open3D's checkers) or FGR (``global_="fgr"``), then ICP on all
     points (``method``: ``"plane"``, ``"gicp"``, ``"symmetric"`` or
-    ``"point"``; ``no_refine`` stops before it). Give :class:`Cloud` s (or
+    ``"point"``; ``no_refine`` stops before it). On a GPU ``device`` (double
+    precision) scores RANSAC's hypotheses and runs the refinement: the CPU's
+    winner. Give :class:`Cloud` s (or
     Open3D clouds) to keep the files' normals, as the command line does:
     ``ptreg.register(ptreg.read_cloud("a.ply"), ptreg.read_cloud("b.ply"))``;
     bare arrays carry none, and the refinement then estimates them. Clouds
@@ -834,7 +836,8 @@ def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = N
                        refine_dist=refine_dist, refine_iter=refine_iter, ransac_dist=ransac_dist,
                        ransac_iter=ransac_iter, confidence=confidence, edge_length=edge_length,
                        check_distance=check_distance, normal_angle=normal_angle, fgr_iter=fgr_iter,
-                       fgr_division_factor=fgr_division_factor, seed=seed, **{"global": global_})
+                       fgr_division_factor=fgr_division_factor, seed=seed, device=device,
+                       **{"global": global_})
     r = _in_world(_with_transform(d, "transformation", "global_transformation"), origin, "transformation",
                   "global_transformation")
     return _keep_for_report(r, "ptreg register", src, tgt, None, None, origin)

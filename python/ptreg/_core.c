@@ -335,6 +335,7 @@ static const field register_fields[] = {
     OPT(ptreg_register_options, "mutual", F_INT, mutual),
     OPT(ptreg_register_options, "seed", F_U64, ransac.seed),
     OPT(ptreg_register_options, "no_refine", F_INT, no_refine),
+    OPT(ptreg_register_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
 };
 

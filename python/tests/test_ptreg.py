@@ -267,6 +267,20 @@ def test_register_recovers_a_rotation(scene):
     assert r.fitness > 0.9 and r.matches > 0 and r.time_ms > 0
 
 
+def test_register_on_a_device_is_the_cpus(scene):
+    """RANSAC scored on an OpenCL device (POCL in CI) and the refinement there: the
+    CPU's winner and, within 1e-6, its refined transform."""
+    opencl = next((d["device"] for d in ptreg.devices() if d["device"].startswith("opencl")), None)
+    if opencl is None:
+        pytest.skip("no OpenCL device")
+    model = ptreg.read_cloud(scene / "model.ply").points
+    moved = model @ rotation([0.3, -0.8, 0.5], 137.0).T + np.array([0.3, -0.2, 0.1])
+    cpu, dev = ptreg.register(moved, model, device="cpu"), ptreg.register(moved, model, device=opencl)
+    assert dev.inliers == cpu.inliers and dev.matches == cpu.matches
+    assert np.array_equal(dev.global_transformation, cpu.global_transformation)
+    assert np.abs(dev.transformation - cpu.transformation).max() <= 1e-6
+
+
 def test_multiway_places_views_of_the_model(scene):
     """Four parts of the model moved anywhere come back into the first's frame,
     as the CLI puts them (the same bits), and a pair list restricts the graph."""
