@@ -17,13 +17,14 @@
 #include "reg/lddmm/lddmm_impl.h"
 #include "feat/harris3d_impl.h"
 #include "feat/pfh_impl.h"
+#include "feat/normals_device.h"
 
 #define ARCH 90
 
 static const kernel_program *const programs[] = {&basics_kernels, &nn_kernels, &icp_kernels,
                                                        &batch_kernels, &emicp_kernels,
                                                        &lddmm_kernels, &harris3d_kernels,
-                                                       &knn_kernels, &feat_kernels};
+                                                       &knn_kernels, &feat_kernels, &normals_kernels};
 /* the first three take the nearest-neighbor layout */
 #define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
@@ -120,6 +121,13 @@ static size_t make_builds(build *b, size_t cap)
         snprintf(b[n].label, sizeof b[n].label, "feat/%zu/%d", feats[k].cap, feats[k].wg);
         CHECK(feat_device_defines(feats[k].cap, feats[k].wg, 48 << 10, b[n].defines, sizeof b[n].defines, NULL) ==
               PTREG_OK);
+    }
+    /* the normals' estimate (no -D options of its own) */
+    if (n < cap) {
+        b[n].program = &normals_kernels;
+        snprintf(b[n].label, sizeof b[n].label, "normals");
+        b[n].defines[0] = '\0';
+        n++;
     }
     return n;
 }

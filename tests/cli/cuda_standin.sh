@@ -106,6 +106,12 @@ checks tables "$WORK/p_cpu.csv" "$WORK/p_dev.csv" 0.01 --skip 1 --cols 125 --wha
 cs 0 fpfh "$WORK/scan_n.ply" --k 20 --device cpu -o "$WORK/f_cpu.csv"
 cs 0 fpfh "$WORK/scan_n.ply" --k 20 --device cuda:0 --json -o "$WORK/f_dev.csv"; out_has '"device":	"cuda:0"'
 checks tables "$WORK/f_cpu.csv" "$WORK/f_dev.csv" 0.01 --skip 1 --cols 33 --what "fpfh: CPU and cuda:0"
+# normals: the CPU's bits; tangent-plane refused by name, nothing written
+cs 0 normals "$WORK/scan.ply" --k 16 --device cpu -o "$WORK/n_cpu.ply"
+cs 0 normals "$WORK/scan.ply" --k 16 --device cuda:0 --json -o "$WORK/n_dev.ply"; out_has '"device":	"cuda:0"'
+cmp -s "$WORK/n_cpu.ply" "$WORK/n_dev.ply" || fail "normals: the CPU's and cuda:0's files differ"
+cs 2 normals "$WORK/scan.ply" --orient tangent-plane --device cuda:0 -o "$WORK/n_never.ply"; err_has "tangent-plane"
+no_file "$WORK/n_never.ply"
 
 # ---- batch: pairs (a pairs file like tests/alloc/sweep.sh's) ----
 python3 - "$WORK" <<'PY' || fail "the pairs file"
