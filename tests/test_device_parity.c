@@ -11,8 +11,8 @@
  * fixed and printed; the last line is "N passed, N failed". Exits 77 (skip)
  * when there is no device (fails instead with PTREG_TEST_REQUIRE_DEVICE=1).
  * PTREG_TEST_DEVICE=cuda:0 (say) runs one device; PTREG_PARITY_QUICK=1
- * leaves out the 40k x 30k cases and LDDMM's 1847 landmarks; PTREG_PARITY_ONLY=normals runs the normals
- * alone. Each case's line ends with a digest of
+ * leaves out the 40k x 30k cases and LDDMM's 1847 landmarks; PTREG_PARITY_ONLY=geometry runs the normals
+ * and the voxel grid alone. Each case's line ends with a digest of
  * the device's answers ("bits 0123..."): runs that must give the same bits
  * (the CUDA stand-in's thread orders, tests/cuda_standin/orders.sh)
  * compare them. */
@@ -763,6 +763,7 @@ static int run_batch_refusals(const ptreg_device *device, char *detail, size_t s
 #include "parity_features.h"
 #include "parity_harris.h"
 #include "parity_normals.h"
+#include "parity_voxel.h"
 
 /* ---- the runner ---- */
 
@@ -788,9 +789,10 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
     }
     printf("device %s: %s (%s; fp64 %s)\n", name, info->name, info->platform, dev->info.fp64 ? "yes" : "no");
     dev->check_guards = 1;
-    const char *only = getenv("PTREG_PARITY_ONLY"); /* "normals": that group alone (a quick look) */
-    if (only && !strcmp(only, "normals")) {
+    const char *only = getenv("PTREG_PARITY_ONLY"); /* "geometry": normals and voxels alone (a quick look) */
+    if (only && !strcmp(only, "geometry")) {
         run_normals_operations(info, dev->info.fp64, passed, failed);
+        run_voxel_operations(info, dev->info.fp64, passed, failed);
         return;
     }
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -846,6 +848,7 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
     run_feature_operations(info, passed, failed);
     run_harris_operations(info, passed, failed);
     run_normals_operations(info, dev->info.fp64, passed, failed);
+    run_voxel_operations(info, dev->info.fp64, passed, failed);
     if (dev->guard_violations != guards) {
         printf("FAIL pair sums: %llu guard words overwritten\n", (unsigned long long)(dev->guard_violations - guards));
         ++*failed;

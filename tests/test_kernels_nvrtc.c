@@ -18,13 +18,15 @@
 #include "feat/harris3d_impl.h"
 #include "feat/pfh_impl.h"
 #include "feat/normals_device.h"
+#include "core/voxel_device.h"
 
 #define ARCH 90
 
 static const kernel_program *const programs[] = {&basics_kernels, &nn_kernels, &icp_kernels,
                                                        &batch_kernels, &emicp_kernels,
                                                        &lddmm_kernels, &harris3d_kernels,
-                                                       &knn_kernels, &feat_kernels, &normals_kernels};
+                                                       &knn_kernels, &feat_kernels, &normals_kernels,
+                                                       &voxel_kernels};
 /* the first three take the nearest-neighbor layout */
 #define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
@@ -127,6 +129,13 @@ static size_t make_builds(build *b, size_t cap)
         b[n].program = &normals_kernels;
         snprintf(b[n].label, sizeof b[n].label, "normals");
         b[n].defines[0] = '\0';
+        n++;
+    }
+    /* the voxel grid */
+    if (n < cap) {
+        b[n].program = &voxel_kernels;
+        snprintf(b[n].label, sizeof b[n].label, "voxel");
+        snprintf(b[n].defines, sizeof b[n].defines, "%s", VOXEL_DEVICE_DEFINES);
         n++;
     }
     return n;
