@@ -125,12 +125,12 @@ static normals_diff normals_compare(const float *a, const float *ca, const float
     for (size_t i = 0; i < n; i++) {
         double e = fabs((double)ca[i] - cb[i]);
         for (int k = 0; k < 3; k++)
-            e = fmax(e, fabs((double)a[3 * i + k] - b[3 * i + k]));
+            e = check_worse(e, fabs((double)a[3 * i + k] - b[3 * i + k]));
         const int nan_a = isnan(a[3 * i]) || isnan(ca[i]), nan_b = isnan(b[3 * i]) || isnan(cb[i]);
         const int bad = nan_a != nan_b || (!nan_a && !(e <= tol));
         d.off += bad;
         if (!nan_a && !nan_b)
-            d.worst = fmax(d.worst, e);
+            d.worst = check_worse(d.worst, e);
         d.not_bits += memcmp(a + 3 * i, b + 3 * i, 3 * sizeof *a) != 0 || memcmp(ca + i, cb + i, sizeof *ca) != 0;
     }
     return d;

@@ -8,7 +8,7 @@
  * the same bits of every centroid, normal and colour; 6 launches; a second
  * run the same bits. Bad input gets the CPU's error: a non-finite point,
  * a voxel that makes 2^21 cells along an axis. */
-#include "core/voxel_device.h"
+#include "feat/voxel_device.h"
 
 typedef struct voxel_case {
     normals_cloud cloud;

@@ -18,7 +18,7 @@
 #include "feat/harris3d_impl.h"
 #include "feat/pfh_impl.h"
 #include "feat/normals_device.h"
-#include "core/voxel_device.h"
+#include "feat/voxel_device.h"
 
 #define ARCH 90
 

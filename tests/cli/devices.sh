@@ -54,6 +54,14 @@ if has_opencl; then
     done
     expect 2 -- "$PTREG" normals "$WORK/scan.ply" --orient tangent-plane --device opencl:0 -o "$WORK/never.ply"
     err_has "tangent-plane"; no_file "$WORK/never.ply"
+    # convert --voxel: the CPU's points (read in pieces) bit for bit; --device without --voxel refused
+    for v in 0.02 0.5; do
+        expect 0 -- "$PTREG" convert "$WORK/scan_n.ply" --voxel $v -o "$WORK/v_cpu.ply"
+        expect 0 -- "$PTREG" convert "$WORK/scan_n.ply" --voxel $v --device opencl:0 -o "$WORK/v_dev.ply"
+        cmp -s "$WORK/v_cpu.ply" "$WORK/v_dev.ply" || fail "convert --voxel $v: the CPU's and opencl:0's files differ"
+    done
+    expect 2 -- "$PTREG" convert "$WORK/scan.ply" --device opencl:0 -o "$WORK/never.ply"; err_has "only --voxel"
+    no_file "$WORK/never.ply"
     for nn in kdtree delaunay-pnnopt; do
         expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --nn $nn --device cpu --json -t "$WORK/T_cpu.txt"
         expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --nn $nn --device opencl:0 --repeat 2 --json \

@@ -1,8 +1,8 @@
-/* The voxel grid on a GPU device (voxel_device.h; the steps: core/voxel.cl).
+/* The voxel grid on a GPU device (voxel_device.h; the steps: feat/voxel.cl).
  * The host checks the grid from the device's bounds exactly as voxel.c
  * does (voxel_grid_init), and reads the number of voxels to size the
  * outputs: two small waits, 32 bytes back. */
-#include "core/voxel_device.h"
+#include "feat/voxel_device.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 #include "core/voxel_impl.h"
 #include "device/engine.h"
 
-static const char *const voxel_files[] = {"core/voxel.cl", NULL};
+static const char *const voxel_files[] = {"feat/voxel.cl", NULL};
 const kernel_program voxel_kernels = {"voxel-grid", voxel_files};
 
 #define VOXEL_WG 256
@@ -245,4 +245,40 @@ ptreg_status voxel_device_downsample_host(const ptreg_device *device, const ptre
     if (st)
         ptreg_cloud_free(out);
     return st;
+}
+
+/* The device engine: a GPU with double precision. */
+static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
+{
+    (void)options;
+    if (!device->fp64)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "voxel grid on %s: the device has no double precision (the keys and sums need it): "
+                               "use the CPU", device->name);
+    if (VOXEL_WG > device->max_work_group)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "voxel grid on %s: work-groups of %d threads; the device "
+                               "takes %zu", device->name, VOXEL_WG, device->max_work_group);
+    return PTREG_OK;
+}
+
+static const engine voxel_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
+static const engine *const voxel_engines[] = {&engine_cpu, &voxel_device_engine};
+
+ptreg_status ptreg_voxel_resolve_device(const ptreg_device *request, ptreg_device *on, ptreg_error *err)
+{
+    return engine_choose(voxel_engines, 2, request, NULL, "the voxel grid", on, NULL, err);
+}
+
+ptreg_status ptreg_voxel_downsample_on(const ptreg_cloud *in, double voxel, const ptreg_device *device,
+                                       ptreg_device *on, ptreg_cloud *out, ptreg_error *err)
+{
+    ptreg_cloud_init(out);
+    ptreg_device where;
+    ptreg_status st = ptreg_voxel_resolve_device(device, &where, err);
+    if (st)
+        return st;
+    if (on)
+        *on = where;
+    return where.backend == PTREG_BACKEND_CPU ? ptreg_voxel_downsample(in, voxel, out, err)
+                                              : voxel_device_downsample_host(&where, in, voxel, out, err);
 }

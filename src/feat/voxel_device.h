@@ -1,9 +1,9 @@
-/* The voxel grid on a GPU device (voxel_device.c; kernels core/voxel.cl):
+/* The voxel grid on a GPU device (voxel_device.c; kernels feat/voxel.cl):
  * ptreg_voxel_downsample's output, the same bits (the same centroids,
  * normals, colours and order), on a device with double precision. Private
  * to the library and its tests. */
-#ifndef PTREG_CORE_VOXEL_DEVICE_H
-#define PTREG_CORE_VOXEL_DEVICE_H
+#ifndef PTREG_FEAT_VOXEL_DEVICE_H
+#define PTREG_FEAT_VOXEL_DEVICE_H
 
 #include "device/backend.h"
 #include "ptreg/core.h"
