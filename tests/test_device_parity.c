@@ -13,7 +13,8 @@
  * PTREG_TEST_DEVICE=cuda:0 (say) runs one device; PTREG_PARITY_QUICK=1
  * leaves out the 40k x 30k cases and LDDMM's 1847 landmarks; PTREG_PARITY_ONLY=lddmm runs LDDMM's
  * cases alone, lddmm-splits those in double precision whose row blocks take several groups (the
- * stand-in's incoherent mode). Each case's line ends with a digest of
+ * stand-in's incoherent mode), geometry the normals and the voxel grid alone. Each case's line
+ * ends with a digest of
  * the device's answers ("bits 0123..."): runs that must give the same bits
  * (the CUDA stand-in's thread orders, tests/cuda_standin/orders.sh)
  * compare them. */
@@ -817,6 +818,8 @@ static int run_batch_refusals(const ptreg_device *device, char *detail, size_t s
 #include "parity_features.h"
 #include "parity_harris.h"
 #include "parity_global.h"
+#include "parity_normals.h"
+#include "parity_voxel.h"
 
 /* ---- a model's own normals stay on the device ---- */
 
@@ -925,6 +928,11 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
         }
         return;
     }
+    if (only && !strcmp(only, "geometry")) { /* normals and voxels alone (a quick look) */
+        run_normals_operations(info, dev->info.fp64, passed, failed);
+        run_voxel_operations(info, dev->info.fp64, passed, failed);
+        return;
+    }
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const parity_case *pc = &cases[k];
         if (quick && pc->large)
@@ -985,6 +993,8 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
     run_feature_operations(info, passed, failed);
     run_harris_operations(info, passed, failed);
     run_global_operations(info, dev->info.fp64, quick, passed, failed);
+    run_normals_operations(info, dev->info.fp64, passed, failed);
+    run_voxel_operations(info, dev->info.fp64, passed, failed);
     if (dev->guard_violations != guards) {
         printf("FAIL pair sums: %llu guard words overwritten\n", (unsigned long long)(dev->guard_violations - guards));
         ++*failed;

@@ -18,14 +18,16 @@
 #include "reg/lddmm/lddmm_impl.h"
 #include "feat/harris3d_impl.h"
 #include "feat/pfh_impl.h"
+#include "feat/normals_device.h"
+#include "feat/voxel_device.h"
 
 #define ARCH 90
 
 static const kernel_program *const programs[] = {&basics_kernels, &nn_kernels, &icp_kernels,
                                                        &batch_kernels, &emicp_kernels,
                                                        &lddmm_kernels, &harris3d_kernels,
-                                                       &knn_kernels, &feat_kernels,
-                                                       &probe_kernels, &ransac_kernels};
+                                                       &knn_kernels, &feat_kernels, &normals_kernels,
+                                                       &voxel_kernels, &probe_kernels, &ransac_kernels};
 /* the first three take the nearest-neighbor layout */
 #define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
@@ -133,6 +135,20 @@ static size_t make_builds(build *b, size_t cap)
         b[n].program = &ransac_kernels;
         snprintf(b[n].label, sizeof b[n].label, "ransac");
         ransac_device_defines(b[n].defines, sizeof b[n].defines);
+        n++;
+    }
+    /* the normals' estimate (no -D options of its own) */
+    if (n < cap) {
+        b[n].program = &normals_kernels;
+        snprintf(b[n].label, sizeof b[n].label, "normals");
+        b[n].defines[0] = '\0';
+        n++;
+    }
+    /* the voxel grid */
+    if (n < cap) {
+        b[n].program = &voxel_kernels;
+        snprintf(b[n].label, sizeof b[n].label, "voxel");
+        snprintf(b[n].defines, sizeof b[n].defines, "%s", VOXEL_DEVICE_DEFINES);
         n++;
     }
     return n;

@@ -158,6 +158,19 @@ PTREG_API ptreg_status ptreg_check_shape(const char *what, const float *xyz, siz
  * PTREG_ERR_ARG. out is allocated (ptreg_cloud_free). */
 PTREG_API ptreg_status ptreg_voxel_downsample(const ptreg_cloud *in, double voxel, ptreg_cloud *out, ptreg_error *err);
 
+struct ptreg_device; /* device.h */
+/* ptreg_voxel_downsample on a device: the CPU (cpu; auto takes a GPU where
+ * one is found, as ptreg_device_resolve does), or a GPU named (cuda:N,
+ * opencl:N) with double precision, which gives the same output bit for bit
+ * (the same count, order, centroids, normals and colours); a GPU without
+ * double precision is PTREG_ERR_UNSUPPORTED. *on (may be NULL) receives
+ * where it ran; ptreg_voxel_resolve_device says where beforehand (or why
+ * not). */
+PTREG_API ptreg_status ptreg_voxel_resolve_device(const struct ptreg_device *request, struct ptreg_device *on,
+                                                  ptreg_error *err);
+PTREG_API ptreg_status ptreg_voxel_downsample_on(const ptreg_cloud *in, double voxel, const struct ptreg_device *device,
+                                                 struct ptreg_device *on, ptreg_cloud *out, ptreg_error *err);
+
 /* ---- selecting points: downsampling and filters (nn.h has the outlier
  * filters, whose masks this applies) ---- */
 

@@ -41,13 +41,15 @@ typedef struct ptreg_normals_options {
     double direction[3];          /* DIRECTION (default +z) */
     int orient_k;                 /* TANGENT_PLANE: graph neighbors (default 10; at most the
                                      neighborhood's own size) */
-    ptreg_device device;          /* the CPU only, for now (auto: the CPU) */
+    ptreg_device device;          /* the CPU, or a GPU (cuda:N, opencl:N): the CPU's normals; not
+                                     tangent-plane (auto: a GPU where ptreg_device_resolve finds one) */
 } ptreg_normals_options;
 
 PTREG_API void ptreg_normals_options_default(ptreg_normals_options *opt);
 /* The table of its options (options.h): k, radius, orientation, orient_k. */
 PTREG_API const struct ptreg_option_table *ptreg_normals_option_table(void);
-/* Where ptreg_normals runs: the CPU (a GPU named is PTREG_ERR_ARG). */
+/* Where ptreg_normals runs: the CPU, or the GPU named (tangent-plane
+ * orientation there is PTREG_ERR_UNSUPPORTED; auto then takes the CPU). */
 PTREG_API ptreg_status ptreg_normals_resolve_device(const ptreg_normals_options *opt, ptreg_device *on,
                                                     ptreg_error *err);
 

@@ -432,6 +432,21 @@ def test_normals_and_fpfh_equal_cli(scene, tmp_path):
     assert np.allclose(np.linalg.norm(down.normals, axis=1), 1, atol=1e-5)
 
 
+def test_normals_on_an_opencl_device_are_the_cpus(scene):
+    """device="opencl:N": the CPU's normals and curvature bit for bit;
+    tangent-plane orientation is refused there, by name."""
+    device = next((d["device"] for d in ptreg.devices() if d["device"].startswith("opencl")), None)
+    if device is None:
+        pytest.skip("no OpenCL device")
+    model = ptreg.read_cloud(scene / "model.ply").points
+    n, curv = ptreg.normals(model, k=12, curvature=True, device="cpu")
+    dn, dcurv = ptreg.normals(model, k=12, curvature=True, device=device)
+    np.testing.assert_array_equal(dn, n)
+    np.testing.assert_array_equal(dcurv, curv)
+    with pytest.raises(ptreg.UnsupportedError, match="tangent-plane"):
+        ptreg.normals(model, orient="tangent-plane", device=device)
+
+
 def test_harris3d_finds_a_cubes_corners():
     vol = np.zeros((32, 32, 32), dtype=np.uint8)
     vol[8:24, 8:24, 8:24] = 200

@@ -18,6 +18,8 @@ static const cli_option convert_options[] = {
     {"classes", 0, "LIST", "LAS: keep only the points of these classes, e.g. 2,6 (ground, building) or 1-6,9; "
                            "while reading"},
     {"no-normals", 0, NULL, "leave normals out"},
+    {"device", 0, "DEV", "--voxel on this GPU (cuda[:N] or opencl[:N]; the input is read whole): the CPU's points "
+                         "bit for bit (default cpu: in pieces)"},
     CLI_OPT_ASCII,
 };
 
@@ -32,7 +34,9 @@ const cli_command cli_cmd_convert = CLI_COMMAND("convert",
     "Normals cannot go into LAS: give --no-normals to drop them. LAZ is not read: decompress\n"
     "it first.\n"
     "--voxel reads the input twice in pieces, so a file of 10^8 points is downsampled in\n"
-    "memory for the voxels kept.\n\n"
+    "memory for the voxels kept; with --device cuda[:N]|opencl[:N] the input is read whole\n"
+    "and its voxels are made on that GPU (one with double precision), the same points bit\n"
+    "for bit.\n\n"
     "Example:\n"
     "  ptreg convert tile.las --classes 2 --voxel 0.5 -o ground.ply\n",
     convert_options, 1, 1);
@@ -54,6 +58,48 @@ static int read_options(const cli_args *a, ptreg_read_options *ro)
     ro->crop = crop != NULL;
     ro->classes = classes != NULL;
     return EXIT_OK;
+}
+
+/* --voxel --device GPU: the whole cloud read, its voxels made there. */
+static int load_downsampled_on(const char *path, const ptreg_read_options *ro, double voxel,
+                               const ptreg_device *device, ptreg_cloud *c)
+{
+    ptreg_cloud whole;
+    int rc = cli_load_cloud_with("convert", path, ro, &whole, 0);
+    if (rc)
+        return rc;
+    ptreg_error err;
+    ptreg_status st = ptreg_voxel_downsample_on(&whole, voxel, device, NULL, c, &err);
+    ptreg_cloud_free(&whole);
+    if (!st)
+        return EXIT_OK;
+    cli_error("convert", "%s: %s", path, err.message);
+    /* what the device cannot run (found once it is open) is a usage error, as when resolved */
+    return st == PTREG_ERR_UNSUPPORTED ? EXIT_USAGE : cli_exit_code(st, 0);
+}
+
+/* --device: a GPU named runs --voxel there; nothing else runs on one. */
+static int convert_device(const cli_args *a, double voxel, ptreg_device *device)
+{
+    *device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    if (!cli_has(a, "device"))
+        return EXIT_OK;
+    int rc = cli_device(a, device);
+    if (rc || device->backend == PTREG_BACKEND_CPU)
+        return rc;
+    if (device->backend == PTREG_BACKEND_AUTO) {
+        *device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+        return EXIT_OK;
+    }
+    if (!(voxel > 0.0)) {
+        cli_error("convert", "--device %s: only --voxel runs on a device", cli_string(a, "device", ""));
+        return EXIT_USAGE;
+    }
+    ptreg_device on;
+    ptreg_error err;
+    rc = cli_device_usable(a, ptreg_voxel_resolve_device(device, &on, &err), &err);
+    *device = on;
+    return rc;
 }
 
 /* --voxel reads the file in pieces: memory for the voxels kept, whatever
@@ -86,11 +132,14 @@ int cli_run_convert(int argc, char **argv)
     if ((rc = cli_double(&a, "voxel", 1e-30, 1e30, &voxel)))
         return rc;
     ptreg_read_options ro;
-    if ((rc = read_options(&a, &ro)))
+    ptreg_device device;
+    if ((rc = read_options(&a, &ro)) || (rc = convert_device(&a, voxel, &device)))
         return rc;
     ptreg_cloud c;
-    rc = voxel > 0.0 ? load_downsampled(a.positional[0], &ro, voxel, &c)
-                     : cli_load_cloud_with("convert", a.positional[0], &ro, &c, 0);
+    rc = voxel > 0.0 && device.backend != PTREG_BACKEND_CPU
+             ? load_downsampled_on(a.positional[0], &ro, voxel, &device, &c)
+         : voxel > 0.0 ? load_downsampled(a.positional[0], &ro, voxel, &c)
+                       : cli_load_cloud_with("convert", a.positional[0], &ro, &c, 0);
     if (rc)
         return rc;
     ptreg_error err;

@@ -108,7 +108,7 @@ static cJSON *json_device(const probed_device *p)
 }
 
 /* What auto picks for a command with a path on every backend (icp,
- * emicp, lddmm, warp, harris3d, pfh, fpfh), or
+ * emicp, lddmm, warp, harris3d, normals, pfh, fpfh), or
  * why it cannot pick (a PTREG_DEVICE naming a missing device). */
 static void auto_choice(char *text, size_t size)
 {
@@ -177,7 +177,7 @@ int cli_run_devices(int argc, char **argv)
         if (ptreg_backend_note(b)[0])
             printf("  %-10s %s: %s\n", ptreg_backend_name(b), has_devices(list, count, b) ? "but" : "none",
                    ptreg_backend_note(b));
-    printf("auto picks %s for a command with a GPU path (icp, emicp, lddmm, warp, harris3d, pfh, fpfh), the CPU "
+    printf("auto picks %s for a command with a GPU path (icp, emicp, lddmm, warp, harris3d, normals, pfh, fpfh), the CPU "
            "for the others\n",
            choice);
     return EXIT_OK;

@@ -51,7 +51,10 @@ const cli_command cli_cmd_normals = CLI_COMMAND_LIBRARY("normals",
     "1 - |n_i . n_j|, from each component's highest point, whose normal faces +z);\n"
     "curvature is l0 / (l0 + l1 + l2). Points with fewer than 3 neighbors, or whose\n"
     "neighbors all coincide (a scanner's invalid returns at the origin), get NaN normals\n"
-    "and are counted as missing. This is what PCL's NormalEstimation computes.\n\n"
+    "and are counted as missing. This is what PCL's NormalEstimation computes.\n"
+    "On a GPU (--device cuda[:N]|opencl[:N]) the neighborhoods and the estimates run there,\n"
+    "in double where the GPU has it: the CPU's normals bit for bit; --orient tangent-plane\n"
+    "runs on the CPU only (refused on a GPU).\n\n"
     "time_ms counts from the cloud in memory to the normals (k-d tree included).\n\n"
     "--html FILE: the cloud coloured by curvature (points without a normal in grey), a short\n"
     "segment along the normal of up to 20000 of its points (evenly chosen), and the JSON.",
@@ -79,7 +82,7 @@ static const cli_option fpfh_options[] = {
     "(Open3D's KDTreeSearchParamHybrid(R, N), the search its tutorials use for FPFH). A point alone in its neighborhood gets an all-zero row (as\n"     \
     "from PCL and Open3D); a point whose normal or a neighbor's normal is not finite gets a NaN\n"     \
     "row, counted as missing.\n"                                                                         \
-    "On a GPU (--device cuda[:N]|opencl[:N]; normals stay on the CPU) the bins equal the CPU's\n"      \
+    "On a GPU (--device cuda[:N]|opencl[:N]; estimated normals too) the bins equal the CPU's\n"       \
     "but for float rounding of the FPFH sums and rare pairs at a bin edge; lists of <= 1024.\n\n"      \
     "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"          \
     "neighborhoods included, normal estimation and file I/O not); with --repeat it is the median.\n\n" \
@@ -392,7 +395,10 @@ int cli_run_normals(int argc, char **argv)
                                      o.viewpoint[2] + c.origin[2]};
         cli_json_put(j, "viewpoint", cJSON_CreateDoubleArray(viewpoint, 3));
         cJSON_AddNumberToObject(j, "missing", (double)missing);
-        add_run_fields(j, t, times, repeat, c.n, ptreg_cpu_isa_name());
+        char device[32];
+        ptreg_device_format(&on, device, sizeof device);
+        cJSON_AddStringToObject(j, "device", device);
+        add_run_fields(j, t, times, repeat, c.n, on.backend != PTREG_BACKEND_CPU ? device : ptreg_cpu_isa_name());
         rc = cli_json_print(j);
     }
     if (!st && !rc && !cli_has(&a, "json")) {
@@ -417,8 +423,10 @@ typedef struct descriptor_kind {
                             ptreg_error *);
 } descriptor_kind;
 
-/* The cloud's own normals, or estimated ones (returned in *source). */
-static int ensure_normals(const cli_args *a, const char *cmd, ptreg_cloud *c, const char **source)
+/* The cloud's own normals, or estimated ones (returned in *source), on
+ * the device the descriptors run on. */
+static int ensure_normals(const cli_args *a, const char *cmd, const ptreg_device *on, ptreg_cloud *c,
+                          const char **source)
 {
     int recompute = cli_has(a, "recompute") || !c->normals;
     *source = recompute ? "estimated" : "file";
@@ -426,6 +434,7 @@ static int ensure_normals(const cli_args *a, const char *cmd, ptreg_cloud *c, co
         return EXIT_OK;
     ptreg_normals_options o;
     ptreg_normals_options_default(&o);
+    o.device = *on;
     int rc = read_neighborhood(a, "normal-k", "normal-radius", &o.neighbors);
     rc = rc ? rc : check_k(cmd, "normal-k", &o.neighbors, a->positional[0], c->n);
     rc = rc ? rc : cli_vec3(a, "viewpoint", o.viewpoint);
@@ -573,7 +582,7 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
     if ((rc = cli_load_shape(name, a.positional[0], &c, cli_quiet(&a))))
         return rc;
     if ((rc = check_k(name, "k", &o.neighbors, a.positional[0], c.n)) ||
-        (rc = ensure_normals(&a, name, &c, &normals))) {
+        (rc = ensure_normals(&a, name, &on, &c, &normals))) {
         ptreg_cloud_free(&c);
         return rc;
     }

@@ -10,6 +10,7 @@
 
 #include "device/engine.h"
 #include "feat/neighborhood.h"
+#include "feat/normals_device.h"
 #include "nn/kdtree_query.h"
 
 void ptreg_normals_options_default(ptreg_normals_options *opt)
@@ -316,11 +317,11 @@ ptreg_status feat_normals_on_tree(const ptreg_kdtree *tree, const float *xyz, si
     return s;
 }
 
-static const engine *const normals_engines[] = {&engine_cpu};
+static const engine *const normals_engines[] = {&engine_cpu, &normals_device_engine};
 
 ptreg_status ptreg_normals_resolve_device(const ptreg_normals_options *opt, ptreg_device *on, ptreg_error *err)
 {
-    return engine_choose(normals_engines, 1, &opt->device, opt, "normals", on, NULL, err);
+    return engine_choose(normals_engines, 2, &opt->device, opt, "normals", on, NULL, err);
 }
 
 ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
@@ -340,6 +341,8 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
     st = st ? st : ptreg_normals_resolve_device(opt, &on, err);
     if (st)
         return st;
+    if (on.backend != PTREG_BACKEND_CPU)
+        return feat_device_normals_host(&on, xyz, n, opt, normals, curvature, missing, err);
     ptreg_kdtree *tree = NULL;
     st = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
     if (!st)

@@ -57,6 +57,7 @@ struct feat_device_model {
     dbuf *xyz, *normals;
     nn_device_tree tree;
     int have_lists, have_spfh;
+    int borrowed; /* xyz and tree are the caller's (feat_device_model_borrow) */
     ptreg_neighborhood lists_of;
     size_t total, max_count;
     dbuf *start, *count, *index, *dist2; /* start: uint64, as the lists pass 2^32 entries */
@@ -84,10 +85,11 @@ void feat_device_model_free(feat_device_model *m)
     if (!m)
         return;
     drop_lists(m);
-    dbuf *bufs[] = {m->xyz, m->normals, m->rows, m->which};
+    dbuf *bufs[] = {m->borrowed ? NULL : m->xyz, m->normals, m->rows, m->which};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dbuf_free(bufs[i]);
-    nn_device_tree_free(&m->tree);
+    if (!m->borrowed)
+        nn_device_tree_free(&m->tree);
     free(m);
 }
 
@@ -116,6 +118,25 @@ ptreg_status feat_device_model_create(const ptreg_device *device, const float *x
         feat_device_model_free(m);
         return st;
     }
+    *out = m;
+    return PTREG_OK;
+}
+
+ptreg_status feat_device_model_borrow(dev_handle *dev, const dbuf *xyz, const nn_device_tree *tree, size_t n,
+                                      feat_device_model **out, ptreg_error *err)
+{
+    *out = NULL;
+    ptreg_status st = kd_check_points("neighborhoods on a device", n, err);
+    if (st)
+        return st;
+    feat_device_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods on a device: out of memory");
+    m->dev = dev;
+    m->n = n;
+    m->xyz = (dbuf *)xyz; /* only read, never freed (borrowed) */
+    m->tree = *tree;
+    m->borrowed = 1;
     *out = m;
     return PTREG_OK;
 }
@@ -236,6 +257,16 @@ static ptreg_status ensure_lists(feat_device_model *m, const ptreg_neighborhood 
     }
     m->lists_of = *nb;
     m->have_lists = 1;
+    return PTREG_OK;
+}
+
+ptreg_status feat_device_model_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg,
+                                     const dbuf **start, const dbuf **count, const dbuf **index, ptreg_error *err)
+{
+    ptreg_status st = ensure_lists(m, nb, search_wg, err);
+    if (st)
+        return st;
+    *start = m->start, *count = m->count, *index = m->index;
     return PTREG_OK;
 }
 

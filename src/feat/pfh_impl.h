@@ -6,6 +6,7 @@
 
 #include "device/backend.h"
 #include "device/engine.h"
+#include "nn/nn_device.h"
 #include "ptreg/features.h"
 
 /* Threads per work-group of the feature kernels (one group per point; at
@@ -38,6 +39,20 @@ typedef struct feat_device_model feat_device_model;
 ptreg_status feat_device_model_create(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
                                       feat_device_model **out, ptreg_error *err);
 void feat_device_model_free(feat_device_model *m);
+/* A model over a cloud already on dev (xyz: 3n floats; tree: a k-d tree
+ * of those points, any build: the lists are exact), for the lists alone
+ * (feat_device_model_lists; normals_device.c): both stay the caller's and
+ * must outlive the model. */
+ptreg_status feat_device_model_borrow(dev_handle *dev, const dbuf *xyz, const nn_device_tree *tree, size_t n,
+                                      feat_device_model **out, ptreg_error *err);
+/* Every point's neighbor list of nb on the device (found unless the model
+ * holds them), with search_wg threads per group: list i is
+ * index[start[i] .. start[i] + count[i]) (start u64, count u32), sorted by
+ * (squared distance, index), the CPU's feat_table_build(FEAT_SORTED) lists
+ * bit for bit. k-NN: 1 launch; radius: 2 and the counts back. The buffers
+ * are the model's. */
+ptreg_status feat_device_model_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg,
+                                     const dbuf **start, const dbuf **count, const dbuf **index, ptreg_error *err);
 /* The rows of which[0 .. count) (which NULL: all n) into out (pfh.c has
  * checked the options and the indices). */
 ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,

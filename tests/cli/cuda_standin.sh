@@ -112,6 +112,18 @@ checks tables "$WORK/p_cpu.csv" "$WORK/p_dev.csv" 0.01 --skip 1 --cols 125 --wha
 cs 0 fpfh "$WORK/scan_n.ply" --k 20 --device cpu -o "$WORK/f_cpu.csv"
 cs 0 fpfh "$WORK/scan_n.ply" --k 20 --device cuda:0 --json -o "$WORK/f_dev.csv"; out_has '"device":	"cuda:0"'
 checks tables "$WORK/f_cpu.csv" "$WORK/f_dev.csv" 0.01 --skip 1 --cols 33 --what "fpfh: CPU and cuda:0"
+# normals: the CPU's bits; tangent-plane refused by name, nothing written
+cs 0 normals "$WORK/scan.ply" --k 16 --device cpu -o "$WORK/n_cpu.ply"
+cs 0 normals "$WORK/scan.ply" --k 16 --device cuda:0 --json -o "$WORK/n_dev.ply"; out_has '"device":	"cuda:0"'
+cmp -s "$WORK/n_cpu.ply" "$WORK/n_dev.ply" || fail "normals: the CPU's and cuda:0's files differ"
+cs 2 normals "$WORK/scan.ply" --orient tangent-plane --device cuda:0 -o "$WORK/n_never.ply"; err_has "tangent-plane"
+no_file "$WORK/n_never.ply"
+# convert --voxel: the CPU's points bit for bit; a device without double precision refused (exit 2)
+cs 0 convert "$WORK/scan_n.ply" --voxel 0.05 -o "$WORK/v_cpu.ply"
+cs 0 convert "$WORK/scan_n.ply" --voxel 0.05 --device cuda:0 -o "$WORK/v_dev.ply"
+cmp -s "$WORK/v_cpu.ply" "$WORK/v_dev.ply" || fail "convert --voxel: the CPU's and cuda:0's files differ"
+PTREG_DEVICE_NO_FP64=1 cs 2 convert "$WORK/scan_n.ply" --voxel 0.05 --device cuda:0 -o "$WORK/v_never.ply"
+err_has "double precision"; no_file "$WORK/v_never.ply"
 
 # ---- batch: pairs (a pairs file like tests/alloc/sweep.sh's) ----
 python3 - "$WORK" <<'PY' || fail "the pairs file"

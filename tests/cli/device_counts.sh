@@ -47,6 +47,8 @@ cases=(
     "emicp:emicp $WORK/s.ply $WORK/m.ply --max-iter 10 --device @D@"
     "fpfh:fpfh $WORK/s.ply -k 16 -o $WORK/f.npy --device @D@"
     "pfh:pfh $WORK/s.ply -k 8 -o $WORK/p.npy --device @D@"
+    "normals:normals $WORK/s.ply -k 16 -o $WORK/n.ply --device @D@"
+    "normals-radius:normals $WORK/s.ply --radius 0.05 -o $WORK/n.ply --device @D@"
     "harris3d:harris3d $WORK/box_40x36x30_uint8.raw -o $WORK/k.csv --device @D@"
     "lddmm:lddmm $WORK/ellipse.csv $WORK/circle.csv --sigma 0.3 --steps 10 --max-iter 5 -o $WORK/l.vtk --device @D@"
     "batch:batch $WORK/a.pos -o $WORK/b.npy --device @D@"

@@ -24,14 +24,15 @@ for dev in cuda cuda:3 opencl:7; do
     expect 2 -- "$PTREG" index "$WORK/model.ply" --device $dev -o "$WORK/never.pti"; err_has "$dev"
     expect 2 -- "$PTREG" harris3d "$WORK/none_8x8x8_uint8.raw" --device $dev; err_has "$dev"
 done
-expect 2 -- "$PTREG" normals "$WORK/scan.ply" --device opencl; err_has "CPU only"
+expect 2 -- "$PTREG" filter "$WORK/scan.ply" --uniform 2 --device opencl -o "$WORK/never.ply"; err_has "CPU only"
 expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --device gpu; err_has "opencl"
 no_file "$WORK/never.ply"; no_file "$WORK/never.npy"; no_file "$WORK/never.vtk"; no_file "$WORK/never.pti"
 
 # PTREG_DEVICE stands in for --device auto: a command with a path on that
 # kind of device must find it; one without runs on the CPU
 PTREG_DEVICE=cuda:5 expect 2 -- "$PTREG" emicp "$WORK/scan.ply" "$WORK/model.ply"; err_has "PTREG_DEVICE"
-PTREG_DEVICE=cuda:5 expect 0 -- "$PTREG" normals "$WORK/scan.ply" -o "$WORK/scan_env.ply"
+PTREG_DEVICE=cuda:5 expect 0 -- "$PTREG" filter "$WORK/scan.ply" --uniform 2 -o "$WORK/scan_env.ply"
+PTREG_DEVICE=cuda:5 expect 2 -- "$PTREG" normals "$WORK/scan.ply" -o "$WORK/never.ply"; err_has "PTREG_DEVICE"
 PTREG_DEVICE=quantum expect 2 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply"; err_has "PTREG_DEVICE"
 PTREG_DEVICE=cpu expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --json; out_has '"device":	"cpu"'
 # commands that compute nothing do not read it
@@ -48,6 +49,25 @@ if has_opencl; then
     expect 0 -- "$PTREG" devices --json; out_has '"bit_exact":	true'
     PTREG_DEVICE_PROBE_FUSED=1 expect 0 -- "$PTREG" devices --json
     out_has '"fma_contracts":	true'; out_has '"bit_exact":	false'
+    # normals: the CPU's bits (k-NN and radius); tangent-plane refused by name
+    for nb in "--k 12" "--radius 0.08"; do
+        # shellcheck disable=SC2086
+        expect 0 -- "$PTREG" normals "$WORK/scan.ply" $nb --device cpu -o "$WORK/n_cpu.ply"
+        # shellcheck disable=SC2086
+        expect 0 -- "$PTREG" normals "$WORK/scan.ply" $nb --device opencl:0 --json -o "$WORK/n_dev.ply"
+        out_has '"device":	"opencl:0"'
+        cmp -s "$WORK/n_cpu.ply" "$WORK/n_dev.ply" || fail "normals $nb: the CPU's and opencl:0's files differ"
+    done
+    expect 2 -- "$PTREG" normals "$WORK/scan.ply" --orient tangent-plane --device opencl:0 -o "$WORK/never.ply"
+    err_has "tangent-plane"; no_file "$WORK/never.ply"
+    # convert --voxel: the CPU's points (read in pieces) bit for bit; --device without --voxel refused
+    for v in 0.02 0.5; do
+        expect 0 -- "$PTREG" convert "$WORK/scan_n.ply" --voxel $v -o "$WORK/v_cpu.ply"
+        expect 0 -- "$PTREG" convert "$WORK/scan_n.ply" --voxel $v --device opencl:0 -o "$WORK/v_dev.ply"
+        cmp -s "$WORK/v_cpu.ply" "$WORK/v_dev.ply" || fail "convert --voxel $v: the CPU's and opencl:0's files differ"
+    done
+    expect 2 -- "$PTREG" convert "$WORK/scan.ply" --device opencl:0 -o "$WORK/never.ply"; err_has "only --voxel"
+    no_file "$WORK/never.ply"
     for nn in kdtree delaunay-pnnopt; do
         expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --nn $nn --device cpu --json -t "$WORK/T_cpu.txt"
         expect 0 -- "$PTREG" icp "$WORK/scan.ply" "$WORK/model.ply" --nn $nn --device opencl:0 --repeat 2 --json \

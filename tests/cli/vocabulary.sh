@@ -51,7 +51,13 @@ done
 no_file "$WORK/never.ply"; no_file "$WORK/never.txt"
 expect 0 -- "$PTREG" register "$WORK/s.ply" "$WORK/m.ply" -t "$WORK/T_cpu.txt"
 cmp -s "$WORK/T_cpu.txt" "$WORK/T_env.txt" || fail "register under PTREG_DEVICE gave another transform"
-# normals have no OpenCL path: PTREG_DEVICE=opencl falls back, --device opencl is refused
-PTREG_DEVICE=opencl expect 0 -- "$PTREG" normals "$WORK/s.ply" -o "$WORK/n_env.ply"
-expect 2 -- "$PTREG" normals "$WORK/s.ply" --device opencl -o "$WORK/never.ply"; err_has "CPU only"
+# normals' tangent-plane orientation has no device path: PTREG_DEVICE=opencl falls back to
+# the CPU for it, --device opencl refuses it by name
+if has_opencl; then
+    PTREG_DEVICE=opencl expect 0 -- "$PTREG" normals "$WORK/s.ply" --orient tangent-plane -o "$WORK/n_env.ply"
+    expect 0 -- "$PTREG" normals "$WORK/s.ply" --orient tangent-plane --device cpu -o "$WORK/n_cpu.ply"
+    cmp -s "$WORK/n_env.ply" "$WORK/n_cpu.ply" || fail "normals under PTREG_DEVICE gave other normals than the CPU"
+    expect 2 -- "$PTREG" normals "$WORK/s.ply" --orient tangent-plane --device opencl -o "$WORK/never.ply"
+    err_has "tangent-plane"; no_file "$WORK/never.ply"
+fi
 finish

@@ -308,6 +308,8 @@ sweep warp 8,10,19 warp "$IN/r.vtk" "$IN/ellipse16.csv" --device cuda:0 -o @OUT@
 sweep harris3d 3,6,2 harris3d "$IN/box_24x24x24_uint8.raw" --device cuda:0 -o @OUT@/k.csv --scores @OUT@/s.nrrd
 sweep fpfh 6,9,1 fpfh "$IN/scan_n.ply" --k 10 --device cuda:0 -o @OUT@/f.csv --json
 sweep pfh 5,9,1 pfh "$IN/scan_n.ply" --k 8 --device cuda:0 -o @OUT@/p.npy
+sweep normals 6,11,1 normals "$IN/scan.ply" --k 10 --device cuda:0 -o @OUT@/n.ply --json
+sweep voxel 7,12,3 convert "$IN/scan_n.ply" --voxel 0.05 --device cuda:0 -o @OUT@/v.ply
 sweep batch-atoms 9,17,1 batch "$IN/al.pos" --radius 0.35 --device cuda:0 -o @OUT@/o.npy
 sweep batch 4,9,1 batch --pairs "$IN/two.ptpairs" --device cuda:0 -o @OUT@/o.npy
 

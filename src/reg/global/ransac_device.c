@@ -33,15 +33,22 @@ void ransac_device_destroy(ransac_device *rd)
     free(rd);
 }
 
+/* The counts must be the CPU's exactly (the winner follows them): double
+ * precision, and no a*b + c fused where the kernel asks it not to be. */
 static ptreg_status ransac_device_supports(const void *opt, const ptreg_device_info *device, ptreg_error *err)
 {
     (void)opt;
-    if (device->fp64)
-        return PTREG_OK;
-    return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
-                           "RANSAC on %s: the inlier counts need double precision (the CPU's arithmetic), which the "
-                           "device lacks",
-                           device->name);
+    if (!device->fp64)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "RANSAC on %s: the inlier counts need double precision (the CPU's arithmetic), which "
+                               "the device lacks",
+                               device->name);
+    if (device->fma_contracts == 1)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "RANSAC on %s: the device fuses a*b+c where asked not to, so its inlier counts could "
+                               "differ from the CPU's",
+                               device->name);
+    return PTREG_OK;
 }
 
 const engine ransac_device_engine = {ENGINE_GPU_BACKENDS, ransac_device_supports};
@@ -63,11 +70,12 @@ ptreg_status ransac_device_create(const ptreg_device *on, const float *p, const 
     char defines[64];
     ransac_device_defines(defines, sizeof defines);
     ptreg_status st = dev_get(on, &rd->dev, err);
-    /* the engine asked the device's description; the handle may hold less
-     * (PTREG_DEVICE_NO_FP64, the parity suite's single-precision run) */
-    if (!st && !rd->dev->info.fp64)
-        st = ransac_device_supports(NULL, &rd->dev->info, err);
     st = st ? st : dev_program(rd->dev, &ransac_kernels, defines, &prog, err);
+    /* the engine asked the list's description; the handle knows more: the
+     * contraction probe's answer (made before its first program), and less
+     * precision where asked (PTREG_DEVICE_NO_FP64, the parity suite's
+     * single-precision run) */
+    st = st ? st : ransac_device_supports(NULL, &rd->dev->info, err);
     st = st ? st : dev_kernel(prog, "ptreg_ransac_inliers", &rd->inliers, err);
     st = st ? st : dbuf_upload(rd->dev, p, 3 * matches * sizeof(float), &rd->p, err);
     st = st ? st : dbuf_upload(rd->dev, q, 3 * matches * sizeof(float), &rd->q, err);
