@@ -49,7 +49,7 @@ static int voxel_cloud(const voxel_case *vc, ptreg_cloud *c)
     return 1;
 }
 
-static int same_floats(const float *a, const float *b, size_t count)
+static int voxel_same_bits(const float *a, const float *b, size_t count)
 {
     for (size_t i = 0; i < count; i++)
         if (memcmp(a + i, b + i, sizeof *a) && !(isnan(a[i]) && isnan(b[i])))
@@ -81,10 +81,10 @@ static int run_voxel_case(const ptreg_device *device, const voxel_case *vc, char
     } else {
         const size_t v = cpu.n;
         const int same_n = dev1.n == v;
-        const int xyz = same_n && same_floats(dev1.xyz, cpu.xyz, 3 * v);
-        const int nrm = same_n && (!cpu.normals || (dev1.normals && same_floats(dev1.normals, cpu.normals, 3 * v)));
+        const int xyz = same_n && voxel_same_bits(dev1.xyz, cpu.xyz, 3 * v);
+        const int nrm = same_n && (!cpu.normals || (dev1.normals && voxel_same_bits(dev1.normals, cpu.normals, 3 * v)));
         const int rgb = same_n && (!cpu.rgb || (dev1.rgb && !memcmp(dev1.rgb, cpu.rgb, 3 * v)));
-        const int repeat = dev2.n == dev1.n && same_floats(dev2.xyz, dev1.xyz, 3 * v);
+        const int repeat = dev2.n == dev1.n && voxel_same_bits(dev2.xyz, dev1.xyz, 3 * v);
         size_t nan_normals = 0;
         for (size_t i = 0; cpu.normals && i < v; i++)
             nan_normals += isnan(cpu.normals[3 * i]) != 0;

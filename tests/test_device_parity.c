@@ -525,7 +525,8 @@ static int run_icp_case(const ptreg_device *device, int fp64, const parity_case 
              "%s %s%s%s%s: |dT| %.2g (tol %.0g), MSEs' normalised error %.2g, pairs %zu vs %zu, iterations %d vs "
              "%d%s%s%s",
              ptreg_icp_method_name(o.method), pc->kernel ? ptreg_robust_kernel_name(o.kernel) : "",
-             pc->kernel ? " " : "", pc->lm > 0.0 ? "lm " : "", ptreg_nn_method_name(got.nn), dT, tol_T, dmse, ref.pairs, got.pairs, ref.iterations, got.iterations,
+             pc->kernel ? " " : "", pc->lm > 0.0 ? "lm " : "", ptreg_nn_method_name(got.nn), dT, tol_T, dmse, ref.pairs,
+             got.pairs, ref.iterations, got.iterations,
              walks ? "" : ", the walks differ", repeatable ? "" : ", NOT REPEATABLE",
              one_off ? "" : ", ptreg_icp on the device differs from the resident model");
     ptreg_icp_result_free(&got);
@@ -863,14 +864,16 @@ static int run_model_normals_case(const ptreg_device *device, int fp64, char *de
     uint64_t up_point = 0, up_plane = 0;
     o.method = PTREG_ICP_PLANE;
     o.target_normals = model.normals;
-    if (ptreg_model_index_create(c.model, c.m, NULL, &idx, NULL) || ptreg_icp_indexed(c.queries, c.n, idx, &o, &ref, NULL)) {
+    if (ptreg_model_index_create(c.model, c.m, NULL, &idx, NULL) ||
+        ptreg_icp_indexed(c.queries, c.n, idx, &o, &ref, NULL)) {
         snprintf(detail, size, "the CPU's registration failed");
         goto done;
     }
     o.target_normals = NULL;
     o.method = PTREG_ICP_POINT;
     /* the first registration also fills the workspace's reusable parts */
-    int ran = !ptreg_icp_model_create(idx, device, &dm, NULL) && !ptreg_icp_model_set_normals(dm, model.normals, NULL) &&
+    int ran = !ptreg_icp_model_create(idx, device, &dm, NULL) &&
+              !ptreg_icp_model_set_normals(dm, model.normals, NULL) &&
               register_counting(dm, &c, &o, T_point, &up_point) && register_counting(dm, &c, &o, T_point, &up_point);
     o.method = PTREG_ICP_PLANE;
     ran = ran && register_counting(dm, &c, &o, T_plane, &up_plane);
@@ -878,7 +881,8 @@ static int run_model_normals_case(const ptreg_device *device, int fp64, char *de
     /* the points, their order and the filters' state: the trimming's 40
      * bytes and the sigma filter's limit in the sums' precision */
     ok = ran && up_plane == up_point && up_plane == 16 * c.n + 40 + (fp64 ? 8 : 4) && dT <= 1e-6;
-    snprintf(detail, size, "plane with the model's normals: %llu bytes up (point-to-point: %llu), |dT| %.2g (tol 1e-6)%s",
+    snprintf(detail, size,
+             "plane with the model's normals: %llu bytes up (point-to-point: %llu), |dT| %.2g (tol 1e-6)%s",
              (unsigned long long)up_plane, (unsigned long long)up_point, dT, ran ? "" : "; a registration failed");
     ptreg_icp_result_free(&ref);
 done:

@@ -66,30 +66,52 @@ FN u64 first_item(void) { return ((u64)GROUP_ID_X * WG + LOCAL_ID_X) * ITEMS; }
  * at its origin, each tied with the target's own thousands, would each
  * scan them all (the CPU's searcher takes the predecessor's answer). */
 
+/* The pair filters' state a kernel reads once: the max distance, the
+ * sigma filter's limit, trimming's kth key. */
+typedef struct pair_filter {
+    float max_d2;
+    acc_t limit;
+    u64 kth;
+} pair_filter;
+
+FN pair_filter pair_filter_of(float max_d2, GLOBAL const acc_t *filter, GLOBAL const u64 *select)
+{
+    pair_filter f = {max_d2, filter[0], select[SELECT_KTH]};
+    return f;
+}
+
+/* Whether pair i passes every filter; *j: where its answer is. */
+FN int pair_kept(const pair_filter *f, GLOBAL const float *dist2, GLOBAL const u32 *first_equal,
+                 GLOBAL const u32 *order, u64 i, u32 *j)
+{
+    *j = first_equal[i];
+    float d2 = dist2[*j];
+    return within_limits(d2, f->max_d2, f->limit) && pair_key(d2, order[i]) <= f->kth;
+}
+
 /* ---- moments of the kept pairs ---- */
 
 /* Partial moments of group g's pairs (moved source i -> the target point
  * nearest[i] names), relative to ref, as pair_sums adds them. */
 KERNEL ptreg_icp_moments(GLOBAL const float *moved, GLOBAL const u32 *nearest, GLOBAL const float *dist2,
-                         GLOBAL const u32 *first_equal, GLOBAL const u32 *order, u32 n, GLOBAL const float *target, float max_d2,
-                         GLOBAL const acc_t *filter, GLOBAL const u64 *select, acc_t r0, acc_t r1, acc_t r2,
-                         GLOBAL acc_t *partials)
+                         GLOBAL const u32 *first_equal, GLOBAL const u32 *order, u32 n, GLOBAL const float *target,
+                         float max_d2, GLOBAL const acc_t *filter, GLOBAL const u64 *select, acc_t r0, acc_t r1,
+                         acc_t r2, GLOBAL acc_t *partials)
 {
     SHARED acc_t red[WG];
     acc_t s[ICP_MOMENTS];
     for (u32 c = 0; c < ICP_MOMENTS; c++)
         s[c] = 0;
-    acc_t limit = filter[0];
-    u64 kth = select[SELECT_KTH];
+    pair_filter f = pair_filter_of(max_d2, filter, select);
     u64 first = first_item();
     for (u32 k = 0; k < ITEMS; k++) {
         u64 i = first + k;
+        u32 j;
         if (i >= n)
             break;
-        u32 j = first_equal[i];
-        float d2 = dist2[j];
-        if (!within_limits(d2, max_d2, limit) || pair_key(d2, order[i]) > kth)
+        if (!pair_kept(&f, dist2, first_equal, order, i, &j))
             continue;
+        float d2 = dist2[j];
         GLOBAL const float *p = moved + 3 * i, *q = target + 3 * (size_t)nearest[j];
         acc_t a[3] = {p[0] - r0, p[1] - r1, p[2] - r2};
         acc_t b[3] = {q[0] - r0, q[1] - r1, q[2] - r2};
@@ -310,8 +332,9 @@ FN void gn_load3(GLOBAL const float *v, acc_t out[3])
  * are in its original order: names by slot (by_slot) are mapped through
  * slot_index. moved_normals: the moved source's (GICP, SYMMETRIC). */
 KERNEL ptreg_icp_gn(GLOBAL const float *moved, GLOBAL const u32 *nearest, GLOBAL const float *dist2,
-                    GLOBAL const u32 *first_equal, GLOBAL const u32 *order, u32 n, GLOBAL const float *target, GLOBAL const float *target_normals,
-                    GLOBAL const u32 *slot_index, u32 by_slot, GLOBAL const float *moved_normals, float max_d2,
+                    GLOBAL const u32 *first_equal, GLOBAL const u32 *order, u32 n, GLOBAL const float *target,
+                    GLOBAL const float *target_normals, GLOBAL const u32 *slot_index, u32 by_slot,
+                    GLOBAL const float *moved_normals, float max_d2,
                     GLOBAL const acc_t *filter, GLOBAL const u64 *select, acc_t c0, acc_t c1, acc_t c2, u32 method,
                     u32 robust_kernel, acc_t kernel_scale, acc_t gicp_epsilon, GLOBAL acc_t *partials)
 {
@@ -320,16 +343,14 @@ KERNEL ptreg_icp_gn(GLOBAL const float *moved, GLOBAL const u32 *nearest, GLOBAL
     acc_t s[ICP_GN_FIELDS];
     for (u32 c = 0; c < ICP_GN_FIELDS; c++)
         s[c] = 0;
-    acc_t limit = filter[0];
-    u64 kth = select[SELECT_KTH];
+    pair_filter f = pair_filter_of(max_d2, filter, select);
     u64 first = first_item();
     for (u32 k = 0; k < ITEMS; k++) {
         u64 i = first + k;
+        u32 j;
         if (i >= n)
             break;
-        u32 j = first_equal[i];
-        float d2 = dist2[j];
-        if (!within_limits(d2, max_d2, limit) || pair_key(d2, order[i]) > kth)
+        if (!pair_kept(&f, dist2, first_equal, order, i, &j))
             continue;
         u32 name = nearest[j];
         acc_t p[3], q[3], pc[3], qc[3], d[3], nq[3] = {0, 0, 0}, np[3] = {0, 0, 0};
@@ -411,8 +432,9 @@ KERNEL ptreg_icp_sigma_limit(GLOBAL const acc_t *partials, u32 groups, u32 apply
 
 /* Per group, a histogram of the next digit of the keys of the pairs that
  * passed the other filters and share the digits chosen so far. */
-KERNEL ptreg_icp_trim_histogram(GLOBAL const float *dist2, GLOBAL const u32 *first_equal, GLOBAL const u32 *order, u32 n, float max_d2,
-                                GLOBAL const acc_t *filter, GLOBAL const u64 *select, u32 pass, GLOBAL u32 *hist)
+KERNEL ptreg_icp_trim_histogram(GLOBAL const float *dist2, GLOBAL const u32 *first_equal, GLOBAL const u32 *order,
+                                u32 n, float max_d2, GLOBAL const acc_t *filter, GLOBAL const u64 *select, u32 pass,
+                                GLOBAL u32 *hist)
 {
     SHARED u32 bins[TRIM_BINS];
     u32 t = LOCAL_ID_X;

@@ -369,11 +369,11 @@ static ptreg_status launch_moments(device_run *r, ptreg_error *err)
 {
     const ptreg_icp_model *m = r->m;
     dbuf *const *b = m->ws.buf;
-    karg args[] = {KARG_BUF(b[WS_MOVED]),   KARG_BUF(b[WS_NEAREST]), KARG_BUF(b[WS_DIST2]),
-                         KARG_BUF(b[WS_FIRST_EQUAL]), KARG_BUF(b[WS_ORDER]),   KARG_U32(r->n),          KARG_BUF(r->names),
-                         KARG_F32(r->max_d2),     KARG_BUF(b[WS_FILTER]),  KARG_BUF(b[WS_SELECT]),
-                         karg_acc(m, m->ref[0]),  karg_acc(m, m->ref[1]),  karg_acc(m, m->ref[2]),
-                         KARG_BUF(b[WS_PARTIALS])};
+    karg args[] = {KARG_BUF(b[WS_MOVED]),       KARG_BUF(b[WS_NEAREST]), KARG_BUF(b[WS_DIST2]),
+                   KARG_BUF(b[WS_FIRST_EQUAL]), KARG_BUF(b[WS_ORDER]),   KARG_U32(r->n),
+                   KARG_BUF(r->names),          KARG_F32(r->max_d2),     KARG_BUF(b[WS_FILTER]),
+                   KARG_BUF(b[WS_SELECT]),      karg_acc(m, m->ref[0]),  karg_acc(m, m->ref[1]),
+                   karg_acc(m, m->ref[2]),      KARG_BUF(b[WS_PARTIALS])};
     return launch_sums(r, m->moments, sizeof args / sizeof *args, args, MOMENTS, err);
 }
 
