@@ -9,7 +9,8 @@
 # of the machine's cores (batched EM-ICP: batch_gpu; EM-ICP and LDDMM:
 # pairs_gpu, and a dense PyTorch peer where PyTorch is installed:
 # peers/torch_pairs.py; 3-D Harris: harris_gpu; FPFH: features_gpu; the
-# tuner: ptreg tune --device; ICP: icp_gpu.py; track: track_gpu.py). It
+# tuner: ptreg tune --device; ICP: icp_gpu.py; register: register_gpu.py;
+# track: track_gpu.py). It
 # writes OUTDIR/report.md and OUTDIR/results.json (plus log.txt, parity.txt,
 # nvrtc.txt) and prints a short table last. It keeps within one deadline
 # (570 s; the steps in order of importance, each cut to the time left):
@@ -179,6 +180,19 @@ timeout "$icp_s" python3 "$root/bench/gpu/icp_gpu.py" --ptreg "$bin" --devices "
     --work "$scratch/icp" --out "$scratch" --data "$data" --threads "$(nproc)" ${PTREG_GPU_BENCH_ARGS:-}
 echo "exit $?"
 
+step "benchmarks: register, the bunny from 20 random poses, on each GPU against the CPU path on $(nproc) threads"
+# RANSAC scored and the refinement run on the device; PTREG_GPU_REGISTER_ARGS: more options
+register_args="--poses 20"
+[ "$QUICK" = "--quick" ] && register_args="--poses 2"
+if [ -n "$gpus" ] && [ -e "$data/bunny/bun000.ply" ]; then
+    # shellcheck disable=SC2086
+    timeout "$(budget 60)" python3 "$root/bench/gpu/register_gpu.py" --ptreg "$bin" --devices "$gpus" --data "$data" \
+        --work "$scratch/register" --out "$scratch" --threads "$(nproc)" $register_args ${PTREG_GPU_REGISTER_ARGS:-}
+    echo "exit $?"
+else
+    echo "no GPU device or no bunny: skipped" | tee "$scratch/register_gpu.md"
+fi
+
 step "benchmarks: track, a 300-frame approach, on each GPU against the CPU path on $(nproc) threads"
 # point-to-plane (track's default); PTREG_GPU_TRACK_ARGS: more options (a dry run's fewer frames)
 track_args="--frames 300 --points 30000"
@@ -306,6 +320,7 @@ smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.tota
                      capture_output=True, text=True).stdout.strip() if os.path.exists("/usr/bin/nvidia-smi") else ""
 icp = read(os.path.join(scratch, "icp_gpu.md"), "(the ICP benchmark did not finish)\n")
 track = read(os.path.join(scratch, "track_gpu.md"), "(the track benchmark did not finish)\n")
+register = read(os.path.join(scratch, "register_gpu.md"), "(the register benchmark did not finish)\n")
 batch = read(os.path.join(scratch, "batch_gpu.md"), "(the batch benchmark did not finish)\n")
 pairs = read(os.path.join(scratch, "pairs_gpu.md"), "(the EM-ICP and LDDMM benchmark did not finish)\n")
 nographs = read(os.path.join(scratch, "pairs_gpu_nographs.md"), "(LDDMM without graphs did not run)\n")
@@ -327,12 +342,13 @@ report = ["# ptreg on the GPU machine" + (" (a dry run: no GPU)" if standin else
           "## FPFH (`features_gpu`)", "", features, "",
           "## The autotuner on the GPU (`ptreg tune --device`)", "", "```", tune.strip(), "```", "",
           "## ICP, 30 iterations: ms per frame (model resident), and from host memory (+ the model's upload)", "",
-          icp, "## track: a 300-frame approach, point-to-plane (`track_gpu.py`)", "", track, "",
+          icp, "## register: the bunny from 20 random poses (`register_gpu.py`)", "", register, "",
+          "## track: a 300-frame approach, point-to-plane (`track_gpu.py`)", "", track, "",
           "## Kernels for sm_90 (NVRTC, ptxas -v)", "", "```", nvrtc.strip(), "```", ""]
 open(os.path.join(out, "report.md"), "w").write("\n".join(report))
 results = {"seconds": seconds, "gpu": smi, "gpu_devices": gpus.split(",") if gpus else [],
            "not_gpu": standin.splitlines(), "parity": summary}
-for name in ("devices.json", "icp_gpu.json", "track_gpu.json", "batch_gpu.json", "pairs_gpu.json", "pairs_gpu_nographs.json",
+for name in ("devices.json", "icp_gpu.json", "register_gpu.json", "track_gpu.json", "batch_gpu.json", "pairs_gpu.json", "pairs_gpu_nographs.json",
              "torch_pairs.json", "harris_gpu.json", "features_gpu.json"):
     try:
         results[name[:-5]] = json.load(open(os.path.join(scratch, name)))
@@ -349,6 +365,7 @@ print()
 print("\n".join(l for l in batch.splitlines() if l.startswith("Target")) or "(batch: no target line)")
 print()
 print(icp)
+print(register)
 print(track)
 PY
 echo "done in $(elapsed) s: $OUT/report.md, $OUT/results.json"
