@@ -1,7 +1,9 @@
 /* The device parity suite's global registration (included by
- * test_device_parity.c): ptreg_register of the built-in aircraft onto itself
+ * test_device_parity.c): the nearest descriptors both ways against a plain
+ * loop (NaN rows, ties); ptreg_register of the built-in aircraft onto itself
  * from 20 random poses (any rotation), RANSAC's hypotheses
  * scored on the device and the refinement run there, against the CPU:
+ *   - the same matches (the device's nearest descriptors are the CPU's);
  *   - the same RANSAC run: hypotheses drawn, passed the checkers, the
  *     winner's inliers (the device's counts are the CPU's exactly);
  *   - RANSAC's transform the same bits (the winner refit on the host);
@@ -49,17 +51,18 @@ static int run_register_pose(const ptreg_device *device, const ptreg_cloud *mode
         snprintf(detail, size, "device: %s", err.message);
         goto done;
     }
-    const int same_run = cpu.ransac.hypotheses == dev.ransac.hypotheses && cpu.ransac.checked == dev.ransac.checked &&
-                         cpu.ransac.inliers == dev.ransac.inliers;
+    const int same_run = cpu.matches == dev.matches && cpu.ransac.hypotheses == dev.ransac.hypotheses &&
+                         cpu.ransac.checked == dev.ransac.checked && cpu.ransac.inliers == dev.ransac.inliers;
     const int same_winner =
         !memcmp(cpu.ransac.transformation, dev.ransac.transformation, sizeof cpu.ransac.transformation);
     const double dT = check_max_abs_diff(cpu.transformation, dev.transformation, 16);
     ok = same_run && same_winner && dT <= 1e-6;
     digest(dev.ransac.transformation, sizeof dev.ransac.transformation);
-    snprintf(detail, size, "pose %llu: %d hypotheses, %d checked, %zu inliers (CPU %d, %d, %zu)%s; refined |dT| %.2g "
-             "(tol 1e-6)",
-             (unsigned long long)seed, dev.ransac.hypotheses, dev.ransac.checked, dev.ransac.inliers,
-             cpu.ransac.hypotheses, cpu.ransac.checked, cpu.ransac.inliers,
+    snprintf(detail, size,
+             "pose %llu: %zu matches, %d hypotheses, %d checked, %zu inliers (CPU %zu, %d, %d, %zu)%s; refined |dT| "
+             "%.2g (tol 1e-6)",
+             (unsigned long long)seed, dev.matches, dev.ransac.hypotheses, dev.ransac.checked, dev.ransac.inliers,
+             cpu.matches, cpu.ransac.hypotheses, cpu.ransac.checked, cpu.ransac.inliers,
              same_winner ? ", the same winner" : ", ANOTHER WINNER", dT);
 done:
     ptreg_cloud_free(&scan);
@@ -81,8 +84,87 @@ static int register_refused(const ptreg_device *device, const ptreg_cloud *model
     return st == PTREG_ERR_UNSUPPORTED && strstr(err.message, "RANSAC on ") != NULL;
 }
 
+/* The nearest descriptor both ways (match_device_nearest) against a plain
+ * loop with the CPU's sum and ties: 33 random bins a row, every fifth
+ * source row repeated (ties to the lower index), NaN rows on both sides. */
+static int run_match_case(const ptreg_device *device, size_t ns, size_t nt, uint64_t seed, char *detail, size_t size)
+{
+    enum { DIM = 33 };
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, seed);
+    float *a = malloc(ns * DIM * sizeof *a), *b = malloc(nt * DIM * sizeof *b);
+    unsigned char *a_nan = calloc(ns, 1), *b_nan = calloc(nt, 1);
+    uint32_t *rows = malloc(ns * sizeof *rows), *cols = malloc(nt * sizeof *cols);
+    int ok = 0;
+    if (!a || !b || !a_nan || !b_nan || !rows || !cols) {
+        snprintf(detail, size, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < ns * DIM; i++)
+        a[i] = (float)(100.0 * ptreg_rng_uniform(&rng));
+    for (size_t j = 0; j < nt * DIM; j++)
+        b[j] = (float)(100.0 * ptreg_rng_uniform(&rng));
+    for (size_t j = 0; j < nt; j += 5) /* a target row equal to another: ties */
+        memcpy(b + (j + 1 < nt ? j + 1 : j) * DIM, b + j * DIM, DIM * sizeof *b);
+    for (size_t i = 3; i < ns; i += 97)
+        a[i * DIM + 7] = NAN, a_nan[i] = 1;
+    for (size_t j = 11; j < nt; j += 89)
+        b[j * DIM + 2] = NAN, b_nan[j] = 1;
+    ptreg_error err;
+    if (match_device_nearest(device, a, ns, a_nan, b, nt, b_nan, DIM, rows, cols, &err)) {
+        snprintf(detail, size, "device: %s", err.message);
+        goto done;
+    }
+    size_t row_diff = 0, col_diff = 0;
+    for (size_t i = 0; i < ns; i++) {
+        uint32_t arg = UINT32_MAX;
+        float best = INFINITY;
+        for (size_t j = 0; !a_nan[i] && j < nt; j++) {
+            float d = 0.0f;
+            for (int k = 0; k < DIM; k++) {
+                const float diff = a[i * DIM + k] - b[j * DIM + k];
+                d += diff * diff;
+            }
+            if (d < best)
+                best = d, arg = (uint32_t)j;
+        }
+        row_diff += rows[i] != arg;
+    }
+    for (size_t j = 0; j < nt; j++) {
+        uint32_t arg = UINT32_MAX;
+        float best = INFINITY;
+        for (size_t i = 0; !b_nan[j] && i < ns; i++) {
+            float d = 0.0f;
+            for (int k = 0; !a_nan[i] && k < DIM; k++) {
+                const float diff = a[i * DIM + k] - b[j * DIM + k];
+                d += diff * diff;
+            }
+            if (!a_nan[i] && d < best)
+                best = d, arg = (uint32_t)i;
+        }
+        col_diff += cols[j] != arg;
+    }
+    ok = row_diff == 0 && col_diff == 0;
+    digest(rows, ns * sizeof *rows);
+    digest(cols, nt * sizeof *cols);
+    snprintf(detail, size, "%zu x %zu descriptors: %zu rows and %zu columns differ from the plain loop", ns, nt,
+             row_diff, col_diff);
+done:
+    free(a), free(b), free(a_nan), free(b_nan), free(rows), free(cols);
+    return ok;
+}
+
 static void run_global_operations(const ptreg_device_info *info, int fp64, int quick, int *passed, int *failed)
 {
+    static const size_t match_sizes[][2] = {{1, 1}, {300, 257}, {1000, 2049}};
+    for (size_t k = 0; k < sizeof match_sizes / sizeof *match_sizes && device_exact; k++) {
+        char detail[PTREG_ERROR_MESSAGE_MAX + 96] = "";
+        const int ok = run_match_case(&info->device, match_sizes[k][0], match_sizes[k][1], 200 + k, detail,
+                                      sizeof detail);
+        printf("%s match      fpfh-like  %s [bits %016llx]\n", ok ? "ok  " : "FAIL", detail, take_digest());
+        *passed += ok;
+        *failed += !ok;
+    }
     ptreg_cloud model;
     if (ptreg_synth_model(PTREG_SHAPE_AIRCRAFT, 4000, 91, &model, NULL)) {
         printf("FAIL register   no model\n");

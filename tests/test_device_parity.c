@@ -26,6 +26,7 @@
 #include "nn/nn_device.h"
 #include "ptreg/ptreg.h"
 #include "reg/batch/batch_device.h"
+#include "reg/global/match_device.h"
 #include "reg/global/ransac_device.h"
 
 /* ---- exact or within rounding ---- */

@@ -14,6 +14,7 @@
 #include "pair/pair_device.h"
 #include "reg/emicp/emicp_impl.h"
 #include "reg/icp/icp_impl.h"
+#include "reg/global/match_device.h"
 #include "reg/global/ransac_device.h"
 #include "reg/lddmm/lddmm_impl.h"
 #include "feat/harris3d_impl.h"
@@ -27,7 +28,8 @@ static const kernel_program *const programs[] = {&basics_kernels, &nn_kernels, &
                                                        &batch_kernels, &emicp_kernels,
                                                        &lddmm_kernels, &harris3d_kernels,
                                                        &knn_kernels, &feat_kernels, &normals_kernels,
-                                                       &voxel_kernels, &probe_kernels, &ransac_kernels};
+                                                       &voxel_kernels, &probe_kernels, &ransac_kernels,
+                                                       &match_kernels};
 /* the first three take the nearest-neighbor layout */
 #define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
@@ -135,6 +137,12 @@ static size_t make_builds(build *b, size_t cap)
         b[n].program = &ransac_kernels;
         snprintf(b[n].label, sizeof b[n].label, "ransac");
         ransac_device_defines(b[n].defines, sizeof b[n].defines);
+        n++;
+    }
+    if (n < cap) {
+        b[n].program = &match_kernels;
+        snprintf(b[n].label, sizeof b[n].label, "match");
+        match_device_defines(PTREG_FPFH_BINS, b[n].defines, sizeof b[n].defines);
         n++;
     }
     /* the normals' estimate (no -D options of its own) */

@@ -120,8 +120,9 @@ typedef struct ptreg_register_options {
     int no_refine;           /* stop after RANSAC */
     double refine_dist;      /* its max_dist (default 0: 0.4 voxels, Open3D's tutorial) */
     int refine_iter;         /* its iterations (default 30) */
-    ptreg_device device;     /* where RANSAC's scoring and the refinement run (default auto); the
-                                downsampling, normals, FPFH, matches and FGR run on the CPU for now */
+    ptreg_device device;     /* where the feature matches, RANSAC's scoring and the refinement run
+                                (default auto; the CPU's answers); the downsampling, normals, FPFH and
+                                FGR run on the CPU for now */
 } ptreg_register_options;
 
 PTREG_API void ptreg_register_options_default(ptreg_register_options *opt);

@@ -39,9 +39,10 @@ const cli_command cli_cmd_register = CLI_COMMAND_LIBRARY("register",
     "Gauss-Newton steps of the Geman-McClure cost with graduated non-convexity); then ICP\n"
     "by --method on all points from RANSAC's transform (pairs within 0.4V, 30 iterations).\n"
     "Every stage's time is reported; the same result for any thread count and every run.\n"
-    "On a GPU (--device; double precision) RANSAC's hypotheses are scored there in batches\n"
-    "(drawn, checked and fitted here; the same winner as the CPU's) and the refinement runs\n"
-    "there; downsampling, normals, FPFH, the matches and FGR stay on the CPU for now.\n"
+    "On a GPU (--device; double precision) the matches are found there (the CPU's),\n"
+    "RANSAC's hypotheses are scored there in batches (drawn, checked and fitted here; the\n"
+    "same winner as the CPU's) and the refinement runs there; downsampling, normals, FPFH\n"
+    "and FGR stay on the CPU for now.\n"
     "The stages stand alone too: ptreg convert --voxel, ptreg normals, ptreg fpfh, ptreg icp.",
     register_options, 2, 2, ptreg_register_option_table);
 

@@ -9,6 +9,7 @@
 #include "core/options_table.h"
 #include "reg/global/global_impl.h"
 #include "reg/global/global_kernels.h"
+#include "reg/global/match_device.h"
 #include "reg/global/ransac_device.h"
 #include "ptreg/features.h"
 #include "reg/icp/icp_impl.h"
@@ -83,8 +84,28 @@ static ptreg_status nearest_both(const float *a, size_t na, const unsigned char 
     return PTREG_OK;
 }
 
-ptreg_status ptreg_match_features(const float *source, size_t ns, const float *target, size_t nt, int dim,
-                                  int mutual, ptreg_matches *out, ptreg_error *err)
+/* Where the matching runs: the CPU, or a GPU whose arithmetic is the
+ * CPU's (match_device.c). */
+static const engine *const match_engines[] = {&engine_cpu, &match_device_engine};
+
+/* Every row's nearest column (and with col_best every column's nearest
+ * row) on device `on`: the CPU's scan, or the device's, with one answer. */
+static ptreg_status nearest_on(const ptreg_device *on, const float *source, size_t ns, const unsigned char *s_nan,
+                               const float *target, size_t nt, const unsigned char *t_nan, int dim,
+                               uint32_t *row_best, uint32_t *col_best, ptreg_error *err)
+{
+    if (on->backend != PTREG_BACKEND_CPU)
+        return match_device_nearest(on, source, ns, s_nan, target, nt, t_nan, dim, row_best, col_best, err);
+    float *tt = columns_of(target, nt, dim, t_nan);
+    ptreg_status st = tt ? nearest_both(source, ns, s_nan, tt, nt, dim, row_best, col_best, err)
+                         : ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
+    free(tt);
+    return st;
+}
+
+/* ptreg_match_features on device `on` (resolved over match_engines). */
+static ptreg_status match_features_on(const ptreg_device *on, const float *source, size_t ns, const float *target,
+                                      size_t nt, int dim, int mutual, ptreg_matches *out, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
     if (dim < 1 || ns >= UINT32_MAX || nt >= UINT32_MAX)
@@ -100,10 +121,7 @@ ptreg_status ptreg_match_features(const float *source, size_t ns, const float *t
         s_nan[i] = (unsigned char)row_is_nan(source + i * (size_t)dim, dim);
     for (size_t j = 0; !st && j < nt; j++)
         t_nan[j] = (unsigned char)row_is_nan(target + j * (size_t)dim, dim);
-    float *tt = st ? NULL : columns_of(target, nt, dim, t_nan);
-    if (!st && !tt)
-        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
-    st = st ? st : nearest_both(source, ns, s_nan, tt, nt, dim, fwd, mutual ? back : NULL, err);
+    st = st ? st : nearest_on(on, source, ns, s_nan, target, nt, t_nan, dim, fwd, mutual ? back : NULL, err);
     for (size_t i = 0; !st && i < ns; i++) {
         const uint32_t j = fwd[i];
         /* a NaN target row is at infinity: only a NaN-free source row can
@@ -113,10 +131,17 @@ ptreg_status ptreg_match_features(const float *source, size_t ns, const float *t
         out->source[out->count] = (uint32_t)i;
         out->target[out->count++] = j;
     }
-    free(tt), free(fwd), free(back), free(s_nan), free(t_nan);
+    free(fwd), free(back), free(s_nan), free(t_nan);
     if (st)
         ptreg_matches_free(out);
     return st;
+}
+
+ptreg_status ptreg_match_features(const float *source, size_t ns, const float *target, size_t nt, int dim,
+                                  int mutual, ptreg_matches *out, ptreg_error *err)
+{
+    const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
+    return match_features_on(&cpu, source, ns, target, nt, dim, mutual, out, err);
 }
 
 /* ---- RANSAC ---- */
@@ -761,7 +786,9 @@ static ptreg_status global_stage(const register_target *s, const register_target
     const ptreg_cloud *ds = &s->down, *dt = &t->down;
     ptreg_matches m = {0, NULL, NULL};
     double t1 = ptreg_time_ms();
-    ptreg_status st = ptreg_match_features(s->fpfh, ds->n, t->fpfh, dt->n, PTREG_FPFH_BINS, opt.mutual, &m, err);
+    ptreg_device on;
+    ptreg_status st = engine_choose(match_engines, 2, &opt.device, NULL, "feature matching", &on, NULL, err);
+    st = st ? st : match_features_on(&on, s->fpfh, ds->n, t->fpfh, dt->n, PTREG_FPFH_BINS, opt.mutual, &m, err);
     r->match_ms = ptreg_time_ms() - t1;
     r->matches = m.count;
     if (opt.ransac.max_dist <= 0.0)
