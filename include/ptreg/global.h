@@ -138,6 +138,7 @@ typedef struct ptreg_register_result {
     ptreg_ransac_result ransac; /* with RANSAC */
     ptreg_fgr_result fgr;       /* with FGR */
     double fitness, rmse;           /* of the final transform on all points, within the refinement's distance */
+    ptreg_device device;            /* where the matches were found (and RANSAC's hypotheses scored) */
     /* stage times, ms */
     double downsample_ms, normals_ms, features_ms, match_ms, global_ms, refine_ms, total_ms;
 } ptreg_register_result;

@@ -826,8 +826,8 @@ def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = N
     far from zero are registered about one origin; the transforms are the world's.
 
     Returns a :class:`Result`: ``transformation``, ``global_transformation`` (before
-    refinement), ``fitness``, ``rmse``, ``voxel``, ``matches``, ``inliers`` and each
-    stage's time (``downsample_ms`` ... ``time_ms``)."""
+    refinement), ``fitness``, ``rmse``, ``voxel``, ``matches``, ``inliers``, ``device``
+    and each stage's time (``downsample_ms`` ... ``time_ms``)."""
     origin = _frame(source, target)
     src, tgt = _local(source, origin, "source"), _local(target, origin, "target")
     d = _core.register(src, tgt, _normals_of(source_normals, source, "source_normals"),

@@ -931,7 +931,7 @@ static PyObject *py_register(PyObject *self, PyObject *args, PyObject *kwargs)
         put(d, "fitness", PyFloat_FromDouble(r.fitness)) || put(d, "rmse", PyFloat_FromDouble(r.rmse)) ||
         put(d, "voxel", PyFloat_FromDouble(r.voxel)) || put(d, "source_down", PyLong_FromSize_t(r.source_down)) ||
         put(d, "target_down", PyLong_FromSize_t(r.target_down)) || put(d, "matches", PyLong_FromSize_t(r.matches)) ||
-        put(d, "inliers", PyLong_FromSize_t(r.ransac.inliers)) ||
+        put(d, "inliers", PyLong_FromSize_t(r.ransac.inliers)) || put(d, "device", device_string(&r.device)) ||
         put(d, "global_transformation",
             doubles_list(o.global == PTREG_GLOBAL_FGR ? r.fgr.transformation : r.ransac.transformation, 16)) ||
         put(d, "downsample_ms", PyFloat_FromDouble(r.downsample_ms)) ||

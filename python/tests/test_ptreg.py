@@ -276,6 +276,7 @@ def test_register_on_a_device_is_the_cpus(scene):
     model = ptreg.read_cloud(scene / "model.ply").points
     moved = model @ rotation([0.3, -0.8, 0.5], 137.0).T + np.array([0.3, -0.2, 0.1])
     cpu, dev = ptreg.register(moved, model, device="cpu"), ptreg.register(moved, model, device=opencl)
+    assert dev.device == opencl and cpu.device == "cpu"
     assert dev.inliers == cpu.inliers and dev.matches == cpu.matches
     assert np.array_equal(dev.global_transformation, cpu.global_transformation)
     assert np.abs(dev.transformation - cpu.transformation).max() <= 1e-6

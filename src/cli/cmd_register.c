@@ -67,7 +67,9 @@ static int read_register_options(const cli_args *a, ptreg_register_options *o)
 
 static void print_human(const cli_args *a, const ptreg_register_result *r, const cli_result *res)
 {
-    printf("ptreg register: %s onto %s, %d threads\n", a->positional[0], a->positional[1], ptreg_get_num_threads());
+    char device[32];
+    printf("ptreg register: %s onto %s, %d threads, on %s\n", a->positional[0], a->positional[1],
+           ptreg_get_num_threads(), ptreg_device_format(&r->device, device, sizeof device));
     printf("  voxel %g: %zu and %zu points, %zu feature matches\n", r->voxel, r->source_down, r->target_down,
            r->matches);
     if (r->fgr.tuples)
@@ -84,6 +86,8 @@ static void print_human(const cli_args *a, const ptreg_register_result *r, const
 static int print_json(const ptreg_register_result *r, const cli_result *res)
 {
     cJSON *o = cli_result_json(res);
+    char device[32];
+    cJSON_AddStringToObject(o, "device", ptreg_device_format(&r->device, device, sizeof device));
     cJSON_AddNumberToObject(o, "voxel", r->voxel);
     cJSON_AddNumberToObject(o, "source_points_down", (double)r->source_down);
     cJSON_AddNumberToObject(o, "target_points_down", (double)r->target_down);

@@ -788,6 +788,7 @@ static ptreg_status global_stage(const register_target *s, const register_target
     double t1 = ptreg_time_ms();
     ptreg_device on;
     ptreg_status st = engine_choose(match_engines, 2, &opt.device, NULL, "feature matching", &on, NULL, err);
+    r->device = on;
     st = st ? st : match_features_on(&on, s->fpfh, ds->n, t->fpfh, dt->n, PTREG_FPFH_BINS, opt.mutual, &m, err);
     r->match_ms = ptreg_time_ms() - t1;
     r->matches = m.count;

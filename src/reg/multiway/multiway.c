@@ -362,6 +362,7 @@ static ptreg_status register_pair(const multiway_prepared *p, size_t s, size_t t
     ro.global = opt->global;
     ro.ransac.seed = opt->seed;
     ro.no_refine = 1; /* refine_pair's ICP refines */
+    ro.device = (ptreg_device){PTREG_BACKEND_CPU, 0}; /* the pipeline runs on the CPU (multiway.h) */
     const ptreg_multiway_scan a = view_of(p, s, 0), b = view_of(p, t, 0);
     ptreg_register_result rr;
     ptreg_status st = ptreg_register_prepared(a.xyz, a.normals, a.n, &p[s].features, b.xyz, b.normals, b.n,
