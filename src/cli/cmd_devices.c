@@ -37,14 +37,19 @@ typedef struct probed_device {
     char error[PTREG_ERROR_MESSAGE_MAX];
 } probed_device;
 
-static void probe_device(const ptreg_device_info *listed, probed_device *p)
+/* PTREG_ERR_NOMEM: this run's failure, not the device's (the command
+ * fails, printing nothing); any other refusal is the device's, said. */
+static ptreg_status probe_device(const ptreg_device_info *listed, probed_device *p, ptreg_error *err)
 {
-    ptreg_error err;
     p->error[0] = '\0';
-    if (ptreg_device_probe(&listed->device, &p->info, &err)) {
+    ptreg_status st = ptreg_device_probe(&listed->device, &p->info, err);
+    if (st == PTREG_ERR_NOMEM)
+        return st;
+    if (st) {
         p->info = *listed;
-        snprintf(p->error, sizeof p->error, "%s", err.message);
+        snprintf(p->error, sizeof p->error, "%s", err->message);
     }
+    return PTREG_OK;
 }
 
 static void print_device(const probed_device *p)
@@ -162,8 +167,13 @@ int cli_run_devices(int argc, char **argv)
         cli_error("devices", "out of memory");
         return EXIT_RUNTIME;
     }
+    ptreg_error err;
     for (size_t i = 0; i < count; i++)
-        probe_device(&list[i], &probed[i]);
+        if (probe_device(&list[i], &probed[i], &err)) {
+            cli_error("devices", "%s", err.message);
+            free(probed);
+            return EXIT_RUNTIME;
+        }
     if (cli_has(&a, "json")) {
         rc = print_json(probed, count, choice);
         free(probed);
