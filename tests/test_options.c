@@ -12,6 +12,7 @@
 #include "ptreg/harris3d.h"
 #include "ptreg/icp.h"
 #include "ptreg/lddmm.h"
+#include "ptreg/multiway.h"
 #include "ptreg/nn.h"
 #include "ptreg/options.h"
 #include "ptreg/pair.h"
@@ -21,7 +22,7 @@ typedef const ptreg_option_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,
                                   ptreg_icp_option_table, ptreg_lddmm_option_table, ptreg_harris3d_option_table,
                                   ptreg_normals_option_table, ptreg_feature_option_table, ptreg_register_option_table,
-                                  ptreg_tune_option_table, ptreg_index_option_table};
+                                  ptreg_tune_option_table, ptreg_index_option_table, ptreg_multiway_option_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 static const ptreg_option *find(const ptreg_option_table *t, const char *name)
@@ -151,6 +152,48 @@ static void test_check(void)
     CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "tol is NaN"));
 }
 
+/* ICP's rules (its table's check): a kernel without its scale, and one of
+ * Open3D's two stops without the other, are refused with the options
+ * named in the caller's spelling; the owner only in the library's. */
+static void test_icp_rules(void)
+{
+    const ptreg_option_table *t = ptreg_icp_option_table();
+    ptreg_icp_options o;
+    ptreg_icp_options_default(&o);
+    ptreg_error err;
+    REQUIRE(t->check != NULL);
+    o.kernel = PTREG_KERNEL_HUBER;
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "ICP: the huber kernel needs kernel_scale (> 0") == err.message, "%s",
+              err.message);
+    CHECK(ptreg_options_check_as(t, &o, PTREG_OPTION_SPELL_CLI, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "the huber kernel needs --kernel-scale (> 0") == err.message, "%s",
+              err.message);
+    o.kernel_scale = 0.1;
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_OK);
+    o.relative_fitness = 1e-6;
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG &&
+          strstr(err.message, "relative_fitness and relative_rmse go together"));
+    CHECK(ptreg_options_check_as(t, &o, PTREG_OPTION_SPELL_CLI, &err) == PTREG_ERR_ARG &&
+          strstr(err.message, "--relative-fitness and --relative-rmse go together"));
+    o.relative_fitness = 0, o.relative_rmse = 1e-6;
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "go together"));
+    o.relative_fitness = 1e-6;
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_OK);
+    /* a range error comes first, as the command line parses one option at a time */
+    o.kernel_scale = -1;
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "kernel_scale -1"));
+}
+
+/* The normals each ICP method reads, the one statement of it. */
+static void test_icp_normals(void)
+{
+    CHECK(ptreg_icp_method_normals(PTREG_ICP_POINT) == 0);
+    CHECK(ptreg_icp_method_normals(PTREG_ICP_PLANE) == PTREG_ICP_NORMALS_TARGET);
+    CHECK(ptreg_icp_method_normals(PTREG_ICP_GICP) == (PTREG_ICP_NORMALS_TARGET | PTREG_ICP_NORMALS_SOURCE));
+    CHECK(ptreg_icp_method_normals(PTREG_ICP_SYMMETRIC) == (PTREG_ICP_NORMALS_TARGET | PTREG_ICP_NORMALS_SOURCE));
+}
+
 static void test_describe(void)
 {
     const ptreg_option_table *t = ptreg_emicp_option_table();
@@ -215,6 +258,8 @@ int main(void)
     test_parse();
     test_set();
     test_check();
+    test_icp_rules();
+    test_icp_normals();
     test_describe();
     test_tables();
     return check_exit();

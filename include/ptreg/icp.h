@@ -93,6 +93,13 @@ PTREG_API const ptreg_option_table *ptreg_icp_option_table(void);
  * but POINT without a kernel or damping, which Horn's closed form
  * solves). */
 PTREG_API int ptreg_icp_uses_gauss_newton(const ptreg_icp_options *opt);
+/* Which clouds' normals the method reads (ptreg_icp_options'
+ * target_normals and source_normals): PTREG_ICP_NORMALS_TARGET for PLANE,
+ * GICP and SYMMETRIC, with PTREG_ICP_NORMALS_SOURCE for GICP and
+ * SYMMETRIC; 0 for POINT. A front end hands a file's own normals to the
+ * method through it. */
+enum { PTREG_ICP_NORMALS_TARGET = 1, PTREG_ICP_NORMALS_SOURCE = 2 };
+PTREG_API unsigned ptreg_icp_method_normals(ptreg_icp_method method);
 /* Where ptreg_icp runs the options: their device (ptreg_device_resolve). */
 PTREG_API ptreg_status ptreg_icp_resolve_device(const ptreg_icp_options *opt, ptreg_device *on, ptreg_error *err);
 

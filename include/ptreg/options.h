@@ -50,12 +50,24 @@ typedef struct ptreg_option {
     const char *help;
 } ptreg_option;
 
+/* How a rule's message names the options: by the table's names (C's and
+ * Python's spelling, "kernel_scale") or the command line's ("--kernel-scale"). */
+typedef enum ptreg_option_spelling {
+    PTREG_OPTION_SPELL_NAME = 0,
+    PTREG_OPTION_SPELL_CLI
+} ptreg_option_spelling;
+
 typedef struct ptreg_option_table {
     const char *owner; /* names the options in messages: "EM-ICP" */
     const ptreg_option *options;
     size_t count;
     size_t size;                  /* of the options struct */
     void (*defaults)(void *options); /* its *_options_default */
+    /* The rules that tie fields together, run after each field's range
+     * (NULL: none): PTREG_ERR_ARG naming the options as `spelling` says,
+     * without the owner (ptreg_options_check adds it). Every front end
+     * reaches them through ptreg_options_check, so none states a rule. */
+    ptreg_status (*check)(const void *options, ptreg_option_spelling spelling, ptreg_error *err);
 } ptreg_option_table;
 
 /* The option called `name` (its first len characters; '-' and '_' alike):
@@ -73,8 +85,14 @@ PTREG_API ptreg_status ptreg_option_parse(const ptreg_option *o, void *options, 
  * AUTO or LO_UNSET takes as "not set" (what the table's check accepts). */
 PTREG_API ptreg_status ptreg_option_set(const ptreg_option *o, void *options, double value, ptreg_error *err);
 /* Every field of the table within its range (or below it, for an AUTO
- * one): PTREG_ERR_ARG naming the owner, the option and its value otherwise. */
+ * one), then the table's rules (check): PTREG_ERR_ARG naming the owner,
+ * the option and its value otherwise. */
 PTREG_API ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options, ptreg_error *err);
+/* The same, then the table's rules (check); their message names the
+ * options as `spelling` says, and the owner only for the table's names
+ * (a command line's message names its command instead). */
+PTREG_API ptreg_status ptreg_options_check_as(const ptreg_option_table *table, const void *options,
+                                              ptreg_option_spelling spelling, ptreg_error *err);
 /* The field's value as text ("0.9", "fp32"), and the range as text
  * ("in (0, 1)", ">= 0", "a power of two in [1, 4]", "fp32|fp64|fp16").
  * ptreg_option_explicit: 1 when the value is in range (not AUTO's "not

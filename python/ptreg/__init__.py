@@ -735,10 +735,6 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
     target), ``fitness``, ``rmse`` (as Open3D's), ``pairs``, ``iterations``,
     ``converged``, ``stop_reason``, ``mse`` per iteration, ``time_ms``, ``nn``,
     ``device``."""
-    if kernel != "none" and kernel_scale is None:
-        raise ArgumentError(f"kernel {kernel!r}: give kernel_scale, the residual where it starts to discount a pair")
-    if (relative_fitness is None) != (relative_rmse is None):
-        raise ArgumentError("relative_fitness and relative_rmse go together (Open3D stops when both hold)")
     origin = target.origin if isinstance(target, ModelIndex) else _frame(source, target)
     if origin == _ZERO and _frame(source) != _ZERO:
         raise ArgumentError("icp: the source is far from zero (float64 world coordinates) but the ModelIndex is not: "
@@ -750,10 +746,10 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
                    relative_rmse=relative_rmse, transformation_epsilon=transformation_epsilon,
                    filter_sigma=filter_sigma, filter_start=filter_start, trim=trim, nn=nn, device=device)
     src = _local(source, origin, "source")
-    # the clouds' own normals where the method reads them (icp.h: the target's for
-    # plane, gicp and symmetric, the source's for gicp and symmetric)
-    sn = _normals_of(source_normals, source, "source_normals", method in ("gicp", "symmetric"))
-    tn = _normals_of(target_normals, target, "target_normals", method in ("plane", "gicp", "symmetric"))
+    # the clouds' own normals where the method reads them (the library says which)
+    reads_source, reads_target = _core.icp_normals(method)
+    sn = _normals_of(source_normals, source, "source_normals", reads_source)
+    tn = _normals_of(target_normals, target, "target_normals", reads_target)
     tgt = target._capsule if isinstance(target, ModelIndex) else _local(target, origin, "target")
     d = _core.icp(src, tgt, sn, tn, **options)
     r = _in_world(_with_transform(d, "transformation"), origin, "transformation")

@@ -256,7 +256,8 @@ static const ptreg_option *library_option(const ptreg_option_table *table, const
 /* Sets each keyword (None: the default stays) on opt: from the library's
  * table of the options (NULL: none), else from the binding's own fields
  * (the device, matrices, and options without a table yet); an unknown one
- * is a TypeError, as for any Python function. */
+ * is a TypeError, as for any Python function. Then the table's check, its
+ * rules included. */
 static int apply_options(void *opt, const ptreg_option_table *table, const field *fields, PyObject *kwargs,
                          const char *func)
 {
@@ -283,6 +284,13 @@ static int apply_options(void *opt, const ptreg_option_table *table, const field
         }
         if (value != Py_None && set_field(opt, f, value) < 0)
             return -1;
+    }
+    /* the library's rules that tie keywords together, stated there once */
+    ptreg_error err;
+    ptreg_status st = table ? ptreg_options_check(table, opt, &err) : PTREG_OK;
+    if (st) {
+        raise_ptreg(st, &err);
+        return -1;
     }
     return 0;
 }
@@ -866,6 +874,21 @@ static PyObject *icp_result_dict(const ptreg_icp_result *r)
 }
 
 static ptreg_model_index *index_of(PyObject *capsule);
+
+/* icp_normals(method): (source, target), whether the method reads that
+ * cloud's normals (ptreg_icp_method_normals) */
+static PyObject *py_icp_normals(PyObject *self, PyObject *name)
+{
+    (void)self;
+    const char *s = PyUnicode_AsUTF8(name);
+    ptreg_icp_method method;
+    if (!s)
+        return NULL;
+    /* an unknown name reads none: icp() names it as its other keywords */
+    const unsigned reads = ptreg_icp_method_parse(s, &method) ? 0u : ptreg_icp_method_normals(method);
+    return Py_BuildValue("(OO)", reads & PTREG_ICP_NORMALS_SOURCE ? Py_True : Py_False,
+                         reads & PTREG_ICP_NORMALS_TARGET ? Py_True : Py_False);
+}
 
 /* icp(source, target, source_normals, target_normals, **options); target
  * an array, or a model index's capsule */
@@ -2254,6 +2277,7 @@ static PyMethodDef methods[] = {
     {"fpfh", KW py_fpfh, METH_VARARGS | METH_KEYWORDS, NULL},
     {"pfh", KW py_pfh, METH_VARARGS | METH_KEYWORDS, NULL},
     {"icp", KW py_icp, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"icp_normals", py_icp_normals, METH_O, NULL},
     {"register", KW py_register, METH_VARARGS | METH_KEYWORDS, NULL},
     {"emicp", KW py_emicp, METH_VARARGS | METH_KEYWORDS, NULL},
     {"harris3d", KW py_harris3d, METH_VARARGS | METH_KEYWORDS, NULL},

@@ -284,6 +284,13 @@ int cli_read_library(const cli_args *args, void *options)
             return EXIT_USAGE;
         }
     }
+    /* the library's rules that tie options together: its message, in the
+     * command line's spelling */
+    ptreg_error err;
+    if (ptreg_options_check_as(t, options, PTREG_OPTION_SPELL_CLI, &err)) {
+        cli_error(args->cmd->name, "%s", err.message);
+        return EXIT_USAGE;
+    }
     return EXIT_OK;
 }
 

@@ -77,7 +77,9 @@ void cli_print_help(const cli_command *cmd);
 void cli_print_man_options(const cli_command *cmd);
 
 /* Sets the library's options given (cli_command.library) on its options
- * struct; EXIT_USAGE after printing what is wrong with a value. */
+ * struct, then checks them as the library does (its ranges and the rules
+ * that tie options together, ptreg_options_check_as); EXIT_USAGE after
+ * printing what is wrong. */
 int cli_read_library(const cli_args *args, void *options);
 /* 1 when one of the library's speed knobs (PTREG_OPTION_KNOB) was given. */
 int cli_library_knob_given(const cli_args *args);

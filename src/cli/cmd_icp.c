@@ -63,8 +63,8 @@ const cli_command cli_cmd_icp = CLI_COMMAND_LIBRARY("icp",
     "order); every run on one device gives the same bits.",
     icp_options, 1, 2, ptreg_icp_option_table);
 
-/* The library's options (ptreg_icp_option_table), then the rules that tie
- * two of them together. */
+/* The library's options (ptreg_icp_option_table, its rules included), the
+ * threads and the device. */
 static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
 {
     int rc = cli_read_library(a, o);
@@ -73,16 +73,6 @@ static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
     if (rc)
         return rc;
     o->no_tune = cli_has(a, "no-tune");
-    if (o->kernel != PTREG_KERNEL_NONE && !cli_has(a, "kernel-scale")) {
-        cli_error("icp", "--kernel %s: give its scale, --kernel-scale S (the residual, in the clouds' units, "
-                         "where it starts to discount a pair)",
-                  ptreg_robust_kernel_name(o->kernel));
-        return EXIT_USAGE;
-    }
-    if (cli_has(a, "relative-fitness") != cli_has(a, "relative-rmse")) {
-        cli_error("icp", "--relative-fitness and --relative-rmse go together (Open3D stops when both hold)");
-        return EXIT_USAGE;
-    }
     return EXIT_OK;
 }
 
@@ -265,7 +255,7 @@ static void print_device(const icp_job *job)
 /* Where a cloud's normals came from (NULL when the method needs none). */
 static const char *normals_source(const ptreg_icp_options *opt, int target)
 {
-    if (opt->method == PTREG_ICP_POINT || (!target && opt->method == PTREG_ICP_PLANE))
+    if (!(ptreg_icp_method_normals(opt->method) & (target ? PTREG_ICP_NORMALS_TARGET : PTREG_ICP_NORMALS_SOURCE)))
         return NULL;
     return (target ? opt->target_normals : opt->source_normals) ? "file" : "estimated";
 }
@@ -473,7 +463,7 @@ static int check_normal_k(const cli_args *a, const ptreg_icp_options *opt, const
     if (opt->method == PTREG_ICP_POINT || !cli_has(a, "normal-k") || cli_has(a, "normal-radius"))
         return EXIT_OK;
     const size_t k = (size_t)opt->normal_k, target = job->index_loaded ? job->target_points : job->target.n;
-    const int both = opt->method == PTREG_ICP_GICP || opt->method == PTREG_ICP_SYMMETRIC;
+    const int both = (ptreg_icp_method_normals(opt->method) & PTREG_ICP_NORMALS_SOURCE) != 0;
     const char *path = k > target ? job->target_path : both && k > job->source.n ? job->source_path : NULL;
     if (!path)
         return EXIT_OK;
@@ -511,11 +501,11 @@ int cli_run_icp(int argc, char **argv)
     cli_transform_to_local(opt.init, opt.init);
     if (cli_has(&a, "truth"))
         cli_transform_to_local(truth, truth);
-    /* plane, gicp: the files' own normals unless asked to estimate them */
-    if (opt.method != PTREG_ICP_POINT && !cli_has(&a, "normal-k") && !cli_has(&a, "normal-radius")) {
-        opt.target_normals = job.target.normals;
-        if (opt.method == PTREG_ICP_GICP || opt.method == PTREG_ICP_SYMMETRIC)
-            opt.source_normals = job.source.normals;
+    /* the files' own normals where the method reads them, unless asked to estimate them */
+    const unsigned reads = ptreg_icp_method_normals(opt.method);
+    if (!cli_has(&a, "normal-k") && !cli_has(&a, "normal-radius")) {
+        opt.target_normals = reads & PTREG_ICP_NORMALS_TARGET ? job.target.normals : NULL;
+        opt.source_normals = reads & PTREG_ICP_NORMALS_SOURCE ? job.source.normals : NULL;
     }
     cli_progress progress;
     cli_progress_begin(&progress, &a, "icp", "iteration", "MSE");

@@ -433,10 +433,6 @@ static int read_track_options(const cli_args *a, ptreg_track_options *o, double 
         cli_error("track", "--predict: '%s' is not none or constant-velocity", p);
         return EXIT_USAGE;
     }
-    if (o->icp.kernel != PTREG_KERNEL_NONE && !cli_has(a, "kernel-scale")) {
-        cli_error("track", "--kernel %s: give its scale, --kernel-scale S", ptreg_robust_kernel_name(o->icp.kernel));
-        return EXIT_USAGE;
-    }
     if (cli_has(a, "init") && (rc = cli_read_transform("track", cli_string(a, "init", NULL), o->init)))
         return rc;
     const int dash = a->positional_count == 2 && !strcmp(a->positional[1], "-");

@@ -185,7 +185,8 @@ void ptreg_option_format(const ptreg_option *o, const void *options, char *buf, 
 
 int ptreg_option_explicit(const ptreg_option *o, const void *options) { return in_range(o, value_of(o, options)); }
 
-ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options, ptreg_error *err)
+/* Each field within its range (or AUTO's "not set"). */
+static ptreg_status check_ranges(const ptreg_option_table *table, const void *options, ptreg_error *err)
 {
     for (size_t i = 0; i < table->count; i++) {
         const ptreg_option *o = &table->options[i];
@@ -199,4 +200,39 @@ ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *op
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: %s %g is not %s", table->owner, o->name, v, range);
     }
     return PTREG_OK;
+}
+
+ptreg_status ptreg_options_check_as(const ptreg_option_table *table, const void *options,
+                                    ptreg_option_spelling spelling, ptreg_error *err)
+{
+    ptreg_status st = check_ranges(table, options, err);
+    if (st || !table->check)
+        return st;
+    ptreg_error rule;
+    if (!(st = table->check(options, spelling, &rule)))
+        return PTREG_OK;
+    if (spelling == PTREG_OPTION_SPELL_CLI)
+        return ptreg_error_set(err, st, "%s", rule.message);
+    return ptreg_error_set(err, st, "%s: %s", table->owner, rule.message);
+}
+
+ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options, ptreg_error *err)
+{
+    return ptreg_options_check_as(table, options, PTREG_OPTION_SPELL_NAME, err);
+}
+
+const char *option_spelled(const ptreg_option_table *table, const char *name, ptreg_option_spelling spelling,
+                           char *buf, size_t size)
+{
+    const ptreg_option *o = NULL;
+    for (size_t i = 0; i < table->count && !o; i++)
+        if (!strcmp(table->options[i].name, name))
+            o = &table->options[i];
+    if (spelling == PTREG_OPTION_SPELL_NAME || !o) {
+        snprintf(buf, size, "%s", name);
+        return buf;
+    }
+    char cli[64];
+    snprintf(buf, size, "--%s", ptreg_option_cli_name(o, cli, sizeof cli));
+    return buf;
 }

@@ -31,14 +31,21 @@
 
 /* const ptreg_option_table *fn(void): the table of rows (an array) for
  * the options struct `type`, whose defaults default_fn(type *) sets. */
-#define OPTION_TABLE(fn, owner, type, default_fn, rows)                                                         \
+#define OPTION_TABLE(fn, owner, type, default_fn, rows) OPTION_TABLE_CHECKED(fn, owner, type, default_fn, rows, NULL)
+/* The same with the rules that tie its fields together (ptreg_option_table.check). */
+#define OPTION_TABLE_CHECKED(fn, owner, type, default_fn, rows, check)                                          \
     static void fn##_defaults(void *options) { default_fn((type *)options); }                                  \
     const ptreg_option_table *fn(void)                                                                          \
     {                                                                                                           \
         static const ptreg_option_table table = {owner, rows, sizeof rows / sizeof rows[0], sizeof(type),      \
-                                                 fn##_defaults};                                                \
+                                                 fn##_defaults, check};                                         \
         return &table;                                                                                          \
     }
+
+/* For a rule's message: the option `name` of the table as `spelling` says
+ * ("kernel_scale", "--kernel-scale"), into buf. */
+const char *option_spelled(const ptreg_option_table *table, const char *name, ptreg_option_spelling spelling,
+                           char *buf, size_t size);
 
 /* The name of value among names ({NULL, 0}-ended), or NULL; the value of
  * name into *value ('-' and '_' alike): 0, or -1 when names lack it. What an enum's

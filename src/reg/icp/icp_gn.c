@@ -41,6 +41,15 @@ double ptreg_robust_weight(ptreg_robust_kernel kernel, double k, double r)
     return 1.0;
 }
 
+unsigned ptreg_icp_method_normals(ptreg_icp_method method)
+{
+    if (method == PTREG_ICP_POINT)
+        return 0;
+    /* GICP's covariances and the symmetric objective turn the source's normals too */
+    const int both = method == PTREG_ICP_GICP || method == PTREG_ICP_SYMMETRIC;
+    return PTREG_ICP_NORMALS_TARGET | (both ? PTREG_ICP_NORMALS_SOURCE : 0u);
+}
+
 int ptreg_icp_uses_gauss_newton(const ptreg_icp_options *opt)
 {
     return opt->method != PTREG_ICP_POINT || opt->kernel != PTREG_KERNEL_NONE || opt->lm_lambda > 0.0;

@@ -86,7 +86,7 @@ ptreg_status icp_iterate(icp_correspond_fn correspond, void *ctx, size_t n, cons
  * part of each pair's residual. */
 static inline int icp_uses_source_normals(const ptreg_icp_options *opt)
 {
-    return opt->method == PTREG_ICP_GICP || opt->method == PTREG_ICP_SYMMETRIC;
+    return (ptreg_icp_method_normals(opt->method) & PTREG_ICP_NORMALS_SOURCE) != 0;
 }
 
 /* A cloud's normals for PLANE, GICP and SYMMETRIC: the caller's (given),

@@ -59,7 +59,28 @@ static const ptreg_option icp_rows[] = {
                  "Levenberg-Marquardt steps from damping L (small_gicp's default optimizer starts at 1e-3), 10x up "
                  "when a step raises the mean cost (taken back), 10x down when it lowers it; holds directions no "
                  "pair fixes (a flat target) where Gauss-Newton stops; 0: Gauss-Newton")};
-OPTION_TABLE(ptreg_icp_option_table, "ICP", ptreg_icp_options, ptreg_icp_options_default, icp_rows)
+
+/* The rules that tie ICP's options together (ptreg_option_table.check):
+ * a kernel's scale has no default that fits every cloud, and Open3D's
+ * stop needs both of its numbers. */
+static ptreg_status icp_rules(const void *options, ptreg_option_spelling spelling, ptreg_error *err)
+{
+    const ptreg_icp_options *o = options;
+    const ptreg_option_table *t = ptreg_icp_option_table();
+    char a[48], b[48];
+    if (o->kernel != PTREG_KERNEL_NONE && !(o->kernel_scale > 0))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "the %s kernel needs %s (> 0, the residual where it starts to discount a pair, in "
+                               "the clouds' units)",
+                               ptreg_robust_kernel_name(o->kernel), option_spelled(t, "kernel_scale", spelling, b, sizeof b));
+    if ((o->relative_fitness > 0) != (o->relative_rmse > 0))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s and %s go together (Open3D stops when both hold)",
+                               option_spelled(t, "relative_fitness", spelling, a, sizeof a),
+                               option_spelled(t, "relative_rmse", spelling, b, sizeof b));
+    return PTREG_OK;
+}
+OPTION_TABLE_CHECKED(ptreg_icp_option_table, "ICP", ptreg_icp_options, ptreg_icp_options_default, icp_rows,
+                     icp_rules)
 
 void ptreg_icp_options_default(ptreg_icp_options *opt)
 {
@@ -125,11 +146,6 @@ ptreg_status icp_check_inputs(const float *source, size_t n, const float *target
         return st;
     if ((st = ptreg_options_check(ptreg_icp_option_table(), opt, err)))
         return st;
-    if (opt->kernel != PTREG_KERNEL_NONE && !(opt->kernel_scale > 0))
-        return ptreg_error_set(err, PTREG_ERR_ARG,
-                               "ICP: the %s kernel needs kernel_scale (> 0, the residual where it starts to discount "
-                               "a pair, in the clouds' units)",
-                               ptreg_robust_kernel_name(opt->kernel));
     if (!ptreg_transform_is_rigid(opt->init, PTREG_RIGID_TOL))
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "ICP: the initial transform is not a rigid motion (ptreg_transform_make_rigid "
