@@ -6,6 +6,7 @@
 #define PTREG_REG_GLOBAL_IMPL_H
 
 #include "ptreg/global.h"
+#include "ptreg/device.h"
 
 /* The public ptreg_register_cloud (global.h): centroids, normals, FPFH, the voxel. */
 typedef ptreg_register_cloud register_target;
@@ -23,5 +24,25 @@ void register_target_free(register_target *t);
 ptreg_status register_global_prepared(const float *source, const float *source_normals, size_t ns,
                                       const register_target *t, const ptreg_register_options *opt,
                                       ptreg_register_result *r, ptreg_error *err);
+
+/* Matches on device `on` (ptreg_match_features's, global_match.c), and
+ * the device they run on for a request (the CPU where the GPU's engine
+ * cannot). */
+ptreg_status match_features_on(const ptreg_device *on, const float *source, size_t ns, const float *target,
+                               size_t nt, int dim, int mutual, ptreg_matches *out, ptreg_error *err);
+ptreg_status match_choose_device(const ptreg_device *request, ptreg_device *on, ptreg_error *err);
+
+/* Point i of xyz in double, and two points' squared distance (RANSAC's
+ * and FGR's arithmetic). */
+static inline void point_of(const float *xyz, uint32_t i, double p[3])
+{
+    for (int k = 0; k < 3; k++)
+        p[k] = xyz[3 * (size_t)i + k];
+}
+
+static inline double dist2(const double a[3], const double b[3])
+{
+    return (a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]);
+}
 
 #endif

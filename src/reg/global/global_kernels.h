@@ -35,7 +35,7 @@ PTREG_DECLARE_GLOBAL_KERNELS(_avx512)
 #endif
 
 /* The copies one ISA built (global_cpu_kernels(): this CPU's; defined in
- * global.c). */
+ * global_match.c). */
 typedef struct global_cpu_kernel_table {
     void (*desc_scan_rows)(const desc_scan *s);
 } global_cpu_kernel_table;

@@ -1,5 +1,5 @@
 /* Feature matching's nearest descriptors on a device (match_device.c,
- * match.cl): global.c's ptreg_match_features asks it in place of its CPU
+ * match.cl): global_match.c's ptreg_match_features asks it in place of its CPU
  * scan, with the same answers. */
 #ifndef PTREG_REG_GLOBAL_MATCH_DEVICE_H
 #define PTREG_REG_GLOBAL_MATCH_DEVICE_H

@@ -1,6 +1,6 @@
 /* RANSAC's scoring on a device (ransac_device.c drives it): each group
  * counts one hypothesis's inliers, the matches within max_dist of their
- * target point under its transform, with the CPU's arithmetic (global.c's
+ * target point under its transform, with the CPU's arithmetic (ransac.c's
  * apply and dist2, in double, no contraction), so the counts, and with
  * them the winner, are the CPU's exactly. Needs device/reduce.cl before it
  * and double precision. */

@@ -1,4 +1,4 @@
-/* RANSAC's inlier counts on a device (ransac_device.c, ransac.cl): global.c
+/* RANSAC's inlier counts on a device (ransac_device.c, ransac.cl): ransac.c
  * draws, checks and fits each batch of hypotheses on the host, as its CPU
  * path does, and asks the device for their counts. */
 #ifndef PTREG_REG_GLOBAL_RANSAC_DEVICE_H
