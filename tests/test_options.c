@@ -16,13 +16,15 @@
 #include "ptreg/nn.h"
 #include "ptreg/options.h"
 #include "ptreg/pair.h"
+#include "ptreg/track.h"
 #include "ptreg/tune.h"
 
 typedef const ptreg_option_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,
                                   ptreg_icp_option_table, ptreg_lddmm_option_table, ptreg_harris3d_option_table,
                                   ptreg_normals_option_table, ptreg_feature_option_table, ptreg_register_option_table,
-                                  ptreg_tune_option_table, ptreg_index_option_table, ptreg_multiway_option_table};
+                                  ptreg_tune_option_table, ptreg_index_option_table, ptreg_multiway_option_table,
+                                  ptreg_track_option_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 static const ptreg_option *find(const ptreg_option_table *t, const char *name)
@@ -185,6 +187,33 @@ static void test_icp_rules(void)
     CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "kernel_scale -1"));
 }
 
+/* track's table: its own rows, then ICP's moved into its icp field, and
+ * ICP's rules through its check. */
+static void test_track_table(void)
+{
+    const ptreg_option_table *t = ptreg_track_option_table();
+    ptreg_track_options o;
+    ptreg_track_options_default(&o);
+    ptreg_error err;
+    CHECK(find(t, "max-turn") == find(t, "max_turn_deg") && find(t, "max_turn_deg") != NULL);
+    CHECK(ptreg_option_parse(find(t, "kernel"), &o, "cauchy", &err) == PTREG_OK && o.icp.kernel == PTREG_KERNEL_CAUCHY);
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "track: the cauchy kernel needs kernel_scale") == err.message, "%s", err.message);
+    CHECK(ptreg_options_check_as(t, &o, PTREG_OPTION_SPELL_CLI, &err) == PTREG_ERR_ARG &&
+          strstr(err.message, "--kernel-scale"));
+    CHECK(ptreg_option_parse(find(t, "kernel-scale"), &o, "0.5", &err) == PTREG_OK && o.icp.kernel_scale == 0.5);
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_OK);
+    o.icp.relative_rmse = 1e-3;
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "go together"));
+    ptreg_track_options_default(&o);
+    CHECK(ptreg_option_parse(find(t, "max-rmse"), &o, "0", &err) == PTREG_ERR_ARG); /* 0 is "the default" */
+    o.max_speed = -1;
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "max_speed"));
+    o.max_speed = 0;
+    o.predict = (ptreg_track_predict)7;
+    CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG && strstr(err.message, "predict"));
+}
+
 /* The normals each ICP method reads, the one statement of it. */
 static void test_icp_normals(void)
 {
@@ -260,6 +289,7 @@ int main(void)
     test_check();
     test_icp_rules();
     test_icp_normals();
+    test_track_table();
     test_describe();
     test_tables();
     return check_exit();

@@ -14,6 +14,7 @@
 #include "global.h"
 #include "icp.h"
 #include "nn.h"
+#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +68,11 @@ typedef struct ptreg_track_options {
 } ptreg_track_options;
 
 PTREG_API void ptreg_track_options_default(ptreg_track_options *opt);
+/* The table of its options (options.h): predict, min_fitness, max_rmse,
+ * max_speed, max_turn_deg (the command line's --max-turn), then ICP's
+ * (ptreg_icp_option_table's rows, in icp, with the tracker's defaults);
+ * its check adds ICP's rules. init, recover and recovery are set apart. */
+PTREG_API const ptreg_option_table *ptreg_track_option_table(void);
 
 typedef struct ptreg_track_frame {
     double pose[16];      /* takes the frame's points into the model's frame */

@@ -1106,21 +1106,6 @@ def multiway(scans: Sequence[ArrayLike], *, normals: Optional[Sequence[Optional[
     return r
 
 
-def _track_ranges(**given: Optional[float]) -> None:
-    """track's numbers in the command line's ranges (its options have no
-    library table yet): a value that means "not set" there is refused here."""
-    ranges = {"max_iter": (0, False), "max_dist": (0, True), "tol": (0, False), "min_fitness": (0, False),
-              "max_rmse": (0, True), "max_speed": (0, True), "max_turn": (0, True)}
-    for name, value in given.items():
-        if value is None:
-            continue
-        lo, open_lo = ranges[name]
-        v = float(value)
-        if not (v > lo if open_lo else v >= lo) or v != v or (name == "min_fitness" and v > 1):
-            raise ArgumentError(f"track: {name} {value} is not {'>' if open_lo else '>='} {lo}"
-                                + (" and <= 1" if name == "min_fitness" else ""))
-
-
 @_renamed(max_turn_deg="max_turn", recover=lambda v: {"no_recover": not v})
 def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLike] = None,
           rate: float = 10.0, predict: str = "constant-velocity", init: Optional[Matrix] = None,
@@ -1145,8 +1130,6 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
     ``"lost"``), ``iterations``, ``fitness``, ``rmse``, ``latency_ms``, ``time``."""
     if not rate > 0:
         raise ArgumentError(f"track: rate {rate} must be positive")
-    _track_ranges(max_iter=max_iter, max_dist=max_dist, tol=tol, min_fitness=min_fitness, max_rmse=max_rmse,
-                  max_speed=max_speed, max_turn=max_turn)
     origin = _frame(model)
     if model_normals is None:
         model_normals = _cloud_normals(model)

@@ -1787,46 +1787,10 @@ static void tracker_capsule_free(PyObject *capsule)
     PyMem_Free(t);
 }
 
-static int parse_predict(const char *name, int *value)
-{
-    ptreg_track_predict p;
-    if (ptreg_track_predict_parse(name, &p))
-        return -1;
-    *value = (int)p;
-    return 0;
-}
-
-static int parse_icp_method(const char *name, int *value)
-{
-    ptreg_icp_method m;
-    if (ptreg_icp_method_parse(name, &m))
-        return -1;
-    *value = (int)m;
-    return 0;
-}
-
-static int parse_nn(const char *name, int *value)
-{
-    ptreg_nn_method m;
-    if (ptreg_nn_method_parse(name, &m))
-        return -1;
-    *value = (int)m;
-    return 0;
-}
-
+/* the rest, ICP's among them, from ptreg_track_option_table */
 static const field track_fields[] = {
-    OPT_ENUM(ptreg_track_options, "predict", predict, parse_predict),
     OPT(ptreg_track_options, "init", F_MAT16, init),
-    OPT(ptreg_track_options, "min_fitness", F_DOUBLE, min_fitness),
-    OPT(ptreg_track_options, "max_rmse", F_DOUBLE, max_rmse),
-    OPT(ptreg_track_options, "max_speed", F_DOUBLE, max_speed),
-    OPT(ptreg_track_options, "max_turn_deg", F_DOUBLE, max_turn_deg),
     OPT(ptreg_track_options, "recover", F_INT, recover),
-    OPT_ENUM(ptreg_track_options, "method", icp.method, parse_icp_method),
-    OPT_ENUM(ptreg_track_options, "nn", icp.nn, parse_nn),
-    OPT(ptreg_track_options, "max_iter", F_INT, icp.max_iter),
-    OPT(ptreg_track_options, "max_dist", F_DOUBLE, icp.max_dist),
-    OPT(ptreg_track_options, "tol", F_DOUBLE, icp.tol),
     OPT(ptreg_track_options, "device", F_DEVICE, icp.device),
     {NULL, F_INT, 0, NULL},
 };
@@ -1840,7 +1804,7 @@ static PyObject *py_tracker_create(PyObject *self, PyObject *args, PyObject *kwa
         return NULL;
     ptreg_track_options o;
     ptreg_track_options_default(&o);
-    if (apply_options(&o, NULL, track_fields, kwargs, "track") < 0)
+    if (apply_options(&o, ptreg_track_option_table(), track_fields, kwargs, "track") < 0)
         return NULL;
     cloud_pair p;
     if (get_pair(model, NULL, 0, normals, Py_None, &p) < 0)

@@ -27,13 +27,6 @@ static const cli_option track_options[] = {
     {"frames", 0, "DIR", "the frames: DIR's cloud files (.ply .pcd .xyz ...), in name order"},
     {"rate", 0, "HZ", "frame files' rate: frame i is at i / HZ seconds (default 10)"},
     {"init", 0, "FILE", "the first frame's predicted pose, a 4x4 transform (default identity)"},
-    {"predict", 0, "NAME", "none (each frame from the last good pose) or constant-velocity (default)"},
-    {"min-fitness", 0, "F", "a frame whose fitness is below F is lost (default 0.3)"},
-    {"max-rmse", 0, "D", "a frame whose rmse is above D is lost (default 2% of the model's bounding-box "
-                         "diagonal)"},
-    {"max-speed", 0, "V", "a pose that moved faster than V model units per second from the last good one is "
-                          "lost (default: no bound)"},
-    {"max-turn", 0, "DEG", "the same for its rotation, degrees per second (default: no bound)"},
     {"no-recover", 0, NULL, "no global registration of a frame that failed the checks: it is lost"},
     {"no-tune", 0, NULL, "--nn auto ignores the index's measured method ('ptreg index --tune'): the rule"},
     CLI_OPT_QUIET,
@@ -42,40 +35,6 @@ static const cli_option track_options[] = {
     CLI_OPT_JSON,
     CLI_OPT_HTML,
 };
-
-/* ICP's options as the tracker uses them: its defaults (point-to-plane)
- * and the help of the two whose defaults it derives otherwise (max_dist,
- * tol), so that --help and the man page say what a run does. */
-#define TRACK_ICP_ROWS 64
-static ptreg_option track_icp_rows[TRACK_ICP_ROWS];
-static ptreg_option_table track_icp_table;
-
-static void track_icp_defaults(void *icp)
-{
-    ptreg_track_options o;
-    ptreg_track_options_default(&o);
-    memcpy(icp, &o.icp, sizeof o.icp);
-}
-
-static const ptreg_option_table *track_icp_option_table(void)
-{
-    const ptreg_option_table *t = ptreg_icp_option_table();
-    if (track_icp_table.options || t->count > TRACK_ICP_ROWS)
-        return track_icp_table.options ? &track_icp_table : t;
-    for (size_t i = 0; i < t->count; i++) {
-        track_icp_rows[i] = t->options[i];
-        if (!strcmp(t->options[i].name, "max_dist"))
-            track_icp_rows[i].help = "leave out pairs farther apart than D; default 5% of the model's bounding-box "
-                                     "diagonal";
-        else if (!strcmp(t->options[i].name, "tol"))
-            track_icp_rows[i].help = "stop when the MSE drops by less than T; 0 runs all iterations; default "
-                                     "(max-rmse / 100)^2";
-    }
-    track_icp_table = *t;
-    track_icp_table.options = track_icp_rows;
-    track_icp_table.defaults = track_icp_defaults;
-    return &track_icp_table;
-}
 
 const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
     "MODEL FRAME... [options]\n       ptreg track MODEL --frames DIR [options]\n"
@@ -115,7 +74,7 @@ const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
     "or the stream was malformed.\n"
     "  ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth-trajectory-out truth.txt\n"
     "  ptreg track model.ply --frames frames -o trajectory.txt --json --truth truth.txt",
-    track_options, 1, CLI_MAX_POSITIONAL, track_icp_option_table);
+    track_options, 1, CLI_MAX_POSITIONAL, ptreg_track_option_table);
 
 /* ---- the frames: files or a stream ---- */
 
@@ -414,25 +373,15 @@ typedef struct frame_record {
 
 static int read_track_options(const cli_args *a, ptreg_track_options *o, double *rate)
 {
-    int rc = cli_read_library(a, &o->icp);
+    /* the tracker's and ICP's options, ranges and rules from the library's table */
+    int rc = cli_read_library(a, o);
     rc = rc ? rc : cli_apply_threads(a);
     rc = rc ? rc : cli_device(a, &o->icp.device);
     rc = rc ? rc : cli_double(a, "rate", 1e-9, 1e9, rate);
-    rc = rc ? rc : cli_double(a, "min-fitness", 0.0, 1.0, &o->min_fitness);
-    /* above 0: the library's 0 means the default (2% of the diagonal) or
-     * no bound, the opposite of a bound of 0; leave the option out for it */
-    rc = rc ? rc : cli_double(a, "max-rmse", 1e-30, 1e30, &o->max_rmse);
-    rc = rc ? rc : cli_double(a, "max-speed", 1e-30, 1e30, &o->max_speed);
-    rc = rc ? rc : cli_double(a, "max-turn", 1e-30, 1e30, &o->max_turn_deg);
     if (rc)
         return rc;
     o->icp.no_tune = cli_has(a, "no-tune");
     o->recover = !cli_has(a, "no-recover");
-    const char *p = cli_string(a, "predict", NULL);
-    if (p && ptreg_track_predict_parse(p, &o->predict)) {
-        cli_error("track", "--predict: '%s' is not none or constant-velocity", p);
-        return EXIT_USAGE;
-    }
     if (cli_has(a, "init") && (rc = cli_read_transform("track", cli_string(a, "init", NULL), o->init)))
         return rc;
     const int dash = a->positional_count == 2 && !strcmp(a->positional[1], "-");

@@ -4,9 +4,11 @@
 #include "ptreg/track.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options_table.h"
 #include "ptreg/features.h"
 #include "ptreg/nn.h"
 #include "reg/global/global_impl.h"
@@ -67,6 +69,72 @@ void ptreg_track_options_default(ptreg_track_options *opt)
     opt->min_fitness = 0.3;
     opt->recover = 1;
     ptreg_register_options_default(&opt->recovery);
+}
+
+static const ptreg_option_name predict_names[] = {
+    {"none", PTREG_PREDICT_NONE}, {"constant-velocity", PTREG_PREDICT_CONSTANT_VELOCITY}, {NULL, 0}};
+
+OPTION_ENUM_IS_INT(ptreg_track_options, predict);
+/* The tracker's own options; ICP's follow them in the table. A bound's 0
+ * is the library's "default" or "no bound", not a bound of 0: a caller
+ * gives a number above it. */
+static const ptreg_option track_own_rows[] = {
+    OPTION_ENUM(ptreg_track_options, predict, "predict", NULL, predict_names, 0,
+                "where each frame starts: none, the last good pose; constant-velocity, the last two good poses' "
+                "motion carried on"),
+    OPTION_FIELD(ptreg_track_options, min_fitness, NULL, DOUBLE, 0, 1, 0, "F",
+                 "a frame whose fitness is below F is lost"),
+    OPTION_FIELD(ptreg_track_options, max_rmse, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET,
+                 "D", "a frame whose rmse is above D is lost; default 2% of the model's bounding-box diagonal"),
+    OPTION_FIELD(ptreg_track_options, max_speed, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET,
+                 "V", "a pose that moved faster than V model units per second from the last good one is lost; "
+                      "default no bound"),
+    OPTION_FIELD(ptreg_track_options, max_turn_deg, "max_turn", DOUBLE, 0, DBL_MAX,
+                 PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "DEG",
+                 "the same for its rotation, degrees per second; default no bound")};
+#define TRACK_OWN_ROWS (sizeof track_own_rows / sizeof track_own_rows[0])
+#define TRACK_MAX_ROWS 64
+
+static ptreg_option track_rows[TRACK_MAX_ROWS];
+static ptreg_option_table track_table;
+static pthread_once_t track_table_once = PTHREAD_ONCE_INIT;
+
+static void track_defaults(void *options) { ptreg_track_options_default(options); }
+
+/* ICP's rules on the tracker's ICP options (the rows' ranges are checked
+ * with the others). */
+static ptreg_status track_rules(const void *options, ptreg_option_spelling spelling, ptreg_error *err)
+{
+    const ptreg_track_options *o = options;
+    const ptreg_option_table *icp = ptreg_icp_option_table();
+    return icp->check ? icp->check(&o->icp, spelling, err) : PTREG_OK;
+}
+
+/* The tracker's rows, then ICP's moved into ptreg_track_options.icp, with
+ * the help of the two whose defaults the tracker derives otherwise. */
+static void track_table_build(void)
+{
+    const ptreg_option_table *icp = ptreg_icp_option_table();
+    size_t n = 0;
+    for (size_t i = 0; i < TRACK_OWN_ROWS; i++)
+        track_rows[n++] = track_own_rows[i];
+    for (size_t i = 0; i < icp->count && n < TRACK_MAX_ROWS; i++) {
+        ptreg_option r = icp->options[i];
+        r.offset += offsetof(ptreg_track_options, icp);
+        if (!strcmp(r.name, "max_dist"))
+            r.help = "leave out pairs farther apart than D; default 5% of the model's bounding-box diagonal";
+        else if (!strcmp(r.name, "tol"))
+            r.help = "stop when the MSE drops by less than T; 0 runs all iterations; default (max-rmse / 100)^2";
+        track_rows[n++] = r;
+    }
+    track_table = (ptreg_option_table){"track", track_rows, n, sizeof(ptreg_track_options), track_defaults,
+                                       track_rules};
+}
+
+const ptreg_option_table *ptreg_track_option_table(void)
+{
+    pthread_once(&track_table_once, track_table_build);
+    return &track_table;
 }
 
 /* The last good poses (tracked or recovered) and their times: [1] the
@@ -368,17 +436,13 @@ ptreg_status ptreg_tracker_push(ptreg_tracker *tr, const float *frame, size_t n,
 
 static ptreg_status check_options(const ptreg_track_options *o, ptreg_error *err)
 {
-    if (o->predict != PTREG_PREDICT_NONE && o->predict != PTREG_PREDICT_CONSTANT_VELOCITY)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "track: unknown prediction %d", (int)o->predict);
-    if (!(o->min_fitness >= 0.0 && o->min_fitness <= 1.0))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "track: min_fitness %g is outside [0, 1]", o->min_fitness);
-    if (!(o->max_rmse >= 0.0) || !(o->max_speed >= 0.0) || !(o->max_turn_deg >= 0.0) || isinf(o->max_rmse))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "track: max_rmse, max_speed and max_turn_deg must be finite "
-                                                   "and >= 0 (0: the default or no bound)");
+    /* the table's ranges and ICP's rules */
+    ptreg_status st = ptreg_options_check(ptreg_track_option_table(), o, err);
+    if (st)
+        return st;
     if (!ptreg_transform_is_rigid(o->init, PTREG_RIGID_TOL))
         return ptreg_error_set(err, PTREG_ERR_ARG, "track: init is not a rigid transform");
-    ptreg_status st = ptreg_options_check(ptreg_icp_option_table(), &o->icp, err);
-    return st ? st : ptreg_options_check(ptreg_register_option_table(), &o->recovery, err);
+    return ptreg_options_check(ptreg_register_option_table(), &o->recovery, err);
 }
 
 /* The model's normals, estimated once as ICP would estimate them. */
