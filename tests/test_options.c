@@ -16,6 +16,7 @@
 #include "ptreg/nn.h"
 #include "ptreg/options.h"
 #include "ptreg/pair.h"
+#include "ptreg/posegraph.h"
 #include "ptreg/track.h"
 #include "ptreg/tune.h"
 
@@ -24,7 +25,8 @@ static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_t
                                   ptreg_icp_option_table, ptreg_lddmm_option_table, ptreg_harris3d_option_table,
                                   ptreg_normals_option_table, ptreg_feature_option_table, ptreg_register_option_table,
                                   ptreg_tune_option_table, ptreg_index_option_table, ptreg_multiway_option_table,
-                                  ptreg_track_option_table};
+                                  ptreg_track_option_table, ptreg_ransac_option_table, ptreg_fgr_option_table,
+                                  ptreg_pose_graph_option_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 static const ptreg_option *find(const ptreg_option_table *t, const char *name)

@@ -50,6 +50,8 @@ typedef struct ptreg_ransac_options {
 } ptreg_ransac_options;
 
 PTREG_API void ptreg_ransac_options_default(ptreg_ransac_options *opt);
+/* The table of its numbers (options.h; max_dist 0 is "not set": ptreg_ransac needs one). */
+PTREG_API const ptreg_option_table *ptreg_ransac_option_table(void);
 /* Where ptreg_ransac scores the options' hypotheses (ptreg_device_resolve;
  * auto takes the CPU where the GPU's engine cannot). */
 PTREG_API ptreg_status ptreg_ransac_resolve_device(const ptreg_ransac_options *opt, ptreg_device *on,
@@ -91,6 +93,8 @@ typedef struct ptreg_fgr_options {
 } ptreg_fgr_options;
 
 PTREG_API void ptreg_fgr_options_default(ptreg_fgr_options *opt);
+/* The table of its numbers (options.h). */
+PTREG_API const ptreg_option_table *ptreg_fgr_option_table(void);
 
 typedef struct ptreg_fgr_result {
     double transformation[16]; /* takes the source onto the target */

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "core.h"
+#include "options.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -75,6 +76,10 @@ typedef struct ptreg_pose_graph_options {
 } ptreg_pose_graph_options;
 
 PTREG_API void ptreg_pose_graph_options_default(ptreg_pose_graph_options *opt);
+/* The table of its options (options.h): max_dist, edge_prune_threshold,
+ * preference_loop_closure, max_iter, solver (reference_node is checked
+ * against the graph). */
+PTREG_API const ptreg_option_table *ptreg_pose_graph_option_table(void);
 
 typedef struct ptreg_pose_graph_result {
     int iterations;            /* of both solves together */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options_table.h"
 #include "reg/global/global_impl.h"
 #include "reg/icp/icp_impl.h"
 
@@ -20,6 +21,17 @@ void ptreg_fgr_options_default(ptreg_fgr_options *opt)
     opt->max_tuples = 1000;
     opt->seed = 1;
 }
+
+static const ptreg_option fgr_rows[] = {
+    OPTION_FIELD(ptreg_fgr_options, division_factor, NULL, DOUBLE, 1, DBL_MAX, PTREG_OPTION_OPEN_LO, "F",
+                 "graduated non-convexity divides mu by F every 4 iterations"),
+    OPTION_FIELD(ptreg_fgr_options, max_dist, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO, "D",
+                 "mu's floor, in the unit ball's units"),
+    OPTION_FIELD(ptreg_fgr_options, iterations, NULL, INT, 1, INT_MAX, 0, "N", "Gauss-Newton iterations"),
+    OPTION_FIELD(ptreg_fgr_options, tuple_scale, NULL, DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO | PTREG_OPTION_OPEN_HI, "S",
+                 "the tuple test: every edge of a triple agrees to S both ways"),
+    OPTION_FIELD(ptreg_fgr_options, max_tuples, NULL, INT, 1, INT_MAX, 0, "N", "the tuple test's triples at most")};
+OPTION_TABLE(ptreg_fgr_option_table, "FGR", ptreg_fgr_options, ptreg_fgr_options_default, fgr_rows)
 
 /* Open3D's tuple test: the kept matches (three per passing triple, in the
  * order drawn) into keep; returns the triples. */
@@ -112,10 +124,9 @@ ptreg_status ptreg_fgr(const float *source, size_t ns, const float *target, size
     const double t0 = ptreg_time_ms();
     memset(r, 0, sizeof *r);
     ptreg_transform_identity(r->transformation);
-    if (!(opt->division_factor > 1.0) || !(opt->max_dist > 0.0) || opt->iterations < 1 ||
-        !(opt->tuple_scale > 0.0 && opt->tuple_scale < 1.0) || opt->max_tuples < 1)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "FGR: division_factor > 1, max_dist > 0, iterations >= 1, "
-                                                   "tuple_scale in (0, 1) and max_tuples >= 1 are needed");
+    const ptreg_status bad = ptreg_options_check(ptreg_fgr_option_table(), opt, err);
+    if (bad)
+        return bad;
     if (!ns || !nt || m->count == 0) {
         r->time_ms = ptreg_time_ms() - t0;
         return PTREG_OK;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options_table.h"
 #include "reg/global/global_impl.h"
 #include "reg/global/global_kernels.h"
 #include "reg/global/ransac_device.h"
@@ -23,6 +24,21 @@ void ptreg_ransac_options_default(ptreg_ransac_options *opt)
     opt->seed = 1;
     opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
 }
+
+static const ptreg_option ransac_rows[] = {
+    OPTION_FIELD(ptreg_ransac_options, max_dist, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET,
+                 "D", "a correspondence is an inlier within D after the transform (Open3D's "
+                      "max_correspondence_distance); required"),
+    OPTION_FIELD(ptreg_ransac_options, edge_length, NULL, DOUBLE, -DBL_MAX, 1, PTREG_OPTION_OPEN_HI, "R",
+                 "Open3D's edge-length checker: the sample's edges agree to this ratio; 0: off"),
+    OPTION_FIELD(ptreg_ransac_options, check_distance, NULL, DOUBLE, -DBL_MAX, DBL_MAX, 0, "D",
+                 "Open3D's distance checker: every sampled pair within D; 0: max_dist; < 0: off"),
+    OPTION_FIELD(ptreg_ransac_options, normal_angle, NULL, DOUBLE, 0, DBL_MAX, 0, "A",
+                 "Open3D's normal checker, radians (needs both clouds' normals); 0: off"),
+    OPTION_FIELD(ptreg_ransac_options, max_iter, NULL, INT, 1, INT_MAX, 0, "N", "hypotheses at most"),
+    OPTION_FIELD(ptreg_ransac_options, confidence, NULL, DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO | PTREG_OPTION_OPEN_HI,
+                 "C", "stop once this sure to have drawn an all-inlier sample")};
+OPTION_TABLE(ptreg_ransac_option_table, "RANSAC", ptreg_ransac_options, ptreg_ransac_options_default, ransac_rows)
 
 static const engine *const ransac_engines[] = {&engine_cpu, &ransac_device_engine};
 
@@ -223,13 +239,11 @@ static ptreg_status check_ransac(const float *source_normals, const float *targe
 {
     if (m->count < 3)
         return ptreg_error_set(err, PTREG_ERR_ARG, "RANSAC: %zu correspondences; at least 3 are needed", m->count);
-    if (!(opt->max_dist > 0.0) || !isfinite(opt->max_dist))
+    ptreg_status st = ptreg_options_check(ptreg_ransac_option_table(), opt, err);
+    if (st)
+        return st;
+    if (!(opt->max_dist > 0.0)) /* the table's "not set": a distance has no default here */
         return ptreg_error_set(err, PTREG_ERR_ARG, "RANSAC: max_dist %g is not a positive number", opt->max_dist);
-    if (!(opt->confidence > 0.0 && opt->confidence < 1.0) || opt->max_iter < 1 || !(opt->edge_length < 1.0) ||
-        isnan(opt->check_distance) || !(opt->normal_angle >= 0.0))
-        return ptreg_error_set(err, PTREG_ERR_ARG,
-                               "RANSAC: confidence in (0, 1), max_iter >= 1, edge_length < 1, a distance and a "
-                               "normal angle >= 0 are needed");
     if (opt->normal_angle > 0.0 && (!source_normals || !target_normals))
         return ptreg_error_set(err, PTREG_ERR_ARG, "RANSAC: the normal checker needs both clouds' normals");
     return PTREG_OK;

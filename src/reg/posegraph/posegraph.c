@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options_table.h"
 #include "reg/posegraph/posegraph_impl.h"
 
 void ptreg_pose_graph_init(ptreg_pose_graph *g)
@@ -51,6 +52,24 @@ void ptreg_pose_graph_free(ptreg_pose_graph *g)
     free(g->edges);
     ptreg_pose_graph_init(g);
 }
+
+static const ptreg_option_name solver_names[] = {
+    {"cholmod", PTREG_POSE_SOLVER_CHOLMOD}, {"dense", PTREG_POSE_SOLVER_DENSE}, {NULL, 0}};
+
+OPTION_ENUM_IS_INT(ptreg_pose_graph_options, solver);
+static const ptreg_option pose_graph_rows[] = {
+    OPTION_FIELD(ptreg_pose_graph_options, max_dist, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO, "D",
+                 "the scans' max correspondence distance: sets the line process's weight (Open3D's)"),
+    OPTION_FIELD(ptreg_pose_graph_options, edge_prune_threshold, NULL, DOUBLE, 0, 1, 0, "T",
+                 "uncertain edges whose confidence ends at or below T are removed"),
+    OPTION_FIELD(ptreg_pose_graph_options, preference_loop_closure, NULL, DOUBLE, 0, DBL_MAX, 0, "W",
+                 "the weight of loop closures against odometry"),
+    OPTION_FIELD(ptreg_pose_graph_options, max_iter, NULL, INT, 0, INT_MAX, 0, "N",
+                 "Levenberg-Marquardt iterations of each solve; 0: none"),
+    OPTION_ENUM(ptreg_pose_graph_options, solver, "solver", NULL, solver_names, 0,
+                "cholmod: sparse Cholesky (SuiteSparse); dense: the reference")};
+OPTION_TABLE(ptreg_pose_graph_option_table, "pose graph", ptreg_pose_graph_options, ptreg_pose_graph_options_default,
+             pose_graph_rows)
 
 void ptreg_pose_graph_options_default(ptreg_pose_graph_options *opt)
 {

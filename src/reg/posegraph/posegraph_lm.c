@@ -658,19 +658,9 @@ done:
 
 static ptreg_status check_options(const ptreg_pose_graph *g, const ptreg_pose_graph_options *opt, ptreg_error *err)
 {
-    if (!(opt->max_dist > 0) || !isfinite(opt->max_dist))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pose graph: max_dist %g must be a positive number",
-                               opt->max_dist);
-    if (!(opt->edge_prune_threshold >= 0 && opt->edge_prune_threshold <= 1))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pose graph: edge_prune_threshold %g is outside [0, 1]",
-                               opt->edge_prune_threshold);
-    if (!(opt->preference_loop_closure >= 0) || !isfinite(opt->preference_loop_closure))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pose graph: preference_loop_closure %g must be 0 or more",
-                               opt->preference_loop_closure);
-    if (opt->max_iter < 0)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pose graph: max_iter %d is negative", opt->max_iter);
-    if (opt->solver != PTREG_POSE_SOLVER_CHOLMOD && opt->solver != PTREG_POSE_SOLVER_DENSE)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "pose graph: unknown solver %d", (int)opt->solver);
+    const ptreg_status st = ptreg_options_check(ptreg_pose_graph_option_table(), opt, err);
+    if (st)
+        return st;
     if (opt->reference_node >= g->node_count)
         return ptreg_error_set(err, PTREG_ERR_ARG, "pose graph: reference node %zu of %zu nodes", opt->reference_node,
                                g->node_count);
