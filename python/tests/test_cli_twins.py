@@ -210,6 +210,11 @@ def refusals(scene, tmp_path):
         (["multiway", scan, model, "--min-fitness", 2], lambda: ptreg.multiway([s, m], min_fitness=2)),
         (["track", model, "--frames", scene, "--max-dist", -1],
          lambda: next(ptreg.track(m, [s.points], max_dist=-1))),
+        (["track", model, "--frames", scene, "--min-fitness", 2],
+         lambda: next(ptreg.track(m, [s.points], min_fitness=2))),
+        (["track", model, "--frames", scene, "--max-rmse", 0], lambda: next(ptreg.track(m, [s.points], max_rmse=0))),
+        (["icp", scan, model, "--relative-fitness", 1e-6], lambda: ptreg.icp(s, m, relative_fitness=1e-6)),
+        (["icp", scan, model, "--kernel", "huber"], lambda: ptreg.icp(s, m, kernel="huber")),
     ]
 
 

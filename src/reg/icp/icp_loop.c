@@ -72,7 +72,8 @@ static ptreg_status icp_rules(const void *options, ptreg_option_spelling spellin
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "the %s kernel needs %s (> 0, the residual where it starts to discount a pair, in "
                                "the clouds' units)",
-                               ptreg_robust_kernel_name(o->kernel), option_spelled(t, "kernel_scale", spelling, b, sizeof b));
+                               ptreg_robust_kernel_name(o->kernel),
+                               option_spelled(t, "kernel_scale", spelling, b, sizeof b));
     if ((o->relative_fitness > 0) != (o->relative_rmse > 0))
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s and %s go together (Open3D stops when both hold)",
                                option_spelled(t, "relative_fitness", spelling, a, sizeof a),
