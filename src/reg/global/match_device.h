@@ -17,7 +17,7 @@ extern const kernel_program match_kernels;
 void match_device_defines(int dim, char *defines, size_t size);
 
 /* row_best[i]: source row i's nearest target row, and (col_best not NULL)
- * col_best[j]: target row j's nearest source row, as global.c's
+ * col_best[j]: target row j's nearest source row, as global_match.c's
  * nearest_both gives them (rows of dim floats; the *_nan flags mark rows
  * without a descriptor; UINT32_MAX: none). */
 ptreg_status match_device_nearest(const ptreg_device *on, const float *source, size_t ns,
