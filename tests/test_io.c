@@ -1083,6 +1083,90 @@ static void test_format_names(void)
         CHECK(ptreg_format_parse(ptreg_format_name((ptreg_format)f), &parsed) == 0 && parsed == (ptreg_format)f);
 }
 
+/* One frame of the stream (docs/FORMATS.md) appended at b: its header,
+ * then n points of xyz; the bytes written. */
+static size_t put_frame(unsigned char *b, uint64_t count, double t, const float *xyz, size_t n)
+{
+    memcpy(b, "PTF1", 4);
+    for (int k = 0; k < 8; k++)
+        b[4 + k] = (unsigned char)(count >> (8 * k));
+    uint64_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    for (int k = 0; k < 8; k++)
+        b[12 + k] = (unsigned char)(tb >> (8 * k));
+    for (size_t i = 0; i < 3 * n; i++) {
+        uint32_t v;
+        memcpy(&v, &xyz[i], sizeof v);
+        for (int k = 0; k < 4; k++)
+            b[20 + 4 * i + k] = (unsigned char)(v >> (8 * k));
+    }
+    return 20 + 12 * n;
+}
+
+/* Reads size bytes of b as a stream to its end or its first error; the
+ * frames read, the last status and its message. */
+static ptreg_status read_stream(const unsigned char *b, size_t size, size_t *frames, ptreg_error *err)
+{
+    FILE *f = fmemopen((void *)b, size ? size : 1, "rb");
+    ptreg_frame_stream s = {f, 0, 0};
+    if (size == 0)
+        fgetc(f); /* fmemopen wants a byte: read it to stand at the end */
+    ptreg_status st = PTREG_OK;
+    for (int end = 0; !st && !end;) {
+        ptreg_cloud c;
+        double t;
+        st = ptreg_frame_stream_next(&s, &c, &t, &end, err);
+        CHECK(st || end || s.frames > 0);
+        CHECK_MSG(!st || (c.n == 0 && c.xyz == NULL), "a failed frame holds points");
+        ptreg_cloud_free(&c);
+    }
+    *frames = s.frames;
+    fclose(f);
+    return st;
+}
+
+/* The frame stream: frames and timestamps as written (non-finite points
+ * dropped), its clean end; a cut, a foreign magic and a count past the
+ * bytes reported with the frame and its byte. */
+static void test_frame_stream(void)
+{
+    unsigned char b[256];
+    const float xyz[6] = {1.0f, -2.5f, 3.0f, NAN, 0.0f, 1.0f};
+    size_t n = put_frame(b, 2, 0.5, xyz, 2);
+    n += put_frame(b + n, 0, 0.75, NULL, 0);
+    FILE *f = fmemopen(b, n, "rb");
+    ptreg_frame_stream s = {f, 0, 0};
+    ptreg_cloud c;
+    double t;
+    int end;
+    ptreg_error err;
+    CHECK(ptreg_frame_stream_next(&s, &c, &t, &end, &err) == PTREG_OK && !end);
+    CHECK(c.n == 1 && c.dropped_nonfinite == 1 && t == 0.5);
+    CHECK(c.n == 1 && memcmp(c.xyz, xyz, 12) == 0);
+    ptreg_cloud_free(&c);
+    CHECK(ptreg_frame_stream_next(&s, &c, &t, &end, &err) == PTREG_OK && !end && c.n == 0 && t == 0.75);
+    CHECK(ptreg_frame_stream_next(&s, &c, &t, &end, &err) == PTREG_OK && end);
+    CHECK(s.frames == 2 && s.offset == n);
+    fclose(f);
+
+    size_t frames;
+    CHECK(read_stream(b, n - 7, &frames, &err) == PTREG_ERR_FORMAT && frames == 1);
+    CHECK_MSG(strstr(err.message, "frame 1 at byte 44: the header is truncated (13 of 20 bytes)"), "%s", err.message);
+    CHECK(read_stream(b, 40, &frames, &err) == PTREG_ERR_FORMAT && frames == 0);
+    CHECK_MSG(strstr(err.message, "frame 0 at byte 0: truncated: 1 of its 2 points before the end"), "%s",
+              err.message);
+    memcpy(b + 44, "PLY1", 4);
+    CHECK(read_stream(b, n, &frames, &err) == PTREG_ERR_FORMAT && frames == 1);
+    CHECK_MSG(strstr(err.message, "frame 1 at byte 44: no \"PTF1\" magic"), "%s", err.message);
+    put_frame(b, (uint64_t)1 << 40, 1.0, NULL, 0);
+    CHECK(read_stream(b, 24, &frames, &err) == PTREG_ERR_FORMAT && frames == 0);
+    CHECK_MSG(strstr(err.message, "truncated: 0 of its 1099511627776 points"), "%s", err.message);
+    put_frame(b, UINT64_MAX, 1.0, NULL, 0);
+    CHECK(read_stream(b, 20, &frames, &err) == PTREG_ERR_FORMAT);
+    CHECK_MSG(strstr(err.message, "points cannot be held"), "%s", err.message);
+    CHECK(read_stream(b, 0, &frames, &err) == PTREG_OK && frames == 0);
+}
+
 int main(void)
 {
     snprintf(tmp_dir, sizeof tmp_dir, "/tmp/ptreg_test_io_XXXXXX");
@@ -1103,6 +1187,7 @@ int main(void)
     test_poses_and_pairs();
     test_write_failures();
     test_colors();
+    test_frame_stream();
     rmdir(tmp_dir);
     return check_exit();
 }

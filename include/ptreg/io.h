@@ -284,6 +284,29 @@ PTREG_API ptreg_status ptreg_correspondences_read_memory(const void *data, size_
 PTREG_API ptreg_status ptreg_correspondences_write(const char *path, const uint32_t *source, const uint32_t *target,
                                                    size_t count, ptreg_error *err);
 
+/* ---- the frame stream ---- */
+
+/* Frames one after another on a pipe (docs/FORMATS.md, "frame stream"):
+ * each the 4 bytes "PTF1", a little-endian uint64 point count, a
+ * little-endian double timestamp, then count x, y, z as little-endian
+ * float32. in is the caller's (a pipe, stdin); offset and frames count
+ * what has been read, for the messages. */
+typedef struct ptreg_frame_stream {
+    FILE *in;
+    uint64_t offset; /* bytes read */
+    size_t frames;   /* frames read */
+} ptreg_frame_stream;
+
+/* The next frame: its points (those with a non-finite coordinate dropped
+ * and counted; none is a frame too) and its timestamp, or *end = 1 at the
+ * stream's clean end. A cut-short header or frame, a missing magic or a
+ * count that cannot be held is PTREG_ERR_FORMAT ("frame I at byte B: ...");
+ * NOMEM when the points do not fit. Either leaves the stream unusable;
+ * frame holds nothing then (ptreg_cloud_free otherwise). Memory grows with
+ * the bytes that come, never with the count alone. */
+PTREG_API ptreg_status ptreg_frame_stream_next(ptreg_frame_stream *s, ptreg_cloud *frame, double *t, int *end,
+                                               ptreg_error *err);
+
 /* ---- atomic output files ---- */
 
 /* How the library writes its files, for its callers' files too: write to a

@@ -124,8 +124,7 @@ typedef struct frame_source {
     size_t count, next;
     char **owned;       /* --frames: the folder's paths */
     double rate;
-    FILE *stream;
-    uint64_t offset;    /* bytes of the stream read */
+    ptreg_frame_stream stream; /* '-': stdin */
     int stream_error;   /* 1: the stream was malformed, 2: out of memory (reported); either ends the input */
 } frame_source;
 
@@ -188,93 +187,19 @@ static int list_folder(const char *dir, frame_source *src)
     return EXIT_OK;
 }
 
-static uint64_t le64(const unsigned char *b)
-{
-    uint64_t v = 0;
-    for (int k = 7; k >= 0; k--)
-        v = v << 8 | b[k];
-    return v;
-}
-
-static float le_float(const unsigned char *b)
-{
-    const uint32_t v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    float f;
-    memcpy(&f, &v, sizeof f);
-    return f;
-}
-
-#define STREAM_HEADER 20
-#define STREAM_CHUNK 65536 /* points read at a time: the count is never trusted beyond the bytes */
-
 /* The next frame of the stream: 1 with a frame, 0 at its end (or after an
  * error, reported and flagged). */
-static int stream_next(frame_source *src, size_t index, frame_in *f)
+static int stream_next(frame_source *src, frame_in *f)
 {
-    unsigned char h[STREAM_HEADER];
-    const size_t got = fread(h, 1, sizeof h, src->stream);
-    if (got == 0 && feof(src->stream))
-        return 0;
-    if (got < sizeof h) {
-        cli_error("track", "stdin: frame %zu at byte %llu: the header is truncated (%zu of %d bytes)", index,
-                  (unsigned long long)src->offset, got, STREAM_HEADER);
-        src->stream_error = 1;
-        return 0;
-    }
-    if (memcmp(h, "PTF1", 4)) {
-        cli_error("track", "stdin: frame %zu at byte %llu: no \"PTF1\" magic", index,
-                  (unsigned long long)src->offset);
-        src->stream_error = 1;
-        return 0;
-    }
-    const uint64_t count = le64(h + 4), tbits = le64(h + 12);
-    memcpy(&f->t, &tbits, sizeof f->t);
-    const uint64_t start = src->offset;
-    src->offset += sizeof h;
-    if (count > (uint64_t)SIZE_MAX / 12) {
-        cli_error("track", "stdin: frame %zu at byte %llu: %llu points cannot be held", index,
-                  (unsigned long long)start, (unsigned long long)count);
-        src->stream_error = 1;
-        return 0;
-    }
-    float *xyz = NULL;
-    size_t have = 0, cap = 0;
-    unsigned char *buf = malloc(12 * STREAM_CHUNK);
-    int ok = buf != NULL;
-    while (ok && have < count) {
-        const size_t want = count - have < STREAM_CHUNK ? (size_t)(count - have) : STREAM_CHUNK;
-        const size_t bytes = fread(buf, 1, 12 * want, src->stream);
-        src->offset += bytes;
-        const size_t pts = bytes / 12;
-        if (have + pts > cap) {
-            cap = have + pts > 2 * cap ? have + pts : 2 * cap;
-            float *grown = realloc(xyz, 3 * cap * sizeof *grown);
-            ok = grown != NULL;
-            xyz = grown ? grown : xyz;
-        }
-        for (size_t i = 0; ok && i < 3 * pts; i++)
-            xyz[3 * have + i] = le_float(buf + 4 * i);
-        have += ok ? pts : 0;
-        if (ok && bytes < 12 * want) {
-            cli_error("track", "stdin: frame %zu at byte %llu: truncated: %zu of its %llu points before the end",
-                      index, (unsigned long long)start, have, (unsigned long long)count);
-            src->stream_error = 1;
-            ok = 0;
-        }
-    }
-    free(buf);
-    if (!ok) {
-        if (!src->stream_error) {
-            cli_error("track", "out of memory reading frame %zu", index);
-            src->stream_error = 2;
-        }
-        free(xyz);
-        return 0;
-    }
-    ptreg_cloud_init(&f->cloud);
-    f->cloud.n = have, f->cloud.xyz = xyz;
-    ptreg_cloud_drop_nonfinite(&f->cloud);
-    return 1;
+    ptreg_error err;
+    int end = 0;
+    const ptreg_status st = ptreg_frame_stream_next(&src->stream, &f->cloud, &f->t, &end, &err);
+    if (st == PTREG_ERR_NOMEM)
+        cli_error("track", "%s", err.message);
+    else if (st)
+        cli_error("track", "stdin: %s", err.message);
+    src->stream_error = st == PTREG_ERR_NOMEM ? 2 : st ? 1 : 0;
+    return !st && !end;
 }
 
 static int source_next(frame_source *src, frame_in *f)
@@ -284,7 +209,7 @@ static int source_next(frame_source *src, frame_in *f)
     ptreg_cloud_init(&f->cloud);
     if (!src->paths) {
         f->name = "stdin";
-        if (!stream_next(src, index, f))
+        if (!stream_next(src, f))
             return 0;
         src->next++;
         return 1;
@@ -959,7 +884,7 @@ int cli_run_track(int argc, char **argv)
     if (cli_has(&a, "frames"))
         rc = list_folder(cli_string(&a, "frames", NULL), &src);
     else if (!strcmp(a.positional[1], "-"))
-        src.stream = stdin;
+        src.stream.in = stdin;
     else
         src.paths = a.positional + 1, src.count = (size_t)a.positional_count - 1;
     if (rc)
