@@ -404,52 +404,6 @@ static int report_lddmm(const double *q0, const double *target, size_t n, const 
     return cli_report_check(st, &err);
 }
 
-/* The flow's state over a step: the landmarks (q, p) and the points carried. */
-typedef struct warp_state {
-    double *q, *p, *q1, *p1, *x;
-    size_t n, m;
-} warp_state;
-
-/* One step of 1 / (T - 1) from (q, p): the flow is homogeneous in p (H is
- * quadratic in it), so a step of h with p is the one step of a [0, 1] flow
- * of 2 time points with h p: the library's steps up to rounding (the
- * paths end within 1e-5 of the warp's points; tests/cli/lddmm.sh). */
-static ptreg_status warp_step(warp_state *w, const ptreg_lddmm_options *o, double h, ptreg_error *err)
-{
-    ptreg_lddmm_options one = *o;
-    one.time_points = 2;
-    for (size_t i = 0; i < 3 * w->n; i++)
-        w->p[i] *= h;
-    ptreg_status st = ptreg_lddmm_warp(w->q, w->p, w->n, &one, w->x, w->m, w->x, err);
-    st = st ? st : ptreg_lddmm_shoot(w->q, w->p, w->n, &one, w->q1, w->p1, NULL, err);
-    for (size_t i = 0; !st && i < 3 * w->n; i++)
-        w->q[i] = w->q1[i], w->p[i] = w->p1[i] / h;
-    return st;
-}
-
-/* The paths of m points x along the model's flow: m x T points into paths. */
-static ptreg_status warp_paths(const ptreg_lddmm_model *model, const ptreg_lddmm_options *o, const double *x,
-                               size_t m, float *paths, ptreg_error *err)
-{
-    const size_t n = model->n, T = (size_t)o->time_points;
-    double *buf = malloc((12 * n + 3 * m + 1) * sizeof *buf);
-    if (!buf)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the paths");
-    warp_state w = {buf, buf + 3 * n, buf + 6 * n, buf + 9 * n, buf + 12 * n, n, m};
-    memcpy(w.q, model->q0, 3 * n * sizeof *buf);
-    memcpy(w.p, model->p0, 3 * n * sizeof *buf);
-    memcpy(w.x, x, 3 * m * sizeof *buf);
-    ptreg_status st = PTREG_OK;
-    for (size_t t = 0; !st && t < T; t++) {
-        st = t ? warp_step(&w, o, 1.0 / (double)(T - 1), err) : PTREG_OK;
-        for (size_t i = 0; !st && i < m; i++)
-            for (int k = 0; k < 3; k++)
-                paths[3 * (i * T + t) + k] = (float)w.x[3 * i + k];
-    }
-    free(buf);
-    return st;
-}
-
 /* Up to WARP_PATHS_MAX of the points, evenly along their order, and their paths. */
 static ptreg_status add_warp_paths(ptreg_report *r, const ptreg_lddmm_model *model, const ptreg_lddmm_options *o,
                                    const ptreg_cloud *before, ptreg_error *err)
@@ -458,18 +412,21 @@ static ptreg_status add_warp_paths(ptreg_report *r, const ptreg_lddmm_model *mod
                                                           ? WARP_PATHS_MAX
                                                           : (WARP_PATH_POINTS_MAX / T ? WARP_PATH_POINTS_MAX / T : 1);
     const size_t m = before->n < most ? before->n : most;
-    double *x = malloc((m ? m : 1) * 3 * sizeof *x);
-    float *paths = malloc((m ? m : 1) * T * 3 * sizeof *paths);
+    double *x = malloc((m ? m : 1) * 3 * sizeof *x), *paths = malloc((m ? m : 1) * T * 3 * sizeof *paths);
+    float *page = NULL;
     ptreg_status st = x && paths ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the paths");
     for (size_t i = 0; !st && i < m; i++) {
         const size_t from = (size_t)((double)i * (double)before->n / (double)m);
         for (int k = 0; k < 3; k++)
             x[3 * i + k] = before->xyz[3 * from + k];
     }
-    st = st ? st : warp_paths(model, o, x, m, paths, err);
-    st = st ? st : ptreg_report_add_paths(r, "paths", paths, m, T, COLOR_PATHS, err);
+    st = st ? st : ptreg_lddmm_warp_paths(model->q0, model->p0, model->n, o, x, m, paths, err);
+    if (!st && !(page = to_floats(paths, m * T)))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the paths");
+    st = st ? st : ptreg_report_add_paths(r, "paths", page, m, T, COLOR_PATHS, err);
     free(x);
     free(paths);
+    free(page);
     return st;
 }
 
