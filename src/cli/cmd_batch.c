@@ -1,7 +1,7 @@
 /* ptreg batch: many small registrations in one run. Atoms (an APT
  * reconstruction or any cloud): every atom's neighborhood onto a motif,
  * as orientations; or pairs (a ptreg pairs file): every pair. Under mpirun
- * the work is divided among the ranks (batch_mpi.c). */
+ * the work is divided among the ranks (mpi.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -503,7 +503,7 @@ static int check_atom_outputs(const cli_args *a, const char *output, batch_forma
     return rc;
 }
 
-static int run_atoms(const batch_request *r, const batch_comm *comm)
+static int run_atoms(const batch_request *r, const cli_comm *comm)
 {
     batch_format format = BATCH_NPY;
     int rc = check_atom_outputs(r->a, r->output, &format);
@@ -699,7 +699,7 @@ static int register_pairs(const batch_request *r, const ptreg_pairs_file *pf, si
     return EXIT_OK;
 }
 
-static int run_pairs(const batch_request *r, const batch_comm *comm)
+static int run_pairs(const batch_request *r, const cli_comm *comm)
 {
     if (r->output && !batch_has_extension(r->output, "npy") && !batch_has_extension(r->output, "csv")) {
         cli_error("batch", "-o %s: pair results are written as .npy or .csv", r->output);
@@ -716,14 +716,14 @@ static int run_pairs(const batch_request *r, const batch_comm *comm)
     pairs_report rep = {.r = r, .pairs = pf.count, .ranks = comm->size, .read_ms = ptreg_time_ms() - t0};
     rep.points = pf.source_offset[pf.count];
     size_t first = 0, count = pf.count;
-    batch_mpi_split(comm, pf.count, &first, &count);
+    cli_comm_split(comm, pf.count, &first, &count);
     double *rows = malloc((9 * count + 1) * sizeof *rows);
     int *stop = malloc((count + 1) * sizeof *stop);
     int rc = rows && stop ? EXIT_OK : EXIT_RUNTIME;
     if (rc)
         cli_error("batch", "out of memory for %zu pairs", count);
     rc = rc ? rc : register_pairs(r, &pf, first, count, rows, stop, &rep.stats);
-    rc = batch_mpi_agree(comm, rc);
+    rc = cli_comm_agree(comm, rc);
     if (!rc) {
         tally_pairs(rows, stop, count, &rep);
         if (comm->size > 1)
@@ -748,8 +748,8 @@ int cli_run_batch(int argc, char **argv)
     if (!cli_begin(&cli_cmd_batch, argc, argv, &a, &rc))
         return rc;
     batch_request r;
-    batch_comm comm;
-    if ((rc = read_request(&a, &r)) || (rc = batch_comm_open(&comm)))
+    cli_comm comm;
+    if ((rc = read_request(&a, &r)) || (rc = cli_comm_open(&comm)))
         return rc;
     if (comm.size > 1 && cli_has(&a, "html")) { /* each rank holds only its slab's orientations */
         cli_error("batch", "--html draws one process's atoms: run it without mpirun");
@@ -757,5 +757,5 @@ int cli_run_batch(int argc, char **argv)
     }
     rc = rc ? rc : cli_report_begin(&a, "batch");
     rc = rc ? rc : cli_has(&a, "pairs") ? run_pairs(&r, &comm) : run_atoms(&r, &comm);
-    return batch_comm_close(&comm, rc);
+    return cli_comm_close(&comm, rc);
 }

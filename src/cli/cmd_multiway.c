@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/batch_cli.h"
+#include "cli/common.h"
+#include "cli/mpi.h"
 #include "cli/report.h"
 #include "ptreg/io.h"
 #include "ptreg/multiway.h"
@@ -378,7 +379,7 @@ static int report_multiway(const cli_args *a, const multiway_inputs *in, const p
     return cli_report_check(st, &err);
 }
 
-static int run_multiway(const cli_args *a, batch_comm *comm)
+static int run_multiway(const cli_args *a, cli_comm *comm)
 {
     ptreg_multiway_options o;
     ptreg_multiway_options_default(&o);
@@ -413,7 +414,7 @@ static int run_multiway(const cli_args *a, batch_comm *comm)
     ptreg_multiway_result r;
     memset(&r, 0, sizeof r);
     if (!rc) {
-        const ptreg_ranks ranks = batch_mpi_ranks(comm);
+        const ptreg_ranks ranks = cli_comm_ranks(comm);
         ptreg_error err;
         ptreg_status st = in.have_graph ? ptreg_multiway_graph(in.scans, in.count, &in.graph, &o, &ranks, &r, &err)
                                         : ptreg_multiway(in.scans, in.count, in.pairs, in.pair_count, &o, &ranks, &r,
@@ -439,9 +440,9 @@ int cli_run_multiway(int argc, char **argv)
     int rc;
     if (!cli_begin(&cli_cmd_multiway, argc, argv, &a, &rc))
         return rc;
-    batch_comm comm;
-    if ((rc = batch_comm_open(&comm)))
+    cli_comm comm;
+    if ((rc = cli_comm_open(&comm)))
         return rc;
     rc = run_multiway(&a, &comm);
-    return batch_comm_close(&comm, batch_mpi_agree(&comm, rc));
+    return cli_comm_close(&comm, cli_comm_agree(&comm, rc));
 }
