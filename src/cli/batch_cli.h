@@ -5,8 +5,8 @@
 
 #include <stdio.h>
 
-#include "cli/common.h"
 #include "cli/mpi.h"
+#include "ptreg/batch.h"
 #include "ptreg/orientation.h"
 
 /* The atoms of an input: a reconstruction keeps every ion (rows of the

@@ -8,13 +8,20 @@
 #include <string.h>
 
 #include "cli/batch_cli.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "ptreg/apt.h"
+#include "ptreg/batch.h"
+#include "ptreg/device.h"
 #include "ptreg/emicp.h"
 #include "ptreg/icp.h"
 #include "ptreg/io.h"
 #include "ptreg/motif.h"
+#include "ptreg/tune.h"
 
 static const cli_option batch_options[] = {
     {"output", 'o', "FILE", "atoms: .npy (atoms x 6 float32: qw qx qy qz residual matched), .ply (the atoms with "

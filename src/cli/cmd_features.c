@@ -4,11 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
+#include "cli/registration.h"
 #include "cli/report.h"
 #include "cli/tune_choice.h"
+#include "ptreg/device.h"
 #include "ptreg/features.h"
 #include "ptreg/io.h"
+#include "ptreg/tune.h"
 
 /* The library's --k and --radius (--radius alone: every point within R). */
 #define NEIGHBORHOOD_SHORT CLI_SHORT("k", 'k'), CLI_SHORT("radius", 'r')

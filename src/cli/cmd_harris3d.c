@@ -4,11 +4,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
+#include "cli/registration.h"
 #include "cli/report.h"
 #include "cli/tune_choice.h"
+#include "ptreg/device.h"
 #include "ptreg/harris3d.h"
 #include "ptreg/io.h"
+#include "ptreg/tune.h"
 
 static const cli_option harris_options[] = {
     {"output", 'o', "FILE", "write the keypoints: .ply (x y z score i j k) or .csv/.txt", "ply csv txt"},

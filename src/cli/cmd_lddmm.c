@@ -6,11 +6,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/tune_choice.h"
+#include "ptreg/device.h"
 #include "ptreg/lddmm.h"
+#include "ptreg/tune.h"
 
 static const cli_option lddmm_options[] = {
     {"output", 'o', "RESULT", "write the template and its initial momenta: .vtk (POLYDATA, point data "

@@ -5,7 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/mpi.h"
 #include "cli/report.h"
 #include "ptreg/io.h"

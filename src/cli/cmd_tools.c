@@ -7,9 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/outputs.h"
+#include "cli/registration.h"
+#include "ptreg/device.h"
 #include "ptreg/global.h"
+#include "ptreg/io.h"
+#include "ptreg/nn.h"
 
 /* --device: these run on the CPU only; auto (and env PTREG_DEVICE's
  * choice) is the CPU, a GPU named on the command line is a usage error. */

@@ -10,11 +10,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "ptreg/device.h"
 #include "ptreg/features.h"
 #include "ptreg/io.h"
+#include "ptreg/nn.h"
 #include "ptreg/track.h"
 
 static const cli_option track_options[] = {

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "cli/batch_cli.h"
+#include "cli/files.h"
+#include "ptreg/batch.h"
 #include "ptreg/io.h"
 
 #ifdef PTREG_HAVE_MPI
