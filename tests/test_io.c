@@ -1167,6 +1167,59 @@ static void test_frame_stream(void)
     CHECK(read_stream(b, 0, &frames, &err) == PTREG_OK && frames == 0);
 }
 
+/* Writes text to tmp_dir/name; the path in path (4096). */
+static void put_text(const char *name, const char *text, char *path)
+{
+    snprintf(path, 4096, "%s/%s", tmp_dir, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* TUM trajectories: poses with comments and blank lines between them, the
+ * pose at a time to its microsecond, and each bad file named with its
+ * line. */
+static void test_trajectory(void)
+{
+    char path[4096];
+    ptreg_trajectory tr;
+    ptreg_error err;
+    put_text("good.tum", "# t tx ty tz qx qy qz qw\n\n0.000000 1 2 3 0 0 0 1\n0.100000 4 5 6 0 0 1 0\n", path);
+    CHECK(ptreg_trajectory_read(path, &tr, &err) == PTREG_OK && tr.n == 2);
+    const double *T = ptreg_trajectory_at(&tr, 0.1000004);
+    CHECK(T != NULL && T == tr.pose + 16);
+    if (T) /* a half turn about z: R = diag(-1, -1, 1) */
+        CHECK(T[0] == -1.0 && T[5] == -1.0 && T[10] == 1.0 && T[3] == 4.0 && T[7] == 5.0 && T[11] == 6.0);
+    CHECK(ptreg_trajectory_at(&tr, 0.05) == NULL && ptreg_trajectory_at(&tr, 0.1000006) == NULL);
+    ptreg_trajectory_free(&tr);
+    static const struct {
+        const char *text, *message;
+        ptreg_status status;
+    } bad[] = {
+        {"0 0 0 0 0 0 0 1\n0.1 1 2 3 x 0 0 1\n", "bad.tum: line 2: not a TUM pose", PTREG_ERR_FORMAT},
+        {"0 0 0 0 0 0 0 0\n", "bad.tum: line 1: not a TUM pose", PTREG_ERR_FORMAT},
+        {"0 0 0 0 0 0 0 1 9\n", "bad.tum: line 1: not a TUM pose", PTREG_ERR_FORMAT},
+        {"1 0 0 0 0 0 0 1\n# c\n1 0 0 0 0 0 0 1\n", "bad.tum: line 3: the timestamp does not come after", PTREG_ERR_FORMAT},
+        {"# nothing\n\n", "bad.tum: no poses in it", PTREG_ERR_FORMAT},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        put_text("bad.tum", bad[i].text, path);
+        CHECK(ptreg_trajectory_read(path, &tr, &err) == bad[i].status && tr.n == 0 && tr.t == NULL);
+        CHECK_MSG(strstr(err.message, bad[i].message) != NULL, "case %zu: %s", i, err.message);
+    }
+    snprintf(path, sizeof path, "%s/none.tum", tmp_dir);
+    CHECK(ptreg_trajectory_read(path, &tr, &err) == PTREG_ERR_IO);
+    CHECK_MSG(strstr(err.message, "none.tum: cannot be read") != NULL, "%s", err.message);
+    remove(path);
+    snprintf(path, sizeof path, "%s/good.tum", tmp_dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/bad.tum", tmp_dir);
+    remove(path);
+}
+
 int main(void)
 {
     snprintf(tmp_dir, sizeof tmp_dir, "/tmp/ptreg_test_io_XXXXXX");
@@ -1188,6 +1241,7 @@ int main(void)
     test_write_failures();
     test_colors();
     test_frame_stream();
+    test_trajectory();
     rmdir(tmp_dir);
     return check_exit();
 }

@@ -284,6 +284,27 @@ PTREG_API ptreg_status ptreg_correspondences_read_memory(const void *data, size_
 PTREG_API ptreg_status ptreg_correspondences_write(const char *path, const uint32_t *source, const uint32_t *target,
                                                    size_t count, ptreg_error *err);
 
+/* ---- TUM trajectories ---- */
+
+/* Poses over time, as TUM trajectory files hold them (docs/FORMATS.md):
+ * each line "timestamp tx ty tz qx qy qz qw". */
+typedef struct ptreg_trajectory {
+    size_t n;
+    double *t;    /* n timestamps, increasing */
+    double *pose; /* n x 16: row-major 4x4 poses */
+} ptreg_trajectory;
+
+/* Reads a TUM trajectory: blank lines and '#' comments skipped; a line
+ * that is not 8 finite numbers with a quaternion not zero, a timestamp
+ * that does not increase, or no pose at all is PTREG_ERR_FORMAT naming the
+ * file and line; IO when it cannot be opened. tr holds nothing on failure
+ * (ptreg_trajectory_free otherwise). */
+PTREG_API ptreg_status ptreg_trajectory_read(const char *path, ptreg_trajectory *tr, ptreg_error *err);
+/* The pose at time t: the line whose timestamp rounds to t's microsecond
+ * (TUM files carry six decimals), or NULL when none does. */
+PTREG_API const double *ptreg_trajectory_at(const ptreg_trajectory *tr, double t);
+PTREG_API void ptreg_trajectory_free(ptreg_trajectory *tr);
+
 /* ---- the frame stream ---- */
 
 /* Frames one after another on a pipe (docs/FORMATS.md, "frame stream"):

@@ -243,14 +243,6 @@ static int source_next(frame_source *src, frame_in *f)
 
 /* ---- the run ---- */
 
-/* --truth: the true poses, a TUM trajectory. */
-typedef struct truth_poses {
-    double *t;       /* ascending */
-    double (*T)[16]; /* world frame */
-    size_t n;
-} truth_poses;
-
-
 typedef struct track_job {
     ptreg_model_index *index;
     ptreg_cloud model;     /* a cloud MODEL (its normals) */
@@ -260,7 +252,7 @@ typedef struct track_job {
     double setup_ms;
     FILE *out, *states;            /* the temporary files of -o and --states */
     ptreg_atomic_file out_file, states_file;
-    truth_poses truth;             /* --truth */
+    ptreg_trajectory truth;        /* --truth */
 } track_job;
 
 /* --html: where the sensor was at each frame (the pose's translation, in
@@ -467,106 +459,16 @@ static int close_output(ptreg_atomic_file *af, FILE **f, int rc)
 
 /* ---- --truth ---- */
 
-static void truth_free(truth_poses *tp)
+/* Reads --truth; exit 3 naming the file and line of the first bad one. */
+static int read_truth(const char *path, ptreg_trajectory *tr)
 {
-    free(tp->t);
-    free(tp->T);
-    memset(tp, 0, sizeof *tp);
-}
-
-/* One line's 8 numbers into (t, T); 0 when it is not 8 finite numbers with
- * a quaternion that is not zero. */
-static int parse_tum(const char *line, double *t, double T[16])
-{
-    double v[8];
-    const char *p = line;
-    for (int k = 0; k < 8; k++) {
-        char *end;
-        v[k] = strtod(p, &end);
-        if (end == p || !isfinite(v[k]))
-            return 0;
-        p = end;
-    }
-    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-        p++;
-    const double q[4] = {v[7], v[4], v[5], v[6]}; /* w x y z */
-    if (*p || !(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] > 0.0))
-        return 0;
-    double R[9];
-    ptreg_quaternion_to_matrix(q, R);
-    ptreg_transform_identity(T);
-    for (int r = 0; r < 3; r++) {
-        memcpy(T + 4 * r, R + 3 * r, 3 * sizeof *T);
-        T[4 * r + 3] = v[1 + r];
-    }
-    *t = v[0];
-    return 1;
-}
-
-/* Reads --truth (blank lines and '#' comments skipped); exit 3 naming the
- * file and line of the first bad one. */
-static int read_truth(const char *path, truth_poses *tp)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        cli_error("track", "--truth %s: cannot be read: %s", path, strerror(errno));
-        return EXIT_BAD_INPUT;
-    }
-    char line[1024];
-    size_t cap = 0, lineno = 0;
-    int rc = EXIT_OK;
-    while (!rc && fgets(line, sizeof line, f)) {
-        lineno++;
-        const char *p = line + strspn(line, " \t\r\n");
-        if (!*p || *p == '#')
-            continue;
-        if (tp->n == cap) {
-            cap = cap ? 2 * cap : 256;
-            double *t = realloc(tp->t, cap * sizeof *t);
-            tp->t = t ? t : tp->t;
-            double(*T)[16] = realloc(tp->T, cap * sizeof *T);
-            tp->T = T ? T : tp->T;
-            if (!t || !T) {
-                cli_error("track", "out of memory reading --truth %s", path);
-                rc = EXIT_RUNTIME;
-                break;
-            }
-        }
-        if (!parse_tum(p, &tp->t[tp->n], tp->T[tp->n])) {
-            cli_error("track", "--truth %s: line %zu: not a TUM pose (timestamp tx ty tz qx qy qz qw)", path, lineno);
-            rc = EXIT_BAD_INPUT;
-        } else if (tp->n > 0 && !(tp->t[tp->n] > tp->t[tp->n - 1])) {
-            cli_error("track", "--truth %s: line %zu: the timestamp does not come after the last one", path, lineno);
-            rc = EXIT_BAD_INPUT;
-        }
-        tp->n++;
-    }
-    fclose(f);
-    if (!rc && tp->n == 0) {
-        cli_error("track", "--truth %s: no poses in it", path);
-        rc = EXIT_BAD_INPUT;
-    }
-    return rc;
-}
-
-/* The true pose at time t: the line whose timestamp rounds to t's
- * microsecond (TUM files carry six decimals); NULL when none does. */
-static const double *truth_at(const truth_poses *tp, double t)
-{
-    size_t lo = 0, hi = tp->n;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (tp->t[mid] < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    const double tol = 5e-7 + 1e-12 * fabs(t);
-    if (lo < tp->n && fabs(tp->t[lo] - t) <= tol)
-        return tp->T[lo];
-    if (lo > 0 && fabs(tp->t[lo - 1] - t) <= tol)
-        return tp->T[lo - 1];
-    return NULL;
+    ptreg_error err;
+    const ptreg_status st = ptreg_trajectory_read(path, tr, &err);
+    if (st == PTREG_ERR_NOMEM)
+        cli_error("track", "out of memory reading --truth %s", path);
+    else if (st)
+        cli_error("track", "--truth %s", err.message);
+    return cli_exit_code(st, 1);
 }
 
 /* The TUM line's numbers: tx ty tz qx qy qz qw; T the world pose. */
@@ -838,7 +740,7 @@ static int run_frames(const cli_args *a, track_job *job, frame_source *src, trac
                               tf.state, f.cloud.n, 0, 0.0, 0.0};
             double world[16];
             tum_pose(tf.pose, r.pose, world);
-            const double *truth = f.unreadable ? NULL : truth_at(&job->truth, f.t);
+            const double *truth = f.unreadable ? NULL : ptreg_trajectory_at(&job->truth, f.t);
             if (truth) {
                 r.has_error = 1;
                 ptreg_transform_difference(truth, world, &r.rot_err, &r.trans_err);
@@ -930,7 +832,7 @@ done:
     free(sum.latency);
     free(sum.rec);
     free(sum.rot_err), free(sum.trans_err), free(sum.err_frame);
-    truth_free(&job.truth);
+    ptreg_trajectory_free(&job.truth);
     view_free(&view);
     for (size_t i = 0; src.owned && i < src.count; i++)
         free(src.owned[i]);
