@@ -164,26 +164,12 @@ static int merged_voxel(const cli_args *a, double *voxel)
 
 static int write_merged(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_result *r)
 {
-    size_t total = 0;
-    int normals = 1;
-    for (size_t i = 0; i < in->count; i++)
-        if (r->placed[i])
-            total += in->clouds[i].n, normals &= in->clouds[i].normals != NULL;
     ptreg_cloud all, down;
-    ptreg_cloud_init(&all), ptreg_cloud_init(&down);
+    ptreg_cloud_init(&down);
     ptreg_error err;
-    ptreg_status st = ptreg_cloud_alloc(&all, total, normals, &err);
+    ptreg_status st = ptreg_multiway_merge(in->scans, in->count, r, &all, &err);
     if (!st)
         memcpy(all.origin, in->clouds[0].origin, sizeof all.origin);
-    for (size_t i = 0, at = 0; !st && i < in->count; i++) {
-        if (!r->placed[i])
-            continue;
-        const ptreg_cloud *c = &in->clouds[i];
-        ptreg_transform_points(r->poses + 16 * i, c->xyz, all.xyz + 3 * at, c->n);
-        if (normals)
-            ptreg_transform_vectors(r->poses + 16 * i, c->normals, all.normals + 3 * at, c->n);
-        at += c->n;
-    }
     double voxel;
     int rc = st ? fail(st, &err) : merged_voxel(a, &voxel);
     if (!rc && voxel > 0.0 && (st = ptreg_voxel_downsample(&all, voxel, &down, &err)))
