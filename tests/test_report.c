@@ -248,6 +248,40 @@ static void test_errors(void)
     ptreg_report_destroy(r);
 }
 
+/* A volume's three central slices: sizes sampled down to 512 a side, the
+ * fixed axis's middle named, and one grey over the quantiles. */
+static void test_volume_slices(void)
+{
+    ptreg_report *r;
+    ptreg_error err;
+    ptreg_volume vol;
+    REQUIRE(ptreg_report_create("volume", &r, &err) == PTREG_OK);
+    REQUIRE(ptreg_volume_alloc(&vol, 1030, 4, 3, PTREG_VOXEL_F32, &err) == PTREG_OK);
+    float *v = vol.data;
+    for (size_t i = 0; i < ptreg_volume_count(&vol); i++)
+        v[i] = (float)(i % 1030); /* x itself */
+    CHECK(ptreg_report_add_volume_slices(r, &vol, &err) == PTREG_OK);
+    char *html = page_of(r);
+    cJSON *d = html ? description(html) : NULL;
+    REQUIRE(d != NULL);
+    static const char *const names[3] = {"slice xy (z = 1)", "slice xz (y = 2)", "slice yz (x = 515)"};
+    static const double widths[3] = {344, 344, 4}, heights[3] = {4, 3, 3}; /* 1030 in steps of 3 */
+    for (int k = 0; k < 3; k++) {
+        CHECK_MSG(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(layer(d, k), "name")), names[k]), "%s",
+                  cJSON_GetStringValue(cJSON_GetObjectItem(layer(d, k), "name")));
+        CHECK(number(layer(d, k), "width") == widths[k] && number(layer(d, k), "height") == heights[k]);
+    }
+    size_t n;
+    uint8_t *grey = blob(html, (int)number(layer(d, 0), "pixels"), &n);
+    REQUIRE(grey != NULL);
+    CHECK(n == 344 * 4 && grey[0] == 0 && grey[343] == 255); /* the ends beyond the quantiles */
+    free(grey);
+    cJSON_Delete(d);
+    free(html);
+    ptreg_volume_free(&vol);
+    ptreg_report_destroy(r);
+}
+
 int main(void)
 {
     if (!ptreg_report_available()) {
@@ -263,6 +297,7 @@ int main(void)
     test_thinning();
     test_values_and_curves();
     test_script_safe();
+    test_volume_slices();
     test_lines_paths_slice();
     test_errors();
     return check_exit();

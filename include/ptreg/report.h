@@ -57,6 +57,13 @@ PTREG_API ptreg_status ptreg_report_add_paths(ptreg_report *report, const char *
 PTREG_API ptreg_status ptreg_report_add_slice(ptreg_report *report, const char *name, const float *values, size_t w,
                                               size_t h, float lo, float hi, const double corner[3],
                                               const double across[3], const double down[3], ptreg_error *err);
+/* A volume as three orthogonal slices through its centre (voxel centres
+ * at origin + index * spacing), each sampled down to at most 512 pixels a
+ * side (the voxel under each pixel's centre), in one grey from the 0.5%
+ * to the 99.5% quantile of their finite pixels (their extremes when those
+ * meet): what ptreg harris3d --html shows. */
+PTREG_API ptreg_status ptreg_report_add_volume_slices(ptreg_report *report, const ptreg_volume *vol,
+                                                      ptreg_error *err);
 /* A curve of n values, one a step (the measure per iteration), beside the view. */
 PTREG_API ptreg_status ptreg_report_add_curve(ptreg_report *report, const char *title, const char *measure,
                                               const double *values, size_t n, ptreg_error *err);
