@@ -282,6 +282,33 @@ static void test_volume_slices(void)
     ptreg_report_destroy(r);
 }
 
+/* The feature pages' layers: a point without a value goes grey in its own
+ * layer; normals become segments; a descriptor's distance to the mean. */
+static void test_feature_layers(void)
+{
+    ptreg_report *r;
+    ptreg_error err;
+    REQUIRE(ptreg_report_create("features", &r, &err) == PTREG_OK);
+    const float xyz[9] = {0, 0, 0, 3, 0, 0, 0, 4, 0}, normals[9] = {0, 0, 1, NAN, 0, 0, 0, 0, 1};
+    const float curvature[3] = {0.1f, NAN, 0.3f};
+    CHECK(ptreg_report_add_normals(r, xyz, 3, normals, curvature, &err) == PTREG_OK);
+    const float rows[6] = {0, 0, 2, 0, NAN, 1}; /* 2 bins: the mean of the finite rows is (1, 0) */
+    CHECK(ptreg_report_add_descriptors(r, xyz, 3, rows, 2, "distance", &err) == PTREG_OK);
+    char *html = page_of(r);
+    cJSON *d = html ? description(html) : NULL;
+    REQUIRE(d != NULL);
+    static const char *const names[5] = {"cloud", "without a normal", "normals", "cloud", "without a descriptor"};
+    static const double counts[5] = {2, 1, 2, 2, 1};
+    for (int k = 0; k < 5; k++) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(layer(d, k), "name"));
+        CHECK_MSG(name && !strcmp(name, names[k]), "layer %d: %s", k, name ? name : "(none)");
+        CHECK_MSG(number(layer(d, k), "count") == counts[k], "layer %d: count %g", k, number(layer(d, k), "count"));
+    }
+    cJSON_Delete(d);
+    free(html);
+    ptreg_report_destroy(r);
+}
+
 int main(void)
 {
     if (!ptreg_report_available()) {
@@ -298,6 +325,7 @@ int main(void)
     test_values_and_curves();
     test_script_safe();
     test_volume_slices();
+    test_feature_layers();
     test_lines_paths_slice();
     test_errors();
     return check_exit();

@@ -57,6 +57,19 @@ PTREG_API ptreg_status ptreg_report_add_paths(ptreg_report *report, const char *
 PTREG_API ptreg_status ptreg_report_add_slice(ptreg_report *report, const char *name, const float *values, size_t w,
                                               size_t h, float lo, float hi, const double corner[3],
                                               const double across[3], const double down[3], ptreg_error *err);
+/* A cloud coloured by curvature (layer "cloud"; the points without a
+ * normal, NaN curvature, grey in "without a normal") and segments along
+ * at most 20,000 of its normals (every stride-th finite one), each 2% of
+ * the cloud's bounding-box diagonal long: what ptreg normals --html shows. */
+PTREG_API ptreg_status ptreg_report_add_normals(ptreg_report *report, const float *xyz, size_t n,
+                                                const float *normals, const float *curvature, ptreg_error *err);
+/* A cloud coloured by how distinct each point's descriptor is (n rows of
+ * `bins`): its Euclidean distance to the mean of the finite rows, in layer
+ * "cloud" with a colour bar titled values_name; the points without a
+ * descriptor (a NaN in their row) grey in "without a descriptor". */
+PTREG_API ptreg_status ptreg_report_add_descriptors(ptreg_report *report, const float *xyz, size_t n,
+                                                    const float *rows, int bins, const char *values_name,
+                                                    ptreg_error *err);
 /* A volume as three orthogonal slices through its centre (voxel centres
  * at origin + index * spacing), each sampled down to at most 512 pixels a
  * side (the voxel under each pixel's centre), in one grey from the 0.5%
