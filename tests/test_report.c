@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "ptreg/lddmm.h"
 #include "ptreg/report.h"
 
 /* The page's description (the JSON of id ptreg-report), parsed. */
@@ -309,6 +310,46 @@ static void test_feature_layers(void)
     ptreg_report_destroy(r);
 }
 
+/* lddmm's and warp's pages: their layers, the paths one a landmark (or a
+ * point) of time_points each; at rest (zero momenta) a path stays put. */
+static void test_lddmm_layers(void)
+{
+    ptreg_report *r;
+    ptreg_error err;
+    REQUIRE(ptreg_report_create("lddmm", &r, &err) == PTREG_OK);
+    double q0[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0}, target[9] = {0, 0, 1, 1, 0, 1, 0, 1, 1}, p0[9] = {0};
+    ptreg_lddmm_options o;
+    ptreg_lddmm_options_default(&o);
+    o.time_points = 5;
+    ptreg_lddmm_result res;
+    memset(&res, 0, sizeof res);
+    res.n = 3, res.p0 = p0, res.q1 = q0;
+    CHECK(ptreg_report_add_lddmm(r, q0, target, 3, &o, &res, &err) == PTREG_OK);
+    ptreg_lddmm_model model = {3, q0, p0, o.sigma, o.time_points, o.integrator};
+    ptreg_cloud before;
+    REQUIRE(ptreg_cloud_alloc(&before, 2, 0, &err) == PTREG_OK);
+    for (int k = 0; k < 6; k++)
+        before.xyz[k] = (float)k;
+    const double after[6] = {0, 1, 2, 3, 4, 5};
+    CHECK(ptreg_report_add_warp(r, &model, &o, &before, after, &err) == PTREG_OK);
+    char *html = page_of(r);
+    cJSON *d = html ? description(html) : NULL;
+    REQUIRE(d != NULL);
+    static const char *const names[8] = {"template", "target", "paths", "template at t = 1",
+                                         "landmarks", "points before", "points after", "paths"};
+    static const double counts[8] = {3, 3, 3, 3, 3, 2, 2, 2};
+    for (int k = 0; k < 8; k++) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(layer(d, k), "name"));
+        CHECK_MSG(name && !strcmp(name, names[k]), "layer %d: %s", k, name ? name : "(none)");
+        CHECK_MSG(number(layer(d, k), "count") == counts[k], "layer %d: count %g", k, number(layer(d, k), "count"));
+    }
+    CHECK(number(layer(d, 2), "length") == 5 && number(layer(d, 7), "length") == 5);
+    cJSON_Delete(d);
+    free(html);
+    ptreg_cloud_free(&before);
+    ptreg_report_destroy(r);
+}
+
 int main(void)
 {
     if (!ptreg_report_available()) {
@@ -326,6 +367,7 @@ int main(void)
     test_script_safe();
     test_volume_slices();
     test_feature_layers();
+    test_lddmm_layers();
     test_lines_paths_slice();
     test_errors();
     return check_exit();

@@ -70,6 +70,23 @@ PTREG_API ptreg_status ptreg_report_add_normals(ptreg_report *report, const floa
 PTREG_API ptreg_status ptreg_report_add_descriptors(ptreg_report *report, const float *xyz, size_t n,
                                                     const float *rows, int bins, const char *values_name,
                                                     ptreg_error *err);
+/* (lddmm.h's types, named here so that this header stands alone) */
+struct ptreg_lddmm_options;
+struct ptreg_lddmm_result;
+struct ptreg_lddmm_model;
+/* lddmm's page: the template's n landmarks q0 (orange), the target
+ * (blue), each landmark's path along the flow of result->p0 (shot again
+ * with opt; grey) and where the template ended (red). */
+PTREG_API ptreg_status ptreg_report_add_lddmm(ptreg_report *report, const double *q0, const double *target, size_t n,
+                                              const struct ptreg_lddmm_options *opt,
+                                              const struct ptreg_lddmm_result *result, ptreg_error *err);
+/* warp's page: the model's landmarks, the points before (green) and after
+ * (blue), and the paths along the flow (ptreg_lddmm_warp_paths) of up to
+ * 2,000 of them, evenly along their order (fewer for long flows: 400,000
+ * path points at most). */
+PTREG_API ptreg_status ptreg_report_add_warp(ptreg_report *report, const struct ptreg_lddmm_model *model,
+                                             const struct ptreg_lddmm_options *opt, const ptreg_cloud *before,
+                                             const double *after, ptreg_error *err);
 /* A volume as three orthogonal slices through its centre (voxel centres
  * at origin + index * spacing), each sampled down to at most 512 pixels a
  * side (the voxel under each pixel's centre), in one grey from the 0.5%
