@@ -195,6 +195,46 @@ static void test_bad_pairs(void)
     CHECK(ptreg_batch_register(&p, NULL, T, NULL, NULL, NULL, &err) == PTREG_OK);
 }
 
+/* ptreg_batch_rms: each pair's RMS to the nearest target points, brute
+ * force: 0 where a pair lands on its target, a known shift's length where
+ * every nearest point is the moved one's own, and the same bits on 1 and 4
+ * threads; a pair set with no transforms is refused. */
+static void test_rms(void)
+{
+    float target[3 * 4] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+    const size_t offsets[3] = {0, 4, 8};
+    float source[3 * 8];
+    for (int k = 0; k < 24; k++)
+        source[k] = target[k % 12];
+    const ptreg_pair_set set = {2, source, offsets, target, NULL, 4};
+    double T[32], rms[2];
+    ptreg_transform_identity(T);
+    ptreg_transform_identity(T + 16);
+    T[16 + 3] = 0.125; /* pair 1 moved by 1/8 along x: each point's nearest is its own */
+    CHECK(ptreg_batch_rms(&set, T, rms, NULL) == PTREG_OK);
+    CHECK_MSG(rms[0] == 0.0 && rms[1] == 0.125, "rms %g %g", rms[0], rms[1]);
+
+    pairs_data d;
+    make_pairs(300, 1, 0, 1, 11, &d);
+    double *M = malloc(16 * 300 * sizeof *M), *one = malloc(300 * sizeof *one), *four = malloc(300 * sizeof *four);
+    for (size_t i = 0; i < 300; i++)
+        ptreg_transform_identity(M + 16 * i), M[16 * i + 3] = 0.01 * (double)i;
+    ptreg_set_num_threads(1);
+    CHECK(ptreg_batch_rms(&d.set, M, one, NULL) == PTREG_OK);
+    ptreg_set_num_threads(4);
+    CHECK(ptreg_batch_rms(&d.set, M, four, NULL) == PTREG_OK);
+    ptreg_set_num_threads(0);
+    CHECK(memcmp(one, four, 300 * sizeof *one) == 0);
+    double least = INFINITY;
+    for (size_t i = 0; i < 300; i++)
+        least = check_least(least, one[i]);
+    CHECK_MSG(least > 0.0, "a pair's rms is %g", least);
+    ptreg_error err;
+    CHECK(ptreg_batch_rms(&d.set, NULL, one, &err) == PTREG_ERR_ARG);
+    free(M), free(one), free(four);
+    free_pairs(&d);
+}
+
 int main(void)
 {
     test_same_as_emicp(0, 1);
@@ -204,5 +244,6 @@ int main(void)
     test_plain_path(0);
     test_threads();
     test_bad_pairs();
+    test_rms();
     return check_exit();
 }

@@ -1083,6 +1083,143 @@ static void test_format_names(void)
         CHECK(ptreg_format_parse(ptreg_format_name((ptreg_format)f), &parsed) == 0 && parsed == (ptreg_format)f);
 }
 
+/* One frame of the stream (docs/FORMATS.md) appended at b: its header,
+ * then n points of xyz; the bytes written. */
+static size_t put_frame(unsigned char *b, uint64_t count, double t, const float *xyz, size_t n)
+{
+    memcpy(b, "PTF1", 4);
+    for (int k = 0; k < 8; k++)
+        b[4 + k] = (unsigned char)(count >> (8 * k));
+    uint64_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    for (int k = 0; k < 8; k++)
+        b[12 + k] = (unsigned char)(tb >> (8 * k));
+    for (size_t i = 0; i < 3 * n; i++) {
+        uint32_t v;
+        memcpy(&v, &xyz[i], sizeof v);
+        for (int k = 0; k < 4; k++)
+            b[20 + 4 * i + k] = (unsigned char)(v >> (8 * k));
+    }
+    return 20 + 12 * n;
+}
+
+/* Reads size bytes of b as a stream to its end or its first error; the
+ * frames read, the last status and its message. */
+static ptreg_status read_stream(const unsigned char *b, size_t size, size_t *frames, ptreg_error *err)
+{
+    FILE *f = fmemopen((void *)b, size ? size : 1, "rb");
+    ptreg_frame_stream s = {f, 0, 0};
+    if (size == 0)
+        fgetc(f); /* fmemopen wants a byte: read it to stand at the end */
+    ptreg_status st = PTREG_OK;
+    for (int end = 0; !st && !end;) {
+        ptreg_cloud c;
+        double t;
+        st = ptreg_frame_stream_next(&s, &c, &t, &end, err);
+        CHECK(st || end || s.frames > 0);
+        CHECK_MSG(!st || (c.n == 0 && c.xyz == NULL), "a failed frame holds points");
+        ptreg_cloud_free(&c);
+    }
+    *frames = s.frames;
+    fclose(f);
+    return st;
+}
+
+/* The frame stream: frames and timestamps as written (non-finite points
+ * dropped), its clean end; a cut, a foreign magic and a count past the
+ * bytes reported with the frame and its byte. */
+static void test_frame_stream(void)
+{
+    unsigned char b[256];
+    const float xyz[6] = {1.0f, -2.5f, 3.0f, NAN, 0.0f, 1.0f};
+    size_t n = put_frame(b, 2, 0.5, xyz, 2);
+    n += put_frame(b + n, 0, 0.75, NULL, 0);
+    FILE *f = fmemopen(b, n, "rb");
+    ptreg_frame_stream s = {f, 0, 0};
+    ptreg_cloud c;
+    double t;
+    int end;
+    ptreg_error err;
+    CHECK(ptreg_frame_stream_next(&s, &c, &t, &end, &err) == PTREG_OK && !end);
+    CHECK(c.n == 1 && c.dropped_nonfinite == 1 && t == 0.5);
+    CHECK(c.n == 1 && memcmp(c.xyz, xyz, 12) == 0);
+    ptreg_cloud_free(&c);
+    CHECK(ptreg_frame_stream_next(&s, &c, &t, &end, &err) == PTREG_OK && !end && c.n == 0 && t == 0.75);
+    CHECK(ptreg_frame_stream_next(&s, &c, &t, &end, &err) == PTREG_OK && end);
+    CHECK(s.frames == 2 && s.offset == n);
+    fclose(f);
+
+    size_t frames;
+    CHECK(read_stream(b, n - 7, &frames, &err) == PTREG_ERR_FORMAT && frames == 1);
+    CHECK_MSG(strstr(err.message, "frame 1 at byte 44: the header is truncated (13 of 20 bytes)"), "%s", err.message);
+    CHECK(read_stream(b, 40, &frames, &err) == PTREG_ERR_FORMAT && frames == 0);
+    CHECK_MSG(strstr(err.message, "frame 0 at byte 0: truncated: 1 of its 2 points before the end"), "%s",
+              err.message);
+    memcpy(b + 44, "PLY1", 4);
+    CHECK(read_stream(b, n, &frames, &err) == PTREG_ERR_FORMAT && frames == 1);
+    CHECK_MSG(strstr(err.message, "frame 1 at byte 44: no \"PTF1\" magic"), "%s", err.message);
+    put_frame(b, (uint64_t)1 << 40, 1.0, NULL, 0);
+    CHECK(read_stream(b, 24, &frames, &err) == PTREG_ERR_FORMAT && frames == 0);
+    CHECK_MSG(strstr(err.message, "truncated: 0 of its 1099511627776 points"), "%s", err.message);
+    put_frame(b, UINT64_MAX, 1.0, NULL, 0);
+    CHECK(read_stream(b, 20, &frames, &err) == PTREG_ERR_FORMAT);
+    CHECK_MSG(strstr(err.message, "points cannot be held"), "%s", err.message);
+    CHECK(read_stream(b, 0, &frames, &err) == PTREG_OK && frames == 0);
+}
+
+/* Writes text to tmp_dir/name; the path in path (4096). */
+static void put_text(const char *name, const char *text, char *path)
+{
+    snprintf(path, 4096, "%s/%s", tmp_dir, name);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+/* TUM trajectories: poses with comments and blank lines between them, the
+ * pose at a time to its microsecond, and each bad file named with its
+ * line. */
+static void test_trajectory(void)
+{
+    char path[4096];
+    ptreg_trajectory tr;
+    ptreg_error err;
+    put_text("good.tum", "# t tx ty tz qx qy qz qw\n\n0.000000 1 2 3 0 0 0 1\n0.100000 4 5 6 0 0 1 0\n", path);
+    CHECK(ptreg_trajectory_read(path, &tr, &err) == PTREG_OK && tr.n == 2);
+    const double *T = ptreg_trajectory_at(&tr, 0.1000004);
+    CHECK(T != NULL && T == tr.pose + 16);
+    if (T) /* a half turn about z: R = diag(-1, -1, 1) */
+        CHECK(T[0] == -1.0 && T[5] == -1.0 && T[10] == 1.0 && T[3] == 4.0 && T[7] == 5.0 && T[11] == 6.0);
+    CHECK(ptreg_trajectory_at(&tr, 0.05) == NULL && ptreg_trajectory_at(&tr, 0.1000006) == NULL);
+    ptreg_trajectory_free(&tr);
+    static const struct {
+        const char *text, *message;
+        ptreg_status status;
+    } bad[] = {
+        {"0 0 0 0 0 0 0 1\n0.1 1 2 3 x 0 0 1\n", "bad.tum: line 2: not a TUM pose", PTREG_ERR_FORMAT},
+        {"0 0 0 0 0 0 0 0\n", "bad.tum: line 1: not a TUM pose", PTREG_ERR_FORMAT},
+        {"0 0 0 0 0 0 0 1 9\n", "bad.tum: line 1: not a TUM pose", PTREG_ERR_FORMAT},
+        {"1 0 0 0 0 0 0 1\n# c\n1 0 0 0 0 0 0 1\n", "bad.tum: line 3: the timestamp does not come after", PTREG_ERR_FORMAT},
+        {"# nothing\n\n", "bad.tum: no poses in it", PTREG_ERR_FORMAT},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        put_text("bad.tum", bad[i].text, path);
+        CHECK(ptreg_trajectory_read(path, &tr, &err) == bad[i].status && tr.n == 0 && tr.t == NULL);
+        CHECK_MSG(strstr(err.message, bad[i].message) != NULL, "case %zu: %s", i, err.message);
+    }
+    snprintf(path, sizeof path, "%s/none.tum", tmp_dir);
+    CHECK(ptreg_trajectory_read(path, &tr, &err) == PTREG_ERR_IO);
+    CHECK_MSG(strstr(err.message, "none.tum: cannot be read") != NULL, "%s", err.message);
+    remove(path);
+    snprintf(path, sizeof path, "%s/good.tum", tmp_dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/bad.tum", tmp_dir);
+    remove(path);
+}
+
 int main(void)
 {
     snprintf(tmp_dir, sizeof tmp_dir, "/tmp/ptreg_test_io_XXXXXX");
@@ -1103,6 +1240,8 @@ int main(void)
     test_poses_and_pairs();
     test_write_failures();
     test_colors();
+    test_frame_stream();
+    test_trajectory();
     rmdir(tmp_dir);
     return check_exit();
 }

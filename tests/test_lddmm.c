@@ -195,6 +195,24 @@ static void test_ellipse_to_circle(void)
     for (size_t i = 0; i < 3 * n; i++)
         worst = check_worse(worst, fabs(w[i] - r.q1[i]));
     CHECK_MSG(worst < 1e-9, "warping the landmarks misses q(1) by %g", worst);
+    /* their paths start where they are and end where the warp takes them */
+    const size_t T = (size_t)o.time_points;
+    double *paths = malloc(3 * n * T * sizeof *paths);
+    CHECK(ptreg_lddmm_warp_paths(q0, r.p0, n, &o, q0, n, paths, NULL) == PTREG_OK);
+    double start = 0, end = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++) {
+            start = check_worse(start, fabs(paths[3 * (i * T) + k] - q0[3 * i + k]));
+            end = check_worse(end, fabs(paths[3 * (i * T + T - 1) + k] - w[3 * i + k]));
+        }
+    CHECK_MSG(start == 0.0, "the paths start %g from the points", start);
+    CHECK_MSG(end < 1e-5, "the paths end %g from the warp's points", end);
+    ptreg_error err;
+    CHECK(ptreg_lddmm_warp_paths(q0, r.p0, n, &o, q0, n, NULL, &err) == PTREG_ERR_ARG);
+    o.time_points = 1;
+    CHECK(ptreg_lddmm_warp_paths(q0, r.p0, n, &o, q0, n, paths, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "1 time points") != NULL, "%s", err.message);
+    free(paths);
     free(w);
     ptreg_lddmm_result_free(&r);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "ptreg/lddmm.h"
 #include "ptreg/report.h"
 
 /* The page's description (the JSON of id ptreg-report), parsed. */
@@ -248,6 +249,107 @@ static void test_errors(void)
     ptreg_report_destroy(r);
 }
 
+/* A volume's three central slices: sizes sampled down to 512 a side, the
+ * fixed axis's middle named, and one grey over the quantiles. */
+static void test_volume_slices(void)
+{
+    ptreg_report *r;
+    ptreg_error err;
+    ptreg_volume vol;
+    REQUIRE(ptreg_report_create("volume", &r, &err) == PTREG_OK);
+    REQUIRE(ptreg_volume_alloc(&vol, 1030, 4, 3, PTREG_VOXEL_F32, &err) == PTREG_OK);
+    float *v = vol.data;
+    for (size_t i = 0; i < ptreg_volume_count(&vol); i++)
+        v[i] = (float)(i % 1030); /* x itself */
+    CHECK(ptreg_report_add_volume_slices(r, &vol, &err) == PTREG_OK);
+    char *html = page_of(r);
+    cJSON *d = html ? description(html) : NULL;
+    REQUIRE(d != NULL);
+    static const char *const names[3] = {"slice xy (z = 1)", "slice xz (y = 2)", "slice yz (x = 515)"};
+    static const double widths[3] = {344, 344, 4}, heights[3] = {4, 3, 3}; /* 1030 in steps of 3 */
+    for (int k = 0; k < 3; k++) {
+        CHECK_MSG(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(layer(d, k), "name")), names[k]), "%s",
+                  cJSON_GetStringValue(cJSON_GetObjectItem(layer(d, k), "name")));
+        CHECK(number(layer(d, k), "width") == widths[k] && number(layer(d, k), "height") == heights[k]);
+    }
+    size_t n;
+    uint8_t *grey = blob(html, (int)number(layer(d, 0), "pixels"), &n);
+    REQUIRE(grey != NULL);
+    CHECK(n == 344 * 4 && grey[0] == 0 && grey[343] == 255); /* the ends beyond the quantiles */
+    free(grey);
+    cJSON_Delete(d);
+    free(html);
+    ptreg_volume_free(&vol);
+    ptreg_report_destroy(r);
+}
+
+/* The feature pages' layers: a point without a value goes grey in its own
+ * layer; normals become segments; a descriptor's distance to the mean. */
+static void test_feature_layers(void)
+{
+    ptreg_report *r;
+    ptreg_error err;
+    REQUIRE(ptreg_report_create("features", &r, &err) == PTREG_OK);
+    const float xyz[9] = {0, 0, 0, 3, 0, 0, 0, 4, 0}, normals[9] = {0, 0, 1, NAN, 0, 0, 0, 0, 1};
+    const float curvature[3] = {0.1f, NAN, 0.3f};
+    CHECK(ptreg_report_add_normals(r, xyz, 3, normals, curvature, &err) == PTREG_OK);
+    const float rows[6] = {0, 0, 2, 0, NAN, 1}; /* 2 bins: the mean of the finite rows is (1, 0) */
+    CHECK(ptreg_report_add_descriptors(r, xyz, 3, rows, 2, "distance", &err) == PTREG_OK);
+    char *html = page_of(r);
+    cJSON *d = html ? description(html) : NULL;
+    REQUIRE(d != NULL);
+    static const char *const names[5] = {"cloud", "without a normal", "normals", "cloud", "without a descriptor"};
+    static const double counts[5] = {2, 1, 2, 2, 1};
+    for (int k = 0; k < 5; k++) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(layer(d, k), "name"));
+        CHECK_MSG(name && !strcmp(name, names[k]), "layer %d: %s", k, name ? name : "(none)");
+        CHECK_MSG(number(layer(d, k), "count") == counts[k], "layer %d: count %g", k, number(layer(d, k), "count"));
+    }
+    cJSON_Delete(d);
+    free(html);
+    ptreg_report_destroy(r);
+}
+
+/* lddmm's and warp's pages: their layers, the paths one a landmark (or a
+ * point) of time_points each; at rest (zero momenta) a path stays put. */
+static void test_lddmm_layers(void)
+{
+    ptreg_report *r;
+    ptreg_error err;
+    REQUIRE(ptreg_report_create("lddmm", &r, &err) == PTREG_OK);
+    double q0[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0}, target[9] = {0, 0, 1, 1, 0, 1, 0, 1, 1}, p0[9] = {0};
+    ptreg_lddmm_options o;
+    ptreg_lddmm_options_default(&o);
+    o.time_points = 5;
+    ptreg_lddmm_result res;
+    memset(&res, 0, sizeof res);
+    res.n = 3, res.p0 = p0, res.q1 = q0;
+    CHECK(ptreg_report_add_lddmm(r, q0, target, 3, &o, &res, &err) == PTREG_OK);
+    ptreg_lddmm_model model = {3, q0, p0, o.sigma, o.time_points, o.integrator};
+    ptreg_cloud before;
+    REQUIRE(ptreg_cloud_alloc(&before, 2, 0, &err) == PTREG_OK);
+    for (int k = 0; k < 6; k++)
+        before.xyz[k] = (float)k;
+    const double after[6] = {0, 1, 2, 3, 4, 5};
+    CHECK(ptreg_report_add_warp(r, &model, &o, &before, after, &err) == PTREG_OK);
+    char *html = page_of(r);
+    cJSON *d = html ? description(html) : NULL;
+    REQUIRE(d != NULL);
+    static const char *const names[8] = {"template", "target", "paths", "template at t = 1",
+                                         "landmarks", "points before", "points after", "paths"};
+    static const double counts[8] = {3, 3, 3, 3, 3, 2, 2, 2};
+    for (int k = 0; k < 8; k++) {
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(layer(d, k), "name"));
+        CHECK_MSG(name && !strcmp(name, names[k]), "layer %d: %s", k, name ? name : "(none)");
+        CHECK_MSG(number(layer(d, k), "count") == counts[k], "layer %d: count %g", k, number(layer(d, k), "count"));
+    }
+    CHECK(number(layer(d, 2), "length") == 5 && number(layer(d, 7), "length") == 5);
+    cJSON_Delete(d);
+    free(html);
+    ptreg_cloud_free(&before);
+    ptreg_report_destroy(r);
+}
+
 int main(void)
 {
     if (!ptreg_report_available()) {
@@ -263,6 +365,9 @@ int main(void)
     test_thinning();
     test_values_and_curves();
     test_script_safe();
+    test_volume_slices();
+    test_feature_layers();
+    test_lddmm_layers();
     test_lines_paths_slice();
     test_errors();
     return check_exit();

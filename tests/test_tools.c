@@ -298,6 +298,15 @@ static void test_correspondences(void)
     CHECK(ptreg_register_correspondences(s, n, t, n, &m, w, &ro, &r, NULL) == PTREG_OK);
     ptreg_transform_difference(Tw, r.transformation, &angle, &dt);
     CHECK(angle < 1e-6 && dt < 1e-7);
+    /* the fit's RMS: near 0 on the right pairs within 0.01; every pair adds the wrong ones */
+    size_t used = 0;
+    double rmse = ptreg_correspondences_rmse(s, t, &m, T, 0.01, &used);
+    CHECK_MSG(used == n - n / 5 && rmse < 1e-5, "within 0.01: %zu pairs, rmse %g", used, rmse);
+    rmse = ptreg_correspondences_rmse(s, t, &m, T, 0.0, &used);
+    CHECK_MSG(used == n && rmse > 0.01, "every pair: %zu, rmse %g", used, rmse);
+    const ptreg_matches none = {0, si, ti};
+    rmse = ptreg_correspondences_rmse(s, t, &none, T, 0.0, &used);
+    CHECK(used == 0 && rmse == 0.0);
     /* the caller's mistakes */
     ptreg_error err;
     const ptreg_matches two = {2, si, ti};

@@ -92,6 +92,13 @@ typedef struct ptreg_batch_stats {
 PTREG_API ptreg_status ptreg_batch_register(const ptreg_pair_set *pairs, const ptreg_batch_options *opt, double *transform,
                                   int *iterations, int *stop, ptreg_batch_stats *stats, ptreg_error *err);
 
+/* How well each pair ended: rms[i], the root mean square of the distances
+ * from pair i's source points, moved by transform[16 * i ...], to their
+ * nearest target points (exact, by brute force: O(n m) a pair; a pair
+ * without source points gives NaN). The same bits for any thread count. */
+PTREG_API ptreg_status ptreg_batch_rms(const ptreg_pair_set *pairs, const double *transform, double *rms,
+                                       ptreg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

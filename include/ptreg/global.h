@@ -218,6 +218,13 @@ PTREG_API ptreg_status ptreg_register_correspondences(const float *source, size_
                                                       size_t nt, const ptreg_matches *matches, const double *weights,
                                                       const ptreg_ransac_options *ransac,
                                                       ptreg_ransac_result *result, ptreg_error *err);
+/* How well T fits given correspondences: the RMS distance from each
+ * source[m.source[k]] moved by T (in double) to its target[m.target[k]],
+ * over the pairs within `within` of theirs (> 0; 0: every pair), and in
+ * *used their count (0 gives 0). Indices must be in range (as
+ * ptreg_register_correspondences checked them). */
+PTREG_API double ptreg_correspondences_rmse(const float *source, const float *target, const ptreg_matches *m,
+                                            const double T[16], double within, size_t *used);
 
 #ifdef __cplusplus
 }

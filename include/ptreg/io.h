@@ -284,6 +284,50 @@ PTREG_API ptreg_status ptreg_correspondences_read_memory(const void *data, size_
 PTREG_API ptreg_status ptreg_correspondences_write(const char *path, const uint32_t *source, const uint32_t *target,
                                                    size_t count, ptreg_error *err);
 
+/* ---- TUM trajectories ---- */
+
+/* Poses over time, as TUM trajectory files hold them (docs/FORMATS.md):
+ * each line "timestamp tx ty tz qx qy qz qw". */
+typedef struct ptreg_trajectory {
+    size_t n;
+    double *t;    /* n timestamps, increasing */
+    double *pose; /* n x 16: row-major 4x4 poses */
+} ptreg_trajectory;
+
+/* Reads a TUM trajectory: blank lines and '#' comments skipped; a line
+ * that is not 8 finite numbers with a quaternion not zero, a timestamp
+ * that does not increase, or no pose at all is PTREG_ERR_FORMAT naming the
+ * file and line; IO when it cannot be opened. tr holds nothing on failure
+ * (ptreg_trajectory_free otherwise). */
+PTREG_API ptreg_status ptreg_trajectory_read(const char *path, ptreg_trajectory *tr, ptreg_error *err);
+/* The pose at time t: the line whose timestamp rounds to t's microsecond
+ * (TUM files carry six decimals), or NULL when none does. */
+PTREG_API const double *ptreg_trajectory_at(const ptreg_trajectory *tr, double t);
+PTREG_API void ptreg_trajectory_free(ptreg_trajectory *tr);
+
+/* ---- the frame stream ---- */
+
+/* Frames one after another on a pipe (docs/FORMATS.md, "frame stream"):
+ * each the 4 bytes "PTF1", a little-endian uint64 point count, a
+ * little-endian double timestamp, then count x, y, z as little-endian
+ * float32. in is the caller's (a pipe, stdin); offset and frames count
+ * what has been read, for the messages. */
+typedef struct ptreg_frame_stream {
+    FILE *in;
+    uint64_t offset; /* bytes read */
+    size_t frames;   /* frames read */
+} ptreg_frame_stream;
+
+/* The next frame: its points (those with a non-finite coordinate dropped
+ * and counted; none is a frame too) and its timestamp, or *end = 1 at the
+ * stream's clean end. A cut-short header or frame, a missing magic or a
+ * count that cannot be held is PTREG_ERR_FORMAT ("frame I at byte B: ...");
+ * NOMEM when the points do not fit. Either leaves the stream unusable;
+ * frame holds nothing then (ptreg_cloud_free otherwise). Memory grows with
+ * the bytes that come, never with the count alone. */
+PTREG_API ptreg_status ptreg_frame_stream_next(ptreg_frame_stream *s, ptreg_cloud *frame, double *t, int *end,
+                                               ptreg_error *err);
+
 /* ---- atomic output files ---- */
 
 /* How the library writes its files, for its callers' files too: write to a

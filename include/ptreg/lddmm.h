@@ -104,6 +104,15 @@ PTREG_API void ptreg_lddmm_result_free(ptreg_lddmm_result *result);
  * alias x). */
 PTREG_API ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
                               const double *x, size_t m, double *out, ptreg_error *err);
+/* The paths of m points x along the same flow: each point's position at
+ * every one of the opt's time_points (>= 2), point major: paths is m x
+ * time_points x 3, point i at time t at 3 (i time_points + t). Stepped as
+ * time_points - 1 warps of one step each, so the paths end at
+ * ptreg_lddmm_warp's points up to rounding (within 1e-5 on the tests'
+ * flows). */
+PTREG_API ptreg_status ptreg_lddmm_warp_paths(const double *q0, const double *p0, size_t n,
+                                              const ptreg_lddmm_options *opt, const double *x, size_t m,
+                                              double *paths, ptreg_error *err);
 
 /* ---- results on disk ------------------------------------------------------ */
 

@@ -103,6 +103,14 @@ PTREG_API ptreg_status ptreg_multiway_graph(const ptreg_multiway_scan *scans, si
                                             const ptreg_ranks *ranks, ptreg_multiway_result *result,
                                             ptreg_error *err);
 
+/* The scans a result placed, each moved by its pose, as one cloud in the
+ * anchor's frame (in scan order; with normals when every placed scan has
+ * them); what ptreg multiway --merged writes (after a voxel grid when
+ * asked). out's origin is left at zero: the caller's frame. A result of
+ * another count of scans is PTREG_ERR_ARG. */
+PTREG_API ptreg_status ptreg_multiway_merge(const ptreg_multiway_scan *scans, size_t count,
+                                            const ptreg_multiway_result *result, ptreg_cloud *out, ptreg_error *err);
+
 #ifdef __cplusplus
 }
 #endif

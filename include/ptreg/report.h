@@ -57,6 +57,43 @@ PTREG_API ptreg_status ptreg_report_add_paths(ptreg_report *report, const char *
 PTREG_API ptreg_status ptreg_report_add_slice(ptreg_report *report, const char *name, const float *values, size_t w,
                                               size_t h, float lo, float hi, const double corner[3],
                                               const double across[3], const double down[3], ptreg_error *err);
+/* A cloud coloured by curvature (layer "cloud"; the points without a
+ * normal, NaN curvature, grey in "without a normal") and segments along
+ * at most 20,000 of its normals (every stride-th finite one), each 2% of
+ * the cloud's bounding-box diagonal long: what ptreg normals --html shows. */
+PTREG_API ptreg_status ptreg_report_add_normals(ptreg_report *report, const float *xyz, size_t n,
+                                                const float *normals, const float *curvature, ptreg_error *err);
+/* A cloud coloured by how distinct each point's descriptor is (n rows of
+ * `bins`): its Euclidean distance to the mean of the finite rows, in layer
+ * "cloud" with a colour bar titled values_name; the points without a
+ * descriptor (a NaN in their row) grey in "without a descriptor". */
+PTREG_API ptreg_status ptreg_report_add_descriptors(ptreg_report *report, const float *xyz, size_t n,
+                                                    const float *rows, int bins, const char *values_name,
+                                                    ptreg_error *err);
+/* (lddmm.h's types, named here so that this header stands alone) */
+struct ptreg_lddmm_options;
+struct ptreg_lddmm_result;
+struct ptreg_lddmm_model;
+/* lddmm's page: the template's n landmarks q0 (orange), the target
+ * (blue), each landmark's path along the flow of result->p0 (shot again
+ * with opt; grey) and where the template ended (red). */
+PTREG_API ptreg_status ptreg_report_add_lddmm(ptreg_report *report, const double *q0, const double *target, size_t n,
+                                              const struct ptreg_lddmm_options *opt,
+                                              const struct ptreg_lddmm_result *result, ptreg_error *err);
+/* warp's page: the model's landmarks, the points before (green) and after
+ * (blue), and the paths along the flow (ptreg_lddmm_warp_paths) of up to
+ * 2,000 of them, evenly along their order (fewer for long flows: 400,000
+ * path points at most). */
+PTREG_API ptreg_status ptreg_report_add_warp(ptreg_report *report, const struct ptreg_lddmm_model *model,
+                                             const struct ptreg_lddmm_options *opt, const ptreg_cloud *before,
+                                             const double *after, ptreg_error *err);
+/* A volume as three orthogonal slices through its centre (voxel centres
+ * at origin + index * spacing), each sampled down to at most 512 pixels a
+ * side (the voxel under each pixel's centre), in one grey from the 0.5%
+ * to the 99.5% quantile of their finite pixels (their extremes when those
+ * meet): what ptreg harris3d --html shows. */
+PTREG_API ptreg_status ptreg_report_add_volume_slices(ptreg_report *report, const ptreg_volume *vol,
+                                                      ptreg_error *err);
 /* A curve of n values, one a step (the measure per iteration), beside the view. */
 PTREG_API ptreg_status ptreg_report_add_curve(ptreg_report *report, const char *title, const char *measure,
                                               const double *values, size_t n, ptreg_error *err);

@@ -1,11 +1,12 @@
 /* ptreg batch, in parts: the command (cmd_batch.c), its per-atom and
- * per-pair outputs (batch_output.c) and its runs under MPI (batch_mpi.c). */
+ * per-pair outputs (batch_output.c) and its runs under MPI (mpi.c). */
 #ifndef PTREG_CLI_BATCH_H
 #define PTREG_CLI_BATCH_H
 
 #include <stdio.h>
 
-#include "cli/common.h"
+#include "cli/mpi.h"
+#include "ptreg/batch.h"
 #include "ptreg/orientation.h"
 
 /* The atoms of an input: a reconstruction keeps every ion (rows of the
@@ -79,37 +80,18 @@ typedef struct batch_atom_stats {
  * or .csv, atomically. */
 int batch_write_pair_rows(const char *path, const double *rows, size_t n);
 
-/* ---- several processes (batch_mpi.c) ---- */
-
-typedef struct batch_comm {
-    int rank, size;
-    int joined; /* MPI was initialised here */
-} batch_comm;
-
-/* Joins the ranks when this process was started by mpirun and ptreg was
- * built with MPI; otherwise one process (rank 0 of 1). */
-int batch_comm_open(batch_comm *c);
-/* Leaves (MPI_Finalize); returns rc. */
-int batch_comm_close(batch_comm *c, int rc);
-/* The worst exit code of every rank (collective); rc on one process. */
-int batch_mpi_agree(const batch_comm *c, int rc);
-/* This rank's share of n items: a contiguous range, the first ranks
- * taking one more when n does not divide. */
-void batch_mpi_split(const batch_comm *c, size_t n, size_t *first, size_t *count);
-/* The library's view of the ranks (ptreg_ranks): the largest value and the
- * sum of doubles over every rank (multiway's pairs); rank 0 of 1 without MPI. */
-ptreg_ranks batch_mpi_ranks(const batch_comm *c);
+/* ---- batch on several processes (mpi.c) ---- */
 
 /* Orientations of every atom on size > 1 ranks (orientations_
  * distributed), the outputs written in atom order with MPI-IO. *o gets
  * this rank's share (its motif and symmetry are everyone's) and the
  * figures, summed over the ranks. */
-int batch_mpi_atoms(const batch_comm *c, const char *output, batch_format format, const char *assignment,
+int batch_mpi_atoms(const cli_comm *c, const char *output, batch_format format, const char *assignment,
                     const batch_atoms *atoms, const ptreg_orientation_options *opt, ptreg_orientations *o,
                     batch_atom_stats *stats);
 /* Writes this rank's rows [first, first + count) of the pairs output
  * (.npy only) and sums the report's counts over the ranks. */
-int batch_mpi_pairs(const batch_comm *c, const char *output, size_t first, size_t count, const double *rows,
+int batch_mpi_pairs(const cli_comm *c, const char *output, size_t first, size_t count, const double *rows,
                     ptreg_batch_stats *stats, uint64_t *stops, double *iterations_sum, double *iterations_max,
                     double *rms_sum);
 

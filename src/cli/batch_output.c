@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/batch_cli.h"
+#include "cli/files.h"
 #include "cli/report.h"
 #include "ptreg/io.h"
 

@@ -1,20 +1,27 @@
 /* ptreg batch: many small registrations in one run. Atoms (an APT
  * reconstruction or any cloud): every atom's neighborhood onto a motif,
  * as orientations; or pairs (a ptreg pairs file): every pair. Under mpirun
- * the work is divided among the ranks (batch_mpi.c). */
+ * the work is divided among the ranks (mpi.c). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/batch_cli.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "ptreg/apt.h"
+#include "ptreg/batch.h"
+#include "ptreg/device.h"
 #include "ptreg/emicp.h"
 #include "ptreg/icp.h"
 #include "ptreg/io.h"
 #include "ptreg/motif.h"
+#include "ptreg/tune.h"
 
 static const cli_option batch_options[] = {
     {"output", 'o', "FILE", "atoms: .npy (atoms x 6 float32: qw qx qy qz residual matched), .ply (the atoms with "
@@ -503,7 +510,7 @@ static int check_atom_outputs(const cli_args *a, const char *output, batch_forma
     return rc;
 }
 
-static int run_atoms(const batch_request *r, const batch_comm *comm)
+static int run_atoms(const batch_request *r, const cli_comm *comm)
 {
     batch_format format = BATCH_NPY;
     int rc = check_atom_outputs(r->a, r->output, &format);
@@ -579,42 +586,16 @@ static ptreg_status loop_emicp(const ptreg_pair_set *p, const ptreg_batch_option
     return PTREG_OK;
 }
 
-/* RMS distance from each moved source point of pair i to its nearest
- * target point. */
-static double pair_rms(const ptreg_pair_set *p, size_t i, const double T[16])
-{
-    const size_t s0 = p->source_offset[i], s1 = p->source_offset[i + 1];
-    const size_t t0 = p->target_offset ? p->target_offset[i] : 0;
-    const size_t t1 = p->target_offset ? p->target_offset[i + 1] : p->target_points;
-    double sum = 0.0;
-    for (size_t s = s0; s < s1; s++) {
-        const float *y = p->source + 3 * s;
-        double m[3], best = INFINITY;
-        for (int r = 0; r < 3; r++)
-            m[r] = T[4 * r] * y[0] + T[4 * r + 1] * y[1] + T[4 * r + 2] * y[2] + T[4 * r + 3];
-        for (size_t t = t0; t < t1; t++) {
-            const float *x = p->target + 3 * t;
-            const double d = (m[0] - x[0]) * (m[0] - x[0]) + (m[1] - x[1]) * (m[1] - x[1]) +
-                             (m[2] - x[2]) * (m[2] - x[2]);
-            best = fmin(best, d);
-        }
-        sum += best;
-    }
-    return sqrt(sum / (double)(s1 - s0));
-}
-
 /* Rows of 9: qw qx qy qz tx ty tz rms iterations. */
-static void pair_rows(const ptreg_pair_set *p, const double *T, const int *iterations, double *rows)
+static void pair_rows(size_t n, const double *T, const int *iterations, const double *rms, double *rows)
 {
-    const long n = (long)p->count;
-#pragma omp parallel for schedule(dynamic, 64) num_threads(ptreg_get_num_threads())
-    for (long i = 0; i < n; i++) {
+    for (size_t i = 0; i < n; i++) {
         const double *t = T + 16 * i;
         double R[9], *row = rows + 9 * i;
         ptreg_transform_rotation(t, R);
         ptreg_matrix_to_quaternion(R, row);
         row[4] = t[3], row[5] = t[7], row[6] = t[11];
-        row[7] = pair_rms(p, (size_t)i, t);
+        row[7] = rms[i];
         row[8] = iterations[i];
     }
 }
@@ -701,20 +682,23 @@ static int register_pairs(const batch_request *r, const ptreg_pairs_file *pf, si
                                 pf->targets > 1 ? pf->target_offset + first : NULL, pf->target_offset[1]};
     double *T = malloc((16 * count + 1) * sizeof *T);
     int *iterations = malloc((count + 1) * sizeof *iterations);
+    double *rms = malloc((count + 1) * sizeof *rms);
     ptreg_error err;
     ptreg_status st = PTREG_OK;
     cli_device_call_start();
-    if (!T || !iterations)
+    if (!T || !iterations || !rms)
         st = ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for %zu pairs", count);
     else if (r->engine == ENGINE_LOOP)
         st = loop_emicp(&set, &r->batch, T, iterations, stop, stats, &err);
     else
         st = ptreg_batch_register(&set, &r->batch, T, iterations, stop, stats, &err);
     cli_device_call_stop();
+    st = st ? st : ptreg_batch_rms(&set, T, rms, &err);
     if (!st)
-        pair_rows(&set, T, iterations, rows);
+        pair_rows(count, T, iterations, rms, rows);
     free(T);
     free(iterations);
+    free(rms);
     if (st) {
         cli_error("batch", "%s: %s", r->input, err.message);
         return cli_exit_code(st, 1);
@@ -722,7 +706,7 @@ static int register_pairs(const batch_request *r, const ptreg_pairs_file *pf, si
     return EXIT_OK;
 }
 
-static int run_pairs(const batch_request *r, const batch_comm *comm)
+static int run_pairs(const batch_request *r, const cli_comm *comm)
 {
     if (r->output && !batch_has_extension(r->output, "npy") && !batch_has_extension(r->output, "csv")) {
         cli_error("batch", "-o %s: pair results are written as .npy or .csv", r->output);
@@ -739,14 +723,14 @@ static int run_pairs(const batch_request *r, const batch_comm *comm)
     pairs_report rep = {.r = r, .pairs = pf.count, .ranks = comm->size, .read_ms = ptreg_time_ms() - t0};
     rep.points = pf.source_offset[pf.count];
     size_t first = 0, count = pf.count;
-    batch_mpi_split(comm, pf.count, &first, &count);
+    cli_comm_split(comm, pf.count, &first, &count);
     double *rows = malloc((9 * count + 1) * sizeof *rows);
     int *stop = malloc((count + 1) * sizeof *stop);
     int rc = rows && stop ? EXIT_OK : EXIT_RUNTIME;
     if (rc)
         cli_error("batch", "out of memory for %zu pairs", count);
     rc = rc ? rc : register_pairs(r, &pf, first, count, rows, stop, &rep.stats);
-    rc = batch_mpi_agree(comm, rc);
+    rc = cli_comm_agree(comm, rc);
     if (!rc) {
         tally_pairs(rows, stop, count, &rep);
         if (comm->size > 1)
@@ -771,8 +755,8 @@ int cli_run_batch(int argc, char **argv)
     if (!cli_begin(&cli_cmd_batch, argc, argv, &a, &rc))
         return rc;
     batch_request r;
-    batch_comm comm;
-    if ((rc = read_request(&a, &r)) || (rc = batch_comm_open(&comm)))
+    cli_comm comm;
+    if ((rc = read_request(&a, &r)) || (rc = cli_comm_open(&comm)))
         return rc;
     if (comm.size > 1 && cli_has(&a, "html")) { /* each rank holds only its slab's orientations */
         cli_error("batch", "--html draws one process's atoms: run it without mpirun");
@@ -780,5 +764,5 @@ int cli_run_batch(int argc, char **argv)
     }
     rc = rc ? rc : cli_report_begin(&a, "batch");
     rc = rc ? rc : cli_has(&a, "pairs") ? run_pairs(&r, &comm) : run_atoms(&r, &comm);
-    return batch_comm_close(&comm, rc);
+    return cli_comm_close(&comm, rc);
 }

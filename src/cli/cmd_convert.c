@@ -3,7 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
+#include "ptreg/device.h"
 #include "ptreg/io.h"
 
 static const cli_option convert_options[] = {

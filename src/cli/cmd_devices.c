@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/json.h"
+#include "ptreg/device.h"
 #include "ptreg/icp.h"
 
 static const cli_option devices_options[] = {

@@ -3,11 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/progress.h"
+#include "cli/registration.h"
 #include "cli/report.h"
 #include "cli/tune_choice.h"
+#include "ptreg/batch.h"
+#include "ptreg/device.h"
 #include "ptreg/emicp.h"
+#include "ptreg/tune.h"
 
 static const cli_option emicp_options[] = {
     CLI_REGISTRATION_OUTPUTS,

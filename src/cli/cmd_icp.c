@@ -4,10 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/progress.h"
+#include "cli/registration.h"
 #include "cli/report.h"
+#include "ptreg/device.h"
 #include "ptreg/icp.h"
+#include "ptreg/nn.h"
 
 static const cli_option icp_options[] = {
     CLI_REGISTRATION_OUTPUTS,

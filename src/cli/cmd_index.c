@@ -6,9 +6,14 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/progress.h"
+#include "ptreg/device.h"
 #include "ptreg/icp.h"
+#include "ptreg/nn.h"
 
 static const cli_option index_options[] = {
     {"output", 'o', "FILE", "the index file to write (.pti)", "pti"},

@@ -6,11 +6,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/tune_choice.h"
+#include "ptreg/device.h"
 #include "ptreg/lddmm.h"
+#include "ptreg/tune.h"
 
 static const cli_option lddmm_options[] = {
     {"output", 'o', "RESULT", "write the template and its initial momenta: .vtk (POLYDATA, point data "
@@ -333,160 +338,24 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
 
 /* ---- --html ---- */
 
-/* The page's colours: template orange, target blue, paths grey, where the
- * template ended red (tableau10, told apart by most colour-blind eyes). */
-#define COLOR_TEMPLATE 0xf28e2bu
-#define COLOR_TARGET 0x4e79a7u
-#define COLOR_PATHS 0x9c9c9cu
-#define COLOR_ENDED 0xe15759u
-#define COLOR_BEFORE 0x59a14fu /* warp: the points before (green), apart from the grey paths */
-/* warp's paths: at most this many points' (their steps cost n landmarks
- * each), and fewer for long flows, so that the paths hold at most
- * WARP_PATH_POINTS_MAX points (--steps may be 100000). */
-#define WARP_PATHS_MAX 2000
-#define WARP_PATH_POINTS_MAX 400000
-
-/* n points of doubles as the page's floats; NULL: no memory. */
-static float *to_floats(const double *xyz, size_t n)
-{
-    float *f = malloc((n ? n : 1) * 3 * sizeof *f);
-    for (size_t i = 0; f && i < 3 * n; i++)
-        f[i] = (float)xyz[i];
-    return f;
-}
-
-/* A cloud of doubles on the page, in one colour. */
-static ptreg_status add_points(ptreg_report *r, const char *name, const double *xyz, size_t n, uint32_t color,
-                               ptreg_error *err)
-{
-    float *f = to_floats(xyz, n);
-    ptreg_status st = f ? ptreg_report_add_cloud(r, name, f, n, color, err)
-                        : ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
-    free(f);
-    return st;
-}
-
-/* traj holds T states of n points (time major, as ptreg_lddmm_shoot gives
- * them); the page wants n paths of T points (point major). */
-static ptreg_status add_time_major_paths(ptreg_report *r, const char *name, const double *traj, size_t T, size_t n,
-                                         ptreg_error *err)
-{
-    float *paths = malloc((n ? n : 1) * T * 3 * sizeof *paths);
-    if (!paths)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the paths");
-    for (size_t t = 0; t < T; t++)
-        for (size_t i = 0; i < n; i++)
-            for (int k = 0; k < 3; k++)
-                paths[3 * (i * T + t) + k] = (float)traj[3 * (t * n + i) + k];
-    ptreg_status st = ptreg_report_add_paths(r, name, paths, n, T, COLOR_PATHS, err);
-    free(paths);
-    return st;
-}
-
 /* With --html: the template, the target, the landmarks' paths along the
- * flow (shot again: the result keeps only their ends) and the ends. */
+ * flow and the ends (ptreg_report_add_lddmm). */
 static int report_lddmm(const double *q0, const double *target, size_t n, const ptreg_lddmm_options *o,
                         const ptreg_lddmm_result *res)
 {
     ptreg_report *r = cli_report();
-    if (!r)
-        return EXIT_OK;
-    const size_t T = (size_t)o->time_points;
-    double *traj = malloc((n ? n : 1) * T * 3 * sizeof *traj);
     ptreg_error err;
-    ptreg_status st = traj ? PTREG_OK : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for the paths");
-    st = st ? st : add_points(r, "template", q0, n, COLOR_TEMPLATE, &err);
-    st = st ? st : add_points(r, "target", target, n, COLOR_TARGET, &err);
-    st = st ? st : ptreg_lddmm_shoot(q0, res->p0, n, o, NULL, NULL, traj, &err);
-    st = st ? st : add_time_major_paths(r, "paths", traj, T, n, &err);
-    st = st ? st : add_points(r, "template at t = 1", res->q1, n, COLOR_ENDED, &err);
-    free(traj);
-    return cli_report_check(st, &err);
+    return r ? cli_report_check(ptreg_report_add_lddmm(r, q0, target, n, o, res, &err), &err) : EXIT_OK;
 }
 
-/* The flow's state over a step: the landmarks (q, p) and the points carried. */
-typedef struct warp_state {
-    double *q, *p, *q1, *p1, *x;
-    size_t n, m;
-} warp_state;
-
-/* One step of 1 / (T - 1) from (q, p): the flow is homogeneous in p (H is
- * quadratic in it), so a step of h with p is the one step of a [0, 1] flow
- * of 2 time points with h p: the library's steps up to rounding (the
- * paths end within 1e-5 of the warp's points; tests/cli/lddmm.sh). */
-static ptreg_status warp_step(warp_state *w, const ptreg_lddmm_options *o, double h, ptreg_error *err)
-{
-    ptreg_lddmm_options one = *o;
-    one.time_points = 2;
-    for (size_t i = 0; i < 3 * w->n; i++)
-        w->p[i] *= h;
-    ptreg_status st = ptreg_lddmm_warp(w->q, w->p, w->n, &one, w->x, w->m, w->x, err);
-    st = st ? st : ptreg_lddmm_shoot(w->q, w->p, w->n, &one, w->q1, w->p1, NULL, err);
-    for (size_t i = 0; !st && i < 3 * w->n; i++)
-        w->q[i] = w->q1[i], w->p[i] = w->p1[i] / h;
-    return st;
-}
-
-/* The paths of m points x along the model's flow: m x T points into paths. */
-static ptreg_status warp_paths(const ptreg_lddmm_model *model, const ptreg_lddmm_options *o, const double *x,
-                               size_t m, float *paths, ptreg_error *err)
-{
-    const size_t n = model->n, T = (size_t)o->time_points;
-    double *buf = malloc((12 * n + 3 * m + 1) * sizeof *buf);
-    if (!buf)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the paths");
-    warp_state w = {buf, buf + 3 * n, buf + 6 * n, buf + 9 * n, buf + 12 * n, n, m};
-    memcpy(w.q, model->q0, 3 * n * sizeof *buf);
-    memcpy(w.p, model->p0, 3 * n * sizeof *buf);
-    memcpy(w.x, x, 3 * m * sizeof *buf);
-    ptreg_status st = PTREG_OK;
-    for (size_t t = 0; !st && t < T; t++) {
-        st = t ? warp_step(&w, o, 1.0 / (double)(T - 1), err) : PTREG_OK;
-        for (size_t i = 0; !st && i < m; i++)
-            for (int k = 0; k < 3; k++)
-                paths[3 * (i * T + t) + k] = (float)w.x[3 * i + k];
-    }
-    free(buf);
-    return st;
-}
-
-/* Up to WARP_PATHS_MAX of the points, evenly along their order, and their paths. */
-static ptreg_status add_warp_paths(ptreg_report *r, const ptreg_lddmm_model *model, const ptreg_lddmm_options *o,
-                                   const ptreg_cloud *before, ptreg_error *err)
-{
-    const size_t T = (size_t)o->time_points, most = T < WARP_PATH_POINTS_MAX / WARP_PATHS_MAX
-                                                          ? WARP_PATHS_MAX
-                                                          : (WARP_PATH_POINTS_MAX / T ? WARP_PATH_POINTS_MAX / T : 1);
-    const size_t m = before->n < most ? before->n : most;
-    double *x = malloc((m ? m : 1) * 3 * sizeof *x);
-    float *paths = malloc((m ? m : 1) * T * 3 * sizeof *paths);
-    ptreg_status st = x && paths ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for the paths");
-    for (size_t i = 0; !st && i < m; i++) {
-        const size_t from = (size_t)((double)i * (double)before->n / (double)m);
-        for (int k = 0; k < 3; k++)
-            x[3 * i + k] = before->xyz[3 * from + k];
-    }
-    st = st ? st : warp_paths(model, o, x, m, paths, err);
-    st = st ? st : ptreg_report_add_paths(r, "paths", paths, m, T, COLOR_PATHS, err);
-    free(x);
-    free(paths);
-    return st;
-}
-
-/* With --html: the landmarks, the points before (c) and after (x, doubles)
- * and the paths of some of them. */
+/* With --html: the landmarks, the points before and after, and the paths
+ * of some of them (ptreg_report_add_warp). */
 static int report_warp(const ptreg_lddmm_model *model, const ptreg_lddmm_options *o, const ptreg_cloud *before,
                        const double *after)
 {
     ptreg_report *r = cli_report();
-    if (!r)
-        return EXIT_OK;
     ptreg_error err;
-    ptreg_status st = add_points(r, "landmarks", model->q0, model->n, COLOR_TEMPLATE, &err);
-    st = st ? st : ptreg_report_add_cloud(r, "points before", before->xyz, before->n, COLOR_BEFORE, &err);
-    st = st ? st : add_points(r, "points after", after, before->n, COLOR_TARGET, &err);
-    st = st ? st : add_warp_paths(r, model, o, before, &err);
-    return cli_report_check(st, &err);
+    return r ? cli_report_check(ptreg_report_add_warp(r, model, o, before, after, &err), &err) : EXIT_OK;
 }
 
 static int write_outputs(const cli_args *a, const double *q0, size_t n, const ptreg_lddmm_options *o,

@@ -5,7 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/batch_cli.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
+#include "cli/mpi.h"
 #include "cli/report.h"
 #include "ptreg/io.h"
 #include "ptreg/multiway.h"
@@ -160,26 +164,12 @@ static int merged_voxel(const cli_args *a, double *voxel)
 
 static int write_merged(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_result *r)
 {
-    size_t total = 0;
-    int normals = 1;
-    for (size_t i = 0; i < in->count; i++)
-        if (r->placed[i])
-            total += in->clouds[i].n, normals &= in->clouds[i].normals != NULL;
     ptreg_cloud all, down;
-    ptreg_cloud_init(&all), ptreg_cloud_init(&down);
+    ptreg_cloud_init(&down);
     ptreg_error err;
-    ptreg_status st = ptreg_cloud_alloc(&all, total, normals, &err);
+    ptreg_status st = ptreg_multiway_merge(in->scans, in->count, r, &all, &err);
     if (!st)
         memcpy(all.origin, in->clouds[0].origin, sizeof all.origin);
-    for (size_t i = 0, at = 0; !st && i < in->count; i++) {
-        if (!r->placed[i])
-            continue;
-        const ptreg_cloud *c = &in->clouds[i];
-        ptreg_transform_points(r->poses + 16 * i, c->xyz, all.xyz + 3 * at, c->n);
-        if (normals)
-            ptreg_transform_vectors(r->poses + 16 * i, c->normals, all.normals + 3 * at, c->n);
-        at += c->n;
-    }
     double voxel;
     int rc = st ? fail(st, &err) : merged_voxel(a, &voxel);
     if (!rc && voxel > 0.0 && (st = ptreg_voxel_downsample(&all, voxel, &down, &err)))
@@ -378,7 +368,7 @@ static int report_multiway(const cli_args *a, const multiway_inputs *in, const p
     return cli_report_check(st, &err);
 }
 
-static int run_multiway(const cli_args *a, batch_comm *comm)
+static int run_multiway(const cli_args *a, cli_comm *comm)
 {
     ptreg_multiway_options o;
     ptreg_multiway_options_default(&o);
@@ -413,7 +403,7 @@ static int run_multiway(const cli_args *a, batch_comm *comm)
     ptreg_multiway_result r;
     memset(&r, 0, sizeof r);
     if (!rc) {
-        const ptreg_ranks ranks = batch_mpi_ranks(comm);
+        const ptreg_ranks ranks = cli_comm_ranks(comm);
         ptreg_error err;
         ptreg_status st = in.have_graph ? ptreg_multiway_graph(in.scans, in.count, &in.graph, &o, &ranks, &r, &err)
                                         : ptreg_multiway(in.scans, in.count, in.pairs, in.pair_count, &o, &ranks, &r,
@@ -439,9 +429,9 @@ int cli_run_multiway(int argc, char **argv)
     int rc;
     if (!cli_begin(&cli_cmd_multiway, argc, argv, &a, &rc))
         return rc;
-    batch_comm comm;
-    if ((rc = batch_comm_open(&comm)))
+    cli_comm comm;
+    if ((rc = cli_comm_open(&comm)))
         return rc;
     rc = run_multiway(&a, &comm);
-    return batch_comm_close(&comm, batch_mpi_agree(&comm, rc));
+    return cli_comm_close(&comm, cli_comm_agree(&comm, rc));
 }

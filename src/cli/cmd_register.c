@@ -3,8 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
+#include "cli/registration.h"
 #include "cli/report.h"
+#include "ptreg/device.h"
 #include "ptreg/features.h"
 #include "ptreg/global.h"
 

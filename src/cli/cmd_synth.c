@@ -4,7 +4,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/files.h"
+#include "cli/json.h"
+#include "cli/registration.h"
 #include "ptreg/io.h"
 #include "ptreg/synth.h"
 

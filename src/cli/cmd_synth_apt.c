@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "ptreg/apt.h"
 #include "ptreg/io.h"
 #include "ptreg/synth_apt.h"

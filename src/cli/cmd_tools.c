@@ -7,9 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/outputs.h"
+#include "cli/registration.h"
+#include "ptreg/device.h"
 #include "ptreg/global.h"
+#include "ptreg/io.h"
+#include "ptreg/nn.h"
 
 /* --device: these run on the CPU only; auto (and env PTREG_DEVICE's
  * choice) is the CPU, a GPU named on the command line is a usage error. */
@@ -385,33 +392,13 @@ static int read_ransac(const cli_args *a, ptreg_ransac_options *ro)
     return rc;
 }
 
-/* The RMS distance of the pairs under T that the fit used (RANSAC's
- * inliers, or every pair) and their count: what the command reports. */
-static double pairs_rms(const ptreg_cloud *s, const ptreg_cloud *t, const ptreg_matches *m, const double T[16],
-                        double within, size_t *used)
-{
-    double sum = 0.0;
-    *used = 0;
-    for (size_t k = 0; k < m->count; k++) {
-        const float *p = s->xyz + 3 * (size_t)m->source[k], *q = t->xyz + 3 * (size_t)m->target[k];
-        double d2 = 0.0;
-        for (int r = 0; r < 3; r++) {
-            const double x = T[4 * r] * p[0] + T[4 * r + 1] * p[1] + T[4 * r + 2] * p[2] + T[4 * r + 3] - q[r];
-            d2 += x * x;
-        }
-        if (within > 0.0 && !(d2 <= within * within))
-            continue;
-        sum += d2, ++*used;
-    }
-    return *used ? sqrt(sum / (double)*used) : 0.0;
-}
-
 static int correspond_report(const cli_args *a, const ptreg_cloud *s, const ptreg_cloud *t, const correspond_input *in,
                              const ptreg_ransac_options *ro, const ptreg_ransac_result *r, const double *truth)
 {
     size_t used;
     const double within = cli_has(a, "ransac-dist") ? ro->max_dist : 0.0;
-    const double rmse = pairs_rms(s, t, &in->m, r->transformation, within, &used);
+    /* the pairs the fit used: RANSAC's inliers, or every pair */
+    const double rmse = ptreg_correspondences_rmse(s->xyz, t->xyz, &in->m, r->transformation, within, &used);
     const cli_result res = {"correspond", a->positional[0], a->positional[1], r->transformation, rmse,
                             (double)used / (double)in->m.count, (double)used, -1, 0, PTREG_STOP_CONVERGED,
                             r->time_ms, NULL, 1, truth, NULL};

@@ -10,11 +10,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "ptreg/device.h"
 #include "ptreg/features.h"
 #include "ptreg/io.h"
+#include "ptreg/nn.h"
 #include "ptreg/track.h"
 
 static const cli_option track_options[] = {
@@ -83,8 +88,7 @@ typedef struct frame_source {
     size_t count, next;
     char **owned;       /* --frames: the folder's paths */
     double rate;
-    FILE *stream;
-    uint64_t offset;    /* bytes of the stream read */
+    ptreg_frame_stream stream; /* '-': stdin */
     int stream_error;   /* 1: the stream was malformed, 2: out of memory (reported); either ends the input */
 } frame_source;
 
@@ -147,93 +151,19 @@ static int list_folder(const char *dir, frame_source *src)
     return EXIT_OK;
 }
 
-static uint64_t le64(const unsigned char *b)
-{
-    uint64_t v = 0;
-    for (int k = 7; k >= 0; k--)
-        v = v << 8 | b[k];
-    return v;
-}
-
-static float le_float(const unsigned char *b)
-{
-    const uint32_t v = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
-    float f;
-    memcpy(&f, &v, sizeof f);
-    return f;
-}
-
-#define STREAM_HEADER 20
-#define STREAM_CHUNK 65536 /* points read at a time: the count is never trusted beyond the bytes */
-
 /* The next frame of the stream: 1 with a frame, 0 at its end (or after an
  * error, reported and flagged). */
-static int stream_next(frame_source *src, size_t index, frame_in *f)
+static int stream_next(frame_source *src, frame_in *f)
 {
-    unsigned char h[STREAM_HEADER];
-    const size_t got = fread(h, 1, sizeof h, src->stream);
-    if (got == 0 && feof(src->stream))
-        return 0;
-    if (got < sizeof h) {
-        cli_error("track", "stdin: frame %zu at byte %llu: the header is truncated (%zu of %d bytes)", index,
-                  (unsigned long long)src->offset, got, STREAM_HEADER);
-        src->stream_error = 1;
-        return 0;
-    }
-    if (memcmp(h, "PTF1", 4)) {
-        cli_error("track", "stdin: frame %zu at byte %llu: no \"PTF1\" magic", index,
-                  (unsigned long long)src->offset);
-        src->stream_error = 1;
-        return 0;
-    }
-    const uint64_t count = le64(h + 4), tbits = le64(h + 12);
-    memcpy(&f->t, &tbits, sizeof f->t);
-    const uint64_t start = src->offset;
-    src->offset += sizeof h;
-    if (count > (uint64_t)SIZE_MAX / 12) {
-        cli_error("track", "stdin: frame %zu at byte %llu: %llu points cannot be held", index,
-                  (unsigned long long)start, (unsigned long long)count);
-        src->stream_error = 1;
-        return 0;
-    }
-    float *xyz = NULL;
-    size_t have = 0, cap = 0;
-    unsigned char *buf = malloc(12 * STREAM_CHUNK);
-    int ok = buf != NULL;
-    while (ok && have < count) {
-        const size_t want = count - have < STREAM_CHUNK ? (size_t)(count - have) : STREAM_CHUNK;
-        const size_t bytes = fread(buf, 1, 12 * want, src->stream);
-        src->offset += bytes;
-        const size_t pts = bytes / 12;
-        if (have + pts > cap) {
-            cap = have + pts > 2 * cap ? have + pts : 2 * cap;
-            float *grown = realloc(xyz, 3 * cap * sizeof *grown);
-            ok = grown != NULL;
-            xyz = grown ? grown : xyz;
-        }
-        for (size_t i = 0; ok && i < 3 * pts; i++)
-            xyz[3 * have + i] = le_float(buf + 4 * i);
-        have += ok ? pts : 0;
-        if (ok && bytes < 12 * want) {
-            cli_error("track", "stdin: frame %zu at byte %llu: truncated: %zu of its %llu points before the end",
-                      index, (unsigned long long)start, have, (unsigned long long)count);
-            src->stream_error = 1;
-            ok = 0;
-        }
-    }
-    free(buf);
-    if (!ok) {
-        if (!src->stream_error) {
-            cli_error("track", "out of memory reading frame %zu", index);
-            src->stream_error = 2;
-        }
-        free(xyz);
-        return 0;
-    }
-    ptreg_cloud_init(&f->cloud);
-    f->cloud.n = have, f->cloud.xyz = xyz;
-    ptreg_cloud_drop_nonfinite(&f->cloud);
-    return 1;
+    ptreg_error err;
+    int end = 0;
+    const ptreg_status st = ptreg_frame_stream_next(&src->stream, &f->cloud, &f->t, &end, &err);
+    if (st == PTREG_ERR_NOMEM)
+        cli_error("track", "%s", err.message);
+    else if (st)
+        cli_error("track", "stdin: %s", err.message);
+    src->stream_error = st == PTREG_ERR_NOMEM ? 2 : st ? 1 : 0;
+    return !st && !end;
 }
 
 static int source_next(frame_source *src, frame_in *f)
@@ -243,7 +173,7 @@ static int source_next(frame_source *src, frame_in *f)
     ptreg_cloud_init(&f->cloud);
     if (!src->paths) {
         f->name = "stdin";
-        if (!stream_next(src, index, f))
+        if (!stream_next(src, f))
             return 0;
         src->next++;
         return 1;
@@ -272,14 +202,6 @@ static int source_next(frame_source *src, frame_in *f)
 
 /* ---- the run ---- */
 
-/* --truth: the true poses, a TUM trajectory. */
-typedef struct truth_poses {
-    double *t;       /* ascending */
-    double (*T)[16]; /* world frame */
-    size_t n;
-} truth_poses;
-
-
 typedef struct track_job {
     ptreg_model_index *index;
     ptreg_cloud model;     /* a cloud MODEL (its normals) */
@@ -289,7 +211,7 @@ typedef struct track_job {
     double setup_ms;
     FILE *out, *states;            /* the temporary files of -o and --states */
     ptreg_atomic_file out_file, states_file;
-    truth_poses truth;             /* --truth */
+    ptreg_trajectory truth;        /* --truth */
 } track_job;
 
 /* --html: where the sensor was at each frame (the pose's translation, in
@@ -482,106 +404,16 @@ static int close_output(ptreg_atomic_file *af, FILE **f, int rc)
 
 /* ---- --truth ---- */
 
-static void truth_free(truth_poses *tp)
+/* Reads --truth; exit 3 naming the file and line of the first bad one. */
+static int read_truth(const char *path, ptreg_trajectory *tr)
 {
-    free(tp->t);
-    free(tp->T);
-    memset(tp, 0, sizeof *tp);
-}
-
-/* One line's 8 numbers into (t, T); 0 when it is not 8 finite numbers with
- * a quaternion that is not zero. */
-static int parse_tum(const char *line, double *t, double T[16])
-{
-    double v[8];
-    const char *p = line;
-    for (int k = 0; k < 8; k++) {
-        char *end;
-        v[k] = strtod(p, &end);
-        if (end == p || !isfinite(v[k]))
-            return 0;
-        p = end;
-    }
-    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-        p++;
-    const double q[4] = {v[7], v[4], v[5], v[6]}; /* w x y z */
-    if (*p || !(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] > 0.0))
-        return 0;
-    double R[9];
-    ptreg_quaternion_to_matrix(q, R);
-    ptreg_transform_identity(T);
-    for (int r = 0; r < 3; r++) {
-        memcpy(T + 4 * r, R + 3 * r, 3 * sizeof *T);
-        T[4 * r + 3] = v[1 + r];
-    }
-    *t = v[0];
-    return 1;
-}
-
-/* Reads --truth (blank lines and '#' comments skipped); exit 3 naming the
- * file and line of the first bad one. */
-static int read_truth(const char *path, truth_poses *tp)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        cli_error("track", "--truth %s: cannot be read: %s", path, strerror(errno));
-        return EXIT_BAD_INPUT;
-    }
-    char line[1024];
-    size_t cap = 0, lineno = 0;
-    int rc = EXIT_OK;
-    while (!rc && fgets(line, sizeof line, f)) {
-        lineno++;
-        const char *p = line + strspn(line, " \t\r\n");
-        if (!*p || *p == '#')
-            continue;
-        if (tp->n == cap) {
-            cap = cap ? 2 * cap : 256;
-            double *t = realloc(tp->t, cap * sizeof *t);
-            tp->t = t ? t : tp->t;
-            double(*T)[16] = realloc(tp->T, cap * sizeof *T);
-            tp->T = T ? T : tp->T;
-            if (!t || !T) {
-                cli_error("track", "out of memory reading --truth %s", path);
-                rc = EXIT_RUNTIME;
-                break;
-            }
-        }
-        if (!parse_tum(p, &tp->t[tp->n], tp->T[tp->n])) {
-            cli_error("track", "--truth %s: line %zu: not a TUM pose (timestamp tx ty tz qx qy qz qw)", path, lineno);
-            rc = EXIT_BAD_INPUT;
-        } else if (tp->n > 0 && !(tp->t[tp->n] > tp->t[tp->n - 1])) {
-            cli_error("track", "--truth %s: line %zu: the timestamp does not come after the last one", path, lineno);
-            rc = EXIT_BAD_INPUT;
-        }
-        tp->n++;
-    }
-    fclose(f);
-    if (!rc && tp->n == 0) {
-        cli_error("track", "--truth %s: no poses in it", path);
-        rc = EXIT_BAD_INPUT;
-    }
-    return rc;
-}
-
-/* The true pose at time t: the line whose timestamp rounds to t's
- * microsecond (TUM files carry six decimals); NULL when none does. */
-static const double *truth_at(const truth_poses *tp, double t)
-{
-    size_t lo = 0, hi = tp->n;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (tp->t[mid] < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    const double tol = 5e-7 + 1e-12 * fabs(t);
-    if (lo < tp->n && fabs(tp->t[lo] - t) <= tol)
-        return tp->T[lo];
-    if (lo > 0 && fabs(tp->t[lo - 1] - t) <= tol)
-        return tp->T[lo - 1];
-    return NULL;
+    ptreg_error err;
+    const ptreg_status st = ptreg_trajectory_read(path, tr, &err);
+    if (st == PTREG_ERR_NOMEM)
+        cli_error("track", "out of memory reading --truth %s", path);
+    else if (st)
+        cli_error("track", "--truth %s", err.message);
+    return cli_exit_code(st, 1);
 }
 
 /* The TUM line's numbers: tx ty tz qx qy qz qw; T the world pose. */
@@ -853,7 +685,7 @@ static int run_frames(const cli_args *a, track_job *job, frame_source *src, trac
                               tf.state, f.cloud.n, 0, 0.0, 0.0};
             double world[16];
             tum_pose(tf.pose, r.pose, world);
-            const double *truth = f.unreadable ? NULL : truth_at(&job->truth, f.t);
+            const double *truth = f.unreadable ? NULL : ptreg_trajectory_at(&job->truth, f.t);
             if (truth) {
                 r.has_error = 1;
                 ptreg_transform_difference(truth, world, &r.rot_err, &r.trans_err);
@@ -904,7 +736,7 @@ int cli_run_track(int argc, char **argv)
     if (cli_has(&a, "frames"))
         rc = list_folder(cli_string(&a, "frames", NULL), &src);
     else if (!strcmp(a.positional[1], "-"))
-        src.stream = stdin;
+        src.stream.in = stdin;
     else
         src.paths = a.positional + 1, src.count = (size_t)a.positional_count - 1;
     if (rc)
@@ -945,7 +777,7 @@ done:
     free(sum.latency);
     free(sum.rec);
     free(sum.rot_err), free(sum.trans_err), free(sum.err_frame);
-    truth_free(&job.truth);
+    ptreg_trajectory_free(&job.truth);
     view_free(&view);
     for (size_t i = 0; src.owned && i < src.count; i++)
         free(src.owned[i]);

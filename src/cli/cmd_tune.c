@@ -6,9 +6,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
+#include "ptreg/device.h"
 #include "ptreg/io.h"
 #include "ptreg/pair.h"
+#include "ptreg/tune.h"
 
 static const cli_option tune_options[] = {
     {"kernel", 0, "K", "pair (the EM-ICP E-step's engine; default), harris (3-D Harris), fpfh, or lddmm "

@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/files.h"
+#include "cli/json.h"
 #include "cli/report.h"
 
 static const cli_option view_options[] = {

@@ -1,4 +1,8 @@
-#include "cli/common.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
+#include "cli/registration.h"
+#include "ptreg/device.h"
 #include "ptreg/io.h"
 
 #include <errno.h>

@@ -1,11 +1,13 @@
-/* The CLI's JSON under memory pressure (declared in cli/common.h): cJSON's
+/* The CLI's JSON under memory pressure (declared in cli/json.h): cJSON's
  * allocator, and adding items without losing them; and the device work a
  * command's call asked for, which every device command reports. */
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
 
-#include "cli/common.h"
+#include "cli/device_arg.h"
+#include "cli/json.h"
+#include "ptreg/device.h"
 
 /* cJSON drops an item it cannot allocate without a word (cJSON_Add*
  * return values go unread): its allocations come through here, and one

@@ -2,8 +2,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/commands.h"
+#include "cli/json.h"
 #include "cli/report.h"
+#include "ptreg/device.h"
 #include "ptreg/io.h"
 
 typedef struct command_entry {

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/common.h"
+#include "cli/device_arg.h"
 #include "cli/report.h"
 #include "ptreg/io.h"
 

@@ -6,7 +6,7 @@
 #include "cli/args.h"
 #include "ptreg/core.h"
 
-/* --plot, on the commands that take it (--quiet: common.h). */
+/* --plot, on the commands that take it (--quiet: cli/files.h). */
 #define CLI_OPT_PLOT(what) {"plot", 0, "FILE.svg", "draw " what " per iteration", CLI_WRITES_SVG}
 
 /* An iterative method's progress: a line on stderr (the step, the measure,

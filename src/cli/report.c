@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/files.h"
 #include "ptreg/nn.h"
 
 /* Target grey, where SOURCE began orange: drawn under the distance colours. */

@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli/args.h"
-#include "cli/common.h"
+#include "cli/json.h"
 #include "ptreg/report.h"
 
 #define CLI_OPT_HTML                                                                                   \

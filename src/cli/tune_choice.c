@@ -3,7 +3,8 @@
 
 #include <string.h>
 
-#include "cli/common.h"
+#include "cli/json.h"
+
 
 struct cJSON *cli_tune_adopt(const cli_args *a, const ptreg_tune_choice *choice)
 {

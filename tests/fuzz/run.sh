@@ -3,7 +3,7 @@
 # with libFuzzer (clang, ASan, UBSan).
 #
 #   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk mesh all las volume index lddmm batch tune
-#                                                        transform options posegraph
+#                                                        transform options posegraph frames
 #
 # "batch" drives fuzz_batch_inputs.c (.pos/.epos, .rrng/.rng, pairs files)
 # from seeds it writes itself and the shared .pos file.
@@ -20,6 +20,9 @@
 #
 # "transform" fuzzes the text files of transforms: one 4x4, many poses
 # (multiway's -o and --truth) and index pairs (--pairs), by input length.
+#
+# "frames" fuzzes track's binary frame stream (fuzz_frames.c) from a few
+# streams it writes itself: whole, cut short, and with a foreign magic.
 #
 # "posegraph" fuzzes Open3D's pose-graph JSON (fuzz_posegraph.c: the
 # parser, then a few solver steps) built from the pose-graph sources and the
@@ -50,7 +53,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 seconds=${1:-60}
 shift || true
 formats=("$@")
-[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk mesh all las volume index lddmm batch tune transform options posegraph)
+[ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk mesh all las volume index lddmm batch tune transform options posegraph
+                                    frames)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
@@ -72,7 +76,9 @@ build_failed() {
 trap 'build_failed $?' ERR
 # The parts of core the readers use: errors, clouds, volumes and the voxel
 # grid (src/io/voxel_stream.c downsamples a file as it reads it).
-core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c" "$root/src/core/voxel.c")
+# transform.c: the TUM trajectory reader turns quaternions into matrices
+core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c" "$root/src/core/voxel.c"
+      "$root/src/core/transform.c")
 
 declare -A enum=([ply]=PTREG_FORMAT_PLY [pcd]=PTREG_FORMAT_PCD [xyz]=PTREG_FORMAT_XYZ
                  [vtk]=PTREG_FORMAT_VTK [mesh]=MESHES [all]="")
@@ -187,6 +193,18 @@ fuzz_transform() {
     # correspondences with weights (ptreg correspond --pairs), also 1 mod 3
     printf '0 1 0.5\n2 3 1.5\n4,5,0\n' >"$corpus/correspondences.txt"
     run_target transform "$bin" "$corpus" 4096
+}
+
+fuzz_frames() {
+    local bin=$build/fuzz_frames corpus=$build/corpus-frames
+    build_reader_fuzzer frames "$root/tests/fuzz/fuzz_frames.c"
+    mkdir -p "$corpus"
+    # two frames (1 point, then none), the same cut in its points, a foreign magic
+    printf 'PTF1\x01\0\0\0\0\0\0\0\0\0\0\0\0\0\xe0\x3f\0\0\x80\x3f\0\0\0\x40\0\0\x40\x40PTF1\0\0\0\0\0\0\0\0\0\0\0\0\0\0\xf0\x3f' \
+        >"$corpus/two.ptf"
+    head -c 26 "$corpus/two.ptf" >"$corpus/cut.ptf"
+    printf 'PLY1 not a stream at all' >"$corpus/foreign.ptf"
+    run_target frames "$bin" "$corpus" 4096
 }
 
 fuzz_posegraph() {
@@ -329,6 +347,10 @@ for fmt in "${formats[@]}"; do
     fi
     if [ "$fmt" = transform ]; then
         fuzz_transform
+        continue
+    fi
+    if [ "$fmt" = frames ]; then
+        fuzz_frames
         continue
     fi
     if [ "$fmt" = batch ]; then

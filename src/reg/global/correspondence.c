@@ -197,3 +197,22 @@ ptreg_status ptreg_register_correspondences(const float *source, size_t ns, cons
     r->time_ms = ptreg_time_ms() - t0;
     return st;
 }
+
+double ptreg_correspondences_rmse(const float *source, const float *target, const ptreg_matches *m, const double T[16],
+                                  double within, size_t *used)
+{
+    double sum = 0.0;
+    *used = 0;
+    for (size_t k = 0; k < m->count; k++) {
+        const float *p = source + 3 * (size_t)m->source[k], *q = target + 3 * (size_t)m->target[k];
+        double d2 = 0.0;
+        for (int r = 0; r < 3; r++) {
+            const double x = T[4 * r] * p[0] + T[4 * r + 1] * p[1] + T[4 * r + 2] * p[2] + T[4 * r + 3] - q[r];
+            d2 += x * x;
+        }
+        if (within > 0.0 && !(d2 <= within * within))
+            continue;
+        sum += d2, ++*used;
+    }
+    return *used ? sqrt(sum / (double)*used) : 0.0;
+}

@@ -1,12 +1,15 @@
-/* ptreg batch on several processes (mpirun): every rank reads the input,
- * the library shares the atoms among the ranks (orientations_
- * distributed, on this file's MPI collectives), and the ranks write one
- * output in atom order with MPI-IO; the pairs are split into contiguous
- * ranges. The output has the same bits as one process. */
+/* The CLI's MPI glue (cli/mpi.h): the ranks and their collectives, for
+ * batch and multiway. ptreg batch on several processes (mpirun): every
+ * rank reads the input, the library shares the atoms among the ranks
+ * (orientations_distributed, on this file's MPI collectives), and the
+ * ranks write one output in atom order with MPI-IO; the pairs are split
+ * into contiguous ranges. The output has the same bits as one process. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/batch_cli.h"
+#include "cli/files.h"
+#include "ptreg/batch.h"
 #include "ptreg/io.h"
 
 #ifdef PTREG_HAVE_MPI
@@ -15,7 +18,7 @@
 #include <unistd.h>
 #endif
 
-void batch_mpi_split(const batch_comm *c, size_t n, size_t *first, size_t *count)
+void cli_comm_split(const cli_comm *c, size_t n, size_t *first, size_t *count)
 {
     const size_t r = (size_t)c->rank, R = (size_t)c->size, base = n / R, extra = n % R;
     *first = r * base + (r < extra ? r : extra);
@@ -24,32 +27,32 @@ void batch_mpi_split(const batch_comm *c, size_t n, size_t *first, size_t *count
 
 #ifndef PTREG_HAVE_MPI
 
-int batch_comm_open(batch_comm *c)
+int cli_comm_open(cli_comm *c)
 {
     c->rank = 0, c->size = 1, c->joined = 0;
     return EXIT_OK;
 }
 
-int batch_comm_close(batch_comm *c, int rc)
+int cli_comm_close(cli_comm *c, int rc)
 {
     (void)c;
     return rc;
 }
 
-int batch_mpi_agree(const batch_comm *c, int rc)
+int cli_comm_agree(const cli_comm *c, int rc)
 {
     (void)c;
     return rc;
 }
 
-ptreg_ranks batch_mpi_ranks(const batch_comm *c)
+ptreg_ranks cli_comm_ranks(const cli_comm *c)
 {
     (void)c;
     return (ptreg_ranks){.rank = 0, .size = 1};
 }
 
 /* Never called: a build without MPI runs one process. */
-int batch_mpi_atoms(const batch_comm *c, const char *output, batch_format format, const char *assignment,
+int batch_mpi_atoms(const cli_comm *c, const char *output, batch_format format, const char *assignment,
                     const batch_atoms *atoms, const ptreg_orientation_options *opt, ptreg_orientations *o,
                     batch_atom_stats *stats)
 {
@@ -57,7 +60,7 @@ int batch_mpi_atoms(const batch_comm *c, const char *output, batch_format format
     return EXIT_RUNTIME;
 }
 
-int batch_mpi_pairs(const batch_comm *c, const char *output, size_t first, size_t count, const double *rows,
+int batch_mpi_pairs(const cli_comm *c, const char *output, size_t first, size_t count, const double *rows,
                     ptreg_batch_stats *stats, uint64_t *stops, double *iterations_sum, double *iterations_max,
                     double *rms_sum)
 {
@@ -75,7 +78,7 @@ static int launched(void)
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
 
-int batch_comm_open(batch_comm *c)
+int cli_comm_open(cli_comm *c)
 {
     c->rank = 0, c->size = 1, c->joined = 0;
     if (!launched())
@@ -90,7 +93,7 @@ int batch_comm_open(batch_comm *c)
     return EXIT_OK;
 }
 
-int batch_comm_close(batch_comm *c, int rc)
+int cli_comm_close(cli_comm *c, int rc)
 {
     if (c->joined)
         MPI_Finalize();
@@ -105,7 +108,7 @@ static int worst_of_all(int rc)
     return worst;
 }
 
-int batch_mpi_agree(const batch_comm *c, int rc) { return c->size == 1 ? rc : worst_of_all(rc); }
+int cli_comm_agree(const cli_comm *c, int rc) { return c->size == 1 ? rc : worst_of_all(rc); }
 
 /* The collectives the library's shared run asks for, over every rank. */
 static int max_of_all(int value, void *ctx)
@@ -135,7 +138,7 @@ static ptreg_status sum_doubles(double *values, size_t count, void *ctx, ptreg_e
     return PTREG_OK;
 }
 
-ptreg_ranks batch_mpi_ranks(const batch_comm *c)
+ptreg_ranks cli_comm_ranks(const cli_comm *c)
 {
     return (ptreg_ranks){.rank = c->rank, .size = c->size, .max_of_all = max_of_all, .sum_doubles = sum_doubles};
 }
@@ -273,7 +276,7 @@ static double slowest(double ms)
     return ms;
 }
 
-int batch_mpi_atoms(const batch_comm *c, const char *output, batch_format format, const char *assignment,
+int batch_mpi_atoms(const cli_comm *c, const char *output, batch_format format, const char *assignment,
                     const batch_atoms *atoms, const ptreg_orientation_options *opt, ptreg_orientations *o,
                     batch_atom_stats *stats)
 {
@@ -303,7 +306,7 @@ int batch_mpi_atoms(const batch_comm *c, const char *output, batch_format format
     return rc;
 }
 
-int batch_mpi_pairs(const batch_comm *c, const char *output, size_t first, size_t count, const double *rows,
+int batch_mpi_pairs(const cli_comm *c, const char *output, size_t first, size_t count, const double *rows,
                     ptreg_batch_stats *stats, uint64_t *stops, double *iterations_sum, double *iterations_max,
                     double *rms_sum)
 {
@@ -324,7 +327,7 @@ int batch_mpi_pairs(const batch_comm *c, const char *output, size_t first, size_
     MPI_Allreduce(MPI_IN_PLACE, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
     size_t *index = malloc((count + 1) * sizeof *index);
     unsigned char *bytes = malloc(72 * count + 1);
-    int rc = batch_mpi_agree(c, index && bytes ? EXIT_OK : EXIT_RUNTIME);
+    int rc = cli_comm_agree(c, index && bytes ? EXIT_OK : EXIT_RUNTIME);
     if (!rc) {
         for (size_t j = 0; j < count; j++) {
             index[j] = first + j;
