@@ -85,11 +85,18 @@ FUZZ_SECONDS ?= 60
 fuzz: test-deps deps
 	@FUZZ_BUILD=$(BUILD)-fuzz tests/fuzz/run.sh $(FUZZ_SECONDS)
 
+# Its device tests start from the POCL caches of the Release build's tests of
+# the same name (the same kernels and POCL settings, when check-release ran
+# first): POCL compiles a kernel as it first launches it, half of a device
+# test's time, and the sanitizers watch ptreg's host code, which makes the
+# same calls whether POCL compiles or loads.
 SANITIZE_BUILD ?= $(BUILD)-sanitize
 check-sanitize: test-deps deps
 	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPTREG_SANITIZE=ON -DPTREG_FAULT_INJECTION=ON \
 	    $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+	@for cache in $(BUILD)/tests/pocl-cache-*; do \
+	    [ ! -d "$$cache" ] || cp -an "$$cache" $(SANITIZE_BUILD)/tests/; done
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp \
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    scripts/ctest-check.sh --lsan-retry $(SANITIZE_BUILD) -j $(JOBS)
