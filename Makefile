@@ -12,7 +12,7 @@ DEPS       := cmake make gcc pkg-config liblzf-dev libcjson-dev libqhull-dev zli
 PYTHON_DEPS := python3 python3-dev python3-numpy python3-pip python3-setuptools python3-venv
 # python3-open3d: the Python tests' Open3D inputs (skipped without it).
 TEST_DEPS  := $(PYTHON_DEPS) python3-pytest python3-open3d pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev \
-              openmpi-bin clang chromium
+              openmpi-bin clang clang-format-14 chromium
 BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy libopenmpi-dev openmpi-bin
 PTREG      := $(BUILD)/ptreg
 DEMO_DIR   := $(BUILD)/demo
@@ -55,6 +55,7 @@ demo: build
 # The CLI tests read --json with Python's json module. POCL goes in before
 # configuring: with it present, the device parity suite must find a device.
 # Chromium and web/'s npm packages: the HTML reports' browser tests (tests/html).
+# clang-format-14: the sources' style (the ctest format, scripts/format.sh).
 test-deps:
 	@scripts/ensure-deps.sh $(TEST_DEPS)
 	@scripts/ensure-web.sh
