@@ -70,9 +70,11 @@ build_failed() {
     exit 1
 }
 trap 'build_failed $?' ERR
-# The parts of core the readers use: errors, clouds, volumes and the voxel
-# grid (src/io/voxel_stream.c downsamples a file as it reads it).
-core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c" "$root/src/core/voxel.c")
+# The parts of core the readers use: errors, clouds, volumes, the voxel
+# grid (src/io/voxel_stream.c downsamples a file as it reads it) and the
+# points' bounds (core/summary.c, which the grid takes).
+core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c" "$root/src/core/voxel.c"
+      "$root/src/core/summary.c")
 
 declare -A enum=([ply]=PTREG_FORMAT_PLY [pcd]=PTREG_FORMAT_PCD [xyz]=PTREG_FORMAT_XYZ
                  [vtk]=PTREG_FORMAT_VTK [mesh]=MESHES [all]="")
