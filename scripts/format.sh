@@ -42,5 +42,5 @@ if "$tool" --dry-run --Werror --style=file "${files[@]}" 2>"$log"; then
     exit 0
 fi
 grep -m 40 -E '^[^ ].*: (error|warning): ' "$log" || true
-echo "format: $(grep -cE ': (error|warning): ' "$log") lines in $(grep -E ': (error|warning): ' "$log" | cut -d: -f1 | sort -u | wc -l) of ${#files[@]} files differ from .clang-format's style: run scripts/format.sh" >&2
+echo "format: $(grep -cE ': (error|warning): ' "$log") places in $(grep -E ': (error|warning): ' "$log" | cut -d: -f1 | sort -u | wc -l) of ${#files[@]} files differ from .clang-format's style: run scripts/format.sh" >&2
 exit 1
