@@ -106,15 +106,33 @@ sanitized_library() {
     cmake --build "$lib" -j "$(nproc)" --target ptreg_static ptreg_cli >/dev/null
 }
 
-# Builds a fuzzer over the readers alone (src/io and the parts of core they
-# use): name, its source, extra compiler flags.
+# The readers (src/io and the parts of core they use), compiled once for
+# every reader fuzzer (with the fuzzers' instrumentation), in
+# build-fuzz/readers/: each of the 11 compiled them again before.
+reader_objects=()
+build_reader_objects() {
+    [ ${#reader_objects[@]} -eq 0 ] || return 0
+    local dir=$build/readers src obj
+    mkdir -p "$dir"
+    for src in "$root"/src/io/*.c "${core[@]}"; do
+        obj=$dir/$(basename "$(dirname "$src")")_$(basename "$src" .c).o
+        # shellcheck disable=SC2046
+        $cc -std=c11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+            -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf libcjson) -c "$src" -o "$obj"
+        reader_objects+=("$obj")
+    done
+}
+
+# Builds a fuzzer over the readers alone: name, its source, extra compiler
+# flags (for its source: the readers take none).
 build_reader_fuzzer() {
     local name=$1 source=$2
     shift 2
+    build_reader_objects
     # shellcheck disable=SC2046
     $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined "$@" \
-        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf libcjson) "$source" "$root"/src/io/*.c \
-        "${core[@]}" $(pkg-config --libs liblzf zlib libcjson) -lm -o "$build/fuzz_$name"
+        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf libcjson) "$source" "${reader_objects[@]}" \
+        $(pkg-config --libs liblzf zlib libcjson) -lm -o "$build/fuzz_$name"
 }
 
 # Runs fuzzer `bin` on its corpus for the run's seconds: name, bin, corpus,
