@@ -12,7 +12,7 @@ DEPS       := cmake make gcc pkg-config liblzf-dev libcjson-dev libqhull-dev zli
 PYTHON_DEPS := python3 python3-dev python3-numpy python3-pip python3-setuptools python3-venv
 # python3-open3d: the Python tests' Open3D inputs (skipped without it).
 TEST_DEPS  := $(PYTHON_DEPS) python3-pytest python3-open3d pocl-opencl-icd ocl-icd-libopencl1 libopenmpi-dev \
-              openmpi-bin clang chromium
+              openmpi-bin clang clang-format-14 chromium
 BENCH_DEPS := g++ libpcl-dev python3-open3d python3-scipy python3-numpy libopenmpi-dev openmpi-bin
 PTREG      := $(BUILD)/ptreg
 DEMO_DIR   := $(BUILD)/demo
@@ -55,6 +55,7 @@ demo: build
 # The CLI tests read --json with Python's json module. POCL goes in before
 # configuring: with it present, the device parity suite must find a device.
 # Chromium and web/'s npm packages: the HTML reports' browser tests (tests/html).
+# clang-format-14: the sources' style (the ctest format, scripts/format.sh).
 test-deps:
 	@scripts/ensure-deps.sh $(TEST_DEPS)
 	@scripts/ensure-web.sh
@@ -85,11 +86,18 @@ FUZZ_SECONDS ?= 60
 fuzz: test-deps deps
 	@FUZZ_BUILD=$(BUILD)-fuzz tests/fuzz/run.sh $(FUZZ_SECONDS)
 
+# Its device tests start from the POCL caches of the Release build's tests of
+# the same name (the same kernels and POCL settings, when check-release ran
+# first): POCL compiles a kernel as it first launches it, half of a device
+# test's time, and the sanitizers watch ptreg's host code, which makes the
+# same calls whether POCL compiles or loads.
 SANITIZE_BUILD ?= $(BUILD)-sanitize
 check-sanitize: test-deps deps
 	@cmake -S . -B $(SANITIZE_BUILD) -DCMAKE_BUILD_TYPE=Release -DPTREG_SANITIZE=ON -DPTREG_FAULT_INJECTION=ON \
 	    $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+	@for cache in $(BUILD)/tests/pocl-cache-*; do \
+	    [ ! -d "$$cache" ] || cp -an "$$cache" $(SANITIZE_BUILD)/tests/; done
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/sanitize/lsan.supp \
 	    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    scripts/ctest-check.sh --lsan-retry $(SANITIZE_BUILD) -j $(JOBS)

@@ -138,6 +138,36 @@ static void test_check_shape(void)
     CHECK(ptreg_check_shape("D", signed_zero, 3, &err) == PTREG_ERR_ARG); /* -0 is 0 */
 }
 
+/* The box: NaN passed over, the bound held kept on a -0/+0 tie, and the
+ * bounds of two pieces grown in turn equal to the whole's. */
+static void test_points_bounds(void)
+{
+    const float xyz[15] = {1, NAN, -0.0f, -2, 5, 0.0f, 3, -1, 7, NAN, NAN, NAN, 0.5f, 4, -3};
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    ptreg_points_bounds(xyz, 5, lo, hi);
+    CHECK(lo[0] == -2 && lo[1] == -1 && lo[2] == -3);
+    CHECK(hi[0] == 3 && hi[1] == 5 && hi[2] == 7);
+    double zlo[3] = {INFINITY, INFINITY, INFINITY}, zhi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    ptreg_points_bounds(xyz, 2, zlo, zhi); /* z: -0 then +0: -0 stays low and high */
+    CHECK(zlo[2] == 0.0 && signbit(zlo[2]) && signbit(zhi[2]));
+    double plo[3] = {INFINITY, INFINITY, INFINITY}, phi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    ptreg_points_bounds(xyz, 2, plo, phi);
+    ptreg_points_bounds(xyz + 6, 3, plo, phi);
+    CHECK(!memcmp(plo, lo, sizeof lo) && !memcmp(phi, hi, sizeof hi));
+    double elo[3] = {INFINITY, INFINITY, INFINITY}, ehi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    ptreg_points_bounds(xyz, 0, elo, ehi); /* no points: the starting values */
+    CHECK(elo[0] == INFINITY && ehi[2] == -INFINITY);
+}
+
+static void test_median(void)
+{
+    double odd[5] = {3, -1, 7, 2, 2}, even[4] = {4, 1, 10, 2}, one[1] = {-5};
+    CHECK(ptreg_median(odd, 5) == 2.0);
+    CHECK(odd[0] == -1 && odd[4] == 7); /* sorted in place */
+    CHECK(ptreg_median(even, 4) == 3.0);
+    CHECK(ptreg_median(one, 1) == -5.0);
+}
+
 static void test_eigen(void)
 {
     ptreg_rng rng;
@@ -212,6 +242,8 @@ int main(void)
     test_horn_float_optimal();
     test_horn_degenerate();
     test_check_shape();
+    test_points_bounds();
+    test_median();
     test_eigen();
     test_transforms();
     test_rng();

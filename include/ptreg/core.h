@@ -198,6 +198,13 @@ PTREG_API ptreg_status ptreg_uniform_downsample(size_t n, size_t every, unsigned
  * and their RMS distance from c. */
 PTREG_API void ptreg_points_centroid(const float *xyz, size_t n, double c[3]);
 PTREG_API double ptreg_points_rms_radius(const float *xyz, size_t n, const double c[3]);
+/* Grows lo, hi to hold n points (interleaved xyz): start them at +inf,
+ * -inf, or at the bounds of the pieces before. NaN coordinates are passed
+ * over; on a tie the bound held stays (of -0 and +0, the first seen). */
+PTREG_API void ptreg_points_bounds(const float *xyz, size_t n, double lo[3], double hi[3]);
+/* The median of n > 0 values, the mean of the middle two for an even n;
+ * v is sorted in place. */
+PTREG_API double ptreg_median(double *v, size_t n);
 
 /* Voxel types of volumes. Computation converts voxels to float32, which is
  * exact for the 8- and 16-bit types. */

@@ -191,11 +191,10 @@ int cli_run_info(int argc, char **argv)
     /* in the world: the origin added back to the float offsets */
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     double sum[3] = {0, 0, 0};
+    ptreg_points_bounds(c.xyz, c.n, lo, hi);
     for (size_t i = 0; i < c.n; i++)
-        for (int k = 0; k < 3; k++) {
-            double v = c.xyz[3 * i + k];
-            lo[k] = fmin(lo[k], v), hi[k] = fmax(hi[k], v), sum[k] += v;
-        }
+        for (int k = 0; k < 3; k++)
+            sum[k] += c.xyz[3 * i + k];
     double centroid[3];
     for (int k = 0; k < 3; k++) {
         lo[k] += c.origin[k], hi[k] += c.origin[k];

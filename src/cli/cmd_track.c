@@ -513,14 +513,6 @@ static int count_frame(track_summary *s, const frame_record *f, int keep_record)
     return EXIT_OK;
 }
 
-/* The median (the mean of the middle two for an even count) of n > 0
- * values; v is sorted in place. */
-static double median_of(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, by_value);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* --truth's summary: the errors' medians and maxima, and the frame of the
  * worst rotation. */
 static void summarize_errors(track_summary *s)
@@ -532,8 +524,8 @@ static void summarize_errors(track_summary *s)
             s->rot_max = s->rot_err[i], s->rot_max_frame = s->err_frame[i];
         s->trans_max = i == 0 || s->trans_err[i] > s->trans_max ? s->trans_err[i] : s->trans_max;
     }
-    s->rot_median = median_of(s->rot_err, s->errors);
-    s->trans_median = median_of(s->trans_err, s->errors);
+    s->rot_median = ptreg_median(s->rot_err, s->errors);
+    s->trans_median = ptreg_median(s->trans_err, s->errors);
 }
 
 static void summarize(track_summary *s)

@@ -6,6 +6,7 @@
 #include "ptreg/io.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,25 +263,17 @@ void cli_print_matrix(const char *indent, const double T[16])
         printf("%s%12.8f %12.8f %12.8f %12.8f\n", indent, T[4 * r], T[4 * r + 1], T[4 * r + 2], T[4 * r + 3]);
 }
 
-/* The k-th smallest (from 0) of n times, found without a copy so that it
- * cannot fail: --repeat is at most 1000, so n^2 comparisons are nothing. */
-static double kth_smallest(const double *v, int n, int k)
-{
-    for (int i = 0; i < n; i++) {
-        int below = 0, equal = 0;
-        for (int j = 0; j < n; j++) {
-            below += v[j] < v[i];
-            equal += v[j] == v[i];
-        }
-        if (below <= k && k < below + equal)
-            return v[i];
-    }
-    return v[n - 1]; /* only NaN times get here */
-}
+/* The times stay in run order (--json lists them): the median of a copy,
+ * on the stack so that it cannot fail, as --repeat is at most 1000. */
+#define MEDIAN_TIMES_MAX 1000
 
 double cli_median(const double *v, int n)
 {
-    return n % 2 ? kth_smallest(v, n, n / 2) : 0.5 * (kth_smallest(v, n, n / 2 - 1) + kth_smallest(v, n, n / 2));
+    double copy[MEDIAN_TIMES_MAX];
+    if (n < 1 || n > MEDIAN_TIMES_MAX)
+        return NAN;
+    memcpy(copy, v, (size_t)n * sizeof *copy);
+    return ptreg_median(copy, (size_t)n);
 }
 
 ptreg_status cli_repeat(int repeat, cli_run_fn fn, void *ctx, double *times, double *median, ptreg_error *err)

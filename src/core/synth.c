@@ -448,14 +448,15 @@ ptreg_status ptreg_synth_scan(ptreg_shape shape, const ptreg_synth_options *opt,
         free(s);
         return st;
     }
-    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (size_t i = 0; i < opt->points; i++)
-        for (int k = 0; k < 3; k++) {
-            float v = s[i].p[k] + (float)(opt->noise * ptreg_rng_normal(&rng));
-            sensed->xyz[3 * i + k] = v;
-            lo[k] = fminf(lo[k], v), hi[k] = fmaxf(hi[k], v);
-        }
+        for (int k = 0; k < 3; k++)
+            sensed->xyz[3 * i + k] = s[i].p[k] + (float)(opt->noise * ptreg_rng_normal(&rng));
     free(s);
+    double dlo[3] = {INFINITY, INFINITY, INFINITY}, dhi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    ptreg_points_bounds(sensed->xyz, opt->points, dlo, dhi);
+    /* the bounds of floats, exact as floats: the box's arithmetic below stays in float */
+    const float lo[3] = {(float)dlo[0], (float)dlo[1], (float)dlo[2]};
+    const float hi[3] = {(float)dhi[0], (float)dhi[1], (float)dhi[2]};
     /* Outliers: evenly spaced points moved to uniform positions in the
      * scan's bounding box grown by 20%. */
     size_t outliers = (size_t)(opt->outliers * (double)opt->points);

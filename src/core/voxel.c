@@ -11,15 +11,6 @@
 
 #define AXIS_CELLS ((double)(1u << VOXEL_AXIS_BITS))
 
-void voxel_bounds(const float *xyz, size_t n, double lo[3], double hi[3])
-{
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++) {
-            lo[k] = fmin(lo[k], xyz[3 * i + k]);
-            hi[k] = fmax(hi[k], xyz[3 * i + k]);
-        }
-}
-
 ptreg_status voxel_grid_init(const double lo[3], const double hi[3], double voxel, voxel_grid *g, ptreg_error *err)
 {
     g->voxel = voxel;
@@ -273,7 +264,7 @@ ptreg_status ptreg_voxel_downsample(const ptreg_cloud *in, double voxel, ptreg_c
         if (!isfinite(in->xyz[i]))
             return ptreg_error_set(err, PTREG_ERR_ARG, "voxel downsampling: point %zu is not finite", i / 3);
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    voxel_bounds(in->xyz, in->n, lo, hi);
+    ptreg_points_bounds(in->xyz, in->n, lo, hi);
     voxel_grid grid;
     ptreg_status st = voxel_grid_init(lo, hi, voxel, &grid, err);
     if (st)

@@ -18,9 +18,6 @@ typedef struct voxel_grid {
     double voxel;
 } voxel_grid;
 
-/* Grows lo, hi (start at +inf, -inf) to hold n points. */
-void voxel_bounds(const float *xyz, size_t n, double lo[3], double hi[3]);
-
 /* The grid of points whose bounds are lo, hi (as read from floats);
  * PTREG_ERR_ARG when an axis would hold 2^21 cubes. */
 ptreg_status voxel_grid_init(const double lo[3], const double hi[3], double voxel, voxel_grid *g, ptreg_error *err);

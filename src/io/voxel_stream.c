@@ -23,7 +23,7 @@ static ptreg_status take_bounds(void *ctx, ptreg_cloud *piece, ptreg_error *err)
 {
     (void)err;
     bounds_pass *b = ctx;
-    voxel_bounds(piece->xyz, piece->n, b->lo, b->hi);
+    ptreg_points_bounds(piece->xyz, piece->n, b->lo, b->hi);
     b->points += piece->n;
     b->normals = piece->normals != NULL;
     b->colors = piece->rgb != NULL;

@@ -22,13 +22,11 @@ typedef struct cloud_view {
 
 static double bounding_diagonal(const float *xyz, size_t n)
 {
-    float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    for (size_t i = 0; i < n; i++)
-        for (int k = 0; k < 3; k++)
-            lo[k] = fminf(lo[k], xyz[3 * i + k]), hi[k] = fmaxf(hi[k], xyz[3 * i + k]);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    ptreg_points_bounds(xyz, n, lo, hi);
     double d2 = 0;
     for (int k = 0; n && k < 3; k++)
-        d2 += ((double)hi[k] - lo[k]) * ((double)hi[k] - lo[k]);
+        d2 += (hi[k] - lo[k]) * (hi[k] - lo[k]);
     return sqrt(d2);
 }
 

@@ -8,8 +8,10 @@
 # test_device and test_device_parity pass on cuda:0, that the kernels
 # compile through NVRTC, and that every benchmark step (batch, pairs,
 # Harris, FPFH, the tuner, ICP) ran to the end on cuda:0 (the PyTorch peer
-# may be absent). The parity suite runs quick (PTREG_PARITY_QUICK=1, unless
-# set): the whole suite on the stand-in is the device_parity_cuda test's.
+# may be absent). The parity step runs only the suite's geometry cases
+# (PTREG_PARITY_ONLY=geometry, and quick, unless set): what is tested here is
+# run.sh's step around the suite (its exit, summary and report lines); the
+# whole suite on the stand-in is the device_parity_cuda test's.
 # Environment as for scripts/with-cuda-standin.sh; POCL_CACHE_DIR defaults
 # to BUILD_DIR/pocl-cache-gpu-run.
 set -uo pipefail
@@ -31,7 +33,7 @@ started=$(date +%s)
 # small sizes: each step a few seconds on the stand-in
 env PTREG_BUILD="$build" PTREG_GPU_BUILD="$build" PTREG_GPU_DEVICES=cuda:0 TMPDIR="$work/tmp" \
     POCL_CACHE_DIR="${POCL_CACHE_DIR:-$build/pocl-cache-gpu-run}" \
-    PTREG_PARITY_QUICK="${PTREG_PARITY_QUICK:-1}" \
+    PTREG_PARITY_QUICK="${PTREG_PARITY_QUICK:-1}" PTREG_PARITY_ONLY="${PTREG_PARITY_ONLY-geometry}" \
     PTREG_GPU_BATCH_ARGS="--sizes 1000 --cpu-pairs 500 --layout-pairs 1000 --repeat 1" \
     PTREG_GPU_PAIRS_ARGS="--emicp-sizes 2000 --lddmm-sizes 300 --study 12 --steps 10 --repeat 1" \
     PTREG_GPU_HARRIS_ARGS="--dims 48,48,24 --repeat 1" \

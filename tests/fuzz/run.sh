@@ -74,11 +74,12 @@ build_failed() {
     exit 1
 }
 trap 'build_failed $?' ERR
-# The parts of core the readers use: errors, clouds, volumes and the voxel
-# grid (src/io/voxel_stream.c downsamples a file as it reads it).
-# transform.c: the TUM trajectory reader turns quaternions into matrices
+# The parts of core the readers use: errors, clouds, volumes, the voxel
+# grid (src/io/voxel_stream.c downsamples a file as it reads it) and the
+# points' bounds (core/summary.c, which the grid takes); transform.c: the
+# TUM trajectory reader turns quaternions into matrices.
 core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c" "$root/src/core/voxel.c"
-      "$root/src/core/transform.c")
+      "$root/src/core/summary.c" "$root/src/core/transform.c")
 
 declare -A enum=([ply]=PTREG_FORMAT_PLY [pcd]=PTREG_FORMAT_PCD [xyz]=PTREG_FORMAT_XYZ
                  [vtk]=PTREG_FORMAT_VTK [mesh]=MESHES [all]="")
@@ -110,15 +111,33 @@ sanitized_library() {
     cmake --build "$lib" -j "$(nproc)" --target ptreg_static ptreg_cli >/dev/null
 }
 
-# Builds a fuzzer over the readers alone (src/io and the parts of core they
-# use): name, its source, extra compiler flags.
+# The readers (src/io and the parts of core they use), compiled once for
+# every reader fuzzer (with the fuzzers' instrumentation), in
+# build-fuzz/readers/: each of the 11 compiled them again before.
+reader_objects=()
+build_reader_objects() {
+    [ ${#reader_objects[@]} -eq 0 ] || return 0
+    local dir=$build/readers src obj
+    mkdir -p "$dir"
+    for src in "$root"/src/io/*.c "${core[@]}"; do
+        obj=$dir/$(basename "$(dirname "$src")")_$(basename "$src" .c).o
+        # shellcheck disable=SC2046
+        $cc -std=c11 -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+            -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf libcjson) -c "$src" -o "$obj"
+        reader_objects+=("$obj")
+    done
+}
+
+# Builds a fuzzer over the readers alone: name, its source, extra compiler
+# flags (for its source: the readers take none).
 build_reader_fuzzer() {
     local name=$1 source=$2
     shift 2
+    build_reader_objects
     # shellcheck disable=SC2046
     $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined "$@" \
-        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf libcjson) "$source" "$root"/src/io/*.c \
-        "${core[@]}" $(pkg-config --libs liblzf zlib libcjson) -lm -o "$build/fuzz_$name"
+        -I"$root/include" -I"$root/src" $(pkg-config --cflags liblzf libcjson) "$source" "${reader_objects[@]}" \
+        $(pkg-config --libs liblzf zlib libcjson) -lm -o "$build/fuzz_$name"
 }
 
 # Runs fuzzer `bin` on its corpus for the run's seconds: name, bin, corpus,

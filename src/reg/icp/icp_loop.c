@@ -207,13 +207,8 @@ ptreg_nn_method icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptre
 /* Bounding-box centre and squared diagonal of the target. */
 void icp_target_extent(const float *t, size_t m, double centre[3], double *diag2)
 {
-    double lo[3] = {t[0], t[1], t[2]}, hi[3] = {t[0], t[1], t[2]};
-    for (size_t j = 1; j < m; j++)
-        for (int k = 0; k < 3; k++) {
-            double v = t[3 * j + k];
-            lo[k] = v < lo[k] ? v : lo[k];
-            hi[k] = v > hi[k] ? v : hi[k];
-        }
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    ptreg_points_bounds(t, m, lo, hi);
     *diag2 = 0.0;
     for (int k = 0; k < 3; k++) {
         centre[k] = 0.5 * (lo[k] + hi[k]);
@@ -243,14 +238,14 @@ static uint32_t morton_code(const float *p, const float lo[3], const float scale
  * bit. */
 int icp_morton_order(const float *p, size_t n, uint32_t *order)
 {
-    float lo[3] = {p[0], p[1], p[2]}, hi[3] = {p[0], p[1], p[2]}, scale[3];
-    for (size_t i = 1; i < n; i++)
-        for (int k = 0; k < 3; k++) {
-            lo[k] = p[3 * i + k] < lo[k] ? p[3 * i + k] : lo[k];
-            hi[k] = p[3 * i + k] > hi[k] ? p[3 * i + k] : hi[k];
-        }
-    for (int k = 0; k < 3; k++)
-        scale[k] = hi[k] > lo[k] ? 1024.0f / (hi[k] - lo[k]) : 0.0f;
+    double dlo[3] = {INFINITY, INFINITY, INFINITY}, dhi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    ptreg_points_bounds(p, n, dlo, dhi);
+    float lo[3], scale[3];
+    for (int k = 0; k < 3; k++) {
+        const float hi = (float)dhi[k]; /* the bounds of floats: exact */
+        lo[k] = (float)dlo[k];
+        scale[k] = hi > lo[k] ? 1024.0f / (hi - lo[k]) : 0.0f;
+    }
     uint32_t *code = malloc(2 * n * sizeof *code), *tmp = malloc(n * sizeof *tmp);
     if (!code || !tmp) {
         free(code), free(tmp);

@@ -127,18 +127,6 @@ static int same_result(const ptreg_icp_result *a, const ptreg_icp_result *b)
            !memcmp(a->mse, b->mse, ((size_t)a->iterations + 1) * sizeof *a->mse);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Warm-up: each method's first run(s), untimed but kept for pruning, and
  * its result checked against the k-d tree's (methods[0]). */
 static ptreg_status warm_up(const ptreg_model_index *idx, const float *q, size_t nq, const ptreg_nn_tune_options *o,
@@ -197,7 +185,8 @@ static void conclude(const ptreg_nn_method *methods, int count, const int *keep,
     rep->choice = PTREG_NN_KDTREE;
     for (int i = 0; i < count; i++) {
         ptreg_nn_method m = methods[i];
-        rep->median_ms[m] = keep[i] ? median(times + (size_t)i * (size_t)repeat, rep->runs[m]) : warm_ms[i];
+        rep->median_ms[m] =
+            keep[i] ? ptreg_median(times + (size_t)i * (size_t)repeat, (size_t)rep->runs[m]) : warm_ms[i];
         if (keep[i] && !rep->differs[m] && rep->median_ms[m] < best) {
             best = rep->median_ms[m];
             rep->choice = m;
