@@ -7,6 +7,8 @@
 
 #include "check.h"
 #include "ptreg/ptreg.h"
+#include "core/testing.h"
+#include "tune/tune_kernels.h"
 
 static char tmp[256];
 

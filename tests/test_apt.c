@@ -10,6 +10,7 @@
 #include "check.h"
 #include "ptreg/apt.h"
 #include "ptreg/io.h"
+#include "core/testing.h"
 
 static char tmp_dir[64];
 

@@ -5,6 +5,7 @@
 #include "ptreg/ptreg.h"
 
 #include <stdint.h>
+#include "core/testing.h"
 
 /* An n x n grid on z = 0 with spacing h, normals +z. */
 static void plane(size_t n, float h, float **xyz, float **normals)

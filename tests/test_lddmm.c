@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <unistd.h>
+#include "core/testing.h"
 
 static void random_points(double *v, size_t n, double scale, uint64_t seed)
 {

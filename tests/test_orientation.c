@@ -13,6 +13,7 @@
 #include "check.h"
 #include "ptreg/orientation.h"
 #include "ptreg/synth_apt.h"
+#include "core/testing.h"
 
 #define PI 3.14159265358979323846
 

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "ptreg/orientation.h"
 #include "ptreg/synth_apt.h"
+#include "core/testing.h"
 
 static double dist2f(const float *a, const float *b)
 {

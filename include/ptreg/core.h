@@ -272,11 +272,6 @@ PTREG_API void ptreg_transform_difference(const double A[16], const double B[16]
                                 double *translation);
 /* R, the rotation part of T (row-major 3x3). */
 PTREG_API void ptreg_transform_rotation(const double T[16], double R[9]);
-/* The largest difference between the components of A's and B's rotation
- * quaternions (4x4 transforms), q and -q being one rotation: the parity
- * measure of the batch device suites. NaN when either rotation has an entry
- * that is not finite, so that `difference <= tol` fails it. */
-PTREG_API double ptreg_transform_quaternion_difference(const double A[16], const double B[16]);
 /* R from a unit quaternion (w, x, y, z); normalises q first. */
 PTREG_API void ptreg_quaternion_to_matrix(const double q[4], double R[9]);
 /* The unit quaternion (w, x, y, z) of a rotation matrix, with w >= 0. */

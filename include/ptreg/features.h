@@ -62,11 +62,6 @@ PTREG_API ptreg_status ptreg_normals_resolve_device(const ptreg_normals_options 
 PTREG_API ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
                            float *curvature, size_t *missing, ptreg_error *err);
 
-/* PCL's pair feature of (p1, n1) and (p2, n2): theta, alpha, phi and the
- * distance. Returns 0 (features unset) when the points coincide or the
- * source normal is parallel to p2 - p1. */
-PTREG_API int ptreg_pair_feature(const float p1[3], const float n1[3], const float p2[3], const float n2[3],
-                       float f[4]);
 
 typedef enum ptreg_fpfh_convention {
     PTREG_FPFH_PCL = 0, /* FPFH(p) = normalised sum of neighbors' SPFH / d^2: blocks sum to 100 */
@@ -130,14 +125,6 @@ typedef struct ptreg_features_model ptreg_features_model;
 PTREG_API ptreg_status ptreg_features_model_create(const float *xyz, const float *normals, size_t n,
                                                    const ptreg_feature_options *opt, ptreg_features_model **out,
                                                    ptreg_error *err);
-/* ptreg_pfh / ptreg_fpfh of the model's cloud on the model's device (opt's
- * device is not read): the rows of the `count` points `which` (their
- * indices, any order, repeats allowed), in that order, into out; which
- * NULL: every point's (count is then not read). *missing counts the NaN
- * rows among them. */
-PTREG_API ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_feature_options *opt,
-                                                const uint32_t *which, size_t count, float *out, size_t *missing,
-                                                ptreg_error *err);
 PTREG_API ptreg_status ptreg_features_model_fpfh(ptreg_features_model *m, const ptreg_feature_options *opt,
                                                  const uint32_t *which, size_t count, float *out, size_t *missing,
                                                  ptreg_error *err);

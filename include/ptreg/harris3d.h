@@ -113,9 +113,6 @@ PTREG_API void ptreg_harris3d_result_free(ptreg_harris3d_result *result);
 typedef struct ptreg_harris3d_volume ptreg_harris3d_volume;
 PTREG_API ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                                     ptreg_harris3d_volume **out, ptreg_error *err);
-/* A new volume (any size) in place of the handle's. */
-PTREG_API ptreg_status ptreg_harris3d_volume_set(ptreg_harris3d_volume *hv, const ptreg_volume *vol,
-                                                 ptreg_error *err);
 /* ptreg_harris3d of the handle's volume on the handle's device (opt's
  * device is not read); with_scores 0 leaves result->scores NULL, which on
  * a GPU spares the score volume's copy back. */

@@ -49,8 +49,6 @@ typedef enum ptreg_robust_kernel {
 PTREG_API const char *ptreg_robust_kernel_name(ptreg_robust_kernel kernel);
 /* "none", "huber", "cauchy", "tukey" or "gm"; -1 for another name. */
 PTREG_API int ptreg_robust_kernel_parse(const char *name, ptreg_robust_kernel *kernel);
-/* w(r) of the kernel with scale k (1 for NONE). */
-PTREG_API double ptreg_robust_weight(ptreg_robust_kernel kernel, double k, double r);
 
 typedef struct ptreg_icp_options {
     int max_iter;         /* transform updates, default 200 (the stop is usually tol's) */

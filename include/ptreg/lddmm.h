@@ -126,9 +126,6 @@ PTREG_API ptreg_status ptreg_lddmm_model_write(const char *path, const double *q
                                      const ptreg_lddmm_options *opt, ptreg_error *err);
 /* Reads either form back; bad input is PTREG_ERR_FORMAT naming the line. */
 PTREG_API ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *model, ptreg_error *err);
-/* The same from memory; name is used in messages (the fuzzer). */
-PTREG_API ptreg_status ptreg_lddmm_model_read_memory(const void *data, size_t size, const char *name,
-                                           ptreg_lddmm_model *model, ptreg_error *err);
 PTREG_API void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
 
 /* A landmark table (../shared/data/landmarks/optical_nerves.txt): a header
@@ -138,9 +135,6 @@ PTREG_API void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
  * separate. Reads data row `row` (1 = the first after the header) into
  * *xyz (n x 3, malloc'ed). */
 PTREG_API ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n, ptreg_error *err);
-/* The same from memory; name is used in messages (the fuzzer). */
-PTREG_API ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, const char *name, size_t row,
-                                              double **xyz, size_t *n, ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -30,9 +30,6 @@ PTREG_API int ptreg_lattice_parse(const char *name, ptreg_lattice *lattice); /* 
  * cuts a shell takes its points in a fixed order (by distance, then z, y,
  * x): such a motif loses the lattice's symmetry. xyz: 3k floats. */
 PTREG_API ptreg_status ptreg_motif_lattice(ptreg_lattice lattice, double a, size_t k, float *xyz, ptreg_error *err);
-/* The number of points in the first shells: the k values that close a shell
- * (up to max, written to shells[]; returns how many). */
-PTREG_API size_t ptreg_lattice_shells(ptreg_lattice lattice, size_t *shells, size_t max);
 
 /* The shortest distance between two of the motif's k points: the scale of
  * "matched" (within half of it) and of the residual histogram. */

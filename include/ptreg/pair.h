@@ -90,11 +90,6 @@ PTREG_API ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const 
                                    const ptreg_pair_options *opt, double *sum_e, double *sum_e2,
                                    double *sum_eb, ptreg_error *err);
 
-/* The engine's vectorised exp on n floats (out may alias in), for tests and
- * benchmarks: relative error under 1e-6 for x in [-87.3, 0], 0 below. The Gaussian
- * sums above and LDDMM's kernels fold log2(e) into their scale and take 2^t
- * instead (docs/ALGORITHMS.md, "Pair engine"), with the same 0 below. */
-PTREG_API void ptreg_pair_exp(const float *in, float *out, size_t n);
 
 #ifdef __cplusplus
 }

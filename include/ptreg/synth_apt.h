@@ -73,7 +73,6 @@ typedef struct ptreg_apt_synth {
     size_t solutes;    /* solute atoms */
 } ptreg_apt_synth;
 
-PTREG_API void ptreg_apt_synth_init(ptreg_apt_synth *s);
 PTREG_API void ptreg_apt_synth_free(ptreg_apt_synth *s);
 
 /* Makes the polycrystal. Options outside their ranges, or a box that

@@ -1267,31 +1267,21 @@ static PyObject *py_tune(PyObject *self, PyObject *args, PyObject *kwargs)
     ptreg_tune_space space;
     ptreg_tune_machine machine;
     ptreg_tune_machine_cpu(&machine);
-    ptreg_tune_pair_job *pair = NULL;
-    ptreg_tune_feature_job *feature = NULL;
-    ptreg_tune_measure_fn measure;
-    void *ctx;
+    /* the library's registry: its CPU kernels (lddmm has none) */
+    const ptreg_tune_kernel *k = ptreg_tune_kernel_find(kernel);
+    if (!k || !k->space)
+        return PyErr_Format(ARG_ERROR, "tune: kernel '%s' is not pair, harris or fpfh", kernel);
+    k->space(&space);
+    void *job = NULL;
     ptreg_error err;
     ptreg_status st;
-    if (!strcmp(kernel, "pair")) {
-        ptreg_tune_space_pair(&space);
-        WITHOUT_GIL(st = ptreg_tune_pair_job_create((size_t)size, fp16 ? PTREG_PRECISION_FP16 : PTREG_PRECISION_FP32,
-                                                    &pair, &err));
-        measure = ptreg_tune_pair_measure, ctx = pair;
-    } else if (!strcmp(kernel, "harris") || !strcmp(kernel, "fpfh")) {
-        const int harris = !strcmp(kernel, "harris");
-        (harris ? ptreg_tune_space_harris : ptreg_tune_space_fpfh)(&space);
-        WITHOUT_GIL(st = ptreg_tune_feature_job_create(harris, (size_t)size, &feature, &err));
-        measure = ptreg_tune_feature_measure, ctx = feature;
-    } else {
-        return PyErr_Format(ARG_ERROR, "tune: kernel '%s' is not pair, harris or fpfh", kernel);
-    }
+    WITHOUT_GIL(st = k->job_create(NULL, (size_t)size, fp16 ? PTREG_PRECISION_FP16 : PTREG_PRECISION_FP32, &job,
+                                   &err));
     ptreg_tune_result r;
     memset(&r, 0, sizeof r);
     if (!st)
-        WITHOUT_GIL(st = ptreg_tune_search(&space, &machine, measure, ctx, &o, &r, &err));
-    ptreg_tune_pair_job_destroy(pair);
-    ptreg_tune_feature_job_destroy(feature);
+        WITHOUT_GIL(st = ptreg_tune_search(&space, &machine, k->measure, job, &o, &r, &err));
+    k->job_destroy(job);
     PyObject *d = st ? raise_ptreg(st, &err) : tune_result_dict(&space, &r);
     if (d && put(d, "machine", PyUnicode_FromString(machine.name))) {
         Py_DECREF(d);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ptreg/motif.h"
+#include "core/testing.h"
 
 static const char *const lattice_names[] = {"fcc", "bcc", "hcp", "sc"};
 

@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/testing.h"
 
 #define PI 3.14159265358979323846
 

@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "core/testing.h"
 
 void ptreg_transform_identity(double T[16])
 {

@@ -13,6 +13,7 @@
 #include "pair/lddmm_kernels.h"
 #include "pair/pair_kernels.h"
 #include "pair/pair_options.h"
+#include "core/testing.h"
 
 struct ptreg_pair_plan {
     ptreg_pair_options opt;

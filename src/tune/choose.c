@@ -7,6 +7,7 @@
 #include "ptreg/tune.h"
 
 #include <string.h>
+#include "tune/tune_kernels.h"
 
 static void choose_default(const ptreg_tune_space *space, ptreg_tune_choice *choice)
 {

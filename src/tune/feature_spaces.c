@@ -9,6 +9,7 @@
 #include "ptreg/synth.h"
 #include "ptreg/tune.h"
 #include "tune/tune_impl.h"
+#include "tune/tune_kernels.h"
 
 /* Threads, the first level (cut by the cores), every value up to 16 and
  * the core count itself. */

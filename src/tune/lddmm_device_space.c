@@ -8,6 +8,7 @@
 #include "ptreg/tune.h"
 #include "reg/lddmm/lddmm_impl.h"
 #include "tune/tune_impl.h"
+#include "tune/tune_kernels.h"
 
 void ptreg_tune_space_lddmm_device(ptreg_tune_space *s)
 {
