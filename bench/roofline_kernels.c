@@ -20,6 +20,10 @@
 
 #include "ptreg/ptreg.h"
 #include "reg/icp/icp_impl.h"
+#include "core/numeric.h"
+#include "feat/harris3d_impl.h"
+#include "reg/lddmm/lddmm_impl.h"
+#include "pair/pair_engine.h"
 
 typedef struct sizes {
     size_t pair_n, lddmm_n, cloud_model, cloud_scan, voxel_points, batch_pairs, batch_points;

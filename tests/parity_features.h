@@ -16,6 +16,7 @@
 #include "feat/neighborhood.h"
 #include "feat/pfh_impl.h"
 #include "core/testing.h"
+#include "core/numeric.h"
 
 typedef enum feat_op { FEAT_OP_FPFH_PCL, FEAT_OP_FPFH_OPEN3D, FEAT_OP_PFH } feat_op;
 

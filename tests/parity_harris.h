@@ -17,6 +17,7 @@
  * launches and allocates nothing. */
 #include "feat/harris3d_impl.h"
 #include "core/testing.h"
+#include "core/numeric.h"
 
 typedef enum harris_select { SELECT_RELATIVE, SELECT_ALL, SELECT_THIN } harris_select;
 

@@ -9,6 +9,9 @@
 #include "ptreg/ptreg.h"
 #include "core/testing.h"
 #include "tune/tune_kernels.h"
+#include "core/numeric.h"
+#include "reg/batch/batch_pairs.h"
+#include "pair/pair_engine.h"
 
 static char tmp[256];
 

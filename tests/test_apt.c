@@ -11,6 +11,7 @@
 #include "ptreg/apt.h"
 #include "ptreg/io.h"
 #include "core/testing.h"
+#include "core/numeric.h"
 
 static char tmp_dir[64];
 

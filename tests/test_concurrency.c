@@ -22,6 +22,8 @@
 
 #include "check.h"
 #include "ptreg/ptreg.h"
+#include "core/numeric.h"
+#include "core/testing.h"
 
 #define MAX_THREADS 64
 #define MAX_DEVICES 4

@@ -29,6 +29,7 @@
 #include "reg/global/match_device.h"
 #include "reg/global/ransac_device.h"
 #include "core/testing.h"
+#include "core/numeric.h"
 
 /* ---- exact or within rounding ---- */
 

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include "core/testing.h"
+#include "core/numeric.h"
 
 /* An n x n grid on z = 0 with spacing h, normals +z. */
 static void plane(size_t n, float h, float **xyz, float **normals)

@@ -12,6 +12,7 @@
 #include "ptreg/ptreg.h"
 
 #include <stdint.h>
+#include "core/numeric.h"
 
 /* Points on a coarse integer grid with repeats, so distances tie and
  * points coincide: the (distance, index) order is what decides. */

@@ -16,6 +16,7 @@
 #include "ptreg/options.h"
 #include "ptreg/pair.h"
 #include "ptreg/tune.h"
+#include "pair/pair_engine.h"
 
 typedef const ptreg_option_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,

@@ -14,6 +14,8 @@
 #include "ptreg/orientation.h"
 #include "ptreg/synth_apt.h"
 #include "core/testing.h"
+#include "core/numeric.h"
+#include "apt/orientation_impl.h"
 
 #define PI 3.14159265358979323846
 

@@ -6,6 +6,7 @@
 #include "ptreg/orientation.h"
 #include "ptreg/synth_apt.h"
 #include "core/testing.h"
+#include "apt/orientation_impl.h"
 
 static double dist2f(const float *a, const float *b)
 {

@@ -28,6 +28,7 @@
 #include "bench_common.h"
 #include "ptreg/ptreg.h"
 #include "core/testing.h"
+#include "core/numeric.h"
 
 #define TARGET_PAIRS 1000000
 #define TARGET_POINTS 32

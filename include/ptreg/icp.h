@@ -46,9 +46,8 @@ typedef enum ptreg_robust_kernel {
     PTREG_KERNEL_GM
 } ptreg_robust_kernel;
 
+/* "none", "huber", "cauchy", "tukey" or "gm". */
 PTREG_API const char *ptreg_robust_kernel_name(ptreg_robust_kernel kernel);
-/* "none", "huber", "cauchy", "tukey" or "gm"; -1 for another name. */
-PTREG_API int ptreg_robust_kernel_parse(const char *name, ptreg_robust_kernel *kernel);
 
 typedef struct ptreg_icp_options {
     int max_iter;         /* transform updates, default 200 (the stop is usually tol's) */

@@ -97,10 +97,6 @@ typedef struct ptreg_las_header {
     char system[33], software[33]; /* system identifier, generating software (NUL-terminated) */
 } ptreg_las_header;
 
-/* Reads and checks the header block as the reader does (the same errors,
- * PTREG_ERR_FORMAT naming the byte; LAZ and versions past 1.4
- * PTREG_ERR_UNSUPPORTED). */
-PTREG_API ptreg_status ptreg_las_header_read(const char *path, ptreg_las_header *header, ptreg_error *err);
 
 /* Option values as a command line gives them; 0 on success, -1 (outputs
  * untouched) otherwise.
@@ -215,7 +211,6 @@ PTREG_API void ptreg_pairs_file_free(ptreg_pairs_file *pf);
  * is finite, and the size is exactly what the counts imply (else
  * PTREG_ERR_FORMAT naming the byte). On failure *pf is left empty. */
 PTREG_API ptreg_status ptreg_pairs_read(const char *path, ptreg_pairs_file *pf, ptreg_error *err);
-PTREG_API ptreg_status ptreg_pairs_write(const char *path, const ptreg_pairs_file *pf, ptreg_error *err);
 
 /* ---- point descriptors ---------------------------------------------------- */
 

@@ -67,13 +67,6 @@ PTREG_API void ptreg_lddmm_options_mtl(ptreg_lddmm_options *opt);
 PTREG_API ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
                                double *q1, double *p1, double *trajectory, ptreg_error *err);
 
-/* The objective f(p0) = gamma H(q0, p0) + lambda/2 sum |q_i(1) - target_i|^2
- * and, when grad is not NULL, its gradient with respect to p0 (the exact
- * discrete adjoint of the integrator). H is returned in *hamiltonian (may
- * be NULL). */
-PTREG_API ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_t n, const double *p0,
-                                   const ptreg_lddmm_options *opt, double *f, double *grad, double *hamiltonian,
-                                   ptreg_error *err);
 
 typedef struct ptreg_lddmm_result {
     size_t n;

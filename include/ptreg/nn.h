@@ -164,11 +164,6 @@ typedef struct ptreg_index_nn_tuning {
 
 /* What the index holds: method 0 and no times when it was never tuned. */
 PTREG_API void ptreg_model_index_get_nn_tuning(const ptreg_model_index *index, ptreg_index_nn_tuning *tuning);
-/* Stores a measurement (ptreg_model_index_tune does); a method the index
- * cannot run (a walk without a graph), or one without a time of its own, is
- * PTREG_ERR_ARG. method 0 clears it. */
-PTREG_API ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *index, const ptreg_index_nn_tuning *tuning,
-                                             ptreg_error *err);
 
 /* The model's points, in their original order. */
 PTREG_API const float *ptreg_model_index_points(const ptreg_model_index *index, size_t *n);

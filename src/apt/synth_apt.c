@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/testing.h"
+#include "core/numeric.h"
 
 #define PI 3.14159265358979323846
 

@@ -12,6 +12,7 @@
 #include "ptreg/apt.h"
 #include "ptreg/core.h"
 #include "ptreg/features.h"
+#include "ptreg/global.h"
 #include "ptreg/harris3d.h"
 #include "ptreg/icp.h"
 #include "ptreg/io.h"
@@ -110,6 +111,30 @@ const char *ptreg_volume_format_name(ptreg_volume_format format);
 void ptreg_pairs_file_init(ptreg_pairs_file *pf);
 void ptreg_apt_init(ptreg_apt *apt);
 void ptreg_apt_synth_init(ptreg_apt_synth *s);
+
+/* ---- public before 1.x, now called by the tests alone: the front ends
+ * reach these through other entries (FGR through ptreg_register, the
+ * keypoints through ptreg_harris3d) ---- */
+
+void ptreg_error_clear(ptreg_error *err);
+/* Fewer than 10 matches after the tuple test leave the identity (as
+ * Open3D). The same result for every run and thread count. */
+ptreg_status ptreg_fgr(const float *source, size_t ns, const float *target, size_t nt, const ptreg_matches *matches,
+                       const ptreg_fgr_options *opt, ptreg_fgr_result *result, ptreg_error *err);
+void ptreg_fgr_options_default(ptreg_fgr_options *opt);
+/* Keypoints from a score volume (see the options). *keypoints is malloc'ed
+ * (NULL when none); threshold_used and local_maxima may be NULL. */
+ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny, size_t nz,
+                                      const ptreg_harris3d_options *opt, ptreg_keypoint **keypoints,
+                                      size_t *count, double *threshold_used, size_t *local_maxima,
+                                      ptreg_error *err);
+/* "none", "huber", "cauchy", "tukey" or "gm"; -1 for another name. */
+int ptreg_robust_kernel_parse(const char *name, ptreg_robust_kernel *kernel);
+ptreg_status ptreg_pairs_write(const char *path, const ptreg_pairs_file *pf, ptreg_error *err);
+/* Reads and checks the header block as the reader does (the same errors,
+ * PTREG_ERR_FORMAT naming the byte; LAZ and versions past 1.4
+ * PTREG_ERR_UNSUPPORTED). */
+ptreg_status ptreg_las_header_read(const char *path, ptreg_las_header *header, ptreg_error *err);
 
 #ifdef __cplusplus
 }

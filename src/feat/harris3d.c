@@ -17,6 +17,7 @@
 #include "feat/harris3d_impl.h"
 #include "feat/harris3d_kernels.h"
 #include "core/testing.h"
+#include "core/numeric.h"
 
 static const ptreg_option_name border_names[] = {
     {"skip", PTREG_HARRIS_BORDER_SKIP}, {"clamp", PTREG_HARRIS_BORDER_CLAMP}, {NULL, 0}};

@@ -10,6 +10,8 @@
 #include "ptreg/tune.h"
 #include "tune/tune_impl.h"
 #include "tune/tune_kernels.h"
+#include "core/numeric.h"
+#include "feat/harris3d_impl.h"
 
 /* Threads, the first level (cut by the cores), every value up to 16 and
  * the core count itself. */

@@ -13,6 +13,8 @@
 #include "reg/global/ransac_device.h"
 #include "ptreg/features.h"
 #include "reg/icp/icp_impl.h"
+#include "core/numeric.h"
+#include "core/testing.h"
 
 void ptreg_matches_free(ptreg_matches *m)
 {

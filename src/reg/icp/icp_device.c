@@ -17,6 +17,7 @@
 #include "nn/nn_device.h"
 #include "nn/searcher.h"
 #include "reg/icp/icp_impl.h"
+#include "core/numeric.h"
 
 static const char *const icp_files[] = {"device/reduce.cl", "reg/icp/icp.cl", NULL};
 const kernel_program icp_kernels = {"ICP", icp_files};

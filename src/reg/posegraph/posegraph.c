@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "reg/posegraph/posegraph_impl.h"
+#include "core/numeric.h"
 
 void ptreg_pose_graph_init(ptreg_pose_graph *g)
 {

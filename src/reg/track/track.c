@@ -11,6 +11,7 @@
 #include "ptreg/nn.h"
 #include "reg/global/global_impl.h"
 #include "reg/icp/icp_impl.h"
+#include "core/numeric.h"
 
 #define PI 3.14159265358979323846
 /* A recovered pose needs this share of its paired points on the model's
