@@ -520,8 +520,8 @@ static void normals_call(void *state)
 static void fpfh_call(void *state)
 {
     feature_state *st = state;
-    ptreg_feature_options opt;
-    ptreg_feature_options_default(&opt);
+    ptreg_features_options opt;
+    ptreg_features_options_default(&opt);
     opt.neighbors.k = st->k;
     opt.device.backend = PTREG_BACKEND_CPU;
     ptreg_error err;

@@ -102,7 +102,7 @@ PTREG_API ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, con
 /* ptreg_harris3d of the handle's volume on the handle's device (opt's
  * device is not read); with_scores 0 leaves result->scores NULL, which on
  * a GPU spares the score volume's copy back. */
-PTREG_API ptreg_status ptreg_harris3d_volume_detect(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt,
+PTREG_API ptreg_status ptreg_harris3d_volume_run(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt,
                                                     int with_scores, ptreg_harris3d_result *result,
                                                     ptreg_error *err);
 PTREG_API void ptreg_harris3d_volume_destroy(ptreg_harris3d_volume *hv);

@@ -219,7 +219,7 @@ PTREG_API ptreg_status ptreg_icp_model_set_normals(ptreg_icp_model *model, const
 /* Registers source onto the model, on the model's device (opt->device is
  * not used). time_ms counts from the source in host memory, its upload
  * included, to the result. */
-PTREG_API ptreg_status ptreg_icp_model_register(ptreg_icp_model *model, const float *source, size_t n,
+PTREG_API ptreg_status ptreg_icp_model_run(ptreg_icp_model *model, const float *source, size_t n,
                                       const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
 #ifdef __cplusplus

@@ -26,9 +26,9 @@ extern "C" {
 struct ptreg_pair_options;
 struct ptreg_pair_gpu;
 struct ptreg_harris3d_options;
-struct ptreg_feature_gpu;
+struct ptreg_features_gpu;
 struct ptreg_emicp_options;
-struct ptreg_feature_options;
+struct ptreg_features_options;
 struct ptreg_lddmm_options;
 struct ptreg_option_table; /* options.h */
 
@@ -245,7 +245,7 @@ PTREG_API ptreg_status ptreg_tune_emicp(struct ptreg_emicp_options *opt, size_t 
  * have none either: their choice is the defaults. */
 PTREG_API ptreg_status ptreg_tune_harris3d(struct ptreg_harris3d_options *opt, size_t voxels, int use_cache,
                                            ptreg_tune_choice *choice, ptreg_error *err);
-PTREG_API ptreg_status ptreg_tune_fpfh(struct ptreg_feature_options *opt, size_t n, int use_cache,
+PTREG_API ptreg_status ptreg_tune_fpfh(struct ptreg_features_options *opt, size_t n, int use_cache,
                                        ptreg_tune_choice *choice, ptreg_error *err);
 PTREG_API ptreg_status ptreg_tune_lddmm(struct ptreg_lddmm_options *opt, size_t n, int use_cache,
                                         ptreg_tune_choice *choice, ptreg_error *err);

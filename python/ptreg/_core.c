@@ -327,7 +327,7 @@ static const field normals_fields[] = {
 };
 
 static const field feature_fields[] = {
-    OPT(ptreg_feature_options, "device", F_DEVICE, device),
+    OPT(ptreg_features_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
 };
 
@@ -764,7 +764,7 @@ static PyObject *py_normals(PyObject *self, PyObject *args, PyObject *kwargs)
     return PyLong_FromSize_t(missing);
 }
 
-typedef ptreg_status (*feature_fn)(const float *, const float *, size_t, const ptreg_feature_options *, float *,
+typedef ptreg_status (*feature_fn)(const float *, const float *, size_t, const ptreg_features_options *, float *,
                                    size_t *, ptreg_error *);
 
 static PyObject *run_feature(PyObject *args, PyObject *kwargs, feature_fn fn, size_t bins, const char *name)
@@ -772,9 +772,9 @@ static PyObject *run_feature(PyObject *args, PyObject *kwargs, feature_fn fn, si
     PyObject *xyz_obj, *n_obj, *out_obj;
     if (!PyArg_ParseTuple(args, "OOO", &xyz_obj, &n_obj, &out_obj))
         return NULL;
-    ptreg_feature_options o;
-    ptreg_feature_options_default(&o);
-    if (apply_options(&o, ptreg_feature_option_table(), feature_fields, kwargs, name) < 0)
+    ptreg_features_options o;
+    ptreg_features_options_default(&o);
+    if (apply_options(&o, ptreg_features_option_table(), feature_fields, kwargs, name) < 0)
         return NULL;
     radius_alone(kwargs, &o.neighbors);
     Py_buffer xv, nv, ov;

@@ -354,7 +354,7 @@ static void make_bins(run *r)
     }
 }
 
-ptreg_status ptreg_synth_apt_polycrystal(const ptreg_apt_synth_options *opt, ptreg_apt_synth *out, ptreg_error *err)
+ptreg_status ptreg_apt_synth_polycrystal(const ptreg_apt_synth_options *opt, ptreg_apt_synth *out, ptreg_error *err)
 {
     if (!opt || !out)
         return ptreg_error_set(err, PTREG_ERR_ARG, "apt synth: no options or no output");

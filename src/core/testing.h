@@ -93,7 +93,7 @@ int ptreg_pair_feature(const float p1[3], const float n1[3], const float p2[3], 
  * indices, any order, repeats allowed), in that order, into out; which
  * NULL: every point's (count is then not read). *missing counts the NaN
  * rows among them. */
-ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_feature_options *opt,
+ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_features_options *opt,
                                       const uint32_t *which, size_t count, float *out, size_t *missing,
                                       ptreg_error *err);
 /* A new volume (any size) in place of the handle's. */

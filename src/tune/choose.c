@@ -113,7 +113,7 @@ ptreg_status ptreg_tune_harris3d(ptreg_harris3d_options *opt, size_t voxels, int
     return st;
 }
 
-ptreg_status ptreg_tune_fpfh(ptreg_feature_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
+ptreg_status ptreg_tune_fpfh(ptreg_features_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
                              ptreg_error *err)
 {
     ptreg_device on = {PTREG_BACKEND_CPU, 0};

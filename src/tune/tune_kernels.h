@@ -13,7 +13,7 @@
 struct ptreg_pair_options;
 struct ptreg_pair_gpu;
 struct ptreg_harris3d_options;
-struct ptreg_feature_gpu;
+struct ptreg_features_gpu;
 
 typedef struct ptreg_tune_pair_job ptreg_tune_pair_job;
 typedef struct ptreg_tune_pair_device_job ptreg_tune_pair_device_job;
@@ -97,7 +97,7 @@ void ptreg_tune_space_harris_device(ptreg_tune_space *space);
 /* FPFH on a GPU: threads per point's work-group (64, 128, 256) and per
  * neighbor-search group (32..256), within the device's work-group. */
 void ptreg_tune_space_fpfh_device(ptreg_tune_space *space);
-void ptreg_tune_fpfh_device_apply(const double *point, struct ptreg_feature_gpu *gpu);
+void ptreg_tune_fpfh_device_apply(const double *point, struct ptreg_features_gpu *gpu);
 /* ptreg_tune_measure_fn (error: the largest difference relative to the
  * reference's largest value). */
 ptreg_status ptreg_tune_feature_measure(void *job, const double *point, int reps, double *seconds, double *error,

@@ -23,7 +23,8 @@ fi
 
 # symbol -> the source file that defines it, from the library's objects
 find "$build/CMakeFiles/ptreg_obj.dir" -name '*.o' | while read -r o; do
-    nm --defined-only "$o" | awk -v f="${o#"$build"/CMakeFiles/ptreg_obj.dir/}" '$2 == "T" {sub(/\.o$/, "", f); print $3, f}'
+    f=${o#"$build"/CMakeFiles/ptreg_obj.dir/}
+    nm --defined-only "$o" | awk -v f="${f%.o}" '$2 == "T" {print $3, f}'
 done | sort -u >"$tmp/defs"
 # every file:word of ptreg_ names (headers declare, they do not call)
 grep -rowE --include='*.c' --include='*.py' 'ptreg_[A-Za-z0-9_]+' src python bench tests 2>/dev/null |
@@ -31,23 +32,24 @@ grep -rowE --include='*.c' --include='*.py' 'ptreg_[A-Za-z0-9_]+' src python ben
 grep -owE 'ptreg_[A-Za-z0-9_]+' docs/API.md | sort -u >"$tmp/documented"
 
 # one pass: for each export, its callers outside its defining file
-awk -v defs="$tmp/defs" -v docs="$tmp/documented" -v uses="$tmp/uses" '
-    BEGIN {
-        while ((getline line < defs) > 0) { split(line, f, " "); def[f[1]] = f[2] }
-        while ((getline line < docs) > 0) documented[line] = 1
-        while ((getline line < uses) > 0) {
-            n = index(line, ":"); file = substr(line, 1, n - 1); sym = substr(line, n + 1)
-            if (file == def[sym]) continue
-            if (file ~ /^(tests|python\/tests)\//) in_tests[sym]++; else outside[sym]++
-        }
-    }
-    {
-        sym = $1; where = (sym in def) ? def[sym] : "?"
-        if (!outside[sym] && in_tests[sym])
-            printf "%s (%s): exported but called by the tests alone: move it to src/core/testing.h\n", sym, where
-        else if (!outside[sym] && !documented[sym])
-            printf "%s (%s): exported with no caller outside its file and not in docs/API.md\n", sym, where
-    }' "$tmp/exports" >"$tmp/problems"
+python3 - "$tmp" <<'PY' >"$tmp/problems"
+import sys
+tmp = sys.argv[1]
+define = dict(line.split() for line in open(tmp + "/defs") if len(line.split()) == 2)
+documented = set(open(tmp + "/documented").read().split())
+outside, in_tests = set(), set()
+for line in open(tmp + "/uses"):
+    path, _, sym = line.strip().partition(":")
+    if path == define.get(sym):
+        continue
+    (in_tests if path.startswith(("tests/", "python/tests/")) else outside).add(sym)
+for sym in open(tmp + "/exports").read().split():
+    where = define.get(sym, "?")
+    if sym not in outside and sym in in_tests:
+        print(f"{sym} ({where}): exported but called by the tests alone: move it to src/core/testing.h")
+    elif sym not in outside and sym not in documented:
+        print(f"{sym} ({where}): exported with no caller outside its file and not in docs/API.md")
+PY
 if [ -s "$tmp/problems" ]; then
     cat "$tmp/problems" >&2
     bad=1

@@ -179,7 +179,7 @@ static ptreg_status register_from(ptreg_tracker *tr, const float *frame, size_t 
 {
     ptreg_icp_options io = tr->opt.icp;
     memcpy(io.init, init, sizeof io.init);
-    return ptreg_icp_model_register(tr->model, frame, n, &io, r, err);
+    return ptreg_icp_model_run(tr->model, frame, n, &io, r, err);
 }
 
 static void keep(ptreg_track_frame *out, const ptreg_icp_result *r, ptreg_track_state state)
