@@ -20,6 +20,10 @@
 
 #include "ptreg/ptreg.h"
 #include "reg/icp/icp_impl.h"
+#include "core/numeric.h"
+#include "feat/harris3d_impl.h"
+#include "reg/lddmm/lddmm_impl.h"
+#include "pair/pair_engine.h"
 
 typedef struct sizes {
     size_t pair_n, lddmm_n, cloud_model, cloud_scan, voxel_points, batch_pairs, batch_points;
@@ -516,8 +520,8 @@ static void normals_call(void *state)
 static void fpfh_call(void *state)
 {
     feature_state *st = state;
-    ptreg_feature_options opt;
-    ptreg_feature_options_default(&opt);
+    ptreg_features_options opt;
+    ptreg_features_options_default(&opt);
     opt.neighbors.k = st->k;
     opt.device.backend = PTREG_BACKEND_CPU;
     ptreg_error err;

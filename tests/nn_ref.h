@@ -11,6 +11,7 @@
 #include "check.h"
 #include "ptreg/io.h"
 #include "ptreg/nn.h"
+#include "core/numeric.h"
 
 static inline float ref_dist2(const float *q, const float *p)
 {

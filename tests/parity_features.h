@@ -15,6 +15,8 @@
  * copies back only the rows asked for. */
 #include "feat/neighborhood.h"
 #include "feat/pfh_impl.h"
+#include "core/testing.h"
+#include "core/numeric.h"
 
 typedef enum feat_op { FEAT_OP_FPFH_PCL, FEAT_OP_FPFH_OPEN3D, FEAT_OP_PFH } feat_op;
 
@@ -132,8 +134,8 @@ static int feat_lists_same(const ptreg_device *device, const float *xyz, size_t 
 static ptreg_status feat_run_op(const feat_case *fc, const ptreg_device *device, const float *xyz,
                                 const float *normals, size_t n, float *out, size_t *missing, ptreg_error *err)
 {
-    ptreg_feature_options o;
-    ptreg_feature_options_default(&o);
+    ptreg_features_options o;
+    ptreg_features_options_default(&o);
     o.neighbors = feat_neighborhood(fc);
     o.convention = fc->op == FEAT_OP_FPFH_OPEN3D ? PTREG_FPFH_OPEN3D : PTREG_FPFH_PCL;
     o.device = *device;
@@ -205,12 +207,12 @@ static int run_feature_case(const ptreg_device *device, const feat_case *fc, cha
     return ok;
 }
 
-typedef ptreg_status (*model_rows_fn)(ptreg_features_model *m, const ptreg_feature_options *opt,
+typedef ptreg_status (*model_rows_fn)(ptreg_features_model *m, const ptreg_features_options *opt,
                                       const uint32_t *which, size_t count, float *out, size_t *missing,
                                       ptreg_error *err);
 
 /* One call on the model, its device work counted. */
-static ptreg_status model_call(model_rows_fn fn, ptreg_features_model *m, const ptreg_feature_options *o,
+static ptreg_status model_call(model_rows_fn fn, ptreg_features_model *m, const ptreg_features_options *o,
                                const uint32_t *which, size_t count, float *out, ptreg_device_stats *used,
                                ptreg_error *err)
 {
@@ -234,11 +236,11 @@ static int run_feature_model(const ptreg_device *device, char *detail, size_t si
     uint32_t which[PICKED];
     for (size_t i = 0; i < PICKED; i++)
         which[i] = (uint32_t)((i * 7919 + 13) % n / (i % 5 == 4 ? 2 : 1));
-    ptreg_feature_options o;
-    ptreg_feature_options_default(&o);
+    ptreg_features_options o;
+    ptreg_features_options_default(&o);
     o.neighbors.k = 30;
     o.device = *device;
-    ptreg_feature_options radius = o;
+    ptreg_features_options radius = o;
     radius.neighbors.k = 0;
     radius.neighbors.radius = 0.15;
     float *once = malloc(n * PTREG_PFH_BINS * sizeof *once), *got = malloc(n * PTREG_PFH_BINS * sizeof *got);

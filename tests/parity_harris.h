@@ -16,6 +16,8 @@
  * resident volume: a repeated detection uploads nothing in at most six
  * launches and allocates nothing. */
 #include "feat/harris3d_impl.h"
+#include "core/testing.h"
+#include "core/numeric.h"
 
 typedef enum harris_select { SELECT_RELATIVE, SELECT_ALL, SELECT_THIN } harris_select;
 
@@ -310,11 +312,11 @@ static int run_harris_resident(const ptreg_device *device, char *detail, size_t 
     ptreg_error err = {0};
     int ran = !ptreg_harris3d(&v1, &cpu_o, &cpu1, &err) && !ptreg_harris3d(&v2, &cpu_o, &cpu2, &err) &&
               !ptreg_harris3d_volume_create(&v1, &o, &hv, &err) &&
-              !ptreg_harris3d_volume_detect(hv, &o, 1, &first, &err);
+              !ptreg_harris3d_volume_run(hv, &o, 1, &first, &err);
     ptreg_device_stats_get(&before);
-    ran = ran && !ptreg_harris3d_volume_detect(hv, &o, 0, &again, &err);
+    ran = ran && !ptreg_harris3d_volume_run(hv, &o, 0, &again, &err);
     ptreg_device_stats_since(&before, &used);
-    ran = ran && !ptreg_harris3d_volume_set(hv, &v2, &err) && !ptreg_harris3d_volume_detect(hv, &o, 0, &moved, &err);
+    ran = ran && !ptreg_harris3d_volume_set(hv, &v2, &err) && !ptreg_harris3d_volume_run(hv, &o, 0, &moved, &err);
     size_t n = ptreg_volume_count(&v1);
     int same = ran && first.scores && same_floats(first.scores, cpu1.scores, n) &&
                same_keypoints(cpu1.keypoints, cpu1.keypoint_count, first.keypoints, first.keypoint_count) &&

@@ -18,6 +18,7 @@
  * one-off call's bits, on its own tree and on ICP's resident model's
  * (nn_device_model); tangent-plane is refused, naming it. */
 #include "feat/normals_device.h"
+#include "core/numeric.h"
 
 #define NORMALS_TOL 1e-5
 #define NORMALS_TOL_FP32 1e-2

@@ -17,6 +17,8 @@
 #include "pair/pair_device.h"
 #include "reg/emicp/emicp_impl.h"
 #include "reg/lddmm/lddmm_impl.h"
+#include "core/numeric.h"
+#include "pair/pair_engine.h"
 
 /* ---- E-step sums ---- */
 

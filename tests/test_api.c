@@ -7,6 +7,11 @@
 
 #include "check.h"
 #include "ptreg/ptreg.h"
+#include "core/testing.h"
+#include "tune/tune_kernels.h"
+#include "core/numeric.h"
+#include "reg/batch/batch_pairs.h"
+#include "pair/pair_engine.h"
 
 static char tmp[256];
 
@@ -225,7 +230,7 @@ static void test_tune_apply(void)
     CHECK(threads == ptreg_get_num_threads());
     ptreg_tune_space_fpfh_device(&s);
     fallback_point(&s, point);
-    ptreg_feature_gpu fg = {-1, -1};
+    ptreg_features_gpu fg = {-1, -1};
     ptreg_tune_fpfh_device_apply(point, &fg);
     CHECK(fg.wg == (int)s.params[0].fallback && fg.search_wg == (int)s.params[1].fallback);
     ptreg_tune_space_pair_device(&s);

@@ -10,6 +10,8 @@
 #include "check.h"
 #include "ptreg/apt.h"
 #include "ptreg/io.h"
+#include "core/testing.h"
+#include "core/numeric.h"
 
 static char tmp_dir[64];
 

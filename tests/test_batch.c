@@ -9,6 +9,7 @@
 #include "ptreg/batch.h"
 #include "ptreg/emicp.h"
 #include "ptreg/motif.h"
+#include "core/numeric.h"
 
 /* n pairs: an fcc first shell (12 points, a = 0.405) as every target, and
  * as sources its points turned by random rotations (up to 40 degrees),

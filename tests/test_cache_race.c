@@ -19,6 +19,7 @@
 #include "check.h"
 #include "device/kernel_cache.h"
 #include "ptreg/ptreg.h"
+#include "tune/tune_kernels.h"
 
 #define KEYS 5
 #define IMAGE_BYTES 4096

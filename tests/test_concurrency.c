@@ -22,6 +22,8 @@
 
 #include "check.h"
 #include "ptreg/ptreg.h"
+#include "core/numeric.h"
+#include "core/testing.h"
 
 #define MAX_THREADS 64
 #define MAX_DEVICES 4
@@ -249,7 +251,7 @@ static ptreg_status icp_call(const call_context *c, uint64_t *digest, ptreg_erro
     ptreg_icp_result r;
     ptreg_status st =
         c->kind->from == READS_SHARED_HANDLE
-            ? ptreg_icp_model_register(c->shared->models[c->device_slot], in->scan, in->n, &o, &r, err)
+            ? ptreg_icp_model_run(c->shared->models[c->device_slot], in->scan, in->n, &o, &r, err)
         : c->kind->from == READS_INDEX ? ptreg_icp_indexed(in->scan, in->n, c->shared->index, &o, &r, err)
                                        : ptreg_icp(in->scan, in->n, in->model, in->m, &o, &r, err);
     if (!st)
@@ -292,8 +294,8 @@ static ptreg_status normals_call(const call_context *c, uint64_t *digest, ptreg_
 
 static ptreg_status fpfh_call(const call_context *c, uint64_t *digest, ptreg_error *err)
 {
-    ptreg_feature_options o;
-    ptreg_feature_options_default(&o);
+    ptreg_features_options o;
+    ptreg_features_options_default(&o);
     o.neighbors.k = 20, o.neighbors.radius = 0.15, o.device = c->device;
     size_t n = c->in->m, missing = 0;
     float *out = malloc(n * PTREG_FPFH_BINS * sizeof *out);
@@ -319,7 +321,7 @@ static ptreg_status harris_call(const call_context *c, uint64_t *digest, ptreg_e
     harris_options(&c->device, &o);
     ptreg_harris3d_result r;
     ptreg_status st = c->kind->from == READS_SHARED_HANDLE
-                          ? ptreg_harris3d_volume_detect(c->shared->volumes[c->device_slot], &o, 1, &r, err)
+                          ? ptreg_harris3d_volume_run(c->shared->volumes[c->device_slot], &o, 1, &r, err)
                           : ptreg_harris3d(&c->in->volume, &o, &r, err);
     if (!st) {
         uint64_t h = fnv(FNV_START, r.scores, ptreg_volume_count(&c->in->volume) * sizeof *r.scores);
@@ -458,8 +460,8 @@ static int make_shared(const plan *p, const inputs *in, shared_handles *s, ptreg
     memset(s, 0, sizeof *s);
     if (ptreg_model_index_create(in->model, in->m, NULL, &s->index, err))
         return -1;
-    ptreg_feature_options fo;
-    ptreg_feature_options_default(&fo);
+    ptreg_features_options fo;
+    ptreg_features_options_default(&fo);
     ptreg_harris3d_options ho;
     for (int d = 0; d < p->device_count; d++) {
         fo.device = p->devices[d];

@@ -2,6 +2,7 @@
  * the origin), the symmetric eigen solver, transforms, the RNG. */
 #include "check.h"
 #include "ptreg/core.h"
+#include "core/numeric.h"
 
 static void random_rotation(ptreg_rng *rng, double angle_deg, double T[16])
 {

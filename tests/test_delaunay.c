@@ -12,6 +12,7 @@
 #include "nn_ref.h"
 #include "ptreg/io.h"
 #include "ptreg/nn.h"
+#include "core/numeric.h"
 
 static size_t count_distinct(const float *t, size_t m)
 {

@@ -28,6 +28,8 @@
 #include "reg/batch/batch_device.h"
 #include "reg/global/match_device.h"
 #include "reg/global/ransac_device.h"
+#include "core/testing.h"
+#include "core/numeric.h"
 
 /* ---- exact or within rounding ---- */
 
@@ -495,11 +497,11 @@ static int run_icp_case(const ptreg_device *device, int fp64, const parity_case 
     }
     int ok = 0;
     if (ptreg_icp_model_create(idx, device, &model, &err) ||
-        ptreg_icp_model_register(model, c->queries, c->n, &o, &got, &err)) {
+        ptreg_icp_model_run(model, c->queries, c->n, &o, &got, &err)) {
         snprintf(detail, size, "device: %s", err.message);
         goto done;
     }
-    if (ptreg_icp_model_register(model, c->queries, c->n, &o, &again, &err)) {
+    if (ptreg_icp_model_run(model, c->queries, c->n, &o, &again, &err)) {
         snprintf(detail, size, "device, second run: %s", err.message);
         ptreg_icp_result_free(&got);
         goto done;
@@ -832,7 +834,7 @@ static int register_counting(ptreg_icp_model *model, const clouds *c, const ptre
     ptreg_device_stats before, used;
     ptreg_icp_result r;
     ptreg_device_stats_get(&before);
-    if (ptreg_icp_model_register(model, c->queries, c->n, o, &r, NULL))
+    if (ptreg_icp_model_run(model, c->queries, c->n, o, &r, NULL))
         return 0;
     ptreg_device_stats_since(&before, &used);
     memcpy(T, r.transformation, sizeof r.transformation);

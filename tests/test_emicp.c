@@ -4,6 +4,7 @@
 
 #include "check.h"
 #include "ptreg/ptreg.h"
+#include "core/numeric.h"
 
 static float *read_text_points(const char *path, size_t *n)
 {

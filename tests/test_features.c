@@ -5,6 +5,8 @@
 #include "ptreg/ptreg.h"
 
 #include <stdint.h>
+#include "core/testing.h"
+#include "core/numeric.h"
 
 /* An n x n grid on z = 0 with spacing h, normals +z. */
 static void plane(size_t n, float h, float **xyz, float **normals)
@@ -26,8 +28,8 @@ static void test_plane_bins(void)
     const size_t g = 15, n = g * g;
     plane(g, 0.1f, &xyz, &nrm);
     float *pfh = malloc(n * PTREG_PFH_BINS * sizeof *pfh), *fpfh = malloc(n * PTREG_FPFH_BINS * sizeof *fpfh);
-    ptreg_feature_options o;
-    ptreg_feature_options_default(&o);
+    ptreg_features_options o;
+    ptreg_features_options_default(&o);
     o.neighbors.k = 12;
     size_t missing = 99;
     CHECK(ptreg_pfh(xyz, nrm, n, &o, pfh, &missing, NULL) == PTREG_OK && missing == 0);
@@ -129,12 +131,12 @@ static void test_rigid_invariance_and_threads(void)
     float *xyz2 = malloc(3 * n * sizeof(float)), *nrm2 = malloc(3 * n * sizeof(float));
     ptreg_transform_points(T, xyz, xyz2, n);
     ptreg_transform_vectors(T, nrm, nrm2, n);
-    ptreg_feature_options o;
-    ptreg_feature_options_default(&o);
+    ptreg_features_options o;
+    ptreg_features_options_default(&o);
     float *a = malloc(n * PTREG_PFH_BINS * sizeof(float)), *b = malloc(n * PTREG_PFH_BINS * sizeof(float));
     for (int kind = 0; kind < 2; kind++) {
         int bins = kind ? PTREG_FPFH_BINS : PTREG_PFH_BINS;
-        ptreg_status (*fn)(const float *, const float *, size_t, const ptreg_feature_options *, float *, size_t *,
+        ptreg_status (*fn)(const float *, const float *, size_t, const ptreg_features_options *, float *, size_t *,
                            ptreg_error *) = kind ? ptreg_fpfh : ptreg_pfh;
         ptreg_set_num_threads(1);
         CHECK(fn(xyz, nrm, n, &o, a, NULL, NULL) == PTREG_OK);
@@ -199,14 +201,14 @@ static void test_pair_feature_symmetry(void)
 static void test_bad_arguments(void)
 {
     float xyz[9] = {0, 0, 0, 1, 0, 0, 0, 1, 0}, nrm[9] = {0, 0, 1, 0, 0, 1, 0, 0, 1}, out[3 * 125];
-    ptreg_feature_options o;
-    ptreg_feature_options_default(&o);
+    ptreg_features_options o;
+    ptreg_features_options_default(&o);
     ptreg_error err;
     o.neighbors.k = 0;
     o.neighbors.radius = -1;
     CHECK(ptreg_fpfh(xyz, nrm, 3, &o, out, NULL, &err) == PTREG_ERR_ARG && strstr(err.message, "radius"));
     CHECK(ptreg_pfh(NULL, nrm, 3, NULL, out, NULL, &err) == PTREG_ERR_ARG);
-    ptreg_feature_options_default(&o);
+    ptreg_features_options_default(&o);
     nrm[3] = NAN;
     size_t missing = 0;
     CHECK(ptreg_pfh(xyz, nrm, 3, &o, out, &missing, &err) == PTREG_OK && missing == 3 && isnan(out[0]));
@@ -275,8 +277,8 @@ static void test_goldens(const char *data)
     };
     float *out = malloc(c.n * PTREG_PFH_BINS * sizeof *out);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        ptreg_feature_options o;
-        ptreg_feature_options_default(&o);
+        ptreg_features_options o;
+        ptreg_features_options_default(&o);
         o.neighbors.k = cases[i].k;
         o.neighbors.radius = cases[i].radius;
         o.convention = cases[i].conv;

@@ -12,6 +12,7 @@
 #include "ptreg/ptreg.h"
 
 #include <stdint.h>
+#include "core/numeric.h"
 
 /* Points on a coarse integer grid with repeats, so distances tie and
  * points coincide: the (distance, index) order is what decides. */
@@ -306,12 +307,12 @@ static void test_fast_equals_reference(void)
     const ptreg_neighborhood hoods[] = {{30, 0}, {11, 0}, {0, 0.12}};
     for (int kind = 0; kind < 3; kind++)
         for (size_t h = 0; h < sizeof hoods / sizeof hoods[0]; h++) {
-            ptreg_feature_options o;
-            ptreg_feature_options_default(&o);
+            ptreg_features_options o;
+            ptreg_features_options_default(&o);
             o.neighbors = hoods[h];
             o.convention = kind == 2 ? PTREG_FPFH_OPEN3D : PTREG_FPFH_PCL;
             int bins = kind ? PTREG_FPFH_BINS : PTREG_PFH_BINS;
-            ptreg_status (*fn)(const float *, const float *, size_t, const ptreg_feature_options *, float *,
+            ptreg_status (*fn)(const float *, const float *, size_t, const ptreg_features_options *, float *,
                                size_t *, ptreg_error *) = kind ? ptreg_fpfh : ptreg_pfh;
             size_t miss_ref = 0, miss_fast = 0;
             o.reference = 1;
@@ -344,8 +345,8 @@ static void test_worked_example(void)
     const float nrm[] = {0, 0, 1, 0, 0, 1, 0.64f, 0.48f, 0.6f, 0, 0, 1};
     float pfh[4 * PTREG_PFH_BINS], fpfh[4 * PTREG_FPFH_BINS], o3d[4 * PTREG_FPFH_BINS];
     for (int reference = 0; reference < 2; reference++) {
-        ptreg_feature_options o;
-        ptreg_feature_options_default(&o);
+        ptreg_features_options o;
+        ptreg_features_options_default(&o);
         o.neighbors = (ptreg_neighborhood){0, 0.5};
         o.reference = reference;
         size_t missing = 9;

@@ -6,6 +6,8 @@
 #include "check.h"
 #include "core/cpu.h"
 #include "ptreg/ptreg.h"
+#include "core/numeric.h"
+#include "core/testing.h"
 
 /* A rotation uniform over SO(3): a unit quaternion from four normals. */
 static void random_pose(ptreg_rng *rng, double shift, double T[16])

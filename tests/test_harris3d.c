@@ -7,6 +7,9 @@
 #include "ptreg/ptreg.h"
 
 #include <stdint.h>
+#include "core/numeric.h"
+#include "core/testing.h"
+#include "feat/harris3d_impl.h"
 
 static const ptreg_voxel_type all_types[] = {PTREG_VOXEL_U8,  PTREG_VOXEL_I8,  PTREG_VOXEL_U16, PTREG_VOXEL_I16,
                                              PTREG_VOXEL_U32, PTREG_VOXEL_I32, PTREG_VOXEL_F32, PTREG_VOXEL_F64};

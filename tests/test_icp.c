@@ -9,6 +9,8 @@
 #include "registration_check.h"
 #include "core/cpu.h"
 #include "ptreg/ptreg.h"
+#include "core/testing.h"
+#include "core/numeric.h"
 
 /* Sensed = every k-th model point moved by a random pose, plus noise: ICP
  * must undo the pose to well within the noise. */

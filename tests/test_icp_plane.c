@@ -7,6 +7,8 @@
 #include "check.h"
 #include "registration_check.h"
 #include "ptreg/ptreg.h"
+#include "core/numeric.h"
+#include "core/testing.h"
 
 /* A golden case's options from its name: plane[_KERNEL_SCALE][_maxdist_D]
  * or gicp (both clouds' normals estimated). */

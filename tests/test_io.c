@@ -16,6 +16,8 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/testing.h"
+#include "core/numeric.h"
 
 /* Under AddressSanitizer any allocation past 1 GiB aborts the test: a
  * reader that trusts a count like 4000000000 is caught even on a machine

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "core/testing.h"
 
 #define SEED_DIR PTREG_TEST_SOURCE_DIR "/fuzz/seeds/las"
 

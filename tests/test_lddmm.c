@@ -10,6 +10,9 @@
 
 #include <stdint.h>
 #include <unistd.h>
+#include "core/testing.h"
+#include "core/numeric.h"
+#include "reg/lddmm/lddmm_impl.h"
 
 static void random_points(double *v, size_t n, double scale, uint64_t seed)
 {

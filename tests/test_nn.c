@@ -10,6 +10,8 @@
 #include "nn/nn_device.h"
 #include "ptreg/io.h"
 #include "ptreg/nn.h"
+#include "core/testing.h"
+#include "core/numeric.h"
 
 /* The tree's search bounded by a squared distance (ICP's max_dist): the
  * unbounded answer where it lies within the bound, no answer (and

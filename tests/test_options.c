@@ -19,11 +19,12 @@
 #include "ptreg/posegraph.h"
 #include "ptreg/track.h"
 #include "ptreg/tune.h"
+#include "pair/pair_engine.h"
 
 typedef const ptreg_option_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,
                                   ptreg_icp_option_table, ptreg_lddmm_option_table, ptreg_harris3d_option_table,
-                                  ptreg_normals_option_table, ptreg_feature_option_table, ptreg_register_option_table,
+                                  ptreg_normals_option_table, ptreg_features_option_table, ptreg_register_option_table,
                                   ptreg_tune_option_table, ptreg_index_option_table, ptreg_multiway_option_table,
                                   ptreg_track_option_table, ptreg_ransac_option_table, ptreg_fgr_option_table,
                                   ptreg_pose_graph_option_table};

@@ -13,6 +13,9 @@
 #include "check.h"
 #include "ptreg/orientation.h"
 #include "ptreg/synth_apt.h"
+#include "core/testing.h"
+#include "core/numeric.h"
+#include "apt/orientation_impl.h"
 
 #define PI 3.14159265358979323846
 
@@ -275,7 +278,7 @@ static void test_polycrystal(void)
     so.efficiency = 0.6, so.noise = 0.05;
     ptreg_apt_synth poly;
     ptreg_error err;
-    CHECK_MSG(ptreg_synth_apt_polycrystal(&so, &poly, &err) == PTREG_OK, "%s", err.message);
+    CHECK_MSG(ptreg_apt_synth_polycrystal(&so, &poly, &err) == PTREG_OK, "%s", err.message);
     float motif[3 * 18];
     ptreg_orientation_options opt;
     fcc_options(&opt, motif);

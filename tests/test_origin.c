@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <unistd.h>
+#include "core/numeric.h"
 
 static char tmp_dir[256];
 

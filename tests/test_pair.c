@@ -11,6 +11,9 @@
 #include "core/cpu.h"
 #include "pair/pair_kernels.h"
 #include "ptreg/ptreg.h"
+#include "core/testing.h"
+#include "core/numeric.h"
+#include "pair/pair_engine.h"
 
 static const int isas[] = {PTREG_ISA_GENERIC, PTREG_ISA_AVX2, PTREG_ISA_AVX512};
 

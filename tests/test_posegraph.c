@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "ptreg/ptreg.h"
+#include "core/numeric.h"
 
 #define DATA PTREG_TEST_SOURCE_DIR "/data/posegraph"
 

@@ -5,6 +5,8 @@
 #include "check.h"
 #include "ptreg/orientation.h"
 #include "ptreg/synth_apt.h"
+#include "core/testing.h"
+#include "apt/orientation_impl.h"
 
 static double dist2f(const float *a, const float *b)
 {
@@ -37,7 +39,7 @@ static void test_defaults(void)
     CHECK(o.box[0] == 12 && o.box[1] == 12 && o.box[2] == 12 && o.noise == 0.05 && o.noise_depth < 0);
     ptreg_apt_synth s;
     ptreg_error err;
-    CHECK(ptreg_synth_apt_polycrystal(&o, &s, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &s, &err) == PTREG_OK);
     const double sites = 12.0 * 12.0 * 12.0 * 4.0 / (0.405 * 0.405 * 0.405);
     CHECK_MSG(fabs((double)s.sites / sites - 1) < 0.02, "%zu sites, %.0f expected", s.sites, sites);
     CHECK_MSG(fabs((double)s.n / (0.5 * sites) - 1) < 0.03, "%zu atoms, %.0f expected", s.n, 0.5 * sites);
@@ -87,7 +89,7 @@ static void test_lattice(ptreg_lattice lattice, double a)
     o.seed = 11;
     ptreg_apt_synth s;
     ptreg_error err;
-    CHECK(ptreg_synth_apt_polycrystal(&o, &s, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &s, &err) == PTREG_OK);
     CHECK(s.n == s.sites);
     size_t shells[2];
     CHECK(ptreg_lattice_shells(lattice, shells, 2) == 2);
@@ -189,7 +191,7 @@ static void test_sites_once(ptreg_lattice lattice)
     o.seed = 5;
     ptreg_apt_synth s;
     ptreg_error err;
-    CHECK(ptreg_synth_apt_polycrystal(&o, &s, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &s, &err) == PTREG_OK);
     /* the same lattice: the motif's 256 nearest points span it; take the
      * primitive steps from them by brute force over a large block */
     const double a = o.a;
@@ -284,12 +286,12 @@ static void test_noise(void)
     o.noise = 0;
     ptreg_apt_synth clean, noisy, deep;
     ptreg_error err;
-    CHECK(ptreg_synth_apt_polycrystal(&o, &clean, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &clean, &err) == PTREG_OK);
     o.noise = 0.05;
-    CHECK(ptreg_synth_apt_polycrystal(&o, &noisy, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &noisy, &err) == PTREG_OK);
     o.noise_depth = 0.1;
     o.solute = 0.2;
-    CHECK(ptreg_synth_apt_polycrystal(&o, &deep, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &deep, &err) == PTREG_OK);
     CHECK(clean.n == noisy.n && clean.n == deep.n && clean.n > 10000);
     CHECK(!memcmp(clean.grain, noisy.grain, clean.n * sizeof *clean.grain));
     CHECK(!memcmp(clean.grain, deep.grain, clean.n * sizeof *clean.grain));
@@ -331,10 +333,10 @@ static void test_determinism(void)
     o.seed = 42;
     ptreg_apt_synth a, b, c;
     ptreg_error err;
-    CHECK(ptreg_synth_apt_polycrystal(&o, &a, &err) == PTREG_OK);
-    CHECK(ptreg_synth_apt_polycrystal(&o, &b, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &a, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &b, &err) == PTREG_OK);
     o.seed = 43;
-    CHECK(ptreg_synth_apt_polycrystal(&o, &c, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &c, &err) == PTREG_OK);
     CHECK(a.n == b.n && a.sites == b.sites && a.solutes == b.solutes);
     CHECK(!memcmp(a.xyz, b.xyz, 3 * a.n * sizeof(float)) && !memcmp(a.mq, b.mq, a.n * sizeof(float)));
     CHECK(!memcmp(a.grain, b.grain, a.n * sizeof(uint32_t)));
@@ -345,7 +347,7 @@ static void test_determinism(void)
     o.seed = 42;
     o.efficiency = 1;
     ptreg_apt_synth all;
-    CHECK(ptreg_synth_apt_polycrystal(&o, &all, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &all, &err) == PTREG_OK);
     CHECK(all.n == all.sites && all.sites == a.sites);
     const double expect = 8.0 * 6.0 * 10.0 * density(PTREG_LATTICE_FCC, 0.405);
     CHECK_MSG(fabs((double)all.sites / expect - 1) < 0.02, "%zu sites, %.0f expected", all.sites, expect);
@@ -367,7 +369,7 @@ static void test_many_grains(void)
     o.box[0] = 10, o.box[1] = 10, o.box[2] = 10;
     ptreg_apt_synth s;
     ptreg_error err;
-    CHECK(ptreg_synth_apt_polycrystal(&o, &s, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &s, &err) == PTREG_OK);
     const double sites = 1000 * density(PTREG_LATTICE_BCC, o.a);
     CHECK_MSG(fabs((double)s.sites / sites - 1) < 0.02, "%zu bcc sites, %.0f expected", s.sites, sites);
     double mean[9] = {0};
@@ -403,7 +405,7 @@ static void test_orientation_convention(void)
     o.seed = 4; /* grains 20, 35, 37 and 20 degrees from the motif's frame */
     ptreg_apt_synth s;
     ptreg_error err;
-    CHECK(ptreg_synth_apt_polycrystal(&o, &s, &err) == PTREG_OK);
+    CHECK(ptreg_apt_synth_polycrystal(&o, &s, &err) == PTREG_OK);
     float motif[36];
     CHECK(ptreg_motif_lattice(PTREG_LATTICE_FCC, o.a, 12, motif, &err) == PTREG_OK);
     ptreg_orientation_options oo;
@@ -461,7 +463,7 @@ static void test_errors(void)
     do {                                                                                               \
         ptreg_apt_synth_options_default(&o);                                                           \
         setup;                                                                                         \
-        CHECK(ptreg_synth_apt_polycrystal(&o, &s, &err) == PTREG_ERR_ARG);                             \
+        CHECK(ptreg_apt_synth_polycrystal(&o, &s, &err) == PTREG_ERR_ARG);                             \
         CHECK_MSG(strstr(err.message, text) != NULL, "'%s' lacks '%s'", err.message, text);            \
         CHECK(s.n == 0 && s.xyz == NULL && s.orientation == NULL);                                     \
     } while (0)
@@ -479,7 +481,7 @@ static void test_errors(void)
     /* 330 nm: 2.16e9 sites, all detected: over 2^31 atoms */
     EXPECT_ARG((o.box[0] = o.box[1] = o.box[2] = 330, o.efficiency = 1), "2.164e+09 atoms at efficiency 1");
     EXPECT_ARG((o.box[0] = o.box[1] = o.box[2] = 1000, o.efficiency = 0.01), "6.021e+10 lattice sites");
-    CHECK(ptreg_synth_apt_polycrystal(NULL, &s, &err) == PTREG_ERR_ARG);
+    CHECK(ptreg_apt_synth_polycrystal(NULL, &s, &err) == PTREG_ERR_ARG);
 #undef EXPECT_ARG
 }
 

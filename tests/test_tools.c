@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "ptreg/ptreg.h"
+#include "core/numeric.h"
 
 #define DATA PTREG_TEST_SOURCE_DIR "/data/tools/"
 

@@ -6,6 +6,7 @@
  * on a near-symmetric model with no mirrored pose accepted. */
 #include "check.h"
 #include "ptreg/ptreg.h"
+#include "core/numeric.h"
 
 /* Body-frame constant motion: P_k = P0 D^k, D a turn of `deg` about a
  * fixed axis and a step. */

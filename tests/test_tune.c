@@ -3,6 +3,7 @@
  * and the pair engine's space and candidates. */
 #include "check.h"
 #include "ptreg/ptreg.h"
+#include "tune/tune_kernels.h"
 
 /* Every point of the full product, in the enumeration's order, filtered. */
 static size_t brute_valid(const ptreg_tune_space *s, const ptreg_tune_machine *m, double *out)

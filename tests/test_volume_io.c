@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <unistd.h>
 #include <zlib.h>
+#include "core/testing.h"
 
 static char dir[256];
 

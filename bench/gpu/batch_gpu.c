@@ -27,6 +27,8 @@
 #define BENCH_OWN_REPORT /* its report keeps a parity table too */
 #include "bench_common.h"
 #include "ptreg/ptreg.h"
+#include "core/testing.h"
+#include "core/numeric.h"
 
 #define TARGET_PAIRS 1000000
 #define TARGET_POINTS 32

@@ -101,8 +101,8 @@ static timing time_fpfh(const ptreg_cloud *c, const ptreg_device *device, const 
 {
     timing t = {0};
     double ms[16];
-    ptreg_feature_options fo;
-    ptreg_feature_options_default(&fo);
+    ptreg_features_options fo;
+    ptreg_features_options_default(&fo);
     fo.neighbors = *nb;
     fo.device = *device;
     const int warm = device->backend != PTREG_BACKEND_CPU; /* the kernels' compile */
@@ -130,8 +130,8 @@ static timing time_model(const ptreg_cloud *c, const ptreg_device *device, const
 {
     timing t = {0};
     double first_ms[16], again_ms[16];
-    ptreg_feature_options fo;
-    ptreg_feature_options_default(&fo);
+    ptreg_features_options fo;
+    ptreg_features_options_default(&fo);
     fo.neighbors = *nb;
     fo.device = *device;
     memset(again, 0, sizeof *again);

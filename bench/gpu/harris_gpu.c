@@ -26,6 +26,7 @@
 #include "bench_common.h"
 #include "feat/harris3d_impl.h"
 #include "ptreg/ptreg.h"
+#include "core/numeric.h"
 
 typedef struct options {
     list devices, methods;

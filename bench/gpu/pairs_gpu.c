@@ -34,6 +34,8 @@
 
 #include "bench_common.h"
 #include "ptreg/ptreg.h"
+#include "core/numeric.h"
+#include "reg/lddmm/lddmm_impl.h"
 
 typedef struct options {
     list devices, emicp_sizes, precisions, lddmm_sizes;

@@ -35,7 +35,6 @@ typedef enum ptreg_apt_format {
     PTREG_APT_EPOS      /* 44-byte big-endian records: 9 float32, 2 uint32 */
 } ptreg_apt_format;
 
-PTREG_API void ptreg_apt_init(ptreg_apt *apt);
 PTREG_API void ptreg_apt_free(ptreg_apt *apt);
 /* The format of a path's extension, or PTREG_APT_AUTO when it is neither. */
 PTREG_API ptreg_apt_format ptreg_apt_format_from_path(const char *path);
@@ -44,9 +43,6 @@ PTREG_API ptreg_apt_format ptreg_apt_format_from_path(const char *path);
  * records is PTREG_ERR_FORMAT naming the byte where the last record breaks
  * off. On failure *apt is left empty. */
 PTREG_API ptreg_status ptreg_apt_read(const char *path, ptreg_apt_format format, ptreg_apt *apt, ptreg_error *err);
-/* The same from memory; name is used in messages (the fuzzers). */
-PTREG_API ptreg_status ptreg_apt_read_memory(const void *data, size_t size, ptreg_apt_format format, const char *name,
-                                   ptreg_apt *apt, ptreg_error *err);
 /* Writes a .pos file (atomically). mq may be NULL (written as 0). */
 PTREG_API ptreg_status ptreg_apt_write_pos(const char *path, const float *xyz, const float *mq, size_t n, ptreg_error *err);
 
@@ -71,8 +67,6 @@ typedef struct ptreg_ranges {
  * older .rng (counts, ion names, a dashed header, then ". lo hi counts..."
  * rows), told apart by content. */
 PTREG_API ptreg_status ptreg_ranges_read(const char *path, ptreg_ranges *ranges, ptreg_error *err);
-PTREG_API ptreg_status ptreg_ranges_read_memory(const void *data, size_t size, const char *name, ptreg_ranges *ranges,
-                                      ptreg_error *err);
 PTREG_API void ptreg_ranges_free(ptreg_ranges *ranges);
 /* The index of the first range holding mq, or -1. */
 PTREG_API long ptreg_ranges_find(const ptreg_ranges *ranges, double mq);

@@ -52,12 +52,6 @@ PTREG_API const ptreg_option_table *ptreg_batch_option_table(void);
  * PTREG_ERR_UNSUPPORTED). */
 PTREG_API ptreg_status ptreg_batch_resolve_device(const ptreg_batch_options *opt, ptreg_device *on, ptreg_error *err);
 
-/* The schedule a pair with this target runs: sigma^2 from and to, and d0^2
- * (the options', or ptreg_emicp's defaults from the target's RMS radius
- * about its centroid, *radius); PTREG_ERR_ARG when the target has no
- * extent and the options give none. */
-PTREG_API ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_batch_options *opt, double *sigma2_init,
-                                  double *sigma2_final, double *d02, double *radius, ptreg_error *err);
 
 /* Pairs of small clouds: pair i registers its source points
  * source[source_offset[i] .. source_offset[i + 1]) onto target points

@@ -62,11 +62,6 @@ PTREG_API ptreg_status ptreg_normals_resolve_device(const ptreg_normals_options 
 PTREG_API ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
                            float *curvature, size_t *missing, ptreg_error *err);
 
-/* PCL's pair feature of (p1, n1) and (p2, n2): theta, alpha, phi and the
- * distance. Returns 0 (features unset) when the points coincide or the
- * source normal is parallel to p2 - p1. */
-PTREG_API int ptreg_pair_feature(const float p1[3], const float n1[3], const float p2[3], const float n2[3],
-                       float f[4]);
 
 typedef enum ptreg_fpfh_convention {
     PTREG_FPFH_PCL = 0, /* FPFH(p) = normalised sum of neighbors' SPFH / d^2: blocks sum to 100 */
@@ -78,12 +73,12 @@ typedef enum ptreg_fpfh_convention {
 
 /* The descriptor kernels' knobs on a GPU (`ptreg tune --kernel fpfh
  * --device` picks them): speed only, the same bits. */
-typedef struct ptreg_feature_gpu {
+typedef struct ptreg_features_gpu {
     int wg;        /* threads of each point's work-group: 64, 128 or 256 (0: 64) */
     int search_wg; /* the neighbor searches' work-group: 32, 64, 128 or 256 (0: 256) */
-} ptreg_feature_gpu;
+} ptreg_features_gpu;
 
-typedef struct ptreg_feature_options {
+typedef struct ptreg_features_options {
     ptreg_neighborhood neighbors; /* default k = 30 */
     ptreg_fpfh_convention convention;
     int reference; /* 1: the plain path (one search and one scalar pair at a
@@ -92,17 +87,17 @@ typedef struct ptreg_feature_options {
                           * the histograms are the CPU's within float
                           * rounding of the sums and, rarely, a pair at a
                           * bin edge; lists of at most 1024 points */
-    ptreg_feature_gpu gpu;
-} ptreg_feature_options;
+    ptreg_features_gpu gpu;
+} ptreg_features_options;
 
-PTREG_API void ptreg_feature_options_default(ptreg_feature_options *opt);
+PTREG_API void ptreg_features_options_default(ptreg_features_options *opt);
 /* The table of its options (options.h): k, radius, convention (FPFH's) and
  * the GPU's work-groups. */
-PTREG_API const struct ptreg_option_table *ptreg_feature_option_table(void);
+PTREG_API const struct ptreg_option_table *ptreg_features_option_table(void);
 /* Where ptreg_pfh and ptreg_fpfh run the options (ptreg_device_resolve): a
  * GPU unless `reference` or work-groups beyond the device's (then auto
  * means the CPU, and a GPU named is PTREG_ERR_UNSUPPORTED saying why). */
-PTREG_API ptreg_status ptreg_features_resolve_device(const ptreg_feature_options *opt, ptreg_device *on,
+PTREG_API ptreg_status ptreg_features_resolve_device(const ptreg_features_options *opt, ptreg_device *on,
                                                      ptreg_error *err);
 
 /* Descriptors of every point (n x 125 or n x 33 floats, row-major).
@@ -114,9 +109,9 @@ PTREG_API ptreg_status ptreg_features_resolve_device(const ptreg_feature_options
  * NULL). Memory beyond the output: the neighbor lists (8 bytes per
  * neighbor) and, for FPFH, n x 33 floats of SPFH. The same bits for any
  * thread count, any ISA and the reference path. */
-PTREG_API ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
+PTREG_API ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
                        float *out, size_t *missing, ptreg_error *err);
-PTREG_API ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
+PTREG_API ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
                         float *out, size_t *missing, ptreg_error *err);
 
 /* A cloud kept for repeated descriptors where the options' device
@@ -128,17 +123,9 @@ PTREG_API ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t
  * GPU their calls take turns on it (the results do not depend on the order). */
 typedef struct ptreg_features_model ptreg_features_model;
 PTREG_API ptreg_status ptreg_features_model_create(const float *xyz, const float *normals, size_t n,
-                                                   const ptreg_feature_options *opt, ptreg_features_model **out,
+                                                   const ptreg_features_options *opt, ptreg_features_model **out,
                                                    ptreg_error *err);
-/* ptreg_pfh / ptreg_fpfh of the model's cloud on the model's device (opt's
- * device is not read): the rows of the `count` points `which` (their
- * indices, any order, repeats allowed), in that order, into out; which
- * NULL: every point's (count is then not read). *missing counts the NaN
- * rows among them. */
-PTREG_API ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_feature_options *opt,
-                                                const uint32_t *which, size_t count, float *out, size_t *missing,
-                                                ptreg_error *err);
-PTREG_API ptreg_status ptreg_features_model_fpfh(ptreg_features_model *m, const ptreg_feature_options *opt,
+PTREG_API ptreg_status ptreg_features_model_fpfh(ptreg_features_model *m, const ptreg_features_options *opt,
                                                  const uint32_t *which, size_t count, float *out, size_t *missing,
                                                  ptreg_error *err);
 PTREG_API void ptreg_features_model_destroy(ptreg_features_model *m);

@@ -92,7 +92,6 @@ typedef struct ptreg_fgr_options {
     uint64_t seed;          /* the tuple test's draws (1) */
 } ptreg_fgr_options;
 
-PTREG_API void ptreg_fgr_options_default(ptreg_fgr_options *opt);
 /* The table of its numbers (options.h). */
 PTREG_API const ptreg_option_table *ptreg_fgr_option_table(void);
 
@@ -102,10 +101,6 @@ typedef struct ptreg_fgr_result {
     double time_ms;
 } ptreg_fgr_result;
 
-/* Fewer than 10 matches after the tuple test leave the identity (as
- * Open3D). The same result for every run and thread count. */
-PTREG_API ptreg_status ptreg_fgr(const float *source, size_t ns, const float *target, size_t nt, const ptreg_matches *matches,
-                       const ptreg_fgr_options *opt, ptreg_fgr_result *result, ptreg_error *err);
 
 /* ---- the whole pipeline ---- */
 

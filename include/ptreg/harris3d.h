@@ -68,8 +68,6 @@ PTREG_API const ptreg_option_table *ptreg_harris3d_option_table(void);
  * named: PTREG_ERR_UNSUPPORTED). */
 PTREG_API ptreg_status ptreg_harris3d_resolve_device(const ptreg_harris3d_options *opt, ptreg_device *on,
                                                     ptreg_error *err);
-/* The sigma the options mean (the default when opt->sigma is 0). */
-PTREG_API double ptreg_harris3d_sigma(const ptreg_harris3d_options *opt);
 
 typedef struct ptreg_harris3d_result {
     float *scores; /* nx*ny*nz, the volume's layout; owned */
@@ -84,19 +82,7 @@ typedef struct ptreg_harris3d_result {
     const char *isa;      /* the kernels' instruction set ("reference" for the literal loop), or the GPU's name */
 } ptreg_harris3d_result;
 
-/* Scores of every voxel into scores (nx*ny*nz floats). Voxels must be
- * finite (PTREG_ERR_FORMAT names the first that is not). The fast path and
- * the reference agree to 1e-5 of trace(M)^3; the fast path gives the same
- * bits for any thread count and instruction set. */
-PTREG_API ptreg_status ptreg_harris3d_scores(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
-                                   float *scores, ptreg_error *err);
 
-/* Keypoints from a score volume (see the options). *keypoints is malloc'ed
- * (NULL when none); threshold_used and local_maxima may be NULL. */
-PTREG_API ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny, size_t nz,
-                                      const ptreg_harris3d_options *opt, ptreg_keypoint **keypoints,
-                                      size_t *count, double *threshold_used, size_t *local_maxima,
-                                      ptreg_error *err);
 
 /* Both steps, timed. */
 PTREG_API ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
@@ -113,13 +99,10 @@ PTREG_API void ptreg_harris3d_result_free(ptreg_harris3d_result *result);
 typedef struct ptreg_harris3d_volume ptreg_harris3d_volume;
 PTREG_API ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                                     ptreg_harris3d_volume **out, ptreg_error *err);
-/* A new volume (any size) in place of the handle's. */
-PTREG_API ptreg_status ptreg_harris3d_volume_set(ptreg_harris3d_volume *hv, const ptreg_volume *vol,
-                                                 ptreg_error *err);
 /* ptreg_harris3d of the handle's volume on the handle's device (opt's
  * device is not read); with_scores 0 leaves result->scores NULL, which on
  * a GPU spares the score volume's copy back. */
-PTREG_API ptreg_status ptreg_harris3d_volume_detect(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt,
+PTREG_API ptreg_status ptreg_harris3d_volume_run(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt,
                                                     int with_scores, ptreg_harris3d_result *result,
                                                     ptreg_error *err);
 PTREG_API void ptreg_harris3d_volume_destroy(ptreg_harris3d_volume *hv);

@@ -46,11 +46,8 @@ typedef enum ptreg_robust_kernel {
     PTREG_KERNEL_GM
 } ptreg_robust_kernel;
 
+/* "none", "huber", "cauchy", "tukey" or "gm". */
 PTREG_API const char *ptreg_robust_kernel_name(ptreg_robust_kernel kernel);
-/* "none", "huber", "cauchy", "tukey" or "gm"; -1 for another name. */
-PTREG_API int ptreg_robust_kernel_parse(const char *name, ptreg_robust_kernel *kernel);
-/* w(r) of the kernel with scale k (1 for NONE). */
-PTREG_API double ptreg_robust_weight(ptreg_robust_kernel kernel, double k, double r);
 
 typedef struct ptreg_icp_options {
     int max_iter;         /* transform updates, default 200 (the stop is usually tol's) */
@@ -229,7 +226,7 @@ PTREG_API ptreg_status ptreg_icp_model_set_normals(ptreg_icp_model *model, const
 /* Registers source onto the model, on the model's device (opt->device is
  * not used). time_ms counts from the source in host memory, its upload
  * included, to the result. */
-PTREG_API ptreg_status ptreg_icp_model_register(ptreg_icp_model *model, const float *source, size_t n,
+PTREG_API ptreg_status ptreg_icp_model_run(ptreg_icp_model *model, const float *source, size_t n,
                                       const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
 #ifdef __cplusplus

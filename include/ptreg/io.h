@@ -42,9 +42,6 @@ PTREG_API int ptreg_format_parse(const char *name, ptreg_format *format); /* -1 
  * and the place (line or byte offset). */
 PTREG_API ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud *cloud,
                               ptreg_error *err);
-/* The same from memory; name is used in messages (used by the fuzzers). */
-PTREG_API ptreg_status ptreg_cloud_read_memory(const void *data, size_t size, ptreg_format format,
-                                     const char *name, ptreg_cloud *cloud, ptreg_error *err);
 
 /* What a read keeps, and how. */
 typedef struct ptreg_read_options {
@@ -67,8 +64,6 @@ PTREG_API void ptreg_read_options_default(ptreg_read_options *opt);
  * are let go as the reading passes them: no second copy of the points. */
 PTREG_API ptreg_status ptreg_cloud_read_with(const char *path, const ptreg_read_options *opt, ptreg_cloud *cloud,
                                              ptreg_error *err);
-PTREG_API ptreg_status ptreg_cloud_read_memory_with(const void *data, size_t size, const ptreg_read_options *opt,
-                                                    const char *name, ptreg_cloud *cloud, ptreg_error *err);
 
 /* Reads a cloud in pieces of at most `piece` points, handing each to fn as
  * it fills (fn may change the piece's arrays but not keep them): memory
@@ -102,12 +97,6 @@ typedef struct ptreg_las_header {
     char system[33], software[33]; /* system identifier, generating software (NUL-terminated) */
 } ptreg_las_header;
 
-/* Reads and checks the header block as the reader does (the same errors,
- * PTREG_ERR_FORMAT naming the byte; LAZ and versions past 1.4
- * PTREG_ERR_UNSUPPORTED). */
-PTREG_API ptreg_status ptreg_las_header_read(const char *path, ptreg_las_header *header, ptreg_error *err);
-PTREG_API ptreg_status ptreg_las_header_read_memory(const void *data, size_t size, const char *name,
-                                                    ptreg_las_header *header, ptreg_error *err);
 
 /* Option values as a command line gives them; 0 on success, -1 (outputs
  * untouched) otherwise.
@@ -141,9 +130,6 @@ PTREG_API ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cl
  * "transformation": 4 rows of 4 numbers (what the commands' --json print),
  * or those rows alone. */
 PTREG_API ptreg_status ptreg_transform_read(const char *path, double T[16], ptreg_error *err);
-/* The same from memory (the fuzzers); name is used in messages. */
-PTREG_API ptreg_status ptreg_transform_read_memory(const void *data, size_t size, const char *name, double T[16],
-                                                   ptreg_error *err);
 /* Text, four rows of four %.17g numbers; to a path ending .json, JSON:
  * {"transformation": [[r0], [r1], [r2], [r3]]}. Atomic. */
 PTREG_API ptreg_status ptreg_transform_write(const char *path, const double T[16], ptreg_error *err);
@@ -158,7 +144,6 @@ typedef enum ptreg_volume_format {
 } ptreg_volume_format;
 
 PTREG_API ptreg_volume_format ptreg_volume_format_from_path(const char *path);
-PTREG_API const char *ptreg_volume_format_name(ptreg_volume_format format);
 
 /* How to read a headerless volume. Sizes of 0 (and type_set 0) are taken
  * from a file name of the form NAME_XxYxZ_TYPE.raw (tooth_103x94x161_uint8.raw),
@@ -178,11 +163,6 @@ PTREG_API void ptreg_raw_options_default(ptreg_raw_options *opt);
  * file and the place (header line or byte offset). */
 PTREG_API ptreg_status ptreg_volume_read(const char *path, ptreg_volume_format format,
                                const ptreg_raw_options *raw, ptreg_volume *vol, ptreg_error *err);
-/* The same from memory (the fuzzers); a detached NRRD header cannot be read
- * this way. */
-PTREG_API ptreg_status ptreg_volume_read_memory(const void *data, size_t size, ptreg_volume_format format,
-                                      const char *name, const ptreg_raw_options *raw,
-                                      ptreg_volume *vol, ptreg_error *err);
 
 /* Writes a NRRD file (attached, raw little-endian data, spacings and
  * origin), atomically. */
@@ -206,7 +186,6 @@ typedef enum ptreg_npy_type { PTREG_NPY_F32 = 0, PTREG_NPY_F64, PTREG_NPY_I32, P
 /* The longest header ptreg_npy_header writes. */
 #define PTREG_NPY_HEADER_MAX 192
 
-PTREG_API size_t ptreg_npy_type_size(ptreg_npy_type type);
 /* The header of a C-order rows x cols array (format 1.0; its length, a
  * multiple of 64, is returned): the data follows it, little-endian. */
 PTREG_API size_t ptreg_npy_header(ptreg_npy_type type, size_t rows, size_t cols, char buf[PTREG_NPY_HEADER_MAX]);
@@ -227,15 +206,11 @@ typedef struct ptreg_pairs_file {
     float *source, *target;
 } ptreg_pairs_file;
 
-PTREG_API void ptreg_pairs_file_init(ptreg_pairs_file *pf);
 PTREG_API void ptreg_pairs_file_free(ptreg_pairs_file *pf);
 /* Reads a pairs file: every pair and target has points, every coordinate
  * is finite, and the size is exactly what the counts imply (else
  * PTREG_ERR_FORMAT naming the byte). On failure *pf is left empty. */
 PTREG_API ptreg_status ptreg_pairs_read(const char *path, ptreg_pairs_file *pf, ptreg_error *err);
-PTREG_API ptreg_status ptreg_pairs_read_memory(const void *data, size_t size, const char *name, ptreg_pairs_file *pf,
-                                     ptreg_error *err);
-PTREG_API ptreg_status ptreg_pairs_write(const char *path, const ptreg_pairs_file *pf, ptreg_error *err);
 
 /* ---- point descriptors ---------------------------------------------------- */
 
@@ -255,8 +230,6 @@ PTREG_API ptreg_status ptreg_descriptors_write(const char *path, const float *va
  * comments; each pose rigid (an orthonormal rotation to 1e-6 over 0 0 0 1).
  * *poses (count x 16) is the caller's to free. */
 PTREG_API ptreg_status ptreg_poses_read(const char *path, double **poses, size_t *count, ptreg_error *err);
-PTREG_API ptreg_status ptreg_poses_read_memory(const void *data, size_t size, const char *name, double **poses,
-                                               size_t *count, ptreg_error *err);
 /* "# pose I: LABEL" (labels may be NULL) and four rows per pose, %.17g; atomic. */
 PTREG_API ptreg_status ptreg_poses_write(const char *path, const double *poses, size_t count,
                                          const char *const *labels, ptreg_error *err);
@@ -264,8 +237,6 @@ PTREG_API ptreg_status ptreg_poses_write(const char *path, const double *poses, 
  * (2 x count) is the caller's to free. */
 PTREG_API ptreg_status ptreg_index_pairs_read(const char *path, size_t limit, size_t **pairs, size_t *count,
                                               ptreg_error *err);
-PTREG_API ptreg_status ptreg_index_pairs_read_memory(const void *data, size_t size, const char *name, size_t limit,
-                                                     size_t **pairs, size_t *count, ptreg_error *err);
 
 /* ---- correspondence files ---- */
 
@@ -277,9 +248,6 @@ PTREG_API ptreg_status ptreg_index_pairs_read_memory(const void *data, size_t si
 PTREG_API ptreg_status ptreg_correspondences_read(const char *path, size_t ns, size_t nt, uint32_t **source,
                                                   uint32_t **target, double **weights, size_t *count,
                                                   ptreg_error *err);
-PTREG_API ptreg_status ptreg_correspondences_read_memory(const void *data, size_t size, const char *name, size_t ns,
-                                                         size_t nt, uint32_t **source, uint32_t **target,
-                                                         double **weights, size_t *count, ptreg_error *err);
 /* "SOURCE TARGET" per line after a comment naming the columns; atomic. */
 PTREG_API ptreg_status ptreg_correspondences_write(const char *path, const uint32_t *source, const uint32_t *target,
                                                    size_t count, ptreg_error *err);

@@ -67,13 +67,6 @@ PTREG_API void ptreg_lddmm_options_mtl(ptreg_lddmm_options *opt);
 PTREG_API ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
                                double *q1, double *p1, double *trajectory, ptreg_error *err);
 
-/* The objective f(p0) = gamma H(q0, p0) + lambda/2 sum |q_i(1) - target_i|^2
- * and, when grad is not NULL, its gradient with respect to p0 (the exact
- * discrete adjoint of the integrator). H is returned in *hamiltonian (may
- * be NULL). */
-PTREG_API ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_t n, const double *p0,
-                                   const ptreg_lddmm_options *opt, double *f, double *grad, double *hamiltonian,
-                                   ptreg_error *err);
 
 typedef struct ptreg_lddmm_result {
     size_t n;
@@ -135,9 +128,6 @@ PTREG_API ptreg_status ptreg_lddmm_model_write(const char *path, const double *q
                                      const ptreg_lddmm_options *opt, ptreg_error *err);
 /* Reads either form back; bad input is PTREG_ERR_FORMAT naming the line. */
 PTREG_API ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *model, ptreg_error *err);
-/* The same from memory; name is used in messages (the fuzzer). */
-PTREG_API ptreg_status ptreg_lddmm_model_read_memory(const void *data, size_t size, const char *name,
-                                           ptreg_lddmm_model *model, ptreg_error *err);
 PTREG_API void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
 
 /* A landmark table (../shared/data/landmarks/optical_nerves.txt): a header
@@ -147,9 +137,6 @@ PTREG_API void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
  * separate. Reads data row `row` (1 = the first after the header) into
  * *xyz (n x 3, malloc'ed). */
 PTREG_API ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n, ptreg_error *err);
-/* The same from memory; name is used in messages (the fuzzer). */
-PTREG_API ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, const char *name, size_t row,
-                                              double **xyz, size_t *n, ptreg_error *err);
 
 #ifdef __cplusplus
 }

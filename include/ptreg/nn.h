@@ -17,10 +17,6 @@ struct ptreg_option_table; /* options.h: the options tables below */
 
 #define PTREG_NO_NEIGHBOR UINT32_MAX
 
-/* 1-NN of nq queries against m target points by brute force, blocked over
- * the target, OpenMP over queries. */
-PTREG_API ptreg_status ptreg_brute_nearest(const float *target, size_t m, const float *queries, size_t nq,
-                                 uint32_t *index, float *dist2, ptreg_error *err);
 
 typedef struct ptreg_kdtree ptreg_kdtree;
 
@@ -34,7 +30,6 @@ PTREG_API void ptreg_kdtree_options_default(ptreg_kdtree_options *opt);
 PTREG_API ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_options *opt,
                                  ptreg_kdtree **tree, ptreg_error *err);
 PTREG_API void ptreg_kdtree_destroy(ptreg_kdtree *tree);
-PTREG_API size_t ptreg_kdtree_size(const ptreg_kdtree *tree);
 
 /* Exact 1-NN for nq queries, OpenMP over queries. hint (may be NULL) gives
  * a candidate per query, e.g. last iteration's neighbor, or
@@ -169,11 +164,6 @@ typedef struct ptreg_index_nn_tuning {
 
 /* What the index holds: method 0 and no times when it was never tuned. */
 PTREG_API void ptreg_model_index_get_nn_tuning(const ptreg_model_index *index, ptreg_index_nn_tuning *tuning);
-/* Stores a measurement (ptreg_model_index_tune does); a method the index
- * cannot run (a walk without a graph), or one without a time of its own, is
- * PTREG_ERR_ARG. method 0 clears it. */
-PTREG_API ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *index, const ptreg_index_nn_tuning *tuning,
-                                             ptreg_error *err);
 
 /* The model's points, in their original order. */
 PTREG_API const float *ptreg_model_index_points(const ptreg_model_index *index, size_t *n);
@@ -197,10 +187,6 @@ PTREG_API ptreg_status ptreg_model_index_save(const ptreg_model_index *index, co
  * (magic, endianness) or version-mismatched file is PTREG_ERR_FORMAT with a
  * message naming the file and the problem. */
 PTREG_API ptreg_status ptreg_model_index_load(const char *path, ptreg_model_index **index, ptreg_error *err);
-/* The same from memory (used by the tests and fuzzers); name is used in
- * messages. */
-PTREG_API ptreg_status ptreg_model_index_load_memory(const void *data, size_t size, const char *name,
-                                           ptreg_model_index **index, ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -43,11 +43,6 @@ typedef struct ptreg_pair_gpu {
     int groups; /* column splits until this many groups per compute unit, 1..64 (0: 8) */
 } ptreg_pair_gpu;
 
-/* The defaults: {0, -1, 0}. */
-PTREG_API void ptreg_pair_gpu_default(ptreg_pair_gpu *gpu);
-/* PTREG_ERR_ARG naming `who` and the field when a knob is out of range. */
-PTREG_API ptreg_status ptreg_pair_gpu_check(const ptreg_pair_gpu *gpu, const char *who, ptreg_error *err);
-
 /* The engine's tuning knobs (the autotuner's search space). Only col_tile
  * changes results (it sets where float32 tile sums are added into float64);
  * the others change speed only. */
@@ -61,40 +56,10 @@ typedef struct ptreg_pair_options {
 } ptreg_pair_options;
 
 PTREG_API void ptreg_pair_options_default(ptreg_pair_options *opt);
-/* PTREG_ERR_ARG naming the field when an option is out of range. */
-PTREG_API ptreg_status ptreg_pair_options_check(const ptreg_pair_options *opt, ptreg_error *err);
-/* The table of its options (options.h): precision, col_tile, row_block,
- * row_vectors, loop. */
-PTREG_API const ptreg_option_table *ptreg_pair_option_table(void);
 
 /* Columns packed once (centred on their centroid, in the options'
  * precision) and reused for many row sets, as EM-ICP does each iteration. */
 typedef struct ptreg_pair_plan ptreg_pair_plan;
-
-PTREG_API ptreg_status ptreg_pair_plan_create(const float *cols, size_t m, const ptreg_pair_options *opt,
-                                    ptreg_pair_plan **plan, ptreg_error *err);
-PTREG_API void ptreg_pair_plan_destroy(ptreg_pair_plan *plan);
-/* The instruction set the plan's kernels run with: "avx512", "avx2" or "generic". */
-PTREG_API const char *ptreg_pair_plan_isa(const ptreg_pair_plan *plan);
-
-/* Gaussian sums for each row point a_i (n of them, xyz in double) over the
- * plan's columns b_j, with e_ij = exp(-scale * |a_i - b_j|^2):
- *   sum_e[i] = sum_j e_ij, sum_e2[i] = sum_j e_ij^2, sum_eb[3i+k] = sum_j e_ij b_jk.
- * scale must be finite and > 0. Terms below float32's smallest normal
- * (about 1e-38) count as 0 in the float32 and float16 modes. */
-PTREG_API ptreg_status ptreg_pair_gauss(ptreg_pair_plan *plan, const double *rows, size_t n, double scale,
-                              double *sum_e, double *sum_e2, double *sum_eb, ptreg_error *err);
-
-/* One-shot form of the above for float rows and columns. */
-PTREG_API ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const float *cols, size_t m, double scale,
-                                   const ptreg_pair_options *opt, double *sum_e, double *sum_e2,
-                                   double *sum_eb, ptreg_error *err);
-
-/* The engine's vectorised exp on n floats (out may alias in), for tests and
- * benchmarks: relative error under 1e-6 for x in [-87.3, 0], 0 below. The Gaussian
- * sums above and LDDMM's kernels fold log2(e) into their scale and take 2^t
- * instead (docs/ALGORITHMS.md, "Pair engine"), with the same 0 below. */
-PTREG_API void ptreg_pair_exp(const float *in, float *out, size_t n);
 
 #ifdef __cplusplus
 }

@@ -73,14 +73,13 @@ typedef struct ptreg_apt_synth {
     size_t solutes;    /* solute atoms */
 } ptreg_apt_synth;
 
-PTREG_API void ptreg_apt_synth_init(ptreg_apt_synth *s);
 PTREG_API void ptreg_apt_synth_free(ptreg_apt_synth *s);
 
 /* Makes the polycrystal. Options outside their ranges, or a box that
  * would hold more atoms than the limits above, are PTREG_ERR_ARG with the
  * numbers. Memory O(atoms + grains); time O(sites + bins x grains). On
  * failure *out is left empty. */
-PTREG_API ptreg_status ptreg_synth_apt_polycrystal(const ptreg_apt_synth_options *opt, ptreg_apt_synth *out,
+PTREG_API ptreg_status ptreg_apt_synth_polycrystal(const ptreg_apt_synth_options *opt, ptreg_apt_synth *out,
                                          ptreg_error *err);
 
 #ifdef __cplusplus

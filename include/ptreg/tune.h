@@ -26,9 +26,9 @@ extern "C" {
 struct ptreg_pair_options;
 struct ptreg_pair_gpu;
 struct ptreg_harris3d_options;
-struct ptreg_feature_gpu;
+struct ptreg_features_gpu;
 struct ptreg_emicp_options;
-struct ptreg_feature_options;
+struct ptreg_features_options;
 struct ptreg_lddmm_options;
 struct ptreg_option_table; /* options.h */
 
@@ -94,25 +94,11 @@ typedef struct ptreg_tune_machine {
  * (sysfs; 32 KiB and 1 MiB when it does not say). */
 PTREG_API void ptreg_tune_machine_cpu(ptreg_tune_machine *m);
 
-/* The values parameter p takes, in order, into out (PTREG_TUNE_MAX_VALUES
- * at most); returns how many. */
-PTREG_API int ptreg_tune_param_values(const ptreg_tune_param *p, double *out);
-
 typedef struct ptreg_tune_enum_stats {
     double full;    /* the product of the parameters' value counts */
     double valid;   /* points that satisfy every constraint */
     double visited; /* tree nodes visited (partial points included) */
 } ptreg_tune_enum_stats;
-
-/* The valid points in lexicographic order (the first parameter slowest):
- * up to cap points of param_count doubles each into points (may be NULL to
- * count); returns how many are valid. A constraint is tested as soon as its
- * parameters are bound. */
-PTREG_API size_t ptreg_tune_enumerate(const ptreg_tune_space *space, const ptreg_tune_machine *m, double *points, size_t cap,
-                            ptreg_tune_enum_stats *stats);
-/* Whether a whole point satisfies every constraint (the plain filter the
- * enumeration is tested against). */
-PTREG_API int ptreg_tune_valid(const ptreg_tune_space *space, const ptreg_tune_machine *m, const double *point);
 
 /* Runs the candidate `point` reps times on the kernel's inputs: *seconds
  * the median, *error the output's distance from the reference (the
@@ -148,10 +134,8 @@ PTREG_API void ptreg_tune_options_default(ptreg_tune_options *o);
 /* The table of its options (options.h): method (--search), sample_fraction
  * (--sample), reps, budget_s (--budget), confirm, min_gain. */
 PTREG_API const struct ptreg_option_table *ptreg_tune_option_table(void);
-/* "auto", "exhaustive", "halving", "coordinate"; parse: 0, or -1 for an
- * unknown name. */
+/* "auto", "exhaustive", "halving", "coordinate". */
 PTREG_API const char *ptreg_tune_method_name(ptreg_tune_method m);
-PTREG_API int ptreg_tune_method_parse(const char *name, ptreg_tune_method *m);
 
 typedef struct ptreg_tune_candidate {
     double point[PTREG_TUNE_MAX_PARAMS];
@@ -180,91 +164,41 @@ PTREG_API ptreg_status ptreg_tune_search(const ptreg_tune_space *space, const pt
                                ptreg_tune_result *result, ptreg_error *err);
 PTREG_API void ptreg_tune_result_free(ptreg_tune_result *result);
 
-/* ---- the kernels' spaces ---- */
+/* ---- the kernels: one registry for every front end ---- */
 
-/* The pair engine (pair.h): threads, col_tile, row_block, row_vectors and
- * the loop order (0 tiles inside, 1 outside), on n x n Gaussian sums in
- * the given precision. */
-PTREG_API void ptreg_tune_space_pair(ptreg_tune_space *space);
-/* A point of that space as the engine's options and a thread count. */
-PTREG_API void ptreg_tune_pair_apply(const double *point, struct ptreg_pair_options *opt, int *threads);
+/* A tunable kernel: its spaces, its problem and the inputs its candidates
+ * run on. The front ends (`ptreg tune`, Python's tune) take them from
+ * ptreg_tune_kernels and call through the pointers; the spaces' and jobs'
+ * own functions are not exported. */
+typedef struct ptreg_tune_kernel {
+    const char *name;                              /* "pair", "harris", "fpfh", "lddmm" */
+    void (*space)(ptreg_tune_space *space);        /* its CPU space; NULL: none (lddmm) */
+    void (*device_space)(ptreg_tune_space *space); /* its space on a GPU */
+    size_t default_size, max_size;                 /* the problem's size: `ptreg tune --size` */
+    const char *unit;                              /* of the rate */
+    double scale;                                  /* rate = work * terms / seconds / scale */
+    double terms;                                  /* the rate's units per unit of work */
+    /* The problem's work for size n (what its size class counts): pairs,
+     * voxels or points. */
+    double (*work)(size_t n);
+    /* The candidates' inputs and reference for a problem of size n in the
+     * given precision (ptreg_precision), on `on` (a resolved GPU device,
+     * device_space's candidates) or on the CPU (NULL: space's). */
+    ptreg_status (*job_create)(const ptreg_device *on, size_t n, int precision, void **job, ptreg_error *err);
+    ptreg_tune_measure_fn measure;                 /* on a job_create's job */
+    void (*job_destroy)(void *job);                /* NULL is let be */
+} ptreg_tune_kernel;
 
-typedef struct ptreg_tune_pair_job ptreg_tune_pair_job;
-/* Inputs for the pair engine's candidates: n random rows and columns
- * (fixed seed), the reference sums (the built-in defaults' options). */
-PTREG_API ptreg_status ptreg_tune_pair_job_create(size_t n, int precision, ptreg_tune_pair_job **job, ptreg_error *err);
-PTREG_API void ptreg_tune_pair_job_destroy(ptreg_tune_pair_job *job);
-/* ptreg_tune_measure_fn for the pair engine (error: the sums' normalised
- * distance from the reference's). */
-PTREG_API ptreg_status ptreg_tune_pair_measure(void *job, const double *point, int reps, double *seconds, double *error,
-                                     ptreg_error *err);
+/* The kernels, in a fixed order ("pair" first: the default); *count of them. */
+PTREG_API const ptreg_tune_kernel *ptreg_tune_kernels(size_t *count);
+/* The kernel of that name, or NULL. */
+PTREG_API const ptreg_tune_kernel *ptreg_tune_kernel_find(const char *name);
 
-/* 3-D Harris's CPU fast path (harris3d.h): threads and rows per tile
- * (0: the built-in rule); the scores' bits never change. */
-PTREG_API void ptreg_tune_space_harris(ptreg_tune_space *space);
-PTREG_API void ptreg_tune_harris_apply(const double *point, struct ptreg_harris3d_options *opt, int *threads);
-/* FPFH (features.h): threads (its work is per point, with no tile to
- * choose). */
-PTREG_API void ptreg_tune_space_fpfh(ptreg_tune_space *space);
-PTREG_API void ptreg_tune_fpfh_apply(const double *point, int *threads);
-
-/* The pair engine on a GPU device (EM-ICP's E-steps there): work-group
- * size, the exp (0 the engine's polynomial, 1 the device's), the column
- * splits' groups per compute unit; wg within the device's work-group and
- * local memory. */
-PTREG_API void ptreg_tune_space_pair_device(ptreg_tune_space *space);
-PTREG_API void ptreg_tune_pair_device_apply(const double *point, struct ptreg_pair_gpu *gpu);
 /* A device space's fallbacks as the device resolves them (the exp its
  * backend takes by default), so that the built-in default is a candidate. */
 PTREG_API ptreg_status ptreg_tune_space_on_device(ptreg_tune_space *space, const ptreg_device *device, ptreg_error *err);
 /* The device's limits and its name in the cache (its name and driver). */
 PTREG_API ptreg_status ptreg_tune_machine_device(const ptreg_device *device, ptreg_tune_machine *m, ptreg_error *err);
-
-typedef struct ptreg_tune_pair_device_job ptreg_tune_pair_device_job;
-/* n random rows and columns; the reference: the CPU engine's sums in the
- * same precision. */
-PTREG_API ptreg_status ptreg_tune_pair_device_job_create(const ptreg_device *device, size_t n, int precision,
-                                               ptreg_tune_pair_device_job **job, ptreg_error *err);
-PTREG_API void ptreg_tune_pair_device_job_destroy(ptreg_tune_pair_device_job *job);
-PTREG_API ptreg_status ptreg_tune_pair_device_measure(void *job, const double *point, int reps, double *seconds,
-                                            double *error, ptreg_error *err);
-
-/* LDDMM's shooting and adjoint on a GPU device: the pair engine's device
- * space (ptreg_tune_pair_device_apply sets its points), wg within the
- * adjoint's local memory too; wg also orders LDDMM's reductions. Measured
- * on one objective and gradient evaluation of n landmarks over 10 steps. */
-PTREG_API void ptreg_tune_space_lddmm_device(ptreg_tune_space *space);
-typedef struct ptreg_tune_lddmm_device_job ptreg_tune_lddmm_device_job;
-/* The reference: the CPU's gradient in the same precision (fp32 or fp64). */
-PTREG_API ptreg_status ptreg_tune_lddmm_device_job_create(const ptreg_device *device, size_t n, int precision,
-                                                ptreg_tune_lddmm_device_job **job, ptreg_error *err);
-PTREG_API void ptreg_tune_lddmm_device_job_destroy(ptreg_tune_lddmm_device_job *job);
-/* ptreg_tune_measure_fn (error: the gradient's normalised distance from
- * the reference). */
-PTREG_API ptreg_status ptreg_tune_lddmm_device_measure(void *job, const double *point, int reps, double *seconds,
-                                             double *error, ptreg_error *err);
-
-typedef struct ptreg_tune_feature_job ptreg_tune_feature_job;
-/* Harris (harris != 0): an n x n x n/2 uint8 volume of boxes, W = 5; FPFH:
- * a blob of n points with normals, radius 0.12 (about fifty neighbors);
- * the reference: the built-in defaults' output. */
-PTREG_API ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feature_job **job, ptreg_error *err);
-PTREG_API void ptreg_tune_feature_job_destroy(ptreg_tune_feature_job *job);
-/* The candidates on a GPU from here on, the spaces of
- * ptreg_tune_space_harris_device and ptreg_tune_space_fpfh_device. Harris's
- * reference stays the CPU's scores (the device's are the same bits);
- * FPFH's becomes the device's default output (its knobs keep the bits). */
-PTREG_API ptreg_status ptreg_tune_feature_job_on(ptreg_tune_feature_job *job, const ptreg_device *device, ptreg_error *err);
-/* Harris on a GPU: its kernels, direct, tile, separable or zchunk (0..3). */
-PTREG_API void ptreg_tune_space_harris_device(ptreg_tune_space *space);
-/* FPFH on a GPU: threads per point's work-group (64, 128, 256) and per
- * neighbor-search group (32..256), within the device's work-group. */
-PTREG_API void ptreg_tune_space_fpfh_device(ptreg_tune_space *space);
-PTREG_API void ptreg_tune_fpfh_device_apply(const double *point, struct ptreg_feature_gpu *gpu);
-/* ptreg_tune_measure_fn (error: the largest difference relative to the
- * reference's largest value). */
-PTREG_API ptreg_status ptreg_tune_feature_measure(void *job, const double *point, int reps, double *seconds, double *error,
-                                        ptreg_error *err);
 
 /* ---- the cache of winners, and choosing a kernel's variant ---- */
 
@@ -279,18 +213,6 @@ PTREG_API ptreg_status ptreg_tune_feature_measure(void *job, const double *point
 PTREG_API int ptreg_tune_cache_path(char *buf, size_t size);
 /* The size class of a problem of `work` units (n * m pairs ...): "1e8". */
 PTREG_API void ptreg_tune_size_class(double work, char *buf, size_t size);
-/* The winner for (machine, the space's kernel, size class), or for the
- * nearest size class stored, into point (a parameter missing from the
- * entry keeps its fallback); its class into found_class. 1 when found, 0
- * when not (each value must be one its parameter takes and the point
- * within the constraints on m, else the entry is ignored), -1 when the
- * cache could not be read for want of memory. */
-PTREG_API int ptreg_tune_cache_lookup(const ptreg_tune_space *space, const ptreg_tune_machine *m,
-                                      const char *size_class, double *point, char *found_class, size_t class_size);
-/* The same on the cache's text (path names it in the warning). */
-PTREG_API int ptreg_tune_cache_lookup_text(const char *text, const char *path, const ptreg_tune_space *space,
-                                           const ptreg_tune_machine *m, const char *size_class, double *point,
-                                           char *found_class, size_t class_size);
 /* Stores a winner atomically, keeping the other entries (a cache that
  * cannot be parsed is replaced). PTREG_ERR_ARG when the cache is off. */
 PTREG_API ptreg_status ptreg_tune_cache_store(const ptreg_tune_space *space, const char *machine,
@@ -306,12 +228,6 @@ typedef struct ptreg_tune_choice {
     int threads;            /* a CPU winner's thread count; 0: none (the caller's count stands) */
 } ptreg_tune_choice;
 
-/* The variant of space's kernel for a problem of `work` units on `on` (the
- * CPU or a resolved device): the machine's winner from the cache, else the
- * fallbacks. PTREG_ERR_NOMEM leaves the fallbacks; a device that cannot be
- * queried is left to the algorithm to report (the fallbacks, PTREG_OK). */
-PTREG_API ptreg_status ptreg_tune_choose(const ptreg_tune_space *space, const ptreg_device *on, double work,
-                                         ptreg_tune_choice *choice, ptreg_error *err);
 /* EM-ICP's engine knobs for clouds of n and m points on the device its
  * options resolve to: with use_cache, the pair engine's winner (fp32 or
  * fp16; fp64 runs the reference and has none) written into opt->pair, or
@@ -329,7 +245,7 @@ PTREG_API ptreg_status ptreg_tune_emicp(struct ptreg_emicp_options *opt, size_t 
  * have none either: their choice is the defaults. */
 PTREG_API ptreg_status ptreg_tune_harris3d(struct ptreg_harris3d_options *opt, size_t voxels, int use_cache,
                                            ptreg_tune_choice *choice, ptreg_error *err);
-PTREG_API ptreg_status ptreg_tune_fpfh(struct ptreg_feature_options *opt, size_t n, int use_cache,
+PTREG_API ptreg_status ptreg_tune_fpfh(struct ptreg_features_options *opt, size_t n, int use_cache,
                                        ptreg_tune_choice *choice, ptreg_error *err);
 PTREG_API ptreg_status ptreg_tune_lddmm(struct ptreg_lddmm_options *opt, size_t n, int use_cache,
                                         ptreg_tune_choice *choice, ptreg_error *err);

@@ -335,7 +335,7 @@ static const field normals_fields[] = {
 };
 
 static const field feature_fields[] = {
-    OPT(ptreg_feature_options, "device", F_DEVICE, device),
+    OPT(ptreg_features_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
 };
 
@@ -772,7 +772,7 @@ static PyObject *py_normals(PyObject *self, PyObject *args, PyObject *kwargs)
     return PyLong_FromSize_t(missing);
 }
 
-typedef ptreg_status (*feature_fn)(const float *, const float *, size_t, const ptreg_feature_options *, float *,
+typedef ptreg_status (*feature_fn)(const float *, const float *, size_t, const ptreg_features_options *, float *,
                                    size_t *, ptreg_error *);
 
 static PyObject *run_feature(PyObject *args, PyObject *kwargs, feature_fn fn, size_t bins, const char *name)
@@ -780,9 +780,9 @@ static PyObject *run_feature(PyObject *args, PyObject *kwargs, feature_fn fn, si
     PyObject *xyz_obj, *n_obj, *out_obj;
     if (!PyArg_ParseTuple(args, "OOO", &xyz_obj, &n_obj, &out_obj))
         return NULL;
-    ptreg_feature_options o;
-    ptreg_feature_options_default(&o);
-    if (apply_options(&o, ptreg_feature_option_table(), feature_fields, kwargs, name) < 0)
+    ptreg_features_options o;
+    ptreg_features_options_default(&o);
+    if (apply_options(&o, ptreg_features_option_table(), feature_fields, kwargs, name) < 0)
         return NULL;
     radius_alone(kwargs, &o.neighbors);
     Py_buffer xv, nv, ov;
@@ -1290,31 +1290,21 @@ static PyObject *py_tune(PyObject *self, PyObject *args, PyObject *kwargs)
     ptreg_tune_space space;
     ptreg_tune_machine machine;
     ptreg_tune_machine_cpu(&machine);
-    ptreg_tune_pair_job *pair = NULL;
-    ptreg_tune_feature_job *feature = NULL;
-    ptreg_tune_measure_fn measure;
-    void *ctx;
+    /* the library's registry: its CPU kernels (lddmm has none) */
+    const ptreg_tune_kernel *k = ptreg_tune_kernel_find(kernel);
+    if (!k || !k->space)
+        return PyErr_Format(ARG_ERROR, "tune: kernel '%s' is not pair, harris or fpfh", kernel);
+    k->space(&space);
+    void *job = NULL;
     ptreg_error err;
     ptreg_status st;
-    if (!strcmp(kernel, "pair")) {
-        ptreg_tune_space_pair(&space);
-        WITHOUT_GIL(st = ptreg_tune_pair_job_create((size_t)size, fp16 ? PTREG_PRECISION_FP16 : PTREG_PRECISION_FP32,
-                                                    &pair, &err));
-        measure = ptreg_tune_pair_measure, ctx = pair;
-    } else if (!strcmp(kernel, "harris") || !strcmp(kernel, "fpfh")) {
-        const int harris = !strcmp(kernel, "harris");
-        (harris ? ptreg_tune_space_harris : ptreg_tune_space_fpfh)(&space);
-        WITHOUT_GIL(st = ptreg_tune_feature_job_create(harris, (size_t)size, &feature, &err));
-        measure = ptreg_tune_feature_measure, ctx = feature;
-    } else {
-        return PyErr_Format(ARG_ERROR, "tune: kernel '%s' is not pair, harris or fpfh", kernel);
-    }
+    WITHOUT_GIL(st = k->job_create(NULL, (size_t)size, fp16 ? PTREG_PRECISION_FP16 : PTREG_PRECISION_FP32, &job,
+                                   &err));
     ptreg_tune_result r;
     memset(&r, 0, sizeof r);
     if (!st)
-        WITHOUT_GIL(st = ptreg_tune_search(&space, &machine, measure, ctx, &o, &r, &err));
-    ptreg_tune_pair_job_destroy(pair);
-    ptreg_tune_feature_job_destroy(feature);
+        WITHOUT_GIL(st = ptreg_tune_search(&space, &machine, k->measure, job, &o, &r, &err));
+    k->job_destroy(job);
     PyObject *d = st ? raise_ptreg(st, &err) : tune_result_dict(&space, &r);
     if (d && put(d, "machine", PyUnicode_FromString(machine.name))) {
         Py_DECREF(d);

@@ -257,7 +257,12 @@ device = "cuda:0" if with_device and lib and any(d["device"] == "cuda:0" for d i
 
 def stores(t):
     space, err = ctypes.create_string_buffer(1 << 16), ctypes.create_string_buffer(4096)
-    lib.ptreg_tune_space_fpfh(space)
+    # fpfh's space from the library's kernel registry (ptreg_tune_kernel: name, then space)
+    class Kernel(ctypes.Structure):
+        _fields_ = [("name", ctypes.c_char_p), ("space", ctypes.CFUNCTYPE(None, ctypes.c_void_p))]
+    find = lib.ptreg_tune_kernel_find
+    find.restype, find.argtypes = ctypes.POINTER(Kernel), [ctypes.c_char_p]
+    find(b"fpfh").contents.space(space)
     store = lib.ptreg_tune_cache_store
     store.restype = ctypes.c_int
     store.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_double),

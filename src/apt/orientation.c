@@ -12,6 +12,7 @@
 #include "ptreg/orientation.h"
 #include "ptreg/nn.h"
 #include "apt/orientation_impl.h"
+#include "reg/batch/batch_pairs.h"
 
 #define MAX_K 256
 /* Starting rotations cover the motif's orientations this closely (degrees)

@@ -62,4 +62,22 @@ typedef struct orient_grain_options {
 ptreg_status orient_grains(const orient_grain_input *in, const orient_grain_options *opt, double *T, float *reach,
                            size_t *pools_used, ptreg_batch_stats *stats, ptreg_error *err);
 
+/* Declared in the public headers before 1.x; the library's own (not exported). */
+/* The proper rotations that map the motif onto itself, each point to
+ * within tol x its shortest distance between two points: the identity
+ * first, as unit quaternions (w x y z, w >= 0). Returns how many (24 for a
+ * cube's shells, 6 for hcp's 12 neighbors, 1 for an irregular motif). */
+size_t ptreg_motif_symmetry(const float *motif, size_t k, double tol, double q[PTREG_MAX_SYMMETRY][4]);
+/* The representative of rotation q (taking a neighborhood onto the
+ * motif) among its equivalents g q, g in the motif's symmetry: the one of
+ * smallest angle (largest w), ties to the first g; written with w >= 0. */
+void ptreg_orientation_reduce(const double q[4], const double sym[][4], size_t count, double out[4]);
+/* The smallest angle (degrees) between a and b up to the symmetry: the
+ * misorientation. */
+double ptreg_misorientation_deg(const double a[4], const double b[4], const double sym[][4], size_t count);
+/* An inverse-pole-figure colour for cubic motifs: the sample's z axis in
+ * the crystal frame (q applied to (0, 0, 1)) in the standard triangle
+ * [001] red, [101] green, [111] blue. */
+void ptreg_ipf_color(const double q[4], unsigned char rgb[3]);
+
 #endif

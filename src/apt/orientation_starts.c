@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "apt/orientation_impl.h"
+#include "reg/batch/batch_pairs.h"
 
 /* Candidates for the starts: a Halton sequence (bases 2, 3, 5) through
  * Shoemake's uniform map onto unit quaternions, the same on every run. */

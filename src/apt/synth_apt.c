@@ -16,6 +16,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/testing.h"
+#include "core/numeric.h"
 
 #define PI 3.14159265358979323846
 
@@ -352,7 +354,7 @@ static void make_bins(run *r)
     }
 }
 
-ptreg_status ptreg_synth_apt_polycrystal(const ptreg_apt_synth_options *opt, ptreg_apt_synth *out, ptreg_error *err)
+ptreg_status ptreg_apt_synth_polycrystal(const ptreg_apt_synth_options *opt, ptreg_apt_synth *out, ptreg_error *err)
 {
     if (!opt || !out)
         return ptreg_error_set(err, PTREG_ERR_ARG, "apt synth: no options or no output");

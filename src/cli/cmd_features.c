@@ -100,7 +100,7 @@ const cli_command cli_cmd_pfh = CLI_COMMAND_LIBRARY("pfh",
     "Point feature histograms (PFH, 125 bins) as PCL's PFHEstimation computes them.",
     "Every unordered pair of a point's neighborhood (the point included) adds 100 / pairs to\n"
     "bin theta + 5 alpha + 25 phi of PCL's pair feature (5 bins per feature); rows sum to 100.\n\n" DESCRIPTOR_HELP,
-    pfh_options, 1, 1, ptreg_feature_option_table);
+    pfh_options, 1, 1, ptreg_features_option_table);
 
 const cli_command cli_cmd_fpfh = CLI_COMMAND_LIBRARY("fpfh",
     "CLOUD [-o OUT] [--k N] [--radius R] [--convention pcl|open3d] [options]",
@@ -108,7 +108,7 @@ const cli_command cli_cmd_fpfh = CLI_COMMAND_LIBRARY("fpfh",
     "SPFH(p): the pairs of p with each neighbor, 11 bins each for theta, alpha and phi.\n"
     "FPFH(p) = sum over neighbors q of SPFH(q) / |p - q|^2, each 11-bin block scaled to sum to\n"
     "100 (--convention pcl); --convention open3d adds SPFH(p), so blocks sum to 200.\n\n" DESCRIPTOR_HELP,
-    fpfh_options, 1, 1, ptreg_feature_option_table);
+    fpfh_options, 1, 1, ptreg_features_option_table);
 
 /* --k alone: k-NN; --radius alone: a ball; both: Open3D's hybrid search
  * (the library's k is 30 unless given). */
@@ -312,7 +312,7 @@ int cli_run_normals(int argc, char **argv)
 typedef struct descriptor_kind {
     const cli_command *cmd;
     int bins;
-    ptreg_status (*compute)(const float *, const float *, size_t, const ptreg_feature_options *, float *, size_t *,
+    ptreg_status (*compute)(const float *, const float *, size_t, const ptreg_features_options *, float *, size_t *,
                             ptreg_error *);
 } descriptor_kind;
 
@@ -366,7 +366,7 @@ static int check_output(const cli_args *a, const char *cmd)
     return EXIT_USAGE;
 }
 
-static int read_feature_options(const cli_args *a, const descriptor_kind *kind, ptreg_feature_options *o)
+static int read_feature_options(const cli_args *a, const descriptor_kind *kind, ptreg_features_options *o)
 {
     const char *cmd = kind->cmd->name;
     if (kind->bins != PTREG_FPFH_BINS && cli_has(a, "convention")) {
@@ -383,7 +383,7 @@ static int read_feature_options(const cli_args *a, const descriptor_kind *kind, 
 typedef struct descriptor_run {
     const descriptor_kind *kind;
     const ptreg_cloud *c;
-    const ptreg_feature_options *o;
+    const ptreg_features_options *o;
     float *out;
     size_t missing;
 } descriptor_run;
@@ -401,7 +401,7 @@ static ptreg_status descriptor_once(void *ctx, double *time_ms, const void **bit
 }
 
 static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_cloud *c,
-                   const ptreg_feature_options *o, const ptreg_device *on, const char *normals, size_t missing,
+                   const ptreg_features_options *o, const ptreg_device *on, const char *normals, size_t missing,
                    const double *times, int repeat, cJSON *variant, int *rc)
 {
     const char *name = kind->cmd->name;
@@ -441,7 +441,7 @@ static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_c
 /* FPFH's knobs from `ptreg tune --kernel fpfh [--device]` (unless
  * --no-tune; on the CPU its threads, unless --threads): what ran, for the
  * JSON; NULL with --reference. */
-static cJSON *tuned_variant(const cli_args *a, ptreg_feature_options *o, size_t n)
+static cJSON *tuned_variant(const cli_args *a, ptreg_features_options *o, size_t n)
 {
     if (o->reference)
         return NULL;
@@ -460,8 +460,8 @@ static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
     int rc;
     if (!cli_begin(kind->cmd, argc, argv, &a, &rc))
         return rc;
-    ptreg_feature_options o;
-    ptreg_feature_options_default(&o);
+    ptreg_features_options o;
+    ptreg_features_options_default(&o);
     int repeat = 1;
     ptreg_device on; /* what auto becomes, for the report */
     ptreg_error err;

@@ -184,7 +184,7 @@ static ptreg_status harris_once(void *ctx, double *time_ms, const void **bits, s
     double t0 = ptreg_time_ms();
     ptreg_status st = run->hv ? PTREG_OK : ptreg_harris3d_volume_create(run->vol, run->o, &run->hv, err);
     double upload_ms = ptreg_time_ms() - t0;
-    st = st ? st : ptreg_harris3d_volume_detect(run->hv, run->o, run->with_scores, &run->r, err);
+    st = st ? st : ptreg_harris3d_volume_run(run->hv, run->o, run->with_scores, &run->r, err);
     *time_ms = run->r.time_ms + upload_ms;
     run->scores_ms[run->runs] = run->r.scores_ms + upload_ms;
     run->keypoints_ms[run->runs++] = run->r.keypoints_ms;

@@ -399,7 +399,7 @@ static ptreg_status register_once(const icp_job *job, const ptreg_icp_options *o
 {
     const ptreg_cloud *s = &job->source;
     if (job->model)
-        return ptreg_icp_model_register(job->model, s->xyz, s->n, opt, r, err);
+        return ptreg_icp_model_run(job->model, s->xyz, s->n, opt, r, err);
     if (job->index)
         return ptreg_icp_indexed(s->xyz, s->n, job->index, opt, r, err);
     return ptreg_icp(s->xyz, s->n, job->target.xyz, job->target.n, opt, r, err);

@@ -216,7 +216,7 @@ int cli_synth_apt(const cli_args *a)
     ptreg_apt_synth s;
     ptreg_error err;
     const double t0 = ptreg_time_ms();
-    ptreg_status st = ptreg_synth_apt_polycrystal(&o, &s, &err);
+    ptreg_status st = ptreg_apt_synth_polycrystal(&o, &s, &err);
     const double ms = ptreg_time_ms() - t0;
     if (st) {
         cli_error("synth", "%s", err.message);

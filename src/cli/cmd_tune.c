@@ -61,28 +61,8 @@ const cli_command cli_cmd_tune = CLI_COMMAND_LIBRARY("tune",
     "Progress shows on stderr when it is a terminal.",
     tune_options, 0, 0, ptreg_tune_option_table);
 
-/* A tunable kernel: its spaces, inputs, run and rate. */
-typedef struct tune_kernel {
-    const char *name;
-    void (*space)(ptreg_tune_space *space);        /* on the CPU; NULL: none */
-    void (*device_space)(ptreg_tune_space *space); /* on a GPU */
-    size_t default_size, max_size;
-    const char *unit; /* of the rate */
-    double scale;     /* rate = work * terms / seconds / scale */
-    double terms;     /* the rate's units per unit of work */
-} tune_kernel;
-
-/* lddmm's work is n^2 landmark pairs, and its candidate, one evaluation
- * over 10 Euler steps, sums 20 pair terms for each */
-static const tune_kernel kernels[] = {
-    {"pair", ptreg_tune_space_pair, ptreg_tune_space_pair_device, 20000, (size_t)1 << 26, "Gpts/s", 1e9, 1},
-    {"harris", ptreg_tune_space_harris, ptreg_tune_space_harris_device, 256, 1024, "Mvoxels/s", 1e6, 1},
-    {"fpfh", ptreg_tune_space_fpfh, ptreg_tune_space_fpfh_device, 50000, (size_t)1 << 24, "Mpoints/s", 1e6, 1},
-    {"lddmm", NULL, ptreg_tune_space_lddmm_device, 2000, (size_t)1 << 22, "Gpts/s", 1e9, 20},
-};
-
 typedef struct tune_job {
-    const tune_kernel *kernel;
+    const ptreg_tune_kernel *kernel; /* the library's registry (ptreg_tune_kernels) */
     ptreg_device device; /* --device: a GPU (the pair engine's device kernels) */
     int on_device;
     size_t n;
@@ -95,12 +75,7 @@ typedef struct tune_job {
 } tune_job;
 
 /* The problem's work (what its size class counts): pairs, voxels or points. */
-static double work(const tune_job *j)
-{
-    const double n = (double)j->n;
-    const char *k = j->kernel->name;
-    return !strcmp(k, "pair") || !strcmp(k, "lddmm") ? n * n : !strcmp(k, "harris") ? n * n * floor(n / 2) : n;
-}
+static double work(const tune_job *j) { return j->kernel->work(j->n); }
 
 static double rate(const tune_job *j, double seconds)
 {
@@ -119,9 +94,7 @@ static void progress(void *ctx, size_t done, size_t planned, const double *point
 static int read_options(const cli_args *a, tune_job *j, ptreg_precision *precision)
 {
     const char *kernel = cli_string(a, "kernel", "pair");
-    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++)
-        if (!strcmp(kernel, kernels[k].name))
-            j->kernel = &kernels[k];
+    j->kernel = ptreg_tune_kernel_find(kernel);
     if (!j->kernel) {
         cli_error("tune", "--kernel: '%s' is not pair, harris, fpfh or lddmm", kernel);
         return EXIT_USAGE;
@@ -325,62 +298,21 @@ static int report(const cli_args *a, const tune_job *j)
     return EXIT_OK;
 }
 
-/* The kernel's inputs and reference: one of the jobs, and its measure. */
-typedef struct tune_inputs {
-    ptreg_tune_pair_job *pair;
-    ptreg_tune_pair_device_job *pair_device;
-    ptreg_tune_lddmm_device_job *lddmm;
-    ptreg_tune_feature_job *feature;
-    ptreg_tune_measure_fn measure;
-    void *ctx;
-} tune_inputs;
-
-static ptreg_status inputs_create(const tune_job *j, ptreg_precision precision, tune_inputs *in, ptreg_error *err)
-{
-    memset(in, 0, sizeof *in);
-    const char *k = j->kernel->name;
-    ptreg_status st;
-    if (!strcmp(k, "pair") && j->on_device) {
-        st = ptreg_tune_pair_device_job_create(&j->device, j->n, precision, &in->pair_device, err);
-        in->measure = ptreg_tune_pair_device_measure, in->ctx = in->pair_device;
-    } else if (!strcmp(k, "pair")) {
-        st = ptreg_tune_pair_job_create(j->n, precision, &in->pair, err);
-        in->measure = ptreg_tune_pair_measure, in->ctx = in->pair;
-    } else if (!strcmp(k, "lddmm")) {
-        st = ptreg_tune_lddmm_device_job_create(&j->device, j->n, precision, &in->lddmm, err);
-        in->measure = ptreg_tune_lddmm_device_measure, in->ctx = in->lddmm;
-    } else {
-        st = ptreg_tune_feature_job_create(!strcmp(k, "harris"), j->n, &in->feature, err);
-        if (!st && j->on_device)
-            st = ptreg_tune_feature_job_on(in->feature, &j->device, err);
-        in->measure = ptreg_tune_feature_measure, in->ctx = in->feature;
-    }
-    return st;
-}
-
-static void inputs_free(tune_inputs *in)
-{
-    ptreg_tune_pair_job_destroy(in->pair);
-    ptreg_tune_pair_device_job_destroy(in->pair_device);
-    ptreg_tune_lddmm_device_job_destroy(in->lddmm);
-    ptreg_tune_feature_job_destroy(in->feature);
-}
-
 static int run_search(tune_job *j, ptreg_precision precision)
 {
-    tune_inputs in;
+    void *job = NULL;
     ptreg_error err;
-    ptreg_status st = inputs_create(j, precision, &in, &err);
+    ptreg_status st = j->kernel->job_create(j->on_device ? &j->device : NULL, j->n, precision, &job, &err);
     if (!st) {
         if (j->tty) {
             j->opt.progress = progress;
             j->opt.progress_ctx = j;
         }
-        st = ptreg_tune_search(&j->space, &j->machine, in.measure, in.ctx, &j->opt, &j->result, &err);
+        st = ptreg_tune_search(&j->space, &j->machine, j->kernel->measure, job, &j->opt, &j->result, &err);
         if (j->tty)
             fprintf(stderr, "\n");
     }
-    inputs_free(&in);
+    j->kernel->job_destroy(job);
     if (!st && j->result.best == j->result.count)
         st = ptreg_error_set(&err, PTREG_ERR_RUNTIME, "no candidate passed its check");
     if (st) {

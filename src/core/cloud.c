@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/numeric.h"
 
 void ptreg_cloud_init(ptreg_cloud *cloud) { memset(cloud, 0, sizeof *cloud); }
 

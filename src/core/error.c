@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include "core/testing.h"
 
 const char *ptreg_version(void) { return PTREG_VERSION_STRING; }
 

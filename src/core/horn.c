@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "core/numeric.h"
 
 void ptreg_moments_init(ptreg_moments *m, const double ref_p[3], const double ref_q[3])
 {

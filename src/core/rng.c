@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <time.h>
+#include "core/numeric.h"
 
 /* splitmix64 spreads a small seed over the 256-bit xoshiro state. */
 static uint64_t splitmix64(uint64_t *x)

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/numeric.h"
 
 static size_t count_kept(const unsigned char *keep, size_t n)
 {

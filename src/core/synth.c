@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/numeric.h"
 
 #define PI 3.14159265358979323846
 

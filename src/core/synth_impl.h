@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "ptreg/synth.h"
+#include "core/numeric.h"
 
 /* A pinhole camera at eye looking along fwd, right and up spanning its
  * image plane (an orthonormal frame). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/synth_impl.h"
+#include "core/numeric.h"
 
 #define PI 3.14159265358979323846
 

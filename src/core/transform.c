@@ -2,6 +2,8 @@
 
 #include <math.h>
 #include <string.h>
+#include "core/testing.h"
+#include "core/numeric.h"
 
 void ptreg_transform_identity(double T[16])
 {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "core/numeric.h"
 
 size_t ptreg_voxel_size(ptreg_voxel_type type)
 {

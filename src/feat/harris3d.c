@@ -16,6 +16,8 @@
 #include "core/options_table.h"
 #include "feat/harris3d_impl.h"
 #include "feat/harris3d_kernels.h"
+#include "core/testing.h"
+#include "core/numeric.h"
 
 static const ptreg_option_name border_names[] = {
     {"skip", PTREG_HARRIS_BORDER_SKIP}, {"clamp", PTREG_HARRIS_BORDER_CLAMP}, {NULL, 0}};
@@ -565,7 +567,7 @@ ptreg_status ptreg_harris3d_volume_set(ptreg_harris3d_volume *hv, const ptreg_vo
     return s;
 }
 
-ptreg_status ptreg_harris3d_volume_detect(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt,
+ptreg_status ptreg_harris3d_volume_run(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt,
                                           int with_scores, ptreg_harris3d_result *result, ptreg_error *err)
 {
     ptreg_harris3d_options o;

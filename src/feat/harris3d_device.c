@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "feat/harris3d_impl.h"
+#include "core/numeric.h"
 
 static const char *const harris_files[] = {"feat/harris3d.cl", NULL};
 const kernel_program harris3d_kernels = {"harris3d", harris_files};

@@ -89,4 +89,14 @@ ptreg_status harris3d_device_select(const float *scores, size_t nx, size_t ny, s
                                           ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
                                           size_t *local_maxima, ptreg_error *err);
 
+/* Declared in the public headers before 1.x; the library's own (not exported). */
+/* The sigma the options mean (the default when opt->sigma is 0). */
+double ptreg_harris3d_sigma(const ptreg_harris3d_options *opt);
+/* Scores of every voxel into scores (nx*ny*nz floats). Voxels must be
+ * finite (PTREG_ERR_FORMAT names the first that is not). The fast path and
+ * the reference agree to 1e-5 of trace(M)^3; the fast path gives the same
+ * bits for any thread count and instruction set. */
+ptreg_status ptreg_harris3d_scores(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+                                   float *scores, ptreg_error *err);
+
 #endif

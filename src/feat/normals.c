@@ -12,6 +12,7 @@
 #include "feat/neighborhood.h"
 #include "feat/normals_device.h"
 #include "nn/kdtree_query.h"
+#include "core/numeric.h"
 
 void ptreg_normals_options_default(ptreg_normals_options *opt)
 {

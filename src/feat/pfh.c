@@ -21,12 +21,13 @@
 #include "feat/pfh_impl.h"
 #include "feat/pfh_kernels.h"
 #include "nn/kdtree_query.h"
+#include "core/testing.h"
 
 #define PFH_SPLIT 5
 #define PFH_PI 3.14159265358979323846 /* M_PI, which strict C11 lacks */
 #define FPFH_SPLIT 11
 
-void ptreg_feature_options_default(ptreg_feature_options *opt)
+void ptreg_features_options_default(ptreg_features_options *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->neighbors.k = 30;
@@ -37,18 +38,18 @@ void ptreg_feature_options_default(ptreg_feature_options *opt)
 static const ptreg_option_name convention_names[] = {
     {"pcl", PTREG_FPFH_PCL}, {"open3d", PTREG_FPFH_OPEN3D}, {NULL, 0}};
 
-OPTION_ENUM_IS_INT(ptreg_feature_options, convention);
+OPTION_ENUM_IS_INT(ptreg_features_options, convention);
 static const ptreg_option feature_rows[] = {
-    FEAT_NEIGHBORHOOD_ROWS(ptreg_feature_options, neighbors),
-    OPTION_ENUM(ptreg_feature_options, convention, "convention", NULL, convention_names, 0,
+    FEAT_NEIGHBORHOOD_ROWS(ptreg_features_options, neighbors),
+    OPTION_ENUM(ptreg_features_options, convention, "convention", NULL, convention_names, 0,
                 "FPFH: pcl (blocks sum to 100) or open3d (the point's own SPFH added: blocks sum to 200)"),
-    OPTION_NUMBER(ptreg_feature_options, gpu.wg, "wg", NULL, INT, 64, 256, PTREG_OPTION_POW2 | PTREG_OPTION_KNOB |
+    OPTION_NUMBER(ptreg_features_options, gpu.wg, "wg", NULL, INT, 64, 256, PTREG_OPTION_POW2 | PTREG_OPTION_KNOB |
                   PTREG_OPTION_AUTO, "N", "on a GPU, the threads of each point's work-group (default 64)"),
-    OPTION_NUMBER(ptreg_feature_options, gpu.search_wg, "search_wg", NULL, INT, 32, 256, PTREG_OPTION_POW2 |
+    OPTION_NUMBER(ptreg_features_options, gpu.search_wg, "search_wg", NULL, INT, 32, 256, PTREG_OPTION_POW2 |
                   PTREG_OPTION_KNOB | PTREG_OPTION_AUTO, "N", "on a GPU, the neighbor searches' work-group "
                   "(default 256)"),
 };
-OPTION_TABLE(ptreg_feature_option_table, "features", ptreg_feature_options, ptreg_feature_options_default,
+OPTION_TABLE(ptreg_features_option_table, "features", ptreg_features_options, ptreg_features_options_default,
              feature_rows)
 
 static float dot3(const float a[3], const float b[3]) { return (a[0] * b[0] + a[2] * b[2]) + a[1] * b[1]; }
@@ -121,20 +122,20 @@ static int finite3(const float *v) { return isfinite(v[0]) && isfinite(v[1]) && 
 
 static const engine *const feature_engines[] = {&engine_cpu, &feat_device_engine};
 
-ptreg_status ptreg_features_resolve_device(const ptreg_feature_options *o, ptreg_device *on, ptreg_error *err)
+ptreg_status ptreg_features_resolve_device(const ptreg_features_options *o, ptreg_device *on, ptreg_error *err)
 {
     return engine_choose(feature_engines, 2, &o->device, o, "PFH/FPFH", on, NULL, err);
 }
 
 /* The inputs and options; *on: the device they run on. */
-static ptreg_status check_inputs(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *o,
+static ptreg_status check_inputs(const float *xyz, const float *normals, size_t n, const ptreg_features_options *o,
                                  const float *out, ptreg_device *on, ptreg_error *err)
 {
     if (!xyz || !normals || !out || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: no points, normals or output");
     ptreg_status st = kd_check_points("features", n, err);
     st = st ? st : ptreg_check_shape("features: the cloud", xyz, n, err);
-    st = st ? st : ptreg_options_check(ptreg_feature_option_table(), o, err);
+    st = st ? st : ptreg_options_check(ptreg_features_option_table(), o, err);
     st = st ? st : ptreg_features_resolve_device(o, on, err);
     return st ? st : feat_check_neighborhood(&o->neighbors, err);
 }
@@ -272,12 +273,12 @@ static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, 
  * sorted, or in the tree's order where no result depends on it: FPFH),
  * and the pair kernel (NULL for the reference). */
 static ptreg_status begin_features(const float *xyz, const float *normals, size_t n,
-                                   const ptreg_feature_options **opt, ptreg_feature_options *storage,
+                                   const ptreg_features_options **opt, ptreg_features_options *storage,
                                    feat_order order, const float *out, feat_table *table, pair_bins_fn *kernel,
                                    ptreg_device *on, ptreg_error *err)
 {
     if (!*opt) {
-        ptreg_feature_options_default(storage);
+        ptreg_features_options_default(storage);
         *opt = storage;
     }
     memset(table, 0, sizeof *table);
@@ -294,10 +295,10 @@ static ptreg_status begin_features(const float *xyz, const float *normals, size_
     return s;
 }
 
-ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
+ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
                        float *out, size_t *missing, ptreg_error *err)
 {
-    ptreg_feature_options d;
+    ptreg_features_options d;
     feat_table table;
     pair_bins_fn kernel;
     ptreg_device on;
@@ -426,7 +427,7 @@ static int fpfh_of(const float *spfh, const feat_list *nb, size_t query, ptreg_f
 typedef struct feature_job {
     const float *xyz, *normals;
     size_t n;
-    const ptreg_feature_options *opt;
+    const ptreg_features_options *opt;
     const feat_table *table;
     pair_bins_fn kernel;
     float *spfh, *out;
@@ -472,10 +473,10 @@ static size_t fpfh_pass(const feature_job *job)
     return lacking;
 }
 
-ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_feature_options *opt,
+ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
                         float *out, size_t *missing, ptreg_error *err)
 {
-    ptreg_feature_options d;
+    ptreg_features_options d;
     feat_table table;
     pair_bins_fn kernel;
     ptreg_device on;
@@ -510,12 +511,12 @@ struct ptreg_features_model {
 };
 
 ptreg_status ptreg_features_model_create(const float *xyz, const float *normals, size_t n,
-                                         const ptreg_feature_options *opt, ptreg_features_model **out,
+                                         const ptreg_features_options *opt, ptreg_features_model **out,
                                          ptreg_error *err)
 {
-    ptreg_feature_options d;
+    ptreg_features_options d;
     if (!opt) {
-        ptreg_feature_options_default(&d);
+        ptreg_features_options_default(&d);
         opt = &d;
     }
     if (!out)
@@ -552,11 +553,11 @@ static void gather_rows(const float *all, size_t bins, const uint32_t *which, si
 }
 
 typedef ptreg_status (*features_fn)(const float *xyz, const float *normals, size_t n,
-                                    const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err);
+                                    const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err);
 
 /* On the CPU: every row, then those asked for. */
 static ptreg_status cpu_model_rows(const ptreg_features_model *m, features_fn fn, size_t bins,
-                                   const ptreg_feature_options *opt, const uint32_t *which, size_t count, float *out,
+                                   const ptreg_features_options *opt, const uint32_t *which, size_t count, float *out,
                                    size_t *missing, ptreg_error *err)
 {
     if (!which)
@@ -572,19 +573,19 @@ static ptreg_status cpu_model_rows(const ptreg_features_model *m, features_fn fn
 }
 
 /* The options on the model's device, checked; the points asked for within the cloud. */
-static ptreg_status check_model_call(const ptreg_features_model *m, const ptreg_feature_options *opt,
+static ptreg_status check_model_call(const ptreg_features_model *m, const ptreg_features_options *opt,
                                      const uint32_t *which, size_t count, const float *out,
-                                     ptreg_feature_options *o, ptreg_error *err)
+                                     ptreg_features_options *o, ptreg_error *err)
 {
     if (!m || !out)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: no model or output");
     if (opt)
         *o = *opt;
     else
-        ptreg_feature_options_default(o);
+        ptreg_features_options_default(o);
     o->device = m->on;
     ptreg_device on;
-    ptreg_status s = ptreg_options_check(ptreg_feature_option_table(), o, err);
+    ptreg_status s = ptreg_options_check(ptreg_features_option_table(), o, err);
     s = s ? s : ptreg_features_resolve_device(o, &on, err);
     s = s ? s : feat_check_neighborhood(&o->neighbors, err);
     if (s || !which)
@@ -598,16 +599,16 @@ static ptreg_status check_model_call(const ptreg_features_model *m, const ptreg_
     return PTREG_OK;
 }
 
-typedef ptreg_status (*device_rows_fn)(feat_device_model *m, const ptreg_feature_options *opt,
+typedef ptreg_status (*device_rows_fn)(feat_device_model *m, const ptreg_features_options *opt,
                                       const uint32_t *which, size_t count, float *out, size_t *missing,
                                       ptreg_error *err);
 
 /* One descriptor's rows of the model: on its device, or on the CPU. */
-static ptreg_status model_rows(ptreg_features_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+static ptreg_status model_rows(ptreg_features_model *m, const ptreg_features_options *opt, const uint32_t *which,
                                size_t count, float *out, size_t *missing, device_rows_fn on_device,
                                features_fn on_cpu, size_t bins, ptreg_error *err)
 {
-    ptreg_feature_options o;
+    ptreg_features_options o;
     ptreg_status s = check_model_call(m, opt, which, count, out, &o, err);
     if (s)
         return s;
@@ -619,14 +620,14 @@ static ptreg_status model_rows(ptreg_features_model *m, const ptreg_feature_opti
     return s;
 }
 
-ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_feature_options *opt,
+ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_features_options *opt,
                                       const uint32_t *which, size_t count, float *out, size_t *missing,
                                       ptreg_error *err)
 {
     return model_rows(m, opt, which, count, out, missing, feat_device_model_pfh, ptreg_pfh, PTREG_PFH_BINS, err);
 }
 
-ptreg_status ptreg_features_model_fpfh(ptreg_features_model *m, const ptreg_feature_options *opt,
+ptreg_status ptreg_features_model_fpfh(ptreg_features_model *m, const ptreg_features_options *opt,
                                        const uint32_t *which, size_t count, float *out, size_t *missing,
                                        ptreg_error *err)
 {

@@ -273,7 +273,7 @@ ptreg_status feat_device_model_lists(feat_device_model *m, const ptreg_neighborh
 /* The reference path is the CPU's by definition; the work-groups must fit. */
 static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
 {
-    const ptreg_feature_options *o = options;
+    const ptreg_features_options *o = options;
     if (o->reference)
         return engine_cpu_only("PFH/FPFH: the reference path", device, err);
     const size_t wg = o->gpu.wg ? (size_t)o->gpu.wg : PTREG_FEAT_DEVICE_WG;
@@ -352,12 +352,12 @@ static ptreg_status read_rows(const feat_device_model *m, size_t rows, size_t bi
     return PTREG_OK;
 }
 
-static size_t point_wg(const ptreg_feature_options *opt)
+static size_t point_wg(const ptreg_features_options *opt)
 {
     return opt->gpu.wg ? (size_t)opt->gpu.wg : PTREG_FEAT_DEVICE_WG;
 }
 
-static size_t search_wg(const ptreg_feature_options *opt)
+static size_t search_wg(const ptreg_features_options *opt)
 {
     return opt->gpu.search_wg ? (size_t)opt->gpu.search_wg : PTREG_FEAT_SEARCH_WG;
 }
@@ -389,7 +389,7 @@ typedef struct rows_call {
     size_t rows, wg;
 } rows_call;
 
-static ptreg_status begin_rows(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+static ptreg_status begin_rows(feat_device_model *m, const ptreg_features_options *opt, const uint32_t *which,
                                size_t count, const char *kernel, size_t bins, rows_call *c, ptreg_error *err)
 {
     c->rows = which ? count : m->n;
@@ -401,7 +401,7 @@ static ptreg_status begin_rows(feat_device_model *m, const ptreg_feature_options
     return st ? st : ensure_rows(m, c->rows, bins, err);
 }
 
-ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_features_options *opt, const uint32_t *which,
                                    size_t count, float *out, size_t *missing, ptreg_error *err)
 {
     rows_call c;
@@ -415,7 +415,7 @@ ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_feature_opt
     return st ? st : read_rows(m, c.rows, PTREG_PFH_BINS, out, missing, err);
 }
 
-ptreg_status feat_device_model_fpfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+ptreg_status feat_device_model_fpfh(feat_device_model *m, const ptreg_features_options *opt, const uint32_t *which,
                                     size_t count, float *out, size_t *missing, ptreg_error *err)
 {
     rows_call c;
@@ -430,13 +430,13 @@ ptreg_status feat_device_model_fpfh(feat_device_model *m, const ptreg_feature_op
     return st ? st : read_rows(m, c.rows, PTREG_FPFH_BINS, out, missing, err);
 }
 
-typedef ptreg_status (*model_features_fn)(feat_device_model *m, const ptreg_feature_options *opt,
+typedef ptreg_status (*model_features_fn)(feat_device_model *m, const ptreg_features_options *opt,
                                           const uint32_t *which, size_t count, float *out, size_t *missing,
                                           ptreg_error *err);
 
 /* A one-off call: the cloud up, the rows back, the cloud dropped. */
 static ptreg_status features_once(model_features_fn fn, const ptreg_device *device, const float *xyz,
-                                  const float *normals, size_t n, const ptreg_feature_options *opt, float *out,
+                                  const float *normals, size_t n, const ptreg_features_options *opt, float *out,
                                   size_t *missing, ptreg_error *err)
 {
     feat_device_model *m;
@@ -447,13 +447,13 @@ static ptreg_status features_once(model_features_fn fn, const ptreg_device *devi
 }
 
 ptreg_status feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                             const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err)
+                             const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err)
 {
     return features_once(feat_device_model_pfh, device, xyz, normals, n, opt, out, missing, err);
 }
 
 ptreg_status feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                              const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err)
+                              const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err)
 {
     return features_once(feat_device_model_fpfh, device, xyz, normals, n, opt, out, missing, err);
 }

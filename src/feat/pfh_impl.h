@@ -55,17 +55,17 @@ ptreg_status feat_device_model_lists(feat_device_model *m, const ptreg_neighborh
                                      const dbuf **start, const dbuf **count, const dbuf **index, ptreg_error *err);
 /* The rows of which[0 .. count) (which NULL: all n) into out (pfh.c has
  * checked the options and the indices). */
-ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_features_options *opt, const uint32_t *which,
                                    size_t count, float *out, size_t *missing, ptreg_error *err);
-ptreg_status feat_device_model_fpfh(feat_device_model *m, const ptreg_feature_options *opt, const uint32_t *which,
+ptreg_status feat_device_model_fpfh(feat_device_model *m, const ptreg_features_options *opt, const uint32_t *which,
                                     size_t count, float *out, size_t *missing, ptreg_error *err);
 
 /* ptreg_pfh / ptreg_fpfh on a resolved GPU device (pfh.c has checked the
  * inputs and options): a model for one call. */
 ptreg_status feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                                   const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err);
+                                   const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err);
 ptreg_status feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                                    const ptreg_feature_options *opt, float *out, size_t *missing, ptreg_error *err);
+                                    const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err);
 
 /* Every point's neighbor list as the device finds it, brought back (for
  * the parity suite): list i is index/dist2[start[i] .. start[i] + count[i]),

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "io/io_internal.h"
+#include "core/testing.h"
 
 typedef struct pair_lists {
     uint32_t *source, *target;

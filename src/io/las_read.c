@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "core/testing.h"
 
 /* Fields of the public header block, by byte. */
 enum {

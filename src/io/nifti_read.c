@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "core/numeric.h"
 
 #define NIFTI_HEADER 348
 #define NIFTI_MIN_OFFSET 352 /* header + the 4-byte extension flag */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "core/numeric.h"
 
 #define NRRD_MAX_DIM 16
 #define NRRD_LINE_MAX 4096

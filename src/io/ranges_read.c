@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "io/io_internal.h"
+#include "core/testing.h"
 
 #define MAX_TOKENS 64
 

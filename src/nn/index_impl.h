@@ -51,4 +51,11 @@ ptreg_status pti_save_version(const ptreg_model_index *index, const char *path, 
  * Fast enough (~1 ms for 15 MB) that loading is dominated by the read. */
 uint64_t pti_checksum(const void *data, size_t size);
 
+/* Declared in the public headers before 1.x; the library's own (not exported). */
+/* Stores a measurement (ptreg_model_index_tune does); a method the index
+ * cannot run (a walk without a graph), or one without a time of its own, is
+ * PTREG_ERR_ARG. method 0 clears it. */
+ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *index, const ptreg_index_nn_tuning *tuning,
+                                             ptreg_error *err);
+
 #endif

@@ -13,6 +13,8 @@
 #include "pair/lddmm_kernels.h"
 #include "pair/pair_kernels.h"
 #include "pair/pair_options.h"
+#include "core/testing.h"
+#include "pair/pair_engine.h"
 
 struct ptreg_pair_plan {
     ptreg_pair_options opt;

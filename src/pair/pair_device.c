@@ -7,6 +7,8 @@
 #include <string.h>
 
 #include "pair/pair_kernels.h"
+#include "core/numeric.h"
+#include "pair/pair_engine.h"
 
 #define PAIR_SUMS 5 /* pair.cl's: e, e^2, e b */
 

@@ -8,6 +8,7 @@
 
 #include "device/backend.h"
 #include "ptreg/pair.h"
+#include "pair/pair_engine.h"
 
 /* Rows per work-group, and columns per local-memory tile, in the pair
  * kernels (pair.cl, lddmm.cl), unless a configuration says otherwise. */

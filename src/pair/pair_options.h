@@ -7,6 +7,7 @@
 #include "core/options_table.h"
 #include "pair/pair_kernels.h"
 #include "ptreg/pair.h"
+#include "pair/pair_engine.h"
 
 extern const ptreg_option_name pair_precision_names[];
 extern const ptreg_option_name pair_order_names[];

@@ -25,6 +25,8 @@
 #include <cjson/cJSON.h>
 
 #include "ptreg/io.h"
+#include "core/testing.h"
+#include "tune/tune_kernels.h"
 
 #define CACHE_FORMAT 1
 #define CACHE_MAX_BYTES (16u << 20)

@@ -7,6 +7,7 @@
 #include "ptreg/tune.h"
 
 #include <string.h>
+#include "tune/tune_kernels.h"
 
 static void choose_default(const ptreg_tune_space *space, ptreg_tune_choice *choice)
 {
@@ -112,7 +113,7 @@ ptreg_status ptreg_tune_harris3d(ptreg_harris3d_options *opt, size_t voxels, int
     return st;
 }
 
-ptreg_status ptreg_tune_fpfh(ptreg_feature_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
+ptreg_status ptreg_tune_fpfh(ptreg_features_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
                              ptreg_error *err)
 {
     ptreg_device on = {PTREG_BACKEND_CPU, 0};

@@ -9,6 +9,9 @@
 #include "ptreg/synth.h"
 #include "ptreg/tune.h"
 #include "tune/tune_impl.h"
+#include "tune/tune_kernels.h"
+#include "core/numeric.h"
+#include "feat/harris3d_impl.h"
 
 /* Threads, the first level (cut by the cores), every value up to 16 and
  * the core count itself. */
@@ -83,9 +86,9 @@ void ptreg_tune_space_fpfh_device(ptreg_tune_space *s)
     };
 }
 
-void ptreg_tune_fpfh_device_apply(const double *point, ptreg_feature_gpu *gpu)
+void ptreg_tune_fpfh_device_apply(const double *point, ptreg_features_gpu *gpu)
 {
-    *gpu = (ptreg_feature_gpu){(int)point[FD_WG], (int)point[FD_SEARCH_WG]};
+    *gpu = (ptreg_features_gpu){(int)point[FD_WG], (int)point[FD_SEARCH_WG]};
 }
 
 void ptreg_tune_harris_apply(const double *point, ptreg_harris3d_options *o, int *threads)
@@ -161,8 +164,8 @@ static ptreg_status run_kernel(ptreg_tune_feature_job *j, const double *point, f
             ptreg_tune_harris_apply(point, &o, &threads);
         return ptreg_harris3d_scores(&j->vol, &o, out, err);
     }
-    ptreg_feature_options o;
-    ptreg_feature_options_default(&o);
+    ptreg_features_options o;
+    ptreg_features_options_default(&o);
     o.device = j->device;
     o.neighbors = (ptreg_neighborhood){0, 0.12}; /* about fifty neighbors on the blob */
     if (point && j->device.backend != PTREG_BACKEND_CPU)

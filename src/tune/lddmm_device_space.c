@@ -8,6 +8,8 @@
 #include "ptreg/tune.h"
 #include "reg/lddmm/lddmm_impl.h"
 #include "tune/tune_impl.h"
+#include "tune/tune_kernels.h"
+#include "core/numeric.h"
 
 void ptreg_tune_space_lddmm_device(ptreg_tune_space *s)
 {

@@ -10,6 +10,9 @@
 #include "ptreg/tune.h"
 #include "tune/tune_impl.h"
 #include "reg/emicp/emicp_impl.h"
+#include "tune/tune_kernels.h"
+#include "core/numeric.h"
+#include "pair/pair_engine.h"
 
 enum { D_WG, D_EXP, D_GROUPS, D_COUNT };
 

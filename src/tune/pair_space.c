@@ -8,6 +8,9 @@
 #include "ptreg/pair.h"
 #include "ptreg/tune.h"
 #include "tune/tune_impl.h"
+#include "tune/tune_kernels.h"
+#include "core/numeric.h"
+#include "pair/pair_engine.h"
 
 /* threads first: its constraint (<= cores) then cuts the tree at the root */
 enum { P_THREADS, P_COL_TILE, P_ROW_BLOCK, P_ROW_VECTORS, P_ORDER, P_COUNT };

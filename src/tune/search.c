@@ -7,6 +7,7 @@
 
 #include "core/options_table.h"
 #include "ptreg/tune.h"
+#include "tune/tune_kernels.h"
 
 /* Spaces above this many valid points are searched by halving under AUTO. */
 #define EXHAUSTIVE_MAX 64

@@ -10,6 +10,7 @@
 
 #include "core/cpu.h"
 #include "ptreg/device.h"
+#include "tune/tune_kernels.h"
 
 /* A data cache's size from sysfs ("48K", "1024K", "32M"); 0 when absent. */
 static double cache_bytes(int index)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ptreg/io.h"
+#include "core/testing.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,6 +12,7 @@
 #include "ptreg/emicp.h"
 #include "reg/batch/batch_device.h"
 #include "reg/emicp/emicp_options.h"
+#include "core/numeric.h"
 
 static const ptreg_option batch_rows[] = {EMICP_SCHEDULE_ROWS(ptreg_batch_options)};
 OPTION_TABLE(ptreg_batch_option_table, "batch", ptreg_batch_options, ptreg_batch_options_default, batch_rows)

@@ -16,6 +16,7 @@
 #include "ptreg/core.h"
 #include "ptreg/icp.h"
 #include "reg/batch/batch_kernels.h"
+#include "core/numeric.h"
 
 #define W VW
 /* ptreg_emicp's: below this normaliser the weights are uniform */

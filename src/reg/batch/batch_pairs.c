@@ -4,6 +4,7 @@
 
 #include "ptreg/emicp.h"
 #include "reg/batch/batch_pairs.h"
+#include "core/numeric.h"
 
 static int all_finite(const float *v, size_t n)
 {

@@ -46,4 +46,12 @@ size_t batch_largest_pair(const ptreg_pair_set *p);
 /* The message for a pair that batch_setup_pair refuses. */
 ptreg_status batch_no_extent(size_t pair, ptreg_error *err);
 
+/* Declared in the public headers before 1.x; the library's own (not exported). */
+/* The schedule a pair with this target runs: sigma^2 from and to, and d0^2
+ * (the options', or ptreg_emicp's defaults from the target's RMS radius
+ * about its centroid, *radius); PTREG_ERR_ARG when the target has no
+ * extent and the options give none. */
+ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_batch_options *opt, double *sigma2_init,
+                                  double *sigma2_final, double *d02, double *radius, ptreg_error *err);
+
 #endif

@@ -11,6 +11,8 @@
 #include "pair/pair_options.h"
 #include "reg/emicp/emicp_impl.h"
 #include "reg/emicp/emicp_options.h"
+#include "core/numeric.h"
+#include "pair/pair_engine.h"
 
 /* Rows whose normaliser C_i falls below this get uniform weights (1/m each),
  * the study's guard against dividing by ~0. */

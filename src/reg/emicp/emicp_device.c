@@ -8,6 +8,7 @@
 
 #include "pair/pair_device.h"
 #include "reg/emicp/emicp_impl.h"
+#include "core/numeric.h"
 
 static const char *const emicp_files[] = {"device/reduce.cl", "pair/exp.cl", "pair/pair.cl", "reg/emicp/emicp_weights.cl",
                                           "reg/emicp/emicp.cl", NULL};

@@ -7,6 +7,7 @@
 #include "device/backend.h"
 #include "device/engine.h"
 #include "ptreg/emicp.h"
+#include "core/numeric.h"
 
 /* One E-step under T at sigma2 (outlier: exp(-d0^2 / sigma^2)): the
  * weighted moments of every source point's pair, about the source's and

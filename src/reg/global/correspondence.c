@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ptreg/nn.h"
+#include "core/numeric.h"
 
 static void moved(const double T[16], const float *p, double out[3])
 {

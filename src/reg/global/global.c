@@ -11,6 +11,8 @@
 #include "reg/global/global_impl.h"
 #include "ptreg/features.h"
 #include "reg/icp/icp_impl.h"
+#include "core/numeric.h"
+#include "core/testing.h"
 
 /* ---- the pipeline ---- */
 
@@ -103,8 +105,8 @@ static ptreg_status prepare_cloud(const char *which, const float *xyz, const flo
 
 static ptreg_status fpfh_of(const ptreg_cloud *c, double voxel, float **out, ptreg_error *err)
 {
-    ptreg_feature_options fo;
-    ptreg_feature_options_default(&fo);
+    ptreg_features_options fo;
+    ptreg_features_options_default(&fo);
     fo.neighbors = (ptreg_neighborhood){100, 5.0 * voxel};
     fo.convention = PTREG_FPFH_OPEN3D;
     fo.device = (ptreg_device){PTREG_BACKEND_CPU, 0};

@@ -12,6 +12,7 @@
 #include "ptreg/nn.h"
 #include "reg/icp/icp_impl.h"
 #include "reg/icp/icp_kernels.h"
+#include "core/numeric.h"
 
 /* Points per block: the unit of work a thread takes and of every
  * deterministic partial sum. */

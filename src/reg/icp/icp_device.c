@@ -17,6 +17,7 @@
 #include "nn/nn_device.h"
 #include "nn/searcher.h"
 #include "reg/icp/icp_impl.h"
+#include "core/numeric.h"
 
 static const char *const icp_files[] = {"device/reduce.cl", "reg/icp/icp.cl", NULL};
 const kernel_program icp_kernels = {"ICP", icp_files};
@@ -676,7 +677,7 @@ static ptreg_status model_run(ptreg_icp_model *m, const float *source, size_t n,
     return PTREG_OK;
 }
 
-ptreg_status ptreg_icp_model_register(ptreg_icp_model *m, const float *source, size_t n,
+ptreg_status ptreg_icp_model_run(ptreg_icp_model *m, const float *source, size_t n,
                                       const ptreg_icp_options *opt, ptreg_icp_result *r, ptreg_error *err)
 {
     double t0 = ptreg_time_ms();

@@ -7,6 +7,7 @@
 #include "device/backend.h"
 #include "device/engine.h"
 #include "ptreg/icp.h"
+#include "core/numeric.h"
 
 ptreg_status icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
                                     const ptreg_icp_options *opt, ptreg_error *err);

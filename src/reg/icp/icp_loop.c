@@ -14,6 +14,7 @@
 #include "nn/searcher.h"
 #include "ptreg/features.h"
 #include "reg/icp/icp_impl.h"
+#include "core/numeric.h"
 
 OPTION_ENUM_IS_INT(ptreg_icp_options, nn);
 OPTION_ENUM_IS_INT(ptreg_icp_options, method);

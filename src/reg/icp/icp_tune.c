@@ -13,6 +13,8 @@
 
 #include "reg/icp/icp_impl.h"
 #include "ptreg/icp.h"
+#include "core/numeric.h"
+#include "nn/index_impl.h"
 
 #define SLOTS PTREG_INDEX_NN_SLOTS
 

@@ -22,6 +22,7 @@
 #include "pair/lddmm_kernels.h"
 #include "pair/pair_kernels.h"
 #include "reg/lddmm/lddmm_impl.h"
+#include "pair/pair_engine.h"
 
 #define ROWS_PER_TASK 64 /* a multiple of PTREG_LDDMM_ROW_PAD */
 #define COL_TILE 512

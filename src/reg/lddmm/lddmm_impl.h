@@ -48,4 +48,13 @@ ptreg_status lddmm_device_warp(lddmm_device_run *d, const double *p0, const doub
                                      double *out, ptreg_error *err);
 
 
+/* Declared in the public headers before 1.x; the library's own (not exported). */
+/* The objective f(p0) = gamma H(q0, p0) + lambda/2 sum |q_i(1) - target_i|^2
+ * and, when grad is not NULL, its gradient with respect to p0 (the exact
+ * discrete adjoint of the integrator). H is returned in *hamiltonian (may
+ * be NULL). */
+ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_t n, const double *p0,
+                                   const ptreg_lddmm_options *opt, double *f, double *grad, double *hamiltonian,
+                                   ptreg_error *err);
+
 #endif

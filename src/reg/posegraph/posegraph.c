@@ -10,6 +10,7 @@
 
 #include "core/options_table.h"
 #include "reg/posegraph/posegraph_impl.h"
+#include "core/numeric.h"
 
 void ptreg_pose_graph_init(ptreg_pose_graph *g)
 {

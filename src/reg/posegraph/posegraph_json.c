@@ -15,6 +15,7 @@
 
 #include "ptreg/io.h"
 #include "reg/posegraph/posegraph_impl.h"
+#include "core/numeric.h"
 
 /* The line and byte of offset in text, for a parse error. */
 static size_t line_of(const char *text, size_t offset)

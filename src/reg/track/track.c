@@ -13,6 +13,7 @@
 #include "ptreg/nn.h"
 #include "reg/global/global_impl.h"
 #include "reg/icp/icp_impl.h"
+#include "core/numeric.h"
 
 #define PI 3.14159265358979323846
 /* A recovered pose needs this share of its paired points on the model's
@@ -246,7 +247,7 @@ static ptreg_status register_from(ptreg_tracker *tr, const float *frame, size_t 
 {
     ptreg_icp_options io = tr->opt.icp;
     memcpy(io.init, init, sizeof io.init);
-    return ptreg_icp_model_register(tr->model, frame, n, &io, r, err);
+    return ptreg_icp_model_run(tr->model, frame, n, &io, r, err);
 }
 
 static void keep(ptreg_track_frame *out, const ptreg_icp_result *r, ptreg_track_state state)

@@ -1,0 +1,39 @@
+/* The pair engine's entries (pair.h keeps its options and types): the
+ * Gaussian sums over point pairs that EM-ICP's E-steps, LDDMM and the
+ * tuner run. The library's own since 1.x (not exported); the tests and
+ * bench/roofline_kernels.c reach them through the static library. */
+#ifndef PTREG_PAIR_ENGINE_H
+#define PTREG_PAIR_ENGINE_H
+
+#include <stddef.h>
+
+#include "ptreg/options.h"
+#include "ptreg/pair.h"
+
+/* The defaults: {0, -1, 0}. */
+void ptreg_pair_gpu_default(ptreg_pair_gpu *gpu);
+/* PTREG_ERR_ARG naming `who` and the field when a knob is out of range. */
+ptreg_status ptreg_pair_gpu_check(const ptreg_pair_gpu *gpu, const char *who, ptreg_error *err);
+/* PTREG_ERR_ARG naming the field when an option is out of range. */
+ptreg_status ptreg_pair_options_check(const ptreg_pair_options *opt, ptreg_error *err);
+/* The table of its options (options.h): precision, col_tile, row_block,
+ * row_vectors, loop. */
+const ptreg_option_table *ptreg_pair_option_table(void);
+ptreg_status ptreg_pair_plan_create(const float *cols, size_t m, const ptreg_pair_options *opt,
+                                    ptreg_pair_plan **plan, ptreg_error *err);
+void ptreg_pair_plan_destroy(ptreg_pair_plan *plan);
+/* The instruction set the plan's kernels run with: "avx512", "avx2" or "generic". */
+const char *ptreg_pair_plan_isa(const ptreg_pair_plan *plan);
+/* Gaussian sums for each row point a_i (n of them, xyz in double) over the
+ * plan's columns b_j, with e_ij = exp(-scale * |a_i - b_j|^2):
+ *   sum_e[i] = sum_j e_ij, sum_e2[i] = sum_j e_ij^2, sum_eb[3i+k] = sum_j e_ij b_jk.
+ * scale must be finite and > 0. Terms below float32's smallest normal
+ * (about 1e-38) count as 0 in the float32 and float16 modes. */
+ptreg_status ptreg_pair_gauss(ptreg_pair_plan *plan, const double *rows, size_t n, double scale,
+                              double *sum_e, double *sum_e2, double *sum_eb, ptreg_error *err);
+/* One-shot form of the above for float rows and columns. */
+ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const float *cols, size_t m, double scale,
+                                   const ptreg_pair_options *opt, double *sum_e, double *sum_e2,
+                                   double *sum_eb, ptreg_error *err);
+
+#endif
