@@ -307,21 +307,6 @@ static void print_human(const icp_job *job, const ptreg_icp_options *opt, const 
     cli_result_print_pose(res);
 }
 
-static cJSON *json_walk(const ptreg_walk_stats *w)
-{
-    cJSON *o = cJSON_CreateObject();
-    double hist[PTREG_WALK_HISTOGRAM];
-    for (int b = 0; b < PTREG_WALK_HISTOGRAM; b++)
-        hist[b] = (double)w->histogram[b];
-    cJSON_AddNumberToObject(o, "queries", (double)w->queries);
-    cJSON_AddNumberToObject(o, "mean_steps", mean_steps(w));
-    cJSON_AddNumberToObject(o, "max_steps", (double)w->max_steps);
-    cJSON_AddNumberToObject(o, "fallbacks", (double)w->fallbacks);
-    cJSON_AddNumberToObject(o, "kept", (double)w->kept);
-    cli_json_put(o, "histogram", cJSON_CreateDoubleArray(hist, PTREG_WALK_HISTOGRAM));
-    return o;
-}
-
 /* The index's part of the JSON: where it came from and what it cost, apart
  * from time_ms. */
 static void json_add_index(cJSON *o, const icp_job *job)
@@ -380,21 +365,13 @@ static int print_json(const icp_job *job, const ptreg_icp_options *opt, const pt
     cJSON_AddNumberToObject(o, "target_points", (double)job->target_points);
     cJSON_AddNumberToObject(o, "dropped_nonfinite",
                             (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
-    cJSON_AddNumberToObject(o, "build_ms", r->build_ms);
-    cJSON_AddStringToObject(o, "nn", ptreg_nn_method_name(r->nn));
-    cJSON_AddStringToObject(o, "nn_note", r->nn_note);
     if (job->asked_auto)
         cJSON_AddStringToObject(o, "nn_auto", r->nn_measured ? "measured" : "rule");
     else
         cJSON_AddNullToObject(o, "nn_auto");
     json_add_index(o, job);
     json_add_device(o, job);
-    cli_json_put(o, "mse", cJSON_CreateDoubleArray(r->mse, r->iterations + 1));
-    if (r->walk) {
-        cJSON *walks = cJSON_AddArrayToObject(o, "walk");
-        for (int k = 0; k <= r->iterations; k++)
-            cli_json_push(walks, json_walk(&r->walk[k]));
-    }
+    cli_json_result(o, ptreg_icp_result_table(), r);
     return cli_result_json_print(o, res);
 }
 
