@@ -150,21 +150,11 @@ static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const c
     cJSON_AddNumberToObject(o, "target_points", (double)job->target.n);
     cJSON_AddNumberToObject(o, "dropped_nonfinite",
                             (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
-    cJSON_AddNumberToObject(o, "pair_ms", r->pair_ms);
-    cJSON_AddNumberToObject(o, "pair_terms", r->pair_terms);
-    cJSON_AddNumberToObject(o, "gpts", r->gpts);
-    cJSON_AddNumberToObject(o, "sigma2_init", r->sigma2_init);
-    cJSON_AddNumberToObject(o, "sigma2_final", r->sigma2_final);
-    cJSON_AddNumberToObject(o, "d02", r->d02);
-    cJSON_AddNumberToObject(o, "radius", r->radius);
-    cJSON_AddStringToObject(o, "precision", ptreg_precision_name(r->precision));
-    cJSON_AddStringToObject(o, "isa", r->isa);
     if (r->device.backend == PTREG_BACKEND_CPU)
         cli_json_put(o, "variant", json_variant(job, job->opt));
     else if (job->device_variant)
         cli_json_put(o, "variant", cJSON_Duplicate(job->device_variant, 1));
-    char device[32];
-    cJSON_AddStringToObject(o, "device", ptreg_device_format(&r->device, device, sizeof device));
+    cli_json_result(o, ptreg_emicp_result_table(), r);
     return cli_result_json_print(o, res);
 }
 
