@@ -370,21 +370,14 @@ static int print_json(const char *path, const ptreg_volume *vol, const ptreg_har
     cJSON_AddStringToObject(j, "type", ptreg_voxel_type_name(vol->type));
     cli_json_put(j, "spacing", cJSON_CreateDoubleArray(vol->spacing, 3));
     cJSON_AddNumberToObject(j, "window", o->window);
-    cJSON_AddNumberToObject(j, "sigma", r->sigma);
     cJSON_AddNumberToObject(j, "k", o->k);
     cJSON_AddStringToObject(j, "border", o->border == PTREG_HARRIS_BORDER_SKIP ? "skip" : "clamp");
-    cJSON_AddNumberToObject(j, "threshold", r->threshold);
     cJSON_AddStringToObject(j, "threshold_mode", o->threshold_mode == PTREG_HARRIS_RELATIVE ? "relative" : "absolute");
-    cJSON_AddNumberToObject(j, "max_score", r->max_score);
-    cJSON_AddNumberToObject(j, "local_maxima", (double)r->local_maxima);
     cJSON_AddNumberToObject(j, "keypoints", (double)r->keypoint_count);
-    cJSON_AddNumberToObject(j, "time_ms", r->time_ms);
     if (count > 1)
         cli_json_put(j, "times_ms", cJSON_CreateDoubleArray(times, count));
-    cJSON_AddNumberToObject(j, "scores_ms", r->scores_ms);
-    cJSON_AddNumberToObject(j, "keypoints_ms", r->keypoints_ms);
     cJSON_AddNumberToObject(j, "voxels_per_s", voxels_per_s(vol, r->time_ms));
-    cJSON_AddStringToObject(j, "isa", r->isa);
+    cli_json_result(j, ptreg_harris3d_result_table(), r); /* the count of keypoints is the key "keypoints" */
     if (variant)
         cli_json_put(j, "variant", variant);
     ptreg_device on;
