@@ -25,7 +25,9 @@ typedef enum ptreg_result_type {
     PTREG_RESULT_TEXT,    /* a char array, nul-ended */
     PTREG_RESULT_STRING,  /* a const char * (NULL is written as "") */
     PTREG_RESULT_DEVICE,  /* a ptreg_device, as ptreg_device_format writes it */
-    PTREG_RESULT_DOUBLES, /* double[count] in the struct (a 4 x 4 transform: 16, row-major) */
+    PTREG_RESULT_DOUBLES, /* double[count] in the struct */
+    PTREG_RESULT_TRANSFORM, /* double[16]: a 4 x 4 rigid transform, row-major, in the clouds' frame (the
+                               command line writes it in the files' world frame, as its -t does) */
     PTREG_RESULT_U64S,    /* uint64_t[count] in the struct */
     PTREG_RESULT_SERIES,  /* a double * of length_of(struct) values */
     PTREG_RESULT_RECORDS, /* a pointer to length_of(struct) structs of `table`; NULL: the field is
@@ -65,6 +67,8 @@ PTREG_API const ptreg_result_table *ptreg_emicp_result_table(void);    /* ptreg_
 PTREG_API const ptreg_result_table *ptreg_register_result_table(void); /* ptreg_register_result */
 PTREG_API const ptreg_result_table *ptreg_lddmm_result_table(void);    /* ptreg_lddmm_result */
 PTREG_API const ptreg_result_table *ptreg_harris3d_result_table(void); /* ptreg_harris3d_result */
+PTREG_API const ptreg_result_table *ptreg_multiway_result_table(void); /* ptreg_multiway_result */
+PTREG_API const ptreg_result_table *ptreg_multiway_edge_table(void);   /* ptreg_multiway_edge */
 
 #ifdef __cplusplus
 }

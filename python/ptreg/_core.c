@@ -470,6 +470,7 @@ static PyObject *result_value(const ptreg_result_field *f, const void *s)
     case PTREG_RESULT_DEVICE:
         return device_string((const ptreg_device *)p);
     case PTREG_RESULT_DOUBLES:
+    case PTREG_RESULT_TRANSFORM: /* the clouds' frame: ptreg/__init__.py moves it to the world's */
         return doubles_list((const double *)p, f->count);
     case PTREG_RESULT_U64S:
         return u64s_list((const uint64_t *)p, f->count);
@@ -1725,37 +1726,16 @@ static int get_scans(PyObject *scans, PyObject *normals, scan_views *v)
     return rc;
 }
 
-static PyObject *multiway_edge_dict(const ptreg_multiway_edge *e)
-{
-    PyObject *d = PyDict_New();
-    if (!d || put(d, "source", PyLong_FromSize_t(e->source)) || put(d, "target", PyLong_FromSize_t(e->target)) ||
-        put(d, "transformation", doubles_list(e->transformation, 16)) ||
-        put(d, "fitness", PyFloat_FromDouble(e->fitness)) || put(d, "rmse", PyFloat_FromDouble(e->rmse)) ||
-        put(d, "surface", PyFloat_FromDouble(e->surface)) || put(d, "uncertain", PyBool_FromLong(e->uncertain)) ||
-        put(d, "kept", PyBool_FromLong(e->kept)) ||
-        put(d, "confidence", PyFloat_FromDouble(e->confidence))) {
-        Py_XDECREF(d);
-        return NULL;
-    }
-    return d;
-}
-
 static PyObject *multiway_result_dict(const ptreg_multiway_result *r)
 {
     PyObject *poses = PyList_New((Py_ssize_t)r->scan_count), *placed = PyList_New((Py_ssize_t)r->scan_count);
-    PyObject *edges = PyList_New((Py_ssize_t)r->edge_count);
     for (size_t i = 0; poses && placed && i < r->scan_count; i++) {
         PyList_SET_ITEM(poses, (Py_ssize_t)i, doubles_list(r->poses + 16 * i, 16));
         PyList_SET_ITEM(placed, (Py_ssize_t)i, PyBool_FromLong(r->placed[i]));
     }
-    for (size_t e = 0; edges && e < r->edge_count; e++)
-        PyList_SET_ITEM(edges, (Py_ssize_t)e, multiway_edge_dict(&r->edges[e]));
     PyObject *d = PyDict_New();
-    if (!d || !poses || !placed || !edges || PyErr_Occurred() || put(d, "poses", poses) ||
-        put(d, "placed", placed) || put(d, "edges", edges) || put(d, "voxel", PyFloat_FromDouble(r->voxel)) ||
-        put(d, "prepare_ms", PyFloat_FromDouble(r->prepare_ms)) ||
-        put(d, "pairs_ms", PyFloat_FromDouble(r->pairs_ms)) || put(d, "graph_ms", PyFloat_FromDouble(r->graph_ms)) ||
-        put(d, "joint_ms", PyFloat_FromDouble(r->joint_ms)) || put(d, "time_ms", PyFloat_FromDouble(r->total_ms))) {
+    if (!d || !poses || !placed || PyErr_Occurred() || put(d, "poses", poses) || put(d, "placed", placed) ||
+        result_into(d, ptreg_multiway_result_table(), r) < 0) {
         Py_XDECREF(d);
         return NULL;
     }

@@ -38,6 +38,8 @@ ONLY = {
                "pair_terms_per_s", "isa", "device"}, {"p0", "q1", "q0", "options", "hamiltonian"}),
     "harris3d": ({"volume", "dims", "type", "spacing", "window", "k", "border", "threshold_mode", "voxels_per_s",
                   "device"}, set()),
+    # the per-scan poses: the CLI's "scans" records (file, points, pose), Python's poses and placed arrays
+    "multiway": ({"anchor", "scans"}, {"poses", "placed"}),
 }
 
 
@@ -113,3 +115,19 @@ def test_harris3d(tmp_path):
     ptreg.write_volume(tmp_path / "box.nrrd", ptreg.Volume(vol, (1.0, 1.0, 1.0), (0.0, 0.0, 0.0)))
     assert_same_keys("harris3d", cli_json("harris3d", tmp_path / "box.nrrd", "--json"),
                      ptreg.harris3d(ptreg.read_volume(tmp_path / "box.nrrd")))
+
+
+def test_multiway(tmp_path):
+    paths = []
+    for k, view in enumerate(["5,0,3", "1.5,4.8,3", "-4,2.9,3"]):
+        paths.append(tmp_path / f"v{k}.ply")
+        run = subprocess.run([CLI, "synth", "--shape", "aircraft", "-o", str(paths[-1]), "--points", "3000", "--view",
+                              view, "--noise", "0.002", "--max-angle", "20", "--seed", str(k + 3)],
+                             capture_output=True, text=True)
+        assert run.returncode == 0, run.stderr
+    cli = cli_json("multiway", *paths, "--json")
+    py = ptreg.multiway([ptreg.read_cloud(p) for p in paths])
+    assert_same_keys("multiway", cli, py)
+    # the edges (records of the result): each one's keys alike
+    assert len(cli["edges"]) == len(py["edges"]) >= 2
+    assert set(cli["edges"][0]) == set(py["edges"][0]) and "surface" in py["edges"][0]

@@ -252,26 +252,6 @@ static void print_human(const cli_args *a, const multiway_inputs *in, const ptre
            r->prepare_ms, r->pairs_ms, r->graph_ms, r->joint_ms);
 }
 
-static cJSON *json_edges(const ptreg_multiway_result *r)
-{
-    cJSON *edges = cJSON_CreateArray();
-    for (size_t e = 0; edges && e < r->edge_count; e++) {
-        const ptreg_multiway_edge *x = &r->edges[e];
-        cJSON *o = cJSON_CreateObject();
-        cli_json_number(o, "source", (double)x->source);
-        cli_json_number(o, "target", (double)x->target);
-        cli_json_number(o, "fitness", x->fitness);
-        cli_json_number(o, "rmse", x->rmse);
-        cli_json_number(o, "surface", x->surface);
-        cli_json_bool(o, "uncertain", x->uncertain);
-        cli_json_bool(o, "kept", x->kept);
-        cli_json_number(o, "confidence", x->confidence);
-        cli_json_put(o, "transformation", cli_json_world_matrix(x->transformation));
-        cli_json_push(edges, o);
-    }
-    return edges;
-}
-
 static cJSON *json_scans(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_options *o,
                          const ptreg_multiway_result *r)
 {
@@ -299,17 +279,8 @@ static int print_json(const cli_args *a, const multiway_inputs *in, const ptreg_
     cJSON *j = cJSON_CreateObject();
     cli_json_string(j, "command", "multiway");
     cli_json_number(j, "anchor", (double)o->anchor);
-    cli_json_number(j, "voxel", r->voxel);
-    cli_json_number(j, "edges_kept", (double)count_kept(r));
     cli_json_put(j, "scans", json_scans(a, in, o, r));
-    cli_json_put(j, "edges", json_edges(r));
-    const struct {
-        const char *name;
-        double ms;
-    } stages[] = {{"prepare_ms", r->prepare_ms}, {"pairs_ms", r->pairs_ms}, {"graph_ms", r->graph_ms},
-                  {"joint_ms", r->joint_ms},     {"time_ms", r->total_ms}};
-    for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++)
-        cli_json_number(j, stages[k].name, stages[k].ms);
+    cli_json_result(j, ptreg_multiway_result_table(), r);
     cli_json_number(j, "threads", ptreg_get_num_threads());
     cli_json_string(j, "version", ptreg_version());
     return cli_json_print(j);

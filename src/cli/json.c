@@ -108,6 +108,8 @@ static cJSON *json_field(const ptreg_result_field *f, const void *s)
     }
     case PTREG_RESULT_DOUBLES:
         return cJSON_CreateDoubleArray((const double *)p, (int)f->count);
+    case PTREG_RESULT_TRANSFORM:
+        return cli_json_world_matrix((const double *)p);
     case PTREG_RESULT_U64S:
         return json_u64s((const uint64_t *)p, f->count);
     case PTREG_RESULT_SERIES:

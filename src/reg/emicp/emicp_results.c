@@ -6,7 +6,7 @@
 static const char *precision_name(int value) { return ptreg_precision_name((ptreg_precision)value); }
 
 static const ptreg_result_field emicp_rows[] = {
-    RESULT_ARRAY(ptreg_emicp_result, transformation, "transformation", DOUBLES, 16, "",
+    RESULT_ARRAY(ptreg_emicp_result, transformation, "transformation", TRANSFORM, 16, "",
                  "4 x 4, row-major: takes the source onto the target"),
     RESULT_FIELD(ptreg_emicp_result, rmse, DOUBLE, "the clouds' units",
                  "of the source points whose nearest target point is within 3 sigma_final"),

@@ -5,7 +5,7 @@
 
 #define R ptreg_register_result
 static const ptreg_result_field register_rows[] = {
-    RESULT_ARRAY(R, transformation, "transformation", DOUBLES, 16, "",
+    RESULT_ARRAY(R, transformation, "transformation", TRANSFORM, 16, "",
                  "4 x 4, row-major: takes the source onto the target (after the refinement)"),
     RESULT_FIELD(R, rmse, DOUBLE, "the clouds' units", "of the final transform, within the refinement's distance"),
     RESULT_FIELD(R, fitness, DOUBLE, "", "of the final transform, within the refinement's distance"),

@@ -24,7 +24,7 @@ static const ptreg_result_field walk_rows[] = {
 RESULT_TABLE(ptreg_walk_stats_table, "Delaunay walk", ptreg_walk_stats, walk_rows)
 
 static const ptreg_result_field icp_rows[] = {
-    RESULT_ARRAY(ptreg_icp_result, transformation, "transformation", DOUBLES, 16, "",
+    RESULT_ARRAY(ptreg_icp_result, transformation, "transformation", TRANSFORM, 16, "",
                  "4 x 4, row-major: takes the source onto the target"),
     RESULT_FIELD(ptreg_icp_result, rmse, DOUBLE, "the clouds' units", "of the pairs' distances at the final transform"),
     RESULT_FIELD(ptreg_icp_result, fitness, DOUBLE, "", "pairs used / source points at the final transform"),
