@@ -733,8 +733,10 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
 
     Returns a :class:`Result`: ``transformation`` (4 x 4, takes source onto
     target), ``fitness``, ``rmse`` (as Open3D's), ``pairs``, ``iterations``,
-    ``converged``, ``stop_reason``, ``mse`` per iteration, ``time_ms``, ``nn``,
-    ``device``."""
+    ``converged``, ``stop_reason``, ``mse`` per iteration, ``time_ms``, ``build_ms``, ``nn``,
+    ``nn_note``, ``nn_measured``, ``device``, ``upload_ms`` and, for the Delaunay methods,
+    ``walk`` (per pass: ``queries``, ``mean_steps``, ``max_steps``, ``fallbacks``, ``kept``,
+    ``histogram``): the keys of ``ptreg icp --json`` (one table, ``ptreg/results.h``)."""
     if kernel != "none" and kernel_scale is None:
         raise ArgumentError(f"kernel {kernel!r}: give kernel_scale, the residual where it starts to discount a pair")
     if (relative_fitness is None) != (relative_rmse is None):
@@ -826,8 +828,11 @@ def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = N
     far from zero are registered about one origin; the transforms are the world's.
 
     Returns a :class:`Result`: ``transformation``, ``global_transformation`` (before
-    refinement), ``fitness``, ``rmse``, ``voxel``, ``matches``, ``inliers``, ``device``
-    and each stage's time (``downsample_ms`` ... ``time_ms``)."""
+    refinement), ``fitness``, ``rmse``, ``voxel``, ``matches``, ``source_points_down``,
+    ``target_points_down``, ``ransac_hypotheses``, ``ransac_checked``, ``ransac_inliers``,
+    ``fgr_tuples`` (the keys of ``ptreg register --json``; ``source_down``, ``target_down``
+    and ``inliers`` are the older names), ``device`` and each stage's time
+    (``downsample_ms`` ... ``time_ms``)."""
     origin = _frame(source, target)
     src, tgt = _local(source, origin, "source"), _local(target, origin, "target")
     d = _core.register(src, tgt, _normals_of(source_normals, source, "source_normals"),
