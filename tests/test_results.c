@@ -17,7 +17,8 @@
 typedef const ptreg_result_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_icp_result_table,      ptreg_walk_stats_table,     ptreg_emicp_result_table,
                                   ptreg_register_result_table, ptreg_lddmm_result_table,   ptreg_harris3d_result_table,
-                                  ptreg_multiway_result_table, ptreg_multiway_edge_table};
+                                  ptreg_multiway_result_table, ptreg_multiway_edge_table,
+                                  ptreg_device_info_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 /* The bytes a row reads at its offset. */
@@ -36,6 +37,8 @@ static size_t row_size(const ptreg_result_field *f)
         return sizeof(size_t);
     case PTREG_RESULT_U64:
         return sizeof(uint64_t);
+    case PTREG_RESULT_U32:
+        return sizeof(uint32_t);
     case PTREG_RESULT_TEXT:
         return 1;
     case PTREG_RESULT_STRING:

@@ -20,6 +20,7 @@ typedef enum ptreg_result_type {
     PTREG_RESULT_FLOAT,   /* a float */
     PTREG_RESULT_SIZE,    /* a size_t */
     PTREG_RESULT_U64,     /* a uint64_t */
+    PTREG_RESULT_U32,     /* a uint32_t */
     PTREG_RESULT_BOOL,    /* an int read as true or false */
     PTREG_RESULT_ENUM,    /* an int-sized enum, written as enum_name's name */
     PTREG_RESULT_TEXT,    /* a char array, nul-ended */
@@ -69,6 +70,7 @@ PTREG_API const ptreg_result_table *ptreg_lddmm_result_table(void);    /* ptreg_
 PTREG_API const ptreg_result_table *ptreg_harris3d_result_table(void); /* ptreg_harris3d_result */
 PTREG_API const ptreg_result_table *ptreg_multiway_result_table(void); /* ptreg_multiway_result */
 PTREG_API const ptreg_result_table *ptreg_multiway_edge_table(void);   /* ptreg_multiway_edge */
+PTREG_API const ptreg_result_table *ptreg_device_info_table(void);     /* ptreg_device_info (ptreg_devices' list) */
 
 #ifdef __cplusplus
 }

@@ -440,11 +440,12 @@ def get_num_threads() -> int:
 
 def devices() -> list:
     """The compute devices found: dicts with ``device`` (the name ``device=``
-    options take: ``"cpu"``, ``"cuda:0"``, ``"opencl:1"`` ...), ``name``,
-    ``vendor``, ``platform``, ``version``, ``is_gpu``, ``for_testing`` (a CPU
+    options take: ``"cpu"``, ``"cuda:0"``, ``"opencl:1"`` ...), ``backend``, ``name``,
+    ``vendor``, ``platform``, ``version``, ``gpu`` (also ``is_gpu``), ``for_testing`` (a CPU
     OpenCL driver, which ``"auto"`` never picks), ``standin`` (the CUDA
     driver stand-in of ptreg's tests, never a real GPU), ``memory_bytes``,
-    ``compute_units`` and ``fp64``."""
+    ``compute_units``, ``local_memory_bytes``, ``max_work_group`` and ``fp64``: the keys of
+    ``ptreg devices --json``'s entries but its probe's."""
     return _core.devices()
 
 

@@ -457,6 +457,8 @@ static PyObject *result_value(const ptreg_result_field *f, const void *s)
         return PyLong_FromSize_t(*(const size_t *)p);
     case PTREG_RESULT_U64:
         return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
+    case PTREG_RESULT_U32:
+        return PyLong_FromUnsignedLong(*(const uint32_t *)p);
     case PTREG_RESULT_BOOL:
         return PyBool_FromLong(*(const int *)p);
     case PTREG_RESULT_ENUM:
@@ -539,15 +541,10 @@ static PyObject *py_devices(PyObject *self, PyObject *args)
     for (size_t i = 0; out && i < count; i++) {
         const ptreg_device_info *d = &list[i];
         PyObject *e = PyDict_New();
-        int bad = !e || put(e, "device", device_string(&d->device)) || put(e, "name", PyUnicode_FromString(d->name)) ||
-                  put(e, "vendor", PyUnicode_FromString(d->vendor)) ||
-                  put(e, "platform", PyUnicode_FromString(d->platform)) ||
-                  put(e, "version", PyUnicode_FromString(d->version)) || put(e, "is_gpu", PyBool_FromLong(d->is_gpu)) ||
-                  put(e, "for_testing", PyBool_FromLong(d->for_testing)) ||
-                  put(e, "standin", PyBool_FromLong(d->standin)) ||
-                  put(e, "memory_bytes", PyLong_FromUnsignedLongLong(d->memory_bytes)) ||
-                  put(e, "compute_units", PyLong_FromUnsignedLong(d->compute_units)) ||
-                  put(e, "fp64", PyBool_FromLong(d->fp64)) || PyList_Append(out, e);
+        /* is_gpu: the name before the table's "gpu" */
+        int bad = !e || result_into(e, ptreg_device_info_table(), d) < 0 ||
+                  put(e, "standin", PyBool_FromLong(d->standin)) || put(e, "is_gpu", PyBool_FromLong(d->is_gpu)) ||
+                  PyList_Append(out, e);
         Py_XDECREF(e);
         if (bad)
             Py_CLEAR(out);

@@ -40,6 +40,8 @@ ONLY = {
                   "device"}, set()),
     # the per-scan poses: the CLI's "scans" records (file, points, pose), Python's poses and placed arrays
     "multiway": ({"anchor", "scans"}, {"poses", "placed"}),
+    # per device: the CLI's probe (Python's list is not probed); is_gpu: Python's name before "gpu"
+    "devices": ({"fma_contracts", "bit_exact", "open_error"}, {"is_gpu"}),
 }
 
 
@@ -49,10 +51,11 @@ def cli_json(*args):
     return json.loads(run.stdout)
 
 
-def assert_same_keys(command, cli, py):
+def assert_same_keys(command, cli, py, run=RUN):
+    """run: the keys of a whole command's JSON (not those of a record in it)"""
     cli_only, py_only = ONLY[command]
     assert py_only <= set(py), f"{command}: Python's result lacks {sorted(py_only - set(py))}"
-    a, b = set(cli) - RUN - cli_only, set(py) - py_only
+    a, b = set(cli) - run - cli_only, set(py) - py_only
     assert a == b, f"{command}: CLI only {sorted(a - b)}, Python only {sorted(b - a)}"
     assert len(a) >= 5, f"{command}: too few result keys to compare: {sorted(a)}"
 
@@ -131,3 +134,12 @@ def test_multiway(tmp_path):
     # the edges (records of the result): each one's keys alike
     assert len(cli["edges"]) == len(py["edges"]) >= 2
     assert set(cli["edges"][0]) == set(py["edges"][0]) and "surface" in py["edges"][0]
+
+
+def test_devices():
+    cli = {d["device"]: d for d in cli_json("devices", "--json")["devices"]}
+    py = {d["device"]: d for d in ptreg.devices()}
+    assert set(cli) == set(py) and "cpu" in py
+    for name in py:
+        assert_same_keys("devices", cli[name], py[name], run=set())
+    assert py["cpu"]["is_gpu"] == py["cpu"]["gpu"] is False

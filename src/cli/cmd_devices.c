@@ -84,22 +84,9 @@ static void print_device(const probed_device *p)
 static cJSON *json_device(const probed_device *p)
 {
     const ptreg_device_info *d = &p->info;
-    char name[32];
     cJSON *o = cJSON_CreateObject();
-    cli_json_string(o, "device", ptreg_device_format(&d->device, name, sizeof name));
-    cli_json_string(o, "backend", ptreg_backend_name(d->device.backend));
-    cli_json_string(o, "name", d->name);
-    cli_json_string(o, "vendor", d->vendor);
-    cli_json_string(o, "platform", d->platform);
-    cli_json_string(o, "version", d->version);
-    cli_json_bool(o, "gpu", d->is_gpu);
-    cli_json_bool(o, "for_testing", d->for_testing);
+    cli_json_result(o, ptreg_device_info_table(), d);
     cli_json_bool(o, "standin", d->standin);
-    cli_json_number(o, "memory_bytes", (double)d->memory_bytes);
-    cli_json_number(o, "compute_units", d->compute_units);
-    cli_json_number(o, "local_memory_bytes", (double)d->local_memory_bytes);
-    cli_json_number(o, "max_work_group", (double)d->max_work_group);
-    cli_json_bool(o, "fp64", d->fp64);
     /* null: the device could not be opened to probe it (open_error says why) */
     if (d->fma_contracts < 0) {
         cli_json_null(o, "fma_contracts");

@@ -92,6 +92,8 @@ static cJSON *json_field(const ptreg_result_field *f, const void *s)
         return cJSON_CreateNumber((double)*(const size_t *)p);
     case PTREG_RESULT_U64:
         return cJSON_CreateNumber((double)*(const uint64_t *)p);
+    case PTREG_RESULT_U32:
+        return cJSON_CreateNumber(*(const uint32_t *)p);
     case PTREG_RESULT_BOOL:
         return cJSON_CreateBool(*(const int *)p);
     case PTREG_RESULT_ENUM:
