@@ -18,7 +18,7 @@ typedef const ptreg_result_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_icp_result_table,      ptreg_walk_stats_table,     ptreg_emicp_result_table,
                                   ptreg_register_result_table, ptreg_lddmm_result_table,   ptreg_harris3d_result_table,
                                   ptreg_multiway_result_table, ptreg_multiway_edge_table,
-                                  ptreg_device_info_table};
+                                  ptreg_device_info_table, ptreg_model_index_info_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 /* The bytes a row reads at its offset. */

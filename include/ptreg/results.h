@@ -71,6 +71,7 @@ PTREG_API const ptreg_result_table *ptreg_harris3d_result_table(void); /* ptreg_
 PTREG_API const ptreg_result_table *ptreg_multiway_result_table(void); /* ptreg_multiway_result */
 PTREG_API const ptreg_result_table *ptreg_multiway_edge_table(void);   /* ptreg_multiway_edge */
 PTREG_API const ptreg_result_table *ptreg_device_info_table(void);     /* ptreg_device_info (ptreg_devices' list) */
+PTREG_API const ptreg_result_table *ptreg_model_index_info_table(void); /* ptreg_model_index_info */
 
 #ifdef __cplusplus
 }

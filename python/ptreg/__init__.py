@@ -652,8 +652,10 @@ class ModelIndex:
 
     @property
     def info(self) -> Result:
-        """``points`` (the model), ``has_delaunay``, ``delaunay_edges``,
-        ``delaunay_note`` (why there is no graph), ``duplicates`` and build times."""
+        """``points`` (the model), ``delaunay`` (also ``has_delaunay``), ``delaunay_edges``,
+        ``delaunay_note`` (why there is no graph), ``duplicates_merged`` (also ``duplicates``)
+        and build times (``kdtree_ms``, ``delaunay_ms``, ``build_ms``): the keys of ``ptreg
+        info MODEL.pti --json``."""
         d = Result(_core.index_info(self._capsule))
         d["points"] = _rows(d["points"], np.float32, 3)
         return d

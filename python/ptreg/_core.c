@@ -1454,13 +1454,13 @@ static PyObject *py_index_info(PyObject *self, PyObject *capsule)
     size_t n;
     const float *pts = ptreg_model_index_points(idx, &n);
     PyObject *d = PyDict_New();
+    /* points: the model's points (the table's count is their length); duplicates and
+     * has_delaunay: the names before the table's */
     if (!d || put(d, "points", bytes_of(pts, 3 * n * sizeof(float))) ||
         put(d, "duplicates", PyLong_FromSize_t(info.duplicates)) ||
         put(d, "has_delaunay", PyBool_FromLong(info.has_delaunay)) ||
-        put(d, "delaunay_edges", PyLong_FromSize_t(info.delaunay_edges)) ||
         put(d, "delaunay_note", PyUnicode_FromString(info.delaunay_note)) ||
-        put(d, "kdtree_ms", PyFloat_FromDouble(info.kdtree_ms)) ||
-        put(d, "delaunay_ms", PyFloat_FromDouble(info.delaunay_ms))) {
+        result_into(d, ptreg_model_index_info_table(), &info) < 0) {
         Py_XDECREF(d);
         return NULL;
     }

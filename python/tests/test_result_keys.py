@@ -42,6 +42,9 @@ ONLY = {
     "multiway": ({"anchor", "scans"}, {"poses", "placed"}),
     # per device: the CLI's probe (Python's list is not probed); is_gpu: Python's name before "gpu"
     "devices": ({"fma_contracts", "bit_exact", "open_error"}, {"is_gpu"}),
+    # the index's file and measured method (its tuning, not its info); delaunay_note: the CLI's only
+    # when there is no graph; duplicates and has_delaunay: Python's names before the table's
+    "index": ({"file", "nn_measured"}, {"duplicates", "has_delaunay", "delaunay_note"}),
 }
 
 
@@ -143,3 +146,11 @@ def test_devices():
     for name in py:
         assert_same_keys("devices", cli[name], py[name], run=set())
     assert py["cpu"]["is_gpu"] == py["cpu"]["gpu"] is False
+
+
+def test_index(scene):
+    d, s, t = scene
+    ptreg.ModelIndex(t).save(d / "model.pti")
+    py = ptreg.ModelIndex.load(d / "model.pti").info
+    assert_same_keys("index", cli_json("info", d / "model.pti", "--json"), py)
+    assert (py.duplicates, py.has_delaunay) == (py.duplicates_merged, py.delaunay)

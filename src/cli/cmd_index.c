@@ -72,15 +72,9 @@ cJSON *cli_json_index(const ptreg_model_index *index)
     ptreg_model_index_info info;
     ptreg_model_index_get_info(index, &info);
     cJSON *o = cJSON_CreateObject();
-    cli_json_number(o, "points", (double)info.points);
-    cli_json_bool(o, "delaunay", info.has_delaunay);
-    cli_json_number(o, "duplicates_merged", (double)info.duplicates);
-    cli_json_number(o, "delaunay_edges", (double)info.delaunay_edges);
     if (!info.has_delaunay)
         cli_json_string(o, "delaunay_note", info.delaunay_note);
-    cli_json_number(o, "kdtree_ms", info.kdtree_ms);
-    cli_json_number(o, "delaunay_ms", info.delaunay_ms);
-    cli_json_number(o, "build_ms", info.kdtree_ms + info.delaunay_ms);
+    cli_json_result(o, ptreg_model_index_info_table(), &info);
     ptreg_index_nn_tuning t;
     ptreg_model_index_get_nn_tuning(index, &t);
     if (t.method)
