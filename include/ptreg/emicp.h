@@ -10,6 +10,7 @@
 #include "device.h"
 #include "icp.h"
 #include "pair.h"
+#include "results.h"
 
 #ifdef __cplusplus
 extern "C" {

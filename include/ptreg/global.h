@@ -11,6 +11,7 @@
 #include "core.h"
 #include "icp.h"
 #include "options.h"
+#include "results.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -8,6 +8,7 @@
 
 #include "core.h"
 #include "options.h"
+#include "results.h"
 #include "device.h"
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 #include "device.h"
 #include "nn.h"
 #include "options.h"
+#include "results.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,6 +9,7 @@
 
 #include "core.h"
 #include "options.h"
+#include "results.h"
 #include "device.h"
 #include "pair.h"
 

@@ -440,11 +440,12 @@ def get_num_threads() -> int:
 
 def devices() -> list:
     """The compute devices found: dicts with ``device`` (the name ``device=``
-    options take: ``"cpu"``, ``"cuda:0"``, ``"opencl:1"`` ...), ``name``,
-    ``vendor``, ``platform``, ``version``, ``is_gpu``, ``for_testing`` (a CPU
+    options take: ``"cpu"``, ``"cuda:0"``, ``"opencl:1"`` ...), ``backend``, ``name``,
+    ``vendor``, ``platform``, ``version``, ``gpu`` (also ``is_gpu``), ``for_testing`` (a CPU
     OpenCL driver, which ``"auto"`` never picks), ``standin`` (the CUDA
     driver stand-in of ptreg's tests, never a real GPU), ``memory_bytes``,
-    ``compute_units`` and ``fp64``."""
+    ``compute_units``, ``local_memory_bytes``, ``max_work_group`` and ``fp64``: the keys of
+    ``ptreg devices --json``'s entries but its probe's."""
     return _core.devices()
 
 
@@ -651,8 +652,10 @@ class ModelIndex:
 
     @property
     def info(self) -> Result:
-        """``points`` (the model), ``has_delaunay``, ``delaunay_edges``,
-        ``delaunay_note`` (why there is no graph), ``duplicates`` and build times."""
+        """``points`` (the model), ``delaunay`` (also ``has_delaunay``), ``delaunay_edges``,
+        ``delaunay_note`` (why there is no graph), ``duplicates_merged`` (also ``duplicates``)
+        and build times (``kdtree_ms``, ``delaunay_ms``, ``build_ms``): the keys of ``ptreg
+        info MODEL.pti --json``."""
         d = Result(_core.index_info(self._capsule))
         d["points"] = _rows(d["points"], np.float32, 3)
         return d
@@ -733,8 +736,10 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
 
     Returns a :class:`Result`: ``transformation`` (4 x 4, takes source onto
     target), ``fitness``, ``rmse`` (as Open3D's), ``pairs``, ``iterations``,
-    ``converged``, ``stop_reason``, ``mse`` per iteration, ``time_ms``, ``nn``,
-    ``device``."""
+    ``converged``, ``stop_reason``, ``mse`` per iteration, ``time_ms``, ``build_ms``, ``nn``,
+    ``nn_note``, ``nn_measured``, ``device``, ``upload_ms`` and, for the Delaunay methods,
+    ``walk`` (per pass: ``queries``, ``mean_steps``, ``max_steps``, ``fallbacks``, ``kept``,
+    ``histogram``): the keys of ``ptreg icp --json`` (one table, ``ptreg/results.h``)."""
     origin = target.origin if isinstance(target, ModelIndex) else _frame(source, target)
     if origin == _ZERO and _frame(source) != _ZERO:
         raise ArgumentError("icp: the source is far from zero (float64 world coordinates) but the ModelIndex is not: "
@@ -822,8 +827,11 @@ def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = N
     far from zero are registered about one origin; the transforms are the world's.
 
     Returns a :class:`Result`: ``transformation``, ``global_transformation`` (before
-    refinement), ``fitness``, ``rmse``, ``voxel``, ``matches``, ``inliers``, ``device``
-    and each stage's time (``downsample_ms`` ... ``time_ms``)."""
+    refinement), ``fitness``, ``rmse``, ``voxel``, ``matches``, ``source_points_down``,
+    ``target_points_down``, ``ransac_hypotheses``, ``ransac_checked``, ``ransac_inliers``,
+    ``fgr_tuples`` (the keys of ``ptreg register --json``; ``source_down``, ``target_down``
+    and ``inliers`` are the older names), ``device`` and each stage's time
+    (``downsample_ms`` ... ``time_ms``)."""
     origin = _frame(source, target)
     src, tgt = _local(source, origin, "source"), _local(target, origin, "target")
     d = _core.register(src, tgt, _normals_of(source_normals, source, "source_normals"),

@@ -26,6 +26,7 @@
 #include "ptreg/multiway.h"
 #include "ptreg/nn.h"
 #include "ptreg/report.h"
+#include "ptreg/results.h"
 #include "ptreg/track.h"
 #include "ptreg/tune.h"
 
@@ -415,6 +416,103 @@ static PyObject *bytes_of(const void *data, size_t size)
     return PyByteArray_FromStringAndSize(size ? (const char *)data : "", (Py_ssize_t)size);
 }
 
+/* ---- a result struct through its table (ptreg/results.h) ---------------- */
+
+static int result_into(PyObject *d, const ptreg_result_table *table, const void *s);
+
+static PyObject *u64s_list(const uint64_t *v, size_t n)
+{
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l && i < n; i++) {
+        PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
+        if (!x) {
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SET_ITEM(l, (Py_ssize_t)i, x);
+    }
+    return l;
+}
+
+static PyObject *records_list(const ptreg_result_table *table, const char *records, size_t n)
+{
+    PyObject *l = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; l && i < n; i++) {
+        PyObject *r = PyDict_New();
+        if (!r || result_into(r, table, records + i * table->size) < 0) {
+            Py_XDECREF(r);
+            Py_DECREF(l);
+            return NULL;
+        }
+        PyList_SET_ITEM(l, (Py_ssize_t)i, r);
+    }
+    return l;
+}
+
+/* The field's value as Python's; NULL without an error set when the table
+ * leaves it out (a NULL RECORDS pointer), as the command line's --json does. */
+static PyObject *result_value(const ptreg_result_field *f, const void *s)
+{
+    const void *p = (const char *)s + f->offset;
+    switch (f->type) {
+    case PTREG_RESULT_INT:
+        return PyLong_FromLong(*(const int *)p);
+    case PTREG_RESULT_DOUBLE:
+        return PyFloat_FromDouble(*(const double *)p);
+    case PTREG_RESULT_FLOAT:
+        return PyFloat_FromDouble(*(const float *)p);
+    case PTREG_RESULT_SIZE:
+        return PyLong_FromSize_t(*(const size_t *)p);
+    case PTREG_RESULT_U64:
+        return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
+    case PTREG_RESULT_U32:
+        return PyLong_FromUnsignedLong(*(const uint32_t *)p);
+    case PTREG_RESULT_BOOL:
+        return PyBool_FromLong(*(const int *)p);
+    case PTREG_RESULT_ENUM:
+        return PyUnicode_FromString(f->enum_name(*(const int *)p));
+    case PTREG_RESULT_TEXT:
+        return PyUnicode_FromString((const char *)p);
+    case PTREG_RESULT_STRING: {
+        const char *text = *(const char *const *)p;
+        return PyUnicode_FromString(text ? text : "");
+    }
+    case PTREG_RESULT_DEVICE:
+        return device_string((const ptreg_device *)p);
+    case PTREG_RESULT_DOUBLES:
+    case PTREG_RESULT_TRANSFORM: /* the clouds' frame: ptreg/__init__.py moves it to the world's */
+        return doubles_list((const double *)p, f->count);
+    case PTREG_RESULT_U64S:
+        return u64s_list((const uint64_t *)p, f->count);
+    case PTREG_RESULT_SERIES:
+        return doubles_list(*(const double *const *)p, f->length_of(s));
+    case PTREG_RESULT_RECORDS: {
+        const char *records = *(const char *const *)p;
+        return records ? records_list(f->table, records, f->length_of(s)) : NULL;
+    }
+    case PTREG_RESULT_DERIVED:
+        return PyFloat_FromDouble(f->value_of(s));
+    }
+    return NULL;
+}
+
+/* d[name] for every field of the result struct s that table names, except
+ * the keys d holds already; -1 with an error set on failure. */
+static int result_into(PyObject *d, const ptreg_result_table *table, const void *s)
+{
+    for (size_t k = 0; k < table->count; k++) {
+        const ptreg_result_field *f = &table->fields[k];
+        if (PyDict_GetItemString(d, f->name))
+            continue;
+        PyObject *v = result_value(f, s);
+        if (!v && PyErr_Occurred())
+            return -1;
+        if (v && put(d, f->name, v) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* ---- module functions ----------------------------------------------------- */
 
 static PyObject *py_version(PyObject *self, PyObject *args)
@@ -451,15 +549,10 @@ static PyObject *py_devices(PyObject *self, PyObject *args)
     for (size_t i = 0; out && i < count; i++) {
         const ptreg_device_info *d = &list[i];
         PyObject *e = PyDict_New();
-        int bad = !e || put(e, "device", device_string(&d->device)) || put(e, "name", PyUnicode_FromString(d->name)) ||
-                  put(e, "vendor", PyUnicode_FromString(d->vendor)) ||
-                  put(e, "platform", PyUnicode_FromString(d->platform)) ||
-                  put(e, "version", PyUnicode_FromString(d->version)) || put(e, "is_gpu", PyBool_FromLong(d->is_gpu)) ||
-                  put(e, "for_testing", PyBool_FromLong(d->for_testing)) ||
-                  put(e, "standin", PyBool_FromLong(d->standin)) ||
-                  put(e, "memory_bytes", PyLong_FromUnsignedLongLong(d->memory_bytes)) ||
-                  put(e, "compute_units", PyLong_FromUnsignedLong(d->compute_units)) ||
-                  put(e, "fp64", PyBool_FromLong(d->fp64)) || PyList_Append(out, e);
+        /* is_gpu: the name before the table's "gpu" */
+        int bad = !e || result_into(e, ptreg_device_info_table(), d) < 0 ||
+                  put(e, "standin", PyBool_FromLong(d->standin)) || put(e, "is_gpu", PyBool_FromLong(d->is_gpu)) ||
+                  PyList_Append(out, e);
         Py_XDECREF(e);
         if (bad)
             Py_CLEAR(out);
@@ -858,18 +951,8 @@ static int get_pair(PyObject *s, PyObject *t, size_t t_points, PyObject *sn, PyO
 static PyObject *icp_result_dict(const ptreg_icp_result *r)
 {
     PyObject *d = PyDict_New();
-    if (!d || put(d, "transformation", doubles_list(r->transformation, 16)) ||
-        put(d, "fitness", PyFloat_FromDouble(r->fitness)) || put(d, "rmse", PyFloat_FromDouble(r->rmse)) ||
-        put(d, "pairs", PyLong_FromSize_t(r->pairs)) || put(d, "iterations", PyLong_FromLong(r->iterations)) ||
-        put(d, "converged", PyBool_FromLong(r->converged)) ||
-        put(d, "stop_reason", PyUnicode_FromString(ptreg_stop_reason_name(r->stop_reason))) ||
-        put(d, "mse", doubles_list(r->mse, (size_t)r->iterations + 1)) ||
-        put(d, "time_ms", PyFloat_FromDouble(r->time_ms)) || put(d, "build_ms", PyFloat_FromDouble(r->build_ms)) ||
-        put(d, "nn", PyUnicode_FromString(ptreg_nn_method_name(r->nn))) ||
-        put(d, "nn_note", PyUnicode_FromString(r->nn_note)) || put(d, "device", device_string(&r->device))) {
-        Py_XDECREF(d);
-        return NULL;
-    }
+    if (d && result_into(d, ptreg_icp_result_table(), r) < 0)
+        Py_CLEAR(d);
     return d;
 }
 
@@ -949,19 +1032,15 @@ static PyObject *py_register(PyObject *self, PyObject *args, PyObject *kwargs)
     release_pair(&p);
     if (st)
         return raise_ptreg(st, &err);
+    /* source_down, target_down and inliers: the names Python's result had
+     * before it took the command line's keys (kept, as aliases) */
     PyObject *d = PyDict_New();
-    if (!d || put(d, "transformation", doubles_list(r.transformation, 16)) ||
-        put(d, "fitness", PyFloat_FromDouble(r.fitness)) || put(d, "rmse", PyFloat_FromDouble(r.rmse)) ||
-        put(d, "voxel", PyFloat_FromDouble(r.voxel)) || put(d, "source_down", PyLong_FromSize_t(r.source_down)) ||
-        put(d, "target_down", PyLong_FromSize_t(r.target_down)) || put(d, "matches", PyLong_FromSize_t(r.matches)) ||
-        put(d, "inliers", PyLong_FromSize_t(r.ransac.inliers)) || put(d, "device", device_string(&r.device)) ||
+    if (!d || result_into(d, ptreg_register_result_table(), &r) < 0 ||
+        put(d, "source_down", PyLong_FromSize_t(r.source_down)) ||
+        put(d, "target_down", PyLong_FromSize_t(r.target_down)) ||
+        put(d, "inliers", PyLong_FromSize_t(r.ransac.inliers)) ||
         put(d, "global_transformation",
-            doubles_list(o.global == PTREG_GLOBAL_FGR ? r.fgr.transformation : r.ransac.transformation, 16)) ||
-        put(d, "downsample_ms", PyFloat_FromDouble(r.downsample_ms)) ||
-        put(d, "normals_ms", PyFloat_FromDouble(r.normals_ms)) ||
-        put(d, "features_ms", PyFloat_FromDouble(r.features_ms)) ||
-        put(d, "match_ms", PyFloat_FromDouble(r.match_ms)) || put(d, "global_ms", PyFloat_FromDouble(r.global_ms)) ||
-        put(d, "refine_ms", PyFloat_FromDouble(r.refine_ms)) || put(d, "time_ms", PyFloat_FromDouble(r.total_ms))) {
+            doubles_list(o.global == PTREG_GLOBAL_FGR ? r.fgr.transformation : r.ransac.transformation, 16))) {
         Py_XDECREF(d);
         return NULL;
     }
@@ -1016,16 +1095,7 @@ static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
     if (st)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
-    if (!d || put(d, "transformation", doubles_list(r.transformation, 16)) ||
-        put(d, "fitness", PyFloat_FromDouble(r.fitness)) || put(d, "rmse", PyFloat_FromDouble(r.rmse)) ||
-        put(d, "pairs", PyLong_FromSize_t(r.pairs)) || put(d, "iterations", PyLong_FromLong(r.iterations)) ||
-        put(d, "converged", PyBool_FromLong(r.converged)) ||
-        put(d, "stop_reason", PyUnicode_FromString(ptreg_stop_reason_name(r.stop_reason))) ||
-        put(d, "sigma2_init", PyFloat_FromDouble(r.sigma2_init)) ||
-        put(d, "sigma2_final", PyFloat_FromDouble(r.sigma2_final)) || put(d, "d02", PyFloat_FromDouble(r.d02)) ||
-        put(d, "time_ms", PyFloat_FromDouble(r.time_ms)) || put(d, "gpts", PyFloat_FromDouble(r.gpts)) ||
-        put(d, "precision", PyUnicode_FromString(ptreg_precision_name(r.precision))) ||
-        put(d, "device", device_string(&r.device)) || put(d, "variant", variant_dict(&choice))) {
+    if (!d || result_into(d, ptreg_emicp_result_table(), &r) < 0 || put(d, "variant", variant_dict(&choice))) {
         Py_XDECREF(d);
         return NULL;
     }
@@ -1062,11 +1132,7 @@ static PyObject *py_harris3d(PyObject *self, PyObject *args, PyObject *kwargs)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
     int bad = !d || put(d, "keypoints", bytes_of(r.keypoints, r.keypoint_count * sizeof(ptreg_keypoint))) ||
-              put(d, "local_maxima", PyLong_FromSize_t(r.local_maxima)) ||
-              put(d, "max_score", PyFloat_FromDouble(r.max_score)) ||
-              put(d, "threshold", PyFloat_FromDouble(r.threshold)) || put(d, "sigma", PyFloat_FromDouble(r.sigma)) ||
-              put(d, "time_ms", PyFloat_FromDouble(r.time_ms)) ||
-              put(d, "isa", PyUnicode_FromString(r.isa ? r.isa : "")) || put(d, "variant", variant_dict(&choice)) ||
+              result_into(d, ptreg_harris3d_result_table(), &r) < 0 || put(d, "variant", variant_dict(&choice)) ||
               (want_scores && put(d, "scores", bytes_of(r.scores, ptreg_volume_count(&v) * sizeof(float))));
     ptreg_harris3d_result_free(&r);
     if (bad) {
@@ -1110,16 +1176,8 @@ static PyObject *py_lddmm_register(PyObject *self, PyObject *args, PyObject *kwa
     PyObject *d = PyDict_New();
     int bad = !d || put(d, "p0", bytes_of(r.p0, 3 * r.n * sizeof(double))) ||
               put(d, "q1", bytes_of(r.q1, 3 * r.n * sizeof(double))) ||
-              put(d, "hamiltonian", PyFloat_FromDouble(r.hamiltonian)) ||
-              put(d, "objective", PyFloat_FromDouble(r.objective)) ||
-              put(d, "iterations", PyLong_FromLong(r.iterations)) ||
-              put(d, "evaluations", PyLong_FromLong(r.evaluations)) ||
-              put(d, "stop_reason", PyUnicode_FromString(ptreg_stop_reason_name(r.stop_reason))) ||
-              put(d, "stop_detail", PyUnicode_FromString(r.stop_detail ? r.stop_detail : "")) ||
-              put(d, "avg_distance_before", PyFloat_FromDouble(r.avg_distance_before)) ||
-              put(d, "avg_distance_after", PyFloat_FromDouble(r.avg_distance_after)) ||
-              put(d, "max_distance_after", PyFloat_FromDouble(r.max_distance_after)) ||
-              put(d, "time_ms", PyFloat_FromDouble(r.time_ms));
+              put(d, "hamiltonian", PyFloat_FromDouble(r.hamiltonian)) || /* the name before the table's "H" */
+              result_into(d, ptreg_lddmm_result_table(), &r) < 0;
     ptreg_lddmm_result_free(&r);
     if (bad) {
         Py_XDECREF(d);
@@ -1409,13 +1467,13 @@ static PyObject *py_index_info(PyObject *self, PyObject *capsule)
     size_t n;
     const float *pts = ptreg_model_index_points(idx, &n);
     PyObject *d = PyDict_New();
+    /* points: the model's points (the table's count is their length); duplicates and
+     * has_delaunay: the names before the table's */
     if (!d || put(d, "points", bytes_of(pts, 3 * n * sizeof(float))) ||
         put(d, "duplicates", PyLong_FromSize_t(info.duplicates)) ||
         put(d, "has_delaunay", PyBool_FromLong(info.has_delaunay)) ||
-        put(d, "delaunay_edges", PyLong_FromSize_t(info.delaunay_edges)) ||
         put(d, "delaunay_note", PyUnicode_FromString(info.delaunay_note)) ||
-        put(d, "kdtree_ms", PyFloat_FromDouble(info.kdtree_ms)) ||
-        put(d, "delaunay_ms", PyFloat_FromDouble(info.delaunay_ms))) {
+        result_into(d, ptreg_model_index_info_table(), &info) < 0) {
         Py_XDECREF(d);
         return NULL;
     }
@@ -1678,37 +1736,16 @@ static int get_scans(PyObject *scans, PyObject *normals, scan_views *v)
     return rc;
 }
 
-static PyObject *multiway_edge_dict(const ptreg_multiway_edge *e)
-{
-    PyObject *d = PyDict_New();
-    if (!d || put(d, "source", PyLong_FromSize_t(e->source)) || put(d, "target", PyLong_FromSize_t(e->target)) ||
-        put(d, "transformation", doubles_list(e->transformation, 16)) ||
-        put(d, "fitness", PyFloat_FromDouble(e->fitness)) || put(d, "rmse", PyFloat_FromDouble(e->rmse)) ||
-        put(d, "surface", PyFloat_FromDouble(e->surface)) || put(d, "uncertain", PyBool_FromLong(e->uncertain)) ||
-        put(d, "kept", PyBool_FromLong(e->kept)) ||
-        put(d, "confidence", PyFloat_FromDouble(e->confidence))) {
-        Py_XDECREF(d);
-        return NULL;
-    }
-    return d;
-}
-
 static PyObject *multiway_result_dict(const ptreg_multiway_result *r)
 {
     PyObject *poses = PyList_New((Py_ssize_t)r->scan_count), *placed = PyList_New((Py_ssize_t)r->scan_count);
-    PyObject *edges = PyList_New((Py_ssize_t)r->edge_count);
     for (size_t i = 0; poses && placed && i < r->scan_count; i++) {
         PyList_SET_ITEM(poses, (Py_ssize_t)i, doubles_list(r->poses + 16 * i, 16));
         PyList_SET_ITEM(placed, (Py_ssize_t)i, PyBool_FromLong(r->placed[i]));
     }
-    for (size_t e = 0; edges && e < r->edge_count; e++)
-        PyList_SET_ITEM(edges, (Py_ssize_t)e, multiway_edge_dict(&r->edges[e]));
     PyObject *d = PyDict_New();
-    if (!d || !poses || !placed || !edges || PyErr_Occurred() || put(d, "poses", poses) ||
-        put(d, "placed", placed) || put(d, "edges", edges) || put(d, "voxel", PyFloat_FromDouble(r->voxel)) ||
-        put(d, "prepare_ms", PyFloat_FromDouble(r->prepare_ms)) ||
-        put(d, "pairs_ms", PyFloat_FromDouble(r->pairs_ms)) || put(d, "graph_ms", PyFloat_FromDouble(r->graph_ms)) ||
-        put(d, "joint_ms", PyFloat_FromDouble(r->joint_ms)) || put(d, "time_ms", PyFloat_FromDouble(r->total_ms))) {
+    if (!d || !poses || !placed || PyErr_Occurred() || put(d, "poses", poses) || put(d, "placed", placed) ||
+        result_into(d, ptreg_multiway_result_table(), r) < 0) {
         Py_XDECREF(d);
         return NULL;
     }

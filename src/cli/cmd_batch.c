@@ -345,7 +345,7 @@ static cJSON *json_tally(const batch_tally *t, const ptreg_orientations *o)
 {
     cJSON *flags = cJSON_CreateObject();
     for (int f = 0; f <= PTREG_ORIENT_NOT_FINITE; f++)
-        cJSON_AddNumberToObject(flags, ptreg_orientation_flag_name((ptreg_orientation_flag)f), (double)t->flags[f]);
+        cli_json_number(flags, ptreg_orientation_flag_name((ptreg_orientation_flag)f), (double)t->flags[f]);
     double edges[BATCH_HIST_BINS + 1], counts[BATCH_HIST_BINS + 1];
     const double shortest = ptreg_motif_shortest_distance(o->motif, o->motif_points);
     for (int b = 0; b <= BATCH_HIST_BINS; b++) {
@@ -355,13 +355,13 @@ static cJSON *json_tally(const batch_tally *t, const ptreg_orientations *o)
     cJSON *hist = cJSON_CreateObject();
     cli_json_put(hist, "edges", cJSON_CreateDoubleArray(edges, BATCH_HIST_BINS + 1));
     cli_json_put(hist, "counts", cJSON_CreateDoubleArray(counts, BATCH_HIST_BINS + 1));
-    cJSON_AddStringToObject(hist, "note", "residual (nm) in bins of the motif's shortest distance / 20; the last "
+    cli_json_string(hist, "note", "residual (nm) in bins of the motif's shortest distance / 20; the last "
                                           "count is everything beyond");
     cJSON *o_json = cJSON_CreateObject();
     cli_json_put(o_json, "flags", flags);
     const double reg = t->registered ? (double)t->registered : 1.0;
-    cJSON_AddNumberToObject(o_json, "residual_mean", (double)t->residual_sum / 4294967296.0 / reg);
-    cJSON_AddNumberToObject(o_json, "matched_mean", (double)t->matched_sum / 4294967296.0 / reg);
+    cli_json_number(o_json, "residual_mean", (double)t->residual_sum / 4294967296.0 / reg);
+    cli_json_number(o_json, "matched_mean", (double)t->matched_sum / 4294967296.0 / reg);
     cli_json_put(o_json, "residual_histogram", hist);
     return o_json;
 }
@@ -392,49 +392,49 @@ static int print_atoms_json(const atoms_report *rep)
     const batch_request *r = rep->r;
     const ptreg_orientations *o = rep->o;
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "command", "batch");
-    cJSON_AddStringToObject(j, "mode", "atoms");
-    cJSON_AddStringToObject(j, "input", rep->atoms->path);
-    cJSON_AddNumberToObject(j, "atoms", (double)rep->atoms->n);
-    cJSON_AddNumberToObject(j, "selected", (double)(rep->atoms->selected ? rep->atoms->selected_count
+    cli_json_string(j, "command", "batch");
+    cli_json_string(j, "mode", "atoms");
+    cli_json_string(j, "input", rep->atoms->path);
+    cli_json_number(j, "atoms", (double)rep->atoms->n);
+    cli_json_number(j, "selected", (double)(rep->atoms->selected ? rep->atoms->selected_count
                                                                          : rep->atoms->n));
-    cJSON_AddNumberToObject(j, "registered", (double)rep->s.tally.registered);
+    cli_json_number(j, "registered", (double)rep->s.tally.registered);
     cli_json_put(j, "orientations", json_tally(&rep->s.tally, o));
     cJSON *m = cJSON_CreateObject();
-    cJSON_AddStringToObject(m, "source", cli_string(r->a, "motif-file", ptreg_lattice_name(r->lattice)));
+    cli_json_string(m, "source", cli_string(r->a, "motif-file", ptreg_lattice_name(r->lattice)));
     if (!cli_has(r->a, "motif-file"))
-        cJSON_AddNumberToObject(m, "lattice", r->lattice_constant);
-    cJSON_AddNumberToObject(m, "points", (double)o->motif_points);
-    cJSON_AddNumberToObject(m, "symmetry", (double)o->symmetry_count);
-    cJSON_AddNumberToObject(j, "starts", (double)o->starts);
-    cJSON_AddNumberToObject(j, "grain_radius", r->orient.grain_radius);
+        cli_json_number(m, "lattice", r->lattice_constant);
+    cli_json_number(m, "points", (double)o->motif_points);
+    cli_json_number(m, "symmetry", (double)o->symmetry_count);
+    cli_json_number(j, "starts", (double)o->starts);
+    cli_json_number(j, "grain_radius", r->orient.grain_radius);
     if (r->orient.grain_radius > 0)
-        cJSON_AddNumberToObject(j, "pools", (double)o->pools);
-    cJSON_AddNumberToObject(m, "estimate_rounds", r->orient.estimate_motif);
+        cli_json_number(j, "pools", (double)o->pools);
+    cli_json_number(m, "estimate_rounds", r->orient.estimate_motif);
     cli_json_put(j, "motif", m);
-    cJSON_AddNumberToObject(j, "k", (double)r->orient.k);
-    cJSON_AddNumberToObject(j, "radius", r->orient.radius);
-    cJSON_AddBoolToObject(j, "translation", r->batch.translation);
-    cJSON_AddNumberToObject(j, "read_ms", rep->read_ms);
-    cJSON_AddNumberToObject(j, "neighbor_ms", rep->s.neighbor_ms);
-    cJSON_AddNumberToObject(j, "register_ms", rep->s.register_ms);
-    cJSON_AddNumberToObject(j, "total_ms", rep->total_ms);
+    cli_json_number(j, "k", (double)r->orient.k);
+    cli_json_number(j, "radius", r->orient.radius);
+    cli_json_bool(j, "translation", r->batch.translation);
+    cli_json_number(j, "read_ms", rep->read_ms);
+    cli_json_number(j, "neighbor_ms", rep->s.neighbor_ms);
+    cli_json_number(j, "register_ms", rep->s.register_ms);
+    cli_json_number(j, "total_ms", rep->total_ms);
     const double s = rep->s.register_ms * 1e-3;
-    cJSON_AddNumberToObject(j, "pairs_per_s", s > 0 ? (double)rep->s.tally.registered / s : 0.0);
-    cJSON_AddNumberToObject(j, "gpts", s > 0 ? rep->s.tally.pair_terms / s / 1e9 : 0.0);
-    cJSON_AddNumberToObject(j, "pair_terms", rep->s.tally.pair_terms);
-    cJSON_AddStringToObject(j, "isa", o->stats.isa ? o->stats.isa : "");
+    cli_json_number(j, "pairs_per_s", s > 0 ? (double)rep->s.tally.registered / s : 0.0);
+    cli_json_number(j, "gpts", s > 0 ? rep->s.tally.pair_terms / s / 1e9 : 0.0);
+    cli_json_number(j, "pair_terms", rep->s.tally.pair_terms);
+    cli_json_string(j, "isa", o->stats.isa ? o->stats.isa : "");
     char device[32];
-    cJSON_AddStringToObject(j, "device", resolved_device(r, device, sizeof device));
-    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
-    cJSON_AddNumberToObject(j, "ranks", rep->ranks);
+    cli_json_string(j, "device", resolved_device(r, device, sizeof device));
+    cli_json_number(j, "threads", ptreg_get_num_threads());
+    cli_json_number(j, "ranks", rep->ranks);
     if (rep->ranks > 1) {
-        cJSON_AddNumberToObject(j, "halo", rep->s.halo);
-        cJSON_AddNumberToObject(j, "halo_rounds", rep->s.halo_rounds);
+        cli_json_number(j, "halo", rep->s.halo);
+        cli_json_number(j, "halo_rounds", rep->s.halo_rounds);
     }
     if (r->output)
-        cJSON_AddStringToObject(j, "output", r->output);
-    cJSON_AddStringToObject(j, "version", ptreg_version());
+        cli_json_string(j, "output", r->output);
+    cli_json_string(j, "version", ptreg_version());
     return cli_json_print(j);
 }
 
@@ -643,34 +643,34 @@ static int print_pairs_report(const pairs_report *rep)
         return EXIT_OK;
     }
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "command", "batch");
-    cJSON_AddStringToObject(j, "mode", "pairs");
-    cJSON_AddStringToObject(j, "input", rep->r->input);
-    cJSON_AddNumberToObject(j, "pairs", (double)rep->pairs);
-    cJSON_AddNumberToObject(j, "points", (double)rep->points);
-    cJSON_AddStringToObject(j, "engine", engine);
-    cJSON_AddBoolToObject(j, "translation", rep->r->batch.translation);
+    cli_json_string(j, "command", "batch");
+    cli_json_string(j, "mode", "pairs");
+    cli_json_string(j, "input", rep->r->input);
+    cli_json_number(j, "pairs", (double)rep->pairs);
+    cli_json_number(j, "points", (double)rep->points);
+    cli_json_string(j, "engine", engine);
+    cli_json_bool(j, "translation", rep->r->batch.translation);
     cJSON *stops = cJSON_CreateObject();
     for (int k = 0; k <= PTREG_STOP_SIGMA_FINAL; k++)
         if (rep->stops[k])
-            cJSON_AddNumberToObject(stops, ptreg_stop_reason_name((ptreg_stop_reason)k), (double)rep->stops[k]);
+            cli_json_number(stops, ptreg_stop_reason_name((ptreg_stop_reason)k), (double)rep->stops[k]);
     cli_json_put(j, "stop_reasons", stops);
-    cJSON_AddNumberToObject(j, "iterations_mean", rep->iterations_sum / n);
-    cJSON_AddNumberToObject(j, "iterations_max", rep->iterations_max);
-    cJSON_AddNumberToObject(j, "rms_mean", rep->rms_sum / n);
-    cJSON_AddNumberToObject(j, "read_ms", rep->read_ms);
-    cJSON_AddNumberToObject(j, "register_ms", rep->stats.time_ms);
-    cJSON_AddNumberToObject(j, "total_ms", rep->total_ms);
-    cJSON_AddNumberToObject(j, "pairs_per_s", per_s);
-    cJSON_AddNumberToObject(j, "gpts", gpts);
-    cJSON_AddNumberToObject(j, "pair_terms", rep->stats.pair_terms);
-    cJSON_AddStringToObject(j, "isa", rep->stats.isa ? rep->stats.isa : "");
-    cJSON_AddStringToObject(j, "device", device);
-    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
-    cJSON_AddNumberToObject(j, "ranks", rep->ranks);
+    cli_json_number(j, "iterations_mean", rep->iterations_sum / n);
+    cli_json_number(j, "iterations_max", rep->iterations_max);
+    cli_json_number(j, "rms_mean", rep->rms_sum / n);
+    cli_json_number(j, "read_ms", rep->read_ms);
+    cli_json_number(j, "register_ms", rep->stats.time_ms);
+    cli_json_number(j, "total_ms", rep->total_ms);
+    cli_json_number(j, "pairs_per_s", per_s);
+    cli_json_number(j, "gpts", gpts);
+    cli_json_number(j, "pair_terms", rep->stats.pair_terms);
+    cli_json_string(j, "isa", rep->stats.isa ? rep->stats.isa : "");
+    cli_json_string(j, "device", device);
+    cli_json_number(j, "threads", ptreg_get_num_threads());
+    cli_json_number(j, "ranks", rep->ranks);
     if (rep->r->output)
-        cJSON_AddStringToObject(j, "output", rep->r->output);
-    cJSON_AddStringToObject(j, "version", ptreg_version());
+        cli_json_string(j, "output", rep->r->output);
+    cli_json_string(j, "version", ptreg_version());
     return cli_json_print(j);
 }
 

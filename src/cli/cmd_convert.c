@@ -203,11 +203,11 @@ int cli_run_info(int argc, char **argv)
     const int far = c.origin[0] != 0.0 || c.origin[1] != 0.0 || c.origin[2] != 0.0;
     if (cli_has(&a, "json")) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "file", a.positional[0]);
-        cJSON_AddNumberToObject(o, "points", (double)c.n);
-        cJSON_AddBoolToObject(o, "normals", c.normals != NULL);
-        cJSON_AddBoolToObject(o, "colors", c.rgb != NULL);
-        cJSON_AddNumberToObject(o, "dropped_nonfinite", (double)c.dropped_nonfinite);
+        cli_json_string(o, "file", a.positional[0]);
+        cli_json_number(o, "points", (double)c.n);
+        cli_json_bool(o, "normals", c.normals != NULL);
+        cli_json_bool(o, "colors", c.rgb != NULL);
+        cli_json_number(o, "dropped_nonfinite", (double)c.dropped_nonfinite);
         cli_json_put(o, "min", cJSON_CreateDoubleArray(lo, 3));
         cli_json_put(o, "max", cJSON_CreateDoubleArray(hi, 3));
         cli_json_put(o, "centroid", cJSON_CreateDoubleArray(centroid, 3));

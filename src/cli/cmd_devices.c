@@ -86,30 +86,17 @@ static void print_device(const probed_device *p)
 static cJSON *json_device(const probed_device *p)
 {
     const ptreg_device_info *d = &p->info;
-    char name[32];
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "device", ptreg_device_format(&d->device, name, sizeof name));
-    cJSON_AddStringToObject(o, "backend", ptreg_backend_name(d->device.backend));
-    cJSON_AddStringToObject(o, "name", d->name);
-    cJSON_AddStringToObject(o, "vendor", d->vendor);
-    cJSON_AddStringToObject(o, "platform", d->platform);
-    cJSON_AddStringToObject(o, "version", d->version);
-    cJSON_AddBoolToObject(o, "gpu", d->is_gpu);
-    cJSON_AddBoolToObject(o, "for_testing", d->for_testing);
-    cJSON_AddBoolToObject(o, "standin", d->standin);
-    cJSON_AddNumberToObject(o, "memory_bytes", (double)d->memory_bytes);
-    cJSON_AddNumberToObject(o, "compute_units", d->compute_units);
-    cJSON_AddNumberToObject(o, "local_memory_bytes", (double)d->local_memory_bytes);
-    cJSON_AddNumberToObject(o, "max_work_group", (double)d->max_work_group);
-    cJSON_AddBoolToObject(o, "fp64", d->fp64);
+    cli_json_result(o, ptreg_device_info_table(), d);
+    cli_json_bool(o, "standin", d->standin);
     /* null: the device could not be opened to probe it (open_error says why) */
     if (d->fma_contracts < 0) {
-        cJSON_AddNullToObject(o, "fma_contracts");
-        cJSON_AddNullToObject(o, "bit_exact");
-        cJSON_AddStringToObject(o, "open_error", p->error);
+        cli_json_null(o, "fma_contracts");
+        cli_json_null(o, "bit_exact");
+        cli_json_string(o, "open_error", p->error);
     } else {
-        cJSON_AddBoolToObject(o, "fma_contracts", d->fma_contracts);
-        cJSON_AddBoolToObject(o, "bit_exact", !d->fma_contracts);
+        cli_json_bool(o, "fma_contracts", d->fma_contracts);
+        cli_json_bool(o, "bit_exact", !d->fma_contracts);
     }
     return o;
 }
@@ -130,18 +117,18 @@ static void auto_choice(char *text, size_t size)
 static int print_json(const probed_device *list, size_t count, const char *choice)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "command", "devices");
-    cJSON *arr = cJSON_AddArrayToObject(o, "devices");
+    cli_json_string(o, "command", "devices");
+    cJSON *arr = cli_json_array(o, "devices");
     for (size_t i = 0; i < count; i++)
         cli_json_push(arr, json_device(&list[i]));
-    cJSON *backends = cJSON_AddObjectToObject(o, "backends");
+    cJSON *backends = cli_json_object(o, "backends");
     for (ptreg_backend b = PTREG_BACKEND_CPU; b <= PTREG_BACKEND_OPENCL; b++) {
-        cJSON *bo = cJSON_AddObjectToObject(backends, ptreg_backend_name(b));
-        cJSON_AddBoolToObject(bo, "built", ptreg_backend_built(b));
-        cJSON_AddStringToObject(bo, "note", ptreg_backend_note(b));
+        cJSON *bo = cli_json_object(backends, ptreg_backend_name(b));
+        cli_json_bool(bo, "built", ptreg_backend_built(b));
+        cli_json_string(bo, "note", ptreg_backend_note(b));
     }
-    cJSON_AddStringToObject(o, "auto", choice);
-    cJSON_AddStringToObject(o, "version", ptreg_version());
+    cli_json_string(o, "auto", choice);
+    cli_json_string(o, "version", ptreg_version());
     return cli_json_print(o);
 }
 

@@ -122,14 +122,14 @@ static void apply_tuned(const cli_args *a, emicp_job *job, ptreg_emicp_options *
 static cJSON *json_variant(const emicp_job *job, const ptreg_emicp_options *o)
 {
     cJSON *v = cJSON_CreateObject();
-    cJSON_AddStringToObject(v, "source", job->variant);
+    cli_json_string(v, "source", job->variant);
     if (!strcmp(job->variant, "tuned"))
-        cJSON_AddStringToObject(v, "size_class", job->tuned_class);
-    cJSON_AddNumberToObject(v, "col_tile", o->pair.col_tile);
-    cJSON_AddNumberToObject(v, "row_block", o->pair.row_block);
-    cJSON_AddNumberToObject(v, "row_vectors", o->pair.row_vectors);
-    cJSON_AddStringToObject(v, "loop", o->pair.order == PTREG_PAIR_TILES_OUTSIDE ? "tiles-outside" : "tiles-inside");
-    cJSON_AddNumberToObject(v, "threads", ptreg_get_num_threads());
+        cli_json_string(v, "size_class", job->tuned_class);
+    cli_json_number(v, "col_tile", o->pair.col_tile);
+    cli_json_number(v, "row_block", o->pair.row_block);
+    cli_json_number(v, "row_vectors", o->pair.row_vectors);
+    cli_json_string(v, "loop", o->pair.order == PTREG_PAIR_TILES_OUTSIDE ? "tiles-outside" : "tiles-inside");
+    cli_json_number(v, "threads", ptreg_get_num_threads());
     return v;
 }
 
@@ -153,25 +153,15 @@ static void print_human(const emicp_job *job, const ptreg_emicp_result *r, const
 static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const cli_result *res)
 {
     cJSON *o = cli_result_json(res);
-    cJSON_AddNumberToObject(o, "source_points", (double)job->source.n);
-    cJSON_AddNumberToObject(o, "target_points", (double)job->target.n);
-    cJSON_AddNumberToObject(o, "dropped_nonfinite",
+    cli_json_number(o, "source_points", (double)job->source.n);
+    cli_json_number(o, "target_points", (double)job->target.n);
+    cli_json_number(o, "dropped_nonfinite",
                             (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
-    cJSON_AddNumberToObject(o, "pair_ms", r->pair_ms);
-    cJSON_AddNumberToObject(o, "pair_terms", r->pair_terms);
-    cJSON_AddNumberToObject(o, "gpts", r->gpts);
-    cJSON_AddNumberToObject(o, "sigma2_init", r->sigma2_init);
-    cJSON_AddNumberToObject(o, "sigma2_final", r->sigma2_final);
-    cJSON_AddNumberToObject(o, "d02", r->d02);
-    cJSON_AddNumberToObject(o, "radius", r->radius);
-    cJSON_AddStringToObject(o, "precision", ptreg_precision_name(r->precision));
-    cJSON_AddStringToObject(o, "isa", r->isa);
     if (r->device.backend == PTREG_BACKEND_CPU)
         cli_json_put(o, "variant", json_variant(job, job->opt));
     else if (job->device_variant)
         cli_json_put(o, "variant", cJSON_Duplicate(job->device_variant, 1));
-    char device[32];
-    cJSON_AddStringToObject(o, "device", ptreg_device_format(&r->device, device, sizeof device));
+    cli_json_result(o, ptreg_emicp_result_table(), r);
     return cli_result_json_print(o, res);
 }
 

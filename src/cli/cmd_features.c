@@ -147,9 +147,9 @@ static cJSON *json_neighborhood(const ptreg_neighborhood *nb)
 {
     cJSON *o = cJSON_CreateObject();
     if (nb->k)
-        cJSON_AddNumberToObject(o, "k", (double)nb->k);
+        cli_json_number(o, "k", (double)nb->k);
     if (nb->radius > 0)
-        cJSON_AddNumberToObject(o, "radius", nb->radius);
+        cli_json_number(o, "radius", nb->radius);
     return o;
 }
 
@@ -165,13 +165,13 @@ static void print_neighborhood(const ptreg_neighborhood *nb)
 
 static void add_run_fields(cJSON *j, double time_ms, const double *times, int repeat, size_t n, const char *isa)
 {
-    cJSON_AddNumberToObject(j, "time_ms", time_ms);
+    cli_json_number(j, "time_ms", time_ms);
     if (repeat > 1)
         cli_json_put(j, "times_ms", cJSON_CreateDoubleArray(times, repeat));
-    cJSON_AddNumberToObject(j, "points_per_s", time_ms > 0 ? (double)n / (time_ms * 1e-3) : 0);
-    cJSON_AddStringToObject(j, "isa", isa);
-    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
-    cJSON_AddStringToObject(j, "version", ptreg_version());
+    cli_json_number(j, "points_per_s", time_ms > 0 ? (double)n / (time_ms * 1e-3) : 0);
+    cli_json_string(j, "isa", isa);
+    cli_json_number(j, "threads", ptreg_get_num_threads());
+    cli_json_string(j, "version", ptreg_version());
 }
 
 /* ---- --html ---- */
@@ -280,17 +280,17 @@ int cli_run_normals(int argc, char **argv)
     }
     if (!st && !rc && (cli_has(&a, "json") || cli_report())) { /* with --html the page holds the JSON */
         cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "command", "normals");
-        cJSON_AddStringToObject(j, "cloud", a.positional[0]);
-        cJSON_AddNumberToObject(j, "points", (double)c.n);
+        cli_json_string(j, "command", "normals");
+        cli_json_string(j, "cloud", a.positional[0]);
+        cli_json_number(j, "points", (double)c.n);
         cli_json_put(j, "neighbors", json_neighborhood(&o.neighbors));
         const double viewpoint[3] = {o.viewpoint[0] + c.origin[0], o.viewpoint[1] + c.origin[1],
                                      o.viewpoint[2] + c.origin[2]};
         cli_json_put(j, "viewpoint", cJSON_CreateDoubleArray(viewpoint, 3));
-        cJSON_AddNumberToObject(j, "missing", (double)missing);
+        cli_json_number(j, "missing", (double)missing);
         char device[32];
         ptreg_device_format(&on, device, sizeof device);
-        cJSON_AddStringToObject(j, "device", device);
+        cli_json_string(j, "device", device);
         add_run_fields(j, t, times, repeat, c.n, on.backend != PTREG_BACKEND_CPU ? device : ptreg_cpu_isa_name());
         rc = cli_json_print(j);
     }
@@ -422,16 +422,16 @@ static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_c
     if (!cli_has(a, "json") && !cli_report()) /* with --html the page holds the JSON */
         return;
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "command", name);
-    cJSON_AddStringToObject(j, "cloud", a->positional[0]);
-    cJSON_AddNumberToObject(j, "points", (double)c->n);
-    cJSON_AddNumberToObject(j, "bins", kind->bins);
+    cli_json_string(j, "command", name);
+    cli_json_string(j, "cloud", a->positional[0]);
+    cli_json_number(j, "points", (double)c->n);
+    cli_json_number(j, "bins", kind->bins);
     cli_json_put(j, "neighbors", json_neighborhood(&o->neighbors));
     if (kind->bins == PTREG_FPFH_BINS)
-        cJSON_AddStringToObject(j, "convention", o->convention == PTREG_FPFH_PCL ? "pcl" : "open3d");
-    cJSON_AddStringToObject(j, "normals", normals);
-    cJSON_AddNumberToObject(j, "missing", (double)missing);
-    cJSON_AddStringToObject(j, "device", device);
+        cli_json_string(j, "convention", o->convention == PTREG_FPFH_PCL ? "pcl" : "open3d");
+    cli_json_string(j, "normals", normals);
+    cli_json_number(j, "missing", (double)missing);
+    cli_json_string(j, "device", device);
     if (variant)
         cli_json_put(j, "variant", cJSON_Duplicate(variant, 1));
     add_run_fields(j, t, times, repeat, c->n, isa);

@@ -262,36 +262,29 @@ static int print_json(const char *path, const ptreg_volume *vol, const ptreg_har
 {
     cJSON *j = cJSON_CreateObject();
     double dims[3] = {(double)vol->nx, (double)vol->ny, (double)vol->nz};
-    cJSON_AddStringToObject(j, "command", "harris3d");
-    cJSON_AddStringToObject(j, "volume", path);
+    cli_json_string(j, "command", "harris3d");
+    cli_json_string(j, "volume", path);
     cli_json_put(j, "dims", cJSON_CreateDoubleArray(dims, 3));
-    cJSON_AddStringToObject(j, "type", ptreg_voxel_type_name(vol->type));
+    cli_json_string(j, "type", ptreg_voxel_type_name(vol->type));
     cli_json_put(j, "spacing", cJSON_CreateDoubleArray(vol->spacing, 3));
-    cJSON_AddNumberToObject(j, "window", o->window);
-    cJSON_AddNumberToObject(j, "sigma", r->sigma);
-    cJSON_AddNumberToObject(j, "k", o->k);
-    cJSON_AddStringToObject(j, "border", o->border == PTREG_HARRIS_BORDER_SKIP ? "skip" : "clamp");
-    cJSON_AddNumberToObject(j, "threshold", r->threshold);
-    cJSON_AddStringToObject(j, "threshold_mode", o->threshold_mode == PTREG_HARRIS_RELATIVE ? "relative" : "absolute");
-    cJSON_AddNumberToObject(j, "max_score", r->max_score);
-    cJSON_AddNumberToObject(j, "local_maxima", (double)r->local_maxima);
-    cJSON_AddNumberToObject(j, "keypoints", (double)r->keypoint_count);
-    cJSON_AddNumberToObject(j, "time_ms", r->time_ms);
+    cli_json_number(j, "window", o->window);
+    cli_json_number(j, "k", o->k);
+    cli_json_string(j, "border", o->border == PTREG_HARRIS_BORDER_SKIP ? "skip" : "clamp");
+    cli_json_string(j, "threshold_mode", o->threshold_mode == PTREG_HARRIS_RELATIVE ? "relative" : "absolute");
+    cli_json_number(j, "keypoints", (double)r->keypoint_count);
     if (count > 1)
         cli_json_put(j, "times_ms", cJSON_CreateDoubleArray(times, count));
-    cJSON_AddNumberToObject(j, "scores_ms", r->scores_ms);
-    cJSON_AddNumberToObject(j, "keypoints_ms", r->keypoints_ms);
-    cJSON_AddNumberToObject(j, "voxels_per_s", voxels_per_s(vol, r->time_ms));
-    cJSON_AddStringToObject(j, "isa", r->isa);
+    cli_json_number(j, "voxels_per_s", voxels_per_s(vol, r->time_ms));
+    cli_json_result(j, ptreg_harris3d_result_table(), r); /* the count of keypoints is the key "keypoints" */
     if (variant)
         cli_json_put(j, "variant", variant);
     ptreg_device on;
     char device[32] = "cpu";
     if (!ptreg_harris3d_resolve_device(o, &on, NULL))
         ptreg_device_format(&on, device, sizeof device);
-    cJSON_AddStringToObject(j, "device", device);
-    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
-    cJSON_AddStringToObject(j, "version", ptreg_version());
+    cli_json_string(j, "device", device);
+    cli_json_number(j, "threads", ptreg_get_num_threads());
+    cli_json_string(j, "version", ptreg_version());
     return cli_json_print(j);
 }
 

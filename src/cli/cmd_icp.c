@@ -303,94 +303,71 @@ static void print_human(const icp_job *job, const ptreg_icp_options *opt, const 
     cli_result_print_pose(res);
 }
 
-static cJSON *json_walk(const ptreg_walk_stats *w)
-{
-    cJSON *o = cJSON_CreateObject();
-    double hist[PTREG_WALK_HISTOGRAM];
-    for (int b = 0; b < PTREG_WALK_HISTOGRAM; b++)
-        hist[b] = (double)w->histogram[b];
-    cJSON_AddNumberToObject(o, "queries", (double)w->queries);
-    cJSON_AddNumberToObject(o, "mean_steps", mean_steps(w));
-    cJSON_AddNumberToObject(o, "max_steps", (double)w->max_steps);
-    cJSON_AddNumberToObject(o, "fallbacks", (double)w->fallbacks);
-    cJSON_AddNumberToObject(o, "kept", (double)w->kept);
-    cli_json_put(o, "histogram", cJSON_CreateDoubleArray(hist, PTREG_WALK_HISTOGRAM));
-    return o;
-}
-
 /* The index's part of the JSON: where it came from and what it cost, apart
  * from time_ms. */
 static void json_add_index(cJSON *o, const icp_job *job)
 {
     if (!job->index) {
-        cJSON_AddNullToObject(o, "index");
+        cli_json_null(o, "index");
         return;
     }
     cJSON *ix = cli_json_index(job->index);
-    cJSON_AddStringToObject(ix, "origin", job->index_loaded ? "file" : "built");
+    cli_json_string(ix, "origin", job->index_loaded ? "file" : "built");
     if (job->index_loaded)
-        cJSON_AddNumberToObject(ix, "load_ms", job->index_load_ms);
+        cli_json_number(ix, "load_ms", job->index_load_ms);
     cli_json_put(o, "index", ix);
     ptreg_model_index_info info;
     ptreg_model_index_get_info(job->index, &info);
-    cJSON_AddNumberToObject(o, "index_build_ms", info.kdtree_ms + info.delaunay_ms);
+    cli_json_number(o, "index_build_ms", info.kdtree_ms + info.delaunay_ms);
 }
 
 /* The device and, on a GPU, what the resident model cost apart from time_ms. */
 static void json_add_device(cJSON *o, const icp_job *job)
 {
     char name[32], label[160];
-    cJSON_AddStringToObject(o, "device", ptreg_device_format(&job->device, name, sizeof name));
-    cJSON_AddStringToObject(o, "device_name", device_label(job, label, sizeof label));
+    cli_json_string(o, "device", ptreg_device_format(&job->device, name, sizeof name));
+    cli_json_string(o, "device_name", device_label(job, label, sizeof label));
     if (!job->model)
         return;
     ptreg_icp_model_info info;
     ptreg_icp_model_get_info(job->model, &info);
-    cJSON_AddNumberToObject(o, "model_upload_ms", info.upload_ms);
-    cJSON_AddNumberToObject(o, "kernel_compile_ms", info.compile_ms);
-    cJSON_AddNumberToObject(o, "device_bytes", (double)info.device_bytes);
+    cli_json_number(o, "model_upload_ms", info.upload_ms);
+    cli_json_number(o, "kernel_compile_ms", info.compile_ms);
+    cli_json_number(o, "device_bytes", (double)info.device_bytes);
 }
 
 static int print_json(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
                       const cli_result *res)
 {
     cJSON *o = cli_result_json(res);
-    cJSON_AddStringToObject(o, "method", ptreg_icp_method_name(opt->method));
-    cJSON_AddStringToObject(o, "kernel", ptreg_robust_kernel_name(opt->kernel));
+    cli_json_string(o, "method", ptreg_icp_method_name(opt->method));
+    cli_json_string(o, "kernel", ptreg_robust_kernel_name(opt->kernel));
     if (opt->kernel)
-        cJSON_AddNumberToObject(o, "kernel_scale", opt->kernel_scale);
-    cJSON_AddStringToObject(o, "optimizer", opt->lm_lambda > 0.0 ? "lm" : ptreg_icp_uses_gauss_newton(opt) ? "gn" : "horn");
+        cli_json_number(o, "kernel_scale", opt->kernel_scale);
+    cli_json_string(o, "optimizer", opt->lm_lambda > 0.0 ? "lm" : ptreg_icp_uses_gauss_newton(opt) ? "gn" : "horn");
     if (opt->lm_lambda > 0.0)
-        cJSON_AddNumberToObject(o, "lm_lambda", opt->lm_lambda);
+        cli_json_number(o, "lm_lambda", opt->lm_lambda);
     if (normals_source(opt, 1))
-        cJSON_AddStringToObject(o, "target_normals", normals_source(opt, 1));
+        cli_json_string(o, "target_normals", normals_source(opt, 1));
     if (normals_source(opt, 0))
-        cJSON_AddStringToObject(o, "source_normals", normals_source(opt, 0));
-    cJSON_AddNumberToObject(o, "source_points", (double)job->source_points);
+        cli_json_string(o, "source_normals", normals_source(opt, 0));
+    cli_json_number(o, "source_points", (double)job->source_points);
     if (job->voxel > 0.0) {
-        cJSON_AddNumberToObject(o, "voxel", job->voxel);
-        cJSON_AddNumberToObject(o, "source_points_used", (double)job->source.n);
-        cJSON_AddNumberToObject(o, "target_points_used", (double)(job->target.xyz ? job->target.n : job->target_points));
-        cJSON_AddNumberToObject(o, "downsample_ms", job->downsample_ms);
+        cli_json_number(o, "voxel", job->voxel);
+        cli_json_number(o, "source_points_used", (double)job->source.n);
+        cli_json_number(o, "target_points_used", (double)(job->target.xyz ? job->target.n : job->target_points));
+        cli_json_number(o, "downsample_ms", job->downsample_ms);
     }
-    cJSON_AddNumberToObject(o, "target_points", (double)job->target_points);
-    cJSON_AddNumberToObject(o, "dropped_nonfinite",
+    cli_json_number(o, "target_points", (double)job->target_points);
+    cli_json_number(o, "dropped_nonfinite",
                             (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
-    cJSON_AddNumberToObject(o, "build_ms", r->build_ms);
-    cJSON_AddStringToObject(o, "nn", ptreg_nn_method_name(r->nn));
-    cJSON_AddStringToObject(o, "nn_note", r->nn_note);
     if (job->asked_auto)
-        cJSON_AddStringToObject(o, "nn_auto", r->nn_measured ? "measured" : "rule");
+        cli_json_string(o, "nn_auto", r->nn_measured ? "measured" : "rule");
     else
-        cJSON_AddNullToObject(o, "nn_auto");
+        cli_json_null(o, "nn_auto");
     json_add_index(o, job);
     json_add_device(o, job);
-    cli_json_put(o, "mse", cJSON_CreateDoubleArray(r->mse, r->iterations + 1));
-    if (r->walk) {
-        cJSON *walks = cJSON_AddArrayToObject(o, "walk");
-        for (int k = 0; k <= r->iterations; k++)
-            cli_json_push(walks, json_walk(&r->walk[k]));
-    }
+    cli_json_result(o, ptreg_icp_result_table(), r);
     return cli_result_json_print(o, res);
 }
 

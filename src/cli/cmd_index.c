@@ -77,21 +77,15 @@ cJSON *cli_json_index(const ptreg_model_index *index)
     ptreg_model_index_info info;
     ptreg_model_index_get_info(index, &info);
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "points", (double)info.points);
-    cJSON_AddBoolToObject(o, "delaunay", info.has_delaunay);
-    cJSON_AddNumberToObject(o, "duplicates_merged", (double)info.duplicates);
-    cJSON_AddNumberToObject(o, "delaunay_edges", (double)info.delaunay_edges);
     if (!info.has_delaunay)
-        cJSON_AddStringToObject(o, "delaunay_note", info.delaunay_note);
-    cJSON_AddNumberToObject(o, "kdtree_ms", info.kdtree_ms);
-    cJSON_AddNumberToObject(o, "delaunay_ms", info.delaunay_ms);
-    cJSON_AddNumberToObject(o, "build_ms", info.kdtree_ms + info.delaunay_ms);
+        cli_json_string(o, "delaunay_note", info.delaunay_note);
+    cli_json_result(o, ptreg_model_index_info_table(), &info);
     ptreg_index_nn_tuning t;
     ptreg_model_index_get_nn_tuning(index, &t);
     if (t.method)
-        cJSON_AddStringToObject(o, "nn_measured", ptreg_nn_method_name((ptreg_nn_method)t.method));
+        cli_json_string(o, "nn_measured", ptreg_nn_method_name((ptreg_nn_method)t.method));
     else
-        cJSON_AddNullToObject(o, "nn_measured");
+        cli_json_null(o, "nn_measured");
     return o;
 }
 
@@ -135,7 +129,7 @@ int cli_describe_index(const char *path, int json)
         return rc;
     if (json) {
         cJSON *o = cli_json_index(index);
-        cJSON_AddStringToObject(o, "file", path);
+        cli_json_string(o, "file", path);
         rc = cli_json_print(o);
     } else {
         printf("%s: ptreg model index\n", path);
@@ -199,20 +193,20 @@ static void print_report(const char *indent, const ptreg_nn_tune_report *r)
 static cJSON *json_report(const ptreg_nn_tune_report *r)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "choice", ptreg_nn_method_name(r->choice));
-    cJSON_AddNumberToObject(o, "queries", (double)r->queries);
-    cJSON_AddNumberToObject(o, "iterations", r->iterations);
-    cJSON_AddNumberToObject(o, "threads", r->threads);
-    cJSON_AddNumberToObject(o, "total_ms", r->total_ms);
-    cJSON *methods = cJSON_AddObjectToObject(o, "methods");
+    cli_json_string(o, "choice", ptreg_nn_method_name(r->choice));
+    cli_json_number(o, "queries", (double)r->queries);
+    cli_json_number(o, "iterations", r->iterations);
+    cli_json_number(o, "threads", r->threads);
+    cli_json_number(o, "total_ms", r->total_ms);
+    cJSON *methods = cli_json_object(o, "methods");
     for (int m = 1; m < PTREG_INDEX_NN_SLOTS; m++) {
         if (r->median_ms[m] < 0.0)
             continue;
-        cJSON *x = cJSON_AddObjectToObject(methods, ptreg_nn_method_name((ptreg_nn_method)m));
-        cJSON_AddNumberToObject(x, "median_ms", r->median_ms[m]);
-        cJSON_AddNumberToObject(x, "runs", r->runs[m]);
-        cJSON_AddBoolToObject(x, "pruned", r->runs[m] == 0);
-        cJSON_AddBoolToObject(x, "same_bits", !r->differs[m]);
+        cJSON *x = cli_json_object(methods, ptreg_nn_method_name((ptreg_nn_method)m));
+        cli_json_number(x, "median_ms", r->median_ms[m]);
+        cli_json_number(x, "runs", r->runs[m]);
+        cli_json_bool(x, "pruned", r->runs[m] == 0);
+        cli_json_bool(x, "same_bits", !r->differs[m]);
     }
     return o;
 }
@@ -293,23 +287,23 @@ int cli_run_index(int argc, char **argv)
         double bytes = stat(out, &sb) == 0 ? (double)sb.st_size : -1.0;
         if (cli_has(&a, "json")) {
             cJSON *o = cli_json_index(index);
-            cJSON_AddStringToObject(o, "command", "index");
-            cJSON_AddStringToObject(o, "model", a.positional[0]);
-            cJSON_AddStringToObject(o, "output", out);
-            cJSON_AddNumberToObject(o, "file_bytes", bytes);
-            cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
+            cli_json_string(o, "command", "index");
+            cli_json_string(o, "model", a.positional[0]);
+            cli_json_string(o, "output", out);
+            cli_json_number(o, "file_bytes", bytes);
+            cli_json_number(o, "threads", ptreg_get_num_threads());
             if (tune)
                 cli_json_put(o, "tune", json_report(&report));
             if (leaf_tuned) {
-                cJSON *l = cJSON_AddObjectToObject(o, "leaf_tune");
-                cJSON_AddNumberToObject(l, "choice", opt.leaf_size);
+                cJSON *l = cli_json_object(o, "leaf_tune");
+                cli_json_number(l, "choice", opt.leaf_size);
                 for (int c = 0; c < PTREG_LEAF_CANDIDATES; c++) {
                     char key[16];
                     snprintf(key, sizeof key, "%d", sizes[c]);
-                    cJSON_AddNumberToObject(l, key, leaf_ms[c]);
+                    cli_json_number(l, key, leaf_ms[c]);
                 }
             }
-            cJSON_AddStringToObject(o, "version", ptreg_version());
+            cli_json_string(o, "version", ptreg_version());
             rc = cli_json_print(o);
         } else {
             printf("ptreg index: %s -> %s (%.1f MB)\n", a.positional[0], out, bytes / 1e6);

@@ -304,35 +304,23 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
         return;
     }
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "command", "lddmm");
-    cJSON_AddStringToObject(j, "template", a->positional[0]);
-    cJSON_AddStringToObject(j, "target", a->positional[1]);
-    cJSON_AddNumberToObject(j, "landmarks", (double)r->n);
-    cJSON_AddNumberToObject(j, "sigma", o->sigma);
-    cJSON_AddNumberToObject(j, "time_points", o->time_points);
-    cJSON_AddNumberToObject(j, "lambda", o->lambda);
-    cJSON_AddNumberToObject(j, "gamma", o->gamma);
-    cJSON_AddStringToObject(j, "integrator", integrators[o->integrator]);
-    cJSON_AddStringToObject(j, "precision", ptreg_precision_name(o->precision));
-    cJSON_AddNumberToObject(j, "H", r->hamiltonian);
-    cJSON_AddNumberToObject(j, "objective", r->objective);
-    cJSON_AddNumberToObject(j, "iterations", r->iterations);
-    cJSON_AddNumberToObject(j, "evaluations", r->evaluations);
-    cJSON_AddStringToObject(j, "stop_reason", ptreg_stop_reason_name(r->stop_reason));
-    cJSON_AddStringToObject(j, "stop_detail", r->stop_detail);
-    cJSON_AddNumberToObject(j, "avg_distance_before", r->avg_distance_before);
-    cJSON_AddNumberToObject(j, "avg_distance_after", r->avg_distance_after);
-    cJSON_AddNumberToObject(j, "max_distance_before", r->max_distance_before);
-    cJSON_AddNumberToObject(j, "max_distance_after", r->max_distance_after);
-    cJSON_AddNumberToObject(j, "time_ms", r->time_ms);
-    cJSON_AddNumberToObject(j, "pair_terms", r->pair_terms);
-    cJSON_AddNumberToObject(j, "pair_terms_per_s", rate);
-    cJSON_AddStringToObject(j, "isa", engine_of(o, &on));
-    cJSON_AddStringToObject(j, "device", device);
+    cli_json_string(j, "command", "lddmm");
+    cli_json_string(j, "template", a->positional[0]);
+    cli_json_string(j, "target", a->positional[1]);
+    cli_json_number(j, "sigma", o->sigma);
+    cli_json_number(j, "time_points", o->time_points);
+    cli_json_number(j, "lambda", o->lambda);
+    cli_json_number(j, "gamma", o->gamma);
+    cli_json_string(j, "integrator", integrators[o->integrator]);
+    cli_json_string(j, "precision", ptreg_precision_name(o->precision));
+    cli_json_result(j, ptreg_lddmm_result_table(), r);
+    cli_json_number(j, "pair_terms_per_s", rate);
+    cli_json_string(j, "isa", engine_of(o, &on));
+    cli_json_string(j, "device", device);
     if (variant)
         cli_json_put(j, "variant", variant);
-    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
-    cJSON_AddStringToObject(j, "version", ptreg_version());
+    cli_json_number(j, "threads", ptreg_get_num_threads());
+    cli_json_string(j, "version", ptreg_version());
     *rc = cli_json_print(j);
 }
 
@@ -484,11 +472,11 @@ int cli_run_warp(int argc, char **argv)
     ptreg_device_format(&on, device, sizeof device);
     if (!rc && (cli_has(&a, "json") || cli_report())) { /* with --html the page holds the JSON */
         cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "command", "warp");
-        cJSON_AddNumberToObject(j, "points", (double)c.n);
-        cJSON_AddNumberToObject(j, "landmarks", (double)model.n);
-        cJSON_AddNumberToObject(j, "time_ms", ms);
-        cJSON_AddStringToObject(j, "device", device);
+        cli_json_string(j, "command", "warp");
+        cli_json_number(j, "points", (double)c.n);
+        cli_json_number(j, "landmarks", (double)model.n);
+        cli_json_number(j, "time_ms", ms);
+        cli_json_string(j, "device", device);
         if (variant)
             cli_json_put(j, "variant", variant);
         variant = NULL;

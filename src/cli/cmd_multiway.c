@@ -242,41 +242,21 @@ static void print_human(const cli_args *a, const multiway_inputs *in, const ptre
            r->prepare_ms, r->pairs_ms, r->graph_ms, r->joint_ms);
 }
 
-static cJSON *json_edges(const ptreg_multiway_result *r)
-{
-    cJSON *edges = cJSON_CreateArray();
-    for (size_t e = 0; edges && e < r->edge_count; e++) {
-        const ptreg_multiway_edge *x = &r->edges[e];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "source", (double)x->source);
-        cJSON_AddNumberToObject(o, "target", (double)x->target);
-        cJSON_AddNumberToObject(o, "fitness", x->fitness);
-        cJSON_AddNumberToObject(o, "rmse", x->rmse);
-        cJSON_AddNumberToObject(o, "surface", x->surface);
-        cJSON_AddBoolToObject(o, "uncertain", x->uncertain);
-        cJSON_AddBoolToObject(o, "kept", x->kept);
-        cJSON_AddNumberToObject(o, "confidence", x->confidence);
-        cli_json_put(o, "transformation", cli_json_world_matrix(x->transformation));
-        cli_json_push(edges, o);
-    }
-    return edges;
-}
-
 static cJSON *json_scans(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_options *o,
                          const ptreg_multiway_result *r)
 {
     cJSON *scans = cJSON_CreateArray();
     for (size_t i = 0; scans && i < r->scan_count; i++) {
         cJSON *s = cJSON_CreateObject();
-        cJSON_AddStringToObject(s, "file", a->positional[i]);
-        cJSON_AddNumberToObject(s, "points", (double)in->clouds[i].n);
-        cJSON_AddBoolToObject(s, "placed", r->placed[i]);
+        cli_json_string(s, "file", a->positional[i]);
+        cli_json_number(s, "points", (double)in->clouds[i].n);
+        cli_json_bool(s, "placed", r->placed[i]);
         cli_json_put(s, "pose", cli_json_world_matrix(r->poses + 16 * i));
         if (in->truth) {
             double ang, tr;
             truth_error(in, r, o->anchor, i, &ang, &tr);
-            cJSON_AddNumberToObject(s, "rotation_error_deg", ang);
-            cJSON_AddNumberToObject(s, "translation_error", tr);
+            cli_json_number(s, "rotation_error_deg", ang);
+            cli_json_number(s, "translation_error", tr);
         }
         cli_json_push(scans, s);
     }
@@ -287,21 +267,12 @@ static int print_json(const cli_args *a, const multiway_inputs *in, const ptreg_
                       const ptreg_multiway_result *r)
 {
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "command", "multiway");
-    cJSON_AddNumberToObject(j, "anchor", (double)o->anchor);
-    cJSON_AddNumberToObject(j, "voxel", r->voxel);
-    cJSON_AddNumberToObject(j, "edges_kept", (double)count_kept(r));
+    cli_json_string(j, "command", "multiway");
+    cli_json_number(j, "anchor", (double)o->anchor);
     cli_json_put(j, "scans", json_scans(a, in, o, r));
-    cli_json_put(j, "edges", json_edges(r));
-    const struct {
-        const char *name;
-        double ms;
-    } stages[] = {{"prepare_ms", r->prepare_ms}, {"pairs_ms", r->pairs_ms}, {"graph_ms", r->graph_ms},
-                  {"joint_ms", r->joint_ms},     {"time_ms", r->total_ms}};
-    for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++)
-        cJSON_AddNumberToObject(j, stages[k].name, stages[k].ms);
-    cJSON_AddNumberToObject(j, "threads", ptreg_get_num_threads());
-    cJSON_AddStringToObject(j, "version", ptreg_version());
+    cli_json_result(j, ptreg_multiway_result_table(), r);
+    cli_json_number(j, "threads", ptreg_get_num_threads());
+    cli_json_string(j, "version", ptreg_version());
     return cli_json_print(j);
 }
 

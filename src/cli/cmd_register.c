@@ -91,23 +91,7 @@ static void print_human(const cli_args *a, const ptreg_register_result *r, const
 static int print_json(const ptreg_register_result *r, const cli_result *res)
 {
     cJSON *o = cli_result_json(res);
-    char device[32];
-    cJSON_AddStringToObject(o, "device", ptreg_device_format(&r->device, device, sizeof device));
-    cJSON_AddNumberToObject(o, "voxel", r->voxel);
-    cJSON_AddNumberToObject(o, "source_points_down", (double)r->source_down);
-    cJSON_AddNumberToObject(o, "target_points_down", (double)r->target_down);
-    cJSON_AddNumberToObject(o, "matches", (double)r->matches);
-    cJSON_AddNumberToObject(o, "ransac_hypotheses", r->ransac.hypotheses);
-    cJSON_AddNumberToObject(o, "ransac_checked", r->ransac.checked);
-    cJSON_AddNumberToObject(o, "ransac_inliers", (double)r->ransac.inliers);
-    cJSON_AddNumberToObject(o, "fgr_tuples", (double)r->fgr.tuples);
-    const struct {
-        const char *name;
-        double ms;
-    } stages[] = {{"downsample_ms", r->downsample_ms}, {"normals_ms", r->normals_ms}, {"features_ms", r->features_ms},
-                  {"match_ms", r->match_ms},           {"global_ms", r->global_ms},   {"refine_ms", r->refine_ms}};
-    for (size_t k = 0; k < sizeof stages / sizeof stages[0]; k++)
-        cJSON_AddNumberToObject(o, stages[k].name, stages[k].ms);
+    cli_json_result(o, ptreg_register_result_table(), r);
     return cli_result_json_print(o, res);
 }
 

@@ -280,20 +280,20 @@ static int write_sequence(const cli_args *a)
         return rc;
     if (cli_has(a, "json")) {
         cJSON *j = cJSON_CreateObject();
-        cJSON_AddStringToObject(j, "command", "synth");
-        cJSON_AddStringToObject(j, "shape", ptreg_shape_name(o.shape));
-        cJSON_AddNumberToObject(j, "frames", (double)o.frames);
-        cJSON_AddNumberToObject(j, "points", (double)points);
-        cJSON_AddNumberToObject(j, "rate", o.rate);
+        cli_json_string(j, "command", "synth");
+        cli_json_string(j, "shape", ptreg_shape_name(o.shape));
+        cli_json_number(j, "frames", (double)o.frames);
+        cli_json_number(j, "points", (double)points);
+        cli_json_number(j, "rate", o.rate);
         if (dir)
-            cJSON_AddStringToObject(j, "frames_dir", dir);
+            cli_json_string(j, "frames_dir", dir);
         if (truth_path)
-            cJSON_AddStringToObject(j, "truth_trajectory", truth_path);
+            cli_json_string(j, "truth_trajectory", truth_path);
         if (cli_has(a, "model")) {
-            cJSON_AddStringToObject(j, "model", cli_string(a, "model", NULL));
-            cJSON_AddNumberToObject(j, "model_points", (double)o.model_points);
+            cli_json_string(j, "model", cli_string(a, "model", NULL));
+            cli_json_number(j, "model_points", (double)o.model_points);
         }
-        cJSON_AddNumberToObject(j, "seed", (double)o.seed);
+        cli_json_number(j, "seed", (double)o.seed);
         return cli_json_print(j);
     }
     printf("sequence: %zu frames of the %s (%zu points in all) at %g Hz", o.frames, ptreg_shape_name(o.shape), points,
@@ -345,18 +345,18 @@ int cli_run_synth(int argc, char **argv)
         return rc;
     if (cli_has(&a, "json")) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "command", "synth");
-        cJSON_AddStringToObject(o, "shape", ptreg_shape_name(shape));
+        cli_json_string(o, "command", "synth");
+        cli_json_string(o, "shape", ptreg_shape_name(shape));
         if (cli_has(&a, "model")) {
-            cJSON_AddStringToObject(o, "model", cli_string(&a, "model", NULL));
-            cJSON_AddNumberToObject(o, "model_points", (double)model_points);
+            cli_json_string(o, "model", cli_string(&a, "model", NULL));
+            cli_json_number(o, "model_points", (double)model_points);
         }
         if (cli_has(&a, "output")) {
-            cJSON_AddStringToObject(o, "output", cli_string(&a, "output", NULL));
-            cJSON_AddNumberToObject(o, "points", (double)so.points);
+            cli_json_string(o, "output", cli_string(&a, "output", NULL));
+            cli_json_number(o, "points", (double)so.points);
             cli_json_put(o, "truth", cli_json_matrix(truth));
         }
-        cJSON_AddNumberToObject(o, "seed", (double)so.seed);
+        cli_json_number(o, "seed", (double)so.seed);
         return cli_json_print(o);
     }
     if (cli_has(&a, "model"))

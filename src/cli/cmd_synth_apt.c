@@ -155,25 +155,25 @@ static int write_outputs(const cli_args *a, const ptreg_apt_synth *s)
 static int print_json(const cli_args *a, const ptreg_apt_synth_options *o, const ptreg_apt_synth *s, double ms)
 {
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "command", "synth");
-    cJSON_AddStringToObject(j, "shape", "apt-polycrystal");
-    cJSON_AddStringToObject(j, "output", cli_string(a, "output", NULL));
+    cli_json_string(j, "command", "synth");
+    cli_json_string(j, "shape", "apt-polycrystal");
+    cli_json_string(j, "output", cli_string(a, "output", NULL));
     if (cli_has(a, "truth-out"))
-        cJSON_AddStringToObject(j, "truth", cli_string(a, "truth-out", NULL));
-    cJSON_AddNumberToObject(j, "atoms", (double)s->n);
-    cJSON_AddNumberToObject(j, "sites", (double)s->sites);
-    cJSON_AddNumberToObject(j, "grains", (double)s->grains);
-    cJSON_AddStringToObject(j, "motif", ptreg_lattice_name(o->lattice));
-    cJSON_AddNumberToObject(j, "lattice", o->a);
+        cli_json_string(j, "truth", cli_string(a, "truth-out", NULL));
+    cli_json_number(j, "atoms", (double)s->n);
+    cli_json_number(j, "sites", (double)s->sites);
+    cli_json_number(j, "grains", (double)s->grains);
+    cli_json_string(j, "motif", ptreg_lattice_name(o->lattice));
+    cli_json_number(j, "lattice", o->a);
     cli_json_put(j, "box", cJSON_CreateDoubleArray(o->box, 3));
-    cJSON_AddNumberToObject(j, "efficiency", o->efficiency);
-    cJSON_AddNumberToObject(j, "noise", o->noise);
-    cJSON_AddNumberToObject(j, "noise_depth", o->noise_depth < 0 ? 0.5 * o->noise : o->noise_depth);
-    cJSON_AddNumberToObject(j, "solute", o->solute);
-    cJSON_AddNumberToObject(j, "solute_atoms", (double)s->solutes);
-    cJSON_AddNumberToObject(j, "mq", o->mq);
-    cJSON_AddNumberToObject(j, "mq_solute", o->mq_solute);
-    cJSON_AddNumberToObject(j, "seed", (double)o->seed);
+    cli_json_number(j, "efficiency", o->efficiency);
+    cli_json_number(j, "noise", o->noise);
+    cli_json_number(j, "noise_depth", o->noise_depth < 0 ? 0.5 * o->noise : o->noise_depth);
+    cli_json_number(j, "solute", o->solute);
+    cli_json_number(j, "solute_atoms", (double)s->solutes);
+    cli_json_number(j, "mq", o->mq);
+    cli_json_number(j, "mq_solute", o->mq_solute);
+    cli_json_number(j, "seed", (double)o->seed);
     cJSON *atoms = cJSON_CreateArray(), *orient = cJSON_CreateArray(), *seeds = cJSON_CreateArray();
     for (size_t g = 0; g < s->grains; g++) {
         cli_json_push(atoms, cJSON_CreateNumber((double)s->grain_atoms[g]));
@@ -183,7 +183,7 @@ static int print_json(const cli_args *a, const ptreg_apt_synth_options *o, const
     cli_json_put(j, "grain_atoms", atoms);
     cli_json_put(j, "orientations", orient);
     cli_json_put(j, "grain_seeds", seeds);
-    cJSON_AddNumberToObject(j, "time_ms", ms);
+    cli_json_number(j, "time_ms", ms);
     return cli_json_print(j);
 }
 

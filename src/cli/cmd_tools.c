@@ -200,15 +200,15 @@ static int print_filter(const cli_args *a, const filter_choice *f, size_t in, si
         return EXIT_OK;
     }
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "command", "filter");
-    cJSON_AddStringToObject(o, "input", a->positional[0]);
-    cJSON_AddStringToObject(o, "output", cli_string(a, "output", ""));
-    cJSON_AddStringToObject(o, "filter", f->name);
-    cJSON_AddNumberToObject(o, "points", (double)in);
-    cJSON_AddNumberToObject(o, "kept", (double)kept);
-    cJSON_AddNumberToObject(o, "removed", (double)(in - kept));
-    cJSON_AddNumberToObject(o, "time_ms", ms);
-    cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
+    cli_json_string(o, "command", "filter");
+    cli_json_string(o, "input", a->positional[0]);
+    cli_json_string(o, "output", cli_string(a, "output", ""));
+    cli_json_string(o, "filter", f->name);
+    cli_json_number(o, "points", (double)in);
+    cli_json_number(o, "kept", (double)kept);
+    cli_json_number(o, "removed", (double)(in - kept));
+    cli_json_number(o, "time_ms", ms);
+    cli_json_number(o, "threads", ptreg_get_num_threads());
     return cli_json_print(o);
 }
 
@@ -284,15 +284,15 @@ static int print_evaluation(const cli_args *a, double max_dist, size_t ns, const
         return EXIT_OK;
     }
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "command", "evaluate");
-    cJSON_AddStringToObject(o, "source", a->positional[0]);
-    cJSON_AddStringToObject(o, "target", a->positional[1]);
-    cJSON_AddNumberToObject(o, "max_dist", max_dist);
-    cJSON_AddNumberToObject(o, "source_points", (double)ns);
-    cJSON_AddNumberToObject(o, "correspondences", (double)e->inliers);
-    cJSON_AddNumberToObject(o, "fitness", e->fitness);
-    cJSON_AddNumberToObject(o, "inlier_rmse", e->inlier_rmse);
-    cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
+    cli_json_string(o, "command", "evaluate");
+    cli_json_string(o, "source", a->positional[0]);
+    cli_json_string(o, "target", a->positional[1]);
+    cli_json_number(o, "max_dist", max_dist);
+    cli_json_number(o, "source_points", (double)ns);
+    cli_json_number(o, "correspondences", (double)e->inliers);
+    cli_json_number(o, "fitness", e->fitness);
+    cli_json_number(o, "inlier_rmse", e->inlier_rmse);
+    cli_json_number(o, "threads", ptreg_get_num_threads());
     return cli_json_print(o);
 }
 
@@ -404,11 +404,11 @@ static int correspond_report(const cli_args *a, const ptreg_cloud *s, const ptre
                             r->time_ms, NULL, 1, truth, NULL};
     if (cli_has(a, "json")) {
         cJSON *o = cli_result_json(&res);
-        cJSON_AddNumberToObject(o, "correspondences", (double)in->m.count);
-        cJSON_AddBoolToObject(o, "weighted", in->weights != NULL);
-        cJSON_AddBoolToObject(o, "ransac", within > 0.0);
-        cJSON_AddNumberToObject(o, "ransac_hypotheses", r->hypotheses);
-        cJSON_AddNumberToObject(o, "ransac_inliers", (double)r->inliers);
+        cli_json_number(o, "correspondences", (double)in->m.count);
+        cli_json_bool(o, "weighted", in->weights != NULL);
+        cli_json_bool(o, "ransac", within > 0.0);
+        cli_json_number(o, "ransac_hypotheses", r->hypotheses);
+        cli_json_number(o, "ransac_inliers", (double)r->inliers);
         return cli_result_json_print(o, &res);
     }
     printf("ptreg correspond: %s onto %s, %zu pairs%s\n", a->positional[0], a->positional[1], in->m.count,

@@ -566,64 +566,64 @@ static int print_json(const track_job *job, const ptreg_track_options *o, const 
 {
     cJSON *root = cJSON_CreateObject();
     char name[32];
-    cJSON_AddStringToObject(root, "command", "track");
-    cJSON_AddStringToObject(root, "model", job->model_path);
+    cli_json_string(root, "command", "track");
+    cli_json_string(root, "model", job->model_path);
     size_t m;
     ptreg_model_index_points(job->index, &m);
-    cJSON_AddNumberToObject(root, "model_points", (double)m);
-    cJSON_AddStringToObject(root, "device", ptreg_device_format(&job->device, name, sizeof name));
-    cJSON_AddStringToObject(root, "method", ptreg_icp_method_name(o->icp.method));
-    cJSON_AddStringToObject(root, "predict", ptreg_track_predict_name(o->predict));
-    cJSON_AddBoolToObject(root, "recover", o->recover);
-    cJSON_AddNumberToObject(root, "setup_ms", job->setup_ms);
-    cJSON *frames = cJSON_AddArrayToObject(root, "frames");
+    cli_json_number(root, "model_points", (double)m);
+    cli_json_string(root, "device", ptreg_device_format(&job->device, name, sizeof name));
+    cli_json_string(root, "method", ptreg_icp_method_name(o->icp.method));
+    cli_json_string(root, "predict", ptreg_track_predict_name(o->predict));
+    cli_json_bool(root, "recover", o->recover);
+    cli_json_number(root, "setup_ms", job->setup_ms);
+    cJSON *frames = cli_json_array(root, "frames");
     for (size_t i = 0; i < s->frames; i++) {
         const frame_record *f = &s->rec[i];
         cJSON *fo = cJSON_CreateObject();
-        cJSON_AddNumberToObject(fo, "time", f->t);
-        cJSON_AddStringToObject(fo, "state", ptreg_track_state_name(f->state));
-        cJSON_AddNumberToObject(fo, "points", (double)f->points);
-        cJSON_AddNumberToObject(fo, "iterations", f->iterations);
-        cJSON_AddNumberToObject(fo, "fitness", f->fitness);
-        cJSON_AddNumberToObject(fo, "rmse", f->rmse);
-        cJSON_AddNumberToObject(fo, "latency_ms", f->latency_ms);
+        cli_json_number(fo, "time", f->t);
+        cli_json_string(fo, "state", ptreg_track_state_name(f->state));
+        cli_json_number(fo, "points", (double)f->points);
+        cli_json_number(fo, "iterations", f->iterations);
+        cli_json_number(fo, "fitness", f->fitness);
+        cli_json_number(fo, "rmse", f->rmse);
+        cli_json_number(fo, "latency_ms", f->latency_ms);
         if (f->unreadable) {
-            cJSON_AddTrueToObject(fo, "unreadable");
-            cJSON_AddNullToObject(fo, "pose"); /* no pose is known */
+            cli_json_true(fo, "unreadable");
+            cli_json_null(fo, "pose"); /* no pose is known */
         } else {
             cli_json_put(fo, "pose", cJSON_CreateDoubleArray(f->pose, 7));
         }
         if (f->has_error) {
-            cJSON_AddNumberToObject(fo, "rotation_error_deg", f->rot_err);
-            cJSON_AddNumberToObject(fo, "translation_error", f->trans_err);
+            cli_json_number(fo, "rotation_error_deg", f->rot_err);
+            cli_json_number(fo, "translation_error", f->trans_err);
         }
         cli_json_push(frames, fo);
     }
-    cJSON *sum = cJSON_AddObjectToObject(root, "summary");
-    cJSON_AddNumberToObject(sum, "frames", (double)s->frames);
+    cJSON *sum = cli_json_object(root, "summary");
+    cli_json_number(sum, "frames", (double)s->frames);
     for (int k = 0; k < 3; k++)
-        cJSON_AddNumberToObject(sum, ptreg_track_state_name((ptreg_track_state)k), (double)s->counts[k]);
-    cJSON_AddNumberToObject(sum, "unreadable", (double)s->unreadable);
+        cli_json_number(sum, ptreg_track_state_name((ptreg_track_state)k), (double)s->counts[k]);
+    cli_json_number(sum, "unreadable", (double)s->unreadable);
     if (job->truth.n) {
-        cJSON *e = cJSON_AddObjectToObject(sum, "error");
-        cJSON_AddNumberToObject(e, "frames", (double)s->errors);
-        cJSON_AddNumberToObject(e, "rotation_deg_median", s->rot_median);
-        cJSON_AddNumberToObject(e, "rotation_deg_max", s->rot_max);
-        cJSON_AddNumberToObject(e, "rotation_deg_max_frame", (double)s->rot_max_frame);
-        cJSON_AddNumberToObject(e, "translation_median", s->trans_median);
-        cJSON_AddNumberToObject(e, "translation_max", s->trans_max);
+        cJSON *e = cli_json_object(sum, "error");
+        cli_json_number(e, "frames", (double)s->errors);
+        cli_json_number(e, "rotation_deg_median", s->rot_median);
+        cli_json_number(e, "rotation_deg_max", s->rot_max);
+        cli_json_number(e, "rotation_deg_max_frame", (double)s->rot_max_frame);
+        cli_json_number(e, "translation_median", s->trans_median);
+        cli_json_number(e, "translation_max", s->trans_max);
     }
-    cJSON_AddNumberToObject(sum, "skipped", (double)s->skipped);
-    cJSON *lat = cJSON_AddObjectToObject(sum, "latency_ms");
-    cJSON_AddNumberToObject(lat, "p50", s->p50);
-    cJSON_AddNumberToObject(lat, "p95", s->p95);
-    cJSON_AddNumberToObject(lat, "p99", s->p99);
-    cJSON_AddNumberToObject(lat, "max", s->max);
-    cJSON_AddNumberToObject(lat, "mean", s->mean);
-    cJSON_AddNumberToObject(sum, "wall_ms", s->wall_ms);
-    cJSON_AddNumberToObject(sum, "frames_per_s", s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
-    cJSON_AddNumberToObject(root, "threads", ptreg_get_num_threads());
-    cJSON_AddStringToObject(root, "version", ptreg_version());
+    cli_json_number(sum, "skipped", (double)s->skipped);
+    cJSON *lat = cli_json_object(sum, "latency_ms");
+    cli_json_number(lat, "p50", s->p50);
+    cli_json_number(lat, "p95", s->p95);
+    cli_json_number(lat, "p99", s->p99);
+    cli_json_number(lat, "max", s->max);
+    cli_json_number(lat, "mean", s->mean);
+    cli_json_number(sum, "wall_ms", s->wall_ms);
+    cli_json_number(sum, "frames_per_s", s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
+    cli_json_number(root, "threads", ptreg_get_num_threads());
+    cli_json_string(root, "version", ptreg_version());
     return cli_json_print(root);
 }
 

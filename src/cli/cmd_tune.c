@@ -242,9 +242,9 @@ static cJSON *json_point(const tune_job *j, const ptreg_tune_candidate *c)
 {
     cJSON *o = cJSON_CreateObject();
     for (int p = 0; p < j->space.param_count; p++)
-        cJSON_AddNumberToObject(o, j->space.params[p].name, c->point[p]);
-    cJSON_AddNumberToObject(o, "seconds", c->seconds);
-    cJSON_AddNumberToObject(o, "rate", rate(j, c->seconds));
+        cli_json_number(o, j->space.params[p].name, c->point[p]);
+    cli_json_number(o, "seconds", c->seconds);
+    cli_json_number(o, "rate", rate(j, c->seconds));
     return o;
 }
 
@@ -256,26 +256,26 @@ static int report(const cli_args *a, const tune_job *j)
     const double gain = def && measured(def) && best->seconds > 0 ? def->seconds / best->seconds : 0.0;
     if (cli_has(a, "json")) {
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "command", "tune");
-        cJSON_AddStringToObject(o, "kernel", j->space.kernel);
-        cJSON_AddStringToObject(o, "rate_unit", j->kernel->unit);
-        cJSON_AddStringToObject(o, "machine", j->machine.name);
-        cJSON_AddNumberToObject(o, "size", (double)j->n);
-        cJSON_AddStringToObject(o, "size_class", j->size_class);
-        cJSON_AddStringToObject(o, "search", ptreg_tune_method_name(r->method));
-        cJSON_AddNumberToObject(o, "space_points", r->stats.full);
-        cJSON_AddNumberToObject(o, "valid_points", r->stats.valid);
-        cJSON_AddNumberToObject(o, "nodes_visited", r->stats.visited);
-        cJSON_AddNumberToObject(o, "candidates", (double)r->count);
-        cJSON_AddNumberToObject(o, "measurements", (double)r->measurements);
-        cJSON_AddNumberToObject(o, "seconds", r->elapsed_s);
+        cli_json_string(o, "command", "tune");
+        cli_json_string(o, "kernel", j->space.kernel);
+        cli_json_string(o, "rate_unit", j->kernel->unit);
+        cli_json_string(o, "machine", j->machine.name);
+        cli_json_number(o, "size", (double)j->n);
+        cli_json_string(o, "size_class", j->size_class);
+        cli_json_string(o, "search", ptreg_tune_method_name(r->method));
+        cli_json_number(o, "space_points", r->stats.full);
+        cli_json_number(o, "valid_points", r->stats.valid);
+        cli_json_number(o, "nodes_visited", r->stats.visited);
+        cli_json_number(o, "candidates", (double)r->count);
+        cli_json_number(o, "measurements", (double)r->measurements);
+        cli_json_number(o, "seconds", r->elapsed_s);
         cli_json_put(o, "winner", json_point(j, best));
         if (def)
             cli_json_put(o, "default", json_point(j, def));
-        cJSON_AddNumberToObject(o, "speedup_over_default", gain);
-        cJSON_AddNumberToObject(o, "confirmed_gain", r->gain);
-        cJSON_AddBoolToObject(o, "default_kept", r->default_kept);
-        cJSON_AddStringToObject(o, "version", ptreg_version());
+        cli_json_number(o, "speedup_over_default", gain);
+        cli_json_number(o, "confirmed_gain", r->gain);
+        cli_json_bool(o, "default_kept", r->default_kept);
+        cli_json_string(o, "version", ptreg_version());
         return cli_json_print(o);
     }
     printf("ptreg tune %s: size %zu on %s\n", j->space.kernel, j->n, j->machine.name);

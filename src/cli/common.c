@@ -228,10 +228,10 @@ void cli_json_distances(cJSON *o, const cli_distances *d)
     if (!d || !d->values)
         return;
     cJSON *j = cJSON_CreateObject();
-    cJSON_AddNumberToObject(j, "min", d->min);
-    cJSON_AddNumberToObject(j, "median", d->median);
-    cJSON_AddNumberToObject(j, "mean", d->mean);
-    cJSON_AddNumberToObject(j, "max", d->max);
+    cli_json_number(j, "min", d->min);
+    cli_json_number(j, "median", d->median);
+    cli_json_number(j, "mean", d->mean);
+    cli_json_number(j, "max", d->max);
     cli_json_put(o, "distance_to_target", j);
 }
 
@@ -307,20 +307,20 @@ ptreg_status cli_repeat(int repeat, cli_run_fn fn, void *ctx, double *times, dou
 cJSON *cli_result_json(const cli_result *r)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "command", r->command);
-    cJSON_AddStringToObject(o, "source", r->source);
-    cJSON_AddStringToObject(o, "target", r->target);
+    cli_json_string(o, "command", r->command);
+    cli_json_string(o, "source", r->source);
+    cli_json_string(o, "target", r->target);
     cli_json_put(o, "transformation", cli_json_world_matrix(r->transformation));
-    cJSON_AddNumberToObject(o, "rmse", r->rmse);
-    cJSON_AddNumberToObject(o, "fitness", r->fitness);
+    cli_json_number(o, "rmse", r->rmse);
+    cli_json_number(o, "fitness", r->fitness);
     if (r->pairs >= 0)
-        cJSON_AddNumberToObject(o, "pairs", r->pairs);
+        cli_json_number(o, "pairs", r->pairs);
     if (r->iterations >= 0) {
-        cJSON_AddNumberToObject(o, "iterations", r->iterations);
-        cJSON_AddBoolToObject(o, "converged", r->converged);
-        cJSON_AddStringToObject(o, "stop_reason", ptreg_stop_reason_name(r->stop_reason));
+        cli_json_number(o, "iterations", r->iterations);
+        cli_json_bool(o, "converged", r->converged);
+        cli_json_string(o, "stop_reason", ptreg_stop_reason_name(r->stop_reason));
     }
-    cJSON_AddNumberToObject(o, "time_ms", r->time_ms);
+    cli_json_number(o, "time_ms", r->time_ms);
     if (r->runs > 1)
         cli_json_put(o, "times_ms", cJSON_CreateDoubleArray(r->times, r->runs));
     cli_json_distances(o, r->distances);
@@ -329,14 +329,14 @@ cJSON *cli_result_json(const cli_result *r)
 
 int cli_result_json_print(cJSON *o, const cli_result *r)
 {
-    cJSON_AddNumberToObject(o, "threads", ptreg_get_num_threads());
+    cli_json_number(o, "threads", ptreg_get_num_threads());
     if (r->truth) {
         double angle, trans;
         ptreg_transform_difference(r->truth, r->transformation, &angle, &trans);
-        cJSON_AddNumberToObject(o, "rotation_error_deg", angle);
-        cJSON_AddNumberToObject(o, "translation_error", trans);
+        cli_json_number(o, "rotation_error_deg", angle);
+        cli_json_number(o, "translation_error", trans);
     }
-    cJSON_AddStringToObject(o, "version", ptreg_version());
+    cli_json_string(o, "version", ptreg_version());
     return cli_json_print(o);
 }
 

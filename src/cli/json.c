@@ -2,6 +2,7 @@
  * allocator, and adding items without losing them; and the device work a
  * command's call asked for, which every device command reports. */
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -50,6 +51,103 @@ void cli_json_push(cJSON *array, cJSON *item)
 {
     if (!cJSON_AddItemToArray(array, item))
         cJSON_Delete(item);
+}
+
+/* ---- the keys a command adds that are no result struct's field ---- */
+
+/* Every other file adds through these, so a command's JSON is written in
+ * this file: its struct by cli_json_result, the rest by name here. */
+cJSON *cli_json_number(cJSON *o, const char *name, double value) { return cJSON_AddNumberToObject(o, name, value); }
+cJSON *cli_json_string(cJSON *o, const char *name, const char *value) { return cJSON_AddStringToObject(o, name, value); }
+cJSON *cli_json_bool(cJSON *o, const char *name, int value) { return cJSON_AddBoolToObject(o, name, value); }
+cJSON *cli_json_null(cJSON *o, const char *name) { return cJSON_AddNullToObject(o, name); }
+cJSON *cli_json_true(cJSON *o, const char *name) { return cJSON_AddTrueToObject(o, name); }
+cJSON *cli_json_false(cJSON *o, const char *name) { return cJSON_AddFalseToObject(o, name); }
+cJSON *cli_json_object(cJSON *o, const char *name) { return cJSON_AddObjectToObject(o, name); }
+cJSON *cli_json_array(cJSON *o, const char *name) { return cJSON_AddArrayToObject(o, name); }
+
+/* ---- a result struct through its table (ptreg/results.h) ---- */
+
+static const void *field_at(const void *s, const ptreg_result_field *f) { return (const char *)s + f->offset; }
+
+static cJSON *json_u64s(const uint64_t *v, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t k = 0; a && k < n; k++)
+        cli_json_push(a, cJSON_CreateNumber((double)v[k]));
+    return a;
+}
+
+/* The field's JSON value, or NULL when the table leaves it out (a NULL
+ * RECORDS pointer). */
+static cJSON *json_field(const ptreg_result_field *f, const void *s)
+{
+    const void *p = field_at(s, f);
+    switch (f->type) {
+    case PTREG_RESULT_INT:
+        return cJSON_CreateNumber(*(const int *)p);
+    case PTREG_RESULT_DOUBLE:
+        return cJSON_CreateNumber(*(const double *)p);
+    case PTREG_RESULT_FLOAT:
+        return cJSON_CreateNumber(*(const float *)p);
+    case PTREG_RESULT_SIZE:
+        return cJSON_CreateNumber((double)*(const size_t *)p);
+    case PTREG_RESULT_U64:
+        return cJSON_CreateNumber((double)*(const uint64_t *)p);
+    case PTREG_RESULT_U32:
+        return cJSON_CreateNumber(*(const uint32_t *)p);
+    case PTREG_RESULT_BOOL:
+        return cJSON_CreateBool(*(const int *)p);
+    case PTREG_RESULT_ENUM:
+        return cJSON_CreateString(f->enum_name(*(const int *)p));
+    case PTREG_RESULT_TEXT:
+        return cJSON_CreateString((const char *)p);
+    case PTREG_RESULT_STRING: {
+        const char *text = *(const char *const *)p;
+        return cJSON_CreateString(text ? text : "");
+    }
+    case PTREG_RESULT_DEVICE: {
+        char name[32];
+        return cJSON_CreateString(ptreg_device_format((const ptreg_device *)p, name, sizeof name));
+    }
+    case PTREG_RESULT_DOUBLES:
+        return cJSON_CreateDoubleArray((const double *)p, (int)f->count);
+    case PTREG_RESULT_TRANSFORM:
+        return cli_json_world_matrix((const double *)p);
+    case PTREG_RESULT_U64S:
+        return json_u64s((const uint64_t *)p, f->count);
+    case PTREG_RESULT_SERIES:
+        return cJSON_CreateDoubleArray(*(const double *const *)p, (int)f->length_of(s));
+    case PTREG_RESULT_RECORDS: {
+        const char *records = *(const char *const *)p;
+        if (!records)
+            return NULL;
+        cJSON *a = cJSON_CreateArray();
+        for (size_t k = 0, n = f->length_of(s); a && k < n; k++) {
+            cJSON *r = cJSON_CreateObject();
+            cli_json_result(r, f->table, records + k * f->table->size);
+            cli_json_push(a, r);
+        }
+        return a;
+    }
+    case PTREG_RESULT_DERIVED:
+        return cJSON_CreateNumber(f->value_of(s));
+    }
+    return NULL;
+}
+
+void cli_json_result(cJSON *o, const ptreg_result_table *table, const void *s)
+{
+    if (!o)
+        return;
+    for (size_t k = 0; k < table->count; k++) {
+        const ptreg_result_field *f = &table->fields[k];
+        if (cJSON_GetObjectItemCaseSensitive(o, f->name))
+            continue;
+        cJSON *v = json_field(f, s);
+        if (v)
+            cli_json_put(o, f->name, v);
+    }
 }
 
 /* ---- device work ---- */

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "ptreg/nn.h"
+#include "ptreg/results.h"
 
 /* Routes cJSON's allocations through a check (main calls it first). */
 void cli_json_init(void);
@@ -19,6 +20,21 @@ void cli_set_out_of_memory(void);
 /* cJSON_AddItemToObject / ToArray that free the item when it cannot be added. */
 void cli_json_put(cJSON *object, const char *name, cJSON *item);
 void cli_json_push(cJSON *array, cJSON *item);
+/* The keys a command adds that are no result struct's field (the run's
+ * inputs, its options, derived rates): cJSON_Add*ToObject's, kept in json.c. */
+cJSON *cli_json_number(cJSON *o, const char *name, double value);
+cJSON *cli_json_string(cJSON *o, const char *name, const char *value);
+cJSON *cli_json_bool(cJSON *o, const char *name, int value);
+cJSON *cli_json_null(cJSON *o, const char *name);
+cJSON *cli_json_true(cJSON *o, const char *name);
+cJSON *cli_json_false(cJSON *o, const char *name);
+cJSON *cli_json_object(cJSON *o, const char *name);
+cJSON *cli_json_array(cJSON *o, const char *name);
+/* Adds every field of the result struct s that table names (ptreg/results.h),
+ * under the table's keys, except those o holds already: a command writes a
+ * field its own way first (the world transform, the median time over
+ * --repeat) and the table adds the rest. */
+void cli_json_result(cJSON *o, const ptreg_result_table *table, const void *s);
 cJSON *cli_json_matrix(const double T[16]);
 /* The same for a local transform of the command's frame, as the world's. */
 cJSON *cli_json_world_matrix(const double local[16]);

@@ -16,10 +16,10 @@ struct cJSON *cli_tune_adopt(const cli_args *a, const ptreg_tune_choice *choice)
 struct cJSON *cli_tune_json(const ptreg_tune_space *space, const char *source, const char *cls, const double *point)
 {
     cJSON *v = cJSON_CreateObject();
-    cJSON_AddStringToObject(v, "source", source);
+    cli_json_string(v, "source", source);
     if (!strcmp(source, "tuned"))
-        cJSON_AddStringToObject(v, "size_class", cls);
+        cli_json_string(v, "size_class", cls);
     for (int p = 0; p < space->param_count; p++)
-        cJSON_AddNumberToObject(v, space->params[p].name, point[p]);
+        cli_json_number(v, space->params[p].name, point[p]);
     return v;
 }

@@ -1,0 +1,80 @@
+/* Results declared once. A result struct has a table that names each field
+ * a caller reads back, its type, unit and help, beside the struct (as its
+ * options have an options table, options.h). The command line's --json and
+ * Python's result objects are loops over that table, so a field added to
+ * a struct and its table reaches both under one name. */
+#ifndef PTREG_RESULTS_H
+#define PTREG_RESULTS_H
+
+#include <stddef.h>
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum ptreg_result_type {
+    PTREG_RESULT_INT,     /* an int */
+    PTREG_RESULT_DOUBLE,  /* a double */
+    PTREG_RESULT_FLOAT,   /* a float */
+    PTREG_RESULT_SIZE,    /* a size_t */
+    PTREG_RESULT_U64,     /* a uint64_t */
+    PTREG_RESULT_U32,     /* a uint32_t */
+    PTREG_RESULT_BOOL,    /* an int read as true or false */
+    PTREG_RESULT_ENUM,    /* an int-sized enum, written as enum_name's name */
+    PTREG_RESULT_TEXT,    /* a char array, nul-ended */
+    PTREG_RESULT_STRING,  /* a const char * (NULL is written as "") */
+    PTREG_RESULT_DEVICE,  /* a ptreg_device, as ptreg_device_format writes it */
+    PTREG_RESULT_DOUBLES, /* double[count] in the struct */
+    PTREG_RESULT_TRANSFORM, /* double[16]: a 4 x 4 rigid transform, row-major, in the clouds' frame (the
+                               command line writes it in the files' world frame, as its -t does) */
+    PTREG_RESULT_U64S,    /* uint64_t[count] in the struct */
+    PTREG_RESULT_SERIES,  /* a double * of length_of(struct) values */
+    PTREG_RESULT_RECORDS, /* a pointer to length_of(struct) structs of `table`; NULL: the field is
+                             left out (a result that has no such records) */
+    PTREG_RESULT_DERIVED  /* a double derived from the struct by value_of (not stored) */
+} ptreg_result_type;
+
+struct ptreg_result_table;
+
+typedef struct ptreg_result_field {
+    const char *name; /* the key: the command line's JSON and Python's result */
+    ptreg_result_type type;
+    size_t offset;    /* of the field in the result struct (not DERIVED) */
+    size_t count;     /* DOUBLES, U64S: the values */
+    const char *(*enum_name)(int value);           /* ENUM */
+    size_t (*length_of)(const void *result);       /* SERIES, RECORDS */
+    const struct ptreg_result_table *table;        /* RECORDS: the records' table */
+    double (*value_of)(const void *result);        /* DERIVED */
+    const char *unit; /* "ms", "deg", a length in "the clouds' units"; "" for a count or a name */
+    const char *help;
+} ptreg_result_field;
+
+typedef struct ptreg_result_table {
+    const char *owner; /* "ICP" */
+    const ptreg_result_field *fields;
+    size_t count;
+    size_t size; /* of the result struct */
+} ptreg_result_table;
+
+/* The field called name, or NULL. */
+PTREG_API const ptreg_result_field *ptreg_result_find(const ptreg_result_table *table, const char *name);
+
+/* The tables (each declared beside its struct's module). */
+PTREG_API const ptreg_result_table *ptreg_icp_result_table(void);      /* ptreg_icp_result */
+PTREG_API const ptreg_result_table *ptreg_walk_stats_table(void);      /* ptreg_walk_stats (ICP's walk) */
+PTREG_API const ptreg_result_table *ptreg_emicp_result_table(void);    /* ptreg_emicp_result */
+PTREG_API const ptreg_result_table *ptreg_register_result_table(void); /* ptreg_register_result */
+PTREG_API const ptreg_result_table *ptreg_lddmm_result_table(void);    /* ptreg_lddmm_result */
+PTREG_API const ptreg_result_table *ptreg_harris3d_result_table(void); /* ptreg_harris3d_result */
+PTREG_API const ptreg_result_table *ptreg_multiway_result_table(void); /* ptreg_multiway_result */
+PTREG_API const ptreg_result_table *ptreg_multiway_edge_table(void);   /* ptreg_multiway_edge */
+PTREG_API const ptreg_result_table *ptreg_device_info_table(void);     /* ptreg_device_info (ptreg_devices' list) */
+PTREG_API const ptreg_result_table *ptreg_model_index_info_table(void); /* ptreg_model_index_info */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
