@@ -9,6 +9,8 @@
 #include "core/options_table.h"
 #include "reg/global/global_impl.h"
 #include "reg/icp/icp_impl.h"
+#include "core/numeric.h"
+#include "core/testing.h"
 
 /* ---- Fast Global Registration ---- */
 

@@ -11,6 +11,7 @@
 #include "reg/global/global_impl.h"
 #include "reg/global/global_kernels.h"
 #include "reg/global/ransac_device.h"
+#include "core/numeric.h"
 
 /* ---- RANSAC ---- */
 
