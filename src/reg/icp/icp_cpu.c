@@ -302,7 +302,7 @@ static ptreg_status cpu_begin(const icp_setup *setup, void **ctx, ptreg_icp_resu
         st = icp_cloud_normals(target, m, nn_index_tree(idx), opt->target_normals, opt, &s->normals,
                                &s->owned_normals, r, err);
     icp_sorted_source sorted = {NULL, NULL, NULL};
-    st = st ? st : icp_sort_source(setup->source, setup->n, opt, &sorted, r, err);
+    st = st ? st : icp_sort_source(setup->source, setup->n, opt, icp_uses_source_normals(opt), &sorted, r, err);
     /* the state owns them, whatever came of it (state_free) */
     s->source = sorted.xyz, s->order = sorted.order, s->source_n = sorted.normals;
     return st ? st : state_init(s, setup, err);

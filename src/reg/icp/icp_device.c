@@ -615,7 +615,7 @@ static ptreg_status device_begin(const icp_setup *setup, void **ctx, ptreg_icp_r
     ptreg_status st = workspace_reserve(m, n, err);
     st = st ? st : ensure_target_normals(m, opt, r, err);
     icp_sorted_source sorted = {NULL, NULL, NULL};
-    st = st ? st : icp_sort_source(setup->source, n, opt, &sorted, r, err);
+    st = st ? st : icp_sort_source(setup->source, n, opt, run->turned, &sorted, r, err);
     st = st ? st : upload_source(run, &sorted, err);
     icp_sorted_source_free(&sorted);
     return st;

@@ -103,16 +103,16 @@ ptreg_status icp_begin(const float *source, size_t n, const float *target, size_
                        ptreg_icp_options *defaults, ptreg_icp_result *r, ptreg_error *err);
 
 /* The source in the Morton order both engines walk it in: its rows,
- * order[i] the caller's index of position i, and for GICP and SYMMETRIC
- * its normals (the caller's or estimated: r->build_ms counts them) in that
- * order (else NULL). Each engine's one way to them. */
+ * order[i] the caller's index of position i, and with_normals (GICP and
+ * SYMMETRIC) its normals (the caller's or estimated: r->build_ms counts
+ * them) in that order (else NULL). Each engine's one way to them. */
 typedef struct icp_sorted_source {
     float *xyz;
     uint32_t *order;
     float *normals;
 } icp_sorted_source;
-ptreg_status icp_sort_source(const float *source, size_t n, const ptreg_icp_options *opt, icp_sorted_source *out,
-                             ptreg_icp_result *r, ptreg_error *err);
+ptreg_status icp_sort_source(const float *source, size_t n, const ptreg_icp_options *opt, int with_normals,
+                             icp_sorted_source *out, ptreg_icp_result *r, ptreg_error *err);
 void icp_sorted_source_free(icp_sorted_source *s);
 
 /* ---- the engines: where the passes of correspondences are made (the

@@ -447,8 +447,8 @@ static void gather_rows(const float *in, const uint32_t *order, size_t n, float 
 }
 
 /* (icp_impl.h) */
-ptreg_status icp_sort_source(const float *source, size_t n, const ptreg_icp_options *opt, icp_sorted_source *out,
-                             ptreg_icp_result *r, ptreg_error *err)
+ptreg_status icp_sort_source(const float *source, size_t n, const ptreg_icp_options *opt, int with_normals,
+                             icp_sorted_source *out, ptreg_icp_result *r, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
     out->xyz = malloc(3 * n * sizeof(float));
@@ -456,7 +456,7 @@ ptreg_status icp_sort_source(const float *source, size_t n, const ptreg_icp_opti
     if (!out->xyz || !out->order || icp_morton_order(source, n, out->order))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     gather_rows(source, out->order, n, out->xyz);
-    if (!icp_uses_source_normals(opt))
+    if (!with_normals)
         return PTREG_OK;
     const float *normals;
     float *owned;
