@@ -104,8 +104,8 @@ static void test_engines(const ptreg_device *gpu, const char *name)
     const int yes = 1, no = 0;
     ptreg_device on;
     ptreg_error err;
-    size_t which = 9;
-    CHECK_MSG(engine_choose(both, 2, gpu, &yes, "op", &on, &which, &err) == PTREG_OK && which == 1 &&
+    const engine *which = NULL; /* the engine chosen */
+    CHECK_MSG(engine_choose(both, 2, gpu, &yes, "op", &on, &which, &err) == PTREG_OK && which == both[1] &&
                   on.backend == gpu->backend && on.index == gpu->index, "%s", name);
     CHECK_MSG(engine_choose(both, 2, gpu, &no, "op", &on, &which, &err) == PTREG_ERR_UNSUPPORTED &&
                   strstr(err.message, "not on"), "%s", name);
@@ -113,9 +113,9 @@ static void test_engines(const ptreg_device *gpu, const char *name)
                   strstr(err.message, "CPU only"), "%s: %s", name, err.message);
     const ptreg_device any = {PTREG_BACKEND_AUTO, 0};
     setenv("PTREG_DEVICE", name, 1);
-    CHECK_MSG(engine_choose(both, 2, &any, &no, "op", &on, &which, &err) == PTREG_OK && which == 0 &&
+    CHECK_MSG(engine_choose(both, 2, &any, &no, "op", &on, &which, &err) == PTREG_OK && which == both[0] &&
                   on.backend == PTREG_BACKEND_CPU, "%s", name);
-    CHECK_MSG(engine_choose(both, 2, &any, &yes, "op", &on, &which, &err) == PTREG_OK && which == 1 &&
+    CHECK_MSG(engine_choose(both, 2, &any, &yes, "op", &on, &which, &err) == PTREG_OK && which == both[1] &&
                   on.backend == gpu->backend, "%s", name);
     unsetenv("PTREG_DEVICE");
 }

@@ -661,7 +661,7 @@ static size_t engine_on(const engine *const *engines, size_t count, ptreg_backen
 }
 
 ptreg_status engine_choose(const engine *const *engines, size_t count, const ptreg_device *request,
-                           const void *options, const char *operation, ptreg_device *on, size_t *which,
+                           const void *options, const char *operation, ptreg_device *on, const engine **chosen,
                            ptreg_error *err)
 {
     unsigned backends = 0;
@@ -681,10 +681,10 @@ ptreg_status engine_choose(const engine *const *engines, size_t count, const ptr
         if (named || on->backend == PTREG_BACKEND_CPU)
             return engines[e]->supports(options, info, err);
         *on = (ptreg_device){PTREG_BACKEND_CPU, 0};
-        return engine_choose(engines, count, on, options, operation, on, which, err);
+        return engine_choose(engines, count, on, options, operation, on, chosen, err);
     }
-    if (which)
-        *which = e;
+    if (chosen)
+        *chosen = engines[e];
     return PTREG_OK;
 }
 

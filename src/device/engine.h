@@ -31,12 +31,14 @@ extern const engine engine_cpu;
 ptreg_status engine_cpu_only(const char *what, const ptreg_device_info *device, ptreg_error *err);
 
 /* The device `request` names (ptreg_device_resolve over the engines'
- * backends) and the engine that runs the options there, in *which (may be
- * NULL: its index in engines). Where the engine cannot run them, auto (and
- * env PTREG_DEVICE's choice) falls back to the CPU, and a device asked for
- * by name is the engine's error. */
+ * backends) and the engine that runs the options there, in *chosen (may
+ * be NULL): the one choice a call makes, which its run then keeps (an
+ * algorithm whose engines extend `engine` casts it back). Where the engine
+ * cannot run them, auto (and env PTREG_DEVICE's choice) falls back to the
+ * CPU, and a device asked for by name is the engine's error. options: the
+ * algorithm's struct, as supports() reads it (NULL where none reads it). */
 ptreg_status engine_choose(const engine *const *engines, size_t count, const ptreg_device *request,
-                           const void *options, const char *operation, ptreg_device *on, size_t *which,
+                           const void *options, const char *operation, ptreg_device *on, const engine **chosen,
                            ptreg_error *err);
 
 #endif

@@ -259,50 +259,83 @@ static ptreg_status check_input(const float *p, size_t n, const char *what, ptre
     return ptreg_check_shape(name, p, n, err);
 }
 
-/* The registration on the CPU: the target packed once in the pair engine. */
-static ptreg_status emicp_cpu(const float *source, size_t n, const float *target, size_t m, const ptreg_emicp_options *opt,
-                              emicp_run *run, ptreg_emicp_result *res, ptreg_error *err)
+static void cpu_close(void *ctx)
 {
-    cpu_estep c = {.source = source, .n = n};
-    memcpy(c.target_c, run->target_c, sizeof c.target_c);
-    ptreg_status st = ptreg_pair_plan_create(target, m, &opt->pair, &c.plan, err);
-    if (!st) {
-        res->isa = opt->pair.precision == PTREG_PRECISION_FP64 ? "scalar" : ptreg_pair_plan_isa(c.plan);
-        st = estep_alloc(&c.e, n, err);
-    }
-    run->estep = cpu_estep_run;
-    run->ctx = &c;
-    if (!st)
-        st = anneal(run, opt, res, err);
-    estep_free(&c.e);
-    ptreg_pair_plan_destroy(c.plan);
-    return st;
+    cpu_estep *c = ctx;
+    if (!c)
+        return;
+    estep_free(&c->e);
+    ptreg_pair_plan_destroy(c->plan);
+    free(c);
 }
 
-/* The registration on a GPU device: the E-steps there, the rest here. */
-static ptreg_status emicp_device(const ptreg_device *device, const float *source, size_t n, const float *target,
-                                 size_t m, const ptreg_emicp_options *opt, emicp_run *run, ptreg_emicp_result *res,
+/* The CPU's set-up of a run: the target packed once in the pair engine. */
+static ptreg_status cpu_open(const ptreg_device *on, const float *source, size_t n, const float *target, size_t m,
+                             const ptreg_emicp_options *opt, const double source_c[3], const double target_c[3],
+                             void **ctx, const char **isa, ptreg_error *err)
+{
+    (void)on, (void)source_c;
+    cpu_estep *c = calloc(1, sizeof *c);
+    if (!c)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "EM-ICP: out of memory");
+    *c = (cpu_estep){.source = source, .n = n};
+    memcpy(c->target_c, target_c, sizeof c->target_c);
+    ptreg_status st = ptreg_pair_plan_create(target, m, &opt->pair, &c->plan, err);
+    if (!st) {
+        *isa = opt->pair.precision == PTREG_PRECISION_FP64 ? "scalar" : ptreg_pair_plan_isa(c->plan);
+        st = estep_alloc(&c->e, n, err);
+    }
+    if (st) {
+        cpu_close(c);
+        return st;
+    }
+    *ctx = c;
+    return PTREG_OK;
+}
+
+/* Every option. */
+static const emicp_engine emicp_cpu_engine = {
+    .base = {PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), NULL},
+    .open = cpu_open,
+    .estep = cpu_estep_run,
+    .close = cpu_close,
+};
+
+static const engine *const emicp_engines[] = {&emicp_cpu_engine.base, &emicp_device_engine.base};
+
+/* The device the options name and the engine that runs them there: the
+ * one choice a call makes. */
+static ptreg_status emicp_choose(const ptreg_emicp_options *opt, ptreg_device *on, const emicp_engine **chosen,
                                  ptreg_error *err)
 {
-    emicp_device_state *ed;
-    ptreg_status st = ptreg_pair_options_check(&opt->pair, err);
-    st = st ? st
-            : emicp_device_open(device, source, n, target, m, &opt->pair, run->source_c,
-                                      run->target_c, &ed, &res->isa, err);
-    if (st)
-        return st;
-    run->estep = emicp_device_estep;
-    run->ctx = ed;
-    st = anneal(run, opt, res, err);
-    emicp_device_close(ed);
+    const engine *e = NULL;
+    ptreg_status st = engine_choose(emicp_engines, 2, &opt->device, opt, "EM-ICP", on, &e, err);
+    /* every engine in the list is an emicp_engine, its base first */
+    *chosen = (const emicp_engine *)e;
     return st;
 }
 
-static const engine *const emicp_engines[] = {&engine_cpu, &emicp_device_engine};
+/* The run on the engine chosen: its set-up, the annealing on its E-steps,
+ * its end. */
+static ptreg_status emicp_on(const emicp_engine *e, const ptreg_device *on, const float *source, size_t n,
+                             const float *target, size_t m, const ptreg_emicp_options *opt, emicp_run *run,
+                             ptreg_emicp_result *res, ptreg_error *err)
+{
+    void *ctx = NULL;
+    ptreg_status st = e->open(on, source, n, target, m, opt, run->source_c, run->target_c, &ctx, &res->isa, err);
+    if (st)
+        return st;
+    run->estep = e->estep;
+    run->ctx = ctx;
+    st = anneal(run, opt, res, err);
+    e->close(ctx);
+    return st;
+}
 
 ptreg_status ptreg_emicp_resolve_device(const ptreg_emicp_options *opt, ptreg_device *on, ptreg_error *err)
 {
-    return engine_choose(emicp_engines, 2, &opt->device, opt, "EM-ICP", on, NULL, err);
+    const emicp_engine *unused;
+    return emicp_choose(opt, on, &unused, err);
 }
 
 ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, size_t m,
@@ -319,7 +352,8 @@ ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, siz
     if (!st && !ptreg_transform_is_rigid(opt->init, PTREG_RIGID_TOL))
         st = ptreg_error_set(err, PTREG_ERR_ARG, "EM-ICP: the initial transform is not rigid");
     ptreg_device on;
-    st = st ? st : ptreg_emicp_resolve_device(opt, &on, err);
+    const emicp_engine *e;
+    st = st ? st : emicp_choose(opt, &on, &e, err);
     if (st)
         return st;
     const double t0 = ptreg_time_ms();
@@ -334,8 +368,7 @@ ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, siz
         return st;
     if (!(res->radius > 0))
         res->radius = 1.0; /* only tol uses it now: a point target has no scale */
-    st = on.backend == PTREG_BACKEND_CPU ? emicp_cpu(source, n, target, m, opt, &run, res, err)
-                                         : emicp_device(&on, source, n, target, m, opt, &run, res, err);
+    st = emicp_on(e, &on, source, n, target, m, opt, &run, res, err);
     res->time_ms = ptreg_time_ms() - t0;
     if (st)
         return st;

@@ -39,8 +39,6 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
     return pair_device_supports(&c, pair->precision == PTREG_PRECISION_FP64 ? PAIR_FP64_NEED : NULL, device, err);
 }
 
-const engine emicp_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
-
 void emicp_device_close(emicp_device_state *ed)
 {
     if (!ed)
@@ -160,3 +158,24 @@ ptreg_status emicp_device_estep(void *ctx, const double T[16], double sigma2, do
     *pair_ms += ptreg_time_ms() - t0;
     return st;
 }
+
+static void device_close(void *ctx) { emicp_device_close(ctx); }
+
+/* The pair options checked, then the target resident and the source up. */
+static ptreg_status device_open(const ptreg_device *on, const float *source, size_t n, const float *target, size_t m,
+                                const ptreg_emicp_options *opt, const double source_c[3], const double target_c[3],
+                                void **ctx, const char **isa, ptreg_error *err)
+{
+    emicp_device_state *ed = NULL;
+    ptreg_status st = ptreg_pair_options_check(&opt->pair, err);
+    st = st ? st : emicp_device_open(on, source, n, target, m, &opt->pair, source_c, target_c, &ed, isa, err);
+    *ctx = ed;
+    return st;
+}
+
+const emicp_engine emicp_device_engine = {
+    .base = {ENGINE_GPU_BACKENDS, device_supports},
+    .open = device_open,
+    .estep = emicp_device_estep,
+    .close = device_close,
+};

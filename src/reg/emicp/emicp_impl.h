@@ -16,9 +16,22 @@
 typedef ptreg_status (*emicp_estep_fn)(void *ctx, const double T[16], double sigma2, double outlier,
                                               ptreg_moments *mom, double *pair_ms, ptreg_error *err);
 
-/* The device engine (device/engine.h): the pair sums' work-groups within
- * the device's, and its double precision for fp64 sums. */
-extern const engine emicp_device_engine;
+/* An engine of EM-ICP (the CPU's, emicp.c; a GPU device's,
+ * emicp_device.c), chosen once per call: its set-up of a run (*ctx; *isa:
+ * what ran the sums), its E-step on ctx, its end. The loop and Horn stay
+ * with the caller (emicp.c). */
+typedef struct emicp_engine {
+    engine base; /* the backends and whether it runs the options (device/engine.h) */
+    ptreg_status (*open)(const ptreg_device *on, const float *source, size_t n, const float *target, size_t m,
+                         const ptreg_emicp_options *opt, const double source_c[3], const double target_c[3],
+                         void **ctx, const char **isa, ptreg_error *err);
+    emicp_estep_fn estep;
+    void (*close)(void *ctx);
+} emicp_engine;
+
+/* The device engine: the pair sums' work-groups within the device's, and
+ * its double precision for fp64 sums. */
+extern const emicp_engine emicp_device_engine;
 
 /* The program of EM-ICP on a device: pair.cl's sums, emicp.cl's steps. */
 extern const kernel_program emicp_kernels;

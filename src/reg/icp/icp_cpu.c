@@ -36,6 +36,7 @@ typedef struct icp_state {
     float *dist2;
     float *matched;     /* the nearest target point's coordinates */
     const float *normals; /* PLANE, GICP: the target's normals, in its order */
+    float *owned_normals; /* them, when estimated here */
     float *matched_n;   /* PLANE, GICP: the nearest target point's normal */
     float *source_n;    /* GICP: the source's normals, in the source's order here */
     float *moved_n;     /* GICP: them under the current transform */
@@ -55,6 +56,7 @@ typedef struct icp_state {
 static void state_free(icp_state *s)
 {
     nn_searcher_destroy(s->search);
+    free(s->owned_normals);
     free(s->block_walk);
     free(s->source);
     free(s->order);
@@ -74,19 +76,17 @@ static void state_free(icp_state *s)
     free(s->block_used);
 }
 
-static ptreg_status state_init(icp_state *s, const float *source, size_t n, const ptreg_icp_options *opt,
-                               ptreg_error *err)
+/* The state of a registration whose source (in Morton order, icp_loop.c)
+ * s->source, s->order and s->source_n hold already. */
+static ptreg_status state_init(icp_state *s, const icp_setup *setup, ptreg_error *err)
 {
+    const ptreg_icp_options *opt = setup->opt;
+    const size_t n = setup->n;
     s->n = n, s->opt = opt;
-    s->source = malloc(3 * n * sizeof(float));
-    s->order = malloc(n * sizeof(uint32_t));
-    if (!s->source || !s->order || icp_morton_order(source, n, s->order))
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
-    for (size_t i = 0; i < n; i++)
-        memcpy(s->source + 3 * i, source + 3 * (size_t)s->order[i], 3 * sizeof(float));
-    s->max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
+    s->max_d2 = setup->max_d2;
     s->limit = s->max_d2;
-    s->gauss_newton = ptreg_icp_uses_gauss_newton(opt);
+    s->gauss_newton = setup->gauss_newton;
+    memcpy(s->ref, setup->model->ref, sizeof s->ref);
     s->filters = opt->filter_sigma > 0.0 || opt->trim < 1.0;
     s->blocks = (n + SUM_BLOCK - 1) / SUM_BLOCK;
     s->moved = malloc(3 * n * sizeof(float));
@@ -283,60 +283,46 @@ static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration,
     return PTREG_OK;
 }
 
-/* The target's normals, and for GICP and SYMMETRIC the source's in the
- * source's order here; *owned: what was estimated. */
-static ptreg_status state_normals(icp_state *s, const float *source, const ptreg_model_index *idx,
-                                  const ptreg_icp_options *opt, float **owned, ptreg_icp_result *r, ptreg_error *err)
+/* The engine's set-up of a registration: the searcher for the method
+ * chosen (r->build_ms counts it), the target's normals (PLANE, GICP,
+ * SYMMETRIC), the source in Morton order, the working state. */
+static ptreg_status cpu_begin(const icp_setup *setup, void **ctx, ptreg_icp_result *r, ptreg_error *err)
 {
-    if (opt->method == PTREG_ICP_POINT)
-        return PTREG_OK;
-    size_t m;
-    const float *target = ptreg_model_index_points(idx, &m);
-    ptreg_status st =
-        icp_cloud_normals(target, m, nn_index_tree(idx), opt->target_normals, opt, &s->normals, &owned[0], r, err);
-    if (st || !icp_uses_source_normals(opt))
-        return st;
-    const float *src_n;
-    st = icp_cloud_normals(source, s->n, NULL, opt->source_normals, opt, &src_n, &owned[1], r, err);
-    if (!st && !(s->source_n = malloc(3 * s->n * sizeof(float))))
-        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", s->n);
-    for (size_t i = 0; !st && i < s->n; i++)
-        memcpy(s->source_n + 3 * i, src_n + 3 * (size_t)s->order[i], 3 * sizeof(float));
-    return st;
-}
-
-static ptreg_status cpu_run(const ptreg_device *on, const float *source, size_t n, const ptreg_model_index *idx,
-                           const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err)
-{
-    (void)on;
-    icp_state s;
-    memset(&s, 0, sizeof s);
-    const ptreg_nn_method nn = icp_choose_nn(opt, n, idx, 1, r);
-    r->nn = nn;
+    icp_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
+    *ctx = s;
+    const ptreg_model_index *idx = setup->model->index;
+    const ptreg_icp_options *opt = setup->opt;
     const double tb = ptreg_time_ms();
-    ptreg_status st = nn_searcher_create(idx, nn, n, &s.search, err);
+    ptreg_status st = nn_searcher_create(idx, setup->nn, setup->n, &s->search, err);
     r->build_ms += ptreg_time_ms() - tb;
-    float *owned_normals[2] = {NULL, NULL};
-    st = st ? st : state_init(&s, source, n, opt, err);
-    st = st ? st : state_normals(&s, source, idx, opt, owned_normals, r, err);
-    st = st ? st : icp_result_alloc(r, opt->max_iter, nn_searcher_walks(s.search), err);
     size_t m;
     const float *target = ptreg_model_index_points(idx, &m);
-    double diag2;
-    icp_target_extent(target, m, s.ref, &diag2);
-    if (!st)
-        st = icp_iterate(cpu_correspond, &s, s.n, opt, icp_tolerance(opt, diag2), r, err);
-    state_free(&s);
-    free(owned_normals[0]), free(owned_normals[1]);
-    if (st) {
-        ptreg_icp_result_free(r);
-        return st;
-    }
-    r->time_ms = ptreg_time_ms() - t0;
-    return PTREG_OK;
+    if (!st && opt->method != PTREG_ICP_POINT)
+        st = icp_cloud_normals(target, m, nn_index_tree(idx), opt->target_normals, opt, &s->normals,
+                               &s->owned_normals, r, err);
+    icp_sorted_source sorted = {NULL, NULL, NULL};
+    st = st ? st : icp_sort_source(setup->source, setup->n, opt, icp_uses_source_normals(opt), &sorted, r, err);
+    /* the state owns them, whatever came of it (state_free) */
+    s->source = sorted.xyz, s->order = sorted.order, s->source_n = sorted.normals;
+    return st ? st : state_init(s, setup, err);
 }
 
-/* Every method, filter and optimiser. */
-const icp_engine icp_cpu_engine = {{PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), NULL}, cpu_run};
+static void cpu_end(void *ctx)
+{
+    state_free(ctx);
+    free(ctx);
+}
+
+/* Every method, filter and optimiser; the index's measured method was
+ * timed here. */
+const icp_engine icp_cpu_engine = {
+    .base = {PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), NULL},
+    .measured_nn = 1,
+    .begin = cpu_begin,
+    .correspond = cpu_correspond,
+    .end = cpu_end,
+};
 
 PTREG_ISA_TABLE(icp_cpu_kernel_table, icp_cpu_kernels, ICP_CPU_KERNELS)

@@ -77,11 +77,11 @@ typedef struct icp_target_normals {
     double estimated_radius;
 } icp_target_normals;
 
-struct ptreg_icp_model {
+/* What the engine keeps of a model (its resident part) on a GPU device. */
+typedef struct icp_resident {
     ptreg_device device;
     const ptreg_model_index *index;
-    double ref[3], diag2; /* the target's bounding-box centre and squared diagonal */
-    /* on a GPU device */
+    double ref[3]; /* the target's bounding-box centre: the sums' centre */
     dev_handle *dev;
     nn_device_model *nn;
     dkernel *transform, *moments, *gn, *total, *sigma_partials, *sigma_limit, *trim_histogram, *trim_pick;
@@ -92,7 +92,7 @@ struct ptreg_icp_model {
     /* A registration fills the workspace (its source, pairs and sums):
      * threads sharing the model take their turns on the device. */
     pthread_mutex_t device_turn;
-};
+} icp_resident;
 
 /* ---- the model ---- */
 
@@ -119,9 +119,9 @@ static void workspace_free(icp_workspace *ws)
 
 /* The walks' statistics follow a pass's sums in the summary (in 8-byte
  * words), so that one copy brings back both. */
-static size_t summary_walk_offset(const ptreg_icp_model *m, int fields) { return (fields * m->acc_size + 7) / 8; }
+static size_t summary_walk_offset(const icp_resident *m, int fields) { return (fields * m->acc_size + 7) / 8; }
 
-static ptreg_status workspace_reserve(ptreg_icp_model *m, size_t n, ptreg_error *err)
+static ptreg_status workspace_reserve(icp_resident *m, size_t n, ptreg_error *err)
 {
     icp_workspace *ws = &m->ws;
     if (n <= ws->capacity)
@@ -157,7 +157,7 @@ static ptreg_status workspace_reserve(ptreg_icp_model *m, size_t n, ptreg_error 
     return PTREG_OK;
 }
 
-static ptreg_status normals_reserve(ptreg_icp_model *m, size_t n, ptreg_error *err)
+static ptreg_status normals_reserve(icp_resident *m, size_t n, ptreg_error *err)
 {
     icp_workspace *ws = &m->ws;
     if (n <= ws->normals_capacity)
@@ -172,7 +172,7 @@ static ptreg_status normals_reserve(ptreg_icp_model *m, size_t n, ptreg_error *e
     return st;
 }
 
-static ptreg_status get_kernels(ptreg_icp_model *m, dprogram *p, ptreg_error *err)
+static ptreg_status get_kernels(icp_resident *m, dprogram *p, ptreg_error *err)
 {
     ptreg_status st = dev_kernel(p, "ptreg_icp_transform", &m->transform, err);
     st = st ? st : dev_kernel(p, "ptreg_icp_moments", &m->moments, err);
@@ -186,7 +186,7 @@ static ptreg_status get_kernels(ptreg_icp_model *m, dprogram *p, ptreg_error *er
 }
 
 /* Kernels first (compile_ms), then the model's arrays (upload_ms). */
-static ptreg_status open_on_device(ptreg_icp_model *m, ptreg_error *err)
+static ptreg_status open_on_device(icp_resident *m, ptreg_error *err)
 {
     ptreg_status st = dev_get(&m->device, &m->dev, err);
     if (st)
@@ -209,35 +209,9 @@ static ptreg_status open_on_device(ptreg_icp_model *m, ptreg_error *err)
     return st;
 }
 
-ptreg_status ptreg_icp_model_create(const ptreg_model_index *index, const ptreg_device *device,
-                                    ptreg_icp_model **out, ptreg_error *err)
+static void device_close(void *resident)
 {
-    ptreg_device on; /* a model for every option: the engines' backends */
-    const unsigned backends = icp_cpu_engine.base.backends | icp_device_engine.base.backends;
-    ptreg_status st = ptreg_device_resolve(device, backends, "ICP", &on, err);
-    if (st)
-        return st;
-    ptreg_icp_model *m = calloc(1, sizeof *m);
-    if (!m)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
-    pthread_mutex_init(&m->device_turn, NULL);
-    m->device = on;
-    m->index = index;
-    size_t points;
-    const float *target = ptreg_model_index_points(index, &points);
-    icp_target_extent(target, points, m->ref, &m->diag2);
-    if (on.backend != PTREG_BACKEND_CPU && (st = open_on_device(m, err))) {
-        ptreg_icp_model_destroy(m);
-        return st;
-    }
-    *out = m;
-    return PTREG_OK;
-}
-
-void ptreg_icp_model_destroy(ptreg_icp_model *m)
-{
-    if (!m)
-        return;
+    icp_resident *m = resident;
     workspace_free(&m->ws);
     dbuf_free(m->normals.buf);
     nn_device_destroy(m->nn);
@@ -245,12 +219,30 @@ void ptreg_icp_model_destroy(ptreg_icp_model *m)
     free(m);
 }
 
-void ptreg_icp_model_get_info(const ptreg_icp_model *m, ptreg_icp_model_info *info)
+/* The model on the device: its kernels, its index uploaded. */
+static ptreg_status device_open(ptreg_icp_model *model, ptreg_error *err)
 {
+    icp_resident *m = calloc(1, sizeof *m);
+    if (!m)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
+    pthread_mutex_init(&m->device_turn, NULL);
+    m->device = model->device;
+    m->index = model->index;
+    memcpy(m->ref, model->ref, sizeof m->ref);
+    ptreg_status st = open_on_device(m, err);
+    if (st) {
+        device_close(m);
+        return st;
+    }
+    model->resident = m;
+    return PTREG_OK;
+}
+
+static void device_info(const void *resident, ptreg_icp_model_info *info)
+{
+    const icp_resident *m = resident;
     pthread_mutex_t *turn = (pthread_mutex_t *)&m->device_turn; /* the workspace may be growing */
     pthread_mutex_lock(turn);
-    memset(info, 0, sizeof *info);
-    info->device = m->device;
     info->compile_ms = m->compile_ms;
     info->upload_ms = m->upload_ms;
     info->device_bytes = m->nn ? nn_device_bytes(m->nn) : 0;
@@ -265,7 +257,7 @@ void ptreg_icp_model_get_info(const ptreg_icp_model *m, ptreg_icp_model_info *in
 /* ---- one registration on the device ---- */
 
 typedef struct device_run {
-    ptreg_icp_model *m;
+    icp_resident *m;
     const ptreg_icp_options *opt;
     size_t n, groups;
     ptreg_nn_method nn;
@@ -278,14 +270,14 @@ typedef struct device_run {
 } device_run;
 
 /* A number in the precision of the device's sums (acc_t). */
-static karg karg_acc(const ptreg_icp_model *m, double v)
+static karg karg_acc(const icp_resident *m, double v)
 {
     return m->acc_size == sizeof(double) ? KARG_F64(v) : KARG_F32(v);
 }
 
 static ptreg_status launch_transform(device_run *r, const double T[16], ptreg_error *err)
 {
-    const ptreg_icp_model *m = r->m;
+    const icp_resident *m = r->m;
     dbuf *const *b = m->ws.buf;
     karg args[18] = {KARG_BUF(b[WS_SOURCE]), KARG_U32(r->n)};
     for (int row = 0; row < 3; row++)
@@ -303,7 +295,7 @@ static int seeded_walk(ptreg_nn_method nn) { return nn == PTREG_NN_DELAUNAY_PNN 
 
 static ptreg_status find_pairs(device_run *r, int want_walk_stats, ptreg_error *err)
 {
-    const ptreg_icp_model *m = r->m;
+    const icp_resident *m = r->m;
     dbuf *const *b = m->ws.buf;
     if (r->nn == PTREG_NN_BRUTE)
         return nn_device_brute(m->nn, b[WS_MOVED], r->n, b[WS_NEAREST], b[WS_DIST2], err);
@@ -324,7 +316,7 @@ static ptreg_status find_pairs(device_run *r, int want_walk_stats, ptreg_error *
  * apply yet): filter[0]. */
 static ptreg_status sigma_limit(device_run *r, int iteration, ptreg_error *err)
 {
-    const ptreg_icp_model *m = r->m;
+    const icp_resident *m = r->m;
     dbuf *const *b = m->ws.buf;
     int apply = iteration >= r->opt->filter_start;
     ptreg_status st = PTREG_OK;
@@ -341,7 +333,7 @@ static ptreg_status sigma_limit(device_run *r, int iteration, ptreg_error *err)
 /* The key of the ceil(trim * used)-th closest pair, digit by digit. */
 static ptreg_status trim_select(device_run *r, ptreg_error *err)
 {
-    const ptreg_icp_model *m = r->m;
+    const icp_resident *m = r->m;
     dbuf *const *b = m->ws.buf;
     ptreg_status st = PTREG_OK;
     for (uint32_t pass = 0; pass < TRIM_PASSES && !st; pass++) {
@@ -368,7 +360,7 @@ static ptreg_status launch_sums(device_run *r, const dkernel *k, size_t nargs, c
 
 static ptreg_status launch_moments(device_run *r, ptreg_error *err)
 {
-    const ptreg_icp_model *m = r->m;
+    const icp_resident *m = r->m;
     dbuf *const *b = m->ws.buf;
     karg args[] = {KARG_BUF(b[WS_MOVED]),       KARG_BUF(b[WS_NEAREST]), KARG_BUF(b[WS_DIST2]),
                    KARG_BUF(b[WS_FIRST_EQUAL]), KARG_BUF(b[WS_ORDER]),   KARG_U32(r->n),
@@ -387,7 +379,7 @@ _Static_assert(PTREG_KERNEL_HUBER == 1 && PTREG_KERNEL_CAUCHY == 2 && PTREG_KERN
 
 static ptreg_status launch_gauss_newton(device_run *r, ptreg_error *err)
 {
-    const ptreg_icp_model *m = r->m;
+    const icp_resident *m = r->m;
     const ptreg_icp_options *opt = r->opt;
     dbuf *const *b = m->ws.buf;
     /* buffers a method does not read: any live one */
@@ -425,7 +417,7 @@ static ptreg_status launch_gauss_newton(device_run *r, ptreg_error *err)
  * only what the pass made: 8 bytes a sum, 4 without double precision. */
 static ptreg_status read_summary(const device_run *r, double *s, ptreg_walk_stats *walk, ptreg_error *err)
 {
-    const ptreg_icp_model *m = r->m;
+    const icp_resident *m = r->m;
     const int fields = r->fields;
     uint64_t words[(PASS_FIELDS * sizeof(double) + 7) / 8 + PTREG_WALK_FIELDS];
     size_t walk_at = summary_walk_offset(m, fields);
@@ -451,7 +443,7 @@ static ptreg_status read_summary(const device_run *r, double *s, ptreg_walk_stat
  * layout in icp.cl). */
 static void pass_from_sums(const device_run *r, const double *s, icp_pass *pass)
 {
-    const ptreg_icp_model *m = r->m;
+    const icp_resident *m = r->m;
     memset(pass, 0, sizeof *pass);
     ptreg_moments_init(&pass->moments, m->ref, m->ref); /* the step's centre */
     if (r->gauss_newton) {
@@ -491,14 +483,6 @@ static ptreg_status device_correspond(void *ctx, const double T[16], int iterati
     return st;
 }
 
-/* The source in the CPU path's (Morton) order, its callers' indices, and
- * the state a registration starts from. */
-static void gather_rows(const float *in, const uint32_t *order, size_t n, float *out)
-{
-    for (size_t i = 0; i < n; i++)
-        memcpy(out + 3 * i, in + 3 * (size_t)order[i], 3 * sizeof(float));
-}
-
 /* first[i]: the first position of the run of equal points (bit for bit)
  * that position i of the sorted source belongs to; how many are not the
  * first of theirs. */
@@ -513,38 +497,21 @@ static size_t first_equal_of(const float *sorted, size_t n, uint32_t *first)
     return repeats;
 }
 
-/* GICP and SYMMETRIC: the source's normals (the caller's or estimated, as
- * the CPU engine's) in the source's order on the device. */
-static ptreg_status upload_source_normals(device_run *r, const float *source, const uint32_t *order, float *rows,
-                                          ptreg_icp_result *res, ptreg_error *err)
+/* The source (in the CPU engine's Morton order, icp_sort_source) on the
+ * device: its rows, its callers' indices, its runs of equal points and for
+ * GICP and SYMMETRIC its normals; and the state a registration starts
+ * from. */
+static ptreg_status upload_source(device_run *r, const icp_sorted_source *src, ptreg_error *err)
 {
-    const float *normals;
-    float *owned;
-    ptreg_status st = icp_cloud_normals(source, r->n, NULL, r->opt->source_normals, r->opt, &normals, &owned, res, err);
-    st = st ? st : normals_reserve(r->m, r->n, err);
-    if (!st) {
-        gather_rows(normals, order, r->n, rows);
-        st = dbuf_write(r->m->ws.source_normals, 0, rows, 3 * r->n * sizeof(float), err);
-    }
-    free(owned);
-    return st;
-}
-
-static ptreg_status upload_source(device_run *r, const float *source, ptreg_icp_result *res, ptreg_error *err)
-{
-    ptreg_icp_model *m = r->m;
+    icp_resident *m = r->m;
     size_t n = r->n;
-    uint32_t *order = malloc(n * sizeof *order), *first = malloc(n * sizeof *first);
-    float *sorted = malloc(3 * n * sizeof *sorted);
-    if (!order || !first || !sorted || icp_morton_order(source, n, order)) {
-        free(order), free(first), free(sorted);
+    uint32_t *first = malloc(n * sizeof *first);
+    if (!first)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
-    }
-    gather_rows(source, order, n, sorted);
-    int identity = first_equal_of(sorted, n, first) == 0;
+    int identity = first_equal_of(src->xyz, n, first) == 0;
     dbuf *const *b = m->ws.buf;
-    ptreg_status st = dbuf_write(b[WS_SOURCE], 0, sorted, 3 * n * sizeof(float), err);
-    st = st ? st : dbuf_write(b[WS_ORDER], 0, order, n * sizeof(uint32_t), err);
+    ptreg_status st = dbuf_write(b[WS_SOURCE], 0, src->xyz, 3 * n * sizeof(float), err);
+    st = st ? st : dbuf_write(b[WS_ORDER], 0, src->order, n * sizeof(uint32_t), err);
     /* the identity, once written, serves every source without repeats (a
      * prefix of it any shorter one) */
     if (!st && !(identity && m->ws.first_equal_identity)) {
@@ -552,9 +519,10 @@ static ptreg_status upload_source(device_run *r, const float *source, ptreg_icp_
         st = dbuf_write(b[WS_FIRST_EQUAL], 0, first, n * sizeof(uint32_t), err);
         m->ws.first_equal_identity = !st && identity && n == m->ws.capacity;
     }
+    free(first);
+    st = st || !r->turned ? st : normals_reserve(m, n, err);
     if (!st && r->turned)
-        st = upload_source_normals(r, source, order, sorted, res, err);
-    free(order), free(first), free(sorted);
+        st = dbuf_write(m->ws.source_normals, 0, src->normals, 3 * n * sizeof(float), err);
     double inf = INFINITY;
     float inf_f = INFINITY;
     uint64_t select[SELECT_WORDS] = {[SELECT_KTH] = UINT64_MAX};
@@ -566,13 +534,6 @@ static ptreg_status upload_source(device_run *r, const float *source, ptreg_icp_
     return st;
 }
 
-/* The normals a registration's options give the target: theirs, else the
- * model's (NULL: estimate them). */
-static const float *given_target_normals(const ptreg_icp_model *m, const ptreg_icp_options *opt)
-{
-    return opt->target_normals ? opt->target_normals : m->normals.model_normals;
-}
-
 /* Whether the device holds the target's normals these options ask for. */
 static int target_normals_held(const icp_target_normals *tn, const float *given, const ptreg_icp_options *opt)
 {
@@ -581,14 +542,15 @@ static int target_normals_held(const icp_target_normals *tn, const float *given,
     return tn->estimated_k == opt->normal_k && tn->estimated_radius == opt->normal_radius;
 }
 
-/* PLANE, GICP and SYMMETRIC: the target's normals on the device: the
- * model's and estimated ones stay for the next registration; a
- * registration's own are uploaded each time. */
-static ptreg_status ensure_target_normals(ptreg_icp_model *m, const ptreg_icp_options *opt, ptreg_icp_result *res,
+/* PLANE, GICP and SYMMETRIC: the target's normals on the device (the
+ * options' target_normals: the registration's, else the model's, else
+ * estimated): the model's and estimated ones stay for the next
+ * registration; a registration's own are uploaded each time. */
+static ptreg_status ensure_target_normals(icp_resident *m, const ptreg_icp_options *opt, ptreg_icp_result *res,
                                           ptreg_error *err)
 {
     icp_target_normals *tn = &m->normals;
-    const float *given = given_target_normals(m, opt);
+    const float *given = opt->target_normals;
     if (opt->method == PTREG_ICP_POINT || target_normals_held(tn, given, opt))
         return PTREG_OK;
     size_t points;
@@ -610,100 +572,73 @@ static ptreg_status ensure_target_normals(ptreg_icp_model *m, const ptreg_icp_op
     return st;
 }
 
-ptreg_status ptreg_icp_model_set_normals(ptreg_icp_model *m, const float *normals, ptreg_error *err)
+/* The model's normals (model->normals) up once, not with every
+ * registration. */
+static ptreg_status device_set_normals(ptreg_icp_model *model, ptreg_error *err)
 {
-    if (!normals)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "ICP model: no normals given");
+    icp_resident *m = model->resident;
     pthread_mutex_lock(&m->device_turn);
     icp_target_normals *tn = &m->normals;
-    tn->model_normals = normals;
+    tn->model_normals = model->normals;
     tn->holds_model_normals = 0;
-    ptreg_status st = PTREG_OK;
-    if (m->device.backend != PTREG_BACKEND_CPU) {
-        ptreg_icp_options opt;
-        ptreg_icp_options_default(&opt);
-        opt.method = PTREG_ICP_PLANE;
-        ptreg_icp_result unused = {0};
-        st = ensure_target_normals(m, &opt, &unused, err);
-    }
+    ptreg_icp_options opt;
+    ptreg_icp_options_default(&opt);
+    opt.method = PTREG_ICP_PLANE;
+    opt.target_normals = model->normals;
+    ptreg_icp_result unused = {0};
+    ptreg_status st = ensure_target_normals(m, &opt, &unused, err);
     pthread_mutex_unlock(&m->device_turn);
     return st;
 }
 
-static ptreg_status device_register(ptreg_icp_model *m, const float *source, size_t n, const ptreg_icp_options *opt,
-                                    ptreg_icp_result *r, ptreg_error *err)
+/* A registration's set-up on the device, which is its own until
+ * device_end: the workspace, the target's normals, the source. */
+static ptreg_status device_begin(const icp_setup *setup, void **ctx, ptreg_icp_result *r, ptreg_error *err)
 {
+    icp_resident *m = setup->model->resident;
+    const ptreg_icp_options *opt = setup->opt;
+    const size_t n = setup->n;
+    device_run *run = calloc(1, sizeof *run);
+    if (!run)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory");
+    pthread_mutex_lock(&m->device_turn);
+    *ctx = run;
+    run->m = m;
     size_t points;
     ptreg_model_index_points(m->index, &points);
     if (n > MAX_DEVICE_POINTS || points > MAX_DEVICE_POINTS)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "ICP on %s: at most 2^30 points per cloud", m->dev->label);
-    device_run run = {.m = m, .opt = opt, .n = n, .groups = device_groups(n)};
-    /* the index's measured method was timed on the CPU; on a device auto keeps the rule */
-    run.nn = icp_choose_nn(opt, n, m->index, 0, r);
-    run.max_d2 = opt->max_dist > 0.0 ? (float)(opt->max_dist * opt->max_dist) : INFINITY;
-    run.names = run.nn == PTREG_NN_BRUTE ? m->nn->point_xyz : m->nn->slot_xyz;
-    run.gauss_newton = ptreg_icp_uses_gauss_newton(opt);
-    run.fields = run.gauss_newton ? GN_FIELDS : MOMENTS;
-    run.turned = icp_uses_source_normals(opt);
-    r->nn = run.nn;
-    r->device = m->device;
-    int walks = ptreg_nn_method_is_delaunay(run.nn);
-    ptreg_status st = icp_result_alloc(r, opt->max_iter, walks, err);
-    st = st ? st : workspace_reserve(m, n, err);
+    *run = (device_run){.m = m, .opt = opt, .n = n, .groups = device_groups(n), .nn = setup->nn,
+                        .max_d2 = setup->max_d2, .gauss_newton = setup->gauss_newton};
+    run->names = run->nn == PTREG_NN_BRUTE ? m->nn->point_xyz : m->nn->slot_xyz;
+    run->fields = run->gauss_newton ? GN_FIELDS : MOMENTS;
+    run->turned = icp_uses_source_normals(opt);
+    ptreg_status st = workspace_reserve(m, n, err);
     st = st ? st : ensure_target_normals(m, opt, r, err);
-    st = st ? st : upload_source(&run, source, r, err);
-    st = st ? st : icp_iterate(device_correspond, &run, n, opt, icp_tolerance(opt, m->diag2), r, err);
+    icp_sorted_source sorted = {NULL, NULL, NULL};
+    st = st ? st : icp_sort_source(setup->source, n, opt, run->turned, &sorted, r, err);
+    st = st ? st : upload_source(run, &sorted, err);
+    icp_sorted_source_free(&sorted);
     return st;
 }
 
-/* A registration on a resident model (the inputs checked, r empty but its
- * device); t0 as the engine's run. */
-static ptreg_status model_run(ptreg_icp_model *m, const float *source, size_t n, const ptreg_icp_options *opt,
-                              double t0, ptreg_icp_result *r, ptreg_error *err)
+static void device_end(void *ctx)
 {
-    if (m->device.backend == PTREG_BACKEND_CPU) {
-        ptreg_icp_options with_normals = *opt;
-        with_normals.target_normals = given_target_normals(m, opt);
-        return icp_cpu_engine.run(&m->device, source, n, m->index, &with_normals, t0, r, err);
-    }
-    pthread_mutex_lock(&m->device_turn);
-    ptreg_status st = device_register(m, source, n, opt, r, err);
-    pthread_mutex_unlock(&m->device_turn);
-    if (st) {
-        ptreg_icp_result_free(r);
-        return st;
-    }
-    r->time_ms = ptreg_time_ms() - t0;
-    return PTREG_OK;
+    device_run *run = ctx;
+    pthread_mutex_unlock(&run->m->device_turn);
+    free(run);
 }
 
-ptreg_status ptreg_icp_model_run(ptreg_icp_model *m, const float *source, size_t n,
-                                      const ptreg_icp_options *opt, ptreg_icp_result *r, ptreg_error *err)
-{
-    double t0 = ptreg_time_ms();
-    ptreg_icp_options defaults;
-    size_t points;
-    const float *target = ptreg_model_index_points(m->index, &points);
-    ptreg_status st = icp_begin(source, n, target, points, &opt, &defaults, r, err);
-    r->device = m->device;
-    return st ? st : model_run(m, source, n, opt, t0, r, err);
-}
-
-/* One registration (the entry point has checked the inputs): the model
- * uploaded, used once, given back. */
-static ptreg_status device_once(const ptreg_device *on, const float *source, size_t n, const ptreg_model_index *idx,
-                                const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err)
-{
-    ptreg_icp_model *m;
-    ptreg_status st = ptreg_icp_model_create(idx, on, &m, err);
-    if (st)
-        return st;
-    st = model_run(m, source, n, opt, t0, r, err);
-    if (!st)
-        r->upload_ms = m->upload_ms;
-    ptreg_icp_model_destroy(m);
-    return st;
-}
-
-/* Every method, kernel, filter and optimiser. */
-const icp_engine icp_device_engine = {{ENGINE_GPU_BACKENDS, NULL}, device_once};
+/* Every method, kernel, filter and optimiser. The index's measured method
+ * was timed on the CPU: on a device auto keeps the rule. */
+const icp_engine icp_device_engine = {
+    .base = {ENGINE_GPU_BACKENDS, NULL},
+    .measured_nn = 0,
+    .open = device_open,
+    .close = device_close,
+    .info = device_info,
+    .set_normals = device_set_normals,
+    .begin = device_begin,
+    .correspond = device_correspond,
+    .end = device_end,
+};

@@ -103,19 +103,72 @@ ptreg_status icp_cloud_normals(const float *xyz, size_t n, const ptreg_kdtree *t
 ptreg_status icp_begin(const float *source, size_t n, const float *target, size_t m, const ptreg_icp_options **opt,
                        ptreg_icp_options *defaults, ptreg_icp_result *r, ptreg_error *err);
 
+/* The source in the Morton order both engines walk it in: its rows,
+ * order[i] the caller's index of position i, and with_normals (GICP and
+ * SYMMETRIC) its normals (the caller's or estimated: r->build_ms counts
+ * them) in that order (else NULL). Each engine's one way to them. */
+typedef struct icp_sorted_source {
+    float *xyz;
+    uint32_t *order;
+    float *normals;
+} icp_sorted_source;
+ptreg_status icp_sort_source(const float *source, size_t n, const ptreg_icp_options *opt, int with_normals,
+                             icp_sorted_source *out, ptreg_icp_result *r, ptreg_error *err);
+void icp_sorted_source_free(icp_sorted_source *s);
+
 /* ---- the engines: where the passes of correspondences are made (the
  * CPU's, icp_cpu.c; a GPU device's, icp_device.c). The entry points
- * (icp.c) choose one; it runs the loop above. ---- */
-typedef struct icp_engine {
+ * (icp.c) choose one, once; the model keeps it; icp_run owns each
+ * registration on it. ---- */
+typedef struct icp_engine icp_engine;
+
+/* The resident model (ptreg_icp_model): the engine chosen when it was
+ * made, the target, and what the engine keeps on its device. A one-off
+ * registration is a model used once. */
+struct ptreg_icp_model {
+    const icp_engine *engine;
+    ptreg_device device;
+    const ptreg_model_index *index;
+    double ref[3], diag2; /* the target's bounding-box centre and squared diagonal */
+    const float *normals; /* ptreg_icp_model_set_normals' */
+    void *resident;       /* the engine's (open/close); NULL: it keeps nothing */
+};
+
+/* One registration as icp_run gives it to the engine. */
+typedef struct icp_setup {
+    ptreg_icp_model *model;
+    const float *source; /* the caller's order */
+    size_t n;
+    const ptreg_icp_options *opt; /* target_normals: the caller's, else the model's */
+    ptreg_nn_method nn;           /* the method chosen (r->nn) */
+    float max_d2;                 /* pairs farther apart are not used */
+    int gauss_newton;             /* steps by Gauss-Newton (else Horn's) */
+} icp_setup;
+
+struct icp_engine {
     engine base; /* the backends and whether it runs the options (device/engine.h) */
-    /* One registration on an index on device `on` (the inputs checked, r
-     * empty but its device); t0: when the caller's clouds were in memory
-     * (time_ms counts from it). */
-    ptreg_status (*run)(const ptreg_device *on, const float *source, size_t n, const ptreg_model_index *idx,
-                        const ptreg_icp_options *opt, double t0, ptreg_icp_result *r, ptreg_error *err);
-} icp_engine;
+    int measured_nn; /* auto may take the index's measured method (it was timed here) */
+    /* What stays on the device between registrations, in m->resident
+     * (NULL functions: nothing stays): opened when the model is made. */
+    ptreg_status (*open)(ptreg_icp_model *m, ptreg_error *err);
+    void (*close)(void *resident);
+    void (*info)(const void *resident, ptreg_icp_model_info *info);
+    ptreg_status (*set_normals)(ptreg_icp_model *m, ptreg_error *err); /* m->normals given */
+    /* One registration's set-up (r's arrays allocated): *ctx, which
+     * end() is given whenever begin set it, failed or not. */
+    ptreg_status (*begin)(const icp_setup *s, void **ctx, ptreg_icp_result *r, ptreg_error *err);
+    icp_correspond_fn correspond;
+    void (*end)(void *ctx);
+};
 
 extern const icp_engine icp_cpu_engine, icp_device_engine;
+
+/* One registration on a model (the inputs checked, r empty but its
+ * device): the method chosen, the engine's set-up, the iterations on its
+ * passes, its end. t0: when the caller's clouds were in memory (time_ms
+ * counts from it). */
+ptreg_status icp_run(ptreg_icp_model *m, const float *source, size_t n, const ptreg_icp_options *opt, double t0,
+                     ptreg_icp_result *r, ptreg_error *err);
 
 /* The program of ICP's steps (icp.cl); built with nn_device_layout's
  * options. */

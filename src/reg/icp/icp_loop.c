@@ -452,3 +452,66 @@ ptreg_status icp_cloud_normals(const float *xyz, size_t n, const ptreg_kdtree *t
     *normals = *owned;
     return st;
 }
+
+static void gather_rows(const float *in, const uint32_t *order, size_t n, float *out)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(out + 3 * i, in + 3 * (size_t)order[i], 3 * sizeof(float));
+}
+
+/* (icp_impl.h) */
+ptreg_status icp_sort_source(const float *source, size_t n, const ptreg_icp_options *opt, int with_normals,
+                             icp_sorted_source *out, ptreg_icp_result *r, ptreg_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->xyz = malloc(3 * n * sizeof(float));
+    out->order = malloc(n * sizeof(uint32_t));
+    if (!out->xyz || !out->order || icp_morton_order(source, n, out->order))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
+    gather_rows(source, out->order, n, out->xyz);
+    if (!with_normals)
+        return PTREG_OK;
+    const float *normals;
+    float *owned;
+    ptreg_status st = icp_cloud_normals(source, n, NULL, opt->source_normals, opt, &normals, &owned, r, err);
+    if (!st && !(out->normals = malloc(3 * n * sizeof(float))))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu normals", n);
+    if (!st)
+        gather_rows(normals, out->order, n, out->normals);
+    free(owned);
+    return st;
+}
+
+void icp_sorted_source_free(icp_sorted_source *s)
+{
+    free(s->xyz), free(s->order), free(s->normals);
+    memset(s, 0, sizeof *s);
+}
+
+/* (icp_impl.h) The engine's part is its set-up and its passes; the rest of
+ * a registration, for every engine, is here. */
+ptreg_status icp_run(ptreg_icp_model *m, const float *source, size_t n, const ptreg_icp_options *opt_in, double t0,
+                     ptreg_icp_result *r, ptreg_error *err)
+{
+    const icp_engine *e = m->engine;
+    ptreg_icp_options opt = *opt_in;
+    if (!opt.target_normals)
+        opt.target_normals = m->normals;
+    icp_setup s = {m, source, n, &opt, PTREG_NN_AUTO, INFINITY, ptreg_icp_uses_gauss_newton(&opt)};
+    if (opt.max_dist > 0.0)
+        s.max_d2 = (float)(opt.max_dist * opt.max_dist);
+    r->device = m->device;
+    s.nn = r->nn = icp_choose_nn(&opt, n, m->index, e->measured_nn, r);
+    void *ctx = NULL;
+    ptreg_status st = icp_result_alloc(r, opt.max_iter, ptreg_nn_method_is_delaunay(s.nn), err);
+    st = st ? st : e->begin(&s, &ctx, r, err);
+    st = st ? st : icp_iterate(e->correspond, ctx, n, &opt, icp_tolerance(&opt, m->diag2), r, err);
+    if (ctx)
+        e->end(ctx);
+    if (st) {
+        ptreg_icp_result_free(r);
+        return st;
+    }
+    r->time_ms = ptreg_time_ms() - t0;
+    return PTREG_OK;
+}
