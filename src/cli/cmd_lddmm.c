@@ -193,37 +193,7 @@ static int read_init(const cli_args *a, ptreg_lddmm_options *o, size_t n, double
     return EXIT_OK;
 }
 
-static int write_trajectory(const char *dir, const double *q0, const double *p0, size_t n,
-                            const ptreg_lddmm_options *o)
-{
-    if (mkdir(dir, 0755) && errno != EEXIST) {
-        cli_error("lddmm", "--trajectory %s: %s", dir, strerror(errno));
-        return EXIT_RUNTIME;
-    }
-    size_t T = (size_t)o->time_points;
-    double *traj = malloc(T * 3 * n * sizeof *traj);
-    ptreg_cloud c;
-    ptreg_cloud_init(&c);
-    ptreg_error err;
-    ptreg_status st = traj ? ptreg_cloud_alloc(&c, n, 0, &err)
-                           : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for the trajectory");
-    if (!st)
-        st = ptreg_lddmm_shoot(q0, p0, n, o, NULL, NULL, traj, &err);
-    int rc = st ? EXIT_RUNTIME : EXIT_OK;
-    if (st)
-        cli_error("lddmm", "--trajectory: %s", err.message);
-    for (size_t t = 0; !rc && t < T; t++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/t_%03zu.ply", dir, t);
-        for (size_t i = 0; i < 3 * n; i++)
-            c.xyz[i] = (float)traj[t * 3 * n + i];
-        rc = cli_write_cloud("lddmm", path, &c, 0);
-    }
-    ptreg_cloud_free(&c);
-    free(traj);
-    return rc;
-}
-
+/* Landmarks (doubles) written as a cloud. */
 static int write_moved(const char *path, const double *q1, size_t n)
 {
     ptreg_cloud c;
@@ -236,6 +206,30 @@ static int write_moved(const char *path, const double *q1, size_t n)
         c.xyz[i] = (float)q1[i];
     int rc = cli_write_cloud("lddmm", path, &c, 0);
     ptreg_cloud_free(&c);
+    return rc;
+}
+
+static int write_trajectory(const char *dir, const double *q0, const double *p0, size_t n,
+                            const ptreg_lddmm_options *o)
+{
+    if (mkdir(dir, 0755) && errno != EEXIST) {
+        cli_error("lddmm", "--trajectory %s: %s", dir, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    size_t T = (size_t)o->time_points;
+    double *traj = malloc(T * 3 * n * sizeof *traj);
+    ptreg_error err;
+    ptreg_status st = traj ? ptreg_lddmm_shoot(q0, p0, n, o, NULL, NULL, traj, &err)
+                           : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for the trajectory");
+    int rc = st ? EXIT_RUNTIME : EXIT_OK;
+    if (st)
+        cli_error("lddmm", "--trajectory: %s", err.message);
+    for (size_t t = 0; !rc && t < T; t++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/t_%03zu.ply", dir, t);
+        rc = write_moved(path, traj + t * 3 * n, n);
+    }
+    free(traj);
     return rc;
 }
 
@@ -265,9 +259,7 @@ static cJSON *tuned_gpu(const cli_args *a, ptreg_lddmm_options *o, size_t n)
         return NULL;
     ptreg_tune_choice c;
     ptreg_error err;
-    if (ptreg_tune_lddmm(o, n, !cli_has(a, "no-tune"), &c, &err) == PTREG_ERR_NOMEM)
-        cli_set_out_of_memory();
-    return cli_tune_adopt(a, &c);
+    return cli_tune_adopt(a, ptreg_tune_lddmm(o, n, !cli_has(a, "no-tune"), &c, &err), &c);
 }
 
 /* The engine that ran: the CPU's instruction set (or its double reference)
@@ -418,12 +410,9 @@ int cli_run_warp(int argc, char **argv)
 {
     cli_args a;
     int rc;
-    if (!cli_begin(&cli_cmd_warp, argc, argv, &a, &rc))
+    if (!cli_begin(&cli_cmd_warp, argc, argv, &a, &rc) ||
+        (rc = cli_require(&a, "output", "the output file: -o OUT")))
         return rc;
-    if (!cli_has(&a, "output")) {
-        cli_error("warp", "give the output file: -o OUT");
-        return EXIT_USAGE;
-    }
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
     if ((rc = read_warp_precision(&a, &o)) || (rc = cli_apply_threads(&a)) || (rc = read_device(&a, &o)) ||

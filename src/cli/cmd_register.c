@@ -178,12 +178,8 @@ int cli_run_register(int argc, char **argv)
         (cli_has(&a, "truth") && (rc = cli_read_transform("register", cli_string(&a, "truth", NULL), truth))))
         return rc;
     ptreg_cloud s, t;
-    if ((rc = cli_load_shape("register", a.positional[0], &s, cli_quiet(&a))))
+    if ((rc = cli_load_pair("register", &a, 1, &s, &t)))
         return rc;
-    if ((rc = cli_load_shape("register", a.positional[1], &t, cli_quiet(&a)))) {
-        ptreg_cloud_free(&s);
-        return rc;
-    }
     if (cli_has(&a, "truth"))
         cli_transform_to_local(truth, truth);
     register_run run;

@@ -72,12 +72,9 @@ int cli_run_view(int argc, char **argv)
 {
     cli_args a;
     int rc;
-    if (!cli_begin(&cli_cmd_view, argc, argv, &a, &rc))
+    if (!cli_begin(&cli_cmd_view, argc, argv, &a, &rc) ||
+        (rc = cli_require(&a, "output", "the page to write: -o VIEW.html")))
         return rc;
-    if (!cli_has(&a, "output")) {
-        cli_error("view", "give the page to write: -o VIEW.html");
-        return EXIT_USAGE;
-    }
     if (cli_has(&a, "distance") && a.positional_count < 2) {
         cli_error("view", "--distance colours the first cloud by its distance to the second: give two clouds");
         return EXIT_USAGE;

@@ -23,6 +23,9 @@ int cli_load_cloud_with(const char *cmd, const char *path, const ptreg_read_opti
  * normals, descriptors): fewer than 3 points, or all of them one point,
  * is bad input (3) rather than a result without meaning. */
 int cli_load_shape(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet);
+/* SOURCE and TARGET, the first two arguments, by cli_load_shape (shape
+ * set) or cli_load_cloud, quiet as cli_quiet; on failure neither stays. */
+int cli_load_pair(const char *cmd, const cli_args *a, int shape, ptreg_cloud *s, ptreg_cloud *t);
 int cli_write_cloud(const char *cmd, const char *path, const ptreg_cloud *cloud, int ascii);
 /* A command's clouds share one frame: the first cloud read sets its origin
  * (far from zero for georeferenced data), each later one is re-expressed
