@@ -292,80 +292,45 @@ static ptreg_status repeat_runs(feature_run *run, int repeat, double **times, pt
     return cli_repeat(repeat, feature_once, run, *times, &median, err);
 }
 
-/* The normals are the output: a format without a place for them is
- * refused before they are computed, not after. */
-static int check_normals_output(const cli_args *a)
+/* normals, pfh or fpfh. */
+typedef struct feature_kind {
+    const cli_command *cmd;
+    int bins; /* 0: normals */
+    ptreg_status (*descriptors)(const float *, const float *, size_t, const ptreg_features_options *, float *,
+                                size_t *, ptreg_error *);
+} feature_kind;
+
+/* The command's options: normals' orientation, or the descriptors'
+ * convention and --reference (-o's format: cli_begin checks what the
+ * option writes). */
+static int read_options(const cli_args *a, const feature_kind *kind, ptreg_normals_options *no,
+                        ptreg_features_options *fo)
+{
+    if (kind->bins) {
+        if (kind->bins != PTREG_FPFH_BINS && cli_has(a, "convention")) {
+            cli_error(kind->cmd->name, "--convention is FPFH's: PFH has one");
+            return EXIT_USAGE;
+        }
+        fo->reference = cli_has(a, "reference");
+        return read_library_neighborhood(a, fo, &fo->neighbors);
+    }
+    int rc = read_library_neighborhood(a, no, &no->neighbors);
+    rc = rc ? rc : cli_vec3(a, "direction", no->direction);
+    return rc ? rc : cli_vec3(a, "viewpoint", no->viewpoint);
+}
+
+/* normals' -o must hold normals, which not every cloud format does:
+ * refused before the normals are computed, not after. */
+static int check_normals_output(const cli_args *a, const feature_kind *kind)
 {
     const char *out = cli_string(a, "output", NULL);
-    if (!out || ptreg_format_holds_normals(ptreg_format_from_path(out)))
+    if (kind->bins || !out || ptreg_format_holds_normals(ptreg_format_from_path(out)))
         return EXIT_OK;
     cli_error("normals", "-o %s: %s files cannot hold normals: write PLY, PCD or text (.xyz .txt .csv .pts)", out,
               ptreg_format_name(ptreg_format_from_path(out)));
     return EXIT_USAGE;
 }
 
-int cli_run_normals(int argc, char **argv)
-{
-    cli_args a;
-    int rc;
-    if (!cli_begin(&cli_cmd_normals, argc, argv, &a, &rc))
-        return rc;
-    ptreg_normals_options o;
-    ptreg_normals_options_default(&o);
-    int repeat = 1;
-    ptreg_device on;
-    ptreg_error err;
-    if ((rc = read_library_neighborhood(&a, &o, &o.neighbors)) || (rc = cli_vec3(&a, "direction", o.direction)) ||
-        (rc = cli_vec3(&a, "viewpoint", o.viewpoint)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, &o.device)) ||
-        (rc = cli_device_usable(&a, ptreg_normals_resolve_device(&o, &on, &err), &err)) ||
-        (rc = cli_report_begin(&a, "normals")) || (rc = check_normals_output(&a)))
-        return rc;
-    ptreg_cloud c;
-    if ((rc = cli_load_shape("normals", a.positional[0], &c, cli_quiet(&a))))
-        return rc;
-    double viewpoint[3]; /* the viewpoint is a place in the world: into the cloud's frame, and back for the JSON */
-    for (int k = 0; k < 3; k++)
-        o.viewpoint[k] -= c.origin[k], viewpoint[k] = o.viewpoint[k] + c.origin[k];
-    double *times = NULL;
-    feature_run run = {&c, &o, NULL, NULL, 3, NULL, NULL, 0};
-    ptreg_status st = PTREG_OK;
-    if (!(rc = check_k("normals", "k", &o.neighbors, a.positional[0], c.n)) &&
-        (st = repeat_runs(&run, repeat, &times, &err))) {
-        cli_error("normals", "%s: %s", a.positional[0], err.message);
-        rc = cli_exit_code(st, 1);
-    }
-    if (!rc) {
-        free(c.normals);
-        free(c.curvature);
-        c.normals = run.out;
-        c.curvature = run.curvature;
-        run.out = run.curvature = NULL;
-        if (cli_has(&a, "output"))
-            rc = cli_write_cloud("normals", cli_string(&a, "output", NULL), &c, cli_has(&a, "ascii"));
-        rc = rc ? rc : report_normals(&c, c.normals, c.curvature);
-    }
-    const feature_report f = {"normals", a.positional[0], c.n, run.missing, 0, &o.neighbors, viewpoint, NULL, NULL,
-                              &on, 0, NULL, times, repeat};
-    rc = rc ? rc : print_report(&a, &f);
-    free(run.out);
-    free(run.curvature);
-    free(times);
-    ptreg_cloud_free(&c);
-    return rc;
-}
-
-/* ---- pfh / fpfh ---------------------------------------------------------- */
-
-typedef struct descriptor_kind {
-    const cli_command *cmd;
-    int bins;
-    ptreg_status (*compute)(const float *, const float *, size_t, const ptreg_features_options *, float *, size_t *,
-                            ptreg_error *);
-} descriptor_kind;
-
-/* The cloud's own normals, or estimated ones (returned in *source), on
- * the device the descriptors run on. */
 static int ensure_normals(const cli_args *a, const char *cmd, const ptreg_device *on, ptreg_cloud *c,
                           const char **source)
 {
@@ -399,17 +364,6 @@ static int ensure_normals(const cli_args *a, const char *cmd, const ptreg_device
     return EXIT_OK;
 }
 
-/* (-o's format is checked by cli_begin: the option writes pcd npy csv txt.) */
-static int read_feature_options(const cli_args *a, const descriptor_kind *kind, ptreg_features_options *o)
-{
-    if (kind->bins != PTREG_FPFH_BINS && cli_has(a, "convention")) {
-        cli_error(kind->cmd->name, "--convention is FPFH's: PFH has one");
-        return EXIT_USAGE;
-    }
-    int rc = read_library_neighborhood(a, o, &o->neighbors);
-    o->reference = cli_has(a, "reference");
-    return rc;
-}
 
 /* FPFH's knobs from `ptreg tune --kernel fpfh [--device]` (unless
  * --no-tune; on the CPU its threads, unless --threads): what ran, for the
@@ -424,63 +378,100 @@ static cJSON *tuned_variant(const cli_args *a, ptreg_features_options *o, size_t
     return cli_tune_adopt(a, ptreg_tune_fpfh(o, n, use_cache, &c, &err), &c);
 }
 
-static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
+/* The computation's failure: the input's (normals) or the options' (descriptors). */
+static int failed(const feature_kind *kind, const char *path, ptreg_status st, const ptreg_error *err)
+{
+    if (!kind->bins) {
+        cli_error("normals", "%s: %s", path, err->message);
+        return cli_exit_code(st, 1);
+    }
+    cli_error(kind->cmd->name, "%s", err->message);
+    return st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
+}
+
+/* -o and --html: the cloud with its normals, or the descriptors. */
+static int write_outputs(const cli_args *a, const feature_kind *kind, ptreg_cloud *c, feature_run *run)
+{
+    const char *out = cli_string(a, "output", NULL);
+    if (kind->bins) {
+        ptreg_error err;
+        ptreg_status st = out ? ptreg_descriptors_write(out, run->out, c->n, kind->bins, kind->cmd->name, &err)
+                              : PTREG_OK;
+        return st ? failed(kind, out, st, &err) : report_descriptors(kind->bins, c, run->out);
+    }
+    free(c->normals);
+    free(c->curvature);
+    c->normals = run->out;
+    c->curvature = run->curvature;
+    run->out = run->curvature = NULL;
+    int rc = out ? cli_write_cloud("normals", out, c, cli_has(a, "ascii")) : EXIT_OK;
+    return rc ? rc : report_normals(c, c->normals, c->curvature);
+}
+
+static int run_features(const feature_kind *kind, int argc, char **argv)
 {
     const char *name = kind->cmd->name;
     cli_args a;
     int rc;
     if (!cli_begin(kind->cmd, argc, argv, &a, &rc))
         return rc;
-    ptreg_features_options o;
-    ptreg_features_options_default(&o);
+    ptreg_normals_options no;
+    ptreg_features_options fo;
+    ptreg_normals_options_default(&no);
+    ptreg_features_options_default(&fo);
+    ptreg_neighborhood *nb = kind->bins ? &fo.neighbors : &no.neighbors;
     int repeat = 1;
     ptreg_device on; /* what auto becomes, for the report */
     ptreg_error err;
-    if ((rc = read_feature_options(&a, kind, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, &o.device)) ||
-        (rc = cli_device_usable(&a, ptreg_features_resolve_device(&o, &on, &err), &err)) ||
-        (rc = cli_report_begin(&a, name)))
+    if ((rc = read_options(&a, kind, &no, &fo)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
+        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, kind->bins ? &fo.device : &no.device)) ||
+        (rc = cli_device_usable(&a, kind->bins ? ptreg_features_resolve_device(&fo, &on, &err)
+                                               : ptreg_normals_resolve_device(&no, &on, &err), &err)) ||
+        (rc = cli_report_begin(&a, name)) || (rc = check_normals_output(&a, kind)))
         return rc;
     ptreg_cloud c;
-    const char *normals = NULL;
     if ((rc = cli_load_shape(name, a.positional[0], &c, cli_quiet(&a))))
         return rc;
-    if ((rc = check_k(name, "k", &o.neighbors, a.positional[0], c.n)) ||
-        (rc = ensure_normals(&a, name, &on, &c, &normals))) {
-        ptreg_cloud_free(&c);
-        return rc;
-    }
-    cJSON *variant = kind->bins == PTREG_FPFH_BINS ? tuned_variant(&a, &o, c.n) : NULL;
-    feature_run run = {&c, NULL, &o, kind->compute, kind->bins, NULL, NULL, 0};
+    double viewpoint[3]; /* normals': a place in the world, into the cloud's frame (and back for the JSON) */
+    for (int k = 0; k < 3; k++)
+        no.viewpoint[k] -= c.origin[k], viewpoint[k] = no.viewpoint[k] + c.origin[k];
+    const char *normals = NULL;
+    cJSON *variant = NULL;
+    rc = check_k(name, "k", nb, a.positional[0], c.n);
+    rc = rc || !kind->bins ? rc : ensure_normals(&a, name, &on, &c, &normals);
+    if (!rc && kind->bins == PTREG_FPFH_BINS)
+        variant = tuned_variant(&a, &fo, c.n);
+    feature_run run = {&c, kind->bins ? NULL : &no, &fo, kind->descriptors, kind->bins ? kind->bins : 3, NULL, NULL, 0};
     double *times = NULL;
-    ptreg_status st = repeat_runs(&run, repeat, &times, &err);
-    if (!st && cli_has(&a, "output"))
-        st = ptreg_descriptors_write(cli_string(&a, "output", NULL), run.out, c.n, kind->bins, name, &err);
-    if (st) {
-        cli_error(name, "%s", err.message);
-        rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
-    } else if (!(rc = report_descriptors(kind->bins, &c, run.out))) {
-        const char *convention = o.convention == PTREG_FPFH_PCL ? "pcl" : "open3d";
-        const feature_report f = {name, a.positional[0], c.n, run.missing, kind->bins, &o.neighbors, NULL,
-                                  kind->bins == PTREG_FPFH_BINS ? convention : NULL, normals, &on, o.reference,
-                                  variant, times, repeat};
-        rc = print_report(&a, &f);
-    }
+    ptreg_status st = rc ? PTREG_OK : repeat_runs(&run, repeat, &times, &err);
+    rc = rc ? rc : st ? failed(kind, a.positional[0], st, &err) : write_outputs(&a, kind, &c, &run);
+    const char *convention = fo.convention == PTREG_FPFH_PCL ? "pcl" : "open3d";
+    const feature_report f = {name, a.positional[0], c.n, run.missing, kind->bins, nb, kind->bins ? NULL : viewpoint,
+                              kind->bins == PTREG_FPFH_BINS ? convention : NULL, normals, &on, fo.reference, variant,
+                              times, repeat};
+    rc = rc ? rc : print_report(&a, &f);
     cJSON_Delete(variant);
     free(run.out);
+    free(run.curvature);
     free(times);
     ptreg_cloud_free(&c);
     return rc;
 }
 
+int cli_run_normals(int argc, char **argv)
+{
+    static const feature_kind kind = {&cli_cmd_normals, 0, NULL};
+    return run_features(&kind, argc, argv);
+}
+
 int cli_run_pfh(int argc, char **argv)
 {
-    static const descriptor_kind kind = {&cli_cmd_pfh, PTREG_PFH_BINS, ptreg_pfh};
-    return run_descriptor(&kind, argc, argv);
+    static const feature_kind kind = {&cli_cmd_pfh, PTREG_PFH_BINS, ptreg_pfh};
+    return run_features(&kind, argc, argv);
 }
 
 int cli_run_fpfh(int argc, char **argv)
 {
-    static const descriptor_kind kind = {&cli_cmd_fpfh, PTREG_FPFH_BINS, ptreg_fpfh};
-    return run_descriptor(&kind, argc, argv);
+    static const feature_kind kind = {&cli_cmd_fpfh, PTREG_FPFH_BINS, ptreg_fpfh};
+    return run_features(&kind, argc, argv);
 }
