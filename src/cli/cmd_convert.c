@@ -127,7 +127,7 @@ int cli_run_convert(int argc, char **argv)
         (rc = cli_require(&a, "output", "the output file: -o OUTPUT")))
         return rc;
     double T[16];
-    if (cli_has(&a, "transform") && (rc = cli_read_transform("convert", cli_string(&a, "transform", NULL), T)))
+    if ((rc = cli_transform_option(&a, "transform", T)))
         return rc;
     double voxel = 0.0;
     if ((rc = cli_double(&a, "voxel", 1e-30, 1e30, &voxel)))

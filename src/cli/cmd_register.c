@@ -175,7 +175,7 @@ int cli_run_register(int argc, char **argv)
     int repeat = 1;
     if ((rc = read_register_options(&a, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
         (rc = cli_report_begin(&a, "register")) ||
-        (cli_has(&a, "truth") && (rc = cli_read_transform("register", cli_string(&a, "truth", NULL), truth))))
+        (rc = cli_transform_option(&a, "truth", truth)))
         return rc;
     ptreg_cloud s, t;
     if ((rc = cli_load_pair("register", &a, 1, &s, &t)))

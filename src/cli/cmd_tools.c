@@ -304,7 +304,7 @@ int cli_run_evaluate(int argc, char **argv)
     ptreg_transform_identity(T);
     if ((rc = cli_double(&a, "max-dist", 1e-300, 1e300, &max_dist)) || (rc = cli_apply_threads(&a)) ||
         (rc = cpu_only(&a)) ||
-        (cli_has(&a, "transform") && (rc = cli_read_transform("evaluate", cli_string(&a, "transform", NULL), T))))
+        (rc = cli_transform_option(&a, "transform", T)))
         return rc;
     ptreg_cloud s, t;
     if ((rc = cli_load_pair("evaluate", &a, 0, &s, &t)))
@@ -430,7 +430,7 @@ int cli_run_correspond(int argc, char **argv)
     ptreg_ransac_options ro;
     double truth[16];
     if ((rc = read_ransac(&a, &ro)) || (rc = cli_apply_threads(&a)) || (rc = cpu_only(&a)) ||
-        (cli_has(&a, "truth") && (rc = cli_read_transform("correspond", cli_string(&a, "truth", NULL), truth))))
+        (rc = cli_transform_option(&a, "truth", truth)))
         return rc;
     ptreg_cloud s, t;
     if ((rc = cli_load_pair("correspond", &a, 0, &s, &t)))

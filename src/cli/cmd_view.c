@@ -34,7 +34,7 @@ static int add_first(const cli_args *a, const ptreg_cloud *first, const ptreg_cl
 {
     double T[16];
     ptreg_transform_identity(T);
-    int rc = cli_has(a, "transform") ? cli_read_transform("view", cli_string(a, "transform", NULL), T) : EXIT_OK;
+    int rc = cli_transform_option(a, "transform", T);
     if (rc)
         return rc;
     cli_transform_to_local(T, T);

@@ -142,6 +142,11 @@ int cli_write_cloud(const char *cmd, const char *path, const ptreg_cloud *cloud,
     return EXIT_OK;
 }
 
+int cli_transform_option(const cli_args *a, const char *name, double T[16])
+{
+    return cli_has(a, name) ? cli_read_transform(a->cmd->name, cli_string(a, name, NULL), T) : EXIT_OK;
+}
+
 int cli_read_transform(const char *cmd, const char *path, double T[16])
 {
     ptreg_error err;

@@ -46,6 +46,9 @@ void cli_transform_to_world(const double local[16], double world[16]);
  * (9 digits of 4,500,000.123 m would be a metre). */
 void cli_format_coordinate(char buf[32], double v);
 int cli_read_transform(const char *cmd, const char *path, double T[16]);
+/* The transform file of option `name` into T when it is given (T kept
+ * when not): cli_read_transform's return. */
+int cli_transform_option(const cli_args *a, const char *name, double T[16]);
 /* Writes a local transform (of the command's frame) as the world's. */
 int cli_write_transform(const char *cmd, const char *path, const double T[16]);
 /* Whether the command was asked to keep stderr to errors (--quiet, --json). */
