@@ -271,8 +271,8 @@ static const char *engine_of(const ptreg_lddmm_options *o, const ptreg_device *o
     return ptreg_device_name(on);
 }
 
-static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_lddmm_result *r, cJSON *variant,
-                   int *rc)
+static int report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_lddmm_result *r,
+                  const cJSON *variant)
 {
     const ptreg_device on = device_of(o);
     char device[32];
@@ -291,10 +291,8 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
         printf("  time %.1f ms, %.3g pair terms (%.3g per s), on %s (%s), %d threads\n", r->time_ms, r->pair_terms,
                rate, device, engine_of(o, &on), ptreg_get_num_threads());
     }
-    if (!cli_has(a, "json") && !cli_report()) { /* with --html the page holds the JSON */
-        cJSON_Delete(variant);
-        return;
-    }
+    if (!cli_has(a, "json") && !cli_report()) /* with --html the page holds the JSON */
+        return EXIT_OK;
     cJSON *j = cJSON_CreateObject();
     cli_json_string(j, "command", "lddmm");
     cli_json_string(j, "template", a->positional[0]);
@@ -310,10 +308,10 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
     cli_json_string(j, "isa", engine_of(o, &on));
     cli_json_string(j, "device", device);
     if (variant)
-        cli_json_put(j, "variant", variant);
+        cli_json_put(j, "variant", cJSON_Duplicate(variant, 1));
     cli_json_number(j, "threads", ptreg_get_num_threads());
     cli_json_string(j, "version", ptreg_version());
-    *rc = cli_json_print(j);
+    return cli_json_print(j);
 }
 
 /* ---- --html ---- */
@@ -388,17 +386,14 @@ int cli_run_lddmm(int argc, char **argv)
     const int plot_rc = cli_progress_end(&progress, &a, !st);
     if (st) {
         cli_error("lddmm", "%s", err.message);
-        cJSON_Delete(variant);
         rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
-        goto done;
+    } else {
+        rc = plot_rc ? plot_rc : write_outputs(&a, q0, n, &o, &r);
+        rc = rc ? rc : report_lddmm(q0, target, n, &o, &r);
+        rc = rc ? rc : report(&a, &o, &r, variant);
+        ptreg_lddmm_result_free(&r);
     }
-    rc = plot_rc ? plot_rc : write_outputs(&a, q0, n, &o, &r);
-    rc = rc ? rc : report_lddmm(q0, target, n, &o, &r);
-    if (!rc)
-        report(&a, &o, &r, variant, &rc);
-    else
-        cJSON_Delete(variant);
-    ptreg_lddmm_result_free(&r);
+    cJSON_Delete(variant);
 done:
     free(q0);
     free(target);
@@ -467,8 +462,7 @@ int cli_run_warp(int argc, char **argv)
         cli_json_number(j, "time_ms", ms);
         cli_json_string(j, "device", device);
         if (variant)
-            cli_json_put(j, "variant", variant);
-        variant = NULL;
+            cli_json_put(j, "variant", cJSON_Duplicate(variant, 1));
         rc = cli_json_print(j);
     }
     if (!rc && !cli_has(&a, "json")) {
