@@ -123,14 +123,11 @@ int cli_run_convert(int argc, char **argv)
 {
     cli_args a;
     int rc;
-    if (!cli_begin(&cli_cmd_convert, argc, argv, &a, &rc))
+    if (!cli_begin(&cli_cmd_convert, argc, argv, &a, &rc) ||
+        (rc = cli_require(&a, "output", "the output file: -o OUTPUT")))
         return rc;
-    if (!cli_has(&a, "output")) {
-        cli_error("convert", "give the output file: -o OUTPUT");
-        return EXIT_USAGE;
-    }
     double T[16];
-    if (cli_has(&a, "transform") && (rc = cli_read_transform("convert", cli_string(&a, "transform", NULL), T)))
+    if ((rc = cli_transform_option(&a, "transform", T)))
         return rc;
     double voxel = 0.0;
     if ((rc = cli_double(&a, "voxel", 1e-30, 1e30, &voxel)))

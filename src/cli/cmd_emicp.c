@@ -75,11 +75,8 @@ static int read_options(const cli_args *a, ptreg_emicp_options *o, double truth[
     ptreg_device on;
     ptreg_error err;
     rc = rc ? rc : cli_device_usable(a, ptreg_emicp_resolve_device(o, &on, &err), &err);
-    if (!rc && cli_has(a, "init"))
-        rc = cli_read_transform("emicp", cli_string(a, "init", NULL), o->init);
-    if (!rc && cli_has(a, "truth"))
-        rc = cli_read_transform("emicp", cli_string(a, "truth", NULL), truth);
-    return rc;
+    rc = rc ? rc : cli_transform_option(a, "init", o->init);
+    return rc ? rc : cli_transform_option(a, "truth", truth);
 }
 
 typedef struct emicp_job {

@@ -143,16 +143,6 @@ static int check_k(const char *cmd, const char *k_name, const ptreg_neighborhood
     return EXIT_USAGE;
 }
 
-static cJSON *json_neighborhood(const ptreg_neighborhood *nb)
-{
-    cJSON *o = cJSON_CreateObject();
-    if (nb->k)
-        cli_json_number(o, "k", (double)nb->k);
-    if (nb->radius > 0)
-        cli_json_number(o, "radius", nb->radius);
-    return o;
-}
-
 static void print_neighborhood(const ptreg_neighborhood *nb)
 {
     if (nb->k && nb->radius > 0)
@@ -163,15 +153,77 @@ static void print_neighborhood(const ptreg_neighborhood *nb)
         printf("radius %g", nb->radius);
 }
 
-static void add_run_fields(cJSON *j, double time_ms, const double *times, int repeat, size_t n, const char *isa)
+/* What normals, pfh and fpfh report, in both forms. */
+typedef struct feature_report {
+    const char *name, *cloud;
+    size_t points, missing;
+    int bins;                   /* 0: normals */
+    const ptreg_neighborhood *nb;
+    const double *viewpoint;    /* normals: in the world */
+    const char *convention;     /* fpfh's */
+    const char *normals;        /* pfh, fpfh: "file" or "estimated" */
+    const ptreg_device *on;
+    int reference;
+    const cJSON *variant;       /* fpfh's tuned knobs, or NULL */
+    const double *times;        /* each --repeat run's; time_ms is their median */
+    int repeat;
+} feature_report;
+
+static cJSON *feature_json(const feature_report *f, double t, const char *device, const char *isa)
 {
-    cli_json_number(j, "time_ms", time_ms);
-    if (repeat > 1)
-        cli_json_put(j, "times_ms", cJSON_CreateDoubleArray(times, repeat));
-    cli_json_number(j, "points_per_s", time_ms > 0 ? (double)n / (time_ms * 1e-3) : 0);
+    cJSON *j = cJSON_CreateObject();
+    cli_json_string(j, "command", f->name);
+    cli_json_string(j, "cloud", f->cloud);
+    cli_json_number(j, "points", (double)f->points);
+    if (f->bins)
+        cli_json_number(j, "bins", f->bins);
+    cJSON *nb = cli_json_object(j, "neighbors");
+    if (f->nb->k)
+        cli_json_number(nb, "k", (double)f->nb->k);
+    if (f->nb->radius > 0)
+        cli_json_number(nb, "radius", f->nb->radius);
+    if (f->viewpoint)
+        cli_json_put(j, "viewpoint", cJSON_CreateDoubleArray(f->viewpoint, 3));
+    if (f->convention)
+        cli_json_string(j, "convention", f->convention);
+    if (f->normals)
+        cli_json_string(j, "normals", f->normals);
+    cli_json_number(j, "missing", (double)f->missing);
+    cli_json_string(j, "device", device);
+    if (f->variant)
+        cli_json_put(j, "variant", cJSON_Duplicate(f->variant, 1));
+    cli_json_number(j, "time_ms", t);
+    if (f->repeat > 1)
+        cli_json_put(j, "times_ms", cJSON_CreateDoubleArray(f->times, f->repeat));
+    cli_json_number(j, "points_per_s", t > 0 ? (double)f->points / (t * 1e-3) : 0);
     cli_json_string(j, "isa", isa);
     cli_json_number(j, "threads", ptreg_get_num_threads());
     cli_json_string(j, "version", ptreg_version());
+    return j;
+}
+
+/* The JSON (with --html the page holds it), then the human lines unless --json. */
+static int print_report(const cli_args *a, const feature_report *f)
+{
+    const double t = cli_median(f->times, f->repeat);
+    char device[32];
+    ptreg_device_format(f->on, device, sizeof device);
+    const char *isa = f->on->backend != PTREG_BACKEND_CPU ? device : f->reference ? "reference" : ptreg_cpu_isa_name();
+    int rc = cli_has(a, "json") || cli_report() ? cli_json_print(feature_json(f, t, device, isa)) : EXIT_OK;
+    if (rc || cli_has(a, "json"))
+        return rc;
+    printf("ptreg %s: %s, %zu points, ", f->name, f->cloud, f->points);
+    print_neighborhood(f->nb);
+    if (!f->bins) {
+        printf("\n  %zu without a normal (fewer than 3 neighbors, or all in one place), time %.2f ms, %d threads\n",
+               f->missing, t, ptreg_get_num_threads());
+        return EXIT_OK;
+    }
+    if (f->convention)
+        printf(", convention %s", f->convention);
+    printf(", normals from the %s\n  %zu without a descriptor, time %.2f ms, %s, %d threads\n",
+           strcmp(f->normals, "file") ? "estimate" : "file", f->missing, t, isa, ptreg_get_num_threads());
+    return EXIT_OK;
 }
 
 /* ---- --html ---- */
@@ -198,126 +250,87 @@ static int report_descriptors(int bins, const ptreg_cloud *c, const float *rows)
     return cli_report_check(ptreg_report_add_descriptors(r, c->xyz, c->n, rows, bins, name, &err), &err);
 }
 
-/* ---- normals ------------------------------------------------------------- */
+/* ---- the runs ---- */
 
-/* One estimate of --repeat (cli_repeat): the normals must repeat exactly. */
-typedef struct normals_run {
+/* One computation of --repeat (cli_repeat) into out (and curvature, for
+ * normals): what it computes must repeat exactly. */
+typedef struct feature_run {
     const ptreg_cloud *c;
-    const ptreg_normals_options *o;
-    float *normals, *curvature;
+    const ptreg_normals_options *normals; /* set: normals; else descriptors */
+    const ptreg_features_options *features;
+    ptreg_status (*descriptors)(const float *, const float *, size_t, const ptreg_features_options *, float *,
+                                size_t *, ptreg_error *);
+    int width; /* floats per point of out */
+    float *out, *curvature;
     size_t missing;
-} normals_run;
+} feature_run;
 
-static ptreg_status normals_once(void *ctx, double *time_ms, const void **bits, size_t *size, ptreg_error *err)
+static ptreg_status feature_once(void *ctx, double *time_ms, const void **bits, size_t *size, ptreg_error *err)
 {
-    normals_run *run = ctx;
+    feature_run *run = ctx;
+    const ptreg_cloud *c = run->c;
     double t0 = ptreg_time_ms();
-    ptreg_status st = ptreg_normals(run->c->xyz, run->c->n, run->o, run->normals, run->curvature, &run->missing, err);
+    ptreg_status st = run->normals
+                          ? ptreg_normals(c->xyz, c->n, run->normals, run->out, run->curvature, &run->missing, err)
+                          : run->descriptors(c->xyz, c->normals, c->n, run->features, run->out, &run->missing, err);
     *time_ms = ptreg_time_ms() - t0;
-    *bits = run->normals;
-    *size = 3 * run->c->n * sizeof *run->normals;
+    *bits = run->out;
+    *size = c->n * (size_t)run->width * sizeof *run->out;
     return st;
 }
 
-/* The normals are the output: a format without a place for them is
- * refused before they are computed, not after. */
-static int check_normals_output(const cli_args *a)
+/* Runs --repeat computations into run->out (allocated here) and *times. */
+static ptreg_status repeat_runs(feature_run *run, int repeat, double **times, ptreg_error *err)
+{
+    double median;
+    run->out = malloc(run->c->n * (size_t)run->width * sizeof *run->out);
+    *times = calloc((size_t)repeat, sizeof **times);
+    if (run->normals)
+        run->curvature = malloc(run->c->n * sizeof *run->curvature);
+    if (!run->out || !*times || (run->normals && !run->curvature))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
+    return cli_repeat(repeat, feature_once, run, *times, &median, err);
+}
+
+/* normals, pfh or fpfh. */
+typedef struct feature_kind {
+    const cli_command *cmd;
+    int bins; /* 0: normals */
+    ptreg_status (*descriptors)(const float *, const float *, size_t, const ptreg_features_options *, float *,
+                                size_t *, ptreg_error *);
+} feature_kind;
+
+/* The command's options: normals' orientation, or the descriptors'
+ * convention and --reference (-o's format: cli_begin checks what the
+ * option writes). */
+static int read_options(const cli_args *a, const feature_kind *kind, ptreg_normals_options *no,
+                        ptreg_features_options *fo)
+{
+    if (kind->bins) {
+        if (kind->bins != PTREG_FPFH_BINS && cli_has(a, "convention")) {
+            cli_error(kind->cmd->name, "--convention is FPFH's: PFH has one");
+            return EXIT_USAGE;
+        }
+        fo->reference = cli_has(a, "reference");
+        return read_library_neighborhood(a, fo, &fo->neighbors);
+    }
+    int rc = read_library_neighborhood(a, no, &no->neighbors);
+    rc = rc ? rc : cli_vec3(a, "direction", no->direction);
+    return rc ? rc : cli_vec3(a, "viewpoint", no->viewpoint);
+}
+
+/* normals' -o must hold normals, which not every cloud format does:
+ * refused before the normals are computed, not after. */
+static int check_normals_output(const cli_args *a, const feature_kind *kind)
 {
     const char *out = cli_string(a, "output", NULL);
-    if (!out || ptreg_format_holds_normals(ptreg_format_from_path(out)))
+    if (kind->bins || !out || ptreg_format_holds_normals(ptreg_format_from_path(out)))
         return EXIT_OK;
     cli_error("normals", "-o %s: %s files cannot hold normals: write PLY, PCD or text (.xyz .txt .csv .pts)", out,
               ptreg_format_name(ptreg_format_from_path(out)));
     return EXIT_USAGE;
 }
 
-int cli_run_normals(int argc, char **argv)
-{
-    cli_args a;
-    int rc;
-    if (!cli_begin(&cli_cmd_normals, argc, argv, &a, &rc))
-        return rc;
-    ptreg_normals_options o;
-    ptreg_normals_options_default(&o);
-    int repeat = 1;
-    ptreg_device on;
-    ptreg_error err;
-    if ((rc = read_library_neighborhood(&a, &o, &o.neighbors)) || (rc = cli_vec3(&a, "direction", o.direction)) ||
-        (rc = cli_vec3(&a, "viewpoint", o.viewpoint)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, &o.device)) ||
-        (rc = cli_device_usable(&a, ptreg_normals_resolve_device(&o, &on, &err), &err)) ||
-        (rc = cli_report_begin(&a, "normals")) || (rc = check_normals_output(&a)))
-        return rc;
-    ptreg_cloud c;
-    if ((rc = cli_load_shape("normals", a.positional[0], &c, cli_quiet(&a))))
-        return rc;
-    for (int k = 0; k < 3; k++) /* the viewpoint is a place in the world: into the cloud's frame */
-        o.viewpoint[k] -= c.origin[k];
-    if ((rc = check_k("normals", "k", &o.neighbors, a.positional[0], c.n))) {
-        ptreg_cloud_free(&c);
-        return rc;
-    }
-    double *times = calloc((size_t)repeat, sizeof *times);
-    float *normals = malloc(3 * c.n * sizeof *normals), *curvature = malloc(c.n * sizeof *curvature);
-    size_t missing = 0;
-    normals_run run = {&c, &o, normals, curvature, 0};
-    double t = 0;
-    ptreg_status st = times && normals && curvature ? cli_repeat(repeat, normals_once, &run, times, &t, &err)
-                                                    : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
-    missing = run.missing;
-    if (st) {
-        cli_error("normals", "%s: %s", a.positional[0], err.message);
-        rc = cli_exit_code(st, 1);
-    } else {
-        free(c.normals);
-        free(c.curvature);
-        c.normals = normals;
-        c.curvature = curvature;
-        normals = curvature = NULL;
-        if (cli_has(&a, "output"))
-            rc = cli_write_cloud("normals", cli_string(&a, "output", NULL), &c, cli_has(&a, "ascii"));
-        rc = rc ? rc : report_normals(&c, c.normals, c.curvature);
-    }
-    if (!st && !rc && (cli_has(&a, "json") || cli_report())) { /* with --html the page holds the JSON */
-        cJSON *j = cJSON_CreateObject();
-        cli_json_string(j, "command", "normals");
-        cli_json_string(j, "cloud", a.positional[0]);
-        cli_json_number(j, "points", (double)c.n);
-        cli_json_put(j, "neighbors", json_neighborhood(&o.neighbors));
-        const double viewpoint[3] = {o.viewpoint[0] + c.origin[0], o.viewpoint[1] + c.origin[1],
-                                     o.viewpoint[2] + c.origin[2]};
-        cli_json_put(j, "viewpoint", cJSON_CreateDoubleArray(viewpoint, 3));
-        cli_json_number(j, "missing", (double)missing);
-        char device[32];
-        ptreg_device_format(&on, device, sizeof device);
-        cli_json_string(j, "device", device);
-        add_run_fields(j, t, times, repeat, c.n, on.backend != PTREG_BACKEND_CPU ? device : ptreg_cpu_isa_name());
-        rc = cli_json_print(j);
-    }
-    if (!st && !rc && !cli_has(&a, "json")) {
-        printf("ptreg normals: %s, %zu points, ", a.positional[0], c.n);
-        print_neighborhood(&o.neighbors);
-        printf("\n  %zu without a normal (fewer than 3 neighbors, or all in one place), time %.2f ms, %d threads\n", missing, t,
-               ptreg_get_num_threads());
-    }
-    free(normals);
-    free(curvature);
-    free(times);
-    ptreg_cloud_free(&c);
-    return rc;
-}
-
-/* ---- pfh / fpfh ---------------------------------------------------------- */
-
-typedef struct descriptor_kind {
-    const cli_command *cmd;
-    int bins;
-    ptreg_status (*compute)(const float *, const float *, size_t, const ptreg_features_options *, float *, size_t *,
-                            ptreg_error *);
-} descriptor_kind;
-
-/* The cloud's own normals, or estimated ones (returned in *source), on
- * the device the descriptors run on. */
 static int ensure_normals(const cli_args *a, const char *cmd, const ptreg_device *on, ptreg_cloud *c,
                           const char **source)
 {
@@ -351,92 +364,6 @@ static int ensure_normals(const cli_args *a, const char *cmd, const ptreg_device
     return EXIT_OK;
 }
 
-/* The output's format, known before any work is done. */
-static int check_output(const cli_args *a, const char *cmd)
-{
-    const char *path = cli_string(a, "output", NULL);
-    const char *dot = path ? strrchr(path, '.') : NULL;
-    static const char *const known[] = {".pcd", ".npy", ".csv", ".txt", ".PCD", ".NPY", ".CSV", ".TXT"};
-    for (size_t i = 0; dot && i < sizeof known / sizeof known[0]; i++)
-        if (!strcmp(dot, known[i]))
-            return EXIT_OK;
-    if (!path)
-        return EXIT_OK;
-    cli_error(cmd, "-o %s: descriptors are written as .pcd, .npy, .csv or .txt", path);
-    return EXIT_USAGE;
-}
-
-static int read_feature_options(const cli_args *a, const descriptor_kind *kind, ptreg_features_options *o)
-{
-    const char *cmd = kind->cmd->name;
-    if (kind->bins != PTREG_FPFH_BINS && cli_has(a, "convention")) {
-        cli_error(cmd, "--convention is FPFH's: PFH has one");
-        return EXIT_USAGE;
-    }
-    int rc = read_library_neighborhood(a, o, &o->neighbors);
-    o->reference = cli_has(a, "reference");
-    return rc ? rc : check_output(a, cmd);
-}
-
-/* One computation of --repeat (cli_repeat) into out: the descriptors must
- * repeat exactly. */
-typedef struct descriptor_run {
-    const descriptor_kind *kind;
-    const ptreg_cloud *c;
-    const ptreg_features_options *o;
-    float *out;
-    size_t missing;
-} descriptor_run;
-
-static ptreg_status descriptor_once(void *ctx, double *time_ms, const void **bits, size_t *size, ptreg_error *err)
-{
-    descriptor_run *run = ctx;
-    const ptreg_cloud *c = run->c;
-    double t0 = ptreg_time_ms();
-    ptreg_status st = run->kind->compute(c->xyz, c->normals, c->n, run->o, run->out, &run->missing, err);
-    *time_ms = ptreg_time_ms() - t0;
-    *bits = run->out;
-    *size = c->n * (size_t)run->kind->bins * sizeof *run->out;
-    return st;
-}
-
-static void report(const cli_args *a, const descriptor_kind *kind, const ptreg_cloud *c,
-                   const ptreg_features_options *o, const ptreg_device *on, const char *normals, size_t missing,
-                   const double *times, int repeat, cJSON *variant, int *rc)
-{
-    const char *name = kind->cmd->name;
-    double t = cli_median(times, repeat);
-    char device[32];
-    ptreg_device_format(on, device, sizeof device);
-    const char *isa = on->backend != PTREG_BACKEND_CPU ? device
-                      : o->reference                 ? "reference"
-                                                     : ptreg_cpu_isa_name();
-    if (!cli_has(a, "json")) {
-        printf("ptreg %s: %s, %zu points, ", name, a->positional[0], c->n);
-        print_neighborhood(&o->neighbors);
-        if (kind->bins == PTREG_FPFH_BINS)
-            printf(", convention %s", o->convention == PTREG_FPFH_PCL ? "pcl" : "open3d");
-        printf(", normals from the %s\n  %zu without a descriptor, time %.2f ms, %s, %d threads\n",
-               strcmp(normals, "file") ? "estimate" : "file", missing, t, isa, ptreg_get_num_threads());
-    }
-    if (!cli_has(a, "json") && !cli_report()) /* with --html the page holds the JSON */
-        return;
-    cJSON *j = cJSON_CreateObject();
-    cli_json_string(j, "command", name);
-    cli_json_string(j, "cloud", a->positional[0]);
-    cli_json_number(j, "points", (double)c->n);
-    cli_json_number(j, "bins", kind->bins);
-    cli_json_put(j, "neighbors", json_neighborhood(&o->neighbors));
-    if (kind->bins == PTREG_FPFH_BINS)
-        cli_json_string(j, "convention", o->convention == PTREG_FPFH_PCL ? "pcl" : "open3d");
-    cli_json_string(j, "normals", normals);
-    cli_json_number(j, "missing", (double)missing);
-    cli_json_string(j, "device", device);
-    if (variant)
-        cli_json_put(j, "variant", cJSON_Duplicate(variant, 1));
-    add_run_fields(j, t, times, repeat, c->n, isa);
-    *rc = cli_json_print(j);
-}
 
 /* FPFH's knobs from `ptreg tune --kernel fpfh [--device]` (unless
  * --no-tune; on the CPU its threads, unless --threads): what ran, for the
@@ -448,68 +375,103 @@ static cJSON *tuned_variant(const cli_args *a, ptreg_features_options *o, size_t
     ptreg_tune_choice c;
     ptreg_error err;
     const int use_cache = !cli_has(a, "no-tune") && !cli_library_knob_given(a);
-    if (ptreg_tune_fpfh(o, n, use_cache, &c, &err) == PTREG_ERR_NOMEM)
-        cli_set_out_of_memory();
-    return cli_tune_adopt(a, &c);
+    return cli_tune_adopt(a, ptreg_tune_fpfh(o, n, use_cache, &c, &err), &c);
 }
 
-static int run_descriptor(const descriptor_kind *kind, int argc, char **argv)
+/* The computation's failure: the input's (normals) or the options' (descriptors). */
+static int failed(const feature_kind *kind, const char *path, ptreg_status st, const ptreg_error *err)
+{
+    if (!kind->bins) {
+        cli_error("normals", "%s: %s", path, err->message);
+        return cli_exit_code(st, 1);
+    }
+    cli_error(kind->cmd->name, "%s", err->message);
+    return st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
+}
+
+/* -o and --html: the cloud with its normals, or the descriptors. */
+static int write_outputs(const cli_args *a, const feature_kind *kind, ptreg_cloud *c, feature_run *run)
+{
+    const char *out = cli_string(a, "output", NULL);
+    if (kind->bins) {
+        ptreg_error err;
+        ptreg_status st = out ? ptreg_descriptors_write(out, run->out, c->n, kind->bins, kind->cmd->name, &err)
+                              : PTREG_OK;
+        return st ? failed(kind, out, st, &err) : report_descriptors(kind->bins, c, run->out);
+    }
+    free(c->normals);
+    free(c->curvature);
+    c->normals = run->out;
+    c->curvature = run->curvature;
+    run->out = run->curvature = NULL;
+    int rc = out ? cli_write_cloud("normals", out, c, cli_has(a, "ascii")) : EXIT_OK;
+    return rc ? rc : report_normals(c, c->normals, c->curvature);
+}
+
+static int run_features(const feature_kind *kind, int argc, char **argv)
 {
     const char *name = kind->cmd->name;
     cli_args a;
     int rc;
     if (!cli_begin(kind->cmd, argc, argv, &a, &rc))
         return rc;
-    ptreg_features_options o;
-    ptreg_features_options_default(&o);
+    ptreg_normals_options no;
+    ptreg_features_options fo;
+    ptreg_normals_options_default(&no);
+    ptreg_features_options_default(&fo);
+    ptreg_neighborhood *nb = kind->bins ? &fo.neighbors : &no.neighbors;
     int repeat = 1;
     ptreg_device on; /* what auto becomes, for the report */
     ptreg_error err;
-    if ((rc = read_feature_options(&a, kind, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, &o.device)) ||
-        (rc = cli_device_usable(&a, ptreg_features_resolve_device(&o, &on, &err), &err)) ||
-        (rc = cli_report_begin(&a, name)))
+    if ((rc = read_options(&a, kind, &no, &fo)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
+        (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, kind->bins ? &fo.device : &no.device)) ||
+        (rc = cli_device_usable(&a, kind->bins ? ptreg_features_resolve_device(&fo, &on, &err)
+                                               : ptreg_normals_resolve_device(&no, &on, &err), &err)) ||
+        (rc = cli_report_begin(&a, name)) || (rc = check_normals_output(&a, kind)))
         return rc;
     ptreg_cloud c;
-    const char *normals = NULL;
     if ((rc = cli_load_shape(name, a.positional[0], &c, cli_quiet(&a))))
         return rc;
-    if ((rc = check_k(name, "k", &o.neighbors, a.positional[0], c.n)) ||
-        (rc = ensure_normals(&a, name, &on, &c, &normals))) {
-        ptreg_cloud_free(&c);
-        return rc;
-    }
-    cJSON *variant = kind->bins == PTREG_FPFH_BINS ? tuned_variant(&a, &o, c.n) : NULL;
-    float *out = malloc(c.n * (size_t)kind->bins * sizeof *out);
-    double *times = calloc((size_t)repeat, sizeof *times);
-    descriptor_run run = {kind, &c, &o, out, 0};
-    double median;
-    ptreg_status st = out && times ? cli_repeat(repeat, descriptor_once, &run, times, &median, &err)
-                                   : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
-    const size_t missing = run.missing;
-    if (!st && cli_has(&a, "output"))
-        st = ptreg_descriptors_write(cli_string(&a, "output", NULL), out, c.n, kind->bins, name, &err);
-    if (st) {
-        cli_error(name, "%s", err.message);
-        rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
-    } else if (!(rc = report_descriptors(kind->bins, &c, out))) {
-        report(&a, kind, &c, &o, &on, normals, missing, times, repeat, variant, &rc);
-    }
+    double viewpoint[3]; /* normals': a place in the world, into the cloud's frame (and back for the JSON) */
+    for (int k = 0; k < 3; k++)
+        no.viewpoint[k] -= c.origin[k], viewpoint[k] = no.viewpoint[k] + c.origin[k];
+    const char *normals = NULL;
+    cJSON *variant = NULL;
+    rc = check_k(name, "k", nb, a.positional[0], c.n);
+    rc = rc || !kind->bins ? rc : ensure_normals(&a, name, &on, &c, &normals);
+    if (!rc && kind->bins == PTREG_FPFH_BINS)
+        variant = tuned_variant(&a, &fo, c.n);
+    feature_run run = {&c, kind->bins ? NULL : &no, &fo, kind->descriptors, kind->bins ? kind->bins : 3, NULL, NULL, 0};
+    double *times = NULL;
+    ptreg_status st = rc ? PTREG_OK : repeat_runs(&run, repeat, &times, &err);
+    rc = rc ? rc : st ? failed(kind, a.positional[0], st, &err) : write_outputs(&a, kind, &c, &run);
+    const char *convention = fo.convention == PTREG_FPFH_PCL ? "pcl" : "open3d";
+    const feature_report f = {name, a.positional[0], c.n, run.missing, kind->bins, nb, kind->bins ? NULL : viewpoint,
+                              kind->bins == PTREG_FPFH_BINS ? convention : NULL, normals, &on, fo.reference, variant,
+                              times, repeat};
+    rc = rc ? rc : print_report(&a, &f);
     cJSON_Delete(variant);
-    free(out);
+    free(run.out);
+    free(run.curvature);
     free(times);
     ptreg_cloud_free(&c);
     return rc;
 }
 
+int cli_run_normals(int argc, char **argv)
+{
+    static const feature_kind kind = {&cli_cmd_normals, 0, NULL};
+    return run_features(&kind, argc, argv);
+}
+
 int cli_run_pfh(int argc, char **argv)
 {
-    static const descriptor_kind kind = {&cli_cmd_pfh, PTREG_PFH_BINS, ptreg_pfh};
-    return run_descriptor(&kind, argc, argv);
+    static const feature_kind kind = {&cli_cmd_pfh, PTREG_PFH_BINS, ptreg_pfh};
+    return run_features(&kind, argc, argv);
 }
 
 int cli_run_fpfh(int argc, char **argv)
 {
-    static const descriptor_kind kind = {&cli_cmd_fpfh, PTREG_FPFH_BINS, ptreg_fpfh};
-    return run_descriptor(&kind, argc, argv);
+    static const feature_kind kind = {&cli_cmd_fpfh, PTREG_FPFH_BINS, ptreg_fpfh};
+    return run_features(&kind, argc, argv);
 }

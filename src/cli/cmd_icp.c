@@ -429,16 +429,6 @@ static ptreg_status icp_once(void *ctx, double *time_ms, const void **bits, size
     return st;
 }
 
-static int read_transforms(const cli_args *a, ptreg_icp_options *opt, double truth[16])
-{
-    int rc = EXIT_OK;
-    if (cli_has(a, "init"))
-        rc = cli_read_transform("icp", cli_string(a, "init", NULL), opt->init);
-    if (!rc && cli_has(a, "truth"))
-        rc = cli_read_transform("icp", cli_string(a, "truth", NULL), truth);
-    return rc;
-}
-
 /* --normal-k without a radius takes that many points of each cloud whose
  * normals it estimates: more than a cloud has is a usage error. */
 static int check_normal_k(const cli_args *a, const ptreg_icp_options *opt, const icp_job *job)
@@ -466,7 +456,8 @@ int cli_run_icp(int argc, char **argv)
     int repeat = 1;
     double truth[16];
     if ((rc = read_icp_options(&a, &opt)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = read_transforms(&a, &opt, truth)) || (rc = cli_report_begin(&a, "icp")))
+        (rc = cli_transform_option(&a, "init", opt.init)) ||
+        (rc = cli_transform_option(&a, "truth", truth)) || (rc = cli_report_begin(&a, "icp")))
         return rc;
     icp_job job;
     ptreg_device device;

@@ -249,11 +249,9 @@ int cli_run_index(int argc, char **argv)
                   cli_string(&a, "device", ""));
         return EXIT_USAGE;
     }
+    if ((rc = cli_require(&a, "output", "the output file: -o MODEL.pti")))
+        return rc;
     const char *out = cli_string(&a, "output", NULL);
-    if (!out) {
-        cli_error("index", "give the output file: -o MODEL.pti");
-        return EXIT_USAGE;
-    }
     ptreg_nn_tune_options topt;
     ptreg_nn_tune_options_default(&topt);
     int tune = cli_has(&a, "tune"), sample = (int)topt.sample;

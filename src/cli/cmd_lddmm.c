@@ -193,37 +193,7 @@ static int read_init(const cli_args *a, ptreg_lddmm_options *o, size_t n, double
     return EXIT_OK;
 }
 
-static int write_trajectory(const char *dir, const double *q0, const double *p0, size_t n,
-                            const ptreg_lddmm_options *o)
-{
-    if (mkdir(dir, 0755) && errno != EEXIST) {
-        cli_error("lddmm", "--trajectory %s: %s", dir, strerror(errno));
-        return EXIT_RUNTIME;
-    }
-    size_t T = (size_t)o->time_points;
-    double *traj = malloc(T * 3 * n * sizeof *traj);
-    ptreg_cloud c;
-    ptreg_cloud_init(&c);
-    ptreg_error err;
-    ptreg_status st = traj ? ptreg_cloud_alloc(&c, n, 0, &err)
-                           : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for the trajectory");
-    if (!st)
-        st = ptreg_lddmm_shoot(q0, p0, n, o, NULL, NULL, traj, &err);
-    int rc = st ? EXIT_RUNTIME : EXIT_OK;
-    if (st)
-        cli_error("lddmm", "--trajectory: %s", err.message);
-    for (size_t t = 0; !rc && t < T; t++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/t_%03zu.ply", dir, t);
-        for (size_t i = 0; i < 3 * n; i++)
-            c.xyz[i] = (float)traj[t * 3 * n + i];
-        rc = cli_write_cloud("lddmm", path, &c, 0);
-    }
-    ptreg_cloud_free(&c);
-    free(traj);
-    return rc;
-}
-
+/* Landmarks (doubles) written as a cloud. */
 static int write_moved(const char *path, const double *q1, size_t n)
 {
     ptreg_cloud c;
@@ -236,6 +206,30 @@ static int write_moved(const char *path, const double *q1, size_t n)
         c.xyz[i] = (float)q1[i];
     int rc = cli_write_cloud("lddmm", path, &c, 0);
     ptreg_cloud_free(&c);
+    return rc;
+}
+
+static int write_trajectory(const char *dir, const double *q0, const double *p0, size_t n,
+                            const ptreg_lddmm_options *o)
+{
+    if (mkdir(dir, 0755) && errno != EEXIST) {
+        cli_error("lddmm", "--trajectory %s: %s", dir, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    size_t T = (size_t)o->time_points;
+    double *traj = malloc(T * 3 * n * sizeof *traj);
+    ptreg_error err;
+    ptreg_status st = traj ? ptreg_lddmm_shoot(q0, p0, n, o, NULL, NULL, traj, &err)
+                           : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for the trajectory");
+    int rc = st ? EXIT_RUNTIME : EXIT_OK;
+    if (st)
+        cli_error("lddmm", "--trajectory: %s", err.message);
+    for (size_t t = 0; !rc && t < T; t++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/t_%03zu.ply", dir, t);
+        rc = write_moved(path, traj + t * 3 * n, n);
+    }
+    free(traj);
     return rc;
 }
 
@@ -265,9 +259,7 @@ static cJSON *tuned_gpu(const cli_args *a, ptreg_lddmm_options *o, size_t n)
         return NULL;
     ptreg_tune_choice c;
     ptreg_error err;
-    if (ptreg_tune_lddmm(o, n, !cli_has(a, "no-tune"), &c, &err) == PTREG_ERR_NOMEM)
-        cli_set_out_of_memory();
-    return cli_tune_adopt(a, &c);
+    return cli_tune_adopt(a, ptreg_tune_lddmm(o, n, !cli_has(a, "no-tune"), &c, &err), &c);
 }
 
 /* The engine that ran: the CPU's instruction set (or its double reference)
@@ -279,8 +271,8 @@ static const char *engine_of(const ptreg_lddmm_options *o, const ptreg_device *o
     return ptreg_device_name(on);
 }
 
-static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_lddmm_result *r, cJSON *variant,
-                   int *rc)
+static int report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_lddmm_result *r,
+                  const cJSON *variant)
 {
     const ptreg_device on = device_of(o);
     char device[32];
@@ -299,10 +291,8 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
         printf("  time %.1f ms, %.3g pair terms (%.3g per s), on %s (%s), %d threads\n", r->time_ms, r->pair_terms,
                rate, device, engine_of(o, &on), ptreg_get_num_threads());
     }
-    if (!cli_has(a, "json") && !cli_report()) { /* with --html the page holds the JSON */
-        cJSON_Delete(variant);
-        return;
-    }
+    if (!cli_has(a, "json") && !cli_report()) /* with --html the page holds the JSON */
+        return EXIT_OK;
     cJSON *j = cJSON_CreateObject();
     cli_json_string(j, "command", "lddmm");
     cli_json_string(j, "template", a->positional[0]);
@@ -318,10 +308,10 @@ static void report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_
     cli_json_string(j, "isa", engine_of(o, &on));
     cli_json_string(j, "device", device);
     if (variant)
-        cli_json_put(j, "variant", variant);
+        cli_json_put(j, "variant", cJSON_Duplicate(variant, 1));
     cli_json_number(j, "threads", ptreg_get_num_threads());
     cli_json_string(j, "version", ptreg_version());
-    *rc = cli_json_print(j);
+    return cli_json_print(j);
 }
 
 /* ---- --html ---- */
@@ -396,17 +386,14 @@ int cli_run_lddmm(int argc, char **argv)
     const int plot_rc = cli_progress_end(&progress, &a, !st);
     if (st) {
         cli_error("lddmm", "%s", err.message);
-        cJSON_Delete(variant);
         rc = st == PTREG_ERR_ARG ? EXIT_USAGE : cli_exit_code(st, 0);
-        goto done;
+    } else {
+        rc = plot_rc ? plot_rc : write_outputs(&a, q0, n, &o, &r);
+        rc = rc ? rc : report_lddmm(q0, target, n, &o, &r);
+        rc = rc ? rc : report(&a, &o, &r, variant);
+        ptreg_lddmm_result_free(&r);
     }
-    rc = plot_rc ? plot_rc : write_outputs(&a, q0, n, &o, &r);
-    rc = rc ? rc : report_lddmm(q0, target, n, &o, &r);
-    if (!rc)
-        report(&a, &o, &r, variant, &rc);
-    else
-        cJSON_Delete(variant);
-    ptreg_lddmm_result_free(&r);
+    cJSON_Delete(variant);
 done:
     free(q0);
     free(target);
@@ -418,12 +405,9 @@ int cli_run_warp(int argc, char **argv)
 {
     cli_args a;
     int rc;
-    if (!cli_begin(&cli_cmd_warp, argc, argv, &a, &rc))
+    if (!cli_begin(&cli_cmd_warp, argc, argv, &a, &rc) ||
+        (rc = cli_require(&a, "output", "the output file: -o OUT")))
         return rc;
-    if (!cli_has(&a, "output")) {
-        cli_error("warp", "give the output file: -o OUT");
-        return EXIT_USAGE;
-    }
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
     if ((rc = read_warp_precision(&a, &o)) || (rc = cli_apply_threads(&a)) || (rc = read_device(&a, &o)) ||
@@ -478,8 +462,7 @@ int cli_run_warp(int argc, char **argv)
         cli_json_number(j, "time_ms", ms);
         cli_json_string(j, "device", device);
         if (variant)
-            cli_json_put(j, "variant", variant);
-        variant = NULL;
+            cli_json_put(j, "variant", cJSON_Duplicate(variant, 1));
         rc = cli_json_print(j);
     }
     if (!rc && !cli_has(&a, "json")) {

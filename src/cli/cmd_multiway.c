@@ -61,6 +61,7 @@ typedef struct multiway_inputs {
     ptreg_pose_graph graph;
     int have_graph;
     double *truth;
+    double merged_voxel; /* --merged-voxel, 0 when not given (a cube of 0 is no grid: leave the option out) */
 } multiway_inputs;
 
 static void inputs_free(multiway_inputs *in)
@@ -154,14 +155,6 @@ static void truth_error(const multiway_inputs *in, const ptreg_multiway_result *
     ptreg_transform_difference(rel, r->poses + 16 * i, angle_deg, translation);
 }
 
-/* --merged-voxel, 0 when not given (a cube of 0 is no grid: leave the
- * option out for every point); checked before the run, read again to write */
-static int merged_voxel(const cli_args *a, double *voxel)
-{
-    *voxel = 0.0;
-    return cli_double(a, "merged-voxel", 1e-30, 1e30, voxel);
-}
-
 static int write_merged(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_result *r)
 {
     ptreg_cloud all, down;
@@ -170,8 +163,8 @@ static int write_merged(const cli_args *a, const multiway_inputs *in, const ptre
     ptreg_status st = ptreg_multiway_merge(in->scans, in->count, r, &all, &err);
     if (!st)
         memcpy(all.origin, in->clouds[0].origin, sizeof all.origin);
-    double voxel;
-    int rc = st ? fail(st, &err) : merged_voxel(a, &voxel);
+    const double voxel = in->merged_voxel;
+    int rc = st ? fail(st, &err) : EXIT_OK;
     if (!rc && voxel > 0.0 && (st = ptreg_voxel_downsample(&all, voxel, &down, &err)))
         rc = fail(st, &err);
     if (!rc)
@@ -359,17 +352,16 @@ static int run_multiway(const cli_args *a, cli_comm *comm)
                   cli_has(a, "pairs") ? "pairs" : "pose-graph");
         rc = EXIT_USAGE;
     }
-    double voxel; /* told before the run, not after it */
-    rc = rc ? rc : merged_voxel(a, &voxel);
+    multiway_inputs in;
+    memset(&in, 0, sizeof in);
+    ptreg_pose_graph_init(&in.graph);
+    rc = rc ? rc : cli_double(a, "merged-voxel", 1e-30, 1e30, &in.merged_voxel); /* told before the run */
     if (!rc && cli_has(a, "merged-voxel") && !cli_has(a, "merged")) {
         cli_error("multiway", "--merged-voxel downsamples the --merged cloud: give --merged FILE");
         rc = EXIT_USAGE;
     }
     if (!rc && comm->rank == 0)
         rc = cli_report_begin(a, "multiway"); /* rank 0 writes */
-    multiway_inputs in;
-    memset(&in, 0, sizeof in);
-    ptreg_pose_graph_init(&in.graph);
     rc = rc ? rc : read_inputs(a, &in);
     ptreg_multiway_result r;
     memset(&r, 0, sizeof r);

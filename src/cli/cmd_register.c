@@ -175,15 +175,11 @@ int cli_run_register(int argc, char **argv)
     int repeat = 1;
     if ((rc = read_register_options(&a, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
         (rc = cli_report_begin(&a, "register")) ||
-        (cli_has(&a, "truth") && (rc = cli_read_transform("register", cli_string(&a, "truth", NULL), truth))))
+        (rc = cli_transform_option(&a, "truth", truth)))
         return rc;
     ptreg_cloud s, t;
-    if ((rc = cli_load_shape("register", a.positional[0], &s, cli_quiet(&a))))
+    if ((rc = cli_load_pair("register", &a, 1, &s, &t)))
         return rc;
-    if ((rc = cli_load_shape("register", a.positional[1], &t, cli_quiet(&a)))) {
-        ptreg_cloud_free(&s);
-        return rc;
-    }
     if (cli_has(&a, "truth"))
         cli_transform_to_local(truth, truth);
     register_run run;

@@ -216,12 +216,9 @@ int cli_run_filter(int argc, char **argv)
 {
     cli_args a;
     int rc;
-    if (!cli_begin(&cli_cmd_filter, argc, argv, &a, &rc))
+    if (!cli_begin(&cli_cmd_filter, argc, argv, &a, &rc) ||
+        (rc = cli_require(&a, "output", "the output file: -o OUTPUT")))
         return rc;
-    if (!cli_has(&a, "output")) {
-        cli_error("filter", "give the output file: -o OUTPUT");
-        return EXIT_USAGE;
-    }
     filter_choice f;
     if ((rc = read_filter(&a, &f)))
         return rc;
@@ -300,25 +297,18 @@ int cli_run_evaluate(int argc, char **argv)
 {
     cli_args a;
     int rc;
-    if (!cli_begin(&cli_cmd_evaluate, argc, argv, &a, &rc))
+    if (!cli_begin(&cli_cmd_evaluate, argc, argv, &a, &rc) ||
+        (rc = cli_require(&a, "max-dist", "the pairing distance: --max-dist D")))
         return rc;
-    if (!cli_has(&a, "max-dist")) {
-        cli_error("evaluate", "give the pairing distance: --max-dist D");
-        return EXIT_USAGE;
-    }
     double max_dist = 0.0, T[16];
     ptreg_transform_identity(T);
     if ((rc = cli_double(&a, "max-dist", 1e-300, 1e300, &max_dist)) || (rc = cli_apply_threads(&a)) ||
         (rc = cpu_only(&a)) ||
-        (cli_has(&a, "transform") && (rc = cli_read_transform("evaluate", cli_string(&a, "transform", NULL), T))))
+        (rc = cli_transform_option(&a, "transform", T)))
         return rc;
     ptreg_cloud s, t;
-    if ((rc = cli_load_cloud("evaluate", a.positional[0], &s, cli_quiet(&a))))
+    if ((rc = cli_load_pair("evaluate", &a, 0, &s, &t)))
         return rc;
-    if ((rc = cli_load_cloud("evaluate", a.positional[1], &t, cli_quiet(&a)))) {
-        ptreg_cloud_free(&s);
-        return rc;
-    }
     cli_transform_to_local(T, T);
     ptreg_evaluation e;
     ptreg_matches m = {0};
@@ -434,24 +424,17 @@ int cli_run_correspond(int argc, char **argv)
 {
     cli_args a;
     int rc;
-    if (!cli_begin(&cli_cmd_correspond, argc, argv, &a, &rc))
+    if (!cli_begin(&cli_cmd_correspond, argc, argv, &a, &rc) ||
+        (rc = cli_require(&a, "pairs", "the correspondences: --pairs FILE")))
         return rc;
-    if (!cli_has(&a, "pairs")) {
-        cli_error("correspond", "give the correspondences: --pairs FILE");
-        return EXIT_USAGE;
-    }
     ptreg_ransac_options ro;
     double truth[16];
     if ((rc = read_ransac(&a, &ro)) || (rc = cli_apply_threads(&a)) || (rc = cpu_only(&a)) ||
-        (cli_has(&a, "truth") && (rc = cli_read_transform("correspond", cli_string(&a, "truth", NULL), truth))))
+        (rc = cli_transform_option(&a, "truth", truth)))
         return rc;
     ptreg_cloud s, t;
-    if ((rc = cli_load_cloud("correspond", a.positional[0], &s, cli_quiet(&a))))
+    if ((rc = cli_load_pair("correspond", &a, 0, &s, &t)))
         return rc;
-    if ((rc = cli_load_cloud("correspond", a.positional[1], &t, cli_quiet(&a)))) {
-        ptreg_cloud_free(&s);
-        return rc;
-    }
     if (cli_has(&a, "truth"))
         cli_transform_to_local(truth, truth);
     correspond_input in = {{0}, NULL};

@@ -34,7 +34,7 @@ static int add_first(const cli_args *a, const ptreg_cloud *first, const ptreg_cl
 {
     double T[16];
     ptreg_transform_identity(T);
-    int rc = cli_has(a, "transform") ? cli_read_transform("view", cli_string(a, "transform", NULL), T) : EXIT_OK;
+    int rc = cli_transform_option(a, "transform", T);
     if (rc)
         return rc;
     cli_transform_to_local(T, T);
@@ -72,12 +72,9 @@ int cli_run_view(int argc, char **argv)
 {
     cli_args a;
     int rc;
-    if (!cli_begin(&cli_cmd_view, argc, argv, &a, &rc))
+    if (!cli_begin(&cli_cmd_view, argc, argv, &a, &rc) ||
+        (rc = cli_require(&a, "output", "the page to write: -o VIEW.html")))
         return rc;
-    if (!cli_has(&a, "output")) {
-        cli_error("view", "give the page to write: -o VIEW.html");
-        return EXIT_USAGE;
-    }
     if (cli_has(&a, "distance") && a.positional_count < 2) {
         cli_error("view", "--distance colours the first cloud by its distance to the second: give two clouds");
         return EXIT_USAGE;

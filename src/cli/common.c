@@ -119,6 +119,15 @@ int cli_load_shape(const char *cmd, const char *path, ptreg_cloud *cloud, int qu
     return EXIT_BAD_INPUT;
 }
 
+int cli_load_pair(const char *cmd, const cli_args *a, int shape, ptreg_cloud *s, ptreg_cloud *t)
+{
+    int (*load)(const char *, const char *, ptreg_cloud *, int) = shape ? cli_load_shape : cli_load_cloud;
+    int rc = load(cmd, a->positional[0], s, cli_quiet(a));
+    if (!rc && (rc = load(cmd, a->positional[1], t, cli_quiet(a))))
+        ptreg_cloud_free(s);
+    return rc;
+}
+
 int cli_write_cloud(const char *cmd, const char *path, const ptreg_cloud *cloud, int ascii)
 {
     ptreg_write_options opt;
@@ -131,6 +140,11 @@ int cli_write_cloud(const char *cmd, const char *path, const ptreg_cloud *cloud,
         return cli_exit_code(st, 0);
     }
     return EXIT_OK;
+}
+
+int cli_transform_option(const cli_args *a, const char *name, double T[16])
+{
+    return cli_has(a, name) ? cli_read_transform(a->cmd->name, cli_string(a, name, NULL), T) : EXIT_OK;
 }
 
 int cli_read_transform(const char *cmd, const char *path, double T[16])

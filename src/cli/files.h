@@ -23,6 +23,9 @@ int cli_load_cloud_with(const char *cmd, const char *path, const ptreg_read_opti
  * normals, descriptors): fewer than 3 points, or all of them one point,
  * is bad input (3) rather than a result without meaning. */
 int cli_load_shape(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet);
+/* SOURCE and TARGET, the first two arguments, by cli_load_shape (shape
+ * set) or cli_load_cloud, quiet as cli_quiet; on failure neither stays. */
+int cli_load_pair(const char *cmd, const cli_args *a, int shape, ptreg_cloud *s, ptreg_cloud *t);
 int cli_write_cloud(const char *cmd, const char *path, const ptreg_cloud *cloud, int ascii);
 /* A command's clouds share one frame: the first cloud read sets its origin
  * (far from zero for georeferenced data), each later one is re-expressed
@@ -43,6 +46,9 @@ void cli_transform_to_world(const double local[16], double world[16]);
  * (9 digits of 4,500,000.123 m would be a metre). */
 void cli_format_coordinate(char buf[32], double v);
 int cli_read_transform(const char *cmd, const char *path, double T[16]);
+/* The transform file of option `name` into T when it is given (T kept
+ * when not): cli_read_transform's return. */
+int cli_transform_option(const cli_args *a, const char *name, double T[16]);
 /* Writes a local transform (of the command's frame) as the world's. */
 int cli_write_transform(const char *cmd, const char *path, const double T[16]);
 /* Whether the command was asked to keep stderr to errors (--quiet, --json). */

@@ -178,6 +178,14 @@ int cli_begin(const cli_command *cmd, int argc, char **argv, cli_args *args, int
     return rc == EXIT_OK;
 }
 
+int cli_require(const cli_args *args, const char *name, const char *what)
+{
+    if (cli_has(args, name))
+        return EXIT_OK;
+    cli_error(args->cmd->name, "give %s", what);
+    return EXIT_USAGE;
+}
+
 int cli_check_outputs(const cli_args *args)
 {
     const cli_command *cmd = args->cmd;

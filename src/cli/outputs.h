@@ -11,6 +11,9 @@
  * (cli_check_outputs); 1 to go on, or 0 with *exit_code the command
  * returns at once (0 after --help, 2 after a usage error). */
 int cli_begin(const cli_command *cmd, int argc, char **argv, cli_args *args, int *exit_code);
+/* An option the command cannot run without: EXIT_USAGE, after "give
+ * WHAT", when it is absent; else EXIT_OK. */
+int cli_require(const cli_args *args, const char *name, const char *what);
 /* For each output option given: its extension is one the option writes,
  * and its folder exists and is writable (a symlink judged by the file it
  * names). Prints what is wrong, listing the formats the option writes,

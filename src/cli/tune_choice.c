@@ -6,8 +6,10 @@
 #include "cli/json.h"
 
 
-struct cJSON *cli_tune_adopt(const cli_args *a, const ptreg_tune_choice *choice)
+struct cJSON *cli_tune_adopt(const cli_args *a, ptreg_status status, const ptreg_tune_choice *choice)
 {
+    if (status == PTREG_ERR_NOMEM)
+        cli_set_out_of_memory();
     if (choice->threads > 0 && !cli_has(a, "threads"))
         ptreg_set_num_threads(choice->threads);
     return cli_tune_json(&choice->space, choice->source, choice->size_class, choice->point);

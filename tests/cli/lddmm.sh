@@ -40,6 +40,7 @@ grep -q "^VECTORS InitialMomentum double$" "$WORK/r.vtk" || fail "no InitialMome
 grep -q "^sigma 1 1 double$" "$WORK/r.vtk" || fail "no sigma field data in the result"
 
 # warp: the template's own landmarks land where the flow took them; the CSV form reads back the same.
+expect 2 -- "$PTREG" warp "$WORK/r.vtk" "$WORK/ellipse.csv"; err_has "give the output file: -o OUT"
 expect 0 -- "$PTREG" warp "$WORK/r.vtk" "$WORK/ellipse.csv" -o "$WORK/w.ply" --ascii
 expect 0 -- "$PTREG" convert "$WORK/moved.ply" -o "$WORK/moved_a.ply" --ascii
 cmp -s <(sed -n '/end_header/,$p' "$WORK/w.ply") <(sed -n '/end_header/,$p' "$WORK/moved_a.ply") ||
