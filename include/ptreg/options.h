@@ -70,6 +70,13 @@ typedef struct ptreg_option_table {
     ptreg_status (*check)(const void *options, ptreg_option_spelling spelling, ptreg_error *err);
 } ptreg_option_table;
 
+/* The options table of `name`, one per options struct: "icp", "emicp",
+ * "register", "ransac", "fgr", "lddmm", "harris3d", "features", "normals",
+ * "index", "batch", "multiway", "pose_graph", "track", "tune" (the struct
+ * ptreg_NAME_options); NULL for another name. One lookup, as the tuner's
+ * ptreg_tune_kernel_find, rather than a function per module. */
+PTREG_API const ptreg_option_table *ptreg_option_table_find(const char *name);
+
 /* The option called `name` (its first len characters; '-' and '_' alike):
  * the one of that command-line spelling, else of that name (two rows may
  * cross: register's "method" is the command line's --global); NULL when none. */

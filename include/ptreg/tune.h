@@ -131,9 +131,8 @@ typedef struct ptreg_tune_options {
 } ptreg_tune_options;
 
 PTREG_API void ptreg_tune_options_default(ptreg_tune_options *o);
-/* The table of its options (options.h): method (--search), sample_fraction
+/* The table of its options, ptreg_option_table_find("tune") (options.h): method (--search), sample_fraction
  * (--sample), reps, budget_s (--budget), confirm, min_gain. */
-PTREG_API const struct ptreg_option_table *ptreg_tune_option_table(void);
 /* "auto", "exhaustive", "halving", "coordinate". */
 PTREG_API const char *ptreg_tune_method_name(ptreg_tune_method m);
 

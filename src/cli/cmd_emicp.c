@@ -52,7 +52,7 @@ const cli_command cli_cmd_emicp = CLI_COMMAND_LIBRARY("emicp",
     "Horn's problem come back per iteration. --tile, --row-block, --row-vectors and --loop\n"
     "are the CPU engine's; PTREG_PAIR_EXP=engine|native picks the device's exp (native on\n"
     "CUDA by default). Every run on one device gives the same bits.",
-    emicp_options, 2, 2, ptreg_emicp_option_table);
+    emicp_options, 2, 2, "emicp");
 
 /* The preset first, then the options given over it. */
 static int read_schedule(const cli_args *a, ptreg_emicp_options *o)
@@ -161,7 +161,7 @@ static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const c
         cli_json_put(o, "variant", json_variant(job, job->opt));
     else if (job->device_variant)
         cli_json_put(o, "variant", cJSON_Duplicate(job->device_variant, 1));
-    cli_json_result(o, ptreg_emicp_result_table(), r);
+    cli_json_result(o, ptreg_result_table_find("emicp"), r);
     return cli_result_json_print(o, res);
 }
 
