@@ -765,17 +765,9 @@ static PyObject *py_write_volume(PyObject *self, PyObject *args)
     if (volume_view(data, nx, ny, nz, type_name, spacing, origin, &view, &v) < 0)
         return NULL;
     /* by extension, as the CLI's --scores: NRRD or NIfTI-1, never one for the other */
-    const size_t len = strlen(path);
-    const int nii = len > 4 && ptreg_volume_format_from_path(path) == PTREG_VOLUME_NIFTI && path[len - 1] != 'z' &&
-                    path[len - 1] != 'Z';
-    const int nrrd = len > 5 && ptreg_volume_format_from_path(path) == PTREG_VOLUME_NRRD &&
-                     (path[len - 1] == 'd' || path[len - 1] == 'D'); /* .nrrd, not a detached .nhdr */
     ptreg_error err;
-    ptreg_status st = nii || nrrd ? PTREG_OK
-                                  : ptreg_error_set(&err, PTREG_ERR_ARG, "%s: volumes are written as .nrrd or .nii",
-                                                    path);
-    if (!st)
-        WITHOUT_GIL(st = nii ? ptreg_volume_write_nifti(path, &v, &err) : ptreg_volume_write_nrrd(path, &v, &err));
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_volume_write(path, &v, &err));
     PyBuffer_Release(&view);
     if (st)
         return raise_ptreg(st, &err);

@@ -207,8 +207,7 @@ static int write_outputs(const cli_args *a, const ptreg_volume *vol, const ptreg
         s.type = PTREG_VOXEL_F32;
         s.data = r->scores;
         const char *path = cli_string(a, "scores", NULL);
-        st = cli_writes_extension("nii", path) ? ptreg_volume_write_nifti(path, &s, &err)
-                                               : ptreg_volume_write_nrrd(path, &s, &err);
+        st = ptreg_volume_write(path, &s, &err); /* .nrrd or .nii, as --scores checked */
     }
     if (!st && cli_has(a, "output"))
         st = ptreg_keypoints_write(cli_string(a, "output", NULL), r->keypoints, r->keypoint_count, vol, &err);
