@@ -1061,8 +1061,8 @@ static PyObject *variant_dict(const ptreg_tune_choice *c)
 }
 
 /* emicp(source, target, tune, **options): with tune, the engine's knobs
- * are the tuner's cache's winner for this machine (ptreg_tune_emicp); the
- * same for harris3d's tiling (ptreg_tune_harris3d). */
+ * are the tuner's cache's winner for this machine (ptreg_tune_variant); the
+ * same for harris3d's tiling (ptreg_tune_variant). */
 static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -1081,7 +1081,7 @@ static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
     ptreg_emicp_result r;
     ptreg_error err;
     ptreg_status st;
-    WITHOUT_GIL(st = ptreg_tune_emicp(&o, p.ns, p.nt, tune, &choice, &err);
+    WITHOUT_GIL(st = ptreg_tune_variant("emicp", &o, p.ns, p.nt, tune, &choice, &err);
                 st = st ? st : ptreg_emicp(p.s.buf, p.ns, p.t.buf, p.nt, &o, &r, &err));
     release_pair(&p);
     if (st)
@@ -1117,7 +1117,7 @@ static PyObject *py_harris3d(PyObject *self, PyObject *args, PyObject *kwargs)
     ptreg_harris3d_result r;
     ptreg_error err;
     ptreg_status st;
-    WITHOUT_GIL(st = ptreg_tune_harris3d(&o, ptreg_volume_count(&v), tune, &choice, &err);
+    WITHOUT_GIL(st = ptreg_tune_variant("harris3d", &o, ptreg_volume_count(&v), 0, tune, &choice, &err);
                 st = st ? st : ptreg_harris3d(&v, &o, &r, &err));
     PyBuffer_Release(&view);
     if (st)

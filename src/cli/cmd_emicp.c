@@ -91,7 +91,7 @@ typedef struct emicp_job {
     cJSON *device_variant; /* on a GPU: the device kernels' knobs and where they came from */
 } emicp_job;
 
-/* The engine's knobs from `ptreg tune`'s cache (ptreg_tune_emicp), for a
+/* The engine's knobs from `ptreg tune`'s cache (ptreg_tune_variant), for a
  * run given none on the command line nor --no-tune: on the CPU the pair
  * engine's winner for this machine's nearest size class, and its thread
  * count unless --threads; on a GPU the device kernels' winner. */
@@ -105,7 +105,7 @@ static void apply_tuned(const cli_args *a, emicp_job *job, ptreg_emicp_options *
     const int use_cache = !cli_has(a, "no-tune") && (gpu || !strcmp(job->variant, "default"));
     ptreg_tune_choice choice;
     ptreg_error err;
-    if (ptreg_tune_emicp(o, job->source.n, job->target.n, use_cache, &choice, &err) == PTREG_ERR_NOMEM)
+    if (ptreg_tune_variant("emicp", o, job->source.n, job->target.n, use_cache, &choice, &err) == PTREG_ERR_NOMEM)
         cli_set_out_of_memory();
     if (gpu) {
         job->device_variant = cli_tune_json(&choice.space, choice.source, choice.size_class, choice.point);

@@ -448,7 +448,7 @@ static cJSON *tuned_variant(const cli_args *a, ptreg_features_options *o, size_t
     ptreg_tune_choice c;
     ptreg_error err;
     const int use_cache = !cli_has(a, "no-tune") && !cli_library_knob_given(a);
-    if (ptreg_tune_fpfh(o, n, use_cache, &c, &err) == PTREG_ERR_NOMEM)
+    if (ptreg_tune_variant("features", o, n, 0, use_cache, &c, &err) == PTREG_ERR_NOMEM)
         cli_set_out_of_memory();
     return cli_tune_adopt(a, &c);
 }

@@ -314,7 +314,8 @@ static cJSON *tuned_tiling(const cli_args *a, const ptreg_volume *vol, ptreg_har
         return NULL;
     ptreg_tune_choice c;
     ptreg_error err;
-    if (ptreg_tune_harris3d(o, ptreg_volume_count(vol), !cli_has(a, "no-tune"), &c, &err) == PTREG_ERR_NOMEM)
+    const size_t voxels = ptreg_volume_count(vol);
+    if (ptreg_tune_variant("harris3d", o, voxels, 0, !cli_has(a, "no-tune"), &c, &err) == PTREG_ERR_NOMEM)
         cli_set_out_of_memory();
     return cli_tune_adopt(a, &c);
 }

@@ -265,7 +265,7 @@ static cJSON *tuned_gpu(const cli_args *a, ptreg_lddmm_options *o, size_t n)
         return NULL;
     ptreg_tune_choice c;
     ptreg_error err;
-    if (ptreg_tune_lddmm(o, n, !cli_has(a, "no-tune"), &c, &err) == PTREG_ERR_NOMEM)
+    if (ptreg_tune_variant("lddmm", o, n, 0, !cli_has(a, "no-tune"), &c, &err) == PTREG_ERR_NOMEM)
         cli_set_out_of_memory();
     return cli_tune_adopt(a, &c);
 }
