@@ -18,3 +18,6 @@ s/\bptreg_feature_gpu\b/ptreg_features_gpu/g
 # descriptors), the tracker _push (a stream), the index _nearest (a query)
 s/\bptreg_icp_model_register\b/ptreg_icp_model_run/g
 s/\bptreg_harris3d_volume_detect\b/ptreg_harris3d_volume_run/g
+# the volume writers: one, the extension picks the format (the same arguments)
+s/\bptreg_volume_write_nrrd\b/ptreg_volume_write/g
+s/\bptreg_volume_write_nifti\b/ptreg_volume_write/g

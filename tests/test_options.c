@@ -19,6 +19,7 @@
 #include "ptreg/posegraph.h"
 #include "ptreg/track.h"
 #include "ptreg/tune.h"
+#include "core/options_table.h"
 #include "pair/pair_engine.h"
 
 typedef const ptreg_option_table *(*table_fn)(void);
@@ -282,8 +283,32 @@ static void test_tables(void)
     }
 }
 
+/* The public lookup (ptreg_option_table_find): each name its module's
+ * table, every table but the pair engine's (private: its rows are EM-ICP's
+ * and batch's) found under one name, nothing for another name. */
+static void test_table_find(void)
+{
+    static const char *const names[] = {"icp",   "emicp",   "register", "ransac",   "fgr",
+                                        "lddmm", "harris3d", "features", "normals", "index",
+                                        "batch", "multiway", "pose_graph", "track", "tune"};
+    const size_t count = sizeof names / sizeof names[0];
+    for (size_t k = 0; k < TABLES; k++) {
+        const ptreg_option_table *t = tables[k]();
+        size_t found = 0;
+        for (size_t i = 0; i < count; i++)
+            found += ptreg_option_table_find(names[i]) == t;
+        CHECK_MSG(found == (t == ptreg_pair_option_table() ? 0u : 1u), "%s: found under %zu names", t->owner, found);
+    }
+    CHECK(ptreg_option_table_find("icp") == ptreg_icp_option_table());
+    CHECK(ptreg_option_table_find("pose_graph") == ptreg_pose_graph_option_table());
+    CHECK(!ptreg_option_table_find("pair") && !ptreg_option_table_find("ICP") && !ptreg_option_table_find("") &&
+          !ptreg_option_table_find(NULL));
+    CHECK(count + 1 == TABLES); /* a new table is listed here and in src/api/tables.c */
+}
+
 int main(void)
 {
+    test_table_find();
     test_find();
     test_crossed_names();
     test_neighborhood_rows();

@@ -13,6 +13,8 @@
 #include "ptreg/lddmm.h"
 #include "ptreg/multiway.h"
 #include "ptreg/results.h"
+#include "core/results_table.h"
+#include "core/testing.h"
 
 typedef const ptreg_result_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_icp_result_table,      ptreg_walk_stats_table,     ptreg_emicp_result_table,
@@ -128,8 +130,28 @@ static void test_lengths(void)
     CHECK_NEAR(kept->value_of(&m), 2, 0);
 }
 
+/* The public lookup (ptreg_result_table_find): each table under one
+ * name, nothing for another name. */
+static void test_table_find(void)
+{
+    static const char *const names[] = {"icp",      "walk_stats", "emicp",         "register",    "lddmm",
+                                        "harris3d", "multiway",   "multiway_edge", "device_info", "model_index_info"};
+    const size_t count = sizeof names / sizeof names[0];
+    for (size_t k = 0; k < TABLES; k++) {
+        size_t found = 0;
+        for (size_t i = 0; i < count; i++)
+            found += ptreg_result_table_find(names[i]) == tables[k]();
+        CHECK_MSG(found == 1, "%s: found under %zu names", tables[k]()->owner, found);
+    }
+    CHECK(ptreg_result_table_find("icp") == ptreg_icp_result_table());
+    CHECK(ptreg_result_table_find("model_index_info") == ptreg_model_index_info_table());
+    CHECK(!ptreg_result_table_find("index") && !ptreg_result_table_find("") && !ptreg_result_table_find(NULL));
+    CHECK(count == TABLES); /* a new table is listed here and in src/api/tables.c */
+}
+
 int main(void)
 {
+    test_table_find();
     test_rows();
     test_keys();
     test_lengths();

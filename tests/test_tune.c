@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* setenv */
 /* The autotuner (tune.h): enumeration against a brute-force filter, the
  * search methods on a known cost surface, a failed check never winning,
  * and the pair engine's space and candidates. */
@@ -306,6 +307,52 @@ static void test_device_spaces(void)
     ptreg_tune_lddmm_device_job_destroy(lddmm);
 }
 
+/* One entry for a run's variant (ptreg_tune_variant), by the options
+ * table's name: without the cache the defaults, options untouched, the
+ * kernel's space named; with the cache off, the same; another name ARG. */
+static void test_variant(void)
+{
+    setenv("PTREG_TUNE_CACHE", "off", 1);
+    ptreg_emicp_options e, e0;
+    ptreg_harris3d_options h, h0;
+    ptreg_features_options f, f0;
+    ptreg_lddmm_options l, l0;
+    ptreg_emicp_options_default(&e);
+    ptreg_harris3d_options_default(&h);
+    ptreg_features_options_default(&f);
+    ptreg_lddmm_options_default(&l);
+    REQUIRE(!ptreg_device_parse("cpu", &e.device) && !ptreg_device_parse("cpu", &h.device) &&
+            !ptreg_device_parse("cpu", &f.device) && !ptreg_device_parse("cpu", &l.device));
+    e0 = e, h0 = h, f0 = f, l0 = l;
+    struct {
+        const char *name;
+        void *options;
+        const void *before;
+        size_t size;
+        const char *kernel;
+    } runs[] = {{"emicp", &e, &e0, sizeof e, "pair"},
+                {"harris3d", &h, &h0, sizeof h, "harris"},
+                {"features", &f, &f0, sizeof f, "fpfh"},
+                {"lddmm", &l, &l0, sizeof l, "lddmm"}};
+    for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++)
+        for (int use_cache = 0; use_cache <= 1; use_cache++) {
+            ptreg_tune_choice c;
+            ptreg_error err;
+            CHECK_MSG(ptreg_tune_variant(runs[k].name, runs[k].options, 1000, 1000, use_cache, &c, &err) == PTREG_OK,
+                      "%s: %s", runs[k].name, err.message);
+            CHECK_MSG(!strcmp(c.source, "default") && c.space.kernel &&
+                          !strncmp(c.space.kernel, runs[k].kernel, strlen(runs[k].kernel)) &&
+                          !memcmp(runs[k].options, runs[k].before, runs[k].size),
+                      "%s: %s %s", runs[k].name, c.source, c.space.kernel ? c.space.kernel : "(none)");
+        }
+    ptreg_tune_choice c;
+    ptreg_error err;
+    CHECK(ptreg_tune_variant("icp", &e, 10, 10, 1, &c, &err) == PTREG_ERR_ARG && strstr(err.message, "icp") &&
+          !strcmp(c.source, "default") && !memcmp(&e, &e0, sizeof e));
+    CHECK(ptreg_tune_variant(NULL, &e, 10, 10, 1, &c, &err) == PTREG_ERR_ARG);
+    CHECK(ptreg_tune_variant("emicp", NULL, 10, 10, 1, &c, &err) == PTREG_ERR_ARG);
+}
+
 int main(void)
 {
     test_enumeration();
@@ -313,5 +360,6 @@ int main(void)
     test_pair();
     test_features();
     test_device_spaces();
+    test_variant();
     return check_exit();
 }

@@ -341,14 +341,14 @@ static void test_writers(void)
     char p[512];
     path_of(p, sizeof p, "w.nrrd");
     ptreg_error err;
-    CHECK(ptreg_volume_write_nrrd(p, &v, &err) == PTREG_OK);
+    CHECK(ptreg_volume_write(p, &v, &err) == PTREG_OK);
     ptreg_volume back;
     CHECK(ptreg_volume_read(p, PTREG_VOLUME_AUTO, NULL, &back, &err) == PTREG_OK);
     CHECK(back.type == PTREG_VOXEL_F32 && back.nx == 7 && back.spacing[1] == 0.5 &&
           !memcmp(back.data, v.data, ptreg_volume_count(&v) * 4));
     ptreg_volume_free(&back);
     v.origin[0] = 100;
-    CHECK(ptreg_volume_write_nrrd(p, &v, &err) == PTREG_OK);
+    CHECK(ptreg_volume_write(p, &v, &err) == PTREG_OK);
     CHECK(ptreg_volume_read(p, PTREG_VOLUME_AUTO, NULL, &back, &err) == PTREG_OK && back.origin[0] == 100 &&
           back.spacing[1] == 0.5);
     ptreg_volume_free(&back);
@@ -368,7 +368,7 @@ static void test_writers(void)
         w.spacing[0] = 0.5, w.spacing[2] = 2;
         w.origin[0] = -10, w.origin[1] = 4.25;
         path_of(p, sizeof p, "w.nii");
-        CHECK(ptreg_volume_write_nifti(p, &w, &err) == PTREG_OK);
+        CHECK(ptreg_volume_write(p, &w, &err) == PTREG_OK);
         CHECK_MSG(ptreg_volume_read(p, PTREG_VOLUME_AUTO, NULL, &back, &err) == PTREG_OK, "%s", err.message);
         CHECK_MSG(back.type == w.type && back.nx == 6 && back.ny == 4 && back.nz == 3 && back.spacing[0] == 0.5 &&
                       back.spacing[1] == 1 && back.spacing[2] == 2 && back.origin[0] == -10 &&
@@ -381,8 +381,21 @@ static void test_writers(void)
     ptreg_volume wide = v;
     wide.nx = 40000;
     path_of(p, sizeof p, "wide.nii");
-    CHECK(ptreg_volume_write_nifti(p, &wide, &err) == PTREG_ERR_ARG && strstr(err.message, "32767") &&
+    CHECK(ptreg_volume_write(p, &wide, &err) == PTREG_ERR_ARG && strstr(err.message, "32767") &&
           access(p, F_OK) != 0);
+    /* the extension picks the format, any case; one the writers do not make is refused, nothing written */
+    path_of(p, sizeof p, "upper.NII");
+    CHECK(ptreg_volume_write(p, &v, &err) == PTREG_OK);
+    CHECK(ptreg_volume_read(p, PTREG_VOLUME_AUTO, NULL, &back, &err) == PTREG_OK && back.nx == 7);
+    ptreg_volume_free(&back);
+    const char *refused[] = {"w.nii.gz", "w.nhdr", "w.raw", "w.vol"};
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        path_of(p, sizeof p, refused[k]);
+        CHECK_MSG(ptreg_volume_write(p, &v, &err) == PTREG_ERR_ARG && strstr(err.message, ".nrrd or .nii") &&
+                      access(p, F_OK) != 0,
+                  "%s", refused[k]);
+    }
+    CHECK(ptreg_volume_write(NULL, &v, &err) == PTREG_ERR_ARG);
 
     ptreg_keypoint kp[2] = {{1, 2, 3, 5.5f}, {6, 4, 2, 1.25f}};
     path_of(p, sizeof p, "k.ply");

@@ -45,8 +45,7 @@ typedef struct ptreg_batch_options {
 #define PTREG_BATCH_DEVICE_MAX_POINTS 64
 
 PTREG_API void ptreg_batch_options_default(ptreg_batch_options *opt);
-/* The table of its options (options.h): EM-ICP's schedule. */
-PTREG_API const ptreg_option_table *ptreg_batch_option_table(void);
+/* The table of its options, ptreg_option_table_find("batch") (options.h): EM-ICP's schedule. */
 /* Where ptreg_batch_register runs the options (ptreg_device_resolve): a
  * GPU unless `reference` (then auto means the CPU, and a GPU named is
  * PTREG_ERR_UNSUPPORTED). */

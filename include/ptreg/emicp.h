@@ -40,9 +40,8 @@ typedef struct ptreg_emicp_options {
 PTREG_API void ptreg_emicp_options_default(ptreg_emicp_options *opt);
 /* The study's absolute values: sigma^2 0.01 -> 1e-5, factor 0.9, d0^2 0.01. */
 PTREG_API void ptreg_emicp_options_tamaki(ptreg_emicp_options *opt);
-/* The table of its options (options.h): the schedule (sigma2_init, sigma2_final,
+/* The table of its options, ptreg_option_table_find("emicp") (options.h): the schedule (sigma2_init, sigma2_final,
  * sigma_factor, d02, max_iter, tol) and the pair engine's (precision, col_tile, ...). */
-PTREG_API const ptreg_option_table *ptreg_emicp_option_table(void);
 /* Where ptreg_emicp runs the options: their device (ptreg_device_resolve);
  * on a GPU the E-steps, Horn's solution on the host from the moments (one
  * small copy per iteration). A GPU that cannot run them (fp64 sums without

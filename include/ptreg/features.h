@@ -46,8 +46,7 @@ typedef struct ptreg_normals_options {
 } ptreg_normals_options;
 
 PTREG_API void ptreg_normals_options_default(ptreg_normals_options *opt);
-/* The table of its options (options.h): k, radius, orientation, orient_k. */
-PTREG_API const struct ptreg_option_table *ptreg_normals_option_table(void);
+/* The table of its options, ptreg_option_table_find("normals") (options.h): k, radius, orientation, orient_k. */
 /* Where ptreg_normals runs: the CPU, or the GPU named (tangent-plane
  * orientation there is PTREG_ERR_UNSUPPORTED; auto then takes the CPU). */
 PTREG_API ptreg_status ptreg_normals_resolve_device(const ptreg_normals_options *opt, ptreg_device *on,
@@ -91,9 +90,8 @@ typedef struct ptreg_features_options {
 } ptreg_features_options;
 
 PTREG_API void ptreg_features_options_default(ptreg_features_options *opt);
-/* The table of its options (options.h): k, radius, convention (FPFH's) and
+/* The table of its options, ptreg_option_table_find("features") (options.h): k, radius, convention (FPFH's) and
  * the GPU's work-groups. */
-PTREG_API const struct ptreg_option_table *ptreg_features_option_table(void);
 /* Where ptreg_pfh and ptreg_fpfh run the options (ptreg_device_resolve): a
  * GPU unless `reference` or work-groups beyond the device's (then auto
  * means the CPU, and a GPU named is PTREG_ERR_UNSUPPORTED saying why). */

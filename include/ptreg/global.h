@@ -51,8 +51,8 @@ typedef struct ptreg_ransac_options {
 } ptreg_ransac_options;
 
 PTREG_API void ptreg_ransac_options_default(ptreg_ransac_options *opt);
-/* The table of its numbers (options.h; max_dist 0 is "not set": ptreg_ransac needs one). */
-PTREG_API const ptreg_option_table *ptreg_ransac_option_table(void);
+/* The table of its numbers, ptreg_option_table_find("ransac") (options.h;
+ * max_dist 0 is "not set": ptreg_ransac needs one). */
 /* Where ptreg_ransac scores the options' hypotheses (ptreg_device_resolve;
  * auto takes the CPU where the GPU's engine cannot). */
 PTREG_API ptreg_status ptreg_ransac_resolve_device(const ptreg_ransac_options *opt, ptreg_device *on,
@@ -93,8 +93,7 @@ typedef struct ptreg_fgr_options {
     uint64_t seed;          /* the tuple test's draws (1) */
 } ptreg_fgr_options;
 
-/* The table of its numbers (options.h). */
-PTREG_API const ptreg_option_table *ptreg_fgr_option_table(void);
+/* The table of its numbers, ptreg_option_table_find("fgr") (options.h). */
 
 typedef struct ptreg_fgr_result {
     double transformation[16]; /* takes the source onto the target */
@@ -126,9 +125,8 @@ typedef struct ptreg_register_options {
 } ptreg_register_options;
 
 PTREG_API void ptreg_register_options_default(ptreg_register_options *opt);
-/* The table of its options (options.h): voxel, method (--global), refine
+/* The table of its options, ptreg_option_table_find("register") (options.h): voxel, method (--global), refine
  * (--method), refine_dist, refine_iter and RANSAC's and FGR's numbers. */
-PTREG_API const ptreg_option_table *ptreg_register_option_table(void);
 
 typedef struct ptreg_register_result {
     double transformation[16];

@@ -59,8 +59,8 @@ typedef struct ptreg_harris3d_options {
 } ptreg_harris3d_options;
 
 PTREG_API void ptreg_harris3d_options_default(ptreg_harris3d_options *opt);
-/* The table of its options (options.h): window, sigma, k, border, min_distance, top. */
-PTREG_API const ptreg_option_table *ptreg_harris3d_option_table(void);
+/* The table of its options, ptreg_option_table_find("harris3d") (options.h):
+ * window, sigma, k, border, min_distance, top. */
 /* Where the calls below run the options (ptreg_device_resolve): scores and the keypoints' peaks and
  * order on a GPU (harris3d.cl; methods by env PTREG_HARRIS_METHOD=direct,
  * tile, separable or zchunk, default zchunk), the min-distance thinning

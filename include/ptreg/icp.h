@@ -84,9 +84,9 @@ typedef struct ptreg_icp_options {
 } ptreg_icp_options;
 
 PTREG_API void ptreg_icp_options_default(ptreg_icp_options *opt);
-/* The table of its options (options.h): the iterations' and filters' numbers, nn, method, kernel,
+/* The table of its options, ptreg_option_table_find("icp") (options.h): the
+ * iterations' and filters' numbers, nn, method, kernel,
  * the normals' and GICP's parameters, the peers' stopping rules, lm. */
-PTREG_API const ptreg_option_table *ptreg_icp_option_table(void);
 /* Whether the options take Gauss-Newton steps (every method and kernel
  * but POINT without a kernel or damping, which Horn's closed form
  * solves). */

@@ -164,13 +164,14 @@ PTREG_API void ptreg_raw_options_default(ptreg_raw_options *opt);
 PTREG_API ptreg_status ptreg_volume_read(const char *path, ptreg_volume_format format,
                                const ptreg_raw_options *raw, ptreg_volume *vol, ptreg_error *err);
 
-/* Writes a NRRD file (attached, raw little-endian data, spacings and
- * origin), atomically. */
-PTREG_API ptreg_status ptreg_volume_write_nrrd(const char *path, const ptreg_volume *vol, ptreg_error *err);
-/* Writes a NIfTI-1 single file (.nii: the 348-byte header, little-endian,
- * data at byte 352), atomically: sizes (each at most 32767), the voxel
- * type, spacing, and the origin as the sform's and qform's translation. */
-PTREG_API ptreg_status ptreg_volume_write_nifti(const char *path, const ptreg_volume *vol, ptreg_error *err);
+/* Writes a volume, atomically, in the format of path's extension (any
+ * case): .nrrd a NRRD file (attached, raw little-endian data, spacings and
+ * origin), .nii a NIfTI-1 single file (the 348-byte header, little-endian,
+ * data at byte 352: sizes each at most 32767, the voxel type, spacing, and
+ * the origin as the sform's and qform's translation). Another extension
+ * (a detached .nhdr, a compressed .nii.gz among them) is PTREG_ERR_ARG,
+ * nothing written. */
+PTREG_API ptreg_status ptreg_volume_write(const char *path, const ptreg_volume *vol, ptreg_error *err);
 
 /* Writes keypoints, atomically, as PLY (by extension .ply: float x y z
  * score, int i j k) or CSV (.csv .txt: header x,y,z,score,i,j,k): x y z are

@@ -51,9 +51,8 @@ typedef struct ptreg_lddmm_options {
 } ptreg_lddmm_options;
 
 PTREG_API void ptreg_lddmm_options_default(ptreg_lddmm_options *opt);
-/* The table of its options (options.h): sigma, time_points, lambda, gamma, max_iter,
+/* The table of its options, ptreg_option_table_find("lddmm") (options.h): sigma, time_points, lambda, gamma, max_iter,
  * gtol, ftol, integrator, precision. */
-PTREG_API const ptreg_option_table *ptreg_lddmm_option_table(void);
 /* Where the calls below run the options: their device (ptreg_device_resolve),
  * a GPU only where it has double precision and takes the options'
  * work-groups; else auto means the CPU, and a GPU named is

@@ -49,8 +49,7 @@ typedef struct ptreg_multiway_options {
 } ptreg_multiway_options;
 
 PTREG_API void ptreg_multiway_options_default(ptreg_multiway_options *opt);
-/* The table of its options (options.h). */
-PTREG_API const ptreg_option_table *ptreg_multiway_option_table(void);
+/* The table of its options, ptreg_option_table_find("multiway") (options.h). */
 
 /* What became of a candidate pair. */
 typedef struct ptreg_multiway_edge {

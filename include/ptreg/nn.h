@@ -114,9 +114,8 @@ typedef enum ptreg_nn_method {
     PTREG_NN_DELAUNAY_PNNOPT  /* kdann in the first iteration, pnn after */
 } ptreg_nn_method;
 
+/* A name to a method: the option "nn" of ptreg_option_table_find("icp") (ptreg_option_parse). */
 PTREG_API const char *ptreg_nn_method_name(ptreg_nn_method method);
-/* Returns -1 for an unknown name. */
-PTREG_API int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method);
 /* Whether the method walks a Delaunay graph (needs a model index's graph). */
 PTREG_API int ptreg_nn_method_is_delaunay(ptreg_nn_method method);
 
@@ -127,8 +126,7 @@ typedef struct ptreg_index_options {
 } ptreg_index_options;
 
 PTREG_API void ptreg_index_options_default(ptreg_index_options *opt);
-/* The table of its options (options.h): leaf_size. */
-PTREG_API const struct ptreg_option_table *ptreg_index_option_table(void);
+/* The table of its options, ptreg_option_table_find("index") (options.h): leaf_size. */
 
 /* Builds the index of n model points. A model Qhull cannot triangulate
  * (fewer than 5 distinct points, coplanar, collinear) still gets an index,

@@ -70,6 +70,13 @@ typedef struct ptreg_option_table {
     ptreg_status (*check)(const void *options, ptreg_option_spelling spelling, ptreg_error *err);
 } ptreg_option_table;
 
+/* The options table of `name`, one per options struct: "icp", "emicp",
+ * "register", "ransac", "fgr", "lddmm", "harris3d", "features", "normals",
+ * "index", "batch", "multiway", "pose_graph", "track", "tune" (the struct
+ * ptreg_NAME_options); NULL for another name. One lookup, as the tuner's
+ * ptreg_tune_kernel_find, rather than a function per module. */
+PTREG_API const ptreg_option_table *ptreg_option_table_find(const char *name);
+
 /* The option called `name` (its first len characters; '-' and '_' alike):
  * the one of that command-line spelling, else of that name (two rows may
  * cross: register's "method" is the command line's --global); NULL when none. */
@@ -87,12 +94,20 @@ PTREG_API ptreg_status ptreg_option_set(const ptreg_option *o, void *options, do
 /* Every field of the table within its range (or below it, for an AUTO
  * one), then the table's rules (check): PTREG_ERR_ARG naming the owner,
  * the option and its value otherwise. */
-PTREG_API ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options, ptreg_error *err);
+static inline ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options,
+                                               ptreg_error *err);
 /* The same, then the table's rules (check); their message names the
  * options as `spelling` says, and the owner only for the table's names
  * (a command line's message names its command instead). */
 PTREG_API ptreg_status ptreg_options_check_as(const ptreg_option_table *table, const void *options,
                                               ptreg_option_spelling spelling, ptreg_error *err);
+/* ptreg_options_check is the table's spelling of _check_as: one entry in
+ * the library, this one a header's. */
+static inline ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options,
+                                               ptreg_error *err)
+{
+    return ptreg_options_check_as(table, options, PTREG_OPTION_SPELL_NAME, err);
+}
 /* The field's value as text ("0.9", "fp32"), and the range as text
  * ("in (0, 1)", ">= 0", "a power of two in [1, 4]", "fp32|fp64|fp16").
  * ptreg_option_explicit: 1 when the value is in range (not AUTO's "not

@@ -76,10 +76,9 @@ typedef struct ptreg_pose_graph_options {
 } ptreg_pose_graph_options;
 
 PTREG_API void ptreg_pose_graph_options_default(ptreg_pose_graph_options *opt);
-/* The table of its options (options.h): max_dist, edge_prune_threshold,
+/* The table of its options, ptreg_option_table_find("pose_graph") (options.h): max_dist, edge_prune_threshold,
  * preference_loop_closure, max_iter, solver (reference_node is checked
  * against the graph). */
-PTREG_API const ptreg_option_table *ptreg_pose_graph_option_table(void);
 
 typedef struct ptreg_pose_graph_result {
     int iterations;            /* of both solves together */

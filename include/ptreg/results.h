@@ -58,20 +58,12 @@ typedef struct ptreg_result_table {
     size_t size; /* of the result struct */
 } ptreg_result_table;
 
-/* The field called name, or NULL. */
-PTREG_API const ptreg_result_field *ptreg_result_find(const ptreg_result_table *table, const char *name);
-
-/* The tables (each declared beside its struct's module). */
-PTREG_API const ptreg_result_table *ptreg_icp_result_table(void);      /* ptreg_icp_result */
-PTREG_API const ptreg_result_table *ptreg_walk_stats_table(void);      /* ptreg_walk_stats (ICP's walk) */
-PTREG_API const ptreg_result_table *ptreg_emicp_result_table(void);    /* ptreg_emicp_result */
-PTREG_API const ptreg_result_table *ptreg_register_result_table(void); /* ptreg_register_result */
-PTREG_API const ptreg_result_table *ptreg_lddmm_result_table(void);    /* ptreg_lddmm_result */
-PTREG_API const ptreg_result_table *ptreg_harris3d_result_table(void); /* ptreg_harris3d_result */
-PTREG_API const ptreg_result_table *ptreg_multiway_result_table(void); /* ptreg_multiway_result */
-PTREG_API const ptreg_result_table *ptreg_multiway_edge_table(void);   /* ptreg_multiway_edge */
-PTREG_API const ptreg_result_table *ptreg_device_info_table(void);     /* ptreg_device_info (ptreg_devices' list) */
-PTREG_API const ptreg_result_table *ptreg_model_index_info_table(void); /* ptreg_model_index_info */
+/* The table of `name`, one per result struct: "icp" (ptreg_icp_result),
+ * "walk_stats" (ICP's Delaunay walk), "emicp", "register", "lddmm",
+ * "harris3d", "multiway", "multiway_edge" (ptreg_multiway_edge),
+ * "device_info" (ptreg_devices' list), "model_index_info"; NULL for
+ * another name. */
+PTREG_API const ptreg_result_table *ptreg_result_table_find(const char *name);
 
 #ifdef __cplusplus
 }

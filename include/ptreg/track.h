@@ -39,9 +39,9 @@ typedef enum ptreg_track_state {
 } ptreg_track_state;
 
 PTREG_API const char *ptreg_track_state_name(ptreg_track_state state);
+/* "none" or "constant-velocity" (a name to a value: the option "predict"
+ * of ptreg_option_table_find("track")). */
 PTREG_API const char *ptreg_track_predict_name(ptreg_track_predict predict);
-/* "none" or "constant-velocity"; -1 for another name. */
-PTREG_API int ptreg_track_predict_parse(const char *name, ptreg_track_predict *predict);
 
 typedef struct ptreg_track_options {
     ptreg_icp_options icp;          /* each frame's registration (its init is the prediction;
@@ -68,11 +68,10 @@ typedef struct ptreg_track_options {
 } ptreg_track_options;
 
 PTREG_API void ptreg_track_options_default(ptreg_track_options *opt);
-/* The table of its options (options.h): predict, min_fitness, max_rmse,
+/* The table of its options, ptreg_option_table_find("track") (options.h): predict, min_fitness, max_rmse,
  * max_speed, max_turn_deg (the command line's --max-turn), then ICP's
- * (ptreg_icp_option_table's rows, in icp, with the tracker's defaults);
+ * (the rows of ptreg_option_table_find("icp"), in icp, with the tracker's defaults);
  * its check adds ICP's rules. init, recover and recovery are set apart. */
-PTREG_API const ptreg_option_table *ptreg_track_option_table(void);
 
 typedef struct ptreg_track_frame {
     double pose[16];      /* takes the frame's points into the model's frame */

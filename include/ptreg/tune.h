@@ -131,9 +131,8 @@ typedef struct ptreg_tune_options {
 } ptreg_tune_options;
 
 PTREG_API void ptreg_tune_options_default(ptreg_tune_options *o);
-/* The table of its options (options.h): method (--search), sample_fraction
+/* The table of its options, ptreg_option_table_find("tune") (options.h): method (--search), sample_fraction
  * (--sample), reps, budget_s (--budget), confirm, min_gain. */
-PTREG_API const struct ptreg_option_table *ptreg_tune_option_table(void);
 /* "auto", "exhaustive", "halving", "coordinate". */
 PTREG_API const char *ptreg_tune_method_name(ptreg_tune_method m);
 
@@ -228,27 +227,29 @@ typedef struct ptreg_tune_choice {
     int threads;            /* a CPU winner's thread count; 0: none (the caller's count stands) */
 } ptreg_tune_choice;
 
-/* EM-ICP's engine knobs for clouds of n and m points on the device its
- * options resolve to: with use_cache, the pair engine's winner (fp32 or
- * fp16; fp64 runs the reference and has none) written into opt->pair, or
- * the device kernels' into opt->pair.gpu; without, nothing is changed and
- * the choice names the defaults. The thread count is the caller's to apply
- * (choice->threads): the CLI takes it unless --threads is given. The front
- * ends use the cache unless told not to (--no-tune, tune=False) or given
- * the knobs themselves. */
-PTREG_API ptreg_status ptreg_tune_emicp(struct ptreg_emicp_options *opt, size_t n, size_t m, int use_cache,
-                                        ptreg_tune_choice *choice, ptreg_error *err);
-/* The same for 3-D Harris on a volume of `voxels` (the CPU's tiling and
- * threads, or a device's method), FPFH on n points (the CPU's threads, or
- * a device's work-groups) and LDDMM on n landmarks (a device's pair
- * kernels; the CPU's LDDMM has no knobs). The reference paths (opt->reference)
- * have none either: their choice is the defaults. */
-PTREG_API ptreg_status ptreg_tune_harris3d(struct ptreg_harris3d_options *opt, size_t voxels, int use_cache,
-                                           ptreg_tune_choice *choice, ptreg_error *err);
-PTREG_API ptreg_status ptreg_tune_fpfh(struct ptreg_features_options *opt, size_t n, int use_cache,
-                                       ptreg_tune_choice *choice, ptreg_error *err);
-PTREG_API ptreg_status ptreg_tune_lddmm(struct ptreg_lddmm_options *opt, size_t n, int use_cache,
-                                        ptreg_tune_choice *choice, ptreg_error *err);
+/* A tuned kernel's variant for one run of `algorithm`, named as its
+ * options table (ptreg_option_table_find), with *options that table's
+ * struct, on the device the options resolve to:
+ *   "emicp"    (ptreg_emicp_options) clouds of n and m points: the pair
+ *              engine's winner (fp32 or fp16; fp64 runs the reference and
+ *              has none) written into options->pair, or the device
+ *              kernels' into options->pair.gpu;
+ *   "harris3d" (ptreg_harris3d_options) a volume of n voxels: the CPU's
+ *              tiling and threads, or a device's method;
+ *   "features" (ptreg_features_options) FPFH on n points: the CPU's
+ *              threads, or a device's work-groups;
+ *   "lddmm"    (ptreg_lddmm_options) n landmarks: a device's pair kernels
+ *              (the CPU's LDDMM has no knobs).
+ * m is EM-ICP's alone (0 for the others). With use_cache, the tuner's cache's
+ * winner for this machine and the problem's size class is applied; without
+ * (and on the reference paths, opt->reference, which have no knobs),
+ * nothing is changed and the choice names the defaults. The thread count is
+ * the caller's to apply (choice->threads): the CLI takes it unless --threads
+ * is given. The front ends use the cache unless told not to (--no-tune,
+ * tune=False) or given the knobs themselves. Another name (or no options)
+ * is PTREG_ERR_ARG, the choice the empty default. */
+PTREG_API ptreg_status ptreg_tune_variant(const char *algorithm, void *options, size_t n, size_t m, int use_cache,
+                                          ptreg_tune_choice *choice, ptreg_error *err);
 
 #ifdef __cplusplus
 }

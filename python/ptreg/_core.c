@@ -550,7 +550,7 @@ static PyObject *py_devices(PyObject *self, PyObject *args)
         const ptreg_device_info *d = &list[i];
         PyObject *e = PyDict_New();
         /* is_gpu: the name before the table's "gpu" */
-        int bad = !e || result_into(e, ptreg_device_info_table(), d) < 0 ||
+        int bad = !e || result_into(e, ptreg_result_table_find("device_info"), d) < 0 ||
                   put(e, "standin", PyBool_FromLong(d->standin)) || put(e, "is_gpu", PyBool_FromLong(d->is_gpu)) ||
                   PyList_Append(out, e);
         Py_XDECREF(e);
@@ -765,17 +765,9 @@ static PyObject *py_write_volume(PyObject *self, PyObject *args)
     if (volume_view(data, nx, ny, nz, type_name, spacing, origin, &view, &v) < 0)
         return NULL;
     /* by extension, as the CLI's --scores: NRRD or NIfTI-1, never one for the other */
-    const size_t len = strlen(path);
-    const int nii = len > 4 && ptreg_volume_format_from_path(path) == PTREG_VOLUME_NIFTI && path[len - 1] != 'z' &&
-                    path[len - 1] != 'Z';
-    const int nrrd = len > 5 && ptreg_volume_format_from_path(path) == PTREG_VOLUME_NRRD &&
-                     (path[len - 1] == 'd' || path[len - 1] == 'D'); /* .nrrd, not a detached .nhdr */
     ptreg_error err;
-    ptreg_status st = nii || nrrd ? PTREG_OK
-                                  : ptreg_error_set(&err, PTREG_ERR_ARG, "%s: volumes are written as .nrrd or .nii",
-                                                    path);
-    if (!st)
-        WITHOUT_GIL(st = nii ? ptreg_volume_write_nifti(path, &v, &err) : ptreg_volume_write_nrrd(path, &v, &err));
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_volume_write(path, &v, &err));
     PyBuffer_Release(&view);
     if (st)
         return raise_ptreg(st, &err);
@@ -837,7 +829,7 @@ static PyObject *py_normals(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_normals_options o;
     ptreg_normals_options_default(&o);
-    if (apply_options(&o, ptreg_normals_option_table(), normals_fields, kwargs, "normals") < 0)
+    if (apply_options(&o, ptreg_option_table_find("normals"), normals_fields, kwargs, "normals") < 0)
         return NULL;
     radius_alone(kwargs, &o.neighbors);
     Py_buffer xv, ov, cv;
@@ -875,7 +867,7 @@ static PyObject *run_feature(PyObject *args, PyObject *kwargs, feature_fn fn, si
         return NULL;
     ptreg_features_options o;
     ptreg_features_options_default(&o);
-    if (apply_options(&o, ptreg_features_option_table(), feature_fields, kwargs, name) < 0)
+    if (apply_options(&o, ptreg_option_table_find("features"), feature_fields, kwargs, name) < 0)
         return NULL;
     radius_alone(kwargs, &o.neighbors);
     Py_buffer xv, nv, ov;
@@ -951,7 +943,7 @@ static int get_pair(PyObject *s, PyObject *t, size_t t_points, PyObject *sn, PyO
 static PyObject *icp_result_dict(const ptreg_icp_result *r)
 {
     PyObject *d = PyDict_New();
-    if (d && result_into(d, ptreg_icp_result_table(), r) < 0)
+    if (d && result_into(d, ptreg_result_table_find("icp"), r) < 0)
         Py_CLEAR(d);
     return d;
 }
@@ -986,7 +978,7 @@ static PyObject *py_icp(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_icp_options o;
     ptreg_icp_options_default(&o);
-    if (apply_options(&o, ptreg_icp_option_table(), icp_fields, kwargs, "icp") < 0)
+    if (apply_options(&o, ptreg_option_table_find("icp"), icp_fields, kwargs, "icp") < 0)
         return NULL;
     size_t m = 0;
     if (idx)
@@ -1019,7 +1011,7 @@ static PyObject *py_register(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_register_options o;
     ptreg_register_options_default(&o);
-    if (apply_options(&o, ptreg_register_option_table(), register_fields, kwargs, "register") < 0)
+    if (apply_options(&o, ptreg_option_table_find("register"), register_fields, kwargs, "register") < 0)
         return NULL;
     cloud_pair p;
     if (get_pair(s, t, 0, sn, tn, &p) < 0)
@@ -1035,7 +1027,7 @@ static PyObject *py_register(PyObject *self, PyObject *args, PyObject *kwargs)
     /* source_down, target_down and inliers: the names Python's result had
      * before it took the command line's keys (kept, as aliases) */
     PyObject *d = PyDict_New();
-    if (!d || result_into(d, ptreg_register_result_table(), &r) < 0 ||
+    if (!d || result_into(d, ptreg_result_table_find("register"), &r) < 0 ||
         put(d, "source_down", PyLong_FromSize_t(r.source_down)) ||
         put(d, "target_down", PyLong_FromSize_t(r.target_down)) ||
         put(d, "inliers", PyLong_FromSize_t(r.ransac.inliers)) ||
@@ -1069,8 +1061,8 @@ static PyObject *variant_dict(const ptreg_tune_choice *c)
 }
 
 /* emicp(source, target, tune, **options): with tune, the engine's knobs
- * are the tuner's cache's winner for this machine (ptreg_tune_emicp); the
- * same for harris3d's tiling (ptreg_tune_harris3d). */
+ * are the tuner's cache's winner for this machine (ptreg_tune_variant); the
+ * same for harris3d's tiling (ptreg_tune_variant). */
 static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
@@ -1080,7 +1072,7 @@ static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_emicp_options o;
     ptreg_emicp_options_default(&o);
-    if (apply_options(&o, ptreg_emicp_option_table(), emicp_fields, kwargs, "emicp") < 0)
+    if (apply_options(&o, ptreg_option_table_find("emicp"), emicp_fields, kwargs, "emicp") < 0)
         return NULL;
     cloud_pair p;
     if (get_pair(s, t, 0, Py_None, Py_None, &p) < 0)
@@ -1089,13 +1081,13 @@ static PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
     ptreg_emicp_result r;
     ptreg_error err;
     ptreg_status st;
-    WITHOUT_GIL(st = ptreg_tune_emicp(&o, p.ns, p.nt, tune, &choice, &err);
+    WITHOUT_GIL(st = ptreg_tune_variant("emicp", &o, p.ns, p.nt, tune, &choice, &err);
                 st = st ? st : ptreg_emicp(p.s.buf, p.ns, p.t.buf, p.nt, &o, &r, &err));
     release_pair(&p);
     if (st)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
-    if (!d || result_into(d, ptreg_emicp_result_table(), &r) < 0 || put(d, "variant", variant_dict(&choice))) {
+    if (!d || result_into(d, ptreg_result_table_find("emicp"), &r) < 0 || put(d, "variant", variant_dict(&choice))) {
         Py_XDECREF(d);
         return NULL;
     }
@@ -1115,7 +1107,7 @@ static PyObject *py_harris3d(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_harris3d_options o;
     ptreg_harris3d_options_default(&o);
-    if (apply_options(&o, ptreg_harris3d_option_table(), harris_fields, kwargs, "harris3d") < 0)
+    if (apply_options(&o, ptreg_option_table_find("harris3d"), harris_fields, kwargs, "harris3d") < 0)
         return NULL;
     Py_buffer view;
     ptreg_volume v;
@@ -1125,14 +1117,14 @@ static PyObject *py_harris3d(PyObject *self, PyObject *args, PyObject *kwargs)
     ptreg_harris3d_result r;
     ptreg_error err;
     ptreg_status st;
-    WITHOUT_GIL(st = ptreg_tune_harris3d(&o, ptreg_volume_count(&v), tune, &choice, &err);
+    WITHOUT_GIL(st = ptreg_tune_variant("harris3d", &o, ptreg_volume_count(&v), 0, tune, &choice, &err);
                 st = st ? st : ptreg_harris3d(&v, &o, &r, &err));
     PyBuffer_Release(&view);
     if (st)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
     int bad = !d || put(d, "keypoints", bytes_of(r.keypoints, r.keypoint_count * sizeof(ptreg_keypoint))) ||
-              result_into(d, ptreg_harris3d_result_table(), &r) < 0 || put(d, "variant", variant_dict(&choice)) ||
+              result_into(d, ptreg_result_table_find("harris3d"), &r) < 0 || put(d, "variant", variant_dict(&choice)) ||
               (want_scores && put(d, "scores", bytes_of(r.scores, ptreg_volume_count(&v) * sizeof(float))));
     ptreg_harris3d_result_free(&r);
     if (bad) {
@@ -1151,7 +1143,7 @@ static PyObject *py_lddmm_register(PyObject *self, PyObject *args, PyObject *kwa
         return NULL;
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if (apply_options(&o, ptreg_lddmm_option_table(), lddmm_fields, kwargs, "lddmm") < 0)
+    if (apply_options(&o, ptreg_option_table_find("lddmm"), lddmm_fields, kwargs, "lddmm") < 0)
         return NULL;
     Py_buffer qv, tv;
     size_t n, m;
@@ -1177,7 +1169,7 @@ static PyObject *py_lddmm_register(PyObject *self, PyObject *args, PyObject *kwa
     int bad = !d || put(d, "p0", bytes_of(r.p0, 3 * r.n * sizeof(double))) ||
               put(d, "q1", bytes_of(r.q1, 3 * r.n * sizeof(double))) ||
               put(d, "hamiltonian", PyFloat_FromDouble(r.hamiltonian)) || /* the name before the table's "H" */
-              result_into(d, ptreg_lddmm_result_table(), &r) < 0;
+              result_into(d, ptreg_result_table_find("lddmm"), &r) < 0;
     ptreg_lddmm_result_free(&r);
     if (bad) {
         Py_XDECREF(d);
@@ -1196,7 +1188,7 @@ static PyObject *py_lddmm_warp(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);
-    if (apply_options(&o, ptreg_lddmm_option_table(), lddmm_fields, kwargs, "warp") < 0)
+    if (apply_options(&o, ptreg_option_table_find("lddmm"), lddmm_fields, kwargs, "warp") < 0)
         return NULL;
     Py_buffer qv, pv, xv, ov;
     size_t n = 0, np = 0, m = 0, mo = 0;
@@ -1231,7 +1223,7 @@ static PyObject *py_batch(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_batch_options o;
     ptreg_batch_options_default(&o);
-    if (apply_options(&o, ptreg_batch_option_table(), batch_fields, kwargs, "batch") < 0)
+    if (apply_options(&o, ptreg_option_table_find("batch"), batch_fields, kwargs, "batch") < 0)
         return NULL;
     Py_buffer v[7];
     memset(v, 0, sizeof v);
@@ -1341,7 +1333,7 @@ static PyObject *py_tune(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_tune_options o;
     ptreg_tune_options_default(&o);
-    if (apply_options(&o, ptreg_tune_option_table(), tune_fields, kwargs, "tune") < 0)
+    if (apply_options(&o, ptreg_option_table_find("tune"), tune_fields, kwargs, "tune") < 0)
         return NULL;
     if (size < 1)
         return PyErr_Format(ARG_ERROR, "tune: size %zd must be positive", size);
@@ -1406,7 +1398,7 @@ static PyObject *py_index_create(PyObject *self, PyObject *args, PyObject *kwarg
         return NULL;
     ptreg_index_options o;
     ptreg_index_options_default(&o);
-    if (apply_options(&o, ptreg_index_option_table(), index_fields, kwargs, "ModelIndex") < 0)
+    if (apply_options(&o, ptreg_option_table_find("index"), index_fields, kwargs, "ModelIndex") < 0)
         return NULL;
     Py_buffer xv;
     size_t n;
@@ -1473,7 +1465,7 @@ static PyObject *py_index_info(PyObject *self, PyObject *capsule)
         put(d, "duplicates", PyLong_FromSize_t(info.duplicates)) ||
         put(d, "has_delaunay", PyBool_FromLong(info.has_delaunay)) ||
         put(d, "delaunay_note", PyUnicode_FromString(info.delaunay_note)) ||
-        result_into(d, ptreg_model_index_info_table(), &info) < 0) {
+        result_into(d, ptreg_result_table_find("model_index_info"), &info) < 0) {
         Py_XDECREF(d);
         return NULL;
     }
@@ -1745,7 +1737,7 @@ static PyObject *multiway_result_dict(const ptreg_multiway_result *r)
     }
     PyObject *d = PyDict_New();
     if (!d || !poses || !placed || PyErr_Occurred() || put(d, "poses", poses) || put(d, "placed", placed) ||
-        result_into(d, ptreg_multiway_result_table(), r) < 0) {
+        result_into(d, ptreg_result_table_find("multiway"), r) < 0) {
         Py_XDECREF(d);
         return NULL;
     }
@@ -1761,7 +1753,7 @@ static PyObject *py_multiway(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     ptreg_multiway_options o;
     ptreg_multiway_options_default(&o);
-    if (apply_options(&o, ptreg_multiway_option_table(), multiway_fields, kwargs, "multiway") < 0)
+    if (apply_options(&o, ptreg_option_table_find("multiway"), multiway_fields, kwargs, "multiway") < 0)
         return NULL;
     Py_buffer pv;
     size_t npairs = 0;
@@ -1814,7 +1806,7 @@ static void tracker_capsule_free(PyObject *capsule)
     PyMem_Free(t);
 }
 
-/* the rest, ICP's among them, from ptreg_track_option_table */
+/* the rest, ICP's among them, from ptreg_option_table_find("track") */
 static const field track_fields[] = {
     OPT(ptreg_track_options, "init", F_MAT16, init),
     OPT(ptreg_track_options, "recover", F_INT, recover),
@@ -1831,7 +1823,7 @@ static PyObject *py_tracker_create(PyObject *self, PyObject *args, PyObject *kwa
         return NULL;
     ptreg_track_options o;
     ptreg_track_options_default(&o);
-    if (apply_options(&o, ptreg_track_option_table(), track_fields, kwargs, "track") < 0)
+    if (apply_options(&o, ptreg_option_table_find("track"), track_fields, kwargs, "track") < 0)
         return NULL;
     cloud_pair p;
     if (get_pair(model, NULL, 0, normals, Py_None, &p) < 0)

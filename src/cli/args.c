@@ -19,6 +19,12 @@ void cli_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
+/* The command's library options table (cli_command.library names it). */
+static const ptreg_option_table *cli_library_table(const cli_command *cmd)
+{
+    return cmd->library ? ptreg_option_table_find(cmd->library) : NULL;
+}
+
 /* A library option's help, range and default ("(in (0, 1); default 0.9)"),
  * the default from `filled` (the struct's defaults, NULL: none). */
 static void describe_library_option(const ptreg_option *o, const void *filled, char *buf, size_t size)
@@ -48,7 +54,7 @@ static char library_short(const cli_command *cmd, const char *name)
 static void each_library_option(const cli_command *cmd,
                                 void (*show)(const char *, char, const char *, const char *))
 {
-    const ptreg_option_table *t = cmd->library ? cmd->library() : NULL;
+    const ptreg_option_table *t = cli_library_table(cmd);
     void *filled = t ? calloc(1, t->size) : NULL;
     if (filled)
         t->defaults(filled);
@@ -121,7 +127,7 @@ void cli_print_help(const cli_command *cmd)
  * cli_args.value, after the command's own; -1 when none. */
 static int find_library(const cli_command *cmd, const char *name, size_t len)
 {
-    const ptreg_option_table *t = cmd->library ? cmd->library() : NULL;
+    const ptreg_option_table *t = cli_library_table(cmd);
     const ptreg_option *o = t ? ptreg_option_find(t, name, len) : NULL;
     return o ? (int)(cmd->option_count + (size_t)(o - t->options)) : -1;
 }
@@ -171,7 +177,7 @@ static const char *option_value(const cli_command *cmd, int idx)
 {
     if ((size_t)idx < cmd->option_count)
         return cmd->options[idx].value;
-    return cmd->library()->options[(size_t)idx - cmd->option_count].placeholder;
+    return cli_library_table(cmd)->options[(size_t)idx - cmd->option_count].placeholder;
 }
 
 static int find_short(const cli_command *cmd, char c)
@@ -225,7 +231,7 @@ static int parse_option(const cli_command *cmd, int argc, char **argv, int *i, c
 
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *args)
 {
-    if (cmd->option_count + (cmd->library ? cmd->library()->count : 0) > CLI_MAX_OPTIONS) {
+    if (cmd->option_count + (cmd->library ? cli_library_table(cmd)->count : 0) > CLI_MAX_OPTIONS) {
         fprintf(stderr, "ptreg: internal error: %s has more than %d options\n", cmd->name, CLI_MAX_OPTIONS);
         abort();
     }
@@ -273,7 +279,7 @@ static int option_index(const cli_args *args, const char *name)
 
 int cli_read_library(const cli_args *args, void *options)
 {
-    const ptreg_option_table *t = args->cmd->library();
+    const ptreg_option_table *t = cli_library_table(args->cmd);
     for (size_t j = 0; j < t->count; j++) {
         const char *text = args->value[args->cmd->option_count + j];
         ptreg_error err;
@@ -296,7 +302,7 @@ int cli_read_library(const cli_args *args, void *options)
 
 int cli_library_knob_given(const cli_args *args)
 {
-    const ptreg_option_table *t = args->cmd->library();
+    const ptreg_option_table *t = cli_library_table(args->cmd);
     for (size_t j = 0; j < t->count; j++)
         if (args->value[args->cmd->option_count + j] && (t->options[j].flags & PTREG_OPTION_KNOB))
             return 1;

@@ -43,8 +43,9 @@ typedef struct cli_command {
     size_t option_count;
     int min_positional, max_positional;
     /* The library's options the command takes, after its own: parsed,
-     * described in --help and checked from the library's table (NULL: none). */
-    const ptreg_option_table *(*library)(void);
+     * described in --help and checked from the library's table, named as
+     * ptreg_option_table_find names it (NULL: none). */
+    const char *library;
 } cli_command;
 
 /* A command's entry: the option count from its table's size. */

@@ -95,7 +95,7 @@ const cli_command cli_cmd_batch = CLI_COMMAND_LIBRARY("batch",
     "--html FILE (atoms, one process): the atoms in the orientation colours of the PLY, with\n"
     "the colour key (the inverse pole figure's standard triangle for cubic motifs), and the\n"
     "JSON's numbers. Not with --pairs: their neighborhoods share no frame to draw.",
-    batch_options, 1, 1, ptreg_batch_option_table);
+    batch_options, 1, 1, "batch");
 
 typedef enum batch_engine { ENGINE_LANES = 0, ENGINE_PLAIN, ENGINE_LOOP } batch_engine;
 

@@ -87,7 +87,7 @@ static cJSON *json_device(const probed_device *p)
 {
     const ptreg_device_info *d = &p->info;
     cJSON *o = cJSON_CreateObject();
-    cli_json_result(o, ptreg_device_info_table(), d);
+    cli_json_result(o, ptreg_result_table_find("device_info"), d);
     cli_json_bool(o, "standin", d->standin);
     /* null: the device could not be opened to probe it (open_error says why) */
     if (d->fma_contracts < 0) {

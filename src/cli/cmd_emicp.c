@@ -52,7 +52,7 @@ const cli_command cli_cmd_emicp = CLI_COMMAND_LIBRARY("emicp",
     "Horn's problem come back per iteration. --tile, --row-block, --row-vectors and --loop\n"
     "are the CPU engine's; PTREG_PAIR_EXP=engine|native picks the device's exp (native on\n"
     "CUDA by default). Every run on one device gives the same bits.",
-    emicp_options, 2, 2, ptreg_emicp_option_table);
+    emicp_options, 2, 2, "emicp");
 
 /* The preset first, then the options given over it. */
 static int read_schedule(const cli_args *a, ptreg_emicp_options *o)
@@ -88,7 +88,7 @@ typedef struct emicp_job {
     cJSON *device_variant; /* on a GPU: the device kernels' knobs and where they came from */
 } emicp_job;
 
-/* The engine's knobs from `ptreg tune`'s cache (ptreg_tune_emicp), for a
+/* The engine's knobs from `ptreg tune`'s cache (ptreg_tune_variant), for a
  * run given none on the command line nor --no-tune: on the CPU the pair
  * engine's winner for this machine's nearest size class, and its thread
  * count unless --threads; on a GPU the device kernels' winner. */
@@ -102,7 +102,7 @@ static void apply_tuned(const cli_args *a, emicp_job *job, ptreg_emicp_options *
     const int use_cache = !cli_has(a, "no-tune") && (gpu || !strcmp(job->variant, "default"));
     ptreg_tune_choice choice;
     ptreg_error err;
-    if (ptreg_tune_emicp(o, job->source.n, job->target.n, use_cache, &choice, &err) == PTREG_ERR_NOMEM)
+    if (ptreg_tune_variant("emicp", o, job->source.n, job->target.n, use_cache, &choice, &err) == PTREG_ERR_NOMEM)
         cli_set_out_of_memory();
     if (gpu) {
         job->device_variant = cli_tune_json(&choice.space, choice.source, choice.size_class, choice.point);
@@ -158,7 +158,7 @@ static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const c
         cli_json_put(o, "variant", json_variant(job, job->opt));
     else if (job->device_variant)
         cli_json_put(o, "variant", cJSON_Duplicate(job->device_variant, 1));
-    cli_json_result(o, ptreg_emicp_result_table(), r);
+    cli_json_result(o, ptreg_result_table_find("emicp"), r);
     return cli_result_json_print(o, res);
 }
 

@@ -64,7 +64,7 @@ const cli_command cli_cmd_normals = CLI_COMMAND_LIBRARY("normals",
     "time_ms counts from the cloud in memory to the normals (k-d tree included).\n\n"
     "--html FILE: the cloud coloured by curvature (points without a normal in grey), a short\n"
     "segment along the normal of up to 20000 of its points (evenly chosen), and the JSON.",
-    normals_options, 1, 1, ptreg_normals_option_table);
+    normals_options, 1, 1, "normals");
 
 static const cli_option pfh_options[] = {
     {"output", 'o', "FILE", "write the descriptors: .pcd (field pfh, PCL's layout), .npy (n x 125 "
@@ -100,7 +100,7 @@ const cli_command cli_cmd_pfh = CLI_COMMAND_LIBRARY("pfh",
     "Point feature histograms (PFH, 125 bins) as PCL's PFHEstimation computes them.",
     "Every unordered pair of a point's neighborhood (the point included) adds 100 / pairs to\n"
     "bin theta + 5 alpha + 25 phi of PCL's pair feature (5 bins per feature); rows sum to 100.\n\n" DESCRIPTOR_HELP,
-    pfh_options, 1, 1, ptreg_features_option_table);
+    pfh_options, 1, 1, "features");
 
 const cli_command cli_cmd_fpfh = CLI_COMMAND_LIBRARY("fpfh",
     "CLOUD [-o OUT] [--k N] [--radius R] [--convention pcl|open3d] [options]",
@@ -108,7 +108,7 @@ const cli_command cli_cmd_fpfh = CLI_COMMAND_LIBRARY("fpfh",
     "SPFH(p): the pairs of p with each neighbor, 11 bins each for theta, alpha and phi.\n"
     "FPFH(p) = sum over neighbors q of SPFH(q) / |p - q|^2, each 11-bin block scaled to sum to\n"
     "100 (--convention pcl); --convention open3d adds SPFH(p), so blocks sum to 200.\n\n" DESCRIPTOR_HELP,
-    fpfh_options, 1, 1, ptreg_features_option_table);
+    fpfh_options, 1, 1, "features");
 
 /* --k alone: k-NN; --radius alone: a ball; both: Open3D's hybrid search
  * (the library's k is 30 unless given). */
@@ -375,7 +375,7 @@ static cJSON *tuned_variant(const cli_args *a, ptreg_features_options *o, size_t
     ptreg_tune_choice c;
     ptreg_error err;
     const int use_cache = !cli_has(a, "no-tune") && !cli_library_knob_given(a);
-    return cli_tune_adopt(a, ptreg_tune_fpfh(o, n, use_cache, &c, &err), &c);
+    return cli_tune_adopt(a, ptreg_tune_variant("features", o, n, 0, use_cache, &c, &err), &c);
 }
 
 /* The computation's failure: the input's (normals) or the options' (descriptors). */

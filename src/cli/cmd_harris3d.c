@@ -59,7 +59,7 @@ const cli_command cli_cmd_harris3d = CLI_COMMAND_LIBRARY("harris3d",
     "--html FILE: the keypoints in physical coordinates, coloured by score, over three\n"
     "orthogonal slices through the volume's centre (grey from its 0.5th to 99.5th percentile;\n"
     "at most 512 pixels a side), and the JSON's numbers.",
-    harris_options, 1, 1, ptreg_harris3d_option_table);
+    harris_options, 1, 1, "harris3d");
 
 static int parse_dims(const cli_args *a, size_t dims[3])
 {
@@ -207,8 +207,7 @@ static int write_outputs(const cli_args *a, const ptreg_volume *vol, const ptreg
         s.type = PTREG_VOXEL_F32;
         s.data = r->scores;
         const char *path = cli_string(a, "scores", NULL);
-        st = cli_writes_extension("nii", path) ? ptreg_volume_write_nifti(path, &s, &err)
-                                               : ptreg_volume_write_nrrd(path, &s, &err);
+        st = ptreg_volume_write(path, &s, &err); /* .nrrd or .nii, as --scores checked */
     }
     if (!st && cli_has(a, "output"))
         st = ptreg_keypoints_write(cli_string(a, "output", NULL), r->keypoints, r->keypoint_count, vol, &err);
@@ -275,7 +274,7 @@ static int print_json(const char *path, const ptreg_volume *vol, const ptreg_har
     if (count > 1)
         cli_json_put(j, "times_ms", cJSON_CreateDoubleArray(times, count));
     cli_json_number(j, "voxels_per_s", voxels_per_s(vol, r->time_ms));
-    cli_json_result(j, ptreg_harris3d_result_table(), r); /* the count of keypoints is the key "keypoints" */
+    cli_json_result(j, ptreg_result_table_find("harris3d"), r); /* the count of keypoints is the key "keypoints" */
     if (variant)
         cli_json_put(j, "variant", variant);
     ptreg_device on;
@@ -315,7 +314,8 @@ static cJSON *tuned_tiling(const cli_args *a, const ptreg_volume *vol, ptreg_har
         return NULL;
     ptreg_tune_choice c;
     ptreg_error err;
-    return cli_tune_adopt(a, ptreg_tune_harris3d(o, ptreg_volume_count(vol), !cli_has(a, "no-tune"), &c, &err), &c);
+    return cli_tune_adopt(a, ptreg_tune_variant("harris3d", o, ptreg_volume_count(vol), 0, !cli_has(a, "no-tune"), &c, &err),
+                          &c);
 }
 
 int cli_run_harris3d(int argc, char **argv)

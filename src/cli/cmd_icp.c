@@ -67,9 +67,9 @@ const cli_command cli_cmd_icp = CLI_COMMAND_LIBRARY("icp",
     "the model resident; model_upload_ms and kernel_compile_ms are reported apart. The\n"
     "pairs are the CPU's and the transform within 1e-5 of it (the sums run in another fixed\n"
     "order); every run on one device gives the same bits.",
-    icp_options, 1, 2, ptreg_icp_option_table);
+    icp_options, 1, 2, "icp");
 
-/* The library's options (ptreg_icp_option_table, its rules included), the
+/* The library's options (ptreg_option_table_find("icp"), its rules included), the
  * threads and the device. */
 static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
 {
@@ -367,7 +367,7 @@ static int print_json(const icp_job *job, const ptreg_icp_options *opt, const pt
         cli_json_null(o, "nn_auto");
     json_add_index(o, job);
     json_add_device(o, job);
-    cli_json_result(o, ptreg_icp_result_table(), r);
+    cli_json_result(o, ptreg_result_table_find("icp"), r);
     return cli_result_json_print(o, res);
 }
 

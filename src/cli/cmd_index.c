@@ -50,7 +50,7 @@ const cli_command cli_cmd_index = CLI_COMMAND_LIBRARY("index",
     "and 'ptreg icp --nn auto' on it runs the winner (its JSON says \"nn_auto\": \"measured\";\n"
     "--no-tune there keeps the built-in rule). MODEL may be a saved .pti, to tune it again\n"
     "without rebuilding. Tuning takes a few seconds for 40k points.",
-    index_options, 1, 1, ptreg_index_option_table);
+    index_options, 1, 1, "index");
 
 int cli_is_index_path(const char *path)
 {
@@ -79,7 +79,7 @@ cJSON *cli_json_index(const ptreg_model_index *index)
     cJSON *o = cJSON_CreateObject();
     if (!info.has_delaunay)
         cli_json_string(o, "delaunay_note", info.delaunay_note);
-    cli_json_result(o, ptreg_model_index_info_table(), &info);
+    cli_json_result(o, ptreg_result_table_find("model_index_info"), &info);
     ptreg_index_nn_tuning t;
     ptreg_model_index_get_nn_tuning(index, &t);
     if (t.method)

@@ -63,7 +63,7 @@ const cli_command cli_cmd_lddmm = CLI_COMMAND_LIBRARY("lddmm",
     "--html FILE: the template, the target, each template landmark's path along the flow\n"
     "and where it ended (the template shot to t = 1), the objective per L-BFGS iteration,\n"
     "and the JSON's numbers.",
-    lddmm_options, 2, 2, ptreg_lddmm_option_table);
+    lddmm_options, 2, 2, "lddmm");
 
 static const cli_option warp_options[] = {
     {"output", 'o', "FILE", "the moved points (a cloud: .ply, .pcd, .xyz/.csv; normals are not carried)",
@@ -151,7 +151,7 @@ static int read_warp_precision(const cli_args *a, ptreg_lddmm_options *o)
 {
     static const char name[] = "precision";
     const char *v = cli_string(a, name, NULL);
-    const ptreg_option *row = ptreg_option_find(ptreg_lddmm_option_table(), name, sizeof name - 1);
+    const ptreg_option *row = ptreg_option_find(ptreg_option_table_find("lddmm"), name, sizeof name - 1);
     ptreg_error err;
     if (!v || !ptreg_option_parse(row, o, v, &err))
         return EXIT_OK;
@@ -259,7 +259,7 @@ static cJSON *tuned_gpu(const cli_args *a, ptreg_lddmm_options *o, size_t n)
         return NULL;
     ptreg_tune_choice c;
     ptreg_error err;
-    return cli_tune_adopt(a, ptreg_tune_lddmm(o, n, !cli_has(a, "no-tune"), &c, &err), &c);
+    return cli_tune_adopt(a, ptreg_tune_variant("lddmm", o, n, 0, !cli_has(a, "no-tune"), &c, &err), &c);
 }
 
 /* The engine that ran: the CPU's instruction set (or its double reference)
@@ -303,7 +303,7 @@ static int report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_l
     cli_json_number(j, "gamma", o->gamma);
     cli_json_string(j, "integrator", integrators[o->integrator]);
     cli_json_string(j, "precision", ptreg_precision_name(o->precision));
-    cli_json_result(j, ptreg_lddmm_result_table(), r);
+    cli_json_result(j, ptreg_result_table_find("lddmm"), r);
     cli_json_number(j, "pair_terms_per_s", rate);
     cli_json_string(j, "isa", engine_of(o, &on));
     cli_json_string(j, "device", device);

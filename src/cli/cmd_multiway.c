@@ -50,7 +50,7 @@ const cli_command cli_cmd_multiway = CLI_COMMAND_LIBRARY("multiway",
     "solved again. A scan no kept edge reaches is reported lost (identity pose). The same\n"
     "output for any thread count; under mpirun (a build with MPI) the pairs are shared\n"
     "among the ranks with the same output bytes, rank 0 writing.",
-    multiway_options, 2, CLI_MAX_POSITIONAL, ptreg_multiway_option_table);
+    multiway_options, 2, CLI_MAX_POSITIONAL, "multiway");
 
 typedef struct multiway_inputs {
     ptreg_cloud *clouds;
@@ -263,7 +263,7 @@ static int print_json(const cli_args *a, const multiway_inputs *in, const ptreg_
     cli_json_string(j, "command", "multiway");
     cli_json_number(j, "anchor", (double)o->anchor);
     cli_json_put(j, "scans", json_scans(a, in, o, r));
-    cli_json_result(j, ptreg_multiway_result_table(), r);
+    cli_json_result(j, ptreg_result_table_find("multiway"), r);
     cli_json_number(j, "threads", ptreg_get_num_threads());
     cli_json_string(j, "version", ptreg_version());
     return cli_json_print(j);

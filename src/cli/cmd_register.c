@@ -49,7 +49,7 @@ const cli_command cli_cmd_register = CLI_COMMAND_LIBRARY("register",
     "same winner as the CPU's) and the refinement runs there; downsampling, normals, FPFH\n"
     "and FGR stay on the CPU for now.\n"
     "The stages stand alone too: ptreg convert --voxel, ptreg normals, ptreg fpfh, ptreg icp.",
-    register_options, 2, 2, ptreg_register_option_table);
+    register_options, 2, 2, "register");
 
 static int read_register_options(const cli_args *a, ptreg_register_options *o)
 {
@@ -91,7 +91,7 @@ static void print_human(const cli_args *a, const ptreg_register_result *r, const
 static int print_json(const ptreg_register_result *r, const cli_result *res)
 {
     cJSON *o = cli_result_json(res);
-    cli_json_result(o, ptreg_register_result_table(), r);
+    cli_json_result(o, ptreg_result_table_find("register"), r);
     return cli_result_json_print(o, res);
 }
 

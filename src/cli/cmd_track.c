@@ -79,7 +79,7 @@ const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
     "or the stream was malformed.\n"
     "  ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth-trajectory-out truth.txt\n"
     "  ptreg track model.ply --frames frames -o trajectory.txt --json --truth truth.txt",
-    track_options, 1, CLI_MAX_POSITIONAL, ptreg_track_option_table);
+    track_options, 1, CLI_MAX_POSITIONAL, "track");
 
 /* ---- the frames: files or a stream ---- */
 

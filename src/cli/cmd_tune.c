@@ -59,7 +59,7 @@ const cli_command cli_cmd_tune = CLI_COMMAND_LIBRARY("tune",
     "emicp, engine options). A missing, stale or corrupted\n"
     "cache means the defaults, with a warning.\n"
     "Progress shows on stderr when it is a terminal.",
-    tune_options, 0, 0, ptreg_tune_option_table);
+    tune_options, 0, 0, "tune");
 
 typedef struct tune_job {
     const ptreg_tune_kernel *kernel; /* the library's registry (ptreg_tune_kernels) */

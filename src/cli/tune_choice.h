@@ -1,5 +1,5 @@
 /* The CLI's side of a tuned kernel: the library chooses the variant from
- * the tuner's cache (ptreg_tune_emicp, ptreg_tune_harris3d ..., tune.h);
+ * the tuner's cache (ptreg_tune_variant, tune.h);
  * the commands give --no-tune, apply a CPU winner's thread count unless
  * --threads, count a failure for want of memory as the run's, and report
  * the choice in their JSON. */

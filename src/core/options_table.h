@@ -71,4 +71,23 @@ int option_value_of(const ptreg_option_name *names, const char *name, int *value
         return 0;                                                                                               \
     }
 
+/* The library's options tables, one per options struct: hidden, so that the
+ * modules share them while a caller outside the library finds a table by
+ * name (ptreg_option_table_find, src/api/tables.c). */
+const ptreg_option_table *ptreg_icp_option_table(void);
+const ptreg_option_table *ptreg_emicp_option_table(void);
+const ptreg_option_table *ptreg_register_option_table(void);
+const ptreg_option_table *ptreg_ransac_option_table(void);
+const ptreg_option_table *ptreg_fgr_option_table(void);
+const ptreg_option_table *ptreg_lddmm_option_table(void);
+const ptreg_option_table *ptreg_harris3d_option_table(void);
+const ptreg_option_table *ptreg_features_option_table(void);
+const ptreg_option_table *ptreg_normals_option_table(void);
+const ptreg_option_table *ptreg_index_option_table(void);
+const ptreg_option_table *ptreg_batch_option_table(void);
+const ptreg_option_table *ptreg_multiway_option_table(void);
+const ptreg_option_table *ptreg_pose_graph_option_table(void);
+const ptreg_option_table *ptreg_track_option_table(void);
+const ptreg_option_table *ptreg_tune_option_table(void);
+
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/results_table.h"
+#include "core/testing.h"
 
 const ptreg_result_field *ptreg_result_find(const ptreg_result_table *table, const char *name)
 {

@@ -42,4 +42,18 @@ const char *result_stop_reason_name(int value);
  * whose int iterations sits at offset. */
 size_t result_iterations_plus_one(const void *result, size_t offset);
 
+/* The library's result tables, one per result struct: hidden, so that the
+ * modules share them while a caller outside the library finds a table by
+ * name (ptreg_result_table_find, src/api/tables.c). */
+const ptreg_result_table *ptreg_icp_result_table(void);
+const ptreg_result_table *ptreg_walk_stats_table(void);
+const ptreg_result_table *ptreg_emicp_result_table(void);
+const ptreg_result_table *ptreg_register_result_table(void);
+const ptreg_result_table *ptreg_lddmm_result_table(void);
+const ptreg_result_table *ptreg_harris3d_result_table(void);
+const ptreg_result_table *ptreg_multiway_result_table(void);
+const ptreg_result_table *ptreg_multiway_edge_table(void);
+const ptreg_result_table *ptreg_device_info_table(void);
+const ptreg_result_table *ptreg_model_index_info_table(void);
+
 #endif

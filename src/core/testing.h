@@ -20,7 +20,9 @@
 #include "ptreg/motif.h"
 #include "ptreg/nn.h"
 #include "ptreg/pair.h"
+#include "ptreg/results.h"
 #include "ptreg/synth_apt.h"
+#include "ptreg/track.h"
 #include "ptreg/tune.h"
 
 #ifdef __cplusplus
@@ -111,6 +113,12 @@ const char *ptreg_volume_format_name(ptreg_volume_format format);
 void ptreg_pairs_file_init(ptreg_pairs_file *pf);
 void ptreg_apt_init(ptreg_apt *apt);
 void ptreg_apt_synth_init(ptreg_apt_synth *s);
+/* The field called name, or NULL (the front ends loop over a table). */
+const ptreg_result_field *ptreg_result_find(const ptreg_result_table *table, const char *name);
+/* Enum parsers whose enums are options: a front end sets them through the
+ * options table's row (ptreg_option_parse). -1 for an unknown name. */
+int ptreg_nn_method_parse(const char *name, ptreg_nn_method *method);
+int ptreg_track_predict_parse(const char *name, ptreg_track_predict *predict);
 
 /* ---- public before 1.x, now called by the tests alone: the front ends
  * reach these through other entries (FGR through ptreg_register, the

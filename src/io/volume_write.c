@@ -36,7 +36,7 @@ void io_write_le(FILE *f, const void *data, size_t count, size_t size)
     }
 }
 
-ptreg_status ptreg_volume_write_nrrd(const char *path, const ptreg_volume *vol, ptreg_error *err)
+static ptreg_status write_nrrd(const char *path, const ptreg_volume *vol, ptreg_error *err)
 {
     if (!vol || !vol->data || !nrrd_type(vol->type) || !ptreg_volume_count(vol))
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: no volume to write", path ? path : "NRRD");
@@ -105,7 +105,7 @@ static void nifti_header(unsigned char h[NIFTI_DATA], const ptreg_volume *vol)
     memcpy(h + 344, "n+1", 4);
 }
 
-ptreg_status ptreg_volume_write_nifti(const char *path, const ptreg_volume *vol, ptreg_error *err)
+static ptreg_status write_nifti(const char *path, const ptreg_volume *vol, ptreg_error *err)
 {
     if (!vol || !vol->data || !nrrd_type(vol->type) || !ptreg_volume_count(vol))
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: no volume to write", path ? path : "NIfTI");
@@ -180,4 +180,19 @@ ptreg_status ptreg_keypoints_write(const char *path, const ptreg_keypoint *kp, s
     else
         write_keypoints_csv(af.fp, kp, n, geometry);
     return ptreg_atomic_commit(&af, err);
+}
+
+/* The extension picks the writer, never one format for the other's name:
+ * the front ends (--scores, write_volume) name files by it. */
+ptreg_status ptreg_volume_write(const char *path, const ptreg_volume *vol, ptreg_error *err)
+{
+    const size_t len = path ? strlen(path) : 0;
+    const ptreg_volume_format f = ptreg_volume_format_from_path(path);
+    const int nii = len > 4 && f == PTREG_VOLUME_NIFTI && path[len - 1] != 'z' && path[len - 1] != 'Z';
+    const int nrrd = len > 5 && f == PTREG_VOLUME_NRRD && (path[len - 1] == 'd' || path[len - 1] == 'D');
+    if (nii)
+        return write_nifti(path, vol, err);
+    if (nrrd)
+        return write_nrrd(path, vol, err);
+    return ptreg_error_set(err, PTREG_ERR_ARG, "%s: volumes are written as .nrrd or .nii", path ? path : "(null)");
 }

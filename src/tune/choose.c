@@ -75,7 +75,7 @@ static ptreg_status choose_if(int usable, const ptreg_tune_space *space, const r
     return st;
 }
 
-ptreg_status ptreg_tune_emicp(ptreg_emicp_options *opt, size_t n, size_t m, int use_cache,
+static ptreg_status emicp_variant(ptreg_emicp_options *opt, size_t n, size_t m, int use_cache,
                               ptreg_tune_choice *choice, ptreg_error *err)
 {
     ptreg_device on = {PTREG_BACKEND_CPU, 0};
@@ -95,7 +95,7 @@ ptreg_status ptreg_tune_emicp(ptreg_emicp_options *opt, size_t n, size_t m, int 
     return st;
 }
 
-ptreg_status ptreg_tune_harris3d(ptreg_harris3d_options *opt, size_t voxels, int use_cache,
+static ptreg_status harris3d_variant(ptreg_harris3d_options *opt, size_t voxels, int use_cache,
                                  ptreg_tune_choice *choice, ptreg_error *err)
 {
     ptreg_device on = {PTREG_BACKEND_CPU, 0};
@@ -113,7 +113,7 @@ ptreg_status ptreg_tune_harris3d(ptreg_harris3d_options *opt, size_t voxels, int
     return st;
 }
 
-ptreg_status ptreg_tune_fpfh(ptreg_features_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
+static ptreg_status fpfh_variant(ptreg_features_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
                              ptreg_error *err)
 {
     ptreg_device on = {PTREG_BACKEND_CPU, 0};
@@ -129,7 +129,7 @@ ptreg_status ptreg_tune_fpfh(ptreg_features_options *opt, size_t n, int use_cach
     return st;
 }
 
-ptreg_status ptreg_tune_lddmm(ptreg_lddmm_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
+static ptreg_status lddmm_variant(ptreg_lddmm_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
                               ptreg_error *err)
 {
     ptreg_device on = {PTREG_BACKEND_CPU, 0};
@@ -142,4 +142,21 @@ ptreg_status ptreg_tune_lddmm(ptreg_lddmm_options *opt, size_t n, int use_cache,
     if (tuned)
         ptreg_tune_pair_device_apply(choice->point, &opt->gpu);
     return st;
+}
+
+ptreg_status ptreg_tune_variant(const char *algorithm, void *options, size_t n, size_t m, int use_cache,
+                                ptreg_tune_choice *choice, ptreg_error *err)
+{
+    if (algorithm && options && !strcmp(algorithm, "emicp"))
+        return emicp_variant(options, n, m, use_cache, choice, err);
+    if (algorithm && options && !strcmp(algorithm, "harris3d"))
+        return harris3d_variant(options, n, use_cache, choice, err);
+    if (algorithm && options && !strcmp(algorithm, "features"))
+        return fpfh_variant(options, n, use_cache, choice, err);
+    if (algorithm && options && !strcmp(algorithm, "lddmm"))
+        return lddmm_variant(options, n, use_cache, choice, err);
+    memset(choice, 0, sizeof *choice);
+    choice->source = "default";
+    return ptreg_error_set(err, PTREG_ERR_ARG, "tune: %s%s: no tuned kernel (emicp, harris3d, features, lddmm)",
+                           algorithm ? algorithm : "(null)", options ? "" : " without options");
 }

@@ -1,7 +1,7 @@
 /* The tuner's kernels and search internals: each kernel's spaces, jobs
  * and apply functions (src/tune/kernels.c publishes them through
  * ptreg_tune_kernels), the enumeration, and the cache lookup that
- * ptreg_tune_emicp and its siblings go through. Not installed; the tests
+ * ptreg_tune_variant goes through. Not installed; the tests
  * reach them through the static library. */
 #ifndef PTREG_TUNE_KERNELS_H
 #define PTREG_TUNE_KERNELS_H

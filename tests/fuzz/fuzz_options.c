@@ -19,6 +19,7 @@
 #include "ptreg/options.h"
 #include "ptreg/pair.h"
 #include "ptreg/tune.h"
+#include "core/options_table.h"
 #include "pair/pair_engine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -18,6 +18,7 @@ declare -A may=(
     [reg]="ptreg core device nn pair feat"
     [apt]="ptreg core nn reg"
     [tune]="ptreg core device nn pair feat reg"
+    [api]="ptreg core device nn pair feat reg apt tune"
     [report]="ptreg"
     [cli]="ptreg"
 )

@@ -2,6 +2,7 @@
  * reference points (both paths' first step). */
 #include <math.h>
 
+#include "core/options_table.h"
 #include "ptreg/emicp.h"
 #include "reg/batch/batch_pairs.h"
 #include "core/numeric.h"

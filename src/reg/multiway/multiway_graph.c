@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/options_table.h"
 #include "reg/icp/icp_impl.h"
 #include "reg/multiway/multiway_impl.h"
 

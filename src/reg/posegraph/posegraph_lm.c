@@ -6,6 +6,7 @@
  * edges' order, factored by CHOLMOD (simplicial LDL', AMD ordering, one
  * thread: the same bits on every run) or by a dense Cholesky, the
  * reference. docs/ALGORITHMS.md, "Pose graphs". */
+#include "core/options_table.h"
 #include "ptreg/posegraph.h"
 
 #include <math.h>
