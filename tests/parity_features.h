@@ -15,7 +15,7 @@
  * copies back only the rows asked for. */
 #include "feat/neighborhood.h"
 #include "feat/pfh_impl.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 
 typedef enum feat_op { FEAT_OP_FPFH_PCL, FEAT_OP_FPFH_OPEN3D, FEAT_OP_PFH } feat_op;

@@ -16,7 +16,7 @@
  * resident volume: a repeated detection uploads nothing in at most six
  * launches and allocates nothing. */
 #include "feat/harris3d_impl.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 
 typedef enum harris_select { SELECT_RELATIVE, SELECT_ALL, SELECT_THIN } harris_select;

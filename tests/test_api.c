@@ -7,7 +7,7 @@
 
 #include "check.h"
 #include "ptreg/ptreg.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "tune/tune_kernels.h"
 #include "core/numeric.h"
 #include "reg/batch/batch_pairs.h"

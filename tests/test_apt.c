@@ -10,7 +10,7 @@
 #include "check.h"
 #include "ptreg/apt.h"
 #include "ptreg/io.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 
 static char tmp_dir[64];

@@ -23,7 +23,7 @@
 #include "check.h"
 #include "ptreg/ptreg.h"
 #include "core/numeric.h"
-#include "core/testing.h"
+#include "hooks.h"
 
 #define MAX_THREADS 64
 #define MAX_DEVICES 4

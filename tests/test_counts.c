@@ -16,7 +16,7 @@
 #include "nn/delaunay_impl.h"
 #include "nn/kdtree_query.h"
 #include "ptreg/ptreg.h"
-#include "core/testing.h"
+#include "hooks.h"
 
 #define TWO31 ((size_t)1 << 31)
 #define TWO32 ((size_t)1 << 32)

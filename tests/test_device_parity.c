@@ -28,7 +28,7 @@
 #include "reg/batch/batch_device.h"
 #include "reg/global/match_device.h"
 #include "reg/global/ransac_device.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 
 /* ---- exact or within rounding ---- */

@@ -5,7 +5,7 @@
 #include "ptreg/ptreg.h"
 
 #include <stdint.h>
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 
 /* An n x n grid on z = 0 with spacing h, normals +z. */

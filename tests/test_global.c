@@ -7,7 +7,7 @@
 #include "core/cpu.h"
 #include "ptreg/ptreg.h"
 #include "core/numeric.h"
-#include "core/testing.h"
+#include "hooks.h"
 
 /* A rotation uniform over SO(3): a unit quaternion from four normals. */
 static void random_pose(ptreg_rng *rng, double shift, double T[16])

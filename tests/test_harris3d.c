@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 #include "core/numeric.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "feat/harris3d_impl.h"
 
 static const ptreg_voxel_type all_types[] = {PTREG_VOXEL_U8,  PTREG_VOXEL_I8,  PTREG_VOXEL_U16, PTREG_VOXEL_I16,

@@ -9,7 +9,7 @@
 #include "registration_check.h"
 #include "core/cpu.h"
 #include "ptreg/ptreg.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 
 /* Sensed = every k-th model point moved by a random pose, plus noise: ICP

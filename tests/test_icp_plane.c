@@ -8,7 +8,7 @@
 #include "registration_check.h"
 #include "ptreg/ptreg.h"
 #include "core/numeric.h"
-#include "core/testing.h"
+#include "hooks.h"
 
 /* A golden case's options from its name: plane[_KERNEL_SCALE][_maxdist_D]
  * or gicp (both clouds' normals estimated). */

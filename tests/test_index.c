@@ -11,7 +11,7 @@
 #include "nn_ref.h"
 #include "pti_bytes.h"
 #include "ptreg/nn.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 
 static ptreg_status load(const unsigned char *buf, size_t size, ptreg_model_index **idx, ptreg_error *err)

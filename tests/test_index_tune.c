@@ -15,7 +15,7 @@
 #include "pti_bytes.h"
 #include "ptreg/icp.h"
 #include "ptreg/nn.h"
-#include "core/testing.h"
+#include "hooks.h"
 
 /* A quick measurement: small sample, few iterations and runs. */
 static ptreg_status quick_tune(ptreg_model_index *idx, ptreg_nn_tune_report *rep, ptreg_error *err)

@@ -16,7 +16,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 
 /* Under AddressSanitizer any allocation past 1 GiB aborts the test: a

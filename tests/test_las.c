@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "core/testing.h"
+#include "hooks.h"
 
 #define SEED_DIR PTREG_TEST_SOURCE_DIR "/fuzz/seeds/las"
 

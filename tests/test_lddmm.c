@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 #include <unistd.h>
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 #include "reg/lddmm/lddmm_impl.h"
 

@@ -10,7 +10,7 @@
 #include "nn/nn_device.h"
 #include "ptreg/io.h"
 #include "ptreg/nn.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 
 /* The tree's search bounded by a squared distance (ICP's max_dist): the

@@ -13,7 +13,7 @@
 #include "check.h"
 #include "ptreg/orientation.h"
 #include "ptreg/synth_apt.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 #include "apt/orientation_impl.h"
 

@@ -11,7 +11,7 @@
 #include "core/cpu.h"
 #include "pair/pair_kernels.h"
 #include "ptreg/ptreg.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "core/numeric.h"
 #include "pair/pair_engine.h"
 

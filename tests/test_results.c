@@ -14,7 +14,7 @@
 #include "ptreg/multiway.h"
 #include "ptreg/results.h"
 #include "core/results_table.h"
-#include "core/testing.h"
+#include "hooks.h"
 
 typedef const ptreg_result_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_icp_result_table,      ptreg_walk_stats_table,     ptreg_emicp_result_table,

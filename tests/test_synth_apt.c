@@ -5,7 +5,7 @@
 #include "check.h"
 #include "ptreg/orientation.h"
 #include "ptreg/synth_apt.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "apt/orientation_impl.h"
 
 static double dist2f(const float *a, const float *b)

@@ -5,7 +5,7 @@
  * the synthetic approach's frames against their truth, and 100 recoveries
  * on a near-symmetric model with no mirrored pose accepted. */
 #include "check.h"
-#include "core/testing.h"
+#include "hooks.h"
 #include "ptreg/ptreg.h"
 #include "core/numeric.h"
 

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <unistd.h>
 #include <zlib.h>
-#include "core/testing.h"
+#include "hooks.h"
 
 static char dir[256];
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "ptreg/motif.h"
-#include "core/testing.h"
+#include "apt/testing.h"
 #include "apt/orientation_impl.h"
 
 static const char *const lattice_names[] = {"fcc", "bcc", "hcp", "sc"};

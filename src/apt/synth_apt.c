@@ -16,7 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/testing.h"
+#include "apt/testing.h"
 #include "core/numeric.h"
 
 #define PI 3.14159265358979323846

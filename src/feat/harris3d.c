@@ -16,7 +16,7 @@
 #include "core/options_table.h"
 #include "feat/harris3d_impl.h"
 #include "feat/harris3d_kernels.h"
-#include "core/testing.h"
+#include "feat/testing.h"
 #include "core/numeric.h"
 
 static const ptreg_option_name border_names[] = {

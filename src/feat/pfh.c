@@ -21,7 +21,7 @@
 #include "feat/pfh_impl.h"
 #include "feat/pfh_kernels.h"
 #include "nn/kdtree_query.h"
-#include "core/testing.h"
+#include "feat/testing.h"
 
 #define PFH_SPLIT 5
 #define PFH_PI 3.14159265358979323846 /* M_PI, which strict C11 lacks */

@@ -10,7 +10,7 @@
 
 #include "ptreg/io.h"
 #include "io/io_internal.h"
-#include "core/testing.h"
+#include "io/testing.h"
 
 #define POS_RECORD 16
 #define EPOS_RECORD 44

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "io/io_internal.h"
-#include "core/testing.h"
+#include "io/testing.h"
 
 typedef struct pair_lists {
     uint32_t *source, *target;

@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "core/testing.h"
+#include "io/testing.h"
 
 static const struct {
     const char *name;

@@ -10,7 +10,7 @@
 
 #include <math.h>
 #include <string.h>
-#include "core/testing.h"
+#include "io/testing.h"
 
 /* Fields of the public header block, by byte. */
 enum {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "io/io_internal.h"
-#include "core/testing.h"
+#include "io/testing.h"
 
 static const char *integrator_name(ptreg_lddmm_integrator i) { return i == PTREG_LDDMM_RK2 ? "rk2" : "euler"; }
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "io/io_internal.h"
-#include "core/testing.h"
+#include "io/testing.h"
 
 static const char *npy_descr(ptreg_npy_type type)
 {

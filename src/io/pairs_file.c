@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "io/io_internal.h"
-#include "core/testing.h"
+#include "io/testing.h"
 
 #define PAIRS_MAGIC "PTPAIRS1"
 #define PAIRS_HEADER 24

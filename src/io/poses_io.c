@@ -7,7 +7,7 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include "core/testing.h"
+#include "io/testing.h"
 
 /* A pose's last row must be 0 0 0 1 and its rotation orthonormal to 1e-6:
  * anything else is not a pose, and would be taken silently as one. */

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "io/io_internal.h"
-#include "core/testing.h"
+#include "io/testing.h"
 
 #define MAX_TOKENS 64
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
-#include "core/testing.h"
+#include "io/testing.h"
 
 static ptreg_status parse_transform(const io_in *in, double T[16])
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "core/testing.h"
+#include "io/testing.h"
 
 void ptreg_raw_options_default(ptreg_raw_options *opt)
 {

@@ -8,7 +8,7 @@
 #include "nn/nn_kernels.h"
 #include "nn/nn_dispatch.h"
 #include "ptreg/nn.h"
-#include "core/testing.h"
+#include "nn/testing.h"
 
 #define QUERY_CHUNK 256
 

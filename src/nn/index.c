@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/options_table.h"
-#include "core/testing.h"
+#include "nn/testing.h"
 #include "nn/index_impl.h"
 #include "nn/searcher.h" /* nn_method_names */
 #include "ptreg/nn.h"

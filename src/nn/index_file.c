@@ -12,7 +12,7 @@
 #include "ptreg/io.h"
 #include "nn/index_impl.h"
 #include "ptreg/nn.h"
-#include "core/testing.h"
+#include "nn/testing.h"
 
 #define PTI_MAGIC "PTREGIDX"
 #define PTI_VERSION 2u        /* 2: the TUNE section (the measured method) */

@@ -14,7 +14,7 @@
 #include "core/large_alloc.h"
 #include "nn/nn_kernels.h"
 #include "ptreg/nn.h"
-#include "core/testing.h"
+#include "nn/testing.h"
 
 void ptreg_kdtree_options_default(ptreg_kdtree_options *opt) { opt->leaf_size = 256; }
 

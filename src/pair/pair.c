@@ -13,7 +13,7 @@
 #include "pair/lddmm_kernels.h"
 #include "pair/pair_kernels.h"
 #include "pair/pair_options.h"
-#include "core/testing.h"
+#include "pair/testing.h"
 #include "pair/pair_engine.h"
 
 struct ptreg_pair_plan {

@@ -25,7 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "ptreg/io.h"
-#include "core/testing.h"
+#include "tune/testing.h"
 #include "tune/tune_kernels.h"
 
 #define CACHE_FORMAT 1

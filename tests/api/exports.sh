@@ -2,7 +2,7 @@
 # libptreg.so's exported functions (docs/API.md, "Tiers"): at most LIMIT of
 # them (issue 49: 280), none used by the tests alone, and each one either
 # called outside the file that defines it (src/, python/ptreg, bench/) or
-# named in docs/API.md. A test or fuzz hook belongs in src/core/testing.h
+# named in docs/API.md. A test or fuzz hook belongs in its layer's testing.h (src/LAYER/testing.h)
 # (not installed, not exported); a helper of the library's own modules in
 # their private headers.
 # usage: exports.sh LIBPTREG.so BUILD_DIR SOURCE_DIR [LIMIT]
@@ -46,7 +46,7 @@ for line in open(tmp + "/uses"):
 for sym in open(tmp + "/exports").read().split():
     where = define.get(sym, "?")
     if sym not in outside and sym in in_tests:
-        print(f"{sym} ({where}): exported but called by the tests alone: move it to src/core/testing.h")
+        print(f"{sym} ({where}): exported but called by the tests alone: move it to its layer's testing.h (src/LAYER/testing.h)")
     elif sym not in outside and sym not in documented:
         print(f"{sym} ({where}): exported with no caller outside its file and not in docs/API.md")
 PY

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "core/testing.h"
+#include "../hooks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

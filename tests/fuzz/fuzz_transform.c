@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "ptreg/io.h"
-#include "core/testing.h"
+#include "../hooks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "ptreg/tune.h"
-#include "core/testing.h"
+#include "../hooks.h"
 #include "tune/tune_kernels.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

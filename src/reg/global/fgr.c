@@ -10,7 +10,7 @@
 #include "reg/global/global_impl.h"
 #include "reg/icp/icp_impl.h"
 #include "core/numeric.h"
-#include "core/testing.h"
+#include "reg/testing.h"
 
 /* ---- Fast Global Registration ---- */
 

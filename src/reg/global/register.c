@@ -12,7 +12,7 @@
 #include "ptreg/features.h"
 #include "reg/icp/icp_impl.h"
 #include "core/numeric.h"
-#include "core/testing.h"
+#include "reg/testing.h"
 
 /* ---- the pipeline ---- */
 

@@ -7,7 +7,7 @@
 
 #include "core/options_table.h"
 #include "reg/icp/icp_impl.h"
-#include "core/testing.h"
+#include "reg/testing.h"
 
 const ptreg_option_name icp_method_names[] = {
     {"point", PTREG_ICP_POINT}, {"plane", PTREG_ICP_PLANE}, {"gicp", PTREG_ICP_GICP},

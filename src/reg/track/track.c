@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/options_table.h"
-#include "core/testing.h"
+#include "reg/testing.h"
 #include "ptreg/features.h"
 #include "ptreg/nn.h"
 #include "reg/global/global_impl.h"
