@@ -12,13 +12,16 @@
 #include "ptreg/icp.h"
 #include "ptreg/lddmm.h"
 #include "ptreg/multiway.h"
+#include "reg/track/track_summary.h"
 #include "ptreg/results.h"
 
 typedef const ptreg_result_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_icp_result_table,      ptreg_walk_stats_table,     ptreg_emicp_result_table,
                                   ptreg_register_result_table, ptreg_lddmm_result_table,   ptreg_harris3d_result_table,
                                   ptreg_multiway_result_table, ptreg_multiway_edge_table,
-                                  ptreg_device_info_table, ptreg_model_index_info_table};
+                                  ptreg_device_info_table, ptreg_model_index_info_table,
+                                  ptreg_track_frame_table, track_summary_table,
+                                  track_errors_table, track_latency_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 /* The bytes a row reads at its offset. */
@@ -44,6 +47,7 @@ static size_t row_size(const ptreg_result_field *f)
     case PTREG_RESULT_STRING:
     case PTREG_RESULT_SERIES:
     case PTREG_RESULT_RECORDS:
+    case PTREG_RESULT_OBJECT:
         return sizeof(void *);
     case PTREG_RESULT_DEVICE:
         return sizeof(ptreg_device);
@@ -71,7 +75,8 @@ static void test_rows(void)
             CHECK_MSG(f->type != PTREG_RESULT_ENUM || f->enum_name, "%s: %s", t->owner, f->name);
             CHECK_MSG((f->type != PTREG_RESULT_SERIES && f->type != PTREG_RESULT_RECORDS) || f->length_of,
                       "%s: %s", t->owner, f->name);
-            CHECK_MSG(f->type != PTREG_RESULT_RECORDS || f->table, "%s: %s", t->owner, f->name);
+            CHECK_MSG((f->type != PTREG_RESULT_RECORDS && f->type != PTREG_RESULT_OBJECT) || f->table, "%s: %s",
+                      t->owner, f->name);
             CHECK_MSG(f->type != PTREG_RESULT_DERIVED || f->value_of, "%s: %s", t->owner, f->name);
             CHECK_MSG((f->type != PTREG_RESULT_DOUBLES && f->type != PTREG_RESULT_U64S) || f->count,
                       "%s: %s", t->owner, f->name);

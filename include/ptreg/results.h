@@ -33,7 +33,8 @@ typedef enum ptreg_result_type {
     PTREG_RESULT_SERIES,  /* a double * of length_of(struct) values */
     PTREG_RESULT_RECORDS, /* a pointer to length_of(struct) structs of `table`; NULL: the field is
                              left out (a result that has no such records) */
-    PTREG_RESULT_DERIVED  /* a double derived from the struct by value_of (not stored) */
+    PTREG_RESULT_DERIVED, /* a double derived from the struct by value_of (not stored) */
+    PTREG_RESULT_OBJECT   /* a pointer to one struct of `table`, written as an object; NULL: left out */
 } ptreg_result_type;
 
 struct ptreg_result_table;
@@ -72,6 +73,7 @@ PTREG_API const ptreg_result_table *ptreg_multiway_result_table(void); /* ptreg_
 PTREG_API const ptreg_result_table *ptreg_multiway_edge_table(void);   /* ptreg_multiway_edge */
 PTREG_API const ptreg_result_table *ptreg_device_info_table(void);     /* ptreg_device_info (ptreg_devices' list) */
 PTREG_API const ptreg_result_table *ptreg_model_index_info_table(void); /* ptreg_model_index_info */
+PTREG_API const ptreg_result_table *ptreg_track_frame_table(void);     /* ptreg_track_frame (ptreg_tracker_push) */
 
 #ifdef __cplusplus
 }

@@ -81,6 +81,8 @@ typedef struct ptreg_track_frame {
     int iterations;       /* ICP's, of the pose kept */
     double fitness, rmse; /* of the pose kept */
     double latency_ms;    /* frame in memory to pose, recovery included */
+    double time;          /* t, as pushed (seconds) */
+    size_t points;        /* n, as pushed */
 } ptreg_track_frame;
 
 typedef struct ptreg_tracker ptreg_tracker;

@@ -1153,7 +1153,6 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
             when, frame = k / rate, item
         d = _core.tracker_push(tracker, _local(frame, origin, f"frames[{k}]"), when)
         r = _in_world(_with_transform(d, "transformation", "predicted"), origin, "transformation", "predicted")
-        r["time"] = when
         yield r
 
 

@@ -21,6 +21,7 @@
 #include "ptreg/io.h"
 #include "ptreg/nn.h"
 #include "ptreg/track.h"
+#include "reg/track/track_summary.h"
 
 static const cli_option track_options[] = {
     {"output", 'o', "FILE", "write the trajectory (TUM: timestamp tx ty tz qx qy qz qw), a line per frame read "
@@ -284,15 +285,6 @@ static int report_track(const track_job *job, const track_view *v)
     return cli_report_check(st, &err);
 }
 
-typedef struct frame_record {
-    double t, latency_ms, fitness, rmse, pose[7];
-    int iterations, unreadable;
-    ptreg_track_state state;
-    size_t points;
-    int has_error;             /* --truth has a pose at t (and the frame was read) */
-    double rot_err, trans_err; /* against it: degrees, model units */
-} frame_record;
-
 static int read_track_options(const cli_args *a, ptreg_track_options *o, double *rate)
 {
     /* the tracker's and ICP's options, ranges and rules from the library's table */
@@ -427,122 +419,22 @@ static void tum_pose(const double local[16], double out[7], double T[16])
     out[3] = q[1], out[4] = q[2], out[5] = q[3], out[6] = q[0];
 }
 
-static int write_frame(const track_job *job, const frame_record *f)
+static int write_frame(const track_job *job, const track_record *f, const double pose[7])
 {
     int bad = 0;
+    const double t = f->frame.time;
     if (job->out && !f->unreadable) { /* no pose is known: no line (its state says lost) */
-        char t[3][32];
+        char x[3][32];
         for (int k = 0; k < 3; k++)
-            cli_format_coordinate(t[k], f->pose[k]);
-        bad |= fprintf(job->out, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", f->t, t[0], t[1], t[2], f->pose[3],
-                       f->pose[4], f->pose[5], f->pose[6]) < 0;
+            cli_format_coordinate(x[k], pose[k]);
+        bad |= fprintf(job->out, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", t, x[0], x[1], x[2], pose[3], pose[4],
+                       pose[5], pose[6]) < 0;
     }
     if (job->states)
-        bad |= fprintf(job->states, "%.6f %s\n", f->t, ptreg_track_state_name(f->state)) < 0;
+        bad |= fprintf(job->states, "%.6f %s\n", t, ptreg_track_state_name(f->frame.state)) < 0;
     if (bad)
         cli_error("track", "writing the trajectory failed");
     return bad ? EXIT_RUNTIME : EXIT_OK;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted values. */
-static double percentile(const double *sorted, size_t n, double p)
-{
-    if (n == 0)
-        return 0.0;
-    size_t r = (size_t)ceil(p / 100.0 * (double)n);
-    return sorted[r ? r - 1 : 0];
-}
-
-/* What the run counts as it goes: with --json every frame's record too;
- * without, only each frame's latency (8 bytes a frame, for the percentiles)
- * and, with --truth, its errors. */
-typedef struct track_summary {
-    size_t counts[3], unreadable, skipped, frames;
-    double p50, p95, p99, max, mean, wall_ms;
-    double *latency;
-    frame_record *rec;
-    size_t cap;
-    double *rot_err, *trans_err; /* --truth: the frames it has a pose for, in order */
-    size_t *err_frame;           /* their frame numbers */
-    size_t errors;
-    double rot_median, rot_max, trans_median, trans_max;
-    size_t rot_max_frame;
-} track_summary;
-
-static int grow_errors(track_summary *s, size_t cap)
-{
-    double *r = realloc(s->rot_err, cap * sizeof *r);
-    s->rot_err = r ? r : s->rot_err;
-    double *t = realloc(s->trans_err, cap * sizeof *t);
-    s->trans_err = t ? t : s->trans_err;
-    size_t *fr = realloc(s->err_frame, cap * sizeof *fr);
-    s->err_frame = fr ? fr : s->err_frame;
-    return r && t && fr;
-}
-
-/* Adds a frame; EXIT_RUNTIME when out of memory. */
-static int count_frame(track_summary *s, const frame_record *f, int keep_record)
-{
-    if (s->frames == s->cap) {
-        const size_t cap = s->cap ? 2 * s->cap : 256;
-        double *lat = realloc(s->latency, cap * sizeof *lat);
-        s->latency = lat ? lat : s->latency;
-        frame_record *rec = keep_record ? realloc(s->rec, cap * sizeof *rec) : NULL;
-        s->rec = rec ? rec : s->rec;
-        if (!lat || (keep_record && !rec) || !grow_errors(s, cap)) {
-            cli_error("track", "out of memory");
-            return EXIT_RUNTIME;
-        }
-        s->cap = cap;
-    }
-    if (f->has_error) {
-        s->rot_err[s->errors] = f->rot_err, s->trans_err[s->errors] = f->trans_err;
-        s->err_frame[s->errors++] = s->frames;
-    }
-    if (keep_record)
-        s->rec[s->frames] = *f;
-    s->latency[s->frames++] = f->latency_ms;
-    s->counts[f->state]++;
-    s->unreadable += (size_t)f->unreadable;
-    return EXIT_OK;
-}
-
-/* --truth's summary: the errors' medians and maxima, and the frame of the
- * worst rotation. */
-static void summarize_errors(track_summary *s)
-{
-    if (s->errors == 0)
-        return;
-    for (size_t i = 0; i < s->errors; i++) {
-        if (!(s->rot_err[i] <= s->rot_max)) /* the first, or a larger one */
-            s->rot_max = s->rot_err[i], s->rot_max_frame = s->err_frame[i];
-        s->trans_max = i == 0 || s->trans_err[i] > s->trans_max ? s->trans_err[i] : s->trans_max;
-    }
-    s->rot_median = ptreg_median(s->rot_err, s->errors);
-    s->trans_median = ptreg_median(s->trans_err, s->errors);
-}
-
-static void summarize(track_summary *s)
-{
-    const size_t n = s->frames;
-    for (size_t i = 0; i < n; i++)
-        s->mean += s->latency[i] / (double)n;
-    if (n == 0)
-        return;
-    double *lat = malloc(n * sizeof *lat);
-    if (!lat)
-        return;
-    memcpy(lat, s->latency, n * sizeof *lat);
-    qsort(lat, n, sizeof *lat, by_value);
-    s->p50 = percentile(lat, n, 50), s->p95 = percentile(lat, n, 95), s->p99 = percentile(lat, n, 99);
-    s->max = lat[n - 1];
-    free(lat);
 }
 
 /* --html: each frame's fitness, a curve beside the view (the records are
@@ -556,7 +448,7 @@ static int report_fitness(const track_summary *s)
     if (!fitness)
         return cli_report_check(ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory"), &err);
     for (size_t i = 0; i < s->frames; i++)
-        fitness[i] = s->rec[i].fitness;
+        fitness[i] = s->records[i].frame.fitness;
     ptreg_status st = ptreg_report_add_curve(cli_report(), "fitness per frame", "fitness", fitness, s->frames, &err);
     free(fitness);
     return cli_report_check(st, &err);
@@ -578,50 +470,24 @@ static int print_json(const track_job *job, const ptreg_track_options *o, const 
     cli_json_number(root, "setup_ms", job->setup_ms);
     cJSON *frames = cli_json_array(root, "frames");
     for (size_t i = 0; i < s->frames; i++) {
-        const frame_record *f = &s->rec[i];
+        const track_record *f = &s->records[i];
         cJSON *fo = cJSON_CreateObject();
-        cli_json_number(fo, "time", f->t);
-        cli_json_string(fo, "state", ptreg_track_state_name(f->state));
-        cli_json_number(fo, "points", (double)f->points);
-        cli_json_number(fo, "iterations", f->iterations);
-        cli_json_number(fo, "fitness", f->fitness);
-        cli_json_number(fo, "rmse", f->rmse);
-        cli_json_number(fo, "latency_ms", f->latency_ms);
+        cli_json_result(fo, ptreg_track_frame_table(), &f->frame);
         if (f->unreadable) {
             cli_json_true(fo, "unreadable");
             cli_json_null(fo, "pose"); /* no pose is known */
         } else {
-            cli_json_put(fo, "pose", cJSON_CreateDoubleArray(f->pose, 7));
+            double pose[7], world[16];
+            tum_pose(f->frame.pose, pose, world);
+            cli_json_put(fo, "pose", cJSON_CreateDoubleArray(pose, 7));
         }
         if (f->has_error) {
-            cli_json_number(fo, "rotation_error_deg", f->rot_err);
-            cli_json_number(fo, "translation_error", f->trans_err);
+            cli_json_number(fo, "rotation_error_deg", f->rotation_error_deg);
+            cli_json_number(fo, "translation_error", f->translation_error);
         }
         cli_json_push(frames, fo);
     }
-    cJSON *sum = cli_json_object(root, "summary");
-    cli_json_number(sum, "frames", (double)s->frames);
-    for (int k = 0; k < 3; k++)
-        cli_json_number(sum, ptreg_track_state_name((ptreg_track_state)k), (double)s->counts[k]);
-    cli_json_number(sum, "unreadable", (double)s->unreadable);
-    if (job->truth.n) {
-        cJSON *e = cli_json_object(sum, "error");
-        cli_json_number(e, "frames", (double)s->errors);
-        cli_json_number(e, "rotation_deg_median", s->rot_median);
-        cli_json_number(e, "rotation_deg_max", s->rot_max);
-        cli_json_number(e, "rotation_deg_max_frame", (double)s->rot_max_frame);
-        cli_json_number(e, "translation_median", s->trans_median);
-        cli_json_number(e, "translation_max", s->trans_max);
-    }
-    cli_json_number(sum, "skipped", (double)s->skipped);
-    cJSON *lat = cli_json_object(sum, "latency_ms");
-    cli_json_number(lat, "p50", s->p50);
-    cli_json_number(lat, "p95", s->p95);
-    cli_json_number(lat, "p99", s->p99);
-    cli_json_number(lat, "max", s->max);
-    cli_json_number(lat, "mean", s->mean);
-    cli_json_number(sum, "wall_ms", s->wall_ms);
-    cli_json_number(sum, "frames_per_s", s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
+    cli_json_result(cli_json_object(root, "summary"), track_summary_table(), s);
     cli_json_number(root, "threads", ptreg_get_num_threads());
     cli_json_string(root, "version", ptreg_version());
     return cli_json_print(root);
@@ -629,20 +495,23 @@ static int print_json(const track_job *job, const ptreg_track_options *o, const 
 
 static void print_human(const track_job *job, const track_summary *s)
 {
+    const track_latency *l = &s->latency;
+    const track_errors *e = &s->errors;
     char name[32];
     printf("ptreg track: %zu frames against %s on %s (%d threads); model ready in %.1f ms\n", s->frames,
            job->model_path, ptreg_device_format(&job->device, name, sizeof name), ptreg_get_num_threads(),
            job->setup_ms);
-    printf("  tracked %zu, recovered %zu, lost %zu (unreadable %zu)", s->counts[0], s->counts[1], s->counts[2],
+    printf("  tracked %zu, recovered %zu, lost %zu (unreadable %zu)", s->tracked, s->recovered, s->lost,
            s->unreadable);
     if (s->skipped)
         printf(", skipped %zu (timestamps not increasing)", s->skipped);
-    printf("\n  latency ms: p50 %.2f, p95 %.2f, p99 %.2f, max %.2f; %.1f frames/s\n", s->p50, s->p95, s->p99,
-           s->max, s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
+    printf("\n  latency ms: p50 %.2f, p95 %.2f, p99 %.2f, max %.2f; %.1f frames/s\n", l->p50, l->p95, l->p99,
+           l->max, s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
     if (job->truth.n)
         printf("  error vs truth (%zu frames): rotation median %.4f, max %.4f deg (frame %zu); translation median "
                "%.4g, max %.4g\n",
-               s->errors, s->rot_median, s->rot_max, s->rot_max_frame, s->trans_median, s->trans_max);
+               e->frames, e->rotation_deg_median, e->rotation_deg_max, e->rotation_deg_max_frame,
+               e->translation_median, e->translation_max);
 }
 
 /* Every frame of src through the tracker, each written as it is known. */
@@ -673,18 +542,20 @@ static int run_frames(const cli_args *a, track_job *job, frame_source *src, trac
             cli_error("track", "%s: frame %zu: %s", f.name, src->next - 1, err.message);
             rc = cli_exit_code(st, 0);
         } else {
-            frame_record r = {f.t, tf.latency_ms, tf.fitness, tf.rmse, {0}, tf.iterations, f.unreadable,
-                              tf.state, f.cloud.n, 0, 0.0, 0.0};
-            double world[16];
-            tum_pose(tf.pose, r.pose, world);
+            track_record r = {tf, f.unreadable, 0, 0.0, 0.0};
+            double pose[7], world[16];
+            tum_pose(tf.pose, pose, world);
             const double *truth = f.unreadable ? NULL : ptreg_trajectory_at(&job->truth, f.t);
             if (truth) {
                 r.has_error = 1;
-                ptreg_transform_difference(truth, world, &r.rot_err, &r.trans_err);
+                ptreg_transform_difference(truth, world, &r.rotation_error_deg, &r.translation_error);
             }
             last_t = f.t;
-            rc = write_frame(job, &r);
-            rc = rc ? rc : count_frame(s, &r, keep_records);
+            rc = write_frame(job, &r, pose);
+            if (!rc && track_summary_add(s, &r, keep_records, &err)) {
+                cli_error("track", "out of memory");
+                rc = EXIT_RUNTIME;
+            }
             hook.fn(hook.ctx, (int)s->frames, src->paths ? (int)src->count : 0, tf.latency_ms);
             if (cli_report())
                 view_frame(view, &f.cloud, tf.pose, tf.state == PTREG_TRACK_LOST);
@@ -749,13 +620,12 @@ int cli_run_track(int argc, char **argv)
         cli_error("track", "no frame could be read");
         rc = EXIT_BAD_INPUT;
     }
-    if (!rc && job.truth.n && sum.errors == 0) {
+    if (!rc && job.truth.n && sum.errors.frames == 0) {
         cli_error("track", "--truth %s: no pose at any frame's time", cli_string(&a, "truth", NULL));
         rc = EXIT_BAD_INPUT;
     }
     if (!rc) {
-        summarize(&sum);
-        summarize_errors(&sum);
+        track_summary_finish(&sum, job.truth.n > 0);
         rc = report_track(&job, &view);
         rc = rc ? rc : report_fitness(&sum);
         if (!rc && (cli_has(&a, "json") || cli_report()))
@@ -766,9 +636,7 @@ int cli_run_track(int argc, char **argv)
 done:
     rc = close_output(&job.out_file, &job.out, rc);
     rc = close_output(&job.states_file, &job.states, rc);
-    free(sum.latency);
-    free(sum.rec);
-    free(sum.rot_err), free(sum.trans_err), free(sum.err_frame);
+    track_summary_free(&sum);
     ptreg_trajectory_free(&job.truth);
     view_free(&view);
     for (size_t i = 0; src.owned && i < src.count; i++)
