@@ -74,6 +74,7 @@ PTREG_API const ptreg_result_table *ptreg_multiway_edge_table(void);   /* ptreg_
 PTREG_API const ptreg_result_table *ptreg_device_info_table(void);     /* ptreg_device_info (ptreg_devices' list) */
 PTREG_API const ptreg_result_table *ptreg_model_index_info_table(void); /* ptreg_model_index_info */
 PTREG_API const ptreg_result_table *ptreg_track_frame_table(void);     /* ptreg_track_frame (ptreg_tracker_push) */
+PTREG_API const ptreg_result_table *ptreg_track_summary_table(void);   /* ptreg_track_summary */
 
 #ifdef __cplusplus
 }

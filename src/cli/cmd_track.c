@@ -1,14 +1,10 @@
 /* ptreg track: frames registered one by one against a model, as they come
  * (files, a folder, or a binary stream on stdin), written as a TUM
  * trajectory. */
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "cli/device_arg.h"
@@ -16,12 +12,12 @@
 #include "cli/json.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "cli/track_io.h"
 #include "ptreg/device.h"
 #include "ptreg/features.h"
 #include "ptreg/io.h"
 #include "ptreg/nn.h"
 #include "ptreg/track.h"
-#include "reg/track/track_summary.h"
 
 static const cli_option track_options[] = {
     {"output", 'o', "FILE", "write the trajectory (TUM: timestamp tx ty tz qx qy qz qw), a line per frame read "
@@ -82,125 +78,6 @@ const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
     "  ptreg track model.ply --frames frames -o trajectory.txt --json --truth truth.txt",
     track_options, 1, CLI_MAX_POSITIONAL, ptreg_track_option_table);
 
-/* ---- the frames: files or a stream ---- */
-
-typedef struct frame_source {
-    const char **paths; /* files, or NULL for the stream */
-    size_t count, next;
-    char **owned;       /* --frames: the folder's paths */
-    double rate;
-    ptreg_frame_stream stream; /* '-': stdin */
-    int stream_error;   /* 1: the stream was malformed, 2: out of memory (reported); either ends the input */
-} frame_source;
-
-/* One frame as read: its points (n 0: unreadable or empty), its time and
- * name. 0: no more frames. */
-typedef struct frame_in {
-    ptreg_cloud cloud;
-    double t;
-    const char *name;
-    int unreadable;
-} frame_in;
-
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static int list_folder(const char *dir, frame_source *src)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        cli_error("track", "--frames %s: cannot open the folder", dir);
-        return EXIT_BAD_INPUT;
-    }
-    size_t cap = 0;
-    struct dirent *e;
-    int rc = EXIT_OK;
-    while (!rc && (e = readdir(d))) {
-        if (e->d_name[0] == '.' || ptreg_format_from_path(e->d_name) == PTREG_FORMAT_AUTO)
-            continue;
-        size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        char *path = malloc(len);
-        if (src->count == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **grown = realloc(src->owned, cap * sizeof *grown);
-            if (grown)
-                src->owned = grown;
-            else
-                free(path), path = NULL;
-        }
-        if (!path) {
-            cli_error("track", "out of memory");
-            rc = EXIT_RUNTIME;
-            break;
-        }
-        snprintf(path, len, "%s/%s", dir, e->d_name);
-        struct stat sb;
-        if (stat(path, &sb) || !S_ISREG(sb.st_mode)) {
-            free(path);
-            continue;
-        }
-        src->owned[src->count++] = path;
-    }
-    closedir(d);
-    if (rc)
-        return rc;
-    if (src->count == 0) {
-        cli_error("track", "--frames %s: no cloud files (.ply .pcd .xyz .txt .csv .pts .vtk .pos .epos) in it", dir);
-        return EXIT_BAD_INPUT;
-    }
-    qsort(src->owned, src->count, sizeof *src->owned, by_name);
-    src->paths = (const char **)src->owned;
-    return EXIT_OK;
-}
-
-/* The next frame of the stream: 1 with a frame, 0 at its end (or after an
- * error, reported and flagged). */
-static int stream_next(frame_source *src, frame_in *f)
-{
-    ptreg_error err;
-    int end = 0;
-    const ptreg_status st = ptreg_frame_stream_next(&src->stream, &f->cloud, &f->t, &end, &err);
-    if (st == PTREG_ERR_NOMEM)
-        cli_error("track", "%s", err.message);
-    else if (st)
-        cli_error("track", "stdin: %s", err.message);
-    src->stream_error = st == PTREG_ERR_NOMEM ? 2 : st ? 1 : 0;
-    return !st && !end;
-}
-
-static int source_next(frame_source *src, frame_in *f)
-{
-    const size_t index = src->next;
-    memset(f, 0, sizeof *f);
-    ptreg_cloud_init(&f->cloud);
-    if (!src->paths) {
-        f->name = "stdin";
-        if (!stream_next(src, f))
-            return 0;
-        src->next++;
-        return 1;
-    }
-    if (index >= src->count)
-        return 0;
-    src->next++;
-    f->name = src->paths[index];
-    f->t = (double)index / src->rate;
-    ptreg_error err;
-    const ptreg_status st = ptreg_cloud_read(f->name, PTREG_FORMAT_AUTO, &f->cloud, &err);
-    if (st == PTREG_ERR_NOMEM) { /* the run's failure, not the frame's */
-        cli_error("track", "frame %zu: %s", index, err.message);
-        src->stream_error = 2;
-        return 0;
-    }
-    if (st) {
-        cli_error("track", "frame %zu: %s; the frame is lost", index, err.message);
-        f->unreadable = 1;
-        ptreg_cloud_init(&f->cloud);
-    } else if (cli_join_frame("track", f->name, &f->cloud)) {
-        f->unreadable = 1; /* beyond float range from the model: said, and lost */
-    }
-    return 1;
-}
-
 /* ---- the run ---- */
 
 typedef struct track_job {
@@ -215,74 +92,16 @@ typedef struct track_job {
     ptreg_trajectory truth;        /* --truth */
 } track_job;
 
-/* --html: where the sensor was at each frame (the pose's translation, in
- * the model's frame), which frames were lost, and the last frame placed. */
-typedef struct track_view {
-    float *path;  /* 3 a frame */
-    uint8_t *lost; /* 1 a frame */
-    size_t count, cap;
-    float *last;  /* the last frame's points moved by its pose */
-    size_t last_n;
-    int no_memory;
-} track_view;
-
-static void view_frame(track_view *v, const ptreg_cloud *frame, const double pose[16], int lost)
-{
-    if (v->no_memory)
-        return;
-    if (v->count == v->cap) {
-        const size_t cap = v->cap ? 2 * v->cap : 256;
-        float *path = realloc(v->path, 3 * cap * sizeof *path);
-        v->path = path ? path : v->path;
-        uint8_t *flags = realloc(v->lost, cap);
-        v->lost = flags ? flags : v->lost;
-        if (!path || !flags) {
-            v->no_memory = 1;
-            return;
-        }
-        v->cap = cap;
-    }
-    const float origin[3] = {0.0f, 0.0f, 0.0f};
-    ptreg_transform_points(pose, origin, v->path + 3 * v->count, 1);
-    v->lost[v->count++] = (uint8_t)lost;
-    if (frame->n == 0)
-        return;
-    free(v->last);
-    v->last = cli_moved(frame->xyz, frame->n, pose);
-    v->last_n = v->last ? frame->n : 0;
-    v->no_memory = !v->last;
-}
-
-static void view_free(track_view *v)
-{
-    free(v->path);
-    free(v->lost);
-    free(v->last);
-}
-
 /* The page: the model, the sensor's path, the frames lost, the last frame. */
-static int report_track(const track_job *job, const track_view *v)
+static int report_track(const track_job *job, const track_page *page)
 {
     ptreg_report *rep = cli_report();
     if (!rep)
         return EXIT_OK;
     ptreg_error err;
-    if (v->no_memory)
-        return cli_report_check(ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory"), &err);
-    size_t m = job->model.n, lost = 0;
+    size_t m = job->model.n;
     const float *model = job->model.xyz ? job->model.xyz : ptreg_model_index_points(job->index, &m);
-    float *lost_at = malloc((v->count ? v->count : 1) * 3 * sizeof *lost_at);
-    for (size_t i = 0; lost_at && i < v->count; i++)
-        if (v->lost[i])
-            memcpy(lost_at + 3 * lost++, v->path + 3 * i, 3 * sizeof *lost_at);
-    ptreg_status st = lost_at ? ptreg_report_add_cloud(rep, "model", model, m, 0x8c8c8cu, &err)
-                              : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
-    st = st ? st : ptreg_report_add_cloud(rep, "last frame", v->last, v->last_n, 0x1f77b4u, &err);
-    if (!st && v->count >= 2)
-        st = ptreg_report_add_paths(rep, "sensor path", v->path, 1, v->count, 0x000000u, &err);
-    st = st ? st : ptreg_report_add_cloud(rep, "frames lost", lost_at, lost, 0xd62728u, &err);
-    free(lost_at);
-    return cli_report_check(st, &err);
+    return cli_report_check(track_page_report(page, rep, model, m, &err), &err);
 }
 
 static int read_track_options(const cli_args *a, ptreg_track_options *o, double *rate)
@@ -337,76 +156,6 @@ static int load_model(const cli_args *a, ptreg_track_options *o, track_job *job)
     return EXIT_OK;
 }
 
-/* -o and --states: temporary files in their folders (a folder that cannot
- * take one fails here, before any work), renamed over the targets only when
- * the run succeeds, so that a failed run (a stream cut short, a device
- * that failed, no frame read) leaves neither an empty nor a partial file.
- * A target that is there and is no regular file (/dev/null, a FIFO a
- * reader follows) is written directly, each line flushed as it is known. */
-static int open_output(const cli_args *a, const char *name, ptreg_atomic_file *af, FILE **f)
-{
-    const char *path = cli_string(a, name, NULL);
-    ptreg_error err;
-    struct stat sb;
-    if (!path)
-        return EXIT_OK;
-    memset(af, 0, sizeof *af);
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        if (!(*f = fopen(path, "w"))) {
-            cli_error("track", "--%s %s: cannot be written: %s", name, path, strerror(errno));
-            return EXIT_RUNTIME;
-        }
-        setvbuf(*f, NULL, _IOLBF, 0);
-        return EXIT_OK;
-    }
-    if (ptreg_atomic_open(path, af, &err)) {
-        cli_error("track", "--%s %s: cannot be written: %s", name, path, err.message);
-        return EXIT_RUNTIME;
-    }
-    *f = af->fp;
-    return EXIT_OK;
-}
-
-/* Renames a finished output over its target (rc 0) or removes it; a
- * direct one is closed. */
-static int close_output(ptreg_atomic_file *af, FILE **f, int rc)
-{
-    ptreg_error err;
-    FILE *fp = *f;
-    if (!fp)
-        return rc;
-    *f = NULL;
-    if (!af->fp) { /* written directly */
-        if (fclose(fp) && !rc) {
-            cli_error("track", "writing the trajectory failed: %s", strerror(errno));
-            return EXIT_RUNTIME;
-        }
-        return rc;
-    }
-    if (rc) {
-        ptreg_atomic_abort(af);
-        return rc;
-    }
-    if (ptreg_atomic_commit(af, &err)) {
-        cli_error("track", "writing the trajectory failed: %s", err.message);
-        return EXIT_RUNTIME;
-    }
-    return EXIT_OK;
-}
-
-/* ---- --truth ---- */
-
-/* Reads --truth; exit 3 naming the file and line of the first bad one. */
-static int read_truth(const char *path, ptreg_trajectory *tr)
-{
-    ptreg_error err;
-    const ptreg_status st = ptreg_trajectory_read(path, tr, &err);
-    if (st == PTREG_ERR_NOMEM)
-        cli_error("track", "out of memory reading --truth %s", path);
-    else if (st)
-        cli_error("track", "--truth %s", err.message);
-    return cli_exit_code(st, 1);
-}
 
 /* The TUM line's numbers: tx ty tz qx qy qz qw; T the world pose. */
 static void tum_pose(const double local[16], double out[7], double T[16])
@@ -419,7 +168,7 @@ static void tum_pose(const double local[16], double out[7], double T[16])
     out[3] = q[1], out[4] = q[2], out[5] = q[3], out[6] = q[0];
 }
 
-static int write_frame(const track_job *job, const track_record *f, const double pose[7])
+static int write_frame(const track_job *job, const ptreg_track_record *f, const double pose[7])
 {
     int bad = 0;
     const double t = f->frame.time;
@@ -439,7 +188,7 @@ static int write_frame(const track_job *job, const track_record *f, const double
 
 /* --html: each frame's fitness, a curve beside the view (the records are
  * kept when there is a page). */
-static int report_fitness(const track_summary *s)
+static int report_fitness(const ptreg_track_summary *s)
 {
     if (!cli_report())
         return EXIT_OK;
@@ -454,7 +203,7 @@ static int report_fitness(const track_summary *s)
     return cli_report_check(st, &err);
 }
 
-static int print_json(const track_job *job, const ptreg_track_options *o, const track_summary *s)
+static int print_json(const track_job *job, const ptreg_track_options *o, const ptreg_track_summary *s)
 {
     cJSON *root = cJSON_CreateObject();
     char name[32];
@@ -470,7 +219,7 @@ static int print_json(const track_job *job, const ptreg_track_options *o, const 
     cli_json_number(root, "setup_ms", job->setup_ms);
     cJSON *frames = cli_json_array(root, "frames");
     for (size_t i = 0; i < s->frames; i++) {
-        const track_record *f = &s->records[i];
+        const ptreg_track_record *f = &s->records[i];
         cJSON *fo = cJSON_CreateObject();
         cli_json_result(fo, ptreg_track_frame_table(), &f->frame);
         if (f->unreadable) {
@@ -487,16 +236,16 @@ static int print_json(const track_job *job, const ptreg_track_options *o, const 
         }
         cli_json_push(frames, fo);
     }
-    cli_json_result(cli_json_object(root, "summary"), track_summary_table(), s);
+    cli_json_result(cli_json_object(root, "summary"), ptreg_track_summary_table(), s);
     cli_json_number(root, "threads", ptreg_get_num_threads());
     cli_json_string(root, "version", ptreg_version());
     return cli_json_print(root);
 }
 
-static void print_human(const track_job *job, const track_summary *s)
+static void print_human(const track_job *job, const ptreg_track_summary *s)
 {
-    const track_latency *l = &s->latency;
-    const track_errors *e = &s->errors;
+    const ptreg_track_latency *l = &s->latency;
+    const ptreg_track_errors *e = &s->errors;
     char name[32];
     printf("ptreg track: %zu frames against %s on %s (%d threads); model ready in %.1f ms\n", s->frames,
            job->model_path, ptreg_device_format(&job->device, name, sizeof name), ptreg_get_num_threads(),
@@ -515,7 +264,7 @@ static void print_human(const track_job *job, const track_summary *s)
 }
 
 /* Every frame of src through the tracker, each written as it is known. */
-static int run_frames(const cli_args *a, track_job *job, frame_source *src, track_summary *s, track_view *view)
+static int run_frames(const cli_args *a, track_job *job, frame_source *src, ptreg_track_summary *s, track_page *view)
 {
     cli_progress progress;
     cli_progress_begin(&progress, a, "track", "frame", "latency ms");
@@ -525,7 +274,7 @@ static int run_frames(const cli_args *a, track_job *job, frame_source *src, trac
     double last_t = -INFINITY;
     frame_in f;
     const double t0 = ptreg_time_ms();
-    while (!rc && source_next(src, &f)) {
+    while (!rc && track_source_next(src, &f)) {
         if (s->frames > 0 && !(f.t > last_t)) {
             cli_error("track", "%s: frame %zu's timestamp %.9g does not come after %.9g: skipped", f.name,
                       src->next - 1, f.t, last_t);
@@ -542,7 +291,7 @@ static int run_frames(const cli_args *a, track_job *job, frame_source *src, trac
             cli_error("track", "%s: frame %zu: %s", f.name, src->next - 1, err.message);
             rc = cli_exit_code(st, 0);
         } else {
-            track_record r = {tf, f.unreadable, 0, 0.0, 0.0};
+            ptreg_track_record r = {tf, f.unreadable, 0, 0.0, 0.0};
             double pose[7], world[16];
             tum_pose(tf.pose, pose, world);
             const double *truth = f.unreadable ? NULL : ptreg_trajectory_at(&job->truth, f.t);
@@ -552,13 +301,13 @@ static int run_frames(const cli_args *a, track_job *job, frame_source *src, trac
             }
             last_t = f.t;
             rc = write_frame(job, &r, pose);
-            if (!rc && track_summary_add(s, &r, keep_records, &err)) {
+            if (!rc && ptreg_track_summary_add(s, &r, keep_records, &err)) {
                 cli_error("track", "out of memory");
                 rc = EXIT_RUNTIME;
             }
             hook.fn(hook.ctx, (int)s->frames, src->paths ? (int)src->count : 0, tf.latency_ms);
             if (cli_report())
-                view_frame(view, &f.cloud, tf.pose, tf.state == PTREG_TRACK_LOST);
+                track_page_add(view, f.cloud.xyz, f.cloud.n, tf.pose, tf.state == PTREG_TRACK_LOST);
         }
         ptreg_cloud_free(&f.cloud);
     }
@@ -586,22 +335,17 @@ int cli_run_track(int argc, char **argv)
     ptreg_error err;
     if ((rc = cli_device_usable(&a, ptreg_icp_resolve_device(&opt.icp, &job.device, &err), &err)))
         return rc;
-    track_summary sum;
+    ptreg_track_summary sum;
     memset(&sum, 0, sizeof sum);
-    track_view view;
+    track_page view;
     memset(&view, 0, sizeof view);
-    rc = open_output(&a, "output", &job.out_file, &job.out);
-    rc = rc ? rc : open_output(&a, "states", &job.states_file, &job.states);
+    rc = track_output_open(&a, "output", &job.out_file, &job.out);
+    rc = rc ? rc : track_output_open(&a, "states", &job.states_file, &job.states);
     if (!rc && cli_has(&a, "truth"))
-        rc = read_truth(cli_string(&a, "truth", NULL), &job.truth);
+        rc = track_read_truth(cli_string(&a, "truth", NULL), &job.truth);
     if (rc || (rc = load_model(&a, &opt, &job)))
         goto done;
-    if (cli_has(&a, "frames"))
-        rc = list_folder(cli_string(&a, "frames", NULL), &src);
-    else if (!strcmp(a.positional[1], "-"))
-        src.stream.in = stdin;
-    else
-        src.paths = a.positional + 1, src.count = (size_t)a.positional_count - 1;
+    rc = track_source_open(&a, &src);
     if (rc)
         goto done;
     const double t0 = ptreg_time_ms();
@@ -625,7 +369,7 @@ int cli_run_track(int argc, char **argv)
         rc = EXIT_BAD_INPUT;
     }
     if (!rc) {
-        track_summary_finish(&sum, job.truth.n > 0);
+        ptreg_track_summary_add(&sum, NULL, 0, &err);
         rc = report_track(&job, &view);
         rc = rc ? rc : report_fitness(&sum);
         if (!rc && (cli_has(&a, "json") || cli_report()))
@@ -634,14 +378,12 @@ int cli_run_track(int argc, char **argv)
             print_human(&job, &sum);
     }
 done:
-    rc = close_output(&job.out_file, &job.out, rc);
-    rc = close_output(&job.states_file, &job.states, rc);
-    track_summary_free(&sum);
+    rc = track_output_close(&job.out_file, &job.out, rc);
+    rc = track_output_close(&job.states_file, &job.states, rc);
+    ptreg_track_summary_free(&sum);
     ptreg_trajectory_free(&job.truth);
-    view_free(&view);
-    for (size_t i = 0; src.owned && i < src.count; i++)
-        free(src.owned[i]);
-    free(src.owned);
+    track_page_free(&view);
+    track_source_free(&src);
     ptreg_tracker_destroy(job.tracker);
     ptreg_model_index_destroy(job.index);
     ptreg_cloud_free(&job.model);

@@ -1,12 +1,13 @@
-/* A tracking run's summary (track_summary.h) and the result tables of a
+/* A tracking run's summary (ptreg/track.h) and the result tables of a
  * tracked frame and of the summary (ptreg/results.h). */
-#include "reg/track/track_summary.h"
+#include "ptreg/track.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/results_table.h"
+#include "ptreg/results.h"
 
 static int grow(void **p, size_t cap, size_t size)
 {
@@ -15,8 +16,16 @@ static int grow(void **p, size_t cap, size_t size)
     return grown != NULL;
 }
 
-ptreg_status track_summary_add(track_summary *s, const track_record *r, int keep, ptreg_error *err)
+static void finish(ptreg_track_summary *s);
+
+ptreg_status ptreg_track_summary_add(ptreg_track_summary *s, const ptreg_track_record *r, int keep, ptreg_error *err)
 {
+    if (!s)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "track summary: no summary");
+    if (!r) {
+        finish(s);
+        return PTREG_OK;
+    }
     if (s->frames == s->cap) {
         const size_t cap = s->cap ? 2 * s->cap : 256;
         int ok = grow((void **)&s->latencies, cap, sizeof *s->latencies);
@@ -58,9 +67,9 @@ static double percentile(const double *sorted, size_t n, double p)
 }
 
 /* The errors' medians and maxima, and the frame of the worst rotation. */
-static void summarize_errors(track_summary *s)
+static void summarize_errors(ptreg_track_summary *s)
 {
-    track_errors *e = &s->errors;
+    ptreg_track_errors *e = &s->errors;
     for (size_t i = 0; i < e->frames; i++) {
         if (!(s->rot_err[i] <= e->rotation_deg_max)) /* the first, or a larger one */
             e->rotation_deg_max = s->rot_err[i], e->rotation_deg_max_frame = s->err_frame[i];
@@ -70,13 +79,13 @@ static void summarize_errors(track_summary *s)
     e->translation_median = ptreg_median(s->trans_err, e->frames);
 }
 
-void track_summary_finish(track_summary *s, int truth)
+static void finish(ptreg_track_summary *s)
 {
     const size_t n = s->frames;
-    track_latency *l = &s->latency;
+    ptreg_track_latency *l = &s->latency;
     s->latency_ms = l;
-    s->error = truth ? &s->errors : NULL;
-    if (truth && s->errors.frames)
+    s->error = s->errors.frames ? &s->errors : NULL;
+    if (s->errors.frames)
         summarize_errors(s);
     for (size_t i = 0; i < n; i++)
         l->mean += s->latencies[i] / (double)n;
@@ -92,7 +101,7 @@ void track_summary_finish(track_summary *s, int truth)
     free(sorted);
 }
 
-void track_summary_free(track_summary *s)
+void ptreg_track_summary_free(ptreg_track_summary *s)
 {
     free(s->latencies);
     free(s->records);
@@ -116,7 +125,7 @@ static const ptreg_result_field frame_rows[] = {
 #undef R
 RESULT_TABLE(ptreg_track_frame_table, "track frame", ptreg_track_frame, frame_rows)
 
-#define R track_errors
+#define R ptreg_track_errors
 static const ptreg_result_field error_rows[] = {
     RESULT_FIELD(R, frames, SIZE, "", "frames with a true pose"),
     RESULT_FIELD(R, rotation_deg_median, DOUBLE, "deg", "the rotation errors' median"),
@@ -125,9 +134,10 @@ static const ptreg_result_field error_rows[] = {
     RESULT_FIELD(R, translation_median, DOUBLE, "the clouds' units", "the translation errors' median"),
     RESULT_FIELD(R, translation_max, DOUBLE, "the clouds' units", "the largest translation error")};
 #undef R
-RESULT_TABLE(track_errors_table, "track errors", track_errors, error_rows)
+static const ptreg_result_table errors_table = {"track errors", error_rows, sizeof error_rows / sizeof error_rows[0],
+                                                sizeof(ptreg_track_errors)};
 
-#define R track_latency
+#define R ptreg_track_latency
 static const ptreg_result_field latency_rows[] = {
     RESULT_FIELD(R, p50, DOUBLE, "ms", "the median latency (nearest rank)"),
     RESULT_FIELD(R, p95, DOUBLE, "ms", "the 95th percentile"),
@@ -135,25 +145,27 @@ static const ptreg_result_field latency_rows[] = {
     RESULT_FIELD(R, max, DOUBLE, "ms", "the largest"),
     RESULT_FIELD(R, mean, DOUBLE, "ms", "the mean")};
 #undef R
-RESULT_TABLE(track_latency_table, "track latency", track_latency, latency_rows)
+static const ptreg_result_table latency_table = {"track latency", latency_rows,
+                                                 sizeof latency_rows / sizeof latency_rows[0],
+                                                 sizeof(ptreg_track_latency)};
 
 static double frames_per_s(const void *result)
 {
-    const track_summary *s = result;
+    const ptreg_track_summary *s = result;
     return s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0;
 }
 
-#define R track_summary
+#define R ptreg_track_summary
 static const ptreg_result_field summary_rows[] = {
     RESULT_FIELD(R, frames, SIZE, "", "frames read or found unreadable (not those skipped)"),
     RESULT_FIELD(R, tracked, SIZE, "", "frames tracked"),
     RESULT_FIELD(R, recovered, SIZE, "", "frames recovered"),
     RESULT_FIELD(R, lost, SIZE, "", "frames lost"),
     RESULT_FIELD(R, unreadable, SIZE, "", "frames that could not be read (lost)"),
-    RESULT_OBJECT(R, error, "error", &track_errors_table_data, "against the true trajectory"),
+    RESULT_OBJECT(R, error, "error", &errors_table, "against the true trajectory"),
     RESULT_FIELD(R, skipped, SIZE, "", "stream frames whose timestamp did not increase"),
-    RESULT_OBJECT(R, latency_ms, "latency_ms", &track_latency_table_data, "per frame"),
+    RESULT_OBJECT(R, latency_ms, "latency_ms", &latency_table, "per frame"),
     RESULT_FIELD(R, wall_ms, DOUBLE, "ms", "the frames' wall time"),
     RESULT_DERIVED("frames_per_s", frames_per_s, "1/s", "frames over the wall time")};
 #undef R
-RESULT_TABLE(track_summary_table, "track summary", track_summary, summary_rows)
+RESULT_TABLE(ptreg_track_summary_table, "track summary", ptreg_track_summary, summary_rows)
