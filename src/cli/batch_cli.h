@@ -5,8 +5,10 @@
 
 #include <stdio.h>
 
+#include "cli/args.h"
 #include "cli/mpi.h"
 #include "ptreg/batch.h"
+#include "ptreg/motif.h"
 #include "ptreg/orientation.h"
 
 /* The atoms of an input: a reconstruction keeps every ion (rows of the
@@ -20,6 +22,27 @@ typedef struct batch_atoms {
     uint8_t *selected; /* NULL: every atom */
     size_t selected_count;
 } batch_atoms;
+
+typedef enum batch_engine { ENGINE_LANES = 0, ENGINE_PLAIN, ENGINE_LOOP } batch_engine;
+
+/* What the command line asked for. */
+typedef struct batch_request {
+    const cli_args *a;
+    const char *input, *output;
+    batch_engine engine;
+    ptreg_batch_options batch;
+    ptreg_lattice lattice;
+    double lattice_constant;
+    size_t motif_points;
+    ptreg_orientation_options orient;
+    int json;
+} batch_request;
+
+/* Where the registrations ran: auto and PTREG_DEVICE resolved as the
+ * library resolves them. */
+const char *batch_resolved_device(const batch_request *r, char *buf, size_t size);
+/* --pairs: the whole run (batch_pairs.c). */
+int batch_run_pairs(const batch_request *r, const cli_comm *comm);
 
 /* ---- per-atom output files ---- */
 
