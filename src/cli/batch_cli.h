@@ -97,6 +97,29 @@ typedef struct batch_atom_stats {
     int halo_rounds; /* and how many tries it took */
 } batch_atom_stats;
 
+/* ---- atoms (batch_atoms.c) ---- */
+
+/* The timings and counts of an atoms run, summed over ranks where they
+ * are counts, the slowest rank's where they are times. */
+typedef struct atoms_report {
+    const batch_request *r;
+    const batch_atoms *atoms;
+    const ptreg_orientations *o; /* any rank's: motif, symmetry, stats' isa */
+    batch_atom_stats s;
+    double read_ms, total_ms;
+    int ranks;
+} atoms_report;
+
+int batch_load_atoms(const char *path, batch_atoms *atoms);
+void batch_atoms_free(batch_atoms *atoms);
+/* --ranges / --ion: the atoms whose mass-to-charge falls in a range of the
+ * ions asked for. */
+int batch_select_ions(const cli_args *a, batch_atoms *atoms);
+/* --motif-file's points, or --motif's lattice's first shells. */
+int batch_make_motif(const batch_request *r, ptreg_cloud *motif);
+int batch_print_atoms_json(const atoms_report *rep);
+void batch_print_atoms_human(const atoms_report *rep);
+
 /* ---- pairs ---- */
 
 /* Writes rows of 9 (qw qx qy qz tx ty tz rms iterations) as .npy (float64)
