@@ -1135,7 +1135,7 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
 
     Each Result: ``transformation`` (4 x 4, takes the frame into the model's
     frame), ``predicted``, ``state`` (``"tracked"``, ``"recovered"`` or
-    ``"lost"``), ``iterations``, ``fitness``, ``rmse``, ``latency_ms``, ``time``."""
+    ``"lost"``), ``iterations``, ``fitness``, ``rmse``, ``latency_ms``, ``time``, ``points``."""
     if not rate > 0:
         raise ArgumentError(f"track: rate {rate} must be positive")
     origin = _frame(model)
