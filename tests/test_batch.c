@@ -236,8 +236,36 @@ static void test_rms(void)
     free_pairs(&d);
 }
 
+/* The loop option: one ptreg_emicp call per pair, on the CPU even when a
+ * GPU is named (the baseline the command line's --engine loop times). */
+static void test_loop(void)
+{
+    pairs_data d;
+    const size_t n = 9;
+    make_pairs(n, 1, 0, 1, 5, &d);
+    double *T = malloc(16 * n * sizeof *T), E[16];
+    int *it = malloc(n * sizeof *it), *why = malloc(n * sizeof *why);
+    ptreg_batch_options o;
+    ptreg_batch_options_default(&o);
+    o.loop = 1;
+    o.device = (ptreg_device){PTREG_BACKEND_CUDA, 7}; /* not looked at */
+    ptreg_batch_stats st;
+    ptreg_error err;
+    CHECK_MSG(ptreg_batch_register(&d.set, &o, T, it, why, &st, &err) == PTREG_OK, "%s", err.message);
+    size_t differ = 0;
+    for (size_t i = 0; i < n; i++) {
+        emicp_pair(&d, i, E);
+        differ += memcmp(E, T + 16 * i, sizeof E) != 0;
+    }
+    CHECK_MSG(differ == 0, "loop: %zu of %zu pairs differ from ptreg_emicp", differ, n);
+    CHECK(st.pairs == n && st.pair_terms > 0 && st.isa && it[0] > 0);
+    free(T), free(it), free(why);
+    free_pairs(&d);
+}
+
 int main(void)
 {
+    test_loop();
     test_same_as_emicp(0, 1);
     test_same_as_emicp(1, 1);
     test_same_as_emicp(1, 0);

@@ -12,6 +12,7 @@
 #include "ptreg/icp.h"
 #include "ptreg/lddmm.h"
 #include "ptreg/multiway.h"
+#include "ptreg/track.h"
 #include "ptreg/results.h"
 #include "core/results_table.h"
 #include "hooks.h"
@@ -20,7 +21,8 @@ typedef const ptreg_result_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_icp_result_table,      ptreg_walk_stats_table,     ptreg_emicp_result_table,
                                   ptreg_register_result_table, ptreg_lddmm_result_table,   ptreg_harris3d_result_table,
                                   ptreg_multiway_result_table, ptreg_multiway_edge_table,
-                                  ptreg_device_info_table, ptreg_model_index_info_table};
+                                  ptreg_device_info_table, ptreg_model_index_info_table,
+                                  ptreg_track_frame_table, ptreg_track_summary_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 /* The bytes a row reads at its offset. */
@@ -46,6 +48,7 @@ static size_t row_size(const ptreg_result_field *f)
     case PTREG_RESULT_STRING:
     case PTREG_RESULT_SERIES:
     case PTREG_RESULT_RECORDS:
+    case PTREG_RESULT_OBJECT:
         return sizeof(void *);
     case PTREG_RESULT_DEVICE:
         return sizeof(ptreg_device);
@@ -73,7 +76,8 @@ static void test_rows(void)
             CHECK_MSG(f->type != PTREG_RESULT_ENUM || f->enum_name, "%s: %s", t->owner, f->name);
             CHECK_MSG((f->type != PTREG_RESULT_SERIES && f->type != PTREG_RESULT_RECORDS) || f->length_of,
                       "%s: %s", t->owner, f->name);
-            CHECK_MSG(f->type != PTREG_RESULT_RECORDS || f->table, "%s: %s", t->owner, f->name);
+            CHECK_MSG((f->type != PTREG_RESULT_RECORDS && f->type != PTREG_RESULT_OBJECT) || f->table, "%s: %s",
+                      t->owner, f->name);
             CHECK_MSG(f->type != PTREG_RESULT_DERIVED || f->value_of, "%s: %s", t->owner, f->name);
             CHECK_MSG((f->type != PTREG_RESULT_DOUBLES && f->type != PTREG_RESULT_U64S) || f->count,
                       "%s: %s", t->owner, f->name);
@@ -134,8 +138,9 @@ static void test_lengths(void)
  * name, nothing for another name. */
 static void test_table_find(void)
 {
-    static const char *const names[] = {"icp",      "walk_stats", "emicp",         "register",    "lddmm",
-                                        "harris3d", "multiway",   "multiway_edge", "device_info", "model_index_info"};
+    static const char *const names[] = {"icp",           "walk_stats",  "emicp",            "register",
+                                        "lddmm",         "harris3d",    "multiway",         "multiway_edge",
+                                        "device_info",   "model_index_info", "track_frame", "track_summary"};
     const size_t count = sizeof names / sizeof names[0];
     for (size_t k = 0; k < TABLES; k++) {
         size_t found = 0;
@@ -149,9 +154,38 @@ static void test_table_find(void)
     CHECK(count == TABLES); /* a new table is listed here and in src/api/tables.c */
 }
 
+/* A run's summary: nearest-rank percentiles, the errors' medians and the
+ * first frame of the largest rotation error; the error object only when a
+ * frame had a true pose. */
+static void test_track_summary(void)
+{
+    ptreg_track_summary s;
+    memset(&s, 0, sizeof s);
+    ptreg_error err;
+    for (int i = 0; i < 10; i++) {
+        ptreg_track_record r;
+        memset(&r, 0, sizeof r);
+        r.frame.latency_ms = 10.0 - i; /* 10 .. 1 */
+        r.frame.state = i == 3 ? PTREG_TRACK_LOST : PTREG_TRACK_TRACKED;
+        r.has_error = i != 0;
+        r.rotation_error_deg = i == 4 || i == 7 ? 5.0 : 1.0, r.translation_error = i;
+        CHECK(ptreg_track_summary_add(&s, &r, i < 2, &err) == PTREG_OK);
+    }
+    CHECK(!s.error && !s.latency_ms);
+    CHECK(ptreg_track_summary_add(&s, NULL, 0, &err) == PTREG_OK);
+    CHECK(s.frames == 10 && s.tracked == 9 && s.lost == 1 && s.records && s.records[1].frame.latency_ms == 9.0);
+    CHECK(s.latency_ms && s.latency.p50 == 5.0 && s.latency.p95 == 10.0 && s.latency.max == 10.0);
+    CHECK_NEAR(s.latency.mean, 5.5, 1e-12);
+    CHECK(s.error && s.errors.frames == 9 && s.errors.rotation_deg_max == 5.0 && s.errors.rotation_deg_max_frame == 4);
+    CHECK(s.errors.rotation_deg_median == 1.0 && s.errors.translation_median == 5.0 && s.errors.translation_max == 9.0);
+    ptreg_track_summary_free(&s);
+    CHECK(ptreg_result_find(ptreg_track_summary_table(), "error")->type == PTREG_RESULT_OBJECT);
+}
+
 int main(void)
 {
     test_table_find();
+    test_track_summary();
     test_rows();
     test_keys();
     test_lengths();

@@ -37,6 +37,8 @@ typedef struct ptreg_batch_options {
     double tol;          /* ptreg_emicp's (default 1e-7; 0: run the whole schedule) */
     int reference;       /* 1: the plain path, one pair at a time (for checking; slow) */
     ptreg_device device; /* auto (default), cpu, cuda[:N], opencl[:N]: ptreg_batch_resolve_device */
+    int loop;            /* 1: one ptreg_emicp call per pair, in order, on the CPU (a benchmark baseline;
+                            ptreg_emicp frees the translation: needs translation) */
 } ptreg_batch_options;
 
 /* The most source or target points a pair may have on a GPU (the kernel's

@@ -33,7 +33,8 @@ typedef enum ptreg_result_type {
     PTREG_RESULT_SERIES,  /* a double * of length_of(struct) values */
     PTREG_RESULT_RECORDS, /* a pointer to length_of(struct) structs of `table`; NULL: the field is
                              left out (a result that has no such records) */
-    PTREG_RESULT_DERIVED  /* a double derived from the struct by value_of (not stored) */
+    PTREG_RESULT_DERIVED, /* a double derived from the struct by value_of (not stored) */
+    PTREG_RESULT_OBJECT   /* a pointer to one struct of `table`, written as an object; NULL: left out */
 } ptreg_result_type;
 
 struct ptreg_result_table;
@@ -61,8 +62,9 @@ typedef struct ptreg_result_table {
 /* The table of `name`, one per result struct: "icp" (ptreg_icp_result),
  * "walk_stats" (ICP's Delaunay walk), "emicp", "register", "lddmm",
  * "harris3d", "multiway", "multiway_edge" (ptreg_multiway_edge),
- * "device_info" (ptreg_devices' list), "model_index_info"; NULL for
- * another name. */
+ * "device_info" (ptreg_devices' list), "model_index_info",
+ * "track_frame" (ptreg_track_frame), "track_summary" (ptreg_track_summary);
+ * NULL for another name. */
 PTREG_API const ptreg_result_table *ptreg_result_table_find(const char *name);
 
 #ifdef __cplusplus

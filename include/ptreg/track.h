@@ -80,7 +80,55 @@ typedef struct ptreg_track_frame {
     int iterations;       /* ICP's, of the pose kept */
     double fitness, rmse; /* of the pose kept */
     double latency_ms;    /* frame in memory to pose, recovery included */
+    double time;          /* t, as pushed (seconds) */
+    size_t points;        /* n, as pushed */
 } ptreg_track_frame;
+
+/* One frame as the run saw it: the tracker's answer, whether the frame
+ * could be read at all, and its error against the true pose at its time. */
+typedef struct ptreg_track_record {
+    ptreg_track_frame frame;
+    int unreadable;
+    int has_error;                 /* a true pose at the frame's time (and the frame was read) */
+    double rotation_error_deg, translation_error;
+} ptreg_track_record;
+
+typedef struct ptreg_track_latency {
+    double p50, p95, p99, max, mean; /* nearest-rank percentiles */
+} ptreg_track_latency;
+
+typedef struct ptreg_track_errors {
+    size_t frames; /* those with a true pose */
+    double rotation_deg_median, rotation_deg_max;
+    size_t rotation_deg_max_frame; /* the first of the largest */
+    double translation_median, translation_max;
+} ptreg_track_errors;
+
+/* A tracking run's summary (ptreg track --json's "summary", its text):
+ * the counts, the latency percentiles and, with a true trajectory, the
+ * errors' medians and maxima, from the frames as the caller recorded them. */
+typedef struct ptreg_track_summary {
+    size_t frames, tracked, recovered, lost, unreadable, skipped;
+    const ptreg_track_errors *error;     /* &errors once summarized with a true trajectory; else NULL */
+    const ptreg_track_latency *latency_ms; /* &latency once summarized */
+    double wall_ms;
+    ptreg_track_errors errors;
+    ptreg_track_latency latency;
+    /* what the run keeps as it goes: every latency (8 bytes a frame, for
+     * the percentiles), the errors, and with keep, every record */
+    double *latencies, *rot_err, *trans_err;
+    size_t *err_frame;
+    ptreg_track_record *records; /* NULL unless kept */
+    size_t cap;
+} ptreg_track_summary;
+
+/* Adds a frame (its record kept in s->records when keep); r NULL: the run
+ * is over: the percentiles, the mean and (when a frame had an error) the
+ * errors' summary. PTREG_ERR_NOMEM when out of memory. Start from a zeroed
+ * summary. */
+PTREG_API ptreg_status ptreg_track_summary_add(ptreg_track_summary *s, const ptreg_track_record *r, int keep,
+                                               ptreg_error *err);
+PTREG_API void ptreg_track_summary_free(ptreg_track_summary *s);
 
 typedef struct ptreg_tracker ptreg_tracker;
 

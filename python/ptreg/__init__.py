@@ -1135,7 +1135,7 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
 
     Each Result: ``transformation`` (4 x 4, takes the frame into the model's
     frame), ``predicted``, ``state`` (``"tracked"``, ``"recovered"`` or
-    ``"lost"``), ``iterations``, ``fitness``, ``rmse``, ``latency_ms``, ``time``."""
+    ``"lost"``), ``iterations``, ``fitness``, ``rmse``, ``latency_ms``, ``time``, ``points``."""
     if not rate > 0:
         raise ArgumentError(f"track: rate {rate} must be positive")
     origin = _frame(model)
@@ -1153,7 +1153,6 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
             when, frame = k / rate, item
         d = _core.tracker_push(tracker, _local(frame, origin, f"frames[{k}]"), when)
         r = _in_world(_with_transform(d, "transformation", "predicted"), origin, "transformation", "predicted")
-        r["time"] = when
         yield r
 
 

@@ -492,6 +492,13 @@ static PyObject *result_value(const ptreg_result_field *f, const void *s)
     }
     case PTREG_RESULT_DERIVED:
         return PyFloat_FromDouble(f->value_of(s));
+    case PTREG_RESULT_OBJECT: {
+        const void *object = *(const void *const *)p;
+        PyObject *r = object ? PyDict_New() : NULL;
+        if (r && result_into(r, f->table, object) < 0)
+            Py_CLEAR(r);
+        return r;
+    }
     }
     return NULL;
 }
@@ -1874,10 +1881,7 @@ static PyObject *py_tracker_push(PyObject *self, PyObject *args)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
     if (!d || put(d, "transformation", doubles_list(out.pose, 16)) ||
-        put(d, "predicted", doubles_list(out.predicted, 16)) ||
-        put(d, "state", PyUnicode_FromString(ptreg_track_state_name(out.state))) ||
-        put(d, "iterations", PyLong_FromLong(out.iterations)) || put(d, "fitness", PyFloat_FromDouble(out.fitness)) ||
-        put(d, "rmse", PyFloat_FromDouble(out.rmse)) || put(d, "latency_ms", PyFloat_FromDouble(out.latency_ms))) {
+        put(d, "predicted", doubles_list(out.predicted, 16)) || result_into(d, ptreg_result_table_find("track_frame"), &out) < 0) {
         Py_XDECREF(d);
         return NULL;
     }

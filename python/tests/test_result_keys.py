@@ -45,6 +45,8 @@ ONLY = {
     # the index's file and measured method (its tuning, not its info); delaunay_note: the CLI's only
     # when there is no graph; duplicates and has_delaunay: Python's names before the table's
     "index": ({"file", "nn_measured"}, {"duplicates", "has_delaunay", "delaunay_note"}),
+    # a frame: the CLI's TUM pose (null when unreadable) and errors against --truth; Python's 4 x 4 matrices
+    "track": ({"pose", "unreadable", "rotation_error_deg", "translation_error"}, {"transformation", "predicted"}),
 }
 
 
@@ -154,3 +156,14 @@ def test_index(scene):
     py = ptreg.ModelIndex.load(d / "model.pti").info
     assert_same_keys("index", cli_json("info", d / "model.pti", "--json"), py)
     assert (py.duplicates, py.has_delaunay) == (py.duplicates_merged, py.delaunay)
+
+
+def test_track(scene):
+    d, s, t = scene
+    cli = cli_json("track", d / "model.ply", d / "scan.ply", d / "scan.ply", "--json")
+    py = list(ptreg.track(t, [s, s]))
+    assert len(cli["frames"]) == len(py) == 2
+    for c, p in zip(cli["frames"], py):
+        assert_same_keys("track", c, p, run=set())
+    # the table's time and points (Python's points: new with the table)
+    assert (py[1]["time"], py[1]["points"]) == (cli["frames"][1]["time"], cli["frames"][1]["points"]) == (0.1, 2000)

@@ -30,6 +30,7 @@ static const struct {
     {"lddmm", ptreg_lddmm_result_table},       {"harris3d", ptreg_harris3d_result_table},
     {"multiway", ptreg_multiway_result_table}, {"multiway_edge", ptreg_multiway_edge_table},
     {"device_info", ptreg_device_info_table},  {"model_index_info", ptreg_model_index_info_table},
+    {"track_frame", ptreg_track_frame_table},   {"track_summary", ptreg_track_summary_table},
 };
 
 const ptreg_option_table *ptreg_option_table_find(const char *name)

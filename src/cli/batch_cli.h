@@ -5,8 +5,10 @@
 
 #include <stdio.h>
 
+#include "cli/args.h"
 #include "cli/mpi.h"
 #include "ptreg/batch.h"
+#include "ptreg/motif.h"
 #include "ptreg/orientation.h"
 
 /* The atoms of an input: a reconstruction keeps every ion (rows of the
@@ -20,6 +22,27 @@ typedef struct batch_atoms {
     uint8_t *selected; /* NULL: every atom */
     size_t selected_count;
 } batch_atoms;
+
+typedef enum batch_engine { ENGINE_LANES = 0, ENGINE_PLAIN, ENGINE_LOOP } batch_engine;
+
+/* What the command line asked for. */
+typedef struct batch_request {
+    const cli_args *a;
+    const char *input, *output;
+    batch_engine engine;
+    ptreg_batch_options batch;
+    ptreg_lattice lattice;
+    double lattice_constant;
+    size_t motif_points;
+    ptreg_orientation_options orient;
+    int json;
+} batch_request;
+
+/* Where the registrations ran: auto and PTREG_DEVICE resolved as the
+ * library resolves them. */
+const char *batch_resolved_device(const batch_request *r, char *buf, size_t size);
+/* --pairs: the whole run (batch_pairs.c). */
+int batch_run_pairs(const batch_request *r, const cli_comm *comm);
 
 /* ---- per-atom output files ---- */
 
@@ -73,6 +96,29 @@ typedef struct batch_atom_stats {
     double halo;     /* under MPI: the halo's final width (nm) */
     int halo_rounds; /* and how many tries it took */
 } batch_atom_stats;
+
+/* ---- atoms (batch_atoms.c) ---- */
+
+/* The timings and counts of an atoms run, summed over ranks where they
+ * are counts, the slowest rank's where they are times. */
+typedef struct atoms_report {
+    const batch_request *r;
+    const batch_atoms *atoms;
+    const ptreg_orientations *o; /* any rank's: motif, symmetry, stats' isa */
+    batch_atom_stats s;
+    double read_ms, total_ms;
+    int ranks;
+} atoms_report;
+
+int batch_load_atoms(const char *path, batch_atoms *atoms);
+void batch_atoms_free(batch_atoms *atoms);
+/* --ranges / --ion: the atoms whose mass-to-charge falls in a range of the
+ * ions asked for. */
+int batch_select_ions(const cli_args *a, batch_atoms *atoms);
+/* --motif-file's points, or --motif's lattice's first shells. */
+int batch_make_motif(const batch_request *r, ptreg_cloud *motif);
+int batch_print_atoms_json(const atoms_report *rep);
+void batch_print_atoms_human(const atoms_report *rep);
 
 /* ---- pairs ---- */
 

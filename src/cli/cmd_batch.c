@@ -97,21 +97,6 @@ const cli_command cli_cmd_batch = CLI_COMMAND_LIBRARY("batch",
     "JSON's numbers. Not with --pairs: their neighborhoods share no frame to draw.",
     batch_options, 1, 1, "batch");
 
-typedef enum batch_engine { ENGINE_LANES = 0, ENGINE_PLAIN, ENGINE_LOOP } batch_engine;
-
-/* What the command line asked for. */
-typedef struct batch_request {
-    const cli_args *a;
-    const char *input, *output;
-    batch_engine engine;
-    ptreg_batch_options batch;
-    ptreg_lattice lattice;
-    double lattice_constant;
-    size_t motif_points;
-    ptreg_orientation_options orient;
-    int json;
-} batch_request;
-
 static int read_engine(const cli_args *a, batch_engine *engine)
 {
     static const char *const names[] = {"lanes", "plain", "loop"};
@@ -209,6 +194,7 @@ static int read_request(const cli_args *a, batch_request *r)
         return EXIT_USAGE;
     }
     r->batch.reference = r->engine == ENGINE_PLAIN;
+    r->batch.loop = r->engine == ENGINE_LOOP;
     if (!r->output && !r->json && !cli_has(a, "html")) {
         cli_error("batch", "nothing to do: give -o OUT, --json, --html FILE or more");
         return EXIT_USAGE;
@@ -217,250 +203,6 @@ static int read_request(const cli_args *a, batch_request *r)
 }
 
 /* ---- atoms ---- */
-
-static int load_atoms(const char *path, batch_atoms *atoms)
-{
-    memset(atoms, 0, sizeof *atoms);
-    atoms->path = path;
-    ptreg_error err;
-    if (ptreg_apt_format_from_path(path) != PTREG_APT_AUTO) {
-        ptreg_apt apt;
-        ptreg_status st = ptreg_apt_read(path, PTREG_APT_AUTO, &apt, &err);
-        if (st) {
-            cli_error("batch", "%s", err.message);
-            return cli_exit_code(st, 1);
-        }
-        atoms->n = apt.n, atoms->xyz = apt.xyz, atoms->mq = apt.mq;
-        apt.xyz = apt.mq = NULL;
-        ptreg_apt_free(&apt);
-        return EXIT_OK;
-    }
-    ptreg_cloud cloud;
-    int rc = cli_load_cloud("batch", path, &cloud, 0);
-    if (rc)
-        return rc;
-    atoms->n = cloud.n, atoms->xyz = cloud.xyz;
-    cloud.xyz = NULL;
-    ptreg_cloud_free(&cloud);
-    return EXIT_OK;
-}
-
-static void atoms_free(batch_atoms *atoms)
-{
-    free(atoms->xyz);
-    free(atoms->mq);
-    free(atoms->selected);
-}
-
-/* Is the ion of this range one of the comma-separated names? */
-static int ion_wanted(const char *names, const char *ion)
-{
-    const size_t len = strlen(ion);
-    for (const char *p = names; *p;) {
-        const char *end = strchr(p, ',');
-        const size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == len && !strncmp(p, ion, n))
-            return 1;
-        p += n + (end != NULL);
-    }
-    return 0;
-}
-
-static int check_ion_names(const char *path, const char *names, const ptreg_ranges *ranges)
-{
-    char name[PTREG_ION_NAME_MAX];
-    for (const char *p = names; *p;) {
-        const char *end = strchr(p, ',');
-        const size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == 0 || n >= sizeof name) {
-            cli_error("batch", "--ion '%s': give ion names separated by commas", names);
-            return EXIT_USAGE;
-        }
-        memcpy(name, p, n), name[n] = 0;
-        if (!ptreg_ranges_has_ion(ranges, name)) {
-            cli_error("batch", "--ion %s: %s names no such ion (it has %zu ranges; see its Name: entries)", name,
-                      path, ranges->n);
-            return EXIT_USAGE;
-        }
-        p += n + (end != NULL);
-    }
-    return EXIT_OK;
-}
-
-/* --ranges / --ion: the atoms whose mass-to-charge falls in a range of the
- * ions asked for. */
-static int select_ions(const cli_args *a, batch_atoms *atoms)
-{
-    const char *path = cli_string(a, "ranges", NULL), *names = cli_string(a, "ion", NULL);
-    if (!path)
-        return EXIT_OK;
-    if (!atoms->mq) {
-        cli_error("batch", "--ranges: %s has no mass-to-charge: give a .pos or .epos reconstruction", atoms->path);
-        return EXIT_USAGE;
-    }
-    ptreg_ranges ranges;
-    ptreg_error err;
-    ptreg_status st = ptreg_ranges_read(path, &ranges, &err);
-    if (st) {
-        cli_error("batch", "%s", err.message);
-        return cli_exit_code(st, 1);
-    }
-    int rc = check_ion_names(path, names, &ranges);
-    if (!rc && !(atoms->selected = malloc(atoms->n + 1))) {
-        cli_error("batch", "out of memory");
-        rc = EXIT_RUNTIME;
-    }
-    for (size_t i = 0; !rc && i < atoms->n; i++) {
-        const long r = ptreg_ranges_find(&ranges, atoms->mq[i]);
-        atoms->selected[i] = r >= 0 && ion_wanted(names, ranges.range[r].ion);
-        atoms->selected_count += atoms->selected[i];
-    }
-    ptreg_ranges_free(&ranges);
-    return rc;
-}
-
-static int make_motif(const batch_request *r, ptreg_cloud *motif)
-{
-    ptreg_cloud_init(motif);
-    const char *file = cli_string(r->a, "motif-file", NULL);
-    if (file) {
-        int rc = cli_load_cloud("batch", file, motif, 0);
-        if (!rc && (motif->n < 3 || motif->n > 256)) {
-            cli_error("batch", "--motif-file %s: a motif has 3 to 256 points, this one %zu", file, motif->n);
-            rc = EXIT_BAD_INPUT;
-        }
-        return rc;
-    }
-    ptreg_error err;
-    ptreg_status st = ptreg_cloud_alloc(motif, r->motif_points, 0, &err);
-    st = st ? st : ptreg_motif_lattice(r->lattice, r->lattice_constant, r->motif_points, motif->xyz, &err);
-    if (st) {
-        cli_error("batch", "%s", err.message);
-        return cli_exit_code(st, 0);
-    }
-    return EXIT_OK;
-}
-
-static cJSON *json_tally(const batch_tally *t, const ptreg_orientations *o)
-{
-    cJSON *flags = cJSON_CreateObject();
-    for (int f = 0; f <= PTREG_ORIENT_NOT_FINITE; f++)
-        cli_json_number(flags, ptreg_orientation_flag_name((ptreg_orientation_flag)f), (double)t->flags[f]);
-    double edges[BATCH_HIST_BINS + 1], counts[BATCH_HIST_BINS + 1];
-    const double shortest = ptreg_motif_shortest_distance(o->motif, o->motif_points);
-    for (int b = 0; b <= BATCH_HIST_BINS; b++) {
-        edges[b] = shortest * b / BATCH_HIST_BINS;
-        counts[b] = (double)t->hist[b];
-    }
-    cJSON *hist = cJSON_CreateObject();
-    cli_json_put(hist, "edges", cJSON_CreateDoubleArray(edges, BATCH_HIST_BINS + 1));
-    cli_json_put(hist, "counts", cJSON_CreateDoubleArray(counts, BATCH_HIST_BINS + 1));
-    cli_json_string(hist, "note", "residual (nm) in bins of the motif's shortest distance / 20; the last "
-                                          "count is everything beyond");
-    cJSON *o_json = cJSON_CreateObject();
-    cli_json_put(o_json, "flags", flags);
-    const double reg = t->registered ? (double)t->registered : 1.0;
-    cli_json_number(o_json, "residual_mean", (double)t->residual_sum / 4294967296.0 / reg);
-    cli_json_number(o_json, "matched_mean", (double)t->matched_sum / 4294967296.0 / reg);
-    cli_json_put(o_json, "residual_histogram", hist);
-    return o_json;
-}
-
-/* The timings and counts of an atoms run, summed over ranks where they
- * are counts, the slowest rank's where they are times. */
-typedef struct atoms_report {
-    const batch_request *r;
-    const batch_atoms *atoms;
-    const ptreg_orientations *o; /* any rank's: motif, symmetry, stats' isa */
-    batch_atom_stats s;
-    double read_ms, total_ms;
-    int ranks;
-} atoms_report;
-
-/* Where the registrations ran: auto and PTREG_DEVICE resolved as the
- * library resolves them. */
-static const char *resolved_device(const batch_request *r, char *buf, size_t size)
-{
-    ptreg_device on;
-    if (ptreg_batch_resolve_device(&r->batch, &on, NULL))
-        on = r->batch.device;
-    return ptreg_device_format(&on, buf, size);
-}
-
-static int print_atoms_json(const atoms_report *rep)
-{
-    const batch_request *r = rep->r;
-    const ptreg_orientations *o = rep->o;
-    cJSON *j = cJSON_CreateObject();
-    cli_json_string(j, "command", "batch");
-    cli_json_string(j, "mode", "atoms");
-    cli_json_string(j, "input", rep->atoms->path);
-    cli_json_number(j, "atoms", (double)rep->atoms->n);
-    cli_json_number(j, "selected", (double)(rep->atoms->selected ? rep->atoms->selected_count
-                                                                         : rep->atoms->n));
-    cli_json_number(j, "registered", (double)rep->s.tally.registered);
-    cli_json_put(j, "orientations", json_tally(&rep->s.tally, o));
-    cJSON *m = cJSON_CreateObject();
-    cli_json_string(m, "source", cli_string(r->a, "motif-file", ptreg_lattice_name(r->lattice)));
-    if (!cli_has(r->a, "motif-file"))
-        cli_json_number(m, "lattice", r->lattice_constant);
-    cli_json_number(m, "points", (double)o->motif_points);
-    cli_json_number(m, "symmetry", (double)o->symmetry_count);
-    cli_json_number(j, "starts", (double)o->starts);
-    cli_json_number(j, "grain_radius", r->orient.grain_radius);
-    if (r->orient.grain_radius > 0)
-        cli_json_number(j, "pools", (double)o->pools);
-    cli_json_number(m, "estimate_rounds", r->orient.estimate_motif);
-    cli_json_put(j, "motif", m);
-    cli_json_number(j, "k", (double)r->orient.k);
-    cli_json_number(j, "radius", r->orient.radius);
-    cli_json_bool(j, "translation", r->batch.translation);
-    cli_json_number(j, "read_ms", rep->read_ms);
-    cli_json_number(j, "neighbor_ms", rep->s.neighbor_ms);
-    cli_json_number(j, "register_ms", rep->s.register_ms);
-    cli_json_number(j, "total_ms", rep->total_ms);
-    const double s = rep->s.register_ms * 1e-3;
-    cli_json_number(j, "pairs_per_s", s > 0 ? (double)rep->s.tally.registered / s : 0.0);
-    cli_json_number(j, "gpts", s > 0 ? rep->s.tally.pair_terms / s / 1e9 : 0.0);
-    cli_json_number(j, "pair_terms", rep->s.tally.pair_terms);
-    cli_json_string(j, "isa", o->stats.isa ? o->stats.isa : "");
-    char device[32];
-    cli_json_string(j, "device", resolved_device(r, device, sizeof device));
-    cli_json_number(j, "threads", ptreg_get_num_threads());
-    cli_json_number(j, "ranks", rep->ranks);
-    if (rep->ranks > 1) {
-        cli_json_number(j, "halo", rep->s.halo);
-        cli_json_number(j, "halo_rounds", rep->s.halo_rounds);
-    }
-    if (r->output)
-        cli_json_string(j, "output", r->output);
-    cli_json_string(j, "version", ptreg_version());
-    return cli_json_print(j);
-}
-
-static void print_atoms_human(const atoms_report *rep)
-{
-    const ptreg_orientations *o = rep->o;
-    const batch_tally *t = &rep->s.tally;
-    printf("ptreg batch: %s, %zu atoms, %zu selected, %llu registered (%d threads, %d ranks, %s)\n",
-           rep->atoms->path, rep->atoms->n, rep->atoms->selected ? rep->atoms->selected_count : rep->atoms->n,
-           (unsigned long long)t->registered, ptreg_get_num_threads(), rep->ranks, o->stats.isa ? o->stats.isa : "");
-    printf("  motif: %zu points, %zu symmetries; k %zu%s\n", o->motif_points, o->symmetry_count, rep->r->orient.k,
-           rep->r->batch.translation ? ", with translation" : ", rotation only");
-    for (int f = 0; f <= PTREG_ORIENT_NOT_FINITE; f++)
-        if (t->flags[f])
-            printf("  %-20s %llu\n", ptreg_orientation_flag_name((ptreg_orientation_flag)f),
-                   (unsigned long long)t->flags[f]);
-    const double reg = t->registered ? (double)t->registered : 1.0;
-    printf("  residual mean %.4g nm, matched mean %.3f\n", (double)t->residual_sum / 4294967296.0 / reg,
-           (double)t->matched_sum / 4294967296.0 / reg);
-    const double s = rep->s.register_ms * 1e-3;
-    printf("  time: read %.1f ms, neighbors %.1f ms, registration %.1f ms (%.0f pairs/s, %.3f Gpts/s)\n",
-           rep->read_ms, rep->s.neighbor_ms, rep->s.register_ms, s > 0 ? (double)t->registered / s : 0.0,
-           s > 0 ? t->pair_terms / s / 1e9 : 0.0);
-    if (rep->r->output)
-        printf("  wrote %s\n", rep->r->output);
-}
 
 static int write_motif(const char *path, const ptreg_orientations *o)
 {
@@ -518,16 +260,16 @@ static int run_atoms(const batch_request *r, const cli_comm *comm)
         return rc;
     const double t0 = ptreg_time_ms();
     batch_atoms atoms;
-    rc = load_atoms(r->input, &atoms);
+    rc = batch_load_atoms(r->input, &atoms);
     if (!rc && atoms.n <= r->orient.k) { /* no atom has k neighbors */
         cli_error("batch", "--k %zu: %s has %zu atom%s, fewer than k + 1", r->orient.k, r->input, atoms.n,
                   atoms.n == 1 ? "" : "s");
         rc = EXIT_USAGE;
     }
-    rc = rc ? rc : select_ions(r->a, &atoms);
+    rc = rc ? rc : batch_select_ions(r->a, &atoms);
     ptreg_cloud motif;
     ptreg_cloud_init(&motif);
-    rc = rc ? rc : make_motif(r, &motif);
+    rc = rc ? rc : batch_make_motif(r, &motif);
     atoms_report rep = {.r = r, .atoms = &atoms, .ranks = comm->size, .read_ms = ptreg_time_ms() - t0};
     ptreg_orientations o;
     memset(&o, 0, sizeof o);
@@ -546,205 +288,12 @@ static int run_atoms(const batch_request *r, const cli_comm *comm)
         rc = write_motif(motif_out, &o);
     rep.total_ms = ptreg_time_ms() - t0;
     if (!rc && comm->rank == 0 && (r->json || cli_report())) /* with --html the page holds the JSON */
-        rc = print_atoms_json(&rep);
+        rc = batch_print_atoms_json(&rep);
     if (!rc && comm->rank == 0 && !r->json)
-        print_atoms_human(&rep);
+        batch_print_atoms_human(&rep);
     ptreg_orientations_free(&o);
     ptreg_cloud_free(&motif);
-    atoms_free(&atoms);
-    return rc;
-}
-
-/* ---- pairs ---- */
-
-/* The single-call baseline: one ptreg_emicp per pair, in order. */
-static ptreg_status loop_emicp(const ptreg_pair_set *p, const ptreg_batch_options *b, double *T, int *iterations,
-                               int *stop, ptreg_batch_stats *stats, ptreg_error *err)
-{
-    const double t0 = ptreg_time_ms();
-    ptreg_emicp_options o;
-    ptreg_emicp_options_default(&o);
-    o.sigma2_init = b->sigma2_init, o.sigma2_final = b->sigma2_final, o.sigma_factor = b->sigma_factor;
-    o.d02 = b->d02, o.max_iter = b->max_iter, o.tol = b->tol;
-    memset(stats, 0, sizeof *stats);
-    for (size_t i = 0; i < p->count; i++) {
-        const size_t s0 = p->source_offset[i], s1 = p->source_offset[i + 1];
-        const size_t t0i = p->target_offset ? p->target_offset[i] : 0;
-        const size_t t1i = p->target_offset ? p->target_offset[i + 1] : p->target_points;
-        ptreg_emicp_result res;
-        ptreg_status st = ptreg_emicp(p->source + 3 * s0, s1 - s0, p->target + 3 * t0i, t1i - t0i, &o, &res, err);
-        if (st)
-            return st;
-        memcpy(T + 16 * i, res.transformation, sizeof res.transformation);
-        iterations[i] = res.iterations;
-        stop[i] = res.stop_reason;
-        stats->pair_terms += res.pair_terms;
-        stats->isa = res.isa;
-    }
-    stats->pairs = p->count;
-    stats->time_ms = ptreg_time_ms() - t0;
-    return PTREG_OK;
-}
-
-/* Rows of 9: qw qx qy qz tx ty tz rms iterations. */
-static void pair_rows(size_t n, const double *T, const int *iterations, const double *rms, double *rows)
-{
-    for (size_t i = 0; i < n; i++) {
-        const double *t = T + 16 * i;
-        double R[9], *row = rows + 9 * i;
-        ptreg_transform_rotation(t, R);
-        ptreg_matrix_to_quaternion(R, row);
-        row[4] = t[3], row[5] = t[7], row[6] = t[11];
-        row[7] = rms[i];
-        row[8] = iterations[i];
-    }
-}
-
-typedef struct pairs_report {
-    const batch_request *r;
-    size_t pairs, points;
-    uint64_t stops[PTREG_STOP_SIGMA_FINAL + 1];
-    double iterations_sum, iterations_max, rms_sum;
-    ptreg_batch_stats stats; /* time: the slowest rank's; terms: summed */
-    double read_ms, total_ms;
-    int ranks;
-} pairs_report;
-
-static void tally_pairs(const double *rows, const int *stop, size_t n, pairs_report *rep)
-{
-    for (size_t i = 0; i < n; i++) {
-        rep->stops[stop[i]]++;
-        rep->iterations_sum += rows[9 * i + 8];
-        rep->iterations_max = fmax(rep->iterations_max, rows[9 * i + 8]);
-        rep->rms_sum += rows[9 * i + 7];
-    }
-}
-
-static int print_pairs_report(const pairs_report *rep)
-{
-    const double s = rep->stats.time_ms * 1e-3, n = rep->pairs ? (double)rep->pairs : 1.0;
-    const double per_s = s > 0 ? (double)rep->pairs / s : 0.0, gpts = s > 0 ? rep->stats.pair_terms / s / 1e9 : 0.0;
-    char device[32];
-    resolved_device(rep->r, device, sizeof device);
-    /* the engines are the CPU's: a device runs its own kernel */
-    const char *engine = strcmp(device, "cpu")                 ? "device"
-                         : rep->r->engine == ENGINE_LOOP  ? "loop"
-                         : rep->r->engine == ENGINE_PLAIN ? "plain"
-                                                          : "lanes";
-    if (!rep->r->json) {
-        printf("ptreg batch: %s, %zu pairs (%zu points), engine %s on %s, %d threads, %d ranks\n", rep->r->input,
-               rep->pairs, rep->points, engine, rep->stats.isa ? rep->stats.isa : "", ptreg_get_num_threads(),
-               rep->ranks);
-        printf("  iterations mean %.2f, max %.0f; rms mean %.4g\n", rep->iterations_sum / n, rep->iterations_max,
-               rep->rms_sum / n);
-        printf("  registration %.1f ms: %.0f pairs/s, %.3f Gpts/s\n", rep->stats.time_ms, per_s, gpts);
-        if (rep->r->output)
-            printf("  wrote %s\n", rep->r->output);
-        return EXIT_OK;
-    }
-    cJSON *j = cJSON_CreateObject();
-    cli_json_string(j, "command", "batch");
-    cli_json_string(j, "mode", "pairs");
-    cli_json_string(j, "input", rep->r->input);
-    cli_json_number(j, "pairs", (double)rep->pairs);
-    cli_json_number(j, "points", (double)rep->points);
-    cli_json_string(j, "engine", engine);
-    cli_json_bool(j, "translation", rep->r->batch.translation);
-    cJSON *stops = cJSON_CreateObject();
-    for (int k = 0; k <= PTREG_STOP_SIGMA_FINAL; k++)
-        if (rep->stops[k])
-            cli_json_number(stops, ptreg_stop_reason_name((ptreg_stop_reason)k), (double)rep->stops[k]);
-    cli_json_put(j, "stop_reasons", stops);
-    cli_json_number(j, "iterations_mean", rep->iterations_sum / n);
-    cli_json_number(j, "iterations_max", rep->iterations_max);
-    cli_json_number(j, "rms_mean", rep->rms_sum / n);
-    cli_json_number(j, "read_ms", rep->read_ms);
-    cli_json_number(j, "register_ms", rep->stats.time_ms);
-    cli_json_number(j, "total_ms", rep->total_ms);
-    cli_json_number(j, "pairs_per_s", per_s);
-    cli_json_number(j, "gpts", gpts);
-    cli_json_number(j, "pair_terms", rep->stats.pair_terms);
-    cli_json_string(j, "isa", rep->stats.isa ? rep->stats.isa : "");
-    cli_json_string(j, "device", device);
-    cli_json_number(j, "threads", ptreg_get_num_threads());
-    cli_json_number(j, "ranks", rep->ranks);
-    if (rep->r->output)
-        cli_json_string(j, "output", rep->r->output);
-    cli_json_string(j, "version", ptreg_version());
-    return cli_json_print(j);
-}
-
-/* Registers pairs [first, first + count) of the file: rows and stops. */
-static int register_pairs(const batch_request *r, const ptreg_pairs_file *pf, size_t first, size_t count,
-                          double *rows, int *stop, ptreg_batch_stats *stats)
-{
-    const ptreg_pair_set set = {count, pf->source, pf->source_offset + first, pf->target,
-                                pf->targets > 1 ? pf->target_offset + first : NULL, pf->target_offset[1]};
-    double *T = malloc((16 * count + 1) * sizeof *T);
-    int *iterations = malloc((count + 1) * sizeof *iterations);
-    double *rms = malloc((count + 1) * sizeof *rms);
-    ptreg_error err;
-    ptreg_status st = PTREG_OK;
-    cli_device_call_start();
-    if (!T || !iterations || !rms)
-        st = ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory for %zu pairs", count);
-    else if (r->engine == ENGINE_LOOP)
-        st = loop_emicp(&set, &r->batch, T, iterations, stop, stats, &err);
-    else
-        st = ptreg_batch_register(&set, &r->batch, T, iterations, stop, stats, &err);
-    cli_device_call_stop();
-    st = st ? st : ptreg_batch_rms(&set, T, rms, &err);
-    if (!st)
-        pair_rows(count, T, iterations, rms, rows);
-    free(T);
-    free(iterations);
-    free(rms);
-    if (st) {
-        cli_error("batch", "%s: %s", r->input, err.message);
-        return cli_exit_code(st, 1);
-    }
-    return EXIT_OK;
-}
-
-static int run_pairs(const batch_request *r, const cli_comm *comm)
-{
-    if (r->output && !batch_has_extension(r->output, "npy") && !batch_has_extension(r->output, "csv")) {
-        cli_error("batch", "-o %s: pair results are written as .npy or .csv", r->output);
-        return EXIT_USAGE;
-    }
-    const double t0 = ptreg_time_ms();
-    ptreg_pairs_file pf;
-    ptreg_error err;
-    ptreg_status st = ptreg_pairs_read(r->input, &pf, &err);
-    if (st) {
-        cli_error("batch", "%s", err.message);
-        return cli_exit_code(st, 1);
-    }
-    pairs_report rep = {.r = r, .pairs = pf.count, .ranks = comm->size, .read_ms = ptreg_time_ms() - t0};
-    rep.points = pf.source_offset[pf.count];
-    size_t first = 0, count = pf.count;
-    cli_comm_split(comm, pf.count, &first, &count);
-    double *rows = malloc((9 * count + 1) * sizeof *rows);
-    int *stop = malloc((count + 1) * sizeof *stop);
-    int rc = rows && stop ? EXIT_OK : EXIT_RUNTIME;
-    if (rc)
-        cli_error("batch", "out of memory for %zu pairs", count);
-    rc = rc ? rc : register_pairs(r, &pf, first, count, rows, stop, &rep.stats);
-    rc = cli_comm_agree(comm, rc);
-    if (!rc) {
-        tally_pairs(rows, stop, count, &rep);
-        if (comm->size > 1)
-            rc = batch_mpi_pairs(comm, r->output, first, count, rows, &rep.stats, rep.stops, &rep.iterations_sum,
-                                 &rep.iterations_max, &rep.rms_sum);
-        else if (r->output)
-            rc = batch_write_pair_rows(r->output, rows, count);
-    }
-    rep.total_ms = ptreg_time_ms() - t0;
-    if (!rc && comm->rank == 0)
-        rc = print_pairs_report(&rep);
-    free(rows);
-    free(stop);
-    ptreg_pairs_file_free(&pf);
+    batch_atoms_free(&atoms);
     return rc;
 }
 
@@ -763,6 +312,6 @@ int cli_run_batch(int argc, char **argv)
         rc = EXIT_USAGE;
     }
     rc = rc ? rc : cli_report_begin(&a, "batch");
-    rc = rc ? rc : cli_has(&a, "pairs") ? run_pairs(&r, &comm) : run_atoms(&r, &comm);
+    rc = rc ? rc : cli_has(&a, "pairs") ? batch_run_pairs(&r, &comm) : run_atoms(&r, &comm);
     return cli_comm_close(&comm, rc);
 }

@@ -1,14 +1,10 @@
 /* ptreg track: frames registered one by one against a model, as they come
  * (files, a folder, or a binary stream on stdin), written as a TUM
  * trajectory. */
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "cli/device_arg.h"
@@ -16,6 +12,7 @@
 #include "cli/json.h"
 #include "cli/progress.h"
 #include "cli/report.h"
+#include "cli/track_io.h"
 #include "ptreg/device.h"
 #include "ptreg/features.h"
 #include "ptreg/io.h"
@@ -81,125 +78,6 @@ const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
     "  ptreg track model.ply --frames frames -o trajectory.txt --json --truth truth.txt",
     track_options, 1, CLI_MAX_POSITIONAL, "track");
 
-/* ---- the frames: files or a stream ---- */
-
-typedef struct frame_source {
-    const char **paths; /* files, or NULL for the stream */
-    size_t count, next;
-    char **owned;       /* --frames: the folder's paths */
-    double rate;
-    ptreg_frame_stream stream; /* '-': stdin */
-    int stream_error;   /* 1: the stream was malformed, 2: out of memory (reported); either ends the input */
-} frame_source;
-
-/* One frame as read: its points (n 0: unreadable or empty), its time and
- * name. 0: no more frames. */
-typedef struct frame_in {
-    ptreg_cloud cloud;
-    double t;
-    const char *name;
-    int unreadable;
-} frame_in;
-
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static int list_folder(const char *dir, frame_source *src)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        cli_error("track", "--frames %s: cannot open the folder", dir);
-        return EXIT_BAD_INPUT;
-    }
-    size_t cap = 0;
-    struct dirent *e;
-    int rc = EXIT_OK;
-    while (!rc && (e = readdir(d))) {
-        if (e->d_name[0] == '.' || ptreg_format_from_path(e->d_name) == PTREG_FORMAT_AUTO)
-            continue;
-        size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        char *path = malloc(len);
-        if (src->count == cap) {
-            cap = cap ? 2 * cap : 64;
-            char **grown = realloc(src->owned, cap * sizeof *grown);
-            if (grown)
-                src->owned = grown;
-            else
-                free(path), path = NULL;
-        }
-        if (!path) {
-            cli_error("track", "out of memory");
-            rc = EXIT_RUNTIME;
-            break;
-        }
-        snprintf(path, len, "%s/%s", dir, e->d_name);
-        struct stat sb;
-        if (stat(path, &sb) || !S_ISREG(sb.st_mode)) {
-            free(path);
-            continue;
-        }
-        src->owned[src->count++] = path;
-    }
-    closedir(d);
-    if (rc)
-        return rc;
-    if (src->count == 0) {
-        cli_error("track", "--frames %s: no cloud files (.ply .pcd .xyz .txt .csv .pts .vtk .pos .epos) in it", dir);
-        return EXIT_BAD_INPUT;
-    }
-    qsort(src->owned, src->count, sizeof *src->owned, by_name);
-    src->paths = (const char **)src->owned;
-    return EXIT_OK;
-}
-
-/* The next frame of the stream: 1 with a frame, 0 at its end (or after an
- * error, reported and flagged). */
-static int stream_next(frame_source *src, frame_in *f)
-{
-    ptreg_error err;
-    int end = 0;
-    const ptreg_status st = ptreg_frame_stream_next(&src->stream, &f->cloud, &f->t, &end, &err);
-    if (st == PTREG_ERR_NOMEM)
-        cli_error("track", "%s", err.message);
-    else if (st)
-        cli_error("track", "stdin: %s", err.message);
-    src->stream_error = st == PTREG_ERR_NOMEM ? 2 : st ? 1 : 0;
-    return !st && !end;
-}
-
-static int source_next(frame_source *src, frame_in *f)
-{
-    const size_t index = src->next;
-    memset(f, 0, sizeof *f);
-    ptreg_cloud_init(&f->cloud);
-    if (!src->paths) {
-        f->name = "stdin";
-        if (!stream_next(src, f))
-            return 0;
-        src->next++;
-        return 1;
-    }
-    if (index >= src->count)
-        return 0;
-    src->next++;
-    f->name = src->paths[index];
-    f->t = (double)index / src->rate;
-    ptreg_error err;
-    const ptreg_status st = ptreg_cloud_read(f->name, PTREG_FORMAT_AUTO, &f->cloud, &err);
-    if (st == PTREG_ERR_NOMEM) { /* the run's failure, not the frame's */
-        cli_error("track", "frame %zu: %s", index, err.message);
-        src->stream_error = 2;
-        return 0;
-    }
-    if (st) {
-        cli_error("track", "frame %zu: %s; the frame is lost", index, err.message);
-        f->unreadable = 1;
-        ptreg_cloud_init(&f->cloud);
-    } else if (cli_join_frame("track", f->name, &f->cloud)) {
-        f->unreadable = 1; /* beyond float range from the model: said, and lost */
-    }
-    return 1;
-}
-
 /* ---- the run ---- */
 
 typedef struct track_job {
@@ -214,84 +92,17 @@ typedef struct track_job {
     ptreg_trajectory truth;        /* --truth */
 } track_job;
 
-/* --html: where the sensor was at each frame (the pose's translation, in
- * the model's frame), which frames were lost, and the last frame placed. */
-typedef struct track_view {
-    float *path;  /* 3 a frame */
-    uint8_t *lost; /* 1 a frame */
-    size_t count, cap;
-    float *last;  /* the last frame's points moved by its pose */
-    size_t last_n;
-    int no_memory;
-} track_view;
-
-static void view_frame(track_view *v, const ptreg_cloud *frame, const double pose[16], int lost)
-{
-    if (v->no_memory)
-        return;
-    if (v->count == v->cap) {
-        const size_t cap = v->cap ? 2 * v->cap : 256;
-        float *path = realloc(v->path, 3 * cap * sizeof *path);
-        v->path = path ? path : v->path;
-        uint8_t *flags = realloc(v->lost, cap);
-        v->lost = flags ? flags : v->lost;
-        if (!path || !flags) {
-            v->no_memory = 1;
-            return;
-        }
-        v->cap = cap;
-    }
-    const float origin[3] = {0.0f, 0.0f, 0.0f};
-    ptreg_transform_points(pose, origin, v->path + 3 * v->count, 1);
-    v->lost[v->count++] = (uint8_t)lost;
-    if (frame->n == 0)
-        return;
-    free(v->last);
-    v->last = cli_moved(frame->xyz, frame->n, pose);
-    v->last_n = v->last ? frame->n : 0;
-    v->no_memory = !v->last;
-}
-
-static void view_free(track_view *v)
-{
-    free(v->path);
-    free(v->lost);
-    free(v->last);
-}
-
 /* The page: the model, the sensor's path, the frames lost, the last frame. */
-static int report_track(const track_job *job, const track_view *v)
+static int report_track(const track_job *job, const track_page *page)
 {
     ptreg_report *rep = cli_report();
     if (!rep)
         return EXIT_OK;
     ptreg_error err;
-    if (v->no_memory)
-        return cli_report_check(ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory"), &err);
-    size_t m = job->model.n, lost = 0;
+    size_t m = job->model.n;
     const float *model = job->model.xyz ? job->model.xyz : ptreg_model_index_points(job->index, &m);
-    float *lost_at = malloc((v->count ? v->count : 1) * 3 * sizeof *lost_at);
-    for (size_t i = 0; lost_at && i < v->count; i++)
-        if (v->lost[i])
-            memcpy(lost_at + 3 * lost++, v->path + 3 * i, 3 * sizeof *lost_at);
-    ptreg_status st = lost_at ? ptreg_report_add_cloud(rep, "model", model, m, 0x8c8c8cu, &err)
-                              : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
-    st = st ? st : ptreg_report_add_cloud(rep, "last frame", v->last, v->last_n, 0x1f77b4u, &err);
-    if (!st && v->count >= 2)
-        st = ptreg_report_add_paths(rep, "sensor path", v->path, 1, v->count, 0x000000u, &err);
-    st = st ? st : ptreg_report_add_cloud(rep, "frames lost", lost_at, lost, 0xd62728u, &err);
-    free(lost_at);
-    return cli_report_check(st, &err);
+    return cli_report_check(track_page_report(page, rep, model, m, &err), &err);
 }
-
-typedef struct frame_record {
-    double t, latency_ms, fitness, rmse, pose[7];
-    int iterations, unreadable;
-    ptreg_track_state state;
-    size_t points;
-    int has_error;             /* --truth has a pose at t (and the frame was read) */
-    double rot_err, trans_err; /* against it: degrees, model units */
-} frame_record;
 
 static int read_track_options(const cli_args *a, ptreg_track_options *o, double *rate)
 {
@@ -345,76 +156,6 @@ static int load_model(const cli_args *a, ptreg_track_options *o, track_job *job)
     return EXIT_OK;
 }
 
-/* -o and --states: temporary files in their folders (a folder that cannot
- * take one fails here, before any work), renamed over the targets only when
- * the run succeeds, so that a failed run (a stream cut short, a device
- * that failed, no frame read) leaves neither an empty nor a partial file.
- * A target that is there and is no regular file (/dev/null, a FIFO a
- * reader follows) is written directly, each line flushed as it is known. */
-static int open_output(const cli_args *a, const char *name, ptreg_atomic_file *af, FILE **f)
-{
-    const char *path = cli_string(a, name, NULL);
-    ptreg_error err;
-    struct stat sb;
-    if (!path)
-        return EXIT_OK;
-    memset(af, 0, sizeof *af);
-    if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        if (!(*f = fopen(path, "w"))) {
-            cli_error("track", "--%s %s: cannot be written: %s", name, path, strerror(errno));
-            return EXIT_RUNTIME;
-        }
-        setvbuf(*f, NULL, _IOLBF, 0);
-        return EXIT_OK;
-    }
-    if (ptreg_atomic_open(path, af, &err)) {
-        cli_error("track", "--%s %s: cannot be written: %s", name, path, err.message);
-        return EXIT_RUNTIME;
-    }
-    *f = af->fp;
-    return EXIT_OK;
-}
-
-/* Renames a finished output over its target (rc 0) or removes it; a
- * direct one is closed. */
-static int close_output(ptreg_atomic_file *af, FILE **f, int rc)
-{
-    ptreg_error err;
-    FILE *fp = *f;
-    if (!fp)
-        return rc;
-    *f = NULL;
-    if (!af->fp) { /* written directly */
-        if (fclose(fp) && !rc) {
-            cli_error("track", "writing the trajectory failed: %s", strerror(errno));
-            return EXIT_RUNTIME;
-        }
-        return rc;
-    }
-    if (rc) {
-        ptreg_atomic_abort(af);
-        return rc;
-    }
-    if (ptreg_atomic_commit(af, &err)) {
-        cli_error("track", "writing the trajectory failed: %s", err.message);
-        return EXIT_RUNTIME;
-    }
-    return EXIT_OK;
-}
-
-/* ---- --truth ---- */
-
-/* Reads --truth; exit 3 naming the file and line of the first bad one. */
-static int read_truth(const char *path, ptreg_trajectory *tr)
-{
-    ptreg_error err;
-    const ptreg_status st = ptreg_trajectory_read(path, tr, &err);
-    if (st == PTREG_ERR_NOMEM)
-        cli_error("track", "out of memory reading --truth %s", path);
-    else if (st)
-        cli_error("track", "--truth %s", err.message);
-    return cli_exit_code(st, 1);
-}
 
 /* The TUM line's numbers: tx ty tz qx qy qz qw; T the world pose. */
 static void tum_pose(const double local[16], double out[7], double T[16])
@@ -427,127 +168,27 @@ static void tum_pose(const double local[16], double out[7], double T[16])
     out[3] = q[1], out[4] = q[2], out[5] = q[3], out[6] = q[0];
 }
 
-static int write_frame(const track_job *job, const frame_record *f)
+static int write_frame(const track_job *job, const ptreg_track_record *f, const double pose[7])
 {
     int bad = 0;
+    const double t = f->frame.time;
     if (job->out && !f->unreadable) { /* no pose is known: no line (its state says lost) */
-        char t[3][32];
+        char x[3][32];
         for (int k = 0; k < 3; k++)
-            cli_format_coordinate(t[k], f->pose[k]);
-        bad |= fprintf(job->out, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", f->t, t[0], t[1], t[2], f->pose[3],
-                       f->pose[4], f->pose[5], f->pose[6]) < 0;
+            cli_format_coordinate(x[k], pose[k]);
+        bad |= fprintf(job->out, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", t, x[0], x[1], x[2], pose[3], pose[4],
+                       pose[5], pose[6]) < 0;
     }
     if (job->states)
-        bad |= fprintf(job->states, "%.6f %s\n", f->t, ptreg_track_state_name(f->state)) < 0;
+        bad |= fprintf(job->states, "%.6f %s\n", t, ptreg_track_state_name(f->frame.state)) < 0;
     if (bad)
         cli_error("track", "writing the trajectory failed");
     return bad ? EXIT_RUNTIME : EXIT_OK;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted values. */
-static double percentile(const double *sorted, size_t n, double p)
-{
-    if (n == 0)
-        return 0.0;
-    size_t r = (size_t)ceil(p / 100.0 * (double)n);
-    return sorted[r ? r - 1 : 0];
-}
-
-/* What the run counts as it goes: with --json every frame's record too;
- * without, only each frame's latency (8 bytes a frame, for the percentiles)
- * and, with --truth, its errors. */
-typedef struct track_summary {
-    size_t counts[3], unreadable, skipped, frames;
-    double p50, p95, p99, max, mean, wall_ms;
-    double *latency;
-    frame_record *rec;
-    size_t cap;
-    double *rot_err, *trans_err; /* --truth: the frames it has a pose for, in order */
-    size_t *err_frame;           /* their frame numbers */
-    size_t errors;
-    double rot_median, rot_max, trans_median, trans_max;
-    size_t rot_max_frame;
-} track_summary;
-
-static int grow_errors(track_summary *s, size_t cap)
-{
-    double *r = realloc(s->rot_err, cap * sizeof *r);
-    s->rot_err = r ? r : s->rot_err;
-    double *t = realloc(s->trans_err, cap * sizeof *t);
-    s->trans_err = t ? t : s->trans_err;
-    size_t *fr = realloc(s->err_frame, cap * sizeof *fr);
-    s->err_frame = fr ? fr : s->err_frame;
-    return r && t && fr;
-}
-
-/* Adds a frame; EXIT_RUNTIME when out of memory. */
-static int count_frame(track_summary *s, const frame_record *f, int keep_record)
-{
-    if (s->frames == s->cap) {
-        const size_t cap = s->cap ? 2 * s->cap : 256;
-        double *lat = realloc(s->latency, cap * sizeof *lat);
-        s->latency = lat ? lat : s->latency;
-        frame_record *rec = keep_record ? realloc(s->rec, cap * sizeof *rec) : NULL;
-        s->rec = rec ? rec : s->rec;
-        if (!lat || (keep_record && !rec) || !grow_errors(s, cap)) {
-            cli_error("track", "out of memory");
-            return EXIT_RUNTIME;
-        }
-        s->cap = cap;
-    }
-    if (f->has_error) {
-        s->rot_err[s->errors] = f->rot_err, s->trans_err[s->errors] = f->trans_err;
-        s->err_frame[s->errors++] = s->frames;
-    }
-    if (keep_record)
-        s->rec[s->frames] = *f;
-    s->latency[s->frames++] = f->latency_ms;
-    s->counts[f->state]++;
-    s->unreadable += (size_t)f->unreadable;
-    return EXIT_OK;
-}
-
-/* --truth's summary: the errors' medians and maxima, and the frame of the
- * worst rotation. */
-static void summarize_errors(track_summary *s)
-{
-    if (s->errors == 0)
-        return;
-    for (size_t i = 0; i < s->errors; i++) {
-        if (!(s->rot_err[i] <= s->rot_max)) /* the first, or a larger one */
-            s->rot_max = s->rot_err[i], s->rot_max_frame = s->err_frame[i];
-        s->trans_max = i == 0 || s->trans_err[i] > s->trans_max ? s->trans_err[i] : s->trans_max;
-    }
-    s->rot_median = ptreg_median(s->rot_err, s->errors);
-    s->trans_median = ptreg_median(s->trans_err, s->errors);
-}
-
-static void summarize(track_summary *s)
-{
-    const size_t n = s->frames;
-    for (size_t i = 0; i < n; i++)
-        s->mean += s->latency[i] / (double)n;
-    if (n == 0)
-        return;
-    double *lat = malloc(n * sizeof *lat);
-    if (!lat)
-        return;
-    memcpy(lat, s->latency, n * sizeof *lat);
-    qsort(lat, n, sizeof *lat, by_value);
-    s->p50 = percentile(lat, n, 50), s->p95 = percentile(lat, n, 95), s->p99 = percentile(lat, n, 99);
-    s->max = lat[n - 1];
-    free(lat);
-}
-
 /* --html: each frame's fitness, a curve beside the view (the records are
  * kept when there is a page). */
-static int report_fitness(const track_summary *s)
+static int report_fitness(const ptreg_track_summary *s)
 {
     if (!cli_report())
         return EXIT_OK;
@@ -556,13 +197,13 @@ static int report_fitness(const track_summary *s)
     if (!fitness)
         return cli_report_check(ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory"), &err);
     for (size_t i = 0; i < s->frames; i++)
-        fitness[i] = s->rec[i].fitness;
+        fitness[i] = s->records[i].frame.fitness;
     ptreg_status st = ptreg_report_add_curve(cli_report(), "fitness per frame", "fitness", fitness, s->frames, &err);
     free(fitness);
     return cli_report_check(st, &err);
 }
 
-static int print_json(const track_job *job, const ptreg_track_options *o, const track_summary *s)
+static int print_json(const track_job *job, const ptreg_track_options *o, const ptreg_track_summary *s)
 {
     cJSON *root = cJSON_CreateObject();
     char name[32];
@@ -578,75 +219,52 @@ static int print_json(const track_job *job, const ptreg_track_options *o, const 
     cli_json_number(root, "setup_ms", job->setup_ms);
     cJSON *frames = cli_json_array(root, "frames");
     for (size_t i = 0; i < s->frames; i++) {
-        const frame_record *f = &s->rec[i];
+        const ptreg_track_record *f = &s->records[i];
         cJSON *fo = cJSON_CreateObject();
-        cli_json_number(fo, "time", f->t);
-        cli_json_string(fo, "state", ptreg_track_state_name(f->state));
-        cli_json_number(fo, "points", (double)f->points);
-        cli_json_number(fo, "iterations", f->iterations);
-        cli_json_number(fo, "fitness", f->fitness);
-        cli_json_number(fo, "rmse", f->rmse);
-        cli_json_number(fo, "latency_ms", f->latency_ms);
+        cli_json_result(fo, ptreg_result_table_find("track_frame"), &f->frame);
         if (f->unreadable) {
             cli_json_true(fo, "unreadable");
             cli_json_null(fo, "pose"); /* no pose is known */
         } else {
-            cli_json_put(fo, "pose", cJSON_CreateDoubleArray(f->pose, 7));
+            double pose[7], world[16];
+            tum_pose(f->frame.pose, pose, world);
+            cli_json_put(fo, "pose", cJSON_CreateDoubleArray(pose, 7));
         }
         if (f->has_error) {
-            cli_json_number(fo, "rotation_error_deg", f->rot_err);
-            cli_json_number(fo, "translation_error", f->trans_err);
+            cli_json_number(fo, "rotation_error_deg", f->rotation_error_deg);
+            cli_json_number(fo, "translation_error", f->translation_error);
         }
         cli_json_push(frames, fo);
     }
-    cJSON *sum = cli_json_object(root, "summary");
-    cli_json_number(sum, "frames", (double)s->frames);
-    for (int k = 0; k < 3; k++)
-        cli_json_number(sum, ptreg_track_state_name((ptreg_track_state)k), (double)s->counts[k]);
-    cli_json_number(sum, "unreadable", (double)s->unreadable);
-    if (job->truth.n) {
-        cJSON *e = cli_json_object(sum, "error");
-        cli_json_number(e, "frames", (double)s->errors);
-        cli_json_number(e, "rotation_deg_median", s->rot_median);
-        cli_json_number(e, "rotation_deg_max", s->rot_max);
-        cli_json_number(e, "rotation_deg_max_frame", (double)s->rot_max_frame);
-        cli_json_number(e, "translation_median", s->trans_median);
-        cli_json_number(e, "translation_max", s->trans_max);
-    }
-    cli_json_number(sum, "skipped", (double)s->skipped);
-    cJSON *lat = cli_json_object(sum, "latency_ms");
-    cli_json_number(lat, "p50", s->p50);
-    cli_json_number(lat, "p95", s->p95);
-    cli_json_number(lat, "p99", s->p99);
-    cli_json_number(lat, "max", s->max);
-    cli_json_number(lat, "mean", s->mean);
-    cli_json_number(sum, "wall_ms", s->wall_ms);
-    cli_json_number(sum, "frames_per_s", s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
+    cli_json_result(cli_json_object(root, "summary"), ptreg_result_table_find("track_summary"), s);
     cli_json_number(root, "threads", ptreg_get_num_threads());
     cli_json_string(root, "version", ptreg_version());
     return cli_json_print(root);
 }
 
-static void print_human(const track_job *job, const track_summary *s)
+static void print_human(const track_job *job, const ptreg_track_summary *s)
 {
+    const ptreg_track_latency *l = &s->latency;
+    const ptreg_track_errors *e = &s->errors;
     char name[32];
     printf("ptreg track: %zu frames against %s on %s (%d threads); model ready in %.1f ms\n", s->frames,
            job->model_path, ptreg_device_format(&job->device, name, sizeof name), ptreg_get_num_threads(),
            job->setup_ms);
-    printf("  tracked %zu, recovered %zu, lost %zu (unreadable %zu)", s->counts[0], s->counts[1], s->counts[2],
+    printf("  tracked %zu, recovered %zu, lost %zu (unreadable %zu)", s->tracked, s->recovered, s->lost,
            s->unreadable);
     if (s->skipped)
         printf(", skipped %zu (timestamps not increasing)", s->skipped);
-    printf("\n  latency ms: p50 %.2f, p95 %.2f, p99 %.2f, max %.2f; %.1f frames/s\n", s->p50, s->p95, s->p99,
-           s->max, s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
+    printf("\n  latency ms: p50 %.2f, p95 %.2f, p99 %.2f, max %.2f; %.1f frames/s\n", l->p50, l->p95, l->p99,
+           l->max, s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
     if (job->truth.n)
         printf("  error vs truth (%zu frames): rotation median %.4f, max %.4f deg (frame %zu); translation median "
                "%.4g, max %.4g\n",
-               s->errors, s->rot_median, s->rot_max, s->rot_max_frame, s->trans_median, s->trans_max);
+               e->frames, e->rotation_deg_median, e->rotation_deg_max, e->rotation_deg_max_frame,
+               e->translation_median, e->translation_max);
 }
 
 /* Every frame of src through the tracker, each written as it is known. */
-static int run_frames(const cli_args *a, track_job *job, frame_source *src, track_summary *s, track_view *view)
+static int run_frames(const cli_args *a, track_job *job, frame_source *src, ptreg_track_summary *s, track_page *view)
 {
     cli_progress progress;
     cli_progress_begin(&progress, a, "track", "frame", "latency ms");
@@ -656,7 +274,7 @@ static int run_frames(const cli_args *a, track_job *job, frame_source *src, trac
     double last_t = -INFINITY;
     frame_in f;
     const double t0 = ptreg_time_ms();
-    while (!rc && source_next(src, &f)) {
+    while (!rc && track_source_next(src, &f)) {
         if (s->frames > 0 && !(f.t > last_t)) {
             cli_error("track", "%s: frame %zu's timestamp %.9g does not come after %.9g: skipped", f.name,
                       src->next - 1, f.t, last_t);
@@ -673,21 +291,23 @@ static int run_frames(const cli_args *a, track_job *job, frame_source *src, trac
             cli_error("track", "%s: frame %zu: %s", f.name, src->next - 1, err.message);
             rc = cli_exit_code(st, 0);
         } else {
-            frame_record r = {f.t, tf.latency_ms, tf.fitness, tf.rmse, {0}, tf.iterations, f.unreadable,
-                              tf.state, f.cloud.n, 0, 0.0, 0.0};
-            double world[16];
-            tum_pose(tf.pose, r.pose, world);
+            ptreg_track_record r = {tf, f.unreadable, 0, 0.0, 0.0};
+            double pose[7], world[16];
+            tum_pose(tf.pose, pose, world);
             const double *truth = f.unreadable ? NULL : ptreg_trajectory_at(&job->truth, f.t);
             if (truth) {
                 r.has_error = 1;
-                ptreg_transform_difference(truth, world, &r.rot_err, &r.trans_err);
+                ptreg_transform_difference(truth, world, &r.rotation_error_deg, &r.translation_error);
             }
             last_t = f.t;
-            rc = write_frame(job, &r);
-            rc = rc ? rc : count_frame(s, &r, keep_records);
+            rc = write_frame(job, &r, pose);
+            if (!rc && ptreg_track_summary_add(s, &r, keep_records, &err)) {
+                cli_error("track", "out of memory");
+                rc = EXIT_RUNTIME;
+            }
             hook.fn(hook.ctx, (int)s->frames, src->paths ? (int)src->count : 0, tf.latency_ms);
             if (cli_report())
-                view_frame(view, &f.cloud, tf.pose, tf.state == PTREG_TRACK_LOST);
+                track_page_add(view, f.cloud.xyz, f.cloud.n, tf.pose, tf.state == PTREG_TRACK_LOST);
         }
         ptreg_cloud_free(&f.cloud);
     }
@@ -715,22 +335,17 @@ int cli_run_track(int argc, char **argv)
     ptreg_error err;
     if ((rc = cli_device_usable(&a, ptreg_icp_resolve_device(&opt.icp, &job.device, &err), &err)))
         return rc;
-    track_summary sum;
+    ptreg_track_summary sum;
     memset(&sum, 0, sizeof sum);
-    track_view view;
+    track_page view;
     memset(&view, 0, sizeof view);
-    rc = open_output(&a, "output", &job.out_file, &job.out);
-    rc = rc ? rc : open_output(&a, "states", &job.states_file, &job.states);
+    rc = track_output_open(&a, "output", &job.out_file, &job.out);
+    rc = rc ? rc : track_output_open(&a, "states", &job.states_file, &job.states);
     if (!rc && cli_has(&a, "truth"))
-        rc = read_truth(cli_string(&a, "truth", NULL), &job.truth);
+        rc = track_read_truth(cli_string(&a, "truth", NULL), &job.truth);
     if (rc || (rc = load_model(&a, &opt, &job)))
         goto done;
-    if (cli_has(&a, "frames"))
-        rc = list_folder(cli_string(&a, "frames", NULL), &src);
-    else if (!strcmp(a.positional[1], "-"))
-        src.stream.in = stdin;
-    else
-        src.paths = a.positional + 1, src.count = (size_t)a.positional_count - 1;
+    rc = track_source_open(&a, &src);
     if (rc)
         goto done;
     const double t0 = ptreg_time_ms();
@@ -749,13 +364,12 @@ int cli_run_track(int argc, char **argv)
         cli_error("track", "no frame could be read");
         rc = EXIT_BAD_INPUT;
     }
-    if (!rc && job.truth.n && sum.errors == 0) {
+    if (!rc && job.truth.n && sum.errors.frames == 0) {
         cli_error("track", "--truth %s: no pose at any frame's time", cli_string(&a, "truth", NULL));
         rc = EXIT_BAD_INPUT;
     }
     if (!rc) {
-        summarize(&sum);
-        summarize_errors(&sum);
+        ptreg_track_summary_add(&sum, NULL, 0, &err);
         rc = report_track(&job, &view);
         rc = rc ? rc : report_fitness(&sum);
         if (!rc && (cli_has(&a, "json") || cli_report()))
@@ -764,16 +378,12 @@ int cli_run_track(int argc, char **argv)
             print_human(&job, &sum);
     }
 done:
-    rc = close_output(&job.out_file, &job.out, rc);
-    rc = close_output(&job.states_file, &job.states, rc);
-    free(sum.latency);
-    free(sum.rec);
-    free(sum.rot_err), free(sum.trans_err), free(sum.err_frame);
+    rc = track_output_close(&job.out_file, &job.out, rc);
+    rc = track_output_close(&job.states_file, &job.states, rc);
+    ptreg_track_summary_free(&sum);
     ptreg_trajectory_free(&job.truth);
-    view_free(&view);
-    for (size_t i = 0; src.owned && i < src.count; i++)
-        free(src.owned[i]);
-    free(src.owned);
+    track_page_free(&view);
+    track_source_free(&src);
     ptreg_tracker_destroy(job.tracker);
     ptreg_model_index_destroy(job.index);
     ptreg_cloud_free(&job.model);

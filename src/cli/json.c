@@ -132,6 +132,13 @@ static cJSON *json_field(const ptreg_result_field *f, const void *s)
     }
     case PTREG_RESULT_DERIVED:
         return cJSON_CreateNumber(f->value_of(s));
+    case PTREG_RESULT_OBJECT: {
+        const void *object = *(const void *const *)p;
+        cJSON *r = object ? cJSON_CreateObject() : NULL;
+        if (r)
+            cli_json_result(r, f->table, object);
+        return r;
+    }
     }
     return NULL;
 }

@@ -25,6 +25,9 @@
 /* A pointer to length_of(result) records of table (NULL: left out). */
 #define RESULT_RECORDS(type, member, name, length_of, table, help)                                                \
     {name, PTREG_RESULT_RECORDS, offsetof(type, member), 0, NULL, length_of, table, NULL, "", help}
+/* A pointer to one struct of table, written as an object (NULL: left out). */
+#define RESULT_OBJECT(type, member, name, table, help)                                                            \
+    {name, PTREG_RESULT_OBJECT, offsetof(type, member), 0, NULL, NULL, table, NULL, "", help}
 /* A number derived from the struct by value_of. */
 #define RESULT_DERIVED(name, value_of, unit, help)                                                                \
     {name, PTREG_RESULT_DERIVED, 0, 0, NULL, NULL, NULL, value_of, unit, help}
@@ -55,5 +58,7 @@ const ptreg_result_table *ptreg_multiway_result_table(void);
 const ptreg_result_table *ptreg_multiway_edge_table(void);
 const ptreg_result_table *ptreg_device_info_table(void);
 const ptreg_result_table *ptreg_model_index_info_table(void);
+const ptreg_result_table *ptreg_track_frame_table(void);
+const ptreg_result_table *ptreg_track_summary_table(void);
 
 #endif

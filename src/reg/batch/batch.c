@@ -330,6 +330,38 @@ ptreg_status ptreg_batch_resolve_device(const ptreg_batch_options *o, ptreg_devi
     return engine_choose(batch_engines, 2, &o->device, o, "batch", on, NULL, err);
 }
 
+/* The single-call baseline (options' loop): one ptreg_emicp per pair, in order. */
+static ptreg_status loop_emicp(const ptreg_pair_set *p, const ptreg_batch_options *b, double *T, int *iterations,
+                               int *stop, ptreg_batch_stats *stats, ptreg_error *err)
+{
+    const double t0 = ptreg_time_ms();
+    ptreg_emicp_options o;
+    ptreg_emicp_options_default(&o);
+    o.sigma2_init = b->sigma2_init, o.sigma2_final = b->sigma2_final, o.sigma_factor = b->sigma_factor;
+    o.d02 = b->d02, o.max_iter = b->max_iter, o.tol = b->tol;
+    ptreg_batch_stats s;
+    memset(&s, 0, sizeof s);
+    for (size_t i = 0; i < p->count; i++) {
+        const size_t s0 = p->source_offset[i], s1 = p->source_offset[i + 1];
+        const size_t t0i = p->target_offset ? p->target_offset[i] : 0;
+        const size_t t1i = p->target_offset ? p->target_offset[i + 1] : p->target_points;
+        ptreg_emicp_result res;
+        ptreg_status st = ptreg_emicp(p->source + 3 * s0, s1 - s0, p->target + 3 * t0i, t1i - t0i, &o, &res, err);
+        if (st)
+            return st;
+        memcpy(T + 16 * i, res.transformation, sizeof res.transformation);
+        iterations[i] = res.iterations;
+        stop[i] = res.stop_reason;
+        s.pair_terms += res.pair_terms;
+        s.isa = res.isa;
+    }
+    s.pairs = p->count;
+    s.time_ms = ptreg_time_ms() - t0;
+    if (stats)
+        *stats = s;
+    return PTREG_OK;
+}
+
 ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_options *o_in, double *transform,
                                   int *iterations, int *stop, ptreg_batch_stats *stats, ptreg_error *err)
 {
@@ -338,6 +370,8 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
     if (!o_in)
         ptreg_batch_options_default(&defaults);
     const ptreg_batch_options *o = o_in ? o_in : &defaults;
+    if (o->loop)
+        return loop_emicp(p, o, transform, iterations, stop, stats, err);
     ptreg_device on;
     int on_device = 0;
     ptreg_status st = batch_check_pairs(p, o, err);

@@ -400,6 +400,7 @@ ptreg_status ptreg_tracker_push(ptreg_tracker *tr, const float *frame, size_t n,
                                "track: frame %zu's time %.17g does not come after the last frame's (%.17g)",
                                tr->frames, t, tr->last_t);
     memset(out, 0, sizeof *out);
+    out->time = t, out->points = n;
     predict(tr, t, out->predicted);
     memcpy(out->pose, out->predicted, sizeof out->pose);
     out->state = PTREG_TRACK_LOST;

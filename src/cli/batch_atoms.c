@@ -1,0 +1,239 @@
+/* ptreg batch's atoms (batch_cli.h): the input read, the ions selected,
+ * the motif made, and the run's summary printed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/batch_cli.h"
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
+#include "ptreg/apt.h"
+#include "ptreg/device.h"
+#include "ptreg/io.h"
+#include "ptreg/motif.h"
+
+int batch_load_atoms(const char *path, batch_atoms *atoms)
+{
+    memset(atoms, 0, sizeof *atoms);
+    atoms->path = path;
+    ptreg_error err;
+    if (ptreg_apt_format_from_path(path) != PTREG_APT_AUTO) {
+        ptreg_apt apt;
+        ptreg_status st = ptreg_apt_read(path, PTREG_APT_AUTO, &apt, &err);
+        if (st) {
+            cli_error("batch", "%s", err.message);
+            return cli_exit_code(st, 1);
+        }
+        atoms->n = apt.n, atoms->xyz = apt.xyz, atoms->mq = apt.mq;
+        apt.xyz = apt.mq = NULL;
+        ptreg_apt_free(&apt);
+        return EXIT_OK;
+    }
+    ptreg_cloud cloud;
+    int rc = cli_load_cloud("batch", path, &cloud, 0);
+    if (rc)
+        return rc;
+    atoms->n = cloud.n, atoms->xyz = cloud.xyz;
+    cloud.xyz = NULL;
+    ptreg_cloud_free(&cloud);
+    return EXIT_OK;
+}
+
+void batch_atoms_free(batch_atoms *atoms)
+{
+    free(atoms->xyz);
+    free(atoms->mq);
+    free(atoms->selected);
+}
+
+/* Is the ion of this range one of the comma-separated names? */
+static int ion_wanted(const char *names, const char *ion)
+{
+    const size_t len = strlen(ion);
+    for (const char *p = names; *p;) {
+        const char *end = strchr(p, ',');
+        const size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && !strncmp(p, ion, n))
+            return 1;
+        p += n + (end != NULL);
+    }
+    return 0;
+}
+
+static int check_ion_names(const char *path, const char *names, const ptreg_ranges *ranges)
+{
+    char name[PTREG_ION_NAME_MAX];
+    for (const char *p = names; *p;) {
+        const char *end = strchr(p, ',');
+        const size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == 0 || n >= sizeof name) {
+            cli_error("batch", "--ion '%s': give ion names separated by commas", names);
+            return EXIT_USAGE;
+        }
+        memcpy(name, p, n), name[n] = 0;
+        if (!ptreg_ranges_has_ion(ranges, name)) {
+            cli_error("batch", "--ion %s: %s names no such ion (it has %zu ranges; see its Name: entries)", name,
+                      path, ranges->n);
+            return EXIT_USAGE;
+        }
+        p += n + (end != NULL);
+    }
+    return EXIT_OK;
+}
+
+/* --ranges / --ion: the atoms whose mass-to-charge falls in a range of the
+ * ions asked for. */
+int batch_select_ions(const cli_args *a, batch_atoms *atoms)
+{
+    const char *path = cli_string(a, "ranges", NULL), *names = cli_string(a, "ion", NULL);
+    if (!path)
+        return EXIT_OK;
+    if (!atoms->mq) {
+        cli_error("batch", "--ranges: %s has no mass-to-charge: give a .pos or .epos reconstruction", atoms->path);
+        return EXIT_USAGE;
+    }
+    ptreg_ranges ranges;
+    ptreg_error err;
+    ptreg_status st = ptreg_ranges_read(path, &ranges, &err);
+    if (st) {
+        cli_error("batch", "%s", err.message);
+        return cli_exit_code(st, 1);
+    }
+    int rc = check_ion_names(path, names, &ranges);
+    if (!rc && !(atoms->selected = malloc(atoms->n + 1))) {
+        cli_error("batch", "out of memory");
+        rc = EXIT_RUNTIME;
+    }
+    for (size_t i = 0; !rc && i < atoms->n; i++) {
+        const long r = ptreg_ranges_find(&ranges, atoms->mq[i]);
+        atoms->selected[i] = r >= 0 && ion_wanted(names, ranges.range[r].ion);
+        atoms->selected_count += atoms->selected[i];
+    }
+    ptreg_ranges_free(&ranges);
+    return rc;
+}
+
+int batch_make_motif(const batch_request *r, ptreg_cloud *motif)
+{
+    ptreg_cloud_init(motif);
+    const char *file = cli_string(r->a, "motif-file", NULL);
+    if (file) {
+        int rc = cli_load_cloud("batch", file, motif, 0);
+        if (!rc && (motif->n < 3 || motif->n > 256)) {
+            cli_error("batch", "--motif-file %s: a motif has 3 to 256 points, this one %zu", file, motif->n);
+            rc = EXIT_BAD_INPUT;
+        }
+        return rc;
+    }
+    ptreg_error err;
+    ptreg_status st = ptreg_cloud_alloc(motif, r->motif_points, 0, &err);
+    st = st ? st : ptreg_motif_lattice(r->lattice, r->lattice_constant, r->motif_points, motif->xyz, &err);
+    if (st) {
+        cli_error("batch", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    return EXIT_OK;
+}
+
+static cJSON *json_tally(const batch_tally *t, const ptreg_orientations *o)
+{
+    cJSON *flags = cJSON_CreateObject();
+    for (int f = 0; f <= PTREG_ORIENT_NOT_FINITE; f++)
+        cli_json_number(flags, ptreg_orientation_flag_name((ptreg_orientation_flag)f), (double)t->flags[f]);
+    double edges[BATCH_HIST_BINS + 1], counts[BATCH_HIST_BINS + 1];
+    const double shortest = ptreg_motif_shortest_distance(o->motif, o->motif_points);
+    for (int b = 0; b <= BATCH_HIST_BINS; b++) {
+        edges[b] = shortest * b / BATCH_HIST_BINS;
+        counts[b] = (double)t->hist[b];
+    }
+    cJSON *hist = cJSON_CreateObject();
+    cli_json_put(hist, "edges", cJSON_CreateDoubleArray(edges, BATCH_HIST_BINS + 1));
+    cli_json_put(hist, "counts", cJSON_CreateDoubleArray(counts, BATCH_HIST_BINS + 1));
+    cli_json_string(hist, "note", "residual (nm) in bins of the motif's shortest distance / 20; the last "
+                                          "count is everything beyond");
+    cJSON *o_json = cJSON_CreateObject();
+    cli_json_put(o_json, "flags", flags);
+    const double reg = t->registered ? (double)t->registered : 1.0;
+    cli_json_number(o_json, "residual_mean", (double)t->residual_sum / 4294967296.0 / reg);
+    cli_json_number(o_json, "matched_mean", (double)t->matched_sum / 4294967296.0 / reg);
+    cli_json_put(o_json, "residual_histogram", hist);
+    return o_json;
+}
+
+int batch_print_atoms_json(const atoms_report *rep)
+{
+    const batch_request *r = rep->r;
+    const ptreg_orientations *o = rep->o;
+    cJSON *j = cJSON_CreateObject();
+    cli_json_string(j, "command", "batch");
+    cli_json_string(j, "mode", "atoms");
+    cli_json_string(j, "input", rep->atoms->path);
+    cli_json_number(j, "atoms", (double)rep->atoms->n);
+    cli_json_number(j, "selected", (double)(rep->atoms->selected ? rep->atoms->selected_count
+                                                                         : rep->atoms->n));
+    cli_json_number(j, "registered", (double)rep->s.tally.registered);
+    cli_json_put(j, "orientations", json_tally(&rep->s.tally, o));
+    cJSON *m = cJSON_CreateObject();
+    cli_json_string(m, "source", cli_string(r->a, "motif-file", ptreg_lattice_name(r->lattice)));
+    if (!cli_has(r->a, "motif-file"))
+        cli_json_number(m, "lattice", r->lattice_constant);
+    cli_json_number(m, "points", (double)o->motif_points);
+    cli_json_number(m, "symmetry", (double)o->symmetry_count);
+    cli_json_number(j, "starts", (double)o->starts);
+    cli_json_number(j, "grain_radius", r->orient.grain_radius);
+    if (r->orient.grain_radius > 0)
+        cli_json_number(j, "pools", (double)o->pools);
+    cli_json_number(m, "estimate_rounds", r->orient.estimate_motif);
+    cli_json_put(j, "motif", m);
+    cli_json_number(j, "k", (double)r->orient.k);
+    cli_json_number(j, "radius", r->orient.radius);
+    cli_json_bool(j, "translation", r->batch.translation);
+    cli_json_number(j, "read_ms", rep->read_ms);
+    cli_json_number(j, "neighbor_ms", rep->s.neighbor_ms);
+    cli_json_number(j, "register_ms", rep->s.register_ms);
+    cli_json_number(j, "total_ms", rep->total_ms);
+    const double s = rep->s.register_ms * 1e-3;
+    cli_json_number(j, "pairs_per_s", s > 0 ? (double)rep->s.tally.registered / s : 0.0);
+    cli_json_number(j, "gpts", s > 0 ? rep->s.tally.pair_terms / s / 1e9 : 0.0);
+    cli_json_number(j, "pair_terms", rep->s.tally.pair_terms);
+    cli_json_string(j, "isa", o->stats.isa ? o->stats.isa : "");
+    char device[32];
+    cli_json_string(j, "device", batch_resolved_device(r, device, sizeof device));
+    cli_json_number(j, "threads", ptreg_get_num_threads());
+    cli_json_number(j, "ranks", rep->ranks);
+    if (rep->ranks > 1) {
+        cli_json_number(j, "halo", rep->s.halo);
+        cli_json_number(j, "halo_rounds", rep->s.halo_rounds);
+    }
+    if (r->output)
+        cli_json_string(j, "output", r->output);
+    cli_json_string(j, "version", ptreg_version());
+    return cli_json_print(j);
+}
+
+void batch_print_atoms_human(const atoms_report *rep)
+{
+    const ptreg_orientations *o = rep->o;
+    const batch_tally *t = &rep->s.tally;
+    printf("ptreg batch: %s, %zu atoms, %zu selected, %llu registered (%d threads, %d ranks, %s)\n",
+           rep->atoms->path, rep->atoms->n, rep->atoms->selected ? rep->atoms->selected_count : rep->atoms->n,
+           (unsigned long long)t->registered, ptreg_get_num_threads(), rep->ranks, o->stats.isa ? o->stats.isa : "");
+    printf("  motif: %zu points, %zu symmetries; k %zu%s\n", o->motif_points, o->symmetry_count, rep->r->orient.k,
+           rep->r->batch.translation ? ", with translation" : ", rotation only");
+    for (int f = 0; f <= PTREG_ORIENT_NOT_FINITE; f++)
+        if (t->flags[f])
+            printf("  %-20s %llu\n", ptreg_orientation_flag_name((ptreg_orientation_flag)f),
+                   (unsigned long long)t->flags[f]);
+    const double reg = t->registered ? (double)t->registered : 1.0;
+    printf("  residual mean %.4g nm, matched mean %.3f\n", (double)t->residual_sum / 4294967296.0 / reg,
+           (double)t->matched_sum / 4294967296.0 / reg);
+    const double s = rep->s.register_ms * 1e-3;
+    printf("  time: read %.1f ms, neighbors %.1f ms, registration %.1f ms (%.0f pairs/s, %.3f Gpts/s)\n",
+           rep->read_ms, rep->s.neighbor_ms, rep->s.register_ms, s > 0 ? (double)t->registered / s : 0.0,
+           s > 0 ? t->pair_terms / s / 1e9 : 0.0);
+    if (rep->r->output)
+        printf("  wrote %s\n", rep->r->output);
+}
+
