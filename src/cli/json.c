@@ -1,12 +1,17 @@
-/* The CLI's JSON under memory pressure (declared in cli/json.h): cJSON's
- * allocator, and adding items without losing them; and the device work a
- * command's call asked for, which every device command reports. */
+/* The CLI's JSON (declared in cli/json.h): cJSON's allocator under memory
+ * pressure, adding items without losing them, result structs through their
+ * tables, matrices in the world's frame, printing (or --html's sink); and
+ * the device work a command's call asked for, which every device command
+ * reports. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "cli/device_arg.h"
+#include "cli/files.h"
 #include "cli/json.h"
 #include "ptreg/device.h"
 
@@ -215,4 +220,57 @@ void cli_json_device_work(cJSON *o)
     cJSON_AddNumberToObject(o, "device_graphs", (double)c->graphs);
     if (device_work.last_step > device_work.first_step)
         cli_json_put(o, "device_per_iteration", per_iteration());
+}
+
+cJSON *cli_json_matrix(const double T[16])
+{
+    cJSON *rows = cJSON_CreateArray();
+    for (int r = 0; r < 4; r++)
+        cli_json_push(rows, cJSON_CreateDoubleArray(T + 4 * r, 4));
+    return rows;
+}
+
+cJSON *cli_json_world_matrix(const double local[16])
+{
+    double world[16];
+    cli_transform_to_world(local, world);
+    return cli_json_matrix(world);
+}
+
+static cli_json_sink json_sink;
+
+void cli_json_set_sink(cli_json_sink sink) { json_sink = sink; }
+
+void cli_json_distances(cJSON *o, const cli_distances *d)
+{
+    if (!d || !d->values)
+        return;
+    cJSON *j = cJSON_CreateObject();
+    cli_json_number(j, "min", d->min);
+    cli_json_number(j, "median", d->median);
+    cli_json_number(j, "mean", d->mean);
+    cli_json_number(j, "max", d->max);
+    cli_json_put(o, "distance_to_target", j);
+}
+
+int cli_json_print(cJSON *obj)
+{
+    cli_json_device_work(obj);
+    char *text = cJSON_Print(obj);
+    cJSON_Delete(obj);
+    if (!text || cli_out_of_memory()) {
+        free(text);
+        fprintf(stderr, "ptreg: out of memory for the JSON result\n");
+        return EXIT_RUNTIME;
+    }
+    if (json_sink) {
+        int rc = json_sink(text);
+        free(text);
+        return rc;
+    }
+    int ok = puts(text) >= 0 && fflush(stdout) == 0;
+    free(text);
+    if (!ok)
+        fprintf(stderr, "ptreg: cannot write the JSON result to stdout: %s\n", strerror(errno));
+    return ok ? EXIT_OK : EXIT_RUNTIME;
 }
