@@ -12,6 +12,7 @@
 #include "core/numeric.h"
 #include "reg/batch/batch_pairs.h"
 #include "pair/pair_engine.h"
+#include "io/io_internal.h"
 
 static char tmp[256];
 

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "ptreg/lddmm.h"
 #include "ptreg/report.h"
+#include "report/report_impl.h"
 
 /* The page's description (the JSON of id ptreg-report), parsed. */
 static cJSON *description(const char *html)

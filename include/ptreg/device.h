@@ -119,16 +119,7 @@ typedef struct ptreg_device_stats {
 
 PTREG_API void ptreg_device_stats_get(ptreg_device_stats *stats);
 /* The counts since `before` (a ptreg_device_stats_get of this thread). */
-static inline void ptreg_device_stats_since(const ptreg_device_stats *before, ptreg_device_stats *delta)
-{
-    ptreg_device_stats now;
-    ptreg_device_stats_get(&now);
-    delta->launches = now.launches - before->launches;
-    delta->bytes_to = now.bytes_to - before->bytes_to;
-    delta->bytes_from = now.bytes_from - before->bytes_from;
-    delta->allocs = now.allocs - before->allocs;
-    delta->graphs = now.graphs - before->graphs;
-}
+PTREG_API void ptreg_device_stats_since(const ptreg_device_stats *before, ptreg_device_stats *delta);
 
 #ifdef __cplusplus
 }

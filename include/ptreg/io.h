@@ -143,8 +143,6 @@ typedef enum ptreg_volume_format {
     PTREG_VOLUME_NIFTI     /* NIfTI-1 single file (.nii, or .nii.gz) */
 } ptreg_volume_format;
 
-PTREG_API ptreg_volume_format ptreg_volume_format_from_path(const char *path);
-
 /* How to read a headerless volume. Sizes of 0 (and type_set 0) are taken
  * from a file name of the form NAME_XxYxZ_TYPE.raw (tooth_103x94x161_uint8.raw),
  * the naming of the classic volume collections. */

@@ -94,20 +94,12 @@ PTREG_API ptreg_status ptreg_option_set(const ptreg_option *o, void *options, do
 /* Every field of the table within its range (or below it, for an AUTO
  * one), then the table's rules (check): PTREG_ERR_ARG naming the owner,
  * the option and its value otherwise. */
-static inline ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options,
-                                               ptreg_error *err);
+PTREG_API ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options, ptreg_error *err);
 /* The same, then the table's rules (check); their message names the
  * options as `spelling` says, and the owner only for the table's names
  * (a command line's message names its command instead). */
 PTREG_API ptreg_status ptreg_options_check_as(const ptreg_option_table *table, const void *options,
                                               ptreg_option_spelling spelling, ptreg_error *err);
-/* ptreg_options_check is the table's spelling of _check_as: one entry in
- * the library, this one a header's. */
-static inline ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options,
-                                               ptreg_error *err)
-{
-    return ptreg_options_check_as(table, options, PTREG_OPTION_SPELL_NAME, err);
-}
 /* The field's value as text ("0.9", "fp32"), and the range as text
  * ("in (0, 1)", ">= 0", "a power of two in [1, 4]", "fp32|fp64|fp16").
  * ptreg_option_explicit: 1 when the value is in range (not AUTO's "not

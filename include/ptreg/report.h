@@ -50,13 +50,6 @@ PTREG_API ptreg_status ptreg_report_add_lines(ptreg_report *report, const char *
  * paths one after another. */
 PTREG_API ptreg_status ptreg_report_add_paths(ptreg_report *report, const char *name, const float *xyz,
                                               size_t count, size_t length, uint32_t color, ptreg_error *err);
-/* A grey image of w x h values (row-major: x fastest) between lo (black) and
- * hi (white), on the rectangle with corner `corner` whose rows run along
- * `across` (the whole width) and whose columns along `down` (the whole
- * height): a slice of a volume in the clouds' frame. */
-PTREG_API ptreg_status ptreg_report_add_slice(ptreg_report *report, const char *name, const float *values, size_t w,
-                                              size_t h, float lo, float hi, const double corner[3],
-                                              const double across[3], const double down[3], ptreg_error *err);
 /* A cloud coloured by curvature (layer "cloud"; the points without a
  * normal, NaN curvature, grey in "without a normal") and segments along
  * at most 20,000 of its normals (every stride-th finite one), each 2% of

@@ -216,6 +216,11 @@ ptreg_status ptreg_options_check_as(const ptreg_option_table *table, const void 
     return ptreg_error_set(err, st, "%s: %s", table->owner, rule.message);
 }
 
+ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *options, ptreg_error *err)
+{
+    return ptreg_options_check_as(table, options, PTREG_OPTION_SPELL_NAME, err);
+}
+
 const char *option_spelled(const ptreg_option_table *table, const char *name, ptreg_option_spelling spelling,
                            char *buf, size_t size)
 {

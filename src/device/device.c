@@ -712,6 +712,15 @@ static _Thread_local ptreg_device_stats thread_stats;
 
 void ptreg_device_stats_get(ptreg_device_stats *stats) { *stats = thread_stats; }
 
+void ptreg_device_stats_since(const ptreg_device_stats *before, ptreg_device_stats *delta)
+{
+    delta->launches = thread_stats.launches - before->launches;
+    delta->bytes_to = thread_stats.bytes_to - before->bytes_to;
+    delta->bytes_from = thread_stats.bytes_from - before->bytes_from;
+    delta->allocs = thread_stats.allocs - before->allocs;
+    delta->graphs = thread_stats.graphs - before->graphs;
+}
+
 /* ---- graphs: what a thread records ---- */
 
 struct dgraph {

@@ -263,4 +263,8 @@ void io_write_le(FILE *f, const void *data, size_t count, size_t size);
 /* Whether the path's last extension is ext (case-insensitive, no dot). */
 int io_has_extension(const char *path, const char *ext);
 
+/* A volume's format from its file name's extension (.raw, .vol, .nrrd,
+ * .nhdr, .nii, .nii.gz; any case): the volume readers and writer choose by it. */
+ptreg_volume_format ptreg_volume_format_from_path(const char *path);
+
 #endif

@@ -3,6 +3,7 @@
  * blocks of little-endian float32 (positions, values) or bytes (colours,
  * slices), and the viewer's script. docs/REPORT.md has the format. */
 #include "ptreg/report.h"
+#include "report/report_impl.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "ptreg/report.h"
+#include "report/report_impl.h"
 
 /* A slice's largest side on the page: a bigger volume's slices are sampled
  * down (nearest voxel), which keeps the page small and the view smooth. */
