@@ -12,29 +12,6 @@
 #include "core/numeric.h"
 #include "reg/testing.h"
 
-/* ---- Fast Global Registration ---- */
-
-void ptreg_fgr_options_default(ptreg_fgr_options *opt)
-{
-    opt->division_factor = 1.4;
-    opt->max_dist = 0.025;
-    opt->iterations = 64;
-    opt->tuple_scale = 0.95;
-    opt->max_tuples = 1000;
-    opt->seed = 1;
-}
-
-static const ptreg_option fgr_rows[] = {
-    OPTION_FIELD(ptreg_fgr_options, division_factor, NULL, DOUBLE, 1, DBL_MAX, PTREG_OPTION_OPEN_LO, "F",
-                 "graduated non-convexity divides mu by F every 4 iterations"),
-    OPTION_FIELD(ptreg_fgr_options, max_dist, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO, "D",
-                 "mu's floor, in the unit ball's units"),
-    OPTION_FIELD(ptreg_fgr_options, iterations, NULL, INT, 1, INT_MAX, 0, "N", "Gauss-Newton iterations"),
-    OPTION_FIELD(ptreg_fgr_options, tuple_scale, NULL, DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO | PTREG_OPTION_OPEN_HI, "S",
-                 "the tuple test: every edge of a triple agrees to S both ways"),
-    OPTION_FIELD(ptreg_fgr_options, max_tuples, NULL, INT, 1, INT_MAX, 0, "N", "the tuple test's triples at most")};
-OPTION_TABLE(ptreg_fgr_option_table, "FGR", ptreg_fgr_options, ptreg_fgr_options_default, fgr_rows)
-
 /* Open3D's tuple test: the kept matches (three per passing triple, in the
  * order drawn) into keep; returns the triples. */
 static size_t tuple_test(const float *src, const float *tgt, const ptreg_matches *m, const ptreg_fgr_options *opt,

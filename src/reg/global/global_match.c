@@ -1,6 +1,6 @@
 /* Feature matches (global.h, ptreg_match_features): each descriptor's
  * nearest on the other side, mutual or one way, on the CPU or a device.
- * Part of global registration, with ransac.c, fgr.c and register.c (the pipeline). */
+ * Part of global registration, with ransac.c, fgr.c, register.c (the pipeline) and global.c (the options). */
 #include "ptreg/global.h"
 
 #include <math.h>

@@ -13,34 +13,6 @@
 #include "reg/global/ransac_device.h"
 #include "core/numeric.h"
 
-/* ---- RANSAC ---- */
-
-void ptreg_ransac_options_default(ptreg_ransac_options *opt)
-{
-    memset(opt, 0, sizeof *opt);
-    opt->edge_length = 0.9;
-    opt->check_distance = 0.0;
-    opt->max_iter = 100000;
-    opt->confidence = 0.999;
-    opt->seed = 1;
-    opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
-}
-
-static const ptreg_option ransac_rows[] = {
-    OPTION_FIELD(ptreg_ransac_options, max_dist, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET,
-                 "D", "a correspondence is an inlier within D after the transform (Open3D's "
-                      "max_correspondence_distance); required"),
-    OPTION_FIELD(ptreg_ransac_options, edge_length, NULL, DOUBLE, -DBL_MAX, 1, PTREG_OPTION_OPEN_HI, "R",
-                 "Open3D's edge-length checker: the sample's edges agree to this ratio; 0: off"),
-    OPTION_FIELD(ptreg_ransac_options, check_distance, NULL, DOUBLE, -DBL_MAX, DBL_MAX, 0, "D",
-                 "Open3D's distance checker: every sampled pair within D; 0: max_dist; < 0: off"),
-    OPTION_FIELD(ptreg_ransac_options, normal_angle, NULL, DOUBLE, 0, DBL_MAX, 0, "A",
-                 "Open3D's normal checker, radians (needs both clouds' normals); 0: off"),
-    OPTION_FIELD(ptreg_ransac_options, max_iter, NULL, INT, 1, INT_MAX, 0, "N", "hypotheses at most"),
-    OPTION_FIELD(ptreg_ransac_options, confidence, NULL, DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO | PTREG_OPTION_OPEN_HI,
-                 "C", "stop once this sure to have drawn an all-inlier sample")};
-OPTION_TABLE(ptreg_ransac_option_table, "RANSAC", ptreg_ransac_options, ptreg_ransac_options_default, ransac_rows)
-
 static const engine *const ransac_engines[] = {&engine_cpu, &ransac_device_engine};
 
 ptreg_status ptreg_ransac_resolve_device(const ptreg_ransac_options *opt, ptreg_device *on, ptreg_error *err)

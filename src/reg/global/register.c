@@ -14,57 +14,6 @@
 #include "core/numeric.h"
 #include "reg/testing.h"
 
-/* ---- the pipeline ---- */
-
-void ptreg_register_options_default(ptreg_register_options *opt)
-{
-    memset(opt, 0, sizeof *opt);
-    opt->mutual = 1;
-    opt->global = PTREG_GLOBAL_RANSAC;
-    ptreg_ransac_options_default(&opt->ransac);
-    ptreg_fgr_options_default(&opt->fgr);
-    opt->refine = PTREG_ICP_PLANE;
-    opt->refine_iter = 30;
-    opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
-}
-
-static const ptreg_option_name global_names[] = {{"ransac", PTREG_GLOBAL_RANSAC}, {"fgr", PTREG_GLOBAL_FGR}, {NULL, 0}};
-
-OPTION_ENUM_IS_INT(ptreg_register_options, global);
-OPTION_ENUM_IS_INT(ptreg_register_options, refine);
-/* Python's keywords (the rows' names) came first; the command line spells
- * several its own way. The seed (64 bits) and the flags are the front ends'. */
-static const ptreg_option register_rows[] = {
-    OPTION_FIELD(ptreg_register_options, voxel, NULL, DOUBLE, 0, 1e30, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO, "V",
-                 "the downsampling cube; the neighborhoods scale with it; default the target's bounding-box "
-                 "diagonal / 80"),
-    OPTION_ENUM(ptreg_register_options, global, "method", "global", global_names, 0,
-                "ransac (RANSAC over the feature matches) or fgr (Fast Global Registration, as Open3D's)"),
-    OPTION_ENUM(ptreg_register_options, refine, "refine", "method", icp_method_names, 0,
-                "the refinement on all points: plane, gicp, symmetric or point"),
-    OPTION_FIELD(ptreg_register_options, refine_dist, NULL, DOUBLE, 0, 1e30, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO,
-                 "D", "the refinement's pair distance; default 0.4 voxels"),
-    OPTION_FIELD(ptreg_register_options, refine_iter, NULL, INT, 1, 1000000, 0, "N", "the refinement's iterations"),
-    OPTION_NUMBER(ptreg_register_options, ransac.max_dist, "max_dist", "ransac-dist", DOUBLE, 0, 1e30,
-                  PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO, "D", "RANSAC's inlier distance; default 1.5 voxels"),
-    OPTION_NUMBER(ptreg_register_options, ransac.max_iter, "ransac_max_iter", "ransac-iter", INT, 1, 100000000, 0,
-                  "N", "RANSAC's most hypotheses"),
-    OPTION_NUMBER(ptreg_register_options, ransac.confidence, "confidence", NULL, DOUBLE, 0, 1,
-                  PTREG_OPTION_OPEN_LO | PTREG_OPTION_OPEN_HI, "C", "RANSAC stops once this sure of an all-inlier sample"),
-    OPTION_NUMBER(ptreg_register_options, ransac.edge_length, "edge_length", NULL, DOUBLE, 0, 1, PTREG_OPTION_OPEN_HI,
-                  "E", "RANSAC's edge-length checker: a sample's edges agree to this ratio (0: off)"),
-    OPTION_NUMBER(ptreg_register_options, ransac.check_distance, "check_distance", NULL, DOUBLE, -DBL_MAX, DBL_MAX,
-                  0, "D", "RANSAC's distance checker: every sampled pair within D (0: the inlier distance; < 0: off)"),
-    OPTION_NUMBER(ptreg_register_options, ransac.normal_angle, "normal_angle", NULL, DOUBLE, 0, DBL_MAX, 0, "A",
-                  "RANSAC's normal checker: sampled pairs' normals within A radians (0: off)"),
-    OPTION_NUMBER(ptreg_register_options, fgr.iterations, "fgr_iter", NULL, INT, 1, 1000000, 0, "N",
-                  "FGR's Gauss-Newton steps"),
-    OPTION_NUMBER(ptreg_register_options, fgr.division_factor, "fgr_division_factor", NULL, DOUBLE, 1, DBL_MAX,
-                  PTREG_OPTION_OPEN_LO, "F", "FGR's graduated non-convexity divides its scale by F"),
-};
-OPTION_TABLE(ptreg_register_option_table, "register", ptreg_register_options, ptreg_register_options_default,
-             register_rows)
-
 /* A cloud's voxel-grid centroids with normals from their hybrid (2 voxels,
  * 30) neighborhoods, turned to agree with the given normals' mean where
  * the cloud came with normals (Open3D's EstimateNormals does the same), else
