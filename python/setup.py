@@ -46,6 +46,9 @@ def version(include):
     raise SystemExit("ptreg's headers were not found: set PTREG_INCLUDE_DIR and PTREG_LIBRARY_DIR")
 
 
+# the extension's files (python/ptreg/_core.c and its topics, py_*.c)
+SOURCES = sorted("ptreg/" + n for n in os.listdir(os.path.join(HERE, "ptreg")) if n.endswith(".c"))
+HEADERS = sorted("ptreg/" + n for n in os.listdir(os.path.join(HERE, "ptreg")) if n.endswith(".h"))
 include, libs = library_dirs()
 setup(
     name="ptreg",
@@ -56,7 +59,7 @@ setup(
     package_data={"ptreg": ["py.typed"]},
     python_requires=">=3.9",
     install_requires=["numpy"],
-    ext_modules=[Extension("ptreg._core", ["ptreg/_core.c"], include_dirs=include, library_dirs=libs,
+    ext_modules=[Extension("ptreg._core", SOURCES, depends=HEADERS, include_dirs=include, library_dirs=libs,
                            runtime_library_dirs=libs, libraries=["ptreg"],
                            extra_compile_args=["-std=c11", "-Wall", "-Wextra", "-Werror"])],
 )

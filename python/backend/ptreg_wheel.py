@@ -9,7 +9,7 @@ install: the root's pyproject.toml names it with `requires = []` and
 1. the library and the CLI built by CMake (Release) in env PTREG_BUILD_DIR
    when set (an existing build: only what is out of date is remade), else in
    `build-python/` under the tree, kept so a second install is quick;
-2. the extension (python/ptreg/_core.c) compiled against that library, with
+2. the extension (python/ptreg/_core.c and its py_*.c) compiled against that library, with
    the run path $ORIGIN: it loads the libptreg copied beside it, not one on
    the system or in LD_LIBRARY_PATH (DT_RPATH, which comes before both);
 3. the wheel: python/ptreg/*.py, _core, libptreg.so.N, bin/ptreg and a
@@ -112,8 +112,9 @@ def _extension(build, out_dir):
     """_core compiled against build's library, finding it beside itself."""
     out = os.path.join(out_dir, "_core" + sysconfig.get_config_var("EXT_SUFFIX"))
     cc = os.environ.get("CC", "cc").split()
+    sources = sorted(os.path.join(PACKAGE, n) for n in os.listdir(PACKAGE) if n.endswith(".c"))
     _run(cc + CFLAGS + ["-shared", "-I", os.path.join(TREE, "include"), "-I", _python_include(),
-                        os.path.join(PACKAGE, "_core.c"), "-L", build, "-lptreg",
+                        *sources, "-L", build, "-lptreg",
                         "-Wl,--disable-new-dtags,-rpath,$ORIGIN", "-o", out])
     return out
 
