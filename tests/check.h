@@ -19,46 +19,46 @@
 static int check_failures;
 static int check_count;
 
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        check_count++;                                                                \
-        if (!(cond)) {                                                                \
-            check_failures++;                                                         \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);  \
-        }                                                                             \
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        check_count++;                                                               \
+        if (!(cond)) {                                                               \
+            check_failures++;                                                        \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                            \
     } while (0)
 
-#define CHECK_MSG(cond, ...)                                                          \
-    do {                                                                              \
-        check_count++;                                                                \
-        if (!(cond)) {                                                                \
-            check_failures++;                                                         \
-            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);  \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fputc('\n', stderr);                                                      \
-        }                                                                             \
+#define CHECK_MSG(cond, ...)                                                         \
+    do {                                                                             \
+        check_count++;                                                               \
+        if (!(cond)) {                                                               \
+            check_failures++;                                                        \
+            fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fputc('\n', stderr);                                                     \
+        }                                                                            \
     } while (0)
 
 /* CHECK, then leave the (void) test function when it failed: for a step
  * that what follows needs (a program built, a kernel found), so that a
  * failure is reported instead of crashing on what was not made. */
-#define REQUIRE(cond)                                                                 \
-    do {                                                                              \
-        const int required_ = (cond);                                                 \
-        CHECK_MSG(required_, "%s", #cond);                                            \
-        if (!required_)                                                               \
-            return;                                                                   \
+#define REQUIRE(cond)                      \
+    do {                                   \
+        const int required_ = (cond);      \
+        CHECK_MSG(required_, "%s", #cond); \
+        if (!required_)                    \
+            return;                        \
     } while (0)
 
-#define CHECK_NEAR(a, b, tol)                                                         \
-    do {                                                                              \
-        double check_a_ = (double)(a), check_b_ = (double)(b);                        \
-        check_count++;                                                                \
-        if (!(fabs(check_a_ - check_b_) <= (tol))) {                                  \
-            check_failures++;                                                         \
-            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.17g, %s = %.17g, tol %g\n", \
-                    __FILE__, __LINE__, #a, check_a_, #b, check_b_, (double)(tol));   \
-        }                                                                             \
+#define CHECK_NEAR(a, b, tol)                                                                                     \
+    do {                                                                                                          \
+        double check_a_ = (double)(a), check_b_ = (double)(b);                                                    \
+        check_count++;                                                                                            \
+        if (!(fabs(check_a_ - check_b_) <= (tol))) {                                                              \
+            check_failures++;                                                                                     \
+            fprintf(stderr, "%s:%d: CHECK_NEAR failed: %s = %.17g, %s = %.17g, tol %g\n", __FILE__, __LINE__, #a, \
+                    check_a_, #b, check_b_, (double)(tol));                                                       \
+        }                                                                                                         \
     } while (0)
 
 #define CHECK_EXIT_SKIP 77

@@ -19,10 +19,7 @@ static inline float ref_dist2(const float *q, const float *p)
     return (dx * dx + dy * dy) + dz * dz;
 }
 
-static inline int ref_better(float d, uint32_t i, float bd, uint32_t bi)
-{
-    return d < bd || (d == bd && i < bi);
-}
+static inline int ref_better(float d, uint32_t i, float bd, uint32_t bi) { return d < bd || (d == bd && i < bi); }
 
 static inline void ref_nearest(const float *t, size_t m, const float *q, uint32_t *bi, float *bd)
 {
@@ -86,11 +83,8 @@ static inline float *make_cloud(cloud_kind kind, size_t n, uint64_t seed)
                 v[0] = (float)(cos(a) * sin(b)), v[1] = (float)(sin(a) * sin(b)), v[2] = (float)cos(b);
             break;
         }
-        case CLOUD_LINE:
-            v[0] = (float)i * 0.25f, v[1] = (float)i * 0.5f, v[2] = (float)i * 0.75f;
-            break;
-        case CLOUD_KINDS:
-            break;
+        case CLOUD_LINE: v[0] = (float)i * 0.25f, v[1] = (float)i * 0.5f, v[2] = (float)i * 0.75f; break;
+        case CLOUD_KINDS: break;
         }
     }
     return p;

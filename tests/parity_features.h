@@ -30,11 +30,16 @@ typedef struct feat_case {
 } feat_case;
 
 static const feat_case feat_cases[] = {
-    {FEAT_OP_FPFH_PCL, 300, 12, 0, 1, 91},    {FEAT_OP_FPFH_OPEN3D, 300, 12, 0, 1, 92},
-    {FEAT_OP_PFH, 300, 12, 0, 1, 93},         {FEAT_OP_FPFH_PCL, 5, 10, 0, 0, 94},
-    {FEAT_OP_FPFH_PCL, 1000, 0, 2.5, 1, 95},  {FEAT_OP_FPFH_OPEN3D, 1000, 0, 2.5, 1, 96},
-    {FEAT_OP_PFH, 1000, 0, 2.0, 1, 97},       {FEAT_OP_FPFH_PCL, 1000, 30, 2.0, 1, 98},
-    {FEAT_OP_PFH, 1000, 20, 2.0, 1, 99},      {FEAT_OP_FPFH_PCL, 3000, 40, 0, 1, 100},
+    {FEAT_OP_FPFH_PCL, 300, 12, 0, 1, 91},
+    {FEAT_OP_FPFH_OPEN3D, 300, 12, 0, 1, 92},
+    {FEAT_OP_PFH, 300, 12, 0, 1, 93},
+    {FEAT_OP_FPFH_PCL, 5, 10, 0, 0, 94},
+    {FEAT_OP_FPFH_PCL, 1000, 0, 2.5, 1, 95},
+    {FEAT_OP_FPFH_OPEN3D, 1000, 0, 2.5, 1, 96},
+    {FEAT_OP_PFH, 1000, 0, 2.0, 1, 97},
+    {FEAT_OP_FPFH_PCL, 1000, 30, 2.0, 1, 98},
+    {FEAT_OP_PFH, 1000, 20, 2.0, 1, 99},
+    {FEAT_OP_FPFH_PCL, 3000, 40, 0, 1, 100},
     {FEAT_OP_FPFH_OPEN3D, 3000, 0, 3.0, 0, 101},
 };
 
@@ -119,8 +124,7 @@ static int feat_lists_same(const ptreg_device *device, const float *xyz, size_t 
     size_t differ = 0;
     for (size_t i = 0; i < n; i++) {
         const feat_list *l = &table.list[i];
-        int same = dl.count[i] == l->count &&
-                   !memcmp(dl.index + dl.start[i], l->index, l->count * sizeof *l->index) &&
+        int same = dl.count[i] == l->count && !memcmp(dl.index + dl.start[i], l->index, l->count * sizeof *l->index) &&
                    same_floats(dl.dist2 + dl.start[i], l->dist2, l->count);
         differ += !same;
     }
@@ -131,8 +135,8 @@ static int feat_lists_same(const ptreg_device *device, const float *xyz, size_t 
     return differ == 0;
 }
 
-static ptreg_status feat_run_op(const feat_case *fc, const ptreg_device *device, const float *xyz,
-                                const float *normals, size_t n, float *out, size_t *missing, ptreg_error *err)
+static ptreg_status feat_run_op(const feat_case *fc, const ptreg_device *device, const float *xyz, const float *normals,
+                                size_t n, float *out, size_t *missing, ptreg_error *err)
 {
     ptreg_features_options o;
     ptreg_features_options_default(&o);
@@ -194,8 +198,9 @@ static int run_feature_case(const ptreg_device *device, const feat_case *fc, cha
         size_t off = feat_rows_off(ref, got, n, bins, &worst);
         int same_bits = !memcmp(got, again, n * bins * sizeof *got) && miss_got == miss_again;
         ok = ok > 0 && miss_ref == miss_got && same_bits && (double)off <= 0.001 * (double)n;
-        snprintf(detail, size, "%s; %zu rows off by > 0.01 (allowed %zu), largest other diff %.2g; missing %zu/%zu; "
-                               "rerun %s",
+        snprintf(detail, size,
+                 "%s; %zu rows off by > 0.01 (allowed %zu), largest other diff %.2g; missing %zu/%zu; "
+                 "rerun %s",
                  lists, off, (size_t)(0.001 * (double)n), worst, miss_got, miss_ref,
                  same_bits ? "same bits" : "DIFFERENT BITS");
     }
@@ -207,9 +212,8 @@ static int run_feature_case(const ptreg_device *device, const feat_case *fc, cha
     return ok;
 }
 
-typedef ptreg_status (*model_rows_fn)(ptreg_features_model *m, const ptreg_features_options *opt,
-                                      const uint32_t *which, size_t count, float *out, size_t *missing,
-                                      ptreg_error *err);
+typedef ptreg_status (*model_rows_fn)(ptreg_features_model *m, const ptreg_features_options *opt, const uint32_t *which,
+                                      size_t count, float *out, size_t *missing, ptreg_error *err);
 
 /* One call on the model, its device work counted. */
 static ptreg_status model_call(model_rows_fn fn, ptreg_features_model *m, const ptreg_features_options *o,
@@ -266,13 +270,14 @@ static int run_feature_model(const ptreg_device *device, char *detail, size_t si
     int quiet = again.launches == 1 && again.bytes_to == 0 && again.allocs == 0 && again.bytes_from == n * row &&
                 picked.launches == 1 && picked.bytes_from == PICKED * row && picked.bytes_to == sizeof which &&
                 pfh.launches == 1 && first.launches <= 4;
-    snprintf(detail, size, "%s; rows %s; launches %llu, %llu, %llu, pfh %llu; a repeat: %llu bytes up, %llu back "
-             "(%zu rows), %llu allocations; %d picked: %llu bytes back%s", ok ? "ran" : err.message,
-             same ? "as the one-off calls" : "NOT AS THE ONE-OFF CALLS", (unsigned long long)first.launches,
-             (unsigned long long)again.launches, (unsigned long long)picked.launches, (unsigned long long)pfh.launches,
-             (unsigned long long)again.bytes_to, (unsigned long long)again.bytes_from, n,
-             (unsigned long long)again.allocs, PICKED, (unsigned long long)picked.bytes_from,
-             quiet ? "" : " (TOO MUCH)");
+    snprintf(detail, size,
+             "%s; rows %s; launches %llu, %llu, %llu, pfh %llu; a repeat: %llu bytes up, %llu back "
+             "(%zu rows), %llu allocations; %d picked: %llu bytes back%s",
+             ok ? "ran" : err.message, same ? "as the one-off calls" : "NOT AS THE ONE-OFF CALLS",
+             (unsigned long long)first.launches, (unsigned long long)again.launches,
+             (unsigned long long)picked.launches, (unsigned long long)pfh.launches, (unsigned long long)again.bytes_to,
+             (unsigned long long)again.bytes_from, n, (unsigned long long)again.allocs, PICKED,
+             (unsigned long long)picked.bytes_from, quiet ? "" : " (TOO MUCH)");
     ptreg_features_model_destroy(m);
     free(once);
     free(got);

@@ -53,8 +53,8 @@ static int run_register_pose(const ptreg_device *device, const ptreg_cloud *mode
     }
     const int same_run = cpu.matches == dev.matches && cpu.ransac.hypotheses == dev.ransac.hypotheses &&
                          cpu.ransac.checked == dev.ransac.checked && cpu.ransac.inliers == dev.ransac.inliers;
-    const int same_winner =
-        !memcmp(cpu.ransac.transformation, dev.ransac.transformation, sizeof cpu.ransac.transformation);
+    const int same_winner = !memcmp(cpu.ransac.transformation, dev.ransac.transformation,
+                                    sizeof cpu.ransac.transformation);
     const double dT = check_max_abs_diff(cpu.transformation, dev.transformation, 16);
     ok = same_run && same_winner && dT <= 1e-6;
     digest(dev.ransac.transformation, sizeof dev.ransac.transformation);

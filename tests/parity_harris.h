@@ -114,8 +114,8 @@ static void harris_run_free(harris_run *r)
     memset(r, 0, sizeof *r);
 }
 
-static ptreg_status harris_device_run(harris3d_device_state *hd, const ptreg_harris3d_options *o, int method,
-                                      size_t n, harris_run *r, ptreg_error *err)
+static ptreg_status harris_device_run(harris3d_device_state *hd, const ptreg_harris3d_options *o, int method, size_t n,
+                                      harris_run *r, ptreg_error *err)
 {
     memset(r, 0, sizeof *r);
     if (!(r->scores = malloc(n * sizeof(float))))
@@ -180,14 +180,13 @@ static void run_harris_case(const ptreg_device *device, const harris_case *hc, i
             digest(a.kp, a.count * sizeof *a.kp);
             double e = harris_score_error(cpu.scores, a.scores, n);
             int bits = !memcmp(cpu.scores, a.scores, n * sizeof(float));
-            int kp = same_keypoints(cpu.keypoints, cpu.keypoint_count, a.kp, a.count) &&
-                     cpu.local_maxima == a.maxima && same_double(cpu.threshold, a.thr) &&
-                     same_floats(&cpu.max_score, &a.max, 1);
+            int kp = same_keypoints(cpu.keypoints, cpu.keypoint_count, a.kp, a.count) && cpu.local_maxima == a.maxima &&
+                     same_double(cpu.threshold, a.thr) && same_floats(&cpu.max_score, &a.max, 1);
             int again = !memcmp(a.scores, b.scores, n * sizeof(float)) && same_keypoints(a.kp, a.count, b.kp, b.count);
             ok = e <= 1e-5 && kp && again;
             snprintf(detail, sizeof detail, "scores max|d|/max|s| %.2g (%s), %zu keypoints of %zu maxima %s, rerun %s",
-                     e, bits ? "bits equal" : "bits differ", a.count, a.maxima,
-                     kp ? "as the CPU" : "NOT AS THE CPU", again ? "same bits" : "DIFFERENT BITS");
+                     e, bits ? "bits equal" : "bits differ", a.count, a.maxima, kp ? "as the CPU" : "NOT AS THE CPU",
+                     again ? "same bits" : "DIFFERENT BITS");
         }
         printf("%s harris3d   %zux%zux%zu W%d %-5s %-3s %-9s: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL",
                hc->nx, hc->ny, hc->nz, hc->window, hc->border == PTREG_HARRIS_BORDER_SKIP ? "skip" : "clamp",
@@ -278,7 +277,9 @@ static int run_harris_sort(const ptreg_device *device, char *detail, size_t size
         ran = ran && !ptreg_harris3d_keypoints(scores, nx, ny, nz, &o, &b, &nb, NULL, &mb, &err);
         int same = ran && ma == mb && ma == 147456 && same_keypoints(a, na, b, nb);
         at += snprintf(detail + at, size - (size_t)at, "%s%s: %zu of %zu %s", k ? "; " : "", names[k], nb, mb,
-                       !ran ? err.message : same ? "as the CPU" : "NOT AS THE CPU");
+                       !ran   ? err.message
+                       : same ? "as the CPU"
+                              : "NOT AS THE CPU");
         ok = ok && same;
         free(a);
         free(b);
@@ -311,8 +312,7 @@ static int run_harris_resident(const ptreg_device *device, char *detail, size_t 
     ptreg_device_stats before, used = {0};
     ptreg_error err = {0};
     int ran = !ptreg_harris3d(&v1, &cpu_o, &cpu1, &err) && !ptreg_harris3d(&v2, &cpu_o, &cpu2, &err) &&
-              !ptreg_harris3d_volume_create(&v1, &o, &hv, &err) &&
-              !ptreg_harris3d_volume_run(hv, &o, 1, &first, &err);
+              !ptreg_harris3d_volume_create(&v1, &o, &hv, &err) && !ptreg_harris3d_volume_run(hv, &o, 1, &first, &err);
     ptreg_device_stats_get(&before);
     ran = ran && !ptreg_harris3d_volume_run(hv, &o, 0, &again, &err);
     ptreg_device_stats_since(&before, &used);
@@ -321,11 +321,14 @@ static int run_harris_resident(const ptreg_device *device, char *detail, size_t 
     int same = ran && first.scores && same_floats(first.scores, cpu1.scores, n) &&
                same_keypoints(cpu1.keypoints, cpu1.keypoint_count, first.keypoints, first.keypoint_count) &&
                same_keypoints(cpu1.keypoints, cpu1.keypoint_count, again.keypoints, again.keypoint_count) &&
-               !again.scores && same_keypoints(cpu2.keypoints, cpu2.keypoint_count, moved.keypoints, moved.keypoint_count);
+               !again.scores &&
+               same_keypoints(cpu2.keypoints, cpu2.keypoint_count, moved.keypoints, moved.keypoint_count);
     int quiet = ran && used.bytes_to == 0 && used.allocs == 0 && used.launches <= 6 &&
                 used.bytes_from < n * sizeof(float);
-    snprintf(detail, size, "%s; %zu and %zu keypoints %s; a repeat: %llu launches, %llu bytes up, %llu back, "
-             "%llu allocations%s", ran ? "ran" : err.message, cpu1.keypoint_count, cpu2.keypoint_count,
+    snprintf(detail, size,
+             "%s; %zu and %zu keypoints %s; a repeat: %llu launches, %llu bytes up, %llu back, "
+             "%llu allocations%s",
+             ran ? "ran" : err.message, cpu1.keypoint_count, cpu2.keypoint_count,
              same ? "as the CPU" : "NOT AS THE CPU", (unsigned long long)used.launches,
              (unsigned long long)used.bytes_to, (unsigned long long)used.bytes_from, (unsigned long long)used.allocs,
              quiet ? "" : " (TOO MUCH)");

@@ -34,10 +34,10 @@ typedef struct normals_case {
 } normals_case;
 
 static const normals_case normals_cases[] = {
-    {NC_SYNTH, 10, 0, PTREG_ORIENT_VIEWPOINT, 2},      {NC_SYNTH, 0, 1.5, PTREG_ORIENT_VIEWPOINT, 3},
-    {NC_SYNTH, 6, 1.5, PTREG_ORIENT_DIRECTION, 2},     {NC_SYNTH, 1000, 0, PTREG_ORIENT_NONE, 2},
-    {NC_BUNNY, 30, 0, PTREG_ORIENT_VIEWPOINT, 2},      {NC_BUNNY, 0, 0.004, PTREG_ORIENT_VIEWPOINT, 3},
-    {NC_BUNNY, 20, 0.003, PTREG_ORIENT_DIRECTION, 2},  {NC_LIDAR, 30, 0, PTREG_ORIENT_VIEWPOINT, 2},
+    {NC_SYNTH, 10, 0, PTREG_ORIENT_VIEWPOINT, 2},     {NC_SYNTH, 0, 1.5, PTREG_ORIENT_VIEWPOINT, 3},
+    {NC_SYNTH, 6, 1.5, PTREG_ORIENT_DIRECTION, 2},    {NC_SYNTH, 1000, 0, PTREG_ORIENT_NONE, 2},
+    {NC_BUNNY, 30, 0, PTREG_ORIENT_VIEWPOINT, 2},     {NC_BUNNY, 0, 0.004, PTREG_ORIENT_VIEWPOINT, 3},
+    {NC_BUNNY, 20, 0.003, PTREG_ORIENT_DIRECTION, 2}, {NC_LIDAR, 30, 0, PTREG_ORIENT_VIEWPOINT, 2},
     {NC_LIDAR, 16, 0.5, PTREG_ORIENT_NONE, 2},
 };
 
@@ -68,8 +68,8 @@ static float *normals_synthetic(size_t *count)
     for (int y = 0; y < 13; y++) /* a jittered plane, tilted */
         for (int x = 0; x < 13; x++, n++) {
             const double u = 0.4 * x + 0.05 * ptreg_rng_normal(&rng), v = 0.4 * y + 0.05 * ptreg_rng_normal(&rng);
-            p[3 * n] = (float)(-20.0 + u), p[3 * n + 1] = (float)(v), p[3 * n + 2] = (float)(3.0 + 0.3 * u - 0.2 * v +
-                                                                                       0.01 * ptreg_rng_normal(&rng));
+            p[3 * n] = (float)(-20.0 + u), p[3 * n + 1] = (float)(v),
+                  p[3 * n + 2] = (float)(3.0 + 0.3 * u - 0.2 * v + 0.01 * ptreg_rng_normal(&rng));
         }
     *count = n;
     return p;
@@ -223,7 +223,10 @@ static int run_normals_resident(const ptreg_device *device, char *detail, size_t
         ptreg_device_stats_since(&before, &used);
     st = st ? st : dbuf_read(normals, 0, got, 3 * n * sizeof(float), &err);
     int ok = !st && !memcmp(want, got, 3 * n * sizeof(float)) && used.launches == 2 && used.bytes_from == 0;
-    snprintf(detail, size, "%s; %llu launches, %llu bytes back", st ? err.message : ok ? "the same bits" : "DIFFER",
+    snprintf(detail, size, "%s; %llu launches, %llu bytes back",
+             st   ? err.message
+             : ok ? "the same bits"
+                  : "DIFFER",
              (unsigned long long)used.launches, (unsigned long long)used.bytes_from);
     dbuf_free(normals);
     dbuf_free(points);
@@ -292,8 +295,11 @@ static void run_normals_operations(const ptreg_device_info *info, int fp64, int 
         double t0 = ptreg_time_ms();
         int ok = run_normals_case(&info->device, fp64, nc, detail, sizeof detail);
         printf("%s normals    %-9s k=%zu r=%g orient=%d: %s (%.0f ms) [bits %016llx]\n",
-               ok > 0 ? "ok  " : ok < 0 ? "skip" : "FAIL", normals_cloud_name(nc->cloud), nc->k, nc->radius,
-               (int)nc->orient, detail, ptreg_time_ms() - t0, take_digest());
+               ok > 0   ? "ok  "
+               : ok < 0 ? "skip"
+                        : "FAIL",
+               normals_cloud_name(nc->cloud), nc->k, nc->radius, (int)nc->orient, detail, ptreg_time_ms() - t0,
+               take_digest());
         *passed += ok > 0; /* nan-ok: an int */
         *failed += ok == 0;
     }
@@ -306,7 +312,10 @@ static void run_normals_operations(const ptreg_device_info *info, int fp64, int 
     if (fp64) { /* the bits compared */
         t0 = ptreg_time_ms();
         ok = run_normals_on_model(&info->device, detail, sizeof detail);
-        printf("%s normals    on ICP's resident model: %s (%.0f ms)\n", ok > 0 ? "ok  " : ok < 0 ? "skip" : "FAIL",
+        printf("%s normals    on ICP's resident model: %s (%.0f ms)\n",
+               ok > 0   ? "ok  "
+               : ok < 0 ? "skip"
+                        : "FAIL",
                detail, ptreg_time_ms() - t0);
         *passed += ok > 0; /* nan-ok: an int */
         *failed += ok == 0;

@@ -95,7 +95,8 @@ static int estep_precision(dev_handle *dev, const estep_case *ec, ptreg_precisio
 {
     const size_t n = ec->n, m = ec->m;
     const double scale = 10.0; /* sigma^2 = 0.05 in a box of side 2 */
-    double *ref = malloc(5 * n * sizeof *ref), *got = malloc(5 * n * sizeof *got), *again = malloc(5 * n * sizeof *again);
+    double *ref = malloc(5 * n * sizeof *ref), *got = malloc(5 * n * sizeof *got),
+           *again = malloc(5 * n * sizeof *again);
     ptreg_error err;
     unsigned splits = 0;
     int ok = 0;
@@ -150,8 +151,11 @@ static void run_estep_cases(dev_handle *dev, int *passed, int *failed)
             const ptreg_precision prec = all_precisions[p < 3 ? p : 0];
             char detail[PTREG_ERROR_MESSAGE_MAX + 160] = "";
             const double t0 = ptreg_time_ms();
-            const int ok = estep_precision(dev, ec, prec, p == 3 ? exps[1] : p == 0 ? exps[0] : NULL, rows, cols,
-                                           ref64, detail, sizeof detail);
+            const int ok = estep_precision(dev, ec, prec,
+                                           p == 3   ? exps[1]
+                                           : p == 0 ? exps[0]
+                                                    : NULL,
+                                           rows, cols, ref64, detail, sizeof detail);
             printf("%s estep      n=%zu m=%zu seed=%llu: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL", ec->n,
                    ec->m, (unsigned long long)ec->seed, detail, ptreg_time_ms() - t0, take_digest());
             *passed += ok;
@@ -203,7 +207,8 @@ static int run_emicp_case(const ptreg_device_info *info, int fp64, ptreg_precisi
         const int named = !strcmp(got.isa, info->name) && got.device.backend == info->device.backend;
         const double tol = fp64 ? 1e-5 : 5e-5;
         ok = d <= tol && got.iterations == ref.iterations && same && named && got.gpts > 0;
-        snprintf(detail, size, "%s, %zu x %zu: transform within %.2g of the CPU's (tol %.0g), %d iterations (CPU %d)%s%s",
+        snprintf(detail, size,
+                 "%s, %zu x %zu: transform within %.2g of the CPU's (tol %.0g), %d iterations (CPU %d)%s%s",
                  ptreg_precision_name(prec), scan.n, model.n, d, tol, got.iterations, ref.iterations,
                  same ? "" : ", NOT REPEATABLE", named ? "" : ", result names the wrong device");
     }
@@ -251,8 +256,7 @@ static void lddmm_opts(const lddmm_case *lc, ptreg_lddmm_integrator integ, ptreg
 /* Objective and gradient on the device, through the public call or, with
  * splits forced, the device session itself. */
 static ptreg_status device_objective(const lddmm_case *lc, const ptreg_lddmm_options *o, const double *q0,
-                                     const double *p0, const double *target, double *f, double *grad,
-                                     ptreg_error *err)
+                                     const double *p0, const double *target, double *f, double *grad, ptreg_error *err)
 {
     if (!lc->splits)
         return ptreg_lddmm_objective(q0, target, lc->n, p0, o, f, grad, NULL, err);
@@ -268,8 +272,8 @@ static ptreg_status device_objective(const lddmm_case *lc, const ptreg_lddmm_opt
  * evaluation's graph (recorded afresh: it must not launch on the freed
  * ones; the CUDA stand-in calls that a violation). */
 static ptreg_status objective_after_warp(const lddmm_case *lc, const ptreg_lddmm_options *o, const double *q0,
-                                         const double *p0, const double *target, const double *x, size_t m,
-                                         double *f, double *grad, double *warped, ptreg_error *err)
+                                         const double *p0, const double *target, const double *x, size_t m, double *f,
+                                         double *grad, double *warped, ptreg_error *err)
 {
     lddmm_device_run *d;
     ptreg_status st = lddmm_device_open(&o->device, q0, lc->n, o, lc->splits, &d, err);
@@ -379,8 +383,8 @@ static void run_pair_operations(const ptreg_device_info *info, dev_handle *dev, 
         char detail[PTREG_ERROR_MESSAGE_MAX + 160] = "";
         const double t0 = ptreg_time_ms();
         const int ok = run_emicp_case(info, dev->info.fp64, all_precisions[p], detail, sizeof detail);
-        printf("%s emicp      blob: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL", detail,
-               ptreg_time_ms() - t0, take_digest());
+        printf("%s emicp      blob: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL", detail, ptreg_time_ms() - t0,
+               take_digest());
         *passed += ok;
         *failed += !ok;
     }

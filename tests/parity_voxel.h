@@ -17,8 +17,8 @@ typedef struct voxel_case {
 } voxel_case;
 
 static const voxel_case voxel_cases[] = {
-    {NC_SYNTH, 0.5, 1},   {NC_SYNTH, 1e6, 0},   {NC_BUNNY, 0.002, 1}, {NC_BUNNY, 0.01, 0},
-    {NC_BUNNY, 10.0, 1},  {NC_LIDAR, 0.25, 1},  {NC_LIDAR, 1.0, 0},
+    {NC_SYNTH, 0.5, 1},  {NC_SYNTH, 1e6, 0},  {NC_BUNNY, 0.002, 1}, {NC_BUNNY, 0.01, 0},
+    {NC_BUNNY, 10.0, 1}, {NC_LIDAR, 0.25, 1}, {NC_LIDAR, 1.0, 0},
 };
 
 /* The case's cloud, with normals (every 7th reversed, so that some voxels'
@@ -141,11 +141,12 @@ static void run_voxel_operations(const ptreg_device_info *info, int fp64, int *p
         ptreg_cloud_init(&in);
         in.xyz = normals_synthetic(&n), in.n = n;
         ptreg_error err = {0};
-        const int ok = in.xyz && voxel_device_downsample_host(&info->device, &in, 0.5, &out, &err) ==
-                                     PTREG_ERR_UNSUPPORTED && strstr(err.message, "double");
+        const int ok = in.xyz &&
+                       voxel_device_downsample_host(&info->device, &in, 0.5, &out, &err) == PTREG_ERR_UNSUPPORTED &&
+                       strstr(err.message, "double");
         ptreg_cloud_free(&in);
-        printf("%s voxel      no double precision: %s (%.200s)\n", ok ? "ok  " : "FAIL",
-               ok ? "refused" : "NOT REFUSED", err.message);
+        printf("%s voxel      no double precision: %s (%.200s)\n", ok ? "ok  " : "FAIL", ok ? "refused" : "NOT REFUSED",
+               err.message);
         *passed += ok;
         *failed += !ok;
         return;
@@ -155,7 +156,10 @@ static void run_voxel_operations(const ptreg_device_info *info, int fp64, int *p
         char detail[PTREG_ERROR_MESSAGE_MAX + 400] = "";
         double t0 = ptreg_time_ms();
         int ok = run_voxel_case(&info->device, vc, detail, sizeof detail);
-        printf("%s voxel      %-9s v=%g%s: %s (%.0f ms) [bits %016llx]\n", ok > 0 ? "ok  " : ok < 0 ? "skip" : "FAIL",
+        printf("%s voxel      %-9s v=%g%s: %s (%.0f ms) [bits %016llx]\n",
+               ok > 0   ? "ok  "
+               : ok < 0 ? "skip"
+                        : "FAIL",
                normals_cloud_name(vc->cloud), vc->voxel, vc->attributes ? " +normals+rgb" : "", detail,
                ptreg_time_ms() - t0, take_digest());
         *passed += ok > 0; /* nan-ok: an int */

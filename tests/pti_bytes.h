@@ -13,8 +13,21 @@
 #define CHECKSUM_AT 24
 #define SECTION_BYTES 24
 
-enum { TAG_META = 1, TAG_POINTS, TAG_NODES, TAG_CELLS, TAG_PARENT, TAG_LEAVES, TAG_NEAR, TAG_CHUNKS, TAG_INDEX,
-       TAG_SLOT, TAG_DT_OFFSET, TAG_DT_NBR, TAG_TUNE = 17 };
+enum {
+    TAG_META = 1,
+    TAG_POINTS,
+    TAG_NODES,
+    TAG_CELLS,
+    TAG_PARENT,
+    TAG_LEAVES,
+    TAG_NEAR,
+    TAG_CHUNKS,
+    TAG_INDEX,
+    TAG_SLOT,
+    TAG_DT_OFFSET,
+    TAG_DT_NBR,
+    TAG_TUNE = 17
+};
 
 /* The whole file (NULL when it cannot be opened); *size its length. */
 static inline unsigned char *read_whole(const char *path, size_t *size)

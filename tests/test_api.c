@@ -67,7 +67,8 @@ static void test_core(void)
     /* moments merged equal moments added in one */
     const double origin[3] = {0, 0, 0}, p[3] = {1, 2, 3}, qq[3] = {3, 2, 1};
     ptreg_moments a, b, both;
-    ptreg_moments_init(&a, origin, origin), ptreg_moments_init(&b, origin, origin), ptreg_moments_init(&both, origin, origin);
+    ptreg_moments_init(&a, origin, origin), ptreg_moments_init(&b, origin, origin),
+        ptreg_moments_init(&both, origin, origin);
     ptreg_moments_add(&a, p, qq, 1.0), ptreg_moments_add(&b, qq, p, 2.0);
     ptreg_moments_add(&both, p, qq, 1.0), ptreg_moments_add(&both, qq, p, 2.0);
     ptreg_moments_merge(&a, &b);
@@ -75,7 +76,8 @@ static void test_core(void)
     ptreg_shape shape;
     CHECK(ptreg_shape_parse("aircraft", &shape) == 0 && shape == PTREG_SHAPE_AIRCRAFT &&
           ptreg_shape_parse("teapot", &shape) == -1);
-    CHECK(!strcmp(ptreg_backend_name(PTREG_BACKEND_CPU), "cpu") && !strcmp(ptreg_backend_name(PTREG_BACKEND_CUDA), "cuda"));
+    CHECK(!strcmp(ptreg_backend_name(PTREG_BACKEND_CPU), "cpu") &&
+          !strcmp(ptreg_backend_name(PTREG_BACKEND_CUDA), "cuda"));
 }
 
 static void test_registration_options(void)
@@ -89,7 +91,8 @@ static void test_registration_options(void)
     ptreg_device on;
     CHECK(ptreg_icp_uses_gauss_newton(&o) && ptreg_icp_resolve_device(&o, &on, NULL) == PTREG_OK &&
           on.backend == PTREG_BACKEND_CPU);
-    CHECK(ptreg_robust_weight(PTREG_KERNEL_HUBER, 1.0, 4.0) == 0.25 && ptreg_robust_weight(PTREG_KERNEL_NONE, 1, 9) == 1 &&
+    CHECK(ptreg_robust_weight(PTREG_KERNEL_HUBER, 1.0, 4.0) == 0.25 &&
+          ptreg_robust_weight(PTREG_KERNEL_NONE, 1, 9) == 1 &&
           ptreg_robust_weight(PTREG_KERNEL_TUKEY, 1.0, 2.0) == 0.0);
     ptreg_lddmm_options l;
     ptreg_lddmm_options_mtl(&l);
@@ -126,7 +129,8 @@ static void test_registration_options(void)
 static void test_files(void)
 {
     CHECK(ptreg_apt_format_from_path("run.epos") == PTREG_APT_EPOS &&
-          ptreg_apt_format_from_path("run.POS") == PTREG_APT_POS && ptreg_apt_format_from_path("run.ply") == PTREG_APT_AUTO);
+          ptreg_apt_format_from_path("run.POS") == PTREG_APT_POS &&
+          ptreg_apt_format_from_path("run.ply") == PTREG_APT_AUTO);
     CHECK(ptreg_volume_format_from_path("ct.nii.gz") == PTREG_VOLUME_NIFTI &&
           ptreg_volume_format_from_path("a.nhdr") == PTREG_VOLUME_NRRD);
     CHECK(!strcmp(ptreg_volume_format_name(PTREG_VOLUME_NRRD), "nrrd"));

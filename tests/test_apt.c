@@ -118,8 +118,7 @@ static void test_rrng(void)
     ptreg_ranges r;
     ptreg_error err;
     CHECK_MSG(ptreg_ranges_read_memory(rrng, strlen(rrng), "r.rrng", &r, &err) == PTREG_OK, "%s", err.message);
-    CHECK(r.n == 4 && !strcmp(r.range[0].ion, "Al") && !strcmp(r.range[2].ion, "Mg") &&
-          !strcmp(r.range[3].ion, "AlO"));
+    CHECK(r.n == 4 && !strcmp(r.range[0].ion, "Al") && !strcmp(r.range[2].ion, "Mg") && !strcmp(r.range[3].ion, "AlO"));
     CHECK(r.range[0].lo == 26.8 && r.range[0].hi == 27.2);
     CHECK(ptreg_ranges_find(&r, 27.0) == 0 && ptreg_ranges_find(&r, 13.5) == 1 && ptreg_ranges_find(&r, 20) == -1);
     CHECK(ptreg_ranges_has_ion(&r, "Al") && ptreg_ranges_has_ion(&r, "AlO") && !ptreg_ranges_has_ion(&r, "Si"));
@@ -130,9 +129,9 @@ static void test_rrng(void)
     CHECK(r.n == 2 && !strcmp(r.range[0].ion, "Gap") && !strcmp(r.range[1].ion, "Al2O3"));
     ptreg_ranges_free(&r);
     /* counts are checked against the lines, and the place is named */
-    const char *bad[] = {"[Ranges]\nNumber=3\nRange1=1 2 Al:1\n",       "[Ranges]\nNumber=1\nRange1=2 1 Al:1\n",
-                         "[Ranges]\nNumber=1\nRange1=1 2 Al\n",         "[Ranges]\nNumber=1\nRange1=1 2 Vol:1\n",
-                         "[Ranges]\nNumber=1\nRange1=x 2 Al:1\n",       "[Ions]\nIon1=Al\n"};
+    const char *bad[] = {"[Ranges]\nNumber=3\nRange1=1 2 Al:1\n", "[Ranges]\nNumber=1\nRange1=2 1 Al:1\n",
+                         "[Ranges]\nNumber=1\nRange1=1 2 Al\n",   "[Ranges]\nNumber=1\nRange1=1 2 Vol:1\n",
+                         "[Ranges]\nNumber=1\nRange1=x 2 Al:1\n", "[Ions]\nIon1=Al\n"};
     const char *where[] = {"line 2", "line 3", "line 3", "line 3", "line 3", "no [Ranges]"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(ptreg_ranges_read_memory(bad[i], strlen(bad[i]), "b.rrng", &r, &err) == PTREG_ERR_FORMAT);
@@ -142,26 +141,23 @@ static void test_rrng(void)
 }
 
 static const char rng_text[] = "2 3\n"
-                          "Al\nAl 0.2 1.0 1.0\n"
-                          "O\nO 1.0 0.0 0.0\n"
-                          "------------------- Al O\n"
-                          ". 26.80 27.20 1 0\n"
-                          ". 15.9 16.1 0 1\n"
-                          ". 43.0 43.4 1 1\n";
+                               "Al\nAl 0.2 1.0 1.0\n"
+                               "O\nO 1.0 0.0 0.0\n"
+                               "------------------- Al O\n"
+                               ". 26.80 27.20 1 0\n"
+                               ". 15.9 16.1 0 1\n"
+                               ". 43.0 43.4 1 1\n";
 
 static void test_rng(void)
 {
     ptreg_ranges r;
     ptreg_error err;
     CHECK_MSG(ptreg_ranges_read_memory(rng_text, strlen(rng_text), "r.rng", &r, &err) == PTREG_OK, "%s", err.message);
-    CHECK(r.n == 3 && !strcmp(r.range[0].ion, "Al") && !strcmp(r.range[1].ion, "O") &&
-          !strcmp(r.range[2].ion, "AlO"));
+    CHECK(r.n == 3 && !strcmp(r.range[0].ion, "Al") && !strcmp(r.range[1].ion, "O") && !strcmp(r.range[2].ion, "AlO"));
     CHECK(ptreg_ranges_find(&r, 16.0) == 1);
     ptreg_ranges_free(&r);
-    const char *bad[] = {"2 4\nAl\nAl 1 1 1\nO\nO 1 0 0\n--- Al O\n. 1 2 1 0\n",
-                         "900 2\nAl\n",
-                         "2 1\nAl\nAl 1 1 1\nO\nO 1 0 0\n--- Al\n. 1 2 1\n",
-                         "1 1\nAl\nAl 1 1 1\n--- Al\n. 1 2 x\n",
+    const char *bad[] = {"2 4\nAl\nAl 1 1 1\nO\nO 1 0 0\n--- Al O\n. 1 2 1 0\n", "900 2\nAl\n",
+                         "2 1\nAl\nAl 1 1 1\nO\nO 1 0 0\n--- Al\n. 1 2 1\n", "1 1\nAl\nAl 1 1 1\n--- Al\n. 1 2 x\n",
                          "x y\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(ptreg_ranges_read_memory(bad[i], strlen(bad[i]), "b.rng", &r, &err) == PTREG_ERR_FORMAT);
@@ -229,8 +225,7 @@ static void test_pairs_file(void)
         memcpy(b, buf, size);
         put_le64(b + bad[i].at, bad[i].value);
         CHECK(ptreg_pairs_read_memory(b, size, "b.ptpairs", &pf, &err) == PTREG_ERR_FORMAT);
-        CHECK_MSG(strstr(err.message, "b.ptpairs: ") && strstr(err.message, bad[i].where), "%zu: %s", i,
-                  err.message);
+        CHECK_MSG(strstr(err.message, "b.ptpairs: ") && strstr(err.message, bad[i].where), "%zu: %s", i, err.message);
         CHECK(pf.count == 0 && pf.source == NULL && pf.source_offset == NULL);
     }
     CHECK(ptreg_pairs_read_memory(buf, size - 1, "t.ptpairs", &pf, &err) == PTREG_ERR_FORMAT);

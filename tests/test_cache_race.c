@@ -26,12 +26,12 @@
 #define MAX_POINTS 64
 
 /* main's own REQUIRE: a step the rest needs. */
-#define REQUIRE_MAIN(cond)                                                                   \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            fprintf(stderr, "%s:%d: required: %s\n", __FILE__, __LINE__, #cond);              \
-            return 1;                                                                        \
-        }                                                                                    \
+#define REQUIRE_MAIN(cond)                                                       \
+    do {                                                                         \
+        if (!(cond)) {                                                           \
+            fprintf(stderr, "%s:%d: required: %s\n", __FILE__, __LINE__, #cond); \
+            return 1;                                                            \
+        }                                                                        \
     } while (0)
 
 static const char *const image_key[] = {"test_cache_race", "a kernel both processes build"};

@@ -249,11 +249,10 @@ static ptreg_status icp_call(const call_context *c, uint64_t *digest, ptreg_erro
         o.target_normals = c->in->model_normals, o.source_normals = c->in->scan_normals;
     const inputs *in = c->in;
     ptreg_icp_result r;
-    ptreg_status st =
-        c->kind->from == READS_SHARED_HANDLE
-            ? ptreg_icp_model_run(c->shared->models[c->device_slot], in->scan, in->n, &o, &r, err)
-        : c->kind->from == READS_INDEX ? ptreg_icp_indexed(in->scan, in->n, c->shared->index, &o, &r, err)
-                                       : ptreg_icp(in->scan, in->n, in->model, in->m, &o, &r, err);
+    ptreg_status st = c->kind->from == READS_SHARED_HANDLE
+                          ? ptreg_icp_model_run(c->shared->models[c->device_slot], in->scan, in->n, &o, &r, err)
+                      : c->kind->from == READS_INDEX ? ptreg_icp_indexed(in->scan, in->n, c->shared->index, &o, &r, err)
+                                                     : ptreg_icp(in->scan, in->n, in->model, in->m, &o, &r, err);
     if (!st)
         *digest = icp_digest(&r);
     ptreg_icp_result_free(&r);
@@ -286,8 +285,8 @@ static ptreg_status normals_call(const call_context *c, uint64_t *digest, ptreg_
     ptreg_status st = normals && curvature ? ptreg_normals(c->in->scan, n, &o, normals, curvature, &missing, err)
                                            : ptreg_error_set(err, PTREG_ERR_NOMEM, "normals: out of memory");
     if (!st)
-        *digest = fnv(fnv(fnv(FNV_START, normals, 3 * n * sizeof *normals), curvature, n * sizeof *curvature),
-                      &missing, sizeof missing);
+        *digest = fnv(fnv(fnv(FNV_START, normals, 3 * n * sizeof *normals), curvature, n * sizeof *curvature), &missing,
+                      sizeof missing);
     free(normals), free(curvature);
     return st;
 }
@@ -369,8 +368,8 @@ static ptreg_status batch_call(const call_context *c, uint64_t *digest, ptreg_er
     ptreg_batch_options_default(&o);
     o.device = c->device, o.max_iter = 60;
     const inputs *in = c->in;
-    ptreg_pair_set pairs = {in->atom_pairs, in->atoms_source, in->atoms_source_offset, in->atoms_target,
-                            in->atoms_target_offset, 0};
+    ptreg_pair_set pairs = {in->atom_pairs,   in->atoms_source,        in->atoms_source_offset,
+                            in->atoms_target, in->atoms_target_offset, 0};
     double *transform = malloc(16 * in->atom_pairs * sizeof *transform);
     int *iterations = malloc(in->atom_pairs * sizeof *iterations), *stop = malloc(in->atom_pairs * sizeof *stop);
     ptreg_status st = transform && iterations && stop
@@ -494,8 +493,8 @@ typedef struct worker {
     const shared_handles *shared;
     inputs own; /* the thread's copy */
     pthread_barrier_t *start;
-    size_t *picked;     /* per call: the plan's entry */
-    uint64_t *digest;   /* per call */
+    size_t *picked;   /* per call: the plan's entry */
+    uint64_t *digest; /* per call */
     ptreg_status *status;
     char first_error[PTREG_ERROR_MESSAGE_MAX];
 } worker;
@@ -553,9 +552,11 @@ static int run_round(worker *workers, int threads, unsigned round)
             CHECK_MSG(w->status[i] == PTREG_OK, "round %u thread %d call %d (%s on %s): %s", round, t, i,
                       pc->kind->name, ptreg_device_format(&pc->device, dev, sizeof dev), w->first_error);
             int same = w->status[i] == PTREG_OK && w->digest[i] == pc->alone;
-            CHECK_MSG(!w->status[i] ? same : 1, "round %u thread %d call %d (%s on %s): bits differ from the call "
-                      "made alone (%s inputs)", round, t, i, pc->kind->name,
-                      ptreg_device_format(&pc->device, dev, sizeof dev), (i & 1) ? "own" : "shared");
+            CHECK_MSG(!w->status[i] ? same : 1,
+                      "round %u thread %d call %d (%s on %s): bits differ from the call "
+                      "made alone (%s inputs)",
+                      round, t, i, pc->kind->name, ptreg_device_format(&pc->device, dev, sizeof dev),
+                      (i & 1) ? "own" : "shared");
             wrong += !same;
         }
     }
@@ -656,8 +657,10 @@ static int parse_settings(int argc, char **argv, settings *s)
         else if (value && i + 1 < argc && atoi(argv[i + 1]) > 0)
             *value = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--repeat N] [--threads T (<= %d)] [--calls C] "
-                    "[--devices all|cpu|opencl|cuda]\n", argv[0], MAX_THREADS);
+            fprintf(stderr,
+                    "usage: %s [--repeat N] [--threads T (<= %d)] [--calls C] "
+                    "[--devices all|cpu|opencl|cuda]\n",
+                    argv[0], MAX_THREADS);
             return -1;
         }
     }
@@ -736,8 +739,8 @@ int main(int argc, char **argv)
         return 1;
     }
     check_journal_under_threads(s.threads);
-    printf("%zu kinds of call on %d device(s): %zu calls planned; %d threads x %d calls, %d round(s)\n",
-           CALL_KINDS, p.device_count, p.count, s.threads, s.calls, s.repeat);
+    printf("%zu kinds of call on %d device(s): %zu calls planned; %d threads x %d calls, %d round(s)\n", CALL_KINDS,
+           p.device_count, p.count, s.threads, s.calls, s.repeat);
     int wrong = 0;
     for (int round = 0; round < s.repeat && !wrong; round++) {
         /* the devices closed: the threads open them again and build their programs */

@@ -51,8 +51,8 @@ static void test_horn_exact(void)
             CHECK(ptreg_horn_solve(&m, E, &degenerate, NULL) == PTREG_OK);
             CHECK(!degenerate);
             double tol = offset > 0 ? 1e-9 * offset : 1e-9;
-            CHECK_MSG(max_abs_diff(T, E) <= (offset > 0 ? 1e-6 : tol), "angle %g trial %d: error %g",
-                      angles[a], trial, max_abs_diff(T, E));
+            CHECK_MSG(max_abs_diff(T, E) <= (offset > 0 ? 1e-6 : tol), "angle %g trial %d: error %g", angles[a], trial,
+                      max_abs_diff(T, E));
             double rot_err = 0.0;
             for (int r = 0; r < 3; r++)
                 for (int c = 0; c < 3; c++)

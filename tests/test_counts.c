@@ -27,8 +27,8 @@
 static void test_products(void)
 {
     size_t p = 0;
-    CHECK(count_mul(100000000, 43, &p) && p == (size_t)4300000000u); /* 100 M points, k 43 */
-    CHECK(count_mul(TWO31 + 5, 33, &p) && p == (TWO31 + 5) * 33);    /* FPFH rows */
+    CHECK(count_mul(100000000, 43, &p) && p == (size_t)4300000000u);        /* 100 M points, k 43 */
+    CHECK(count_mul(TWO31 + 5, 33, &p) && p == (TWO31 + 5) * 33);           /* FPFH rows */
     CHECK(count_mul(UINT32_MAX, 125, &p) && p == (size_t)UINT32_MAX * 125); /* PFH rows */
     CHECK(count_mul3(TWO32, 43, sizeof(float), &p) && p == TWO32 * 172);
     CHECK(count_mul(0, SIZE_MAX, &p) && p == 0);
@@ -71,10 +71,10 @@ static void test_check_points(void)
  * edge of both. */
 static void test_grids(void)
 {
-    CHECK(dev_grid_fits(DEV_GRID_GROUPS_MAX, 2));      /* 2^32 - 2 threads */
-    CHECK(!dev_grid_fits(DEV_GRID_GROUPS_MAX + 1, 1)); /* one group too many for CUDA */
-    CHECK(dev_grid_fits(TWO32 / 256, 256));            /* exactly 2^32 threads: ids 0 .. 2^32 - 1 */
-    CHECK(!dev_grid_fits(TWO32 / 256 + 1, 256));       /* an id would wrap */
+    CHECK(dev_grid_fits(DEV_GRID_GROUPS_MAX, 2));                /* 2^32 - 2 threads */
+    CHECK(!dev_grid_fits(DEV_GRID_GROUPS_MAX + 1, 1));           /* one group too many for CUDA */
+    CHECK(dev_grid_fits(TWO32 / 256, 256));                      /* exactly 2^32 threads: ids 0 .. 2^32 - 1 */
+    CHECK(!dev_grid_fits(TWO32 / 256 + 1, 256));                 /* an id would wrap */
     CHECK(dev_grid_fits(((size_t)UINT32_MAX + 255) / 256, 256)); /* 2^32 - 1 points padded to 256 */
     CHECK(!dev_grid_fits(1, 0));
     CHECK(!dev_grid_fits(SIZE_MAX, 1));
@@ -125,7 +125,7 @@ static void test_entries(void)
     const float *none = page;
     ptreg_error err;
     test_entries_refuse(none, MORE_THAN_U32);
-    test_entries_refuse(none, SIZE_MAX / 2); /* 3 n and n x 12 bytes would wrap too */
+    test_entries_refuse(none, SIZE_MAX / 2);      /* 3 n and n x 12 bytes would wrap too */
     test_entries_refuse(none, KD_MAX_POINTS + 1); /* within uint32, beyond the tree */
     /* leaves of 4 points take 16 slots each: 2^30 points need 2^32 slots */
     ptreg_kdtree_options small = {4};

@@ -59,16 +59,16 @@ static int stats_consistent(const ptreg_walk_stats *s, size_t nq)
         least_steps += (uint64_t)b * s->histogram[b];
         top = s->histogram[b] ? (uint64_t)b : top;
     }
-    return s->queries == nq && total == nq && s->steps >= least_steps && s->max_steps >= top &&
-           s->fallbacks <= nq && (top < PTREG_WALK_HISTOGRAM - 1 ? s->steps == least_steps : 1);
+    return s->queries == nq && total == nq && s->steps >= least_steps && s->max_steps >= top && s->fallbacks <= nq &&
+           (top < PTREG_WALK_HISTOGRAM - 1 ? s->steps == least_steps : 1);
 }
 
 static const char *search_name(ptreg_nn_method s) { return ptreg_nn_method_name(s); }
 
 /* Every search of an index with a graph, on every ISA, equals the
  * reference; a walk seeded by the answers takes no step. */
-static void check_walks(const char *what, const ptreg_model_index *idx, const reference *ref, const float *q,
-                        size_t nq, size_t m)
+static void check_walks(const char *what, const ptreg_model_index *idx, const reference *ref, const float *q, size_t nq,
+                        size_t m)
 {
     uint32_t *got = malloc(nq * sizeof *got), *seed = malloc(nq * sizeof *seed);
     float *d2 = malloc(nq * sizeof *d2);
@@ -82,15 +82,15 @@ static void check_walks(const char *what, const ptreg_model_index *idx, const re
                 /* seeds: none, the answers, arbitrary points, "no neighbor" */
                 for (size_t i = 0; i < nq; i++)
                     seed[i] = seeds == 1 ? ref->index[i] : seeds == 2 ? (uint32_t)((i * 7919u) % m) : PTREG_NO_NEIGHBOR;
-                ptreg_status st = ptreg_model_index_nearest(idx, q, nq, (ptreg_nn_method)s, seeds ? seed : NULL,
-                                                            got, d2, &stats, NULL);
+                ptreg_status st = ptreg_model_index_nearest(idx, q, nq, (ptreg_nn_method)s, seeds ? seed : NULL, got,
+                                                            d2, &stats, NULL);
                 CHECK_MSG(st == PTREG_OK, "%s: %s failed", what, search_name(s));
                 size_t bad = count_wrong(ref, got, d2, nq);
                 CHECK_MSG(bad == 0, "%s: %s (%s, seeds %d) differs on %zu of %zu queries", what, search_name(s),
                           isa_name, seeds, bad, nq);
                 if (s != PTREG_NN_KDTREE)
-                    CHECK_MSG(stats_consistent(&stats, nq), "%s: %s (%s) statistics inconsistent", what,
-                              search_name(s), isa_name);
+                    CHECK_MSG(stats_consistent(&stats, nq), "%s: %s (%s) statistics inconsistent", what, search_name(s),
+                              isa_name);
                 if (s == PTREG_NN_DELAUNAY_PNN && seeds == 1)
                     CHECK_MSG(stats.steps == 0, "%s: walks from the answers took %llu steps", what,
                               (unsigned long long)stats.steps);
@@ -153,8 +153,7 @@ static void test_synthetic(void)
             } else {
                 check_no_graph(what, idx, &ref, q, nq);
                 if (distinct < 5)
-                    CHECK_MSG(strstr(info.delaunay_note, "needs 5") != NULL, "%s: note '%s'", what,
-                              info.delaunay_note);
+                    CHECK_MSG(strstr(info.delaunay_note, "needs 5") != NULL, "%s: note '%s'", what, info.delaunay_note);
                 if (m > distinct && distinct < 5)
                     CHECK(strstr(info.delaunay_note, "duplicates merged") != NULL);
             }
@@ -238,8 +237,8 @@ static void check_memory_rounds(const char *what, const float *t, size_t m, floa
                     moved[i] += (float)(pow(10.0, -6.0 + 5.0 * (double)((i / 3 + (size_t)round) % 6) / 5.0) *
                                         ptreg_rng_normal(&rng));
             ptreg_walk_stats stats = {0};
-            nn_cpu_kernels()->dt_nearest_range(tree, idx->graph, moved, nq,
-                                                  round ? PTREG_WALK_SEED : PTREG_WALK_KDANN, slot, d2, mem, &stats);
+            nn_cpu_kernels()->dt_nearest_range(tree, idx->graph, moved, nq, round ? PTREG_WALK_SEED : PTREG_WALK_KDANN,
+                                               slot, d2, mem, &stats);
             reference ref = make_reference(t, m, moved, nq);
             for (size_t i = 0; i < nq; i++)
                 got[i] = tree->index[slot[i]];

@@ -60,8 +60,8 @@ static void test_resolve(void)
     /* a device the operation has no path for: an error naming both */
     req = (ptreg_device){PTREG_BACKEND_CUDA, 0};
     CHECK(ptreg_device_resolve(&req, cpu_only, "EM-ICP", &on, &err) == PTREG_ERR_ARG);
-    CHECK_MSG(strstr(err.message, "EM-ICP") && strstr(err.message, "cuda:0") && strstr(err.message, "CPU only"),
-              "%s", err.message);
+    CHECK_MSG(strstr(err.message, "EM-ICP") && strstr(err.message, "cuda:0") && strstr(err.message, "CPU only"), "%s",
+              err.message);
     req = (ptreg_device){PTREG_BACKEND_OPENCL, 99};
     CHECK(ptreg_device_resolve(&req, every, "ICP", &on, &err) == PTREG_ERR_ARG);
     CHECK_MSG(strstr(err.message, "opencl:99"), "%s", err.message);
@@ -106,17 +106,22 @@ static void test_engines(const ptreg_device *gpu, const char *name)
     ptreg_error err;
     const engine *which = NULL; /* the engine chosen */
     CHECK_MSG(engine_choose(both, 2, gpu, &yes, "op", &on, &which, &err) == PTREG_OK && which == both[1] &&
-                  on.backend == gpu->backend && on.index == gpu->index, "%s", name);
+                  on.backend == gpu->backend && on.index == gpu->index,
+              "%s", name);
     CHECK_MSG(engine_choose(both, 2, gpu, &no, "op", &on, &which, &err) == PTREG_ERR_UNSUPPORTED &&
-                  strstr(err.message, "not on"), "%s", name);
+                  strstr(err.message, "not on"),
+              "%s", name);
     CHECK_MSG(engine_choose(cpu, 1, gpu, &yes, "op", &on, &which, &err) == PTREG_ERR_ARG &&
-                  strstr(err.message, "CPU only"), "%s: %s", name, err.message);
+                  strstr(err.message, "CPU only"),
+              "%s: %s", name, err.message);
     const ptreg_device any = {PTREG_BACKEND_AUTO, 0};
     setenv("PTREG_DEVICE", name, 1);
     CHECK_MSG(engine_choose(both, 2, &any, &no, "op", &on, &which, &err) == PTREG_OK && which == both[0] &&
-                  on.backend == PTREG_BACKEND_CPU, "%s", name);
+                  on.backend == PTREG_BACKEND_CPU,
+              "%s", name);
     CHECK_MSG(engine_choose(both, 2, &any, &yes, "op", &on, &which, &err) == PTREG_OK && which == both[1] &&
-                  on.backend == gpu->backend, "%s", name);
+                  on.backend == gpu->backend,
+              "%s", name);
     unsetenv("PTREG_DEVICE");
 }
 

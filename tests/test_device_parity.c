@@ -55,10 +55,7 @@ static int same_floats(const float *a, const float *b, size_t n)
 }
 
 /* One double the same way (a threshold scaled from a float answer). */
-static int same_double(double a, double b)
-{
-    return device_exact ? a == b : a == b || fabs(a - b) <= 1e-6 * fabs(a);
-}
+static int same_double(double a, double b) { return device_exact ? a == b : a == b || fabs(a - b) <= 1e-6 * fabs(a); }
 
 /* ---- the digest of a case's device answers ---- */
 
@@ -114,11 +111,19 @@ typedef struct parity_case {
     double lm;                    /* and damping (0: none) */
 } parity_case;
 
-#define NN_CASE(op, cloud, m, n, seed) {op, cloud, m, n, seed, PTREG_NN_AUTO, 0, 0, 1, 0, 0, 0, 0, 0}
-#define ICP_CASE(op, cloud, m, n, seed, nn, d, s, t) {op, cloud, m, n, seed, nn, d, s, t, 0, 0, 0, 0, 0}
+#define NN_CASE(op, cloud, m, n, seed)                               \
+    {                                                                \
+        op, cloud, m, n, seed, PTREG_NN_AUTO, 0, 0, 1, 0, 0, 0, 0, 0 \
+    }
+#define ICP_CASE(op, cloud, m, n, seed, nn, d, s, t)      \
+    {                                                     \
+        op, cloud, m, n, seed, nn, d, s, t, 0, 0, 0, 0, 0 \
+    }
 /* Gauss-Newton: the method, the robust kernel (its k: GN_KERNEL_SCALE), LM's damping */
-#define GN_CASE(op, m, n, seed, nn, d, s, t, method, kernel, lm) \
-    {op, CLOUD_SURFACE, m, n, seed, nn, d, s, t, 0, 0, method, kernel, lm}
+#define GN_CASE(op, m, n, seed, nn, d, s, t, method, kernel, lm)             \
+    {                                                                        \
+        op, CLOUD_SURFACE, m, n, seed, nn, d, s, t, 0, 0, method, kernel, lm \
+    }
 #define GN_KERNEL_SCALE 0.05
 
 /* Sizes around the work-group (256) and the reduction group (1024). */
@@ -291,9 +296,9 @@ typedef struct nn_answer {
 static ptreg_nn_method search_of(parity_op op)
 {
     return op == OP_KDTREE || op == OP_KDTREE_LBKD ? PTREG_NN_KDTREE
-           : op == OP_WALK_FIXED ? PTREG_NN_DELAUNAY_ZERO
-           : op == OP_WALK_KDANN ? PTREG_NN_DELAUNAY_KDANN
-                                 : PTREG_NN_DELAUNAY_PNN;
+           : op == OP_WALK_FIXED                   ? PTREG_NN_DELAUNAY_ZERO
+           : op == OP_WALK_KDANN                   ? PTREG_NN_DELAUNAY_KDANN
+                                                   : PTREG_NN_DELAUNAY_PNN;
 }
 
 /* Seeds for the seeded cases: arbitrary points (the answer must not
@@ -316,8 +321,8 @@ static ptreg_status cpu_nearest(const parity_case *pc, const clouds *c, const pt
                                      pc->op <= OP_KDTREE_LBKD ? NULL : &a->stats, err);
 }
 
-static ptreg_status device_nearest(const parity_case *pc, const clouds *c, nn_device_model *dm,
-                                   const uint32_t *seeds, nn_answer *a, ptreg_error *err)
+static ptreg_status device_nearest(const parity_case *pc, const clouds *c, nn_device_model *dm, const uint32_t *seeds,
+                                   nn_answer *a, ptreg_error *err)
 {
     dev_handle *dev = dm->dev;
     const ptreg_kdtree *t = dm->index->tree;
@@ -342,8 +347,7 @@ static ptreg_status device_nearest(const parity_case *pc, const clouds *c, nn_de
     else if (!st && pc->op <= OP_KDTREE_LBKD) {
         dm->kd_search = pc->op == OP_KDTREE_LBKD ? NN_KD_LBKD : NN_KD_CLIMB;
         st = nn_device_kdtree(dm, q, n, INFINITY, NULL, near, d2, err);
-    }
-    else if (!st) {
+    } else if (!st) {
         st = nn_device_walk(dm, q, n, start, near, d2, NULL, info, err);
         st = st ? st : nn_device_walk_stats(dm, info, n, part, stats, 0, err);
     }
@@ -377,9 +381,8 @@ static int run_nn_case(dev_handle *dev, const parity_case *pc, const clouds *c, 
     nn_answer ref = {0}, got = {0};
     uint32_t *seeds = pc->op == OP_WALK_SEED || pc->op == OP_KDTREE_LBKD ? make_seeds(c->n, c->m, pc->seed) : NULL;
     int ok = 0;
-    if (ptreg_model_index_create(c->model, c->m, NULL, &idx, &err) ||
-        nn_device_create(dev, idx, 1, &dm, &err) || nn_answers_alloc(&ref, c->n) ||
-        nn_answers_alloc(&got, c->n)) {
+    if (ptreg_model_index_create(c->model, c->m, NULL, &idx, &err) || nn_device_create(dev, idx, 1, &dm, &err) ||
+        nn_answers_alloc(&ref, c->n) || nn_answers_alloc(&got, c->n)) {
         snprintf(detail, size, "set-up failed: %s", err.message);
         goto done;
     }
@@ -529,8 +532,8 @@ static int run_icp_case(const ptreg_device *device, int fp64, const parity_case 
              "%d%s%s%s",
              ptreg_icp_method_name(o.method), pc->kernel ? ptreg_robust_kernel_name(o.kernel) : "",
              pc->kernel ? " " : "", pc->lm > 0.0 ? "lm " : "", ptreg_nn_method_name(got.nn), dT, tol_T, dmse, ref.pairs,
-             got.pairs, ref.iterations, got.iterations,
-             walks ? "" : ", the walks differ", repeatable ? "" : ", NOT REPEATABLE",
+             got.pairs, ref.iterations, got.iterations, walks ? "" : ", the walks differ",
+             repeatable ? "" : ", NOT REPEATABLE",
              one_off ? "" : ", ptreg_icp on the device differs from the resident model");
     ptreg_icp_result_free(&got);
     ptreg_icp_result_free(&again);
@@ -547,9 +550,9 @@ typedef struct batch_case {
     const char *name;
     size_t pairs, motif; /* the shared motif's points (fcc: 12 or 42); 0: per pair, 6 to 14 */
     int translation;
-    size_t ragged;       /* up to this many of a source's points repeated */
-    double tol;          /* 0: the whole schedule */
-    int bad;             /* pair 3's source is far from its target: no weight, it stops at once */
+    size_t ragged; /* up to this many of a source's points repeated */
+    double tol;    /* 0: the whole schedule */
+    int bad;       /* pair 3's source is far from its target: no weight, it stops at once */
     uint64_t seed;
 } batch_case;
 
@@ -562,10 +565,8 @@ typedef struct batch_case {
  * matches several poses almost equally well, and there rounding alone
  * picks the pose (the CPU's own plain path and its lanes then differ too). */
 static const batch_case batch_cases[] = {
-    {"shared-12", 1200, 12, 0, 0, 0.0, 0, 61},
-    {"ragged-targets", 301, 0, 1, 2, 0.0, 0, 62},
-    {"early-stop", 403, 12, 1, 22, 1e-4, 0, 63},
-    {"bad-pair", 70, 0, 1, 2, 0.0, 1, 64},
+    {"shared-12", 1200, 12, 0, 0, 0.0, 0, 61},   {"ragged-targets", 301, 0, 1, 2, 0.0, 0, 62},
+    {"early-stop", 403, 12, 1, 22, 1e-4, 0, 63}, {"bad-pair", 70, 0, 1, 2, 0.0, 1, 64},
     {"ragged-42", 97, 42, 1, 2, 0.0, 0, 65},
 };
 
@@ -964,8 +965,11 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
                      (unsigned long long)(dev->guard_violations - guards));
         }
         printf("%s %-10s %-10s m=%zu n=%zu seed=%llu: %s (%.0f ms) [bits %016llx]\n",
-               ok > 0 ? "ok  " : ok < 0 ? "skip" : "FAIL", op_name(pc->op), cloud_name(pc->cloud), c.m, c.n,
-               (unsigned long long)pc->seed, detail, ptreg_time_ms() - t0, take_digest());
+               ok > 0   ? "ok  "
+               : ok < 0 ? "skip"
+                        : "FAIL",
+               op_name(pc->op), cloud_name(pc->cloud), c.m, c.n, (unsigned long long)pc->seed, detail,
+               ptreg_time_ms() - t0, take_digest());
         *passed += ok > 0; /* nan-ok: an int */
         *failed += ok == 0;
         free_clouds(&c);
@@ -1022,8 +1026,8 @@ int main(void)
         }
     if (!devices) {
         const int required = check_env_set("PTREG_TEST_REQUIRE_DEVICE");
-        printf("no CUDA or OpenCL device to test (cuda: %s; opencl: %s): %s\n",
-               ptreg_backend_note(PTREG_BACKEND_CUDA), ptreg_backend_note(PTREG_BACKEND_OPENCL),
+        printf("no CUDA or OpenCL device to test (cuda: %s; opencl: %s): %s\n", ptreg_backend_note(PTREG_BACKEND_CUDA),
+               ptreg_backend_note(PTREG_BACKEND_OPENCL),
                required ? "FAILED (PTREG_TEST_REQUIRE_DEVICE: POCL is installed)" : "skipped");
         return required ? 1 : CHECK_EXIT_SKIP;
     }

@@ -32,8 +32,7 @@ static double rotation_error(const double truth[16], const double T[16], double 
 }
 
 /* Rotation about an axis through c by angle_deg, then a shift. */
-static void pose_about(const double axis[3], double angle_deg, const double c[3], const double shift[3],
-                       double T[16])
+static void pose_about(const double axis[3], double angle_deg, const double c[3], const double shift[3], double T[16])
 {
     const double zero[3] = {0, 0, 0};
     double R[16], to_c[16], from_c[16];
@@ -82,8 +81,8 @@ static void test_demo_pairs(const char *data)
         double truth[16];
         ptreg_error err;
         CHECK(ptreg_horn(q, p, NULL, n, truth, &err) == PTREG_OK);
-        double start_t, start = rotation_error(truth, (const double[16]){1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1},
-                                                &start_t);
+        double start_t,
+            start = rotation_error(truth, (const double[16]){1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, &start_t);
         CHECK_MSG(start > 90.0, "demo pair %s starts %.1f deg away", sizes[s], start);
         ptreg_emicp_options opt;
         ptreg_emicp_options_tamaki(&opt);

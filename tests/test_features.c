@@ -289,8 +289,7 @@ static void test_goldens(const char *data)
         compare_golden(path, out, bins, c.n, &rows, &off, &one_pair);
         CHECK_MSG(rows == 391, "%s: %zu rows", cases[i].file, rows);
         /* Every bin within 0.01 (the tolerance). */
-        CHECK_MSG(off == 0, "%s: %zu of %zu rows off by > 0.01 (%zu by one pair)", cases[i].file, off, rows,
-                  one_pair);
+        CHECK_MSG(off == 0, "%s: %zu of %zu rows off by > 0.01 (%zu by one pair)", cases[i].file, off, rows, one_pair);
         printf("%s: %zu rows, all within 0.01\n", cases[i].file, rows);
     }
     free(out);
@@ -352,7 +351,8 @@ static void test_orientations(void)
     ptreg_cloud c;
     CHECK(ptreg_synth_model(PTREG_SHAPE_BLOB, 6000, 9, &c, NULL) == PTREG_OK);
     const size_t n = c.n;
-    float *ref = malloc(3 * n * sizeof *ref), *got = malloc(3 * n * sizeof *got), *again = malloc(3 * n * sizeof *again);
+    float *ref = malloc(3 * n * sizeof *ref), *got = malloc(3 * n * sizeof *got),
+          *again = malloc(3 * n * sizeof *again);
     ptreg_normals_options o;
     ptreg_normals_options_default(&o);
     o.neighbors.k = 15;
@@ -363,8 +363,9 @@ static void test_orientations(void)
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += got[3 * i] - 2.0f * got[3 * i + 1] + 0.5f * got[3 * i + 2] < 0.0f ||
-               fabsf(fabsf(got[3 * i] * ref[3 * i] + got[3 * i + 1] * ref[3 * i + 1] +
-                           got[3 * i + 2] * ref[3 * i + 2]) - 1.0f) > 1e-5f;
+               fabsf(
+                   fabsf(got[3 * i] * ref[3 * i] + got[3 * i + 1] * ref[3 * i + 1] + got[3 * i + 2] * ref[3 * i + 2]) -
+                   1.0f) > 1e-5f;
     CHECK_MSG(bad == 0, "direction: %zu normals against it or off their axis", bad);
     o.orientation = PTREG_ORIENT_TANGENT_PLANE;
     double centre[3];

@@ -203,16 +203,12 @@ static void make_pairs(size_t m, float *x, float *y, float *z, float *nx, float 
         case 1: /* on the plane z = 0 with a +z normal, like the fixed point */
             p[2] = 0, n[0] = n[1] = 0, n[2] = 1;
             break;
-        case 2: /* the fixed point itself */
-            p[0] = p[1] = p[2] = 0;
-            break;
+        case 2: /* the fixed point itself */ p[0] = p[1] = p[2] = 0; break;
         case 3: /* a normal along the line to the fixed point */
             for (int a = 0; a < 3; a++)
                 n[a] = p[a] / sqrtf(p[0] * p[0] + p[1] * p[1] + p[2] * p[2]);
             break;
-        case 4: /* opposite normal in the plane: theta near +-pi */
-            p[2] = 0, n[0] = n[1] = 0, n[2] = -1;
-            break;
+        case 4: /* opposite normal in the plane: theta near +-pi */ p[2] = 0, n[0] = n[1] = 0, n[2] = -1; break;
         case 5: /* a grid point: ties and exact values */
             for (int a = 0; a < 3; a++)
                 p[a] = (float)((long)(p[a] * 4)) * 0.25f;
@@ -273,8 +269,9 @@ static void test_kernel_bins(void)
             kernels[isa](&b);
             int32_t ex[3];
             feat_pair_bins_exact(p, n, o, tn, 11, ex);
-            CHECK_MSG(ex[0] == bins[0] && ex[1] == bins[1] && ex[2] == bins[2], "edge %d, ISA %s: (%d %d %d) vs (%d %d %d)",
-                      e, isa_level_name((isa_level)isa), bins[0], bins[1], bins[2], ex[0], ex[1], ex[2]);
+            CHECK_MSG(ex[0] == bins[0] && ex[1] == bins[1] && ex[2] == bins[2],
+                      "edge %d, ISA %s: (%d %d %d) vs (%d %d %d)", e, isa_level_name((isa_level)isa), bins[0], bins[1],
+                      bins[2], ex[0], ex[1], ex[2]);
             edge_pairs++;
         }
     }
@@ -312,8 +309,8 @@ static void test_fast_equals_reference(void)
             o.neighbors = hoods[h];
             o.convention = kind == 2 ? PTREG_FPFH_OPEN3D : PTREG_FPFH_PCL;
             int bins = kind ? PTREG_FPFH_BINS : PTREG_PFH_BINS;
-            ptreg_status (*fn)(const float *, const float *, size_t, const ptreg_features_options *, float *,
-                               size_t *, ptreg_error *) = kind ? ptreg_fpfh : ptreg_pfh;
+            ptreg_status (*fn)(const float *, const float *, size_t, const ptreg_features_options *, float *, size_t *,
+                               ptreg_error *) = kind ? ptreg_fpfh : ptreg_pfh;
             size_t miss_ref = 0, miss_fast = 0;
             o.reference = 1;
             CHECK(fn(xyz, nrm, n, &o, ref, &miss_ref, NULL) == PTREG_OK);
@@ -326,8 +323,10 @@ static void test_fast_equals_reference(void)
                 /* memcmp: NaN rows are the same NaN bits */
                 CHECK_MSG(!memcmp(ref, fast, n * (size_t)bins * sizeof *ref),
                           "%s k %zu r %g, ISA %s: fast path differs from the reference",
-                          kind == 0 ? "pfh" : kind == 1 ? "fpfh" : "fpfh open3d", hoods[h].k, hoods[h].radius,
-                          isa_level_name((isa_level)isa));
+                          kind == 0   ? "pfh"
+                          : kind == 1 ? "fpfh"
+                                      : "fpfh open3d",
+                          hoods[h].k, hoods[h].radius, isa_level_name((isa_level)isa));
             }
             cpu_set_isa(-1);
         }

@@ -110,8 +110,8 @@ static void test_ransac_planted(void)
     ptreg_set_num_threads(0);
     double angle, trans;
     ptreg_transform_difference(T, r[0].transformation, &angle, &trans);
-    CHECK_MSG(angle < 1e-4 && trans < 1e-5 && r[0].inliers >= 240 && r[0].inliers < 250,
-              "%g deg, %g off; %zu inliers", angle, trans, r[0].inliers);
+    CHECK_MSG(angle < 1e-4 && trans < 1e-5 && r[0].inliers >= 240 && r[0].inliers < 250, "%g deg, %g off; %zu inliers",
+              angle, trans, r[0].inliers);
     CHECK(!memcmp(r[0].transformation, r[1].transformation, sizeof r[0].transformation) &&
           r[0].hypotheses == r[1].hypotheses);
     /* confidence stops it long before max_iter at a 60% inlier ratio */
@@ -136,7 +136,8 @@ static void test_ransac_planted(void)
     CHECK(ptreg_ransac(src, NULL, n, tgt, NULL, n, &m, &o, &r[0], &err) == PTREG_ERR_ARG && strstr(err.message, "3"));
     m.count = n;
     o.normal_angle = 0.5;
-    CHECK(ptreg_ransac(src, NULL, n, tgt, NULL, n, &m, &o, &r[0], &err) == PTREG_ERR_ARG && strstr(err.message, "normal"));
+    CHECK(ptreg_ransac(src, NULL, n, tgt, NULL, n, &m, &o, &r[0], &err) == PTREG_ERR_ARG &&
+          strstr(err.message, "normal"));
     ptreg_matches_free(&m);
     free(src), free(tgt);
 }

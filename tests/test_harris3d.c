@@ -49,10 +49,16 @@ static double trace_at(const ptreg_volume *v, long x, long y, long z, int r, dou
     double w[64], sum = 0, tr = 0;
     for (int t = -r; t <= r; t++)
         sum += w[t + r] = exp(-(double)(t * t) / (2 * sigma * sigma));
-#define V(a, b, c)                                                                                         \
-    ptreg_volume_voxel(v, (size_t)((a) < 0 ? 0 : (a) >= (long)v->nx ? (long)v->nx - 1 : (a)) +            \
-                              v->nx * ((size_t)((b) < 0 ? 0 : (b) >= (long)v->ny ? (long)v->ny - 1 : (b)) + \
-                                       v->ny * (size_t)((c) < 0 ? 0 : (c) >= (long)v->nz ? (long)v->nz - 1 : (c))))
+#define V(a, b, c)                                                                             \
+    ptreg_volume_voxel(v, (size_t)((a) < 0              ? 0                                    \
+                                   : (a) >= (long)v->nx ? (long)v->nx - 1                      \
+                                                        : (a)) +                               \
+                              v->nx * ((size_t)((b) < 0              ? 0                       \
+                                                : (b) >= (long)v->ny ? (long)v->ny - 1         \
+                                                                     : (b)) +                  \
+                                       v->ny * (size_t)((c) < 0              ? 0               \
+                                                        : (c) >= (long)v->nz ? (long)v->nz - 1 \
+                                                                             : (c))))
     for (long dz = -r; dz <= r; dz++)
         for (long dy = -r; dy <= r; dy++)
             for (long dx = -r; dx <= r; dx++) {
@@ -106,8 +112,8 @@ static void test_fast_matches_reference(void)
                     worst = check_worse(worst, e);
                     bad += !(e <= 1e-5);
                 }
-                CHECK_MSG(bad == 0, "%zux%zux%zu %s window %d border %d: %zu voxels off, worst %.3g",
-                          v.nx, v.ny, v.nz, ptreg_voxel_type_name(v.type), window, border, bad, worst);
+                CHECK_MSG(bad == 0, "%zux%zux%zu %s window %d border %d: %zu voxels off, worst %.3g", v.nx, v.ny, v.nz,
+                          ptreg_voxel_type_name(v.type), window, border, bad, worst);
                 free(fast);
                 free(ref);
             }
@@ -161,8 +167,7 @@ static void test_box_corners(void)
         }
         for (int b = 0; b < nbox; b++)
             for (int c = 0; c < 8; c++)
-                CHECK_MSG(found[b][c] == 1, "window %d: box %d corner %d found %d times", window, b, c,
-                          found[b][c]);
+                CHECK_MSG(found[b][c] == 1, "window %d: box %d corner %d found %d times", window, b, c, found[b][c]);
         ptreg_harris3d_result_free(&r);
     }
     ptreg_volume_free(&v);
@@ -267,12 +272,12 @@ static void test_keypoint_rules(void)
     float s[N * N * N];
     memset(s, 0, sizeof s);
 #define AT(x, y, z) s[(x) + N * ((y) + N * (z))]
-    AT(5, 5, 5) = AT(6, 5, 5) = 4.0f;  /* a plateau of two: its first voxel is kept */
+    AT(5, 5, 5) = AT(6, 5, 5) = 4.0f; /* a plateau of two: its first voxel is kept */
     AT(2, 2, 2) = 3.0f;
-    AT(2, 2, 3) = 2.5f;                /* a neighbor of a better one */
+    AT(2, 2, 3) = 2.5f; /* a neighbor of a better one */
     AT(9, 9, 9) = 1.0f;
-    AT(9, 3, 9) = 0.02f;               /* below 1% of the best */
-    AT(1, 10, 1) = -5.0f;              /* negative: never a keypoint */
+    AT(9, 3, 9) = 0.02f;  /* below 1% of the best */
+    AT(1, 10, 1) = -5.0f; /* negative: never a keypoint */
 #undef AT
     ptreg_harris3d_options o;
     ptreg_harris3d_options_default(&o);

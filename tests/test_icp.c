@@ -32,7 +32,8 @@ static void test_model_subset_protocol(void)
                 ptreg_transform_from_axis_angle(axes[k], (2 * ptreg_rng_uniform(&rng) - 1) * 20.0, NULL, R);
                 ptreg_transform_mul(R, M, M);
             }
-            M[3] = 0.1 * ptreg_rng_normal(&rng), M[7] = 0.1 * ptreg_rng_normal(&rng), M[11] = 0.1 * ptreg_rng_normal(&rng);
+            M[3] = 0.1 * ptreg_rng_normal(&rng), M[7] = 0.1 * ptreg_rng_normal(&rng),
+            M[11] = 0.1 * ptreg_rng_normal(&rng);
             for (size_t i = 0; i < n; i++)
                 for (int k = 0; k < 3; k++)
                     sensed[3 * i + k] = model.xyz[3 * (4 * i) + k] + (float)(noises[ni] * ptreg_rng_normal(&rng));
@@ -45,7 +46,8 @@ static void test_model_subset_protocol(void)
             ptreg_icp_result r;
             CHECK(ptreg_icp(sensed, n, model.xyz, model.n, &opt, &r, NULL) == PTREG_OK);
             double tol_deg = noises[ni] <= 1e-3 ? 0.02 : 0.1;
-            CHECK_MSG(rotation_error(truth, r.transformation) < tol_deg && translation_error(truth, r.transformation) < 5 * noises[ni] + 1e-3,
+            CHECK_MSG(rotation_error(truth, r.transformation) < tol_deg &&
+                          translation_error(truth, r.transformation) < 5 * noises[ni] + 1e-3,
                       "noise %g trial %d: error %g deg, %g", noises[ni], trial, rotation_error(truth, r.transformation),
                       translation_error(truth, r.transformation));
             CHECK(r.converged && r.stop_reason == PTREG_STOP_CONVERGED);
@@ -77,7 +79,8 @@ static void test_synthetic_scans(void)
                 opt.max_iter = 400;
                 ptreg_icp_result r;
                 CHECK(ptreg_icp(scan.xyz, scan.n, model.xyz, model.n, &opt, &r, NULL) == PTREG_OK);
-                CHECK_MSG(rotation_error(truth, r.transformation) < 1.0 && translation_error(truth, r.transformation) < 0.02,
+                CHECK_MSG(rotation_error(truth, r.transformation) < 1.0 &&
+                              translation_error(truth, r.transformation) < 0.02,
                           "%s noise %g seed %llu: error %g deg, %g", ptreg_shape_name((ptreg_shape)shape), noises[ni],
                           (unsigned long long)seed, rotation_error(truth, r.transformation),
                           translation_error(truth, r.transformation));
@@ -206,9 +209,8 @@ static void check_methods_identical(const char *what, const float *src, size_t n
         if (r.nn == PTREG_NN_DELAUNAY_PNN && r.iterations > 3)
             CHECK_MSG(r.walk[r.iterations].steps < r.walk[0].steps, "%s: pnn walks do not shorten", what);
         if ((r.nn == PTREG_NN_DELAUNAY_PNN || r.nn == PTREG_NN_DELAUNAY_PNNOPT) && r.iterations > 10)
-            CHECK_MSG(r.walk[r.iterations].kept > 0 && r.walk[0].kept == 0,
-                      "%s: %s kept %llu answers in the last pass", what, name,
-                      (unsigned long long)r.walk[r.iterations].kept);
+            CHECK_MSG(r.walk[r.iterations].kept > 0 && r.walk[0].kept == 0, "%s: %s kept %llu answers in the last pass",
+                      what, name, (unsigned long long)r.walk[r.iterations].kept);
         ptreg_icp_result_free(&r);
     }
     ptreg_icp_result_free(&ref);
@@ -366,8 +368,8 @@ static void test_bad_arguments(void)
  * 0.05; the expected matrix is in ../shared/data/README.md. */
 static void test_pcl_regression(const char *dir)
 {
-    static const double expected[16] = {0.8806, 0.03648, -0.4724, 0.03453, -0.02354, 0.9992, 0.03326, -0.001519,
-                                        0.4732, -0.01817, 0.8808, 0.04116, 0, 0, 0, 1};
+    static const double expected[16] = {0.8806, 0.03648,  -0.4724, 0.03453, -0.02354, 0.9992, 0.03326, -0.001519,
+                                        0.4732, -0.01817, 0.8808,  0.04116, 0,        0,      0,       1};
     size_t n, m;
     float *src = read_points(dir, "pcl/bun0.pcd", &n), *tgt = read_points(dir, "pcl/bun4.pcd", &m);
     if (src && tgt) {

@@ -304,7 +304,8 @@ static void test_peer_stops(void)
     CHECK(ptreg_icp(src, model.n, model.xyz, model.n, &o, &r, NULL) == PTREG_OK);
     double inv[16];
     ptreg_transform_invert_rigid(T, inv);
-    CHECK_MSG(r.stop_reason == PTREG_STOP_SMALL_STEP && r.iterations < 200 && rotation_error(inv, r.transformation) < 1e-3,
+    CHECK_MSG(r.stop_reason == PTREG_STOP_SMALL_STEP && r.iterations < 200 &&
+                  rotation_error(inv, r.transformation) < 1e-3,
               "stopped: %s at %d, %g deg from the truth", ptreg_stop_reason_name(r.stop_reason), r.iterations,
               rotation_error(inv, r.transformation));
     ptreg_icp_result_free(&r);

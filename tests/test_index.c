@@ -28,8 +28,7 @@ static void check_refused(const unsigned char *buf, size_t size, const char *wha
     ptreg_status st = load(buf, size, &idx, &err);
     CHECK_MSG(st == PTREG_ERR_FORMAT && idx == NULL, "%s: status %d", case_name, (int)st);
     if (st == PTREG_ERR_FORMAT) {
-        CHECK_MSG(strstr(err.message, "model.pti") != NULL, "%s: '%s' does not name the file", case_name,
-                  err.message);
+        CHECK_MSG(strstr(err.message, "model.pti") != NULL, "%s: '%s' does not name the file", case_name, err.message);
         CHECK_MSG(!what || strstr(err.message, what) != NULL, "%s: '%s' lacks '%s'", case_name, err.message, what);
     }
     if (st == PTREG_OK)
@@ -183,7 +182,7 @@ static void test_consistent_lies(const unsigned char *good, size_t size)
         uint32_t value;
         const char *what;
     } lies[] = {
-        {TAG_META, 0, 0x7fffffffu, "inconsistent counts"},         /* points */
+        {TAG_META, 0, 0x7fffffffu, "inconsistent counts"},           /* points */
         {TAG_PARENT, 8, 0x7fffffffu, "references are inconsistent"}, /* a parent outside the tree */
         {TAG_SLOT, 4, 0, "references are inconsistent"},             /* two points in one slot */
         {TAG_CHUNKS, 0, 0x3f800001u, "points differ"},               /* a point moved by one ulp */
@@ -233,14 +232,13 @@ static int refused_or_harmless(const unsigned char *buf, size_t size, const char
     ptreg_model_index *idx;
     ptreg_error err;
     ptreg_status st = load(buf, size, &idx, &err);
-    CHECK_MSG(st == PTREG_OK || (st == PTREG_ERR_FORMAT && strstr(err.message, "model.pti")), "%s: status %d",
-              what, (int)st);
+    CHECK_MSG(st == PTREG_OK || (st == PTREG_ERR_FORMAT && strstr(err.message, "model.pti")), "%s: status %d", what,
+              (int)st);
     if (st == PTREG_OK) {
         size_t n;
         ptreg_model_index_points(idx, &n);
         for (int s = PTREG_NN_KDTREE; s <= PTREG_NN_DELAUNAY_PNN; s++)
-            if (ptreg_model_index_nearest(idx, q, nq, (ptreg_nn_method)s, NULL, nearest, d2, NULL, NULL) ==
-                PTREG_OK)
+            if (ptreg_model_index_nearest(idx, q, nq, (ptreg_nn_method)s, NULL, nearest, d2, NULL, NULL) == PTREG_OK)
                 for (size_t j = 0; j < nq; j++)
                     CHECK_MSG(nearest[j] < n, "%s: search %d answered %u", what, s, nearest[j]);
         ptreg_model_index_destroy(idx);

@@ -31,10 +31,7 @@
 #endif
 #ifdef TEST_ASAN
 const char *__asan_default_options(void);
-const char *__asan_default_options(void)
-{
-    return "max_allocation_size_mb=1024:allocator_may_return_null=0";
-}
+const char *__asan_default_options(void) { return "max_allocation_size_mb=1024:allocator_may_return_null=0"; }
 #endif
 
 #define DATA_DIR PTREG_TEST_SOURCE_DIR "/data/io"
@@ -82,8 +79,7 @@ static int count_files(const char *prefix)
 static int has_place(const char *msg)
 {
     for (const char *p = msg; (p = strstr(p, " ")) != NULL; p++) {
-        if ((strncmp(p + 1, "line ", 5) == 0 || strncmp(p + 1, "byte ", 5) == 0) && p[6] >= '0' &&
-            p[6] <= '9')
+        if ((strncmp(p + 1, "line ", 5) == 0 || strncmp(p + 1, "byte ", 5) == 0) && p[6] >= '0' && p[6] <= '9')
             return 1;
     }
     return 0;
@@ -96,8 +92,7 @@ static int cloud_is_empty(const ptreg_cloud *c)
 
 /* The contract of every failed read: a status, a message with the name and
  * a place, and nothing left in the cloud. */
-static void check_failure(ptreg_status s, const ptreg_error *err, const ptreg_cloud *c,
-                          const char *name)
+static void check_failure(ptreg_status s, const ptreg_error *err, const ptreg_cloud *c, const char *name)
 {
     CHECK_MSG(s != PTREG_OK, "%s read", name);
     CHECK_MSG(strstr(err->message, name) != NULL, "%s: message '%s'", name, err->message);
@@ -105,8 +100,7 @@ static void check_failure(ptreg_status s, const ptreg_error *err, const ptreg_cl
     CHECK_MSG(cloud_is_empty(c), "%s: cloud not empty", name);
 }
 
-static ptreg_status read_mem(const char *text, ptreg_format format, ptreg_cloud *c,
-                             ptreg_error *err)
+static ptreg_status read_mem(const char *text, ptreg_format format, ptreg_cloud *c, ptreg_error *err)
 {
     return ptreg_cloud_read_memory(text, strlen(text), format, "mem", c, err);
 }
@@ -177,29 +171,23 @@ static void test_number_scanner(void)
 static void round_trip(ptreg_format format, int ascii, int normals, int write_normals)
 {
     char path[512];
-    const char *ext = format == PTREG_FORMAT_PLY   ? "ply"
-                      : format == PTREG_FORMAT_PCD ? "pcd"
-                                                   : "xyz";
+    const char *ext = format == PTREG_FORMAT_PLY ? "ply" : format == PTREG_FORMAT_PCD ? "pcd" : "xyz";
     snprintf(path, sizeof path, "%s/rt.%s", tmp_dir, ext);
     ptreg_cloud c, back;
-    random_cloud(&c, 1000, normals,
-                 7 + (uint64_t)format * 4 + (uint64_t)ascii * 2 + (uint64_t)normals);
+    random_cloud(&c, 1000, normals, 7 + (uint64_t)format * 4 + (uint64_t)ascii * 2 + (uint64_t)normals);
     ptreg_write_options opt;
     ptreg_write_options_default(&opt);
     opt.ascii = ascii;
     opt.with_normals = write_normals;
     ptreg_error err;
     CHECK(ptreg_cloud_write(path, &c, &opt, &err) == PTREG_OK);
-    CHECK_MSG(ptreg_cloud_read(path, PTREG_FORMAT_AUTO, &back, &err) == PTREG_OK, "%s: %s", path,
-              err.message);
+    CHECK_MSG(ptreg_cloud_read(path, PTREG_FORMAT_AUTO, &back, &err) == PTREG_OK, "%s: %s", path, err.message);
     CHECK(back.n == c.n);
-    CHECK_MSG(back.n == c.n && memcmp(back.xyz, c.xyz, 12 * c.n) == 0, "%s ascii %d xyz differ",
-              ext, ascii);
+    CHECK_MSG(back.n == c.n && memcmp(back.xyz, c.xyz, 12 * c.n) == 0, "%s ascii %d xyz differ", ext, ascii);
     int expect_normals = normals && write_normals;
     CHECK((back.normals != NULL) == expect_normals);
     if (expect_normals && back.normals && back.n == c.n)
-        CHECK_MSG(memcmp(back.normals, c.normals, 12 * c.n) == 0, "%s ascii %d normals differ", ext,
-                  ascii);
+        CHECK_MSG(memcmp(back.normals, c.normals, 12 * c.n) == 0, "%s ascii %d normals differ", ext, ascii);
     CHECK(count_files(".ptreg-tmp-") == 0);
     ptreg_cloud_free(&c);
     ptreg_cloud_free(&back);
@@ -308,8 +296,8 @@ static void color_round_trip(const char *ext, int ascii)
 
 static void test_colors(void)
 {
-    const uint8_t pcd[] = {128, 128, 224, 255, 0, 10}, csv[] = {255, 0, 10, 1, 2, 3}, off[] = {255, 0, 10, 1, 2, 3,
-                                                                                               0, 255, 0};
+    const uint8_t pcd[] = {128, 128, 224, 255, 0, 10}, csv[] = {255, 0, 10, 1, 2, 3},
+                  off[] = {255, 0, 10, 1, 2, 3, 0, 255, 0};
     const uint16_t intensity[] = {7, 9};
     check_fixture_colors("rgb.pcd", 0, pcd, intensity, 2);
     check_fixture_colors("rgb.pcd", 1, pcd, intensity, 2);
@@ -398,8 +386,7 @@ static void test_good_fixtures(void)
         ptreg_status s = ptreg_cloud_read(path, PTREG_FORMAT_AUTO, &c, &err);
         CHECK_MSG(s == PTREG_OK, "%s: %s", g->file, err.message);
         CHECK_MSG(c.n == g->n, "%s: %zu points", g->file, c.n);
-        CHECK_MSG(c.dropped_nonfinite == g->dropped, "%s: %zu dropped", g->file,
-                  c.dropped_nonfinite);
+        CHECK_MSG(c.dropped_nonfinite == g->dropped, "%s: %zu dropped", g->file, c.dropped_nonfinite);
         CHECK_MSG((c.normals != NULL) == g->normals, "%s normals", g->file);
         if (c.n == g->n && c.n) {
             CHECK_MSG(same_point(&c, 0, g->first), "%s: first point", g->file);
@@ -440,8 +427,7 @@ static void check_bad_file(const char *file, ptreg_status want, const char *tail
     ptreg_error err;
     ptreg_status s = ptreg_cloud_read(path, PTREG_FORMAT_AUTO, &c, &err);
     CHECK_MSG(s == want, "%s: status %d, want %d (%s)", file, s, want, err.message);
-    CHECK_MSG(strcmp(err.message, expect) == 0, "%s:\n  got  '%s'\n  want '%s'", file, err.message,
-              expect);
+    CHECK_MSG(strcmp(err.message, expect) == 0, "%s:\n  got  '%s'\n  want '%s'", file, err.message, expect);
     check_failure(s, &err, &c, file);
 }
 
@@ -543,8 +529,7 @@ static void test_long_lines(void)
     s = padded("1 2 3\n4 5 ", '6', two_mb, "\n");
     expect_mem(s, PTREG_FORMAT_XYZ, PTREG_ERR_FORMAT, "line 2: '6666");
     free(s);
-    s = padded("# vtk DataFile Version 3.0\n", 't', two_mb,
-               "\nASCII\nDATASET POLYDATA\nPOINTS 1 float\n1 2 3\n");
+    s = padded("# vtk DataFile Version 3.0\n", 't', two_mb, "\nASCII\nDATASET POLYDATA\nPOINTS 1 float\n1 2 3\n");
     expect_mem(s, PTREG_FORMAT_AUTO, PTREG_OK, "");
     free(s);
     /* Many blank lines before the data: no recursion, no per-line cost. */
@@ -563,18 +548,17 @@ static void test_inline_cases(void)
     const char text[] = {'1', ' ', '2', ' ', '3', '\n', '4', ' ', '5', ' ', '6'};
     ptreg_cloud c;
     ptreg_error err;
-    CHECK(ptreg_cloud_read_memory(text, sizeof text, PTREG_FORMAT_XYZ, "cut", &c, &err) ==
-          PTREG_OK);
+    CHECK(ptreg_cloud_read_memory(text, sizeof text, PTREG_FORMAT_XYZ, "cut", &c, &err) == PTREG_OK);
     CHECK(c.n == 2 && c.xyz[5] == 6.0f);
     ptreg_cloud_free(&c);
     /* A trailing comma is tolerated, a doubled one is an empty field. */
     expect_mem("1,2,3,\n", PTREG_FORMAT_XYZ, PTREG_OK, "");
     expect_mem("1,2,,3\n", PTREG_FORMAT_XYZ, PTREG_ERR_FORMAT, "line 1: empty field");
     /* The sniffer picks the format from the first bytes. */
-    expect_mem("VERSION .7\nFIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nWIDTH 1\nDATA ascii\n1 2 3\n",
-               PTREG_FORMAT_AUTO, PTREG_OK, "");
-    expect_mem("FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nWIDTH 1\nDATA ascii\n1 2\n",
-               PTREG_FORMAT_AUTO, PTREG_ERR_FORMAT, "line 6: the line ends before field 'z'");
+    expect_mem("VERSION .7\nFIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nWIDTH 1\nDATA ascii\n1 2 3\n", PTREG_FORMAT_AUTO,
+               PTREG_OK, "");
+    expect_mem("FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nWIDTH 1\nDATA ascii\n1 2\n", PTREG_FORMAT_AUTO, PTREG_ERR_FORMAT,
+               "line 6: the line ends before field 'z'");
     /* Doubles that overflow float become infinite and are dropped. */
     expect_mem("ply\nformat ascii 1.0\nelement vertex 2\nproperty double x\nproperty double y\n"
                "property double z\nend_header\n1e300 0 0\n1 2 3\n",
@@ -710,8 +694,7 @@ static void test_compressed_lzf(void)
 
 /* ---- mutations ----------------------------------------------------------- */
 
-static void check_any_result(ptreg_status s, const ptreg_error *err, ptreg_cloud *c,
-                             const char *name)
+static void check_any_result(ptreg_status s, const ptreg_error *err, ptreg_cloud *c, const char *name)
 {
     if (s == PTREG_OK) {
         int finite = c->n > 0 && c->xyz != NULL;
@@ -739,8 +722,8 @@ static void read_cut(const unsigned char *data, size_t cut, const char *name)
 
 /* Truncations (every one, or `cuts` seeded ones) and `rounds` seeded byte
  * flips, one to three at a time, through every parser. */
-static void mutate_one(const unsigned char *data, size_t size, const char *name, ptreg_rng *rng,
-                       size_t cuts, int rounds)
+static void mutate_one(const unsigned char *data, size_t size, const char *name, ptreg_rng *rng, size_t cuts,
+                       int rounds)
 {
     static const ptreg_format formats[] = {PTREG_FORMAT_AUTO, PTREG_FORMAT_PLY, PTREG_FORMAT_PCD, PTREG_FORMAT_XYZ,
                                            PTREG_FORMAT_VTK,  PTREG_FORMAT_OBJ, PTREG_FORMAT_STL, PTREG_FORMAT_OFF};
@@ -782,8 +765,7 @@ static void test_mutations(void)
     }
     /* Real files too, when the shared data is there: fewer cuts, they are
      * larger. */
-    static const char *const real[] = {"pcl/bun4.pcd", "landmarks/shooting_test_2d_target.vtk",
-                                       "emicp/P101.txt"};
+    static const char *const real[] = {"pcl/bun4.pcd", "landmarks/shooting_test_2d_target.vtk", "emicp/P101.txt"};
     const char *dir = check_data_dir();
     for (size_t k = 0; dir && k < sizeof real / sizeof real[0]; k++) {
         char path[4096];
@@ -868,8 +850,7 @@ static void test_transforms(void)
         write_text(path, bad[i].text);
         memcpy(back, T, sizeof T);
         CHECK(ptreg_transform_read(path, back, &err) == PTREG_ERR_FORMAT);
-        CHECK_MSG(strstr(err.message, bad[i].part) && strstr(err.message, path), "'%s'",
-                  err.message);
+        CHECK_MSG(strstr(err.message, bad[i].part) && strstr(err.message, path), "'%s'", err.message);
         CHECK(memcmp(back, T, sizeof T) == 0);
     }
     CHECK(ptreg_transform_read("/nonexistent/T.txt", back, &err) == PTREG_ERR_IO);
@@ -1155,8 +1136,7 @@ static void test_frame_stream(void)
     CHECK(read_stream(b, n - 7, &frames, &err) == PTREG_ERR_FORMAT && frames == 1);
     CHECK_MSG(strstr(err.message, "frame 1 at byte 44: the header is truncated (13 of 20 bytes)"), "%s", err.message);
     CHECK(read_stream(b, 40, &frames, &err) == PTREG_ERR_FORMAT && frames == 0);
-    CHECK_MSG(strstr(err.message, "frame 0 at byte 0: truncated: 1 of its 2 points before the end"), "%s",
-              err.message);
+    CHECK_MSG(strstr(err.message, "frame 0 at byte 0: truncated: 1 of its 2 points before the end"), "%s", err.message);
     memcpy(b + 44, "PLY1", 4);
     CHECK(read_stream(b, n, &frames, &err) == PTREG_ERR_FORMAT && frames == 1);
     CHECK_MSG(strstr(err.message, "frame 1 at byte 44: no \"PTF1\" magic"), "%s", err.message);
@@ -1204,7 +1184,8 @@ static void test_trajectory(void)
         {"0 0 0 0 0 0 0 1\n0.1 1 2 3 x 0 0 1\n", "bad.tum: line 2: not a TUM pose", PTREG_ERR_FORMAT},
         {"0 0 0 0 0 0 0 0\n", "bad.tum: line 1: not a TUM pose", PTREG_ERR_FORMAT},
         {"0 0 0 0 0 0 0 1 9\n", "bad.tum: line 1: not a TUM pose", PTREG_ERR_FORMAT},
-        {"1 0 0 0 0 0 0 1\n# c\n1 0 0 0 0 0 0 1\n", "bad.tum: line 3: the timestamp does not come after", PTREG_ERR_FORMAT},
+        {"1 0 0 0 0 0 0 1\n# c\n1 0 0 0 0 0 0 1\n", "bad.tum: line 3: the timestamp does not come after",
+         PTREG_ERR_FORMAT},
         {"# nothing\n\n", "bad.tum: no poses in it", PTREG_ERR_FORMAT},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

@@ -79,18 +79,15 @@ static void check_case(const char *dir, const data_case *d)
     ptreg_status s = ptreg_cloud_read(path, PTREG_FORMAT_AUTO, &c, &err);
     double ms = ptreg_time_ms() - t0;
     CHECK_MSG(s == PTREG_OK, "%s", err.message);
-    printf("%-40s %6zu points %s %.1f ms\n", d->file, c.n, c.normals ? "+ normals" : "         ",
-           ms);
+    printf("%-40s %6zu points %s %.1f ms\n", d->file, c.n, c.normals ? "+ normals" : "         ", ms);
     CHECK_MSG(c.n == d->n, "%s: %zu points, want %zu", d->file, c.n, d->n);
-    CHECK_MSG(c.n + c.dropped_nonfinite == header_count(path), "%s: header says %zu", d->file,
-              header_count(path));
+    CHECK_MSG(c.n + c.dropped_nonfinite == header_count(path), "%s: header says %zu", d->file, header_count(path));
     CHECK_MSG((c.normals != NULL) == d->normals, "%s: normals", d->file);
     if (c.n == d->n) {
-        CHECK_MSG(memcmp(c.xyz, d->first, sizeof d->first) == 0, "%s: first point %.9g %.9g %.9g",
-                  d->file, c.xyz[0], c.xyz[1], c.xyz[2]);
+        CHECK_MSG(memcmp(c.xyz, d->first, sizeof d->first) == 0, "%s: first point %.9g %.9g %.9g", d->file, c.xyz[0],
+                  c.xyz[1], c.xyz[2]);
         const float *l = c.xyz + 3 * (c.n - 1);
-        CHECK_MSG(memcmp(l, d->last, sizeof d->last) == 0, "%s: last point %.9g %.9g %.9g", d->file,
-                  l[0], l[1], l[2]);
+        CHECK_MSG(memcmp(l, d->last, sizeof d->last) == 0, "%s: last point %.9g %.9g %.9g", d->file, l[0], l[1], l[2]);
     }
     ptreg_cloud_free(&c);
 }

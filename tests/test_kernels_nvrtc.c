@@ -24,12 +24,10 @@
 
 #define ARCH 90
 
-static const kernel_program *const programs[] = {&basics_kernels, &nn_kernels, &icp_kernels,
-                                                       &batch_kernels, &emicp_kernels,
-                                                       &lddmm_kernels, &harris3d_kernels,
-                                                       &knn_kernels, &feat_kernels, &normals_kernels,
-                                                       &voxel_kernels, &probe_kernels, &ransac_kernels,
-                                                       &match_kernels};
+static const kernel_program *const programs[] = {&basics_kernels, &nn_kernels,      &icp_kernels,      &batch_kernels,
+                                                 &emicp_kernels,  &lddmm_kernels,   &harris3d_kernels, &knn_kernels,
+                                                 &feat_kernels,   &normals_kernels, &voxel_kernels,    &probe_kernels,
+                                                 &ransac_kernels, &match_kernels};
 /* the first three take the nearest-neighbor layout */
 #define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
@@ -76,14 +74,11 @@ static size_t make_builds(build *b, size_t cap)
         const char *label, *exp;
         ptreg_precision precision;
         int lddmm, wg;
-    } pairs[] = {{"emicp/fp32", NULL, PTREG_PRECISION_FP32, 0, 0},
-                 {"emicp/fp32e", "engine", PTREG_PRECISION_FP32, 0, 0},
-                 {"emicp/fp16", NULL, PTREG_PRECISION_FP16, 0, 0},
-                 {"emicp/fp64", NULL, PTREG_PRECISION_FP64, 0, 0},
-                 {"emicp/fp32/256", NULL, PTREG_PRECISION_FP32, 0, 256},
-                 {"lddmm/fp32", NULL, PTREG_PRECISION_FP32, 1, 0},
-                 {"lddmm/fp64", NULL, PTREG_PRECISION_FP64, 1, 0},
-                 {"lddmm/fp64/256", NULL, PTREG_PRECISION_FP64, 1, 256}};
+    } pairs[] = {
+        {"emicp/fp32", NULL, PTREG_PRECISION_FP32, 0, 0},       {"emicp/fp32e", "engine", PTREG_PRECISION_FP32, 0, 0},
+        {"emicp/fp16", NULL, PTREG_PRECISION_FP16, 0, 0},       {"emicp/fp64", NULL, PTREG_PRECISION_FP64, 0, 0},
+        {"emicp/fp32/256", NULL, PTREG_PRECISION_FP32, 0, 256}, {"lddmm/fp32", NULL, PTREG_PRECISION_FP32, 1, 0},
+        {"lddmm/fp64", NULL, PTREG_PRECISION_FP64, 1, 0},       {"lddmm/fp64/256", NULL, PTREG_PRECISION_FP64, 1, 256}};
     for (size_t k = 0; k < sizeof pairs / sizeof pairs[0] && n < cap; k++, n++) {
         if (pairs[k].exp)
             setenv("PTREG_PAIR_EXP", pairs[k].exp, 1);
@@ -93,11 +88,11 @@ static size_t make_builds(build *b, size_t cap)
         pair_device_config cfg;
         pair_device_config_of(&gpu, &cfg);
         if (pairs[k].lddmm)
-            CHECK(lddmm_device_defines(&h100, pairs[k].precision, &gpu, b[n].defines, sizeof b[n].defines,
-                                             NULL) == PTREG_OK);
+            CHECK(lddmm_device_defines(&h100, pairs[k].precision, &gpu, b[n].defines, sizeof b[n].defines, NULL) ==
+                  PTREG_OK);
         else
-            CHECK(pair_device_defines(&h100, pairs[k].precision, &cfg, b[n].defines, sizeof b[n].defines,
-                                            NULL) == PTREG_OK);
+            CHECK(pair_device_defines(&h100, pairs[k].precision, &cfg, b[n].defines, sizeof b[n].defines, NULL) ==
+                  PTREG_OK);
         unsetenv("PTREG_PAIR_EXP");
     }
     static const int inputs[] = {8, 16, 32};
@@ -106,8 +101,8 @@ static size_t make_builds(build *b, size_t cap)
         for (int i = 0; i < 3 && n < cap; i++, n++) {
             b[n].program = &harris3d_kernels;
             snprintf(b[n].label, sizeof b[n].label, "harris/%.9s/%d", harris3d_method_name(m), inputs[i]);
-            CHECK(harris3d_device_defines(m, inputs[i], 2, 48 << 10, 1024, 132, dims, b[n].defines,
-                                                sizeof b[n].defines, &b[n].kernels, NULL) == PTREG_OK);
+            CHECK(harris3d_device_defines(m, inputs[i], 2, 48 << 10, 1024, 132, dims, b[n].defines, sizeof b[n].defines,
+                                          &b[n].kernels, NULL) == PTREG_OK);
         }
     /* the point features' neighborhoods (the nearest-neighbor layout),
      * and their descriptors for lists of up to 64 and of the most */
@@ -276,7 +271,8 @@ int main(void)
         CHECK_MSG(st == PTREG_OK, "%s: %s", builds[b].label, err.message);
         if (!st) {
             kernel_report k[64];
-            size_t found = parse_log(out.log ? out.log : "", k, 64), expected = builds[b].kernels ? builds[b].kernels : count_kernels(source);
+            size_t found = parse_log(out.log ? out.log : "", k, 64),
+                   expected = builds[b].kernels ? builds[b].kernels : count_kernels(source);
             for (size_t i = 0; i < found; i++) {
                 printf("%-28s %12.12s %5ld %8ld %8ld %6ld %6ld\n", k[i].name, builds[b].label, k[i].registers,
                        k[i].spill_stores, k[i].spill_loads, k[i].stack, k[i].shared);

@@ -27,17 +27,17 @@ static const size_t format_bytes[11] = {20, 28, 26, 34, 57, 63, 30, 36, 38, 59, 
 
 typedef struct las_spec {
     int major, minor;
-    unsigned format_byte;     /* as written: LAZ bits included */
-    size_t record_length;     /* 0: the format's own */
-    size_t n;                 /* records written */
-    int counts_given;         /* 0: legacy = n (0 for formats 6-10 in 1.4) and, in 1.4, the 64-bit count n */
+    unsigned format_byte; /* as written: LAZ bits included */
+    size_t record_length; /* 0: the format's own */
+    size_t n;             /* records written */
+    int counts_given;     /* 0: legacy = n (0 for formats 6-10 in 1.4) and, in 1.4, the 64-bit count n */
     uint64_t legacy, count64;
     double scale[3], offset[3];
-    const char *vlr_user;     /* one VLR of this user id before the points; NULL: none */
-    size_t vlr_length;        /* bytes after its 54-byte header */
-    size_t header_size;       /* 0: the version's */
-    size_t gap;               /* bytes between the VLRs and the points */
-    size_t data_offset;       /* 0: where the points are written; else the value written */
+    const char *vlr_user; /* one VLR of this user id before the points; NULL: none */
+    size_t vlr_length;    /* bytes after its 54-byte header */
+    size_t header_size;   /* 0: the version's */
+    size_t gap;           /* bytes between the VLRs and the points */
+    size_t data_offset;   /* 0: where the points are written; else the value written */
 } las_spec;
 
 static las_spec spec_default(int minor, unsigned format, size_t n)
@@ -162,10 +162,7 @@ static int write_bytes(const char *path, const unsigned char *d, size_t n)
     return ok;
 }
 
-static void tmp_path(char *path, size_t cap, const char *name)
-{
-    snprintf(path, cap, "%s/%s", tmp_dir, name);
-}
+static void tmp_path(char *path, size_t cap, const char *name) { snprintf(path, cap, "%s/%s", tmp_dir, name); }
 
 static ptreg_status read_spec(const las_spec *s, const ptreg_read_options *opt, ptreg_cloud *c, ptreg_error *err)
 {
@@ -222,8 +219,8 @@ static void read_and_check(const las_spec *s, const char *what)
     check_points(s, &c, what);
     check_attributes(s, &c, what);
     /* the first point chose the origin: whole units, near it */
-    CHECK_MSG(c.origin[0] == 500000 - 50 && c.origin[1] == 4500000 + 1 && c.origin[2] == 0, "%s: origin %f %f %f",
-              what, c.origin[0], c.origin[1], c.origin[2]);
+    CHECK_MSG(c.origin[0] == 500000 - 50 && c.origin[1] == 4500000 + 1 && c.origin[2] == 0, "%s: origin %f %f %f", what,
+              c.origin[0], c.origin[1], c.origin[2]);
     ptreg_cloud_free(&c);
 }
 
@@ -301,8 +298,8 @@ static void expect_bytes_failure(const unsigned char *d, size_t size, const char
     ptreg_cloud c;
     ptreg_error err;
     ptreg_status st = ptreg_cloud_read_memory(d, size, PTREG_FORMAT_LAS, "built.las", &c, &err);
-    CHECK_MSG(st == PTREG_ERR_FORMAT && strcmp(err.message, want) == 0, "status %d: '%s', want '%s'", st,
-              err.message, want);
+    CHECK_MSG(st == PTREG_ERR_FORMAT && strcmp(err.message, want) == 0, "status %d: '%s', want '%s'", st, err.message,
+              want);
     CHECK(cloud_is_empty(&c));
 }
 
@@ -729,8 +726,11 @@ static void test_parsers(void)
     CHECK(ptreg_crop_parse("500000,4500000,-10,500100.5,4500100,1e3", lo, hi) == 0);
     CHECK(lo[0] == 500000 && lo[1] == 4500000 && lo[2] == -10 && hi[0] == 500100.5 && hi[2] == 1000);
     CHECK(ptreg_crop_parse(" 1 , 2 ,3,1,2,3 ", lo, hi) == 0 && lo[0] == 1 && hi[2] == 3);
-    const char *bad_crop[] = {"1,2,3,4,5", "1,2,3,4,5,6,7", "2,0,0,1,1,1", "nan,0,0,1,1,1", "0,0,0,inf,1,1",
-                              "0,0,0,1,1,1x", "0,,0,1,1,1", "", "1e999,0,0,2e999,1,1", NULL};
+    const char *bad_crop[] = {"1,2,3,4,5",           "1,2,3,4,5,6,7",
+                              "2,0,0,1,1,1",         "nan,0,0,1,1,1",
+                              "0,0,0,inf,1,1",       "0,0,0,1,1,1x",
+                              "0,,0,1,1,1",          "",
+                              "1e999,0,0,2e999,1,1", NULL};
     for (int i = 0; i < 10; i++) {
         lo[0] = 42;
         CHECK_MSG(ptreg_crop_parse(bad_crop[i], lo, hi) == -1 && lo[0] == 42, "'%s'",

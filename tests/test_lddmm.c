@@ -74,8 +74,8 @@ static void test_gradient(void)
         for (int rk = 0; rk < 2; rk++) {
             double e = gradient_error(cases[c].n, cases[c].sigma, cases[c].T, rk ? PTREG_LDDMM_RK2 : PTREG_LDDMM_EULER,
                                       100 + c);
-            CHECK_MSG(e <= 1e-5, "n %zu sigma %g T %d %s: gradient off by %.3g (relative)", cases[c].n,
-                      cases[c].sigma, cases[c].T, rk ? "rk2" : "euler", e);
+            CHECK_MSG(e <= 1e-5, "n %zu sigma %g T %d %s: gradient off by %.3g (relative)", cases[c].n, cases[c].sigma,
+                      cases[c].T, rk ? "rk2" : "euler", e);
         }
 }
 

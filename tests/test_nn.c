@@ -49,8 +49,8 @@ static void check_nearest(const char *what, const float *t, size_t m, const floa
         size_t bad = 0;
         for (size_t i = 0; i < nq; i++)
             bad += bi[i] != ri[i] || memcmp(&bd[i], &rd[i], sizeof(float)) != 0;
-        CHECK_MSG(bad == 0, "%s: brute force (%s) differs on %zu of %zu queries", what,
-                  isa_level_name((isa_level)isa), bad, nq);
+        CHECK_MSG(bad == 0, "%s: brute force (%s) differs on %zu of %zu queries", what, isa_level_name((isa_level)isa),
+                  bad, nq);
         for (int ls = 0; ls < 3; ls++) {
             opt.leaf_size = leaf_sizes[ls];
             CHECK(ptreg_kdtree_create(t, m, &opt, &tree, NULL) == PTREG_OK);

@@ -23,12 +23,13 @@
 #include "pair/pair_engine.h"
 
 typedef const ptreg_option_table *(*table_fn)(void);
-static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,
-                                  ptreg_icp_option_table, ptreg_lddmm_option_table, ptreg_harris3d_option_table,
-                                  ptreg_normals_option_table, ptreg_features_option_table, ptreg_register_option_table,
-                                  ptreg_tune_option_table, ptreg_index_option_table, ptreg_multiway_option_table,
-                                  ptreg_track_option_table, ptreg_ransac_option_table, ptreg_fgr_option_table,
-                                  ptreg_pose_graph_option_table};
+static const table_fn tables[] = {
+    ptreg_emicp_option_table,     ptreg_batch_option_table,    ptreg_pair_option_table,
+    ptreg_icp_option_table,       ptreg_lddmm_option_table,    ptreg_harris3d_option_table,
+    ptreg_normals_option_table,   ptreg_features_option_table, ptreg_register_option_table,
+    ptreg_tune_option_table,      ptreg_index_option_table,    ptreg_multiway_option_table,
+    ptreg_track_option_table,     ptreg_ransac_option_table,   ptreg_fgr_option_table,
+    ptreg_pose_graph_option_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 static const ptreg_option *find(const ptreg_option_table *t, const char *name)
@@ -170,11 +171,9 @@ static void test_icp_rules(void)
     REQUIRE(t->check != NULL);
     o.kernel = PTREG_KERNEL_HUBER;
     CHECK(ptreg_options_check(t, &o, &err) == PTREG_ERR_ARG);
-    CHECK_MSG(strstr(err.message, "ICP: the huber kernel needs kernel_scale (> 0") == err.message, "%s",
-              err.message);
+    CHECK_MSG(strstr(err.message, "ICP: the huber kernel needs kernel_scale (> 0") == err.message, "%s", err.message);
     CHECK(ptreg_options_check_as(t, &o, PTREG_OPTION_SPELL_CLI, &err) == PTREG_ERR_ARG);
-    CHECK_MSG(strstr(err.message, "the huber kernel needs --kernel-scale (> 0") == err.message, "%s",
-              err.message);
+    CHECK_MSG(strstr(err.message, "the huber kernel needs --kernel-scale (> 0") == err.message, "%s", err.message);
     o.kernel_scale = 0.1;
     CHECK(ptreg_options_check(t, &o, &err) == PTREG_OK);
     o.relative_fitness = 1e-6;
@@ -288,9 +287,9 @@ static void test_tables(void)
  * and batch's) found under one name, nothing for another name. */
 static void test_table_find(void)
 {
-    static const char *const names[] = {"icp",   "emicp",   "register", "ransac",   "fgr",
-                                        "lddmm", "harris3d", "features", "normals", "index",
-                                        "batch", "multiway", "pose_graph", "track", "tune"};
+    static const char *const names[] = {"icp",   "emicp",    "register",   "ransac",  "fgr",
+                                        "lddmm", "harris3d", "features",   "normals", "index",
+                                        "batch", "multiway", "pose_graph", "track",   "tune"};
     const size_t count = sizeof names / sizeof names[0];
     for (size_t k = 0; k < TABLES; k++) {
         const ptreg_option_table *t = tables[k]();

@@ -257,8 +257,10 @@ static void test_noisy_crystal(void)
                 within += mis[count++] < 10.0;
             }
         qsort(mis, count, sizeof *mis, cmp_double);
-        CHECK_MSG(count > 100 && mis[count / 2] < (pooled ? 3.0 : 2.0), "pooled %d: median misorientation %g deg of "
-                  "%zu atoms", pooled, mis[count / 2], count);
+        CHECK_MSG(count > 100 && mis[count / 2] < (pooled ? 3.0 : 2.0),
+                  "pooled %d: median misorientation %g deg of "
+                  "%zu atoms",
+                  pooled, mis[count / 2], count);
         CHECK_MSG(within >= 0.95 * (double)count, "pooled %d: %zu of %zu within 10 deg", pooled, within, count);
         free(mis);
         ptreg_orientations_free(&o);
@@ -465,8 +467,7 @@ static void *rank_main(void *arg)
 }
 
 /* Every atom answered by exactly one rank, with one process's bits. */
-static void check_shared_run(const float *xyz, size_t n, const ptreg_orientation_options *opt, int size,
-                             int min_rounds)
+static void check_shared_run(const float *xyz, size_t n, const ptreg_orientation_options *opt, int size, int min_rounds)
 {
     ptreg_orientations one;
     ptreg_error err;

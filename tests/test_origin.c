@@ -55,10 +55,7 @@ static double world_error(const ptreg_cloud *c, const double *w)
     return worst;
 }
 
-static void path_of(char *path, size_t size, const char *name)
-{
-    snprintf(path, size, "%s/%s", tmp_dir, name);
-}
+static void path_of(char *path, size_t size, const char *name) { snprintf(path, size, "%s/%s", tmp_dir, name); }
 
 /* Double PLY and text get an origin and keep every point within half a
  * float step of 20 km (1 mm); written back (PLY, PCD, XYZ) and read again,
@@ -86,8 +83,7 @@ static void test_read_write_utm(void)
             REQUIRE(ptreg_cloud_write(out, &c, NULL, NULL) == PTREG_OK);
             ptreg_cloud b;
             REQUIRE(ptreg_cloud_read(out, PTREG_FORMAT_AUTO, &b, NULL) == PTREG_OK);
-            CHECK_MSG(b.n == c.n && !memcmp(b.origin, c.origin, sizeof b.origin) &&
-                          !memcmp(b.xyz, c.xyz, 12 * c.n),
+            CHECK_MSG(b.n == c.n && !memcmp(b.origin, c.origin, sizeof b.origin) && !memcmp(b.xyz, c.xyz, 12 * c.n),
                       "%s -> %s: not the same floats and origin", inputs[f], outs[o]);
             ptreg_cloud_free(&b);
         }

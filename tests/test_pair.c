@@ -46,8 +46,8 @@ static void test_exp(void)
         ptreg_pair_exp(zero_in, zero_out, 5); /* also a tail shorter than a vector */
         CHECK(zero_out[0] == 1.0f);
         for (int i = 1; i < 5; i++)
-            CHECK_MSG(zero_out[i] == 0.0f, "isa %s: exp(%g) = %g", isa_level_name((isa_level)isas[k]),
-                      zero_in[i], zero_out[i]);
+            CHECK_MSG(zero_out[i] == 0.0f, "isa %s: exp(%g) = %g", isa_level_name((isa_level)isas[k]), zero_in[i],
+                      zero_out[i]);
     }
     cpu_set_isa(-1);
     free(x);
@@ -140,8 +140,8 @@ static void test_half(void)
 
 /* The plain float64 loop every engine path is compared with; points are
  * offset + p[i] (the offset is 0 except for the float16 check). */
-static void gauss_reference(const double *a, size_t n, const double *b, size_t m, const double offset[3],
-                            double scale, double *se, double *se2, double *seb, double *seabsb)
+static void gauss_reference(const double *a, size_t n, const double *b, size_t m, const double offset[3], double scale,
+                            double *se, double *se2, double *seb, double *seabsb)
 {
     for (size_t i = 0; i < n; i++) {
         double s = 0, s2 = 0, sb[3] = {0, 0, 0}, sab = 0;
@@ -211,8 +211,8 @@ static int sums_identical(const sums *a, const sums *b, size_t n)
  * the size of its terms (sum_e for e and e^2, sum e|b| for e b). The
  * float16 mode is compared on the points as it stores them, so what is
  * left is its arithmetic. */
-static void compare_with_reference(const char *what, const float *a, size_t n, const float *b, size_t m,
-                                   double scale, const ptreg_pair_options *opt, double tol)
+static void compare_with_reference(const char *what, const float *a, size_t n, const float *b, size_t m, double scale,
+                                   const ptreg_pair_options *opt, double tol)
 {
     sums got = sums_alloc(n);
     double *re = malloc((n + 1) * sizeof(double)), *re2 = malloc((n + 1) * sizeof(double)),
@@ -237,7 +237,8 @@ static void compare_with_reference(const char *what, const float *a, size_t n, c
         double rel = fabs(got.e[i] - re[i]) / unit;
         rel = check_worse(rel, fabs(got.e2[i] - re2[i]) / unit);
         for (int k = 0; k < 3; k++)
-            rel = check_worse(rel, fabs(got.eb[3 * i + k] - reb[3 * i + k]) / fmax(rabs[i], 1e-30)); /* nan-ok: a scale */
+            rel = check_worse(rel,
+                              fabs(got.eb[3 * i + k] - reb[3 * i + k]) / fmax(rabs[i], 1e-30)); /* nan-ok: a scale */
         worst = check_worse(worst, rel);
     }
     CHECK_MSG(worst <= tol, "%s: n %zu m %zu: worst relative difference %.3g (tol %g)", what, n, m, worst, tol);
@@ -250,8 +251,8 @@ static void compare_with_reference(const char *what, const float *a, size_t n, c
 
 static void test_against_reference(void)
 {
-    static const size_t sizes[][2] = {{1, 1}, {1, 300}, {300, 1}, {17, 33}, {15, 16}, {64, 1025},
-                                      {129, 257}, {1000, 37}, {333, 999}};
+    static const size_t sizes[][2] = {{1, 1},     {1, 300},   {300, 1},   {17, 33},  {15, 16},
+                                      {64, 1025}, {129, 257}, {1000, 37}, {333, 999}};
     ptreg_rng rng;
     ptreg_rng_seed(&rng, 4);
     char what[160];
@@ -271,9 +272,8 @@ static void test_against_reference(void)
                 opt.col_tile = (int)(16 + s * 40);
                 opt.row_vectors = 1 << (s % 3);
                 opt.order = (ptreg_pair_order)(s % 2);
-                snprintf(what, sizeof what, "isa %s %s tile %d rv %d order %d",
-                         isa_level_name((isa_level)isas[k]), ptreg_precision_name(opt.precision), opt.col_tile,
-                         opt.row_vectors, (int)opt.order);
+                snprintf(what, sizeof what, "isa %s %s tile %d rv %d order %d", isa_level_name((isa_level)isas[k]),
+                         ptreg_precision_name(opt.precision), opt.col_tile, opt.row_vectors, (int)opt.order);
                 compare_with_reference(what, a, n, b, m, scale, &opt,
                                        opt.precision == PTREG_PRECISION_FP64 ? 1e-12 : 2e-5);
             }

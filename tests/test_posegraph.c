@@ -175,8 +175,8 @@ static void test_ring_loop_closures(void)
     double t_err, deg_err;
     pose_errors(r.g.nodes, r.truth, 20, &t_err, &deg_err);
     printf("ring 20, 4 loops: odometry %.4f (rms %.4f) / %.3f deg, optimised %.4f (rms %.4f) / %.3f deg, "
-           "%d iterations, cost %.4g -> %.4g\n", odo_t, odo_rms, odo_deg, t_err, sqrt(rms_t), deg_err,
-           res.iterations, res.initial_cost, res.final_cost);
+           "%d iterations, cost %.4g -> %.4g\n",
+           odo_t, odo_rms, odo_deg, t_err, sqrt(rms_t), deg_err, res.iterations, res.initial_cost, res.final_cost);
     CHECK(odo_t > 0.2 && odo_deg > 2.5);
     CHECK_MSG(t_err < 0.7 * odo_t && sqrt(rms_t) < 0.7 * odo_rms, "%g vs odometry %g", t_err, odo_t);
     CHECK_MSG(deg_err < 0.5 * odo_deg && deg_err < 1.2, "%g deg vs odometry %g", deg_err, odo_deg);
@@ -210,7 +210,8 @@ static void test_ring_wrong_closures(void)
     double t_err, deg_err;
     pose_errors(r.g.nodes, r.truth, 20, &t_err, &deg_err);
     printf("ring 20, 4 loops + 5 wrong: odometry %.4f / %.3f deg, optimised %.4f / %.3f deg, pruned %zu, "
-           "%d iterations, %.3f ms\n", odo_t, odo_deg, t_err, deg_err, res.pruned, res.iterations, res.time_ms);
+           "%d iterations, %.3f ms\n",
+           odo_t, odo_deg, t_err, deg_err, res.pruned, res.iterations, res.time_ms);
     CHECK_MSG(res.pruned == 5, "pruned %zu", res.pruned);
     CHECK(r.g.edge_count == 19 + 4);
     for (size_t k = 0; k < r.g.edge_count; k++) /* the right ones stay, in order */
@@ -287,8 +288,7 @@ static void test_exact_edges(void)
     CHECK_MSG(ptreg_pose_graph_optimize(&r.g, &opt, &res, &err) == PTREG_OK, "%s", err.message);
     double t_err, deg_err;
     pose_errors(r.g.nodes, r.truth, 15, &t_err, &deg_err);
-    printf("exact edges: back to the truth within %.3g / %.3g deg (%d iterations)\n", t_err, deg_err,
-           res.iterations);
+    printf("exact edges: back to the truth within %.3g / %.3g deg (%d iterations)\n", t_err, deg_err, res.iterations);
     CHECK_MSG(t_err < 1e-5 && deg_err < 1e-4, "%g, %g deg", t_err, deg_err);
     CHECK(res.final_cost < 1e-8);
     free_ring(&r);
@@ -429,11 +429,13 @@ static void write_graph(const char *path, const char *target, const char *transf
         return;
     fprintf(f, "{\"class_name\":\"PoseGraph\",\"version_major\":1,\"version_minor\":0,\"nodes\":[%s,%s,%s],", NODE,
             NODE, NODE);
-    fprintf(f, "\"edges\":[{\"class_name\":\"PoseGraphEdge\",\"source_node_id\":0,\"target_node_id\":1,"
-               "\"transformation\":[%s],\"information\":[%s],\"uncertain\":false,\"confidence\":1},",
+    fprintf(f,
+            "\"edges\":[{\"class_name\":\"PoseGraphEdge\",\"source_node_id\":0,\"target_node_id\":1,"
+            "\"transformation\":[%s],\"information\":[%s],\"uncertain\":false,\"confidence\":1},",
             IDENT, INFO36);
-    fprintf(f, "{\"class_name\":\"PoseGraphEdge\",\"source_node_id\":1,\"target_node_id\":%s,"
-               "\"transformation\":[%s],\"information\":[%s],\"uncertain\":true,\"confidence\":0.5}]}\n",
+    fprintf(f,
+            "{\"class_name\":\"PoseGraphEdge\",\"source_node_id\":1,\"target_node_id\":%s,"
+            "\"transformation\":[%s],\"information\":[%s],\"uncertain\":true,\"confidence\":0.5}]}\n",
             target, transformation, information);
     fclose(f);
 }
@@ -637,7 +639,8 @@ static void test_timings(void)
     opt.solver = PTREG_POSE_SOLVER_DENSE;
     CHECK_MSG(ptreg_pose_graph_optimize(&dense, &opt, &b, &err) == PTREG_OK, "%s", err.message);
     printf("ring of %zu nodes, %zu edges: CHOLMOD %.1f ms (%d iterations), dense %.1f ms (%d), difference %.3g, "
-           "pruned %zu\n", n, r.g.edge_count + a.pruned, a.time_ms, a.iterations, b.time_ms, b.iterations,
+           "pruned %zu\n",
+           n, r.g.edge_count + a.pruned, a.time_ms, a.iterations, b.time_ms, b.iterations,
            max_pose_difference(&r.g, &dense), a.pruned);
     CHECK(max_pose_difference(&r.g, &dense) < 1e-9);
     CHECK(a.pruned == n / 10);

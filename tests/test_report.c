@@ -186,8 +186,7 @@ static void test_script_safe(void)
     cJSON *d = description(html);
     REQUIRE(d != NULL);
     CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(layer(d, 0), "name")), name));
-    CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "result"), "source")),
-                  "</script>x"));
+    CHECK(!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetObjectItem(d, "result"), "source")), "</script>x"));
     cJSON_Delete(d);
     free(html);
     ptreg_report_destroy(r);
@@ -236,8 +235,8 @@ static void test_errors(void)
     CHECK(ptreg_report_add_cloud(r, NULL, NULL, 0, 0, &err) == PTREG_ERR_ARG);
     CHECK(ptreg_report_add_cloud(r, "x", NULL, 5, 0, &err) == PTREG_ERR_ARG);
     CHECK(ptreg_report_add_paths(r, "p", (float[3]){0}, 1, 1, 0, &err) == PTREG_ERR_ARG);
-    CHECK(ptreg_report_add_slice(r, "s", (float[1]){0}, 0, 1, 0, 1, (double[3]){0}, (double[3]){0},
-                                 (double[3]){0}, &err) == PTREG_ERR_ARG);
+    CHECK(ptreg_report_add_slice(r, "s", (float[1]){0}, 0, 1, 0, 1, (double[3]){0}, (double[3]){0}, (double[3]){0},
+                                 &err) == PTREG_ERR_ARG);
     const char *path = "/nonexistent-folder-of-ptreg/report.html";
     CHECK(ptreg_report_write(r, path, &err) != PTREG_OK);
     CHECK(access(path, F_OK) != 0);
@@ -336,7 +335,7 @@ static void test_lddmm_layers(void)
     char *html = page_of(r);
     cJSON *d = html ? description(html) : NULL;
     REQUIRE(d != NULL);
-    static const char *const names[8] = {"template", "target", "paths", "template at t = 1",
+    static const char *const names[8] = {"template",  "target",        "paths",        "template at t = 1",
                                          "landmarks", "points before", "points after", "paths"};
     static const double counts[8] = {3, 3, 3, 3, 3, 2, 2, 2};
     for (int k = 0; k < 8; k++) {

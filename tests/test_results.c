@@ -18,11 +18,10 @@
 #include "hooks.h"
 
 typedef const ptreg_result_table *(*table_fn)(void);
-static const table_fn tables[] = {ptreg_icp_result_table,      ptreg_walk_stats_table,     ptreg_emicp_result_table,
-                                  ptreg_register_result_table, ptreg_lddmm_result_table,   ptreg_harris3d_result_table,
-                                  ptreg_multiway_result_table, ptreg_multiway_edge_table,
-                                  ptreg_device_info_table, ptreg_model_index_info_table,
-                                  ptreg_track_frame_table, ptreg_track_summary_table};
+static const table_fn tables[] = {ptreg_icp_result_table,       ptreg_walk_stats_table,    ptreg_emicp_result_table,
+                                  ptreg_register_result_table,  ptreg_lddmm_result_table,  ptreg_harris3d_result_table,
+                                  ptreg_multiway_result_table,  ptreg_multiway_edge_table, ptreg_device_info_table,
+                                  ptreg_model_index_info_table, ptreg_track_frame_table,   ptreg_track_summary_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 /* The bytes a row reads at its offset. */
@@ -31,34 +30,22 @@ static size_t row_size(const ptreg_result_field *f)
     switch (f->type) {
     case PTREG_RESULT_INT:
     case PTREG_RESULT_BOOL:
-    case PTREG_RESULT_ENUM:
-        return sizeof(int);
-    case PTREG_RESULT_DOUBLE:
-        return sizeof(double);
-    case PTREG_RESULT_FLOAT:
-        return sizeof(float);
-    case PTREG_RESULT_SIZE:
-        return sizeof(size_t);
-    case PTREG_RESULT_U64:
-        return sizeof(uint64_t);
-    case PTREG_RESULT_U32:
-        return sizeof(uint32_t);
-    case PTREG_RESULT_TEXT:
-        return 1;
+    case PTREG_RESULT_ENUM: return sizeof(int);
+    case PTREG_RESULT_DOUBLE: return sizeof(double);
+    case PTREG_RESULT_FLOAT: return sizeof(float);
+    case PTREG_RESULT_SIZE: return sizeof(size_t);
+    case PTREG_RESULT_U64: return sizeof(uint64_t);
+    case PTREG_RESULT_U32: return sizeof(uint32_t);
+    case PTREG_RESULT_TEXT: return 1;
     case PTREG_RESULT_STRING:
     case PTREG_RESULT_SERIES:
     case PTREG_RESULT_RECORDS:
-    case PTREG_RESULT_OBJECT:
-        return sizeof(void *);
-    case PTREG_RESULT_DEVICE:
-        return sizeof(ptreg_device);
+    case PTREG_RESULT_OBJECT: return sizeof(void *);
+    case PTREG_RESULT_DEVICE: return sizeof(ptreg_device);
     case PTREG_RESULT_DOUBLES:
-    case PTREG_RESULT_TRANSFORM:
-        return f->count * sizeof(double);
-    case PTREG_RESULT_U64S:
-        return f->count * sizeof(uint64_t);
-    case PTREG_RESULT_DERIVED:
-        return 0;
+    case PTREG_RESULT_TRANSFORM: return f->count * sizeof(double);
+    case PTREG_RESULT_U64S: return f->count * sizeof(uint64_t);
+    case PTREG_RESULT_DERIVED: return 0;
     }
     return (size_t)-1;
 }
@@ -74,13 +61,13 @@ static void test_rows(void)
             CHECK_MSG(f->offset + row_size(f) <= t->size, "%s: %s past the struct", t->owner, f->name);
             CHECK_MSG(ptreg_result_find(t, f->name) == f, "%s: %s twice", t->owner, f->name);
             CHECK_MSG(f->type != PTREG_RESULT_ENUM || f->enum_name, "%s: %s", t->owner, f->name);
-            CHECK_MSG((f->type != PTREG_RESULT_SERIES && f->type != PTREG_RESULT_RECORDS) || f->length_of,
-                      "%s: %s", t->owner, f->name);
+            CHECK_MSG((f->type != PTREG_RESULT_SERIES && f->type != PTREG_RESULT_RECORDS) || f->length_of, "%s: %s",
+                      t->owner, f->name);
             CHECK_MSG((f->type != PTREG_RESULT_RECORDS && f->type != PTREG_RESULT_OBJECT) || f->table, "%s: %s",
                       t->owner, f->name);
             CHECK_MSG(f->type != PTREG_RESULT_DERIVED || f->value_of, "%s: %s", t->owner, f->name);
-            CHECK_MSG((f->type != PTREG_RESULT_DOUBLES && f->type != PTREG_RESULT_U64S) || f->count,
-                      "%s: %s", t->owner, f->name);
+            CHECK_MSG((f->type != PTREG_RESULT_DOUBLES && f->type != PTREG_RESULT_U64S) || f->count, "%s: %s", t->owner,
+                      f->name);
             CHECK_MSG(f->type != PTREG_RESULT_TRANSFORM || f->count == 16, "%s: %s", t->owner, f->name);
         }
         CHECK(!ptreg_result_find(t, "no_such_field") && !ptreg_result_find(t, NULL) && !ptreg_result_find(NULL, "x"));
@@ -138,9 +125,9 @@ static void test_lengths(void)
  * name, nothing for another name. */
 static void test_table_find(void)
 {
-    static const char *const names[] = {"icp",           "walk_stats",  "emicp",            "register",
-                                        "lddmm",         "harris3d",    "multiway",         "multiway_edge",
-                                        "device_info",   "model_index_info", "track_frame", "track_summary"};
+    static const char *const names[] = {"icp",         "walk_stats",       "emicp",       "register",
+                                        "lddmm",       "harris3d",         "multiway",    "multiway_edge",
+                                        "device_info", "model_index_info", "track_frame", "track_summary"};
     const size_t count = sizeof names / sizeof names[0];
     for (size_t k = 0; k < TABLES; k++) {
         size_t found = 0;

@@ -97,7 +97,7 @@ static void test_lattice(ptreg_lattice lattice, double a)
     float motif[3 * 12];
     CHECK(k <= 12 && ptreg_motif_lattice(lattice, a, k, motif, &err) == PTREG_OK);
     const double nn = sqrt((double)motif[0] * motif[0] + (double)motif[1] * motif[1] + (double)motif[2] * motif[2]);
-    const double expect_nn = lattice == PTREG_LATTICE_FCC ? a / sqrt(2.0)
+    const double expect_nn = lattice == PTREG_LATTICE_FCC   ? a / sqrt(2.0)
                              : lattice == PTREG_LATTICE_BCC ? a * sqrt(3.0) / 2.0
                                                             : a;
     CHECK_NEAR(nn, expect_nn, 1e-6);
@@ -459,13 +459,13 @@ static void test_errors(void)
     ptreg_apt_synth_options o;
     ptreg_apt_synth s;
     ptreg_error err;
-#define EXPECT_ARG(setup, text)                                                                        \
-    do {                                                                                               \
-        ptreg_apt_synth_options_default(&o);                                                           \
-        setup;                                                                                         \
-        CHECK(ptreg_apt_synth_polycrystal(&o, &s, &err) == PTREG_ERR_ARG);                             \
-        CHECK_MSG(strstr(err.message, text) != NULL, "'%s' lacks '%s'", err.message, text);            \
-        CHECK(s.n == 0 && s.xyz == NULL && s.orientation == NULL);                                     \
+#define EXPECT_ARG(setup, text)                                                             \
+    do {                                                                                    \
+        ptreg_apt_synth_options_default(&o);                                                \
+        setup;                                                                              \
+        CHECK(ptreg_apt_synth_polycrystal(&o, &s, &err) == PTREG_ERR_ARG);                  \
+        CHECK_MSG(strstr(err.message, text) != NULL, "'%s' lacks '%s'", err.message, text); \
+        CHECK(s.n == 0 && s.xyz == NULL && s.orientation == NULL);                          \
     } while (0)
     EXPECT_ARG(o.efficiency = 0, "efficiency 0 must be in (0, 1]");
     EXPECT_ARG(o.efficiency = 1.5, "efficiency 1.5");

@@ -98,15 +98,18 @@ static void test_outliers_reference(void)
     const size_t n = 1000;
     float *xyz = make_cloud(n, 3);
     unsigned char *want = malloc(n), *got = malloc(n), *again = malloc(n);
-    const struct { size_t k; double ratio; } stat[] = {{1, 1.0}, {2, 1.0}, {8, 1.0}, {30, 2.0}, {5000, 0.5}};
+    const struct {
+        size_t k;
+        double ratio;
+    } stat[] = {{1, 1.0}, {2, 1.0}, {8, 1.0}, {30, 2.0}, {5000, 0.5}};
     for (size_t c = 0; c < sizeof stat / sizeof stat[0]; c++) {
         statistical_reference(xyz, n, stat[c].k, stat[c].ratio, want);
         ptreg_set_num_threads(1);
         CHECK(ptreg_statistical_outliers(xyz, n, stat[c].k, stat[c].ratio, got, NULL, NULL) == PTREG_OK);
         ptreg_set_num_threads(4);
         CHECK(ptreg_statistical_outliers(xyz, n, stat[c].k, stat[c].ratio, again, NULL, NULL) == PTREG_OK);
-        CHECK_MSG(differences(want, got, n) == 0, "statistical k %zu: %zu points differ from the reference",
-                  stat[c].k, differences(want, got, n));
+        CHECK_MSG(differences(want, got, n) == 0, "statistical k %zu: %zu points differ from the reference", stat[c].k,
+                  differences(want, got, n));
         CHECK(memcmp(got, again, n) == 0);
         /* k = 1: each point's only neighbor is itself, mean 0, dropped (Open3D's rule) */
         if (stat[c].k == 1)
@@ -114,7 +117,10 @@ static void test_outliers_reference(void)
         else
             CHECK(kept(got, n) > n / 2 && kept(got, n) < n);
     }
-    const struct { double r; size_t min; } rad[] = {{0.05, 1}, {0.05, 4}, {0.1, 20}, {10.0, 999}, {10.0, 1000}};
+    const struct {
+        double r;
+        size_t min;
+    } rad[] = {{0.05, 1}, {0.05, 4}, {0.1, 20}, {10.0, 999}, {10.0, 1000}};
     for (size_t c = 0; c < sizeof rad / sizeof rad[0]; c++) {
         radius_reference(xyz, n, rad[c].r, rad[c].min, want);
         ptreg_set_num_threads(1);
@@ -294,8 +300,7 @@ static void test_correspondences(void)
     ptreg_transform_difference(T, r.transformation, &angle, &dt);
     CHECK_MSG(angle < 1e-4 && dt < 1e-5, "RANSAC: %g deg, %g", angle, dt);
     CHECK(r.inliers == n - n / 5 && r.hypotheses > 0);
-    CHECK(memcmp(r.transformation, r4.transformation, sizeof r.transformation) == 0 &&
-          r.hypotheses == r4.hypotheses);
+    CHECK(memcmp(r.transformation, r4.transformation, sizeof r.transformation) == 0 && r.hypotheses == r4.hypotheses);
     CHECK(ptreg_register_correspondences(s, n, t, n, &m, w, &ro, &r, NULL) == PTREG_OK);
     ptreg_transform_difference(Tw, r.transformation, &angle, &dt);
     CHECK(angle < 1e-6 && dt < 1e-7);

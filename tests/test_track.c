@@ -338,11 +338,11 @@ static void test_no_mirrored_recovery(void)
         recovered += out.state == PTREG_TRACK_RECOVERED;
         wrong += !(angle <= 2.0 && shift <= 0.05);
         worst = check_worse(worst, angle);
-        CHECK_MSG(angle <= 2.0 && shift <= 0.05, "trial %d (frame %d): %s %.1f deg and %.3f from the truth",
-                  trial, trial % 5, ptreg_track_state_name(out.state), angle, shift);
+        CHECK_MSG(angle <= 2.0 && shift <= 0.05, "trial %d (frame %d): %s %.1f deg and %.3f from the truth", trial,
+                  trial % 5, ptreg_track_state_name(out.state), angle, shift);
     }
-    printf("no mirrored recovery: %d of 100 recovered, %d accepted off the truth (worst %.2f deg)\n", recovered,
-           wrong, worst);
+    printf("no mirrored recovery: %d of 100 recovered, %d accepted off the truth (worst %.2f deg)\n", recovered, wrong,
+           worst);
     /* the rest are lost: RANSAC's pose is no half turn of the right one
      * (73 of 100 recovered when written) */
     CHECK_MSG(recovered >= 60, "only %d of 100 frames recovered", recovered);

@@ -83,8 +83,7 @@ typedef struct fake {
     int calls;
 } fake;
 
-static ptreg_status fake_measure(void *ctx, const double *p, int reps, double *seconds, double *error,
-                                 ptreg_error *err)
+static ptreg_status fake_measure(void *ctx, const double *p, int reps, double *seconds, double *error, ptreg_error *err)
 {
     (void)reps, (void)err;
     ((fake *)ctx)->calls++;
@@ -97,11 +96,11 @@ static void test_search(void)
 {
     ptreg_tune_machine m;
     ptreg_tune_machine_cpu(&m);
-    ptreg_tune_space s = {.kernel = "fake",
-                          .param_count = 2,
-                          .params = {{"a", PTREG_TUNE_RANGE, 0, {0}, 1, 16, 1, 1},
-                                     {"b", PTREG_TUNE_RANGE, 0, {0}, 2, 12, 2, 2}},
-                          .constraint_count = 0};
+    ptreg_tune_space s = {
+        .kernel = "fake",
+        .param_count = 2,
+        .params = {{"a", PTREG_TUNE_RANGE, 0, {0}, 1, 16, 1, 1}, {"b", PTREG_TUNE_RANGE, 0, {0}, 2, 12, 2, 2}},
+        .constraint_count = 0};
     ptreg_tune_options o;
     ptreg_tune_options_default(&o);
     o.method = PTREG_TUNE_EXHAUSTIVE;
@@ -120,8 +119,8 @@ static void test_search(void)
     o.reps = 4;
     f.calls = 0;
     CHECK(ptreg_tune_search(&s, &m, fake_measure, &f, &o, &r, NULL) == PTREG_OK);
-    CHECK_MSG(r.count == 24 && r.fallback < r.count, "halving sampled %zu of 96 (the default among them: %d)",
-              r.count, r.fallback < r.count);
+    CHECK_MSG(r.count == 24 && r.fallback < r.count, "halving sampled %zu of 96 (the default among them: %d)", r.count,
+              r.fallback < r.count);
     CHECK(r.best < r.count && r.candidates[r.best].passed && r.candidates[r.best].reps == 4);
     /* the winner is the sample's best */
     for (size_t i = 0; i < r.count; i++)
@@ -215,8 +214,8 @@ static void test_features(void)
         ptreg_tune_result r;
         CHECK(ptreg_tune_search(&s, &m, ptreg_tune_feature_measure, job, &o, &r, NULL) == PTREG_OK);
         for (size_t i = 0; i < r.count; i++)
-            CHECK_MSG(r.candidates[i].passed && r.candidates[i].error == 0.0, "%s candidate %zu: error %g",
-                      s.kernel, i, r.candidates[i].error);
+            CHECK_MSG(r.candidates[i].passed && r.candidates[i].error == 0.0, "%s candidate %zu: error %g", s.kernel, i,
+                      r.candidates[i].error);
         ptreg_tune_result_free(&r);
         ptreg_tune_feature_job_destroy(job);
     }

@@ -135,13 +135,14 @@ static void test_raw(void)
 
 static size_t nrrd_header(char *h, size_t cap, const char *type, const char *encoding, const char *extra)
 {
-    return (size_t)snprintf(h, cap, "NRRD0004\n# a comment\ntype: %s\ndimension: 3\nsizes: 5 4 3\n"
-                                    "endian: little\nencoding: %s\nkey:=value\n%s\n",
+    return (size_t)snprintf(h, cap,
+                            "NRRD0004\n# a comment\ntype: %s\ndimension: 3\nsizes: 5 4 3\n"
+                            "endian: little\nencoding: %s\nkey:=value\n%s\n",
                             type, encoding, extra);
 }
 
-static void write_nrrd(const char *name, const char *type, const char *encoding, const char *extra,
-                       const void *data, size_t n)
+static void write_nrrd(const char *name, const char *type, const char *encoding, const char *extra, const void *data,
+                       size_t n)
 {
     unsigned char buf[4096];
     size_t h = nrrd_header((char *)buf, sizeof buf, type, encoding, extra);
@@ -160,8 +161,10 @@ static void test_nrrd(void)
           v.spacing[2] == 2);
     ptreg_volume_free(&v);
     size_t g = gzip(le, sizeof le, gz, sizeof gz);
-    write_nrrd("g.nrrd", "int16", "gzip", "space dimension: 3\nspace directions: (0,3,0) (0,0,2) (1,0,0)\n"
-                                          "space origin: (10,-5,2.5)\n", gz, g);
+    write_nrrd("g.nrrd", "int16", "gzip",
+               "space dimension: 3\nspace directions: (0,3,0) (0,0,2) (1,0,0)\n"
+               "space origin: (10,-5,2.5)\n",
+               gz, g);
     CHECK_MSG(read_named("g.nrrd", NULL, &v, &err) == PTREG_OK, "%s", err.message);
     CHECK(is_expected_i16(&v) && v.spacing[0] == 3 && v.spacing[1] == 2 && v.origin[0] == 10 && v.origin[1] == -5);
     ptreg_volume_free(&v);
@@ -254,18 +257,18 @@ static void test_nrrd(void)
 static void nifti_header(unsigned char *h, int big, float slope, float inter)
 {
     memset(h, 0, 352);
-#define PUT(off, val, bytes)                                                                  \
-    do {                                                                                      \
-        uint64_t v_ = (uint64_t)(val);                                                        \
-        for (int b_ = 0; b_ < (bytes); b_++)                                                  \
-            h[(off) + (big ? (bytes) - 1 - b_ : b_)] = (unsigned char)(v_ >> (8 * b_));      \
+#define PUT(off, val, bytes)                                                          \
+    do {                                                                              \
+        uint64_t v_ = (uint64_t)(val);                                                \
+        for (int b_ = 0; b_ < (bytes); b_++)                                          \
+            h[(off) + (big ? (bytes)-1 - b_ : b_)] = (unsigned char)(v_ >> (8 * b_)); \
     } while (0)
-#define PUTF(off, f)                                                                          \
-    do {                                                                                      \
-        float f_ = (f);                                                                       \
-        uint32_t u_;                                                                          \
-        memcpy(&u_, &f_, 4);                                                                  \
-        PUT(off, u_, 4);                                                                      \
+#define PUTF(off, f)         \
+    do {                     \
+        float f_ = (f);      \
+        uint32_t u_;         \
+        memcpy(&u_, &f_, 4); \
+        PUT(off, u_, 4);     \
     } while (0)
     PUT(0, 348, 4);
     PUT(40, 3, 2);
@@ -371,8 +374,8 @@ static void test_writers(void)
         CHECK(ptreg_volume_write(p, &w, &err) == PTREG_OK);
         CHECK_MSG(ptreg_volume_read(p, PTREG_VOLUME_AUTO, NULL, &back, &err) == PTREG_OK, "%s", err.message);
         CHECK_MSG(back.type == w.type && back.nx == 6 && back.ny == 4 && back.nz == 3 && back.spacing[0] == 0.5 &&
-                      back.spacing[1] == 1 && back.spacing[2] == 2 && back.origin[0] == -10 &&
-                      back.origin[1] == 4.25 && back.origin[2] == 0 &&
+                      back.spacing[1] == 1 && back.spacing[2] == 2 && back.origin[0] == -10 && back.origin[1] == 4.25 &&
+                      back.origin[2] == 0 &&
                       !memcmp(back.data, w.data, ptreg_volume_count(&w) * ptreg_voxel_size(w.type)),
                   "type %d", t);
         ptreg_volume_free(&back);
@@ -381,8 +384,7 @@ static void test_writers(void)
     ptreg_volume wide = v;
     wide.nx = 40000;
     path_of(p, sizeof p, "wide.nii");
-    CHECK(ptreg_volume_write(p, &wide, &err) == PTREG_ERR_ARG && strstr(err.message, "32767") &&
-          access(p, F_OK) != 0);
+    CHECK(ptreg_volume_write(p, &wide, &err) == PTREG_ERR_ARG && strstr(err.message, "32767") && access(p, F_OK) != 0);
     /* the extension picks the format, any case; one the writers do not make is refused, nothing written */
     path_of(p, sizeof p, "upper.NII");
     CHECK(ptreg_volume_write(p, &v, &err) == PTREG_OK);

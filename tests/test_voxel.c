@@ -138,8 +138,8 @@ static size_t reference_voxels(const ptreg_cloud *c, double voxel, ref_voxel *ou
 static void test_against_reference(void)
 {
     const size_t n = 300001; /* not a multiple of the lookup's blocks */
-    ptreg_cloud c = {n, malloc(3 * n * sizeof(float)), malloc(3 * n * sizeof(float)), NULL, 0, {0, 0, 0}, NULL,
-                     NULL, NULL};
+    ptreg_cloud c = {n,   malloc(3 * n * sizeof(float)), malloc(3 * n * sizeof(float)), NULL, 0, {0, 0, 0}, NULL, NULL,
+                     NULL};
     uint64_t state = 99;
     for (size_t i = 0; i < 3 * n; i++) {
         state = state * 6364136223846793005ull + 1442695040888963407ull;

@@ -22,10 +22,10 @@ typedef struct ptreg_apt {
     float *xyz; /* nm, interleaved */
     float *mq;  /* mass-to-charge-state ratio (Da) */
     /* .epos only (NULL for .pos): */
-    float *tof;              /* time of flight (ns) */
-    float *vdc, *vpulse;     /* standing and pulse voltages (V) */
-    float *detector;         /* detector hit x, y (mm), interleaved */
-    uint32_t *pulse_delta;   /* pulses since the last detected ion */
+    float *tof;            /* time of flight (ns) */
+    float *vdc, *vpulse;   /* standing and pulse voltages (V) */
+    float *detector;       /* detector hit x, y (mm), interleaved */
+    uint32_t *pulse_delta; /* pulses since the last detected ion */
     uint32_t *ions_per_pulse;
 } ptreg_apt;
 
@@ -44,7 +44,8 @@ PTREG_API ptreg_apt_format ptreg_apt_format_from_path(const char *path);
  * off. On failure *apt is left empty. */
 PTREG_API ptreg_status ptreg_apt_read(const char *path, ptreg_apt_format format, ptreg_apt *apt, ptreg_error *err);
 /* Writes a .pos file (atomically). mq may be NULL (written as 0). */
-PTREG_API ptreg_status ptreg_apt_write_pos(const char *path, const float *xyz, const float *mq, size_t n, ptreg_error *err);
+PTREG_API ptreg_status ptreg_apt_write_pos(const char *path, const float *xyz, const float *mq, size_t n,
+                                           ptreg_error *err);
 
 /* ---- ranges ---- */
 

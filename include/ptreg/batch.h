@@ -70,7 +70,7 @@ typedef struct ptreg_pair_set {
 
 typedef struct ptreg_batch_stats {
     size_t pairs;
-    double pair_terms;  /* source points x target points x iterations, summed over the pairs */
+    double pair_terms; /* source points x target points x iterations, summed over the pairs */
     double time_ms;
     double pairs_per_s, gpts; /* pairs / s; pair terms / s / 1e9 */
     const char *isa;          /* the CPU's instruction set, or the device's name */
@@ -84,8 +84,9 @@ typedef struct ptreg_batch_stats {
  * target point and finite coordinates (else PTREG_ERR_ARG naming the
  * pair). The same bits for any thread count, and on every run of a
  * device. stats->isa names the device on a GPU. */
-PTREG_API ptreg_status ptreg_batch_register(const ptreg_pair_set *pairs, const ptreg_batch_options *opt, double *transform,
-                                  int *iterations, int *stop, ptreg_batch_stats *stats, ptreg_error *err);
+PTREG_API ptreg_status ptreg_batch_register(const ptreg_pair_set *pairs, const ptreg_batch_options *opt,
+                                            double *transform, int *iterations, int *stop, ptreg_batch_stats *stats,
+                                            ptreg_error *err);
 
 /* How well each pair ended: rms[i], the root mean square of the distances
  * from pair i's source points, moved by transform[16 * i ...], to their

@@ -49,16 +49,16 @@ typedef struct ptreg_error {
 /* Why an iterative method stopped: one list for every method (ICP, EM-ICP,
  * LDDMM's L-BFGS, batch). */
 typedef enum ptreg_stop_reason {
-    PTREG_STOP_CONVERGED = 0,   /* the drop in MSE fell below tol */
-    PTREG_STOP_MAX_ITERATIONS,  /* ran max_iter updates */
-    PTREG_STOP_TOO_FEW_PAIRS,   /* fewer than 3 correspondences survived the filters */
-    PTREG_STOP_DEGENERATE,      /* the pairs do not fix a unique rotation (or, by Gauss-Newton, motion) */
-    PTREG_STOP_SIGMA_FINAL,     /* EM-ICP: the annealed sigma^2 reached its final value */
-    PTREG_STOP_RELATIVE_CHANGE, /* Open3D's test: fitness and RMSE both changed by less than asked */
-    PTREG_STOP_SMALL_STEP,      /* PCL's transformation epsilon: the last step was that small */
-    PTREG_STOP_GRADIENT,        /* L-BFGS: the gradient fell below gtol (relative) */
+    PTREG_STOP_CONVERGED = 0,    /* the drop in MSE fell below tol */
+    PTREG_STOP_MAX_ITERATIONS,   /* ran max_iter updates */
+    PTREG_STOP_TOO_FEW_PAIRS,    /* fewer than 3 correspondences survived the filters */
+    PTREG_STOP_DEGENERATE,       /* the pairs do not fix a unique rotation (or, by Gauss-Newton, motion) */
+    PTREG_STOP_SIGMA_FINAL,      /* EM-ICP: the annealed sigma^2 reached its final value */
+    PTREG_STOP_RELATIVE_CHANGE,  /* Open3D's test: fitness and RMSE both changed by less than asked */
+    PTREG_STOP_SMALL_STEP,       /* PCL's transformation epsilon: the last step was that small */
+    PTREG_STOP_GRADIENT,         /* L-BFGS: the gradient fell below gtol (relative) */
     PTREG_STOP_OBJECTIVE_CHANGE, /* L-BFGS: the objective fell by less than ftol (relative) over 10 steps */
-    PTREG_STOP_NO_PROGRESS      /* L-BFGS: already at a minimum, or the line search found no lower
+    PTREG_STOP_NO_PROGRESS       /* L-BFGS: already at a minimum, or the line search found no lower
                                  * point (rounding; the result's stop_detail says which) */
 } ptreg_stop_reason;
 

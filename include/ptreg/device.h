@@ -46,16 +46,16 @@ typedef struct ptreg_device_info {
     ptreg_device device;
     char name[128];
     char vendor[64];
-    char platform[96];      /* OpenCL platform, or "CUDA driver 13.0, NVRTC 13.0" */
-    char version[64];       /* "sm_90", "OpenCL 3.0 ...", or the CPU's ISA */
+    char platform[96]; /* OpenCL platform, or "CUDA driver 13.0, NVRTC 13.0" */
+    char version[64];  /* "sm_90", "OpenCL 3.0 ...", or the CPU's ISA */
     int is_gpu;
-    int for_testing;        /* a CPU OpenCL driver (POCL): never chosen by auto */
+    int for_testing; /* a CPU OpenCL driver (POCL): never chosen by auto */
     uint64_t memory_bytes;
     uint32_t compute_units;
     uint64_t local_memory_bytes;
     size_t max_work_group;
     int fp64;
-    int standin;            /* the CUDA driver stand-in of the tests (tests/cuda_standin): never a real GPU */
+    int standin; /* the CUDA driver stand-in of the tests (tests/cuda_standin): never a real GPU */
     /* Whether the device fuses a*b + c into one rounding where ptreg's
      * kernels ask it not to (NVIDIA's OpenCL may ignore FP_CONTRACT OFF):
      * its answers are then within the device tolerances of the CPU's, not
@@ -94,7 +94,7 @@ PTREG_API ptreg_status ptreg_device_probe(const ptreg_device *device, ptreg_devi
  * build lacks or that is not present is PTREG_ERR_ARG with a message naming
  * the operation and the device: never a silent run on the CPU. */
 PTREG_API ptreg_status ptreg_device_resolve(const ptreg_device *request, unsigned supported, const char *operation,
-                                  ptreg_device *resolved, ptreg_error *err);
+                                            ptreg_device *resolved, ptreg_error *err);
 
 /* Closes every device ptreg opened (contexts, streams, compiled kernels):
  * for a program that is done with the GPU, or a leak checker. Every model

@@ -22,14 +22,14 @@ extern "C" {
 #define PTREG_EMICP_SIGMA2_FINAL_REL 3e-3
 
 typedef struct ptreg_emicp_options {
-    double sigma2_init;  /* first sigma^2; <= 0: PTREG_EMICP_SIGMA2_INIT_REL r^2 (default) */
-    double sigma2_final; /* stop once sigma^2 <= this; <= 0: PTREG_EMICP_SIGMA2_FINAL_REL r^2 */
-    double sigma_factor; /* sigma^2 <- sigma^2 * factor each iteration, in (0, 1) (default 0.9) */
-    double d02;          /* outlier distance^2 d0^2 >= 0; < 0: equal to the first sigma^2 (default) */
-    int max_iter;        /* most iterations (default 1000) */
-    double tol;          /* stop when rotation change (rad) + |translation change| / r < tol;
+    double sigma2_init;      /* first sigma^2; <= 0: PTREG_EMICP_SIGMA2_INIT_REL r^2 (default) */
+    double sigma2_final;     /* stop once sigma^2 <= this; <= 0: PTREG_EMICP_SIGMA2_FINAL_REL r^2 */
+    double sigma_factor;     /* sigma^2 <- sigma^2 * factor each iteration, in (0, 1) (default 0.9) */
+    double d02;              /* outlier distance^2 d0^2 >= 0; < 0: equal to the first sigma^2 (default) */
+    int max_iter;            /* most iterations (default 1000) */
+    double tol;              /* stop when rotation change (rad) + |translation change| / r < tol;
                             0: never (default 1e-7). Stopping early ends the annealing early. */
-    double init[16];     /* initial transform of the source (identity) */
+    double init[16];         /* initial transform of the source (identity) */
     ptreg_pair_options pair; /* the engine's tiling and precision (fp32 by default); on a GPU
                                 device only the precision applies */
     ptreg_device device;     /* auto (the first GPU, else the CPU), cpu, cuda:N or opencl:N */
@@ -71,7 +71,7 @@ typedef struct ptreg_emicp_result {
 
 /* Registers source (n points) onto target (m points). */
 PTREG_API ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, size_t m,
-                         const ptreg_emicp_options *opt, ptreg_emicp_result *result, ptreg_error *err);
+                                   const ptreg_emicp_options *opt, ptreg_emicp_result *result, ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -37,11 +37,11 @@ typedef enum ptreg_normal_orientation {
 typedef struct ptreg_normals_options {
     ptreg_neighborhood neighbors; /* default k = 30 */
     ptreg_normal_orientation orientation;
-    double viewpoint[3];          /* VIEWPOINT: normals point toward it (default the origin) */
-    double direction[3];          /* DIRECTION (default +z) */
-    int orient_k;                 /* TANGENT_PLANE: graph neighbors (default 10; at most the
+    double viewpoint[3]; /* VIEWPOINT: normals point toward it (default the origin) */
+    double direction[3]; /* DIRECTION (default +z) */
+    int orient_k;        /* TANGENT_PLANE: graph neighbors (default 10; at most the
                                      neighborhood's own size) */
-    ptreg_device device;          /* the CPU, or a GPU (cuda:N, opencl:N): the CPU's normals; not
+    ptreg_device device; /* the CPU, or a GPU (cuda:N, opencl:N): the CPU's normals; not
                                      tangent-plane (auto: a GPU where ptreg_device_resolve finds one) */
 } ptreg_normals_options;
 
@@ -59,7 +59,7 @@ PTREG_API ptreg_status ptreg_normals_resolve_device(const ptreg_normals_options 
  * coincide, get NaN and are counted
  * in *missing (may be NULL). The same bits for any thread count. */
 PTREG_API ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_options *opt, float *normals,
-                           float *curvature, size_t *missing, ptreg_error *err);
+                                     float *curvature, size_t *missing, ptreg_error *err);
 
 
 typedef enum ptreg_fpfh_convention {
@@ -80,7 +80,7 @@ typedef struct ptreg_features_gpu {
 typedef struct ptreg_features_options {
     ptreg_neighborhood neighbors; /* default k = 30 */
     ptreg_fpfh_convention convention;
-    int reference; /* 1: the plain path (one search and one scalar pair at a
+    int reference;       /* 1: the plain path (one search and one scalar pair at a
                     * time), for checking; the same bits, slower; CPU only */
     ptreg_device device; /* ptreg_features_resolve_device (auto: a GPU, else the CPU); on a GPU
                           * the histograms are the CPU's within float
@@ -108,9 +108,9 @@ PTREG_API ptreg_status ptreg_features_resolve_device(const ptreg_features_option
  * neighbor) and, for FPFH, n x 33 floats of SPFH. The same bits for any
  * thread count, any ISA and the reference path. */
 PTREG_API ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
-                       float *out, size_t *missing, ptreg_error *err);
+                                 float *out, size_t *missing, ptreg_error *err);
 PTREG_API ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
-                        float *out, size_t *missing, ptreg_error *err);
+                                  float *out, size_t *missing, ptreg_error *err);
 
 /* A cloud kept for repeated descriptors where the options' device
  * resolves to. On a GPU its points, normals and k-d tree go up once, and

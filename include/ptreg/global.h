@@ -32,20 +32,20 @@ PTREG_API void ptreg_matches_free(ptreg_matches *m);
  * brute-force scan, rows split over threads; the same pairs for any thread
  * count. */
 PTREG_API ptreg_status ptreg_match_features(const float *source, size_t ns, const float *target, size_t nt, int dim,
-                                  int mutual, ptreg_matches *out, ptreg_error *err);
+                                            int mutual, ptreg_matches *out, ptreg_error *err);
 
 typedef struct ptreg_ransac_options {
-    double max_dist;        /* a correspondence is an inlier within this distance after the transform
+    double max_dist;       /* a correspondence is an inlier within this distance after the transform
                                (Open3D's max_correspondence_distance); > 0 */
-    double edge_length;     /* Open3D's edge-length checker: the sample's edges agree to this ratio (0.9;
+    double edge_length;    /* Open3D's edge-length checker: the sample's edges agree to this ratio (0.9;
                                0: off) */
-    double check_distance;  /* Open3D's distance checker: every sampled pair within this (default:
+    double check_distance; /* Open3D's distance checker: every sampled pair within this (default:
                                max_dist; < 0: off) */
-    double normal_angle;    /* Open3D's normal checker, radians (0: off; needs both clouds' normals) */
-    int max_iter;           /* hypotheses at most (default 100000) */
-    double confidence;      /* stop once this sure to have drawn an all-inlier sample (default 0.999) */
-    uint64_t seed;          /* of the samples (default 1): the same result for every run */
-    ptreg_device device;    /* where the hypotheses are scored (default auto): a GPU with double precision
+    double normal_angle;   /* Open3D's normal checker, radians (0: off; needs both clouds' normals) */
+    int max_iter;          /* hypotheses at most (default 100000) */
+    double confidence;     /* stop once this sure to have drawn an all-inlier sample (default 0.999) */
+    uint64_t seed;         /* of the samples (default 1): the same result for every run */
+    ptreg_device device;   /* where the hypotheses are scored (default auto): a GPU with double precision
                                counts each batch's inliers, the samples drawn, checked and fitted on the host;
                                the CPU's counts, so the same winner and transform */
 } ptreg_ransac_options;
@@ -55,8 +55,7 @@ PTREG_API void ptreg_ransac_options_default(ptreg_ransac_options *opt);
  * max_dist 0 is "not set": ptreg_ransac needs one). */
 /* Where ptreg_ransac scores the options' hypotheses (ptreg_device_resolve;
  * auto takes the CPU where the GPU's engine cannot). */
-PTREG_API ptreg_status ptreg_ransac_resolve_device(const ptreg_ransac_options *opt, ptreg_device *on,
-                                                   ptreg_error *err);
+PTREG_API ptreg_status ptreg_ransac_resolve_device(const ptreg_ransac_options *opt, ptreg_device *on, ptreg_error *err);
 
 typedef struct ptreg_ransac_result {
     double transformation[16]; /* takes the source onto the target */
@@ -74,8 +73,8 @@ typedef struct ptreg_ransac_result {
  * inlier ratio (Open3D's rule). Normals (n x 3, may be NULL) only for the
  * normal checker. Fewer than 3 correspondences is PTREG_ERR_ARG. */
 PTREG_API ptreg_status ptreg_ransac(const float *source, const float *source_normals, size_t ns, const float *target,
-                          const float *target_normals, size_t nt, const ptreg_matches *matches,
-                          const ptreg_ransac_options *opt, ptreg_ransac_result *result, ptreg_error *err);
+                                    const float *target_normals, size_t nt, const ptreg_matches *matches,
+                                    const ptreg_ransac_options *opt, ptreg_ransac_result *result, ptreg_error *err);
 
 /* Fast Global Registration (Q.-Y. Zhou, J. Park, V. Koltun, ECCV 2016), as
  * Open3D's: the matches' tuple test (three drawn at a time, every edge
@@ -104,14 +103,11 @@ typedef struct ptreg_fgr_result {
 
 /* ---- the whole pipeline ---- */
 
-typedef enum ptreg_global_method {
-    PTREG_GLOBAL_RANSAC = 0,
-    PTREG_GLOBAL_FGR
-} ptreg_global_method;
+typedef enum ptreg_global_method { PTREG_GLOBAL_RANSAC = 0, PTREG_GLOBAL_FGR } ptreg_global_method;
 
 typedef struct ptreg_register_options {
-    double voxel;            /* downsampling cube (default 0: the target's bounding-box diagonal / 80) */
-    int mutual;              /* feature matches both ways (default 1) */
+    double voxel;                /* downsampling cube (default 0: the target's bounding-box diagonal / 80) */
+    int mutual;                  /* feature matches both ways (default 1) */
     ptreg_global_method global;  /* RANSAC (default) or FGR */
     ptreg_ransac_options ransac; /* max_dist 0: 1.5 voxels (Open3D's tutorial) */
     ptreg_fgr_options fgr;
@@ -130,13 +126,13 @@ PTREG_API void ptreg_register_options_default(ptreg_register_options *opt);
 
 typedef struct ptreg_register_result {
     double transformation[16];
-    double voxel;                   /* the one used */
+    double voxel;                    /* the one used */
     size_t source_down, target_down; /* points after downsampling */
-    size_t matches;                 /* feature correspondences */
-    ptreg_ransac_result ransac; /* with RANSAC */
-    ptreg_fgr_result fgr;       /* with FGR */
-    double fitness, rmse;           /* of the final transform on all points, within the refinement's distance */
-    ptreg_device device;            /* where the matches were found (and RANSAC's hypotheses scored) */
+    size_t matches;                  /* feature correspondences */
+    ptreg_ransac_result ransac;      /* with RANSAC */
+    ptreg_fgr_result fgr;            /* with FGR */
+    double fitness, rmse;            /* of the final transform on all points, within the refinement's distance */
+    ptreg_device device;             /* where the matches were found (and RANSAC's hypotheses scored) */
     /* stage times, ms */
     double downsample_ms, normals_ms, features_ms, match_ms, global_ms, refine_ms, total_ms;
 } ptreg_register_result;
@@ -149,8 +145,8 @@ typedef struct ptreg_register_result {
  * estimated from 10 neighbors). On the CPU; the same result for any
  * thread count. */
 PTREG_API ptreg_status ptreg_register(const float *source, const float *source_normals, size_t ns, const float *target,
-                            const float *target_normals, size_t nt, const ptreg_register_options *opt,
-                            ptreg_register_result *result, ptreg_error *err);
+                                      const float *target_normals, size_t nt, const ptreg_register_options *opt,
+                                      ptreg_register_result *result, ptreg_error *err);
 
 /* The pipeline's view of one cloud, made once and used for every pair it
  * is part of (multiway registration, a tracker's model): the voxel-grid
@@ -173,9 +169,9 @@ PTREG_API void ptreg_register_cloud_free(ptreg_register_cloud *c);
  * refinement on all points; the same result as ptreg_register. */
 PTREG_API ptreg_status ptreg_register_prepared(const float *source, const float *source_normals, size_t ns,
                                                const ptreg_register_cloud *sp, const float *target,
-                                               const float *target_normals, size_t nt,
-                                               const ptreg_register_cloud *tp, const ptreg_register_options *opt,
-                                               ptreg_register_result *result, ptreg_error *err);
+                                               const float *target_normals, size_t nt, const ptreg_register_cloud *tp,
+                                               const ptreg_register_options *opt, ptreg_register_result *result,
+                                               ptreg_error *err);
 
 /* ---- a given pose, given correspondences ---- */
 
@@ -208,10 +204,10 @@ PTREG_API ptreg_status ptreg_evaluate_registration(const float *source, size_t n
  * RANSAC's (without it: every pair, 0, 0). Fewer than 3 pairs, or an index
  * out of range, is PTREG_ERR_ARG; pairs that do not fix a rotation
  * (collinear points) are PTREG_ERR_RUNTIME. */
-PTREG_API ptreg_status ptreg_register_correspondences(const float *source, size_t ns, const float *target,
-                                                      size_t nt, const ptreg_matches *matches, const double *weights,
-                                                      const ptreg_ransac_options *ransac,
-                                                      ptreg_ransac_result *result, ptreg_error *err);
+PTREG_API ptreg_status ptreg_register_correspondences(const float *source, size_t ns, const float *target, size_t nt,
+                                                      const ptreg_matches *matches, const double *weights,
+                                                      const ptreg_ransac_options *ransac, ptreg_ransac_result *result,
+                                                      ptreg_error *err);
 /* How well T fits given correspondences: the RMS distance from each
  * source[m.source[k]] moved by T (in double) to its target[m.target[k]],
  * over the pairs within `within` of theirs (> 0; 0: every pair), and in

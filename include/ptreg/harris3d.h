@@ -45,7 +45,7 @@ typedef struct ptreg_harris3d_options {
     double threshold;    /* default 0.01, relative */
     double min_distance; /* voxels; 0 keeps every local maximum */
     size_t top;
-    int reference;       /* the literal loop (w^3 terms per voxel, double): tests */
+    int reference; /* the literal loop (w^3 terms per voxel, double): tests */
     /* The CPU fast path's rows per tile (speed only: the scores' bits do
      * not depend on it; `ptreg tune --kernel harris` picks it). 0: as many
      * as keep a tile's ring of smoothed planes within 512 KiB (about an
@@ -68,26 +68,25 @@ PTREG_API void ptreg_harris3d_options_default(ptreg_harris3d_options *opt);
  * path's bits; `reference` runs on the CPU only (auto: the CPU; a GPU
  * named: PTREG_ERR_UNSUPPORTED). */
 PTREG_API ptreg_status ptreg_harris3d_resolve_device(const ptreg_harris3d_options *opt, ptreg_device *on,
-                                                    ptreg_error *err);
+                                                     ptreg_error *err);
 
 typedef struct ptreg_harris3d_result {
-    float *scores; /* nx*ny*nz, the volume's layout; owned */
+    float *scores;             /* nx*ny*nz, the volume's layout; owned */
     ptreg_keypoint *keypoints; /* best first (score, then x fastest index); owned */
     size_t keypoint_count;
-    size_t local_maxima;  /* above the threshold, before min_distance and top */
+    size_t local_maxima; /* above the threshold, before min_distance and top */
     float max_score;
-    double threshold;     /* the absolute threshold used */
+    double threshold; /* the absolute threshold used */
     double sigma;
-    double time_ms;       /* scores + keypoints, the volume in memory */
+    double time_ms; /* scores + keypoints, the volume in memory */
     double scores_ms, keypoints_ms;
-    const char *isa;      /* the kernels' instruction set ("reference" for the literal loop), or the GPU's name */
+    const char *isa; /* the kernels' instruction set ("reference" for the literal loop), or the GPU's name */
 } ptreg_harris3d_result;
-
 
 
 /* Both steps, timed. */
 PTREG_API ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
-                            ptreg_harris3d_result *result, ptreg_error *err);
+                                      ptreg_harris3d_result *result, ptreg_error *err);
 PTREG_API void ptreg_harris3d_result_free(ptreg_harris3d_result *result);
 
 /* A volume kept where the options' device resolves to, for repeated
@@ -104,8 +103,7 @@ PTREG_API ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, con
  * device is not read); with_scores 0 leaves result->scores NULL, which on
  * a GPU spares the score volume's copy back. */
 PTREG_API ptreg_status ptreg_harris3d_volume_run(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt,
-                                                    int with_scores, ptreg_harris3d_result *result,
-                                                    ptreg_error *err);
+                                                 int with_scores, ptreg_harris3d_result *result, ptreg_error *err);
 PTREG_API void ptreg_harris3d_volume_destroy(ptreg_harris3d_volume *hv);
 
 #ifdef __cplusplus

@@ -51,34 +51,34 @@ typedef enum ptreg_robust_kernel {
 PTREG_API const char *ptreg_robust_kernel_name(ptreg_robust_kernel kernel);
 
 typedef struct ptreg_icp_options {
-    int max_iter;         /* transform updates, default 200 (the stop is usually tol's) */
-    double tol;           /* stop when MSE changes by less (Besl); 0: never; < 0: auto
+    int max_iter;        /* transform updates, default 200 (the stop is usually tol's) */
+    double tol;          /* stop when MSE changes by less (Besl); 0: never; < 0: auto
                              = 1e-10 * (target bounding-box diagonal)^2 (default) */
-    double max_dist;      /* pairs farther apart are not used; <= 0: no limit */
-    double filter_sigma;  /* leave out pairs with error > mean + s * std; <= 0: off */
-    int filter_start;     /* first iteration (0-based) the sigma filter applies */
-    double trim;          /* keep this fraction of the closest pairs, (0, 1]; 1: off */
-    double init[16];      /* initial transform of the source (identity) */
+    double max_dist;     /* pairs farther apart are not used; <= 0: no limit */
+    double filter_sigma; /* leave out pairs with error > mean + s * std; <= 0: off */
+    int filter_start;    /* first iteration (0-based) the sigma filter applies */
+    double trim;         /* keep this fraction of the closest pairs, (0, 1]; 1: off */
+    double init[16];     /* initial transform of the source (identity) */
     ptreg_nn_method nn;
-    int no_tune;          /* auto ignores an index's measured method: the rule decides */
-    ptreg_device device;  /* every method, kernel, filter and optimiser runs on a GPU too */
+    int no_tune;         /* auto ignores an index's measured method: the rule decides */
+    ptreg_device device; /* every method, kernel, filter and optimiser runs on a GPU too */
     ptreg_icp_method method;
     ptreg_robust_kernel kernel;
-    double kernel_scale;  /* the kernel's k, > 0 (in the clouds' units); default 0: not set, required with a kernel */
-    const float *target_normals; /* PLANE, GICP, SYMMETRIC: the target's normals (m x 3, either sign; a pair whose
+    double kernel_scale; /* the kernel's k, > 0 (in the clouds' units); default 0: not set, required with a kernel */
+    const float *target_normals;   /* PLANE, GICP, SYMMETRIC: the target's normals (m x 3, either sign; a pair whose
                                     normal is not finite counts in fitness and rmse but not in the step);
                                     NULL: estimated from normal_k neighbors */
-    const float *source_normals; /* GICP, SYMMETRIC: the source's normals (n x 3), the same way */
-    int normal_k;         /* default 10 (PCL's point-to-plane test) */
-    double normal_radius; /* > 0: only those of the normal_k within it (Open3D's hybrid search; default 0) */
-    double gicp_epsilon;  /* GICP: a covariance's variance along its normal, the others 1 (default 1e-3,
+    const float *source_normals;   /* GICP, SYMMETRIC: the source's normals (n x 3), the same way */
+    int normal_k;                  /* default 10 (PCL's point-to-plane test) */
+    double normal_radius;          /* > 0: only those of the normal_k within it (Open3D's hybrid search; default 0) */
+    double gicp_epsilon;           /* GICP: a covariance's variance along its normal, the others 1 (default 1e-3,
                              Segal's and Open3D's) */
-    double relative_fitness; /* Open3D's stop: fitness and RMSE each changed by less than these between */
-    double relative_rmse;    /* two passes (both > 0 to apply; default 0: off) */
+    double relative_fitness;       /* Open3D's stop: fitness and RMSE each changed by less than these between */
+    double relative_rmse;          /* two passes (both > 0 to apply; default 0: off) */
     double transformation_epsilon; /* PCL's stop: the last step's squared translation <= eps and its
                                       rotation's cosine >= 1 - eps (default 0: off) */
-    ptreg_progress progress; /* after each correspondence pass: its MSE */
-    double lm_lambda; /* > 0: Levenberg-Marquardt steps from this damping (small_gicp's default is 1e-3;
+    ptreg_progress progress;       /* after each correspondence pass: its MSE */
+    double lm_lambda;              /* > 0: Levenberg-Marquardt steps from this damping (small_gicp's default is 1e-3;
                          a step that raises the mean cost is taken back and retried with 10x the damping,
                          an accepted one lowers it 10x); 0 (default): Gauss-Newton, as Open3D */
 } ptreg_icp_options;
@@ -110,17 +110,17 @@ typedef struct ptreg_icp_result {
     int iterations;            /* transform updates made */
     int converged;             /* stopped by tol */
     ptreg_stop_reason stop_reason;
-    double *mse;               /* MSE (rmse squared) before each update and at the end: iterations + 1 */
-    double time_ms;            /* clouds in memory to result, search build included
+    double *mse;            /* MSE (rmse squared) before each update and at the end: iterations + 1 */
+    double time_ms;         /* clouds in memory to result, search build included
                                   (not an index's, for ptreg_icp_indexed) */
-    double build_ms;           /* search-structure build, part of time_ms */
-    ptreg_nn_method nn;        /* the method that ran */
-    char nn_note[256];         /* why it is not the one asked for ("" when it is) */
-    int nn_measured;           /* auto ran the index's measured choice (not the rule) */
-    ptreg_walk_stats *walk;    /* Delaunay methods: per correspondence pass
+    double build_ms;        /* search-structure build, part of time_ms */
+    ptreg_nn_method nn;     /* the method that ran */
+    char nn_note[256];      /* why it is not the one asked for ("" when it is) */
+    int nn_measured;        /* auto ran the index's measured choice (not the rule) */
+    ptreg_walk_stats *walk; /* Delaunay methods: per correspondence pass
                                   (iterations + 1), else NULL */
-    ptreg_device device;       /* where it ran */
-    double upload_ms;          /* a one-off GPU run: the model's upload, part of time_ms */
+    ptreg_device device;    /* where it ran */
+    double upload_ms;       /* a one-off GPU run: the model's upload, part of time_ms */
 } ptreg_icp_result;
 
 PTREG_API void ptreg_icp_result_free(ptreg_icp_result *result);
@@ -128,7 +128,7 @@ PTREG_API void ptreg_icp_result_free(ptreg_icp_result *result);
 /* Registers source (n points) onto the model of a prebuilt index: the
  * index's build is not part of time_ms. */
 PTREG_API ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_index *target,
-                               const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
+                                         const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
 /* Registers source (n points) onto target (m points). On a GPU (opt->device,
  * resolved by ptreg_device_resolve: auto is a GPU when there is one) the
@@ -136,7 +136,7 @@ PTREG_API ptreg_status ptreg_icp_indexed(const float *source, size_t n, const pt
  * result is within 1e-5 of the CPU's (the pairs are the same; the sums are
  * taken in another fixed order) and the same bits on every run of a device. */
 PTREG_API ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,
-                       const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
+                                 const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
 /* ---- measuring the nearest-neighbor methods on a model ---- */
 
@@ -145,31 +145,31 @@ PTREG_API ptreg_status ptreg_icp(const float *source, size_t n, const float *tar
  * onto the model, on the CPU, so the seeded walks see the short moves of
  * consecutive passes they are made for. */
 typedef struct ptreg_nn_tune_options {
-    size_t sample;     /* model points the default queries are made of (default 40000; all when fewer) */
-    double noise;      /* their Gaussian noise, std dev / bounding-box diagonal (default 0.002) */
-    double angle_deg;  /* then moved by this rotation about a random axis (default 5) */
-    double shift;      /* and a translation of this fraction of the diagonal (default 0.01) */
-    uint64_t seed;     /* of the sample, noise and motion (default 1) */
-    int iterations;    /* ICP updates per run (default 30) */
-    int warmup;        /* untimed runs per method first, at least 1 (default 1) */
-    int repeat;        /* timed runs per method, interleaved; the median is kept (default 5) */
-    double prune;      /* a method whose warm-up run took over prune x the fastest's is not
+    size_t sample;    /* model points the default queries are made of (default 40000; all when fewer) */
+    double noise;     /* their Gaussian noise, std dev / bounding-box diagonal (default 0.002) */
+    double angle_deg; /* then moved by this rotation about a random axis (default 5) */
+    double shift;     /* and a translation of this fraction of the diagonal (default 0.01) */
+    uint64_t seed;    /* of the sample, noise and motion (default 1) */
+    int iterations;   /* ICP updates per run (default 30) */
+    int warmup;       /* untimed runs per method first, at least 1 (default 1) */
+    int repeat;       /* timed runs per method, interleaved; the median is kept (default 5) */
+    double prune;     /* a method whose warm-up run took over prune x the fastest's is not
                           repeated: it cannot win (default 3; <= 0: repeat every method) */
-    double brute_max;  /* brute force is measured when model points x queries <= this (default 5e7) */
+    double brute_max; /* brute force is measured when model points x queries <= this (default 5e7) */
 } ptreg_nn_tune_options;
 
 PTREG_API void ptreg_nn_tune_options_default(ptreg_nn_tune_options *opt);
 
 typedef struct ptreg_nn_tune_report {
-    ptreg_nn_method choice;                  /* the fastest that gave the k-d tree's bits */
-    double median_ms[PTREG_INDEX_NN_SLOTS];  /* per method: the median of its timed runs, or its
+    ptreg_nn_method choice;                 /* the fastest that gave the k-d tree's bits */
+    double median_ms[PTREG_INDEX_NN_SLOTS]; /* per method: the median of its timed runs, or its
                                                 warm-up time when pruned; < 0: not measured */
-    int runs[PTREG_INDEX_NN_SLOTS];          /* timed runs; 0 with a time: pruned after warm-up */
-    int differs[PTREG_INDEX_NN_SLOTS];       /* its ICP result was not the k-d tree's bits (a bug:
+    int runs[PTREG_INDEX_NN_SLOTS];         /* timed runs; 0 with a time: pruned after warm-up */
+    int differs[PTREG_INDEX_NN_SLOTS];      /* its ICP result was not the k-d tree's bits (a bug:
                                                 it may not win) */
     size_t queries;
     int threads, iterations;
-    double total_ms;                         /* the whole measurement */
+    double total_ms; /* the whole measurement */
 } ptreg_nn_tune_report;
 
 /* Times each nearest-neighbor method the index can run (the k-d tree;
@@ -180,8 +180,8 @@ typedef struct ptreg_nn_tune_report {
  * must have the k-d tree's bits to win. On the CPU, with the current
  * thread count. */
 PTREG_API ptreg_status ptreg_model_index_tune(ptreg_model_index *index, const float *queries, size_t nq,
-                                    const ptreg_nn_tune_options *opt, ptreg_nn_tune_report *report,
-                                    ptreg_error *err);
+                                              const ptreg_nn_tune_options *opt, ptreg_nn_tune_report *report,
+                                              ptreg_error *err);
 
 #define PTREG_LEAF_CANDIDATES 5
 /* The k-d tree's leaf size for a model (exact either way: speed only): a
@@ -190,9 +190,9 @@ PTREG_API ptreg_status ptreg_model_index_tune(ptreg_model_index *index, const fl
  * all); the fastest goes into *leaf unless it beats the default (256) by
  * less than 2%, which is noise on a shared machine. sizes[] and median_ms[]
  * receive the candidates and their times (may be NULL). */
-PTREG_API ptreg_status ptreg_model_index_tune_leaf(const float *xyz, size_t n, const ptreg_nn_tune_options *opt, int *leaf,
-                                         int sizes[PTREG_LEAF_CANDIDATES], double median_ms[PTREG_LEAF_CANDIDATES],
-                                         ptreg_error *err);
+PTREG_API ptreg_status ptreg_model_index_tune_leaf(const float *xyz, size_t n, const ptreg_nn_tune_options *opt,
+                                                   int *leaf, int sizes[PTREG_LEAF_CANDIDATES],
+                                                   double median_ms[PTREG_LEAF_CANDIDATES], ptreg_error *err);
 
 /* ---- a model resident where its registrations run ---- */
 
@@ -206,14 +206,14 @@ typedef struct ptreg_icp_model ptreg_icp_model;
 
 /* device is resolved as by ptreg_device_resolve (NULL: auto). */
 PTREG_API ptreg_status ptreg_icp_model_create(const ptreg_model_index *index, const ptreg_device *device,
-                                    ptreg_icp_model **model, ptreg_error *err);
+                                              ptreg_icp_model **model, ptreg_error *err);
 PTREG_API void ptreg_icp_model_destroy(ptreg_icp_model *model);
 
 typedef struct ptreg_icp_model_info {
-    ptreg_device device;  /* where the model lives */
-    double compile_ms;    /* building the device's kernels (first use in the process) */
-    double upload_ms;     /* copying the model to the device */
-    size_t device_bytes;  /* device memory the model holds, its registrations' buffers included */
+    ptreg_device device; /* where the model lives */
+    double compile_ms;   /* building the device's kernels (first use in the process) */
+    double upload_ms;    /* copying the model to the device */
+    size_t device_bytes; /* device memory the model holds, its registrations' buffers included */
 } ptreg_icp_model_info;
 
 PTREG_API void ptreg_icp_model_get_info(const ptreg_icp_model *model, ptreg_icp_model_info *info);
@@ -228,7 +228,7 @@ PTREG_API ptreg_status ptreg_icp_model_set_normals(ptreg_icp_model *model, const
  * not used). time_ms counts from the source in host memory, its upload
  * included, to the result. */
 PTREG_API ptreg_status ptreg_icp_model_run(ptreg_icp_model *model, const float *source, size_t n,
-                                      const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
+                                           const ptreg_icp_options *opt, ptreg_icp_result *result, ptreg_error *err);
 
 #ifdef __cplusplus
 }

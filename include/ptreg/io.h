@@ -17,14 +17,14 @@ typedef enum ptreg_format {
                             * .off */
     PTREG_FORMAT_PLY,
     PTREG_FORMAT_PCD,
-    PTREG_FORMAT_XYZ,      /* whitespace- or comma-separated text (.xyz .txt .csv .pts) */
+    PTREG_FORMAT_XYZ, /* whitespace- or comma-separated text (.xyz .txt .csv .pts) */
     PTREG_FORMAT_VTK,
-    PTREG_FORMAT_POS,      /* atom probe (apt.h): the ions' positions; written with m/q 0 */
-    PTREG_FORMAT_EPOS,     /* atom probe, read only */
-    PTREG_FORMAT_LAS,      /* ASPRS LAS 1.0-1.4 (.las; .laz is refused: compressed); written as LAS 1.2 */
-    PTREG_FORMAT_OBJ,      /* Wavefront OBJ mesh: its vertices (v, and vn when one per vertex); read only */
-    PTREG_FORMAT_STL,      /* STL mesh, ASCII or binary: its distinct vertices; read only */
-    PTREG_FORMAT_OFF       /* ASCII OFF mesh (and COFF, NOFF): its vertices; read only */
+    PTREG_FORMAT_POS,  /* atom probe (apt.h): the ions' positions; written with m/q 0 */
+    PTREG_FORMAT_EPOS, /* atom probe, read only */
+    PTREG_FORMAT_LAS,  /* ASPRS LAS 1.0-1.4 (.las; .laz is refused: compressed); written as LAS 1.2 */
+    PTREG_FORMAT_OBJ,  /* Wavefront OBJ mesh: its vertices (v, and vn when one per vertex); read only */
+    PTREG_FORMAT_STL,  /* STL mesh, ASCII or binary: its distinct vertices; read only */
+    PTREG_FORMAT_OFF   /* ASCII OFF mesh (and COFF, NOFF): its vertices; read only */
 } ptreg_format;
 
 /* The format named by a path's extension (case-insensitive), or
@@ -40,21 +40,20 @@ PTREG_API int ptreg_format_parse(const char *name, ptreg_format *format); /* -1 
  * cloud->dropped_nonfinite; a file with no usable point left is
  * PTREG_ERR_FORMAT. On failure *cloud is left empty and err names the file
  * and the place (line or byte offset). */
-PTREG_API ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud *cloud,
-                              ptreg_error *err);
+PTREG_API ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud *cloud, ptreg_error *err);
 
 /* What a read keeps, and how. */
 typedef struct ptreg_read_options {
-    ptreg_format format;      /* AUTO (default): by extension, then by content */
-    int crop;                 /* keep only points inside the box (world coordinates, bounds included) */
+    ptreg_format format; /* AUTO (default): by extension, then by content */
+    int crop;            /* keep only points inside the box (world coordinates, bounds included) */
     double crop_min[3], crop_max[3];
-    int classes;              /* LAS: keep only the points of classes c with keep_class[c] set; with
+    int classes; /* LAS: keep only the points of classes c with keep_class[c] set; with
                                * another format PTREG_ERR_ARG (no classification to filter on) */
     unsigned char keep_class[256];
-    int attributes;           /* fill cloud->intensity (LAS, PLY, PCD, text) and, from LAS,
+    int attributes;  /* fill cloud->intensity (LAS, PLY, PCD, text) and, from LAS,
                                * cloud->classification (default 0) */
-    int skip_colors;          /* 1: leave cloud->rgb NULL; default 0: a file's colours are kept */
-    int origin_auto;          /* default 1: a first point with a coordinate beyond
+    int skip_colors; /* 1: leave cloud->rgb NULL; default 0: a file's colours are kept */
+    int origin_auto; /* default 1: a first point with a coordinate beyond
                                * PTREG_ORIGIN_THRESHOLD gives the cloud an origin; 0: origin 0 */
 } ptreg_read_options;
 
@@ -89,11 +88,11 @@ PTREG_API ptreg_status ptreg_voxel_downsample_file(const char *path, const ptreg
  * summary such as ptreg info's without reading the points. */
 typedef struct ptreg_las_header {
     int version_major, version_minor;
-    int point_format;         /* point data record format, 0 to 10 */
-    size_t record_length;     /* bytes per record: the format's own, then any extra bytes */
-    uint64_t points;          /* the count read (1.4: the 64-bit one when nonzero), checked against the file */
+    int point_format;     /* point data record format, 0 to 10 */
+    size_t record_length; /* bytes per record: the format's own, then any extra bytes */
+    uint64_t points;      /* the count read (1.4: the 64-bit one when nonzero), checked against the file */
     double scale[3], offset[3];
-    double min[3], max[3];    /* the bounds as the file's writer recorded them (not checked) */
+    double min[3], max[3];         /* the bounds as the file's writer recorded them (not checked) */
     char system[33], software[33]; /* system identifier, generating software (NUL-terminated) */
 } ptreg_las_header;
 
@@ -122,8 +121,8 @@ PTREG_API void ptreg_write_options_default(ptreg_write_options *opt);
 PTREG_API int ptreg_format_holds_normals(ptreg_format format);
 /* Writes atomically: to a temporary file in the same folder, then renamed
  * over path, so a failure leaves no partial file. */
-PTREG_API ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
-                               const ptreg_write_options *opt, ptreg_error *err);
+PTREG_API ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud, const ptreg_write_options *opt,
+                                         ptreg_error *err);
 
 /* A 4x4 transform file: 16 numbers (row-major, whitespace/comma separated,
  * '#' comments) or 12 (the top three rows); or JSON, an object with
@@ -159,8 +158,8 @@ PTREG_API void ptreg_raw_options_default(ptreg_raw_options *opt);
  * otherwise). Sizes are checked against what the file holds before
  * anything is allocated; on failure *vol is left empty and err names the
  * file and the place (header line or byte offset). */
-PTREG_API ptreg_status ptreg_volume_read(const char *path, ptreg_volume_format format,
-                               const ptreg_raw_options *raw, ptreg_volume *vol, ptreg_error *err);
+PTREG_API ptreg_status ptreg_volume_read(const char *path, ptreg_volume_format format, const ptreg_raw_options *raw,
+                                         ptreg_volume *vol, ptreg_error *err);
 
 /* Writes a volume, atomically, in the format of path's extension (any
  * case): .nrrd a NRRD file (attached, raw little-endian data, spacings and
@@ -176,7 +175,7 @@ PTREG_API ptreg_status ptreg_volume_write(const char *path, const ptreg_volume *
  * physical coordinates origin + index * spacing from geometry (voxel
  * indices when geometry is NULL), i j k the voxel. */
 PTREG_API ptreg_status ptreg_keypoints_write(const char *path, const ptreg_keypoint *kp, size_t n,
-                                   const ptreg_volume *geometry, ptreg_error *err);
+                                             const ptreg_volume *geometry, ptreg_error *err);
 
 /* ---- NumPy arrays ----------------------------------------------------------- */
 
@@ -189,8 +188,8 @@ typedef enum ptreg_npy_type { PTREG_NPY_F32 = 0, PTREG_NPY_F64, PTREG_NPY_I32, P
  * multiple of 64, is returned): the data follows it, little-endian. */
 PTREG_API size_t ptreg_npy_header(ptreg_npy_type type, size_t rows, size_t cols, char buf[PTREG_NPY_HEADER_MAX]);
 /* Writes a rows x cols array (values in the host's order), atomically. */
-PTREG_API ptreg_status ptreg_npy_write(const char *path, ptreg_npy_type type, const void *data, size_t rows, size_t cols,
-                             ptreg_error *err);
+PTREG_API ptreg_status ptreg_npy_write(const char *path, ptreg_npy_type type, const void *data, size_t rows,
+                                       size_t cols, ptreg_error *err);
 
 /* ---- pairs files (ptreg batch) ---------------------------------------------- */
 
@@ -199,8 +198,8 @@ PTREG_API ptreg_status ptreg_npy_write(const char *path, ptreg_npy_type type, co
  * onto target i's points, or onto the one shared target (targets == 1).
  * Offsets count points; points are interleaved x y z. */
 typedef struct ptreg_pairs_file {
-    size_t count;   /* pairs */
-    size_t targets; /* 1 (shared) or count */
+    size_t count;                          /* pairs */
+    size_t targets;                        /* 1 (shared) or count */
     size_t *source_offset, *target_offset; /* count + 1, targets + 1 */
     float *source, *target;
 } ptreg_pairs_file;
@@ -220,8 +219,8 @@ PTREG_API ptreg_status ptreg_pairs_read(const char *path, ptreg_pairs_file *pf, 
  *   .npy  NumPy float32 array of shape (n, bins), C order;
  *   .csv .txt  a header f0,f1,... and one row per point (%.9g, "nan").
  * NaN rows (points without a descriptor) are written as NaN. */
-PTREG_API ptreg_status ptreg_descriptors_write(const char *path, const float *values, size_t n, int bins, const char *field,
-                                     ptreg_error *err);
+PTREG_API ptreg_status ptreg_descriptors_write(const char *path, const float *values, size_t n, int bins,
+                                               const char *field, ptreg_error *err);
 
 /* ---- many poses, index pairs ---- */
 
@@ -230,8 +229,8 @@ PTREG_API ptreg_status ptreg_descriptors_write(const char *path, const float *va
  * *poses (count x 16) is the caller's to free. */
 PTREG_API ptreg_status ptreg_poses_read(const char *path, double **poses, size_t *count, ptreg_error *err);
 /* "# pose I: LABEL" (labels may be NULL) and four rows per pose, %.17g; atomic. */
-PTREG_API ptreg_status ptreg_poses_write(const char *path, const double *poses, size_t count,
-                                         const char *const *labels, ptreg_error *err);
+PTREG_API ptreg_status ptreg_poses_write(const char *path, const double *poses, size_t count, const char *const *labels,
+                                         ptreg_error *err);
 /* Two indices per line, each below limit, never one with itself; *pairs
  * (2 x count) is the caller's to free. */
 PTREG_API ptreg_status ptreg_index_pairs_read(const char *path, size_t limit, size_t **pairs, size_t *count,
@@ -245,8 +244,7 @@ PTREG_API ptreg_status ptreg_index_pairs_read(const char *path, size_t limit, si
  * *source, *target and, with three columns, *weights (else NULL; weights
  * may be NULL) are the caller's to free. No pair is PTREG_ERR_FORMAT. */
 PTREG_API ptreg_status ptreg_correspondences_read(const char *path, size_t ns, size_t nt, uint32_t **source,
-                                                  uint32_t **target, double **weights, size_t *count,
-                                                  ptreg_error *err);
+                                                  uint32_t **target, double **weights, size_t *count, ptreg_error *err);
 /* "SOURCE TARGET" per line after a comment naming the columns; atomic. */
 PTREG_API ptreg_status ptreg_correspondences_write(const char *path, const uint32_t *source, const uint32_t *target,
                                                    size_t count, ptreg_error *err);
@@ -311,10 +309,10 @@ PTREG_API ptreg_status ptreg_frame_stream_next(ptreg_frame_stream *s, ptreg_clou
  * before the rename. No fsync: a crash of the machine may lose the new
  * file, never leave a half-written one under the target's name. */
 typedef struct ptreg_atomic_file {
-    FILE *fp;       /* the temporary file, open for binary writing */
-    char *path;     /* the target */
-    char *tmp_path; /* the temporary file, in the target's folder */
-    int shared;     /* set after open: a file kept across runs (the tuner's
+    FILE *fp;         /* the temporary file, open for binary writing */
+    char *path;       /* the target */
+    char *tmp_path;   /* the temporary file, in the target's folder */
+    int shared;       /* set after open: a file kept across runs (the tuner's
                        cache), never journaled, so never removed */
     int journal_room; /* internal: room for its commit is held in the journal */
 } ptreg_atomic_file;

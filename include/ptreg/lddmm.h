@@ -24,20 +24,20 @@ typedef enum ptreg_lddmm_integrator {
 
 /* Where L-BFGS starts when no initial momenta are given. */
 typedef enum ptreg_lddmm_init {
-    PTREG_LDDMM_INIT_SCALED = 0, /* (target - q0) / sum_j K(q_i, q_j): the first velocity is about the
+    PTREG_LDDMM_INIT_SCALED = 0,   /* (target - q0) / sum_j K(q_i, q_j): the first velocity is about the
                                   * displacement even where landmarks are dense against sigma (default) */
     PTREG_LDDMM_INIT_DISPLACEMENT, /* target - q0 */
     PTREG_LDDMM_INIT_ZERO
 } ptreg_lddmm_init;
 
 typedef struct ptreg_lddmm_options {
-    double sigma;      /* K(x, y) = exp(-|x - y|^2 / (2 sigma^2)); > 0 (default 1) */
-    int time_points;   /* T >= 2: T - 1 steps of 1 / (T - 1) over [0, 1] (default 20) */
-    double lambda;     /* data term weight (default 1000) */
-    double gamma;      /* energy term weight (default 1) */
-    int max_iter;      /* L-BFGS iterations (default 400) */
-    double gtol;       /* stop when |grad| < gtol * max(1, |p0|) (default 1e-6) */
-    double ftol;       /* stop when the objective fell by less than ftol (relative) over 10
+    double sigma;    /* K(x, y) = exp(-|x - y|^2 / (2 sigma^2)); > 0 (default 1) */
+    int time_points; /* T >= 2: T - 1 steps of 1 / (T - 1) over [0, 1] (default 20) */
+    double lambda;   /* data term weight (default 1000) */
+    double gamma;    /* energy term weight (default 1) */
+    int max_iter;    /* L-BFGS iterations (default 400) */
+    double gtol;     /* stop when |grad| < gtol * max(1, |p0|) (default 1e-6) */
+    double ftol;     /* stop when the objective fell by less than ftol (relative) over 10
                         * iterations (default 1e-10) */
     ptreg_lddmm_integrator integrator;
     ptreg_precision precision; /* FP32 (default: float32 pairs, float64 sums) or FP64 */
@@ -65,38 +65,38 @@ PTREG_API void ptreg_lddmm_options_mtl(ptreg_lddmm_options *opt);
 /* Shoots (q0, p0) to t = 1: q1 and p1 (either may be NULL); trajectory, when
  * not NULL, receives q at every time point (T x n x 3). */
 PTREG_API ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
-                               double *q1, double *p1, double *trajectory, ptreg_error *err);
+                                         double *q1, double *p1, double *trajectory, ptreg_error *err);
 
 
 typedef struct ptreg_lddmm_result {
     size_t n;
-    double *p0;          /* n x 3: the optimal initial momenta */
-    double *q1;          /* n x 3: the template shot to t = 1 */
-    double hamiltonian;  /* H(q0, p0) */
+    double *p0;         /* n x 3: the optimal initial momenta */
+    double *q1;         /* n x 3: the template shot to t = 1 */
+    double hamiltonian; /* H(q0, p0) */
     double objective;
-    int iterations;      /* L-BFGS iterations */
-    int evaluations;     /* objective + gradient evaluations */
+    int iterations;                /* L-BFGS iterations */
+    int evaluations;               /* objective + gradient evaluations */
     ptreg_stop_reason stop_reason; /* GRADIENT, OBJECTIVE_CHANGE, MAX_ITERATIONS (also when max_iter is 0)
                                       or NO_PROGRESS */
     const char *stop_detail;       /* liblbfgs's reason in words (static) */
     double avg_distance_before, max_distance_before; /* |q0 - target| */
     double avg_distance_after, max_distance_after;   /* |q1 - target| */
     double time_ms;
-    double pair_terms;   /* kernel pair terms evaluated (one per (i, j) per sum pass) */
+    double pair_terms; /* kernel pair terms evaluated (one per (i, j) per sum pass) */
 } ptreg_lddmm_result;
 
 /* Registers template onto target (n landmarks each, corresponding by
  * index), starting from p0_init (NULL: as opt->init says). */
 PTREG_API ptreg_status ptreg_lddmm_register(const double *template_q, const double *target, size_t n,
-                                  const double *p0_init, const ptreg_lddmm_options *opt,
-                                  ptreg_lddmm_result *result, ptreg_error *err);
+                                            const double *p0_init, const ptreg_lddmm_options *opt,
+                                            ptreg_lddmm_result *result, ptreg_error *err);
 PTREG_API void ptreg_lddmm_result_free(ptreg_lddmm_result *result);
 
 /* Carries m other points x along the flow of (q0, p0): dx/dt = sum_l K(x,
  * q_l(t)) p_l(t), with the same integrator and steps. out is m x 3 (may
  * alias x). */
 PTREG_API ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
-                              const double *x, size_t m, double *out, ptreg_error *err);
+                                        const double *x, size_t m, double *out, ptreg_error *err);
 /* The paths of m points x along the same flow: each point's position at
  * every one of the opt's time_points (>= 2), point major: paths is m x
  * time_points x 3, point i at time t at 3 (i time_points + t). Stepped as
@@ -104,8 +104,8 @@ PTREG_API ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size
  * ptreg_lddmm_warp's points up to rounding (within 1e-5 on the tests'
  * flows). */
 PTREG_API ptreg_status ptreg_lddmm_warp_paths(const double *q0, const double *p0, size_t n,
-                                              const ptreg_lddmm_options *opt, const double *x, size_t m,
-                                              double *paths, ptreg_error *err);
+                                              const ptreg_lddmm_options *opt, const double *x, size_t m, double *paths,
+                                              ptreg_error *err);
 
 /* ---- results on disk ------------------------------------------------------ */
 
@@ -125,7 +125,7 @@ typedef struct ptreg_lddmm_model {
  * "# ptreg lddmm sigma S time_points T integrator euler|rk2", a header
  * x,y,z,px,py,pz and one row per landmark. Numbers in %.17g. */
 PTREG_API ptreg_status ptreg_lddmm_model_write(const char *path, const double *q0, const double *p0, size_t n,
-                                     const ptreg_lddmm_options *opt, ptreg_error *err);
+                                               const ptreg_lddmm_options *opt, ptreg_error *err);
 /* Reads either form back; bad input is PTREG_ERR_FORMAT naming the line. */
 PTREG_API ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *model, ptreg_error *err);
 PTREG_API void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
@@ -136,7 +136,8 @@ PTREG_API void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
  * other columns (a file name ...) are skipped. Tabs, blanks or commas
  * separate. Reads data row `row` (1 = the first after the header) into
  * *xyz (n x 3, malloc'ed). */
-PTREG_API ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n, ptreg_error *err);
+PTREG_API ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n,
+                                                 ptreg_error *err);
 
 #ifdef __cplusplus
 }

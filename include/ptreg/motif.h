@@ -38,7 +38,6 @@ PTREG_API double ptreg_motif_shortest_distance(const float *motif, size_t k);
 #define PTREG_MAX_SYMMETRY 48
 
 
-
 #ifdef __cplusplus
 }
 #endif

@@ -31,20 +31,20 @@ typedef struct ptreg_scan_pair {
 } ptreg_scan_pair;
 
 typedef struct ptreg_multiway_options {
-    double voxel;             /* downsampling cube (default 0: the first scan's bounding-box
+    double voxel;                   /* downsampling cube (default 0: the first scan's bounding-box
                                  diagonal / 80) */
-    int pair_neighbors;       /* 0 (default): every pair; k > 0: each scan with its k most
+    int pair_neighbors;             /* 0 (default): every pair; k > 0: each scan with its k most
                                  similar scans by mean FPFH descriptor, and its successor */
-    ptreg_global_method global; /* RANSAC (default) or FGR */
-    ptreg_icp_method refine;  /* the pairs' ICP (default point-to-plane) */
-    double refine_dist;       /* its max correspondence distance (default 0: 1.5 voxels) */
-    int refine_iter;          /* (default 30) */
-    double min_fitness;       /* a pair whose fitness both ways (the smaller share of either scan's
+    ptreg_global_method global;     /* RANSAC (default) or FGR */
+    ptreg_icp_method refine;        /* the pairs' ICP (default point-to-plane) */
+    double refine_dist;             /* its max correspondence distance (default 0: 1.5 voxels) */
+    int refine_iter;                /* (default 30) */
+    double min_fitness;             /* a pair whose fitness both ways (the smaller share of either scan's
                                  points within the ICP distance of the other) ends below is no edge
                                  (default 0.3) */
-    size_t anchor;            /* the scan whose frame is the common one (default 0) */
-    int joint_refine;         /* rounds of the final joint refinement (default 1) */
-    uint64_t seed;            /* RANSAC's samples (default 1) */
+    size_t anchor;                  /* the scan whose frame is the common one (default 0) */
+    int joint_refine;               /* rounds of the final joint refinement (default 1) */
+    uint64_t seed;                  /* RANSAC's samples (default 1) */
     ptreg_pose_graph_options graph; /* max_dist 0: refine_dist; reference_node: anchor */
 } ptreg_multiway_options;
 
@@ -69,12 +69,12 @@ typedef struct ptreg_multiway_edge {
 
 typedef struct ptreg_multiway_result {
     size_t scan_count;
-    double *poses;            /* scan_count x 16: each scan into the anchor's frame */
-    int *placed;              /* scan_count: 1 where kept edges join the scan to the anchor (else
+    double *poses; /* scan_count x 16: each scan into the anchor's frame */
+    int *placed;   /* scan_count: 1 where kept edges join the scan to the anchor (else
                                  its pose is the identity: the scan is lost) */
     size_t edge_count;
     ptreg_multiway_edge *edges; /* one per candidate pair, in pair order */
-    ptreg_pose_graph graph;   /* the solved graph (Open3D's layout when written) */
+    ptreg_pose_graph graph;     /* the solved graph (Open3D's layout when written) */
     double voxel;
     /* stage times, ms */
     double prepare_ms, pairs_ms, graph_ms, joint_ms, total_ms;
@@ -89,8 +89,8 @@ PTREG_API void ptreg_multiway_result_free(ptreg_multiway_result *r);
  * ranks->sum_doubles; every rank returns the same result, the same bits as
  * one process. On the CPU; the same result for any thread count. */
 PTREG_API ptreg_status ptreg_multiway(const ptreg_multiway_scan *scans, size_t count, const ptreg_scan_pair *pairs,
-                                      size_t pair_count, const ptreg_multiway_options *opt,
-                                      const ptreg_ranks *ranks, ptreg_multiway_result *result, ptreg_error *err);
+                                      size_t pair_count, const ptreg_multiway_options *opt, const ptreg_ranks *ranks,
+                                      ptreg_multiway_result *result, ptreg_error *err);
 
 /* The same from a pose graph someone else made (Open3D's, read by
  * ptreg_pose_graph_read_json): its node_count must be count; its nodes are
@@ -99,8 +99,7 @@ PTREG_API ptreg_status ptreg_multiway(const ptreg_multiway_scan *scans, size_t c
  * and the joint refinement as ptreg_multiway. */
 PTREG_API ptreg_status ptreg_multiway_graph(const ptreg_multiway_scan *scans, size_t count,
                                             const ptreg_pose_graph *graph, const ptreg_multiway_options *opt,
-                                            const ptreg_ranks *ranks, ptreg_multiway_result *result,
-                                            ptreg_error *err);
+                                            const ptreg_ranks *ranks, ptreg_multiway_result *result, ptreg_error *err);
 
 /* The scans a result placed, each moved by its pose, as one cloud in the
  * anchor's frame (in scan order; with normals when every placed scan has

@@ -28,20 +28,19 @@ PTREG_API void ptreg_kdtree_options_default(ptreg_kdtree_options *opt);
 /* Builds the tree over a copy of the points (one reordered array); the
  * caller's array is not kept. */
 PTREG_API ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_options *opt,
-                                 ptreg_kdtree **tree, ptreg_error *err);
+                                           ptreg_kdtree **tree, ptreg_error *err);
 PTREG_API void ptreg_kdtree_destroy(ptreg_kdtree *tree);
 
 /* Exact 1-NN for nq queries, OpenMP over queries. hint (may be NULL) gives
  * a candidate per query, e.g. last iteration's neighbor, or
  * PTREG_NO_NEIGHBOR: its distance bounds the search from the start; the
  * answer does not depend on it. */
-PTREG_API void ptreg_kdtree_nearest(const ptreg_kdtree *tree, const float *queries, size_t nq,
-                          const uint32_t *hint, uint32_t *index, float *dist2);
+PTREG_API void ptreg_kdtree_nearest(const ptreg_kdtree *tree, const float *queries, size_t nq, const uint32_t *hint,
+                                    uint32_t *index, float *dist2);
 
 /* The k nearest points of q, sorted by (distance, index); returns how many
  * were found (min(k, n)). */
-PTREG_API size_t ptreg_kdtree_knn(const ptreg_kdtree *tree, const float q[3], size_t k, uint32_t *index,
-                        float *dist2);
+PTREG_API size_t ptreg_kdtree_knn(const ptreg_kdtree *tree, const float q[3], size_t k, uint32_t *index, float *dist2);
 
 /* A growable list of neighbors the caller owns; reuse it across queries. */
 typedef struct ptreg_neighbors {
@@ -54,7 +53,7 @@ PTREG_API void ptreg_neighbors_free(ptreg_neighbors *nb);
 /* All points with d <= radius^2, sorted by (distance, index); replaces
  * nb's contents. */
 PTREG_API ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *tree, const float q[3], float radius,
-                                 ptreg_neighbors *nb, ptreg_error *err);
+                                           ptreg_neighbors *nb, ptreg_error *err);
 
 /* ---- outlier filters (Open3D's, with its conventions; core.h's
  * ptreg_cloud_select applies their masks) ---- */
@@ -104,14 +103,14 @@ typedef struct ptreg_model_index ptreg_model_index;
  * model's Delaunay graph, built once in a model index; they differ in where
  * each walk starts. */
 typedef enum ptreg_nn_method {
-    PTREG_NN_AUTO = 0,        /* the index's measured choice (ptreg_model_index_tune) when it has
+    PTREG_NN_AUTO = 0, /* the index's measured choice (ptreg_model_index_tune) when it has
                                  one; else pnnopt with a graph, else the k-d tree (brute force if tiny) */
     PTREG_NN_BRUTE,
     PTREG_NN_KDTREE,
-    PTREG_NN_DELAUNAY_ZERO,   /* from a fixed point: the one nearest the model's centroid */
-    PTREG_NN_DELAUNAY_KDANN,  /* from the best point of the leaf the tree's descent reaches */
-    PTREG_NN_DELAUNAY_PNN,    /* from the last iteration's answer (the fixed point at first) */
-    PTREG_NN_DELAUNAY_PNNOPT  /* kdann in the first iteration, pnn after */
+    PTREG_NN_DELAUNAY_ZERO,  /* from a fixed point: the one nearest the model's centroid */
+    PTREG_NN_DELAUNAY_KDANN, /* from the best point of the leaf the tree's descent reaches */
+    PTREG_NN_DELAUNAY_PNN,   /* from the last iteration's answer (the fixed point at first) */
+    PTREG_NN_DELAUNAY_PNNOPT /* kdann in the first iteration, pnn after */
 } ptreg_nn_method;
 
 /* A name to a method: the option "nn" of ptreg_option_table_find("icp") (ptreg_option_parse). */
@@ -120,8 +119,8 @@ PTREG_API const char *ptreg_nn_method_name(ptreg_nn_method method);
 PTREG_API int ptreg_nn_method_is_delaunay(ptreg_nn_method method);
 
 typedef struct ptreg_index_options {
-    int delaunay;  /* build the Delaunay graph (default 1) */
-    int leaf_size; /* the k-d tree's (default: ptreg_kdtree_options_default) */
+    int delaunay;            /* build the Delaunay graph (default 1) */
+    int leaf_size;           /* the k-d tree's (default: ptreg_kdtree_options_default) */
     ptreg_progress progress; /* after each stage: 1 the k-d tree, 2 the graph (value: its ms) */
 } ptreg_index_options;
 
@@ -132,15 +131,15 @@ PTREG_API void ptreg_index_options_default(ptreg_index_options *opt);
  * (fewer than 5 distinct points, coplanar, collinear) still gets an index,
  * without a graph; info.delaunay_note says why. */
 PTREG_API ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_index_options *opt,
-                                     ptreg_model_index **index, ptreg_error *err);
+                                                ptreg_model_index **index, ptreg_error *err);
 PTREG_API void ptreg_model_index_destroy(ptreg_model_index *index);
 
 typedef struct ptreg_model_index_info {
-    size_t points;          /* the model's, duplicates included */
-    size_t duplicates;      /* exact duplicates merged in the graph */
+    size_t points;     /* the model's, duplicates included */
+    size_t duplicates; /* exact duplicates merged in the graph */
     int has_delaunay;
-    size_t delaunay_edges;  /* directed: each edge counted from both ends */
-    char delaunay_note[256]; /* why there is no graph ("" when there is) */
+    size_t delaunay_edges;         /* directed: each edge counted from both ends */
+    char delaunay_note[256];       /* why there is no graph ("" when there is) */
     double kdtree_ms, delaunay_ms; /* build times (a loaded index: as its file records) */
 } ptreg_model_index_info;
 
@@ -152,11 +151,11 @@ PTREG_API void ptreg_model_index_get_info(const ptreg_model_index *index, ptreg_
 #define PTREG_INDEX_NN_SLOTS 8
 
 typedef struct ptreg_index_nn_tuning {
-    int method;       /* the choice; 0 (auto): none measured, auto follows its rule */
-    int threads;      /* threads the times were taken with */
-    int iterations;   /* ICP updates per timed run */
-    int repeat;       /* timed runs per method (each time is their median) */
-    size_t queries;   /* sample queries per correspondence pass */
+    int method;                             /* the choice; 0 (auto): none measured, auto follows its rule */
+    int threads;                            /* threads the times were taken with */
+    int iterations;                         /* ICP updates per timed run */
+    int repeat;                             /* timed runs per method (each time is their median) */
+    size_t queries;                         /* sample queries per correspondence pass */
     double median_ms[PTREG_INDEX_NN_SLOTS]; /* per method value; < 0: not measured */
 } ptreg_index_nn_tuning;
 
@@ -176,8 +175,8 @@ PTREG_API const float *ptreg_model_index_points(const ptreg_model_index *index, 
  * NULL; stats (may be NULL) receives the walks' statistics. A walk on an
  * index without a graph is PTREG_ERR_UNSUPPORTED. OpenMP over queries. */
 PTREG_API ptreg_status ptreg_model_index_nearest(const ptreg_model_index *index, const float *queries, size_t nq,
-                                       ptreg_nn_method method, const uint32_t *seed, uint32_t *nearest,
-                                       float *dist2, ptreg_walk_stats *stats, ptreg_error *err);
+                                                 ptreg_nn_method method, const uint32_t *seed, uint32_t *nearest,
+                                                 float *dist2, ptreg_walk_stats *stats, ptreg_error *err);
 
 /* Writes the index atomically (temporary file + rename). */
 PTREG_API ptreg_status ptreg_model_index_save(const ptreg_model_index *index, const char *path, ptreg_error *err);

@@ -23,11 +23,11 @@ typedef enum ptreg_option_type {
 
 /* ptreg_option.flags */
 enum {
-    PTREG_OPTION_OPEN_LO = 1, /* the range excludes lo */
-    PTREG_OPTION_OPEN_HI = 2, /* the range excludes hi */
-    PTREG_OPTION_POW2 = 4,    /* a power of two within the range */
-    PTREG_OPTION_KNOB = 8,    /* changes speed only: a tuned variant sets it unless the caller did */
-    PTREG_OPTION_AUTO = 16,   /* a finite value at or below lo means "not set" (derived, or off: the
+    PTREG_OPTION_OPEN_LO = 1,   /* the range excludes lo */
+    PTREG_OPTION_OPEN_HI = 2,   /* the range excludes hi */
+    PTREG_OPTION_POW2 = 4,      /* a power of two within the range */
+    PTREG_OPTION_KNOB = 8,      /* changes speed only: a tuned variant sets it unless the caller did */
+    PTREG_OPTION_AUTO = 16,     /* a finite value at or below lo means "not set" (derived, or off: the
                                  help says): the library accepts it, a caller sets only values in range */
     PTREG_OPTION_LO_UNSET = 32, /* the same for lo alone (outside an open range) */
     PTREG_OPTION_ODD = 64       /* an odd integer within the range */
@@ -39,11 +39,11 @@ typedef struct ptreg_option_name {
 } ptreg_option_name;
 
 typedef struct ptreg_option {
-    const char *name;        /* Python's keyword; on the command line --name with '-' for '_' */
-    const char *cli_name;    /* the command line's spelling where it differs, else NULL */
+    const char *name;     /* Python's keyword; on the command line --name with '-' for '_' */
+    const char *cli_name; /* the command line's spelling where it differs, else NULL */
     ptreg_option_type type;
-    size_t offset;           /* of the field in the options struct */
-    double lo, hi;           /* numbers: the range (-DBL_MAX, DBL_MAX, INT_MAX, SIZE_MAX: no bound) */
+    size_t offset; /* of the field in the options struct */
+    double lo, hi; /* numbers: the range (-DBL_MAX, DBL_MAX, INT_MAX, SIZE_MAX: no bound) */
     unsigned flags;
     const ptreg_option_name *names; /* ENUM: its values, ended by {NULL, 0} */
     const char *placeholder;        /* the value in --help: "N", "F" */
@@ -52,16 +52,13 @@ typedef struct ptreg_option {
 
 /* How a rule's message names the options: by the table's names (C's and
  * Python's spelling, "kernel_scale") or the command line's ("--kernel-scale"). */
-typedef enum ptreg_option_spelling {
-    PTREG_OPTION_SPELL_NAME = 0,
-    PTREG_OPTION_SPELL_CLI
-} ptreg_option_spelling;
+typedef enum ptreg_option_spelling { PTREG_OPTION_SPELL_NAME = 0, PTREG_OPTION_SPELL_CLI } ptreg_option_spelling;
 
 typedef struct ptreg_option_table {
     const char *owner; /* names the options in messages: "EM-ICP" */
     const ptreg_option *options;
     size_t count;
-    size_t size;                  /* of the options struct */
+    size_t size;                     /* of the options struct */
     void (*defaults)(void *options); /* its *_options_default */
     /* The rules that tie fields together, run after each field's range
      * (NULL: none): PTREG_ERR_ARG naming the options as `spelling` says,

@@ -28,24 +28,24 @@ typedef enum ptreg_orientation_flag {
 PTREG_API const char *ptreg_orientation_flag_name(ptreg_orientation_flag flag);
 
 typedef struct ptreg_orientation_options {
-    size_t k;               /* neighbors (default 12) */
-    double radius;          /* > 0: only neighbors within it (at most k); 0: the k nearest (default) */
-    const float *motif;     /* the reference: motif_points points about the origin */
+    size_t k;           /* neighbors (default 12) */
+    double radius;      /* > 0: only neighbors within it (at most k); 0: the k nearest (default) */
+    const float *motif; /* the reference: motif_points points about the origin */
     size_t motif_points;
-    int estimate_motif;     /* rounds of motif estimation (generalised Procrustes; default 0) */
-    double min_matched;     /* below this matched fraction an atom is flagged poor (default 0.5) */
-    double symmetry_tol;    /* ptreg_motif_symmetry's tol (default 0.1) */
-    int assignment;         /* 1: keep each neighbor's motif point */
-    double start_spacing;   /* degrees: rotation-only registration starts from rotations that
+    int estimate_motif;        /* rounds of motif estimation (generalised Procrustes; default 0) */
+    double min_matched;        /* below this matched fraction an atom is flagged poor (default 0.5) */
+    double symmetry_tol;       /* ptreg_motif_symmetry's tol (default 0.1) */
+    int assignment;            /* 1: keep each neighbor's motif point */
+    double start_spacing;      /* degrees: rotation-only registration starts from rotations that
                                cover the motif's orientations this closely, and keeps the best
                                (EM-ICP's basin is ~40 degrees wide); >= 180: from the identity
                                alone; 0 (default): 35, or 25 for grain pools */
-    double grain_radius;    /* > 0 (nm): report each atom's grain orientation instead of its own
+    double grain_radius;       /* > 0 (nm): report each atom's grain orientation instead of its own
                                neighborhood's: registered pools of the neighborhoods within this
                                radius of seed atoms on a grid of this spacing, each atom taking
                                the nearby pool's orientation its neighborhood fits best (for
                                noisy data; default 0) */
-    size_t pool_points;     /* the most points a pool takes (default 384); a pool's schedule ends
+    size_t pool_points;        /* the most points a pool takes (default 384); a pool's schedule ends
                                at sigma^2 = 0.01 r^2 unless batch.sigma2_final says */
     ptreg_batch_options batch; /* default: rotation only */
     /* Shared runs (set by ptreg_orientations_distributed), else left NULL: */
@@ -67,26 +67,26 @@ PTREG_API void ptreg_orientation_options_default(ptreg_orientation_options *opt)
 /* Per atom of the input, in its order. */
 typedef struct ptreg_orientations {
     size_t n;
-    float *q;           /* 4n: w x y z, the rotation taking the atom's neighborhood (relative
+    float *q;             /* 4n: w x y z, the rotation taking the atom's neighborhood (relative
                            to the atom) onto the motif, reduced to the fundamental zone; NaN
                            where the atom was not registered */
-    float *residual;    /* n: RMS distance from each rotated neighbor to its motif point */
-    float *matched;     /* n: fraction of the neighbors within half the motif's shortest
+    float *residual;      /* n: RMS distance from each rotated neighbor to its motif point */
+    float *matched;       /* n: fraction of the neighbors within half the motif's shortest
                            distance of their motif point */
-    uint8_t *flag;      /* n: ptreg_orientation_flag */
-    float *reach;       /* n: how far from the atom anything can change its answer: its farthest
+    uint8_t *flag;        /* n: ptreg_orientation_flag */
+    float *reach;         /* n: how far from the atom anything can change its answer: its farthest
                            neighbor's distance, or with grain pooling the reach of the pools it
                            chose from (NaN where not registered) */
     uint16_t *assignment; /* k per atom (with opt->assignment): the motif point of each
                              neighbor, nearest first; 65535 where none */
     size_t k;
-    float *motif;       /* the motif used (estimated, when asked), 3 x motif_points */
+    float *motif; /* the motif used (estimated, when asked), 3 x motif_points */
     size_t motif_points;
     double symmetry[PTREG_MAX_SYMMETRY][4];
     size_t symmetry_count;
     size_t registered, flagged;
-    size_t starts;       /* starting rotations per neighborhood */
-    size_t pools;        /* with grain pooling: the pools registered */
+    size_t starts; /* starting rotations per neighborhood */
+    size_t pools;  /* with grain pooling: the pools registered */
     ptreg_batch_stats stats;
     double neighbor_ms; /* finding the neighborhoods */
 } ptreg_orientations;
@@ -96,8 +96,8 @@ typedef struct ptreg_orientations {
  * other's neighbors. An atom's answer depends on its neighborhood and
  * the motif alone, never on which other atoms share the call. */
 PTREG_API ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_t *selected,
-                                        const ptreg_orientation_options *opt, ptreg_orientations *out,
-                                        ptreg_error *err);
+                                                  const ptreg_orientation_options *opt, ptreg_orientations *out,
+                                                  ptreg_error *err);
 PTREG_API void ptreg_orientations_free(ptreg_orientations *o);
 
 /* Atom i's colour in an orientation map: the inverse-pole-figure colour
@@ -129,8 +129,7 @@ typedef struct ptreg_orientation_share {
  * A collective: every rank calls it, and every rank returns the worst
  * status (a rank that did not fail itself says that another did). */
 PTREG_API ptreg_status ptreg_orientations_distributed(const ptreg_ranks *ranks, const float *xyz, size_t n,
-                                                      const uint8_t *selected,
-                                                      const ptreg_orientation_options *opt,
+                                                      const uint8_t *selected, const ptreg_orientation_options *opt,
                                                       ptreg_orientations *out, ptreg_orientation_share *share,
                                                       ptreg_error *err);
 PTREG_API void ptreg_orientation_share_free(ptreg_orientation_share *share);

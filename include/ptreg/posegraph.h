@@ -81,9 +81,9 @@ PTREG_API void ptreg_pose_graph_options_default(ptreg_pose_graph_options *opt);
  * against the graph). */
 
 typedef struct ptreg_pose_graph_result {
-    int iterations;            /* of both solves together */
+    int iterations;                  /* of both solves together */
     double initial_cost, final_cost; /* the line-process objective before and after */
-    size_t pruned;             /* uncertain edges removed */
+    size_t pruned;                   /* uncertain edges removed */
     double time_ms;
 } ptreg_pose_graph_result;
 

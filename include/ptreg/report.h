@@ -40,29 +40,27 @@ PTREG_API ptreg_status ptreg_report_add_cloud_rgb(ptreg_report *report, const ch
 /* A cloud coloured by a value per point through the page's colour map, with
  * a colour bar titled values_name from the smallest to the largest finite
  * value of all n (not only of the points shown). */
-PTREG_API ptreg_status ptreg_report_add_cloud_values(ptreg_report *report, const char *name, const float *xyz,
-                                                     size_t n, const float *values, const char *values_name,
-                                                     ptreg_error *err);
+PTREG_API ptreg_status ptreg_report_add_cloud_values(ptreg_report *report, const char *name, const float *xyz, size_t n,
+                                                     const float *values, const char *values_name, ptreg_error *err);
 /* n line segments: ends holds 2n points (x y z), each segment's two ends. */
 PTREG_API ptreg_status ptreg_report_add_lines(ptreg_report *report, const char *name, const float *ends, size_t n,
                                               uint32_t color, ptreg_error *err);
 /* count paths of `length` points each (a point's trajectory): xyz holds the
  * paths one after another. */
-PTREG_API ptreg_status ptreg_report_add_paths(ptreg_report *report, const char *name, const float *xyz,
-                                              size_t count, size_t length, uint32_t color, ptreg_error *err);
+PTREG_API ptreg_status ptreg_report_add_paths(ptreg_report *report, const char *name, const float *xyz, size_t count,
+                                              size_t length, uint32_t color, ptreg_error *err);
 /* A cloud coloured by curvature (layer "cloud"; the points without a
  * normal, NaN curvature, grey in "without a normal") and segments along
  * at most 20,000 of its normals (every stride-th finite one), each 2% of
  * the cloud's bounding-box diagonal long: what ptreg normals --html shows. */
-PTREG_API ptreg_status ptreg_report_add_normals(ptreg_report *report, const float *xyz, size_t n,
-                                                const float *normals, const float *curvature, ptreg_error *err);
+PTREG_API ptreg_status ptreg_report_add_normals(ptreg_report *report, const float *xyz, size_t n, const float *normals,
+                                                const float *curvature, ptreg_error *err);
 /* A cloud coloured by how distinct each point's descriptor is (n rows of
  * `bins`): its Euclidean distance to the mean of the finite rows, in layer
  * "cloud" with a colour bar titled values_name; the points without a
  * descriptor (a NaN in their row) grey in "without a descriptor". */
-PTREG_API ptreg_status ptreg_report_add_descriptors(ptreg_report *report, const float *xyz, size_t n,
-                                                    const float *rows, int bins, const char *values_name,
-                                                    ptreg_error *err);
+PTREG_API ptreg_status ptreg_report_add_descriptors(ptreg_report *report, const float *xyz, size_t n, const float *rows,
+                                                    int bins, const char *values_name, ptreg_error *err);
 /* (lddmm.h's types, named here so that this header stands alone) */
 struct ptreg_lddmm_options;
 struct ptreg_lddmm_result;
@@ -85,8 +83,7 @@ PTREG_API ptreg_status ptreg_report_add_warp(ptreg_report *report, const struct 
  * side (the voxel under each pixel's centre), in one grey from the 0.5%
  * to the 99.5% quantile of their finite pixels (their extremes when those
  * meet): what ptreg harris3d --html shows. */
-PTREG_API ptreg_status ptreg_report_add_volume_slices(ptreg_report *report, const ptreg_volume *vol,
-                                                      ptreg_error *err);
+PTREG_API ptreg_status ptreg_report_add_volume_slices(ptreg_report *report, const ptreg_volume *vol, ptreg_error *err);
 /* A curve of n values, one a step (the measure per iteration), beside the view. */
 PTREG_API ptreg_status ptreg_report_add_curve(ptreg_report *report, const char *title, const char *measure,
                                               const double *values, size_t n, ptreg_error *err);

@@ -19,16 +19,16 @@ PTREG_API int ptreg_shape_parse(const char *name, ptreg_shape *shape);
 
 /* n points uniform over the whole surface (the model), with outward normals. */
 PTREG_API ptreg_status ptreg_synth_model(ptreg_shape shape, size_t n, uint64_t seed, ptreg_cloud *model,
-                               ptreg_error *err);
+                                         ptreg_error *err);
 
 typedef struct ptreg_synth_options {
-    size_t points;        /* sensed points (default 30000) */
-    double max_angle_deg; /* rotation angle drawn uniformly in [-a, a] per axis (default 20) */
+    size_t points;          /* sensed points (default 30000) */
+    double max_angle_deg;   /* rotation angle drawn uniformly in [-a, a] per axis (default 20) */
     double max_translation; /* translation components in [-t, t] (default 0.1) */
-    double noise;         /* Gaussian noise sigma (default 0.005) */
-    double outliers;      /* fraction of points replaced by uniform outliers (default 0) */
-    double overlap;       /* visible fraction kept by a planar crop, (0, 1] (default 1) */
-    double view[3];       /* sensor position, looking at the origin (default 1, -2, 5) */
+    double noise;           /* Gaussian noise sigma (default 0.005) */
+    double outliers;        /* fraction of points replaced by uniform outliers (default 0) */
+    double overlap;         /* visible fraction kept by a planar crop, (0, 1] (default 1) */
+    double view[3];         /* sensor position, looking at the origin (default 1, -2, 5) */
     uint64_t seed;
 } ptreg_synth_options;
 
@@ -39,8 +39,8 @@ PTREG_API void ptreg_synth_options_default(ptreg_synth_options *opt);
  * depth buffer, in raster order; then cropped by a plane to the overlap
  * fraction, noisy, with outliers, and moved by a random pose. *truth takes
  * the sensed cloud back onto the model frame (what ICP should return). */
-PTREG_API ptreg_status ptreg_synth_scan(ptreg_shape shape, const ptreg_synth_options *opt,
-                              ptreg_cloud *sensed, double truth[16], ptreg_error *err);
+PTREG_API ptreg_status ptreg_synth_scan(ptreg_shape shape, const ptreg_synth_options *opt, ptreg_cloud *sensed,
+                                        double truth[16], ptreg_error *err);
 
 
 /* ---- a sequence of frames: a sensor approaching the model ---- */
@@ -73,9 +73,8 @@ PTREG_API void ptreg_synth_sequence_options_default(ptreg_synth_sequence_options
  * the model's frame (what a tracker should return) and *time its time in
  * seconds. Any frame can be made alone; the same options give the same
  * bits. */
-PTREG_API ptreg_status ptreg_synth_sequence_frame(const ptreg_synth_sequence_options *opt, size_t i,
-                                                  ptreg_cloud *frame, double truth[16], double *time,
-                                                  ptreg_error *err);
+PTREG_API ptreg_status ptreg_synth_sequence_frame(const ptreg_synth_sequence_options *opt, size_t i, ptreg_cloud *frame,
+                                                  double truth[16], double *time, ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -53,10 +53,10 @@ PTREG_API void ptreg_apt_synth_options_default(ptreg_apt_synth_options *opt);
  * x), within a bin grain by grain. The caller owns it; free with
  * ptreg_apt_synth_free. */
 typedef struct ptreg_apt_synth {
-    size_t n;          /* atoms detected */
-    float *xyz;        /* 3n, nm, interleaved */
-    float *mq;         /* n: opt->mq, or opt->mq_solute for solute atoms */
-    uint32_t *grain;   /* n: the atom's grain */
+    size_t n;        /* atoms detected */
+    float *xyz;      /* 3n, nm, interleaved */
+    float *mq;       /* n: opt->mq, or opt->mq_solute for solute atoms */
+    uint32_t *grain; /* n: the atom's grain */
     size_t grains;
     /* Per grain, 4 each: the truth, the rotation taking the grain's atoms
      * (relative to one of its atoms, in the sample frame) onto the
@@ -67,10 +67,10 @@ typedef struct ptreg_apt_synth {
      * reduction). hcp: the atoms of the basis's second site see the motif
      * turned 180 degrees about c, as in any hcp crystal. */
     double *orientation;
-    double *seed;      /* 3 per grain: the Voronoi seed, a lattice point of the grain */
+    double *seed;        /* 3 per grain: the Voronoi seed, a lattice point of the grain */
     size_t *grain_atoms; /* per grain: atoms detected */
-    size_t sites;      /* lattice sites in the box (the atoms before detection) */
-    size_t solutes;    /* solute atoms */
+    size_t sites;        /* lattice sites in the box (the atoms before detection) */
+    size_t solutes;      /* solute atoms */
 } ptreg_apt_synth;
 
 PTREG_API void ptreg_apt_synth_free(ptreg_apt_synth *s);
@@ -80,7 +80,7 @@ PTREG_API void ptreg_apt_synth_free(ptreg_apt_synth *s);
  * numbers. Memory O(atoms + grains); time O(sites + bins x grains). On
  * failure *out is left empty. */
 PTREG_API ptreg_status ptreg_apt_synth_polycrystal(const ptreg_apt_synth_options *opt, ptreg_apt_synth *out,
-                                         ptreg_error *err);
+                                                   ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -44,18 +44,18 @@ PTREG_API const char *ptreg_track_state_name(ptreg_track_state state);
 PTREG_API const char *ptreg_track_predict_name(ptreg_track_predict predict);
 
 typedef struct ptreg_track_options {
-    ptreg_icp_options icp;          /* each frame's registration (its init is the prediction;
+    ptreg_icp_options icp; /* each frame's registration (its init is the prediction;
                                        default method PLANE; max_dist 0: 5% of the model's
                                        bounding-box diagonal; tol < 0 (auto): (max_rmse / 100)^2) */
     ptreg_track_predict predict;
-    double init[16];                /* the first frame's prediction (identity) */
-    double min_fitness;             /* a frame below is lost (default 0.3) */
-    double max_rmse;                /* a frame above is lost (default 0: 2% of the model's
+    double init[16];                 /* the first frame's prediction (identity) */
+    double min_fitness;              /* a frame below is lost (default 0.3) */
+    double max_rmse;                 /* a frame above is lost (default 0: 2% of the model's
                                        bounding-box diagonal) */
-    double max_speed;               /* translation per second beyond which a pose is a jump,
+    double max_speed;                /* translation per second beyond which a pose is a jump,
                                        model units (default 0: no bound) */
-    double max_turn_deg;            /* rotation per second, the same way (default 0: none) */
-    int recover;                    /* global registration of a lost frame (default 1): RANSAC's pose
+    double max_turn_deg;             /* rotation per second, the same way (default 0: none) */
+    int recover;                     /* global registration of a lost frame (default 1): RANSAC's pose
                                        and its half turns about the model's principal axes refined by
                                        the frame's ICP options; one passes min_fitness and max_rmse
                                        (not the motion bounds), an rmse of 3 model spacings (max_rmse
@@ -89,7 +89,7 @@ typedef struct ptreg_track_frame {
 typedef struct ptreg_track_record {
     ptreg_track_frame frame;
     int unreadable;
-    int has_error;                 /* a true pose at the frame's time (and the frame was read) */
+    int has_error; /* a true pose at the frame's time (and the frame was read) */
     double rotation_error_deg, translation_error;
 } ptreg_track_record;
 
@@ -109,7 +109,7 @@ typedef struct ptreg_track_errors {
  * errors' medians and maxima, from the frames as the caller recorded them. */
 typedef struct ptreg_track_summary {
     size_t frames, tracked, recovered, lost, unreadable, skipped;
-    const ptreg_track_errors *error;     /* &errors once summarized with a true trajectory; else NULL */
+    const ptreg_track_errors *error;       /* &errors once summarized with a true trajectory; else NULL */
     const ptreg_track_latency *latency_ms; /* &latency once summarized */
     double wall_ms;
     ptreg_track_errors errors;
@@ -137,8 +137,7 @@ typedef struct ptreg_tracker ptreg_tracker;
  * are the model's, for point-to-plane ICP and recovery. The model goes to
  * opt->icp.device once, here. */
 PTREG_API ptreg_status ptreg_tracker_create(const ptreg_model_index *index, const float *normals,
-                                            const ptreg_track_options *opt, ptreg_tracker **tracker,
-                                            ptreg_error *err);
+                                            const ptreg_track_options *opt, ptreg_tracker **tracker, ptreg_error *err);
 PTREG_API void ptreg_tracker_destroy(ptreg_tracker *tracker);
 
 /* The next frame (n points, n may be 0: lost) taken at time t seconds

@@ -31,7 +31,7 @@ PTREG_API void ptreg_transform_to_world(const double T[16], const double origin[
 PTREG_API void ptreg_transform_vectors(const double T[16], const float *in, float *out, size_t n);
 /* The rotation angle of R(T) in degrees and |t| of A^-1 B: the pose error. */
 PTREG_API void ptreg_transform_difference(const double A[16], const double B[16], double *angle_deg,
-                                double *translation);
+                                          double *translation);
 /* R, the rotation part of T (row-major 3x3). */
 PTREG_API void ptreg_transform_rotation(const double T[16], double R[9]);
 /* R from a unit quaternion (w, x, y, z); normalises q first. */
@@ -39,8 +39,7 @@ PTREG_API void ptreg_quaternion_to_matrix(const double q[4], double R[9]);
 /* The unit quaternion (w, x, y, z) of a rotation matrix, with w >= 0. */
 PTREG_API void ptreg_matrix_to_quaternion(const double R[9], double q[4]);
 /* T from an axis (any length > 0), an angle in degrees and a translation. */
-PTREG_API void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, const double t[3],
-                                     double T[16]);
+PTREG_API void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, const double t[3], double T[16]);
 /* What the library takes as rigid (ptreg_transform_is_rigid's tol for
  * every initial transform), and how far from it ptreg_transform_make_rigid
  * repairs (Open3D's tutorials ship matrices 7.5e-4 off). */

@@ -70,10 +70,10 @@ typedef enum ptreg_tune_op {
 typedef struct ptreg_tune_constraint {
     const char *text; /* as a person writes it: "col_tile * 12 <= L1" */
     ptreg_tune_op op;
-    int a, b;         /* parameter indices; b < 0: none */
+    int a, b; /* parameter indices; b < 0: none */
     double scale;
     ptreg_tune_limit limit;
-    double value;     /* PTREG_TUNE_CONST's */
+    double value; /* PTREG_TUNE_CONST's */
 } ptreg_tune_constraint;
 
 typedef struct ptreg_tune_space {
@@ -103,14 +103,14 @@ typedef struct ptreg_tune_enum_stats {
 /* Runs the candidate `point` reps times on the kernel's inputs: *seconds
  * the median, *error the output's distance from the reference (the
  * kernel's own measure), ctx the kernel's. */
-typedef ptreg_status (*ptreg_tune_measure_fn)(void *ctx, const double *point, int reps, double *seconds,
-                                              double *error, ptreg_error *err);
+typedef ptreg_status (*ptreg_tune_measure_fn)(void *ctx, const double *point, int reps, double *seconds, double *error,
+                                              ptreg_error *err);
 
 typedef enum ptreg_tune_method {
-    PTREG_TUNE_AUTO = 0,   /* exhaustive up to 64 valid points, else coordinate descent */
+    PTREG_TUNE_AUTO = 0, /* exhaustive up to 64 valid points, else coordinate descent */
     PTREG_TUNE_EXHAUSTIVE,
-    PTREG_TUNE_HALVING,    /* successive halving on a random sample */
-    PTREG_TUNE_COORDINATE  /* from the default, one parameter at a time: every value of it, the
+    PTREG_TUNE_HALVING,   /* successive halving on a random sample */
+    PTREG_TUNE_COORDINATE /* from the default, one parameter at a time: every value of it, the
                             * best kept, sweep after sweep, within sample_fraction of the space */
 } ptreg_tune_method;
 
@@ -140,9 +140,9 @@ typedef struct ptreg_tune_candidate {
     double point[PTREG_TUNE_MAX_PARAMS];
     double seconds; /* the median of its last measurement */
     double error;
-    int reps;       /* repetitions of that measurement */
-    int rounds;     /* halving rounds it took part in */
-    int passed;     /* error <= tolerance */
+    int reps;   /* repetitions of that measurement */
+    int rounds; /* halving rounds it took part in */
+    int passed; /* error <= tolerance */
 } ptreg_tune_candidate;
 
 typedef struct ptreg_tune_result {
@@ -154,13 +154,13 @@ typedef struct ptreg_tune_result {
     ptreg_tune_method method; /* the one used */
     size_t measurements;      /* measure calls made */
     double elapsed_s;
-    double gain;              /* the default's time over the winner's in the confirmation (1: none) */
-    int default_kept;         /* the search's winner did not beat the default by min_gain */
+    double gain;      /* the default's time over the winner's in the confirmation (1: none) */
+    int default_kept; /* the search's winner did not beat the default by min_gain */
 } ptreg_tune_result;
 
 PTREG_API ptreg_status ptreg_tune_search(const ptreg_tune_space *space, const ptreg_tune_machine *m,
-                               ptreg_tune_measure_fn measure, void *ctx, const ptreg_tune_options *opt,
-                               ptreg_tune_result *result, ptreg_error *err);
+                                         ptreg_tune_measure_fn measure, void *ctx, const ptreg_tune_options *opt,
+                                         ptreg_tune_result *result, ptreg_error *err);
 PTREG_API void ptreg_tune_result_free(ptreg_tune_result *result);
 
 /* ---- the kernels: one registry for every front end ---- */
@@ -184,8 +184,8 @@ typedef struct ptreg_tune_kernel {
      * given precision (ptreg_precision), on `on` (a resolved GPU device,
      * device_space's candidates) or on the CPU (NULL: space's). */
     ptreg_status (*job_create)(const ptreg_device *on, size_t n, int precision, void **job, ptreg_error *err);
-    ptreg_tune_measure_fn measure;                 /* on a job_create's job */
-    void (*job_destroy)(void *job);                /* NULL is let be */
+    ptreg_tune_measure_fn measure;  /* on a job_create's job */
+    void (*job_destroy)(void *job); /* NULL is let be */
 } ptreg_tune_kernel;
 
 /* The kernels, in a fixed order ("pair" first: the default); *count of them. */
@@ -195,7 +195,8 @@ PTREG_API const ptreg_tune_kernel *ptreg_tune_kernel_find(const char *name);
 
 /* A device space's fallbacks as the device resolves them (the exp its
  * backend takes by default), so that the built-in default is a candidate. */
-PTREG_API ptreg_status ptreg_tune_space_on_device(ptreg_tune_space *space, const ptreg_device *device, ptreg_error *err);
+PTREG_API ptreg_status ptreg_tune_space_on_device(ptreg_tune_space *space, const ptreg_device *device,
+                                                  ptreg_error *err);
 /* The device's limits and its name in the cache (its name and driver). */
 PTREG_API ptreg_status ptreg_tune_machine_device(const ptreg_device *device, ptreg_tune_machine *m, ptreg_error *err);
 
@@ -224,7 +225,7 @@ typedef struct ptreg_tune_choice {
     char size_class[16];    /* with "tuned": the cache's class used */
     ptreg_tune_space space; /* names the point's parameters */
     double point[PTREG_TUNE_MAX_PARAMS];
-    int threads;            /* a CPU winner's thread count; 0: none (the caller's count stands) */
+    int threads; /* a CPU winner's thread count; 0: none (the caller's count stands) */
 } ptreg_tune_choice;
 
 /* A tuned kernel's variant for one run of `algorithm`, named as its

@@ -48,8 +48,8 @@ typedef struct ptreg_volume {
 PTREG_API void ptreg_volume_init(ptreg_volume *vol);
 /* Allocates nx*ny*nz voxels (uninitialised), spacing 1 and origin 0.
  * Every size must be at least 1. */
-PTREG_API ptreg_status ptreg_volume_alloc(ptreg_volume *vol, size_t nx, size_t ny, size_t nz,
-                                ptreg_voxel_type type, ptreg_error *err);
+PTREG_API ptreg_status ptreg_volume_alloc(ptreg_volume *vol, size_t nx, size_t ny, size_t nz, ptreg_voxel_type type,
+                                          ptreg_error *err);
 PTREG_API void ptreg_volume_free(ptreg_volume *vol);
 PTREG_API size_t ptreg_volume_count(const ptreg_volume *vol);
 /* Voxel i (linear index) as float32, as the algorithms see it. */

@@ -13,12 +13,12 @@
  * this file the module: its method table and ptreg.Error's classes. */
 #include "_core.h"
 
-#define TOOLS_METHODS                                                                                          \
-    {"statistical_outliers", py_statistical_outliers, METH_VARARGS, NULL},                                     \
-        {"radius_outliers", py_radius_outliers, METH_VARARGS, NULL},                                           \
-        {"random_downsample", py_random_downsample, METH_VARARGS, NULL},                                       \
-        {"uniform_downsample", py_uniform_downsample, METH_VARARGS, NULL},                                     \
-        {"evaluate", py_evaluate, METH_VARARGS, NULL},                                                         \
+#define TOOLS_METHODS                                                      \
+    {"statistical_outliers", py_statistical_outliers, METH_VARARGS, NULL}, \
+        {"radius_outliers", py_radius_outliers, METH_VARARGS, NULL},       \
+        {"random_downsample", py_random_downsample, METH_VARARGS, NULL},   \
+        {"uniform_downsample", py_uniform_downsample, METH_VARARGS, NULL}, \
+        {"evaluate", py_evaluate, METH_VARARGS, NULL},                     \
         {"register_correspondences", py_register_correspondences, METH_VARARGS, NULL},
 
 /* ---- the module ----------------------------------------------------------- */
@@ -63,13 +63,18 @@ static PyMethodDef methods[] = {
     {"tracker_push", py_tracker_push, METH_VARARGS, NULL},
     {"report_available", py_report_available, METH_NOARGS, NULL},
     {"report_html", py_report_html, METH_VARARGS, NULL},
-    TOOLS_METHODS
-    {NULL, NULL, 0, NULL},
+    TOOLS_METHODS{NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "ptreg._core",
-                                    "The C binding of libptreg; use the ptreg package.", -1, methods,
-                                    NULL, NULL, NULL, NULL};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT,
+                                    "ptreg._core",
+                                    "The C binding of libptreg; use the ptreg package.",
+                                    -1,
+                                    methods,
+                                    NULL,
+                                    NULL,
+                                    NULL,
+                                    NULL};
 
 /* ptreg.Error and one subclass per status, each also a subclass of the
  * built-in exception a Python user would catch for it. */
@@ -91,8 +96,7 @@ static int add_errors(PyObject *m)
         {PTREG_ERR_NOMEM, "ptreg.OutOfMemoryError", "An allocation failed.", &PyExc_MemoryError},
         {PTREG_ERR_UNSUPPORTED, "ptreg.UnsupportedError", "Valid input that ptreg cannot handle (yet).",
          &PyExc_NotImplementedError},
-        {PTREG_ERR_RUNTIME, "ptreg.ComputationError", "An algorithm could not produce a result.",
-         &PyExc_RuntimeError},
+        {PTREG_ERR_RUNTIME, "ptreg.ComputationError", "An algorithm could not produce a result.", &PyExc_RuntimeError},
     };
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         PyObject *bases = PyTuple_Pack(2, error_base, *kinds[i].builtin);

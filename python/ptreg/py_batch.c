@@ -55,8 +55,8 @@ PyObject *py_batch(PyObject *self, PyObject *args, PyObject *kwargs)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
     if (!d || put(d, "time_ms", PyFloat_FromDouble(stats.time_ms)) ||
-        put(d, "pairs_per_s", PyFloat_FromDouble(stats.pairs_per_s)) || put(d, "gpts", PyFloat_FromDouble(stats.gpts)) ||
-        put(d, "pair_terms", PyFloat_FromDouble(stats.pair_terms)) ||
+        put(d, "pairs_per_s", PyFloat_FromDouble(stats.pairs_per_s)) ||
+        put(d, "gpts", PyFloat_FromDouble(stats.gpts)) || put(d, "pair_terms", PyFloat_FromDouble(stats.pair_terms)) ||
         put(d, "isa", PyUnicode_FromString(stats.isa ? stats.isa : ""))) {
         Py_XDECREF(d);
         return NULL;

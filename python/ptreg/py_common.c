@@ -4,7 +4,7 @@
 
 /* ---- errors --------------------------------------------------------------- */
 
-PyObject *error_base;                  /* ptreg.Error */
+PyObject *error_base;                         /* ptreg.Error */
 PyObject *error_types[PTREG_ERR_RUNTIME + 1]; /* per status, the base for OK */
 
 /* Raises the exception of st with the library's message; returns NULL. */
@@ -31,8 +31,8 @@ PyObject *raise_ptreg(ptreg_status st, const ptreg_error *err)
  * ('f' float32, 'd' float64, 'B' bytes, 'i' int32, 'I' uint32, 'Q' uint64: size_t
  * here); rows in *rows. Writable when asked. None gives an empty view when
  * allow_none. */
-int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, int writable, int allow_none,
-             const char *what, size_t *rows)
+int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, int writable, int allow_none, const char *what,
+             size_t *rows)
 {
     memset(view, 0, sizeof *view);
     *rows = 0;
@@ -64,8 +64,7 @@ int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, int writ
         return -1;
     }
     if ((size_t)view->len % (item * width)) {
-        PyErr_Format(ARG_ERROR, "%s: %zd values are not rows of %zu", what, view->len / (Py_ssize_t)item,
-                     width);
+        PyErr_Format(ARG_ERROR, "%s: %zd values are not rows of %zu", what, view->len / (Py_ssize_t)item, width);
         PyBuffer_Release(view);
         return -1;
     }
@@ -207,8 +206,7 @@ static const ptreg_option *library_option(const ptreg_option_table *table, const
  * (the device, matrices, and options without a table yet); an unknown one
  * is a TypeError, as for any Python function. Then the table's check, its
  * rules included. */
-int apply_options(void *opt, const ptreg_option_table *table, const field *fields, PyObject *kwargs,
-                  const char *func)
+int apply_options(void *opt, const ptreg_option_table *table, const field *fields, PyObject *kwargs, const char *func)
 {
     if (!kwargs)
         return 0;
@@ -331,43 +329,30 @@ static PyObject *result_value(const ptreg_result_field *f, const void *s)
 {
     const void *p = (const char *)s + f->offset;
     switch (f->type) {
-    case PTREG_RESULT_INT:
-        return PyLong_FromLong(*(const int *)p);
-    case PTREG_RESULT_DOUBLE:
-        return PyFloat_FromDouble(*(const double *)p);
-    case PTREG_RESULT_FLOAT:
-        return PyFloat_FromDouble(*(const float *)p);
-    case PTREG_RESULT_SIZE:
-        return PyLong_FromSize_t(*(const size_t *)p);
-    case PTREG_RESULT_U64:
-        return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
-    case PTREG_RESULT_U32:
-        return PyLong_FromUnsignedLong(*(const uint32_t *)p);
-    case PTREG_RESULT_BOOL:
-        return PyBool_FromLong(*(const int *)p);
-    case PTREG_RESULT_ENUM:
-        return PyUnicode_FromString(f->enum_name(*(const int *)p));
-    case PTREG_RESULT_TEXT:
-        return PyUnicode_FromString((const char *)p);
+    case PTREG_RESULT_INT: return PyLong_FromLong(*(const int *)p);
+    case PTREG_RESULT_DOUBLE: return PyFloat_FromDouble(*(const double *)p);
+    case PTREG_RESULT_FLOAT: return PyFloat_FromDouble(*(const float *)p);
+    case PTREG_RESULT_SIZE: return PyLong_FromSize_t(*(const size_t *)p);
+    case PTREG_RESULT_U64: return PyLong_FromUnsignedLongLong(*(const uint64_t *)p);
+    case PTREG_RESULT_U32: return PyLong_FromUnsignedLong(*(const uint32_t *)p);
+    case PTREG_RESULT_BOOL: return PyBool_FromLong(*(const int *)p);
+    case PTREG_RESULT_ENUM: return PyUnicode_FromString(f->enum_name(*(const int *)p));
+    case PTREG_RESULT_TEXT: return PyUnicode_FromString((const char *)p);
     case PTREG_RESULT_STRING: {
         const char *text = *(const char *const *)p;
         return PyUnicode_FromString(text ? text : "");
     }
-    case PTREG_RESULT_DEVICE:
-        return device_string((const ptreg_device *)p);
+    case PTREG_RESULT_DEVICE: return device_string((const ptreg_device *)p);
     case PTREG_RESULT_DOUBLES:
     case PTREG_RESULT_TRANSFORM: /* the clouds' frame: ptreg/__init__.py moves it to the world's */
         return doubles_list((const double *)p, f->count);
-    case PTREG_RESULT_U64S:
-        return u64s_list((const uint64_t *)p, f->count);
-    case PTREG_RESULT_SERIES:
-        return doubles_list(*(const double *const *)p, f->length_of(s));
+    case PTREG_RESULT_U64S: return u64s_list((const uint64_t *)p, f->count);
+    case PTREG_RESULT_SERIES: return doubles_list(*(const double *const *)p, f->length_of(s));
     case PTREG_RESULT_RECORDS: {
         const char *records = *(const char *const *)p;
         return records ? records_list(f->table, records, f->length_of(s)) : NULL;
     }
-    case PTREG_RESULT_DERIVED:
-        return PyFloat_FromDouble(f->value_of(s));
+    case PTREG_RESULT_DERIVED: return PyFloat_FromDouble(f->value_of(s));
     case PTREG_RESULT_OBJECT: {
         const void *object = *(const void *const *)p;
         PyObject *r = object ? PyDict_New() : NULL;
@@ -399,8 +384,8 @@ int result_into(PyObject *d, const ptreg_result_table *table, const void *s)
 /* ---- the topics' helpers that more than one topic uses -------------------- */
 
 /* A volume viewing a buffer of nx*ny*nz voxels of the named type. */
-int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t nz, const char *type_name,
-                PyObject *spacing, PyObject *origin, Py_buffer *view, ptreg_volume *v)
+int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t nz, const char *type_name, PyObject *spacing,
+                PyObject *origin, Py_buffer *view, ptreg_volume *v)
 {
     ptreg_volume_init(v);
     if (ptreg_voxel_type_parse(type_name, &v->type) != 0) {
@@ -418,8 +403,7 @@ int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t nz, con
         return -1;
     v->nx = (size_t)nx, v->ny = (size_t)ny, v->nz = (size_t)nz;
     if ((size_t)view->len != ptreg_volume_count(v) * ptreg_voxel_size(v->type)) {
-        PyErr_Format(ARG_ERROR, "volume: %zd bytes for %zd x %zd x %zd voxels of %s", view->len, nx, ny, nz,
-                     type_name);
+        PyErr_Format(ARG_ERROR, "volume: %zd bytes for %zd x %zd x %zd voxels of %s", view->len, nx, ny, nz, type_name);
         PyBuffer_Release(view);
         return -1;
     }
@@ -427,10 +411,7 @@ int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t nz, con
     return 0;
 }
 
-void release_pair(cloud_pair *p)
-{
-    release(&p->s), release(&p->t), release(&p->sn), release(&p->tn);
-}
+void release_pair(cloud_pair *p) { release(&p->s), release(&p->t), release(&p->sn), release(&p->tn); }
 
 /* t NULL: the target is a model index's t_points points (no view). */
 int get_pair(PyObject *s, PyObject *t, size_t t_points, PyObject *sn, PyObject *tn, cloud_pair *p)

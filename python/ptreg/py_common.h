@@ -29,10 +29,10 @@
 
 /* Runs stmt with the GIL released: the library never calls back into
  * Python. */
-#define WITHOUT_GIL(stmt)                                                                                          \
-    do {                                                                                                            \
-        Py_BEGIN_ALLOW_THREADS stmt;                                                                                \
-        Py_END_ALLOW_THREADS                                                                                        \
+#define WITHOUT_GIL(stmt)            \
+    do {                             \
+        Py_BEGIN_ALLOW_THREADS stmt; \
+        Py_END_ALLOW_THREADS         \
     } while (0)
 
 /* The binding's own refusals of a value: ptreg.ArgumentError (a ValueError
@@ -51,15 +51,21 @@ typedef struct field {
     enum_parse_fn parse;
 } field;
 
-#define ENUM_FROM_NAMES(fn, ...)                                                                                   \
-    static int fn(const char *name, int *value)                                                                     \
-    {                                                                                                               \
-        static const char *const names[] = {__VA_ARGS__, NULL};                                                    \
-        return parse_from_names(names, name, value);                                                                \
+#define ENUM_FROM_NAMES(fn, ...)                                \
+    static int fn(const char *name, int *value)                 \
+    {                                                           \
+        static const char *const names[] = {__VA_ARGS__, NULL}; \
+        return parse_from_names(names, name, value);            \
     }
 
-#define OPT(type, name, kind, member) {name, kind, offsetof(type, member), NULL}
-#define OPT_ENUM(type, name, member, parser) {name, F_ENUM, offsetof(type, member), parser}
+#define OPT(type, name, kind, member)            \
+    {                                            \
+        name, kind, offsetof(type, member), NULL \
+    }
+#define OPT_ENUM(type, name, member, parser)         \
+    {                                                \
+        name, F_ENUM, offsetof(type, member), parser \
+    }
 
 /* Two clouds and their optional normals: views (released by the caller
  * through release_pair) and the row counts. */
@@ -72,19 +78,18 @@ typedef struct cloud_pair {
 extern PyObject *error_base;
 extern PyObject *error_types[PTREG_ERR_RUNTIME + 1];
 PyObject *raise_ptreg(ptreg_status st, const ptreg_error *err);
-int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, int writable, int allow_none,
-             const char *what, size_t *rows);
+int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, int writable, int allow_none, const char *what,
+             size_t *rows);
 void release(Py_buffer *view);
 int set_doubles(PyObject *value, double *out, Py_ssize_t count, const char *name);
-int apply_options(void *opt, const ptreg_option_table *table, const field *fields, PyObject *kwargs,
-                  const char *func);
+int apply_options(void *opt, const ptreg_option_table *table, const field *fields, PyObject *kwargs, const char *func);
 int parse_from_names(const char *const *names, const char *name, int *value);
 int put(PyObject *d, const char *key, PyObject *value);
 PyObject *doubles_list(const double *v, size_t n);
 PyObject *bytes_of(const void *data, size_t size);
 int result_into(PyObject *d, const ptreg_result_table *table, const void *s);
-int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t nz, const char *type_name,
-                PyObject *spacing, PyObject *origin, Py_buffer *view, ptreg_volume *v);
+int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t nz, const char *type_name, PyObject *spacing,
+                PyObject *origin, Py_buffer *view, ptreg_volume *v);
 void release_pair(cloud_pair *p);
 int get_pair(PyObject *s, PyObject *t, size_t t_points, PyObject *sn, PyObject *tn, cloud_pair *p);
 PyObject *variant_dict(const ptreg_tune_choice *c);

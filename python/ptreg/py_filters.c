@@ -109,9 +109,9 @@ PyObject *py_random_downsample(PyObject *self, PyObject *args)
         return NULL;
     ptreg_error err;
     if (n < 0 || (fraction < 0.0 && count < 0) || (fraction >= 0.0 && !(fraction <= 1.0)))
-        return raise_ptreg(ptreg_error_set(&err, PTREG_ERR_ARG,
-                                           "random_downsample: a fraction in [0, 1] or a count >= 0 is needed"),
-                           &err);
+        return raise_ptreg(
+            ptreg_error_set(&err, PTREG_ERR_ARG, "random_downsample: a fraction in [0, 1] or a count >= 0 is needed"),
+            &err);
     const size_t take = fraction >= 0.0 ? ptreg_random_downsample_count((size_t)n, fraction) : (size_t)count;
     unsigned char *keep = mask_alloc((size_t)n);
     if (!keep)

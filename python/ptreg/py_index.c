@@ -58,10 +58,7 @@ PyObject *py_index_load(PyObject *self, PyObject *args)
     return st ? raise_ptreg(st, &err) : index_capsule(idx);
 }
 
-ptreg_model_index *index_of(PyObject *capsule)
-{
-    return PyCapsule_GetPointer(capsule, INDEX_CAPSULE);
-}
+ptreg_model_index *index_of(PyObject *capsule) { return PyCapsule_GetPointer(capsule, INDEX_CAPSULE); }
 
 PyObject *py_index_save(PyObject *self, PyObject *args)
 {
@@ -211,8 +208,8 @@ PyObject *py_kdtree_knn(PyObject *self, PyObject *args)
         uint32_t *index = iv.buf;
         float *dist2 = dv.buf;
         const size_t kk = (size_t)k;
-        Py_BEGIN_ALLOW_THREADS
-        for (size_t i = 0; i < nq; i++) {
+        Py_BEGIN_ALLOW_THREADS for (size_t i = 0; i < nq; i++)
+        {
             const size_t found = ptreg_kdtree_knn(tree, q + 3 * i, kk, index + kk * i, dist2 + kk * i);
             for (size_t j = found; j < kk; j++)
                 index[kk * i + j] = PTREG_NO_NEIGHBOR, dist2[kk * i + j] = INFINITY;

@@ -126,9 +126,9 @@ static PyObject *volume_tuple(const ptreg_volume *v)
     PyObject *data = bytes_of(v->data, ptreg_volume_count(v) * ptreg_voxel_size(v->type));
     if (!data)
         return NULL;
-    PyObject *out = Py_BuildValue("(O(nnn)s(ddd)(ddd))", data, (Py_ssize_t)v->nx, (Py_ssize_t)v->ny,
-                                  (Py_ssize_t)v->nz, ptreg_voxel_type_name(v->type), v->spacing[0], v->spacing[1],
-                                  v->spacing[2], v->origin[0], v->origin[1], v->origin[2]);
+    PyObject *out = Py_BuildValue("(O(nnn)s(ddd)(ddd))", data, (Py_ssize_t)v->nx, (Py_ssize_t)v->ny, (Py_ssize_t)v->nz,
+                                  ptreg_voxel_type_name(v->type), v->spacing[0], v->spacing[1], v->spacing[2],
+                                  v->origin[0], v->origin[1], v->origin[2]);
     Py_DECREF(data);
     return out;
 }

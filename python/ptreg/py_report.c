@@ -62,8 +62,7 @@ static int report_layer(ptreg_report *rep, PyObject *layer)
         return report_cloud(rep, name, xyz, fourth);
     if (!strcmp(kind, "values") && values_name)
         return report_values(rep, name, xyz, fourth, values_name);
-    PyErr_Format(ARG_ERROR, "report layer %s: kind %s is not (cloud, ..., color) or (values, ..., name)",
-                 name, kind);
+    PyErr_Format(ARG_ERROR, "report layer %s: kind %s is not (cloud, ..., color) or (values, ..., name)", name, kind);
     return -1;
 }
 

@@ -91,7 +91,8 @@ PyObject *py_tracker_push(PyObject *self, PyObject *args)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
     if (!d || put(d, "transformation", doubles_list(out.pose, 16)) ||
-        put(d, "predicted", doubles_list(out.predicted, 16)) || result_into(d, ptreg_result_table_find("track_frame"), &out) < 0) {
+        put(d, "predicted", doubles_list(out.predicted, 16)) ||
+        result_into(d, ptreg_result_table_find("track_frame"), &out) < 0) {
         Py_XDECREF(d);
         return NULL;
     }

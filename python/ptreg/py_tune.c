@@ -29,9 +29,9 @@ static PyObject *tune_result_dict(const ptreg_tune_space *s, const ptreg_tune_re
     }
     PyObject *d = cands ? PyDict_New() : NULL;
     if (!d || put(d, "candidates", (Py_INCREF(cands), cands)) ||
-        put(d, "winner", r->best < r->count ? point_dict(s, r->candidates[r->best].point) : (Py_INCREF(Py_None), Py_None)) ||
-        put(d, "winner_seconds",
-            PyFloat_FromDouble(r->best < r->count ? r->candidates[r->best].seconds : NAN)) ||
+        put(d, "winner",
+            r->best < r->count ? point_dict(s, r->candidates[r->best].point) : (Py_INCREF(Py_None), Py_None)) ||
+        put(d, "winner_seconds", PyFloat_FromDouble(r->best < r->count ? r->candidates[r->best].seconds : NAN)) ||
         put(d, "default_seconds",
             PyFloat_FromDouble(r->fallback < r->count ? r->candidates[r->fallback].seconds : NAN)) ||
         put(d, "gain", PyFloat_FromDouble(r->gain)) || put(d, "default_kept", PyBool_FromLong(r->default_kept)) ||
@@ -78,8 +78,7 @@ PyObject *py_tune(PyObject *self, PyObject *args, PyObject *kwargs)
     void *job = NULL;
     ptreg_error err;
     ptreg_status st;
-    WITHOUT_GIL(st = k->job_create(NULL, (size_t)size, fp16 ? PTREG_PRECISION_FP16 : PTREG_PRECISION_FP32, &job,
-                                   &err));
+    WITHOUT_GIL(st = k->job_create(NULL, (size_t)size, fp16 ? PTREG_PRECISION_FP16 : PTREG_PRECISION_FP32, &job, &err));
     ptreg_tune_result r;
     memset(&r, 0, sizeof r);
     if (!st)

@@ -264,7 +264,8 @@ size_t ptreg_motif_symmetry(const float *motif, size_t k, double tol, double q[P
                 continue;
             for (int r = 0; r < 3; r++) /* R = Fq Fp^T takes p1 to a and p2 to b */
                 for (int s = 0; s < 3; s++)
-                    R[3 * r + s] = Fq[3 * r] * Fp[3 * s] + Fq[3 * r + 1] * Fp[3 * s + 1] + Fq[3 * r + 2] * Fp[3 * s + 2];
+                    R[3 * r + s] = Fq[3 * r] * Fp[3 * s] + Fq[3 * r + 1] * Fp[3 * s + 1] +
+                                   Fq[3 * r + 2] * Fp[3 * s + 2];
             ptreg_matrix_to_quaternion(R, g);
             if (!known(q, count, g) && maps_onto(m, k, R, tol2))
                 memcpy(q[count++], g, sizeof g);

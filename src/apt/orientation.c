@@ -105,12 +105,14 @@ static ptreg_status check_options(const ptreg_orientation_options *o, ptreg_erro
         return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: the motif needs 3 to %d points", MAX_K);
     if (o->estimate_motif < 0 || o->estimate_motif > 100 || !(o->min_matched >= 0 && o->min_matched <= 1) ||
         !(o->symmetry_tol > 0 && o->symmetry_tol < 1))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: estimate_motif 0..100, min_matched and "
-                                                   "symmetry_tol in [0, 1]");
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "orientations: estimate_motif 0..100, min_matched and "
+                               "symmetry_tol in [0, 1]");
     if (!(o->start_spacing >= 0) || !(o->grain_radius >= 0) || !isfinite(o->grain_radius) ||
         (o->grain_radius > 0 && o->pool_points < 3))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: start_spacing >= 0, grain_radius >= 0 and, "
-                                                   "pooling, pool_points >= 3");
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "orientations: start_spacing >= 0, grain_radius >= 0 and, "
+                               "pooling, pool_points >= 3");
     for (size_t i = 0; i < 3 * o->motif_points; i++)
         if (!isfinite(o->motif[i]))
             return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: motif point %zu is not finite", i / 3);
@@ -150,10 +152,10 @@ static ptreg_status allocate(ptreg_orientations *out, size_t n, const ptreg_orie
 /* The atoms taken (selected and finite), compacted; flags for the rest. */
 typedef struct atoms {
     size_t m;
-    float *xyz;      /* the taken atoms' coordinates */
-    size_t *atom;    /* per taken atom: its index in the input */
-    size_t *offset;  /* m + 1: neighborhood i is points [offset[i], offset[i + 1]) */
-    float *nbr;      /* the neighborhoods, relative to their atoms */
+    float *xyz;         /* the taken atoms' coordinates */
+    size_t *atom;       /* per taken atom: its index in the input */
+    size_t *offset;     /* m + 1: neighborhood i is points [offset[i], offset[i + 1]) */
+    float *nbr;         /* the neighborhoods, relative to their atoms */
     uint32_t *nbr_atom; /* per neighborhood point: the taken atom it is */
     uint8_t *wanted;    /* per taken atom: to be registered (else a neighbor only) */
     float *reach;       /* per taken atom: its farthest neighbor's distance */
@@ -209,7 +211,7 @@ static ptreg_status take_atoms(const float *xyz, size_t n, const uint8_t *select
 /* Atom t's neighbors: the k nearest other taken atoms (ties by index),
  * or those of them within the radius. Returns how many. */
 static size_t neighbors_of(const ptreg_kdtree *tree, const atoms *a, size_t t, const ptreg_orientation_options *o,
-                            uint32_t *index, float *d2)
+                           uint32_t *index, float *d2)
 {
     const size_t want = o->k + 1 < a->m ? o->k + 1 : a->m;
     const size_t found = ptreg_kdtree_knn(tree, a->xyz + 3 * t, want, index, d2);
@@ -398,7 +400,7 @@ typedef struct registration {
     size_t *pair_atom; /* per pair: the taken atom */
     size_t *offset;    /* pairs + 1 into the neighborhood points */
     double *T;
-    float *reach;      /* how far from its atom anything can change a pair's answer */
+    float *reach; /* how far from its atom anything can change a pair's answer */
 } registration;
 
 static void registration_free(registration *r)
@@ -443,14 +445,24 @@ static ptreg_status register_grains(atoms *a, registration *r, const ptreg_orien
     ptreg_batch_options pool_batch = o->batch;
     double s2i, s2f, d02, radius;
     ptreg_status st = T && depends ? PTREG_OK
-                                   : ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for %zu "
-                                                     "atoms", a->m);
+                                   : ptreg_error_set(err, PTREG_ERR_NOMEM,
+                                                     "orientations: out of memory for %zu "
+                                                     "atoms",
+                                                     a->m);
     st = st ? st : ptreg_batch_schedule(out->motif, out->motif_points, &o->batch, &s2i, &s2f, &d02, &radius, err);
     if (!(o->batch.sigma2_final > 0))
         pool_batch.sigma2_final = POOL_SIGMA2_FINAL_REL * radius * radius;
     const orient_grain_input in = {a->xyz, a->m, a->offset, a->nbr, a->nbr_atom, a->reach, a->tree, a->wanted};
-    const orient_grain_options go = {o->grain_radius, o->pool_points, out->motif, out->motif_points, &pool_batch,
-                                     starts, out->starts, tau2, sym, nsym};
+    const orient_grain_options go = {o->grain_radius,
+                                     o->pool_points,
+                                     out->motif,
+                                     out->motif_points,
+                                     &pool_batch,
+                                     starts,
+                                     out->starts,
+                                     tau2,
+                                     sym,
+                                     nsym};
     st = st ? st : orient_grains(&in, &go, T, depends, &out->pools, &out->stats, err);
     for (size_t p = 0; !st && p < r->pairs; p++) {
         memcpy(r->T + 16 * p, T + 16 * r->pair_atom[p], 16 * sizeof(double));
@@ -461,8 +473,8 @@ static ptreg_status register_grains(atoms *a, registration *r, const ptreg_orien
     return st;
 }
 
-static ptreg_status register_all(atoms *a, registration *r, const ptreg_orientation_options *o,
-                                 ptreg_orientations *out, ptreg_error *err)
+static ptreg_status register_all(atoms *a, registration *r, const ptreg_orientation_options *o, ptreg_orientations *out,
+                                 ptreg_error *err)
 {
     const ptreg_pair_set set = {r->pairs, a->nbr, r->offset, out->motif, NULL, out->motif_points};
     const double match_d = 0.5 * ptreg_motif_shortest_distance(out->motif, out->motif_points);

@@ -19,8 +19,8 @@
 #define MAX_CELLS_PER_AXIS 1000000
 
 typedef struct cell_atom {
-    int64_t key;  /* the cell */
-    double d2;    /* to the cell's centre */
+    int64_t key; /* the cell */
+    double d2;   /* to the cell's centre */
     size_t atom;
 } cell_atom;
 
@@ -79,9 +79,10 @@ static ptreg_status find_seeds(const orient_grain_input *in, double R, seeds *s,
         for (int k = 0; k < 3; k++)
             if (c[k] <= -MAX_CELLS_PER_AXIS || c[k] >= MAX_CELLS_PER_AXIS) {
                 free(ca);
-                return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: atom at (%g, %g, %g) is more than %d grain "
-                                       "radii from the origin: give a larger radius", p[0], p[1], p[2],
-                                       MAX_CELLS_PER_AXIS);
+                return ptreg_error_set(err, PTREG_ERR_ARG,
+                                       "orientations: atom at (%g, %g, %g) is more than %d grain "
+                                       "radii from the origin: give a larger radius",
+                                       p[0], p[1], p[2], MAX_CELLS_PER_AXIS);
             }
         double d2 = 0.0;
         for (int k = 0; k < 3; k++)
@@ -136,9 +137,9 @@ static double distance(const float *a, const float *b)
  * per pool, how far from its seed anything it holds depends on. */
 typedef struct pools {
     size_t count;
-    long *slot;       /* per seed: its pool, or -1 */
-    size_t *seed;     /* per pool: its seed */
-    size_t *offset;   /* count + 1 */
+    long *slot;     /* per seed: its pool, or -1 */
+    size_t *seed;   /* per pool: its seed */
+    size_t *offset; /* count + 1 */
     float *points;
     double *reach;
 } pools;
@@ -156,8 +157,8 @@ static void pools_free(pools *p)
  * it within R, nearest first, whole, while they fit in cap points; *reach:
  * how far from the seed its content depends on anything. Returns 1 when
  * out of memory. */
-static int fill_pool(const orient_grain_input *in, size_t atom, double R, size_t cap, ptreg_neighbors *nb,
-                     float *out, size_t *len, double *reach)
+static int fill_pool(const orient_grain_input *in, size_t atom, double R, size_t cap, ptreg_neighbors *nb, float *out,
+                     size_t *len, double *reach)
 {
     *len = 0, *reach = 0.0;
     if (ptreg_kdtree_radius(in->tree, in->xyz + 3 * atom, (float)R, nb, NULL))

@@ -38,7 +38,7 @@ typedef struct orient_grain_input {
     const size_t *offset; /* m + 1 */
     const float *nbr;
     const uint32_t *nbr_atom; /* per neighborhood point: the atom it is */
-    const float *reach;   /* per atom: its farthest neighbor's distance */
+    const float *reach;       /* per atom: its farthest neighbor's distance */
     const ptreg_kdtree *tree;
     const uint8_t *wanted; /* per atom: it needs an orientation */
 } orient_grain_input;

@@ -27,18 +27,15 @@ typedef struct atoms {
     const uint8_t *selected;
 } atoms;
 
-static int taken_atom(const atoms *a, size_t i)
-{
-    return (!a->selected || a->selected[i]) && finite3(a->xyz + 3 * i);
-}
+static int taken_atom(const atoms *a, size_t i) { return (!a->selected || a->selected[i]) && finite3(a->xyz + 3 * i); }
 
 /* Every rank computes the same slabs from the same input. */
 typedef struct slabs {
     int axis;
-    double lo, hi;     /* the taken atoms' extent along the axis */
-    double *bound;     /* ranks + 1: slab r is [bound[r], bound[r + 1]) */
+    double lo, hi; /* the taken atoms' extent along the axis */
+    double *bound; /* ranks + 1: slab r is [bound[r], bound[r + 1]) */
     size_t taken;
-    double volume;     /* of the taken atoms' bounding box */
+    double volume; /* of the taken atoms' bounding box */
 } slabs;
 
 static void taken_extent(const atoms *a, slabs *s)
@@ -150,8 +147,8 @@ static ptreg_status local_alloc(local_set *l, size_t m, ptreg_error *err)
 
 /* This rank's atoms: its slab's and the halo's (taken ones only, plus,
  * on rank 0, every atom not taken), in atom order. */
-static ptreg_status build_local(const ptreg_ranks *ranks, const atoms *a, const slabs *s, double halo,
-                                local_set *l, ptreg_error *err)
+static ptreg_status build_local(const ptreg_ranks *ranks, const atoms *a, const slabs *s, double halo, local_set *l,
+                                ptreg_error *err)
 {
     l->low = s->bound[ranks->rank] - halo, l->high = s->bound[ranks->rank + 1] + halo;
     size_t m = 0;
@@ -211,8 +208,8 @@ static ptreg_status agree(const ptreg_ranks *ranks, ptreg_status st, ptreg_error
 /* Orientations of the local set under a halo; *exact: every rank's
  * neighborhoods are a single process's. */
 static ptreg_status one_round(const ptreg_ranks *ranks, const atoms *a, const slabs *s, double halo,
-                              const ptreg_orientation_options *opt_in, local_set *l, ptreg_orientations *o,
-                              int *exact, ptreg_error *err)
+                              const ptreg_orientation_options *opt_in, local_set *l, ptreg_orientations *o, int *exact,
+                              ptreg_error *err)
 {
     ptreg_status st = agree(ranks, build_local(ranks, a, s, halo, l, err), err);
     if (st)
@@ -241,8 +238,7 @@ static ptreg_status check_ranks(const ptreg_ranks *ranks, const float *xyz, size
 
 ptreg_status ptreg_orientations_distributed(const ptreg_ranks *ranks, const float *xyz, size_t n,
                                             const uint8_t *selected, const ptreg_orientation_options *opt,
-                                            ptreg_orientations *out, ptreg_orientation_share *share,
-                                            ptreg_error *err)
+                                            ptreg_orientations *out, ptreg_orientation_share *share, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
     memset(share, 0, sizeof *share);

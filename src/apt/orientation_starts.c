@@ -133,9 +133,9 @@ static int rotate_sources(const ptreg_pair_set *in, size_t first, size_t count, 
             const size_t s0 = in->source_offset[first + i];
             for (size_t s = s0; s < s0 + taken_points(in, first + i, most); s++, at++)
                 for (int k = 0; k < 3; k++)
-                    out->points[3 * at + (size_t)k] =
-                        (float)(r[3 * k] * in->source[3 * s] + r[3 * k + 1] * in->source[3 * s + 1] +
-                                r[3 * k + 2] * in->source[3 * s + 2]);
+                    out->points[3 * at + (size_t)k] = (float)(r[3 * k] * in->source[3 * s] +
+                                                              r[3 * k + 1] * in->source[3 * s + 1] +
+                                                              r[3 * k + 2] * in->source[3 * s + 2]);
             out->offset[i * copies + c + 1] = at;
         }
     out->set = (ptreg_pair_set){count * copies, out->points, out->offset, in->target, NULL, in->target_points};

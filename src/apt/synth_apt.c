@@ -120,8 +120,8 @@ static void random_rotation(ptreg_rng *rng, double q[4])
 
 typedef struct grain {
     double seed[3];
-    double R[9]; /* crystal -> sample */
-    double M[9]; /* R A: lattice indices -> sample offsets */
+    double R[9];         /* crystal -> sample */
+    double M[9];         /* R A: lattice indices -> sample offsets */
     double origin[4][3]; /* seed + R basis[b] */
 } grain;
 
@@ -181,8 +181,7 @@ static int owns(const run *r, const uint32_t *cand, size_t nc, uint32_t g, const
         if (h == g)
             continue;
         const double *t = r->grains[h].seed;
-        const double dh =
-            (x[0] - t[0]) * (x[0] - t[0]) + (x[1] - t[1]) * (x[1] - t[1]) + (x[2] - t[2]) * (x[2] - t[2]);
+        const double dh = (x[0] - t[0]) * (x[0] - t[0]) + (x[1] - t[1]) * (x[1] - t[1]) + (x[2] - t[2]) * (x[2] - t[2]);
         if (dh < dg || (dh == dg && h < g))
             return 0;
     }
@@ -212,8 +211,7 @@ static ptreg_status add_site(run *r, uint32_t g, const double x[3], ptreg_error 
 }
 
 /* Grain g's sites in bin (bx, by, bz). */
-static ptreg_status visit(run *r, const long bin[3], const uint32_t *cand, size_t nc, uint32_t g,
-                          ptreg_error *err)
+static ptreg_status visit(run *r, const long bin[3], const uint32_t *cand, size_t nc, uint32_t g, ptreg_error *err)
 {
     const grain *gr = &r->grains[g];
     const lattice_cell *c = &r->cell;
@@ -281,7 +279,7 @@ static ptreg_status check_options(const ptreg_apt_synth_options *o, const lattic
     for (int k = 0; k < 3; k++)
         if (!(o->box[k] > 0) || !isfinite(o->box[k]))
             return ptreg_error_set(err, PTREG_ERR_ARG, "apt synth: box extent %c = %g nm must be > 0", "xyz"[k],
-                                   o->box[k]);
+                                   o -> box[k]);
     if (o->grains < 1 || o->grains > PTREG_APT_SYNTH_MAX_GRAINS)
         return ptreg_error_set(err, PTREG_ERR_ARG, "apt synth: %zu grains: take 1 to %d", o->grains,
                                PTREG_APT_SYNTH_MAX_GRAINS);
@@ -291,8 +289,7 @@ static ptreg_status check_options(const ptreg_apt_synth_options *o, const lattic
     if (!(o->noise >= 0) || !isfinite(o->noise))
         return ptreg_error_set(err, PTREG_ERR_ARG, "apt synth: noise sigma %g nm must be >= 0", o->noise);
     if (!isfinite(o->noise_depth))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "apt synth: depth noise sigma %g nm must be finite",
-                               o->noise_depth);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "apt synth: depth noise sigma %g nm must be finite", o->noise_depth);
     if (!(o->solute >= 0 && o->solute <= 1))
         return ptreg_error_set(err, PTREG_ERR_ARG, "apt synth: solute fraction %g must be in [0, 1]", o->solute);
     if (!isfinite(o->mq) || !isfinite(o->mq_solute))

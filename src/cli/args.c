@@ -51,8 +51,7 @@ static char library_short(const cli_command *cmd, const char *name)
 
 /* Calls show(option, its short name or 0, its description, arg) for each of
  * the command's library options. */
-static void each_library_option(const cli_command *cmd,
-                                void (*show)(const char *, char, const char *, const char *))
+static void each_library_option(const cli_command *cmd, void (*show)(const char *, char, const char *, const char *))
 {
     const ptreg_option_table *t = cli_library_table(cmd);
     void *filled = t ? calloc(1, t->size) : NULL;
@@ -148,12 +147,12 @@ static int find_long(const cli_command *cmd, const char *name, size_t len)
 static const struct {
     const char *command, *former, *current;
 } former_names[] = {
-    {"harris3d", "k", "kappa"},                    /* --k is a neighbour count everywhere else */
-    {"register", "fgr-iterations", "fgr-iter"},    /* iterations: --max-iter, --STAGE-iter */
+    {"harris3d", "k", "kappa"},                 /* --k is a neighbour count everywhere else */
+    {"register", "fgr-iterations", "fgr-iter"}, /* iterations: --max-iter, --STAGE-iter */
     {"multiway", "graph-max-iter", "graph-iter"},
-    {"synth", "truth", "truth-out"},               /* --truth reads a known answer everywhere else */
+    {"synth", "truth", "truth-out"}, /* --truth reads a known answer everywhere else */
     {"synth", "truth-trajectory", "truth-trajectory-out"},
-    {"view", "max-points", "html-max-points"},     /* the page's cap, as in every other command */
+    {"view", "max-points", "html-max-points"}, /* the page's cap, as in every other command */
 };
 
 /* The index of the option formerly called `name` (its first len
@@ -165,8 +164,8 @@ static int find_former(const cli_command *cmd, const char *name, size_t len)
         if (strcmp(former_names[i].command, cmd->name) || strlen(former) != len || strncmp(former, name, len))
             continue;
         const char *current = former_names[i].current;
-        fprintf(stderr, "ptreg %s: note: --%s is now --%s (the old name goes in the next release)\n", cmd->name,
-                former, current);
+        fprintf(stderr, "ptreg %s: note: --%s is now --%s (the old name goes in the next release)\n", cmd->name, former,
+                current);
         return find_long(cmd, current, strlen(current));
     }
     return -1;

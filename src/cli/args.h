@@ -12,10 +12,10 @@
 enum { EXIT_OK = 0, EXIT_USAGE = 2, EXIT_BAD_INPUT = 3, EXIT_RUNTIME = 4 };
 
 typedef struct cli_option {
-    const char *name;  /* long name without the dashes */
-    char short_name;   /* 0 when none */
-    const char *value; /* the value's placeholder, NULL for a flag */
-    const char *help;  /* NULL: only the short name of the library's option `name` (CLI_SHORT) */
+    const char *name;   /* long name without the dashes */
+    char short_name;    /* 0 when none */
+    const char *value;  /* the value's placeholder, NULL for a flag */
+    const char *help;   /* NULL: only the short name of the library's option `name` (CLI_SHORT) */
     const char *writes; /* an output: the extensions it writes (below; checked in cli/outputs.c); NULL else */
 } cli_option;
 
@@ -32,7 +32,10 @@ typedef struct cli_option {
 #define CLI_WRITES_LIVE "| "
 
 /* -c for the library's option --name (cli_command.library). */
-#define CLI_SHORT(name, c) {name, c, NULL, NULL}
+#define CLI_SHORT(name, c)  \
+    {                       \
+        name, c, NULL, NULL \
+    }
 
 typedef struct cli_command {
     const char *name;
@@ -49,14 +52,17 @@ typedef struct cli_command {
 } cli_command;
 
 /* A command's entry: the option count from its table's size. */
-#define CLI_COMMAND(name, synopsis, summary, description, options, min_positional, max_positional)            \
-    {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
-     max_positional, NULL}
+#define CLI_COMMAND(name, synopsis, summary, description, options, min_positional, max_positional)         \
+    {                                                                                                      \
+        name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional, \
+            max_positional, NULL                                                                           \
+    }
 /* The same with the library's options table (options.h) after its own. */
-#define CLI_COMMAND_LIBRARY(name, synopsis, summary, description, options, min_positional, max_positional,    \
-                            library)                                                                         \
-    {name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,      \
-     max_positional, library}
+#define CLI_COMMAND_LIBRARY(name, synopsis, summary, description, options, min_positional, max_positional, library) \
+    {                                                                                                               \
+        name, synopsis, summary, description, options, sizeof options / sizeof options[0], min_positional,          \
+            max_positional, library                                                                                 \
+    }
 
 #define CLI_MAX_OPTIONS 48
 /* Many scans or frames are a command's positional arguments. */

@@ -74,8 +74,8 @@ static int check_ion_names(const char *path, const char *names, const ptreg_rang
         }
         memcpy(name, p, n), name[n] = 0;
         if (!ptreg_ranges_has_ion(ranges, name)) {
-            cli_error("batch", "--ion %s: %s names no such ion (it has %zu ranges; see its Name: entries)", name,
-                      path, ranges->n);
+            cli_error("batch", "--ion %s: %s names no such ion (it has %zu ranges; see its Name: entries)", name, path,
+                      ranges->n);
             return EXIT_USAGE;
         }
         p += n + (end != NULL);
@@ -151,8 +151,9 @@ static cJSON *json_tally(const batch_tally *t, const ptreg_orientations *o)
     cJSON *hist = cJSON_CreateObject();
     cli_json_put(hist, "edges", cJSON_CreateDoubleArray(edges, BATCH_HIST_BINS + 1));
     cli_json_put(hist, "counts", cJSON_CreateDoubleArray(counts, BATCH_HIST_BINS + 1));
-    cli_json_string(hist, "note", "residual (nm) in bins of the motif's shortest distance / 20; the last "
-                                          "count is everything beyond");
+    cli_json_string(hist, "note",
+                    "residual (nm) in bins of the motif's shortest distance / 20; the last "
+                    "count is everything beyond");
     cJSON *o_json = cJSON_CreateObject();
     cli_json_put(o_json, "flags", flags);
     const double reg = t->registered ? (double)t->registered : 1.0;
@@ -171,8 +172,7 @@ int batch_print_atoms_json(const atoms_report *rep)
     cli_json_string(j, "mode", "atoms");
     cli_json_string(j, "input", rep->atoms->path);
     cli_json_number(j, "atoms", (double)rep->atoms->n);
-    cli_json_number(j, "selected", (double)(rep->atoms->selected ? rep->atoms->selected_count
-                                                                         : rep->atoms->n));
+    cli_json_number(j, "selected", (double)(rep->atoms->selected ? rep->atoms->selected_count : rep->atoms->n));
     cli_json_number(j, "registered", (double)rep->s.tally.registered);
     cli_json_put(j, "orientations", json_tally(&rep->s.tally, o));
     cJSON *m = cJSON_CreateObject();
@@ -217,8 +217,8 @@ void batch_print_atoms_human(const atoms_report *rep)
 {
     const ptreg_orientations *o = rep->o;
     const batch_tally *t = &rep->s.tally;
-    printf("ptreg batch: %s, %zu atoms, %zu selected, %llu registered (%d threads, %d ranks, %s)\n",
-           rep->atoms->path, rep->atoms->n, rep->atoms->selected ? rep->atoms->selected_count : rep->atoms->n,
+    printf("ptreg batch: %s, %zu atoms, %zu selected, %llu registered (%d threads, %d ranks, %s)\n", rep->atoms->path,
+           rep->atoms->n, rep->atoms->selected ? rep->atoms->selected_count : rep->atoms->n,
            (unsigned long long)t->registered, ptreg_get_num_threads(), rep->ranks, o->stats.isa ? o->stats.isa : "");
     printf("  motif: %zu points, %zu symmetries; k %zu%s\n", o->motif_points, o->symmetry_count, rep->r->orient.k,
            rep->r->batch.translation ? ", with translation" : ", rotation only");
@@ -230,10 +230,9 @@ void batch_print_atoms_human(const atoms_report *rep)
     printf("  residual mean %.4g nm, matched mean %.3f\n", (double)t->residual_sum / 4294967296.0 / reg,
            (double)t->matched_sum / 4294967296.0 / reg);
     const double s = rep->s.register_ms * 1e-3;
-    printf("  time: read %.1f ms, neighbors %.1f ms, registration %.1f ms (%.0f pairs/s, %.3f Gpts/s)\n",
-           rep->read_ms, rep->s.neighbor_ms, rep->s.register_ms, s > 0 ? (double)t->registered / s : 0.0,
+    printf("  time: read %.1f ms, neighbors %.1f ms, registration %.1f ms (%.0f pairs/s, %.3f Gpts/s)\n", rep->read_ms,
+           rep->s.neighbor_ms, rep->s.register_ms, s > 0 ? (double)t->registered / s : 0.0,
            s > 0 ? t->pair_terms / s / 1e9 : 0.0);
     if (rep->r->output)
         printf("  wrote %s\n", rep->r->output);
 }
-

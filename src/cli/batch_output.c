@@ -60,8 +60,7 @@ size_t batch_header(batch_format format, size_t n, const ptreg_orientations *o, 
                            "property float qx\nproperty float qy\nproperty float qz\nproperty float residual\n"
                            "property float matched\nproperty uchar flag\nproperty uchar red\n"
                            "property uchar green\nproperty uchar blue\nend_header\n",
-                           format == BATCH_PLY ? "binary_little_endian" : "ascii",
-                           ptreg_orientation_color_key(o), n);
+                           format == BATCH_PLY ? "binary_little_endian" : "ascii", ptreg_orientation_color_key(o), n);
 }
 
 static void put_f32(unsigned char *p, float v)
@@ -75,8 +74,8 @@ static void put_f32(unsigned char *p, float v)
 void batch_encode_row(batch_format format, const float xyz[3], const ptreg_orientations *o, size_t i,
                       unsigned char *dst)
 {
-    float v[9] = {xyz[0], xyz[1], xyz[2], o->q[4 * i], o->q[4 * i + 1], o->q[4 * i + 2], o->q[4 * i + 3],
-                  o->residual[i], o->matched[i]};
+    float v[9] = {xyz[0],          xyz[1],          xyz[2],         o->q[4 * i],  o->q[4 * i + 1],
+                  o->q[4 * i + 2], o->q[4 * i + 3], o->residual[i], o->matched[i]};
     if (format == BATCH_NPY) {
         for (int c = 0; c < NPY_COLUMNS; c++)
             put_f32(dst + 4 * c, v[3 + c]);
@@ -99,8 +98,8 @@ static void print_float(FILE *f, float v, const char *sep)
 void batch_print_row(FILE *f, batch_format format, const float xyz[3], const ptreg_orientations *o, size_t i)
 {
     const char *sep = format == BATCH_CSV ? "," : " ";
-    const float v[9] = {xyz[0], xyz[1], xyz[2], o->q[4 * i], o->q[4 * i + 1], o->q[4 * i + 2], o->q[4 * i + 3],
-                        o->residual[i], o->matched[i]};
+    const float v[9] = {xyz[0],          xyz[1],          xyz[2],         o->q[4 * i],  o->q[4 * i + 1],
+                        o->q[4 * i + 2], o->q[4 * i + 3], o->residual[i], o->matched[i]};
     for (int c = 0; c < 9; c++)
         print_float(f, v[c], sep);
     if (format == BATCH_CSV) {
@@ -219,8 +218,8 @@ int batch_write_pair_rows(const char *path, const double *rows, size_t n)
     fprintf(af.fp, "qw,qx,qy,qz,tx,ty,tz,rms,iterations\n");
     for (size_t i = 0; i < n; i++) {
         const double *v = rows + 9 * i;
-        fprintf(af.fp, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.9g,%d\n", v[0], v[1], v[2], v[3], v[4], v[5],
-                v[6], v[7], (int)v[8]);
+        fprintf(af.fp, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.9g,%d\n", v[0], v[1], v[2], v[3], v[4], v[5], v[6],
+                v[7], (int)v[8]);
     }
     if (ptreg_atomic_commit(&af, &err)) {
         cli_error("batch", "%s", err.message);

@@ -66,7 +66,7 @@ static int print_pairs_report(const pairs_report *rep)
     char device[32];
     batch_resolved_device(rep->r, device, sizeof device);
     /* the engines are the CPU's: a device runs its own kernel */
-    const char *engine = strcmp(device, "cpu")                 ? "device"
+    const char *engine = strcmp(device, "cpu")            ? "device"
                          : rep->r->engine == ENGINE_LOOP  ? "loop"
                          : rep->r->engine == ENGINE_PLAIN ? "plain"
                                                           : "lanes";
@@ -114,11 +114,15 @@ static int print_pairs_report(const pairs_report *rep)
 }
 
 /* Registers pairs [first, first + count) of the file: rows and stops. */
-static int register_pairs(const batch_request *r, const ptreg_pairs_file *pf, size_t first, size_t count,
-                          double *rows, int *stop, ptreg_batch_stats *stats)
+static int register_pairs(const batch_request *r, const ptreg_pairs_file *pf, size_t first, size_t count, double *rows,
+                          int *stop, ptreg_batch_stats *stats)
 {
-    const ptreg_pair_set set = {count, pf->source, pf->source_offset + first, pf->target,
-                                pf->targets > 1 ? pf->target_offset + first : NULL, pf->target_offset[1]};
+    const ptreg_pair_set set = {count,
+                                pf->source,
+                                pf->source_offset + first,
+                                pf->target,
+                                pf->targets > 1 ? pf->target_offset + first : NULL,
+                                pf->target_offset[1]};
     double *T = malloc((16 * count + 1) * sizeof *T);
     int *iterations = malloc((count + 1) * sizeof *iterations);
     double *rms = malloc((count + 1) * sizeof *rms);
@@ -184,4 +188,3 @@ int batch_run_pairs(const batch_request *r, const cli_comm *comm)
     ptreg_pairs_file_free(&pf);
     return rc;
 }
-

@@ -24,36 +24,45 @@
 #include "ptreg/tune.h"
 
 static const cli_option batch_options[] = {
-    {"output", 'o', "FILE", "atoms: .npy (atoms x 6 float32: qw qx qy qz residual matched), .ply (the atoms with "
-                            "their results and an orientation colour) or .csv; pairs: .npy (pairs x 9 float64: "
-                            "qw qx qy qz tx ty tz rms iterations) or .csv", "npy ply csv txt"},
+    {"output", 'o', "FILE",
+     "atoms: .npy (atoms x 6 float32: qw qx qy qz residual matched), .ply (the atoms with "
+     "their results and an orientation colour) or .csv; pairs: .npy (pairs x 9 float64: "
+     "qw qx qy qz tx ty tz rms iterations) or .csv",
+     "npy ply csv txt"},
     {"pairs", 0, NULL, "INPUT is a ptreg pairs file (docs/FORMATS.md): register each pair"},
     {"motif", 0, "NAME", "the reference: fcc (default), bcc, hcp or sc, the first shells of the lattice"},
     {"lattice", 0, "A", "lattice constant of --motif in nm (default 0.405, aluminium)"},
     {"motif-points", 0, "N", "points of the built-in motif (default: --k)"},
     {"motif-file", 0, "FILE", "the motif's points about the origin (any cloud format), instead of --motif"},
-    {"estimate-motif", 0, "N", "rounds of motif estimation: the motif becomes the mean of the registered "
-                               "neighborhoods (default 0)"},
+    {"estimate-motif", 0, "N",
+     "rounds of motif estimation: the motif becomes the mean of the registered "
+     "neighborhoods (default 0)"},
     {"motif-out", 0, "FILE", "write the motif used (the estimate, with --estimate-motif) as a cloud", CLI_WRITES_CLOUD},
     {"k", 'k', "N", "neighbors per atom, 3..256 (default 12)"},
     {"radius", 0, "R", "only neighbors nearer than R nm (still at most --k; default: the k nearest)"},
     {"ranges", 0, "FILE", "range file (.rrng or .rng) naming ions by mass-to-charge; needs a .pos/.epos INPUT"},
-    {"ion", 0, "NAMES", "with --ranges: the ions taken, comma-separated (e.g. Al or Al,Mg); the others are "
-                        "neither registered nor anyone's neighbors"},
-    {"grain-radius", 0, "R", "report each atom's grain orientation, from pooled neighborhoods within R nm "
-                             "(for noisy data, e.g. 1; default: each atom's own neighborhood's)"},
+    {"ion", 0, "NAMES",
+     "with --ranges: the ions taken, comma-separated (e.g. Al or Al,Mg); the others are "
+     "neither registered nor anyone's neighbors"},
+    {"grain-radius", 0, "R",
+     "report each atom's grain orientation, from pooled neighborhoods within R nm "
+     "(for noisy data, e.g. 1; default: each atom's own neighborhood's)"},
     {"pool-points", 0, "N", "with --grain-radius: the most points a pool takes (default 384)"},
-    {"start-spacing", 0, "DEG", "rotation only: start from rotations covering the motif's orientations this "
-                                "closely and keep the best (default 35, with --grain-radius 25; 180: the "
-                                "identity alone)"},
-    {"assignment", 0, "FILE", "write each neighbor's motif point: .npy, atoms x k int32 (-1: none), "
-                              "neighbors nearest first", "npy"},
+    {"start-spacing", 0, "DEG",
+     "rotation only: start from rotations covering the motif's orientations this "
+     "closely and keep the best (default 35, with --grain-radius 25; 180: the "
+     "identity alone)"},
+    {"assignment", 0, "FILE",
+     "write each neighbor's motif point: .npy, atoms x k int32 (-1: none), "
+     "neighbors nearest first",
+     "npy"},
     {"min-matched", 0, "F", "flag an atom poor below this matched fraction (default 0.5)"},
     {"translation", 0, NULL, "free the translation too (the default with --pairs)"},
     {"rotation-only", 0, NULL, "rotation about the origin only (the default for atoms)"},
-    {"engine", 0, "NAME", "lanes (default: many pairs in the CPU's vector lanes), plain (one pair at a time, "
-                          "plain arithmetic: the reference) or loop (one ptreg_emicp call per pair; needs "
-                          "--translation)"},
+    {"engine", 0, "NAME",
+     "lanes (default: many pairs in the CPU's vector lanes), plain (one pair at a time, "
+     "plain arithmetic: the reference) or loop (one ptreg_emicp call per pair; needs "
+     "--translation)"},
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
     CLI_OPT_ASCII,
@@ -62,8 +71,8 @@ static const cli_option batch_options[] = {
     CLI_OPT_QUIET,
 };
 
-const cli_command cli_cmd_batch = CLI_COMMAND_LIBRARY("batch",
-    "INPUT -o OUT [options]",
+const cli_command cli_cmd_batch = CLI_COMMAND_LIBRARY(
+    "batch", "INPUT -o OUT [options]",
     "Register many small neighborhoods (atom-probe orientation maps) or pairs in one run.",
     "Atoms (INPUT a .pos/.epos reconstruction or any cloud, coordinates in nm): each atom's\n"
     "--k nearest neighbors, relative to the atom, are registered onto the motif by\n"
@@ -124,10 +133,10 @@ static int read_schedule(const cli_args *a, int pairs, ptreg_batch_options *o)
 /* Options that make sense for atoms only. */
 static int refuse_atom_options(const cli_args *a)
 {
-    static const char *const atom_only[] = {"motif", "lattice", "motif-points", "motif-file", "estimate-motif",
-                                            "motif-out", "k", "radius", "ranges", "ion", "assignment",
-                                            "min-matched", "grain-radius", "pool-points", "start-spacing",
-                                            "html"};
+    static const char *const atom_only[] = {
+        "motif",         "lattice", "motif-points", "motif-file", "estimate-motif", "motif-out",    "k",
+        "radius",        "ranges",  "ion",          "assignment", "min-matched",    "grain-radius", "pool-points",
+        "start-spacing", "html"};
     for (size_t i = 0; i < sizeof atom_only / sizeof atom_only[0]; i++)
         if (cli_has(a, atom_only[i])) {
             cli_error("batch", "--%s is for atoms, not --pairs", atom_only[i]);
@@ -278,8 +287,8 @@ static int run_atoms(const batch_request *r, const cli_comm *comm)
         opt.batch = r->batch;
         opt.motif = motif.xyz;
         opt.motif_points = motif.n;
-        rc = comm->size > 1 ? batch_mpi_atoms(comm, r->output, format, cli_string(r->a, "assignment", NULL),
-                                              &atoms, &opt, &o, &rep.s)
+        rc = comm->size > 1 ? batch_mpi_atoms(comm, r->output, format, cli_string(r->a, "assignment", NULL), &atoms,
+                                              &opt, &o, &rep.s)
                             : atoms_here(r, &atoms, &opt, format, &rep, &o);
         rep.o = &o;
     }

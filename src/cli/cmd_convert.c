@@ -11,24 +11,30 @@
 #include "ptreg/io.h"
 
 static const cli_option convert_options[] = {
-    {"output", 'o', "FILE", "the converted cloud (format from the extension: ply, pcd, xyz, txt, csv, pts, las, "
-                            "pos)", CLI_WRITES_CLOUD},
+    {"output", 'o', "FILE",
+     "the converted cloud (format from the extension: ply, pcd, xyz, txt, csv, pts, las, "
+     "pos)",
+     CLI_WRITES_CLOUD},
     {"transform", 0, "FILE", "move the points (and normals) by this 4x4 transform"},
-    {"voxel", 0, "V", "keep one point per cube of side V: the centroid of its points (Open3D's VoxelDownSample; "
-                      "normals averaged and made unit), in the order of each cube's first point; the input is read "
-                      "in pieces, so memory holds the cubes, not the input's points"},
-    {"crop", 0, "X0,Y0,Z0,X1,Y1,Z1", "keep only the points inside this box (world coordinates, bounds included), "
-                                      "dropped while reading"},
-    {"classes", 0, "LIST", "LAS: keep only the points of these classes, e.g. 2,6 (ground, building) or 1-6,9; "
-                           "while reading"},
+    {"voxel", 0, "V",
+     "keep one point per cube of side V: the centroid of its points (Open3D's VoxelDownSample; "
+     "normals averaged and made unit), in the order of each cube's first point; the input is read "
+     "in pieces, so memory holds the cubes, not the input's points"},
+    {"crop", 0, "X0,Y0,Z0,X1,Y1,Z1",
+     "keep only the points inside this box (world coordinates, bounds included), "
+     "dropped while reading"},
+    {"classes", 0, "LIST",
+     "LAS: keep only the points of these classes, e.g. 2,6 (ground, building) or 1-6,9; "
+     "while reading"},
     {"no-normals", 0, NULL, "leave normals out"},
-    {"device", 0, "DEV", "--voxel on this GPU (cuda[:N] or opencl[:N]; the input is read whole): the CPU's points "
-                         "bit for bit (default cpu: in pieces)"},
+    {"device", 0, "DEV",
+     "--voxel on this GPU (cuda[:N] or opencl[:N]; the input is read whole): the CPU's points "
+     "bit for bit (default cpu: in pieces)"},
     CLI_OPT_ASCII,
 };
 
-const cli_command cli_cmd_convert = CLI_COMMAND("convert",
-    "INPUT -o OUTPUT [options]",
+const cli_command cli_cmd_convert = CLI_COMMAND(
+    "convert", "INPUT -o OUTPUT [options]",
     "Convert a cloud between PLY, PCD, XYZ/CSV/TXT, LAS (and read VTK and the vertices of OBJ, STL and OFF "
     "meshes), optionally cropped, moved or downsampled.",
     "Coordinates far from zero (UTM) keep their millimetres: the cloud carries a float64\n"
@@ -65,8 +71,8 @@ static int read_options(const cli_args *a, ptreg_read_options *ro)
 }
 
 /* --voxel --device GPU: the whole cloud read, its voxels made there. */
-static int load_downsampled_on(const char *path, const ptreg_read_options *ro, double voxel,
-                               const ptreg_device *device, ptreg_cloud *c)
+static int load_downsampled_on(const char *path, const ptreg_read_options *ro, double voxel, const ptreg_device *device,
+                               ptreg_cloud *c)
 {
     ptreg_cloud whole;
     int rc = cli_load_cloud_with("convert", path, ro, &whole, 0);
@@ -167,12 +173,11 @@ static const cli_option info_options[] = {
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_info = CLI_COMMAND("info",
-    "CLOUD|MODEL.pti [--json]",
+const cli_command cli_cmd_info = CLI_COMMAND(
+    "info", "CLOUD|MODEL.pti [--json]",
     "Describe a cloud (points, normals, colours, dropped non-finite points, bounding box, centroid) or a model "
     "index.",
-    NULL,
-    info_options, 1, 1);
+    NULL, info_options, 1, 1);
 
 int cli_run_info(int argc, char **argv)
 {

@@ -12,9 +12,8 @@ static const cli_option devices_options[] = {
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_devices = CLI_COMMAND("devices",
-    "[options]",
-    "List the devices ptreg finds: the CPU, CUDA GPUs and OpenCL devices.",
+const cli_command cli_cmd_devices = CLI_COMMAND(
+    "devices", "[options]", "List the devices ptreg finds: the CPU, CUDA GPUs and OpenCL devices.",
     "Each line gives the name to pass to --device (cpu, cuda:N, opencl:N), the device's\n"
     "name, backend, memory, compute units, local (shared) memory per work-group and\n"
     "whether it has double precision. Each GPU device is opened (a context and one tiny\n"
@@ -65,9 +64,10 @@ static void print_device(const probed_device *p)
         return;
     }
     const char *kind = d->is_gpu ? "GPU"
-                       : d->standin ? (d->for_testing ? "the CUDA driver stand-in on POCL: for tests, never a real GPU, "
-                                                        "chosen by auto only under with-cuda-standin.sh --auto"
-                                                      : "the CUDA driver stand-in on POCL: for tests, never a real GPU")
+                       : d->standin
+                           ? (d->for_testing ? "the CUDA driver stand-in on POCL: for tests, never a real GPU, "
+                                               "chosen by auto only under with-cuda-standin.sh --auto"
+                                             : "the CUDA driver stand-in on POCL: for tests, never a real GPU")
                        : d->for_testing ? "CPU driver: for tests, never chosen by auto"
                                         : "not a GPU";
     printf("             %s, %s; %s\n", d->platform, d->version, kind);
@@ -176,8 +176,9 @@ int cli_run_devices(int argc, char **argv)
         if (ptreg_backend_note(b)[0])
             printf("  %-10s %s: %s\n", ptreg_backend_name(b), has_devices(list, count, b) ? "but" : "none",
                    ptreg_backend_note(b));
-    printf("auto picks %s for a command with a GPU path (icp, emicp, lddmm, warp, harris3d, normals, pfh, fpfh), the CPU "
-           "for the others\n",
-           choice);
+    printf(
+        "auto picks %s for a command with a GPU path (icp, emicp, lddmm, warp, harris3d, normals, pfh, fpfh), the CPU "
+        "for the others\n",
+        choice);
     return EXIT_OK;
 }

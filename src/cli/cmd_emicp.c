@@ -18,8 +18,9 @@
 
 static const cli_option emicp_options[] = {
     CLI_REGISTRATION_OUTPUTS,
-    {"preset", 0, "NAME", "scale-free (default: sigma^2 relative to the target's RMS radius r) or tamaki "
-                          "(the study's absolute values: sigma^2 0.01 -> 1e-5, factor 0.9, d0^2 0.01)"},
+    {"preset", 0, "NAME",
+     "scale-free (default: sigma^2 relative to the target's RMS radius r) or tamaki "
+     "(the study's absolute values: sigma^2 0.01 -> 1e-5, factor 0.9, d0^2 0.01)"},
     CLI_OPT_PLOT("the pose change (radians + translation / r)"),
     CLI_OPT_HTML,
     CLI_OPT_QUIET,
@@ -27,8 +28,8 @@ static const cli_option emicp_options[] = {
     CLI_REGISTRATION_COMMON,
 };
 
-const cli_command cli_cmd_emicp = CLI_COMMAND_LIBRARY("emicp",
-    "SOURCE TARGET [options]",
+const cli_command cli_cmd_emicp = CLI_COMMAND_LIBRARY(
+    "emicp", "SOURCE TARGET [options]",
     "Register SOURCE onto TARGET by EM-ICP (soft assignment over all point pairs, annealed sigma).",
     "Each iteration weighs every (SOURCE, TARGET) pair by exp(-d^2 / sigma^2), normalises\n"
     "each source point's weights with an outlier term exp(-d0^2 / sigma^2), moves SOURCE by\n"
@@ -132,9 +133,8 @@ static cJSON *json_variant(const emicp_job *job, const ptreg_emicp_options *o)
 
 static void print_human(const emicp_job *job, const ptreg_emicp_result *r, const cli_result *res)
 {
-    printf("ptreg emicp: %s (%zu points) onto %s (%zu points), %s on %s, %d threads\n", job->source_path,
-           job->source.n, job->target_path, job->target.n, ptreg_precision_name(r->precision), r->isa,
-           ptreg_get_num_threads());
+    printf("ptreg emicp: %s (%zu points) onto %s (%zu points), %s on %s, %d threads\n", job->source_path, job->source.n,
+           job->target_path, job->target.n, ptreg_precision_name(r->precision), r->isa, ptreg_get_num_threads());
     printf("  sigma^2 %.6g -> %.6g, d0^2 %.6g (r = %.6g)\n", r->sigma2_init, r->sigma2_final, r->d02, r->radius);
     cli_result_print_iterations(res);
     printf("  rmse %.6g, fitness %.4f (%zu pairs within 3 sigma)\n", r->rmse, r->fitness, r->pairs);
@@ -152,8 +152,7 @@ static int print_json(const emicp_job *job, const ptreg_emicp_result *r, const c
     cJSON *o = cli_result_json(res);
     cli_json_number(o, "source_points", (double)job->source.n);
     cli_json_number(o, "target_points", (double)job->target.n);
-    cli_json_number(o, "dropped_nonfinite",
-                            (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
+    cli_json_number(o, "dropped_nonfinite", (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
     if (r->device.backend == PTREG_BACKEND_CPU)
         cli_json_put(o, "variant", json_variant(job, job->opt));
     else if (job->device_variant)
@@ -172,8 +171,8 @@ static ptreg_status emicp_once(void *ctx, double *time_ms, const void **bits, si
 {
     emicp_run *run = ctx;
     const emicp_job *job = run->job;
-    ptreg_status st =
-        ptreg_emicp(job->source.xyz, job->source.n, job->target.xyz, job->target.n, job->opt, &run->r, err);
+    ptreg_status st = ptreg_emicp(job->source.xyz, job->source.n, job->target.xyz, job->target.n, job->opt, &run->r,
+                                  err);
     *time_ms = run->r.time_ms;
     *bits = run->r.transformation;
     *size = sizeof run->r.transformation;
@@ -227,9 +226,21 @@ int cli_run_emicp(int argc, char **argv)
         if (!rc)
             rc = cli_report_registration(job.source.xyz, job.source.n, job.target.xyz, job.target.n, opt.init,
                                          r->transformation, &dist);
-        const cli_result res = {"emicp", job.source_path, job.target_path, r->transformation, r->rmse, r->fitness,
-                                (double)r->pairs, r->iterations, r->converged, r->stop_reason, r->time_ms, times, repeat,
-                                cli_has(&a, "truth") ? truth : NULL, &dist};
+        const cli_result res = {"emicp",
+                                job.source_path,
+                                job.target_path,
+                                r->transformation,
+                                r->rmse,
+                                r->fitness,
+                                (double)r->pairs,
+                                r->iterations,
+                                r->converged,
+                                r->stop_reason,
+                                r->time_ms,
+                                times,
+                                repeat,
+                                cli_has(&a, "truth") ? truth : NULL,
+                                &dist};
         if (!rc && (cli_has(&a, "json") || cli_report()))
             rc = print_json(&job, r, &res);
         if (!rc && !cli_has(&a, "json"))

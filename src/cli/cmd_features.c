@@ -18,28 +18,25 @@
 
 /* The library's --k and --radius (--radius alone: every point within R). */
 #define NEIGHBORHOOD_SHORT CLI_SHORT("k", 'k'), CLI_SHORT("radius", 'r')
-#define RUN_OPTIONS                                                                                      \
-    CLI_OPT_THREADS,                                                                                    \
-    CLI_DEVICE_OPTION,                                                                                  \
-    CLI_OPT_QUIET,                                                                                      \
-    CLI_OPT_REPEAT,                                                                                     \
-    CLI_OPT_HTML,                                                                                       \
-    CLI_OPT_JSON
+#define RUN_OPTIONS CLI_OPT_THREADS, CLI_DEVICE_OPTION, CLI_OPT_QUIET, CLI_OPT_REPEAT, CLI_OPT_HTML, CLI_OPT_JSON
 
 /* What pfh and fpfh share after their own options. */
-#define DESCRIPTOR_OPTIONS                                                                               \
-    {"recompute", 0, NULL, "estimate normals even when the cloud has them"},                            \
-    {"normal-k", 0, "N", "normals, when estimated: the N nearest (default 30)"},                         \
-    {"normal-radius", 0, "R", "normals, when estimated: every point closer than R"},                     \
-    {"viewpoint", 0, "X,Y,Z", "estimated normals face this point (default 0,0,0)"},                     \
-    {"reference", 0, NULL, "use the plain path (one search, one scalar pair at a time): same bits, slow"}, \
-    {"no-tune", 0, NULL, "fpfh: ignore `ptreg tune --kernel fpfh`'s winner (threads; on a GPU, work-groups; " \
-                         "not used when --wg or --search-wg is given)"},                                      \
-    RUN_OPTIONS
+#define DESCRIPTOR_OPTIONS                                                                                     \
+    {"recompute", 0, NULL, "estimate normals even when the cloud has them"},                                   \
+        {"normal-k", 0, "N", "normals, when estimated: the N nearest (default 30)"},                           \
+        {"normal-radius", 0, "R", "normals, when estimated: every point closer than R"},                       \
+        {"viewpoint", 0, "X,Y,Z", "estimated normals face this point (default 0,0,0)"},                        \
+        {"reference", 0, NULL, "use the plain path (one search, one scalar pair at a time): same bits, slow"}, \
+        {"no-tune", 0, NULL,                                                                                   \
+         "fpfh: ignore `ptreg tune --kernel fpfh`'s winner (threads; on a GPU, work-groups; "                  \
+         "not used when --wg or --search-wg is given)"},                                                       \
+        RUN_OPTIONS
 
 static const cli_option normals_options[] = {
-    {"output", 'o', "FILE", "write the cloud with its normals (.ply, .pcd: also the curvature, as PCL's "
-                            "PointNormal; .xyz/.txt/.csv: x y z nx ny nz)", CLI_WRITES_CLOUD},
+    {"output", 'o', "FILE",
+     "write the cloud with its normals (.ply, .pcd: also the curvature, as PCL's "
+     "PointNormal; .xyz/.txt/.csv: x y z nx ny nz)",
+     CLI_WRITES_CLOUD},
     NEIGHBORHOOD_SHORT,
     {"viewpoint", 0, "X,Y,Z", "normals face this point (default 0,0,0, the sensor of most scans)"},
     {"direction", 0, "X,Y,Z", "--orient direction: n . d >= 0 (default 0,0,1)"},
@@ -47,9 +44,8 @@ static const cli_option normals_options[] = {
     RUN_OPTIONS,
 };
 
-const cli_command cli_cmd_normals = CLI_COMMAND_LIBRARY("normals",
-    "CLOUD [-o OUT] [--k N] [--radius R] [options]",
-    "Estimate normals by PCA of each point's neighborhood.",
+const cli_command cli_cmd_normals = CLI_COMMAND_LIBRARY(
+    "normals", "CLOUD [-o OUT] [--k N] [--radius R] [options]", "Estimate normals by PCA of each point's neighborhood.",
     "A point's normal is the eigenvector of the smallest eigenvalue of its neighborhood's\n"
     "covariance (about the neighborhood's centroid, in double), turned to face the viewpoint\n"
     "(or as --orient says: along a direction; as computed; or consistent over the surface by\n"
@@ -67,43 +63,47 @@ const cli_command cli_cmd_normals = CLI_COMMAND_LIBRARY("normals",
     normals_options, 1, 1, "normals");
 
 static const cli_option pfh_options[] = {
-    {"output", 'o', "FILE", "write the descriptors: .pcd (field pfh, PCL's layout), .npy (n x 125 "
-                            "float32) or .csv/.txt", "pcd npy csv txt"},
+    {"output", 'o', "FILE",
+     "write the descriptors: .pcd (field pfh, PCL's layout), .npy (n x 125 "
+     "float32) or .csv/.txt",
+     "pcd npy csv txt"},
     NEIGHBORHOOD_SHORT,
     DESCRIPTOR_OPTIONS,
 };
 
 static const cli_option fpfh_options[] = {
-    {"output", 'o', "FILE", "write the descriptors: .pcd (field fpfh, PCL's layout), .npy (n x 33 "
-                            "float32) or .csv/.txt", "pcd npy csv txt"},
+    {"output", 'o', "FILE",
+     "write the descriptors: .pcd (field fpfh, PCL's layout), .npy (n x 33 "
+     "float32) or .csv/.txt",
+     "pcd npy csv txt"},
     NEIGHBORHOOD_SHORT,
     DESCRIPTOR_OPTIONS,
 };
 
-#define DESCRIPTOR_HELP                                                                                  \
-    "Normals come from the cloud (PLY nx ny nz, PCD normal_x normal_y normal_z, ...) unless\n"        \
-    "--recompute, or when it has none: then they are estimated as `ptreg normals` does.\n"             \
-    "Neighborhoods are those of PCL and Open3D: k-NN counts the point itself, a radius keeps\n"       \
-    "points strictly closer than R, and --k N --radius R together keep the N nearest of those\n"      \
-    "(Open3D's KDTreeSearchParamHybrid(R, N), the search its tutorials use for FPFH). A point alone in its neighborhood gets an all-zero row (as\n"     \
-    "from PCL and Open3D); a point whose normal or a neighbor's normal is not finite gets a NaN\n"     \
-    "row, counted as missing.\n"                                                                         \
-    "On a GPU (--device cuda[:N]|opencl[:N]; estimated normals too) the bins equal the CPU's\n"       \
-    "but for float rounding of the FPFH sums and rare pairs at a bin edge; lists of <= 1024.\n\n"      \
-    "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"          \
-    "neighborhoods included, normal estimation and file I/O not); with --repeat it is the median.\n\n" \
-    "--html FILE: the cloud coloured by each descriptor's Euclidean distance to the mean\n"           \
+#define DESCRIPTOR_HELP                                                                                                                             \
+    "Normals come from the cloud (PLY nx ny nz, PCD normal_x normal_y normal_z, ...) unless\n"                                                      \
+    "--recompute, or when it has none: then they are estimated as `ptreg normals` does.\n"                                                          \
+    "Neighborhoods are those of PCL and Open3D: k-NN counts the point itself, a radius keeps\n"                                                     \
+    "points strictly closer than R, and --k N --radius R together keep the N nearest of those\n"                                                    \
+    "(Open3D's KDTreeSearchParamHybrid(R, N), the search its tutorials use for FPFH). A point alone in its neighborhood gets an all-zero row (as\n" \
+    "from PCL and Open3D); a point whose normal or a neighbor's normal is not finite gets a NaN\n"                                                  \
+    "row, counted as missing.\n"                                                                                                                    \
+    "On a GPU (--device cuda[:N]|opencl[:N]; estimated normals too) the bins equal the CPU's\n"                                                     \
+    "but for float rounding of the FPFH sums and rare pairs at a bin edge; lists of <= 1024.\n\n"                                                   \
+    "time_ms counts from the cloud and normals in memory to the descriptors (k-d tree and\n"                                                        \
+    "neighborhoods included, normal estimation and file I/O not); with --repeat it is the median.\n\n"                                              \
+    "--html FILE: the cloud coloured by each descriptor's Euclidean distance to the mean\n"                                                         \
     "descriptor (how distinctive the point is; points without one in grey), and the JSON."
 
-const cli_command cli_cmd_pfh = CLI_COMMAND_LIBRARY("pfh",
-    "CLOUD [-o OUT] [--k N] [--radius R] [options]",
+const cli_command cli_cmd_pfh = CLI_COMMAND_LIBRARY(
+    "pfh", "CLOUD [-o OUT] [--k N] [--radius R] [options]",
     "Point feature histograms (PFH, 125 bins) as PCL's PFHEstimation computes them.",
     "Every unordered pair of a point's neighborhood (the point included) adds 100 / pairs to\n"
     "bin theta + 5 alpha + 25 phi of PCL's pair feature (5 bins per feature); rows sum to 100.\n\n" DESCRIPTOR_HELP,
     pfh_options, 1, 1, "features");
 
-const cli_command cli_cmd_fpfh = CLI_COMMAND_LIBRARY("fpfh",
-    "CLOUD [-o OUT] [--k N] [--radius R] [--convention pcl|open3d] [options]",
+const cli_command cli_cmd_fpfh = CLI_COMMAND_LIBRARY(
+    "fpfh", "CLOUD [-o OUT] [--k N] [--radius R] [--convention pcl|open3d] [options]",
     "Fast point feature histograms (FPFH, 33 bins) as PCL's FPFHEstimation or Open3D computes them.",
     "SPFH(p): the pairs of p with each neighbor, 11 bins each for theta, alpha and phi.\n"
     "FPFH(p) = sum over neighbors q of SPFH(q) / |p - q|^2, each 11-bin block scaled to sum to\n"
@@ -157,15 +157,15 @@ static void print_neighborhood(const ptreg_neighborhood *nb)
 typedef struct feature_report {
     const char *name, *cloud;
     size_t points, missing;
-    int bins;                   /* 0: normals */
+    int bins; /* 0: normals */
     const ptreg_neighborhood *nb;
-    const double *viewpoint;    /* normals: in the world */
-    const char *convention;     /* fpfh's */
-    const char *normals;        /* pfh, fpfh: "file" or "estimated" */
+    const double *viewpoint; /* normals: in the world */
+    const char *convention;  /* fpfh's */
+    const char *normals;     /* pfh, fpfh: "file" or "estimated" */
     const ptreg_device *on;
     int reference;
-    const cJSON *variant;       /* fpfh's tuned knobs, or NULL */
-    const double *times;        /* each --repeat run's; time_ms is their median */
+    const cJSON *variant; /* fpfh's tuned knobs, or NULL */
+    const double *times;  /* each --repeat run's; time_ms is their median */
     int repeat;
 } feature_report;
 
@@ -258,8 +258,8 @@ typedef struct feature_run {
     const ptreg_cloud *c;
     const ptreg_normals_options *normals; /* set: normals; else descriptors */
     const ptreg_features_options *features;
-    ptreg_status (*descriptors)(const float *, const float *, size_t, const ptreg_features_options *, float *,
-                                size_t *, ptreg_error *);
+    ptreg_status (*descriptors)(const float *, const float *, size_t, const ptreg_features_options *, float *, size_t *,
+                                ptreg_error *);
     int width; /* floats per point of out */
     float *out, *curvature;
     size_t missing;
@@ -296,8 +296,8 @@ static ptreg_status repeat_runs(feature_run *run, int repeat, double **times, pt
 typedef struct feature_kind {
     const cli_command *cmd;
     int bins; /* 0: normals */
-    ptreg_status (*descriptors)(const float *, const float *, size_t, const ptreg_features_options *, float *,
-                                size_t *, ptreg_error *);
+    ptreg_status (*descriptors)(const float *, const float *, size_t, const ptreg_features_options *, float *, size_t *,
+                                ptreg_error *);
 } feature_kind;
 
 /* The command's options: normals' orientation, or the descriptors'
@@ -425,8 +425,10 @@ static int run_features(const feature_kind *kind, int argc, char **argv)
     ptreg_error err;
     if ((rc = read_options(&a, kind, &no, &fo)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
         (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, kind->bins ? &fo.device : &no.device)) ||
-        (rc = cli_device_usable(&a, kind->bins ? ptreg_features_resolve_device(&fo, &on, &err)
-                                               : ptreg_normals_resolve_device(&no, &on, &err), &err)) ||
+        (rc = cli_device_usable(&a,
+                                kind->bins ? ptreg_features_resolve_device(&fo, &on, &err)
+                                           : ptreg_normals_resolve_device(&no, &on, &err),
+                                &err)) ||
         (rc = cli_report_begin(&a, name)) || (rc = check_normals_output(&a, kind)))
         return rc;
     ptreg_cloud c;
@@ -446,9 +448,20 @@ static int run_features(const feature_kind *kind, int argc, char **argv)
     ptreg_status st = rc ? PTREG_OK : repeat_runs(&run, repeat, &times, &err);
     rc = rc ? rc : st ? failed(kind, a.positional[0], st, &err) : write_outputs(&a, kind, &c, &run);
     const char *convention = fo.convention == PTREG_FPFH_PCL ? "pcl" : "open3d";
-    const feature_report f = {name, a.positional[0], c.n, run.missing, kind->bins, nb, kind->bins ? NULL : viewpoint,
-                              kind->bins == PTREG_FPFH_BINS ? convention : NULL, normals, &on, fo.reference, variant,
-                              times, repeat};
+    const feature_report f = {name,
+                              a.positional[0],
+                              c.n,
+                              run.missing,
+                              kind->bins,
+                              nb,
+                              kind->bins ? NULL : viewpoint,
+                              kind->bins == PTREG_FPFH_BINS ? convention : NULL,
+                              normals,
+                              &on,
+                              fo.reference,
+                              variant,
+                              times,
+                              repeat};
     rc = rc ? rc : print_report(&a, &f);
     cJSON_Delete(variant);
     free(run.out);

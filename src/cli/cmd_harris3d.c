@@ -36,9 +36,8 @@ static const cli_option harris_options[] = {
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_harris3d = CLI_COMMAND_LIBRARY("harris3d",
-    "VOLUME [options]",
-    "Find 3-D Harris interest points (corners) in a volume.",
+const cli_command cli_cmd_harris3d = CLI_COMMAND_LIBRARY(
+    "harris3d", "VOLUME [options]", "Find 3-D Harris interest points (corners) in a volume.",
     "Gradients by central differences g = (I[x+1] - I[x-1], ...), the structure tensor\n"
     "M = sum over a W^3 window of w g g^T with Gaussian weights w, and the score\n"
     "det(M) - K trace(M)^3 at every voxel. For an isotropic tensor (all eigenvalues lambda)\n"
@@ -156,8 +155,8 @@ static int check_window(const char *path, const ptreg_volume *vol, int window)
 {
     if ((size_t)window <= vol->nx && (size_t)window <= vol->ny && (size_t)window <= vol->nz)
         return EXIT_OK;
-    cli_error("harris3d", "--window %d is larger than %s, a %zu x %zu x %zu volume", window, path, vol->nx,
-              vol->ny, vol->nz);
+    cli_error("harris3d", "--window %d is larger than %s, a %zu x %zu x %zu volume", window, path, vol->nx, vol->ny,
+              vol->nz);
     return EXIT_USAGE;
 }
 
@@ -295,8 +294,8 @@ static void print_human(const char *path, const ptreg_volume *vol, const ptreg_h
            o->border == PTREG_HARRIS_BORDER_SKIP ? "skip" : "clamp");
     printf("  max score %.6g, threshold %.6g, %zu local maxima, %zu keypoints\n", r->max_score, r->threshold,
            r->local_maxima, r->keypoint_count);
-    printf("  time %.2f ms (scores %.2f, keypoints %.2f), %.3g voxels/s, %s, %d threads\n", r->time_ms,
-           r->scores_ms, r->keypoints_ms, voxels_per_s(vol, r->time_ms), r->isa, ptreg_get_num_threads());
+    printf("  time %.2f ms (scores %.2f, keypoints %.2f), %.3g voxels/s, %s, %d threads\n", r->time_ms, r->scores_ms,
+           r->keypoints_ms, voxels_per_s(vol, r->time_ms), r->isa, ptreg_get_num_threads());
     size_t show = r->keypoint_count < 10 ? r->keypoint_count : 10;
     for (size_t i = 0; i < show; i++)
         printf("  %4zu  voxel (%u, %u, %u)  score %.6g\n", i + 1, r->keypoints[i].x, r->keypoints[i].y,
@@ -314,8 +313,8 @@ static cJSON *tuned_tiling(const cli_args *a, const ptreg_volume *vol, ptreg_har
         return NULL;
     ptreg_tune_choice c;
     ptreg_error err;
-    return cli_tune_adopt(a, ptreg_tune_variant("harris3d", o, ptreg_volume_count(vol), 0, !cli_has(a, "no-tune"), &c, &err),
-                          &c);
+    return cli_tune_adopt(
+        a, ptreg_tune_variant("harris3d", o, ptreg_volume_count(vol), 0, !cli_has(a, "no-tune"), &c, &err), &c);
 }
 
 int cli_run_harris3d(int argc, char **argv)

@@ -22,13 +22,14 @@ static const cli_option icp_options[] = {
     CLI_OPT_PLOT("the MSE"),
     CLI_OPT_HTML,
     CLI_OPT_QUIET,
-    {"voxel", 0, "V", "register voxel-grid centroids (Open3D's VoxelDownSample) of SOURCE and TARGET instead "
-                      "of all points (with --target-index: of SOURCE); -o still moves all of SOURCE"},
+    {"voxel", 0, "V",
+     "register voxel-grid centroids (Open3D's VoxelDownSample) of SOURCE and TARGET instead "
+     "of all points (with --target-index: of SOURCE); -o still moves all of SOURCE"},
     CLI_REGISTRATION_COMMON,
 };
 
-const cli_command cli_cmd_icp = CLI_COMMAND_LIBRARY("icp",
-    "SOURCE TARGET [options]\n       ptreg icp SOURCE --target-index MODEL.pti [options]",
+const cli_command cli_cmd_icp = CLI_COMMAND_LIBRARY(
+    "icp", "SOURCE TARGET [options]\n       ptreg icp SOURCE --target-index MODEL.pti [options]",
     "Register SOURCE onto TARGET by rigid ICP: point-to-point, point-to-plane, symmetric or GICP.",
     "Each iteration pairs every SOURCE point with its exact nearest TARGET point, leaves\n"
     "out pairs by --max-dist, then the sigma filter, then --trim, and moves SOURCE by the\n"
@@ -88,17 +89,17 @@ static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
  * Delaunay method so that its build stays out of time_ms). */
 typedef struct icp_job {
     const char *source_path, *target_path;
-    ptreg_cloud source, target;   /* what is registered: with --voxel, the centroids */
-    ptreg_cloud source_full;      /* with --voxel: SOURCE as read (for -o) */
-    size_t source_points;         /* in the file */
+    ptreg_cloud source, target; /* what is registered: with --voxel, the centroids */
+    ptreg_cloud source_full;    /* with --voxel: SOURCE as read (for -o) */
+    size_t source_points;       /* in the file */
     double voxel, downsample_ms;
     ptreg_model_index *index;
     int index_loaded;     /* from a file (else built here, or none) */
     double index_load_ms; /* reading and checking the file */
     size_t target_points;
-    ptreg_device device;     /* resolved */
-    ptreg_icp_model *model;  /* on a GPU: the model resident there */
-    int asked_auto;          /* --nn auto: the JSON says how it chose */
+    ptreg_device device;    /* resolved */
+    ptreg_icp_model *model; /* on a GPU: the model resident there */
+    int asked_auto;         /* --nn auto: the JSON says how it chose */
 } icp_job;
 
 /* --voxel: the cloud replaced by its voxel-grid centroids (the original
@@ -270,8 +271,8 @@ static void print_human(const icp_job *job, const ptreg_icp_options *opt, const 
                         const cli_result *res)
 {
     print_device(job);
-    printf("  %s (%zu points) onto %s (%zu points), nn %s\n", job->source_path, job->source_points,
-           job->target_path, job->target_points, ptreg_nn_method_name(r->nn));
+    printf("  %s (%zu points) onto %s (%zu points), nn %s\n", job->source_path, job->source_points, job->target_path,
+           job->target_points, ptreg_nn_method_name(r->nn));
     if (job->voxel > 0.0)
         printf("  voxel %g: %zu and %zu centroids registered (%.2f ms)\n", job->voxel, job->source.n,
                job->target.xyz ? job->target.n : job->target_points, job->downsample_ms);
@@ -359,8 +360,7 @@ static int print_json(const icp_job *job, const ptreg_icp_options *opt, const pt
         cli_json_number(o, "downsample_ms", job->downsample_ms);
     }
     cli_json_number(o, "target_points", (double)job->target_points);
-    cli_json_number(o, "dropped_nonfinite",
-                            (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
+    cli_json_number(o, "dropped_nonfinite", (double)(job->source.dropped_nonfinite + job->target.dropped_nonfinite));
     if (job->asked_auto)
         cli_json_string(o, "nn_auto", r->nn_measured ? "measured" : "rule");
     else
@@ -384,8 +384,7 @@ static ptreg_status register_once(const icp_job *job, const ptreg_icp_options *o
 
 /* --html: the clouds registered (the centroids with --voxel), the target
  * from the index when there is one. */
-static int report_icp(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
-                      cli_distances *dist)
+static int report_icp(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r, cli_distances *dist)
 {
     size_t m = job->target.n;
     const float *target = job->target.xyz;
@@ -403,8 +402,10 @@ static void note_not_converged(const cli_args *a, const ptreg_icp_options *opt, 
     if (r->stop_reason != PTREG_STOP_MAX_ITERATIONS || opt->max_iter == 0 || opt->tol == 0.0 || cli_has(a, "json") ||
         cli_has(a, "quiet"))
         return;
-    fprintf(stderr, "ptreg icp: not converged after %d iterations: try --method plane or more iterations "
-                    "(--max-iter)\n", r->iterations);
+    fprintf(stderr,
+            "ptreg icp: not converged after %d iterations: try --method plane or more iterations "
+            "(--max-iter)\n",
+            r->iterations);
 }
 
 /* One registration of --repeat (cli_repeat); r holds the last run's
@@ -456,8 +457,8 @@ int cli_run_icp(int argc, char **argv)
     int repeat = 1;
     double truth[16];
     if ((rc = read_icp_options(&a, &opt)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_transform_option(&a, "init", opt.init)) ||
-        (rc = cli_transform_option(&a, "truth", truth)) || (rc = cli_report_begin(&a, "icp")))
+        (rc = cli_transform_option(&a, "init", opt.init)) || (rc = cli_transform_option(&a, "truth", truth)) ||
+        (rc = cli_report_begin(&a, "icp")))
         return rc;
     icp_job job;
     ptreg_device device;
@@ -501,9 +502,21 @@ int cli_run_icp(int argc, char **argv)
         cli_distances dist = {0};
         if (!rc)
             rc = report_icp(&job, &opt, r, &dist);
-        const cli_result res = {"icp", job.source_path, job.target_path, r->transformation, r->rmse, r->fitness,
-                                (double)r->pairs, r->iterations, r->converged, r->stop_reason, r->time_ms, times, repeat,
-                                cli_has(&a, "truth") ? truth : NULL, &dist};
+        const cli_result res = {"icp",
+                                job.source_path,
+                                job.target_path,
+                                r->transformation,
+                                r->rmse,
+                                r->fitness,
+                                (double)r->pairs,
+                                r->iterations,
+                                r->converged,
+                                r->stop_reason,
+                                r->time_ms,
+                                times,
+                                repeat,
+                                cli_has(&a, "truth") ? truth : NULL,
+                                &dist};
         if (!rc && (cli_has(&a, "json") || cli_report()))
             rc = print_json(&job, &opt, r, &res);
         if (!rc && !cli_has(&a, "json"))

@@ -18,8 +18,9 @@
 static const cli_option index_options[] = {
     {"output", 'o', "FILE", "the index file to write (.pti)", "pti"},
     {"no-delaunay", 0, NULL, "build the k-d tree only (no Delaunay-walk methods)"},
-    {"tune", 0, NULL, "measure the nearest-neighbor methods on this model and store the fastest "
-                      "for 'icp --nn auto'"},
+    {"tune", 0, NULL,
+     "measure the nearest-neighbor methods on this model and store the fastest "
+     "for 'icp --nn auto'"},
     {"tune-repeat", 0, "N", "timed ICP runs per method when tuning, median kept (default 5)"},
     {"tune-sample", 0, "N", "model points in the tuning queries (default 40000; all when fewer)"},
     CLI_OPT_THREADS,
@@ -28,8 +29,8 @@ static const cli_option index_options[] = {
     CLI_OPT_QUIET,
 };
 
-const cli_command cli_cmd_index = CLI_COMMAND_LIBRARY("index",
-    "MODEL -o MODEL.pti [options]\n       ptreg index MODEL.pti -o MODEL.pti --tune [options]",
+const cli_command cli_cmd_index = CLI_COMMAND_LIBRARY(
+    "index", "MODEL -o MODEL.pti [options]\n       ptreg index MODEL.pti -o MODEL.pti --tune [options]",
     "Build a model's search index (k-d tree and Delaunay graph) once, for many registrations.",
     "The model is the point set every sensed cloud is registered onto, known in advance.\n"
     "The index holds its k-d tree and its 3-D Delaunay triangulation (Qhull) as a graph,\n"
@@ -99,8 +100,8 @@ static void print_tuning(const char *indent, const ptreg_model_index *index)
         return;
     }
     printf("%snearest neighbors measured (%zu queries, %d ICP iterations, %d threads, median of %d): "
-           "auto runs %s\n", indent, t.queries, t.iterations, t.threads, t.repeat,
-           ptreg_nn_method_name((ptreg_nn_method)t.method));
+           "auto runs %s\n",
+           indent, t.queries, t.iterations, t.threads, t.repeat, ptreg_nn_method_name((ptreg_nn_method)t.method));
     for (int m = 1; m < PTREG_INDEX_NN_SLOTS; m++)
         if (t.median_ms[m] >= 0.0)
             printf("%s  %-16s %9.2f ms%s\n", indent, ptreg_nn_method_name((ptreg_nn_method)m), t.median_ms[m],
@@ -113,8 +114,8 @@ void cli_print_index(const char *indent, const ptreg_model_index *index)
     ptreg_model_index_get_info(index, &info);
     printf("%s%zu model points; k-d tree built in %.2f ms\n", indent, info.points, info.kdtree_ms);
     if (info.has_delaunay)
-        printf("%sDelaunay graph built in %.1f ms: %zu edges (%.1f per point), %zu duplicate points merged\n",
-               indent, info.delaunay_ms, info.delaunay_edges / 2,
+        printf("%sDelaunay graph built in %.1f ms: %zu edges (%.1f per point), %zu duplicate points merged\n", indent,
+               info.delaunay_ms, info.delaunay_edges / 2,
                (double)info.delaunay_edges / (double)(info.points - info.duplicates), info.duplicates);
     else
         printf("%sno Delaunay graph: %s\n", indent, info.delaunay_note);
@@ -141,8 +142,8 @@ int cli_describe_index(const char *path, int json)
 
 /* The index to save: built from a cloud, or a saved one read back (to be
  * tuned again without the seconds of a Delaunay build). */
-static int get_index(const cli_args *a, const char *path, const ptreg_index_options *opt, int tune,
-                     ptreg_cloud *model, ptreg_model_index **index)
+static int get_index(const cli_args *a, const char *path, const ptreg_index_options *opt, int tune, ptreg_cloud *model,
+                     ptreg_model_index **index)
 {
     if (cli_is_index_path(path)) {
         if (!tune) {
@@ -156,7 +157,8 @@ static int get_index(const cli_args *a, const char *path, const ptreg_index_opti
         return rc;
     if (model->origin[0] != 0.0 || model->origin[1] != 0.0 || model->origin[2] != 0.0) {
         /* an index holds float32 points and no origin: they would lose their place in the world */
-        cli_error("index", "%s: the cloud is far from zero (origin %.17g %.17g %.17g): an index file keeps no "
+        cli_error("index",
+                  "%s: the cloud is far from zero (origin %.17g %.17g %.17g): an index file keeps no "
                   "origin yet; give the cloud itself to icp or track",
                   path, model->origin[0], model->origin[1], model->origin[2]);
         return EXIT_BAD_INPUT;
@@ -183,9 +185,11 @@ static void print_report(const char *indent, const ptreg_nn_tune_report *r)
     printf("%stuned in %.1f s", indent, r->total_ms / 1000.0);
     for (int m = 1; m < PTREG_INDEX_NN_SLOTS; m++) {
         if (r->median_ms[m] >= 0.0 && r->differs[m])
-            printf("; %s gave other result bits than the k-d tree (a bug): excluded", ptreg_nn_method_name((ptreg_nn_method)m));
+            printf("; %s gave other result bits than the k-d tree (a bug): excluded",
+                   ptreg_nn_method_name((ptreg_nn_method)m));
         else if (r->median_ms[m] >= 0.0 && !r->runs[m])
-            printf("; %s: its warm-up time (over 3x the fastest: not repeated)", ptreg_nn_method_name((ptreg_nn_method)m));
+            printf("; %s: its warm-up time (over 3x the fastest: not repeated)",
+                   ptreg_nn_method_name((ptreg_nn_method)m));
     }
     printf("\n");
 }
@@ -241,8 +245,7 @@ int cli_run_index(int argc, char **argv)
     ptreg_index_options_default(&opt);
     opt.delaunay = !cli_has(&a, "no-delaunay");
     ptreg_device device;
-    if ((rc = cli_read_library(&a, &opt)) || (rc = cli_apply_threads(&a)) ||
-        (rc = cli_device(&a, &device)))
+    if ((rc = cli_read_library(&a, &opt)) || (rc = cli_apply_threads(&a)) || (rc = cli_device(&a, &device)))
         return rc;
     if (device.backend != PTREG_BACKEND_AUTO && device.backend != PTREG_BACKEND_CPU) {
         cli_error("index", "--device %s: the index is built on the CPU only (icp uploads it to a GPU)",

@@ -18,14 +18,17 @@
 #include "ptreg/tune.h"
 
 static const cli_option lddmm_options[] = {
-    {"output", 'o', "RESULT", "write the template and its initial momenta: .vtk (POLYDATA, point data "
-                              "InitialMomentum, field data sigma/time_points/integrator) or .csv",
+    {"output", 'o', "RESULT",
+     "write the template and its initial momenta: .vtk (POLYDATA, point data "
+     "InitialMomentum, field data sigma/time_points/integrator) or .csv",
      "vtk csv txt"},
-    {"init", 0, "RULE", "initial momenta: scaled (default: (target - q0) / sum_j K(q_i, q_j)), displacement "
-                        "(target - q0), zero, or a file (a result of ptreg lddmm, or points read as momenta)"},
+    {"init", 0, "RULE",
+     "initial momenta: scaled (default: (target - q0) / sum_j K(q_i, q_j)), displacement "
+     "(target - q0), zero, or a file (a result of ptreg lddmm, or points read as momenta)"},
     {"preset", 0, "NAME", "mtl: the optic-nerve-head study's sigma 1.5, T 40, 400 iterations, lambda 500000"},
-    {"template-row", 0, "R", "read TEMPLATE as a landmark table (a header with columns like Sx Sy Sz ..., "
-                             "one landmark set per row) and take data row R (1 = the first)"},
+    {"template-row", 0, "R",
+     "read TEMPLATE as a landmark table (a header with columns like Sx Sy Sz ..., "
+     "one landmark set per row) and take data row R (1 = the first)"},
     {"target-row", 0, "R", "the same for TARGET"},
     {"moved", 0, "FILE", "write the template shot to t = 1 (a cloud: .ply, .pcd, .xyz/.csv)", CLI_WRITES_CLOUD},
     {"trajectory", 0, "DIR", "write the landmarks at every time point as DIR/t_000.ply ...", CLI_WRITES_FOLDER},
@@ -34,13 +37,14 @@ static const cli_option lddmm_options[] = {
     CLI_OPT_QUIET,
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
-    {"no-tune", 0, NULL, "on a GPU: ignore `ptreg tune --kernel lddmm --device`'s winner (work-groups, exp, "
-                         "column splits)"},
+    {"no-tune", 0, NULL,
+     "on a GPU: ignore `ptreg tune --kernel lddmm --device`'s winner (work-groups, exp, "
+     "column splits)"},
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_lddmm = CLI_COMMAND_LIBRARY("lddmm",
-    "TEMPLATE TARGET [-o RESULT] [options]",
+const cli_command cli_cmd_lddmm = CLI_COMMAND_LIBRARY(
+    "lddmm", "TEMPLATE TARGET [-o RESULT] [options]",
     "Match template landmarks onto target landmarks (by index) with an LDDMM geodesic shooting.",
     "The template q0 and momenta p0 flow by Hamilton's equations with a Gaussian kernel\n"
     "K(x, y) = exp(-|x - y|^2 / (2 sigma^2)) (KeOps and Deformetrica write exp(-|x - y|^2 / sigma^2):\n"
@@ -78,8 +82,8 @@ static const cli_option warp_options[] = {
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_warp = CLI_COMMAND("warp",
-    "RESULT POINTS -o OUT [options]",
+const cli_command cli_cmd_warp = CLI_COMMAND(
+    "warp", "RESULT POINTS -o OUT [options]",
     "Carry points (a mesh's vertices, a cloud) along the flow of an lddmm RESULT.",
     "Each point x moves by dx/dt = sum_l K(x, q_l(t)) p_l(t) with the landmarks' trajectory,\n"
     "the result's sigma, time points and integrator. On a GPU (--device) the landmarks'\n"
@@ -98,8 +102,10 @@ static int load_points(const char *cmd, const char *path, double **xyz, size_t *
     if (rc)
         return rc;
     if (c.dropped_nonfinite) {
-        cli_error(cmd, "%s: %zu points have non-finite coordinates (NaN or inf); landmarks correspond by index, "
-                       "so none may be dropped", path, c.dropped_nonfinite);
+        cli_error(cmd,
+                  "%s: %zu points have non-finite coordinates (NaN or inf); landmarks correspond by index, "
+                  "so none may be dropped",
+                  path, c.dropped_nonfinite);
         ptreg_cloud_free(&c);
         return EXIT_BAD_INPUT;
     }
@@ -209,8 +215,7 @@ static int write_moved(const char *path, const double *q1, size_t n)
     return rc;
 }
 
-static int write_trajectory(const char *dir, const double *q0, const double *p0, size_t n,
-                            const ptreg_lddmm_options *o)
+static int write_trajectory(const char *dir, const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *o)
 {
     if (mkdir(dir, 0755) && errno != EEXIST) {
         cli_error("lddmm", "--trajectory %s: %s", dir, strerror(errno));
@@ -271,8 +276,7 @@ static const char *engine_of(const ptreg_lddmm_options *o, const ptreg_device *o
     return ptreg_device_name(on);
 }
 
-static int report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_lddmm_result *r,
-                  const cJSON *variant)
+static int report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_lddmm_result *r, const cJSON *variant)
 {
     const ptreg_device on = device_of(o);
     char device[32];
@@ -280,9 +284,8 @@ static int report(const cli_args *a, const ptreg_lddmm_options *o, const ptreg_l
     static const char *const integrators[] = {"euler", "rk2"};
     double rate = r->time_ms > 0 ? r->pair_terms / (r->time_ms * 1e-3) : 0;
     if (!cli_has(a, "json")) {
-        printf("ptreg lddmm: %zu landmarks, sigma %g, %d time points (%s), lambda %g, gamma %g, %s\n", r->n,
-               o->sigma, o->time_points, integrators[o->integrator], o->lambda, o->gamma,
-               ptreg_precision_name(o->precision));
+        printf("ptreg lddmm: %zu landmarks, sigma %g, %d time points (%s), lambda %g, gamma %g, %s\n", r->n, o->sigma,
+               o->time_points, integrators[o->integrator], o->lambda, o->gamma, ptreg_precision_name(o->precision));
         printf("  average distance %.6g -> %.6g (%.1f-fold), max %.6g -> %.6g\n", r->avg_distance_before,
                r->avg_distance_after, r->avg_distance_after > 0 ? r->avg_distance_before / r->avg_distance_after : 0,
                r->max_distance_before, r->max_distance_after);
@@ -405,8 +408,7 @@ int cli_run_warp(int argc, char **argv)
 {
     cli_args a;
     int rc;
-    if (!cli_begin(&cli_cmd_warp, argc, argv, &a, &rc) ||
-        (rc = cli_require(&a, "output", "the output file: -o OUT")))
+    if (!cli_begin(&cli_cmd_warp, argc, argv, &a, &rc) || (rc = cli_require(&a, "output", "the output file: -o OUT")))
         return rc;
     ptreg_lddmm_options o;
     ptreg_lddmm_options_default(&o);

@@ -19,8 +19,9 @@ static const cli_option multiway_options[] = {
     {"merged", 0, "FILE", "write every placed scan moved into the anchor's frame as one cloud", CLI_WRITES_CLOUD},
     {"merged-voxel", 0, "V", "downsample the merged cloud by a voxel grid of cube V (default: every point)"},
     {"pairs", 0, "FILE", "the candidate pairs: 'i j' per line, 0-based scan numbers (scan i onto scan j)"},
-    {"pose-graph", 0, "FILE", "read a pose graph (Open3D's JSON) and solve it instead of registering pairs: its "
-                              "nodes are the first poses, its edges the pairs"},
+    {"pose-graph", 0, "FILE",
+     "read a pose graph (Open3D's JSON) and solve it instead of registering pairs: its "
+     "nodes are the first poses, its edges the pairs"},
     {"pose-graph-out", 0, "FILE", "write the solved pose graph (Open3D's JSON layout)", "json"},
     {"truth", 0, "FILE", "known poses (4x4 per scan, any common frame): report each scan's error"},
     CLI_OPT_THREADS,
@@ -31,9 +32,8 @@ static const cli_option multiway_options[] = {
     CLI_OPT_HTML,
 };
 
-const cli_command cli_cmd_multiway = CLI_COMMAND_LIBRARY("multiway",
-    "SCAN... [options]",
-    "Register many scans of one object into the frame of one of them (a pose graph).",
+const cli_command cli_cmd_multiway = CLI_COMMAND_LIBRARY(
+    "multiway", "SCAN... [options]", "Register many scans of one object into the frame of one of them (a pose graph).",
     "Every scan is downsampled by a voxel grid (cube V), with normals and FPFH as 'ptreg\n"
     "register' makes them. Each candidate pair (every pair; --pair-neighbors K: each scan's\n"
     "K most similar by mean descriptor and its successor; or --pairs FILE) is registered by\n"
@@ -218,8 +218,8 @@ static void print_human(const cli_args *a, const multiway_inputs *in, const ptre
     printf("  voxel %g; %zu candidate pairs, %zu edges kept\n", r->voxel, r->edge_count, count_kept(r));
     for (size_t e = 0; e < r->edge_count; e++) {
         const ptreg_multiway_edge *x = &r->edges[e];
-        printf("  %3zu -> %-3zu fitness %.4f surface %.3f rmse %.6g %s%s", x->source, x->target, x->fitness,
-               x->surface, x->rmse, x->kept ? "kept" : "dropped", x->uncertain ? " (loop closure" : " (tree");
+        printf("  %3zu -> %-3zu fitness %.4f surface %.3f rmse %.6g %s%s", x->source, x->target, x->fitness, x->surface,
+               x->rmse, x->kept ? "kept" : "dropped", x->uncertain ? " (loop closure" : " (tree");
         printf(x->uncertain ? ", confidence %.3f)\n" : ")\n", x->confidence);
     }
     for (size_t i = 0; i < r->scan_count; i++) {
@@ -231,8 +231,8 @@ static void print_human(const cli_args *a, const multiway_inputs *in, const ptre
         }
         printf("\n");
     }
-    printf("  time %.1f ms: prepare %.1f, pairs %.1f, graph %.1f, joint refinement %.1f\n", r->total_ms,
-           r->prepare_ms, r->pairs_ms, r->graph_ms, r->joint_ms);
+    printf("  time %.1f ms: prepare %.1f, pairs %.1f, graph %.1f, joint refinement %.1f\n", r->total_ms, r->prepare_ms,
+           r->pairs_ms, r->graph_ms, r->joint_ms);
 }
 
 static cJSON *json_scans(const cli_args *a, const multiway_inputs *in, const ptreg_multiway_options *o,
@@ -305,10 +305,11 @@ static ptreg_status report_edges(ptreg_report *rep, const ptreg_multiway_result 
                 continue;
             for (int d = 0; d < 3; d++)
                 lines[6 * n + d] = (float)centres[3 * edge->source + d],
-                lines[6 * n + 3 + d] = (float)centres[3 * edge->target + d];
+                              lines[6 * n + 3 + d] = (float)centres[3 * edge->target + d];
             n++;
         }
-        st = ptreg_report_add_lines(rep, kept ? "graph edges kept" : "pairs left out", lines, n, /* black, magenta: not scan colours */
+        st = ptreg_report_add_lines(rep, kept ? "graph edges kept" : "pairs left out", lines,
+                                    n, /* black, magenta: not scan colours */
                                     kept ? 0x000000u : 0xff00ffu, err);
     }
     free(lines);
@@ -368,9 +369,9 @@ static int run_multiway(const cli_args *a, cli_comm *comm)
     if (!rc) {
         const ptreg_ranks ranks = cli_comm_ranks(comm);
         ptreg_error err;
-        ptreg_status st = in.have_graph ? ptreg_multiway_graph(in.scans, in.count, &in.graph, &o, &ranks, &r, &err)
-                                        : ptreg_multiway(in.scans, in.count, in.pairs, in.pair_count, &o, &ranks, &r,
-                                                         &err);
+        ptreg_status st = in.have_graph
+                              ? ptreg_multiway_graph(in.scans, in.count, &in.graph, &o, &ranks, &r, &err)
+                              : ptreg_multiway(in.scans, in.count, in.pairs, in.pair_count, &o, &ranks, &r, &err);
         rc = st ? fail(st, &err) : EXIT_OK;
     }
     if (!rc && comm->rank == 0) {

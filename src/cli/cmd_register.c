@@ -30,8 +30,8 @@ static const cli_option register_options[] = {
     CLI_OPT_HTML,
 };
 
-const cli_command cli_cmd_register = CLI_COMMAND_LIBRARY("register",
-    "SOURCE TARGET [options]",
+const cli_command cli_cmd_register = CLI_COMMAND_LIBRARY(
+    "register", "SOURCE TARGET [options]",
     "Register SOURCE onto TARGET without an initial guess: downsample, features, RANSAC, ICP.",
     "The pipeline of Open3D's global-registration tutorial, with its scales: both clouds'\n"
     "voxel-grid centroids (cube V); their normals from hybrid neighborhoods (radius 2V, at\n"
@@ -107,8 +107,7 @@ static ptreg_status kept_matches(const ptreg_cloud *s, const ptreg_cloud *t, con
     *lines = NULL, *count = 0;
     ptreg_status st = ptreg_register_cloud_prepare(s->xyz, s->normals, s->n, r->voxel, &sp, err);
     st = st ? st : ptreg_register_cloud_prepare(t->xyz, t->normals, t->n, r->voxel, &tp, err);
-    st = st ? st
-            : ptreg_match_features(sp.fpfh, sp.down.n, tp.fpfh, tp.down.n, PTREG_FPFH_BINS, o->mutual, &m, err);
+    st = st ? st : ptreg_match_features(sp.fpfh, sp.down.n, tp.fpfh, tp.down.n, PTREG_FPFH_BINS, o->mutual, &m, err);
     if (!st && !(*lines = malloc((m.count ? m.count : 1) * 6 * sizeof **lines)))
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
     const double dist = o->ransac.max_dist > 0.0 ? o->ransac.max_dist : 1.5 * r->voxel;
@@ -174,8 +173,7 @@ int cli_run_register(int argc, char **argv)
     double truth[16];
     int repeat = 1;
     if ((rc = read_register_options(&a, &o)) || (rc = cli_int(&a, "repeat", 1, 1000, &repeat)) ||
-        (rc = cli_report_begin(&a, "register")) ||
-        (rc = cli_transform_option(&a, "truth", truth)))
+        (rc = cli_report_begin(&a, "register")) || (rc = cli_transform_option(&a, "truth", truth)))
         return rc;
     ptreg_cloud s, t;
     if ((rc = cli_load_pair("register", &a, 1, &s, &t)))
@@ -196,9 +194,21 @@ int cli_run_register(int argc, char **argv)
         cli_distances dist = {0};
         if (!rc)
             rc = report_register(&s, &t, &o, r, &dist);
-        const cli_result res = {"register", a.positional[0], a.positional[1], r->transformation, r->rmse,
-                                r->fitness, -1.0, -1, 0, PTREG_STOP_CONVERGED, r->total_ms, times, repeat,
-                                cli_has(&a, "truth") ? truth : NULL, &dist};
+        const cli_result res = {"register",
+                                a.positional[0],
+                                a.positional[1],
+                                r->transformation,
+                                r->rmse,
+                                r->fitness,
+                                -1.0,
+                                -1,
+                                0,
+                                PTREG_STOP_CONVERGED,
+                                r->total_ms,
+                                times,
+                                repeat,
+                                cli_has(&a, "truth") ? truth : NULL,
+                                &dist};
         if (!rc && (cli_has(&a, "json") || cli_report()))
             rc = print_json(r, &res);
         if (!rc && !cli_has(&a, "json"))

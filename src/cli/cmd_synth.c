@@ -12,15 +12,20 @@
 #include "ptreg/synth.h"
 
 static const cli_option synth_options[] = {
-    {"shape", 0, "NAME", "blob (lumpy closed surface, radius ~1), aircraft, or apt-polycrystal (an atom-probe "
-                         "reconstruction of a polycrystal, in nm: see below) (default blob)"},
+    {"shape", 0, "NAME",
+     "blob (lumpy closed surface, radius ~1), aircraft, or apt-polycrystal (an atom-probe "
+     "reconstruction of a polycrystal, in nm: see below) (default blob)"},
     {"model", 'm', "FILE", "write the model: points uniform over the whole surface, with normals", CLI_WRITES_CLOUD},
     {"model-points", 0, "N", "model points (default 40000)"},
-    {"output", 'o', "FILE", "write the sensed scan; apt-polycrystal: the atoms (.pos with m/q, or any point "
-                            "format)", CLI_WRITES_CLOUD},
+    {"output", 'o', "FILE",
+     "write the sensed scan; apt-polycrystal: the atoms (.pos with m/q, or any point "
+     "format)",
+     CLI_WRITES_CLOUD},
     {"points", 'n', "M", "sensed points (default 30000)"},
-    {"truth-out", 0, "FILE", "write the 4x4 transform taking the scan onto the model; apt-polycrystal: per atom "
-                             "grain, qw, qx, qy, qz (.npy float32 n x 5, or .csv)", "txt json npy csv"},
+    {"truth-out", 0, "FILE",
+     "write the 4x4 transform taking the scan onto the model; apt-polycrystal: per atom "
+     "grain, qw, qx, qy, qz (.npy float32 n x 5, or .csv)",
+     "txt json npy csv"},
     {"max-angle", 0, "DEG", "roll, pitch and yaw each drawn from [-DEG, DEG] (default 20)"},
     {"max-translation", 0, "T", "translation components drawn from [-T, T] (default 0.1)"},
     {"noise", 0, "S", "Gaussian noise sigma (default 0.005); apt-polycrystal: along x and y, nm (default 0.05)"},
@@ -28,36 +33,46 @@ static const cli_option synth_options[] = {
     {"overlap", 0, "F", "fraction of the visible surface kept by a planar crop (default 1)"},
     {"view", 0, "X,Y,Z", "sensor position, looking at the origin (default 1,-2,5)"},
     {"motif", 0, "NAME", "apt-polycrystal: the lattice, fcc, bcc, hcp (ideal c/a) or sc (default fcc)"},
-    {"lattice", 0, "A", "apt-polycrystal: the lattice constant, nm; hcp: the nearest-neighbor distance "
-                        "(default 0.405, aluminium)"},
+    {"lattice", 0, "A",
+     "apt-polycrystal: the lattice constant, nm; hcp: the nearest-neighbor distance "
+     "(default 0.405, aluminium)"},
     {"grains", 0, "N", "apt-polycrystal: grains, Voronoi cells of random points, 1 to 10000 (default 8)"},
-    {"box", 0, "X[,Y,Z]", "apt-polycrystal: the box [0,X) x [0,Y) x [0,Z), nm; one number: a cube "
-                          "(default 12)"},
-    {"efficiency", 0, "F", "apt-polycrystal: detection efficiency, the fraction of atoms kept (each "
-                           "independently), (0, 1] (default 0.5)"},
+    {"box", 0, "X[,Y,Z]",
+     "apt-polycrystal: the box [0,X) x [0,Y) x [0,Z), nm; one number: a cube "
+     "(default 12)"},
+    {"efficiency", 0, "F",
+     "apt-polycrystal: detection efficiency, the fraction of atoms kept (each "
+     "independently), (0, 1] (default 0.5)"},
     {"noise-depth", 0, "S", "apt-polycrystal: Gaussian sigma along z, nm (default: --noise / 2)"},
-    {"solute", 0, "F", "apt-polycrystal: fraction of the atoms that are solute, m/q 24 (Mg); the others "
-                       "27 (Al) (default 0)"},
-    {"sequence", 0, "N", "an approach of N frames for 'ptreg track' (see below): with --frames-dir and/or "
-                         "--truth-trajectory-out"},
-    {"frames-dir", 0, "DIR", "--sequence: write frame_00000.ply ... (binary PLY unless --ascii) into DIR "
-                             "(made when missing)", CLI_WRITES_FOLDER},
-    {"truth-trajectory-out", 0, "FILE", "write the true poses of --sequence, a TUM trajectory (timestamp tx "
-                                        "ty tz qx qy qz qw)", "txt tum"},
+    {"solute", 0, "F",
+     "apt-polycrystal: fraction of the atoms that are solute, m/q 24 (Mg); the others "
+     "27 (Al) (default 0)"},
+    {"sequence", 0, "N",
+     "an approach of N frames for 'ptreg track' (see below): with --frames-dir and/or "
+     "--truth-trajectory-out"},
+    {"frames-dir", 0, "DIR",
+     "--sequence: write frame_00000.ply ... (binary PLY unless --ascii) into DIR "
+     "(made when missing)",
+     CLI_WRITES_FOLDER},
+    {"truth-trajectory-out", 0, "FILE",
+     "write the true poses of --sequence, a TUM trajectory (timestamp tx "
+     "ty tz qx qy qz qw)",
+     "txt tum"},
     {"rate", 0, "HZ", "--sequence: frames per second (default 10)"},
     {"dropouts", 0, "F", "--sequence: each point dropped with probability F (default 0)"},
-    {"occlusion", 0, "START[,LENGTH]", "--sequence: frames START .. START+LENGTH-1 (LENGTH default 1) have "
-                                       "85% of the view blocked by an occluder near the sensor"},
-    {"approach", 0, "FROM,TO", "--sequence: the sensor's distance at the first and the last frame, in body "
-                               "lengths (default 3,1)"},
+    {"occlusion", 0, "START[,LENGTH]",
+     "--sequence: frames START .. START+LENGTH-1 (LENGTH default 1) have "
+     "85% of the view blocked by an occluder near the sensor"},
+    {"approach", 0, "FROM,TO",
+     "--sequence: the sensor's distance at the first and the last frame, in body "
+     "lengths (default 3,1)"},
     {"seed", 0, "S", "random seed (default 1); the same seed gives the same bits"},
     CLI_OPT_ASCII,
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_synth = CLI_COMMAND("synth",
-    "[options]",
-    "Make test data: a scan of a built-in shape in a known pose, or an atom-probe polycrystal.",
+const cli_command cli_cmd_synth = CLI_COMMAND(
+    "synth", "[options]", "Make test data: a scan of a built-in shape in a known pose, or an atom-probe polycrystal.",
     "The scan sees the surface from --view through a depth buffer (front faces, nearest\n"
     "surface per pixel, in raster order) with samples independent of the model's, then\n"
     "is cropped, made noisy, given outliers and moved. Register the scan onto the model\n"
@@ -90,8 +105,7 @@ const cli_command cli_cmd_synth = CLI_COMMAND("synth",
     "  ptreg track model.ply --frames frames -o trajectory.txt",
     synth_options, 0, 0);
 
-static int read_synth_options(const cli_args *a, ptreg_shape *shape, size_t *model_points,
-                              ptreg_synth_options *o)
+static int read_synth_options(const cli_args *a, ptreg_shape *shape, size_t *model_points, ptreg_synth_options *o)
 {
     const char *name = cli_string(a, "shape", "blob");
     if (ptreg_shape_parse(name, shape)) {
@@ -124,8 +138,8 @@ static int read_synth_options(const cli_args *a, ptreg_shape *shape, size_t *mod
 /* The model and the scan draw from different streams of the one seed. */
 #define SCAN_STREAM 0x5ca9ull
 
-static int make_outputs(const cli_args *a, ptreg_shape shape, size_t model_points,
-                        ptreg_synth_options *so, double truth[16])
+static int make_outputs(const cli_args *a, ptreg_shape shape, size_t model_points, ptreg_synth_options *so,
+                        double truth[16])
 {
     int ascii = cli_has(a, "ascii"), rc = EXIT_OK;
     ptreg_error err;
@@ -164,9 +178,9 @@ static int read_sequence_options(const cli_args *a, ptreg_synth_sequence_options
         cli_error("synth", "--sequence: --shape '%s' is not blob or aircraft", name);
         return EXIT_USAGE;
     }
-    static const char *const not_here[] = {"output", "truth-out", "max-angle", "max-translation", "outliers", "overlap",
-                                           "view", "motif", "lattice", "grains", "box", "efficiency",
-                                           "noise-depth", "solute"};
+    static const char *const not_here[] = {"output",  "truth-out",  "max-angle",   "max-translation", "outliers",
+                                           "overlap", "view",       "motif",       "lattice",         "grains",
+                                           "box",     "efficiency", "noise-depth", "solute"};
     for (size_t i = 0; i < sizeof not_here / sizeof not_here[0]; i++)
         if (cli_has(a, not_here[i])) {
             cli_error("synth", "--%s is not an option of --sequence", not_here[i]);
@@ -261,8 +275,9 @@ static int write_sequence(const cli_args *a)
         ptreg_cloud_free(&frame);
         ptreg_transform_rotation(T, R);
         ptreg_matrix_to_quaternion(R, q);
-        if (!rc && truth_path && fprintf(truth.fp, "%.6f %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", t, T[3], T[7],
-                                         T[11], q[1], q[2], q[3], q[0]) < 0) {
+        if (!rc && truth_path &&
+            fprintf(truth.fp, "%.6f %.9g %.9g %.9g %.9g %.9g %.9g %.9g\n", t, T[3], T[7], T[11], q[1], q[2], q[3],
+                    q[0]) < 0) {
             cli_error("synth", "%s: writing failed", truth_path);
             rc = EXIT_RUNTIME;
         }
@@ -335,8 +350,10 @@ int cli_run_synth(int argc, char **argv)
     }
     const char *truth_path = cli_string(&a, "truth-out", NULL);
     if (truth_path && !cli_writes_extension(CLI_WRITES_TRANSFORM, truth_path)) { /* .npy .csv: apt's truth */
-        cli_error("synth", "--truth-out %s: the transform is written as .txt or .json (.npy and .csv hold "
-                           "apt-polycrystal's per-atom truth)", truth_path);
+        cli_error("synth",
+                  "--truth-out %s: the transform is written as .txt or .json (.npy and .csv hold "
+                  "apt-polycrystal's per-atom truth)",
+                  truth_path);
         return EXIT_USAGE;
     }
     double truth[16];
@@ -363,8 +380,8 @@ int cli_run_synth(int argc, char **argv)
         printf("model: %s (%zu points of the %s)\n", cli_string(&a, "model", NULL), model_points,
                ptreg_shape_name(shape));
     if (cli_has(&a, "output")) {
-        printf("scan: %s (%zu points); the transform taking it onto the model:\n",
-               cli_string(&a, "output", NULL), so.points);
+        printf("scan: %s (%zu points); the transform taking it onto the model:\n", cli_string(&a, "output", NULL),
+               so.points);
         cli_print_matrix("  ", truth);
     }
     return EXIT_OK;

@@ -60,8 +60,8 @@ static int read_box(const cli_args *a, double box[3])
 
 static int read_options(const cli_args *a, ptreg_apt_synth_options *o)
 {
-    static const char *const scan_only[] = {"model", "model-points", "points", "max-angle", "max-translation",
-                                            "outliers", "overlap", "view"};
+    static const char *const scan_only[] = {"model",           "model-points", "points",  "max-angle",
+                                            "max-translation", "outliers",     "overlap", "view"};
     for (size_t i = 0; i < sizeof scan_only / sizeof scan_only[0]; i++)
         if (cli_has(a, scan_only[i])) {
             cli_error("synth", "--%s is not an option of --shape apt-polycrystal", scan_only[i]);
@@ -199,8 +199,7 @@ static void print_human(const cli_args *a, const ptreg_apt_synth_options *o, con
     const size_t shown = s->grains < 16 ? s->grains : 16;
     for (size_t g = 0; g < shown; g++) {
         const double *q = s->orientation + 4 * g;
-        printf("  grain %zu: %zu atoms, q = (%.6f, %.6f, %.6f, %.6f)\n", g, s->grain_atoms[g], q[0], q[1], q[2],
-               q[3]);
+        printf("  grain %zu: %zu atoms, q = (%.6f, %.6f, %.6f, %.6f)\n", g, s->grain_atoms[g], q[0], q[1], q[2], q[3]);
     }
     if (shown < s->grains)
         printf("  ... (%zu more; --json lists all)\n", s->grains - shown);

@@ -45,8 +45,9 @@ static const cli_option filter_options[] = {
      "radius outlier removal (Open3D's remove_radius_outlier): drop a point with fewer than --min-neighbors other "
      "points at distance < R"},
     {"min-neighbors", 0, "N", "--radius: the other points a point needs within R (Open3D's nb_points; default 16)"},
-    {"random", 0, "FRACTION", "keep floor(FRACTION x points) points drawn at random (Open3D's random_down_sample), "
-                              "in the cloud's order"},
+    {"random", 0, "FRACTION",
+     "keep floor(FRACTION x points) points drawn at random (Open3D's random_down_sample), "
+     "in the cloud's order"},
     {"random-count", 0, "N", "keep N points drawn at random, in the cloud's order"},
     {"seed", 0, "S", "--random, --random-count: the draw (default 1): the same points for every run"},
     {"uniform", 0, "EVERY", "keep points 0, EVERY, 2 EVERY, ... (Open3D's uniform_down_sample)"},
@@ -58,7 +59,8 @@ static const cli_option filter_options[] = {
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_filter = CLI_COMMAND("filter",
+const cli_command cli_cmd_filter = CLI_COMMAND(
+    "filter",
     "INPUT -o OUTPUT (--statistical RATIO | --radius R | --random FRACTION | --random-count N | --uniform EVERY)",
     "Remove outliers (statistical, radius) or downsample (random, uniform) as Open3D does.",
     "One filter a run, with Open3D's conventions, so that its users get the same points:\n"
@@ -92,8 +94,11 @@ static int choose_filter(const cli_args *a, filter_choice *f)
     static const struct {
         const char *option;
         filter_kind kind;
-    } kinds[] = {{"statistical", FILTER_STATISTICAL}, {"radius", FILTER_RADIUS}, {"random", FILTER_RANDOM},
-                 {"random-count", FILTER_RANDOM}, {"uniform", FILTER_UNIFORM}};
+    } kinds[] = {{"statistical", FILTER_STATISTICAL},
+                 {"radius", FILTER_RADIUS},
+                 {"random", FILTER_RANDOM},
+                 {"random-count", FILTER_RANDOM},
+                 {"uniform", FILTER_UNIFORM}};
     int given = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
         if (cli_has(a, kinds[i].option))
@@ -135,20 +140,15 @@ static int read_filter(const cli_args *a, filter_choice *f)
 static ptreg_status run_filter(const filter_choice *f, const ptreg_cloud *c, unsigned char *keep, ptreg_error *err)
 {
     switch (f->kind) {
-    case FILTER_STATISTICAL:
-        return ptreg_statistical_outliers(c->xyz, c->n, f->k, f->ratio, keep, NULL, err);
-    case FILTER_RADIUS:
-        return ptreg_radius_outliers(c->xyz, c->n, f->radius, f->min_neighbors, keep, err);
+    case FILTER_STATISTICAL: return ptreg_statistical_outliers(c->xyz, c->n, f->k, f->ratio, keep, NULL, err);
+    case FILTER_RADIUS: return ptreg_radius_outliers(c->xyz, c->n, f->radius, f->min_neighbors, keep, err);
     case FILTER_RANDOM:
         if (f->by_count && f->count > c->n)
-            return ptreg_error_set(err, PTREG_ERR_ARG, "--random-count %zu: the cloud has %zu points", f->count,
-                                   c->n);
+            return ptreg_error_set(err, PTREG_ERR_ARG, "--random-count %zu: the cloud has %zu points", f->count, c->n);
         return ptreg_random_downsample(c->n, f->by_count ? f->count : ptreg_random_downsample_count(c->n, f->fraction),
                                        f->seed, keep, err);
-    case FILTER_UNIFORM:
-        return ptreg_uniform_downsample(c->n, f->every, keep, err);
-    default:
-        return ptreg_error_set(err, PTREG_ERR_ARG, "no filter");
+    case FILTER_UNIFORM: return ptreg_uniform_downsample(c->n, f->every, keep, err);
+    default: return ptreg_error_set(err, PTREG_ERR_ARG, "no filter");
     }
 }
 
@@ -195,8 +195,8 @@ static int nothing_kept(const cli_args *a, const filter_choice *f, const unsigne
 static int print_filter(const cli_args *a, const filter_choice *f, size_t in, size_t kept, double ms)
 {
     if (!cli_has(a, "json")) {
-        printf("ptreg filter: %s: %s kept %zu of %zu points (%zu removed), %.1f ms\n", a->positional[0], f->name,
-               kept, in, in - kept, ms);
+        printf("ptreg filter: %s: %s kept %zu of %zu points (%zu removed), %.1f ms\n", a->positional[0], f->name, kept,
+               in, in - kept, ms);
         return EXIT_OK;
     }
     cJSON *o = cJSON_CreateObject();
@@ -252,18 +252,18 @@ int cli_run_filter(int argc, char **argv)
 
 static const cli_option evaluate_options[] = {
     {"transform", 0, "FILE", "the pose of SOURCE to judge, a 4x4 transform (default identity)"},
-    {"max-dist", 0, "D", "a source point is paired with its nearest target point at distance < D (Open3D's "
-                         "max_correspondence_distance; required)"},
-    {"correspondences", 0, "FILE", "write the pairs, \"SOURCE TARGET\" point indices a line, in source order",
-     "txt"},
+    {"max-dist", 0, "D",
+     "a source point is paired with its nearest target point at distance < D (Open3D's "
+     "max_correspondence_distance; required)"},
+    {"correspondences", 0, "FILE", "write the pairs, \"SOURCE TARGET\" point indices a line, in source order", "txt"},
     CLI_OPT_THREADS,
     CLI_DEVICE_OPTION,
     CLI_OPT_QUIET,
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_evaluate = CLI_COMMAND("evaluate",
-    "SOURCE TARGET --max-dist D [--transform T.txt] [options]",
+const cli_command cli_cmd_evaluate = CLI_COMMAND(
+    "evaluate", "SOURCE TARGET --max-dist D [--transform T.txt] [options]",
     "Judge a pose: fitness, inlier RMSE and correspondences, as Open3D's evaluate_registration.",
     "Each SOURCE point, moved by the transform, is paired with its nearest TARGET point when\n"
     "that lies at distance < D. fitness = pairs / SOURCE's points; inlier_rmse = the root of\n"
@@ -303,8 +303,7 @@ int cli_run_evaluate(int argc, char **argv)
     double max_dist = 0.0, T[16];
     ptreg_transform_identity(T);
     if ((rc = cli_double(&a, "max-dist", 1e-300, 1e300, &max_dist)) || (rc = cli_apply_threads(&a)) ||
-        (rc = cpu_only(&a)) ||
-        (rc = cli_transform_option(&a, "transform", T)))
+        (rc = cpu_only(&a)) || (rc = cli_transform_option(&a, "transform", T)))
         return rc;
     ptreg_cloud s, t;
     if ((rc = cli_load_pair("evaluate", &a, 0, &s, &t)))
@@ -334,8 +333,9 @@ int cli_run_evaluate(int argc, char **argv)
 static const cli_option correspond_options[] = {
     CLI_REGISTRATION_OUTPUTS,
     {"pairs", 0, "FILE", "the correspondences: \"SOURCE TARGET [WEIGHT]\" point indices a line (required)"},
-    {"ransac-dist", 0, "D", "RANSAC over the pairs first: a pair is an inlier within D (default: no RANSAC, "
-                            "every pair)"},
+    {"ransac-dist", 0, "D",
+     "RANSAC over the pairs first: a pair is an inlier within D (default: no RANSAC, "
+     "every pair)"},
     {"ransac-iter", 0, "N", "RANSAC's most hypotheses (default 100000)"},
     {"confidence", 0, "C", "RANSAC stops once this sure of an all-inlier sample (default 0.999)"},
     {"seed", 0, "S", "RANSAC's samples (default 1)"},
@@ -347,8 +347,8 @@ static const cli_option correspond_options[] = {
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_correspond = CLI_COMMAND("correspond",
-    "SOURCE TARGET --pairs FILE [options]",
+const cli_command cli_cmd_correspond = CLI_COMMAND(
+    "correspond", "SOURCE TARGET --pairs FILE [options]",
     "The rigid pose of given correspondences: weighted Horn (Umeyama), optionally after RANSAC.",
     "Horn's closed form minimises sum w |R p + t - q|^2 over the pairs (weight 1 without a\n"
     "third column; Open3D's TransformationEstimationPointToPoint without weights). With\n"
@@ -389,9 +389,21 @@ static int correspond_report(const cli_args *a, const ptreg_cloud *s, const ptre
     const double within = cli_has(a, "ransac-dist") ? ro->max_dist : 0.0;
     /* the pairs the fit used: RANSAC's inliers, or every pair */
     const double rmse = ptreg_correspondences_rmse(s->xyz, t->xyz, &in->m, r->transformation, within, &used);
-    const cli_result res = {"correspond", a->positional[0], a->positional[1], r->transformation, rmse,
-                            (double)used / (double)in->m.count, (double)used, -1, 0, PTREG_STOP_CONVERGED,
-                            r->time_ms, NULL, 1, truth, NULL};
+    const cli_result res = {"correspond",
+                            a->positional[0],
+                            a->positional[1],
+                            r->transformation,
+                            rmse,
+                            (double)used / (double)in->m.count,
+                            (double)used,
+                            -1,
+                            0,
+                            PTREG_STOP_CONVERGED,
+                            r->time_ms,
+                            NULL,
+                            1,
+                            truth,
+                            NULL};
     if (cli_has(a, "json")) {
         cJSON *o = cli_result_json(&res);
         cli_json_number(o, "correspondences", (double)in->m.count);
@@ -413,8 +425,8 @@ static int correspond_report(const cli_args *a, const ptreg_cloud *s, const ptre
 static int load_pairs(const cli_args *a, const ptreg_cloud *s, const ptreg_cloud *t, correspond_input *in)
 {
     ptreg_error err;
-    ptreg_status st = ptreg_correspondences_read(cli_string(a, "pairs", NULL), s->n, t->n, &in->m.source,
-                                                 &in->m.target, &in->weights, &in->m.count, &err);
+    ptreg_status st = ptreg_correspondences_read(cli_string(a, "pairs", NULL), s->n, t->n, &in->m.source, &in->m.target,
+                                                 &in->weights, &in->m.count, &err);
     if (st)
         cli_error("correspond", "%s", err.message);
     return st ? cli_exit_code(st, 1) : EXIT_OK;

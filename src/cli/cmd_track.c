@@ -20,12 +20,16 @@
 #include "ptreg/track.h"
 
 static const cli_option track_options[] = {
-    {"output", 'o', "FILE", "write the trajectory (TUM: timestamp tx ty tz qx qy qz qw), a line per frame read "
-                            "(an unreadable frame has none); written whole when the run succeeds (a FIFO or a "
-                            "device: line by line)", CLI_WRITES_LIVE "txt tum"},
-    {"states", 0, "FILE", "write each frame's timestamp and state (tracked, recovered, lost), the same way", CLI_WRITES_LIVE "txt"},
-    {"truth", 0, "FILE", "the true poses, a TUM trajectory (synth --sequence's --truth-trajectory-out): report "
-                         "each frame's rotation and translation error and their median and max"},
+    {"output", 'o', "FILE",
+     "write the trajectory (TUM: timestamp tx ty tz qx qy qz qw), a line per frame read "
+     "(an unreadable frame has none); written whole when the run succeeds (a FIFO or a "
+     "device: line by line)",
+     CLI_WRITES_LIVE "txt tum"},
+    {"states", 0, "FILE", "write each frame's timestamp and state (tracked, recovered, lost), the same way",
+     CLI_WRITES_LIVE "txt"},
+    {"truth", 0, "FILE",
+     "the true poses, a TUM trajectory (synth --sequence's --truth-trajectory-out): report "
+     "each frame's rotation and translation error and their median and max"},
     {"frames", 0, "DIR", "the frames: DIR's cloud files (.ply .pcd .xyz ...), in name order"},
     {"rate", 0, "HZ", "frame files' rate: frame i is at i / HZ seconds (default 10)"},
     {"init", 0, "FILE", "the first frame's predicted pose, a 4x4 transform (default identity)"},
@@ -38,7 +42,8 @@ static const cli_option track_options[] = {
     CLI_OPT_HTML,
 };
 
-const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
+const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY(
+    "track",
     "MODEL FRAME... [options]\n       ptreg track MODEL --frames DIR [options]\n"
     "       ptreg track MODEL - [options] < frames.ptf",
     "Track frames against a model: each frame registered by ICP from a predicted pose, checked, recovered.",
@@ -82,14 +87,14 @@ const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY("track",
 
 typedef struct track_job {
     ptreg_model_index *index;
-    ptreg_cloud model;     /* a cloud MODEL (its normals) */
+    ptreg_cloud model; /* a cloud MODEL (its normals) */
     const char *model_path;
     ptreg_tracker *tracker;
     ptreg_device device;
     double setup_ms;
-    FILE *out, *states;            /* the temporary files of -o and --states */
+    FILE *out, *states; /* the temporary files of -o and --states */
     ptreg_atomic_file out_file, states_file;
-    ptreg_trajectory truth;        /* --truth */
+    ptreg_trajectory truth; /* --truth */
 } track_job;
 
 /* The page: the model, the sensor's path, the frames lost, the last frame. */
@@ -176,8 +181,8 @@ static int write_frame(const track_job *job, const ptreg_track_record *f, const 
         char x[3][32];
         for (int k = 0; k < 3; k++)
             cli_format_coordinate(x[k], pose[k]);
-        bad |= fprintf(job->out, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", t, x[0], x[1], x[2], pose[3], pose[4],
-                       pose[5], pose[6]) < 0;
+        bad |= fprintf(job->out, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", t, x[0], x[1], x[2], pose[3], pose[4], pose[5],
+                       pose[6]) < 0;
     }
     if (job->states)
         bad |= fprintf(job->states, "%.6f %s\n", t, ptreg_track_state_name(f->frame.state)) < 0;
@@ -250,17 +255,16 @@ static void print_human(const track_job *job, const ptreg_track_summary *s)
     printf("ptreg track: %zu frames against %s on %s (%d threads); model ready in %.1f ms\n", s->frames,
            job->model_path, ptreg_device_format(&job->device, name, sizeof name), ptreg_get_num_threads(),
            job->setup_ms);
-    printf("  tracked %zu, recovered %zu, lost %zu (unreadable %zu)", s->tracked, s->recovered, s->lost,
-           s->unreadable);
+    printf("  tracked %zu, recovered %zu, lost %zu (unreadable %zu)", s->tracked, s->recovered, s->lost, s->unreadable);
     if (s->skipped)
         printf(", skipped %zu (timestamps not increasing)", s->skipped);
-    printf("\n  latency ms: p50 %.2f, p95 %.2f, p99 %.2f, max %.2f; %.1f frames/s\n", l->p50, l->p95, l->p99,
-           l->max, s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
+    printf("\n  latency ms: p50 %.2f, p95 %.2f, p99 %.2f, max %.2f; %.1f frames/s\n", l->p50, l->p95, l->p99, l->max,
+           s->wall_ms > 0.0 ? 1000.0 * (double)s->frames / s->wall_ms : 0.0);
     if (job->truth.n)
         printf("  error vs truth (%zu frames): rotation median %.4f, max %.4f deg (frame %zu); translation median "
                "%.4g, max %.4g\n",
-               e->frames, e->rotation_deg_median, e->rotation_deg_max, e->rotation_deg_max_frame,
-               e->translation_median, e->translation_max);
+               e->frames, e->rotation_deg_median, e->rotation_deg_max, e->rotation_deg_max_frame, e->translation_median,
+               e->translation_max);
 }
 
 /* Every frame of src through the tracker, each written as it is known. */

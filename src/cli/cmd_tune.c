@@ -16,23 +16,26 @@
 #include "ptreg/tune.h"
 
 static const cli_option tune_options[] = {
-    {"kernel", 0, "K", "pair (the EM-ICP E-step's engine; default), harris (3-D Harris), fpfh, or lddmm "
-                       "(shooting and its adjoint; --device only)"},
-    {"size", 0, "N", "the problem: pair N x N point pairs (default 20000), harris an N x N x N/2 volume (256), "
-                     "fpfh N points (50000), lddmm N landmarks (2000); the winner is kept for its size class"},
+    {"kernel", 0, "K",
+     "pair (the EM-ICP E-step's engine; default), harris (3-D Harris), fpfh, or lddmm "
+     "(shooting and its adjoint; --device only)"},
+    {"size", 0, "N",
+     "the problem: pair N x N point pairs (default 20000), harris an N x N x N/2 volume (256), "
+     "fpfh N points (50000), lddmm N landmarks (2000); the winner is kept for its size class"},
     {"precision", 0, "P", "fp32 (default) or fp16 (pair only): the pair terms' arithmetic, never changed by tuning"},
     {"csv", 0, "FILE", "write every candidate: parameters, seconds, Gpts/s, error, passed, rounds", "csv"},
     {"plot", 0, "FILE.svg", "draw the rate of every candidate, the winner and the default marked", CLI_WRITES_SVG},
     {"no-save", 0, NULL, "do not keep the winner in the cache"},
     {"threads", 0, "N", "the most threads a candidate may use (default: all cores)"},
-    {"device", 0, "DEV", "tune the kernels on a GPU (cuda[:N], opencl[:N]): pair and lddmm, the work-group size, "
-                         "exp and column splits; harris, its method; fpfh, the work-groups (default: the CPU's)"},
+    {"device", 0, "DEV",
+     "tune the kernels on a GPU (cuda[:N], opencl[:N]): pair and lddmm, the work-group size, "
+     "exp and column splits; harris, its method; fpfh, the work-groups (default: the CPU's)"},
     CLI_OPT_QUIET,
     CLI_OPT_JSON,
 };
 
-const cli_command cli_cmd_tune = CLI_COMMAND_LIBRARY("tune",
-    "[--kernel pair|harris|fpfh|lddmm] [--size N] [--device DEV] [options]",
+const cli_command cli_cmd_tune = CLI_COMMAND_LIBRARY(
+    "tune", "[--kernel pair|harris|fpfh|lddmm] [--size N] [--device DEV] [options]",
     "Search a kernel's variants on this machine and keep the fastest for later commands.",
     "The kernel declares its parameters and the constraints between them as data (for the pair\n"
     "engine: column tile, row block, row vectors, loop order, threads; tiles within the caches,\n"
@@ -63,7 +66,7 @@ const cli_command cli_cmd_tune = CLI_COMMAND_LIBRARY("tune",
 
 typedef struct tune_job {
     const ptreg_tune_kernel *kernel; /* the library's registry (ptreg_tune_kernels) */
-    ptreg_device device; /* --device: a GPU (the pair engine's device kernels) */
+    ptreg_device device;             /* --device: a GPU (the pair engine's device kernels) */
     int on_device;
     size_t n;
     ptreg_tune_space space;
@@ -125,8 +128,8 @@ static int store_winner(const tune_job *j, double default_seconds)
     }
     const ptreg_tune_candidate *best = &j->result.candidates[j->result.best];
     ptreg_error err;
-    if (ptreg_tune_cache_store(&j->space, j->machine.name, j->size_class, best->point, best->seconds,
-                               default_seconds, &err)) {
+    if (ptreg_tune_cache_store(&j->space, j->machine.name, j->size_class, best->point, best->seconds, default_seconds,
+                               &err)) {
         fprintf(stderr, "ptreg tune: cannot write the cache: %s\n", err.message);
         return EXIT_RUNTIME;
     }
@@ -149,8 +152,8 @@ static int write_csv(const char *path, const tune_job *j)
         const ptreg_tune_candidate *c = &r->candidates[i];
         for (int p = 0; p < j->space.param_count; p++)
             fprintf(af.fp, "%g,", c->point[p]);
-        fprintf(af.fp, "%.9g,%.6g,%.3g,%d,%d,%d,%d,%d\n", c->seconds, rate(j, c->seconds), c->error, c->passed,
-                c->reps, c->rounds, i == r->best, i == r->fallback);
+        fprintf(af.fp, "%.9g,%.6g,%.3g,%d,%d,%d,%d,%d\n", c->seconds, rate(j, c->seconds), c->error, c->passed, c->reps,
+                c->rounds, i == r->best, i == r->fallback);
     }
     if (ptreg_atomic_commit(&af, &err)) {
         cli_error("tune", "%s", err.message);
@@ -161,8 +164,9 @@ static int write_csv(const char *path, const tune_job *j)
 
 static const char *method_name(ptreg_tune_method m)
 {
-    return m == PTREG_TUNE_HALVING ? "successive halving" : m == PTREG_TUNE_COORDINATE ? "coordinate descent"
-                                                                                       : "exhaustive";
+    return m == PTREG_TUNE_HALVING      ? "successive halving"
+           : m == PTREG_TUNE_COORDINATE ? "coordinate descent"
+                                        : "exhaustive";
 }
 
 static int measured(const ptreg_tune_candidate *c) { return c->rounds > 0; }
@@ -220,12 +224,13 @@ static int write_plot(const char *path, const tune_job *j)
     FILE *f = af.fp;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"480\" font-family=\"sans-serif\" "
                "font-size=\"13\">\n<rect width=\"1000\" height=\"480\" fill=\"white\"/>\n");
-    fprintf(f, "<text x=\"60\" y=\"24\">ptreg tune %s, size %zu, %s: %zu candidates (%s), %s</text>\n",
-            j->space.kernel, j->n, j->machine.name, count,
-            method_name(j->result.method), j->kernel->unit);
-    fprintf(f, "<line x1=\"58\" y1=\"420\" x2=\"962\" y2=\"420\" stroke=\"black\"/>\n"
-               "<line x1=\"58\" y1=\"60\" x2=\"58\" y2=\"420\" stroke=\"black\"/>\n"
-               "<text x=\"6\" y=\"64\">%.2f</text><text x=\"6\" y=\"424\">0</text>\n", top);
+    fprintf(f, "<text x=\"60\" y=\"24\">ptreg tune %s, size %zu, %s: %zu candidates (%s), %s</text>\n", j->space.kernel,
+            j->n, j->machine.name, count, method_name(j->result.method), j->kernel->unit);
+    fprintf(f,
+            "<line x1=\"58\" y1=\"420\" x2=\"962\" y2=\"420\" stroke=\"black\"/>\n"
+            "<line x1=\"58\" y1=\"60\" x2=\"58\" y2=\"420\" stroke=\"black\"/>\n"
+            "<text x=\"6\" y=\"64\">%.2f</text><text x=\"6\" y=\"424\">0</text>\n",
+            top);
     svg_bars(f, j, order, count, top);
     fprintf(f, "<text x=\"60\" y=\"450\" fill=\"#2a9d3a\">winner</text><text x=\"130\" y=\"450\" "
                "fill=\"#e08a1e\">built-in default</text><text x=\"260\" y=\"450\" fill=\"#aaaaaa\">failed its "
@@ -281,8 +286,7 @@ static int report(const cli_args *a, const tune_job *j)
     printf("ptreg tune %s: size %zu on %s\n", j->space.kernel, j->n, j->machine.name);
     printf("  space: %.0f points, %.0f valid (%.0f tree nodes visited); %s over %zu candidates, %zu measurements, "
            "%.1f s\n",
-           r->stats.full, r->stats.valid, r->stats.visited,
-           method_name(r->method), r->count, r->measurements,
+           r->stats.full, r->stats.valid, r->stats.visited, method_name(r->method), r->count, r->measurements,
            r->elapsed_s);
     printf("  winner: ");
     for (int p = 0; p < j->space.param_count; p++)
@@ -331,7 +335,8 @@ static int device_of(const cli_args *a, tune_job *j)
     ptreg_device on;
     ptreg_error err;
     int rc = cli_device(a, &j->device);
-    rc = rc ? rc : cli_device_usable(a, ptreg_device_resolve(&j->device, ~0u /* every backend */, "tune", &on, &err), &err);
+    rc = rc ? rc
+            : cli_device_usable(a, ptreg_device_resolve(&j->device, ~0u /* every backend */, "tune", &on, &err), &err);
     j->on_device = !rc && on.backend != PTREG_BACKEND_CPU;
     j->device = j->on_device ? on : j->device;
     return rc;

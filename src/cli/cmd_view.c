@@ -15,8 +15,8 @@ static const cli_option view_options[] = {
     {"html-max-points", 0, "N", "show at most N points in all, every cloud evenly thinned (default 2000000)"},
 };
 
-const cli_command cli_cmd_view = CLI_COMMAND("view",
-    "FILE... -o VIEW.html [options]",
+const cli_command cli_cmd_view = CLI_COMMAND(
+    "view", "FILE... -o VIEW.html [options]",
     "Draw clouds on one self-contained HTML page: a 3-D view to orbit, zoom and toggle, offline.",
     "Each FILE (PLY, PCD, XYZ/CSV/TXT, VTK, LAS) is a layer in a colour of its own, in\n"
     "the frame of the first file read (far coordinates, such as UTM, are shown relative to\n"

@@ -12,21 +12,39 @@ extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_n
 /* cmd_tools.c: what Open3D's and PCL's users reach for (issue 47). */
 extern const cli_command cli_cmd_filter, cli_cmd_evaluate, cli_cmd_correspond;
 /* Options many commands take, defined once. */
-#define CLI_OPT_THREADS {"threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)"}
-#define CLI_OPT_REPEAT                                                                              \
-    {"repeat", 0, "N", "run N times in one process (each run must give the same bits) and report "  \
-                       "the median time (default 1)"}
-#define CLI_OPT_JSON {"json", 0, NULL, "print the result as one JSON object on stdout"}
-#define CLI_OPT_ASCII {"ascii", 0, NULL, "write text PLY/PCD (default binary)"}
+#define CLI_OPT_THREADS                                                             \
+    {                                                                               \
+        "threads", 0, "N", "threads (default: all cores, or env PTREG_NUM_THREADS)" \
+    }
+#define CLI_OPT_REPEAT                                                                  \
+    {                                                                                   \
+        "repeat", 0, "N",                                                               \
+            "run N times in one process (each run must give the same bits) and report " \
+            "the median time (default 1)"                                               \
+    }
+#define CLI_OPT_JSON                                                     \
+    {                                                                    \
+        "json", 0, NULL, "print the result as one JSON object on stdout" \
+    }
+#define CLI_OPT_ASCII                                           \
+    {                                                           \
+        "ascii", 0, NULL, "write text PLY/PCD (default binary)" \
+    }
 /* --quiet, on every command that computes. */
-#define CLI_OPT_QUIET                                                                                   \
-    {"quiet", 'q', NULL, "no progress line and no notes on stderr (errors are still printed; the "     \
-                         "progress line shows only on a terminal, never with --json)"}
+#define CLI_OPT_QUIET                                                                 \
+    {                                                                                 \
+        "quiet", 'q', NULL,                                                           \
+            "no progress line and no notes on stderr (errors are still printed; the " \
+            "progress line shows only on a terminal, never with --json)"              \
+    }
 /* --device, on every command that computes. */
-#define CLI_DEVICE_OPTION                                                                      \
-    {"device", 0, "DEV", "auto, cpu, cuda[:N] or opencl[:N] (default auto: env PTREG_DEVICE, "  \
-                         "else a GPU where the command has a GPU path, else the CPU; see "     \
-                         "'ptreg devices')"}
+#define CLI_DEVICE_OPTION                                                         \
+    {                                                                             \
+        "device", 0, "DEV",                                                       \
+            "auto, cpu, cuda[:N] or opencl[:N] (default auto: env PTREG_DEVICE, " \
+            "else a GPU where the command has a GPU path, else the CPU; see "     \
+            "'ptreg devices')"                                                    \
+    }
 
 int cli_run_icp(int argc, char **argv);
 int cli_run_emicp(int argc, char **argv);

@@ -48,7 +48,8 @@ int cli_join_frame(const char *cmd, const char *path, ptreg_cloud *cloud)
 int cli_frame_at_zero(const char *cmd, const char *what)
 {
     if (frame_set && (frame_origin[0] != 0.0 || frame_origin[1] != 0.0 || frame_origin[2] != 0.0)) {
-        cli_error(cmd, "%s keeps no origin (its points are float32 world coordinates), but the clouds are far from "
+        cli_error(cmd,
+                  "%s keeps no origin (its points are float32 world coordinates), but the clouds are far from "
                   "zero (origin %.17g %.17g %.17g): give the model's cloud instead",
                   what, frame_origin[0], frame_origin[1], frame_origin[2]);
         return EXIT_BAD_INPUT;
@@ -86,8 +87,7 @@ int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int qu
     return cli_load_cloud_with(cmd, path, NULL, cloud, quiet);
 }
 
-int cli_load_cloud_with(const char *cmd, const char *path, const ptreg_read_options *ro, ptreg_cloud *cloud,
-                        int quiet)
+int cli_load_cloud_with(const char *cmd, const char *path, const ptreg_read_options *ro, ptreg_cloud *cloud, int quiet)
 {
     ptreg_error err;
     ptreg_status st = ptreg_cloud_read_with(path, ro, cloud, &err);
@@ -155,8 +155,9 @@ int cli_read_transform(const char *cmd, const char *path, double T[16])
     }
     const double off = ptreg_transform_make_rigid(T);
     if (!(off <= PTREG_NEARLY_RIGID_TOL)) {
-        cli_error(cmd, "%s: the matrix is not a rigid transform (its rotation is %.3g from orthonormal with "
-                       "determinant 1; at most %g is repaired)",
+        cli_error(cmd,
+                  "%s: the matrix is not a rigid transform (its rotation is %.3g from orthonormal with "
+                  "determinant 1; at most %g is repaired)",
                   path, off, PTREG_NEARLY_RIGID_TOL);
         return EXIT_BAD_INPUT;
     }

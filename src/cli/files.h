@@ -17,8 +17,7 @@ int cli_exit_code(ptreg_status status, int reading);
  * Dropped non-finite points are reported on stderr unless quiet. */
 int cli_load_cloud(const char *cmd, const char *path, ptreg_cloud *cloud, int quiet);
 /* The same with read options (NULL: the defaults). */
-int cli_load_cloud_with(const char *cmd, const char *path, const ptreg_read_options *ro, ptreg_cloud *cloud,
-                        int quiet);
+int cli_load_cloud_with(const char *cmd, const char *path, const ptreg_read_options *ro, ptreg_cloud *cloud, int quiet);
 /* cli_load_cloud for a cloud a command takes shape from (registration,
  * normals, descriptors): fewer than 3 points, or all of them one point,
  * is bad input (3) rather than a result without meaning. */

@@ -29,20 +29,11 @@ static void *json_malloc(size_t size)
     return p;
 }
 
-void cli_json_init(void)
-{
-    cJSON_InitHooks(&(cJSON_Hooks){json_malloc, free});
-}
+void cli_json_init(void) { cJSON_InitHooks(&(cJSON_Hooks){json_malloc, free}); }
 
-int cli_out_of_memory(void)
-{
-    return out_of_memory;
-}
+int cli_out_of_memory(void) { return out_of_memory; }
 
-void cli_set_out_of_memory(void)
-{
-    out_of_memory = 1;
-}
+void cli_set_out_of_memory(void) { out_of_memory = 1; }
 
 /* cJSON leaves an item it could not add (its key's copy failed, or the
  * parent is NULL because creating it failed) to the caller. */
@@ -63,7 +54,10 @@ void cli_json_push(cJSON *array, cJSON *item)
 /* Every other file adds through these, so a command's JSON is written in
  * this file: its struct by cli_json_result, the rest by name here. */
 cJSON *cli_json_number(cJSON *o, const char *name, double value) { return cJSON_AddNumberToObject(o, name, value); }
-cJSON *cli_json_string(cJSON *o, const char *name, const char *value) { return cJSON_AddStringToObject(o, name, value); }
+cJSON *cli_json_string(cJSON *o, const char *name, const char *value)
+{
+    return cJSON_AddStringToObject(o, name, value);
+}
 cJSON *cli_json_bool(cJSON *o, const char *name, int value) { return cJSON_AddBoolToObject(o, name, value); }
 cJSON *cli_json_null(cJSON *o, const char *name) { return cJSON_AddNullToObject(o, name); }
 cJSON *cli_json_true(cJSON *o, const char *name) { return cJSON_AddTrueToObject(o, name); }
@@ -89,24 +83,15 @@ static cJSON *json_field(const ptreg_result_field *f, const void *s)
 {
     const void *p = field_at(s, f);
     switch (f->type) {
-    case PTREG_RESULT_INT:
-        return cJSON_CreateNumber(*(const int *)p);
-    case PTREG_RESULT_DOUBLE:
-        return cJSON_CreateNumber(*(const double *)p);
-    case PTREG_RESULT_FLOAT:
-        return cJSON_CreateNumber(*(const float *)p);
-    case PTREG_RESULT_SIZE:
-        return cJSON_CreateNumber((double)*(const size_t *)p);
-    case PTREG_RESULT_U64:
-        return cJSON_CreateNumber((double)*(const uint64_t *)p);
-    case PTREG_RESULT_U32:
-        return cJSON_CreateNumber(*(const uint32_t *)p);
-    case PTREG_RESULT_BOOL:
-        return cJSON_CreateBool(*(const int *)p);
-    case PTREG_RESULT_ENUM:
-        return cJSON_CreateString(f->enum_name(*(const int *)p));
-    case PTREG_RESULT_TEXT:
-        return cJSON_CreateString((const char *)p);
+    case PTREG_RESULT_INT: return cJSON_CreateNumber(*(const int *)p);
+    case PTREG_RESULT_DOUBLE: return cJSON_CreateNumber(*(const double *)p);
+    case PTREG_RESULT_FLOAT: return cJSON_CreateNumber(*(const float *)p);
+    case PTREG_RESULT_SIZE: return cJSON_CreateNumber((double)*(const size_t *)p);
+    case PTREG_RESULT_U64: return cJSON_CreateNumber((double)*(const uint64_t *)p);
+    case PTREG_RESULT_U32: return cJSON_CreateNumber(*(const uint32_t *)p);
+    case PTREG_RESULT_BOOL: return cJSON_CreateBool(*(const int *)p);
+    case PTREG_RESULT_ENUM: return cJSON_CreateString(f->enum_name(*(const int *)p));
+    case PTREG_RESULT_TEXT: return cJSON_CreateString((const char *)p);
     case PTREG_RESULT_STRING: {
         const char *text = *(const char *const *)p;
         return cJSON_CreateString(text ? text : "");
@@ -115,14 +100,10 @@ static cJSON *json_field(const ptreg_result_field *f, const void *s)
         char name[32];
         return cJSON_CreateString(ptreg_device_format((const ptreg_device *)p, name, sizeof name));
     }
-    case PTREG_RESULT_DOUBLES:
-        return cJSON_CreateDoubleArray((const double *)p, (int)f->count);
-    case PTREG_RESULT_TRANSFORM:
-        return cli_json_world_matrix((const double *)p);
-    case PTREG_RESULT_U64S:
-        return json_u64s((const uint64_t *)p, f->count);
-    case PTREG_RESULT_SERIES:
-        return cJSON_CreateDoubleArray(*(const double *const *)p, (int)f->length_of(s));
+    case PTREG_RESULT_DOUBLES: return cJSON_CreateDoubleArray((const double *)p, (int)f->count);
+    case PTREG_RESULT_TRANSFORM: return cli_json_world_matrix((const double *)p);
+    case PTREG_RESULT_U64S: return json_u64s((const uint64_t *)p, f->count);
+    case PTREG_RESULT_SERIES: return cJSON_CreateDoubleArray(*(const double *const *)p, (int)f->length_of(s));
     case PTREG_RESULT_RECORDS: {
         const char *records = *(const char *const *)p;
         if (!records)
@@ -135,8 +116,7 @@ static cJSON *json_field(const ptreg_result_field *f, const void *s)
         }
         return a;
     }
-    case PTREG_RESULT_DERIVED:
-        return cJSON_CreateNumber(f->value_of(s));
+    case PTREG_RESULT_DERIVED: return cJSON_CreateNumber(f->value_of(s));
     case PTREG_RESULT_OBJECT: {
         const void *object = *(const void *const *)p;
         cJSON *r = object ? cJSON_CreateObject() : NULL;

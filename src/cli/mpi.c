@@ -73,10 +73,7 @@ int batch_mpi_pairs(const cli_comm *c, const char *output, size_t first, size_t 
 
 /* Started by mpirun (Open MPI, or a PMI launcher)? A plain run never
  * initialises MPI: singleton start-up is slow and needs the runtime. */
-static int launched(void)
-{
-    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
-}
+static int launched(void) { return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK"); }
 
 int cli_comm_open(cli_comm *c)
 {
@@ -165,8 +162,7 @@ static int write_rows(const char *path, const char *header, size_t header_bytes,
         return EXIT_USAGE;
     }
     MPI_File fh;
-    int ok = MPI_File_open(MPI_COMM_WORLD, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) ==
-             MPI_SUCCESS;
+    int ok = MPI_File_open(MPI_COMM_WORLD, tmp, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh) == MPI_SUCCESS;
     ok = worst_of_all(!ok) == 0;
     if (!ok) {
         cli_error("batch", "%s: cannot create the output (MPI-IO)", tmp);
@@ -199,8 +195,7 @@ static int write_rows(const char *path, const char *header, size_t header_bytes,
     if (!bad) {
         MPI_Type_create_hindexed(runs, lengths, offsets, MPI_BYTE, &view);
         MPI_Type_commit(&view);
-        bad |= MPI_File_set_view(fh, (MPI_Offset)header_bytes, MPI_BYTE, view, "native", MPI_INFO_NULL) !=
-               MPI_SUCCESS;
+        bad |= MPI_File_set_view(fh, (MPI_Offset)header_bytes, MPI_BYTE, view, "native", MPI_INFO_NULL) != MPI_SUCCESS;
         bad |= MPI_File_write_all(fh, rows, (int)(count * row_bytes), MPI_BYTE, MPI_STATUS_IGNORE) != MPI_SUCCESS;
         MPI_Type_free(&view);
     }
@@ -218,9 +213,8 @@ static int write_rows(const char *path, const char *header, size_t header_bytes,
     return worst_of_all(bad ? EXIT_RUNTIME : EXIT_OK);
 }
 
-static int write_atom_outputs(const char *output, batch_format format, const char *assignment,
-                              const batch_atoms *atoms, const ptreg_orientation_share *share,
-                              const ptreg_orientations *o)
+static int write_atom_outputs(const char *output, batch_format format, const char *assignment, const batch_atoms *atoms,
+                              const ptreg_orientation_share *share, const ptreg_orientations *o)
 {
     size_t owned = 0;
     for (size_t j = 0; j < share->m; j++)
@@ -250,8 +244,8 @@ static int write_atom_outputs(const char *output, batch_format format, const cha
                         rows[arow * at + 4 * m + (size_t)b] = (unsigned char)((uint32_t)a[m] >> (8 * b));
                 at++;
             }
-        rc = write_rows(assignment, header, ptreg_npy_header(PTREG_NPY_I32, atoms->n, o->k, header), rows, index,
-                        owned, arow);
+        rc = write_rows(assignment, header, ptreg_npy_header(PTREG_NPY_I32, atoms->n, o->k, header), rows, index, owned,
+                        arow);
     }
     free(index);
     free(rows);
@@ -339,8 +333,8 @@ int batch_mpi_pairs(const cli_comm *c, const char *output, size_t first, size_t 
             }
         }
         char header[PTREG_NPY_HEADER_MAX];
-        rc = write_rows(output, header, ptreg_npy_header(PTREG_NPY_F64, (size_t)total, 9, header), bytes, index,
-                        count, 72);
+        rc = write_rows(output, header, ptreg_npy_header(PTREG_NPY_F64, (size_t)total, 9, header), bytes, index, count,
+                        72);
     }
     free(index);
     free(bytes);

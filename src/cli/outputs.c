@@ -26,8 +26,7 @@ int cli_writes_extension(const char *writes, const char *path)
     writes = endings(writes);
     for (const char *w = writes; *w;) {
         size_t len = strcspn(w, " ");
-        if (n > len + 1 && path[n - len - 1] == '.' && !strncasecmp(path + n - len, w, len) &&
-            path[n - len - 2] != '/')
+        if (n > len + 1 && path[n - len - 1] == '.' && !strncasecmp(path + n - len, w, len) && path[n - len - 2] != '/')
             return 1;
         w += len;
         w += strspn(w, " ");
@@ -118,8 +117,8 @@ static int check_file(const char *cmd, const cli_option *o, const char *path)
     if (exists && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
         if (o->writes != endings(o->writes))
             return EXIT_OK;
-        cli_error(cmd, "--%s %s: not a regular file (--%s writes %s files, renamed into place)", o->name, path,
-                  o->name, formats);
+        cli_error(cmd, "--%s %s: not a regular file (--%s writes %s files, renamed into place)", o->name, path, o->name,
+                  formats);
         return EXIT_USAGE;
     }
     if (!cli_writes_extension(o->writes, path)) {
@@ -128,8 +127,7 @@ static int check_file(const char *cmd, const cli_option *o, const char *path)
             cli_error(cmd, "--%s %s: %s is not a format it writes: --%s writes %s", o->name, path, dot, o->name,
                       formats);
         else
-            cli_error(cmd, "--%s %s: no extension to tell the format: --%s writes %s", o->name, path, o->name,
-                      formats);
+            cli_error(cmd, "--%s %s: no extension to tell the format: --%s writes %s", o->name, path, o->name, formats);
         return EXIT_USAGE;
     }
     if (named_file(path, file, sizeof file) != 0) {

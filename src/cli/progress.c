@@ -13,8 +13,7 @@
 
 #define REDRAW_MS 100.0
 
-void cli_progress_begin(cli_progress *p, const cli_args *a, const char *command, const char *step,
-                        const char *measure)
+void cli_progress_begin(cli_progress *p, const cli_args *a, const char *command, const char *step, const char *measure)
 {
     *p = (cli_progress){command, step, measure, 0, !strcmp(step, "iteration"), 0, 0, NULL, 0, 0, 0};
     p->draw = isatty(STDERR_FILENO) && !cli_given(a, "json") && !cli_given(a, "quiet");
@@ -89,8 +88,7 @@ int cli_progress_end(cli_progress *p, const cli_args *a, int succeeded)
         char title[96];
         snprintf(title, sizeof title, "ptreg %s: %s per %s", p->command, p->measure, p->step);
         rc = p->lost ? (cli_error(p->command, "--plot: out of memory"), EXIT_RUNTIME)
-                     : cli_plot_series(p->command, cli_string(a, "plot", NULL), title, p->measure, p->values,
-                                       p->count);
+                     : cli_plot_series(p->command, cli_string(a, "plot", NULL), title, p->measure, p->values, p->count);
     }
     if (!rc && succeeded && cli_report())
         rc = add_report_curve(p);
@@ -107,8 +105,8 @@ static double y_of(double v, double lo, double hi, int log_axis)
     return hi > lo ? 420.0 - 360.0 * (v - lo) / (hi - lo) : 240.0;
 }
 
-int cli_plot_series(const char *command, const char *path, const char *title, const char *measure,
-                    const double *values, int n)
+int cli_plot_series(const char *command, const char *path, const char *title, const char *measure, const double *values,
+                    int n)
 {
     double lo = INFINITY, hi = -INFINITY;
     for (int i = 0; i < n; i++)
@@ -122,16 +120,18 @@ int cli_plot_series(const char *command, const char *path, const char *title, co
         return EXIT_RUNTIME;
     }
     FILE *f = af.fp;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"480\" font-family=\"sans-serif\" "
-               "font-size=\"13\">\n<rect width=\"1000\" height=\"480\" fill=\"white\"/>\n"
-               "<text x=\"60\" y=\"24\">%s%s</text>\n",
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1000\" height=\"480\" font-family=\"sans-serif\" "
+            "font-size=\"13\">\n<rect width=\"1000\" height=\"480\" fill=\"white\"/>\n"
+            "<text x=\"60\" y=\"24\">%s%s</text>\n",
             title, log_axis ? " (log scale)" : "");
     fprintf(f, "<line x1=\"58\" y1=\"420\" x2=\"962\" y2=\"420\" stroke=\"black\"/>\n"
                "<line x1=\"58\" y1=\"60\" x2=\"58\" y2=\"420\" stroke=\"black\"/>\n");
     if (isfinite(lo))
         fprintf(f, "<text x=\"4\" y=\"64\">%.4g</text><text x=\"4\" y=\"424\">%.4g</text>\n", hi, lo);
-    fprintf(f, "<text x=\"56\" y=\"440\">0</text><text x=\"940\" y=\"440\">%d</text>\n"
-               "<text x=\"420\" y=\"460\">iteration</text><text x=\"60\" y=\"50\">%s</text>\n",
+    fprintf(f,
+            "<text x=\"56\" y=\"440\">0</text><text x=\"940\" y=\"440\">%d</text>\n"
+            "<text x=\"420\" y=\"460\">iteration</text><text x=\"60\" y=\"50\">%s</text>\n",
             n > 0 ? n - 1 : 0, measure);
     fprintf(f, "<polyline fill=\"none\" stroke=\"#4a74b8\" stroke-width=\"2\" points=\"");
     for (int i = 0; i < n; i++)

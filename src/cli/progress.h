@@ -7,7 +7,10 @@
 #include "ptreg/core.h"
 
 /* --plot, on the commands that take it (--quiet: cli/files.h). */
-#define CLI_OPT_PLOT(what) {"plot", 0, "FILE.svg", "draw " what " per iteration", CLI_WRITES_SVG}
+#define CLI_OPT_PLOT(what)                                                   \
+    {                                                                        \
+        "plot", 0, "FILE.svg", "draw " what " per iteration", CLI_WRITES_SVG \
+    }
 
 /* An iterative method's progress: a line on stderr (the step, the measure,
  * the time), redrawn at most ten times a second, when stderr is a terminal
@@ -23,8 +26,7 @@ typedef struct cli_progress {
 } cli_progress;
 
 /* step names what the library counts ("iteration", "stage"). */
-void cli_progress_begin(cli_progress *p, const cli_args *a, const char *command, const char *step,
-                        const char *measure);
+void cli_progress_begin(cli_progress *p, const cli_args *a, const char *command, const char *step, const char *measure);
 /* The library's hook feeding p. */
 ptreg_progress cli_progress_hook(cli_progress *p);
 /* Clears the line; with --plot, after a run that succeeded, writes the
@@ -34,7 +36,7 @@ int cli_progress_end(cli_progress *p, const cli_args *a, int succeeded);
 
 /* The SVG line plot of values[0..n) against the step (a log axis when they
  * are positive and span more than a hundredfold), titled. */
-int cli_plot_series(const char *command, const char *path, const char *title, const char *measure,
-                    const double *values, int n);
+int cli_plot_series(const char *command, const char *path, const char *title, const char *measure, const double *values,
+                    int n);
 
 #endif

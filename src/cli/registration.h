@@ -10,19 +10,15 @@
 #include "ptreg/core.h"
 
 /* The options both registration commands take, in their option tables. */
-#define CLI_REGISTRATION_OUTPUTS                                                               \
-    {"output", 'o', "FILE", "write SOURCE moved onto TARGET (format from the extension)",      \
-     CLI_WRITES_CLOUD},                                                                        \
-    {"transform-out", 't', "FILE", "write the 4x4 result (.txt: text, row-major; .json)",       \
-     CLI_WRITES_TRANSFORM}
-#define CLI_REGISTRATION_COMMON                                                                \
-    {"init", 0, "FILE", "initial 4x4 transform of SOURCE (default identity)"},                 \
-    {"truth", 0, "FILE", "known answer: report the rotation and translation error"},           \
-    CLI_OPT_THREADS,                                                                           \
-    CLI_OPT_REPEAT,                                                                            \
-    CLI_DEVICE_OPTION,                                                                         \
-    CLI_OPT_ASCII,                                                                             \
-    CLI_OPT_JSON
+#define CLI_REGISTRATION_OUTPUTS                                                                                  \
+    {"output", 'o', "FILE", "write SOURCE moved onto TARGET (format from the extension)", CLI_WRITES_CLOUD},      \
+    {                                                                                                             \
+        "transform-out", 't', "FILE", "write the 4x4 result (.txt: text, row-major; .json)", CLI_WRITES_TRANSFORM \
+    }
+#define CLI_REGISTRATION_COMMON                                                                           \
+    {"init", 0, "FILE", "initial 4x4 transform of SOURCE (default identity)"},                            \
+        {"truth", 0, "FILE", "known answer: report the rotation and translation error"}, CLI_OPT_THREADS, \
+        CLI_OPT_REPEAT, CLI_DEVICE_OPTION, CLI_OPT_ASCII, CLI_OPT_JSON
 
 /* Writes --output (SOURCE moved by T) and --transform-out (T): what both
  * registration commands write, only after they succeeded. */
@@ -44,14 +40,14 @@ typedef struct cli_result {
     const char *command, *source, *target;
     const double *transformation;
     double rmse, fitness;
-    double pairs;          /* < 0: not counted (register) */
-    int iterations;        /* < 0: not an iterative method (no iterations, converged, stop_reason) */
+    double pairs;   /* < 0: not counted (register) */
+    int iterations; /* < 0: not an iterative method (no iterations, converged, stop_reason) */
     int converged;
     ptreg_stop_reason stop_reason;
-    double time_ms;        /* the median over the runs */
-    const double *times;   /* each run's, when runs > 1 */
+    double time_ms;      /* the median over the runs */
+    const double *times; /* each run's, when runs > 1 */
     int runs;
-    const double *truth;   /* --truth, or NULL */
+    const double *truth;            /* --truth, or NULL */
     const cli_distances *distances; /* --html: SOURCE's after the run (cli/report.h), or NULL */
 } cli_result;
 

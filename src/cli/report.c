@@ -108,8 +108,7 @@ int cli_report_open(const cli_args *a, const char *command, const char *path, co
 int cli_report_begin(const cli_args *a, const char *command)
 {
     pending.json_stdout = 1;
-    return cli_given(a, "html") ? cli_report_open(a, command, cli_string(a, "html", NULL), "html-max-points")
-                                : EXIT_OK;
+    return cli_given(a, "html") ? cli_report_open(a, command, cli_string(a, "html", NULL), "html-max-points") : EXIT_OK;
 }
 
 ptreg_report *cli_report(void) { return pending.report; }

@@ -12,11 +12,16 @@
 #include "cli/json.h"
 #include "ptreg/report.h"
 
-#define CLI_OPT_HTML                                                                                   \
-    {"html", 0, "FILE.html", "write a self-contained HTML report of the run: a 3-D view, the curves, "  \
-                             "the numbers (docs/REPORT.md)", CLI_WRITES_HTML},                         \
-    {"html-max-points", 0, "N", "--html: show at most N points in all, every layer evenly thinned "    \
-                                "(default 2000000)"}
+#define CLI_OPT_HTML                                                            \
+    {"html", 0, "FILE.html",                                                    \
+     "write a self-contained HTML report of the run: a 3-D view, the curves, "  \
+     "the numbers (docs/REPORT.md)",                                            \
+     CLI_WRITES_HTML},                                                          \
+    {                                                                           \
+        "html-max-points", 0, "N",                                              \
+            "--html: show at most N points in all, every layer evenly thinned " \
+            "(default 2000000)"                                                 \
+    }
 
 /* With --html: a report begins, titled by the command and its arguments
  * ("ptreg icp scan.ply model.ply"), and from here the command's JSON goes

@@ -232,8 +232,7 @@ void track_page_add(track_page *p, const float *frame, size_t n, const double po
     p->no_memory = !p->last;
 }
 
-ptreg_status track_page_report(const track_page *p, ptreg_report *rep, const float *model, size_t m,
-                               ptreg_error *err)
+ptreg_status track_page_report(const track_page *p, ptreg_report *rep, const float *model, size_t m, ptreg_error *err)
 {
     if (p->no_memory)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");

@@ -12,10 +12,10 @@
 typedef struct frame_source {
     const char **paths; /* files, or NULL for the stream */
     size_t count, next;
-    char **owned;       /* --frames: the folder's paths */
+    char **owned; /* --frames: the folder's paths */
     double rate;
     ptreg_frame_stream stream; /* '-': stdin */
-    int stream_error;   /* 1: the stream was malformed, 2: out of memory (reported); either ends the input */
+    int stream_error;          /* 1: the stream was malformed, 2: out of memory (reported); either ends the input */
 } frame_source;
 
 /* One frame as read: its points (n 0: unreadable or empty), its time and
@@ -44,7 +44,7 @@ typedef struct track_page {
     float *path;   /* 3 a frame: the pose's translation, in the model's frame */
     uint8_t *lost; /* 1 a frame */
     size_t count, cap;
-    float *last;   /* the last frame with points, moved by its pose */
+    float *last; /* the last frame with points, moved by its pose */
     size_t last_n;
     int no_memory; /* a frame could not be kept: the page fails */
 } track_page;
@@ -53,8 +53,7 @@ typedef struct track_page {
 void track_page_add(track_page *p, const float *frame, size_t n, const double pose[16], int lost);
 /* The page's layers: the model's m points, the last frame, the sensor's
  * path (two frames or more), the frames lost. */
-ptreg_status track_page_report(const track_page *p, ptreg_report *rep, const float *model, size_t m,
-                               ptreg_error *err);
+ptreg_status track_page_report(const track_page *p, ptreg_report *rep, const float *model, size_t m, ptreg_error *err);
 void track_page_free(track_page *p);
 
 #endif

@@ -23,17 +23,14 @@ const char *isa_level_name(isa_level isa)
     return "generic";
 }
 
-const char *ptreg_cpu_isa_name(void)
-{
-    return isa_level_name(cpu_isa_level());
-}
+const char *ptreg_cpu_isa_name(void) { return isa_level_name(cpu_isa_level()); }
 
 static isa_level detect_best_isa(void)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw"))
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512bw"))
         return PTREG_ISA_AVX512;
     /* The avx2 kernels also use F16C, which every AVX2 + FMA CPU has (clang 14
      * cannot test for it here). */

@@ -5,11 +5,7 @@
 #ifndef PTREG_CORE_CPU_H
 #define PTREG_CORE_CPU_H
 
-typedef enum isa_level {
-    PTREG_ISA_GENERIC = 0,
-    PTREG_ISA_AVX2 = 1,
-    PTREG_ISA_AVX512 = 2
-} isa_level;
+typedef enum isa_level { PTREG_ISA_GENERIC = 0, PTREG_ISA_AVX2 = 1, PTREG_ISA_AVX512 = 2 } isa_level;
 
 /* The best ISA this CPU runs, capped by env PTREG_ISA (generic|avx2|avx512,
  * read on first use) or by cpu_set_isa. Cheap: call it per use. */
@@ -30,15 +26,15 @@ const char *isa_level_name(isa_level isa);
     const type *name##_for(isa_level isa);  \
     const type *name(void);
 #if defined(__x86_64__)
-#define PTREG_ISA_TABLE(type, name, FILL)                                                                     \
-    static const type name##_generic = FILL(_generic), name##_avx2 = FILL(_avx2), name##_avx512 = FILL(_avx512); \
-    const type *name##_for(isa_level isa)                                                                     \
-    {                                                                                                         \
+#define PTREG_ISA_TABLE(type, name, FILL)                                                                         \
+    static const type name##_generic = FILL(_generic), name##_avx2 = FILL(_avx2), name##_avx512 = FILL(_avx512);  \
+    const type *name##_for(isa_level isa)                                                                         \
+    {                                                                                                             \
         return isa == PTREG_ISA_AVX512 ? &name##_avx512 : isa == PTREG_ISA_AVX2 ? &name##_avx2 : &name##_generic; \
-    }                                                                                                         \
+    }                                                                                                             \
     const type *name(void) { return name##_for(cpu_isa_level()); }
 #else
-#define PTREG_ISA_TABLE(type, name, FILL)             \
+#define PTREG_ISA_TABLE(type, name, FILL)              \
     static const type name##_generic = FILL(_generic); \
     const type *name##_for(isa_level isa)              \
     {                                                  \

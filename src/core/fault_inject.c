@@ -83,20 +83,11 @@ __attribute__((noinline)) static int injected_failure(void)
     return 0;
 }
 
-void *fi_malloc(size_t size)
-{
-    return injected_failure() ? NULL : malloc(size);
-}
+void *fi_malloc(size_t size) { return injected_failure() ? NULL : malloc(size); }
 
-void *fi_calloc(size_t count, size_t size)
-{
-    return injected_failure() ? NULL : calloc(count, size);
-}
+void *fi_calloc(size_t count, size_t size) { return injected_failure() ? NULL : calloc(count, size); }
 
-void *fi_realloc(void *ptr, size_t size)
-{
-    return injected_failure() ? NULL : realloc(ptr, size);
-}
+void *fi_realloc(void *ptr, size_t size) { return injected_failure() ? NULL : realloc(ptr, size); }
 
 void *fi_aligned_alloc(size_t alignment, size_t size)
 {
@@ -108,7 +99,4 @@ int fi_posix_memalign(void **ptr, size_t alignment, size_t size)
     return injected_failure() ? ENOMEM : posix_memalign(ptr, alignment, size);
 }
 
-char *fi_strdup(const char *s)
-{
-    return injected_failure() ? NULL : strdup(s);
-}
+char *fi_strdup(const char *s) { return injected_failure() ? NULL : strdup(s); }

@@ -169,8 +169,7 @@ void ptreg_eigen_symmetric(const double *A_in, int n, double *eval, double *V)
     }
 }
 
-ptreg_status ptreg_horn_solve(const ptreg_moments *m, double T[16], int *degenerate,
-                              ptreg_error *err)
+ptreg_status ptreg_horn_solve(const ptreg_moments *m, double T[16], int *degenerate, ptreg_error *err)
 {
     if (degenerate)
         *degenerate = 0;
@@ -184,12 +183,9 @@ ptreg_status ptreg_horn_solve(const ptreg_moments *m, double T[16], int *degener
     for (int r = 0; r < 3; r++)
         for (int c = 0; c < 3; c++)
             S[3 * r + c] = m->spq[3 * r + c] - m->w * cp[r] * cq[c];
-    double xx = S[0], xy = S[1], xz = S[2], yx = S[3], yy = S[4], yz = S[5], zx = S[6],
-           zy = S[7], zz = S[8];
-    double N[16] = {xx + yy + zz, yz - zy,       zx - xz,       xy - yx,
-                    yz - zy,      xx - yy - zz,  xy + yx,       zx + xz,
-                    zx - xz,      xy + yx,       -xx + yy - zz, yz + zy,
-                    xy - yx,      zx + xz,       yz + zy,       -xx - yy + zz};
+    double xx = S[0], xy = S[1], xz = S[2], yx = S[3], yy = S[4], yz = S[5], zx = S[6], zy = S[7], zz = S[8];
+    double N[16] = {xx + yy + zz, yz - zy, zx - xz,       xy - yx, yz - zy, xx - yy - zz, xy + yx, zx + xz,
+                    zx - xz,      xy + yx, -xx + yy - zz, yz + zy, xy - yx, zx + xz,      yz + zy, -xx - yy + zz};
     for (int i = 0; i < 16; i++)
         if (!isfinite(N[i]))
             return ptreg_error_set(err, PTREG_ERR_RUNTIME, "Horn solver: non-finite moments");
@@ -219,8 +215,7 @@ ptreg_status ptreg_horn_solve(const ptreg_moments *m, double T[16], int *degener
     return PTREG_OK;
 }
 
-ptreg_status ptreg_horn(const float *p, const float *q, const float *weights, size_t n,
-                        double T[16], ptreg_error *err)
+ptreg_status ptreg_horn(const float *p, const float *q, const float *weights, size_t n, double T[16], ptreg_error *err)
 {
     if (n == 0)
         return ptreg_error_set(err, PTREG_ERR_ARG, "Horn solver: no point pairs");

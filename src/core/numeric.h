@@ -15,10 +15,10 @@
  * when the clouds sit far from the origin. */
 typedef struct ptreg_moments {
     double ref_p[3], ref_q[3];
-    double w;       /* sum of weights */
-    double sp[3];   /* sum w (p - ref_p) */
-    double sq[3];   /* sum w (q - ref_q) */
-    double spq[9];  /* sum w (p - ref_p)(q - ref_q)^T, row-major */
+    double w;      /* sum of weights */
+    double sp[3];  /* sum w (p - ref_p) */
+    double sq[3];  /* sum w (q - ref_q) */
+    double spq[9]; /* sum w (p - ref_p)(q - ref_q)^T, row-major */
 } ptreg_moments;
 
 void ptreg_moments_init(ptreg_moments *m, const double ref_p[3], const double ref_q[3]);
@@ -32,11 +32,9 @@ void ptreg_moments_merge(ptreg_moments *a, const ptreg_moments *b);
  * Returns PTREG_ERR_RUNTIME when the total weight is not positive; sets
  * *degenerate (may be NULL) when the rotation is not unique (collinear or
  * single points). */
-ptreg_status ptreg_horn_solve(const ptreg_moments *m, double T[16], int *degenerate,
-                              ptreg_error *err);
+ptreg_status ptreg_horn_solve(const ptreg_moments *m, double T[16], int *degenerate, ptreg_error *err);
 /* Convenience: Horn on n float point pairs, weights may be NULL (all 1). */
-ptreg_status ptreg_horn(const float *p, const float *q, const float *weights, size_t n,
-                        double T[16], ptreg_error *err);
+ptreg_status ptreg_horn(const float *p, const float *q, const float *weights, size_t n, double T[16], ptreg_error *err);
 
 /* Symmetric eigenproblem of small matrices by cyclic Jacobi, in double.
  * A is n x n row-major (n <= 8) and is not modified; eigenvalues come out

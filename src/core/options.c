@@ -221,8 +221,8 @@ ptreg_status ptreg_options_check(const ptreg_option_table *table, const void *op
     return ptreg_options_check_as(table, options, PTREG_OPTION_SPELL_NAME, err);
 }
 
-const char *option_spelled(const ptreg_option_table *table, const char *name, ptreg_option_spelling spelling,
-                           char *buf, size_t size)
+const char *option_spelled(const ptreg_option_table *table, const char *name, ptreg_option_spelling spelling, char *buf,
+                           size_t size)
 {
     const ptreg_option *o = NULL;
     for (size_t i = 0; i < table->count && !o; i++)

@@ -13,10 +13,7 @@ const ptreg_result_field *ptreg_result_find(const ptreg_result_table *table, con
     return NULL;
 }
 
-const char *result_stop_reason_name(int value)
-{
-    return ptreg_stop_reason_name((ptreg_stop_reason)value);
-}
+const char *result_stop_reason_name(int value) { return ptreg_stop_reason_name((ptreg_stop_reason)value); }
 
 size_t result_iterations_plus_one(const void *result, size_t offset)
 {

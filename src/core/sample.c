@@ -30,8 +30,7 @@ static ptreg_status alloc_attributes(const ptreg_cloud *in, size_t kept, ptreg_c
     return PTREG_OK;
 }
 
-ptreg_status ptreg_cloud_select(const ptreg_cloud *in, const unsigned char *keep, ptreg_cloud *out,
-                                ptreg_error *err)
+ptreg_status ptreg_cloud_select(const ptreg_cloud *in, const unsigned char *keep, ptreg_cloud *out, ptreg_error *err)
 {
     const size_t kept = count_kept(keep, in->n);
     ptreg_status st = ptreg_cloud_alloc(out, kept, in->normals != NULL, err);

@@ -12,10 +12,7 @@
 
 #define PI 3.14159265358979323846
 
-const char *ptreg_shape_name(ptreg_shape shape)
-{
-    return shape == PTREG_SHAPE_AIRCRAFT ? "aircraft" : "blob";
-}
+const char *ptreg_shape_name(ptreg_shape shape) { return shape == PTREG_SHAPE_AIRCRAFT ? "aircraft" : "blob"; }
 
 int ptreg_shape_parse(const char *name, ptreg_shape *shape)
 {
@@ -211,8 +208,7 @@ ptreg_status synth_check_shape(ptreg_shape shape, ptreg_error *err)
     return PTREG_OK;
 }
 
-ptreg_status ptreg_synth_model(ptreg_shape shape, size_t n, uint64_t seed, ptreg_cloud *model,
-                               ptreg_error *err)
+ptreg_status ptreg_synth_model(ptreg_shape shape, size_t n, uint64_t seed, ptreg_cloud *model, ptreg_error *err)
 {
     ptreg_cloud_init(model);
     ptreg_status st = synth_check_shape(shape, err);
@@ -410,8 +406,7 @@ static ptreg_status check_scan_options(const ptreg_synth_options *opt, ptreg_err
     if (!(opt->overlap > 0.0 && opt->overlap <= 1.0))
         return ptreg_error_set(err, PTREG_ERR_ARG, "synth: overlap %g is outside (0, 1]", opt->overlap);
     if (!(opt->outliers >= 0.0 && opt->outliers < 1.0))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "synth: outlier fraction %g is outside [0, 1)",
-                               opt->outliers);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "synth: outlier fraction %g is outside [0, 1)", opt->outliers);
     if (!(opt->noise >= 0.0) || !(opt->max_angle_deg >= 0.0) || !(opt->max_translation >= 0.0))
         return ptreg_error_set(err, PTREG_ERR_ARG, "synth: noise, angle and translation must be >= 0");
     double v = dot3(opt->view, opt->view);
@@ -420,8 +415,8 @@ static ptreg_status check_scan_options(const ptreg_synth_options *opt, ptreg_err
     return PTREG_OK;
 }
 
-ptreg_status ptreg_synth_scan(ptreg_shape shape, const ptreg_synth_options *opt,
-                              ptreg_cloud *sensed, double truth[16], ptreg_error *err)
+ptreg_status ptreg_synth_scan(ptreg_shape shape, const ptreg_synth_options *opt, ptreg_cloud *sensed, double truth[16],
+                              ptreg_error *err)
 {
     ptreg_cloud_init(sensed);
     ptreg_status st = synth_check_shape(shape, err);

@@ -105,8 +105,7 @@ static double rotation_angle_deg(const double R[9])
     return atan2(s, c) * (180.0 / 3.14159265358979323846);
 }
 
-void ptreg_transform_difference(const double A[16], const double B[16], double *angle_deg,
-                                double *translation)
+void ptreg_transform_difference(const double A[16], const double B[16], double *angle_deg, double *translation)
 {
     double Ainv[16], D[16];
     ptreg_transform_invert_rigid(A, Ainv);
@@ -155,8 +154,7 @@ void ptreg_matrix_to_quaternion(const double R[9], double q[4])
     q[0] = w / n, q[1] = x / n, q[2] = y / n, q[3] = z / n;
 }
 
-void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, const double t[3],
-                                     double T[16])
+void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, const double t[3], double T[16])
 {
     double n = sqrt(axis[0] * axis[0] + axis[1] * axis[1] + axis[2] * axis[2]);
     double half = 0.5 * angle_deg * (3.14159265358979323846 / 180.0);
@@ -174,8 +172,7 @@ void ptreg_transform_from_axis_angle(const double axis[3], double angle_deg, con
 
 static double det3(const double R[9])
 {
-    return R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) +
-           R[2] * (R[3] * R[7] - R[4] * R[6]);
+    return R[0] * (R[4] * R[8] - R[5] * R[7]) - R[1] * (R[3] * R[8] - R[5] * R[6]) + R[2] * (R[3] * R[7] - R[4] * R[6]);
 }
 
 double ptreg_transform_rigidity_error(const double T[16])
@@ -210,11 +207,10 @@ double ptreg_transform_make_rigid(double T[16])
     ptreg_transform_rotation(T, R);
     for (int it = 0; it < 20; it++) {
         const double d = det3(R);
-        const double inv_t[9] = {(R[4] * R[8] - R[5] * R[7]) / d, (R[5] * R[6] - R[3] * R[8]) / d,
-                                 (R[3] * R[7] - R[4] * R[6]) / d, (R[2] * R[7] - R[1] * R[8]) / d,
-                                 (R[0] * R[8] - R[2] * R[6]) / d, (R[1] * R[6] - R[0] * R[7]) / d,
-                                 (R[1] * R[5] - R[2] * R[4]) / d, (R[2] * R[3] - R[0] * R[5]) / d,
-                                 (R[0] * R[4] - R[1] * R[3]) / d};
+        const double inv_t[9] = {
+            (R[4] * R[8] - R[5] * R[7]) / d, (R[5] * R[6] - R[3] * R[8]) / d, (R[3] * R[7] - R[4] * R[6]) / d,
+            (R[2] * R[7] - R[1] * R[8]) / d, (R[0] * R[8] - R[2] * R[6]) / d, (R[1] * R[6] - R[0] * R[7]) / d,
+            (R[1] * R[5] - R[2] * R[4]) / d, (R[2] * R[3] - R[0] * R[5]) / d, (R[0] * R[4] - R[1] * R[3]) / d};
         double change = 0.0;
         for (int i = 0; i < 9; i++) {
             const double next = 0.5 * (R[i] + inv_t[i]);

@@ -34,22 +34,44 @@ static const struct {
     const char *name;
     ptreg_voxel_type type;
 } type_names[] = {
-    {"u8", PTREG_VOXEL_U8},  {"uint8", PTREG_VOXEL_U8},   {"uint8_t", PTREG_VOXEL_U8},
-    {"uchar", PTREG_VOXEL_U8}, {"unsigned char", PTREG_VOXEL_U8},
-    {"i8", PTREG_VOXEL_I8},  {"int8", PTREG_VOXEL_I8},    {"int8_t", PTREG_VOXEL_I8},
+    {"u8", PTREG_VOXEL_U8},
+    {"uint8", PTREG_VOXEL_U8},
+    {"uint8_t", PTREG_VOXEL_U8},
+    {"uchar", PTREG_VOXEL_U8},
+    {"unsigned char", PTREG_VOXEL_U8},
+    {"i8", PTREG_VOXEL_I8},
+    {"int8", PTREG_VOXEL_I8},
+    {"int8_t", PTREG_VOXEL_I8},
     {"signed char", PTREG_VOXEL_I8},
-    {"u16", PTREG_VOXEL_U16}, {"uint16", PTREG_VOXEL_U16}, {"uint16_t", PTREG_VOXEL_U16},
-    {"ushort", PTREG_VOXEL_U16}, {"unsigned short", PTREG_VOXEL_U16},
+    {"u16", PTREG_VOXEL_U16},
+    {"uint16", PTREG_VOXEL_U16},
+    {"uint16_t", PTREG_VOXEL_U16},
+    {"ushort", PTREG_VOXEL_U16},
+    {"unsigned short", PTREG_VOXEL_U16},
     {"unsigned short int", PTREG_VOXEL_U16},
-    {"i16", PTREG_VOXEL_I16}, {"int16", PTREG_VOXEL_I16}, {"int16_t", PTREG_VOXEL_I16},
-    {"short", PTREG_VOXEL_I16}, {"short int", PTREG_VOXEL_I16}, {"signed short", PTREG_VOXEL_I16},
+    {"i16", PTREG_VOXEL_I16},
+    {"int16", PTREG_VOXEL_I16},
+    {"int16_t", PTREG_VOXEL_I16},
+    {"short", PTREG_VOXEL_I16},
+    {"short int", PTREG_VOXEL_I16},
+    {"signed short", PTREG_VOXEL_I16},
     {"signed short int", PTREG_VOXEL_I16},
-    {"u32", PTREG_VOXEL_U32}, {"uint32", PTREG_VOXEL_U32}, {"uint32_t", PTREG_VOXEL_U32},
-    {"uint", PTREG_VOXEL_U32}, {"unsigned int", PTREG_VOXEL_U32},
-    {"i32", PTREG_VOXEL_I32}, {"int32", PTREG_VOXEL_I32}, {"int32_t", PTREG_VOXEL_I32},
-    {"int", PTREG_VOXEL_I32}, {"signed int", PTREG_VOXEL_I32},
-    {"f32", PTREG_VOXEL_F32}, {"float", PTREG_VOXEL_F32}, {"float32", PTREG_VOXEL_F32},
-    {"f64", PTREG_VOXEL_F64}, {"double", PTREG_VOXEL_F64}, {"float64", PTREG_VOXEL_F64},
+    {"u32", PTREG_VOXEL_U32},
+    {"uint32", PTREG_VOXEL_U32},
+    {"uint32_t", PTREG_VOXEL_U32},
+    {"uint", PTREG_VOXEL_U32},
+    {"unsigned int", PTREG_VOXEL_U32},
+    {"i32", PTREG_VOXEL_I32},
+    {"int32", PTREG_VOXEL_I32},
+    {"int32_t", PTREG_VOXEL_I32},
+    {"int", PTREG_VOXEL_I32},
+    {"signed int", PTREG_VOXEL_I32},
+    {"f32", PTREG_VOXEL_F32},
+    {"float", PTREG_VOXEL_F32},
+    {"float32", PTREG_VOXEL_F32},
+    {"f64", PTREG_VOXEL_F64},
+    {"double", PTREG_VOXEL_F64},
+    {"float64", PTREG_VOXEL_F64},
 };
 
 int ptreg_voxel_type_parse(const char *name, ptreg_voxel_type *type)
@@ -69,21 +91,19 @@ void ptreg_volume_init(ptreg_volume *vol)
         vol->spacing[a] = 1.0;
 }
 
-ptreg_status ptreg_volume_alloc(ptreg_volume *vol, size_t nx, size_t ny, size_t nz,
-                                ptreg_voxel_type type, ptreg_error *err)
+ptreg_status ptreg_volume_alloc(ptreg_volume *vol, size_t nx, size_t ny, size_t nz, ptreg_voxel_type type,
+                                ptreg_error *err)
 {
     ptreg_volume_init(vol);
     size_t size = ptreg_voxel_size(type);
     if (!size || !nx || !ny || !nz)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "volume of %zu x %zu x %zu voxels of type %d",
-                               nx, ny, nz, (int)type);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "volume of %zu x %zu x %zu voxels of type %d", nx, ny, nz,
+                               (int)type);
     if (ny > SIZE_MAX / nx || nz > SIZE_MAX / (nx * ny) || nx * ny * nz > SIZE_MAX / size)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "volume of %zu x %zu x %zu voxels is too large",
-                               nx, ny, nz);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "volume of %zu x %zu x %zu voxels is too large", nx, ny, nz);
     vol->data = malloc(nx * ny * nz * size);
     if (!vol->data)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for a volume of %zu x %zu x %zu",
-                               nx, ny, nz);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory for a volume of %zu x %zu x %zu", nx, ny, nz);
     vol->nx = nx;
     vol->ny = ny;
     vol->nz = nz;

@@ -34,11 +34,11 @@ typedef struct voxel_sum {
 
 typedef struct voxel_sums {
     voxel_grid grid;
-    int normals;         /* sum normals as well */
-    voxel_sum *sums;     /* count of them, cap allocated */
-    double *normal_sums; /* 3 per voxel when normals */
-    int colors;            /* sum colours as well */
-    uint64_t *color_sums;  /* 3 per voxel when colors */
+    int normals;          /* sum normals as well */
+    voxel_sum *sums;      /* count of them, cap allocated */
+    double *normal_sums;  /* 3 per voxel when normals */
+    int colors;           /* sum colours as well */
+    uint64_t *color_sums; /* 3 per voxel when colors */
     size_t count, cap;
     uint64_t *table; /* a fingerprint and 1 + a voxel's index, 0 when free; table_size a power of 2 */
     size_t table_size;

@@ -102,8 +102,7 @@ typedef struct backend_interface {
     void (*event_free)(dev_handle *dev, void *event);
     /* Optional: a graph of launches run in order, launched with one call
      * (*graph NULL: the backend cannot; the layer replays the launches). */
-    ptreg_status (*graph_build)(dev_handle *dev, const dlaunch *launches, size_t count, void **graph,
-                                ptreg_error *err);
+    ptreg_status (*graph_build)(dev_handle *dev, const dlaunch *launches, size_t count, void **graph, ptreg_error *err);
     ptreg_status (*graph_launch)(dev_handle *dev, void *graph, ptreg_error *err);
     void (*graph_free)(dev_handle *dev, void *graph);
 } backend_interface;
@@ -120,14 +119,14 @@ typedef struct dprogram dprogram;
 struct dev_handle {
     const backend_interface *ops;
     ptreg_device_info info;
-    char label[160];          /* "cuda:0 (NVIDIA H100 80GB HBM3)" for messages */
-    void *impl;               /* the backend's state */
+    char label[160]; /* "cuda:0 (NVIDIA H100 80GB HBM3)" for messages */
+    void *impl;      /* the backend's state */
     pthread_mutex_t lock;
     dprogram *programs; /* built programs, by name and options */
-    int check_guards;         /* buffers' guard words checked when freed */
+    int check_guards;   /* buffers' guard words checked when freed */
     uint64_t guard_violations;
-    int checked;              /* PTREG_DEVICE_CHECKED: wait after each launch, so a fault names its kernel */
-    int no_graphs;            /* PTREG_DEVICE_GRAPHS=0: graphs replay their launches (to measure what they save) */
+    int checked;   /* PTREG_DEVICE_CHECKED: wait after each launch, so a fault names its kernel */
+    int no_graphs; /* PTREG_DEVICE_GRAPHS=0: graphs replay their launches (to measure what they save) */
     size_t live_buffers;
     /* Set by the backend when the device stopped working (a kernel
      * faulted: on CUDA every later call fails): why. The device is opened
@@ -167,8 +166,8 @@ extern const kernel_program basics_kernels;
 /* The contraction probe run when a device is opened (probe.cl). */
 extern const kernel_program probe_kernels;
 
-ptreg_status dev_program(dev_handle *dev, const kernel_program *program, const char *defines,
-                               dprogram **out, ptreg_error *err);
+ptreg_status dev_program(dev_handle *dev, const kernel_program *program, const char *defines, dprogram **out,
+                         ptreg_error *err);
 
 struct dkernel {
     dev_handle *dev;
@@ -197,8 +196,8 @@ void dbuf_free(dbuf *buf);
 ptreg_status dbuf_write(dbuf *buf, size_t offset, const void *src, size_t bytes, ptreg_error *err);
 ptreg_status dbuf_read(const dbuf *buf, size_t offset, void *dst, size_t bytes, ptreg_error *err);
 ptreg_status dbuf_fill(dbuf *buf, size_t offset, size_t bytes, uint32_t word, ptreg_error *err);
-ptreg_status dbuf_copy(dbuf *dst, size_t dst_offset, const dbuf *src, size_t src_offset,
-                             size_t bytes, ptreg_error *err);
+ptreg_status dbuf_copy(dbuf *dst, size_t dst_offset, const dbuf *src, size_t src_offset, size_t bytes,
+                       ptreg_error *err);
 /* Allocates and uploads in one step. */
 ptreg_status dbuf_upload(dev_handle *dev, const void *src, size_t bytes, dbuf **buf, ptreg_error *err);
 
@@ -215,11 +214,11 @@ static inline int dev_grid_fits(size_t groups, size_t local)
 
 /* 1-D launch: enough groups of `local` threads to cover `threads` (the
  * kernels bounds-check their data). */
-ptreg_status dev_launch(const dkernel *kernel, size_t threads, size_t local, size_t nargs,
-                              const karg *args, ptreg_error *err);
+ptreg_status dev_launch(const dkernel *kernel, size_t threads, size_t local, size_t nargs, const karg *args,
+                        ptreg_error *err);
 /* n-D launch by groups. */
-ptreg_status dev_launch_groups(const dkernel *kernel, unsigned dims, const size_t groups[3],
-                                     const size_t local[3], size_t nargs, const karg *args, ptreg_error *err);
+ptreg_status dev_launch_groups(const dkernel *kernel, unsigned dims, const size_t groups[3], const size_t local[3],
+                               size_t nargs, const karg *args, ptreg_error *err);
 ptreg_status dev_finish(dev_handle *dev, ptreg_error *err);
 
 /* A fixed sequence of launches recorded once and run again and again with
@@ -245,8 +244,7 @@ typedef struct devent {
 } devent;
 
 ptreg_status dev_event_record(dev_handle *dev, devent *event, ptreg_error *err);
-ptreg_status dev_event_elapsed(const devent *start, const devent *end, double *ms,
-                                     ptreg_error *err);
+ptreg_status dev_event_elapsed(const devent *start, const devent *end, double *ms, ptreg_error *err);
 void dev_event_free(devent *event);
 
 /* The embedded kernel sources (generated at build time from the .cl files
@@ -261,6 +259,6 @@ void dev_fault_mark(dev_handle *dev, const char *why, char *out, size_t size);
 int dev_faulted(dev_handle *dev);
 /* For the backends: "device: call failed: NAME (code)". */
 ptreg_status dev_fail(dev_handle *dev, ptreg_error *err, const char *call, const char *what, const char *code_name,
-                            long code);
+                      long code);
 
 #endif

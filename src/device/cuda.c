@@ -28,24 +28,66 @@
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 
-#define CU_FUNCTIONS(X)                                                                                         \
-    X(cuInit) X(cuDriverGetVersion) X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceTotalMem)   \
-    X(cuDeviceGetAttribute) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuDevicePrimaryCtxReset) \
-    X(cuCtxPushCurrent) X(cuCtxPopCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize)          \
-    X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuMemAlloc)            \
-    X(cuMemFree) X(cuMemAllocHost) X(cuMemFreeHost) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync)                   \
-    X(cuMemcpyDtoDAsync) X(cuMemsetD32Async) X(cuLaunchKernel) X(cuEventCreate) X(cuEventRecord)                \
-    X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuGetErrorName)
+#define CU_FUNCTIONS(X)          \
+    X(cuInit)                    \
+    X(cuDriverGetVersion)        \
+    X(cuDeviceGetCount)          \
+    X(cuDeviceGet)               \
+    X(cuDeviceGetName)           \
+    X(cuDeviceTotalMem)          \
+    X(cuDeviceGetAttribute)      \
+    X(cuDevicePrimaryCtxRetain)  \
+    X(cuDevicePrimaryCtxRelease) \
+    X(cuDevicePrimaryCtxReset)   \
+    X(cuCtxPushCurrent)          \
+    X(cuCtxPopCurrent)           \
+    X(cuStreamCreate)            \
+    X(cuStreamDestroy)           \
+    X(cuStreamSynchronize)       \
+    X(cuModuleLoadData)          \
+    X(cuModuleUnload)            \
+    X(cuModuleGetFunction)       \
+    X(cuFuncGetAttribute)        \
+    X(cuMemAlloc)                \
+    X(cuMemFree)                 \
+    X(cuMemAllocHost)            \
+    X(cuMemFreeHost)             \
+    X(cuMemcpyHtoDAsync)         \
+    X(cuMemcpyDtoHAsync)         \
+    X(cuMemcpyDtoDAsync)         \
+    X(cuMemsetD32Async)          \
+    X(cuLaunchKernel)            \
+    X(cuEventCreate)             \
+    X(cuEventRecord)             \
+    X(cuEventSynchronize)        \
+    X(cuEventElapsedTime)        \
+    X(cuEventDestroy)            \
+    X(cuGetErrorName)
 /* CUDA 12.4's: without it, argument sizes go unchecked. The graphs' (CUDA
  * 12's names): without them, a graph's launches are replayed one by one. */
-#define CU_OPTIONAL(X)                                                                                       \
-    X(cuFuncGetParamInfo) X(cuGraphCreate) X(cuGraphAddKernelNode) X(cuGraphInstantiate) X(cuGraphLaunch)     \
-    X(cuGraphExecDestroy) X(cuGraphDestroy)
+#define CU_OPTIONAL(X)      \
+    X(cuFuncGetParamInfo)   \
+    X(cuGraphCreate)        \
+    X(cuGraphAddKernelNode) \
+    X(cuGraphInstantiate)   \
+    X(cuGraphLaunch)        \
+    X(cuGraphExecDestroy)   \
+    X(cuGraphDestroy)
 
-#define NVRTC_FUNCTIONS(X)                                                                                    \
-    X(nvrtcVersion) X(nvrtcCreateProgram) X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize)                    \
-    X(nvrtcGetProgramLog) X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) X(nvrtcGetPTXSize) X(nvrtcGetPTX)             \
-    X(nvrtcDestroyProgram) X(nvrtcGetErrorString) X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs)
+#define NVRTC_FUNCTIONS(X)       \
+    X(nvrtcVersion)              \
+    X(nvrtcCreateProgram)        \
+    X(nvrtcCompileProgram)       \
+    X(nvrtcGetProgramLogSize)    \
+    X(nvrtcGetProgramLog)        \
+    X(nvrtcGetCUBINSize)         \
+    X(nvrtcGetCUBIN)             \
+    X(nvrtcGetPTXSize)           \
+    X(nvrtcGetPTX)               \
+    X(nvrtcDestroyProgram)       \
+    X(nvrtcGetErrorString)       \
+    X(nvrtcGetNumSupportedArchs) \
+    X(nvrtcGetSupportedArchs)
 
 #define DECLARE_POINTER(f) __typeof__(f) *f;
 static struct {
@@ -60,10 +102,10 @@ static struct {
  * cuMemAlloc to "cuMemAlloc_v2"), else by its plain name: an older driver
  * has cuEventElapsedTime, not CUDA 13's cuEventElapsedTime_v2 of the same
  * signature. */
-#define LOAD_POINTER(table, f, plain)                                                               \
+#define LOAD_POINTER(table, f, plain)                                                                    \
     if (!(*(void **)&table.f = dlsym(lib, STRINGIFY(f))) && !(*(void **)&table.f = dlsym(lib, plain))) { \
         snprintf(note, note_size, "%.120s lacks %s (too old a version)", library, STRINGIFY(f));         \
-        return 0;                                                                                   \
+        return 0;                                                                                        \
     }
 /* #f here names the function before the header's macro renames it */
 #define LOAD_CU(f) LOAD_POINTER(cu, f, #f)
@@ -71,7 +113,7 @@ static struct {
 #define LOAD_NVRTC(f) LOAD_POINTER(nvrtc, f, #f)
 
 static void *driver_lib;
-static int driver_version;     /* 13000 for CUDA 13.0; 0 without a driver */
+static int driver_version; /* 13000 for CUDA 13.0; 0 without a driver */
 static int nvrtc_major, nvrtc_minor;
 static char nvrtc_path[PATH_MAX];
 static char nvrtc_open_error[300]; /* the loader's words for the last NVRTC it could not open */
@@ -135,8 +177,10 @@ static void *open_nvrtc(const char *name, char *rejected, size_t rejected_size)
         return NULL; /* left loaded: an NVRTC may have registered exit handlers */
     }
     if (!nvrtc_fits_driver(major)) {
-        snprintf(rejected, rejected_size, "%s is NVRTC %d.%d, newer than the CUDA driver (%d.%d), which would refuse "
-                 "its kernels", name, major, minor, driver_version / 1000, driver_version % 1000 / 10);
+        snprintf(rejected, rejected_size,
+                 "%s is NVRTC %d.%d, newer than the CUDA driver (%d.%d), which would refuse "
+                 "its kernels",
+                 name, major, minor, driver_version / 1000, driver_version % 1000 / 10);
         return NULL;
     }
     nvrtc_major = major, nvrtc_minor = minor;
@@ -175,8 +219,10 @@ static int load_nvrtc(char *note, size_t note_size)
             snprintf(rejected, sizeof rejected, "%s", why);
     }
     if (!lib && rejected[0]) {
-        snprintf(note, note_size, "no usable NVRTC: %s; install the NVRTC of the driver's CUDA version "
-                 "(pip: nvidia-cuda-nvrtc-cu%d) and name it in PTREG_NVRTC", rejected, driver_version / 1000);
+        snprintf(note, note_size,
+                 "no usable NVRTC: %s; install the NVRTC of the driver's CUDA version "
+                 "(pip: nvidia-cuda-nvrtc-cu%d) and name it in PTREG_NVRTC",
+                 rejected, driver_version / 1000);
         return 0;
     }
     if (!lib && env && *env) {
@@ -263,8 +309,8 @@ static ptreg_status take_image(nvrtcProgram p, int ptx, nvrtc_output *out, ptreg
                                : ptreg_error_set(err, PTREG_ERR_RUNTIME, "NVRTC: %s", nvrtc.nvrtcGetErrorString(rc));
 }
 
-ptreg_status nvrtc_compile(const char *source, const char *defines, const char *label, int arch, int ptx,
-                                 int verbose, nvrtc_output *out, ptreg_error *err)
+ptreg_status nvrtc_compile(const char *source, const char *defines, const char *label, int arch, int ptx, int verbose,
+                           nvrtc_output *out, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
     char note[200];
@@ -286,8 +332,8 @@ ptreg_status nvrtc_compile(const char *source, const char *defines, const char *
     if (rc != NVRTC_SUCCESS) {
         free(options);
         free(defs);
-        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "NVRTC: nvrtcCreateProgram failed for the %s kernels: %s",
-                               label, nvrtc.nvrtcGetErrorString(rc));
+        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "NVRTC: nvrtcCreateProgram failed for the %s kernels: %s", label,
+                               nvrtc.nvrtcGetErrorString(rc));
     }
     rc = nvrtc.nvrtcCompileProgram(p, count, options);
     free(options);
@@ -476,12 +522,13 @@ static ptreg_status cu_fail(dev_handle *dev, ptreg_error *err, const char *call,
     if (s && s->last_kernel[0])
         snprintf(last, sizeof last, "%s", s->last_kernel);
     pthread_mutex_unlock(&dev->fault_lock);
-    snprintf(why, sizeof why, "%s: a kernel fault (%s, %d) seen at %s%s%s; the last kernel launched was %s",
-             dev->label, cu_error_name(rc), (int)rc, call, what && *what ? " for " : "", what ? what : "", last);
+    snprintf(why, sizeof why, "%s: a kernel fault (%s, %d) seen at %s%s%s; the last kernel launched was %s", dev->label,
+             cu_error_name(rc), (int)rc, call, what && *what ? " for " : "", what ? what : "", last);
     dev_fault_mark(dev, why, why, sizeof why);
     return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s%s", why,
-                           dev->checked ? "" : " (PTREG_DEVICE_CHECKED=1 waits after each launch and names the kernel "
-                                               "that faulted)");
+                           dev->checked ? ""
+                                        : " (PTREG_DEVICE_CHECKED=1 waits after each launch and names the kernel "
+                                          "that faulted)");
 }
 
 static void free_state(cuda_state *s)
@@ -544,15 +591,16 @@ static void cuda_close(dev_handle *dev)
  * cached says which (a refused cached image is removed, a new one is
  * stored once the driver took it). */
 static ptreg_status module_image(const cuda_state *s, const char *source, const char *defines, const char *label,
-                                 const char *const parts[4], void **image, size_t *size, int *cached,
-                                 ptreg_error *err)
+                                 const char *const parts[4], void **image, size_t *size, int *cached, ptreg_error *err)
 {
     int ptx, target = nvrtc_target(s->arch, &ptx);
     const int nvrtc_version = nvrtc_major * 1000 + nvrtc_minor * 10;
     if (ptx && nvrtc_version > driver_version)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "NVRTC %d.%d does not know sm_%d, and its PTX needs a CUDA "
-                               "driver of %d.%d or newer (this one is %d.%d)", nvrtc_major, nvrtc_minor, s->arch,
-                               nvrtc_major, nvrtc_minor, driver_version / 1000, driver_version % 1000 / 10);
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "NVRTC %d.%d does not know sm_%d, and its PTX needs a CUDA "
+                               "driver of %d.%d or newer (this one is %d.%d)",
+                               nvrtc_major, nvrtc_minor, s->arch, nvrtc_major, nvrtc_minor, driver_version / 1000,
+                               driver_version % 1000 / 10);
     *cached = kernel_cache_load(ptx ? "ptx" : "cubin", parts, 4, image, size);
     if (*cached)
         return PTREG_OK;
@@ -735,8 +783,8 @@ static ptreg_status cuda_fill(dev_handle *dev, void *handle, size_t offset, size
     return rc == CUDA_SUCCESS ? PTREG_OK : cu_fail(dev, err, "cuMemsetD32Async", "", rc);
 }
 
-static ptreg_status cuda_copy(dev_handle *dev, void *dst, size_t dst_offset, void *src, size_t src_offset,
-                              size_t bytes, ptreg_error *err)
+static ptreg_status cuda_copy(dev_handle *dev, void *dst, size_t dst_offset, void *src, size_t src_offset, size_t bytes,
+                              ptreg_error *err)
 {
     cuda_state *s = enter(dev);
     CUresult rc = cu.cuMemcpyDtoDAsync(dptr(dst, dst_offset), dptr(src, src_offset), bytes, s->stream);
@@ -764,9 +812,10 @@ static ptreg_status check_arguments(const dev_handle *dev, const cuda_function *
                                name, k->nparams, nargs);
     for (size_t i = 0; i < nargs; i++)
         if (karg_size(args[i].kind) != k->param_size[i])
-            return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: kernel %s's argument %zu is %u bytes, %zu were given "
-                                   "(float and double mixed up?)", dev->label, name, i,
-                                   (unsigned)k->param_size[i], karg_size(args[i].kind));
+            return ptreg_error_set(err, PTREG_ERR_RUNTIME,
+                                   "%s: kernel %s's argument %zu is %u bytes, %zu were given "
+                                   "(float and double mixed up?)",
+                                   dev->label, name, i, (unsigned)k->param_size[i], karg_size(args[i].kind));
     return PTREG_OK;
 }
 
@@ -884,8 +933,8 @@ static ptreg_status cuda_graph_build(dev_handle *dev, const dlaunch *launches, s
     if (!have_graphs())
         return PTREG_OK;
     for (size_t i = 0; i < count; i++) {
-        ptreg_status st = check_arguments(dev, launches[i].kernel->handle, launches[i].kernel->name,
-                                          launches[i].nargs, launches[i].args, err);
+        ptreg_status st = check_arguments(dev, launches[i].kernel->handle, launches[i].kernel->name, launches[i].nargs,
+                                          launches[i].args, err);
         if (st)
             return st;
     }

@@ -56,10 +56,7 @@ static const backend_interface *backend_ops(ptreg_backend backend)
     return NULL;
 }
 
-int ptreg_backend_built(ptreg_backend backend)
-{
-    return backend == PTREG_BACKEND_CPU || backend_ops(backend) != NULL;
-}
+int ptreg_backend_built(ptreg_backend backend) { return backend == PTREG_BACKEND_CPU || backend_ops(backend) != NULL; }
 
 int ptreg_device_parse(const char *text, ptreg_device *device)
 {
@@ -286,7 +283,7 @@ ptreg_status ptreg_device_resolve(const ptreg_device *request, unsigned supporte
 /* ---- opened devices ---- */
 
 ptreg_status dev_fail(dev_handle *dev, ptreg_error *err, const char *call, const char *what, const char *code_name,
-                            long code)
+                      long code)
 {
     return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: %s failed%s%s: %s (%ld)", dev ? dev->label : "device", call,
                            what && *what ? " for " : "", what ? what : "", code_name ? code_name : "?", code);
@@ -311,8 +308,8 @@ const char *ptreg_device_name(const ptreg_device *device)
 
 static void drop_programs(dev_handle *dev);
 static ptreg_status probe_contraction(dev_handle *dev, ptreg_error *err);
-static ptreg_status program_locked(dev_handle *dev, const kernel_program *program, const char *defines,
-                                   dprogram **out, ptreg_error *err);
+static ptreg_status program_locked(dev_handle *dev, const kernel_program *program, const char *defines, dprogram **out,
+                                   ptreg_error *err);
 
 /* A device whose backend said it stopped working (a kernel faulted) is
  * closed and opened afresh, once nothing of the old one is in use. */
@@ -323,8 +320,10 @@ static ptreg_status reopen_if_faulted(dev_handle *dev, ptreg_error *err)
     if (!fault[0])
         return PTREG_OK;
     if (dev->live_buffers)
-        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s; it is unusable until the %zu buffers still on it (models, "
-                               "indices) are freed", fault, dev->live_buffers);
+        return ptreg_error_set(err, PTREG_ERR_RUNTIME,
+                               "%s; it is unusable until the %zu buffers still on it (models, "
+                               "indices) are freed",
+                               fault, dev->live_buffers);
     drop_programs(dev);
     dev->ops->close(dev);
     pthread_mutex_lock(&dev->fault_lock);
@@ -495,8 +494,8 @@ static char *full_defines(const dev_handle *dev, const char *defines)
     return all;
 }
 
-static ptreg_status program_locked(dev_handle *dev, const kernel_program *program, const char *defines,
-                                   dprogram **out, ptreg_error *err)
+static ptreg_status program_locked(dev_handle *dev, const kernel_program *program, const char *defines, dprogram **out,
+                                   ptreg_error *err)
 {
     /* the first program a device builds is the probe's: its failure is
      * then the computation's, reported as any other of its device calls
@@ -537,8 +536,8 @@ static ptreg_status program_locked(dev_handle *dev, const kernel_program *progra
     return PTREG_OK;
 }
 
-ptreg_status dev_program(dev_handle *dev, const kernel_program *program, const char *defines,
-                               dprogram **out, ptreg_error *err)
+ptreg_status dev_program(dev_handle *dev, const kernel_program *program, const char *defines, dprogram **out,
+                         ptreg_error *err)
 {
     pthread_mutex_lock(&dev->lock);
     ptreg_status st = program_locked(dev, program, defines, out, err);
@@ -587,8 +586,8 @@ const kernel_program probe_kernels = {"probe", probe_files};
 /* One thread's a * b + c of the probe kernel (probe.cl) into *out, the
  * backend called directly: the probe is the device's set-up, not a
  * computation of the caller's (not counted in its device stats). */
-static ptreg_status probe_one(dev_handle *dev, dprogram *p, const char *name, const karg *abc, void *out,
-                              size_t size, ptreg_error *err)
+static ptreg_status probe_one(dev_handle *dev, dprogram *p, const char *name, const karg *abc, void *out, size_t size,
+                              ptreg_error *err)
 {
     dkernel *k;
     ptreg_status st = kernel_locked(p, name, &k, err);
@@ -615,8 +614,8 @@ static ptreg_status probe_one(dev_handle *dev, dprogram *p, const char *name, co
 static ptreg_status probe_contraction(dev_handle *dev, ptreg_error *err)
 {
     dprogram *p;
-    ptreg_status st = program_locked(dev, &probe_kernels, env_flag("PTREG_DEVICE_PROBE_FUSED") ? "-DPTREG_PROBE_FUSED=1"
-                                                                                           : "", &p, err);
+    ptreg_status st = program_locked(dev, &probe_kernels,
+                                     env_flag("PTREG_DEVICE_PROBE_FUSED") ? "-DPTREG_PROBE_FUSED=1" : "", &p, err);
     /* a = b = 1 + 2^-12, c = -(1 + 2^-11): 0 unfused, 2^-24 fused */
     const float a = 1.0f + 0x1p-12f, c = -(1.0f + 0x1p-11f);
     const karg abc[] = {KARG_F32(a), KARG_F32(a), KARG_F32(c)};
@@ -660,9 +659,8 @@ static size_t engine_on(const engine *const *engines, size_t count, ptreg_backen
     return count;
 }
 
-ptreg_status engine_choose(const engine *const *engines, size_t count, const ptreg_device *request,
-                           const void *options, const char *operation, ptreg_device *on, const engine **chosen,
-                           ptreg_error *err)
+ptreg_status engine_choose(const engine *const *engines, size_t count, const ptreg_device *request, const void *options,
+                           const char *operation, ptreg_device *on, const engine **chosen, ptreg_error *err)
 {
     unsigned backends = 0;
     for (size_t i = 0; i < count; i++)
@@ -829,8 +827,7 @@ ptreg_status dbuf_fill(dbuf *b, size_t offset, size_t bytes, uint32_t word, ptre
     return bytes ? b->dev->ops->fill(b->dev, b->handle, offset, bytes, word, err) : PTREG_OK;
 }
 
-ptreg_status dbuf_copy(dbuf *dst, size_t dst_offset, const dbuf *src, size_t src_offset,
-                             size_t bytes, ptreg_error *err)
+ptreg_status dbuf_copy(dbuf *dst, size_t dst_offset, const dbuf *src, size_t src_offset, size_t bytes, ptreg_error *err)
 {
     if (dst_offset > dst->bytes || bytes > dst->bytes - dst_offset)
         return out_of_range(dst, "copy", dst_offset, bytes, err);
@@ -970,8 +967,8 @@ ptreg_status dev_kernel_fits(const dkernel *k, size_t threads, ptreg_error *err)
                            k->dev->info.max_work_group);
 }
 
-ptreg_status dev_launch_groups(const dkernel *k, unsigned dims, const size_t groups[3],
-                                     const size_t local[3], size_t nargs, const karg *args, ptreg_error *err)
+ptreg_status dev_launch_groups(const dkernel *k, unsigned dims, const size_t groups[3], const size_t local[3],
+                               size_t nargs, const karg *args, ptreg_error *err)
 {
     size_t threads = 1;
     for (unsigned d = 0; d < dims; d++) {
@@ -997,8 +994,8 @@ ptreg_status dev_launch_groups(const dkernel *k, unsigned dims, const size_t gro
     return st;
 }
 
-ptreg_status dev_launch(const dkernel *k, size_t threads, size_t local, size_t nargs,
-                              const karg *args, ptreg_error *err)
+ptreg_status dev_launch(const dkernel *k, size_t threads, size_t local, size_t nargs, const karg *args,
+                        ptreg_error *err)
 {
     const size_t groups[3] = {(threads + local - 1) / local, 1, 1}, sizes[3] = {local, 1, 1};
     return dev_launch_groups(k, 1, groups, sizes, nargs, args, err);
@@ -1037,8 +1034,8 @@ int nvrtc_available(char *note, size_t note_size)
     return 0;
 }
 
-ptreg_status nvrtc_compile(const char *source, const char *defines, const char *label, int arch, int ptx,
-                                 int verbose, nvrtc_output *out, ptreg_error *err)
+ptreg_status nvrtc_compile(const char *source, const char *defines, const char *label, int arch, int ptx, int verbose,
+                           nvrtc_output *out, ptreg_error *err)
 {
     (void)source, (void)defines, (void)label, (void)arch, (void)ptx, (void)verbose;
     memset(out, 0, sizeof *out);

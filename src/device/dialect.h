@@ -60,9 +60,9 @@ typedef long long i64;
 #define CEIL(x) ceil(x)
 #define LOCAL_ATOMIC_INC(p) atomicAdd((p), 1u)
 #define GLOBAL_ATOMIC_INC(p) atomicAdd((u32 *)(p), 1u) /* p may be volatile */
-#define GLOBAL_FENCE() __threadfence() /* device scope: release before the count */
-#define GLOBAL_ACQUIRE() __threadfence() /* device scope: acquire after it */
-#define LOAD_COHERENT_F64(p) __ldcg(p) /* past L1: another group's write of this launch */
+#define GLOBAL_FENCE() __threadfence()                 /* device scope: release before the count */
+#define GLOBAL_ACQUIRE() __threadfence()               /* device scope: acquire after it */
+#define LOAD_COHERENT_F64(p) __ldcg(p)                 /* past L1: another group's write of this launch */
 
 /* binary16 storage: the hardware's conversions (round to nearest even) */
 FN float half_load(GLOBAL const u16 *p, u32 i)

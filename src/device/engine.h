@@ -37,8 +37,7 @@ ptreg_status engine_cpu_only(const char *what, const ptreg_device_info *device, 
  * cannot run them, auto (and env PTREG_DEVICE's choice) falls back to the
  * CPU, and a device asked for by name is the engine's error. options: the
  * algorithm's struct, as supports() reads it (NULL where none reads it). */
-ptreg_status engine_choose(const engine *const *engines, size_t count, const ptreg_device *request,
-                           const void *options, const char *operation, ptreg_device *on, const engine **chosen,
-                           ptreg_error *err);
+ptreg_status engine_choose(const engine *const *engines, size_t count, const ptreg_device *request, const void *options,
+                           const char *operation, ptreg_device *on, const engine **chosen, ptreg_error *err);
 
 #endif

@@ -76,8 +76,8 @@ static int cache_path(const char *kind, const char *const parts[], size_t count,
         return 0;
     uint64_t key[2];
     key_hash(parts, count, key);
-    int n = snprintf(path, size, "%s/%016llx%016llx.%s", dir, (unsigned long long)key[0],
-                     (unsigned long long)key[1], kind);
+    int n = snprintf(path, size, "%s/%016llx%016llx.%s", dir, (unsigned long long)key[0], (unsigned long long)key[1],
+                     kind);
     return n > 0 && (size_t)n < size;
 }
 
@@ -109,8 +109,7 @@ int kernel_cache_load(const char *kind, const char *const parts[], size_t count,
     return 1;
 }
 
-void kernel_cache_store(const char *kind, const char *const parts[], size_t count, const void *image,
-                              size_t size)
+void kernel_cache_store(const char *kind, const char *const parts[], size_t count, const void *image, size_t size)
 {
     char path[1024], tmp[1100];
     if (!cache_path(kind, parts, count, path, sizeof path))

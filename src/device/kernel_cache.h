@@ -10,8 +10,7 @@
  * image when found and intact, else 0. */
 int kernel_cache_load(const char *kind, const char *const parts[], size_t count, void **image, size_t *size);
 /* Stores it (atomically; failures are silent: the cache is an optimisation). */
-void kernel_cache_store(const char *kind, const char *const parts[], size_t count, const void *image,
-                              size_t size);
+void kernel_cache_store(const char *kind, const char *const parts[], size_t count, const void *image, size_t size);
 /* Removes it: an image the driver refused must not be handed back. */
 void kernel_cache_forget(const char *kind, const char *const parts[], size_t count);
 

@@ -14,13 +14,35 @@
 
 #include "device/backend.h"
 
-#define CL_FUNCTIONS(X)                                                                                      \
-    X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext)         \
-    X(clReleaseContext) X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clCreateProgramWithSource)        \
-    X(clBuildProgram) X(clGetProgramBuildInfo) X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel)      \
-    X(clGetKernelWorkGroupInfo) X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clCreateBuffer) X(clReleaseMemObject)                      \
-    X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer) X(clEnqueueCopyBuffer) X(clFinish) \
-    X(clWaitForEvents) X(clGetEventProfilingInfo) X(clRetainEvent) X(clReleaseEvent)
+#define CL_FUNCTIONS(X)          \
+    X(clGetPlatformIDs)          \
+    X(clGetPlatformInfo)         \
+    X(clGetDeviceIDs)            \
+    X(clGetDeviceInfo)           \
+    X(clCreateContext)           \
+    X(clReleaseContext)          \
+    X(clCreateCommandQueue)      \
+    X(clReleaseCommandQueue)     \
+    X(clCreateProgramWithSource) \
+    X(clBuildProgram)            \
+    X(clGetProgramBuildInfo)     \
+    X(clReleaseProgram)          \
+    X(clCreateKernel)            \
+    X(clReleaseKernel)           \
+    X(clGetKernelWorkGroupInfo)  \
+    X(clSetKernelArg)            \
+    X(clEnqueueNDRangeKernel)    \
+    X(clCreateBuffer)            \
+    X(clReleaseMemObject)        \
+    X(clEnqueueWriteBuffer)      \
+    X(clEnqueueReadBuffer)       \
+    X(clEnqueueFillBuffer)       \
+    X(clEnqueueCopyBuffer)       \
+    X(clFinish)                  \
+    X(clWaitForEvents)           \
+    X(clGetEventProfilingInfo)   \
+    X(clRetainEvent)             \
+    X(clReleaseEvent)
 
 #define DECLARE_POINTER(f) __typeof__(f) *f;
 static struct {
@@ -41,10 +63,10 @@ static void load_library(void)
         snprintf(load_note, sizeof load_note, "no OpenCL ICD loader (libOpenCL.so.1) found");
         return;
     }
-#define LOAD_POINTER(f)                                                                   \
-    if (!(*(void **)&cl.f = dlsym(lib, #f))) {                                            \
+#define LOAD_POINTER(f)                                                                      \
+    if (!(*(void **)&cl.f = dlsym(lib, #f))) {                                               \
         snprintf(load_note, sizeof load_note, "libOpenCL.so.1 lacks %s (OpenCL < 1.2)", #f); \
-        return;                                                                           \
+        return;                                                                              \
     }
     CL_FUNCTIONS(LOAD_POINTER)
     loaded = 1;
@@ -55,16 +77,38 @@ static const char *cl_error_name(cl_int code)
     switch (code) {
 #define NAME(c) \
     case c: return #c;
-        NAME(CL_DEVICE_NOT_FOUND) NAME(CL_DEVICE_NOT_AVAILABLE) NAME(CL_COMPILER_NOT_AVAILABLE)
-        NAME(CL_MEM_OBJECT_ALLOCATION_FAILURE) NAME(CL_OUT_OF_RESOURCES) NAME(CL_OUT_OF_HOST_MEMORY)
-        NAME(CL_PROFILING_INFO_NOT_AVAILABLE) NAME(CL_BUILD_PROGRAM_FAILURE) NAME(CL_INVALID_VALUE)
-        NAME(CL_INVALID_DEVICE_TYPE) NAME(CL_INVALID_PLATFORM) NAME(CL_INVALID_DEVICE) NAME(CL_INVALID_CONTEXT)
-        NAME(CL_INVALID_COMMAND_QUEUE) NAME(CL_INVALID_MEM_OBJECT) NAME(CL_INVALID_BUILD_OPTIONS)
-        NAME(CL_INVALID_PROGRAM) NAME(CL_INVALID_PROGRAM_EXECUTABLE) NAME(CL_INVALID_KERNEL_NAME)
-        NAME(CL_INVALID_KERNEL) NAME(CL_INVALID_ARG_INDEX) NAME(CL_INVALID_ARG_VALUE) NAME(CL_INVALID_ARG_SIZE)
-        NAME(CL_INVALID_KERNEL_ARGS) NAME(CL_INVALID_WORK_DIMENSION) NAME(CL_INVALID_WORK_GROUP_SIZE)
-        NAME(CL_INVALID_WORK_ITEM_SIZE) NAME(CL_INVALID_GLOBAL_OFFSET) NAME(CL_INVALID_EVENT)
-        NAME(CL_INVALID_OPERATION) NAME(CL_INVALID_BUFFER_SIZE) NAME(CL_INVALID_GLOBAL_WORK_SIZE)
+        NAME(CL_DEVICE_NOT_FOUND)
+        NAME(CL_DEVICE_NOT_AVAILABLE)
+        NAME(CL_COMPILER_NOT_AVAILABLE)
+        NAME(CL_MEM_OBJECT_ALLOCATION_FAILURE)
+        NAME(CL_OUT_OF_RESOURCES)
+        NAME(CL_OUT_OF_HOST_MEMORY)
+        NAME(CL_PROFILING_INFO_NOT_AVAILABLE)
+        NAME(CL_BUILD_PROGRAM_FAILURE)
+        NAME(CL_INVALID_VALUE)
+        NAME(CL_INVALID_DEVICE_TYPE)
+        NAME(CL_INVALID_PLATFORM)
+        NAME(CL_INVALID_DEVICE)
+        NAME(CL_INVALID_CONTEXT)
+        NAME(CL_INVALID_COMMAND_QUEUE)
+        NAME(CL_INVALID_MEM_OBJECT)
+        NAME(CL_INVALID_BUILD_OPTIONS)
+        NAME(CL_INVALID_PROGRAM)
+        NAME(CL_INVALID_PROGRAM_EXECUTABLE)
+        NAME(CL_INVALID_KERNEL_NAME)
+        NAME(CL_INVALID_KERNEL)
+        NAME(CL_INVALID_ARG_INDEX)
+        NAME(CL_INVALID_ARG_VALUE)
+        NAME(CL_INVALID_ARG_SIZE)
+        NAME(CL_INVALID_KERNEL_ARGS)
+        NAME(CL_INVALID_WORK_DIMENSION)
+        NAME(CL_INVALID_WORK_GROUP_SIZE)
+        NAME(CL_INVALID_WORK_ITEM_SIZE)
+        NAME(CL_INVALID_GLOBAL_OFFSET)
+        NAME(CL_INVALID_EVENT)
+        NAME(CL_INVALID_OPERATION)
+        NAME(CL_INVALID_BUFFER_SIZE)
+        NAME(CL_INVALID_GLOBAL_WORK_SIZE)
 #undef NAME
     }
     return code == -1001 ? "CL_PLATFORM_NOT_FOUND_KHR" : "CL_ERROR";
@@ -232,15 +276,15 @@ static ptreg_status build_failed(dev_handle *dev, cl_program program, const char
         log = calloc(size + 1, 1);
     if (log && cl.clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, size, log, NULL) != CL_SUCCESS)
         log[0] = '\0';
-    ptreg_status st =
-        ptreg_error_set(err, PTREG_ERR_RUNTIME, "%s: clBuildProgram failed for the %s kernels: %s (%d): %s",
-                        dev->label, label, cl_error_name(rc), (int)rc, log ? log : "");
+    ptreg_status st = ptreg_error_set(err, PTREG_ERR_RUNTIME,
+                                      "%s: clBuildProgram failed for the %s kernels: %s (%d): %s", dev->label, label,
+                                      cl_error_name(rc), (int)rc, log ? log : "");
     free(log);
     return st;
 }
 
 static ptreg_status ocl_build(dev_handle *dev, const char *source, const char *defines, const char *label,
-                             void **program, ptreg_error *err)
+                              void **program, ptreg_error *err)
 {
     ocl_state *s = dev->impl;
     cl_device_id id = device_ids[dev->info.device.index];
@@ -274,7 +318,7 @@ static void ocl_program_free(dev_handle *dev, void *program)
 }
 
 static ptreg_status ocl_kernel(dev_handle *dev, void *program, const char *name, void **kernel, size_t *max_threads,
-                              ptreg_error *err)
+                               ptreg_error *err)
 {
     cl_int rc;
     *kernel = cl.clCreateKernel(program, name, &rc);
@@ -299,9 +343,10 @@ static ptreg_status ocl_alloc(dev_handle *dev, size_t bytes, void **handle, ptre
 {
     const cl_ulong largest = ((ocl_state *)dev->impl)->max_alloc;
     if (largest && bytes > largest)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: a buffer of %zu bytes is larger than the device's "
-                               "largest allocation (%llu bytes), whatever memory is free", dev->label, bytes,
-                               (unsigned long long)largest);
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "%s: a buffer of %zu bytes is larger than the device's "
+                               "largest allocation (%llu bytes), whatever memory is free",
+                               dev->label, bytes, (unsigned long long)largest);
     cl_int rc;
     *handle = cl.clCreateBuffer(((ocl_state *)dev->impl)->context, CL_MEM_READ_WRITE, bytes, NULL, &rc);
     if (*handle)
@@ -319,7 +364,7 @@ static void ocl_free(dev_handle *dev, void *handle)
 }
 
 static ptreg_status ocl_write(dev_handle *dev, void *handle, size_t offset, const void *src, size_t bytes,
-                             ptreg_error *err)
+                              ptreg_error *err)
 {
     cl_int rc = cl.clEnqueueWriteBuffer(((ocl_state *)dev->impl)->queue, handle, CL_TRUE, offset, bytes, src, 0, NULL,
                                         NULL);
@@ -334,7 +379,7 @@ static ptreg_status ocl_read(dev_handle *dev, void *handle, size_t offset, void 
 }
 
 static ptreg_status ocl_fill(dev_handle *dev, void *handle, size_t offset, size_t bytes, uint32_t word,
-                            ptreg_error *err)
+                             ptreg_error *err)
 {
     cl_int rc = cl.clEnqueueFillBuffer(((ocl_state *)dev->impl)->queue, handle, &word, sizeof word, offset, bytes, 0,
                                        NULL, NULL);
@@ -342,7 +387,7 @@ static ptreg_status ocl_fill(dev_handle *dev, void *handle, size_t offset, size_
 }
 
 static ptreg_status ocl_copy(dev_handle *dev, void *dst, size_t dst_offset, void *src, size_t src_offset, size_t bytes,
-                            ptreg_error *err)
+                             ptreg_error *err)
 {
     cl_int rc = cl.clEnqueueCopyBuffer(((ocl_state *)dev->impl)->queue, src, dst, src_offset, dst_offset, bytes, 0,
                                        NULL, NULL);
@@ -352,8 +397,8 @@ static ptreg_status ocl_copy(dev_handle *dev, void *dst, size_t dst_offset, void
 static ptreg_status set_argument(dev_handle *dev, cl_kernel k, const char *name, cl_uint i, const karg *a,
                                  ptreg_error *err)
 {
-    static const size_t scalar_size[] = {[PTREG_KARG_U32] = 4, [PTREG_KARG_I32] = 4, [PTREG_KARG_F32] = 4,
-                                         [PTREG_KARG_F64] = 8, [PTREG_KARG_U64] = 8};
+    static const size_t scalar_size[] = {
+        [PTREG_KARG_U32] = 4, [PTREG_KARG_I32] = 4, [PTREG_KARG_F32] = 4, [PTREG_KARG_F64] = 8, [PTREG_KARG_U64] = 8};
     cl_int rc = a->kind == PTREG_KARG_BUF ? cl.clSetKernelArg(k, i, sizeof(cl_mem), &a->v.buf->handle)
                                           : cl.clSetKernelArg(k, i, scalar_size[a->kind], &a->v);
     if (rc == CL_SUCCESS)
@@ -380,7 +425,7 @@ static void kernel_queued(ocl_state *s, cl_event e)
 }
 
 static ptreg_status ocl_launch(dev_handle *dev, void *kernel, const char *name, unsigned dims, const size_t groups[3],
-                              const size_t local[3], size_t nargs, const karg *args, ptreg_error *err)
+                               const size_t local[3], size_t nargs, const karg *args, ptreg_error *err)
 {
     for (size_t i = 0; i < nargs; i++) {
         ptreg_status st = set_argument(dev, kernel, name, (cl_uint)i, &args[i], err);

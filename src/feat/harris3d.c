@@ -32,7 +32,7 @@ static const ptreg_option harris_rows[] = {
     OPTION_FIELD(ptreg_harris3d_options, sigma, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "S",
                  "Gaussian weight's sigma in voxels; default (W - 1) / 4"),
     OPTION_NUMBER(ptreg_harris3d_options, k, "kappa", NULL, DOUBLE, -DBL_MAX, DBL_MAX, 0, "K",
-                 "Harris's free parameter (k in most texts): score det(M) - K trace(M)^3; corners need K < 1/27"),
+                  "Harris's free parameter (k in most texts): score det(M) - K trace(M)^3; corners need K < 1/27"),
     OPTION_ENUM(ptreg_harris3d_options, border, "border", NULL, border_names, 0,
                 "skip: voxels within W/2 + 1 of an edge score 0; clamp: the edge voxels repeat outward"),
     OPTION_FIELD(ptreg_harris3d_options, min_distance, NULL, DOUBLE, 0, DBL_MAX, 0, "D",
@@ -147,8 +147,9 @@ static void reference_scores(const ptreg_volume *v, const ptreg_harris3d_options
             for (size_t x = 0; x < v->nx; x++) {
                 int skip = o->border == PTREG_HARRIS_BORDER_SKIP &&
                            (in_border(x, v->nx, b) || in_border(y, v->ny, b) || in_border((size_t)z, v->nz, b));
-                scores[x + v->nx * (y + v->ny * (size_t)z)] =
-                    skip ? 0.0f : reference_voxel(v, (long)x, (long)y, z, r, w, o->k);
+                scores[x + v->nx * (y + v->ny * (size_t)z)] = skip
+                                                                  ? 0.0f
+                                                                  : reference_voxel(v, (long)x, (long)y, z, r, w, o->k);
             }
 }
 
@@ -172,8 +173,8 @@ static size_t tile_rows(const ptreg_harris3d_options *o, size_t nx, size_t ny, i
     return rows < ny ? rows : ny;
 }
 
-static ptreg_status fast_scores(const ptreg_volume *v, const ptreg_harris3d_options *o, float *scores,
-                                float *row_max, float *max, ptreg_error *err)
+static ptreg_status fast_scores(const ptreg_volume *v, const ptreg_harris3d_options *o, float *scores, float *row_max,
+                                float *max, ptreg_error *err)
 {
     int r = (o->window - 1) / 2, nt = ptreg_get_num_threads(), failed = 0;
     float w[2 * PTREG_HARRIS_MAX_RADIUS + 1];
@@ -194,8 +195,8 @@ static ptreg_status fast_scores(const ptreg_volume *v, const ptreg_harris3d_opti
             if (!scratch)
                 continue;
             size_t y1 = (i + 1) * rows < v->ny ? (i + 1) * rows : v->ny;
-            ptreg_harris_tile t = {v->data, v->type, v->nx, v->ny, v->nz, r, w, (float)o->k,
-                                   i * rows, y1, border, scores, row_max, scratch, 0.0f};
+            ptreg_harris_tile t = {v->data,  v->type, v->nx,  v->ny,  v->nz,   r,       w,   (float)o->k,
+                                   i * rows, y1,      border, scores, row_max, scratch, 0.0f};
             kernel(&t);
             best = t.max > best ? t.max : best;
         }
@@ -425,9 +426,8 @@ static ptreg_status select_keypoints(const float *scores, const float *row_max, 
 }
 
 ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny, size_t nz,
-                                      const ptreg_harris3d_options *opt, ptreg_keypoint **keypoints,
-                                      size_t *count, double *threshold_used, size_t *local_maxima_count,
-                                      ptreg_error *err)
+                                      const ptreg_harris3d_options *opt, ptreg_keypoint **keypoints, size_t *count,
+                                      double *threshold_used, size_t *local_maxima_count, ptreg_error *err)
 {
     ptreg_harris3d_options d;
     if (!opt) {
@@ -444,7 +444,7 @@ ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny,
         return s;
     if (on_gpu(&on))
         return harris3d_device_select(scores, nx, ny, nz, opt, &on, keypoints, count, threshold_used,
-                                            local_maxima_count, err);
+                                      local_maxima_count, err);
     float *row_max = malloc(ny * nz * sizeof *row_max);
     if (!row_max)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
@@ -472,8 +472,8 @@ static ptreg_status cpu_detect(const ptreg_volume *vol, const ptreg_harris3d_opt
     double t1 = ptreg_time_ms();
     if (!s)
         s = select_keypoints(result->scores, row_max, vol->nx, vol->ny, vol->nz, opt, result->max_score,
-                             &result->keypoints, &result->keypoint_count, &result->threshold,
-                             &result->local_maxima, err);
+                             &result->keypoints, &result->keypoint_count, &result->threshold, &result->local_maxima,
+                             err);
     double t2 = ptreg_time_ms();
     free(row_max);
     if (s)
@@ -490,8 +490,8 @@ static ptreg_status cpu_detect(const ptreg_volume *vol, const ptreg_harris3d_opt
     return PTREG_OK;
 }
 
-ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
-                            ptreg_harris3d_result *result, ptreg_error *err)
+ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_options *opt, ptreg_harris3d_result *result,
+                            ptreg_error *err)
 {
     ptreg_harris3d_options d;
     if (!opt) {
@@ -567,8 +567,8 @@ ptreg_status ptreg_harris3d_volume_set(ptreg_harris3d_volume *hv, const ptreg_vo
     return s;
 }
 
-ptreg_status ptreg_harris3d_volume_run(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt,
-                                          int with_scores, ptreg_harris3d_result *result, ptreg_error *err)
+ptreg_status ptreg_harris3d_volume_run(ptreg_harris3d_volume *hv, const ptreg_harris3d_options *opt, int with_scores,
+                                       ptreg_harris3d_result *result, ptreg_error *err)
 {
     ptreg_harris3d_options o;
     ptreg_harris3d_options_default(&o);

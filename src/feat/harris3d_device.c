@@ -20,8 +20,8 @@ static const char *const harris_files[] = {"feat/harris3d.cl", NULL};
 const kernel_program harris3d_kernels = {"harris3d", harris_files};
 
 #define WG PTREG_HARRIS_DEVICE_WG
-#define MAX_GROUPS 256 /* of the max reduction */
-#define PEAK_GROUPS 2048 /* at most, of the peaks' launches: each adds up the earlier groups' counts */
+#define MAX_GROUPS 256    /* of the max reduction */
+#define PEAK_GROUPS 2048  /* at most, of the peaks' launches: each adds up the earlier groups' counts */
 #define SORT_RUN (8 * WG) /* keys a group sorts in local memory: 16 KiB */
 #define MERGE_FAN 64      /* most runs one merge launch joins */
 #define KEYPOINT_KERNELS 5
@@ -90,11 +90,12 @@ static int pick_chunk(const size_t dims[3], tile_shape s, size_t units)
 }
 
 ptreg_status harris3d_device_defines(int method, int input_bits, int r, uint64_t local_bytes, size_t max_wg,
-                                           size_t units, const size_t dims[3], char *defines, size_t size,
-                                           size_t *kernels, ptreg_error *err)
+                                     size_t units, const size_t dims[3], char *defines, size_t size, size_t *kernels,
+                                     ptreg_error *err)
 {
     tile_shape s = {1, 1, 1, 1};
-    if ((method == PTREG_HARRIS_TILE || method == PTREG_HARRIS_ZCHUNK) && !pick_tile(method, r, local_bytes, max_wg, &s))
+    if ((method == PTREG_HARRIS_TILE || method == PTREG_HARRIS_ZCHUNK) &&
+        !pick_tile(method, r, local_bytes, max_wg, &s))
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
                                "harris3d: method %s with window %d needs more than the device's %llu bytes of local "
                                "memory (use separable or direct)",
@@ -247,8 +248,10 @@ static ptreg_status launch_separable(harris3d_device_state *hd, int r, float k, 
     const size_t nx = hd->dims[0], ny = hd->dims[1], nz = hd->dims[2];
     const size_t xs_n = nx * (ny + 2 * (size_t)r) * (nz + 2 * (size_t)r), ys_n = nx * ny * (nz + 2 * (size_t)r);
     if (xs_n >= UINT32_MAX / 2)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "harris3d on %s: separable scratch of %zu voxels is more "
-                               "than 2^31 (use zchunk)", hd->dev->label, xs_n);
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "harris3d on %s: separable scratch of %zu voxels is more "
+                               "than 2^31 (use zchunk)",
+                               hd->dev->label, xs_n);
     dkernel *kx, *ky, *kz;
     ptreg_status st = ensure(hd, &hd->xs, 6 * xs_n * sizeof(float), err);
     st = st ? st : ensure(hd, &hd->ys, 6 * ys_n * sizeof(float), err);
@@ -257,12 +260,12 @@ static ptreg_status launch_separable(harris3d_device_state *hd, int r, float k, 
     st = st ? st : dev_kernel(hd->program, "ptreg_harris_sep_z", &kz, err);
     if (st)
         return st;
-    const karg ax[] = {KARG_BUF(hd->vol), KARG_U32(nx), KARG_U32(ny), KARG_U32(nz), KARG_BUF(hd->weights),
-                             KARG_BUF(hd->xs)};
-    const karg ay[] = {KARG_BUF(hd->xs), KARG_U32(nx), KARG_U32(ny), KARG_U32(nz), KARG_BUF(hd->weights),
-                             KARG_BUF(hd->ys)};
-    const karg az[] = {KARG_BUF(hd->ys),      KARG_U32(nx), KARG_U32(ny),      KARG_U32(nz),
-                             KARG_BUF(hd->weights), KARG_F32(k),  KARG_U32(border), KARG_BUF(hd->scores)};
+    const karg ax[] = {KARG_BUF(hd->vol), KARG_U32(nx),          KARG_U32(ny),
+                       KARG_U32(nz),      KARG_BUF(hd->weights), KARG_BUF(hd->xs)};
+    const karg ay[] = {KARG_BUF(hd->xs), KARG_U32(nx),          KARG_U32(ny),
+                       KARG_U32(nz),     KARG_BUF(hd->weights), KARG_BUF(hd->ys)};
+    const karg az[] = {KARG_BUF(hd->ys),      KARG_U32(nx), KARG_U32(ny),     KARG_U32(nz),
+                       KARG_BUF(hd->weights), KARG_F32(k),  KARG_U32(border), KARG_BUF(hd->scores)};
     st = dev_launch(kx, xs_n, WG, 6, ax, err);
     st = st ? st : dev_launch(ky, ys_n, WG, 6, ay, err);
     return st ? st : dev_launch(kz, hd->n, WG, 8, az, err);
@@ -282,8 +285,8 @@ static ptreg_status launch_single(harris3d_device_state *hd, int method, float k
     }
     dkernel *kernel;
     ptreg_status st = dev_kernel(hd->program, single_kernels[method], &kernel, err);
-    const karg args[] = {KARG_BUF(hd->vol),     KARG_U32(nx), KARG_U32(ny),      KARG_U32(nz),
-                               KARG_BUF(hd->weights), KARG_F32(k),  KARG_U32(border), KARG_BUF(hd->scores)};
+    const karg args[] = {KARG_BUF(hd->vol),     KARG_U32(nx), KARG_U32(ny),     KARG_U32(nz),
+                         KARG_BUF(hd->weights), KARG_F32(k),  KARG_U32(border), KARG_BUF(hd->scores)};
     return st ? st : dev_launch(kernel, threads, local, 8, args, err);
 }
 
@@ -320,8 +323,8 @@ static ptreg_status choose_method(harris3d_device_state *hd, int method, int r, 
     return PTREG_OK;
 }
 
-ptreg_status harris3d_device_scores(harris3d_device_state *hd, const ptreg_harris3d_options *opt, int method,
-                                          int *used, ptreg_error *err)
+ptreg_status harris3d_device_scores(harris3d_device_state *hd, const ptreg_harris3d_options *opt, int method, int *used,
+                                    ptreg_error *err)
 {
     if (!hd->input_bits)
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d on %s: no volume uploaded", hd->dev->label);
@@ -341,8 +344,8 @@ ptreg_status harris3d_device_scores(harris3d_device_state *hd, const ptreg_harri
     return st;
 }
 
-ptreg_status harris3d_device_set_scores(harris3d_device_state *hd, const float *scores, size_t nx, size_t ny,
-                                              size_t nz, ptreg_error *err)
+ptreg_status harris3d_device_set_scores(harris3d_device_state *hd, const float *scores, size_t nx, size_t ny, size_t nz,
+                                        ptreg_error *err)
 {
     ptreg_status st = check_dims(hd, nx, ny, nz, err);
     st = st ? st : ensure(hd, &hd->scores, nx * ny * nz * sizeof(float), err);
@@ -381,10 +384,7 @@ static ptreg_status device_max(harris3d_device_state *hd, float *max, ptreg_erro
 }
 
 /* No two neighbors are both peaks: at most one per 2 x 2 x 2 block. */
-static size_t most_peaks(const size_t dims[3])
-{
-    return cdiv(dims[0], 2) * cdiv(dims[1], 2) * cdiv(dims[2], 2);
-}
+static size_t most_peaks(const size_t dims[3]) { return cdiv(dims[0], 2) * cdiv(dims[1], 2) * cdiv(dims[2], 2); }
 
 /* The peaks above thr: *count keys in hd->keys, in raster order. */
 static ptreg_status device_peaks(harris3d_device_state *hd, float thr, uint32_t *count, ptreg_error *err)
@@ -401,8 +401,9 @@ static ptreg_status device_peaks(harris3d_device_state *hd, float thr, uint32_t 
         return st;
     const karg ac[] = {KARG_BUF(hd->scores), KARG_U32(nx),    KARG_U32(ny),        KARG_U32(nz),
                        KARG_F32(thr),        KARG_U32(items), KARG_BUF(hd->counts)};
-    const karg aw[] = {KARG_BUF(hd->scores), KARG_U32(nx),    KARG_U32(ny),        KARG_U32(nz),      KARG_F32(thr),
-                       KARG_U32(items),      KARG_BUF(hd->counts), KARG_BUF(hd->keys), KARG_BUF(hd->total)};
+    const karg aw[] = {KARG_BUF(hd->scores), KARG_U32(nx),       KARG_U32(ny),
+                       KARG_U32(nz),         KARG_F32(thr),      KARG_U32(items),
+                       KARG_BUF(hd->counts), KARG_BUF(hd->keys), KARG_BUF(hd->total)};
     st = dev_launch(kc, groups * WG, WG, 7, ac, err);
     st = st ? st : dev_launch(kw, groups * WG, WG, 9, aw, err);
     return st ? st : dbuf_read(hd->total, 0, count, sizeof *count, err);
@@ -456,9 +457,9 @@ static ptreg_status read_sorted(harris3d_device_state *hd, const dbuf *sorted, s
 {
     uint64_t *keys = malloc(count * sizeof *keys);
     ptreg_keypoint *kp = malloc(count * sizeof *kp);
-    ptreg_status st = keys && kp ? PTREG_OK
-                                 : ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %zu keypoints",
-                                                   count);
+    ptreg_status st = keys && kp
+                          ? PTREG_OK
+                          : ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %zu keypoints", count);
     st = st ? st : dbuf_read(sorted, 0, keys, count * sizeof *keys, err);
     const size_t nx = hd->dims[0], ny = hd->dims[1];
     for (size_t i = 0; !st && i < count; i++) {
@@ -483,16 +484,16 @@ static size_t keys_needed(const ptreg_harris3d_options *opt, uint32_t found)
 }
 
 ptreg_status harris3d_device_keypoints(harris3d_device_state *hd, const ptreg_harris3d_options *opt,
-                                             ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
-                                             size_t *local_maxima, float *max_score, ptreg_error *err)
+                                       ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
+                                       size_t *local_maxima, float *max_score, ptreg_error *err)
 {
     *keypoints = NULL;
     *count = 0;
     float max = 0.0f;
     uint32_t found = 0;
-    ptreg_status st = hd->program && hd->n ? device_max(hd, &max, err)
-                                           : ptreg_error_set(err, PTREG_ERR_ARG, "harris3d on %s: no scores",
-                                                             hd->dev->label);
+    ptreg_status st = hd->program && hd->n
+                          ? device_max(hd, &max, err)
+                          : ptreg_error_set(err, PTREG_ERR_ARG, "harris3d on %s: no scores", hd->dev->label);
     double thr = opt->threshold * (opt->threshold_mode == PTREG_HARRIS_RELATIVE ? max : 1.0);
     st = st ? st : device_peaks(hd, thr > 0 ? ptreg_double_to_float(thr) : 0.0f, &found, err);
     dbuf *sorted = NULL;
@@ -545,8 +546,9 @@ ptreg_status harris3d_device_detect(harris3d_device_state *hd, const ptreg_harri
     double t0 = ptreg_time_ms();
     st = st ? st : harris3d_device_scores(hd, opt, opt->device_method, NULL, err);
     double t1 = ptreg_time_ms();
-    st = st ? st : harris3d_device_keypoints(hd, opt, &result->keypoints, &result->keypoint_count,
-                                             &result->threshold, &result->local_maxima, &result->max_score, err);
+    st = st ? st
+            : harris3d_device_keypoints(hd, opt, &result->keypoints, &result->keypoint_count, &result->threshold,
+                                        &result->local_maxima, &result->max_score, err);
     double t2 = ptreg_time_ms();
     st = st || !with_scores ? st : harris3d_device_read_scores(hd, result->scores, err);
     double t3 = ptreg_time_ms();
@@ -561,8 +563,8 @@ ptreg_status harris3d_device_detect(harris3d_device_state *hd, const ptreg_harri
     return PTREG_OK;
 }
 
-ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
-                                       const ptreg_device *on, ptreg_harris3d_result *result, ptreg_error *err)
+ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt, const ptreg_device *on,
+                                 ptreg_harris3d_result *result, ptreg_error *err)
 {
     harris3d_device_state *hd;
     ptreg_status st = harris3d_device_open(on, &hd, err);
@@ -576,7 +578,7 @@ ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_o
 }
 
 ptreg_status harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
-                                               const ptreg_device *on, float *scores, ptreg_error *err)
+                                         const ptreg_device *on, float *scores, ptreg_error *err)
 {
     harris3d_device_state *hd;
     ptreg_status st = harris3d_device_open(on, &hd, err);
@@ -588,9 +590,9 @@ ptreg_status harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_ha
 }
 
 ptreg_status harris3d_device_select(const float *scores, size_t nx, size_t ny, size_t nz,
-                                          const ptreg_harris3d_options *opt, const ptreg_device *on,
-                                          ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
-                                          size_t *local_maxima, ptreg_error *err)
+                                    const ptreg_harris3d_options *opt, const ptreg_device *on,
+                                    ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
+                                    size_t *local_maxima, ptreg_error *err)
 {
     harris3d_device_state *hd;
     ptreg_status st = harris3d_device_open(on, &hd, err);

@@ -30,7 +30,7 @@ typedef enum harris_method {
     PTREG_HARRIS_SEPARABLE,  /* x, y, z passes through global scratch */
     PTREG_HARRIS_ZCHUNK,     /* column tiles walking z, planes in local memory */
     PTREG_HARRIS_METHODS,
-    PTREG_HARRIS_AUTO = -1   /* env PTREG_HARRIS_METHOD, else zchunk (separable where zchunk does not fit) */
+    PTREG_HARRIS_AUTO = -1 /* env PTREG_HARRIS_METHOD, else zchunk (separable where zchunk does not fit) */
 } harris_method;
 
 #define PTREG_HARRIS_DEVICE_WG 256
@@ -46,8 +46,8 @@ ptreg_status harris3d_method_env(int *method, ptreg_error *err);
  * of nx x ny x nz; *kernels: how many kernels the build has.
  * PTREG_ERR_UNSUPPORTED when the method's tile does not fit. */
 ptreg_status harris3d_device_defines(int method, int input_bits, int r, uint64_t local_bytes, size_t max_wg,
-                                           size_t units, const size_t dims[3], char *defines, size_t size,
-                                           size_t *kernels, ptreg_error *err);
+                                     size_t units, const size_t dims[3], char *defines, size_t size, size_t *kernels,
+                                     ptreg_error *err);
 
 typedef struct harris3d_device_state harris3d_device_state;
 
@@ -59,17 +59,17 @@ void harris3d_device_close(harris3d_device_state *hd);
 ptreg_status harris3d_device_upload(harris3d_device_state *hd, const ptreg_volume *vol, ptreg_error *err);
 /* Scores of the resident volume, left on the device; *used: the method
  * run (method may be AUTO). Waits for the kernels. */
-ptreg_status harris3d_device_scores(harris3d_device_state *hd, const ptreg_harris3d_options *opt, int method,
-                                          int *used, ptreg_error *err);
+ptreg_status harris3d_device_scores(harris3d_device_state *hd, const ptreg_harris3d_options *opt, int method, int *used,
+                                    ptreg_error *err);
 /* A score volume from the host onto the device (keypoints only). */
-ptreg_status harris3d_device_set_scores(harris3d_device_state *hd, const float *scores, size_t nx, size_t ny,
-                                              size_t nz, ptreg_error *err);
+ptreg_status harris3d_device_set_scores(harris3d_device_state *hd, const float *scores, size_t nx, size_t ny, size_t nz,
+                                        ptreg_error *err);
 ptreg_status harris3d_device_read_scores(harris3d_device_state *hd, float *scores, ptreg_error *err);
 /* Keypoints of the scores on the device: max, threshold, peaks and their
  * order on the device, thinning and the top-N cut on the host. */
 ptreg_status harris3d_device_keypoints(harris3d_device_state *hd, const ptreg_harris3d_options *opt,
-                                             ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
-                                             size_t *local_maxima, float *max_score, ptreg_error *err);
+                                       ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
+                                       size_t *local_maxima, float *max_score, ptreg_error *err);
 
 /* The device engine (device/engine.h): every option but the reference loop. */
 extern const engine harris3d_device_engine;
@@ -80,14 +80,14 @@ extern const engine harris3d_device_engine;
  * the scores' time. */
 ptreg_status harris3d_device_detect(harris3d_device_state *hd, const ptreg_harris3d_options *opt, int with_scores,
                                     double upload_ms, ptreg_harris3d_result *result, ptreg_error *err);
-ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
-                                       const ptreg_device *on, ptreg_harris3d_result *result, ptreg_error *err);
+ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt, const ptreg_device *on,
+                                 ptreg_harris3d_result *result, ptreg_error *err);
 ptreg_status harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
-                                               const ptreg_device *on, float *scores, ptreg_error *err);
+                                         const ptreg_device *on, float *scores, ptreg_error *err);
 ptreg_status harris3d_device_select(const float *scores, size_t nx, size_t ny, size_t nz,
-                                          const ptreg_harris3d_options *opt, const ptreg_device *on,
-                                          ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
-                                          size_t *local_maxima, ptreg_error *err);
+                                    const ptreg_harris3d_options *opt, const ptreg_device *on,
+                                    ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
+                                    size_t *local_maxima, ptreg_error *err);
 
 /* Declared in the public headers before 1.x; the library's own (not exported). */
 /* The sigma the options mean (the default when opt->sigma is 0). */
@@ -96,7 +96,7 @@ double ptreg_harris3d_sigma(const ptreg_harris3d_options *opt);
  * finite (PTREG_ERR_FORMAT names the first that is not). The fast path and
  * the reference agree to 1e-5 of trace(M)^3; the fast path gives the same
  * bits for any thread count and instruction set. */
-ptreg_status ptreg_harris3d_scores(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
-                                   float *scores, ptreg_error *err);
+ptreg_status ptreg_harris3d_scores(const ptreg_volume *vol, const ptreg_harris3d_options *opt, float *scores,
+                                   ptreg_error *err);
 
 #endif

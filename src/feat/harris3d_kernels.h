@@ -29,10 +29,7 @@ static inline size_t harris_pad(size_t n) { return (n + 15) & ~(size_t)15; }
 static inline size_t harris_stride(size_t nx, int r) { return harris_pad(nx + 2 * (size_t)r + 2); }
 
 /* Product rows reach 2r columns further, for the x pass over whole rows. */
-static inline size_t harris_prod_stride(size_t nx, int r)
-{
-    return harris_stride(nx, r) + harris_pad(2 * (size_t)r);
-}
+static inline size_t harris_prod_stride(size_t nx, int r) { return harris_stride(nx, r) + harris_pad(2 * (size_t)r); }
 
 /* One plane of intensity rows y0 - r - 1 .. y1 + r, with slack for the
  * gradient's reads past the last row. */
@@ -71,8 +68,8 @@ typedef struct harris_peak_row {
     int32_t *peak; /* nx */
 } harris_peak_row;
 
-#define PTREG_DECLARE_HARRIS_KERNELS(sfx)                                    \
-    void ptreg_harris_tile##sfx(ptreg_harris_tile *t);                       \
+#define PTREG_DECLARE_HARRIS_KERNELS(sfx)              \
+    void ptreg_harris_tile##sfx(ptreg_harris_tile *t); \
     void harris_peaks##sfx(const harris_peak_row *row);
 
 PTREG_DECLARE_HARRIS_KERNELS(_generic)
@@ -88,7 +85,10 @@ typedef struct harris_cpu_kernel_table {
     void (*peaks)(const harris_peak_row *row);
 } harris_cpu_kernel_table;
 
-#define HARRIS_CPU_KERNELS(sfx) {ptreg_harris_tile##sfx, harris_peaks##sfx}
+#define HARRIS_CPU_KERNELS(sfx)                   \
+    {                                             \
+        ptreg_harris_tile##sfx, harris_peaks##sfx \
+    }
 PTREG_DECLARE_ISA_TABLE(harris_cpu_kernel_table, harris_cpu_kernels)
 
 #endif

@@ -19,16 +19,13 @@
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
-static size_t clamp_index(long v, size_t n)
-{
-    return v < 0 ? 0 : (size_t)v >= n ? n - 1 : (size_t)v;
-}
+static size_t clamp_index(long v, size_t n) { return v < 0 ? 0 : (size_t)v >= n ? n - 1 : (size_t)v; }
 
-#define CONVERT_ROW(T)                                                                             \
-    do {                                                                                           \
-        const T *s = (const T *)data + at;                                                         \
-        for (size_t x = 0; x < nx; x++)                                                            \
-            o[x] = (float)s[x];                                                                    \
+#define CONVERT_ROW(T)                     \
+    do {                                   \
+        const T *s = (const T *)data + at; \
+        for (size_t x = 0; x < nx; x++)    \
+            o[x] = (float)s[x];            \
     } while (0)
 
 /* dst[halo + x] = voxel at + x, the halo on each side repeating the edge. */
@@ -66,9 +63,8 @@ static void load_slab(float *slab, size_t li, const ptreg_harris_tile *t, long z
  * z. Six separate restrict outputs: GCC 12 does not vectorise the loop when
  * they come out of an array. */
 static void gradient_products(float *restrict xx, float *restrict yy, float *restrict zz, float *restrict xy,
-                              float *restrict xz, float *restrict yz, const float *restrict c,
-                              const float *restrict ym, const float *restrict yp, const float *restrict zm,
-                              const float *restrict zp, size_t n)
+                              float *restrict xz, float *restrict yz, const float *restrict c, const float *restrict ym,
+                              const float *restrict yp, const float *restrict zm, const float *restrict zp, size_t n)
 {
     for (size_t p = 0; p < n; p++) {
         float gx = c[p + 2] - c[p], gy = yp[p + 1] - ym[p + 1], gz = zp[p + 1] - zm[p + 1];
@@ -145,9 +141,9 @@ ALWAYS_INLINE void x_pass_r(float *restrict out, float *const *prod, const float
 
 #if VL == 16
 /* Lanes s .. s + 15 of a followed by b (s = 0 .. 6). */
-#define LANES_FROM(a, b, s)                                                                                  \
-    __builtin_shufflevector(a, b, s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6, s + 7, s + 8, s + 9, s + 10,  \
-                            s + 11, s + 12, s + 13, s + 14, s + 15)
+#define LANES_FROM(a, b, s)                                                                                         \
+    __builtin_shufflevector(a, b, s, s + 1, s + 2, s + 3, s + 4, s + 5, s + 6, s + 7, s + 8, s + 9, s + 10, s + 11, \
+                            s + 12, s + 13, s + 14, s + 15)
 
 ALWAYS_INLINE vf shift_lanes(vf a, vf b, int s)
 {
@@ -303,12 +299,12 @@ ALWAYS_INLINE float z_pass_row_r(float *restrict out, const float *const *planes
 
 /* Constant radii for the common windows (3, 5, 7), so the compiler unrolls
  * the taps; other radii take the general loop. */
-#define BY_RADIUS(call_r, r)                                                                                 \
-    switch (r) {                                                                                             \
-    case 1: call_r(1); break;                                                                                \
-    case 2: call_r(2); break;                                                                                \
-    case 3: call_r(3); break;                                                                                \
-    default: call_r(r); break;                                                                               \
+#define BY_RADIUS(call_r, r)   \
+    switch (r) {               \
+    case 1: call_r(1); break;  \
+    case 2: call_r(2); break;  \
+    case 3: call_r(3); break;  \
+    default: call_r(r); break; \
     }
 
 static void x_pass(float *out, float *const *prod, const float *g, int r, size_t nv)
@@ -446,8 +442,7 @@ void ISA_FN(ptreg_harris_tile)(ptreg_harris_tile *t)
 /* peak[x] &= the centre beats row nb at x - 1, x, x + 1 (strictly when nb
  * comes earlier in raster order). x = 0 and nx - 1 see only their
  * neighbors inside the row. */
-static void beat_row(int32_t *restrict peak, const float *restrict c, const float *restrict nb, size_t nx,
-                     int earlier)
+static void beat_row(int32_t *restrict peak, const float *restrict c, const float *restrict nb, size_t nx, int earlier)
 {
     size_t last = nx - 1;
     if (earlier) {

@@ -11,8 +11,10 @@
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err)
 {
     if (nb->k == 0 && !(nb->radius > 0 && isfinite(nb->radius)))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "neighborhood: k must be > 0 or the radius > 0 (got k %zu, "
-                                                   "radius %g)", nb->k, nb->radius);
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "neighborhood: k must be > 0 or the radius > 0 (got k %zu, "
+                               "radius %g)",
+                               nb->k, nb->radius);
     if (nb->k > 0 && !(nb->radius >= 0 && isfinite(nb->radius)))
         return ptreg_error_set(err, PTREG_ERR_ARG, "neighborhood: the radius %g is not finite and >= 0", nb->radius);
     if (nb->k > ((size_t)1 << 20))
@@ -58,8 +60,8 @@ static size_t within_radius(const float *dist2, size_t count, double radius)
     return count;
 }
 
-ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, feat_order order,
-                            const float q[3], ptreg_neighbors *out, ptreg_error *err)
+ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, feat_order order, const float q[3],
+                            ptreg_neighbors *out, ptreg_error *err)
 {
     if (nb->k == 0)
         return radius_strict(tree, q, nb->radius, order, out, err);
@@ -110,8 +112,8 @@ static const feat_list *nearest_done(const float *xyz, const float q[3], const u
     return best;
 }
 
-static void knn_block(const ptreg_kdtree *t, const float *xyz, size_t kk, double radius, size_t block,
-                      uint32_t *index, float *dist2, feat_list *list)
+static void knn_block(const ptreg_kdtree *t, const float *xyz, size_t kk, double radius, size_t block, uint32_t *index,
+                      float *dist2, feat_list *list)
 {
     size_t end = (block + 1) * TABLE_BLOCK_SLOTS, slots = kdtree_slot_count(t), done_count = 0;
     uint32_t done[TABLE_BLOCK_SLOTS];
@@ -175,10 +177,7 @@ static uint32_t point_at(const table_job *job, size_t s)
     return s < kdtree_slot_count(job->tree) ? kdtree_slot_index(job->tree, s) : PTREG_NO_NEIGHBOR;
 }
 
-static size_t positions(const table_job *job)
-{
-    return job->reference ? job->n : kdtree_slot_count(job->tree);
-}
+static size_t positions(const table_job *job) { return job->reference ? job->n : kdtree_slot_count(job->tree); }
 
 /* One block's lists by independent searches, appended to one buffer the
  * block owns (storage[0], storage[1]). */

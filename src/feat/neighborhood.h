@@ -36,14 +36,14 @@ typedef struct feat_table {
 
 /* The rows (core/options_table.h) of a neighborhood `member` of options
  * struct `type`; k 0 (no count) and radius 0 (no radius) are "not set". */
-#define FEAT_NEIGHBORHOOD_ROWS(type, member)                                                                        \
-    OPTION_NUMBER(type, member.k, "k", NULL, SIZE, 0, 1 << 20, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "N",  \
+#define FEAT_NEIGHBORHOOD_ROWS(type, member)                                                                      \
+    OPTION_NUMBER(type, member.k, "k", NULL, SIZE, 0, 1 << 20, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "N", \
                   "the N nearest points, the point itself among them; with radius, at most N (on the command "    \
                   "line only when --k is given: --radius alone has no cap)"),                                     \
-    OPTION_NUMBER(type, member.radius, "radius", NULL, DOUBLE, 0, 1e30,                                           \
-                  PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "R",                                              \
-                  "every point closer than R (strictly), the point itself among them; with k, the N nearest " \
-                  "of them (Open3D's KDTreeSearchParamHybrid(R, max_nn = N))")
+        OPTION_NUMBER(type, member.radius, "radius", NULL, DOUBLE, 0, 1e30,                                       \
+                      PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "R",                                          \
+                      "every point closer than R (strictly), the point itself among them; with k, the N nearest " \
+                      "of them (Open3D's KDTreeSearchParamHybrid(R, max_nn = N))")
 
 ptreg_status feat_check_neighborhood(const ptreg_neighborhood *nb, ptreg_error *err);
 
@@ -58,14 +58,14 @@ void feat_table_free(feat_table *table);
 
 /* The plain reference: one independent k-d tree search per point, the
  * same rules. Tests compare the table with it. */
-ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, feat_order order,
-                            const float q[3], ptreg_neighbors *out, ptreg_error *err);
+ptreg_status feat_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, feat_order order, const float q[3],
+                            ptreg_neighbors *out, ptreg_error *err);
 
 /* ptreg_normals on a tree the caller built on xyz (the same n points), for
  * callers that hold one already (ICP's target index); opt as checked by
  * ptreg_normals. */
 ptreg_status feat_normals_on_tree(const ptreg_kdtree *tree, const float *xyz, size_t n,
-                                  const ptreg_normals_options *opt, float *normals, float *curvature,
-                                  size_t *missing, ptreg_error *err);
+                                  const ptreg_normals_options *opt, float *normals, float *curvature, size_t *missing,
+                                  ptreg_error *err);
 
 #endif

@@ -39,8 +39,7 @@ static const ptreg_option normals_rows[] = {
     OPTION_FIELD(ptreg_normals_options, orient_k, NULL, INT, 1, 1000, 0, "K",
                  "orientation tangent-plane: the graph's neighbors"),
 };
-OPTION_TABLE(ptreg_normals_option_table, "normals", ptreg_normals_options, ptreg_normals_options_default,
-             normals_rows)
+OPTION_TABLE(ptreg_normals_option_table, "normals", ptreg_normals_options, ptreg_normals_options_default, normals_rows)
 
 /* The eigenvalues (ascending) of a symmetric positive semi-definite 3x3
  * matrix and the smallest one's unit eigenvector. The smallest root of the
@@ -291,8 +290,8 @@ static ptreg_status orient_tangent_plane(const float *xyz, size_t n, const feat_
 
 /* The orientation options' range; 0 when valid. */
 ptreg_status feat_normals_on_tree(const ptreg_kdtree *tree, const float *xyz, size_t n,
-                                  const ptreg_normals_options *opt, float *normals, float *curvature,
-                                  size_t *missing, ptreg_error *err)
+                                  const ptreg_normals_options *opt, float *normals, float *curvature, size_t *missing,
+                                  ptreg_error *err)
 {
     feat_table table = {0};
     ptreg_status s = feat_table_build(tree, xyz, n, &opt->neighbors, 0, FEAT_SORTED, &table, err);

@@ -25,8 +25,10 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
                                "the CPU only: use viewpoint, direction or none, or the CPU",
                                device->name);
     if (NORMALS_WG > device->max_work_group)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "normals on %s: work-groups of %d threads; the device "
-                               "takes %zu", device->name, NORMALS_WG, device->max_work_group);
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "normals on %s: work-groups of %d threads; the device "
+                               "takes %zu",
+                               device->name, NORMALS_WG, device->max_work_group);
     return PTREG_OK;
 }
 
@@ -68,10 +70,17 @@ static ptreg_status estimate(dev_handle *dev, const dbuf *xyz, size_t n, const d
     st = st ? st : dbuf_alloc(dev, sizeof(uint32_t), &lacking, err);
     st = st ? st : dbuf_fill(lacking, 0, sizeof(uint32_t), 0, err);
     if (!st) {
-        karg args[] = {KARG_BUF(xyz),           KARG_U32(n),         KARG_BUF(start),
-                       KARG_BUF(count),         KARG_BUF(index),     KARG_U32(opt->orientation),
-                       KARG_BUF(toward),        KARG_BUF(normals),   KARG_U32(curvature != NULL),
-                       KARG_BUF(curvature ? curvature : normals), KARG_BUF(lacking)};
+        karg args[] = {KARG_BUF(xyz),
+                       KARG_U32(n),
+                       KARG_BUF(start),
+                       KARG_BUF(count),
+                       KARG_BUF(index),
+                       KARG_U32(opt->orientation),
+                       KARG_BUF(toward),
+                       KARG_BUF(normals),
+                       KARG_U32(curvature != NULL),
+                       KARG_BUF(curvature ? curvature : normals),
+                       KARG_BUF(lacking)};
         st = dev_launch(k, n, wg, sizeof args / sizeof args[0], args, err);
     }
     uint32_t m = 0;
@@ -124,8 +133,9 @@ ptreg_status feat_device_normals_host(const ptreg_device *device, const float *x
     st = st ? st : nn_device_tree_upload(dev, tree, 0, &on_device, err);
     ptreg_kdtree_destroy(tree);
     st = st ? st : dbuf_upload(dev, xyz, 3 * n * sizeof(float), &points, err);
-    st = st ? st : feat_device_normals(dev, points, &on_device, n, opt, &normals_buf,
-                                       curvature ? &curvature_buf : NULL, missing, err);
+    st = st ? st
+            : feat_device_normals(dev, points, &on_device, n, opt, &normals_buf, curvature ? &curvature_buf : NULL,
+                                  missing, err);
     st = st ? st : dbuf_read(normals_buf, 0, normals, 3 * n * sizeof(float), err);
     if (!st && curvature)
         st = dbuf_read(curvature_buf, 0, curvature, n * sizeof(float), err);

@@ -35,18 +35,19 @@ void ptreg_features_options_default(ptreg_features_options *opt)
     opt->reference = 0;
 }
 
-static const ptreg_option_name convention_names[] = {
-    {"pcl", PTREG_FPFH_PCL}, {"open3d", PTREG_FPFH_OPEN3D}, {NULL, 0}};
+static const ptreg_option_name convention_names[] = {{"pcl", PTREG_FPFH_PCL}, {"open3d", PTREG_FPFH_OPEN3D}, {NULL, 0}};
 
 OPTION_ENUM_IS_INT(ptreg_features_options, convention);
 static const ptreg_option feature_rows[] = {
     FEAT_NEIGHBORHOOD_ROWS(ptreg_features_options, neighbors),
     OPTION_ENUM(ptreg_features_options, convention, "convention", NULL, convention_names, 0,
                 "FPFH: pcl (blocks sum to 100) or open3d (the point's own SPFH added: blocks sum to 200)"),
-    OPTION_NUMBER(ptreg_features_options, gpu.wg, "wg", NULL, INT, 64, 256, PTREG_OPTION_POW2 | PTREG_OPTION_KNOB |
-                  PTREG_OPTION_AUTO, "N", "on a GPU, the threads of each point's work-group (default 64)"),
-    OPTION_NUMBER(ptreg_features_options, gpu.search_wg, "search_wg", NULL, INT, 32, 256, PTREG_OPTION_POW2 |
-                  PTREG_OPTION_KNOB | PTREG_OPTION_AUTO, "N", "on a GPU, the neighbor searches' work-group "
+    OPTION_NUMBER(ptreg_features_options, gpu.wg, "wg", NULL, INT, 64, 256,
+                  PTREG_OPTION_POW2 | PTREG_OPTION_KNOB | PTREG_OPTION_AUTO, "N",
+                  "on a GPU, the threads of each point's work-group (default 64)"),
+    OPTION_NUMBER(ptreg_features_options, gpu.search_wg, "search_wg", NULL, INT, 32, 256,
+                  PTREG_OPTION_POW2 | PTREG_OPTION_KNOB | PTREG_OPTION_AUTO, "N",
+                  "on a GPU, the neighbor searches' work-group "
                   "(default 256)"),
 };
 OPTION_TABLE(ptreg_features_option_table, "features", ptreg_features_options, ptreg_features_options_default,
@@ -159,7 +160,7 @@ static int normals_finite(const float *normals, const feat_list *nb)
 /* What a thread needs for one point: the neighbors side by side (all of
  * them, or all but the query), the bins of one batch, the bin counts. */
 typedef struct pair_scratch {
-    float *soa; /* x, y, z, nx, ny, nz: 6 * cap */
+    float *soa;    /* x, y, z, nx, ny, nz: 6 * cap */
     int32_t *bins; /* theta, alpha, phi: 3 * cap */
     uint32_t count[PTREG_PFH_BINS];
     size_t cap;
@@ -208,9 +209,19 @@ static void batch_bins(pair_bins_fn kernel, pair_scratch *s, const float *p, con
                        size_t from, size_t to, int split)
 {
     size_t c = s->cap;
-    feat_pair_batch b = {p,          n,          fixed_first, s->soa + from,         s->soa + c + from,
-                         s->soa + 2 * c + from,  s->soa + 3 * c + from, s->soa + 4 * c + from,
-                         s->soa + 5 * c + from,  to - from,  split,     s->bins,     s->bins + c,
+    feat_pair_batch b = {p,
+                         n,
+                         fixed_first,
+                         s->soa + from,
+                         s->soa + c + from,
+                         s->soa + 2 * c + from,
+                         s->soa + 3 * c + from,
+                         s->soa + 4 * c + from,
+                         s->soa + 5 * c + from,
+                         to - from,
+                         split,
+                         s->bins,
+                         s->bins + c,
                          s->bins + 2 * c};
     kernel(&b);
 }
@@ -256,8 +267,8 @@ static void pfh_counts_fast(pair_bins_fn kernel, const float *xyz, const float *
 
 /* A point alone in its neighborhood has no pair: an all-zero row, as PCL
  * and Open3D give it. */
-static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, const feat_list *nb,
-                   pair_scratch *s, float *hist)
+static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, const feat_list *nb, pair_scratch *s,
+                   float *hist)
 {
     memset(s->count, 0, sizeof s->count);
     if (kernel)
@@ -272,10 +283,9 @@ static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, 
  * in *storage), the checks, every point's neighborhood (radius lists
  * sorted, or in the tree's order where no result depends on it: FPFH),
  * and the pair kernel (NULL for the reference). */
-static ptreg_status begin_features(const float *xyz, const float *normals, size_t n,
-                                   const ptreg_features_options **opt, ptreg_features_options *storage,
-                                   feat_order order, const float *out, feat_table *table, pair_bins_fn *kernel,
-                                   ptreg_device *on, ptreg_error *err)
+static ptreg_status begin_features(const float *xyz, const float *normals, size_t n, const ptreg_features_options **opt,
+                                   ptreg_features_options *storage, feat_order order, const float *out,
+                                   feat_table *table, pair_bins_fn *kernel, ptreg_device *on, ptreg_error *err)
 {
     if (!*opt) {
         ptreg_features_options_default(storage);
@@ -295,8 +305,8 @@ static ptreg_status begin_features(const float *xyz, const float *normals, size_
     return s;
 }
 
-ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
-                       float *out, size_t *missing, ptreg_error *err)
+ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt, float *out,
+                       size_t *missing, ptreg_error *err)
 {
     ptreg_features_options d;
     feat_table table;
@@ -447,8 +457,7 @@ static int spfh_pass(const feature_job *job)
             float *row = job->spfh + PTREG_FPFH_BINS * i;
             if (failed)
                 continue;
-            if (!finite3(job->normals + 3 * i) ||
-                !spfh_of(job->kernel, job->xyz, job->normals, i, nb, &scratch, row))
+            if (!finite3(job->normals + 3 * i) || !spfh_of(job->kernel, job->xyz, job->normals, i, nb, &scratch, row))
                 fill(row, PTREG_FPFH_BINS, NAN);
         }
         scratch_free(&scratch);
@@ -473,8 +482,8 @@ static size_t fpfh_pass(const feature_job *job)
     return lacking;
 }
 
-ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
-                        float *out, size_t *missing, ptreg_error *err)
+ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt, float *out,
+                        size_t *missing, ptreg_error *err)
 {
     ptreg_features_options d;
     feat_table table;
@@ -540,8 +549,7 @@ ptreg_status ptreg_features_model_create(const float *xyz, const float *normals,
 }
 
 /* The rows of `which` out of every point's (the CPU's descriptors). */
-static void gather_rows(const float *all, size_t bins, const uint32_t *which, size_t count, float *out,
-                        size_t *missing)
+static void gather_rows(const float *all, size_t bins, const uint32_t *which, size_t count, float *out, size_t *missing)
 {
     size_t lacking = 0;
     for (size_t i = 0; i < count; i++) {
@@ -552,8 +560,8 @@ static void gather_rows(const float *all, size_t bins, const uint32_t *which, si
         *missing = lacking;
 }
 
-typedef ptreg_status (*features_fn)(const float *xyz, const float *normals, size_t n,
-                                    const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err);
+typedef ptreg_status (*features_fn)(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
+                                    float *out, size_t *missing, ptreg_error *err);
 
 /* On the CPU: every row, then those asked for. */
 static ptreg_status cpu_model_rows(const ptreg_features_model *m, features_fn fn, size_t bins,
@@ -574,8 +582,8 @@ static ptreg_status cpu_model_rows(const ptreg_features_model *m, features_fn fn
 
 /* The options on the model's device, checked; the points asked for within the cloud. */
 static ptreg_status check_model_call(const ptreg_features_model *m, const ptreg_features_options *opt,
-                                     const uint32_t *which, size_t count, const float *out,
-                                     ptreg_features_options *o, ptreg_error *err)
+                                     const uint32_t *which, size_t count, const float *out, ptreg_features_options *o,
+                                     ptreg_error *err)
 {
     if (!m || !out)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: no model or output");
@@ -599,14 +607,13 @@ static ptreg_status check_model_call(const ptreg_features_model *m, const ptreg_
     return PTREG_OK;
 }
 
-typedef ptreg_status (*device_rows_fn)(feat_device_model *m, const ptreg_features_options *opt,
-                                      const uint32_t *which, size_t count, float *out, size_t *missing,
-                                      ptreg_error *err);
+typedef ptreg_status (*device_rows_fn)(feat_device_model *m, const ptreg_features_options *opt, const uint32_t *which,
+                                       size_t count, float *out, size_t *missing, ptreg_error *err);
 
 /* One descriptor's rows of the model: on its device, or on the CPU. */
 static ptreg_status model_rows(ptreg_features_model *m, const ptreg_features_options *opt, const uint32_t *which,
-                               size_t count, float *out, size_t *missing, device_rows_fn on_device,
-                               features_fn on_cpu, size_t bins, ptreg_error *err)
+                               size_t count, float *out, size_t *missing, device_rows_fn on_device, features_fn on_cpu,
+                               size_t bins, ptreg_error *err)
 {
     ptreg_features_options o;
     ptreg_status s = check_model_call(m, opt, which, count, out, &o, err);
@@ -620,9 +627,8 @@ static ptreg_status model_rows(ptreg_features_model *m, const ptreg_features_opt
     return s;
 }
 
-ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_features_options *opt,
-                                      const uint32_t *which, size_t count, float *out, size_t *missing,
-                                      ptreg_error *err)
+ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_features_options *opt, const uint32_t *which,
+                                      size_t count, float *out, size_t *missing, ptreg_error *err)
 {
     return model_rows(m, opt, which, count, out, missing, feat_device_model_pfh, ptreg_pfh, PTREG_PFH_BINS, err);
 }

@@ -29,8 +29,7 @@ const kernel_program feat_kernels = {"point-features", feat_files};
  * normals (6 floats each), the indices, PFH's 125 bins and two flags. */
 static uint64_t feat_local_bytes(size_t cap) { return 4u * (7u * (uint64_t)cap + 125u + 2u); }
 
-ptreg_status feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char *defines, size_t size,
-                                       ptreg_error *err)
+ptreg_status feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char *defines, size_t size, ptreg_error *err)
 {
     if (cap > PTREG_FEAT_DEVICE_CAP_MAX)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
@@ -185,8 +184,7 @@ static int cap_fits(const feat_device_model *m, size_t cap)
  * offsets: n x kk passes 2^32 at 100 M points and k 43); the longest is
  * kk, unless kk does not fit and a radius cuts the lists: then their
  * lengths come back to find the longest. */
-static ptreg_status knn_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg,
-                              ptreg_error *err)
+static ptreg_status knn_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg, ptreg_error *err)
 {
     const size_t kk = nb->k < m->n ? nb->k : m->n; /* <= 2^20 (feat_check_neighborhood) */
     m->total = count_slot(m->n, kk, 0);
@@ -199,10 +197,18 @@ static ptreg_status knn_lists(feat_device_model *m, const ptreg_neighborhood *nb
     st = st ? st : dbuf_alloc(m->dev, m->n * sizeof(uint64_t), &m->start, err);
     if (st)
         return st;
-    karg args[] = {KARG_BUF(m->xyz),         KARG_U32(m->n),           KARG_U32(kk),
-                   KARG_F32(r2),             KARG_BUF(m->start),       KARG_BUF(m->index),
-                   KARG_BUF(m->dist2),       KARG_BUF(m->count),       KARG_BUF(m->tree.nodes),
-                   KARG_BUF(m->tree.leaves), KARG_BUF(m->tree.chunks), KARG_BUF(m->tree.index_of_slot)};
+    karg args[] = {KARG_BUF(m->xyz),
+                   KARG_U32(m->n),
+                   KARG_U32(kk),
+                   KARG_F32(r2),
+                   KARG_BUF(m->start),
+                   KARG_BUF(m->index),
+                   KARG_BUF(m->dist2),
+                   KARG_BUF(m->count),
+                   KARG_BUF(m->tree.nodes),
+                   KARG_BUF(m->tree.leaves),
+                   KARG_BUF(m->tree.chunks),
+                   KARG_BUF(m->tree.index_of_slot)};
     st = dev_launch(k, m->n, search_wg, sizeof args / sizeof args[0], args, err);
     m->max_count = kk;
     if (!st && r2 > 0 && !cap_fits(m, kk))
@@ -210,8 +216,7 @@ static ptreg_status knn_lists(feat_device_model *m, const ptreg_neighborhood *nb
     return st;
 }
 
-static ptreg_status radius_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg,
-                                 ptreg_error *err)
+static ptreg_status radius_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg, ptreg_error *err)
 {
     const float r2 = (float)(nb->radius * nb->radius); /* as the CPU's strict test */
     dkernel *counter, *writer;
@@ -220,9 +225,14 @@ static ptreg_status radius_lists(feat_device_model *m, const ptreg_neighborhood 
     st = st ? st : dbuf_alloc(m->dev, m->n * sizeof(uint32_t), &m->count, err);
     if (st)
         return st;
-    karg count_args[] = {KARG_BUF(m->xyz),          KARG_U32(m->n),           KARG_F32(r2),
-                         KARG_BUF(m->count),        KARG_BUF(m->tree.nodes),  KARG_BUF(m->tree.leaves),
-                         KARG_BUF(m->tree.chunks),  KARG_BUF(m->tree.index_of_slot)};
+    karg count_args[] = {KARG_BUF(m->xyz),
+                         KARG_U32(m->n),
+                         KARG_F32(r2),
+                         KARG_BUF(m->count),
+                         KARG_BUF(m->tree.nodes),
+                         KARG_BUF(m->tree.leaves),
+                         KARG_BUF(m->tree.chunks),
+                         KARG_BUF(m->tree.index_of_slot)};
     st = dev_launch(counter, m->n, search_wg, sizeof count_args / sizeof count_args[0], count_args, err);
     st = st ? st : read_counts(m, 1, err);
     st = st ? st : dbuf_upload(m->dev, m->host_start, m->n * sizeof(uint64_t), &m->start, err);
@@ -231,10 +241,17 @@ static ptreg_status radius_lists(feat_device_model *m, const ptreg_neighborhood 
     st = st ? st : dbuf_alloc(m->dev, m->total * sizeof(float), &m->dist2, err);
     if (st)
         return st;
-    karg args[] = {KARG_BUF(m->xyz),         KARG_U32(m->n),           KARG_F32(r2),
-                   KARG_BUF(m->start),       KARG_BUF(m->count),       KARG_BUF(m->index),
-                   KARG_BUF(m->dist2),       KARG_BUF(m->tree.nodes),  KARG_BUF(m->tree.leaves),
-                   KARG_BUF(m->tree.chunks), KARG_BUF(m->tree.index_of_slot)};
+    karg args[] = {KARG_BUF(m->xyz),
+                   KARG_U32(m->n),
+                   KARG_F32(r2),
+                   KARG_BUF(m->start),
+                   KARG_BUF(m->count),
+                   KARG_BUF(m->index),
+                   KARG_BUF(m->dist2),
+                   KARG_BUF(m->tree.nodes),
+                   KARG_BUF(m->tree.leaves),
+                   KARG_BUF(m->tree.chunks),
+                   KARG_BUF(m->tree.index_of_slot)};
     return dev_launch(writer, m->n, search_wg, sizeof args / sizeof args[0], args, err);
 }
 
@@ -244,8 +261,7 @@ static int same_neighborhood(const ptreg_neighborhood *a, const ptreg_neighborho
 }
 
 /* Every point's neighbor list of nb on the device, unless they are there. */
-static ptreg_status ensure_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg,
-                                 ptreg_error *err)
+static ptreg_status ensure_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg, ptreg_error *err)
 {
     if (m->have_lists && same_neighborhood(&m->lists_of, nb))
         return PTREG_OK;
@@ -279,8 +295,10 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
     const size_t wg = o->gpu.wg ? (size_t)o->gpu.wg : PTREG_FEAT_DEVICE_WG;
     const size_t search_wg = o->gpu.search_wg ? (size_t)o->gpu.search_wg : PTREG_FEAT_SEARCH_WG;
     if (wg > device->max_work_group || search_wg > device->max_work_group)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "PFH/FPFH on %s: work-groups of %zu and %zu threads; the "
-                               "device takes %zu", device->name, wg, search_wg, device->max_work_group);
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "PFH/FPFH on %s: work-groups of %zu and %zu threads; the "
+                               "device takes %zu",
+                               device->name, wg, search_wg, device->max_work_group);
     return PTREG_OK;
 }
 
@@ -372,7 +390,7 @@ static ptreg_status ensure_spfh(feat_device_model *m, size_t wg, ptreg_error *er
     st = st ? st : dbuf_alloc(m->dev, m->n * PTREG_FPFH_BINS * sizeof(float), &m->spfh, err);
     if (st)
         return st;
-    karg args[] = {KARG_BUF(m->xyz),   KARG_BUF(m->normals), KARG_U32(m->n), KARG_BUF(m->start),
+    karg args[] = {KARG_BUF(m->xyz),   KARG_BUF(m->normals), KARG_U32(m->n),   KARG_BUF(m->start),
                    KARG_BUF(m->count), KARG_BUF(m->index),   KARG_BUF(m->spfh)};
     st = launch_per_point(k, m->n, wg, sizeof args / sizeof args[0], args, err);
     m->have_spfh = !st;
@@ -408,9 +426,8 @@ ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_features_op
     ptreg_status st = begin_rows(m, opt, which, count, "ptreg_feat_pfh", PTREG_PFH_BINS, &c, err);
     if (st)
         return st;
-    karg args[] = {KARG_BUF(m->xyz),   KARG_BUF(m->normals), KARG_U32(m->n),    KARG_BUF(m->start),
-                   KARG_BUF(m->count), KARG_BUF(m->index),   KARG_BUF(c.named), KARG_U32(c.picked),
-                   KARG_BUF(m->rows)};
+    karg args[] = {KARG_BUF(m->xyz),   KARG_BUF(m->normals), KARG_U32(m->n),     KARG_BUF(m->start), KARG_BUF(m->count),
+                   KARG_BUF(m->index), KARG_BUF(c.named),    KARG_U32(c.picked), KARG_BUF(m->rows)};
     st = launch_per_point(c.kernel, c.rows, c.wg, sizeof args / sizeof args[0], args, err);
     return st ? st : read_rows(m, c.rows, PTREG_PFH_BINS, out, missing, err);
 }
@@ -483,8 +500,8 @@ static ptreg_status host_offsets(feat_device_model *m, ptreg_error *err)
     return st ? st : dbuf_read(m->count, 0, m->host_count, m->n * sizeof(uint32_t), err);
 }
 
-ptreg_status feat_device_neighbors(const ptreg_device *device, const float *xyz, size_t n,
-                                   const ptreg_neighborhood *nb, feat_device_lists *out, ptreg_error *err)
+ptreg_status feat_device_neighbors(const ptreg_device *device, const float *xyz, size_t n, const ptreg_neighborhood *nb,
+                                   feat_device_lists *out, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
     feat_device_model *m;
@@ -498,7 +515,7 @@ ptreg_status feat_device_neighbors(const ptreg_device *device, const float *xyz,
         out->start = m->host_start;
         out->count = m->host_count;
         m->host_start = NULL;
-    m->host_count = NULL;
+        m->host_count = NULL;
         out->index = malloc(m->total * sizeof *out->index);
         out->dist2 = malloc(m->total * sizeof *out->dist2);
         if (!out->index || !out->dist2)

@@ -27,7 +27,7 @@ extern const kernel_program knn_kernels, feat_kernels;
  * PTREG_FEAT_DEVICE_WG), on a device with local_bytes of local (shared)
  * memory per work-group (0: not checked). */
 ptreg_status feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char *defines, size_t size,
-                                       ptreg_error *err);
+                                 ptreg_error *err);
 
 /* The device engine (device/engine.h): not the reference path; the
  * options' work-groups within the device's. */
@@ -63,9 +63,9 @@ ptreg_status feat_device_model_fpfh(feat_device_model *m, const ptreg_features_o
 /* ptreg_pfh / ptreg_fpfh on a resolved GPU device (pfh.c has checked the
  * inputs and options): a model for one call. */
 ptreg_status feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                                   const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err);
+                             const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err);
 ptreg_status feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                                    const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err);
+                              const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err);
 
 /* Every point's neighbor list as the device finds it, brought back (for
  * the parity suite): list i is index/dist2[start[i] .. start[i] + count[i]),
@@ -78,9 +78,8 @@ typedef struct feat_device_lists {
     float *dist2;
 } feat_device_lists;
 
-ptreg_status feat_device_neighbors(const ptreg_device *device, const float *xyz, size_t n,
-                                         const ptreg_neighborhood *nb, feat_device_lists *out,
-                                         ptreg_error *err);
+ptreg_status feat_device_neighbors(const ptreg_device *device, const float *xyz, size_t n, const ptreg_neighborhood *nb,
+                                   feat_device_lists *out, ptreg_error *err);
 void feat_device_lists_free(feat_device_lists *l);
 
 #endif

@@ -17,11 +17,11 @@
 #include "ptreg/features.h"
 
 typedef struct feat_pair_batch {
-    const float *p, *n;  /* the fixed point and its normal */
-    int fixed_first;     /* 1: pairs (fixed, other); 0: (other, fixed) */
+    const float *p, *n;                    /* the fixed point and its normal */
+    int fixed_first;                       /* 1: pairs (fixed, other); 0: (other, fixed) */
     const float *x, *y, *z, *nx, *ny, *nz; /* the others, side by side */
     size_t m;
-    int split;           /* bins per feature: 5 (PFH) or 11 (FPFH) */
+    int split;                    /* bins per feature: 5 (PFH) or 11 (FPFH) */
     int32_t *theta, *alpha, *phi; /* out: m bins each */
 } feat_pair_batch;
 
@@ -44,8 +44,8 @@ typedef struct feat_fpfh_gather {
     int any_nan; /* out */
 } feat_fpfh_gather;
 
-#define PTREG_DECLARE_PFH_KERNELS(sfx)                     \
-    void feat_pair_bins##sfx(const feat_pair_batch *b);    \
+#define PTREG_DECLARE_PFH_KERNELS(sfx)                  \
+    void feat_pair_bins##sfx(const feat_pair_batch *b); \
     void feat_fpfh_sum##sfx(feat_fpfh_gather *g);
 
 PTREG_DECLARE_PFH_KERNELS(_generic)
@@ -61,7 +61,10 @@ typedef struct pfh_cpu_kernel_table {
     void (*fpfh_sum)(feat_fpfh_gather *g);
 } pfh_cpu_kernel_table;
 
-#define PFH_CPU_KERNELS(sfx) {feat_pair_bins##sfx, feat_fpfh_sum##sfx}
+#define PFH_CPU_KERNELS(sfx)                    \
+    {                                           \
+        feat_pair_bins##sfx, feat_fpfh_sum##sfx \
+    }
 PTREG_DECLARE_ISA_TABLE(pfh_cpu_kernel_table, pfh_cpu_kernels)
 
 #endif

@@ -58,11 +58,13 @@ static inline __attribute__((always_inline)) void pair_bins_loop(const feat_pair
     const float px = b->p[0], py = b->p[1], pz = b->p[2];
     const float qx = b->n[0], qy = b->n[1], qz = b->n[2];
     const double split = b->split, top = b->split - 1, inv_2pi = 1.0f / (2.0f * (float)PAIR_PI);
-    const float *restrict X = b->x + j0, *restrict Y = b->y + j0, *restrict Z = b->z + j0;
+    const float *restrict X
+    = b->x + j0, *restrict Y = b->y + j0, *restrict Z = b->z + j0;
     const float *restrict NX = b->nx + j0, *restrict NY = b->ny + j0, *restrict NZ = b->nz + j0;
     int32_t *restrict theta_bin = b->theta + j0, *restrict alpha_bin = b->alpha + j0, *restrict phi_bin = b->phi + j0;
     for (size_t k = 0; k < count; k++) {
-        float ox = X[k], oy = Y[k], oz = Z[k], mx = NX[k], my = NY[k], mz = NZ[k];
+        float ox = X
+        [k], oy = Y[k], oz = Z[k], mx = NX[k], my = NY[k], mz = NZ[k];
         /* n1, n2 and d = p2 - p1 of the reference's call */
         float n1x = first ? qx : mx, n1y = first ? qy : my, n1z = first ? qz : mz;
         float n2x = first ? mx : qx, n2y = first ? my : qy, n2z = first ? mz : qz;

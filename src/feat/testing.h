@@ -27,9 +27,8 @@ int ptreg_pair_feature(const float p1[3], const float n1[3], const float p2[3], 
  * indices, any order, repeats allowed), in that order, into out; which
  * NULL: every point's (count is then not read). *missing counts the NaN
  * rows among them. */
-ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_features_options *opt,
-                                      const uint32_t *which, size_t count, float *out, size_t *missing,
-                                      ptreg_error *err);
+ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_features_options *opt, const uint32_t *which,
+                                      size_t count, float *out, size_t *missing, ptreg_error *err);
 
 /* A new volume (any size) in place of the handle's. */
 ptreg_status ptreg_harris3d_volume_set(ptreg_harris3d_volume *hv, const ptreg_volume *vol, ptreg_error *err);
@@ -37,9 +36,8 @@ ptreg_status ptreg_harris3d_volume_set(ptreg_harris3d_volume *hv, const ptreg_vo
 /* Keypoints from a score volume (see the options). *keypoints is malloc'ed
  * (NULL when none); threshold_used and local_maxima may be NULL. */
 ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny, size_t nz,
-                                      const ptreg_harris3d_options *opt, ptreg_keypoint **keypoints,
-                                      size_t *count, double *threshold_used, size_t *local_maxima,
-                                      ptreg_error *err);
+                                      const ptreg_harris3d_options *opt, ptreg_keypoint **keypoints, size_t *count,
+                                      double *threshold_used, size_t *local_maxima, ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -23,8 +23,7 @@ typedef struct voxel_run {
     dev_handle *dev;
     dprogram *program;
     size_t n, slots, groups;
-    dbuf *bounds, *owner, *first, *count, *slot_of, *partials, *offset_of, *voxel_offset, *voxel_count, *total,
-        *order;
+    dbuf *bounds, *owner, *first, *count, *slot_of, *partials, *offset_of, *voxel_offset, *voxel_count, *total, *order;
 } voxel_run;
 
 static void run_free(voxel_run *r)
@@ -98,15 +97,21 @@ static ptreg_status number(voxel_run *r, const dbuf *xyz, const voxel_grid *g, s
     st = st ? st : dbuf_fill(r->count, 0, s * 4, 0, err);
     if (st)
         return st;
-    karg ia[] = {KARG_BUF(xyz),     KARG_U32(n),        KARG_F64(g->lo[0]),    KARG_F64(g->lo[1]),
-                 KARG_F64(g->lo[2]), KARG_F64(g->voxel), KARG_U32(s - 1),       KARG_BUF(r->owner),
+    karg ia[] = {KARG_BUF(xyz),      KARG_U32(n),        KARG_F64(g->lo[0]),  KARG_F64(g->lo[1]),
+                 KARG_F64(g->lo[2]), KARG_F64(g->voxel), KARG_U32(s - 1),     KARG_BUF(r->owner),
                  KARG_BUF(r->first), KARG_BUF(r->count), KARG_BUF(r->slot_of)};
     st = dev_launch(insert, n, VOXEL_WG, sizeof ia / sizeof ia[0], ia, err);
     karg sa[] = {KARG_U32(n), KARG_BUF(r->first), KARG_BUF(r->count), KARG_BUF(r->slot_of), KARG_BUF(r->partials)};
     st = st ? st : launch_groups(sums, r->groups, sizeof sa / sizeof sa[0], sa, err);
-    karg na[] = {KARG_U32(n),           KARG_U32(r->groups),       KARG_BUF(r->first),
-                 KARG_BUF(r->count),    KARG_BUF(r->slot_of),      KARG_BUF(r->partials),
-                 KARG_BUF(r->offset_of), KARG_BUF(r->voxel_offset), KARG_BUF(r->voxel_count),
+    karg na[] = {KARG_U32(n),
+                 KARG_U32(r->groups),
+                 KARG_BUF(r->first),
+                 KARG_BUF(r->count),
+                 KARG_BUF(r->slot_of),
+                 KARG_BUF(r->partials),
+                 KARG_BUF(r->offset_of),
+                 KARG_BUF(r->voxel_offset),
+                 KARG_BUF(r->voxel_count),
                  KARG_BUF(r->total)};
     st = st ? st : launch_groups(num, r->groups, sizeof na / sizeof na[0], na, err);
     uint32_t v = 0;
@@ -125,8 +130,7 @@ static ptreg_status gather(voxel_run *r, const dbuf *xyz, const dbuf *normals, c
     st = st ? st : dbuf_alloc(r->dev, r->n * 4, &r->order, err);
     if (st)
         return st;
-    karg ca[] = {KARG_U32(r->n), KARG_BUF(r->slot_of), KARG_BUF(r->offset_of), KARG_BUF(r->count),
-                 KARG_BUF(r->order)};
+    karg ca[] = {KARG_U32(r->n), KARG_BUF(r->slot_of), KARG_BUF(r->offset_of), KARG_BUF(r->count), KARG_BUF(r->order)};
     st = dev_launch(scatter, r->n, VOXEL_WG, sizeof ca / sizeof ca[0], ca, err);
     /* absent inputs and outputs: a buffer named but not read or written */
     karg sa[] = {KARG_BUF(xyz),
@@ -171,7 +175,8 @@ ptreg_status voxel_device_downsample(dev_handle *dev, const dbuf *xyz, const dbu
     if (!dev->info.fp64)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
                                "voxel grid on %s: the device has no double precision (the keys and sums need it): "
-                               "use the CPU", dev->label);
+                               "use the CPU",
+                               dev->label);
     if (!n)
         return PTREG_OK;
     voxel_run r;
@@ -254,10 +259,13 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
     if (!device->fp64)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
                                "voxel grid on %s: the device has no double precision (the keys and sums need it): "
-                               "use the CPU", device->name);
+                               "use the CPU",
+                               device->name);
     if (VOXEL_WG > device->max_work_group)
-        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "voxel grid on %s: work-groups of %d threads; the device "
-                               "takes %zu", device->name, VOXEL_WG, device->max_work_group);
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "voxel grid on %s: work-groups of %d threads; the device "
+                               "takes %zu",
+                               device->name, VOXEL_WG, device->max_work_group);
     return PTREG_OK;
 }
 

@@ -105,8 +105,8 @@ ptreg_status ptreg_apt_read_memory(const void *data, size_t size, ptreg_apt_form
         return io_fail_byte(&in, PTREG_ERR_FORMAT, 0, "empty %s file", kind);
     if (size % record)
         return io_fail_byte(&in, PTREG_ERR_FORMAT, size - size % record,
-                            "a %s file is %zu-byte records: %zu whole ones, then %zu bytes (truncated?)", kind,
-                            record, size / record, size % record);
+                            "a %s file is %zu-byte records: %zu whole ones, then %zu bytes (truncated?)", kind, record,
+                            size / record, size % record);
     ptreg_status st = allocate(&in, apt, size / record, epos);
     if (!st)
         decode(in.data, apt->n, epos, apt);

@@ -107,14 +107,12 @@ int io_mul_size(size_t a, size_t b, size_t *out)
     return 1;
 }
 
-ptreg_status io_volume_bytes(const io_in *in, const size_t dims[3], ptreg_voxel_type type,
-                             size_t *bytes)
+ptreg_status io_volume_bytes(const io_in *in, const size_t dims[3], ptreg_voxel_type type, size_t *bytes)
 {
     size_t n = ptreg_voxel_size(type);
     for (int a = 0; a < 3; a++)
         if (!io_mul_size(n, dims[a], &n))
-            return io_fail_byte(in, PTREG_ERR_FORMAT, 0, "sizes %zu x %zu x %zu overflow", dims[0],
-                                dims[1], dims[2]);
+            return io_fail_byte(in, PTREG_ERR_FORMAT, 0, "sizes %zu x %zu x %zu overflow", dims[0], dims[1], dims[2]);
     *bytes = n;
     return PTREG_OK;
 }

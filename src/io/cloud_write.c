@@ -14,7 +14,7 @@
 /* What a row holds beyond x y z, and how the format spells it. */
 typedef struct row_layout {
     int normals, curvature, rgb, intensity;
-    int pcd; /* PCD: the colour packed in 4 bytes (PCL's rgb), the intensity float32 (PCL's PointXYZI) */
+    int pcd;  /* PCD: the colour packed in 4 bytes (PCL's rgb), the intensity float32 (PCL's PointXYZI) */
     char sep; /* text: between values */
 } row_layout;
 
@@ -23,8 +23,12 @@ typedef struct row_layout {
  * Colours and intensity go wherever the cloud has them. */
 static row_layout layout_of(const ptreg_cloud *cloud, int normals, int curvature_too, int pcd)
 {
-    row_layout l = {normals, curvature_too && normals && cloud->curvature != NULL, cloud->rgb != NULL,
-                    cloud->intensity != NULL, pcd, ' '};
+    row_layout l = {normals,
+                    curvature_too && normals && cloud->curvature != NULL,
+                    cloud->rgb != NULL,
+                    cloud->intensity != NULL,
+                    pcd,
+                    ' '};
     return l;
 }
 
@@ -151,16 +155,16 @@ void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals)
 {
     const row_layout l = layout_of(cloud, normals, 1, 1);
     fputs("# .PCD v0.7 - Point Cloud Data file format\nVERSION 0.7\n", f);
-    fprintf(f, "FIELDS x y z%s%s%s%s\n", l.normals ? " normal_x normal_y normal_z" : "", l.curvature ? " curvature" : "",
-            l.rgb ? " rgb" : "", l.intensity ? " intensity" : "");
+    fprintf(f, "FIELDS x y z%s%s%s%s\n", l.normals ? " normal_x normal_y normal_z" : "",
+            l.curvature ? " curvature" : "", l.rgb ? " rgb" : "", l.intensity ? " intensity" : "");
     fprintf(f, "SIZE %s%s%s%s%s\n", io_has_origin(cloud) ? "8 8 8" : "4 4 4", l.normals ? " 4 4 4" : "",
             l.curvature ? " 4" : "", l.rgb ? " 4" : "", l.intensity ? " 4" : "");
     fprintf(f, "TYPE F F F%s%s%s%s\n", l.normals ? " F F F" : "", l.curvature ? " F" : "", l.rgb ? " F" : "",
             l.intensity ? " F" : "");
     fprintf(f, "COUNT 1 1 1%s%s%s%s\n", l.normals ? " 1 1 1" : "", l.curvature ? " 1" : "", l.rgb ? " 1" : "",
             l.intensity ? " 1" : "");
-    fprintf(f, "WIDTH %zu\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS %zu\nDATA %s\n", cloud->n,
-            cloud->n, ascii ? "ascii" : "binary");
+    fprintf(f, "WIDTH %zu\nHEIGHT 1\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS %zu\nDATA %s\n", cloud->n, cloud->n,
+            ascii ? "ascii" : "binary");
     if (ascii)
         write_text_rows(f, cloud, &l);
     else
@@ -202,14 +206,12 @@ void ptreg_write_options_default(ptreg_write_options *opt)
     opt->with_normals = 1;
 }
 
-static ptreg_status check_write_args(const char *path, const ptreg_cloud *cloud,
-                                     ptreg_format format, ptreg_error *err)
+static ptreg_status check_write_args(const char *path, const ptreg_cloud *cloud, ptreg_format format, ptreg_error *err)
 {
     if (!path || !cloud)
         return ptreg_error_set(err, PTREG_ERR_ARG, "cloud write: no path or no cloud");
     if (cloud->n && !cloud->xyz)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: the cloud has %zu points but no data", path,
-                               cloud->n);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: the cloud has %zu points but no data", path, cloud->n);
     if (format == PTREG_FORMAT_VTK || format == PTREG_FORMAT_EPOS)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: %s files are read, not written", path,
                                format == PTREG_FORMAT_VTK ? "VTK" : ".epos");
@@ -222,8 +224,8 @@ static ptreg_status check_write_args(const char *path, const ptreg_cloud *cloud,
     return PTREG_OK;
 }
 
-ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud,
-                               const ptreg_write_options *opt, ptreg_error *err)
+ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud, const ptreg_write_options *opt,
+                               ptreg_error *err)
 {
     ptreg_write_options defaults;
     ptreg_write_options_default(&defaults);

@@ -73,8 +73,7 @@ static ptreg_status parse_line(const io_in *in, io_text *t, const size_t limit[2
     if (on_line == 1)
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "one index: a pair is a source and a target index");
     if (on_line && *columns && on_line != *columns)
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "%d columns where the first pair has %d", on_line,
-                            *columns);
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "%d columns where the first pair has %d", on_line, *columns);
     if (on_line)
         *columns = on_line;
     *on_line_out = on_line;
@@ -82,8 +81,8 @@ static ptreg_status parse_line(const io_in *in, io_text *t, const size_t limit[2
 }
 
 ptreg_status ptreg_correspondences_read_memory(const void *data, size_t size, const char *name, size_t ns, size_t nt,
-                                               uint32_t **source, uint32_t **target, double **weights,
-                                               size_t *count, ptreg_error *err)
+                                               uint32_t **source, uint32_t **target, double **weights, size_t *count,
+                                               ptreg_error *err)
 {
     if ((!data && size) || !source || !target || !count)
         return ptreg_error_set(err, PTREG_ERR_ARG, "correspondences read: no data or no output");
@@ -135,8 +134,8 @@ ptreg_status ptreg_correspondences_read(const char *path, size_t ns, size_t nt, 
     return st;
 }
 
-ptreg_status ptreg_correspondences_write(const char *path, const uint32_t *source, const uint32_t *target,
-                                         size_t count, ptreg_error *err)
+ptreg_status ptreg_correspondences_write(const char *path, const uint32_t *source, const uint32_t *target, size_t count,
+                                         ptreg_error *err)
 {
     ptreg_atomic_file af;
     ptreg_status st = ptreg_atomic_open(path, &af, err);

@@ -46,8 +46,8 @@ ptreg_status io_read_file(const char *path, unsigned char **data, size_t *size, 
     fclose(f);
     if (e) {
         free(buf);
-        return ptreg_error_set(err, e == ENOMEM ? PTREG_ERR_NOMEM : PTREG_ERR_IO,
-                               "%s: cannot read: %s", path, strerror(e));
+        return ptreg_error_set(err, e == ENOMEM ? PTREG_ERR_NOMEM : PTREG_ERR_IO, "%s: cannot read: %s", path,
+                               strerror(e));
     }
     *data = buf;
     *size = n;

@@ -11,12 +11,14 @@
 static const struct {
     const char *name;
     ptreg_format format;
-} format_names[] = {
-    {"ply", PTREG_FORMAT_PLY}, {"pcd", PTREG_FORMAT_PCD}, {"xyz", PTREG_FORMAT_XYZ},
-    {"txt", PTREG_FORMAT_XYZ}, {"csv", PTREG_FORMAT_XYZ}, {"pts", PTREG_FORMAT_XYZ},
-    {"vtk", PTREG_FORMAT_VTK},  {"pos", PTREG_FORMAT_POS}, {"epos", PTREG_FORMAT_EPOS},
-    {"las", PTREG_FORMAT_LAS},  {"laz", PTREG_FORMAT_LAS}, /* the LAS reader refuses LAZ by its content */
-    {"obj", PTREG_FORMAT_OBJ},  {"stl", PTREG_FORMAT_STL}, {"off", PTREG_FORMAT_OFF},
+} format_names
+    [] =
+        {
+            {"ply", PTREG_FORMAT_PLY}, {"pcd", PTREG_FORMAT_PCD}, {"xyz", PTREG_FORMAT_XYZ},
+            {"txt", PTREG_FORMAT_XYZ}, {"csv", PTREG_FORMAT_XYZ}, {"pts", PTREG_FORMAT_XYZ},
+            {"vtk", PTREG_FORMAT_VTK}, {"pos", PTREG_FORMAT_POS}, {"epos", PTREG_FORMAT_EPOS},
+            {"las", PTREG_FORMAT_LAS}, {"laz", PTREG_FORMAT_LAS}, /* the LAS reader refuses LAZ by its content */
+            {"obj", PTREG_FORMAT_OBJ}, {"stl", PTREG_FORMAT_STL}, {"off", PTREG_FORMAT_OFF},
 };
 
 static int same_nocase(const char *a, const char *b)
@@ -133,8 +135,8 @@ void ptreg_read_options_default(ptreg_read_options *opt)
 static ptreg_status check_read_options(const io_in *in, ptreg_format format, const ptreg_read_options *opt)
 {
     if (opt->classes && format != PTREG_FORMAT_LAS)
-        return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: only LAS files have classes to keep (this is %s)",
-                               in->name, ptreg_format_name(format));
+        return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: only LAS files have classes to keep (this is %s)", in->name,
+                               ptreg_format_name(format));
     for (int k = 0; opt->crop && k < 3; k++)
         if (!(opt->crop_min[k] <= opt->crop_max[k]))
             return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: the crop box is empty along axis %c", in->name,
@@ -198,8 +200,8 @@ ptreg_status ptreg_cloud_read_memory_with(const void *data, size_t size, const p
     return read_cloud(&in, st.opt.format, cloud);
 }
 
-ptreg_status ptreg_cloud_read_memory(const void *data, size_t size, ptreg_format format,
-                                     const char *name, ptreg_cloud *cloud, ptreg_error *err)
+ptreg_status ptreg_cloud_read_memory(const void *data, size_t size, ptreg_format format, const char *name,
+                                     ptreg_cloud *cloud, ptreg_error *err)
 {
     ptreg_read_options opt;
     ptreg_read_options_default(&opt);
@@ -236,8 +238,7 @@ ptreg_status ptreg_cloud_read_with(const char *path, const ptreg_read_options *o
     return read_file(path, &st, cloud, err);
 }
 
-ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud *cloud,
-                              ptreg_error *err)
+ptreg_status ptreg_cloud_read(const char *path, ptreg_format format, ptreg_cloud *cloud, ptreg_error *err)
 {
     ptreg_read_options opt;
     ptreg_read_options_default(&opt);

@@ -39,8 +39,9 @@ static ptreg_status read_header(ptreg_frame_stream *s, uint64_t *count, double *
         return PTREG_OK;
     }
     if (got < sizeof h)
-        return ptreg_error_set(err, PTREG_ERR_FORMAT, "frame %zu at byte %llu: the header is truncated (%zu of %d bytes)",
-                               s->frames, (unsigned long long)s->offset, got, STREAM_HEADER);
+        return ptreg_error_set(err, PTREG_ERR_FORMAT,
+                               "frame %zu at byte %llu: the header is truncated (%zu of %d bytes)", s->frames,
+                               (unsigned long long)s->offset, got, STREAM_HEADER);
     if (memcmp(h, "PTF1", 4))
         return ptreg_error_set(err, PTREG_ERR_FORMAT, "frame %zu at byte %llu: no \"PTF1\" magic", s->frames,
                                (unsigned long long)s->offset);
@@ -82,8 +83,10 @@ ptreg_status ptreg_frame_stream_next(ptreg_frame_stream *s, ptreg_cloud *frame, 
             xyz[3 * have + i] = le_float(buf + 4 * i);
         have += st ? 0 : pts;
         if (!st && bytes < 12 * want)
-            st = ptreg_error_set(err, PTREG_ERR_FORMAT, "frame %zu at byte %llu: truncated: %zu of its %llu points "
-                                 "before the end", s->frames, (unsigned long long)start, have, (unsigned long long)count);
+            st = ptreg_error_set(err, PTREG_ERR_FORMAT,
+                                 "frame %zu at byte %llu: truncated: %zu of its %llu points "
+                                 "before the end",
+                                 s->frames, (unsigned long long)start, have, (unsigned long long)count);
     }
     free(buf);
     if (st == PTREG_ERR_NOMEM)

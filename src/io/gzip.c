@@ -30,8 +30,8 @@ static int peek_past_end(z_stream *z, size_t in_left, int *more)
     return rc == Z_OK ? Z_BUF_ERROR : rc;
 }
 
-ptreg_status io_gunzip(const io_in *in, size_t offset, const unsigned char *src, size_t n,
-                       unsigned char *out, size_t out_size, size_t *produced, int *more)
+ptreg_status io_gunzip(const io_in *in, size_t offset, const unsigned char *src, size_t n, unsigned char *out,
+                       size_t out_size, size_t *produced, int *more)
 {
     z_stream z = {0};
     int more_data = 0;

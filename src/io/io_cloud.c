@@ -198,15 +198,14 @@ static void shrink(ptreg_cloud *cloud, size_t cap)
 
 static ptreg_status no_usable_point(const io_in *in, int is_line, size_t at, int read_any)
 {
-    const char *why = read_any ? "every point has a non-finite coordinate"
+    const char *why = read_any                                        ? "every point has a non-finite coordinate"
                       : in->cloud->opt.crop || in->cloud->opt.classes ? "none passed the crop box or the classes"
                                                                       : "the file has none";
     return is_line ? io_fail_line(in, PTREG_ERR_FORMAT, at, "no usable point: %s", why)
                    : io_fail_byte(in, PTREG_ERR_FORMAT, at, "no usable point: %s", why);
 }
 
-ptreg_status io_cloud_finish(const io_in *in, ptreg_cloud *cloud, size_t cap, int is_line,
-                             size_t at)
+ptreg_status io_cloud_finish(const io_in *in, ptreg_cloud *cloud, size_t cap, int is_line, size_t at)
 {
     io_cloud_state *st = in->cloud;
     release_pages(in);

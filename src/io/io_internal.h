@@ -30,10 +30,8 @@ typedef struct io_in {
 
 /* "NAME: line L: ..." and "NAME: byte B: ..." (line is 1-based, byte is the
  * 0-based offset from the start of the file). Return status. */
-ptreg_status io_fail_line(const io_in *in, ptreg_status status, size_t line, const char *fmt, ...)
-    IO_PRINTF(4, 5);
-ptreg_status io_fail_byte(const io_in *in, ptreg_status status, size_t offset, const char *fmt, ...)
-    IO_PRINTF(4, 5);
+ptreg_status io_fail_line(const io_in *in, ptreg_status status, size_t line, const char *fmt, ...) IO_PRINTF(4, 5);
+ptreg_status io_fail_byte(const io_in *in, ptreg_status status, size_t offset, const char *fmt, ...) IO_PRINTF(4, 5);
 
 /* ---- text ---------------------------------------------------------------- */
 
@@ -98,18 +96,7 @@ const char *io_quote(io_token tok, char buf[IO_QUOTE_MAX]);
 
 /* ---- binary scalars ------------------------------------------------------ */
 
-typedef enum io_type {
-    IO_I8,
-    IO_U8,
-    IO_I16,
-    IO_U16,
-    IO_I32,
-    IO_U32,
-    IO_I64,
-    IO_U64,
-    IO_F32,
-    IO_F64
-} io_type;
+typedef enum io_type { IO_I8, IO_U8, IO_I16, IO_U16, IO_I32, IO_U32, IO_I64, IO_U64, IO_F32, IO_F64 } io_type;
 
 size_t io_type_size(io_type type);
 int io_type_is_integer(io_type type);
@@ -137,18 +124,18 @@ int io_mul_size(size_t a, size_t b, size_t *out);
  * when it is read in pieces, where each full piece goes. */
 struct io_cloud_state {
     ptreg_read_options opt;
-    int wide;                 /* set by the reader: its coordinates carry more than float32 (double, text, LAS
+    int wide; /* set by the reader: its coordinates carry more than float32 (double, text, LAS
                                * integers), so an origin can keep what they hold */
     int origin_decided;
-    double origin[3];         /* the cloud's, once decided */
-    size_t cap;               /* room in the cloud being filled */
-    size_t piece;             /* 0: the whole cloud is kept */
+    double origin[3]; /* the cloud's, once decided */
+    size_t cap;       /* room in the cloud being filled */
+    size_t piece;     /* 0: the whole cloud is kept */
     ptreg_cloud_piece_fn fn;
     void *ctx;
-    size_t kept;              /* points handed to fn */
-    size_t dropped;           /* non-finite points, every piece */
-    int mapped;               /* in->data is a file's memory map: pages behind `pos` may go */
-    size_t pos, released;     /* bytes the reader has passed; bytes let go */
+    size_t kept;          /* points handed to fn */
+    size_t dropped;       /* non-finite points, every piece */
+    int mapped;           /* in->data is a file's memory map: pages behind `pos` may go */
+    size_t pos, released; /* bytes the reader has passed; bytes let go */
 };
 
 /* A point as a reader parsed it: world coordinates in double (the origin is
@@ -188,8 +175,7 @@ static inline void io_cloud_at(const io_in *in, size_t pos) { in->cloud->pos = p
  * gives back unused room (hands the last piece on) and fails with "no
  * usable point" when none is left. is_line says how the place `at` is
  * shown (1: line, 0: byte). */
-ptreg_status io_cloud_finish(const io_in *in, ptreg_cloud *cloud, size_t cap, int is_line,
-                             size_t at);
+ptreg_status io_cloud_finish(const io_in *in, ptreg_cloud *cloud, size_t cap, int is_line, size_t at);
 
 /* ---- readers and writers ------------------------------------------------- */
 
@@ -223,8 +209,7 @@ void io_format_world(char buf[32], double v);
 /* ---- volumes ------------------------------------------------------------- */
 
 /* Bytes of nx*ny*nz voxels of type; fails (naming the input) on overflow. */
-ptreg_status io_volume_bytes(const io_in *in, const size_t dims[3], ptreg_voxel_type type,
-                             size_t *bytes);
+ptreg_status io_volume_bytes(const io_in *in, const size_t dims[3], ptreg_voxel_type type, size_t *bytes);
 int io_host_big_endian(void);
 /* Allocates vol and fills it from the voxels at bytes (byte order as
  * given), converting to the host's order. */
@@ -235,8 +220,8 @@ ptreg_status io_volume_from_bytes(const io_in *in, const unsigned char *bytes, c
  * byte `offset` of the input, into out: up to out_size bytes. *produced
  * says how many came; *more (may be NULL) is set when the stream holds
  * more than out_size. Corrupt data fails, naming the input and offset. */
-ptreg_status io_gunzip(const io_in *in, size_t offset, const unsigned char *src, size_t n,
-                       unsigned char *out, size_t out_size, size_t *produced, int *more);
+ptreg_status io_gunzip(const io_in *in, size_t offset, const unsigned char *src, size_t n, unsigned char *out,
+                       size_t out_size, size_t *produced, int *more);
 /* The most bytes n bytes of deflate data can expand to (deflate's
  * limit is 1032:1), so a size in a header can be checked before any
  * allocation. */

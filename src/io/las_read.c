@@ -74,8 +74,8 @@ static ptreg_status check_frame(const io_in *in, las_header *h)
     if (in->size < 4 || memcmp(in->data, "LASF", 4) != 0)
         return io_fail_byte(in, PTREG_ERR_FORMAT, 0, "not a LAS file: it does not start with \"LASF\"");
     if (in->size < LAS_HEADER_MIN)
-        return io_fail_byte(in, PTREG_ERR_FORMAT, in->size,
-                            "the file ends inside the public header block (%d bytes)", LAS_HEADER_MIN);
+        return io_fail_byte(in, PTREG_ERR_FORMAT, in->size, "the file ends inside the public header block (%d bytes)",
+                            LAS_HEADER_MIN);
     const unsigned major = in->data[LAS_VERSION], minor = in->data[LAS_VERSION + 1];
     if (major != 1 || minor > 4)
         return io_fail_byte(in, major == 1 ? PTREG_ERR_UNSUPPORTED : PTREG_ERR_FORMAT, LAS_VERSION,
@@ -104,8 +104,7 @@ static ptreg_status check_layout(const io_in *in, las_header *h)
     h->data_offset = (size_t)le(in->data + LAS_DATA_OFFSET, 4);
     if (h->data_offset < h->header_size)
         return io_fail_byte(in, PTREG_ERR_FORMAT, LAS_DATA_OFFSET,
-                            "offset to point data %zu is inside the %zu-byte header", h->data_offset,
-                            h->header_size);
+                            "offset to point data %zu is inside the %zu-byte header", h->data_offset, h->header_size);
     if (h->data_offset > in->size)
         return io_fail_byte(in, PTREG_ERR_FORMAT, LAS_DATA_OFFSET,
                             "offset to point data %zu is beyond the end of the file (%zu bytes)", h->data_offset,
@@ -131,10 +130,10 @@ static ptreg_status check_scale(const io_in *in, las_header *h)
         h->pub.offset[k] = le_f64(in->data + LAS_OFFSET + 8 * k);
         if (!isfinite(h->pub.scale[k]) || h->pub.scale[k] == 0.0)
             return io_fail_byte(in, PTREG_ERR_FORMAT, (size_t)(LAS_SCALE + 8 * k),
-                                "%c scale factor %g must be finite and nonzero", "xyz"[k], h->pub.scale[k]);
+                                "%c scale factor %g must be finite and nonzero", "xyz"[k], h -> pub.scale[k]);
         if (!isfinite(h->pub.offset[k]))
             return io_fail_byte(in, PTREG_ERR_FORMAT, (size_t)(LAS_OFFSET + 8 * k), "%c offset %g must be finite",
-                                "xyz"[k], h->pub.offset[k]);
+                                "xyz"[k], h -> pub.offset[k]);
         h->pub.max[k] = le_f64(in->data + LAS_BOUNDS + 16 * k);
         h->pub.min[k] = le_f64(in->data + LAS_BOUNDS + 16 * k + 8);
     }
@@ -245,7 +244,8 @@ ptreg_status io_read_las(const io_in *in, ptreg_cloud *cloud)
         return s;
     const size_t count = (size_t)h.pub.points, rec = h.pub.record_length;
     const size_t color = rgb_at[h.pub.point_format];
-    if ((s = io_cloud_reserve(in, cloud, count, 0)) != PTREG_OK || (s = io_cloud_add_attributes(in, cloud)) != PTREG_OK ||
+    if ((s = io_cloud_reserve(in, cloud, count, 0)) != PTREG_OK ||
+        (s = io_cloud_add_attributes(in, cloud)) != PTREG_OK ||
         (color && (s = io_cloud_add_colors(in, cloud)) != PTREG_OK))
         return s;
     const int wide = cloud->rgb && colors_16bit(in, &h);

@@ -72,8 +72,8 @@ static int to_integer(const ptreg_cloud *cloud, const double offset[3], size_t i
     return 1;
 }
 
-static ptreg_status does_not_fit(const char *path, const ptreg_cloud *cloud, const double offset[3], size_t i,
-                                 int k, ptreg_error *err)
+static ptreg_status does_not_fit(const char *path, const ptreg_cloud *cloud, const double offset[3], size_t i, int k,
+                                 ptreg_error *err)
 {
     char v[32], o[32];
     if (!isfinite(world(cloud, i, k)))
@@ -113,16 +113,13 @@ static ptreg_status frame_points(const char *path, const ptreg_cloud *cloud, las
         }
         if (point_class(cloud, i) > LAS_CLASS_MAX)
             return ptreg_error_set(err, PTREG_ERR_ARG,
-                                   "%s: point %zu: class %u does not fit LAS 1.2's classification (0 to %d)", path,
-                                   i, point_class(cloud, i), LAS_CLASS_MAX);
+                                   "%s: point %zu: class %u does not fit LAS 1.2's classification (0 to %d)", path, i,
+                                   point_class(cloud, i), LAS_CLASS_MAX);
     }
     return PTREG_OK;
 }
 
-static void put_text(unsigned char *p, const char *s)
-{
-    memcpy(p, s, strlen(s));
-}
+static void put_text(unsigned char *p, const char *s) { memcpy(p, s, strlen(s)); }
 
 /* The public header block. Creation day and year stay 0 (allowed when
  * unknown): the same cloud always gives the same bytes. */

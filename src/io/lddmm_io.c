@@ -16,9 +16,10 @@ static const char *integrator_name(ptreg_lddmm_integrator i) { return i == PTREG
 
 static void write_vtk(FILE *f, const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *o)
 {
-    fprintf(f, "# vtk DataFile Version 3.0\nptreg lddmm: template landmarks and initial momenta\nASCII\n"
-               "DATASET POLYDATA\nFIELD FieldData 3\nsigma 1 1 double\n%.17g\ntime_points 1 1 int\n%d\n"
-               "integrator 1 1 int\n%d\nPOINTS %zu double\n",
+    fprintf(f,
+            "# vtk DataFile Version 3.0\nptreg lddmm: template landmarks and initial momenta\nASCII\n"
+            "DATASET POLYDATA\nFIELD FieldData 3\nsigma 1 1 double\n%.17g\ntime_points 1 1 int\n%d\n"
+            "integrator 1 1 int\n%d\nPOINTS %zu double\n",
             o->sigma, o->time_points, o->integrator == PTREG_LDDMM_RK2 ? 1 : 0, n);
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%.17g %.17g %.17g\n", q0[3 * i], q0[3 * i + 1], q0[3 * i + 2]);
@@ -250,8 +251,9 @@ ptreg_status ptreg_lddmm_model_read_memory(const void *data, size_t size, const 
     else if (size >= 13 && !memcmp(data, "# ptreg lddmm", 13))
         s = read_csv(&in, &t, m);
     else
-        s = io_fail_line(&in, PTREG_ERR_FORMAT, 1, "not an lddmm result (VTK with InitialMomentum, or CSV from "
-                                                   "ptreg lddmm)");
+        s = io_fail_line(&in, PTREG_ERR_FORMAT, 1,
+                         "not an lddmm result (VTK with InitialMomentum, or CSV from "
+                         "ptreg lddmm)");
     if (!s && (!(m->sigma > 0) || m->time_points < 2))
         s = io_fail_line(&in, PTREG_ERR_FORMAT, 1, "sigma %g or time_points %d is not usable", m->sigma,
                          m->time_points);
@@ -324,14 +326,15 @@ static ptreg_status table_header(const io_in *in, io_text *t, io_token *names, s
             c += 2;
         }
     if (!*n)
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "no landmark columns (names ending in x, y, z, "
-                                                           "like Sx Sy Sz)");
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
+                            "no landmark columns (names ending in x, y, z, "
+                            "like Sx Sy Sz)");
     io_text_next_line(t);
     return PTREG_OK;
 }
 
-ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, const char *path, size_t row,
-                                              double **xyz, size_t *n, ptreg_error *err)
+ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, const char *path, size_t row, double **xyz,
+                                              size_t *n, ptreg_error *err)
 {
     *xyz = NULL;
     *n = 0;
@@ -378,8 +381,7 @@ ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, con
             double v = values[first[j] + (size_t)k];
             if (!isfinite(v)) {
                 io_token name = names[first[j] + (size_t)k];
-                s = io_fail_line(&in, PTREG_ERR_FORMAT, t.line, "column %s is not a finite number",
-                                 io_quote(name, q));
+                s = io_fail_line(&in, PTREG_ERR_FORMAT, t.line, "column %s is not a finite number", io_quote(name, q));
             }
             (*xyz)[3 * j + (size_t)k] = v;
         }

@@ -297,9 +297,8 @@ static ptreg_status off_header(const io_in *in, io_text *t, int *color, int *nor
             k = i;
     if (k < 0)
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "not an ASCII OFF file: the first word is '%s'%s",
-                            io_quote(kind, q), io_token_is(kind, "4OFF") || io_token_is(kind, "nOFF")
-                                                   ? " (only 3-D OFF is read)"
-                                                   : "");
+                            io_quote(kind, q),
+                            io_token_is(kind, "4OFF") || io_token_is(kind, "nOFF") ? " (only 3-D OFF is read)" : "");
     *color = k == 1 || k == 3;
     *normal = k == 2 || k == 3;
     if (!io_text_token(t, &tok)) {

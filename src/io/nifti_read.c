@@ -33,9 +33,8 @@ static int voxel_type(int code, ptreg_voxel_type *type)
     static const struct {
         int code;
         ptreg_voxel_type type;
-    } codes[] = {{2, PTREG_VOXEL_U8},    {4, PTREG_VOXEL_I16},  {8, PTREG_VOXEL_I32},
-                 {16, PTREG_VOXEL_F32},  {64, PTREG_VOXEL_F64}, {256, PTREG_VOXEL_I8},
-                 {512, PTREG_VOXEL_U16}, {768, PTREG_VOXEL_U32}};
+    } codes[] = {{2, PTREG_VOXEL_U8},   {4, PTREG_VOXEL_I16},  {8, PTREG_VOXEL_I32},   {16, PTREG_VOXEL_F32},
+                 {64, PTREG_VOXEL_F64}, {256, PTREG_VOXEL_I8}, {512, PTREG_VOXEL_U16}, {768, PTREG_VOXEL_U32}};
     for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
         if (codes[i].code == code) {
             *type = codes[i].type;
@@ -95,16 +94,18 @@ static ptreg_status parse_header(const io_in *in, const unsigned char *p, size_t
     else
         return io_fail_byte(in, PTREG_ERR_FORMAT, 0, "not a NIfTI-1 file (sizeof_hdr is not 348)");
     if (memcmp(p + 344, "n+1\0", 4))
-        return io_fail_byte(in, PTREG_ERR_FORMAT, 344, memcmp(p + 344, "ni1\0", 4)
-                                                           ? "bad NIfTI-1 magic (expected n+1)"
-                                                           : "a .hdr/.img pair: only single .nii files are read");
+        return io_fail_byte(in, PTREG_ERR_FORMAT, 344,
+                            memcmp(p + 344, "ni1\0", 4) ? "bad NIfTI-1 magic (expected n+1)"
+                                                        : "a .hdr/.img pair: only single .nii files are read");
     ptreg_status s = parse_sizes(in, p, h);
     if (s)
         return s;
     int code = (int)field(p, 70, IO_I16, h->big_endian);
     if (!voxel_type(code, &h->type))
-        return io_fail_byte(in, PTREG_ERR_FORMAT, 70, "unsupported datatype %d (8-, 16-, 32-bit integers, "
-                                                      "float32, float64 are read)", code);
+        return io_fail_byte(in, PTREG_ERR_FORMAT, 70,
+                            "unsupported datatype %d (8-, 16-, 32-bit integers, "
+                            "float32, float64 are read)",
+                            code);
     double off = field(p, 108, IO_F32, h->big_endian);
     if (!(off >= NIFTI_MIN_OFFSET && off < 1e15) || off != floor(off))
         return io_fail_byte(in, PTREG_ERR_FORMAT, 108, "vox_offset %g: must be a whole number >= 352", off);
@@ -146,9 +147,8 @@ static ptreg_status read_plain(const io_in *in, ptreg_volume *vol)
         return s;
     if (h.offset > in->size || in->size - h.offset < bytes)
         return io_fail_byte(in, PTREG_ERR_FORMAT, in->size,
-                            "the file has %zu bytes, %zu x %zu x %zu voxels of %s at offset %zu need %zu",
-                            in->size, h.dims[0], h.dims[1], h.dims[2], ptreg_voxel_type_name(h.type), h.offset,
-                            bytes);
+                            "the file has %zu bytes, %zu x %zu x %zu voxels of %s at offset %zu need %zu", in->size,
+                            h.dims[0], h.dims[1], h.dims[2], ptreg_voxel_type_name(h.type), h.offset, bytes);
     if ((s = io_volume_from_bytes(in, in->data + h.offset, h.dims, h.type, h.big_endian, vol)))
         return s;
     memcpy(vol->spacing, h.spacing, sizeof h.spacing);
@@ -172,8 +172,10 @@ static ptreg_status read_gzip(const io_in *in, ptreg_volume *vol)
     if (s)
         return s;
     if (bytes > SIZE_MAX - h.offset || h.offset + bytes > io_gunzip_bound(in->size))
-        return io_fail_byte(in, PTREG_ERR_FORMAT, 0, "the sizes need %zu bytes, more than %zu bytes of gzip "
-                                                     "data can hold", bytes, in->size);
+        return io_fail_byte(in, PTREG_ERR_FORMAT, 0,
+                            "the sizes need %zu bytes, more than %zu bytes of gzip "
+                            "data can hold",
+                            bytes, in->size);
     size_t total = h.offset + bytes;
     unsigned char *buf = malloc(total);
     if (!buf)

@@ -130,8 +130,7 @@ static ptreg_status parse_directions(const io_in *in, const nrrd_line *l, char *
     return PTREG_OK;
 }
 
-static ptreg_status parse_integer(const io_in *in, const nrrd_line *l, const char *v, long long lo,
-                                  long long *out)
+static ptreg_status parse_integer(const io_in *in, const nrrd_line *l, const char *v, long long lo, long long *out)
 {
     char *end;
     errno = 0;
@@ -155,8 +154,7 @@ static ptreg_status parse_encoding(const io_in *in, const nrrd_line *l, const ch
     return PTREG_OK;
 }
 
-static ptreg_status parse_field(const io_in *in, const nrrd_line *l, const char *field, char *v,
-                                nrrd_header *h)
+static ptreg_status parse_field(const io_in *in, const nrrd_line *l, const char *field, char *v, nrrd_header *h)
 {
     long long n;
     ptreg_status s = PTREG_OK;
@@ -228,8 +226,8 @@ static ptreg_status parse_header(const io_in *in, nrrd_header *h)
     int too_long;
     memset(h, 0, sizeof *h);
     h->endian = -1;
-    if (!next_line(in, &pos, &l, &too_long) || strncmp(l.text, "NRRD000", 7) || l.text[7] < '1' ||
-        l.text[7] > '5' || l.text[8])
+    if (!next_line(in, &pos, &l, &too_long) || strncmp(l.text, "NRRD000", 7) || l.text[7] < '1' || l.text[7] > '5' ||
+        l.text[8])
         return io_fail_line(in, PTREG_ERR_FORMAT, 1, "not a NRRD file (no NRRD0001-NRRD0005 magic)");
     while (next_line(in, &pos, &l, &too_long)) {
         if (!l.text[0]) {
@@ -241,8 +239,7 @@ static ptreg_status parse_header(const io_in *in, nrrd_header *h)
             continue; /* comments and key/value pairs */
         char *colon = strstr(l.text, ": ");
         if (too_long)
-            return io_fail_line(in, PTREG_ERR_FORMAT, l.number, "header line longer than %d bytes",
-                                NRRD_LINE_MAX - 1);
+            return io_fail_line(in, PTREG_ERR_FORMAT, l.number, "header line longer than %d bytes", NRRD_LINE_MAX - 1);
         if (!colon)
             return bad(in, &l, "expected 'field: value'", l.text);
         *colon = 0;
@@ -263,13 +260,15 @@ static ptreg_status volume_axes(const io_in *in, const nrrd_header *h, size_t di
 {
     if (!h->has_type || !h->dimension || !h->size_count || h->encoding == ENC_NONE)
         return io_fail_line(in, PTREG_ERR_FORMAT, h->data_line, "the header lacks %s",
-                            !h->has_type ? "type" : !h->dimension ? "dimension" : !h->size_count ? "sizes"
-                                                                                                  : "encoding");
+                            !h->has_type     ? "type"
+                            : !h->dimension  ? "dimension"
+                            : !h->size_count ? "sizes"
+                                             : "encoding");
     if (h->size_count != h->dimension || (h->spacing_count && h->spacing_count != h->dimension) ||
         (h->dir_count && h->dir_count != h->dimension))
         return io_fail_line(in, PTREG_ERR_FORMAT, h->data_line,
-                            "dimension is %d but %d sizes, %d spacings, %d space directions are given",
-                            h->dimension, h->size_count, h->spacing_count, h->dir_count);
+                            "dimension is %d but %d sizes, %d spacings, %d space directions are given", h->dimension,
+                            h->size_count, h->spacing_count, h->dir_count);
     int first = h->dimension == 4 && h->sizes[0] == 1 ? 1 : 0;
     if (h->dimension - first > 3)
         return io_fail_line(in, PTREG_ERR_FORMAT, h->data_line,
@@ -287,8 +286,8 @@ static ptreg_status volume_axes(const io_in *in, const nrrd_header *h, size_t di
         spacing[a] = sp;
     }
     if (ptreg_voxel_size(h->type) > 1 && h->encoding != ENC_ASCII && h->endian < 0)
-        return io_fail_line(in, PTREG_ERR_FORMAT, h->data_line,
-                            "the header lacks endian, which %s data needs", ptreg_voxel_type_name(h->type));
+        return io_fail_line(in, PTREG_ERR_FORMAT, h->data_line, "the header lacks endian, which %s data needs",
+                            ptreg_voxel_type_name(h->type));
     return PTREG_OK;
 }
 
@@ -298,21 +297,19 @@ static ptreg_status skip_lines(const io_in *in, size_t lines, size_t *pos)
     for (size_t i = 0; i < lines; i++) {
         const unsigned char *nl = memchr(in->data + *pos, '\n', in->size - *pos);
         if (!nl)
-            return io_fail_byte(in, PTREG_ERR_FORMAT, in->size, "line skip %zu: the data has only %zu lines",
-                                lines, i);
+            return io_fail_byte(in, PTREG_ERR_FORMAT, in->size, "line skip %zu: the data has only %zu lines", lines, i);
         *pos = (size_t)(nl - in->data) + 1;
     }
     return PTREG_OK;
 }
 
-static ptreg_status decode_raw(const io_in *in, const nrrd_header *h, size_t pos, size_t bytes,
-                               unsigned char **out)
+static ptreg_status decode_raw(const io_in *in, const nrrd_header *h, size_t pos, size_t bytes, unsigned char **out)
 {
     size_t avail = in->size - pos;
     if (h->byte_skip == -1) {
         if (avail < bytes)
-            return io_fail_byte(in, PTREG_ERR_FORMAT, in->size, "the data has %zu bytes, the sizes need %zu",
-                                avail, bytes);
+            return io_fail_byte(in, PTREG_ERR_FORMAT, in->size, "the data has %zu bytes, the sizes need %zu", avail,
+                                bytes);
         pos = in->size - bytes; /* byte skip -1: the data is the file's last bytes */
     } else {
         if ((unsigned long long)h->byte_skip > avail)
@@ -328,14 +325,12 @@ static ptreg_status decode_raw(const io_in *in, const nrrd_header *h, size_t pos
     return PTREG_OK;
 }
 
-static ptreg_status decode_gzip(const io_in *in, const nrrd_header *h, size_t pos, size_t bytes,
-                                unsigned char **out)
+static ptreg_status decode_gzip(const io_in *in, const nrrd_header *h, size_t pos, size_t bytes, unsigned char **out)
 {
     if (h->byte_skip < 0)
         return io_fail_line(in, PTREG_ERR_FORMAT, h->data_line, "byte skip -1 needs raw encoding");
     size_t skip = (size_t)h->byte_skip, want;
-    if (!io_mul_size(1, bytes, &want) || want > SIZE_MAX - skip ||
-        want + skip > io_gunzip_bound(in->size - pos))
+    if (!io_mul_size(1, bytes, &want) || want > SIZE_MAX - skip || want + skip > io_gunzip_bound(in->size - pos))
         return io_fail_byte(in, PTREG_ERR_FORMAT, pos,
                             "the sizes need %zu bytes, more than %zu bytes of gzip data can hold", bytes,
                             in->size - pos);
@@ -370,23 +365,42 @@ static void store_value(unsigned char *p, double v, ptreg_voxel_type type)
     switch (type) {
     case PTREG_VOXEL_U8: *(uint8_t *)p = (uint8_t)v; break;
     case PTREG_VOXEL_I8: *(int8_t *)p = (int8_t)v; break;
-    case PTREG_VOXEL_U16: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-    case PTREG_VOXEL_I16: { int16_t x = (int16_t)v; memcpy(p, &x, 2); break; }
-    case PTREG_VOXEL_U32: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
-    case PTREG_VOXEL_I32: { int32_t x = (int32_t)v; memcpy(p, &x, 4); break; }
-    case PTREG_VOXEL_F32: { float x = ptreg_double_to_float(v); memcpy(p, &x, 4); break; }
+    case PTREG_VOXEL_U16: {
+        uint16_t x = (uint16_t)v;
+        memcpy(p, &x, 2);
+        break;
+    }
+    case PTREG_VOXEL_I16: {
+        int16_t x = (int16_t)v;
+        memcpy(p, &x, 2);
+        break;
+    }
+    case PTREG_VOXEL_U32: {
+        uint32_t x = (uint32_t)v;
+        memcpy(p, &x, 4);
+        break;
+    }
+    case PTREG_VOXEL_I32: {
+        int32_t x = (int32_t)v;
+        memcpy(p, &x, 4);
+        break;
+    }
+    case PTREG_VOXEL_F32: {
+        float x = ptreg_double_to_float(v);
+        memcpy(p, &x, 4);
+        break;
+    }
     case PTREG_VOXEL_F64: memcpy(p, &v, 8); break;
     }
 }
 
 /* Whitespace-separated numbers, stored in the host's byte order. */
-static ptreg_status decode_ascii(const io_in *in, const nrrd_header *h, size_t pos, size_t count,
-                                 unsigned char **out)
+static ptreg_status decode_ascii(const io_in *in, const nrrd_header *h, size_t pos, size_t count, unsigned char **out)
 {
     size_t size = ptreg_voxel_size(h->type);
     if (count > (in->size - pos + 1) / 2) /* each number takes a digit and a separator */
-        return io_fail_byte(in, PTREG_ERR_FORMAT, pos, "%zu bytes of text cannot hold %zu numbers",
-                            in->size - pos, count);
+        return io_fail_byte(in, PTREG_ERR_FORMAT, pos, "%zu bytes of text cannot hold %zu numbers", in->size - pos,
+                            count);
     unsigned char *buf = malloc(count * size);
     if (!buf)
         return io_fail_byte(in, PTREG_ERR_NOMEM, pos, "out of memory for %zu voxels", count);
@@ -401,8 +415,8 @@ static ptreg_status decode_ascii(const io_in *in, const nrrd_header *h, size_t p
         while (!io_text_token(&t, &tok))
             if (!io_text_skip_empty_lines(&t)) {
                 free(buf);
-                return io_fail_line(in, PTREG_ERR_FORMAT, t.line, "the data has %zu numbers, the sizes need %zu",
-                                    i, count);
+                return io_fail_line(in, PTREG_ERR_FORMAT, t.line, "the data has %zu numbers, the sizes need %zu", i,
+                                    count);
             }
         int ok = io_parse_double(tok, &v) && (h->type >= PTREG_VOXEL_F32 || integer_fits(v, h->type));
         if (!ok) {
@@ -448,8 +462,8 @@ static ptreg_status read_data(const io_in *data_in, const nrrd_header *h, size_t
     return s;
 }
 
-static ptreg_status read_detached(const io_in *in, const char *dir, const nrrd_header *h,
-                                  const size_t dims[3], ptreg_volume *vol)
+static ptreg_status read_detached(const io_in *in, const char *dir, const nrrd_header *h, const size_t dims[3],
+                                  ptreg_volume *vol)
 {
     if (!dir)
         return io_fail_line(in, PTREG_ERR_UNSUPPORTED, h->data_line,

@@ -42,8 +42,7 @@ static uint64_t load_u64(const unsigned char *p)
 
 /* Reads count + 1 offsets at byte `at`: from 0, non-decreasing, each
  * range non-empty (a pair needs points), the last at most `most`. */
-static ptreg_status read_offsets(const io_in *in, size_t at, size_t count, const char *what, uint64_t most,
-                                 size_t *out)
+static ptreg_status read_offsets(const io_in *in, size_t at, size_t count, const char *what, uint64_t most, size_t *out)
 {
     for (size_t i = 0; i <= count; i++) {
         const uint64_t v = load_u64(in->data + at + 8 * i);
@@ -55,8 +54,8 @@ static ptreg_status read_offsets(const io_in *in, size_t at, size_t count, const
                                 i - 1, (unsigned long long)v, out[i - 1]);
         if (v > most)
             return io_fail_byte(in, PTREG_ERR_FORMAT, at + 8 * i,
-                                "%s offset %llu is past the %llu points the file can hold", what,
-                                (unsigned long long)v, (unsigned long long)most);
+                                "%s offset %llu is past the %llu points the file can hold", what, (unsigned long long)v,
+                                (unsigned long long)most);
         out[i] = (size_t)v;
     }
     return PTREG_OK;
@@ -86,8 +85,10 @@ static ptreg_status read_header(const io_in *in, size_t *count, size_t *targets)
         return io_fail_byte(in, PTREG_ERR_FORMAT, 16, "%llu targets for %llu pairs: give 1 (shared) or one per pair",
                             (unsigned long long)t, (unsigned long long)n);
     if (n >= room || t >= room || n + 1 + t + 1 > room)
-        return io_fail_byte(in, PTREG_ERR_FORMAT, 8, "%llu pairs and %llu targets need more offsets than the "
-                            "%zu-byte file holds (truncated?)", (unsigned long long)n, (unsigned long long)t, in->size);
+        return io_fail_byte(in, PTREG_ERR_FORMAT, 8,
+                            "%llu pairs and %llu targets need more offsets than the "
+                            "%zu-byte file holds (truncated?)",
+                            (unsigned long long)n, (unsigned long long)t, in->size);
     *count = (size_t)n, *targets = (size_t)t;
     return PTREG_OK;
 }
@@ -110,8 +111,10 @@ static ptreg_status decode(const io_in *in, ptreg_pairs_file *pf)
         return st;
     const size_t ns = pf->source_offset[pf->count], nt = pf->target_offset[pf->targets];
     if (ns > most || nt > most - ns)
-        return io_fail_byte(in, PTREG_ERR_FORMAT, points_at, "%zu source and %zu target points need more bytes "
-                            "than the %zu-byte file has (truncated?)", ns, nt, in->size);
+        return io_fail_byte(in, PTREG_ERR_FORMAT, points_at,
+                            "%zu source and %zu target points need more bytes "
+                            "than the %zu-byte file has (truncated?)",
+                            ns, nt, in->size);
     if (points_at + 12 * (ns + nt) != in->size)
         return io_fail_byte(in, PTREG_ERR_FORMAT, points_at + 12 * (ns + nt),
                             "%zu source and %zu target points end here, but the file goes on to byte %zu", ns, nt,

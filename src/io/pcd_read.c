@@ -59,8 +59,7 @@ static ptreg_status parse_version(const io_in *in, io_text *t)
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (io_token_is(v, known[i]))
             return io_text_no_more(in, t, "the version");
-    return io_fail_line(in, PTREG_ERR_UNSUPPORTED, t->line,
-                        "PCD version '%s' (0.5 to 0.7 are read)", io_quote(v, q));
+    return io_fail_line(in, PTREG_ERR_UNSUPPORTED, t->line, "PCD version '%s' (0.5 to 0.7 are read)", io_quote(v, q));
 }
 
 static ptreg_status parse_fields(const io_in *in, io_text *t, pcd_header *h)
@@ -75,8 +74,7 @@ static ptreg_status parse_fields(const io_in *in, io_text *t, pcd_header *h)
     if (n == 0)
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "FIELDS names no field");
     if (n > PCD_MAX_FIELDS)
-        return io_fail_line(in, PTREG_ERR_UNSUPPORTED, t->line, "more than %d fields",
-                            PCD_MAX_FIELDS);
+        return io_fail_line(in, PTREG_ERR_UNSUPPORTED, t->line, "more than %d fields", PCD_MAX_FIELDS);
     h->fields = calloc(n, sizeof *h->fields);
     if (!h->fields)
         return io_fail_line(in, PTREG_ERR_NOMEM, t->line, "out of memory for %zu fields", n);
@@ -90,8 +88,7 @@ static ptreg_status parse_fields(const io_in *in, io_text *t, pcd_header *h)
 }
 
 /* One SIZE, TYPE or COUNT entry. */
-static ptreg_status parse_entry(const io_in *in, const io_text *t, char key, io_token tok,
-                                pcd_field *f)
+static ptreg_status parse_entry(const io_in *in, const io_text *t, char key, io_token tok, pcd_field *f)
 {
     char q[IO_QUOTE_MAX];
     uint64_t v;
@@ -100,15 +97,13 @@ static ptreg_status parse_entry(const io_in *in, const io_text *t, char key, io_
             f->kind = tok.s[0];
             return PTREG_OK;
         }
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "TYPE '%s' is not I, U or F",
-                            io_quote(tok, q));
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "TYPE '%s' is not I, U or F", io_quote(tok, q));
     }
     if (!io_parse_u64(tok, &v))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "%s '%s' is not a non-negative integer",
                             key == 'S' ? "SIZE" : "COUNT", io_quote(tok, q));
     if (key == 'S' && v != 1 && v != 2 && v != 4 && v != 8)
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "SIZE %llu is not 1, 2, 4 or 8",
-                            (unsigned long long)v);
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "SIZE %llu is not 1, 2, 4 or 8", (unsigned long long)v);
     if (key == 'C' && v == 0)
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "COUNT 0");
     if (key == 'C' && v > PCD_MAX_COUNT)
@@ -122,8 +117,7 @@ static ptreg_status parse_entry(const io_in *in, const io_text *t, char key, io_
 }
 
 /* SIZE, TYPE and COUNT: one entry per field, no more, no fewer. */
-static ptreg_status parse_per_field(const io_in *in, io_text *t, pcd_header *h, const char *key,
-                                    size_t *line)
+static ptreg_status parse_per_field(const io_in *in, io_text *t, pcd_header *h, const char *key, size_t *line)
 {
     io_token tok;
     if (!h->fields)
@@ -140,13 +134,11 @@ static ptreg_status parse_per_field(const io_in *in, io_text *t, pcd_header *h, 
             return s;
     }
     if (i != h->nfields)
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "%s has %zu entries, FIELDS has %zu",
-                            key, i, h->nfields);
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "%s has %zu entries, FIELDS has %zu", key, i, h->nfields);
     return PTREG_OK;
 }
 
-static ptreg_status parse_number(const io_in *in, io_text *t, const char *key, uint64_t *v,
-                                 size_t *line)
+static ptreg_status parse_number(const io_in *in, io_text *t, const char *key, uint64_t *v, size_t *line)
 {
     io_token tok;
     char q[IO_QUOTE_MAX];
@@ -156,8 +148,8 @@ static ptreg_status parse_number(const io_in *in, io_text *t, const char *key, u
     if (!io_text_token(t, &tok))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "%s needs a value", key);
     if (!io_parse_u64(tok, v))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "%s '%s' is not a non-negative integer",
-                            key, io_quote(tok, q));
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "%s '%s' is not a non-negative integer", key,
+                            io_quote(tok, q));
     return io_text_no_more(in, t, key);
 }
 
@@ -175,13 +167,11 @@ static ptreg_status parse_data(const io_in *in, io_text *t, pcd_header *h)
         h->data_kind = PCD_COMPRESSED;
     else
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                            "unknown DATA kind '%s' (ascii, binary or binary_compressed)",
-                            io_quote(tok, q));
+                            "unknown DATA kind '%s' (ascii, binary or binary_compressed)", io_quote(tok, q));
     return io_text_no_more(in, t, "the DATA kind");
 }
 
-static ptreg_status parse_header_line(const io_in *in, io_text *t, io_token key, pcd_header *h,
-                                      int *done)
+static ptreg_status parse_header_line(const io_in *in, io_text *t, io_token key, pcd_header *h, int *done)
 {
     char q[IO_QUOTE_MAX];
     if (io_token_is(key, "VERSION"))
@@ -206,16 +196,14 @@ static ptreg_status parse_header_line(const io_in *in, io_text *t, io_token key,
         *done = 1;
         return parse_data(in, t, h);
     }
-    return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "unknown header keyword '%s'",
-                        io_quote(key, q));
+    return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "unknown header keyword '%s'", io_quote(key, q));
 }
 
 /* SIZE and TYPE together name a scalar type; half floats are real but not
  * read. */
 static ptreg_status field_type(const io_in *in, const pcd_header *h, pcd_field *f)
 {
-    static const io_type ints[2][4] = {{IO_I8, IO_I16, IO_I32, IO_I64},
-                                       {IO_U8, IO_U16, IO_U32, IO_U64}};
+    static const io_type ints[2][4] = {{IO_I8, IO_I16, IO_I32, IO_I64}, {IO_U8, IO_U16, IO_U32, IO_U64}};
     char q[IO_QUOTE_MAX];
     int log2 = f->size == 1 ? 0 : f->size == 2 ? 1 : f->size == 4 ? 2 : 3;
     if (f->kind != 'F') {
@@ -227,8 +215,7 @@ static ptreg_status field_type(const io_in *in, const pcd_header *h, pcd_field *
         return PTREG_OK;
     }
     return io_fail_line(in, f->size == 2 ? PTREG_ERR_UNSUPPORTED : PTREG_ERR_FORMAT, h->type_line,
-                        "field '%s' is TYPE F with SIZE %llu (%s)", io_quote(f->name, q),
-                        (unsigned long long)f->size,
+                        "field '%s' is TYPE F with SIZE %llu (%s)", io_quote(f->name, q), (unsigned long long)f->size,
                         f->size == 2 ? "half floats are not read" : "no such float");
 }
 
@@ -243,8 +230,8 @@ static ptreg_status check_fields(const io_in *in, pcd_header *h)
         if (s != PTREG_OK)
             return s;
         f->offset = h->point_size;
-        if (!io_mul_size((size_t)f->count, (size_t)f->size, &bytes) ||
-            bytes > SIZE_MAX - h->point_size || f->count > SIZE_MAX - h->values)
+        if (!io_mul_size((size_t)f->count, (size_t)f->size, &bytes) || bytes > SIZE_MAX - h->point_size ||
+            f->count > SIZE_MAX - h->values)
             return io_fail_line(in, PTREG_ERR_FORMAT, h->count_line ? h->count_line : h->size_line,
                                 "field '%s': the point size overflows", io_quote(f->name, q));
         h->point_size += bytes;
@@ -256,12 +243,10 @@ static ptreg_status check_fields(const io_in *in, pcd_header *h)
             if (r >= ROLE_RGB && (f->count != 1 || (r == ROLE_RGB && f->size != 4)))
                 continue;
             if (h->role[r] != SIZE_MAX)
-                return io_fail_line(in, PTREG_ERR_FORMAT, h->fields_line,
-                                    "field '%s' appears twice", role_names[r]);
+                return io_fail_line(in, PTREG_ERR_FORMAT, h->fields_line, "field '%s' appears twice", role_names[r]);
             if (f->count != 1)
-                return io_fail_line(in, PTREG_ERR_FORMAT, h->count_line,
-                                    "field '%s' has COUNT %llu (must be 1)", role_names[r],
-                                    (unsigned long long)f->count);
+                return io_fail_line(in, PTREG_ERR_FORMAT, h->count_line, "field '%s' has COUNT %llu (must be 1)",
+                                    role_names[r], (unsigned long long)f->count);
             if (r == ROLE_RGB) /* the bits, whether TYPE F or U */
                 f->type = IO_U32;
             h->role[r] = i;
@@ -269,10 +254,8 @@ static ptreg_status check_fields(const io_in *in, pcd_header *h)
     }
     for (int r = ROLE_X; r <= ROLE_Z; r++)
         if (h->role[r] == SIZE_MAX)
-            return io_fail_line(in, PTREG_ERR_FORMAT, h->fields_line, "FIELDS has no '%s'",
-                                role_names[r]);
-    h->normals = h->role[ROLE_NX] != SIZE_MAX && h->role[ROLE_NY] != SIZE_MAX &&
-                 h->role[ROLE_NZ] != SIZE_MAX;
+            return io_fail_line(in, PTREG_ERR_FORMAT, h->fields_line, "FIELDS has no '%s'", role_names[r]);
+    h->normals = h->role[ROLE_NX] != SIZE_MAX && h->role[ROLE_NY] != SIZE_MAX && h->role[ROLE_NZ] != SIZE_MAX;
     return PTREG_OK;
 }
 
@@ -286,10 +269,9 @@ static ptreg_status check_counts(const io_in *in, pcd_header *h)
         return io_fail_line(in, PTREG_ERR_FORMAT, h->width_line, "WIDTH x HEIGHT overflows");
     uint64_t wh = h->width * h->height;
     if (h->points_line && h->points != wh)
-        return io_fail_line(in, PTREG_ERR_FORMAT, h->points_line,
-                            "POINTS %llu but WIDTH x HEIGHT = %llu x %llu = %llu",
-                            (unsigned long long)h->points, (unsigned long long)h->width,
-                            (unsigned long long)h->height, (unsigned long long)wh);
+        return io_fail_line(in, PTREG_ERR_FORMAT, h->points_line, "POINTS %llu but WIDTH x HEIGHT = %llu x %llu = %llu",
+                            (unsigned long long)h->points, (unsigned long long)h->width, (unsigned long long)h->height,
+                            (unsigned long long)wh);
     h->points = wh;
     return PTREG_OK;
 }
@@ -349,8 +331,7 @@ static ptreg_status store(const io_in *in, ptreg_cloud *cloud, const double vals
     return io_cloud_store(in, cloud, &p);
 }
 
-static ptreg_status points_short(const io_in *in, int is_line, size_t at, const pcd_header *h,
-                                 size_t got)
+static ptreg_status points_short(const io_in *in, int is_line, size_t at, const pcd_header *h, size_t got)
 {
     const char *fmt = "POINTS %llu but the data ends after %zu points";
     unsigned long long n = (unsigned long long)h->points;
@@ -383,8 +364,8 @@ static ptreg_status ascii_value(const io_in *in, const io_text *t, const pcd_fie
 {
     char q[IO_QUOTE_MAX], q2[IO_QUOTE_MAX];
     if (!(role == ROLE_RGB ? ascii_packed(tok, out) : io_parse_typed(tok, f->type, out)))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' is not a number (field '%s')",
-                            io_quote(tok, q), io_quote(f->name, q2));
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' is not a number (field '%s')", io_quote(tok, q),
+                            io_quote(f->name, q2));
     return PTREG_OK;
 }
 
@@ -397,8 +378,7 @@ static int role_of(const pcd_header *h, size_t i)
     return -1;
 }
 
-static ptreg_status ascii_point(const io_in *in, io_text *t, const pcd_header *h,
-                                double vals[ROLE_COUNT])
+static ptreg_status ascii_point(const io_in *in, io_text *t, const pcd_header *h, double vals[ROLE_COUNT])
 {
     char q[IO_QUOTE_MAX];
     io_token tok;
@@ -407,8 +387,8 @@ static ptreg_status ascii_point(const io_in *in, io_text *t, const pcd_header *h
         int r = role_of(h, i);
         for (uint64_t c = 0; c < f->count; c++) {
             if (!io_text_token(t, &tok))
-                return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                                    "the line ends before field '%s'", io_quote(f->name, q));
+                return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the line ends before field '%s'",
+                                    io_quote(f->name, q));
             if (r >= 0) {
                 ptreg_status s = ascii_value(in, t, f, tok, r, &vals[r]);
                 if (s != PTREG_OK)
@@ -492,46 +472,42 @@ static uint32_t load_u32le(const unsigned char *p) { return (uint32_t)io_load(p,
 
 /* Checks the block header of binary_compressed against the file and the
  * point layout before anything is allocated from it. */
-static ptreg_status check_block(const io_in *in, const pcd_header *h, uint32_t *csize,
-                                uint32_t *usize)
+static ptreg_status check_block(const io_in *in, const pcd_header *h, uint32_t *csize, uint32_t *usize)
 {
     size_t at = h->data_offset, left = in->size - at, need;
     if (left < 8)
-        return io_fail_byte(in, PTREG_ERR_FORMAT, at,
-                            "the file ends inside the compressed block header (8 bytes)");
+        return io_fail_byte(in, PTREG_ERR_FORMAT, at, "the file ends inside the compressed block header (8 bytes)");
     *csize = load_u32le(in->data + at);
     *usize = load_u32le(in->data + at + 4);
     if (*csize > left - 8)
         return io_fail_byte(in, PTREG_ERR_FORMAT, at,
-                            "LZF block of %u bytes but only %zu bytes follow the block header",
-                            (unsigned)*csize, left - 8);
+                            "LZF block of %u bytes but only %zu bytes follow the block header", (unsigned)*csize,
+                            left - 8);
     if (!io_mul_size((size_t)h->points, h->point_size, &need) || need != *usize)
         return io_fail_byte(in, PTREG_ERR_FORMAT, at + 4,
-                            "uncompressed size %u, but POINTS %llu x point size %zu bytes = %llu",
-                            (unsigned)*usize, (unsigned long long)h->points, h->point_size,
+                            "uncompressed size %u, but POINTS %llu x point size %zu bytes = %llu", (unsigned)*usize,
+                            (unsigned long long)h->points, h->point_size,
                             (unsigned long long)h->points * h->point_size);
     if ((uint64_t)*usize > (uint64_t)*csize * LZF_MAX_RATIO + 64)
-        return io_fail_byte(in, PTREG_ERR_FORMAT, at + 4,
-                            "uncompressed size %u cannot come from %u bytes of LZF data",
+        return io_fail_byte(in, PTREG_ERR_FORMAT, at + 4, "uncompressed size %u cannot come from %u bytes of LZF data",
                             (unsigned)*usize, (unsigned)*csize);
     return PTREG_OK;
 }
 
-static ptreg_status decompress(const io_in *in, const unsigned char *src, uint32_t csize,
-                               unsigned char *dst, uint32_t usize, size_t at)
+static ptreg_status decompress(const io_in *in, const unsigned char *src, uint32_t csize, unsigned char *dst,
+                               uint32_t usize, size_t at)
 {
     errno = 0;
     unsigned got = lzf_decompress(src, csize, dst, usize);
     if (got == usize)
         return PTREG_OK;
     if (got == 0 && errno == E2BIG)
-        return io_fail_byte(in, PTREG_ERR_FORMAT, at,
-                            "LZF data decompresses to more than the %u bytes the header says",
+        return io_fail_byte(in, PTREG_ERR_FORMAT, at, "LZF data decompresses to more than the %u bytes the header says",
                             (unsigned)usize);
     if (got == 0)
         return io_fail_byte(in, PTREG_ERR_FORMAT, at, "corrupt LZF data");
-    return io_fail_byte(in, PTREG_ERR_FORMAT, at,
-                        "LZF data decompresses to %u bytes, header says %u", got, (unsigned)usize);
+    return io_fail_byte(in, PTREG_ERR_FORMAT, at, "LZF data decompresses to %u bytes, header says %u", got,
+                        (unsigned)usize);
 }
 
 static ptreg_status read_compressed(const io_in *in, const pcd_header *h, ptreg_cloud *cloud)

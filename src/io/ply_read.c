@@ -59,8 +59,8 @@ static const struct {
     {"float", IO_F32}, {"float32", IO_F32}, {"double", IO_F64}, {"float64", IO_F64},
 };
 
-static const char *const role_names[ROLE_COUNT] = {"x",   "y",     "z",    "nx",       "ny",
-                                                   "nz",  "red",   "green", "blue",    "intensity"};
+static const char *const role_names[ROLE_COUNT] = {"x",  "y",   "z",     "nx",   "ny",
+                                                   "nz", "red", "green", "blue", "intensity"};
 
 static int ply_type(io_token tok, io_type *type)
 {
@@ -99,8 +99,7 @@ static ptreg_status parse_format(const io_in *in, io_text *t, ply_header *h)
     if (h->format >= 0)
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "a second format line");
     if (!io_text_token(t, &kind) || !io_text_token(t, &version))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                            "the format line needs a kind and a version");
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the format line needs a kind and a version");
     if (io_token_is(kind, "ascii"))
         h->format = PLY_ASCII;
     else if (io_token_is(kind, "binary_little_endian"))
@@ -108,11 +107,9 @@ static ptreg_status parse_format(const io_in *in, io_text *t, ply_header *h)
     else if (io_token_is(kind, "binary_big_endian"))
         h->format = PLY_BE;
     else
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "unknown format '%s'",
-                            io_quote(kind, q));
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "unknown format '%s'", io_quote(kind, q));
     if (!io_token_is(version, "1.0") && !io_token_is(version, "1"))
-        return io_fail_line(in, PTREG_ERR_UNSUPPORTED, t->line, "PLY version '%s' (only 1.0)",
-                            io_quote(version, q));
+        return io_fail_line(in, PTREG_ERR_UNSUPPORTED, t->line, "PLY version '%s' (only 1.0)", io_quote(version, q));
     return io_text_no_more(in, t, "the format line");
 }
 
@@ -121,12 +118,11 @@ static ptreg_status parse_element(const io_in *in, io_text *t, ply_header *h)
     io_token name, count;
     char q[IO_QUOTE_MAX];
     if (!io_text_token(t, &name) || !io_text_token(t, &count))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                            "an element line needs a name and a count");
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "an element line needs a name and a count");
     uint64_t n;
     if (!io_parse_u64(count, &n))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                            "element count '%s' is not a non-negative integer", io_quote(count, q));
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "element count '%s' is not a non-negative integer",
+                            io_quote(count, q));
     if (io_token_is(name, "vertex")) {
         if (h->vertex != SIZE_MAX)
             return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "a second vertex element");
@@ -147,8 +143,7 @@ static ptreg_status parse_type(const io_in *in, const io_text *t, io_token tok, 
 {
     char q[IO_QUOTE_MAX];
     if (!ply_type(tok, type))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "unknown property type '%s'",
-                            io_quote(tok, q));
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "unknown property type '%s'", io_quote(tok, q));
     return PTREG_OK;
 }
 
@@ -163,13 +158,11 @@ static ptreg_status assign_role(const io_in *in, const io_text *t, ply_header *h
         if (!io_token_is(p->name, role_names[r]) || (p->is_list && r >= ROLE_RED))
             continue; /* a list named like a colour is some other data: skipped */
         if (p->is_list)
-            return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "vertex property '%s' is a list",
-                                io_quote(p->name, q));
+            return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "vertex property '%s' is a list", io_quote(p->name, q));
         const ply_elem *e = &h->elems[h->vertex];
         for (size_t i = e->first; i < e->first + e->nprops; i++)
             if (h->props[i].role == r)
-                return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                                    "vertex property '%s' appears twice", role_names[r]);
+                return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "vertex property '%s' appears twice", role_names[r]);
         p->role = r;
         h->role_type[r] = p->type;
     }
@@ -185,21 +178,18 @@ static ptreg_status parse_property(const io_in *in, io_text *t, ply_header *h)
     if (h->nelems == 0)
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "a property before any element");
     if (!io_text_token(t, &tok))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                            "a property line needs a type and a name");
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "a property line needs a type and a name");
     if (io_token_is(tok, "list")) {
         p.is_list = 1;
         if (!io_text_token(t, &tok))
-            return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                                "a list property needs a count type");
+            return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "a list property needs a count type");
         if ((s = parse_type(in, t, tok, &p.count_type)) != PTREG_OK)
             return s;
         if (!io_type_is_integer(p.count_type))
-            return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                                "list count type '%s' is not an integer type", io_quote(tok, q));
+            return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "list count type '%s' is not an integer type",
+                                io_quote(tok, q));
         if (!io_text_token(t, &tok))
-            return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                                "a list property needs an item type");
+            return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "a list property needs an item type");
     }
     if ((s = parse_type(in, t, tok, &p.type)) != PTREG_OK)
         return s;
@@ -224,8 +214,7 @@ static int looks_numeric(io_token tok)
 }
 
 /* One header line after the keyword; sets *done at end_header. */
-static ptreg_status parse_header_line(const io_in *in, io_text *t, io_token key, ply_header *h,
-                                      int *done)
+static ptreg_status parse_header_line(const io_in *in, io_text *t, io_token key, ply_header *h, int *done)
 {
     char q[IO_QUOTE_MAX];
     if (io_token_is(key, "comment") || io_token_is(key, "obj_info"))
@@ -240,8 +229,8 @@ static ptreg_status parse_header_line(const io_in *in, io_text *t, io_token key,
         *done = 1;
         return io_text_no_more(in, t, "end_header");
     }
-    return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "unknown header keyword '%s'%s",
-                        io_quote(key, q), looks_numeric(key) ? " (is end_header missing?)" : "");
+    return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "unknown header keyword '%s'%s", io_quote(key, q),
+                        looks_numeric(key) ? " (is end_header missing?)" : "");
 }
 
 static ptreg_status check_header(const io_in *in, const ply_header *h)
@@ -256,8 +245,7 @@ static ptreg_status check_header(const io_in *in, const ply_header *h)
         for (size_t i = v->first; i < v->first + v->nprops; i++)
             found |= h->props[i].role == r;
         if (!found)
-            return io_fail_line(in, PTREG_ERR_FORMAT, v->line,
-                                "element vertex has no property '%s'", role_names[r]);
+            return io_fail_line(in, PTREG_ERR_FORMAT, v->line, "element vertex has no property '%s'", role_names[r]);
     }
     return PTREG_OK;
 }
@@ -268,8 +256,7 @@ static ptreg_status parse_header(const io_in *in, ply_header *h)
     io_token key;
     io_text_init(&t, in->data, in->size);
     if (!io_text_token(&t, &key) || !io_token_is(key, "ply") || !io_text_eol(&t))
-        return io_fail_line(in, PTREG_ERR_FORMAT, 1,
-                            "not a PLY file (the first line is not 'ply')");
+        return io_fail_line(in, PTREG_ERR_FORMAT, 1, "not a PLY file (the first line is not 'ply')");
     io_text_next_line(&t);
     for (int done = 0; !done;) {
         if (io_text_eof(&t))
@@ -333,8 +320,7 @@ static ptreg_status store(const io_in *in, const ply_header *h, ptreg_cloud *clo
     return io_cloud_store(in, cloud, &p);
 }
 
-static ptreg_status vertex_short(const io_in *in, int is_line, size_t at, uint64_t count,
-                                 size_t got)
+static ptreg_status vertex_short(const io_in *in, int is_line, size_t at, uint64_t count, size_t got)
 {
     const char *fmt = "vertex count %llu but the file ends after %zu vertices";
     return is_line ? io_fail_line(in, PTREG_ERR_FORMAT, at, fmt, (unsigned long long)count, got)
@@ -353,9 +339,8 @@ static ptreg_status ascii_skip(const io_in *in, io_text *t, const ply_elem *e)
     for (uint64_t k = 0; k < e->count; k++) {
         if (!io_text_skip_empty_lines(t))
             return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                                "element '%s' count %llu but the file ends after %llu records",
-                                io_quote(e->name, q), (unsigned long long)e->count,
-                                (unsigned long long)k);
+                                "element '%s' count %llu but the file ends after %llu records", io_quote(e->name, q),
+                                (unsigned long long)e->count, (unsigned long long)k);
         io_text_next_line(t);
     }
     return PTREG_OK;
@@ -366,30 +351,26 @@ static ptreg_status ascii_list(const io_in *in, io_text *t, const ply_prop *p, i
     char q[IO_QUOTE_MAX], q2[IO_QUOTE_MAX];
     double c;
     if (!io_parse_double(tok, &c) || !(c >= 0) || c != floor(c))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                            "list '%s' count '%s' is not a non-negative integer",
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "list '%s' count '%s' is not a non-negative integer",
                             io_quote(p->name, q), io_quote(tok, q2));
     /* The line bounds the loop, whatever the count says. */
     for (double k = 0; k < c; k++)
         if (!io_text_token(t, &tok))
             return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                                "list '%s' has %.0f entries but the line ends after %.0f",
-                                io_quote(p->name, q), c, k);
+                                "list '%s' has %.0f entries but the line ends after %.0f", io_quote(p->name, q), c, k);
     return PTREG_OK;
 }
 
-static ptreg_status ascii_value(const io_in *in, const io_text *t, const ply_prop *p, io_token tok,
-                                double *out)
+static ptreg_status ascii_value(const io_in *in, const io_text *t, const ply_prop *p, io_token tok, double *out)
 {
     char q[IO_QUOTE_MAX], q2[IO_QUOTE_MAX];
     if (!io_parse_typed(tok, p->type, out))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' is not a number (property '%s')",
-                            io_quote(tok, q), io_quote(p->name, q2));
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' is not a number (property '%s')", io_quote(tok, q),
+                            io_quote(p->name, q2));
     return PTREG_OK;
 }
 
-static ptreg_status ascii_vertex(const io_in *in, io_text *t, const ply_header *h,
-                                 double vals[ROLE_COUNT])
+static ptreg_status ascii_vertex(const io_in *in, io_text *t, const ply_header *h, double vals[ROLE_COUNT])
 {
     const ply_elem *v = &h->elems[h->vertex];
     char q[IO_QUOTE_MAX];
@@ -468,8 +449,8 @@ static int has_list(const ply_header *h, const ply_elem *e)
 
 /* Walks one record at *pos; vals (may be NULL) gets the vertex roles. On a
  * bad list, *bad is the list and *count its count. */
-static rec_result bin_record(const io_in *in, const ply_header *h, const ply_elem *e, size_t *pos,
-                             double *vals, const ply_prop **bad, double *count)
+static rec_result bin_record(const io_in *in, const ply_header *h, const ply_elem *e, size_t *pos, double *vals,
+                             const ply_prop **bad, double *count)
 {
     const int big = h->format == PLY_BE;
     size_t at = *pos;
@@ -498,22 +479,19 @@ static rec_result bin_record(const io_in *in, const ply_header *h, const ply_ele
     return REC_OK;
 }
 
-static ptreg_status bad_record(const io_in *in, rec_result r, size_t at, const ply_elem *e,
-                               uint64_t k, const ply_prop *bad, double count)
+static ptreg_status bad_record(const io_in *in, rec_result r, size_t at, const ply_elem *e, uint64_t k,
+                               const ply_prop *bad, double count)
 {
     char q[IO_QUOTE_MAX], q2[IO_QUOTE_MAX];
     if (r == REC_NEGATIVE_LIST || r == REC_LONG_LIST)
-        return io_fail_byte(in, PTREG_ERR_FORMAT, at, "list '%s' of %s %llu has count %.0f%s",
-                            io_quote(bad->name, q), io_quote(e->name, q2), (unsigned long long)k,
-                            count,
+        return io_fail_byte(in, PTREG_ERR_FORMAT, at, "list '%s' of %s %llu has count %.0f%s", io_quote(bad->name, q),
+                            io_quote(e->name, q2), (unsigned long long)k, count,
                             r == REC_LONG_LIST ? ", more than the rest of the file holds" : "");
-    return io_fail_byte(in, PTREG_ERR_FORMAT, at,
-                        "element '%s' count %llu but the file ends after %llu records",
+    return io_fail_byte(in, PTREG_ERR_FORMAT, at, "element '%s' count %llu but the file ends after %llu records",
                         io_quote(e->name, q), (unsigned long long)e->count, (unsigned long long)k);
 }
 
-static ptreg_status binary_skip(const io_in *in, const ply_header *h, const ply_elem *e,
-                                size_t *pos)
+static ptreg_status binary_skip(const io_in *in, const ply_header *h, const ply_elem *e, size_t *pos)
 {
     size_t rec = min_record(h, e), bytes;
     if (rec == 0)

@@ -190,8 +190,8 @@ static ptreg_status read_rrng(const io_in *in, ptreg_ranges *r)
         }
     }
     if (!st && claimed_at && claimed != r->n)
-        st = io_fail_line(in, PTREG_ERR_FORMAT, claimed_at, "[Ranges] Number=%zu, but the file has %zu ranges",
-                          claimed, r->n);
+        st = io_fail_line(in, PTREG_ERR_FORMAT, claimed_at, "[Ranges] Number=%zu, but the file has %zu ranges", claimed,
+                          r->n);
     if (!st && !r->n)
         st = io_fail_line(in, PTREG_ERR_FORMAT, t.line, "no [Ranges] entries");
     return st;
@@ -203,8 +203,7 @@ static ptreg_status rng_counts(const io_in *in, io_text *t, size_t *ions, size_t
 {
     uint64_t a, b;
     if (!next_line(t, l) || l->count < 2 || !io_parse_u64(l->tok[0], &a) || !io_parse_u64(l->tok[1], &b))
-        return io_fail_line(in, PTREG_ERR_FORMAT, l->number ? l->number : 1,
-                            "want the numbers of ions and of ranges");
+        return io_fail_line(in, PTREG_ERR_FORMAT, l->number ? l->number : 1, "want the numbers of ions and of ranges");
     size_t left = lines_left(t);
     if (a == 0 || a > left || b > left)
         return io_fail_line(in, PTREG_ERR_FORMAT, l->number, "%llu ions and %llu ranges: more than the file holds",

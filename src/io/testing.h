@@ -56,8 +56,8 @@ ptreg_status ptreg_ranges_read_memory(const void *data, size_t size, const char 
 ptreg_status ptreg_lddmm_model_read_memory(const void *data, size_t size, const char *name, ptreg_lddmm_model *model,
                                            ptreg_error *err);
 
-ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, const char *name, size_t row,
-                                              double **xyz, size_t *n, ptreg_error *err);
+ptreg_status ptreg_landmark_table_read_memory(const void *data, size_t size, const char *name, size_t row, double **xyz,
+                                              size_t *n, ptreg_error *err);
 
 size_t ptreg_npy_type_size(ptreg_npy_type type);
 

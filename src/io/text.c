@@ -13,8 +13,8 @@
  * tokens are junk, and rejecting them keeps the copy on the stack. */
 #define IO_NUMBER_MAX 128
 
-static ptreg_status fail_at(const io_in *in, ptreg_status status, const char *unit, size_t at,
-                            const char *fmt, va_list ap)
+static ptreg_status fail_at(const io_in *in, ptreg_status status, const char *unit, size_t at, const char *fmt,
+                            va_list ap)
 {
     char what[PTREG_ERROR_MESSAGE_MAX];
     vsnprintf(what, sizeof what, fmt, ap);
@@ -130,8 +130,7 @@ ptreg_status io_text_no_more(const io_in *in, io_text *t, const char *after)
     char q[IO_QUOTE_MAX];
     if (!io_text_token(t, &tok))
         return PTREG_OK;
-    return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "unexpected '%s' after %s", io_quote(tok, q),
-                        after);
+    return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "unexpected '%s' after %s", io_quote(tok, q), after);
 }
 
 int io_token_is(io_token tok, const char *word)
@@ -180,8 +179,7 @@ static int push_digit(uint32_t *m, char digit)
 
 static int fast_float(io_token tok, float *out)
 {
-    static const float pow10[] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f,
-                                  1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+    static const float pow10[] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
     const char *p = tok.s, *end = tok.s + tok.len;
     int neg = p < end && (*p == '-' || *p == '+') ? *p++ == '-' : 0;
     uint32_t m = 0;

@@ -27,16 +27,14 @@ static ptreg_status parse_transform(const io_in *in, double T[16])
             if (n == 16)
                 return io_fail_line(in, PTREG_ERR_FORMAT, t.line, "more than 16 numbers");
             if (!io_parse_double(tok, &v[n]))
-                return io_fail_line(in, PTREG_ERR_FORMAT, t.line, "'%s' is not a number",
-                                    io_quote(tok, q));
+                return io_fail_line(in, PTREG_ERR_FORMAT, t.line, "'%s' is not a number", io_quote(tok, q));
             if (!isfinite(v[n]))
-                return io_fail_line(in, PTREG_ERR_FORMAT, t.line, "'%s' is not finite",
-                                    io_quote(tok, q));
+                return io_fail_line(in, PTREG_ERR_FORMAT, t.line, "'%s' is not finite", io_quote(tok, q));
             n++;
         }
     if (n != 12 && n != 16)
-        return io_fail_line(in, PTREG_ERR_FORMAT, t.line,
-                            "%zu numbers; a transform has 16 (4x4) or 12 (the top 3x4)", n);
+        return io_fail_line(in, PTREG_ERR_FORMAT, t.line, "%zu numbers; a transform has 16 (4x4) or 12 (the top 3x4)",
+                            n);
     for (size_t i = 0; i < 12; i++)
         T[i] = v[i];
     for (size_t i = 12; i < 16; i++)
@@ -77,8 +75,10 @@ static ptreg_status json_rows(const io_in *in, const cJSON *root, double T[16])
         int c = 0;
         for (const cJSON *v = row->child; v; v = v->next, c++) {
             if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-                return io_fail_line(in, PTREG_ERR_FORMAT, 1, "row %d, column %d of the transformation is not a "
-                                    "finite number", r + 1, c + 1);
+                return io_fail_line(in, PTREG_ERR_FORMAT, 1,
+                                    "row %d, column %d of the transformation is not a "
+                                    "finite number",
+                                    r + 1, c + 1);
             T[4 * r + c] = v->valuedouble;
         }
     }
@@ -123,7 +123,7 @@ ptreg_status ptreg_transform_read(const char *path, double T[16], ptreg_error *e
 }
 
 ptreg_status ptreg_transform_read_memory(const void *data, size_t size, const char *name, double T[16],
-                                        ptreg_error *err)
+                                         ptreg_error *err)
 {
     if ((!data && size) || !T)
         return ptreg_error_set(err, PTREG_ERR_ARG, "transform read: no data or no matrix");
@@ -137,8 +137,7 @@ ptreg_status ptreg_transform_write(const char *path, const double T[16], ptreg_e
         return ptreg_error_set(err, PTREG_ERR_ARG, "transform write: no path or no matrix");
     for (int i = 0; i < 16; i++)
         if (!isfinite(T[i]))
-            return ptreg_error_set(err, PTREG_ERR_ARG, "%s: the transform has a non-finite entry",
-                                   path);
+            return ptreg_error_set(err, PTREG_ERR_ARG, "%s: the transform has a non-finite entry", path);
     ptreg_atomic_file af;
     ptreg_status s = ptreg_atomic_open(path, &af, err);
     if (s != PTREG_OK)
@@ -147,8 +146,8 @@ ptreg_status ptreg_transform_write(const char *path, const double T[16], ptreg_e
     if (json)
         fputs("{\"transformation\": [", af.fp);
     for (int r = 0; r < 4; r++)
-        fprintf(af.fp, json ? "%s[%.17g, %.17g, %.17g, %.17g]" : "%s%.17g %.17g %.17g %.17g\n",
-                json && r ? ", " : "", T[4 * r], T[4 * r + 1], T[4 * r + 2], T[4 * r + 3]);
+        fprintf(af.fp, json ? "%s[%.17g, %.17g, %.17g, %.17g]" : "%s%.17g %.17g %.17g %.17g\n", json && r ? ", " : "",
+                T[4 * r], T[4 * r + 1], T[4 * r + 2], T[4 * r + 3]);
     if (json)
         fputs("]}\n", af.fp);
     return ptreg_atomic_commit(&af, err);

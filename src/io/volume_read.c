@@ -94,26 +94,26 @@ ptreg_status io_read_raw_volume(const io_in *in, const ptreg_raw_options *raw, p
         if (!from_name)
             return ptreg_error_set(in->err, PTREG_ERR_ARG,
                                    "%s: a raw volume needs its sizes (--dims X,Y,Z) and type (--type), "
-                                   "or a name like NAME_XxYxZ_TYPE.raw", in->name);
+                                   "or a name like NAME_XxYxZ_TYPE.raw",
+                                   in->name);
         memcpy(o.dims, named, sizeof named);
     }
     if (!o.type_set) {
         if (!from_name)
-            return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: a raw volume needs its voxel type (--type)",
-                                   in->name);
+            return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: a raw volume needs its voxel type (--type)", in->name);
         o.type = named_type;
     }
     if (!o.dims[0] || !o.dims[1] || !o.dims[2])
-        return io_fail_byte(in, PTREG_ERR_ARG, 0, "sizes %zu x %zu x %zu: each must be at least 1",
-                            o.dims[0], o.dims[1], o.dims[2]);
+        return io_fail_byte(in, PTREG_ERR_ARG, 0, "sizes %zu x %zu x %zu: each must be at least 1", o.dims[0],
+                            o.dims[1], o.dims[2]);
     size_t bytes = 0;
     ptreg_status s = io_volume_bytes(in, o.dims, o.type, &bytes);
     if (s)
         return s;
     if (in->size != bytes)
         return io_fail_byte(in, PTREG_ERR_FORMAT, in->size < bytes ? in->size : bytes,
-                            "the file has %zu bytes, %zu x %zu x %zu voxels of %s need %zu", in->size,
-                            o.dims[0], o.dims[1], o.dims[2], ptreg_voxel_type_name(o.type), bytes);
+                            "the file has %zu bytes, %zu x %zu x %zu voxels of %s need %zu", in->size, o.dims[0],
+                            o.dims[1], o.dims[2], ptreg_voxel_type_name(o.type), bytes);
     if ((s = io_volume_from_bytes(in, in->data, o.dims, o.type, o.big_endian, vol)))
         return s;
     memcpy(vol->spacing, o.spacing, sizeof o.spacing);
@@ -132,8 +132,7 @@ static ptreg_volume_format sniff(const unsigned char *d, size_t n)
 {
     if (has_prefix(d, n, "NRRD000"))
         return PTREG_VOLUME_NRRD;
-    if (has_prefix(d, n, "\x5c\x01\x00\x00") || has_prefix(d, n, "\x00\x00\x01\x5c") ||
-        has_prefix(d, n, "\x1f\x8b"))
+    if (has_prefix(d, n, "\x5c\x01\x00\x00") || has_prefix(d, n, "\x00\x00\x01\x5c") || has_prefix(d, n, "\x1f\x8b"))
         return PTREG_VOLUME_NIFTI;
     return PTREG_VOLUME_RAW;
 }
@@ -152,9 +151,8 @@ static ptreg_status read_volume(const io_in *in, ptreg_volume_format format, con
     return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: unknown volume format %d", in->name, (int)format);
 }
 
-ptreg_status ptreg_volume_read_memory(const void *data, size_t size, ptreg_volume_format format,
-                                      const char *name, const ptreg_raw_options *raw,
-                                      ptreg_volume *vol, ptreg_error *err)
+ptreg_status ptreg_volume_read_memory(const void *data, size_t size, ptreg_volume_format format, const char *name,
+                                      const ptreg_raw_options *raw, ptreg_volume *vol, ptreg_error *err)
 {
     io_in in = {data, size, name ? name : "<memory>", err, NULL};
     if (vol)
@@ -182,8 +180,8 @@ static char *folder_of(const char *path)
     return dir;
 }
 
-ptreg_status ptreg_volume_read(const char *path, ptreg_volume_format format,
-                               const ptreg_raw_options *raw, ptreg_volume *vol, ptreg_error *err)
+ptreg_status ptreg_volume_read(const char *path, ptreg_volume_format format, const ptreg_raw_options *raw,
+                               ptreg_volume *vol, ptreg_error *err)
 {
     if (vol)
         ptreg_volume_init(vol);

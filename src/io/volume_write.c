@@ -45,13 +45,14 @@ static ptreg_status write_nrrd(const char *path, const ptreg_volume *vol, ptreg_
     if (s)
         return s;
     FILE *f = af.fp;
-    fprintf(f, "NRRD0004\n# written by ptreg %s\ntype: %s\ndimension: 3\nsizes: %zu %zu %zu\n",
-            PTREG_VERSION_STRING, nrrd_type(vol->type), vol->nx, vol->ny, vol->nz);
+    fprintf(f, "NRRD0004\n# written by ptreg %s\ntype: %s\ndimension: 3\nsizes: %zu %zu %zu\n", PTREG_VERSION_STRING,
+            nrrd_type(vol->type), vol->nx, vol->ny, vol->nz);
     const double *sp = vol->spacing, *o = vol->origin;
     if (o[0] != 0 || o[1] != 0 || o[2] != 0)
         /* An origin needs a space; spacings and space directions exclude each other. */
-        fprintf(f, "space dimension: 3\nspace directions: (%.17g,0,0) (0,%.17g,0) (0,0,%.17g)\n"
-                   "space origin: (%.17g,%.17g,%.17g)\n",
+        fprintf(f,
+                "space dimension: 3\nspace directions: (%.17g,0,0) (0,%.17g,0) (0,0,%.17g)\n"
+                "space origin: (%.17g,%.17g,%.17g)\n",
                 sp[0], sp[1], sp[2], o[0], o[1], o[2]);
     else
         fprintf(f, "spacings: %.17g %.17g %.17g\n", sp[0], sp[1], sp[2]);
@@ -133,9 +134,10 @@ static void physical(const ptreg_keypoint *k, const ptreg_volume *g, double out[
 
 static void write_keypoints_ply(FILE *f, const ptreg_keypoint *kp, size_t n, const ptreg_volume *g)
 {
-    fprintf(f, "ply\nformat binary_little_endian 1.0\ncomment written by ptreg %s: Harris keypoints\n"
-               "element vertex %zu\nproperty float x\nproperty float y\nproperty float z\n"
-               "property float score\nproperty int i\nproperty int j\nproperty int k\nend_header\n",
+    fprintf(f,
+            "ply\nformat binary_little_endian 1.0\ncomment written by ptreg %s: Harris keypoints\n"
+            "element vertex %zu\nproperty float x\nproperty float y\nproperty float z\n"
+            "property float score\nproperty int i\nproperty int j\nproperty int k\nend_header\n",
             PTREG_VERSION_STRING, n);
     for (size_t i = 0; i < n; i++) {
         unsigned char rec[28];
@@ -163,8 +165,8 @@ static void write_keypoints_csv(FILE *f, const ptreg_keypoint *kp, size_t n, con
     }
 }
 
-ptreg_status ptreg_keypoints_write(const char *path, const ptreg_keypoint *kp, size_t n,
-                                   const ptreg_volume *geometry, ptreg_error *err)
+ptreg_status ptreg_keypoints_write(const char *path, const ptreg_keypoint *kp, size_t n, const ptreg_volume *geometry,
+                                   ptreg_error *err)
 {
     if (!path || (n && !kp))
         return ptreg_error_set(err, PTREG_ERR_ARG, "keypoints write: no path or no keypoints");

@@ -7,9 +7,8 @@
 #include <string.h>
 
 static const char *const vtk_types[] = {
-    "bit",          "unsigned_char", "char",          "unsigned_short", "short",
-    "unsigned_int", "int",           "unsigned_long", "long",           "float",
-    "double",       "vtktypeint64",  "vtktypeuint64", "vtkidtype",
+    "bit",           "unsigned_char", "char",  "unsigned_short", "short",        "unsigned_int",  "int",
+    "unsigned_long", "long",          "float", "double",         "vtktypeint64", "vtktypeuint64", "vtkidtype",
 };
 
 static ptreg_status check_magic(const io_in *in, io_text *t)
@@ -18,8 +17,7 @@ static ptreg_status check_magic(const io_in *in, io_text *t)
     io_token tok;
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (!io_text_token(t, &tok) || !io_token_is_nocase(tok, words[i]))
-            return io_fail_line(in, PTREG_ERR_FORMAT, 1,
-                                "not a VTK legacy file (no '# vtk DataFile Version' line)");
+            return io_fail_line(in, PTREG_ERR_FORMAT, 1, "not a VTK legacy file (no '# vtk DataFile Version' line)");
     io_text_next_line(t);
     io_text_next_line(t); /* the title: free text */
     return PTREG_OK;
@@ -34,8 +32,7 @@ static ptreg_status check_encoding(const io_in *in, io_text *t)
     if (io_token_is_nocase(tok, "BINARY"))
         return io_fail_line(in, PTREG_ERR_UNSUPPORTED, t->line, "BINARY VTK files are not read");
     if (!io_token_is_nocase(tok, "ASCII"))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' where ASCII or BINARY belongs",
-                            io_quote(tok, q));
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' where ASCII or BINARY belongs", io_quote(tok, q));
     io_text_next_line(t);
     return PTREG_OK;
 }
@@ -48,13 +45,11 @@ static ptreg_status check_dataset(const io_in *in, io_text *t)
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the file ends before DATASET");
     io_text_token(t, &tok);
     if (!io_token_is_nocase(tok, "DATASET"))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' where DATASET belongs",
-                            io_quote(tok, q));
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' where DATASET belongs", io_quote(tok, q));
     if (!io_text_token(t, &tok))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "DATASET needs a type");
     if (!io_token_is_nocase(tok, "POLYDATA"))
-        return io_fail_line(in, PTREG_ERR_UNSUPPORTED, t->line,
-                            "DATASET %s (only POLYDATA is read)", io_quote(tok, q));
+        return io_fail_line(in, PTREG_ERR_UNSUPPORTED, t->line, "DATASET %s (only POLYDATA is read)", io_quote(tok, q));
     io_text_next_line(t);
     return PTREG_OK;
 }
@@ -66,8 +61,8 @@ static ptreg_status read_count(const io_in *in, io_text *t, const char *what, ui
     if (!io_text_next_token(t, &tok))
         return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the file ends inside %s", what);
     if (!io_parse_u64(tok, n))
-        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "%s: '%s' is not a non-negative integer",
-                            what, io_quote(tok, q));
+        return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "%s: '%s' is not a non-negative integer", what,
+                            io_quote(tok, q));
     return PTREG_OK;
 }
 
@@ -93,8 +88,7 @@ static ptreg_status skip_field(const io_in *in, io_text *t)
         uint64_t values = tuples && comps > UINT64_MAX / tuples ? UINT64_MAX : comps * tuples;
         for (uint64_t v = 0; v < values; v++)
             if (!io_text_next_token(t, &tok))
-                return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                                    "the file ends inside a FIELD array");
+                return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "the file ends inside a FIELD array");
     }
     return PTREG_OK;
 }
@@ -112,8 +106,7 @@ static ptreg_status find_points(const io_in *in, io_text *t, uint64_t *n, int *i
         if (io_token_is_nocase(tok, "POINTS"))
             break;
         if (!io_token_is_nocase(tok, "FIELD"))
-            return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' where POINTS belongs",
-                                io_quote(tok, q));
+            return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' where POINTS belongs", io_quote(tok, q));
         if ((s = skip_field(in, t)) != PTREG_OK)
             return s;
         io_text_next_line(t);
@@ -129,19 +122,16 @@ static ptreg_status find_points(const io_in *in, io_text *t, uint64_t *n, int *i
             io_text_next_line(t);
             return PTREG_OK;
         }
-    return io_fail_line(in, PTREG_ERR_FORMAT, line, "unknown POINTS data type '%s'",
-                        io_quote(tok, q));
+    return io_fail_line(in, PTREG_ERR_FORMAT, line, "unknown POINTS data type '%s'", io_quote(tok, q));
 }
 
 static ptreg_status points_short(const io_in *in, size_t line, uint64_t n, size_t got)
 {
-    return io_fail_line(in, PTREG_ERR_FORMAT, line,
-                        "POINTS %llu but the file ends after %zu points", (unsigned long long)n,
-                        got);
+    return io_fail_line(in, PTREG_ERR_FORMAT, line, "POINTS %llu but the file ends after %zu points",
+                        (unsigned long long)n, got);
 }
 
-static ptreg_status read_points(const io_in *in, io_text *t, uint64_t n, int is_float,
-                                ptreg_cloud *cloud)
+static ptreg_status read_points(const io_in *in, io_text *t, uint64_t n, int is_float, ptreg_cloud *cloud)
 {
     char q[IO_QUOTE_MAX];
     io_token tok;
@@ -159,8 +149,7 @@ static ptreg_status read_points(const io_in *in, io_text *t, uint64_t n, int is_
             if (!io_text_next_token(t, &tok))
                 return points_short(in, t->line, n, (size_t)i);
             if (!io_parse_typed(tok, is_float ? IO_F32 : IO_F64, &p.xyz[c]))
-                return io_fail_line(in, PTREG_ERR_FORMAT, t->line,
-                                    "'%s' is not a number (POINTS %llu, %zu read)",
+                return io_fail_line(in, PTREG_ERR_FORMAT, t->line, "'%s' is not a number (POINTS %llu, %zu read)",
                                     io_quote(tok, q), (unsigned long long)n, (size_t)i);
         }
         if (i == cap) /* only a bug in the bound above gets here */

@@ -26,10 +26,22 @@ static const struct {
     const char *name;
     int role;
 } column_names[] = {
-    {"x", COL_X},          {"y", COL_Y},          {"z", COL_Z},          {"nx", COL_NX},
-    {"ny", COL_NY},        {"nz", COL_NZ},        {"normal_x", COL_NX},  {"normal_y", COL_NY},
-    {"normal_z", COL_NZ},  {"r", COL_R},          {"g", COL_G},          {"b", COL_B},
-    {"red", COL_R},        {"green", COL_G},      {"blue", COL_B},       {"intensity", COL_I},
+    {"x", COL_X},
+    {"y", COL_Y},
+    {"z", COL_Z},
+    {"nx", COL_NX},
+    {"ny", COL_NY},
+    {"nz", COL_NZ},
+    {"normal_x", COL_NX},
+    {"normal_y", COL_NY},
+    {"normal_z", COL_NZ},
+    {"r", COL_R},
+    {"g", COL_G},
+    {"b", COL_B},
+    {"red", COL_R},
+    {"green", COL_G},
+    {"blue", COL_B},
+    {"intensity", COL_I},
     {"scalar_intensity", COL_I},
 };
 
@@ -37,10 +49,10 @@ typedef struct xyz_state {
     size_t columns;    /* of the first data row, 0 before it */
     size_t first_line; /* of the first data row */
     int header_seen;
-    int named;                  /* the header named the columns */
-    int decided;                /* the columns' roles are known and their room allocated */
-    int role[XYZ_MAX_COLUMNS];  /* each column's, when named or decided */
-    int has[COL_ROLES];         /* which roles a column has */
+    int named;                 /* the header named the columns */
+    int decided;               /* the columns' roles are known and their room allocated */
+    int role[XYZ_MAX_COLUMNS]; /* each column's, when named or decided */
+    int has[COL_ROLES];        /* which roles a column has */
     size_t cap;
 } xyz_state;
 

@@ -40,8 +40,8 @@ void brute_target_free(brute_target *t)
     memset(t, 0, sizeof *t);
 }
 
-ptreg_status ptreg_brute_nearest(const float *target, size_t m, const float *queries, size_t nq,
-                                 uint32_t *index, float *dist2, ptreg_error *err)
+ptreg_status ptreg_brute_nearest(const float *target, size_t m, const float *queries, size_t nq, uint32_t *index,
+                                 float *dist2, ptreg_error *err)
 {
     brute_target t;
     ptreg_status st = brute_target_init(&t, target, m, err);

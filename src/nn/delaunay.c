@@ -107,8 +107,7 @@ static int cmp_u64(const void *a, const void *b)
  * the paraboloid scaled for precision, a point at infinity for cospherical
  * input) and collects the edges. Returns 0, 1 (no triangulation: reason in
  * `why`) or -1 (out of memory). */
-static int triangulate(const ptreg_kdtree *t, const distinct_points *d, edge_list *edges, char *why,
-                       size_t why_size)
+static int triangulate(const ptreg_kdtree *t, const distinct_points *d, edge_list *edges, char *why, size_t why_size)
 {
     if (d->count > INT_MAX) { /* Qhull counts and names its points with an int */
         snprintf(why, why_size, "%zu distinct points: more than Qhull's %d", d->count, INT_MAX);
@@ -151,12 +150,14 @@ static int triangulate(const ptreg_kdtree *t, const distinct_points *d, edge_lis
             status = 1;
         }
         facetT *facet;
-        FORALLfacets {
+        FORALLfacets
+        {
             if (status || facet->upperdelaunay)
                 continue;
             uint32_t ids[4];
             int nv = 0;
-            FOREACHvertex_(facet->vertices) {
+            FOREACHvertex_(facet->vertices)
+            {
                 int id = qh_pointid(qh, vertex->point);
                 if (id >= 0 && (size_t)id < d->count && nv < 4)
                     ids[nv++] = d->slot[id];
@@ -333,8 +334,8 @@ ptreg_status delaunay_create(const ptreg_kdtree *t, delaunay_graph **out, ptreg_
     if (d.duplicates)
         snprintf(merged, sizeof merged, " (%zu exact duplicates merged)", d.duplicates);
     if (d.count < 5) {
-        st = ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%zu distinct points%s; a 3-D triangulation needs 5",
-                             d.count, merged);
+        st = ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%zu distinct points%s; a 3-D triangulation needs 5", d.count,
+                             merged);
         goto done;
     }
     int rc = triangulate(t, &d, &edges, why, sizeof why);

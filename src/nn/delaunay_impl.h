@@ -34,17 +34,17 @@ typedef struct dt_block {
 } dt_block;
 
 typedef struct delaunay_graph {
-    size_t slots;       /* rows: the tree's slot count */
-    uint32_t *offset;   /* slots + 1: row i is edges [offset[i], offset[i + 1]) */
+    size_t slots;     /* rows: the tree's slot count */
+    uint32_t *offset; /* slots + 1: row i is edges [offset[i], offset[i + 1]) */
     size_t edges;
     uint32_t *nbr;
     float *ex, *ey, *ez, *half;
-    uint32_t start;     /* delaunay-zero's start: the point nearest the centroid */
-    size_t duplicates;  /* points merged into another */
-    int borrowed;       /* the CSR arrays live in a loaded index's buffer */
+    uint32_t start;      /* delaunay-zero's start: the point nearest the centroid */
+    size_t duplicates;   /* points merged into another */
+    int borrowed;        /* the CSR arrays live in a loaded index's buffer */
     unsigned char *rows; /* the walk's rows (always owned) */
-    size_t row_units;   /* their size in 64-byte units */
-    uint32_t *row_at;   /* per slot: its row, in 64-byte units; UINT32_MAX: none */
+    size_t row_units;    /* their size in 64-byte units */
+    uint32_t *row_at;    /* per slot: its row, in 64-byte units; UINT32_MAX: none */
 } delaunay_graph;
 
 /* Builds the walk's rows from the CSR arrays; -1 when out of memory, 1

@@ -88,13 +88,13 @@ static ptreg_status index_create(const float *xyz, size_t n, const ptreg_index_o
 }
 
 ptreg_status ptreg_model_index_create(const float *xyz, size_t n, const ptreg_index_options *opt,
-                                     ptreg_model_index **out, ptreg_error *err)
+                                      ptreg_model_index **out, ptreg_error *err)
 {
     return index_create(xyz, n, opt, 0, out, err);
 }
 
-ptreg_status index_create_borrowing(const float *xyz, size_t n, const ptreg_index_options *opt,
-                                    ptreg_model_index **out, ptreg_error *err)
+ptreg_status index_create_borrowing(const float *xyz, size_t n, const ptreg_index_options *opt, ptreg_model_index **out,
+                                    ptreg_error *err)
 {
     return index_create(xyz, n, opt, 1, out, err);
 }
@@ -179,17 +179,18 @@ ptreg_status ptreg_model_index_set_nn_tuning(ptreg_model_index *idx, const ptreg
     return PTREG_OK;
 }
 
-const ptreg_option_name nn_method_names[] = {
-    {"auto", PTREG_NN_AUTO},
-    {"brute", PTREG_NN_BRUTE},
-    {"kdtree", PTREG_NN_KDTREE},
-    {"delaunay-zero", PTREG_NN_DELAUNAY_ZERO},
-    {"delaunay-kdann", PTREG_NN_DELAUNAY_KDANN},
-    {"delaunay-pnn", PTREG_NN_DELAUNAY_PNN},
-    {"delaunay-pnnopt", PTREG_NN_DELAUNAY_PNNOPT},
-    {NULL, 0}};
+const ptreg_option_name nn_method_names[] = {{"auto", PTREG_NN_AUTO},
+                                             {"brute", PTREG_NN_BRUTE},
+                                             {"kdtree", PTREG_NN_KDTREE},
+                                             {"delaunay-zero", PTREG_NN_DELAUNAY_ZERO},
+                                             {"delaunay-kdann", PTREG_NN_DELAUNAY_KDANN},
+                                             {"delaunay-pnn", PTREG_NN_DELAUNAY_PNN},
+                                             {"delaunay-pnnopt", PTREG_NN_DELAUNAY_PNNOPT},
+                                             {NULL, 0}};
 
 OPTION_ENUM_FUNCTIONS(ptreg_nn_method, nn_method_names, "auto", ptreg_nn_method_name, ptreg_nn_method_parse)
 
-int ptreg_nn_method_is_delaunay(ptreg_nn_method m) { return m >= PTREG_NN_DELAUNAY_ZERO && m <= PTREG_NN_DELAUNAY_PNNOPT; }
-
+int ptreg_nn_method_is_delaunay(ptreg_nn_method m)
+{
+    return m >= PTREG_NN_DELAUNAY_ZERO && m <= PTREG_NN_DELAUNAY_PNNOPT;
+}

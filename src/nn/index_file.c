@@ -26,7 +26,7 @@ typedef struct pti_header {
     uint32_t version;
     uint32_t endian;
     uint64_t file_size;
-    uint64_t checksum;      /* pti_checksum of every byte after the header */
+    uint64_t checksum; /* pti_checksum of every byte after the header */
     uint32_t sections;
     uint32_t header_bytes;
     uint8_t unused[24];
@@ -48,13 +48,29 @@ typedef struct pti_meta {
 } pti_meta;
 
 enum {
-    TAG_META = 1, TAG_POINTS, TAG_NODES, TAG_CELLS, TAG_PARENT, TAG_LEAVES, TAG_NEAR, TAG_CHUNKS, TAG_INDEX,
-    TAG_SLOT, TAG_DT_OFFSET, TAG_DT_NBR, TAG_DT_EX, TAG_DT_EY, TAG_DT_EZ, TAG_DT_HALF, TAG_TUNE, TAG_COUNT
+    TAG_META = 1,
+    TAG_POINTS,
+    TAG_NODES,
+    TAG_CELLS,
+    TAG_PARENT,
+    TAG_LEAVES,
+    TAG_NEAR,
+    TAG_CHUNKS,
+    TAG_INDEX,
+    TAG_SLOT,
+    TAG_DT_OFFSET,
+    TAG_DT_NBR,
+    TAG_DT_EX,
+    TAG_DT_EY,
+    TAG_DT_EZ,
+    TAG_DT_HALF,
+    TAG_TUNE,
+    TAG_COUNT
 };
 
 /* Version 2's TUNE section: ptreg_index_nn_tuning at fixed widths. */
 typedef struct pti_tune {
-    uint32_t method;     /* a ptreg_nn_method; 0: none measured */
+    uint32_t method; /* a ptreg_nn_method; 0: none measured */
     uint32_t threads, iterations, repeat;
     uint64_t queries;
     double median_ms[PTREG_INDEX_NN_SLOTS]; /* -1: not measured */
@@ -172,8 +188,7 @@ static unsigned char *make_body(const pti_part *parts, const pti_section *table,
     return body;
 }
 
-ptreg_status pti_save_version(const ptreg_model_index *idx, const char *path, unsigned version,
-                                    ptreg_error *err)
+ptreg_status pti_save_version(const ptreg_model_index *idx, const char *path, unsigned version, ptreg_error *err)
 {
     if (version < PTI_OLDEST_VERSION || version > PTI_VERSION)
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: no index version %u", path, version);
@@ -239,12 +254,14 @@ static ptreg_status check_header(pti_reader *r, const pti_header **out)
     if (h->endian != PTI_ENDIAN)
         return bad(r, "written on a machine of the other byte order");
     if (h->version < PTI_OLDEST_VERSION || h->version > PTI_VERSION)
-        return ptreg_error_set(r->err, PTREG_ERR_FORMAT,
-                               "%s: index version %u, this ptreg reads versions %u to %u (rebuild it with `ptreg index`)",
-                               r->name, h->version, PTI_OLDEST_VERSION, PTI_VERSION);
+        return ptreg_error_set(
+            r->err, PTREG_ERR_FORMAT,
+            "%s: index version %u, this ptreg reads versions %u to %u (rebuild it with `ptreg index`)", r->name,
+            h->version, PTI_OLDEST_VERSION, PTI_VERSION);
     if (h->file_size != r->size)
-        return ptreg_error_set(r->err, PTREG_ERR_FORMAT, "%s: the header says %llu bytes, the file has %zu (truncated?)",
-                               r->name, (unsigned long long)h->file_size, r->size);
+        return ptreg_error_set(r->err, PTREG_ERR_FORMAT,
+                               "%s: the header says %llu bytes, the file has %zu (truncated?)", r->name,
+                               (unsigned long long)h->file_size, r->size);
     if (r->size % PTI_ALIGN)
         return bad(r, "not a whole number of 64-byte units (truncated?)");
     if (h->header_bytes != PTI_HEADER || h->sections == 0 || h->sections > TAG_COUNT ||
@@ -267,8 +284,8 @@ static const void *section(const pti_reader *r, uint32_t tag, uint32_t elem_size
         const pti_section *s = &r->table[i];
         if (s->tag != tag)
             continue;
-        if (s->elem_size != elem_size || s->count != count || s->offset % PTI_ALIGN ||
-            s->offset > r->size || (elem_size && count > (r->size - s->offset) / elem_size)) {
+        if (s->elem_size != elem_size || s->count != count || s->offset % PTI_ALIGN || s->offset > r->size ||
+            (elem_size && count > (r->size - s->offset) / elem_size)) {
             char what[96];
             snprintf(what, sizeof what, "section %u has the wrong size or lies outside the file", tag);
             *st = bad(r, what);
@@ -287,8 +304,8 @@ static int meta_sane(const pti_meta *m)
     return m->points > 0 && m->points < PTREG_NO_NEIGHBOR / 2 && m->leaf_size >= 4 &&
            m->leaf_size <= PTREG_KD_MAX_LEAF && m->nodes > 0 && m->leaves > 0 &&
            m->chunks >= (m->points + PTREG_KD_LANES - 1) / PTREG_KD_LANES && m->chunks <= m->points &&
-           m->chunks <= KD_MAX_CHUNKS &&
-           m->nodes <= m->points && m->leaves <= m->points && m->near_blocks <= m->leaves * 64 &&
+           m->chunks <= KD_MAX_CHUNKS && m->nodes <= m->points && m->leaves <= m->points &&
+           m->near_blocks <= m->leaves * 64 &&
            (!m->has_graph || (m->graph_slots == m->chunks * PTREG_KD_LANES && m->graph_start < m->graph_slots &&
                               m->graph_edges < UINT32_MAX && m->graph_duplicates < m->points)) &&
            m->kdtree_ms >= 0.0 && m->kdtree_ms < 1e12 && m->delaunay_ms >= 0.0 && m->delaunay_ms < 1e12 &&
@@ -303,7 +320,8 @@ static int tree_sane(const ptreg_kdtree *t)
             return 0;
         for (int c = 0; c < 2; c++) {
             uint32_t ref = t->nodes[i].child[c];
-            if ((ref & PTREG_KD_LEAF_BIT) ? (ref & ~PTREG_KD_LEAF_BIT) >= t->leaf_count : ref >= t->node_count || ref <= i)
+            if ((ref & PTREG_KD_LEAF_BIT) ? (ref & ~PTREG_KD_LEAF_BIT) >= t->leaf_count
+                                          : ref >= t->node_count || ref <= i)
                 return 0;
         }
     }
@@ -429,8 +447,8 @@ static ptreg_status read_tuning(const pti_reader *r, const pti_meta *m, ptreg_in
     const pti_tune *f = section(r, TAG_TUNE, sizeof *f, 1, &st);
     if (!f)
         return st;
-    if (f->method > PTREG_INDEX_NN_LAST || f->threads > 1u << 20 || f->iterations > 1000000u ||
-        f->repeat > 1000000u || f->queries >= PTREG_NO_NEIGHBOR)
+    if (f->method > PTREG_INDEX_NN_LAST || f->threads > 1u << 20 || f->iterations > 1000000u || f->repeat > 1000000u ||
+        f->queries >= PTREG_NO_NEIGHBOR)
         return bad(r, "the TUNE section's measurement is out of range");
     t->method = (int)f->method, t->threads = (int)f->threads, t->iterations = (int)f->iterations;
     t->repeat = (int)f->repeat, t->queries = (size_t)f->queries;
@@ -475,8 +493,8 @@ static ptreg_status load_buffer(void *buf, size_t size, const char *name, ptreg_
     return PTREG_OK;
 }
 
-ptreg_status ptreg_model_index_load_memory(const void *data, size_t size, const char *name,
-                                           ptreg_model_index **out, ptreg_error *err)
+ptreg_status ptreg_model_index_load_memory(const void *data, size_t size, const char *name, ptreg_model_index **out,
+                                           ptreg_error *err)
 {
     *out = NULL;
     void *buf = aligned_alloc(PTI_ALIGN, align_up(size ? size : 1));

@@ -7,22 +7,22 @@
 #include "nn/kdtree_impl.h"
 
 struct ptreg_model_index {
-    float *points;          /* the model, original order */
+    float *points; /* the model, original order */
     size_t n;
     ptreg_kdtree *tree;
-    delaunay_graph *graph;  /* NULL when the model has none (see note) */
+    delaunay_graph *graph; /* NULL when the model has none (see note) */
     char note[256];
     double kdtree_ms, delaunay_ms;
     ptreg_index_nn_tuning tuning; /* the measured method (method 0: none) */
-    void *storage;          /* loaded: the one buffer the arrays live in */
-    int borrowed_points;    /* points are the caller's (index_create_borrowing) */
+    void *storage;                /* loaded: the one buffer the arrays live in */
+    int borrowed_points;          /* points are the caller's (index_create_borrowing) */
 };
 
 /* ptreg_model_index_create without the copy of the points: the index reads
  * the caller's, which must outlive it. A one-call index (ICP without a
  * prebuilt one) of 10^8 points would otherwise hold them twice. */
-ptreg_status index_create_borrowing(const float *xyz, size_t n, const ptreg_index_options *opt,
-                                    ptreg_model_index **out, ptreg_error *err);
+ptreg_status index_create_borrowing(const float *xyz, size_t n, const ptreg_index_options *opt, ptreg_model_index **out,
+                                    ptreg_error *err);
 
 /* The ptreg_nn_method values the index may store as its measured choice:
  * 1 (brute) .. PTREG_INDEX_NN_LAST, the walks from PTREG_INDEX_NN_FIRST_WALK
@@ -41,8 +41,7 @@ int index_nn_tuning_valid(const ptreg_index_nn_tuning *t, int has_graph, const c
 
 /* Writes the index in an older layout of the .pti format (version 1: no
  * tuning section), for the tests of reading old files. */
-ptreg_status pti_save_version(const ptreg_model_index *index, const char *path, unsigned version,
-                                    ptreg_error *err);
+ptreg_status pti_save_version(const ptreg_model_index *index, const char *path, unsigned version, ptreg_error *err);
 
 /* The .pti checksum (docs/FORMATS.md): four lanes of FNV-1a 64 over
  * little 64-bit words (lane k takes words k, k + 4, ...; each step

@@ -136,8 +136,8 @@ static void order_into_chunks(build_point *pts, size_t count)
 
 /* Stores leaf number `id` (its points, outside bounds and parent) in
  * chunks from `first` on; returns its reference. */
-static uint32_t make_leaf(ptreg_kdtree *t, build_point *pts, size_t count, uint32_t parent,
-                          const kd_cell *cell, size_t first, size_t id)
+static uint32_t make_leaf(ptreg_kdtree *t, build_point *pts, size_t count, uint32_t parent, const kd_cell *cell,
+                          size_t first, size_t id)
 {
     size_t chunks = chunks_of(count);
     order_into_chunks(pts, count);
@@ -151,7 +151,8 @@ static uint32_t make_leaf(ptreg_kdtree *t, build_point *pts, size_t count, uint3
     memcpy(leaf->box_lo, whole.lo, sizeof whole.lo);
     memcpy(leaf->box_hi, whole.hi, sizeof whole.hi);
     for (size_t c = 0; c < PTREG_KD_LEAF_CHUNKS; c++) {
-        size_t k0 = c * PTREG_KD_LANES, n = c < chunks ? (count - k0 < PTREG_KD_LANES ? count - k0 : PTREG_KD_LANES) : 0;
+        size_t k0 = c * PTREG_KD_LANES,
+               n = c < chunks ? (count - k0 < PTREG_KD_LANES ? count - k0 : PTREG_KD_LANES) : 0;
         box b = n ? bounding_box(pts + k0, n)
                   : (box){{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}};
         for (int k = 0; k < 3; k++) {
@@ -290,8 +291,7 @@ static uint32_t build_child(ptreg_kdtree *t, const build_job *job)
 
 /* A one-point cloud still gets a root: both children are its leaf, the
  * second with an empty box, so searches enter it once. */
-static void build_single_leaf(ptreg_kdtree *t, build_point *pts, const box *bb,
-                              const kd_cell *everything)
+static void build_single_leaf(ptreg_kdtree *t, build_point *pts, const box *bb, const kd_cell *everything)
 {
     t->cells[0] = *everything;
     t->parent[0] = 0;
@@ -321,8 +321,7 @@ static ptreg_status check_slots(size_t n, size_t leaf_size, size_t chunks, ptreg
                            n, leaf_size, chunks * PTREG_KD_LANES);
 }
 
-static ptreg_status check_build_input(const float *xyz, size_t n, const ptreg_kdtree_options *opt,
-                                      ptreg_error *err)
+static ptreg_status check_build_input(const float *xyz, size_t n, const ptreg_kdtree_options *opt, ptreg_error *err)
 {
     if (n == 0)
         return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree: no points");
@@ -330,8 +329,8 @@ static ptreg_status check_build_input(const float *xyz, size_t n, const ptreg_kd
     if (st)
         return st;
     if (opt->leaf_size < 4 || opt->leaf_size > PTREG_KD_MAX_LEAF)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree: leaf size %d outside 4..%d",
-                               opt->leaf_size, PTREG_KD_MAX_LEAF);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree: leaf size %d outside 4..%d", opt->leaf_size,
+                               PTREG_KD_MAX_LEAF);
     const size_t ls = (size_t)opt->leaf_size;
     if ((st = check_slots(n, ls, n < 2 ? 1 : subtree_chunks(n, ls), err)))
         return st;
@@ -344,8 +343,8 @@ static ptreg_status check_build_input(const float *xyz, size_t n, const ptreg_kd
 /* aligned_alloc wants a size that is a multiple of the alignment. */
 static size_t round_up(size_t size, size_t align) { return (size + align - 1) / align * align; }
 
-ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_options *opt,
-                                 ptreg_kdtree **out, ptreg_error *err)
+ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_options *opt, ptreg_kdtree **out,
+                                 ptreg_error *err)
 {
     *out = NULL;
     ptreg_kdtree_options def;
@@ -370,8 +369,7 @@ ptreg_status ptreg_kdtree_create(const float *xyz, size_t n, const ptreg_kdtree_
         t->slot = malloc(n * sizeof *t->slot);
         t->leaves = aligned_alloc(64, leaves * sizeof *t->leaves);
     }
-    if (!t || !pts || !t->nodes || !t->cells || !t->parent || !t->chunks || !t->index || !t->slot ||
-        !t->leaves) {
+    if (!t || !pts || !t->nodes || !t->cells || !t->parent || !t->chunks || !t->index || !t->slot || !t->leaves) {
         free(pts);
         ptreg_kdtree_destroy(t);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree: out of memory for %zu points", n);
@@ -427,8 +425,8 @@ size_t ptreg_kdtree_size(const ptreg_kdtree *t) { return t->n; }
 
 #define NEAREST_CHUNK 512
 
-void ptreg_kdtree_nearest(const ptreg_kdtree *t, const float *queries, size_t nq,
-                          const uint32_t *hint, uint32_t *index, float *dist2)
+void ptreg_kdtree_nearest(const ptreg_kdtree *t, const float *queries, size_t nq, const uint32_t *hint, uint32_t *index,
+                          float *dist2)
 {
     long chunks = (long)((nq + NEAREST_CHUNK - 1) / NEAREST_CHUNK);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
@@ -448,8 +446,7 @@ void ptreg_kdtree_nearest(const ptreg_kdtree *t, const float *queries, size_t nq
 
 /* ---- k-NN and radius: the per-ISA kernels (knn_kernels_isa.c) ---- */
 
-size_t kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
-                           float *dist2)
+size_t kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index, float *dist2)
 {
     if (k > t->n)
         k = t->n;
@@ -461,8 +458,7 @@ int kd_radius_within(const ptreg_kdtree *t, const float q[3], float limit, int s
     return nn_cpu_kernels()->kd_radius(t, q, limit, sorted, nb);
 }
 
-size_t ptreg_kdtree_knn(const ptreg_kdtree *t, const float q[3], size_t k, uint32_t *index,
-                        float *dist2)
+size_t ptreg_kdtree_knn(const ptreg_kdtree *t, const float q[3], size_t k, uint32_t *index, float *dist2)
 {
     return kd_knn_within(t, q, k, INFINITY, index, dist2);
 }
@@ -490,13 +486,12 @@ void ptreg_neighbors_free(ptreg_neighbors *nb)
     memset(nb, 0, sizeof *nb);
 }
 
-ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *t, const float q[3], float radius,
-                                 ptreg_neighbors *nb, ptreg_error *err)
+ptreg_status ptreg_kdtree_radius(const ptreg_kdtree *t, const float q[3], float radius, ptreg_neighbors *nb,
+                                 ptreg_error *err)
 {
     nb->count = 0;
     if (!(radius >= 0.0f))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree radius search: radius %g is not >= 0",
-                               (double)radius);
+        return ptreg_error_set(err, PTREG_ERR_ARG, "k-d tree radius search: radius %g is not >= 0", (double)radius);
     if (nn_cpu_kernels()->kd_radius(t, q, radius * radius, 1, nb)) {
         nb->count = 0;
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "k-d tree radius search: out of memory");

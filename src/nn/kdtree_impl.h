@@ -31,8 +31,8 @@ typedef struct kd_cell {
  * ones per coordinate. */
 typedef struct kd_chunk {
     float x[PTREG_KD_LANES], y[PTREG_KD_LANES], z[PTREG_KD_LANES];
-    uint32_t leaf;        /* the leaf holding the chunk */
-    uint32_t unused[15];  /* keeps every chunk 64-byte aligned */
+    uint32_t leaf;       /* the leaf holding the chunk */
+    uint32_t unused[15]; /* keeps every chunk 64-byte aligned */
 } kd_chunk;
 
 /* A leaf's points are ordered by further k-d splits into its chunks, so
@@ -42,15 +42,15 @@ typedef struct kd_chunk {
  * best distance. 256 bytes. */
 typedef struct kd_leaf {
     float lo[3][PTREG_KD_LEAF_CHUNKS], hi[3][PTREG_KD_LEAF_CHUNKS];
-    kd_cell cell;   /* the leaf's outside bounds */
+    kd_cell cell; /* the leaf's outside bounds */
     uint32_t first_chunk;
     uint32_t chunks;
-    uint32_t parent;      /* the internal node holding the leaf */
+    uint32_t parent;            /* the internal node holding the leaf */
     float box_lo[3], box_hi[3]; /* the leaf's tight box */
-    double reach;         /* 0: no neighbor list */
-    uint32_t near_first;  /* its neighbors: blocks of t->near */
+    double reach;               /* 0: no neighbor list */
+    uint32_t near_first;        /* its neighbors: blocks of t->near */
     uint32_t near_blocks;
-    uint32_t unused[10];  /* 512 bytes */
+    uint32_t unused[10]; /* 512 bytes */
 } kd_leaf;
 
 /* A leaf's neighbors: every leaf whose box comes within `reach` of its box
@@ -98,17 +98,17 @@ struct ptreg_kdtree {
     uint32_t leaf_size;
     kd_node *nodes;   /* the root is node 0 */
     kd_cell *cells;   /* per node */
-    uint32_t *parent;       /* per node; the root's is itself */
+    uint32_t *parent; /* per node; the root's is itself */
     size_t node_count;
     kd_leaf *leaves;
     size_t leaf_count;
-    kd_near *near;    /* the leaves' neighbor lists */
-    size_t near_count;      /* blocks */
+    kd_near *near;     /* the leaves' neighbor lists */
+    size_t near_count; /* blocks */
     kd_chunk *chunks;
     size_t chunk_count;
-    uint32_t *index;        /* per slot: original index; PTREG_NO_NEIGHBOR in padding */
-    uint32_t *slot;         /* per original index: its slot */
-    int borrowed;           /* the arrays live in a loaded index's buffer */
+    uint32_t *index; /* per slot: original index; PTREG_NO_NEIGHBOR in padding */
+    uint32_t *slot;  /* per original index: its slot */
+    int borrowed;    /* the arrays live in a loaded index's buffer */
 };
 
 /* A point while building: coordinates and original index. */
@@ -128,8 +128,7 @@ static inline int kd_better(float d, uint32_t i, float best_d, uint32_t best_i)
  * inside would be, or more), combined by the distance formula, so it never
  * exceeds a point's computed distance. Boxes are stored side by side: box
  * `lane`'s lower corner on axis k is lo[k * stride + lane]. */
-static inline float kd_lane_bound(const float *lo, const float *hi, unsigned stride, unsigned lane,
-                                        const float q[3])
+static inline float kd_lane_bound(const float *lo, const float *hi, unsigned stride, unsigned lane, const float q[3])
 {
     float g[3];
     for (unsigned k = 0; k < 3; k++) {

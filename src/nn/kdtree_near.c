@@ -28,8 +28,7 @@ static double box_box_gap2(const float alo[3], const float ahi[3], const float b
 /* The leaves whose boxes come within reach of leaf's box, in depth-first
  * order; stores up to cap of them in out (may be NULL) and returns how many
  * there are, or cap + 1 once there are more. */
-static size_t near_leaves(const ptreg_kdtree *t, const kd_leaf *leaf, double reach, size_t cap,
-                          uint32_t *out)
+static size_t near_leaves(const ptreg_kdtree *t, const kd_leaf *leaf, double reach, size_t cap, uint32_t *out)
 {
     uint32_t stack[2 * PTREG_KD_MAX_DEPTH + 2];
     int sp = 0;
@@ -50,8 +49,7 @@ static size_t near_leaves(const ptreg_kdtree *t, const kd_leaf *leaf, double rea
         for (int c = 1; c >= 0; c--) {
             float lo[3] = {nd->lo[0][c], nd->lo[1][c], nd->lo[2][c]};
             float hi[3] = {nd->hi[0][c], nd->hi[1][c], nd->hi[2][c]};
-            if ((c == 0 || nd->child[1] != nd->child[0]) &&
-                box_box_gap2(lo, hi, leaf->box_lo, leaf->box_hi) <= reach2)
+            if ((c == 0 || nd->child[1] != nd->child[0]) && box_box_gap2(lo, hi, leaf->box_lo, leaf->box_hi) <= reach2)
                 stack[sp++] = nd->child[c];
         }
     }

@@ -35,8 +35,7 @@ static inline float kd_dist2(float qx, float qy, float qz, float px, float py, f
  * squared distance <= limit: the whole k-NN answer when at least k points
  * lie within the limit, which a caller that knows such points (a nearby
  * query's neighbors) uses to prune the search from the start. */
-size_t kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
-                           float *dist2);
+size_t kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index, float *dist2);
 
 /* Every point with squared distance <= limit, sorted by (distance, index)
  * when asked (else in the tree's order); -1 when out of memory. */

@@ -23,10 +23,7 @@ typedef struct knn_heap {
 } knn_heap;
 
 /* Max-heap by (distance, index): the root is the worst of the k kept. */
-static int heap_above(const knn_heap *h, size_t a, size_t b)
-{
-    return kd_better(h->d[b], h->i[b], h->d[a], h->i[a]);
-}
+static int heap_above(const knn_heap *h, size_t a, size_t b) { return kd_better(h->d[b], h->i[b], h->d[a], h->i[a]); }
 
 static void heap_swap(knn_heap *h, size_t a, size_t b)
 {
@@ -335,8 +332,7 @@ static void sort_neighbors(float *d, uint32_t *idx, size_t n)
     }
 }
 
-size_t ISA_FN(kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
-                            float *dist2)
+size_t ISA_FN(kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index, float *dist2)
 {
     if (k <= KNN_BUFFERED_MAX)
         return knn_buffered(t, q, k, limit, index, dist2);

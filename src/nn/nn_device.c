@@ -32,18 +32,15 @@ void nn_device_layout(const dev_handle *dev, char *defines, size_t size)
              "-DWALK_KEPT=0x%xu -DMEM_WORDS=%d -DWALK_FIELDS=%d -DWALK_HISTOGRAM=%d -DWALK_FIXED=%du -DWALK_KDANN=%du "
              "-DWALK_SEED=%du",
              PTREG_DEVICE_WG, PTREG_DEVICE_ITEMS, PTREG_KD_LANES, PTREG_KD_LEAF_CHUNKS, PTREG_KD_LEAF_BIT,
-             PTREG_KD_MAX_DEPTH, sizeof(kd_node) / 4, WORDS(kd_node, lo), WORDS(kd_node, hi),
-             WORDS(kd_node, child), sizeof(kd_cell) / 4, WORDS(kd_cell, lo),
-             WORDS(kd_cell, hi), sizeof(kd_leaf) / 4, WORDS(kd_leaf, lo), WORDS(kd_leaf, hi),
-             WORDS(kd_leaf, cell), WORDS(kd_leaf, first_chunk), WORDS(kd_leaf, chunks),
-             WORDS(kd_leaf, parent), sizeof(kd_chunk) / 4, WORDS(kd_chunk, x),
-             WORDS(kd_chunk, y), WORDS(kd_chunk, z), WORDS(kd_chunk, leaf), PTREG_DT_LANES,
-             sizeof(dt_head) / 4, WORDS(dt_head, x), WORDS(dt_head, y), WORDS(dt_head, z),
-             WORDS(dt_head, degree), WORDS(dt_head, nbr_first), sizeof(dt_block) / 4,
-             WORDS(dt_block, ex), WORDS(dt_block, ey), WORDS(dt_block, ez),
-             WORDS(dt_block, half), PTREG_WALK_STEPS_MASK, PTREG_WALK_FALLBACK, PTREG_WALK_KEPT,
-             PTREG_WALK_MEMORY_FLOATS, PTREG_WALK_FIELDS, PTREG_WALK_HISTOGRAM, PTREG_WALK_FIXED, PTREG_WALK_KDANN,
-             PTREG_WALK_SEED);
+             PTREG_KD_MAX_DEPTH, sizeof(kd_node) / 4, WORDS(kd_node, lo), WORDS(kd_node, hi), WORDS(kd_node, child),
+             sizeof(kd_cell) / 4, WORDS(kd_cell, lo), WORDS(kd_cell, hi), sizeof(kd_leaf) / 4, WORDS(kd_leaf, lo),
+             WORDS(kd_leaf, hi), WORDS(kd_leaf, cell), WORDS(kd_leaf, first_chunk), WORDS(kd_leaf, chunks),
+             WORDS(kd_leaf, parent), sizeof(kd_chunk) / 4, WORDS(kd_chunk, x), WORDS(kd_chunk, y), WORDS(kd_chunk, z),
+             WORDS(kd_chunk, leaf), PTREG_DT_LANES, sizeof(dt_head) / 4, WORDS(dt_head, x), WORDS(dt_head, y),
+             WORDS(dt_head, z), WORDS(dt_head, degree), WORDS(dt_head, nbr_first), sizeof(dt_block) / 4,
+             WORDS(dt_block, ex), WORDS(dt_block, ey), WORDS(dt_block, ez), WORDS(dt_block, half),
+             PTREG_WALK_STEPS_MASK, PTREG_WALK_FALLBACK, PTREG_WALK_KEPT, PTREG_WALK_MEMORY_FLOATS, PTREG_WALK_FIELDS,
+             PTREG_WALK_HISTOGRAM, PTREG_WALK_FIXED, PTREG_WALK_KDANN, PTREG_WALK_SEED);
 }
 
 size_t device_groups(size_t n)
@@ -56,8 +53,7 @@ void nn_device_destroy(nn_device_model *m)
 {
     if (!m)
         return;
-    dbuf *bufs[] = {m->point_xyz, m->slot_xyz, m->brute_x, m->brute_y, m->brute_z,
-                    m->lbkd,      m->rows,     m->row_at,  m->nbr};
+    dbuf *bufs[] = {m->point_xyz, m->slot_xyz, m->brute_x, m->brute_y, m->brute_z, m->lbkd, m->rows, m->row_at, m->nbr};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dbuf_free(bufs[i]);
     nn_device_tree_free(&m->tree);
@@ -187,8 +183,8 @@ static ptreg_status kd_search_env(nn_kd_search *search, ptreg_error *err)
     return ptreg_error_set(err, PTREG_ERR_ARG, "PTREG_NN_DEVICE_KDTREE='%.32s' is not climb or lbkd", env);
 }
 
-ptreg_status nn_device_create(dev_handle *dev, const ptreg_model_index *index, int with_graph,
-                                    nn_device_model **out, ptreg_error *err)
+ptreg_status nn_device_create(dev_handle *dev, const ptreg_model_index *index, int with_graph, nn_device_model **out,
+                              ptreg_error *err)
 {
     nn_device_model *m = calloc(1, sizeof *m);
     if (!m)
@@ -211,11 +207,11 @@ ptreg_status nn_device_create(dev_handle *dev, const ptreg_model_index *index, i
     return PTREG_OK;
 }
 
-ptreg_status nn_device_brute(const nn_device_model *m, const dbuf *queries, size_t n, dbuf *nearest,
-                                   dbuf *dist2, ptreg_error *err)
+ptreg_status nn_device_brute(const nn_device_model *m, const dbuf *queries, size_t n, dbuf *nearest, dbuf *dist2,
+                             ptreg_error *err)
 {
     karg args[] = {KARG_BUF(queries),    KARG_U32(n),         KARG_BUF(m->brute_x), KARG_BUF(m->brute_y),
-                         KARG_BUF(m->brute_z), KARG_U32(m->points), KARG_BUF(nearest),    KARG_BUF(dist2)};
+                   KARG_BUF(m->brute_z), KARG_U32(m->points), KARG_BUF(nearest),    KARG_BUF(dist2)};
     return dev_launch(m->brute, n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
 }
 
@@ -223,46 +219,72 @@ ptreg_status nn_device_brute(const nn_device_model *m, const dbuf *queries, size
 static ptreg_status lbkd_search(const nn_device_model *m, const dbuf *queries, size_t n, float limit,
                                 const dbuf *first_equal, dbuf *nearest, dbuf *dist2, ptreg_error *err)
 {
-    karg args[] = {KARG_BUF(queries), KARG_U32(n),               KARG_F32(limit),
-                   KARG_U32(first_equal != NULL), KARG_BUF(first_equal ? first_equal : nearest), KARG_BUF(nearest),
-                   KARG_BUF(dist2),   KARG_BUF(m->lbkd),         KARG_U32(m->lbkd_count),
-                   KARG_BUF(m->slot_xyz), KARG_BUF(m->tree.index_of_slot)};
+    karg args[] = {KARG_BUF(queries),
+                   KARG_U32(n),
+                   KARG_F32(limit),
+                   KARG_U32(first_equal != NULL),
+                   KARG_BUF(first_equal ? first_equal : nearest),
+                   KARG_BUF(nearest),
+                   KARG_BUF(dist2),
+                   KARG_BUF(m->lbkd),
+                   KARG_U32(m->lbkd_count),
+                   KARG_BUF(m->slot_xyz),
+                   KARG_BUF(m->tree.index_of_slot)};
     return dev_launch(m->lbkd_search, n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
 }
 
 ptreg_status nn_device_kdtree(const nn_device_model *m, const dbuf *queries, size_t n, float limit,
-                                    const dbuf *first_equal, dbuf *nearest, dbuf *dist2, ptreg_error *err)
+                              const dbuf *first_equal, dbuf *nearest, dbuf *dist2, ptreg_error *err)
 {
     if (m->kd_search == NN_KD_LBKD)
         return lbkd_search(m, queries, n, limit, first_equal, nearest, dist2, err);
     /* without first_equal the kernel still needs a buffer: it never reads it */
-    karg args[] = {KARG_BUF(queries),  KARG_U32(n),          KARG_F32(limit),
-                   KARG_U32(first_equal != NULL), KARG_BUF(first_equal ? first_equal : nearest), KARG_BUF(nearest),
-                         KARG_BUF(dist2),    KARG_BUF(m->tree.nodes), KARG_BUF(m->tree.cells),
-                         KARG_BUF(m->tree.parent), KARG_BUF(m->tree.leaves), KARG_BUF(m->tree.chunks),
-                         KARG_BUF(m->tree.index_of_slot)};
+    karg args[] = {KARG_BUF(queries),
+                   KARG_U32(n),
+                   KARG_F32(limit),
+                   KARG_U32(first_equal != NULL),
+                   KARG_BUF(first_equal ? first_equal : nearest),
+                   KARG_BUF(nearest),
+                   KARG_BUF(dist2),
+                   KARG_BUF(m->tree.nodes),
+                   KARG_BUF(m->tree.cells),
+                   KARG_BUF(m->tree.parent),
+                   KARG_BUF(m->tree.leaves),
+                   KARG_BUF(m->tree.chunks),
+                   KARG_BUF(m->tree.index_of_slot)};
     return dev_launch(m->kdtree, n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
 }
 
-ptreg_status nn_device_walk(const nn_device_model *m, const dbuf *queries, size_t n, int start,
-                                  dbuf *nearest, dbuf *dist2, dbuf *memory, dbuf *info,
-                                  ptreg_error *err)
+ptreg_status nn_device_walk(const nn_device_model *m, const dbuf *queries, size_t n, int start, dbuf *nearest,
+                            dbuf *dist2, dbuf *memory, dbuf *info, ptreg_error *err)
 {
     if (!m->has_graph)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s: the model on the device has no Delaunay graph",
                                m->dev->label);
     /* without memory the kernel still needs a buffer: it never touches it */
-    karg args[] = {KARG_BUF(queries),   KARG_U32(n),         KARG_U32(start),         KARG_U32(memory != NULL),
-                         KARG_BUF(nearest),   KARG_BUF(dist2),     KARG_BUF(memory ? memory : dist2),
-                         KARG_BUF(info),      KARG_BUF(m->rows),   KARG_BUF(m->row_at),     KARG_BUF(m->nbr),
-                         KARG_U32(m->graph_start), KARG_BUF(m->tree.nodes), KARG_BUF(m->tree.cells),
-                         KARG_BUF(m->tree.parent), KARG_BUF(m->tree.leaves), KARG_BUF(m->tree.chunks),
-                         KARG_BUF(m->tree.index_of_slot)};
+    karg args[] = {KARG_BUF(queries),
+                   KARG_U32(n),
+                   KARG_U32(start),
+                   KARG_U32(memory != NULL),
+                   KARG_BUF(nearest),
+                   KARG_BUF(dist2),
+                   KARG_BUF(memory ? memory : dist2),
+                   KARG_BUF(info),
+                   KARG_BUF(m->rows),
+                   KARG_BUF(m->row_at),
+                   KARG_BUF(m->nbr),
+                   KARG_U32(m->graph_start),
+                   KARG_BUF(m->tree.nodes),
+                   KARG_BUF(m->tree.cells),
+                   KARG_BUF(m->tree.parent),
+                   KARG_BUF(m->tree.leaves),
+                   KARG_BUF(m->tree.chunks),
+                   KARG_BUF(m->tree.index_of_slot)};
     return dev_launch(m->walk, n, PTREG_DEVICE_WG, sizeof args / sizeof args[0], args, err);
 }
 
-ptreg_status nn_device_walk_stats(const nn_device_model *m, const dbuf *info, size_t n,
-                                        dbuf *partials, dbuf *stats, size_t offset, ptreg_error *err)
+ptreg_status nn_device_walk_stats(const nn_device_model *m, const dbuf *info, size_t n, dbuf *partials, dbuf *stats,
+                                  size_t offset, ptreg_error *err)
 {
     size_t groups = device_groups(n);
     karg part[] = {KARG_BUF(info), KARG_U32(n), KARG_BUF(partials)};

@@ -62,12 +62,12 @@ typedef struct nn_device_model {
     size_t points;
     int has_graph;
     uint32_t graph_start;
-    char defines[1024];        /* the layout and sizes every device program here is built with */
-    dbuf *point_xyz;     /* original order, x y z: brute force's names */
-    dbuf *slot_xyz;      /* the tree's slot order: the tree's and the walks' names */
+    char defines[1024]; /* the layout and sizes every device program here is built with */
+    dbuf *point_xyz;    /* original order, x y z: brute force's names */
+    dbuf *slot_xyz;     /* the tree's slot order: the tree's and the walks' names */
     dbuf *brute_x, *brute_y, *brute_z;
     nn_device_tree tree;
-    dbuf *lbkd;        /* the left-balanced tree (lbkd_node) */
+    dbuf *lbkd; /* the left-balanced tree (lbkd_node) */
     size_t lbkd_count;
     nn_kd_search kd_search; /* how nn_device_kdtree searches */
     dbuf *rows, *row_at, *nbr;
@@ -76,8 +76,8 @@ typedef struct nn_device_model {
 
 /* Uploads the index's structures (the graph only when with_graph and the
  * index has one) and builds the kernels. The index must outlive it. */
-ptreg_status nn_device_create(dev_handle *dev, const ptreg_model_index *index, int with_graph,
-                                    nn_device_model **out, ptreg_error *err);
+ptreg_status nn_device_create(dev_handle *dev, const ptreg_model_index *index, int with_graph, nn_device_model **out,
+                              ptreg_error *err);
 void nn_device_destroy(nn_device_model *m);
 /* Builds the kernels on the device ahead of any model (compiling takes
  * time worth timing apart). */
@@ -96,21 +96,20 @@ void nn_device_layout(const dev_handle *dev, char *defines, size_t size);
  * spares a query far from the model the long search). first_equal (n u32,
  * or NULL): only the queries i with first_equal[i] == i are answered, the
  * others left for their callers to read at first_equal[i]. */
-ptreg_status nn_device_brute(const nn_device_model *m, const dbuf *queries, size_t n, dbuf *nearest,
-                                   dbuf *dist2, ptreg_error *err);
+ptreg_status nn_device_brute(const nn_device_model *m, const dbuf *queries, size_t n, dbuf *nearest, dbuf *dist2,
+                             ptreg_error *err);
 ptreg_status nn_device_kdtree(const nn_device_model *m, const dbuf *queries, size_t n, float limit,
-                                    const dbuf *first_equal, dbuf *nearest, dbuf *dist2, ptreg_error *err);
+                              const dbuf *first_equal, dbuf *nearest, dbuf *dist2, ptreg_error *err);
 /* Walks from start (PTREG_WALK_FIXED, _KDANN, _SEED: nearest holds the
  * seeds); memory (PTREG_WALK_MEMORY_FLOATS per query, or NULL) carries
  * each answer's certificate to the next pass; info receives each walk's
  * record, which nn_device_walk_stats adds up into stats (a device
  * buffer holding PTREG_WALK_FIELDS u64 from word `offset`; partials:
  * PTREG_WALK_FIELDS u64 per group of device_groups). */
-ptreg_status nn_device_walk(const nn_device_model *m, const dbuf *queries, size_t n, int start,
-                                  dbuf *nearest, dbuf *dist2, dbuf *memory, dbuf *info,
-                                  ptreg_error *err);
-ptreg_status nn_device_walk_stats(const nn_device_model *m, const dbuf *info, size_t n,
-                                        dbuf *partials, dbuf *stats, size_t offset, ptreg_error *err);
+ptreg_status nn_device_walk(const nn_device_model *m, const dbuf *queries, size_t n, int start, dbuf *nearest,
+                            dbuf *dist2, dbuf *memory, dbuf *info, ptreg_error *err);
+ptreg_status nn_device_walk_stats(const nn_device_model *m, const dbuf *info, size_t n, dbuf *partials, dbuf *stats,
+                                  size_t offset, ptreg_error *err);
 /* ptreg_walk_stats from the PTREG_WALK_FIELDS words. */
 void walk_stats_from_words(const uint64_t *words, ptreg_walk_stats *stats);
 

@@ -20,16 +20,14 @@ typedef struct brute_target {
     size_t m_pad; /* stored, a multiple of PTREG_BRUTE_PAD */
 } brute_target;
 
-#define PTREG_DECLARE_NN_KERNELS(sfx)                                                       \
-    void brute_range##sfx(const brute_target *t, const float *q, size_t nq,     \
-                                uint32_t *index, float *dist2);                             \
-    void kd_nearest_range##sfx(const ptreg_kdtree *tree, const float *q, size_t nq, float limit, \
-                                     const uint32_t *hint_slot, uint32_t *out_slot, float *dist2); \
-    void dt_nearest_range##sfx(const ptreg_kdtree *t, const delaunay_graph *g, const float *q, \
-                                     size_t nq, walk_start start, uint32_t *slot, float *dist2,   \
-                                     dt_memory *mem, ptreg_walk_stats *tally);          \
-    size_t kd_knn##sfx(const ptreg_kdtree *t, const float q[3], size_t k, float limit,          \
-                             uint32_t *index, float *dist2);                                          \
+#define PTREG_DECLARE_NN_KERNELS(sfx)                                                                                  \
+    void brute_range##sfx(const brute_target *t, const float *q, size_t nq, uint32_t *index, float *dist2);            \
+    void kd_nearest_range##sfx(const ptreg_kdtree *tree, const float *q, size_t nq, float limit,                       \
+                               const uint32_t *hint_slot, uint32_t *out_slot, float *dist2);                           \
+    void dt_nearest_range##sfx(const ptreg_kdtree *t, const delaunay_graph *g, const float *q, size_t nq,              \
+                               walk_start start, uint32_t *slot, float *dist2, dt_memory *mem,                         \
+                               ptreg_walk_stats *tally);                                                               \
+    size_t kd_knn##sfx(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index, float *dist2); \
     int kd_radius##sfx(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);
 
 PTREG_DECLARE_NN_KERNELS(_generic)
@@ -57,16 +55,15 @@ typedef struct nn_cpu_kernel_table {
     void (*kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq, float limit,
                              const uint32_t *hint_slot, uint32_t *out_slot, float *dist2);
     void (*dt_nearest_range)(const ptreg_kdtree *t, const delaunay_graph *g, const float *q, size_t nq,
-                             walk_start start, uint32_t *slot, float *dist2, dt_memory *mem,
-                             ptreg_walk_stats *tally);
-    size_t (*kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
-                     float *dist2);
+                             walk_start start, uint32_t *slot, float *dist2, dt_memory *mem, ptreg_walk_stats *tally);
+    size_t (*kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index, float *dist2);
     int (*kd_radius)(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);
 } nn_cpu_kernel_table;
 
-#define NN_CPU_KERNELS(sfx) \
-    {brute_range##sfx, kd_nearest_range##sfx, dt_nearest_range##sfx, kd_knn##sfx, \
-     kd_radius##sfx}
+#define NN_CPU_KERNELS(sfx)                                                                         \
+    {                                                                                               \
+        brute_range##sfx, kd_nearest_range##sfx, dt_nearest_range##sfx, kd_knn##sfx, kd_radius##sfx \
+    }
 PTREG_DECLARE_ISA_TABLE(nn_cpu_kernel_table, nn_cpu_kernels)
 
 #endif

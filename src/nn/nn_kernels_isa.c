@@ -21,8 +21,7 @@
 #if defined(__AVX512F__)
 /* Best (d, j) of one query over target [j0, j1): per-lane minima with the
  * strict < keep each lane's lowest index, then a lexicographic reduction. */
-static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float *q,
-                       float *best_d, uint32_t *best_i)
+static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float *q, float *best_d, uint32_t *best_i)
 {
     __m512 qx = _mm512_set1_ps(q[0]), qy = _mm512_set1_ps(q[1]), qz = _mm512_set1_ps(q[2]);
     __m512 bd = _mm512_set1_ps(INFINITY);
@@ -34,8 +33,7 @@ static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float 
         __m512 dx = _mm512_sub_ps(qx, _mm512_loadu_ps(t->x + k));
         __m512 dy = _mm512_sub_ps(qy, _mm512_loadu_ps(t->y + k));
         __m512 dz = _mm512_sub_ps(qz, _mm512_loadu_ps(t->z + k));
-        __m512 d = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)),
-                                 _mm512_mul_ps(dz, dz));
+        __m512 d = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(dx, dx), _mm512_mul_ps(dy, dy)), _mm512_mul_ps(dz, dz));
         __mmask16 lt = _mm512_cmp_ps_mask(d, bd, _CMP_LT_OQ);
         bd = _mm512_mask_mov_ps(bd, lt, d);
         bi = _mm512_mask_mov_epi32(bi, lt, j);
@@ -52,8 +50,7 @@ static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float 
         }
 }
 #elif defined(__AVX2__)
-static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float *q,
-                       float *best_d, uint32_t *best_i)
+static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float *q, float *best_d, uint32_t *best_i)
 {
     __m256 qx = _mm256_set1_ps(q[0]), qy = _mm256_set1_ps(q[1]), qz = _mm256_set1_ps(q[2]);
     __m256 bd = _mm256_set1_ps(INFINITY);
@@ -64,8 +61,7 @@ static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float 
         __m256 dx = _mm256_sub_ps(qx, _mm256_loadu_ps(t->x + k));
         __m256 dy = _mm256_sub_ps(qy, _mm256_loadu_ps(t->y + k));
         __m256 dz = _mm256_sub_ps(qz, _mm256_loadu_ps(t->z + k));
-        __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
-                                 _mm256_mul_ps(dz, dz));
+        __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
         __m256 lt = _mm256_cmp_ps(d, bd, _CMP_LT_OQ);
         bd = _mm256_blendv_ps(bd, d, lt);
         bi = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(bi), _mm256_castsi256_ps(j), lt));
@@ -82,8 +78,7 @@ static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float 
         }
 }
 #else
-static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float *q,
-                       float *best_d, uint32_t *best_i)
+static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float *q, float *best_d, uint32_t *best_i)
 {
     if (j1 > t->m)
         j1 = t->m;
@@ -101,8 +96,7 @@ static void brute_tile(const brute_target *t, size_t j0, size_t j1, const float 
  * false); the rare query whose every distance overflows is redone in the
  * lexicographic scalar order so the answer still matches the other
  * methods. */
-static void brute_scalar(const brute_target *t, const float *q, float *best_d,
-                         uint32_t *best_i)
+static void brute_scalar(const brute_target *t, const float *q, float *best_d, uint32_t *best_i)
 {
     for (size_t k = 0; k < t->m; k++) {
         float d = kd_dist2(q[0], q[1], q[2], t->x[k], t->y[k], t->z[k]);
@@ -113,8 +107,7 @@ static void brute_scalar(const brute_target *t, const float *q, float *best_d,
     }
 }
 
-void ISA_FN(brute_range)(const brute_target *t, const float *q, size_t nq,
-                               uint32_t *index, float *dist2)
+void ISA_FN(brute_range)(const brute_target *t, const float *q, size_t nq, uint32_t *index, float *dist2)
 {
     for (size_t b0 = 0; b0 < nq; b0 += BRUTE_QUERY_BLOCK) {
         size_t b1 = b0 + BRUTE_QUERY_BLOCK < nq ? b0 + BRUTE_QUERY_BLOCK : nq;
@@ -137,8 +130,7 @@ void ISA_FN(brute_range)(const brute_target *t, const float *q, size_t nq,
 
 /* (d, slot s) beats the best so far: ties go to the lower original index,
  * looked up only for a true tie with another point. */
-static inline int kd_better_slot(const ptreg_kdtree *t, float d, uint32_t s, float best_d,
-                                 uint32_t best_s)
+static inline int kd_better_slot(const ptreg_kdtree *t, float d, uint32_t s, float best_d, uint32_t best_s)
 {
     if (d < best_d)
         return 1;
@@ -149,8 +141,8 @@ static inline int kd_better_slot(const ptreg_kdtree *t, float d, uint32_t s, flo
 
 /* Lanes of chunk c whose distance is <= best_d (NaN padding never
  * qualifies), and their distances. */
-static inline unsigned kd_chunk_candidates(const kd_chunk *c, float qx, float qy, float qz,
-                                           float best_d, float lane_d[PTREG_KD_LANES])
+static inline unsigned kd_chunk_candidates(const kd_chunk *c, float qx, float qy, float qz, float best_d,
+                                           float lane_d[PTREG_KD_LANES])
 {
 #if defined(__AVX512F__)
     __m512 dx = _mm512_sub_ps(_mm512_set1_ps(qx), _mm512_load_ps(c->x));
@@ -167,8 +159,7 @@ static inline unsigned kd_chunk_candidates(const kd_chunk *c, float qx, float qy
         __m256 dx = _mm256_sub_ps(_mm256_set1_ps(qx), _mm256_load_ps(c->x + 8 * h));
         __m256 dy = _mm256_sub_ps(_mm256_set1_ps(qy), _mm256_load_ps(c->y + 8 * h));
         __m256 dz = _mm256_sub_ps(_mm256_set1_ps(qz), _mm256_load_ps(c->z + 8 * h));
-        __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
-                                 _mm256_mul_ps(dz, dz));
+        __m256 d = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)), _mm256_mul_ps(dz, dz));
         unsigned m = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(d, _mm256_set1_ps(best_d), _CMP_LE_OQ));
         if (m)
             _mm256_storeu_ps(lane_d + 8 * h, d);
@@ -186,8 +177,8 @@ static inline unsigned kd_chunk_candidates(const kd_chunk *c, float qx, float qy
 }
 
 /* Scans one leaf chunk: the candidate lanes are settled in lane order. */
-static inline void kd_scan_chunk(const ptreg_kdtree *t, uint32_t chunk, float qx, float qy, float qz,
-                                 float *best_d, uint32_t *best_s)
+static inline void kd_scan_chunk(const ptreg_kdtree *t, uint32_t chunk, float qx, float qy, float qz, float *best_d,
+                                 uint32_t *best_s)
 {
     float lane_d[PTREG_KD_LANES];
     unsigned mask = kd_chunk_candidates(&t->chunks[chunk], qx, qy, qz, *best_d, lane_d);
@@ -257,8 +248,8 @@ static inline unsigned kd_leaf_chunk_mask(const kd_leaf *leaf, const float *q, f
 }
 
 /* Scans the chunks of a leaf that can hold a point within best_d. */
-static inline void kd_scan_leaf(const ptreg_kdtree *t, const kd_leaf *leaf, const float *q,
-                                float *best_d, uint32_t *best_s)
+static inline void kd_scan_leaf(const ptreg_kdtree *t, const kd_leaf *leaf, const float *q, float *best_d,
+                                uint32_t *best_s)
 {
     /* the empty boxes of missing chunks bound to +inf, which an unseeded
      * search's best (+inf) would not reject */
@@ -273,8 +264,8 @@ static inline void kd_scan_leaf(const ptreg_kdtree *t, const kd_leaf *leaf, cons
 /* Scans the seed leaf's neighbors (but leaf `skip`, already scanned) that
  * can hold a point within best_d (8 box bounds per vector operation, same
  * bits as kd_box_bound). */
-static inline void kd_scan_neighbors(const ptreg_kdtree *t, const kd_leaf *leaf, uint32_t skip,
-                                      const float *q, float *best_d, uint32_t *best_s)
+static inline void kd_scan_neighbors(const ptreg_kdtree *t, const kd_leaf *leaf, uint32_t skip, const float *q,
+                                     float *best_d, uint32_t *best_s)
 {
     const kd_near *blk = &t->near[leaf->near_first], *end = blk + leaf->near_blocks;
     for (; blk < end; blk++) {
@@ -284,8 +275,7 @@ static inline void kd_scan_neighbors(const ptreg_kdtree *t, const kd_leaf *leaf,
 #else
         unsigned mask = 0;
         for (unsigned l = 0; l < PTREG_KD_NEAR_LANES; l++)
-            mask |= (unsigned)(kd_lane_bound(&blk->lo[0][0], &blk->hi[0][0], PTREG_KD_NEAR_LANES, l, q) <=
-                               *best_d)
+            mask |= (unsigned)(kd_lane_bound(&blk->lo[0][0], &blk->hi[0][0], PTREG_KD_NEAR_LANES, l, q) <= *best_d)
                     << l;
 #endif
         /* missing lanes bound to +inf, which a +inf best would not reject */
@@ -380,8 +370,7 @@ static inline void kd_child_bounds(const kd_node *nd, kd_query_lanes qv, float *
 
 /* Depth-first search below internal node `node`, nearer child first;
  * children whose box bound exceeds the best distance are skipped. */
-static void kd_search_from(const ptreg_kdtree *t, uint32_t node, const float *q, float *best_d,
-                           uint32_t *best_s)
+static void kd_search_from(const ptreg_kdtree *t, uint32_t node, const float *q, float *best_d, uint32_t *best_s)
 {
     kd_frame stack[PTREG_KD_MAX_DEPTH + 2];
     int sp = 0;
@@ -422,8 +411,8 @@ static void kd_search_from(const ptreg_kdtree *t, uint32_t node, const float *q,
  * root) and searches below. An unseeded one searches from the root. The
  * ball starts no wider than limit: a query far from every point then
  * prunes at once instead of searching far (no answer: NO_NEIGHBOR). */
-static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed, float limit,
-                           uint32_t *out_s, float *out_d)
+static void kd_nearest_one(const ptreg_kdtree *t, const float *q, uint32_t seed, float limit, uint32_t *out_s,
+                           float *out_d)
 {
     float best_d = limit;
     uint32_t best_s = PTREG_NO_NEIGHBOR, node = 0;
@@ -458,7 +447,7 @@ found:
 }
 
 void ISA_FN(kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq, float limit,
-                                    const uint32_t *hint_slot, uint32_t *out_slot, float *dist2)
+                              const uint32_t *hint_slot, uint32_t *out_slot, float *dist2)
 {
     /* Without a seed of its own a query starts from its predecessor's
      * answer: callers pass spatially coherent batches (scans in raster
@@ -613,9 +602,9 @@ static inline uint32_t dt_next(const delaunay_graph *g, const dt_head *row, cons
     __m512 gap_min = _mm512_set1_ps(INFINITY), half_lo = gap_min;
     for (uint32_t b = 0; b < blocks; b++) {
         const __m512 half = _mm512_load_ps(blk[b].half);
-        const __m512 c = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(ux, _mm512_load_ps(blk[b].ex)),
-                                                     _mm512_mul_ps(uy, _mm512_load_ps(blk[b].ey))),
-                                       _mm512_mul_ps(uz, _mm512_load_ps(blk[b].ez)));
+        const __m512 c = _mm512_add_ps(
+            _mm512_add_ps(_mm512_mul_ps(ux, _mm512_load_ps(blk[b].ex)), _mm512_mul_ps(uy, _mm512_load_ps(blk[b].ey))),
+            _mm512_mul_ps(uz, _mm512_load_ps(blk[b].ez)));
         const __mmask16 over = _mm512_cmp_ps_mask(c, half, _CMP_GT_OQ);
         if (over) {
             float m = _mm512_mask_reduce_max_ps(over, c);
@@ -641,9 +630,9 @@ static inline uint32_t dt_next(const delaunay_graph *g, const dt_head *row, cons
         const dt_block *b = &blk[k / 2];
         const unsigned h = 8 * (k % 2);
         const __m256 half = _mm256_load_ps(b->half + h);
-        const __m256 c = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(ux, _mm256_load_ps(b->ex + h)),
-                                                     _mm256_mul_ps(uy, _mm256_load_ps(b->ey + h))),
-                                       _mm256_mul_ps(uz, _mm256_load_ps(b->ez + h)));
+        const __m256 c = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(ux, _mm256_load_ps(b->ex + h)), _mm256_mul_ps(uy, _mm256_load_ps(b->ey + h))),
+            _mm256_mul_ps(uz, _mm256_load_ps(b->ez + h)));
         unsigned over = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(c, half, _CMP_GT_OQ));
         if (over) {
             float lanes[8];
@@ -694,8 +683,7 @@ static inline uint32_t dt_next(const delaunay_graph *g, const dt_head *row, cons
  * stop (dt_next). */
 #define DT_MAX_STEPS 100000
 
-static uint32_t dt_walk(const delaunay_graph *g, const float *q, uint32_t s, float *d, unsigned *steps,
-                        dt_stop *stop)
+static uint32_t dt_walk(const delaunay_graph *g, const float *q, uint32_t s, float *d, unsigned *steps, dt_stop *stop)
 {
     const dt_head *row = dt_row(g, s);
     *d = kd_dist2(q[0], q[1], q[2], row->x, row->y, row->z);
@@ -749,8 +737,7 @@ static void tally_walk(ptreg_walk_stats *tally, unsigned steps, int fallback, in
  * memory (seeded starts only: mem[i] belongs to the seed slot[i]), a query
  * that moved less than its margin keeps its answer without a walk. */
 void ISA_FN(dt_nearest_range)(const ptreg_kdtree *t, const delaunay_graph *g, const float *q, size_t nq,
-                                    walk_start start, uint32_t *slot, float *dist2, dt_memory *mem,
-                                    ptreg_walk_stats *tally)
+                              walk_start start, uint32_t *slot, float *dist2, dt_memory *mem, ptreg_walk_stats *tally)
 {
     for (size_t i = 0; i < nq; i++) {
         const float *qi = q + 3 * i;

@@ -69,8 +69,8 @@ ptreg_status ptreg_statistical_outliers(const float *xyz, size_t n, size_t k, do
 {
     if (k < 1 || !(std_ratio > 0.0) || !isfinite(std_ratio))
         return ptreg_error_set(err, PTREG_ERR_ARG,
-                               "statistical outliers: k %zu and std_ratio %g: k >= 1 and a std_ratio > 0 are needed",
-                               k, std_ratio);
+                               "statistical outliers: k %zu and std_ratio %g: k >= 1 and a std_ratio > 0 are needed", k,
+                               std_ratio);
     if (n == 0)
         return PTREG_OK;
     double *mean = mean_distance ? mean_distance : malloc(n * sizeof *mean);
@@ -105,8 +105,8 @@ static size_t count_within(const ptreg_kdtree *tree, const float *xyz, size_t i,
     return count;
 }
 
-ptreg_status ptreg_radius_outliers(const float *xyz, size_t n, double radius, size_t min_neighbors,
-                                   unsigned char *keep, ptreg_error *err)
+ptreg_status ptreg_radius_outliers(const float *xyz, size_t n, double radius, size_t min_neighbors, unsigned char *keep,
+                                   ptreg_error *err)
 {
     if (!(radius > 0.0) || !isfinite(radius) || min_neighbors < 1)
         return ptreg_error_set(err, PTREG_ERR_ARG,

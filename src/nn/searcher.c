@@ -16,7 +16,7 @@ struct nn_searcher {
     const delaunay_graph *graph; /* the walks' */
     const float *points;         /* brute force's answers index them */
     brute_target brute;
-    dt_memory *memory;     /* seeded walks: each query's certificate */
+    dt_memory *memory; /* seeded walks: each query's certificate */
 };
 
 int nn_walk_start(ptreg_nn_method method, int seeded)
@@ -91,8 +91,8 @@ void nn_searcher_nearest(const nn_searcher *s, const float *q, size_t i0, size_t
     q += 3 * i0, answer += i0, d2 += i0;
     if (s->graph) {
         ptreg_walk_stats unused;
-        k->dt_nearest_range(s->tree, s->graph, q, cnt, (walk_start)nn_walk_start(s->method, seeded), answer,
-                            d2, s->memory ? s->memory + i0 : NULL, walk ? walk : &unused);
+        k->dt_nearest_range(s->tree, s->graph, q, cnt, (walk_start)nn_walk_start(s->method, seeded), answer, d2,
+                            s->memory ? s->memory + i0 : NULL, walk ? walk : &unused);
     } else if (s->method == PTREG_NN_KDTREE) {
         k->kd_nearest_range(s->tree, q, cnt, limit, answer, answer, d2);
     } else {
@@ -140,8 +140,8 @@ const ptreg_kdtree *nn_index_tree(const ptreg_model_index *idx) { return idx->tr
 #define NEAREST_CHUNK 512
 
 ptreg_status ptreg_model_index_nearest(const ptreg_model_index *idx, const float *queries, size_t nq,
-                                       ptreg_nn_method method, const uint32_t *seed, uint32_t *nearest,
-                                       float *dist2, ptreg_walk_stats *stats, ptreg_error *err)
+                                       ptreg_nn_method method, const uint32_t *seed, uint32_t *nearest, float *dist2,
+                                       ptreg_walk_stats *stats, ptreg_error *err)
 {
     if (stats)
         memset(stats, 0, sizeof *stats);

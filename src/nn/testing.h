@@ -16,8 +16,8 @@
 extern "C" {
 #endif
 
-ptreg_status ptreg_model_index_load_memory(const void *data, size_t size, const char *name,
-                                           ptreg_model_index **index, ptreg_error *err);
+ptreg_status ptreg_model_index_load_memory(const void *data, size_t size, const char *name, ptreg_model_index **index,
+                                           ptreg_error *err);
 
 /* 1-NN of nq queries against m target points by brute force, blocked over
  * the target, OpenMP over queries: the exact reference of the searches. */

@@ -27,7 +27,7 @@ uint16_t half_from_float(float f)
         return (uint16_t)(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
     if (abs >= 0x477ff000u) /* rounds to 65536 or more */
         return (uint16_t)(sign | 0x7c00u);
-    if (abs < 0x38800000u) { /* below 2^-14: a subnormal half, or zero */
+    if (abs < 0x38800000u) {   /* below 2^-14: a subnormal half, or zero */
         if (abs < 0x33000000u) /* below half the smallest subnormal */
             return sign;
         const uint32_t mant = (abs & 0x007fffffu) | 0x00800000u;

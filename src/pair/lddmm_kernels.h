@@ -42,7 +42,7 @@ typedef struct lddmm_block {
     double *out[15];
 } lddmm_block;
 
-#define PTREG_DECLARE_LDDMM_KERNELS(sfx)                  \
+#define PTREG_DECLARE_LDDMM_KERNELS(sfx)              \
     void lddmm_flow_block##sfx(const lddmm_block *b); \
     void lddmm_adjoint_block##sfx(const lddmm_block *b);
 
@@ -59,7 +59,10 @@ typedef struct lddmm_cpu_kernel_table {
     void (*adjoint_block)(const lddmm_block *b);
 } lddmm_cpu_kernel_table;
 
-#define LDDMM_CPU_KERNELS(sfx) {lddmm_flow_block##sfx, lddmm_adjoint_block##sfx}
+#define LDDMM_CPU_KERNELS(sfx)                          \
+    {                                                   \
+        lddmm_flow_block##sfx, lddmm_adjoint_block##sfx \
+    }
 PTREG_DECLARE_ISA_TABLE(lddmm_cpu_kernel_table, lddmm_cpu_kernels)
 
 #endif

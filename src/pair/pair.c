@@ -20,7 +20,7 @@ struct ptreg_pair_plan {
     ptreg_pair_options opt;
     isa_level isa;
     size_t m;
-    double center[3]; /* the columns' centroid: every point is packed relative to it */
+    double center[3];       /* the columns' centroid: every point is packed relative to it */
     float *cx, *cy, *cz;    /* float32 mode */
     uint16_t *hx, *hy, *hz; /* float16 mode */
     double *dx, *dy, *dz;   /* float64 mode */
@@ -77,9 +77,8 @@ void ptreg_pair_plan_destroy(ptreg_pair_plan *plan)
 {
     if (!plan)
         return;
-    void *owned[] = {plan->cx, plan->cy, plan->cz, plan->hx, plan->hy, plan->hz, plan->dx, plan->dy, plan->dz,
-                     plan->rx, plan->ry, plan->rz, plan->se, plan->se2, plan->sbx, plan->sby, plan->sbz,
-                     plan->tiles};
+    void *owned[] = {plan->cx, plan->cy, plan->cz, plan->hx, plan->hy,  plan->hz,  plan->dx,  plan->dy,  plan->dz,
+                     plan->rx, plan->ry, plan->rz, plan->se, plan->se2, plan->sbx, plan->sby, plan->sbz, plan->tiles};
     for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++)
         free(owned[k]);
     free(plan);
@@ -149,8 +148,8 @@ static ptreg_status pack_columns(ptreg_pair_plan *plan, const float *cols, size_
     return PTREG_OK;
 }
 
-ptreg_status ptreg_pair_plan_create(const float *cols, size_t m, const ptreg_pair_options *opt,
-                                    ptreg_pair_plan **out, ptreg_error *err)
+ptreg_status ptreg_pair_plan_create(const float *cols, size_t m, const ptreg_pair_options *opt, ptreg_pair_plan **out,
+                                    ptreg_error *err)
 {
     *out = NULL;
     ptreg_pair_options defaults;
@@ -232,14 +231,27 @@ static void gauss_vector(ptreg_pair_plan *plan, size_t padded, double scale, int
     for (size_t b = 0; b < blocks; b++) {
         const size_t r0 = b * rb, nr = padded - r0 < rb ? padded - r0 : rb;
         pair_gauss_block blk = {
-            .rx = plan->rx + r0, .ry = plan->ry + r0, .rz = plan->rz + r0, .nr = nr,
-            .cx = plan->cx, .cy = plan->cy, .cz = plan->cz,
-            .hx = plan->hx, .hy = plan->hy, .hz = plan->hz, .m = plan->m,
-            .neg_scale_log2e = f, .col_tile = plan->opt.col_tile, .row_vectors = plan->opt.row_vectors,
+            .rx = plan->rx + r0,
+            .ry = plan->ry + r0,
+            .rz = plan->rz + r0,
+            .nr = nr,
+            .cx = plan->cx,
+            .cy = plan->cy,
+            .cz = plan->cz,
+            .hx = plan->hx,
+            .hy = plan->hy,
+            .hz = plan->hz,
+            .m = plan->m,
+            .neg_scale_log2e = f,
+            .col_tile = plan->opt.col_tile,
+            .row_vectors = plan->opt.row_vectors,
             .tiles_outside = plan->opt.order == PTREG_PAIR_TILES_OUTSIDE,
             .tile = plan->tiles ? plan->tiles + (size_t)thread_index() * 3 * (size_t)plan->opt.col_tile : NULL,
-            .se = plan->se + r0, .se2 = plan->se2 + r0,
-            .sbx = plan->sbx + r0, .sby = plan->sby + r0, .sbz = plan->sbz + r0,
+            .se = plan->se + r0,
+            .se2 = plan->se2 + r0,
+            .sbx = plan->sbx + r0,
+            .sby = plan->sby + r0,
+            .sbz = plan->sbz + r0,
         };
         kernel(&blk);
     }
@@ -275,8 +287,8 @@ static void gauss_double(ptreg_pair_plan *plan, const double *rows, size_t n, do
     }
 }
 
-ptreg_status ptreg_pair_gauss(ptreg_pair_plan *plan, const double *rows, size_t n, double scale,
-                              double *sum_e, double *sum_e2, double *sum_eb, ptreg_error *err)
+ptreg_status ptreg_pair_gauss(ptreg_pair_plan *plan, const double *rows, size_t n, double scale, double *sum_e,
+                              double *sum_e2, double *sum_eb, ptreg_error *err)
 {
     if (!(scale > 0.0) || !isfinite(scale))
         return ptreg_error_set(err, PTREG_ERR_ARG, "pair engine: scale %g must be finite and > 0", scale);
@@ -315,8 +327,8 @@ ptreg_status ptreg_pair_gauss(ptreg_pair_plan *plan, const double *rows, size_t 
 }
 
 ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const float *cols, size_t m, double scale,
-                                   const ptreg_pair_options *opt, double *sum_e, double *sum_e2,
-                                   double *sum_eb, ptreg_error *err)
+                                   const ptreg_pair_options *opt, double *sum_e, double *sum_e2, double *sum_eb,
+                                   ptreg_error *err)
 {
     ptreg_pair_plan *plan;
     ptreg_status st = ptreg_pair_plan_create(cols, m, opt, &plan, err);

@@ -34,8 +34,8 @@ void pair_device_config_of(const ptreg_pair_gpu *g, pair_device_config *c)
     c->groups_per_unit = g && g->groups ? (unsigned)g->groups : PTREG_PAIR_DEVICE_GROUPS;
 }
 
-ptreg_status pair_device_supports(const pair_device_config *c, const char *fp64_for,
-                                  const ptreg_device_info *device, ptreg_error *err)
+ptreg_status pair_device_supports(const pair_device_config *c, const char *fp64_for, const ptreg_device_info *device,
+                                  ptreg_error *err)
 {
     if (fp64_for && !device->fp64)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "%s has no double precision: %s", device->name, fp64_for);
@@ -54,9 +54,8 @@ static pair_device_config config_or_default(const pair_device_config *cfg)
     return c;
 }
 
-ptreg_status pair_device_defines(const dev_handle *dev, ptreg_precision precision,
-                                       const pair_device_config *cfg, char *defines, size_t size,
-                                       ptreg_error *err)
+ptreg_status pair_device_defines(const dev_handle *dev, ptreg_precision precision, const pair_device_config *cfg,
+                                 char *defines, size_t size, ptreg_error *err)
 {
     const pair_device_config c = config_or_default(cfg);
     int native = c.native_exp;
@@ -76,8 +75,8 @@ static size_t group_target(const dev_handle *dev, const pair_device_config *c)
     return (size_t)c->groups_per_unit * (dev->info.compute_units ? dev->info.compute_units : 1);
 }
 
-unsigned pair_device_splits(const dev_handle *dev, const pair_device_config *cfg, size_t rows,
-                                  size_t cols, unsigned forced)
+unsigned pair_device_splits(const dev_handle *dev, const pair_device_config *cfg, size_t rows, size_t cols,
+                            unsigned forced)
 {
     const pair_device_config c = config_or_default(cfg);
     const size_t wg = c.wg, blocks = (rows + wg - 1) / wg, tiles = (cols + wg - 1) / wg;
@@ -87,8 +86,7 @@ unsigned pair_device_splits(const dev_handle *dev, const pair_device_config *cfg
     return (unsigned)(want < tiles ? want : tiles);
 }
 
-size_t pair_device_planes(const dev_handle *dev, const pair_device_config *cfg, size_t rows_cap,
-                                unsigned forced)
+size_t pair_device_planes(const dev_handle *dev, const pair_device_config *cfg, size_t rows_cap, unsigned forced)
 {
     /* splits * row blocks is at most the group target plus one split per
      * row block, or the splits forced per row block */
@@ -174,9 +172,9 @@ static ptreg_status open_kernels(pair_device_state *pd, const kernel_program *pr
     return st ? st : dev_kernel_fits(pd->sums_kernel, pd->wg, err);
 }
 
-ptreg_status pair_device_create(dev_handle *dev, const kernel_program *program, const float *cols,
-                                      size_t m, ptreg_precision precision, const pair_device_config *cfg,
-                                      size_t rows_cap, unsigned splits, pair_device_state **out, ptreg_error *err)
+ptreg_status pair_device_create(dev_handle *dev, const kernel_program *program, const float *cols, size_t m,
+                                ptreg_precision precision, const pair_device_config *cfg, size_t rows_cap,
+                                unsigned splits, pair_device_state **out, ptreg_error *err)
 {
     *out = NULL;
     char defines[256];
@@ -241,11 +239,11 @@ ptreg_status pair_device_run(pair_device_state *pd, size_t n, double scale, ptre
     pd->splits = pair_device_splits(pd->dev, &pd->cfg, n, pd->m, pd->forced_splits);
     const size_t tiles = (pd->m + pd->wg - 1) / pd->wg;
     const size_t split_cols = (tiles + pd->splits - 1) / pd->splits * pd->wg;
-    const karg args[] = {KARG_BUF(pd->rows), KARG_U32(n), KARG_U32(pd->rows_cap), KARG_BUF(pd->cols),
-                               KARG_U32(pd->m), KARG_U32(pd->m), karg_pair(pd, -scale), KARG_U32(pd->row_blocks),
-                               KARG_U32(split_cols), KARG_BUF(pd->partial)};
+    const karg args[] = {KARG_BUF(pd->rows),   KARG_U32(n),          KARG_U32(pd->rows_cap), KARG_BUF(pd->cols),
+                         KARG_U32(pd->m),      KARG_U32(pd->m),      karg_pair(pd, -scale),  KARG_U32(pd->row_blocks),
+                         KARG_U32(split_cols), KARG_BUF(pd->partial)};
     return dev_launch(pd->partial_kernel, (size_t)pd->row_blocks * pd->splits * pd->wg, pd->wg,
-                            sizeof args / sizeof args[0], args, err);
+                      sizeof args / sizeof args[0], args, err);
 }
 
 /* Rows relative to the columns' centre, rounded as pair.c's stored_float,
@@ -274,8 +272,8 @@ static double acc_at(const pair_device_state *pd, const void *v, size_t i)
     return pd->acc == sizeof(double) ? ((const double *)v)[i] : ((const float *)v)[i];
 }
 
-ptreg_status pair_device_gauss(pair_device_state *pd, const double *rows, size_t n, double scale,
-                                     double *sum_e, double *sum_e2, double *sum_eb, ptreg_error *err)
+ptreg_status pair_device_gauss(pair_device_state *pd, const double *rows, size_t n, double scale, double *sum_e,
+                               double *sum_e2, double *sum_eb, ptreg_error *err)
 {
     if (n == 0)
         return PTREG_OK;
@@ -286,8 +284,9 @@ ptreg_status pair_device_gauss(pair_device_state *pd, const double *rows, size_t
         return ptreg_error_set(err, PTREG_ERR_ARG, "pair engine on a device: %zu rows is more than %zu", n,
                                pd->rows_cap);
     void *packed = pack_rows(pd, rows, n), *sums = malloc(5 * n * pd->acc);
-    ptreg_status st = packed && sums ? PTREG_OK
-                                     : ptreg_error_set(err, PTREG_ERR_NOMEM, "pair engine: out of memory for %zu rows", n);
+    ptreg_status st = packed && sums
+                          ? PTREG_OK
+                          : ptreg_error_set(err, PTREG_ERR_NOMEM, "pair engine: out of memory for %zu rows", n);
     st = st ? st : dbuf_write(pd->rows, 0, packed, 3 * pd->rows_cap * pd->pair_bytes, err);
     if (!st && (!pd->sums || pd->sums->bytes < 5 * n * pd->acc)) {
         dbuf_free(pd->sums);
@@ -297,13 +296,13 @@ ptreg_status pair_device_gauss(pair_device_state *pd, const double *rows, size_t
     st = st ? st : pair_device_run(pd, n, scale, err);
     if (!st) {
         const karg args[] = {KARG_BUF(pd->partial),
-                                   KARG_U32(pd->splits),
-                                   KARG_U32(pair_device_npad(pd, n)),
-                                   KARG_U32(n),
-                                   karg_acc(pd, pd->center[0]),
-                                   karg_acc(pd, pd->center[1]),
-                                   karg_acc(pd, pd->center[2]),
-                                   KARG_BUF(pd->sums)};
+                             KARG_U32(pd->splits),
+                             KARG_U32(pair_device_npad(pd, n)),
+                             KARG_U32(n),
+                             karg_acc(pd, pd->center[0]),
+                             karg_acc(pd, pd->center[1]),
+                             karg_acc(pd, pd->center[2]),
+                             KARG_BUF(pd->sums)};
         st = dev_launch(pd->sums_kernel, n, pd->wg, sizeof args / sizeof args[0], args, err);
     }
     st = st ? st : dbuf_read(pd->sums, 0, sums, 5 * n * pd->acc, err);

@@ -31,8 +31,8 @@ void pair_device_config_of(const ptreg_pair_gpu *gpu, pair_device_config *cfg);
  * question, device/engine.h): its work-group limit, and its double
  * precision where fp64_for says what needs it (NULL: nothing does). */
 #define PAIR_FP64_NEED "fp64 pair sums need it (use fp32 or fp16)"
-ptreg_status pair_device_supports(const pair_device_config *c, const char *fp64_for,
-                                  const ptreg_device_info *device, ptreg_error *err);
+ptreg_status pair_device_supports(const pair_device_config *c, const char *fp64_for, const ptreg_device_info *device,
+                                  ptreg_error *err);
 
 typedef struct pair_device_state {
     dev_handle *dev;
@@ -51,7 +51,6 @@ typedef struct pair_device_state {
 } pair_device_state;
 
 
-
 /* Whether the kernels take the device's own exp (PTREG_PAIR_EXP=engine|
  * native in the environment; by default native on CUDA, the engine's
  * elsewhere: exp.cl). */
@@ -61,26 +60,24 @@ ptreg_status pair_device_exp(const dev_handle *dev, int *native, ptreg_error *er
  * device (the configuration's groups per compute unit), at most one per local
  * tile of columns; forced (> 0) instead of that, still at most one per
  * tile. The same for every run of a device. */
-unsigned pair_device_splits(const dev_handle *dev, const pair_device_config *cfg, size_t rows,
-                                  size_t cols, unsigned forced);
+unsigned pair_device_splits(const dev_handle *dev, const pair_device_config *cfg, size_t rows, size_t cols,
+                            unsigned forced);
 /* The padded rows (splits times padded row count) the partials of any
  * launch of at most rows_cap rows take. */
-size_t pair_device_planes(const dev_handle *dev, const pair_device_config *cfg, size_t rows_cap,
-                                unsigned forced);
+size_t pair_device_planes(const dev_handle *dev, const pair_device_config *cfg, size_t rows_cap, unsigned forced);
 
 /* The -D options of a program holding pair.cl for this device and
  * precision: WG, PAIR_PREC and the exp. */
-ptreg_status pair_device_defines(const dev_handle *dev, ptreg_precision precision,
-                                       const pair_device_config *cfg, char *defines, size_t size,
-                                       ptreg_error *err);
+ptreg_status pair_device_defines(const dev_handle *dev, ptreg_precision precision, const pair_device_config *cfg,
+                                 char *defines, size_t size, ptreg_error *err);
 
 /* Columns uploaded (centred on their centroid, in the precision's storage)
  * for up to rows_cap rows per run; splits 0: as many column splits as fill
  * the device (the same for every run of a device). The program must have
  * been built with pair_device_defines'. */
-ptreg_status pair_device_create(dev_handle *dev, const kernel_program *program, const float *cols,
-                                      size_t m, ptreg_precision precision, const pair_device_config *cfg,
-                                      size_t rows_cap, unsigned splits, pair_device_state **out, ptreg_error *err);
+ptreg_status pair_device_create(dev_handle *dev, const kernel_program *program, const float *cols, size_t m,
+                                ptreg_precision precision, const pair_device_config *cfg, size_t rows_cap,
+                                unsigned splits, pair_device_state **out, ptreg_error *err);
 void pair_device_free(pair_device_state *pd);
 
 /* The padded row count of the partials' planes. */
@@ -92,7 +89,7 @@ ptreg_status pair_device_run(pair_device_state *pd, size_t n, double scale, ptre
 
 /* ptreg_pair_gauss on the device: rows (n x 3 doubles) rounded as the CPU
  * engine stores them, uploaded, summed, and the sums brought back. */
-ptreg_status pair_device_gauss(pair_device_state *pd, const double *rows, size_t n, double scale,
-                                     double *sum_e, double *sum_e2, double *sum_eb, ptreg_error *err);
+ptreg_status pair_device_gauss(pair_device_state *pd, const double *rows, size_t n, double scale, double *sum_e,
+                               double *sum_e2, double *sum_eb, ptreg_error *err);
 
 #endif

@@ -19,8 +19,8 @@ ptreg_status ptreg_pair_options_check(const ptreg_pair_options *opt, ptreg_error
 /* The table of its options (options.h): precision, col_tile, row_block,
  * row_vectors, loop. */
 const ptreg_option_table *ptreg_pair_option_table(void);
-ptreg_status ptreg_pair_plan_create(const float *cols, size_t m, const ptreg_pair_options *opt,
-                                    ptreg_pair_plan **plan, ptreg_error *err);
+ptreg_status ptreg_pair_plan_create(const float *cols, size_t m, const ptreg_pair_options *opt, ptreg_pair_plan **plan,
+                                    ptreg_error *err);
 void ptreg_pair_plan_destroy(ptreg_pair_plan *plan);
 /* The instruction set the plan's kernels run with: "avx512", "avx2" or "generic". */
 const char *ptreg_pair_plan_isa(const ptreg_pair_plan *plan);
@@ -29,11 +29,11 @@ const char *ptreg_pair_plan_isa(const ptreg_pair_plan *plan);
  *   sum_e[i] = sum_j e_ij, sum_e2[i] = sum_j e_ij^2, sum_eb[3i+k] = sum_j e_ij b_jk.
  * scale must be finite and > 0. Terms below float32's smallest normal
  * (about 1e-38) count as 0 in the float32 and float16 modes. */
-ptreg_status ptreg_pair_gauss(ptreg_pair_plan *plan, const double *rows, size_t n, double scale,
-                              double *sum_e, double *sum_e2, double *sum_eb, ptreg_error *err);
+ptreg_status ptreg_pair_gauss(ptreg_pair_plan *plan, const double *rows, size_t n, double scale, double *sum_e,
+                              double *sum_e2, double *sum_eb, ptreg_error *err);
 /* One-shot form of the above for float rows and columns. */
 ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const float *cols, size_t m, double scale,
-                                   const ptreg_pair_options *opt, double *sum_e, double *sum_e2,
-                                   double *sum_eb, ptreg_error *err);
+                                   const ptreg_pair_options *opt, double *sum_e, double *sum_e2, double *sum_eb,
+                                   ptreg_error *err);
 
 #endif

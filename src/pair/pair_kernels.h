@@ -35,13 +35,13 @@ typedef struct pair_gauss_block {
     size_t m;
     float neg_scale_log2e; /* e = 2^(neg_scale_log2e * d^2) = exp(-scale d^2) */
     int col_tile, row_vectors, tiles_outside;
-    float *tile; /* 3 * col_tile floats of scratch (float16 columns) */
+    float *tile;                        /* 3 * col_tile floats of scratch (float16 columns) */
     double *se, *se2, *sbx, *sby, *sbz; /* nr each, overwritten */
 } pair_gauss_block;
 
-#define PTREG_DECLARE_PAIR_KERNELS(sfx)                                     \
-    void pair_gauss_block##sfx(const pair_gauss_block *blk);   \
-    void pair_exp_array##sfx(const float *in, float *out, size_t n);   \
+#define PTREG_DECLARE_PAIR_KERNELS(sfx)                              \
+    void pair_gauss_block##sfx(const pair_gauss_block *blk);         \
+    void pair_exp_array##sfx(const float *in, float *out, size_t n); \
     void pair_exp2_array##sfx(const float *in, float *out, size_t n);
 
 PTREG_DECLARE_PAIR_KERNELS(_generic)
@@ -58,7 +58,10 @@ typedef struct pair_cpu_kernel_table {
     void (*pair_exp2_array)(const float *in, float *out, size_t n); /* the kernel's 2^t, t <= 0 (tests) */
 } pair_cpu_kernel_table;
 
-#define PAIR_CPU_KERNELS(sfx) {pair_gauss_block##sfx, pair_exp_array##sfx, pair_exp2_array##sfx}
+#define PAIR_CPU_KERNELS(sfx)                                            \
+    {                                                                    \
+        pair_gauss_block##sfx, pair_exp_array##sfx, pair_exp2_array##sfx \
+    }
 PTREG_DECLARE_ISA_TABLE(pair_cpu_kernel_table, pair_cpu_kernels)
 
 /* IEEE binary16 conversions, round to nearest even (as F16C does). */

@@ -40,10 +40,9 @@ typedef struct tile_sums {
 
 /* rv is a literal at every call, so the compiler keeps each row vector's
  * coordinates and sums in registers. */
-static inline __attribute__((always_inline)) void sweep_tile(const float *rx, const float *ry, const float *rz,
-                                                             int rv, const float *cx, const float *cy,
-                                                             const float *cz, size_t len, vf neg_scale_log2e,
-                                                             tile_sums *out)
+static inline __attribute__((always_inline)) void sweep_tile(const float *rx, const float *ry, const float *rz, int rv,
+                                                             const float *cx, const float *cy, const float *cz,
+                                                             size_t len, vf neg_scale_log2e, tile_sums *out)
 {
     vf ax[4], ay[4], az[4], se[4], se2[4], sx[4], sy[4], sz[4];
     for (int v = 0; v < rv; v++) {
@@ -101,8 +100,8 @@ static void add_tile(const pair_gauss_block *b, size_t row, int rv, const tile_s
 
 /* Column tile [j0, j0 + len) as float32: the columns themselves, or the
  * float16 columns widened into the scratch tile. */
-static void tile_columns(const pair_gauss_block *b, size_t j0, size_t len, const float **cx,
-                         const float **cy, const float **cz)
+static void tile_columns(const pair_gauss_block *b, size_t j0, size_t len, const float **cx, const float **cy,
+                         const float **cz)
 {
     if (!b->hx) {
         *cx = b->cx + j0;

@@ -16,17 +16,17 @@ extern const ptreg_option_name pair_order_names[];
  * also sets where float32 tile sums enter float64). `base`: the offset of
  * the ptreg_pair_options in the struct the table is of. */
 #define PAIR_AT(base, member) ((base) + offsetof(ptreg_pair_options, member))
-#define PAIR_OPTION_ROWS(base)                                                                                  \
-    OPTION_ENUM_AT(PAIR_AT(base, precision), "precision", NULL, pair_precision_names, 0,                       \
-                   "pair arithmetic: fp32 (float32, float64 sums), fp64 (the reference), fp16 (points "      \
-                   "stored as half)"),                                                                          \
-    OPTION_NUMBER_AT(PAIR_AT(base, col_tile), "col_tile", "tile", INT, 16, PTREG_PAIR_MAX_COL_TILE,            \
-                     PTREG_OPTION_KNOB, "N", "pair engine: columns per tile"),                                 \
-    OPTION_NUMBER_AT(PAIR_AT(base, row_block), "row_block", NULL, INT, 1, 1 << 20, PTREG_OPTION_KNOB, "N",     \
-                     "pair engine: rows per parallel work item"),                                              \
-    OPTION_NUMBER_AT(PAIR_AT(base, row_vectors), "row_vectors", NULL, INT, 1, 4,                               \
-                     PTREG_OPTION_KNOB | PTREG_OPTION_POW2, "N", "pair engine: row vectors swept together"),   \
-    OPTION_ENUM_AT(PAIR_AT(base, order), "order", "loop", pair_order_names, PTREG_OPTION_KNOB,                    \
-                   "pair engine: the loop order over row groups and column tiles")
+#define PAIR_OPTION_ROWS(base)                                                                                   \
+    OPTION_ENUM_AT(PAIR_AT(base, precision), "precision", NULL, pair_precision_names, 0,                         \
+                   "pair arithmetic: fp32 (float32, float64 sums), fp64 (the reference), fp16 (points "          \
+                   "stored as half)"),                                                                           \
+        OPTION_NUMBER_AT(PAIR_AT(base, col_tile), "col_tile", "tile", INT, 16, PTREG_PAIR_MAX_COL_TILE,          \
+                         PTREG_OPTION_KNOB, "N", "pair engine: columns per tile"),                               \
+        OPTION_NUMBER_AT(PAIR_AT(base, row_block), "row_block", NULL, INT, 1, 1 << 20, PTREG_OPTION_KNOB, "N",   \
+                         "pair engine: rows per parallel work item"),                                            \
+        OPTION_NUMBER_AT(PAIR_AT(base, row_vectors), "row_vectors", NULL, INT, 1, 4,                             \
+                         PTREG_OPTION_KNOB | PTREG_OPTION_POW2, "N", "pair engine: row vectors swept together"), \
+        OPTION_ENUM_AT(PAIR_AT(base, order), "order", "loop", pair_order_names, PTREG_OPTION_KNOB,               \
+                       "pair engine: the loop order over row groups and column tiles")
 
 #endif

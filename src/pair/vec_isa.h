@@ -21,7 +21,7 @@
 #define EXP_LN2 0.693147180559945309f
 #define EXP_LN2_HI 0.693145751953125f /* 12 significant bits: n * LN2_HI is exact */
 #define EXP_LN2_LO 1.42860682030941723e-6f
-#define EXP_MIN_X (-87.33654f)        /* ln(FLT_MIN) */
+#define EXP_MIN_X (-87.33654f) /* ln(FLT_MIN) */
 #define EXP_MAX_X 88.0f
 #define EXP_C1 0x1.fffff6p-1f
 #define EXP_C2 0x1.fffdc4p-2f
@@ -114,13 +114,13 @@ static inline vf v_load(const float *p)
     return r;
 }
 static inline void v_store(float *p, vf a) { memcpy(p, a.v, sizeof a.v); }
-#define V_LANEWISE(name, expr)                 \
-    static inline vf name(vf a, vf b)          \
-    {                                          \
-        vf r;                                  \
-        for (int k = 0; k < VW; k++)           \
-            r.v[k] = expr;                     \
-        return r;                              \
+#define V_LANEWISE(name, expr)        \
+    static inline vf name(vf a, vf b) \
+    {                                 \
+        vf r;                         \
+        for (int k = 0; k < VW; k++)  \
+            r.v[k] = expr;            \
+        return r;                     \
     }
 V_LANEWISE(v_add, a.v[k] + b.v[k])
 V_LANEWISE(v_sub, a.v[k] - b.v[k])

@@ -99,8 +99,8 @@ static size_t split_points(const cloud_view *c, const float *values, int finite,
 /* The cloud coloured by values (NaN: a point without one, which the
  * colour map cannot show): those with a value in layer "cloud", the others
  * in grey in layer `without`. */
-static ptreg_status add_valued_cloud(ptreg_report *r, const cloud_view *c, const float *values,
-                                     const char *values_name, const char *without, ptreg_error *err)
+static ptreg_status add_valued_cloud(ptreg_report *r, const cloud_view *c, const float *values, const char *values_name,
+                                     const char *without, ptreg_error *err)
 {
     float *xyz = malloc((c->n ? c->n : 1) * 3 * sizeof *xyz), *kept = malloc((c->n ? c->n : 1) * sizeof *kept);
     ptreg_status st = xyz && kept ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory");
@@ -127,8 +127,8 @@ ptreg_status ptreg_report_add_normals(ptreg_report *report, const float *xyz, si
     return st;
 }
 
-ptreg_status ptreg_report_add_descriptors(ptreg_report *report, const float *xyz, size_t n, const float *rows,
-                                          int bins, const char *values_name, ptreg_error *err)
+ptreg_status ptreg_report_add_descriptors(ptreg_report *report, const float *xyz, size_t n, const float *rows, int bins,
+                                          const char *values_name, ptreg_error *err)
 {
     const cloud_view c = {xyz, n};
     float *d = distance_to_mean(rows, n, bins);

@@ -78,8 +78,8 @@ static ptreg_status add_warp_paths(ptreg_report *r, const ptreg_lddmm_model *mod
                                    const ptreg_cloud *before, ptreg_error *err)
 {
     const size_t T = (size_t)o->time_points, most = T < WARP_PATH_POINTS_MAX / WARP_PATHS_MAX
-                                                          ? WARP_PATHS_MAX
-                                                          : (WARP_PATH_POINTS_MAX / T ? WARP_PATH_POINTS_MAX / T : 1);
+                                                        ? WARP_PATHS_MAX
+                                                        : (WARP_PATH_POINTS_MAX / T ? WARP_PATH_POINTS_MAX / T : 1);
     const size_t m = before->n < most ? before->n : most;
     double *x = malloc((m ? m : 1) * 3 * sizeof *x), *paths = malloc((m ? m : 1) * T * 3 * sizeof *paths);
     float *page = NULL;

@@ -100,7 +100,10 @@ static void put_item(page *p, cJSON *to, const char *name, cJSON *item)
 }
 
 static void put_number(page *p, cJSON *to, const char *name, double v) { put_item(p, to, name, cJSON_CreateNumber(v)); }
-static void put_string(page *p, cJSON *to, const char *name, const char *s) { put_item(p, to, name, cJSON_CreateString(s)); }
+static void put_string(page *p, cJSON *to, const char *name, const char *s)
+{
+    put_item(p, to, name, cJSON_CreateString(s));
+}
 static void put_doubles(page *p, cJSON *to, const char *name, const double *v, int n)
 {
     put_item(p, to, name, cJSON_CreateDoubleArray(v, n));
@@ -244,10 +247,9 @@ static cJSON *description(page *p, const ptreg_report *r, const report_contents 
     return d;
 }
 
-static const char *const page_head =
-    "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-    "<meta name=\"generator\" content=\"ptreg " PTREG_VERSION_STRING "\">\n<title>";
+static const char *const page_head = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                                     "<meta name=\"generator\" content=\"ptreg " PTREG_VERSION_STRING "\">\n<title>";
 
 static ptreg_status write_page(page *p, const ptreg_report *r, const char *script, ptreg_error *err)
 {

@@ -30,8 +30,8 @@ size_t report_pick(size_t i, size_t kept, size_t total);
 size_t report_points_given(const ptreg_report *r);
 void report_view(const ptreg_report *r, report_contents *c);
 void report_layer_view(const ptreg_report *r, size_t i, report_layer *v);
-void report_curve_view(const ptreg_report *r, size_t i, const char **title, const char **measure,
-                       const double **values, size_t *n);
+void report_curve_view(const ptreg_report *r, size_t i, const char **title, const char **measure, const double **values,
+                       size_t *n);
 
 /* The viewer's script (three.js and web/viewer.js, bundled at build time),
  * NUL-terminated; NULL in a build without it. */

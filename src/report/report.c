@@ -29,7 +29,7 @@ typedef struct layer {
     uint8_t *rgb;  /* points: 3 bytes a point, or NULL */
     float *values; /* points: a value each, or NULL */
     char *values_name;
-    float lo, hi;  /* values: their finite range over all given */
+    float lo, hi; /* values: their finite range over all given */
     uint32_t color;
     size_t w, h; /* slice */
     uint8_t *grey;
@@ -377,16 +377,16 @@ void report_layer_view(const ptreg_report *r, size_t i, report_layer *v)
 {
     const layer *l = &r->layers[i];
     static const char *const kinds[] = {"points", "lines", "paths", "slice"};
-    *v = (report_layer){kinds[l->kind], l->name, l->total, l->kept, l->length, l->xyz, l->rgb, l->values,
-                        l->values_name, l->lo, l->hi, l->color, l->w, l->h, l->grey, {0}, {0}, {0},
-                        l->grey_lo, l->grey_hi};
+    *v = (report_layer){
+        kinds[l->kind], l->name,  l->total, l->kept, l->length, l->xyz, l->rgb, l->values, l->values_name, l->lo,
+        l->hi,          l->color, l->w,     l->h,    l->grey,   {0},    {0},    {0},       l->grey_lo,     l->grey_hi};
     memcpy(v->corner, l->corner, sizeof v->corner);
     memcpy(v->across, l->across, sizeof v->across);
     memcpy(v->down, l->down, sizeof v->down);
 }
 
-void report_curve_view(const ptreg_report *r, size_t i, const char **title, const char **measure,
-                       const double **values, size_t *n)
+void report_curve_view(const ptreg_report *r, size_t i, const char **title, const char **measure, const double **values,
+                       size_t *n)
 {
     *title = r->curves[i].title, *measure = r->curves[i].measure;
     *values = r->curves[i].values, *n = r->curves[i].n;

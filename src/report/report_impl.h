@@ -9,8 +9,8 @@
  * hi (white), on the rectangle with corner `corner` whose rows run along
  * `across` (the whole width) and whose columns along `down` (the whole
  * height): a slice of a volume in the clouds' frame. */
-ptreg_status ptreg_report_add_slice(ptreg_report *report, const char *name, const float *values, size_t w,
-                                    size_t h, float lo, float hi, const double corner[3],
-                                    const double across[3], const double down[3], ptreg_error *err);
+ptreg_status ptreg_report_add_slice(ptreg_report *report, const char *name, const float *values, size_t w, size_t h,
+                                    float lo, float hi, const double corner[3], const double across[3],
+                                    const double down[3], ptreg_error *err);
 
 #endif

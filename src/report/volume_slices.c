@@ -91,8 +91,8 @@ static int grey_range(const volume_slice *s, int count, float *lo, float *hi)
 
 /* A slice's rectangle in physical coordinates: voxel centres at origin +
  * index * spacing, so the in-plane edges lie half a voxel outside them. */
-static ptreg_status add_slice(ptreg_report *report, const ptreg_volume *vol, const volume_slice *s, float lo,
-                              float hi, ptreg_error *err)
+static ptreg_status add_slice(ptreg_report *report, const ptreg_volume *vol, const volume_slice *s, float lo, float hi,
+                              ptreg_error *err)
 {
     const size_t dims[3] = {vol->nx, vol->ny, vol->nz};
     double corner[3], across[3] = {0, 0, 0}, down[3] = {0, 0, 0};
@@ -108,8 +108,8 @@ static ptreg_status add_slice(ptreg_report *report, const ptreg_volume *vol, con
 
 ptreg_status ptreg_report_add_volume_slices(ptreg_report *report, const ptreg_volume *vol, ptreg_error *err)
 {
-    volume_slice s[3] = {{0, 1, 2, "slice xy", NULL, 0, 0}, {0, 2, 1, "slice xz", NULL, 0, 0},
-                         {1, 2, 0, "slice yz", NULL, 0, 0}};
+    volume_slice s[3] = {
+        {0, 1, 2, "slice xy", NULL, 0, 0}, {0, 2, 1, "slice xz", NULL, 0, 0}, {1, 2, 0, "slice yz", NULL, 0, 0}};
     int failed = 0;
     for (int k = 0; k < 3 && !failed; k++)
         failed = sample_slice(vol, &s[k]);

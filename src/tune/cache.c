@@ -141,8 +141,8 @@ static int point_in_space(const ptreg_tune_space *s, const ptreg_tune_machine *m
 }
 
 int ptreg_tune_cache_lookup_text(const char *text, const char *path, const ptreg_tune_space *s,
-                                 const ptreg_tune_machine *m, const char *size_class, double *point,
-                                 char *found_class, size_t class_size)
+                                 const ptreg_tune_machine *m, const char *size_class, double *point, char *found_class,
+                                 size_t class_size)
 {
     const char *why;
     cJSON *root = parse(text, &why);

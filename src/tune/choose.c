@@ -76,7 +76,7 @@ static ptreg_status choose_if(int usable, const ptreg_tune_space *space, const r
 }
 
 static ptreg_status emicp_variant(ptreg_emicp_options *opt, size_t n, size_t m, int use_cache,
-                              ptreg_tune_choice *choice, ptreg_error *err)
+                                  ptreg_tune_choice *choice, ptreg_error *err)
 {
     ptreg_device on = {PTREG_BACKEND_CPU, 0};
     const run_target t = target_of(ptreg_emicp_resolve_device(opt, &on, NULL), &on);
@@ -96,7 +96,7 @@ static ptreg_status emicp_variant(ptreg_emicp_options *opt, size_t n, size_t m, 
 }
 
 static ptreg_status harris3d_variant(ptreg_harris3d_options *opt, size_t voxels, int use_cache,
-                                 ptreg_tune_choice *choice, ptreg_error *err)
+                                     ptreg_tune_choice *choice, ptreg_error *err)
 {
     ptreg_device on = {PTREG_BACKEND_CPU, 0};
     const run_target t = target_of(ptreg_harris3d_resolve_device(opt, &on, NULL), &on);
@@ -114,7 +114,7 @@ static ptreg_status harris3d_variant(ptreg_harris3d_options *opt, size_t voxels,
 }
 
 static ptreg_status fpfh_variant(ptreg_features_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
-                             ptreg_error *err)
+                                 ptreg_error *err)
 {
     ptreg_device on = {PTREG_BACKEND_CPU, 0};
     const run_target t = target_of(ptreg_features_resolve_device(opt, &on, NULL), &on);
@@ -130,15 +130,14 @@ static ptreg_status fpfh_variant(ptreg_features_options *opt, size_t n, int use_
 }
 
 static ptreg_status lddmm_variant(ptreg_lddmm_options *opt, size_t n, int use_cache, ptreg_tune_choice *choice,
-                              ptreg_error *err)
+                                  ptreg_error *err)
 {
     ptreg_device on = {PTREG_BACKEND_CPU, 0};
     const run_target t = target_of(ptreg_lddmm_resolve_device(opt, &on, NULL), &on);
     ptreg_tune_space space;
     ptreg_tune_space_lddmm_device(&space);
     int tuned; /* the CPU's LDDMM has no knobs to tune */
-    const ptreg_status st =
-        choose_if(use_cache && !t.cpu, &space, &t, (double)n * (double)n, choice, &tuned, err);
+    const ptreg_status st = choose_if(use_cache && !t.cpu, &space, &t, (double)n * (double)n, choice, &tuned, err);
     if (tuned)
         ptreg_tune_pair_device_apply(choice->point, &opt->gpu);
     return st;

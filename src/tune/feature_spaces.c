@@ -28,8 +28,8 @@ static ptreg_tune_param threads_param(void)
     return p;
 }
 
-static const ptreg_tune_constraint threads_le_cores = {"threads <= cores", PTREG_TUNE_LE, 0, -1, 1.0,
-                                                       PTREG_TUNE_CORES, 0};
+static const ptreg_tune_constraint threads_le_cores = {
+    "threads <= cores", PTREG_TUNE_LE, 0, -1, 1.0, PTREG_TUNE_CORES, 0};
 
 /* Rows per tile rather than the ring's bytes and tiles per thread: those
  * two knobs met in one number (their min), so distinct candidates ran
@@ -42,9 +42,9 @@ void ptreg_tune_space_harris(ptreg_tune_space *s)
     *s = (ptreg_tune_space){
         .kernel = "harris",
         .param_count = H_COUNT,
-        .params = {[H_THREADS] = threads_param(),
-                   [H_TILE_ROWS] = {"tile_rows", PTREG_TUNE_LIST, 10, {0, 4, 6, 8, 12, 16, 24, 32, 48, 64}, 0, 0, 0,
-                                    0}},
+        .params =
+            {[H_THREADS] = threads_param(),
+             [H_TILE_ROWS] = {"tile_rows", PTREG_TUNE_LIST, 10, {0, 4, 6, 8, 12, 16, 24, 32, 48, 64}, 0, 0, 0, 0}},
         .constraint_count = 1,
         .constraints = {threads_le_cores},
     };
@@ -104,8 +104,8 @@ void ptreg_tune_fpfh_apply(const double *point, int *threads) { *threads = (int)
 struct ptreg_tune_feature_job {
     int harris;
     ptreg_device device; /* Harris's device kernels: a GPU; else the CPU */
-    ptreg_volume vol; /* Harris: a uint8 volume of boxes */
-    ptreg_cloud cloud; /* FPFH: a blob with normals */
+    ptreg_volume vol;    /* Harris: a uint8 volume of boxes */
+    ptreg_cloud cloud;   /* FPFH: a blob with normals */
     float *ref, *got;
     size_t len;
 };
@@ -186,8 +186,8 @@ ptreg_status ptreg_tune_feature_job_create(int harris, size_t n, ptreg_tune_feat
 {
     *out = NULL;
     if (n < 16 || n > (harris ? 1024u : (1u << 24)))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "tune %s: size %zu is not in 16..%u", harris ? "harris" : "fpfh",
-                               n, harris ? 1024u : (1u << 24));
+        return ptreg_error_set(err, PTREG_ERR_ARG, "tune %s: size %zu is not in 16..%u", harris ? "harris" : "fpfh", n,
+                               harris ? 1024u : (1u << 24));
     ptreg_tune_feature_job *j = calloc(1, sizeof *j);
     if (!j)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "tune: out of memory");

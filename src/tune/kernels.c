@@ -117,14 +117,14 @@ static double points_work(size_t n) { return (double)n; }
 /* lddmm's work is n^2 landmark pairs, and its candidate, one evaluation
  * over 10 Euler steps, sums 20 pair terms for each */
 static const ptreg_tune_kernel kernels[] = {
-    {"pair", ptreg_tune_space_pair, ptreg_tune_space_pair_device, 20000, (size_t)1 << 26, "Gpts/s", 1e9, 1,
-     pairs_work, pair_create, job_measure, job_destroy},
-    {"harris", ptreg_tune_space_harris, ptreg_tune_space_harris_device, 256, 1024, "Mvoxels/s", 1e6, 1,
-     voxels_work, harris_create, job_measure, job_destroy},
+    {"pair", ptreg_tune_space_pair, ptreg_tune_space_pair_device, 20000, (size_t)1 << 26, "Gpts/s", 1e9, 1, pairs_work,
+     pair_create, job_measure, job_destroy},
+    {"harris", ptreg_tune_space_harris, ptreg_tune_space_harris_device, 256, 1024, "Mvoxels/s", 1e6, 1, voxels_work,
+     harris_create, job_measure, job_destroy},
     {"fpfh", ptreg_tune_space_fpfh, ptreg_tune_space_fpfh_device, 50000, (size_t)1 << 24, "Mpoints/s", 1e6, 1,
      points_work, fpfh_create, job_measure, job_destroy},
-    {"lddmm", NULL, ptreg_tune_space_lddmm_device, 2000, (size_t)1 << 22, "Gpts/s", 1e9, 20, pairs_work,
-     lddmm_create, job_measure, job_destroy},
+    {"lddmm", NULL, ptreg_tune_space_lddmm_device, 2000, (size_t)1 << 22, "Gpts/s", 1e9, 20, pairs_work, lddmm_create,
+     job_measure, job_destroy},
 };
 
 const ptreg_tune_kernel *ptreg_tune_kernels(size_t *count)

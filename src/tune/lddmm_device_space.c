@@ -17,8 +17,8 @@ void ptreg_tune_space_lddmm_device(ptreg_tune_space *s)
     s->kernel = "lddmm-device";
     /* the adjoint's tile holds 12 doubles per column (fp64, the larger);
      * wg is the pair space's first parameter */
-    s->constraints[1] =
-        (ptreg_tune_constraint){"wg * 96 <= local memory", PTREG_TUNE_LE, 0, -1, 96.0, PTREG_TUNE_LOCAL_BYTES, 0};
+    s->constraints[1] = (ptreg_tune_constraint){
+        "wg * 96 <= local memory", PTREG_TUNE_LE, 0, -1, 96.0, PTREG_TUNE_LOCAL_BYTES, 0};
 }
 
 struct ptreg_tune_lddmm_device_job {
@@ -103,8 +103,8 @@ static ptreg_status run_evaluation(void *ctx, ptreg_error *err)
     return lddmm_device_evaluate(r->d, r->job->target, r->job->p0, &f, r->job->got, NULL, err);
 }
 
-ptreg_status ptreg_tune_lddmm_device_measure(void *ctx, const double *point, int reps, double *seconds,
-                                             double *error, ptreg_error *err)
+ptreg_status ptreg_tune_lddmm_device_measure(void *ctx, const double *point, int reps, double *seconds, double *error,
+                                             ptreg_error *err)
 {
     ptreg_tune_lddmm_device_job *j = ctx;
     ptreg_lddmm_options o = j->opt;

@@ -23,8 +23,8 @@ void ptreg_tune_space_pair_device(ptreg_tune_space *s)
         .param_count = D_COUNT,
         .params = {[D_WG] = {"wg", PTREG_TUNE_LIST, 4, {32, 64, 128, 256}, 0, 0, 0, PTREG_PAIR_DEVICE_WG},
                    [D_EXP] = {"native_exp", PTREG_TUNE_BINARY, 0, {0}, 0, 0, 0, -1},
-                   [D_GROUPS] = {"groups_per_unit", PTREG_TUNE_LIST, 5, {2, 4, 8, 16, 32}, 0, 0, 0,
-                                 PTREG_PAIR_DEVICE_GROUPS}},
+                   [D_GROUPS] =
+                       {"groups_per_unit", PTREG_TUNE_LIST, 5, {2, 4, 8, 16, 32}, 0, 0, 0, PTREG_PAIR_DEVICE_GROUPS}},
         .constraint_count = 2,
         .constraints = {{"wg <= the device's work-group", PTREG_TUNE_LE, D_WG, -1, 1.0, PTREG_TUNE_WORK_GROUP, 0},
                         /* the column tile: x, y, z floats per thread */
@@ -141,14 +141,13 @@ static ptreg_status run_device_sums(void *ctx, ptreg_error *err)
 {
     device_run *r = ctx;
     const size_t n = r->job->n;
-    return pair_device_gauss(r->pd, r->job->rows, n, SCALE, r->job->got, r->job->got + n, r->job->got + 2 * n,
-                                   err);
+    return pair_device_gauss(r->pd, r->job->rows, n, SCALE, r->job->got, r->job->got + n, r->job->got + 2 * n, err);
 }
 
 /* The candidate's sums on the device: the columns resident, the rows
  * uploaded and the sums back each run (what an E-step moves, and more). */
-ptreg_status ptreg_tune_pair_device_measure(void *ctx, const double *point, int reps, double *seconds,
-                                            double *error, ptreg_error *err)
+ptreg_status ptreg_tune_pair_device_measure(void *ctx, const double *point, int reps, double *seconds, double *error,
+                                            ptreg_error *err)
 {
     ptreg_tune_pair_device_job *j = ctx;
     ptreg_pair_gpu gpu;
@@ -156,8 +155,7 @@ ptreg_status ptreg_tune_pair_device_measure(void *ctx, const double *point, int 
     pair_device_config cfg;
     pair_device_config_of(&gpu, &cfg);
     pair_device_state *pd;
-    ptreg_status st =
-        pair_device_create(j->dev, &emicp_kernels, j->cols, j->n, j->precision, &cfg, j->n, 0, &pd, err);
+    ptreg_status st = pair_device_create(j->dev, &emicp_kernels, j->cols, j->n, j->precision, &cfg, j->n, 0, &pd, err);
     if (st)
         return st;
     device_run run = {j, pd};

@@ -24,10 +24,10 @@ void ptreg_tune_space_pair(ptreg_tune_space *s)
         .param_count = P_COUNT,
         .params =
             {
-                [P_COL_TILE] = {"col_tile", PTREG_TUNE_LIST, 8, {64, 128, 256, 512, 1024, 2048, 4096, 8192}, 0, 0, 0,
-                                d.col_tile},
-                [P_ROW_BLOCK] = {"row_block", PTREG_TUNE_LIST, 6, {64, 128, 256, 512, 1024, 2048}, 0, 0, 0,
-                                 d.row_block},
+                [P_COL_TILE] =
+                    {"col_tile", PTREG_TUNE_LIST, 8, {64, 128, 256, 512, 1024, 2048, 4096, 8192}, 0, 0, 0, d.col_tile},
+                [P_ROW_BLOCK] =
+                    {"row_block", PTREG_TUNE_LIST, 6, {64, 128, 256, 512, 1024, 2048}, 0, 0, 0, d.row_block},
                 [P_ROW_VECTORS] = {"row_vectors", PTREG_TUNE_LIST, 3, {1, 2, 4}, 0, 0, 0, d.row_vectors},
                 [P_ORDER] = {"tiles_outside", PTREG_TUNE_BINARY, 0, {0}, 0, 0, 0, d.order},
                 [P_THREADS] = {"threads", PTREG_TUNE_LIST, 5, {1, 2, 4, 8, 16}, 0, 0, 0, 0},

@@ -104,10 +104,7 @@ static void pick_best(ptreg_tune_result *r)
             r->best = i;
 }
 
-static int same_point(const double *a, const double *b, int n)
-{
-    return !memcmp(a, b, (size_t)n * sizeof *a);
-}
+static int same_point(const double *a, const double *b, int n) { return !memcmp(a, b, (size_t)n * sizeof *a); }
 
 /* The built-in default's point, when the space holds it. */
 static size_t find_fallback(const ptreg_tune_space *s, const double *points, size_t valid)
@@ -326,8 +323,8 @@ ptreg_status ptreg_tune_search(const ptreg_tune_space *s, const ptreg_tune_machi
     }
     ptreg_tune_enumerate(s, m, points, valid, NULL);
     r->method = opt->method != PTREG_TUNE_AUTO ? opt->method
-                : valid <= EXHAUSTIVE_MAX     ? PTREG_TUNE_EXHAUSTIVE
-                                              : PTREG_TUNE_COORDINATE;
+                : valid <= EXHAUSTIVE_MAX      ? PTREG_TUNE_EXHAUSTIVE
+                                               : PTREG_TUNE_COORDINATE;
     const size_t fallback = find_fallback(s, points, valid);
     search x = {s, fn, ctx, opt, r, 0.0, 0};
     ptreg_status st;

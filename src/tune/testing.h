@@ -19,8 +19,8 @@ extern "C" {
 /* ptreg_tune_cache_lookup on the cache's text (path names it in the
  * warning). */
 int ptreg_tune_cache_lookup_text(const char *text, const char *path, const ptreg_tune_space *space,
-                                 const ptreg_tune_machine *m, const char *size_class, double *point,
-                                 char *found_class, size_t class_size);
+                                 const ptreg_tune_machine *m, const char *size_class, double *point, char *found_class,
+                                 size_t class_size);
 
 #ifdef __cplusplus
 }

@@ -67,8 +67,8 @@ void ptreg_tune_pair_device_apply(const double *point, struct ptreg_pair_gpu *gp
 ptreg_status ptreg_tune_pair_device_job_create(const ptreg_device *device, size_t n, int precision,
                                                ptreg_tune_pair_device_job **job, ptreg_error *err);
 void ptreg_tune_pair_device_job_destroy(ptreg_tune_pair_device_job *job);
-ptreg_status ptreg_tune_pair_device_measure(void *job, const double *point, int reps, double *seconds,
-                                            double *error, ptreg_error *err);
+ptreg_status ptreg_tune_pair_device_measure(void *job, const double *point, int reps, double *seconds, double *error,
+                                            ptreg_error *err);
 /* LDDMM's shooting and adjoint on a GPU device: the pair engine's device
  * space (ptreg_tune_pair_device_apply sets its points), wg within the
  * adjoint's local memory too; wg also orders LDDMM's reductions. Measured
@@ -80,8 +80,8 @@ ptreg_status ptreg_tune_lddmm_device_job_create(const ptreg_device *device, size
 void ptreg_tune_lddmm_device_job_destroy(ptreg_tune_lddmm_device_job *job);
 /* ptreg_tune_measure_fn (error: the gradient's normalised distance from
  * the reference). */
-ptreg_status ptreg_tune_lddmm_device_measure(void *job, const double *point, int reps, double *seconds,
-                                             double *error, ptreg_error *err);
+ptreg_status ptreg_tune_lddmm_device_measure(void *job, const double *point, int reps, double *seconds, double *error,
+                                             ptreg_error *err);
 /* Harris (harris != 0): an n x n x n/2 uint8 volume of boxes, W = 5; FPFH:
  * a blob of n points with normals, radius 0.12 (about fifty neighbors);
  * the reference: the built-in defaults' output. */
@@ -108,13 +108,13 @@ ptreg_status ptreg_tune_feature_measure(void *job, const double *point, int reps
  * when not (each value must be one its parameter takes and the point
  * within the constraints on m, else the entry is ignored), -1 when the
  * cache could not be read for want of memory. */
-int ptreg_tune_cache_lookup(const ptreg_tune_space *space, const ptreg_tune_machine *m,
-                                      const char *size_class, double *point, char *found_class, size_t class_size);
+int ptreg_tune_cache_lookup(const ptreg_tune_space *space, const ptreg_tune_machine *m, const char *size_class,
+                            double *point, char *found_class, size_t class_size);
 /* The variant of space's kernel for a problem of `work` units on `on` (the
  * CPU or a resolved device): the machine's winner from the cache, else the
  * fallbacks. PTREG_ERR_NOMEM leaves the fallbacks; a device that cannot be
  * queried is left to the algorithm to report (the fallbacks, PTREG_OK). */
 ptreg_status ptreg_tune_choose(const ptreg_tune_space *space, const ptreg_device *on, double work,
-                                         ptreg_tune_choice *choice, ptreg_error *err);
+                               ptreg_tune_choice *choice, ptreg_error *err);
 
 #endif

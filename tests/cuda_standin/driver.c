@@ -69,7 +69,15 @@ static int driver_version = 13000;
 static uint64_t device_memory = 80ull << 30;
 static unsigned long violations;
 
-typedef enum fail_kind { FAIL_NONE, FAIL_ALLOC, FAIL_LAUNCH, FAIL_COPY, FAIL_FAULT, FAIL_TIMING, FAIL_PARAMINFO } fail_kind;
+typedef enum fail_kind {
+    FAIL_NONE,
+    FAIL_ALLOC,
+    FAIL_LAUNCH,
+    FAIL_COPY,
+    FAIL_FAULT,
+    FAIL_TIMING,
+    FAIL_PARAMINFO
+} fail_kind;
 static fail_kind fail_at_kind;
 static unsigned long fail_at_n;
 static unsigned long count_alloc, count_launch, count_copy, count_timing, count_graph, count_paraminfo;
@@ -255,8 +263,8 @@ static void read_fail_spec(void)
     static const struct {
         const char *name;
         fail_kind kind;
-    } kinds[] = {{"alloc:", FAIL_ALLOC}, {"launch:", FAIL_LAUNCH}, {"copy:", FAIL_COPY}, {"fault:", FAIL_FAULT},
-                 {"timing:", FAIL_TIMING}, {"paraminfo:", FAIL_PARAMINFO}};
+    } kinds[] = {{"alloc:", FAIL_ALLOC}, {"launch:", FAIL_LAUNCH}, {"copy:", FAIL_COPY},
+                 {"fault:", FAIL_FAULT}, {"timing:", FAIL_TIMING}, {"paraminfo:", FAIL_PARAMINFO}};
     const char *spec = getenv("CUDA_STANDIN_FAIL");
     for (size_t i = 0; spec && i < sizeof kinds / sizeof kinds[0]; i++)
         if (!strncmp(spec, kinds[i].name, strlen(kinds[i].name))) {
@@ -362,8 +370,8 @@ struct op {
     op *next;
     op_kind kind;
     CUdeviceptr dst, src;
-    void *host;             /* DTOH: where the bytes go */
-    const void *host_src;   /* HTOD: the caller's bytes, read when the stream gets there when pinned or strict */
+    void *host;              /* DTOH: where the bytes go */
+    const void *host_src;    /* HTOD: the caller's bytes, read when the stream gets there when pinned or strict */
     unsigned char *snapshot; /* HTOD: the bytes when the call was made */
     size_t bytes;
     uint32_t word;
@@ -511,7 +519,8 @@ static int rerun_same(op *o, allocation **bound, char *why, size_t why_size)
     for (unsigned i = 0; first && second && i < n; i++)
         if (first[i] && second[i] && memcmp(first[i], second[i], bound[i]->bytes))
             violation("kernel %s (launch #%lu) left other bits in argument %u when run again from the same memory: "
-                      "its work-groups race", o->f->info->name, o->serial, i);
+                      "its work-groups race",
+                      o->f->info->name, o->serial, i);
     free_snapshot(before, n), free_snapshot(first, n), free_snapshot(second, n);
     return rc;
 }
@@ -621,17 +630,19 @@ static int run_launch(op *o)
     if (bind_arguments(o, bound))
         return -1;
     const int incoherent = standin_incoherent();
-    const int rc = incoherent                             ? run_incoherent(o, bound, incoherent, why, sizeof why)
-                   : env_number("CUDA_STANDIN_RERUN", 0) ? rerun_same(o, bound, why, sizeof why)
-                                                         : standin_function_run(o->f->pocl, o->grid, o->block, why,
-                                                                                sizeof why);
+    const int rc = incoherent ? run_incoherent(o, bound, incoherent, why, sizeof why)
+                   : env_number("CUDA_STANDIN_RERUN", 0)
+                       ? rerun_same(o, bound, why, sizeof why)
+                       : standin_function_run(o->f->pocl, o->grid, o->block, why, sizeof why);
     if (rc) {
         fprintf(stderr, "cuda-standin: %s\n", why);
         return -1;
     }
     if (o->fault) {
-        fprintf(stderr, "cuda-standin: injected fault in kernel %s (launch #%lu): CUDA_ERROR_ILLEGAL_ADDRESS at the "
-                        "next synchronisation\n", o->f->info->name, o->serial);
+        fprintf(stderr,
+                "cuda-standin: injected fault in kernel %s (launch #%lu): CUDA_ERROR_ILLEGAL_ADDRESS at the "
+                "next synchronisation\n",
+                o->f->info->name, o->serial);
         return -1;
     }
     return check_red_zones(o, bound);
@@ -849,8 +860,7 @@ API CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CU
     pthread_mutex_lock(&big_lock);
     CUresult rc = check_device(dev);
     if (!rc && !attribute_value(attrib, pi))
-        rc = refuse(CUDA_ERROR_NOT_SUPPORTED, "device attribute %d is not one the stand-in knows: add it",
-                    (int)attrib);
+        rc = refuse(CUDA_ERROR_NOT_SUPPORTED, "device attribute %d is not one the stand-in knows: add it", (int)attrib);
     return done(rc);
 }
 
@@ -1195,8 +1205,7 @@ API CUresult CUDAAPI cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr srcDevice, siz
     return done(CUDA_SUCCESS);
 }
 
-API CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
-                                       CUstream hStream)
+API CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount, CUstream hStream)
 {
     pthread_mutex_lock(&big_lock);
     CUstream s;
@@ -1348,7 +1357,8 @@ API CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CU
     if (!valid_event(hStart) || !valid_event(hEnd))
         return done(CUDA_ERROR_INVALID_HANDLE);
     if (!hStart->timing || !hEnd->timing || !hStart->state || !hEnd->state)
-        return done(refuse(CUDA_ERROR_INVALID_HANDLE, "cuEventElapsedTime: an event never recorded, or without timing"));
+        return done(
+            refuse(CUDA_ERROR_INVALID_HANDLE, "cuEventElapsedTime: an event never recorded, or without timing"));
     if (injected(FAIL_TIMING, ++count_timing))
         return done(CUDA_ERROR_INVALID_HANDLE);
     if (hStart->state != 2 || hEnd->state != 2)
@@ -1548,8 +1558,8 @@ static CUresult check_geometry(const standin_kernel_info *k, const unsigned g[3]
     const unsigned long long threads = (unsigned long long)b[0] * b[1] * b[2];
     if (!g[0] || !g[1] || !g[2] || !b[0] || !b[1] || !b[2] || g[0] > MAX_GRID_X || g[1] > MAX_GRID_YZ ||
         g[2] > MAX_GRID_YZ)
-        return refuse(CUDA_ERROR_INVALID_VALUE, "%s: a grid of %ux%ux%u blocks (at most %ux%ux%u, none empty)",
-                      k->name, g[0], g[1], g[2], MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ);
+        return refuse(CUDA_ERROR_INVALID_VALUE, "%s: a grid of %ux%ux%u blocks (at most %ux%ux%u, none empty)", k->name,
+                      g[0], g[1], g[2], MAX_GRID_X, MAX_GRID_YZ, MAX_GRID_YZ);
     if (b[0] > MAX_THREADS || b[1] > MAX_THREADS || b[2] > MAX_BLOCK_Z || threads > MAX_THREADS)
         return refuse(CUDA_ERROR_INVALID_VALUE, "%s: blocks of %ux%ux%u threads (at most %d in all)", k->name, b[0],
                       b[1], b[2], MAX_THREADS);
@@ -1603,8 +1613,10 @@ static CUresult check_launch(CUfunction f, const unsigned g[3], const unsigned b
         return refuse(CUDA_ERROR_INVALID_VALUE, "%s: %u parameters and no kernelParams", k->name, k->nparams);
     const size_t pocl_max = standin_function_pocl_max_group(f->pocl);
     if ((size_t)b[0] * b[1] * b[2] > pocl_max)
-        return refuse(CUDA_ERROR_NOT_SUPPORTED, "%s: POCL runs this kernel in groups of at most %zu threads "
-                                                "(a limit of the stand-in, not of the GPU)", k->name, pocl_max);
+        return refuse(CUDA_ERROR_NOT_SUPPORTED,
+                      "%s: POCL runs this kernel in groups of at most %zu threads "
+                      "(a limit of the stand-in, not of the GPU)",
+                      k->name, pocl_max);
     return CUDA_SUCCESS;
 }
 
@@ -1694,8 +1706,9 @@ static int valid_graph(CUgraph g)
 static CUresult check_chain(CUgraph g, const CUgraphNode *dependencies, size_t n)
 {
     const int first = g->count == 0;
-    if (first ? n == 0 : n == 1 && dependencies && dependencies[0] && dependencies[0]->magic == MAGIC_NODE &&
-                                 dependencies[0]->graph == g && dependencies[0]->index == g->count - 1)
+    if (first ? n == 0
+              : n == 1 && dependencies && dependencies[0] && dependencies[0]->magic == MAGIC_NODE &&
+                    dependencies[0]->graph == g && dependencies[0]->index == g->count - 1)
         return CUDA_SUCCESS;
     return refuse(CUDA_ERROR_NOT_SUPPORTED, "cuGraphAddKernelNode: the stand-in takes chains only (each node after "
                                             "the last one added)");
@@ -1864,16 +1877,18 @@ static const struct {
     {CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
     {CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
     {CUDA_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed"},
-    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on "
-                                                                   "the device"},
+    {CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU",
+     "no kernel image is available for execution on "
+     "the device"},
     {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
      "the provided PTX was compiled with an unsupported toolchain"},
     {CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY", "device not ready"},
     {CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
-    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for "
-                                                                               "launch"},
+    {CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for "
+     "launch"},
     {CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},

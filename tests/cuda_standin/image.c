@@ -128,7 +128,10 @@ static void each_attribute(const elf_view *v, unsigned section, attribute_fn fn,
     }
 }
 
-static uint32_t u32_at(const unsigned char *p) { return (uint32_t)p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint32_t u32_at(const unsigned char *p)
+{
+    return (uint32_t)p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
 
 typedef struct kernel_ctx {
     standin_kernel_info *k;

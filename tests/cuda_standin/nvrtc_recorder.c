@@ -17,10 +17,20 @@
 
 #include "standin.h"
 
-#define NVRTC_CALLS(X)                                                                                             \
-    X(nvrtcVersion) X(nvrtcCreateProgram) X(nvrtcCompileProgram) X(nvrtcGetProgramLogSize) X(nvrtcGetProgramLog)  \
-    X(nvrtcGetCUBINSize) X(nvrtcGetCUBIN) X(nvrtcGetPTXSize) X(nvrtcGetPTX) X(nvrtcDestroyProgram)                \
-    X(nvrtcGetErrorString) X(nvrtcGetNumSupportedArchs) X(nvrtcGetSupportedArchs)
+#define NVRTC_CALLS(X)           \
+    X(nvrtcVersion)              \
+    X(nvrtcCreateProgram)        \
+    X(nvrtcCompileProgram)       \
+    X(nvrtcGetProgramLogSize)    \
+    X(nvrtcGetProgramLog)        \
+    X(nvrtcGetCUBINSize)         \
+    X(nvrtcGetCUBIN)             \
+    X(nvrtcGetPTXSize)           \
+    X(nvrtcGetPTX)               \
+    X(nvrtcDestroyProgram)       \
+    X(nvrtcGetErrorString)       \
+    X(nvrtcGetNumSupportedArchs) \
+    X(nvrtcGetSupportedArchs)
 
 #define DECLARE(f) __typeof__(f) *f;
 static struct {
@@ -42,10 +52,10 @@ static void load_real(void)
         fprintf(stderr, "cuda-standin: the NVRTC recorder found no real NVRTC (set CUDA_STANDIN_REAL_NVRTC)\n");
         return;
     }
-#define LOAD(f)                                                           \
-    if (!(*(void **)&real.f = dlsym(lib, #f))) {                          \
+#define LOAD(f)                                                         \
+    if (!(*(void **)&real.f = dlsym(lib, #f))) {                        \
         fprintf(stderr, "cuda-standin: the real NVRTC lacks %s\n", #f); \
-        return;                                                           \
+        return;                                                         \
     }
     NVRTC_CALLS(LOAD)
     loaded = 1;

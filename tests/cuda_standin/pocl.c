@@ -18,12 +18,33 @@
 
 #include "standin.h"
 
-#define CL_CALLS(X)                                                                                              \
-    X(clGetPlatformIDs) X(clGetPlatformInfo) X(clGetDeviceIDs) X(clGetDeviceInfo) X(clCreateContext) X(clReleaseContext)            \
-    X(clCreateCommandQueue) X(clReleaseCommandQueue) X(clCreateProgramWithSource) X(clBuildProgram) X(clGetProgramBuildInfo)              \
-    X(clReleaseProgram) X(clCreateKernel) X(clReleaseKernel) X(clGetKernelInfo) X(clGetKernelArgInfo) X(clGetKernelWorkGroupInfo)   \
-    X(clSetKernelArg) X(clEnqueueNDRangeKernel) X(clCreateBuffer) X(clReleaseMemObject)     \
-    X(clEnqueueWriteBuffer) X(clEnqueueReadBuffer) X(clEnqueueFillBuffer) X(clEnqueueCopyBuffer) X(clFinish)
+#define CL_CALLS(X)              \
+    X(clGetPlatformIDs)          \
+    X(clGetPlatformInfo)         \
+    X(clGetDeviceIDs)            \
+    X(clGetDeviceInfo)           \
+    X(clCreateContext)           \
+    X(clReleaseContext)          \
+    X(clCreateCommandQueue)      \
+    X(clReleaseCommandQueue)     \
+    X(clCreateProgramWithSource) \
+    X(clBuildProgram)            \
+    X(clGetProgramBuildInfo)     \
+    X(clReleaseProgram)          \
+    X(clCreateKernel)            \
+    X(clReleaseKernel)           \
+    X(clGetKernelInfo)           \
+    X(clGetKernelArgInfo)        \
+    X(clGetKernelWorkGroupInfo)  \
+    X(clSetKernelArg)            \
+    X(clEnqueueNDRangeKernel)    \
+    X(clCreateBuffer)            \
+    X(clReleaseMemObject)        \
+    X(clEnqueueWriteBuffer)      \
+    X(clEnqueueReadBuffer)       \
+    X(clEnqueueFillBuffer)       \
+    X(clEnqueueCopyBuffer)       \
+    X(clFinish)
 
 #define DECLARE(f) __typeof__(f) *f;
 static struct {
@@ -108,10 +129,10 @@ static int load_library(char *why, size_t why_size)
         snprintf(why, why_size, "no OpenCL ICD loader (libOpenCL.so.1): the stand-in runs kernels on POCL");
         return -1;
     }
-#define LOAD(f)                                                             \
-    if (!(*(void **)&cl.f = dlsym(lib, #f))) {                              \
-        snprintf(why, why_size, "libOpenCL.so.1 lacks %s", #f);            \
-        return -1;                                                          \
+#define LOAD(f)                                                 \
+    if (!(*(void **)&cl.f = dlsym(lib, #f))) {                  \
+        snprintf(why, why_size, "libOpenCL.so.1 lacks %s", #f); \
+        return -1;                                              \
     }
     CL_CALLS(LOAD)
     return 0;
@@ -318,7 +339,9 @@ static int harmless_option(const char *o)
 int standin_incoherent(void)
 {
     const char *v = getenv("CUDA_STANDIN_INCOHERENT");
-    return !v || !*v || !strcmp(v, "0") ? 0 : !strcmp(v, "opencl") ? STANDIN_INCOHERENT_OPENCL : STANDIN_INCOHERENT_CUDA;
+    return !v || !*v || !strcmp(v, "0") ? 0
+           : !strcmp(v, "opencl")       ? STANDIN_INCOHERENT_OPENCL
+                                        : STANDIN_INCOHERENT_CUDA;
 }
 
 static char *opencl_options(const standin_record *rec, char *why, size_t why_size)
@@ -439,8 +462,7 @@ struct standin_function {
     char name[128];
 };
 
-static int check_argument(standin_function *f, unsigned i, const standin_kernel_info *info, char *why,
-                          size_t why_size)
+static int check_argument(standin_function *f, unsigned i, const standin_kernel_info *info, char *why, size_t why_size)
 {
     cl_kernel_arg_address_qualifier space = 0;
     char type[128] = "";
@@ -468,8 +490,8 @@ static int check_argument(standin_function *f, unsigned i, const standin_kernel_
                                    : info->param_size[i] <= sizeof zeros &&
                                          cl.clSetKernelArg(f->kernel, i, info->param_size[i], zeros) == CL_SUCCESS;
     if (!same)
-        snprintf(why, why_size, "%s: argument %u (%s) is not %u bytes in the OpenCL build, as in the cubin", f->name,
-                 i, type, (unsigned)info->param_size[i]);
+        snprintf(why, why_size, "%s: argument %u (%s) is not %u bytes in the OpenCL build, as in the cubin", f->name, i,
+                 type, (unsigned)info->param_size[i]);
     return same ? 0 : -1;
 }
 
@@ -494,8 +516,8 @@ standin_function *standin_function_create(standin_program *p, const standin_kern
     int bad = cl.clGetKernelInfo(f->kernel, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL) != CL_SUCCESS ||
               nargs != info->nparams;
     if (bad)
-        snprintf(why, why_size, "%s: %u parameters in the cubin, %u in the OpenCL build", info->name,
-                 info->nparams, (unsigned)nargs);
+        snprintf(why, why_size, "%s: %u parameters in the cubin, %u in the OpenCL build", info->name, info->nparams,
+                 (unsigned)nargs);
     for (unsigned i = 0; i < f->nargs && !bad; i++)
         bad = check_argument(f, i, info, why, why_size);
     if (bad) {
@@ -516,10 +538,7 @@ void standin_function_destroy(standin_function *f)
 
 int standin_function_param_is_pointer(const standin_function *f, unsigned i) { return i < f->nargs && f->pointer[i]; }
 
-int standin_function_param_is_coherent(const standin_function *f, unsigned i)
-{
-    return i < f->nargs && f->coherent[i];
-}
+int standin_function_param_is_coherent(const standin_function *f, unsigned i) { return i < f->nargs && f->coherent[i]; }
 
 size_t standin_function_pocl_max_group(const standin_function *f)
 {
@@ -531,7 +550,8 @@ size_t standin_function_pocl_max_group(const standin_function *f)
 
 int standin_function_set_arg(standin_function *f, unsigned i, standin_buffer *b, const void *value, size_t size)
 {
-    cl_int rc = b ? cl.clSetKernelArg(f->kernel, i, sizeof(cl_mem), &b->mem) : cl.clSetKernelArg(f->kernel, i, size, value);
+    cl_int rc = b ? cl.clSetKernelArg(f->kernel, i, sizeof(cl_mem), &b->mem)
+                  : cl.clSetKernelArg(f->kernel, i, size, value);
     return rc == CL_SUCCESS ? 0 : -1;
 }
 

@@ -178,8 +178,8 @@ static void test_image(void)
     CHECK(attr(function("bounded"), CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) == 128);
     const int heavy_regs = attr(function("heavy"), CU_FUNC_ATTRIBUTE_NUM_REGS);
     const int heavy_max = attr(function("heavy"), CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
-    CHECK_MSG(heavy_regs > 64 && heavy_max < 1024 && heavy_max % 32 == 0, "heavy: %d registers, %d threads",
-              heavy_regs, heavy_max);
+    CHECK_MSG(heavy_regs > 64 && heavy_max < 1024 && heavy_max % 32 == 0, "heavy: %d registers, %d threads", heavy_regs,
+              heavy_max);
     CUfunction f;
     CHECK(cuModuleGetFunction(&f, module, "absent") == CUDA_ERROR_NOT_FOUND);
 }
@@ -266,7 +266,8 @@ static void test_graphs(CUstream s)
     CHECK(cuGraphExecDestroy(exec) == CUDA_SUCCESS);
     CHECK(cuGraphLaunch(exec, s) == CUDA_ERROR_INVALID_HANDLE);
     CHECK(cuGraphAddKernelNode(&c, g, &b, 1, &p) == CUDA_ERROR_INVALID_HANDLE);
-    CHECK(ptreg_cuda_standin_violations() == 2); /* the destroyed exec and graph (off the chain: the stand-in's limit) */
+    CHECK(ptreg_cuda_standin_violations() ==
+          2); /* the destroyed exec and graph (off the chain: the stand-in's limit) */
     CHECK(cuMemFree(din) == CUDA_SUCCESS && cuMemFree(dmid) == CUDA_SUCCESS && cuMemFree(dout) == CUDA_SUCCESS);
 }
 
@@ -401,8 +402,8 @@ static void test_fast_exp(CUstream s)
         worst = check_worse(worst, fabs(out[i] - e) / ulp / bound);
         inexact += out[i] != expf(in[i]);
     }
-    CHECK_MSG(within && flushed && inexact > N / 10, "worst %.3g of the bound, flushed %d, %d of %d not expf's",
-              worst, flushed, inexact, N);
+    CHECK_MSG(within && flushed && inexact > N / 10, "worst %.3g of the bound, flushed %d, %d of %d not expf's", worst,
+              flushed, inexact, N);
     CHECK(cuMemFree(din) == CUDA_SUCCESS && cuMemFree(dout) == CUDA_SUCCESS);
 }
 
@@ -683,8 +684,9 @@ static void test_children(const char *self)
     CHECK(child_output(self, "ptreg-fault", fault, "second", line, sizeof line) == 0 && !strcmp(line, "second 0\n"));
     const char *const checked[] = {"CUDA_STANDIN_FAIL", "fault:1", "PTREG_DEVICE_CHECKED", "1", NULL};
     CHECK(child_output(self, "ptreg-fault", checked, "first", line, sizeof line) == 0);
-    CHECK_MSG(strstr(line, "first 6: ") && strstr(line, ": kernel ptreg_") && strstr(line, " faulted: "
-                                                                                             "CUDA_ERROR_ILLEGAL_ADDRESS"),
+    CHECK_MSG(strstr(line, "first 6: ") && strstr(line, ": kernel ptreg_") &&
+                  strstr(line, " faulted: "
+                               "CUDA_ERROR_ILLEGAL_ADDRESS"),
               "%s", line);
     const char *const timing[] = {"CUDA_STANDIN_FAIL", "timing:1", NULL};
     CHECK(child_output(self, "ptreg-timing", timing, "batch", line, sizeof line) == 0);

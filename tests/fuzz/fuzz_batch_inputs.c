@@ -47,8 +47,7 @@ static void read_ranges(const uint8_t *data, size_t size)
     ptreg_status s = ptreg_ranges_read_memory(data, size, "fuzz", &r, &err);
     if (s == PTREG_OK) {
         for (size_t i = 0; i < r.n; i++)
-            if (!(r.range[i].lo <= r.range[i].hi) || !r.range[i].ion[0] ||
-                strlen(r.range[i].ion) >= PTREG_ION_NAME_MAX)
+            if (!(r.range[i].lo <= r.range[i].hi) || !r.range[i].ion[0] || strlen(r.range[i].ion) >= PTREG_ION_NAME_MAX)
                 abort();
     } else {
         check_failure(s, &err);

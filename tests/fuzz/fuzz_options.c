@@ -25,10 +25,10 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 typedef const ptreg_option_table *(*table_fn)(void);
-static const table_fn tables[] = {ptreg_emicp_option_table, ptreg_batch_option_table, ptreg_pair_option_table,
-                                  ptreg_icp_option_table, ptreg_lddmm_option_table, ptreg_harris3d_option_table,
+static const table_fn tables[] = {ptreg_emicp_option_table,   ptreg_batch_option_table,    ptreg_pair_option_table,
+                                  ptreg_icp_option_table,     ptreg_lddmm_option_table,    ptreg_harris3d_option_table,
                                   ptreg_normals_option_table, ptreg_features_option_table, ptreg_register_option_table,
-                                  ptreg_tune_option_table, ptreg_index_option_table};
+                                  ptreg_tune_option_table,    ptreg_index_option_table};
 
 static void value_taken(const ptreg_option_table *t, const ptreg_option *o, const void *opt)
 {

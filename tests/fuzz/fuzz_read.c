@@ -32,8 +32,7 @@ static void check(ptreg_status s, const ptreg_error *err, ptreg_cloud *c)
     } else {
         if (c->n || c->xyz || c->normals || c->rgb || c->intensity || c->dropped_nonfinite)
             abort();
-        if (!strstr(err->message, "fuzz: ") ||
-            (!strstr(err->message, ": line ") && !strstr(err->message, ": byte ")))
+        if (!strstr(err->message, "fuzz: ") || (!strstr(err->message, ": line ") && !strstr(err->message, ": byte ")))
             abort();
     }
     ptreg_cloud_free(c);

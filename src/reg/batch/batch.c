@@ -187,9 +187,8 @@ static void rotation_about_origin(const ptreg_moments *m, double T[16])
 {
     const double *S = m->spq;
     const double xx = S[0], xy = S[1], xz = S[2], yx = S[3], yy = S[4], yz = S[5], zx = S[6], zy = S[7], zz = S[8];
-    const double N[16] = {xx + yy + zz, yz - zy,      zx - xz,       xy - yx,       yz - zy,      xx - yy - zz,
-                          xy + yx,      zx + xz,      zx - xz,       xy + yx,       -xx + yy - zz, yz + zy,
-                          xy - yx,      zx + xz,      yz + zy,       -xx - yy + zz};
+    const double N[16] = {xx + yy + zz, yz - zy, zx - xz,       xy - yx, yz - zy, xx - yy - zz, xy + yx, zx + xz,
+                          zx - xz,      xy + yx, -xx + yy - zz, yz + zy, xy - yx, zx + xz,      yz + zy, -xx - yy + zz};
     double eval[4], V[16], R[9];
     ptreg_eigen_symmetric(N, 4, eval, V);
     double q[4] = {V[3], V[7], V[11], V[15]};
@@ -204,8 +203,8 @@ static void rotation_about_origin(const ptreg_moments *m, double T[16])
 
 /* One E-step and M-step of ptreg_emicp with plain arithmetic: libm's expf,
  * no fused multiply-add. Returns 0 when no point has any weight. */
-static int plain_iteration(const float *src, size_t n, const float *tgt, size_t m, const pair_setup *s,
-                           double sigma2, int translation, double T[16])
+static int plain_iteration(const float *src, size_t n, const float *tgt, size_t m, const pair_setup *s, double sigma2,
+                           int translation, double T[16])
 {
     const float neg = (float)-(0.5 / sigma2);
     const double outlier = exp(-s->d02 / sigma2);

@@ -11,8 +11,8 @@
 #include "ptreg/icp.h"
 #include "reg/batch/batch_device.h"
 
-static const char *const batch_files[] = {"device/reduce.cl", "pair/exp.cl", "reg/emicp/emicp_weights.cl", "reg/batch/batch.cl",
-                                          NULL};
+static const char *const batch_files[] = {"device/reduce.cl", "pair/exp.cl", "reg/emicp/emicp_weights.cl",
+                                          "reg/batch/batch.cl", NULL};
 const kernel_program batch_kernels = {"batch", batch_files};
 
 /* batch.cl's layouts */
@@ -111,10 +111,10 @@ typedef struct chunk {
     float *target;                           /* centred: per pair, or the shared one */
     size_t targets;                          /* target rows: n, or 1 when shared */
     size_t target_floats;
-    void *target_params;                     /* PARAM_WORDS acc per target */
-    void *source_params;                     /* with translation: each source's centroid (3 acc) */
-    float *transform;                        /* float devices: the poses before widening */
-    int *iterations;                         /* when the caller passed none (the work is counted from them) */
+    void *target_params; /* PARAM_WORDS acc per target */
+    void *source_params; /* with translation: each source's centroid (3 acc) */
+    float *transform;    /* float devices: the poses before widening */
+    int *iterations;     /* when the caller passed none (the work is counted from them) */
     dbuf *buf[B_COUNT];
 } chunk;
 
@@ -143,8 +143,7 @@ static void put(const batch_run *r, void *array, size_t i, double v)
 /* A target's schedule and reference points (row `row` of the chunk's
  * target parameters) and its points as the CPU path's lanes take them:
  * float(point - centroid). */
-static void pack_target(const batch_run *r, chunk *c, size_t row, const float *t, size_t n,
-                        const batch_setup *s)
+static void pack_target(const batch_run *r, chunk *c, size_t row, const float *t, size_t n, const batch_setup *s)
 {
     const size_t at = PARAM_WORDS * row;
     for (int k = 0; k < 3; k++) {
@@ -232,17 +231,14 @@ static ptreg_status chunk_upload(const batch_run *r, chunk *c, ptreg_error *err)
     const ptreg_pair_set *p = r->p;
     const size_t n = c->n, source_floats = 3 * (size_t)c->source_offset[n];
     const size_t source_params = (r->o->translation ? n : 1) * 3 * r->acc;
-    ptreg_status st = dbuf_upload(r->dev, p->source + 3 * p->source_offset[c->first],
-                                        source_floats * sizeof(float), &c->buf[B_SOURCE], err);
-    st = st ? st
-            : dbuf_upload(r->dev, c->source_offset, (n + 1) * sizeof(uint32_t), &c->buf[B_SOURCE_OFFSET], err);
+    ptreg_status st = dbuf_upload(r->dev, p->source + 3 * p->source_offset[c->first], source_floats * sizeof(float),
+                                  &c->buf[B_SOURCE], err);
+    st = st ? st : dbuf_upload(r->dev, c->source_offset, (n + 1) * sizeof(uint32_t), &c->buf[B_SOURCE_OFFSET], err);
     st = st ? st : dbuf_upload(r->dev, c->target, c->target_floats * sizeof(float), &c->buf[B_TARGET], err);
     st = st ? st
-            : dbuf_upload(r->dev, c->target_offset, (c->targets + 1) * sizeof(uint32_t),
-                                &c->buf[B_TARGET_OFFSET], err);
+            : dbuf_upload(r->dev, c->target_offset, (c->targets + 1) * sizeof(uint32_t), &c->buf[B_TARGET_OFFSET], err);
     st = st ? st
-            : dbuf_upload(r->dev, c->target_params, c->targets * PARAM_WORDS * r->acc,
-                                &c->buf[B_TARGET_PARAMS], err);
+            : dbuf_upload(r->dev, c->target_params, c->targets * PARAM_WORDS * r->acc, &c->buf[B_TARGET_PARAMS], err);
     st = st ? st : dbuf_upload(r->dev, c->source_params, source_params, &c->buf[B_SOURCE_PARAMS], err);
     st = st ? st : dbuf_alloc(r->dev, 16 * n * r->acc, &c->buf[B_TRANSFORM], err);
     st = st ? st : dbuf_alloc(r->dev, n * sizeof(int32_t), &c->buf[B_ITERATIONS], err);
@@ -250,10 +246,7 @@ static ptreg_status chunk_upload(const batch_run *r, chunk *c, ptreg_error *err)
     return st;
 }
 
-static karg karg_acc(const batch_run *r, double v)
-{
-    return r->acc == sizeof(double) ? KARG_F64(v) : KARG_F32(v);
-}
+static karg karg_acc(const batch_run *r, double v) { return r->acc == sizeof(double) ? KARG_F64(v) : KARG_F32(v); }
 
 /* The launch, timed by the device's events (kernel_ms) where the device
  * can: a timing it refuses leaves the time unknown (-1), never the work
@@ -263,20 +256,20 @@ static ptreg_status chunk_launch(const batch_run *r, chunk *c, double *kernel_ms
     const ptreg_batch_options *o = r->o;
     dbuf *const *b = c->buf;
     const karg args[] = {KARG_BUF(b[B_SOURCE]),
-                               KARG_BUF(b[B_SOURCE_OFFSET]),
-                               KARG_BUF(b[B_TARGET]),
-                               KARG_BUF(b[B_TARGET_OFFSET]),
-                               KARG_BUF(b[B_TARGET_PARAMS]),
-                               KARG_BUF(b[B_SOURCE_PARAMS]),
-                               KARG_U32(c->n),
-                               KARG_U32(r->p->target_offset ? 0 : r->p->target_points),
-                               KARG_U32(o->translation ? 1 : 0),
-                               KARG_U32(o->max_iter),
-                               karg_acc(r, o->sigma_factor),
-                               karg_acc(r, o->tol),
-                               KARG_BUF(b[B_TRANSFORM]),
-                               KARG_BUF(b[B_ITERATIONS]),
-                               KARG_BUF(b[B_STOP])};
+                         KARG_BUF(b[B_SOURCE_OFFSET]),
+                         KARG_BUF(b[B_TARGET]),
+                         KARG_BUF(b[B_TARGET_OFFSET]),
+                         KARG_BUF(b[B_TARGET_PARAMS]),
+                         KARG_BUF(b[B_SOURCE_PARAMS]),
+                         KARG_U32(c->n),
+                         KARG_U32(r->p->target_offset ? 0 : r->p->target_points),
+                         KARG_U32(o->translation ? 1 : 0),
+                         KARG_U32(o->max_iter),
+                         karg_acc(r, o->sigma_factor),
+                         karg_acc(r, o->tol),
+                         KARG_BUF(b[B_TRANSFORM]),
+                         KARG_BUF(b[B_ITERATIONS]),
+                         KARG_BUF(b[B_STOP])};
     const size_t groups[3] = {(c->n + r->layout.pairs - 1) / r->layout.pairs, 1, 1};
     const size_t local[3] = {(size_t)r->layout.pairs * r->layout.threads, 1, 1};
     devent start = {0}, end = {0};
@@ -284,8 +277,7 @@ static ptreg_status chunk_launch(const batch_run *r, chunk *c, double *kernel_ms
     double ms = 0.0;
     int timed = !dev_event_record(r->dev, &start, &timing);
     ptreg_status st = dev_launch_groups(r->kernel, 1, groups, local, sizeof args / sizeof args[0], args, err);
-    timed = timed && !st && !dev_event_record(r->dev, &end, &timing) &&
-            !dev_event_elapsed(&start, &end, &ms, &timing);
+    timed = timed && !st && !dev_event_record(r->dev, &end, &timing) && !dev_event_elapsed(&start, &end, &ms, &timing);
     dev_event_free(&start);
     dev_event_free(&end);
     *kernel_ms = timed && *kernel_ms >= 0.0 ? *kernel_ms + ms : -1.0;
@@ -327,8 +319,7 @@ static ptreg_status chunk_results(const batch_run *r, chunk *c, double *transfor
 static ptreg_status open_kernel(batch_run *r, ptreg_error *err)
 {
     r->acc = r->dev->info.fp64 ? sizeof(double) : sizeof(float);
-    ptreg_status st =
-        batch_device_layout(batch_largest_pair(r->p), r->p->target_offset == NULL, &r->layout, err);
+    ptreg_status st = batch_device_layout(batch_largest_pair(r->p), r->p->target_offset == NULL, &r->layout, err);
     if (st)
         return st;
     /* fewer pairs per group on a device with less local memory than the
@@ -370,9 +361,9 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
 
 const engine batch_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
 
-ptreg_status batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o,
-                                         const ptreg_device *device, double *transform, int *iterations, int *stop,
-                                         ptreg_batch_stats *stats, ptreg_error *err)
+ptreg_status batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o, const ptreg_device *device,
+                                   double *transform, int *iterations, int *stop, ptreg_batch_stats *stats,
+                                   ptreg_error *err)
 {
     batch_run r = {.p = p, .o = o};
     stats->pair_terms = stats->kernel_ms = 0.0;

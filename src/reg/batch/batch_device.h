@@ -35,8 +35,8 @@ void batch_device_defines(const batch_layout *layout, char *defines, size_t size
  * device resolved to a GPU backend): transform, iterations, stop as
  * ptreg_batch_register; stats' pair_terms, isa (the device's name) and
  * kernel_ms. */
-ptreg_status batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o,
-                                         const ptreg_device *device, double *transform, int *iterations, int *stop,
-                                         ptreg_batch_stats *stats, ptreg_error *err);
+ptreg_status batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o, const ptreg_device *device,
+                                   double *transform, int *iterations, int *stop, ptreg_batch_stats *stats,
+                                   ptreg_error *err);
 
 #endif

@@ -17,8 +17,8 @@
 
 /* Why a lane stopped (ptreg_stop_reason values). */
 typedef struct batch_block {
-    int lanes;  /* lanes in use, <= the kernel's width W */
-    int width;  /* W: the stride of every per-lane array below */
+    int lanes;     /* lanes in use, <= the kernel's width W */
+    int width;     /* W: the stride of every per-lane array below */
     size_t ns, nt; /* source points per lane (padded), target points: 3 ns W passes 2^31 at 45 M */
     /* source point j of lane l, coordinate c: src[(3 * j + c) * W + l];
      * smask[j * W + l]: 1 for a point, 0 for padding (NULL: no padding) */
@@ -44,8 +44,8 @@ typedef struct batch_block {
     double sigma2_last[PTREG_BATCH_MAX_LANES];
 } batch_block;
 
-#define PTREG_DECLARE_BATCH_KERNELS(sfx)                  \
-    int batch_lanes##sfx(void);                     \
+#define PTREG_DECLARE_BATCH_KERNELS(sfx) \
+    int batch_lanes##sfx(void);          \
     void batch_block_run##sfx(batch_block *b);
 
 PTREG_DECLARE_BATCH_KERNELS(_generic)
@@ -61,7 +61,10 @@ typedef struct batch_cpu_kernel_table {
     void (*block)(batch_block *b);
 } batch_cpu_kernel_table;
 
-#define BATCH_CPU_KERNELS(sfx) {batch_lanes##sfx, batch_block_run##sfx}
+#define BATCH_CPU_KERNELS(sfx)                 \
+    {                                          \
+        batch_lanes##sfx, batch_block_run##sfx \
+    }
 PTREG_DECLARE_ISA_TABLE(batch_cpu_kernel_table, batch_cpu_kernels)
 
 #endif

@@ -187,11 +187,10 @@ typedef struct chunk_sums {
  * moments, with ptreg_emicp's weights: lambda = sum e / sqrt(C), the point
  * sum e x / sum e; uniform weights (lambda 1, the target's centroid) when C
  * is tiny; no weight when no target point has any, or for padding. */
-static void add_row(const chunk_consts *k, const vd p[3], const chunk_sums *s, vd outlier, vm present,
-                    chunk_moments *m)
+static void add_row(const chunk_consts *k, const vd p[3], const chunk_sums *s, vd outlier, vm present, chunk_moments *m)
 {
     const vd zero = vd_set(0.0), c = s->e2 + outlier;
-    const vm uniform = c < vd_set(MIN_NORMALISER), weighted = s->e > zero;
+    const vm uniform = c<vd_set(MIN_NORMALISER), weighted = s->e> zero;
     const vd lambda = vd_sel(present, vd_sel(uniform, vd_set(1.0), vd_sel(weighted, s->e / vd_sqrt(c), zero)), zero);
     vd a[3], d[3];
     for (int r = 0; r < 3; r++) {
@@ -257,7 +256,7 @@ static void jacobi_scale(vd A[16])
     }
     const vm biased = ((vm)amax >> 52) & 0x7ff;
     vm e = biased - 1022;
-    const vm low = e < -1000, high = e > 1000, none = (amax == vd_set(0.0)) | (biased == 0x7ff);
+    const vm low = e<-1000, high = e> 1000, none = (amax == vd_set(0.0)) | (biased == 0x7ff);
     e = (e & ~low) | (-1000 & low);
     e = (e & ~high) | (1000 & high);
     e &= ~none;
@@ -343,8 +342,7 @@ static void jacobi4(vd A[NC][16], vd V[NC][16])
             vm skip[NC][2];
             for (int c = 0; c < NC; c++)
                 for (int j = 0; j < 2; j++)
-                    rotation_angle(A[c], rounds[r][j][0], rounds[r][j][1], done[c], &cs[c][j], &sn[c][j],
-                                   &skip[c][j]);
+                    rotation_angle(A[c], rounds[r][j][0], rounds[r][j][1], done[c], &cs[c][j], &sn[c][j], &skip[c][j]);
             for (int c = 0; c < NC; c++)
                 for (int j = 0; j < 2; j++)
                     rotate(A[c], V[c], rounds[r][j][0], rounds[r][j][1], cs[c][j], sn[c][j], skip[c][j]);
@@ -426,9 +424,8 @@ static void horn_matrix(int rotation_only, const chunk_moments *m, vd N[16], vd 
         for (int c = 0; c < 3; c++)
             S[3 * r + c] = rotation_only ? m->spq[3 * r + c] : m->spq[3 * r + c] - m->w * cp[r] * cq[c];
     const vd xx = S[0], xy = S[1], xz = S[2], yx = S[3], yy = S[4], yz = S[5], zx = S[6], zy = S[7], zz = S[8];
-    const vd n[16] = {xx + yy + zz, yz - zy,      zx - xz,       xy - yx,       yz - zy,      xx - yy - zz,
-                      xy + yx,      zx + xz,      zx - xz,       xy + yx,       -xx + yy - zz, yz + zy,
-                      xy - yx,      zx + xz,      yz + zy,       -xx - yy + zz};
+    const vd n[16] = {xx + yy + zz, yz - zy, zx - xz,       xy - yx, yz - zy, xx - yy - zz, xy + yx, zx + xz,
+                      zx - xz,      xy + yx, -xx + yy - zz, yz + zy, xy - yx, zx + xz,      yz + zy, -xx - yy + zz};
     *ok = (m->w > zero) & vd_finite(m->w);
     for (int i = 0; i < 16; i++)
         *ok &= vd_finite(n[i]);
@@ -456,8 +453,7 @@ static void horn_transform(int rotation_only, const chunk_consts *k, const vd q[
 
 /* Every chunk's next T from its moments (Horn). Returns, per chunk, the
  * lanes whose moments carry no weight or are not finite (T is left). */
-static void horn(int rotation_only, const chunk_consts k[NC], const chunk_moments m[NC], vd T[NC][12],
-                 vm no_weight[NC])
+static void horn(int rotation_only, const chunk_consts k[NC], const chunk_moments m[NC], vd T[NC][12], vm no_weight[NC])
 {
     vd N[NC][16], V[NC][16], cp[NC][3], cq[NC][3], q[4];
     vm ok[NC];

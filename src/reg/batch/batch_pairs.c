@@ -63,8 +63,9 @@ ptreg_status ptreg_batch_schedule(const float *target, size_t m, const ptreg_bat
     *sigma2_final = o->sigma2_final > 0 ? o->sigma2_final : PTREG_EMICP_SIGMA2_FINAL_REL * r * r;
     *d02 = o->d02 >= 0 ? o->d02 : *sigma2_init;
     if (!(*sigma2_init > 0 && *sigma2_final > 0 && isfinite(*sigma2_init) && r > 0))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "batch: the target has no extent (all points equal): give "
-                                                   "sigma2 values");
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "batch: the target has no extent (all points equal): give "
+                               "sigma2 values");
     return PTREG_OK;
 }
 
@@ -72,8 +73,8 @@ int batch_setup_pair(const ptreg_pair_set *p, size_t i, const ptreg_batch_option
 {
     ptreg_points_centroid(batch_source_of(p, i), batch_source_points(p, i), s->source_c);
     ptreg_points_centroid(batch_target_of(p, i), batch_target_points(p, i), s->target_c);
-    return !ptreg_batch_schedule(batch_target_of(p, i), batch_target_points(p, i), o, &s->sigma2_init,
-                                 &s->sigma2_final, &s->d02, &s->radius, NULL);
+    return !ptreg_batch_schedule(batch_target_of(p, i), batch_target_points(p, i), o, &s->sigma2_init, &s->sigma2_final,
+                                 &s->d02, &s->radius, NULL);
 }
 
 ptreg_status batch_no_extent(size_t pair, ptreg_error *err)

@@ -19,7 +19,7 @@
 #define EMICP_MIN_NORMALISER 1e-6
 
 static const ptreg_option emicp_rows[] = {EMICP_SCHEDULE_ROWS(ptreg_emicp_options),
-                                           PAIR_OPTION_ROWS(offsetof(ptreg_emicp_options, pair))};
+                                          PAIR_OPTION_ROWS(offsetof(ptreg_emicp_options, pair))};
 OPTION_TABLE(ptreg_emicp_option_table, "EM-ICP", ptreg_emicp_options, ptreg_emicp_options_default, emicp_rows)
 
 void ptreg_emicp_options_default(ptreg_emicp_options *opt)
@@ -66,7 +66,7 @@ static ptreg_status resolve_schedule(const ptreg_emicp_options *opt, double r, p
 
 /* Per-row Gaussian sums of one E-step, and the rows they were taken for. */
 typedef struct estep {
-    double *moved;         /* T y_i, n x 3 */
+    double *moved;          /* T y_i, n x 3 */
     double *se, *se2, *seb; /* sum e, sum e^2, sum e x_j (e = exp(-d^2 / 2 sigma^2)) */
 } estep;
 
@@ -338,8 +338,8 @@ ptreg_status ptreg_emicp_resolve_device(const ptreg_emicp_options *opt, ptreg_de
     return emicp_choose(opt, on, &unused, err);
 }
 
-ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, size_t m,
-                         const ptreg_emicp_options *opt, ptreg_emicp_result *res, ptreg_error *err)
+ptreg_status ptreg_emicp(const float *source, size_t n, const float *target, size_t m, const ptreg_emicp_options *opt,
+                         ptreg_emicp_result *res, ptreg_error *err)
 {
     memset(res, 0, sizeof *res);
     ptreg_emicp_options defaults;

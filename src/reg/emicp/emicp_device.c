@@ -10,8 +10,8 @@
 #include "reg/emicp/emicp_impl.h"
 #include "core/numeric.h"
 
-static const char *const emicp_files[] = {"device/reduce.cl", "pair/exp.cl", "pair/pair.cl", "reg/emicp/emicp_weights.cl",
-                                          "reg/emicp/emicp.cl", NULL};
+static const char *const emicp_files[] = {"device/reduce.cl",           "pair/exp.cl",        "pair/pair.cl",
+                                          "reg/emicp/emicp_weights.cl", "reg/emicp/emicp.cl", NULL};
 const kernel_program emicp_kernels = {"emicp", emicp_files};
 
 /* emicp.cl's layouts */
@@ -51,10 +51,9 @@ void emicp_device_close(emicp_device_state *ed)
     free(ed);
 }
 
-ptreg_status emicp_device_open(const ptreg_device *device, const float *source, size_t n, const float *target,
-                                     size_t m, const ptreg_pair_options *pair, const double source_c[3],
-                                     const double target_c[3], emicp_device_state **out, const char **name,
-                                     ptreg_error *err)
+ptreg_status emicp_device_open(const ptreg_device *device, const float *source, size_t n, const float *target, size_t m,
+                               const ptreg_pair_options *pair, const double source_c[3], const double target_c[3],
+                               emicp_device_state **out, const char **name, ptreg_error *err)
 {
     *out = NULL;
     *name = ptreg_device_name(device);
@@ -131,25 +130,25 @@ static void add_group_moments(const emicp_device_state *ed, ptreg_moments *mom)
     }
 }
 
-ptreg_status emicp_device_estep(void *ctx, const double T[16], double sigma2, double outlier,
-                                      ptreg_moments *mom, double *pair_ms, ptreg_error *err)
+ptreg_status emicp_device_estep(void *ctx, const double T[16], double sigma2, double outlier, ptreg_moments *mom,
+                                double *pair_ms, ptreg_error *err)
 {
     emicp_device_state *ed = ctx;
     pair_device_state *pd = ed->pd;
     const double t0 = ptreg_time_ms();
     ptreg_status st = write_pose(ed, T, outlier, err);
     const karg move[] = {KARG_BUF(ed->source), KARG_U32(ed->n), KARG_BUF(ed->pose), KARG_U32(pd->rows_cap),
-                               KARG_BUF(pd->rows)};
+                         KARG_BUF(pd->rows)};
     st = st ? st : dev_launch(ed->move, ed->n, pd->wg, sizeof move / sizeof move[0], move, err);
     st = st ? st : pair_device_run(pd, ed->n, 0.5 / sigma2, err);
     if (!st) {
         const karg args[] = {KARG_BUF(ed->source),
-                                   KARG_U32(ed->n),
-                                   KARG_BUF(pd->partial),
-                                   KARG_U32(pd->splits),
-                                   KARG_U32(pair_device_npad(pd, ed->n)),
-                                   KARG_BUF(ed->pose),
-                                   KARG_BUF(ed->group_moments)};
+                             KARG_U32(ed->n),
+                             KARG_BUF(pd->partial),
+                             KARG_U32(pd->splits),
+                             KARG_U32(pair_device_npad(pd, ed->n)),
+                             KARG_BUF(ed->pose),
+                             KARG_BUF(ed->group_moments)};
         st = dev_launch(ed->moments, ed->n, pd->wg, sizeof args / sizeof args[0], args, err);
     }
     st = st ? st : dbuf_read(ed->group_moments, 0, ed->host_moments, ed->groups * MOMENTS * pd->acc, err);

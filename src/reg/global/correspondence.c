@@ -51,8 +51,8 @@ static void nearest_within(const ptreg_kdtree *tree, const float *source, size_t
     }
 }
 
-static ptreg_status gather_pairs(const double *d2, const uint32_t *pair, size_t ns, size_t inliers,
-                                 ptreg_matches *out, ptreg_error *err)
+static ptreg_status gather_pairs(const double *d2, const uint32_t *pair, size_t ns, size_t inliers, ptreg_matches *out,
+                                 ptreg_error *err)
 {
     const size_t m = inliers ? inliers : 1;
     out->source = malloc(m * sizeof *out->source);
@@ -109,8 +109,7 @@ ptreg_status ptreg_evaluate_registration(const float *source, size_t ns, const f
     return st;
 }
 
-static ptreg_status check_pairs(size_t ns, size_t nt, const ptreg_matches *m, const double *weights,
-                                ptreg_error *err)
+static ptreg_status check_pairs(size_t ns, size_t nt, const ptreg_matches *m, const double *weights, ptreg_error *err)
 {
     if (m->count < 3)
         return ptreg_error_set(err, PTREG_ERR_ARG, "correspondences: %zu pairs; at least 3 are needed", m->count);
@@ -118,11 +117,11 @@ static ptreg_status check_pairs(size_t ns, size_t nt, const ptreg_matches *m, co
     for (size_t k = 0; k < m->count; k++) {
         if (m->source[k] >= ns || m->target[k] >= nt)
             return ptreg_error_set(err, PTREG_ERR_ARG,
-                                   "correspondences: pair %zu (%u, %u) names a point beyond the clouds' %zu and %zu",
-                                   k, m->source[k], m->target[k], ns, nt);
+                                   "correspondences: pair %zu (%u, %u) names a point beyond the clouds' %zu and %zu", k,
+                                   m->source[k], m->target[k], ns, nt);
         if (weights && !(weights[k] >= 0.0 && isfinite(weights[k])))
-            return ptreg_error_set(err, PTREG_ERR_ARG, "correspondences: pair %zu's weight %g is not a number >= 0",
-                                   k, weights[k]);
+            return ptreg_error_set(err, PTREG_ERR_ARG, "correspondences: pair %zu's weight %g is not a number >= 0", k,
+                                   weights[k]);
         total += weights ? weights[k] : 1.0;
     }
     if (!(total > 0.0))

@@ -24,8 +24,9 @@ void ptreg_ransac_options_default(ptreg_ransac_options *opt)
 
 static const ptreg_option ransac_rows[] = {
     OPTION_FIELD(ptreg_ransac_options, max_dist, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET,
-                 "D", "a correspondence is an inlier within D after the transform (Open3D's "
-                      "max_correspondence_distance); required"),
+                 "D",
+                 "a correspondence is an inlier within D after the transform (Open3D's "
+                 "max_correspondence_distance); required"),
     OPTION_FIELD(ptreg_ransac_options, edge_length, NULL, DOUBLE, -DBL_MAX, 1, PTREG_OPTION_OPEN_HI, "R",
                  "Open3D's edge-length checker: the sample's edges agree to this ratio; 0: off"),
     OPTION_FIELD(ptreg_ransac_options, check_distance, NULL, DOUBLE, -DBL_MAX, DBL_MAX, 0, "D",
@@ -33,8 +34,8 @@ static const ptreg_option ransac_rows[] = {
     OPTION_FIELD(ptreg_ransac_options, normal_angle, NULL, DOUBLE, 0, DBL_MAX, 0, "A",
                  "Open3D's normal checker, radians (needs both clouds' normals); 0: off"),
     OPTION_FIELD(ptreg_ransac_options, max_iter, NULL, INT, 1, INT_MAX, 0, "N", "hypotheses at most"),
-    OPTION_FIELD(ptreg_ransac_options, confidence, NULL, DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO | PTREG_OPTION_OPEN_HI,
-                 "C", "stop once this sure to have drawn an all-inlier sample")};
+    OPTION_FIELD(ptreg_ransac_options, confidence, NULL, DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO | PTREG_OPTION_OPEN_HI, "C",
+                 "stop once this sure to have drawn an all-inlier sample")};
 OPTION_TABLE(ptreg_ransac_option_table, "RANSAC", ptreg_ransac_options, ptreg_ransac_options_default, ransac_rows)
 
 /* ---- Fast Global Registration ---- */
@@ -93,14 +94,15 @@ static const ptreg_option register_rows[] = {
     OPTION_FIELD(ptreg_register_options, refine_iter, NULL, INT, 1, 1000000, 0, "N", "the refinement's iterations"),
     OPTION_NUMBER(ptreg_register_options, ransac.max_dist, "max_dist", "ransac-dist", DOUBLE, 0, 1e30,
                   PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO, "D", "RANSAC's inlier distance; default 1.5 voxels"),
-    OPTION_NUMBER(ptreg_register_options, ransac.max_iter, "ransac_max_iter", "ransac-iter", INT, 1, 100000000, 0,
-                  "N", "RANSAC's most hypotheses"),
+    OPTION_NUMBER(ptreg_register_options, ransac.max_iter, "ransac_max_iter", "ransac-iter", INT, 1, 100000000, 0, "N",
+                  "RANSAC's most hypotheses"),
     OPTION_NUMBER(ptreg_register_options, ransac.confidence, "confidence", NULL, DOUBLE, 0, 1,
-                  PTREG_OPTION_OPEN_LO | PTREG_OPTION_OPEN_HI, "C", "RANSAC stops once this sure of an all-inlier sample"),
+                  PTREG_OPTION_OPEN_LO | PTREG_OPTION_OPEN_HI, "C",
+                  "RANSAC stops once this sure of an all-inlier sample"),
     OPTION_NUMBER(ptreg_register_options, ransac.edge_length, "edge_length", NULL, DOUBLE, 0, 1, PTREG_OPTION_OPEN_HI,
                   "E", "RANSAC's edge-length checker: a sample's edges agree to this ratio (0: off)"),
-    OPTION_NUMBER(ptreg_register_options, ransac.check_distance, "check_distance", NULL, DOUBLE, -DBL_MAX, DBL_MAX,
-                  0, "D", "RANSAC's distance checker: every sampled pair within D (0: the inlier distance; < 0: off)"),
+    OPTION_NUMBER(ptreg_register_options, ransac.check_distance, "check_distance", NULL, DOUBLE, -DBL_MAX, DBL_MAX, 0,
+                  "D", "RANSAC's distance checker: every sampled pair within D (0: the inlier distance; < 0: off)"),
     OPTION_NUMBER(ptreg_register_options, ransac.normal_angle, "normal_angle", NULL, DOUBLE, 0, DBL_MAX, 0, "A",
                   "RANSAC's normal checker: sampled pairs' normals within A radians (0: off)"),
     OPTION_NUMBER(ptreg_register_options, fgr.iterations, "fgr_iter", NULL, INT, 1, 1000000, 0, "N",

@@ -40,7 +40,10 @@ typedef struct global_cpu_kernel_table {
     void (*desc_scan_rows)(const desc_scan *s);
 } global_cpu_kernel_table;
 
-#define GLOBAL_CPU_KERNELS(sfx) {desc_scan_rows##sfx}
+#define GLOBAL_CPU_KERNELS(sfx) \
+    {                           \
+        desc_scan_rows##sfx     \
+    }
 PTREG_DECLARE_ISA_TABLE(global_cpu_kernel_table, global_cpu_kernels)
 
 #endif

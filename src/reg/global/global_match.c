@@ -65,8 +65,8 @@ static ptreg_status nearest_both(const float *a, size_t na, const unsigned char 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
     for (long u = 0; u < (long)units; u++) {
         const size_t r0 = (size_t)u * per_unit, r1 = r0 + per_unit < na ? r0 + per_unit : na;
-        const desc_scan scan = {a, bt, a_nan, r0, r1, nb, dim, row_best, cd ? cd + (size_t)u * nb : NULL,
-                                      ci ? ci + (size_t)u * nb : NULL};
+        const desc_scan scan = {
+            a, bt, a_nan, r0, r1, nb, dim, row_best, cd ? cd + (size_t)u * nb : NULL, ci ? ci + (size_t)u * nb : NULL};
         global_cpu_kernels()->desc_scan_rows(&scan);
     }
     for (size_t j = 0; col_best && j < nb; j++) {
@@ -88,8 +88,8 @@ static const engine *const match_engines[] = {&engine_cpu, &match_device_engine}
 /* Every row's nearest column (and with col_best every column's nearest
  * row) on device `on`: the CPU's scan, or the device's, with one answer. */
 static ptreg_status nearest_on(const ptreg_device *on, const float *source, size_t ns, const unsigned char *s_nan,
-                               const float *target, size_t nt, const unsigned char *t_nan, int dim,
-                               uint32_t *row_best, uint32_t *col_best, ptreg_error *err)
+                               const float *target, size_t nt, const unsigned char *t_nan, int dim, uint32_t *row_best,
+                               uint32_t *col_best, ptreg_error *err)
 {
     if (on->backend != PTREG_BACKEND_CPU)
         return match_device_nearest(on, source, ns, s_nan, target, nt, t_nan, dim, row_best, col_best, err);
@@ -101,8 +101,8 @@ static ptreg_status nearest_on(const ptreg_device *on, const float *source, size
 }
 
 /* ptreg_match_features on device `on` (resolved over match_engines). */
-ptreg_status match_features_on(const ptreg_device *on, const float *source, size_t ns, const float *target,
-                               size_t nt, int dim, int mutual, ptreg_matches *out, ptreg_error *err)
+ptreg_status match_features_on(const ptreg_device *on, const float *source, size_t ns, const float *target, size_t nt,
+                               int dim, int mutual, ptreg_matches *out, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
     if (dim < 1 || ns >= UINT32_MAX || nt >= UINT32_MAX)
@@ -134,8 +134,8 @@ ptreg_status match_features_on(const ptreg_device *on, const float *source, size
     return st;
 }
 
-ptreg_status ptreg_match_features(const float *source, size_t ns, const float *target, size_t nt, int dim,
-                                  int mutual, ptreg_matches *out, ptreg_error *err)
+ptreg_status ptreg_match_features(const float *source, size_t ns, const float *target, size_t nt, int dim, int mutual,
+                                  ptreg_matches *out, ptreg_error *err)
 {
     const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
     return match_features_on(&cpu, source, ns, target, nt, dim, mutual, out, err);

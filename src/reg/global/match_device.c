@@ -37,7 +37,7 @@ static ptreg_status launch_both(dprogram *prog, const dbuf *const up[4], uint32_
                                 dbuf *cols, ptreg_error *err)
 {
     dkernel *k_rows, *k_cols;
-    karg args[] = {KARG_BUF(up[0]), KARG_BUF(up[1]), KARG_U32(ns),     KARG_BUF(up[2]),
+    karg args[] = {KARG_BUF(up[0]), KARG_BUF(up[1]), KARG_U32(ns),  KARG_BUF(up[2]),
                    KARG_BUF(up[3]), KARG_U32(nt),    KARG_BUF(rows)};
     ptreg_status st = dev_kernel(prog, "ptreg_match_rows", &k_rows, err);
     st = st ? st : dev_launch(k_rows, ns, MATCH_WG, sizeof args / sizeof *args, args, err);

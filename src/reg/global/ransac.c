@@ -182,8 +182,8 @@ static ptreg_status scorer_create(const ptreg_device *on, const ransac_ctx *c, r
 }
 
 /* counts[h]: hypothesis h's inliers, as score() gives them. */
-static ptreg_status score_batch(const ransac_ctx *c, ransac_scorer *sc, uint32_t (*picks)[3], int batch,
-                                size_t *counts, ptreg_error *err)
+static ptreg_status score_batch(const ransac_ctx *c, ransac_scorer *sc, uint32_t (*picks)[3], int batch, size_t *counts,
+                                ptreg_error *err)
 {
     if (!sc->rd) {
 #pragma omp parallel for schedule(dynamic, 8) num_threads(ptreg_get_num_threads())
@@ -239,8 +239,14 @@ ptreg_status ptreg_ransac(const float *source, const float *source_normals, size
     if (!st && (!picks || !counts || !list))
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "RANSAC: out of memory");
     const double check = opt->check_distance == 0.0 ? opt->max_dist : opt->check_distance;
-    const ransac_ctx c = {source, source_normals, target, target_normals, matches, opt,
-                          opt->max_dist * opt->max_dist, check < 0.0 ? -1.0 : check * check,
+    const ransac_ctx c = {source,
+                          source_normals,
+                          target,
+                          target_normals,
+                          matches,
+                          opt,
+                          opt->max_dist * opt->max_dist,
+                          check < 0.0 ? -1.0 : check * check,
                           opt->normal_angle > 0.0 ? cos(opt->normal_angle) : -3.0};
     ptreg_device on;
     ransac_scorer scorer = {NULL, NULL, NULL, NULL};

@@ -55,8 +55,8 @@ const engine ransac_device_engine = {ENGINE_GPU_BACKENDS, ransac_device_supports
 
 void ransac_device_defines(char *defines, size_t size) { snprintf(defines, size, "-DWG=%d -DITEMS=1", RANSAC_WG); }
 
-ptreg_status ransac_device_create(const ptreg_device *on, const float *p, const float *q, size_t matches,
-                                  size_t batch, ransac_device **out, ptreg_error *err)
+ptreg_status ransac_device_create(const ptreg_device *on, const float *p, const float *q, size_t matches, size_t batch,
+                                  ransac_device **out, ptreg_error *err)
 {
     ransac_device *rd = calloc(1, sizeof *rd);
     if (!rd)
@@ -98,8 +98,8 @@ ptreg_status ransac_device_count(ransac_device *rd, const double *transforms, si
         return ptreg_error_set(err, PTREG_ERR_ARG, "RANSAC on a device: %zu hypotheses in a batch of %zu", count,
                                rd->batch);
     const size_t groups[3] = {count, 1, 1}, local[3] = {RANSAC_WG, 1, 1};
-    karg args[] = {KARG_BUF(rd->p),          KARG_BUF(rd->q), KARG_U32(rd->matches), KARG_BUF(rd->transforms),
-                   KARG_F64(max_d2),         KARG_BUF(rd->counts)};
+    karg args[] = {KARG_BUF(rd->p),          KARG_BUF(rd->q),  KARG_U32(rd->matches),
+                   KARG_BUF(rd->transforms), KARG_F64(max_d2), KARG_BUF(rd->counts)};
     ptreg_status st = dbuf_write(rd->transforms, 0, transforms, 12 * count * sizeof(double), err);
     st = st ? st : dev_launch_groups(rd->inliers, 1, groups, local, sizeof args / sizeof *args, args, err);
     return st ? st : dbuf_read(rd->counts, 0, inliers, count * sizeof(uint64_t), err);

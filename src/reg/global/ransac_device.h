@@ -20,8 +20,8 @@ typedef struct ransac_device ransac_device;
 
 /* The matches' points (p[k] -> q[k], 3 floats each) uploaded to device
  * `on`, room for batch hypotheses. */
-ptreg_status ransac_device_create(const ptreg_device *on, const float *p, const float *q, size_t matches,
-                                  size_t batch, ransac_device **out, ptreg_error *err);
+ptreg_status ransac_device_create(const ptreg_device *on, const float *p, const float *q, size_t matches, size_t batch,
+                                  ransac_device **out, ptreg_error *err);
 /* inliers[h]: the matches within squared distance max_d2 under
  * transforms[12 h ...] (its three rows), for h < count <= batch. */
 ptreg_status ransac_device_count(ransac_device *rd, const double *transforms, size_t count, double max_d2,

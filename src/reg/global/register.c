@@ -80,8 +80,7 @@ static ptreg_status refine(const float *source, const float *source_normals, siz
 {
     ptreg_icp_options io;
     ptreg_icp_options_default(&io);
-    memcpy(io.init, opt->global == PTREG_GLOBAL_FGR ? r->fgr.transformation : r->ransac.transformation,
-           sizeof io.init);
+    memcpy(io.init, opt->global == PTREG_GLOBAL_FGR ? r->fgr.transformation : r->ransac.transformation, sizeof io.init);
     io.method = opt->no_refine ? PTREG_ICP_POINT : opt->refine;
     io.max_iter = opt->no_refine ? 0 : opt->refine_iter;
     io.max_dist = opt->refine_dist > 0.0 ? opt->refine_dist : 0.4 * r->voxel;
@@ -180,8 +179,8 @@ static ptreg_status global_stage(const register_target *s, const register_target
             memcpy(r->transformation, r->fgr.transformation, sizeof r->transformation);
     } else {
         st = st ? st
-                : ptreg_ransac(ds->xyz, ds->normals, ds->n, dt->xyz, dt->normals, dt->n, &m, &opt.ransac,
-                               &r->ransac, err);
+                : ptreg_ransac(ds->xyz, ds->normals, ds->n, dt->xyz, dt->normals, dt->n, &m, &opt.ransac, &r->ransac,
+                               err);
         r->global_ms = r->ransac.time_ms;
         if (!st)
             memcpy(r->transformation, r->ransac.transformation, sizeof r->transformation);
@@ -265,10 +264,9 @@ ptreg_status ptreg_register_cloud_prepare(const float *xyz, const float *normals
 }
 
 ptreg_status ptreg_register_prepared(const float *source, const float *source_normals, size_t ns,
-                                     const ptreg_register_cloud *sp, const float *target,
-                                     const float *target_normals, size_t nt, const ptreg_register_cloud *tp,
-                                     const ptreg_register_options *opt_in, ptreg_register_result *r,
-                                     ptreg_error *err)
+                                     const ptreg_register_cloud *sp, const float *target, const float *target_normals,
+                                     size_t nt, const ptreg_register_cloud *tp, const ptreg_register_options *opt_in,
+                                     ptreg_register_result *r, ptreg_error *err)
 {
     const double t0 = ptreg_time_ms();
     memset(r, 0, sizeof *r);

@@ -56,8 +56,8 @@ static ptreg_status model_open(const ptreg_model_index *index, const ptreg_devic
     return PTREG_OK;
 }
 
-ptreg_status ptreg_icp_model_create(const ptreg_model_index *index, const ptreg_device *device,
-                                    ptreg_icp_model **out, ptreg_error *err)
+ptreg_status ptreg_icp_model_create(const ptreg_model_index *index, const ptreg_device *device, ptreg_icp_model **out,
+                                    ptreg_error *err)
 {
     ptreg_device on;
     const icp_engine *e;
@@ -90,8 +90,8 @@ ptreg_status ptreg_icp_model_set_normals(ptreg_icp_model *m, const float *normal
     return m->engine->set_normals ? m->engine->set_normals(m, err) : PTREG_OK;
 }
 
-ptreg_status ptreg_icp_model_run(ptreg_icp_model *m, const float *source, size_t n,
-                                      const ptreg_icp_options *opt, ptreg_icp_result *r, ptreg_error *err)
+ptreg_status ptreg_icp_model_run(ptreg_icp_model *m, const float *source, size_t n, const ptreg_icp_options *opt,
+                                 ptreg_icp_result *r, ptreg_error *err)
 {
     double t0 = ptreg_time_ms();
     ptreg_icp_options defaults;
@@ -105,8 +105,8 @@ ptreg_status ptreg_icp_model_run(ptreg_icp_model *m, const float *source, size_t
 /* ---- one registration: a model used once ---- */
 
 static ptreg_status icp_once(const ptreg_device *on, const icp_engine *e, const float *source, size_t n,
-                             const ptreg_model_index *idx, const ptreg_icp_options *opt, double t0,
-                             ptreg_icp_result *r, ptreg_error *err)
+                             const ptreg_model_index *idx, const ptreg_icp_options *opt, double t0, ptreg_icp_result *r,
+                             ptreg_error *err)
 {
     r->device = *on;
     ptreg_icp_model *m;
@@ -137,8 +137,8 @@ ptreg_status ptreg_icp_indexed(const float *source, size_t n, const ptreg_model_
     return st ? st : icp_once(&on, e, source, n, target, opt_in, t0, r, err);
 }
 
-ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m,
-                       const ptreg_icp_options *opt_in, ptreg_icp_result *r, ptreg_error *err)
+ptreg_status ptreg_icp(const float *source, size_t n, const float *target, size_t m, const ptreg_icp_options *opt_in,
+                       ptreg_icp_result *r, ptreg_error *err)
 {
     double t0 = ptreg_time_ms();
     ptreg_icp_options def;

@@ -21,31 +21,31 @@
 /* ---- the working state of one registration ---- */
 
 typedef struct icp_state {
-    float *source;      /* the caller's source in Morton order (see morton_order) */
-    uint32_t *order;    /* per position there: the caller's index */
+    float *source;   /* the caller's source in Morton order (see morton_order) */
+    uint32_t *order; /* per position there: the caller's index */
     size_t n;
     const ptreg_icp_options *opt;
     nn_searcher *search;
     ptreg_walk_stats *block_walk; /* Delaunay methods: per block, this pass */
-    int pass;           /* correspondence passes made */
-    float max_d2;       /* pairs farther apart are not used */
-    int filters;        /* sigma filter or trimming: a second pass picks pairs */
-    float *moved;       /* source under the current transform */
-    uint32_t *nearest;  /* its nearest target point (the searcher's answer), also
+    int pass;                     /* correspondence passes made */
+    float max_d2;                 /* pairs farther apart are not used */
+    int filters;                  /* sigma filter or trimming: a second pass picks pairs */
+    float *moved;                 /* source under the current transform */
+    uint32_t *nearest;            /* its nearest target point (the searcher's answer), also
                            the next pass's seed */
     float *dist2;
-    float *matched;     /* the nearest target point's coordinates */
+    float *matched;       /* the nearest target point's coordinates */
     const float *normals; /* PLANE, GICP: the target's normals, in its order */
     float *owned_normals; /* them, when estimated here */
-    float *matched_n;   /* PLANE, GICP: the nearest target point's normal */
-    float *source_n;    /* GICP: the source's normals, in the source's order here */
-    float *moved_n;     /* GICP: them under the current transform */
-    float limit;        /* the k-d tree's search bound: max_d2 */
-    int gauss_newton;   /* steps by Gauss-Newton (else Horn's) */
-    unsigned char *use; /* the pair survives the filters */
-    uint64_t *keys;     /* trimming: (distance bits, the caller's index) */
-    uint32_t *position; /* trimming: per caller's index, its position here */
-    double ref[3];      /* reference point of the moment sums */
+    float *matched_n;     /* PLANE, GICP: the nearest target point's normal */
+    float *source_n;      /* GICP: the source's normals, in the source's order here */
+    float *moved_n;       /* GICP: them under the current transform */
+    float limit;          /* the k-d tree's search bound: max_d2 */
+    int gauss_newton;     /* steps by Gauss-Newton (else Horn's) */
+    unsigned char *use;   /* the pair survives the filters */
+    uint64_t *keys;       /* trimming: (distance bits, the caller's index) */
+    uint32_t *position;   /* trimming: per caller's index, its position here */
+    double ref[3];        /* reference point of the moment sums */
     size_t blocks;
     ptreg_moments *block_moments;
     icp_normal_eq *block_eq;
@@ -104,11 +104,9 @@ static ptreg_status state_init(icp_state *s, const icp_setup *setup, ptreg_error
     s->block_used = malloc(s->blocks * sizeof(size_t));
     s->block_walk = nn_searcher_walks(s->search) ? malloc(s->blocks * sizeof(ptreg_walk_stats)) : NULL;
     if (!s->moved || !s->nearest || !s->dist2 || !s->matched || !s->use ||
-        (opt->trim < 1.0 && (!s->keys || !s->position)) ||
-        !s->block_moments || !s->block_sums || !s->block_used ||
-        (nn_searcher_walks(s->search) && !s->block_walk) ||
-        (s->gauss_newton && !s->block_eq) || (opt->method != PTREG_ICP_POINT && !s->matched_n) ||
-        (icp_uses_source_normals(opt) && !s->moved_n))
+        (opt->trim < 1.0 && (!s->keys || !s->position)) || !s->block_moments || !s->block_sums || !s->block_used ||
+        (nn_searcher_walks(s->search) && !s->block_walk) || (s->gauss_newton && !s->block_eq) ||
+        (opt->method != PTREG_ICP_POINT && !s->matched_n) || (icp_uses_source_normals(opt) && !s->moved_n))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     for (size_t i = 0; i < n; i++)
         s->nearest[i] = PTREG_NO_NEIGHBOR;
@@ -125,15 +123,18 @@ static void block_sums(icp_state *s, size_t b)
 {
     size_t i0 = b * SUM_BLOCK, cnt = s->n - i0 < SUM_BLOCK ? s->n - i0 : SUM_BLOCK;
     if (s->gauss_newton) {
-        const icp_gn_pairs pairs = {s->moved + 3 * i0, s->matched + 3 * i0,
-                                          s->matched_n ? s->matched_n + 3 * i0 : NULL,
-                                          s->moved_n ? s->moved_n + 3 * i0 : NULL, s->use + i0, cnt};
+        const icp_gn_pairs pairs = {s->moved + 3 * i0,
+                                    s->matched + 3 * i0,
+                                    s->matched_n ? s->matched_n + 3 * i0 : NULL,
+                                    s->moved_n ? s->moved_n + 3 * i0 : NULL,
+                                    s->use + i0,
+                                    cnt};
         icp_gn_block(s->opt, s->ref, &pairs, &s->block_eq[b], &s->block_sums[b], &s->block_used[b]);
         return;
     }
     pair_sums sums;
-    icp_cpu_kernels()->pair_sums_range(s->moved + 3 * i0, s->matched + 3 * i0, s->dist2 + i0, s->use + i0, cnt,
-                                         s->ref, &sums);
+    icp_cpu_kernels()->pair_sums_range(s->moved + 3 * i0, s->matched + 3 * i0, s->dist2 + i0, s->use + i0, cnt, s->ref,
+                                       &sums);
     ptreg_moments *mb = &s->block_moments[b];
     ptreg_moments_init(mb, s->ref, s->ref);
     mb->w = sums.w;
@@ -275,8 +276,8 @@ static void correspond(icp_state *s, const double T[16], int iteration, icp_pass
     }
 }
 
-static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration, icp_pass *pass,
-                                   ptreg_walk_stats *walk, ptreg_error *err)
+static ptreg_status cpu_correspond(void *ctx, const double T[16], int iteration, icp_pass *pass, ptreg_walk_stats *walk,
+                                   ptreg_error *err)
 {
     (void)err;
     correspond(ctx, T, iteration, pass, walk);
@@ -300,8 +301,8 @@ static ptreg_status cpu_begin(const icp_setup *setup, void **ctx, ptreg_icp_resu
     size_t m;
     const float *target = ptreg_model_index_points(idx, &m);
     if (!st && opt->method != PTREG_ICP_POINT)
-        st = icp_cloud_normals(target, m, nn_index_tree(idx), opt->target_normals, opt, &s->normals,
-                               &s->owned_normals, r, err);
+        st = icp_cloud_normals(target, m, nn_index_tree(idx), opt->target_normals, opt, &s->normals, &s->owned_normals,
+                               r, err);
     icp_sorted_source sorted = {NULL, NULL, NULL};
     st = st ? st : icp_sort_source(setup->source, setup->n, opt, icp_uses_source_normals(opt), &sorted, r, err);
     /* the state owns them, whatever came of it (state_free) */

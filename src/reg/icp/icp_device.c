@@ -23,7 +23,7 @@ static const char *const icp_files[] = {"device/reduce.cl", "reg/icp/icp.cl", NU
 const kernel_program icp_kernels = {"ICP", icp_files};
 
 /* icp.cl's layouts */
-#define MOMENTS 17 /* w, sp[3], sq[3], spq[9], d2sum */
+#define MOMENTS 17   /* w, sp[3], sq[3], spq[9], d2sum */
 #define GN_FIELDS 30 /* H[21], g[6], cost, summed squared distances, pairs used */
 #define SIGMA_SUMS 3
 #define TRIM_BINS 256
@@ -37,9 +37,9 @@ const kernel_program icp_kernels = {"ICP", icp_files};
 
 /* Buffers of the registrations, grown to the largest source seen. */
 enum {
-    WS_SOURCE,         /* the source in Morton order, x y z */
-    WS_MOVED,          /* under the current transform */
-    WS_NEAREST,        /* each point's nearest target point: the method's name for it, and the next seed */
+    WS_SOURCE,  /* the source in Morton order, x y z */
+    WS_MOVED,   /* under the current transform */
+    WS_NEAREST, /* each point's nearest target point: the method's name for it, and the next seed */
     WS_DIST2,
     WS_ORDER,          /* per position: the caller's index (trimming's ties) */
     WS_FIRST_EQUAL,    /* per position: the first of its run of equal points, where its answer is */
@@ -261,7 +261,7 @@ typedef struct device_run {
     const ptreg_icp_options *opt;
     size_t n, groups;
     ptreg_nn_method nn;
-    int pass;         /* correspondence passes made */
+    int pass; /* correspondence passes made */
     float max_d2;
     const dbuf *names; /* the target's points by the method's answers */
     int gauss_newton;  /* the normal equations' sums, not the moments */
@@ -304,11 +304,11 @@ static ptreg_status find_pairs(device_run *r, int want_walk_stats, ptreg_error *
                                 err);
     int start = nn_walk_start(r->nn, r->pass > 0);
     dbuf *memory = seeded_walk(r->nn) ? b[WS_MEMORY] : NULL;
-    ptreg_status st =
-        nn_device_walk(m->nn, b[WS_MOVED], r->n, start, b[WS_NEAREST], b[WS_DIST2], memory, b[WS_INFO], err);
+    ptreg_status st = nn_device_walk(m->nn, b[WS_MOVED], r->n, start, b[WS_NEAREST], b[WS_DIST2], memory, b[WS_INFO],
+                                     err);
     if (!st && want_walk_stats)
         st = nn_device_walk_stats(m->nn, b[WS_INFO], r->n, b[WS_WALK_PARTIALS], b[WS_SUMMARY],
-                                        summary_walk_offset(m, r->fields), err);
+                                  summary_walk_offset(m, r->fields), err);
     return st;
 }
 
@@ -326,7 +326,7 @@ static ptreg_status sigma_limit(device_run *r, int iteration, ptreg_error *err)
         st = dev_launch(m->sigma_partials, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 5, part, err);
     }
     karg lim[] = {KARG_BUF(b[WS_SIGMA_PARTIALS]), KARG_U32(r->groups), KARG_U32(apply),
-                        karg_acc(m, r->opt->filter_sigma), KARG_BUF(b[WS_FILTER])};
+                  karg_acc(m, r->opt->filter_sigma), KARG_BUF(b[WS_FILTER])};
     return st ? st : dev_launch(m->sigma_limit, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 5, lim, err);
 }
 
@@ -337,11 +337,11 @@ static ptreg_status trim_select(device_run *r, ptreg_error *err)
     dbuf *const *b = m->ws.buf;
     ptreg_status st = PTREG_OK;
     for (uint32_t pass = 0; pass < TRIM_PASSES && !st; pass++) {
-        karg hist[] = {KARG_BUF(b[WS_DIST2]), KARG_BUF(b[WS_FIRST_EQUAL]), KARG_BUF(b[WS_ORDER]),
-                       KARG_U32(r->n),        KARG_F32(r->max_d2),         KARG_BUF(b[WS_FILTER]),
-                       KARG_BUF(b[WS_SELECT]), KARG_U32(pass),             KARG_BUF(b[WS_HIST])};
+        karg hist[] = {KARG_BUF(b[WS_DIST2]), KARG_BUF(b[WS_FIRST_EQUAL]), KARG_BUF(b[WS_ORDER]),  KARG_U32(r->n),
+                       KARG_F32(r->max_d2),   KARG_BUF(b[WS_FILTER]),      KARG_BUF(b[WS_SELECT]), KARG_U32(pass),
+                       KARG_BUF(b[WS_HIST])};
         karg pick[] = {KARG_BUF(b[WS_HIST]), KARG_U32(r->groups), KARG_U32(pass), karg_acc(m, r->opt->trim),
-                             KARG_BUF(b[WS_SELECT])};
+                       KARG_BUF(b[WS_SELECT])};
         st = dev_launch(m->trim_histogram, r->groups * PTREG_DEVICE_WG, PTREG_DEVICE_WG, 9, hist, err);
         st = st ? st : dev_launch(m->trim_pick, PTREG_DEVICE_WG, PTREG_DEVICE_WG, 5, pick, err);
     }
@@ -362,19 +362,17 @@ static ptreg_status launch_moments(device_run *r, ptreg_error *err)
 {
     const icp_resident *m = r->m;
     dbuf *const *b = m->ws.buf;
-    karg args[] = {KARG_BUF(b[WS_MOVED]),       KARG_BUF(b[WS_NEAREST]), KARG_BUF(b[WS_DIST2]),
-                   KARG_BUF(b[WS_FIRST_EQUAL]), KARG_BUF(b[WS_ORDER]),   KARG_U32(r->n),
-                   KARG_BUF(r->names),          KARG_F32(r->max_d2),     KARG_BUF(b[WS_FILTER]),
-                   KARG_BUF(b[WS_SELECT]),      karg_acc(m, m->ref[0]),  karg_acc(m, m->ref[1]),
-                   karg_acc(m, m->ref[2]),      KARG_BUF(b[WS_PARTIALS])};
+    karg args[] = {KARG_BUF(b[WS_MOVED]),  KARG_BUF(b[WS_NEAREST]), KARG_BUF(b[WS_DIST2]),  KARG_BUF(b[WS_FIRST_EQUAL]),
+                   KARG_BUF(b[WS_ORDER]),  KARG_U32(r->n),          KARG_BUF(r->names),     KARG_F32(r->max_d2),
+                   KARG_BUF(b[WS_FILTER]), KARG_BUF(b[WS_SELECT]),  karg_acc(m, m->ref[0]), karg_acc(m, m->ref[1]),
+                   karg_acc(m, m->ref[2]), KARG_BUF(b[WS_PARTIALS])};
     return launch_sums(r, m->moments, sizeof args / sizeof *args, args, MOMENTS, err);
 }
 
 /* icp.cl's GN_* numbers are the enums' */
 _Static_assert(PTREG_ICP_POINT == 0 && PTREG_ICP_PLANE == 1 && PTREG_ICP_GICP == 2 && PTREG_ICP_SYMMETRIC == 3,
                "icp.cl's method numbers");
-_Static_assert(PTREG_KERNEL_HUBER == 1 && PTREG_KERNEL_CAUCHY == 2 && PTREG_KERNEL_TUKEY == 3 &&
-                   PTREG_KERNEL_GM == 4,
+_Static_assert(PTREG_KERNEL_HUBER == 1 && PTREG_KERNEL_CAUCHY == 2 && PTREG_KERNEL_TUKEY == 3 && PTREG_KERNEL_GM == 4,
                "icp.cl's kernel numbers");
 
 static ptreg_status launch_gauss_newton(device_run *r, ptreg_error *err)
@@ -387,27 +385,13 @@ static ptreg_status launch_gauss_newton(device_run *r, ptreg_error *err)
     const dbuf *moved_normals = r->turned ? m->ws.moved_normals : b[WS_MOVED];
     int by_slot = r->names != m->nn->point_xyz;
     const dbuf *slot_index = m->nn->tree.index_of_slot ? m->nn->tree.index_of_slot : b[WS_ORDER];
-    karg args[] = {KARG_BUF(b[WS_MOVED]),
-                   KARG_BUF(b[WS_NEAREST]),
-                   KARG_BUF(b[WS_DIST2]),
-                   KARG_BUF(b[WS_FIRST_EQUAL]),
-                   KARG_BUF(b[WS_ORDER]),
-                   KARG_U32(r->n),
-                   KARG_BUF(r->names),
-                   KARG_BUF(target_normals),
-                   KARG_BUF(slot_index),
-                   KARG_U32(by_slot),
-                   KARG_BUF(moved_normals),
-                   KARG_F32(r->max_d2),
-                   KARG_BUF(b[WS_FILTER]),
-                   KARG_BUF(b[WS_SELECT]),
-                   karg_acc(m, m->ref[0]),
-                   karg_acc(m, m->ref[1]),
-                   karg_acc(m, m->ref[2]),
-                   KARG_U32(opt->method),
-                   KARG_U32(opt->kernel),
-                   karg_acc(m, opt->kernel_scale),
-                   karg_acc(m, opt->gicp_epsilon),
+    karg args[] = {KARG_BUF(b[WS_MOVED]),       KARG_BUF(b[WS_NEAREST]),        KARG_BUF(b[WS_DIST2]),
+                   KARG_BUF(b[WS_FIRST_EQUAL]), KARG_BUF(b[WS_ORDER]),          KARG_U32(r->n),
+                   KARG_BUF(r->names),          KARG_BUF(target_normals),       KARG_BUF(slot_index),
+                   KARG_U32(by_slot),           KARG_BUF(moved_normals),        KARG_F32(r->max_d2),
+                   KARG_BUF(b[WS_FILTER]),      KARG_BUF(b[WS_SELECT]),         karg_acc(m, m->ref[0]),
+                   karg_acc(m, m->ref[1]),      karg_acc(m, m->ref[2]),         KARG_U32(opt->method),
+                   KARG_U32(opt->kernel),       karg_acc(m, opt->kernel_scale), karg_acc(m, opt->gicp_epsilon),
                    KARG_BUF(b[WS_PARTIALS])};
     return launch_sums(r, m->gn, sizeof args / sizeof *args, args, GN_FIELDS, err);
 }
@@ -528,8 +512,8 @@ static ptreg_status upload_source(device_run *r, const icp_sorted_source *src, p
     uint64_t select[SELECT_WORDS] = {[SELECT_KTH] = UINT64_MAX};
     st = st ? st : dbuf_fill(b[WS_NEAREST], 0, n * sizeof(uint32_t), UINT32_MAX, err);
     st = st ? st : dbuf_fill(b[WS_MEMORY], 0, PTREG_WALK_MEMORY_FLOATS * n * sizeof(float), NO_MEMORY, err);
-    st = st ? st : dbuf_write(b[WS_FILTER], 0, m->acc_size == sizeof inf ? (const void *)&inf : &inf_f,
-                                    m->acc_size, err);
+    st = st ? st
+            : dbuf_write(b[WS_FILTER], 0, m->acc_size == sizeof inf ? (const void *)&inf : &inf_f, m->acc_size, err);
     st = st ? st : dbuf_write(b[WS_SELECT], 0, select, sizeof select, err);
     return st;
 }
@@ -558,8 +542,8 @@ static ptreg_status ensure_target_normals(icp_resident *m, const ptreg_icp_optio
     const float *normals;
     float *owned;
     tn->estimated_k = 0, tn->holds_model_normals = 0; /* until the new ones are up */
-    ptreg_status st =
-        icp_cloud_normals(target, points, nn_index_tree(m->index), given, opt, &normals, &owned, res, err);
+    ptreg_status st = icp_cloud_normals(target, points, nn_index_tree(m->index), given, opt, &normals, &owned, res,
+                                        err);
     if (!st && !tn->buf)
         st = dbuf_alloc(m->dev, 3 * points * sizeof(float), &tn->buf, err);
     st = st ? st : dbuf_write(tn->buf, 0, normals, 3 * points * sizeof(float), err);
@@ -608,8 +592,13 @@ static ptreg_status device_begin(const icp_setup *setup, void **ctx, ptreg_icp_r
     ptreg_model_index_points(m->index, &points);
     if (n > MAX_DEVICE_POINTS || points > MAX_DEVICE_POINTS)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "ICP on %s: at most 2^30 points per cloud", m->dev->label);
-    *run = (device_run){.m = m, .opt = opt, .n = n, .groups = device_groups(n), .nn = setup->nn,
-                        .max_d2 = setup->max_d2, .gauss_newton = setup->gauss_newton};
+    *run = (device_run){.m = m,
+                        .opt = opt,
+                        .n = n,
+                        .groups = device_groups(n),
+                        .nn = setup->nn,
+                        .max_d2 = setup->max_d2,
+                        .gauss_newton = setup->gauss_newton};
     run->names = run->nn == PTREG_NN_BRUTE ? m->nn->point_xyz : m->nn->slot_xyz;
     run->fields = run->gauss_newton ? GN_FIELDS : MOMENTS;
     run->turned = icp_uses_source_normals(opt);

@@ -9,12 +9,14 @@
 #include "reg/icp/icp_impl.h"
 #include "reg/testing.h"
 
-const ptreg_option_name icp_method_names[] = {
-    {"point", PTREG_ICP_POINT}, {"plane", PTREG_ICP_PLANE}, {"gicp", PTREG_ICP_GICP},
-    {"symmetric", PTREG_ICP_SYMMETRIC}, {NULL, 0}};
-const ptreg_option_name icp_kernel_names[] = {
-    {"none", PTREG_KERNEL_NONE}, {"huber", PTREG_KERNEL_HUBER}, {"cauchy", PTREG_KERNEL_CAUCHY},
-    {"tukey", PTREG_KERNEL_TUKEY}, {"gm", PTREG_KERNEL_GM}, {NULL, 0}};
+const ptreg_option_name icp_method_names[] = {{"point", PTREG_ICP_POINT},
+                                              {"plane", PTREG_ICP_PLANE},
+                                              {"gicp", PTREG_ICP_GICP},
+                                              {"symmetric", PTREG_ICP_SYMMETRIC},
+                                              {NULL, 0}};
+const ptreg_option_name icp_kernel_names[] = {{"none", PTREG_KERNEL_NONE},     {"huber", PTREG_KERNEL_HUBER},
+                                              {"cauchy", PTREG_KERNEL_CAUCHY}, {"tukey", PTREG_KERNEL_TUKEY},
+                                              {"gm", PTREG_KERNEL_GM},         {NULL, 0}};
 
 OPTION_ENUM_FUNCTIONS(ptreg_icp_method, icp_method_names, "unknown", ptreg_icp_method_name, ptreg_icp_method_parse)
 
@@ -72,9 +74,8 @@ static void add_row(icp_normal_eq *eq, const double J[6], double r, double w)
 /* The point's three rows of d + omega x p + t, p relative to the centre. */
 static void point_rows(const double p[3], double rows[3][6])
 {
-    const double J[3][6] = {{0.0, p[2], -p[1], 1.0, 0.0, 0.0},
-                            {-p[2], 0.0, p[0], 0.0, 1.0, 0.0},
-                            {p[1], -p[0], 0.0, 0.0, 0.0, 1.0}};
+    const double J[3][6] = {
+        {0.0, p[2], -p[1], 1.0, 0.0, 0.0}, {-p[2], 0.0, p[0], 0.0, 1.0, 0.0}, {p[1], -p[0], 0.0, 0.0, 0.0, 1.0}};
     memcpy(rows, J, sizeof J);
 }
 
@@ -116,8 +117,8 @@ static void cross3(const double a[3], const double b[3], double out[3])
  * Mahalanobis distance sqrt(d^T W d). J = [A | I] with A's column c the
  * unit vector e_c x p (point_rows), so the blocks are A^T W A, A^T W and W,
  * and A^T v = p x v: a third of the generic triple product's work. */
-static void add_gicp_pair(icp_normal_eq *eq, const ptreg_icp_options *opt, const double p[3],
-                          const double d[3], const double W[9])
+static void add_gicp_pair(icp_normal_eq *eq, const ptreg_icp_options *opt, const double p[3], const double d[3],
+                          const double W[9])
 {
     const double A[3][3] = {{0.0, -p[2], p[1]}, {p[2], 0.0, -p[0]}, {-p[1], p[0], 0.0}}; /* rows: columns of A */
     double WA[3][3], AtWA[3][3], Wd[3], AtWd[3];
@@ -152,8 +153,8 @@ static void add_gicp_pair(icp_normal_eq *eq, const ptreg_icp_options *opt, const
  * rotation's tangent). */
 static void add_normal_row(icp_normal_eq *eq, const double p[3], const double n[3], double r, double w)
 {
-    const double J[6] = {p[1] * n[2] - p[2] * n[1], p[2] * n[0] - p[0] * n[2], p[0] * n[1] - p[1] * n[0],
-                         n[0], n[1], n[2]};
+    const double J[6] = {
+        p[1] * n[2] - p[2] * n[1], p[2] * n[0] - p[0] * n[2], p[0] * n[1] - p[1] * n[0], n[0], n[1], n[2]};
     add_row(eq, J, r, w);
 }
 
@@ -172,8 +173,8 @@ static int symmetric_row(const double pc[3], const float *q, const double c[3], 
     return isfinite(n[0]) && isfinite(n[1]) && isfinite(n[2]);
 }
 
-void icp_gn_block(const ptreg_icp_options *opt, const double c[3], const icp_gn_pairs *pairs,
-                        icp_normal_eq *eq, double *sum_r2, size_t *used)
+void icp_gn_block(const ptreg_icp_options *opt, const double c[3], const icp_gn_pairs *pairs, icp_normal_eq *eq,
+                  double *sum_r2, size_t *used)
 {
     memset(eq, 0, sizeof *eq);
     double r2 = 0.0;
@@ -321,8 +322,7 @@ static void symmetric_motion(const double x[6], double R[9], double t[3])
     }
 }
 
-int icp_gn_step(const icp_normal_eq *eq, const double c[3], int symmetric, double lambda,
-                      double dT[16])
+int icp_gn_step(const icp_normal_eq *eq, const double c[3], int symmetric, double lambda, double dT[16])
 {
     const double minus_g[6] = {-eq->g[0], -eq->g[1], -eq->g[2], -eq->g[3], -eq->g[4], -eq->g[5]};
     double x[6], R[9], t[3], H[21];

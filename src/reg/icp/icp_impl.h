@@ -10,14 +10,14 @@
 #include "core/numeric.h"
 
 ptreg_status icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
-                                    const ptreg_icp_options *opt, ptreg_error *err);
+                              const ptreg_icp_options *opt, ptreg_error *err);
 /* The method that runs: the one asked for, unless it needs a Delaunay
  * graph the model has not got (then the k-d tree, and r->nn_note says why).
  * auto: the index's measured method (ptreg_model_index_tune) when
  * use_measured, the index has one and opt->no_tune is off (r->nn_measured
  * set), else the rule. */
-ptreg_nn_method icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptreg_model_index *idx,
-                                    int use_measured, ptreg_icp_result *r);
+ptreg_nn_method icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptreg_model_index *idx, int use_measured,
+                              ptreg_icp_result *r);
 /* Bounding-box centre and squared diagonal of the target. */
 void icp_target_extent(const float *t, size_t m, double centre[3], double *diag2);
 /* The convergence tolerance: opt->tol, or the default for a target of
@@ -50,8 +50,8 @@ typedef struct icp_gn_pairs {
  * equations (kernel weights in them; a pair whose normals are not finite
  * left out), the pairs' summed squared distances (unweighted: the RMSE
  * Open3D reports for every method) and how many pairs were used. */
-void icp_gn_block(const ptreg_icp_options *opt, const double c[3], const icp_gn_pairs *pairs,
-                        icp_normal_eq *eq, double *sum_r2, size_t *used);
+void icp_gn_block(const ptreg_icp_options *opt, const double c[3], const icp_gn_pairs *pairs, icp_normal_eq *eq,
+                  double *sum_r2, size_t *used);
 void icp_normal_eq_merge(icp_normal_eq *a, const icp_normal_eq *b);
 /* The step solving (H + lambda D) x = -g (Cholesky, double; D: H's
  * diagonal, floored at 1e-6 of its largest entry, so damping also holds
@@ -59,29 +59,28 @@ void icp_normal_eq_merge(icp_normal_eq *a, const icp_normal_eq *b);
  * transform dT (x as SYMMETRIC's half-rotation tangent when symmetric); 0
  * when the system is not positive definite (the pairs do not fix the
  * motion). */
-int icp_gn_step(const icp_normal_eq *eq, const double c[3], int symmetric, double lambda,
-                      double dT[16]);
+int icp_gn_step(const icp_normal_eq *eq, const double c[3], int symmetric, double lambda, double dT[16]);
 
 /* What one pass of correspondences gives the iterations. */
 typedef struct icp_pass {
-    ptreg_moments moments;  /* Horn's steps: the pairs' moments */
-    icp_normal_eq eq; /* Gauss-Newton steps: the normal equations */
-    double sum_r2;          /* the pairs' summed squared distances */
-    size_t used;            /* pairs kept */
+    ptreg_moments moments; /* Horn's steps: the pairs' moments */
+    icp_normal_eq eq;      /* Gauss-Newton steps: the normal equations */
+    double sum_r2;         /* the pairs' summed squared distances */
+    size_t used;           /* pairs kept */
 } icp_pass;
 
 /* One pass of correspondences under T: the pairs kept after the filters
  * (iteration decides whether the sigma filter applies), what the step
  * needs of them, and (walk not NULL) the walks' statistics. */
 typedef ptreg_status (*icp_correspond_fn)(void *ctx, const double T[16], int iteration, icp_pass *pass,
-                                                ptreg_walk_stats *walk, ptreg_error *err);
+                                          ptreg_walk_stats *walk, ptreg_error *err);
 /* The iterations from opt->init: correspondences, then Horn's or a
  * Gauss-Newton step, until the MSE settles (tol), Open3D's relative
  * change or PCL's step size says so, max_iter, too few pairs or a
  * degenerate set. Fills r's transformation, mse, rmse, fitness, pairs,
  * iterations and stop. */
-ptreg_status icp_iterate(icp_correspond_fn correspond, void *ctx, size_t n, const ptreg_icp_options *opt,
-                               double tol, ptreg_icp_result *r, ptreg_error *err);
+ptreg_status icp_iterate(icp_correspond_fn correspond, void *ctx, size_t n, const ptreg_icp_options *opt, double tol,
+                         ptreg_icp_result *r, ptreg_error *err);
 
 /* GICP and SYMMETRIC: the source's normals, turned each iteration, are
  * part of each pair's residual. */
@@ -95,8 +94,8 @@ static inline int icp_uses_source_normals(const ptreg_icp_options *opt)
  * *owned (malloc'ed; r->build_ms counts them), on tree when one was built
  * on xyz already (else NULL). Both engines' one way to them. */
 ptreg_status icp_cloud_normals(const float *xyz, size_t n, const ptreg_kdtree *tree, const float *given,
-                               const ptreg_icp_options *opt, const float **normals, float **owned,
-                               ptreg_icp_result *r, ptreg_error *err);
+                               const ptreg_icp_options *opt, const float **normals, float **owned, ptreg_icp_result *r,
+                               ptreg_error *err);
 
 /* What both entry points of an engine do first: an empty result, the
  * options (the defaults for NULL, in *defaults), the inputs checked. */
@@ -146,7 +145,7 @@ typedef struct icp_setup {
 } icp_setup;
 
 struct icp_engine {
-    engine base; /* the backends and whether it runs the options (device/engine.h) */
+    engine base;     /* the backends and whether it runs the options (device/engine.h) */
     int measured_nn; /* auto may take the index's measured method (it was timed here) */
     /* What stays on the device between registrations, in m->resident
      * (NULL functions: nothing stays): opened when the model is made. */

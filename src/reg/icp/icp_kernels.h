@@ -14,10 +14,9 @@ typedef struct pair_sums {
     double w, sp[3], sq[3], spq[9], d2sum;
 } pair_sums;
 
-#define PTREG_DECLARE_ICP_KERNELS(sfx)                                                      \
-    void pair_sums_range##sfx(const float *p, const float *q, const float *d2,        \
-                                    const unsigned char *use, size_t n, const double ref[3], \
-                                    pair_sums *out);
+#define PTREG_DECLARE_ICP_KERNELS(sfx)                                                                             \
+    void pair_sums_range##sfx(const float *p, const float *q, const float *d2, const unsigned char *use, size_t n, \
+                              const double ref[3], pair_sums *out);
 
 PTREG_DECLARE_ICP_KERNELS(_generic)
 #if defined(__x86_64__)
@@ -32,7 +31,10 @@ typedef struct icp_cpu_kernel_table {
                             const double ref[3], pair_sums *out);
 } icp_cpu_kernel_table;
 
-#define ICP_CPU_KERNELS(sfx) {pair_sums_range##sfx}
+#define ICP_CPU_KERNELS(sfx) \
+    {                        \
+        pair_sums_range##sfx \
+    }
 PTREG_DECLARE_ISA_TABLE(icp_cpu_kernel_table, icp_cpu_kernels)
 
 #endif

@@ -9,8 +9,8 @@
 #include "device/cpu_isa.h"
 #include "reg/icp/icp_kernels.h"
 
-void ISA_FN(pair_sums_range)(const float *p, const float *q, const float *d2, const unsigned char *use,
-                                   size_t n, const double ref[3], pair_sums *out)
+void ISA_FN(pair_sums_range)(const float *p, const float *q, const float *d2, const unsigned char *use, size_t n,
+                             const double ref[3], pair_sums *out)
 {
     double w = 0.0, d2sum = 0.0;
 #if defined(__AVX2__)

@@ -24,8 +24,8 @@ static const ptreg_option icp_rows[] = {
     OPTION_FIELD(ptreg_icp_options, tol, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_AUTO, "T",
                  "stop when the MSE drops by less than T; 0 runs all iterations; default 1e-10 x the target's "
                  "bounding-box diagonal^2"),
-    OPTION_FIELD(ptreg_icp_options, max_dist, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO,
-                 "D", "leave out pairs farther apart than D; default no limit"),
+    OPTION_FIELD(ptreg_icp_options, max_dist, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO, "D",
+                 "leave out pairs farther apart than D; default no limit"),
     OPTION_ENUM(ptreg_icp_options, nn, "nn", NULL, nn_method_names, 0,
                 "nearest neighbors, every method exact (auto: the index's measured one, else a rule)"),
     OPTION_FIELD(ptreg_icp_options, filter_sigma, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_AUTO, "S",
@@ -39,8 +39,8 @@ static const ptreg_option icp_rows[] = {
                 "symmetric: ((T p - q) . (n_p + n_q))^2; all but point by Gauss-Newton"),
     OPTION_ENUM(ptreg_icp_options, kernel, "kernel", NULL, icp_kernel_names, 0,
                 "robust kernel by reweighting, as Open3D's (gm: Geman-McClure); needs --kernel-scale"),
-    OPTION_FIELD(ptreg_icp_options, kernel_scale, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET,
-                 "S",
+    OPTION_FIELD(ptreg_icp_options, kernel_scale, NULL, DOUBLE, 0, DBL_MAX,
+                 PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "S",
                  "the kernel's scale k, in the clouds' units (the residual where it starts to discount a pair); "
                  "required with a kernel, no default"),
     OPTION_FIELD(ptreg_icp_options, normal_k, NULL, INT, 3, 1000, 0, "K",
@@ -81,8 +81,7 @@ static ptreg_status icp_rules(const void *options, ptreg_option_spelling spellin
                                option_spelled(t, "relative_rmse", spelling, b, sizeof b));
     return PTREG_OK;
 }
-OPTION_TABLE_CHECKED(ptreg_icp_option_table, "ICP", ptreg_icp_options, ptreg_icp_options_default, icp_rows,
-                     icp_rules)
+OPTION_TABLE_CHECKED(ptreg_icp_option_table, "ICP", ptreg_icp_options, ptreg_icp_options_default, icp_rows, icp_rules)
 
 void ptreg_icp_options_default(ptreg_icp_options *opt)
 {
@@ -128,7 +127,7 @@ static int finite_points(const float *p, size_t n, size_t *bad)
 }
 
 ptreg_status icp_check_inputs(const float *source, size_t n, const float *target, size_t m,
-                                    const ptreg_icp_options *opt, ptreg_error *err)
+                              const ptreg_icp_options *opt, ptreg_error *err)
 {
     size_t bad;
     if (n == 0 || m == 0)
@@ -173,8 +172,8 @@ ptreg_status icp_begin(const float *source, size_t n, const float *target, size_
  * graph the model has not got (then the k-d tree, and a note says why).
  * auto is the index's measured choice when it has one and use_measured
  * (r->nn_measured says so), else the rule. */
-ptreg_nn_method icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptreg_model_index *idx,
-                                    int use_measured, ptreg_icp_result *r)
+ptreg_nn_method icp_choose_nn(const ptreg_icp_options *opt, size_t n, const ptreg_model_index *idx, int use_measured,
+                              ptreg_icp_result *r)
 {
     ptreg_nn_method asked = opt->nn;
     char *note = r->nn_note;
@@ -363,8 +362,8 @@ static void lm_restore(const lm_memory *lm, double T[16], ptreg_icp_result *r)
     r->fitness = lm->fitness, r->rmse = lm->rmse, r->pairs = lm->pairs;
 }
 
-ptreg_status icp_iterate(icp_correspond_fn correspond_pass, void *ctx, size_t n,
-                               const ptreg_icp_options *opt, double tol, ptreg_icp_result *r, ptreg_error *err)
+ptreg_status icp_iterate(icp_correspond_fn correspond_pass, void *ctx, size_t n, const ptreg_icp_options *opt,
+                         double tol, ptreg_icp_result *r, ptreg_error *err)
 {
     double *T = r->transformation;
     memcpy(T, opt->init, 16 * sizeof(double));
@@ -426,15 +425,12 @@ ptreg_status icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks, ptre
     return PTREG_OK;
 }
 
-double icp_tolerance(const ptreg_icp_options *opt, double diag2)
-{
-    return opt->tol < 0.0 ? 1e-10 * diag2 : opt->tol;
-}
+double icp_tolerance(const ptreg_icp_options *opt, double diag2) { return opt->tol < 0.0 ? 1e-10 * diag2 : opt->tol; }
 
 /* (icp_impl.h) */
 ptreg_status icp_cloud_normals(const float *xyz, size_t n, const ptreg_kdtree *tree, const float *given,
-                               const ptreg_icp_options *opt, const float **normals, float **owned,
-                               ptreg_icp_result *r, ptreg_error *err)
+                               const ptreg_icp_options *opt, const float **normals, float **owned, ptreg_icp_result *r,
+                               ptreg_error *err)
 {
     *normals = given;
     *owned = NULL;

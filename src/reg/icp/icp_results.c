@@ -5,7 +5,10 @@
 
 static const char *nn_name(int value) { return ptreg_nn_method_name((ptreg_nn_method)value); }
 
-static size_t passes(const void *result) { return result_iterations_plus_one(result, offsetof(ptreg_icp_result, iterations)); }
+static size_t passes(const void *result)
+{
+    return result_iterations_plus_one(result, offsetof(ptreg_icp_result, iterations));
+}
 
 static double mean_steps(const void *record)
 {
@@ -36,8 +39,7 @@ static const ptreg_result_field icp_rows[] = {
     RESULT_FIELD(ptreg_icp_result, build_ms, DOUBLE, "ms", "the search structure's build, part of time_ms"),
     RESULT_ENUM(ptreg_icp_result, nn, "nn", nn_name, "the nearest-neighbor method that ran"),
     RESULT_FIELD(ptreg_icp_result, nn_note, TEXT, "", "why it is not the one asked for (\"\" when it is)"),
-    RESULT_FIELD(ptreg_icp_result, nn_measured, BOOL, "",
-                 "auto ran the index's measured choice (not the rule)"),
+    RESULT_FIELD(ptreg_icp_result, nn_measured, BOOL, "", "auto ran the index's measured choice (not the rule)"),
     RESULT_FIELD(ptreg_icp_result, device, DEVICE, "", "where it ran"),
     RESULT_FIELD(ptreg_icp_result, upload_ms, DOUBLE, "ms", "a one-off GPU run: the model's upload, part of time_ms"),
     RESULT_SERIES(ptreg_icp_result, mse, "mse", passes, "the clouds' units squared",

@@ -35,9 +35,9 @@ void ptreg_nn_tune_options_default(ptreg_nn_tune_options *opt)
 
 static ptreg_status check_options(const ptreg_nn_tune_options *o, ptreg_error *err)
 {
-    if (o->sample < 1 || !(o->noise >= 0.0) || !isfinite(o->noise) || !isfinite(o->angle_deg) ||
-        !isfinite(o->shift) || o->iterations < 1 || o->iterations > 1000 || o->warmup < 1 || o->warmup > 100 ||
-        o->repeat < 1 || o->repeat > 1000 || isnan(o->prune) || isnan(o->brute_max))
+    if (o->sample < 1 || !(o->noise >= 0.0) || !isfinite(o->noise) || !isfinite(o->angle_deg) || !isfinite(o->shift) ||
+        o->iterations < 1 || o->iterations > 1000 || o->warmup < 1 || o->warmup > 100 || o->repeat < 1 ||
+        o->repeat > 1000 || isnan(o->prune) || isnan(o->brute_max))
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "nearest-neighbor tuning: an option is out of range (sample >= 1, iterations "
                                "1..1000, warmup 1..100, repeat 1..1000, finite noise, angle and shift)");
@@ -180,15 +180,15 @@ static ptreg_status timed_rounds(const ptreg_model_index *idx, const float *q, s
 }
 
 /* Medians, and the fastest method that gave the reference bits. */
-static void conclude(const ptreg_nn_method *methods, int count, const int *keep, const double *warm_ms,
-                     double *times, int repeat, ptreg_nn_tune_report *rep)
+static void conclude(const ptreg_nn_method *methods, int count, const int *keep, const double *warm_ms, double *times,
+                     int repeat, ptreg_nn_tune_report *rep)
 {
     double best = INFINITY;
     rep->choice = PTREG_NN_KDTREE;
     for (int i = 0; i < count; i++) {
         ptreg_nn_method m = methods[i];
-        rep->median_ms[m] =
-            keep[i] ? ptreg_median(times + (size_t)i * (size_t)repeat, (size_t)rep->runs[m]) : warm_ms[i];
+        rep->median_ms[m] = keep[i] ? ptreg_median(times + (size_t)i * (size_t)repeat, (size_t)rep->runs[m])
+                                    : warm_ms[i];
         if (keep[i] && !rep->differs[m] && rep->median_ms[m] < best) {
             best = rep->median_ms[m];
             rep->choice = m;
@@ -250,8 +250,7 @@ ptreg_status ptreg_model_index_tune(ptreg_model_index *idx, const float *queries
         ptreg_model_index_points(idx, &m);
         nq = opt->sample < m ? opt->sample : m;
         if (!(made = make_queries(idx, opt, nq)))
-            return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest-neighbor tuning: out of memory for %zu queries",
-                                   nq);
+            return ptreg_error_set(err, PTREG_ERR_NOMEM, "nearest-neighbor tuning: out of memory for %zu queries", nq);
     }
     rep->queries = nq, rep->threads = ptreg_get_num_threads(), rep->iterations = opt->iterations;
     st = measure(idx, queries ? queries : made, nq, opt, rep, err);

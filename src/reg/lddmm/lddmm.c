@@ -28,8 +28,7 @@
 #define COL_TILE 512
 #define PARALLEL_MIN_PAIRS 65536.0
 
-static const ptreg_option_name integrator_names[] = {
-    {"euler", PTREG_LDDMM_EULER}, {"rk2", PTREG_LDDMM_RK2}, {NULL, 0}};
+static const ptreg_option_name integrator_names[] = {{"euler", PTREG_LDDMM_EULER}, {"rk2", PTREG_LDDMM_RK2}, {NULL, 0}};
 static const ptreg_option_name precision_names[] = {
     {"fp32", PTREG_PRECISION_FP32}, {"fp64", PTREG_PRECISION_FP64}, {NULL, 0}};
 
@@ -89,8 +88,8 @@ typedef struct lddmm_ctx {
     int steps;
     const ptreg_lddmm_options *opt;
     ptreg_device device; /* resolved: the CPU or a GPU */
-    float *pack;     /* 12 * npad floats: q, p, a, b side by side */
-    double *out;     /* 15 * npad doubles */
+    float *pack;         /* 12 * npad floats: q, p, a, b side by side */
+    double *out;         /* 15 * npad doubles */
     double pair_terms;
 } lddmm_ctx;
 
@@ -164,8 +163,8 @@ static double dot_all(const double *a, const double *b, size_t len)
     return s;
 }
 
-static void flow_reference(lddmm_ctx *c, const double *x, const double *xp, size_t nx, const double *q,
-                           const double *p, double *v, double *f)
+static void flow_reference(lddmm_ctx *c, const double *x, const double *xp, size_t nx, const double *q, const double *p,
+                           double *v, double *f)
 {
     int parallel = (double)nx * (double)c->n >= PARALLEL_MIN_PAIRS;
 #pragma omp parallel for schedule(dynamic, 16) num_threads(ptreg_get_num_threads()) if (parallel)
@@ -277,8 +276,7 @@ static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_
     if (!n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no landmarks");
     /* liblbfgs takes the 3 n unknowns as an int */
-    ptreg_status st = count_check_points("lddmm: landmarks", n, INT_MAX / 3, "L-BFGS's int count of 3 n unknowns",
-                                         err);
+    ptreg_status st = count_check_points("lddmm: landmarks", n, INT_MAX / 3, "L-BFGS's int count of 3 n unknowns", err);
     if (st)
         return st;
     if (o->precision == PTREG_PRECISION_FP16)
@@ -286,7 +284,8 @@ static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_
     st = ptreg_options_check(ptreg_lddmm_option_table(), o, err);
     if (st)
         return st;
-    if (o->init != PTREG_LDDMM_INIT_SCALED && o->init != PTREG_LDDMM_INIT_DISPLACEMENT && o->init != PTREG_LDDMM_INIT_ZERO)
+    if (o->init != PTREG_LDDMM_INIT_SCALED && o->init != PTREG_LDDMM_INIT_DISPLACEMENT &&
+        o->init != PTREG_LDDMM_INIT_ZERO)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: unknown initial momentum rule %d", (int)o->init);
     st = ptreg_pair_gpu_check(&o->gpu, "lddmm", err);
     return st ? st : ptreg_lddmm_resolve_device(o, on, err);
@@ -365,10 +364,7 @@ static ptreg_status trajectory_alloc(const lddmm_ctx *c, trajectory *tr, ptreg_e
     return PTREG_OK;
 }
 
-static void state_velocity(lddmm_ctx *c, const double *x, double *k)
-{
-    velocity(c, x, x + 3 * c->n, k, k + 3 * c->n);
-}
+static void state_velocity(lddmm_ctx *c, const double *x, double *k) { velocity(c, x, x + 3 * c->n, k, k + 3 * c->n); }
 
 /* Integrates from (q0, p0); v0 (3n, may be NULL) receives dq/dt at t = 0. */
 static void shoot(lddmm_ctx *c, const double *q0, const double *p0, trajectory *tr, double *v0)
@@ -432,7 +428,7 @@ static void pull_back(lddmm_ctx *c, const trajectory *tr, double *mu, double *sc
 /* f, H and (grad != NULL) the gradient on the CPU, on a context and a
  * trajectory allocated by the caller. */
 static void evaluate_cpu(lddmm_ctx *c, trajectory *tr, const double *q0, const double *target, const double *p0,
-                     double *f, double *grad, double *hamiltonian, double *scratch)
+                         double *f, double *grad, double *hamiltonian, double *scratch)
 {
     size_t n3 = 3 * c->n, len = 6 * c->n;
     double *v0 = scratch, *mu = scratch + n3;
@@ -543,8 +539,8 @@ static const ptreg_lddmm_options *options_or_default(const ptreg_lddmm_options *
     return storage;
 }
 
-ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
-                               double *q1, double *p1, double *trajectory_q, ptreg_error *err)
+ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt, double *q1,
+                               double *p1, double *trajectory_q, ptreg_error *err)
 {
     ptreg_lddmm_options d;
     opt = options_or_default(opt, &d);
@@ -600,8 +596,7 @@ ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_
  * by each landmark's kernel row sum sum_j K_ij (SCALED), so that where
  * neighbors move together the first velocity is the displacement; the
  * displacement itself; or zero. */
-static ptreg_status initial_momentum(lddmm_ctx *c, const double *q0, const double *target, double *p0,
-                                     ptreg_error *err)
+static ptreg_status initial_momentum(lddmm_ctx *c, const double *q0, const double *target, double *p0, ptreg_error *err)
 {
     size_t n3 = 3 * c->n;
     for (size_t i = 0; i < n3; i++)
@@ -647,9 +642,9 @@ static lbfgsfloatval_t lbfgs_evaluate(void *instance, const lbfgsfloatval_t *x, 
     return f;
 }
 
-static int lbfgs_progress(void *instance, const lbfgsfloatval_t *x, const lbfgsfloatval_t *g,
-                          const lbfgsfloatval_t fx, const lbfgsfloatval_t xnorm, const lbfgsfloatval_t gnorm,
-                          const lbfgsfloatval_t step, int n, int k, int ls)
+static int lbfgs_progress(void *instance, const lbfgsfloatval_t *x, const lbfgsfloatval_t *g, const lbfgsfloatval_t fx,
+                          const lbfgsfloatval_t xnorm, const lbfgsfloatval_t gnorm, const lbfgsfloatval_t step, int n,
+                          int k, int ls)
 {
     (void)x, (void)g, (void)xnorm, (void)gnorm, (void)step, (void)n, (void)ls;
     lbfgs_job *job = instance;
@@ -720,9 +715,8 @@ static ptreg_status run_lbfgs(lbfgs_job *job, double *p, size_t n3, ptreg_lddmm_
     return PTREG_OK;
 }
 
-ptreg_status ptreg_lddmm_register(const double *template_q, const double *target, size_t n,
-                                  const double *p0_init, const ptreg_lddmm_options *opt,
-                                  ptreg_lddmm_result *r, ptreg_error *err)
+ptreg_status ptreg_lddmm_register(const double *template_q, const double *target, size_t n, const double *p0_init,
+                                  const ptreg_lddmm_options *opt, ptreg_lddmm_result *r, ptreg_error *err)
 {
     ptreg_lddmm_options d;
     opt = options_or_default(opt, &d);
@@ -733,8 +727,8 @@ ptreg_status ptreg_lddmm_register(const double *template_q, const double *target
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no template or target");
     double t0 = ptreg_time_ms();
     lddmm_session s;
-    const named_points in[] = {{template_q, "template landmark"}, {target, "target landmark"},
-                               {p0_init, "initial momentum"}};
+    const named_points in[] = {
+        {template_q, "template landmark"}, {target, "target landmark"}, {p0_init, "initial momentum"}};
     ptreg_status st = session_begin(&s, n, opt, in, 3, err);
     if (st)
         return st;
@@ -781,8 +775,8 @@ void ptreg_lddmm_result_free(ptreg_lddmm_result *r)
 /* ---- other points along the flow -------------------------------------------- */
 
 /* v = sum_l K(x_i, q_l) p_l at m points. */
-static ptreg_status point_velocity(lddmm_ctx *c, const double *x, size_t m, const double *q, const double *p,
-                                   double *v, float *rowpack, double *out)
+static ptreg_status point_velocity(lddmm_ctx *c, const double *x, size_t m, const double *q, const double *p, double *v,
+                                   float *rowpack, double *out)
 {
     c->pair_terms += (double)m * (double)c->n;
     if (c->opt->precision == PTREG_PRECISION_FP64) {

@@ -14,7 +14,8 @@
 #include "pair/pair_device.h"
 #include "reg/lddmm/lddmm_impl.h"
 
-static const char *const lddmm_files[] = {"device/reduce.cl", "pair/exp.cl", "pair/lddmm.cl", "reg/lddmm/lddmm.cl", NULL};
+static const char *const lddmm_files[] = {"device/reduce.cl", "pair/exp.cl", "pair/lddmm.cl", "reg/lddmm/lddmm.cl",
+                                          NULL};
 const kernel_program lddmm_kernels = {"lddmm", lddmm_files};
 
 #define ADJOINT_OUTPUTS 15 /* pair/lddmm.cl's */
@@ -40,9 +41,9 @@ struct lddmm_device_run {
      * (RK2's): one state each; partial: the pair sums' partials;
      * arrivals: a count per row block (zero between launches) */
     dbuf *x, *y, *v0, *k1, *mu, *mu2, *w, *g, *cot, *cot_next, *target, *partial, *arrivals, *group_sums, *grad;
-    dgraph *evaluation; /* an evaluation's launches with the gradient, once recorded */
+    dgraph *evaluation;      /* an evaluation's launches with the gradient, once recorded */
     double evaluation_terms; /* their pair terms */
-    size_t partial_rows; /* rows the partial and arrivals buffers were sized for */
+    size_t partial_rows;     /* rows the partial and arrivals buffers were sized for */
     /* warp: the points, RK2's midpoints and the two velocities */
     dbuf *points, *mid, *pk1, *pk2;
     size_t points_cap;
@@ -63,7 +64,7 @@ static ptreg_status fused_combine(const dev_handle *dev, int *fused, ptreg_error
 }
 
 ptreg_status lddmm_device_defines(const dev_handle *dev, ptreg_precision precision, const ptreg_pair_gpu *gpu,
-                                        char *defines, size_t size, ptreg_error *err)
+                                  char *defines, size_t size, ptreg_error *err)
 {
     pair_device_config c;
     pair_device_config_of(gpu, &c);
@@ -91,9 +92,9 @@ void lddmm_device_close(lddmm_device_run *d)
     if (!d)
         return;
     dev_graph_free(d->evaluation);
-    dbuf *bufs[] = {d->x,       d->y,        d->v0,       d->k1,   d->mu,     d->mu2,     d->w,
-                    d->g,       d->cot,      d->cot_next, d->target, d->partial, d->arrivals, d->grad,
-                    d->points,  d->mid,      d->pk1,      d->pk2,  d->group_sums};
+    dbuf *bufs[] = {d->x,      d->y,   d->v0,       d->k1,     d->mu,        d->mu2,      d->w,
+                    d->g,      d->cot, d->cot_next, d->target, d->partial,   d->arrivals, d->grad,
+                    d->points, d->mid, d->pk1,      d->pk2,    d->group_sums};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         dbuf_free(bufs[i]);
     free(d);
@@ -197,9 +198,8 @@ static ptreg_status reserve_partials(lddmm_device_run *d, size_t rows, ptreg_err
     return st;
 }
 
-ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, size_t n,
-                                     const ptreg_lddmm_options *opt, unsigned splits, lddmm_device_run **out,
-                                     ptreg_error *err)
+ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, size_t n, const ptreg_lddmm_options *opt,
+                               unsigned splits, lddmm_device_run **out, ptreg_error *err)
 {
     *out = NULL;
     dev_handle *dev;
@@ -284,10 +284,10 @@ typedef struct update {
 /* The arguments the step and combine kernels end with: s and the update. */
 static size_t update_args(const lddmm_device_run *d, const update *u, karg *args)
 {
-    const karg tail[] = {KARG_F64(d->s),        KARG_U32(u->mode), KARG_BUF(u->out),
-                         KARG_BUF(u->dst),      KARG_U32(u->dst_off), KARG_BUF(u->base),
-                         KARG_U32(u->base_off), KARG_BUF(u->k1 ? u->k1 : u->out), KARG_F64(u->w1),
-                         KARG_F64(u->w2)};
+    const karg tail[] = {
+        KARG_F64(d->s),       KARG_U32(u->mode), KARG_BUF(u->out),      KARG_BUF(u->dst),
+        KARG_U32(u->dst_off), KARG_BUF(u->base), KARG_U32(u->base_off), KARG_BUF(u->k1 ? u->k1 : u->out),
+        KARG_F64(u->w1),      KARG_F64(u->w2)};
     memcpy(args, tail, sizeof tail);
     return sizeof tail / sizeof tail[0];
 }
@@ -310,11 +310,13 @@ static ptreg_status flow_step(lddmm_device_run *d, points_at rows, int with_f, p
 {
     const unsigned splits = pair_device_splits(d->dev, &d->cfg, rows.count, cols.count, d->forced_splits);
     const size_t blocks = (rows.count + d->wg - 1) / d->wg;
-    karg args[32] = {KARG_BUF(rows.buf), KARG_U32(rows.q),     KARG_BUF(rows.buf),
-                     KARG_U32(rows.p),   KARG_U32(with_f),     KARG_U32(rows.count),
-                     KARG_BUF(cols.buf), KARG_U32(cols.q),     KARG_BUF(cols.buf),
-                     KARG_U32(cols.p),   KARG_U32(cols.count), karg_pair(d, d->neg_half_s),
-                     KARG_U32(blocks),   KARG_U32(split_cols(d, cols.count, splits)),
+    karg args[32] = {KARG_BUF(rows.buf),   KARG_U32(rows.q),
+                     KARG_BUF(rows.buf),   KARG_U32(rows.p),
+                     KARG_U32(with_f),     KARG_U32(rows.count),
+                     KARG_BUF(cols.buf),   KARG_U32(cols.q),
+                     KARG_BUF(cols.buf),   KARG_U32(cols.p),
+                     KARG_U32(cols.count), karg_pair(d, d->neg_half_s),
+                     KARG_U32(blocks),     KARG_U32(split_cols(d, cols.count, splits)),
                      KARG_BUF(d->partial), KARG_BUF(d->arrivals)};
     const size_t count = 16 + update_args(d, u, args + 16);
     d->pair_terms += (double)rows.count * (double)cols.count;
@@ -323,15 +325,18 @@ static ptreg_status flow_step(lddmm_device_run *d, points_at rows, int with_f, p
 }
 
 /* The adjoint at state x with cotangent cot, applied by u. */
-static ptreg_status adjoint_step(lddmm_device_run *d, points_at x, const dbuf *cot, const update *u,
-                                 ptreg_error *err)
+static ptreg_status adjoint_step(lddmm_device_run *d, points_at x, const dbuf *cot, const update *u, ptreg_error *err)
 {
     const unsigned splits = pair_device_splits(d->dev, &d->cfg, d->n, d->n, d->forced_splits);
     const size_t blocks = (d->n + d->wg - 1) / d->wg;
-    karg args[32] = {KARG_BUF(x.buf),  KARG_U32(x.q),
-                     KARG_BUF(cot),    KARG_U32(d->n),
-                     karg_pair(d, d->neg_half_s), KARG_U32(blocks),
-                     KARG_U32(split_cols(d, d->n, splits)), KARG_BUF(d->partial),
+    karg args[32] = {KARG_BUF(x.buf),
+                     KARG_U32(x.q),
+                     KARG_BUF(cot),
+                     KARG_U32(d->n),
+                     karg_pair(d, d->neg_half_s),
+                     KARG_U32(blocks),
+                     KARG_U32(split_cols(d, d->n, splits)),
+                     KARG_BUF(d->partial),
                      KARG_BUF(d->arrivals)};
     const size_t count = 9 + update_args(d, u, args + 9);
     d->pair_terms += (double)d->n * (double)d->n;
@@ -412,9 +417,9 @@ static ptreg_status pull_back_step(lddmm_device_run *d, int t, ptreg_error *err)
 /* H and the data term's per-group sums (the final cotangent with them). */
 static ptreg_status objective_launch(lddmm_device_run *d, ptreg_error *err)
 {
-    const karg args[] = {KARG_BUF(d->x),      KARG_BUF(d->v0),     KARG_U32((size_t)d->steps * d->len),
-                         KARG_BUF(d->target), KARG_F64(d->lambda), KARG_U32(d->n),
-                         KARG_BUF(d->mu),     KARG_F64(0.75 * d->h), KARG_BUF(d->cot),
+    const karg args[] = {KARG_BUF(d->x),         KARG_BUF(d->v0),       KARG_U32((size_t)d->steps * d->len),
+                         KARG_BUF(d->target),    KARG_F64(d->lambda),   KARG_U32(d->n),
+                         KARG_BUF(d->mu),        KARG_F64(0.75 * d->h), KARG_BUF(d->cot),
                          KARG_BUF(d->group_sums)};
     return dev_launch(d->objective, d->n, d->wg, sizeof args / sizeof args[0], args, err);
 }
@@ -443,8 +448,7 @@ static ptreg_status evaluation_launches(lddmm_device_run *d, ptreg_error *err)
     st = st ? st : objective_launch(d, err);
     for (int t = d->steps - 1; !st && t >= 0; t--)
         st = pull_back_step(d, t, err);
-    const karg args[] = {KARG_BUF(d->v0), KARG_BUF(final_mu(d)), KARG_F64(d->gamma), KARG_U32(d->n),
-                         KARG_BUF(d->grad)};
+    const karg args[] = {KARG_BUF(d->v0), KARG_BUF(final_mu(d)), KARG_F64(d->gamma), KARG_U32(d->n), KARG_BUF(d->grad)};
     return st ? st : dev_launch(d->gradient, 3 * d->n, d->wg, sizeof args / sizeof args[0], args, err);
 }
 
@@ -469,8 +473,8 @@ static ptreg_status record_evaluation(lddmm_device_run *d, ptreg_error *err)
     return st ? st : ended;
 }
 
-ptreg_status lddmm_device_evaluate(lddmm_device_run *d, const double *target, const double *p0, double *f,
-                                         double *grad, double *hamiltonian, ptreg_error *err)
+ptreg_status lddmm_device_evaluate(lddmm_device_run *d, const double *target, const double *p0, double *f, double *grad,
+                                   double *hamiltonian, ptreg_error *err)
 {
     ptreg_status st = PTREG_OK;
     if (!d->target) {
@@ -535,8 +539,8 @@ static ptreg_status warp_step(lddmm_device_run *d, int t, size_t m, ptreg_error 
     return st ? st : flow_step(d, mids, 0, state_at(d, d->y, (size_t)t), &next, err);
 }
 
-ptreg_status lddmm_device_warp(lddmm_device_run *d, const double *p0, const double *x, size_t m,
-                                     double *out, ptreg_error *err)
+ptreg_status lddmm_device_warp(lddmm_device_run *d, const double *p0, const double *x, size_t m, double *out,
+                               ptreg_error *err)
 {
     ptreg_status st = reserve_points(d, m, err);
     st = st ? st : dbuf_write(d->points, 0, x, 3 * m * sizeof(double), err);

@@ -19,16 +19,15 @@ extern const kernel_program lddmm_kernels;
 /* Its -D options for a device, precision (fp32 or fp64 pair terms) and
  * the pair kernels' knobs (NULL: the defaults). */
 ptreg_status lddmm_device_defines(const dev_handle *dev, ptreg_precision precision, const ptreg_pair_gpu *gpu,
-                                        char *defines, size_t size, ptreg_error *err);
+                                  char *defines, size_t size, ptreg_error *err);
 
 typedef struct lddmm_device_run lddmm_device_run;
 
 /* A session for n landmarks with the options' flow (sigma, time points,
  * integrator, precision) on a resolved GPU device, the template q0 (n x 3)
  * uploaded; splits > 0 forces the pair sums' column splits (the tests). */
-ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, size_t n,
-                                     const ptreg_lddmm_options *opt, unsigned splits, lddmm_device_run **out,
-                                     ptreg_error *err);
+ptreg_status lddmm_device_open(const ptreg_device *device, const double *q0, size_t n, const ptreg_lddmm_options *opt,
+                               unsigned splits, lddmm_device_run **out, ptreg_error *err);
 void lddmm_device_close(lddmm_device_run *d);
 /* Pair terms evaluated so far (as the CPU path counts them). */
 double lddmm_device_pair_terms(const lddmm_device_run *d);
@@ -40,12 +39,12 @@ ptreg_status lddmm_device_state(lddmm_device_run *d, int t, double *q, double *p
 
 /* The objective at p0 against target (uploaded on the first call; the
  * same target for the session), H, and (grad not NULL) the gradient. */
-ptreg_status lddmm_device_evaluate(lddmm_device_run *d, const double *target, const double *p0, double *f,
-                                         double *grad, double *hamiltonian, ptreg_error *err);
+ptreg_status lddmm_device_evaluate(lddmm_device_run *d, const double *target, const double *p0, double *f, double *grad,
+                                   double *hamiltonian, ptreg_error *err);
 
 /* m points x carried along the flow of (q0, p0) into out (may alias x). */
-ptreg_status lddmm_device_warp(lddmm_device_run *d, const double *p0, const double *x, size_t m,
-                                     double *out, ptreg_error *err);
+ptreg_status lddmm_device_warp(lddmm_device_run *d, const double *p0, const double *x, size_t m, double *out,
+                               ptreg_error *err);
 
 
 /* Declared in the public headers before 1.x; the library's own (not exported). */

@@ -204,8 +204,8 @@ static void most_similar(const double *means, size_t count, size_t i, int k, ptr
     free(taken);
 }
 
-ptreg_status multiway_candidates(const multiway_prepared *p, size_t count, int k, ptreg_scan_pair **pairs,
-                                 size_t *n, ptreg_error *err)
+ptreg_status multiway_candidates(const multiway_prepared *p, size_t count, int k, ptreg_scan_pair **pairs, size_t *n,
+                                 ptreg_error *err)
 {
     const size_t most = k <= 0 ? count * (count - 1) / 2 : count * ((size_t)k + 1);
     ptreg_scan_pair *out = malloc(most * sizeof *out);
@@ -236,8 +236,8 @@ ptreg_status multiway_candidates(const multiway_prepared *p, size_t count, int k
 
 /* ---- one pair ---- */
 
-static void icp_options_for(const ptreg_multiway_options *opt, double dist, const double init[16],
-                            const float *sn, const float *tn, ptreg_icp_options *io)
+static void icp_options_for(const ptreg_multiway_options *opt, double dist, const double init[16], const float *sn,
+                            const float *tn, ptreg_icp_options *io)
 {
     ptreg_icp_options_default(io);
     memcpy(io->init, init, sizeof io->init);
@@ -361,7 +361,7 @@ static ptreg_status register_pair(const multiway_prepared *p, size_t s, size_t t
     ro.voxel = voxel;
     ro.global = opt->global;
     ro.ransac.seed = opt->seed;
-    ro.no_refine = 1; /* refine_pair's ICP refines */
+    ro.no_refine = 1;                                 /* refine_pair's ICP refines */
     ro.device = (ptreg_device){PTREG_BACKEND_CPU, 0}; /* the pipeline runs on the CPU (multiway.h) */
     const ptreg_multiway_scan a = view_of(p, s, 0), b = view_of(p, t, 0);
     ptreg_register_result rr;
@@ -373,9 +373,8 @@ static ptreg_status register_pair(const multiway_prepared *p, size_t s, size_t t
 /* This rank's share of the pairs (every size-th), then every rank's records
  * added up: each slot is one rank's values and zeros, so the sum is exact. */
 ptreg_status multiway_register_pairs(const multiway_prepared *p, const ptreg_scan_pair *pairs, size_t n,
-                                     const ptreg_multiway_options *opt, double voxel, double dist,
-                                     const double *starts, const ptreg_ranks *ranks, double *records,
-                                     ptreg_error *err)
+                                     const ptreg_multiway_options *opt, double voxel, double dist, const double *starts,
+                                     const ptreg_ranks *ranks, double *records, ptreg_error *err)
 {
     memset(records, 0, n * MW_RECORD * sizeof *records);
     const int rank = ranks ? ranks->rank : 0, size = ranks ? ranks->size : 1;

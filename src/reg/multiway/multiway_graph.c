@@ -161,8 +161,7 @@ static ptreg_status build_graph(const mw_run *r, const double *poses, const int 
 /* Which candidates survived the solve (the graph removes pruned edges; the
  * pairs are distinct, so (source, target) finds each), and the poses in
  * the anchor's frame. */
-static void read_solution(mw_run *r, const ptreg_pose_graph *g, const size_t *node_of, double *poses,
-                          const int *placed)
+static void read_solution(mw_run *r, const ptreg_pose_graph *g, const size_t *node_of, double *poses, const int *placed)
 {
     memset(r->kept, 0, r->n * sizeof *r->kept);
     for (size_t k = 0; k < r->n; k++)
@@ -184,8 +183,8 @@ static void read_solution(mw_run *r, const ptreg_pose_graph *g, const size_t *no
 static ptreg_status solve(mw_run *r, double *poses, const int *placed, ptreg_pose_graph *g, ptreg_error *err)
 {
     size_t *node_of = malloc(r->count * sizeof *node_of);
-    ptreg_status st =
-        node_of ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "multiway: out of memory for the graph");
+    ptreg_status st = node_of ? PTREG_OK
+                              : ptreg_error_set(err, PTREG_ERR_NOMEM, "multiway: out of memory for the graph");
     ptreg_pose_graph_free(g);
     st = st ? st : build_graph(r, poses, placed, node_of, g, err);
     ptreg_pose_graph_options go = r->opt.graph;
@@ -218,8 +217,7 @@ static ptreg_status joint_round(mw_run *r, const double *poses, ptreg_error *err
             starts[16 * k] = NAN;
     }
     st = st ? st
-            : multiway_register_pairs(r->p, r->pairs, r->n, &r->opt, r->voxel, r->dist, starts, r->ranks,
-                                      fresh, err);
+            : multiway_register_pairs(r->p, r->pairs, r->n, &r->opt, r->voxel, r->dist, starts, r->ranks, fresh, err);
     if (!st)
         r->from_graph = 0; /* each kept edge now has its ICP's fitness */
     for (size_t k = 0; !st && k < r->n; k++)
@@ -382,8 +380,10 @@ ptreg_status ptreg_multiway(const ptreg_multiway_scan *scans, size_t count, cons
         return st;
     for (size_t k = 0; pairs && k < pair_count; k++)
         if (pairs[k].source >= count || pairs[k].target >= count || pairs[k].source == pairs[k].target)
-            return ptreg_error_set(err, PTREG_ERR_ARG, "multiway: pair %zu (%zu, %zu): scans are 0 to %zu, two "
-                                   "different", k, pairs[k].source, pairs[k].target, count - 1);
+            return ptreg_error_set(err, PTREG_ERR_ARG,
+                                   "multiway: pair %zu (%zu, %zu): scans are 0 to %zu, two "
+                                   "different",
+                                   k, pairs[k].source, pairs[k].target, count - 1);
     multiway_prepared *p = NULL;
     ptreg_scan_pair *cand = NULL;
     double t = ptreg_time_ms();
@@ -403,8 +403,7 @@ ptreg_status ptreg_multiway(const ptreg_multiway_scan *scans, size_t count, cons
     r.records = st ? NULL : malloc((r.n ? r.n : 1) * MW_RECORD * sizeof *r.records);
     if (!st && !r.records)
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "multiway: out of memory for %zu pairs", r.n);
-    st = st ? st
-            : multiway_register_pairs(p, cand, r.n, &r.opt, r.voxel, r.dist, NULL, r.ranks, r.records, err);
+    st = st ? st : multiway_register_pairs(p, cand, r.n, &r.opt, r.voxel, r.dist, NULL, r.ranks, r.records, err);
     res->pairs_ms = ptreg_time_ms() - t;
     st = st ? st : run_graph(&r, NULL, res, err);
     multiway_prepared_free(p, count);

@@ -22,8 +22,8 @@ typedef struct multiway_prepared {
 ptreg_status multiway_prepare(const ptreg_multiway_scan *scans, size_t count, double voxel, int features,
                               multiway_prepared **out, ptreg_error *err);
 void multiway_prepared_free(multiway_prepared *p, size_t count);
-ptreg_status multiway_candidates(const multiway_prepared *p, size_t count, int k, ptreg_scan_pair **pairs,
-                                 size_t *n, ptreg_error *err);
+ptreg_status multiway_candidates(const multiway_prepared *p, size_t count, int k, ptreg_scan_pair **pairs, size_t *n,
+                                 ptreg_error *err);
 /* The joint refinement's ICP runs at the pairs' distance halved, then
  * halved again, ..., this many times. */
 enum { MW_JOINT_FINER = 2 };
@@ -32,9 +32,8 @@ enum { MW_JOINT_FINER = 2 };
  * ICP of all points from these (a pair whose start is not finite is
  * skipped: its record stays 0). */
 ptreg_status multiway_register_pairs(const multiway_prepared *p, const ptreg_scan_pair *pairs, size_t n,
-                                     const ptreg_multiway_options *opt, double voxel, double dist,
-                                     const double *starts, const ptreg_ranks *ranks, double *records,
-                                     ptreg_error *err);
+                                     const ptreg_multiway_options *opt, double voxel, double dist, const double *starts,
+                                     const ptreg_ranks *ranks, double *records, ptreg_error *err);
 ptreg_status multiway_agree(const ptreg_ranks *ranks, ptreg_status st, ptreg_error *err);
 
 #endif

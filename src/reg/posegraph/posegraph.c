@@ -24,8 +24,7 @@ ptreg_status ptreg_pose_graph_alloc(ptreg_pose_graph *g, size_t nodes, size_t ed
         return ptreg_error_set(err, PTREG_ERR_ARG, "pose graph: no graph");
     ptreg_pose_graph_init(g);
     if (nodes > SIZE_MAX / (16 * sizeof(double)) || edges > SIZE_MAX / sizeof(ptreg_pose_edge))
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "pose graph: %zu nodes and %zu edges are too many", nodes,
-                               edges);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "pose graph: %zu nodes and %zu edges are too many", nodes, edges);
     double *n = malloc((nodes ? nodes : 1) * 16 * sizeof *n);
     ptreg_pose_edge *e = calloc(edges ? edges : 1, sizeof *e);
     if (!n || !e) {
@@ -106,8 +105,8 @@ ptreg_status pose_graph_check_named(const char *name, const ptreg_pose_graph *g,
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s%spose graph: no nodes or edges array", name, sep);
     for (size_t i = 0; i < g->node_count; i++)
         if (!ptreg_transform_is_rigid(g->nodes + 16 * i, PTREG_RIGID_TOL))
-            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s%snode %zu: pose is not rigid (rigidity error %.3g)",
-                                   name, sep, i, ptreg_transform_rigidity_error(g->nodes + 16 * i));
+            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s%snode %zu: pose is not rigid (rigidity error %.3g)", name,
+                                   sep, i, ptreg_transform_rigidity_error(g->nodes + 16 * i));
     for (size_t k = 0; k < g->edge_count; k++) {
         const ptreg_pose_edge *e = &g->edges[k];
         if (e->source >= g->node_count || e->target >= g->node_count)
@@ -120,14 +119,13 @@ ptreg_status pose_graph_check_named(const char *name, const ptreg_pose_graph *g,
                                    ptreg_transform_rigidity_error(e->transformation));
         for (int j = 0; j < 36; j++)
             if (!isfinite(e->information[j]))
-                return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s%sedge %zu: information[%d][%d] is not finite",
-                                       name, sep, k, j / 6, j % 6);
+                return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s%sedge %zu: information[%d][%d] is not finite", name,
+                                       sep, k, j / 6, j % 6);
         if (!information_symmetric(e->information))
-            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s%sedge %zu: information is not symmetric", name, sep,
-                                   k);
+            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s%sedge %zu: information is not symmetric", name, sep, k);
         if (!(e->confidence >= 0 && e->confidence <= 1))
-            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s%sedge %zu: confidence %g is outside [0, 1]", name,
-                                   sep, k, e->confidence);
+            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s%sedge %zu: confidence %g is outside [0, 1]", name, sep, k,
+                                   e->confidence);
     }
     return PTREG_OK;
 }

@@ -12,9 +12,8 @@
 
 #include "ptreg/nn.h"
 
-ptreg_status ptreg_information_matrix(const float *source, size_t n, const float *target, size_t m,
-                                      const double T[16], double max_dist, double information[36], size_t *pairs,
-                                      ptreg_error *err)
+ptreg_status ptreg_information_matrix(const float *source, size_t n, const float *target, size_t m, const double T[16],
+                                      double max_dist, double information[36], size_t *pairs, ptreg_error *err)
 {
     if (pairs)
         *pairs = 0;

@@ -28,8 +28,8 @@ static size_t line_of(const char *text, size_t offset)
 
 /* A 4x4 (n = 4) or 6x6 (n = 6) matrix from a column-major array of n*n
  * numbers into row-major out. what/index name it in messages. */
-static ptreg_status json_matrix_field(const char *name, const char *what, size_t index, const cJSON *obj, const char *key,
-                                int n, double *out, ptreg_error *err)
+static ptreg_status json_matrix_field(const char *name, const char *what, size_t index, const cJSON *obj,
+                                      const char *key, int n, double *out, ptreg_error *err)
 {
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!a)
@@ -45,8 +45,8 @@ static ptreg_status json_matrix_field(const char *name, const char *what, size_t
     cJSON_ArrayForEach(v, a)
     {
         if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: %s %zu: \"%s\"[%d] is not a finite number", name,
-                                   what, index, key, k);
+            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: %s %zu: \"%s\"[%d] is not a finite number", name, what,
+                                   index, key, k);
         out[(k % n) * n + k / n] = v->valuedouble; /* column-major in the file */
         k++;
     }
@@ -75,8 +75,8 @@ static ptreg_status read_class(const char *name, const char *what, size_t index,
     return PTREG_OK;
 }
 
-static ptreg_status read_id(const char *name, size_t k, const cJSON *obj, const char *key, size_t nodes,
-                            size_t *id, ptreg_error *err)
+static ptreg_status read_id(const char *name, size_t k, const cJSON *obj, const char *key, size_t nodes, size_t *id,
+                            ptreg_error *err)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v)
@@ -116,8 +116,8 @@ static ptreg_status parse_root(const char *name, const cJSON *root, ptreg_pose_g
             (st = json_matrix_field(name, "node", i, item, "pose", 4, g->nodes + 16 * i, err)))
             return st;
         if (!ptreg_transform_is_rigid(g->nodes + 16 * i, PTREG_RIGID_TOL))
-            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: node %zu: pose is not rigid (rigidity error %.3g)",
-                                   name, i, ptreg_transform_rigidity_error(g->nodes + 16 * i));
+            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: node %zu: pose is not rigid (rigidity error %.3g)", name,
+                                   i, ptreg_transform_rigidity_error(g->nodes + 16 * i));
         i++;
     }
     size_t k = 0;
@@ -135,11 +135,10 @@ static ptreg_status parse_root(const char *name, const cJSON *root, ptreg_pose_g
         const cJSON *u = cJSON_GetObjectItemCaseSensitive(item, "uncertain");
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(item, "confidence");
         if (u && !cJSON_IsBool(u))
-            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: edge %zu: \"uncertain\" is not true or false", name,
-                                   k);
+            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: edge %zu: \"uncertain\" is not true or false", name, k);
         if (c && (!cJSON_IsNumber(c) || !isfinite(c->valuedouble)))
-            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: edge %zu: \"confidence\" is not a finite number",
-                                   name, k);
+            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: edge %zu: \"confidence\" is not a finite number", name,
+                                   k);
         e->uncertain = u ? cJSON_IsTrue(u) : 0;
         e->confidence = c ? c->valuedouble : 1.0;
         k++;
@@ -156,8 +155,8 @@ ptreg_status pose_graph_parse_json(const char *name, const char *text, size_t le
     if (!root) {
         size_t at = end && end >= text && end <= text + len ? (size_t)(end - text) : len;
         if (at >= len)
-            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: line %zu: the JSON ends early (or out of memory)",
-                                   name, line_of(text, len));
+            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: line %zu: the JSON ends early (or out of memory)", name,
+                                   line_of(text, len));
         return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: line %zu (byte %zu): not valid JSON", name,
                                line_of(text, at), at);
     }

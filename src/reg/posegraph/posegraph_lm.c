@@ -57,7 +57,7 @@ static void linearized(const double *M, double *v)
 static const double generator[6][16] = {
     {0, 0, 0, 0, 0, 0, -1, 0, 0, 1, 0, 0, 0, 0, 0, 0}, {0, 0, 1, 0, 0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0},
     {0, -1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-    {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}};
+    {0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0},  {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0}};
 
 /* A 6-vector (alpha, beta, gamma, a, b, c) as Rz(gamma) Ry(beta) Rx(alpha)
  * with translation (a, b, c) (Open3D's TransformVector6dToMatrix4d). */
@@ -137,10 +137,7 @@ static double quad(const double *I, const double *e)
     return s;
 }
 
-static double edge_weight(const ptreg_pose_edge *e)
-{
-    return e->uncertain ? e->confidence : 1.0;
-}
+static double edge_weight(const ptreg_pose_edge *e) { return e->uncertain ? e->confidence : 1.0; }
 
 /* The objective: sum of l e' I e + mu (sqrt(l) - 1)^2. */
 static double objective(const ptreg_pose_edge *edges, size_t E, const double *zeta, double mu)
@@ -322,8 +319,7 @@ static ptreg_status system_setup(lm_system *s, const ptreg_pose_edge *edges, siz
 nomem:
     free(pairs);
     system_free(s);
-    return ptreg_error_set(err, PTREG_ERR_NOMEM, "pose graph: out of memory for the normal equations of %zu nodes",
-                           N);
+    return ptreg_error_set(err, PTREG_ERR_NOMEM, "pose graph: out of memory for the normal equations of %zu nodes", N);
 }
 
 /* H and b at the poses (zeta: their residuals), in the edges' order. An
@@ -486,7 +482,8 @@ static ptreg_status solve_cholmod(lm_system *s, double lambda, ptreg_error *err)
                                "pose graph: the normal equations are not positive definite (unknown %zu)",
                                (size_t)s->L->minor);
     memcpy(s->B->x, s->rhs, s->n * sizeof *s->rhs);
-    cholmod_dense *X = cholmod_l_solve(CHOLMOD_A, s->L, s->B, &s->cc);
+    cholmod_dense *X
+    = cholmod_l_solve(CHOLMOD_A, s->L, s->B, &s->cc);
     if (!X)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "pose graph: out of memory solving the normal equations");
     memcpy(s->delta, X->x, s->n * sizeof *s->delta);
@@ -645,8 +642,10 @@ static ptreg_status check_connected(const ptreg_pose_graph *g, size_t ref, ptreg
     }
     for (size_t i = 0; i < N; i++)
         if (!seen[i]) {
-            st = ptreg_error_set(err, PTREG_ERR_FORMAT, "pose graph: node %zu: no path of edges to the reference node "
-                                 "%zu", i, ref);
+            st = ptreg_error_set(err, PTREG_ERR_FORMAT,
+                                 "pose graph: node %zu: no path of edges to the reference node "
+                                 "%zu",
+                                 i, ref);
             break;
         }
 done:

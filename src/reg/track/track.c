@@ -31,20 +31,18 @@
 const char *ptreg_track_state_name(ptreg_track_state state)
 {
     switch (state) {
-    case PTREG_TRACK_TRACKED:
-        return "tracked";
-    case PTREG_TRACK_RECOVERED:
-        return "recovered";
-    case PTREG_TRACK_LOST:
-        return "lost";
+    case PTREG_TRACK_TRACKED: return "tracked";
+    case PTREG_TRACK_RECOVERED: return "recovered";
+    case PTREG_TRACK_LOST: return "lost";
     }
     return "unknown";
 }
 
 const char *ptreg_track_predict_name(ptreg_track_predict predict)
 {
-    return predict == PTREG_PREDICT_NONE ? "none" : predict == PTREG_PREDICT_CONSTANT_VELOCITY ? "constant-velocity"
-                                                                                                : "unknown";
+    return predict == PTREG_PREDICT_NONE                ? "none"
+           : predict == PTREG_PREDICT_CONSTANT_VELOCITY ? "constant-velocity"
+                                                        : "unknown";
 }
 
 int ptreg_track_predict_parse(const char *name, ptreg_track_predict *predict)
@@ -89,8 +87,9 @@ static const ptreg_option track_own_rows[] = {
     OPTION_FIELD(ptreg_track_options, max_rmse, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET,
                  "D", "a frame whose rmse is above D is lost; default 2% of the model's bounding-box diagonal"),
     OPTION_FIELD(ptreg_track_options, max_speed, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET,
-                 "V", "a pose that moved faster than V model units per second from the last good one is lost; "
-                      "default no bound"),
+                 "V",
+                 "a pose that moved faster than V model units per second from the last good one is lost; "
+                 "default no bound"),
     OPTION_FIELD(ptreg_track_options, max_turn_deg, "max_turn", DOUBLE, 0, DBL_MAX,
                  PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "DEG",
                  "the same for its rotation, degrees per second; default no bound")};
@@ -129,8 +128,8 @@ static void track_table_build(void)
             r.help = "stop when the MSE drops by less than T; 0 runs all iterations; default (max-rmse / 100)^2";
         track_rows[n++] = r;
     }
-    track_table = (ptreg_option_table){"track", track_rows, n, sizeof(ptreg_track_options), track_defaults,
-                                       track_rules};
+    track_table = (ptreg_option_table){"track",        track_rows, n, sizeof(ptreg_track_options),
+                                       track_defaults, track_rules};
 }
 
 const ptreg_option_table *ptreg_track_option_table(void)
@@ -148,19 +147,19 @@ typedef struct track_history {
 
 struct ptreg_tracker {
     const ptreg_model_index *index;
-    ptreg_track_options opt;      /* with the derived numbers filled in */
+    ptreg_track_options opt; /* with the derived numbers filled in */
     ptreg_icp_model *model;
-    const float *normals;         /* the model's: the caller's or owned_normals */
+    const float *normals; /* the model's: the caller's or owned_normals */
     float *owned_normals;
-    register_target recovery;     /* the model's centroids, normals and FPFH, prepared once */
+    register_target recovery; /* the model's centroids, normals and FPFH, prepared once */
     int recovery_ready;
     track_history hist;
-    double last_t;                /* the last frame's time */
+    double last_t; /* the last frame's time */
     size_t frames;
     /* a recovered pose's checks (docs/ALGORITHMS.md, "Tracking", 4) */
-    double recover_rmse;          /* its rmse bound: 3 x the model's spacing (or the caller's max_rmse) */
-    double surface_tol;           /* a frame point is on the surface within this of its model point's plane */
-    double flips[3][16];          /* the half turns about the model's principal axes through its centroid */
+    double recover_rmse; /* its rmse bound: 3 x the model's spacing (or the caller's max_rmse) */
+    double surface_tol;  /* a frame point is on the surface within this of its model point's plane */
+    double flips[3][16]; /* the half turns about the model's principal axes through its centroid */
 };
 
 /* T^s for a rigid motion T: its rotation angle about the same axis and its
@@ -285,8 +284,7 @@ static ptreg_status surface_share(const ptreg_tracker *tr, const float *frame, s
             continue;
         paired++;
         const float *q = xyz + 3 * (size_t)nn[i], *nv = tr->normals + 3 * (size_t)nn[i], *x = moved + 3 * i;
-        const double r = (double)nv[0] * (x[0] - q[0]) + (double)nv[1] * (x[1] - q[1]) +
-                         (double)nv[2] * (x[2] - q[2]);
+        const double r = (double)nv[0] * (x[0] - q[0]) + (double)nv[1] * (x[1] - q[1]) + (double)nv[2] * (x[2] - q[2]);
         on += fabs(r) <= tr->surface_tol;
     }
     *share = paired ? (double)on / (double)paired : 0.0;
@@ -307,8 +305,8 @@ static int nearer(const double A[16], const double B[16], const double P[16])
 
 /* Whether a refined candidate passes a recovery's checks: the fit checks,
  * the rmse bound of a few model spacings and the share on the surface. */
-static int recovery_passes(const ptreg_tracker *tr, const float *frame, size_t n, const ptreg_icp_result *r,
-                           double t, ptreg_status *st, ptreg_error *err)
+static int recovery_passes(const ptreg_tracker *tr, const float *frame, size_t n, const ptreg_icp_result *r, double t,
+                           ptreg_status *st, ptreg_error *err)
 {
     double share = 0.0;
     if (!passes(tr, r, t, 0) || !(r->rmse <= tr->recover_rmse))
@@ -393,12 +391,13 @@ ptreg_status ptreg_tracker_push(ptreg_tracker *tr, const float *frame, size_t n,
 {
     const double t0 = ptreg_time_ms();
     if (!tr || !out || (n > 0 && !frame))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "track: a tracker, a frame (n > 0: its points) and a result "
-                                                   "are needed");
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "track: a tracker, a frame (n > 0: its points) and a result "
+                               "are needed");
     if (!isfinite(t) || (tr->frames > 0 && !(t > tr->last_t)))
         return ptreg_error_set(err, PTREG_ERR_ARG,
-                               "track: frame %zu's time %.17g does not come after the last frame's (%.17g)",
-                               tr->frames, t, tr->last_t);
+                               "track: frame %zu's time %.17g does not come after the last frame's (%.17g)", tr->frames,
+                               t, tr->last_t);
     memset(out, 0, sizeof *out);
     out->time = t, out->points = n;
     predict(tr, t, out->predicted);
@@ -503,16 +502,15 @@ static void model_flips(const float *xyz, size_t m, double flips[3][16])
         const double axis[3] = {V[k], V[3 + k], V[6 + k]}, zero[3] = {0, 0, 0};
         ptreg_transform_from_axis_angle(axis, 180.0, zero, flips[k]);
         for (int r = 0; r < 3; r++)
-            flips[k][4 * r + 3] = c[r] - (flips[k][4 * r] * c[0] + flips[k][4 * r + 1] * c[1] +
-                                          flips[k][4 * r + 2] * c[2]);
+            flips[k][4 * r + 3] = c[r] -
+                                  (flips[k][4 * r] * c[0] + flips[k][4 * r + 1] * c[1] + flips[k][4 * r + 2] * c[2]);
     }
 }
 
 /* The recovery's bounds: the caller's max_rmse when given, else 3 model
  * spacings (within the default 2% of the diagonal); the surface tolerance
  * two thirds of it. */
-static ptreg_status recovery_bounds(ptreg_tracker *tr, const float *xyz, size_t m, int caller_rmse,
-                                   ptreg_error *err)
+static ptreg_status recovery_bounds(ptreg_tracker *tr, const float *xyz, size_t m, int caller_rmse, ptreg_error *err)
 {
     double spacing = 0.0;
     ptreg_status st = caller_rmse ? PTREG_OK : model_spacing(xyz, m, &spacing, err);

@@ -141,13 +141,11 @@ static const ptreg_result_table errors_table = {"track errors", error_rows, size
 static const ptreg_result_field latency_rows[] = {
     RESULT_FIELD(R, p50, DOUBLE, "ms", "the median latency (nearest rank)"),
     RESULT_FIELD(R, p95, DOUBLE, "ms", "the 95th percentile"),
-    RESULT_FIELD(R, p99, DOUBLE, "ms", "the 99th percentile"),
-    RESULT_FIELD(R, max, DOUBLE, "ms", "the largest"),
+    RESULT_FIELD(R, p99, DOUBLE, "ms", "the 99th percentile"), RESULT_FIELD(R, max, DOUBLE, "ms", "the largest"),
     RESULT_FIELD(R, mean, DOUBLE, "ms", "the mean")};
 #undef R
-static const ptreg_result_table latency_table = {"track latency", latency_rows,
-                                                 sizeof latency_rows / sizeof latency_rows[0],
-                                                 sizeof(ptreg_track_latency)};
+static const ptreg_result_table latency_table = {
+    "track latency", latency_rows, sizeof latency_rows / sizeof latency_rows[0], sizeof(ptreg_track_latency)};
 
 static double frames_per_s(const void *result)
 {
