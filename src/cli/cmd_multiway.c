@@ -1,6 +1,5 @@
 /* ptreg multiway: many scans into one frame (multiway.h). Under mpirun the
  * candidate pairs are shared among the ranks; rank 0 writes. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
