@@ -48,16 +48,17 @@ PyObject *py_batch(PyObject *self, PyObject *args, PyObject *kwargs)
         WITHOUT_GIL(st = ptreg_batch_register(&set, &o, v[4].buf, v[5].buf, v[6].buf, &stats, &err));
     }
     for (int k = 0; k < 7; k++)
-        release(&v[k]);
+        py_release(&v[k]);
     if (bad)
         return NULL;
     if (st)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
-    if (!d || put(d, "time_ms", PyFloat_FromDouble(stats.time_ms)) ||
-        put(d, "pairs_per_s", PyFloat_FromDouble(stats.pairs_per_s)) ||
-        put(d, "gpts", PyFloat_FromDouble(stats.gpts)) || put(d, "pair_terms", PyFloat_FromDouble(stats.pair_terms)) ||
-        put(d, "isa", PyUnicode_FromString(stats.isa ? stats.isa : ""))) {
+    if (!d || py_put(d, "time_ms", PyFloat_FromDouble(stats.time_ms)) ||
+        py_put(d, "pairs_per_s", PyFloat_FromDouble(stats.pairs_per_s)) ||
+        py_put(d, "gpts", PyFloat_FromDouble(stats.gpts)) ||
+        py_put(d, "pair_terms", PyFloat_FromDouble(stats.pair_terms)) ||
+        py_put(d, "isa", PyUnicode_FromString(stats.isa ? stats.isa : ""))) {
         Py_XDECREF(d);
         return NULL;
     }

@@ -72,7 +72,7 @@ int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, int writ
     return 0;
 }
 
-void release(Py_buffer *view)
+void py_release(Py_buffer *view)
 {
     if (view->obj)
         PyBuffer_Release(view);
@@ -258,7 +258,7 @@ int parse_from_names(const char *const *names, const char *name, int *value)
 
 /* d[key] = value, value's reference taken over; -1 (error set) when value
  * is NULL. */
-int put(PyObject *d, const char *key, PyObject *value)
+int py_put(PyObject *d, const char *key, PyObject *value)
 {
     if (!value)
         return -1;
@@ -375,7 +375,7 @@ int result_into(PyObject *d, const ptreg_result_table *table, const void *s)
         PyObject *v = result_value(f, s);
         if (!v && PyErr_Occurred())
             return -1;
-        if (v && put(d, f->name, v) < 0)
+        if (v && py_put(d, f->name, v) < 0)
             return -1;
     }
     return 0;
@@ -411,7 +411,7 @@ int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t nz, con
     return 0;
 }
 
-void release_pair(cloud_pair *p) { release(&p->s), release(&p->t), release(&p->sn), release(&p->tn); }
+void release_pair(cloud_pair *p) { py_release(&p->s), py_release(&p->t), py_release(&p->sn), py_release(&p->tn); }
 
 /* t NULL: the target is a model index's t_points points (no view). */
 int get_pair(PyObject *s, PyObject *t, size_t t_points, PyObject *sn, PyObject *tn, cloud_pair *p)
@@ -439,15 +439,15 @@ int get_pair(PyObject *s, PyObject *t, size_t t_points, PyObject *sn, PyObject *
 PyObject *variant_dict(const ptreg_tune_choice *c)
 {
     PyObject *v = PyDict_New();
-    if (!v || put(v, "source", PyUnicode_FromString(c->source)) ||
-        (!strcmp(c->source, "tuned") && put(v, "size_class", PyUnicode_FromString(c->size_class)))) {
+    if (!v || py_put(v, "source", PyUnicode_FromString(c->source)) ||
+        (!strcmp(c->source, "tuned") && py_put(v, "size_class", PyUnicode_FromString(c->size_class)))) {
         Py_XDECREF(v);
         return NULL;
     }
     for (int p = 0; p < c->space.param_count; p++) {
         const char *name = c->space.params[p].name;
         const double value = strcmp(name, "threads") ? c->point[p] : (double)ptreg_get_num_threads();
-        if (put(v, name, PyLong_FromLong((long)value))) {
+        if (py_put(v, name, PyLong_FromLong((long)value))) {
             Py_DECREF(v);
             return NULL;
         }
@@ -462,11 +462,11 @@ int get_matrix16(PyObject *obj, double T[16])
     if (get_rows(obj, &tv, 'd', 16, 0, 0, "transformation", &rows) < 0)
         return -1;
     if (rows != 1) {
-        release(&tv);
+        py_release(&tv);
         PyErr_SetString(PyExc_ValueError, "transformation: 16 values are needed");
         return -1;
     }
     memcpy(T, tv.buf, 16 * sizeof *T);
-    release(&tv);
+    py_release(&tv);
     return 0;
 }

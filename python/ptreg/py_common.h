@@ -80,11 +80,11 @@ extern PyObject *error_types[PTREG_ERR_RUNTIME + 1];
 PyObject *raise_ptreg(ptreg_status st, const ptreg_error *err);
 int get_rows(PyObject *obj, Py_buffer *view, char format, size_t width, int writable, int allow_none, const char *what,
              size_t *rows);
-void release(Py_buffer *view);
+void py_release(Py_buffer *view);
 int set_doubles(PyObject *value, double *out, Py_ssize_t count, const char *name);
 int apply_options(void *opt, const ptreg_option_table *table, const field *fields, PyObject *kwargs, const char *func);
 int parse_from_names(const char *const *names, const char *name, int *value);
-int put(PyObject *d, const char *key, PyObject *value);
+int py_put(PyObject *d, const char *key, PyObject *value);
 PyObject *doubles_list(const double *v, size_t n);
 PyObject *bytes_of(const void *data, size_t size);
 int result_into(PyObject *d, const ptreg_result_table *table, const void *s);

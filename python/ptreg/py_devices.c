@@ -37,8 +37,8 @@ PyObject *py_devices(PyObject *self, PyObject *args)
         PyObject *e = PyDict_New();
         /* is_gpu: the name before the table's "gpu" */
         int bad = !e || result_into(e, ptreg_result_table_find("device_info"), d) < 0 ||
-                  put(e, "standin", PyBool_FromLong(d->standin)) || put(e, "is_gpu", PyBool_FromLong(d->is_gpu)) ||
-                  PyList_Append(out, e);
+                  py_put(e, "standin", PyBool_FromLong(d->standin)) ||
+                  py_put(e, "is_gpu", PyBool_FromLong(d->is_gpu)) || PyList_Append(out, e);
         Py_XDECREF(e);
         if (bad)
             Py_CLEAR(out);

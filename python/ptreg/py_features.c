@@ -49,21 +49,21 @@ PyObject *py_normals(PyObject *self, PyObject *args, PyObject *kwargs)
     if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
         return NULL;
     if (get_rows(out_obj, &ov, 'f', 3, 1, 0, "normals out", &no) < 0) {
-        release(&xv);
+        py_release(&xv);
         return NULL;
     }
     if (get_rows(curv_obj, &cv, 'f', 1, 1, 1, "curvature out", &nc) < 0 || no != n || (cv.obj && nc != n)) {
         if (!PyErr_Occurred())
             PyErr_SetString(ARG_ERROR, "normals: the outputs must have one row per point");
-        release(&xv), release(&ov), release(&cv);
+        py_release(&xv), py_release(&ov), py_release(&cv);
         return NULL;
     }
     size_t missing = 0;
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_normals(xv.buf, n, &o, ov.buf, cv.obj ? cv.buf : NULL, &missing, &err));
-    release(&xv);
-    release(&ov), release(&cv);
+    py_release(&xv);
+    py_release(&ov), py_release(&cv);
     if (st)
         return raise_ptreg(st, &err);
     return PyLong_FromSize_t(missing);
@@ -87,21 +87,21 @@ static PyObject *run_feature(PyObject *args, PyObject *kwargs, feature_fn fn, si
     if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
         return NULL;
     if (get_rows(n_obj, &nv, 'f', 3, 0, 0, "normals", &nn) < 0) {
-        release(&xv);
+        py_release(&xv);
         return NULL;
     }
     if (get_rows(out_obj, &ov, 'f', bins, 1, 0, "descriptors out", &no) < 0 || nn != n || no != n) {
         if (!PyErr_Occurred())
             PyErr_Format(ARG_ERROR, "%s: normals and output need one row per point", name);
-        release(&xv), release(&nv), release(&ov);
+        py_release(&xv), py_release(&nv), py_release(&ov);
         return NULL;
     }
     size_t missing = 0;
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = fn(xv.buf, nv.buf, n, &o, ov.buf, &missing, &err));
-    release(&xv);
-    release(&nv), release(&ov);
+    py_release(&xv);
+    py_release(&nv), py_release(&ov);
     if (st)
         return raise_ptreg(st, &err);
     return PyLong_FromSize_t(missing);
@@ -148,9 +148,10 @@ PyObject *py_harris3d(PyObject *self, PyObject *args, PyObject *kwargs)
     if (st)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
-    int bad = !d || put(d, "keypoints", bytes_of(r.keypoints, r.keypoint_count * sizeof(ptreg_keypoint))) ||
-              result_into(d, ptreg_result_table_find("harris3d"), &r) < 0 || put(d, "variant", variant_dict(&choice)) ||
-              (want_scores && put(d, "scores", bytes_of(r.scores, ptreg_volume_count(&v) * sizeof(float))));
+    int bad = !d || py_put(d, "keypoints", bytes_of(r.keypoints, r.keypoint_count * sizeof(ptreg_keypoint))) ||
+              result_into(d, ptreg_result_table_find("harris3d"), &r) < 0 ||
+              py_put(d, "variant", variant_dict(&choice)) ||
+              (want_scores && py_put(d, "scores", bytes_of(r.scores, ptreg_volume_count(&v) * sizeof(float))));
     ptreg_harris3d_result_free(&r);
     if (bad) {
         Py_XDECREF(d);

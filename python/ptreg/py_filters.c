@@ -13,11 +13,11 @@ PyObject *py_voxel_downsample(PyObject *self, PyObject *args)
     if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
         return NULL;
     if (get_rows(normals_obj, &nv, 'f', 3, 0, 1, "normals", &nn) < 0) {
-        release(&xv);
+        py_release(&xv);
         return NULL;
     }
     if (nv.obj && nn != n) {
-        release(&xv), release(&nv);
+        py_release(&xv), py_release(&nv);
         return PyErr_Format(ARG_ERROR, "normals: %zu rows for %zu points", nn, n);
     }
     ptreg_cloud in = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {0, 0, 0}, NULL, NULL, NULL}, out;
@@ -25,8 +25,8 @@ PyObject *py_voxel_downsample(PyObject *self, PyObject *args)
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_voxel_downsample(&in, voxel, &out, &err));
-    release(&xv);
-    release(&nv);
+    py_release(&xv);
+    py_release(&nv);
     if (st)
         return raise_ptreg(st, &err);
     PyObject *x = bytes_of(out.xyz, 3 * out.n * sizeof(float));
@@ -71,7 +71,7 @@ PyObject *py_statistical_outliers(PyObject *self, PyObject *args)
     ptreg_status st = PTREG_OK;
     if (keep)
         WITHOUT_GIL(st = ptreg_statistical_outliers(xv.buf, n, k < 1 ? 0 : (size_t)k, ratio, keep, NULL, &err));
-    release(&xv);
+    py_release(&xv);
     return keep ? mask_result(st, &err, keep, n) : NULL;
 }
 
@@ -93,7 +93,7 @@ PyObject *py_radius_outliers(PyObject *self, PyObject *args)
     ptreg_status st = PTREG_OK;
     if (keep)
         WITHOUT_GIL(st = ptreg_radius_outliers(xv.buf, n, radius, min < 1 ? 0 : (size_t)min, keep, &err));
-    release(&xv);
+    py_release(&xv);
     return keep ? mask_result(st, &err, keep, n) : NULL;
 }
 

@@ -102,7 +102,7 @@ PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs)
     if (st)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
-    if (!d || result_into(d, ptreg_result_table_find("emicp"), &r) < 0 || put(d, "variant", variant_dict(&choice))) {
+    if (!d || result_into(d, ptreg_result_table_find("emicp"), &r) < 0 || py_put(d, "variant", variant_dict(&choice))) {
         Py_XDECREF(d);
         return NULL;
     }

@@ -41,7 +41,7 @@ PyObject *py_index_create(PyObject *self, PyObject *args, PyObject *kwargs)
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_model_index_create(xv.buf, n, &o, &idx, &err));
-    release(&xv);
+    py_release(&xv);
     return st ? raise_ptreg(st, &err) : index_capsule(idx);
 }
 
@@ -91,10 +91,10 @@ PyObject *py_index_info(PyObject *self, PyObject *capsule)
     PyObject *d = PyDict_New();
     /* points: the model's points (the table's count is their length); duplicates and
      * has_delaunay: the names before the table's */
-    if (!d || put(d, "points", bytes_of(pts, 3 * n * sizeof(float))) ||
-        put(d, "duplicates", PyLong_FromSize_t(info.duplicates)) ||
-        put(d, "has_delaunay", PyBool_FromLong(info.has_delaunay)) ||
-        put(d, "delaunay_note", PyUnicode_FromString(info.delaunay_note)) ||
+    if (!d || py_put(d, "points", bytes_of(pts, 3 * n * sizeof(float))) ||
+        py_put(d, "duplicates", PyLong_FromSize_t(info.duplicates)) ||
+        py_put(d, "has_delaunay", PyBool_FromLong(info.has_delaunay)) ||
+        py_put(d, "delaunay_note", PyUnicode_FromString(info.delaunay_note)) ||
         result_into(d, ptreg_result_table_find("model_index_info"), &info) < 0) {
         Py_XDECREF(d);
         return NULL;
@@ -127,17 +127,17 @@ PyObject *py_index_nearest(PyObject *self, PyObject *args)
         bad = 1;
     }
     if (bad) {
-        release(&qv);
-        release(&iv);
-        release(&dv);
+        py_release(&qv);
+        py_release(&iv);
+        py_release(&dv);
         return NULL;
     }
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_model_index_nearest(idx, qv.buf, nq, PTREG_NN_KDTREE, NULL, iv.buf, dv.buf, NULL, &err));
-    release(&qv);
-    release(&iv);
-    release(&dv);
+    py_release(&qv);
+    py_release(&iv);
+    py_release(&dv);
     if (st)
         return raise_ptreg(st, &err);
     Py_RETURN_NONE;
@@ -216,7 +216,7 @@ PyObject *py_kdtree_knn(PyObject *self, PyObject *args)
         }
         Py_END_ALLOW_THREADS
     }
-    release(&qv), release(&iv), release(&dv);
+    py_release(&qv), py_release(&iv), py_release(&dv);
     if (bad)
         return NULL;
     Py_RETURN_NONE;
@@ -291,7 +291,7 @@ PyObject *py_kdtree_radius(PyObject *self, PyObject *args)
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = radius_search(tree, qv.buf, nq, (float)r, (size_t)max_nn, &out, &err));
-    release(&qv);
+    py_release(&qv);
     PyObject *res = NULL;
     if (st)
         raise_ptreg(st, &err);

@@ -62,21 +62,21 @@ PyObject *py_write_cloud(PyObject *self, PyObject *args)
     if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
         return NULL;
     if (get_rows(normals_obj, &nv, 'f', 3, 0, 1, "normals", &nn) < 0) {
-        release(&xv);
+        py_release(&xv);
         return NULL;
     }
     if (nv.obj && nn != n) {
-        release(&xv), release(&nv);
+        py_release(&xv), py_release(&nv);
         return PyErr_Format(ARG_ERROR, "normals: %zu rows for %zu points", nn, n);
     }
     Py_buffer cv;
     size_t nc;
     if (get_rows(colors_obj, &cv, 'B', 3, 0, 1, "colors", &nc) < 0) {
-        release(&xv), release(&nv);
+        py_release(&xv), py_release(&nv);
         return NULL;
     }
     if (cv.obj && nc != n) {
-        release(&xv), release(&nv), release(&cv);
+        py_release(&xv), py_release(&nv), py_release(&cv);
         return PyErr_Format(ARG_ERROR, "colors: %zu rows for %zu points", nc, n);
     }
     ptreg_cloud c = {n,    xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {origin[0], origin[1], origin[2]},
@@ -84,9 +84,9 @@ PyObject *py_write_cloud(PyObject *self, PyObject *args)
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_cloud_write(path, &c, &wo, &err));
-    release(&xv);
-    release(&nv);
-    release(&cv);
+    py_release(&xv);
+    py_release(&nv);
+    py_release(&cv);
     if (st)
         return raise_ptreg(st, &err);
     Py_RETURN_NONE;

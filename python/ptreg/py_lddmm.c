@@ -26,25 +26,25 @@ PyObject *py_lddmm_register(PyObject *self, PyObject *args, PyObject *kwargs)
     if (get_rows(q_obj, &qv, 'd', 3, 0, 0, "template", &n) < 0)
         return NULL;
     if (get_rows(t_obj, &tv, 'd', 3, 0, 0, "target", &m) < 0) {
-        release(&qv);
+        py_release(&qv);
         return NULL;
     }
     if (n != m) {
-        release(&qv), release(&tv);
+        py_release(&qv), py_release(&tv);
         return PyErr_Format(ARG_ERROR, "lddmm: %zu template landmarks against %zu target landmarks", n, m);
     }
     ptreg_lddmm_result r;
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_lddmm_register(qv.buf, tv.buf, n, NULL, &o, &r, &err));
-    release(&qv);
-    release(&tv);
+    py_release(&qv);
+    py_release(&tv);
     if (st)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
-    int bad = !d || put(d, "p0", bytes_of(r.p0, 3 * r.n * sizeof(double))) ||
-              put(d, "q1", bytes_of(r.q1, 3 * r.n * sizeof(double))) ||
-              put(d, "hamiltonian", PyFloat_FromDouble(r.hamiltonian)) || /* the name before the table's "H" */
+    int bad = !d || py_put(d, "p0", bytes_of(r.p0, 3 * r.n * sizeof(double))) ||
+              py_put(d, "q1", bytes_of(r.q1, 3 * r.n * sizeof(double))) ||
+              py_put(d, "hamiltonian", PyFloat_FromDouble(r.hamiltonian)) || /* the name before the table's "H" */
               result_into(d, ptreg_result_table_find("lddmm"), &r) < 0;
     ptreg_lddmm_result_free(&r);
     if (bad) {
@@ -80,7 +80,7 @@ PyObject *py_lddmm_warp(PyObject *self, PyObject *args, PyObject *kwargs)
     ptreg_error err;
     if (!bad)
         WITHOUT_GIL(st = ptreg_lddmm_warp(qv.buf, pv.buf, n, &o, xv.buf, m, ov.buf, &err));
-    release(&qv), release(&pv), release(&xv), release(&ov);
+    py_release(&qv), py_release(&pv), py_release(&xv), py_release(&ov);
     if (bad)
         return NULL;
     if (st)

@@ -34,11 +34,11 @@ PyObject *py_register(PyObject *self, PyObject *args, PyObject *kwargs)
      * before it took the command line's keys (kept, as aliases) */
     PyObject *d = PyDict_New();
     if (!d || result_into(d, ptreg_result_table_find("register"), &r) < 0 ||
-        put(d, "source_down", PyLong_FromSize_t(r.source_down)) ||
-        put(d, "target_down", PyLong_FromSize_t(r.target_down)) ||
-        put(d, "inliers", PyLong_FromSize_t(r.ransac.inliers)) ||
-        put(d, "global_transformation",
-            doubles_list(o.global == PTREG_GLOBAL_FGR ? r.fgr.transformation : r.ransac.transformation, 16))) {
+        py_put(d, "source_down", PyLong_FromSize_t(r.source_down)) ||
+        py_put(d, "target_down", PyLong_FromSize_t(r.target_down)) ||
+        py_put(d, "inliers", PyLong_FromSize_t(r.ransac.inliers)) ||
+        py_put(d, "global_transformation",
+               doubles_list(o.global == PTREG_GLOBAL_FGR ? r.fgr.transformation : r.ransac.transformation, 16))) {
         Py_XDECREF(d);
         return NULL;
     }
@@ -60,7 +60,7 @@ typedef struct scan_views {
 static void release_scans(scan_views *v)
 {
     for (size_t i = 0; i < v->count; i++)
-        release(&v->xyz[i]), release(&v->normals[i]);
+        py_release(&v->xyz[i]), py_release(&v->normals[i]);
     PyMem_Free(v->xyz), PyMem_Free(v->normals), PyMem_Free(v->scans);
 }
 
@@ -106,7 +106,7 @@ static PyObject *multiway_result_dict(const ptreg_multiway_result *r)
         PyList_SET_ITEM(placed, (Py_ssize_t)i, PyBool_FromLong(r->placed[i]));
     }
     PyObject *d = PyDict_New();
-    if (!d || !poses || !placed || PyErr_Occurred() || put(d, "poses", poses) || put(d, "placed", placed) ||
+    if (!d || !poses || !placed || PyErr_Occurred() || py_put(d, "poses", poses) || py_put(d, "placed", placed) ||
         result_into(d, ptreg_result_table_find("multiway"), r) < 0) {
         Py_XDECREF(d);
         return NULL;
@@ -131,7 +131,7 @@ PyObject *py_multiway(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     scan_views v;
     if (get_scans(scans, normals, &v) < 0) {
-        release(&pv);
+        py_release(&pv);
         return NULL;
     }
     ptreg_scan_pair *pairs = pv.obj ? PyMem_Calloc(npairs ? npairs : 1, sizeof *pairs) : NULL;
@@ -145,7 +145,7 @@ PyObject *py_multiway(PyObject *self, PyObject *args, PyObject *kwargs)
     else
         WITHOUT_GIL(st = ptreg_multiway(v.scans, v.count, pairs, npairs, &o, NULL, &r, &err));
     PyMem_Free(pairs);
-    release(&pv);
+    py_release(&pv);
     release_scans(&v);
     if (st)
         return raise_ptreg(st, &err);
@@ -168,7 +168,7 @@ PyObject *py_evaluate(PyObject *self, PyObject *args)
     if (get_rows(s_obj, &sv, 'f', 3, 0, 0, "source", &ns) < 0)
         return NULL;
     if (get_rows(t_obj, &tv, 'f', 3, 0, 0, "target", &nt) < 0) {
-        release(&sv);
+        py_release(&sv);
         return NULL;
     }
     ptreg_evaluation e;
@@ -176,7 +176,7 @@ PyObject *py_evaluate(PyObject *self, PyObject *args)
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_evaluate_registration(sv.buf, ns, tv.buf, nt, T, max_dist, &e, &m, &err));
-    release(&sv), release(&tv);
+    py_release(&sv), py_release(&tv);
     if (st)
         return raise_ptreg(st, &err);
     uint32_t *pairs = malloc((m.count ? m.count : 1) * 2 * sizeof *pairs);
@@ -211,15 +211,15 @@ PyObject *py_register_correspondences(PyObject *self, PyObject *args)
     if (get_rows(s_obj, &sv, 'f', 3, 0, 0, "source", &ns) < 0)
         return NULL;
     if (get_rows(t_obj, &tv, 'f', 3, 0, 0, "target", &nt) < 0) {
-        release(&sv);
+        py_release(&sv);
         return NULL;
     }
     if (get_rows(p_obj, &pv, 'I', 2, 0, 0, "correspondences", &np_) < 0) {
-        release(&sv), release(&tv);
+        py_release(&sv), py_release(&tv);
         return NULL;
     }
     if (get_rows(w_obj, &wv, 'd', 1, 0, 1, "weights", &nw) < 0) {
-        release(&sv), release(&tv), release(&pv);
+        py_release(&sv), py_release(&tv), py_release(&pv);
         return NULL;
     }
     uint32_t *si = malloc((np_ ? np_ : 1) * sizeof *si), *ti = malloc((np_ ? np_ : 1) * sizeof *ti);
@@ -240,7 +240,7 @@ PyObject *py_register_correspondences(PyObject *self, PyObject *args)
     if (!st)
         WITHOUT_GIL(st = ptreg_register_correspondences(sv.buf, ns, tv.buf, nt, &m, wv.obj ? wv.buf : NULL,
                                                         dist > 0.0 ? &ro : NULL, &r, &err));
-    release(&sv), release(&tv), release(&pv), release(&wv);
+    py_release(&sv), py_release(&tv), py_release(&pv), py_release(&wv);
     free(si), free(ti);
     if (st)
         return raise_ptreg(st, &err);

@@ -23,7 +23,7 @@ static int report_cloud(ptreg_report *rep, const char *name, PyObject *xyz_obj, 
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_report_add_cloud(rep, name, xv.buf, n, (uint32_t)color, &err));
-    release(&xv);
+    py_release(&xv);
     return st ? (raise_ptreg(st, &err), -1) : 0;
 }
 
@@ -36,7 +36,7 @@ static int report_values(ptreg_report *rep, const char *name, PyObject *xyz_obj,
     if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, name, &n) < 0)
         return -1;
     if (get_rows(values_obj, &vv, 'f', 1, 0, 0, values_name, &nv) < 0) {
-        release(&xv);
+        py_release(&xv);
         return -1;
     }
     ptreg_error err;
@@ -45,8 +45,8 @@ static int report_values(ptreg_report *rep, const char *name, PyObject *xyz_obj,
         PyErr_Format(ARG_ERROR, "%s: %zu values for %zu points", name, nv, n);
     else
         WITHOUT_GIL(st = ptreg_report_add_cloud_values(rep, name, xv.buf, n, vv.buf, values_name, &err));
-    release(&xv);
-    release(&vv);
+    py_release(&xv);
+    py_release(&vv);
     if (st)
         raise_ptreg(st, &err);
     return PyErr_Occurred() ? -1 : 0;
@@ -79,7 +79,7 @@ static int report_curve(ptreg_report *rep, PyObject *curve)
         return -1;
     ptreg_error err;
     ptreg_status st = ptreg_report_add_curve(rep, title, measure, v.buf, n, &err);
-    release(&v);
+    py_release(&v);
     return st ? (raise_ptreg(st, &err), -1) : 0;
 }
 

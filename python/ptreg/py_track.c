@@ -86,12 +86,12 @@ PyObject *py_tracker_push(PyObject *self, PyObject *args)
     ptreg_error err;
     ptreg_status st;
     WITHOUT_GIL(st = ptreg_tracker_push(t->tracker, fv.buf, n, when, &out, &err));
-    release(&fv);
+    py_release(&fv);
     if (st)
         return raise_ptreg(st, &err);
     PyObject *d = PyDict_New();
-    if (!d || put(d, "transformation", doubles_list(out.pose, 16)) ||
-        put(d, "predicted", doubles_list(out.predicted, 16)) ||
+    if (!d || py_put(d, "transformation", doubles_list(out.pose, 16)) ||
+        py_put(d, "predicted", doubles_list(out.predicted, 16)) ||
         result_into(d, ptreg_result_table_find("track_frame"), &out) < 0) {
         Py_XDECREF(d);
         return NULL;

@@ -5,7 +5,7 @@ static PyObject *point_dict(const ptreg_tune_space *s, const double *point)
 {
     PyObject *d = PyDict_New();
     for (int p = 0; d && p < s->param_count; p++)
-        if (put(d, s->params[p].name, PyFloat_FromDouble(point[p]))) {
+        if (py_put(d, s->params[p].name, PyFloat_FromDouble(point[p]))) {
             Py_DECREF(d);
             return NULL;
         }
@@ -20,25 +20,26 @@ static PyObject *tune_result_dict(const ptreg_tune_space *s, const ptreg_tune_re
         if (c->rounds == 0)
             continue; /* enumerated, never measured */
         PyObject *e = PyDict_New();
-        int bad = !e || put(e, "point", point_dict(s, c->point)) || put(e, "seconds", PyFloat_FromDouble(c->seconds)) ||
-                  put(e, "error", PyFloat_FromDouble(c->error)) || put(e, "passed", PyBool_FromLong(c->passed)) ||
+        int bad = !e || py_put(e, "point", point_dict(s, c->point)) ||
+                  py_put(e, "seconds", PyFloat_FromDouble(c->seconds)) ||
+                  py_put(e, "error", PyFloat_FromDouble(c->error)) || py_put(e, "passed", PyBool_FromLong(c->passed)) ||
                   PyList_Append(cands, e);
         Py_XDECREF(e);
         if (bad)
             Py_CLEAR(cands);
     }
     PyObject *d = cands ? PyDict_New() : NULL;
-    if (!d || put(d, "candidates", (Py_INCREF(cands), cands)) ||
-        put(d, "winner",
-            r->best < r->count ? point_dict(s, r->candidates[r->best].point) : (Py_INCREF(Py_None), Py_None)) ||
-        put(d, "winner_seconds", PyFloat_FromDouble(r->best < r->count ? r->candidates[r->best].seconds : NAN)) ||
-        put(d, "default_seconds",
-            PyFloat_FromDouble(r->fallback < r->count ? r->candidates[r->fallback].seconds : NAN)) ||
-        put(d, "gain", PyFloat_FromDouble(r->gain)) || put(d, "default_kept", PyBool_FromLong(r->default_kept)) ||
-        put(d, "method", PyUnicode_FromString(ptreg_tune_method_name(r->method))) ||
-        put(d, "valid_points", PyFloat_FromDouble(r->stats.valid)) ||
-        put(d, "measurements", PyLong_FromSize_t(r->measurements)) ||
-        put(d, "elapsed_s", PyFloat_FromDouble(r->elapsed_s))) {
+    if (!d || py_put(d, "candidates", (Py_INCREF(cands), cands)) ||
+        py_put(d, "winner",
+               r->best < r->count ? point_dict(s, r->candidates[r->best].point) : (Py_INCREF(Py_None), Py_None)) ||
+        py_put(d, "winner_seconds", PyFloat_FromDouble(r->best < r->count ? r->candidates[r->best].seconds : NAN)) ||
+        py_put(d, "default_seconds",
+               PyFloat_FromDouble(r->fallback < r->count ? r->candidates[r->fallback].seconds : NAN)) ||
+        py_put(d, "gain", PyFloat_FromDouble(r->gain)) || py_put(d, "default_kept", PyBool_FromLong(r->default_kept)) ||
+        py_put(d, "method", PyUnicode_FromString(ptreg_tune_method_name(r->method))) ||
+        py_put(d, "valid_points", PyFloat_FromDouble(r->stats.valid)) ||
+        py_put(d, "measurements", PyLong_FromSize_t(r->measurements)) ||
+        py_put(d, "elapsed_s", PyFloat_FromDouble(r->elapsed_s))) {
         Py_XDECREF(d);
         d = NULL;
     }
@@ -85,7 +86,7 @@ PyObject *py_tune(PyObject *self, PyObject *args, PyObject *kwargs)
         WITHOUT_GIL(st = ptreg_tune_search(&space, &machine, k->measure, job, &o, &r, &err));
     k->job_destroy(job);
     PyObject *d = st ? raise_ptreg(st, &err) : tune_result_dict(&space, &r);
-    if (d && put(d, "machine", PyUnicode_FromString(machine.name))) {
+    if (d && py_put(d, "machine", PyUnicode_FromString(machine.name))) {
         Py_DECREF(d);
         d = NULL;
     }
