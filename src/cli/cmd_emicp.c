@@ -226,21 +226,8 @@ int cli_run_emicp(int argc, char **argv)
         if (!rc)
             rc = cli_report_registration(job.source.xyz, job.source.n, job.target.xyz, job.target.n, opt.init,
                                          r->transformation, &dist);
-        const cli_result res = {"emicp",
-                                job.source_path,
-                                job.target_path,
-                                r->transformation,
-                                r->rmse,
-                                r->fitness,
-                                (double)r->pairs,
-                                r->iterations,
-                                r->converged,
-                                r->stop_reason,
-                                r->time_ms,
-                                times,
-                                repeat,
-                                cli_has(&a, "truth") ? truth : NULL,
-                                &dist};
+        const cli_result res = CLI_ITERATIVE_RESULT("emicp", job.source_path, job.target_path, r, times, repeat,
+                                                    cli_has(&a, "truth") ? truth : NULL, &dist);
         if (!rc && (cli_has(&a, "json") || cli_report()))
             rc = print_json(&job, r, &res);
         if (!rc && !cli_has(&a, "json"))

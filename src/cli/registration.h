@@ -51,6 +51,14 @@ typedef struct cli_result {
     const cli_distances *distances; /* --html: SOURCE's after the run (cli/report.h), or NULL */
 } cli_result;
 
+/* The cli_result of an iterative method's result r, whose fields ICP's and
+ * EM-ICP's results name alike (a macro: the two are different structs). */
+#define CLI_ITERATIVE_RESULT(command, source, target, r, times, runs, truth, distances)                             \
+    {                                                                                                               \
+        command, source, target, (r)->transformation, (r)->rmse, (r)->fitness, (double)(r)->pairs, (r)->iterations, \
+            (r)->converged, (r)->stop_reason, (r)->time_ms, times, runs, truth, distances                           \
+    }
+
 /* A JSON object holding the shared fields; the command adds its own and
  * prints it with cli_result_json_print. */
 cJSON *cli_result_json(const cli_result *r);
