@@ -60,7 +60,8 @@ typedef struct ptreg_result_table {
 } ptreg_result_table;
 
 /* The table of `name`, one per result struct: "icp" (ptreg_icp_result),
- * "walk_stats" (ICP's Delaunay walk), "emicp", "register", "lddmm",
+ * "walk_stats" (ICP's Delaunay walk), "emicp", "register", "evaluation"
+ * (ptreg_evaluate_registration's), "lddmm",
  * "harris3d", "multiway", "multiway_edge" (ptreg_multiway_edge),
  * "device_info" (ptreg_devices' list), "model_index_info",
  * "track_frame" (ptreg_track_frame), "track_summary" (ptreg_track_summary);

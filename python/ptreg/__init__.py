@@ -1237,9 +1237,9 @@ def evaluate(source: ArrayLike, target: ArrayLike, max_dist: float,
     source order) and ``correspondences`` (K)."""
     (s, t), origin = _tools_local((source, "source"), (target, "target"))
     T = np.eye(4) if transform is None else np.asarray(_matrix(transform, "transform")).reshape(4, 4)
-    inliers, fitness, rmse, pairs = _core.evaluate(s, t, _local_transform(T, origin).ravel(), float(max_dist))
-    return Result(fitness=fitness, inlier_rmse=rmse, correspondences=inliers,
-                  correspondence_set=np.frombuffer(pairs, dtype=np.uint32).reshape(-1, 2).astype(np.int64))
+    d = _core.evaluate(s, t, _local_transform(T, origin).ravel(), float(max_dist))
+    pairs = d.pop("pairs")
+    return Result(**d, correspondence_set=np.frombuffer(pairs, dtype=np.uint32).reshape(-1, 2).astype(np.int64))
 
 
 def register_correspondences(source: ArrayLike, target: ArrayLike, correspondences: Any,

@@ -154,8 +154,8 @@ PyObject *py_multiway(PyObject *self, PyObject *args, PyObject *kwargs)
     return d;
 }
 
-/* evaluate(source, target, T (16 float64), max_dist) ->
- * (inliers, fitness, inlier_rmse, pairs: uint32 source, target interleaved) */
+/* evaluate(source, target, T (16 float64), max_dist) -> the result table
+ * "evaluation"'s fields and pairs (bytes: uint32 source, target interleaved) */
 PyObject *py_evaluate(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -186,8 +186,12 @@ PyObject *py_evaluate(PyObject *self, PyObject *args)
     else {
         for (size_t k = 0; k < m.count; k++)
             pairs[2 * k] = m.source[k], pairs[2 * k + 1] = m.target[k];
-        PyObject *b = bytes_of(pairs, 2 * m.count * sizeof *pairs);
-        res = b ? Py_BuildValue("(nddN)", (Py_ssize_t)e.inliers, e.fitness, e.inlier_rmse, b) : NULL;
+        res = PyDict_New();
+        if (res && (result_into(res, ptreg_result_table_find("evaluation"), &e) < 0 ||
+                    py_put(res, "pairs", bytes_of(pairs, 2 * m.count * sizeof *pairs)))) {
+            Py_DECREF(res);
+            res = NULL;
+        }
         free(pairs);
     }
     ptreg_matches_free(&m);

@@ -31,6 +31,8 @@ ONLY = {
              "target_points_used", "downsample_ms", "nn_auto", "index", "index_build_ms", "device_name",
              "model_upload_ms", "kernel_compile_ms", "device_bytes"}, set()),
     "emicp": ({"source_points", "target_points", "dropped_nonfinite"}, set()),
+    # the CLI's pairing distance and cloud size; Python's pairs
+    "evaluate": ({"max_dist", "source_points"}, {"correspondence_set"}),
     # source_down, target_down and inliers: Python's names before the table's
     "register": (set(), {"source_down", "target_down", "inliers", "global_transformation"}),
     # the CLI's device and isa are worked out from the options, not the result struct
@@ -56,13 +58,14 @@ def cli_json(*args):
     return json.loads(run.stdout)
 
 
-def assert_same_keys(command, cli, py, run=RUN):
-    """run: the keys of a whole command's JSON (not those of a record in it)"""
+def assert_same_keys(command, cli, py, run=RUN, least=5):
+    """run: the keys of a whole command's JSON (not those of a record in it);
+    least: the result keys the command has at the least"""
     cli_only, py_only = ONLY[command]
     assert py_only <= set(py), f"{command}: Python's result lacks {sorted(py_only - set(py))}"
     a, b = set(cli) - run - cli_only, set(py) - py_only
     assert a == b, f"{command}: CLI only {sorted(a - b)}, Python only {sorted(b - a)}"
-    assert len(a) >= 5, f"{command}: too few result keys to compare: {sorted(a)}"
+    assert len(a) >= least, f"{command}: too few result keys to compare: {sorted(a)}"
 
 
 @pytest.fixture(scope="module")
@@ -94,6 +97,12 @@ def test_emicp(scene):
     d, s, t = scene
     assert_same_keys("emicp", cli_json("emicp", d / "scan.ply", d / "model.ply", "--max-iter", 5, "--json"),
                      ptreg.emicp(s, t, max_iter=5))
+
+
+def test_evaluate(scene):
+    d, s, t = scene
+    cli = cli_json("evaluate", d / "scan.ply", d / "model.ply", "--max-dist", 0.05, "--json")
+    assert_same_keys("evaluate", cli, ptreg.evaluate(s, t, 0.05), least=3)
 
 
 def test_register(scene):

@@ -32,12 +32,19 @@ static const struct {
     const char *name;
     const ptreg_result_table *(*table)(void);
 } result_tables[] = {
-    {"icp", ptreg_icp_result_table},           {"walk_stats", ptreg_walk_stats_table},
-    {"emicp", ptreg_emicp_result_table},       {"register", ptreg_register_result_table},
-    {"lddmm", ptreg_lddmm_result_table},       {"harris3d", ptreg_harris3d_result_table},
-    {"multiway", ptreg_multiway_result_table}, {"multiway_edge", ptreg_multiway_edge_table},
-    {"device_info", ptreg_device_info_table},  {"model_index_info", ptreg_model_index_info_table},
-    {"track_frame", ptreg_track_frame_table},  {"track_summary", ptreg_track_summary_table},
+    {"icp", ptreg_icp_result_table},
+    {"walk_stats", ptreg_walk_stats_table},
+    {"emicp", ptreg_emicp_result_table},
+    {"register", ptreg_register_result_table},
+    {"evaluation", ptreg_evaluation_table},
+    {"lddmm", ptreg_lddmm_result_table},
+    {"harris3d", ptreg_harris3d_result_table},
+    {"multiway", ptreg_multiway_result_table},
+    {"multiway_edge", ptreg_multiway_edge_table},
+    {"device_info", ptreg_device_info_table},
+    {"model_index_info", ptreg_model_index_info_table},
+    {"track_frame", ptreg_track_frame_table},
+    {"track_summary", ptreg_track_summary_table},
 };
 
 const ptreg_option_table *ptreg_option_table_find(const char *name)

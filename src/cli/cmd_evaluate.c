@@ -46,9 +46,7 @@ static int print_evaluation(const cli_args *a, double max_dist, size_t ns, const
     cli_json_string(o, "target", a->positional[1]);
     cli_json_number(o, "max_dist", max_dist);
     cli_json_number(o, "source_points", (double)ns);
-    cli_json_number(o, "correspondences", (double)e->inliers);
-    cli_json_number(o, "fitness", e->fitness);
-    cli_json_number(o, "inlier_rmse", e->inlier_rmse);
+    cli_json_result(o, ptreg_result_table_find("evaluation"), e);
     cli_json_number(o, "threads", ptreg_get_num_threads());
     return cli_json_print(o);
 }

@@ -62,7 +62,7 @@ static const char *normals_source(const ptreg_icp_options *opt, int target)
 }
 
 void cli_icp_print_human(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
-                        const cli_result *res)
+                         const cli_result *res)
 {
     print_device(job);
     printf("  %s (%zu points) onto %s (%zu points), nn %s\n", job->source_path, job->source_points, job->target_path,
@@ -132,7 +132,7 @@ static void json_add_device(cJSON *o, const icp_job *job)
 }
 
 int cli_icp_print_json(const icp_job *job, const ptreg_icp_options *opt, const ptreg_icp_result *r,
-                      const cli_result *res)
+                       const cli_result *res)
 {
     cJSON *o = cli_result_json(res);
     cli_json_string(o, "method", ptreg_icp_method_name(opt->method));

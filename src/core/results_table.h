@@ -66,6 +66,7 @@ const ptreg_result_table *ptreg_icp_result_table(void);
 const ptreg_result_table *ptreg_walk_stats_table(void);
 const ptreg_result_table *ptreg_emicp_result_table(void);
 const ptreg_result_table *ptreg_register_result_table(void);
+const ptreg_result_table *ptreg_evaluation_table(void);
 const ptreg_result_table *ptreg_lddmm_result_table(void);
 const ptreg_result_table *ptreg_harris3d_result_table(void);
 const ptreg_result_table *ptreg_multiway_result_table(void);

@@ -1,5 +1,6 @@
-/* Global registration's result table (ptreg/results.h): what ptreg
- * register --json and ptreg.register's result hold, declared once. */
+/* Global registration's result tables (ptreg/results.h): what ptreg
+ * register --json and ptreg.register's result hold, and ptreg evaluate's
+ * and ptreg.evaluate's, declared once. */
 #include "core/results_table.h"
 #include "ptreg/global.h"
 
@@ -27,3 +28,11 @@ static const ptreg_result_field register_rows[] = {
     RESULT_AT(R, total_ms, "time_ms", DOUBLE, "ms", "every stage")};
 #undef R
 RESULT_TABLE(ptreg_register_result_table, "global registration", ptreg_register_result, register_rows)
+
+#define E ptreg_evaluation
+static const ptreg_result_field evaluation_rows[] = {
+    RESULT_AT(E, inliers, "correspondences", SIZE, "", "source points paired (within max_dist)"),
+    RESULT_FIELD(E, fitness, DOUBLE, "", "correspondences / source points"),
+    RESULT_FIELD(E, inlier_rmse, DOUBLE, "the clouds' units", "the root of the pairs' mean squared distance")};
+#undef E
+RESULT_TABLE(ptreg_evaluation_table, "evaluation", ptreg_evaluation, evaluation_rows)
