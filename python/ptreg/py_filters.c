@@ -53,6 +53,41 @@ static unsigned char *mask_alloc(size_t n)
     return keep;
 }
 
+/* The two outlier filters' library calls, in one shape: a count (k, or
+ * the least number of neighbours) and a limit (the std ratio, or the
+ * radius), so that one binding body serves both. */
+typedef ptreg_status (*outlier_fn)(const float *xyz, size_t n, size_t count, double limit, unsigned char *keep,
+                                   ptreg_error *err);
+
+static ptreg_status statistical_call(const float *xyz, size_t n, size_t k, double ratio, unsigned char *keep,
+                                     ptreg_error *err)
+{
+    return ptreg_statistical_outliers(xyz, n, k, ratio, keep, NULL, err);
+}
+
+static ptreg_status radius_call(const float *xyz, size_t n, size_t min, double radius, unsigned char *keep,
+                                ptreg_error *err)
+{
+    return ptreg_radius_outliers(xyz, n, radius, min, keep, err);
+}
+
+/* The keep mask of filter over the points xyz_obj; a count below 1 goes to
+ * the library as 0, which refuses it with its own message. */
+static PyObject *outlier_mask(PyObject *xyz_obj, Py_ssize_t count, double limit, outlier_fn filter)
+{
+    Py_buffer xv;
+    size_t n;
+    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
+        return NULL;
+    unsigned char *keep = mask_alloc(n);
+    ptreg_error err;
+    ptreg_status st = PTREG_OK;
+    if (keep)
+        WITHOUT_GIL(st = filter(xv.buf, n, count < 1 ? 0 : (size_t)count, limit, keep, &err));
+    py_release(&xv);
+    return keep ? mask_result(st, &err, keep, n) : NULL;
+}
+
 /* statistical_outliers(points, k, std_ratio) -> keep mask */
 PyObject *py_statistical_outliers(PyObject *self, PyObject *args)
 {
@@ -62,17 +97,7 @@ PyObject *py_statistical_outliers(PyObject *self, PyObject *args)
     double ratio;
     if (!PyArg_ParseTuple(args, "Ond", &xyz_obj, &k, &ratio))
         return NULL;
-    Py_buffer xv;
-    size_t n;
-    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
-        return NULL;
-    unsigned char *keep = mask_alloc(n);
-    ptreg_error err;
-    ptreg_status st = PTREG_OK;
-    if (keep)
-        WITHOUT_GIL(st = ptreg_statistical_outliers(xv.buf, n, k < 1 ? 0 : (size_t)k, ratio, keep, NULL, &err));
-    py_release(&xv);
-    return keep ? mask_result(st, &err, keep, n) : NULL;
+    return outlier_mask(xyz_obj, k, ratio, statistical_call);
 }
 
 /* radius_outliers(points, radius, min_neighbors) -> keep mask */
@@ -84,17 +109,7 @@ PyObject *py_radius_outliers(PyObject *self, PyObject *args)
     Py_ssize_t min;
     if (!PyArg_ParseTuple(args, "Odn", &xyz_obj, &radius, &min))
         return NULL;
-    Py_buffer xv;
-    size_t n;
-    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
-        return NULL;
-    unsigned char *keep = mask_alloc(n);
-    ptreg_error err;
-    ptreg_status st = PTREG_OK;
-    if (keep)
-        WITHOUT_GIL(st = ptreg_radius_outliers(xv.buf, n, radius, min < 1 ? 0 : (size_t)min, keep, &err));
-    py_release(&xv);
-    return keep ? mask_result(st, &err, keep, n) : NULL;
+    return outlier_mask(xyz_obj, min, radius, radius_call);
 }
 
 /* random_downsample(n, fraction, count, seed) -> keep mask: count when

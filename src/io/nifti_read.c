@@ -23,7 +23,7 @@ typedef struct nifti_header {
     double slope, inter;
 } nifti_header;
 
-static double field(const unsigned char *h, size_t at, io_type type, int big_endian)
+static double header_field(const unsigned char *h, size_t at, io_type type, int big_endian)
 {
     return io_load(h + at, type, big_endian);
 }
@@ -46,11 +46,11 @@ static int voxel_type(int code, ptreg_voxel_type *type)
 static ptreg_status parse_sizes(const io_in *in, const unsigned char *p, nifti_header *h)
 {
     int be = h->big_endian;
-    int ndim = (int)field(p, 40, IO_I16, be);
+    int ndim = (int)header_field(p, 40, IO_I16, be);
     if (ndim < 1 || ndim > 7)
         return io_fail_byte(in, PTREG_ERR_FORMAT, 40, "dim[0] = %d: must be 1 to 7", ndim);
     for (int a = 1; a <= 7; a++) {
-        double d = a <= ndim ? field(p, 40 + 2 * (size_t)a, IO_I16, be) : 1;
+        double d = a <= ndim ? header_field(p, 40 + 2 * (size_t)a, IO_I16, be) : 1;
         if (d < 1)
             return io_fail_byte(in, PTREG_ERR_FORMAT, 40 + 2 * (size_t)a, "dim[%d] = %g: must be at least 1", a, d);
         if (a > 3 && d != 1)
@@ -58,7 +58,7 @@ static ptreg_status parse_sizes(const io_in *in, const unsigned char *p, nifti_h
                                 "dim[%d] = %g: only 3-D volumes (no time series) are read", a, d);
         if (a <= 3) {
             h->dims[a - 1] = (size_t)d;
-            double sp = a <= ndim ? fabs(field(p, 76 + 4 * (size_t)a, IO_F32, be)) : 1;
+            double sp = a <= ndim ? fabs(header_field(p, 76 + 4 * (size_t)a, IO_F32, be)) : 1;
             h->spacing[a - 1] = isfinite(sp) && sp > 0 ? sp : 1.0;
         }
     }
@@ -71,13 +71,13 @@ static void parse_origin(const unsigned char *p, nifti_header *h)
 {
     int be = h->big_endian;
     size_t at[3] = {0, 0, 0};
-    if (field(p, 254, IO_I16, be) > 0) {
+    if (header_field(p, 254, IO_I16, be) > 0) {
         at[0] = 280 + 12, at[1] = 296 + 12, at[2] = 312 + 12;
-    } else if (field(p, 252, IO_I16, be) > 0) {
+    } else if (header_field(p, 252, IO_I16, be) > 0) {
         at[0] = 268, at[1] = 272, at[2] = 276;
     }
     for (int a = 0; a < 3; a++) {
-        double o = at[a] ? field(p, at[a], IO_F32, be) : 0.0;
+        double o = at[a] ? header_field(p, at[a], IO_F32, be) : 0.0;
         h->origin[a] = isfinite(o) ? o : 0.0;
     }
 }
@@ -87,9 +87,9 @@ static ptreg_status parse_header(const io_in *in, const unsigned char *p, size_t
     if (n < NIFTI_HEADER)
         return io_fail_byte(in, PTREG_ERR_FORMAT, n, "truncated NIfTI-1 header (%zu of 348 bytes)", n);
     memset(h, 0, sizeof *h);
-    if (field(p, 0, IO_I32, 0) == NIFTI_HEADER)
+    if (header_field(p, 0, IO_I32, 0) == NIFTI_HEADER)
         h->big_endian = 0;
-    else if (field(p, 0, IO_I32, 1) == NIFTI_HEADER)
+    else if (header_field(p, 0, IO_I32, 1) == NIFTI_HEADER)
         h->big_endian = 1;
     else
         return io_fail_byte(in, PTREG_ERR_FORMAT, 0, "not a NIfTI-1 file (sizeof_hdr is not 348)");
@@ -100,18 +100,18 @@ static ptreg_status parse_header(const io_in *in, const unsigned char *p, size_t
     ptreg_status s = parse_sizes(in, p, h);
     if (s)
         return s;
-    int code = (int)field(p, 70, IO_I16, h->big_endian);
+    int code = (int)header_field(p, 70, IO_I16, h->big_endian);
     if (!voxel_type(code, &h->type))
         return io_fail_byte(in, PTREG_ERR_FORMAT, 70,
                             "unsupported datatype %d (8-, 16-, 32-bit integers, "
                             "float32, float64 are read)",
                             code);
-    double off = field(p, 108, IO_F32, h->big_endian);
+    double off = header_field(p, 108, IO_F32, h->big_endian);
     if (!(off >= NIFTI_MIN_OFFSET && off < 1e15) || off != floor(off))
         return io_fail_byte(in, PTREG_ERR_FORMAT, 108, "vox_offset %g: must be a whole number >= 352", off);
     h->offset = (size_t)off;
-    h->slope = field(p, 112, IO_F32, h->big_endian);
-    h->inter = field(p, 116, IO_F32, h->big_endian);
+    h->slope = header_field(p, 112, IO_F32, h->big_endian);
+    h->inter = header_field(p, 116, IO_F32, h->big_endian);
     parse_origin(p, h);
     return PTREG_OK;
 }

@@ -233,7 +233,7 @@ fuzz_posegraph() {
         -I"$root/include" -I"$root/src" $(pkg-config --cflags libcjson) -I/usr/include/suitesparse \
         "$root/tests/fuzz/fuzz_posegraph.c" "$root"/src/reg/posegraph/posegraph.c \
         "$root"/src/reg/posegraph/posegraph_json.c "$root"/src/reg/posegraph/posegraph_lm.c \
-        "$root/src/core/error.c" "$root/src/core/transform.c" "$root/src/core/rng.c" "$root/src/io/atomic.c" \
+        "$root/src/core/error.c" "$root/src/core/transform.c" "$root/src/core/rng.c" "$root/src/core/atomic.c" \
         "$root/src/core/options.c" $(pkg-config --libs libcjson) -lcholmod -lm -lpthread -o "$bin"
     mkdir -p "$corpus"
     for f in "$root"/tests/data/posegraph/*.json; do
