@@ -27,6 +27,7 @@ static const struct {
     {"lddmm", NULL, "lddmm", NULL},
     {"index", NULL, "model_index_info", NULL},
     {"devices", "devices", "device_info", "an object per device"},
+    {"batch", NULL, "batch_stats", NULL},
 };
 
 /* A table's name in the page's source, for tests/cli/man.sh (that every
