@@ -19,6 +19,7 @@ static const struct {
     {"icp", NULL, "icp", NULL},
     {"icp", "index", "model_index_info", "the target's model index (null without one)"},
     {"register", NULL, "register", NULL},
+    {"evaluate", NULL, "evaluation", NULL},
     {"multiway", NULL, "multiway", NULL},
     {"track", "frames", "track_frame", "an object per frame"},
     {"track", "summary", "track_summary", "the run's"},
