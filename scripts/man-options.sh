@@ -1,11 +1,15 @@
 #!/bin/bash
-# The option lists of docs/ptreg.1 that the library's options tables make
-# (ptreg/options.h): each block between
+# The lists of docs/ptreg.1 that the library's tables make: each block
+# between
 #   .\" BEGIN options of CMD ...   and   .\" END options of CMD
-# is what `ptreg help --man CMD` prints (a block "of CMD, CMD2:" serves
-# commands of one table, from the first's). Rewrites the blocks, or with
-# --check says which block differs (exit 1) and which command with such
-# options has no block.
+# is what `ptreg help --man CMD` prints, the command's options from its
+# options table (ptreg/options.h; a block "of CMD, CMD2:" serves commands of
+# one table, from the first's), and each block between
+#   .\" BEGIN json of CMD ...   and   .\" END json of CMD
+# is what `ptreg help --man-json CMD` prints, the fields of its --json from
+# the result tables (ptreg/results.h). Rewrites the blocks, or with --check
+# says which block differs (exit 1) and which command with such options or
+# fields has no block.
 #   scripts/man-options.sh [--check] PTREG [MANPAGE]
 set -euo pipefail
 check=0
@@ -19,21 +23,27 @@ trap 'rm -f "$made"' EXIT
 # the page with every block made afresh
 while IFS= read -r line; do
     printf '%s\n' "$line"
-    if [[ $line =~ ^\.\\\"\ BEGIN\ options\ of\ ([a-z0-9]+) ]]; then
-        "$ptreg" help --man "${BASH_REMATCH[1]}"
-        while IFS= read -r line && ! [[ $line =~ ^\.\\\"\ END\ options\ of ]]; do :; done
+    if [[ $line =~ ^\.\\\"\ BEGIN\ (options|json)\ of\ ([a-z0-9]+) ]]; then
+        kind=${BASH_REMATCH[1]} flag=--man
+        [[ $kind == json ]] && flag=--man-json
+        "$ptreg" help $flag "${BASH_REMATCH[2]}"
+        while IFS= read -r line && ! [[ $line =~ ^\.\\\"\ END\ $kind\ of ]]; do :; done
         printf '%s\n' "$line"
     fi
 done < "$page" > "$made"
 
 bad=0
 for cmd in $("$ptreg" --help | awk '/^commands:/ {on = 1; next} on && /^  [a-z]/ {print $1}'); do
-    [[ -z $("$ptreg" help --man "$cmd" 2>/dev/null) ]] && continue
-    grep -Eq "^\.\\\\\" BEGIN options of ([a-z0-9]+, )*$cmd[:,]" "$page" ||
-        { echo "$page: no block of $cmd's options (.\\\" BEGIN options of $cmd: ...)" >&2; bad=1; }
+    for kind in options json; do
+        flag=--man
+        [[ $kind == json ]] && flag=--man-json
+        [[ -z $("$ptreg" help $flag "$cmd" 2>/dev/null) ]] && continue
+        grep -Eq "^\.\\\\\" BEGIN $kind of ([a-z0-9]+, )*$cmd[:,]" "$page" ||
+            { echo "$page: no block of $cmd's $kind (.\\\" BEGIN $kind of $cmd: ...)" >&2; bad=1; }
+    done
 done
 if ((check)); then
-    diff -u "$page" "$made" >&2 || { echo "$page: its option lists differ from the library's (run $0)" >&2; bad=1; }
+    diff -u "$page" "$made" >&2 || { echo "$page: its option and JSON lists differ from the library's (run $0)" >&2; bad=1; }
     exit $bad
 fi
 cp "$made" "$page"

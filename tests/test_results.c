@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "ptreg/batch.h"
 #include "ptreg/device.h"
 #include "ptreg/emicp.h"
 #include "ptreg/global.h"
@@ -21,7 +22,8 @@ typedef const ptreg_result_table *(*table_fn)(void);
 static const table_fn tables[] = {ptreg_icp_result_table,       ptreg_walk_stats_table,    ptreg_emicp_result_table,
                                   ptreg_register_result_table,  ptreg_lddmm_result_table,  ptreg_harris3d_result_table,
                                   ptreg_multiway_result_table,  ptreg_multiway_edge_table, ptreg_device_info_table,
-                                  ptreg_model_index_info_table, ptreg_track_frame_table,   ptreg_track_summary_table};
+                                  ptreg_model_index_info_table, ptreg_track_frame_table,   ptreg_track_summary_table,
+                                  ptreg_batch_stats_table};
 #define TABLES (sizeof tables / sizeof tables[0])
 
 /* The bytes a row reads at its offset. */
@@ -93,6 +95,9 @@ static void test_keys(void)
     CHECK(offset_of(ptreg_lddmm_result_table(), "H") == offsetof(ptreg_lddmm_result, hamiltonian));
     /* harris3d's "keypoints" is the CLI's count and Python's array: each front end's own */
     CHECK(!ptreg_result_find(ptreg_harris3d_result_table(), "keypoints"));
+    /* batch's time is the CLI's register_ms (Python keeps time_ms beside it) */
+    CHECK(offset_of(ptreg_batch_stats_table(), "register_ms") == offsetof(ptreg_batch_stats, time_ms));
+    CHECK(!ptreg_result_find(ptreg_batch_stats_table(), "time_ms"));
 }
 
 /* The series and records are iterations + 1 long (the passes), and a
@@ -127,7 +132,8 @@ static void test_table_find(void)
 {
     static const char *const names[] = {"icp",         "walk_stats",       "emicp",       "register",
                                         "lddmm",       "harris3d",         "multiway",    "multiway_edge",
-                                        "device_info", "model_index_info", "track_frame", "track_summary"};
+                                        "device_info", "model_index_info", "track_frame", "track_summary",
+                                        "batch_stats"};
     const size_t count = sizeof names / sizeof names[0];
     for (size_t k = 0; k < TABLES; k++) {
         size_t found = 0;

@@ -894,7 +894,9 @@ def batch(sources: Sequence[ArrayLike], target: Optional[ArrayLike] = None, *,
     for any thread count.
 
     Returns a :class:`Result`: ``transformations`` (count, 4, 4), ``iterations``,
-    ``stop_reasons`` (names), ``time_ms``, ``pairs_per_s``, ``gpts``, ``isa``."""
+    ``stop_reasons`` (names), and the fields of ``ptreg batch --json``'s result
+    (``ptreg help --man-json batch``): ``register_ms`` (also under its older name
+    ``time_ms``), ``pairs_per_s``, ``gpts``, ``pair_terms``, ``isa``."""
     if (target is None) == (targets is None):
         raise ArgumentError("batch: give either one shared target or per-pair targets")
     if _frame(*sources, target, *(targets or ())) != _ZERO:

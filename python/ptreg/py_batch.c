@@ -53,12 +53,10 @@ PyObject *py_batch(PyObject *self, PyObject *args, PyObject *kwargs)
         return NULL;
     if (st)
         return raise_ptreg(st, &err);
+    /* time_ms: Python's name before the table's register_ms */
     PyObject *d = PyDict_New();
-    if (!d || py_put(d, "time_ms", PyFloat_FromDouble(stats.time_ms)) ||
-        py_put(d, "pairs_per_s", PyFloat_FromDouble(stats.pairs_per_s)) ||
-        py_put(d, "gpts", PyFloat_FromDouble(stats.gpts)) ||
-        py_put(d, "pair_terms", PyFloat_FromDouble(stats.pair_terms)) ||
-        py_put(d, "isa", PyUnicode_FromString(stats.isa ? stats.isa : ""))) {
+    if (!d || result_into(d, ptreg_result_table_find("batch_stats"), &stats) < 0 ||
+        py_put(d, "time_ms", PyFloat_FromDouble(stats.time_ms))) {
         Py_XDECREF(d);
         return NULL;
     }

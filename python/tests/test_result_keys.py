@@ -49,6 +49,11 @@ ONLY = {
     "index": ({"file", "nn_measured"}, {"duplicates", "has_delaunay", "delaunay_note"}),
     # a frame: the CLI's TUM pose (null when unreadable) and errors against --truth; Python's 4 x 4 matrices
     "track": ({"pose", "unreadable", "rotation_error_deg", "translation_error"}, {"transformation", "predicted"}),
+    # the CLI's summary of the pairs (counts per stop reason, means) and its timings; Python's per-pair arrays
+    # (stop_reasons: the CLI's counts, Python's names) and time_ms, Python's name before the table's register_ms
+    "batch": ({"mode", "input", "pairs", "points", "engine", "translation", "stop_reasons", "iterations_mean",
+               "iterations_max", "rms_mean", "read_ms", "total_ms", "device", "ranks", "output"},
+              {"transformations", "iterations", "stop_reasons", "time_ms"}),
 }
 
 
@@ -176,3 +181,19 @@ def test_track(scene):
         assert_same_keys("track", c, p, run=set())
     # the table's time and points (Python's points: new with the table)
     assert (py[1]["time"], py[1]["points"]) == (cli["frames"][1]["time"], cli["frames"][1]["points"]) == (0.1, 2000)
+
+
+def test_batch(tmp_path):
+    rng = np.random.default_rng(1)
+    tgt = rng.normal(size=(30, 3)).astype(np.float32)
+    c, si = math.cos(0.3), math.sin(0.3)
+    src = ((tgt - 0.1) @ np.array([[c, -si, 0], [si, c, 0], [0, 0, 1]])).astype(np.float32)
+    # a pairs file of one pair (docs/FORMATS.md, "ptreg pairs file")
+    with open(tmp_path / "one.ptpairs", "wb") as f:
+        f.write(b"PTPAIRS1" + np.array([1, 1, 0, 30, 0, 30], dtype="<u8").tobytes())
+        f.write(src.astype("<f4").tobytes() + tgt.astype("<f4").tobytes())
+    cli = cli_json("batch", "--pairs", tmp_path / "one.ptpairs", "--json")
+    py = ptreg.batch([src], tgt)
+    assert cli["pairs"] == 1 and cli["pair_terms"] == py["pair_terms"] > 0
+    assert_same_keys("batch", cli, py)
+    assert py["register_ms"] == py["time_ms"]

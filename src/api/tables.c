@@ -45,6 +45,7 @@ static const struct {
     {"model_index_info", ptreg_model_index_info_table},
     {"track_frame", ptreg_track_frame_table},
     {"track_summary", ptreg_track_summary_table},
+    {"batch_stats", ptreg_batch_stats_table},
 };
 
 const ptreg_option_table *ptreg_option_table_find(const char *name)

@@ -77,7 +77,7 @@ static void show_help_line(const char *name, char short_name, const char *text, 
 }
 
 /* roff text: '-' as \-, a backslash doubled */
-static void put_roff(const char *s)
+void cli_put_roff(const char *s)
 {
     for (; *s; s++)
         if (*s == '-' || *s == '\\')
@@ -92,9 +92,9 @@ static void show_man_item(const char *name, char short_name, const char *text, c
     if (short_name)
         printf("\"\\-%c, ", short_name);
     printf("\\-\\-");
-    put_roff(name);
+    cli_put_roff(name);
     printf("%s \" %s\"\n", short_name ? "\"" : "", placeholder);
-    put_roff(text);
+    cli_put_roff(text);
     putchar('\n');
 }
 

@@ -82,6 +82,12 @@ void cli_print_help(const cli_command *cmd);
 /* The library's options of the command as roff list items (.TP), for
  * docs/ptreg.1 (`ptreg help --man COMMAND`; nothing when it has none). */
 void cli_print_man_options(const cli_command *cmd);
+/* The fields of the command's --json that the library's result tables
+ * declare (ptreg/results.h), as roff list items, for docs/ptreg.1 (`ptreg
+ * help --man-json COMMAND`; nothing when it has none). */
+void cli_print_man_json(const cli_command *cmd);
+/* s as roff text: '-' as \-, a backslash doubled. */
+void cli_put_roff(const char *s);
 
 /* Sets the library's options given (cli_command.library) on its options
  * struct, then checks them as the library does (its ranges and the rules

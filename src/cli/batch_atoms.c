@@ -192,13 +192,17 @@ int batch_print_atoms_json(const atoms_report *rep)
     cli_json_bool(j, "translation", r->batch.translation);
     cli_json_number(j, "read_ms", rep->read_ms);
     cli_json_number(j, "neighbor_ms", rep->s.neighbor_ms);
-    cli_json_number(j, "register_ms", rep->s.register_ms);
-    cli_json_number(j, "total_ms", rep->total_ms);
+    /* the orientations' registrations, over every rank's atoms */
     const double s = rep->s.register_ms * 1e-3;
-    cli_json_number(j, "pairs_per_s", s > 0 ? (double)rep->s.tally.registered / s : 0.0);
-    cli_json_number(j, "gpts", s > 0 ? rep->s.tally.pair_terms / s / 1e9 : 0.0);
-    cli_json_number(j, "pair_terms", rep->s.tally.pair_terms);
-    cli_json_string(j, "isa", o->stats.isa ? o->stats.isa : "");
+    const ptreg_batch_stats all = {.pairs = rep->s.tally.registered,
+                                   .pair_terms = rep->s.tally.pair_terms,
+                                   .time_ms = rep->s.register_ms,
+                                   .pairs_per_s = s > 0 ? (double)rep->s.tally.registered / s : 0.0,
+                                   .gpts = s > 0 ? rep->s.tally.pair_terms / s / 1e9 : 0.0,
+                                   .isa = o->stats.isa,
+                                   .kernel_ms = o->stats.kernel_ms};
+    cli_json_result(j, ptreg_result_table_find("batch_stats"), &all);
+    cli_json_number(j, "total_ms", rep->total_ms);
     char device[32];
     cli_json_string(j, "device", batch_resolved_device(r, device, sizeof device));
     cli_json_number(j, "threads", ptreg_get_num_threads());

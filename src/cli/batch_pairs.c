@@ -98,12 +98,10 @@ static int print_pairs_report(const pairs_report *rep)
     cli_json_number(j, "iterations_max", rep->iterations_max);
     cli_json_number(j, "rms_mean", rep->rms_sum / n);
     cli_json_number(j, "read_ms", rep->read_ms);
-    cli_json_number(j, "register_ms", rep->stats.time_ms);
+    ptreg_batch_stats all = rep->stats; /* its rates over every rank's pairs */
+    all.pairs = rep->pairs, all.pairs_per_s = per_s, all.gpts = gpts;
+    cli_json_result(j, ptreg_result_table_find("batch_stats"), &all);
     cli_json_number(j, "total_ms", rep->total_ms);
-    cli_json_number(j, "pairs_per_s", per_s);
-    cli_json_number(j, "gpts", gpts);
-    cli_json_number(j, "pair_terms", rep->stats.pair_terms);
-    cli_json_string(j, "isa", rep->stats.isa ? rep->stats.isa : "");
     cli_json_string(j, "device", device);
     cli_json_number(j, "threads", ptreg_get_num_threads());
     cli_json_number(j, "ranks", rep->ranks);

@@ -94,13 +94,14 @@ int main(int argc, char **argv)
             print_usage(stdout);
             return EXIT_OK;
         }
-        const int man = !strcmp(argv[2], "--man") && argc > 3; /* the man page's option lists */
-        const command_entry *e = find_command(argv[man ? 3 : 2]);
+        /* the man page's option lists, and its lists of JSON fields */
+        const int man = !strcmp(argv[2], "--man") && argc > 3, man_json = !strcmp(argv[2], "--man-json") && argc > 3;
+        const command_entry *e = find_command(argv[man || man_json ? 3 : 2]);
         if (!e) {
-            fprintf(stderr, "ptreg help: unknown command '%s'\n", argv[man ? 3 : 2]);
+            fprintf(stderr, "ptreg help: unknown command '%s'\n", argv[man || man_json ? 3 : 2]);
             return EXIT_USAGE;
         }
-        (man ? cli_print_man_options : cli_print_help)(e->cmd);
+        (man ? cli_print_man_options : man_json ? cli_print_man_json : cli_print_help)(e->cmd);
         return EXIT_OK;
     }
     const command_entry *e = find_command(name);
