@@ -54,14 +54,13 @@ void ptreg_harris3d_options_default(ptreg_harris3d_options *opt)
     opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
 }
 
-static const engine *const harris3d_engines[] = {&engine_cpu, &harris3d_device_engine};
+static ptreg_status harris_choose(const ptreg_harris3d_options *o, ptreg_device *on, const harris3d_engine **chosen,
+                                  ptreg_error *err);
 
-ptreg_status ptreg_harris3d_resolve_device(const ptreg_harris3d_options *o, ptreg_device *on, ptreg_error *err)
-{
-    return engine_choose(harris3d_engines, 2, &o->device, o, "harris3d", on, NULL, err);
-}
-
-static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_device *on, ptreg_error *err)
+/* The options checked; *on and *chosen: the device they run on and the
+ * engine that runs them there. */
+static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_device *on, const harris3d_engine **chosen,
+                                  ptreg_error *err)
 {
     ptreg_status st = ptreg_options_check(ptreg_harris3d_option_table(), o, err);
     if (st)
@@ -71,10 +70,8 @@ static ptreg_status check_options(const ptreg_harris3d_options *o, ptreg_device 
                                o->device_method);
     if (!isfinite(o->threshold))
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: threshold %g is not finite", o->threshold);
-    return ptreg_harris3d_resolve_device(o, on, err);
+    return harris_choose(o, on, chosen, err);
 }
-
-static int on_gpu(const ptreg_device *on) { return on->backend != PTREG_BACKEND_CPU; }
 
 static ptreg_status check_volume(const ptreg_volume *v, ptreg_error *err)
 {
@@ -235,19 +232,19 @@ ptreg_status ptreg_harris3d_scores(const ptreg_volume *vol, const ptreg_harris3d
         opt = &d;
     }
     ptreg_device on;
-    ptreg_status s = check_options(opt, &on, err);
+    const harris3d_engine *e = NULL;
+    ptreg_status s = check_options(opt, &on, &e, err);
     if (!s)
         s = check_volume(vol, err);
     if (!s && !scores)
         s = ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no score buffer");
     if (s)
         return s;
-    if (on_gpu(&on))
-        return harris3d_device_scores_only(vol, opt, &on, scores, err);
-    float max, *row_max = malloc(vol->ny * vol->nz * sizeof *row_max);
-    s = row_max ? compute_scores(vol, opt, scores, row_max, &max, err)
-                : ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
-    free(row_max);
+    void *ctx = NULL;
+    s = e->open(&on, &ctx, err);
+    s = s ? s : e->set_volume(ctx, vol, err);
+    s = s ? s : e->scores(ctx, vol, opt, scores, err);
+    e->close(ctx);
     return s;
 }
 
@@ -439,27 +436,67 @@ ptreg_status ptreg_harris3d_keypoints(const float *scores, size_t nx, size_t ny,
     *keypoints = NULL;
     *count = 0;
     ptreg_device on;
-    ptreg_status s = check_options(opt, &on, err);
+    const harris3d_engine *e = NULL;
+    ptreg_status s = check_options(opt, &on, &e, err);
     if (s)
         return s;
-    if (on_gpu(&on))
-        return harris3d_device_select(scores, nx, ny, nz, opt, &on, keypoints, count, threshold_used,
-                                      local_maxima_count, err);
+    void *ctx = NULL;
+    s = e->open(&on, &ctx, err);
+    s = s ? s : e->select(ctx, scores, nx, ny, nz, opt, keypoints, count, threshold_used, local_maxima_count, err);
+    e->close(ctx);
+    return s;
+}
+
+/* ---- the CPU's engine ----------------------------------------------------- */
+
+/* The CPU keeps nothing between calls: it reads the caller's volume. */
+static ptreg_status cpu_open(const ptreg_device *on, void **ctx, ptreg_error *err)
+{
+    (void)on, (void)err;
+    *ctx = NULL;
+    return PTREG_OK;
+}
+
+static ptreg_status cpu_set_volume(void *ctx, const ptreg_volume *vol, ptreg_error *err)
+{
+    (void)ctx, (void)vol, (void)err;
+    return PTREG_OK;
+}
+
+static void cpu_close(void *ctx) { (void)ctx; }
+
+static ptreg_status cpu_scores(void *ctx, const ptreg_volume *vol, const ptreg_harris3d_options *opt, float *scores,
+                               ptreg_error *err)
+{
+    (void)ctx;
+    float max, *row_max = malloc(vol->ny * vol->nz * sizeof *row_max);
+    ptreg_status s = row_max ? compute_scores(vol, opt, scores, row_max, &max, err)
+                             : ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
+    free(row_max);
+    return s;
+}
+
+static ptreg_status cpu_select(void *ctx, const float *scores, size_t nx, size_t ny, size_t nz,
+                               const ptreg_harris3d_options *opt, ptreg_keypoint **keypoints, size_t *count,
+                               double *threshold_used, size_t *local_maxima_count, ptreg_error *err)
+{
+    (void)ctx;
     float *row_max = malloc(ny * nz * sizeof *row_max);
     if (!row_max)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
     rows_max(scores, nx, ny * nz, row_max);
-    s = select_keypoints(scores, row_max, nx, ny, nz, opt, max_score(row_max, ny * nz), keypoints, count,
-                         threshold_used, local_maxima_count, err);
+    ptreg_status s = select_keypoints(scores, row_max, nx, ny, nz, opt, max_score(row_max, ny * nz), keypoints, count,
+                                      threshold_used, local_maxima_count, err);
     free(row_max);
     return s;
 }
 
 /* Both steps on the CPU, into a zeroed result; the scores freed unless
- * with_scores. */
-static ptreg_status cpu_detect(const ptreg_volume *vol, const ptreg_harris3d_options *opt, int with_scores,
-                               ptreg_harris3d_result *result, ptreg_error *err)
+ * with_scores. Nothing was uploaded: upload_ms is 0 or a no-op's. */
+static ptreg_status cpu_detect(void *ctx, const ptreg_volume *vol, const ptreg_harris3d_options *opt, int with_scores,
+                               double upload_ms, ptreg_harris3d_result *result, ptreg_error *err)
 {
+    (void)ctx, (void)upload_ms;
     size_t n = ptreg_volume_count(vol);
     result->scores = core_alloc_large(n * sizeof(float)); /* written once: on huge pages */
     float *row_max = malloc(vol->ny * vol->nz * sizeof *row_max);
@@ -490,6 +527,38 @@ static ptreg_status cpu_detect(const ptreg_volume *vol, const ptreg_harris3d_opt
     return PTREG_OK;
 }
 
+/* Every option. */
+static const harris3d_engine harris3d_cpu_engine = {
+    .base = {PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), NULL},
+    .take_turns = 0,
+    .open = cpu_open,
+    .set_volume = cpu_set_volume,
+    .detect = cpu_detect,
+    .scores = cpu_scores,
+    .select = cpu_select,
+    .close = cpu_close,
+};
+
+static const engine *const harris3d_engines[] = {&harris3d_cpu_engine.base, &harris3d_device_engine.base};
+
+/* The device the options name and the engine that runs them there: the
+ * one choice a call makes. */
+static ptreg_status harris_choose(const ptreg_harris3d_options *o, ptreg_device *on, const harris3d_engine **chosen,
+                                  ptreg_error *err)
+{
+    const engine *e = NULL;
+    ptreg_status st = engine_choose(harris3d_engines, 2, &o->device, o, "harris3d", on, &e, err);
+    /* every engine in the list is a harris3d_engine, its base first */
+    *chosen = (const harris3d_engine *)e;
+    return st;
+}
+
+ptreg_status ptreg_harris3d_resolve_device(const ptreg_harris3d_options *o, ptreg_device *on, ptreg_error *err)
+{
+    const harris3d_engine *unused;
+    return harris_choose(o, on, &unused, err);
+}
+
 ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_options *opt, ptreg_harris3d_result *result,
                             ptreg_error *err)
 {
@@ -502,12 +571,18 @@ ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_option
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no result");
     memset(result, 0, sizeof *result);
     ptreg_device on;
-    ptreg_status s = check_options(opt, &on, err);
+    const harris3d_engine *e = NULL;
+    ptreg_status s = check_options(opt, &on, &e, err);
     if (!s)
         s = check_volume(vol, err);
     if (s)
         return s;
-    s = on_gpu(&on) ? harris3d_device_run(vol, opt, &on, result, err) : cpu_detect(vol, opt, 1, result, err);
+    void *ctx = NULL;
+    s = e->open(&on, &ctx, err);
+    double t0 = ptreg_time_ms();
+    s = s ? s : e->set_volume(ctx, vol, err);
+    s = s ? s : e->detect(ctx, vol, opt, 1, ptreg_time_ms() - t0, result, err);
+    e->close(ctx);
     if (s)
         ptreg_harris3d_result_free(result);
     return s;
@@ -517,12 +592,26 @@ ptreg_status ptreg_harris3d(const ptreg_volume *vol, const ptreg_harris3d_option
 
 struct ptreg_harris3d_volume {
     ptreg_device on;
-    const ptreg_volume *volume; /* the CPU's: the caller's */
-    harris3d_device_state *hd;  /* a GPU's: its copy */
+    const harris3d_engine *engine; /* chosen once, at create */
+    void *ctx;                     /* the engine's: a GPU's copy of the volume */
+    const ptreg_volume *volume;    /* the caller's, last set */
     /* A detection on the GPU fills the copy's buffers (and may rebuild its
-     * program for new options): threads sharing the handle take turns. */
+     * program for new options): threads sharing the handle take turns
+     * where the engine says so. */
     pthread_mutex_t device_turn;
 };
+
+static void turn_take(ptreg_harris3d_volume *hv)
+{
+    if (hv->engine->take_turns)
+        pthread_mutex_lock(&hv->device_turn);
+}
+
+static void turn_give(ptreg_harris3d_volume *hv)
+{
+    if (hv->engine->take_turns)
+        pthread_mutex_unlock(&hv->device_turn);
+}
 
 ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
                                           ptreg_harris3d_volume **out, ptreg_error *err)
@@ -539,9 +628,8 @@ ptreg_status ptreg_harris3d_volume_create(const ptreg_volume *vol, const ptreg_h
     if (!hv)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory");
     pthread_mutex_init(&hv->device_turn, NULL);
-    ptreg_status s = check_options(opt, &hv->on, err);
-    if (!s && on_gpu(&hv->on))
-        s = harris3d_device_open(&hv->on, &hv->hd, err);
+    ptreg_status s = check_options(opt, &hv->on, &hv->engine, err);
+    s = s ? s : hv->engine->open(&hv->on, &hv->ctx, err);
     s = s ? s : ptreg_harris3d_volume_set(hv, vol, err);
     if (s) {
         ptreg_harris3d_volume_destroy(hv);
@@ -557,10 +645,10 @@ ptreg_status ptreg_harris3d_volume_set(ptreg_harris3d_volume *hv, const ptreg_vo
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no handle");
     ptreg_status s = check_volume(vol, err);
     hv->volume = NULL;
-    if (!s && hv->hd) {
-        pthread_mutex_lock(&hv->device_turn);
-        s = harris3d_device_upload(hv->hd, vol, err);
-        pthread_mutex_unlock(&hv->device_turn);
+    if (!s) {
+        turn_take(hv);
+        s = hv->engine->set_volume(hv->ctx, vol, err);
+        turn_give(hv);
     }
     if (!s)
         hv->volume = vol;
@@ -581,13 +669,12 @@ ptreg_status ptreg_harris3d_volume_run(ptreg_harris3d_volume *hv, const ptreg_ha
         return ptreg_error_set(err, PTREG_ERR_ARG, "harris3d: no volume in the handle");
     o.device = hv->on;
     ptreg_device on;
-    ptreg_status s = check_options(&o, &on, err);
-    if (!s && hv->hd) {
-        pthread_mutex_lock(&hv->device_turn);
-        s = harris3d_device_detect(hv->hd, &o, with_scores, 0, result, err);
-        pthread_mutex_unlock(&hv->device_turn);
-    } else if (!s) {
-        s = cpu_detect(hv->volume, &o, with_scores, result, err);
+    const harris3d_engine *again = NULL; /* the handle's, or the options' error on its device */
+    ptreg_status s = check_options(&o, &on, &again, err);
+    if (!s) {
+        turn_take(hv);
+        s = hv->engine->detect(hv->ctx, hv->volume, &o, with_scores, 0, result, err);
+        turn_give(hv);
     }
     if (s)
         ptreg_harris3d_result_free(result);
@@ -598,7 +685,8 @@ void ptreg_harris3d_volume_destroy(ptreg_harris3d_volume *hv)
 {
     if (!hv)
         return;
-    harris3d_device_close(hv->hd);
+    if (hv->engine)
+        hv->engine->close(hv->ctx);
     pthread_mutex_destroy(&hv->device_turn);
     free(hv);
 }

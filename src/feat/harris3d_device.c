@@ -526,7 +526,7 @@ ptreg_status harris3d_device_keypoints(harris3d_device_state *hd, const ptreg_ha
     return PTREG_OK;
 }
 
-/* ---- the public calls ---- */
+/* ---- the engine ---- */
 
 static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
 {
@@ -535,11 +535,25 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
     return engine_cpu_only("harris3d: the reference loop", device, err);
 }
 
-const engine harris3d_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
-
-ptreg_status harris3d_device_detect(harris3d_device_state *hd, const ptreg_harris3d_options *opt, int with_scores,
-                                    double upload_ms, ptreg_harris3d_result *result, ptreg_error *err)
+static ptreg_status device_open(const ptreg_device *on, void **ctx, ptreg_error *err)
 {
+    harris3d_device_state *hd;
+    ptreg_status st = harris3d_device_open(on, &hd, err);
+    *ctx = hd;
+    return st;
+}
+
+static ptreg_status device_set_volume(void *ctx, const ptreg_volume *vol, ptreg_error *err)
+{
+    return harris3d_device_upload(ctx, vol, err);
+}
+
+/* Scores and keypoints of the resident volume (vol is its source). */
+static ptreg_status device_detect(void *ctx, const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+                                  int with_scores, double upload_ms, ptreg_harris3d_result *result, ptreg_error *err)
+{
+    (void)vol;
+    harris3d_device_state *hd = ctx;
     ptreg_status st = PTREG_OK;
     if (with_scores && !(result->scores = malloc(hd->n * sizeof(float))))
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "harris3d: out of memory for %zu scores", hd->n);
@@ -563,41 +577,32 @@ ptreg_status harris3d_device_detect(harris3d_device_state *hd, const ptreg_harri
     return PTREG_OK;
 }
 
-ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt, const ptreg_device *on,
-                                 ptreg_harris3d_result *result, ptreg_error *err)
+/* The resident volume's scores, copied back. */
+static ptreg_status device_scores_back(void *ctx, const ptreg_volume *vol, const ptreg_harris3d_options *opt,
+                                       float *scores, ptreg_error *err)
 {
-    harris3d_device_state *hd;
-    ptreg_status st = harris3d_device_open(on, &hd, err);
-    if (st)
-        return st;
-    double t0 = ptreg_time_ms();
-    st = harris3d_device_upload(hd, vol, err);
-    st = st ? st : harris3d_device_detect(hd, opt, 1, ptreg_time_ms() - t0, result, err);
-    harris3d_device_close(hd);
-    return st;
+    (void)vol;
+    ptreg_status st = harris3d_device_scores(ctx, opt, opt->device_method, NULL, err);
+    return st ? st : harris3d_device_read_scores(ctx, scores, err);
 }
 
-ptreg_status harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
-                                         const ptreg_device *on, float *scores, ptreg_error *err)
+static ptreg_status device_select(void *ctx, const float *scores, size_t nx, size_t ny, size_t nz,
+                                  const ptreg_harris3d_options *opt, ptreg_keypoint **keypoints, size_t *count,
+                                  double *threshold_used, size_t *local_maxima, ptreg_error *err)
 {
-    harris3d_device_state *hd;
-    ptreg_status st = harris3d_device_open(on, &hd, err);
-    st = st ? st : harris3d_device_upload(hd, vol, err);
-    st = st ? st : harris3d_device_scores(hd, opt, opt->device_method, NULL, err);
-    st = st ? st : harris3d_device_read_scores(hd, scores, err);
-    harris3d_device_close(hd);
-    return st;
+    ptreg_status st = harris3d_device_set_scores(ctx, scores, nx, ny, nz, err);
+    return st ? st : harris3d_device_keypoints(ctx, opt, keypoints, count, threshold_used, local_maxima, NULL, err);
 }
 
-ptreg_status harris3d_device_select(const float *scores, size_t nx, size_t ny, size_t nz,
-                                    const ptreg_harris3d_options *opt, const ptreg_device *on,
-                                    ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
-                                    size_t *local_maxima, ptreg_error *err)
-{
-    harris3d_device_state *hd;
-    ptreg_status st = harris3d_device_open(on, &hd, err);
-    st = st ? st : harris3d_device_set_scores(hd, scores, nx, ny, nz, err);
-    st = st ? st : harris3d_device_keypoints(hd, opt, keypoints, count, threshold_used, local_maxima, NULL, err);
-    harris3d_device_close(hd);
-    return st;
-}
+static void device_close(void *ctx) { harris3d_device_close(ctx); }
+
+const harris3d_engine harris3d_device_engine = {
+    .base = {ENGINE_GPU_BACKENDS, device_supports},
+    .take_turns = 1,
+    .open = device_open,
+    .set_volume = device_set_volume,
+    .detect = device_detect,
+    .scores = device_scores_back,
+    .select = device_select,
+    .close = device_close,
+};

@@ -71,23 +71,36 @@ ptreg_status harris3d_device_keypoints(harris3d_device_state *hd, const ptreg_ha
                                        ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
                                        size_t *local_maxima, float *max_score, ptreg_error *err);
 
-/* The device engine (device/engine.h): every option but the reference loop. */
-extern const engine harris3d_device_engine;
+/* An engine of 3-D Harris (the CPU's, harris3d.c; a GPU device's,
+ * harris3d_device.c), chosen once per call, or once per resident handle,
+ * which keeps it. Its set-up on the device (*ctx), the volume it works on
+ * (set_volume: the device keeps a copy, the CPU reads the caller's; vol in
+ * the calls that follow is the one last set), the steps the public calls
+ * run, and its end. harris3d.c has checked the options and the inputs. */
+typedef struct harris3d_engine {
+    engine base; /* the backends and whether it runs the options (device/engine.h) */
+    /* Calls on one ctx take their turns (a device's buffers); the CPU's
+     * may run at once. */
+    int take_turns;
+    ptreg_status (*open)(const ptreg_device *on, void **ctx, ptreg_error *err);
+    ptreg_status (*set_volume)(void *ctx, const ptreg_volume *vol, ptreg_error *err);
+    /* Scores and keypoints into a zeroed result, the scores kept when
+     * with_scores; upload_ms: the volume's upload, which counts with the
+     * scores where there was one. */
+    ptreg_status (*detect)(void *ctx, const ptreg_volume *vol, const ptreg_harris3d_options *opt, int with_scores,
+                           double upload_ms, ptreg_harris3d_result *result, ptreg_error *err);
+    /* Every voxel's score into scores (nx*ny*nz floats). */
+    ptreg_status (*scores)(void *ctx, const ptreg_volume *vol, const ptreg_harris3d_options *opt, float *scores,
+                           ptreg_error *err);
+    /* Keypoints of a score volume from the host. */
+    ptreg_status (*select)(void *ctx, const float *scores, size_t nx, size_t ny, size_t nz,
+                           const ptreg_harris3d_options *opt, ptreg_keypoint **keypoints, size_t *count,
+                           double *threshold_used, size_t *local_maxima, ptreg_error *err);
+    void (*close)(void *ctx);
+} harris3d_engine;
 
-/* The public calls on a resolved GPU device (harris3d.c has checked the
- * options and the volume). detect: scores and keypoints of the resident
- * volume, the scores copied back when with_scores; upload_ms counts with
- * the scores' time. */
-ptreg_status harris3d_device_detect(harris3d_device_state *hd, const ptreg_harris3d_options *opt, int with_scores,
-                                    double upload_ms, ptreg_harris3d_result *result, ptreg_error *err);
-ptreg_status harris3d_device_run(const ptreg_volume *vol, const ptreg_harris3d_options *opt, const ptreg_device *on,
-                                 ptreg_harris3d_result *result, ptreg_error *err);
-ptreg_status harris3d_device_scores_only(const ptreg_volume *vol, const ptreg_harris3d_options *opt,
-                                         const ptreg_device *on, float *scores, ptreg_error *err);
-ptreg_status harris3d_device_select(const float *scores, size_t nx, size_t ny, size_t nz,
-                                    const ptreg_harris3d_options *opt, const ptreg_device *on,
-                                    ptreg_keypoint **keypoints, size_t *count, double *threshold_used,
-                                    size_t *local_maxima, ptreg_error *err);
+/* The device engine: every option but the reference loop. */
+extern const harris3d_engine harris3d_device_engine;
 
 /* Declared in the public headers before 1.x; the library's own (not exported). */
 /* The sigma the options mean (the default when opt->sigma is 0). */

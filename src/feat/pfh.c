@@ -121,23 +121,20 @@ typedef void (*pair_bins_fn)(const feat_pair_batch *b);
 
 static int finite3(const float *v) { return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]); }
 
-static const engine *const feature_engines[] = {&engine_cpu, &feat_device_engine};
+static ptreg_status features_choose(const ptreg_features_options *o, ptreg_device *on, const features_engine **chosen,
+                                    ptreg_error *err);
 
-ptreg_status ptreg_features_resolve_device(const ptreg_features_options *o, ptreg_device *on, ptreg_error *err)
-{
-    return engine_choose(feature_engines, 2, &o->device, o, "PFH/FPFH", on, NULL, err);
-}
-
-/* The inputs and options; *on: the device they run on. */
+/* The inputs and options; *on and *chosen: the device they run on and the
+ * engine that runs them there. */
 static ptreg_status check_inputs(const float *xyz, const float *normals, size_t n, const ptreg_features_options *o,
-                                 const float *out, ptreg_device *on, ptreg_error *err)
+                                 const float *out, ptreg_device *on, const features_engine **chosen, ptreg_error *err)
 {
     if (!xyz || !normals || !out || !n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "features: no points, normals or output");
     ptreg_status st = kd_check_points("features", n, err);
     st = st ? st : ptreg_check_shape("features: the cloud", xyz, n, err);
     st = st ? st : ptreg_options_check(ptreg_features_option_table(), o, err);
-    st = st ? st : ptreg_features_resolve_device(o, on, err);
+    st = st ? st : features_choose(o, on, chosen, err);
     return st ? st : feat_check_neighborhood(&o->neighbors, err);
 }
 
@@ -279,44 +276,32 @@ static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, 
     counts_to_values(s->count, PTREG_PFH_BINS, m > 1 ? m * (m - 1) / 2 : 1, hist);
 }
 
-/* What both descriptors start with: the options (defaults for NULL, kept
- * in *storage), the checks, every point's neighborhood (radius lists
- * sorted, or in the tree's order where no result depends on it: FPFH),
- * and the pair kernel (NULL for the reference). */
-static ptreg_status begin_features(const float *xyz, const float *normals, size_t n, const ptreg_features_options **opt,
-                                   ptreg_features_options *storage, feat_order order, const float *out,
-                                   feat_table *table, pair_bins_fn *kernel, ptreg_device *on, ptreg_error *err)
+/* What both descriptors start with on the CPU (the checks made): every
+ * point's neighborhood (radius lists sorted, or in the tree's order where
+ * no result depends on it: FPFH), and the pair kernel (NULL for the
+ * reference). */
+static ptreg_status begin_features(const float *xyz, size_t n, const ptreg_features_options *opt, feat_order order,
+                                   feat_table *table, pair_bins_fn *kernel, ptreg_error *err)
 {
-    if (!*opt) {
-        ptreg_features_options_default(storage);
-        *opt = storage;
-    }
     memset(table, 0, sizeof *table);
-    ptreg_status s = check_inputs(xyz, normals, n, *opt, out, on, err);
-    if (!s && on->backend != PTREG_BACKEND_CPU)
-        return PTREG_OK; /* the device finds its own neighborhoods */
     ptreg_kdtree *tree = NULL;
+    ptreg_status s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
     if (!s)
-        s = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
-    if (!s)
-        s = feat_table_build(tree, xyz, n, &(*opt)->neighbors, (*opt)->reference, order, table, err);
+        s = feat_table_build(tree, xyz, n, &opt->neighbors, opt->reference, order, table, err);
     ptreg_kdtree_destroy(tree);
-    *kernel = (*opt)->reference ? NULL : pfh_cpu_kernels()->pair_bins;
+    *kernel = opt->reference ? NULL : pfh_cpu_kernels()->pair_bins;
     return s;
 }
 
-ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt, float *out,
-                       size_t *missing, ptreg_error *err)
+/* Every point's PFH on the CPU. */
+static ptreg_status cpu_pfh_all(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
+                                float *out, size_t *missing, ptreg_error *err)
 {
-    ptreg_features_options d;
     feat_table table;
     pair_bins_fn kernel;
-    ptreg_device on;
-    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, FEAT_SORTED, out, &table, &kernel, &on, err);
+    ptreg_status s = begin_features(xyz, n, opt, FEAT_SORTED, &table, &kernel, err);
     if (s)
         return s;
-    if (on.backend != PTREG_BACKEND_CPU)
-        return feat_device_pfh(&on, xyz, normals, n, opt, out, missing, err);
     size_t lacking = 0;
     int failed = 0;
 #pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(+ : lacking) reduction(| : failed)
@@ -482,18 +467,15 @@ static size_t fpfh_pass(const feature_job *job)
     return lacking;
 }
 
-ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt, float *out,
-                        size_t *missing, ptreg_error *err)
+/* Every point's FPFH on the CPU. */
+static ptreg_status cpu_fpfh_all(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
+                                 float *out, size_t *missing, ptreg_error *err)
 {
-    ptreg_features_options d;
     feat_table table;
     pair_bins_fn kernel;
-    ptreg_device on;
-    ptreg_status s = begin_features(xyz, normals, n, &opt, &d, FEAT_TREE_ORDER, out, &table, &kernel, &on, err);
+    ptreg_status s = begin_features(xyz, n, opt, FEAT_TREE_ORDER, &table, &kernel, err);
     if (s)
         return s;
-    if (on.backend != PTREG_BACKEND_CPU)
-        return feat_device_fpfh(&on, xyz, normals, n, opt, out, missing, err);
     float *spfh = core_alloc_large(n * PTREG_FPFH_BINS * sizeof(float));
     feature_job job = {xyz, normals, n, opt, &table, kernel, spfh, out};
     int ok = job.spfh && spfh_pass(&job);
@@ -507,15 +489,145 @@ ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const 
     return PTREG_OK;
 }
 
+/* ---- the CPU's engine ---------------------------------------------------- */
+
+/* The rows of `which` out of every point's (the CPU's descriptors). */
+static void gather_rows(const float *all, size_t bins, const uint32_t *which, size_t count, float *out, size_t *missing)
+{
+    size_t lacking = 0;
+    for (size_t i = 0; i < count; i++) {
+        memcpy(out + i * bins, all + (size_t)which[i] * bins, bins * sizeof(float));
+        lacking += isnan(out[i * bins]) != 0;
+    }
+    if (missing)
+        *missing = lacking;
+}
+
+typedef ptreg_status (*features_fn)(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
+                                    float *out, size_t *missing, ptreg_error *err);
+
+/* On the CPU: every row, then those asked for. */
+static ptreg_status cpu_rows(features_fn fn, size_t bins, const float *xyz, const float *normals, size_t n,
+                             const ptreg_features_options *opt, const uint32_t *which, size_t count, float *out,
+                             size_t *missing, ptreg_error *err)
+{
+    if (!which)
+        return fn(xyz, normals, n, opt, out, missing, err);
+    float *all = core_alloc_large(n * bins * sizeof *all);
+    if (!all)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "features: out of memory for %zu rows", n);
+    ptreg_status s = fn(xyz, normals, n, opt, all, NULL, err);
+    if (!s)
+        gather_rows(all, bins, which, count, out, missing);
+    free(all);
+    return s;
+}
+
+static ptreg_status cpu_pfh(void *ctx, const float *xyz, const float *normals, size_t n,
+                            const ptreg_features_options *opt, const uint32_t *which, size_t count, float *out,
+                            size_t *missing, ptreg_error *err)
+{
+    (void)ctx;
+    return cpu_rows(cpu_pfh_all, PTREG_PFH_BINS, xyz, normals, n, opt, which, count, out, missing, err);
+}
+
+static ptreg_status cpu_fpfh(void *ctx, const float *xyz, const float *normals, size_t n,
+                             const ptreg_features_options *opt, const uint32_t *which, size_t count, float *out,
+                             size_t *missing, ptreg_error *err)
+{
+    (void)ctx;
+    return cpu_rows(cpu_fpfh_all, PTREG_FPFH_BINS, xyz, normals, n, opt, which, count, out, missing, err);
+}
+
+/* The CPU keeps nothing between calls: it reads the caller's arrays. */
+static ptreg_status cpu_open(const ptreg_device *on, const float *xyz, const float *normals, size_t n, void **ctx,
+                             ptreg_error *err)
+{
+    (void)on, (void)xyz, (void)normals, (void)n, (void)err;
+    *ctx = NULL;
+    return PTREG_OK;
+}
+
+static void cpu_close(void *ctx) { (void)ctx; }
+
+/* Every option. */
+static const features_engine feat_cpu_engine = {
+    .base = {PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), NULL},
+    .take_turns = 0,
+    .open = cpu_open,
+    .pfh = cpu_pfh,
+    .fpfh = cpu_fpfh,
+    .close = cpu_close,
+};
+
+static const engine *const feature_engines[] = {&feat_cpu_engine.base, &feat_device_engine.base};
+
+/* The device the options name and the engine that runs them there: the
+ * one choice a call makes. */
+static ptreg_status features_choose(const ptreg_features_options *o, ptreg_device *on, const features_engine **chosen,
+                                    ptreg_error *err)
+{
+    const engine *e = NULL;
+    ptreg_status st = engine_choose(feature_engines, 2, &o->device, o, "PFH/FPFH", on, &e, err);
+    /* every engine in the list is a features_engine, its base first */
+    *chosen = (const features_engine *)e;
+    return st;
+}
+
+ptreg_status ptreg_features_resolve_device(const ptreg_features_options *o, ptreg_device *on, ptreg_error *err)
+{
+    const features_engine *unused;
+    return features_choose(o, on, &unused, err);
+}
+
+/* ---- the calls ------------------------------------------------------------ */
+
+/* A descriptor's rows of every point, for one call: the options (defaults
+ * for NULL) and the inputs checked, the engine chosen, set up on the
+ * cloud, its rows (fpfh: FPFH's, else PFH's), its end. */
+static ptreg_status features_once(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
+                                  float *out, size_t *missing, int fpfh, ptreg_error *err)
+{
+    ptreg_features_options d;
+    if (!opt) {
+        ptreg_features_options_default(&d);
+        opt = &d;
+    }
+    ptreg_device on;
+    const features_engine *e = NULL;
+    ptreg_status s = check_inputs(xyz, normals, n, opt, out, &on, &e, err);
+    if (s)
+        return s;
+    void *ctx = NULL;
+    s = e->open(&on, xyz, normals, n, &ctx, err);
+    s = s ? s : (fpfh ? e->fpfh : e->pfh)(ctx, xyz, normals, n, opt, NULL, n, out, missing, err);
+    e->close(ctx);
+    return s;
+}
+
+ptreg_status ptreg_pfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt, float *out,
+                       size_t *missing, ptreg_error *err)
+{
+    return features_once(xyz, normals, n, opt, out, missing, 0, err);
+}
+
+ptreg_status ptreg_fpfh(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt, float *out,
+                        size_t *missing, ptreg_error *err)
+{
+    return features_once(xyz, normals, n, opt, out, missing, 1, err);
+}
+
 /* ---- a resident cloud ---------------------------------------------------- */
 
 struct ptreg_features_model {
     ptreg_device on;
-    const float *xyz, *normals; /* the caller's */
+    const features_engine *engine; /* chosen once, at create */
+    void *ctx;                     /* the engine's: a GPU's copy of the cloud */
+    const float *xyz, *normals;    /* the caller's */
     size_t n;
-    feat_device_model *device; /* a GPU's copy */
     /* The device copy keeps the last neighborhood's lists and SPFH rows:
-     * threads sharing the model take their turns on it. */
+     * threads sharing the model take their turns on it where the engine
+     * says so. */
     pthread_mutex_t device_turn;
 };
 
@@ -536,9 +648,8 @@ ptreg_status ptreg_features_model_create(const float *xyz, const float *normals,
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "features: out of memory");
     pthread_mutex_init(&m->device_turn, NULL);
     const float no_output = 0;
-    ptreg_status s = check_inputs(xyz, normals, n, opt, &no_output, &m->on, err);
-    if (!s && m->on.backend != PTREG_BACKEND_CPU)
-        s = feat_device_model_create(&m->on, xyz, normals, n, &m->device, err);
+    ptreg_status s = check_inputs(xyz, normals, n, opt, &no_output, &m->on, &m->engine, err);
+    s = s ? s : m->engine->open(&m->on, xyz, normals, n, &m->ctx, err);
     if (s) {
         ptreg_features_model_destroy(m);
         return s;
@@ -546,38 +657,6 @@ ptreg_status ptreg_features_model_create(const float *xyz, const float *normals,
     m->xyz = xyz, m->normals = normals, m->n = n;
     *out = m;
     return PTREG_OK;
-}
-
-/* The rows of `which` out of every point's (the CPU's descriptors). */
-static void gather_rows(const float *all, size_t bins, const uint32_t *which, size_t count, float *out, size_t *missing)
-{
-    size_t lacking = 0;
-    for (size_t i = 0; i < count; i++) {
-        memcpy(out + i * bins, all + (size_t)which[i] * bins, bins * sizeof(float));
-        lacking += isnan(out[i * bins]) != 0;
-    }
-    if (missing)
-        *missing = lacking;
-}
-
-typedef ptreg_status (*features_fn)(const float *xyz, const float *normals, size_t n, const ptreg_features_options *opt,
-                                    float *out, size_t *missing, ptreg_error *err);
-
-/* On the CPU: every row, then those asked for. */
-static ptreg_status cpu_model_rows(const ptreg_features_model *m, features_fn fn, size_t bins,
-                                   const ptreg_features_options *opt, const uint32_t *which, size_t count, float *out,
-                                   size_t *missing, ptreg_error *err)
-{
-    if (!which)
-        return fn(m->xyz, m->normals, m->n, opt, out, missing, err);
-    float *all = core_alloc_large(m->n * bins * sizeof *all);
-    if (!all)
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "features: out of memory for %zu rows", m->n);
-    ptreg_status s = fn(m->xyz, m->normals, m->n, opt, all, NULL, err);
-    if (!s)
-        gather_rows(all, bins, which, count, out, missing);
-    free(all);
-    return s;
 }
 
 /* The options on the model's device, checked; the points asked for within the cloud. */
@@ -607,44 +686,42 @@ static ptreg_status check_model_call(const ptreg_features_model *m, const ptreg_
     return PTREG_OK;
 }
 
-typedef ptreg_status (*device_rows_fn)(feat_device_model *m, const ptreg_features_options *opt, const uint32_t *which,
-                                       size_t count, float *out, size_t *missing, ptreg_error *err);
-
-/* One descriptor's rows of the model: on its device, or on the CPU. */
+/* One descriptor's rows of the model, on the engine it keeps. */
 static ptreg_status model_rows(ptreg_features_model *m, const ptreg_features_options *opt, const uint32_t *which,
-                               size_t count, float *out, size_t *missing, device_rows_fn on_device, features_fn on_cpu,
-                               size_t bins, ptreg_error *err)
+                               size_t count, float *out, size_t *missing, int fpfh, ptreg_error *err)
 {
     ptreg_features_options o;
     ptreg_status s = check_model_call(m, opt, which, count, out, &o, err);
     if (s)
         return s;
-    if (!m->device)
-        return cpu_model_rows(m, on_cpu, bins, &o, which, count, out, missing, err);
-    pthread_mutex_lock(&m->device_turn);
-    s = on_device(m->device, &o, which, count, out, missing, err);
-    pthread_mutex_unlock(&m->device_turn);
+    const features_engine *e = m->engine;
+    if (e->take_turns)
+        pthread_mutex_lock(&m->device_turn);
+    s = (fpfh ? e->fpfh : e->pfh)(m->ctx, m->xyz, m->normals, m->n, &o, which, count, out, missing, err);
+    if (e->take_turns)
+        pthread_mutex_unlock(&m->device_turn);
     return s;
 }
 
 ptreg_status ptreg_features_model_pfh(ptreg_features_model *m, const ptreg_features_options *opt, const uint32_t *which,
                                       size_t count, float *out, size_t *missing, ptreg_error *err)
 {
-    return model_rows(m, opt, which, count, out, missing, feat_device_model_pfh, ptreg_pfh, PTREG_PFH_BINS, err);
+    return model_rows(m, opt, which, count, out, missing, 0, err);
 }
 
 ptreg_status ptreg_features_model_fpfh(ptreg_features_model *m, const ptreg_features_options *opt,
                                        const uint32_t *which, size_t count, float *out, size_t *missing,
                                        ptreg_error *err)
 {
-    return model_rows(m, opt, which, count, out, missing, feat_device_model_fpfh, ptreg_fpfh, PTREG_FPFH_BINS, err);
+    return model_rows(m, opt, which, count, out, missing, 1, err);
 }
 
 void ptreg_features_model_destroy(ptreg_features_model *m)
 {
     if (!m)
         return;
-    feat_device_model_free(m->device);
+    if (m->engine)
+        m->engine->close(m->ctx);
     pthread_mutex_destroy(&m->device_turn);
     free(m);
 }

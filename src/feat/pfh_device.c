@@ -302,8 +302,6 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
     return PTREG_OK;
 }
 
-const engine feat_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
-
 static ptreg_status feat_kernel(feat_device_model *m, size_t wg, const char *name, dkernel **k, ptreg_error *err)
 {
     char defines[256];
@@ -447,33 +445,44 @@ ptreg_status feat_device_model_fpfh(feat_device_model *m, const ptreg_features_o
     return st ? st : read_rows(m, c.rows, PTREG_FPFH_BINS, out, missing, err);
 }
 
-typedef ptreg_status (*model_features_fn)(feat_device_model *m, const ptreg_features_options *opt,
-                                          const uint32_t *which, size_t count, float *out, size_t *missing,
-                                          ptreg_error *err);
+/* ---- the engine ---- */
 
-/* A one-off call: the cloud up, the rows back, the cloud dropped. */
-static ptreg_status features_once(model_features_fn fn, const ptreg_device *device, const float *xyz,
-                                  const float *normals, size_t n, const ptreg_features_options *opt, float *out,
-                                  size_t *missing, ptreg_error *err)
+static ptreg_status device_open(const ptreg_device *on, const float *xyz, const float *normals, size_t n, void **ctx,
+                                ptreg_error *err)
 {
     feat_device_model *m;
-    ptreg_status st = feat_device_model_create(device, xyz, normals, n, &m, err);
-    st = st ? st : fn(m, opt, NULL, n, out, missing, err);
-    feat_device_model_free(m);
+    ptreg_status st = feat_device_model_create(on, xyz, normals, n, &m, err);
+    *ctx = m;
     return st;
 }
 
-ptreg_status feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                             const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err)
+/* The model's rows (the cloud is the one it holds). */
+static ptreg_status device_pfh(void *ctx, const float *xyz, const float *normals, size_t n,
+                               const ptreg_features_options *opt, const uint32_t *which, size_t count, float *out,
+                               size_t *missing, ptreg_error *err)
 {
-    return features_once(feat_device_model_pfh, device, xyz, normals, n, opt, out, missing, err);
+    (void)xyz, (void)normals, (void)n;
+    return feat_device_model_pfh(ctx, opt, which, count, out, missing, err);
 }
 
-ptreg_status feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                              const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err)
+static ptreg_status device_fpfh(void *ctx, const float *xyz, const float *normals, size_t n,
+                                const ptreg_features_options *opt, const uint32_t *which, size_t count, float *out,
+                                size_t *missing, ptreg_error *err)
 {
-    return features_once(feat_device_model_fpfh, device, xyz, normals, n, opt, out, missing, err);
+    (void)xyz, (void)normals, (void)n;
+    return feat_device_model_fpfh(ctx, opt, which, count, out, missing, err);
 }
+
+static void device_close(void *ctx) { feat_device_model_free(ctx); }
+
+const features_engine feat_device_engine = {
+    .base = {ENGINE_GPU_BACKENDS, device_supports},
+    .take_turns = 1,
+    .open = device_open,
+    .pfh = device_pfh,
+    .fpfh = device_fpfh,
+    .close = device_close,
+};
 
 void feat_device_lists_free(feat_device_lists *l)
 {

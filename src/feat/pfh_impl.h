@@ -29,9 +29,32 @@ extern const kernel_program knn_kernels, feat_kernels;
 ptreg_status feat_device_defines(size_t cap, int wg, uint64_t local_bytes, char *defines, size_t size,
                                  ptreg_error *err);
 
-/* The device engine (device/engine.h): not the reference path; the
- * options' work-groups within the device's. */
-extern const engine feat_device_engine;
+/* The rows of which[0 .. count) (which NULL: all n, count n) of one
+ * descriptor into out, *missing: how many are NaN (may be NULL). ctx: the
+ * engine's (features_engine.open); xyz, normals, n: the cloud it was
+ * opened on. The caller has checked the options and the indices. */
+typedef ptreg_status (*features_rows_fn)(void *ctx, const float *xyz, const float *normals, size_t n,
+                                         const ptreg_features_options *opt, const uint32_t *which, size_t count,
+                                         float *out, size_t *missing, ptreg_error *err);
+
+/* An engine of PFH and FPFH (the CPU's, pfh.c; a GPU device's,
+ * pfh_device.c), chosen once per call, or once per model, which keeps it:
+ * its set-up on a cloud (*ctx: the device's copy; the CPU reads the
+ * caller's arrays), each descriptor's rows, its end. */
+typedef struct features_engine {
+    engine base; /* the backends and whether it runs the options (device/engine.h) */
+    /* Calls on one ctx take their turns (the device keeps the last
+     * neighborhood's lists and SPFH rows); the CPU's may run at once. */
+    int take_turns;
+    ptreg_status (*open)(const ptreg_device *on, const float *xyz, const float *normals, size_t n, void **ctx,
+                         ptreg_error *err);
+    features_rows_fn pfh, fpfh;
+    void (*close)(void *ctx);
+} features_engine;
+
+/* The device engine: not the reference path; the options' work-groups
+ * within the device's. */
+extern const features_engine feat_device_engine;
 
 /* A cloud on a device (points, normals: may be NULL for the lists alone,
  * tree), its last neighborhood's lists and SPFH rows kept (pfh_device.c). */
@@ -59,13 +82,6 @@ ptreg_status feat_device_model_pfh(feat_device_model *m, const ptreg_features_op
                                    size_t count, float *out, size_t *missing, ptreg_error *err);
 ptreg_status feat_device_model_fpfh(feat_device_model *m, const ptreg_features_options *opt, const uint32_t *which,
                                     size_t count, float *out, size_t *missing, ptreg_error *err);
-
-/* ptreg_pfh / ptreg_fpfh on a resolved GPU device (pfh.c has checked the
- * inputs and options): a model for one call. */
-ptreg_status feat_device_pfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                             const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err);
-ptreg_status feat_device_fpfh(const ptreg_device *device, const float *xyz, const float *normals, size_t n,
-                              const ptreg_features_options *opt, float *out, size_t *missing, ptreg_error *err);
 
 /* Every point's neighbor list as the device finds it, brought back (for
  * the parity suite): list i is index/dist2[start[i] .. start[i] + count[i]),
