@@ -609,6 +609,12 @@ ptreg_status ptreg_lddmm_resolve_device(const ptreg_lddmm_options *o, ptreg_devi
     return lddmm_choose(o, on, &unused, err);
 }
 
+ptreg_status lddmm_choice_make(const ptreg_lddmm_options *opt, size_t n, lddmm_choice *choice, ptreg_error *err)
+{
+    ptreg_status st = check_options(opt, n, err);
+    return st ? st : lddmm_choose(opt, &choice->on, &choice->engine, err);
+}
+
 /* ---- the calls' sessions ------------------------------------------------------ */
 
 /* What every public call holds: the engine chosen, its session, and the
@@ -635,21 +641,21 @@ typedef struct named_points {
     const char *what;
 } named_points;
 
-static ptreg_status session_begin(lddmm_session *s, size_t n, const ptreg_lddmm_options *opt,
+static ptreg_status session_begin(lddmm_session *s, const lddmm_choice *made, size_t n, const ptreg_lddmm_options *opt,
                                   const named_points *inputs, int count, ptreg_error *err)
 {
     memset(s, 0, sizeof *s);
-    ptreg_device on;
-    const lddmm_engine *e = NULL;
-    ptreg_status st = check_options(opt, n, err);
-    st = st ? st : lddmm_choose(opt, &on, &e, err);
+    lddmm_choice c = {0};
+    ptreg_status st = made ? PTREG_OK : lddmm_choice_make(opt, n, &c, err);
+    if (made)
+        c = *made;
     for (int i = 0; !st && i < count; i++)
         if (inputs[i].v)
             st = check_points(inputs[i].v, n, inputs[i].what, err);
     /* the first input is the template */
-    st = st ? st : e->open(&on, inputs[0].v, n, opt, &s->run, err);
+    st = st ? st : c.engine->open(&c.on, inputs[0].v, n, opt, &s->run, err);
     if (!st)
-        *s = (lddmm_session){e, s->run, n, opt};
+        *s = (lddmm_session){c.engine, s->run, n, opt};
     return st;
 }
 
@@ -664,13 +670,20 @@ static const ptreg_lddmm_options *options_or_default(const ptreg_lddmm_options *
 ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt, double *q1,
                                double *p1, double *trajectory_q, ptreg_error *err)
 {
+    return lddmm_shoot_on(NULL, q0, p0, n, opt, q1, p1, trajectory_q, err);
+}
+
+ptreg_status lddmm_shoot_on(const lddmm_choice *choice, const double *q0, const double *p0, size_t n,
+                            const ptreg_lddmm_options *opt, double *q1, double *p1, double *trajectory_q,
+                            ptreg_error *err)
+{
     ptreg_lddmm_options d;
     opt = options_or_default(opt, &d);
     if (!q0 || !p0)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no landmarks or momenta");
     lddmm_session s;
     const named_points in[] = {{q0, "landmark"}, {p0, "momentum"}};
-    ptreg_status st = session_begin(&s, n, opt, in, 2, err);
+    ptreg_status st = session_begin(&s, choice, n, opt, in, 2, err);
     if (st)
         return st;
     size_t n3 = 3 * n, T = (size_t)opt->time_points;
@@ -692,7 +705,7 @@ ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no landmarks, target, momenta or output");
     lddmm_session s;
     const named_points in[] = {{q0, "landmark"}, {target, "target landmark"}, {p0, "momentum"}};
-    ptreg_status st = session_begin(&s, n, opt, in, 3, err);
+    ptreg_status st = session_begin(&s, NULL, n, opt, in, 3, err);
     if (st)
         return st;
     st = s.e->evaluate(s.run, target, p0, f, grad, hamiltonian, err);
@@ -839,7 +852,7 @@ ptreg_status ptreg_lddmm_register(const double *template_q, const double *target
     lddmm_session s;
     const named_points in[] = {
         {template_q, "template landmark"}, {target, "target landmark"}, {p0_init, "initial momentum"}};
-    ptreg_status st = session_begin(&s, n, opt, in, 3, err);
+    ptreg_status st = session_begin(&s, NULL, n, opt, in, 3, err);
     if (st)
         return st;
     size_t n3 = 3 * n;
@@ -890,13 +903,19 @@ void ptreg_lddmm_result_free(ptreg_lddmm_result *r)
 ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
                               const double *x, size_t m, double *out, ptreg_error *err)
 {
+    return lddmm_warp_on(NULL, q0, p0, n, opt, x, m, out, err);
+}
+
+ptreg_status lddmm_warp_on(const lddmm_choice *choice, const double *q0, const double *p0, size_t n,
+                           const ptreg_lddmm_options *opt, const double *x, size_t m, double *out, ptreg_error *err)
+{
     ptreg_lddmm_options d;
     opt = options_or_default(opt, &d);
     if (!q0 || !p0 || (m && (!x || !out)))
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm warp: no landmarks, momenta or points");
     lddmm_session s;
     const named_points in[] = {{q0, "landmark"}, {p0, "momentum"}};
-    ptreg_status st = session_begin(&s, n, opt, in, 2, err);
+    ptreg_status st = session_begin(&s, choice, n, opt, in, 2, err);
     if (!st && m)
         st = check_points(x, m, "point", err);
     if (!st && m)

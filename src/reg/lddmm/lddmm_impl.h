@@ -37,6 +37,22 @@ typedef struct lddmm_engine {
 extern const lddmm_engine lddmm_device_engine;
 #define LDDMM_NEEDS_FP64 "lddmm's states and sums need it"
 
+/* The engine a call chose and the device it runs on, once per call: the
+ * options checked for n landmarks, then the choice (device/engine.h).
+ * lddmm_shoot_on and lddmm_warp_on are ptreg_lddmm_shoot and
+ * ptreg_lddmm_warp on a choice made (NULL: they make their own), for a
+ * call that opens several sessions (lddmm_paths.c's). */
+typedef struct lddmm_choice {
+    const lddmm_engine *engine;
+    ptreg_device on;
+} lddmm_choice;
+ptreg_status lddmm_choice_make(const ptreg_lddmm_options *opt, size_t n, lddmm_choice *choice, ptreg_error *err);
+ptreg_status lddmm_shoot_on(const lddmm_choice *choice, const double *q0, const double *p0, size_t n,
+                            const ptreg_lddmm_options *opt, double *q1, double *p1, double *trajectory_q,
+                            ptreg_error *err);
+ptreg_status lddmm_warp_on(const lddmm_choice *choice, const double *q0, const double *p0, size_t n,
+                           const ptreg_lddmm_options *opt, const double *x, size_t m, double *out, ptreg_error *err);
+
 /* The program: pair/lddmm.cl's sums, reg/lddmm/lddmm.cl's updates. */
 extern const kernel_program lddmm_kernels;
 /* Its -D options for a device, precision (fp32 or fp64 pair terms) and
