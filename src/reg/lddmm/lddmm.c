@@ -618,11 +618,10 @@ ptreg_status lddmm_choice_make(const ptreg_lddmm_options *opt, size_t n, lddmm_c
 /* ---- the calls' sessions ------------------------------------------------------ */
 
 /* What every public call holds: the engine chosen, its session, and the
- * landmarks' count and options (for what the host computes itself). */
+ * options (L-BFGS's, on the host). */
 typedef struct lddmm_session {
     const lddmm_engine *e;
     void *run;
-    size_t n;
     const ptreg_lddmm_options *opt;
 } lddmm_session;
 
@@ -655,7 +654,7 @@ static ptreg_status session_begin(lddmm_session *s, const lddmm_choice *made, si
     /* the first input is the template */
     st = st ? st : c.engine->open(&c.on, inputs[0].v, n, opt, &s->run, err);
     if (!st)
-        *s = (lddmm_session){c.engine, s->run, n, opt};
+        *s = (lddmm_session){c.engine, s->run, opt};
     return st;
 }
 
