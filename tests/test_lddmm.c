@@ -3,7 +3,8 @@
  * properties of the flow (one landmark under Euler, zero momentum,
  * conserved total momentum, rigid-motion equivariance); float32 against
  * float64; thread-count determinism; a 2-D ellipse matched onto a circle;
- * the shared data's 80 <-> 80 pair when present; bad input. */
+ * the shared data's 80 <-> 80 pair when present; bad input; the engine
+ * chosen once kept by a call of several sessions. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "check.h"
 #include "ptreg/ptreg.h"
@@ -341,8 +342,38 @@ static void test_result_files(void)
     CHECK(ptreg_lddmm_model_read(path, &m, &err) == PTREG_ERR_FORMAT && !m.q0);
 }
 
+/* A call that opens several sessions keeps the engine it chose once
+ * (lddmm_paths.c's steps): the sessions on a choice of the CPU run there,
+ * with the same bits as the public calls, even under options that name a
+ * device no call could choose. */
+static void test_choice_kept(void)
+{
+    enum { n = 12, m = 5 };
+    double q[3 * n], p[3 * n], x[3 * m];
+    random_points(q, n, 1.0, 31);
+    random_points(p, n, 0.3, 32);
+    random_points(x, m, 1.0, 33);
+    ptreg_lddmm_options o = fp64(0.8, 6, PTREG_LDDMM_RK2);
+    o.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    lddmm_choice c;
+    CHECK(lddmm_choice_make(&o, n, &c, NULL) == PTREG_OK);
+    CHECK(c.on.backend == PTREG_BACKEND_CPU && c.engine->base.backends == PTREG_BACKEND_BIT(PTREG_BACKEND_CPU));
+    double want_w[3 * m], got_w[3 * m], want_q[3 * n], got_q[3 * n], want_p[3 * n], got_p[3 * n];
+    CHECK(ptreg_lddmm_warp(q, p, n, &o, x, m, want_w, NULL) == PTREG_OK);
+    CHECK(ptreg_lddmm_shoot(q, p, n, &o, want_q, want_p, NULL, NULL) == PTREG_OK);
+    ptreg_lddmm_options elsewhere = o;
+    elsewhere.device = (ptreg_device){PTREG_BACKEND_OPENCL, 99};
+    ptreg_error err;
+    CHECK(ptreg_lddmm_warp(q, p, n, &elsewhere, x, m, got_w, &err) != PTREG_OK);
+    CHECK_MSG(lddmm_warp_on(&c, q, p, n, &elsewhere, x, m, got_w, &err) == PTREG_OK, "%s", err.message);
+    CHECK_MSG(lddmm_shoot_on(&c, q, p, n, &elsewhere, got_q, got_p, NULL, &err) == PTREG_OK, "%s", err.message);
+    CHECK(memcmp(got_w, want_w, sizeof got_w) == 0);
+    CHECK(memcmp(got_q, want_q, sizeof got_q) == 0 && memcmp(got_p, want_p, sizeof got_p) == 0);
+}
+
 int main(void)
 {
+    test_choice_kept();
     test_result_files();
     test_gradient();
     test_flow_properties();

@@ -87,9 +87,8 @@ typedef struct lddmm_ctx {
     double s, h;
     int steps;
     const ptreg_lddmm_options *opt;
-    ptreg_device device; /* resolved: the CPU or a GPU */
-    float *pack;         /* 12 * npad floats: q, p, a, b side by side */
-    double *out;         /* 15 * npad doubles */
+    float *pack; /* 12 * npad floats: q, p, a, b side by side */
+    double *out; /* 15 * npad doubles */
     double pair_terms;
 } lddmm_ctx;
 
@@ -262,16 +261,29 @@ static void adjoint(lddmm_ctx *c, const double *q, const double *p, const double
         }
 }
 
-/* ---- shooting and its adjoint ------------------------------------------------ */
-
-static const engine *const lddmm_engines[] = {&engine_cpu, &lddmm_device_engine};
-
-ptreg_status ptreg_lddmm_resolve_device(const ptreg_lddmm_options *o, ptreg_device *on, ptreg_error *err)
+/* v = sum_l K(x_i, q_l) p_l at m points. */
+static ptreg_status point_velocity(lddmm_ctx *c, const double *x, size_t m, const double *q, const double *p, double *v,
+                                   float *rowpack, double *out)
 {
-    return engine_choose(lddmm_engines, 2, &o->device, o, "lddmm", on, NULL, err);
+    c->pair_terms += (double)m * (double)c->n;
+    if (c->opt->precision == PTREG_PRECISION_FP64) {
+        flow_reference(c, x, NULL, m, q, p, v, NULL);
+        return PTREG_OK;
+    }
+    const double *colsrc[2] = {q, p}, *rowsrc[2] = {x, NULL};
+    lddmm_points cols = pack_points(c->pack, c->n, colsrc, 2);
+    lddmm_points rows = pack_points(rowpack, m, rowsrc, 2);
+    run_blocks(c, lddmm_cpu_kernels()->flow_block, &rows, &cols, out, 6);
+    size_t np = padded(m);
+    for (size_t i = 0; i < m; i++)
+        for (int k = 0; k < 3; k++)
+            v[3 * i + (size_t)k] = out[(size_t)k * np + i];
+    return PTREG_OK;
 }
 
-static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_device *on, ptreg_error *err)
+/* ---- shooting and its adjoint ------------------------------------------------ */
+
+static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_error *err)
 {
     if (!n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no landmarks");
@@ -287,8 +299,7 @@ static ptreg_status check_options(const ptreg_lddmm_options *o, size_t n, ptreg_
     if (o->init != PTREG_LDDMM_INIT_SCALED && o->init != PTREG_LDDMM_INIT_DISPLACEMENT &&
         o->init != PTREG_LDDMM_INIT_ZERO)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: unknown initial momentum rule %d", (int)o->init);
-    st = ptreg_pair_gpu_check(&o->gpu, "lddmm", err);
-    return st ? st : ptreg_lddmm_resolve_device(o, on, err);
+    return ptreg_pair_gpu_check(&o->gpu, "lddmm", err);
 }
 
 static ptreg_status check_points(const double *v, size_t n, const char *what, ptreg_error *err)
@@ -306,18 +317,23 @@ static void ctx_free(lddmm_ctx *c)
     memset(c, 0, sizeof *c);
 }
 
-static ptreg_status ctx_init(lddmm_ctx *c, size_t n, const ptreg_lddmm_options *opt, ptreg_error *err)
+/* The flow's constants for n landmarks under options already checked,
+ * without the buffers (the host's sums in double need none). */
+static void ctx_constants(lddmm_ctx *c, size_t n, const ptreg_lddmm_options *opt)
 {
     memset(c, 0, sizeof *c);
-    ptreg_status st = check_options(opt, n, &c->device, err);
-    if (st)
-        return st;
     c->n = n;
     c->npad = padded(n);
     c->s = 1.0 / (opt->sigma * opt->sigma);
     c->steps = opt->time_points - 1;
     c->h = 1.0 / c->steps;
     c->opt = opt;
+}
+
+/* The CPU's context: the constants and the float32 packing's buffers. */
+static ptreg_status ctx_init(lddmm_ctx *c, size_t n, const ptreg_lddmm_options *opt, ptreg_error *err)
+{
+    ctx_constants(c, n, opt);
     c->pack = malloc(12 * c->npad * sizeof *c->pack);
     c->out = malloc(15 * c->npad * sizeof *c->out);
     if (!c->pack || !c->out) {
@@ -451,64 +467,170 @@ static void evaluate_cpu(lddmm_ctx *c, trajectory *tr, const double *q0, const d
         grad[i] = c->opt->gamma * v0[i] + mu[n3 + i];
 }
 
-/* What every public call holds: the context, and a trajectory and
- * scratch on the CPU, or a session on a GPU device. */
-typedef struct lddmm_session {
+/* ---- the CPU's engine (lddmm_impl.h) ----------------------------------------- */
+
+/* The CPU's session: the context, the template, a trajectory and
+ * evaluate_cpu's scratch. */
+typedef struct cpu_run {
     lddmm_ctx c;
+    const double *q0;
     trajectory tr;
     double *scratch; /* 27n doubles: evaluate_cpu's */
-    lddmm_device_run *dev;
+} cpu_run;
+
+static void cpu_close(void *run)
+{
+    cpu_run *r = run;
+    if (!r)
+        return;
+    ctx_free(&r->c);
+    trajectory_free(&r->tr);
+    free(r->scratch);
+    free(r);
+}
+
+static ptreg_status cpu_open(const ptreg_device *on, const double *q0, size_t n, const ptreg_lddmm_options *opt,
+                             void **run, ptreg_error *err)
+{
+    (void)on;
+    *run = NULL;
+    cpu_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory for %zu landmarks", n);
+    r->q0 = q0;
+    ptreg_status st = ctx_init(&r->c, n, opt, err);
+    st = st ? st : trajectory_alloc(&r->c, &r->tr, err);
+    if (!st && !(r->scratch = malloc(27 * n * sizeof *r->scratch)))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory for %zu landmarks", n);
+    if (st) {
+        cpu_close(r);
+        return st;
+    }
+    *run = r;
+    return PTREG_OK;
+}
+
+static ptreg_status cpu_evaluate(void *run, const double *target, const double *p0, double *f, double *grad,
+                                 double *hamiltonian, ptreg_error *err)
+{
+    (void)err;
+    cpu_run *r = run;
+    evaluate_cpu(&r->c, &r->tr, r->q0, target, p0, f, grad, hamiltonian, r->scratch);
+    return PTREG_OK;
+}
+
+static ptreg_status cpu_shoot(void *run, const double *p0, ptreg_error *err)
+{
+    (void)err;
+    cpu_run *r = run;
+    shoot(&r->c, r->q0, p0, &r->tr, NULL);
+    return PTREG_OK;
+}
+
+static ptreg_status cpu_state(void *run, int t, double *q, double *p, ptreg_error *err)
+{
+    (void)err;
+    const cpu_run *r = run;
+    size_t n3 = 3 * r->c.n;
+    const double *x = r->tr.x + (size_t)t * 2 * n3;
+    if (q)
+        memcpy(q, x, n3 * sizeof *q);
+    if (p)
+        memcpy(p, x + n3, n3 * sizeof *p);
+    return PTREG_OK;
+}
+
+/* The points' steps along the landmarks' trajectory, by the integrator's
+ * rule on the velocity the landmarks carry them at. */
+static ptreg_status cpu_warp(void *run, const double *p0, const double *x, size_t m, double *out, ptreg_error *err)
+{
+    cpu_run *r = run;
+    lddmm_ctx *c = &r->c;
+    size_t n = c->n, m3 = 3 * m, len = 6 * n, np = padded(m);
+    double *k1 = malloc(m3 * sizeof *k1), *k2 = malloc(m3 * sizeof *k2), *mid = malloc(m3 * sizeof *mid);
+    double *outbuf = malloc(6 * np * sizeof *outbuf);
+    float *rowpack = malloc(6 * np * sizeof *rowpack);
+    ptreg_status st = PTREG_OK;
+    if (!k1 || !k2 || !mid || !outbuf || !rowpack)
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm warp: out of memory for %zu points", m);
+    if (!st) {
+        if (out != x)
+            memcpy(out, x, m3 * sizeof *out);
+        shoot(c, r->q0, p0, &r->tr, NULL);
+        for (int t = 0; t < c->steps; t++) {
+            const double *xt = r->tr.x + (size_t)t * len;
+            point_velocity(c, out, m, xt, xt + 3 * n, k1, rowpack, outbuf);
+            if (c->opt->integrator == PTREG_LDDMM_EULER) {
+                axpy(out, out, c->h, k1, m3);
+                continue;
+            }
+            const double *yt = r->tr.y + (size_t)t * len;
+            axpy(mid, out, 2.0 * c->h / 3.0, k1, m3);
+            point_velocity(c, mid, m, yt, yt + 3 * n, k2, rowpack, outbuf);
+            for (size_t i = 0; i < m3; i++)
+                out[i] += c->h * (0.25 * k1[i] + 0.75 * k2[i]);
+        }
+    }
+    free(k1), free(k2), free(mid), free(outbuf), free(rowpack);
+    return st;
+}
+
+static double cpu_pair_terms(const void *run) { return ((const cpu_run *)run)->c.pair_terms; }
+
+/* Every option. */
+static const lddmm_engine lddmm_cpu_engine = {
+    .base = {PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), NULL},
+    .open = cpu_open,
+    .evaluate = cpu_evaluate,
+    .shoot = cpu_shoot,
+    .state = cpu_state,
+    .warp = cpu_warp,
+    .pair_terms = cpu_pair_terms,
+    .close = cpu_close,
+};
+
+static const engine *const lddmm_engines[] = {&lddmm_cpu_engine.base, &lddmm_device_engine.base};
+
+/* The device the options name and the engine that runs them there: the
+ * one choice a call makes. */
+static ptreg_status lddmm_choose(const ptreg_lddmm_options *o, ptreg_device *on, const lddmm_engine **chosen,
+                                 ptreg_error *err)
+{
+    const engine *e = NULL;
+    ptreg_status st = engine_choose(lddmm_engines, 2, &o->device, o, "lddmm", on, &e, err);
+    /* every engine in the list is an lddmm_engine, its base first */
+    *chosen = (const lddmm_engine *)e;
+    return st;
+}
+
+ptreg_status ptreg_lddmm_resolve_device(const ptreg_lddmm_options *o, ptreg_device *on, ptreg_error *err)
+{
+    const lddmm_engine *unused;
+    return lddmm_choose(o, on, &unused, err);
+}
+
+ptreg_status lddmm_choice_make(const ptreg_lddmm_options *opt, size_t n, lddmm_choice *choice, ptreg_error *err)
+{
+    ptreg_status st = check_options(opt, n, err);
+    return st ? st : lddmm_choose(opt, &choice->on, &choice->engine, err);
+}
+
+/* ---- the calls' sessions ------------------------------------------------------ */
+
+/* What every public call holds: the engine chosen, its session, and the
+ * options (L-BFGS's, on the host). */
+typedef struct lddmm_session {
+    const lddmm_engine *e;
+    void *run;
+    const ptreg_lddmm_options *opt;
 } lddmm_session;
 
 static void session_free(lddmm_session *s)
 {
-    ctx_free(&s->c);
-    trajectory_free(&s->tr);
-    free(s->scratch);
-    lddmm_device_close(s->dev);
-    s->dev = NULL;
-}
-
-static ptreg_status session_init(lddmm_session *s, const double *q0, size_t n, const ptreg_lddmm_options *opt,
-                                 ptreg_error *err)
-{
-    memset(s, 0, sizeof *s);
-    ptreg_status st = ctx_init(&s->c, n, opt, err);
-    if (!st && s->c.device.backend != PTREG_BACKEND_CPU)
-        st = lddmm_device_open(&s->c.device, q0, n, opt, 0, &s->dev, err);
-    else if (!st)
-        st = trajectory_alloc(&s->c, &s->tr, err);
-    if (!st && !s->dev && !(s->scratch = malloc(27 * n * sizeof *s->scratch)))
-        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm: out of memory for %zu landmarks", n);
-    if (st)
-        session_free(s);
-    return st;
-}
-
-/* The objective at p0, H and (grad != NULL) the gradient, where the
- * session runs; q0 is the session's template. */
-static ptreg_status evaluate(lddmm_session *s, const double *q0, const double *target, const double *p0, double *f,
-                             double *grad, double *hamiltonian, ptreg_error *err)
-{
-    if (s->dev)
-        return lddmm_device_evaluate(s->dev, target, p0, f, grad, hamiltonian, err);
-    evaluate_cpu(&s->c, &s->tr, q0, target, p0, f, grad, hamiltonian, s->scratch);
-    return PTREG_OK;
-}
-
-/* Pair terms evaluated so far, on the CPU or the device. */
-static double session_pair_terms(const lddmm_session *s)
-{
-    return s->c.pair_terms + (s->dev ? lddmm_device_pair_terms(s->dev) : 0.0);
-}
-
-/* q1 of the last shooting. */
-static ptreg_status session_q1(lddmm_session *s, double *q1, ptreg_error *err)
-{
-    if (s->dev)
-        return lddmm_device_state(s->dev, s->c.steps, q1, NULL, err);
-    memcpy(q1, s->tr.x + (size_t)s->c.steps * 6 * s->c.n, 3 * s->c.n * sizeof *q1);
-    return PTREG_OK;
+    if (s->e)
+        s->e->close(s->run);
+    s->e = NULL;
+    s->run = NULL;
 }
 
 /* The named n x 3 inputs (NULL entries skipped) checked finite, then the
@@ -518,17 +640,22 @@ typedef struct named_points {
     const char *what;
 } named_points;
 
-static ptreg_status session_begin(lddmm_session *s, size_t n, const ptreg_lddmm_options *opt,
+static ptreg_status session_begin(lddmm_session *s, const lddmm_choice *made, size_t n, const ptreg_lddmm_options *opt,
                                   const named_points *inputs, int count, ptreg_error *err)
 {
     memset(s, 0, sizeof *s);
-    ptreg_device on;
-    ptreg_status st = check_options(opt, n, &on, err);
+    lddmm_choice c = {0};
+    ptreg_status st = made ? PTREG_OK : lddmm_choice_make(opt, n, &c, err);
+    if (made)
+        c = *made;
     for (int i = 0; !st && i < count; i++)
         if (inputs[i].v)
             st = check_points(inputs[i].v, n, inputs[i].what, err);
     /* the first input is the template */
-    return st ? st : session_init(s, inputs[0].v, n, opt, err);
+    st = st ? st : c.engine->open(&c.on, inputs[0].v, n, opt, &s->run, err);
+    if (!st)
+        *s = (lddmm_session){c.engine, s->run, opt};
+    return st;
 }
 
 static const ptreg_lddmm_options *options_or_default(const ptreg_lddmm_options *opt, ptreg_lddmm_options *storage)
@@ -542,34 +669,29 @@ static const ptreg_lddmm_options *options_or_default(const ptreg_lddmm_options *
 ptreg_status ptreg_lddmm_shoot(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt, double *q1,
                                double *p1, double *trajectory_q, ptreg_error *err)
 {
+    return lddmm_shoot_on(NULL, q0, p0, n, opt, q1, p1, trajectory_q, err);
+}
+
+ptreg_status lddmm_shoot_on(const lddmm_choice *choice, const double *q0, const double *p0, size_t n,
+                            const ptreg_lddmm_options *opt, double *q1, double *p1, double *trajectory_q,
+                            ptreg_error *err)
+{
     ptreg_lddmm_options d;
     opt = options_or_default(opt, &d);
     if (!q0 || !p0)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no landmarks or momenta");
     lddmm_session s;
     const named_points in[] = {{q0, "landmark"}, {p0, "momentum"}};
-    ptreg_status st = session_begin(&s, n, opt, in, 2, err);
+    ptreg_status st = session_begin(&s, choice, n, opt, in, 2, err);
     if (st)
         return st;
-    size_t n3 = 3 * n, len = 6 * n, T = (size_t)opt->time_points;
-    if (s.dev) {
-        st = lddmm_device_shoot(s.dev, p0, err);
-        st = st ? st : lddmm_device_state(s.dev, (int)T - 1, q1, p1, err);
-        for (size_t t = 0; !st && trajectory_q && t < T; t++)
-            st = lddmm_device_state(s.dev, (int)t, trajectory_q + t * n3, NULL, err);
-        session_free(&s);
-        return st;
-    }
-    shoot(&s.c, q0, p0, &s.tr, NULL);
-    const double *last = s.tr.x + (T - 1) * len;
-    if (q1)
-        memcpy(q1, last, n3 * sizeof *q1);
-    if (p1)
-        memcpy(p1, last + n3, n3 * sizeof *p1);
-    for (size_t t = 0; trajectory_q && t < T; t++)
-        memcpy(trajectory_q + t * n3, s.tr.x + t * len, n3 * sizeof *trajectory_q);
+    size_t n3 = 3 * n, T = (size_t)opt->time_points;
+    st = s.e->shoot(s.run, p0, err);
+    st = st ? st : s.e->state(s.run, (int)T - 1, q1, p1, err);
+    for (size_t t = 0; !st && trajectory_q && t < T; t++)
+        st = s.e->state(s.run, (int)t, trajectory_q + t * n3, NULL, err);
     session_free(&s);
-    return PTREG_OK;
+    return st;
 }
 
 ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_t n, const double *p0,
@@ -582,10 +704,10 @@ ptreg_status ptreg_lddmm_objective(const double *q0, const double *target, size_
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm: no landmarks, target, momenta or output");
     lddmm_session s;
     const named_points in[] = {{q0, "landmark"}, {target, "target landmark"}, {p0, "momentum"}};
-    ptreg_status st = session_begin(&s, n, opt, in, 3, err);
+    ptreg_status st = session_begin(&s, NULL, n, opt, in, 3, err);
     if (st)
         return st;
-    st = evaluate(&s, q0, target, p0, f, grad, hamiltonian, err);
+    st = s.e->evaluate(s.run, target, p0, f, grad, hamiltonian, err);
     session_free(&s);
     return st;
 }
@@ -621,7 +743,7 @@ static ptreg_status initial_momentum(lddmm_ctx *c, const double *q0, const doubl
 
 typedef struct lbfgs_job {
     lddmm_session *s;
-    const double *q0, *target;
+    const double *target;
     int evaluations, iterations;
     ptreg_status st; /* the first failure of an evaluation (a device's) */
     ptreg_error *err;
@@ -635,7 +757,7 @@ static lbfgsfloatval_t lbfgs_evaluate(void *instance, const lbfgsfloatval_t *x, 
     lbfgs_job *job = instance;
     double f = 0.0;
     if (!job->st)
-        job->st = evaluate(job->s, job->q0, job->target, x, &f, g, NULL, job->err);
+        job->st = job->s->e->evaluate(job->s->run, job->target, x, &f, g, NULL, job->err);
     if (job->st) /* NaN stops liblbfgs's line search; the failure is reported */
         f = NAN;
     job->evaluations++;
@@ -649,9 +771,9 @@ static int lbfgs_progress(void *instance, const lbfgsfloatval_t *x, const lbfgsf
     (void)x, (void)g, (void)xnorm, (void)gnorm, (void)step, (void)n, (void)ls;
     lbfgs_job *job = instance;
     job->iterations = k;
-    const ptreg_progress *p = &job->s->c.opt->progress;
+    const ptreg_progress *p = &job->s->opt->progress;
     if (p->fn)
-        p->fn(p->ctx, k, job->s->c.opt->max_iter, fx);
+        p->fn(p->ctx, k, job->s->opt->max_iter, fx);
     return 0;
 }
 
@@ -696,10 +818,10 @@ static ptreg_status run_lbfgs(lbfgs_job *job, double *p, size_t n3, ptreg_lddmm_
     memcpy(x, p, n3 * sizeof *x);
     lbfgs_parameter_t param;
     lbfgs_parameter_init(&param);
-    param.max_iterations = job->s->c.opt->max_iter;
-    param.epsilon = job->s->c.opt->gtol;
+    param.max_iterations = job->s->opt->max_iter;
+    param.epsilon = job->s->opt->gtol;
     param.past = 10;
-    param.delta = job->s->c.opt->ftol;
+    param.delta = job->s->opt->ftol;
     lbfgsfloatval_t fx = 0;
     int ret = lbfgs((int)n3, x, &fx, lbfgs_evaluate, lbfgs_progress, job, &param);
     if (job->st) {
@@ -729,7 +851,7 @@ ptreg_status ptreg_lddmm_register(const double *template_q, const double *target
     lddmm_session s;
     const named_points in[] = {
         {template_q, "template landmark"}, {target, "target landmark"}, {p0_init, "initial momentum"}};
-    ptreg_status st = session_begin(&s, n, opt, in, 3, err);
+    ptreg_status st = session_begin(&s, NULL, n, opt, in, 3, err);
     if (st)
         return st;
     size_t n3 = 3 * n;
@@ -741,20 +863,23 @@ ptreg_status ptreg_lddmm_register(const double *template_q, const double *target
     r->n = n;
     if (p0_init)
         memcpy(r->p0, p0_init, n3 * sizeof *r->p0);
-    else
-        st = initial_momentum(&s.c, template_q, target, r->p0, err);
-    lbfgs_job job = {&s, template_q, target, 0, 0, PTREG_OK, err};
+    else {
+        lddmm_ctx flow; /* the constants: the starting momenta are the host's, in double */
+        ctx_constants(&flow, n, opt);
+        st = initial_momentum(&flow, template_q, target, r->p0, err);
+    }
+    lbfgs_job job = {&s, target, 0, 0, PTREG_OK, err};
     st = st ? st : opt->max_iter > 0 ? run_lbfgs(&job, r->p0, n3, r, err) : PTREG_OK;
     if (opt->max_iter == 0)
         r->stop_reason = PTREG_STOP_MAX_ITERATIONS, r->stop_detail = "no iterations asked";
-    st = st ? st : evaluate(&s, template_q, target, r->p0, &r->objective, NULL, &r->hamiltonian, err);
-    st = st ? st : session_q1(&s, r->q1, err);
+    st = st ? st : s.e->evaluate(s.run, target, r->p0, &r->objective, NULL, &r->hamiltonian, err);
+    st = st ? st : s.e->state(s.run, opt->time_points - 1, r->q1, NULL, err);
     if (!st) {
         r->iterations = job.iterations;
         r->evaluations = job.evaluations;
         distances(template_q, target, n, &r->avg_distance_before, &r->max_distance_before);
         distances(r->q1, target, n, &r->avg_distance_after, &r->max_distance_after);
-        r->pair_terms = session_pair_terms(&s);
+        r->pair_terms = s.e->pair_terms(s.run);
         r->time_ms = ptreg_time_ms() - t0;
     } else {
         ptreg_lddmm_result_free(r);
@@ -774,28 +899,14 @@ void ptreg_lddmm_result_free(ptreg_lddmm_result *r)
 
 /* ---- other points along the flow -------------------------------------------- */
 
-/* v = sum_l K(x_i, q_l) p_l at m points. */
-static ptreg_status point_velocity(lddmm_ctx *c, const double *x, size_t m, const double *q, const double *p, double *v,
-                                   float *rowpack, double *out)
-{
-    c->pair_terms += (double)m * (double)c->n;
-    if (c->opt->precision == PTREG_PRECISION_FP64) {
-        flow_reference(c, x, NULL, m, q, p, v, NULL);
-        return PTREG_OK;
-    }
-    const double *colsrc[2] = {q, p}, *rowsrc[2] = {x, NULL};
-    lddmm_points cols = pack_points(c->pack, c->n, colsrc, 2);
-    lddmm_points rows = pack_points(rowpack, m, rowsrc, 2);
-    run_blocks(c, lddmm_cpu_kernels()->flow_block, &rows, &cols, out, 6);
-    size_t np = padded(m);
-    for (size_t i = 0; i < m; i++)
-        for (int k = 0; k < 3; k++)
-            v[3 * i + (size_t)k] = out[(size_t)k * np + i];
-    return PTREG_OK;
-}
-
 ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *opt,
                               const double *x, size_t m, double *out, ptreg_error *err)
+{
+    return lddmm_warp_on(NULL, q0, p0, n, opt, x, m, out, err);
+}
+
+ptreg_status lddmm_warp_on(const lddmm_choice *choice, const double *q0, const double *p0, size_t n,
+                           const ptreg_lddmm_options *opt, const double *x, size_t m, double *out, ptreg_error *err)
 {
     ptreg_lddmm_options d;
     opt = options_or_default(opt, &d);
@@ -803,42 +914,11 @@ ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size_t n, cons
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm warp: no landmarks, momenta or points");
     lddmm_session s;
     const named_points in[] = {{q0, "landmark"}, {p0, "momentum"}};
-    ptreg_status st = session_begin(&s, n, opt, in, 2, err);
+    ptreg_status st = session_begin(&s, choice, n, opt, in, 2, err);
     if (!st && m)
         st = check_points(x, m, "point", err);
-    if (!st && m && s.dev) {
-        st = lddmm_device_warp(s.dev, p0, x, m, out, err);
-        session_free(&s);
-        return st;
-    }
-    size_t m3 = 3 * m, len = 6 * n, np = padded(m);
-    double *k1 = NULL, *k2 = NULL, *mid = NULL, *outbuf = NULL;
-    float *rowpack = NULL;
-    if (!st && m) {
-        k1 = malloc(m3 * sizeof *k1), k2 = malloc(m3 * sizeof *k2), mid = malloc(m3 * sizeof *mid);
-        outbuf = malloc(6 * np * sizeof *outbuf), rowpack = malloc(6 * np * sizeof *rowpack);
-        if (!k1 || !k2 || !mid || !outbuf || !rowpack)
-            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "lddmm warp: out of memory for %zu points", m);
-    }
-    if (!st && m) {
-        if (out != x)
-            memcpy(out, x, m3 * sizeof *out);
-        shoot(&s.c, q0, p0, &s.tr, NULL);
-        for (int t = 0; t < s.c.steps; t++) {
-            const double *xt = s.tr.x + (size_t)t * len;
-            point_velocity(&s.c, out, m, xt, xt + 3 * n, k1, rowpack, outbuf);
-            if (opt->integrator == PTREG_LDDMM_EULER) {
-                axpy(out, out, s.c.h, k1, m3);
-                continue;
-            }
-            const double *yt = s.tr.y + (size_t)t * len;
-            axpy(mid, out, 2.0 * s.c.h / 3.0, k1, m3);
-            point_velocity(&s.c, mid, m, yt, yt + 3 * n, k2, rowpack, outbuf);
-            for (size_t i = 0; i < m3; i++)
-                out[i] += s.c.h * (0.25 * k1[i] + 0.75 * k2[i]);
-        }
-    }
-    free(k1), free(k2), free(mid), free(outbuf), free(rowpack);
+    if (!st && m)
+        st = s.e->warp(s.run, p0, x, m, out, err);
     session_free(&s);
     return st;
 }

@@ -85,8 +85,6 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
     return pair_device_supports(&c, LDDMM_NEEDS_FP64, device, err);
 }
 
-const engine lddmm_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
-
 void lddmm_device_close(lddmm_device_run *d)
 {
     if (!d)
@@ -549,3 +547,50 @@ ptreg_status lddmm_device_warp(lddmm_device_run *d, const double *p0, const doub
         st = warp_step(d, t, m, err);
     return st ? st : dbuf_read(d->points, 0, out, 3 * m * sizeof(double), err);
 }
+
+/* ---- the engine (lddmm_impl.h): the session above behind its operations ---- */
+
+static ptreg_status device_open(const ptreg_device *on, const double *q0, size_t n, const ptreg_lddmm_options *opt,
+                                void **run, ptreg_error *err)
+{
+    lddmm_device_run *d = NULL;
+    ptreg_status st = lddmm_device_open(on, q0, n, opt, 0, &d, err);
+    *run = d;
+    return st;
+}
+
+static ptreg_status device_evaluate(void *run, const double *target, const double *p0, double *f, double *grad,
+                                    double *hamiltonian, ptreg_error *err)
+{
+    return lddmm_device_evaluate(run, target, p0, f, grad, hamiltonian, err);
+}
+
+static ptreg_status device_shoot(void *run, const double *p0, ptreg_error *err)
+{
+    return lddmm_device_shoot(run, p0, err);
+}
+
+static ptreg_status device_state(void *run, int t, double *q, double *p, ptreg_error *err)
+{
+    return lddmm_device_state(run, t, q, p, err);
+}
+
+static ptreg_status device_warp(void *run, const double *p0, const double *x, size_t m, double *out, ptreg_error *err)
+{
+    return lddmm_device_warp(run, p0, x, m, out, err);
+}
+
+static double device_pair_terms(const void *run) { return lddmm_device_pair_terms(run); }
+
+static void device_close(void *run) { lddmm_device_close(run); }
+
+const lddmm_engine lddmm_device_engine = {
+    .base = {ENGINE_GPU_BACKENDS, device_supports},
+    .open = device_open,
+    .evaluate = device_evaluate,
+    .shoot = device_shoot,
+    .state = device_state,
+    .warp = device_warp,
+    .pair_terms = device_pair_terms,
+    .close = device_close,
+};

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ptreg/lddmm.h"
+#include "reg/lddmm/lddmm_impl.h"
 
 /* The flow's state over a step: the landmarks (q, p) and the points carried. */
 typedef struct warp_state {
@@ -16,14 +17,13 @@ typedef struct warp_state {
  * quadratic in it), so a step of h with p is the one step of a [0, 1] flow
  * of 2 time points with h p: the warp's steps up to rounding (the paths
  * end within 1e-5 of the warp's points; tests/cli/lddmm.sh). */
-static ptreg_status warp_step(warp_state *w, const ptreg_lddmm_options *o, double h, ptreg_error *err)
+static ptreg_status warp_step(warp_state *w, const lddmm_choice *c, const ptreg_lddmm_options *one, double h,
+                              ptreg_error *err)
 {
-    ptreg_lddmm_options one = *o;
-    one.time_points = 2;
     for (size_t i = 0; i < 3 * w->n; i++)
         w->p[i] *= h;
-    ptreg_status st = ptreg_lddmm_warp(w->q, w->p, w->n, &one, w->x, w->m, w->x, err);
-    st = st ? st : ptreg_lddmm_shoot(w->q, w->p, w->n, &one, w->q1, w->p1, NULL, err);
+    ptreg_status st = lddmm_warp_on(c, w->q, w->p, w->n, one, w->x, w->m, w->x, err);
+    st = st ? st : lddmm_shoot_on(c, w->q, w->p, w->n, one, w->q1, w->p1, NULL, err);
     for (size_t i = 0; !st && i < 3 * w->n; i++)
         w->q[i] = w->q1[i], w->p[i] = w->p1[i] / h;
     return st;
@@ -49,9 +49,13 @@ ptreg_status ptreg_lddmm_warp_paths(const double *q0, const double *p0, size_t n
     memcpy(w.p, p0, 3 * n * sizeof *buf);
     if (m)
         memcpy(w.x, x, 3 * m * sizeof *buf);
-    ptreg_status st = PTREG_OK;
+    /* the steps' flow, on the engine chosen once for them all */
+    ptreg_lddmm_options one = *opt;
+    one.time_points = 2;
+    lddmm_choice c;
+    ptreg_status st = lddmm_choice_make(&one, n, &c, err);
     for (size_t t = 0; !st && t < T; t++) {
-        st = t ? warp_step(&w, opt, 1.0 / (double)(T - 1), err) : PTREG_OK;
+        st = t ? warp_step(&w, &c, &one, 1.0 / (double)(T - 1), err) : PTREG_OK;
         for (size_t i = 0; !st && i < m; i++)
             for (int k = 0; k < 3; k++)
                 paths[3 * (i * T + t) + k] = w.x[3 * i + k];
