@@ -263,6 +263,54 @@ static void test_loop(void)
     free_pairs(&d);
 }
 
+/* The engine a call chooses, seen from outside where an OpenCL device is
+ * (POCL in the tests; skipped where none): pairs within its cap run there
+ * (the device's name as isa, launches counted), pairs over it are the
+ * named device's error, no pairs run on the CPU's engine without a launch,
+ * and the reference loop is the CPU's alone. */
+static void test_engine_choice(void)
+{
+    ptreg_batch_options o;
+    ptreg_batch_options_default(&o);
+    o.device = (ptreg_device){PTREG_BACKEND_OPENCL, 0};
+    ptreg_device on;
+    if (ptreg_batch_resolve_device(&o, &on, NULL) != PTREG_OK)
+        return;
+    pairs_data d;
+    const size_t n = 5;
+    make_pairs(n, 0, 0, 1, 21, &d);
+    double T[16 * 5];
+    ptreg_batch_stats st = {0};
+    ptreg_error err;
+    ptreg_device_stats before, used;
+    ptreg_device_stats_get(&before);
+    CHECK_MSG(ptreg_batch_register(&d.set, &o, T, NULL, NULL, &st, &err) == PTREG_OK, "%s", err.message);
+    ptreg_device_stats_since(&before, &used);
+    CHECK_MSG(st.isa && !strcmp(st.isa, ptreg_device_name(&on)), "isa %s", st.isa ? st.isa : "(none)");
+    CHECK(used.launches >= 1);
+    /* no pairs: the CPU's engine, nothing launched */
+    ptreg_pair_set none = d.set;
+    none.count = 0;
+    ptreg_device_stats_get(&before);
+    CHECK_MSG(ptreg_batch_register(&none, &o, T, NULL, NULL, &st, &err) == PTREG_OK, "%s", err.message);
+    ptreg_device_stats_since(&before, &used);
+    CHECK_MSG(st.isa && strcmp(st.isa, ptreg_device_name(&on)), "isa %s", st.isa ? st.isa : "(none)");
+    CHECK(used.launches == 0);
+    /* a pair over the cap on a device asked for by name */
+    enum { BIG = PTREG_BATCH_DEVICE_MAX_POINTS + 1 };
+    float big[3 * BIG];
+    for (size_t i = 0; i < 3 * BIG; i++)
+        big[i] = (float)((i * 7919) % 101) * 0.01f;
+    size_t off[2] = {0, BIG};
+    const ptreg_pair_set over = {1, big, off, big, NULL, BIG};
+    CHECK(ptreg_batch_register(&over, &o, T, NULL, NULL, &st, &err) == PTREG_ERR_ARG);
+    CHECK_MSG(strstr(err.message, "pair 0") && strstr(err.message, "takes at most 64 per pair"), "%s", err.message);
+    o.reference = 1;
+    CHECK(ptreg_batch_register(&d.set, &o, T, NULL, NULL, &st, &err) == PTREG_ERR_UNSUPPORTED);
+    CHECK_MSG(strstr(err.message, "reference loop"), "%s", err.message);
+    free_pairs(&d);
+}
+
 int main(void)
 {
     test_loop();
@@ -274,5 +322,6 @@ int main(void)
     test_threads();
     test_bad_pairs();
     test_rms();
+    test_engine_choice();
     return check_exit();
 }

@@ -1,16 +1,19 @@
 /* Many small EM-ICP registrations in one call (batch.h): pairs packed W to
  * a block, one pair per lane of the CPU kernel (batch_kernels_isa.c),
  * blocks spread over threads; and the plain path, one pair at a time, that
- * the tests hold the kernel to. */
+ * the tests hold the kernel to. Both are the CPU's engine (batch_impl.h);
+ * a call chooses its engine once (this or the device's, batch_device.c)
+ * and ptreg_batch_register runs the pairs on it a chunk at a time. */
 #include "ptreg/batch.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reg/batch/batch_kernels.h"
 #include "ptreg/emicp.h"
-#include "reg/batch/batch_device.h"
+#include "reg/batch/batch_impl.h"
 #include "reg/emicp/emicp_options.h"
 #include "core/numeric.h"
 
@@ -106,6 +109,7 @@ static void set_lane(batch_block *b, int l, const pair_setup *s, int translation
 /* The lanes left over in a block run a copy of its first pair. */
 typedef struct batch_job {
     const ptreg_pair_set *p;
+    size_t first, end; /* the pairs of this run */
     const ptreg_batch_options *o;
     const pair_setup *setup;
     const float *shared_target; /* centred, when the target is shared */
@@ -120,7 +124,7 @@ static int run_block(const batch_job *job, size_t first, block_buffers *bb)
 {
     const ptreg_pair_set *p = job->p;
     const int W = job->W;
-    const size_t lanes = p->count - first < (size_t)W ? p->count - first : (size_t)W;
+    const size_t lanes = job->end - first < (size_t)W ? job->end - first : (size_t)W;
     size_t ns = 0, nt = 0;
     for (size_t l = 0; l < lanes; l++) {
         ns = batch_source_points(p, first + l) > ns ? batch_source_points(p, first + l) : ns;
@@ -160,20 +164,20 @@ static int run_block(const batch_job *job, size_t first, block_buffers *bb)
         terms += (double)batch_source_points(p, first + l) * (double)batch_target_points(p, first + l) *
                  b.iterations[l];
     }
-    job->terms[first / (size_t)W] = terms;
+    job->terms[(first - job->first) / (size_t)W] = terms;
     return 0;
 }
 
 static int run_blocks(const batch_job *job)
 {
-    const long blocks = (long)((job->p->count + (size_t)job->W - 1) / (size_t)job->W);
+    const long blocks = (long)((job->end - job->first + (size_t)job->W - 1) / (size_t)job->W);
     int failed = 0;
 #pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed)
     {
         block_buffers bb = {0};
 #pragma omp for schedule(dynamic, 4)
         for (long blk = 0; blk < blocks; blk++)
-            failed |= run_block(job, (size_t)blk * (size_t)job->W, &bb);
+            failed |= run_block(job, job->first + (size_t)blk * (size_t)job->W, &bb);
         buffers_free(&bb);
     }
     return failed;
@@ -277,7 +281,7 @@ static void plain_pair(const ptreg_pair_set *p, size_t i, const pair_setup *s, c
     }
 }
 
-/* ---- the entry point ---- */
+/* ---- the CPU's engine ---- */
 
 static ptreg_status setup_all(const ptreg_pair_set *p, const ptreg_batch_options *o, pair_setup *setup,
                               ptreg_error *err)
@@ -287,6 +291,100 @@ static ptreg_status setup_all(const ptreg_pair_set *p, const ptreg_batch_options
             return batch_no_extent(i, err);
     return PTREG_OK;
 }
+
+/* The CPU's run: this CPU's kernels, every pair's setup, a shared target
+ * centred once. */
+typedef struct cpu_run {
+    const ptreg_pair_set *p;
+    const ptreg_batch_options *o;
+    const batch_cpu_kernel_table *k;
+    int W;
+    pair_setup *setup;
+    double *terms; /* per block */
+    float *shared;
+} cpu_run;
+
+static void cpu_close(void *ctx)
+{
+    cpu_run *c = ctx;
+    free(c->setup);
+    free(c->terms);
+    free(c->shared);
+    free(c);
+}
+
+static ptreg_status cpu_open(const ptreg_pair_set *p, const ptreg_batch_options *o, const ptreg_device *on, void **ctx,
+                             const char **isa, ptreg_error *err)
+{
+    (void)on;
+    const isa_level level = cpu_isa_level();
+    cpu_run *c = calloc(1, sizeof *c);
+    if (!c)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for %zu pairs", p->count);
+    c->p = p, c->o = o;
+    c->k = batch_cpu_kernels_for(level);
+    c->W = c->k->lanes();
+    c->setup = malloc((p->count ? p->count : 1) * sizeof *c->setup);
+    c->terms = calloc(p->count / (size_t)c->W + 1, sizeof *c->terms);
+    ptreg_status st = PTREG_OK;
+    if (!c->setup || !c->terms)
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for %zu pairs", p->count);
+    st = st ? st : setup_all(p, o, c->setup, err);
+    if (!st && p->count && !p->target_offset) {
+        if (!(c->shared = malloc(3 * p->target_points * sizeof *c->shared)))
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory");
+        for (size_t i = 0; c->shared && i < 3 * p->target_points; i++)
+            c->shared[i] = (float)(p->target[i] - c->setup[0].target_c[i % 3]);
+    }
+    if (st) {
+        cpu_close(c);
+        return st;
+    }
+    *isa = o->reference ? "reference" : isa_level_name(level);
+    *ctx = c;
+    return PTREG_OK;
+}
+
+/* Pairs first .. first + n - 1: the reference loop one pair at a time, or
+ * their blocks over the threads; the work summed in pair (block) order. */
+static ptreg_status cpu_pairs(void *ctx, size_t first, size_t n, double *transform, int *iterations, int *stop,
+                              double *terms, double *kernel_ms, ptreg_error *err)
+{
+    const cpu_run *c = ctx;
+    const ptreg_pair_set *p = c->p;
+    (void)kernel_ms;
+    if (c->o->reference) {
+        for (size_t i = first; i < first + n; i++) {
+            int it, why;
+            plain_pair(p, i, &c->setup[i], c->o, transform + 16 * i, &it, &why);
+            if (iterations)
+                iterations[i] = it;
+            if (stop)
+                stop[i] = why;
+            *terms += (double)batch_source_points(p, i) * (double)batch_target_points(p, i) * it;
+        }
+        return PTREG_OK;
+    }
+    batch_job job = {p, first, first + n, c->o, c->setup, c->shared, c->k, c->W, transform, iterations, stop, c->terms};
+    if (run_blocks(&job))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for a block of pairs");
+    for (size_t b = 0; b < (n + (size_t)c->W - 1) / (size_t)c->W; b++)
+        *terms += c->terms[b];
+    return PTREG_OK;
+}
+
+/* Every option, pairs of any size, all in one run (its blocks spread over
+ * the threads). */
+static const batch_engine batch_cpu_engine = {
+    .base = {PTREG_BACKEND_BIT(PTREG_BACKEND_CPU), NULL},
+    .max_points = 0,
+    .chunk = SIZE_MAX,
+    .open = cpu_open,
+    .pairs = cpu_pairs,
+    .close = cpu_close,
+};
+
+/* ---- the entry point ---- */
 
 static void fill_stats(const ptreg_pair_set *p, double t0, double pair_terms, const char *isa, double kernel_ms,
                        ptreg_batch_stats *stats)
@@ -300,15 +398,15 @@ static void fill_stats(const ptreg_pair_set *p, double t0, double pair_terms, co
     stats->isa = isa;
 }
 
-/* Whether a GPU the device resolved to takes these pairs. Pairs over its
- * cap are an error when a device was asked for (in the options or by
- * PTREG_DEVICE); auto then means the CPU. */
-static ptreg_status device_takes(const ptreg_pair_set *p, const ptreg_batch_options *o, const ptreg_device *on,
-                                 int *takes, ptreg_error *err)
+/* Whether a GPU the device resolved to takes these pairs (at most max
+ * points a side). Pairs over its cap are an error when a device was asked
+ * for (in the options or by PTREG_DEVICE); auto then means the CPU. */
+static ptreg_status device_takes(const ptreg_pair_set *p, const ptreg_batch_options *o, size_t max,
+                                 const ptreg_device *on, int *takes, ptreg_error *err)
 {
     const size_t largest = batch_largest_pair(p);
     const char *env = getenv("PTREG_DEVICE");
-    *takes = largest <= PTREG_BATCH_DEVICE_MAX_POINTS;
+    *takes = largest <= max;
     if (*takes || (o->device.backend == PTREG_BACKEND_AUTO && !(env && *env)))
         return PTREG_OK;
     size_t pair = 0;
@@ -317,16 +415,64 @@ static ptreg_status device_takes(const ptreg_pair_set *p, const ptreg_batch_opti
     char name[32];
     return ptreg_error_set(err, PTREG_ERR_ARG,
                            "batch on %s: pair %zu has %zu source and %zu target points; the device path takes at "
-                           "most %d per pair (PTREG_BATCH_DEVICE_MAX_POINTS): run it on the CPU",
+                           "most %zu per pair (PTREG_BATCH_DEVICE_MAX_POINTS): run it on the CPU",
                            ptreg_device_format(on, name, sizeof name), pair, batch_source_points(p, pair),
-                           batch_target_points(p, pair), PTREG_BATCH_DEVICE_MAX_POINTS);
+                           batch_target_points(p, pair), max);
 }
 
-static const engine *const batch_engines[] = {&engine_cpu, &batch_device_engine};
+static const engine *const batch_engines[] = {&batch_cpu_engine.base, &batch_device_engine.base};
+
+/* The device the options name and the engine that runs them there. */
+static ptreg_status batch_choose(const ptreg_batch_options *o, ptreg_device *on, const batch_engine **chosen,
+                                 ptreg_error *err)
+{
+    const engine *e = NULL;
+    const ptreg_status st = engine_choose(batch_engines, 2, &o->device, o, "batch", on, &e, err);
+    /* every engine in the list is a batch_engine, its base first */
+    *chosen = (const batch_engine *)e;
+    return st;
+}
 
 ptreg_status ptreg_batch_resolve_device(const ptreg_batch_options *o, ptreg_device *on, ptreg_error *err)
 {
-    return engine_choose(batch_engines, 2, &o->device, o, "batch", on, NULL, err);
+    const batch_engine *unused;
+    return batch_choose(o, on, &unused, err);
+}
+
+/* The one choice a call makes: the engine for the options, then whether
+ * it takes these pairs. An engine with a cap (a device's) takes some pairs
+ * of at most max_points a side; no pairs, or pairs over the cap on a
+ * device that auto chose, run on the CPU's. */
+static ptreg_status batch_choose_for(const ptreg_pair_set *p, const ptreg_batch_options *o, ptreg_device *on,
+                                     const batch_engine **chosen, ptreg_error *err)
+{
+    ptreg_status st = batch_choose(o, on, chosen, err);
+    if (st || !(*chosen)->max_points)
+        return st;
+    int takes = 0;
+    if (p->count)
+        st = device_takes(p, o, (*chosen)->max_points, on, &takes, err);
+    if (!st && !takes)
+        *chosen = &batch_cpu_engine;
+    return st;
+}
+
+/* The run on the engine chosen: its set-up, the pairs a chunk at a time,
+ * its end; stats' pair_terms, isa and kernel_ms. */
+static ptreg_status batch_on(const batch_engine *e, const ptreg_device *on, const ptreg_pair_set *p,
+                             const ptreg_batch_options *o, double *transform, int *iterations, int *stop,
+                             ptreg_batch_stats *s, ptreg_error *err)
+{
+    void *ctx = NULL;
+    ptreg_status st = e->open(p, o, on, &ctx, &s->isa, err);
+    if (st)
+        return st;
+    for (size_t first = 0, n; !st && first < p->count; first += n) {
+        n = p->count - first < e->chunk ? p->count - first : e->chunk;
+        st = e->pairs(ctx, first, n, transform, iterations, stop, &s->pair_terms, &s->kernel_ms, err);
+    }
+    e->close(ctx);
+    return st;
 }
 
 /* The single-call baseline (options' loop): one ptreg_emicp per pair, in order. */
@@ -372,59 +518,16 @@ ptreg_status ptreg_batch_register(const ptreg_pair_set *p, const ptreg_batch_opt
     if (o->loop)
         return loop_emicp(p, o, transform, iterations, stop, stats, err);
     ptreg_device on;
-    int on_device = 0;
+    const batch_engine *e = NULL;
     ptreg_status st = batch_check_pairs(p, o, err);
-    st = st ? st : ptreg_batch_resolve_device(o, &on, err);
-    if (!st && on.backend != PTREG_BACKEND_CPU && p->count)
-        st = device_takes(p, o, &on, &on_device, err);
+    st = st ? st : batch_choose_for(p, o, &on, &e, err);
     if (st)
         return st;
-    if (on_device) {
-        ptreg_batch_stats s;
-        memset(&s, 0, sizeof s);
-        st = batch_device_register(p, o, &on, transform, iterations, stop, &s, err);
-        if (!st && stats)
-            fill_stats(p, t0, s.pair_terms, s.isa, s.kernel_ms, stats);
-        return st;
-    }
-    const isa_level isa = cpu_isa_level();
-    const batch_cpu_kernel_table *k = batch_cpu_kernels_for(isa);
-    const int W = k->lanes();
-    pair_setup *setup = malloc((p->count ? p->count : 1) * sizeof *setup);
-    double *terms = calloc(p->count / (size_t)W + 1, sizeof *terms);
-    float *shared = NULL;
-    if (!setup || !terms)
-        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for %zu pairs", p->count);
-    st = st ? st : setup_all(p, o, setup, err);
-    if (!st && p->count && !p->target_offset) {
-        if (!(shared = malloc(3 * p->target_points * sizeof *shared)))
-            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory");
-        for (size_t i = 0; shared && i < 3 * p->target_points; i++)
-            shared[i] = (float)(p->target[i] - setup[0].target_c[i % 3]);
-    }
-    double pair_terms = 0.0;
-    if (!st && o->reference) {
-        for (size_t i = 0; i < p->count; i++) {
-            int it, why;
-            plain_pair(p, i, &setup[i], o, transform + 16 * i, &it, &why);
-            if (iterations)
-                iterations[i] = it;
-            if (stop)
-                stop[i] = why;
-            pair_terms += (double)batch_source_points(p, i) * (double)batch_target_points(p, i) * it;
-        }
-    } else if (!st) {
-        batch_job job = {p, o, setup, shared, k, W, transform, iterations, stop, terms};
-        if (run_blocks(&job))
-            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory for a block of pairs");
-        for (size_t b = 0; !st && b <= p->count / (size_t)W; b++)
-            pair_terms += terms[b];
-    }
-    free(setup);
-    free(terms);
-    free(shared);
+    ptreg_batch_stats s;
+    memset(&s, 0, sizeof s);
+    st = batch_on(e, &on, p, o, transform, iterations, stop, &s, err);
     if (!st && stats)
-        fill_stats(p, t0, pair_terms, o->reference ? "reference" : isa_level_name(isa), 0.0, stats);
+        fill_stats(p, t0, s.pair_terms, s.isa, s.kernel_ms, stats);
     return st;
 }
 

@@ -313,7 +313,7 @@ static ptreg_status chunk_results(const batch_run *r, chunk *c, double *transfor
     return PTREG_OK;
 }
 
-/* ---- the entry ---- */
+/* ---- the engine ---- */
 
 /* The program for the pairs' layout, and its kernel. */
 static ptreg_status open_kernel(batch_run *r, ptreg_error *err)
@@ -359,24 +359,48 @@ static ptreg_status device_supports(const void *options, const ptreg_device_info
     return engine_cpu_only("batch: the reference loop", device, err);
 }
 
-const engine batch_device_engine = {ENGINE_GPU_BACKENDS, device_supports};
-
-ptreg_status batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o, const ptreg_device *device,
-                                   double *transform, int *iterations, int *stop, ptreg_batch_stats *stats,
-                                   ptreg_error *err)
+/* The device and the kernel for the pairs' layout; *isa: the device's
+ * name. */
+static ptreg_status device_open(const ptreg_pair_set *p, const ptreg_batch_options *o, const ptreg_device *on,
+                                void **ctx, const char **isa, ptreg_error *err)
 {
-    batch_run r = {.p = p, .o = o};
-    stats->pair_terms = stats->kernel_ms = 0.0;
-    stats->isa = ptreg_device_name(device);
-    ptreg_status st = dev_get(device, &r.dev, err);
-    st = st ? st : open_kernel(&r, err);
-    for (size_t first = 0; !st && first < p->count; first += CHUNK_PAIRS) {
-        chunk c = {.first = first, .n = p->count - first < CHUNK_PAIRS ? p->count - first : CHUNK_PAIRS};
-        st = chunk_prepare(&r, &c, iterations, err);
-        st = st ? st : chunk_upload(&r, &c, err);
-        st = st ? st : chunk_launch(&r, &c, &stats->kernel_ms, err);
-        st = st ? st : chunk_results(&r, &c, transform, iterations, stop, &stats->pair_terms, err);
-        chunk_free(&c);
+    batch_run *r = calloc(1, sizeof *r);
+    if (!r)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "batch: out of memory");
+    *r = (batch_run){.p = p, .o = o};
+    *isa = ptreg_device_name(on);
+    ptreg_status st = dev_get(on, &r->dev, err);
+    st = st ? st : open_kernel(r, err);
+    if (st) {
+        free(r);
+        return st;
     }
+    *ctx = r;
+    return PTREG_OK;
+}
+
+/* One chunk of pairs: packed, uploaded, run in one launch, read back. */
+static ptreg_status device_pairs(void *ctx, size_t first, size_t n, double *transform, int *iterations, int *stop,
+                                 double *terms, double *kernel_ms, ptreg_error *err)
+{
+    const batch_run *r = ctx;
+    chunk c = {.first = first, .n = n};
+    ptreg_status st = chunk_prepare(r, &c, iterations, err);
+    st = st ? st : chunk_upload(r, &c, err);
+    st = st ? st : chunk_launch(r, &c, kernel_ms, err);
+    st = st ? st : chunk_results(r, &c, transform, iterations, stop, terms, err);
+    chunk_free(&c);
     return st;
 }
+
+/* The device and its programs stay open (dev_get's, for the next call). */
+static void device_close(void *ctx) { free(ctx); }
+
+const batch_engine batch_device_engine = {
+    .base = {ENGINE_GPU_BACKENDS, device_supports},
+    .max_points = PTREG_BATCH_DEVICE_MAX_POINTS,
+    .chunk = CHUNK_PAIRS,
+    .open = device_open,
+    .pairs = device_pairs,
+    .close = device_close,
+};

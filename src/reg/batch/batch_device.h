@@ -1,15 +1,10 @@
 /* Batched EM-ICP's device path (batch_device.c, kernels in batch.cl):
- * its layouts and its entry. Private to the library and its tests. */
+ * its layouts; its engine is in batch_impl.h. Private to the library and its tests. */
 #ifndef PTREG_REG_BATCH_DEVICE_H
 #define PTREG_REG_BATCH_DEVICE_H
 
 #include "device/backend.h"
-#include "device/engine.h"
-#include "reg/batch/batch_pairs.h"
-
-/* The device engine (device/engine.h): every option but the reference
- * loop; which pairs fit is the data's question (batch.c). */
-extern const engine batch_device_engine;
+#include "reg/batch/batch_impl.h"
 
 /* The program of the batch kernels (batch.cl). */
 extern const kernel_program batch_kernels;
@@ -30,13 +25,5 @@ ptreg_status batch_device_layout(size_t max_points, int shared, batch_layout *la
 size_t batch_device_local_bytes(const batch_layout *layout, size_t acc_size);
 /* The -D options of a layout. */
 void batch_device_defines(const batch_layout *layout, char *defines, size_t size);
-
-/* Every pair on a device (the pairs and options already checked, the
- * device resolved to a GPU backend): transform, iterations, stop as
- * ptreg_batch_register; stats' pair_terms, isa (the device's name) and
- * kernel_ms. */
-ptreg_status batch_device_register(const ptreg_pair_set *p, const ptreg_batch_options *o, const ptreg_device *device,
-                                   double *transform, int *iterations, int *stop, ptreg_batch_stats *stats,
-                                   ptreg_error *err);
 
 #endif
