@@ -77,9 +77,10 @@ trap 'build_failed $?' ERR
 # The parts of core the readers use: errors, clouds, volumes, the voxel
 # grid (src/io/voxel_stream.c downsamples a file as it reads it) and the
 # points' bounds (core/summary.c, which the grid takes); transform.c: the
-# TUM trajectory reader turns quaternions into matrices.
+# TUM trajectory reader turns quaternions into matrices; atomic.c: the
+# writers' temporary-then-rename output, which io's files share.
 core=("$root/src/core/error.c" "$root/src/core/cloud.c" "$root/src/core/volume.c" "$root/src/core/voxel.c"
-      "$root/src/core/summary.c" "$root/src/core/transform.c")
+      "$root/src/core/summary.c" "$root/src/core/transform.c" "$root/src/core/atomic.c")
 
 declare -A enum=([ply]=PTREG_FORMAT_PLY [pcd]=PTREG_FORMAT_PCD [xyz]=PTREG_FORMAT_XYZ
                  [vtk]=PTREG_FORMAT_VTK [mesh]=MESHES [all]="")
