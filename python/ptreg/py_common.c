@@ -411,6 +411,23 @@ int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t nz, con
     return 0;
 }
 
+int get_points_normals(PyObject *xyz, PyObject *normals, Py_buffer *xv, Py_buffer *nv, size_t *n)
+{
+    size_t nn;
+    if (get_rows(xyz, xv, 'f', 3, 0, 0, "points", n) < 0)
+        return -1;
+    if (get_rows(normals, nv, 'f', 3, 0, 1, "normals", &nn) < 0) {
+        py_release(xv);
+        return -1;
+    }
+    if (nv->obj && nn != *n) {
+        py_release(xv), py_release(nv);
+        PyErr_Format(ARG_ERROR, "normals: %zu rows for %zu points", nn, *n);
+        return -1;
+    }
+    return 0;
+}
+
 void release_pair(cloud_pair *p) { py_release(&p->s), py_release(&p->t), py_release(&p->sn), py_release(&p->tn); }
 
 /* t NULL: the target is a model index's t_points points (no view). */

@@ -91,6 +91,9 @@ int result_into(PyObject *d, const ptreg_result_table *table, const void *s);
 int volume_view(PyObject *data, Py_ssize_t nx, Py_ssize_t ny, Py_ssize_t nz, const char *type_name, PyObject *spacing,
                 PyObject *origin, Py_buffer *view, ptreg_volume *v);
 void release_pair(cloud_pair *p);
+/* A cloud's float32 points (n x 3) and its normals (n x 3, or None: nv->obj
+ * NULL), views the caller releases; -1 with the error set, nothing held. */
+int get_points_normals(PyObject *xyz, PyObject *normals, Py_buffer *xv, Py_buffer *nv, size_t *n);
 int get_pair(PyObject *s, PyObject *t, size_t t_points, PyObject *sn, PyObject *tn, cloud_pair *p);
 PyObject *variant_dict(const ptreg_tune_choice *c);
 int get_matrix16(PyObject *obj, double T[16]);

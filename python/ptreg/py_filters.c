@@ -9,17 +9,9 @@ PyObject *py_voxel_downsample(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "OOd", &xyz_obj, &normals_obj, &voxel))
         return NULL;
     Py_buffer xv, nv;
-    size_t n, nn;
-    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
+    size_t n;
+    if (get_points_normals(xyz_obj, normals_obj, &xv, &nv, &n) < 0)
         return NULL;
-    if (get_rows(normals_obj, &nv, 'f', 3, 0, 1, "normals", &nn) < 0) {
-        py_release(&xv);
-        return NULL;
-    }
-    if (nv.obj && nn != n) {
-        py_release(&xv), py_release(&nv);
-        return PyErr_Format(ARG_ERROR, "normals: %zu rows for %zu points", nn, n);
-    }
     ptreg_cloud in = {n, xv.buf, nv.obj ? nv.buf : NULL, NULL, 0, {0, 0, 0}, NULL, NULL, NULL}, out;
     ptreg_cloud_init(&out);
     ptreg_error err;

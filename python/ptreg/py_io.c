@@ -58,17 +58,9 @@ PyObject *py_write_cloud(PyObject *self, PyObject *args)
     if (format_name && ptreg_format_parse(format_name, &wo.format) != 0)
         return PyErr_Format(ARG_ERROR, "format: '%s' is not ply, pcd, xyz, vtk or pos", format_name);
     Py_buffer xv, nv;
-    size_t n, nn;
-    if (get_rows(xyz_obj, &xv, 'f', 3, 0, 0, "points", &n) < 0)
+    size_t n;
+    if (get_points_normals(xyz_obj, normals_obj, &xv, &nv, &n) < 0)
         return NULL;
-    if (get_rows(normals_obj, &nv, 'f', 3, 0, 1, "normals", &nn) < 0) {
-        py_release(&xv);
-        return NULL;
-    }
-    if (nv.obj && nn != n) {
-        py_release(&xv), py_release(&nv);
-        return PyErr_Format(ARG_ERROR, "normals: %zu rows for %zu points", nn, n);
-    }
     Py_buffer cv;
     size_t nc;
     if (get_rows(colors_obj, &cv, 'B', 3, 0, 1, "colors", &nc) < 0) {

@@ -433,6 +433,17 @@ def test_normals_and_fpfh_equal_cli(scene, tmp_path):
     assert np.allclose(np.linalg.norm(down.normals, axis=1), 1, atol=1e-5)
 
 
+def test_normals_must_match_the_points(tmp_path):
+    """Normals given beside points need one row per point, for every call
+    that takes both (one check: py_common.c's get_points_normals)."""
+    pts = np.random.default_rng(5).random((50, 3), dtype=np.float32)
+    for call in (lambda: ptreg.voxel_downsample(pts, 0.1, normals=pts[:49]),
+                 lambda: ptreg.write_cloud(str(tmp_path / "n.ply"), pts, pts[:49])):
+        with pytest.raises(ptreg.ArgumentError, match="normals: 49 rows for 50 points"):
+            call()
+    assert not (tmp_path / "n.ply").exists()
+
+
 def test_normals_on_an_opencl_device_are_the_cpus(scene):
     """device="opencl:N": the CPU's normals and curvature bit for bit;
     tangent-plane orientation is refused there, by name."""
