@@ -90,18 +90,13 @@ static float bound_from(const float *xyz, const float q[3], const feat_list *see
     return limit;
 }
 
-/* Of the points already done in this block, the one nearest q among the
- * last four (q's chunk-mates): its neighbors give the tightest bound of
- * those cheaply at hand. Looking at the last 16 found a nearer seed too
- * rarely to pay for the distances: the bunny's normals ran 6% slower. */
-#define SEED_CANDIDATES 4
-
+/* Of the points done, the one nearest q. */
 static const feat_list *nearest_done(const float *xyz, const float q[3], const uint32_t *done, size_t count,
                                      const feat_list *list)
 {
     const feat_list *best = NULL;
     float best_d = INFINITY;
-    for (size_t j = count > SEED_CANDIDATES ? count - SEED_CANDIDATES : 0; j < count; j++) {
+    for (size_t j = 0; j < count; j++) {
         const float *p = xyz + 3 * (size_t)done[j];
         float d = kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
         if (d < best_d) {
@@ -112,29 +107,147 @@ static const feat_list *nearest_done(const float *xyz, const float q[3], const u
     return best;
 }
 
-static void knn_block(const ptreg_kdtree *t, const float *xyz, size_t kk, double radius, size_t block, uint32_t *index,
-                      float *dist2, feat_list *list)
+/* Queries go in groups of a chunk's slots (a compact cluster of the tree's
+ * order). The group's chunks are gathered by one walk of the tree, within
+ * the largest of its points' guesses from the previous group's lists
+ * (kd_group_gather, kd_group_knn). A block's first group, which has no
+ * previous one, searches point by point, each bounded by its nearest
+ * chunk-mate already done (the last few: the tightest bound cheaply at
+ * hand). */
+#define GROUP_SLOTS 16
+#define MATE_CANDIDATES 4
+
+typedef struct knn_job {
+    const ptreg_kdtree *tree;
+    const float *xyz;
+    size_t kk;
+    float cap; /* the hybrid search's squared radius (a float step out), or infinity */
+    double radius;
+    uint32_t *index;
+    float *dist2;
+    feat_list *list;
+} knn_job;
+
+/* A k-NN bound from a seed's list: its farthest point from q, cut to the
+ * cap. A seed cut by the radius holds fewer than kk points: no bound. */
+static float knn_limit(const knn_job *job, const float q[3], const feat_list *seed)
 {
-    size_t end = (block + 1) * TABLE_BLOCK_SLOTS, slots = kdtree_slot_count(t), done_count = 0;
-    uint32_t done[TABLE_BLOCK_SLOTS];
-    for (size_t s = block * TABLE_BLOCK_SLOTS; s < end && s < slots; s++) {
-        uint32_t i = kdtree_slot_index(t, s);
-        if (i == PTREG_NO_NEIGHBOR)
-            continue;
-        const float *q = xyz + 3 * (size_t)i;
-        const feat_list *seed = nearest_done(xyz, q, done, done_count, list);
-        /* a seed cut by the radius holds fewer than kk points: no bound */
-        float limit = seed && seed->count == kk ? bound_from(xyz, q, seed) : INFINITY;
-        if (radius > 0) { /* the hybrid search keeps nothing beyond the radius */
-            const float reach = nextafterf((float)radius, INFINITY);
-            limit = fminf(limit, reach * reach);
+    float limit = seed && seed->count == job->kk ? bound_from(job->xyz, q, seed) : INFINITY;
+    return fminf(limit, job->cap);
+}
+
+/* q's k-th nearest, guessed from the nearest of the points `near` (done;
+ * kth: their k-th nearest, infinity where the radius cut the list):
+ * (|q - s| + s's k-th distance)^2 by the triangle inequality, a little
+ * wider for rounding (a guess short of it costs only a single search), cut
+ * to the cap. */
+static float knn_guess(const knn_job *job, const float q[3], const uint32_t *near, const float *kth, size_t count)
+{
+    float best_d = INFINITY, best_kth = INFINITY;
+    for (size_t j = 0; j < count; j++) {
+        const float *p = job->xyz + 3 * (size_t)near[j];
+        const float d = kd_dist2(q[0], q[1], q[2], p[0], p[1], p[2]);
+        best_kth = d < best_d ? kth[j] : best_kth;
+        best_d = d < best_d ? d : best_d;
+    }
+    const float reach = sqrtf(best_d) + sqrtf(best_kth);
+    return fminf(reach * reach * 1.001f, job->cap);
+}
+
+/* A group's points and their k-th nearest distances (infinity where the
+ * radius cut the list). */
+typedef struct knn_done {
+    uint32_t point[GROUP_SLOTS];
+    float kth[GROUP_SLOTS];
+    size_t count;
+} knn_done;
+
+/* The real points of the group of slots from s0; their count. */
+static size_t group_points(const knn_job *job, size_t s0, size_t end, uint32_t *point)
+{
+    size_t n = 0;
+    for (size_t s = s0; s < s0 + GROUP_SLOTS && s < end; s++) {
+        const uint32_t i = kdtree_slot_index(job->tree, s);
+        if (i != PTREG_NO_NEIGHBOR)
+            point[n++] = i;
+    }
+    return n;
+}
+
+/* The box of n points. */
+static void points_box(const float *xyz, const uint32_t *point, size_t n, float lo[3], float hi[3])
+{
+    for (int a = 0; a < 3; a++)
+        lo[a] = INFINITY, hi[a] = -INFINITY;
+    for (size_t j = 0; j < n; j++)
+        for (int a = 0; a < 3; a++) {
+            const float v = xyz[3 * (size_t)point[j] + a];
+            lo[a] = fminf(lo[a], v);
+            hi[a] = fmaxf(hi[a], v);
         }
-        feat_list *l = &list[i];
-        const size_t at = count_slot(i, kk, 0);
-        l->index = index + at;
-        l->dist2 = dist2 + at;
-        l->count = within_radius(dist2 + at, kd_knn_within(t, q, kk, limit, index + at, dist2 + at), radius);
-        done[done_count++] = i;
+}
+
+/* A reach for the whole group from the previous one's lists: its largest
+ * k-th distance plus the farthest two points of the two groups can be
+ * apart (the triangle inequality's bound for every point of the group,
+ * widened a little for rounding), cut to the cap. */
+static float group_reach(const knn_job *job, const float lo[3], const float hi[3], const knn_done *prev)
+{
+    float plo[3], phi[3], kth = 0, span = 0;
+    points_box(job->xyz, prev->point, prev->count, plo, phi);
+    for (size_t j = 0; j < prev->count; j++)
+        kth = fmaxf(kth, prev->kth[j]);
+    for (int a = 0; a < 3; a++) {
+        const float far = fmaxf(hi[a] - plo[a], phi[a] - lo[a]);
+        span += far * far;
+    }
+    const float reach = sqrtf(span) + sqrtf(kth);
+    return fminf(reach * reach * 1.001f, job->cap);
+}
+
+/* Searches the group's points (done->point, done->count) into the table;
+ * their k-th distances go to done->kth. */
+static void knn_group(const knn_job *job, knn_done *done, const knn_done *prev)
+{
+    const uint32_t *point = done->point;
+    const size_t n = done->count;
+    kd_group g;
+    float lo[3], hi[3];
+    points_box(job->xyz, point, n, lo, hi);
+    const float reach = prev->count ? group_reach(job, lo, hi, prev) : INFINITY;
+    const int gathered = n && kd_group_gather(job->tree, lo, hi, reach, &g);
+    for (size_t j = 0; j < n; j++) {
+        const uint32_t i = point[j];
+        const float *q = job->xyz + 3 * (size_t)i;
+        const size_t at = count_slot(i, job->kk, 0), mates = j < MATE_CANDIDATES ? j : MATE_CANDIDATES;
+        uint32_t *index = job->index + at;
+        float *dist2 = job->dist2 + at;
+        size_t found;
+        if (gathered) {
+            /* the first point's guess from the previous group, the others' from their chunk-mates */
+            const float guess = j ? knn_guess(job, q, point + j - mates, done->kth + j - mates, mates)
+                                  : knn_guess(job, q, prev->point, prev->kth, prev->count);
+            found = kd_group_knn(job->tree, &g, q, job->kk, fminf(guess, reach), job->cap, index, dist2);
+        } else {
+            const feat_list *seed = nearest_done(job->xyz, q, point + j - mates, mates, job->list);
+            found = kd_knn_within(job->tree, q, job->kk, knn_limit(job, q, seed), index, dist2);
+        }
+        done->kth[j] = found == job->kk ? dist2[found - 1] : INFINITY;
+        job->list[i].index = index;
+        job->list[i].dist2 = dist2;
+        job->list[i].count = within_radius(dist2, found, job->radius);
+    }
+}
+
+static void knn_block(const knn_job *job, size_t block)
+{
+    const size_t slots = kdtree_slot_count(job->tree), first = block * TABLE_BLOCK_SLOTS;
+    const size_t end = first + TABLE_BLOCK_SLOTS < slots ? first + TABLE_BLOCK_SLOTS : slots;
+    knn_done group[2];
+    group[1].count = 0;
+    for (size_t s0 = first, turn = 0; s0 < end; s0 += GROUP_SLOTS, turn ^= 1) {
+        group[turn].count = group_points(job, s0, end, group[turn].point);
+        knn_group(job, &group[turn], &group[!turn]);
     }
 }
 
@@ -154,9 +267,11 @@ static ptreg_status build_knn(const ptreg_kdtree *t, const float *xyz, size_t n,
     if (!index || !dist2)
         return PTREG_ERR_NOMEM;
     long blocks = (long)((kdtree_slot_count(t) + TABLE_BLOCK_SLOTS - 1) / TABLE_BLOCK_SLOTS);
+    const float reach = nextafterf((float)nb->radius, INFINITY);
+    const knn_job job = {t, xyz, kk, nb->radius > 0 ? reach * reach : INFINITY, nb->radius, index, dist2, table->list};
 #pragma omp parallel for schedule(dynamic, 4) num_threads(ptreg_get_num_threads())
     for (long b = 0; b < blocks; b++)
-        knn_block(t, xyz, kk, nb->radius, (size_t)b, index, dist2, table->list);
+        knn_block(&job, (size_t)b);
     return PTREG_OK;
 }
 

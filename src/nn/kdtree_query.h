@@ -37,6 +37,33 @@ static inline float kd_dist2(float qx, float qy, float qz, float px, float py, f
  * query's neighbors) uses to prune the search from the start. */
 size_t kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index, float *dist2);
 
+/* A group of nearby queries searches the chunks one walk of the tree
+ * gathered for all of them: those within `reach` (a squared distance) of
+ * the group's box, with their boxes side by side. */
+#define KD_GROUP_LANES 16
+#define KD_GROUP_BLOCKS 16
+#define KD_GROUP_MAX_CHUNKS (KD_GROUP_LANES * KD_GROUP_BLOCKS)
+typedef struct kd_group_block {
+    float lo[3][KD_GROUP_LANES], hi[3][KD_GROUP_LANES]; /* lanes past the count: empty boxes */
+    uint32_t chunk[KD_GROUP_LANES];
+} kd_group_block;
+typedef struct kd_group {
+    kd_group_block block[KD_GROUP_BLOCKS];
+    size_t count;
+} kd_group;
+
+/* Gathers the chunks within reach of the box [lo, hi]; 0 when they are
+ * more than a group holds (search singly then). */
+int kd_group_gather(const ptreg_kdtree *t, const float lo[3], const float hi[3], float reach, kd_group *g);
+
+/* kd_knn_within(t, q, k, limit) for a query of the group (inside its box),
+ * bit for bit: the gathered chunks within `guess` (at most the group's
+ * reach) are scanned, and when fewer than k points lie within it (a guess
+ * short of the k-th nearest, below the limit) the query is searched
+ * singly. */
+size_t kd_group_knn(const ptreg_kdtree *t, const kd_group *g, const float q[3], size_t k, float guess, float limit,
+                    uint32_t *index, float *dist2);
+
 /* Every point with squared distance <= limit, sorted by (distance, index)
  * when asked (else in the tree's order); -1 when out of memory. */
 int kd_radius_within(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);

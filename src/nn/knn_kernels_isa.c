@@ -8,8 +8,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__AVX2__) || defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include "device/cpu_isa.h"
 #include "nn/nn_kernels.h"
+
+/* The lanes of 16 distances within th (d <= th; NaN never), as a bit
+ * mask: one compare where the ISA has it, which the compilers do not make
+ * of the plain loop. */
+static inline unsigned lanes_within(const float *d, float th)
+{
+#if defined(__AVX512F__)
+    return (unsigned)_mm512_cmp_ps_mask(_mm512_loadu_ps(d), _mm512_set1_ps(th), _CMP_LE_OQ);
+#elif defined(__AVX2__)
+    const __m256 t = _mm256_set1_ps(th);
+    return (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(d), t, _CMP_LE_OQ)) |
+           (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(_mm256_loadu_ps(d + 8), t, _CMP_LE_OQ)) << 8;
+#else
+    unsigned mask = 0;
+    for (int l = 0; l < PTREG_KD_LANES; l++)
+        mask |= (unsigned)(d[l] <= th) << l;
+    return mask;
+#endif
+}
 
 typedef struct kd_visit {
     uint32_t ref;
@@ -128,12 +151,9 @@ static void kd_traverse(const ptreg_kdtree *t, const float q[3], leaf_visitor *v
  * Padding lanes hold NaN and never pass. */
 static unsigned chunk_within(const kd_chunk *c, const float q[3], float limit, float d[PTREG_KD_LANES])
 {
-    unsigned mask = 0;
-    for (int l = 0; l < PTREG_KD_LANES; l++) {
+    for (int l = 0; l < PTREG_KD_LANES; l++)
         d[l] = kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
-        mask |= (unsigned)(d[l] <= limit) << l;
-    }
-    return mask;
+    return lanes_within(d, limit);
 }
 
 /* Small k (the features' neighborhoods) collect candidates within the
@@ -202,21 +222,26 @@ static void select_keys(uint64_t *key, size_t n, size_t k)
     }
 }
 
-/* The k smallest of n distinct keys, in order, into out: each key's rank
- * is the count of smaller keys, a loop without branches that vectorises
- * (n^2 compares, but fewer instructions than a selection and a sort spend
- * on mispredicted branches for the few dozen candidates of a bounded
- * search). */
-static void rank_keys(const uint64_t *key, size_t n, size_t k, uint64_t *out)
+/* The k smallest of n (<= RANK_SORT_MAX) distinct keys, in order, into
+ * out: each key's rank is the count of smaller keys, counted for all keys
+ * side by side (one broadcast compare per key, no branch and no
+ * horizontal sum): n^2 compares, but fewer instructions than a selection
+ * and a sort spend on mispredicted branches for the few dozen candidates
+ * of a bounded search. */
+#define RANK_SORT_MAX 256
+__attribute__((noinline)) static void rank_keys(const uint64_t *key, size_t n, size_t k, uint64_t *out)
 {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = key[i];
-        size_t rank = 0;
-        for (size_t j = 0; j < n; j++)
-            rank += key[j] < x;
-        if (rank < k)
-            out[rank] = x;
+    uint64_t rank[RANK_SORT_MAX];
+    for (size_t i = 0; i < n; i++)
+        rank[i] = 0;
+    for (size_t j = 0; j < n; j++) {
+        const uint64_t y = key[j];
+        for (size_t i = 0; i < n; i++)
+            rank[i] += key[i] > y;
     }
+    for (size_t i = 0; i < n; i++)
+        if (rank[i] < k)
+            out[rank[i]] = key[i];
 }
 
 static void knn_visit_buffered(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, const float q[3])
@@ -256,6 +281,23 @@ static void knn_visit_heap(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk,
         v->limit = kv->heap.d[0];
 }
 
+/* The k best of the buffer, in order, into index and dist2; the count. */
+static size_t knn_buffer_finish(knn_buffer *b, uint32_t *index, float *dist2)
+{
+    const size_t k = b->k, found = b->size < k ? b->size : k;
+    if (b->size > k + k / 2) { /* ranking is quadratic: cut to the k best first */
+        select_keys(b->key, b->size, k);
+        b->size = k;
+    }
+    uint64_t best[KNN_BUFFERED_MAX];
+    rank_keys(b->key, b->size, found, best);
+    for (size_t j = 0; j < found; j++) {
+        dist2[j] = key_dist2(best[j]);
+        index[j] = (uint32_t)best[j];
+    }
+    return found;
+}
+
 static size_t knn_buffered(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index,
                            float *dist2)
 {
@@ -264,18 +306,113 @@ static size_t knn_buffered(const ptreg_kdtree *t, const float q[3], size_t k, fl
     b.size = 0;
     b.k = k;
     kd_traverse(t, q, &b.base);
-    size_t found = b.size < k ? b.size : k;
-    if (b.size > k + k / 2) { /* ranking is quadratic: cut to the k best first */
-        select_keys(b.key, b.size, k);
-        b.size = k;
+    return knn_buffer_finish(&b, index, dist2);
+}
+
+/* ---- a group of nearby queries: the chunks gathered once (kdtree.c) ---- */
+
+/* A query of a group scans every gathered chunk within its guess at once
+ * (distances side by side, no list kept), then narrows the guess to a
+ * threshold with at least k points within by counting below a few
+ * candidates (the k-th lies near guess * k / count: a surface's count
+ * grows with the squared distance), and keeps only the points within it.
+ * The few dozen left are ranked as a single search ranks them. */
+#define GROUP_SCAN_MAX (KD_GROUP_MAX_CHUNKS * PTREG_KD_LANES)
+static const float narrow_steps[] = {1.0f, 1.08f, 1.2f, 1.4f, 1.7f, 2.2f, 3.0f};
+#define NARROW_STEPS (sizeof narrow_steps / sizeof narrow_steps[0])
+
+typedef struct group_scan {
+    float d[GROUP_SCAN_MAX]; /* chunk by chunk, 16 lanes each */
+    uint32_t chunk[KD_GROUP_MAX_CHUNKS];
+    size_t chunks;
+} group_scan;
+
+static void scan_chunk(const ptreg_kdtree *t, uint32_t chunk, const float q[3], group_scan *s)
+{
+    const kd_chunk *c = &t->chunks[chunk];
+    float *d = s->d + s->chunks * PTREG_KD_LANES;
+    for (int l = 0; l < PTREG_KD_LANES; l++)
+        d[l] = kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
+    s->chunk[s->chunks++] = chunk;
+}
+
+/* The gathered chunks within guess of q, found by bit masks (which chunks
+ * pass is data the branch predictor cannot know). */
+static void scan_chunks(const ptreg_kdtree *t, const kd_group *g, const float q[3], float guess, group_scan *s)
+{
+    s->chunks = 0;
+    for (size_t b = 0; b < (g->count + KD_GROUP_LANES - 1) / KD_GROUP_LANES; b++) {
+        const kd_group_block *blk = &g->block[b];
+        float bound[KD_GROUP_LANES];
+        for (unsigned l = 0; l < KD_GROUP_LANES; l++)
+            bound[l] = kd_lane_bound(&blk->lo[0][0], &blk->hi[0][0], KD_GROUP_LANES, l, q);
+        for (unsigned m = lanes_within(bound, guess); m; m &= m - 1)
+            scan_chunk(t, blk->chunk[__builtin_ctz(m)], q, s);
     }
-    uint64_t best[KNN_BUFFERED_MAX];
-    rank_keys(b.key, b.size, found, best);
-    for (size_t j = 0; j < found; j++) {
-        dist2[j] = key_dist2(best[j]);
-        index[j] = (uint32_t)best[j];
+}
+
+/* How many scanned distances are <= each threshold. */
+static void count_within(const group_scan *s, const float *threshold, size_t count, size_t *within)
+{
+    for (size_t m = 0; m < count; m++)
+        within[m] = 0;
+    for (size_t c = 0; c < s->chunks; c++)
+        for (size_t m = 0; m < count; m++)
+            within[m] += (size_t)__builtin_popcount(lanes_within(s->d + c * PTREG_KD_LANES, threshold[m]));
+}
+
+/* The smallest threshold of the narrowing steps below guess with at least
+ * k points within; guess itself when none. */
+static float narrow(const group_scan *s, size_t k, float guess, size_t at_guess)
+{
+    float threshold[NARROW_STEPS];
+    size_t within[NARROW_STEPS];
+    const float estimate = guess * (float)k / (float)at_guess;
+    size_t steps = 0;
+    for (size_t m = 0; m < NARROW_STEPS && estimate * narrow_steps[m] < guess; m++)
+        threshold[steps++] = estimate * narrow_steps[m];
+    count_within(s, threshold, steps, within);
+    for (size_t m = 0; m < steps; m++)
+        if (within[m] >= k)
+            return threshold[m];
+    return guess;
+}
+
+/* The scanned points within the threshold as keys; 0 when more than the
+ * buffer holds. */
+static int keys_within(const ptreg_kdtree *t, const group_scan *s, float threshold, knn_buffer *b)
+{
+    b->size = 0;
+    for (size_t c = 0; c < s->chunks; c++) {
+        const float *d = s->d + c * PTREG_KD_LANES;
+        const uint32_t *index = t->index + (size_t)s->chunk[c] * PTREG_KD_LANES;
+        unsigned mask = lanes_within(d, threshold);
+        if (b->size + (size_t)__builtin_popcount(mask) > KNN_BUFFER)
+            return 0;
+        for (; mask; mask &= mask - 1) {
+            int l = __builtin_ctz(mask);
+            b->key[b->size++] = knn_key(d[l], index[l]);
+        }
     }
-    return found;
+    return 1;
+}
+
+size_t ISA_FN(kd_group_knn)(const ptreg_kdtree *t, const kd_group *g, const float q[3], size_t k, float guess,
+                            float limit, uint32_t *index, float *dist2)
+{
+    if (k > KNN_BUFFERED_MAX || !(guess <= limit))
+        return ISA_FN(kd_knn)(t, q, k, limit, index, dist2);
+    group_scan s;
+    scan_chunks(t, g, q, guess, &s);
+    size_t at_guess;
+    count_within(&s, &guess, 1, &at_guess);
+    if (at_guess < k && guess < limit) /* the guess was short: points beyond it may be among the k */
+        return ISA_FN(kd_knn)(t, q, k, limit, index, dist2);
+    knn_buffer b;
+    b.k = k;
+    if (!keys_within(t, &s, at_guess > k ? narrow(&s, k, guess, at_guess) : guess, &b))
+        return ISA_FN(kd_knn)(t, q, k, limit, index, dist2);
+    return knn_buffer_finish(&b, index, dist2);
 }
 
 typedef struct radius_visitor {
@@ -308,20 +445,17 @@ static void radius_visit(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk, c
     }
 }
 
-/* Ascending (distance, index): insertion for the short lists radius
- * searches usually give, heapsort beyond. */
-/* Lists up to this long are sorted by ranking their keys (branch-free,
- * O(n^2) vector compares, below a heapsort's mispredicted branches); longer
- * ones by heapsort. */
-#define RANK_SORT_MAX 256
-
-/* Ascending (distance, index). */
+/* Ascending (distance, index): lists up to RANK_SORT_MAX long by ranking
+ * their keys (branch-free, O(n^2) vector compares, below a heapsort's
+ * mispredicted branches), longer ones by heapsort. */
 static void sort_neighbors(float *d, uint32_t *idx, size_t n)
 {
     if (n > RANK_SORT_MAX) {
         sort_pairs(d, idx, n);
         return;
     }
+    if (n < 2)
+        return;
     uint64_t key[RANK_SORT_MAX], sorted[RANK_SORT_MAX];
     for (size_t j = 0; j < n; j++)
         key[j] = knn_key(d[j], idx[j]);
