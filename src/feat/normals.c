@@ -97,7 +97,7 @@ static int smallest_eigen3(const double A[9], double lambda[3], double v[3])
  * or with all of them in one place (a scanner's invalid returns at the
  * origin), where no plane is defined and any axis would pin registration
  * pairs to it. */
-static int pca_normal(const float *xyz, const feat_list *nb, const float p[3], const ptreg_normals_options *o,
+static int pca_normal(const float *xyz, const nn_list *nb, const float p[3], const ptreg_normals_options *o,
                       float normal[3], float *curvature)
 {
     if (nb->count < 3)
@@ -288,30 +288,85 @@ static ptreg_status orient_tangent_plane(const float *xyz, size_t n, const feat_
     return ok ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "normals: out of memory orienting %zu points", n);
 }
 
-/* The orientation options' range; 0 when valid. */
+/* One point's normal and curvature (NaN when it has none); 1 when it has
+ * none. */
+static size_t normal_of(const float *xyz, uint32_t i, const nn_list *nb, const ptreg_normals_options *opt,
+                        float *normals, float *curvature)
+{
+    float *nrm = normals + 3 * (size_t)i, curv = NAN;
+    const int made = pca_normal(xyz, nb, xyz + 3 * (size_t)i, opt, nrm, &curv);
+    if (!made)
+        nrm[0] = nrm[1] = nrm[2] = NAN;
+    if (curvature)
+        curvature[i] = curv;
+    return !made;
+}
+
+/* The tangent-plane orientation reads neighbours' lists across the cloud:
+ * the whole table, kept at once. */
+static ptreg_status normals_by_table(const ptreg_kdtree *tree, const float *xyz, size_t n,
+                                     const ptreg_normals_options *opt, float *normals, float *curvature,
+                                     size_t *lacking, ptreg_error *err)
+{
+    feat_table table = {0};
+    ptreg_status s = feat_table_build(tree, xyz, n, &opt->neighbors, 0, NN_SORTED, &table, err);
+    if (s)
+        return s;
+    size_t missing = 0;
+#pragma omp parallel for schedule(dynamic, 256) num_threads(ptreg_get_num_threads()) reduction(+ : missing)
+    for (size_t i = 0; i < n; i++)
+        missing += normal_of(xyz, (uint32_t)i, &table.list[i], opt, normals, curvature);
+    *lacking = missing;
+    s = orient_tangent_plane(xyz, n, &table, opt->orient_k, normals, err);
+    feat_table_free(&table);
+    return s;
+}
+
+/* Every other orientation needs a point's own list only: the normals of
+ * each block as its lists are found, so memory stays one block's lists a
+ * thread, whatever the cloud's size. */
+static ptreg_status normals_by_blocks(const ptreg_kdtree *tree, const float *xyz, size_t n,
+                                      const ptreg_normals_options *opt, float *normals, float *curvature,
+                                      size_t *lacking, ptreg_error *err)
+{
+    ptreg_status s = nn_check_neighborhood(&opt->neighbors, err);
+    if (s)
+        return s;
+    const nn_hoods h = {tree, xyz, n, opt->neighbors, NN_SORTED, 0};
+    const long blocks = (long)nn_hoods_blocks(&h);
+    size_t missing = 0;
+    int failed = 0;
+#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(+ : missing) reduction(| : failed)
+    {
+        nn_block *b = calloc(1, sizeof *b);
+        failed = !b;
+#pragma omp for schedule(dynamic, 2)
+        for (long k = 0; k < blocks; k++) {
+            if (failed || !nn_hoods_block(&h, (size_t)k, b)) {
+                failed = 1;
+                continue;
+            }
+            for (size_t j = 0; j < b->count; j++)
+                missing += normal_of(xyz, b->point[j], &b->list[j], opt, normals, curvature);
+        }
+        if (b)
+            nn_block_free(b);
+        free(b);
+    }
+    *lacking = missing;
+    return failed ? ptreg_error_set(err, PTREG_ERR_NOMEM, "normals: out of memory for the neighborhoods of %zu points",
+                                    n)
+                  : PTREG_OK;
+}
+
 ptreg_status feat_normals_on_tree(const ptreg_kdtree *tree, const float *xyz, size_t n,
                                   const ptreg_normals_options *opt, float *normals, float *curvature, size_t *missing,
                                   ptreg_error *err)
 {
-    feat_table table = {0};
-    ptreg_status s = feat_table_build(tree, xyz, n, &opt->neighbors, 0, FEAT_SORTED, &table, err);
-    if (s)
-        return s;
     size_t lacking = 0;
-#pragma omp parallel for schedule(dynamic, 256) num_threads(ptreg_get_num_threads()) reduction(+ : lacking)
-    for (size_t i = 0; i < n; i++) {
-        float *nrm = normals + 3 * i, curv = NAN;
-        if (!pca_normal(xyz, &table.list[i], xyz + 3 * i, opt, nrm, &curv)) {
-            nrm[0] = nrm[1] = nrm[2] = NAN;
-            lacking++;
-        }
-        if (curvature)
-            curvature[i] = curv;
-    }
-    s = opt->orientation == PTREG_ORIENT_TANGENT_PLANE
-            ? orient_tangent_plane(xyz, n, &table, opt->orient_k, normals, err)
-            : PTREG_OK;
-    feat_table_free(&table);
+    const ptreg_status s = opt->orientation == PTREG_ORIENT_TANGENT_PLANE
+                               ? normals_by_table(tree, xyz, n, opt, normals, curvature, &lacking, err)
+                               : normals_by_blocks(tree, xyz, n, opt, normals, curvature, &lacking, err);
     if (missing)
         *missing = lacking;
     return s;

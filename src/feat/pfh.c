@@ -135,7 +135,7 @@ static ptreg_status check_inputs(const float *xyz, const float *normals, size_t 
     st = st ? st : ptreg_check_shape("features: the cloud", xyz, n, err);
     st = st ? st : ptreg_options_check(ptreg_features_option_table(), o, err);
     st = st ? st : features_choose(o, on, chosen, err);
-    return st ? st : feat_check_neighborhood(&o->neighbors, err);
+    return st ? st : nn_check_neighborhood(&o->neighbors, err);
 }
 
 static void fill(float *row, int bins, float value)
@@ -146,7 +146,7 @@ static void fill(float *row, int bins, float value)
 
 /* A neighbor with a non-finite normal has no pair feature: its point's
  * PFH or SPFH is NaN (PCL would bin its NaN features into bin 0). */
-static int normals_finite(const float *normals, const feat_list *nb)
+static int normals_finite(const float *normals, const nn_list *nb)
 {
     for (size_t i = 0; i < nb->count; i++)
         if (!finite3(normals + 3 * (size_t)nb->index[i]))
@@ -181,7 +181,7 @@ static void scratch_free(pair_scratch *s)
  * returns how many. *finite: whether every neighbor's normal (skip's
  * too) is finite, found on the way (one pass over the neighbors' memory
  * instead of two). */
-static size_t gather(const float *xyz, const float *normals, const feat_list *nb, size_t skip, pair_scratch *s,
+static size_t gather(const float *xyz, const float *normals, const nn_list *nb, size_t skip, pair_scratch *s,
                      int *finite)
 {
     size_t m = 0, c = s->cap;
@@ -235,7 +235,7 @@ static void counts_to_values(const uint32_t *count, int bins, size_t pairs, floa
 /* All unordered pairs of the neighborhood (the query included), counted
  * in bin theta + 5 alpha + 25 phi. PCL's order: of neighbors i < j in the
  * list, the later one, j, is the pair feature's first point. */
-static void pfh_counts_reference(const float *xyz, const float *normals, const feat_list *nb, uint32_t *count)
+static void pfh_counts_reference(const float *xyz, const float *normals, const nn_list *nb, uint32_t *count)
 {
     for (size_t i = 0; i < nb->count; i++) {
         const float *pi = xyz + 3 * (size_t)nb->index[i], *ni = normals + 3 * (size_t)nb->index[i];
@@ -248,7 +248,7 @@ static void pfh_counts_reference(const float *xyz, const float *normals, const f
     }
 }
 
-static void pfh_counts_fast(pair_bins_fn kernel, const float *xyz, const float *normals, const feat_list *nb,
+static void pfh_counts_fast(pair_bins_fn kernel, const float *xyz, const float *normals, const nn_list *nb,
                             pair_scratch *s)
 {
     int finite; /* checked by the caller */
@@ -264,7 +264,7 @@ static void pfh_counts_fast(pair_bins_fn kernel, const float *xyz, const float *
 
 /* A point alone in its neighborhood has no pair: an all-zero row, as PCL
  * and Open3D give it. */
-static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, const feat_list *nb, pair_scratch *s,
+static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, const nn_list *nb, pair_scratch *s,
                    float *hist)
 {
     memset(s->count, 0, sizeof s->count);
@@ -280,7 +280,7 @@ static void pfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, 
  * point's neighborhood (radius lists sorted, or in the tree's order where
  * no result depends on it: FPFH), and the pair kernel (NULL for the
  * reference). */
-static ptreg_status begin_features(const float *xyz, size_t n, const ptreg_features_options *opt, feat_order order,
+static ptreg_status begin_features(const float *xyz, size_t n, const ptreg_features_options *opt, nn_order order,
                                    feat_table *table, pair_bins_fn *kernel, ptreg_error *err)
 {
     memset(table, 0, sizeof *table);
@@ -299,7 +299,7 @@ static ptreg_status cpu_pfh_all(const float *xyz, const float *normals, size_t n
 {
     feat_table table;
     pair_bins_fn kernel;
-    ptreg_status s = begin_features(xyz, n, opt, FEAT_SORTED, &table, &kernel, err);
+    ptreg_status s = begin_features(xyz, n, opt, NN_SORTED, &table, &kernel, err);
     if (s)
         return s;
     size_t lacking = 0;
@@ -311,7 +311,7 @@ static ptreg_status cpu_pfh_all(const float *xyz, const float *normals, size_t n
 #pragma omp for schedule(dynamic, 64)
         for (size_t i = 0; i < n; i++) {
             float *row = out + PTREG_PFH_BINS * i;
-            const feat_list *nb = &table.list[i];
+            const nn_list *nb = &table.list[i];
             if (failed) {
                 continue;
             } else if (!finite3(normals + 3 * i) || !normals_finite(normals, nb)) {
@@ -337,7 +337,7 @@ static ptreg_status cpu_pfh_all(const float *xyz, const float *normals, size_t n
  * query is skipped by index, as PCL does), 11 bins per feature, each block
  * summing to 100. All zero for a point alone. Returns 0 (hist untouched)
  * when a neighbor's normal is not finite. */
-static int spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, size_t i, const feat_list *nb,
+static int spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, size_t i, const nn_list *nb,
                    pair_scratch *s, float *hist)
 {
     uint32_t *count = s->count;
@@ -382,7 +382,7 @@ static int spfh_of(pair_bins_fn kernel, const float *xyz, const float *normals, 
  * they come, here the block's bins are summed at the end, which differs by
  * rounding only; a block with nothing stays 0); the Open3D convention then
  * adds the query's own SPFH. Returns 0 when a neighbor's SPFH is NaN. */
-static int fpfh_of(const float *spfh, const feat_list *nb, size_t query, ptreg_fpfh_convention conv, int fast,
+static int fpfh_of(const float *spfh, const nn_list *nb, size_t query, ptreg_fpfh_convention conv, int fast,
                    float *hist)
 {
     if (fast) {
@@ -438,7 +438,7 @@ static int spfh_pass(const feature_job *job)
         failed = !scratch_init(&scratch, job->table->max_count);
 #pragma omp for schedule(dynamic, 64)
         for (size_t i = 0; i < job->n; i++) {
-            const feat_list *nb = &job->table->list[i];
+            const nn_list *nb = &job->table->list[i];
             float *row = job->spfh + PTREG_FPFH_BINS * i;
             if (failed)
                 continue;
@@ -456,7 +456,7 @@ static size_t fpfh_pass(const feature_job *job)
     size_t lacking = 0;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(ptreg_get_num_threads()) reduction(+ : lacking)
     for (size_t i = 0; i < job->n; i++) {
-        const feat_list *nb = &job->table->list[i];
+        const nn_list *nb = &job->table->list[i];
         float *row = job->out + PTREG_FPFH_BINS * i;
         if (isnan(job->spfh[PTREG_FPFH_BINS * i]) ||
             !fpfh_of(job->spfh, nb, i, job->opt->convention, job->kernel != NULL, row)) {
@@ -473,7 +473,7 @@ static ptreg_status cpu_fpfh_all(const float *xyz, const float *normals, size_t 
 {
     feat_table table;
     pair_bins_fn kernel;
-    ptreg_status s = begin_features(xyz, n, opt, FEAT_TREE_ORDER, &table, &kernel, err);
+    ptreg_status s = begin_features(xyz, n, opt, NN_TREE_ORDER, &table, &kernel, err);
     if (s)
         return s;
     float *spfh = core_alloc_large(n * PTREG_FPFH_BINS * sizeof(float));
@@ -674,7 +674,7 @@ static ptreg_status check_model_call(const ptreg_features_model *m, const ptreg_
     ptreg_device on;
     ptreg_status s = ptreg_options_check(ptreg_features_option_table(), o, err);
     s = s ? s : ptreg_features_resolve_device(o, &on, err);
-    s = s ? s : feat_check_neighborhood(&o->neighbors, err);
+    s = s ? s : nn_check_neighborhood(&o->neighbors, err);
     if (s || !which)
         return s;
     if (!count)

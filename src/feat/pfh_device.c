@@ -186,7 +186,7 @@ static int cap_fits(const feat_device_model *m, size_t cap)
  * lengths come back to find the longest. */
 static ptreg_status knn_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg, ptreg_error *err)
 {
-    const size_t kk = nb->k < m->n ? nb->k : m->n; /* <= 2^20 (feat_check_neighborhood) */
+    const size_t kk = nb->k < m->n ? nb->k : m->n; /* <= 2^20 (nn_check_neighborhood) */
     m->total = count_slot(m->n, kk, 0);
     const float r2 = nb->radius > 0 ? (float)(nb->radius * nb->radius) : 0.0f;
     dkernel *k;

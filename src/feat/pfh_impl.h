@@ -71,7 +71,7 @@ ptreg_status feat_device_model_borrow(dev_handle *dev, const dbuf *xyz, const nn
 /* Every point's neighbor list of nb on the device (found unless the model
  * holds them), with search_wg threads per group: list i is
  * index[start[i] .. start[i] + count[i]) (start u64, count u32), sorted by
- * (squared distance, index), the CPU's feat_table_build(FEAT_SORTED) lists
+ * (squared distance, index), the CPU's feat_table_build(NN_SORTED) lists
  * bit for bit. k-NN: 1 launch; radius: 2 and the counts back. The buffers
  * are the model's. */
 ptreg_status feat_device_model_lists(feat_device_model *m, const ptreg_neighborhood *nb, size_t search_wg,
