@@ -453,81 +453,9 @@ size_t kd_knn_within(const ptreg_kdtree *t, const float q[3], size_t k, float li
     return k ? nn_cpu_kernels()->kd_knn(t, q, k, limit, index, dist2) : 0;
 }
 
-/* Lower bound of the distance from any point of the box [qlo, qhi] to any
- * point of box `lane`: each axis's gap is at most the gap from any query
- * inside (float subtraction is monotone), so it never exceeds the bound
- * kd_lane_bound gives a query of the group. */
-static float box_box_bound(const float *lo, const float *hi, unsigned stride, unsigned lane, const float qlo[3],
-                           const float qhi[3])
+int kd_group_gather(const ptreg_kdtree *t, const float lo[3], const float hi[3], float reach, kd_group *g)
 {
-    float g[3];
-    for (unsigned k = 0; k < 3; k++) {
-        float below = lo[k * stride + lane] - qhi[k], above = qlo[k] - hi[k * stride + lane];
-        float gap = below > above ? below : above;
-        g[k] = gap > 0.0f ? gap : 0.0f;
-    }
-    return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
-}
-
-static int add_leaf_chunks(const kd_leaf *leaf, const float qlo[3], const float qhi[3], float reach, kd_group *g)
-{
-    float bound[PTREG_KD_LEAF_CHUNKS];
-    unsigned near = 0;
-    for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++) /* side by side: no branch on the data */
-        bound[c] = box_box_bound(&leaf->lo[0][0], &leaf->hi[0][0], PTREG_KD_LEAF_CHUNKS, c, qlo, qhi);
-    for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++)
-        near |= (unsigned)(bound[c] <= reach) << c; /* missing chunks have empty boxes: never */
-    if (g->count + (size_t)__builtin_popcount(near) > KD_GROUP_MAX_CHUNKS)
-        return 0;
-    for (; near; near &= near - 1) {
-        const unsigned c = (unsigned)__builtin_ctz(near);
-        kd_group_block *b = &g->block[g->count / KD_GROUP_LANES];
-        const size_t lane = g->count++ % KD_GROUP_LANES;
-        for (int k = 0; k < 3; k++) {
-            b->lo[k][lane] = leaf->lo[k][c];
-            b->hi[k][lane] = leaf->hi[k][c];
-        }
-        b->chunk[lane] = leaf->first_chunk + c;
-    }
-    return 1;
-}
-
-/* The last block's lanes past the count get empty boxes, which no query
- * is within. */
-static void close_group(kd_group *g)
-{
-    for (size_t lane = g->count % KD_GROUP_LANES; lane && lane < KD_GROUP_LANES; lane++) {
-        kd_group_block *b = &g->block[g->count / KD_GROUP_LANES];
-        for (int k = 0; k < 3; k++) {
-            b->lo[k][lane] = INFINITY;
-            b->hi[k][lane] = -INFINITY;
-        }
-        b->chunk[lane] = 0;
-    }
-}
-
-int kd_group_gather(const ptreg_kdtree *t, const float qlo[3], const float qhi[3], float reach, kd_group *g)
-{
-    uint32_t stack[2 * PTREG_KD_MAX_DEPTH + 2];
-    int sp = 0;
-    stack[sp++] = 0;
-    g->count = 0;
-    if (!(reach < INFINITY))
-        return 0;
-    while (sp > 0) {
-        uint32_t ref = stack[--sp];
-        if (ref & PTREG_KD_LEAF_BIT) {
-            if (!add_leaf_chunks(&t->leaves[ref & ~PTREG_KD_LEAF_BIT], qlo, qhi, reach, g))
-                return 0;
-            continue;
-        }
-        const kd_node *nd = &t->nodes[ref];
-        for (int c = nd->child[1] != nd->child[0]; c >= 0; c--) /* child 0 pops first: the tree's order */
-            if (box_box_bound(&nd->lo[0][0], &nd->hi[0][0], 2, (unsigned)c, qlo, qhi) <= reach)
-                stack[sp++] = nd->child[c];
-    }
-    close_group(g);
-    return 1;
+    return nn_cpu_kernels()->kd_group_gather(t, lo, hi, reach, g);
 }
 
 size_t kd_group_knn(const ptreg_kdtree *t, const kd_group *g, const float q[3], size_t k, float guess, float limit,

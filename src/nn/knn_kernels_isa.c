@@ -229,8 +229,42 @@ static void select_keys(uint64_t *key, size_t n, size_t k)
  * and a sort spend on mispredicted branches for the few dozen candidates
  * of a bounded search. */
 #define RANK_SORT_MAX 256
+
+#if defined(__AVX512F__)
+/* rank_keys for n <= 8 * blocks, every rank held in registers: keys past
+ * n are all ones, ranked n (>= k), so never stored. */
+static inline void rank_in_registers(const uint64_t *key, size_t n, size_t k, uint64_t *out, const int blocks)
+{
+    __m512i K[8], R[8];
+    const __m512i ones = _mm512_set1_epi64(-1), limit = _mm512_set1_epi64((long long)k);
+    for (int b = 0; b < blocks; b++) {
+        const size_t at = 8 * (size_t)b, left = n > at ? n - at : 0;
+        const __mmask8 real = (__mmask8)(left >= 8 ? 0xff : (1u << left) - 1);
+        K[b] = _mm512_mask_loadu_epi64(ones, real, key + at);
+        R[b] = _mm512_setzero_si512();
+    }
+    for (size_t j = 0; j < n; j++) {
+        const __m512i y = _mm512_set1_epi64((long long)key[j]);
+        for (int b = 0; b < blocks; b++)
+            R[b] = _mm512_mask_sub_epi64(R[b], _mm512_cmpgt_epu64_mask(K[b], y), R[b], ones);
+    }
+    for (int b = 0; b < blocks; b++)
+        _mm512_mask_i64scatter_epi64(out, _mm512_cmplt_epu64_mask(R[b], limit), R[b], K[b], 8);
+}
+#endif
+
 __attribute__((noinline)) static void rank_keys(const uint64_t *key, size_t n, size_t k, uint64_t *out)
 {
+#if defined(__AVX512F__)
+    if (n <= 32) {
+        rank_in_registers(key, n, k, out, 4);
+        return;
+    }
+    if (n <= 64) {
+        rank_in_registers(key, n, k, out, 8);
+        return;
+    }
+#endif
     uint64_t rank[RANK_SORT_MAX];
     for (size_t i = 0; i < n; i++)
         rank[i] = 0;
@@ -309,7 +343,84 @@ static size_t knn_buffered(const ptreg_kdtree *t, const float q[3], size_t k, fl
     return knn_buffer_finish(&b, index, dist2);
 }
 
-/* ---- a group of nearby queries: the chunks gathered once (kdtree.c) ---- */
+/* ---- a group of nearby queries: the chunks gathered once ---- */
+
+/* Lower bound of the distance from any point of the box [qlo, qhi] to any
+ * point of box `lane`: each axis's gap is at most the gap from any query
+ * inside (float subtraction is monotone), so it never exceeds the bound
+ * kd_lane_bound gives a query of the group. */
+static inline float box_box_bound(const float *lo, const float *hi, unsigned stride, unsigned lane, const float qlo[3],
+                           const float qhi[3])
+{
+    float g[3];
+    for (unsigned k = 0; k < 3; k++) {
+        float below = lo[k * stride + lane] - qhi[k], above = qlo[k] - hi[k * stride + lane];
+        float gap = below > above ? below : above;
+        g[k] = gap > 0.0f ? gap : 0.0f;
+    }
+    return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
+}
+
+static int add_leaf_chunks(const kd_leaf *leaf, const float qlo[3], const float qhi[3], float reach, kd_group *g)
+{
+    float bound[PTREG_KD_LEAF_CHUNKS];
+    unsigned near = 0;
+    for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++) /* side by side: no branch on the data */
+        bound[c] = box_box_bound(&leaf->lo[0][0], &leaf->hi[0][0], PTREG_KD_LEAF_CHUNKS, c, qlo, qhi);
+    for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++)
+        near |= (unsigned)(bound[c] <= reach) << c; /* missing chunks have empty boxes: never */
+    if (g->count + (size_t)__builtin_popcount(near) > KD_GROUP_MAX_CHUNKS)
+        return 0;
+    for (; near; near &= near - 1) {
+        const unsigned c = (unsigned)__builtin_ctz(near);
+        kd_group_block *b = &g->block[g->count / KD_GROUP_LANES];
+        const size_t lane = g->count++ % KD_GROUP_LANES;
+        for (int k = 0; k < 3; k++) {
+            b->lo[k][lane] = leaf->lo[k][c];
+            b->hi[k][lane] = leaf->hi[k][c];
+        }
+        b->chunk[lane] = leaf->first_chunk + c;
+    }
+    return 1;
+}
+
+/* The last block's lanes past the count get empty boxes, which no query
+ * is within. */
+static void close_group(kd_group *g)
+{
+    for (size_t lane = g->count % KD_GROUP_LANES; lane && lane < KD_GROUP_LANES; lane++) {
+        kd_group_block *b = &g->block[g->count / KD_GROUP_LANES];
+        for (int k = 0; k < 3; k++) {
+            b->lo[k][lane] = INFINITY;
+            b->hi[k][lane] = -INFINITY;
+        }
+        b->chunk[lane] = 0;
+    }
+}
+
+int ISA_FN(kd_group_gather)(const ptreg_kdtree *t, const float qlo[3], const float qhi[3], float reach, kd_group *g)
+{
+    uint32_t stack[2 * PTREG_KD_MAX_DEPTH + 2];
+    int sp = 0;
+    stack[sp++] = 0;
+    g->count = 0;
+    if (!(reach < INFINITY))
+        return 0;
+    while (sp > 0) {
+        uint32_t ref = stack[--sp];
+        if (ref & PTREG_KD_LEAF_BIT) {
+            if (!add_leaf_chunks(&t->leaves[ref & ~PTREG_KD_LEAF_BIT], qlo, qhi, reach, g))
+                return 0;
+            continue;
+        }
+        const kd_node *nd = &t->nodes[ref];
+        for (int c = nd->child[1] != nd->child[0]; c >= 0; c--) /* child 0 pops first: the tree's order */
+            if (box_box_bound(&nd->lo[0][0], &nd->hi[0][0], 2, (unsigned)c, qlo, qhi) <= reach)
+                stack[sp++] = nd->child[c];
+    }
+    close_group(g);
+    return 1;
+}
 
 /* A query of a group scans every gathered chunk within its guess at once
  * (distances side by side, no list kept), then narrows the guess to a
@@ -378,6 +489,30 @@ static float narrow(const group_scan *s, size_t k, float guess, size_t at_guess)
     return guess;
 }
 
+/* The lanes of mask as keys, appended at b->key + b->size. */
+static void append_keys(const float *d, const uint32_t *index, unsigned mask, knn_buffer *b)
+{
+#if defined(__AVX512F__)
+    /* the 16 keys built side by side and the passing ones compressed out:
+     * no loop over the mask's bits */
+    const __m512i bits = _mm512_castps_si512(_mm512_loadu_ps(d)), idx = _mm512_loadu_si512(index);
+    const __m512i lo = _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(bits)), 32),
+                                       _mm512_cvtepu32_epi64(_mm512_castsi512_si256(idx)));
+    const __m512i hi =
+        _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(bits, 1)), 32),
+                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(idx, 1)));
+    _mm512_mask_compressstoreu_epi64(b->key + b->size, (__mmask8)(mask & 0xff), lo);
+    b->size += (size_t)__builtin_popcount(mask & 0xff);
+    _mm512_mask_compressstoreu_epi64(b->key + b->size, (__mmask8)(mask >> 8), hi);
+    b->size += (size_t)__builtin_popcount(mask >> 8);
+#else
+    for (; mask; mask &= mask - 1) {
+        int l = __builtin_ctz(mask);
+        b->key[b->size++] = knn_key(d[l], index[l]);
+    }
+#endif
+}
+
 /* The scanned points within the threshold as keys; 0 when more than the
  * buffer holds. */
 static int keys_within(const ptreg_kdtree *t, const group_scan *s, float threshold, knn_buffer *b)
@@ -385,14 +520,10 @@ static int keys_within(const ptreg_kdtree *t, const group_scan *s, float thresho
     b->size = 0;
     for (size_t c = 0; c < s->chunks; c++) {
         const float *d = s->d + c * PTREG_KD_LANES;
-        const uint32_t *index = t->index + (size_t)s->chunk[c] * PTREG_KD_LANES;
-        unsigned mask = lanes_within(d, threshold);
+        const unsigned mask = lanes_within(d, threshold);
         if (b->size + (size_t)__builtin_popcount(mask) > KNN_BUFFER)
             return 0;
-        for (; mask; mask &= mask - 1) {
-            int l = __builtin_ctz(mask);
-            b->key[b->size++] = knn_key(d[l], index[l]);
-        }
+        append_keys(d, t->index + (size_t)s->chunk[c] * PTREG_KD_LANES, mask, b);
     }
     return 1;
 }

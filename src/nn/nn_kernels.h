@@ -29,6 +29,7 @@ typedef struct brute_target {
                                ptreg_walk_stats *tally);                                                               \
     size_t kd_knn##sfx(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index, float *dist2); \
     int kd_radius##sfx(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);       \
+    int kd_group_gather##sfx(const ptreg_kdtree *t, const float lo[3], const float hi[3], float reach, kd_group *g); \
     size_t kd_group_knn##sfx(const ptreg_kdtree *t, const kd_group *g, const float q[3], size_t k, float guess,     \
                              float limit, uint32_t *index, float *dist2);
 
@@ -51,8 +52,7 @@ PTREG_DECLARE_NN_KERNELS(_avx512)
  * same queries moved a little (dt_memory). The k nearest points of q
  * within squared distance limit, 0 < k <= n, sorted by (distance, index);
  * every point within squared distance limit (d <= limit), sorted, -1 when
- * out of memory. kd_group_knn: kd_knn among a group's gathered chunks
- * (kd_group_gather). */
+ * out of memory. kd_group_gather and kd_group_knn: kdtree_query.h's. */
 typedef struct nn_cpu_kernel_table {
     void (*brute_range)(const brute_target *t, const float *q, size_t nq, uint32_t *index, float *dist2);
     void (*kd_nearest_range)(const ptreg_kdtree *tree, const float *q, size_t nq, float limit,
@@ -61,6 +61,7 @@ typedef struct nn_cpu_kernel_table {
                              walk_start start, uint32_t *slot, float *dist2, dt_memory *mem, ptreg_walk_stats *tally);
     size_t (*kd_knn)(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index, float *dist2);
     int (*kd_radius)(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);
+    int (*kd_group_gather)(const ptreg_kdtree *t, const float lo[3], const float hi[3], float reach, kd_group *g);
     size_t (*kd_group_knn)(const ptreg_kdtree *t, const kd_group *g, const float q[3], size_t k, float guess,
                            float limit, uint32_t *index, float *dist2);
 } nn_cpu_kernel_table;
@@ -68,7 +69,7 @@ typedef struct nn_cpu_kernel_table {
 #define NN_CPU_KERNELS(sfx)                                                                         \
     {                                                                                               \
         brute_range##sfx, kd_nearest_range##sfx, dt_nearest_range##sfx, kd_knn##sfx, kd_radius##sfx, \
-            kd_group_knn##sfx                                                                        \
+            kd_group_gather##sfx, kd_group_knn##sfx                                                  \
     }
 PTREG_DECLARE_ISA_TABLE(nn_cpu_kernel_table, nn_cpu_kernels)
 
