@@ -440,8 +440,8 @@ typedef struct group_scan {
 
 static void scan_chunk(const ptreg_kdtree *t, uint32_t chunk, const float q[3], group_scan *s)
 {
-    const kd_chunk *c = &t->chunks[chunk];
-    float *d = s->d + s->chunks * PTREG_KD_LANES;
+    const kd_chunk *restrict c = &t->chunks[chunk];
+    float *restrict d = s->d + s->chunks * PTREG_KD_LANES; /* restrict: the compiler otherwise keeps it scalar */
     for (int l = 0; l < PTREG_KD_LANES; l++)
         d[l] = kd_dist2(q[0], q[1], q[2], c->x[l], c->y[l], c->z[l]);
     s->chunk[s->chunks++] = chunk;
@@ -482,6 +482,8 @@ static float narrow(const group_scan *s, size_t k, float guess, size_t at_guess)
     size_t steps = 0;
     for (size_t m = 0; m < NARROW_STEPS && estimate * narrow_steps[m] < guess; m++)
         threshold[steps++] = estimate * narrow_steps[m];
+    if (!steps)
+        return guess;
     count_within(s, threshold, steps, within);
     for (size_t m = 0; m < steps; m++)
         if (within[m] >= k)
