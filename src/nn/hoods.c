@@ -145,9 +145,10 @@ static int search_block(const nn_hoods *h, nn_block *b)
  * chunks are gathered by one walk of the tree, within a reach that holds
  * every point's k nearest (from the previous group's lists); each point's
  * search then scans those within its own guess (kd_group_knn). A block's
- * first group, which has no previous one, searches point by point, each
- * bounded by its nearest chunk-mate already done (the last few: the
- * tightest bound cheaply at hand). */
+ * first point, which has no previous group, is searched alone and stands
+ * for one. A group whose chunks are too many to gather searches point by
+ * point, each bounded by its nearest chunk-mate already done (the last
+ * few: the tightest bound cheaply at hand). */
 #define GROUP_SLOTS 16
 #define MATE_CANDIDATES 4
 
@@ -286,6 +287,10 @@ static int knn_block(const nn_hoods *h, size_t block, nn_block *b)
             to += point_at(h, s) != PTREG_NO_NEIGHBOR;
         if (to == from)
             continue;
+        if (prev == from) { /* the block's first group: its first point alone seeds the rest */
+            knn_group(&job, prev, from, from + 1);
+            from++;
+        }
         knn_group(&job, prev, from, to);
         prev = from;
         from = to;
