@@ -112,7 +112,7 @@ static int feat_lists_same(const ptreg_device *device, const float *xyz, size_t 
     ptreg_error err;
     if (ptreg_kdtree_create(xyz, n, NULL, &tree, &err))
         return -1;
-    ptreg_status st = feat_table_build(tree, xyz, n, nb, 1, FEAT_SORTED, &table, &err);
+    ptreg_status st = feat_table_build(tree, xyz, n, nb, 1, NN_SORTED, &table, &err);
     ptreg_kdtree_destroy(tree);
     if (st)
         return -1;
@@ -123,7 +123,7 @@ static int feat_lists_same(const ptreg_device *device, const float *xyz, size_t 
     }
     size_t differ = 0;
     for (size_t i = 0; i < n; i++) {
-        const feat_list *l = &table.list[i];
+        const nn_list *l = &table.list[i];
         int same = dl.count[i] == l->count && !memcmp(dl.index + dl.start[i], l->index, l->count * sizeof *l->index) &&
                    same_floats(dl.dist2 + dl.start[i], l->dist2, l->count);
         differ += !same;

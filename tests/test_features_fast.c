@@ -39,7 +39,7 @@ static float *random_cloud(size_t n, uint64_t seed)
 static int same_lists(const feat_table *a, const feat_table *b)
 {
     for (size_t i = 0; i < a->n; i++) {
-        const feat_list *x = &a->list[i], *y = &b->list[i];
+        const nn_list *x = &a->list[i], *y = &b->list[i];
         if (x->count != y->count || memcmp(x->index, y->index, x->count * sizeof *x->index) ||
             memcmp(x->dist2, y->dist2, x->count * sizeof *x->dist2))
             return 0;
@@ -51,7 +51,7 @@ static int same_lists(const feat_table *a, const feat_table *b)
 static int same_sets(const feat_table *a, const feat_table *b)
 {
     for (size_t i = 0; i < a->n; i++) {
-        const feat_list *x = &a->list[i], *y = &b->list[i];
+        const nn_list *x = &a->list[i], *y = &b->list[i];
         if (x->count != y->count)
             return 0;
         for (size_t j = 0; j < x->count; j++) {
@@ -65,14 +65,14 @@ static int same_sets(const feat_table *a, const feat_table *b)
     return 1;
 }
 
-static void check_table_order(const float *xyz, size_t n, ptreg_neighborhood nb, feat_order order, const char *what)
+static void check_table_order(const float *xyz, size_t n, ptreg_neighborhood nb, nn_order order, const char *what)
 {
     ptreg_kdtree *tree;
     CHECK(ptreg_kdtree_create(xyz, n, NULL, &tree, NULL) == PTREG_OK);
     feat_table fast, ref, sorted;
     CHECK(feat_table_build(tree, xyz, n, &nb, 0, order, &fast, NULL) == PTREG_OK);
     CHECK(feat_table_build(tree, xyz, n, &nb, 1, order, &ref, NULL) == PTREG_OK);
-    CHECK(feat_table_build(tree, xyz, n, &nb, 1, FEAT_SORTED, &sorted, NULL) == PTREG_OK);
+    CHECK(feat_table_build(tree, xyz, n, &nb, 1, NN_SORTED, &sorted, NULL) == PTREG_OK);
     CHECK_MSG(same_lists(&fast, &ref), "%s k %zu radius %g order %d: table differs from the reference", what, nb.k,
               nb.radius, (int)order);
     CHECK_MSG(same_sets(&fast, &sorted), "%s k %zu radius %g order %d: not the sorted lists' points", what, nb.k,
@@ -97,8 +97,8 @@ static void check_table_order(const float *xyz, size_t n, ptreg_neighborhood nb,
 
 static void check_table(const float *xyz, size_t n, ptreg_neighborhood nb, const char *what)
 {
-    check_table_order(xyz, n, nb, FEAT_SORTED, what);
-    check_table_order(xyz, n, nb, FEAT_TREE_ORDER, what);
+    check_table_order(xyz, n, nb, NN_SORTED, what);
+    check_table_order(xyz, n, nb, NN_TREE_ORDER, what);
 }
 
 /* Open3D's hybrid search: each list is the k-NN list cut where the strict
@@ -109,13 +109,13 @@ static void check_hybrid(const float *xyz, size_t n, size_t k, double radius, co
     CHECK(ptreg_kdtree_create(xyz, n, NULL, &tree, NULL) == PTREG_OK);
     feat_table hybrid, knn, ball;
     const ptreg_neighborhood both = {k, radius}, nearest = {k, 0}, within = {0, radius};
-    CHECK(feat_table_build(tree, xyz, n, &both, 0, FEAT_SORTED, &hybrid, NULL) == PTREG_OK);
-    CHECK(feat_table_build(tree, xyz, n, &nearest, 0, FEAT_SORTED, &knn, NULL) == PTREG_OK);
-    CHECK(feat_table_build(tree, xyz, n, &within, 0, FEAT_SORTED, &ball, NULL) == PTREG_OK);
+    CHECK(feat_table_build(tree, xyz, n, &both, 0, NN_SORTED, &hybrid, NULL) == PTREG_OK);
+    CHECK(feat_table_build(tree, xyz, n, &nearest, 0, NN_SORTED, &knn, NULL) == PTREG_OK);
+    CHECK(feat_table_build(tree, xyz, n, &within, 0, NN_SORTED, &ball, NULL) == PTREG_OK);
     const float r2 = (float)(radius * radius);
     size_t bad = 0, cut = 0, whole = 0;
     for (size_t i = 0; i < n; i++) {
-        const feat_list *h = &hybrid.list[i], *a = &knn.list[i], *b = &ball.list[i];
+        const nn_list *h = &hybrid.list[i], *a = &knn.list[i], *b = &ball.list[i];
         size_t expect = 0;
         while (expect < a->count && a->dist2[expect] < r2)
             expect++;
@@ -166,7 +166,7 @@ static void test_strict_radius(void)
     CHECK(ptreg_kdtree_create(xyz, 4, NULL, &tree, NULL) == PTREG_OK);
     ptreg_neighbors nb = {0};
     ptreg_neighborhood r = {0, 0.5};
-    CHECK(feat_neighbors(tree, &r, FEAT_SORTED, xyz, &nb, NULL) == PTREG_OK);
+    CHECK(nn_neighbors(tree, &r, NN_SORTED, xyz, &nb, NULL) == PTREG_OK);
     CHECK_MSG(nb.count == 3 && nb.index[0] == 0 && nb.index[1] == 2 && nb.index[2] == 3,
               "radius 0.5 from the origin: %zu neighbors (want 0, 2, 3; the point at 0.5 is out)", nb.count);
     ptreg_neighbors_free(&nb);
