@@ -163,7 +163,7 @@ static unsigned chunk_within(const kd_chunk *c, const float q[3], float limit, f
  * 64-bit key, the distance's bits above the index: squared distances are
  * >= 0, whose float bits order as integers, so keys order as (distance,
  * index). Large k use a heap. */
-#define KNN_BUFFERED_MAX 96
+#define KNN_BUFFERED_MAX 128 /* FPFH's usual hybrid cap, 100, among them */
 #define KNN_BUFFER (2 * KNN_BUFFERED_MAX + PTREG_KD_LANES)
 
 typedef struct knn_visitor {
@@ -229,6 +229,7 @@ static void select_keys(uint64_t *key, size_t n, size_t k)
  * and a sort spend on mispredicted branches for the few dozen candidates
  * of a bounded search. */
 #define RANK_SORT_MAX 256
+#define RANK_REGISTERS_MAX 64 /* AVX-512: eight vectors of keys and their ranks */
 
 #if defined(__AVX512F__)
 /* rank_keys for n <= 8 * blocks, every rank held in registers: keys past
@@ -253,6 +254,16 @@ static inline void rank_in_registers(const uint64_t *key, size_t n, size_t k, ui
 }
 #endif
 
+#if defined(__AVX512F__)
+/* The first k of two ascending runs, merged. */
+static void merge_keys(const uint64_t *a, size_t na, const uint64_t *b, size_t nb, size_t k, uint64_t *out)
+{
+    size_t i = 0, j = 0;
+    for (size_t m = 0; m < k; m++)
+        out[m] = j == nb || (i < na && a[i] < b[j]) ? a[i++] : b[j++];
+}
+#endif
+
 __attribute__((noinline)) static void rank_keys(const uint64_t *key, size_t n, size_t k, uint64_t *out)
 {
 #if defined(__AVX512F__)
@@ -260,8 +271,16 @@ __attribute__((noinline)) static void rank_keys(const uint64_t *key, size_t n, s
         rank_in_registers(key, n, k, out, 4);
         return;
     }
-    if (n <= 64) {
+    if (n <= RANK_REGISTERS_MAX) {
         rank_in_registers(key, n, k, out, 8);
+        return;
+    }
+    if (n <= 2 * RANK_REGISTERS_MAX) { /* two halves in registers, then merged */
+        uint64_t a[RANK_REGISTERS_MAX], b[RANK_REGISTERS_MAX];
+        const size_t nb = n - RANK_REGISTERS_MAX;
+        rank_in_registers(key, RANK_REGISTERS_MAX, RANK_REGISTERS_MAX, a, 8);
+        rank_in_registers(key + RANK_REGISTERS_MAX, nb, nb, b, 8);
+        merge_keys(a, RANK_REGISTERS_MAX, b, nb, k, out);
         return;
     }
 #endif
@@ -319,7 +338,8 @@ static void knn_visit_heap(leaf_visitor *v, const ptreg_kdtree *t, size_t chunk,
 static size_t knn_buffer_finish(knn_buffer *b, uint32_t *index, float *dist2)
 {
     const size_t k = b->k, found = b->size < k ? b->size : k;
-    if (b->size > k + k / 2) { /* ranking is quadratic: cut to the k best first */
+    if (b->size > k && (b->size > k + k / 2 || b->size > RANK_REGISTERS_MAX)) {
+        /* ranking is quadratic: cut to the k best first */
         select_keys(b->key, b->size, k);
         b->size = k;
     }

@@ -24,7 +24,11 @@ typedef struct desc_scan {
     uint32_t *row_best;
     float *col_d;
     uint32_t *col_i;
+    float *rows; /* scratch: DESC_SCAN_ROWS x dim floats */
 } desc_scan;
+
+/* The most rows a scan takes at once (a tile's rows, side by side). */
+#define DESC_SCAN_ROWS 4
 
 #define PTREG_DECLARE_GLOBAL_KERNELS(sfx) void desc_scan_rows##sfx(const desc_scan *s);
 

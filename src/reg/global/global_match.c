@@ -56,8 +56,9 @@ static ptreg_status nearest_both(const float *a, size_t na, const unsigned char 
     const size_t units = na < MATCH_UNITS ? na : MATCH_UNITS, per_unit = units ? (na + units - 1) / units : 0;
     float *cd = col_best ? malloc((units ? units : 1) * nb * sizeof *cd) : NULL;
     uint32_t *ci = col_best ? malloc((units ? units : 1) * nb * sizeof *ci) : NULL;
-    if (col_best && (!cd || !ci)) {
-        free(cd), free(ci);
+    float *rows = malloc((units ? units : 1) * DESC_SCAN_ROWS * (size_t)dim * sizeof *rows);
+    if ((col_best && (!cd || !ci)) || !rows) {
+        free(cd), free(ci), free(rows);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
     }
     for (size_t k = 0; cd && k < units * nb; k++)
@@ -65,8 +66,17 @@ static ptreg_status nearest_both(const float *a, size_t na, const unsigned char 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
     for (long u = 0; u < (long)units; u++) {
         const size_t r0 = (size_t)u * per_unit, r1 = r0 + per_unit < na ? r0 + per_unit : na;
-        const desc_scan scan = {
-            a, bt, a_nan, r0, r1, nb, dim, row_best, cd ? cd + (size_t)u * nb : NULL, ci ? ci + (size_t)u * nb : NULL};
+        const desc_scan scan = {a,
+                                bt,
+                                a_nan,
+                                r0,
+                                r1,
+                                nb,
+                                dim,
+                                row_best,
+                                cd ? cd + (size_t)u * nb : NULL,
+                                ci ? ci + (size_t)u * nb : NULL,
+                                rows + (size_t)u * DESC_SCAN_ROWS * (size_t)dim};
         global_cpu_kernels()->desc_scan_rows(&scan);
     }
     for (size_t j = 0; col_best && j < nb; j++) {
@@ -77,7 +87,7 @@ static ptreg_status nearest_both(const float *a, size_t na, const unsigned char 
                 bd = cd[u * nb + j], bi = ci[u * nb + j];
         col_best[j] = bi;
     }
-    free(cd), free(ci);
+    free(cd), free(ci), free(rows);
     return PTREG_OK;
 }
 
