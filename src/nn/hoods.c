@@ -74,11 +74,30 @@ ptreg_status nn_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb
 
 /* ---- blocks ---- */
 
+/* k-NN queries go in groups of a chunk's slots (below). */
+#define GROUP_SLOTS 16
+
 static int knn_path(const nn_hoods *h) { return h->nb.k && !h->reference; }
 
 static size_t positions(const nn_hoods *h) { return h->reference ? h->n : kdtree_slot_count(h->tree); }
 
-size_t nn_hoods_blocks(const nn_hoods *h) { return (positions(h) + NN_HOOD_BLOCK - 1) / NN_HOOD_BLOCK; }
+/* Positions per block: NN_HOOD_BLOCK, fewer (whole groups) where k is so
+ * large that a block's k-NN lists would pass KNN_BLOCK_ENTRIES. */
+#define KNN_BLOCK_ENTRIES ((size_t)1 << 20)
+static size_t block_positions(const nn_hoods *h)
+{
+    const size_t kk = h->nb.k < h->n ? h->nb.k : h->n;
+    if (!kk || kk * NN_HOOD_BLOCK <= KNN_BLOCK_ENTRIES)
+        return NN_HOOD_BLOCK;
+    const size_t groups = KNN_BLOCK_ENTRIES / kk / GROUP_SLOTS;
+    return groups ? groups * GROUP_SLOTS : GROUP_SLOTS;
+}
+
+size_t nn_hoods_blocks(const nn_hoods *h)
+{
+    const size_t per = block_positions(h);
+    return (positions(h) + per - 1) / per;
+}
 
 /* The point at position s of the query order, or PTREG_NO_NEIGHBOR. */
 static uint32_t point_at(const nn_hoods *h, size_t s)
@@ -92,7 +111,8 @@ static uint32_t point_at(const nn_hoods *h, size_t s)
 static void block_points(const nn_hoods *h, size_t block, nn_block *b)
 {
     b->count = 0;
-    for (size_t s = block * NN_HOOD_BLOCK; s < (block + 1) * NN_HOOD_BLOCK; s++) {
+    const size_t per = block_positions(h);
+    for (size_t s = block * per; s < (block + 1) * per; s++) {
         const uint32_t i = point_at(h, s);
         if (i != PTREG_NO_NEIGHBOR)
             b->point[b->count++] = i;
@@ -149,7 +169,6 @@ static int search_block(const nn_hoods *h, nn_block *b)
  * for one. A group whose chunks are too many to gather searches point by
  * point, each bounded by its nearest chunk-mate already done (the last
  * few: the tightest bound cheaply at hand). */
-#define GROUP_SLOTS 16
 #define MATE_CANDIDATES 4
 
 typedef struct knn_job {
@@ -276,12 +295,13 @@ static void knn_group(const knn_job *job, size_t prev, size_t from, size_t to)
 static int knn_block(const nn_hoods *h, size_t block, nn_block *b)
 {
     const size_t kk = h->nb.k < h->n ? h->nb.k : h->n;
-    if (!reserve(b, NN_HOOD_BLOCK * kk))
+    const size_t per = block_positions(h);
+    if (!reserve(b, per * kk))
         return 0;
     const float reach = nextafterf((float)h->nb.radius, INFINITY);
     const knn_job job = {h, kk, h->nb.radius > 0 ? reach * reach : INFINITY, b};
     size_t prev = 0, from = 0;
-    for (size_t g0 = block * NN_HOOD_BLOCK; g0 < (block + 1) * NN_HOOD_BLOCK; g0 += GROUP_SLOTS) {
+    for (size_t g0 = block * per; g0 < (block + 1) * per; g0 += GROUP_SLOTS) {
         size_t to = from;
         for (size_t s = g0; s < g0 + GROUP_SLOTS; s++)
             to += point_at(h, s) != PTREG_NO_NEIGHBOR;

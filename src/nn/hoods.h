@@ -12,7 +12,8 @@
  * meets the points (NN_TREE_ORDER: the same on every run, and no sort).
  * Float squared distances as the k-d tree computes them.
  *
- * A block is NN_HOOD_BLOCK positions of the tree's order (nearby points).
+ * A block is NN_HOOD_BLOCK positions of the tree's order (nearby points;
+ * fewer where k is so large that their lists would pass 2^20 entries).
  * Its k-NN queries go in groups of a chunk's points: one walk of the tree
  * gathers the chunks a group can need, each query scans those
  * (kd_group_knn); the lists equal independent searches' (nn_neighbors,

@@ -1,5 +1,6 @@
 /* Statistical and radius outlier removal with Open3D's conventions (nn.h):
- * each point's neighbors from one k-d tree, per point in parallel, and the
+ * each point's neighbors from one k-d tree (the neighbourhood engine's
+ * blocks for the statistical filter), in parallel, and the
  * statistics summed in point order, so the mask has the same bits for any
  * thread count. */
 #include "ptreg/nn.h"
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nn/hoods.h"
 #include "nn/kdtree_query.h"
 
 /* The distance in double of two float points: Open3D's, whose points are
@@ -18,32 +20,36 @@ static double distance2(const float *a, const float *b)
     return (dx * dx + dy * dy) + dz * dz;
 }
 
-/* The mean distance of each point to its k nearest (itself first). */
+/* The mean distance of each point to its k nearest (itself first), from
+ * the neighbourhood engine's blocks. */
 static ptreg_status mean_distances(const ptreg_kdtree *tree, const float *xyz, size_t n, size_t k, double *mean,
                                    ptreg_error *err)
 {
-    const size_t found_most = k < n ? k : n;
+    const nn_hoods h = {tree, xyz, n, {k, 0.0}, NN_SORTED, 0};
+    const long blocks = (long)nn_hoods_blocks(&h);
     int failed = 0;
-#pragma omp parallel num_threads(ptreg_get_num_threads())
+#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed)
     {
-        uint32_t *index = malloc(found_most * sizeof *index);
-        float *d2 = malloc(found_most * sizeof *d2);
-        if (!index || !d2) {
-#pragma omp atomic write
-            failed = 1;
-        }
-#pragma omp for schedule(dynamic, 256)
-        for (size_t i = 0; i < n; i++) {
-            if (!index || !d2)
+        nn_block *b = calloc(1, sizeof *b);
+        failed = !b;
+#pragma omp for schedule(dynamic, 2)
+        for (long blk = 0; blk < blocks; blk++) {
+            if (failed || !nn_hoods_block(&h, (size_t)blk, b)) {
+                failed = 1;
                 continue;
-            const size_t found = ptreg_kdtree_knn(tree, xyz + 3 * i, found_most, index, d2);
-            double sum = 0.0;
-            for (size_t j = 0; j < found; j++)
-                sum += sqrt(distance2(xyz + 3 * i, xyz + 3 * (size_t)index[j]));
-            mean[i] = sum / (double)found;
+            }
+            for (size_t j = 0; j < b->count; j++) {
+                const uint32_t i = b->point[j];
+                const nn_list *l = &b->list[j];
+                double sum = 0.0;
+                for (size_t m = 0; m < l->count; m++)
+                    sum += sqrt(distance2(xyz + 3 * (size_t)i, xyz + 3 * (size_t)l->index[m]));
+                mean[i] = sum / (double)l->count;
+            }
         }
-        free(index);
-        free(d2);
+        if (b)
+            nn_block_free(b);
+        free(b);
     }
     return failed ? ptreg_error_set(err, PTREG_ERR_NOMEM, "statistical outliers: out of memory for %zu neighbors", k)
                   : PTREG_OK;
