@@ -8,6 +8,7 @@
 #include "nn/nn_kernels.h"
 #include "nn/kdtree_impl.h"
 #include "nn/nn_device.h"
+#include "nn/hoods.h"
 #include "ptreg/io.h"
 #include "ptreg/nn.h"
 #include "hooks.h"
@@ -264,6 +265,123 @@ static void test_left_balanced(void)
     }
 }
 
+/* ---- the neighbourhood engine's group k-NN (nn/hoods.c) ---- */
+
+/* kd_group_knn against kd_knn_within for one query: the same list, bit for
+ * bit. */
+static int group_agrees(const ptreg_kdtree *t, const kd_group *g, const float q[3], size_t k, float guess, float limit)
+{
+    uint32_t gi[256], ri[256];
+    float gd[256], rd[256];
+    const size_t a = kd_group_knn(t, g, q, k, guess, limit, gi, gd), b = kd_knn_within(t, q, k, limit, ri, rd);
+    return a == b && !memcmp(gi, ri, a * sizeof *gi) && !memcmp(gd, rd, a * sizeof *gd);
+}
+
+/* Every stride-th chunk of the tree as a group, gathered within 4x its points' k-th
+ * distances: each point searched with its guess exact, loose, short of the
+ * k-th (the single search takes over) and with a limit (the hybrid cap)
+ * that holds fewer than k points. Returns the disagreements. */
+static size_t check_groups(const ptreg_kdtree *t, const float *xyz, size_t k, size_t stride)
+{
+    size_t bad = 0;
+    uint32_t idx[256];
+    float d2[256], kth[PTREG_KD_LANES];
+    kd_group *g = malloc(sizeof *g);
+    for (size_t c = 0; c < t->chunk_count; c += stride) {
+        float lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, reach = 0;
+        size_t n = 0;
+        uint32_t point[PTREG_KD_LANES];
+        for (unsigned l = 0; l < PTREG_KD_LANES; l++) {
+            const uint32_t i = t->index[c * PTREG_KD_LANES + l];
+            if (i == PTREG_NO_NEIGHBOR)
+                continue;
+            const float *q = xyz + 3 * (size_t)i;
+            const size_t found = kd_knn_within(t, q, k, INFINITY, idx, d2);
+            kth[n] = d2[found - 1];
+            reach = fmaxf(reach, 4 * kth[n] + 1e-3f);
+            for (int a = 0; a < 3; a++)
+                lo[a] = fminf(lo[a], q[a]), hi[a] = fmaxf(hi[a], q[a]);
+            point[n++] = i;
+        }
+        if (!n || !kd_group_gather(t, lo, hi, reach, g))
+            continue;
+        for (size_t j = 0; j < n; j++) {
+            const float *q = xyz + 3 * (size_t)point[j], exact = kth[j];
+            bad += !group_agrees(t, g, q, k, exact, INFINITY);
+            bad += !group_agrees(t, g, q, k, fminf(2 * exact + 1e-4f, reach), INFINITY);
+            bad += !group_agrees(t, g, q, k, 0.5f * exact, INFINITY);
+            bad += !group_agrees(t, g, q, k, 0.7f * exact, 0.7f * exact);
+        }
+    }
+    free(g);
+    return bad;
+}
+
+static void test_group_knn(void)
+{
+    const size_t ks[] = {1, 7, 30, 100, 129};
+    for (int isa = 0; isa <= (int)cpu_best_isa(); isa++) {
+        cpu_set_isa(isa);
+        for (int kind = 0; kind < CLOUD_KINDS; kind++) {
+            float *xyz = make_cloud((cloud_kind)kind, 2000, 40 + (uint64_t)kind);
+            ptreg_kdtree *t;
+            CHECK(ptreg_kdtree_create(xyz, 2000, NULL, &t, NULL) == PTREG_OK);
+            for (size_t m = 0; m < sizeof ks / sizeof ks[0]; m++) {
+                const size_t bad = check_groups(t, xyz, ks[m], 3);
+                CHECK_MSG(bad == 0, "%s, %s cloud, k %zu: %zu group searches differ from single ones",
+                          isa_level_name((isa_level)isa), cloud_kind_names[kind], ks[m], bad);
+            }
+            ptreg_kdtree_destroy(t);
+            free(xyz);
+        }
+    }
+    cpu_set_isa(-1);
+    /* 20,000 points on 64 places: more than a buffer's keys at distance 0
+     * (the single search takes over), and a reach over every chunk: more
+     * than a group gathers */
+    float *dup = make_cloud(CLOUD_DUPLICATES, 20000, 9);
+    ptreg_kdtree *t;
+    CHECK(ptreg_kdtree_create(dup, 20000, NULL, &t, NULL) == PTREG_OK);
+    CHECK_MSG(check_groups(t, dup, 7, 50) == 0, "duplicates: group searches differ from single ones");
+    kd_group *g = malloc(sizeof *g);
+    const float lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+    CHECK_MSG(!kd_group_gather(t, lo, hi, 1e30f, g), "a gather of every chunk of 20,000 points did not refuse");
+    free(g);
+    ptreg_kdtree_destroy(t);
+    free(dup);
+}
+
+/* A k so large that a block's lists would pass 2^20 entries: the engine's
+ * blocks shrink, and their lists are still the independent searches'. */
+static void test_hoods_large_k(void)
+{
+    const size_t n = 5000, k = 4097;
+    float *xyz = make_cloud(CLOUD_CLUSTERED, n, 77);
+    ptreg_kdtree *t;
+    CHECK(ptreg_kdtree_create(xyz, n, NULL, &t, NULL) == PTREG_OK);
+    const nn_hoods h = {t, xyz, n, {k, 0.0}, NN_SORTED, 0};
+    const size_t slots = t->chunk_count * PTREG_KD_LANES;
+    CHECK_MSG(nn_hoods_blocks(&h) > (slots + NN_HOOD_BLOCK - 1) / NN_HOOD_BLOCK,
+              "k %zu: %zu blocks, not fewer positions a block", k, nn_hoods_blocks(&h));
+    nn_block *b = calloc(1, sizeof *b);
+    ptreg_neighbors ref = {0};
+    size_t bad = 0, seen = 0;
+    for (size_t blk = 0; blk < 3; blk++) {
+        CHECK(nn_hoods_block(&h, blk, b));
+        for (size_t j = 0; j < b->count; j++, seen++) {
+            CHECK(nn_neighbors(t, &h.nb, NN_SORTED, xyz + 3 * (size_t)b->point[j], &ref, NULL) == PTREG_OK);
+            bad += ref.count != b->list[j].count || memcmp(ref.index, b->list[j].index, ref.count * 4) ||
+                   memcmp(ref.dist2, b->list[j].dist2, ref.count * 4);
+        }
+    }
+    CHECK_MSG(bad == 0 && seen > 0 && seen < 3 * NN_HOOD_BLOCK, "k %zu: %zu of %zu lists differ", k, bad, seen);
+    ptreg_neighbors_free(&ref);
+    nn_block_free(b);
+    free(b);
+    ptreg_kdtree_destroy(t);
+    free(xyz);
+}
+
 int main(void)
 {
     test_left_balanced();
@@ -271,5 +389,7 @@ int main(void)
     test_threads_identical();
     test_bad_arguments();
     test_real_scans();
+    test_group_knn();
+    test_hoods_large_k();
     return check_exit();
 }
