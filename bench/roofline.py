@@ -114,16 +114,28 @@ MODELS = {
         "why": "scalar double with 9 divisions and a square root per pair (each ~4x an FMA's issue cost)",
         "move": "the cofactor inverse and J^T W J four pairs per vector; the divisions by one reciprocal"},
     "normals": {
-        "what": "normals, k = 30: k-NN by the k-d tree, covariance and eigenvector (src/feat/normals.c)",
-        "flops": [("fp32-vector", lambda p: knn_leaf_flops(p)), ("scalar", 18 + 300 / 30.0)], "bytes": 0,
-        "why": "the k-NN search keeps a sorted list per point (insertions, branches) besides its leaf scan",
-        "move": "the k-NN search (64% of the time) as one batched search for a leaf's points together; on a "
-                "busy host the neighbour table's page faults (change 120 moved it to huge pages)"},
+        "what": "normals, k = 30: k-NN by the neighbourhood engine's groups, covariance and eigenvector "
+                "(src/nn/hoods.c, knn_kernels_isa.c kd_group_knn; src/feat/normals.c)",
+        "flops": [("fp32-vector", lambda p: group_scan_flops(p)), ("scalar", 18 + 300 / 30.0)], "bytes": 0,
+        "lines": lambda p: group_scan_lines(p) + 1,
+        "ws_kib": lambda p: p["points"] * (12 + 16 + 4) / 1024,
+        "why": "per query: the group's guess, the chunk bounds, then ranking the ~33 keys left (a few hundred "
+               "vector compares) and the scalar double PCA (its sums in list order, a latency chain); "
+               "the lines counted are the scanned chunks' (4 lines of coordinates, 1 of indices each) and one "
+               "neighbour coordinate per neighbour (index order: random)",
+        "move": "the tree's build (select_kth, 7% of the run); PCA's sums for several points side by side "
+                "(one neighbour a vector measured no faster: the chain's latency, not its width, bounds it)"},
     "fpfh": {
-        "what": "FPFH, k = 30: neighbour lists, SPFH pair features, weighted sums (src/feat/pfh.c)",
-        "flops": [("fp32-vector", lambda p: knn_leaf_flops(p) + 95 + 66)], "bytes": 0,
-        "why": "the neighbour search and the gathers of neighbours' SPFH rows (33 floats each)",
-        "move": "the same search as normals; SPFH rows gathered once per leaf's queries"},
+        "what": "FPFH, k = 30: neighbour lists (the engine's groups), SPFH pair features, weighted sums "
+                "(src/feat/pfh.c)",
+        "flops": [("fp32-vector", lambda p: group_scan_flops(p) + 95 + 66)], "bytes": 0,
+        "lines": lambda p: group_scan_lines(p) + 1 + 1 + 33 * 4 / 64,
+        "ws_kib": lambda p: p["points"] * (12 + 12 + 16 + 4 + 33 * 4) / 1024,
+        "why": "the pair features' bins and the gathers of neighbours' coordinates, normals and SPFH rows "
+               "(33 floats each: counted as lines)",
+        "move": "the SPFH pass and the sums by the engine's blocks in the tree's order (rows of nearby points "
+                "then share lines); radius lists by groups need the single search's order kept (FPFH's sums "
+                "are in list order)"},
     "voxel": {
         "what": "voxel-grid downsampling: a table of voxel sums (src/core/voxel.c)",
         "flops": [("scalar", 30)], "bytes": 12,
@@ -141,9 +153,19 @@ MODELS = {
 }
 
 
-def knn_leaf_flops(p):
-    """A k-NN search's one leaf scan (8 flops a point), shared by the k neighbours."""
-    return 8 * leaf_occupancy(p["points"], p["leaf_size"]) / p["k"]
+# Chunks (16 points) a group query of the neighbourhood engine scans, measured on the
+# roofline's cloud at k = 30 (bench/NOTES.md, change 137): 10.6.
+GROUP_SCANNED_CHUNKS = 10.6
+
+
+def group_scan_flops(p):
+    """A group query's distances to its scanned chunks (8 flops a point), shared by the k neighbours."""
+    return 8 * 16 * GROUP_SCANNED_CHUNKS / p["k"]
+
+
+def group_scan_lines(p):
+    """The scanned chunks' lines (4 of coordinates, 1 of indices), shared by the k neighbours."""
+    return 5 * GROUP_SCANNED_CHUNKS / p["k"]
 
 
 def leaf_occupancy(points, leaf_size):
