@@ -368,6 +368,53 @@ static void test_worked_example(void)
     }
 }
 
+/* Normals by tiles (nn/tiles.c) against one tree's, bit for bit: tiles of
+ * a few hundred points, k-NN, hybrid and radius neighbourhoods, ties and
+ * coincident points, and two clusters far apart with a sparse bridge
+ * (tiles whose first halo falls short). */
+static float *clusters_cloud(size_t n, uint64_t seed)
+{
+    float *xyz = random_cloud(n, seed);
+    for (size_t i = 0; i < n; i++) {
+        const float shift = i % 3 == 0 ? 100.0f : 0.0f;
+        xyz[3 * i] = i % 97 == 0 ? (float)(i % 100) : xyz[3 * i] * 0.1f + shift;
+    }
+    return xyz;
+}
+
+static void check_tiled(const float *xyz, size_t n, ptreg_neighborhood nb, size_t tile, const char *what)
+{
+    ptreg_normals_options o;
+    ptreg_normals_options_default(&o);
+    o.neighbors = nb;
+    float *whole = malloc(3 * n * sizeof *whole), *tiled = malloc(3 * n * sizeof *tiled);
+    float *cw = malloc(n * sizeof *cw), *ct = malloc(n * sizeof *ct);
+    size_t mw = 0, mt = 0;
+    CHECK(ptreg_normals(xyz, n, &o, whole, cw, &mw, NULL) == PTREG_OK);
+    CHECK(feat_normals_tiled(xyz, n, &o, tile, tiled, ct, &mt, NULL) == PTREG_OK);
+    CHECK_MSG(!memcmp(whole, tiled, 3 * n * sizeof *whole) && !memcmp(cw, ct, n * sizeof *cw) && mw == mt,
+              "%s k %zu radius %g, tiles of %zu: normals differ from one tree's (missing %zu, %zu)", what, nb.k,
+              nb.radius, tile, mw, mt);
+    free(whole), free(tiled), free(cw), free(ct);
+}
+
+static void test_tiled_normals(void)
+{
+    ptreg_set_num_threads(2);
+    const size_t n = 4000;
+    float *clouds[3] = {random_cloud(n, 21), tie_cloud(n, 22), clusters_cloud(n, 23)};
+    const char *names[3] = {"random", "ties", "clusters"};
+    for (int c = 0; c < 3; c++) {
+        check_tiled(clouds[c], n, (ptreg_neighborhood){30, 0}, 257, names[c]);
+        check_tiled(clouds[c], n, (ptreg_neighborhood){10, 0}, 1000, names[c]);
+        check_tiled(clouds[c], n, (ptreg_neighborhood){30, 0.6}, 300, names[c]);
+        check_tiled(clouds[c], n, (ptreg_neighborhood){0, 0.8}, 500, names[c]);
+        check_tiled(clouds[c], n, (ptreg_neighborhood){2, 0}, 257, names[c]); /* too few: NaN */
+        free(clouds[c]);
+    }
+    ptreg_set_num_threads(0);
+}
+
 int main(void)
 {
     test_table();
@@ -375,5 +422,6 @@ int main(void)
     test_kernel_bins();
     test_fast_equals_reference();
     test_worked_example();
+    test_tiled_normals();
     return check_exit();
 }

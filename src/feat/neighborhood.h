@@ -45,4 +45,10 @@ ptreg_status feat_normals_on_tree(const ptreg_kdtree *tree, const float *xyz, si
                                   const ptreg_normals_options *opt, float *normals, float *curvature, size_t *missing,
                                   ptreg_error *err);
 
+/* ptreg_normals by tiles of at most tile_points points (nn/tiles.h): the
+ * same bits as one tree's, in memory bounded by the tile; not for the
+ * tangent-plane orientation. Large clouds take this path. */
+ptreg_status feat_normals_tiled(const float *xyz, size_t n, const ptreg_normals_options *opt, size_t tile_points,
+                                float *normals, float *curvature, size_t *missing, ptreg_error *err);
+
 #endif

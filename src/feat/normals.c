@@ -10,6 +10,7 @@
 
 #include "device/engine.h"
 #include "feat/neighborhood.h"
+#include "nn/tiles.h"
 #include "feat/normals_device.h"
 #include "nn/kdtree_query.h"
 #include "core/numeric.h"
@@ -359,6 +360,34 @@ static ptreg_status normals_by_blocks(const ptreg_kdtree *tree, const float *xyz
                   : PTREG_OK;
 }
 
+typedef struct tiled_normals {
+    const float *xyz;
+    const ptreg_normals_options *opt;
+    float *normals, *curvature;
+    size_t missing;
+} tiled_normals;
+
+static int normals_of_block(void *ctx, const nn_block *b)
+{
+    tiled_normals *job = ctx;
+    size_t missing = 0;
+    for (size_t j = 0; j < b->count; j++)
+        missing += normal_of(job->xyz, b->point[j], &b->list[j], job->opt, job->normals, job->curvature);
+#pragma omp atomic
+    job->missing += missing;
+    return 1;
+}
+
+ptreg_status feat_normals_tiled(const float *xyz, size_t n, const ptreg_normals_options *opt, size_t tile_points,
+                                float *normals, float *curvature, size_t *missing, ptreg_error *err)
+{
+    tiled_normals job = {xyz, opt, normals, curvature, 0};
+    const ptreg_status s = nn_hoods_tiled(xyz, n, &opt->neighbors, tile_points, normals_of_block, &job, err);
+    if (!s && missing)
+        *missing = job.missing;
+    return s;
+}
+
 ptreg_status feat_normals_on_tree(const ptreg_kdtree *tree, const float *xyz, size_t n,
                                   const ptreg_normals_options *opt, float *normals, float *curvature, size_t *missing,
                                   ptreg_error *err)
@@ -398,6 +427,8 @@ ptreg_status ptreg_normals(const float *xyz, size_t n, const ptreg_normals_optio
         return st;
     if (on.backend != PTREG_BACKEND_CPU)
         return feat_device_normals_host(&on, xyz, n, opt, normals, curvature, missing, err);
+    if (n >= NN_TILED_MIN && opt->orientation != PTREG_ORIENT_TANGENT_PLANE) /* memory: no tree of the whole */
+        return feat_normals_tiled(xyz, n, opt, NN_TILE_POINTS, normals, curvature, missing, err);
     ptreg_kdtree *tree = NULL;
     st = ptreg_kdtree_create(xyz, n, NULL, &tree, err);
     if (!st)
