@@ -6,10 +6,16 @@
 
 #include "nn/kdtree_query.h"
 
+/* A tile, or a cell: a piece of a tile, whose box lets the halo's search
+ * skip most of the other tiles' points. */
 typedef struct tile {
     size_t first, count; /* its points: order[first .. first + count) */
     float lo[3], hi[3];
+    size_t cell0, cell1; /* a tile's cells: cells[cell0 .. cell1) */
 } tile;
+
+/* Points a cell holds at most. */
+#define CELL_POINTS 16384
 
 /* ---- tiles: median splits of an index array ---- */
 
@@ -63,48 +69,90 @@ static void box_of(const float *xyz, const uint32_t *idx, size_t n, float lo[3],
         }
 }
 
-/* Splits order[first .. first + count) at the median of its box's widest
- * axis until every piece holds at most `most` points; the pieces are
- * appended to tiles. */
-static void split(const float *xyz, uint32_t *order, size_t first, size_t count, size_t most, tile *tiles,
-                  size_t *tile_count)
+typedef struct splitting {
+    const float *xyz;
+    uint32_t *order;
+    size_t most, cell_most; /* points a tile, and a cell (no more than a tile), hold at most */
+    tile *tiles, *cells;
+    size_t tile_count, cell_count;
+} splitting;
+
+/* How many cells, and tiles, a piece of `count` points splits into: the
+ * split halves counts, so the shape follows from the count alone, and
+ * each half's cells and tiles have known places before it is split. */
+static size_t cells_in(const splitting *sp, size_t count)
 {
-    tile t = {first, count, {0, 0, 0}, {0, 0, 0}};
-    box_of(xyz, order + first, count, t.lo, t.hi);
-    if (count <= most) {
-        tiles[(*tile_count)++] = t;
+    return count <= sp->cell_most ? 1 : cells_in(sp, count / 2) + cells_in(sp, count - count / 2);
+}
+
+static size_t tiles_in(const splitting *sp, size_t count, int in_tile)
+{
+    if (in_tile)
+        return 0;
+    return count <= sp->most ? 1 : tiles_in(sp, count / 2, 0) + tiles_in(sp, count - count / 2, 0);
+}
+
+/* Pieces above this many points split their halves as parallel tasks. */
+#define PARALLEL_SPLIT_MIN ((size_t)1 << 18)
+
+/* Splits order[first .. first + count) at the median of its box's widest
+ * axis, down to cells (placed from cells[cell]); the first piece of at
+ * most sp->most points (and not inside another) is a tile (placed at
+ * tiles[at]), its cells the run split from it. */
+static void split(splitting *sp, size_t first, size_t count, int in_tile, size_t cell, size_t at)
+{
+    tile t = {first, count, {0, 0, 0}, {0, 0, 0}, cell, cell + cells_in(sp, count)};
+    box_of(sp->xyz, sp->order + first, count, t.lo, t.hi);
+    const int opens = !in_tile && count <= sp->most;
+    if (opens)
+        sp->tiles[at] = t;
+    if (count <= sp->cell_most) {
+        sp->cells[cell] = t;
         return;
     }
     int axis = 0;
     for (int a = 1; a < 3; a++)
         axis = t.hi[a] - t.lo[a] > t.hi[axis] - t.lo[axis] ? a : axis;
-    const size_t half = count / 2;
-    select_nth(xyz, order + first, count, half, axis);
-    split(xyz, order, first, half, most, tiles, tile_count);
-    split(xyz, order, first + half, count - half, most, tiles, tile_count);
+    const size_t half = count / 2, cell2 = cell + cells_in(sp, half), tile2 = at + tiles_in(sp, half, in_tile || opens);
+    select_nth(sp->xyz, sp->order + first, count, half, axis);
+    if (count >= PARALLEL_SPLIT_MIN) {
+#pragma omp task default(shared) firstprivate(first, half, in_tile, opens, cell, at)
+        split(sp, first, half, in_tile || opens, cell, at);
+        split(sp, first + half, count - half, in_tile || opens, cell2, tile2);
+#pragma omp taskwait
+    } else {
+        split(sp, first, half, in_tile || opens, cell, at);
+        split(sp, first + half, count - half, in_tile || opens, cell2, tile2);
+    }
 }
 
 /* ---- a tile and its halo ---- */
 
-/* The distance from p to the box [lo, hi], in double. */
-static double box_distance(const float *p, const float lo[3], const float hi[3])
+static double gap(double below, double above)
+{
+    const double g = below > above ? below : above;
+    return g > 0 ? g : 0;
+}
+
+/* The squared distance from p to the box [lo, hi], in double. */
+static double box_distance2(const float *p, const float lo[3], const float hi[3])
 {
     double s = 0;
     for (int a = 0; a < 3; a++) {
-        const double g = fmax(fmax((double)lo[a] - p[a], (double)p[a] - hi[a]), 0.0);
+        const double g = gap((double)lo[a] - p[a], (double)p[a] - hi[a]);
         s += g * g;
     }
-    return sqrt(s);
+    return s;
 }
 
-static double boxes_distance(const tile *a, const tile *b)
+static double boxes_distance2(const tile *a, const tile *b)
 {
     double s = 0;
     for (int k = 0; k < 3; k++) {
-        const double g = fmax(fmax((double)a->lo[k] - b->hi[k], (double)b->lo[k] - a->hi[k]), 0.0);
+        const double g = gap((double)a->lo[k] - b->hi[k], (double)b->lo[k] - a->hi[k]);
         s += g * g;
     }
-    return sqrt(s);
+    return s;
 }
 
 /* Ascending uint32 values, by bytes (4 passes; tmp as long as v). */
@@ -122,120 +170,217 @@ static void radix_sort(uint32_t *v, uint32_t *tmp, size_t n)
     }
 }
 
-/* One tile's search: its points and those within `halo` of its box, in
- * the cloud's index order, with their own tree. */
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 1;
+    const size_t c = need > 2 * *cap ? need : 2 * *cap;
+    void *q = realloc(*p, c * size);
+    if (!q)
+        return 0;
+    *p = q, *cap = c;
+    return 1;
+}
+
+/* ---- lists that may reach past the subset ---- */
+
+/* Such a point keeps its list as keys (the squared distance's bits above
+ * the cloud index: keys order as (distance, index)) from key[first] on;
+ * the points beyond the subset within its farthest key join them later. */
+typedef struct left_point {
+    uint32_t point;
+    size_t first, count;
+    float reach2; /* infinity: the subset held fewer points than asked for */
+} left_point;
+
+typedef struct left_points {
+    left_point *at;
+    uint64_t *key;
+    size_t count, cap, keys, key_cap;
+    int failed;
+} left_points;
+
+static uint64_t list_key(float d2, uint32_t index)
+{
+    uint32_t bits;
+    memcpy(&bits, &d2, sizeof bits);
+    return (uint64_t)bits << 32 | index;
+}
+
+static float key_dist2(uint64_t key)
+{
+    const uint32_t bits = (uint32_t)(key >> 32);
+    float d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
+}
+
+/* Appends point i's list (cloud indices) to l. */
+static void keep_left(left_points *l, uint32_t i, const nn_list *list, float reach2)
+{
+    if (l->failed || !grow((void **)&l->at, &l->cap, l->count + 1, sizeof *l->at) ||
+        !grow((void **)&l->key, &l->key_cap, l->keys + list->count, sizeof *l->key)) {
+        l->failed = 1;
+        return;
+    }
+    for (size_t q = 0; q < list->count; q++)
+        l->key[l->keys + q] = list_key(list->dist2[q], list->index[q]);
+    l->at[l->count++] = (left_point){i, l->keys, list->count, reach2};
+    l->keys += list->count;
+}
+
+/* ---- one tile ---- */
+
+/* A tile's search: its points and those within `halo` of its box, in the
+ * cloud's index order, with their own tree. */
 typedef struct tile_run {
     const float *xyz; /* the whole cloud */
     size_t n;
     const ptreg_neighborhood *nb;
     const uint32_t *order;
-    const tile *tiles;
-    size_t tile_count, t;
+    const tile *tiles, *cells;
+    size_t t, cell_count;
     double halo;
-    uint32_t *point;   /* the subset: cloud indices, ascending */
-    uint32_t *own;     /* per subset point: its rank among the tile's own points, or UINT32_MAX (halo) */
-    float *local;      /* the subset's coordinates */
-    size_t m;          /* subset points */
-    unsigned char *done; /* per own point (by rank): its list was handed on */
+    uint32_t *point;    /* the subset: cloud indices, ascending */
+    unsigned char *own; /* per subset point: the tile's own (not the halo's) */
+    float *local;       /* the subset's coordinates */
+    size_t m;           /* subset points */
+    left_points left;   /* own points whose lists may reach past the subset */
     nn_block_fn fn;
     void *ctx;
 } tile_run;
 
-/* The tile's own points (sorted: ranks) and the halo's, merged into the
- * subset. Returns 0 when out of memory. */
-static int gather_subset(tile_run *r, uint32_t *own_sorted, uint32_t *scratch)
+/* Whether point p (not the tile's) lies in the halo (add_beyond makes the
+ * same test). */
+static int in_halo(const tile_run *r, const float *p)
+{
+    return box_distance2(p, r->tiles[r->t].lo, r->tiles[r->t].hi) <= r->halo * r->halo;
+}
+
+/* Whether cell c lies outside the tile and within reach of its box. */
+static int cell_near(const tile_run *r, size_t c, double reach)
 {
     const tile *t = &r->tiles[r->t];
-    memcpy(own_sorted, r->order + t->first, t->count * sizeof *own_sorted);
-    radix_sort(own_sorted, scratch, t->count);
-    size_t halo = 0, cap = t->count;
-    uint32_t *other = malloc(cap * sizeof *other);
-    for (size_t u = 0; other && u < r->tile_count; u++) {
-        const tile *v = &r->tiles[u];
-        if (u == r->t || boxes_distance(t, v) > r->halo)
+    return (c < t->cell0 || c >= t->cell1) && boxes_distance2(&r->cells[c], t) <= reach * reach;
+}
+
+/* The subset: the tile's own points and those of other tiles in the halo,
+ * in the cloud's index order. Returns 0 when out of memory. */
+static int gather_subset(tile_run *r)
+{
+    const tile *t = &r->tiles[r->t];
+    size_t count = 0, cap = t->count + t->count / 4 + 16;
+    r->point = malloc(cap * sizeof *r->point);
+    for (size_t c = 0; r->point && c < r->cell_count; c++) {
+        const tile *v = &r->cells[c];
+        const int mine = c >= t->cell0 && c < t->cell1;
+        if (!mine && !cell_near(r, c, r->halo))
             continue;
-        for (size_t i = v->first; other && i < v->first + v->count; i++) {
+        for (size_t i = v->first; r->point && i < v->first + v->count; i++) {
             const uint32_t p = r->order[i];
-            if (box_distance(r->xyz + 3 * (size_t)p, t->lo, t->hi) > r->halo)
+            if (!mine && !in_halo(r, r->xyz + 3 * (size_t)p))
                 continue;
-            if (halo == cap) {
-                uint32_t *grown = realloc(other, 2 * cap * sizeof *other);
-                if (!grown)
-                    free(other);
-                other = grown, cap *= 2;
+            if (!grow((void **)&r->point, &cap, count + 1, sizeof *r->point)) {
+                free(r->point);
+                r->point = NULL;
+                break;
             }
-            if (other)
-                other[halo++] = p;
+            r->point[count++] = p;
         }
     }
-    uint32_t *tmp = other ? malloc((halo ? halo : 1) * sizeof *tmp) : NULL;
-    r->m = t->count + halo;
-    r->point = tmp ? malloc(r->m * sizeof *r->point) : NULL;
-    r->own = r->point ? malloc(r->m * sizeof *r->own) : NULL;
-    r->local = r->own ? malloc(3 * r->m * sizeof *r->local) : NULL;
+    uint32_t *tmp = r->point ? malloc((count ? count : 1) * sizeof *tmp) : NULL;
+    r->m = count;
+    r->own = tmp ? malloc(count ? count : 1) : NULL;
+    r->local = r->own ? malloc(3 * (count ? count : 1) * sizeof *r->local) : NULL;
     if (r->local) {
-        radix_sort(other, tmp, halo);
-        for (size_t a = 0, b = 0, j = 0; j < r->m; j++) {
-            const int mine = b == halo || (a < t->count && own_sorted[a] < other[b]);
-            r->point[j] = mine ? own_sorted[a] : other[b];
-            r->own[j] = mine ? (uint32_t)a++ : UINT32_MAX;
-            b += !mine;
-            memcpy(r->local + 3 * j, r->xyz + 3 * (size_t)r->point[j], 3 * sizeof *r->local);
+        radix_sort(r->point, tmp, count);
+        for (size_t j = 0; j < count; j++) {
+            const float *p = r->xyz + 3 * (size_t)r->point[j];
+            memcpy(r->local + 3 * j, p, 3 * sizeof *r->local);
+            /* inside the tile's box and not in another tile's range: the tile's own */
+            r->own[j] = 0;
+        }
+        for (size_t i = t->first; i < t->first + t->count; i++) {
+            /* the own points' places in the sorted subset, by binary search */
+            size_t lo = 0, hi = count;
+            while (lo < hi) {
+                const size_t mid = lo + (hi - lo) / 2;
+                if (r->point[mid] < r->order[i])
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            r->own[lo] = 1;
         }
     }
-    free(other), free(tmp);
+    free(tmp);
     return r->local != NULL;
 }
 
-/* How far a list reaches (squared): all the points it could hold lie
- * within it; infinity when the subset held fewer points than it asks. */
+/* How far a list reaches (squared): every point it could hold lies within
+ * it; infinity when the subset held fewer points than it asks for. */
 static float list_reach(const tile_run *r, const nn_list *l)
 {
     const size_t kk = r->nb->k < r->n ? r->nb->k : r->n;
-    const float r2 = (float)(r->nb->radius * r->nb->radius);
     if (r->nb->k && l->count == kk)
         return l->dist2[kk - 1];
-    return r->nb->radius > 0 ? r2 : INFINITY;
+    return r->nb->radius > 0 ? (float)(r->nb->radius * r->nb->radius) : INFINITY;
 }
 
-/* A block's lists that are final, moved to the front in the cloud's
- * indices; their count. Sets *short_of when one is not. */
-static size_t final_lists(tile_run *r, nn_block *b, float limit2, int *short_of)
+/* How far inside the tile's box the point p lies (0 on its faces). */
+static double depth_inside(const tile *t, const float *p)
 {
-    size_t kept = 0;
-    for (size_t j = 0; j < b->count; j++) {
-        const uint32_t rank = r->own[b->point[j]];
-        if (rank == UINT32_MAX || r->done[rank])
-            continue;
-        if (!(list_reach(r, &b->list[j]) <= limit2) && r->m < r->n) {
-            *short_of = 1;
-            continue;
-        }
-        r->done[rank] = 1;
-        uint32_t *index = (uint32_t *)b->list[j].index; /* the block's own storage */
-        for (size_t q = 0; q < b->list[j].count; q++)
-            index[q] = r->point[index[q]];
-        b->list[kept] = b->list[j];
-        b->point[kept++] = r->point[b->point[j]];
-    }
-    return kept;
+    double d = INFINITY;
+    for (int a = 0; a < 3; a++)
+        d = fmin(d, fmin((double)p[a] - t->lo[a], (double)t->hi[a] - p[a]));
+    return fmax(d, 0.0);
 }
 
-/* The halo's reach as a list's squared distance may use it: a little
- * inside, for the rounding of float distances. */
-static float usable(const tile_run *r)
+/* The rounding allowance of float distances about the tile's box. */
+static double allowance(const tile_run *r)
 {
     const tile *t = &r->tiles[r->t];
     double mag = r->halo;
     for (int a = 0; a < 3; a++)
         mag = fmax(mag, fmax(fabs((double)t->lo[a]), fabs((double)t->hi[a])));
-    const double h = r->halo * (1.0 - 1e-5) - 1e-6 * mag;
-    return h > 0 ? (float)(h * h) : 0.0f;
+    return 1e-6 * mag;
 }
 
-/* Searches the subset's tree; 0 on failure (memory), *short_of when some
- * list was not final. */
-static ptreg_status search_subset(tile_run *r, int *short_of, ptreg_error *err)
+/* A list is final when the ball it reaches lies in the region the subset
+ * covers, the tile's box widened by the halo: its radius at most the halo
+ * plus how deep inside the box its point lies (less a rounding
+ * allowance). */
+static int is_final(const tile_run *r, float reach2, const float *p, double slack)
+{
+    return sqrt((double)reach2) + slack <= r->halo + depth_inside(&r->tiles[r->t], p) || r->m == r->n;
+}
+
+/* A block's own lists in the cloud's indices: the final ones moved to the
+ * front (their count returned), the others kept for add_beyond. */
+static size_t final_lists(tile_run *r, nn_block *b, double slack)
+{
+    size_t kept = 0;
+    for (size_t j = 0; j < b->count; j++) {
+        if (!r->own[b->point[j]])
+            continue;
+        uint32_t *index = (uint32_t *)b->list[j].index; /* the block's own storage */
+        for (size_t q = 0; q < b->list[j].count; q++)
+            index[q] = r->point[index[q]];
+        const uint32_t i = r->point[b->point[j]];
+        const float reach2 = list_reach(r, &b->list[j]);
+        if (is_final(r, reach2, r->local + 3 * (size_t)b->point[j], slack)) {
+            b->list[kept] = b->list[j];
+            b->point[kept++] = i;
+        } else {
+#pragma omp critical(tiles_left)
+            keep_left(&r->left, i, &b->list[j], reach2);
+        }
+    }
+    return kept;
+}
+
+/* Searches the subset's tree, handing on the final lists. */
+static ptreg_status search_subset(tile_run *r, ptreg_error *err)
 {
     ptreg_kdtree *tree = NULL;
     ptreg_status st = ptreg_kdtree_create(r->local, r->m, NULL, &tree, err);
@@ -243,9 +388,9 @@ static ptreg_status search_subset(tile_run *r, int *short_of, ptreg_error *err)
         return st;
     const nn_hoods h = {tree, r->local, r->m, *r->nb, NN_SORTED, 0};
     const long blocks = (long)nn_hoods_blocks(&h);
-    const float limit2 = usable(r);
-    int failed = 0, shorter = 0;
-#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed, shorter)
+    const double slack = allowance(r);
+    int failed = 0;
+#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed)
     {
         nn_block *b = calloc(1, sizeof *b);
         failed = !b;
@@ -255,7 +400,7 @@ static ptreg_status search_subset(tile_run *r, int *short_of, ptreg_error *err)
                 failed = 1;
                 continue;
             }
-            b->count = final_lists(r, b, limit2, &shorter);
+            b->count = final_lists(r, b, slack);
             if (b->count && !r->fn(r->ctx, b))
                 failed = 1;
         }
@@ -264,8 +409,87 @@ static ptreg_status search_subset(tile_run *r, int *short_of, ptreg_error *err)
         free(b);
     }
     ptreg_kdtree_destroy(tree);
-    *short_of = shorter;
-    return failed ? ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods: out of memory in a tile") : PTREG_OK;
+    return failed || r->left.failed ? ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods: out of memory in a tile")
+                                    : PTREG_OK;
+}
+
+/* ---- the lists left: points beyond the subset added ---- */
+
+/* Every point beyond the subset within a left list's farthest key (at or
+ * below it: a tie there may still win by its index) joins that list's
+ * keys; extra[i] holds point i's (the cloud's order of points, scanned
+ * once). Only k-NN lists are left (a radius is within the halo). */
+static int add_beyond(const tile_run *r, uint64_t **extra, size_t *extra_count, size_t *extra_cap)
+{
+    double farthest = 0;
+    for (size_t i = 0; i < r->left.count; i++)
+        farthest = fmax(farthest, sqrt((double)r->left.at[i].reach2));
+    const tile *t = &r->tiles[r->t];
+    const double reach = farthest + allowance(r);
+    for (size_t c = 0; c < r->cell_count; c++) {
+        const tile *v = &r->cells[c];
+        if (!cell_near(r, c, reach))
+            continue;
+        for (size_t i = v->first; i < v->first + v->count; i++) {
+            const uint32_t p = r->order[i];
+            const float *x = r->xyz + 3 * (size_t)p;
+            if (in_halo(r, x) || box_distance2(x, t->lo, t->hi) > reach * reach)
+                continue; /* in the subset (its lists had it), or beyond every reach */
+            for (size_t q = 0; q < r->left.count; q++) {
+                const left_point *lp = &r->left.at[q];
+                const float *y = r->xyz + 3 * (size_t)lp->point;
+                const float d = kd_dist2(y[0], y[1], y[2], x[0], x[1], x[2]);
+                if (!(d <= lp->reach2))
+                    continue;
+                if (!grow((void **)&extra[q], &extra_cap[q], extra_count[q] + 1, sizeof **extra))
+                    return 0;
+                extra[q][extra_count[q]++] = list_key(d, p);
+            }
+        }
+    }
+    return 1;
+}
+
+static int by_key(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Each left point's list: its keys and the points beyond, the kk least. */
+static ptreg_status finish_left(tile_run *r, ptreg_error *err)
+{
+    const size_t kk = r->nb->k < r->n ? r->nb->k : r->n, left = r->left.count;
+    uint64_t **extra = calloc(left ? left : 1, sizeof *extra);
+    size_t *count = calloc(left ? left : 1, sizeof *count), *cap = calloc(left ? left : 1, sizeof *cap);
+    nn_block *b = calloc(1, sizeof *b);
+    int ok = extra && count && cap && b && add_beyond(r, extra, count, cap) && b && (b->index = malloc(kk * sizeof *b->index)) &&
+             (b->dist2 = malloc(kk * sizeof *b->dist2));
+    for (size_t q = 0; ok && q < left; q++) {
+        const left_point *lp = &r->left.at[q];
+        if (!grow((void **)&extra[q], &cap[q], count[q] + lp->count, sizeof **extra)) {
+            ok = 0;
+            break;
+        }
+        memcpy(extra[q] + count[q], r->left.key + lp->first, lp->count * sizeof **extra);
+        const size_t all = count[q] + lp->count, keep = all < kk ? all : kk;
+        qsort(extra[q], all, sizeof **extra, by_key);
+        for (size_t j = 0; j < keep; j++) {
+            b->index[j] = (uint32_t)extra[q][j];
+            b->dist2[j] = key_dist2(extra[q][j]);
+        }
+        b->point[0] = lp->point;
+        b->list[0] = (nn_list){b->index, b->dist2, keep};
+        b->count = 1;
+        ok = r->fn(r->ctx, b);
+    }
+    for (size_t q = 0; extra && q < left; q++)
+        free(extra[q]);
+    free(extra), free(count), free(cap);
+    if (b)
+        free(b->index), free(b->dist2);
+    free(b);
+    return ok ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods: out of memory at a tile's edge");
 }
 
 /* A first halo: twice the k-th distance a surface of the tile's density
@@ -284,23 +508,18 @@ static double first_halo(const tile *t, const ptreg_neighborhood *nb)
     return h > 0 ? h : 1e-3 * sum + 1e-6;
 }
 
-static ptreg_status run_tile(tile_run *r, uint32_t *own_sorted, uint32_t *scratch, ptreg_error *err)
+static ptreg_status run_tile(tile_run *r, ptreg_error *err)
 {
-    const tile *t = &r->tiles[r->t];
-    memset(r->done, 0, t->count);
-    r->halo = first_halo(t, r->nb);
-    for (;;) {
-        int short_of = 0;
-        if (!gather_subset(r, own_sorted, scratch))
-            return ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods: out of memory for a tile of %zu points",
-                                   t->count);
-        ptreg_status st = search_subset(r, &short_of, err);
-        free(r->point), free(r->own), free(r->local);
-        r->point = r->own = NULL, r->local = NULL;
-        if (st || !short_of)
-            return st;
-        r->halo *= 2;
-    }
+    r->halo = first_halo(&r->tiles[r->t], r->nb);
+    r->halo += 2 * allowance(r); /* a radius list, reaching the radius, is then final */
+    r->left.count = r->left.keys = 0;
+    ptreg_status st = gather_subset(r)
+                          ? search_subset(r, err)
+                          : ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods: out of memory for a tile of %zu points",
+                                            r->tiles[r->t].count);
+    free(r->point), free(r->own), free(r->local);
+    r->point = NULL, r->own = NULL, r->local = NULL;
+    return st || !r->left.count ? st : finish_left(r, err);
 }
 
 static ptreg_status check_finite(const float *xyz, size_t n, ptreg_error *err)
@@ -320,25 +539,34 @@ ptreg_status nn_hoods_tiled(const float *xyz, size_t n, const ptreg_neighborhood
     if (st || !n)
         return st;
     tile_points = tile_points ? tile_points : 1;
-    const size_t most_tiles = 2 * (n / tile_points) + 2;
-    uint32_t *order = malloc(n * sizeof *order);
-    tile *tiles = malloc(most_tiles * sizeof *tiles);
-    const size_t largest = n < tile_points ? n : tile_points;
-    uint32_t *own_sorted = malloc(largest * sizeof *own_sorted), *scratch = malloc(largest * sizeof *scratch);
-    unsigned char *done = malloc(largest);
-    if (!order || !tiles || !own_sorted || !scratch || !done)
+    const size_t most_cells = 2 * (n / (tile_points < CELL_POINTS ? tile_points : CELL_POINTS)) + 2;
+    /* (the halves' counts differ by at most one, so a piece's cells number
+     * at most twice its points over the cell size, plus one) */
+    splitting sp = {xyz,
+                    malloc(n * sizeof *sp.order),
+                    tile_points,
+                    tile_points < CELL_POINTS ? tile_points : CELL_POINTS,
+                    malloc((2 * (n / tile_points) + 2) * sizeof(tile)),
+                    malloc(most_cells * sizeof(tile)),
+                    0,
+                    0};
+    if (!sp.order || !sp.tiles || !sp.cells)
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods: out of memory for the tiles of %zu points", n);
-    size_t tile_count = 0;
     if (!st) {
         for (size_t i = 0; i < n; i++)
-            order[i] = (uint32_t)i;
-        split(xyz, order, 0, n, tile_points, tiles, &tile_count);
+            sp.order[i] = (uint32_t)i;
+        sp.cell_count = cells_in(&sp, n);
+        sp.tile_count = tiles_in(&sp, n, 0);
+#pragma omp parallel num_threads(ptreg_get_num_threads())
+#pragma omp single
+        split(&sp, 0, n, 0, 0, 0);
     }
-    tile_run r = {xyz, n, nb, order, tiles, tile_count, 0, 0, NULL, NULL, NULL, 0, done, fn, ctx};
-    for (size_t t = 0; !st && t < tile_count; t++) {
+    tile_run r = {xyz, n, nb, sp.order, sp.tiles, sp.cells, 0, sp.cell_count, 0, NULL, NULL, NULL, 0, {0}, fn, ctx};
+    for (size_t t = 0; !st && t < sp.tile_count; t++) {
         r.t = t;
-        st = run_tile(&r, own_sorted, scratch, err);
+        st = run_tile(&r, err);
     }
-    free(order), free(tiles), free(own_sorted), free(scratch), free(done);
+    free(r.left.at), free(r.left.key);
+    free(sp.order), free(sp.tiles), free(sp.cells);
     return st;
 }
