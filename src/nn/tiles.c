@@ -264,56 +264,51 @@ static int cell_near(const tile_run *r, size_t c, double reach)
     return (c < t->cell0 || c >= t->cell1) && boxes_distance2(&r->cells[c], t) <= reach * reach;
 }
 
-/* The subset: the tile's own points and those of other tiles in the halo,
- * in the cloud's index order. Returns 0 when out of memory. */
+/* The halo: the points of other tiles within it (cells near enough
+ * first), appended to *halo; 0 when out of memory. */
+static int gather_halo(const tile_run *r, uint32_t **halo, size_t *count, size_t *cap)
+{
+    for (size_t c = 0; c < r->cell_count; c++) {
+        if (!cell_near(r, c, r->halo))
+            continue;
+        const tile *v = &r->cells[c];
+        for (size_t i = v->first; i < v->first + v->count; i++) {
+            const uint32_t p = r->order[i];
+            if (!in_halo(r, r->xyz + 3 * (size_t)p))
+                continue;
+            if (!grow((void **)halo, cap, *count + 1, sizeof **halo))
+                return 0;
+            (*halo)[(*count)++] = p;
+        }
+    }
+    return 1;
+}
+
+/* The subset: the tile's own points and the halo's, merged in the cloud's
+ * index order (own: which are the tile's). Returns 0 when out of memory. */
 static int gather_subset(tile_run *r)
 {
     const tile *t = &r->tiles[r->t];
-    size_t count = 0, cap = t->count + t->count / 4 + 16;
-    r->point = malloc(cap * sizeof *r->point);
-    for (size_t c = 0; r->point && c < r->cell_count; c++) {
-        const tile *v = &r->cells[c];
-        const int mine = c >= t->cell0 && c < t->cell1;
-        if (!mine && !cell_near(r, c, r->halo))
-            continue;
-        for (size_t i = v->first; r->point && i < v->first + v->count; i++) {
-            const uint32_t p = r->order[i];
-            if (!mine && !in_halo(r, r->xyz + 3 * (size_t)p))
-                continue;
-            if (!grow((void **)&r->point, &cap, count + 1, sizeof *r->point)) {
-                free(r->point);
-                r->point = NULL;
-                break;
-            }
-            r->point[count++] = p;
-        }
-    }
-    uint32_t *tmp = r->point ? malloc((count ? count : 1) * sizeof *tmp) : NULL;
-    r->m = count;
-    r->own = tmp ? malloc(count ? count : 1) : NULL;
-    r->local = r->own ? malloc(3 * (count ? count : 1) * sizeof *r->local) : NULL;
+    size_t halo = 0, cap = t->count / 8 + 16;
+    uint32_t *other = malloc(cap * sizeof *other), *mine = malloc((t->count ? t->count : 1) * sizeof *mine);
+    int ok = other && mine && gather_halo(r, &other, &halo, &cap);
+    uint32_t *tmp = ok ? malloc((t->count > halo ? t->count : halo ? halo : 1) * sizeof *tmp) : NULL;
+    r->m = t->count + halo;
+    r->point = tmp ? malloc((r->m ? r->m : 1) * sizeof *r->point) : NULL;
+    r->own = r->point ? malloc(r->m ? r->m : 1) : NULL;
+    r->local = r->own ? malloc(3 * (r->m ? r->m : 1) * sizeof *r->local) : NULL;
     if (r->local) {
-        radix_sort(r->point, tmp, count);
-        for (size_t j = 0; j < count; j++) {
-            const float *p = r->xyz + 3 * (size_t)r->point[j];
-            memcpy(r->local + 3 * j, p, 3 * sizeof *r->local);
-            /* inside the tile's box and not in another tile's range: the tile's own */
-            r->own[j] = 0;
-        }
-        for (size_t i = t->first; i < t->first + t->count; i++) {
-            /* the own points' places in the sorted subset, by binary search */
-            size_t lo = 0, hi = count;
-            while (lo < hi) {
-                const size_t mid = lo + (hi - lo) / 2;
-                if (r->point[mid] < r->order[i])
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            r->own[lo] = 1;
+        memcpy(mine, r->order + t->first, t->count * sizeof *mine);
+        radix_sort(mine, tmp, t->count);
+        radix_sort(other, tmp, halo);
+        for (size_t a = 0, b = 0, j = 0; j < r->m; j++) {
+            const int own = b == halo || (a < t->count && mine[a] < other[b]);
+            r->point[j] = own ? mine[a++] : other[b++];
+            r->own[j] = (unsigned char)own;
+            memcpy(r->local + 3 * j, r->xyz + 3 * (size_t)r->point[j], 3 * sizeof *r->local);
         }
     }
-    free(tmp);
+    free(other), free(mine), free(tmp);
     return r->local != NULL;
 }
 
