@@ -53,7 +53,7 @@ static void test_matches(void)
         fs[i] = (float)ptreg_rng_uniform(&rng);
     for (size_t i = 0; i < nt * 33; i++)
         ft[i] = (float)ptreg_rng_uniform(&rng);
-    for (size_t j = 0; j < nt; j += 97) /* row j + 50 repeats row j */
+    for (size_t j = 0; j + 50 < nt; j += 97) /* row j + 50 repeats row j */
         memcpy(ft + 33 * (j + 50), ft + 33 * j, 33 * sizeof *ft);
     for (size_t i = 0; i < ns; i += 211) { /* source rows, twice each, nearest a repeated pair */
         memcpy(fs + 33 * i, ft + 33 * ((i % 13) * 97), 33 * sizeof *fs);
