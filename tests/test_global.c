@@ -92,7 +92,8 @@ static void test_matches(void)
                     expect++;
                 }
                 bad += m.count != expect;
-                CHECK_MSG(bad == 0 && expect > 100, "%s, %d threads, mutual %d: %zu of %zu matches differ from a plain scan",
+                CHECK_MSG(bad == 0 && expect > 100,
+                          "%s, %d threads, mutual %d: %zu of %zu matches differ from a plain scan",
                           isa_level_name((isa_level)isa), threads, mutual, bad, expect);
                 ptreg_matches_free(&m);
             }

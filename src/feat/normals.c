@@ -355,9 +355,9 @@ static ptreg_status normals_by_blocks(const ptreg_kdtree *tree, const float *xyz
         free(b);
     }
     *lacking = missing;
-    return failed ? ptreg_error_set(err, PTREG_ERR_NOMEM, "normals: out of memory for the neighborhoods of %zu points",
-                                    n)
-                  : PTREG_OK;
+    return failed
+               ? ptreg_error_set(err, PTREG_ERR_NOMEM, "normals: out of memory for the neighborhoods of %zu points", n)
+               : PTREG_OK;
 }
 
 typedef struct tiled_normals {

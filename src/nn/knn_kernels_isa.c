@@ -370,7 +370,7 @@ static size_t knn_buffered(const ptreg_kdtree *t, const float q[3], size_t k, fl
  * inside (float subtraction is monotone), so it never exceeds the bound
  * kd_lane_bound gives a query of the group. */
 static inline float box_box_bound(const float *lo, const float *hi, unsigned stride, unsigned lane, const float qlo[3],
-                           const float qhi[3])
+                                  const float qhi[3])
 {
     float g[3];
     for (unsigned k = 0; k < 3; k++) {
@@ -520,9 +520,8 @@ static void append_keys(const float *d, const uint32_t *index, unsigned mask, kn
     const __m512i bits = _mm512_castps_si512(_mm512_loadu_ps(d)), idx = _mm512_loadu_si512(index);
     const __m512i lo = _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(bits)), 32),
                                        _mm512_cvtepu32_epi64(_mm512_castsi512_si256(idx)));
-    const __m512i hi =
-        _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(bits, 1)), 32),
-                        _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(idx, 1)));
+    const __m512i hi = _mm512_or_si512(_mm512_slli_epi64(_mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(bits, 1)), 32),
+                                       _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(idx, 1)));
     _mm512_mask_compressstoreu_epi64(b->key + b->size, (__mmask8)(mask & 0xff), lo);
     b->size += (size_t)__builtin_popcount(mask & 0xff);
     _mm512_mask_compressstoreu_epi64(b->key + b->size, (__mmask8)(mask >> 8), hi);

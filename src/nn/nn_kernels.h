@@ -28,9 +28,9 @@ typedef struct brute_target {
                                walk_start start, uint32_t *slot, float *dist2, dt_memory *mem,                         \
                                ptreg_walk_stats *tally);                                                               \
     size_t kd_knn##sfx(const ptreg_kdtree *t, const float q[3], size_t k, float limit, uint32_t *index, float *dist2); \
-    int kd_radius##sfx(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);       \
-    int kd_group_gather##sfx(const ptreg_kdtree *t, const float lo[3], const float hi[3], float reach, kd_group *g); \
-    size_t kd_group_knn##sfx(const ptreg_kdtree *t, const kd_group *g, const float q[3], size_t k, float guess,     \
+    int kd_radius##sfx(const ptreg_kdtree *t, const float q[3], float limit, int sorted, ptreg_neighbors *nb);         \
+    int kd_group_gather##sfx(const ptreg_kdtree *t, const float lo[3], const float hi[3], float reach, kd_group *g);   \
+    size_t kd_group_knn##sfx(const ptreg_kdtree *t, const kd_group *g, const float q[3], size_t k, float guess,        \
                              float limit, uint32_t *index, float *dist2);
 
 PTREG_DECLARE_NN_KERNELS(_generic)
@@ -66,8 +66,8 @@ typedef struct nn_cpu_kernel_table {
                            float limit, uint32_t *index, float *dist2);
 } nn_cpu_kernel_table;
 
-#define NN_CPU_KERNELS(sfx)                                                                         \
-    {                                                                                               \
+#define NN_CPU_KERNELS(sfx)                                                                          \
+    {                                                                                                \
         brute_range##sfx, kd_nearest_range##sfx, dt_nearest_range##sfx, kd_knn##sfx, kd_radius##sfx, \
             kd_group_gather##sfx, kd_group_knn##sfx                                                  \
     }

@@ -458,8 +458,8 @@ static ptreg_status finish_left(tile_run *r, ptreg_error *err)
     uint64_t **extra = calloc(left ? left : 1, sizeof *extra);
     size_t *count = calloc(left ? left : 1, sizeof *count), *cap = calloc(left ? left : 1, sizeof *cap);
     nn_block *b = calloc(1, sizeof *b);
-    int ok = extra && count && cap && b && add_beyond(r, extra, count, cap) && b && (b->index = malloc(kk * sizeof *b->index)) &&
-             (b->dist2 = malloc(kk * sizeof *b->dist2));
+    int ok = extra && count && cap && b && add_beyond(r, extra, count, cap) && b &&
+             (b->index = malloc(kk * sizeof *b->index)) && (b->dist2 = malloc(kk * sizeof *b->dist2));
     for (size_t q = 0; ok && q < left; q++) {
         const left_point *lp = &r->left.at[q];
         if (!grow((void **)&extra[q], &cap[q], count[q] + lp->count, sizeof **extra)) {
@@ -508,10 +508,10 @@ static ptreg_status run_tile(tile_run *r, ptreg_error *err)
     r->halo = first_halo(&r->tiles[r->t], r->nb);
     r->halo += 2 * allowance(r); /* a radius list, reaching the radius, is then final */
     r->left.count = r->left.keys = 0;
-    ptreg_status st = gather_subset(r)
-                          ? search_subset(r, err)
-                          : ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods: out of memory for a tile of %zu points",
-                                            r->tiles[r->t].count);
+    ptreg_status st = gather_subset(r) ? search_subset(r, err)
+                                       : ptreg_error_set(err, PTREG_ERR_NOMEM,
+                                                         "neighborhoods: out of memory for a tile of %zu points",
+                                                         r->tiles[r->t].count);
     free(r->point), free(r->own), free(r->local);
     r->point = NULL, r->own = NULL, r->local = NULL;
     return st || !r->left.count ? st : finish_left(r, err);
