@@ -458,8 +458,9 @@ static ptreg_status finish_left(tile_run *r, ptreg_error *err)
     uint64_t **extra = calloc(left ? left : 1, sizeof *extra);
     size_t *count = calloc(left ? left : 1, sizeof *count), *cap = calloc(left ? left : 1, sizeof *cap);
     nn_block *b = calloc(1, sizeof *b);
-    int ok = extra && count && cap && b && add_beyond(r, extra, count, cap) && b &&
-             (b->index = malloc(kk * sizeof *b->index)) && (b->dist2 = malloc(kk * sizeof *b->dist2));
+    int ok = extra && count && cap && b && add_beyond(r, extra, count, cap) &&
+             (b->index = malloc((kk ? kk : 1) * sizeof *b->index)) &&
+             (b->dist2 = malloc((kk ? kk : 1) * sizeof *b->dist2));
     for (size_t q = 0; ok && q < left; q++) {
         const left_point *lp = &r->left.at[q];
         if (!grow((void **)&extra[q], &cap[q], count[q] + lp->count, sizeof **extra)) {
