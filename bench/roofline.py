@@ -117,22 +117,23 @@ MODELS = {
         "what": "normals, k = 30: k-NN by the neighbourhood engine's groups, covariance and eigenvector "
                 "(src/nn/hoods.c, knn_kernels_isa.c kd_group_knn; src/feat/normals.c)",
         "flops": [("fp32-vector", lambda p: group_scan_flops(p)), ("scalar", 18 + 300 / 30.0)], "bytes": 0,
-        "lines": lambda p: group_scan_lines(p) + 1,
+        "lines": lambda p: group_gather_lines(p),
         "ws_kib": lambda p: p["points"] * (12 + 16 + 4) / 1024,
         "why": "per query: the group's guess, the chunk bounds, then ranking the ~33 keys left (a few hundred "
                "vector compares) and the scalar double PCA (its sums in list order, a latency chain); "
-               "the lines counted are the scanned chunks' (4 lines of coordinates, 1 of indices each) and one "
-               "neighbour coordinate per neighbour (index order: random)",
+               "the lines counted are the group's gathered chunks' (the PCA's neighbour coordinates, read "
+               "right after the search by the same block, hit in cache)",
         "move": "the tree's build (select_kth, 7% of the run); PCA's sums for several points side by side "
                 "(one neighbour a vector measured no faster: the chain's latency, not its width, bounds it)"},
     "fpfh": {
         "what": "FPFH, k = 30: neighbour lists (the engine's groups), SPFH pair features, weighted sums "
                 "(src/feat/pfh.c)",
         "flops": [("fp32-vector", lambda p: group_scan_flops(p) + 95 + 66)], "bytes": 0,
-        "lines": lambda p: group_scan_lines(p) + 1 + 1 + 33 * 4 / 64,
+        "lines": lambda p: group_gather_lines(p) + 33 * 4 / 64,
         "ws_kib": lambda p: p["points"] * (12 + 12 + 16 + 4 + 33 * 4) / 1024,
-        "why": "the pair features' bins and the gathers of neighbours' coordinates, normals and SPFH rows "
-               "(33 floats each: counted as lines)",
+        "why": "the pair features' bins and the gathers of neighbours' coordinates, normals and SPFH rows; "
+               "the lines counted are the search's and each neighbour's SPFH row (33 floats, read in the "
+               "points' index order: at random)",
         "move": "the SPFH pass and the sums by the engine's blocks in the tree's order (rows of nearby points "
                 "then share lines); radius lists by groups need the single search's order kept (FPFH's sums "
                 "are in list order)"},
@@ -153,9 +154,10 @@ MODELS = {
 }
 
 
-# Chunks (16 points) a group query of the neighbourhood engine scans, measured on the
-# roofline's cloud at k = 30 (bench/NOTES.md, change 137): 10.6.
+# The neighbourhood engine on the roofline's cloud at k = 30 (bench/NOTES.md, change 137):
+# a group query scans 10.6 chunks (16 points each); a group of 16 queries gathers 76.5.
 GROUP_SCANNED_CHUNKS = 10.6
+GROUP_GATHERED_CHUNKS = 76.5
 
 
 def group_scan_flops(p):
@@ -163,9 +165,10 @@ def group_scan_flops(p):
     return 8 * 16 * GROUP_SCANNED_CHUNKS / p["k"]
 
 
-def group_scan_lines(p):
-    """The scanned chunks' lines (4 of coordinates, 1 of indices), shared by the k neighbours."""
-    return 5 * GROUP_SCANNED_CHUNKS / p["k"]
+def group_gather_lines(p):
+    """The lines a group fetches: its gathered chunks (4 lines of coordinates, 1 of indices
+    each), shared by its 16 queries and their k neighbours; the scans then hit in L1."""
+    return 5 * GROUP_GATHERED_CHUNKS / (16 * p["k"])
 
 
 def leaf_occupancy(points, leaf_size):
