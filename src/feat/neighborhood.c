@@ -16,7 +16,7 @@ typedef struct table_job {
     size_t kk; /* k-NN: the table's width; 0: lists per block */
 } table_job;
 
-static int store_knn(const table_job *job, const nn_block *b)
+static void store_knn(const table_job *job, const nn_block *b)
 {
     uint32_t *index = job->table->blocks[0];
     float *dist2 = job->table->blocks[1];
@@ -26,12 +26,12 @@ static int store_knn(const table_job *job, const nn_block *b)
         memcpy(dist2 + at, b->list[j].dist2, count * sizeof *dist2);
         job->table->list[b->point[j]] = (nn_list){index + at, dist2 + at, count};
     }
-    return 1;
 }
 
-/* storage[0], storage[1]: the block's own buffers. */
-static int store_lists(const table_job *job, const nn_block *b, void **storage)
+/* Other lists into the block's own buffers (the table's blocks 2b, 2b + 1). */
+static int store_lists(const table_job *job, const nn_block *b)
 {
+    void **storage = job->table->blocks + 2 * b->number;
     size_t total = 0;
     for (size_t j = 0; j < b->count; j++)
         total += b->list[j].count;
@@ -51,24 +51,13 @@ static int store_lists(const table_job *job, const nn_block *b, void **storage)
     return 1;
 }
 
-static ptreg_status fill_table(const table_job *job)
+static int store_block(void *ctx, nn_block *b)
 {
-    const long blocks = (long)nn_hoods_blocks(&job->h);
-    int failed = 0;
-#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed)
-    {
-        nn_block *b = calloc(1, sizeof *b);
-        failed = !b;
-#pragma omp for schedule(dynamic, 4)
-        for (long k = 0; k < blocks; k++)
-            if (!failed && (!nn_hoods_block(&job->h, (size_t)k, b) ||
-                            !(job->kk ? store_knn(job, b) : store_lists(job, b, job->table->blocks + 2 * k))))
-                failed = 1;
-        if (b)
-            nn_block_free(b);
-        free(b);
-    }
-    return failed ? PTREG_ERR_NOMEM : PTREG_OK;
+    const table_job *job = ctx;
+    if (!job->kk)
+        return store_lists(job, b);
+    store_knn(job, b);
+    return 1;
 }
 
 /* The table's storage: two n x kk arrays for k-NN lists (n x k entries
@@ -105,8 +94,8 @@ ptreg_status feat_table_build(const ptreg_kdtree *tree, const float *xyz, size_t
     const table_job job = {{tree, xyz, n, *nb, order, reference}, table, nb->k ? (nb->k < n ? nb->k : n) : 0};
     table->n = n;
     s = allocate(&job, table);
-    if (!s)
-        s = fill_table(&job);
+    if (!s && !nn_hoods_each(&job.h, store_block, (void *)&job))
+        s = PTREG_ERR_NOMEM;
     if (s) {
         feat_table_free(table);
         return ptreg_error_set(err, s, "out of memory for the neighborhoods of %zu points", n);

@@ -323,6 +323,25 @@ static ptreg_status normals_by_table(const ptreg_kdtree *tree, const float *xyz,
     return s;
 }
 
+/* Normals of blocks of lists (by blocks of one tree, or by tiles). */
+typedef struct block_normals {
+    const float *xyz;
+    const ptreg_normals_options *opt;
+    float *normals, *curvature;
+    size_t missing;
+} block_normals;
+
+static int normals_of_block(void *ctx, nn_block *b)
+{
+    block_normals *job = ctx;
+    size_t missing = 0;
+    for (size_t j = 0; j < b->count; j++)
+        missing += normal_of(job->xyz, b->point[j], &b->list[j], job->opt, job->normals, job->curvature);
+#pragma omp atomic
+    job->missing += missing;
+    return 1;
+}
+
 /* Every other orientation needs a point's own list only: the normals of
  * each block as its lists are found, so memory stays one block's lists a
  * thread, whatever the cloud's size. */
@@ -334,54 +353,17 @@ static ptreg_status normals_by_blocks(const ptreg_kdtree *tree, const float *xyz
     if (s)
         return s;
     const nn_hoods h = {tree, xyz, n, opt->neighbors, NN_SORTED, 0};
-    const long blocks = (long)nn_hoods_blocks(&h);
-    size_t missing = 0;
-    int failed = 0;
-#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(+ : missing) reduction(| : failed)
-    {
-        nn_block *b = calloc(1, sizeof *b);
-        failed = !b;
-#pragma omp for schedule(dynamic, 2)
-        for (long k = 0; k < blocks; k++) {
-            if (failed || !nn_hoods_block(&h, (size_t)k, b)) {
-                failed = 1;
-                continue;
-            }
-            for (size_t j = 0; j < b->count; j++)
-                missing += normal_of(xyz, b->point[j], &b->list[j], opt, normals, curvature);
-        }
-        if (b)
-            nn_block_free(b);
-        free(b);
-    }
-    *lacking = missing;
-    return failed
-               ? ptreg_error_set(err, PTREG_ERR_NOMEM, "normals: out of memory for the neighborhoods of %zu points", n)
-               : PTREG_OK;
-}
-
-typedef struct tiled_normals {
-    const float *xyz;
-    const ptreg_normals_options *opt;
-    float *normals, *curvature;
-    size_t missing;
-} tiled_normals;
-
-static int normals_of_block(void *ctx, const nn_block *b)
-{
-    tiled_normals *job = ctx;
-    size_t missing = 0;
-    for (size_t j = 0; j < b->count; j++)
-        missing += normal_of(job->xyz, b->point[j], &b->list[j], job->opt, job->normals, job->curvature);
-#pragma omp atomic
-    job->missing += missing;
-    return 1;
+    block_normals job = {xyz, opt, normals, curvature, 0};
+    if (!nn_hoods_each(&h, normals_of_block, &job))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "normals: out of memory for the neighborhoods of %zu points", n);
+    *lacking = job.missing;
+    return PTREG_OK;
 }
 
 ptreg_status feat_normals_tiled(const float *xyz, size_t n, const ptreg_normals_options *opt, size_t tile_points,
                                 float *normals, float *curvature, size_t *missing, ptreg_error *err)
 {
-    tiled_normals job = {xyz, opt, normals, curvature, 0};
+    block_normals job = {xyz, opt, normals, curvature, 0};
     const ptreg_status s = nn_hoods_tiled(xyz, n, &opt->neighbors, tile_points, normals_of_block, &job, err);
     if (!s && missing)
         *missing = job.missing;

@@ -119,22 +119,12 @@ static void block_points(const nn_hoods *h, size_t block, nn_block *b)
     }
 }
 
-/* Room for `need` entries of storage, the contents kept. */
+/* Room for `need` entries of storage, the contents kept (doubling, so
+ * appends cost O(1) each). */
 static int reserve(nn_block *b, size_t need)
 {
-    if (need <= b->capacity)
-        return 1;
-    const size_t cap = need > 2 * b->capacity ? need : 2 * b->capacity;
-    uint32_t *index = realloc(b->index, cap * sizeof *index);
-    if (index)
-        b->index = index;
-    float *dist2 = realloc(b->dist2, cap * sizeof *dist2);
-    if (dist2)
-        b->dist2 = dist2;
-    if (!index || !dist2)
-        return 0;
-    b->capacity = cap;
-    return 1;
+    const size_t cap = b->store.capacity;
+    return need <= cap || !kd_neighbors_reserve(&b->store, need > 2 * cap ? need : 2 * cap);
 }
 
 /* Radius and reference searches: one independent search per point,
@@ -146,15 +136,15 @@ static int search_block(const nn_hoods *h, nn_block *b)
         if (nn_neighbors(h->tree, &h->nb, h->order, h->xyz + 3 * (size_t)b->point[j], &b->search, NULL) ||
             !reserve(b, used + b->search.count))
             return 0;
-        memcpy(b->index + used, b->search.index, b->search.count * sizeof *b->index);
-        memcpy(b->dist2 + used, b->search.dist2, b->search.count * sizeof *b->dist2);
+        memcpy(b->store.index + used, b->search.index, b->search.count * sizeof *b->store.index);
+        memcpy(b->store.dist2 + used, b->search.dist2, b->search.count * sizeof *b->store.dist2);
         start[j] = used;
         b->list[j].count = b->search.count;
         used += b->search.count;
     }
     for (size_t j = 0; j < b->count; j++) {
-        b->list[j].index = b->index + start[j];
-        b->list[j].dist2 = b->dist2 + start[j];
+        b->list[j].index = b->store.index + start[j];
+        b->list[j].dist2 = b->store.dist2 + start[j];
     }
     return 1;
 }
@@ -273,8 +263,8 @@ static void knn_group(const knn_job *job, size_t prev, size_t from, size_t to)
     for (size_t j = from; j < to; j++) {
         const float *q = xyz + 3 * (size_t)b->point[j];
         const size_t mates = j - from < MATE_CANDIDATES ? j - from : MATE_CANDIDATES;
-        uint32_t *index = b->index + (j * job->kk);
-        float *dist2 = b->dist2 + (j * job->kk);
+        uint32_t *index = b->store.index + (j * job->kk);
+        float *dist2 = b->store.dist2 + (j * job->kk);
         size_t found;
         if (gathered) {
             /* the first point's guess from the previous group, the others' from their chunk-mates */
@@ -320,16 +310,32 @@ static int knn_block(const nn_hoods *h, size_t block, nn_block *b)
 
 int nn_hoods_block(const nn_hoods *h, size_t block, nn_block *b)
 {
+    b->number = block;
     block_points(h, block, b);
     return knn_path(h) ? knn_block(h, block, b) : search_block(h, b);
 }
 
+int nn_hoods_each(const nn_hoods *h, nn_block_fn fn, void *ctx)
+{
+    const long blocks = (long)nn_hoods_blocks(h);
+    int failed = 0;
+#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed)
+    {
+        nn_block *b = calloc(1, sizeof *b);
+        failed = !b;
+#pragma omp for schedule(dynamic, 2)
+        for (long k = 0; k < blocks; k++)
+            if (!failed && (!nn_hoods_block(h, (size_t)k, b) || !fn(ctx, b)))
+                failed = 1;
+        if (b)
+            nn_block_free(b);
+        free(b);
+    }
+    return !failed;
+}
+
 void nn_block_free(nn_block *b)
 {
-    free(b->index);
-    free(b->dist2);
+    ptreg_neighbors_free(&b->store);
     ptreg_neighbors_free(&b->search);
-    b->index = NULL;
-    b->dist2 = NULL;
-    b->capacity = 0;
 }

@@ -57,9 +57,8 @@ typedef struct nn_block {
     nn_list list[NN_HOOD_BLOCK];   /* list[j]: point[j]'s neighbourhood */
     float kth[NN_HOOD_BLOCK];      /* k-NN: point[j]'s k-th nearest, infinity where the radius cut the list */
     size_t count;
-    uint32_t *index; /* storage */
-    float *dist2;
-    size_t capacity;
+    size_t number;          /* the block's number */
+    ptreg_neighbors store;  /* where the lists live (its index and dist2; count unused) */
     ptreg_neighbors search; /* one query's answer (radius and reference searches) */
 } nn_block;
 
@@ -73,6 +72,16 @@ size_t nn_hoods_blocks(const nn_hoods *h);
 int nn_hoods_block(const nn_hoods *h, size_t block, nn_block *b);
 
 void nn_block_free(nn_block *b);
+
+/* A consumer of blocks: called from several threads at once, each block
+ * once, which it may rewrite (the storage is the thread's own); 0 stops
+ * the search (as out of memory). */
+typedef int (*nn_block_fn)(void *ctx, nn_block *b);
+
+/* Every block of h, in parallel, each handed to fn as it is found (a
+ * thread's own storage: the lists live until fn returns); 0 when out of
+ * memory or fn said stop. */
+int nn_hoods_each(const nn_hoods *h, nn_block_fn fn, void *ctx);
 
 /* One independent search (the plain reference), the same rules. */
 ptreg_status nn_neighbors(const ptreg_kdtree *tree, const ptreg_neighborhood *nb, nn_order order, const float q[3],

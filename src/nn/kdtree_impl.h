@@ -123,20 +123,29 @@ static inline int kd_better(float d, uint32_t i, float best_d, uint32_t best_i)
     return d < best_d || (d == best_d && i < best_i);
 }
 
-/* Lower bound of the distance from q to any point in a box: per axis the
- * gap to the box (rounded exactly as a coordinate difference to a point
- * inside would be, or more), combined by the distance formula, so it never
- * exceeds a point's computed distance. Boxes are stored side by side: box
- * `lane`'s lower corner on axis k is lo[k * stride + lane]. */
-static inline float kd_lane_bound(const float *lo, const float *hi, unsigned stride, unsigned lane, const float q[3])
+/* Lower bound of the distance from any point of the box [qlo, qhi] to any
+ * point in box `lane`: per axis the gap between the boxes (rounded exactly
+ * as a coordinate difference to points inside would be, or more: float
+ * subtraction is monotone), combined by the distance formula, so it never
+ * exceeds a computed distance of two points inside them. Boxes are stored
+ * side by side: box `lane`'s lower corner on axis k is lo[k * stride +
+ * lane]. */
+static inline float kd_lane_box_bound(const float *lo, const float *hi, unsigned stride, unsigned lane,
+                                      const float qlo[3], const float qhi[3])
 {
     float g[3];
     for (unsigned k = 0; k < 3; k++) {
-        float below = lo[k * stride + lane] - q[k], above = q[k] - hi[k * stride + lane];
+        float below = lo[k * stride + lane] - qhi[k], above = qlo[k] - hi[k * stride + lane];
         float gap = below > above ? below : above;
         g[k] = gap > 0.0f ? gap : 0.0f;
     }
     return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
+}
+
+/* The same bound from the point q. */
+static inline float kd_lane_bound(const float *lo, const float *hi, unsigned stride, unsigned lane, const float q[3])
+{
+    return kd_lane_box_bound(lo, hi, stride, lane, q, q);
 }
 
 /* Builds every leaf's neighbor list (kdtree_near.c); -1 when out of

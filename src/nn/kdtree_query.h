@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ptreg/nn.h"
 
@@ -29,6 +30,24 @@ static inline float kd_dist2(float qx, float qy, float qz, float px, float py, f
 {
     float dx = qx - px, dy = qy - py, dz = qz - pz;
     return (dx * dx + dy * dy) + dz * dz;
+}
+
+/* A neighbour as one 64-bit key, its squared distance's bits above its
+ * index: squared distances are >= 0, whose float bits order as integers,
+ * so keys order as (distance, index), the order of every list. */
+static inline uint64_t kd_key(float dist2, uint32_t index)
+{
+    uint32_t bits;
+    memcpy(&bits, &dist2, sizeof bits);
+    return (uint64_t)bits << 32 | index;
+}
+
+static inline float kd_key_dist2(uint64_t key)
+{
+    const uint32_t bits = (uint32_t)(key >> 32);
+    float d;
+    memcpy(&d, &bits, sizeof d);
+    return d;
 }
 
 /* The k nearest points of q (sorted by (distance, index)) among those with

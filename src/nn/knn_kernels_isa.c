@@ -160,9 +160,7 @@ static unsigned chunk_within(const kd_chunk *c, const float q[3], float limit, f
  * limit in a buffer of 2k + a chunk; when it fills, a selection keeps the
  * k best and the k-th becomes the limit. Each candidate then costs O(1),
  * where a sorted array or a heap pays per insertion. A candidate is one
- * 64-bit key, the distance's bits above the index: squared distances are
- * >= 0, whose float bits order as integers, so keys order as (distance,
- * index). Large k use a heap. */
+ * 64-bit key (kd_key). Large k use a heap. */
 #define KNN_BUFFERED_MAX 128 /* FPFH's usual hybrid cap, 100, among them */
 #define KNN_BUFFER (2 * KNN_BUFFERED_MAX + PTREG_KD_LANES)
 
@@ -176,21 +174,6 @@ typedef struct knn_buffer {
     uint64_t key[KNN_BUFFER];
     size_t size, k;
 } knn_buffer;
-
-static uint64_t knn_key(float d, uint32_t index)
-{
-    uint32_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    return (uint64_t)bits << 32 | index;
-}
-
-static float key_dist2(uint64_t key)
-{
-    uint32_t bits = (uint32_t)(key >> 32);
-    float d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
 
 /* Reorders so the k smallest keys come first, the k-th last of them
  * (quickselect; the partition swaps unconditionally, so it has no
@@ -303,20 +286,20 @@ static void knn_visit_buffered(leaf_visitor *v, const ptreg_kdtree *t, size_t ch
     if (b->size + PTREG_KD_LANES > KNN_BUFFER) {
         select_keys(b->key, b->size, b->k);
         b->size = b->k;
-        v->limit = key_dist2(b->key[b->k - 1]);
+        v->limit = kd_key_dist2(b->key[b->k - 1]);
     }
     float d[PTREG_KD_LANES];
     const uint32_t *index = t->index + chunk * PTREG_KD_LANES;
     size_t before = b->size;
     for (unsigned m = chunk_within(&t->chunks[chunk], q, v->limit, d); m; m &= m - 1) {
         int l = __builtin_ctz(m);
-        b->key[b->size++] = knn_key(d[l], index[l]);
+        b->key[b->size++] = kd_key(d[l], index[l]);
     }
     if (before < b->k && b->size >= b->k) { /* the worst of the first k bounds the k-th best */
         uint64_t worst = 0;
         for (size_t j = 0; j < b->size; j++)
             worst = b->key[j] > worst ? b->key[j] : worst;
-        float w = key_dist2(worst);
+        float w = kd_key_dist2(worst);
         v->limit = w < v->limit ? w : v->limit;
     }
 }
@@ -346,7 +329,7 @@ static size_t knn_buffer_finish(knn_buffer *b, uint32_t *index, float *dist2)
     uint64_t best[KNN_BUFFERED_MAX];
     rank_keys(b->key, b->size, found, best);
     for (size_t j = 0; j < found; j++) {
-        dist2[j] = key_dist2(best[j]);
+        dist2[j] = kd_key_dist2(best[j]);
         index[j] = (uint32_t)best[j];
     }
     return found;
@@ -365,28 +348,12 @@ static size_t knn_buffered(const ptreg_kdtree *t, const float q[3], size_t k, fl
 
 /* ---- a group of nearby queries: the chunks gathered once ---- */
 
-/* Lower bound of the distance from any point of the box [qlo, qhi] to any
- * point of box `lane`: each axis's gap is at most the gap from any query
- * inside (float subtraction is monotone), so it never exceeds the bound
- * kd_lane_bound gives a query of the group. */
-static inline float box_box_bound(const float *lo, const float *hi, unsigned stride, unsigned lane, const float qlo[3],
-                                  const float qhi[3])
-{
-    float g[3];
-    for (unsigned k = 0; k < 3; k++) {
-        float below = lo[k * stride + lane] - qhi[k], above = qlo[k] - hi[k * stride + lane];
-        float gap = below > above ? below : above;
-        g[k] = gap > 0.0f ? gap : 0.0f;
-    }
-    return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
-}
-
 static int add_leaf_chunks(const kd_leaf *leaf, const float qlo[3], const float qhi[3], float reach, kd_group *g)
 {
     float bound[PTREG_KD_LEAF_CHUNKS];
     unsigned near = 0;
     for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++) /* side by side: no branch on the data */
-        bound[c] = box_box_bound(&leaf->lo[0][0], &leaf->hi[0][0], PTREG_KD_LEAF_CHUNKS, c, qlo, qhi);
+        bound[c] = kd_lane_box_bound(&leaf->lo[0][0], &leaf->hi[0][0], PTREG_KD_LEAF_CHUNKS, c, qlo, qhi);
     for (unsigned c = 0; c < PTREG_KD_LEAF_CHUNKS; c++)
         near |= (unsigned)(bound[c] <= reach) << c; /* missing chunks have empty boxes: never */
     if (g->count + (size_t)__builtin_popcount(near) > KD_GROUP_MAX_CHUNKS)
@@ -435,7 +402,7 @@ int ISA_FN(kd_group_gather)(const ptreg_kdtree *t, const float qlo[3], const flo
         }
         const kd_node *nd = &t->nodes[ref];
         for (int c = nd->child[1] != nd->child[0]; c >= 0; c--) /* child 0 pops first: the tree's order */
-            if (box_box_bound(&nd->lo[0][0], &nd->hi[0][0], 2, (unsigned)c, qlo, qhi) <= reach)
+            if (kd_lane_box_bound(&nd->lo[0][0], &nd->hi[0][0], 2, (unsigned)c, qlo, qhi) <= reach)
                 stack[sp++] = nd->child[c];
     }
     close_group(g);
@@ -529,7 +496,7 @@ static void append_keys(const float *d, const uint32_t *index, unsigned mask, kn
 #else
     for (; mask; mask &= mask - 1) {
         int l = __builtin_ctz(mask);
-        b->key[b->size++] = knn_key(d[l], index[l]);
+        b->key[b->size++] = kd_key(d[l], index[l]);
     }
 #endif
 }
@@ -610,10 +577,10 @@ static void sort_neighbors(float *d, uint32_t *idx, size_t n)
         return;
     uint64_t key[RANK_SORT_MAX], sorted[RANK_SORT_MAX];
     for (size_t j = 0; j < n; j++)
-        key[j] = knn_key(d[j], idx[j]);
+        key[j] = kd_key(d[j], idx[j]);
     rank_keys(key, n, n, sorted);
     for (size_t j = 0; j < n; j++) {
-        d[j] = key_dist2(sorted[j]);
+        d[j] = kd_key_dist2(sorted[j]);
         idx[j] = (uint32_t)sorted[j];
     }
 }

@@ -20,39 +20,35 @@ static double distance2(const float *a, const float *b)
     return (dx * dx + dy * dy) + dz * dz;
 }
 
-/* The mean distance of each point to its k nearest (itself first), from
- * the neighbourhood engine's blocks. */
+typedef struct mean_job {
+    const float *xyz;
+    double *mean;
+} mean_job;
+
+/* The mean distance of each point of a block to its k nearest (itself
+ * first). */
+static int block_means(void *ctx, nn_block *b)
+{
+    const mean_job *job = ctx;
+    for (size_t j = 0; j < b->count; j++) {
+        const float *p = job->xyz + 3 * (size_t)b->point[j];
+        const nn_list *l = &b->list[j];
+        double sum = 0.0;
+        for (size_t m = 0; m < l->count; m++)
+            sum += sqrt(distance2(p, job->xyz + 3 * (size_t)l->index[m]));
+        job->mean[b->point[j]] = sum / (double)l->count;
+    }
+    return 1;
+}
+
 static ptreg_status mean_distances(const ptreg_kdtree *tree, const float *xyz, size_t n, size_t k, double *mean,
                                    ptreg_error *err)
 {
     const nn_hoods h = {tree, xyz, n, {k, 0.0}, NN_SORTED, 0};
-    const long blocks = (long)nn_hoods_blocks(&h);
-    int failed = 0;
-#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed)
-    {
-        nn_block *b = calloc(1, sizeof *b);
-        failed = !b;
-#pragma omp for schedule(dynamic, 2)
-        for (long blk = 0; blk < blocks; blk++) {
-            if (failed || !nn_hoods_block(&h, (size_t)blk, b)) {
-                failed = 1;
-                continue;
-            }
-            for (size_t j = 0; j < b->count; j++) {
-                const uint32_t i = b->point[j];
-                const nn_list *l = &b->list[j];
-                double sum = 0.0;
-                for (size_t m = 0; m < l->count; m++)
-                    sum += sqrt(distance2(xyz + 3 * (size_t)i, xyz + 3 * (size_t)l->index[m]));
-                mean[i] = sum / (double)l->count;
-            }
-        }
-        if (b)
-            nn_block_free(b);
-        free(b);
-    }
-    return failed ? ptreg_error_set(err, PTREG_ERR_NOMEM, "statistical outliers: out of memory for %zu neighbors", k)
-                  : PTREG_OK;
+    mean_job job = {xyz, mean};
+    return nn_hoods_each(&h, block_means, &job)
+               ? PTREG_OK
+               : ptreg_error_set(err, PTREG_ERR_NOMEM, "statistical outliers: out of memory for %zu neighbors", k);
 }
 
 /* Open3D's threshold, its sums as it takes them: a mean of 0 is left out of

@@ -184,9 +184,9 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 
 /* ---- lists that may reach past the subset ---- */
 
-/* Such a point keeps its list as keys (the squared distance's bits above
- * the cloud index: keys order as (distance, index)) from key[first] on;
- * the points beyond the subset within its farthest key join them later. */
+/* Such a point keeps its list as keys (kd_key, with the cloud's indices)
+ * from key[first] on; the points beyond the subset within its farthest
+ * key join them later. */
 typedef struct left_point {
     uint32_t point;
     size_t first, count;
@@ -200,21 +200,6 @@ typedef struct left_points {
     int failed;
 } left_points;
 
-static uint64_t list_key(float d2, uint32_t index)
-{
-    uint32_t bits;
-    memcpy(&bits, &d2, sizeof bits);
-    return (uint64_t)bits << 32 | index;
-}
-
-static float key_dist2(uint64_t key)
-{
-    const uint32_t bits = (uint32_t)(key >> 32);
-    float d;
-    memcpy(&d, &bits, sizeof d);
-    return d;
-}
-
 /* Appends point i's list (cloud indices) to l. */
 static void keep_left(left_points *l, uint32_t i, const nn_list *list, float reach2)
 {
@@ -224,7 +209,7 @@ static void keep_left(left_points *l, uint32_t i, const nn_list *list, float rea
         return;
     }
     for (size_t q = 0; q < list->count; q++)
-        l->key[l->keys + q] = list_key(list->dist2[q], list->index[q]);
+        l->key[l->keys + q] = kd_key(list->dist2[q], list->index[q]);
     l->at[l->count++] = (left_point){i, l->keys, list->count, reach2};
     l->keys += list->count;
 }
@@ -374,6 +359,14 @@ static size_t final_lists(tile_run *r, nn_block *b, double slack)
     return kept;
 }
 
+/* The final lists of a block of the subset's, handed on. */
+static int hand_on(void *ctx, nn_block *b)
+{
+    tile_run *r = ctx;
+    b->count = final_lists(r, b, allowance(r));
+    return !b->count || r->fn(r->ctx, b);
+}
+
 /* Searches the subset's tree, handing on the final lists. */
 static ptreg_status search_subset(tile_run *r, ptreg_error *err)
 {
@@ -382,30 +375,10 @@ static ptreg_status search_subset(tile_run *r, ptreg_error *err)
     if (st)
         return st;
     const nn_hoods h = {tree, r->local, r->m, *r->nb, NN_SORTED, 0};
-    const long blocks = (long)nn_hoods_blocks(&h);
-    const double slack = allowance(r);
-    int failed = 0;
-#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed)
-    {
-        nn_block *b = calloc(1, sizeof *b);
-        failed = !b;
-#pragma omp for schedule(dynamic, 2)
-        for (long k = 0; k < blocks; k++) {
-            if (failed || !nn_hoods_block(&h, (size_t)k, b)) {
-                failed = 1;
-                continue;
-            }
-            b->count = final_lists(r, b, slack);
-            if (b->count && !r->fn(r->ctx, b))
-                failed = 1;
-        }
-        if (b)
-            nn_block_free(b);
-        free(b);
-    }
+    const int ok = nn_hoods_each(&h, hand_on, r);
     ptreg_kdtree_destroy(tree);
-    return failed || r->left.failed ? ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods: out of memory in a tile")
-                                    : PTREG_OK;
+    return ok && !r->left.failed ? PTREG_OK
+                                 : ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods: out of memory in a tile");
 }
 
 /* ---- the lists left: points beyond the subset added ---- */
@@ -438,7 +411,7 @@ static int add_beyond(const tile_run *r, uint64_t **extra, size_t *extra_count, 
                     continue;
                 if (!grow((void **)&extra[q], &extra_cap[q], extra_count[q] + 1, sizeof **extra))
                     return 0;
-                extra[q][extra_count[q]++] = list_key(d, p);
+                extra[q][extra_count[q]++] = kd_key(d, p);
             }
         }
     }
@@ -459,8 +432,7 @@ static ptreg_status finish_left(tile_run *r, ptreg_error *err)
     size_t *count = calloc(left ? left : 1, sizeof *count), *cap = calloc(left ? left : 1, sizeof *cap);
     nn_block *b = calloc(1, sizeof *b);
     int ok = extra && count && cap && b && add_beyond(r, extra, count, cap) &&
-             (b->index = malloc((kk ? kk : 1) * sizeof *b->index)) &&
-             (b->dist2 = malloc((kk ? kk : 1) * sizeof *b->dist2));
+             !kd_neighbors_reserve(&b->store, kk ? kk : 1);
     for (size_t q = 0; ok && q < left; q++) {
         const left_point *lp = &r->left.at[q];
         if (!grow((void **)&extra[q], &cap[q], count[q] + lp->count, sizeof **extra)) {
@@ -471,11 +443,11 @@ static ptreg_status finish_left(tile_run *r, ptreg_error *err)
         const size_t all = count[q] + lp->count, keep = all < kk ? all : kk;
         qsort(extra[q], all, sizeof **extra, by_key);
         for (size_t j = 0; j < keep; j++) {
-            b->index[j] = (uint32_t)extra[q][j];
-            b->dist2[j] = key_dist2(extra[q][j]);
+            b->store.index[j] = (uint32_t)extra[q][j];
+            b->store.dist2[j] = kd_key_dist2(extra[q][j]);
         }
         b->point[0] = lp->point;
-        b->list[0] = (nn_list){b->index, b->dist2, keep};
+        b->list[0] = (nn_list){b->store.index, b->store.dist2, keep};
         b->count = 1;
         ok = r->fn(r->ctx, b);
     }
@@ -483,7 +455,7 @@ static ptreg_status finish_left(tile_run *r, ptreg_error *err)
         free(extra[q]);
     free(extra), free(count), free(cap);
     if (b)
-        free(b->index), free(b->dist2);
+        nn_block_free(b);
     free(b);
     return ok ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods: out of memory at a tile's edge");
 }

@@ -13,18 +13,15 @@
 
 #include "nn/hoods.h"
 
-/* Called for each block of final lists, point[] and the lists' indices in
- * the whole cloud; from several threads at once (blocks of one tile), each
- * point once. 0 stops the search (PTREG_ERR_NOMEM). */
-typedef int (*nn_block_fn)(void *ctx, const nn_block *b);
-
 /* Clouds from this many points on are searched by tiles (below, one tree)
  * of this many points. */
 #define NN_TILED_MIN ((size_t)1 << 22)
 #define NN_TILE_POINTS ((size_t)1 << 20)
 
 /* Every point's neighbourhood (nb as nn_check_neighborhood takes it; radius
- * lists sorted), tile by tile, each tile of at most tile_points points. */
+ * lists sorted), tile by tile, each tile of at most tile_points points,
+ * handed to fn in blocks of final lists (point[] and the lists' indices in
+ * the whole cloud; each point once). */
 ptreg_status nn_hoods_tiled(const float *xyz, size_t n, const ptreg_neighborhood *nb, size_t tile_points,
                             nn_block_fn fn, void *ctx, ptreg_error *err);
 
