@@ -121,7 +121,7 @@ static void block_points(const nn_hoods *h, size_t block, nn_block *b)
 
 /* Room for `need` entries of storage, the contents kept (doubling, so
  * appends cost O(1) each). */
-static int reserve(nn_block *b, size_t need)
+static int reserve_storage(nn_block *b, size_t need)
 {
     const size_t cap = b->store.capacity;
     return need <= cap || !kd_neighbors_reserve(&b->store, need > 2 * cap ? need : 2 * cap);
@@ -134,7 +134,7 @@ static int search_block(const nn_hoods *h, nn_block *b)
     size_t used = 0, start[NN_HOOD_BLOCK];
     for (size_t j = 0; j < b->count; j++) {
         if (nn_neighbors(h->tree, &h->nb, h->order, h->xyz + 3 * (size_t)b->point[j], &b->search, NULL) ||
-            !reserve(b, used + b->search.count))
+            !reserve_storage(b, used + b->search.count))
             return 0;
         memcpy(b->store.index + used, b->search.index, b->search.count * sizeof *b->store.index);
         memcpy(b->store.dist2 + used, b->search.dist2, b->search.count * sizeof *b->store.dist2);
@@ -286,7 +286,7 @@ static int knn_block(const nn_hoods *h, size_t block, nn_block *b)
 {
     const size_t kk = h->nb.k < h->n ? h->nb.k : h->n;
     const size_t per = block_positions(h);
-    if (!reserve(b, per * kk))
+    if (!reserve_storage(b, per * kk))
         return 0;
     const float reach = nextafterf((float)h->nb.radius, INFINITY);
     const knn_job job = {h, kk, h->nb.radius > 0 ? reach * reach : INFINITY, b};

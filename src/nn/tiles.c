@@ -99,7 +99,7 @@ static size_t tiles_in(const splitting *sp, size_t count, int in_tile)
  * axis, down to cells (placed from cells[cell]); the first piece of at
  * most sp->most points (and not inside another) is a tile (placed at
  * tiles[at]), its cells the run split from it. */
-static void split(splitting *sp, size_t first, size_t count, int in_tile, size_t cell, size_t at)
+static void split_into_tiles(splitting *sp, size_t first, size_t count, int in_tile, size_t cell, size_t at)
 {
     tile t = {first, count, {0, 0, 0}, {0, 0, 0}, cell, cell + cells_in(sp, count)};
     box_of(sp->xyz, sp->order + first, count, t.lo, t.hi);
@@ -117,12 +117,12 @@ static void split(splitting *sp, size_t first, size_t count, int in_tile, size_t
     select_nth(sp->xyz, sp->order + first, count, half, axis);
     if (count >= PARALLEL_SPLIT_MIN) {
 #pragma omp task default(shared) firstprivate(first, half, in_tile, opens, cell, at)
-        split(sp, first, half, in_tile || opens, cell, at);
-        split(sp, first + half, count - half, in_tile || opens, cell2, tile2);
+        split_into_tiles(sp, first, half, in_tile || opens, cell, at);
+        split_into_tiles(sp, first + half, count - half, in_tile || opens, cell2, tile2);
 #pragma omp taskwait
     } else {
-        split(sp, first, half, in_tile || opens, cell, at);
-        split(sp, first + half, count - half, in_tile || opens, cell2, tile2);
+        split_into_tiles(sp, first, half, in_tile || opens, cell, at);
+        split_into_tiles(sp, first + half, count - half, in_tile || opens, cell2, tile2);
     }
 }
 
@@ -527,7 +527,7 @@ ptreg_status nn_hoods_tiled(const float *xyz, size_t n, const ptreg_neighborhood
         sp.tile_count = tiles_in(&sp, n, 0);
 #pragma omp parallel num_threads(ptreg_get_num_threads())
 #pragma omp single
-        split(&sp, 0, n, 0, 0, 0);
+        split_into_tiles(&sp, 0, n, 0, 0, 0);
     }
     tile_run r = {xyz, n, nb, sp.order, sp.tiles, sp.cells, 0, sp.cell_count, 0, NULL, NULL, NULL, 0, {0}, fn, ctx};
     for (size_t t = 0; !st && t < sp.tile_count; t++) {
