@@ -301,9 +301,11 @@ static int knn_block(const nn_hoods *h, size_t block, nn_block *b)
             knn_group(&job, prev, from, from + 1);
             from++;
         }
-        knn_group(&job, prev, from, to);
-        prev = from;
-        from = to;
+        if (to > from) { /* (a first group of one point stays the previous group) */
+            knn_group(&job, prev, from, to);
+            prev = from;
+            from = to;
+        }
     }
     return 1;
 }
