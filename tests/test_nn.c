@@ -298,9 +298,12 @@ static size_t check_groups(const ptreg_kdtree *t, const float *xyz, size_t k, si
             const float *q = xyz + 3 * (size_t)i;
             const size_t found = kd_knn_within(t, q, k, INFINITY, idx, d2);
             kth[n] = d2[found - 1];
-            reach = fmaxf(reach, 4 * kth[n] + 1e-3f);
-            for (int a = 0; a < 3; a++)
-                lo[a] = fminf(lo[a], q[a]), hi[a] = fmaxf(hi[a], q[a]);
+            const float wide = 4 * kth[n] + 1e-3f;
+            reach = wide > reach ? wide : reach;
+            for (int a = 0; a < 3; a++) {
+                lo[a] = q[a] < lo[a] ? q[a] : lo[a];
+                hi[a] = q[a] > hi[a] ? q[a] : hi[a];
+            }
             point[n++] = i;
         }
         if (!n || !kd_group_gather(t, lo, hi, reach, g))
@@ -308,7 +311,8 @@ static size_t check_groups(const ptreg_kdtree *t, const float *xyz, size_t k, si
         for (size_t j = 0; j < n; j++) {
             const float *q = xyz + 3 * (size_t)point[j], exact = kth[j];
             bad += !group_agrees(t, g, q, k, exact, INFINITY);
-            bad += !group_agrees(t, g, q, k, fminf(2 * exact + 1e-4f, reach), INFINITY);
+            const float loose = 2 * exact + 1e-4f;
+            bad += !group_agrees(t, g, q, k, loose < reach ? loose : reach, INFINITY);
             bad += !group_agrees(t, g, q, k, 0.5f * exact, INFINITY);
             bad += !group_agrees(t, g, q, k, 0.7f * exact, 0.7f * exact);
         }

@@ -352,7 +352,7 @@ static size_t final_lists(tile_run *r, nn_block *b, double slack)
             b->list[kept] = b->list[j];
             b->point[kept++] = i;
         } else {
-#pragma omp critical(tiles_left)
+#pragma omp critical
             keep_left(&r->left, i, &b->list[j], reach2);
         }
     }
