@@ -507,24 +507,17 @@ ptreg_status nn_hoods_tiled(const float *xyz, size_t n, const ptreg_neighborhood
     if (st || !n)
         return st;
     tile_points = tile_points ? tile_points : 1;
-    const size_t most_cells = 2 * (n / (tile_points < CELL_POINTS ? tile_points : CELL_POINTS)) + 2;
-    /* (the halves' counts differ by at most one, so a piece's cells number
-     * at most twice its points over the cell size, plus one) */
-    splitting sp = {xyz,
-                    malloc(n * sizeof *sp.order),
-                    tile_points,
-                    tile_points < CELL_POINTS ? tile_points : CELL_POINTS,
-                    malloc((2 * (n / tile_points) + 2) * sizeof(tile)),
-                    malloc(most_cells * sizeof(tile)),
-                    0,
-                    0};
+    splitting sp = {xyz, NULL, tile_points, tile_points < CELL_POINTS ? tile_points : CELL_POINTS, NULL, NULL, 0, 0};
+    sp.cell_count = cells_in(&sp, n); /* the split's shape follows from n: its pieces are counted first */
+    sp.tile_count = tiles_in(&sp, n, 0);
+    sp.order = malloc(n * sizeof *sp.order);
+    sp.tiles = malloc(sp.tile_count * sizeof *sp.tiles);
+    sp.cells = malloc(sp.cell_count * sizeof *sp.cells);
     if (!sp.order || !sp.tiles || !sp.cells)
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "neighborhoods: out of memory for the tiles of %zu points", n);
     if (!st) {
         for (size_t i = 0; i < n; i++)
             sp.order[i] = (uint32_t)i;
-        sp.cell_count = cells_in(&sp, n);
-        sp.tile_count = tiles_in(&sp, n, 0);
 #pragma omp parallel num_threads(ptreg_get_num_threads())
 #pragma omp single
         split_into_tiles(&sp, 0, n, 0, 0, 0);
