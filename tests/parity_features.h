@@ -27,20 +27,27 @@ typedef struct feat_case {
     double radius_n; /* radius in mean spacings (0: none) */
     int extras;      /* lone points, repeats and non-finite normals */
     uint64_t seed;
+    int single; /* k-NN lists by one search per point (PTREG_NN_DEVICE_KNN=single), not by groups */
 } feat_case;
 
 static const feat_case feat_cases[] = {
-    {FEAT_OP_FPFH_PCL, 300, 12, 0, 1, 91},
-    {FEAT_OP_FPFH_OPEN3D, 300, 12, 0, 1, 92},
-    {FEAT_OP_PFH, 300, 12, 0, 1, 93},
-    {FEAT_OP_FPFH_PCL, 5, 10, 0, 0, 94},
-    {FEAT_OP_FPFH_PCL, 1000, 0, 2.5, 1, 95},
-    {FEAT_OP_FPFH_OPEN3D, 1000, 0, 2.5, 1, 96},
-    {FEAT_OP_PFH, 1000, 0, 2.0, 1, 97},
-    {FEAT_OP_FPFH_PCL, 1000, 30, 2.0, 1, 98},
-    {FEAT_OP_PFH, 1000, 20, 2.0, 1, 99},
-    {FEAT_OP_FPFH_PCL, 3000, 40, 0, 1, 100},
-    {FEAT_OP_FPFH_OPEN3D, 3000, 0, 3.0, 0, 101},
+    {FEAT_OP_FPFH_PCL, 300, 12, 0, 1, 91, 0},
+    {FEAT_OP_FPFH_OPEN3D, 300, 12, 0, 1, 92, 0},
+    {FEAT_OP_PFH, 300, 12, 0, 1, 93, 0},
+    {FEAT_OP_FPFH_PCL, 5, 10, 0, 0, 94, 0},
+    {FEAT_OP_FPFH_PCL, 1000, 0, 2.5, 1, 95, 0},
+    {FEAT_OP_FPFH_OPEN3D, 1000, 0, 2.5, 1, 96, 0},
+    {FEAT_OP_PFH, 1000, 0, 2.0, 1, 97, 0},
+    {FEAT_OP_FPFH_PCL, 1000, 30, 2.0, 1, 98, 0},
+    {FEAT_OP_PFH, 1000, 20, 2.0, 1, 99, 0},
+    {FEAT_OP_FPFH_PCL, 3000, 40, 0, 1, 100, 0},
+    {FEAT_OP_FPFH_OPEN3D, 3000, 0, 3.0, 0, 101, 0},
+    /* k-NN by groups falls back to one search per point: k beyond a leaf;
+     * a lone point's chunk, whose gather overflows */
+    {FEAT_OP_FPFH_PCL, 1000, 300, 0, 1, 102, 0},
+    {FEAT_OP_FPFH_OPEN3D, 4000, 20, 0, 1, 103, 0},
+    {FEAT_OP_FPFH_PCL, 1000, 30, 2.0, 1, 104, 1},
+    {FEAT_OP_PFH, 300, 12, 0, 1, 105, 1},
 };
 
 static const char *feat_op_name(feat_op op)
@@ -231,7 +238,7 @@ static ptreg_status model_call(model_rows_fn fn, ptreg_features_model *m, const 
  * radius FPFH on one model against the one-off calls (the same bits). */
 static int run_feature_model(const ptreg_device *device, char *detail, size_t size)
 {
-    const feat_case fc = {FEAT_OP_FPFH_PCL, 1000, 30, 0, 1, 102};
+    const feat_case fc = {FEAT_OP_FPFH_PCL, 1000, 30, 0, 1, 102, 0};
     float *xyz, *normals;
     size_t n;
     if (feat_cloud(&fc, &xyz, &normals, &n))
@@ -292,10 +299,13 @@ static void run_feature_operations(const ptreg_device_info *info, int *passed, i
         const feat_case *fc = &feat_cases[k];
         char detail[2 * PTREG_ERROR_MESSAGE_MAX + 400] = "";
         double t0 = ptreg_time_ms();
+        if (fc->single)
+            setenv("PTREG_NN_DEVICE_KNN", "single", 1);
         int ok = run_feature_case(&info->device, fc, detail, sizeof detail);
-        printf("%s features   %-8s n=%zu k=%zu r=%.1f seed=%llu: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL",
-               feat_op_name(fc->op), fc->n, fc->k, fc->radius_n, (unsigned long long)fc->seed, detail,
-               ptreg_time_ms() - t0, take_digest());
+        unsetenv("PTREG_NN_DEVICE_KNN");
+        printf("%s features   %-8s n=%zu k=%zu r=%.1f seed=%llu%s: %s (%.0f ms) [bits %016llx]\n", ok ? "ok  " : "FAIL",
+               feat_op_name(fc->op), fc->n, fc->k, fc->radius_n, (unsigned long long)fc->seed,
+               fc->single ? " single" : "", detail, ptreg_time_ms() - t0, take_digest());
         *passed += ok;
         *failed += !ok;
     }

@@ -264,6 +264,11 @@ if [ -n "$gpus" ] && [ -x "$features" ]; then
     timeout "$(budget 60)" "$features" --devices "$gpus" --md "$scratch/features_gpu.md" --json "$scratch/features_gpu.json" \
         ${PTREG_GPU_FEATURES_ARGS:-}
     echo "exit $?"
+    # the k-NN lists by one search per point, against the groups above
+    # shellcheck disable=SC2086
+    PTREG_NN_DEVICE_KNN=single timeout "$(budget 40)" "$features" --devices "$gpus" --md "$scratch/features_single.md" \
+        --json "$scratch/features_single.json" ${PTREG_GPU_FEATURES_ARGS:-}
+    echo "exit $?"
 else
     echo "no GPU device or no features_gpu ($features): skipped" | tee "$scratch/features_gpu.md"
 fi
@@ -327,6 +332,7 @@ nographs = read(os.path.join(scratch, "pairs_gpu_nographs.md"), "(LDDMM without 
 torch = read(os.path.join(scratch, "torch_pairs.txt"), "(the PyTorch peer did not run)\n")
 harris = read(os.path.join(scratch, "harris_gpu.md"), "(the Harris benchmark did not finish)\n")
 features = read(os.path.join(scratch, "features_gpu.md"), "(the FPFH benchmark did not finish)\n")
+single = read(os.path.join(scratch, "features_single.md"), "(FPFH with one search per point did not run)\n")
 tune = read(os.path.join(scratch, "tune_gpu.txt"), "(the tuner did not run)\n")
 nvrtc = read(os.path.join(out, "nvrtc.txt"))
 report = ["# ptreg on the GPU machine" + (" (a dry run: no GPU)" if standin else ""), "",
@@ -340,6 +346,7 @@ report = ["# ptreg on the GPU machine" + (" (a dry run: no GPU)" if standin else
           "## The dense PyTorch peer (`peers/torch_pairs.py`)", "", "```", torch.strip(), "```", "",
           "## 3-D Harris (`harris_gpu`)", "", harris, "",
           "## FPFH (`features_gpu`)", "", features, "",
+          "## FPFH, k-NN lists by one search per point (`PTREG_NN_DEVICE_KNN=single`)", "", single, "",
           "## The autotuner on the GPU (`ptreg tune --device`)", "", "```", tune.strip(), "```", "",
           "## ICP, 30 iterations: ms per frame (model resident), and from host memory (+ the model's upload)", "",
           icp, "## register: the bunny from 20 random poses (`register_gpu.py`)", "", register, "",
@@ -349,7 +356,7 @@ open(os.path.join(out, "report.md"), "w").write("\n".join(report))
 results = {"seconds": seconds, "gpu": smi, "gpu_devices": gpus.split(",") if gpus else [],
            "not_gpu": standin.splitlines(), "parity": summary}
 for name in ("devices.json", "icp_gpu.json", "register_gpu.json", "track_gpu.json", "batch_gpu.json", "pairs_gpu.json", "pairs_gpu_nographs.json",
-             "torch_pairs.json", "harris_gpu.json", "features_gpu.json"):
+             "torch_pairs.json", "harris_gpu.json", "features_gpu.json", "features_single.json"):
     try:
         results[name[:-5]] = json.load(open(os.path.join(scratch, name)))
     except (OSError, ValueError):

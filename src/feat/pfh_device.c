@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/counts.h"
+#include "nn/kdtree_impl.h"
 #include "nn/kdtree_query.h"
 #include "nn/nn_device.h"
 
@@ -180,6 +181,18 @@ static int cap_fits(const feat_device_model *m, size_t cap)
     return !feat_device_defines(cap, 0, m->dev->info.local_memory_bytes, defines, sizeof defines, NULL);
 }
 
+/* The k-NN lists' kernel: by groups of a tree chunk's points (the
+ * default), or one search per point (PTREG_NN_DEVICE_KNN=single; the GPU
+ * run measures both). */
+static ptreg_status knn_grouped_env(int *grouped, ptreg_error *err)
+{
+    const char *env = getenv("PTREG_NN_DEVICE_KNN");
+    *grouped = !env || !*env || !strcmp(env, "grouped");
+    if (*grouped || !strcmp(env, "single"))
+        return PTREG_OK;
+    return ptreg_error_set(err, PTREG_ERR_ARG, "PTREG_NN_DEVICE_KNN='%.32s' is not grouped or single", env);
+}
+
 /* k-NN lists: kk entries from i * kk (the kernel writes the 64-bit
  * offsets: n x kk passes 2^32 at 100 M points and k 43); the longest is
  * kk, unless kk does not fit and a radius cuts the lists: then their
@@ -190,7 +203,9 @@ static ptreg_status knn_lists(feat_device_model *m, const ptreg_neighborhood *nb
     m->total = count_slot(m->n, kk, 0);
     const float r2 = nb->radius > 0 ? (float)(nb->radius * nb->radius) : 0.0f;
     dkernel *k;
-    ptreg_status st = knn_kernel(m, "ptreg_knn_lists", &k, err);
+    int grouped;
+    ptreg_status st = knn_grouped_env(&grouped, err);
+    st = st ? st : knn_kernel(m, grouped ? "ptreg_knn_lists_grouped" : "ptreg_knn_lists", &k, err);
     st = st ? st : dbuf_alloc(m->dev, m->total * sizeof(uint32_t), &m->index, err);
     st = st ? st : dbuf_alloc(m->dev, m->total * sizeof(float), &m->dist2, err);
     st = st ? st : dbuf_alloc(m->dev, m->n * sizeof(uint32_t), &m->count, err);
@@ -199,6 +214,7 @@ static ptreg_status knn_lists(feat_device_model *m, const ptreg_neighborhood *nb
         return st;
     karg args[] = {KARG_BUF(m->xyz),
                    KARG_U32(m->n),
+                   KARG_U32(m->tree.slots),
                    KARG_U32(kk),
                    KARG_F32(r2),
                    KARG_BUF(m->start),
@@ -209,7 +225,9 @@ static ptreg_status knn_lists(feat_device_model *m, const ptreg_neighborhood *nb
                    KARG_BUF(m->tree.leaves),
                    KARG_BUF(m->tree.chunks),
                    KARG_BUF(m->tree.index_of_slot)};
-    st = dev_launch(k, m->n, search_wg, sizeof args / sizeof args[0], args, err);
+    /* a group's sub-groups are whole chunks (search_wg >= 32) */
+    const size_t wg = search_wg / PTREG_KD_LANES * PTREG_KD_LANES;
+    st = dev_launch(k, m->tree.slots, wg, sizeof args / sizeof args[0], args, err);
     m->max_count = kk;
     if (!st && r2 > 0 && !cap_fits(m, kk))
         st = read_counts(m, 0, err);

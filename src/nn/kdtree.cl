@@ -34,17 +34,26 @@ FN void kd_slot_point(const kd_tree *t, u32 slot, float p[3])
     p[2] = kd_word(t->chunks, base + KD_CHUNK_Z);
 }
 
-/* kd_lane_bound: boxes side by side, lane `lane` of rows `stride`
- * words apart starting at lo and hi. */
-FN float kd_lane_bound(GLOBAL const u32 *lo, GLOBAL const u32 *hi, u32 stride, u32 lane, const float q[3])
+/* kd_lane_box_bound: boxes side by side, lane `lane` of rows `stride`
+ * words apart starting at lo and hi, against the box qlo..qhi. Float
+ * subtraction is monotone, so the bound is never above the bound from any
+ * point of qlo..qhi: what a box's gather finds covers its points' searches. */
+FN float kd_lane_box_bound(GLOBAL const u32 *lo, GLOBAL const u32 *hi, u32 stride, u32 lane, const float qlo[3],
+                           const float qhi[3])
 {
     float g[3];
     for (u32 k = 0; k < 3; k++) {
-        float below = AS_FLOAT(lo[k * stride + lane]) - q[k], above = q[k] - AS_FLOAT(hi[k * stride + lane]);
+        float below = AS_FLOAT(lo[k * stride + lane]) - qhi[k], above = qlo[k] - AS_FLOAT(hi[k * stride + lane]);
         float gap = below > above ? below : above;
         g[k] = gap > 0.0f ? gap : 0.0f;
     }
     return (g[0] * g[0] + g[1] * g[1]) + g[2] * g[2];
+}
+
+/* The same bound from the point q. */
+FN float kd_lane_bound(GLOBAL const u32 *lo, GLOBAL const u32 *hi, u32 stride, u32 lane, const float q[3])
+{
+    return kd_lane_box_bound(lo, hi, stride, lane, q, q);
 }
 
 /* (d, slot s) beats the best: ties go to the lower original index. */
@@ -146,21 +155,67 @@ FN void kd_offer(const kd_tree *t, kd_result *r, float d, u32 slot)
         kd_insert(r, d, i);
 }
 
+/* Chunk c of leaf lf (its first chunk `first`), when its box is within
+ * reach. */
+FN void kd_scan_chunk(const kd_tree *t, GLOBAL const u32 *lf, u32 first, u32 c, const float q[3], kd_result *r)
+{
+    if (!(kd_lane_bound(lf + KD_LEAF_LO, lf + KD_LEAF_HI, KD_LEAF_MAX_CHUNKS, c, q) <= kd_reach(r)))
+        return;
+    GLOBAL const u32 *ch = t->chunks + (size_t)(first + c) * KD_CHUNK_WORDS;
+    for (u32 lane = 0; lane < KD_LANES; lane++) {
+        float d = kd_dist2(q[0], q[1], q[2], AS_FLOAT(ch[KD_CHUNK_X + lane]), AS_FLOAT(ch[KD_CHUNK_Y + lane]),
+                           AS_FLOAT(ch[KD_CHUNK_Z + lane]));
+        kd_offer(t, r, d, (first + c) * KD_LANES + lane);
+    }
+}
+
+FN GLOBAL const u32 *kd_leaf_words(const kd_tree *t, u32 leaf) { return t->leaves + (size_t)leaf * KD_LEAF_WORDS; }
+
 /* The chunks of a leaf whose box is within reach, in order. */
 FN void kd_scan_leaf(const kd_tree *t, u32 leaf, const float q[3], kd_result *r)
 {
-    GLOBAL const u32 *lf = t->leaves + (size_t)leaf * KD_LEAF_WORDS;
+    GLOBAL const u32 *lf = kd_leaf_words(t, leaf);
     u32 first = lf[KD_LEAF_FIRST_CHUNK], chunks = lf[KD_LEAF_CHUNK_COUNT];
-    for (u32 c = 0; c < chunks && c < KD_LEAF_MAX_CHUNKS; c++) {
-        if (!(kd_lane_bound(lf + KD_LEAF_LO, lf + KD_LEAF_HI, KD_LEAF_MAX_CHUNKS, c, q) <= kd_reach(r)))
+    for (u32 c = 0; c < chunks && c < KD_LEAF_MAX_CHUNKS; c++)
+        kd_scan_chunk(t, lf, first, c, q, r);
+}
+
+#define KD_GATHER_FAILED 0xffffffffu
+
+/* The chunks outside leaf `skip` whose boxes lie within reach of the box
+ * qlo..qhi, in the tree's order, into out (at most cap; the CPU's
+ * kd_group_gather): how many, or KD_GATHER_FAILED when more lie within
+ * reach or the reach is infinite. */
+FN u32 kd_gather(const kd_tree *t, const float qlo[3], const float qhi[3], float reach, u32 skip, LOCAL u32 *out,
+                 u32 cap)
+{
+    if (!(reach < INF_F))
+        return KD_GATHER_FAILED;
+    u32 stack[2 * KD_MAX_DEPTH + 2], got = 0;
+    int sp = 0;
+    stack[sp++] = 0;
+    while (sp > 0) {
+        u32 ref = stack[--sp];
+        if (!(ref & KD_LEAF_BIT)) {
+            GLOBAL const u32 *nd = t->nodes + (size_t)ref * KD_NODE_WORDS;
+            for (int c = nd[KD_NODE_CHILD + 1] != nd[KD_NODE_CHILD]; c >= 0; c--) /* child 0 pops first */
+                if (kd_lane_box_bound(nd + KD_NODE_LO, nd + KD_NODE_HI, 2, (u32)c, qlo, qhi) <= reach)
+                    stack[sp++] = nd[KD_NODE_CHILD + c];
             continue;
-        GLOBAL const u32 *ch = t->chunks + (size_t)(first + c) * KD_CHUNK_WORDS;
-        for (u32 lane = 0; lane < KD_LANES; lane++) {
-            float d = kd_dist2(q[0], q[1], q[2], AS_FLOAT(ch[KD_CHUNK_X + lane]), AS_FLOAT(ch[KD_CHUNK_Y + lane]),
-                               AS_FLOAT(ch[KD_CHUNK_Z + lane]));
-            kd_offer(t, r, d, (first + c) * KD_LANES + lane);
+        }
+        if ((ref & ~KD_LEAF_BIT) == skip)
+            continue;
+        GLOBAL const u32 *lf = kd_leaf_words(t, ref & ~KD_LEAF_BIT);
+        u32 first = lf[KD_LEAF_FIRST_CHUNK], chunks = lf[KD_LEAF_CHUNK_COUNT];
+        for (u32 c = 0; c < chunks && c < KD_LEAF_MAX_CHUNKS; c++) {
+            if (!(kd_lane_box_bound(lf + KD_LEAF_LO, lf + KD_LEAF_HI, KD_LEAF_MAX_CHUNKS, c, qlo, qhi) <= reach))
+                continue;
+            if (got == cap)
+                return KD_GATHER_FAILED;
+            out[got++] = first + c;
         }
     }
+    return got;
 }
 
 /* No point outside the cell's subtree can be as close to q as best_d. */
