@@ -84,9 +84,11 @@ static int register_refused(const ptreg_device *device, const ptreg_cloud *model
     return st == PTREG_ERR_UNSUPPORTED && strstr(err.message, "RANSAC on ") != NULL;
 }
 
-/* The nearest descriptor both ways (match_device_nearest) against a plain
- * loop with the CPU's sum and ties: 33 random bins a row, every fifth
- * source row repeated (ties to the lower index), NaN rows on both sides. */
+/* The nearest descriptor both ways (match_device_nearest), and each row's
+ * second least distance (the ratio test's), against a plain loop with the
+ * CPU's sum and ties: 33 random bins a row, every fifth target row
+ * repeated (ties to the lower index; a second equal to the nearest), NaN
+ * rows on both sides. */
 static int run_match_case(const ptreg_device *device, size_t ns, size_t nt, uint64_t seed, char *detail, size_t size)
 {
     enum { DIM = 33 };
@@ -95,8 +97,9 @@ static int run_match_case(const ptreg_device *device, size_t ns, size_t nt, uint
     float *a = malloc(ns * DIM * sizeof *a), *b = malloc(nt * DIM * sizeof *b);
     unsigned char *a_nan = calloc(ns, 1), *b_nan = calloc(nt, 1);
     uint32_t *rows = malloc(ns * sizeof *rows), *cols = malloc(nt * sizeof *cols);
+    float *seconds = malloc(ns * sizeof *seconds);
     int ok = 0;
-    if (!a || !b || !a_nan || !b_nan || !rows || !cols) {
+    if (!a || !b || !a_nan || !b_nan || !rows || !cols || !seconds) {
         snprintf(detail, size, "out of memory");
         goto done;
     }
@@ -111,24 +114,28 @@ static int run_match_case(const ptreg_device *device, size_t ns, size_t nt, uint
     for (size_t j = 11; j < nt; j += 89)
         b[j * DIM + 2] = NAN, b_nan[j] = 1;
     ptreg_error err;
-    if (match_device_nearest(device, a, ns, a_nan, b, nt, b_nan, DIM, rows, cols, &err)) {
+    if (match_device_nearest(device, a, ns, a_nan, b, nt, b_nan, DIM, rows, cols, seconds, &err)) {
         snprintf(detail, size, "device: %s", err.message);
         goto done;
     }
-    size_t row_diff = 0, col_diff = 0;
+    size_t row_diff = 0, col_diff = 0, second_diff = 0;
     for (size_t i = 0; i < ns; i++) {
         uint32_t arg = UINT32_MAX;
-        float best = INFINITY;
+        float best = INFINITY, second = INFINITY;
         for (size_t j = 0; !a_nan[i] && j < nt; j++) {
             float d = 0.0f;
             for (int k = 0; k < DIM; k++) {
                 const float diff = a[i * DIM + k] - b[j * DIM + k];
                 d += diff * diff;
             }
+            d = b_nan[j] ? INFINITY : d;
             if (d < best)
-                best = d, arg = (uint32_t)j;
+                second = best, best = d, arg = (uint32_t)j;
+            else if (d < second)
+                second = d;
         }
         row_diff += rows[i] != arg;
+        second_diff += !(seconds[i] == second);
     }
     for (size_t j = 0; j < nt; j++) {
         uint32_t arg = UINT32_MAX;
@@ -144,13 +151,15 @@ static int run_match_case(const ptreg_device *device, size_t ns, size_t nt, uint
         }
         col_diff += cols[j] != arg;
     }
-    ok = row_diff == 0 && col_diff == 0;
+    ok = row_diff == 0 && col_diff == 0 && second_diff == 0;
     digest(rows, ns * sizeof *rows);
     digest(cols, nt * sizeof *cols);
-    snprintf(detail, size, "%zu x %zu descriptors: %zu rows and %zu columns differ from the plain loop", ns, nt,
-             row_diff, col_diff);
+    digest(seconds, ns * sizeof *seconds);
+    snprintf(detail, size,
+             "%zu x %zu descriptors: %zu rows, %zu columns and %zu second distances differ from the plain loop", ns, nt,
+             row_diff, col_diff, second_diff);
 done:
-    free(a), free(b), free(a_nan), free(b_nan), free(rows), free(cols);
+    free(a), free(b), free(a_nan), free(b_nan), free(rows), free(cols), free(seconds);
     return ok;
 }
 

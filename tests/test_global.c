@@ -8,6 +8,7 @@
 #include "ptreg/ptreg.h"
 #include "core/numeric.h"
 #include "hooks.h"
+#include "reg/global/global_impl.h"
 
 /* A rotation uniform over SO(3): a unit quaternion from four normals. */
 static void random_pose(ptreg_rng *rng, double shift, double T[16])
@@ -41,6 +42,19 @@ static void test_matches(void)
     CHECK_MSG(m.count == 2 && m.source[0] == 1 && m.target[0] == 0 && m.source[1] == 3 && m.target[1] == 1,
               "mutual matches: %zu", m.count);
     ptreg_matches_free(&m);
+    /* Lowe's ratio test: source 0 is 1 from target 0 and 3 from target 2
+     * (a ratio of 1/3), source 1 at 0.1 and 3.9, source 3 at 0.1 and 6.4 */
+    const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
+    CHECK(match_features_on(&cpu, s, 4, t, 3, 2, 0, 0.34, &m, NULL) == PTREG_OK);
+    CHECK_MSG(m.count == 3, "ratio 0.34: %zu matches", m.count);
+    ptreg_matches_free(&m);
+    CHECK(match_features_on(&cpu, s, 4, t, 3, 2, 0, 0.33, &m, NULL) == PTREG_OK);
+    CHECK_MSG(m.count == 2 && m.source[0] == 1 && m.source[1] == 3, "ratio 0.33: %zu matches", m.count);
+    ptreg_matches_free(&m);
+    CHECK(match_features_on(&cpu, s, 4, t, 1, 2, 0, 0.1, &m, NULL) == PTREG_OK); /* one target: no second */
+    CHECK_MSG(m.count == 3, "ratio with one target: %zu matches", m.count);
+    ptreg_matches_free(&m);
+    CHECK(match_features_on(&cpu, s, 4, t, 3, 2, 0, 1.5, &m, NULL) == PTREG_ERR_ARG);
     /* 33-bin descriptors, 1,503 against 1,300 (more than a block of columns
      * and a unit of rows, neither a whole number of tiles), with a NaN row on
      * each side and repeated rows on both (ties: the lower index): every ISA
@@ -62,44 +76,52 @@ static void test_matches(void)
     fs[33 * 10 + 4] = NAN;
     ft[33 * 20 + 7] = NAN;
     uint32_t *plain = malloc(ns * sizeof *plain), *col = malloc(nt * sizeof *col);
-    float *col_d = malloc(nt * sizeof *col_d);
+    float *col_d = malloc(nt * sizeof *col_d), *row_d = malloc(ns * sizeof *row_d),
+          *second = malloc(ns * sizeof *second);
     for (size_t j = 0; j < nt; j++)
         col[j] = UINT32_MAX, col_d[j] = INFINITY;
     for (size_t i = 0; i < ns; i++) {
-        float bd = INFINITY;
+        float bd = INFINITY, b2 = INFINITY;
         plain[i] = UINT32_MAX;
         for (size_t j = 0; j < nt; j++) {
             float d = 0.0f;
             for (int k = 0; k < 33; k++)
                 d += (fs[33 * i + k] - ft[33 * j + k]) * (fs[33 * i + k] - ft[33 * j + k]);
             if (d < bd)
-                bd = d, plain[i] = (uint32_t)j;
+                b2 = bd, bd = d, plain[i] = (uint32_t)j;
+            else if (d < b2)
+                b2 = d;
             if (d < col_d[j])
                 col_d[j] = d, col[j] = (uint32_t)i;
         }
+        row_d[i] = bd, second[i] = b2;
     }
-    for (int mutual = 0; mutual <= 1; mutual++)
-        for (int isa = 0; isa <= (int)cpu_best_isa(); isa++)
-            for (int threads = 1; threads <= 2; threads++) {
-                cpu_set_isa(isa);
-                ptreg_set_num_threads(threads);
-                CHECK(ptreg_match_features(fs, ns, ft, nt, 33, mutual, &m, NULL) == PTREG_OK);
-                size_t expect = 0, bad = 0;
-                for (size_t i = 0; i < ns; i++) {
-                    if (plain[i] == UINT32_MAX || (mutual && col[plain[i]] != i))
-                        continue;
-                    bad += expect >= m.count || m.source[expect] != i || m.target[expect] != plain[i];
-                    expect++;
+    /* ratio 0.97 keeps about half of these uniform descriptors' matches */
+    for (int ratio_on = 0; ratio_on <= 1; ratio_on++)
+        for (int mutual = 0; mutual <= 1; mutual++)
+            for (int isa = 0; isa <= (int)cpu_best_isa(); isa++)
+                for (int threads = 1; threads <= 2; threads++) {
+                    const double ratio = ratio_on ? 0.97 : 0.0;
+                    cpu_set_isa(isa);
+                    ptreg_set_num_threads(threads);
+                    CHECK(match_features_on(&cpu, fs, ns, ft, nt, 33, mutual, ratio, &m, NULL) == PTREG_OK);
+                    size_t expect = 0, bad = 0;
+                    for (size_t i = 0; i < ns; i++) {
+                        if (plain[i] == UINT32_MAX || (mutual && col[plain[i]] != i) ||
+                            (ratio_on && !((double)row_d[i] < ratio * ratio * (double)second[i])))
+                            continue;
+                        bad += expect >= m.count || m.source[expect] != i || m.target[expect] != plain[i];
+                        expect++;
+                    }
+                    bad += m.count != expect;
+                    CHECK_MSG(bad == 0 && expect > 100,
+                              "%s, %d threads, mutual %d, ratio %g: %zu of %zu matches differ from a plain scan",
+                              isa_level_name((isa_level)isa), threads, mutual, ratio, bad, expect);
+                    ptreg_matches_free(&m);
                 }
-                bad += m.count != expect;
-                CHECK_MSG(bad == 0 && expect > 100,
-                          "%s, %d threads, mutual %d: %zu of %zu matches differ from a plain scan",
-                          isa_level_name((isa_level)isa), threads, mutual, bad, expect);
-                ptreg_matches_free(&m);
-            }
     cpu_set_isa(-1);
     ptreg_set_num_threads(0);
-    free(fs), free(ft), free(plain), free(col), free(col_d);
+    free(fs), free(ft), free(plain), free(col), free(col_d), free(row_d), free(second);
 }
 
 /* 400 points moved by a pose, 40% of the correspondences wrong: RANSAC

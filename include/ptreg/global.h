@@ -108,6 +108,8 @@ typedef enum ptreg_global_method { PTREG_GLOBAL_RANSAC = 0, PTREG_GLOBAL_FGR } p
 typedef struct ptreg_register_options {
     double voxel;                /* downsampling cube (default 0: the target's bounding-box diagonal / 80) */
     int mutual;                  /* feature matches both ways (default 1) */
+    double ratio;                /* Lowe's ratio test: a match kept only when its descriptor distance is below
+                                    ratio times the second nearest's (default 0: off) */
     ptreg_global_method global;  /* RANSAC (default) or FGR */
     ptreg_ransac_options ransac; /* max_dist 0: 1.5 voxels (Open3D's tutorial) */
     ptreg_fgr_options fgr;

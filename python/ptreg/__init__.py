@@ -805,7 +805,7 @@ def _no_refine(refine: Optional[str]) -> dict:
           ransac_max_iter="ransac_iter", fgr_iterations="fgr_iter")
 def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = None, global_: str = "ransac",
              method: str = "plane", no_refine: bool = False, source_normals: Optional[ArrayLike] = None,
-             target_normals: Optional[ArrayLike] = None, one_way: bool = False,
+             target_normals: Optional[ArrayLike] = None, one_way: bool = False, ratio: Optional[float] = None,
              refine_dist: Optional[float] = None, refine_iter: Optional[int] = None,
              ransac_dist: Optional[float] = None, ransac_iter: Optional[int] = None,
              confidence: Optional[float] = None, edge_length: Optional[float] = None,
@@ -815,7 +815,8 @@ def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = N
     """Global registration without an initial guess, as ``ptreg register``
     (the keywords are its options; ``global_`` is --global): voxel-grid
     downsampling (``voxel``; default the target's diagonal / 80), normals,
-    FPFH, mutual feature matches (``one_way``: every source point's nearest),
+    FPFH, mutual feature matches (``one_way``: every source point's nearest;
+    ``ratio``: only those nearer than ``ratio`` times the second nearest, Lowe's test),
     then RANSAC (Open3D's checkers) or FGR (``global_="fgr"``), then ICP on all
     points (``method``: ``"plane"``, ``"gicp"``, ``"symmetric"`` or
     ``"point"``; ``no_refine`` stops before it). On a GPU ``device`` (double
@@ -837,7 +838,7 @@ def register(source: ArrayLike, target: ArrayLike, *, voxel: Optional[float] = N
     d = _core.register(src, tgt, _normals_of(source_normals, source, "source_normals"),
                        _normals_of(target_normals, target, "target_normals"),
                        voxel=voxel, method=method, no_refine=int(bool(no_refine)), mutual=int(not one_way),
-                       refine_dist=refine_dist, refine_iter=refine_iter, ransac_dist=ransac_dist,
+                       ratio=ratio, refine_dist=refine_dist, refine_iter=refine_iter, ransac_dist=ransac_dist,
                        ransac_iter=ransac_iter, confidence=confidence, edge_length=edge_length,
                        check_distance=check_distance, normal_angle=normal_angle, fgr_iter=fgr_iter,
                        fgr_division_factor=fgr_division_factor, seed=seed, device=device,

@@ -195,6 +195,7 @@ def refusals(scene, tmp_path):
         (["register", scan, model, "--ransac-iter", 0], lambda: ptreg.register(s, m, ransac_iter=0)),
         (["register", scan, model, "--refine-dist", 0], lambda: ptreg.register(s, m, refine_dist=0)),
         (["register", scan, model, "--global", "icp"], lambda: ptreg.register(s, m, global_="icp")),
+        (["register", scan, model, "--ratio", 1.5], lambda: ptreg.register(s, m, ratio=1.5)),
         (["emicp", scan, model, "--sigma-factor", 1.5], lambda: ptreg.emicp(s, m, sigma_factor=1.5)),
         (["emicp", scan, model, "--sigma2", -1], lambda: ptreg.emicp(s, m, sigma2=-1)),
         (["fpfh", model, "--radius", -1], lambda: ptreg.fpfh(m, radius=-1)),

@@ -89,6 +89,9 @@ static const ptreg_option register_rows[] = {
                 "ransac (RANSAC over the feature matches) or fgr (Fast Global Registration, as Open3D's)"),
     OPTION_ENUM(ptreg_register_options, refine, "refine", "method", icp_method_names, 0,
                 "the refinement on all points: plane, gicp, symmetric or point"),
+    OPTION_FIELD(ptreg_register_options, ratio, NULL, DOUBLE, 0, 1, 0, "R",
+                 "Lowe's ratio test: keep a feature match only when its descriptor is nearer than R times the second "
+                 "nearest (0: off; 0.8 is Lowe's)"),
     OPTION_FIELD(ptreg_register_options, refine_dist, NULL, DOUBLE, 0, 1e30, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO,
                  "D", "the refinement's pair distance; default 0.4 voxels"),
     OPTION_FIELD(ptreg_register_options, refine_iter, NULL, INT, 1, 1000000, 0, "N", "the refinement's iterations"),

@@ -29,7 +29,7 @@ ptreg_status register_global_prepared(const float *source, const float *source_n
  * the device they run on for a request (the CPU where the GPU's engine
  * cannot). */
 ptreg_status match_features_on(const ptreg_device *on, const float *source, size_t ns, const float *target, size_t nt,
-                               int dim, int mutual, ptreg_matches *out, ptreg_error *err);
+                               int dim, int mutual, double ratio, ptreg_matches *out, ptreg_error *err);
 ptreg_status match_choose_device(const ptreg_device *request, ptreg_device *on, ptreg_error *err);
 
 /* Point i of xyz in double, and two points' squared distance (RANSAC's

@@ -13,15 +13,18 @@
  * infinities): each row's nearest column into row_best[i] (ties: the lower
  * index; UINT32_MAX for a NaN row) and, when col_d is not NULL, each
  * column's nearest of these rows into col_d/col_i (kept when strictly
- * nearer: rows come in increasing order). Each distance is summed over the
- * dimensions in order, with separate multiplies and adds: every ISA gives
- * the same bits. */
+ * nearer: rows come in increasing order), and when row_second is not NULL
+ * each row's second least distance (over every column but its nearest; a
+ * tie with the nearest counts: Lowe's ratio test). Each distance is summed
+ * over the dimensions in order, with separate multiplies and adds: every
+ * ISA gives the same bits. */
 typedef struct desc_scan {
     const float *a, *bt;
     const unsigned char *a_nan;
     size_t r0, r1, nb;
     int dim;
     uint32_t *row_best;
+    float *row_second;
     float *col_d;
     uint32_t *col_i;
     float *rows; /* scratch: DESC_SCAN_ROWS x dim floats */

@@ -38,6 +38,25 @@ static float block_min(const float *d, size_t len)
     return least;
 }
 
+/* The least of the block but column `at` (the block's nearest). */
+static float block_min_except(const float *d, size_t len, size_t at)
+{
+    const float before = block_min(d, at), after = block_min(d + at + 1, len - at - 1);
+    return before < after ? before : after;
+}
+
+/* A row's nearest and second least distances (bd, b2) after a block whose
+ * least is `least`, first at column `at` (second: the block's least but
+ * that column). A later block's tie with bd keeps bd's column and makes the
+ * second bd. */
+static void merge_second(float least, float second, float bd, float *b2)
+{
+    if (least < bd)
+        *b2 = bd < second ? bd : second;
+    else if (least < *b2)
+        *b2 = least;
+}
+
 static size_t first_at(const float *d, size_t len, float value)
 {
     size_t j = 0;
@@ -105,12 +124,12 @@ static size_t load_rows(const desc_scan *s, size_t i0, float *x)
 void ISA_FN(desc_scan_rows)(const desc_scan *s)
 {
     _Static_assert(ROWS <= DESC_SCAN_ROWS, "a scan's scratch holds DESC_SCAN_ROWS rows");
-    float d[ROWS][MATCH_BLOCK], bd[ROWS], *x = s->rows;
+    float d[ROWS][MATCH_BLOCK], bd[ROWS], b2[ROWS], *x = s->rows;
     uint32_t arg[ROWS];
     for (size_t i0 = s->r0; i0 < s->r1; i0 += ROWS) {
         const size_t rows = load_rows(s, i0, x);
         for (size_t r = 0; r < rows; r++)
-            bd[r] = INFINITY, arg[r] = UINT32_MAX;
+            bd[r] = b2[r] = INFINITY, arg[r] = UINT32_MAX;
         for (size_t j0 = 0; j0 < s->nb; j0 += MATCH_BLOCK) {
             const size_t len = s->nb - j0 < MATCH_BLOCK ? s->nb - j0 : MATCH_BLOCK;
             tile_distances(s, x, j0, len, d);
@@ -118,13 +137,20 @@ void ISA_FN(desc_scan_rows)(const desc_scan *s)
                 if (s->a_nan[i0 + r])
                     continue;
                 const float least = block_min(d[r], len);
-                if (least < bd[r]) /* the block's first at its least: ties keep the lowest column */
-                    bd[r] = least, arg[r] = (uint32_t)(j0 + first_at(d[r], len, least));
+                if (s->row_second || least < bd[r]) {
+                    const size_t at = first_at(d[r], len, least);
+                    if (s->row_second)
+                        merge_second(least, block_min_except(d[r], len, at), bd[r], &b2[r]);
+                    if (least < bd[r]) /* the block's first at its least: ties keep the lowest column */
+                        bd[r] = least, arg[r] = (uint32_t)(j0 + at);
+                }
                 if (s->col_d)
                     columns_best(d[r], len, (uint32_t)(i0 + r), s->col_d + j0, s->col_i + j0);
             }
         }
         for (size_t r = 0; r < rows; r++)
             s->row_best[i0 + r] = arg[r];
+        for (size_t r = 0; s->row_second && r < rows; r++)
+            s->row_second[i0 + r] = b2[r];
     }
 }

@@ -41,6 +41,13 @@ static float *columns_of(const float *b, size_t nb, int dim, const unsigned char
     return bt;
 }
 
+/* What a scan answers: each row's nearest column; with col_best each
+ * column's nearest row; with row_second each row's second least distance. */
+typedef struct match_answers {
+    uint32_t *row_best, *col_best;
+    float *row_second;
+} match_answers;
+
 #define MATCH_UNITS 64 /* units of work, each with its own columns' best: memory 64 x 8 bytes per column */
 
 /* (d, i) beats (bd, bi): nearer, or as near and a lower index. */
@@ -51,8 +58,9 @@ static int nearer(float d, uint32_t i, float bd, uint32_t bi) { return d < bd ||
  * threads, each with its own columns' best, merged in unit order: the
  * same answer for any thread count. */
 static ptreg_status nearest_both(const float *a, size_t na, const unsigned char *a_nan, const float *bt, size_t nb,
-                                 int dim, uint32_t *row_best, uint32_t *col_best, ptreg_error *err)
+                                 int dim, const match_answers *ans, ptreg_error *err)
 {
+    uint32_t *col_best = ans->col_best;
     const size_t units = na < MATCH_UNITS ? na : MATCH_UNITS, per_unit = units ? (na + units - 1) / units : 0;
     float *cd = col_best ? malloc((units ? units : 1) * nb * sizeof *cd) : NULL;
     uint32_t *ci = col_best ? malloc((units ? units : 1) * nb * sizeof *ci) : NULL;
@@ -73,7 +81,8 @@ static ptreg_status nearest_both(const float *a, size_t na, const unsigned char 
                                 r1,
                                 nb,
                                 dim,
-                                row_best,
+                                ans->row_best,
+                                ans->row_second,
                                 cd ? cd + (size_t)u * nb : NULL,
                                 ci ? ci + (size_t)u * nb : NULL,
                                 rows + (size_t)u * DESC_SCAN_ROWS * (size_t)dim};
@@ -98,47 +107,71 @@ static const engine *const match_engines[] = {&engine_cpu, &match_device_engine}
 /* Every row's nearest column (and with col_best every column's nearest
  * row) on device `on`: the CPU's scan, or the device's, with one answer. */
 static ptreg_status nearest_on(const ptreg_device *on, const float *source, size_t ns, const unsigned char *s_nan,
-                               const float *target, size_t nt, const unsigned char *t_nan, int dim, uint32_t *row_best,
-                               uint32_t *col_best, ptreg_error *err)
+                               const float *target, size_t nt, const unsigned char *t_nan, int dim,
+                               const match_answers *ans, ptreg_error *err)
 {
     if (on->backend != PTREG_BACKEND_CPU)
-        return match_device_nearest(on, source, ns, s_nan, target, nt, t_nan, dim, row_best, col_best, err);
+        return match_device_nearest(on, source, ns, s_nan, target, nt, t_nan, dim, ans->row_best, ans->col_best,
+                                    ans->row_second, err);
     float *tt = columns_of(target, nt, dim, t_nan);
-    ptreg_status st = tt ? nearest_both(source, ns, s_nan, tt, nt, dim, row_best, col_best, err)
+    ptreg_status st = tt ? nearest_both(source, ns, s_nan, tt, nt, dim, ans, err)
                          : ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
     free(tt);
     return st;
 }
 
-/* ptreg_match_features on device `on` (resolved over match_engines). */
+/* The squared distance of two descriptors, as the scans sum it. */
+static float desc_dist2(const float *a, const float *b, int dim)
+{
+    float d = 0.0f;
+    for (int k = 0; k < dim; k++)
+        d += (a[k] - b[k]) * (a[k] - b[k]);
+    return d;
+}
+
+/* Lowe's ratio test, on squared distances: the nearest nearer than ratio
+ * times the second least (a tie fails; no second: passes). */
+static int passes_ratio(float nearest, float second, double ratio)
+{
+    return !(second < INFINITY) || (double)nearest < ratio * ratio * (double)second;
+}
+
+/* ptreg_match_features on device `on` (resolved over match_engines), and
+ * with ratio > 0 Lowe's ratio test. */
 ptreg_status match_features_on(const ptreg_device *on, const float *source, size_t ns, const float *target, size_t nt,
-                               int dim, int mutual, ptreg_matches *out, ptreg_error *err)
+                               int dim, int mutual, double ratio, ptreg_matches *out, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
-    if (dim < 1 || ns >= UINT32_MAX || nt >= UINT32_MAX)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "feature matching: dimension %d or sizes out of range", dim);
+    if (dim < 1 || ns >= UINT32_MAX || nt >= UINT32_MAX || !(ratio >= 0.0 && ratio <= 1.0))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "feature matching: dimension %d, sizes or ratio %g (in [0, 1]) out of range", dim,
+                               ratio);
     uint32_t *fwd = malloc((ns ? ns : 1) * sizeof *fwd), *back = malloc((nt ? nt : 1) * sizeof *back);
+    float *second = ratio > 0.0 ? malloc((ns ? ns : 1) * sizeof *second) : NULL;
     unsigned char *s_nan = malloc(ns ? ns : 1), *t_nan = malloc(nt ? nt : 1);
     out->source = malloc((ns ? ns : 1) * sizeof *out->source);
     out->target = malloc((ns ? ns : 1) * sizeof *out->target);
-    ptreg_status st = fwd && back && s_nan && t_nan && out->source && out->target
+    ptreg_status st = fwd && back && s_nan && t_nan && out->source && out->target && (second || ratio == 0.0)
                           ? PTREG_OK
                           : ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
+    const match_answers ans = {fwd, mutual ? back : NULL, second};
     for (size_t i = 0; !st && i < ns; i++)
         s_nan[i] = (unsigned char)row_is_nan(source + i * (size_t)dim, dim);
     for (size_t j = 0; !st && j < nt; j++)
         t_nan[j] = (unsigned char)row_is_nan(target + j * (size_t)dim, dim);
-    st = st ? st : nearest_on(on, source, ns, s_nan, target, nt, t_nan, dim, fwd, mutual ? back : NULL, err);
+    st = st ? st : nearest_on(on, source, ns, s_nan, target, nt, t_nan, dim, &ans, err);
     for (size_t i = 0; !st && i < ns; i++) {
         const uint32_t j = fwd[i];
         /* a NaN target row is at infinity: only a NaN-free source row can
          * be matched, and only to a finite distance */
-        if (j == UINT32_MAX || t_nan[j] || (mutual && back[j] != (uint32_t)i))
+        if (j == UINT32_MAX || t_nan[j] || (mutual && back[j] != (uint32_t)i) ||
+            (second &&
+             !passes_ratio(desc_dist2(source + i * (size_t)dim, target + j * (size_t)dim, dim), second[i], ratio)))
             continue;
         out->source[out->count] = (uint32_t)i;
         out->target[out->count++] = j;
     }
-    free(fwd), free(back), free(s_nan), free(t_nan);
+    free(fwd), free(back), free(second), free(s_nan), free(t_nan);
     if (st)
         ptreg_matches_free(out);
     return st;
@@ -148,7 +181,7 @@ ptreg_status ptreg_match_features(const float *source, size_t ns, const float *t
                                   ptreg_matches *out, ptreg_error *err)
 {
     const ptreg_device cpu = {PTREG_BACKEND_CPU, 0};
-    return match_features_on(&cpu, source, ns, target, nt, dim, mutual, out, err);
+    return match_features_on(&cpu, source, ns, target, nt, dim, mutual, 0.0, out, err);
 }
 
 ptreg_status match_choose_device(const ptreg_device *request, ptreg_device *on, ptreg_error *err)

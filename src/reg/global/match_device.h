@@ -16,13 +16,14 @@ extern const engine match_device_engine;
 extern const kernel_program match_kernels;
 void match_device_defines(int dim, char *defines, size_t size);
 
-/* row_best[i]: source row i's nearest target row, and (col_best not NULL)
- * col_best[j]: target row j's nearest source row, as global_match.c's
+/* row_best[i]: source row i's nearest target row, (col_best not NULL)
+ * col_best[j]: target row j's nearest source row, and (row_second not
+ * NULL) row_second[i]: row i's second least distance, as global_match.c's
  * nearest_both gives them (rows of dim floats; the *_nan flags mark rows
  * without a descriptor; UINT32_MAX: none). */
 ptreg_status match_device_nearest(const ptreg_device *on, const float *source, size_t ns,
                                   const unsigned char *source_nan, const float *target, size_t nt,
                                   const unsigned char *target_nan, int dim, uint32_t *row_best, uint32_t *col_best,
-                                  ptreg_error *err);
+                                  float *row_second, ptreg_error *err);
 
 #endif

@@ -166,7 +166,8 @@ static ptreg_status global_stage(const register_target *s, const register_target
     ptreg_device on;
     ptreg_status st = match_choose_device(&opt.device, &on, err);
     r->device = on;
-    st = st ? st : match_features_on(&on, s->fpfh, ds->n, t->fpfh, dt->n, PTREG_FPFH_BINS, opt.mutual, &m, err);
+    st = st ? st
+            : match_features_on(&on, s->fpfh, ds->n, t->fpfh, dt->n, PTREG_FPFH_BINS, opt.mutual, opt.ratio, &m, err);
     r->match_ms = ptreg_time_ms() - t1;
     r->matches = m.count;
     if (opt.ransac.max_dist <= 0.0)
