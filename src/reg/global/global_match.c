@@ -30,15 +30,41 @@ static int row_is_nan(const float *row, int dim)
     return 0;
 }
 
-/* b's rows as columns (dim x nb), a NaN row as infinities: it is then
- * nobody's nearest. */
-static float *columns_of(const float *b, size_t nb, int dim, const unsigned char *b_nan)
+/* A row's squared norm (double: the estimates' bound needs no more). */
+static double norm2(const float *row, int dim)
 {
-    float *bt = malloc((size_t)dim * (nb ? nb : 1) * sizeof *bt);
-    for (size_t j = 0; bt && j < nb; j++)
+    double n = 0.0;
+    for (int k = 0; k < dim; k++)
+        n += (double)row[k] * row[k];
+    return n;
+}
+
+/* The largest squared norm of rows without a NaN, as a float (infinite
+ * past float range). */
+static float max_norm2(const float *rows, size_t n, int dim, const unsigned char *nan_rows)
+{
+    double most = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (!nan_rows[i] && norm2(rows + i * (size_t)dim, dim) > most)
+            most = norm2(rows + i * (size_t)dim, dim);
+    return (float)most;
+}
+
+/* b's rows as columns (dim x nb; a NaN row zeros) and their squared norms
+ * (a NaN row infinite: nobody's nearest), for the scan's estimates. */
+static ptreg_status columns_of(const float *b, size_t nb, int dim, const unsigned char *b_nan, float **bt, float **b2,
+                               ptreg_error *err)
+{
+    *bt = malloc((size_t)dim * (nb ? nb : 1) * sizeof **bt);
+    *b2 = malloc((nb ? nb : 1) * sizeof **b2);
+    if (!*bt || !*b2)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
+    for (size_t j = 0; j < nb; j++) {
+        (*b2)[j] = b_nan[j] ? INFINITY : (float)norm2(b + j * (size_t)dim, dim);
         for (int k = 0; k < dim; k++)
-            bt[(size_t)k * nb + j] = b_nan[j] ? INFINITY : b[j * (size_t)dim + k];
-    return bt;
+            (*bt)[(size_t)k * nb + j] = b_nan[j] ? 0.0f : b[j * (size_t)dim + k];
+    }
+    return PTREG_OK;
 }
 
 /* What a scan answers: each row's nearest column; with col_best each
@@ -48,56 +74,203 @@ typedef struct match_answers {
     float *row_second;
 } match_answers;
 
-#define MATCH_UNITS 64 /* units of work, each with its own columns' best: memory 64 x 8 bytes per column */
+#define MATCH_UNITS 16 /* units of work, each with its own columns' estimates: memory 16 x 20 bytes per column */
 
-/* (d, i) beats (bd, bi): nearer, or as near and a lower index. */
-static int nearer(float d, uint32_t i, float bd, uint32_t bi) { return d < bd || (d == bd && i < bi); }
+/* The exact distance of two rows, as the scans sum it. */
+static float desc_dist2(const float *a, const float *b, int dim)
+{
+    float d = 0.0f;
+    for (int k = 0; k < dim; k++)
+        d += (a[k] - b[k]) * (a[k] - b[k]);
+    return d;
+}
+
+/* (v, row) into a column's three least (l) and the rows of the first two
+ * (r): a tie goes after. */
+static void insert_least(float l[3], uint32_t r[2], float v, uint32_t row)
+{
+    if (!(v < l[2]))
+        return;
+    int at = 2;
+    for (; at > 0 && v < l[at - 1]; at--) {
+        l[at] = l[at - 1];
+        if (at < 2)
+            r[at] = r[at - 1];
+    }
+    l[at] = v;
+    if (at < 2)
+        r[at] = row;
+}
+
+/* The matching's inputs as the column resolution reads them. */
+typedef struct match_rows {
+    const float *a, *b;
+    const unsigned char *a_nan, *b_nan;
+    size_t na, nb;
+    int dim;
+    float a2max;
+} match_rows;
+
+/* Column j's nearest row by exact distances (ties: the lower row), every
+ * row estimated (at: a transposed, a NaN row zeros; a2: the rows' squared
+ * norms, a NaN row infinite) and measured within twice the bound of the
+ * least estimate. */
+static uint32_t column_by_scan(const match_rows *m, const float *at, const float *a2, float *est, size_t j)
+{
+    const float *y = m->b + j * (size_t)m->dim;
+    const float y2 = (float)norm2(y, m->dim), margin = 2.0f * desc_scan_bound(m->dim, m->a2max, y2);
+    global_cpu_kernels()->desc_column_estimates(at, a2, m->na, y, y2, m->dim, est);
+    float least = INFINITY, best = INFINITY;
+    for (size_t i = 0; i < m->na; i++)
+        least = est[i] < least ? est[i] : least;
+    uint32_t arg = UINT32_MAX;
+    for (size_t i = 0; i < m->na; i++) {
+        if (m->a_nan[i] || est[i] > least + margin)
+            continue;
+        const float e = desc_dist2(m->a + i * (size_t)m->dim, y, m->dim);
+        if (e < best)
+            best = e, arg = (uint32_t)i;
+    }
+    return arg;
+}
+
+/* Column j's nearest row from its three least estimates over all rows
+ * (l, r): the nearer by exact distance of the first two rows (ties: the
+ * lower row) when every other row's estimate lies beyond that distance
+ * plus the bound; else COLUMN_UNDECIDED. */
+#define COLUMN_UNDECIDED (UINT32_MAX - 1)
+static uint32_t column_by_estimates(const match_rows *m, size_t j, const float l[3], const uint32_t r[2])
+{
+    const float *y = m->b + j * (size_t)m->dim;
+    float best = INFINITY;
+    uint32_t arg = UINT32_MAX;
+    if (m->b_nan[j] || !(l[0] < INFINITY))
+        return UINT32_MAX;
+    for (int c = 0; c < 2 && l[c] < INFINITY; c++) {
+        if (r[c] == UINT32_MAX) /* cannot happen (a unit's third follows its two): measure all */
+            return COLUMN_UNDECIDED;
+        const float e = desc_dist2(m->a + r[c] * (size_t)m->dim, y, m->dim);
+        if (e < best || (e == best && r[c] < arg))
+            best = e, arg = r[c];
+    }
+    const float y2 = (float)norm2(y, m->dim);
+    return l[2] > best + desc_scan_bound(m->dim, m->a2max, y2) ? arg : COLUMN_UNDECIDED;
+}
+
+/* Each column's three least estimates over all rows and the rows of the
+ * first two (l, r: 3 and 2 per column), merged from the units' in unit
+ * (row) order, unit by unit: the reads run along memory. */
+static void merge_units(const desc_columns *units_col, size_t units, size_t nb, float *l, uint32_t *r)
+{
+    for (size_t j = 0; j < nb; j++)
+        l[3 * j] = l[3 * j + 1] = l[3 * j + 2] = INFINITY, r[2 * j] = r[2 * j + 1] = UINT32_MAX;
+    for (size_t u = 0; u < units; u++)
+        for (size_t j = 0, at_u = u * nb; j < nb; j++, at_u++) {
+            insert_least(l + 3 * j, r + 2 * j, units_col->least[0][at_u], units_col->row[0][at_u]);
+            insert_least(l + 3 * j, r + 2 * j, units_col->least[1][at_u], units_col->row[1][at_u]);
+            insert_least(l + 3 * j, r + 2 * j, units_col->least[2][at_u], UINT32_MAX); /* after its unit's two */
+        }
+}
+
+/* The source transposed (a NaN row zeros) and its rows' squared norms (a
+ * NaN row infinite), for column scans. */
+static ptreg_status rows_transposed(const match_rows *m, float **at, float **a2, ptreg_error *err)
+{
+    *at = malloc((size_t)m->dim * (m->na ? m->na : 1) * sizeof **at);
+    *a2 = malloc((m->na ? m->na : 1) * sizeof **a2);
+    if (!*at || !*a2)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
+    for (size_t i = 0; i < m->na; i++) {
+        (*a2)[i] = m->a_nan[i] ? INFINITY : (float)norm2(m->a + i * (size_t)m->dim, m->dim);
+        for (int k = 0; k < m->dim; k++)
+            (*at)[(size_t)k * m->na + i] = m->a_nan[i] ? 0.0f : m->a[i * (size_t)m->dim + k];
+    }
+    return PTREG_OK;
+}
+
+/* Each column's nearest row (ties: the lower row; none: UINT32_MAX) from
+ * the units' three least estimates, else by a scan of the column; columns
+ * split over threads, each answer its column's alone. */
+static ptreg_status columns_nearest(const match_rows *m, const desc_columns *units_col, size_t units,
+                                    uint32_t *col_best, ptreg_error *err)
+{
+    float *l = malloc(3 * (m->nb ? m->nb : 1) * sizeof *l), *at = NULL, *a2 = NULL;
+    uint32_t *r = malloc(2 * (m->nb ? m->nb : 1) * sizeof *r);
+    ptreg_status st = l && r ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
+    if (!st)
+        merge_units(units_col, units, m->nb, l, r);
+    int undecided = 0;
+#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads()) reduction(| : undecided) if (!st)
+    for (long j = 0; j < (long)m->nb; j++) {
+        col_best[j] = column_by_estimates(m, (size_t)j, l + 3 * j, r + 2 * j);
+        undecided |= col_best[j] == COLUMN_UNDECIDED;
+    }
+    st = st || !undecided ? st : rows_transposed(m, &at, &a2, err);
+#pragma omp parallel num_threads(ptreg_get_num_threads()) if (!st && undecided)
+    {
+        float *est = malloc((m->na ? m->na : 1) * sizeof *est);
+#pragma omp for schedule(dynamic, 8)
+        for (long j = 0; j < (long)m->nb; j++)
+            if (col_best[j] == COLUMN_UNDECIDED) /* without memory for est: left undecided, an error below */
+                col_best[j] = est ? column_by_scan(m, at, a2, est, (size_t)j) : COLUMN_UNDECIDED;
+        free(est);
+    }
+    for (size_t j = 0; !st && j < m->nb; j++)
+        if (col_best[j] == COLUMN_UNDECIDED)
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
+    free(l), free(r), free(at), free(a2);
+    return st;
+}
 
 /* Every row's nearest column and, with col_best, every column's nearest
- * row, from one pass over the distances: MATCH_UNITS runs of rows go to
- * threads, each with its own columns' best, merged in unit order: the
+ * row, from one pass of estimates: MATCH_UNITS runs of rows go to threads,
+ * each with its own columns' least estimates, merged in unit order: the
  * same answer for any thread count. */
-static ptreg_status nearest_both(const float *a, size_t na, const unsigned char *a_nan, const float *bt, size_t nb,
-                                 int dim, const match_answers *ans, ptreg_error *err)
+static ptreg_status nearest_both(const float *a, size_t na, const unsigned char *a_nan, const float *b, size_t nb,
+                                 const unsigned char *b_nan, int dim, const match_answers *ans, ptreg_error *err)
 {
-    uint32_t *col_best = ans->col_best;
+    const int cols = ans->col_best != NULL;
     const size_t units = na < MATCH_UNITS ? na : MATCH_UNITS, per_unit = units ? (na + units - 1) / units : 0;
-    float *cd = col_best ? malloc((units ? units : 1) * nb * sizeof *cd) : NULL;
-    uint32_t *ci = col_best ? malloc((units ? units : 1) * nb * sizeof *ci) : NULL;
-    float *rows = malloc((units ? units : 1) * DESC_SCAN_ROWS * (size_t)dim * sizeof *rows);
-    if ((col_best && (!cd || !ci)) || !rows) {
-        free(cd), free(ci), free(rows);
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
+    const size_t slots = cols ? (units ? units : 1) * nb + 1 : 1;
+    desc_columns col = {{malloc(slots * sizeof(float)), malloc(slots * sizeof(float)), malloc(slots * sizeof(float))},
+                        {malloc(slots * sizeof(uint32_t)), malloc(slots * sizeof(uint32_t))}};
+    float *bt = NULL, *b2 = NULL, *rows = malloc((units ? units : 1) * DESC_SCAN_ROWS * (size_t)dim * sizeof *rows);
+    ptreg_status st = !col.least[0] || !col.least[1] || !col.least[2] || !col.row[0] || !col.row[1] || !rows
+                          ? ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory")
+                          : columns_of(b, nb, dim, b_nan, &bt, &b2, err);
+    const match_rows m = {a, b, a_nan, b_nan, na, nb, dim, max_norm2(a, na, dim, a_nan)};
+    const float bound = desc_scan_bound(dim, m.a2max, max_norm2(b, nb, dim, b_nan));
+    for (size_t k = 0; !st && cols && k < units * nb; k++) {
+        col.least[0][k] = col.least[1][k] = col.least[2][k] = INFINITY;
+        col.row[0][k] = col.row[1][k] = UINT32_MAX;
     }
-    for (size_t k = 0; cd && k < units * nb; k++)
-        cd[k] = INFINITY, ci[k] = UINT32_MAX;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads()) if (!st)
     for (long u = 0; u < (long)units; u++) {
-        const size_t r0 = (size_t)u * per_unit, r1 = r0 + per_unit < na ? r0 + per_unit : na;
+        const size_t r0 = (size_t)u * per_unit, r1 = r0 + per_unit < na ? r0 + per_unit : na, off = (size_t)u * nb;
+        desc_columns unit_col = {{col.least[0] + off, col.least[1] + off, col.least[2] + off},
+                                 {col.row[0] + off, col.row[1] + off}};
         const desc_scan scan = {a,
+                                b,
                                 bt,
+                                b2,
                                 a_nan,
+                                b_nan,
+                                bound,
                                 r0,
                                 r1,
                                 nb,
                                 dim,
                                 ans->row_best,
                                 ans->row_second,
-                                cd ? cd + (size_t)u * nb : NULL,
-                                ci ? ci + (size_t)u * nb : NULL,
+                                cols ? &unit_col : NULL,
                                 rows + (size_t)u * DESC_SCAN_ROWS * (size_t)dim};
         global_cpu_kernels()->desc_scan_rows(&scan);
     }
-    for (size_t j = 0; col_best && j < nb; j++) {
-        float bd = INFINITY;
-        uint32_t bi = UINT32_MAX;
-        for (size_t u = 0; u < units; u++)
-            if (ci[u * nb + j] != UINT32_MAX && nearer(cd[u * nb + j], ci[u * nb + j], bd, bi))
-                bd = cd[u * nb + j], bi = ci[u * nb + j];
-        col_best[j] = bi;
-    }
-    free(cd), free(ci), free(rows);
-    return PTREG_OK;
+    st = st || !cols ? st : columns_nearest(&m, &col, units, ans->col_best, err);
+    for (int c = 0; c < 3; c++)
+        free(col.least[c]);
+    free(col.row[0]), free(col.row[1]), free(rows), free(bt), free(b2);
+    return st;
 }
 
 /* Where the matching runs: the CPU, or a GPU whose arithmetic is the
@@ -113,20 +286,7 @@ static ptreg_status nearest_on(const ptreg_device *on, const float *source, size
     if (on->backend != PTREG_BACKEND_CPU)
         return match_device_nearest(on, source, ns, s_nan, target, nt, t_nan, dim, ans->row_best, ans->col_best,
                                     ans->row_second, err);
-    float *tt = columns_of(target, nt, dim, t_nan);
-    ptreg_status st = tt ? nearest_both(source, ns, s_nan, tt, nt, dim, ans, err)
-                         : ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
-    free(tt);
-    return st;
-}
-
-/* The squared distance of two descriptors, as the scans sum it. */
-static float desc_dist2(const float *a, const float *b, int dim)
-{
-    float d = 0.0f;
-    for (int k = 0; k < dim; k++)
-        d += (a[k] - b[k]) * (a[k] - b[k]);
-    return d;
+    return nearest_both(source, ns, s_nan, target, nt, t_nan, dim, ans, err);
 }
 
 /* Lowe's ratio test, on squared distances: the nearest nearer than ratio
