@@ -188,6 +188,21 @@ static ptreg_status rows_transposed(const match_rows *m, float **at, float **a2,
     return PTREG_OK;
 }
 
+/* The undecided columns by scans, split over threads (a thread without
+ * memory for its estimates leaves its columns undecided). */
+static void scan_undecided(const match_rows *m, const float *at, const float *a2, uint32_t *col_best)
+{
+#pragma omp parallel num_threads(ptreg_get_num_threads())
+    {
+        float *est = malloc((m->na ? m->na : 1) * sizeof *est);
+#pragma omp for schedule(dynamic, 8)
+        for (long j = 0; j < (long)m->nb; j++)
+            if (est && col_best[j] == COLUMN_UNDECIDED)
+                col_best[j] = column_by_scan(m, at, a2, est, (size_t)j);
+        free(est);
+    }
+}
+
 /* Each column's nearest row (ties: the lower row; none: UINT32_MAX) from
  * the units' three least estimates, else by a scan of the column; columns
  * split over threads, each answer its column's alone. */
@@ -200,26 +215,43 @@ static ptreg_status columns_nearest(const match_rows *m, const desc_columns *uni
     if (!st)
         merge_units(units_col, units, m->nb, l, r);
     int undecided = 0;
-#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads()) reduction(| : undecided) if (!st)
-    for (long j = 0; j < (long)m->nb; j++) {
-        col_best[j] = column_by_estimates(m, (size_t)j, l + 3 * j, r + 2 * j);
-        undecided |= col_best[j] == COLUMN_UNDECIDED;
+    if (!st) {
+#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads()) reduction(| : undecided)
+        for (long j = 0; j < (long)m->nb; j++) {
+            col_best[j] = column_by_estimates(m, (size_t)j, l + 3 * j, r + 2 * j);
+            undecided |= col_best[j] == COLUMN_UNDECIDED;
+        }
     }
     st = st || !undecided ? st : rows_transposed(m, &at, &a2, err);
-#pragma omp parallel num_threads(ptreg_get_num_threads()) if (!st && undecided)
-    {
-        float *est = malloc((m->na ? m->na : 1) * sizeof *est);
-#pragma omp for schedule(dynamic, 8)
-        for (long j = 0; j < (long)m->nb; j++)
-            if (col_best[j] == COLUMN_UNDECIDED) /* without memory for est: left undecided, an error below */
-                col_best[j] = est ? column_by_scan(m, at, a2, est, (size_t)j) : COLUMN_UNDECIDED;
-        free(est);
-    }
+    if (!st && undecided)
+        scan_undecided(m, at, a2, col_best);
     for (size_t j = 0; !st && j < m->nb; j++)
         if (col_best[j] == COLUMN_UNDECIDED)
             st = ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory");
     free(l), free(r), free(at), free(a2);
     return st;
+}
+
+/* The scan (whole: rows 0 .. r1) cut into units of per_unit rows, each
+ * with its own columns' estimates and scratch rows, on threads. */
+static void scan_units(const desc_scan *whole, size_t units, size_t per_unit)
+{
+#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
+    for (long u = 0; u < (long)units; u++) {
+        const size_t r0 = (size_t)u * per_unit, r1 = r0 + per_unit < whole->r1 ? r0 + per_unit : whole->r1,
+                     off = (size_t)u * whole->nb;
+        desc_columns unit_col;
+        desc_scan scan = *whole;
+        scan.r0 = r0, scan.r1 = r1;
+        scan.rows = whole->rows + (size_t)u * DESC_SCAN_ROWS * (size_t)whole->dim;
+        if (whole->col) {
+            for (int c = 0; c < 3; c++)
+                unit_col.least[c] = whole->col->least[c] + off;
+            unit_col.row[0] = whole->col->row[0] + off, unit_col.row[1] = whole->col->row[1] + off;
+            scan.col = &unit_col;
+        }
+        global_cpu_kernels()->desc_scan_rows(&scan);
+    }
 }
 
 /* Every row's nearest column and, with col_best, every column's nearest
@@ -244,35 +276,16 @@ static ptreg_status nearest_both(const float *a, size_t na, const unsigned char 
         col.least[0][k] = col.least[1][k] = col.least[2][k] = INFINITY;
         col.row[0][k] = col.row[1][k] = UINT32_MAX;
     }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads()) if (!st)
-    for (long u = 0; u < (long)units; u++) {
-        const size_t r0 = (size_t)u * per_unit, r1 = r0 + per_unit < na ? r0 + per_unit : na, off = (size_t)u * nb;
-        desc_columns unit_col = {{col.least[0] + off, col.least[1] + off, col.least[2] + off},
-                                 {col.row[0] + off, col.row[1] + off}};
-        const desc_scan scan = {a,
-                                b,
-                                bt,
-                                b2,
-                                a_nan,
-                                b_nan,
-                                bound,
-                                r0,
-                                r1,
-                                nb,
-                                dim,
-                                ans->row_best,
-                                ans->row_second,
-                                cols ? &unit_col : NULL,
-                                rows + (size_t)u * DESC_SCAN_ROWS * (size_t)dim};
-        global_cpu_kernels()->desc_scan_rows(&scan);
-    }
+    if (!st)
+        scan_units(&(desc_scan){a, b, bt, b2, a_nan, b_nan, bound, 0, na, nb, dim, ans->row_best, ans->row_second,
+                                cols ? &col : NULL, rows},
+                   units, per_unit);
     st = st || !cols ? st : columns_nearest(&m, &col, units, ans->col_best, err);
     for (int c = 0; c < 3; c++)
         free(col.least[c]);
     free(col.row[0]), free(col.row[1]), free(rows), free(bt), free(b2);
     return st;
 }
-
 /* Where the matching runs: the CPU, or a GPU whose arithmetic is the
  * CPU's (match_device.c). */
 static const engine *const match_engines[] = {&engine_cpu, &match_device_engine};
