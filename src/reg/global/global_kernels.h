@@ -43,6 +43,19 @@ typedef struct desc_scan {
     float *rows; /* scratch: DESC_SCAN_ROWS x dim floats */
 } desc_scan;
 
+/* The exact squared distance of two descriptors: the sum of squared
+ * differences over the dimensions in order, separate multiplies and adds
+ * (the device's match.cl sums the same): the bits every scan answers by. */
+static inline float desc_dist2(const float *a, const float *b, int dim)
+{
+    float d = 0.0f;
+    for (int k = 0; k < dim; k++) {
+        const float diff = a[k] - b[k];
+        d += diff * diff;
+    }
+    return d;
+}
+
 /* The bound on |estimate - exact| for a row and a column whose squared
  * norms are at most a2max and b2max: 4 gamma(dim + 3) (a2max + b2max) (the
  * estimate's norms, dot product and two roundings, the exact sum's

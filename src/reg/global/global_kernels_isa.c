@@ -34,15 +34,7 @@
  * column without a descriptor: infinity). */
 static float exact_dist2(const desc_scan *s, size_t i, size_t j)
 {
-    if (s->b_nan[j])
-        return INFINITY;
-    const float *x = s->a + i * (size_t)s->dim, *y = s->b + j * (size_t)s->dim;
-    float d = 0.0f;
-    for (int k = 0; k < s->dim; k++) {
-        const float diff = x[k] - y[k];
-        d += diff * diff;
-    }
-    return d;
+    return s->b_nan[j] ? INFINITY : desc_dist2(s->a + i * (size_t)s->dim, s->b + j * (size_t)s->dim, s->dim);
 }
 
 /* A row's nearest column and its second least distance so far. */

@@ -44,10 +44,21 @@ static double norm2(const float *row, int dim)
 static float max_norm2(const float *rows, size_t n, int dim, const unsigned char *nan_rows)
 {
     double most = 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (!nan_rows[i] && norm2(rows + i * (size_t)dim, dim) > most)
-            most = norm2(rows + i * (size_t)dim, dim);
+    for (size_t i = 0; i < n; i++) {
+        const double n2 = nan_rows[i] ? 0.0 : norm2(rows + i * (size_t)dim, dim);
+        most = n2 > most ? n2 : most;
+    }
     return (float)most;
+}
+
+/* The largest of the columns' squared norms (b2; a NaN column's infinite
+ * one left out). */
+static float max_column_norm2(const float *b2, size_t nb, const unsigned char *b_nan)
+{
+    float most = 0.0f;
+    for (size_t j = 0; j < nb; j++)
+        most = !b_nan[j] && b2[j] > most ? b2[j] : most;
+    return most;
 }
 
 /* b's rows as columns (dim x nb; a NaN row zeros) and their squared norms
@@ -76,15 +87,6 @@ typedef struct match_answers {
 
 #define MATCH_UNITS 16 /* units of work, each with its own columns' estimates: memory 16 x 20 bytes per column */
 
-/* The exact distance of two rows, as the scans sum it. */
-static float desc_dist2(const float *a, const float *b, int dim)
-{
-    float d = 0.0f;
-    for (int k = 0; k < dim; k++)
-        d += (a[k] - b[k]) * (a[k] - b[k]);
-    return d;
-}
-
 /* (v, row) into a column's three least (l) and the rows of the first two
  * (r): a tie goes after. */
 static void insert_least(float l[3], uint32_t r[2], float v, uint32_t row)
@@ -109,6 +111,7 @@ typedef struct match_rows {
     size_t na, nb;
     int dim;
     float a2max;
+    const float *b2; /* the columns' squared norms (columns_of) */
 } match_rows;
 
 /* Column j's nearest row by exact distances (ties: the lower row), every
@@ -118,7 +121,7 @@ typedef struct match_rows {
 static uint32_t column_by_scan(const match_rows *m, const float *at, const float *a2, float *est, size_t j)
 {
     const float *y = m->b + j * (size_t)m->dim;
-    const float y2 = (float)norm2(y, m->dim), margin = 2.0f * desc_scan_bound(m->dim, m->a2max, y2);
+    const float y2 = m->b2[j], margin = 2.0f * desc_scan_bound(m->dim, m->a2max, y2);
     global_cpu_kernels()->desc_column_estimates(at, a2, m->na, y, y2, m->dim, est);
     float least = INFINITY, best = INFINITY;
     for (size_t i = 0; i < m->na; i++)
@@ -153,8 +156,7 @@ static uint32_t column_by_estimates(const match_rows *m, size_t j, const float l
         if (e < best || (e == best && r[c] < arg))
             best = e, arg = r[c];
     }
-    const float y2 = (float)norm2(y, m->dim);
-    return l[2] > best + desc_scan_bound(m->dim, m->a2max, y2) ? arg : COLUMN_UNDECIDED;
+    return l[2] > best + desc_scan_bound(m->dim, m->a2max, m->b2[j]) ? arg : COLUMN_UNDECIDED;
 }
 
 /* Each column's three least estimates over all rows and the rows of the
@@ -270,8 +272,8 @@ static ptreg_status nearest_both(const float *a, size_t na, const unsigned char 
     ptreg_status st = !col.least[0] || !col.least[1] || !col.least[2] || !col.row[0] || !col.row[1] || !rows
                           ? ptreg_error_set(err, PTREG_ERR_NOMEM, "feature matching: out of memory")
                           : columns_of(b, nb, dim, b_nan, &bt, &b2, err);
-    const match_rows m = {a, b, a_nan, b_nan, na, nb, dim, max_norm2(a, na, dim, a_nan)};
-    const float bound = desc_scan_bound(dim, m.a2max, max_norm2(b, nb, dim, b_nan));
+    const match_rows m = {a, b, a_nan, b_nan, na, nb, dim, max_norm2(a, na, dim, a_nan), b2};
+    const float bound = st ? 0.0f : desc_scan_bound(dim, m.a2max, max_column_norm2(b2, nb, b_nan));
     for (size_t k = 0; !st && cols && k < units * nb; k++) {
         col.least[0][k] = col.least[1][k] = col.least[2][k] = INFINITY;
         col.row[0][k] = col.row[1][k] = UINT32_MAX;
