@@ -295,6 +295,14 @@ static void test_polycrystal(void)
         mis[i] = misorientation_to(&o, i, poly.orientation + 4 * poly.grain[i]);
         within += mis[i] < 10.0;
     }
+    /* grains are chosen cell by cell, on threads: the same bits on one */
+    ptreg_orientations one;
+    ptreg_set_num_threads(1);
+    CHECK(ptreg_orientations_compute(poly.xyz, poly.n, NULL, &opt, &one, &err) == PTREG_OK);
+    ptreg_set_num_threads(0);
+    CHECK(!memcmp(one.q, o.q, 4 * poly.n * sizeof *o.q) && !memcmp(one.reach, o.reach, poly.n * sizeof *o.reach));
+    CHECK(o.grain_ms > 0 && o.pools > 100);
+    ptreg_orientations_free(&one);
     qsort(mis, poly.n, sizeof *mis, cmp_double);
     printf("polycrystal: %zu atoms, median misorientation %.2f deg, %.1f%% within 10 deg, %.0f ms\n", poly.n,
            mis[poly.n / 2], 100.0 * (double)within / (double)poly.n, o.stats.time_ms);
@@ -303,6 +311,41 @@ static void test_polycrystal(void)
     free(mis);
     ptreg_orientations_free(&o);
     ptreg_apt_synth_free(&poly);
+}
+
+/* orient_fit takes points a vector at a time: the same bits as one point
+ * at a time in plain arithmetic, and the same as its per-point terms
+ * summed in order; at every length around the vector's width. */
+static void test_fit(void)
+{
+    float p[3 * 40], motif[3 * 18];
+    ptreg_motif_lattice(PTREG_LATTICE_FCC, 0.405, 18, motif, NULL);
+    for (size_t j = 0; j < 3 * 40; j++)
+        p[j] = (float)(0.4 * sin(1.7 * (double)j + 0.3));
+    double q[4], R[9], terms[40];
+    axis_angle_q(0.3, -1, 0.5, 37, q);
+    ptreg_quaternion_to_matrix(q, R);
+    const double tau2 = 0.02;
+    for (size_t n = 1; n <= 40; n++) {
+        double sum = 0.0, summed = 0.0;
+        for (size_t j = 0; j < n; j++) {
+            double r[3], best = tau2;
+            for (int c = 0; c < 3; c++)
+                r[c] = R[3 * c] * p[3 * j] + R[3 * c + 1] * p[3 * j + 1] + R[3 * c + 2] * p[3 * j + 2];
+            for (size_t m = 0; m < 18; m++) {
+                const double dx = r[0] - motif[3 * m], dy = r[1] - motif[3 * m + 1], dz = r[2] - motif[3 * m + 2];
+                const double d2 = dx * dx + dy * dy + dz * dz;
+                best = d2 < best ? d2 : best;
+            }
+            sum += best;
+        }
+        orient_point_fits(R, p, n, motif, 18, tau2, terms);
+        for (size_t j = 0; j < n; j++)
+            summed += terms[j];
+        const double fit = orient_fit(R, p, n, motif, 18, tau2);
+        CHECK_MSG(fit == sum / (double)n && fit == summed / (double)n, "n %zu: %.17g %.17g %.17g", n, fit,
+                  sum / (double)n, summed / (double)n);
+    }
 }
 
 /* Selected atoms only are registered and are each other's neighbors;
@@ -593,6 +636,7 @@ int main(void)
     test_reduction();
     test_rotated_crystal();
     test_noisy_crystal();
+    test_fit();
     test_polycrystal();
     test_subsets();
     test_estimate();

@@ -89,6 +89,8 @@ typedef struct ptreg_orientations {
     size_t pools;  /* with grain pooling: the pools registered */
     ptreg_batch_stats stats;
     double neighbor_ms; /* finding the neighborhoods */
+    double grain_ms;    /* with grain pooling: pooling and choosing each atom's grain (not the pools'
+                           registration, which stats times) */
 } ptreg_orientations;
 
 /* Orientations of the atoms' neighborhoods. selected (NULL: all) picks

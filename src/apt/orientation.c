@@ -25,6 +25,12 @@
  * pool blurs each site by two atoms' noise, and stopping the annealing
  * near that blur halves the orientation error at 0.05 nm noise. */
 #define POOL_SIGMA2_FINAL_REL 0.01
+/* A pool's coarse part (which picks the basin from each start) anneals by
+ * this factor a step: 5 steps from 3 r^2 pick a pool's basin as well as 24
+ * at 0.9 (the same accuracy on the polycrystal's 12 cases, bench/NOTES.md
+ * change 144). One atom's dozen neighbors need the slower schedule: at 0.8
+ * a perfect crystal's surface atoms find the wrong basin. */
+#define POOL_COARSE_FACTOR 0.6
 /* Motif estimation takes the rotated neighbors within this fraction of
  * the motif's shortest distance of a motif point: half (what matched
  * counts) lets the next shell's atoms of misregistered neighborhoods in,
@@ -458,12 +464,13 @@ static ptreg_status register_grains(atoms *a, registration *r, const ptreg_orien
                                      out->motif,
                                      out->motif_points,
                                      &pool_batch,
+                                     POOL_COARSE_FACTOR,
                                      starts,
                                      out->starts,
                                      tau2,
                                      sym,
                                      nsym};
-    st = st ? st : orient_grains(&in, &go, T, depends, &out->pools, &out->stats, err);
+    st = st ? st : orient_grains(&in, &go, T, depends, &out->pools, &out->grain_ms, &out->stats, err);
     for (size_t p = 0; !st && p < r->pairs; p++) {
         memcpy(r->T + 16 * p, T + 16 * r->pair_atom[p], 16 * sizeof(double));
         r->reach[p] = depends[r->pair_atom[p]];
@@ -492,8 +499,8 @@ static ptreg_status register_all(atoms *a, registration *r, const ptreg_orientat
     } else if (o->grain_radius > 0) {
         st = register_grains(a, r, o, (const double(*)[4])starts, sym, nsym, match_d * match_d, out, err);
     } else {
-        st = orient_register(&set, &o->batch, (const double(*)[4])starts, out->starts, match_d * match_d, r->T,
-                             &out->stats, err);
+        st = orient_register(&set, &o->batch, o->batch.sigma_factor, (const double(*)[4])starts, out->starts,
+                             match_d * match_d, r->T, &out->stats, err);
         for (size_t p = 0; p < r->pairs; p++)
             r->reach[p] = a->reach[r->pair_atom[p]];
     }

@@ -47,17 +47,22 @@ static void cell_of(const float *p, double R, int64_t c[3])
 }
 
 /* The seeds: per occupied cell (sorted by key), its atom with a
- * neighborhood nearest the centre (ties to the lower index). */
+ * neighborhood nearest the centre (ties to the lower index); and the
+ * cell's atoms with a neighborhood. */
 typedef struct seeds {
     size_t count;
     int64_t *key;
     size_t *atom;
+    size_t *first;  /* count + 1: cell i's atoms are member[first[i] .. first[i + 1]) */
+    size_t *member; /* the atoms, by cell */
 } seeds;
 
 static void seeds_free(seeds *s)
 {
     free(s->key);
     free(s->atom);
+    free(s->first);
+    free(s->member);
 }
 
 static ptreg_status find_seeds(const orient_grain_input *in, double R, seeds *s, ptreg_error *err)
@@ -65,7 +70,9 @@ static ptreg_status find_seeds(const orient_grain_input *in, double R, seeds *s,
     cell_atom *ca = malloc((in->m + 1) * sizeof *ca);
     s->key = malloc((in->m + 1) * sizeof *s->key);
     s->atom = malloc((in->m + 1) * sizeof *s->atom);
-    if (!ca || !s->key || !s->atom) {
+    s->first = malloc((in->m + 1) * sizeof *s->first);
+    s->member = malloc((in->m + 1) * sizeof *s->member);
+    if (!ca || !s->key || !s->atom || !s->first || !s->member) {
         free(ca);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the grain cells");
     }
@@ -91,11 +98,15 @@ static ptreg_status find_seeds(const orient_grain_input *in, double R, seeds *s,
     }
     qsort(ca, n, sizeof *ca, cell_atom_cmp);
     s->count = 0;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (i == 0 || ca[i].key != ca[i - 1].key) {
+            s->first[s->count] = i;
             s->key[s->count] = ca[i].key;
             s->atom[s->count++] = ca[i].atom;
         }
+        s->member[i] = ca[i].atom;
+    }
+    s->first[s->count] = n;
     free(ca);
     return PTREG_OK;
 }
@@ -186,22 +197,6 @@ static int fill_pool(const orient_grain_input *in, size_t atom, double R, size_t
  * 98.5 / 95.3% within 10 degrees). */
 #define OWN_WEIGHT 2.0
 
-/* How well atom t's neighborhood and those of its neighbors sit on the
- * motif under R: one atom's dozen noisy neighbors pick the wrong grain
- * too often (17% at 0.05 nm), a dozen atoms' seldom. */
-static double local_fit(const orient_grain_input *in, const orient_grain_options *go, size_t t, const double R[9])
-{
-    double sum = 0.0;
-    for (size_t j = in->offset[t]; j <= in->offset[t + 1]; j++) {
-        const size_t u = j < in->offset[t + 1] ? in->nbr_atom[j] : t;
-        const size_t n = in->offset[u + 1] - in->offset[u];
-        if (n)
-            sum += (u == t ? OWN_WEIGHT : 1.0) * (double)n *
-                   orient_fit(R, in->nbr + 3 * in->offset[u], n, go->motif, go->motif_points, go->tau2);
-    }
-    return sum;
-}
-
 static double misorientation(const double *Ta, const double *Tb, const orient_grain_options *go)
 {
     double Ra[9], Rb[9], qa[4], qb[4];
@@ -210,48 +205,197 @@ static double misorientation(const double *Ta, const double *Tb, const orient_gr
     return ptreg_misorientation_deg(qa, qb, go->sym, go->nsym);
 }
 
-/* Atom t's orientation: the candidate pools' orientations, those of one
- * grain taken together, are scored by local_fit; of the best grain, the
- * pool whose seed is nearest the atom gives the answer (ties to the first
- * in the cells' order). Returns how far from the atom anything can change
- * that answer. */
-static double assign(const orient_grain_input *in, const seeds *s, const pools *p, const double *Tp,
-                     const orient_grain_options *go, size_t t, double T[16])
+/* A cell's candidate orientations: the pools of the 27 cells around it,
+ * those of one grain taken together. The candidates depend on the cell
+ * alone, so its atoms share them. */
+typedef struct cell_grains {
+    long pool[27]; /* per neighbouring cell: its pool, or -1 */
+    int group[27]; /* per neighbouring cell: its grain among the candidates, or -1 */
+    long rep[27];  /* per grain: the pool whose orientation stands for it */
+    int groups;
+} cell_grains;
+
+static void group_candidates(const seeds *s, const pools *p, const double *Tp, const orient_grain_options *go,
+                             const int64_t cell[3], cell_grains *cg)
 {
-    long c[27], group[27], rep[27];
-    int groups = 0;
-    candidates(in, s, go->radius, t, c);
-    double depends = 2.0 * sqrt(3.0) * go->radius; /* the 27 cells' farthest corner */
-    for (int k = 0; k < 27; k++) {
-        const long pool = c[k] >= 0 ? p->slot[c[k]] : -1;
-        group[k] = -1;
-        if (pool < 0)
-            continue;
-        depends = fmax(depends, distance(in->xyz + 3 * t, in->xyz + 3 * s->atom[p->seed[pool]]) + p->reach[pool]);
-        for (int g = 0; g < groups && group[k] < 0; g++)
-            if (misorientation(Tp + 16 * pool, Tp + 16 * rep[g], go) < SAME_GRAIN_DEG)
-                group[k] = g;
-        if (group[k] < 0)
-            rep[groups] = pool, group[k] = groups++;
+    int n = 0;
+    cg->groups = 0;
+    for (int dx = -1; dx <= 1; dx++)
+        for (int dy = -1; dy <= 1; dy++)
+            for (int dz = -1; dz <= 1; dz++, n++) {
+                const int64_t d[3] = {cell[0] + dx, cell[1] + dy, cell[2] + dz};
+                const long seed = seed_of_cell(s, cell_key(d));
+                const long pool = seed >= 0 ? p->slot[seed] : -1;
+                cg->pool[n] = pool;
+                cg->group[n] = -1;
+                if (pool < 0)
+                    continue;
+                for (int g = 0; g < cg->groups && cg->group[n] < 0; g++)
+                    if (misorientation(Tp + 16 * pool, Tp + 16 * cg->rep[g], go) < SAME_GRAIN_DEG)
+                        cg->group[n] = g;
+                if (cg->group[n] < 0)
+                    cg->rep[cg->groups] = pool, cg->group[n] = cg->groups++;
+            }
+}
+
+/* The fit (orient_fit) of each neighborhood a cell's atoms score with,
+ * under each of the cell's grains: atom[i]'s under grain g is
+ * fit[i * groups + g]. Neighbors share neighborhoods, so each is fitted
+ * once per cell rather than once per atom that counts it; and all of
+ * them in one pass over their points, which fills the vector lanes. */
+typedef struct fit_table {
+    size_t count, cap, points_cap;
+    size_t *atom; /* sorted */
+    double *fit;
+    float *points;     /* the atoms' neighborhoods, one after another */
+    double *point_fit; /* per point: its term of the fit */
+} fit_table;
+
+static void fit_table_free(fit_table *f)
+{
+    free(f->atom);
+    free(f->fit);
+    free(f->points);
+    free(f->point_fit);
+}
+
+static int size_cmp(const void *pa, const void *pb)
+{
+    const size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    return (a > b) - (a < b);
+}
+
+static int grow(void **p, size_t bytes)
+{
+    void *q = realloc(*p, bytes);
+    if (q)
+        *p = q;
+    return q != NULL;
+}
+
+static int fit_table_reserve(fit_table *f, size_t atoms, size_t points)
+{
+    if (atoms > f->cap) {
+        if (!grow((void **)&f->atom, atoms * sizeof *f->atom) || !grow((void **)&f->fit, atoms * 27 * sizeof *f->fit))
+            return 0;
+        f->cap = atoms;
     }
+    if (points > f->points_cap) {
+        if (!grow((void **)&f->points, 3 * points * sizeof *f->points) ||
+            !grow((void **)&f->point_fit, points * sizeof *f->point_fit))
+            return 0;
+        f->points_cap = points;
+    }
+    return 1;
+}
+
+static double fit_of(const fit_table *f, size_t u, int groups, int g)
+{
+    const size_t *at = bsearch(&u, f->atom, f->count, sizeof *f->atom, size_cmp);
+    return f->fit[(size_t)(at - f->atom) * (size_t)groups + (size_t)g];
+}
+
+/* The neighborhoods the wanted atoms atoms[0..n) of one cell score with:
+ * theirs and their neighbors', once each, into f->atom (sorted) and
+ * f->points; returns how many points, or 0 when out of memory. */
+static size_t gather_neighborhoods(const orient_grain_input *in, const size_t *atoms, size_t n, fit_table *f)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += 1 + in->offset[atoms[i] + 1] - in->offset[atoms[i]];
+    if (!fit_table_reserve(f, total, 0))
+        return 0;
+    f->count = 0;
+    for (size_t i = 0; i < n; i++) {
+        f->atom[f->count++] = atoms[i];
+        for (size_t j = in->offset[atoms[i]]; j < in->offset[atoms[i] + 1]; j++)
+            f->atom[f->count++] = in->nbr_atom[j];
+    }
+    qsort(f->atom, f->count, sizeof *f->atom, size_cmp);
+    size_t unique = 0, points = 0;
+    for (size_t i = 0; i < f->count; i++)
+        if (!unique || f->atom[i] != f->atom[unique - 1]) {
+            f->atom[unique++] = f->atom[i];
+            points += in->offset[f->atom[i] + 1] - in->offset[f->atom[i]];
+        }
+    f->count = unique;
+    if (!fit_table_reserve(f, unique, points + 1))
+        return 0;
+    for (size_t i = 0, at = 0; i < unique; i++) {
+        const size_t u = f->atom[i], nu = in->offset[u + 1] - in->offset[u];
+        memcpy(f->points + 3 * at, in->nbr + 3 * in->offset[u], 3 * nu * sizeof(float));
+        at += nu;
+    }
+    return points + 1; /* + 1: zero points is not a failure */
+}
+
+/* Fills f for the wanted atoms atoms[0..n) of one cell. Returns 0 when out
+ * of memory. */
+static int fill_fits(const orient_grain_input *in, const orient_grain_options *go, const double *Tp,
+                     const cell_grains *cg, const size_t *atoms, size_t n, fit_table *f)
+{
+    const size_t points = gather_neighborhoods(in, atoms, n, f);
+    if (!points)
+        return 0;
+    for (int g = 0; g < cg->groups; g++) {
+        double R[9];
+        ptreg_transform_rotation(Tp + 16 * cg->rep[g], R);
+        orient_point_fits(R, f->points, points - 1, go->motif, go->motif_points, go->tau2, f->point_fit);
+        for (size_t i = 0, at = 0; i < f->count; i++) {
+            const size_t u = f->atom[i], nu = in->offset[u + 1] - in->offset[u];
+            double sum = 0.0;
+            for (size_t j = 0; j < nu; j++)
+                sum += f->point_fit[at + j];
+            at += nu;
+            f->fit[i * (size_t)cg->groups + (size_t)g] = nu ? sum / (double)nu : 0.0;
+        }
+    }
+    return 1;
+}
+
+/* How well atom t's neighborhood and those of its neighbors sit on the
+ * motif under grain g: one atom's dozen noisy neighbors pick the wrong
+ * grain too often (17% at 0.05 nm), a dozen atoms' seldom. */
+static double local_fit(const orient_grain_input *in, const fit_table *f, int groups, size_t t, int g)
+{
+    double sum = 0.0;
+    for (size_t j = in->offset[t]; j <= in->offset[t + 1]; j++) {
+        const size_t u = j < in->offset[t + 1] ? in->nbr_atom[j] : t;
+        const size_t n = in->offset[u + 1] - in->offset[u];
+        if (n)
+            sum += (u == t ? OWN_WEIGHT : 1.0) * (double)n * fit_of(f, u, groups, g);
+    }
+    return sum;
+}
+
+/* Atom t's orientation: its cell's grains scored by local_fit; of the best
+ * grain, the pool whose seed is nearest the atom gives the answer (ties
+ * to the first in the cells' order). Returns how far from the atom
+ * anything can change that answer. */
+static double assign(const orient_grain_input *in, const seeds *s, const pools *p, const double *Tp,
+                     const orient_grain_options *go, const cell_grains *cg, const fit_table *f, size_t t, double T[16])
+{
+    double depends = 2.0 * sqrt(3.0) * go->radius; /* the 27 cells' farthest corner */
+    for (int k = 0; k < 27; k++)
+        if (cg->pool[k] >= 0)
+            depends = fmax(depends, distance(in->xyz + 3 * t, in->xyz + 3 * s->atom[p->seed[cg->pool[k]]]) +
+                                        p->reach[cg->pool[k]]);
     for (size_t j = in->offset[t]; j < in->offset[t + 1]; j++) {
         const size_t u = in->nbr_atom[j];
         depends = fmax(depends, distance(in->xyz + 3 * t, in->xyz + 3 * u) + in->reach[u]);
     }
     double best = INFINITY;
-    int pick = -1;
-    for (int g = 0; g < groups; g++) {
-        double R[9];
-        ptreg_transform_rotation(Tp + 16 * rep[g], R);
-        const double fit = local_fit(in, go, t, R);
+    int pick = cg->groups == 1 ? 0 : -1; /* one grain: nothing to choose */
+    for (int g = 0; g < cg->groups && cg->groups > 1; g++) {
+        const double fit = local_fit(in, f, cg->groups, t, g);
         if (fit < best)
             best = fit, pick = g;
     }
     double nearest = INFINITY;
     for (int k = 0; k < 27 && pick >= 0; k++) {
-        if (group[k] != pick)
+        if (cg->group[k] != pick)
             continue;
-        const long pool = p->slot[c[k]];
+        const long pool = cg->pool[k];
         const double d = distance(in->xyz + 3 * t, in->xyz + 3 * s->atom[p->seed[pool]]);
         if (d < nearest) {
             nearest = d;
@@ -329,26 +473,64 @@ static ptreg_status build_pools(const orient_grain_input *in, const seeds *s, do
                   : PTREG_OK;
 }
 
+/* Every wanted atom's orientation, cell by cell. */
+static ptreg_status assign_cells(const orient_grain_input *in, const seeds *s, const pools *p, const double *Tp,
+                                 const orient_grain_options *go, double *T, float *reach, ptreg_error *err)
+{
+    size_t most = 0;
+    for (size_t c = 0; c < s->count; c++)
+        most = s->first[c + 1] - s->first[c] > most ? s->first[c + 1] - s->first[c] : most;
+    int failed = 0;
+#pragma omp parallel num_threads(ptreg_get_num_threads()) reduction(| : failed)
+    {
+        fit_table f = {0};
+        size_t *atoms = malloc((most + 1) * sizeof *atoms);
+        failed |= !atoms;
+#pragma omp for schedule(dynamic, 4)
+        for (long c = 0; c < (long)s->count; c++) {
+            size_t n = 0;
+            for (size_t i = s->first[c]; atoms && i < s->first[c + 1]; i++)
+                if (in->wanted[s->member[i]])
+                    atoms[n++] = s->member[i];
+            if (!n)
+                continue;
+            cell_grains cg;
+            int64_t cell[3];
+            cell_of(in->xyz + 3 * atoms[0], go->radius, cell);
+            group_candidates(s, p, Tp, go, cell, &cg);
+            if (cg.groups > 1 && !fill_fits(in, go, Tp, &cg, atoms, n, &f)) {
+                failed = 1;
+                continue;
+            }
+            for (size_t i = 0; i < n; i++)
+                reach[atoms[i]] = (float)assign(in, s, p, Tp, go, &cg, &f, atoms[i], T + 16 * atoms[i]);
+        }
+        fit_table_free(&f);
+        free(atoms);
+    }
+    return failed ? ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory assigning grains") : PTREG_OK;
+}
+
 ptreg_status orient_grains(const orient_grain_input *in, const orient_grain_options *go, double *T, float *reach,
-                           size_t *pools_used, ptreg_batch_stats *stats, ptreg_error *err)
+                           size_t *pools_used, double *grain_ms, ptreg_batch_stats *stats, ptreg_error *err)
 {
     const double R = go->radius;
     seeds s = {0};
     pools p = {0};
+    const double t0 = ptreg_time_ms();
     ptreg_status st = find_seeds(in, R, &s, err);
     st = st ? st : build_pools(in, &s, R, go->pool_points, &p, err);
+    *grain_ms = ptreg_time_ms() - t0;
     double *Tp = st ? NULL : malloc((16 * p.count + 1) * sizeof *Tp);
     if (!st && !Tp)
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for %zu grain pools", p.count);
     if (!st) {
         const ptreg_pair_set set = {p.count, p.points, p.offset, go->motif, NULL, go->motif_points};
-        st = orient_register(&set, go->batch, go->starts, go->nstarts, go->tau2, Tp, stats, err);
+        st = orient_register(&set, go->batch, go->coarse_factor, go->starts, go->nstarts, go->tau2, Tp, stats, err);
     }
-    const long m = st ? 0 : (long)in->m;
-#pragma omp parallel for schedule(dynamic, 256) num_threads(ptreg_get_num_threads())
-    for (long t = 0; t < m; t++)
-        if (in->wanted[t] && in->offset[t + 1] > in->offset[t])
-            reach[t] = (float)assign(in, &s, &p, Tp, go, (size_t)t, T + 16 * t);
+    const double t1 = ptreg_time_ms();
+    st = st ? st : assign_cells(in, &s, &p, Tp, go, T, reach, err);
+    *grain_ms += ptreg_time_ms() - t1;
     *pools_used = p.count;
     free(Tp);
     seeds_free(&s);

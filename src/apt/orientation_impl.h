@@ -20,14 +20,21 @@ size_t orient_starts(const double sym[][4], size_t nsym, double spacing_deg, dou
 /* How well points p (n, rotated by R) sit on the motif: the mean over the
  * points of min(d^2, tau2), d the distance to the nearest motif point. */
 double orient_fit(const double R[9], const float *p, size_t n, const float *motif, size_t mk, double tau2);
+/* Each point's term of orient_fit: fit[j] = min(d_j^2, tau2). Summed in
+ * order and divided by n, the same bits as orient_fit. */
+void orient_point_fits(const double R[9], const float *p, size_t n, const float *motif, size_t mk, double tau2,
+                       double *fit);
 
 /* Registers every source of set (the motif its shared target) from each
- * start: first a coarse part of the schedule from every start, then, from
- * the start that fits best (orient_fit, ties to the first), the rest of
- * it. T[16 i] takes source i onto the motif. With one start: the plain
- * batch registration. Stats add up both parts. */
-ptreg_status orient_register(const ptreg_pair_set *set, const ptreg_batch_options *opt, const double starts[][4],
-                             size_t nstarts, double tau2, double *T, ptreg_batch_stats *stats, ptreg_error *err);
+ * start: first a coarse part of the schedule from every start, annealing
+ * by coarse_factor a step (or the options' factor, where smaller), then,
+ * from the start that fits best (orient_fit, ties to the first), the rest
+ * of it by the options' factor. T[16 i] takes source i onto the motif.
+ * With one start: the plain batch registration. Stats add up both
+ * parts. */
+ptreg_status orient_register(const ptreg_pair_set *set, const ptreg_batch_options *opt, double coarse_factor,
+                             const double starts[][4], size_t nstarts, double tau2, double *T, ptreg_batch_stats *stats,
+                             ptreg_error *err);
 
 /* ---- grain orientations (orientation_grains.c) ---- */
 
@@ -49,6 +56,7 @@ typedef struct orient_grain_options {
     const float *motif;
     size_t motif_points;
     const ptreg_batch_options *batch;
+    double coarse_factor; /* orient_register's */
     const double (*starts)[4];
     size_t nstarts;
     double tau2;
@@ -58,9 +66,10 @@ typedef struct orient_grain_options {
 
 /* Each wanted atom's grain orientation into T[16 t] (rotation only), and
  * the distance from it within which anything can change that answer into
- * reach[t]; *pools_used: the pools registered. */
+ * reach[t]; *pools_used: the pools registered; *grain_ms: the time spent
+ * outside their registration (which stats times). */
 ptreg_status orient_grains(const orient_grain_input *in, const orient_grain_options *opt, double *T, float *reach,
-                           size_t *pools_used, ptreg_batch_stats *stats, ptreg_error *err);
+                           size_t *pools_used, double *grain_ms, ptreg_batch_stats *stats, ptreg_error *err);
 
 /* Declared in the public headers before 1.x; the library's own (not exported). */
 /* The proper rotations that map the motif onto itself, each point to

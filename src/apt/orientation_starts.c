@@ -20,8 +20,10 @@
 #define COARSE_END 0.25
 /* The coarse part registers at most this many points of a source (the
  * first): enough to find the basin of a pool of hundreds of points at a
- * fraction of the cost; the rest of the schedule takes them all. */
-#define COARSE_POINTS 96
+ * fraction of the cost (96 and 64 find the same basins on the synthetic
+ * polycrystal's 12 cases, bench/NOTES.md change 144); the rest of the
+ * schedule takes them all. */
+#define COARSE_POINTS 64
 /* Registrations from every start run a chunk of pairs at a time. */
 #define CHUNK_PAIRS 16384
 
@@ -75,19 +77,60 @@ size_t orient_starts(const double sym[][4], size_t nsym, double spacing_deg, dou
     return count;
 }
 
-double orient_fit(const double R[9], const float *p, size_t n, const float *motif, size_t mk, double tau2)
+/* orient_fit takes this many points at a time, one to a vector lane: the
+ * nearest-motif minimum is then a lane-wise min, and the sum still runs
+ * in the points' order (the same bits as one point at a time; no
+ * contraction, so the same on every instruction set). */
+#define FIT_LANES 8
+typedef double fit_vec __attribute__((vector_size(FIT_LANES * sizeof(double))));
+typedef long long fit_mask __attribute__((vector_size(FIT_LANES * sizeof(double))));
+
+/* Points p[0 .. width) (width <= FIT_LANES; the lanes beyond repeat the
+ * first) rotated by R: each one's min(d^2, tau2), d the distance to the
+ * nearest motif point. */
+static inline __attribute__((always_inline)) void
+nearest_block(const double R[9], const float *p, size_t width, const float *motif, size_t mk, double tau2, fit_vec *out)
+{
+    fit_vec x, y, z, best;
+    for (size_t l = 0; l < FIT_LANES; l++) {
+        const float *q = p + 3 * (l < width ? l : 0);
+        x[l] = R[0] * q[0] + R[1] * q[1] + R[2] * q[2];
+        y[l] = R[3] * q[0] + R[4] * q[1] + R[5] * q[2];
+        z[l] = R[6] * q[0] + R[7] * q[1] + R[8] * q[2];
+        best[l] = tau2;
+    }
+    for (size_t m = 0; m < mk; m++) {
+        const fit_vec dx = x - (double)motif[3 * m], dy = y - (double)motif[3 * m + 1],
+                      dz = z - (double)motif[3 * m + 2];
+        const fit_vec d2 = dx * dx + dy * dy + dz * dz;
+        const fit_mask nearer = d2 < best; /* best stays where unordered */
+        best = (fit_vec)(((fit_mask)d2 & nearer) | ((fit_mask)best & ~nearer));
+    }
+    *out = best;
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+orient_point_fits(const double R[9], const float *p, size_t n, const float *motif, size_t mk, double tau2, double *fit)
+{
+    for (size_t j0 = 0; j0 < n; j0 += FIT_LANES) {
+        const size_t width = n - j0 < FIT_LANES ? n - j0 : FIT_LANES;
+        fit_vec best;
+        nearest_block(R, p + 3 * j0, width, motif, mk, tau2, &best);
+        for (size_t l = 0; l < width; l++)
+            fit[j0 + l] = best[l];
+    }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) double
+orient_fit(const double R[9], const float *p, size_t n, const float *motif, size_t mk, double tau2)
 {
     double sum = 0.0;
-    for (size_t j = 0; j < n; j++) {
-        double r[3], best = tau2;
-        for (int c = 0; c < 3; c++)
-            r[c] = R[3 * c] * p[3 * j] + R[3 * c + 1] * p[3 * j + 1] + R[3 * c + 2] * p[3 * j + 2];
-        for (size_t m = 0; m < mk; m++) {
-            const double dx = r[0] - motif[3 * m], dy = r[1] - motif[3 * m + 1], dz = r[2] - motif[3 * m + 2];
-            const double d2 = dx * dx + dy * dy + dz * dz;
-            best = d2 < best ? d2 : best;
-        }
-        sum += best;
+    for (size_t j0 = 0; j0 < n; j0 += FIT_LANES) {
+        const size_t width = n - j0 < FIT_LANES ? n - j0 : FIT_LANES;
+        fit_vec best;
+        nearest_block(R, p + 3 * j0, width, motif, mk, tau2, &best);
+        for (size_t l = 0; l < width; l++)
+            sum += best[l];
     }
     return sum / (double)n;
 }
@@ -207,8 +250,9 @@ static ptreg_status register_chunk(const ptreg_pair_set *set, size_t first, size
     return st;
 }
 
-ptreg_status orient_register(const ptreg_pair_set *set, const ptreg_batch_options *opt, const double starts[][4],
-                             size_t nstarts, double tau2, double *T, ptreg_batch_stats *stats, ptreg_error *err)
+ptreg_status orient_register(const ptreg_pair_set *set, const ptreg_batch_options *opt, double coarse_factor,
+                             const double starts[][4], size_t nstarts, double tau2, double *T, ptreg_batch_stats *stats,
+                             ptreg_error *err)
 {
     const double t0 = ptreg_time_ms();
     memset(stats, 0, sizeof *stats);
@@ -220,9 +264,11 @@ ptreg_status orient_register(const ptreg_pair_set *set, const ptreg_batch_option
         return st;
     int steps = 0;
     double s2 = s2i;
+    coarse_factor = opt->sigma_factor < coarse_factor ? opt->sigma_factor : coarse_factor;
     while (s2 > COARSE_END * r * r && s2 > s2f && steps < opt->max_iter)
-        s2 *= opt->sigma_factor, steps++;
+        s2 *= coarse_factor, steps++;
     ptreg_batch_options coarse = *opt, fine = *opt;
+    coarse.sigma_factor = coarse_factor;
     coarse.max_iter = steps, coarse.tol = 0.0, coarse.sigma2_init = s2i, coarse.sigma2_final = s2f, coarse.d02 = d02;
     fine.max_iter = opt->max_iter - steps, fine.sigma2_init = s2, fine.sigma2_final = s2f, fine.d02 = d02;
     for (size_t first = 0; !st && first < set->count; first += CHUNK_PAIRS) {

@@ -192,6 +192,8 @@ int batch_print_atoms_json(const atoms_report *rep)
     cli_json_bool(j, "translation", r->batch.translation);
     cli_json_number(j, "read_ms", rep->read_ms);
     cli_json_number(j, "neighbor_ms", rep->s.neighbor_ms);
+    if (r->orient.grain_radius > 0)
+        cli_json_number(j, "grain_ms", rep->s.grain_ms);
     /* the orientations' registrations, over every rank's atoms */
     const double s = rep->s.register_ms * 1e-3;
     const ptreg_batch_stats all = {.pairs = rep->s.tally.registered,

@@ -92,7 +92,7 @@ void batch_tally_rows(const ptreg_orientations *o, const uint8_t *rows, batch_ta
 /* An atoms run's figures: times are the slowest rank's. */
 typedef struct batch_atom_stats {
     batch_tally tally;
-    double neighbor_ms, register_ms;
+    double neighbor_ms, register_ms, grain_ms;
     double halo;     /* under MPI: the halo's final width (nm) */
     int halo_rounds; /* and how many tries it took */
 } batch_atom_stats;

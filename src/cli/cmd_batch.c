@@ -242,6 +242,7 @@ static int atoms_here(const batch_request *r, const batch_atoms *atoms, const pt
     rep->o = o;
     rep->s.neighbor_ms = o->neighbor_ms;
     rep->s.register_ms = o->stats.time_ms;
+    rep->s.grain_ms = o->grain_ms;
     rep->s.tally.pair_terms = o->stats.pair_terms;
     batch_tally_rows(o, NULL, &rep->s.tally);
     int rc = r->output ? batch_write_orientations(r->output, format, atoms, o) : EXIT_OK;

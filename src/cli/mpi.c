@@ -294,6 +294,7 @@ int batch_mpi_atoms(const cli_comm *c, const char *output, batch_format format, 
         reduce_tally(&stats->tally);
         stats->neighbor_ms = slowest(o->neighbor_ms);
         stats->register_ms = slowest(o->stats.time_ms);
+        stats->grain_ms = slowest(o->grain_ms);
         rc = write_atom_outputs(output, format, assignment, atoms, &share, o);
     }
     ptreg_orientation_share_free(&share);
