@@ -10,6 +10,7 @@
  * neighbors' fit the motif best, so that atoms near a grain boundary pick
  * their own grain. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,9 +245,11 @@ static void group_candidates(const seeds *s, const pools *p, const double *Tp, c
  * once per cell rather than once per atom that counts it; and all of
  * them in one pass over their points, which fills the vector lanes. */
 typedef struct fit_table {
-    size_t count, cap, points_cap;
-    size_t *atom; /* sorted */
+    size_t count, cap, slots, points_cap;
+    size_t *atom; /* the neighborhoods' atoms, in the order first met */
     double *fit;
+    size_t *slot_atom; /* open addressing, atom -> row: SIZE_MAX where empty */
+    size_t *slot_row;
     float *points;     /* the atoms' neighborhoods, one after another */
     double *point_fit; /* per point: its term of the fit */
 } fit_table;
@@ -255,14 +258,10 @@ static void fit_table_free(fit_table *f)
 {
     free(f->atom);
     free(f->fit);
+    free(f->slot_atom);
+    free(f->slot_row);
     free(f->points);
     free(f->point_fit);
-}
-
-static int size_cmp(const void *pa, const void *pb)
-{
-    const size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    return (a > b) - (a < b);
 }
 
 static int grow(void **p, size_t bytes)
@@ -273,12 +272,23 @@ static int grow(void **p, size_t bytes)
     return q != NULL;
 }
 
+/* Room for this many atoms (and twice as many slots, a power of two)
+ * and points. */
 static int fit_table_reserve(fit_table *f, size_t atoms, size_t points)
 {
     if (atoms > f->cap) {
         if (!grow((void **)&f->atom, atoms * sizeof *f->atom) || !grow((void **)&f->fit, atoms * 27 * sizeof *f->fit))
             return 0;
         f->cap = atoms;
+    }
+    size_t slots = 16;
+    while (slots < 2 * atoms)
+        slots *= 2;
+    if (slots > f->slots) {
+        if (!grow((void **)&f->slot_atom, slots * sizeof *f->slot_atom) ||
+            !grow((void **)&f->slot_row, slots * sizeof *f->slot_row))
+            return 0;
+        f->slots = slots;
     }
     if (points > f->points_cap) {
         if (!grow((void **)&f->points, 3 * points * sizeof *f->points) ||
@@ -289,15 +299,30 @@ static int fit_table_reserve(fit_table *f, size_t atoms, size_t points)
     return 1;
 }
 
+/* Atom u's slot: where it is, or the empty one where it goes. */
+static size_t slot_of(const fit_table *f, size_t u)
+{
+    size_t at = (size_t)(((uint64_t)u * 0x9E3779B97F4A7C15ull) >> 32) & (f->slots - 1);
+    while (f->slot_atom[at] != SIZE_MAX && f->slot_atom[at] != u)
+        at = (at + 1) & (f->slots - 1);
+    return at;
+}
+
+static void add_atom(fit_table *f, size_t u)
+{
+    const size_t at = slot_of(f, u);
+    if (f->slot_atom[at] == SIZE_MAX)
+        f->slot_atom[at] = u, f->slot_row[at] = f->count, f->atom[f->count++] = u;
+}
+
 static double fit_of(const fit_table *f, size_t u, int groups, int g)
 {
-    const size_t *at = bsearch(&u, f->atom, f->count, sizeof *f->atom, size_cmp);
-    return f->fit[(size_t)(at - f->atom) * (size_t)groups + (size_t)g];
+    return f->fit[f->slot_row[slot_of(f, u)] * (size_t)groups + (size_t)g];
 }
 
 /* The neighborhoods the wanted atoms atoms[0..n) of one cell score with:
- * theirs and their neighbors', once each, into f->atom (sorted) and
- * f->points; returns how many points, or 0 when out of memory. */
+ * theirs and their neighbors', once each, into f->atom and f->points;
+ * returns how many points, or 0 when out of memory. */
 static size_t gather_neighborhoods(const orient_grain_input *in, const size_t *atoms, size_t n, fit_table *f)
 {
     size_t total = 0;
@@ -305,23 +330,20 @@ static size_t gather_neighborhoods(const orient_grain_input *in, const size_t *a
         total += 1 + in->offset[atoms[i] + 1] - in->offset[atoms[i]];
     if (!fit_table_reserve(f, total, 0))
         return 0;
+    for (size_t i = 0; i < f->slots; i++)
+        f->slot_atom[i] = SIZE_MAX;
     f->count = 0;
     for (size_t i = 0; i < n; i++) {
-        f->atom[f->count++] = atoms[i];
+        add_atom(f, atoms[i]);
         for (size_t j = in->offset[atoms[i]]; j < in->offset[atoms[i] + 1]; j++)
-            f->atom[f->count++] = in->nbr_atom[j];
+            add_atom(f, in->nbr_atom[j]);
     }
-    qsort(f->atom, f->count, sizeof *f->atom, size_cmp);
-    size_t unique = 0, points = 0;
+    size_t points = 0;
     for (size_t i = 0; i < f->count; i++)
-        if (!unique || f->atom[i] != f->atom[unique - 1]) {
-            f->atom[unique++] = f->atom[i];
-            points += in->offset[f->atom[i] + 1] - in->offset[f->atom[i]];
-        }
-    f->count = unique;
-    if (!fit_table_reserve(f, unique, points + 1))
+        points += in->offset[f->atom[i] + 1] - in->offset[f->atom[i]];
+    if (!fit_table_reserve(f, f->count, points + 1))
         return 0;
-    for (size_t i = 0, at = 0; i < unique; i++) {
+    for (size_t i = 0, at = 0; i < f->count; i++) {
         const size_t u = f->atom[i], nu = in->offset[u + 1] - in->offset[u];
         memcpy(f->points + 3 * at, in->nbr + 3 * in->offset[u], 3 * nu * sizeof(float));
         at += nu;
