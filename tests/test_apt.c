@@ -119,7 +119,7 @@ static void test_rrng(void)
     ptreg_error err;
     CHECK_MSG(ptreg_ranges_read_memory(rrng, strlen(rrng), "r.rrng", &r, &err) == PTREG_OK, "%s", err.message);
     CHECK(r.n == 4 && !strcmp(r.range[0].ion, "Al") && !strcmp(r.range[2].ion, "Mg") && !strcmp(r.range[3].ion, "AlO"));
-    CHECK(r.range[0].lo == 26.8 && r.range[0].hi == 27.2);
+    CHECK(r.range[0].lo == 26.8 && r.range[0].hi == 27.2 && r.range[0].line == 8 && r.range[3].line == 11);
     CHECK(ptreg_ranges_find(&r, 27.0) == 0 && ptreg_ranges_find(&r, 13.5) == 1 && ptreg_ranges_find(&r, 20) == -1);
     CHECK(ptreg_ranges_has_ion(&r, "Al") && ptreg_ranges_has_ion(&r, "AlO") && !ptreg_ranges_has_ion(&r, "Si"));
     ptreg_ranges_free(&r);
@@ -130,9 +130,11 @@ static void test_rrng(void)
     ptreg_ranges_free(&r);
     /* counts are checked against the lines, and the place is named */
     const char *bad[] = {"[Ranges]\nNumber=3\nRange1=1 2 Al:1\n", "[Ranges]\nNumber=1\nRange1=2 1 Al:1\n",
-                         "[Ranges]\nNumber=1\nRange1=1 2 Al\n",   "[Ranges]\nNumber=1\nRange1=1 2 Vol:1\n",
-                         "[Ranges]\nNumber=1\nRange1=x 2 Al:1\n", "[Ions]\nIon1=Al\n"};
-    const char *where[] = {"line 2", "line 3", "line 3", "line 3", "line 3", "no [Ranges]"};
+                         "[Ranges]\nNumber=1\nRange1=1 2 Al\n", "[Ranges]\nNumber=1\nRange1=1 2 Vol:1\n",
+                         "[Ranges]\nNumber=1\nRange1=x 2 Al:1\n", "[Ions]\nIon1=Al\n",
+                         /* an ion in two ranges: the later line is named, and both ranges */
+                         "[Ranges]\nNumber=3\nRange1=5 6 O:1\nRange2=1 3 Al:1\nRange3=2.5 2.7 Mg:1\n"};
+    const char *where[] = {"line 2", "line 3", "line 3", "line 3", "line 3", "no [Ranges]", "line 5: ranges overlap"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(ptreg_ranges_read_memory(bad[i], strlen(bad[i]), "b.rrng", &r, &err) == PTREG_ERR_FORMAT);
         CHECK_MSG(strstr(err.message, "b.rrng") && strstr(err.message, where[i]), "%zu: %s", i, err.message);
@@ -156,9 +158,16 @@ static void test_rng(void)
     CHECK(r.n == 3 && !strcmp(r.range[0].ion, "Al") && !strcmp(r.range[1].ion, "O") && !strcmp(r.range[2].ion, "AlO"));
     CHECK(ptreg_ranges_find(&r, 16.0) == 1);
     ptreg_ranges_free(&r);
-    const char *bad[] = {"2 4\nAl\nAl 1 1 1\nO\nO 1 0 0\n--- Al O\n. 1 2 1 0\n", "900 2\nAl\n",
-                         "2 1\nAl\nAl 1 1 1\nO\nO 1 0 0\n--- Al\n. 1 2 1\n", "1 1\nAl\nAl 1 1 1\n--- Al\n. 1 2 x\n",
-                         "x y\n"};
+    /* ranges may share an end */
+    const char touching[] = "1 2\nAl\nAl 1 1 1\n--- Al\n. 1 2 1\n. 2 3 1\n";
+    CHECK(ptreg_ranges_read_memory(touching, strlen(touching), "t.rng", &r, &err) == PTREG_OK && r.n == 2);
+    ptreg_ranges_free(&r);
+    const char *bad[] = {"2 4\nAl\nAl 1 1 1\nO\nO 1 0 0\n--- Al O\n. 1 2 1 0\n",
+                         "900 2\nAl\n",
+                         "2 1\nAl\nAl 1 1 1\nO\nO 1 0 0\n--- Al\n. 1 2 1\n",
+                         "1 1\nAl\nAl 1 1 1\n--- Al\n. 1 2 x\n",
+                         "x y\n",
+                         "1 2\nAl\nAl 1 1 1\n--- Al\n. 1 2 1\n. 1.5 1.6 1\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(ptreg_ranges_read_memory(bad[i], strlen(bad[i]), "b.rng", &r, &err) == PTREG_ERR_FORMAT);
         CHECK_MSG(strstr(err.message, "b.rng: line "), "%zu: %s", i, err.message);

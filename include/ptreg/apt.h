@@ -53,10 +53,12 @@ PTREG_API ptreg_status ptreg_apt_write_pos(const char *path, const float *xyz, c
 
 /* A mass-to-charge interval [lo, hi] and the ion it names: the range's
  * Name: in a .rrng file, else its composition written out (Al, AlO, Al2O3:
- * elements in the file's order, counts above 1 after them). */
+ * elements in the file's order, counts above 1 after them). Ranges of a
+ * file never overlap (they may share an end). */
 typedef struct ptreg_range {
     double lo, hi;
     char ion[PTREG_ION_NAME_MAX];
+    size_t line; /* the file's line that gives it */
 } ptreg_range;
 
 typedef struct ptreg_ranges {

@@ -88,7 +88,7 @@ static ptreg_status add_range(const io_in *in, ptreg_ranges *r, size_t cap, size
     if (r->n >= cap)
         return io_fail_line(in, PTREG_ERR_FORMAT, at, "more ranges than the file can hold");
     ptreg_range *x = &r->range[r->n++];
-    x->lo = lo, x->hi = hi;
+    x->lo = lo, x->hi = hi, x->line = at;
     snprintf(x->ion, sizeof x->ion, "%s", ion);
     return PTREG_OK;
 }
@@ -264,6 +264,38 @@ static ptreg_status read_rng(const io_in *in, ptreg_ranges *r)
     return st;
 }
 
+static int by_low(const void *pa, const void *pb)
+{
+    const ptreg_range *a = *(const ptreg_range *const *)pa, *b = *(const ptreg_range *const *)pb;
+    if (a->lo != b->lo)
+        return a->lo < b->lo ? -1 : 1;
+    return (a->line > b->line) - (a->line < b->line);
+}
+
+/* An ion whose mass-to-charge falls in two ranges would be named twice:
+ * such a file is refused, naming both lines. Ranges may share an end. */
+static ptreg_status check_overlaps(const io_in *in, const ptreg_ranges *r)
+{
+    const ptreg_range **sorted = malloc((r->n + 1) * sizeof *sorted);
+    if (!sorted)
+        return ptreg_error_set(in->err, PTREG_ERR_NOMEM, "%s: out of memory", in->name);
+    for (size_t i = 0; i < r->n; i++)
+        sorted[i] = &r->range[i];
+    qsort(sorted, r->n, sizeof *sorted, by_low);
+    ptreg_status st = PTREG_OK;
+    const ptreg_range *reach = r->n ? sorted[0] : NULL; /* of those so far, the one reaching highest */
+    for (size_t i = 1; !st && i < r->n; i++) {
+        const ptreg_range *x = sorted[i];
+        if (x->lo < reach->hi)
+            st = io_fail_line(in, PTREG_ERR_FORMAT, x->line > reach->line ? x->line : reach->line,
+                              "ranges overlap: %g to %g (%s, line %zu) and %g to %g (%s, line %zu)", reach->lo,
+                              reach->hi, reach->ion, reach->line, x->lo, x->hi, x->ion, x->line);
+        reach = x->hi > reach->hi ? x : reach;
+    }
+    free(sorted);
+    return st;
+}
+
 ptreg_status ptreg_ranges_read_memory(const void *data, size_t size, const char *name, ptreg_ranges *ranges,
                                       ptreg_error *err)
 {
@@ -280,6 +312,7 @@ ptreg_status ptreg_ranges_read_memory(const void *data, size_t size, const char 
     while (i < size && isspace((unsigned char)d[i]))
         i++;
     ptreg_status st = i < size && d[i] == '[' ? read_rrng(&in, ranges) : read_rng(&in, ranges);
+    st = st ? st : check_overlaps(&in, ranges);
     if (st)
         ptreg_ranges_free(ranges);
     return st;

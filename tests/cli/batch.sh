@@ -151,4 +151,15 @@ expect 3 -- "$PTREG" batch --pairs "$WORK/huge.ptpairs" -o "$WORK/never.npy"; er
 expect 3 -- "$PTREG" batch --pairs "$WORK/crystal.pos" -o "$WORK/never.npy"; err_has "not a ptreg pairs file"
 expect 3 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --ranges "$WORK/bad.pos" --ion Al
 no_file "$WORK/never.npy"
+# an ion that two ranges would name
+printf '[Ranges]\nNumber=2\nRange1=26.5 27.5 Al:1\nRange2=27.0 28.0 Mg:1\n' > "$WORK/overlap.rrng"
+expect 3 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --ranges "$WORK/overlap.rrng" --ion Al
+err_has "overlap.rrng: line 4: ranges overlap"; no_file "$WORK/never.npy"
+# a motif of two points, and an .epos that is not whole 44-byte records
+printf '0.1 0 0\n0 0.2 0\n' > "$WORK/two.xyz"
+expect 3 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --motif-file "$WORK/two.xyz"
+err_has "two.xyz"; err_has "this one 2"; no_file "$WORK/never.npy"
+head -c 4400 "$WORK/crystal.pos" > "$WORK/cut.epos"; head -c 7 "$WORK/crystal.pos" >> "$WORK/cut.epos"
+expect 3 -- "$PTREG" batch "$WORK/cut.epos" -o "$WORK/never.npy"; err_has "cut.epos: byte 4400"
+no_file "$WORK/never.npy"
 finish
