@@ -219,6 +219,11 @@ class Report {
     if (d.key) p.append(element('h2', {}, d.key === 'ipf' ? 'Inverse pole figure of z' : '|z| in the crystal frame'),
       keyCanvas(d.key), element('div', { class: 'note' }, d.key === 'ipf' ? '001 (red), 101 (green), 111 (blue)' : 'x red, y green, z blue'));
     for (const c of d.curves) p.append(element('h2', {}, c.title), curveSvg(c));
+    for (const f of d.figures || []) {
+      const figure = element('div', { class: 'figure' });
+      figure.innerHTML = f.svg; // the library's own SVG (ptreg_report_add_figure)
+      p.append(element('h2', {}, f.title), figure);
+    }
     if (d.result) this.addNumbers(d.result);
   }
 

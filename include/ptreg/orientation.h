@@ -15,6 +15,58 @@
 extern "C" {
 #endif
 
+/* ---- grain maps (with ptreg_orientation_options.grain_map) ---- */
+
+typedef struct ptreg_grain {
+    size_t atoms;
+    double q[4];        /* the mean orientation, as ptreg_orientations' q (fundamental zone), of its
+                           atoms oriented within 15 degrees of their overall mean */
+    double spread_deg;  /* RMS misorientation of those atoms to the mean */
+    double centroid[3]; /* nm */
+} ptreg_grain;
+
+/* Two grains that touch: some atom of one has a neighbor in the other. */
+typedef struct ptreg_grain_boundary {
+    uint32_t a, b;             /* the grains, a < b */
+    size_t links;              /* neighbor pairs across it: its area, in links */
+    double misorientation_deg; /* between the grains' mean orientations */
+} ptreg_grain_boundary;
+
+/* The grains of an orientation map: atoms joined to each of their 12
+ * nearest atoms with an orientation when the two are misoriented by less
+ * than half the threshold (up to the motif's symmetry); grains below
+ * min_atoms dissolved into the grain most of an atom's neighbors are in;
+ * neighboring grains whose mean orientations are misoriented by less than
+ * the threshold joined; atoms at boundaries given to the neighboring grain
+ * under whose mean orientation they and their neighbors fit the motif best
+ * (docs/ALGORITHMS.md, Grain maps). The same for any thread count. */
+typedef struct ptreg_grain_map {
+    int32_t *grain; /* n: each atom's grain, -1 where it has no orientation */
+    size_t count;   /* grains, largest first (ties: the one holding the lower atom index) */
+    ptreg_grain *grains;
+    size_t boundary_count;
+    ptreg_grain_boundary *boundaries; /* by (a, b) */
+    size_t grained;                   /* atoms in a grain */
+    double threshold_deg;
+    /* The boundaries' misorientations, one count per boundary, in bins of
+     * bin_deg from 0 (the last holds everything beyond); for cubic motifs
+     * the counts Mackenzie's distribution of random orientations expects
+     * (Biometrika 45, 1958) and chi2 = sum over the bins expecting >= 5 of
+     * (count - expected)^2 / expected, on dof = those bins - 1. */
+    size_t bins;
+    double bin_deg;
+    size_t *bin_count;
+    double *bin_expected; /* NULL unless cubic */
+    double chi2;
+    size_t dof;
+    /* SVG text: the histogram with Mackenzie's expectation, then the {100},
+     * {110} and {111} pole figures (every atom's poles in the sample frame on
+     * the upper hemisphere's equal-area projection seen down z, x right, and
+     * the grains' means as rings); the pole figures NULL unless cubic. */
+    char *figure[4];
+    double time_ms;
+} ptreg_grain_map;
+
 /* ---- orientations of atomic neighborhoods ---- */
 
 typedef enum ptreg_orientation_flag {
@@ -32,22 +84,27 @@ typedef struct ptreg_orientation_options {
     double radius;      /* > 0: only neighbors within it (at most k); 0: the k nearest (default) */
     const float *motif; /* the reference: motif_points points about the origin */
     size_t motif_points;
-    int estimate_motif;        /* rounds of motif estimation (generalised Procrustes; default 0) */
-    double min_matched;        /* below this matched fraction an atom is flagged poor (default 0.5) */
-    double symmetry_tol;       /* ptreg_motif_symmetry's tol (default 0.1) */
-    int assignment;            /* 1: keep each neighbor's motif point */
-    double start_spacing;      /* degrees: rotation-only registration starts from rotations that
+    int estimate_motif;         /* rounds of motif estimation (generalised Procrustes; default 0) */
+    double min_matched;         /* below this matched fraction an atom is flagged poor (default 0.5) */
+    double symmetry_tol;        /* ptreg_motif_symmetry's tol (default 0.1) */
+    int assignment;             /* 1: keep each neighbor's motif point */
+    double start_spacing;       /* degrees: rotation-only registration starts from rotations that
                                cover the motif's orientations this closely, and keeps the best
                                (EM-ICP's basin is ~40 degrees wide); >= 180: from the identity
                                alone; 0 (default): 35, or 25 for grain pools */
-    double grain_radius;       /* > 0 (nm): report each atom's grain orientation instead of its own
+    double grain_radius;        /* > 0 (nm): report each atom's grain orientation instead of its own
                                neighborhood's: registered pools of the neighborhoods within this
                                radius of seed atoms on a grid of this spacing, each atom taking
                                the nearby pool's orientation its neighborhood fits best (for
                                noisy data; default 0) */
-    size_t pool_points;        /* the most points a pool takes (default 384); a pool's schedule ends
+    size_t pool_points;         /* the most points a pool takes (default 384); a pool's schedule ends
                                at sigma^2 = 0.01 r^2 unless batch.sigma2_final says */
-    ptreg_batch_options batch; /* default: rotation only */
+    int grain_map;              /* 1: also the grain map (ptreg_orientations.grains; one process
+                                  only: not with ptreg_orientations_distributed) */
+    double grain_threshold_deg; /* the grain map's threshold (0: the default, 5 degrees) */
+    size_t grain_min_atoms;     /* grains of fewer atoms are dissolved (0: the default, 100: at
+                                   0.05 nm noise, clumps of pools misregistered alike reach 169) */
+    ptreg_batch_options batch;  /* default: rotation only */
     /* Shared runs (set by ptreg_orientations_distributed), else left NULL: */
     const uint8_t *registered; /* only atoms with a nonzero entry are registered; the other taken
                                   atoms are neighbors only (a process's halo) */
@@ -88,9 +145,10 @@ typedef struct ptreg_orientations {
     size_t starts; /* starting rotations per neighborhood */
     size_t pools;  /* with grain pooling: the pools registered */
     ptreg_batch_stats stats;
-    double neighbor_ms; /* finding the neighborhoods */
-    double grain_ms;    /* with grain pooling: pooling and choosing each atom's grain (not the pools'
+    double neighbor_ms;      /* finding the neighborhoods */
+    double grain_ms;         /* with grain pooling: pooling and choosing each atom's grain (not the pools'
                            registration, which stats times) */
+    ptreg_grain_map *grains; /* with opt->grain_map, else NULL */
 } ptreg_orientations;
 
 /* Orientations of the atoms' neighborhoods. selected (NULL: all) picks
@@ -107,7 +165,10 @@ PTREG_API void ptreg_orientations_free(ptreg_orientations *o);
  * absolute components of that axis in the crystal frame; grey where the
  * atom has no orientation. ptreg_orientation_color_key says which. */
 PTREG_API void ptreg_orientation_color(const ptreg_orientations *o, size_t i, unsigned char rgb[3]);
-PTREG_API const char *ptreg_orientation_color_key(const ptreg_orientations *o);
+static inline const char *ptreg_orientation_color_key(const ptreg_orientations *o)
+{
+    return o->symmetry_count == 24 ? "inverse pole figure of z" : "|z in the crystal frame|";
+}
 
 /* ---- shared among processes (MPI ranks) ---- */
 

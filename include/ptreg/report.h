@@ -87,6 +87,10 @@ PTREG_API ptreg_status ptreg_report_add_volume_slices(ptreg_report *report, cons
 /* A curve of n values, one a step (the measure per iteration), beside the view. */
 PTREG_API ptreg_status ptreg_report_add_curve(ptreg_report *report, const char *title, const char *measure,
                                               const double *values, size_t n, ptreg_error *err);
+/* A figure beside the view: SVG text (as ptreg_pole_figure_svg makes),
+ * drawn as given under its title. */
+PTREG_API ptreg_status ptreg_report_add_figure(ptreg_report *report, const char *title, const char *svg,
+                                               ptreg_error *err);
 /* A colour key the viewer draws for ptreg_orientation_color's maps: "ipf"
  * (cubic motifs: the inverse pole figure's standard triangle) or "axis"
  * (the others: the absolute components of the sample's z axis). */

@@ -133,7 +133,7 @@ size_t ptreg_lattice_shells(ptreg_lattice lattice, size_t *shells, size_t max)
 
 /* ---- quaternions ---- */
 
-static void quat_mul(const double a[4], const double b[4], double out[4])
+void orient_quat_mul(const double a[4], const double b[4], double out[4])
 {
     const double w = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
     const double x = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
@@ -280,7 +280,7 @@ void ptreg_orientation_reduce(const double q[4], const double sym[][4], size_t c
     double best[4] = {q[0], q[1], q[2], q[3]}, bw = -1.0;
     for (size_t i = 0; i < count; i++) {
         double g[4];
-        quat_mul(sym[i], q, g);
+        orient_quat_mul(sym[i], q, g);
         if (fabs(g[0]) > bw + 1e-12) {
             bw = fabs(g[0]);
             memcpy(best, g, sizeof best);
@@ -297,8 +297,8 @@ double ptreg_misorientation_deg(const double a[4], const double b[4], const doub
     double best = 0.0;
     for (size_t i = 0; i < count; i++) {
         double g[4], d[4];
-        quat_mul(sym[i], a, g);
-        quat_mul(g, binv, d);
+        orient_quat_mul(sym[i], a, g);
+        orient_quat_mul(g, binv, d);
         best = fmax(best, fabs(d[0]));
     }
     return 2.0 * acos(fmin(1.0, best)) * (180.0 / 3.14159265358979323846);

@@ -11,6 +11,7 @@
 
 #include "ptreg/orientation.h"
 #include "ptreg/nn.h"
+#include "apt/grains_impl.h"
 #include "apt/orientation_impl.h"
 #include "reg/batch/batch_pairs.h"
 
@@ -39,6 +40,9 @@
 /* Motif estimation sums rotated points in fixed point (2^-32 nm), so the
  * mean is the same bits whatever the order of the atoms (threads, ranks). */
 #define FIXED_SCALE 4294967296.0
+/* The grain map's defaults (ptreg_orientation_options). */
+#define GRAIN_THRESHOLD_DEG 5.0
+#define GRAIN_MIN_ATOMS 100
 
 void ptreg_orientation_options_default(ptreg_orientation_options *opt)
 {
@@ -74,6 +78,9 @@ void ptreg_orientations_free(ptreg_orientations *o)
     free(o->reach);
     free(o->assignment);
     free(o->motif);
+    if (o->grains)
+        grain_map_free(o->grains);
+    free(o->grains);
     memset(o, 0, sizeof *o);
 }
 
@@ -96,10 +103,6 @@ void ptreg_orientation_color(const ptreg_orientations *o, size_t i, unsigned cha
         rgb[k] = (unsigned char)lround(255.0 * fabs(R[3 * k + 2]));
 }
 
-const char *ptreg_orientation_color_key(const ptreg_orientations *o)
-{
-    return cubic(o) ? "inverse pole figure of z" : "|z in the crystal frame|";
-}
 
 static ptreg_status check_options(const ptreg_orientation_options *o, ptreg_error *err)
 {
@@ -119,6 +122,8 @@ static ptreg_status check_options(const ptreg_orientation_options *o, ptreg_erro
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "orientations: start_spacing >= 0, grain_radius >= 0 and, "
                                "pooling, pool_points >= 3");
+    if (!(o->grain_threshold_deg >= 0 && o->grain_threshold_deg < 180))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: the grain map's threshold is in (0, 180) degrees");
     for (size_t i = 0; i < 3 * o->motif_points; i++)
         if (!isfinite(o->motif[i]))
             return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: motif point %zu is not finite", i / 3);
@@ -531,6 +536,20 @@ static void finish(const atoms *a, const registration *r, ptreg_orientations *ou
         out->flagged += out->flag[i] != PTREG_ORIENT_OK;
 }
 
+static ptreg_status make_grain_map(const float *xyz, const ptreg_orientation_options *o, ptreg_orientations *out,
+                                   ptreg_error *err)
+{
+    if (!o->grain_map)
+        return PTREG_OK;
+    out->grains = calloc(1, sizeof *out->grains);
+    if (!out->grains)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the grain map");
+    const double threshold = o->grain_threshold_deg > 0 ? o->grain_threshold_deg : GRAIN_THRESHOLD_DEG;
+    const size_t min_atoms = o->grain_min_atoms > 0 ? o->grain_min_atoms : GRAIN_MIN_ATOMS;
+    ptreg_status st = grain_map_compute(xyz, out, threshold, min_atoms, out->grains, err);
+    return st ? st : grain_figures(out, out->grains, err);
+}
+
 ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_t *selected,
                                         const ptreg_orientation_options *o_in, ptreg_orientations *out,
                                         ptreg_error *err)
@@ -567,6 +586,7 @@ ptreg_status ptreg_orientations_compute(const float *xyz, size_t n, const uint8_
     }
     if (!st)
         finish(&a, &r, out);
+    st = st ? st : make_grain_map(xyz, o, out, err);
     registration_free(&r);
     atoms_free(&a);
     if (st)

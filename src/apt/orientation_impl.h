@@ -71,6 +71,9 @@ typedef struct orient_grain_options {
 ptreg_status orient_grains(const orient_grain_input *in, const orient_grain_options *opt, double *T, float *reach,
                            size_t *pools_used, double *grain_ms, ptreg_batch_stats *stats, ptreg_error *err);
 
+/* The quaternion product a b (w x y z): the rotation b, then a. */
+void orient_quat_mul(const double a[4], const double b[4], double out[4]);
+
 /* Declared in the public headers before 1.x; the library's own (not exported). */
 /* The proper rotations that map the motif onto itself, each point to
  * within tol x its shortest distance between two points: the identity

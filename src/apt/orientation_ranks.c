@@ -242,7 +242,10 @@ ptreg_status ptreg_orientations_distributed(const ptreg_ranks *ranks, const floa
 {
     memset(out, 0, sizeof *out);
     memset(share, 0, sizeof *share);
-    ptreg_status st = check_ranks(ranks, xyz, n, err);
+    ptreg_status st = opt && opt->grain_map /* a rank holds its slab: the grains cross slabs */
+                          ? ptreg_error_set(err, PTREG_ERR_ARG,
+                                            "orientations: a grain map takes one process's atoms, not ranks'")
+                          : check_ranks(ranks, xyz, n, err);
     if (st)
         return st;
     ptreg_orientation_options defaults;

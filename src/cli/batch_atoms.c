@@ -1,5 +1,6 @@
 /* ptreg batch's atoms (batch_cli.h): the input read, the ions selected,
  * the motif made, and the run's summary printed. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +214,21 @@ int batch_print_atoms_json(const atoms_report *rep)
         cli_json_number(j, "halo", rep->s.halo);
         cli_json_number(j, "halo_rounds", rep->s.halo_rounds);
     }
+    if (rep->grains.computed) {
+        const batch_grain_summary *g = &rep->grains;
+        cJSON *gm = cli_json_object(j, "grain_map");
+        cli_json_number(gm, "grains", (double)g->grains);
+        cli_json_number(gm, "grained_atoms", (double)g->grained);
+        cli_json_number(gm, "boundaries", (double)g->boundaries);
+        cli_json_number(gm, "threshold_deg", g->threshold_deg);
+        if (isfinite(g->chi2)) { /* cubic motifs */
+            cli_json_number(gm, "mackenzie_chi2", g->chi2);
+            cli_json_number(gm, "mackenzie_dof", (double)g->dof);
+        }
+        cli_json_number(gm, "time_ms", g->time_ms);
+        if (r->grains_out)
+            cli_json_string(gm, "dir", r->grains_out);
+    }
     if (r->output)
         cli_json_string(j, "output", r->output);
     cli_json_string(j, "version", ptreg_version());
@@ -239,6 +255,11 @@ void batch_print_atoms_human(const atoms_report *rep)
     printf("  time: read %.1f ms, neighbors %.1f ms, registration %.1f ms (%.0f pairs/s, %.3f Gpts/s)\n", rep->read_ms,
            rep->s.neighbor_ms, rep->s.register_ms, s > 0 ? (double)t->registered / s : 0.0,
            s > 0 ? t->pair_terms / s / 1e9 : 0.0);
+    if (rep->grains.computed)
+        printf("  grains: %zu (%zu atoms in one), %zu boundaries; threshold %g deg\n", rep->grains.grains,
+               rep->grains.grained, rep->grains.boundaries, rep->grains.threshold_deg);
     if (rep->r->output)
         printf("  wrote %s\n", rep->r->output);
+    if (rep->r->grains_out)
+        printf("  wrote %s/ (grain_map.npy, grains.csv, boundaries.csv, figures)\n", rep->r->grains_out);
 }

@@ -35,6 +35,7 @@ typedef struct batch_request {
     double lattice_constant;
     size_t motif_points;
     ptreg_orientation_options orient;
+    const char *grains_out; /* --grains-out DIR, or NULL */
     int json;
 } batch_request;
 
@@ -72,6 +73,23 @@ int batch_write_assignment(const char *path, const ptreg_orientations *o);
  * (cli_report); nothing without it. */
 int batch_report_orientations(const batch_atoms *atoms, const ptreg_orientations *o);
 
+/* ---- grains (batch_grains.c) ---- */
+
+/* The grain map's figures for the JSON (computed: 0 when no map was made). */
+typedef struct batch_grain_summary {
+    int computed;
+    size_t grains, grained, boundaries;
+    double threshold_deg, time_ms;
+    double chi2; /* against Mackenzie (cubic motifs); NaN otherwise */
+    size_t dof;
+} batch_grain_summary;
+
+/* The orientations' grain map (made with --grains-out or --html): its
+ * files written into the directory, its layer and figures added to the
+ * page; nothing without one. */
+int batch_grains(const batch_request *r, const batch_atoms *atoms, const ptreg_orientations *o,
+                 batch_grain_summary *summary);
+
 /* ---- summaries ---- */
 
 #define BATCH_HIST_BINS 20
@@ -108,6 +126,7 @@ typedef struct atoms_report {
     batch_atom_stats s;
     double read_ms, total_ms;
     int ranks;
+    batch_grain_summary grains;
 } atoms_report;
 
 int batch_load_atoms(const char *path, batch_atoms *atoms);

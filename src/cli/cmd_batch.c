@@ -57,6 +57,15 @@ static const cli_option batch_options[] = {
      "neighbors nearest first",
      "npy"},
     {"min-matched", 0, "F", "flag an atom poor below this matched fraction (default 0.5)"},
+    {"grains-out", 0, "DIR",
+     "write the grain map into DIR (made if missing): grain_map.npy (a grain per atom, int32, -1: none), "
+     "grains.csv (each grain's atoms, mean orientation, spread, centroid), boundaries.csv, "
+     "misorientation.svg (the boundaries' histogram against Mackenzie's random cubic one) and, "
+     "for cubic motifs, pole_100.svg, pole_110.svg, pole_111.svg; --html draws them too",
+     CLI_WRITES_FOLDER},
+    {"grain-threshold", 0, "DEG", "grain map: neighbors misoriented by less are one grain (default 5)"},
+    {"grain-min-atoms", 0, "N",
+     "grain map: smaller grains join the grain most of their atoms' neighbors are in (default 100)"},
     {"translation", 0, NULL, "free the translation too (the default with --pairs)"},
     {"rotation-only", 0, NULL, "rotation about the origin only (the default for atoms)"},
     {"engine", 0, "NAME",
@@ -134,9 +143,9 @@ static int read_schedule(const cli_args *a, int pairs, ptreg_batch_options *o)
 static int refuse_atom_options(const cli_args *a)
 {
     static const char *const atom_only[] = {
-        "motif",         "lattice", "motif-points", "motif-file", "estimate-motif", "motif-out",    "k",
-        "radius",        "ranges",  "ion",          "assignment", "min-matched",    "grain-radius", "pool-points",
-        "start-spacing", "html"};
+        "motif",         "lattice", "motif-points", "motif-file",      "estimate-motif", "motif-out",    "k",
+        "radius",        "ranges",  "ion",          "assignment",      "min-matched",    "grain-radius", "pool-points",
+        "start-spacing", "html",    "grains-out",   "grain-threshold", "grain-min-atoms"};
     for (size_t i = 0; i < sizeof atom_only / sizeof atom_only[0]; i++)
         if (cli_has(a, atom_only[i])) {
             cli_error("batch", "--%s is for atoms, not --pairs", atom_only[i]);
@@ -173,6 +182,10 @@ static int read_atom_options(const cli_args *a, batch_request *r)
     rc = rc ? rc : cli_size(a, "pool-points", 3, 1 << 20, &r->orient.pool_points);
     rc = rc ? rc : cli_double(a, "start-spacing", 1.0, 180.0, &r->orient.start_spacing);
     r->orient.assignment = cli_has(a, "assignment");
+    rc = rc ? rc : cli_double(a, "grain-threshold", 0.01, 90.0, &r->orient.grain_threshold_deg);
+    rc = rc ? rc : cli_size(a, "grain-min-atoms", 1, (size_t)1 << 40, &r->orient.grain_min_atoms);
+    r->grains_out = cli_string(a, "grains-out", NULL);
+    r->orient.grain_map = r->grains_out || cli_has(a, "html");
     return rc;
 }
 
@@ -204,8 +217,8 @@ static int read_request(const cli_args *a, batch_request *r)
     }
     r->batch.reference = r->engine == ENGINE_PLAIN;
     r->batch.loop = r->engine == ENGINE_LOOP;
-    if (!r->output && !r->json && !cli_has(a, "html")) {
-        cli_error("batch", "nothing to do: give -o OUT, --json, --html FILE or more");
+    if (!r->output && !r->json && !cli_has(a, "html") && !cli_has(a, "grains-out")) {
+        cli_error("batch", "nothing to do: give -o OUT, --json, --html FILE, --grains-out DIR or more");
         return EXIT_USAGE;
     }
     return EXIT_OK;
@@ -248,7 +261,8 @@ static int atoms_here(const batch_request *r, const batch_atoms *atoms, const pt
     int rc = r->output ? batch_write_orientations(r->output, format, atoms, o) : EXIT_OK;
     const char *assignment = cli_string(r->a, "assignment", NULL);
     rc = rc ? rc : assignment ? batch_write_assignment(assignment, o) : EXIT_OK;
-    return rc ? rc : batch_report_orientations(atoms, o);
+    rc = rc ? rc : batch_report_orientations(atoms, o);
+    return rc ? rc : batch_grains(r, atoms, o, &rep->grains);
 }
 
 static int check_atom_outputs(const cli_args *a, const char *output, batch_format *format)
@@ -317,8 +331,8 @@ int cli_run_batch(int argc, char **argv)
     cli_comm comm;
     if ((rc = read_request(&a, &r)) || (rc = cli_comm_open(&comm)))
         return rc;
-    if (comm.size > 1 && cli_has(&a, "html")) { /* each rank holds only its slab's orientations */
-        cli_error("batch", "--html draws one process's atoms: run it without mpirun");
+    if (comm.size > 1 && (cli_has(&a, "html") || cli_has(&a, "grains-out"))) { /* each rank holds its slab's */
+        cli_error("batch", "--html and --grains-out take one process's atoms: run them without mpirun");
         rc = EXIT_USAGE;
     }
     rc = rc ? rc : cli_report_begin(&a, "batch");

@@ -214,6 +214,20 @@ static cJSON *curves_json(page *p, const ptreg_report *r, size_t count)
     return a;
 }
 
+static cJSON *figures_json(page *p, const ptreg_report *r, size_t count)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < count; i++) {
+        const char *title, *svg;
+        report_figure_view(r, i, &title, &svg);
+        cJSON *f = cJSON_CreateObject();
+        put_string(p, f, "title", title);
+        put_string(p, f, "svg", svg);
+        put_item(p, a, NULL, f);
+    }
+    return a;
+}
+
 static cJSON *shown_json(page *p, size_t shown, size_t given, size_t cap)
 {
     cJSON *o = cJSON_CreateObject();
@@ -242,6 +256,7 @@ static cJSON *description(page *p, const ptreg_report *r, const report_contents 
     put_string(p, d, "version", PTREG_VERSION_STRING);
     put_item(p, d, "shown", shown_json(p, shown_all, report_points_given(r), c->max_points));
     put_item(p, d, "curves", curves_json(p, r, c->curve_count));
+    put_item(p, d, "figures", figures_json(p, r, c->figure_count));
     put_item(p, d, "key", c->key ? cJSON_CreateString(c->key) : cJSON_CreateNull());
     put_item(p, d, "result", c->json ? cJSON_Parse(c->json) : cJSON_CreateNull()); /* valid: set_json checked it */
     return d;

@@ -6,7 +6,7 @@
 
 typedef struct report_contents {
     const char *title, *key, *json;
-    size_t max_points, layer_count, curve_count;
+    size_t max_points, layer_count, curve_count, figure_count;
 } report_contents;
 
 /* One layer as kept (report.c's layer, read only). */
@@ -30,6 +30,7 @@ size_t report_pick(size_t i, size_t kept, size_t total);
 size_t report_points_given(const ptreg_report *r);
 void report_view(const ptreg_report *r, report_contents *c);
 void report_layer_view(const ptreg_report *r, size_t i, report_layer *v);
+void report_figure_view(const ptreg_report *r, size_t i, const char **title, const char **svg);
 void report_curve_view(const ptreg_report *r, size_t i, const char **title, const char **measure, const double **values,
                        size_t *n);
 

@@ -43,6 +43,10 @@ typedef struct curve {
     size_t n;
 } curve;
 
+typedef struct figure {
+    char *title, *svg;
+} figure;
+
 struct ptreg_report {
     char *title;
     size_t max_points;
@@ -50,6 +54,8 @@ struct ptreg_report {
     size_t layer_count;
     curve *curves;
     size_t curve_count;
+    figure *figures;
+    size_t figure_count;
     char *key;
     char *json;
 };
@@ -112,6 +118,11 @@ void ptreg_report_destroy(ptreg_report *r)
     }
     free(r->layers);
     free(r->curves);
+    for (size_t i = 0; i < r->figure_count; i++) {
+        free(r->figures[i].title);
+        free(r->figures[i].svg);
+    }
+    free(r->figures);
     free(r->title);
     free(r->key);
     free(r->json);
@@ -325,6 +336,23 @@ ptreg_status ptreg_report_add_curve(ptreg_report *r, const char *title, const ch
     return PTREG_OK;
 }
 
+ptreg_status ptreg_report_add_figure(ptreg_report *r, const char *title, const char *svg, ptreg_error *err)
+{
+    if (!title || !svg || strncmp(svg, "<svg", 4))
+        return report_error(err, PTREG_ERR_ARG, "a figure needs a title and SVG text (<svg ...>)");
+    figure *grown = realloc(r->figures, (r->figure_count + 1) * sizeof *grown);
+    if (!grown)
+        return out_of_memory(err);
+    r->figures = grown;
+    figure f = {copy_text(title), copy_text(svg)};
+    if (!f.title || !f.svg) {
+        free(f.title), free(f.svg);
+        return out_of_memory(err);
+    }
+    r->figures[r->figure_count++] = f;
+    return PTREG_OK;
+}
+
 static ptreg_status replace_text(char **slot, const char *text, ptreg_error *err)
 {
     char *c = copy_text(text);
@@ -371,6 +399,7 @@ void report_view(const ptreg_report *r, report_contents *c)
     c->json = r->json;
     c->layer_count = r->layer_count;
     c->curve_count = r->curve_count;
+    c->figure_count = r->figure_count;
 }
 
 void report_layer_view(const ptreg_report *r, size_t i, report_layer *v)
@@ -383,6 +412,11 @@ void report_layer_view(const ptreg_report *r, size_t i, report_layer *v)
     memcpy(v->corner, l->corner, sizeof v->corner);
     memcpy(v->across, l->across, sizeof v->across);
     memcpy(v->down, l->down, sizeof v->down);
+}
+
+void report_figure_view(const ptreg_report *r, size_t i, const char **title, const char **svg)
+{
+    *title = r->figures[i].title, *svg = r->figures[i].svg;
 }
 
 void report_curve_view(const ptreg_report *r, size_t i, const char **title, const char **measure, const double **values,

@@ -95,7 +95,13 @@ w = sys.argv[1]
 page, want = report_page.load(w + "/b.html"), json.load(open(w + "/bj.json"))
 assert page.result["registered"] == want["registered"] == 863, page.result
 assert page.result["orientations"]["residual_mean"] == want["orientations"]["residual_mean"]
-assert page.description["key"] == "ipf" and page.names() == ["atoms"], (page.description["key"], page.names())
+assert page.description["key"] == "ipf" and page.names() == ["atoms", "grains"], (page.description["key"], page.names())
+# the grain map's layer and figures: one crystal, one grain; the pole figures of a cubic motif
+assert page.layer("grains")["count"] == 863, page.layer("grains")
+titles = [f["title"] for f in page.description["figures"]]
+assert titles == ["Grain boundaries' misorientation", "{100} pole figure", "{110} pole figure",
+                  "{111} pole figure"], titles
+assert all(f["svg"].startswith("<svg") for f in page.description["figures"])
 atoms = page.layer("atoms")
 assert atoms["kind"] == "points" and atoms["count"] == 863, atoms  # not the atom at NaN
 raw = open(w + "/h.ply", "rb").read()
@@ -107,6 +113,7 @@ assert (np.frombuffer(page.bytes_of(atoms, "colors"), np.uint8).reshape(-1, 3) =
 assert (np.array(page.floats(atoms, "positions")).reshape(-1, 3) == rows["v"][:, :3]).all()
 hcp = report_page.load(w + "/hcp.html")
 assert hcp.description["key"] == "axis" and hcp.result["motif"]["source"] == "hcp", hcp.description["key"]
+assert [f["title"] for f in hcp.description["figures"]] == ["Grain boundaries' misorientation"]  # no cubic poles
 EOF
     expect 2 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/never.npy" --html "$WORK/never.html"
     err_has "for atoms"; no_file "$WORK/never.npy"; no_file "$WORK/never.html"
@@ -126,6 +133,27 @@ assert good.sum() >= 2900 and np.percentile(angle, 99) < 0.01, (good.sum(), np.p
 EOF
 fi
 
+# --grains-out: the grain map's files; one crystal is one grain
+expect 0 -- "$PTREG" batch "$WORK/crystal.pos" --radius 0.35 --grains-out "$WORK/gr" --grain-min-atoms 50 --json
+$PY - "$WORK" <<'EOF' || fail "batch --grains-out: the files or the JSON are wrong"
+import csv, json, sys
+import numpy as np
+import xml.etree.ElementTree as ET
+w = sys.argv[1]
+out = json.load(open(w + "/out"))
+g = out["grain_map"]
+assert g["grains"] == 1 and g["grained_atoms"] == 863 and g["boundaries"] == 0 and g["threshold_deg"] == 5, g
+ids = np.load(w + "/gr/grain_map.npy")
+assert ids.dtype == np.int32 and ids.shape == (864, 1) and (ids == 0).sum() == 863 and (ids == -1).sum() == 1
+rows = list(csv.DictReader(open(w + "/gr/grains.csv")))
+assert len(rows) == 1 and int(rows[0]["atoms"]) == 863 and float(rows[0]["spread_deg"]) < 1, rows
+assert open(w + "/gr/boundaries.csv").read() == "grain_a,grain_b,links,misorientation_deg\n"
+for name in ("misorientation", "pole_100", "pole_110", "pole_111"):
+    root = ET.parse(w + "/gr/" + name + ".svg").getroot()
+    assert root.tag.endswith("svg"), name
+EOF
+expect 0 -- "$PTREG" batch "$WORK/crystal.pos" --radius 0.35 --grains-out "$WORK/gr"; out_has "grains: 1"
+
 # ---- bad options: exit 2, nothing written ----
 expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --motif xyz; err_has "xyz"
 expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --ion Al; err_has "ranges"
@@ -141,6 +169,9 @@ expect 2 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/never.npy" --k 
 expect 2 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/never.npy" --engine loop --rotation-only
 expect 2 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/never.ply"; err_has "npy or .csv"
 expect 2 -- "$PTREG" batch "$WORK/crystal.pos"; err_has "nothing to do"
+expect 2 -- "$PTREG" batch "$WORK/crystal.pos" --grains-out "$WORK/never" --grain-threshold 0; err_has "grain-threshold"
+expect 2 -- "$PTREG" batch --pairs "$WORK/one.ptpairs" -o "$WORK/never.npy" --grains-out "$WORK/never"
+err_has "for atoms"; no_file "$WORK/never"
 no_file "$WORK/never.npy"
 
 # ---- bad input: exit 3, the file named, nothing written ----
