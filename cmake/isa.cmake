@@ -1,6 +1,6 @@
 # Hot kernels are compiled once per instruction set: a file foo_isa.c is built
 # as foo_isa.c.generic / .avx2 / .avx512 objects, each defining its functions
-# with the suffix PTREG_ISA_SUFFIX (ISA_FN, src/device/cpu_isa.h), and the CPU
+# with the suffix PTREG_ISA_SUFFIX (ISA_FN, src/core/cpu_isa.h), and the CPU
 # module's kernel table (PTREG_ISA_TABLE, src/core/cpu.h) holds each ISA's copies.
 set(PTREG_ISA_LIST generic)
 # No errno from sqrtf and friends: the kernels never read it, and a call

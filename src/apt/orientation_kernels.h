@@ -8,11 +8,11 @@
 
 #include "core/cpu.h"
 
-#define PTREG_DECLARE_ORIENT_KERNELS(sfx)                                                                  \
-    double orient_fit_kernel##sfx(const double R[9], const float *p, size_t n, const float *motif, size_t mk, \
-                                  double tau2);                                                            \
-    void orient_point_fits_kernel##sfx(const double R[9], const float *p, size_t n, const float *motif,      \
-                                       size_t mk, double tau2, double *fit);
+#define PTREG_DECLARE_ORIENT_KERNELS(sfx)                                                                          \
+    double orient_fit_kernel##sfx(const double R[9], const float *p, size_t n, const float *motif, size_t mk,      \
+                                  double tau2);                                                                    \
+    void orient_point_fits_kernel##sfx(const double R[9], const float *p, size_t n, const float *motif, size_t mk, \
+                                       double tau2, double *fit);
 
 PTREG_DECLARE_ORIENT_KERNELS(_generic)
 #if defined(__x86_64__)
@@ -28,8 +28,8 @@ typedef struct orient_cpu_kernel_table {
                        double *fit);
 } orient_cpu_kernel_table;
 
-#define ORIENT_CPU_KERNELS(sfx)                                \
-    {                                                          \
+#define ORIENT_CPU_KERNELS(sfx)                               \
+    {                                                         \
         orient_fit_kernel##sfx, orient_point_fits_kernel##sfx \
     }
 PTREG_DECLARE_ISA_TABLE(orient_cpu_kernel_table, orient_cpu_kernels)

@@ -1,7 +1,7 @@
 /* orient_fit's kernels (orientation_kernels.h), built once per ISA. */
 #include <stddef.h>
 
-#include "device/cpu_isa.h"
+#include "core/cpu_isa.h"
 #include "apt/orientation_kernels.h"
 
 /* orient_fit takes this many points at a time, one to a vector lane: the
@@ -36,7 +36,8 @@ nearest_block(const double R[9], const float *p, size_t width, const float *moti
     *out = best;
 }
 
-void ISA_FN(orient_point_fits_kernel)(const double R[9], const float *p, size_t n, const float *motif, size_t mk, double tau2, double *fit)
+void ISA_FN(orient_point_fits_kernel)(const double R[9], const float *p, size_t n, const float *motif, size_t mk,
+                                      double tau2, double *fit)
 {
     for (size_t j0 = 0; j0 < n; j0 += FIT_LANES) {
         const size_t width = n - j0 < FIT_LANES ? n - j0 : FIT_LANES;
@@ -47,7 +48,8 @@ void ISA_FN(orient_point_fits_kernel)(const double R[9], const float *p, size_t 
     }
 }
 
-double ISA_FN(orient_fit_kernel)(const double R[9], const float *p, size_t n, const float *motif, size_t mk, double tau2)
+double ISA_FN(orient_fit_kernel)(const double R[9], const float *p, size_t n, const float *motif, size_t mk,
+                                 double tau2)
 {
     double sum = 0.0;
     for (size_t j0 = 0; j0 < n; j0 += FIT_LANES) {
@@ -59,4 +61,3 @@ double ISA_FN(orient_fit_kernel)(const double R[9], const float *p, size_t n, co
     }
     return sum / (double)n;
 }
-

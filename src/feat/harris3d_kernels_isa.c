@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "device/cpu_isa.h"
+#include "core/cpu_isa.h"
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 

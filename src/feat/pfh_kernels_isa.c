@@ -8,7 +8,7 @@
 
 #include <math.h>
 
-#include "device/cpu_isa.h"
+#include "core/cpu_isa.h"
 #include "pair/vec_isa.h"
 
 #define PAIR_PI 3.14159265358979323846

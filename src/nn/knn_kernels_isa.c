@@ -12,7 +12,7 @@
 #include <immintrin.h>
 #endif
 
-#include "device/cpu_isa.h"
+#include "core/cpu_isa.h"
 #include "nn/nn_kernels.h"
 
 /* The lanes of 16 distances within th (d <= th; NaN never), as a bit

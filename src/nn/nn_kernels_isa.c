@@ -10,7 +10,7 @@
 #include <immintrin.h>
 #endif
 
-#include "device/cpu_isa.h"
+#include "core/cpu_isa.h"
 #include "nn/nn_kernels.h"
 
 /* Brute force: the target in tiles that stay in L1 while a block of

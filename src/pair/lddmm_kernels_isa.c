@@ -4,7 +4,7 @@
 #include "pair/lddmm_kernels.h"
 #include "pair/vec_isa.h"
 
-#include "device/cpu_isa.h"
+#include "core/cpu_isa.h"
 
 typedef struct vec3 {
     vf x, y, z;

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "device/cpu_isa.h"
+#include "core/cpu_isa.h"
 #include "pair/pair_kernels.h"
 #include "pair/vec_isa.h"
 #include "ptreg/core.h"

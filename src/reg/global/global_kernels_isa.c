@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "device/cpu_isa.h"
+#include "core/cpu_isa.h"
 #include "reg/global/global_kernels.h"
 
 #define MATCH_BLOCK 512 /* columns estimated together */

@@ -6,7 +6,7 @@
 #endif
 #include <string.h>
 
-#include "device/cpu_isa.h"
+#include "core/cpu_isa.h"
 #include "reg/icp/icp_kernels.h"
 
 void ISA_FN(pair_sums_range)(const float *p, const float *q, const float *d2, const unsigned char *use, size_t n,

@@ -2,8 +2,8 @@
  * per ISA with PTREG_ISA_SUFFIX set to _generic, _avx2 or _avx512, and
  * ISA_FN(name) gives a function that copy's name (name_avx2, ...), the one
  * its module's kernel table (PTREG_ISA_TABLE, core/cpu.h) points at. */
-#ifndef PTREG_DEVICE_CPU_ISA_H
-#define PTREG_DEVICE_CPU_ISA_H
+#ifndef PTREG_CORE_CPU_ISA_H
+#define PTREG_CORE_CPU_ISA_H
 
 #ifndef PTREG_ISA_SUFFIX
 #error "PTREG_ISA_SUFFIX is not defined: *_isa.c files are built by ptreg_add_isa_kernels (cmake/isa.cmake)"
