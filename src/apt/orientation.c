@@ -306,15 +306,23 @@ static void judge(const atoms *a, size_t t, const double T[16], const ptreg_orie
                   ptreg_orientations *out)
 {
     const size_t first = a->offset[t], count = a->offset[t + 1] - first, i = a->atom[t];
-    double sum = 0.0;
+    double sum = 0.0, nearest[MAX_K];
     size_t matched = 0;
+    const int rotation_only = T[3] == 0 && T[7] == 0 && T[11] == 0;
+    if (rotation_only && !out->assignment) { /* the distances in vector lanes: the same bits */
+        double R[9];
+        ptreg_transform_rotation(T, R);
+        orient_point_fits(R, a->nbr + 3 * first, count, out->motif, out->motif_points, INFINITY, nearest);
+    }
     for (size_t j = 0; j < count; j++) {
-        double r[3], d2;
-        const size_t m = nearest_motif(T, a->nbr + 3 * (first + j), out->motif, out->motif_points, r, &d2);
+        double r[3], d2 = nearest[j];
+        if (!rotation_only || out->assignment) {
+            const size_t m = nearest_motif(T, a->nbr + 3 * (first + j), out->motif, out->motif_points, r, &d2);
+            if (out->assignment)
+                out->assignment[i * o->k + j] = (uint16_t)m;
+        }
         sum += d2;
         matched += d2 <= match_d * match_d;
-        if (out->assignment)
-            out->assignment[i * o->k + j] = (uint16_t)m;
     }
     out->residual[i] = (float)sqrt(sum / (double)count);
     out->matched[i] = (float)((double)matched / (double)count);
@@ -509,7 +517,9 @@ static ptreg_status register_all(atoms *a, registration *r, const ptreg_orientat
         for (size_t p = 0; p < r->pairs; p++)
             r->reach[p] = a->reach[r->pair_atom[p]];
     }
-    for (size_t p = 0; !st && p < r->pairs; p++) {
+    const long pairs = st ? 0 : (long)r->pairs;
+#pragma omp parallel for schedule(static, 1024) num_threads(ptreg_get_num_threads())
+    for (long p = 0; p < pairs; p++) { /* each atom's own rows */
         const size_t t = r->pair_atom[p];
         judge(a, t, r->T + 16 * p, o, match_d, out);
         out->reach[a->atom[t]] = r->reach[p];
