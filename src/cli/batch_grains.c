@@ -20,7 +20,8 @@ static int failed(ptreg_status st, const ptreg_error *err)
     return st ? cli_exit_code(st, 0) : EXIT_OK;
 }
 
-static int write_text(const char *dir, const char *name, const char *text)
+/* DIR/name written atomically, its content by body. */
+static int write_file(const char *dir, const char *name, void (*body)(FILE *f, const void *what), const void *what)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -28,10 +29,33 @@ static int write_text(const char *dir, const char *name, const char *text)
     ptreg_error err;
     ptreg_status st = ptreg_atomic_open(path, &af, &err);
     if (!st) {
-        fputs(text, af.fp);
+        body(af.fp, what);
         st = ptreg_atomic_commit(&af, &err);
     }
     return failed(st, &err);
+}
+
+static void text_body(FILE *f, const void *what) { fputs(what, f); }
+
+static void grains_body(FILE *f, const void *what)
+{
+    const ptreg_grain_map *map = what;
+    fprintf(f, "grain,atoms,qw,qx,qy,qz,spread_deg,x,y,z\n");
+    for (size_t g = 0; g < map->count; g++) {
+        const ptreg_grain *gr = &map->grains[g];
+        fprintf(f, "%zu,%zu,%.9f,%.9f,%.9f,%.9f,%.4f,%.6g,%.6g,%.6g\n", g, gr->atoms, gr->q[0], gr->q[1], gr->q[2],
+                gr->q[3], gr->spread_deg, gr->centroid[0], gr->centroid[1], gr->centroid[2]);
+    }
+}
+
+static void boundaries_body(FILE *f, const void *what)
+{
+    const ptreg_grain_map *map = what;
+    fprintf(f, "grain_a,grain_b,links,misorientation_deg\n");
+    for (size_t b = 0; b < map->boundary_count; b++) {
+        const ptreg_grain_boundary *gb = &map->boundaries[b];
+        fprintf(f, "%u,%u,%zu,%.4f\n", gb->a, gb->b, gb->links, gb->misorientation_deg);
+    }
 }
 
 static int write_grain_ids(const char *dir, const ptreg_grain_map *map, size_t n)
@@ -42,43 +66,6 @@ static int write_grain_ids(const char *dir, const ptreg_grain_map *map, size_t n
     return failed(ptreg_npy_write(path, PTREG_NPY_I32, map->grain, n, 1, &err), &err);
 }
 
-static int write_grains_csv(const char *dir, const ptreg_grain_map *map)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/grains.csv", dir);
-    ptreg_atomic_file af;
-    ptreg_error err;
-    ptreg_status st = ptreg_atomic_open(path, &af, &err);
-    if (!st) {
-        fprintf(af.fp, "grain,atoms,qw,qx,qy,qz,spread_deg,x,y,z\n");
-        for (size_t g = 0; g < map->count; g++) {
-            const ptreg_grain *gr = &map->grains[g];
-            fprintf(af.fp, "%zu,%zu,%.9f,%.9f,%.9f,%.9f,%.4f,%.6g,%.6g,%.6g\n", g, gr->atoms, gr->q[0], gr->q[1],
-                    gr->q[2], gr->q[3], gr->spread_deg, gr->centroid[0], gr->centroid[1], gr->centroid[2]);
-        }
-        st = ptreg_atomic_commit(&af, &err);
-    }
-    return failed(st, &err);
-}
-
-static int write_boundaries_csv(const char *dir, const ptreg_grain_map *map)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/boundaries.csv", dir);
-    ptreg_atomic_file af;
-    ptreg_error err;
-    ptreg_status st = ptreg_atomic_open(path, &af, &err);
-    if (!st) {
-        fprintf(af.fp, "grain_a,grain_b,links,misorientation_deg\n");
-        for (size_t b = 0; b < map->boundary_count; b++) {
-            const ptreg_grain_boundary *gb = &map->boundaries[b];
-            fprintf(af.fp, "%u,%u,%zu,%.4f\n", gb->a, gb->b, gb->links, gb->misorientation_deg);
-        }
-        st = ptreg_atomic_commit(&af, &err);
-    }
-    return failed(st, &err);
-}
-
 static int write_files(const char *dir, const ptreg_grain_map *map, size_t n)
 {
     if (mkdir(dir, 0777) && errno != EEXIST) {
@@ -87,10 +74,10 @@ static int write_files(const char *dir, const ptreg_grain_map *map, size_t n)
     }
     static const char *const names[4] = {"misorientation.svg", "pole_100.svg", "pole_110.svg", "pole_111.svg"};
     int rc = write_grain_ids(dir, map, n);
-    rc = rc ? rc : write_grains_csv(dir, map);
-    rc = rc ? rc : write_boundaries_csv(dir, map);
+    rc = rc ? rc : write_file(dir, "grains.csv", grains_body, map);
+    rc = rc ? rc : write_file(dir, "boundaries.csv", boundaries_body, map);
     for (size_t i = 0; !rc && i < 4; i++)
-        rc = map->figure[i] ? write_text(dir, names[i], map->figure[i]) : EXIT_OK;
+        rc = map->figure[i] ? write_file(dir, names[i], text_body, map->figure[i]) : EXIT_OK;
     return rc;
 }
 
