@@ -103,7 +103,6 @@ void ptreg_orientation_color(const ptreg_orientations *o, size_t i, unsigned cha
         rgb[k] = (unsigned char)lround(255.0 * fabs(R[3 * k + 2]));
 }
 
-
 static ptreg_status check_options(const ptreg_orientation_options *o, ptreg_error *err)
 {
     if (o->k < 3 || o->k > MAX_K)
@@ -123,7 +122,8 @@ static ptreg_status check_options(const ptreg_orientation_options *o, ptreg_erro
                                "orientations: start_spacing >= 0, grain_radius >= 0 and, "
                                "pooling, pool_points >= 3");
     if (!(o->grain_threshold_deg >= 0 && o->grain_threshold_deg < 180))
-        return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: the grain map's threshold is in (0, 180) degrees");
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "orientations: the grain map's threshold is in [0, 180) degrees (0: 5)");
     for (size_t i = 0; i < 3 * o->motif_points; i++)
         if (!isfinite(o->motif[i]))
             return ptreg_error_set(err, PTREG_ERR_ARG, "orientations: motif point %zu is not finite", i / 3);
@@ -308,15 +308,18 @@ static void judge(const atoms *a, size_t t, const double T[16], const ptreg_orie
     const size_t first = a->offset[t], count = a->offset[t + 1] - first, i = a->atom[t];
     double sum = 0.0, nearest[MAX_K];
     size_t matched = 0;
-    const int rotation_only = T[3] == 0 && T[7] == 0 && T[11] == 0;
-    if (rotation_only && !out->assignment) { /* the distances in vector lanes: the same bits */
+    /* rotation only and no assignment: the distances in vector lanes, the same bits */
+    const int lanes = T[3] == 0 && T[7] == 0 && T[11] == 0 && !out->assignment;
+    if (lanes) {
         double R[9];
         ptreg_transform_rotation(T, R);
         orient_point_fits(R, a->nbr + 3 * first, count, out->motif, out->motif_points, INFINITY, nearest);
     }
     for (size_t j = 0; j < count; j++) {
-        double r[3], d2 = nearest[j];
-        if (!rotation_only || out->assignment) {
+        double r[3], d2;
+        if (lanes) {
+            d2 = nearest[j];
+        } else {
             const size_t m = nearest_motif(T, a->nbr + 3 * (first + j), out->motif, out->motif_points, r, &d2);
             if (out->assignment)
                 out->assignment[i * o->k + j] = (uint16_t)m;

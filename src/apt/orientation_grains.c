@@ -210,8 +210,8 @@ static double misorientation(const double *Ta, const double *Tb, const orient_gr
  * those of one grain taken together. The candidates depend on the cell
  * alone, so its atoms share them. */
 typedef struct cell_grains {
-    long pool[27]; /* per neighbouring cell: its pool, or -1 */
-    int group[27]; /* per neighbouring cell: its grain among the candidates, or -1 */
+    long pool[27]; /* per neighboring cell: its pool, or -1 */
+    int group[27]; /* per neighboring cell: its grain among the candidates, or -1 */
     long rep[27];  /* per grain: the pool whose orientation stands for it */
     int groups;
 } cell_grains;

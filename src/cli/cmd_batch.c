@@ -63,7 +63,9 @@ static const cli_option batch_options[] = {
      "misorientation.svg (the boundaries' histogram against Mackenzie's random cubic one) and, "
      "for cubic motifs, pole_100.svg, pole_110.svg, pole_111.svg; --html draws them too",
      CLI_WRITES_FOLDER},
-    {"grain-threshold", 0, "DEG", "grain map: neighbors misoriented by less are one grain (default 5)"},
+    {"grain-threshold", 0, "DEG",
+     "grain map: atoms join neighbors misoriented by less than half of it, and pieces whose mean "
+     "orientations are within it join (default 5)"},
     {"grain-min-atoms", 0, "N",
      "grain map: smaller grains join the grain most of their atoms' neighbors are in (default 100)"},
     {"translation", 0, NULL, "free the translation too (the default with --pairs)"},
