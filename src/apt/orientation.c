@@ -13,6 +13,7 @@
 #include "ptreg/nn.h"
 #include "apt/grains_impl.h"
 #include "apt/orientation_impl.h"
+#include "nn/hoods.h"
 #include "reg/batch/batch_pairs.h"
 
 #define MAX_K 256
@@ -219,25 +220,39 @@ static ptreg_status take_atoms(const float *xyz, size_t n, const uint8_t *select
     return PTREG_OK;
 }
 
-/* Atom t's neighbors: the k nearest other taken atoms (ties by index),
- * or those of them within the radius. Returns how many. */
-static size_t neighbors_of(const ptreg_kdtree *tree, const atoms *a, size_t t, const ptreg_orientation_options *o,
-                           uint32_t *index, float *d2)
+/* Where the neighborhood engine's blocks go: each atom's list, less the
+ * atom itself and (with a radius) those beyond it, at most k. */
+typedef struct hood_lists {
+    atoms *a;
+    const ptreg_orientation_options *o;
+    int everyone; /* every taken atom's neighborhood, not the wanted atoms' alone */
+    uint32_t *lists;
+    size_t *counts;
+} hood_lists;
+
+static int take_block(void *ctx, nn_block *b)
 {
-    const size_t want = o->k + 1 < a->m ? o->k + 1 : a->m;
-    const size_t found = ptreg_kdtree_knn(tree, a->xyz + 3 * t, want, index, d2);
-    const float r2 = (float)(o->radius * o->radius);
-    size_t kept = 0;
-    for (size_t j = 0; j < found && kept < o->k; j++)
-        if (index[j] != t && (o->radius == 0 || d2[j] < r2)) {
-            d2[kept] = d2[j];
-            index[kept++] = index[j];
-        }
-    return kept;
+    hood_lists *h = ctx;
+    const float r2 = (float)(h->o->radius * h->o->radius);
+    for (size_t j = 0; j < b->count; j++) {
+        const uint32_t t = b->point[j];
+        const nn_list *l = &b->list[j];
+        size_t kept = 0;
+        for (size_t i = 0; i < l->count && kept < h->o->k && (h->everyone || h->a->wanted[t]); i++)
+            if (l->index[i] != t && (h->o->radius == 0 || l->dist2[i] < r2)) {
+                h->lists[(size_t)t * h->o->k + kept++] = l->index[i];
+                h->a->reach[t] = sqrtf(l->dist2[i]);
+            }
+        h->counts[t] = kept;
+    }
+    return 1;
 }
 
 /* Every wanted atom's neighborhood; with grain pooling, every taken
- * atom's (pools take the neighbors' neighborhoods too). */
+ * atom's (pools take the neighbors' neighborhoods too). The k + 1 nearest
+ * (the atom among them) come from the neighborhood engine (nn/hoods.h),
+ * a block of nearby atoms at a time: the lists of independent searches,
+ * sorted by distance then index. */
 static ptreg_status find_neighborhoods(atoms *a, const ptreg_orientation_options *o, ptreg_error *err)
 {
     ptreg_status st = a->m ? ptreg_kdtree_create(a->xyz, a->m, NULL, &a->tree, err) : PTREG_OK;
@@ -245,21 +260,11 @@ static ptreg_status find_neighborhoods(atoms *a, const ptreg_orientation_options
     size_t *counts = malloc((a->m + 1) * sizeof *counts);
     if (!st && (!lists || !counts))
         st = ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the neighborhoods");
+    hood_lists h = {a, o, o->grain_radius > 0, lists, counts};
+    const nn_hoods hoods = {a->tree, a->xyz, a->m, {o->k + 1 < a->m ? o->k + 1 : a->m, 0.0}, NN_SORTED, 0};
+    if (!st && a->m && !nn_hoods_each(&hoods, take_block, &h))
+        st = ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the neighborhoods");
     if (!st) {
-        const long m = (long)a->m;
-        const int everyone = o->grain_radius > 0;
-#pragma omp parallel num_threads(ptreg_get_num_threads())
-        {
-            uint32_t index[MAX_K + 1];
-            float d2[MAX_K + 1];
-#pragma omp for schedule(dynamic, 256)
-            for (long t = 0; t < m; t++) {
-                counts[t] = everyone || a->wanted[t] ? neighbors_of(a->tree, a, (size_t)t, o, index, d2) : 0;
-                memcpy(lists + (size_t)t * o->k, index, counts[t] * sizeof *index);
-                if (counts[t])
-                    a->reach[t] = sqrtf(d2[counts[t] - 1]);
-            }
-        }
         a->offset[0] = 0;
         for (size_t t = 0; t < a->m; t++)
             a->offset[t + 1] = a->offset[t] + (counts[t] >= 3 ? counts[t] : 0);
