@@ -125,12 +125,10 @@ static long seed_of_cell(const seeds *s, int64_t key)
     return lo < s->count && s->key[lo] == key ? (long)lo : -1;
 }
 
-/* The seeds of the 27 cells around atom t (-1 where a cell has none), in
+/* The seeds of the 27 cells around cell c (-1 where a cell has none), in
  * a fixed order. */
-static void candidates(const orient_grain_input *in, const seeds *s, double R, size_t t, long out[27])
+static void cell_seeds(const seeds *s, const int64_t c[3], long out[27])
 {
-    int64_t c[3];
-    cell_of(in->xyz + 3 * t, R, c);
     int n = 0;
     for (int dx = -1; dx <= 1; dx++)
         for (int dy = -1; dy <= 1; dy++)
@@ -138,6 +136,14 @@ static void candidates(const orient_grain_input *in, const seeds *s, double R, s
                 const int64_t d[3] = {c[0] + dx, c[1] + dy, c[2] + dz};
                 out[n++] = seed_of_cell(s, cell_key(d));
             }
+}
+
+/* ... around atom t's cell. */
+static void candidates(const orient_grain_input *in, const seeds *s, double R, size_t t, long out[27])
+{
+    int64_t c[3];
+    cell_of(in->xyz + 3 * t, R, c);
+    cell_seeds(s, c, out);
 }
 
 static double distance(const float *a, const float *b)
@@ -219,24 +225,21 @@ typedef struct cell_grains {
 static void group_candidates(const seeds *s, const pools *p, const double *Tp, const orient_grain_options *go,
                              const int64_t cell[3], cell_grains *cg)
 {
-    int n = 0;
+    long seed[27];
+    cell_seeds(s, cell, seed);
     cg->groups = 0;
-    for (int dx = -1; dx <= 1; dx++)
-        for (int dy = -1; dy <= 1; dy++)
-            for (int dz = -1; dz <= 1; dz++, n++) {
-                const int64_t d[3] = {cell[0] + dx, cell[1] + dy, cell[2] + dz};
-                const long seed = seed_of_cell(s, cell_key(d));
-                const long pool = seed >= 0 ? p->slot[seed] : -1;
-                cg->pool[n] = pool;
-                cg->group[n] = -1;
-                if (pool < 0)
-                    continue;
-                for (int g = 0; g < cg->groups && cg->group[n] < 0; g++)
-                    if (misorientation(Tp + 16 * pool, Tp + 16 * cg->rep[g], go) < SAME_GRAIN_DEG)
-                        cg->group[n] = g;
-                if (cg->group[n] < 0)
-                    cg->rep[cg->groups] = pool, cg->group[n] = cg->groups++;
-            }
+    for (int n = 0; n < 27; n++) {
+        const long pool = seed[n] >= 0 ? p->slot[seed[n]] : -1;
+        cg->pool[n] = pool;
+        cg->group[n] = -1;
+        if (pool < 0)
+            continue;
+        for (int g = 0; g < cg->groups && cg->group[n] < 0; g++)
+            if (misorientation(Tp + 16 * pool, Tp + 16 * cg->rep[g], go) < SAME_GRAIN_DEG)
+                cg->group[n] = g;
+        if (cg->group[n] < 0)
+            cg->rep[cg->groups] = pool, cg->group[n] = cg->groups++;
+    }
 }
 
 /* The fit (orient_fit) of each neighborhood a cell's atoms score with,
