@@ -106,6 +106,84 @@ static void test_pos_files(void)
     CHECK(ptreg_apt_read(path, PTREG_APT_AUTO, &a, &err) == PTREG_ERR_IO && strstr(err.message, "missing.pos"));
 }
 
+/* ptreg_apt_read_pieces: the whole read's values, piece by piece with
+ * each piece's first index, for .pos and .epos; a broken file refused
+ * before any piece; the function's failure ends the read. */
+typedef struct pieces_seen {
+    const ptreg_apt *whole;
+    size_t pieces, next, stop_after;
+} pieces_seen;
+
+static ptreg_status see_piece(void *ctx, const ptreg_apt *piece, size_t first, ptreg_error *err)
+{
+    pieces_seen *s = ctx;
+    CHECK(first == s->next && piece->n >= 1 && first + piece->n <= s->whole->n);
+    CHECK(!memcmp(piece->xyz, s->whole->xyz + 3 * first, 3 * piece->n * sizeof(float)));
+    CHECK(!memcmp(piece->mq, s->whole->mq + first, piece->n * sizeof(float)));
+    CHECK(!s->whole->tof || !memcmp(piece->tof, s->whole->tof + first, piece->n * sizeof(float)));
+    CHECK(!s->whole->ions_per_pulse ||
+          !memcmp(piece->ions_per_pulse, s->whole->ions_per_pulse + first, piece->n * sizeof(uint32_t)));
+    s->next = first + piece->n;
+    if (++s->pieces == s->stop_after)
+        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "enough");
+    return PTREG_OK;
+}
+
+static void check_pieces(const char *path, size_t piece, size_t expect_pieces)
+{
+    ptreg_apt whole;
+    ptreg_error err;
+    CHECK(ptreg_apt_read(path, PTREG_APT_AUTO, &whole, &err) == PTREG_OK);
+    pieces_seen s = {&whole, 0, 0, 0};
+    CHECK_MSG(ptreg_apt_read_pieces(path, PTREG_APT_AUTO, piece, see_piece, &s, &err) == PTREG_OK, "%s", err.message);
+    CHECK(s.pieces == expect_pieces && s.next == whole.n);
+    ptreg_apt_free(&whole);
+}
+
+static void test_pieces(void)
+{
+    enum { N = 1000 };
+    float *xyz = malloc(3 * N * sizeof *xyz), *mq = malloc(N * sizeof *mq);
+    for (size_t i = 0; i < 3 * N; i++)
+        xyz[i] = (float)i * 0.25f - 7.0f;
+    for (size_t i = 0; i < N; i++)
+        mq[i] = (float)(i % 60);
+    char path[128];
+    snprintf(path, sizeof path, "%s/pieces.pos", tmp_dir);
+    ptreg_error err;
+    CHECK(ptreg_apt_write_pos(path, xyz, mq, N, &err) == PTREG_OK);
+    check_pieces(path, 1, N);
+    check_pieces(path, 333, 4);
+    check_pieces(path, N, 1);
+    check_pieces(path, 5 * N, 1);
+    pieces_seen s = {NULL, 0, 0, 2};
+    ptreg_apt whole;
+    CHECK(ptreg_apt_read(path, PTREG_APT_AUTO, &whole, &err) == PTREG_OK);
+    s.whole = &whole;
+    CHECK(ptreg_apt_read_pieces(path, PTREG_APT_AUTO, 100, see_piece, &s, &err) == PTREG_ERR_RUNTIME && s.pieces == 2 &&
+          strstr(err.message, "enough"));
+    ptreg_apt_free(&whole);
+    CHECK(ptreg_apt_read_pieces(path, PTREG_APT_AUTO, 0, see_piece, &s, &err) == PTREG_ERR_ARG);
+    /* .epos: every field, pieces of 7 records */
+    unsigned char rec[44 * 20];
+    for (size_t i = 0; i < sizeof rec; i++)
+        rec[i] = (unsigned char)(i * 37 + 11);
+    snprintf(path, sizeof path, "%s/pieces.epos", tmp_dir);
+    FILE *f = fopen(path, "wb");
+    fwrite(rec, 1, sizeof rec, f);
+    fclose(f);
+    check_pieces(path, 7, 3);
+    /* a truncated file: refused, naming the byte, before any piece */
+    f = fopen(path, "ab");
+    fwrite(rec, 1, 5, f);
+    fclose(f);
+    s = (pieces_seen){&whole, 0, 0, 0};
+    CHECK(ptreg_apt_read_pieces(path, PTREG_APT_AUTO, 7, see_piece, &s, &err) == PTREG_ERR_FORMAT &&
+          strstr(err.message, "byte 880") && s.pieces == 0);
+    free(xyz);
+    free(mq);
+}
+
 static const char rrng[] = "[Ions]\r\nNumber=3\r\nIon1=Al\r\nIon2=Mg\r\nIon3=O\r\n"
                            "[Ranges]\r\nNumber=4\r\n"
                            "Range1=26.8000 27.2000 Vol:0.01661 Al:1 Color:33FFFF\r\n"
@@ -346,6 +424,7 @@ int main(void)
     test_pos();
     test_epos();
     test_pos_files();
+    test_pieces();
     test_rrng();
     test_rng();
     test_pairs_file();

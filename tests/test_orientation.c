@@ -5,8 +5,9 @@
  * 0.05 nm noise: median misorientation <= 3 degrees, >= 95% within 10),
  * atom selection, the registered subset (what MPI ranks use) giving the
  * same bits, motif estimation with its combining hook, the run shared
- * among ranks (threads standing in for MPI's processes) giving one
- * process's bits, map colours, thread counts, bad options. */
+ * among ranks (threads standing in for MPI's processes) and one slab after
+ * another from a source read in pieces giving one process's bits, map
+ * colours, thread counts, bad options. */
 #define _POSIX_C_SOURCE 200809L /* pthread barriers */
 #include <pthread.h>
 
@@ -587,6 +588,132 @@ static void test_shared_ranks(void)
     free(xyz);
 }
 
+/* ---- one slab after another, from a source read in pieces ---- */
+
+typedef struct piece_source {
+    const float *xyz;
+    size_t n, piece;
+    const uint8_t *selected;
+} piece_source;
+
+static ptreg_status scan_pieces(void *src, ptreg_atom_piece_fn fn, void *ctx, ptreg_error *err)
+{
+    const piece_source *p = src;
+    ptreg_status st = PTREG_OK;
+    for (size_t first = 0; !st && first < p->n; first += p->piece) {
+        const size_t count = p->n - first < p->piece ? p->n - first : p->piece;
+        st = fn(ctx, first, count, p->xyz + 3 * first, p->selected ? p->selected + first : NULL, err);
+    }
+    return st;
+}
+
+typedef struct slab_check {
+    const ptreg_orientations *whole;
+    const float *xyz; /* the source's */
+    size_t *answered;
+    size_t slabs, max_rounds, fail_at;
+} slab_check;
+
+static ptreg_status check_slab(void *ctx, const ptreg_orientations *o, const ptreg_orientation_share *sh,
+                               const float *xyz, ptreg_error *err)
+{
+    slab_check *c = ctx;
+    const ptreg_orientations *one = c->whole;
+    CHECK(o->n == sh->m);
+    for (size_t j = 0; j < sh->m; j++) {
+        const size_t i = sh->atom[j];
+        CHECK(j == 0 || i > sh->atom[j - 1]);
+        CHECK(!memcmp(xyz + 3 * j, c->xyz + 3 * i, 3 * sizeof(float)));
+        if (!sh->owned[j])
+            continue;
+        c->answered[i]++;
+        CHECK(!memcmp(o->q + 4 * j, one->q + 4 * i, 4 * sizeof(float)) && o->flag[j] == one->flag[i]);
+        CHECK(!memcmp(o->residual + j, one->residual + i, sizeof(float)) &&
+              !memcmp(o->reach + j, one->reach + i, sizeof(float)));
+    }
+    c->max_rounds = (size_t)sh->halo_rounds > c->max_rounds ? (size_t)sh->halo_rounds : c->max_rounds;
+    if (++c->slabs == c->fail_at)
+        return ptreg_error_set(err, PTREG_ERR_IO, "slab %zu: the caller failed", c->slabs);
+    return PTREG_OK;
+}
+
+/* Every atom answered by exactly one slab with the whole input's bits;
+ * returns the slabs. */
+static size_t check_slabs(const piece_source *src, size_t slab_atoms, const ptreg_orientation_options *opt,
+                          size_t min_rounds)
+{
+    ptreg_orientations one;
+    ptreg_error err;
+    CHECK_MSG(ptreg_orientations_compute(src->xyz, src->n, src->selected, opt, &one, &err) == PTREG_OK, "%s",
+              err.message);
+    slab_check c = {&one, src->xyz, calloc(src->n, sizeof(size_t)), 0, 0, 0};
+    const ptreg_atom_source atoms = {scan_pieces, (void *)src};
+    CHECK_MSG(ptreg_orientations_slabs(&atoms, slab_atoms, opt, check_slab, &c, &err) == PTREG_OK, "%s", err.message);
+    size_t once = 0;
+    for (size_t i = 0; i < src->n; i++)
+        once += c.answered[i] == 1;
+    CHECK_MSG(once == src->n, "%zu of %zu atoms answered once", once, src->n);
+    CHECK_MSG(c.max_rounds >= min_rounds, "halo rounds %zu", c.max_rounds);
+    free(c.answered);
+    ptreg_orientations_free(&one);
+    return c.slabs;
+}
+
+static void test_slabs(void)
+{
+    double R[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    float *xyz = malloc(3 * (2 * 6 * 6 * 6 * 4 + 8) * sizeof(float)), motif[36];
+    const size_t half = crystal(6, R, 0.8, 0.01, 5, xyz);
+    /* two crystals far apart along z, a few atoms between them: a slab's
+     * first halo is too thin for the sparse middle and widens */
+    for (size_t i = 0; i < half; i++) {
+        memcpy(xyz + 3 * (half + i), xyz + 3 * i, 3 * sizeof(float));
+        xyz[3 * (half + i) + 2] += 40.0f;
+    }
+    size_t n = 2 * half;
+    for (size_t i = 0; i < 8; i++)
+        xyz[3 * (n + i)] = 1.0f, xyz[3 * (n + i) + 1] = 1.0f, xyz[3 * (n + i) + 2] = 3.0f + 4.5f * (float)i;
+    n += 8;
+    xyz[3 * 7] = NAN; /* not taken: the first slab answers for it */
+    uint8_t *selected = malloc(n);
+    for (size_t i = 0; i < n; i++)
+        selected[i] = i % 7 != 3;
+    ptreg_orientation_options opt;
+    fcc_options(&opt, motif);
+    piece_source src = {xyz, n, 97, selected};
+    CHECK(check_slabs(&src, n / 2, &opt, 2) == 2);
+    CHECK(check_slabs(&src, n / 7, &opt, 1) >= 6);
+    /* grain pooling: a slab's atoms choose among pools reaching into the halo */
+    opt.grain_radius = 0.8;
+    src.selected = NULL, src.piece = n;
+    CHECK(check_slabs(&src, n / 3, &opt, 1) >= 3);
+    /* the motif estimate needs every atom: one slab, or refused */
+    fcc_options(&opt, motif);
+    opt.estimate_motif = 1;
+    CHECK(check_slabs(&src, n, &opt, 1) == 1);
+    ptreg_error err;
+    slab_check c = {NULL, xyz, NULL, 0, 0, 0};
+    const ptreg_atom_source atoms = {scan_pieces, &src};
+    CHECK(ptreg_orientations_slabs(&atoms, n / 2, &opt, check_slab, &c, &err) == PTREG_ERR_ARG &&
+          strstr(err.message, "motif estimate") && c.slabs == 0);
+    fcc_options(&opt, motif);
+    opt.grain_map = 1;
+    CHECK(ptreg_orientations_slabs(&atoms, n, &opt, check_slab, &c, &err) == PTREG_ERR_ARG &&
+          strstr(err.message, "grain map"));
+    CHECK(ptreg_orientations_slabs(&atoms, 0, NULL, check_slab, &c, &err) == PTREG_ERR_ARG);
+    /* the caller's failure ends the run with its status */
+    ptreg_orientations whole;
+    fcc_options(&opt, motif);
+    CHECK(ptreg_orientations_compute(xyz, n, NULL, &opt, &whole, &err) == PTREG_OK);
+    c = (slab_check){&whole, xyz, calloc(n, sizeof(size_t)), 0, 0, 2};
+    CHECK(ptreg_orientations_slabs(&atoms, n / 4, &opt, check_slab, &c, &err) == PTREG_ERR_IO &&
+          strstr(err.message, "slab 2") && c.slabs == 2);
+    free(c.answered);
+    ptreg_orientations_free(&whole);
+    free(selected);
+    free(xyz);
+}
+
 /* An orientation map's colours: IPF for cubic motifs, |z| otherwise,
  * grey without an orientation. */
 static void test_colors(void)
@@ -641,6 +768,7 @@ int main(void)
     test_subsets();
     test_estimate();
     test_shared_ranks();
+    test_slabs();
     test_colors();
     test_bad_options();
     return check_exit();

@@ -172,9 +172,10 @@ static inline const char *ptreg_orientation_color_key(const ptreg_orientations *
 
 /* ---- shared among processes (MPI ranks) ---- */
 
-/* What one rank holds of a shared run: the atoms of its slab and of a halo
- * around it, in atom order, and which of them it answers for (every atom
- * has one rank that does; rank 0 answers for the atoms not taken). */
+/* What one rank (or one slab of ptreg_orientations_slabs) holds of a
+ * shared run: the atoms of its slab and of a halo around it, in atom order,
+ * and which of them it answers for (every atom has one slab that does: the
+ * slab its position falls in, the first for atoms not finite). */
 typedef struct ptreg_orientation_share {
     size_t m;
     size_t *atom;    /* m: each held atom's index in the input */
@@ -196,6 +197,41 @@ PTREG_API ptreg_status ptreg_orientations_distributed(const ptreg_ranks *ranks, 
                                                       ptreg_orientations *out, ptreg_orientation_share *share,
                                                       ptreg_error *err);
 PTREG_API void ptreg_orientation_share_free(ptreg_orientation_share *share);
+
+/* ---- in slabs, one after another (inputs larger than memory) ---- */
+
+/* The atoms of a run read in order, a piece at a time: scan calls fn for
+ * every piece (first: the index of its first atom; selected NULL when every
+ * atom of the piece is taken) and stops at fn's first failure. Every scan
+ * of a source must give the same atoms. */
+typedef ptreg_status (*ptreg_atom_piece_fn)(void *ctx, size_t first, size_t count, const float *xyz,
+                                            const uint8_t *selected, ptreg_error *err);
+typedef struct ptreg_atom_source {
+    ptreg_status (*scan)(void *src, ptreg_atom_piece_fn fn, void *ctx, ptreg_error *err);
+    void *src;
+} ptreg_atom_source;
+
+/* Each slab's answers: o over the share's m atoms (index j is atom
+ * share->atom[j], at xyz + 3 j); where share->owned[j] they are the bits
+ * ptreg_orientations_compute gives for the whole input. o and share are
+ * the caller's only during the call. */
+typedef ptreg_status (*ptreg_orientation_slab_fn)(void *ctx, const ptreg_orientations *o,
+                                                  const ptreg_orientation_share *share, const float *xyz,
+                                                  ptreg_error *err);
+
+/* ptreg_orientations_compute in slabs of about slab_atoms taken atoms along
+ * the taken atoms' longest axis, one after another, so that memory holds
+ * one slab with its halo, not the input: the source is scanned twice for
+ * the slabs' bounds, then once per slab and halo width (a halo widens until
+ * every owned atom's answer is certain, as ptreg_orientations_distributed's
+ * do). fn gets each slab's answers in slab order; every atom is owned by
+ * exactly one slab. Not with a grain map, and with estimate_motif only when
+ * everything is one slab (the estimate needs every atom: estimate the
+ * motif on a part and pass it as opt->motif); opt->progress is not
+ * called. */
+PTREG_API ptreg_status ptreg_orientations_slabs(const ptreg_atom_source *atoms, size_t slab_atoms,
+                                                const ptreg_orientation_options *opt, ptreg_orientation_slab_fn fn,
+                                                void *ctx, ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,11 @@ extern "C" {
 
 /* Rigid transforms are 4x4 row-major double matrices, T[4*r + c]. A point p
  * maps to R p + t with R = T[0..2][0..2], t = T[0..2][3]. */
-PTREG_API void ptreg_transform_identity(double T[16]);
+static inline void ptreg_transform_identity(double T[16])
+{
+    for (int i = 0; i < 16; i++)
+        T[i] = i % 5 == 0 ? 1.0 : 0.0;
+}
 /* out = A * B (apply B first). out may alias A or B. */
 PTREG_API void ptreg_transform_mul(const double A[16], const double B[16], double out[16]);
 /* Inverse of a rigid transform (R^T, -R^T t). */

@@ -51,7 +51,7 @@ PTREG_API void ptreg_volume_init(ptreg_volume *vol);
 PTREG_API ptreg_status ptreg_volume_alloc(ptreg_volume *vol, size_t nx, size_t ny, size_t nz, ptreg_voxel_type type,
                                           ptreg_error *err);
 PTREG_API void ptreg_volume_free(ptreg_volume *vol);
-PTREG_API size_t ptreg_volume_count(const ptreg_volume *vol);
+static inline size_t ptreg_volume_count(const ptreg_volume *vol) { return vol->nx * vol->ny * vol->nz; }
 /* Voxel i (linear index) as float32, as the algorithms see it. */
 PTREG_API float ptreg_volume_voxel(const ptreg_volume *vol, size_t i);
 

@@ -84,33 +84,51 @@ static int check_ion_names(const char *path, const char *names, const ptreg_rang
     return EXIT_OK;
 }
 
-/* --ranges / --ion: the atoms whose mass-to-charge falls in a range of the
- * ions asked for. */
-int batch_select_ions(const cli_args *a, batch_atoms *atoms)
+int batch_read_ranges(const cli_args *a, const char *input, ptreg_ranges *ranges)
 {
     const char *path = cli_string(a, "ranges", NULL), *names = cli_string(a, "ion", NULL);
-    if (!path)
-        return EXIT_OK;
-    if (!atoms->mq) {
-        cli_error("batch", "--ranges: %s has no mass-to-charge: give a .pos or .epos reconstruction", atoms->path);
+    if (ptreg_apt_format_from_path(input) == PTREG_APT_AUTO) {
+        cli_error("batch", "--ranges: %s has no mass-to-charge: give a .pos or .epos reconstruction", input);
         return EXIT_USAGE;
     }
-    ptreg_ranges ranges;
     ptreg_error err;
-    ptreg_status st = ptreg_ranges_read(path, &ranges, &err);
+    ptreg_status st = ptreg_ranges_read(path, ranges, &err);
     if (st) {
         cli_error("batch", "%s", err.message);
         return cli_exit_code(st, 1);
     }
-    int rc = check_ion_names(path, names, &ranges);
-    if (!rc && !(atoms->selected = malloc(atoms->n + 1))) {
+    int rc = check_ion_names(path, names, ranges);
+    if (rc)
+        ptreg_ranges_free(ranges);
+    return rc;
+}
+
+size_t batch_select_piece(const cli_args *a, const ptreg_ranges *ranges, const float *mq, size_t n, uint8_t *selected)
+{
+    const char *names = cli_string(a, "ion", NULL);
+    size_t count = 0;
+    for (size_t i = 0; i < n; i++) {
+        const long r = ptreg_ranges_find(ranges, mq[i]);
+        selected[i] = r >= 0 && ion_wanted(names, ranges->range[r].ion);
+        count += selected[i];
+    }
+    return count;
+}
+
+int batch_select_ions(const cli_args *a, batch_atoms *atoms)
+{
+    if (!cli_has(a, "ranges"))
+        return EXIT_OK;
+    ptreg_ranges ranges;
+    int rc = batch_read_ranges(a, atoms->path, &ranges);
+    if (rc)
+        return rc;
+    if (!(atoms->selected = malloc(atoms->n + 1))) {
         cli_error("batch", "out of memory");
         rc = EXIT_RUNTIME;
-    }
-    for (size_t i = 0; !rc && i < atoms->n; i++) {
-        const long r = ptreg_ranges_find(&ranges, atoms->mq[i]);
-        atoms->selected[i] = r >= 0 && ion_wanted(names, ranges.range[r].ion);
-        atoms->selected_count += atoms->selected[i];
+    } else {
+        atoms->selected_count = batch_select_piece(a, &ranges, atoms->mq, atoms->n, atoms->selected);
+        atoms->by_ion = 1;
     }
     ptreg_ranges_free(&ranges);
     return rc;
@@ -173,7 +191,7 @@ int batch_print_atoms_json(const atoms_report *rep)
     cli_json_string(j, "mode", "atoms");
     cli_json_string(j, "input", rep->atoms->path);
     cli_json_number(j, "atoms", (double)rep->atoms->n);
-    cli_json_number(j, "selected", (double)(rep->atoms->selected ? rep->atoms->selected_count : rep->atoms->n));
+    cli_json_number(j, "selected", (double)(rep->atoms->by_ion ? rep->atoms->selected_count : rep->atoms->n));
     cli_json_number(j, "registered", (double)rep->s.tally.registered);
     cli_json_put(j, "orientations", json_tally(&rep->s.tally, o));
     cJSON *m = cJSON_CreateObject();
@@ -210,7 +228,9 @@ int batch_print_atoms_json(const atoms_report *rep)
     cli_json_string(j, "device", batch_resolved_device(r, device, sizeof device));
     cli_json_number(j, "threads", ptreg_get_num_threads());
     cli_json_number(j, "ranks", rep->ranks);
-    if (rep->ranks > 1) {
+    if (rep->slabs)
+        cli_json_number(j, "slabs", (double)rep->slabs);
+    if (rep->ranks > 1 || rep->slabs) {
         cli_json_number(j, "halo", rep->s.halo);
         cli_json_number(j, "halo_rounds", rep->s.halo_rounds);
     }
@@ -240,8 +260,11 @@ void batch_print_atoms_human(const atoms_report *rep)
     const ptreg_orientations *o = rep->o;
     const batch_tally *t = &rep->s.tally;
     printf("ptreg batch: %s, %zu atoms, %zu selected, %llu registered (%d threads, %d ranks, %s)\n", rep->atoms->path,
-           rep->atoms->n, rep->atoms->selected ? rep->atoms->selected_count : rep->atoms->n,
+           rep->atoms->n, rep->atoms->by_ion ? rep->atoms->selected_count : rep->atoms->n,
            (unsigned long long)t->registered, ptreg_get_num_threads(), rep->ranks, o->stats.isa ? o->stats.isa : "");
+    if (rep->slabs)
+        printf("  read and registered in %zu slabs (more than --max-memory), halos up to %.3g nm\n", rep->slabs,
+               rep->s.halo);
     printf("  motif: %zu points, %zu symmetries; k %zu%s\n", o->motif_points, o->symmetry_count, rep->r->orient.k,
            rep->r->batch.translation ? ", with translation" : ", rotation only");
     for (int f = 0; f <= PTREG_ORIENT_NOT_FINITE; f++)

@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/mpi.h"
+#include "ptreg/apt.h"
 #include "ptreg/batch.h"
 #include "ptreg/motif.h"
 #include "ptreg/orientation.h"
@@ -19,7 +20,8 @@ typedef struct batch_atoms {
     size_t n;
     float *xyz;
     float *mq;         /* NULL for clouds */
-    uint8_t *selected; /* NULL: every atom */
+    uint8_t *selected; /* NULL: every atom (or, in slabs, not held) */
+    int by_ion;        /* --ranges chose the atoms: selected_count counts them */
     size_t selected_count;
 } batch_atoms;
 
@@ -36,6 +38,7 @@ typedef struct batch_request {
     size_t motif_points;
     ptreg_orientation_options orient;
     const char *grains_out; /* --grains-out DIR, or NULL */
+    double max_memory_mib;  /* --max-memory */
     int json;
 } batch_request;
 
@@ -126,6 +129,7 @@ typedef struct atoms_report {
     batch_atom_stats s;
     double read_ms, total_ms;
     int ranks;
+    size_t slabs; /* read in slabs (batch_stream.c): how many; else 0 */
     batch_grain_summary grains;
 } atoms_report;
 
@@ -134,10 +138,29 @@ void batch_atoms_free(batch_atoms *atoms);
 /* --ranges / --ion: the atoms whose mass-to-charge falls in a range of the
  * ions asked for. */
 int batch_select_ions(const cli_args *a, batch_atoms *atoms);
+/* --ranges read and --ion's names checked against it (input: the
+ * reconstruction, which must have mass-to-charge); *ranges is the caller's
+ * on success. */
+int batch_read_ranges(const cli_args *a, const char *input, ptreg_ranges *ranges);
+/* selected[i] for n ions by --ion; returns how many are. */
+size_t batch_select_piece(const cli_args *a, const ptreg_ranges *ranges, const float *mq, size_t n, uint8_t *selected);
 /* --motif-file's points, or --motif's lattice's first shells. */
 int batch_make_motif(const batch_request *r, ptreg_cloud *motif);
 int batch_print_atoms_json(const atoms_report *rep);
 void batch_print_atoms_human(const atoms_report *rep);
+
+/* ---- atoms in slabs (batch_stream.c) ---- */
+/* A .pos/.epos's records from its size (0 for other inputs or no file). */
+size_t batch_reconstruction_ions(const char *path);
+/* The taken atoms per slab when a reconstruction of this many atoms needs
+ * more than --max-memory; 0 when it is read whole. */
+size_t batch_slab_atoms(const batch_request *r, size_t atoms);
+/* Every atom of the reconstruction, one slab after another, the rows
+ * written in place; *summary gets the motif and the counts the report
+ * names, rep the figures summed over the slabs. atoms: n set, no arrays. */
+int batch_stream_atoms(const batch_request *r, batch_format format, size_t slab_atoms,
+                       const ptreg_orientation_options *opt, batch_atoms *atoms, atoms_report *rep,
+                       ptreg_orientations *summary);
 
 /* ---- pairs ---- */
 

@@ -68,6 +68,10 @@ static const cli_option batch_options[] = {
      "orientations are within it join (default 5)"},
     {"grain-min-atoms", 0, "N",
      "grain map: smaller grains join the grain most of their atoms' neighbors are in (default 100)"},
+    {"max-memory", 0, "MIB",
+     "atoms: the memory a run may take, MiB (default 1536); a .pos/.epos needing more is read and "
+     "registered in slabs along its longest axis, one after another (the same bits; not with --html, "
+     "--grains-out or --estimate-motif)"},
     {"translation", 0, NULL, "free the translation too (the default with --pairs)"},
     {"rotation-only", 0, NULL, "rotation about the origin only (the default for atoms)"},
     {"engine", 0, "NAME",
@@ -111,7 +115,9 @@ const cli_command cli_cmd_batch = CLI_COMMAND_LIBRARY(
     "instruction set, and the same bits for any thread count. Under mpirun (when ptreg is\n"
     "built with MPI) the atoms are divided into slabs with halos, each rank registers its\n"
     "own, and one output is written in atom order with MPI-IO: the same bits as one\n"
-    "process (.npy and binary .ply only).\n\n"
+    "process (.npy and binary .ply only). A .pos/.epos needing more than --max-memory\n"
+    "(about 1 KiB an atom) is read and registered the same way in slabs one after another,\n"
+    "holding one slab and its halo at a time: the same bits.\n\n"
     "--html FILE (atoms, one process): the atoms in the orientation colours of the PLY, with\n"
     "the colour key (the inverse pole figure's standard triangle for cubic motifs), and the\n"
     "JSON's numbers. Not with --pairs: their neighborhoods share no frame to draw.",
@@ -145,9 +151,9 @@ static int read_schedule(const cli_args *a, int pairs, ptreg_batch_options *o)
 static int refuse_atom_options(const cli_args *a)
 {
     static const char *const atom_only[] = {
-        "motif",         "lattice", "motif-points", "motif-file",      "estimate-motif", "motif-out",    "k",
-        "radius",        "ranges",  "ion",          "assignment",      "min-matched",    "grain-radius", "pool-points",
-        "start-spacing", "html",    "grains-out",   "grain-threshold", "grain-min-atoms"};
+        "motif",         "lattice", "motif-points", "motif-file",      "estimate-motif",  "motif-out",    "k",
+        "radius",        "ranges",  "ion",          "assignment",      "min-matched",     "grain-radius", "pool-points",
+        "start-spacing", "html",    "grains-out",   "grain-threshold", "grain-min-atoms", "max-memory"};
     for (size_t i = 0; i < sizeof atom_only / sizeof atom_only[0]; i++)
         if (cli_has(a, atom_only[i])) {
             cli_error("batch", "--%s is for atoms, not --pairs", atom_only[i]);
@@ -186,6 +192,8 @@ static int read_atom_options(const cli_args *a, batch_request *r)
     r->orient.assignment = cli_has(a, "assignment");
     rc = rc ? rc : cli_double(a, "grain-threshold", 0.01, 90.0, &r->orient.grain_threshold_deg);
     rc = rc ? rc : cli_size(a, "grain-min-atoms", 1, (size_t)1 << 40, &r->orient.grain_min_atoms);
+    r->max_memory_mib = 1536;
+    rc = rc ? rc : cli_double(a, "max-memory", 0.01, 1e9, &r->max_memory_mib);
     r->grains_out = cli_string(a, "grains-out", NULL);
     r->orient.grain_map = r->grains_out || cli_has(a, "html");
     return rc;
@@ -278,6 +286,26 @@ static int check_atom_outputs(const cli_args *a, const char *output, batch_forma
     return rc;
 }
 
+/* The atoms read whole, or (a reconstruction above --max-memory, one
+ * process) only counted: batch_stream_atoms reads them in slabs. */
+static int load_atoms(const batch_request *r, const cli_comm *comm, batch_atoms *atoms, size_t *slab_atoms)
+{
+    memset(atoms, 0, sizeof *atoms);
+    const size_t ions = batch_reconstruction_ions(r->input);
+    *slab_atoms = comm->size == 1 ? batch_slab_atoms(r, ions) : 0;
+    int rc = EXIT_OK;
+    if (*slab_atoms)
+        atoms->path = r->input, atoms->n = ions;
+    else
+        rc = batch_load_atoms(r->input, atoms);
+    if (!rc && atoms->n <= r->orient.k) { /* no atom has k neighbors */
+        cli_error("batch", "--k %zu: %s has %zu atom%s, fewer than k + 1", r->orient.k, r->input, atoms->n,
+                  atoms->n == 1 ? "" : "s");
+        rc = EXIT_USAGE;
+    }
+    return rc || *slab_atoms ? rc : batch_select_ions(r->a, atoms);
+}
+
 static int run_atoms(const batch_request *r, const cli_comm *comm)
 {
     batch_format format = BATCH_NPY;
@@ -286,13 +314,8 @@ static int run_atoms(const batch_request *r, const cli_comm *comm)
         return rc;
     const double t0 = ptreg_time_ms();
     batch_atoms atoms;
-    rc = batch_load_atoms(r->input, &atoms);
-    if (!rc && atoms.n <= r->orient.k) { /* no atom has k neighbors */
-        cli_error("batch", "--k %zu: %s has %zu atom%s, fewer than k + 1", r->orient.k, r->input, atoms.n,
-                  atoms.n == 1 ? "" : "s");
-        rc = EXIT_USAGE;
-    }
-    rc = rc ? rc : batch_select_ions(r->a, &atoms);
+    size_t slab_atoms;
+    rc = load_atoms(r, comm, &atoms, &slab_atoms);
     ptreg_cloud motif;
     ptreg_cloud_init(&motif);
     rc = rc ? rc : batch_make_motif(r, &motif);
@@ -304,9 +327,10 @@ static int run_atoms(const batch_request *r, const cli_comm *comm)
         opt.batch = r->batch;
         opt.motif = motif.xyz;
         opt.motif_points = motif.n;
-        rc = comm->size > 1 ? batch_mpi_atoms(comm, r->output, format, cli_string(r->a, "assignment", NULL), &atoms,
-                                              &opt, &o, &rep.s)
-                            : atoms_here(r, &atoms, &opt, format, &rep, &o);
+        const char *assignment = cli_string(r->a, "assignment", NULL);
+        rc = slab_atoms       ? batch_stream_atoms(r, format, slab_atoms, &opt, &atoms, &rep, &o)
+             : comm->size > 1 ? batch_mpi_atoms(comm, r->output, format, assignment, &atoms, &opt, &o, &rep.s)
+                              : atoms_here(r, &atoms, &opt, format, &rep, &o);
         rep.o = &o;
     }
     const char *motif_out = cli_string(r->a, "motif-out", NULL);

@@ -5,12 +5,6 @@
 #include "core/testing.h"
 #include "core/numeric.h"
 
-void ptreg_transform_identity(double T[16])
-{
-    memset(T, 0, 16 * sizeof(double));
-    T[0] = T[5] = T[10] = T[15] = 1.0;
-}
-
 void ptreg_transform_mul(const double A[16], const double B[16], double out[16])
 {
     double C[16];

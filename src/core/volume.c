@@ -127,8 +127,6 @@ float ptreg_double_to_float(double v)
     return (float)v;
 }
 
-size_t ptreg_volume_count(const ptreg_volume *vol) { return vol->nx * vol->ny * vol->nz; }
-
 float ptreg_volume_voxel(const ptreg_volume *vol, size_t i)
 {
     const void *d = vol->data;

@@ -86,6 +86,26 @@ static void decode(const unsigned char *d, size_t n, int epos, ptreg_apt *apt)
     }
 }
 
+/* The format (resolved from the name when AUTO) and the records' count,
+ * after the checks every read makes. */
+static ptreg_status count_records(const io_in *in, ptreg_apt_format *format, size_t *records)
+{
+    if (*format == PTREG_APT_AUTO)
+        *format = ptreg_apt_format_from_path(in->name);
+    if (*format != PTREG_APT_POS && *format != PTREG_APT_EPOS)
+        return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: not a .pos or .epos file (give the format)", in->name);
+    const size_t record = *format == PTREG_APT_EPOS ? EPOS_RECORD : POS_RECORD;
+    const char *kind = *format == PTREG_APT_EPOS ? ".epos" : ".pos";
+    if (in->size == 0)
+        return io_fail_byte(in, PTREG_ERR_FORMAT, 0, "empty %s file", kind);
+    if (in->size % record)
+        return io_fail_byte(in, PTREG_ERR_FORMAT, in->size - in->size % record,
+                            "a %s file is %zu-byte records: %zu whole ones, then %zu bytes (truncated?)", kind, record,
+                            in->size / record, in->size % record);
+    *records = in->size / record;
+    return PTREG_OK;
+}
+
 ptreg_status ptreg_apt_read_memory(const void *data, size_t size, ptreg_apt_format format, const char *name,
                                    ptreg_apt *apt, ptreg_error *err)
 {
@@ -94,22 +114,11 @@ ptreg_status ptreg_apt_read_memory(const void *data, size_t size, ptreg_apt_form
         ptreg_apt_init(apt);
     if (!apt || (!data && size))
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: no reconstruction or no data", in.name);
-    if (format == PTREG_APT_AUTO)
-        format = ptreg_apt_format_from_path(in.name);
-    if (format != PTREG_APT_POS && format != PTREG_APT_EPOS)
-        return ptreg_error_set(err, PTREG_ERR_ARG, "%s: not a .pos or .epos file (give the format)", in.name);
-    const int epos = format == PTREG_APT_EPOS;
-    const size_t record = epos ? EPOS_RECORD : POS_RECORD;
-    const char *kind = epos ? ".epos" : ".pos";
-    if (size == 0)
-        return io_fail_byte(&in, PTREG_ERR_FORMAT, 0, "empty %s file", kind);
-    if (size % record)
-        return io_fail_byte(&in, PTREG_ERR_FORMAT, size - size % record,
-                            "a %s file is %zu-byte records: %zu whole ones, then %zu bytes (truncated?)", kind, record,
-                            size / record, size % record);
-    ptreg_status st = allocate(&in, apt, size / record, epos);
+    size_t n;
+    ptreg_status st = count_records(&in, &format, &n);
+    st = st ? st : allocate(&in, apt, n, format == PTREG_APT_EPOS);
     if (!st)
-        decode(in.data, apt->n, epos, apt);
+        decode(in.data, apt->n, format == PTREG_APT_EPOS, apt);
     return st;
 }
 
@@ -126,6 +135,42 @@ ptreg_status ptreg_apt_read(const char *path, ptreg_apt_format format, ptreg_apt
         return st;
     st = ptreg_apt_read_memory(data, size, format, path, apt, err);
     free(data);
+    return st;
+}
+
+/* The records [first, first + count) into the piece's room. */
+static void decode_piece(const io_in *in, int epos, size_t first, size_t count, ptreg_apt *piece)
+{
+    const size_t record = epos ? EPOS_RECORD : POS_RECORD;
+    piece->n = count;
+    decode(in->data + first * record, count, epos, piece);
+}
+
+ptreg_status ptreg_apt_read_pieces(const char *path, ptreg_apt_format format, size_t piece, ptreg_apt_piece_fn fn,
+                                   void *ctx, ptreg_error *err)
+{
+    if (!path || !fn || piece == 0)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "APT read: no path, no function or pieces of 0 ions");
+    unsigned char *data;
+    size_t size, n = 0, released = 0;
+    int mapped;
+    ptreg_status st = io_map_file(path, &data, &size, &mapped, err);
+    if (st)
+        return st;
+    io_in in = {data, size, path, err, NULL};
+    st = count_records(&in, &format, &n);
+    const int epos = format == PTREG_APT_EPOS;
+    ptreg_apt room;
+    ptreg_apt_init(&room);
+    st = st ? st : allocate(&in, &room, n < piece ? n : piece, epos);
+    for (size_t first = 0; !st && first < n; first += piece) {
+        const size_t count = n - first < piece ? n - first : piece;
+        decode_piece(&in, epos, first, count, &room);
+        st = fn(ctx, &room, first, err);
+        io_let_pages_go(data, mapped, &released, (first + count) * (epos ? EPOS_RECORD : POS_RECORD));
+    }
+    ptreg_apt_free(&room);
+    io_unmap_file(data, size, mapped);
     return st;
 }
 

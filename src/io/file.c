@@ -1,6 +1,6 @@
 /* A whole file into memory, and what its name's extension says: the
  * first step of every reader. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 
 #include "io/io_internal.h"
 
@@ -12,6 +12,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Regular files are read with one fread of their size; pipes and devices
  * grow the buffer until the end. One byte more than the size asked for
@@ -81,6 +82,16 @@ void io_unmap_file(unsigned char *data, size_t size, int mapped)
         munmap(data, size);
     else
         free(data);
+}
+
+void io_let_pages_go(const unsigned char *data, int mapped, size_t *released, size_t upto)
+{
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    upto = upto / page * page;
+    if (!mapped || upto <= *released)
+        return;
+    madvise((void *)(data + *released), upto - *released, MADV_DONTNEED);
+    *released = upto;
 }
 
 int io_has_extension(const char *path, const char *ext)

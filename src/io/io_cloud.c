@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 /* Points between two lettings-go of a memory map's pages: often enough to
  * keep a few MB resident, rarely enough that the calls cost nothing. */
@@ -121,19 +119,6 @@ static int kept_by_options(const ptreg_read_options *opt, const io_point *p)
     return 1;
 }
 
-/* Lets the map's pages the reader has passed go, so that a file read once
- * is never resident whole beside its points. */
-static void release_pages(const io_in *in)
-{
-    io_cloud_state *st = in->cloud;
-    const size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    const size_t upto = st->pos / page * page;
-    if (!st->mapped || upto <= st->released)
-        return;
-    madvise((void *)(in->data + st->released), upto - st->released, MADV_DONTNEED);
-    st->released = upto;
-}
-
 /* A full piece (or the last one) to the caller's function, after the
  * non-finite points are gone; the room is then reused. */
 static ptreg_status hand_on(const io_in *in, ptreg_cloud *cloud)
@@ -172,7 +157,7 @@ ptreg_status io_cloud_store(const io_in *in, ptreg_cloud *cloud, const io_point 
         memcpy(cloud->rgb + 3 * i, p->rgb, 3);
     cloud->n++;
     if (cloud->n % RELEASE_EVERY == 0)
-        release_pages(in);
+        io_let_pages_go(in->data, in->cloud->mapped, &in->cloud->released, in->cloud->pos);
     return st->piece && cloud->n == st->cap ? hand_on(in, cloud) : PTREG_OK;
 }
 
@@ -208,7 +193,7 @@ static ptreg_status no_usable_point(const io_in *in, int is_line, size_t at, int
 ptreg_status io_cloud_finish(const io_in *in, ptreg_cloud *cloud, size_t cap, int is_line, size_t at)
 {
     io_cloud_state *st = in->cloud;
-    release_pages(in);
+    io_let_pages_go(in->data, in->cloud->mapped, &in->cloud->released, in->cloud->pos);
     if (st->piece) {
         ptreg_status s = hand_on(in, cloud);
         if (s != PTREG_OK)

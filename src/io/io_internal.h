@@ -240,6 +240,10 @@ ptreg_status io_read_file(const char *path, unsigned char **data, size_t *size, 
  * memory (*mapped 0); io_unmap_file gives either back. */
 ptreg_status io_map_file(const char *path, unsigned char **data, size_t *size, int *mapped, ptreg_error *err);
 void io_unmap_file(unsigned char *data, size_t size, int mapped);
+/* Lets a map's pages from *released up to the page holding byte upto go
+ * (a reader that has passed them needs them no more), so that a file read
+ * once is never resident whole beside what was read from it. */
+void io_let_pages_go(const unsigned char *data, int mapped, size_t *released, size_t upto);
 
 /* count values of `size` bytes in little-endian order (swapped a chunk at
  * a time on a big-endian host). */

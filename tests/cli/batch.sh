@@ -154,6 +154,29 @@ for name in ("misorientation", "pole_100", "pole_110", "pole_111"):
 EOF
 expect 0 -- "$PTREG" batch "$WORK/crystal.pos" --radius 0.35 --grains-out "$WORK/gr"; out_has "grains: 1"
 
+# --max-memory: a reconstruction needing more is read and registered in slabs, one after another;
+# the same bytes as read whole, the rows written in place (binary PLY, .npy, the assignment)
+expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/whole.ply" --assignment "$WORK/whole_a.npy" \
+    --ranges "$WORK/ranges.rrng" --ion Al --json
+grep -q '"slabs"' "$WORK/out" && fail "batch read in slabs below --max-memory"
+expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/slabs.ply" --assignment "$WORK/slabs_a.npy" \
+    --ranges "$WORK/ranges.rrng" --ion Al --max-memory 0.2 --json
+out_has '"slabs":'; out_has '"selected":	741'; out_has '"not_selected":	123'; out_has '"not_finite":	1'
+cmp -s "$WORK/whole.ply" "$WORK/slabs.ply" || fail "batch in slabs: the PLY differs from the whole read's"
+cmp -s "$WORK/whole_a.npy" "$WORK/slabs_a.npy" || fail "batch in slabs: the assignment differs"
+expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/whole.npy" --grain-radius 0.8 --motif-points 18
+expect 0 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/slabs.npy" --grain-radius 0.8 --motif-points 18 \
+    --max-memory 0.3
+out_has "slabs (more than --max-memory)"
+cmp -s "$WORK/whole.npy" "$WORK/slabs.npy" || fail "batch in slabs with --grain-radius: the .npy differs"
+for whole in "--grains-out $WORK/never" "--html $WORK/never.html" "--estimate-motif 1"; do
+    # shellcheck disable=SC2086 # the option and its value, two words
+    expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --max-memory 0.2 $whole
+    err_has "every atom at once"; err_has "raise it"
+done
+expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.csv" --max-memory 0.2; err_has "written in place"
+no_file "$WORK/never.csv"; no_file "$WORK/never"; no_file "$WORK/never.html"
+
 # ---- bad options: exit 2, nothing written ----
 expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --motif xyz; err_has "xyz"
 expect 2 -- "$PTREG" batch "$WORK/crystal.pos" -o "$WORK/never.npy" --ion Al; err_has "ranges"
@@ -176,6 +199,8 @@ no_file "$WORK/never.npy"
 
 # ---- bad input: exit 3, the file named, nothing written ----
 expect 3 -- "$PTREG" batch "$WORK/bad.pos" -o "$WORK/never.npy"; err_has "bad.pos: byte"; no_file "$WORK/never.npy"
+expect 3 -- "$PTREG" batch "$WORK/bad.pos" -o "$WORK/never.npy" --max-memory 0.01; err_has "bad.pos: byte"
+no_file "$WORK/never.npy"
 expect 3 -- "$PTREG" batch --pairs "$WORK/truncated.ptpairs" -o "$WORK/never.npy"
 err_has "truncated.ptpairs: byte"; no_file "$WORK/never.npy"
 expect 3 -- "$PTREG" batch --pairs "$WORK/huge.ptpairs" -o "$WORK/never.npy"; err_has "huge.ptpairs: byte 8"
