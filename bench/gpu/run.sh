@@ -247,6 +247,27 @@ else
     echo "no GPU device or no batch_gpu ($batch): skipped" | tee "$scratch/batch_gpu.md"
 fi
 
+step "benchmarks: an orientation map of 10^6 atoms on the first GPU against the CPU path on $(nproc) threads"
+# each atom's 12 neighbors from the 8 starts of the fcc motif (the batch
+# engine's lanes on the device; neighbor lists and starts on the host;
+# pooled grains take pairs over the device's 64 points: CPU only);
+# PTREG_GPU_APT_BOX: another box (nm; --quick: 5 nm, 4,500 atoms)
+apt_box=${PTREG_GPU_APT_BOX:-30,30,32}
+[ "$QUICK" = "--quick" ] && apt_box=${PTREG_GPU_APT_BOX:-5}
+if [ -n "$first_gpu" ] && [ -x "$bin" ] &&
+    timeout "$(budget 30)" "$bin" synth --shape apt-polycrystal -o "$scratch/apt.pos" --noise 0.03 \
+        --efficiency 0.6 --box "$apt_box" --grains 20 --seed 2 >/dev/null; then
+    for dev in "$first_gpu" cpu; do
+        echo "--- batch --device $dev"
+        timeout "$(budget 90)" "$bin" batch "$scratch/apt.pos" -o "$scratch/apt_${dev%%:*}.npy" --device "$dev" \
+            --json >"$scratch/apt_${dev%%:*}.json"
+        echo "exit $?"
+    done
+    python3 "$root/bench/gpu/apt_summary.py" "$scratch" "${first_gpu%%:*}" | tee "$scratch/apt_gpu.md"
+else
+    echo "no GPU device or no ptreg ($bin), or no atoms: skipped" | tee "$scratch/apt_gpu.md"
+fi
+
 step "benchmarks: 3-D Harris and FPFH on each GPU against the CPU path on $(nproc) threads"
 # Harris: 256x256x128 uint8, W = 5, every kernel variant, resident and with
 # the upload; FPFH: 10^6 points, ~50 neighbors. PTREG_GPU_HARRIS_ARGS,
@@ -332,6 +353,7 @@ nographs = read(os.path.join(scratch, "pairs_gpu_nographs.md"), "(LDDMM without 
 torch = read(os.path.join(scratch, "torch_pairs.txt"), "(the PyTorch peer did not run)\n")
 harris = read(os.path.join(scratch, "harris_gpu.md"), "(the Harris benchmark did not finish)\n")
 features = read(os.path.join(scratch, "features_gpu.md"), "(the FPFH benchmark did not finish)\n")
+apt = read(os.path.join(scratch, "apt_gpu.md"), "(the orientation map did not finish)\n")
 single = read(os.path.join(scratch, "features_single.md"), "(FPFH with one search per point did not run)\n")
 tune = read(os.path.join(scratch, "tune_gpu.txt"), "(the tuner did not run)\n")
 nvrtc = read(os.path.join(out, "nvrtc.txt"))
@@ -341,6 +363,7 @@ report = ["# ptreg on the GPU machine" + (" (a dry run: no GPU)" if standin else
           "", "## Device tests and parity suite", "", "```", *summary, "```", "",
           "## Batched EM-ICP (`batch_gpu`): ms per call from host memory, the kernel alone, pairs/s", "",
           batch, "",
+          "## An orientation map of 10^6 atoms (`ptreg batch ATOMS --device`)", "", apt, "",
           "## EM-ICP and LDDMM (`pairs_gpu`)", "", pairs, "",
           "## LDDMM without graphs (`PTREG_DEVICE_GRAPHS=0`: each evaluation launch by launch)", "", nographs, "",
           "## The dense PyTorch peer (`peers/torch_pairs.py`)", "", "```", torch.strip(), "```", "",

@@ -6,8 +6,8 @@
 # Skips (77) without BUILD_DIR/cuda_standin/libcuda.so.1. Checks that the
 # report and results exist and name cuda:0 as the stand-in, that
 # test_device and test_device_parity pass on cuda:0, that the kernels
-# compile through NVRTC, and that every benchmark step (batch, pairs,
-# Harris, FPFH, the tuner, ICP) ran to the end on cuda:0 (the PyTorch peer
+# compile through NVRTC, and that every benchmark step (batch, the
+# orientation map, pairs, Harris, FPFH, the tuner, ICP) ran to the end on cuda:0 (the PyTorch peer
 # may be absent). The parity step runs only the suite's geometry cases
 # (PTREG_PARITY_ONLY=geometry, and quick, unless set): what is tested here is
 # run.sh's step around the suite (its exit, summary and report lines); the
@@ -84,6 +84,7 @@ def step(title):
     s = [x for x in steps if x.startswith(title)]
     return s[0] if s else None
 for title, name in (("benchmarks: batched EM-ICP", "batch"), ("benchmarks: EM-ICP and LDDMM", "pairs"),
+                    ("benchmarks: an orientation map", "orientation map"),
                     ("benchmarks: 3-D Harris and FPFH", "harris and features"), ("benchmarks: ICP", "ICP")):
     s = step(title)
     if s is None:
@@ -95,13 +96,15 @@ for title, name in (("benchmarks: batched EM-ICP", "batch"), ("benchmarks: EM-IC
     for l in s.splitlines():
         if l.startswith("no GPU device or no"):
             bad.append("%s: %s" % (name, l))
-for what in ("batch benchmark", "EM-ICP and LDDMM benchmark", "Harris benchmark", "FPFH benchmark",
+for what in ("batch benchmark", "orientation map", "EM-ICP and LDDMM benchmark", "Harris benchmark", "FPFH benchmark",
              "ICP benchmark"):
     if "(the %s did not finish)" % what in report:
         bad.append("report.md: the %s did not finish" % what)
 for key in ("batch_gpu", "pairs_gpu", "harris_gpu", "features_gpu", "icp_gpu"):
     if results and not results.get(key):
         bad.append("results.json: no %s" % key)
+if report and "GPU/CPU wall" not in report:
+    bad.append("report.md: the orientation map has no summary")
 if "cuda:0 |" not in report:
     bad.append("report.md: no table row for cuda:0")
 for r in (results.get("icp_gpu") or {}).get("rows", []):
