@@ -594,14 +594,34 @@ typedef struct piece_source {
     const float *xyz;
     size_t n, piece;
     const uint8_t *selected;
+    size_t skipped; /* pieces left out, over every scan */
 } piece_source;
 
-static ptreg_status scan_pieces(void *src, ptreg_atom_piece_fn fn, void *ctx, ptreg_error *err)
+/* Whether a window needs any atom of the piece. */
+static int piece_needed(const ptreg_atom_window *w, const float *xyz, size_t count)
 {
-    const piece_source *p = src;
+    for (size_t i = 0; i < count; i++) {
+        const float *p = xyz + 3 * i;
+        const int finite = isfinite(p[0]) && isfinite(p[1]) && isfinite(p[2]);
+        if (finite ? p[w->axis] >= w->lo && p[w->axis] < w->hi : w->nonfinite)
+            return 1;
+    }
+    return 0;
+}
+
+/* Leaves out every piece a window does not need, as a file source may: a
+ * window too narrow would change some slab's answers. */
+static ptreg_status scan_pieces(void *src, const ptreg_atom_window *window, ptreg_atom_piece_fn fn, void *ctx,
+                                ptreg_error *err)
+{
+    piece_source *p = src;
     ptreg_status st = PTREG_OK;
     for (size_t first = 0; !st && first < p->n; first += p->piece) {
         const size_t count = p->n - first < p->piece ? p->n - first : p->piece;
+        if (window && !piece_needed(window, p->xyz + 3 * first, count)) {
+            p->skipped++;
+            continue;
+        }
         st = fn(ctx, first, count, p->xyz + 3 * first, p->selected ? p->selected + first : NULL, err);
     }
     return st;
@@ -639,15 +659,14 @@ static ptreg_status check_slab(void *ctx, const ptreg_orientations *o, const ptr
 
 /* Every atom answered by exactly one slab with the whole input's bits;
  * returns the slabs. */
-static size_t check_slabs(const piece_source *src, size_t slab_atoms, const ptreg_orientation_options *opt,
-                          size_t min_rounds)
+static size_t check_slabs(piece_source *src, size_t slab_atoms, const ptreg_orientation_options *opt, size_t min_rounds)
 {
     ptreg_orientations one;
     ptreg_error err;
     CHECK_MSG(ptreg_orientations_compute(src->xyz, src->n, src->selected, opt, &one, &err) == PTREG_OK, "%s",
               err.message);
     slab_check c = {&one, src->xyz, calloc(src->n, sizeof(size_t)), 0, 0, 0};
-    const ptreg_atom_source atoms = {scan_pieces, (void *)src};
+    const ptreg_atom_source atoms = {scan_pieces, src};
     CHECK_MSG(ptreg_orientations_slabs(&atoms, slab_atoms, opt, check_slab, &c, &err) == PTREG_OK, "%s", err.message);
     size_t once = 0;
     for (size_t i = 0; i < src->n; i++)
@@ -680,9 +699,10 @@ static void test_slabs(void)
         selected[i] = i % 7 != 3;
     ptreg_orientation_options opt;
     fcc_options(&opt, motif);
-    piece_source src = {xyz, n, 97, selected};
+    piece_source src = {xyz, n, 97, selected, 0};
     CHECK(check_slabs(&src, n / 2, &opt, 2) == 2);
     CHECK(check_slabs(&src, n / 7, &opt, 1) >= 6);
+    CHECK(src.skipped > 0); /* the windows left pieces out */
     /* grain pooling: a slab's atoms choose among pools reaching into the halo */
     opt.grain_radius = 0.8;
     src.selected = NULL, src.piece = n;

@@ -45,13 +45,15 @@ PTREG_API ptreg_apt_format ptreg_apt_format_from_path(const char *path);
 PTREG_API ptreg_status ptreg_apt_read(const char *path, ptreg_apt_format format, ptreg_apt *apt, ptreg_error *err);
 /* Reads a reconstruction in pieces of at most `piece` ions, handing each
  * to fn with the index of its first ion, in the file's order (fn may read
- * the piece but not keep it): memory stays bounded by one piece
- * whatever the file's size (the file's pages are let go as the reading
- * passes them). The file is checked as ptreg_apt_read checks it before any
- * piece is handed on; fn's status, when not PTREG_OK, ends the read. */
+ * the piece but not keep it): memory stays bounded by one piece whatever
+ * the file's size (the file's pages are let go as the reading passes
+ * them). skip (NULL: none) has an entry per piece, ceil(records / piece):
+ * pieces with a nonzero one are neither decoded nor handed on. The file
+ * is checked as ptreg_apt_read checks it before any piece is handed on;
+ * fn's status, when not PTREG_OK, ends the read. */
 typedef ptreg_status (*ptreg_apt_piece_fn)(void *ctx, const ptreg_apt *piece, size_t first, ptreg_error *err);
 PTREG_API ptreg_status ptreg_apt_read_pieces(const char *path, ptreg_apt_format format, size_t piece,
-                                             ptreg_apt_piece_fn fn, void *ctx, ptreg_error *err);
+                                             const uint8_t *skip, ptreg_apt_piece_fn fn, void *ctx, ptreg_error *err);
 /* Writes a .pos file (atomically). mq may be NULL (written as 0). */
 PTREG_API ptreg_status ptreg_apt_write_pos(const char *path, const float *xyz, const float *mq, size_t n,
                                            ptreg_error *err);

@@ -203,11 +203,21 @@ PTREG_API void ptreg_orientation_share_free(ptreg_orientation_share *share);
 /* The atoms of a run read in order, a piece at a time: scan calls fn for
  * every piece (first: the index of its first atom; selected NULL when every
  * atom of the piece is taken) and stops at fn's first failure. Every scan
- * of a source must give the same atoms. */
+ * of a source must give the same atoms. window, when not NULL, says which
+ * atoms the scan needs: those whose coordinate along axis is in [lo, hi),
+ * and those with a coordinate not finite when nonfinite is set; the source
+ * may leave out pieces holding none of them (so that a slab's scan of a
+ * file in depth order reads its part), and must hand on the rest whole. */
+typedef struct ptreg_atom_window {
+    int axis;
+    double lo, hi;
+    int nonfinite;
+} ptreg_atom_window;
 typedef ptreg_status (*ptreg_atom_piece_fn)(void *ctx, size_t first, size_t count, const float *xyz,
                                             const uint8_t *selected, ptreg_error *err);
 typedef struct ptreg_atom_source {
-    ptreg_status (*scan)(void *src, ptreg_atom_piece_fn fn, void *ctx, ptreg_error *err);
+    ptreg_status (*scan)(void *src, const ptreg_atom_window *window, ptreg_atom_piece_fn fn, void *ctx,
+                         ptreg_error *err);
     void *src;
 } ptreg_atom_source;
 

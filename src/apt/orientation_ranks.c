@@ -63,7 +63,7 @@ static ptreg_status add_extent(void *ctx, size_t first, size_t count, const floa
 static ptreg_status taken_extent(const ptreg_atom_source *src, slabs *s, ptreg_error *err)
 {
     extent_scan e = {{INFINITY, INFINITY, INFINITY}, {-INFINITY, -INFINITY, -INFINITY}, 0};
-    ptreg_status st = src->scan(src->src, add_extent, &e, err);
+    ptreg_status st = src->scan(src->src, NULL, add_extent, &e, err);
     s->taken = e.taken;
     s->axis = 0;
     for (int k = 1; k < 3; k++)
@@ -106,7 +106,7 @@ static ptreg_status make_slabs(const ptreg_atom_source *src, size_t count, size_
     s->bound = malloc((s->count + 1) * sizeof *s->bound);
     uint64_t *hist = calloc(SLAB_BINS, sizeof *hist);
     histogram_scan h = {s, hist};
-    st = s->bound && hist ? src->scan(src->src, add_histogram, &h, err)
+    st = s->bound && hist ? src->scan(src->src, NULL, add_histogram, &h, err)
                           : ptreg_error_set(err, PTREG_ERR_NOMEM, "orientations: out of memory for the slabs");
     if (st) {
         free(hist);
@@ -228,7 +228,10 @@ static ptreg_status build_local(const ptreg_atom_source *src, const slabs *s, si
     l->low = s->bound[slab] - halo, l->high = s->bound[slab + 1] + halo;
     l->share->m = 0;
     local_scan ls = {s, slab, l};
-    return src->scan(src->src, add_local, &ls, err);
+    /* the slab's own atoms lie in [bound, next bound) and the first slab
+     * owns those not finite: the halo's window holds every atom kept */
+    const ptreg_atom_window window = {s->axis, l->low, l->high, slab == 0};
+    return src->scan(src->src, &window, add_local, &ls, err);
 }
 
 /* Whether every owned atom's answer is certainly a single process's: all
@@ -322,8 +325,10 @@ typedef struct memory_atoms {
     const uint8_t *selected;
 } memory_atoms;
 
-static ptreg_status scan_memory(void *src, ptreg_atom_piece_fn fn, void *ctx, ptreg_error *err)
+static ptreg_status scan_memory(void *src, const ptreg_atom_window *window, ptreg_atom_piece_fn fn, void *ctx,
+                                ptreg_error *err)
 {
+    (void)window; /* one piece: everything */
     const memory_atoms *a = src;
     return a->n ? fn(ctx, 0, a->n, a->xyz, a->selected, err) : PTREG_OK;
 }

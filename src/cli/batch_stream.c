@@ -4,6 +4,7 @@
  * outputs, so that memory holds a slab, never the input or the outputs. */
 #define _DEFAULT_SOURCE /* pwrite */
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -47,18 +48,48 @@ size_t batch_reconstruction_ions(const char *path)
 
 /* ---- the source: the file in pieces, with --ion's selection ---- */
 
+/* Where a piece's atoms lie, from the first scan: a slab's scan skips the
+ * pieces wholly outside its window (a file in evaporation order is nearly
+ * sorted by depth, so each slab reads about its own part, not the file). */
+typedef struct piece_extent {
+    float lo[3], hi[3]; /* of its finite atoms */
+    int nonfinite;      /* it holds an atom with a coordinate not finite */
+} piece_extent;
+
 typedef struct file_source {
     const batch_request *r;
     const ptreg_ranges *ranges; /* NULL: every ion */
     uint8_t *selected;          /* PIECE_IONS */
+    size_t pieces;
+    piece_extent *extent; /* per piece */
+    uint8_t *skip;        /* per piece */
+    int extents_known;    /* a whole scan has filled extent */
     size_t scans, selected_count;
     ptreg_atom_piece_fn fn;
     void *ctx;
 } file_source;
 
+static void note_extent(piece_extent *e, const float *xyz, size_t n)
+{
+    for (int k = 0; k < 3; k++)
+        e->lo[k] = INFINITY, e->hi[k] = -INFINITY;
+    e->nonfinite = 0;
+    for (size_t i = 0; i < n; i++) {
+        const float *p = xyz + 3 * i;
+        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2])) {
+            e->nonfinite = 1;
+            continue;
+        }
+        for (int k = 0; k < 3; k++)
+            e->lo[k] = fminf(e->lo[k], p[k]), e->hi[k] = fmaxf(e->hi[k], p[k]);
+    }
+}
+
 static ptreg_status hand_piece(void *ctx, const ptreg_apt *piece, size_t first, ptreg_error *err)
 {
     file_source *f = ctx;
+    if (!f->extents_known)
+        note_extent(&f->extent[first / PIECE_IONS], piece->xyz, piece->n);
     const uint8_t *selected = NULL;
     if (f->ranges) {
         const size_t count = batch_select_piece(f->r->a, f->ranges, piece->mq, piece->n, f->selected);
@@ -68,11 +99,27 @@ static ptreg_status hand_piece(void *ctx, const ptreg_apt *piece, size_t first, 
     return f->fn(f->ctx, first, piece->n, piece->xyz, selected, err);
 }
 
-static ptreg_status scan_file(void *src, ptreg_atom_piece_fn fn, void *ctx, ptreg_error *err)
+/* The pieces a window needs none of; NULL when every piece is read. */
+static const uint8_t *pieces_to_skip(file_source *f, const ptreg_atom_window *w)
+{
+    if (!w || !f->extents_known)
+        return NULL;
+    for (size_t p = 0; p < f->pieces; p++) {
+        const piece_extent *e = &f->extent[p];
+        const int inside = e->hi[w->axis] >= w->lo && e->lo[w->axis] < w->hi;
+        f->skip[p] = !inside && !(w->nonfinite && e->nonfinite);
+    }
+    return f->skip;
+}
+
+static ptreg_status scan_file(void *src, const ptreg_atom_window *window, ptreg_atom_piece_fn fn, void *ctx,
+                              ptreg_error *err)
 {
     file_source *f = src;
     f->fn = fn, f->ctx = ctx;
-    ptreg_status st = ptreg_apt_read_pieces(f->r->input, PTREG_APT_AUTO, PIECE_IONS, hand_piece, f, err);
+    ptreg_status st = ptreg_apt_read_pieces(f->r->input, PTREG_APT_AUTO, PIECE_IONS, pieces_to_skip(f, window),
+                                            hand_piece, f, err);
+    f->extents_known |= !st;
     f->scans++;
     return st;
 }
@@ -286,11 +333,19 @@ int batch_stream_atoms(const batch_request *r, batch_format format, size_t slab_
     rc = rc ? rc : by_ion ? batch_read_ranges(r->a, r->input, &ranges) : EXIT_OK;
     if (rc)
         return rc;
-    file_source f = {.r = r, .ranges = by_ion ? &ranges : NULL, .selected = by_ion ? malloc(PIECE_IONS) : NULL};
+    const size_t pieces = (atoms->n + PIECE_IONS - 1) / PIECE_IONS;
+    file_source f = {.r = r,
+                     .ranges = by_ion ? &ranges : NULL,
+                     .selected = by_ion ? malloc(PIECE_IONS) : NULL,
+                     .pieces = pieces,
+                     .extent = malloc((pieces + 1) * sizeof *f.extent),
+                     .skip = malloc(pieces + 1)};
     stream_run s = {.r = r, .format = format, .n = atoms->n, .rep = rep, .summary = summary};
     const ptreg_atom_source src = {scan_file, &f};
     ptreg_error err;
-    ptreg_status st = by_ion && !f.selected ? ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory") : PTREG_OK;
+    ptreg_status st = (by_ion && !f.selected) || !f.extent || !f.skip
+                          ? ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory")
+                          : PTREG_OK;
     cli_device_call_start();
     st = st ? st : ptreg_orientations_slabs(&src, slab_atoms, opt, take_slab, &s, &err);
     cli_device_call_stop();
@@ -303,6 +358,8 @@ int batch_stream_atoms(const batch_request *r, batch_format format, size_t slab_
     rc = close_placed(&s.assignment, rc);
     atoms->by_ion = by_ion, atoms->selected_count = f.selected_count;
     free(f.selected);
+    free(f.extent);
+    free(f.skip);
     free(s.index);
     free(s.rows);
     if (by_ion)

@@ -146,8 +146,8 @@ static void decode_piece(const io_in *in, int epos, size_t first, size_t count, 
     decode(in->data + first * record, count, epos, piece);
 }
 
-ptreg_status ptreg_apt_read_pieces(const char *path, ptreg_apt_format format, size_t piece, ptreg_apt_piece_fn fn,
-                                   void *ctx, ptreg_error *err)
+ptreg_status ptreg_apt_read_pieces(const char *path, ptreg_apt_format format, size_t piece, const uint8_t *skip,
+                                   ptreg_apt_piece_fn fn, void *ctx, ptreg_error *err)
 {
     if (!path || !fn || piece == 0)
         return ptreg_error_set(err, PTREG_ERR_ARG, "APT read: no path, no function or pieces of 0 ions");
@@ -165,6 +165,8 @@ ptreg_status ptreg_apt_read_pieces(const char *path, ptreg_apt_format format, si
     st = st ? st : allocate(&in, &room, n < piece ? n : piece, epos);
     for (size_t first = 0; !st && first < n; first += piece) {
         const size_t count = n - first < piece ? n - first : piece;
+        if (skip && skip[first / piece])
+            continue;
         decode_piece(&in, epos, first, count, &room);
         st = fn(ctx, &room, first, err);
         io_let_pages_go(data, mapped, &released, (first + count) * (epos ? EPOS_RECORD : POS_RECORD));
