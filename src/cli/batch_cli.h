@@ -71,6 +71,9 @@ int batch_write_orientations(const char *path, batch_format format, const batch_
                              const ptreg_orientations *o);
 /* The assignment as an n x k int32 .npy, -1 where a neighbor has none. */
 void batch_assignment_row(const ptreg_orientations *o, size_t i, int32_t *row);
+/* The same row as the .npy's bytes (little-endian int32), for rows
+ * written in place. */
+void batch_encode_assignment_row(const ptreg_orientations *o, size_t i, unsigned char *dst);
 int batch_write_assignment(const char *path, const ptreg_orientations *o);
 /* With --html: the atoms in their orientation colours, with the colour key
  * (cli_report); nothing without it. */

@@ -147,6 +147,15 @@ void batch_assignment_row(const ptreg_orientations *o, size_t i, int32_t *row)
     }
 }
 
+void batch_encode_assignment_row(const ptreg_orientations *o, size_t i, unsigned char *dst)
+{
+    int32_t a[256];
+    batch_assignment_row(o, i, a);
+    for (size_t m = 0; m < o->k; m++)
+        for (int b = 0; b < 4; b++)
+            dst[4 * m + (size_t)b] = (unsigned char)((uint32_t)a[m] >> (8 * b));
+}
+
 int batch_write_assignment(const char *path, const ptreg_orientations *o)
 {
     int32_t *rows = malloc((o->n * o->k + 1) * sizeof *rows);

@@ -257,15 +257,8 @@ static int write_slab_rows(stream_run *s, const ptreg_orientations *o, const ptr
     }
     if (!rc && s->assignment.open) {
         for (size_t j = 0, at = 0; j < share->m; j++)
-            if (share->owned[j]) {
-                int32_t a[256];
-                batch_assignment_row(o, j, a);
-                for (size_t m = 0; m < o->k; m++)
-                    for (int b = 0; b < 4; b++)
-                        s->rows[s->assignment.row * at + 4 * m + (size_t)b] = (unsigned char)((uint32_t)a[m] >>
-                                                                                              (8 * b));
-                at++;
-            }
+            if (share->owned[j])
+                batch_encode_assignment_row(o, j, s->rows + s->assignment.row * at++);
         rc = write_placed(&s->assignment, s->rows, s->index, owned);
     }
     return rc;

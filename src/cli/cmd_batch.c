@@ -69,9 +69,9 @@ static const cli_option batch_options[] = {
     {"grain-min-atoms", 0, "N",
      "grain map: smaller grains join the grain most of their atoms' neighbors are in (default 100)"},
     {"max-memory", 0, "MIB",
-     "atoms: the memory a run may take, MiB (default 1536); a .pos/.epos needing more is read and "
-     "registered in slabs along its longest axis, one after another (the same bits; not with --html, "
-     "--grains-out or --estimate-motif)"},
+     "atoms: the memory a run may take, MiB (default 1536, about 1 KiB an atom); a .pos/.epos needing "
+     "more is read and registered in slabs along its longest axis, one after another (one process; the "
+     "same bits; not with --html, --grains-out or --estimate-motif)"},
     {"translation", 0, NULL, "free the translation too (the default with --pairs)"},
     {"rotation-only", 0, NULL, "rotation about the origin only (the default for atoms)"},
     {"engine", 0, "NAME",

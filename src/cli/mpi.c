@@ -236,14 +236,8 @@ static int write_atom_outputs(const char *output, batch_format format, const cha
     if (!rc && assignment) {
         size_t at = 0;
         for (size_t j = 0; j < share->m; j++)
-            if (share->owned[j]) {
-                int32_t a[256];
-                batch_assignment_row(o, j, a);
-                for (size_t m = 0; m < o->k; m++)
-                    for (int b = 0; b < 4; b++)
-                        rows[arow * at + 4 * m + (size_t)b] = (unsigned char)((uint32_t)a[m] >> (8 * b));
-                at++;
-            }
+            if (share->owned[j])
+                batch_encode_assignment_row(o, j, rows + arow * at++);
         rc = write_rows(assignment, header, ptreg_npy_header(PTREG_NPY_I32, atoms->n, o->k, header), rows, index, owned,
                         arow);
     }
