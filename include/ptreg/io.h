@@ -249,21 +249,32 @@ PTREG_API ptreg_status ptreg_correspondences_read(const char *path, size_t ns, s
 PTREG_API ptreg_status ptreg_correspondences_write(const char *path, const uint32_t *source, const uint32_t *target,
                                                    size_t count, ptreg_error *err);
 
-/* ---- TUM trajectories ---- */
+/* ---- trajectories: TUM and KITTI ---- */
 
-/* Poses over time, as TUM trajectory files hold them (docs/FORMATS.md):
- * each line "timestamp tx ty tz qx qy qz qw". */
+typedef enum ptreg_trajectory_format {
+    PTREG_TRAJECTORY_TUM = 0, /* "timestamp tx ty tz qx qy qz qw" a line */
+    PTREG_TRAJECTORY_KITTI    /* a 3x4 row-major [R | t] a line (12 numbers), no times */
+} ptreg_trajectory_format;
+
+/* Poses over time, as TUM and KITTI trajectory files hold them
+ * (docs/FORMATS.md). */
 typedef struct ptreg_trajectory {
     size_t n;
-    double *t;    /* n timestamps, increasing */
+    double *t;    /* n timestamps, increasing (KITTI: 0, 1, 2, ..., the poses' indices) */
     double *pose; /* n x 16: row-major 4x4 poses */
+    ptreg_trajectory_format format;
 } ptreg_trajectory;
 
-/* Reads a TUM trajectory: blank lines and '#' comments skipped; a line
- * that is not 8 finite numbers with a quaternion not zero, a timestamp
- * that does not increase, or no pose at all is PTREG_ERR_FORMAT naming the
- * file and line; IO when it cannot be opened. tr holds nothing on failure
- * (ptreg_trajectory_free otherwise). */
+/* How far from rigid a KITTI line's [R | t] may be (PTREG_RIGID_TOL's
+ * measure): the files print about 7 digits. */
+#define PTREG_TRAJECTORY_RIGID_TOL 1e-4
+
+/* Reads a trajectory; the first pose line decides its format (8 numbers:
+ * TUM, 12: KITTI). Blank lines and '#' comments skipped; a line that is
+ * not the format's finite numbers (a TUM quaternion not zero, a KITTI
+ * matrix rigid), a timestamp that does not increase, or no pose at all is
+ * PTREG_ERR_FORMAT naming the file and line; IO when it cannot be opened.
+ * tr holds nothing on failure (ptreg_trajectory_free otherwise). */
 PTREG_API ptreg_status ptreg_trajectory_read(const char *path, ptreg_trajectory *tr, ptreg_error *err);
 /* The pose at time t: the line whose timestamp rounds to t's microsecond
  * (TUM files carry six decimals), or NULL when none does. */

@@ -69,7 +69,7 @@ typedef struct ptreg_option_table {
 
 /* The options table of `name`, one per options struct: "icp", "emicp",
  * "register", "ransac", "fgr", "lddmm", "harris3d", "features", "normals",
- * "index", "batch", "multiway", "pose_graph", "track", "tune" (the struct
+ * "index", "batch", "multiway", "pose_graph", "track", "eval", "tune" (the struct
  * ptreg_NAME_options); NULL for another name. One lookup, as the tuner's
  * ptreg_tune_kernel_find, rather than a function per module. */
 PTREG_API const ptreg_option_table *ptreg_option_table_find(const char *name);

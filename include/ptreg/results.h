@@ -65,6 +65,7 @@ typedef struct ptreg_result_table {
  * "harris3d", "multiway", "multiway_edge" (ptreg_multiway_edge),
  * "device_info" (ptreg_devices' list), "model_index_info",
  * "track_frame" (ptreg_track_frame), "track_summary" (ptreg_track_summary),
+ * "trajectory_eval" (ptreg_eval_result),
  * "batch_stats" (ptreg_batch_stats); NULL for another name. */
 PTREG_API const ptreg_result_table *ptreg_result_table_find(const char *name);
 

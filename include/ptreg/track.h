@@ -13,6 +13,7 @@
 #include "core.h"
 #include "global.h"
 #include "icp.h"
+#include "io.h"
 #include "nn.h"
 #include "options.h"
 
@@ -38,10 +39,21 @@ typedef enum ptreg_track_state {
     PTREG_TRACK_LOST,        /* neither did (or the frame was empty): the pose is the prediction */
 } ptreg_track_state;
 
-PTREG_API const char *ptreg_track_state_name(ptreg_track_state state);
+static inline const char *ptreg_track_state_name(ptreg_track_state state)
+{
+    return state == PTREG_TRACK_TRACKED     ? "tracked"
+           : state == PTREG_TRACK_RECOVERED ? "recovered"
+           : state == PTREG_TRACK_LOST      ? "lost"
+                                            : "unknown";
+}
 /* "none" or "constant-velocity" (a name to a value: the option "predict"
  * of ptreg_option_table_find("track")). */
-PTREG_API const char *ptreg_track_predict_name(ptreg_track_predict predict);
+static inline const char *ptreg_track_predict_name(ptreg_track_predict predict)
+{
+    return predict == PTREG_PREDICT_NONE                ? "none"
+           : predict == PTREG_PREDICT_CONSTANT_VELOCITY ? "constant-velocity"
+                                                        : "unknown";
+}
 
 typedef struct ptreg_track_options {
     ptreg_icp_options icp; /* each frame's registration (its init is the prediction;
@@ -146,6 +158,124 @@ PTREG_API void ptreg_tracker_destroy(ptreg_tracker *tracker);
  * arguments, memory, a device that failed). */
 PTREG_API ptreg_status ptreg_tracker_push(ptreg_tracker *tracker, const float *frame, size_t n, double t,
                                           ptreg_track_frame *out, ptreg_error *err);
+
+/* ---- evaluating a trajectory against a true one (ptreg eval) ----
+ * docs/ALGORITHMS.md, "Evaluating trajectories": the pairs by time or by
+ * index, the alignment (Umeyama), ATE and RPE (Sturm et al. 2012), the
+ * KITTI metric (Geiger et al. 2012, the odometry devkit). */
+
+typedef enum ptreg_eval_associate {
+    PTREG_ASSOCIATE_AUTO = 0, /* by time when both have timestamps (TUM), else by index */
+    PTREG_ASSOCIATE_TIME,     /* TUM's associate.py: the nearest times within max_diff, greedily, one to one */
+    PTREG_ASSOCIATE_INDEX     /* pose i with pose i */
+} ptreg_eval_associate;
+
+typedef enum ptreg_eval_align {
+    PTREG_ALIGN_SE3 = 0, /* the rigid motion that best lays the estimate's positions on the truth's */
+    PTREG_ALIGN_SIM3,    /* the same with a scale (monocular estimates) */
+    PTREG_ALIGN_NONE     /* both in one frame already (a tracker against its model) */
+} ptreg_eval_align;
+
+typedef enum ptreg_eval_unit {
+    PTREG_DELTA_FRAMES = 0, /* RPE over pairs delta poses apart */
+    PTREG_DELTA_METERS,     /* ... the first pose at least delta along the true path */
+    PTREG_DELTA_SECONDS     /* ... the first pose at least delta later */
+} ptreg_eval_unit;
+
+#define PTREG_EVAL_MAX_LENGTHS 16
+
+typedef struct ptreg_eval_options {
+    ptreg_eval_associate associate;
+    double max_diff; /* TIME: the largest time difference of a pair, seconds (default 0.02, TUM's) */
+    double offset;   /* TIME: added to the estimate's times (default 0) */
+    ptreg_eval_align align;
+    double delta; /* RPE's step (default 1) in delta_unit (FRAMES: a whole number) */
+    ptreg_eval_unit delta_unit;
+    size_t kitti_lengths;                        /* the KITTI metric's segment lengths: default 8 */
+    double kitti_length[PTREG_EVAL_MAX_LENGTHS]; /* default 100, 200, ..., 800 (the true poses' units) */
+} ptreg_eval_options;
+
+static inline void ptreg_eval_options_default(ptreg_eval_options *opt)
+{
+    const ptreg_eval_options d = {PTREG_ASSOCIATE_AUTO,
+                                  0.02,
+                                  0.0,
+                                  PTREG_ALIGN_SE3,
+                                  1.0,
+                                  PTREG_DELTA_FRAMES,
+                                  8,
+                                  {100, 200, 300, 400, 500, 600, 700, 800}};
+    *opt = d;
+}
+/* The table of its options, ptreg_option_table_find("eval") (options.h):
+ * associate, max_diff, offset, align, delta, delta_unit; kitti_length is set apart. */
+
+typedef struct ptreg_eval_stats {
+    double rmse, mean, median, std, min, max; /* std: of the population */
+} ptreg_eval_stats;
+
+typedef struct ptreg_eval_errors {
+    size_t pairs;
+    double delta; /* RPE: its step and unit, as asked */
+    ptreg_eval_unit unit;
+    const ptreg_eval_stats *translation, *rotation_deg; /* &t, &r */
+    ptreg_eval_stats t, r;
+} ptreg_eval_errors;
+
+typedef struct ptreg_eval_kitti_length {
+    double length;
+    size_t segments;
+    double translation_percent, rotation_deg_per_m;
+} ptreg_eval_kitti_length;
+
+typedef struct ptreg_eval_kitti {
+    size_t segments;
+    double translation_percent;             /* 100 x the mean of a segment's translation error over its length */
+    double rotation_deg_per_m;              /* the mean of its rotation error (the devkit's acos) over its length */
+    size_t length_count;                    /* the lengths that have a segment */
+    const ptreg_eval_kitti_length *lengths; /* &length[0] */
+    ptreg_eval_kitti_length length[PTREG_EVAL_MAX_LENGTHS];
+} ptreg_eval_kitti;
+
+typedef struct ptreg_eval_association {
+    ptreg_eval_associate method; /* TIME or INDEX, as done */
+    size_t pairs;
+    double max_diff, offset; /* TIME's, as asked */
+} ptreg_eval_association;
+
+typedef struct ptreg_eval_alignment {
+    double rotation[9]; /* the estimate onto the truth: x -> scale R x + translation */
+    double translation[3];
+    double scale; /* 1 unless SIM3 */
+} ptreg_eval_alignment;
+
+/* An evaluation (its result table: ptreg_result_table_find("trajectory_eval")).
+ * Its pointers point into it or to what ptreg_eval_result_free frees: a
+ * result is not copied. */
+typedef struct ptreg_eval_result {
+    const ptreg_eval_association *association; /* &pairing */
+    ptreg_eval_align align;
+    const ptreg_eval_alignment *alignment; /* &aligned_by */
+    const ptreg_eval_errors *ate;          /* &ate_errors */
+    const ptreg_eval_errors *rpe;          /* &rpe_errors, NULL when no pair is delta apart */
+    const ptreg_eval_kitti *kitti;         /* &kitti_metric, NULL when no segment fits */
+    ptreg_eval_association pairing;
+    ptreg_eval_alignment aligned_by;
+    ptreg_eval_errors ate_errors, rpe_errors;
+    ptreg_eval_kitti kitti_metric;
+    /* per pair (pairing.pairs of them), in the estimate's order: its poses'
+     * indices, the true pose's time, the ATE's errors, the aligned
+     * estimate's position and the truth's (for plots) */
+    size_t *estimate_index, *reference_index;
+    double *time, *translation_error, *rotation_error_deg, *aligned_xyz, *reference_xyz;
+} ptreg_eval_result;
+
+/* Evaluates est against ref (the truth). PTREG_ERR_ARG for options out of
+ * range or too few pairs (2; 3 to align), naming them; NOMEM. res holds
+ * nothing on failure. */
+PTREG_API ptreg_status ptreg_trajectory_eval(const ptreg_trajectory *est, const ptreg_trajectory *ref,
+                                             const ptreg_eval_options *opt, ptreg_eval_result *res, ptreg_error *err);
+PTREG_API void ptreg_eval_result_free(ptreg_eval_result *res);
 
 #ifdef __cplusplus
 }

@@ -59,7 +59,7 @@ __all__ = [
     "version", "set_num_threads", "get_num_threads", "devices",
     "read_cloud", "write_cloud", "read_transform", "write_transform", "read_volume", "write_volume",
     "voxel_downsample", "normals", "fpfh", "pfh",
-    "icp", "register", "emicp", "batch", "harris3d", "lddmm", "warp", "tune", "multiway", "track",
+    "icp", "register", "emicp", "batch", "harris3d", "lddmm", "warp", "tune", "multiway", "track", "eval_trajectory",
     "to_open3d",
     "remove_statistical_outliers", "remove_radius_outliers", "random_downsample", "uniform_downsample",
     "evaluate", "register_correspondences",
@@ -1157,6 +1157,59 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
         d = _core.tracker_push(tracker, _local(frame, origin, f"frames[{k}]"), when)
         r = _in_world(_with_transform(d, "transformation", "predicted"), origin, "transformation", "predicted")
         yield r
+
+
+def _trajectory_arg(t: Any, name: str) -> Any:
+    """A trajectory for _core.eval_trajectory: a path as it is, else
+    (times, poses[, timed]) or an (N, 4, 4) array (times its indices)."""
+    if isinstance(t, (str, bytes)) or hasattr(t, "__fspath__"):
+        import os
+        return os.fsdecode(t)
+    if isinstance(t, tuple) and len(t) in (2, 3):
+        times = np.ascontiguousarray(t[0], dtype=np.float64).reshape(-1)
+        poses = np.ascontiguousarray(t[1], dtype=np.float64).reshape(-1, 16)
+        timed = bool(t[2]) if len(t) == 3 else True
+        return times, poses, timed
+    poses = np.ascontiguousarray(t, dtype=np.float64)
+    if poses.ndim != 3 or poses.shape[1:] != (4, 4):
+        raise ArgumentError(f"eval_trajectory: {name} must be a path, (times, poses) or an (N, 4, 4) array")
+    return np.arange(len(poses), dtype=np.float64), poses.reshape(-1, 16), False
+
+
+def eval_trajectory(estimate: Any, reference: Any, *, align: str = "se3", associate: str = "auto",
+                    max_diff: float = 0.02, offset: float = 0.0, delta: float = 1, delta_unit: str = "frames",
+                    kitti_lengths: Optional[Sequence[float]] = None) -> Result:
+    """A trajectory against the true one (``ptreg eval``): ATE, RPE and the
+    KITTI metric. ``estimate`` and ``reference``: a TUM or KITTI pose file's
+    path, ``(times, poses)`` (``poses`` (N, 4, 4); add a third item ``False``
+    when the times are indices, as KITTI's), or an (N, 4, 4) array (paired by
+    index). ``associate``: ``"time"`` (the nearest timestamps within
+    ``max_diff`` seconds after adding ``offset`` to the estimate's, greedily),
+    ``"index"`` or ``"auto"``; ``align``: ``"se3"``, ``"sim3"`` or ``"none"``;
+    RPE over ``delta`` ``delta_unit`` (``"frames"``, ``"m"``, ``"s"``); the KITTI
+    segments' ``kitti_lengths`` (default 100, ..., 800).
+
+    The Result: ``association``, ``align``, ``alignment`` (``rotation`` 3 x 3,
+    ``translation``, ``scale``), ``ate`` and ``rpe`` (each ``pairs``,
+    ``translation`` and ``rotation_deg``: rmse, mean, median, std, min, max),
+    ``kitti`` (``translation_percent``, ``rotation_deg_per_m``, ``segments``,
+    ``lengths``; None when no segment fits), and per pair ``time``,
+    ``translation_error``, ``rotation_error_deg``, ``estimate_index``,
+    ``reference_index``, ``aligned_xyz`` and ``reference_xyz`` as arrays.
+    docs/ALGORITHMS.md, "Evaluating trajectories", has the definitions."""
+    d = _core.eval_trajectory(_trajectory_arg(estimate, "estimate"), _trajectory_arg(reference, "reference"),
+                              None if kitti_lengths is None else [float(x) for x in kitti_lengths],
+                              align=align, associate=associate, max_diff=max_diff, offset=offset, delta=delta,
+                              delta_unit=delta_unit)
+    for key in ("time", "translation_error", "rotation_error_deg"):
+        d[key] = np.asarray(d[key], dtype=np.float64)
+    for key in ("estimate_index", "reference_index"):
+        d[key] = np.asarray(d[key], dtype=np.int64)
+    for key in ("aligned_xyz", "reference_xyz"):
+        d[key] = np.asarray(d[key], dtype=np.float64).reshape(-1, 3)
+    d["alignment"]["rotation"] = np.asarray(d["alignment"]["rotation"]).reshape(3, 3)
+    d["alignment"]["translation"] = np.asarray(d["alignment"]["translation"])
+    return Result(d)
 
 
 # ---- filters, evaluation, correspondences (issue 47: Open3D's and PCL's tools) ----

@@ -61,6 +61,7 @@ static PyMethodDef methods[] = {
     {"multiway", KW py_multiway, METH_VARARGS | METH_KEYWORDS, NULL},
     {"tracker_create", KW py_tracker_create, METH_VARARGS | METH_KEYWORDS, NULL},
     {"tracker_push", py_tracker_push, METH_VARARGS, NULL},
+    {"eval_trajectory", KW py_eval_trajectory, METH_VARARGS | METH_KEYWORDS, NULL},
     {"report_available", py_report_available, METH_NOARGS, NULL},
     {"report_html", py_report_html, METH_VARARGS, NULL},
     TOOLS_METHODS{NULL, NULL, 0, NULL},

@@ -71,6 +71,7 @@ PyObject *py_kdtree_radius(PyObject *self, PyObject *args);
 /* py_track.c */
 PyObject *py_tracker_create(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *py_tracker_push(PyObject *self, PyObject *args);
+PyObject *py_eval_trajectory(PyObject *self, PyObject *args, PyObject *kwargs);
 
 /* py_report.c */
 PyObject *py_report_available(PyObject *self, PyObject *args);

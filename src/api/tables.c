@@ -25,6 +25,7 @@ static const struct {
     {"multiway", ptreg_multiway_option_table},
     {"pose_graph", ptreg_pose_graph_option_table},
     {"track", ptreg_track_option_table},
+    {"eval", ptreg_eval_option_table},
     {"tune", ptreg_tune_option_table},
 };
 
@@ -45,6 +46,7 @@ static const struct {
     {"model_index_info", ptreg_model_index_info_table},
     {"track_frame", ptreg_track_frame_table},
     {"track_summary", ptreg_track_summary_table},
+    {"trajectory_eval", ptreg_eval_result_table},
     {"batch_stats", ptreg_batch_stats_table},
 };
 

@@ -20,6 +20,7 @@ static const command_entry commands[] = {
     {&cli_cmd_evaluate, cli_run_evaluate},
     {&cli_cmd_multiway, cli_run_multiway},
     {&cli_cmd_track, cli_run_track},
+    {&cli_cmd_eval, cli_run_eval},
     {&cli_cmd_emicp, cli_run_emicp},
     {&cli_cmd_harris3d, cli_run_harris3d},
     {&cli_cmd_normals, cli_run_normals},

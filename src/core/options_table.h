@@ -92,6 +92,7 @@ const ptreg_option_table *ptreg_batch_option_table(void);
 const ptreg_option_table *ptreg_multiway_option_table(void);
 const ptreg_option_table *ptreg_pose_graph_option_table(void);
 const ptreg_option_table *ptreg_track_option_table(void);
+const ptreg_option_table *ptreg_eval_option_table(void);
 const ptreg_option_table *ptreg_tune_option_table(void);
 
 #endif

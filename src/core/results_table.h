@@ -75,6 +75,7 @@ const ptreg_result_table *ptreg_device_info_table(void);
 const ptreg_result_table *ptreg_model_index_info_table(void);
 const ptreg_result_table *ptreg_track_frame_table(void);
 const ptreg_result_table *ptreg_track_summary_table(void);
+const ptreg_result_table *ptreg_eval_result_table(void);
 const ptreg_result_table *ptreg_batch_stats_table(void);
 
 #endif

@@ -1,30 +1,40 @@
-/* TUM trajectories (docs/FORMATS.md): one pose a line, "timestamp tx ty tz
- * qx qy qz qw", what evo and the SLAM benchmarks read; track's --truth. */
+/* Trajectories (docs/FORMATS.md): TUM's "timestamp tx ty tz qx qy qz qw"
+ * a line, what evo and the SLAM benchmarks read (track's --truth and -o),
+ * and KITTI's 3x4 row-major [R | t] a line, without times; eval reads both. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/numeric.h"
 #include "ptreg/io.h"
 
-/* One line's 8 numbers into (t, T); 0 when it is not 8 finite numbers with
- * a quaternion that is not zero. */
-static int parse_tum(const char *line, double *t, double T[16])
+/* Up to max finite numbers of a line; how many, or -1 when something else
+ * (text, NaN, infinity) is on it. */
+static int line_numbers(const char *line, double *v, int max)
 {
-    double v[8];
     const char *p = line;
-    for (int k = 0; k < 8; k++) {
+    int k = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == ',')
+            p++;
+        if (!*p)
+            return k;
         char *end;
-        v[k] = strtod(p, &end);
-        if (end == p || !isfinite(v[k]))
-            return 0;
+        const double x = strtod(p, &end);
+        if (end == p || !isfinite(x) || k == max)
+            return -1;
+        v[k++] = x;
         p = end;
     }
-    while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
-        p++;
+}
+
+/* TUM's 8 numbers into (t, T); 0 when the quaternion is zero. */
+static int tum_pose(const double v[8], double *t, double T[16])
+{
     const double q[4] = {v[7], v[4], v[5], v[6]}; /* w x y z */
-    if (*p || !(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] > 0.0))
+    if (!(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] > 0.0))
         return 0;
     double R[9];
     ptreg_quaternion_to_matrix(q, R);
@@ -35,6 +45,15 @@ static int parse_tum(const char *line, double *t, double T[16])
     }
     *t = v[0];
     return 1;
+}
+
+/* KITTI's 12 numbers into T; 0 when [R | t] is not rigid to the files'
+ * printed digits (the devkit's poses carry about 7). */
+static int kitti_pose(const double v[12], double T[16])
+{
+    ptreg_transform_identity(T);
+    memcpy(T, v, 12 * sizeof *T);
+    return ptreg_transform_is_rigid(T, PTREG_TRAJECTORY_RIGID_TOL);
 }
 
 /* Room for one more pose; NOMEM when there is none. */
@@ -50,26 +69,53 @@ static ptreg_status grow(ptreg_trajectory *tr, size_t *cap, const char *path, pt
     return t && pose ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "out of memory reading %s", path);
 }
 
+static ptreg_status bad_line(ptreg_error *err, const char *path, size_t lineno, ptreg_trajectory_format format)
+{
+    if (format == PTREG_TRAJECTORY_KITTI)
+        return ptreg_error_set(err, PTREG_ERR_FORMAT,
+                               "%s: line %zu: not a KITTI pose (12 finite numbers, a rigid 3x4 [R | t] row by row)",
+                               path, lineno);
+    return ptreg_error_set(err, PTREG_ERR_FORMAT,
+                           "%s: line %zu: not a TUM pose (timestamp tx ty tz qx qy qz qw, finite, the "
+                           "quaternion not zero)",
+                           path, lineno);
+}
+
+/* The first pose line decides the format: 8 numbers TUM, 12 KITTI; every
+ * other line must be the same. KITTI's times are the poses' indices. */
 static ptreg_status read_lines(FILE *f, const char *path, ptreg_trajectory *tr, ptreg_error *err)
 {
-    char line[1024];
+    char line[4096];
     size_t cap = 0, lineno = 0;
     while (fgets(line, sizeof line, f)) {
         lineno++;
         const char *p = line + strspn(line, " \t\r\n");
         if (!*p || *p == '#')
             continue;
+        if (!strchr(line, '\n') && !feof(f))
+            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: line %zu: longer than %zu characters", path, lineno,
+                                   sizeof line - 2);
+        double v[12];
+        const int k = line_numbers(p, v, 12);
+        if (tr->n == 0)
+            tr->format = k == 12 ? PTREG_TRAJECTORY_KITTI : PTREG_TRAJECTORY_TUM;
         ptreg_status st = grow(tr, &cap, path, err);
         if (st)
             return st;
-        if (!parse_tum(p, &tr->t[tr->n], tr->pose + 16 * tr->n))
-            return ptreg_error_set(err, PTREG_ERR_FORMAT,
-                                   "%s: line %zu: not a TUM pose (timestamp tx ty tz qx qy qz qw)", path, lineno);
+        double *t = &tr->t[tr->n], *T = tr->pose + 16 * tr->n;
+        const int ok = tr->format == PTREG_TRAJECTORY_KITTI ? k == 12 && kitti_pose(v, T) : k == 8 && tum_pose(v, t, T);
+        if (!ok)
+            return bad_line(err, path, lineno, tr->format);
+        if (tr->format == PTREG_TRAJECTORY_KITTI)
+            *t = (double)tr->n;
         if (tr->n > 0 && !(tr->t[tr->n] > tr->t[tr->n - 1]))
             return ptreg_error_set(err, PTREG_ERR_FORMAT,
-                                   "%s: line %zu: the timestamp does not come after the last one", path, lineno);
+                                   "%s: line %zu: the timestamp %.17g does not come after the last one (%.17g)", path,
+                                   lineno, tr->t[tr->n], tr->t[tr->n - 1]);
         tr->n++;
     }
+    if (ferror(f))
+        return ptreg_error_set(err, PTREG_ERR_IO, "%s: read failed", path);
     return tr->n ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: no poses in it", path);
 }
 

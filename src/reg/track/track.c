@@ -28,23 +28,6 @@
  * points (four ICP runs from far poses), the winner refined on all. */
 #define RECOVER_CANDIDATE_POINTS 2000
 
-const char *ptreg_track_state_name(ptreg_track_state state)
-{
-    switch (state) {
-    case PTREG_TRACK_TRACKED: return "tracked";
-    case PTREG_TRACK_RECOVERED: return "recovered";
-    case PTREG_TRACK_LOST: return "lost";
-    }
-    return "unknown";
-}
-
-const char *ptreg_track_predict_name(ptreg_track_predict predict)
-{
-    return predict == PTREG_PREDICT_NONE                ? "none"
-           : predict == PTREG_PREDICT_CONSTANT_VELOCITY ? "constant-velocity"
-                                                        : "unknown";
-}
-
 int ptreg_track_predict_parse(const char *name, ptreg_track_predict *predict)
 {
     if (!name)
