@@ -1161,9 +1161,9 @@ static void put_text(const char *name, const char *text, char *path)
     }
 }
 
-/* TUM trajectories: poses with comments and blank lines between them, the
- * pose at a time to its microsecond, and each bad file named with its
- * line. */
+/* TUM and KITTI trajectories: poses with comments and blank lines between
+ * them, the pose at a time to its microsecond, a KITTI file's times its
+ * indices, and each bad file named with its line. */
 static void test_trajectory(void)
 {
     char path[4096];
@@ -1176,6 +1176,19 @@ static void test_trajectory(void)
     if (T) /* a half turn about z: R = diag(-1, -1, 1) */
         CHECK(T[0] == -1.0 && T[5] == -1.0 && T[10] == 1.0 && T[3] == 4.0 && T[7] == 5.0 && T[11] == 6.0);
     CHECK(ptreg_trajectory_at(&tr, 0.05) == NULL && ptreg_trajectory_at(&tr, 0.1000006) == NULL);
+    CHECK(tr.format == PTREG_TRAJECTORY_TUM);
+    ptreg_trajectory_free(&tr);
+    /* KITTI: the devkit's printed digits (7) pass as rigid */
+    put_text("good.tum",
+             "1.000000e+00 0.000000e+00 0.000000e+00 0.000000e+00 0.000000e+00 1.000000e+00 0.000000e+00 "
+             "0.000000e+00 0.000000e+00 0.000000e+00 1.000000e+00 0.000000e+00\n"
+             "# a comment\n9.999978e-01 5.272628e-04 -2.066935e-03 -4.690294e-02 -5.296506e-04 9.999992e-01 "
+             "-1.154865e-03 -2.839928e-02 2.066324e-03 1.155958e-03 9.999971e-01 8.586941e-01\n",
+             path);
+    CHECK(ptreg_trajectory_read(path, &tr, &err) == PTREG_OK && tr.n == 2 && tr.format == PTREG_TRAJECTORY_KITTI);
+    if (tr.n == 2)
+        CHECK(tr.t[0] == 0.0 && tr.t[1] == 1.0 && tr.pose[16 + 11] == 8.586941e-01 && tr.pose[16 + 15] == 1.0 &&
+              tr.pose[16 + 12] == 0.0);
     ptreg_trajectory_free(&tr);
     static const struct {
         const char *text, *message;
@@ -1183,9 +1196,13 @@ static void test_trajectory(void)
     } bad[] = {
         {"0 0 0 0 0 0 0 1\n0.1 1 2 3 x 0 0 1\n", "bad.tum: line 2: not a TUM pose", PTREG_ERR_FORMAT},
         {"0 0 0 0 0 0 0 0\n", "bad.tum: line 1: not a TUM pose", PTREG_ERR_FORMAT},
-        {"0 0 0 0 0 0 0 1 9\n", "bad.tum: line 1: not a TUM pose", PTREG_ERR_FORMAT},
-        {"1 0 0 0 0 0 0 1\n# c\n1 0 0 0 0 0 0 1\n", "bad.tum: line 3: the timestamp does not come after",
+        {"0 0 0 0 0 0 0 1 9\n", "bad.tum: line 1: not a pose: a TUM line holds 8", PTREG_ERR_FORMAT},
+        {"1 0 0 0 0 0 0 1\n# c\n1 0 0 0 0 0 0 1\n", "bad.tum: line 3: the timestamp 1 does not come after",
          PTREG_ERR_FORMAT},
+        {"0 0 0 0 0 0 0 1\n0.1 nan 0 0 0 0 0 1\n", "bad.tum: line 2: not a TUM pose", PTREG_ERR_FORMAT},
+        {"1 0 0 0 0 1 0 0 0 0 1 0\n1 0 0 0 0 1 0 0 0 0 2 0\n", "bad.tum: line 2: not a KITTI pose", PTREG_ERR_FORMAT},
+        {"1 0 0 0 0 1 0 0 0 0 1 0\n0 0 0 0 0 0 0 1\n", "bad.tum: line 2: not a KITTI pose", PTREG_ERR_FORMAT},
+        {"1 0 0 0 0 1 0 0 0 0 1 inf\n", "bad.tum: line 1: not a pose: a TUM line holds 8", PTREG_ERR_FORMAT},
         {"# nothing\n\n", "bad.tum: no poses in it", PTREG_ERR_FORMAT},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

@@ -3,7 +3,9 @@
  * empty and far-off frames lost with the prediction as their pose, lost
  * frames leaving the velocity as it was, a recovery by global registration,
  * the synthetic approach's frames against their truth, and 100 recoveries
- * on a near-symmetric model with no mirrored pose accepted. */
+ * on a near-symmetric model with no mirrored pose accepted; a noisy
+ * one-sided approach nearer its truth against the model as the sensor sees
+ * it than against the whole one, and frames thinned by a voxel grid. */
 #include "check.h"
 #include "hooks.h"
 #include "ptreg/ptreg.h"
@@ -354,11 +356,75 @@ static void test_no_mirrored_recovery(void)
     ptreg_cloud_free(&model);
 }
 
+/* The mean translation error of a noisy one-sided approach (0.2% of the
+ * aircraft's diagonal) tracked from its first true pose with the options. */
+static double approach_error(const ptreg_model_index *idx, const ptreg_cloud *model, const ptreg_cloud *frames,
+                             double (*truth)[16], size_t count, const ptreg_track_options *o, size_t *points)
+{
+    ptreg_tracker *tr;
+    ptreg_error err;
+    *points = 0;
+    if (ptreg_tracker_create(idx, model->normals, o, &tr, &err) != PTREG_OK) {
+        CHECK_MSG(0, "tracker: %s", err.message);
+        return INFINITY;
+    }
+    double sum = 0.0;
+    for (size_t i = 0; i < count; i++) {
+        ptreg_track_frame out;
+        CHECK(ptreg_tracker_push(tr, frames[i].xyz, frames[i].n, (double)i / 10.0, &out, &err) == PTREG_OK);
+        CHECK_MSG(out.state == PTREG_TRACK_TRACKED, "frame %zu: %s", i, ptreg_track_state_name(out.state));
+        double angle, shift;
+        ptreg_transform_difference(truth[i], out.pose, &angle, &shift);
+        sum += shift;
+        *points += out.points;
+    }
+    ptreg_tracker_destroy(tr);
+    return sum / (double)count;
+}
+
+static void test_visible_only(void)
+{
+    ptreg_synth_sequence_options so;
+    ptreg_synth_sequence_options_default(&so);
+    so.points = 6000, so.noise = 0.011; /* the first 8 frames of the 300 */
+    enum { COUNT = 8 };
+    ptreg_cloud model, frames[COUNT];
+    double truth[COUNT][16], t;
+    ptreg_error err;
+    REQUIRE(ptreg_synth_model(so.shape, 20000, 1, &model, &err) == PTREG_OK);
+    for (size_t i = 0; i < COUNT; i++)
+        REQUIRE(ptreg_synth_sequence_frame(&so, i, &frames[i], truth[i], &t, &err) == PTREG_OK);
+    ptreg_model_index *idx;
+    REQUIRE(ptreg_model_index_create(model.xyz, model.n, NULL, &idx, &err) == PTREG_OK);
+    ptreg_track_options o;
+    ptreg_track_options_default(&o);
+    CHECK(o.visible_only == 1 && o.voxel == 0.0 && o.sensor_origin[0] == 0.0);
+    memcpy(o.init, truth[0], sizeof o.init);
+    o.max_rmse = 0.05; /* the noise is more than the default recovery's checks allow for */
+    size_t points, thinned;
+    const double seen = approach_error(idx, &model, frames, truth, COUNT, &o, &points);
+    o.visible_only = 0;
+    const double whole = approach_error(idx, &model, frames, truth, COUNT, &o, &points);
+    printf("visible only: mean translation error %.5f against %.5f with the whole model\n", seen, whole);
+    CHECK_MSG(seen < 0.7 * whole, "%.5f against %.5f", seen, whole);
+    o.visible_only = 1, o.voxel = 0.06;
+    const double voxel = approach_error(idx, &model, frames, truth, COUNT, &o, &thinned);
+    CHECK_MSG(thinned < points / 2 && voxel < 2.0 * whole, "%zu of %zu points; %.5f", thinned, points, voxel);
+    o.sensor_origin[1] = NAN;
+    ptreg_tracker *tr;
+    CHECK(ptreg_tracker_create(idx, model.normals, &o, &tr, &err) == PTREG_ERR_ARG && tr == NULL);
+    ptreg_model_index_destroy(idx);
+    for (size_t i = 0; i < COUNT; i++)
+        ptreg_cloud_free(&frames[i]);
+    ptreg_cloud_free(&model);
+}
+
 int main(void)
 {
     test_names();
     test_tracker();
     test_sequence();
     test_no_mirrored_recovery();
+    test_visible_only();
     return check_exit();
 }

@@ -77,13 +77,21 @@ typedef struct ptreg_track_options {
                                        tracked. docs/ALGORITHMS.md, "Tracking" */
     ptreg_register_options recovery; /* its options; the model's centroids, normals and FPFH are
                                         made once, by ptreg_tracker_create */
+    int visible_only;                /* 1 (default): each frame is registered against the model points
+                                        whose outward normal faces the sensor at the predicted pose
+                                        (the normals given to ptreg_tracker_create, which must point
+                                        outward; without them the whole model serves); 0: the whole
+                                        model. docs/ALGORITHMS.md, "Tracking", 6 */
+    double sensor_origin[3];         /* the sensor's position in the frames' coordinates (default 0) */
+    double voxel;                    /* > 0: each frame is first thinned to its points' centroids per voxel
+                                        of this size (ptreg_voxel_downsample; in the latency); default 0: not */
 } ptreg_track_options;
 
 PTREG_API void ptreg_track_options_default(ptreg_track_options *opt);
 /* The table of its options, ptreg_option_table_find("track") (options.h): predict, min_fitness, max_rmse,
- * max_speed, max_turn_deg (the command line's --max-turn), then ICP's
+ * max_speed, max_turn_deg (the command line's --max-turn), visible_only, voxel, then ICP's
  * (the rows of ptreg_option_table_find("icp"), in icp, with the tracker's defaults);
- * its check adds ICP's rules. init, recover and recovery are set apart. */
+ * its check adds ICP's rules. init, recover, recovery and sensor_origin are set apart. */
 
 typedef struct ptreg_track_frame {
     double pose[16];      /* takes the frame's points into the model's frame */

@@ -34,6 +34,7 @@ In a notebook a registration's result shows itself as ptreg's 3-D report
 from __future__ import annotations
 
 import functools as _functools
+import os as _os
 import html as _html
 import json as _json
 import warnings as _warnings
@@ -41,7 +42,15 @@ from typing import Iterable, Iterator, Any, NamedTuple, Optional, Sequence, Unio
 
 import numpy as np
 
-from . import _core
+# libgomp reads its spin count once, as _core loads it: 10,000 turns (about
+# 0.4 ms) rather than 300,000 (about 14 ms of a core after every parallel
+# region), so that a tracker waiting between a sensor's frames costs no CPU
+# (as `ptreg track` does; src/cli/main.c). A caller's own choice stands, and
+# so does a libgomp another module loaded first.
+if "GOMP_SPINCOUNT" not in _os.environ and "OMP_WAIT_POLICY" not in _os.environ:
+    _os.environ["GOMP_SPINCOUNT"] = "10000"
+
+from . import _core  # noqa: E402
 from ._core import (  # noqa: F401  (re-exported)
     ArgumentError,
     ComputationError,
@@ -1123,7 +1132,8 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
           method: str = "plane", nn: str = "auto", max_iter: Optional[int] = None, max_dist: Optional[float] = None,
           tol: Optional[float] = None, min_fitness: Optional[float] = None, max_rmse: Optional[float] = None,
           max_speed: Optional[float] = None, max_turn: Optional[float] = None, no_recover: bool = False,
-          device: str = "auto") -> Iterator[Result]:
+          visible_only: Optional[int] = None, sensor_origin: Optional[Sequence[float]] = None,
+          voxel: Optional[float] = None, device: str = "auto") -> Iterator[Result]:
     """Every frame of a sensor registered against one model, in order, as it
     arrives (``ptreg track``): yields a :class:`Result` per frame as soon as its
     pose is known. ``frames``: (N, 3) arrays, or (time in seconds, array) pairs
@@ -1133,6 +1143,10 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
     once), and checked: ``min_fitness``, ``max_rmse``, ``max_speed`` (model units
     per second) and ``max_turn`` (degrees per second); a frame that fails is
     recovered by global registration against the model (unless ``no_recover``).
+    With ``visible_only`` (1, the default) each frame is registered against
+    the model points whose outward normal faces the sensor (at
+    ``sensor_origin`` in the frames' coordinates, default 0) from the
+    predicted pose; ``voxel`` thins each frame to voxel centroids first.
     A model far from zero is tracked about its origin; ``init`` and the poses
     are the world's.
 
@@ -1148,7 +1162,9 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
                                    predict=predict, init=_matrix(_transform_to_local(init, origin), "init"),
                                    method=method, nn=nn, max_iter=max_iter, max_dist=max_dist, tol=tol,
                                    min_fitness=min_fitness, max_rmse=max_rmse, max_speed=max_speed,
-                                   max_turn_deg=max_turn, recover=int(not no_recover), device=device)
+                                   max_turn_deg=max_turn, recover=int(not no_recover), visible_only=visible_only,
+                                   sensor_origin=None if sensor_origin is None else [float(x) for x in sensor_origin],
+                                   voxel=voxel, device=device)
     for k, item in enumerate(frames):
         if isinstance(item, tuple) and len(item) == 2:
             when, frame = float(item[0]), item[1]
@@ -1163,8 +1179,7 @@ def _trajectory_arg(t: Any, name: str) -> Any:
     """A trajectory for _core.eval_trajectory: a path as it is, else
     (times, poses[, timed]) or an (N, 4, 4) array (times its indices)."""
     if isinstance(t, (str, bytes)) or hasattr(t, "__fspath__"):
-        import os
-        return os.fsdecode(t)
+        return _os.fsdecode(t)
     if isinstance(t, tuple) and len(t) in (2, 3):
         times = np.ascontiguousarray(t[0], dtype=np.float64).reshape(-1)
         poses = np.ascontiguousarray(t[1], dtype=np.float64).reshape(-1, 16)

@@ -28,6 +28,7 @@ static const field track_fields[] = {
     OPT(ptreg_track_options, "init", F_MAT16, init),
     OPT(ptreg_track_options, "recover", F_INT, recover),
     OPT(ptreg_track_options, "device", F_DEVICE, icp.device),
+    OPT(ptreg_track_options, "sensor_origin", F_VEC3, sensor_origin),
     {NULL, F_INT, 0, NULL},
 };
 

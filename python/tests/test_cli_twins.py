@@ -259,18 +259,56 @@ def test_keywords_are_the_clis_options():
 
     python_only = {"source", "target", "points", "normals", "source_normals", "target_normals", "volume", "scores",
                    "template", "model", "frames", "model_normals", "scans", "pairs", "curvature", "init",
-                   "sources", "targets", "translation"}
+                   "sources", "targets", "translation", "estimate", "reference"}
     own = {"multiway": {"seed"}, "tune": {"seed"}}  # the CLI has none yet
     for fn, command in ((ptreg.icp, "icp"), (ptreg.register, "register"), (ptreg.emicp, "emicp"),
                         (ptreg.fpfh, "fpfh"), (ptreg.pfh, "pfh"), (ptreg.normals, "normals"),
                         (ptreg.harris3d, "harris3d"), (ptreg.lddmm, "lddmm"), (ptreg.multiway, "multiway"),
-                        (ptreg.track, "track"), (ptreg.tune, "tune"), (ptreg.batch, "batch")):
+                        (ptreg.track, "track"), (ptreg.tune, "tune"), (ptreg.batch, "batch"),
+                        (ptreg.eval_trajectory, "eval")):
         text = cli("help", command)
         for name in inspect.signature(fn).parameters:
             if name in python_only or name in own.get(command, ()):
                 continue
             option = "--" + name.rstrip("_").replace("_", "-")
             assert option + " " in text, f"{command}: {name} is not {option}"
+
+
+def test_eval_trajectory_as_the_cli(tmp_path):
+    """eval_trajectory on the files gives ptreg eval --json's numbers, and on
+    (times, poses) arrays the same as on the files."""
+    import json
+
+    rng = np.random.default_rng(5)
+    times = np.arange(60) * 0.1
+    truth, est = tmp_path / "truth.txt", tmp_path / "est.txt"
+    poses = []
+    with open(truth, "w") as t, open(est, "w") as e:
+        for k, when in enumerate(times):
+            p = [np.cos(k / 9.0) * 5, np.sin(k / 7.0) * 4, 0.05 * k]
+            q = rng.normal(size=4)
+            q /= np.linalg.norm(q)
+            t.write("%.6f %s %s\n" % (when, " ".join("%.17g" % x for x in p), " ".join("%.17g" % x for x in q)))
+            noisy = np.array(p) + rng.normal(scale=0.01, size=3)
+            e.write("%.6f %s %s\n" % (when + 0.003, " ".join("%.17g" % x for x in noisy),
+                                      " ".join("%.17g" % x for x in q)))
+            qx, qy, qz, qw = q
+            R = [[1 - 2 * (qy * qy + qz * qz), 2 * (qx * qy - qz * qw), 2 * (qx * qz + qy * qw)],
+                 [2 * (qx * qy + qz * qw), 1 - 2 * (qx * qx + qz * qz), 2 * (qy * qz - qx * qw)],
+                 [2 * (qx * qz - qy * qw), 2 * (qy * qz + qx * qw), 1 - 2 * (qx * qx + qy * qy)]]
+            T = np.eye(4)
+            T[:3, :3], T[:3, 3] = R, p
+            poses.append(T)
+    d = json.loads(cli("eval", str(est), str(truth), "--delta", "0.5", "--delta-unit", "s", "--json"))
+    r = ptreg.eval_trajectory(str(est), str(truth), delta=0.5, delta_unit="s")
+    for key in ("rmse", "mean", "median", "max"):
+        assert r.ate["translation"][key] == d["ate"]["translation"][key]
+        assert r.rpe["rotation_deg"][key] == d["rpe"]["rotation_deg"][key]
+    assert r.association["pairs"] == 60 and len(r.translation_error) == 60
+    same = ptreg.eval_trajectory(str(truth), (times, np.stack(poses)), align="none")
+    assert same.ate["translation"]["max"] < 1e-12 and same.ate["rotation_deg"]["max"] < 1e-6
+    with pytest.raises(ptreg.ArgumentError):
+        ptreg.eval_trajectory(str(est), str(truth), delta=1.5)
 
 
 def test_old_keywords_warn_and_still_work(scene):

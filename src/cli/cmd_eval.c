@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "cli/device_arg.h"
 #include "cli/files.h"
 #include "cli/json.h"
 #include "cli/report.h"
@@ -17,6 +18,7 @@
 static const cli_option eval_options[] = {
     {"kitti-lengths", 0, "L,L,...",
      "the KITTI metric's segment lengths, in the poses' units (default 100,200,...,800, the devkit's)"},
+    CLI_DEVICE_OPTION,
     CLI_OPT_QUIET,
     CLI_OPT_JSON,
     CLI_OPT_HTML,
@@ -41,7 +43,7 @@ const cli_command cli_cmd_eval = CLI_COMMAND_LIBRARY(
     "timestamp that does not increase exits 3 naming the file and line.\n\n"
     "Examples:\n"
     "  ptreg eval trajectory.txt truth.txt --align none\n"
-    "  ptreg eval poses_est.txt poses_gt.txt --delta 100 --delta-unit m --json\n",
+    "  ptreg eval trajectory.txt truth.txt --align none --delta 1 --delta-unit s --json\n",
     eval_options, 2, 2, "eval");
 
 /* --kitti-lengths' list into the options; EXIT_USAGE when it is not one. */
@@ -223,7 +225,8 @@ int cli_run_eval(int argc, char **argv)
         return rc;
     ptreg_eval_options o;
     ptreg_eval_options_default(&o);
-    if ((rc = cli_read_library(&a, &o)) || (rc = read_lengths(&a, &o)) || (rc = cli_report_begin(&a, "eval")))
+    if ((rc = cli_read_library(&a, &o)) || (rc = read_lengths(&a, &o)) || (rc = cli_device_cpu_only(&a, "eval")) ||
+        (rc = cli_report_begin(&a, "eval")))
         return rc;
     ptreg_trajectory tr[2] = {{0}, {0}};
     ptreg_eval_result r;

@@ -26,6 +26,10 @@ static const cli_option icp_options[] = {
     {"voxel", 0, "V",
      "register voxel-grid centroids (Open3D's VoxelDownSample) of SOURCE and TARGET instead "
      "of all points (with --target-index: of SOURCE); -o still moves all of SOURCE"},
+    {"visible-only", 0, NULL,
+     "register onto the TARGET points whose normal (TARGET's own, pointing outward) faces the sensor "
+     "at --init: what a one-sided scan can see"},
+    {"sensor-origin", 0, "X,Y,Z", "--visible-only: the sensor's position in SOURCE's coordinates (default 0,0,0)"},
     CLI_REGISTRATION_COMMON,
 };
 
@@ -113,6 +117,49 @@ static int downsample(icp_job *job, const char *path, ptreg_cloud *cloud, ptreg_
     return EXIT_OK;
 }
 
+/* --visible-only: TARGET cut to the points that face the sensor at --init
+ * (n . (o - q) > 0, the tracker's rule: src/reg/track/track_visible.c),
+ * o the sensor's position taken into TARGET's frame by --init. */
+static int keep_visible(const cli_args *a, const ptreg_icp_options *opt, icp_job *job)
+{
+    double s[3] = {0, 0, 0}, o[3];
+    ptreg_cloud *t = &job->target;
+    int rc = cli_vec3(a, "sensor-origin", s);
+    if (rc || !cli_has(a, "visible-only")) {
+        if (!rc && cli_has(a, "sensor-origin")) {
+            cli_error("icp", "--sensor-origin places the sensor for --visible-only: give both");
+            rc = EXIT_USAGE;
+        }
+        return rc;
+    }
+    if (!t->normals) {
+        cli_error("icp", "--visible-only needs TARGET's own normals, pointing outward: %s has none", job->target_path);
+        return EXIT_USAGE;
+    }
+    /* opt->init is the world's; TARGET's points are about its origin */
+    for (int k = 0; k < 3; k++)
+        o[k] = opt->init[4 * k] * s[0] + opt->init[4 * k + 1] * s[1] + opt->init[4 * k + 2] * s[2] +
+               opt->init[4 * k + 3] - t->origin[k];
+    size_t kept = 0;
+    for (size_t j = 0; j < t->n; j++) {
+        const float *q = t->xyz + 3 * j, *n = t->normals + 3 * j;
+        if ((double)n[0] * (o[0] - q[0]) + (double)n[1] * (o[1] - q[1]) + (double)n[2] * (o[2] - q[2]) > 0.0) {
+            memmove(t->xyz + 3 * kept, q, 3 * sizeof *q);
+            memmove(t->normals + 3 * kept, n, 3 * sizeof *n);
+            kept++;
+        }
+    }
+    if (kept < 3) {
+        cli_error("icp", "--visible-only: %zu of %s's points face the sensor at --init", kept, job->target_path);
+        return EXIT_USAGE;
+    }
+    /* what else the points carried no longer lines up with them */
+    free(t->curvature), free(t->intensity), free(t->classification), free(t->rgb);
+    t->curvature = NULL, t->intensity = NULL, t->classification = NULL, t->rgb = NULL;
+    t->n = kept;
+    return EXIT_OK;
+}
+
 static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg_device *device, icp_job *job)
 {
     ptreg_nn_method nn = opt->nn;
@@ -138,6 +185,10 @@ static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg
     job->source_points = job->source.n;
     if ((rc = downsample(job, job->source_path, &job->source, &job->source_full)))
         return rc;
+    if (index_path && cli_has(a, "visible-only")) {
+        cli_error("icp", "--visible-only needs TARGET's normals: give TARGET as a cloud with normals, not an index");
+        return EXIT_USAGE;
+    }
     if (index_path) {
         double t0 = ptreg_time_ms();
         if ((rc = cli_load_index("icp", index_path, &job->index)))
@@ -155,7 +206,7 @@ static int load_job(const cli_args *a, const ptreg_icp_options *opt, const ptreg
     if ((rc = cli_load_shape("icp", job->target_path, &job->target, 0)))
         return rc;
     job->target_points = job->target.n;
-    if ((rc = downsample(job, job->target_path, &job->target, NULL)))
+    if ((rc = downsample(job, job->target_path, &job->target, NULL)) || (rc = keep_visible(a, opt, job)))
         return rc;
     /* a GPU needs the index to upload; the CPU builds its tree inside the timing */
     if (ptreg_nn_method_is_delaunay(nn) || job->device.backend != PTREG_BACKEND_CPU) {

@@ -34,6 +34,9 @@ static const cli_option track_options[] = {
     {"rate", 0, "HZ", "frame files' rate: frame i is at i / HZ seconds (default 10)"},
     {"init", 0, "FILE", "the first frame's predicted pose, a 4x4 transform (default identity)"},
     {"no-recover", 0, NULL, "no global registration of a frame that failed the checks: it is lost"},
+    {"sensor-origin", 0, "X,Y,Z",
+     "the sensor's position in the frames' coordinates, for --visible-only (default 0,0,0: a range "
+     "sensor's frames)"},
     {"no-tune", 0, NULL, "--nn auto ignores the index's measured method ('ptreg index --tune'): the rule"},
     CLI_OPT_QUIET,
     CLI_OPT_THREADS,
@@ -64,6 +67,12 @@ const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY(
     "must pass the same checks to count as tracked. A frame with no candidate stays lost and\n"
     "its pose is the prediction. Lost frames leave the velocity as it was; a recovered one\n"
     "starts it over. The pose takes the frame's points into the model's frame.\n\n"
+    "Only what the sensor can see: with the model's own normals (MODEL a cloud with outward\n"
+    "normals), each frame is registered against the model points that face the sensor\n"
+    "(--sensor-origin, in the frame's coordinates) at the predicted pose: a noisy frame's\n"
+    "points near thin parts then cannot pair with the far side (--visible-only 0: the whole\n"
+    "model; a model without normals is used whole). --voxel V thins each frame to voxel\n"
+    "centroids first (in the latency).\n\n"
     "Frames: files (timestamp: index / --rate), a folder (--frames), or '-': a stream on\n"
     "stdin, each frame the 4 bytes \"PTF1\", a little-endian uint64 point count, a\n"
     "little-endian double timestamp (seconds, increasing), then count x, y, z as\n"
@@ -116,6 +125,7 @@ static int read_track_options(const cli_args *a, ptreg_track_options *o, double 
     rc = rc ? rc : cli_apply_threads(a);
     rc = rc ? rc : cli_device(a, &o->icp.device);
     rc = rc ? rc : cli_double(a, "rate", 1e-9, 1e9, rate);
+    rc = rc ? rc : cli_vec3(a, "sensor-origin", o->sensor_origin);
     if (rc)
         return rc;
     o->icp.no_tune = cli_has(a, "no-tune");
@@ -221,6 +231,10 @@ static int print_json(const track_job *job, const ptreg_track_options *o, const 
     cli_json_string(root, "method", ptreg_icp_method_name(o->icp.method));
     cli_json_string(root, "predict", ptreg_track_predict_name(o->predict));
     cli_json_bool(root, "recover", o->recover);
+    /* the tracker culls with the model's own normals only (track.h) */
+    cli_json_bool(root, "visible_only", o->visible_only && job->model.normals);
+    if (o->voxel > 0.0)
+        cli_json_number(root, "voxel", o->voxel);
     cli_json_number(root, "setup_ms", job->setup_ms);
     cJSON *frames = cli_json_array(root, "frames");
     for (size_t i = 0; i < s->frames; i++) {

@@ -23,6 +23,7 @@ static const struct {
     {"multiway", NULL, "multiway", NULL},
     {"track", "frames", "track_frame", "an object per frame"},
     {"track", "summary", "track_summary", "the run's"},
+    {"eval", NULL, "trajectory_eval", NULL},
     {"emicp", NULL, "emicp", NULL},
     {"harris3d", NULL, "harris3d", NULL},
     {"lddmm", NULL, "lddmm", NULL},

@@ -104,6 +104,11 @@ static ptreg_status read_lines(FILE *f, const char *path, ptreg_trajectory *tr, 
             return st;
         double *t = &tr->t[tr->n], *T = tr->pose + 16 * tr->n;
         const int ok = tr->format == PTREG_TRAJECTORY_KITTI ? k == 12 && kitti_pose(v, T) : k == 8 && tum_pose(v, t, T);
+        if (!ok && tr->n == 0 && k != 8)
+            return ptreg_error_set(err, PTREG_ERR_FORMAT,
+                                   "%s: line %zu: not a pose: a TUM line holds 8 finite numbers (timestamp tx ty tz "
+                                   "qx qy qz qw), a KITTI line 12 (a 3x4 [R | t] row by row)",
+                                   path, lineno);
         if (!ok)
             return bad_line(err, path, lineno, tr->format);
         if (tr->format == PTREG_TRAJECTORY_KITTI)

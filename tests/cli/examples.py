@@ -337,6 +337,12 @@ EXAMPLES = [
     ("ptreg track model.ply --frames frames -o trajectory.txt --json --truth truth.txt",
      dict(run="ptreg track model_seq.ply --frames frames -o trajectory3.txt --json --truth truth_seq.txt",
           check=all_of(tum_near("trajectory3.txt", "truth_seq.txt", 0.05, 0.05), track_error_under(0.05)))),
+    # the tracker's trajectory against the truth: ATE and RPE (eval's help)
+    ("ptreg eval trajectory.txt truth.txt --align none",
+     dict(run="ptreg eval trajectory.txt truth_seq.txt --align none", check=says(r"^  ATE translation +rmse "))),
+    ("ptreg eval trajectory.txt truth.txt --align none --delta 1 --delta-unit s --json",
+     dict(run="ptreg eval trajectory.txt truth_seq.txt --align none --delta 1 --delta-unit s --json",
+          check=all_of(json_has("ate.translation.rmse", "<", 0.01), json_has("rpe.pairs", ">", 0)))),
     ("ptreg multiway scan_*.ply -o poses.txt --merged all.ply",
      dict(setup=[f"ptreg synth --shape aircraft -o scan_{k}.ply --points 4000 --view {v} --noise 0.002 --max-angle 180 "
                  f"--max-translation 0.5 --truth-out scan_truth_{k}.txt --seed {k + 3} >/dev/null"

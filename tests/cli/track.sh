@@ -280,6 +280,39 @@ checks json "$WORK/out" summary.error.rotation_deg_max '<=' 0.05
     --max-rot 0.05 >"$WORK/cmp" || { fail "README's track example: poses beyond 0.05 deg"; cat "$WORK/cmp" >&2; }
 rm -rf "$WORK/readme/frames"
 
+# only what the sensor sees: a noisy one-sided frame (0.2% of the diagonal)
+# registered from its truth lands nearer it against the visible side
+# (icp --visible-only; track's default), and track --voxel thins the frames
+expect 0 -- "$PTREG" synth --sequence 2 --approach 3,2.99 --model "$WORK/vmodel.ply" --model-points 20000 --points 6000 \
+    --noise 0.011 --frames-dir "$WORK/vframes" --truth-trajectory-out "$WORK/vtruth.txt" --seed 5
+first_pose "$WORK/vtruth.txt" >"$WORK/vinit.txt"
+expect 0 -- "$PTREG" icp "$WORK/vframes/frame_00000.ply" "$WORK/vmodel.ply" --method plane --init "$WORK/vinit.txt" \
+    --truth "$WORK/vinit.txt" --json
+cp "$WORK/out" "$WORK/whole.json"
+expect 0 -- "$PTREG" icp "$WORK/vframes/frame_00000.ply" "$WORK/vmodel.ply" --method plane --init "$WORK/vinit.txt" \
+    --truth "$WORK/vinit.txt" --json --visible-only --sensor-origin 0,0,0
+"$PY" - "$WORK/whole.json" "$WORK/out" <<'PYEOF' || fail "icp --visible-only: not nearer the truth"
+import json, sys
+whole, seen = (json.load(open(p))["translation_error"] for p in sys.argv[1:])
+assert seen < 0.7 * whole, (seen, whole)
+PYEOF
+expect 0 -- "$PTREG" track "$WORK/vmodel.ply" --frames "$WORK/vframes" --init "$WORK/vinit.txt" --max-rmse 0.05 \
+    --voxel 0.05 --json
+"$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["visible_only"] is True' "$WORK/out" ||
+    fail "track: not visible_only with the model's normals"
+checks json "$WORK/out" voxel == 0.05
+checks json-all "$WORK/out" points '<' 3000 --count 2
+expect 0 -- "$PTREG" track "$WORK/model.pti" "$WORK"/frames/frame_00000.ply --init "$WORK/init.txt" --json
+"$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["visible_only"] is False' "$WORK/out" ||
+    fail "track: visible_only with a model that has no normals"
+expect 2 -- "$PTREG" icp "$WORK/vframes/frame_00000.ply" "$WORK/vmodel.ply" --sensor-origin 0,0,0
+expect 2 -- "$PTREG" icp "$WORK/vframes/frame_00000.ply" --target-index "$WORK/model.pti" --visible-only
+expect 2 -- "$PTREG" icp "$WORK/vframes/frame_00000.ply" "$WORK/frames/frame_00000.ply" --visible-only
+err_has "needs TARGET's own normals"
+expect 2 -- "$PTREG" track "$WORK/vmodel.ply" --frames "$WORK/vframes" --visible-only 2
+expect 2 -- "$PTREG" track "$WORK/vmodel.ply" --frames "$WORK/vframes" --voxel -1
+expect 2 -- "$PTREG" track "$WORK/vmodel.ply" --frames "$WORK/vframes" --sensor-origin 0,nan,0
+
 # usage
 expect 2 -- "$PTREG" track "$WORK/model.ply"
 err_has "no frames"

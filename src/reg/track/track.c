@@ -14,6 +14,7 @@
 #include "ptreg/nn.h"
 #include "reg/global/global_impl.h"
 #include "reg/icp/icp_impl.h"
+#include "reg/track/track_visible.h"
 #include "core/numeric.h"
 
 #define PI 3.14159265358979323846
@@ -24,6 +25,10 @@
  * caller gave no max_rmse: the aircraft's right pose is at 1.3 (the
  * sensor's noise 0.6 spacings), its mirror at 6. */
 #define RECOVER_RMSE_SPACINGS 3.0
+/* The culled model is culled again once the sensor has moved by this
+ * share of its distance from the model (0.3 degrees as seen from it):
+ * only the grazing points change side. */
+#define VISIBLE_REFRESH 0.005
 /* The candidates are told apart on a thinned frame of about this many
  * points (four ICP runs from far poses), the winner refined on all. */
 #define RECOVER_CANDIDATE_POINTS 2000
@@ -52,6 +57,7 @@ void ptreg_track_options_default(ptreg_track_options *opt)
     opt->min_fitness = 0.3;
     opt->recover = 1;
     ptreg_register_options_default(&opt->recovery);
+    opt->visible_only = 1;
 }
 
 static const ptreg_option_name predict_names[] = {
@@ -75,7 +81,13 @@ static const ptreg_option track_own_rows[] = {
                  "default no bound"),
     OPTION_FIELD(ptreg_track_options, max_turn_deg, "max_turn", DOUBLE, 0, DBL_MAX,
                  PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET, "DEG",
-                 "the same for its rotation, degrees per second; default no bound")};
+                 "the same for its rotation, degrees per second; default no bound"),
+    OPTION_FIELD(ptreg_track_options, visible_only, NULL, INT, 0, 1, 0, "0|1",
+                 "1 (default): register each frame against the model points whose normal faces the sensor at "
+                 "the predicted pose (the model's own normals, pointing outward; a model without normals is used "
+                 "whole); 0: against the whole model"),
+    OPTION_FIELD(ptreg_track_options, voxel, NULL, DOUBLE, 0, DBL_MAX, PTREG_OPTION_OPEN_LO | PTREG_OPTION_LO_UNSET,
+                 "V", "thin each frame to the centroids of its points per voxel of size V first; default not")};
 #define TRACK_OWN_ROWS (sizeof track_own_rows / sizeof track_own_rows[0])
 #define TRACK_MAX_ROWS 64
 
@@ -140,9 +152,10 @@ struct ptreg_tracker {
     double last_t; /* the last frame's time */
     size_t frames;
     /* a recovered pose's checks (docs/ALGORITHMS.md, "Tracking", 4) */
-    double recover_rmse; /* its rmse bound: 3 x the model's spacing (or the caller's max_rmse) */
-    double surface_tol;  /* a frame point is on the surface within this of its model point's plane */
-    double flips[3][16]; /* the half turns about the model's principal axes through its centroid */
+    double recover_rmse;   /* its rmse bound: 3 x the model's spacing (or the caller's max_rmse) */
+    double surface_tol;    /* a frame point is on the surface within this of its model point's plane */
+    double flips[3][16];   /* the half turns about the model's principal axes through its centroid */
+    track_visible visible; /* with visible_only: the model as the sensor sees it */
 };
 
 /* T^s for a rigid motion T: its rotation angle about the same axis and its
@@ -231,6 +244,27 @@ static ptreg_status register_from(ptreg_tracker *tr, const float *frame, size_t 
     ptreg_icp_options io = tr->opt.icp;
     memcpy(io.init, init, sizeof io.init);
     return ptreg_icp_model_run(tr->model, frame, n, &io, r, err);
+}
+
+/* A frame's registration from its prediction: against the model as the
+ * sensor sees it from there (visible_only), else the whole model. */
+static ptreg_status register_predicted(ptreg_tracker *tr, const float *frame, size_t n, const double P[16],
+                                       ptreg_icp_result *r, ptreg_error *err)
+{
+    if (!tr->opt.visible_only)
+        return register_from(tr, frame, n, P, r, err);
+    const double *s = tr->opt.sensor_origin;
+    double o[3];
+    for (int k = 0; k < 3; k++)
+        o[k] = P[4 * k] * s[0] + P[4 * k + 1] * s[1] + P[4 * k + 2] * s[2] + P[4 * k + 3];
+    ptreg_status st = track_visible_update(&tr->visible, o, err);
+    if (st || !tr->visible.ready)
+        return st ? st : register_from(tr, frame, n, P, r, err);
+    ptreg_icp_options io = tr->opt.icp;
+    memcpy(io.init, P, sizeof io.init);
+    if (io.target_normals)
+        io.target_normals = tr->visible.kept_normals;
+    return ptreg_icp_model_run(tr->visible.model, frame, n, &io, r, err);
 }
 
 static void keep(ptreg_track_frame *out, const ptreg_icp_result *r, ptreg_track_state state)
@@ -369,8 +403,43 @@ static int recover(ptreg_tracker *tr, const float *frame, size_t n, double t, pt
     return ok && !st;
 }
 
+static ptreg_status push(ptreg_tracker *tr, const float *frame, size_t n, double t, ptreg_track_frame *out,
+                         ptreg_error *err);
+static ptreg_status push_thinned(ptreg_tracker *tr, const float *frame, size_t n, double t, ptreg_track_frame *out,
+                                 ptreg_error *err);
+
 ptreg_status ptreg_tracker_push(ptreg_tracker *tr, const float *frame, size_t n, double t, ptreg_track_frame *out,
                                 ptreg_error *err)
+{
+    if (!tr || !out || (n > 0 && !frame) || !(tr->opt.voxel > 0.0) || n == 0)
+        return push(tr, frame, n, t, out, err);
+    return push_thinned(tr, frame, n, t, out, err);
+}
+
+/* The frame thinned by the voxel grid first, its time in the latency. */
+static ptreg_status push_thinned(ptreg_tracker *tr, const float *frame, size_t n, double t, ptreg_track_frame *out,
+                                 ptreg_error *err)
+{
+    const double t0 = ptreg_time_ms();
+    const ptreg_cloud in = {.xyz = (float *)frame, .n = n};
+    ptreg_cloud thin;
+    ptreg_error local;
+    ptreg_status st = ptreg_voxel_downsample(&in, tr->opt.voxel, &thin, &local);
+    /* a frame the grid cannot take (a non-finite point, too many cubes) is
+     * judged as it came */
+    if (st == PTREG_ERR_ARG)
+        return push(tr, frame, n, t, out, err);
+    if (st)
+        return ptreg_error_set(err, st, "%s", local.message);
+    const double voxel_ms = ptreg_time_ms() - t0;
+    st = push(tr, thin.xyz, thin.n, t, out, err);
+    out->latency_ms += voxel_ms;
+    ptreg_cloud_free(&thin);
+    return st;
+}
+
+static ptreg_status push(ptreg_tracker *tr, const float *frame, size_t n, double t, ptreg_track_frame *out,
+                         ptreg_error *err)
 {
     const double t0 = ptreg_time_ms();
     if (!tr || !out || (n > 0 && !frame))
@@ -393,7 +462,7 @@ ptreg_status ptreg_tracker_push(ptreg_tracker *tr, const float *frame, size_t n,
     /* too few points, or all one point, to be registered: lost */
     if (ptreg_check_shape("track: the frame", frame, n, &local) == PTREG_OK) {
         ptreg_icp_result r;
-        ptreg_status st = register_from(tr, frame, n, out->predicted, &r, &local);
+        ptreg_status st = register_predicted(tr, frame, n, out->predicted, &r, &local);
         if (fatal_status(st)) {
             fatal = ptreg_error_set(err, st, "%s", local.message);
         } else if (!st) {
@@ -427,6 +496,9 @@ static ptreg_status check_options(const ptreg_track_options *o, ptreg_error *err
         return st;
     if (!ptreg_transform_is_rigid(o->init, PTREG_RIGID_TOL))
         return ptreg_error_set(err, PTREG_ERR_ARG, "track: init is not a rigid transform");
+    for (int k = 0; k < 3; k++)
+        if (!isfinite(o->sensor_origin[k]))
+            return ptreg_error_set(err, PTREG_ERR_ARG, "track: sensor_origin is not three finite numbers");
     return ptreg_options_check(ptreg_register_option_table(), &o->recovery, err);
 }
 
@@ -564,6 +636,16 @@ ptreg_status ptreg_tracker_create(const ptreg_model_index *index, const float *n
         st = register_target_prepare(xyz, tr->normals, m, &opt.recovery, &tr->recovery, err);
         tr->recovery_ready = !st;
     }
+    /* facing the sensor needs outward normals, which estimates do not give
+     * (a consistent orientation over the aircraft's thin wings came out 26%
+     * to 97% right with k of 10 to 30): the caller's only */
+    if (!normals)
+        tr->opt.visible_only = 0;
+    if (!st && tr->opt.visible_only) {
+        tr->visible = (track_visible){
+            .xyz = xyz, .normals = tr->normals, .m = m, .device = on, .refresh = VISIBLE_REFRESH};
+        memcpy(tr->visible.centre, centre, sizeof centre);
+    }
     if (st) {
         ptreg_tracker_destroy(tr);
         return st;
@@ -577,6 +659,7 @@ void ptreg_tracker_destroy(ptreg_tracker *tr)
     if (!tr)
         return;
     ptreg_icp_model_destroy(tr->model);
+    track_visible_free(&tr->visible);
     register_target_free(&tr->recovery);
     free(tr->owned_normals);
     free(tr);
