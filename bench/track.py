@@ -18,6 +18,7 @@ frames of growth is expected; more is a leak.
 Plain Python (no NumPy). Examples:
     python3 bench/track.py --ptreg build/ptreg
     python3 bench/track.py --ptreg build/ptreg --soak 100000
+    python3 bench/track.py --noise 0.011 --seed 11 -- --max-rmse 0.05   # issue 52's one-sided case
 """
 import argparse
 import json
@@ -30,6 +31,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "cli"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))  # ptreg_checks, which track_compare imports
 import track_compare  # noqa: E402
 import track_stream  # noqa: E402
 
@@ -65,7 +67,8 @@ def approach(a, work):
     if not (a.reuse and os.path.exists(truth)):
             run([a.ptreg, "synth", "--sequence", str(a.frames), "--model", model, "--model-points",
              str(a.model_points), "--points", str(a.points), "--frames-dir", frames, "--truth-trajectory-out", truth,
-             "--occlusion", f"{a.occlusion_start},{a.occlusion_length}", "--seed", str(a.seed)])
+             "--occlusion", f"{a.occlusion_start},{a.occlusion_length}", "--seed", str(a.seed),
+             "--noise", str(a.noise)])
     synth_s = time.time() - t0
     init = os.path.join(work, "init.txt")
     first_pose_matrix(truth, init)
@@ -176,6 +179,9 @@ def main():
     ap.add_argument("--occlusion-start", type=int, default=150)
     ap.add_argument("--occlusion-length", type=int, default=2)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--noise", type=float, default=0.005,
+                    help="the frames' Gaussian noise (default synth's 0.005, 0.09%% of the aircraft's diagonal; "
+                         "issue 52's one-sided case: 0.011, 0.2%%, seed 11)")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--work", help="keep the data here (default: a temporary folder)")
     ap.add_argument("--reuse", action="store_true", help="with --work: keep the sequence already made there")

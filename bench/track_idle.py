@@ -18,6 +18,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "cli"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))  # ptreg_checks, which track_compare imports
 import track_stream  # noqa: E402
 
 

@@ -359,8 +359,10 @@ static void test_no_mirrored_recovery(void)
 /* The mean translation error of a noisy one-sided approach (0.2% of the
  * aircraft's diagonal) tracked from its first true pose with the options. */
 static double approach_error(const ptreg_model_index *idx, const ptreg_cloud *model, const ptreg_cloud *frames,
-                             double (*truth)[16], size_t count, const ptreg_track_options *o, size_t *points)
+                             double (*truth)[16], size_t count, const ptreg_track_options *o, size_t *points,
+                             size_t *visible)
 {
+    *visible = 0;
     ptreg_tracker *tr;
     ptreg_error err;
     *points = 0;
@@ -377,6 +379,7 @@ static double approach_error(const ptreg_model_index *idx, const ptreg_cloud *mo
         ptreg_transform_difference(truth[i], out.pose, &angle, &shift);
         sum += shift;
         *points += out.points;
+        *visible += out.visible != 0;
     }
     ptreg_tracker_destroy(tr);
     return sum / (double)count;
@@ -401,14 +404,35 @@ static void test_visible_only(void)
     CHECK(o.visible_only == 1 && o.voxel == 0.0 && o.sensor_origin[0] == 0.0);
     memcpy(o.init, truth[0], sizeof o.init);
     o.max_rmse = 0.05; /* the noise is more than the default recovery's checks allow for */
-    size_t points, thinned;
-    const double seen = approach_error(idx, &model, frames, truth, COUNT, &o, &points);
+    size_t points, thinned, visible;
+    const double seen = approach_error(idx, &model, frames, truth, COUNT, &o, &points, &visible);
+    CHECK_MSG(visible == COUNT, "%zu of %d frames against the visible side", visible, COUNT);
     o.visible_only = 0;
-    const double whole = approach_error(idx, &model, frames, truth, COUNT, &o, &points);
+    const double whole = approach_error(idx, &model, frames, truth, COUNT, &o, &points, &visible);
+    CHECK(visible == 0);
     printf("visible only: mean translation error %.5f against %.5f with the whole model\n", seen, whole);
     CHECK_MSG(seen < 0.7 * whole, "%.5f against %.5f", seen, whole);
+    /* frames that hold every side (another sampling of the whole surface):
+     * judged so on the first, and tracked on the whole model */
+    ptreg_cloud all[COUNT], surface;
+    REQUIRE(ptreg_synth_model(so.shape, 6000, 2, &surface, &err) == PTREG_OK);
+    for (size_t i = 0; i < COUNT; i++) {
+        double inv[16];
+        ptreg_transform_invert_rigid(truth[i], inv);
+        REQUIRE(ptreg_cloud_alloc(&all[i], surface.n, 0, &err) == PTREG_OK);
+        ptreg_transform_points(inv, surface.xyz, all[i].xyz, surface.n);
+    }
+    o.visible_only = 1;
+    const double all_seen = approach_error(idx, &model, all, truth, COUNT, &o, &points, &visible);
+    CHECK_MSG(visible == 0, "%zu frames of every side tracked against the visible side", visible);
+    o.visible_only = 0;
+    const double all_whole = approach_error(idx, &model, all, truth, COUNT, &o, &points, &visible);
+    CHECK_MSG(all_seen == all_whole, "every side: %.6f against %.6f", all_seen, all_whole);
+    for (size_t i = 0; i < COUNT; i++)
+        ptreg_cloud_free(&all[i]);
+    ptreg_cloud_free(&surface);
     o.visible_only = 1, o.voxel = 0.06;
-    const double voxel = approach_error(idx, &model, frames, truth, COUNT, &o, &thinned);
+    const double voxel = approach_error(idx, &model, frames, truth, COUNT, &o, &thinned, &visible);
     CHECK_MSG(thinned < points / 2 && voxel < 2.0 * whole, "%zu of %zu points; %.5f", thinned, points, voxel);
     o.sensor_origin[1] = NAN;
     ptreg_tracker *tr;

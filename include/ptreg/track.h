@@ -80,7 +80,9 @@ typedef struct ptreg_track_options {
     int visible_only;                /* 1 (default): each frame is registered against the model points
                                         whose outward normal faces the sensor at the predicted pose
                                         (the normals given to ptreg_tracker_create, which must point
-                                        outward; without them the whole model serves); 0: the whole
+                                        outward; without them the whole model serves, and so it does
+                                        once one of the first 5 frames holds the model's every side:
+                                        a quarter of its points on the far side); 0: the whole
                                         model. docs/ALGORITHMS.md, "Tracking", 6 */
     double sensor_origin[3];         /* the sensor's position in the frames' coordinates (default 0) */
     double voxel;                    /* > 0: each frame is first thinned to its points' centroids per voxel
@@ -101,7 +103,9 @@ typedef struct ptreg_track_frame {
     double fitness, rmse; /* of the pose kept */
     double latency_ms;    /* frame in memory to pose, recovery included */
     double time;          /* t, as pushed (seconds) */
-    size_t points;        /* n, as pushed */
+    size_t points;        /* n, as pushed (after the voxel grid) */
+    int visible;          /* tracked against the model as the sensor sees it (visible_only; 0 when the
+                             model has no normals given or the frames were found to hold every side) */
 } ptreg_track_frame;
 
 /* One frame as the run saw it: the tracker's answer, whether the frame

@@ -70,9 +70,12 @@ const cli_command cli_cmd_track = CLI_COMMAND_LIBRARY(
     "Only what the sensor can see: with the model's own normals (MODEL a cloud with outward\n"
     "normals), each frame is registered against the model points that face the sensor\n"
     "(--sensor-origin, in the frame's coordinates) at the predicted pose: a noisy frame's\n"
-    "points near thin parts then cannot pair with the far side (--visible-only 0: the whole\n"
-    "model; a model without normals is used whole). --voxel V thins each frame to voxel\n"
-    "centroids first (in the latency).\n\n"
+    "points near thin parts then cannot pair with the far side. The first 5 frames judge\n"
+    "whether that pays: frames that hold the model's every side (a quarter of their points\n"
+    "nearest the far side), or so little noise that under 1.5% are, are tracked against the\n"
+    "whole model from then on (--json: each frame's visible; --visible-only 0: always the\n"
+    "whole model; a model without normals is used whole). --voxel V thins each frame to\n"
+    "voxel centroids first (in the latency).\n\n"
     "Frames: files (timestamp: index / --rate), a folder (--frames), or '-': a stream on\n"
     "stdin, each frame the 4 bytes \"PTF1\", a little-endian uint64 point count, a\n"
     "little-endian double timestamp (seconds, increasing), then count x, y, z as\n"
@@ -231,7 +234,7 @@ static int print_json(const track_job *job, const ptreg_track_options *o, const 
     cli_json_string(root, "method", ptreg_icp_method_name(o->icp.method));
     cli_json_string(root, "predict", ptreg_track_predict_name(o->predict));
     cli_json_bool(root, "recover", o->recover);
-    /* the tracker culls with the model's own normals only (track.h) */
+    /* asked and possible (the model's own normals): each frame's "visible" says what was done */
     cli_json_bool(root, "visible_only", o->visible_only && job->model.normals);
     if (o->voxel > 0.0)
         cli_json_number(root, "voxel", o->voxel);

@@ -121,7 +121,8 @@ static const ptreg_result_field frame_rows[] = {
     RESULT_FIELD(R, iterations, INT, "", "ICP's, of the pose kept"),
     RESULT_FIELD(R, fitness, DOUBLE, "", "of the pose kept"),
     RESULT_FIELD(R, rmse, DOUBLE, "the clouds' units", "of the pose kept"),
-    RESULT_FIELD(R, latency_ms, DOUBLE, "ms", "frame in memory to pose, recovery included")};
+    RESULT_FIELD(R, latency_ms, DOUBLE, "ms", "frame in memory to pose, recovery included"),
+    RESULT_FIELD(R, visible, INT, "", "1: tracked against the model points that face the sensor")};
 #undef R
 RESULT_TABLE(ptreg_track_frame_table, "track frame", ptreg_track_frame, frame_rows)
 
