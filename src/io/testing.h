@@ -30,6 +30,10 @@ ptreg_status ptreg_las_header_read_memory(const void *data, size_t size, const c
 ptreg_status ptreg_transform_read_memory(const void *data, size_t size, const char *name, double T[16],
                                          ptreg_error *err);
 
+/* ptreg_trajectory_read's parser on bytes in memory (TUM or KITTI). */
+ptreg_status ptreg_trajectory_read_memory(const void *data, size_t size, const char *name, ptreg_trajectory *tr,
+                                          ptreg_error *err);
+
 /* A detached NRRD header cannot be read this way. */
 ptreg_status ptreg_volume_read_memory(const void *data, size_t size, ptreg_volume_format format, const char *name,
                                       const ptreg_raw_options *raw, ptreg_volume *vol, ptreg_error *err);

@@ -1,6 +1,7 @@
 /* Trajectories (docs/FORMATS.md): TUM's "timestamp tx ty tz qx qy qz qw"
  * a line, what evo and the SLAM benchmarks read (track's --truth and -o),
  * and KITTI's 3x4 row-major [R | t] a line, without times; eval reads both. */
+#define _POSIX_C_SOURCE 200809L /* fmemopen */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "core/numeric.h"
+#include "io/testing.h"
 #include "ptreg/io.h"
 
 /* Up to max finite numbers of a line; how many, or -1 when something else
@@ -124,17 +126,35 @@ static ptreg_status read_lines(FILE *f, const char *path, ptreg_trajectory *tr, 
     return tr->n ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: no poses in it", path);
 }
 
+/* The lines of f (closed here), tr holding nothing on failure. */
+static ptreg_status read_stream(FILE *f, const char *path, ptreg_trajectory *tr, ptreg_error *err)
+{
+    ptreg_status st = read_lines(f, path, tr, err);
+    fclose(f);
+    if (st)
+        ptreg_trajectory_free(tr);
+    return st;
+}
+
 ptreg_status ptreg_trajectory_read(const char *path, ptreg_trajectory *tr, ptreg_error *err)
 {
     memset(tr, 0, sizeof *tr);
     FILE *f = fopen(path, "r");
     if (!f)
         return ptreg_error_set(err, PTREG_ERR_IO, "%s: cannot be read: %s", path, strerror(errno));
-    ptreg_status st = read_lines(f, path, tr, err);
-    fclose(f);
-    if (st)
-        ptreg_trajectory_free(tr);
-    return st;
+    return read_stream(f, path, tr, err);
+}
+
+ptreg_status ptreg_trajectory_read_memory(const void *data, size_t size, const char *name, ptreg_trajectory *tr,
+                                          ptreg_error *err)
+{
+    memset(tr, 0, sizeof *tr);
+    if (!size)
+        return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: no poses in it", name);
+    FILE *f = fmemopen((void *)data, size, "r");
+    if (!f)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "%s: cannot be read from memory: %s", name, strerror(errno));
+    return read_stream(f, name, tr, err);
 }
 
 const double *ptreg_trajectory_at(const ptreg_trajectory *tr, double t)

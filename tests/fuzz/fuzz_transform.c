@@ -3,8 +3,9 @@
  * the file or (0, 0, 0, 1)), many poses (each rigid) and index pairs (each
  * below the limit, never with itself), chosen by the input's length mod 3,
  * the pairs' inputs read as correspondences too (indices below the limits, a
- * weight >= 0 on every pair or none); else an error naming the input (and
- * the line where it has one). See run.sh. */
+ * weight >= 0 on every pair or none), and every input as a trajectory (TUM
+ * or KITTI); else an error naming the input (and the line where it has
+ * one). See run.sh. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -93,8 +94,38 @@ static void correspondences(const uint8_t *data, size_t size)
     free(si), free(ti), free(w);
 }
 
+/* Every input as a trajectory too (TUM or KITTI, ptreg eval's): finite
+ * poses with a bottom row (0, 0, 0, 1), rigid rotations, increasing times. */
+static void trajectory(const uint8_t *data, size_t size)
+{
+    ptreg_trajectory tr;
+    ptreg_error err;
+    ptreg_status s = ptreg_trajectory_read_memory(data, size, "fuzz", &tr, &err);
+    if (s != PTREG_OK) {
+        if (tr.n || tr.t || tr.pose)
+            abort();
+        check_error(s, &err);
+        return;
+    }
+    if (!tr.n)
+        abort();
+    for (size_t i = 0; i < tr.n; i++) {
+        const double *T = tr.pose + 16 * i;
+        for (int k = 0; k < 16; k++)
+            if (!isfinite(T[k]))
+                abort();
+        if (T[12] != 0.0 || T[13] != 0.0 || T[14] != 0.0 || T[15] != 1.0 || (i && !(tr.t[i] > tr.t[i - 1])))
+            abort();
+        for (int r = 0; r < 3; r++)
+            if (fabs(T[4 * r] * T[4 * r] + T[4 * r + 1] * T[4 * r + 1] + T[4 * r + 2] * T[4 * r + 2] - 1.0) > 1e-3)
+                abort();
+    }
+    ptreg_trajectory_free(&tr);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    trajectory(data, size);
     if (size % 3 == 0)
         one_transform(data, size);
     else if (size % 3 == 2)

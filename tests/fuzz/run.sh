@@ -19,7 +19,8 @@
 # sanitized library, from caches `ptreg tune` writes.
 #
 # "transform" fuzzes the text files of transforms: one 4x4, many poses
-# (multiway's -o and --truth) and index pairs (--pairs), by input length.
+# (multiway's -o and --truth) and index pairs (--pairs), by input length,
+# and every input as a trajectory (TUM or KITTI: track's and eval's).
 #
 # "frames" fuzzes track's binary frame stream (fuzz_frames.c) from a few
 # streams it writes itself: whole, cut short, and with a foreign magic.
@@ -210,6 +211,10 @@ fuzz_transform() {
     printf '# pose 0\n1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 1\n# pose 1: b\n0 -1 0 2\n1 0 0 0\n0 0 1 0\n0 0 0 1\n' \
         >"$corpus/poses.txt"
     printf '0 1\n1 2 # a chain\n2,0\n' >"$corpus/pairs.txt"
+    # trajectories (every input is read as one too): TUM, and KITTI's 12 numbers a line
+    printf '# t tx ty tz qx qy qz qw\n0.0 1 2 3 0 0 0 1\n0.1 1.5 2 3 0 0 0.0998 0.995\n' >"$corpus/trajectory.tum"
+    printf '1 0 0 0 0 1 0 0 0 0 1 0\n9.999978e-01 5.272628e-04 -2.066935e-03 -4.690294e-02 -5.296506e-04 9.999992e-01 -1.154865e-03 -2.839928e-02 2.066324e-03 1.155958e-03 9.999971e-01 8.586941e-01\n' \
+        >"$corpus/kitti.txt"
     # correspondences with weights (ptreg correspond --pairs), also 1 mod 3
     printf '0 1 0.5\n2 3 1.5\n4,5,0\n' >"$corpus/correspondences.txt"
     run_target transform "$bin" "$corpus" 4096

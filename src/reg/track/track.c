@@ -255,6 +255,14 @@ static ptreg_status register_from(ptreg_tracker *tr, const float *frame, size_t 
     return ptreg_icp_model_run(tr->model, frame, n, &io, r, err);
 }
 
+/* The sensor's position in the model's frame when the frame's pose is T. */
+static void sensor_at(const ptreg_tracker *tr, const double T[16], double o[3])
+{
+    const double *s = tr->opt.sensor_origin;
+    for (int k = 0; k < 3; k++)
+        o[k] = T[4 * k] * s[0] + T[4 * k + 1] * s[1] + T[4 * k + 2] * s[2] + T[4 * k + 3];
+}
+
 /* The share of the frame's points (every 8th) that, moved by T, are
  * nearest a model point facing away from the sensor: about 1% for a range
  * scan (6% at 0.37% noise on the aircraft), half for a frame that holds
@@ -272,10 +280,8 @@ static ptreg_status back_share(const ptreg_tracker *tr, const float *frame, size
         ptreg_transform_points(T, moved, moved, count);
         st = ptreg_model_index_nearest(tr->index, moved, count, PTREG_NN_KDTREE, NULL, nn, d2, NULL, err);
     }
-    const double *s = tr->opt.sensor_origin;
     double o[3];
-    for (int k = 0; k < 3; k++)
-        o[k] = T[4 * k] * s[0] + T[4 * k + 1] * s[1] + T[4 * k + 2] * s[2] + T[4 * k + 3];
+    sensor_at(tr, T, o);
     size_t m, back = 0;
     const float *xyz = ptreg_model_index_points(tr->index, &m);
     for (size_t i = 0; !st && i < count; i++) {
@@ -321,10 +327,8 @@ static ptreg_status register_predicted(ptreg_tracker *tr, const float *frame, si
     *visible = 0;
     if (!tr->opt.visible_only || tr->whole_model)
         return register_from(tr, frame, n, P, r, err);
-    const double *s = tr->opt.sensor_origin;
     double o[3];
-    for (int k = 0; k < 3; k++)
-        o[k] = P[4 * k] * s[0] + P[4 * k + 1] * s[1] + P[4 * k + 2] * s[2] + P[4 * k + 3];
+    sensor_at(tr, P, o);
     ptreg_status st = track_visible_update(&tr->visible, o, err);
     if (st || !tr->visible.ready)
         return st ? st : register_from(tr, frame, n, P, r, err);
@@ -335,6 +339,9 @@ static ptreg_status register_predicted(ptreg_tracker *tr, const float *frame, si
     if ((st = ptreg_icp_model_run(tr->visible.model, frame, n, &io, r, err)))
         return st;
     *visible = 1;
+    /* judged whatever the fit: a frame of every side fails it culled. A
+     * pose from a bad first guess may be judged wrong, and the whole model
+     * is the answer to most of those (today's, at worst) */
     if (tr->judged >= VISIBLE_JUDGED)
         return PTREG_OK;
     st = judge_sides(tr, frame, n, r, err);

@@ -101,8 +101,8 @@ static size_t lower_bound(const double *t, size_t n, double v)
 static ptreg_status no_memory(ptreg_error *err) { return ptreg_error_set(err, PTREG_ERR_NOMEM, "eval: out of memory"); }
 
 /* Every (i, j) within max_diff, taken greedily from the nearest, each pose
- * once; est_of[j] (the estimate's pose paired with reference pose j, or
- * SIZE_MAX) says which were taken. */
+ * once, into ref_of[i] (the reference pose paired with the estimate's pose
+ * i; SIZE_MAX: none). */
 static ptreg_status pair_by_time(const ptreg_trajectory *est, const ptreg_trajectory *ref, const ptreg_eval_options *o,
                                  size_t *ref_of, ptreg_error *err)
 {
@@ -110,7 +110,9 @@ static ptreg_status pair_by_time(const ptreg_trajectory *est, const ptreg_trajec
     candidate *c = NULL;
     for (size_t i = 0; i < est->n; i++) {
         const double a = est->t[i] + o->offset;
-        for (size_t j = lower_bound(ref->t, ref->n, a - o->max_diff); j < ref->n; j++) {
+        /* one before the bound: a - max_diff rounds, |a - t| is what counts */
+        const size_t from = lower_bound(ref->t, ref->n, a - o->max_diff);
+        for (size_t j = from ? from - 1 : 0; j < ref->n; j++) {
             const double diff = fabs(a - ref->t[j]);
             if (ref->t[j] > a && !(diff <= o->max_diff))
                 break;
