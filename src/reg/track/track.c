@@ -345,9 +345,12 @@ static ptreg_status register_predicted(ptreg_tracker *tr, const float *frame, si
     if (tr->judged >= VISIBLE_JUDGED)
         return PTREG_OK;
     st = judge_sides(tr, frame, n, r, err);
-    if (st || !tr->whole_model)
-        return st;
+    if (!st && !tr->whole_model)
+        return PTREG_OK;
+    /* the caller holds no result on an error */
     ptreg_icp_result_free(r);
+    if (st)
+        return st;
     *visible = 0;
     return register_from(tr, frame, n, P, r, err);
 }
