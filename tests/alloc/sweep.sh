@@ -75,6 +75,9 @@ make_inputs() {
         printf '[Ions]\nNumber=1\nIon1=Al\n[Ranges]\nNumber=1\nRange1=0 100 Vol:0.01 Al:1 Color:FF0000\n' \
             >"$IN/al.rrng" &&
         python3 "$(dirname "$0")/../cli/small_inputs.py" "$IN" &&
+        awk 'BEGIN { for (i = 0; i < 40; i++) printf "%.6f %.9g %.9g %.9g 0 0 %.9g %.9g\n", i * 0.1,
+                     3 * cos(i / 5), 2 * sin(i / 4), 0.1 * i, sin(i / 20), cos(i / 20) }' >"$IN/truth.txt" &&
+        awk '{ $1 += 0.003; $2 += 0.01 * sin(NR); print }' "$IN/truth.txt" >"$IN/est.txt" &&
     "$PTREG" lddmm "$IN/ellipse16.csv" "$IN/circle16.csv" --sigma 0.3 --max-iter 5 -o "$IN/r.vtk" >/dev/null &&
         PTREG_TUNE_CACHE="$IN/tune.json" "$PTREG" tune --size 1000 --sample 0.03 --reps 1 >/dev/null 2>&1 &&
         python3 - "$IN/tune.json" <<'PY'
@@ -309,7 +312,8 @@ sweep icp-index 15 -- icp "$IN/scan.ply" --target-index "$IN/model.pti" --nn del
 sweep register 367 -- register "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --json --html "$OUT/r.html"
 sweep multiway 279 -- multiway "$IN/scan.ply" "$IN/model.ply" -o "$OUT/p.txt" --pose-graph-out "$OUT/g.json" \
     --merged "$OUT/m.ply" --json
-sweep track 107 -- track "$IN/model.ply" "$IN/scan.ply" "$IN/scan_n.ply" -o "$OUT/t.txt" --json
+sweep track 143 -- track "$IN/model.ply" "$IN/scan.ply" "$IN/scan_n.ply" -o "$OUT/t.txt" --json
+sweep eval 715 -- eval "$IN/est.txt" "$IN/truth.txt" --kitti-lengths 1,2 --json --html "$OUT/e.html"
 sweep emicp 22 -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --plot "$OUT/p.svg"
 # with a winner in the tuner's cache: the lookup's allocations too
 PTREG_TUNE_CACHE="$IN/tune.json" sweep emicp-tuned 40 -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply"
