@@ -1163,7 +1163,7 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
                                    method=method, nn=nn, max_iter=max_iter, max_dist=max_dist, tol=tol,
                                    min_fitness=min_fitness, max_rmse=max_rmse, max_speed=max_speed,
                                    max_turn_deg=max_turn, recover=int(not no_recover), visible_only=visible_only,
-                                   sensor_origin=None if sensor_origin is None else [float(x) for x in sensor_origin],
+                                   sensor_origin=_sensor_local(sensor_origin, origin),
                                    voxel=voxel, device=device)
     for k, item in enumerate(frames):
         if isinstance(item, tuple) and len(item) == 2:
@@ -1173,6 +1173,17 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
         d = _core.tracker_push(tracker, _local(frame, origin, f"frames[{k}]"), when)
         r = _in_world(_with_transform(d, "transformation", "predicted"), origin, "transformation", "predicted")
         yield r
+
+
+def _sensor_local(sensor_origin: Optional[Sequence[float]], origin: tuple) -> Optional[list]:
+    """track's sensor position in the frames' coordinates, shifted with the
+    frames about a far model's origin (None: the library's default, 0)."""
+    if sensor_origin is None and origin == _ZERO:
+        return None
+    given = (0.0, 0.0, 0.0) if sensor_origin is None else tuple(float(x) for x in sensor_origin)
+    if len(given) != 3:
+        raise ArgumentError(f"track: sensor_origin must be 3 numbers, not {len(given)}")
+    return [g - o for g, o in zip(given, origin)]
 
 
 def _trajectory_arg(t: Any, name: str) -> Any:
