@@ -247,12 +247,23 @@ static int fatal_status(ptreg_status st)
     return st && st != PTREG_ERR_ARG && st != PTREG_ERR_FORMAT && st != PTREG_ERR_UNSUPPORTED;
 }
 
-static ptreg_status register_from(ptreg_tracker *tr, const float *frame, size_t n, const double init[16],
-                                  ptreg_icp_result *r, ptreg_error *err)
+/* ICP from init on a resident model whose normals (for the plane-based
+ * methods) are `normals`. */
+static ptreg_status register_on(const ptreg_tracker *tr, ptreg_icp_model *model, const float *normals,
+                                const float *frame, size_t n, const double init[16], ptreg_icp_result *r,
+                                ptreg_error *err)
 {
     ptreg_icp_options io = tr->opt.icp;
     memcpy(io.init, init, sizeof io.init);
-    return ptreg_icp_model_run(tr->model, frame, n, &io, r, err);
+    if (io.target_normals)
+        io.target_normals = normals;
+    return ptreg_icp_model_run(model, frame, n, &io, r, err);
+}
+
+static ptreg_status register_from(ptreg_tracker *tr, const float *frame, size_t n, const double init[16],
+                                  ptreg_icp_result *r, ptreg_error *err)
+{
+    return register_on(tr, tr->model, tr->normals, frame, n, init, r, err);
 }
 
 /* The sensor's position in the model's frame when the frame's pose is T. */
@@ -284,10 +295,8 @@ static ptreg_status back_share(const ptreg_tracker *tr, const float *frame, size
     sensor_at(tr, T, o);
     size_t m, back = 0;
     const float *xyz = ptreg_model_index_points(tr->index, &m);
-    for (size_t i = 0; !st && i < count; i++) {
-        const float *q = xyz + 3 * (size_t)nn[i], *nv = tr->normals + 3 * (size_t)nn[i];
-        back += (double)nv[0] * (o[0] - q[0]) + (double)nv[1] * (o[1] - q[1]) + (double)nv[2] * (o[2] - q[2]) <= 0.0;
-    }
+    for (size_t i = 0; !st && i < count; i++)
+        back += !track_visible_faces(xyz + 3 * (size_t)nn[i], tr->normals + 3 * (size_t)nn[i], o);
     *share = count ? (double)back / (double)count : 0.0;
     free(moved), free(d2), free(nn);
     return st;
@@ -332,11 +341,7 @@ static ptreg_status register_predicted(ptreg_tracker *tr, const float *frame, si
     ptreg_status st = track_visible_update(&tr->visible, o, err);
     if (st || !tr->visible.ready)
         return st ? st : register_from(tr, frame, n, P, r, err);
-    ptreg_icp_options io = tr->opt.icp;
-    memcpy(io.init, P, sizeof io.init);
-    if (io.target_normals)
-        io.target_normals = tr->visible.kept_normals;
-    if ((st = ptreg_icp_model_run(tr->visible.model, frame, n, &io, r, err)))
+    if ((st = register_on(tr, tr->visible.model, tr->visible.kept_normals, frame, n, P, r, err)))
         return st;
     *visible = 1;
     /* judged whatever the fit: a frame of every side fails it culled. A

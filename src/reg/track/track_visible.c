@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether model point j faces a sensor at o: n . (o - q) > 0. A margin
+/* n . (o - q) > 0 (track_visible.h). A margin
  * either way was measured worse on the aircraft's approach at 0.2% noise:
  * keeping the grazing band of back faces (n . v > -0.35) pulled the pose
  * along the fuselage twice as far; culling grazing front faces too lost
  * frames (bench/NOTES.md). */
-static int faces(const float *q, const float *n, const double o[3])
+int track_visible_faces(const float q[3], const float n[3], const double o[3])
 {
     return (double)n[0] * (o[0] - q[0]) + (double)n[1] * (o[1] - q[1]) + (double)n[2] * (o[2] - q[2]) > 0.0;
 }
@@ -34,7 +34,7 @@ static size_t cull(const track_visible *v, const double o[3], float *xyz, float 
 {
     size_t k = 0;
     for (size_t j = 0; j < v->m; j++)
-        if (faces(v->xyz + 3 * j, v->normals + 3 * j, o)) {
+        if (track_visible_faces(v->xyz + 3 * j, v->normals + 3 * j, o)) {
             memcpy(xyz + 3 * k, v->xyz + 3 * j, 3 * sizeof *xyz);
             memcpy(normals + 3 * k, v->normals + 3 * j, 3 * sizeof *normals);
             k++;

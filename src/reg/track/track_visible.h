@@ -26,6 +26,10 @@ typedef struct track_visible {
     size_t culls; /* how many times it was culled */
 } track_visible;
 
+/* Whether model point q, its outward normal n, faces a sensor at o:
+ * n . (o - q) > 0 (the one rule: the cull and the tracker's judging). */
+int track_visible_faces(const float q[3], const float n[3], const double o[3]);
+
 /* The culled model for a sensor at viewpoint (model frame): the last one
  * when the sensor moved less than refresh of its distance since; else
  * culled anew. A cull
