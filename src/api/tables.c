@@ -11,21 +11,14 @@ static const struct {
     const char *name;
     const ptreg_option_table *(*table)(void);
 } option_tables[] = {
-    {"icp", ptreg_icp_option_table},
-    {"emicp", ptreg_emicp_option_table},
-    {"register", ptreg_register_option_table},
-    {"ransac", ptreg_ransac_option_table},
-    {"fgr", ptreg_fgr_option_table},
-    {"lddmm", ptreg_lddmm_option_table},
-    {"harris3d", ptreg_harris3d_option_table},
-    {"features", ptreg_features_option_table},
-    {"normals", ptreg_normals_option_table},
-    {"index", ptreg_index_option_table},
-    {"batch", ptreg_batch_option_table},
-    {"multiway", ptreg_multiway_option_table},
-    {"pose_graph", ptreg_pose_graph_option_table},
-    {"track", ptreg_track_option_table},
-    {"eval", ptreg_eval_option_table},
+    {"icp", ptreg_icp_option_table},           {"emicp", ptreg_emicp_option_table},
+    {"register", ptreg_register_option_table}, {"ransac", ptreg_ransac_option_table},
+    {"fgr", ptreg_fgr_option_table},           {"lddmm", ptreg_lddmm_option_table},
+    {"cpd", ptreg_cpd_option_table},           {"harris3d", ptreg_harris3d_option_table},
+    {"features", ptreg_features_option_table}, {"normals", ptreg_normals_option_table},
+    {"index", ptreg_index_option_table},       {"batch", ptreg_batch_option_table},
+    {"multiway", ptreg_multiway_option_table}, {"pose_graph", ptreg_pose_graph_option_table},
+    {"track", ptreg_track_option_table},       {"eval", ptreg_eval_option_table},
     {"tune", ptreg_tune_option_table},
 };
 
@@ -39,6 +32,7 @@ static const struct {
     {"register", ptreg_register_result_table},
     {"evaluation", ptreg_evaluation_table},
     {"lddmm", ptreg_lddmm_result_table},
+    {"cpd", ptreg_cpd_result_table},
     {"harris3d", ptreg_harris3d_result_table},
     {"multiway", ptreg_multiway_result_table},
     {"multiway_edge", ptreg_multiway_edge_table},

@@ -25,6 +25,7 @@ static const command_entry commands[] = {
     {&cli_cmd_track, cli_run_track},
     {&cli_cmd_eval, cli_run_eval},
     {&cli_cmd_emicp, cli_run_emicp},
+    {&cli_cmd_cpd, cli_run_cpd},
     {&cli_cmd_harris3d, cli_run_harris3d},
     {&cli_cmd_normals, cli_run_normals},
     {&cli_cmd_pfh, cli_run_pfh},

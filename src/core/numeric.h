@@ -55,6 +55,13 @@ double ptreg_rng_normal(ptreg_rng *rng);  /* standard normal */
  * and their RMS distance from c. */
 void ptreg_points_centroid(const float *xyz, size_t n, double c[3]);
 double ptreg_points_rms_radius(const float *xyz, size_t n, const double c[3]);
+/* order[i]: the point at position i of a Morton curve over the points'
+ * bounding box (10 bits a coordinate), ties in the caller's order. Points
+ * near each other on the curve are near each other in space, so queries
+ * taken in this order read the same part of an index (ICP's walks) and a
+ * block of rows has a small bounding box (the pair engine's culling).
+ * Returns -1 when out of memory. */
+int ptreg_morton_order(const float *p, size_t n, uint32_t *order);
 /* double -> float, infinity beyond FLT_MAX (C leaves that undefined). */
 float ptreg_double_to_float(double v);
 /* How far T is from a rigid motion: the largest of |R^T R - I| (entries)

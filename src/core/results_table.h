@@ -68,6 +68,7 @@ const ptreg_result_table *ptreg_emicp_result_table(void);
 const ptreg_result_table *ptreg_register_result_table(void);
 const ptreg_result_table *ptreg_evaluation_table(void);
 const ptreg_result_table *ptreg_lddmm_result_table(void);
+const ptreg_result_table *ptreg_cpd_result_table(void);
 const ptreg_result_table *ptreg_harris3d_result_table(void);
 const ptreg_result_table *ptreg_multiway_result_table(void);
 const ptreg_result_table *ptreg_multiway_edge_table(void);

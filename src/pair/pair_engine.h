@@ -36,4 +36,24 @@ ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const float *col
                                    const ptreg_pair_options *opt, double *sum_e, double *sum_e2, double *sum_eb,
                                    ptreg_error *err);
 
+/* The Gauss transform: for each row r_i (n of them, xyz in double) and each
+ * of `channels` weights (1, 3 or 4),
+ *   out[channels i + c] = sum_j exp(-scale |r_i - s_j|^2) w[channels j + c]
+ * over the columns s_j (m, xyz in double) and their weights w (m x
+ * channels). Both are centred on the columns' centroid first. In fp32
+ * (opt->precision) the vector kernels run with float32 tile sums added
+ * into double, and a (row group, column tile) sweep whose terms are all
+ * below float32's smallest normal is skipped (they would add 0: the same
+ * bits); give rows and columns in a spatial order (ptreg_morton_order)
+ * for it to skip. cull (may be NULL) counts the (row group, column tile)
+ * sweeps and those skipped. fp64 is the reference, libm exp and every sum
+ * in double; fp16 is refused. */
+typedef struct ptreg_pair_cull {
+    double sweeps, skipped;
+} ptreg_pair_cull;
+ptreg_status ptreg_pair_gauss_transform(const double *rows, size_t n, const double *cols, size_t m,
+                                        const double *weights, int channels, double scale,
+                                        const ptreg_pair_options *opt, double *out, ptreg_pair_cull *cull,
+                                        ptreg_error *err);
+
 #endif

@@ -39,8 +39,32 @@ typedef struct pair_gauss_block {
     double *se, *se2, *sbx, *sby, *sbz; /* nr each, overwritten */
 } pair_gauss_block;
 
+/* The Gauss transform's channels (pair_engine.h): at most this many
+ * weights per column. */
+#define PTREG_PAIR_MAX_CHANNELS 4
+
+/* One row block's weighted Gaussian sums, the Gauss transform:
+ * out[c][i] = sum_j 2^(f |r_i - c_j|^2) w[c][j] for each channel c. A
+ * column tile whose bounding box (tile_box: lo xyz, hi xyz per tile; NULL:
+ * none) is so far from a row group's that every term is below float32's
+ * smallest normal is skipped: its terms would all be 0. */
+typedef struct pair_wsum_block {
+    const float *rx, *ry, *rz; /* nr rows, nr a multiple of PTREG_PAIR_ROW_PAD */
+    size_t nr;
+    const float *cx, *cy, *cz;
+    const float *w[PTREG_PAIR_MAX_CHANNELS];
+    int channels; /* 1, 3 or 4 */
+    size_t m;
+    float neg_scale_log2e;
+    int col_tile;
+    const float *tile_box;
+    double *out[PTREG_PAIR_MAX_CHANNELS]; /* nr each, overwritten */
+    size_t sweeps, skipped;               /* out: (row group, column tile) sweeps, and those culled */
+} pair_wsum_block;
+
 #define PTREG_DECLARE_PAIR_KERNELS(sfx)                              \
     void pair_gauss_block##sfx(const pair_gauss_block *blk);         \
+    void pair_wsum_block##sfx(pair_wsum_block *blk);                 \
     void pair_exp_array##sfx(const float *in, float *out, size_t n); \
     void pair_exp2_array##sfx(const float *in, float *out, size_t n);
 
@@ -54,13 +78,14 @@ PTREG_DECLARE_PAIR_KERNELS(_avx512)
  * pair.c). */
 typedef struct pair_cpu_kernel_table {
     void (*pair_gauss_block)(const pair_gauss_block *blk);
+    void (*pair_wsum_block)(pair_wsum_block *blk);
     void (*pair_exp_array)(const float *in, float *out, size_t n);
     void (*pair_exp2_array)(const float *in, float *out, size_t n); /* the kernel's 2^t, t <= 0 (tests) */
 } pair_cpu_kernel_table;
 
-#define PAIR_CPU_KERNELS(sfx)                                            \
-    {                                                                    \
-        pair_gauss_block##sfx, pair_exp_array##sfx, pair_exp2_array##sfx \
+#define PAIR_CPU_KERNELS(sfx)                                                                  \
+    {                                                                                          \
+        pair_gauss_block##sfx, pair_wsum_block##sfx, pair_exp_array##sfx, pair_exp2_array##sfx \
     }
 PTREG_DECLARE_ISA_TABLE(pair_cpu_kernel_table, pair_cpu_kernels)
 

@@ -166,3 +166,116 @@ void ISA_FN(pair_gauss_block)(const pair_gauss_block *b)
     }
     restore_fp(env);
 }
+
+/* The Gauss transform (pair_wsum_block, pair_kernels.h). */
+
+typedef struct wsum_sums {
+    float s[PTREG_PAIR_MAX_CHANNELS][2][VW];
+} wsum_sums;
+
+/* rv and channels are literals at every call, so the row coordinates and
+ * the sums stay in registers. */
+static inline __attribute__((always_inline)) void wsum_tile(const float *rx, const float *ry, const float *rz, int rv,
+                                                            int channels, const pair_wsum_block *b, size_t j0,
+                                                            size_t len, vf neg_scale_log2e, wsum_sums *out)
+{
+    vf ax[2], ay[2], az[2], s[PTREG_PAIR_MAX_CHANNELS][2];
+    for (int v = 0; v < rv; v++) {
+        ax[v] = v_load(rx + v * VW);
+        ay[v] = v_load(ry + v * VW);
+        az[v] = v_load(rz + v * VW);
+        for (int c = 0; c < channels; c++)
+            s[c][v] = v_zero();
+    }
+    const float *cx = b->cx + j0, *cy = b->cy + j0, *cz = b->cz + j0;
+    const float *w[PTREG_PAIR_MAX_CHANNELS];
+    for (int c = 0; c < channels; c++)
+        w[c] = b->w[c] + j0;
+    for (size_t j = 0; j < len; j++) {
+        const vf bx = v_set1(cx[j]), by = v_set1(cy[j]), bz = v_set1(cz[j]);
+        vf wj[PTREG_PAIR_MAX_CHANNELS];
+        for (int c = 0; c < channels; c++)
+            wj[c] = v_set1(w[c][j]);
+        for (int v = 0; v < rv; v++) {
+            const vf dx = v_sub(ax[v], bx), dy = v_sub(ay[v], by), dz = v_sub(az[v], bz);
+            const vf d2 = v_fma(dz, dz, v_fma(dy, dy, v_mul(dx, dx)));
+            const vf e = v_exp2(v_mul(d2, neg_scale_log2e));
+            for (int c = 0; c < channels; c++)
+                s[c][v] = v_fma(e, wj[c], s[c][v]);
+        }
+    }
+    for (int v = 0; v < rv; v++)
+        for (int c = 0; c < channels; c++)
+            v_store(out->s[c][v], s[c][v]);
+}
+
+static void wsum_tile_for(const pair_wsum_block *b, size_t row, int rv, size_t j0, size_t len, wsum_sums *out)
+{
+    const vf f = v_set1(b->neg_scale_log2e);
+    const float *rx = b->rx + row, *ry = b->ry + row, *rz = b->rz + row;
+    if (rv == 2) {
+        switch (b->channels) {
+        case 1: wsum_tile(rx, ry, rz, 2, 1, b, j0, len, f, out); break;
+        case 3: wsum_tile(rx, ry, rz, 2, 3, b, j0, len, f, out); break;
+        default: wsum_tile(rx, ry, rz, 2, 4, b, j0, len, f, out); break;
+        }
+    } else {
+        switch (b->channels) {
+        case 1: wsum_tile(rx, ry, rz, 1, 1, b, j0, len, f, out); break;
+        case 3: wsum_tile(rx, ry, rz, 1, 3, b, j0, len, f, out); break;
+        default: wsum_tile(rx, ry, rz, 1, 4, b, j0, len, f, out); break;
+        }
+    }
+}
+
+/* Whether every term between the rows [row, row + count) and the column
+ * tile whose box is tb is below float32's smallest normal: the exponent at
+ * the boxes' nearest points, with a margin for the rounding of d^2. */
+static int wsum_tile_culled(const pair_wsum_block *b, size_t row, size_t count, const float *tb)
+{
+    float lo[3] = {b->rx[row], b->ry[row], b->rz[row]}, hi[3] = {lo[0], lo[1], lo[2]};
+    for (size_t i = row + 1; i < row + count; i++) {
+        const float p[3] = {b->rx[i], b->ry[i], b->rz[i]};
+        for (int k = 0; k < 3; k++) {
+            lo[k] = p[k] < lo[k] ? p[k] : lo[k];
+            hi[k] = p[k] > hi[k] ? p[k] : hi[k];
+        }
+    }
+    double gap2 = 0.0;
+    for (int k = 0; k < 3; k++) {
+        const double g = lo[k] > tb[3 + k] ? (double)lo[k] - tb[3 + k] : tb[k] > hi[k] ? (double)tb[k] - hi[k] : 0.0;
+        gap2 += g * g;
+    }
+    return gap2 * (1.0 - 1e-4) * b->neg_scale_log2e < EXP2_MIN_T - 1.0;
+}
+
+void ISA_FN(pair_wsum_block)(pair_wsum_block *b)
+{
+    const fp_env env = flush_denormals();
+    const size_t tile = (size_t)b->col_tile;
+    wsum_sums t;
+    for (int c = 0; c < b->channels; c++)
+        memset(b->out[c], 0, b->nr * sizeof(double));
+    size_t skipped = 0, sweeps = 0;
+    for (size_t row = 0; row < b->nr;) {
+        const int rv = group_vectors(row, b->nr, 2);
+        const size_t count = (size_t)rv * VW;
+        for (size_t j0 = 0, k = 0; j0 < b->m; j0 += tile, k++) {
+            sweeps++;
+            if (b->tile_box && wsum_tile_culled(b, row, count, b->tile_box + 6 * k)) {
+                skipped++;
+                continue;
+            }
+            const size_t len = b->m - j0 < tile ? b->m - j0 : tile;
+            wsum_tile_for(b, row, rv, j0, len, &t);
+            for (int c = 0; c < b->channels; c++)
+                for (int v = 0; v < rv; v++)
+                    for (int l = 0; l < VW; l++)
+                        b->out[c][row + (size_t)v * VW + (size_t)l] += t.s[c][v][l];
+        }
+        row += count;
+    }
+    b->sweeps = sweeps;
+    b->skipped = skipped;
+    restore_fp(env);
+}

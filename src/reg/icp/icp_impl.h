@@ -23,9 +23,6 @@ void icp_target_extent(const float *t, size_t m, double centre[3], double *diag2
 /* The convergence tolerance: opt->tol, or the default for a target of
  * squared diagonal diag2. */
 double icp_tolerance(const ptreg_icp_options *opt, double diag2);
-/* order[i]: the source point at position i of a Morton curve (stable); -1
- * when out of memory. */
-int icp_morton_order(const float *p, size_t n, uint32_t *order);
 /* The result's per-iteration arrays (mse; walk statistics when walks). */
 ptreg_status icp_result_alloc(ptreg_icp_result *r, int max_iter, int walks, ptreg_error *err);
 

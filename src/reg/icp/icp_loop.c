@@ -216,61 +216,6 @@ void icp_target_extent(const float *t, size_t m, double centre[3], double *diag2
     }
 }
 
-/* 10 bits of x, y and z interleaved (z y x z y x ...). */
-static uint32_t morton_code(const float *p, const float lo[3], const float scale[3])
-{
-    uint32_t code = 0;
-    for (int k = 0; k < 3; k++) {
-        uint32_t v = (uint32_t)((p[k] - lo[k]) * scale[k]);
-        v = v > 1023 ? 1023 : v;
-        for (int bit = 0; bit < 10; bit++)
-            code |= ((v >> bit) & 1u) << (3 * bit + k);
-    }
-    return code;
-}
-
-/* The source's points in the order of a Morton curve over their bounding
- * box (a stable radix sort: ties keep the caller's order). Consecutive
- * queries then land near each other in the model, so the rows of the
- * Delaunay graph (tens of MB) and the tree's leaves they read stay in
- * cache; the 40k/30k walks get 12-15% faster (bench/NOTES.md). Every
- * method and thread count sees the same order, so they still agree to the
- * bit. */
-int icp_morton_order(const float *p, size_t n, uint32_t *order)
-{
-    double dlo[3] = {INFINITY, INFINITY, INFINITY}, dhi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    ptreg_points_bounds(p, n, dlo, dhi);
-    float lo[3], scale[3];
-    for (int k = 0; k < 3; k++) {
-        const float hi = (float)dhi[k]; /* the bounds of floats: exact */
-        lo[k] = (float)dlo[k];
-        scale[k] = hi > lo[k] ? 1024.0f / (hi - lo[k]) : 0.0f;
-    }
-    uint32_t *code = malloc(2 * n * sizeof *code), *tmp = malloc(n * sizeof *tmp);
-    if (!code || !tmp) {
-        free(code), free(tmp);
-        return -1;
-    }
-    uint32_t *sorted_code = code + n;
-    for (size_t i = 0; i < n; i++)
-        code[i] = morton_code(p + 3 * i, lo, scale), order[i] = (uint32_t)i;
-    for (int shift = 0; shift < 30; shift += 10) {
-        size_t count[1025] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[((code[i] >> shift) & 1023u) + 1]++;
-        for (int d = 0; d < 1024; d++)
-            count[d + 1] += count[d];
-        for (size_t i = 0; i < n; i++) {
-            size_t at = count[(code[i] >> shift) & 1023u]++;
-            sorted_code[at] = code[i], tmp[at] = order[i];
-        }
-        memcpy(code, sorted_code, n * sizeof *code);
-        memcpy(order, tmp, n * sizeof *order);
-    }
-    free(code), free(tmp);
-    return 0;
-}
-
 /* PCL's transformation epsilon: the step's squared translation and its
  * rotation's cosine, (trace R - 1) / 2, against eps (DefaultConvergenceCriteria
  * with the rotation threshold it derives from eps). */
@@ -455,14 +400,18 @@ static void gather_rows(const float *in, const uint32_t *order, size_t n, float 
         memcpy(out + 3 * i, in + 3 * (size_t)order[i], 3 * sizeof(float));
 }
 
-/* (icp_impl.h) */
+/* (icp_impl.h) In Morton order, consecutive queries land near each other
+ * in the model, so the rows of the Delaunay graph (tens of MB) and the
+ * tree's leaves they read stay in cache: the 40k/30k walks get 12-15%
+ * faster (bench/NOTES.md). Every method and thread count sees the same
+ * order, so they still agree to the bit. */
 ptreg_status icp_sort_source(const float *source, size_t n, const ptreg_icp_options *opt, int with_normals,
                              icp_sorted_source *out, ptreg_icp_result *r, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
     out->xyz = malloc(3 * n * sizeof(float));
     out->order = malloc(n * sizeof(uint32_t));
-    if (!out->xyz || !out->order || icp_morton_order(source, n, out->order))
+    if (!out->xyz || !out->order || ptreg_morton_order(source, n, out->order))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "ICP: out of memory for %zu points", n);
     gather_rows(source, out->order, n, out->xyz);
     if (!with_normals)
