@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "ptreg/options.h"
+#include "pair/pair_kernels.h"
 #include "ptreg/pair.h"
 
 /* The defaults: {0, -1, 0}. */
@@ -40,7 +41,11 @@ ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const float *col
  * of `channels` weights (1, 3 or 4),
  *   out[channels i + c] = sum_j exp(-scale |r_i - s_j|^2) w[channels j + c]
  * over the columns s_j (m, xyz in double) and their weights w (m x
- * channels). Both are centred on the columns' centroid first. In fp32
+ * channels); or, with channels PTREG_PAIR_MOMENTS (5) and one weight per
+ * column, the weighted moments about the row, d = r_i - s_j:
+ *   out[5 i .. 5 i + 4] = sum_j e_ij w_j (1, d_x, d_y, d_z, |d|^2),
+ * small numbers where sums of w s_j would cancel (CPD's fit). Both are
+ * centred on the columns' centroid first. In fp32
  * (opt->precision) the vector kernels run with float32 tile sums added
  * into double, and a (row group, column tile) sweep whose terms are all
  * below float32's smallest normal is skipped (they would add 0: the same

@@ -39,9 +39,10 @@ typedef struct pair_gauss_block {
     double *se, *se2, *sbx, *sby, *sbz; /* nr each, overwritten */
 } pair_gauss_block;
 
-/* The Gauss transform's channels (pair_engine.h): at most this many
- * weights per column. */
-#define PTREG_PAIR_MAX_CHANNELS 4
+/* The Gauss transform's outputs per row (pair_engine.h): 1, 3 or 4
+ * weighted channels, or the 5 moments about the row (PTREG_PAIR_MOMENTS). */
+#define PTREG_PAIR_MAX_CHANNELS 5
+#define PTREG_PAIR_MOMENTS 5
 
 /* One row block's weighted Gaussian sums, the Gauss transform:
  * out[c][i] = sum_j 2^(f |r_i - c_j|^2) w[c][j] for each channel c. A
@@ -53,7 +54,7 @@ typedef struct pair_wsum_block {
     size_t nr;
     const float *cx, *cy, *cz;
     const float *w[PTREG_PAIR_MAX_CHANNELS];
-    int channels; /* 1, 3 or 4 */
+    int channels; /* 1, 3 or 4, or PTREG_PAIR_MOMENTS (w[0] alone) */
     size_t m;
     float neg_scale_log2e;
     int col_tile;
@@ -62,9 +63,28 @@ typedef struct pair_wsum_block {
     size_t sweeps, skipped;               /* out: (row group, column tile) sweeps, and those culled */
 } pair_wsum_block;
 
+/* The same in float64 (the reference precision): rows, columns and weights
+ * in double, every sum in double, exp as a degree-13 polynomial of 2^u
+ * (|u| <= 1/2; relative error about 2e-16) scaled by 2^n. Terms below
+ * 2^-1022 are 0, and a sweep all of whose terms are is skipped. */
+typedef struct pair_wsum64_block {
+    const double *rx, *ry, *rz; /* nr rows, nr a multiple of PTREG_PAIR_ROW_PAD */
+    size_t nr;
+    const double *cx, *cy, *cz;
+    const double *w[PTREG_PAIR_MAX_CHANNELS];
+    int channels;
+    size_t m;
+    double neg_scale_log2e;
+    int col_tile;
+    const double *tile_box;
+    double *out[PTREG_PAIR_MAX_CHANNELS];
+    size_t sweeps, skipped;
+} pair_wsum64_block;
+
 #define PTREG_DECLARE_PAIR_KERNELS(sfx)                              \
     void pair_gauss_block##sfx(const pair_gauss_block *blk);         \
     void pair_wsum_block##sfx(pair_wsum_block *blk);                 \
+    void pair_wsum64_block##sfx(pair_wsum64_block *blk);             \
     void pair_exp_array##sfx(const float *in, float *out, size_t n); \
     void pair_exp2_array##sfx(const float *in, float *out, size_t n);
 
@@ -79,13 +99,14 @@ PTREG_DECLARE_PAIR_KERNELS(_avx512)
 typedef struct pair_cpu_kernel_table {
     void (*pair_gauss_block)(const pair_gauss_block *blk);
     void (*pair_wsum_block)(pair_wsum_block *blk);
+    void (*pair_wsum64_block)(pair_wsum64_block *blk);
     void (*pair_exp_array)(const float *in, float *out, size_t n);
     void (*pair_exp2_array)(const float *in, float *out, size_t n); /* the kernel's 2^t, t <= 0 (tests) */
 } pair_cpu_kernel_table;
 
-#define PAIR_CPU_KERNELS(sfx)                                                                  \
-    {                                                                                          \
-        pair_gauss_block##sfx, pair_wsum_block##sfx, pair_exp_array##sfx, pair_exp2_array##sfx \
+#define PAIR_CPU_KERNELS(sfx)                                                                                          \
+    {                                                                                                                  \
+        pair_gauss_block##sfx, pair_wsum_block##sfx, pair_wsum64_block##sfx, pair_exp_array##sfx, pair_exp2_array##sfx \
     }
 PTREG_DECLARE_ISA_TABLE(pair_cpu_kernel_table, pair_cpu_kernels)
 

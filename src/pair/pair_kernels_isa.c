@@ -188,20 +188,30 @@ static inline __attribute__((always_inline)) void wsum_tile(const float *rx, con
             s[c][v] = v_zero();
     }
     const float *cx = b->cx + j0, *cy = b->cy + j0, *cz = b->cz + j0;
+    const int moments = channels == PTREG_PAIR_MOMENTS, weights = moments ? 1 : channels;
     const float *w[PTREG_PAIR_MAX_CHANNELS];
-    for (int c = 0; c < channels; c++)
+    for (int c = 0; c < weights; c++)
         w[c] = b->w[c] + j0;
     for (size_t j = 0; j < len; j++) {
         const vf bx = v_set1(cx[j]), by = v_set1(cy[j]), bz = v_set1(cz[j]);
         vf wj[PTREG_PAIR_MAX_CHANNELS];
-        for (int c = 0; c < channels; c++)
+        for (int c = 0; c < weights; c++)
             wj[c] = v_set1(w[c][j]);
         for (int v = 0; v < rv; v++) {
             const vf dx = v_sub(ax[v], bx), dy = v_sub(ay[v], by), dz = v_sub(az[v], bz);
             const vf d2 = v_fma(dz, dz, v_fma(dy, dy, v_mul(dx, dx)));
             const vf e = v_exp2(v_mul(d2, neg_scale_log2e));
-            for (int c = 0; c < channels; c++)
-                s[c][v] = v_fma(e, wj[c], s[c][v]);
+            if (moments) {
+                const vf ew = v_mul(e, wj[0]);
+                s[0][v] = v_add(s[0][v], ew);
+                s[1][v] = v_fma(ew, dx, s[1][v]);
+                s[2][v] = v_fma(ew, dy, s[2][v]);
+                s[3][v] = v_fma(ew, dz, s[3][v]);
+                s[4][v] = v_fma(ew, d2, s[4][v]);
+            } else {
+                for (int c = 0; c < channels; c++)
+                    s[c][v] = v_fma(e, wj[c], s[c][v]);
+            }
         }
     }
     for (int v = 0; v < rv; v++)
@@ -217,13 +227,15 @@ static void wsum_tile_for(const pair_wsum_block *b, size_t row, int rv, size_t j
         switch (b->channels) {
         case 1: wsum_tile(rx, ry, rz, 2, 1, b, j0, len, f, out); break;
         case 3: wsum_tile(rx, ry, rz, 2, 3, b, j0, len, f, out); break;
-        default: wsum_tile(rx, ry, rz, 2, 4, b, j0, len, f, out); break;
+        case 4: wsum_tile(rx, ry, rz, 2, 4, b, j0, len, f, out); break;
+        default: wsum_tile(rx, ry, rz, 2, PTREG_PAIR_MOMENTS, b, j0, len, f, out); break;
         }
     } else {
         switch (b->channels) {
         case 1: wsum_tile(rx, ry, rz, 1, 1, b, j0, len, f, out); break;
         case 3: wsum_tile(rx, ry, rz, 1, 3, b, j0, len, f, out); break;
-        default: wsum_tile(rx, ry, rz, 1, 4, b, j0, len, f, out); break;
+        case 4: wsum_tile(rx, ry, rz, 1, 4, b, j0, len, f, out); break;
+        default: wsum_tile(rx, ry, rz, 1, PTREG_PAIR_MOMENTS, b, j0, len, f, out); break;
         }
     }
 }
@@ -278,4 +290,165 @@ void ISA_FN(pair_wsum_block)(pair_wsum_block *b)
     b->sweeps = sweeps;
     b->skipped = skipped;
     restore_fp(env);
+}
+
+/* The Gauss transform in float64 (pair_wsum64_block): DW doubles a
+ * vector through GCC's vector extensions, FMAs by intrinsic (the build
+ * does not contract). */
+#if defined(__AVX512F__)
+#define DW 8
+#elif defined(__AVX2__)
+#define DW 4
+#else
+#define DW 2
+#endif
+typedef double vd __attribute__((vector_size(DW * 8)));
+typedef long long vl __attribute__((vector_size(DW * 8)));
+
+static inline vd vd_fma(vd a, vd b, vd c)
+{
+#if defined(__AVX512F__)
+    return (vd)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c);
+#elif defined(__AVX2__)
+    return (vd)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c);
+#else
+    return a * b + c;
+#endif
+}
+
+static inline vd vd_load(const double *p)
+{
+    vd v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* 2^t for t <= 0: n = round(t) by the 1.5 * 2^52 trick (whose sum holds n
+ * in its low bits), u = t - n in [-1/2, 1/2], 2^u = e^(u ln 2) by its
+ * Taylor polynomial to degree 13 (truncation under 5e-18), times 2^n built
+ * from n's bits. t < -1022 gives 0 (no denormals). */
+static inline vd vd_exp2(vd t)
+{
+    const vd magic = (vd){0} + 0x1.8p52;
+    const vd shifted = t + magic;
+    const vd n = shifted - magic;
+    const vd x = (t - n) * 0.6931471805599453094;
+    static const double c[14] = {
+        1.0,        1.0,         1.0 / 2,      1.0 / 6,       1.0 / 24,       1.0 / 120,       1.0 / 720,
+        1.0 / 5040, 1.0 / 40320, 1.0 / 362880, 1.0 / 3628800, 1.0 / 39916800, 1.0 / 479001600, 1.0 / 6227020800.0};
+    vd p = (vd){0} + c[13];
+    for (int k = 12; k >= 0; k--)
+        p = vd_fma(p, x, (vd){0} + c[k]);
+    const vl low = (vl)shifted - (vl)magic; /* n as an integer */
+    const vd scale = (vd)((low + 1023) << 52);
+    const vl keep = (vl)(t >= -1022.0); /* all ones where 2^t is normal */
+    return (vd)((vl)(p * scale) & keep);
+}
+
+typedef struct wsum64_sums {
+    double s[PTREG_PAIR_MAX_CHANNELS][2][DW];
+} wsum64_sums;
+
+static inline __attribute__((always_inline)) void wsum64_tile(const pair_wsum64_block *b, size_t row, int rv,
+                                                              int channels, size_t j0, size_t len, wsum64_sums *out)
+{
+    vd ax[2], ay[2], az[2], s[PTREG_PAIR_MAX_CHANNELS][2];
+    for (int v = 0; v < rv; v++) {
+        ax[v] = vd_load(b->rx + row + (size_t)v * DW);
+        ay[v] = vd_load(b->ry + row + (size_t)v * DW);
+        az[v] = vd_load(b->rz + row + (size_t)v * DW);
+        for (int c = 0; c < channels; c++)
+            s[c][v] = (vd){0};
+    }
+    const vd f = (vd){0} + b->neg_scale_log2e;
+    const int moments = channels == PTREG_PAIR_MOMENTS;
+    for (size_t j = j0; j < j0 + len; j++) {
+        const double bx = b->cx[j], by = b->cy[j], bz = b->cz[j];
+        for (int v = 0; v < rv; v++) {
+            const vd dx = ax[v] - bx, dy = ay[v] - by, dz = az[v] - bz;
+            const vd d2 = vd_fma(dz, dz, vd_fma(dy, dy, dx * dx));
+            const vd e = vd_exp2(d2 * f);
+            if (moments) {
+                const vd ew = e * b->w[0][j];
+                s[0][v] += ew;
+                s[1][v] = vd_fma(ew, dx, s[1][v]);
+                s[2][v] = vd_fma(ew, dy, s[2][v]);
+                s[3][v] = vd_fma(ew, dz, s[3][v]);
+                s[4][v] = vd_fma(ew, d2, s[4][v]);
+            } else {
+                for (int c = 0; c < channels; c++)
+                    s[c][v] = vd_fma(e, (vd){0} + b->w[c][j], s[c][v]);
+            }
+        }
+    }
+    for (int v = 0; v < rv; v++)
+        for (int c = 0; c < channels; c++)
+            memcpy(out->s[c][v], &s[c][v], sizeof s[c][v]);
+}
+
+static void wsum64_tile_for(const pair_wsum64_block *b, size_t row, int rv, size_t j0, size_t len, wsum64_sums *out)
+{
+    if (rv == 2) {
+        switch (b->channels) {
+        case 1: wsum64_tile(b, row, 2, 1, j0, len, out); break;
+        case 3: wsum64_tile(b, row, 2, 3, j0, len, out); break;
+        case 4: wsum64_tile(b, row, 2, 4, j0, len, out); break;
+        default: wsum64_tile(b, row, 2, PTREG_PAIR_MOMENTS, j0, len, out); break;
+        }
+    } else {
+        switch (b->channels) {
+        case 1: wsum64_tile(b, row, 1, 1, j0, len, out); break;
+        case 3: wsum64_tile(b, row, 1, 3, j0, len, out); break;
+        case 4: wsum64_tile(b, row, 1, 4, j0, len, out); break;
+        default: wsum64_tile(b, row, 1, PTREG_PAIR_MOMENTS, j0, len, out); break;
+        }
+    }
+}
+
+/* As wsum_tile_culled, against 2^-1022. */
+static int wsum64_tile_culled(const pair_wsum64_block *b, size_t row, size_t count, const double *tb)
+{
+    double lo[3] = {b->rx[row], b->ry[row], b->rz[row]}, hi[3] = {lo[0], lo[1], lo[2]};
+    for (size_t i = row + 1; i < row + count; i++) {
+        const double p[3] = {b->rx[i], b->ry[i], b->rz[i]};
+        for (int k = 0; k < 3; k++) {
+            lo[k] = p[k] < lo[k] ? p[k] : lo[k];
+            hi[k] = p[k] > hi[k] ? p[k] : hi[k];
+        }
+    }
+    double gap2 = 0.0;
+    for (int k = 0; k < 3; k++) {
+        const double g = lo[k] > tb[3 + k] ? lo[k] - tb[3 + k] : tb[k] > hi[k] ? tb[k] - hi[k] : 0.0;
+        gap2 += g * g;
+    }
+    return gap2 * (1.0 - 1e-9) * b->neg_scale_log2e < -1023.0;
+}
+
+void ISA_FN(pair_wsum64_block)(pair_wsum64_block *b)
+{
+    const size_t tile = (size_t)b->col_tile;
+    wsum64_sums t;
+    for (int c = 0; c < b->channels; c++)
+        memset(b->out[c], 0, b->nr * sizeof(double));
+    size_t skipped = 0, sweeps = 0;
+    for (size_t row = 0; row < b->nr;) {
+        const int rv = (b->nr - row) / DW >= 2 ? 2 : 1;
+        const size_t count = (size_t)rv * DW;
+        for (size_t j0 = 0, k = 0; j0 < b->m; j0 += tile, k++) {
+            sweeps++;
+            if (b->tile_box && wsum64_tile_culled(b, row, count, b->tile_box + 6 * k)) {
+                skipped++;
+                continue;
+            }
+            const size_t len = b->m - j0 < tile ? b->m - j0 : tile;
+            wsum64_tile_for(b, row, rv, j0, len, &t);
+            for (int c = 0; c < b->channels; c++)
+                for (int v = 0; v < rv; v++)
+                    for (int l = 0; l < DW; l++)
+                        b->out[c][row + (size_t)v * DW + (size_t)l] += t.s[c][v][l];
+        }
+        row += count;
+    }
+    b->sweeps = sweeps;
+    b->skipped = skipped;
 }

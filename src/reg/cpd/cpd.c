@@ -87,11 +87,11 @@ void ptreg_cpd_options_default(ptreg_cpd_options *opt)
 
 static const engine *const cpd_engines[] = {&engine_cpu};
 
-ptreg_status cpd_gauss(cpd_run *r, const double *rows, size_t nr, const double *cols, size_t nc, const double *weights,
-                       int channels, double scale, double *out, ptreg_error *err)
+ptreg_status cpd_gauss(cpd_run *r, const ptreg_pair_options *pair, const double *rows, size_t nr, const double *cols,
+                       size_t nc, const double *weights, int channels, double scale, double *out, ptreg_error *err)
 {
     const double t0 = ptreg_time_ms();
-    ptreg_status st = ptreg_pair_gauss_transform(rows, nr, cols, nc, weights, channels, scale, &r->pair, out, &r->cull,
+    ptreg_status st = ptreg_pair_gauss_transform(rows, nr, cols, nc, weights, channels, scale, pair, out, &r->cull,
                                                  err);
     r->pair_ms += ptreg_time_ms() - t0;
     r->pair_terms += (double)nr * (double)nc;
@@ -104,14 +104,14 @@ typedef struct cpd_state {
     cpd_run run;
     uint32_t *yorder, *xorder; /* working point i is the caller's point order[i] */
     double shift[3];           /* working frame = caller's frame - shift */
-    double *ones, *weights4, *sums4;
+    double *ones, *inv_den, *moments, *ty_before;
 } cpd_state;
 
 static void state_free(cpd_state *s)
 {
     cpd_run *r = &s->run;
-    void *owned[] = {r->y,  r->x,      r->ty,     r->p1,   r->pt1,      r->px,   r->w,
-                     r->gw, s->yorder, s->xorder, s->ones, s->weights4, s->sums4};
+    void *owned[] = {r->y, r->x,  r->ty,     r->p1,     r->pt1,  r->px,      r->w,       r->gw,
+                     r->d, r->e2, s->yorder, s->xorder, s->ones, s->inv_den, s->moments, s->ty_before};
     for (size_t k = 0; k < sizeof owned / sizeof owned[0]; k++)
         free(owned[k]);
     cpd_eigen_free(&r->eig);
@@ -148,7 +148,9 @@ static ptreg_status state_init(cpd_state *s, const float *source, size_t m, cons
     r->pair.precision = opt->precision;
     r->pair.col_tile = CPD_COL_TILE;
     r->pair.row_block = 256;
-    double **mx3[] = {&r->y, &r->ty, &r->px, &r->w, &r->gw};
+    r->field = r->pair;
+    r->field.precision = PTREG_PRECISION_FP64;
+    double **mx3[] = {&r->y, &r->ty, &r->px, &r->d, &r->w, &r->gw, &s->ty_before};
     int ok = 1;
     for (size_t k = 0; k < sizeof mx3 / sizeof mx3[0]; k++)
         ok = (*mx3[k] = calloc(3 * m, sizeof(double))) != NULL && ok;
@@ -158,9 +160,10 @@ static ptreg_status state_init(cpd_state *s, const float *source, size_t m, cons
     s->yorder = malloc(m * sizeof(uint32_t));
     s->xorder = malloc(n * sizeof(uint32_t));
     s->ones = malloc(m * sizeof(double));
-    s->weights4 = malloc(4 * n * sizeof(double));
-    s->sums4 = malloc(4 * m * sizeof(double));
-    ok = ok && r->x && r->p1 && r->pt1 && s->yorder && s->xorder && s->ones && s->weights4 && s->sums4;
+    s->inv_den = malloc(n * sizeof(double));
+    s->moments = malloc(5 * m * sizeof(double));
+    r->e2 = malloc(m * sizeof(double));
+    ok = ok && r->x && r->p1 && r->pt1 && r->e2 && s->yorder && s->xorder && s->ones && s->inv_den && s->moments;
     if (!ok || ptreg_morton_order(source, m, s->yorder) || ptreg_morton_order(target, n, s->xorder))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "CPD: out of memory for %zu and %zu points", m, n);
     ptreg_points_centroid(target, n, s->shift);
@@ -191,32 +194,36 @@ static double initial_sigma2(const cpd_run *r)
 
 /* P_mn = e_mn / (max(sum_k e_kn, eps) + c), e_mn = exp(-|x_n - ty_m|^2 /
  * (2 sigma^2)), c = (2 pi sigma^2)^(3/2) w / (1 - w) M / N; eps the
- * float64 epsilon, as pycpd clips it. */
+ * float64 epsilon, as pycpd clips it. Per centroid, the posterior's
+ * moments about it: P1_m = sum_n P_mn, D_m = sum_n P_mn (ty_m - x_n), and
+ * E2_m = sum_n P_mn |ty_m - x_n|^2 (small numbers, so that float32 sums
+ * keep the fit's digits: the fit is far smaller than sum P |x|^2). */
 static ptreg_status estep(cpd_state *s, ptreg_error *err)
 {
     cpd_run *r = &s->run;
     const double scale = 0.5 / r->sigma2;
-    ptreg_status st = cpd_gauss(r, r->x, r->n, r->ty, r->m, s->ones, 1, scale, r->pt1, err);
+    ptreg_status st = cpd_gauss(r, &r->pair, r->x, r->n, r->ty, r->m, s->ones, 1, scale, r->pt1, err);
     if (st)
         return st;
     const double w = r->opt->w;
     const double c = pow(2.0 * 3.14159265358979323846 * r->sigma2, 1.5) * w / (1.0 - w) * (double)r->m / (double)r->n;
     for (size_t i = 0; i < r->n; i++) {
         const double sum = r->pt1[i];
-        const double inv = 1.0 / ((sum > DBL_EPSILON ? sum : DBL_EPSILON) + c);
-        r->pt1[i] = sum * inv;
-        s->weights4[4 * i] = inv;
-        for (int k = 0; k < 3; k++)
-            s->weights4[4 * i + 1 + k] = r->x[3 * i + k] * inv;
+        s->inv_den[i] = 1.0 / ((sum > DBL_EPSILON ? sum : DBL_EPSILON) + c);
+        r->pt1[i] = sum * s->inv_den[i];
     }
-    st = cpd_gauss(r, r->ty, r->m, r->x, r->n, s->weights4, 4, scale, s->sums4, err);
+    st = cpd_gauss(r, &r->pair, r->ty, r->m, r->x, r->n, s->inv_den, PTREG_PAIR_MOMENTS, scale, s->moments, err);
     if (st)
         return st;
     r->np = 0.0;
     for (size_t i = 0; i < r->m; i++) {
-        r->p1[i] = s->sums4[4 * i];
-        for (int k = 0; k < 3; k++)
-            r->px[3 * i + k] = s->sums4[4 * i + 1 + k];
+        const double *mo = s->moments + 5 * i;
+        r->p1[i] = mo[0];
+        for (int k = 0; k < 3; k++) {
+            r->d[3 * i + k] = mo[1 + k];
+            r->px[3 * i + k] = mo[0] * r->ty[3 * i + k] - mo[1 + k];
+        }
+        r->e2[i] = mo[4];
         r->np += r->p1[i];
     }
     if (!(r->np > 0.0))
@@ -227,14 +234,29 @@ static ptreg_status estep(cpd_state *s, ptreg_error *err)
     return PTREG_OK;
 }
 
+/* sum P |x - ty'|^2 for the centroids moved from ty (the E-step's) to ty':
+ * with delta = ty' - ty, sum_m E2_m + 2 delta_m . D_m + P1_m |delta_m|^2. */
+static double fit_after_move(const cpd_run *r, const double *ty_before)
+{
+    double fit = 0.0;
+    for (size_t i = 0; i < r->m; i++) {
+        double f = r->e2[i];
+        for (int k = 0; k < 3; k++) {
+            const double delta = r->ty[3 * i + k] - ty_before[3 * i + k];
+            f += 2.0 * delta * r->d[3 * i + k] + r->p1[i] * delta * delta;
+        }
+        fit += f;
+    }
+    return fit;
+}
+
 /* ---- the M-steps ----------------------------------------------------------------- */
 
 /* The posterior's weighted means and cross-covariance: muX = PX^T 1 / Np,
  * muY = Y^T P1 / Np, A = sum_m (PX_m - P1_m muX)(y_m - muY)^T (row-major,
- * x's axes down), YPY = sum_m P1_m (y_m - muY)(y_m - muY)^T, and
- * xPx = sum_n Pt1_n |x_n - muX|^2. */
+ * x's axes down), YPY = sum_m P1_m (y_m - muY)(y_m - muY)^T. */
 typedef struct moments {
-    double mux[3], muy[3], A[9], ypy[9], xpx;
+    double mux[3], muy[3], A[9], ypy[9];
 } moments;
 
 static void posterior_moments(const cpd_run *r, moments *mo)
@@ -259,12 +281,6 @@ static void posterior_moments(const cpd_run *r, moments *mo)
                 mo->ypy[3 * u + v] += r->p1[i] * b[u] * b[v];
             }
     }
-    for (size_t i = 0; i < r->n; i++) {
-        double d2 = 0.0;
-        for (int k = 0; k < 3; k++)
-            d2 += (r->x[3 * i + k] - mo->mux[k]) * (r->x[3 * i + k] - mo->mux[k]);
-        mo->xpx += r->pt1[i] * d2;
-    }
 }
 
 /* The 3 x 3 linear part L and translation t of the working frame's map:
@@ -283,20 +299,10 @@ static void translation_of(const moments *mo, const double L[9], double t[3])
         t[u] = mo->mux[u] - (L[3 * u] * mo->muy[0] + L[3 * u + 1] * mo->muy[1] + L[3 * u + 2] * mo->muy[2]);
 }
 
-static double frobenius_dot(const double a[9], const double b[9])
-{
-    double s = 0.0;
-    for (int k = 0; k < 9; k++)
-        s += a[k] * b[k];
-    return s;
-}
-
 /* Rigid and similarity (the paper's Figure 2): R maximises tr(R^T A)
  * (Horn's method on A, as the SVD's U diag(1, 1, det(U V^T)) V^T does),
- * s = tr(R^T A) / tr(YPY). The returned value is the fit's sum, the
- * objective's numerator; *next the new sigma^2 times 3 Np. */
-static ptreg_status rigid_step(cpd_run *r, double L[9], double t[3], double *scale, double *fit, double *next,
-                               ptreg_error *err)
+ * s = tr(R^T A) / tr(YPY). */
+static ptreg_status rigid_step(cpd_run *r, double L[9], double t[3], double *scale, ptreg_error *err)
 {
     moments mo;
     posterior_moments(r, &mo);
@@ -310,22 +316,22 @@ static ptreg_status rigid_step(cpd_run *r, double L[9], double t[3], double *sca
     ptreg_status st = ptreg_horn_solve(&hm, T, NULL, err);
     if (st)
         return st;
-    double R[9];
+    double R[9], tr_ar = 0.0;
     for (int u = 0; u < 3; u++)
-        for (int v = 0; v < 3; v++)
+        for (int v = 0; v < 3; v++) {
             R[3 * u + v] = T[4 * u + v];
-    const double tr_ar = frobenius_dot(R, mo.A), ypy = mo.ypy[0] + mo.ypy[4] + mo.ypy[8];
+            tr_ar += R[3 * u + v] * mo.A[3 * u + v];
+        }
+    const double ypy = mo.ypy[0] + mo.ypy[4] + mo.ypy[8];
     *scale = r->opt->transform == PTREG_CPD_SIMILARITY && ypy > 0 ? tr_ar / ypy : 1.0;
     for (int k = 0; k < 9; k++)
         L[k] = *scale * R[k];
     translation_of(&mo, L, t);
-    *fit = mo.xpx - 2.0 * *scale * tr_ar + *scale * *scale * ypy;
-    *next = mo.xpx - *scale * tr_ar;
     return PTREG_OK;
 }
 
 /* Affine (the paper's Figure 3): B = A YPY^-1. */
-static ptreg_status affine_step(cpd_run *r, double L[9], double t[3], double *fit, double *next, ptreg_error *err)
+static ptreg_status affine_step(cpd_run *r, double L[9], double t[3], ptreg_error *err)
 {
     moments mo;
     posterior_moments(r, &mo);
@@ -340,42 +346,25 @@ static ptreg_status affine_step(cpd_run *r, double L[9], double t[3], double *fi
                                "CPD: the matched source points are flat or collinear: no unique affine map");
     for (int u = 0; u < 3; u++)
         for (int v = 0; v < 3; v++) {
-            double s = 0.0;
+            double sum = 0.0;
             for (int k = 0; k < 3; k++)
-                s += mo.A[3 * u + k] * cof[3 * k + v];
-            L[3 * u + v] = s / det;
+                sum += mo.A[3 * u + k] * cof[3 * k + v];
+            L[3 * u + v] = sum / det;
         }
     translation_of(&mo, L, t);
-    double byb = 0.0; /* tr(L YPY L^T) */
-    for (int u = 0; u < 3; u++)
-        for (int v = 0; v < 3; v++)
-            for (int k = 0; k < 3; k++)
-                byb += L[3 * u + v] * Y[3 * v + k] * L[3 * u + k];
-    const double tr_ab = frobenius_dot(mo.A, L);
-    *fit = mo.xpx - 2.0 * tr_ab + byb;
-    *next = mo.xpx - tr_ab;
     return PTREG_OK;
 }
 
-/* Deformable (the paper's Figure 4): the field's solve, then
- * sum P |x - ty|^2 = xPx - 2 tr(PX^T TY) + yPy over the moved centroids.
- * *penalty: lambda / 2 tr(W^T G W). */
-static ptreg_status deformable_step(cpd_run *r, double *fit, double *penalty, ptreg_error *err)
+/* Deformable (the paper's Figure 4): the field's solve, which moves the
+ * centroids. *penalty: lambda / 2 tr(W^T G W). */
+static ptreg_status deformable_step(cpd_run *r, double *penalty, ptreg_error *err)
 {
     ptreg_status st = cpd_deformable_step(r, err);
     if (st)
         return st;
-    double xpx = 0.0, ypy = 0.0, cross = 0.0, wgw = 0.0;
-    for (size_t i = 0; i < r->n; i++)
-        xpx += r->pt1[i] *
-               (r->x[3 * i] * r->x[3 * i] + r->x[3 * i + 1] * r->x[3 * i + 1] + r->x[3 * i + 2] * r->x[3 * i + 2]);
-    for (size_t i = 0; i < r->m; i++)
-        for (int k = 0; k < 3; k++) {
-            ypy += r->p1[i] * r->ty[3 * i + k] * r->ty[3 * i + k];
-            cross += r->ty[3 * i + k] * r->px[3 * i + k];
-            wgw += r->w[3 * i + k] * r->gw[3 * i + k];
-        }
-    *fit = xpx - 2.0 * cross + ypy;
+    double wgw = 0.0;
+    for (size_t k = 0; k < 3 * r->m; k++)
+        wgw += r->w[k] * r->gw[k];
     *penalty = 0.5 * r->opt->lambda * wgw;
     return PTREG_OK;
 }
@@ -383,7 +372,12 @@ static ptreg_status deformable_step(cpd_run *r, double *fit, double *penalty, pt
 /* ---- the loop -------------------------------------------------------------------- */
 
 /* One EM iteration: the E-step at sigma^2, the M-step, then the new
- * sigma^2 from the fit of the moved centroids. *objective: the bound at
+ * sigma^2 = sum P |x - ty'|^2 / (3 Np) over the moved centroids: the
+ * paper's closed forms (Figures 2-4) at the M-step's optimum, where
+ * similarity's s tr(YPY) = tr(A^T R) and affine's tr(B YPY B^T) =
+ * tr(A^T B). With s = 1 held (rigid) it is the whole fit; pycpd and the
+ * paper's code use xPx - tr(A^T R) there too, which undershoots when the
+ * source is the larger (docs/ALGORITHMS.md). *objective: the bound at
  * the E-step's sigma^2, the paper's Q. */
 static ptreg_status iterate(cpd_state *s, double L[9], double t[3], double *scale, double *objective, ptreg_error *err)
 {
@@ -391,20 +385,20 @@ static ptreg_status iterate(cpd_state *s, double L[9], double t[3], double *scal
     ptreg_status st = estep(s, err);
     if (st)
         return st;
-    double fit = 0.0, next = 0.0, penalty = 0.0;
+    memcpy(s->ty_before, r->ty, 3 * r->m * sizeof(double));
+    double penalty = 0.0;
     switch (r->opt->transform) {
-    case PTREG_CPD_AFFINE: st = affine_step(r, L, t, &fit, &next, err); break;
-    case PTREG_CPD_DEFORMABLE: st = deformable_step(r, &fit, &penalty, err); break;
-    default: st = rigid_step(r, L, t, scale, &fit, &next, err); break;
+    case PTREG_CPD_AFFINE: st = affine_step(r, L, t, err); break;
+    case PTREG_CPD_DEFORMABLE: st = deformable_step(r, &penalty, err); break;
+    default: st = rigid_step(r, L, t, scale, err); break;
     }
     if (st)
         return st;
-    if (r->opt->transform == PTREG_CPD_DEFORMABLE)
-        next = fit; /* Figure 4's sigma^2 is the fit of the moved centroids */
-    else
+    if (r->opt->transform != PTREG_CPD_DEFORMABLE)
         move_centroids(r, L, t);
+    const double fit = fit_after_move(r, s->ty_before);
     *objective = fit / (2.0 * r->sigma2) + 1.5 * r->np * log(r->sigma2) + penalty;
-    const double sigma2 = next / (3.0 * r->np);
+    const double sigma2 = fit / (3.0 * r->np);
     r->sigma2 = sigma2 > 0 ? sigma2 : CPD_SIGMA2_FLOOR * r->sigma2_init;
     return PTREG_OK;
 }
@@ -570,9 +564,9 @@ ptreg_status ptreg_cpd_warp(const ptreg_cpd_result *res, const float *points, si
     if (!st) {
         for (size_t i = 0; i < 3 * k; i++)
             rows[i] = points[i];
-        ptreg_pair_options pair;
+        ptreg_pair_options pair; /* float64, as the run's field */
         ptreg_pair_options_default(&pair);
-        pair.precision = res->precision == PTREG_PRECISION_FP64 ? PTREG_PRECISION_FP64 : PTREG_PRECISION_FP32;
+        pair.precision = PTREG_PRECISION_FP64;
         st = ptreg_pair_gauss_transform(rows, k, res->centres, res->m, res->coefficients, 3,
                                         0.5 / (res->beta * res->beta), &pair, v, NULL, err);
     }

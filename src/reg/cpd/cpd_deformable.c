@@ -54,7 +54,7 @@ static ptreg_status cg_alloc(cg_state *s, size_t m, int rank, ptreg_error *err)
 static ptreg_status apply(cpd_run *r, const cg_state *s, const double *v, double *out, ptreg_error *err)
 {
     const double scale = 0.5 / (r->opt->beta * r->opt->beta);
-    ptreg_status st = cpd_gauss(r, r->y, r->m, r->y, r->m, v, 3, scale, out, err);
+    ptreg_status st = cpd_gauss(r, &r->field, r->y, r->m, r->y, r->m, v, 3, scale, out, err);
     for (size_t i = 0; !st && i < r->m; i++)
         for (int c = 0; c < 3; c++)
             out[3 * i + c] = s->d[i] > 0 ? out[3 * i + c] + s->d[i] * v[3 * i + c] : 0.0;
@@ -238,7 +238,7 @@ ptreg_status cpd_deformable_step(cpd_run *r, ptreg_error *err)
         low_rank_product(&r->eig, r->m, r->w, r->gw);
     } else {
         const double scale = 0.5 / (r->opt->beta * r->opt->beta);
-        st = cpd_gauss(r, r->y, r->m, r->y, r->m, r->w, 3, scale, r->gw, err);
+        st = cpd_gauss(r, &r->field, r->y, r->m, r->y, r->m, r->w, 3, scale, r->gw, err);
     }
     for (size_t k = 0; !st && k < 3 * r->m; k++)
         r->ty[k] = r->y[k] + r->gw[k];

@@ -12,12 +12,15 @@
 
 typedef struct cpd_run {
     const ptreg_cpd_options *opt;
-    ptreg_pair_options pair; /* the engine's precision and tiling */
-    size_t m, n;             /* source (the centroids) and target points */
-    double *y, *x;           /* m x 3, n x 3, working frame */
-    double *ty;              /* the centroids moved, m x 3 */
-    /* the E-step's sums: P1 = P 1 (m), Pt1 = P^T 1 (n), PX = P X (m x 3), Np */
-    double *p1, *pt1, *px, np;
+    ptreg_pair_options pair;  /* the engine's precision and tiling: the E-step's, Lanczos' */
+    ptreg_pair_options field; /* the field's products G v: always float64 (its coefficients cancel) */
+    size_t m, n;              /* source (the centroids) and target points */
+    double *y, *x;            /* m x 3, n x 3, working frame */
+    double *ty;               /* the centroids moved, m x 3 */
+    /* the E-step's sums: P1 = P 1 (m), Pt1 = P^T 1 (n), PX = P X (m x 3),
+     * Np, and about each centroid D_m = sum_n P_mn (ty_m - x_n) (m x 3),
+     * E2_m = sum_n P_mn |ty_m - x_n|^2 (m) */
+    double *p1, *pt1, *px, np, *d, *e2;
     double sigma2, sigma2_init;
     /* deformable: the field's coefficients W (m x 3) and G W (m x 3) */
     double *w, *gw;
@@ -34,10 +37,10 @@ typedef struct cpd_run {
 /* The transform's name ("rigid", ...; "unknown"): the result table's. */
 const char *cpd_transform_name(int value);
 
-/* The Gauss transform out = G(rows, cols; scale) weights with the run's
- * precision, timed and counted. */
-ptreg_status cpd_gauss(cpd_run *r, const double *rows, size_t nr, const double *cols, size_t nc, const double *weights,
-                       int channels, double scale, double *out, ptreg_error *err);
+/* The Gauss transform out = G(rows, cols; scale) weights with `pair`'s
+ * precision (the run's pair or field), timed and counted. */
+ptreg_status cpd_gauss(cpd_run *r, const ptreg_pair_options *pair, const double *rows, size_t nr, const double *cols,
+                       size_t nc, const double *weights, int channels, double scale, double *out, ptreg_error *err);
 
 /* G's top k eigenpairs: Q (m x k, row-major: point i's k values at
  * q + i k) and S (k, largest first). */

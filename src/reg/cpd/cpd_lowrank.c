@@ -104,7 +104,7 @@ static ptreg_status lanczos(cpd_run *r, double *v, int steps, double *alpha, dou
     *made = 0;
     for (int j = 0; j < steps; j++) {
         const double *vj = v + (size_t)j * m;
-        if ((st = cpd_gauss(r, r->y, m, r->y, m, vj, 1, scale, w, err)))
+        if ((st = cpd_gauss(r, &r->pair, r->y, m, r->y, m, vj, 1, scale, w, err)))
             break;
         alpha[j] = dot(w, vj, m);
         *made = j + 1;
