@@ -68,7 +68,7 @@ __all__ = [
     "version", "set_num_threads", "get_num_threads", "devices",
     "read_cloud", "write_cloud", "read_transform", "write_transform", "read_volume", "write_volume",
     "voxel_downsample", "normals", "fpfh", "pfh",
-    "icp", "register", "emicp", "batch", "harris3d", "lddmm", "warp", "tune", "multiway", "track", "eval_trajectory",
+    "icp", "register", "emicp", "cpd", "CPDResult", "batch", "harris3d", "lddmm", "warp", "tune", "multiway", "track", "eval_trajectory",
     "to_open3d",
     "remove_statistical_outliers", "remove_radius_outliers", "random_downsample", "uniform_downsample",
     "evaluate", "register_correspondences",
@@ -880,6 +880,58 @@ def emicp(source: ArrayLike, target: ArrayLike, *, sigma2: Optional[float] = Non
                     init=_matrix(_transform_to_local(init, origin), "init"), precision=precision, device=device)
     r = _in_world(_with_transform(d, "transformation"), origin, "transformation")
     return _keep_for_report(r, "ptreg emicp", src, tgt, init, None, origin)
+
+
+class CPDResult(Result):
+    """:func:`cpd`'s result: ``moved`` (the source moved onto the target, (M, 3)),
+    ``transformation`` (rigid, similarity, affine: 4 x 4, the world's; deformable:
+    the identity), ``scale``, ``sigma2``, ``iterations``, ``stop_reason``,
+    ``cg_iterations``, ``time_ms``, ``gpts`` ... (the keys of ``ptreg cpd
+    --json``); :meth:`warp` moves other points by the same transform or field."""
+
+    def warp(self, points: ArrayLike) -> np.ndarray:
+        """``points`` (K, 3) moved as the source was: through ``transformation``,
+        or (deformable) by x + v(x), v(x) = sum_j exp(-|x - y_j|^2 / (2 beta^2)) w_j
+        over the source points y_j and the field's coefficients w_j."""
+        origin = self.__dict__["_origin"]
+        x = _local(points, origin)
+        out = np.empty_like(x, dtype=np.float32)
+        field = self.__dict__["_field"]
+        T = np.ascontiguousarray(_transform_to_local(self["transformation"], origin), dtype=np.float64)
+        _core.cpd_warp(self["transform"], T.reshape(1, 16), float(self["beta"]), field[0], field[1], x, out)
+        return _world_points(out, origin)
+
+
+def cpd(source: ArrayLike, target: ArrayLike, *, transform: str = "rigid", w: float = 0.0, beta: float = 2.0,
+        lambda_: float = 2.0, max_iter: int = 100, tol: Optional[float] = None, sigma2: Optional[float] = None,
+        low_rank: int = 0, precondition_rank: Optional[int] = None, cg_max_iter: Optional[int] = None,
+        cg_tol: Optional[float] = None, precision: str = "fp32", device: str = "auto") -> CPDResult:
+    """Coherent Point Drift (Myronenko & Song) of ``source`` onto ``target``, as
+    ``ptreg cpd``: ``transform`` ``"rigid"``, ``"similarity"``, ``"affine"`` or
+    ``"deformable"`` (a smooth field of Gaussian width ``beta``, in the clouds'
+    units, kept smooth by ``lambda_``, pycpd's alpha); ``w`` the outliers' share
+    in [0, 1); ``sigma2`` the first variance (default from the data); ``tol``
+    the objective's relative change to stop at (0: every iteration). The
+    options and defaults are pycpd's. ``low_rank`` K > 0 replaces the field's
+    Gaussian matrix by its top K eigenpairs (the paper's fast variant).
+    NumPy arrays and Open3D clouds in; memory O(M + N), never an M x N matrix.
+    Returns a :class:`CPDResult` (``moved``, ``transformation``, ...; ``warp``)."""
+    origin = _frame(source, target)
+    src, tgt = _local(source, origin, "source"), _local(target, origin, "target")
+    moved = np.empty((len(src), 3), dtype=np.float32)
+    deformable = transform == "deformable"
+    centres = np.empty((len(src), 3)) if deformable else None
+    coefficients = np.empty((len(src), 3)) if deformable else None
+    options = dict(transform=transform, w=w, beta=beta, max_iter=max_iter, tol=tol, sigma2=sigma2,
+                   low_rank=low_rank, precondition_rank=precondition_rank, cg_max_iter=cg_max_iter,
+                   cg_tol=cg_tol, precision=precision, device=device)
+    options["lambda"] = lambda_
+    d = _core.cpd(src, tgt, moved, centres, coefficients, **{k: v for k, v in options.items() if v is not None})
+    r = CPDResult(_in_world(_with_transform(d, "transformation"), origin, "transformation"))
+    r["moved"] = _world_points(moved, origin)
+    r.__dict__["_origin"] = origin
+    r.__dict__["_field"] = (centres, coefficients)
+    return r
 
 
 def _concatenated(clouds: Sequence[ArrayLike], name: str) -> tuple:

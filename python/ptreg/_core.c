@@ -44,6 +44,8 @@ static PyMethodDef methods[] = {
     {"icp_normals", py_icp_normals, METH_O, NULL},
     {"register", KW py_register, METH_VARARGS | METH_KEYWORDS, NULL},
     {"emicp", KW py_emicp, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"cpd", KW py_cpd, METH_VARARGS | METH_KEYWORDS, NULL},
+    {"cpd_warp", py_cpd_warp, METH_VARARGS, NULL},
     {"harris3d", KW py_harris3d, METH_VARARGS | METH_KEYWORDS, NULL},
     {"lddmm_register", KW py_lddmm_register, METH_VARARGS | METH_KEYWORDS, NULL},
     {"lddmm_warp", KW py_lddmm_warp, METH_VARARGS | METH_KEYWORDS, NULL},

@@ -40,6 +40,10 @@ PyObject *py_icp_normals(PyObject *self, PyObject *name);
 PyObject *py_icp(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *py_emicp(PyObject *self, PyObject *args, PyObject *kwargs);
 
+/* py_cpd.c */
+PyObject *py_cpd(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *py_cpd_warp(PyObject *self, PyObject *args);
+
 /* py_register.c */
 PyObject *py_register(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *py_multiway(PyObject *self, PyObject *args, PyObject *kwargs);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ptreg/batch.h"
+#include "ptreg/cpd.h"
 #include "ptreg/emicp.h"
 #include "ptreg/features.h"
 #include "ptreg/global.h"
