@@ -458,6 +458,44 @@ static void test_bunny_scans(const char *dir)
     free(tgt);
 }
 
+/* Similarity ICP (scale on): the bunny scaled by 1.3, turned and moved,
+ * comes back to 1e-4 in its scale; the rules around it. */
+static void test_similarity(const char *dir)
+{
+    size_t n;
+    float *src = read_points(dir, "bunny/bun000.ply", &n);
+    float *tgt = src ? malloc(3 * n * sizeof(float)) : NULL;
+    REQUIRE(tgt != NULL);
+    const double axis[3] = {0.2, 1.0, 0.3}, t[3] = {0.01, -0.005, 0.003};
+    double T[16];
+    ptreg_transform_from_axis_angle(axis, 10.0, t, T);
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            T[4 * r + c] *= 1.3;
+    ptreg_transform_points(T, src, tgt, n);
+    ptreg_icp_options opt;
+    ptreg_icp_options_default(&opt);
+    opt.scale = 1;
+    opt.device = (ptreg_device){PTREG_BACKEND_CPU, 0};
+    ptreg_icp_result r;
+    ptreg_error err;
+    REQUIRE(ptreg_icp(src, n, tgt, n, &opt, &r, &err) == PTREG_OK);
+    const double *M = r.transformation;
+    const double det = M[0] * (M[5] * M[10] - M[6] * M[9]) - M[1] * (M[4] * M[10] - M[6] * M[8]) +
+                       M[2] * (M[4] * M[9] - M[5] * M[8]);
+    CHECK_MSG(fabs(cbrt(det) - 1.3) <= 1e-4, "similarity ICP: scale %.7f, not 1.3", cbrt(det));
+    CHECK_MSG(r.rmse < 1e-5, "similarity ICP: rmse %g", r.rmse);
+    ptreg_icp_result_free(&r);
+    /* a fitted scale needs Horn's steps, and the CPU */
+    opt.method = PTREG_ICP_PLANE;
+    CHECK(ptreg_icp(src, n, tgt, n, &opt, &r, &err) == PTREG_ERR_ARG && strstr(err.message, "scale"));
+    opt.method = PTREG_ICP_POINT;
+    opt.device = (ptreg_device){PTREG_BACKEND_OPENCL, 0};
+    CHECK(ptreg_icp(src, n, tgt, n, &opt, &r, &err) != PTREG_OK);
+    free(src);
+    free(tgt);
+}
+
 int main(void)
 {
     test_model_subset_protocol();
@@ -472,6 +510,7 @@ int main(void)
     if (dir) {
         test_pcl_regression(dir);
         test_bunny_scans(dir);
+        test_similarity(dir);
     }
     return check_exit();
 }

@@ -78,6 +78,8 @@ typedef struct ptreg_icp_options {
     double transformation_epsilon; /* PCL's stop: the last step's squared translation <= eps and its
                                       rotation's cosine >= 1 - eps (default 0: off) */
     ptreg_progress progress;       /* after each correspondence pass: its MSE */
+    int scale;                     /* point, Horn's steps only: fit a uniform scale too (similarity ICP,
+                                    * Umeyama's closed form); CPU only (default 0) */
     double lm_lambda;              /* > 0: Levenberg-Marquardt steps from this damping (small_gicp's default is 1e-3;
                          a step that raises the mean cost is taken back and retried with 10x the damping,
                          an accepted one lowers it 10x); 0 (default): Gauss-Newton, as Open3D */

@@ -728,7 +728,7 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
         tol: Optional[float] = None, relative_fitness: Optional[float] = None,
         relative_rmse: Optional[float] = None, transformation_epsilon: Optional[float] = None,
         filter_sigma: Optional[float] = None, filter_start: Optional[int] = None, trim: Optional[float] = None,
-        nn: str = "auto", device: str = "auto") -> Result:
+        nn: str = "auto", device: str = "auto", scale: bool = False) -> Result:
     """Rigid ICP of ``source`` onto ``target`` (an (M, 3) array or a :class:`ModelIndex`),
     as ``ptreg icp`` (the keywords are its options). float64 clouds far from
     zero (UTM) are registered about one origin and ``transformation`` is the
@@ -741,7 +741,9 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
     ``normal_radius``). ``kernel``: ``"huber"``, ``"cauchy"``, ``"tukey"`` or ``"gm"``
     with ``kernel_scale``, as Open3D's. Stops: ``tol`` (the MSE's change; default
     1e-10 x the target's diagonal squared; 0: never), Open3D's ``relative_fitness``
-    and ``relative_rmse``, PCL's ``transformation_epsilon``, ``max_iter``.
+    and ``relative_rmse``, PCL's ``transformation_epsilon``, ``max_iter``. ``scale``:
+    fit a uniform scale too (similarity ICP, Umeyama's closed form; ``"point"``
+    without a kernel or ``lm``, on the CPU); ``transformation`` then holds s R.
 
     Returns a :class:`Result`: ``transformation`` (4 x 4, takes source onto
     target), ``fitness``, ``rmse`` (as Open3D's), ``pairs``, ``iterations``,
@@ -758,7 +760,8 @@ def icp(source: ArrayLike, target: Union[ArrayLike, ModelIndex], *, method: str 
                    kernel_scale=kernel_scale, lm=lm, normal_k=normal_k, normal_radius=normal_radius,
                    gicp_epsilon=gicp_epsilon, tol=tol, relative_fitness=relative_fitness,
                    relative_rmse=relative_rmse, transformation_epsilon=transformation_epsilon,
-                   filter_sigma=filter_sigma, filter_start=filter_start, trim=trim, nn=nn, device=device)
+                   filter_sigma=filter_sigma, filter_start=filter_start, trim=trim, nn=nn, device=device,
+                   scale=int(bool(scale)))
     src = _local(source, origin, "source")
     # the clouds' own normals where the method reads them (the library says which)
     reads_source, reads_target = _core.icp_normals(method)

@@ -4,6 +4,7 @@
 static const field icp_fields[] = {
     OPT(ptreg_icp_options, "init", F_MAT16, init),
     OPT(ptreg_icp_options, "no_tune", F_INT, no_tune),
+    OPT(ptreg_icp_options, "scale", F_INT, scale),
     OPT(ptreg_icp_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
 };

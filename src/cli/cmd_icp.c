@@ -20,6 +20,9 @@ static const cli_option icp_options[] = {
     CLI_REGISTRATION_OUTPUTS,
     {"target-index", 0, "FILE", "register onto the model of this index (from 'ptreg index') instead of TARGET"},
     {"no-tune", 0, NULL, "--nn auto ignores the index's measured method ('ptreg index --tune'): the rule"},
+    {"scale", 0, NULL,
+     "fit a uniform scale too (similarity ICP: Umeyama's closed form each step; --method point without a "
+     "kernel or --lm; CPU only); the 4x4 then holds s R"},
     CLI_OPT_PLOT("the MSE"),
     CLI_OPT_HTML,
     CLI_OPT_QUIET,
@@ -85,6 +88,12 @@ static int read_icp_options(const cli_args *a, ptreg_icp_options *o)
     if (rc)
         return rc;
     o->no_tune = cli_has(a, "no-tune");
+    o->scale = cli_has(a, "scale");
+    ptreg_error err;
+    if (o->scale && ptreg_options_check(ptreg_option_table_find("icp"), o, &err)) {
+        cli_error("icp", "--scale: %s", err.message);
+        return EXIT_USAGE;
+    }
     return EXIT_OK;
 }
 

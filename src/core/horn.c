@@ -23,6 +23,7 @@ void ptreg_moments_add(ptreg_moments *m, const double p[3], const double q[3], d
         b[k] = q[k] - m->ref_q[k];
     }
     m->w += w;
+    m->spp += w * (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]);
     for (int r = 0; r < 3; r++) {
         m->sp[r] += w * a[r];
         m->sq[r] += w * b[r];
@@ -34,6 +35,7 @@ void ptreg_moments_add(ptreg_moments *m, const double p[3], const double q[3], d
 void ptreg_moments_merge(ptreg_moments *a, const ptreg_moments *b)
 {
     a->w += b->w;
+    a->spp += b->spp;
     for (int k = 0; k < 3; k++) {
         a->sp[k] += b->sp[k];
         a->sq[k] += b->sq[k];
@@ -228,4 +230,36 @@ ptreg_status ptreg_horn(const float *p, const float *q, const float *weights, si
         ptreg_moments_add(&m, a, b, weights ? weights[i] : 1.0);
     }
     return ptreg_horn_solve(&m, T, NULL, err);
+}
+
+ptreg_status ptreg_horn_solve_scaled(const ptreg_moments *m, double T[16], double *scale, int *degenerate,
+                                     ptreg_error *err)
+{
+    ptreg_status st = ptreg_horn_solve(m, T, degenerate, err);
+    if (st)
+        return st;
+    double cp[3], cq[3], tr = 0.0, spread = m->spp;
+    for (int k = 0; k < 3; k++) {
+        cp[k] = m->sp[k] / m->w;
+        cq[k] = m->sq[k] / m->w;
+        spread -= m->w * cp[k] * cp[k];
+    }
+    /* tr(R^T S) = sum_rc R_rc S_cr, S_cr = sum w (p_c - cp_c)(q_r - cq_r) */
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < 3; c++)
+            tr += T[4 * r + c] * (m->spq[3 * c + r] - m->w * cp[c] * cq[r]);
+    if (!(spread > 0.0) || !(tr > 0.0))
+        return ptreg_error_set(err, PTREG_ERR_RUNTIME, "Horn solver: the pairs fix no scale (coincident points)");
+    const double s = tr / spread;
+    for (int r = 0; r < 3; r++) {
+        double moved = 0.0;
+        for (int c = 0; c < 3; c++) {
+            T[4 * r + c] *= s;
+            moved += T[4 * r + c] * (m->ref_p[c] + cp[c]);
+        }
+        T[4 * r + 3] = m->ref_q[r] + cq[r] - moved;
+    }
+    if (scale)
+        *scale = s;
+    return PTREG_OK;
 }

@@ -19,6 +19,7 @@ typedef struct ptreg_moments {
     double sp[3];  /* sum w (p - ref_p) */
     double sq[3];  /* sum w (q - ref_q) */
     double spq[9]; /* sum w (p - ref_p)(q - ref_q)^T, row-major */
+    double spp;    /* sum w |p - ref_p|^2: a similarity's scale (ptreg_horn_solve_scaled) */
 } ptreg_moments;
 
 void ptreg_moments_init(ptreg_moments *m, const double ref_p[3], const double ref_q[3]);
@@ -33,6 +34,12 @@ void ptreg_moments_merge(ptreg_moments *a, const ptreg_moments *b);
  * *degenerate (may be NULL) when the rotation is not unique (collinear or
  * single points). */
 ptreg_status ptreg_horn_solve(const ptreg_moments *m, double T[16], int *degenerate, ptreg_error *err);
+/* The same with a uniform scale s (Umeyama, IEEE PAMI 13(4), 1991): T =
+ * [s R | t] minimises sum w |s R p + t - q|^2; R is Horn's, s =
+ * tr(R^T S) / sum w |p - mean p|^2 with S the cross-covariance. *scale may
+ * be NULL. */
+ptreg_status ptreg_horn_solve_scaled(const ptreg_moments *m, double T[16], double *scale, int *degenerate,
+                                     ptreg_error *err);
 /* Convenience: Horn on n float point pairs, weights may be NULL (all 1). */
 ptreg_status ptreg_horn(const float *p, const float *q, const float *weights, size_t n, double T[16], ptreg_error *err);
 

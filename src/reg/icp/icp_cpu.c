@@ -141,6 +141,7 @@ static void block_sums(icp_state *s, size_t b)
     memcpy(mb->sp, sums.sp, sizeof mb->sp);
     memcpy(mb->sq, sums.sq, sizeof mb->sq);
     memcpy(mb->spq, sums.spq, sizeof mb->spq);
+    mb->spp = sums.spp;
     s->block_sums[b] = sums.d2sum;
     s->block_used[b] = (size_t)sums.w;
 }

@@ -618,10 +618,22 @@ static void device_end(void *ctx)
     free(run);
 }
 
-/* Every method, kernel, filter and optimiser. The index's measured method
- * was timed on the CPU: on a device auto keeps the rule. */
+/* A similarity's step needs sum |p|^2, which the device's moments leave
+ * out: the CPU fits it. */
+static ptreg_status device_supports(const void *options, const ptreg_device_info *device, ptreg_error *err)
+{
+    (void)device;
+    const ptreg_icp_options *o = options;
+    if (o && o->scale)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED, "ICP: a fitted scale (similarity) runs on the CPU only");
+    return PTREG_OK;
+}
+
+/* Every method, kernel, filter and optimiser; a scale on the CPU. The
+ * index's measured method was timed on the CPU: on a device auto keeps
+ * the rule. */
 const icp_engine icp_device_engine = {
-    .base = {ENGINE_GPU_BACKENDS, NULL},
+    .base = {ENGINE_GPU_BACKENDS, device_supports},
     .measured_nn = 0,
     .open = device_open,
     .close = device_close,

@@ -11,7 +11,7 @@
  * sum(d2), each summed in pair order in double, so every ISA gives the
  * same bits. */
 typedef struct pair_sums {
-    double w, sp[3], sq[3], spq[9], d2sum;
+    double w, sp[3], sq[3], spq[9], d2sum, spp;
 } pair_sums;
 
 #define PTREG_DECLARE_ICP_KERNELS(sfx)                                                                             \

@@ -75,6 +75,10 @@ static ptreg_status icp_rules(const void *options, ptreg_option_spelling spellin
                                "the clouds' units)",
                                ptreg_robust_kernel_name(o->kernel),
                                option_spelled(t, "kernel_scale", spelling, b, sizeof b));
+    if (o->scale && ptreg_icp_uses_gauss_newton(o))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "a scale is fitted by Horn's closed form: point-to-point without a kernel or %s",
+                               option_spelled(t, "lm_lambda", spelling, a, sizeof a));
     if ((o->relative_fitness > 0) != (o->relative_rmse > 0))
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s and %s go together (Open3D stops when both hold)",
                                option_spelled(t, "relative_fitness", spelling, a, sizeof a),
@@ -258,7 +262,8 @@ static ptreg_status step_of(const ptreg_icp_options *opt, const icp_pass *pass, 
         return PTREG_OK;
     }
     int degenerate;
-    ptreg_status st = ptreg_horn_solve(&pass->moments, dT, &degenerate, err);
+    ptreg_status st = opt->scale ? ptreg_horn_solve_scaled(&pass->moments, dT, NULL, &degenerate, err)
+                                 : ptreg_horn_solve(&pass->moments, dT, &degenerate, err);
     *fixed = !degenerate;
     return st;
 }
