@@ -60,7 +60,7 @@ static int read_options(const cli_args *a, ptreg_cpd_options *o)
 {
     int rc = cli_read_library(a, o);
     rc = rc ? rc : cli_apply_threads(a);
-    rc = rc ? rc : cli_device(a, &o->device);
+    rc = rc ? rc : cli_device_cpu_only(a, "cpd");
     if (!rc && o->transform == PTREG_CPD_DEFORMABLE && cli_has(a, "transform-out")) {
         cli_error("cpd", "--transform-out: a deformable result has no 4x4 (use -o, or --warp and --warp-out)");
         return EXIT_USAGE;

@@ -25,6 +25,7 @@ static const struct {
     {"track", "summary", "track_summary", "the run's"},
     {"eval", NULL, "trajectory_eval", NULL},
     {"emicp", NULL, "emicp", NULL},
+    {"cpd", NULL, "cpd", NULL},
     {"harris3d", NULL, "harris3d", NULL},
     {"lddmm", NULL, "lddmm", NULL},
     {"index", NULL, "model_index_info", NULL},

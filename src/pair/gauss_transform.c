@@ -205,6 +205,8 @@ static void transform_double(const packed64 *p, size_t padded, size_t m, int cha
             .neg_scale_log2e = -scale * 1.4426950408889634,
             .col_tile = opt->col_tile,
             .tile_box = p->boxes,
+            .skip_below = cull && cull->drop_below_log2 < 0 && cull->drop_below_log2 > -1023 ? cull->drop_below_log2
+                                                                                             : -1023.0,
         };
         for (int c = 0; c < channels; c++) {
             blk.w[c] = p->w[c]; /* NULL past the weights (the moments' one) */

@@ -54,7 +54,9 @@ ptreg_status ptreg_pair_gauss_sums(const float *rows, size_t n, const float *col
  * sweeps and those skipped. fp64 is the reference, libm exp and every sum
  * in double; fp16 is refused. */
 typedef struct ptreg_pair_cull {
-    double sweeps, skipped;
+    double sweeps, skipped; /* out, added to */
+    int drop_below_log2;    /* in, fp64 only: < 0 also skips a sweep whose terms are all below
+                             * 2^drop_below_log2 (0: only sweeps that add 0) */
 } ptreg_pair_cull;
 ptreg_status ptreg_pair_gauss_transform(const double *rows, size_t n, const double *cols, size_t m,
                                         const double *weights, int channels, double scale,

@@ -66,7 +66,8 @@ typedef struct pair_wsum_block {
 /* The same in float64 (the reference precision): rows, columns and weights
  * in double, every sum in double, exp as a degree-13 polynomial of 2^u
  * (|u| <= 1/2; relative error about 2e-16) scaled by 2^n. Terms below
- * 2^-1022 are 0, and a sweep all of whose terms are is skipped. */
+ * 2^-1022 are 0, and a sweep all of whose terms are is skipped (or all
+ * below 2^skip_below, where the caller allows it). */
 typedef struct pair_wsum64_block {
     const double *rx, *ry, *rz; /* nr rows, nr a multiple of PTREG_PAIR_ROW_PAD */
     size_t nr;
@@ -77,6 +78,7 @@ typedef struct pair_wsum64_block {
     double neg_scale_log2e;
     int col_tile;
     const double *tile_box;
+    double skip_below; /* a sweep whose terms are all below 2^skip_below is skipped (-1023: only zeros) */
     double *out[PTREG_PAIR_MAX_CHANNELS];
     size_t sweeps, skipped;
 } pair_wsum64_block;

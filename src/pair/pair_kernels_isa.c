@@ -405,7 +405,7 @@ static void wsum64_tile_for(const pair_wsum64_block *b, size_t row, int rv, size
     }
 }
 
-/* As wsum_tile_culled, against 2^-1022. */
+/* As wsum_tile_culled, against 2^skip_below. */
 static int wsum64_tile_culled(const pair_wsum64_block *b, size_t row, size_t count, const double *tb)
 {
     double lo[3] = {b->rx[row], b->ry[row], b->rz[row]}, hi[3] = {lo[0], lo[1], lo[2]};
@@ -421,7 +421,7 @@ static int wsum64_tile_culled(const pair_wsum64_block *b, size_t row, size_t cou
         const double g = lo[k] > tb[3 + k] ? lo[k] - tb[3 + k] : tb[k] > hi[k] ? tb[k] - hi[k] : 0.0;
         gap2 += g * g;
     }
-    return gap2 * (1.0 - 1e-9) * b->neg_scale_log2e < -1023.0;
+    return gap2 * (1.0 - 1e-9) * b->neg_scale_log2e < b->skip_below;
 }
 
 void ISA_FN(pair_wsum64_block)(pair_wsum64_block *b)
