@@ -322,6 +322,10 @@ sweep multiway 279 -- multiway "$IN/scan.ply" "$IN/model.ply" -o "$OUT/p.txt" --
 sweep track 143 -- track "$IN/model.ply" "$IN/scan.ply" "$IN/scan_n.ply" -o "$OUT/t.txt" --json
 sweep eval 715 -- eval "$IN/est.txt" "$IN/truth.txt" --kitti-lengths 1,2 --json --html "$OUT/e.html"
 sweep emicp 22 -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --plot "$OUT/p.svg"
+sweep cpd 101 -- cpd "$IN/scan.ply" "$IN/model.ply" --transform similarity --max-iter 4 -o "$OUT/c.ply" \
+    -t "$OUT/t.txt" --json
+sweep cpd-deformable 584 -- cpd "$IN/scan.ply" "$IN/model.ply" --transform deformable --beta 0.5 --max-iter 2 \
+    --warp "$IN/scan.ply" --warp-out "$OUT/w.ply" --plot "$OUT/p.svg"
 # with a winner in the tuner's cache: the lookup's allocations too
 PTREG_TUNE_CACHE="$IN/tune.json" sweep emicp-tuned 40 -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply"
 sweep emicp-fp16 81 -- emicp "$IN/scan.ply" "$IN/model.ply" --precision fp16 --json

@@ -290,6 +290,14 @@ def help_html_claim(work, out):
 SMALL_AL = "ptreg synth --shape apt-polycrystal -o al_small.pos --truth-out al_small.npy --box 6 >/dev/null"
 BATCH_FULL = "ptreg batch al.pos -o map.ply --ranges al.rrng --ion Al --json"
 SCAN = "ptreg synth --model model.ply -o scan.ply --truth-out truth.txt"
+# cpd's and icp --scale's inputs: two aircraft scans (one bent), and a copy 1.25 times the size
+CPD_SHAPES = ("ptreg synth --shape aircraft -o shape_a.ply --points 1500 --seed 3 >/dev/null && "
+              "ptreg synth --shape aircraft -o shape_b.ply --points 1500 --seed 4 --max-angle 3 >/dev/null && "
+              "ptreg synth --shape aircraft -o small.ply --points 1500 --seed 5 --max-angle 0 >/dev/null && "
+              "ptreg convert small.ply -o small.xyz >/dev/null && "
+              "/usr/bin/python3 -c 'import numpy as n; "
+              "n.savetxt(\"large.xyz\", 1.25 * n.loadtxt(\"small.xyz\")[:, :3], fmt=\"%.9g\")' && "
+              "ptreg convert large.xyz -o large.ply >/dev/null")
 SEQ_SMALL = ("ptreg synth --sequence 30 --points 3000 --model model_seq.ply --frames-dir frames "
              "--truth-trajectory-out truth_seq.txt")
 EXAMPLES = [
@@ -354,6 +362,15 @@ EXAMPLES = [
     ("ptreg synth --shape aircraft --model aircraft.ply --model-points 10000 -o aircraft_scan.ply --points 5000 "
      "--truth-out aircraft_truth.txt", dict(check=outputs("aircraft.ply", "aircraft_scan.ply", "aircraft_truth.txt"))),
     ("ptreg emicp aircraft_scan.ply aircraft.ply --truth aircraft_truth.txt", dict(check=pose_near("aircraft_truth.txt", 0.5, 0.05))),
+    # Coherent Point Drift: a bent aircraft (README's lines; tests/cli/cpd.sh holds it to pycpd)
+    ("ptreg cpd shape_a.ply shape_b.ply --transform deformable --beta 0.05 --w 0.05 -o a_bent.ply",
+     dict(setup=[CPD_SHAPES], run="ptreg cpd shape_a.ply shape_b.ply --transform deformable --beta 0.5 --w 0.05 "
+          "--max-iter 8 -o a_bent.ply --json", check=all_of(outputs("a_bent.ply"), json_has("iterations", ">", 0)))),
+    ("ptreg cpd small.ply large.ply --transform similarity -t T.txt",
+     dict(setup=[CPD_SHAPES], check=all_of(outputs("T.txt"), says(r"^  scale 1\.2")))),
+    ("ptreg icp scaled_scan.ply model.ply --scale",
+     dict(setup=[CPD_SHAPES], run="ptreg icp large.ply small.ply --scale --json",
+          check=json_has("rmse", "<", 1e-4))),
     # the GPU study's demo pair, A a 91.8 degree turn: fp16 storage reaches 0.01 deg
     ("ptreg emicp Qnew5032.txt P5032.txt --preset tamaki --precision fp16 --json",
      dict(data=True, setup=["ln -s $DATA/emicp/Qnew5032.txt $DATA/emicp/P5032.txt ."],
