@@ -471,6 +471,64 @@ def test_harris3d_finds_a_cubes_corners():
     assert np.all(np.diff(r.keypoints["score"]) <= 0)
 
 
+def _bumpy(n, seed):
+    rng = np.random.default_rng(seed)
+    u = rng.normal(size=(n, 3))
+    u /= np.linalg.norm(u, axis=1)[:, None]
+    return (u * (1 + 0.25 * np.sin(3 * u[:, :1]) * np.cos(2 * u[:, 1:2]))).astype(np.float32)
+
+
+def test_cpd_similarity_affine_and_the_cli():
+    """ptreg.cpd's similarity finds the scale, its 4 x 4 is the CLI's, warp
+    moves the source onto `moved`, and a cloud far from zero keeps its frame."""
+    src = _bumpy(600, 1)
+    angle = np.radians(20)
+    R = np.array([[np.cos(angle), -np.sin(angle), 0], [np.sin(angle), np.cos(angle), 0], [0, 0, 1]])
+    noise = 1e-3 * np.random.default_rng(5).normal(size=src.shape)
+    tgt = (1.3 * src @ R.T + [0.2, -0.1, 0.05] + noise).astype(np.float32)
+    r = ptreg.cpd(src, tgt, transform="similarity", w=0.02)
+    assert abs(r.scale - 1.3) < 1e-3 and r.transform == "similarity" and r.converged
+    np.testing.assert_allclose(r.transformation[:3, :3], 1.3 * R, atol=1e-3)
+    np.testing.assert_allclose(r.warp(src), r.moved, atol=1e-5)
+    affine = ptreg.cpd(src, tgt, transform="affine", precision="fp64")
+    np.testing.assert_allclose(affine.moved, tgt, atol=1e-2)
+    far = ptreg.cpd(src.astype(np.float64) + 5e5, tgt.astype(np.float64) + 5e5, transform="similarity", w=0.02)
+    np.testing.assert_allclose(far.moved - 5e5, r.moved, atol=1e-3)
+    with pytest.raises(ptreg.ArgumentError, match="w"):
+        ptreg.cpd(src, tgt, w=1.0)
+    with pytest.raises(ptreg.ArgumentError, match="transform"):
+        ptreg.cpd(src, tgt, transform="bent")
+
+
+def test_cpd_deformable_field_and_warp(tmp_path):
+    """A smooth bend comes back; the field moves other points (the source itself
+    onto `moved`), and the CLI's moved source is the binding's."""
+    src = _bumpy(800, 2)
+    bend = np.stack([0.08 * np.sin(1.5 * src[:, 1]), 0.06 * np.cos(1.2 * src[:, 0]), 0 * src[:, 0]], 1)
+    tgt = (src + bend).astype(np.float32)
+    r = ptreg.cpd(src, tgt, transform="deformable", beta=0.7, lambda_=2.0, max_iter=40)
+    truth_err = np.sqrt(np.mean(np.sum((r.moved - tgt) ** 2, 1)))
+    assert truth_err < 0.1 * np.sqrt(np.mean(np.sum(bend ** 2, 1)))
+    assert r.cg_iterations > 0 and np.allclose(r.transformation, np.eye(4))
+    np.testing.assert_allclose(r.warp(src), r.moved, atol=1e-5)
+    ptreg.write_cloud(tmp_path / "s.ply", src)
+    ptreg.write_cloud(tmp_path / "t.ply", tgt)
+    cli("cpd", tmp_path / "s.ply", tmp_path / "t.ply", "--transform", "deformable", "--beta", "0.7", "--max-iter",
+        "40", "-o", tmp_path / "m.ply", "-q")
+    np.testing.assert_allclose(ptreg.read_cloud(tmp_path / "m.ply").points, r.moved, atol=1e-6)
+    fast = ptreg.cpd(src, tgt, transform="deformable", beta=0.7, max_iter=40, low_rank=100)
+    assert fast.cg_iterations == 0
+
+
+def test_icp_scale():
+    src = _bumpy(2000, 3)
+    tgt = (1.3 * src + [0.05, 0, 0]).astype(np.float32)
+    r = ptreg.icp(src, tgt, scale=True, device="cpu")
+    assert abs(np.cbrt(np.linalg.det(r.transformation[:3, :3])) - 1.3) < 1e-4
+    with pytest.raises(ptreg.ArgumentError, match="scale"):
+        ptreg.icp(src, tgt, scale=True, method="plane")
+
+
 def test_lddmm_and_warp():
     rng = np.random.default_rng(2)
     q0 = rng.uniform(-1, 1, size=(40, 3))
