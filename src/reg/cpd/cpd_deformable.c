@@ -7,7 +7,8 @@
  * source's pairs: G is never formed. The preconditioner is the same system
  * with G replaced by its top eigenpairs (a Woodbury solve), or its
  * diagonal when there are none; with low_rank, that solve is the answer
- * (the paper's fast variant). */
+ * (the paper's fast variant). G W is carried along the steps (G p is each
+ * step's product), so an M-step costs its CG steps' products alone. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,8 @@ typedef struct cg_state {
     double *d;                    /* lambda sigma^2 / P1 (0: an inactive row) */
     double *e, *core, *scratch;   /* with eigenpairs: 1 / d (0 where inactive), the Woodbury core */
     double *res, *z, *p, *ap, *b; /* m x 3 each */
-    double *best_w;               /* each column's best iterate, m x 3 */
+    double *gp;                   /* G p, every row (the field moves inactive centroids too) */
+    double *best_w, *best_gw;     /* each column's best iterate and its G w, m x 3 */
     double rz[3], bnorm[3], best[3];
     int done[3];
 } cg_state;
@@ -34,6 +36,7 @@ typedef struct cg_state {
 static void cg_free(cg_state *s)
 {
     free(s->d), free(s->res), free(s->z), free(s->p), free(s->ap), free(s->b), free(s->best_w);
+    free(s->gp), free(s->best_gw);
     free(s->e), free(s->core), free(s->scratch);
 }
 
@@ -43,21 +46,28 @@ static ptreg_status cg_alloc(cg_state *s, size_t m, int rank, ptreg_error *err)
     s->e = malloc(m * sizeof(double));
     s->core = malloc(((size_t)rank * (size_t)rank + 1) * sizeof(double));
     s->scratch = malloc((3 * (size_t)rank + 1) * sizeof(double));
-    double **v[] = {&s->res, &s->z, &s->p, &s->ap, &s->b, &s->best_w};
+    double **v[] = {&s->res, &s->z, &s->p, &s->ap, &s->b, &s->gp, &s->best_w, &s->best_gw};
     int ok = s->d && s->e && s->core && s->scratch;
     for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
         ok = (*v[k] = malloc(3 * m * sizeof(double))) != NULL && ok;
     return ok ? PTREG_OK : ptreg_error_set(err, PTREG_ERR_NOMEM, "CPD: out of memory for %zu points", m);
 }
 
-/* out = (G + diag(d)) v on the active rows, 0 on the others (v is 0 there). */
-static ptreg_status apply(cpd_run *r, const cg_state *s, const double *v, double *out, ptreg_error *err)
+/* out = (G + diag(d)) v on the active rows, 0 on the others, from gv = G v. */
+static void system_of(const cg_state *s, size_t m, const double *v, const double *gv, double *out)
+{
+    for (size_t i = 0; i < m; i++)
+        for (int c = 0; c < 3; c++)
+            out[3 * i + c] = s->d[i] > 0 ? gv[3 * i + c] + s->d[i] * v[3 * i + c] : 0.0;
+}
+
+/* gv = G v (every row); out = (G + diag(d)) v on the active rows, 0 on
+ * the others (v is 0 there). */
+static ptreg_status apply(cpd_run *r, const cg_state *s, const double *v, double *gv, double *out, ptreg_error *err)
 {
     const double scale = 0.5 / (r->opt->beta * r->opt->beta);
-    ptreg_status st = cpd_gauss(r, &r->field, r->y, r->m, r->y, r->m, v, 3, scale, out, err);
-    for (size_t i = 0; !st && i < r->m; i++)
-        for (int c = 0; c < 3; c++)
-            out[3 * i + c] = s->d[i] > 0 ? out[3 * i + c] + s->d[i] * v[3 * i + c] : 0.0;
+    ptreg_status st = cpd_gauss(r, &r->field, r->y, r->m, r->y, r->m, v, 3, scale, gv, err);
+    system_of(s, r->m, v, gv, out);
     return st;
 }
 
@@ -87,25 +97,30 @@ static void column_norms(const double *v, size_t m, double out[3])
 }
 
 /* The system's diagonal and right side; W's inactive rows set to 0 (warm
- * start elsewhere: the last M-step's W). */
-static void cg_setup(cpd_run *r, cg_state *s)
+ * start elsewhere: the last M-step's W). Whether a row of W was zeroed
+ * (then the G W kept from the last M-step is not W's any more). */
+static int cg_setup(cpd_run *r, cg_state *s)
 {
     const double ls2 = r->opt->lambda * r->sigma2;
+    int zeroed = 0;
     for (size_t i = 0; i < r->m; i++) {
         const int active = r->p1[i] > CPD_P1_MIN;
         s->d[i] = active ? ls2 / r->p1[i] : 0.0;
         s->e[i] = active ? r->p1[i] / ls2 : 0.0;
         for (int c = 0; c < 3; c++) {
             s->b[3 * i + c] = active ? r->px[3 * i + c] / r->p1[i] - r->y[3 * i + c] : 0.0;
-            if (!active)
+            if (!active && r->w[3 * i + c] != 0.0) {
                 r->w[3 * i + c] = 0.0;
+                zeroed = 1;
+            }
         }
     }
     column_norms(s->b, r->m, s->bnorm);
+    return zeroed;
 }
 
 /* Each column's relative residual; a column whose residual is its best
- * so far is kept in best_w: on a nearly singular system (sigma^2 near 0,
+ * so far is kept in best_w (and its G w in best_gw): on a nearly singular system (sigma^2 near 0,
  * an exact fit) rounding makes CG's residual grow again, and the solve
  * returns the best it saw. */
 static void track_best(cpd_run *r, cg_state *s, double rel[3])
@@ -117,8 +132,10 @@ static void track_best(cpd_run *r, cg_state *s, double rel[3])
         if (!(rel[c] < s->best[c]))
             continue;
         s->best[c] = rel[c];
-        for (size_t i = 0; i < r->m; i++)
+        for (size_t i = 0; i < r->m; i++) {
             s->best_w[3 * i + c] = r->w[3 * i + c];
+            s->best_gw[3 * i + c] = r->gw[3 * i + c];
+        }
     }
 }
 
@@ -126,7 +143,7 @@ static void track_best(cpd_run *r, cg_state *s, double rel[3])
 static ptreg_status cg_step(cpd_run *r, cg_state *s, ptreg_error *err)
 {
     const size_t m = r->m;
-    ptreg_status st = apply(r, s, s->p, s->ap, err);
+    ptreg_status st = apply(r, s, s->p, s->gp, s->ap, err);
     if (st)
         return st;
     r->cg_iterations++;
@@ -137,6 +154,7 @@ static ptreg_status cg_step(cpd_run *r, cg_state *s, ptreg_error *err)
         alpha[c] = !s->done[c] && pap[c] > 0 ? s->rz[c] / pap[c] : 0.0;
     for (size_t k = 0; k < 3 * m; k++) {
         r->w[k] += alpha[k % 3] * s->p[k];
+        r->gw[k] += alpha[k % 3] * s->gp[k]; /* G W carried along: no product at the end */
         s->res[k] -= alpha[k % 3] * s->ap[k];
     }
     precondition(r, s, m, rz_new);
@@ -149,13 +167,16 @@ static ptreg_status cg_step(cpd_run *r, cg_state *s, ptreg_error *err)
     return PTREG_OK;
 }
 
-static ptreg_status solve(cpd_run *r, cg_state *s, ptreg_error *err)
+/* gw_current: r->gw is G W for the W CG starts from (the last M-step's
+ * answer and its field); else it is computed first. */
+static ptreg_status solve(cpd_run *r, cg_state *s, int gw_current, ptreg_error *err)
 {
     const size_t m = r->m;
     const double tol = r->opt->cg_tol > 0 ? r->opt->cg_tol : r->pair.precision == PTREG_PRECISION_FP64 ? 1e-10 : 1e-6;
-    ptreg_status st = apply(r, s, r->w, s->ap, err);
+    ptreg_status st = gw_current ? PTREG_OK : apply(r, s, r->w, r->gw, s->ap, err);
     if (st)
         return st;
+    system_of(s, m, r->w, r->gw, s->ap);
     for (size_t k = 0; k < 3 * m; k++)
         s->res[k] = s->b[k] - s->ap[k];
     precondition(r, s, m, s->rz);
@@ -180,6 +201,7 @@ static ptreg_status solve(cpd_run *r, cg_state *s, ptreg_error *err)
         st = cg_step(r, s, err);
     }
     memcpy(r->w, s->best_w, 3 * m * sizeof(double));
+    memcpy(r->gw, s->best_gw, 3 * m * sizeof(double));
     return st;
 }
 
@@ -223,23 +245,17 @@ ptreg_status cpd_deformable_step(cpd_run *r, ptreg_error *err)
     cg_state s = {0};
     st = st ? st : cg_alloc(&s, r->m, r->eig.k, err);
     if (!st) {
-        cg_setup(r, &s);
+        const int zeroed = cg_setup(r, &s);
         if (r->eig.k > 0)
             st = cpd_woodbury_prepare(&r->eig, s.e, r->m, s.core, err);
-        if (!st && r->opt->low_rank > 0)
+        if (!st && r->opt->low_rank > 0) {
             cpd_woodbury_apply(&r->eig, s.e, r->m, s.core, s.b, r->w, s.scratch);
-        else if (!st)
-            st = solve(r, &s, err);
+            low_rank_product(&r->eig, r->m, r->w, r->gw);
+        } else if (!st) {
+            st = solve(r, &s, !zeroed, err);
+        }
     }
     cg_free(&s);
-    if (st)
-        return st;
-    if (r->opt->low_rank > 0) {
-        low_rank_product(&r->eig, r->m, r->w, r->gw);
-    } else {
-        const double scale = 0.5 / (r->opt->beta * r->opt->beta);
-        st = cpd_gauss(r, &r->field, r->y, r->m, r->y, r->m, r->w, 3, scale, r->gw, err);
-    }
     for (size_t k = 0; !st && k < 3 * r->m; k++)
         r->ty[k] = r->y[k] + r->gw[k];
     return st;
