@@ -43,7 +43,7 @@ typedef struct ptreg_cpd_options {
                                     * fast variant, found by Lanczos; at most 512); 0: G itself (default) */
     int precondition_rank;         /* deformable, G itself: the conjugate gradients' preconditioner is the
                                     * system with G's top K eigenpairs; 0: G's diagonal (default 50) */
-    int cg_max_iter;               /* deformable: conjugate-gradient steps per M-step (default 500) */
+    int cg_iter;                   /* deformable: conjugate-gradient steps per M-step (default 500) */
     double cg_tol;                 /* deformable: relative residual they stop at; 0: 1e-10 in fp64, 1e-6
                                     * in fp32 (default) */
     ptreg_precision precision;     /* fp32 (default: float32 pairs, float64 sums) or fp64 (the reference) */
@@ -53,7 +53,7 @@ typedef struct ptreg_cpd_options {
 
 PTREG_API void ptreg_cpd_options_default(ptreg_cpd_options *opt);
 /* Its table, ptreg_option_table_find("cpd") (options.h): transform, w,
- * beta, lambda, max_iter, tol, sigma2, cg_max_iter, cg_tol, precision. */
+ * beta, lambda, max_iter, tol, sigma2, cg_iter, cg_tol, precision. */
 
 typedef struct ptreg_cpd_result {
     ptreg_cpd_transform transform;

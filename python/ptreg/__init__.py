@@ -907,7 +907,7 @@ class CPDResult(Result):
 
 def cpd(source: ArrayLike, target: ArrayLike, *, transform: str = "rigid", w: float = 0.0, beta: float = 2.0,
         lambda_: float = 2.0, max_iter: int = 100, tol: Optional[float] = None, sigma2: Optional[float] = None,
-        low_rank: int = 0, precondition_rank: Optional[int] = None, cg_max_iter: Optional[int] = None,
+        low_rank: int = 0, precondition_rank: Optional[int] = None, cg_iter: Optional[int] = None,
         cg_tol: Optional[float] = None, precision: str = "fp32", device: str = "auto") -> CPDResult:
     """Coherent Point Drift (Myronenko & Song) of ``source`` onto ``target``, as
     ``ptreg cpd``: ``transform`` ``"rigid"``, ``"similarity"``, ``"affine"`` or
@@ -926,7 +926,7 @@ def cpd(source: ArrayLike, target: ArrayLike, *, transform: str = "rigid", w: fl
     centres = np.empty((len(src), 3)) if deformable else None
     coefficients = np.empty((len(src), 3)) if deformable else None
     options = dict(transform=transform, w=w, beta=beta, max_iter=max_iter, tol=tol, sigma2=sigma2,
-                   low_rank=low_rank, precondition_rank=precondition_rank, cg_max_iter=cg_max_iter,
+                   low_rank=low_rank, precondition_rank=precondition_rank, cg_iter=cg_iter,
                    cg_tol=cg_tol, precision=precision, device=device)
     options["lambda"] = lambda_
     d = _core.cpd(src, tgt, moved, centres, coefficients, **{k: v for k, v in options.items() if v is not None})

@@ -17,7 +17,7 @@ static const cli_option cpd_options[] = {
     {"transform-out", 't', "FILE",
      "write the 4x4 result (.txt: text, row-major; .json); not for --transform deformable", CLI_WRITES_TRANSFORM},
     {"warp", 0, "POINTS", "other points (a cloud, a mesh's vertices) to move as SOURCE moved: needs --warp-out"},
-    {"warp-out", 0, "FILE", "where --warp's points go once moved", CLI_WRITES_CLOUD},
+    {"warp-out", 0, "FILE", "write --warp's points, moved as SOURCE was", CLI_WRITES_CLOUD},
     CLI_OPT_PLOT("the objective (the negative log-likelihood's bound)"),
     CLI_OPT_HTML,
     CLI_OPT_QUIET,

@@ -56,7 +56,7 @@ static const ptreg_option cpd_rows[] = {
                  "deformable: replace G by its top K eigenpairs (the paper's fast variant); 0: G itself"),
     OPTION_FIELD(ptreg_cpd_options, precondition_rank, NULL, INT, 0, PTREG_CPD_MAX_LOW_RANK, 0, "K",
                  "deformable: precondition the solve with G's top K eigenpairs; 0: its diagonal"),
-    OPTION_FIELD(ptreg_cpd_options, cg_max_iter, NULL, INT, 1, INT_MAX, 0, "N",
+    OPTION_FIELD(ptreg_cpd_options, cg_iter, NULL, INT, 1, INT_MAX, 0, "N",
                  "deformable: conjugate-gradient steps per M-step"),
     OPTION_FIELD(ptreg_cpd_options, cg_tol, NULL, DOUBLE, 0, 1, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO, "E",
                  "deformable: the solve's relative residual; default 1e-10 in fp64, 1e-6 in fp32"),
@@ -81,7 +81,7 @@ void ptreg_cpd_options_default(ptreg_cpd_options *opt)
     opt->tol = 1e-5;
     opt->sigma2 = 0.0;
     opt->precondition_rank = 50;
-    opt->cg_max_iter = 500;
+    opt->cg_iter = 500;
     opt->cg_tol = 0.0;
     opt->precision = PTREG_PRECISION_FP32;
     opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};

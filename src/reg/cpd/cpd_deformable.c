@@ -192,7 +192,7 @@ static ptreg_status solve(cpd_run *r, cg_state *s, int gw_current, ptreg_error *
             s->done[c] = s->done[c] || !(rel[c] > tol);
             worst = !s->done[c] && rel[c] > worst ? rel[c] : worst;
         }
-        if ((s->done[0] && s->done[1] && s->done[2]) || it == r->opt->cg_max_iter)
+        if ((s->done[0] && s->done[1] && s->done[2]) || it == r->opt->cg_iter)
             break;
         if (worst < 0.1 * progress)
             progress = worst, since = 0;
