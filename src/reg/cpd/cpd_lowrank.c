@@ -156,15 +156,25 @@ static ptreg_status ritz_pairs(const double *v, size_t m, int steps, double *alp
                 pick[j] = t;
             }
     out->k = k;
+    double *column = malloc(m * sizeof(double));
+    if (!column) {
+        free(z), free(pick);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "CPD: out of memory for %zu points", m);
+    }
+    /* each Ritz vector as one column (the basis read a vector at a time), then
+     * into Q's rows */
     for (int c = 0; c < k; c++) {
         out->s[c] = alpha[pick[c]];
-        for (size_t i = 0; i < m; i++) {
-            double s = 0.0;
-            for (int j = 0; j < steps; j++)
-                s += v[(size_t)j * m + i] * z[j * steps + pick[c]];
-            out->q[i * (size_t)k + (size_t)c] = s;
+        memset(column, 0, m * sizeof(double));
+        for (int j = 0; j < steps; j++) {
+            const double zj = z[j * steps + pick[c]], *vj = v + (size_t)j * m;
+            for (size_t i = 0; i < m; i++)
+                column[i] += vj[i] * zj;
         }
+        for (size_t i = 0; i < m; i++)
+            out->q[i * (size_t)k + (size_t)c] = column[i];
     }
+    free(column);
     free(z);
     free(pick);
     return PTREG_OK;
@@ -238,14 +248,26 @@ static void cholesky_solve(const double *L, int k, double *b, int columns)
 ptreg_status cpd_woodbury_prepare(const cpd_eigen *g, const double *e, size_t m, double *core, ptreg_error *err)
 {
     const int k = g->k;
-    /* core = S^-1 + Q^T E Q, then its Cholesky factor (kept in place) */
-    for (int a = 0; a < k; a++)
-        for (int b = 0; b <= a; b++) {
-            double s = 0.0;
-            for (size_t i = 0; i < m; i++)
-                s += g->q[i * (size_t)k + (size_t)a] * e[i] * g->q[i * (size_t)k + (size_t)b];
-            core[a * k + b] = core[b * k + a] = s + (a == b ? 1.0 / g->s[a] : 0.0);
+    /* core = S^-1 + Q^T E Q (its lower triangle, point by point: Q's rows
+     * are contiguous), then its Cholesky factor (kept in place) */
+    for (int a = 0; a < k * k; a++)
+        core[a] = 0.0;
+    for (size_t i = 0; i < m; i++) {
+        if (!(e[i] > 0))
+            continue;
+        const double *qi = g->q + i * (size_t)k;
+        for (int a = 0; a < k; a++) {
+            const double ea = e[i] * qi[a];
+            double *row = core + (size_t)a * (size_t)k;
+            for (int b = 0; b <= a; b++)
+                row[b] += ea * qi[b];
         }
+    }
+    for (int a = 0; a < k; a++) {
+        core[a * k + a] += 1.0 / g->s[a];
+        for (int b = 0; b < a; b++)
+            core[b * k + a] = core[a * k + b];
+    }
     if (cholesky_factor(core, k))
         return ptreg_error_set(err, PTREG_ERR_RUNTIME,
                                "CPD: G's eigenvalues are not all positive (beta too large for the source?)");
