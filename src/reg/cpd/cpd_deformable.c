@@ -22,6 +22,8 @@
  * float32 products leave CG a floor near 1e-6, and a nearly singular
  * system (an exact fit) one of its own. */
 #define CG_STALL_STEPS 30
+/* Lanczos steps beyond the preconditioner's rank. */
+#define CPD_PRECONDITION_EXTRA_STEPS 10
 
 typedef struct cg_state {
     double *d;                    /* lambda sigma^2 / P1 (0: an inactive row) */
@@ -236,7 +238,10 @@ static ptreg_status eigenpairs(cpd_run *r, ptreg_error *err)
     if (r->eig_done || k <= 0)
         return PTREG_OK;
     r->eig_done = 1;
-    return cpd_eigen_top(r, k, &r->eig, err);
+    /* the fast variant's pairs stand for G: steps beyond k let them
+     * converge; a preconditioner's may be rougher */
+    const int steps = r->opt->low_rank > 0 ? (2 * k > k + 30 ? 2 * k : k + 30) : k + CPD_PRECONDITION_EXTRA_STEPS;
+    return cpd_eigen_top(r, k, steps, &r->eig, err);
 }
 
 ptreg_status cpd_deformable_step(cpd_run *r, ptreg_error *err)

@@ -46,9 +46,9 @@ ptreg_status cpd_gauss(cpd_run *r, const ptreg_pair_options *pair, const double 
  * q + i k) and S (k, largest first). */
 typedef struct cpd_eigen_pairs cpd_eigen;
 void cpd_eigen_free(cpd_eigen *e);
-/* By Lanczos on the source's G (max(2k, k + 30) products, at most m),
- * fewer than k when G's Krylov space closes sooner. */
-ptreg_status cpd_eigen_top(cpd_run *r, int k, cpd_eigen *out, ptreg_error *err);
+/* By Lanczos on the source's G (`steps` products, at most m), fewer than
+ * k when G's Krylov space closes sooner. */
+ptreg_status cpd_eigen_top(cpd_run *r, int k, int steps, cpd_eigen *out, ptreg_error *err);
 /* The Woodbury solve of (Q S Q^T + E^-1) x = r for a diagonal E >= 0:
  * x = E r - E Q (S^-1 + Q^T E Q)^-1 Q^T E r. prepare factors the k x k core
  * (k * k doubles) for one E; apply solves for r's three columns (m x 3)

@@ -10,6 +10,9 @@
 
 #include "reg/cpd/cpd_impl.h"
 
+/* Ritz values below this share of the largest are left out. */
+#define CPD_RITZ_MIN 1e-10
+
 void cpd_eigen_free(cpd_eigen *e)
 {
     free(e->q);
@@ -155,6 +158,11 @@ static ptreg_status ritz_pairs(const double *v, size_t m, int steps, double *alp
                 pick[i] = pick[j];
                 pick[j] = t;
             }
+    /* G is positive semi-definite: a Ritz value at rounding's level or
+     * below (G's spectrum decays fast where beta is wide) says nothing, and
+     * its 1/s would wreck the Woodbury core */
+    while (k > 0 && !(alpha[pick[k - 1]] > CPD_RITZ_MIN * alpha[pick[0]]))
+        k--;
     out->k = k;
     double *column = malloc(m * sizeof(double));
     if (!column) {
@@ -180,13 +188,11 @@ static ptreg_status ritz_pairs(const double *v, size_t m, int steps, double *alp
     return PTREG_OK;
 }
 
-ptreg_status cpd_eigen_top(cpd_run *r, int k, cpd_eigen *out, ptreg_error *err)
+ptreg_status cpd_eigen_top(cpd_run *r, int k, int steps, cpd_eigen *out, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
     const size_t m = r->m;
-    /* steps beyond k let the top k converge; a Krylov space has at most m */
-    int steps = 2 * k > k + 30 ? 2 * k : k + 30;
-    steps = (size_t)steps > m ? (int)m : steps;
+    steps = (size_t)steps > m ? (int)m : steps; /* a Krylov space has at most m */
     double *v = malloc(m * (size_t)steps * sizeof(double));
     double *alpha = malloc((size_t)steps * sizeof(double)), *beta = calloc((size_t)steps, sizeof(double));
     ptreg_status st = PTREG_OK;
