@@ -133,7 +133,7 @@ static ptreg_status check_cloud(const char *what, const float *p, size_t count, 
 }
 
 /* The points in Morton order (the Gauss transform's culling wants
- * neighbours together), shifted into the working frame. */
+ * neighbors together), shifted into the working frame. */
 static void working_points(const float *p, size_t count, const uint32_t *order, const double shift[3], double *out)
 {
     for (size_t i = 0; i < count; i++)
