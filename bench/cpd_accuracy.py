@@ -66,6 +66,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+from cpd_bench import read_points  # noqa: E402
 from machine import cpu_name  # noqa: E402
 
 BUNNY = os.path.join(ROOT, "..", "shared", "data", "bunny", "bun000.ply")
@@ -93,28 +94,6 @@ def write_ply(path, points):
         f.write(f"ply\nformat binary_little_endian 1.0\nelement vertex {len(p)}\nproperty float x\n"
                 f"property float y\nproperty float z\nend_header\n".encode())
         f.write(p.tobytes())
-
-
-def read_ply(path):
-    """The x y z of a binary little-endian PLY whose vertices come first (ptreg's -o)."""
-    types = {"float": "f4", "float32": "f4", "double": "f8", "float64": "f8", "uchar": "u1", "uint8": "u1",
-             "char": "i1", "int8": "i1", "short": "i2", "int16": "i2", "ushort": "u2", "uint16": "u2",
-             "int": "i4", "int32": "i4", "uint": "u4", "uint32": "u4"}
-    with open(path, "rb") as f:
-        n, props, element = None, [], None
-        for line in iter(f.readline, b""):
-            w = line.decode("ascii", "replace").split()
-            if w[:1] == ["format"] and w[1] != "binary_little_endian":
-                sys.exit(f"{path}: PLY {w[1]} not read here")
-            if w[:1] == ["element"]:
-                element = w[1]
-                n = int(w[2]) if element == "vertex" else n
-            elif w[:1] == ["property"] and element == "vertex":
-                props.append((w[2], "<" + types[w[1]]))
-            elif w[:1] == ["end_header"]:
-                break
-        rec = np.frombuffer(f.read(np.dtype(props).itemsize * n), dtype=np.dtype(props), count=n)
-    return np.stack([rec[c].astype(np.float64) for c in "xyz"], axis=1)
 
 
 class Field:
@@ -251,7 +230,7 @@ def main():
         print("$ " + " ".join(cmd), flush=True)
         stdout, wall, rss = run_ptreg(cmd, a.timeout)
         r = json.loads(stdout)
-        moved = read_ply(paths["moved"])
+        moved = read_points(paths["moved"])
     finally:
         if tmp is not None:
             tmp.cleanup()

@@ -19,8 +19,6 @@
 #include "pair/pair_engine.h"
 #include "reg/cpd/cpd_impl.h"
 
-/* An fp32 run's field products skip tiles whose terms are all below 2^this. */
-#define CPD_FIELD_DROP_LOG2 (-64)
 /* Column tiles small enough that a far tile is skipped as a whole. */
 #define CPD_COL_TILE 256
 /* A sigma^2 that comes out 0 or below (an exact fit, rounding) is set to
@@ -89,19 +87,6 @@ void ptreg_cpd_options_default(ptreg_cpd_options *opt)
 
 static const engine *const cpd_engines[] = {&engine_cpu};
 
-ptreg_status cpd_gauss(cpd_run *r, const ptreg_pair_options *pair, const double *rows, size_t nr, const double *cols,
-                       size_t nc, const double *weights, int channels, double scale, double *out, ptreg_error *err)
-{
-    /* An fp32 run's field products are float64 for W's cancellation alone:
-     * their tiles of terms below 2^-64 (against G's diagonal of 1) go. */
-    r->cull.drop_below_log2 = pair == &r->field && r->pair.precision != PTREG_PRECISION_FP64 ? CPD_FIELD_DROP_LOG2 : 0;
-    const double t0 = ptreg_time_ms();
-    ptreg_status st = ptreg_pair_gauss_transform(rows, nr, cols, nc, weights, channels, scale, pair, out, &r->cull,
-                                                 err);
-    r->pair_ms += ptreg_time_ms() - t0;
-    r->pair_terms += (double)nr * (double)nc;
-    return st;
-}
 
 /* ---- the run's state ------------------------------------------------------------- */
 

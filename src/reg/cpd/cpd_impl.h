@@ -1,7 +1,8 @@
-/* What CPD's driver (cpd.c) and its deformable M-step (cpd_deformable.c)
- * share: the run's state in the working frame (both clouds in Morton
- * order, shifted by the target's centroid) and the Gauss transform as
- * they call it. Private to the library. */
+/* What CPD's driver (cpd.c), its deformable M-step (cpd_deformable.c,
+ * cpd_lowrank.c) and its sums (cpd_sums.c) share: the run's state in the
+ * working frame (both clouds in Morton order, shifted by the target's
+ * centroid) and the Gauss transform as they call it. Private to the
+ * library. */
 #ifndef PTREG_REG_CPD_IMPL_H
 #define PTREG_REG_CPD_IMPL_H
 
