@@ -73,6 +73,10 @@ expect 2 -- "$PTREG" cpd "$WORK/$src" "$WORK/$tgt" --w 1
 err_has "w"
 expect 2 -- "$PTREG" cpd "$WORK/$src" "$WORK/$tgt" --transform deformable --beta 0
 err_has "beta"
+expect 2 -- "$PTREG" cpd "$WORK/$src" "$WORK/$tgt" --transform deformable --beta 1e-300
+err_has "beta"
+expect 2 -- "$PTREG" cpd "$WORK/$src" "$WORK/$tgt" --sigma2 1e300 --w 0.1
+err_has "sigma2"
 expect 2 -- "$PTREG" cpd "$WORK/$src" "$WORK/$tgt" --transform bent
 err_has "transform"
 expect 2 -- "$PTREG" cpd "$WORK/$src" "$WORK/$tgt" --transform deformable -t "$WORK/T2.txt"

@@ -165,6 +165,25 @@ static ptreg_status state_init(cpd_state *s, const float *source, size_t m, cons
     return PTREG_OK;
 }
 
+/* A width w whose Gauss transform scale 1 / (2 w^2) is a positive float32. */
+static int width_usable(double w2) { return 0.5 / w2 > 1e-30 && 0.5 / w2 <= 3.4e38; }
+
+/* The first sigma^2 and beta as the Gauss transform takes them. */
+static ptreg_status check_widths(const ptreg_cpd_options *opt, double sigma2, ptreg_error *err)
+{
+    if (!width_usable(sigma2))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "CPD: sigma2 %g is too %s for the Gauss transform (1 / (2 sigma2) must be in "
+                               "[1e-30, 3.4e38])",
+                               sigma2, 0.5 / sigma2 > 1 ? "small" : "large");
+    if (opt->transform == PTREG_CPD_DEFORMABLE && !width_usable(opt->beta * opt->beta))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "CPD: beta %g is too %s for the Gauss transform (1 / (2 beta^2) must be in "
+                               "[1e-30, 3.4e38])",
+                               opt->beta, opt->beta < 1 ? "small" : "large");
+    return PTREG_OK;
+}
+
 /* sum over every pair |x_n - y_m|^2 / (3 M N), from the clouds' sums. */
 static double initial_sigma2(const cpd_run *r)
 {
@@ -196,7 +215,9 @@ static ptreg_status estep(cpd_state *s, ptreg_error *err)
     if (st)
         return st;
     const double w = r->opt->w;
-    const double c = pow(2.0 * 3.14159265358979323846 * r->sigma2, 1.5) * w / (1.0 - w) * (double)r->m / (double)r->n;
+    const double c = w > 0 ? pow(2.0 * 3.14159265358979323846 * r->sigma2, 1.5) * w / (1.0 - w) * (double)r->m /
+                                 (double)r->n
+                           : 0.0;
     for (size_t i = 0; i < r->n; i++) {
         const double sum = r->pt1[i];
         s->inv_den[i] = 1.0 / ((sum > DBL_EPSILON ? sum : DBL_EPSILON) + c);
@@ -388,8 +409,9 @@ static ptreg_status iterate(cpd_state *s, double L[9], double t[3], double *scal
         move_centroids(r, L, t);
     const double fit = fit_after_move(r, s->ty_before);
     *objective = fit / (2.0 * r->sigma2) + 1.5 * r->np * log(r->sigma2) + penalty;
-    const double sigma2 = fit / (3.0 * r->np);
-    r->sigma2 = sigma2 > 0 ? sigma2 : CPD_SIGMA2_FLOOR * r->sigma2_init;
+    const double sigma2 = fit / (3.0 * r->np), floor = CPD_SIGMA2_FLOOR * r->sigma2_init;
+    /* (and never below what the Gauss transform's scale takes) */
+    r->sigma2 = sigma2 > 0 && width_usable(sigma2) ? sigma2 : floor > 1.5e-39 ? floor : 1.5e-39;
     return PTREG_OK;
 }
 
@@ -517,6 +539,8 @@ ptreg_status ptreg_cpd(const float *source, size_t m, const float *target, size_
         if (!(s.run.sigma2 > 0) || !isfinite(s.run.sigma2))
             st = ptreg_error_set(err, PTREG_ERR_ARG,
                                  "CPD: the clouds are one point each, at the same place: give sigma2");
+        else
+            st = check_widths(opt, s.run.sigma2, err);
     }
     if (!st)
         st = run_loop(&s, L, t, res, err);
