@@ -208,12 +208,12 @@ static void test_round_trips(void)
     /* An explicit format overrides the extension; an unknown one is refused,
      * never written in a format the name does not say (issue 47). */
     char path[512];
-    snprintf(path, sizeof path, "%s/cloud.bin", tmp_dir);
+    snprintf(path, sizeof path, "%s/cloud.dat", tmp_dir);
     ptreg_cloud c, back;
     ptreg_error err;
     random_cloud(&c, 10, 0, 3);
     CHECK(ptreg_cloud_write(path, &c, NULL, &err) == PTREG_ERR_ARG);
-    CHECK_MSG(strstr(err.message, "cloud.bin") && strstr(err.message, ".ply"), "%s", err.message);
+    CHECK_MSG(strstr(err.message, "cloud.dat") && strstr(err.message, ".ply"), "%s", err.message);
     CHECK(access(path, F_OK) != 0);
     ptreg_write_options opt;
     ptreg_write_options_default(&opt);
@@ -1062,8 +1062,44 @@ static void test_format_names(void)
     ptreg_format parsed = PTREG_FORMAT_AUTO;
     CHECK(ptreg_format_parse("csv", &parsed) == 0 && parsed == PTREG_FORMAT_XYZ);
     CHECK(ptreg_format_parse("nope", &parsed) == -1 && parsed == PTREG_FORMAT_XYZ);
-    for (int f = PTREG_FORMAT_PLY; f <= PTREG_FORMAT_EPOS; f++)
+    for (int f = PTREG_FORMAT_PLY; f <= PTREG_FORMAT_KITTI; f++)
         CHECK(ptreg_format_parse(ptreg_format_name((ptreg_format)f), &parsed) == 0 && parsed == (ptreg_format)f);
+    CHECK(ptreg_format_from_path("000042.bin") == PTREG_FORMAT_KITTI);
+}
+
+/* KITTI velodyne .bin: float32 x y z reflectance records; the reflectance
+ * comes back as intensity; a size that is not whole records names the
+ * byte where the last one breaks off; a NaN row is dropped and counted. */
+static void test_kitti_bin(void)
+{
+    const float rec[3][4] = {{1.5f, -2.25f, 0.125f, 0.5f}, {NAN, 0.0f, 0.0f, 0.0f}, {40.0f, 3.0f, -1.0f, 1.0f}};
+    ptreg_read_options ro;
+    ptreg_read_options_default(&ro);
+    ro.format = PTREG_FORMAT_KITTI;
+    ro.attributes = 1;
+    ptreg_cloud c, back;
+    ptreg_error err;
+    CHECK(ptreg_cloud_read_memory_with(rec, sizeof rec, &ro, "f.bin", &c, &err) == PTREG_OK);
+    CHECK(c.n == 2 && c.dropped_nonfinite == 1 && c.intensity);
+    if (c.n == 2 && c.intensity) {
+        CHECK(c.xyz[0] == 1.5f && c.xyz[1] == -2.25f && c.xyz[2] == 0.125f && c.xyz[3] == 40.0f);
+        CHECK(c.intensity[0] == 32768 && c.intensity[1] == 65535);
+    }
+    char path[600];
+    snprintf(path, sizeof path, "%s/scan.bin", tmp_dir);
+    ptreg_write_options wo;
+    ptreg_write_options_default(&wo);
+    CHECK_MSG(ptreg_cloud_write(path, &c, &wo, &err) == PTREG_OK, "%s", err.message);
+    ro.format = PTREG_FORMAT_AUTO;
+    CHECK(ptreg_cloud_read_with(path, &ro, &back, &err) == PTREG_OK);
+    CHECK(back.n == 2 && memcmp(back.xyz, c.xyz, 24) == 0 && back.intensity &&
+          memcmp(back.intensity, c.intensity, 4) == 0);
+    ptreg_cloud_free(&back);
+    ptreg_cloud_free(&c);
+    unlink(path);
+    CHECK(ptreg_cloud_read_memory(rec, 40, PTREG_FORMAT_KITTI, "cut.bin", &c, &err) == PTREG_ERR_FORMAT);
+    CHECK_MSG(strstr(err.message, "cut.bin: byte 32") && strstr(err.message, "16-byte records"), "%s", err.message);
+    CHECK(ptreg_cloud_read_memory(rec, 0, PTREG_FORMAT_KITTI, "empty.bin", &c, &err) == PTREG_ERR_FORMAT);
 }
 
 /* One frame of the stream (docs/FORMATS.md) appended at b: its header,
@@ -1228,6 +1264,7 @@ int main(void)
         return 1;
     }
     test_format_names();
+    test_kitti_bin();
     test_number_scanner();
     test_round_trips();
     test_good_fixtures();

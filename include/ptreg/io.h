@@ -14,7 +14,7 @@ extern "C" {
 
 typedef enum ptreg_format {
     PTREG_FORMAT_AUTO = 0, /* by file extension: .ply .pcd .xyz .txt .csv .pts .vtk .pos .epos .las .obj .stl
-                            * .off */
+                            * .off .bin */
     PTREG_FORMAT_PLY,
     PTREG_FORMAT_PCD,
     PTREG_FORMAT_XYZ, /* whitespace- or comma-separated text (.xyz .txt .csv .pts) */
@@ -24,13 +24,15 @@ typedef enum ptreg_format {
     PTREG_FORMAT_LAS,  /* ASPRS LAS 1.0-1.4 (.las; .laz is refused: compressed); written as LAS 1.2 */
     PTREG_FORMAT_OBJ,  /* Wavefront OBJ mesh: its vertices (v, and vn when one per vertex); read only */
     PTREG_FORMAT_STL,  /* STL mesh, ASCII or binary: its distinct vertices; read only */
-    PTREG_FORMAT_OFF   /* ASCII OFF mesh (and COFF, NOFF): its vertices; read only */
+    PTREG_FORMAT_OFF,  /* ASCII OFF mesh (and COFF, NOFF): its vertices; read only */
+    PTREG_FORMAT_KITTI /* KITTI velodyne scan (.bin): float32 x y z reflectance records; reflectance is
+                          the intensity / 65535 */
 } ptreg_format;
 
 /* The format named by a path's extension (case-insensitive), or
  * PTREG_FORMAT_AUTO when the extension is unknown. */
 PTREG_API ptreg_format ptreg_format_from_path(const char *path);
-/* "ply", "pcd", "xyz", "vtk", "pos", "epos", "las", "obj", "stl", "off"; parses the same names
+/* "ply", "pcd", "xyz", "vtk", "pos", "epos", "las", "obj", "stl", "off", "bin"; parses the same names
  * (and "csv", "txt", "pts", "laz"). */
 PTREG_API const char *ptreg_format_name(ptreg_format format);
 PTREG_API int ptreg_format_parse(const char *name, ptreg_format *format); /* -1 when unknown */

@@ -219,7 +219,7 @@ static ptreg_status check_write_args(const char *path, const ptreg_cloud *cloud,
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "%s: %s meshes are read (their vertices), not written: write PLY, PCD, text or LAS",
                                path, ptreg_format_name(format));
-    if (format < PTREG_FORMAT_PLY || format > PTREG_FORMAT_LAS)
+    if ((format < PTREG_FORMAT_PLY || format > PTREG_FORMAT_LAS) && format != PTREG_FORMAT_KITTI)
         return ptreg_error_set(err, PTREG_ERR_ARG, "%s: unknown format %d", path, (int)format);
     return PTREG_OK;
 }
@@ -237,22 +237,25 @@ ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud, const
     if (format == PTREG_FORMAT_AUTO) /* never another format than the name says (issue 47) */
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "%s: no cloud format ptreg writes has that extension (.ply, .pcd, .xyz, .txt, .csv, "
-                               ".pts, .las, .pos), and none was named",
+                               ".pts, .las, .pos, .bin), and none was named",
                                path ? path : "(no path)");
     ptreg_status s = check_write_args(path, cloud, format, err);
     if (s != PTREG_OK)
         return s;
-    if (format == PTREG_FORMAT_POS && io_has_origin(cloud))
+    if ((format == PTREG_FORMAT_POS || format == PTREG_FORMAT_KITTI) && io_has_origin(cloud))
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
-                               "%s: .pos holds float32 coordinates: this cloud's (origin %.17g %.17g %.17g) would lose "
+                               "%s: %s holds float32 coordinates: this cloud's (origin %.17g %.17g %.17g) would lose "
                                "their millimetres; write PLY, PCD or LAS",
-                               path, cloud->origin[0], cloud->origin[1], cloud->origin[2]);
+                               path, format == PTREG_FORMAT_KITTI ? "KITTI .bin" : ".pos", cloud->origin[0],
+                               cloud->origin[1], cloud->origin[2]);
     int normals = opt->with_normals && cloud->normals != NULL;
     if (normals && !ptreg_format_holds_normals(format))
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "%s: %s files cannot hold normals: write PLY, PCD or text (.xyz .txt .csv .pts), "
                                "or drop the normals",
-                               path, format == PTREG_FORMAT_LAS ? "LAS" : "atom probe .pos");
+                               path, format == PTREG_FORMAT_LAS     ? "LAS"
+                                     : format == PTREG_FORMAT_KITTI ? "KITTI .bin"
+                                                                    : "atom probe .pos");
     if (format == PTREG_FORMAT_POS)
         return ptreg_apt_write_pos(path, cloud->xyz, NULL, cloud->n, err);
     ptreg_atomic_file af;
@@ -263,7 +266,9 @@ ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud, const
             ptreg_atomic_abort(&af);
             return s;
         }
-    } else if (format == PTREG_FORMAT_PLY)
+    } else if (format == PTREG_FORMAT_KITTI)
+        io_write_kitti(af.fp, cloud);
+    else if (format == PTREG_FORMAT_PLY)
         io_write_ply(af.fp, cloud, opt->ascii, normals);
     else if (format == PTREG_FORMAT_PCD)
         io_write_pcd(af.fp, cloud, opt->ascii, normals);

@@ -19,6 +19,7 @@ static const struct {
             {"vtk", PTREG_FORMAT_VTK}, {"pos", PTREG_FORMAT_POS}, {"epos", PTREG_FORMAT_EPOS},
             {"las", PTREG_FORMAT_LAS}, {"laz", PTREG_FORMAT_LAS}, /* the LAS reader refuses LAZ by its content */
             {"obj", PTREG_FORMAT_OBJ}, {"stl", PTREG_FORMAT_STL}, {"off", PTREG_FORMAT_OFF},
+            {"bin", PTREG_FORMAT_KITTI},
 };
 
 static int same_nocase(const char *a, const char *b)
@@ -64,6 +65,7 @@ const char *ptreg_format_name(ptreg_format format)
     case PTREG_FORMAT_OBJ: return "obj";
     case PTREG_FORMAT_STL: return "stl";
     case PTREG_FORMAT_OFF: return "off";
+    case PTREG_FORMAT_KITTI: return "bin";
     }
     return "unknown";
 }
@@ -157,6 +159,7 @@ static ptreg_status parse_cloud(const io_in *in, ptreg_format format, ptreg_clou
     case PTREG_FORMAT_OBJ: return io_read_obj(in, cloud);
     case PTREG_FORMAT_STL: return io_read_stl(in, cloud);
     case PTREG_FORMAT_OFF: return io_read_off(in, cloud);
+    case PTREG_FORMAT_KITTI: return io_read_kitti(in, cloud);
     default: break;
     }
     return ptreg_error_set(in->err, PTREG_ERR_ARG, "%s: unknown format %d", in->name, (int)format);

@@ -188,6 +188,8 @@ ptreg_status io_read_las(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_obj(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_stl(const io_in *in, ptreg_cloud *cloud);
 ptreg_status io_read_off(const io_in *in, ptreg_cloud *cloud);
+/* A KITTI velodyne scan (kitti_read.c). */
+ptreg_status io_read_kitti(const io_in *in, ptreg_cloud *cloud);
 /* A .pos or .epos reconstruction's positions as a cloud (apt_read.c). */
 ptreg_status io_read_apt_cloud(const io_in *in, ptreg_apt_format format, ptreg_cloud *cloud);
 
@@ -197,6 +199,8 @@ void io_write_ply(FILE *f, const ptreg_cloud *cloud, int ascii, int normals);
 void io_write_pcd(FILE *f, const ptreg_cloud *cloud, int ascii, int normals);
 /* csv: a header line and commas, else blanks and no header. */
 void io_write_xyz(FILE *f, const ptreg_cloud *cloud, int normals, int csv);
+/* KITTI .bin records (kitti_read.c): reflectance intensity / 65535, else 0. */
+void io_write_kitti(FILE *f, const ptreg_cloud *cloud);
 /* LAS 1.2 (las_write.c): fails on coordinates the format cannot hold. */
 ptreg_status io_write_las(FILE *f, const ptreg_cloud *cloud, const char *path, ptreg_error *err);
 /* Whether the cloud has an origin: its writers then write world coordinates

@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #elif defined(FUZZ_FORMAT)
     run(data, size, FUZZ_FORMAT);
 #else
-    for (int f = PTREG_FORMAT_AUTO; f <= PTREG_FORMAT_OFF; f++)
+    for (int f = PTREG_FORMAT_AUTO; f <= PTREG_FORMAT_KITTI; f++)
         run(data, size, (ptreg_format)f);
 #endif
     return 0;
