@@ -76,6 +76,44 @@ PTREG_API void ptreg_synth_sequence_options_default(ptreg_synth_sequence_options
 PTREG_API ptreg_status ptreg_synth_sequence_frame(const ptreg_synth_sequence_options *opt, size_t i, ptreg_cloud *frame,
                                                   double truth[16], double *time, ptreg_error *err);
 
+/* ---- a LiDAR drive: a spinning multi-beam scanner on a car ---- */
+
+/* A car drives a winding, hilly street at constant speed: straights of 60
+ * to 200 m, turns of 30 to 90 degrees (radius 25 to 60 m), smooth hills of
+ * a few metres. Beside the road stand building facades, poles, trees (a
+ * trunk and a cone) and parked cars, placed from the seed. The scanner, KITTI's
+ * Velodyne HDL-64E by default, sits 1.73 m above the road; its frame is x
+ * forward, y left, z up, pitched and rolled with the ground. Each frame is
+ * one instantaneous turn (KITTI's scans come motion-compensated), its spin
+ * starting at a random azimuth. docs/ALGORITHMS.md, "LiDAR odometry". */
+typedef struct ptreg_synth_lidar_options {
+    size_t frames;                /* default 1000 */
+    int beams;                    /* lasers, spread evenly over the vertical field (default 64) */
+    double azimuth_step_deg;      /* between firings (default 0.2) */
+    double fov_up_deg;            /* the top beam's elevation (default 2) */
+    double fov_down_deg;          /* the bottom one's (default -24.8) */
+    double min_range, max_range;  /* returns kept, m (default 2.5, 120) */
+    double speed;                 /* m/s (default 10) */
+    double rate;                  /* turns per second: frame i is at i / rate s (default 10) */
+    double noise;                 /* range noise sigma, m (default 0.02) */
+    double dropouts;              /* each return dropped with this probability (default 0) */
+    uint64_t seed;                /* default 1: the world, and each frame's stream */
+} ptreg_synth_lidar_options;
+
+typedef struct ptreg_synth_lidar ptreg_synth_lidar;
+
+PTREG_API void ptreg_synth_lidar_options_default(ptreg_synth_lidar_options *opt);
+/* Makes the world (the road and its objects) for the options' drive. */
+PTREG_API ptreg_status ptreg_synth_lidar_create(const ptreg_synth_lidar_options *opt, ptreg_synth_lidar **world,
+                                                ptreg_error *err);
+/* Frame i: the returns in the sensor's frame (intensity: each surface's
+ * reflectance x 65535), *pose taking them into the world (the truth an
+ * odometry should return, up to the first pose) and *time. Any frame can
+ * be made alone; the same options give the same bits for any thread count. */
+PTREG_API ptreg_status ptreg_synth_lidar_frame(const ptreg_synth_lidar *world, size_t i, ptreg_cloud *frame,
+                                               double pose[16], double *time, ptreg_error *err);
+PTREG_API void ptreg_synth_lidar_destroy(ptreg_synth_lidar *world);
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,15 +51,22 @@ static const cli_option synth_options[] = {
      "an approach of N frames for 'ptreg track' (see below): with --frames-dir and/or "
      "--truth-trajectory-out"},
     {"frames-dir", 0, "DIR",
-     "--sequence: write frame_00000.ply ... (binary PLY unless --ascii) into DIR "
+     "--sequence: write frame_00000.ply ... (binary PLY unless --ascii) into DIR; "
+     "--lidar-sequence: velodyne/000000.bin ..., poses.txt, times.txt and calib.txt "
      "(made when missing)",
      CLI_WRITES_FOLDER},
     {"truth-trajectory-out", 0, "FILE",
      "write the true poses of --sequence, a TUM trajectory (timestamp tx "
      "ty tz qx qy qz qw)",
      "txt tum"},
-    {"rate", 0, "HZ", "--sequence: frames per second (default 10)"},
-    {"dropouts", 0, "F", "--sequence: each point dropped with probability F (default 0)"},
+    {"lidar-sequence", 0, "N",
+     "a LiDAR drive of N frames for 'ptreg odometry' (see below), in KITTI's layout: with "
+     "--frames-dir"},
+    {"beams", 0, "B", "--lidar-sequence: lasers (default 64)"},
+    {"azimuth-step", 0, "DEG", "--lidar-sequence: degrees between firings (default 0.2)"},
+    {"speed", 0, "V", "--lidar-sequence: the car's speed, m/s (default 10)"},
+    {"rate", 0, "HZ", "--sequence, --lidar-sequence: frames per second (default 10)"},
+    {"dropouts", 0, "F", "--sequence, --lidar-sequence: each point dropped with probability F (default 0)"},
     {"occlusion", 0, "START[,LENGTH]",
      "--sequence: frames START .. START+LENGTH-1 (LENGTH default 1) have "
      "85% of the view blocked by an occluder near the sensor"},
@@ -102,7 +109,19 @@ const cli_command cli_cmd_synth = CLI_COMMAND(
     "frame (x right, y down, z along the view), at frame / --rate seconds; the truth takes\n"
     "it into the model's frame (what 'ptreg track' should return):\n"
     "  ptreg synth --sequence 300 --model model.ply --frames-dir frames --truth-trajectory-out truth.txt\n"
-    "  ptreg track model.ply --frames frames -o trajectory.txt",
+    "  ptreg track model.ply --frames frames -o trajectory.txt\n"
+    "\n"
+    "--lidar-sequence N drives a car down a winding, hilly street (straights and turns,\n"
+    "building facades, poles, trees and parked cars beside it) at --speed, a spinning\n"
+    "scanner on its roof (--beams lasers over KITTI's HDL-64E field, +2 to -24.8 degrees,\n"
+    "every --azimuth-step degrees, returns from 2.5 to 120 m, range noise --noise, default\n"
+    "0.02 m). Each frame is one turn, written the way KITTI's odometry set is: DIR/velodyne/\n"
+    "000000.bin ... (float32 x y z reflectance; x forward, y left, z up), DIR/poses.txt (the\n"
+    "true poses, 12 numbers a line, taking each frame into the first frame's), DIR/times.txt\n"
+    "and DIR/calib.txt (Tr the identity: the poses are the scanner's):\n"
+    "  ptreg synth --lidar-sequence 1000 --frames-dir seq\n"
+    "  ptreg odometry --frames seq/velodyne -o poses.txt --format kitti\n"
+    "  ptreg eval poses.txt seq/poses.txt --by-index",
     synth_options, 0, 0);
 
 static int read_synth_options(const cli_args *a, ptreg_shape *shape, size_t *model_points, ptreg_synth_options *o)
@@ -327,6 +346,18 @@ int cli_run_synth(int argc, char **argv)
     int rc;
     if (!cli_begin(&cli_cmd_synth, argc, argv, &a, &rc))
         return rc;
+    if (cli_has(&a, "sequence") && cli_has(&a, "lidar-sequence")) {
+        cli_error("synth", "give --sequence or --lidar-sequence, not both");
+        return EXIT_USAGE;
+    }
+    if (cli_has(&a, "lidar-sequence"))
+        return cli_synth_lidar(&a);
+    static const char *const lidar_only[] = {"beams", "azimuth-step", "speed"};
+    for (size_t i = 0; i < sizeof lidar_only / sizeof lidar_only[0]; i++)
+        if (cli_has(&a, lidar_only[i])) {
+            cli_error("synth", "--%s is an option of --lidar-sequence N", lidar_only[i]);
+            return EXIT_USAGE;
+        }
     if (cli_has(&a, "sequence"))
         return write_sequence(&a);
     static const char *const sequence_only[] = {"frames-dir", "truth-trajectory-out", "rate", "dropouts", "occlusion",

@@ -60,6 +60,8 @@ int cli_run_index(int argc, char **argv);
 int cli_run_synth(int argc, char **argv);
 /* ptreg synth --shape apt-polycrystal (cmd_synth_apt.c), on parsed options. */
 int cli_synth_apt(const cli_args *args);
+/* ptreg synth --lidar-sequence N (cmd_synth_lidar.c), on parsed options. */
+int cli_synth_lidar(const cli_args *args);
 int cli_run_convert(int argc, char **argv);
 int cli_run_register(int argc, char **argv);
 int cli_run_multiway(int argc, char **argv);

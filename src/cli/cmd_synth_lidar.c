@@ -1,0 +1,190 @@
+/* ptreg synth --lidar-sequence N: a LiDAR drive in KITTI's odometry
+ * layout (velodyne/NNNNNN.bin, poses.txt, times.txt, calib.txt). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/commands.h"
+#include "cli/files.h"
+#include "cli/json.h"
+#include "ptreg/io.h"
+#include "ptreg/synth.h"
+#include "ptreg/transform.h"
+
+static int read_lidar_options(const cli_args *a, ptreg_synth_lidar_options *o)
+{
+    static const char *const not_here[] = {"shape",   "model",      "model-points",    "output",
+                                           "points",  "truth-out",  "max-angle",       "max-translation",
+                                           "outliers", "overlap",   "view",            "motif",
+                                           "lattice", "grains",     "box",             "efficiency",
+                                           "noise-depth", "solute", "truth-trajectory-out", "occlusion",
+                                           "approach", "ascii"};
+    for (size_t i = 0; i < sizeof not_here / sizeof not_here[0]; i++)
+        if (cli_has(a, not_here[i])) {
+            cli_error("synth", "--%s is not an option of --lidar-sequence", not_here[i]);
+            return EXIT_USAGE;
+        }
+    int rc = cli_size(a, "lidar-sequence", 1, 10000000, &o->frames);
+    rc = rc ? rc : cli_int(a, "beams", 1, 1024, &o->beams);
+    rc = rc ? rc : cli_double(a, "azimuth-step", 0.01, 10.0, &o->azimuth_step_deg);
+    rc = rc ? rc : cli_double(a, "speed", 0.0, 100.0, &o->speed);
+    rc = rc ? rc : cli_double(a, "rate", 0.1, 1000.0, &o->rate);
+    rc = rc ? rc : cli_double(a, "noise", 0.0, 10.0, &o->noise);
+    rc = rc ? rc : cli_double(a, "dropouts", 0.0, 0.99, &o->dropouts);
+    rc = rc ? rc : cli_u64(a, "seed", &o->seed);
+    if (!rc && !cli_has(a, "frames-dir")) {
+        cli_error("synth", "--lidar-sequence: give --frames-dir DIR (velodyne/, poses.txt, times.txt, calib.txt)");
+        rc = EXIT_USAGE;
+    }
+    return rc;
+}
+
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0777) && errno != EEXIST) {
+        cli_error("synth", "--frames-dir: %s cannot be made (%s)", path, strerror(errno));
+        return EXIT_RUNTIME;
+    }
+    return EXIT_OK;
+}
+
+/* A 3 x 4 row-major [R | t], KITTI's pose and calibration line. */
+static int write_3x4(FILE *f, const double T[16])
+{
+    int bad = 0;
+    for (int k = 0; k < 12; k++)
+        bad |= fprintf(f, "%.12e%c", T[k], k == 11 ? '\n' : ' ') < 0;
+    return bad;
+}
+
+/* calib.txt: P0..P3 zero (no cameras) and Tr the identity. */
+static int write_calib(FILE *f)
+{
+    double I[16];
+    ptreg_transform_identity(I);
+    int bad = 0;
+    for (int p = 0; p < 4; p++)
+        bad |= fprintf(f, "P%d: 0 0 0 0 0 0 0 0 0 0 0 0\n", p) < 0;
+    bad |= fputs("Tr: ", f) < 0;
+    return bad | write_3x4(f, I);
+}
+
+typedef struct lidar_files {
+    ptreg_atomic_file poses, times, calib;
+    int open;
+} lidar_files;
+
+static int open_files(const char *dir, lidar_files *lf)
+{
+    static const char *const names[] = {"poses.txt", "times.txt", "calib.txt"};
+    ptreg_atomic_file *files[] = {&lf->poses, &lf->times, &lf->calib};
+    for (int k = 0; k < 3; k++) {
+        char path[4096];
+        ptreg_error err;
+        snprintf(path, sizeof path, "%s/%s", dir, names[k]);
+        if (ptreg_atomic_open(path, files[k], &err)) {
+            cli_error("synth", "%s", err.message);
+            return EXIT_RUNTIME;
+        }
+        lf->open = k + 1;
+    }
+    return EXIT_OK;
+}
+
+static int close_files(lidar_files *lf, int rc)
+{
+    ptreg_atomic_file *files[] = {&lf->poses, &lf->times, &lf->calib};
+    for (int k = 0; k < lf->open; k++) {
+        ptreg_error err;
+        if (rc)
+            ptreg_atomic_abort(files[k]);
+        else if (ptreg_atomic_commit(files[k], &err)) {
+            cli_error("synth", "%s", err.message);
+            rc = EXIT_RUNTIME;
+        }
+    }
+    return rc;
+}
+
+/* Every frame: its scan, and its pose relative to the first frame's. */
+static int write_frames(const ptreg_synth_lidar *world, const ptreg_synth_lidar_options *o, const char *dir,
+                        lidar_files *lf, size_t *points)
+{
+    double first_inv[16];
+    for (size_t i = 0; i < o->frames; i++) {
+        ptreg_cloud frame;
+        double pose[16], rel[16], t;
+        ptreg_error err;
+        ptreg_status st = ptreg_synth_lidar_frame(world, i, &frame, pose, &t, &err);
+        if (st) {
+            cli_error("synth", "%s", err.message);
+            return cli_exit_code(st, 0);
+        }
+        char path[4096];
+        snprintf(path, sizeof path, "%s/velodyne/%06zu.bin", dir, i);
+        int rc = cli_write_cloud("synth", path, &frame, 0);
+        *points += frame.n;
+        ptreg_cloud_free(&frame);
+        if (rc)
+            return rc;
+        if (i == 0)
+            ptreg_transform_invert_rigid(pose, first_inv);
+        ptreg_transform_mul(first_inv, pose, rel);
+        if (write_3x4(lf->poses.fp, rel) || fprintf(lf->times.fp, "%.6e\n", t) < 0) {
+            cli_error("synth", "%s: writing failed", dir);
+            return EXIT_RUNTIME;
+        }
+    }
+    return write_calib(lf->calib.fp) ? (cli_error("synth", "%s: writing failed", dir), EXIT_RUNTIME) : EXIT_OK;
+}
+
+static int print_result(const cli_args *a, const ptreg_synth_lidar_options *o, const char *dir, size_t points)
+{
+    if (!cli_has(a, "json")) {
+        printf("lidar sequence: %zu frames of %d beams (%zu points in all, %.0f a frame) at %g Hz, %g m/s, in "
+               "%s/velodyne/NNNNNN.bin; truth: %s/poses.txt\n",
+               o->frames, o->beams, points, (double)points / (double)o->frames, o->rate, o->speed, dir, dir);
+        return EXIT_OK;
+    }
+    cJSON *j = cJSON_CreateObject();
+    cli_json_string(j, "command", "synth");
+    cli_json_string(j, "kind", "lidar-sequence");
+    cli_json_number(j, "frames", (double)o->frames);
+    cli_json_number(j, "beams", o->beams);
+    cli_json_number(j, "points", (double)points);
+    cli_json_number(j, "rate", o->rate);
+    cli_json_number(j, "speed", o->speed);
+    cli_json_string(j, "frames_dir", dir);
+    cli_json_number(j, "seed", (double)o->seed);
+    return cli_json_print(j);
+}
+
+int cli_synth_lidar(const cli_args *a)
+{
+    ptreg_synth_lidar_options o;
+    ptreg_synth_lidar_options_default(&o);
+    int rc = read_lidar_options(a, &o);
+    if (rc)
+        return rc;
+    const char *dir = cli_string(a, "frames-dir", NULL);
+    char velodyne[4096];
+    snprintf(velodyne, sizeof velodyne, "%s/velodyne", dir);
+    if ((rc = make_dir(dir)) || (rc = make_dir(velodyne)))
+        return rc;
+    ptreg_synth_lidar *world;
+    ptreg_error err;
+    ptreg_status st = ptreg_synth_lidar_create(&o, &world, &err);
+    if (st) {
+        cli_error("synth", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    lidar_files lf;
+    memset(&lf, 0, sizeof lf);
+    size_t points = 0;
+    rc = open_files(dir, &lf);
+    rc = rc ? rc : write_frames(world, &o, dir, &lf, &points);
+    rc = close_files(&lf, rc);
+    ptreg_synth_lidar_destroy(world);
+    return rc ? rc : print_result(a, &o, dir, points);
+}
