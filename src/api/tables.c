@@ -19,7 +19,7 @@ static const struct {
     {"index", ptreg_index_option_table},       {"batch", ptreg_batch_option_table},
     {"multiway", ptreg_multiway_option_table}, {"pose_graph", ptreg_pose_graph_option_table},
     {"track", ptreg_track_option_table},       {"eval", ptreg_eval_option_table},
-    {"tune", ptreg_tune_option_table},
+    {"tune", ptreg_tune_option_table},         {"odometry", ptreg_odometry_option_table},
 };
 
 static const struct {
@@ -42,6 +42,8 @@ static const struct {
     {"track_summary", ptreg_track_summary_table},
     {"trajectory_eval", ptreg_eval_result_table},
     {"batch_stats", ptreg_batch_stats_table},
+    {"odometry_frame", ptreg_odometry_frame_table},
+    {"odometry_summary", ptreg_odometry_summary_table},
 };
 
 const ptreg_option_table *ptreg_option_table_find(const char *name)

@@ -22,7 +22,7 @@ typedef struct cli_option {
 /* cli_option.writes: the endings the option writes, blank-separated, case
  * ignored ("nii.gz" may have a dot), or CLI_WRITES_FOLDER for a folder the
  * command fills (made when missing: its parent must exist). */
-#define CLI_WRITES_CLOUD "ply pcd xyz txt csv pts las pos"
+#define CLI_WRITES_CLOUD "ply pcd xyz txt csv pts las pos bin"
 #define CLI_WRITES_TRANSFORM "txt json"
 #define CLI_WRITES_SVG "svg"
 #define CLI_WRITES_HTML "html"

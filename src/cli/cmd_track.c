@@ -366,7 +366,7 @@ int cli_run_track(int argc, char **argv)
         rc = track_read_truth(cli_string(&a, "truth", NULL), &job.truth);
     if (rc || (rc = load_model(&a, &opt, &job)))
         goto done;
-    rc = track_source_open(&a, &src);
+    rc = track_source_open(&a, 1, &src);
     if (rc)
         goto done;
     const double t0 = ptreg_time_ms();
@@ -399,8 +399,8 @@ int cli_run_track(int argc, char **argv)
             print_human(&job, &sum);
     }
 done:
-    rc = track_output_close(&job.out_file, &job.out, rc);
-    rc = track_output_close(&job.states_file, &job.states, rc);
+    rc = track_output_close("track", &job.out_file, &job.out, rc);
+    rc = track_output_close("track", &job.states_file, &job.states, rc);
     ptreg_track_summary_free(&sum);
     ptreg_trajectory_free(&job.truth);
     track_page_free(&view);

@@ -23,6 +23,7 @@ static const command_entry commands[] = {
     {&cli_cmd_evaluate, cli_run_evaluate},
     {&cli_cmd_multiway, cli_run_multiway},
     {&cli_cmd_track, cli_run_track},
+    {&cli_cmd_odometry, cli_run_odometry},
     {&cli_cmd_eval, cli_run_eval},
     {&cli_cmd_emicp, cli_run_emicp},
     {&cli_cmd_cpd, cli_run_cpd},
@@ -79,7 +80,7 @@ static int print_version(void)
     return EXIT_OK;
 }
 
-/* track waits for a sensor's frames; libgomp's workers spin 300,000 turns
+/* track and odometry wait for a sensor's frames; libgomp's workers spin 300,000 turns
  * (about 14 ms of a core) after every parallel region before they sleep,
  * and a 10 Hz stream paid 1.9 times its frames' CPU time so
  * (bench/track_idle.py). libgomp reads GOMP_SPINCOUNT once, as it loads:
@@ -127,7 +128,7 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     const command_entry *e = find_command(name);
-    if (e == find_command("track"))
+    if (e == find_command("track") || e == find_command("odometry"))
         quiet_idle_workers(argv);
     if (!e) {
         fprintf(stderr, "ptreg: unknown command '%s'\n\n", name);

@@ -19,7 +19,7 @@ static int list_folder(const char *dir, frame_source *src)
 {
     DIR *d = opendir(dir);
     if (!d) {
-        cli_error("track", "--frames %s: cannot open the folder", dir);
+        cli_error(src->cmd, "--frames %s: cannot open the folder", dir);
         return EXIT_BAD_INPUT;
     }
     size_t cap = 0;
@@ -39,7 +39,7 @@ static int list_folder(const char *dir, frame_source *src)
                 free(path), path = NULL;
         }
         if (!path) {
-            cli_error("track", "out of memory");
+            cli_error(src->cmd, "out of memory");
             rc = EXIT_RUNTIME;
             break;
         }
@@ -55,7 +55,7 @@ static int list_folder(const char *dir, frame_source *src)
     if (rc)
         return rc;
     if (src->count == 0) {
-        cli_error("track", "--frames %s: no cloud files (.ply .pcd .xyz .txt .csv .pts .vtk .pos .epos) in it", dir);
+        cli_error(src->cmd, "--frames %s: no cloud files (.ply .pcd .xyz .txt .csv .pts .vtk .las .bin ...) in it", dir);
         return EXIT_BAD_INPUT;
     }
     qsort(src->owned, src->count, sizeof *src->owned, by_name);
@@ -71,9 +71,9 @@ static int stream_next(frame_source *src, frame_in *f)
     int end = 0;
     const ptreg_status st = ptreg_frame_stream_next(&src->stream, &f->cloud, &f->t, &end, &err);
     if (st == PTREG_ERR_NOMEM)
-        cli_error("track", "%s", err.message);
+        cli_error(src->cmd, "%s", err.message);
     else if (st)
-        cli_error("track", "stdin: %s", err.message);
+        cli_error(src->cmd, "stdin: %s", err.message);
     src->stream_error = st == PTREG_ERR_NOMEM ? 2 : st ? 1 : 0;
     return !st && !end;
 }
@@ -98,15 +98,15 @@ int track_source_next(frame_source *src, frame_in *f)
     ptreg_error err;
     const ptreg_status st = ptreg_cloud_read(f->name, PTREG_FORMAT_AUTO, &f->cloud, &err);
     if (st == PTREG_ERR_NOMEM) { /* the run's failure, not the frame's */
-        cli_error("track", "frame %zu: %s", index, err.message);
+        cli_error(src->cmd, "frame %zu: %s", index, err.message);
         src->stream_error = 2;
         return 0;
     }
     if (st) {
-        cli_error("track", "frame %zu: %s; the frame is lost", index, err.message);
+        cli_error(src->cmd, "frame %zu: %s; the frame is %s", index, err.message, src->unreadable_is);
         f->unreadable = 1;
         ptreg_cloud_init(&f->cloud);
-    } else if (cli_join_frame("track", f->name, &f->cloud)) {
+    } else if (cli_join_frame(src->cmd, f->name, &f->cloud)) {
         f->unreadable = 1; /* beyond float range from the model: said, and lost */
     }
     return 1;
@@ -128,14 +128,14 @@ int track_output_open(const cli_args *a, const char *name, ptreg_atomic_file *af
     memset(af, 0, sizeof *af);
     if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
         if (!(*f = fopen(path, "w"))) {
-            cli_error("track", "--%s %s: cannot be written: %s", name, path, strerror(errno));
+            cli_error(a->cmd->name, "--%s %s: cannot be written: %s", name, path, strerror(errno));
             return EXIT_RUNTIME;
         }
         setvbuf(*f, NULL, _IOLBF, 0);
         return EXIT_OK;
     }
     if (ptreg_atomic_open(path, af, &err)) {
-        cli_error("track", "--%s %s: cannot be written: %s", name, path, err.message);
+        cli_error(a->cmd->name, "--%s %s: cannot be written: %s", name, path, err.message);
         return EXIT_RUNTIME;
     }
     *f = af->fp;
@@ -144,7 +144,7 @@ int track_output_open(const cli_args *a, const char *name, ptreg_atomic_file *af
 
 /* Renames a finished output over its target (rc 0) or removes it; a
  * direct one is closed. */
-int track_output_close(ptreg_atomic_file *af, FILE **f, int rc)
+int track_output_close(const char *cmd, ptreg_atomic_file *af, FILE **f, int rc)
 {
     ptreg_error err;
     FILE *fp = *f;
@@ -153,7 +153,7 @@ int track_output_close(ptreg_atomic_file *af, FILE **f, int rc)
     *f = NULL;
     if (!af->fp) { /* written directly */
         if (fclose(fp) && !rc) {
-            cli_error("track", "writing the trajectory failed: %s", strerror(errno));
+            cli_error(cmd, "writing the trajectory failed: %s", strerror(errno));
             return EXIT_RUNTIME;
         }
         return rc;
@@ -163,7 +163,7 @@ int track_output_close(ptreg_atomic_file *af, FILE **f, int rc)
         return rc;
     }
     if (ptreg_atomic_commit(af, &err)) {
-        cli_error("track", "writing the trajectory failed: %s", err.message);
+        cli_error(cmd, "writing the trajectory failed: %s", err.message);
         return EXIT_RUNTIME;
     }
     return EXIT_OK;
@@ -190,14 +190,17 @@ void track_source_free(frame_source *src)
     free(src->owned);
 }
 
-int track_source_open(const cli_args *a, frame_source *src)
+int track_source_open(const cli_args *a, int first, frame_source *src)
 {
+    src->cmd = a->cmd->name;
+    if (!src->unreadable_is)
+        src->unreadable_is = "lost";
     if (cli_has(a, "frames"))
         return list_folder(cli_string(a, "frames", NULL), src);
-    if (!strcmp(a->positional[1], "-"))
+    if (!strcmp(a->positional[first], "-"))
         src->stream.in = stdin;
     else
-        src->paths = (const char **)a->positional + 1, src->count = (size_t)a->positional_count - 1;
+        src->paths = (const char **)a->positional + first, src->count = (size_t)(a->positional_count - first);
     return EXIT_OK;
 }
 

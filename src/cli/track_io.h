@@ -10,6 +10,8 @@
 #include "ptreg/report.h"
 
 typedef struct frame_source {
+    const char *cmd;          /* the command, in messages */
+    const char *unreadable_is; /* what an unreadable frame becomes: "lost" (track), "skipped" */
     const char **paths; /* files, or NULL for the stream */
     size_t count, next;
     char **owned; /* --frames: the folder's paths */
@@ -27,15 +29,15 @@ typedef struct frame_in {
     int unreadable;
 } frame_in;
 
-/* The frames of the command line: --frames DIR's files, FRAME files or
- * '-' (stdin's stream). */
-int track_source_open(const cli_args *a, frame_source *src);
+/* The frames of the command line: --frames DIR's files, FRAME files from
+ * positional[first] on, or '-' there (stdin's stream). */
+int track_source_open(const cli_args *a, int first, frame_source *src);
 /* The next frame: 1 with one (an unreadable one flagged, reported), 0 at
  * the end or after an error (src->stream_error). */
 int track_source_next(frame_source *src, frame_in *f);
 void track_source_free(frame_source *src);
 int track_output_open(const cli_args *a, const char *name, ptreg_atomic_file *af, FILE **f);
-int track_output_close(ptreg_atomic_file *af, FILE **f, int rc);
+int track_output_close(const char *cmd, ptreg_atomic_file *af, FILE **f, int rc);
 int track_read_truth(const char *path, ptreg_trajectory *tr);
 
 /* --html: where the sensor was at each frame (the pose's translation, in

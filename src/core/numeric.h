@@ -48,6 +48,11 @@ ptreg_status ptreg_horn(const float *p, const float *q, const float *weights, si
  * ascending with eigenvectors as the columns of V (row-major n x n). */
 void ptreg_eigen_symmetric(const double *A, int n, double *eigenvalues, double *V);
 
+/* A run's per-frame latencies summarised: p50, p95 and p99 (nearest rank),
+ * max and mean into out (zeros for n 0); -1 when out of memory. The
+ * layout of ptreg_track_latency, whose tables write it. */
+int ptreg_latency_percentiles(const double *ms, size_t n, double out[5]);
+
 /* Deterministic random numbers (xoshiro256**), seeded by splitmix64. */
 typedef struct ptreg_rng {
     uint64_t s[4];

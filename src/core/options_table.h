@@ -85,6 +85,7 @@ const ptreg_option_table *ptreg_ransac_option_table(void);
 const ptreg_option_table *ptreg_fgr_option_table(void);
 const ptreg_option_table *ptreg_lddmm_option_table(void);
 const ptreg_option_table *ptreg_cpd_option_table(void);
+const ptreg_option_table *ptreg_odometry_option_table(void);
 const ptreg_option_table *ptreg_harris3d_option_table(void);
 const ptreg_option_table *ptreg_features_option_table(void);
 const ptreg_option_table *ptreg_normals_option_table(void);

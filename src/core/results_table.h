@@ -67,6 +67,8 @@ const ptreg_result_table *ptreg_walk_stats_table(void);
 const ptreg_result_table *ptreg_emicp_result_table(void);
 const ptreg_result_table *ptreg_register_result_table(void);
 const ptreg_result_table *ptreg_evaluation_table(void);
+const ptreg_result_table *ptreg_odometry_frame_table(void);
+const ptreg_result_table *ptreg_odometry_summary_table(void);
 const ptreg_result_table *ptreg_lddmm_result_table(void);
 const ptreg_result_table *ptreg_cpd_result_table(void);
 const ptreg_result_table *ptreg_harris3d_result_table(void);

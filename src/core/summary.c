@@ -1,8 +1,13 @@
-/* Two summaries the library and the CLI each computed in several places:
- * the points' bounding box and the median of a list (core.h). */
+/* Summaries the library and the CLI each computed in several places: the
+ * points' bounding box, the median of a list (core.h) and a run's latency
+ * percentiles (core/numeric.h). */
 #include "ptreg/core.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "core/numeric.h"
 
 /* A comparison, not fmin: NaN fails it and is passed over, and on a tie
  * (-0 against +0) the bound held stays, whatever the C library's fmin
@@ -28,4 +33,29 @@ double ptreg_median(double *v, size_t n)
 {
     qsort(v, n, sizeof *v, by_value);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Nearest rank of n > 0 sorted values. */
+static double nearest_rank(const double *sorted, size_t n, double p)
+{
+    const size_t r = (size_t)ceil(p / 100.0 * (double)n);
+    return sorted[r ? r - 1 : 0];
+}
+
+int ptreg_latency_percentiles(const double *ms, size_t n, double out[5])
+{
+    memset(out, 0, 5 * sizeof *out);
+    if (n == 0)
+        return 0;
+    double *sorted = malloc(n * sizeof *sorted);
+    if (!sorted)
+        return -1;
+    memcpy(sorted, ms, n * sizeof *sorted);
+    qsort(sorted, n, sizeof *sorted, by_value);
+    out[0] = nearest_rank(sorted, n, 50), out[1] = nearest_rank(sorted, n, 95), out[2] = nearest_rank(sorted, n, 99);
+    out[3] = sorted[n - 1];
+    for (size_t i = 0; i < n; i++)
+        out[4] += ms[i] / (double)n;
+    free(sorted);
+    return 0;
 }

@@ -71,18 +71,28 @@ void ptreg_synth_lidar_options_default(ptreg_synth_lidar_options *opt)
  * ground's rings look the same from every place on it, and pull a
  * point-to-point registration towards standing still) ---- */
 
-static double ground(const ptreg_synth_lidar *w, double x, double y, double grad[2])
+static double hills(const ptreg_synth_lidar *w, double x, double y, double grad[2])
 {
     const double *p = w->phase;
     const double a = x / 90.0 + p[0], b = y / 110.0 + p[1], c = (0.6 * x + 0.8 * y) / 60.0 + p[2];
-    const double u = 2.3 * x + p[0], v = 1.9 * y + p[1], r = 0.8 * x - 1.1 * y + p[2];
     if (grad) {
-        grad[0] = 2.5 * cos(a) * cos(b) / 90.0 + 1.5 * cos(c) * 0.6 / 60.0 + 0.03 * 2.3 * cos(u) * sin(v) +
-                  0.03 * 0.8 * cos(r);
-        grad[1] = -2.5 * sin(a) * sin(b) / 110.0 + 1.5 * cos(c) * 0.8 / 60.0 + 0.03 * 1.9 * sin(u) * cos(v) -
-                  0.03 * 1.1 * cos(r);
+        grad[0] = 2.5 * cos(a) * cos(b) / 90.0 + 1.5 * cos(c) * 0.6 / 60.0;
+        grad[1] = -2.5 * sin(a) * sin(b) / 110.0 + 1.5 * cos(c) * 0.8 / 60.0;
     }
-    return 2.5 * sin(a) * cos(b) + 1.5 * sin(c) + 0.03 * sin(u) * sin(v) + 0.03 * sin(r);
+    return 2.5 * sin(a) * cos(b) + 1.5 * sin(c);
+}
+
+/* The hills and the rough surface on them (the car rides the hills). */
+static double ground(const ptreg_synth_lidar *w, double x, double y, double grad[2])
+{
+    const double *p = w->phase;
+    const double u = 2.3 * x + p[0], v = 1.9 * y + p[1], r = 0.8 * x - 1.1 * y + p[2];
+    const double h = hills(w, x, y, grad);
+    if (grad) {
+        grad[0] += 0.03 * 2.3 * cos(u) * sin(v) + 0.03 * 0.8 * cos(r);
+        grad[1] += 0.03 * 1.9 * sin(u) * cos(v) - 0.03 * 1.1 * cos(r);
+    }
+    return h + 0.03 * sin(u) * sin(v) + 0.03 * sin(r);
 }
 
 /* The ray o + t d meets the ground: Newton's method from the flat ground
@@ -399,7 +409,7 @@ static void sensor_pose(const ptreg_synth_lidar *w, size_t i, double T[16])
     const double s = ROAD_LEAD + (double)i * w->opt.speed / w->opt.rate;
     double x, y, h, g[2];
     road_at(w, s, &x, &y, &h);
-    const double z = ground(w, x, y, g) + SENSOR_HEIGHT;
+    const double z = hills(w, x, y, g) + SENSOR_HEIGHT;
     double f[3] = {cos(h), sin(h), g[0] * cos(h) + g[1] * sin(h)};
     double l[3] = {-sin(h), cos(h), -g[0] * sin(h) + g[1] * cos(h)};
     const double nf = sqrt(f[0] * f[0] + f[1] * f[1] + f[2] * f[2]);

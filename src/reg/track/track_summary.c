@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/numeric.h"
 #include "core/results_table.h"
 #include "ptreg/results.h"
 
@@ -51,21 +52,6 @@ ptreg_status ptreg_track_summary_add(ptreg_track_summary *s, const ptreg_track_r
     return PTREG_OK;
 }
 
-static int by_value(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Nearest-rank percentile of sorted values. */
-static double percentile(const double *sorted, size_t n, double p)
-{
-    if (n == 0)
-        return 0.0;
-    size_t r = (size_t)ceil(p / 100.0 * (double)n);
-    return sorted[r ? r - 1 : 0];
-}
-
 /* The errors' medians and maxima, and the frame of the worst rotation. */
 static void summarize_errors(ptreg_track_summary *s)
 {
@@ -87,18 +73,10 @@ static void finish(ptreg_track_summary *s)
     s->error = s->errors.frames ? &s->errors : NULL;
     if (s->errors.frames)
         summarize_errors(s);
-    for (size_t i = 0; i < n; i++)
-        l->mean += s->latencies[i] / (double)n;
-    if (n == 0)
+    double p[5];
+    if (ptreg_latency_percentiles(s->latencies, n, p))
         return;
-    double *sorted = malloc(n * sizeof *sorted);
-    if (!sorted)
-        return;
-    memcpy(sorted, s->latencies, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, by_value);
-    l->p50 = percentile(sorted, n, 50), l->p95 = percentile(sorted, n, 95), l->p99 = percentile(sorted, n, 99);
-    l->max = sorted[n - 1];
-    free(sorted);
+    l->p50 = p[0], l->p95 = p[1], l->p99 = p[2], l->max = p[3], l->mean = p[4];
 }
 
 void ptreg_track_summary_free(ptreg_track_summary *s)

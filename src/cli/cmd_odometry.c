@@ -1,0 +1,374 @@
+/* ptreg odometry: LiDAR scans registered one after another against a local
+ * map of those before (no prior map), written as a TUM or KITTI
+ * trajectory. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/device_arg.h"
+#include "cli/files.h"
+#include "cli/json.h"
+#include "cli/progress.h"
+#include "cli/report.h"
+#include "cli/track_io.h"
+#include "ptreg/odometry.h"
+#include "ptreg/transform.h"
+
+#define PI 3.14159265358979323846
+
+static const cli_option odometry_options[] = {
+    {"output", 'o', "FILE",
+     "write the trajectory, a line per frame registered (--poses: TUM or KITTI); written "
+     "whole when the run succeeds (a FIFO or a device: line by line)",
+     CLI_WRITES_LIVE "txt tum"},
+    {"poses", 0, "NAME",
+     "-o's format: tum (timestamp tx ty tz qx qy qz qw) or kitti (12 numbers, [R | t] row by "
+     "row: the odometry benchmark's) (default tum)"},
+    {"frames", 0, "DIR", "the frames: DIR's cloud files (.bin .ply .pcd .las ...), in name order"},
+    {"rate", 0, "HZ", "frame files' rate: frame i is at i / HZ seconds (default 10)"},
+    {"deskew", 0, NULL,
+     "move each point by the motion at its time in the sweep, from its azimuth (the turn "
+     "running counterclockwise from behind the sensor, -x)"},
+    {"map", 0, "FILE", "write the local map at the end (--map-whole: the whole run's, a point per voxel)",
+     CLI_WRITES_CLOUD},
+    {"map-whole", 0, NULL, "--map writes the whole run's map, thinned to a point per map voxel"},
+    CLI_OPT_QUIET,
+    CLI_OPT_THREADS,
+    CLI_DEVICE_OPTION,
+    CLI_OPT_JSON,
+    CLI_OPT_HTML,
+};
+
+const cli_command cli_cmd_odometry = CLI_COMMAND_LIBRARY(
+    "odometry",
+    "FRAME... [options]\n       ptreg odometry --frames DIR [options]\n"
+    "       ptreg odometry - [options] < frames.ptf",
+    "LiDAR odometry: each scan registered against a local map of the scans before it.",
+    "No prior map: each frame, in order, is registered against a local map built from the\n"
+    "frames before it, as KISS-ICP does (Vizzo et al., RA-L 2023), and its pose written.\n"
+    "Per frame: points outside [--min-range, --max-range] are dropped; the rest are thinned\n"
+    "to the first point of each voxel of half --voxel (what enters the map) and of one and\n"
+    "a half (what is registered); ICP, point to point with a Geman-McClure kernel, starts\n"
+    "from a constant-velocity prediction and pairs each point with its nearest map point\n"
+    "within 3 sigma, sigma being the RMS of the past corrections to the predictions\n"
+    "(--initial-threshold until one above --min-motion is seen; the kernel's width is\n"
+    "sigma / 3). The frame then enters the map, whose voxels (--voxel, default --max-range /\n"
+    "100) keep at most --max-points-per-voxel points and are dropped beyond --max-range from\n"
+    "the sensor, so memory stays bounded however long the drive. The defaults are KISS-ICP's\n"
+    "for KITTI. The same poses, bit for bit, for any thread count.\n\n"
+    "Frames: files (KITTI's velodyne .bin, or any cloud; timestamp: index / --rate), a folder\n"
+    "(--frames), or '-': the PTF1 stream on stdin ('ptreg track --help'). An unreadable frame,\n"
+    "or one with non-finite coordinates, is reported and skipped (no line in the trajectory);\n"
+    "a frame with no point in range keeps the predicted pose. --deskew moves each point by\n"
+    "the motion at its time in the sweep (its azimuth); KITTI's scans come motion-corrected\n"
+    "and are taken as they are without it.\n\n"
+    "Output: -o (TUM, or --poses kitti: what 'ptreg eval' and the KITTI devkit read), --map\n"
+    "(the local map, or with --map-whole the whole run's), --json (each frame's numbers and\n"
+    "the run's latency percentiles), --html (the trajectory over the map). Poses take each\n"
+    "frame into the first frame's coordinates.\n"
+    "  ptreg synth --lidar-sequence 1000 --frames-dir seq\n"
+    "  ptreg odometry --frames seq/velodyne -o poses.txt --poses kitti\n"
+    "  ptreg eval poses.txt seq/poses.txt --align none",
+    odometry_options, 0, CLI_MAX_POSITIONAL, "odometry");
+
+typedef struct odo_job {
+    ptreg_odometry *od;
+    int kitti;            /* -o's format */
+    FILE *out;            /* -o's temporary file */
+    ptreg_atomic_file out_file;
+    ptreg_odometry_frame *frames; /* --json's and --html's records */
+    size_t count, cap, skipped;
+    float *path; /* --html: the sensor's positions */
+} odo_job;
+
+static int read_options(const cli_args *a, ptreg_odometry_options *o, double *rate, int *kitti)
+{
+    int rc = cli_read_library(a, o);
+    rc = rc ? rc : cli_apply_threads(a);
+    rc = rc ? rc : cli_device_cpu_only(a, "odometry");
+    rc = rc ? rc : cli_double(a, "rate", 1e-9, 1e9, rate);
+    if (rc)
+        return rc;
+    const char *poses = cli_string(a, "poses", "tum");
+    if (strcmp(poses, "tum") && strcmp(poses, "kitti")) {
+        cli_error("odometry", "--poses: '%s' is not tum or kitti", poses);
+        return EXIT_USAGE;
+    }
+    *kitti = !strcmp(poses, "kitti");
+    o->deskew = cli_has(a, "deskew");
+    o->keep_all = cli_has(a, "map-whole");
+    if (cli_has(a, "map-whole") && !cli_has(a, "map")) {
+        cli_error("odometry", "--map-whole says what --map writes: give --map FILE");
+        return EXIT_USAGE;
+    }
+    const int dash = a->positional_count == 1 && !strcmp(a->positional[0], "-");
+    for (int i = 0; !dash && i < a->positional_count; i++)
+        if (!strcmp(a->positional[i], "-")) {
+            cli_error("odometry", "'-' (the stream on stdin) is the only frame source when given");
+            return EXIT_USAGE;
+        }
+    if (cli_has(a, "frames") == (a->positional_count > 0)) {
+        cli_error("odometry", cli_has(a, "frames") ? "give frame files or --frames DIR, not both"
+                                                   : "no frames: give FRAME files, --frames DIR, or '-' for stdin");
+        return EXIT_USAGE;
+    }
+    if (dash && cli_has(a, "rate")) {
+        cli_error("odometry", "--rate is for frame files: the stream's frames carry their timestamps");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
+/* Each point's time in the sweep from its azimuth: 0 behind the sensor
+ * (-x), rising counterclockwise to 1. */
+static float *azimuth_times(const ptreg_cloud *c)
+{
+    float *t = malloc((c->n ? c->n : 1) * sizeof *t);
+    for (size_t i = 0; t && i < c->n; i++) {
+        const double az = atan2((double)c->xyz[3 * i + 1], (double)c->xyz[3 * i]);
+        t[i] = (float)((az + PI) / (2.0 * PI));
+    }
+    return t;
+}
+
+static int write_pose(odo_job *job, double t, const double T[16])
+{
+    if (!job->out)
+        return EXIT_OK;
+    int bad = 0;
+    if (job->kitti) {
+        for (int k = 0; k < 12; k++)
+            bad |= fprintf(job->out, "%.9e%c", T[k], k == 11 ? '\n' : ' ') < 0;
+    } else {
+        double R[9], q[4];
+        char x[3][32];
+        ptreg_transform_rotation(T, R);
+        ptreg_matrix_to_quaternion(R, q);
+        for (int k = 0; k < 3; k++)
+            cli_format_coordinate(x[k], T[4 * k + 3]);
+        bad = fprintf(job->out, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", t, x[0], x[1], x[2], q[1], q[2], q[3], q[0]) < 0;
+    }
+    if (bad)
+        cli_error("odometry", "writing the trajectory failed");
+    return bad ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* Keeps the frame for --json and --html. */
+static int keep_frame(odo_job *job, const ptreg_odometry_frame *f)
+{
+    if (job->count == job->cap) {
+        const size_t cap = job->cap ? 2 * job->cap : 256;
+        ptreg_odometry_frame *frames = realloc(job->frames, cap * sizeof *frames);
+        float *path = realloc(job->path, 3 * cap * sizeof *path);
+        job->frames = frames ? frames : job->frames;
+        job->path = path ? path : job->path;
+        if (!frames || !path) {
+            cli_error("odometry", "out of memory");
+            return EXIT_RUNTIME;
+        }
+        job->cap = cap;
+    }
+    job->frames[job->count] = *f;
+    for (int k = 0; k < 3; k++)
+        job->path[3 * job->count + k] = (float)f->pose[4 * k + 3];
+    job->count++;
+    return EXIT_OK;
+}
+
+/* A frame read: registered, or skipped when its points are not all finite. */
+static int push_frame(const cli_args *a, odo_job *job, frame_in *f, ptreg_odometry_frame *out, int *pushed)
+{
+    *pushed = 0;
+    if (f->cloud.dropped_nonfinite) {
+        cli_error("odometry", "%s: %zu points have non-finite coordinates; the frame is skipped", f->name,
+                  f->cloud.dropped_nonfinite);
+        job->skipped++;
+        return EXIT_OK;
+    }
+    float *times = cli_has(a, "deskew") ? azimuth_times(&f->cloud) : NULL;
+    if (cli_has(a, "deskew") && !times) {
+        cli_error("odometry", "out of memory");
+        return EXIT_RUNTIME;
+    }
+    ptreg_error err;
+    ptreg_status st = ptreg_odometry_push(job->od, f->cloud.xyz, f->cloud.n, times, out, &err);
+    free(times);
+    if (st) {
+        cli_error("odometry", "%s: %s", f->name, err.message);
+        return cli_exit_code(st, 0);
+    }
+    *pushed = 1;
+    return EXIT_OK;
+}
+
+static int run_frames(const cli_args *a, odo_job *job, frame_source *src)
+{
+    cli_progress progress;
+    cli_progress_begin(&progress, a, "odometry", "frame", "latency ms");
+    const ptreg_progress hook = cli_progress_hook(&progress);
+    const int keep = cli_has(a, "json") || cli_report();
+    int rc = EXIT_OK;
+    double last_t = -INFINITY;
+    frame_in f;
+    while (!rc && track_source_next(src, &f)) {
+        if (f.unreadable) {
+            job->skipped++;
+            continue;
+        }
+        if (!(f.t > last_t) && job->count + job->skipped > 0) {
+            cli_error("odometry", "%s: frame %zu's timestamp %.9g does not come after %.9g: skipped", f.name,
+                      src->next - 1, f.t, last_t);
+            job->skipped++;
+            ptreg_cloud_free(&f.cloud);
+            continue;
+        }
+        ptreg_odometry_frame out;
+        int pushed;
+        rc = push_frame(a, job, &f, &out, &pushed);
+        ptreg_cloud_free(&f.cloud);
+        if (rc || !pushed)
+            continue;
+        last_t = f.t;
+        rc = write_pose(job, f.t, out.pose);
+        if (!rc && keep)
+            rc = keep_frame(job, &out);
+        hook.fn(hook.ctx, (int)(src->next), src->paths ? (int)src->count : 0, out.latency_ms);
+    }
+    cli_progress_end(&progress, a, 0);
+    return rc;
+}
+
+static int write_map(const cli_args *a, const odo_job *job, ptreg_cloud *map)
+{
+    ptreg_error err;
+    const ptreg_odometry_map_kind kind = cli_has(a, "map-whole") ? PTREG_ODOMETRY_WHOLE_MAP : PTREG_ODOMETRY_LOCAL_MAP;
+    ptreg_status st = ptreg_odometry_map(job->od, kind, map, &err);
+    if (st) {
+        cli_error("odometry", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    return cli_has(a, "map") ? cli_write_cloud("odometry", cli_string(a, "map", NULL), map, 0) : EXIT_OK;
+}
+
+/* The page: the map (its points about its origin, as the path) and the
+ * sensor's path. */
+static int report_odometry(const odo_job *job, const ptreg_cloud *map)
+{
+    ptreg_report *rep = cli_report();
+    if (!rep)
+        return EXIT_OK;
+    ptreg_error err;
+    float *path = malloc(3 * (job->count ? job->count : 1) * sizeof *path);
+    if (!path)
+        return cli_report_check(ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory"), &err);
+    for (size_t i = 0; i < 3 * job->count; i++)
+        path[i] = (float)((double)job->path[i] - map->origin[i % 3]);
+    ptreg_status st = ptreg_report_add_cloud(rep, "map", map->xyz, map->n, 0x8c8c8cu, &err);
+    if (!st && job->count >= 2)
+        st = ptreg_report_add_paths(rep, "trajectory", path, 1, job->count, 0xd62728u, &err);
+    free(path);
+    double *latency = malloc((job->count ? job->count : 1) * sizeof *latency);
+    for (size_t i = 0; !st && latency && i < job->count; i++)
+        latency[i] = job->frames[i].latency_ms;
+    if (!st)
+        st = latency ? ptreg_report_add_curve(rep, "latency per frame", "ms", latency, job->count, &err)
+                     : ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory");
+    free(latency);
+    return cli_report_check(st, &err);
+}
+
+static int print_json(const odo_job *job, const ptreg_odometry_options *o, const ptreg_odometry_summary *s)
+{
+    cJSON *root = cJSON_CreateObject();
+    cli_json_string(root, "command", "odometry");
+    cli_json_string(root, "device", "cpu");
+    cli_json_number(root, "voxel", o->voxel > 0.0 ? o->voxel : o->max_range / 100.0);
+    cli_json_bool(root, "deskew", o->deskew);
+    cJSON *frames = cli_json_array(root, "frames");
+    for (size_t i = 0; i < job->count; i++) {
+        cJSON *fo = cJSON_CreateObject();
+        cli_json_result(fo, ptreg_result_table_find("odometry_frame"), &job->frames[i]);
+        cli_json_push(frames, fo);
+    }
+    cli_json_number(root, "skipped", (double)job->skipped);
+    cli_json_result(cli_json_object(root, "summary"), ptreg_result_table_find("odometry_summary"), s);
+    cli_json_number(root, "threads", ptreg_get_num_threads());
+    cli_json_string(root, "version", ptreg_version());
+    return cli_json_print(root);
+}
+
+static void print_human(const odo_job *job, const ptreg_odometry_summary *s)
+{
+    const ptreg_track_latency *l = &s->latency;
+    printf("ptreg odometry: %zu frames (%zu skipped, %zu with no point in range) on the cpu (%d threads)\n",
+           s->frames, job->skipped, s->empty, ptreg_get_num_threads());
+    printf("  path %.2f m; local map %zu points (%.1f MiB)\n", s->distance, s->map_points,
+           (double)s->map_bytes / 1048576.0);
+    printf("  latency ms: p50 %.2f, p95 %.2f, p99 %.2f, max %.2f; %.1f frames/s\n", l->p50, l->p95, l->p99, l->max,
+           s->frames_per_s);
+}
+
+static int finish(const cli_args *a, odo_job *job, const ptreg_odometry_options *o)
+{
+    ptreg_odometry_summary s;
+    ptreg_error err;
+    ptreg_status st = ptreg_odometry_summarize(job->od, &s, &err);
+    if (st) {
+        cli_error("odometry", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    if (s.frames == 0) {
+        cli_error("odometry", "no frame could be read");
+        return EXIT_BAD_INPUT;
+    }
+    ptreg_cloud map;
+    ptreg_cloud_init(&map);
+    int rc = EXIT_OK;
+    if (cli_has(a, "map") || cli_report())
+        rc = write_map(a, job, &map);
+    rc = rc ? rc : report_odometry(job, &map);
+    ptreg_cloud_free(&map);
+    if (!rc && (cli_has(a, "json") || cli_report()))
+        rc = print_json(job, o, &s);
+    if (!rc && !cli_has(a, "json"))
+        print_human(job, &s);
+    return rc;
+}
+
+int cli_run_odometry(int argc, char **argv)
+{
+    cli_args a;
+    int rc;
+    if (!cli_begin(&cli_cmd_odometry, argc, argv, &a, &rc))
+        return rc;
+    ptreg_odometry_options opt;
+    ptreg_odometry_options_default(&opt);
+    frame_source src;
+    memset(&src, 0, sizeof src);
+    src.rate = 10.0;
+    src.unreadable_is = "skipped";
+    odo_job job;
+    memset(&job, 0, sizeof job);
+    if ((rc = read_options(&a, &opt, &src.rate, &job.kitti)) || (rc = cli_report_begin(&a, "odometry")))
+        return rc;
+    ptreg_error err;
+    ptreg_status st = ptreg_odometry_create(&opt, &job.od, &err);
+    if (st) {
+        cli_error("odometry", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    rc = track_output_open(&a, "output", &job.out_file, &job.out);
+    rc = rc ? rc : track_source_open(&a, 0, &src);
+    rc = rc ? rc : run_frames(&a, &job, &src);
+    if (!rc && src.stream_error)
+        rc = src.stream_error == 2 ? EXIT_RUNTIME : EXIT_BAD_INPUT;
+    rc = rc ? rc : finish(&a, &job, &opt);
+    rc = track_output_close("odometry", &job.out_file, &job.out, rc);
+    track_source_free(&src);
+    ptreg_odometry_destroy(job.od);
+    free(job.frames);
+    free(job.path);
+    return rc;
+}

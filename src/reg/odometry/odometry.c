@@ -1,0 +1,448 @@
+/* LiDAR odometry (ptreg/odometry.h): the per-frame pipeline, its options
+ * table and the run's summary. The steps and the adaptive threshold follow
+ * KISS-ICP's paper (Vizzo et al., RA-L 2023, sections III.A-D);
+ * docs/ALGORITHMS.md, "LiDAR odometry", has the formulas. */
+#include "ptreg/odometry.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/numeric.h"
+#include "core/options_table.h"
+#include "ptreg/transform.h"
+#include "reg/odometry/odometry_impl.h"
+
+/* The map's integer voxel coordinates reach +-2^20: a drive must stay
+ * within half of that from its start. */
+#define MAP_REACH_VOXELS 524288.0
+/* Voxel thinning: what enters the map, and what is registered, in map
+ * voxels (KISS-ICP's 0.5 and 1.5). */
+#define MAP_THIN 0.5
+#define SOURCE_THIN 1.5
+
+static const ptreg_option odometry_rows[] = {
+    OPTION_FIELD(ptreg_odometry_options, max_range, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_OPEN_LO, "R",
+                 "drop points farther than R from the sensor, and map voxels farther than R from it"),
+    OPTION_FIELD(ptreg_odometry_options, min_range, NULL, DOUBLE, 0, 1e6, 0, "R",
+                 "drop points nearer than R (the vehicle itself)"),
+    OPTION_FIELD(ptreg_odometry_options, voxel, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO, "V",
+                 "the map's voxel; default max-range / 100"),
+    OPTION_FIELD(ptreg_odometry_options, max_points_per_voxel, NULL, INT, 1, 255, 0, "N",
+                 "the most points a map voxel keeps"),
+    OPTION_FIELD(ptreg_odometry_options, initial_threshold, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_OPEN_LO, "S",
+                 "the motion's deviation sigma until a motion is seen (pairs within 3 sigma)"),
+    OPTION_FIELD(ptreg_odometry_options, min_motion, NULL, DOUBLE, 0, 1e6, 0, "D",
+                 "a correction smaller than D does not update sigma"),
+    OPTION_FIELD(ptreg_odometry_options, max_iter, NULL, INT, 1, 100000, 0, "N", "ICP steps per frame"),
+    OPTION_FIELD(ptreg_odometry_options, tol, NULL, DOUBLE, 0, 1, 0, "T", "stop ICP when a step is shorter than T"),
+};
+
+static ptreg_status odometry_rules(const void *options, ptreg_option_spelling spelling, ptreg_error *err)
+{
+    const ptreg_odometry_options *o = options;
+    const ptreg_option_table *t = ptreg_odometry_option_table();
+    char a[48], b[48];
+    if (!(o->min_range < o->max_range))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s %g is not below %s %g",
+                               option_spelled(t, "min_range", spelling, a, sizeof a), o->min_range,
+                               option_spelled(t, "max_range", spelling, b, sizeof b), o->max_range);
+    const double voxel = o->voxel > 0.0 ? o->voxel : o->max_range / 100.0;
+    if (o->max_range / voxel > 1e5)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "%s %g is too small for %s %g: over 1e5 voxels across",
+                               option_spelled(t, "voxel", spelling, a, sizeof a), voxel,
+                               option_spelled(t, "max_range", spelling, b, sizeof b), o->max_range);
+    return PTREG_OK;
+}
+OPTION_TABLE_CHECKED(ptreg_odometry_option_table, "odometry", ptreg_odometry_options, ptreg_odometry_options_default,
+                     odometry_rows, odometry_rules)
+
+void ptreg_odometry_options_default(ptreg_odometry_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->max_range = 100.0;
+    opt->min_range = 0.0;
+    opt->voxel = 0.0;
+    opt->max_points_per_voxel = 20;
+    opt->initial_threshold = 2.0;
+    opt->min_motion = 0.1;
+    opt->max_iter = 500;
+    opt->tol = 1e-4;
+}
+
+/* A growable array of doubles, kept between frames so that a long run
+ * allocates only while its frames grow. */
+typedef struct dbuf {
+    double *v;
+    size_t cap;
+} dbuf;
+
+static int dbuf_reserve(dbuf *b, size_t n)
+{
+    if (n <= b->cap)
+        return 0;
+    double *v = realloc(b->v, n * sizeof *v);
+    if (!v)
+        return -1;
+    b->v = v, b->cap = n;
+    return 0;
+}
+
+struct ptreg_odometry {
+    ptreg_odometry_options opt;
+    double voxel;
+    odo_map map, whole;
+    double pose[16], delta[16]; /* the last pose and the motion into it */
+    double model_sse;           /* the corrections' squares, and their count */
+    size_t model_samples;
+    size_t frames, empty;
+    dbuf frame, thin, source, world, latencies;
+    struct thin_entry *thin_table; /* voxel_thin's */
+    size_t thin_cap;
+    double distance;
+};
+
+ptreg_status ptreg_odometry_create(const ptreg_odometry_options *opt, ptreg_odometry **out, ptreg_error *err)
+{
+    *out = NULL;
+    ptreg_odometry_options defaults;
+    if (!opt) {
+        ptreg_odometry_options_default(&defaults);
+        opt = &defaults;
+    }
+    ptreg_status st = ptreg_options_check(ptreg_odometry_option_table(), opt, err);
+    if (st)
+        return st;
+    ptreg_odometry *od = calloc(1, sizeof *od);
+    if (!od)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    od->opt = *opt;
+    od->voxel = opt->voxel > 0.0 ? opt->voxel : opt->max_range / 100.0;
+    ptreg_transform_identity(od->pose);
+    ptreg_transform_identity(od->delta);
+    if (odo_map_init(&od->map, od->voxel, opt->max_points_per_voxel) ||
+        (opt->keep_all && odo_map_init(&od->whole, od->voxel, 1))) {
+        ptreg_odometry_destroy(od);
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    }
+    *out = od;
+    return PTREG_OK;
+}
+
+void ptreg_odometry_destroy(ptreg_odometry *od)
+{
+    if (!od)
+        return;
+    odo_map_free(&od->map);
+    odo_map_free(&od->whole);
+    free(od->frame.v), free(od->thin.v), free(od->source.v), free(od->world.v), free(od->latencies.v);
+    free(od->thin_table);
+    free(od);
+}
+
+/* ---- one frame ---- */
+
+/* The points within the range, as doubles, moved by the motion at their
+ * time when deskewing: exp((t - 1/2) log(delta)), the pose being the sweep's
+ * middle (KISS-ICP's). *n_out 0 when none. */
+static ptreg_status keep_in_range(ptreg_odometry *od, const float *xyz, size_t n, const float *times, size_t *n_out,
+                                  ptreg_error *err)
+{
+    if (dbuf_reserve(&od->frame, 3 * (n ? n : 1)))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    const double lo2 = od->opt.min_range * od->opt.min_range, hi2 = od->opt.max_range * od->opt.max_range;
+    double xi[6];
+    const int deskew = od->opt.deskew && times && od->frames >= 2;
+    if (deskew)
+        odo_se3_log(od->delta, xi);
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++) {
+        const float *p = xyz + 3 * j;
+        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]) || (times && !isfinite(times[j])))
+            return ptreg_error_set(err, PTREG_ERR_ARG, "odometry: point %zu is not finite", j);
+        const double r2 = (double)p[0] * p[0] + (double)p[1] * p[1] + (double)p[2] * p[2];
+        if (r2 < lo2 || r2 > hi2)
+            continue;
+        double *q = od->frame.v + 3 * k++;
+        q[0] = p[0], q[1] = p[1], q[2] = p[2];
+        if (deskew) {
+            double s[6], T[16];
+            for (int c = 0; c < 6; c++)
+                s[c] = ((double)times[j] - 0.5) * xi[c];
+            odo_se3_exp(s, T);
+            const double v[3] = {q[0], q[1], q[2]};
+            for (int r = 0; r < 3; r++)
+                q[r] = T[4 * r] * v[0] + T[4 * r + 1] * v[1] + T[4 * r + 2] * v[2] + T[4 * r + 3];
+        }
+    }
+    *n_out = k;
+    return PTREG_OK;
+}
+
+static uint64_t thin_key(const double p[3], double inv)
+{
+    uint64_t key = 0;
+    for (int k = 0; k < 3; k++)
+        key = (key << 21) | ((uint64_t)((int64_t)floor(p[k] * inv) + (1 << 20)) & 0x1fffffu);
+    return key + 1;
+}
+
+/* A point's draw: a hash of its coordinates' bits. */
+static uint64_t point_draw(const double p[3])
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int k = 0; k < 3; k++) {
+        uint64_t bits;
+        memcpy(&bits, &p[k], sizeof bits);
+        h = (h ^ bits) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+/* The thinning table: a voxel's key (0: empty), the draw of the point it
+ * keeps and where that point is in the output. */
+typedef struct thin_entry {
+    uint64_t key, draw;
+    size_t slot;
+} thin_entry;
+
+static size_t thin_home(uint64_t key, size_t cap) { return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1); }
+
+/* Doubles the table, keeping its entries; -1 when out of memory. */
+static int thin_grow(ptreg_odometry *od)
+{
+    const size_t cap = od->thin_cap ? 2 * od->thin_cap : 8192;
+    thin_entry *t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < od->thin_cap; i++) {
+        const thin_entry *e = &od->thin_table[i];
+        if (!e->key)
+            continue;
+        size_t h = thin_home(e->key, cap);
+        while (t[h].key)
+            h = (h + 1) & (cap - 1);
+        t[h] = *e;
+    }
+    free(od->thin_table);
+    od->thin_table = t, od->thin_cap = cap;
+    return 0;
+}
+
+/* One point of each voxel of `size`, the voxels in the order the input
+ * first reaches them (out may not be in). The point is the voxel's
+ * smallest draw, as good as a random one: the first in the scan's order
+ * would always come from the same beam, and a scan's rings seen the same
+ * way from every place pull the registration towards standing still
+ * (KISS-ICP's hash map gives it a random one too). The table keeps its
+ * size from frame to frame: it grows once, to what a frame needs. */
+static ptreg_status voxel_thin(ptreg_odometry *od, const double *in, size_t n, double size, dbuf *out, size_t *kept,
+                               ptreg_error *err)
+{
+    if (dbuf_reserve(out, 3 * (n ? n : 1)) || (!od->thin_table && thin_grow(od)))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    memset(od->thin_table, 0, od->thin_cap * sizeof *od->thin_table);
+    const double inv = 1.0 / size;
+    size_t k = 0;
+    thin_entry *last = NULL; /* a scan's neighbours share voxels: the last one found */
+    for (size_t j = 0; j < n; j++) {
+        const double *p = in + 3 * j;
+        const uint64_t key = thin_key(p, inv), draw = point_draw(p);
+        thin_entry *e = last;
+        if (!e || e->key != key) {
+            size_t h = thin_home(key, od->thin_cap);
+            while (od->thin_table[h].key && od->thin_table[h].key != key)
+                h = (h + 1) & (od->thin_cap - 1);
+            e = last = &od->thin_table[h];
+        }
+        if (e->key) {
+            if (draw < e->draw) {
+                e->draw = draw;
+                memcpy(out->v + 3 * e->slot, p, 3 * sizeof *p);
+            }
+            continue;
+        }
+        *e = (thin_entry){key, draw, k};
+        memcpy(out->v + 3 * k++, p, 3 * sizeof *p);
+        if (2 * k > od->thin_cap) {
+            if (thin_grow(od))
+                return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+            last = NULL;
+        }
+    }
+    *kept = k;
+    return PTREG_OK;
+}
+
+/* How far a correction D moved the prediction: its translation plus the
+ * arc its rotation sweeps at the range's end. */
+static double model_error(const double D[16], double max_range)
+{
+    double xi[6];
+    odo_se3_log(D, xi);
+    const double angle = sqrt(xi[3] * xi[3] + xi[4] * xi[4] + xi[5] * xi[5]);
+    return sqrt(D[3] * D[3] + D[7] * D[7] + D[11] * D[11]) + 2.0 * max_range * sin(0.5 * angle);
+}
+
+/* The RMS of the corrections, the initial threshold counted as the first. */
+static double sigma_now(const ptreg_odometry *od)
+{
+    const double t0 = od->opt.initial_threshold;
+    return sqrt((t0 * t0 + od->model_sse) / (double)(1 + od->model_samples));
+}
+
+/* The frame's thinned points moved by its pose into the map(s), and the
+ * voxels out of range dropped. */
+static ptreg_status update_map(ptreg_odometry *od, size_t n, ptreg_error *err)
+{
+    if (dbuf_reserve(&od->world, 3 * (n ? n : 1)))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    const double *T = od->pose;
+    for (size_t j = 0; j < n; j++) {
+        const double *p = od->thin.v + 3 * j;
+        for (int r = 0; r < 3; r++)
+            od->world.v[3 * j + r] = T[4 * r] * p[0] + T[4 * r + 1] * p[1] + T[4 * r + 2] * p[2] + T[4 * r + 3];
+    }
+    if (odo_map_add(&od->map, od->world.v, n) || (od->opt.keep_all && odo_map_add(&od->whole, od->world.v, n)))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory (the map has %zu points)",
+                               od->map.points);
+    const double at[3] = {T[3], T[7], T[11]};
+    odo_map_prune(&od->map, at, od->opt.max_range);
+    return PTREG_OK;
+}
+
+/* Registers the thinned frame from the prediction P into od->pose, and
+ * updates sigma with the correction. */
+static ptreg_status register_frame(ptreg_odometry *od, size_t n, const double P[16], ptreg_odometry_frame *out,
+                                   ptreg_error *err)
+{
+    double T[16], inv[16], D[16];
+    memcpy(T, P, sizeof T);
+    out->sigma = sigma_now(od);
+    if (od->map.points) {
+        odo_icp_out r;
+        if (odo_register(&od->map, od->source.v, n, T, 3.0 * out->sigma, out->sigma, od->opt.max_iter,
+                         od->opt.tol, &r))
+            return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+        out->iterations = r.iterations;
+        out->pairs = r.pairs;
+    }
+    ptreg_transform_invert_rigid(P, inv);
+    ptreg_transform_mul(inv, T, D);
+    out->correction = model_error(D, od->opt.max_range);
+    if (out->correction > od->opt.min_motion) {
+        od->model_sse += out->correction * out->correction;
+        od->model_samples++;
+    }
+    memcpy(od->pose, T, sizeof T);
+    return PTREG_OK;
+}
+
+static ptreg_status note_latency(ptreg_odometry *od, double ms, ptreg_error *err)
+{
+    if (od->frames >= od->latencies.cap && dbuf_reserve(&od->latencies, od->latencies.cap ? 2 * od->latencies.cap : 1024))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    od->latencies.v[od->frames] = ms;
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_odometry_push(ptreg_odometry *od, const float *xyz, size_t n, const float *times,
+                                 ptreg_odometry_frame *out, ptreg_error *err)
+{
+    const double t0 = ptreg_time_ms();
+    memset(out, 0, sizeof *out);
+    if (!od || (n && !xyz))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "odometry: no odometry or no points");
+    double P[16], last[16];
+    memcpy(last, od->pose, sizeof last);
+    ptreg_transform_mul(od->pose, od->delta, P); /* constant velocity */
+    size_t kept = 0, thin = 0, source = 0;
+    ptreg_status st = keep_in_range(od, xyz, n, times, &kept, err);
+    st = st ? st : voxel_thin(od, od->frame.v, kept, MAP_THIN * od->voxel, &od->thin, &thin, err);
+    st = st ? st : voxel_thin(od, od->thin.v, thin, SOURCE_THIN * od->voxel, &od->source, &source, err);
+    if (st)
+        return st;
+    out->points = kept;
+    out->registered = source;
+    if (kept == 0) { /* nothing to register: the prediction, the map as it was */
+        memcpy(od->pose, P, sizeof P);
+        out->sigma = sigma_now(od);
+        od->empty++;
+    } else if ((st = register_frame(od, source, P, out, err)) || (st = update_map(od, thin, err)))
+        return st;
+    if (fabs(od->pose[3]) > MAP_REACH_VOXELS * od->voxel || fabs(od->pose[7]) > MAP_REACH_VOXELS * od->voxel ||
+        fabs(od->pose[11]) > MAP_REACH_VOXELS * od->voxel)
+        return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
+                               "odometry: the drive left the map's reach (%.0f voxels of %g from the start)",
+                               MAP_REACH_VOXELS, od->voxel);
+    /* products of products leave SO(3) by rounding, and the prediction
+     * pose * delta doubles a pose's error each frame: kept rigid */
+    ptreg_transform_make_rigid(od->pose);
+    double inv[16];
+    ptreg_transform_invert_rigid(last, inv);
+    ptreg_transform_mul(inv, od->pose, od->delta);
+    ptreg_transform_make_rigid(od->delta);
+    od->distance += sqrt(od->delta[3] * od->delta[3] + od->delta[7] * od->delta[7] + od->delta[11] * od->delta[11]);
+    memcpy(out->pose, od->pose, sizeof out->pose);
+    out->map_points = od->map.points;
+    out->latency_ms = ptreg_time_ms() - t0;
+    if ((st = note_latency(od, out->latency_ms, err)))
+        return st;
+    od->frames++;
+    return PTREG_OK;
+}
+
+/* ---- the map and the summary ---- */
+
+/* n world points (doubles) as a cloud: about the first point, rounded to
+ * a metre, when they reach where float32 loses a millimetre. */
+static ptreg_status cloud_of(const double *pts, size_t n, ptreg_cloud *c, ptreg_error *err)
+{
+    ptreg_status st = ptreg_cloud_alloc(c, n, 0, err);
+    if (st)
+        return st;
+    int far = 0;
+    for (size_t i = 0; i < 3 * n; i++)
+        far |= fabs(pts[i]) >= PTREG_ORIGIN_THRESHOLD;
+    for (int k = 0; far && k < 3; k++)
+        c->origin[k] = floor(pts[k]);
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 3; k++)
+            c->xyz[3 * i + k] = (float)(pts[3 * i + k] - c->origin[k]);
+    return PTREG_OK;
+}
+
+ptreg_status ptreg_odometry_map(const ptreg_odometry *od, ptreg_odometry_map_kind kind, ptreg_cloud *map,
+                                ptreg_error *err)
+{
+    ptreg_cloud_init(map);
+    if (kind == PTREG_ODOMETRY_WHOLE_MAP && !od->opt.keep_all)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "odometry: the whole run's map was not kept (keep_all)");
+    const odo_map *m = kind == PTREG_ODOMETRY_WHOLE_MAP ? &od->whole : &od->map;
+    double *pts = malloc(3 * (m->points ? m->points : 1) * sizeof *pts);
+    if (!pts)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    odo_map_points(m, pts);
+    ptreg_status st = cloud_of(pts, m->points, map, err);
+    free(pts);
+    return st;
+}
+
+ptreg_status ptreg_odometry_summarize(const ptreg_odometry *od, ptreg_odometry_summary *s, ptreg_error *err)
+{
+    memset(s, 0, sizeof *s);
+    s->frames = od->frames;
+    s->empty = od->empty;
+    s->distance = od->distance;
+    s->map_points = od->map.points;
+    s->map_bytes = odo_map_bytes(&od->map) + (od->opt.keep_all ? odo_map_bytes(&od->whole) : 0);
+    s->latency_ms = &s->latency;
+    double p[5];
+    if (ptreg_latency_percentiles(od->latencies.v, od->frames, p))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    ptreg_track_latency *l = &s->latency;
+    l->p50 = p[0], l->p95 = p[1], l->p99 = p[2], l->max = p[3], l->mean = p[4];
+    s->frames_per_s = l->mean > 0.0 ? 1000.0 / l->mean : 0.0;
+    return PTREG_OK;
+}

@@ -1,0 +1,65 @@
+/* What odometry's driver (odometry.c), its voxel map (odometry_map.c) and
+ * its registration (odometry_icp.c) share. Private to the library. */
+#ifndef PTREG_REG_ODOMETRY_IMPL_H
+#define PTREG_REG_ODOMETRY_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptreg/odometry.h"
+
+/* A voxel hash map: voxels (cells) of up to `per` points, found by their
+ * integer coordinates through an open-addressed table (linear probing).
+ * A point is kept as a float offset from its voxel's centre, so the map
+ * keeps its precision however far the drive goes. Cells sit in an array
+ * in the order they were made; removing one moves the last into its
+ * place, so the order, like everything else, follows from the frames
+ * alone. */
+typedef struct odo_map {
+    double voxel, inv_voxel;
+    int per;           /* the most points a voxel holds */
+    double spacing2;   /* a point joins a voxel only this far (squared) from its others:
+                          voxel^2 / per, spreading them over it (KISS-ICP's rule) */
+    uint64_t *keys;    /* table: a cell's packed coordinates + 1; 0 empty */
+    uint32_t *slots;   /* table: the cell's index */
+    size_t mask;       /* table size - 1 (a power of two) */
+    size_t cells, cap; /* cells in use, room */
+    int32_t *coord;    /* cell: its integer coordinates (3) */
+    uint8_t *count;    /* cell: its points */
+    float *offset;     /* cell: its points' offsets from its centre, per x's, then
+                          per y's and per z's */
+    size_t points;
+} odo_map;
+
+int odo_map_init(odo_map *m, double voxel, int per);
+void odo_map_free(odo_map *m);
+/* Adds world points (double xyz) to their voxels, each while it has room
+ * and it keeps the spacing;
+ * -1 when out of memory (the map keeps what was added). */
+int odo_map_add(odo_map *m, const double *xyz, size_t n);
+/* Drops the voxels whose first point is `range` or more from c. */
+void odo_map_prune(odo_map *m, const double c[3], double range);
+/* The nearest map point to q among q's voxel and its 26 neighbours, if
+ * nearer than sqrt(*best2): written to out, *best2 lowered; 0 when none. */
+int odo_map_nearest(const odo_map *m, const double q[3], double *best2, double out[3]);
+/* Every point, cell by cell, as doubles (n x 3). */
+void odo_map_points(const odo_map *m, double *out);
+size_t odo_map_bytes(const odo_map *m);
+
+/* Point-to-point ICP with a Geman-McClure kernel against the map, from
+ * *T (updated): pairs farther than max_dist are left out; each pair
+ * weighs k^2 / (k + r^2)^2, k = kernel. Steps until a step's twist is
+ * shorter than tol or max_iter. KISS-ICP's Geman-McClure weight. */
+typedef struct odo_icp_out {
+    int iterations;
+    size_t pairs;
+} odo_icp_out;
+int odo_register(const odo_map *m, const double *src, size_t n, double T[16], double max_dist, double kernel,
+                 int max_iter, double tol, odo_icp_out *out);
+
+/* The rigid motion exp(xi) of a twist xi = (rho, phi) (translation part
+ * first), and its inverse map log (xi of T). */
+void odo_se3_exp(const double xi[6], double T[16]);
+void odo_se3_log(const double T[16], double xi[6]);
+
+#endif
