@@ -69,6 +69,7 @@ __all__ = [
     "read_cloud", "write_cloud", "read_transform", "write_transform", "read_volume", "write_volume",
     "voxel_downsample", "normals", "fpfh", "pfh",
     "icp", "register", "emicp", "cpd", "CPDResult", "batch", "harris3d", "lddmm", "warp", "tune", "multiway", "track", "eval_trajectory",
+    "odometry", "Odometry", "read_kitti_poses", "write_kitti_poses",
     "to_open3d",
     "remove_statistical_outliers", "remove_radius_outliers", "random_downsample", "uniform_downsample",
     "evaluate", "register_correspondences",
@@ -1228,6 +1229,104 @@ def track(model: ArrayLike, frames: Iterable, *, model_normals: Optional[ArrayLi
         d = _core.tracker_push(tracker, _local(frame, origin, f"frames[{k}]"), when)
         r = _in_world(_with_transform(d, "transformation", "predicted"), origin, "transformation", "predicted")
         yield r
+
+
+class Odometry:
+    """LiDAR odometry as the scans come (``ptreg odometry``; :func:`odometry`
+    iterates over one): :meth:`push` registers the next scan against the local
+    map of those before and returns its :class:`Result`; :meth:`map` is the
+    map's points (float64, the first scan's frame), :meth:`summary` the run's
+    counts and latency percentiles. The keywords are the command's options;
+    ``deskew`` moves each point by the motion at its time in the sweep (the
+    ``times`` given to :meth:`push`, else from its azimuth as the command
+    does); ``map_whole`` keeps the whole run's map too, a point per voxel."""
+
+    def __init__(self, *, max_range: Optional[float] = None, min_range: Optional[float] = None,
+                 voxel: Optional[float] = None, max_points_per_voxel: Optional[int] = None,
+                 initial_threshold: Optional[float] = None, min_motion: Optional[float] = None,
+                 max_iter: Optional[int] = None, tol: Optional[float] = None, deskew: bool = False,
+                 map_whole: bool = False, device: str = "auto"):
+        if device not in ("auto", "cpu"):
+            raise ArgumentError(f"odometry: device '{device}': there is no GPU path yet (auto or cpu)")
+        options = dict(max_range=max_range, min_range=min_range, voxel=voxel,
+                       max_points_per_voxel=max_points_per_voxel, initial_threshold=initial_threshold,
+                       min_motion=min_motion, max_iter=max_iter, tol=tol)
+        self._deskew = bool(deskew)
+        self._whole = bool(map_whole)
+        self._od = _core.odometry_create(deskew=int(self._deskew), keep_all=int(self._whole),
+                                         **{k: v for k, v in options.items() if v is not None})
+
+    def push(self, frame: Any, times: Optional[ArrayLike] = None) -> Result:
+        """Registers the next scan: an (N, 3) array, a :class:`Cloud` or a
+        cloud file's path (KITTI's .bin among them). ``transformation`` takes
+        it into the first scan's frame; ``points``, ``registered``, ``pairs``,
+        ``iterations``, ``sigma``, ``correction``, ``map_points`` and
+        ``latency_ms`` as ``ptreg odometry --json`` has them."""
+        if isinstance(frame, (str, _os.PathLike)):
+            frame = read_cloud(str(frame)).points
+        pts = _points(frame, "frame")
+        if self._deskew and times is None:
+            times = (np.arctan2(pts[:, 1].astype(np.float64), pts[:, 0]) + np.pi) / (2 * np.pi)
+        t = None if times is None or not self._deskew else np.ascontiguousarray(times, dtype=np.float32)
+        return _with_transform(_core.odometry_push(self._od, pts, t), "transformation")
+
+    def map(self, whole: bool = False) -> np.ndarray:
+        """The local map's points (``whole``: the whole run's, which needs
+        ``map_whole``), (N, 3) float64 in the first scan's frame."""
+        if whole and not self._whole:
+            raise ArgumentError("odometry: the whole run's map was not kept: give map_whole=True")
+        data, origin = _core.odometry_map(self._od, bool(whole))
+        return np.frombuffer(data, dtype=np.float32).reshape(-1, 3).astype(np.float64) + np.array(origin)
+
+    def summary(self) -> Result:
+        """``frames``, ``empty``, ``latency_ms`` (p50, p95, p99, max, mean),
+        ``frames_per_s``, ``distance``, ``map_points``, ``map_bytes``."""
+        return Result(_core.odometry_summary(self._od))
+
+
+def odometry(frames: Iterable, *, max_range: Optional[float] = None, min_range: Optional[float] = None,
+             voxel: Optional[float] = None, max_points_per_voxel: Optional[int] = None,
+             initial_threshold: Optional[float] = None, min_motion: Optional[float] = None,
+             max_iter: Optional[int] = None, tol: Optional[float] = None, deskew: bool = False,
+             map_whole: bool = False, device: str = "auto") -> Iterator[Result]:
+    """LiDAR odometry without a map (``ptreg odometry``): each scan of
+    ``frames`` (arrays, :class:`Cloud` objects, file paths, or (points, times)
+    pairs for ``deskew``) registered against a local map of those before, as
+    KISS-ICP does; yields each scan's :class:`Result` as soon as its pose is
+    known (``transformation``: into the first scan's frame). For the map and
+    the summary, use :class:`Odometry` itself."""
+    od = Odometry(max_range=max_range, min_range=min_range, voxel=voxel, max_points_per_voxel=max_points_per_voxel,
+                  initial_threshold=initial_threshold, min_motion=min_motion, max_iter=max_iter, tol=tol,
+                  deskew=deskew, map_whole=map_whole, device=device)
+    for item in frames:
+        if isinstance(item, tuple) and len(item) == 2:
+            yield od.push(item[0], item[1])
+        else:
+            yield od.push(item)
+
+
+def read_kitti_poses(path: str) -> np.ndarray:
+    """A KITTI pose file (12 numbers a line, [R | t] row by row: the odometry
+    benchmark's poses, ``ptreg odometry --poses kitti``), or a TUM trajectory,
+    as (N, 4, 4) float64. A line that is not a rigid pose fails, naming the
+    file and the line."""
+    _times, poses, _format = _core.read_trajectory(str(path))
+    return np.array(poses, dtype=np.float64).reshape(-1, 4, 4)
+
+
+def write_kitti_poses(path: str, poses: ArrayLike) -> None:
+    """Writes (N, 4, 4) (or (N, 3, 4)) poses as a KITTI pose file, atomically."""
+    p = np.asarray(poses, dtype=np.float64)
+    if p.ndim != 3 or p.shape[1:] not in ((4, 4), (3, 4)):
+        raise ArgumentError(f"write_kitti_poses: poses of shape {p.shape}: (N, 4, 4) or (N, 3, 4)")
+    path = str(path)
+    tmp = f"{path}.ptreg-tmp-{_os.getpid()}"
+    try:
+        np.savetxt(tmp, p[:, :3, :].reshape(-1, 12), fmt="%.9e")
+        _os.replace(tmp, path)
+    finally:
+        if _os.path.exists(tmp):
+            _os.unlink(tmp)
 
 
 def _sensor_local(sensor_origin: Optional[Sequence[float]], origin: tuple) -> Optional[list]:

@@ -72,6 +72,12 @@ PyObject *py_kdtree_create(PyObject *self, PyObject *capsule);
 PyObject *py_kdtree_knn(PyObject *self, PyObject *args);
 PyObject *py_kdtree_radius(PyObject *self, PyObject *args);
 
+/* py_odometry.c */
+PyObject *py_odometry_create(PyObject *self, PyObject *args, PyObject *kwargs);
+PyObject *py_odometry_push(PyObject *self, PyObject *args);
+PyObject *py_odometry_map(PyObject *self, PyObject *args);
+PyObject *py_odometry_summary(PyObject *self, PyObject *capsule);
+PyObject *py_read_trajectory(PyObject *self, PyObject *args);
 /* py_track.c */
 PyObject *py_tracker_create(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *py_tracker_push(PyObject *self, PyObject *args);

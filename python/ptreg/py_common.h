@@ -15,6 +15,7 @@
 #include "ptreg/emicp.h"
 #include "ptreg/features.h"
 #include "ptreg/global.h"
+#include "ptreg/odometry.h"
 #include "ptreg/harris3d.h"
 #include "ptreg/io.h"
 #include "ptreg/lddmm.h"
