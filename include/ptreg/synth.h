@@ -87,17 +87,17 @@ PTREG_API ptreg_status ptreg_synth_sequence_frame(const ptreg_synth_sequence_opt
  * one instantaneous turn (KITTI's scans come motion-compensated), its spin
  * starting at a random azimuth. docs/ALGORITHMS.md, "LiDAR odometry". */
 typedef struct ptreg_synth_lidar_options {
-    size_t frames;                /* default 1000 */
-    int beams;                    /* lasers, spread evenly over the vertical field (default 64) */
-    double azimuth_step_deg;      /* between firings (default 0.2) */
-    double fov_up_deg;            /* the top beam's elevation (default 2) */
-    double fov_down_deg;          /* the bottom one's (default -24.8) */
-    double min_range, max_range;  /* returns kept, m (default 2.5, 120) */
-    double speed;                 /* m/s (default 10) */
-    double rate;                  /* turns per second: frame i is at i / rate s (default 10) */
-    double noise;                 /* range noise sigma, m (default 0.02) */
-    double dropouts;              /* each return dropped with this probability (default 0) */
-    uint64_t seed;                /* default 1: the world, and each frame's stream */
+    size_t frames;               /* default 1000 */
+    int beams;                   /* lasers, spread evenly over the vertical field (default 64) */
+    double azimuth_step_deg;     /* between firings (default 0.2) */
+    double fov_up_deg;           /* the top beam's elevation (default 2) */
+    double fov_down_deg;         /* the bottom one's (default -24.8) */
+    double min_range, max_range; /* returns kept, m (default 2.5, 120) */
+    double speed;                /* m/s (default 10) */
+    double rate;                 /* turns per second: frame i is at i / rate s (default 10) */
+    double noise;                /* range noise sigma, m (default 0.02) */
+    double dropouts;             /* each return dropped with this probability (default 0) */
+    uint64_t seed;               /* default 1: the world, and each frame's stream */
 } ptreg_synth_lidar_options;
 
 typedef struct ptreg_synth_lidar ptreg_synth_lidar;

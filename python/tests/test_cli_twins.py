@@ -265,7 +265,8 @@ def test_keywords_are_the_clis_options():
                         (ptreg.fpfh, "fpfh"), (ptreg.pfh, "pfh"), (ptreg.normals, "normals"),
                         (ptreg.harris3d, "harris3d"), (ptreg.lddmm, "lddmm"), (ptreg.multiway, "multiway"),
                         (ptreg.track, "track"), (ptreg.tune, "tune"), (ptreg.batch, "batch"),
-                        (ptreg.eval_trajectory, "eval"), (ptreg.cpd, "cpd")):
+                        (ptreg.eval_trajectory, "eval"), (ptreg.cpd, "cpd"), (ptreg.odometry, "odometry"),
+                        (ptreg.Odometry, "odometry")):
         text = cli("help", command)
         for name in inspect.signature(fn).parameters:
             if name in python_only or name in own.get(command, ()):

@@ -338,6 +338,44 @@ def test_track_follows_a_moving_scan(scene):
         next(ptreg.track(model, frames, rate=0))
 
 
+def test_odometry_as_the_cli(tmp_path):
+    """ptreg.odometry on a generated drive's .bin files gives ptreg odometry's
+    poses bit for bit, Odometry's map and summary agree, an empty frame keeps
+    the prediction, and KITTI pose files read and write back."""
+    seq = tmp_path / "seq"
+    subprocess.run([CLI, "synth", "--lidar-sequence", "12", "--beams", "16", "--azimuth-step", "0.5",
+                    "--frames-dir", str(seq)], check=True, capture_output=True)
+    files = sorted(str(p) for p in (seq / "velodyne").glob("*.bin"))
+    subprocess.run([CLI, "odometry", *files, "-o", str(tmp_path / "cli.txt"), "--poses", "kitti"], check=True,
+                   capture_output=True)
+    cli_poses = ptreg.read_kitti_poses(tmp_path / "cli.txt")
+    results = list(ptreg.odometry(files))
+    assert len(results) == 12 and results[0].iterations == 0 and results[5].iterations > 0
+    poses = np.stack([r.transformation for r in results])
+    assert np.abs(poses - cli_poses).max() < 1e-8  # the file's 10 digits
+    truth = ptreg.read_kitti_poses(seq / "poses.txt")
+    assert np.abs(poses[:, :3, 3] - truth[:, :3, 3]).max() < 1.0
+    od = ptreg.Odometry(map_whole=True)
+    for f in files[:6]:
+        od.push(ptreg.read_cloud(f))
+    empty = od.push(np.zeros((0, 3), dtype=np.float32))
+    assert empty.points == 0 and empty.iterations == 0
+    s = od.summary()
+    assert s.frames == 7 and s.empty == 1 and s.latency_ms["p50"] > 0 and s.map_points == len(od.map())
+    assert len(od.map(whole=True)) > 0
+    with pytest.raises(ptreg.ArgumentError):
+        ptreg.Odometry().map(whole=True)
+    with pytest.raises(ptreg.ArgumentError):
+        ptreg.Odometry(min_range=50, max_range=40)
+    with pytest.raises(ptreg.ArgumentError):
+        ptreg.Odometry(device="cuda")
+    ptreg.write_kitti_poses(tmp_path / "back.txt", poses)
+    assert np.abs(ptreg.read_kitti_poses(tmp_path / "back.txt") - poses).max() < 1e-8
+    (tmp_path / "bad.txt").write_text("1 0 0 0 0 2 0 0 0 0 1 0\n")
+    with pytest.raises(ptreg.Error, match="bad.txt: line 1"):
+        ptreg.read_kitti_poses(tmp_path / "bad.txt")
+
+
 def test_emicp(scene):
     scan = ptreg.read_cloud(scene / "scan.ply").points[::15]
     model = ptreg.read_cloud(scene / "model.ply").points[::20]

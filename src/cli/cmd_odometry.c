@@ -75,8 +75,8 @@ const cli_command cli_cmd_odometry = CLI_COMMAND_LIBRARY(
 
 typedef struct odo_job {
     ptreg_odometry *od;
-    int kitti;            /* -o's format */
-    FILE *out;            /* -o's temporary file */
+    int kitti; /* -o's format */
+    FILE *out; /* -o's temporary file */
     ptreg_atomic_file out_file;
     ptreg_odometry_frame *frames; /* --json's and --html's records */
     size_t count, cap, skipped;
@@ -302,8 +302,8 @@ static int print_json(const odo_job *job, const ptreg_odometry_options *o, const
 static void print_human(const odo_job *job, const ptreg_odometry_summary *s)
 {
     const ptreg_track_latency *l = &s->latency;
-    printf("ptreg odometry: %zu frames (%zu skipped, %zu with no point in range) on the cpu (%d threads)\n",
-           s->frames, job->skipped, s->empty, ptreg_get_num_threads());
+    printf("ptreg odometry: %zu frames (%zu skipped, %zu with no point in range) on the cpu (%d threads)\n", s->frames,
+           job->skipped, s->empty, ptreg_get_num_threads());
     printf("  path %.2f m; local map %zu points (%.1f MiB)\n", s->distance, s->map_points,
            (double)s->map_bytes / 1048576.0);
     printf("  latency ms: p50 %.2f, p95 %.2f, p99 %.2f, max %.2f; %.1f frames/s\n", l->p50, l->p95, l->p99, l->max,

@@ -120,8 +120,8 @@ const cli_command cli_cmd_synth = CLI_COMMAND(
     "true poses, 12 numbers a line, taking each frame into the first frame's), DIR/times.txt\n"
     "and DIR/calib.txt (Tr the identity: the poses are the scanner's):\n"
     "  ptreg synth --lidar-sequence 1000 --frames-dir seq\n"
-    "  ptreg odometry --frames seq/velodyne -o poses.txt --format kitti\n"
-    "  ptreg eval poses.txt seq/poses.txt --by-index",
+    "  ptreg odometry --frames seq/velodyne -o poses.txt --poses kitti\n"
+    "  ptreg eval poses.txt seq/poses.txt --align none",
     synth_options, 0, 0);
 
 static int read_synth_options(const cli_args *a, ptreg_shape *shape, size_t *model_points, ptreg_synth_options *o)

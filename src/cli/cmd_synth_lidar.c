@@ -14,12 +14,28 @@
 
 static int read_lidar_options(const cli_args *a, ptreg_synth_lidar_options *o)
 {
-    static const char *const not_here[] = {"shape",   "model",      "model-points",    "output",
-                                           "points",  "truth-out",  "max-angle",       "max-translation",
-                                           "outliers", "overlap",   "view",            "motif",
-                                           "lattice", "grains",     "box",             "efficiency",
-                                           "noise-depth", "solute", "truth-trajectory-out", "occlusion",
-                                           "approach", "ascii"};
+    static const char *const not_here[] = {"shape",
+                                           "model",
+                                           "model-points",
+                                           "output",
+                                           "points",
+                                           "truth-out",
+                                           "max-angle",
+                                           "max-translation",
+                                           "outliers",
+                                           "overlap",
+                                           "view",
+                                           "motif",
+                                           "lattice",
+                                           "grains",
+                                           "box",
+                                           "efficiency",
+                                           "noise-depth",
+                                           "solute",
+                                           "truth-trajectory-out",
+                                           "occlusion",
+                                           "approach",
+                                           "ascii"};
     for (size_t i = 0; i < sizeof not_here / sizeof not_here[0]; i++)
         if (cli_has(a, not_here[i])) {
             cli_error("synth", "--%s is not an option of --lidar-sequence", not_here[i]);

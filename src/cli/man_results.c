@@ -23,6 +23,8 @@ static const struct {
     {"multiway", NULL, "multiway", NULL},
     {"track", "frames", "track_frame", "an object per frame"},
     {"track", "summary", "track_summary", "the run's"},
+    {"odometry", "frames", "odometry_frame", "an object per frame"},
+    {"odometry", "summary", "odometry_summary", "the run's"},
     {"eval", NULL, "trajectory_eval", NULL},
     {"emicp", NULL, "emicp", NULL},
     {"cpd", NULL, "cpd", NULL},

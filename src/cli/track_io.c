@@ -55,7 +55,8 @@ static int list_folder(const char *dir, frame_source *src)
     if (rc)
         return rc;
     if (src->count == 0) {
-        cli_error(src->cmd, "--frames %s: no cloud files (.ply .pcd .xyz .txt .csv .pts .vtk .las .bin ...) in it", dir);
+        cli_error(src->cmd, "--frames %s: no cloud files (.ply .pcd .xyz .txt .csv .pts .vtk .las .bin ...) in it",
+                  dir);
         return EXIT_BAD_INPUT;
     }
     qsort(src->owned, src->count, sizeof *src->owned, by_name);

@@ -10,9 +10,9 @@
 #include "ptreg/report.h"
 
 typedef struct frame_source {
-    const char *cmd;          /* the command, in messages */
+    const char *cmd;           /* the command, in messages */
     const char *unreadable_is; /* what an unreadable frame becomes: "lost" (track), "skipped" */
-    const char **paths; /* files, or NULL for the stream */
+    const char **paths;        /* files, or NULL for the stream */
     size_t count, next;
     char **owned; /* --frames: the folder's paths */
     double rate;

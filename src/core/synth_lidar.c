@@ -22,6 +22,8 @@
 #define SENSOR_HEIGHT 1.73 /* KITTI's Velodyne above the road */
 #define AZIMUTH_BINS 720
 #define MAX_SEGMENTS 4096
+/* An object keeps clear of the road this far along it either way, m. */
+#define CLEAR_WINDOW 400.0
 
 typedef enum object_kind { OBJ_BOX, OBJ_CYLINDER, OBJ_CONE } object_kind;
 
@@ -167,8 +169,7 @@ static double first_root_in(const lidar_object *ob, const double o[3], const dou
 static double hit_cylinder(const lidar_object *cy, const double o[3], const double d[3])
 {
     const double px = o[0] - cy->c[0], py = o[1] - cy->c[1], r = cy->half[0];
-    return first_root_in(cy, o, d, d[0] * d[0] + d[1] * d[1], 2.0 * (px * d[0] + py * d[1]),
-                         px * px + py * py - r * r);
+    return first_root_in(cy, o, d, d[0] * d[0] + d[1] * d[1], 2.0 * (px * d[0] + py * d[1]), px * px + py * py - r * r);
 }
 
 /* A vertical cone, base radius half[0] at c[2], apex height above. */
@@ -267,14 +268,15 @@ static int add_object(ptreg_synth_lidar *w, const lidar_object *ob)
 }
 
 /* Whether the footprint keeps `clearance` from the road's centre line
- * everywhere (a turn must not bring the road through a building). */
-static int clear_of_road(const ptreg_synth_lidar *w, const lidar_object *ob, double road_length, double clearance)
+ * within CLEAR_WINDOW of the object's place s along it (a turn must not
+ * bring the road through a building). A window, not the whole road, so
+ * that a longer drive has the shorter one's world as its start. */
+static int clear_of_road(const ptreg_synth_lidar *w, const lidar_object *ob, double at, double clearance)
 {
-    for (double s = 0.0; s <= road_length; s += 1.0) {
+    for (double s = fmax(0.0, at - CLEAR_WINDOW); s <= at + CLEAR_WINDOW; s += 1.0) {
         double x, y, h;
         road_at(w, s, &x, &y, &h);
-        if (hypot(x - ob->c[0], y - ob->c[1]) < ob->bound + clearance &&
-            footprint_distance(ob, x, y) < clearance)
+        if (hypot(x - ob->c[0], y - ob->c[1]) < ob->bound + clearance && footprint_distance(ob, x, y) < clearance)
             return 0;
     }
     return 1;
@@ -282,7 +284,7 @@ static int clear_of_road(const ptreg_synth_lidar *w, const lidar_object *ob, dou
 
 /* An object beside the road at arclength s, `offset` to the left (< 0:
  * right), its base on the ground; kept when clear of the road. */
-static int place(ptreg_synth_lidar *w, lidar_object ob, double s, double offset, double road_length, double clearance)
+static int place(ptreg_synth_lidar *w, lidar_object ob, double s, double offset, double clearance)
 {
     double x, y, h;
     road_at(w, s, &x, &y, &h);
@@ -292,33 +294,42 @@ static int place(ptreg_synth_lidar *w, lidar_object ob, double s, double offset,
     ob.height += 0.3;
     ob.yaw = h;
     ob.bound = ob.kind == OBJ_BOX ? hypot(ob.half[0], ob.half[1]) : ob.half[0];
-    return clear_of_road(w, &ob, road_length, clearance) ? add_object(w, &ob) : 0;
+    return clear_of_road(w, &ob, s, clearance) ? add_object(w, &ob) : 0;
 }
 
 static double uniform(ptreg_rng *rng, double lo, double hi) { return lo + (hi - lo) * ptreg_rng_uniform(rng); }
 
-/* Every kind of object, each side of the road, at its own spacing. */
-static int make_objects(ptreg_synth_lidar *w, ptreg_rng *rng, double length)
+/* Every kind of object, each side of the road, at its own spacing, each
+ * kind and side drawing from its own stream of the seed (a longer drive
+ * adds objects, it does not move them). */
+static int make_objects(ptreg_synth_lidar *w, uint64_t seed, double length)
 {
+    ptreg_rng streams[8], *rng;
+    for (int k = 0; k < 8; k++)
+        ptreg_rng_seed(&streams[k], seed ^ (0x0b1ec7ull * (uint64_t)(k + 1)));
     for (int side = -1; side <= 1; side += 2) {
+        ptreg_rng *own = streams + (side > 0 ? 4 : 0);
+        rng = own + 0;
         for (double s = uniform(rng, 0, 10); s < length; s += uniform(rng, 2, 12)) { /* buildings */
-            lidar_object b = {OBJ_BOX, {0}, 0, {uniform(rng, 5, 15), uniform(rng, 4, 7.5)}, uniform(rng, 6, 20), 0,
-                              0.55f};
-            if (place(w, b, s + b.half[0], side * (uniform(rng, 7, 12) + b.half[1]), length, 6.0))
+            lidar_object b = {OBJ_BOX, {0},  0, {uniform(rng, 5, 15), uniform(rng, 4, 7.5)}, uniform(rng, 6, 20),
+                              0,       0.55f};
+            if (place(w, b, s + b.half[0], side * (uniform(rng, 7, 12) + b.half[1]), 6.0))
                 return -1;
             s += 2.0 * b.half[0];
         }
+        rng = own + 1;
         for (double s = uniform(rng, 0, 20); s < length; s += uniform(rng, 15, 30)) { /* poles */
             lidar_object p = {OBJ_CYLINDER, {0}, 0, {0.15, 0}, uniform(rng, 6, 8), 0, 0.8f};
-            if (place(w, p, s, side * uniform(rng, 5, 6), length, 3.5))
+            if (place(w, p, s, side * uniform(rng, 5, 6), 3.5))
                 return -1;
         }
+        rng = own + 2;
         for (double s = uniform(rng, 0, 10); s < length; s += uniform(rng, 8, 20)) { /* trees */
             const double offset = side * uniform(rng, 6.5, 9), trunk = uniform(rng, 2, 3);
             lidar_object t = {OBJ_CYLINDER, {0}, 0, {0.2, 0}, trunk, 0, 0.3f};
             lidar_object c = {OBJ_CONE, {0}, 0, {uniform(rng, 1.5, 3), 0}, uniform(rng, 4, 7), 0, 0.25f};
             const size_t before = w->object_count;
-            if (place(w, t, s, offset, length, 3.5))
+            if (place(w, t, s, offset, 3.5))
                 return -1;
             if (w->object_count > before) { /* the crown on the trunk */
                 c.kind = OBJ_CONE;
@@ -329,9 +340,10 @@ static int make_objects(ptreg_synth_lidar *w, ptreg_rng *rng, double length)
                     return -1;
             }
         }
+        rng = own + 3;
         for (double s = uniform(rng, 0, 20); s < length; s += uniform(rng, 6, 25)) { /* parked cars */
             lidar_object car = {OBJ_BOX, {0}, 0, {2.25, 0.9}, 1.5, 0, 0.6f};
-            if (place(w, car, s, side * uniform(rng, 3.2, 3.8), length, 2.2))
+            if (place(w, car, s, side * uniform(rng, 3.2, 3.8), 2.2))
                 return -1;
         }
     }
@@ -368,8 +380,7 @@ static double drive_length(const ptreg_synth_lidar_options *o)
     return ROAD_LEAD + (double)o->frames * o->speed / o->rate + ROAD_TAIL;
 }
 
-ptreg_status ptreg_synth_lidar_create(const ptreg_synth_lidar_options *opt, ptreg_synth_lidar **world,
-                                      ptreg_error *err)
+ptreg_status ptreg_synth_lidar_create(const ptreg_synth_lidar_options *opt, ptreg_synth_lidar **world, ptreg_error *err)
 {
     *world = NULL;
     ptreg_status st = check_options(opt, err);
@@ -384,7 +395,7 @@ ptreg_status ptreg_synth_lidar_create(const ptreg_synth_lidar_options *opt, ptre
     for (int k = 0; k < 3; k++)
         w->phase[k] = 2.0 * PI * ptreg_rng_uniform(&rng);
     const double length = drive_length(opt);
-    if (make_road(w, &rng, length) || make_objects(w, &rng, length)) {
+    if (make_road(w, &rng, length + CLEAR_WINDOW) || make_objects(w, opt->seed, length)) {
         ptreg_synth_lidar_destroy(w);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "synth lidar: out of memory");
     }
@@ -493,9 +504,11 @@ static size_t sweep_beam(const ptreg_synth_lidar *w, const azimuth_bins *ab, con
 {
     const ptreg_synth_lidar_options *o = &w->opt;
     ptreg_rng rng;
-    ptreg_rng_seed(&rng, o->seed ^ (0x9e3779b97f4a7c15ull * (frame + 1)) ^ (0xc2b2ae3d27d4eb4full * (uint64_t)(beam + 1)));
-    const double elev =
-        (o->beams > 1 ? o->fov_up_deg - (o->fov_up_deg - o->fov_down_deg) * beam / (o->beams - 1) : 0.0) * PI / 180.0;
+    ptreg_rng_seed(&rng,
+                   o->seed ^ (0x9e3779b97f4a7c15ull * (frame + 1)) ^ (0xc2b2ae3d27d4eb4full * (uint64_t)(beam + 1)));
+    const double elev = (o->beams > 1 ? o->fov_up_deg - (o->fov_up_deg - o->fov_down_deg) * beam / (o->beams - 1)
+                                      : 0.0) *
+                        PI / 180.0;
     const size_t steps = (size_t)floor(360.0 / o->azimuth_step_deg + 0.5);
     const double origin[3] = {T[3], T[7], T[11]};
     size_t kept = 0;

@@ -253,9 +253,10 @@ ptreg_status ptreg_cloud_write(const char *path, const ptreg_cloud *cloud, const
         return ptreg_error_set(err, PTREG_ERR_ARG,
                                "%s: %s files cannot hold normals: write PLY, PCD or text (.xyz .txt .csv .pts), "
                                "or drop the normals",
-                               path, format == PTREG_FORMAT_LAS     ? "LAS"
-                                     : format == PTREG_FORMAT_KITTI ? "KITTI .bin"
-                                                                    : "atom probe .pos");
+                               path,
+                               format == PTREG_FORMAT_LAS     ? "LAS"
+                               : format == PTREG_FORMAT_KITTI ? "KITTI .bin"
+                                                              : "atom probe .pos");
     if (format == PTREG_FORMAT_POS)
         return ptreg_apt_write_pos(path, cloud->xyz, NULL, cloud->n, err);
     ptreg_atomic_file af;

@@ -14,11 +14,11 @@ static const struct {
 } format_names
     [] =
         {
-            {"ply", PTREG_FORMAT_PLY}, {"pcd", PTREG_FORMAT_PCD}, {"xyz", PTREG_FORMAT_XYZ},
-            {"txt", PTREG_FORMAT_XYZ}, {"csv", PTREG_FORMAT_XYZ}, {"pts", PTREG_FORMAT_XYZ},
-            {"vtk", PTREG_FORMAT_VTK}, {"pos", PTREG_FORMAT_POS}, {"epos", PTREG_FORMAT_EPOS},
-            {"las", PTREG_FORMAT_LAS}, {"laz", PTREG_FORMAT_LAS}, /* the LAS reader refuses LAZ by its content */
-            {"obj", PTREG_FORMAT_OBJ}, {"stl", PTREG_FORMAT_STL}, {"off", PTREG_FORMAT_OFF},
+            {"ply", PTREG_FORMAT_PLY},   {"pcd", PTREG_FORMAT_PCD}, {"xyz", PTREG_FORMAT_XYZ},
+            {"txt", PTREG_FORMAT_XYZ},   {"csv", PTREG_FORMAT_XYZ}, {"pts", PTREG_FORMAT_XYZ},
+            {"vtk", PTREG_FORMAT_VTK},   {"pos", PTREG_FORMAT_POS}, {"epos", PTREG_FORMAT_EPOS},
+            {"las", PTREG_FORMAT_LAS},   {"laz", PTREG_FORMAT_LAS}, /* the LAS reader refuses LAZ by its content */
+            {"obj", PTREG_FORMAT_OBJ},   {"stl", PTREG_FORMAT_STL}, {"off", PTREG_FORMAT_OFF},
             {"bin", PTREG_FORMAT_KITTI},
 };
 

@@ -356,6 +356,12 @@ EXAMPLES = [
                  f"--max-translation 0.5 --truth-out scan_truth_{k}.txt --seed {k + 3} >/dev/null"
                  for k, v in enumerate(VIEWS)],
           check=all_of(multiway_poses, outputs("poses.txt", "all.ply")))),
+    # LiDAR odometry on a generated drive (a short one here; bench/odometry_bench.py runs 1,000 frames)
+    ("ptreg synth --lidar-sequence 1000 --frames-dir seq",
+     dict(run="ptreg synth --lidar-sequence 30 --beams 32 --azimuth-step 0.4 --frames-dir seq",
+          check=outputs("seq/poses.txt", "seq/velodyne/000029.bin"))),
+    ("ptreg odometry --frames seq/velodyne -o poses.txt --poses kitti", dict(check=outputs("poses.txt"))),
+    ("ptreg eval poses.txt seq/poses.txt --align none", dict(check=says(r"ATE translation"))),
     ("producer | ptreg track model.pti - -o trajectory.txt",
      dict(listed="a producer program streaming PTF1 frames: tests/cli/track.sh runs the stream (track_stream.py)")),
     # EM-ICP on a whole-body shape: 0.24 deg, 0.025 (a one-sided scan: the translation's bias); bounds 2x

@@ -42,7 +42,7 @@ refused() {
 
 # ---- 1. an extension the option does not write: exit 2, listing what it writes ----
 mkdir -p "$O"
-CLOUDS='writes .ply, .pcd, .xyz, .txt, .csv, .pts, .las or .pos'
+CLOUDS='writes .ply, .pcd, .xyz, .txt, .csv, .pts, .las, .pos or .bin'
 for ext in obj stl npy foo laz vtk epos; do
     refused 2 "$CLOUDS" "$O/c.$ext" -- convert "$S" -o "$O/c.$ext"
 done

@@ -322,8 +322,7 @@ static ptreg_status register_frame(ptreg_odometry *od, size_t n, const double P[
     out->sigma = sigma_now(od);
     if (od->map.points) {
         odo_icp_out r;
-        if (odo_register(&od->map, od->source.v, n, T, 3.0 * out->sigma, out->sigma, od->opt.max_iter,
-                         od->opt.tol, &r))
+        if (odo_register(&od->map, od->source.v, n, T, 3.0 * out->sigma, out->sigma, od->opt.max_iter, od->opt.tol, &r))
             return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
         out->iterations = r.iterations;
         out->pairs = r.pairs;
@@ -341,7 +340,8 @@ static ptreg_status register_frame(ptreg_odometry *od, size_t n, const double P[
 
 static ptreg_status note_latency(ptreg_odometry *od, double ms, ptreg_error *err)
 {
-    if (od->frames >= od->latencies.cap && dbuf_reserve(&od->latencies, od->latencies.cap ? 2 * od->latencies.cap : 1024))
+    if (od->frames >= od->latencies.cap &&
+        dbuf_reserve(&od->latencies, od->latencies.cap ? 2 * od->latencies.cap : 1024))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
     od->latencies.v[od->frames] = ms;
     return PTREG_OK;

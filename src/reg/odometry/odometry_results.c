@@ -20,12 +20,12 @@ RESULT_TABLE(ptreg_odometry_frame_table, "odometry frame", ptreg_odometry_frame,
 #define R ptreg_track_latency
 static const ptreg_result_field latency_rows[] = {
     RESULT_FIELD(R, p50, DOUBLE, "ms", "the median latency (nearest rank)"),
-    RESULT_FIELD(R, p95, DOUBLE, "ms", "the 95th percentile"), RESULT_FIELD(R, p99, DOUBLE, "ms", "the 99th percentile"),
-    RESULT_FIELD(R, max, DOUBLE, "ms", "the largest"), RESULT_FIELD(R, mean, DOUBLE, "ms", "the mean")};
+    RESULT_FIELD(R, p95, DOUBLE, "ms", "the 95th percentile"),
+    RESULT_FIELD(R, p99, DOUBLE, "ms", "the 99th percentile"), RESULT_FIELD(R, max, DOUBLE, "ms", "the largest"),
+    RESULT_FIELD(R, mean, DOUBLE, "ms", "the mean")};
 #undef R
-static const ptreg_result_table latency_table = {"odometry latency", latency_rows,
-                                                 sizeof latency_rows / sizeof latency_rows[0],
-                                                 sizeof(ptreg_track_latency)};
+static const ptreg_result_table latency_table = {
+    "odometry latency", latency_rows, sizeof latency_rows / sizeof latency_rows[0], sizeof(ptreg_track_latency)};
 
 #define R ptreg_odometry_summary
 static const ptreg_result_field summary_rows[] = {
