@@ -87,6 +87,7 @@ def main():
     args = ap.parse_args()
     if not os.access(args.kiss, os.X_OK):
         sys.exit(f"{args.kiss}: no KISS-ICP driver (bench/kiss_icp_bench.sh says how to build it)")
+    os.makedirs(args.work, exist_ok=True)
     seq = os.path.join(args.work, f"seq{args.frames}_s{args.seed}")
     if not os.path.isfile(os.path.join(seq, "poses.txt")):
         _, _, wall = timed([args.ptreg, "synth", "--lidar-sequence", str(args.frames), "--frames-dir", seq,

@@ -43,7 +43,7 @@ static void check_queries(const odo_map *m, ptreg_rng *rng, double span)
                              span * (2 * ptreg_rng_uniform(rng) - 1)};
         const double max2 = t % 2 ? 1e30 : 0.3;
         double a[3] = {0}, b[3] = {0}, best2 = max2;
-        const int fa = odo_map_nearest(m, q, &best2, a), fb = brute_nearest(m, pts, q, max2, b);
+        const int fa = odo_map_nearest(m, q, NULL, &best2, a), fb = brute_nearest(m, pts, q, max2, b);
         /* the same point, or one as near (a tie, or float rounding of the offsets) */
         const double da = (a[0] - q[0]) * (a[0] - q[0]) + (a[1] - q[1]) * (a[1] - q[1]) + (a[2] - q[2]) * (a[2] - q[2]);
         const double db = (b[0] - q[0]) * (b[0] - q[0]) + (b[1] - q[1]) * (b[1] - q[1]) + (b[2] - q[2]) * (b[2] - q[2]);
@@ -185,15 +185,23 @@ static void test_drive(void)
     double *truth = malloc(16 * o.frames * sizeof *truth);
     double *one = run_drive(w, o.frames, 1, truth), *two = run_drive(w, o.frames, 2, NULL);
     CHECK_MSG(memcmp(one, two, 16 * o.frames * sizeof *one) == 0, "1 and 2 threads give other poses");
-    double worst_t = 0.0, worst_r = 0.0;
-    for (size_t i = 0; i < o.frames; i++) {
-        double deg, dist;
+    /* each frame's motion from the one before, against the truth's, from
+     * frame 3 on (the first motion, from a standstill, comes out short, as
+     * KISS-ICP's does: docs/ALGORITHMS.md, "LiDAR odometry"), and the drift */
+    double worst_step = 0.0, worst_turn = 0.0, drift = 0.0;
+    for (size_t i = 3; i < o.frames; i++) {
+        double a[16], b[16], inv[16], deg, dist;
+        ptreg_transform_invert_rigid(one + 16 * (i - 1), inv);
+        ptreg_transform_mul(inv, one + 16 * i, a);
+        ptreg_transform_invert_rigid(truth + 16 * (i - 1), inv);
+        ptreg_transform_mul(inv, truth + 16 * i, b);
+        ptreg_transform_difference(a, b, &deg, &dist);
+        worst_step = fmax(worst_step, dist), worst_turn = fmax(worst_turn, deg);
         ptreg_transform_difference(truth + 16 * i, one + 16 * i, &deg, &dist);
-        worst_t = fmax(worst_t, dist), worst_r = fmax(worst_r, deg);
+        drift = fmax(drift, dist);
     }
-    /* 39 m driven: within 1.5% of it (most of it the first frame's, from a
-     * standstill, as KISS-ICP's), and half a degree */
-    CHECK_MSG(worst_t < 0.6 && worst_r < 0.5, "drift %.3f m, %.3f deg over 39 m", worst_t, worst_r);
+    CHECK_MSG(worst_step < 0.2 && worst_turn < 0.2 && drift < 1.2,
+              "steps off by %.3f m and %.3f deg at worst; drift %.3f m over 39 m", worst_step, worst_turn, drift);
     free(one), free(two), free(truth);
     ptreg_synth_lidar_destroy(w);
 }

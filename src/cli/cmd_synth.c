@@ -118,7 +118,8 @@ const cli_command cli_cmd_synth = CLI_COMMAND(
     "0.02 m). Each frame is one turn, written the way KITTI's odometry set is: DIR/velodyne/\n"
     "000000.bin ... (float32 x y z reflectance; x forward, y left, z up), DIR/poses.txt (the\n"
     "true poses, 12 numbers a line, taking each frame into the first frame's), DIR/times.txt\n"
-    "and DIR/calib.txt (Tr the identity: the poses are the scanner's):\n"
+    "and DIR/calib.txt (Tr the identity: the poses are the scanner's); --frames-dir -: the\n"
+    "frames alone, a PTF1 stream on stdout (for 'ptreg odometry -'):\n"
     "  ptreg synth --lidar-sequence 1000 --frames-dir seq\n"
     "  ptreg odometry --frames seq/velodyne -o poses.txt --poses kitti\n"
     "  ptreg eval poses.txt seq/poses.txt --align none",

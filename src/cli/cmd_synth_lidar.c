@@ -1,9 +1,11 @@
 /* ptreg synth --lidar-sequence N: a LiDAR drive in KITTI's odometry
  * layout (velodyne/NNNNNN.bin, poses.txt, times.txt, calib.txt). */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/files.h"
@@ -56,9 +58,11 @@ static int read_lidar_options(const cli_args *a, ptreg_synth_lidar_options *o)
     return rc;
 }
 
-static int make_dir(const char *path)
+/* Makes a folder; *made says whether it was not there before. */
+static int make_dir(const char *path, int *made)
 {
-    if (mkdir(path, 0777) && errno != EEXIST) {
+    *made = mkdir(path, 0777) == 0;
+    if (!*made && errno != EEXIST) {
         cli_error("synth", "--frames-dir: %s cannot be made (%s)", path, strerror(errno));
         return EXIT_RUNTIME;
     }
@@ -89,7 +93,25 @@ static int write_calib(FILE *f)
 typedef struct lidar_files {
     ptreg_atomic_file poses, times, calib;
     int open;
+    size_t written; /* frames written */
+    int made_dir, made_velodyne;
 } lidar_files;
+
+/* A failed run leaves nothing: the frames written so far, and the folders
+ * it made. */
+static void remove_partial(const char *dir, const lidar_files *lf)
+{
+    char path[4096];
+    for (size_t i = 0; i < lf->written; i++) {
+        snprintf(path, sizeof path, "%s/velodyne/%06zu.bin", dir, i);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/velodyne", dir);
+    if (lf->made_velodyne)
+        rmdir(path);
+    if (lf->made_dir)
+        rmdir(dir);
+}
 
 static int open_files(const char *dir, lidar_files *lf)
 {
@@ -123,6 +145,57 @@ static int close_files(lidar_files *lf, int rc)
     return rc;
 }
 
+/* n bytes of v little-endian into out, whatever the host's order. */
+static void put_le(unsigned char *out, uint64_t v, int n)
+{
+    for (int k = 0; k < n; k++)
+        out[k] = (unsigned char)(v >> (8 * k));
+}
+
+/* A frame as the PTF1 stream has it (docs/FORMATS.md, "Frame streams"). */
+static int stream_frame(FILE *f, const ptreg_cloud *frame, double t)
+{
+    unsigned char head[20], rec[12];
+    uint64_t bits;
+    memcpy(head, "PTF1", 4);
+    put_le(head + 4, frame->n, 8);
+    memcpy(&bits, &t, sizeof bits);
+    put_le(head + 12, bits, 8);
+    int bad = fwrite(head, 1, sizeof head, f) != sizeof head;
+    for (size_t i = 0; !bad && i < frame->n; i++) {
+        for (int k = 0; k < 3; k++) {
+            uint32_t b;
+            memcpy(&b, &frame->xyz[3 * i + k], sizeof b);
+            put_le(rec + 4 * k, b, 4);
+        }
+        bad = fwrite(rec, 1, sizeof rec, f) != sizeof rec;
+    }
+    return bad;
+}
+
+/* --frames-dir -: every frame on stdout, a PTF1 stream (nothing else is
+ * written: the stream is for a reader such as ptreg odometry -). */
+static int stream_frames(const ptreg_synth_lidar *world, const ptreg_synth_lidar_options *o)
+{
+    for (size_t i = 0; i < o->frames; i++) {
+        ptreg_cloud frame;
+        double pose[16], t;
+        ptreg_error err;
+        ptreg_status st = ptreg_synth_lidar_frame(world, i, &frame, pose, &t, &err);
+        if (st) {
+            cli_error("synth", "%s", err.message);
+            return cli_exit_code(st, 0);
+        }
+        const int bad = stream_frame(stdout, &frame, t) || fflush(stdout) != 0;
+        ptreg_cloud_free(&frame);
+        if (bad) {
+            cli_error("synth", "stdout: writing the stream failed (frame %zu)", i);
+            return EXIT_RUNTIME;
+        }
+    }
+    return EXIT_OK;
+}
+
 /* Every frame: its scan, and its pose relative to the first frame's. */
 static int write_frames(const ptreg_synth_lidar *world, const ptreg_synth_lidar_options *o, const char *dir,
                         lidar_files *lf, size_t *points)
@@ -144,6 +217,7 @@ static int write_frames(const ptreg_synth_lidar *world, const ptreg_synth_lidar_
         ptreg_cloud_free(&frame);
         if (rc)
             return rc;
+        lf->written = i + 1;
         if (i == 0)
             ptreg_transform_invert_rigid(pose, first_inv);
         ptreg_transform_mul(first_inv, pose, rel);
@@ -184,10 +258,6 @@ int cli_synth_lidar(const cli_args *a)
     if (rc)
         return rc;
     const char *dir = cli_string(a, "frames-dir", NULL);
-    char velodyne[4096];
-    snprintf(velodyne, sizeof velodyne, "%s/velodyne", dir);
-    if ((rc = make_dir(dir)) || (rc = make_dir(velodyne)))
-        return rc;
     ptreg_synth_lidar *world;
     ptreg_error err;
     ptreg_status st = ptreg_synth_lidar_create(&o, &world, &err);
@@ -195,12 +265,25 @@ int cli_synth_lidar(const cli_args *a)
         cli_error("synth", "%s", err.message);
         return cli_exit_code(st, 0);
     }
+    if (!strcmp(dir, "-")) {
+        rc = cli_has(a, "json") ? (cli_error("synth", "--frames-dir -: the stream is stdout: no --json"), EXIT_USAGE)
+                                : stream_frames(world, &o);
+        ptreg_synth_lidar_destroy(world);
+        return rc;
+    }
     lidar_files lf;
     memset(&lf, 0, sizeof lf);
+    char velodyne[4096];
+    snprintf(velodyne, sizeof velodyne, "%s/velodyne", dir);
     size_t points = 0;
-    rc = open_files(dir, &lf);
+    rc = make_dir(dir, &lf.made_dir);
+    rc = rc ? rc : make_dir(velodyne, &lf.made_velodyne);
+    rc = rc ? rc : open_files(dir, &lf);
     rc = rc ? rc : write_frames(world, &o, dir, &lf, &points);
+    rc = rc ? rc : print_result(a, &o, dir, points); /* before the commit: a failed print leaves nothing */
     rc = close_files(&lf, rc);
+    if (rc)
+        remove_partial(dir, &lf);
     ptreg_synth_lidar_destroy(world);
-    return rc ? rc : print_result(a, &o, dir, points);
+    return rc;
 }

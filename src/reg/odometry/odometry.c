@@ -5,6 +5,7 @@
 #include "ptreg/odometry.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,9 @@
  * voxels (KISS-ICP's 0.5 and 1.5). */
 #define MAP_THIN 0.5
 #define SOURCE_THIN 1.5
+/* Thinning runs in at most this many parts (a thread each). */
+#define ODO_THIN_PARTS 64
+
 
 static const ptreg_option odometry_rows[] = {
     OPTION_FIELD(ptreg_odometry_options, max_range, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_OPEN_LO, "R",
@@ -88,6 +92,35 @@ static int dbuf_reserve(dbuf *b, size_t n)
     return 0;
 }
 
+/* A thinning table: a voxel's key (0: empty), the draw of the point it
+ * keeps and where that point is (in a part's list, or in the output). It
+ * keeps its size from frame to frame: it grows once, to what a frame needs. */
+typedef struct thin_entry {
+    uint64_t key, draw;
+    size_t slot;
+} thin_entry;
+
+typedef struct thin_table {
+    thin_entry *e;
+    size_t cap;
+} thin_table;
+
+/* One part of a frame thinned alone: its voxels in the order it first
+ * reaches them, each with its smallest draw and that point. */
+typedef struct thin_part {
+    thin_table t;
+    uint64_t *keys, *draws;
+    double *pts;
+    size_t count, cap;
+    int failed;
+} thin_part;
+
+static void part_free(thin_part *p)
+{
+    free(p->t.e), free(p->keys), free(p->draws), free(p->pts);
+    memset(p, 0, sizeof *p);
+}
+
 struct ptreg_odometry {
     ptreg_odometry_options opt;
     double voxel;
@@ -97,8 +130,8 @@ struct ptreg_odometry {
     size_t model_samples;
     size_t frames, empty;
     dbuf frame, thin, source, world, latencies;
-    struct thin_entry *thin_table; /* voxel_thin's */
-    size_t thin_cap;
+    thin_part *parts; /* voxel_thin's, ODO_THIN_PARTS of them, and the table that merges them */
+    thin_table merge;
     double distance;
 };
 
@@ -118,9 +151,10 @@ ptreg_status ptreg_odometry_create(const ptreg_odometry_options *opt, ptreg_odom
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
     od->opt = *opt;
     od->voxel = opt->voxel > 0.0 ? opt->voxel : opt->max_range / 100.0;
+    od->parts = calloc(ODO_THIN_PARTS, sizeof *od->parts);
     ptreg_transform_identity(od->pose);
     ptreg_transform_identity(od->delta);
-    if (odo_map_init(&od->map, od->voxel, opt->max_points_per_voxel) ||
+    if (!od->parts || odo_map_init(&od->map, od->voxel, opt->max_points_per_voxel) ||
         (opt->keep_all && odo_map_init(&od->whole, od->voxel, 1))) {
         ptreg_odometry_destroy(od);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
@@ -136,36 +170,38 @@ void ptreg_odometry_destroy(ptreg_odometry *od)
     odo_map_free(&od->map);
     odo_map_free(&od->whole);
     free(od->frame.v), free(od->thin.v), free(od->source.v), free(od->world.v), free(od->latencies.v);
-    free(od->thin_table);
+    for (size_t q = 0; od->parts && q < ODO_THIN_PARTS; q++)
+        part_free(&od->parts[q]);
+    free(od->parts), free(od->merge.e);
     free(od);
 }
 
 /* ---- one frame ---- */
 
-/* The points within the range, as doubles, moved by the motion at their
- * time when deskewing: exp((t - 1/2) log(delta)), the pose being the sweep's
- * middle (KISS-ICP's). *n_out 0 when none. */
-static ptreg_status keep_in_range(ptreg_odometry *od, const float *xyz, size_t n, const float *times, size_t *n_out,
-                                  ptreg_error *err)
+/* Points [first, first + count) of the frame that are within the range, as
+ * doubles at the same place of od->frame, moved by the motion at their time
+ * when deskewing: exp((t - 1/2) xi), xi = log(delta), the pose being the
+ * sweep's middle (KISS-ICP's). Returns how many; *bad the first point that
+ * is not finite (SIZE_MAX: none). */
+static size_t keep_in_range(ptreg_odometry *od, const float *xyz, const float *times, size_t first, size_t count,
+                            const double *xi, size_t *bad)
 {
-    if (dbuf_reserve(&od->frame, 3 * (n ? n : 1)))
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
     const double lo2 = od->opt.min_range * od->opt.min_range, hi2 = od->opt.max_range * od->opt.max_range;
-    double xi[6];
-    const int deskew = od->opt.deskew && times && od->frames >= 2;
-    if (deskew)
-        odo_se3_log(od->delta, xi);
+    double *out = od->frame.v + 3 * first;
     size_t k = 0;
-    for (size_t j = 0; j < n; j++) {
+    *bad = SIZE_MAX;
+    for (size_t j = first; j < first + count; j++) {
         const float *p = xyz + 3 * j;
-        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]) || (times && !isfinite(times[j])))
-            return ptreg_error_set(err, PTREG_ERR_ARG, "odometry: point %zu is not finite", j);
+        if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]) || (times && !isfinite(times[j]))) {
+            *bad = j;
+            return k;
+        }
         const double r2 = (double)p[0] * p[0] + (double)p[1] * p[1] + (double)p[2] * p[2];
         if (r2 < lo2 || r2 > hi2)
             continue;
-        double *q = od->frame.v + 3 * k++;
+        double *q = out + 3 * k++;
         q[0] = p[0], q[1] = p[1], q[2] = p[2];
-        if (deskew) {
+        if (xi) {
             double s[6], T[16];
             for (int c = 0; c < 6; c++)
                 s[c] = ((double)times[j] - 0.5) * xi[c];
@@ -175,8 +211,7 @@ static ptreg_status keep_in_range(ptreg_odometry *od, const float *xyz, size_t n
                 q[r] = T[4 * r] * v[0] + T[4 * r + 1] * v[1] + T[4 * r + 2] * v[2] + T[4 * r + 3];
         }
     }
-    *n_out = k;
-    return PTREG_OK;
+    return k;
 }
 
 static uint64_t thin_key(const double p[3], double inv)
@@ -200,34 +235,124 @@ static uint64_t point_draw(const double p[3])
     return h;
 }
 
-/* The thinning table: a voxel's key (0: empty), the draw of the point it
- * keeps and where that point is in the output. */
-typedef struct thin_entry {
-    uint64_t key, draw;
-    size_t slot;
-} thin_entry;
-
 static size_t thin_home(uint64_t key, size_t cap) { return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1); }
 
 /* Doubles the table, keeping its entries; -1 when out of memory. */
-static int thin_grow(ptreg_odometry *od)
+static int table_grow(thin_table *t)
 {
-    const size_t cap = od->thin_cap ? 2 * od->thin_cap : 8192;
-    thin_entry *t = calloc(cap, sizeof *t);
-    if (!t)
+    const size_t cap = t->cap ? 2 * t->cap : 8192;
+    thin_entry *e = calloc(cap, sizeof *e);
+    if (!e)
         return -1;
-    for (size_t i = 0; i < od->thin_cap; i++) {
-        const thin_entry *e = &od->thin_table[i];
-        if (!e->key)
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->e[i].key)
             continue;
-        size_t h = thin_home(e->key, cap);
-        while (t[h].key)
+        size_t h = thin_home(t->e[i].key, cap);
+        while (e[h].key)
             h = (h + 1) & (cap - 1);
-        t[h] = *e;
+        e[h] = t->e[i];
     }
-    free(od->thin_table);
-    od->thin_table = t, od->thin_cap = cap;
+    free(t->e);
+    t->e = e, t->cap = cap;
     return 0;
+}
+
+static int table_reset(thin_table *t)
+{
+    if (!t->e && table_grow(t))
+        return -1;
+    memset(t->e, 0, t->cap * sizeof *t->e);
+    return 0;
+}
+
+static thin_entry *table_find(const thin_table *t, uint64_t key)
+{
+    size_t h = thin_home(key, t->cap);
+    while (t->e[h].key && t->e[h].key != key)
+        h = (h + 1) & (t->cap - 1);
+    return &t->e[h];
+}
+
+static int part_reserve(thin_part *p, size_t n)
+{
+    if (n <= p->cap)
+        return 0;
+    uint64_t *keys = realloc(p->keys, n * sizeof *keys), *draws = keys ? realloc(p->draws, n * sizeof *draws) : NULL;
+    p->keys = keys ? keys : p->keys;
+    p->draws = draws ? draws : p->draws;
+    double *pts = draws ? realloc(p->pts, 3 * n * sizeof *pts) : NULL;
+    p->pts = pts ? pts : p->pts;
+    if (!pts)
+        return -1;
+    p->cap = n;
+    return 0;
+}
+
+static void thin_part_run(thin_part *pt, const double *in, size_t n, double inv)
+{
+    pt->count = 0;
+    if (part_reserve(pt, n ? n : 1) || table_reset(&pt->t)) {
+        pt->failed = 1;
+        return;
+    }
+    thin_entry *last = NULL; /* a scan's neighbours share voxels: the last one found */
+    for (size_t j = 0; j < n; j++) {
+        const double *p = in + 3 * j;
+        const uint64_t key = thin_key(p, inv), draw = point_draw(p);
+        thin_entry *e = last && last->key == key ? last : (last = table_find(&pt->t, key));
+        if (e->key) {
+            if (draw < e->draw) {
+                e->draw = pt->draws[e->slot] = draw;
+                memcpy(pt->pts + 3 * e->slot, p, 3 * sizeof *p);
+            }
+            continue;
+        }
+        *e = (thin_entry){key, draw, pt->count};
+        pt->keys[pt->count] = key, pt->draws[pt->count] = draw;
+        memcpy(pt->pts + 3 * pt->count++, p, 3 * sizeof *p);
+        if (2 * pt->count > pt->t.cap) {
+            if (table_grow(&pt->t)) {
+                pt->failed = 1;
+                return;
+            }
+            last = NULL;
+        }
+    }
+}
+
+/* The parts' voxels into out: a voxel first met in an earlier part comes
+ * first, and keeps the smallest draw of every part: what one pass over
+ * the whole frame gives, for any number of parts. */
+static int merge_parts(ptreg_odometry *od, size_t parts, dbuf *out, size_t *kept)
+{
+    if (table_reset(&od->merge))
+        return -1;
+    size_t k = 0;
+    for (size_t q = 0; q < parts; q++) {
+        const thin_part *pt = &od->parts[q];
+        for (size_t i = 0; i < pt->count; i++) {
+            thin_entry *e = table_find(&od->merge, pt->keys[i]);
+            if (!e->key) {
+                *e = (thin_entry){pt->keys[i], pt->draws[i], k};
+                memcpy(out->v + 3 * k++, pt->pts + 3 * i, 3 * sizeof *out->v);
+                if (2 * k > od->merge.cap && table_grow(&od->merge))
+                    return -1;
+            } else if (pt->draws[i] < e->draw) {
+                e->draw = pt->draws[i];
+                memcpy(out->v + 3 * e->slot, pt->pts + 3 * i, 3 * sizeof *out->v);
+            }
+        }
+    }
+    *kept = k;
+    return 0;
+}
+
+/* How a frame is cut into parts, a thread each (small ones stay whole). */
+static size_t part_count(size_t n)
+{
+    size_t parts = (size_t)ptreg_get_num_threads();
+    parts = parts < 1 ? 1 : parts > ODO_THIN_PARTS ? ODO_THIN_PARTS : parts;
+    return n < 4096 * parts ? n / 4096 + 1 : parts;
 }
 
 /* One point of each voxel of `size`, the voxels in the order the input
@@ -235,43 +360,59 @@ static int thin_grow(ptreg_odometry *od)
  * smallest draw, as good as a random one: the first in the scan's order
  * would always come from the same beam, and a scan's rings seen the same
  * way from every place pull the registration towards standing still
- * (KISS-ICP's hash map gives it a random one too). The table keeps its
- * size from frame to frame: it grows once, to what a frame needs. */
+ * (KISS-ICP's hash map gives it a random one too). The input is cut into
+ * a part per thread, thinned alone and merged. */
 static ptreg_status voxel_thin(ptreg_odometry *od, const double *in, size_t n, double size, dbuf *out, size_t *kept,
                                ptreg_error *err)
 {
-    if (dbuf_reserve(out, 3 * (n ? n : 1)) || (!od->thin_table && thin_grow(od)))
+    if (dbuf_reserve(out, 3 * (n ? n : 1)))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
-    memset(od->thin_table, 0, od->thin_cap * sizeof *od->thin_table);
-    const double inv = 1.0 / size;
-    size_t k = 0;
-    thin_entry *last = NULL; /* a scan's neighbours share voxels: the last one found */
-    for (size_t j = 0; j < n; j++) {
-        const double *p = in + 3 * j;
-        const uint64_t key = thin_key(p, inv), draw = point_draw(p);
-        thin_entry *e = last;
-        if (!e || e->key != key) {
-            size_t h = thin_home(key, od->thin_cap);
-            while (od->thin_table[h].key && od->thin_table[h].key != key)
-                h = (h + 1) & (od->thin_cap - 1);
-            e = last = &od->thin_table[h];
-        }
-        if (e->key) {
-            if (draw < e->draw) {
-                e->draw = draw;
-                memcpy(out->v + 3 * e->slot, p, 3 * sizeof *p);
-            }
-            continue;
-        }
-        *e = (thin_entry){key, draw, k};
-        memcpy(out->v + 3 * k++, p, 3 * sizeof *p);
-        if (2 * k > od->thin_cap) {
-            if (thin_grow(od))
-                return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
-            last = NULL;
-        }
+    const size_t parts = part_count(n), each = (n + parts - 1) / parts;
+    int failed = 0;
+#pragma omp parallel for schedule(static, 1) num_threads((int)parts) reduction(| : failed)
+    for (size_t q = 0; q < parts; q++) {
+        const size_t first = q * each < n ? q * each : n, count = n - first < each ? n - first : each;
+        od->parts[q].failed = 0;
+        thin_part_run(&od->parts[q], in + 3 * first, count, 1.0 / size);
+        failed |= od->parts[q].failed;
     }
-    *kept = k;
+    if (failed || merge_parts(od, parts, out, kept))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    return PTREG_OK;
+}
+
+/* The frame's points within the range (deskewed), thinned to what enters
+ * the map (od->thin): each part keeps its own points in range, in place,
+ * and thins them, so the frame is read once. *points: those in range. */
+static ptreg_status range_and_thin(ptreg_odometry *od, const float *xyz, size_t n, const float *times, size_t *points,
+                                   size_t *kept, ptreg_error *err)
+{
+    if (dbuf_reserve(&od->frame, 3 * (n ? n : 1)) || dbuf_reserve(&od->thin, 3 * (n ? n : 1)))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    double xi[6];
+    const int deskew = od->opt.deskew && times && od->frames >= 2;
+    if (deskew)
+        odo_se3_log(od->delta, xi);
+    const size_t parts = part_count(n), each = (n + parts - 1) / parts;
+    size_t in_range = 0, bad = SIZE_MAX;
+    int failed = 0;
+#pragma omp parallel for schedule(static, 1) num_threads((int)parts) reduction(| : failed) \
+    reduction(+ : in_range) reduction(min : bad)
+    for (size_t q = 0; q < parts; q++) {
+        const size_t first = q * each < n ? q * each : n, count = n - first < each ? n - first : each;
+        size_t part_bad;
+        const size_t k = keep_in_range(od, xyz, times, first, count, deskew ? xi : NULL, &part_bad);
+        od->parts[q].failed = 0;
+        thin_part_run(&od->parts[q], od->frame.v + 3 * first, k, 1.0 / (MAP_THIN * od->voxel));
+        failed |= od->parts[q].failed;
+        in_range += k;
+        bad = part_bad < bad ? part_bad : bad;
+    }
+    if (bad != SIZE_MAX)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "odometry: point %zu is not finite", bad);
+    if (failed || merge_parts(od, parts, &od->thin, kept))
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    *points = in_range;
     return PTREG_OK;
 }
 
@@ -358,8 +499,7 @@ ptreg_status ptreg_odometry_push(ptreg_odometry *od, const float *xyz, size_t n,
     memcpy(last, od->pose, sizeof last);
     ptreg_transform_mul(od->pose, od->delta, P); /* constant velocity */
     size_t kept = 0, thin = 0, source = 0;
-    ptreg_status st = keep_in_range(od, xyz, n, times, &kept, err);
-    st = st ? st : voxel_thin(od, od->frame.v, kept, MAP_THIN * od->voxel, &od->thin, &thin, err);
+    ptreg_status st = range_and_thin(od, xyz, n, times, &kept, &thin, err);
     st = st ? st : voxel_thin(od, od->thin.v, thin, SOURCE_THIN * od->voxel, &od->source, &source, err);
     if (st)
         return st;

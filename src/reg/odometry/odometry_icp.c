@@ -77,8 +77,8 @@ void odo_se3_log(const double T[16], double xi[6])
 
 /* One block's normal equations at pose T: J = [I | -[p]x] of the moved
  * point p, r = p - q its nearest map point, weight (k / (k + |r|^2))^2. */
-static void block_sums(const odo_map *m, const double *src, size_t n, const double T[16], double max_dist2,
-                       double kernel, double *sums)
+static void block_sums(const odo_map *m, const double *src, size_t n, odo_near_cache *cache, const double T[16],
+                       double max_dist2, double kernel, double *sums)
 {
     memset(sums, 0, BLOCK_SUMS * sizeof *sums);
     for (size_t j = 0; j < n; j++) {
@@ -86,7 +86,7 @@ static void block_sums(const odo_map *m, const double *src, size_t n, const doub
         double p[3], q[3], best2 = max_dist2;
         for (int r = 0; r < 3; r++)
             p[r] = T[4 * r] * s[0] + T[4 * r + 1] * s[1] + T[4 * r + 2] * s[2] + T[4 * r + 3];
-        if (!odo_map_nearest(m, p, &best2, q))
+        if (!odo_map_nearest(m, p, cache + j, &best2, q))
             continue;
         const double res[3] = {p[0] - q[0], p[1] - q[1], p[2] - q[2]};
         const double r2 = res[0] * res[0] + res[1] * res[1] + res[2] * res[2];
@@ -147,14 +147,17 @@ int odo_register(const odo_map *m, const double *src, size_t n, double T[16], do
     memset(out, 0, sizeof *out);
     const size_t blocks = (n + ICP_BLOCK - 1) / ICP_BLOCK;
     double *sums = malloc((blocks ? blocks : 1) * BLOCK_SUMS * sizeof *sums);
-    if (!sums)
+    odo_near_cache *cache = calloc(n ? n : 1, sizeof *cache);
+    if (!sums || !cache) {
+        free(sums), free(cache);
         return -1;
+    }
     const double max_dist2 = max_dist * max_dist;
     for (int it = 0; it < max_iter; it++) {
 #pragma omp parallel for schedule(dynamic, 4) num_threads(ptreg_get_num_threads())
         for (size_t b = 0; b < blocks; b++) {
             const size_t first = b * ICP_BLOCK, count = n - first < ICP_BLOCK ? n - first : ICP_BLOCK;
-            block_sums(m, src + 3 * first, count, T, max_dist2, kernel, sums + BLOCK_SUMS * b);
+            block_sums(m, src + 3 * first, count, cache + first, T, max_dist2, kernel, sums + BLOCK_SUMS * b);
         }
         double total[BLOCK_SUMS] = {0};
         for (size_t b = 0; b < blocks; b++) /* in order: the same bits for any thread count */
@@ -171,6 +174,6 @@ int odo_register(const odo_map *m, const double *src, size_t n, double T[16], do
         if (sqrt(dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2] + dx[3] * dx[3] + dx[4] * dx[4] + dx[5] * dx[5]) < tol)
             break;
     }
-    free(sums);
+    free(sums), free(cache);
     return 0;
 }

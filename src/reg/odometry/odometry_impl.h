@@ -15,13 +15,22 @@
  * in the order they were made; removing one moves the last into its
  * place, so the order, like everything else, follows from the frames
  * alone. */
+/* The most points a voxel may hold (the option's range). */
+#define ODO_MAX_PER 255
+
+/* A table entry: a cell's packed coordinates + 1 (0: empty), its index and
+ * its points' count, together so that a lookup reads one cache line. */
+typedef struct odo_entry {
+    uint64_t key;
+    uint32_t cell, count;
+} odo_entry;
+
 typedef struct odo_map {
     double voxel, inv_voxel;
-    int per;           /* the most points a voxel holds */
-    double spacing2;   /* a point joins a voxel only this far (squared) from its others:
+    int per;         /* the most points a voxel holds */
+    double spacing2; /* a point joins a voxel only this far (squared) from its others:
                           voxel^2 / per, spreading them over it (KISS-ICP's rule) */
-    uint64_t *keys;    /* table: a cell's packed coordinates + 1; 0 empty */
-    uint32_t *slots;   /* table: the cell's index */
+    odo_entry *table;
     size_t mask;       /* table size - 1 (a power of two) */
     size_t cells, cap; /* cells in use, room */
     int32_t *coord;    /* cell: its integer coordinates (3) */
@@ -39,9 +48,22 @@ void odo_map_free(odo_map *m);
 int odo_map_add(odo_map *m, const double *xyz, size_t n);
 /* Drops the voxels whose first point is `range` or more from c. */
 void odo_map_prune(odo_map *m, const double c[3], double range);
+/* What a query remembers of its voxel's neighbourhood from one call to the
+ * next (ICP asks again for the same source point, moved a little): each
+ * neighbour's table position, looked up once while the query stays in
+ * its voxel (the map does not change during a registration). */
+#define ODO_NEAR_UNKNOWN UINT32_MAX
+#define ODO_NEAR_NONE (UINT32_MAX - 1)
+typedef struct odo_near_cache {
+    int32_t voxel[3];
+    int valid;
+    uint32_t entry[27]; /* ODO_NEAR_UNKNOWN: not looked up; ODO_NEAR_NONE: no cell */
+} odo_near_cache;
+
 /* The nearest map point to q among q's voxel and its 26 neighbours, if
- * nearer than sqrt(*best2): written to out, *best2 lowered; 0 when none. */
-int odo_map_nearest(const odo_map *m, const double q[3], double *best2, double out[3]);
+ * nearer than sqrt(*best2): written to out, *best2 lowered; 0 when none.
+ * cache may be NULL; one, zeroed first, per query point. */
+int odo_map_nearest(const odo_map *m, const double q[3], odo_near_cache *cache, double *best2, double out[3]);
 /* Every point, cell by cell, as doubles (n x 3). */
 void odo_map_points(const odo_map *m, double *out);
 size_t odo_map_bytes(const odo_map *m);

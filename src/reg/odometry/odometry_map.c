@@ -33,25 +33,21 @@ static size_t home(const odo_map *m, uint64_t key)
 static size_t probe(const odo_map *m, uint64_t key)
 {
     size_t i = home(m, key);
-    while (m->keys[i] && m->keys[i] != key)
+    while (m->table[i].key && m->table[i].key != key)
         i = (i + 1) & m->mask;
     return i;
 }
 
 static int alloc_table(odo_map *m, size_t size)
 {
-    uint64_t *keys = calloc(size, sizeof *keys);
-    uint32_t *slots = malloc(size * sizeof *slots);
-    if (!keys || !slots) {
-        free(keys), free(slots);
+    odo_entry *table = calloc(size, sizeof *table);
+    if (!table)
         return -1;
-    }
-    free(m->keys), free(m->slots);
-    m->keys = keys, m->slots = slots, m->mask = size - 1;
+    free(m->table);
+    m->table = table, m->mask = size - 1;
     for (size_t c = 0; c < m->cells; c++) {
-        const size_t i = probe(m, pack(m->coord + 3 * c));
-        m->keys[i] = pack(m->coord + 3 * c);
-        m->slots[i] = (uint32_t)c;
+        const uint64_t key = pack(m->coord + 3 * c);
+        m->table[probe(m, key)] = (odo_entry){key, (uint32_t)c, m->count[c]};
     }
     return 0;
 }
@@ -66,7 +62,7 @@ int odo_map_init(odo_map *m, double voxel, int per)
 
 void odo_map_free(odo_map *m)
 {
-    free(m->keys), free(m->slots), free(m->coord), free(m->count), free(m->offset);
+    free(m->table), free(m->coord), free(m->count), free(m->offset);
     memset(m, 0, sizeof *m);
 }
 
@@ -100,14 +96,15 @@ static void centre_of(const odo_map *m, const int32_t c[3], double centre[3])
         centre[k] = ((double)c[k] + 0.5) * m->voxel;
 }
 
-static void put(odo_map *m, size_t cell, const double p[3], const int32_t c[3])
+static void put(odo_map *m, size_t entry, const double p[3], const int32_t c[3])
 {
+    const size_t cell = m->table[entry].cell;
     double centre[3];
     centre_of(m, c, centre);
     float *block = m->offset + 3 * (size_t)m->per * cell;
     for (int k = 0; k < 3; k++)
         block[k * m->per + m->count[cell]] = (float)(p[k] - centre[k]);
-    m->count[cell]++;
+    m->table[entry].count = ++m->count[cell];
     m->points++;
 }
 
@@ -135,10 +132,10 @@ int odo_map_add(odo_map *m, const double *xyz, size_t n)
         voxel_of(m, p, c);
         const uint64_t key = pack(c);
         size_t i = probe(m, key);
-        if (m->keys[i]) {
-            const size_t cell = m->slots[i];
+        if (m->table[i].key) {
+            const size_t cell = m->table[i].cell;
             if (m->count[cell] < m->per && spaced(m, cell, p, c))
-                put(m, cell, p, c);
+                put(m, i, p, c);
             continue;
         }
         if ((m->cells == m->cap && grow_cells(m)) || m->cells >= UINT32_MAX)
@@ -146,9 +143,8 @@ int odo_map_add(odo_map *m, const double *xyz, size_t n)
         const size_t cell = m->cells++;
         memcpy(m->coord + 3 * cell, c, sizeof c);
         m->count[cell] = 0;
-        put(m, cell, p, c);
-        m->keys[i] = key;
-        m->slots[i] = (uint32_t)cell;
+        m->table[i] = (odo_entry){key, (uint32_t)cell, 0};
+        put(m, i, p, c);
         if (2 * m->cells > m->mask + 1 && alloc_table(m, 2 * (m->mask + 1)))
             return -1;
     }
@@ -162,17 +158,17 @@ static void table_delete(odo_map *m, size_t i)
     size_t j = i;
     for (;;) {
         j = (j + 1) & m->mask;
-        if (!m->keys[j])
+        if (!m->table[j].key)
             break;
-        const size_t h = home(m, m->keys[j]);
+        const size_t h = home(m, m->table[j].key);
         /* j's entry may move to i when its home is not cyclically in (i, j] */
         const int stays = i <= j ? (h > i && h <= j) : (h > i || h <= j);
         if (!stays) {
-            m->keys[i] = m->keys[j], m->slots[i] = m->slots[j];
+            m->table[i] = m->table[j];
             i = j;
         }
     }
-    m->keys[i] = 0;
+    m->table[i].key = 0;
 }
 
 static void remove_cell(odo_map *m, size_t cell)
@@ -186,7 +182,7 @@ static void remove_cell(odo_map *m, size_t cell)
     m->count[cell] = m->count[last];
     memcpy(m->offset + 3 * (size_t)m->per * cell, m->offset + 3 * (size_t)m->per * last,
            3 * (size_t)m->per * sizeof *m->offset);
-    m->slots[probe(m, pack(m->coord + 3 * cell))] = (uint32_t)cell;
+    m->table[probe(m, pack(m->coord + 3 * cell))].cell = (uint32_t)cell;
 }
 
 void odo_map_prune(odo_map *m, const double c[3], double range)
@@ -212,10 +208,42 @@ static const int8_t neighbours[27][3] = {
     {1, -1, 0}, {1, 1, 0},    {-1, 0, -1}, {-1, 0, 1},  {1, 0, -1}, {1, 0, 1},   {0, -1, -1}, {0, -1, 1},  {0, 1, -1},
     {0, 1, 1},  {-1, -1, -1}, {-1, -1, 1}, {-1, 1, -1}, {-1, 1, 1}, {1, -1, -1}, {1, -1, 1},  {1, 1, -1},  {1, 1, 1}};
 
-int odo_map_nearest(const odo_map *m, const double q[3], double *best2, double out[3])
+/* The nearest point of a cell to q (within *best2): 1 with it in out. */
+static int nearest_in_cell(const odo_map *m, const odo_entry *e, const int32_t nc[3], const double q[3], double *best2,
+                           double out[3])
+{
+    double centre[3];
+    centre_of(m, nc, centre);
+    const float qr[3] = {(float)(q[0] - centre[0]), (float)(q[1] - centre[1]), (float)(q[2] - centre[2])};
+    const float *x = m->offset + 3 * (size_t)m->per * e->cell, *y = x + m->per, *z = y + m->per;
+    const int count = (int)e->count;
+    float d2[ODO_MAX_PER]; /* all distances first: a loop the compiler vectorizes */
+    for (int p = 0; p < count; p++) {
+        const float dx = x[p] - qr[0], dy = y[p] - qr[1], dz = z[p] - qr[2];
+        d2[p] = dx * dx + dy * dy + dz * dz;
+    }
+    int best = -1;
+    float best_d2 = (float)*best2;
+    for (int p = 0; p < count; p++)
+        if (d2[p] < best_d2)
+            best_d2 = d2[p], best = p;
+    if (best < 0)
+        return 0;
+    *best2 = best_d2;
+    out[0] = centre[0] + x[best], out[1] = centre[1] + y[best], out[2] = centre[2] + z[best];
+    return 1;
+}
+
+int odo_map_nearest(const odo_map *m, const double q[3], odo_near_cache *cache, double *best2, double out[3])
 {
     int32_t c[3];
     voxel_of(m, q, c);
+    if (cache && (cache->voxel[0] != c[0] || cache->voxel[1] != c[1] || cache->voxel[2] != c[2] || !cache->valid)) {
+        memcpy(cache->voxel, c, sizeof c);
+        for (int v = 0; v < 27; v++)
+            cache->entry[v] = ODO_NEAR_UNKNOWN;
+        cache->valid = 1;
+    }
     double local[3];
     for (int k = 0; k < 3; k++)
         local[k] = q[k] - (double)c[k] * m->voxel;
@@ -230,28 +258,15 @@ int odo_map_nearest(const odo_map *m, const double q[3], double *best2, double o
         if (bound >= *best2)
             continue;
         const int32_t nc[3] = {c[0] + d[0], c[1] + d[1], c[2] + d[2]};
-        const uint64_t key = pack(nc);
-        const size_t i = probe(m, key);
-        if (!m->keys[i])
-            continue;
-        const size_t cell = m->slots[i];
-        double centre[3];
-        centre_of(m, nc, centre);
-        const float qr[3] = {(float)(q[0] - centre[0]), (float)(q[1] - centre[1]), (float)(q[2] - centre[2])};
-        const float *x = m->offset + 3 * (size_t)m->per * cell, *y = x + m->per, *z = y + m->per;
-        int best = -1;
-        float best_d2 = (float)*best2;
-        for (int p = 0; p < m->count[cell]; p++) {
-            const float dx = x[p] - qr[0], dy = y[p] - qr[1], dz = z[p] - qr[2];
-            const float d2 = dx * dx + dy * dy + dz * dz;
-            if (d2 < best_d2)
-                best_d2 = d2, best = p;
+        uint32_t at = cache ? cache->entry[v] : ODO_NEAR_UNKNOWN;
+        if (at == ODO_NEAR_UNKNOWN) {
+            const size_t i = probe(m, pack(nc));
+            at = m->table[i].key ? (uint32_t)i : ODO_NEAR_NONE;
+            if (cache)
+                cache->entry[v] = at;
         }
-        if (best >= 0) {
-            *best2 = best_d2;
-            out[0] = centre[0] + x[best], out[1] = centre[1] + y[best], out[2] = centre[2] + z[best];
-            found = 1;
-        }
+        if (at != ODO_NEAR_NONE)
+            found |= nearest_in_cell(m, &m->table[at], nc, q, best2, out);
     }
     return found;
 }
@@ -271,6 +286,6 @@ void odo_map_points(const odo_map *m, double *out)
 
 size_t odo_map_bytes(const odo_map *m)
 {
-    return (m->mask + 1) * (sizeof *m->keys + sizeof *m->slots) +
+    return (m->mask + 1) * sizeof *m->table +
            m->cap * (3 * sizeof *m->coord + sizeof *m->count + 3 * (size_t)m->per * sizeof *m->offset);
 }
