@@ -21,6 +21,9 @@
 #define ROAD_TAIL 150.0
 #define SENSOR_HEIGHT 1.73 /* KITTI's Velodyne above the road */
 #define AZIMUTH_BINS 720
+/* Objects are made along the road, so a run of them in the list stands
+ * together: a frame tests a run's enclosing circle before its objects. */
+#define OBJECT_CHUNK 64
 #define MAX_SEGMENTS 4096
 /* An object keeps clear of the road this far along it either way, m. */
 #define CLEAR_WINDOW 400.0
@@ -49,6 +52,7 @@ struct ptreg_synth_lidar {
     size_t segment_count;
     lidar_object *objects;
     size_t object_count, object_cap;
+    double *chunks; /* per OBJECT_CHUNK objects in a row: a circle (x, y, r) round their footprints */
 };
 
 void ptreg_synth_lidar_options_default(ptreg_synth_lidar_options *opt)
@@ -350,6 +354,27 @@ static int make_objects(ptreg_synth_lidar *w, uint64_t seed, double length)
     return 0;
 }
 
+/* Each run's circle: the centre of its footprints' centres, and the radius
+ * that holds every footprint. */
+static int make_chunks(ptreg_synth_lidar *w)
+{
+    const size_t runs = (w->object_count + OBJECT_CHUNK - 1) / OBJECT_CHUNK;
+    w->chunks = malloc((runs ? runs : 1) * 3 * sizeof *w->chunks);
+    if (!w->chunks)
+        return -1;
+    for (size_t r = 0; r < runs; r++) {
+        const size_t first = r * OBJECT_CHUNK;
+        const size_t last = first + OBJECT_CHUNK < w->object_count ? first + OBJECT_CHUNK : w->object_count;
+        double c[2] = {0.0, 0.0}, radius = 0.0;
+        for (size_t i = first; i < last; i++)
+            c[0] += w->objects[i].c[0] / (double)(last - first), c[1] += w->objects[i].c[1] / (double)(last - first);
+        for (size_t i = first; i < last; i++)
+            radius = fmax(radius, hypot(w->objects[i].c[0] - c[0], w->objects[i].c[1] - c[1]) + w->objects[i].bound);
+        w->chunks[3 * r] = c[0], w->chunks[3 * r + 1] = c[1], w->chunks[3 * r + 2] = radius * 1.05 + 0.1;
+    }
+    return 0;
+}
+
 static ptreg_status check_options(const ptreg_synth_lidar_options *o, ptreg_error *err)
 {
     if (o->frames < 1 || o->frames > 10000000)
@@ -395,7 +420,7 @@ ptreg_status ptreg_synth_lidar_create(const ptreg_synth_lidar_options *opt, ptre
     for (int k = 0; k < 3; k++)
         w->phase[k] = 2.0 * PI * ptreg_rng_uniform(&rng);
     const double length = drive_length(opt);
-    if (make_road(w, &rng, length + CLEAR_WINDOW) || make_objects(w, opt->seed, length)) {
+    if (make_road(w, &rng, length + CLEAR_WINDOW) || make_objects(w, opt->seed, length) || make_chunks(w)) {
         ptreg_synth_lidar_destroy(w);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "synth lidar: out of memory");
     }
@@ -409,6 +434,7 @@ void ptreg_synth_lidar_destroy(ptreg_synth_lidar *world)
         return;
     free(world->segments);
     free(world->objects);
+    free(world->chunks);
     free(world);
 }
 
@@ -472,6 +498,13 @@ static size_t object_bins(const lidar_object *ob, const double p[3], double reac
     return n;
 }
 
+/* Whether object i's run of objects may reach within `reach` of p. */
+static int chunk_near(const ptreg_synth_lidar *w, size_t i, const double p[3], double reach)
+{
+    const double *c = w->chunks + 3 * (i / OBJECT_CHUNK);
+    return hypot(c[0] - p[0], c[1] - p[1]) <= reach + c[2];
+}
+
 static int make_bins(const ptreg_synth_lidar *w, const double p[3], azimuth_bins *ab)
 {
     int *bins = malloc(AZIMUTH_BINS * sizeof *bins);
@@ -479,6 +512,10 @@ static int make_bins(const ptreg_synth_lidar *w, const double p[3], azimuth_bins
         return -1;
     memset(ab->start, 0, sizeof ab->start);
     for (size_t i = 0; i < w->object_count; i++) {
+        if (i % OBJECT_CHUNK == 0 && !chunk_near(w, i, p, w->opt.max_range)) {
+            i += OBJECT_CHUNK - 1;
+            continue;
+        }
         const size_t n = object_bins(&w->objects[i], p, w->opt.max_range, bins);
         for (size_t j = 0; j < n; j++)
             ab->start[bins[j] + 1]++;
@@ -489,6 +526,10 @@ static int make_bins(const ptreg_synth_lidar *w, const double p[3], azimuth_bins
     size_t fill[AZIMUTH_BINS];
     memcpy(fill, ab->start, sizeof fill);
     for (size_t i = 0; ab->items && i < w->object_count; i++) {
+        if (i % OBJECT_CHUNK == 0 && !chunk_near(w, i, p, w->opt.max_range)) {
+            i += OBJECT_CHUNK - 1;
+            continue;
+        }
         const size_t n = object_bins(&w->objects[i], p, w->opt.max_range, bins);
         for (size_t j = 0; j < n; j++)
             ab->items[fill[bins[j]]++] = i;

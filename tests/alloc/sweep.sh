@@ -320,8 +320,8 @@ sweep icp-index 15 -- icp "$IN/scan.ply" --target-index "$IN/model.pti" --nn del
 sweep register 367 -- register "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --json --html "$OUT/r.html"
 sweep multiway 279 -- multiway "$IN/scan.ply" "$IN/model.ply" -o "$OUT/p.txt" --pose-graph-out "$OUT/g.json" \
     --merged "$OUT/m.ply" --json
-sweep synth-lidar 20 -- synth --lidar-sequence 2 --beams 8 --azimuth-step 4 --frames-dir "$OUT/l" --json
-sweep odometry 60 -- odometry "$IN"/lidar/velodyne/*.bin -o "$OUT/o.txt" --map "$OUT/m.ply" --map-whole --json
+sweep synth-lidar 25 -- synth --lidar-sequence 2 --beams 8 --azimuth-step 4 --frames-dir "$OUT/l" --json
+sweep odometry 128 -- odometry "$IN"/lidar/velodyne/*.bin -o "$OUT/o.txt" --map "$OUT/m.ply" --map-whole --json
 sweep track 143 -- track "$IN/model.ply" "$IN/scan.ply" "$IN/scan_n.ply" -o "$OUT/t.txt" --json
 sweep eval 715 -- eval "$IN/est.txt" "$IN/truth.txt" --kitti-lengths 1,2 --json --html "$OUT/e.html"
 sweep emicp 22 -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --plot "$OUT/p.svg"
