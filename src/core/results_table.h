@@ -53,6 +53,10 @@
     static const ptreg_result_table fn##_data = {owner, rows, sizeof rows / sizeof rows[0], sizeof(type)}; \
     const ptreg_result_table *fn(void) { return &fn##_data; }
 
+/* A run's latency percentiles (ptreg_track_latency; track_summary.c's),
+ * the OBJECT row of track's and odometry's summaries. */
+extern const ptreg_result_table track_latency_table;
+
 /* ptreg_stop_reason_name for an ENUM row. */
 const char *result_stop_reason_name(int value);
 /* The count of an `iterations + 1` series (ICP's mse and walk), for results

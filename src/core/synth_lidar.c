@@ -170,9 +170,18 @@ static double first_root_in(const lidar_object *ob, const double o[3], const dou
     return INFINITY;
 }
 
+/* A sensor inside a solid sees nothing of it (a long drive's road may come
+ * back through an object placed beside it far before), as for a box. */
+static int inside_height(const lidar_object *ob, const double o[3])
+{
+    return o[2] >= ob->c[2] && o[2] <= ob->c[2] + ob->height;
+}
+
 static double hit_cylinder(const lidar_object *cy, const double o[3], const double d[3])
 {
     const double px = o[0] - cy->c[0], py = o[1] - cy->c[1], r = cy->half[0];
+    if (px * px + py * py <= r * r && inside_height(cy, o))
+        return INFINITY;
     return first_root_in(cy, o, d, d[0] * d[0] + d[1] * d[1], 2.0 * (px * d[0] + py * d[1]), px * px + py * py - r * r);
 }
 
@@ -181,6 +190,8 @@ static double hit_cone(const lidar_object *co, const double o[3], const double d
 {
     const double k = co->half[0] / co->height, k2 = k * k;
     const double px = o[0] - co->c[0], py = o[1] - co->c[1], pz = o[2] - (co->c[2] + co->height);
+    if (px * px + py * py <= k2 * pz * pz && inside_height(co, o))
+        return INFINITY;
     return first_root_in(co, o, d, d[0] * d[0] + d[1] * d[1] - k2 * d[2] * d[2],
                          2.0 * (px * d[0] + py * d[1] - k2 * pz * d[2]), px * px + py * py - k2 * pz * pz);
 }

@@ -17,21 +17,11 @@ static const ptreg_result_field frame_rows[] = {
 #undef R
 RESULT_TABLE(ptreg_odometry_frame_table, "odometry frame", ptreg_odometry_frame, frame_rows)
 
-#define R ptreg_track_latency
-static const ptreg_result_field latency_rows[] = {
-    RESULT_FIELD(R, p50, DOUBLE, "ms", "the median latency (nearest rank)"),
-    RESULT_FIELD(R, p95, DOUBLE, "ms", "the 95th percentile"),
-    RESULT_FIELD(R, p99, DOUBLE, "ms", "the 99th percentile"), RESULT_FIELD(R, max, DOUBLE, "ms", "the largest"),
-    RESULT_FIELD(R, mean, DOUBLE, "ms", "the mean")};
-#undef R
-static const ptreg_result_table latency_table = {
-    "odometry latency", latency_rows, sizeof latency_rows / sizeof latency_rows[0], sizeof(ptreg_track_latency)};
-
 #define R ptreg_odometry_summary
 static const ptreg_result_field summary_rows[] = {
     RESULT_FIELD(R, frames, SIZE, "", "frames pushed"),
     RESULT_FIELD(R, empty, SIZE, "", "frames with no point in range (their pose: the prediction)"),
-    RESULT_OBJECT(R, latency_ms, "latency_ms", &latency_table, "per frame"),
+    RESULT_OBJECT(R, latency_ms, "latency_ms", &track_latency_table, "per frame"),
     RESULT_FIELD(R, frames_per_s, DOUBLE, "1 / s", "1000 / the mean latency"),
     RESULT_FIELD(R, distance, DOUBLE, "m", "the path's length"),
     RESULT_FIELD(R, map_points, SIZE, "", "in the local map"),

@@ -123,8 +123,8 @@ static const ptreg_result_field latency_rows[] = {
     RESULT_FIELD(R, p99, DOUBLE, "ms", "the 99th percentile"), RESULT_FIELD(R, max, DOUBLE, "ms", "the largest"),
     RESULT_FIELD(R, mean, DOUBLE, "ms", "the mean")};
 #undef R
-static const ptreg_result_table latency_table = {
-    "track latency", latency_rows, sizeof latency_rows / sizeof latency_rows[0], sizeof(ptreg_track_latency)};
+const ptreg_result_table track_latency_table = {
+    "latency percentiles", latency_rows, sizeof latency_rows / sizeof latency_rows[0], sizeof(ptreg_track_latency)};
 
 static double frames_per_s(const void *result)
 {
@@ -141,7 +141,7 @@ static const ptreg_result_field summary_rows[] = {
     RESULT_FIELD(R, unreadable, SIZE, "", "frames that could not be read (lost)"),
     RESULT_OBJECT(R, error, "error", &errors_table, "against the true trajectory"),
     RESULT_FIELD(R, skipped, SIZE, "", "stream frames whose timestamp did not increase"),
-    RESULT_OBJECT(R, latency_ms, "latency_ms", &latency_table, "per frame"),
+    RESULT_OBJECT(R, latency_ms, "latency_ms", &track_latency_table, "per frame"),
     RESULT_FIELD(R, wall_ms, DOUBLE, "ms", "the frames' wall time"),
     RESULT_DERIVED("frames_per_s", frames_per_s, "1/s", "frames over the wall time")};
 #undef R
