@@ -47,7 +47,7 @@ static void check_queries(const odo_map *m, ptreg_rng *rng, double span)
         /* the same point, or one as near (a tie, or float rounding of the offsets) */
         const double da = (a[0] - q[0]) * (a[0] - q[0]) + (a[1] - q[1]) * (a[1] - q[1]) + (a[2] - q[2]) * (a[2] - q[2]);
         const double db = (b[0] - q[0]) * (b[0] - q[0]) + (b[1] - q[1]) * (b[1] - q[1]) + (b[2] - q[2]) * (b[2] - q[2]);
-        wrong += fa != fb || (fa && fabs(da - db) > 1e-5);
+        wrong += fa != fb || (fa && !(fabs(da - db) <= 1e-5));
     }
     CHECK_MSG(wrong == 0, "%d of 2000 nearest points differ from brute force", wrong);
     free(pts);
@@ -196,9 +196,9 @@ static void test_drive(void)
         ptreg_transform_invert_rigid(truth + 16 * (i - 1), inv);
         ptreg_transform_mul(inv, truth + 16 * i, b);
         ptreg_transform_difference(a, b, &deg, &dist);
-        worst_step = fmax(worst_step, dist), worst_turn = fmax(worst_turn, deg);
+        worst_step = check_worse(worst_step, dist), worst_turn = check_worse(worst_turn, deg);
         ptreg_transform_difference(truth + 16 * i, one + 16 * i, &deg, &dist);
-        drift = fmax(drift, dist);
+        drift = check_worse(drift, dist);
     }
     CHECK_MSG(worst_step < 0.2 && worst_turn < 0.2 && drift < 1.2,
               "steps off by %.3f m and %.3f deg at worst; drift %.3f m over 39 m", worst_step, worst_turn, drift);
