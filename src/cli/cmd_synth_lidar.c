@@ -258,6 +258,8 @@ int cli_synth_lidar(const cli_args *a)
     if (rc)
         return rc;
     const char *dir = cli_string(a, "frames-dir", NULL);
+    if (!dir) /* read_lidar_options asked for it: what the compiler cannot see */
+        return EXIT_USAGE;
     ptreg_synth_lidar *world;
     ptreg_error err;
     ptreg_status st = ptreg_synth_lidar_create(&o, &world, &err);
