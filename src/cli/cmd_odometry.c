@@ -80,7 +80,6 @@ typedef struct odo_job {
     ptreg_atomic_file out_file;
     ptreg_odometry_frame *frames; /* --json's and --html's records */
     size_t count, cap, skipped;
-    float *path; /* --html: the sensor's positions */
 } odo_job;
 
 static int read_options(const cli_args *a, ptreg_odometry_options *o, double *rate, int *kitti)
@@ -142,13 +141,9 @@ static int write_pose(odo_job *job, double t, const double T[16])
         for (int k = 0; k < 12; k++)
             bad |= fprintf(job->out, "%.9e%c", T[k], k == 11 ? '\n' : ' ') < 0;
     } else {
-        double R[9], q[4];
-        char x[3][32];
-        ptreg_transform_rotation(T, R);
-        ptreg_matrix_to_quaternion(R, q);
-        for (int k = 0; k < 3; k++)
-            cli_format_coordinate(x[k], T[4 * k + 3]);
-        bad = fprintf(job->out, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", t, x[0], x[1], x[2], q[1], q[2], q[3], q[0]) < 0;
+        double pose[7];
+        track_tum_numbers(T, pose);
+        bad = track_write_tum(job->out, t, pose);
     }
     if (bad)
         cli_error("odometry", "writing the trajectory failed");
@@ -161,19 +156,13 @@ static int keep_frame(odo_job *job, const ptreg_odometry_frame *f)
     if (job->count == job->cap) {
         const size_t cap = job->cap ? 2 * job->cap : 256;
         ptreg_odometry_frame *frames = realloc(job->frames, cap * sizeof *frames);
-        float *path = realloc(job->path, 3 * cap * sizeof *path);
-        job->frames = frames ? frames : job->frames;
-        job->path = path ? path : job->path;
-        if (!frames || !path) {
+        if (!frames) {
             cli_error("odometry", "out of memory");
             return EXIT_RUNTIME;
         }
-        job->cap = cap;
+        job->frames = frames, job->cap = cap;
     }
-    job->frames[job->count] = *f;
-    for (int k = 0; k < 3; k++)
-        job->path[3 * job->count + k] = (float)f->pose[4 * k + 3];
-    job->count++;
+    job->frames[job->count++] = *f;
     return EXIT_OK;
 }
 
@@ -263,8 +252,9 @@ static int report_odometry(const odo_job *job, const ptreg_cloud *map)
     float *path = malloc(3 * (job->count ? job->count : 1) * sizeof *path);
     if (!path)
         return cli_report_check(ptreg_error_set(&err, PTREG_ERR_NOMEM, "out of memory"), &err);
-    for (size_t i = 0; i < 3 * job->count; i++)
-        path[i] = (float)((double)job->path[i] - map->origin[i % 3]);
+    for (size_t i = 0; i < job->count; i++) /* the sensor's positions, about the map's origin */
+        for (int k = 0; k < 3; k++)
+            path[3 * i + k] = (float)((double)job->frames[i].pose[4 * k + 3] - map->origin[k]);
     ptreg_status st = ptreg_report_add_cloud(rep, "map", map->xyz, map->n, 0x8c8c8cu, &err);
     if (!st && job->count >= 2)
         st = ptreg_report_add_paths(rep, "trajectory", path, 1, job->count, 0xd62728u, &err);
@@ -369,6 +359,5 @@ int cli_run_odometry(int argc, char **argv)
     track_source_free(&src);
     ptreg_odometry_destroy(job.od);
     free(job.frames);
-    free(job.path);
     return rc;
 }

@@ -178,25 +178,16 @@ static int load_model(const cli_args *a, ptreg_track_options *o, track_job *job)
 /* The TUM line's numbers: tx ty tz qx qy qz qw; T the world pose. */
 static void tum_pose(const double local[16], double out[7], double T[16])
 {
-    double R[9], q[4];
     cli_transform_to_world(local, T);
-    ptreg_transform_rotation(T, R);
-    ptreg_matrix_to_quaternion(R, q);
-    out[0] = T[3], out[1] = T[7], out[2] = T[11];
-    out[3] = q[1], out[4] = q[2], out[5] = q[3], out[6] = q[0];
+    track_tum_numbers(T, out);
 }
 
 static int write_frame(const track_job *job, const ptreg_track_record *f, const double pose[7])
 {
     int bad = 0;
     const double t = f->frame.time;
-    if (job->out && !f->unreadable) { /* no pose is known: no line (its state says lost) */
-        char x[3][32];
-        for (int k = 0; k < 3; k++)
-            cli_format_coordinate(x[k], pose[k]);
-        bad |= fprintf(job->out, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", t, x[0], x[1], x[2], pose[3], pose[4], pose[5],
-                       pose[6]) < 0;
-    }
+    if (job->out && !f->unreadable) /* no pose is known: no line (its state says lost) */
+        bad |= track_write_tum(job->out, t, pose);
     if (job->states)
         bad |= fprintf(job->states, "%.6f %s\n", t, ptreg_track_state_name(f->frame.state)) < 0;
     if (bad)

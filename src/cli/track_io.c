@@ -170,6 +170,26 @@ int track_output_close(const char *cmd, ptreg_atomic_file *af, FILE **f, int rc)
     return EXIT_OK;
 }
 
+/* ---- TUM lines (track -o, odometry -o) ---- */
+
+void track_tum_numbers(const double T[16], double out[7])
+{
+    double R[9], q[4];
+    ptreg_transform_rotation(T, R);
+    ptreg_matrix_to_quaternion(R, q);
+    out[0] = T[3], out[1] = T[7], out[2] = T[11];
+    out[3] = q[1], out[4] = q[2], out[5] = q[3], out[6] = q[0];
+}
+
+int track_write_tum(FILE *f, double t, const double pose[7])
+{
+    char x[3][32];
+    for (int k = 0; k < 3; k++)
+        cli_format_coordinate(x[k], pose[k]);
+    return fprintf(f, "%.6f %s %s %s %.9g %.9g %.9g %.9g\n", t, x[0], x[1], x[2], pose[3], pose[4], pose[5], pose[6]) <
+           0;
+}
+
 /* ---- --truth ---- */
 
 /* Reads --truth; exit 3 naming the file and line of the first bad one. */

@@ -39,6 +39,11 @@ void track_source_free(frame_source *src);
 int track_output_open(const cli_args *a, const char *name, ptreg_atomic_file *af, FILE **f);
 int track_output_close(const char *cmd, ptreg_atomic_file *af, FILE **f, int rc);
 int track_read_truth(const char *path, ptreg_trajectory *tr);
+/* A TUM line's numbers from a pose: tx ty tz qx qy qz qw (qw >= 0). */
+void track_tum_numbers(const double T[16], double out[7]);
+/* Writes "timestamp tx ty tz qx qy qz qw" (the translation as the shortest
+ * text that reads back); nonzero when the write fails. */
+int track_write_tum(FILE *f, double t, const double pose[7]);
 
 /* --html: where the sensor was at each frame (the pose's translation, in
  * the model's frame), which frames were lost, and the last frame placed. */
