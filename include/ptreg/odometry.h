@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "core.h"
+#include "io.h"
 #include "track.h"
 
 #ifdef __cplusplus
@@ -51,6 +52,13 @@ typedef struct ptreg_odometry_frame {
     double correction; /* how far ICP moved the prediction: translation + rotation angle x max_range */
     size_t map_points; /* in the local map after the frame */
     double latency_ms; /* points in memory to pose, map update included */
+    /* localization (ptreg_odometry_create_localizer); odometry's frames are tracked, 0 and 0 */
+    ptreg_track_state state; /* tracked: ICP's pose fits the map (min_fitness); recovered: it did not,
+                                 global registration's did; lost: neither (the pose is the prediction) */
+    double fitness;          /* the share of registered points within half a voxel of the map at the pose
+                                 (of the recovered pose when recovered) */
+    size_t tiles;            /* the prior map's tiles held after the frame */
+    size_t tiles_read;       /* read for this frame */
 } ptreg_odometry_frame;
 
 typedef struct ptreg_odometry ptreg_odometry;
@@ -84,11 +92,77 @@ typedef struct ptreg_odometry_summary {
     double distance;                       /* the path's length, the poses' translations */
     size_t map_points;                     /* in the local map */
     size_t map_bytes;                      /* the map's memory */
+    size_t tracked, recovered, lost;       /* frames by state (localization; odometry's are all tracked) */
+    size_t tiles_read;                     /* prior map tiles read, in all */
 } ptreg_odometry_summary;
 
 PTREG_API ptreg_status ptreg_odometry_summarize(const ptreg_odometry *od, ptreg_odometry_summary *summary,
                                                 ptreg_error *err);
 PTREG_API void ptreg_odometry_destroy(ptreg_odometry *od);
+
+/* ---- localization in a prior map ----
+ * A prior map of any size (a LAS of 10^8 points in UTM) is cut once into
+ * square tiles of its x and y, each thinned to the map's voxels (at most
+ * max_points_per_voxel a voxel, KISS-ICP's spacing rule) and written as a
+ * tiled map file (.ptm, docs/FORMATS.md). Localization then registers each
+ * frame as odometry does, but against the tiles around the predicted pose,
+ * read as the path reaches them and dropped behind it: memory holds the
+ * submap, never the map. docs/ALGORITHMS.md, "Localization". */
+typedef struct ptreg_tiled_map ptreg_tiled_map;
+
+typedef struct ptreg_tiled_map_options {
+    double tile;              /* a tile's side, m (default 50); a whole number of voxels */
+    double voxel;             /* the thinning voxel (default 1: odometry's for a 100 m range) */
+    int max_points_per_voxel; /* default 20 */
+} ptreg_tiled_map_options;
+
+PTREG_API void ptreg_tiled_map_options_default(ptreg_tiled_map_options *opt);
+/* Reads the cloud file at `cloud` in pieces (its points in the file's
+ * absolute coordinates), twice, and writes the tiled map to `out`
+ * (atomically; memory: a piece, the tiles' write buffers and the largest
+ * tile). A scratch file beside `out` holds the points sorted by tile
+ * while it runs. */
+PTREG_API ptreg_status ptreg_tiled_map_build(const char *cloud, const ptreg_read_options *read,
+                                             const ptreg_tiled_map_options *opt, const char *out, ptreg_error *err);
+
+typedef struct ptreg_tiled_map_info {
+    double tile, voxel;
+    int max_points_per_voxel;
+    size_t tiles, points; /* points kept after thinning */
+    size_t source_points; /* read from the cloud it was built from */
+    double lo[3], hi[3];  /* the tiles' extent in x and y; z: the points' */
+} ptreg_tiled_map_info;
+
+/* Opens a tiled map: its header and tile table are read and checked
+ * against the file's size; tiles are read when asked for. */
+PTREG_API ptreg_status ptreg_tiled_map_open(const char *path, ptreg_tiled_map **map, ptreg_error *err);
+PTREG_API void ptreg_tiled_map_get_info(const ptreg_tiled_map *map, ptreg_tiled_map_info *info);
+PTREG_API void ptreg_tiled_map_close(ptreg_tiled_map *map);
+
+typedef struct ptreg_localize_options {
+    ptreg_odometry_options odometry; /* each frame's registration, as odometry's (its voxel and per-voxel
+                                        bound are the map's: 0, or the map's own values; keep_all is
+                                        refused) */
+    double init[16];                 /* the first frame's predicted pose in the map's coordinates (identity) */
+    double radius;                   /* tiles within radius of the predicted position are held (default 0: max_range) */
+    double prefetch;                 /* and those within radius + prefetch are read ahead, one a frame (default 0:
+                            a tile's side); held tiles farther than radius + prefetch + a tile are dropped */
+    double min_fitness;              /* a pose with fewer of its registered points within half a voxel of the map
+                            is recovered (default 0.5) */
+    int recover;                     /* 1 (default): global registration (FPFH, RANSAC) of a frame that fails
+                            min_fitness against the submap around the prediction, refined by the
+                            frame's ICP; 0: it is lost */
+} ptreg_localize_options;
+
+PTREG_API void ptreg_localize_options_default(ptreg_localize_options *opt);
+/* The table of its numbers, ptreg_option_table_find("localize") (options.h): radius, prefetch,
+ * min_fitness, then odometry's (in odometry). */
+
+/* A localizer: ptreg_odometry_push registers each frame against `map`
+ * (which must outlive it), poses in the map's coordinates;
+ * ptreg_odometry_map gives the submap held. */
+PTREG_API ptreg_status ptreg_odometry_create_localizer(const ptreg_localize_options *loc, ptreg_tiled_map *map,
+                                                       ptreg_odometry **od, ptreg_error *err);
 
 #ifdef __cplusplus
 }

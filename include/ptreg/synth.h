@@ -98,6 +98,9 @@ typedef struct ptreg_synth_lidar_options {
     double noise;                /* range noise sigma, m (default 0.02) */
     double dropouts;             /* each return dropped with this probability (default 0) */
     uint64_t seed;               /* default 1: the world, and each frame's stream */
+    double lane;                 /* the sensor's offset from the road's centre line, m, left > 0 (default 0):
+                                    another drive through the same world */
+    uint64_t scan_seed;          /* each frame's noise, dropouts and spin (default 0: seed) */
 } ptreg_synth_lidar_options;
 
 typedef struct ptreg_synth_lidar ptreg_synth_lidar;

@@ -20,6 +20,7 @@ static const struct {
     {"multiway", ptreg_multiway_option_table}, {"pose_graph", ptreg_pose_graph_option_table},
     {"track", ptreg_track_option_table},       {"eval", ptreg_eval_option_table},
     {"tune", ptreg_tune_option_table},         {"odometry", ptreg_odometry_option_table},
+    {"localize", ptreg_localize_option_table},
 };
 
 static const struct {

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "cli/device_arg.h"
@@ -74,6 +76,8 @@ const cli_command cli_cmd_odometry = CLI_COMMAND_LIBRARY(
     odometry_options, 0, CLI_MAX_POSITIONAL, "odometry");
 
 typedef struct odo_job {
+    const char *cmd; /* odometry or localize */
+    int localize;
     ptreg_odometry *od;
     int kitti; /* -o's format */
     FILE *out; /* -o's temporary file */
@@ -82,39 +86,45 @@ typedef struct odo_job {
     size_t count, cap, skipped;
 } odo_job;
 
-static int read_options(const cli_args *a, ptreg_odometry_options *o, double *rate, int *kitti)
+/* The options both commands share; library: the command's library options
+ * struct (o, or the localizer's, holding o); frames from positional[first]. */
+static int read_options(const cli_args *a, void *library, ptreg_odometry_options *o, int first, double *rate,
+                        int *kitti)
 {
-    int rc = cli_read_library(a, o);
+    const char *cmd = a->cmd->name;
+    int rc = cli_read_library(a, library);
     rc = rc ? rc : cli_apply_threads(a);
-    rc = rc ? rc : cli_device_cpu_only(a, "odometry");
+    rc = rc ? rc : cli_device_cpu_only(a, cmd);
     rc = rc ? rc : cli_double(a, "rate", 1e-9, 1e9, rate);
     if (rc)
         return rc;
     const char *poses = cli_string(a, "poses", "tum");
     if (strcmp(poses, "tum") && strcmp(poses, "kitti")) {
-        cli_error("odometry", "--poses: '%s' is not tum or kitti", poses);
+        cli_error(cmd, "--poses: '%s' is not tum or kitti", poses);
         return EXIT_USAGE;
     }
     *kitti = !strcmp(poses, "kitti");
     o->deskew = cli_has(a, "deskew");
-    o->keep_all = cli_has(a, "map-whole");
-    if (cli_has(a, "map-whole") && !cli_has(a, "map")) {
-        cli_error("odometry", "--map-whole says what --map writes: give --map FILE");
+    const int whole = a->cmd == &cli_cmd_odometry && cli_has(a, "map-whole");
+    o->keep_all = whole;
+    if (whole && !cli_has(a, "map")) {
+        cli_error(cmd, "--map-whole says what --map writes: give --map FILE");
         return EXIT_USAGE;
     }
-    const int dash = a->positional_count == 1 && !strcmp(a->positional[0], "-");
-    for (int i = 0; !dash && i < a->positional_count; i++)
+    const int frames = a->positional_count - first;
+    const int dash = frames == 1 && !strcmp(a->positional[first], "-");
+    for (int i = first; !dash && i < a->positional_count; i++)
         if (!strcmp(a->positional[i], "-")) {
-            cli_error("odometry", "'-' (the stream on stdin) is the only frame source when given");
+            cli_error(cmd, "'-' (the stream on stdin) is the only frame source when given");
             return EXIT_USAGE;
         }
-    if (cli_has(a, "frames") == (a->positional_count > 0)) {
-        cli_error("odometry", cli_has(a, "frames") ? "give frame files or --frames DIR, not both"
-                                                   : "no frames: give FRAME files, --frames DIR, or '-' for stdin");
+    if (cli_has(a, "frames") == (frames > 0)) {
+        cli_error(cmd, cli_has(a, "frames") ? "give frame files or --frames DIR, not both"
+                                            : "no frames: give FRAME files, --frames DIR, or '-' for stdin");
         return EXIT_USAGE;
     }
     if (dash && cli_has(a, "rate")) {
-        cli_error("odometry", "--rate is for frame files: the stream's frames carry their timestamps");
+        cli_error(cmd, "--rate is for frame files: the stream's frames carry their timestamps");
         return EXIT_USAGE;
     }
     return EXIT_OK;
@@ -146,7 +156,7 @@ static int write_pose(odo_job *job, double t, const double T[16])
         bad = track_write_tum(job->out, t, pose);
     }
     if (bad)
-        cli_error("odometry", "writing the trajectory failed");
+        cli_error(job->cmd, "writing the trajectory failed");
     return bad ? EXIT_RUNTIME : EXIT_OK;
 }
 
@@ -157,7 +167,7 @@ static int keep_frame(odo_job *job, const ptreg_odometry_frame *f)
         const size_t cap = job->cap ? 2 * job->cap : 256;
         ptreg_odometry_frame *frames = realloc(job->frames, cap * sizeof *frames);
         if (!frames) {
-            cli_error("odometry", "out of memory");
+            cli_error(job->cmd, "out of memory");
             return EXIT_RUNTIME;
         }
         job->frames = frames, job->cap = cap;
@@ -171,21 +181,21 @@ static int push_frame(const cli_args *a, odo_job *job, frame_in *f, ptreg_odomet
 {
     *pushed = 0;
     if (f->cloud.dropped_nonfinite) {
-        cli_error("odometry", "%s: %zu points have non-finite coordinates; the frame is skipped", f->name,
+        cli_error(job->cmd, "%s: %zu points have non-finite coordinates; the frame is skipped", f->name,
                   f->cloud.dropped_nonfinite);
         job->skipped++;
         return EXIT_OK;
     }
     float *times = cli_has(a, "deskew") ? azimuth_times(&f->cloud) : NULL;
     if (cli_has(a, "deskew") && !times) {
-        cli_error("odometry", "out of memory");
+        cli_error(job->cmd, "out of memory");
         return EXIT_RUNTIME;
     }
     ptreg_error err;
     ptreg_status st = ptreg_odometry_push(job->od, f->cloud.xyz, f->cloud.n, times, out, &err);
     free(times);
     if (st) {
-        cli_error("odometry", "%s: %s", f->name, err.message);
+        cli_error(job->cmd, "%s: %s", f->name, err.message);
         return cli_exit_code(st, 0);
     }
     *pushed = 1;
@@ -195,7 +205,7 @@ static int push_frame(const cli_args *a, odo_job *job, frame_in *f, ptreg_odomet
 static int run_frames(const cli_args *a, odo_job *job, frame_source *src)
 {
     cli_progress progress;
-    cli_progress_begin(&progress, a, "odometry", "frame", "latency ms");
+    cli_progress_begin(&progress, a, a->cmd->name, "frame", "latency ms");
     const ptreg_progress hook = cli_progress_hook(&progress);
     const int keep = cli_has(a, "json") || cli_report();
     int rc = EXIT_OK;
@@ -207,7 +217,7 @@ static int run_frames(const cli_args *a, odo_job *job, frame_source *src)
             continue;
         }
         if (!(f.t > last_t) && job->count + job->skipped > 0) {
-            cli_error("odometry", "%s: frame %zu's timestamp %.9g does not come after %.9g: skipped", f.name,
+            cli_error(job->cmd, "%s: frame %zu's timestamp %.9g does not come after %.9g: skipped", f.name,
                       src->next - 1, f.t, last_t);
             job->skipped++;
             ptreg_cloud_free(&f.cloud);
@@ -232,13 +242,14 @@ static int run_frames(const cli_args *a, odo_job *job, frame_source *src)
 static int write_map(const cli_args *a, const odo_job *job, ptreg_cloud *map)
 {
     ptreg_error err;
-    const ptreg_odometry_map_kind kind = cli_has(a, "map-whole") ? PTREG_ODOMETRY_WHOLE_MAP : PTREG_ODOMETRY_LOCAL_MAP;
+    const ptreg_odometry_map_kind kind = !job->localize && cli_has(a, "map-whole") ? PTREG_ODOMETRY_WHOLE_MAP
+                                                                                   : PTREG_ODOMETRY_LOCAL_MAP;
     ptreg_status st = ptreg_odometry_map(job->od, kind, map, &err);
     if (st) {
-        cli_error("odometry", "%s", err.message);
+        cli_error(job->cmd, "%s", err.message);
         return cli_exit_code(st, 0);
     }
-    return cli_has(a, "map") ? cli_write_cloud("odometry", cli_string(a, "map", NULL), map, 0) : EXIT_OK;
+    return cli_has(a, "map") ? cli_write_cloud(job->cmd, cli_string(a, "map", NULL), map, 0) : EXIT_OK;
 }
 
 /* The page: the map (its points about its origin, as the path) and the
@@ -272,7 +283,7 @@ static int report_odometry(const odo_job *job, const ptreg_cloud *map)
 static int print_json(const odo_job *job, const ptreg_odometry_options *o, const ptreg_odometry_summary *s)
 {
     cJSON *root = cJSON_CreateObject();
-    cli_json_string(root, "command", "odometry");
+    cli_json_string(root, "command", job->cmd);
     cli_json_string(root, "device", "cpu");
     cli_json_number(root, "voxel", o->voxel > 0.0 ? o->voxel : o->max_range / 100.0);
     cli_json_bool(root, "deskew", o->deskew);
@@ -292,10 +303,13 @@ static int print_json(const odo_job *job, const ptreg_odometry_options *o, const
 static void print_human(const odo_job *job, const ptreg_odometry_summary *s)
 {
     const ptreg_track_latency *l = &s->latency;
-    printf("ptreg odometry: %zu frames (%zu skipped, %zu with no point in range) on the cpu (%d threads)\n", s->frames,
-           job->skipped, s->empty, ptreg_get_num_threads());
-    printf("  path %.2f m; local map %zu points (%.1f MiB)\n", s->distance, s->map_points,
-           (double)s->map_bytes / 1048576.0);
+    printf("ptreg %s: %zu frames (%zu skipped, %zu with no point in range) on the cpu (%d threads)\n", job->cmd,
+           s->frames, job->skipped, s->empty, ptreg_get_num_threads());
+    if (job->localize)
+        printf("  tracked %zu, recovered %zu, lost %zu; %zu map tiles read\n", s->tracked, s->recovered, s->lost,
+               s->tiles_read);
+    printf("  path %.2f m; %s %zu points (%.1f MiB)\n", s->distance, job->localize ? "submap" : "local map",
+           s->map_points, (double)s->map_bytes / 1048576.0);
     printf("  latency ms: p50 %.2f, p95 %.2f, p99 %.2f, max %.2f; %.1f frames/s\n", l->p50, l->p95, l->p99, l->max,
            s->frames_per_s);
 }
@@ -306,11 +320,11 @@ static int finish(const cli_args *a, odo_job *job, const ptreg_odometry_options 
     ptreg_error err;
     ptreg_status st = ptreg_odometry_summarize(job->od, &s, &err);
     if (st) {
-        cli_error("odometry", "%s", err.message);
+        cli_error(job->cmd, "%s", err.message);
         return cli_exit_code(st, 0);
     }
     if (s.frames == 0) {
-        cli_error("odometry", "no frame could be read");
+        cli_error(job->cmd, "no frame could be read");
         return EXIT_BAD_INPUT;
     }
     ptreg_cloud map;
@@ -341,7 +355,8 @@ int cli_run_odometry(int argc, char **argv)
     src.unreadable_is = "skipped";
     odo_job job;
     memset(&job, 0, sizeof job);
-    if ((rc = read_options(&a, &opt, &src.rate, &job.kitti)) || (rc = cli_report_begin(&a, "odometry")))
+    job.cmd = "odometry";
+    if ((rc = read_options(&a, &opt, &opt, 0, &src.rate, &job.kitti)) || (rc = cli_report_begin(&a, "odometry")))
         return rc;
     ptreg_error err;
     ptreg_status st = ptreg_odometry_create(&opt, &job.od, &err);
@@ -358,6 +373,173 @@ int cli_run_odometry(int argc, char **argv)
     rc = track_output_close("odometry", &job.out_file, &job.out, rc);
     track_source_free(&src);
     ptreg_odometry_destroy(job.od);
+    free(job.frames);
+    return rc;
+}
+
+/* ---- ptreg localize ---- */
+
+static const cli_option localize_options[] = {
+    {"init", 0, "FILE|X,Y,Z[,YAW]",
+     "the first frame's predicted pose in MAP's coordinates: a 4 x 4 transform file, or the "
+     "sensor's position and heading (degrees counterclockwise from +x; default 0), level"},
+    {"output", 'o', "FILE",
+     "write the trajectory in MAP's coordinates, a line per frame registered (--poses); written "
+     "whole when the run succeeds (a FIFO or a device: line by line)",
+     CLI_WRITES_LIVE "txt tum"},
+    {"poses", 0, "NAME", "-o's format: tum or kitti (as 'ptreg odometry'; default tum)"},
+    {"frames", 0, "DIR", "the frames: DIR's cloud files (.bin .ply .pcd .las ...), in name order"},
+    {"rate", 0, "HZ", "frame files' rate: frame i is at i / HZ seconds (default 10)"},
+    {"deskew", 0, NULL, "move each point by the motion at its time in the sweep (as 'ptreg odometry')"},
+    {"tile", 0, "M", "MAP a cloud: the tiles' side, m (default 50, a whole number of voxels)"},
+    {"save-tiles", 0, "FILE", "MAP a cloud: keep the tiled map made of it, for later runs", "ptm"},
+    {"no-recover", 0, NULL, "a frame that does not fit the map is lost, not recovered"},
+    {"map", 0, "FILE", "write the submap held at the end", CLI_WRITES_CLOUD},
+    CLI_OPT_QUIET,
+    CLI_OPT_THREADS,
+    CLI_DEVICE_OPTION,
+    CLI_OPT_JSON,
+    CLI_OPT_HTML,
+};
+
+const cli_command cli_cmd_localize = CLI_COMMAND_LIBRARY(
+    "localize",
+    "MAP FRAME... --init T [options]\n       ptreg localize MAP --frames DIR --init T [options]\n"
+    "       ptreg localize MAP - --init T [options] < frames.ptf",
+    "LiDAR localization: each scan registered against a prior map of any size, held a tile at a time.",
+    "MAP is a cloud of any size in its own coordinates (a LAS of 10^8 points in UTM), or a tiled\n"
+    "map saved before (.ptm). A cloud is first read twice in pieces and cut into square tiles\n"
+    "of --tile metres in x and y, each thinned to the map's voxels (--voxel, at most\n"
+    "--max-points-per-voxel a voxel, KISS-ICP's spacing rule); --save-tiles keeps the result\n"
+    "(else it is a scratch file, removed at the end). Each frame is then registered as 'ptreg\n"
+    "odometry' registers it (range, thinning, constant-velocity prediction, adaptive\n"
+    "threshold, Geman-McClure ICP), but against the map's tiles within --radius of the\n"
+    "predicted position, read as the path reaches them (those within --prefetch more are read\n"
+    "ahead, one a frame) and dropped behind it: memory holds the submap, never the map. The\n"
+    "first prediction is --init. A pose whose share of thinned points paired with the map is\n"
+    "below --min-fitness is recovered: global registration (FPFH, RANSAC) against the submap\n"
+    "around the prediction, refined by ICP; a frame that still does not fit is lost (its pose\n"
+    "the prediction) and the next goes on from there. Frames as 'ptreg odometry' takes them.\n\n"
+    "Output: -o (TUM or KITTI, in MAP's coordinates), --json (each frame's state, tiles and\n"
+    "numbers; the run's counts and latency percentiles), --map (the submap at the end),\n"
+    "--html (the path over the submap).\n"
+    "  ptreg synth --lidar-sequence 900 --frames-dir mapping --lidar-map map.las --origin 500000,5400000,100\n"
+    "  ptreg synth --lidar-sequence 300 --frames-dir drive --lane -1.5 --scan-seed 7 --origin 500000,5400000,100 "
+    "--truth-trajectory-out drive_truth.txt\n"
+    "  ptreg localize map.las --frames drive/velodyne --init 500030,5399998.5,100.1 --save-tiles map.ptm -o drive_poses.txt\n"
+    "  ptreg eval drive_poses.txt drive_truth.txt --align none",
+    localize_options, 1, CLI_MAX_POSITIONAL, "localize");
+
+/* --init: a transform file (when one is there), or X,Y,Z[,YAW] inline. */
+static int read_init(const cli_args *a, double T[16])
+{
+    const char *s = cli_string(a, "init", NULL);
+    if (!s) {
+        cli_error("localize", "give --init: the first frame's pose in the map (a 4 x 4 file, or X,Y,Z[,YAW])");
+        return EXIT_USAGE;
+    }
+    if (access(s, F_OK) == 0)
+        return cli_read_transform("localize", s, T);
+    double v[4] = {0.0, 0.0, 0.0, 0.0};
+    char tail;
+    const int got = sscanf(s, "%lf,%lf,%lf%c%lf%c", &v[0], &v[1], &v[2], &tail, &v[3], &tail);
+    if ((got != 3 && got != 5) || (got == 5 && tail != ',') || !isfinite(v[0] + v[1] + v[2] + v[3])) {
+        cli_error("localize", "--init '%s': not a transform file, nor X,Y,Z or X,Y,Z,YAW", s);
+        return EXIT_USAGE;
+    }
+    const double axis[3] = {0.0, 0.0, 1.0};
+    ptreg_transform_from_axis_angle(axis, v[3], v, T);
+    return EXIT_OK;
+}
+
+static int is_tiled_map(const char *path)
+{
+    const size_t len = strlen(path);
+    return len >= 4 && !strcasecmp(path + len - 4, ".ptm");
+}
+
+/* The tiled map: MAP itself, or made of it (kept at --save-tiles, or a
+ * scratch file gone once open). */
+static int open_map(const cli_args *a, const ptreg_odometry_options *o, ptreg_tiled_map **map)
+{
+    const char *path = a->positional[0], *save = cli_string(a, "save-tiles", NULL);
+    ptreg_error err;
+    if (is_tiled_map(path) && (cli_has(a, "save-tiles") || cli_has(a, "tile"))) {
+        cli_error("localize", "%s is tiled already: --save-tiles and --tile are for a cloud", path);
+        return EXIT_USAGE;
+    }
+    char scratch[4096];
+    ptreg_status st = PTREG_OK;
+    if (!is_tiled_map(path)) {
+        ptreg_tiled_map_options mo;
+        ptreg_tiled_map_options_default(&mo);
+        mo.voxel = o->voxel > 0.0 ? o->voxel : o->max_range / 100.0;
+        mo.max_points_per_voxel = o->max_points_per_voxel;
+        int rc = cli_double(a, "tile", 1e-6, 1e6, &mo.tile);
+        if (rc)
+            return rc;
+        const char *tmp = getenv("TMPDIR");
+        snprintf(scratch, sizeof scratch, "%s/ptreg-localize-%ld.ptm", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+        const double t0 = ptreg_time_ms();
+        ptreg_read_options ro;
+        ptreg_read_options_default(&ro);
+        st = ptreg_tiled_map_build(path, &ro, &mo, save ? save : scratch, &err);
+        if (!st && !cli_has(a, "quiet") && !cli_has(a, "json"))
+            fprintf(stderr, "localize: %s tiled in %.1f s\n", path, (ptreg_time_ms() - t0) / 1000.0);
+        path = save ? save : scratch;
+    }
+    st = st ? st : ptreg_tiled_map_open(path, map, &err);
+    if (!is_tiled_map(a->positional[0]) && !save)
+        unlink(scratch); /* the open map keeps it until closed */
+    if (st) {
+        cli_error("localize", "%s", err.message);
+        return cli_exit_code(st, 0);
+    }
+    return EXIT_OK;
+}
+
+int cli_run_localize(int argc, char **argv)
+{
+    cli_args a;
+    int rc;
+    if (!cli_begin(&cli_cmd_localize, argc, argv, &a, &rc))
+        return rc;
+    ptreg_localize_options loc;
+    ptreg_localize_options_default(&loc);
+    frame_source src;
+    memset(&src, 0, sizeof src);
+    src.rate = 10.0;
+    src.unreadable_is = "skipped";
+    odo_job job;
+    memset(&job, 0, sizeof job);
+    job.cmd = "localize", job.localize = 1;
+    rc = read_options(&a, &loc, &loc.odometry, 1, &src.rate, &job.kitti);
+    rc = rc ? rc : read_init(&a, loc.init);
+    loc.recover = !cli_has(&a, "no-recover");
+    ptreg_tiled_map *map = NULL;
+    rc = rc ? rc : cli_report_begin(&a, "localize");
+    rc = rc ? rc : open_map(&a, &loc.odometry, &map);
+    ptreg_error err;
+    ptreg_status st = rc ? PTREG_OK : ptreg_odometry_create_localizer(&loc, map, &job.od, &err);
+    if (st) {
+        cli_error("localize", "%s", err.message);
+        rc = cli_exit_code(st, 0);
+    }
+    if (!rc) {
+        ptreg_tiled_map_info info;
+        ptreg_tiled_map_get_info(map, &info);
+        loc.odometry.voxel = info.voxel;
+    }
+    rc = rc ? rc : track_output_open(&a, "output", &job.out_file, &job.out);
+    rc = rc ? rc : track_source_open(&a, 1, &src);
+    rc = rc ? rc : run_frames(&a, &job, &src);
+    if (!rc && src.stream_error)
+        rc = src.stream_error == 2 ? EXIT_RUNTIME : EXIT_BAD_INPUT;
+    rc = rc ? rc : finish(&a, &job, &loc.odometry);
+    rc = track_output_close("localize", &job.out_file, &job.out, rc);
+    track_source_free(&src);
+    ptreg_odometry_destroy(job.od);
+    ptreg_tiled_map_close(map);
     free(job.frames);
     return rc;
 }

@@ -57,7 +57,7 @@ static const cli_option synth_options[] = {
      CLI_WRITES_FOLDER},
     {"truth-trajectory-out", 0, "FILE",
      "write the true poses of --sequence, a TUM trajectory (timestamp tx "
-     "ty tz qx qy qz qw)",
+     "ty tz qx qy qz qw); of --lidar-sequence: in the world's coordinates plus --origin",
      "txt tum"},
     {"lidar-sequence", 0, "N",
      "a LiDAR drive of N frames for 'ptreg odometry' (see below), in KITTI's layout: with "
@@ -65,6 +65,18 @@ static const cli_option synth_options[] = {
     {"beams", 0, "B", "--lidar-sequence: lasers (default 64)"},
     {"azimuth-step", 0, "DEG", "--lidar-sequence: degrees between firings (default 0.2)"},
     {"speed", 0, "V", "--lidar-sequence: the car's speed, m/s (default 10)"},
+    {"lane", 0, "M",
+     "--lidar-sequence: drive M metres left of the road's centre line (right if negative, within 2; "
+     "default 0): another drive through the same world"},
+    {"scan-seed", 0, "S",
+     "--lidar-sequence: the frames' noise, dropouts and spin (default: --seed, which also makes the world)"},
+    {"origin", 0, "E,N,H",
+     "--lidar-sequence: the world's origin in the map's coordinates (e.g. UTM), for "
+     "--truth-trajectory-out and --lidar-map (default 0,0,0)"},
+    {"lidar-map", 0, "FILE",
+     "--lidar-sequence: also write every frame's returns in the world's coordinates (plus --origin) "
+     "as one cloud: a prior map for 'ptreg localize'",
+     CLI_WRITES_CLOUD},
     {"rate", 0, "HZ", "--sequence, --lidar-sequence: frames per second (default 10)"},
     {"dropouts", 0, "F", "--sequence, --lidar-sequence: each point dropped with probability F (default 0)"},
     {"occlusion", 0, "START[,LENGTH]",
@@ -122,7 +134,12 @@ const cli_command cli_cmd_synth = CLI_COMMAND(
     "frames alone, a PTF1 stream on stdout (for 'ptreg odometry -'):\n"
     "  ptreg synth --lidar-sequence 1000 --frames-dir seq\n"
     "  ptreg odometry --frames seq/velodyne -o poses.txt --poses kitti\n"
-    "  ptreg eval poses.txt seq/poses.txt --align none",
+    "  ptreg eval poses.txt seq/poses.txt --align none\n"
+    "A prior map and a second drive through it, for 'ptreg localize' (--lidar-map: the\n"
+    "returns in the world, at --origin; --lane and --scan-seed: another path, other scans):\n"
+    "  ptreg synth --lidar-sequence 900 --frames-dir mapping --lidar-map map.las --origin 500000,5400000,100\n"
+    "  ptreg synth --lidar-sequence 300 --frames-dir drive --lane -1.5 --scan-seed 7 --origin 500000,5400000,100 "
+    "--truth-trajectory-out drive_truth.txt",
     synth_options, 0, 0);
 
 static int read_synth_options(const cli_args *a, ptreg_shape *shape, size_t *model_points, ptreg_synth_options *o)
@@ -353,7 +370,8 @@ int cli_run_synth(int argc, char **argv)
     }
     if (cli_has(&a, "lidar-sequence"))
         return cli_synth_lidar(&a);
-    static const char *const lidar_only[] = {"beams", "azimuth-step", "speed"};
+    static const char *const lidar_only[] = {"beams",     "azimuth-step", "speed",    "lane",
+                                             "scan-seed", "origin",       "lidar-map"};
     for (size_t i = 0; i < sizeof lidar_only / sizeof lidar_only[0]; i++)
         if (cli_has(&a, lidar_only[i])) {
             cli_error("synth", "--%s is an option of --lidar-sequence N", lidar_only[i]);

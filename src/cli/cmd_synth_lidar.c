@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,34 +11,17 @@
 #include "cli/commands.h"
 #include "cli/files.h"
 #include "cli/json.h"
+#include "cli/track_io.h"
 #include "ptreg/io.h"
 #include "ptreg/synth.h"
 #include "ptreg/transform.h"
 
 static int read_lidar_options(const cli_args *a, ptreg_synth_lidar_options *o)
 {
-    static const char *const not_here[] = {"shape",
-                                           "model",
-                                           "model-points",
-                                           "output",
-                                           "points",
-                                           "truth-out",
-                                           "max-angle",
-                                           "max-translation",
-                                           "outliers",
-                                           "overlap",
-                                           "view",
-                                           "motif",
-                                           "lattice",
-                                           "grains",
-                                           "box",
-                                           "efficiency",
-                                           "noise-depth",
-                                           "solute",
-                                           "truth-trajectory-out",
-                                           "occlusion",
-                                           "approach",
-                                           "ascii"};
+    static const char *const not_here[] = {
+        "shape",       "model",   "model-points", "output",   "points",  "truth-out", "max-angle", "max-translation",
+        "outliers",    "overlap", "view",         "motif",    "lattice", "grains",    "box",       "efficiency",
+        "noise-depth", "solute",  "occlusion",    "approach", "ascii"};
     for (size_t i = 0; i < sizeof not_here / sizeof not_here[0]; i++)
         if (cli_has(a, not_here[i])) {
             cli_error("synth", "--%s is not an option of --lidar-sequence", not_here[i]);
@@ -51,6 +35,8 @@ static int read_lidar_options(const cli_args *a, ptreg_synth_lidar_options *o)
     rc = rc ? rc : cli_double(a, "noise", 0.0, 10.0, &o->noise);
     rc = rc ? rc : cli_double(a, "dropouts", 0.0, 0.99, &o->dropouts);
     rc = rc ? rc : cli_u64(a, "seed", &o->seed);
+    rc = rc ? rc : cli_u64(a, "scan-seed", &o->scan_seed);
+    rc = rc ? rc : cli_double(a, "lane", -2.0, 2.0, &o->lane);
     if (!rc && !cli_has(a, "frames-dir")) {
         cli_error("synth", "--lidar-sequence: give --frames-dir DIR (velodyne/, poses.txt, times.txt, calib.txt)");
         rc = EXIT_USAGE;
@@ -91,8 +77,12 @@ static int write_calib(FILE *f)
 }
 
 typedef struct lidar_files {
-    ptreg_atomic_file poses, times, calib;
-    int open;
+    ptreg_atomic_file poses, times, calib, truth;
+    int open, truth_open;
+    double origin[3]; /* --origin */
+    int want_map;
+    ptreg_cloud map; /* --lidar-map's returns so far */
+    size_t map_cap;
     size_t written; /* frames written */
     int made_dir, made_velodyne;
 } lidar_files;
@@ -130,10 +120,25 @@ static int open_files(const char *dir, lidar_files *lf)
     return EXIT_OK;
 }
 
+static int open_truth(const cli_args *a, lidar_files *lf)
+{
+    if (!cli_has(a, "truth-trajectory-out"))
+        return EXIT_OK;
+    ptreg_error err;
+    if (ptreg_atomic_open(cli_string(a, "truth-trajectory-out", NULL), &lf->truth, &err)) {
+        cli_error("synth", "%s", err.message);
+        return EXIT_RUNTIME;
+    }
+    lf->truth_open = 1;
+    return EXIT_OK;
+}
+
 static int close_files(lidar_files *lf, int rc)
 {
-    ptreg_atomic_file *files[] = {&lf->poses, &lf->times, &lf->calib};
-    for (int k = 0; k < lf->open; k++) {
+    ptreg_atomic_file *files[] = {&lf->poses, &lf->times, &lf->calib, &lf->truth};
+    for (int k = 0; k < 4; k++) {
+        if (k == 3 ? !lf->truth_open : k >= lf->open)
+            continue;
         ptreg_error err;
         if (rc)
             ptreg_atomic_abort(files[k]);
@@ -196,6 +201,46 @@ static int stream_frames(const ptreg_synth_lidar *world, const ptreg_synth_lidar
     return EXIT_OK;
 }
 
+/* --lidar-map: the frame's returns moved by its pose into the world (about
+ * --origin, the map cloud's origin). */
+static int add_to_map(lidar_files *lf, const ptreg_cloud *frame, const double pose[16])
+{
+    ptreg_cloud *m = &lf->map;
+    if (m->n + frame->n > lf->map_cap) {
+        const size_t cap = 2 * (m->n + frame->n);
+        float *xyz = realloc(m->xyz, 3 * cap * sizeof *xyz);
+        m->xyz = xyz ? xyz : m->xyz;
+        uint16_t *in = xyz ? realloc(m->intensity, cap * sizeof *in) : NULL;
+        m->intensity = in ? in : m->intensity;
+        if (!in) {
+            cli_error("synth", "--lidar-map: out of memory (%zu points)", m->n);
+            return EXIT_RUNTIME;
+        }
+        lf->map_cap = cap;
+    }
+    for (size_t i = 0; i < frame->n; i++) {
+        const float *p = frame->xyz + 3 * i;
+        for (int r = 0; r < 3; r++)
+            m->xyz[3 * (m->n + i) + r] = (float)(pose[4 * r] * p[0] + pose[4 * r + 1] * p[1] + pose[4 * r + 2] * p[2] +
+                                                 pose[4 * r + 3]);
+        m->intensity[m->n + i] = frame->intensity ? frame->intensity[i] : 0;
+    }
+    m->n += frame->n;
+    return EXIT_OK;
+}
+
+static int write_truth(lidar_files *lf, double t, const double pose[16])
+{
+    if (!lf->truth_open)
+        return 0;
+    double T[16], q[7];
+    memcpy(T, pose, sizeof T);
+    for (int k = 0; k < 3; k++)
+        T[4 * k + 3] += lf->origin[k];
+    track_tum_numbers(T, q);
+    return track_write_tum(lf->truth.fp, t, q);
+}
+
 /* Every frame: its scan, and its pose relative to the first frame's. */
 static int write_frames(const ptreg_synth_lidar *world, const ptreg_synth_lidar_options *o, const char *dir,
                         lidar_files *lf, size_t *points)
@@ -214,6 +259,8 @@ static int write_frames(const ptreg_synth_lidar *world, const ptreg_synth_lidar_
         snprintf(path, sizeof path, "%s/velodyne/%06zu.bin", dir, i);
         int rc = cli_write_cloud("synth", path, &frame, 0);
         *points += frame.n;
+        if (!rc && lf->want_map)
+            rc = add_to_map(lf, &frame, pose);
         ptreg_cloud_free(&frame);
         if (rc)
             return rc;
@@ -221,7 +268,7 @@ static int write_frames(const ptreg_synth_lidar *world, const ptreg_synth_lidar_
         if (i == 0)
             ptreg_transform_invert_rigid(pose, first_inv);
         ptreg_transform_mul(first_inv, pose, rel);
-        if (write_3x4(lf->poses.fp, rel) || fprintf(lf->times.fp, "%.6e\n", t) < 0) {
+        if (write_3x4(lf->poses.fp, rel) || fprintf(lf->times.fp, "%.6e\n", t) < 0 || write_truth(lf, t, pose)) {
             cli_error("synth", "%s: writing failed", dir);
             return EXIT_RUNTIME;
         }
@@ -268,20 +315,31 @@ int cli_synth_lidar(const cli_args *a)
         return cli_exit_code(st, 0);
     }
     if (!strcmp(dir, "-")) {
-        rc = cli_has(a, "json") ? (cli_error("synth", "--frames-dir -: the stream is stdout: no --json"), EXIT_USAGE)
-                                : stream_frames(world, &o);
+        const int other = cli_has(a, "json") || cli_has(a, "lidar-map") || cli_has(a, "truth-trajectory-out");
+        rc = other ? (cli_error("synth", "--frames-dir -: the stream is stdout and all that is written: no --json, "
+                                         "--lidar-map or --truth-trajectory-out"),
+                      EXIT_USAGE)
+                   : stream_frames(world, &o);
         ptreg_synth_lidar_destroy(world);
         return rc;
     }
     lidar_files lf;
     memset(&lf, 0, sizeof lf);
+    ptreg_cloud_init(&lf.map);
+    lf.want_map = cli_has(a, "lidar-map");
     char velodyne[4096];
     snprintf(velodyne, sizeof velodyne, "%s/velodyne", dir);
     size_t points = 0;
     rc = make_dir(dir, &lf.made_dir);
     rc = rc ? rc : make_dir(velodyne, &lf.made_velodyne);
+    rc = rc ? rc : cli_vec3(a, "origin", lf.origin);
+    memcpy(lf.map.origin, lf.origin, sizeof lf.origin);
     rc = rc ? rc : open_files(dir, &lf);
+    rc = rc ? rc : open_truth(a, &lf);
     rc = rc ? rc : write_frames(world, &o, dir, &lf, &points);
+    if (!rc && lf.want_map)
+        rc = cli_write_cloud("synth", cli_string(a, "lidar-map", NULL), &lf.map, 0);
+    ptreg_cloud_free(&lf.map);
     rc = rc ? rc : print_result(a, &o, dir, points); /* before the commit: a failed print leaves nothing */
     rc = close_files(&lf, rc);
     if (rc)

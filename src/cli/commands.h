@@ -9,7 +9,7 @@
 extern const cli_command cli_cmd_icp, cli_cmd_emicp, cli_cmd_harris3d, cli_cmd_normals, cli_cmd_pfh, cli_cmd_fpfh,
     cli_cmd_lddmm, cli_cmd_warp, cli_cmd_index, cli_cmd_synth, cli_cmd_convert, cli_cmd_info, cli_cmd_devices,
     cli_cmd_batch, cli_cmd_tune, cli_cmd_register, cli_cmd_multiway, cli_cmd_track, cli_cmd_eval, cli_cmd_view,
-    cli_cmd_cpd, cli_cmd_odometry;
+    cli_cmd_cpd, cli_cmd_odometry, cli_cmd_localize;
 /* What Open3D's and PCL's users reach for beside registration (issue 47). */
 extern const cli_command cli_cmd_filter, cli_cmd_evaluate, cli_cmd_correspond;
 /* Options many commands take, defined once. */
@@ -67,6 +67,7 @@ int cli_run_register(int argc, char **argv);
 int cli_run_multiway(int argc, char **argv);
 int cli_run_track(int argc, char **argv);
 int cli_run_odometry(int argc, char **argv);
+int cli_run_localize(int argc, char **argv);
 int cli_run_eval(int argc, char **argv);
 int cli_run_info(int argc, char **argv);
 int cli_run_view(int argc, char **argv);

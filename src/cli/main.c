@@ -24,6 +24,7 @@ static const command_entry commands[] = {
     {&cli_cmd_multiway, cli_run_multiway},
     {&cli_cmd_track, cli_run_track},
     {&cli_cmd_odometry, cli_run_odometry},
+    {&cli_cmd_localize, cli_run_localize},
     {&cli_cmd_eval, cli_run_eval},
     {&cli_cmd_emicp, cli_run_emicp},
     {&cli_cmd_cpd, cli_run_cpd},
@@ -128,7 +129,7 @@ int main(int argc, char **argv)
         return EXIT_OK;
     }
     const command_entry *e = find_command(name);
-    if (e == find_command("track") || e == find_command("odometry"))
+    if (e == find_command("track") || e == find_command("odometry") || e == find_command("localize"))
         quiet_idle_workers(argv);
     if (!e) {
         fprintf(stderr, "ptreg: unknown command '%s'\n\n", name);

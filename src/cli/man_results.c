@@ -25,6 +25,8 @@ static const struct {
     {"track", "summary", "track_summary", "the run's"},
     {"odometry", "frames", "odometry_frame", "an object per frame"},
     {"odometry", "summary", "odometry_summary", "the run's"},
+    {"localize", "frames", "odometry_frame", "an object per frame"},
+    {"localize", "summary", "odometry_summary", "the run's"},
     {"eval", NULL, "trajectory_eval", NULL},
     {"emicp", NULL, "emicp", NULL},
     {"cpd", NULL, "cpd", NULL},

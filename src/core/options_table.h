@@ -86,6 +86,7 @@ const ptreg_option_table *ptreg_fgr_option_table(void);
 const ptreg_option_table *ptreg_lddmm_option_table(void);
 const ptreg_option_table *ptreg_cpd_option_table(void);
 const ptreg_option_table *ptreg_odometry_option_table(void);
+const ptreg_option_table *ptreg_localize_option_table(void);
 const ptreg_option_table *ptreg_harris3d_option_table(void);
 const ptreg_option_table *ptreg_features_option_table(void);
 const ptreg_option_table *ptreg_normals_option_table(void);

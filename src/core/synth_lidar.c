@@ -405,6 +405,9 @@ static ptreg_status check_options(const ptreg_synth_lidar_options *o, ptreg_erro
     if (!(o->speed >= 0.0 && o->speed <= 100.0) || !(o->rate >= 0.1 && o->rate <= 1000.0))
         return ptreg_error_set(err, PTREG_ERR_ARG, "synth lidar: speed %g m/s or rate %g Hz out of range", o->speed,
                                o->rate);
+    if (!(fabs(o->lane) <= 2.0)) /* parked cars keep 2.2 m from the centre line */
+        return ptreg_error_set(err, PTREG_ERR_ARG, "synth lidar: the lane offset %g m is off the lanes (within 2 m)",
+                               o->lane);
     if (!(o->noise >= 0.0 && o->noise <= 10.0) || !(o->dropouts >= 0.0 && o->dropouts < 1.0))
         return ptreg_error_set(err, PTREG_ERR_ARG, "synth lidar: noise %g or dropouts %g out of range", o->noise,
                                o->dropouts);
@@ -457,6 +460,7 @@ static void sensor_pose(const ptreg_synth_lidar *w, size_t i, double T[16])
     const double s = ROAD_LEAD + (double)i * w->opt.speed / w->opt.rate;
     double x, y, h, g[2];
     road_at(w, s, &x, &y, &h);
+    x -= sin(h) * w->opt.lane, y += cos(h) * w->opt.lane;
     const double z = hills(w, x, y, g) + SENSOR_HEIGHT;
     double f[3] = {cos(h), sin(h), g[0] * cos(h) + g[1] * sin(h)};
     double l[3] = {-sin(h), cos(h), -g[0] * sin(h) + g[1] * cos(h)};
@@ -549,6 +553,8 @@ static int make_bins(const ptreg_synth_lidar *w, const double p[3], azimuth_bins
     return ab->items ? 0 : -1;
 }
 
+static uint64_t scan_seed(const ptreg_synth_lidar_options *o) { return o->scan_seed ? o->scan_seed : o->seed; }
+
 /* One beam's sweep into out (sensor-frame points) and its reflectances;
  * returns the points kept. */
 static size_t sweep_beam(const ptreg_synth_lidar *w, const azimuth_bins *ab, const double T[16], size_t frame, int beam,
@@ -556,8 +562,8 @@ static size_t sweep_beam(const ptreg_synth_lidar *w, const azimuth_bins *ab, con
 {
     const ptreg_synth_lidar_options *o = &w->opt;
     ptreg_rng rng;
-    ptreg_rng_seed(&rng,
-                   o->seed ^ (0x9e3779b97f4a7c15ull * (frame + 1)) ^ (0xc2b2ae3d27d4eb4full * (uint64_t)(beam + 1)));
+    ptreg_rng_seed(&rng, scan_seed(o) ^ (0x9e3779b97f4a7c15ull * (frame + 1)) ^
+                             (0xc2b2ae3d27d4eb4full * (uint64_t)(beam + 1)));
     const double elev = (o->beams > 1 ? o->fov_up_deg - (o->fov_up_deg - o->fov_down_deg) * beam / (o->beams - 1)
                                       : 0.0) *
                         PI / 180.0;
@@ -612,7 +618,7 @@ ptreg_status ptreg_synth_lidar_frame(const ptreg_synth_lidar *world, size_t i, p
     /* where the spin starts: a scanner's firings do not land on the same
      * azimuths every turn */
     ptreg_rng rng;
-    ptreg_rng_seed(&rng, o->seed ^ (0xd6e8feb86659fd93ull * (i + 1)));
+    ptreg_rng_seed(&rng, scan_seed(o) ^ (0xd6e8feb86659fd93ull * (i + 1)));
     const double phase = ptreg_rng_uniform(&rng);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(ptreg_get_num_threads())
     for (int b = 0; b < o->beams; b++)

@@ -362,6 +362,19 @@ EXAMPLES = [
           check=outputs("seq/poses.txt", "seq/velodyne/000029.bin"))),
     ("ptreg odometry --frames seq/velodyne -o poses.txt --poses kitti", dict(check=outputs("poses.txt"))),
     ("ptreg eval poses.txt seq/poses.txt --align none", dict(check=says(r"ATE translation"))),
+    # localization in a prior map in UTM (short drives here; bench/localize_bench.py maps 10^8 points)
+    ("ptreg synth --lidar-sequence 900 --frames-dir mapping --lidar-map map.las --origin 500000,5400000,100",
+     dict(run="ptreg synth --lidar-sequence 40 --beams 16 --azimuth-step 0.8 --frames-dir mapping --lidar-map map.las "
+              "--origin 500000,5400000,100", check=outputs("map.las"))),
+    ("ptreg synth --lidar-sequence 300 --frames-dir drive --lane -1.5 --scan-seed 7 --origin 500000,5400000,100 "
+     "--truth-trajectory-out drive_truth.txt",
+     dict(run="mkdir -p drive && ptreg synth --lidar-sequence 25 --beams 16 --azimuth-step 0.8 --frames-dir drive "
+              "--lane -1.5 --scan-seed 7 --origin 500000,5400000,100 --truth-trajectory-out drive_truth.txt",
+          check=outputs("drive_truth.txt", "drive/velodyne/000024.bin"))),
+    ("ptreg localize map.las --frames drive/velodyne --init 500030,5399998.5,100.1 --save-tiles map.ptm "
+     "-o drive_poses.txt",
+     dict(check=all_of(outputs("drive_poses.txt", "map.ptm"), says(r"tracked 25, recovered 0, lost 0")))),
+    ("ptreg eval drive_poses.txt drive_truth.txt --align none", dict(check=says(r"ATE translation"))),
     ("producer | ptreg track model.pti - -o trajectory.txt",
      dict(listed="a producer program streaming PTF1 frames: tests/cli/track.sh runs the stream (track_stream.py)")),
     # EM-ICP on a whole-body shape: 0.24 deg, 0.025 (a one-sided scan: the translation's bias); bounds 2x

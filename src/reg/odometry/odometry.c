@@ -133,6 +133,11 @@ struct ptreg_odometry {
     thin_part *parts; /* voxel_thin's, ODO_THIN_PARTS of them, and the table that merges them */
     thin_table merge;
     double distance;
+    /* localization: the prior map's submap, the map coordinates of the local zero */
+    odo_prior *prior;
+    ptreg_localize_options loc;
+    double anchor[3];
+    size_t tracked, recovered, lost, tiles_read;
 };
 
 ptreg_status ptreg_odometry_create(const ptreg_odometry_options *opt, ptreg_odometry **out, ptreg_error *err)
@@ -169,11 +174,52 @@ void ptreg_odometry_destroy(ptreg_odometry *od)
         return;
     odo_map_free(&od->map);
     odo_map_free(&od->whole);
+    odo_prior_free(od->prior);
     free(od->frame.v), free(od->thin.v), free(od->source.v), free(od->world.v), free(od->latencies.v);
     for (size_t q = 0; od->parts && q < ODO_THIN_PARTS; q++)
         part_free(&od->parts[q]);
     free(od->parts), free(od->merge.e);
     free(od);
+}
+
+ptreg_status ptreg_odometry_create_localizer(const ptreg_localize_options *loc, ptreg_tiled_map *map,
+                                             ptreg_odometry **out, ptreg_error *err)
+{
+    *out = NULL;
+    ptreg_localize_options l;
+    if (!loc)
+        ptreg_localize_options_default(&l);
+    l = loc ? *loc : l;
+    ptreg_odometry_options *o = &l.odometry;
+    ptreg_tiled_map_info info;
+    ptreg_tiled_map_get_info(map, &info);
+    if (o->keep_all)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "localize: the whole run's map (keep_all) is the prior map");
+    if ((o->voxel > 0.0 && o->voxel != info.voxel) ||
+        (o->max_points_per_voxel != 20 && o->max_points_per_voxel != info.max_points_per_voxel))
+        return ptreg_error_set(err, PTREG_ERR_ARG,
+                               "localize: the voxel %g and %d points a voxel are not the tiled map's %g and %d "
+                               "(build it again)",
+                               o->voxel, o->max_points_per_voxel, info.voxel, info.max_points_per_voxel);
+    if (!ptreg_transform_is_rigid(l.init, PTREG_RIGID_TOL))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "localize: the initial pose is not a rigid motion");
+    o->voxel = info.voxel;
+    o->max_points_per_voxel = info.max_points_per_voxel;
+    ptreg_status st = ptreg_odometry_create(o, out, err);
+    if (st)
+        return st;
+    ptreg_odometry *od = *out;
+    od->loc = l;
+    st = odo_prior_create(map, &l, o->max_range, &od->prior, od->anchor, err);
+    if (st) {
+        ptreg_odometry_destroy(od);
+        *out = NULL;
+        return st;
+    }
+    memcpy(od->pose, l.init, sizeof od->pose);
+    for (int k = 0; k < 3; k++)
+        od->pose[4 * k + 3] -= od->anchor[k];
+    return PTREG_OK;
 }
 
 /* ---- one frame ---- */
@@ -453,13 +499,13 @@ static ptreg_status update_map(ptreg_odometry *od, size_t n, ptreg_error *err)
     return PTREG_OK;
 }
 
-/* Registers the thinned frame from the prediction P into od->pose, and
- * updates sigma with the correction. */
-static ptreg_status register_frame(ptreg_odometry *od, size_t n, const double P[16], ptreg_odometry_frame *out,
-                                   ptreg_error *err)
+/* Registers the thinned frame from the prediction P into T, and how far
+ * that moved it. */
+static ptreg_status register_frame(ptreg_odometry *od, size_t n, const double P[16], double T[16],
+                                   ptreg_odometry_frame *out, ptreg_error *err)
 {
-    double T[16], inv[16], D[16];
-    memcpy(T, P, sizeof T);
+    double inv[16], D[16];
+    memcpy(T, P, 16 * sizeof *T);
     out->sigma = sigma_now(od);
     if (od->map.points) {
         odo_icp_out r;
@@ -471,9 +517,61 @@ static ptreg_status register_frame(ptreg_odometry *od, size_t n, const double P[
     ptreg_transform_invert_rigid(P, inv);
     ptreg_transform_mul(inv, T, D);
     out->correction = model_error(D, od->opt.max_range);
-    if (out->correction > od->opt.min_motion) {
-        od->model_sse += out->correction * out->correction;
+    return PTREG_OK;
+}
+
+/* A kept correction updates sigma. */
+static void note_correction(ptreg_odometry *od, double correction)
+{
+    if (correction > od->opt.min_motion) {
+        od->model_sse += correction * correction;
         od->model_samples++;
+    }
+}
+
+/* Localization's check: the share of the frame's registered points within
+ * half a voxel of the map at T (KISS-ICP's spacing keeps a surface's map
+ * points closer than that), into out->fitness; whether it passes. */
+static int fits(const ptreg_odometry *od, size_t n, const double T[16], ptreg_odometry_frame *out)
+{
+    const size_t near = n ? odo_fitness(&od->map, od->source.v, n, T, 0.5 * od->voxel) : 0;
+    out->fitness = n ? (double)near / (double)n : 0.0;
+    return n > 0 && !(out->fitness < od->loc.min_fitness);
+}
+
+/* Localization's frame: the submap brought to the prediction, the frame
+ * (n thinned points registered; thin, the denser set that odometry's map
+ * would take, for the recovery's features) registered and checked,
+ * recovered when it does not fit (which starts the motion over: *restart). */
+static ptreg_status localize_frame(ptreg_odometry *od, size_t n, size_t thin, const double P[16],
+                                   ptreg_odometry_frame *out, int *restart, ptreg_error *err)
+{
+    double T[16];
+    ptreg_status st = odo_prior_update(od->prior, &od->map, P, &out->tiles_read, err);
+    st = st ? st : register_frame(od, n, P, T, out, err);
+    if (st)
+        return st;
+    if (out->correction > od->voxel) {
+        /* a long way from the prediction (the first motion, a jolt): the wide
+         * kernel stops short; the map is sharp enough for a fine pass */
+        odo_icp_out r;
+        if (odo_register(&od->map, od->source.v, n, T, od->voxel, od->voxel / 3.0, od->opt.max_iter, od->opt.tol, &r))
+            return ptreg_error_set(err, PTREG_ERR_NOMEM, "localize: out of memory");
+        out->iterations += r.iterations;
+    }
+    out->state = PTREG_TRACK_TRACKED;
+    if (fits(od, n, T, out)) {
+        note_correction(od, out->correction);
+    } else {
+        size_t pairs = 0;
+        const odo_recover_icp icp = {od->opt.max_iter, od->opt.tol, od->opt.max_range};
+        if (od->loc.recover && (st = odo_prior_recover(&od->map, od->thin.v, thin, P, &icp, T, &pairs, err)))
+            return st;
+        out->state = od->loc.recover && fits(od, n, T, out) ? PTREG_TRACK_RECOVERED : PTREG_TRACK_LOST;
+        if (out->state == PTREG_TRACK_LOST)
+            memcpy(T, P, sizeof T);
+        out->pairs = pairs;
+        *restart = out->state == PTREG_TRACK_RECOVERED;
     }
     memcpy(od->pose, T, sizeof T);
     return PTREG_OK;
@@ -499,6 +597,7 @@ ptreg_status ptreg_odometry_push(ptreg_odometry *od, const float *xyz, size_t n,
     memcpy(last, od->pose, sizeof last);
     ptreg_transform_mul(od->pose, od->delta, P); /* constant velocity */
     size_t kept = 0, thin = 0, source = 0;
+    int restart = 0;
     ptreg_status st = range_and_thin(od, xyz, n, times, &kept, &thin, err);
     st = st ? st : voxel_thin(od, od->thin.v, thin, SOURCE_THIN * od->voxel, &od->source, &source, err);
     if (st)
@@ -508,9 +607,20 @@ ptreg_status ptreg_odometry_push(ptreg_odometry *od, const float *xyz, size_t n,
     if (kept == 0) { /* nothing to register: the prediction, the map as it was */
         memcpy(od->pose, P, sizeof P);
         out->sigma = sigma_now(od);
+        out->state = od->prior ? PTREG_TRACK_LOST : PTREG_TRACK_TRACKED;
         od->empty++;
-    } else if ((st = register_frame(od, source, P, out, err)) || (st = update_map(od, thin, err)))
-        return st;
+    } else if (od->prior) {
+        if ((st = localize_frame(od, source, thin, P, out, &restart, err)))
+            return st;
+    } else {
+        double T[16];
+        if ((st = register_frame(od, source, P, T, out, err)))
+            return st;
+        note_correction(od, out->correction);
+        memcpy(od->pose, T, sizeof T);
+        if ((st = update_map(od, thin, err)))
+            return st;
+    }
     if (fabs(od->pose[3]) > MAP_REACH_VOXELS * od->voxel || fabs(od->pose[7]) > MAP_REACH_VOXELS * od->voxel ||
         fabs(od->pose[11]) > MAP_REACH_VOXELS * od->voxel)
         return ptreg_error_set(err, PTREG_ERR_UNSUPPORTED,
@@ -524,8 +634,17 @@ ptreg_status ptreg_odometry_push(ptreg_odometry *od, const float *xyz, size_t n,
     ptreg_transform_mul(inv, od->pose, od->delta);
     ptreg_transform_make_rigid(od->delta);
     od->distance += sqrt(od->delta[3] * od->delta[3] + od->delta[7] * od->delta[7] + od->delta[11] * od->delta[11]);
+    if (restart)
+        ptreg_transform_identity(od->delta);
     memcpy(out->pose, od->pose, sizeof out->pose);
+    for (int k = 0; k < 3; k++)
+        out->pose[4 * k + 3] += od->anchor[k];
     out->map_points = od->map.points;
+    out->tiles = od->prior ? odo_prior_held(od->prior) : 0;
+    od->tracked += out->state == PTREG_TRACK_TRACKED;
+    od->recovered += out->state == PTREG_TRACK_RECOVERED;
+    od->lost += out->state == PTREG_TRACK_LOST;
+    od->tiles_read += out->tiles_read;
     out->latency_ms = ptreg_time_ms() - t0;
     if ((st = note_latency(od, out->latency_ms, err)))
         return st;
@@ -564,6 +683,8 @@ ptreg_status ptreg_odometry_map(const ptreg_odometry *od, ptreg_odometry_map_kin
     if (!pts)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
     odo_map_points(m, pts);
+    for (size_t i = 0; i < 3 * m->points; i++)
+        pts[i] += od->anchor[i % 3];
     ptreg_status st = cloud_of(pts, m->points, map, err);
     free(pts);
     return st;
@@ -578,6 +699,8 @@ ptreg_status ptreg_odometry_summarize(const ptreg_odometry *od, ptreg_odometry_s
     s->map_points = od->map.points;
     s->map_bytes = odo_map_bytes(&od->map) + (od->opt.keep_all ? odo_map_bytes(&od->whole) : 0);
     s->latency_ms = &s->latency;
+    s->tracked = od->tracked, s->recovered = od->recovered, s->lost = od->lost;
+    s->tiles_read = od->tiles_read;
     double p[5];
     if (ptreg_latency_percentiles(od->latencies.v, od->frames, p))
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");

@@ -177,3 +177,17 @@ int odo_register(const odo_map *m, const double *src, size_t n, double T[16], do
     free(sums), free(cache);
     return 0;
 }
+
+size_t odo_fitness(const odo_map *m, const double *src, size_t n, const double T[16], double dist)
+{
+    size_t near = 0;
+#pragma omp parallel for schedule(static) num_threads(ptreg_get_num_threads()) reduction(+ : near)
+    for (size_t i = 0; i < n; i++) {
+        const double *p = src + 3 * i;
+        double q[3], best2 = dist * dist, out[3];
+        for (int r = 0; r < 3; r++)
+            q[r] = T[4 * r] * p[0] + T[4 * r + 1] * p[1] + T[4 * r + 2] * p[2] + T[4 * r + 3];
+        near += (size_t)odo_map_nearest(m, q, NULL, &best2, out);
+    }
+    return near;
+}

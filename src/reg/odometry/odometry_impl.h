@@ -48,6 +48,9 @@ void odo_map_free(odo_map *m);
 int odo_map_add(odo_map *m, const double *xyz, size_t n);
 /* Drops the voxels whose first point is `range` or more from c. */
 void odo_map_prune(odo_map *m, const double c[3], double range);
+/* Drops the voxels whose integer x and y lie in [lo, hi): a prior map's
+ * tile leaving the submap. */
+void odo_map_drop_columns(odo_map *m, const int32_t lo[2], const int32_t hi[2]);
 /* What a query remembers of its voxel's neighbourhood from one call to the
  * next (ICP asks again for the same source point, moved a little): each
  * neighbour's table position, looked up once while the query stays in
@@ -79,9 +82,37 @@ typedef struct odo_icp_out {
 int odo_register(const odo_map *m, const double *src, size_t n, double T[16], double max_dist, double kernel,
                  int max_iter, double tol, odo_icp_out *out);
 
+/* How many of the n points, moved by T, have a map point within dist
+ * (dist at most a voxel: the search looks at the 27 voxels around). */
+size_t odo_fitness(const odo_map *m, const double *src, size_t n, const double T[16], double dist);
+
 /* The rigid motion exp(xi) of a twist xi = (rho, phi) (translation part
  * first), and its inverse map log (xi of T). */
 void odo_se3_exp(const double xi[6], double T[16]);
 void odo_se3_log(const double T[16], double xi[6]);
+
+/* ---- localization's submap (localize.c) ---- */
+typedef struct odo_prior odo_prior;
+/* The submap of `map` for a localizer starting at loc->init; anchor: the
+ * map's coordinates of the local zero. */
+ptreg_status odo_prior_create(const ptreg_tiled_map *map, const ptreg_localize_options *loc, double max_range,
+                              odo_prior **p, double anchor[3], ptreg_error *err);
+void odo_prior_free(odo_prior *p);
+size_t odo_prior_held(const odo_prior *p);
+/* The tiles within the radius of P's position read into m (and the
+ * nearest one within the prefetch ring), those beyond dropped; *read
+ * counts the tiles read. */
+ptreg_status odo_prior_update(odo_prior *p, odo_map *m, const double P[16], size_t *read, ptreg_error *err);
+/* A frame that did not fit (n points, sensor frame): global registration
+ * (2-voxel FPFH, RANSAC) against the submap within icp->range of P's
+ * position, then ICP at RANSAC's voxel and at the map's; T its pose, *pairs
+ * the last step's. */
+typedef struct odo_recover_icp {
+    int max_iter;
+    double tol;
+    double range; /* the submap's points within range of P's position are the target */
+} odo_recover_icp;
+ptreg_status odo_prior_recover(const odo_map *m, const double *src, size_t n, const double P[16],
+                               const odo_recover_icp *icp, double T[16], size_t *pairs, ptreg_error *err);
 
 #endif

@@ -201,6 +201,17 @@ void odo_map_prune(odo_map *m, const double c[3], double range)
     }
 }
 
+void odo_map_drop_columns(odo_map *m, const int32_t lo[2], const int32_t hi[2])
+{
+    for (size_t cell = 0; cell < m->cells;) {
+        const int32_t *c = m->coord + 3 * cell;
+        if (c[0] >= lo[0] && c[0] < hi[0] && c[1] >= lo[1] && c[1] < hi[1])
+            remove_cell(m, cell); /* the last cell comes here: look at it next */
+        else
+            cell++;
+    }
+}
+
 /* The 27 neighbours, the query's own voxel first, then faces, edges and
  * corners: the nearest are searched first and prune the rest. */
 static const int8_t neighbours[27][3] = {
