@@ -282,6 +282,11 @@ PTREG_API ptreg_status ptreg_trajectory_read(const char *path, ptreg_trajectory 
  * (TUM files carry six decimals), or NULL when none does. */
 PTREG_API const double *ptreg_trajectory_at(const ptreg_trajectory *tr, double t);
 PTREG_API void ptreg_trajectory_free(ptreg_trajectory *tr);
+/* KITTI's calib.txt: its "Tr:" line (the raw data's calib_velo_to_cam:
+ * "Tr_velo_to_cam:"), the velodyne-to-camera motion whose frame KITTI's
+ * poses.txt is in: pose_camera = Tr pose_velodyne Tr^-1. PTREG_ERR_FORMAT
+ * naming the file (and the line of a bad Tr). */
+PTREG_API ptreg_status ptreg_kitti_calib_read(const char *path, double Tr[16], ptreg_error *err);
 
 /* ---- the frame stream ---- */
 

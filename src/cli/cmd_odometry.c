@@ -30,6 +30,9 @@ static const cli_option odometry_options[] = {
      "row: the odometry benchmark's) (default tum)"},
     {"frames", 0, "DIR", "the frames: DIR's cloud files (.bin .ply .pcd .las ...), in name order"},
     {"rate", 0, "HZ", "frame files' rate: frame i is at i / HZ seconds (default 10)"},
+    {"calib", 0, "FILE",
+     "KITTI's calib.txt: -o's poses in the camera frame of its Tr, as KITTI's poses.txt "
+     "(Tr P Tr^-1; default the scanner's own)"},
     {"deskew", 0, NULL,
      "move each point by the motion at its time in the sweep, from its azimuth (the turn "
      "running counterclockwise from behind the sensor, -x)"},
@@ -66,7 +69,8 @@ const cli_command cli_cmd_odometry = CLI_COMMAND_LIBRARY(
     "a frame with no point in range keeps the predicted pose. --deskew moves each point by\n"
     "the motion at its time in the sweep (its azimuth); KITTI's scans come motion-corrected\n"
     "and are taken as they are without it.\n\n"
-    "Output: -o (TUM, or --poses kitti: what 'ptreg eval' and the KITTI devkit read), --map\n"
+    "Output: -o (TUM, or --poses kitti: what 'ptreg eval' and the KITTI devkit read; with\n"
+    "--calib in the camera frame of calib.txt's Tr, as KITTI's poses.txt), --map\n"
     "(the local map, or with --map-whole the whole run's), --json (each frame's numbers and\n"
     "the run's latency percentiles), --html (the trajectory over the map). Poses take each\n"
     "frame into the first frame's coordinates.\n"
@@ -78,6 +82,8 @@ const cli_command cli_cmd_odometry = CLI_COMMAND_LIBRARY(
 typedef struct odo_job {
     const char *cmd; /* odometry or localize */
     int localize;
+    int calib; /* --calib: -o's poses as Tr P Tr^-1 */
+    double tr[16], tr_inv[16];
     ptreg_odometry *od;
     int kitti; /* -o's format */
     FILE *out; /* -o's temporary file */
@@ -130,6 +136,22 @@ static int read_options(const cli_args *a, void *library, ptreg_odometry_options
     return EXIT_OK;
 }
 
+/* --calib: KITTI's Tr, and its inverse. */
+static int read_calib(const cli_args *a, odo_job *job)
+{
+    if (!cli_has(a, "calib"))
+        return EXIT_OK;
+    ptreg_error err;
+    ptreg_status st = ptreg_kitti_calib_read(cli_string(a, "calib", NULL), job->tr, &err);
+    if (st) {
+        cli_error("odometry", "--calib %s", err.message);
+        return cli_exit_code(st, 1);
+    }
+    ptreg_transform_invert_rigid(job->tr, job->tr_inv);
+    job->calib = 1;
+    return EXIT_OK;
+}
+
 /* Each point's time in the sweep from its azimuth: 0 behind the sensor
  * (-x), rising counterclockwise to 1. */
 static float *azimuth_times(const ptreg_cloud *c)
@@ -146,6 +168,12 @@ static int write_pose(odo_job *job, double t, const double T[16])
 {
     if (!job->out)
         return EXIT_OK;
+    double camera[16], tmp[16];
+    if (job->calib) {
+        ptreg_transform_mul(job->tr, T, tmp);
+        ptreg_transform_mul(tmp, job->tr_inv, camera);
+        T = camera;
+    }
     int bad = 0;
     if (job->kitti) {
         for (int k = 0; k < 12; k++)
@@ -356,7 +384,8 @@ int cli_run_odometry(int argc, char **argv)
     odo_job job;
     memset(&job, 0, sizeof job);
     job.cmd = "odometry";
-    if ((rc = read_options(&a, &opt, &opt, 0, &src.rate, &job.kitti)) || (rc = cli_report_begin(&a, "odometry")))
+    if ((rc = read_options(&a, &opt, &opt, 0, &src.rate, &job.kitti)) || (rc = read_calib(&a, &job)) ||
+        (rc = cli_report_begin(&a, "odometry")))
         return rc;
     ptreg_error err;
     ptreg_status st = ptreg_odometry_create(&opt, &job.od, &err);
@@ -493,7 +522,7 @@ static int open_map(const cli_args *a, const ptreg_odometry_options *o, ptreg_ti
         unlink(scratch); /* the open map keeps it until closed */
     if (st) {
         cli_error("localize", "%s", err.message);
-        return cli_exit_code(st, 0);
+        return cli_exit_code(st, st != PTREG_ERR_ARG); /* a tile the voxel does not divide: usage */
     }
     return EXIT_OK;
 }

@@ -181,3 +181,34 @@ void ptreg_trajectory_free(ptreg_trajectory *tr)
     free(tr->pose);
     memset(tr, 0, sizeof *tr);
 }
+
+ptreg_status ptreg_kitti_calib_read(const char *path, double Tr[16], ptreg_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return ptreg_error_set(err, PTREG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    char line[4096];
+    size_t lineno = 0;
+    ptreg_status st = PTREG_ERR_FORMAT;
+    while (st == PTREG_ERR_FORMAT && fgets(line, sizeof line, f)) {
+        lineno++;
+        const char *p = line + strspn(line, " \t");
+        if (strncmp(p, "Tr:", 3) && strncmp(p, "Tr_velo_to_cam:", 15))
+            continue;
+        double v[12];
+        if (line_numbers(strchr(p, ':') + 1, v, 12) != 12 || !kitti_pose(v, Tr)) {
+            fclose(f);
+            return ptreg_error_set(err, PTREG_ERR_FORMAT,
+                                   "%s: line %zu: Tr is not 12 finite numbers of a rigid 3x4 [R | t] row by row", path,
+                                   lineno);
+        }
+        st = PTREG_OK;
+    }
+    const int failed = ferror(f);
+    fclose(f);
+    if (failed)
+        return ptreg_error_set(err, PTREG_ERR_IO, "%s: read failed", path);
+    return st ? ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: no 'Tr:' line (KITTI's velodyne-to-camera calibration)",
+                                path)
+              : PTREG_OK;
+}

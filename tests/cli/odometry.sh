@@ -87,6 +87,26 @@ head -c 17 "$SEQ/velodyne/000000.bin" > "$WORK/none/000000.bin"
 expect 3 -- "$PTREG" odometry --frames "$WORK/none" -o "$WORK/never.txt"
 err_has "no frame could be read"
 no_file "$WORK/never.txt"
+# --calib: the poses in the camera frame of calib.txt's Tr (Tr P Tr^-1), as KITTI's poses.txt
+printf 'P0: 0 0 0 0 0 0 0 0 0 0 0 0\nTr: 0 -1 0 0.1 0 0 -1 -0.2 1 0 0 -0.3\n' > "$WORK/calib.txt"
+expect 0 -- "$PTREG" odometry --frames "$SEQ/velodyne" -o "$WORK/cam.txt" --poses kitti --calib "$WORK/calib.txt"
+"$PY" - "$WORK/kitti.txt" "$WORK/cam.txt" <<'EOF' || fail "--calib's poses are not Tr P Tr^-1"
+import sys
+import numpy as np
+def poses(path):
+    a = np.loadtxt(path).reshape(-1, 3, 4)
+    return np.concatenate([a, np.tile([[[0, 0, 0, 1]]], (len(a), 1, 1))], axis=1)
+tr = np.array([[0, -1, 0, 0.1], [0, 0, -1, -0.2], [1, 0, 0, -0.3], [0, 0, 0, 1]])
+v, c = poses(sys.argv[1]), poses(sys.argv[2])
+assert np.abs(tr @ v @ np.linalg.inv(tr) - c).max() < 1e-6
+EOF
+printf 'P0: 0 0 0\nTr: 1 0 0 0 0 2 0 0 0 0 1 0\n' > "$WORK/badcalib.txt"
+expect 3 -- "$PTREG" odometry --frames "$SEQ/velodyne" -o "$WORK/x.txt" --calib "$WORK/badcalib.txt"
+err_has "badcalib.txt: line 2"
+printf 'P0: 0 0 0\n' > "$WORK/nocalib.txt"
+expect 3 -- "$PTREG" odometry --frames "$SEQ/velodyne" -o "$WORK/x.txt" --calib "$WORK/nocalib.txt"
+err_has "no 'Tr:' line"
+
 # a pose file whose row is not rigid: eval names the file and the line
 sed '3s/^[^ ]*/2.0/' "$SEQ/poses.txt" > "$WORK/nonrigid.txt"
 expect 3 -- "$PTREG" eval "$WORK/kitti.txt" "$WORK/nonrigid.txt"

@@ -110,7 +110,7 @@ for commands, option, writes in rows:
             bad += 1
 # and every option that takes a file or a folder is in the table, or reads one
 listed = {(c, opt) for commands, opt, _ in rows for c in commands.split(", ")}
-inputs = {"init", "truth", "transform", "target-index", "pairs", "pose-graph", "frames", "motif-file", "ranges"}
+inputs = {"init", "truth", "transform", "target-index", "pairs", "pose-graph", "frames", "motif-file", "ranges", "calib"}
 said = subprocess.run([ptreg, "--help"], capture_output=True, text=True).stdout
 commands = re.findall(r"^  ([a-z0-9]+) ", said.split("commands:")[1], re.M)
 assert len(commands) >= 15, commands

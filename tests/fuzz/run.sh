@@ -3,7 +3,7 @@
 # with libFuzzer (clang, ASan, UBSan).
 #
 #   tests/fuzz/run.sh [SECONDS] [FORMAT...]     FORMAT: ply pcd xyz vtk mesh all las volume index lddmm batch tune
-#                                                        transform options posegraph frames
+#                                                        transform options posegraph frames tiles
 #
 # "batch" drives fuzz_batch_inputs.c (.pos/.epos, .rrng/.rng, pairs files)
 # from seeds it writes itself and the shared .pos file.
@@ -32,6 +32,10 @@
 # "options" fuzzes option values as text (fuzz_options.c: every row of the
 # library's options tables) against that library too.
 #
+# "tiles" fuzzes the tiled map reader of ptreg localize (fuzz_tiles.c: the
+# header, the tile table, every tile read) against the sanitized library,
+# seeded with tiled maps that ptreg localize --save-tiles writes.
+#
 # "index" builds the whole library with the sanitizers (CMake, in
 # build-fuzz/lib), seeds the corpus with indexes of a few small clouds, and
 # fuzzes fuzz_index.c, which repairs most inputs' checksums so mutations
@@ -55,7 +59,7 @@ seconds=${1:-60}
 shift || true
 formats=("$@")
 [ ${#formats[@]} -eq 0 ] && formats=(ply pcd xyz vtk mesh all las volume index lddmm batch tune transform options posegraph
-                                    frames)
+                                    frames tiles)
 build=${FUZZ_BUILD:-$root/build-fuzz}
 cc=${CC_FUZZ:-clang}
 mkdir -p "$build"
@@ -279,6 +283,23 @@ for row in range(0, 256, 5):  # the first byte picks the table and the row
     run_target options "$bin" "$corpus" 256
 }
 
+fuzz_tiles() {
+    local lib=$build/lib bin=$build/fuzz_tiles corpus=$build/corpus-tiles seeds=$build/seeds-tiles tile
+    sanitized_library
+    # shellcheck disable=SC2046
+    $cc -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fopenmp \
+        -I"$root/include" -I"$root/src" "$root/tests/fuzz/fuzz_tiles.c" "$lib/libptreg.a" \
+        $(pkg-config --libs liblzf qhull_r libcjson zlib liblbfgs) -ldl -lm -o "$bin"
+    mkdir -p "$corpus" "$seeds"
+    "$lib/ptreg" synth --lidar-sequence 2 --beams 4 --azimuth-step 6 --frames-dir "$seeds/drive" \
+        --lidar-map "$seeds/map.ply" >/dev/null
+    for tile in 5 20; do
+        "$lib/ptreg" localize "$seeds/map.ply" --frames "$seeds/drive/velodyne" --init 0,0,0 --tile $tile \
+            --voxel 0.5 --save-tiles "$corpus/map$tile.ptm" -o /dev/null -q >/dev/null 2>&1 || true
+    done
+    run_target tiles "$bin" "$corpus" 65536
+}
+
 fuzz_index() {
     local lib=$build/lib bin=$build/fuzz_index corpus=$build/corpus-index f
     sanitized_library
@@ -388,6 +409,10 @@ for fmt in "${formats[@]}"; do
     fi
     if [ "$fmt" = index ]; then
         fuzz_index
+        continue
+    fi
+    if [ "$fmt" = tiles ]; then
+        fuzz_tiles
         continue
     fi
     if [ "$fmt" = las ]; then
