@@ -69,7 +69,8 @@ make_inputs() {
         --max-angle 10 --noise 0.002 --seed 1 >/dev/null &&
         "$PTREG" normals "$IN/scan.ply" -o "$IN/scan_n.ply" >/dev/null &&
         "$PTREG" index "$IN/model.ply" -o "$IN/model.pti" >/dev/null &&
-        "$PTREG" synth --lidar-sequence 4 --beams 8 --azimuth-step 2 --frames-dir "$IN/lidar" >/dev/null &&
+        "$PTREG" synth --lidar-sequence 4 --beams 8 --azimuth-step 2 --frames-dir "$IN/lidar" \
+            --lidar-map "$IN/lidar_map.ply" >/dev/null &&
         "$PTREG" evaluate "$IN/scan.ply" "$IN/model.ply" --max-dist 0.05 --correspondences "$IN/pairs.txt" \
             >/dev/null &&
         "$PTREG" synth --shape apt-polycrystal -o "$IN/al.pos" --grains 2 --box 3 --seed 2 >/dev/null &&
@@ -322,6 +323,8 @@ sweep multiway 279 -- multiway "$IN/scan.ply" "$IN/model.ply" -o "$OUT/p.txt" --
     --merged "$OUT/m.ply" --json
 sweep synth-lidar 25 -- synth --lidar-sequence 2 --beams 8 --azimuth-step 4 --frames-dir "$OUT/l" --json
 sweep odometry 128 -- odometry "$IN"/lidar/velodyne/*.bin -o "$OUT/o.txt" --map "$OUT/m.ply" --map-whole --json
+sweep localize 574 -- localize "$IN/lidar_map.ply" "$IN"/lidar/velodyne/*.bin --init 0,0,0 --tile 10 -o "$OUT/o.txt" \
+    --save-tiles "$OUT/m.ptm" --map "$OUT/s.ply" --json
 sweep track 143 -- track "$IN/model.ply" "$IN/scan.ply" "$IN/scan_n.ply" -o "$OUT/t.txt" --json
 sweep eval 715 -- eval "$IN/est.txt" "$IN/truth.txt" --kitti-lengths 1,2 --json --html "$OUT/e.html"
 sweep emicp 22 -- emicp "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --plot "$OUT/p.svg"

@@ -94,6 +94,17 @@ track)
         print "0 0 0 1" }' "$WORK/truth.txt" >"$WORK/init.txt"
     ptreg track "$WORK/model.ply" --frames "$WORK/frames" --init "$WORK/init.txt" --html "$R"
     CHECKS=(--layer model --layer "last frame" --layer "sensor path" --layer "frames lost" --kind paths --curves 1) ;;
+odometry)
+    # a short generated drive: the local map at the end and the sensor's path over it
+    ptreg synth --lidar-sequence 20 --beams 16 --azimuth-step 0.8 --frames-dir "$WORK/seq"
+    ptreg odometry --frames "$WORK/seq/velodyne" --html "$R"
+    CHECKS=(--layer map --layer trajectory --kind paths --curves 1) ;;
+localize)
+    # the same drive localized in a map of it in UTM-sized coordinates: the submap and the path
+    ptreg synth --lidar-sequence 20 --beams 16 --azimuth-step 0.8 --frames-dir "$WORK/seq" \
+        --lidar-map "$WORK/map.las" --origin 500000,5400000,100
+    ptreg localize "$WORK/map.las" --frames "$WORK/seq/velodyne" --init 500030,5400000,100.1 --html "$R"
+    CHECKS=(--layer map --layer trajectory --kind paths --curves 1) ;;
 harris3d)
     # the box phantom the failure sweeps use: 8 corners
     python3 "$HERE/../cli/small_inputs.py" "$WORK" || die "making the volume"

@@ -340,7 +340,8 @@ static void put_header(unsigned char h[PTM_HEADER], const ptreg_tiled_map_option
 }
 
 /* One tile from the scratch file, thinned as the localizer's map keeps
- * points, into its place in the output; *kept its points. */
+ * points, into its place in the output; *kept its points. 0, -1 when
+ * reading or writing failed, 1 when out of memory. */
 static int thin_tile(const build_state *b, const build_tile *t, const ptreg_tiled_map_options *o, FILE *out,
                      uint64_t *kept)
 {
@@ -349,22 +350,25 @@ static int thin_tile(const build_state *b, const build_tile *t, const ptreg_tile
     double *pts = malloc(3 * (n ? n : 1) * sizeof *pts);
     unsigned char *bytes = malloc(12 * (n ? n : 1));
     odo_map m;
-    int bad = !raw || !pts || !bytes || odo_map_init(&m, o->voxel, o->max_points_per_voxel);
-    bad = bad || read_all(b->scratch, raw, 3 * n * sizeof *raw, 12 * t->raw);
-    for (size_t i = 0; !bad && i < 3 * n; i++)
+    const int have_map = raw && pts && bytes && odo_map_init(&m, o->voxel, o->max_points_per_voxel) == 0;
+    int rc = have_map ? 0 : 1;
+    if (!rc && read_all(b->scratch, raw, 3 * n * sizeof *raw, 12 * t->raw))
+        rc = -1;
+    for (size_t i = 0; !rc && i < 3 * n; i++)
         pts[i] = raw[i];
-    bad = bad || odo_map_add(&m, pts, n);
-    if (!bad) {
+    if (!rc && odo_map_add(&m, pts, n))
+        rc = 1;
+    if (!rc) {
         odo_map_points(&m, pts);
         for (size_t i = 0; i < 3 * m.points; i++)
             put_f32(bytes + 4 * i, (float)pts[i]);
         *kept = m.points;
-        bad = fwrite(bytes, 12, m.points, out) != m.points;
+        rc = fwrite(bytes, 12, m.points, out) != m.points ? -1 : 0;
     }
-    if (raw && pts && bytes)
+    if (have_map)
         odo_map_free(&m);
     free(raw), free(pts), free(bytes);
-    return bad ? -1 : 0;
+    return rc;
 }
 
 static ptreg_status write_map(build_state *b, const ptreg_tiled_map_options *o, const char *path, ptreg_error *err)
@@ -375,11 +379,12 @@ static ptreg_status write_map(build_state *b, const ptreg_tiled_map_options *o, 
         return st;
     unsigned char header[PTM_HEADER], entry[PTM_ENTRY];
     const long table = PTM_HEADER, points_at = PTM_HEADER + (long)(PTM_ENTRY * b->count);
-    int bad = fseek(af.fp, points_at, SEEK_SET) != 0;
+    int bad = fseek(af.fp, points_at, SEEK_SET) != 0, no_memory = 0;
     uint64_t first = 0;
     for (size_t t = 0; !bad && t < b->count; t++) {
         uint64_t kept = 0;
-        bad = thin_tile(b, &b->tiles[t], o, af.fp, &kept);
+        const int rc = thin_tile(b, &b->tiles[t], o, af.fp, &kept);
+        bad = rc != 0, no_memory = rc > 0;
         b->tiles[t].written = kept; /* now: its points in the map */
         b->tiles[t].raw = first;
         first += kept;
@@ -397,18 +402,21 @@ static ptreg_status write_map(build_state *b, const ptreg_tiled_map_options *o, 
     bad = bad || fseek(af.fp, 0, SEEK_SET) != 0 || fwrite(header, PTM_HEADER, 1, af.fp) != 1;
     if (bad) {
         ptreg_atomic_abort(&af);
-        return ptreg_error_set(err, PTREG_ERR_IO, "%s: writing the tiled map failed: %s", path, strerror(errno));
+        return no_memory
+                   ? ptreg_error_set(err, PTREG_ERR_NOMEM, "tiled map: out of memory (a tile)")
+                   : ptreg_error_set(err, PTREG_ERR_IO, "%s: writing the tiled map failed: %s", path, strerror(errno));
     }
     return ptreg_atomic_commit(&af, err);
 }
 
-/* A scratch file beside out, unlinked at once: it goes when closed. */
+/* A scratch file beside out, unlinked at once: it goes when closed. -1
+ * (errno) when it cannot be made, -2 when out of memory. */
 static int open_scratch(const char *out)
 {
     const size_t len = strlen(out) + 32;
     char *path = malloc(len);
     if (!path)
-        return -1;
+        return -2;
     snprintf(path, len, "%s.scratch-%ld", out, (long)getpid());
     const int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd >= 0)
@@ -435,7 +443,9 @@ ptreg_status ptreg_tiled_map_build(const char *cloud, const ptreg_read_options *
     if (!st) {
         b.z0 = floor(b.zlo);
         b.scratch = open_scratch(out);
-        if (b.scratch < 0)
+        if (b.scratch == -2)
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "tiled map: out of memory");
+        else if (b.scratch < 0)
             st = ptreg_error_set(err, PTREG_ERR_IO, "%s: cannot make a scratch file beside it: %s", out,
                                  strerror(errno));
         else if (plan_scratch(&b))
