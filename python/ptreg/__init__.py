@@ -69,7 +69,7 @@ __all__ = [
     "read_cloud", "write_cloud", "read_transform", "write_transform", "read_volume", "write_volume",
     "voxel_downsample", "normals", "fpfh", "pfh",
     "icp", "register", "emicp", "cpd", "CPDResult", "batch", "harris3d", "lddmm", "warp", "tune", "multiway", "track", "eval_trajectory",
-    "odometry", "Odometry", "read_kitti_poses", "write_kitti_poses",
+    "odometry", "Odometry", "localize", "Localizer", "read_kitti_poses", "write_kitti_poses",
     "to_open3d",
     "remove_statistical_outliers", "remove_radius_outliers", "random_downsample", "uniform_downsample",
     "evaluate", "register_correspondences",
@@ -1303,6 +1303,81 @@ def odometry(frames: Iterable, *, max_range: Optional[float] = None, min_range: 
             yield od.push(item[0], item[1])
         else:
             yield od.push(item)
+
+
+class Localizer(Odometry):
+    """LiDAR localization in a prior map (``ptreg localize``): each scan
+    registered as :class:`Odometry` registers it, but against the tiles of
+    ``prior`` around the predicted pose, read as the path reaches them and
+    dropped behind it. ``prior`` is a tiled map (.ptm) or a cloud file of any
+    size, tiled first (``tile`` metres; kept at ``save_tiles``, else in a
+    scratch file); ``init`` is the first scan's pose in the map's coordinates
+    (4 x 4). :meth:`push` gives each scan's pose in the map's coordinates and
+    its ``state`` (tracked, recovered or lost), ``fitness`` and ``tiles``;
+    :meth:`map` is the submap held."""
+
+    def __init__(self, prior: str, init: ArrayLike, *, tile: Optional[float] = None,
+                 save_tiles: Optional[str] = None, radius: Optional[float] = None,
+                 prefetch: Optional[float] = None, min_fitness: Optional[float] = None, no_recover: bool = False,
+                 max_range: Optional[float] = None, min_range: Optional[float] = None,
+                 voxel: Optional[float] = None, max_points_per_voxel: Optional[int] = None,
+                 initial_threshold: Optional[float] = None, min_motion: Optional[float] = None,
+                 max_iter: Optional[int] = None, tol: Optional[float] = None, deskew: bool = False,
+                 device: str = "auto"):
+        if device not in ("auto", "cpu"):
+            raise ArgumentError(f"localize: device '{device}': there is no GPU path yet (auto or cpu)")
+        prior = str(prior)
+        tiled = prior.lower().endswith(".ptm")
+        if tiled and (tile is not None or save_tiles is not None):
+            raise ArgumentError(f"localize: {prior} is tiled already: tile and save_tiles are for a cloud")
+        path = prior
+        if not tiled:
+            path = str(save_tiles) if save_tiles is not None else _scratch_path(".ptm")
+            cell = voxel if voxel is not None else (max_range if max_range is not None else 100.0) / 100.0
+            _core.tiled_map_build(prior, path, float(tile if tile is not None else 50.0), float(cell),
+                                  int(max_points_per_voxel if max_points_per_voxel is not None else 20))
+        options = dict(radius=radius, prefetch=prefetch, min_fitness=min_fitness, max_range=max_range,
+                       min_range=min_range, voxel=voxel, max_points_per_voxel=max_points_per_voxel,
+                       initial_threshold=initial_threshold, min_motion=min_motion, max_iter=max_iter, tol=tol)
+        self._deskew = bool(deskew)
+        self._whole = False
+        try:
+            self._od, self._tiles = _core.localizer_create(
+                path, init=_matrix(init, "init"), recover=int(not no_recover),
+                deskew=int(self._deskew), **{k: v for k, v in options.items() if v is not None})
+        finally:
+            if not tiled and save_tiles is None:
+                _os.unlink(path)  # the open map keeps its file until closed
+
+
+def _scratch_path(suffix: str) -> str:
+    import tempfile
+    fd, path = tempfile.mkstemp(suffix=suffix, prefix="ptreg-")
+    _os.close(fd)
+    return path
+
+
+def localize(prior: str, frames: Iterable, init: ArrayLike, *, tile: Optional[float] = None,
+             save_tiles: Optional[str] = None, radius: Optional[float] = None, prefetch: Optional[float] = None,
+             min_fitness: Optional[float] = None, no_recover: bool = False, max_range: Optional[float] = None,
+             min_range: Optional[float] = None, voxel: Optional[float] = None,
+             max_points_per_voxel: Optional[int] = None, initial_threshold: Optional[float] = None,
+             min_motion: Optional[float] = None, max_iter: Optional[int] = None, tol: Optional[float] = None,
+             deskew: bool = False, device: str = "auto") -> Iterator[Result]:
+    """LiDAR localization in a prior map (``ptreg localize``): each scan of
+    ``frames`` (as :func:`odometry` takes them) registered against the tiles
+    of ``prior`` around its predicted pose; yields each scan's :class:`Result`
+    (``transformation`` in the map's coordinates, ``state``, ``fitness``). For
+    the submap and the summary, use :class:`Localizer` itself."""
+    loc = Localizer(prior, init, tile=tile, save_tiles=save_tiles, radius=radius, prefetch=prefetch,
+                    min_fitness=min_fitness, no_recover=no_recover, max_range=max_range, min_range=min_range,
+                    voxel=voxel, max_points_per_voxel=max_points_per_voxel, initial_threshold=initial_threshold,
+                    min_motion=min_motion, max_iter=max_iter, tol=tol, deskew=deskew, device=device)
+    for item in frames:
+        if isinstance(item, tuple) and len(item) == 2:
+            yield loc.push(item[0], item[1])
+        else:
+            yield loc.push(item)
 
 
 def read_kitti_poses(path: str) -> np.ndarray:

@@ -136,3 +136,72 @@ PyObject *py_read_trajectory(PyObject *self, PyObject *args)
     ptreg_trajectory_free(&tr);
     return r;
 }
+
+/* ---- localization in a tiled prior map ---- */
+
+static const char *const TILED_MAP_CAPSULE = "ptreg.tiled_map";
+
+static void tiled_map_capsule_free(PyObject *capsule)
+{
+    ptreg_tiled_map_close(PyCapsule_GetPointer(capsule, TILED_MAP_CAPSULE));
+}
+
+/* tiled_map_build(cloud, out, tile, voxel, max_points_per_voxel) */
+PyObject *py_tiled_map_build(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *cloud, *out;
+    ptreg_tiled_map_options o;
+    if (!PyArg_ParseTuple(args, "ssddi", &cloud, &out, &o.tile, &o.voxel, &o.max_points_per_voxel))
+        return NULL;
+    ptreg_error err;
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_tiled_map_build(cloud, NULL, &o, out, &err));
+    if (st)
+        return raise_ptreg(st, &err);
+    Py_RETURN_NONE;
+}
+
+/* the rest from ptreg_option_table_find("localize") */
+static const field localize_fields[] = {
+    OPT(ptreg_localize_options, "init", F_MAT16, init),
+    OPT(ptreg_localize_options, "recover", F_INT, recover),
+    OPT(ptreg_localize_options, "deskew", F_INT, odometry.deskew),
+    {NULL, F_INT, 0, NULL},
+};
+
+/* localizer_create(map_path, **options): (the localizer, an odometry
+ * capsule; the map's capsule, which must outlive it) */
+PyObject *py_localizer_create(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    (void)self;
+    const char *path;
+    if (!PyArg_ParseTuple(args, "s", &path))
+        return NULL;
+    ptreg_localize_options o;
+    ptreg_localize_options_default(&o);
+    if (apply_options(&o, ptreg_option_table_find("localize"), localize_fields, kwargs, "localize") < 0)
+        return NULL;
+    ptreg_tiled_map *map;
+    ptreg_odometry *od;
+    ptreg_error err;
+    ptreg_status st = ptreg_tiled_map_open(path, &map, &err);
+    if (st)
+        return raise_ptreg(st, &err);
+    PyObject *mc = PyCapsule_New(map, TILED_MAP_CAPSULE, tiled_map_capsule_free);
+    if (!mc) {
+        ptreg_tiled_map_close(map);
+        return NULL;
+    }
+    if ((st = ptreg_odometry_create_localizer(&o, map, &od, &err))) {
+        Py_DECREF(mc);
+        return raise_ptreg(st, &err);
+    }
+    PyObject *oc = PyCapsule_New(od, ODOMETRY_CAPSULE, odometry_capsule_free);
+    if (!oc) {
+        ptreg_odometry_destroy(od);
+        Py_DECREF(mc);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", oc, mc);
+}

@@ -259,14 +259,14 @@ def test_keywords_are_the_clis_options():
 
     python_only = {"source", "target", "points", "normals", "source_normals", "target_normals", "volume", "scores",
                    "template", "model", "frames", "model_normals", "scans", "pairs", "curvature", "init",
-                   "sources", "targets", "translation", "estimate", "reference"}
+                   "sources", "targets", "translation", "estimate", "reference", "prior"}
     own = {"multiway": {"seed"}, "tune": {"seed"}}  # the CLI has none yet
     for fn, command in ((ptreg.icp, "icp"), (ptreg.register, "register"), (ptreg.emicp, "emicp"),
                         (ptreg.fpfh, "fpfh"), (ptreg.pfh, "pfh"), (ptreg.normals, "normals"),
                         (ptreg.harris3d, "harris3d"), (ptreg.lddmm, "lddmm"), (ptreg.multiway, "multiway"),
                         (ptreg.track, "track"), (ptreg.tune, "tune"), (ptreg.batch, "batch"),
                         (ptreg.eval_trajectory, "eval"), (ptreg.cpd, "cpd"), (ptreg.odometry, "odometry"),
-                        (ptreg.Odometry, "odometry")):
+                        (ptreg.Odometry, "odometry"), (ptreg.localize, "localize"), (ptreg.Localizer, "localize")):
         text = cli("help", command)
         for name in inspect.signature(fn).parameters:
             if name in python_only or name in own.get(command, ()):

@@ -376,6 +376,44 @@ def test_odometry_as_the_cli(tmp_path):
         ptreg.read_kitti_poses(tmp_path / "bad.txt")
 
 
+def test_localize_as_the_cli(tmp_path):
+    """ptreg.localize in a generated map (UTM-sized coordinates) gives ptreg
+    localize's poses, from the cloud and from its saved tiles; Localizer's
+    submap and summary agree; a bad map or init is an error."""
+    origin = "500000,5400000,100"
+    subprocess.run([CLI, "synth", "--lidar-sequence", "30", "--beams", "16", "--azimuth-step", "0.8", "--frames-dir",
+                    str(tmp_path / "mapping"), "--lidar-map", str(tmp_path / "map.las"), "--origin", origin],
+                   check=True, capture_output=True)
+    (tmp_path / "drive").mkdir()
+    subprocess.run([CLI, "synth", "--lidar-sequence", "12", "--beams", "16", "--azimuth-step", "0.8", "--frames-dir",
+                    str(tmp_path / "drive"), "--lane", "-1.5", "--scan-seed", "7", "--origin", origin,
+                    "--truth-trajectory-out", str(tmp_path / "truth.txt")], check=True, capture_output=True)
+    files = sorted(str(p) for p in (tmp_path / "drive" / "velodyne").glob("*.bin"))
+    truth = ptreg.read_kitti_poses(tmp_path / "truth.txt")
+    subprocess.run([CLI, "localize", str(tmp_path / "map.las"), *files, "--init",
+                    ",".join(repr(float(v)) for v in truth[0][:3, 3]), "-o", str(tmp_path / "cli.txt")],
+                   check=True, capture_output=True)
+    cli_poses = ptreg.read_kitti_poses(tmp_path / "cli.txt")
+    init = np.eye(4)
+    init[:3, 3] = truth[0][:3, 3]
+    results = list(ptreg.localize(tmp_path / "map.las", files, init, save_tiles=tmp_path / "map.ptm"))
+    poses = np.stack([r.transformation for r in results])
+    assert all(r.state == "tracked" and r.fitness > 0.5 and r.tiles > 0 for r in results)
+    assert np.abs(poses - cli_poses).max() < 1e-6  # TUM's quaternions: 9 digits
+    assert np.abs(poses[:, :3, 3] - truth[:, :3, 3]).max() < 0.1
+    loc = ptreg.Localizer(tmp_path / "map.ptm", init)
+    for f in files[:4]:
+        loc.push(f)
+    s = loc.summary()
+    assert s.frames == 4 and s.tracked == 4 and s.lost == 0 and s.map_points == len(loc.map())
+    assert np.abs(loc.map().mean(axis=0)[:2] - truth[0][:2, 3]).max() < 200  # in the map's coordinates
+    with pytest.raises(ptreg.ArgumentError):
+        ptreg.Localizer(tmp_path / "map.ptm", init, tile=10)
+    (tmp_path / "bad.ptm").write_bytes(b"PTM1 not a map")
+    with pytest.raises(ptreg.Error, match="bad.ptm"):
+        ptreg.Localizer(tmp_path / "bad.ptm", init)
+
+
 def test_emicp(scene):
     scan = ptreg.read_cloud(scene / "scan.ply").points[::15]
     model = ptreg.read_cloud(scene / "model.ply").points[::20]

@@ -176,8 +176,14 @@ static int write_pose(odo_job *job, double t, const double T[16])
     }
     int bad = 0;
     if (job->kitti) {
-        for (int k = 0; k < 12; k++)
-            bad |= fprintf(job->out, "%.9e%c", T[k], k == 11 ? '\n' : ' ') < 0;
+        for (int k = 0; k < 12; k++) {
+            char text[32]; /* a translation in UTM: as many digits as it takes */
+            if (k % 4 == 3 && !(fabs(T[k]) < PTREG_ORIGIN_THRESHOLD))
+                cli_format_coordinate(text, T[k]);
+            else
+                snprintf(text, sizeof text, "%.9e", T[k]);
+            bad |= fprintf(job->out, "%s%c", text, k == 11 ? '\n' : ' ') < 0;
+        }
     } else {
         double pose[7];
         track_tum_numbers(T, pose);

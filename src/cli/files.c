@@ -70,7 +70,9 @@ void cli_transform_to_world(const double local[16], double world[16])
 
 void cli_format_coordinate(char buf[32], double v)
 {
-    const int world = frame_origin[0] != 0.0 || frame_origin[1] != 0.0 || frame_origin[2] != 0.0;
+    /* in a world frame, or far enough from zero that 9 digits lose a millimetre (a pose in UTM) */
+    const int world = frame_origin[0] != 0.0 || frame_origin[1] != 0.0 || frame_origin[2] != 0.0 ||
+                      !(fabs(v) < PTREG_ORIGIN_THRESHOLD);
     char text[32]; /* not buf itself: gcc's -fsanitize builds see a NULL buf in the loop's snprintf */
     int digits = 9;
     for (; world && digits < 17; digits++) {

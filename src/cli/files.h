@@ -42,7 +42,7 @@ void cli_transform_to_local(const double world[16], double local[16]);
 void cli_transform_to_world(const double local[16], double world[16]);
 /* A world coordinate or translation as text: %.9g in a frame at zero, the
  * shortest text that reads back to the same double when the frame is far
- * (9 digits of 4,500,000.123 m would be a metre). */
+ * or v itself is (9 digits of 4,500,000.123 m would be a metre). */
 void cli_format_coordinate(char buf[32], double v);
 int cli_read_transform(const char *cmd, const char *path, double T[16]);
 /* The transform file of option `name` into T when it is given (T kept
