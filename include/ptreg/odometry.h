@@ -140,9 +140,9 @@ PTREG_API void ptreg_tiled_map_get_info(const ptreg_tiled_map *map, ptreg_tiled_
 PTREG_API void ptreg_tiled_map_close(ptreg_tiled_map *map);
 
 typedef struct ptreg_localize_options {
-    ptreg_odometry_options odometry; /* each frame's registration, as odometry's (its voxel and per-voxel
-                                        bound are the map's: 0, or the map's own values; keep_all is
-                                        refused) */
+    ptreg_odometry_options odometry; /* each frame's registration, as odometry's; its voxel is the map's
+                                        (0, or the map's own value) and so is its per-voxel bound (the
+                                        one the map was tiled with); keep_all is refused */
     double init[16];                 /* the first frame's predicted pose in the map's coordinates (identity) */
     double radius;                   /* tiles within radius of the predicted position are held (default 0: max_range) */
     double prefetch;                 /* and those within radius + prefetch are read ahead, one a frame (default 0:

@@ -6,72 +6,14 @@
  * map's lowest height), so that every voxel lies in one tile.
  * docs/ALGORITHMS.md, "Localization". */
 #include <math.h>
-#include <pthread.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/options_table.h"
 #include "ptreg/global.h"
 #include "ptreg/transform.h"
 #include "reg/odometry/odometry_impl.h"
 #include "reg/odometry/tiled_map.h"
-
-static const ptreg_option localize_own_rows[] = {
-    OPTION_FIELD(ptreg_localize_options, radius, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_AUTO, "R",
-                 "hold the map's tiles within R of the predicted position; default max-range"),
-    OPTION_FIELD(ptreg_localize_options, prefetch, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_AUTO, "D",
-                 "read tiles within radius + D ahead, one a frame; default a tile's side"),
-    OPTION_FIELD(ptreg_localize_options, min_fitness, NULL, DOUBLE, 0, 1, 0, "F",
-                 "recover a pose with a smaller share F of its points within half a voxel of the map"),
-};
-#define LOCALIZE_OWN_ROWS (sizeof localize_own_rows / sizeof localize_own_rows[0])
-#define LOCALIZE_MAX_ROWS 32
-
-static ptreg_option localize_rows[LOCALIZE_MAX_ROWS];
-static ptreg_option_table localize_table;
-static pthread_once_t localize_table_once = PTHREAD_ONCE_INIT;
-
-static void localize_defaults(void *options) { ptreg_localize_options_default(options); }
-
-static ptreg_status localize_rules(const void *options, ptreg_option_spelling spelling, ptreg_error *err)
-{
-    const ptreg_localize_options *o = options;
-    const ptreg_option_table *odo = ptreg_odometry_option_table();
-    return odo->check ? odo->check(&o->odometry, spelling, err) : PTREG_OK;
-}
-
-/* Localization's rows, then odometry's moved into ptreg_localize_options.odometry. */
-static void localize_table_build(void)
-{
-    const ptreg_option_table *odo = ptreg_odometry_option_table();
-    size_t n = 0;
-    for (size_t i = 0; i < LOCALIZE_OWN_ROWS; i++)
-        localize_rows[n++] = localize_own_rows[i];
-    for (size_t i = 0; i < odo->count && n < LOCALIZE_MAX_ROWS; i++) {
-        ptreg_option r = odo->options[i];
-        r.offset += offsetof(ptreg_localize_options, odometry);
-        localize_rows[n++] = r;
-    }
-    localize_table = (ptreg_option_table){"localize",        localize_rows, n, sizeof(ptreg_localize_options),
-                                          localize_defaults, localize_rules};
-}
-
-const ptreg_option_table *ptreg_localize_option_table(void)
-{
-    pthread_once(&localize_table_once, localize_table_build);
-    return &localize_table;
-}
-
-void ptreg_localize_options_default(ptreg_localize_options *opt)
-{
-    memset(opt, 0, sizeof *opt);
-    ptreg_odometry_options_default(&opt->odometry);
-    ptreg_transform_identity(opt->init);
-    opt->min_fitness = 0.5;
-    opt->recover = 1;
-}
 
 struct odo_prior {
     const ptreg_tiled_map *map;
@@ -90,9 +32,6 @@ ptreg_status odo_prior_create(const ptreg_tiled_map *map, const ptreg_localize_o
                               odo_prior **out, double anchor[3], ptreg_error *err)
 {
     *out = NULL;
-    ptreg_status st = ptreg_options_check(ptreg_localize_option_table(), loc, err);
-    if (st)
-        return st;
     odo_prior *p = calloc(1, sizeof *p);
     if (!p)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "localize: out of memory");

@@ -5,6 +5,8 @@
 #include "ptreg/odometry.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,63 @@ void ptreg_odometry_options_default(ptreg_odometry_options *opt)
     opt->min_motion = 0.1;
     opt->max_iter = 500;
     opt->tol = 1e-4;
+}
+
+/* ---- localization's options: its own rows, then odometry's ---- */
+
+static const ptreg_option localize_own_rows[] = {
+    OPTION_FIELD(ptreg_localize_options, radius, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_AUTO, "R",
+                 "hold the map's tiles within R of the predicted position; default max-range"),
+    OPTION_FIELD(ptreg_localize_options, prefetch, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_AUTO, "D",
+                 "read tiles within radius + D ahead, one a frame; default a tile's side"),
+    OPTION_FIELD(ptreg_localize_options, min_fitness, NULL, DOUBLE, 0, 1, 0, "F",
+                 "recover a pose with a smaller share F of its points within half a voxel of the map"),
+};
+#define LOCALIZE_OWN_ROWS (sizeof localize_own_rows / sizeof localize_own_rows[0])
+#define LOCALIZE_MAX_ROWS 32
+
+static ptreg_option localize_rows[LOCALIZE_MAX_ROWS];
+static ptreg_option_table localize_table;
+static pthread_once_t localize_table_once = PTHREAD_ONCE_INIT;
+
+static void localize_defaults(void *options) { ptreg_localize_options_default(options); }
+
+static ptreg_status localize_rules(const void *options, ptreg_option_spelling spelling, ptreg_error *err)
+{
+    const ptreg_localize_options *o = options;
+    const ptreg_option_table *odo = ptreg_odometry_option_table();
+    return odo->check ? odo->check(&o->odometry, spelling, err) : PTREG_OK;
+}
+
+/* Localization's rows, then odometry's moved into ptreg_localize_options.odometry. */
+static void localize_table_build(void)
+{
+    const ptreg_option_table *odo = ptreg_odometry_option_table();
+    size_t n = 0;
+    for (size_t i = 0; i < LOCALIZE_OWN_ROWS; i++)
+        localize_rows[n++] = localize_own_rows[i];
+    for (size_t i = 0; i < odo->count && n < LOCALIZE_MAX_ROWS; i++) {
+        ptreg_option r = odo->options[i];
+        r.offset += offsetof(ptreg_localize_options, odometry);
+        localize_rows[n++] = r;
+    }
+    localize_table = (ptreg_option_table){"localize",        localize_rows, n, sizeof(ptreg_localize_options),
+                                          localize_defaults, localize_rules};
+}
+
+const ptreg_option_table *ptreg_localize_option_table(void)
+{
+    pthread_once(&localize_table_once, localize_table_build);
+    return &localize_table;
+}
+
+void ptreg_localize_options_default(ptreg_localize_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    ptreg_odometry_options_default(&opt->odometry);
+    ptreg_transform_identity(opt->init);
+    opt->min_fitness = 0.5;
+    opt->recover = 1;
 }
 
 /* A growable array of doubles, kept between frames so that a long run
@@ -190,22 +249,22 @@ ptreg_status ptreg_odometry_create_localizer(const ptreg_localize_options *loc, 
     if (!loc)
         ptreg_localize_options_default(&l);
     l = loc ? *loc : l;
+    ptreg_status st = ptreg_options_check(ptreg_localize_option_table(), &l, err);
+    if (st)
+        return st;
     ptreg_odometry_options *o = &l.odometry;
     ptreg_tiled_map_info info;
     ptreg_tiled_map_get_info(map, &info);
     if (o->keep_all)
         return ptreg_error_set(err, PTREG_ERR_ARG, "localize: the whole run's map (keep_all) is the prior map");
-    if ((o->voxel > 0.0 && o->voxel != info.voxel) ||
-        (o->max_points_per_voxel != 20 && o->max_points_per_voxel != info.max_points_per_voxel))
-        return ptreg_error_set(err, PTREG_ERR_ARG,
-                               "localize: the voxel %g and %d points a voxel are not the tiled map's %g and %d "
-                               "(build it again)",
-                               o->voxel, o->max_points_per_voxel, info.voxel, info.max_points_per_voxel);
+    if (o->voxel > 0.0 && o->voxel != info.voxel)
+        return ptreg_error_set(err, PTREG_ERR_ARG, "localize: the voxel %g is not the tiled map's %g (tile it again)",
+                               o->voxel, info.voxel);
     if (!ptreg_transform_is_rigid(l.init, PTREG_RIGID_TOL))
         return ptreg_error_set(err, PTREG_ERR_ARG, "localize: the initial pose is not a rigid motion");
     o->voxel = info.voxel;
     o->max_points_per_voxel = info.max_points_per_voxel;
-    ptreg_status st = ptreg_odometry_create(o, out, err);
+    st = ptreg_odometry_create(o, out, err);
     if (st)
         return st;
     ptreg_odometry *od = *out;

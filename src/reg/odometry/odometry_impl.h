@@ -93,8 +93,8 @@ void odo_se3_log(const double T[16], double xi[6]);
 
 /* ---- localization's submap (localize.c) ---- */
 typedef struct odo_prior odo_prior;
-/* The submap of `map` for a localizer starting at loc->init; anchor: the
- * map's coordinates of the local zero. */
+/* The submap of `map` for a localizer starting at loc->init (checked by
+ * the caller); anchor: the map's coordinates of the local zero. */
 ptreg_status odo_prior_create(const ptreg_tiled_map *map, const ptreg_localize_options *loc, double max_range,
                               odo_prior **p, double anchor[3], ptreg_error *err);
 void odo_prior_free(odo_prior *p);
