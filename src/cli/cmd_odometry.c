@@ -94,14 +94,12 @@ typedef struct odo_job {
 
 /* The options both commands share; library: the command's library options
  * struct (o, or the localizer's, holding o); frames from positional[first]. */
-static int read_options(const cli_args *a, void *library, ptreg_odometry_options *o, int first, double *rate,
-                        int *kitti)
+static int read_options(const cli_args *a, void *library, ptreg_odometry_options *o, int first, int *kitti)
 {
     const char *cmd = a->cmd->name;
     int rc = cli_read_library(a, library);
     rc = rc ? rc : cli_apply_threads(a);
     rc = rc ? rc : cli_device_cpu_only(a, cmd);
-    rc = rc ? rc : cli_double(a, "rate", 1e-9, 1e9, rate);
     if (rc)
         return rc;
     const char *poses = cli_string(a, "poses", "tum");
@@ -375,6 +373,28 @@ static int finish(const cli_args *a, odo_job *job, const ptreg_odometry_options 
     return rc;
 }
 
+/* The frames from positional[first] on through the job's odometry (or
+ * localizer), the outputs, and the job's memory released. */
+static int run_job(const cli_args *a, odo_job *job, const ptreg_odometry_options *o, int first, int rc)
+{
+    frame_source src;
+    memset(&src, 0, sizeof src);
+    src.rate = 10.0;
+    src.unreadable_is = "skipped";
+    rc = rc ? rc : cli_double(a, "rate", 1e-9, 1e9, &src.rate);
+    rc = rc ? rc : track_output_open(a, "output", &job->out_file, &job->out);
+    rc = rc ? rc : track_source_open(a, first, &src);
+    rc = rc ? rc : run_frames(a, job, &src);
+    if (!rc && src.stream_error)
+        rc = src.stream_error == 2 ? EXIT_RUNTIME : EXIT_BAD_INPUT;
+    rc = rc ? rc : finish(a, job, o);
+    rc = track_output_close(job->cmd, &job->out_file, &job->out, rc);
+    track_source_free(&src);
+    ptreg_odometry_destroy(job->od);
+    free(job->frames);
+    return rc;
+}
+
 int cli_run_odometry(int argc, char **argv)
 {
     cli_args a;
@@ -383,14 +403,10 @@ int cli_run_odometry(int argc, char **argv)
         return rc;
     ptreg_odometry_options opt;
     ptreg_odometry_options_default(&opt);
-    frame_source src;
-    memset(&src, 0, sizeof src);
-    src.rate = 10.0;
-    src.unreadable_is = "skipped";
     odo_job job;
     memset(&job, 0, sizeof job);
     job.cmd = "odometry";
-    if ((rc = read_options(&a, &opt, &opt, 0, &src.rate, &job.kitti)) || (rc = read_calib(&a, &job)) ||
+    if ((rc = read_options(&a, &opt, &opt, 0, &job.kitti)) || (rc = read_calib(&a, &job)) ||
         (rc = cli_report_begin(&a, "odometry")))
         return rc;
     ptreg_error err;
@@ -399,17 +415,7 @@ int cli_run_odometry(int argc, char **argv)
         cli_error("odometry", "%s", err.message);
         return cli_exit_code(st, 0);
     }
-    rc = track_output_open(&a, "output", &job.out_file, &job.out);
-    rc = rc ? rc : track_source_open(&a, 0, &src);
-    rc = rc ? rc : run_frames(&a, &job, &src);
-    if (!rc && src.stream_error)
-        rc = src.stream_error == 2 ? EXIT_RUNTIME : EXIT_BAD_INPUT;
-    rc = rc ? rc : finish(&a, &job, &opt);
-    rc = track_output_close("odometry", &job.out_file, &job.out, rc);
-    track_source_free(&src);
-    ptreg_odometry_destroy(job.od);
-    free(job.frames);
-    return rc;
+    return run_job(&a, &job, &opt, 0, EXIT_OK);
 }
 
 /* ---- ptreg localize ---- */
@@ -541,14 +547,10 @@ int cli_run_localize(int argc, char **argv)
         return rc;
     ptreg_localize_options loc;
     ptreg_localize_options_default(&loc);
-    frame_source src;
-    memset(&src, 0, sizeof src);
-    src.rate = 10.0;
-    src.unreadable_is = "skipped";
     odo_job job;
     memset(&job, 0, sizeof job);
     job.cmd = "localize", job.localize = 1;
-    rc = read_options(&a, &loc, &loc.odometry, 1, &src.rate, &job.kitti);
+    rc = read_options(&a, &loc, &loc.odometry, 1, &job.kitti);
     rc = rc ? rc : read_init(&a, loc.init);
     loc.recover = !cli_has(&a, "no-recover");
     ptreg_tiled_map *map = NULL;
@@ -565,16 +567,7 @@ int cli_run_localize(int argc, char **argv)
         ptreg_tiled_map_get_info(map, &info);
         loc.odometry.voxel = info.voxel;
     }
-    rc = rc ? rc : track_output_open(&a, "output", &job.out_file, &job.out);
-    rc = rc ? rc : track_source_open(&a, 1, &src);
-    rc = rc ? rc : run_frames(&a, &job, &src);
-    if (!rc && src.stream_error)
-        rc = src.stream_error == 2 ? EXIT_RUNTIME : EXIT_BAD_INPUT;
-    rc = rc ? rc : finish(&a, &job, &loc.odometry);
-    rc = track_output_close("localize", &job.out_file, &job.out, rc);
-    track_source_free(&src);
-    ptreg_odometry_destroy(job.od);
-    ptreg_tiled_map_close(map);
-    free(job.frames);
+    rc = run_job(&a, &job, &loc.odometry, 1, rc);
+    ptreg_tiled_map_close(map); /* after the localizer, which reads it */
     return rc;
 }
