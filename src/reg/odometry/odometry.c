@@ -79,9 +79,9 @@ void ptreg_odometry_options_default(ptreg_odometry_options *opt)
 /* ---- localization's options: its own rows, then odometry's ---- */
 
 static const ptreg_option localize_own_rows[] = {
-    OPTION_FIELD(ptreg_localize_options, radius, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_AUTO, "R",
+    OPTION_FIELD(ptreg_localize_options, radius, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO, "R",
                  "hold the map's tiles within R of the predicted position; default max-range"),
-    OPTION_FIELD(ptreg_localize_options, prefetch, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_AUTO, "D",
+    OPTION_FIELD(ptreg_localize_options, prefetch, NULL, DOUBLE, 0, 1e6, PTREG_OPTION_OPEN_LO | PTREG_OPTION_AUTO, "D",
                  "read tiles within radius + D ahead, one a frame; default a tile's side"),
     OPTION_FIELD(ptreg_localize_options, min_fitness, NULL, DOUBLE, 0, 1, 0, "F",
                  "recover a pose with a smaller share F of its points within half a voxel of the map"),
