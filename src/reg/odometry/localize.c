@@ -32,11 +32,16 @@ ptreg_status odo_prior_create(const ptreg_tiled_map *map, const ptreg_localize_o
                               odo_prior **out, double anchor[3], ptreg_error *err)
 {
     *out = NULL;
+    ptreg_tiled_map_info info;
+    ptreg_tiled_map_get_info(map, &info);
+    if (!(fabs(loc->init[3] / info.tile) < 1e9 && fabs(loc->init[7] / info.tile) < 1e9))
+        return ptreg_error_set(err, PTREG_ERR_ARG, "localize: the initial pose (%g, %g) is beyond a tiled map's reach",
+                               loc->init[3], loc->init[7]);
     odo_prior *p = calloc(1, sizeof *p);
     if (!p)
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "localize: out of memory");
     p->map = map;
-    ptreg_tiled_map_get_info(map, &p->info);
+    p->info = info;
     p->tiles = tiled_map_tiles(map);
     p->held = calloc(p->info.tiles ? p->info.tiles : 1, 1);
     if (!p->held) {
@@ -144,7 +149,8 @@ static float *submap_near(const odo_map *m, const double c[3], double radius, si
     double *all = malloc(3 * (m->points ? m->points : 1) * sizeof *all);
     float *near = malloc(3 * (m->points ? m->points : 1) * sizeof *near);
     size_t k = 0;
-    if (all && near) {
+    const int ok = all && near;
+    if (ok) {
         odo_map_points(m, all);
         for (size_t i = 0; i < m->points; i++) {
             const double *q = all + 3 * i;
@@ -156,7 +162,7 @@ static float *submap_near(const odo_map *m, const double c[3], double radius, si
         }
     }
     free(all);
-    if (!near || !all) {
+    if (!ok) {
         free(near);
         return NULL;
     }
