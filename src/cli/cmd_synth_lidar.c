@@ -259,12 +259,13 @@ static int write_frames(const ptreg_synth_lidar *world, const ptreg_synth_lidar_
         snprintf(path, sizeof path, "%s/velodyne/%06zu.bin", dir, i);
         int rc = cli_write_cloud("synth", path, &frame, 0);
         *points += frame.n;
+        if (!rc)
+            lf->written = i + 1; /* a failure from here on removes this frame too */
         if (!rc && lf->want_map)
             rc = add_to_map(lf, &frame, pose);
         ptreg_cloud_free(&frame);
         if (rc)
             return rc;
-        lf->written = i + 1;
         if (i == 0)
             ptreg_transform_invert_rigid(pose, first_inv);
         ptreg_transform_mul(first_inv, pose, rel);

@@ -321,7 +321,8 @@ sweep icp-index 15 -- icp "$IN/scan.ply" --target-index "$IN/model.pti" --nn del
 sweep register 367 -- register "$IN/scan.ply" "$IN/model.ply" -o "$OUT/r.ply" --json --html "$OUT/r.html"
 sweep multiway 279 -- multiway "$IN/scan.ply" "$IN/model.ply" -o "$OUT/p.txt" --pose-graph-out "$OUT/g.json" \
     --merged "$OUT/m.ply" --json
-sweep synth-lidar 25 -- synth --lidar-sequence 2 --beams 8 --azimuth-step 4 --frames-dir "$OUT/l" --json
+sweep synth-lidar 25 -- synth --lidar-sequence 2 --beams 8 --azimuth-step 4 --frames-dir "$OUT/l" --json \
+    --lidar-map "$OUT/map.ply" --truth-trajectory-out "$OUT/t.txt"
 sweep odometry 128 -- odometry "$IN"/lidar/velodyne/*.bin -o "$OUT/o.txt" --map "$OUT/m.ply" --map-whole --json
 sweep localize 574 -- localize "$IN/lidar_map.ply" "$IN"/lidar/velodyne/*.bin --init 0,0,0 --tile 10 -o "$OUT/o.txt" \
     --save-tiles "$OUT/m.ptm" --map "$OUT/s.ply" --json
