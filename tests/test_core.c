@@ -1,5 +1,6 @@
 /* Core: Horn's solver (random rotations, near-180 degrees, weights, far from
- * the origin), the symmetric eigen solver, transforms, the RNG. */
+ * the origin), the symmetric eigen solver, transforms, the RNG, the
+ * median and the latency histogram. */
 #include "check.h"
 #include "ptreg/core.h"
 #include "core/numeric.h"
@@ -237,6 +238,50 @@ static void test_rng(void)
     CHECK_NEAR(var / 1e5, 1.0, 0.02);
 }
 
+/* The fixed histogram against the exact list: each percentile at or
+ * above the exact nearest rank and within 0.2% of it (or the max), max
+ * exact; the ends: below 2^-10 ms, above 2^20 ms, a single value. */
+static void test_latency_histogram(void)
+{
+    ptreg_latency_histogram h;
+    CHECK(ptreg_latency_histogram_init(&h) == 0);
+    double none[5] = {1, 1, 1, 1, 1};
+    ptreg_latency_histogram_percentiles(&h, none);
+    CHECK(none[0] == 0.0 && none[3] == 0.0 && none[4] == 0.0);
+    enum { N = 20000 };
+    static double ms[N];
+    ptreg_rng rng;
+    ptreg_rng_seed(&rng, 54);
+    for (size_t i = 0; i < N; i++) {
+        ms[i] = i % 7 == 0 ? 3.25 : exp(log(1e-4) + ptreg_rng_uniform(&rng) * log(1e10)); /* 1e-4 .. 1e6 ms */
+        ptreg_latency_histogram_add(&h, ms[i]);
+    }
+    double exact[5], approx[5];
+    CHECK(ptreg_latency_percentiles(ms, N, exact) == 0);
+    ptreg_latency_histogram_percentiles(&h, approx);
+    for (int k = 0; k < 3; k++) {
+        CHECK(approx[k] >= exact[k]);
+        CHECK(approx[k] <= exact[k] * (1.0 + 1.0 / 512) || approx[k] == exact[3]);
+    }
+    CHECK(approx[3] == exact[3]);
+    CHECK_NEAR(approx[4], exact[4], 1e-9 * exact[4]);
+    ptreg_latency_histogram_free(&h);
+
+    const double ends[3] = {1e-6, 5e6, 7e6}; /* under the first bucket, over the last */
+    CHECK(ptreg_latency_histogram_init(&h) == 0);
+    for (int i = 0; i < 3; i++)
+        ptreg_latency_histogram_add(&h, ends[i]);
+    ptreg_latency_histogram_percentiles(&h, approx);
+    CHECK(approx[0] == 7e6 && approx[2] == 7e6 && approx[3] == 7e6); /* beyond 2^20 ms: the max */
+    ptreg_latency_histogram_free(&h);
+
+    CHECK(ptreg_latency_histogram_init(&h) == 0);
+    ptreg_latency_histogram_add(&h, 4.0); /* a power of two: its own bucket's bottom */
+    ptreg_latency_histogram_percentiles(&h, approx);
+    CHECK(approx[0] == 4.0 && approx[2] == 4.0 && approx[4] == 4.0);
+    ptreg_latency_histogram_free(&h);
+}
+
 int main(void)
 {
     test_horn_exact();
@@ -245,6 +290,7 @@ int main(void)
     test_check_shape();
     test_points_bounds();
     test_median();
+    test_latency_histogram();
     test_eigen();
     test_transforms();
     test_rng();

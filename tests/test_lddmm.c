@@ -306,7 +306,8 @@ static void test_result_files(void)
     for (int e = 0; e < 2; e++) {
         char path[256];
         snprintf(path, sizeof path, "%s/r.%s", dir, exts[e]);
-        CHECK(ptreg_lddmm_model_write(path, q, p, n, &o, NULL) == PTREG_OK);
+        const ptreg_lddmm_model written = {n, q, p, o.sigma, o.time_points, o.integrator};
+        CHECK(ptreg_lddmm_model_write(path, &written, NULL) == PTREG_OK);
         ptreg_lddmm_model m;
         ptreg_error err;
         CHECK_MSG(ptreg_lddmm_model_read(path, &m, &err) == PTREG_OK, "%s", err.message);

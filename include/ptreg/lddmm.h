@@ -12,15 +12,11 @@
 #include "results.h"
 #include "device.h"
 #include "pair.h"
+#include "lddmm_model.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum ptreg_lddmm_integrator {
-    PTREG_LDDMM_EULER = 0, /* explicit Euler */
-    PTREG_LDDMM_RK2        /* Ralston's second-order Runge-Kutta */
-} ptreg_lddmm_integrator;
 
 /* Where L-BFGS starts when no initial momenta are given. */
 typedef enum ptreg_lddmm_init {
@@ -106,38 +102,6 @@ PTREG_API ptreg_status ptreg_lddmm_warp(const double *q0, const double *p0, size
 PTREG_API ptreg_status ptreg_lddmm_warp_paths(const double *q0, const double *p0, size_t n,
                                               const ptreg_lddmm_options *opt, const double *x, size_t m, double *paths,
                                               ptreg_error *err);
-
-/* ---- results on disk ------------------------------------------------------ */
-
-/* What a warp needs: the template landmarks, their initial momenta and the
- * flow's parameters. */
-typedef struct ptreg_lddmm_model {
-    size_t n;
-    double *q0, *p0; /* n x 3 each */
-    double sigma;
-    int time_points;
-    ptreg_lddmm_integrator integrator;
-} ptreg_lddmm_model;
-
-/* Writes, atomically, by extension: .vtk, legacy ASCII POLYDATA of the
- * template with point data VECTORS InitialMomentum and dataset field data
- * sigma, time_points, integrator (0 Euler, 1 RK2); or .csv/.txt, a line
- * "# ptreg lddmm sigma S time_points T integrator euler|rk2", a header
- * x,y,z,px,py,pz and one row per landmark. Numbers in %.17g. */
-PTREG_API ptreg_status ptreg_lddmm_model_write(const char *path, const double *q0, const double *p0, size_t n,
-                                               const ptreg_lddmm_options *opt, ptreg_error *err);
-/* Reads either form back; bad input is PTREG_ERR_FORMAT naming the line. */
-PTREG_API ptreg_status ptreg_lddmm_model_read(const char *path, ptreg_lddmm_model *model, ptreg_error *err);
-PTREG_API void ptreg_lddmm_model_free(ptreg_lddmm_model *model);
-
-/* A landmark table (../shared/data/landmarks/optical_nerves.txt): a header
- * of column names (quotes allowed), then one landmark set per row; columns
- * STEMx STEMy STEMz side by side make one landmark, in column order, and
- * other columns (a file name ...) are skipped. Tabs, blanks or commas
- * separate. Reads data row `row` (1 = the first after the header) into
- * *xyz (n x 3, malloc'ed). */
-PTREG_API ptreg_status ptreg_landmark_table_read(const char *path, size_t row, double **xyz, size_t *n,
-                                                 ptreg_error *err);
 
 #ifdef __cplusplus
 }

@@ -86,7 +86,8 @@ PTREG_API ptreg_status ptreg_odometry_map(const ptreg_odometry *od, ptreg_odomet
 typedef struct ptreg_odometry_summary {
     size_t frames;                         /* pushed */
     size_t empty;                          /* with no point in range */
-    ptreg_track_latency latency;           /* per frame, nearest-rank percentiles */
+    ptreg_track_latency latency;           /* per frame: nearest-rank percentiles to 0.2% (a fixed
+                                              histogram, so memory does not grow with the run) */
     const ptreg_track_latency *latency_ms; /* &latency (what its result table writes) */
     double frames_per_s;                   /* frames / the sum of their latencies */
     double distance;                       /* the path's length, the poses' translations */

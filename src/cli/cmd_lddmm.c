@@ -262,11 +262,12 @@ static int report_lddmm(const double *q0, const double *target, size_t n, const 
     return r ? cli_report_check(ptreg_report_add_lddmm(r, q0, target, n, o, res, &err), &err) : EXIT_OK;
 }
 
-static int write_outputs(const cli_args *a, const double *q0, size_t n, const ptreg_lddmm_options *o,
+static int write_outputs(const cli_args *a, double *q0, size_t n, const ptreg_lddmm_options *o,
                          const ptreg_lddmm_result *r)
 {
     ptreg_error err;
-    if (cli_has(a, "output") && ptreg_lddmm_model_write(cli_string(a, "output", NULL), q0, r->p0, n, o, &err)) {
+    const ptreg_lddmm_model model = {n, q0, r->p0, o->sigma, o->time_points, o->integrator};
+    if (cli_has(a, "output") && ptreg_lddmm_model_write(cli_string(a, "output", NULL), &model, &err)) {
         cli_error("lddmm", "%s", err.message);
         return EXIT_RUNTIME;
     }

@@ -53,6 +53,22 @@ void ptreg_eigen_symmetric(const double *A, int n, double *eigenvalues, double *
  * layout of ptreg_track_latency, whose tables write it. */
 int ptreg_latency_percentiles(const double *ms, size_t n, double out[5]);
 
+/* The same summary in fixed memory, for runs without an end (odometry's
+ * soak): latencies counted in log-linear buckets, 512 to each power of two
+ * from 2^-10 to 2^20 ms, so a percentile is the nearest-rank value's bucket
+ * top, at most 0.2% above it and never above the max (beyond 2^20 ms: the
+ * max); max and mean exact. */
+typedef struct ptreg_latency_histogram {
+    uint64_t *count; /* PTREG_LATENCY_BUCKETS; NULL until init */
+    uint64_t n;
+    double sum, max;
+} ptreg_latency_histogram;
+
+int ptreg_latency_histogram_init(ptreg_latency_histogram *h); /* -1: out of memory */
+void ptreg_latency_histogram_free(ptreg_latency_histogram *h);
+void ptreg_latency_histogram_add(ptreg_latency_histogram *h, double ms);
+void ptreg_latency_histogram_percentiles(const ptreg_latency_histogram *h, double out[5]);
+
 /* Deterministic random numbers (xoshiro256**), seeded by splitmix64. */
 typedef struct ptreg_rng {
     uint64_t s[4];

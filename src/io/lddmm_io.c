@@ -3,7 +3,7 @@
  * field data sigma, time_points, integrator) or CSV (x,y,z,px,py,pz with a
  * `# ptreg lddmm` parameter line). Both are read back by `ptreg warp`. */
 #include "ptreg/io.h"
-#include "ptreg/lddmm.h"
+#include "ptreg/lddmm_model.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,13 +14,15 @@
 
 static const char *integrator_name(ptreg_lddmm_integrator i) { return i == PTREG_LDDMM_RK2 ? "rk2" : "euler"; }
 
-static void write_vtk(FILE *f, const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *o)
+static void write_vtk(FILE *f, const ptreg_lddmm_model *m)
 {
+    const double *q0 = m->q0, *p0 = m->p0;
+    const size_t n = m->n;
     fprintf(f,
             "# vtk DataFile Version 3.0\nptreg lddmm: template landmarks and initial momenta\nASCII\n"
             "DATASET POLYDATA\nFIELD FieldData 3\nsigma 1 1 double\n%.17g\ntime_points 1 1 int\n%d\n"
             "integrator 1 1 int\n%d\nPOINTS %zu double\n",
-            o->sigma, o->time_points, o->integrator == PTREG_LDDMM_RK2 ? 1 : 0, n);
+            m->sigma, m->time_points, m->integrator == PTREG_LDDMM_RK2 ? 1 : 0, n);
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%.17g %.17g %.17g\n", q0[3 * i], q0[3 * i + 1], q0[3 * i + 2]);
     fprintf(f, "POINT_DATA %zu\nVECTORS InitialMomentum double\n", n);
@@ -28,19 +30,19 @@ static void write_vtk(FILE *f, const double *q0, const double *p0, size_t n, con
         fprintf(f, "%.17g %.17g %.17g\n", p0[3 * i], p0[3 * i + 1], p0[3 * i + 2]);
 }
 
-static void write_csv(FILE *f, const double *q0, const double *p0, size_t n, const ptreg_lddmm_options *o)
+static void write_csv(FILE *f, const ptreg_lddmm_model *m)
 {
-    fprintf(f, "# ptreg lddmm sigma %.17g time_points %d integrator %s\nx,y,z,px,py,pz\n", o->sigma, o->time_points,
-            integrator_name(o->integrator));
-    for (size_t i = 0; i < n; i++)
+    const double *q0 = m->q0, *p0 = m->p0;
+    fprintf(f, "# ptreg lddmm sigma %.17g time_points %d integrator %s\nx,y,z,px,py,pz\n", m->sigma, m->time_points,
+            integrator_name(m->integrator));
+    for (size_t i = 0; i < m->n; i++)
         fprintf(f, "%.17g,%.17g,%.17g,%.17g,%.17g,%.17g\n", q0[3 * i], q0[3 * i + 1], q0[3 * i + 2], p0[3 * i],
                 p0[3 * i + 1], p0[3 * i + 2]);
 }
 
-ptreg_status ptreg_lddmm_model_write(const char *path, const double *q0, const double *p0, size_t n,
-                                     const ptreg_lddmm_options *opt, ptreg_error *err)
+ptreg_status ptreg_lddmm_model_write(const char *path, const ptreg_lddmm_model *model, ptreg_error *err)
 {
-    if (!path || !q0 || !p0 || !n || !opt)
+    if (!path || !model || !model->q0 || !model->p0 || !model->n)
         return ptreg_error_set(err, PTREG_ERR_ARG, "lddmm result write: nothing to write");
     int vtk = io_has_extension(path, "vtk");
     if (!vtk && !io_has_extension(path, "csv") && !io_has_extension(path, "txt"))
@@ -49,7 +51,7 @@ ptreg_status ptreg_lddmm_model_write(const char *path, const double *q0, const d
     ptreg_status s = ptreg_atomic_open(path, &af, err);
     if (s)
         return s;
-    (vtk ? write_vtk : write_csv)(af.fp, q0, p0, n, opt);
+    (vtk ? write_vtk : write_csv)(af.fp, model);
     return ptreg_atomic_commit(&af, err);
 }
 

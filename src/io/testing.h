@@ -12,7 +12,7 @@
 
 #include "ptreg/io.h"
 #include "ptreg/apt.h"
-#include "ptreg/lddmm.h"
+#include "ptreg/lddmm_model.h"
 
 #ifdef __cplusplus
 extern "C" {

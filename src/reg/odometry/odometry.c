@@ -188,8 +188,9 @@ struct ptreg_odometry {
     double model_sse;           /* the corrections' squares, and their count */
     size_t model_samples;
     size_t frames, empty;
-    dbuf frame, thin, source, world, latencies;
-    thin_part *parts; /* voxel_thin's, ODO_THIN_PARTS of them, and the table that merges them */
+    dbuf frame, thin, source, world;
+    ptreg_latency_histogram latencies; /* fixed memory, however long the run */
+    thin_part *parts;                  /* voxel_thin's, ODO_THIN_PARTS of them, and the table that merges them */
     thin_table merge;
     double distance;
     /* localization: the prior map's submap, the map coordinates of the local zero */
@@ -218,7 +219,8 @@ ptreg_status ptreg_odometry_create(const ptreg_odometry_options *opt, ptreg_odom
     od->parts = calloc(ODO_THIN_PARTS, sizeof *od->parts);
     ptreg_transform_identity(od->pose);
     ptreg_transform_identity(od->delta);
-    if (!od->parts || odo_map_init(&od->map, od->voxel, opt->max_points_per_voxel) ||
+    if (!od->parts || ptreg_latency_histogram_init(&od->latencies) ||
+        odo_map_init(&od->map, od->voxel, opt->max_points_per_voxel) ||
         (opt->keep_all && odo_map_init(&od->whole, od->voxel, 1))) {
         ptreg_odometry_destroy(od);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
@@ -234,7 +236,8 @@ void ptreg_odometry_destroy(ptreg_odometry *od)
     odo_map_free(&od->map);
     odo_map_free(&od->whole);
     odo_prior_free(od->prior);
-    free(od->frame.v), free(od->thin.v), free(od->source.v), free(od->world.v), free(od->latencies.v);
+    free(od->frame.v), free(od->thin.v), free(od->source.v), free(od->world.v);
+    ptreg_latency_histogram_free(&od->latencies);
     for (size_t q = 0; od->parts && q < ODO_THIN_PARTS; q++)
         part_free(&od->parts[q]);
     free(od->parts), free(od->merge.e);
@@ -636,15 +639,6 @@ static ptreg_status localize_frame(ptreg_odometry *od, size_t n, size_t thin, co
     return PTREG_OK;
 }
 
-static ptreg_status note_latency(ptreg_odometry *od, double ms, ptreg_error *err)
-{
-    if (od->frames >= od->latencies.cap &&
-        dbuf_reserve(&od->latencies, od->latencies.cap ? 2 * od->latencies.cap : 1024))
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
-    od->latencies.v[od->frames] = ms;
-    return PTREG_OK;
-}
-
 ptreg_status ptreg_odometry_push(ptreg_odometry *od, const float *xyz, size_t n, const float *times,
                                  ptreg_odometry_frame *out, ptreg_error *err)
 {
@@ -705,8 +699,7 @@ ptreg_status ptreg_odometry_push(ptreg_odometry *od, const float *xyz, size_t n,
     od->lost += out->state == PTREG_TRACK_LOST;
     od->tiles_read += out->tiles_read;
     out->latency_ms = ptreg_time_ms() - t0;
-    if ((st = note_latency(od, out->latency_ms, err)))
-        return st;
+    ptreg_latency_histogram_add(&od->latencies, out->latency_ms);
     od->frames++;
     return PTREG_OK;
 }
@@ -751,6 +744,7 @@ ptreg_status ptreg_odometry_map(const ptreg_odometry *od, ptreg_odometry_map_kin
 
 ptreg_status ptreg_odometry_summarize(const ptreg_odometry *od, ptreg_odometry_summary *s, ptreg_error *err)
 {
+    (void)err; /* the API's: the summary no longer allocates */
     memset(s, 0, sizeof *s);
     s->frames = od->frames;
     s->empty = od->empty;
@@ -761,8 +755,7 @@ ptreg_status ptreg_odometry_summarize(const ptreg_odometry *od, ptreg_odometry_s
     s->tracked = od->tracked, s->recovered = od->recovered, s->lost = od->lost;
     s->tiles_read = od->tiles_read;
     double p[5];
-    if (ptreg_latency_percentiles(od->latencies.v, od->frames, p))
-        return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+    ptreg_latency_histogram_percentiles(&od->latencies, p);
     ptreg_track_latency *l = &s->latency;
     l->p50 = p[0], l->p95 = p[1], l->p99 = p[2], l->max = p[3], l->mean = p[4];
     s->frames_per_s = l->mean > 0.0 ? 1000.0 / l->mean : 0.0;
