@@ -1,6 +1,7 @@
 /* Localization in a tiled prior map: the tiled map's tiles against a plain
  * reference (the cloud's points of each tile, in file order, through the
- * localizer's voxel map), its header and table checked against bad files,
+ * localizer's voxel map), a cloud or a .ptm loaded as a user names it, its
+ * header and table checked against bad files,
  * and a second drive through a generated street localized in the first
  * drive's map (in UTM-sized coordinates): within 5 cm of its truth, tiles
  * dropped behind it, the same bits for 1 and 2 threads, a kidnapped start
@@ -10,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -89,9 +92,9 @@ static void test_tiles(void)
     write_scatter(las, 20000);
     ptreg_tiled_map_options mo = {10.0, 0.5, 4};
     ptreg_error err;
-    CHECK_MSG(ptreg_tiled_map_build(las, NULL, &mo, ptm, &err) == PTREG_OK, "%s", err.message);
+    CHECK_MSG(tiled_map_build(las, NULL, &mo, ptm, &err) == PTREG_OK, "%s", err.message);
     ptreg_tiled_map *m;
-    CHECK_MSG(ptreg_tiled_map_open(ptm, &m, &err) == PTREG_OK, "%s", err.message);
+    CHECK_MSG(tiled_map_open(ptm, &m, &err) == PTREG_OK, "%s", err.message);
     ptreg_tiled_map_info info;
     ptreg_tiled_map_get_info(m, &info);
     /* x 499993 .. 500023 and y 5399997 .. 5400015: tiles 49999..50002 by 539999..540001 */
@@ -105,8 +108,53 @@ static void test_tiles(void)
     ptreg_cloud_free(&c);
     ptreg_tiled_map_close(m);
     mo.tile = 10.3;
-    CHECK(ptreg_tiled_map_build(las, NULL, &mo, tmp_path("x.ptm"), &err) == PTREG_ERR_ARG &&
+    CHECK(tiled_map_build(las, NULL, &mo, tmp_path("x.ptm"), &err) == PTREG_ERR_ARG &&
           access(tmp_path("x.ptm"), F_OK) != 0);
+}
+
+static int dir_is_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    int empty = d != NULL;
+    for (struct dirent *e; d && (e = readdir(d));)
+        empty = empty && (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."));
+    if (d)
+        closedir(d);
+    return empty;
+}
+
+/* What a user names, loaded: a cloud tiled into a scratch file that is
+ * gone while the map is open (and after a failure), or into save; a .ptm
+ * opened as it is, and refused with save. */
+static void test_load(void)
+{
+    CHECK(ptreg_tiled_map_is_file("a/b.ptm") && ptreg_tiled_map_is_file("B.PTM") &&
+          !ptreg_tiled_map_is_file("b.ptm.las") && !ptreg_tiled_map_is_file("ptm"));
+    char scratch[320];
+    snprintf(scratch, sizeof scratch, "%s", tmp_path("scratch")); /* tmp_path's buffers are reused */
+    CHECK(mkdir(scratch, 0700) == 0 && setenv("TMPDIR", scratch, 1) == 0);
+    ptreg_tiled_map_options mo = {10.0, 0.5, 4};
+    ptreg_tiled_map *m, *saved;
+    ptreg_error err;
+    CHECK_MSG(ptreg_tiled_map_load(tmp_path("scatter.las"), NULL, &mo, NULL, &m, &err) == PTREG_OK, "%s", err.message);
+    CHECK(dir_is_empty(scratch));
+    CHECK_MSG(ptreg_tiled_map_load(tmp_path("scatter.las"), NULL, &mo, tmp_path("saved.ptm"), &saved, &err) == PTREG_OK,
+              "%s", err.message);
+    ptreg_tiled_map_info a, b;
+    ptreg_tiled_map_get_info(m, &a);
+    ptreg_tiled_map_get_info(saved, &b);
+    CHECK(a.tiles == 12 && a.tiles == b.tiles && a.points == b.points);
+    ptreg_tiled_map_close(m);
+    ptreg_tiled_map_close(saved);
+    CHECK(ptreg_tiled_map_load(tmp_path("saved.ptm"), NULL, NULL, NULL, &m, &err) == PTREG_OK);
+    ptreg_tiled_map_close(m);
+    CHECK(ptreg_tiled_map_load(tmp_path("saved.ptm"), NULL, NULL, tmp_path("again.ptm"), &m, &err) == PTREG_ERR_ARG &&
+          !m && strstr(err.message, "tiled already"));
+    CHECK(ptreg_tiled_map_load(tmp_path("none.las"), NULL, &mo, NULL, &m, &err) == PTREG_ERR_IO && !m);
+    CHECK(dir_is_empty(scratch));
+    unsetenv("TMPDIR");
+    rmdir(scratch);
+    unlink(tmp_path("saved.ptm"));
 }
 
 static unsigned char *slurp(const char *path, size_t *size)
@@ -135,7 +183,7 @@ static void check_bad(const unsigned char *good, size_t size, size_t at, unsigne
     fclose(f);
     ptreg_tiled_map *m = NULL;
     ptreg_error err;
-    const ptreg_status st = ptreg_tiled_map_open(path, &m, &err);
+    const ptreg_status st = tiled_map_open(path, &m, &err);
     CHECK_MSG(st == PTREG_ERR_FORMAT && m == NULL && strstr(err.message, "bad.ptm") && strstr(err.message, byte),
               "byte %zu = %d, %zu kept: %d '%s'", at, value, keep, (int)st, err.message);
     free(b);
@@ -211,7 +259,7 @@ static drive_run localize_drive(const ptreg_synth_lidar *w, size_t frames, const
     ptreg_tiled_map *m;
     ptreg_odometry *od;
     ptreg_error err;
-    CHECK(ptreg_tiled_map_open(ptm, &m, &err) == PTREG_OK);
+    CHECK(tiled_map_open(ptm, &m, &err) == PTREG_OK);
     CHECK_MSG(ptreg_odometry_create_localizer(loc, m, &od, &err) == PTREG_OK, "%s", err.message);
     const int before = ptreg_get_num_threads();
     ptreg_set_num_threads(threads);
@@ -263,7 +311,7 @@ static void test_street(void)
     write_street_map(&o, las);
     ptreg_tiled_map_options mo = {8.0, 0.4, 20};
     ptreg_error err;
-    CHECK_MSG(ptreg_tiled_map_build(las, NULL, &mo, ptm, &err) == PTREG_OK, "%s", err.message);
+    CHECK_MSG(tiled_map_build(las, NULL, &mo, ptm, &err) == PTREG_OK, "%s", err.message);
     /* the second drive: 1.5 m to the right, its own scans, 40 m of the 60 */
     o.frames = 40;
     o.lane = -1.5;
@@ -320,7 +368,7 @@ static void test_street(void)
     /* a voxel that is not the map's */
     ptreg_tiled_map *m;
     ptreg_odometry *od;
-    CHECK(ptreg_tiled_map_open(ptm, &m, &err) == PTREG_OK);
+    CHECK(tiled_map_open(ptm, &m, &err) == PTREG_OK);
     loc.odometry.voxel = 0.5;
     CHECK(ptreg_odometry_create_localizer(&loc, m, &od, &err) == PTREG_ERR_ARG && od == NULL);
     ptreg_tiled_map_close(m);
@@ -336,6 +384,7 @@ int main(void)
         return 1;
     }
     test_tiles();
+    test_load();
     test_bad_maps();
     test_street();
     const char *names[] = {"scatter.las", "scatter.ptm", "bad.ptm", "street.las", "street.ptm"};

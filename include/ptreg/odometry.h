@@ -118,14 +118,6 @@ typedef struct ptreg_tiled_map_options {
 } ptreg_tiled_map_options;
 
 PTREG_API void ptreg_tiled_map_options_default(ptreg_tiled_map_options *opt);
-/* Reads the cloud file at `cloud` in pieces (its points in the file's
- * absolute coordinates), twice, and writes the tiled map to `out`
- * (atomically; memory: a piece, the tiles' write buffers and the largest
- * tile). A scratch file beside `out` holds the points sorted by tile
- * while it runs. */
-PTREG_API ptreg_status ptreg_tiled_map_build(const char *cloud, const ptreg_read_options *read,
-                                             const ptreg_tiled_map_options *opt, const char *out, ptreg_error *err);
-
 typedef struct ptreg_tiled_map_info {
     double tile, voxel;
     int max_points_per_voxel;
@@ -134,9 +126,20 @@ typedef struct ptreg_tiled_map_info {
     double lo[3], hi[3];  /* the tiles' extent in x and y; z: the points' */
 } ptreg_tiled_map_info;
 
-/* Opens a tiled map: its header and tile table are read and checked
- * against the file's size; tiles are read when asked for. */
-PTREG_API ptreg_status ptreg_tiled_map_open(const char *path, ptreg_tiled_map **map, ptreg_error *err);
+/* The map a localizer reads, from what a user names: a .ptm (its name ends
+ * so, any case: ptreg_tiled_map_is_file) opened as it is (its header and
+ * tile table checked against the file's size; tiles are read when asked
+ * for), or any other cloud tiled first with opt (NULL: the defaults) into
+ * save, or without save into a scratch file under $TMPDIR that is gone
+ * once the map is closed. save with a .ptm is refused (PTREG_ERR_ARG); opt
+ * is then unused. Tiling reads the cloud in pieces (its points in the
+ * file's absolute coordinates), twice, and writes the map atomically;
+ * memory: a piece, the tiles' write buffers and the largest tile; a
+ * scratch file beside the map holds the points sorted by tile meanwhile. */
+PTREG_API ptreg_status ptreg_tiled_map_load(const char *path, const ptreg_read_options *read,
+                                            const ptreg_tiled_map_options *opt, const char *save, ptreg_tiled_map **map,
+                                            ptreg_error *err);
+PTREG_API int ptreg_tiled_map_is_file(const char *path);
 PTREG_API void ptreg_tiled_map_get_info(const ptreg_tiled_map *map, ptreg_tiled_map_info *info);
 PTREG_API void ptreg_tiled_map_close(ptreg_tiled_map *map);
 

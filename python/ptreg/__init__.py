@@ -1327,34 +1327,19 @@ class Localizer(Odometry):
         if device not in ("auto", "cpu"):
             raise ArgumentError(f"localize: device '{device}': there is no GPU path yet (auto or cpu)")
         prior = str(prior)
-        tiled = prior.lower().endswith(".ptm")
-        if tiled and (tile is not None or save_tiles is not None):
+        if prior.lower().endswith(".ptm") and (tile is not None or save_tiles is not None):
             raise ArgumentError(f"localize: {prior} is tiled already: tile and save_tiles are for a cloud")
-        path = prior
-        if not tiled:
-            path = str(save_tiles) if save_tiles is not None else _scratch_path(".ptm")
-            cell = voxel if voxel is not None else (max_range if max_range is not None else 100.0) / 100.0
-            _core.tiled_map_build(prior, path, float(tile if tile is not None else 50.0), float(cell),
-                                  int(max_points_per_voxel if max_points_per_voxel is not None else 20))
+        cell = voxel if voxel is not None else (max_range if max_range is not None else 100.0) / 100.0
         options = dict(radius=radius, prefetch=prefetch, min_fitness=min_fitness, max_range=max_range,
                        min_range=min_range, voxel=voxel, max_points_per_voxel=max_points_per_voxel,
                        initial_threshold=initial_threshold, min_motion=min_motion, max_iter=max_iter, tol=tol)
         self._deskew = bool(deskew)
         self._whole = False
-        try:
-            self._od, self._tiles = _core.localizer_create(
-                path, init=_matrix(init, "init"), recover=int(not no_recover),
-                deskew=int(self._deskew), **{k: v for k, v in options.items() if v is not None})
-        finally:
-            if not tiled and save_tiles is None:
-                _os.unlink(path)  # the open map keeps its file until closed
-
-
-def _scratch_path(suffix: str) -> str:
-    import tempfile
-    fd, path = tempfile.mkstemp(suffix=suffix, prefix="ptreg-")
-    _os.close(fd)
-    return path
+        self._od, self._tiles = _core.localizer_create(
+            prior, None if save_tiles is None else str(save_tiles), float(tile if tile is not None else 50.0),
+            float(cell), int(max_points_per_voxel if max_points_per_voxel is not None else 20),
+            init=_matrix(init, "init"), recover=int(not no_recover), deskew=int(self._deskew),
+            **{k: v for k, v in options.items() if v is not None})
 
 
 def localize(prior: str, frames: Iterable, init: ArrayLike, *, tile: Optional[float] = None,

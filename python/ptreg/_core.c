@@ -66,7 +66,6 @@ static PyMethodDef methods[] = {
     {"odometry_push", py_odometry_push, METH_VARARGS, NULL},
     {"odometry_map", py_odometry_map, METH_VARARGS, NULL},
     {"odometry_summary", py_odometry_summary, METH_O, NULL},
-    {"tiled_map_build", py_tiled_map_build, METH_VARARGS, NULL},
     {"localizer_create", KW py_localizer_create, METH_VARARGS | METH_KEYWORDS, NULL},
     {"read_trajectory", py_read_trajectory, METH_VARARGS, NULL},
     {"tracker_push", py_tracker_push, METH_VARARGS, NULL},

@@ -77,7 +77,6 @@ PyObject *py_odometry_create(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *py_odometry_push(PyObject *self, PyObject *args);
 PyObject *py_odometry_map(PyObject *self, PyObject *args);
 PyObject *py_odometry_summary(PyObject *self, PyObject *capsule);
-PyObject *py_tiled_map_build(PyObject *self, PyObject *args);
 PyObject *py_localizer_create(PyObject *self, PyObject *args, PyObject *kwargs);
 PyObject *py_read_trajectory(PyObject *self, PyObject *args);
 /* py_track.c */

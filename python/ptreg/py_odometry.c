@@ -146,22 +146,6 @@ static void tiled_map_capsule_free(PyObject *capsule)
     ptreg_tiled_map_close(PyCapsule_GetPointer(capsule, TILED_MAP_CAPSULE));
 }
 
-/* tiled_map_build(cloud, out, tile, voxel, max_points_per_voxel) */
-PyObject *py_tiled_map_build(PyObject *self, PyObject *args)
-{
-    (void)self;
-    const char *cloud, *out;
-    ptreg_tiled_map_options o;
-    if (!PyArg_ParseTuple(args, "ssddi", &cloud, &out, &o.tile, &o.voxel, &o.max_points_per_voxel))
-        return NULL;
-    ptreg_error err;
-    ptreg_status st;
-    WITHOUT_GIL(st = ptreg_tiled_map_build(cloud, NULL, &o, out, &err));
-    if (st)
-        return raise_ptreg(st, &err);
-    Py_RETURN_NONE;
-}
-
 /* the rest from ptreg_option_table_find("localize") */
 static const field localize_fields[] = {
     OPT(ptreg_localize_options, "init", F_MAT16, init),
@@ -170,13 +154,15 @@ static const field localize_fields[] = {
     {NULL, F_INT, 0, NULL},
 };
 
-/* localizer_create(map_path, **options): (the localizer, an odometry
- * capsule; the map's capsule, which must outlive it) */
+/* localizer_create(prior, save_tiles or None, tile, voxel, max_points_per_voxel, **options): (the
+ * localizer, an odometry capsule; the map's capsule, which must outlive it). A prior that is not a .ptm
+ * is tiled with tile, voxel and max_points_per_voxel (ptreg_tiled_map_load). */
 PyObject *py_localizer_create(PyObject *self, PyObject *args, PyObject *kwargs)
 {
     (void)self;
-    const char *path;
-    if (!PyArg_ParseTuple(args, "s", &path))
+    const char *path, *save;
+    ptreg_tiled_map_options mo;
+    if (!PyArg_ParseTuple(args, "szddi", &path, &save, &mo.tile, &mo.voxel, &mo.max_points_per_voxel))
         return NULL;
     ptreg_localize_options o;
     ptreg_localize_options_default(&o);
@@ -185,7 +171,8 @@ PyObject *py_localizer_create(PyObject *self, PyObject *args, PyObject *kwargs)
     ptreg_tiled_map *map;
     ptreg_odometry *od;
     ptreg_error err;
-    ptreg_status st = ptreg_tiled_map_open(path, &map, &err);
+    ptreg_status st;
+    WITHOUT_GIL(st = ptreg_tiled_map_load(path, NULL, &mo, save, &map, &err));
     if (st)
         return raise_ptreg(st, &err);
     PyObject *mc = PyCapsule_New(map, TILED_MAP_CAPSULE, tiled_map_capsule_free);

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -82,7 +81,8 @@ const cli_command cli_cmd_odometry = CLI_COMMAND_LIBRARY(
 typedef struct odo_job {
     const char *cmd; /* odometry or localize */
     int localize;
-    int calib; /* --calib: -o's poses as Tr P Tr^-1 */
+    int whole_map; /* odometry's --map-whole: --map writes every voxel the run saw */
+    int calib;     /* --calib: -o's poses as Tr P Tr^-1 */
     double tr[16], tr_inv[16];
     ptreg_odometry *od;
     int kitti; /* -o's format */
@@ -109,12 +109,6 @@ static int read_options(const cli_args *a, void *library, ptreg_odometry_options
     }
     *kitti = !strcmp(poses, "kitti");
     o->deskew = cli_has(a, "deskew");
-    const int whole = a->cmd == &cli_cmd_odometry && cli_has(a, "map-whole");
-    o->keep_all = whole;
-    if (whole && !cli_has(a, "map")) {
-        cli_error(cmd, "--map-whole says what --map writes: give --map FILE");
-        return EXIT_USAGE;
-    }
     const int frames = a->positional_count - first;
     const int dash = frames == 1 && !strcmp(a->positional[first], "-");
     for (int i = first; !dash && i < a->positional_count; i++)
@@ -274,8 +268,7 @@ static int run_frames(const cli_args *a, odo_job *job, frame_source *src)
 static int write_map(const cli_args *a, const odo_job *job, ptreg_cloud *map)
 {
     ptreg_error err;
-    const ptreg_odometry_map_kind kind = !job->localize && cli_has(a, "map-whole") ? PTREG_ODOMETRY_WHOLE_MAP
-                                                                                   : PTREG_ODOMETRY_LOCAL_MAP;
+    const ptreg_odometry_map_kind kind = job->whole_map ? PTREG_ODOMETRY_WHOLE_MAP : PTREG_ODOMETRY_LOCAL_MAP;
     ptreg_status st = ptreg_odometry_map(job->od, kind, map, &err);
     if (st) {
         cli_error(job->cmd, "%s", err.message);
@@ -395,6 +388,17 @@ static int run_job(const cli_args *a, odo_job *job, const ptreg_odometry_options
     return rc;
 }
 
+/* The library keeps every voxel (keep_all) only when --map will write them. */
+static int read_whole_map(const cli_args *a, ptreg_odometry_options *o, odo_job *job)
+{
+    job->whole_map = o->keep_all = cli_has(a, "map-whole");
+    if (job->whole_map && !cli_has(a, "map")) {
+        cli_error("odometry", "--map-whole says what --map writes: give --map FILE");
+        return EXIT_USAGE;
+    }
+    return EXIT_OK;
+}
+
 int cli_run_odometry(int argc, char **argv)
 {
     cli_args a;
@@ -406,8 +410,8 @@ int cli_run_odometry(int argc, char **argv)
     odo_job job;
     memset(&job, 0, sizeof job);
     job.cmd = "odometry";
-    if ((rc = read_options(&a, &opt, &opt, 0, &job.kitti)) || (rc = read_calib(&a, &job)) ||
-        (rc = cli_report_begin(&a, "odometry")))
+    if ((rc = read_options(&a, &opt, &opt, 0, &job.kitti)) || (rc = read_whole_map(&a, &opt, &job)) ||
+        (rc = read_calib(&a, &job)) || (rc = cli_report_begin(&a, "odometry")))
         return rc;
     ptreg_error err;
     ptreg_status st = ptreg_odometry_create(&opt, &job.od, &err);
@@ -494,49 +498,33 @@ static int read_init(const cli_args *a, double T[16])
     return EXIT_OK;
 }
 
-static int is_tiled_map(const char *path)
-{
-    const size_t len = strlen(path);
-    return len >= 4 && !strcasecmp(path + len - 4, ".ptm");
-}
-
 /* The tiled map: MAP itself, or made of it (kept at --save-tiles, or a
- * scratch file gone once open). */
+ * scratch file gone once the map is closed) with the localizer's voxel
+ * rule. */
 static int open_map(const cli_args *a, const ptreg_odometry_options *o, ptreg_tiled_map **map)
 {
-    const char *path = a->positional[0], *save = cli_string(a, "save-tiles", NULL);
-    ptreg_error err;
-    if (is_tiled_map(path) && (cli_has(a, "save-tiles") || cli_has(a, "tile"))) {
+    const char *path = a->positional[0];
+    const int tiled = ptreg_tiled_map_is_file(path);
+    if (tiled && (cli_has(a, "save-tiles") || cli_has(a, "tile"))) {
         cli_error("localize", "%s is tiled already: --save-tiles and --tile are for a cloud", path);
         return EXIT_USAGE;
     }
-    char scratch[4096];
-    ptreg_status st = PTREG_OK;
-    if (!is_tiled_map(path)) {
-        ptreg_tiled_map_options mo;
-        ptreg_tiled_map_options_default(&mo);
-        mo.voxel = o->voxel > 0.0 ? o->voxel : o->max_range / 100.0;
-        mo.max_points_per_voxel = o->max_points_per_voxel;
-        int rc = cli_double(a, "tile", 1e-6, 1e6, &mo.tile);
-        if (rc)
-            return rc;
-        const char *tmp = getenv("TMPDIR");
-        snprintf(scratch, sizeof scratch, "%s/ptreg-localize-%ld.ptm", tmp && *tmp ? tmp : "/tmp", (long)getpid());
-        const double t0 = ptreg_time_ms();
-        ptreg_read_options ro;
-        ptreg_read_options_default(&ro);
-        st = ptreg_tiled_map_build(path, &ro, &mo, save ? save : scratch, &err);
-        if (!st && !cli_has(a, "quiet") && !cli_has(a, "json"))
-            fprintf(stderr, "localize: %s tiled in %.1f s\n", path, (ptreg_time_ms() - t0) / 1000.0);
-        path = save ? save : scratch;
-    }
-    st = st ? st : ptreg_tiled_map_open(path, map, &err);
-    if (!is_tiled_map(a->positional[0]) && !save)
-        unlink(scratch); /* the open map keeps it until closed */
+    ptreg_tiled_map_options mo;
+    ptreg_tiled_map_options_default(&mo);
+    mo.voxel = o->voxel > 0.0 ? o->voxel : o->max_range / 100.0;
+    mo.max_points_per_voxel = o->max_points_per_voxel;
+    int rc = cli_double(a, "tile", 1e-6, 1e6, &mo.tile);
+    if (rc)
+        return rc;
+    ptreg_error err;
+    const double t0 = ptreg_time_ms();
+    const ptreg_status st = ptreg_tiled_map_load(path, NULL, &mo, cli_string(a, "save-tiles", NULL), map, &err);
     if (st) {
         cli_error("localize", "%s", err.message);
         return cli_exit_code(st, st != PTREG_ERR_ARG); /* a tile the voxel does not divide: usage */
     }
+    if (!tiled && !cli_has(a, "quiet") && !cli_has(a, "json"))
+        fprintf(stderr, "localize: %s tiled in %.1f s\n", path, (ptreg_time_ms() - t0) / 1000.0);
     return EXIT_OK;
 }
 

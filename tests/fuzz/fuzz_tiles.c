@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     ptreg_tiled_map *m;
     ptreg_error err;
-    ptreg_status st = ptreg_tiled_map_open(path, &m, &err);
+    ptreg_status st = tiled_map_open(path, &m, &err);
     if (st == PTREG_OK) {
         read_every_tile(m);
         ptreg_tiled_map_close(m);

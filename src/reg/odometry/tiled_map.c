@@ -5,6 +5,7 @@
  * all little-endian. */
 #define _POSIX_C_SOURCE 200809L
 #define _FILE_OFFSET_BITS 64
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -192,38 +193,52 @@ static build_tile *tile_at(build_state *b, int32_t ix, int32_t iy, int add)
     return &b->tiles[b->count - 1];
 }
 
-static ptreg_status tile_index(const build_state *b, const ptreg_cloud *piece, size_t i, int32_t *ix, int32_t *iy,
-                               double *x, double *y, ptreg_error *err)
+/* A point of a piece in the file's coordinates, and its tile. */
+typedef struct tile_point {
+    int32_t ix, iy;
+    double x, y, z;
+} tile_point;
+
+typedef ptreg_status (*point_action)(build_state *b, const tile_point *p, ptreg_error *err);
+
+/* Both passes over the cloud: each point of a piece placed in its tile and
+ * handed to act. */
+static ptreg_status each_point(build_state *b, const ptreg_cloud *piece, point_action act, ptreg_error *err)
 {
-    *x = piece->origin[0] + (double)piece->xyz[3 * i];
-    *y = piece->origin[1] + (double)piece->xyz[3 * i + 1];
-    const double fx = floor(*x / b->tile), fy = floor(*y / b->tile);
-    if (!(fabs(fx) < PTM_MAX_INDEX && fabs(fy) < PTM_MAX_INDEX))
-        return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: a point at (%g, %g) is beyond a tiled map's reach", b->path,
-                               *x, *y);
-    *ix = (int32_t)fx, *iy = (int32_t)fy;
+    for (size_t i = 0; i < piece->n; i++) {
+        tile_point p;
+        p.x = piece->origin[0] + (double)piece->xyz[3 * i];
+        p.y = piece->origin[1] + (double)piece->xyz[3 * i + 1];
+        p.z = piece->origin[2] + (double)piece->xyz[3 * i + 2];
+        const double fx = floor(p.x / b->tile), fy = floor(p.y / b->tile);
+        if (!(fabs(fx) < PTM_MAX_INDEX && fabs(fy) < PTM_MAX_INDEX))
+            return ptreg_error_set(err, PTREG_ERR_FORMAT, "%s: a point at (%g, %g) is beyond a tiled map's reach",
+                                   b->path, p.x, p.y);
+        p.ix = (int32_t)fx, p.iy = (int32_t)fy;
+        const ptreg_status st = act(b, &p, err);
+        if (st)
+            return st;
+    }
+    return PTREG_OK;
+}
+
+static ptreg_status count_point(build_state *b, const tile_point *p, ptreg_error *err)
+{
+    build_tile *t = tile_at(b, p->ix, p->iy, 1);
+    if (!t)
+        return ptreg_error_set(err, PTREG_ERR_NOMEM, "tiled map: out of memory (%zu tiles)", b->count);
+    t->count++;
+    b->zlo = p->z < b->zlo ? p->z : b->zlo;
+    b->zhi = p->z > b->zhi ? p->z : b->zhi;
     return PTREG_OK;
 }
 
 static ptreg_status count_piece(void *ctx, ptreg_cloud *piece, ptreg_error *err)
 {
     build_state *b = ctx;
-    for (size_t i = 0; i < piece->n; i++) {
-        int32_t ix = 0, iy = 0;
-        double x, y;
-        ptreg_status st = tile_index(b, piece, i, &ix, &iy, &x, &y, err);
-        if (st)
-            return st;
-        build_tile *t = tile_at(b, ix, iy, 1);
-        if (!t)
-            return ptreg_error_set(err, PTREG_ERR_NOMEM, "tiled map: out of memory (%zu tiles)", b->count);
-        t->count++;
-        const double z = piece->origin[2] + (double)piece->xyz[3 * i + 2];
-        b->zlo = z < b->zlo ? z : b->zlo;
-        b->zhi = z > b->zhi ? z : b->zhi;
-    }
-    b->points += piece->n;
-    return PTREG_OK;
+    const ptreg_status st = each_point(b, piece, count_point, err);
+    b->points += st ? 0 : piece->n;
+    return st;
 }
 
 static int by_row(const void *pa, const void *pb)
@@ -291,27 +306,23 @@ static int flush_tile(build_state *b, build_tile *t)
     return 0;
 }
 
+static ptreg_status scatter_point(build_state *b, const tile_point *p, ptreg_error *err)
+{
+    build_tile *t = tile_at(b, p->ix, p->iy, 0);
+    if (!t || t->written + t->buffered >= t->count) /* the file changed between the passes */
+        return ptreg_error_set(err, PTREG_ERR_IO, "%s: changed while the tiled map was built", b->path);
+    float *q = t->buf + 3 * t->buffered++;
+    q[0] = (float)(p->x - p->ix * b->tile);
+    q[1] = (float)(p->y - p->iy * b->tile);
+    q[2] = (float)(p->z - b->z0);
+    if (t->buffered == t->buf_cap && flush_tile(b, t))
+        return ptreg_error_set(err, PTREG_ERR_IO, "tiled map: writing its scratch file failed: %s", strerror(errno));
+    return PTREG_OK;
+}
+
 static ptreg_status scatter_piece(void *ctx, ptreg_cloud *piece, ptreg_error *err)
 {
-    build_state *b = ctx;
-    for (size_t i = 0; i < piece->n; i++) {
-        int32_t ix = 0, iy = 0;
-        double x, y;
-        ptreg_status st = tile_index(b, piece, i, &ix, &iy, &x, &y, err);
-        if (st)
-            return st;
-        build_tile *t = tile_at(b, ix, iy, 0);
-        if (!t || t->written + t->buffered >= t->count) /* the file changed between the passes */
-            return ptreg_error_set(err, PTREG_ERR_IO, "%s: changed while the tiled map was built", b->path);
-        float *q = t->buf + 3 * t->buffered++;
-        q[0] = (float)(x - ix * b->tile);
-        q[1] = (float)(y - iy * b->tile);
-        q[2] = (float)(piece->origin[2] + (double)piece->xyz[3 * i + 2] - b->z0);
-        if (t->buffered == t->buf_cap && flush_tile(b, t))
-            return ptreg_error_set(err, PTREG_ERR_IO, "tiled map: writing its scratch file failed: %s",
-                                   strerror(errno));
-    }
-    return PTREG_OK;
+    return each_point(ctx, piece, scatter_point, err);
 }
 
 static void build_free(build_state *b)
@@ -425,8 +436,8 @@ static int open_scratch(const char *out)
     return fd;
 }
 
-ptreg_status ptreg_tiled_map_build(const char *cloud, const ptreg_read_options *read,
-                                   const ptreg_tiled_map_options *opt, const char *out, ptreg_error *err)
+ptreg_status tiled_map_build(const char *cloud, const ptreg_read_options *read, const ptreg_tiled_map_options *opt,
+                             const char *out, ptreg_error *err)
 {
     ptreg_tiled_map_options defaults;
     if (!opt) {
@@ -542,7 +553,7 @@ static ptreg_status check_table(const char *path, const unsigned char *table, pt
     return PTREG_OK;
 }
 
-ptreg_status ptreg_tiled_map_open(const char *path, ptreg_tiled_map **out, ptreg_error *err)
+ptreg_status tiled_map_open(const char *path, ptreg_tiled_map **out, ptreg_error *err)
 {
     *out = NULL;
     ptreg_tiled_map *m = calloc(1, sizeof *m);
@@ -581,6 +592,47 @@ ptreg_status ptreg_tiled_map_open(const char *path, ptreg_tiled_map **out, ptreg
     }
     *out = m;
     return PTREG_OK;
+}
+
+int ptreg_tiled_map_is_file(const char *path)
+{
+    const size_t len = strlen(path);
+    const char *ext = ".ptm";
+    for (size_t i = 0; i < 4; i++)
+        if (len < 4 || tolower((unsigned char)path[len - 4 + i]) != ext[i])
+            return 0;
+    return 1;
+}
+
+/* A new empty file under $TMPDIR for a map's tiles; -1 (errno) when none
+ * can be made. */
+static int make_scratch_map(char *path, size_t size)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (snprintf(path, size, "%s/ptreg-tiles-XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)size) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    const int fd = mkstemp(path);
+    return fd < 0 ? -1 : close(fd);
+}
+
+ptreg_status ptreg_tiled_map_load(const char *path, const ptreg_read_options *read, const ptreg_tiled_map_options *opt,
+                                  const char *save, ptreg_tiled_map **map, ptreg_error *err)
+{
+    *map = NULL;
+    if (ptreg_tiled_map_is_file(path))
+        return save ? ptreg_error_set(err, PTREG_ERR_ARG, "%s is tiled already: saving tiles is for a cloud", path)
+                    : tiled_map_open(path, map, err);
+    char scratch[4096];
+    if (!save && make_scratch_map(scratch, sizeof scratch))
+        return ptreg_error_set(err, PTREG_ERR_IO, "%s: no scratch file for its tiles: %s", path, strerror(errno));
+    const char *out = save ? save : scratch;
+    ptreg_status st = tiled_map_build(path, read, opt, out, err);
+    st = st ? st : tiled_map_open(out, map, err);
+    if (!save)
+        unlink(scratch); /* the open map keeps it until closed */
+    return st;
 }
 
 void ptreg_tiled_map_get_info(const ptreg_tiled_map *map, ptreg_tiled_map_info *info) { *info = map->info; }

@@ -1,5 +1,5 @@
-/* What the localizer reads of a tiled map (tiled_map.c). Private to the
- * library. */
+/* What the localizer reads of a tiled map (tiled_map.c), and how one is
+ * built and opened. Private to the library. */
 #ifndef PTREG_REG_ODOMETRY_TILED_MAP_H
 #define PTREG_REG_ODOMETRY_TILED_MAP_H
 
@@ -13,6 +13,12 @@ typedef struct map_tile {
     int32_t ix, iy;
     uint64_t first, count;
 } map_tile;
+
+/* ptreg_tiled_map_load's two halves: the cloud at `cloud` tiled into
+ * `out` (odometry.h has the how), and a .ptm opened. */
+ptreg_status tiled_map_build(const char *cloud, const ptreg_read_options *read, const ptreg_tiled_map_options *opt,
+                             const char *out, ptreg_error *err);
+ptreg_status tiled_map_open(const char *path, ptreg_tiled_map **map, ptreg_error *err);
 
 /* The info's tiles, in row order (iy, then ix). */
 const map_tile *tiled_map_tiles(const ptreg_tiled_map *map);
