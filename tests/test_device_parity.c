@@ -7,14 +7,16 @@
  * rotations within 1e-5 per quaternion component with the same iterations
  * and stop reasons, an orientation map's atoms within 0.01 degrees (98.5%;
  * in single precision as near the truth as the CPU's), EM-ICP's and LDDMM's pair sums as parity_pairs.h
- * says, and every run of a device the same bits; every
+ * says, LiDAR odometry's poses within 1e-4 m (parity_odometry.h), and
+ * every run of a device the same bits; every
  * buffer's guard words are checked. Seeds are
  * fixed and printed; the last line is "N passed, N failed". Exits 77 (skip)
  * when there is no device (fails instead with PTREG_TEST_REQUIRE_DEVICE=1).
  * PTREG_TEST_DEVICE=cuda:0 (say) runs one device; PTREG_PARITY_QUICK=1
  * leaves out the 40k x 30k cases and LDDMM's 1847 landmarks; PTREG_PARITY_ONLY=lddmm runs LDDMM's
  * cases alone, lddmm-splits those in double precision whose row blocks take several groups (the
- * stand-in's incoherent mode), geometry the normals and the voxel grid alone. Each case's line
+ * stand-in's incoherent mode), geometry the normals and the voxel grid alone, odometry its drive
+ * alone. Each case's line
  * ends with a digest of
  * the device's answers ("bits 0123..."): runs that must give the same bits
  * (the CUDA stand-in's thread orders, tests/cuda_standin/orders.sh)
@@ -921,6 +923,7 @@ static int run_batch_refusals(const ptreg_device *device, char *detail, size_t s
 #include "parity_global.h"
 #include "parity_normals.h"
 #include "parity_voxel.h"
+#include "parity_odometry.h"
 
 /* ---- a model's own normals stay on the device ---- */
 
@@ -1032,6 +1035,10 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
         }
         return;
     }
+    if (only && !strcmp(only, "odometry")) {
+        run_odometry_operations(info, dev->info.fp64, passed, failed);
+        return;
+    }
     if (only && !strcmp(only, "geometry")) { /* normals and voxels alone (a quick look) */
         run_normals_operations(info, dev->info.fp64, passed, failed);
         run_voxel_operations(info, dev->info.fp64, passed, failed);
@@ -1112,6 +1119,7 @@ static void run_device(const ptreg_device_info *info, int quick, int *passed, in
     run_global_operations(info, dev->info.fp64, quick, passed, failed);
     run_normals_operations(info, dev->info.fp64, passed, failed);
     run_voxel_operations(info, dev->info.fp64, passed, failed);
+    run_odometry_operations(info, dev->info.fp64, passed, failed);
     if (dev->guard_violations != guards) {
         printf("FAIL pair sums: %llu guard words overwritten\n", (unsigned long long)(dev->guard_violations - guards));
         ++*failed;

@@ -21,13 +21,14 @@
 #include "feat/pfh_impl.h"
 #include "feat/normals_device.h"
 #include "feat/voxel_device.h"
+#include "reg/odometry/odometry_device.h"
 
 #define ARCH 90
 
 static const kernel_program *const programs[] = {&basics_kernels, &nn_kernels,      &icp_kernels,      &batch_kernels,
                                                  &emicp_kernels,  &lddmm_kernels,   &harris3d_kernels, &knn_kernels,
                                                  &feat_kernels,   &normals_kernels, &voxel_kernels,    &probe_kernels,
-                                                 &ransac_kernels, &match_kernels};
+                                                 &ransac_kernels, &match_kernels,   &odometry_kernels};
 /* the first three take the nearest-neighbor layout */
 #define NN_LAYOUT_PROGRAMS 3
 #define PROGRAMS (sizeof programs / sizeof programs[0])
@@ -152,6 +153,13 @@ static size_t make_builds(build *b, size_t cap)
         b[n].program = &voxel_kernels;
         snprintf(b[n].label, sizeof b[n].label, "voxel");
         snprintf(b[n].defines, sizeof b[n].defines, "%s", VOXEL_DEVICE_DEFINES);
+        n++;
+    }
+    /* odometry's ICP step */
+    if (n < cap) {
+        b[n].program = &odometry_kernels;
+        snprintf(b[n].label, sizeof b[n].label, "odometry");
+        snprintf(b[n].defines, sizeof b[n].defines, "%s", ODOMETRY_DEVICE_DEFINES);
         n++;
     }
     return n;

@@ -10,7 +10,7 @@
 # pairs_gpu, and a dense PyTorch peer where PyTorch is installed:
 # peers/torch_pairs.py; 3-D Harris: harris_gpu; FPFH: features_gpu; the
 # tuner: ptreg tune --device; ICP: icp_gpu.py; register: register_gpu.py;
-# track: track_gpu.py). It
+# track: track_gpu.py; odometry: odometry_gpu.py). It
 # writes OUTDIR/report.md and OUTDIR/results.json (plus log.txt, parity.txt,
 # nvrtc.txt) and prints a short table last. It keeps within one deadline
 # (570 s; the steps in order of importance, each cut to the time left):
@@ -23,7 +23,7 @@
 #   PTREG_GPU_PREBUILT=1    take .gpu/bin without trying to build
 #   PTREG_GPU_DEVICES=LIST  the devices to run on (default: every device that
 #                           says "gpu": true, never a stand-in or POCL)
-#   PTREG_GPU_{BATCH,PAIRS,HARRIS,FEATURES,BENCH,TORCH,TUNE}_ARGS: more options
+#   PTREG_GPU_{BATCH,PAIRS,HARRIS,FEATURES,BENCH,TORCH,TUNE,ODOMETRY}_ARGS: more options
 #                           for each step (a dry run's smaller sizes);
 #   PTREG_GPU_TUNE_SIZES="pair=N,lddmm=N,harris=N,fpfh=N": the tuner's sizes
 #   PTREG_GPU_DEADLINE=S    the run's deadline in seconds (default 570)
@@ -206,6 +206,19 @@ else
     echo "no GPU device: skipped" | tee "$scratch/track_gpu.md"
 fi
 
+step "benchmarks: odometry, a 300-frame generated drive (64 beams), on each GPU against the CPU path on $(nproc) threads"
+# PTREG_GPU_ODOMETRY_ARGS: more options (a dry run's fewer frames)
+odometry_args="--frames 300 --beams 64"
+[ "$QUICK" = "--quick" ] && odometry_args="--frames 10 --beams 16"
+if [ -n "$gpus" ]; then
+    # shellcheck disable=SC2086
+    timeout "$(budget 60)" python3 "$root/bench/gpu/odometry_gpu.py" --ptreg "$bin" --devices "$gpus" \
+        --work "$scratch/odometry" --out "$scratch" --threads "$(nproc)" $odometry_args ${PTREG_GPU_ODOMETRY_ARGS:-}
+    echo "exit $?"
+else
+    echo "no GPU device: skipped" | tee "$scratch/odometry_gpu.md"
+fi
+
 step "benchmarks: EM-ICP and LDDMM on each GPU against the CPU path on $(nproc) threads"
 # EM-ICP at n = m = 10^4 .. 10^6 per precision (the CPU to 10^5), one LDDMM
 # evaluation at N = 2*10^4 and 10^5 (the CPU at 2*10^4), the study's
@@ -346,6 +359,7 @@ smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.tota
                      capture_output=True, text=True).stdout.strip() if os.path.exists("/usr/bin/nvidia-smi") else ""
 icp = read(os.path.join(scratch, "icp_gpu.md"), "(the ICP benchmark did not finish)\n")
 track = read(os.path.join(scratch, "track_gpu.md"), "(the track benchmark did not finish)\n")
+odometry = read(os.path.join(scratch, "odometry_gpu.md"), "(the odometry benchmark did not finish)\n")
 register = read(os.path.join(scratch, "register_gpu.md"), "(the register benchmark did not finish)\n")
 batch = read(os.path.join(scratch, "batch_gpu.md"), "(the batch benchmark did not finish)\n")
 pairs = read(os.path.join(scratch, "pairs_gpu.md"), "(the EM-ICP and LDDMM benchmark did not finish)\n")
@@ -374,11 +388,12 @@ report = ["# ptreg on the GPU machine" + (" (a dry run: no GPU)" if standin else
           "## ICP, 30 iterations: ms per frame (model resident), and from host memory (+ the model's upload)", "",
           icp, "## register: the bunny from 20 random poses (`register_gpu.py`)", "", register, "",
           "## track: a 300-frame approach, point-to-plane (`track_gpu.py`)", "", track, "",
+          "## odometry: a 300-frame generated drive, 64 beams (`odometry_gpu.py`)", "", odometry, "",
           "## Kernels for sm_90 (NVRTC, ptxas -v)", "", "```", nvrtc.strip(), "```", ""]
 open(os.path.join(out, "report.md"), "w").write("\n".join(report))
 results = {"seconds": seconds, "gpu": smi, "gpu_devices": gpus.split(",") if gpus else [],
            "not_gpu": standin.splitlines(), "parity": summary}
-for name in ("devices.json", "icp_gpu.json", "register_gpu.json", "track_gpu.json", "batch_gpu.json", "pairs_gpu.json", "pairs_gpu_nographs.json",
+for name in ("devices.json", "icp_gpu.json", "register_gpu.json", "track_gpu.json", "odometry_gpu.json", "batch_gpu.json", "pairs_gpu.json", "pairs_gpu_nographs.json",
              "torch_pairs.json", "harris_gpu.json", "features_gpu.json", "features_single.json"):
     try:
         results[name[:-5]] = json.load(open(os.path.join(scratch, name)))
@@ -397,5 +412,6 @@ print()
 print(icp)
 print(register)
 print(track)
+print(odometry)
 PY
 echo "done in $(elapsed) s: $OUT/report.md, $OUT/results.json"

@@ -15,6 +15,7 @@
 #include <stddef.h>
 
 #include "core.h"
+#include "device.h"
 #include "io.h"
 #include "track.h"
 
@@ -36,9 +37,16 @@ typedef struct ptreg_odometry_options {
     int deskew;               /* 1: move each point by the motion at its time (ptreg_odometry_push's
                                   times; default 0: scans are taken as they are) */
     int keep_all;             /* 1: also keep the whole run's map, a point per voxel (default 0) */
+    ptreg_device device;      /* where the ICP steps run: auto (default: a GPU with double precision, else
+                                 the CPU), cpu, cuda:N or opencl:N; the map stays on the host and is copied
+                                 up once a registration; the poses are the CPU's within rounding */
 } ptreg_odometry_options;
 
 PTREG_API void ptreg_odometry_options_default(ptreg_odometry_options *opt);
+/* The device opt->device resolves to for odometry (auto: a GPU with double
+ * precision, else the CPU; a device named that cannot run it: its error). */
+PTREG_API ptreg_status ptreg_odometry_resolve_device(const ptreg_odometry_options *opt, ptreg_device *on,
+                                                     ptreg_error *err);
 
 /* One frame's registration (its result table: ptreg_result_table_find("odometry_frame")). */
 typedef struct ptreg_odometry_frame {

@@ -1239,21 +1239,21 @@ class Odometry:
     counts and latency percentiles. The keywords are the command's options;
     ``deskew`` moves each point by the motion at its time in the sweep (the
     ``times`` given to :meth:`push`, else from its azimuth as the command
-    does); ``map_whole`` keeps the whole run's map too, a point per voxel."""
+    does); ``map_whole`` keeps the whole run's map too, a point per voxel;
+    ``device`` is where the ICP steps run (auto: a GPU with double precision,
+    else the CPU)."""
 
     def __init__(self, *, max_range: Optional[float] = None, min_range: Optional[float] = None,
                  voxel: Optional[float] = None, max_points_per_voxel: Optional[int] = None,
                  initial_threshold: Optional[float] = None, min_motion: Optional[float] = None,
                  max_iter: Optional[int] = None, tol: Optional[float] = None, deskew: bool = False,
                  map_whole: bool = False, device: str = "auto"):
-        if device not in ("auto", "cpu"):
-            raise ArgumentError(f"odometry: device '{device}': there is no GPU path yet (auto or cpu)")
         options = dict(max_range=max_range, min_range=min_range, voxel=voxel,
                        max_points_per_voxel=max_points_per_voxel, initial_threshold=initial_threshold,
                        min_motion=min_motion, max_iter=max_iter, tol=tol)
         self._deskew = bool(deskew)
         self._whole = bool(map_whole)
-        self._od = _core.odometry_create(deskew=int(self._deskew), keep_all=int(self._whole),
+        self._od = _core.odometry_create(deskew=int(self._deskew), keep_all=int(self._whole), device=str(device),
                                          **{k: v for k, v in options.items() if v is not None})
 
     def push(self, frame: Any, times: Optional[ArrayLike] = None) -> Result:
@@ -1324,8 +1324,6 @@ class Localizer(Odometry):
                  initial_threshold: Optional[float] = None, min_motion: Optional[float] = None,
                  max_iter: Optional[int] = None, tol: Optional[float] = None, deskew: bool = False,
                  device: str = "auto"):
-        if device not in ("auto", "cpu"):
-            raise ArgumentError(f"localize: device '{device}': there is no GPU path yet (auto or cpu)")
         prior = str(prior)
         if prior.lower().endswith(".ptm") and (tile is not None or save_tiles is not None):
             raise ArgumentError(f"localize: {prior} is tiled already: tile and save_tiles are for a cloud")
@@ -1338,7 +1336,7 @@ class Localizer(Odometry):
         self._od, self._tiles = _core.localizer_create(
             prior, None if save_tiles is None else str(save_tiles), float(tile if tile is not None else 50.0),
             float(cell), int(max_points_per_voxel if max_points_per_voxel is not None else 20),
-            init=_matrix(init, "init"), recover=int(not no_recover), deskew=int(self._deskew),
+            init=_matrix(init, "init"), recover=int(not no_recover), deskew=int(self._deskew), device=str(device),
             **{k: v for k, v in options.items() if v is not None})
 
 

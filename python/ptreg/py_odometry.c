@@ -13,6 +13,7 @@ static void odometry_capsule_free(PyObject *capsule)
 static const field odometry_fields[] = {
     OPT(ptreg_odometry_options, "deskew", F_INT, deskew),
     OPT(ptreg_odometry_options, "keep_all", F_INT, keep_all),
+    OPT(ptreg_odometry_options, "device", F_DEVICE, device),
     {NULL, F_INT, 0, NULL},
 };
 
@@ -151,6 +152,7 @@ static const field localize_fields[] = {
     OPT(ptreg_localize_options, "init", F_MAT16, init),
     OPT(ptreg_localize_options, "recover", F_INT, recover),
     OPT(ptreg_localize_options, "deskew", F_INT, odometry.deskew),
+    OPT(ptreg_localize_options, "device", F_DEVICE, odometry.device),
     {NULL, F_INT, 0, NULL},
 };
 

@@ -81,8 +81,9 @@ const cli_command cli_cmd_odometry = CLI_COMMAND_LIBRARY(
 typedef struct odo_job {
     const char *cmd; /* odometry or localize */
     int localize;
-    int whole_map; /* odometry's --map-whole: --map writes every voxel the run saw */
-    int calib;     /* --calib: -o's poses as Tr P Tr^-1 */
+    ptreg_device on; /* where the ICP steps run */
+    int whole_map;   /* odometry's --map-whole: --map writes every voxel the run saw */
+    int calib;       /* --calib: -o's poses as Tr P Tr^-1 */
     double tr[16], tr_inv[16];
     ptreg_odometry *od;
     int kitti; /* -o's format */
@@ -94,12 +95,15 @@ typedef struct odo_job {
 
 /* The options both commands share; library: the command's library options
  * struct (o, or the localizer's, holding o); frames from positional[first]. */
-static int read_options(const cli_args *a, void *library, ptreg_odometry_options *o, int first, int *kitti)
+static int read_options(const cli_args *a, void *library, ptreg_odometry_options *o, int first, int *kitti,
+                        ptreg_device *on)
 {
     const char *cmd = a->cmd->name;
     int rc = cli_read_library(a, library);
     rc = rc ? rc : cli_apply_threads(a);
-    rc = rc ? rc : cli_device_cpu_only(a, cmd);
+    rc = rc ? rc : cli_device(a, &o->device);
+    ptreg_error err;
+    rc = rc ? rc : cli_device_usable(a, ptreg_odometry_resolve_device(o, on, &err), &err);
     if (rc)
         return rc;
     const char *poses = cli_string(a, "poses", "tum");
@@ -309,7 +313,8 @@ static int print_json(const odo_job *job, const ptreg_odometry_options *o, const
 {
     cJSON *root = cJSON_CreateObject();
     cli_json_string(root, "command", job->cmd);
-    cli_json_string(root, "device", "cpu");
+    char name[32];
+    cli_json_string(root, "device", ptreg_device_format(&job->on, name, sizeof name));
     cli_json_number(root, "voxel", o->voxel > 0.0 ? o->voxel : o->max_range / 100.0);
     cli_json_bool(root, "deskew", o->deskew);
     cJSON *frames = cli_json_array(root, "frames");
@@ -328,8 +333,10 @@ static int print_json(const odo_job *job, const ptreg_odometry_options *o, const
 static void print_human(const odo_job *job, const ptreg_odometry_summary *s)
 {
     const ptreg_track_latency *l = &s->latency;
-    printf("ptreg %s: %zu frames (%zu skipped, %zu with no point in range) on the cpu (%d threads)\n", job->cmd,
-           s->frames, job->skipped, s->empty, ptreg_get_num_threads());
+    char name[32];
+    printf("ptreg %s: %zu frames (%zu skipped, %zu with no point in range) on the %s (%d threads)\n", job->cmd,
+           s->frames, job->skipped, s->empty, ptreg_device_format(&job->on, name, sizeof name),
+           ptreg_get_num_threads());
     if (job->localize)
         printf("  tracked %zu, recovered %zu, lost %zu; %zu map tiles read\n", s->tracked, s->recovered, s->lost,
                s->tiles_read);
@@ -410,7 +417,7 @@ int cli_run_odometry(int argc, char **argv)
     odo_job job;
     memset(&job, 0, sizeof job);
     job.cmd = "odometry";
-    if ((rc = read_options(&a, &opt, &opt, 0, &job.kitti)) || (rc = read_whole_map(&a, &opt, &job)) ||
+    if ((rc = read_options(&a, &opt, &opt, 0, &job.kitti, &job.on)) || (rc = read_whole_map(&a, &opt, &job)) ||
         (rc = read_calib(&a, &job)) || (rc = cli_report_begin(&a, "odometry")))
         return rc;
     ptreg_error err;
@@ -539,7 +546,7 @@ int cli_run_localize(int argc, char **argv)
     odo_job job;
     memset(&job, 0, sizeof job);
     job.cmd = "localize", job.localize = 1;
-    rc = read_options(&a, &loc, &loc.odometry, 1, &job.kitti);
+    rc = read_options(&a, &loc, &loc.odometry, 1, &job.kitti, &job.on);
     rc = rc ? rc : read_init(&a, loc.init);
     loc.recover = !cli_has(&a, "no-recover");
     ptreg_tiled_map *map = NULL;

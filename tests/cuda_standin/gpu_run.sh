@@ -85,7 +85,8 @@ def step(title):
     return s[0] if s else None
 for title, name in (("benchmarks: batched EM-ICP", "batch"), ("benchmarks: EM-ICP and LDDMM", "pairs"),
                     ("benchmarks: an orientation map", "orientation map"),
-                    ("benchmarks: 3-D Harris and FPFH", "harris and features"), ("benchmarks: ICP", "ICP")):
+                    ("benchmarks: 3-D Harris and FPFH", "harris and features"), ("benchmarks: ICP", "ICP"),
+                    ("benchmarks: odometry", "odometry")):
     s = step(title)
     if s is None:
         bad.append("log.txt: no step %r" % title)
@@ -97,16 +98,19 @@ for title, name in (("benchmarks: batched EM-ICP", "batch"), ("benchmarks: EM-IC
         if l.startswith("no GPU device or no"):
             bad.append("%s: %s" % (name, l))
 for what in ("batch benchmark", "orientation map", "EM-ICP and LDDMM benchmark", "Harris benchmark", "FPFH benchmark",
-             "ICP benchmark"):
+             "ICP benchmark", "odometry benchmark"):
     if "(the %s did not finish)" % what in report:
         bad.append("report.md: the %s did not finish" % what)
-for key in ("batch_gpu", "pairs_gpu", "harris_gpu", "features_gpu", "icp_gpu"):
+for key in ("batch_gpu", "pairs_gpu", "harris_gpu", "features_gpu", "icp_gpu", "odometry_gpu"):
     if results and not results.get(key):
         bad.append("results.json: no %s" % key)
 if report and "GPU/CPU wall" not in report:
     bad.append("report.md: the orientation map has no summary")
 if "cuda:0 |" not in report:
     bad.append("report.md: no table row for cuda:0")
+for r in (results.get("odometry_gpu") or {}).get("rows", []):
+    if r["device"] != "cpu" and r.get("ran_on") != r["device"]:
+        bad.append("odometry on %s ran on %s" % (r["device"], r.get("ran_on")))
 for r in (results.get("icp_gpu") or {}).get("rows", []):
     if "error" in r:
         bad.append("ICP %s %s on %s: %s" % (r["case"], r["method"], r["device"], r["error"][:300]))

@@ -198,9 +198,9 @@ ptreg_status odo_prior_recover(const odo_map *m, const double *src, size_t n, co
             shift[3] = c[0], shift[7] = c[1], shift[11] = c[2];
             ptreg_transform_mul(shift, rr.transformation, T);
             odo_icp_out r = {0, 0};
-            if (odo_register(m, src, n, T, 1.5 * rr.voxel, rr.voxel / 3.0, icp->max_iter, icp->tol, &r) ||
-                odo_register(m, src, n, T, m->voxel, m->voxel / 3.0, icp->max_iter, icp->tol, &r))
-                st = ptreg_error_set(err, PTREG_ERR_NOMEM, "localize: out of memory");
+            /* on the CPU: a few frames of a run, against a map made for them */
+            st = odo_register(m, src, n, T, 1.5 * rr.voxel, rr.voxel / 3.0, icp->max_iter, icp->tol, NULL, &r, err);
+            st = st ? st : odo_register(m, src, n, T, m->voxel, m->voxel / 3.0, icp->max_iter, icp->tol, NULL, &r, err);
             *pairs = r.pairs;
         } else if (st == PTREG_ERR_ARG || st == PTREG_ERR_FORMAT) {
             st = PTREG_OK; /* nothing to match: not recovered */

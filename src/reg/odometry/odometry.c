@@ -74,6 +74,7 @@ void ptreg_odometry_options_default(ptreg_odometry_options *opt)
     opt->min_motion = 0.1;
     opt->max_iter = 500;
     opt->tol = 1e-4;
+    opt->device = (ptreg_device){PTREG_BACKEND_AUTO, 0};
 }
 
 /* ---- localization's options: its own rows, then odometry's ---- */
@@ -182,6 +183,8 @@ static void part_free(thin_part *p)
 
 struct ptreg_odometry {
     ptreg_odometry_options opt;
+    ptreg_device on; /* where the ICP steps run */
+    odo_device *dev; /* there, when a GPU */
     double voxel;
     odo_map map, whole;
     double pose[16], delta[16]; /* the last pose and the motion into it */
@@ -225,8 +228,22 @@ ptreg_status ptreg_odometry_create(const ptreg_odometry_options *opt, ptreg_odom
         ptreg_odometry_destroy(od);
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
     }
+    st = ptreg_odometry_resolve_device(opt, &od->on, err);
+    if (!st && od->on.backend != PTREG_BACKEND_CPU)
+        st = odo_device_open(&od->on, &od->dev, err);
+    if (st) {
+        ptreg_odometry_destroy(od);
+        return st;
+    }
     *out = od;
     return PTREG_OK;
+}
+
+static const engine *const odometry_engines[] = {&engine_cpu, &odometry_device_engine};
+
+ptreg_status ptreg_odometry_resolve_device(const ptreg_odometry_options *opt, ptreg_device *on, ptreg_error *err)
+{
+    return engine_choose(odometry_engines, 2, &opt->device, opt, "odometry", on, NULL, err);
 }
 
 void ptreg_odometry_destroy(ptreg_odometry *od)
@@ -236,6 +253,7 @@ void ptreg_odometry_destroy(ptreg_odometry *od)
     odo_map_free(&od->map);
     odo_map_free(&od->whole);
     odo_prior_free(od->prior);
+    odo_device_close(od->dev);
     free(od->frame.v), free(od->thin.v), free(od->source.v), free(od->world.v);
     ptreg_latency_histogram_free(&od->latencies);
     for (size_t q = 0; od->parts && q < ODO_THIN_PARTS; q++)
@@ -571,8 +589,10 @@ static ptreg_status register_frame(ptreg_odometry *od, size_t n, const double P[
     out->sigma = sigma_now(od);
     if (od->map.points) {
         odo_icp_out r;
-        if (odo_register(&od->map, od->source.v, n, T, 3.0 * out->sigma, out->sigma, od->opt.max_iter, od->opt.tol, &r))
-            return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
+        const ptreg_status st = odo_register(&od->map, od->source.v, n, T, 3.0 * out->sigma, out->sigma,
+                                             od->opt.max_iter, od->opt.tol, od->dev, &r, err);
+        if (st)
+            return st;
         out->iterations = r.iterations;
         out->pairs = r.pairs;
     }
@@ -617,8 +637,9 @@ static ptreg_status localize_frame(ptreg_odometry *od, size_t n, size_t thin, co
         /* a long way from the prediction (the first motion, a jolt): the wide
          * kernel stops short; the map is sharp enough for a fine pass */
         odo_icp_out r;
-        if (odo_register(&od->map, od->source.v, n, T, od->voxel, od->voxel / 3.0, od->opt.max_iter, od->opt.tol, &r))
-            return ptreg_error_set(err, PTREG_ERR_NOMEM, "localize: out of memory");
+        if ((st = odo_register(&od->map, od->source.v, n, T, od->voxel, od->voxel / 3.0, od->opt.max_iter, od->opt.tol,
+                               od->dev, &r, err)))
+            return st;
         out->iterations += r.iterations;
     }
     out->state = PTREG_TRACK_TRACKED;

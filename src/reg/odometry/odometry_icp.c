@@ -2,7 +2,8 @@
  * map (odometry_impl.h), and the SE(3) exponential and logarithm it steps
  * and interpolates with. Each step's normal equations are summed per block
  * of source points and the blocks added in order, so the pose has the same
- * bits for any thread count. */
+ * bits for any thread count; or on a GPU (odometry_device.c), whose groups'
+ * sums are added in order too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,6 @@
 
 /* Source points per block of the normal equations. */
 #define ICP_BLOCK 256
-/* A block's sums: the 6 x 6 system's upper triangle (21), its right-hand
- * side (6) and the pairs found. */
-#define BLOCK_SUMS 28
 
 static void hat(const double v[3], double H[9])
 {
@@ -80,7 +78,7 @@ void odo_se3_log(const double T[16], double xi[6])
 static void block_sums(const odo_map *m, const double *src, size_t n, odo_near_cache *cache, const double T[16],
                        double max_dist2, double kernel, double *sums)
 {
-    memset(sums, 0, BLOCK_SUMS * sizeof *sums);
+    memset(sums, 0, ODO_STEP_SUMS * sizeof *sums);
     for (size_t j = 0; j < n; j++) {
         const double *s = src + 3 * j;
         double p[3], q[3], best2 = max_dist2;
@@ -141,31 +139,55 @@ static int solve6(const double *upper, const double *g, double x[6])
     return 0;
 }
 
-int odo_register(const odo_map *m, const double *src, size_t n, double T[16], double max_dist, double kernel,
-                 int max_iter, double tol, odo_icp_out *out)
+/* The CPU's step: blocks of ICP_BLOCK points summed in parallel, then
+ * added in order, so the bits do not depend on the thread count. */
+typedef struct cpu_step {
+    const odo_map *m;
+    const double *src;
+    size_t n, blocks;
+    double *sums;          /* blocks x ODO_STEP_SUMS */
+    odo_near_cache *cache; /* a point's neighbourhood, from step to step */
+} cpu_step;
+
+static void cpu_step_sums(const cpu_step *c, const double T[16], double max_dist2, double kernel,
+                          double total[ODO_STEP_SUMS])
+{
+#pragma omp parallel for schedule(dynamic, 4) num_threads(ptreg_get_num_threads())
+    for (size_t b = 0; b < c->blocks; b++) {
+        const size_t first = b * ICP_BLOCK, count = c->n - first < ICP_BLOCK ? c->n - first : ICP_BLOCK;
+        block_sums(c->m, c->src + 3 * first, count, c->cache + first, T, max_dist2, kernel,
+                   c->sums + ODO_STEP_SUMS * b);
+    }
+    memset(total, 0, ODO_STEP_SUMS * sizeof *total);
+    for (size_t b = 0; b < c->blocks; b++)
+        for (int k = 0; k < ODO_STEP_SUMS; k++)
+            total[k] += c->sums[ODO_STEP_SUMS * b + k];
+}
+
+ptreg_status odo_register(const odo_map *m, const double *src, size_t n, double T[16], double max_dist, double kernel,
+                          int max_iter, double tol, odo_device *dev, odo_icp_out *out, ptreg_error *err)
 {
     memset(out, 0, sizeof *out);
-    const size_t blocks = (n + ICP_BLOCK - 1) / ICP_BLOCK;
-    double *sums = malloc((blocks ? blocks : 1) * BLOCK_SUMS * sizeof *sums);
-    odo_near_cache *cache = calloc(n ? n : 1, sizeof *cache);
-    if (!sums || !cache) {
-        free(sums), free(cache);
-        return -1;
+    cpu_step cpu = {m, src, n, (n + ICP_BLOCK - 1) / ICP_BLOCK, NULL, NULL};
+    ptreg_status st = PTREG_OK;
+    if (dev)
+        st = odo_device_load(dev, m, src, n, err);
+    else {
+        cpu.sums = malloc((cpu.blocks ? cpu.blocks : 1) * ODO_STEP_SUMS * sizeof *cpu.sums);
+        cpu.cache = calloc(n ? n : 1, sizeof *cpu.cache);
+        if (!cpu.sums || !cpu.cache)
+            st = ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
     }
     const double max_dist2 = max_dist * max_dist;
-    for (int it = 0; it < max_iter; it++) {
-#pragma omp parallel for schedule(dynamic, 4) num_threads(ptreg_get_num_threads())
-        for (size_t b = 0; b < blocks; b++) {
-            const size_t first = b * ICP_BLOCK, count = n - first < ICP_BLOCK ? n - first : ICP_BLOCK;
-            block_sums(m, src + 3 * first, count, cache + first, T, max_dist2, kernel, sums + BLOCK_SUMS * b);
-        }
-        double total[BLOCK_SUMS] = {0};
-        for (size_t b = 0; b < blocks; b++) /* in order: the same bits for any thread count */
-            for (int k = 0; k < BLOCK_SUMS; k++)
-                total[k] += sums[BLOCK_SUMS * b + k];
-        out->pairs = (size_t)total[27];
+    for (int it = 0; !st && it < max_iter; it++) {
+        double total[ODO_STEP_SUMS];
+        if (dev)
+            st = odo_device_sums(dev, T, max_dist2, kernel, total, err);
+        else
+            cpu_step_sums(&cpu, T, max_dist2, kernel, total);
+        out->pairs = st ? 0 : (size_t)total[27];
         double dx[6], step[16], moved[16];
-        if (out->pairs < 6 || solve6(total, total + 21, dx))
+        if (st || out->pairs < 6 || solve6(total, total + 21, dx))
             break;
         odo_se3_exp(dx, step);
         ptreg_transform_mul(step, T, moved);
@@ -174,8 +196,8 @@ int odo_register(const odo_map *m, const double *src, size_t n, double T[16], do
         if (sqrt(dx[0] * dx[0] + dx[1] * dx[1] + dx[2] * dx[2] + dx[3] * dx[3] + dx[4] * dx[4] + dx[5] * dx[5]) < tol)
             break;
     }
-    free(sums), free(cache);
-    return 0;
+    free(cpu.sums), free(cpu.cache);
+    return st;
 }
 
 size_t odo_fitness(const odo_map *m, const double *src, size_t n, const double T[16], double dist)

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "device/engine.h"
 #include "ptreg/odometry.h"
 
 /* A voxel hash map: voxels (cells) of up to `per` points, found by their
@@ -79,8 +80,27 @@ typedef struct odo_icp_out {
     int iterations;
     size_t pairs;
 } odo_icp_out;
-int odo_register(const odo_map *m, const double *src, size_t n, double T[16], double max_dist, double kernel,
-                 int max_iter, double tol, odo_icp_out *out);
+typedef struct odo_device odo_device;
+/* dev: the steps' sums on that device (NULL: the CPU's). */
+ptreg_status odo_register(const odo_map *m, const double *src, size_t n, double T[16], double max_dist, double kernel,
+                          int max_iter, double tol, odo_device *dev, odo_icp_out *out, ptreg_error *err);
+
+/* A step's sums: the 6 x 6 system's upper triangle (21), its right-hand
+ * side (6) and the pairs found. */
+#define ODO_STEP_SUMS 28
+
+/* ---- the steps on a GPU (odometry_device.c, odometry.cl) ---- */
+/* odometry's engines: the CPU's, and this one's (double precision needed) */
+extern const engine odometry_device_engine;
+ptreg_status odo_device_open(const ptreg_device *on, odo_device **d, ptreg_error *err);
+void odo_device_close(odo_device *d);
+/* The map and the frame's n points (sensor frame, double xyz) for a
+ * registration's steps. */
+ptreg_status odo_device_load(odo_device *d, const odo_map *m, const double *src, size_t n, ptreg_error *err);
+/* The step's sums at T (pairs within sqrt(max_dist2), Geman-McClure
+ * kernel), the groups' added in order. */
+ptreg_status odo_device_sums(odo_device *d, const double T[16], double max_dist2, double kernel,
+                             double total[ODO_STEP_SUMS], ptreg_error *err);
 
 /* How many of the n points, moved by T, have a map point within dist
  * (dist at most a voxel: the search looks at the 27 voxels around). */
