@@ -72,7 +72,7 @@ def main():
                "kitti": kitti}
         if cpu and d != "cpu":
             row["max_pose_diff"] = max(abs(a - b) for fa, fb in zip(cpu[0]["frames"], js["frames"])
-                                       for a, b in zip(fa["pose"], fb["pose"]))
+                                       for ra, rb in zip(fa["pose"], fb["pose"]) for a, b in zip(ra, rb))
         rows.append(row)
     lines = ["| device (ran on) | frames | latency p50 / p99 / max (ms) | KITTI translation % / rotation deg/m | "
              "max \\|pose - CPU's\\| |", "|---|---|---|---|---|"]
