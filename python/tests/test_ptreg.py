@@ -368,7 +368,8 @@ def test_odometry_as_the_cli(tmp_path):
     with pytest.raises(ptreg.ArgumentError):
         ptreg.Odometry(min_range=50, max_range=40)
     with pytest.raises(ptreg.ArgumentError):
-        ptreg.Odometry(device="cuda")
+        ptreg.Odometry(device="opencl:99")  # a device named that is not there
+    assert ptreg.Odometry(device="cpu").push(ptreg.read_cloud(files[0])).points > 0
     ptreg.write_kitti_poses(tmp_path / "back.txt", poses)
     assert np.abs(ptreg.read_kitti_poses(tmp_path / "back.txt") - poses).max() < 1e-8
     (tmp_path / "bad.txt").write_text("1 0 0 0 0 2 0 0 0 0 1 0\n")
