@@ -95,9 +95,9 @@ static void run_odometry_operations(const ptreg_device_info *info, int fp64, int
         ptreg_odometry_options o;
         ptreg_odometry_options_default(&o);
         o.device = info->device;
-        ptreg_device on;
+        ptreg_odometry *od = NULL;
         ptreg_error err = {0};
-        ok = ptreg_odometry_resolve_device(&o, &on, &err) == PTREG_ERR_UNSUPPORTED && strstr(err.message, "double");
+        ok = ptreg_odometry_create(&o, &od, &err) == PTREG_ERR_UNSUPPORTED && !od && strstr(err.message, "double");
         snprintf(detail, sizeof detail, "no double precision: %s (%.200s)", ok ? "refused" : "NOT REFUSED",
                  err.message);
     } else {

@@ -78,6 +78,8 @@ ptreg_status odo_device_open(const ptreg_device *on, odo_device **out, ptreg_err
         return ptreg_error_set(err, PTREG_ERR_NOMEM, "odometry: out of memory");
     dprogram *program;
     ptreg_status st = dev_get(on, &d->dev, err);
+    if (!st && !d->dev->info.fp64) /* the opened device's word (PTREG_DEVICE_NO_FP64 too) */
+        st = device_supports(NULL, &d->dev->info, err);
     st = st ? st : dev_program(d->dev, &odometry_kernels, ODOMETRY_DEVICE_DEFINES, &program, err);
     st = st ? st : dev_kernel(program, "ptreg_odometry_sums", &d->sums, err);
     st = st ? st : dev_kernel_fits(d->sums, ODO_WG, err);
